@@ -1,0 +1,38 @@
+/* fileio.h - whole-file reads and atomic writes (temp file + rename), so a
+ * failed run never leaves a partial output behind. */
+#ifndef TPB_FILEIO_H
+#define TPB_FILEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "diag.h"
+
+/* Read a whole file; *buf is malloc'ed (NUL-terminated past len). */
+int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err);
+
+/* Write data to path atomically: write <path>.tmp.<pid>, fsync, rename. */
+int fio_write_atomic(const char *path, const void *data, size_t len, tpb_err_t *err);
+
+/* Streaming atomic writer: fio_atomic_open() gives a FILE* on a temp file;
+ * fio_atomic_commit() renames it over the final path; fio_atomic_abort()
+ * deletes it.  Exactly one of commit/abort must be called. */
+typedef struct {
+    FILE *f;
+    char tmp[4096];
+    char path[4096];
+} fio_atomic_t;
+int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err);
+int fio_atomic_commit(fio_atomic_t *a, tpb_err_t *err);
+void fio_atomic_abort(fio_atomic_t *a);
+
+/* mkdir -p */
+int fio_mkdirs(const char *path, tpb_err_t *err);
+bool fio_is_dir(const char *path);
+bool fio_exists(const char *path);
+/* snprintf into out; returns -1 (with err) if truncated */
+int fio_join(char *out, size_t outlen, const char *a, const char *b, tpb_err_t *err);
+
+#endif

@@ -1,0 +1,43 @@
+/* npy.h - NumPy .npy read/write (format versions 1.0, 2.0, 3.0).
+ *
+ * Element types map to isa dtypes: <f4 fp32, <f2 fp16, |i1 <i2 <i4 int8/16/32,
+ * |u1 <u2 <u4 uint8/16/32, |b1 bool (as uint8).  <f8 is accepted on read and
+ * converted to fp32 (npy_array_t.converted_from_f64 is set).  bf16 and fp8
+ * tensors are exchanged as float32 arrays holding exactly representable
+ * values (see docs/artifacts.md).  Fortran order and big-endian data are
+ * rejected with a clear message. */
+#ifndef TPB_NPY_H
+#define TPB_NPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+#define NPY_MAX_DIMS 8
+
+typedef struct {
+    unsigned dtype;                 /* isa_dtype_t of data[] */
+    int ndim;
+    int64_t shape[NPY_MAX_DIMS];
+    size_t count;                   /* number of elements */
+    bool converted_from_f64;
+    void *data;                     /* little-endian, C order, count * size */
+} npy_array_t;
+
+/* Parse an in-memory .npy; `name` is used in error messages. */
+int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out, tpb_err_t *err);
+int npy_read(const char *path, npy_array_t *out, tpb_err_t *err);
+/* Atomic write (temp + rename).  dtype must be one with a NumPy type
+ * (not bf16/fp8: convert to fp32 first). */
+int npy_write(const char *path, const npy_array_t *a, tpb_err_t *err);
+/* Serialise to a malloc'ed buffer. */
+int npy_serialize(const npy_array_t *a, uint8_t **buf, size_t *len, tpb_err_t *err);
+/* Allocate a zeroed array. */
+int npy_alloc(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape, tpb_err_t *err);
+void npy_free(npy_array_t *a);
+/* The .npy descr string for a dtype ("<f4"), or NULL when NumPy has none. */
+const char *npy_descr(unsigned dtype);
+
+#endif

@@ -1,0 +1,35 @@
+/* numeric.h - dtype conversions shared by the simulator, the compiler
+ * (constant bit patterns) and the checker.  Semantics are stated in
+ * docs/semantics.md and mirrored by golden/lowp.py.
+ *
+ * Float narrowing rounds to nearest, ties to even.  bf16/fp16 overflow to
+ * +-inf; fp8e5m2 overflows to +-inf; fp8e4m3 (the "fn" variant: no inf,
+ * max 448) overflows to NaN.  NaN stays NaN.
+ * Float -> integer: round to nearest even, saturate to the type's range,
+ * NaN -> 0.  Integer -> float: exact where representable, else RNE. */
+#ifndef TPB_NUMERIC_H
+#define TPB_NUMERIC_H
+
+#include <stdint.h>
+
+uint16_t num_f32_to_bf16(float f);
+float num_bf16_to_f32(uint16_t h);
+uint16_t num_f32_to_f16(float f);
+float num_f16_to_f32(uint16_t h);
+uint8_t num_f32_to_fp8e4m3(float f);
+float num_fp8e4m3_to_f32(uint8_t v);
+uint8_t num_f32_to_fp8e5m2(float f);
+float num_fp8e5m2_to_f32(uint8_t v);
+
+/* Read one element of isa dtype `dt` at p, as float (integers converted). */
+float num_load_f32(const void *p, unsigned dt);
+/* Store float v to one element of dtype dt at p with the rules above. */
+void num_store_f32(void *p, unsigned dt, float v);
+/* Integer views (for bitwise ALU ops and iota): load as int64 / store with
+ * wrap-around to the dtype width (bit pattern semantics). */
+int64_t num_load_i64(const void *p, unsigned dt);
+void num_store_i64_wrap(void *p, unsigned dt, int64_t v);
+/* Round v to what dtype dt can hold and back (e.g. for golden comparisons). */
+float num_round_to(float v, unsigned dt);
+
+#endif

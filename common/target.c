@@ -1,0 +1,92 @@
+/* target.c - per-target parameter tables.  Sources: ../shared/docs/hardware-facts.md
+ * (ARCH2 = trainium_inferentia2_arch, ARCH3 = trainium2_arch, DMA/DMABW = DMA
+ * overview and bandwidth guide, COST = per-instruction cost docstrings). */
+#include "target.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static const tpb_target_t targets[] = {
+    {
+        .name = "trn1",
+        .description = "Trainium1-like NeuronCore-v2",
+        .partitions = 128,
+        .sbuf_partition_bytes = 192 * 1024,   /* ARCH2: 24 MiB = 128 x 192 KiB */
+        .psum_partition_bytes = 16 * 1024,    /* ARCH2: 2 MiB = 128 x 16 KiB */
+        .psum_banks = 8,                      /* ARCH2: 8 banks x 2 KiB */
+        .hbm_bytes = 1ull << 32,
+        .max_cores = 8,
+        .lnc_default = 1,
+        .dma_engines = 16,                    /* DMA: 16 engines per NC */
+        .dma_queues = 64,
+        .dma_max_strides = 2,
+        .dma_max_descriptors = 4096,
+        .dma_bytes_per_ns_per_engine = 17.0,  /* DMA/DMABW table: 17 B/ns (v2) */
+        .dma_fixed_latency_ns = 1300.0,       /* DMABW: ~1300 ns fixed cost */
+        .dma_transpose_efficiency = 0.5,
+        .dma_partitions_per_engine = 8,       /* DMA: each engine covers 8 partitions */
+        .dge_on_vector_indirect_dma = false,
+        .dge_on_dst_reduce = false,
+        .clk_pe = 2.8, .clk_act = 1.4, .clk_pool = 1.4, .clk_dve = 1.12, .clk_sp = 1.4, /* ARCH2 */
+        .clk_ref = 1.4,
+        .pe_mm_init_latency = 64,             /* ARCH2/PERF: MM_INIT_LATENCY */
+        .pe_fp32_factor = 4,                  /* ARCH2: fp32 4x */
+        .pe_ls_speedup = 4,                   /* PERF: fast LS up to 4x */
+        .pe_has_32_tiles = false,             /* COST: v2 cannot use 32x32 */
+        .pe_double_row = false,
+        .min_ii = 64,                         /* COST: MIN_II ~ 64 */
+        .act_static_overhead = 100,           /* ARCH2: ~100 cycles static overhead */
+        .dve_static_overhead = 100,
+        .pool_static_overhead = 150,          /* COST: GpSimd ~150 + N */
+        .dve_perf_mode_factor = 1,
+        .seq_issue_cycles = 4,
+        .sem_latency_cycles = 8,
+    },
+    {
+        .name = "trn2",
+        .description = "Trainium2-like NeuronCore-v3",
+        .partitions = 128,
+        .sbuf_partition_bytes = 224 * 1024,   /* ARCH3: 28 MiB = 128 x 224 KiB */
+        .psum_partition_bytes = 16 * 1024,
+        .psum_banks = 8,
+        .hbm_bytes = 1ull << 32,
+        .max_cores = 8,
+        .lnc_default = 2,                     /* LNC: trn2 default LNC=2 */
+        .dma_engines = 16,
+        .dma_queues = 64,
+        .dma_max_strides = 2,
+        .dma_max_descriptors = 16384,
+        .dma_bytes_per_ns_per_engine = 23.0,  /* DMA/DMABW table: 23 B/ns (v3) */
+        .dma_fixed_latency_ns = 1300.0,
+        .dma_transpose_efficiency = 0.9,      /* ARCH3: DMA transpose HBM->SBUF up to 90% */
+        .dma_partitions_per_engine = 8,
+        .dge_on_vector_indirect_dma = true,
+        .dge_on_dst_reduce = true,
+        .clk_pe = 2.4, .clk_act = 1.2, .clk_pool = 1.2, .clk_dve = 0.96, .clk_sp = 1.2, /* ARCH3 */
+        .clk_ref = 1.2,
+        .pe_mm_init_latency = 64,
+        .pe_fp32_factor = 4,
+        .pe_ls_speedup = 4,
+        .pe_has_32_tiles = true,
+        .pe_double_row = true,                /* ARCH3: perf_mode=double_row */
+        .min_ii = 64,
+        .act_static_overhead = 100,
+        .dve_static_overhead = 100,
+        .pool_static_overhead = 150,
+        .dve_perf_mode_factor = 2,            /* ARCH3: 2x/4x DVE perf mode */
+        .seq_issue_cycles = 4,
+        .sem_latency_cycles = 8,
+    },
+};
+
+const tpb_target_t *tpb_target_get(const char *name)
+{
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+        if (strcmp(targets[i].name, name) == 0)
+            return &targets[i];
+    return NULL;
+}
+
+const tpb_target_t *tpb_target_default(void) { return &targets[1]; }
+
+const char *tpb_target_names(void) { return "trn1, trn2"; }

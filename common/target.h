@@ -1,0 +1,60 @@
+/* target.h - one description per target, used by the compiler and the
+ * simulator alike.  Every timing parameter cites its public source in
+ * target.c and docs/timing.md (start: ../shared/docs/hardware-facts.md). */
+#ifndef TPB_TARGET_H
+#define TPB_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *name;            /* "trn1", "trn2" */
+    const char *description;
+
+    /* memories */
+    unsigned partitions;         /* 128 */
+    uint32_t sbuf_partition_bytes;   /* 192 KiB trn1-like, 224 KiB trn2-like */
+    uint32_t psum_partition_bytes;   /* 16 KiB */
+    unsigned psum_banks;             /* 8 banks of 2 KiB */
+    uint64_t hbm_bytes;              /* simulated HBM capacity */
+    unsigned max_cores;              /* physical cores the simulator accepts */
+    unsigned lnc_default;            /* 1 on trn1-like, 2 on trn2-like */
+
+    /* DMA */
+    unsigned dma_engines;            /* per core: 16 */
+    unsigned dma_queues;             /* queue ids per core */
+    unsigned dma_max_strides;        /* neuron_max_strides: strided dims one descriptor side can express */
+    unsigned dma_max_descriptors;    /* descriptors one DMA op may expand to */
+    double dma_bytes_per_ns_per_engine; /* 17 (v2) / 23 (v3) B/ns */
+    double dma_fixed_latency_ns;     /* ~1300 ns descriptor/sync/semaphore-to-start */
+    double dma_transpose_efficiency; /* fraction of bandwidth for DMA transpose */
+    unsigned dma_partitions_per_engine; /* 8: each engine covers 8 partitions */
+    bool dge_on_vector_indirect_dma; /* enable_dge_on_vector_indirect_dma */
+    bool dge_on_dst_reduce;          /* enable_dge_on_dst_reduce */
+
+    /* clocks (GHz) */
+    double clk_pe, clk_act, clk_pool, clk_dve, clk_sp;
+    double clk_ref;                  /* reference clock in which `cycles` are reported */
+
+    /* compute cost parameters (engine cycles) */
+    unsigned pe_mm_init_latency;     /* MM_INIT_LATENCY = 64 */
+    unsigned pe_fp32_factor;         /* fp32 matmul costs 4x */
+    unsigned pe_ls_speedup;          /* fast LoadStationary: 4x */
+    bool pe_has_32_tiles;            /* v3+: 32x32 PE tiles */
+    bool pe_double_row;              /* v3: perf_mode double_row */
+    unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
+    unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
+    unsigned dve_static_overhead;
+    unsigned pool_static_overhead;   /* GpSimd ~150 cycles startup */
+    unsigned dve_perf_mode_factor;   /* v3: 2x/4x perf mode for bf16/fp16 (1 = off) */
+    unsigned seq_issue_cycles;       /* sequencer cost of control / descriptor bundles */
+    unsigned sem_latency_cycles;     /* semaphore update -> visible to waiter */
+} tpb_target_t;
+
+/* Look up by name ("trn1", "trn2"); NULL if unknown. */
+const tpb_target_t *tpb_target_get(const char *name);
+const tpb_target_t *tpb_target_default(void);      /* trn2 */
+/* Comma-separated list of known names, for --help and errors. */
+const char *tpb_target_names(void);
+
+#endif

@@ -1,0 +1,93 @@
+#include "tir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *tir_op_name(tir_opkind_t k)
+{
+    /* NKI spellings, in TIR_OPS order */
+    static const char *const lower[TIR_OP_COUNT] = {
+        "load", "store", "dma_copy", "dma_transpose", "indirect_load", "indirect_save",
+        "local_gather", "gather_flattened", "memset", "stream_shuffle",
+        "load_tensor_to_register", "broadcast_partition",
+        "matmul", "matmul_mx", "matmul_sparse", "transpose", "activation", "activate2",
+        "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_reduce",
+        "tensor_partition_reduce", "tensor_copy", "tensor_tensor_scan", "iota",
+        "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
+        "quantize_mx", "core_barrier", "sendrecv",
+    };
+    return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
+}
+
+void tir_kernel_init(tir_kernel_t *k)
+{
+    memset(k, 0, sizeof *k);
+    k->num_cores = 1;
+}
+
+void tir_kernel_free(tir_kernel_t *k)
+{
+    for (int i = 0; i < k->ntensors; i++)
+        free(k->tensors[i].const_data);
+    free(k->tensors);
+    free(k->ops);
+    memset(k, 0, sizeof *k);
+}
+
+static int grow(void **arr, int *cap, int n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    int nc = *cap ? *cap * 2 : 64;
+    void *p = realloc(*arr, (size_t)nc * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t)
+{
+    if (grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof *t))
+        return -1;
+    k->tensors[k->ntensors] = *t;
+    return k->ntensors++;
+}
+
+int tir_add_op(tir_kernel_t *k, const tir_op_t *op)
+{
+    if (grow((void **)&k->ops, &k->cap_ops, k->nops, sizeof *op))
+        return -1;
+    k->ops[k->nops] = *op;
+    return k->nops++;
+}
+
+static void ap_none(tir_ap_t *a)
+{
+    memset(a, 0, sizeof *a);
+    a->tensor = -1;
+}
+
+void tir_op_init(tir_op_t *op, tir_opkind_t kind)
+{
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    op->engine = ISA_ENG_UNASSIGNED;
+    ap_none(&op->dst);
+    ap_none(&op->dst2);
+    for (int i = 0; i < 4; i++)
+        ap_none(&op->src[i]);
+    ap_none(&op->index);
+    ap_none(&op->bias);
+    ap_none(&op->s0.ap);
+    ap_none(&op->s1.ap);
+    op->op0 = op->op1 = ISA_ALU_BYPASS;
+    op->reduce_op = ISA_ALU_BYPASS;
+    op->func = ISA_ACTFN_COPY;
+    op->cmp = ISA_CMP_GE;
+    op->barrier_id = -1;
+    op->peer = -1;
+    for (int i = 0; i < 32; i++)
+        op->shuffle_mask[i] = 255;
+}

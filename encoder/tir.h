@@ -1,0 +1,165 @@
+/* tir.h - tile IR: the contract between the front-end (JSON kernel file or
+ * C builder API) and the backend (lowering, scheduling, emission).
+ *
+ * The front-end validates the kernel and unrolls every loop, so a tir_kernel_t
+ * is a flat, program-ordered list of ops whose operands are concrete access
+ * patterns over declared tensors.  Each `tile` declaration executed inside a
+ * loop creates a fresh tile per iteration; the allocator gives tiles
+ * addresses from their liveness (first to last use). */
+#ifndef TPB_TIR_H
+#define TPB_TIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "isa.h"
+
+#define TIR_MAX_DIMS 6          /* HBM tensors: up to 6 dims; tiles: partition + 4 free */
+#define TIR_NAME_LEN 64
+#define TIR_PATH_LEN 96
+
+typedef enum {
+    TIR_T_INPUT,      /* HBM, provided by the user (.npy) */
+    TIR_T_OUTPUT,     /* HBM, written by the kernel, returned */
+    TIR_T_CONSTANT,   /* HBM, data known at compile time (shared_constant, identity) */
+    TIR_T_SCRATCH,    /* HBM, internal (e.g. cross-core partials) */
+    TIR_T_SBUF,       /* on-chip tile in SBUF: dim 0 is the partition dim */
+    TIR_T_PSUM,       /* on-chip tile in PSUM: dim 0 is the partition dim */
+} tir_tensor_kind_t;
+
+typedef struct {
+    char name[TIR_NAME_LEN];
+    tir_tensor_kind_t kind;
+    unsigned dtype;               /* isa_dtype_t */
+    int ndim;
+    int64_t shape[TIR_MAX_DIMS];
+    char path[TIR_PATH_LEN];      /* where it was declared: "inputs[0]", "body[2].body[0]" */
+    /* constants: either a file (.npy, path relative to the kernel file's
+     * directory, resolved by the front-end) or inline data */
+    char const_file[1024];
+    void *const_data;             /* owned; dtype-sized elements, C order; NULL if file */
+    int shared_with;              /* multi-core: -1, else id of the owning core's tensor */
+} tir_tensor_t;
+
+/* A concrete access pattern over one tensor, in elements: element i of the
+ * pattern (row-major over count[]) is at offset + sum(idx[d] * step[d]) in
+ * the tensor viewed as a C-ordered array.  dims are listed outermost first.
+ * For SBUF/PSUM tiles, dim 0 is the partition dim: step[0] equals the
+ * tile's row size (product of its free shape), so the start partition is
+ * offset / row and the free offset is offset % row. */
+typedef struct {
+    int tensor;                   /* index into tir_kernel_t.tensors, -1 = none */
+    int64_t offset;               /* element offset of the first element */
+    int ndim;
+    int64_t step[TIR_MAX_DIMS];   /* in elements */
+    int64_t count[TIR_MAX_DIMS];
+} tir_ap_t;
+
+/* A scalar operand: an immediate or a per-partition [P,1] tile reference. */
+typedef struct {
+    bool is_ap;
+    double imm;
+    tir_ap_t ap;
+} tir_scalar_t;
+
+#define TIR_OPS(X) \
+    X(LOAD) X(STORE) X(DMA_COPY) X(DMA_TRANSPOSE) X(INDIRECT_LOAD) X(INDIRECT_SAVE) \
+    X(LOCAL_GATHER) X(GATHER_FLATTENED) X(MEMSET) X(STREAM_SHUFFLE) \
+    X(LOAD_TENSOR_TO_REGISTER) X(BROADCAST_PARTITION) \
+    X(MATMUL) X(MATMUL_MX) X(MATMUL_SPARSE) X(TRANSPOSE) X(ACTIVATION) X(ACTIVATE2) \
+    X(TENSOR_TENSOR) X(TENSOR_SCALAR) X(SCALAR_TENSOR_TENSOR) X(TENSOR_REDUCE) \
+    X(TENSOR_PARTITION_REDUCE) X(TENSOR_COPY) X(TENSOR_TENSOR_SCAN) X(IOTA) \
+    X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
+    X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV)
+
+typedef enum {
+#define X(n) TIR_##n,
+    TIR_OPS(X)
+#undef X
+    TIR_OP_COUNT
+} tir_opkind_t;
+
+const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
+
+/* flags */
+#define TIR_F_ACCUMULATE   (1u << 0)  /* matmul: add into PSUM; activation: ActivationAcc */
+#define TIR_F_TRANSPOSE    (1u << 1)  /* matmul is_transpose */
+#define TIR_F_REV0         (1u << 2)
+#define TIR_F_REV1         (1u << 3)
+#define TIR_F_NEGATE       (1u << 4)  /* tensor_reduce */
+#define TIR_F_KEEPDIMS     (1u << 5)
+#define TIR_F_RANDOM       (1u << 6)  /* memset random */
+#define TIR_F_ONEZERO_W    (1u << 7)  /* is_stationary_onezero */
+#define TIR_F_ONEZERO_M    (1u << 8)  /* is_moving_onezero */
+#define TIR_F_OOB_SKIP     (1u << 9)
+#define TIR_F_RMW_ADD      (1u << 10) /* indirect_save / store with rmw_op=add */
+#define TIR_F_DOUBLE_ROW   (1u << 11)
+
+typedef struct {
+    tir_opkind_t kind;
+    char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
+    char path[TIR_PATH_LEN];      /* JSON path "body[3].body[1]" or C call site */
+    int engine;                   /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
+    int core;                     /* owning core (multi-core), 0 for single-core */
+
+    tir_ap_t dst;                 /* main output */
+    tir_ap_t dst2;                /* second output: reduce result, index output (dst_idx) */
+    tir_ap_t src[4];              /* inputs in NKI argument order (see docs/kernel-format.md) */
+    int nsrc;
+    tir_ap_t index;               /* indirect DMA index tile / gather indices */
+
+    tir_scalar_t s0, s1;          /* tensor_scalar operands, activation scale, scan initial */
+    tir_ap_t bias;                /* activation bias [P,1], tensor = -1 when absent */
+    int op0, op1;                 /* ISA_ALU_* */
+    int reduce_op;                /* ISA_ALU_* for fused/standalone reduce */
+    int reduce_cmd;               /* ISA_REDCMD_* */
+    int func;                     /* ISA_ACTFN_* */
+    unsigned flags;               /* TIR_F_* */
+    unsigned axes;                /* tensor_reduce: bit i = free dim i counted from the
+                                     innermost (bit 0 = last axis) */
+    /* iota / affine_select / predicates */
+    int64_t pat_offset, pat_cm;
+    int64_t pat_step[4];          /* per free dim, outermost first */
+    int pat_ndim;
+    int cmp;                      /* ISA_CMP_* */
+    double fill;                  /* affine_select on_false / select scalar */
+    /* memset */
+    double value;
+    /* PE */
+    int tile_pos[2], tile_size[2];/* row, col; 0 = default (whole array) */
+    unsigned compress_ratio;
+    /* DMA */
+    int dge_mode, oob_mode, qos;  /* ISA_DGE_*, ISA_OOB_*, 0..255 */
+    int transpose_axes[4];
+    int n_transpose_axes;
+    /* misc */
+    double prob;                  /* dropout */
+    int num_elem_per_idx, num_valid;   /* local_gather */
+    uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
+    int reg;                      /* load_tensor_to_register: first register */
+    int barrier_id;               /* core_barrier */
+    unsigned barrier_cores;       /* bitmask of participating cores */
+    int peer;                     /* sendrecv peer core */
+} tir_op_t;
+
+typedef struct {
+    char name[TIR_NAME_LEN];
+    char target[16];              /* "trn1", "trn2" */
+    int num_cores;                /* physical cores the kernel is launched on (LNC) */
+    tir_tensor_t *tensors;
+    int ntensors, cap_tensors;
+    tir_op_t *ops;
+    int nops, cap_ops;
+    char source[1024];            /* kernel file path, for messages */
+} tir_kernel_t;
+
+void tir_kernel_init(tir_kernel_t *k);
+void tir_kernel_free(tir_kernel_t *k);
+/* Append; return the new index or -1 on out-of-memory.  The one append
+ * point for tensors and for ops. */
+int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t);
+int tir_add_op(tir_kernel_t *k, const tir_op_t *op);
+/* An op with every AP's tensor = -1 and defaults set. */
+void tir_op_init(tir_op_t *op, tir_opkind_t kind);
+
+#endif

@@ -1,0 +1,772 @@
+/* isa.c - tables and the generic table-driven bundle codec. */
+#include "isa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ names */
+static const char *const engine_names[ISA_ENG_COUNT] = {
+#define ENGINE(ID, name, value, is_tpb) [value] = name,
+#include "engines.def"
+#undef ENGINE
+};
+static const bool engine_tpb[ISA_ENG_COUNT] = {
+#define ENGINE(ID, name, value, is_tpb) [value] = is_tpb,
+#include "engines.def"
+#undef ENGINE
+};
+const isa_engine_t isa_tpb_engines[5] = {
+    ISA_ENG_PE, ISA_ENG_ACT, ISA_ENG_POOL, ISA_ENG_DVE, ISA_ENG_SP
+};
+
+const char *isa_engine_name(isa_engine_t e)
+{
+    return ((unsigned)e < ISA_ENG_COUNT) ? engine_names[e] : "?";
+}
+
+int isa_engine_by_name(const char *name)
+{
+    for (int i = 0; i < ISA_ENG_COUNT; i++)
+        if (engine_names[i] && strcmp(engine_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+bool isa_engine_is_tpb(isa_engine_t e)
+{
+    return (unsigned)e < ISA_ENG_COUNT && engine_tpb[e];
+}
+
+typedef struct {
+    const char *asm_name, *np_name;
+    unsigned size;
+    isa_dtype_kind_t kind;
+} dtype_info_t;
+
+static const dtype_info_t dtype_info[ISA_DT_COUNT] = {
+#define DTYPE(ID, value, asm, np, size, kind) [value] = {asm, np, size, ISA_DK_##kind},
+#include "dtypes.def"
+#undef DTYPE
+};
+
+bool isa_dtype_valid(unsigned dt) { return dt < ISA_DT_COUNT; }
+const char *isa_dtype_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].asm_name : "?"; }
+const char *isa_dtype_numpy_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].np_name : "?"; }
+unsigned isa_dtype_size(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].size : 0; }
+isa_dtype_kind_t isa_dtype_kind(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].kind : ISA_DK_U; }
+
+int isa_dtype_by_name(const char *name)
+{
+    for (unsigned i = 0; i < ISA_DT_COUNT; i++)
+        if (strcmp(dtype_info[i].asm_name, name) == 0 || strcmp(dtype_info[i].np_name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* enum name tables: one array per field type, indexed by value */
+typedef struct { const char *const *names; unsigned count; } enum_table_t;
+
+/* Expand enums.def once per enum kind, keeping only that kind's values. */
+#define ENUMV(E, ID, value, name) ENUMV_##E(value, name)
+#define ENUMV_SPACE(v, n)
+#define ENUMV_ALU(v, n)
+#define ENUMV_ACTFN(v, n)
+#define ENUMV_CMP(v, n)
+#define ENUMV_SEMOP(v, n)
+#define ENUMV_REDCMD(v, n)
+#define ENUMV_MEMSET(v, n)
+#define ENUMV_PERF(v, n)
+#define ENUMV_DGE(v, n)
+#define ENUMV_OOB(v, n)
+#define ENUMV_DMAOP(v, n)
+
+#undef ENUMV_SPACE
+#define ENUMV_SPACE(v, n) [v] = n,
+static const char *const enum_SPACE[] = {
+#include "enums.def"
+};
+#undef ENUMV_SPACE
+#define ENUMV_SPACE(v, n)
+
+#undef ENUMV_ALU
+#define ENUMV_ALU(v, n) [v] = n,
+static const char *const enum_ALU[] = {
+#include "enums.def"
+};
+#undef ENUMV_ALU
+#define ENUMV_ALU(v, n)
+
+#undef ENUMV_ACTFN
+#define ENUMV_ACTFN(v, n) [v] = n,
+static const char *const enum_ACTFN[] = {
+#include "enums.def"
+};
+#undef ENUMV_ACTFN
+#define ENUMV_ACTFN(v, n)
+
+#undef ENUMV_CMP
+#define ENUMV_CMP(v, n) [v] = n,
+static const char *const enum_CMP[] = {
+#include "enums.def"
+};
+#undef ENUMV_CMP
+#define ENUMV_CMP(v, n)
+
+#undef ENUMV_SEMOP
+#define ENUMV_SEMOP(v, n) [v] = n,
+static const char *const enum_SEMOP[] = {
+#include "enums.def"
+};
+#undef ENUMV_SEMOP
+#define ENUMV_SEMOP(v, n)
+
+#undef ENUMV_REDCMD
+#define ENUMV_REDCMD(v, n) [v] = n,
+static const char *const enum_REDCMD[] = {
+#include "enums.def"
+};
+#undef ENUMV_REDCMD
+#define ENUMV_REDCMD(v, n)
+
+#undef ENUMV_MEMSET
+#define ENUMV_MEMSET(v, n) [v] = n,
+static const char *const enum_MEMSET[] = {
+#include "enums.def"
+};
+#undef ENUMV_MEMSET
+#define ENUMV_MEMSET(v, n)
+
+#undef ENUMV_PERF
+#define ENUMV_PERF(v, n) [v] = n,
+static const char *const enum_PERF[] = {
+#include "enums.def"
+};
+#undef ENUMV_PERF
+#define ENUMV_PERF(v, n)
+
+#undef ENUMV_DGE
+#define ENUMV_DGE(v, n) [v] = n,
+static const char *const enum_DGE[] = {
+#include "enums.def"
+};
+#undef ENUMV_DGE
+#define ENUMV_DGE(v, n)
+
+#undef ENUMV_OOB
+#define ENUMV_OOB(v, n) [v] = n,
+static const char *const enum_OOB[] = {
+#include "enums.def"
+};
+#undef ENUMV_OOB
+#define ENUMV_OOB(v, n)
+
+#undef ENUMV_DMAOP
+#define ENUMV_DMAOP(v, n) [v] = n,
+static const char *const enum_DMAOP[] = {
+#include "enums.def"
+};
+#undef ENUMV_DMAOP
+#define ENUMV_DMAOP(v, n)
+#undef ENUMV
+
+static const char *const enum_BOOL[] = { "0", "1" };
+
+#define ENUM_TAB(E) { enum_##E, sizeof(enum_##E) / sizeof(enum_##E[0]) }
+static const enum_table_t enum_tables[ISA_FT_COUNT] = {
+    [ISA_FT_BOOL] = ENUM_TAB(BOOL),
+    [ISA_FT_SPACE] = ENUM_TAB(SPACE), [ISA_FT_ALU] = ENUM_TAB(ALU),
+    [ISA_FT_ACTFN] = ENUM_TAB(ACTFN), [ISA_FT_CMP] = ENUM_TAB(CMP),
+    [ISA_FT_SEMOP] = ENUM_TAB(SEMOP), [ISA_FT_REDCMD] = ENUM_TAB(REDCMD),
+    [ISA_FT_MEMSET] = ENUM_TAB(MEMSET), [ISA_FT_PERF] = ENUM_TAB(PERF),
+    [ISA_FT_DGE] = ENUM_TAB(DGE), [ISA_FT_OOB] = ENUM_TAB(OOB),
+    [ISA_FT_DMAOP] = ENUM_TAB(DMAOP),
+};
+
+const char *isa_enum_name(isa_ftype_t t, unsigned v)
+{
+    if (t == ISA_FT_DTYPE)
+        return v < ISA_DT_COUNT ? dtype_info[v].asm_name : NULL;
+    if ((unsigned)t >= ISA_FT_COUNT || !enum_tables[t].names)
+        return NULL;
+    if (v >= enum_tables[t].count)
+        return NULL;
+    return enum_tables[t].names[v];
+}
+
+int isa_enum_by_name(isa_ftype_t t, const char *name)
+{
+    if (t == ISA_FT_DTYPE)
+        return isa_dtype_by_name(name);
+    if ((unsigned)t >= ISA_FT_COUNT || !enum_tables[t].names)
+        return -1;
+    for (unsigned i = 0; i < enum_tables[t].count; i++)
+        if (enum_tables[t].names[i] && strcmp(enum_tables[t].names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *isa_ftype_name(isa_ftype_t t)
+{
+    static const char *const n[ISA_FT_COUNT] = {
+        "U", "S", "F32", "HEX", "BOOL", "DTYPE", "SPACE", "ALU", "ACTFN", "CMP",
+        "SEMOP", "REDCMD", "MEMSET", "PERF", "DGE", "OOB", "DMAOP"
+    };
+    return (unsigned)t < ISA_FT_COUNT ? n[t] : "?";
+}
+
+const char *isa_class_name(isa_class_t c)
+{
+    static const char *const n[ISA_CLASS_COUNT] = {
+        "matmul", "act", "vector", "pool", "dma", "sync", "control", "prefix"
+    };
+    return (unsigned)c < ISA_CLASS_COUNT ? n[c] : "?";
+}
+
+/* ---------------------------------------------------------------- opcodes */
+const isa_opinfo_t isa_ops[ISA_OP_COUNT] = {
+#define OPCODE(ID, mn, l2, eng, fmt, cls) \
+    [ISA_OP_##ID] = { ISA_OP_##ID, mn, l2, eng, ISA_FMT_##fmt, ISA_CLASS_##cls },
+#include "opcodes.def"
+#undef OPCODE
+};
+
+const isa_opinfo_t *isa_op_by_l2(uint8_t l2)
+{
+    for (unsigned i = 0; i < ISA_OP_COUNT; i++)
+        if (isa_ops[i].l2 == l2)
+            return &isa_ops[i];
+    return NULL;
+}
+
+const isa_opinfo_t *isa_op_by_mnemonic(const char *mn)
+{
+    for (unsigned i = 0; i < ISA_OP_COUNT; i++)
+        if (strcmp(isa_ops[i].mnemonic, mn) == 0)
+            return &isa_ops[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- fields */
+#define FOFF(F, member) ((uint16_t)offsetof(isa_fmt_##F##_t, member))
+
+#define FMT_BEGIN(F, doc) static const isa_field_t fields_##F[] = {
+#define FMT_END(F) { NULL, 0, 0, 0, 0, NULL, ISA_OPND_NONE, -1 } };
+#define FIELD(F, name, byte, bit, width, type) \
+    { #name, (uint16_t)((byte) * 8 + (bit)), width, ISA_FT_##type, FOFF(F, name), NULL, ISA_OPND_NONE, -1 },
+#define TAP(F, name, byte, slot)                                                       \
+    { #name ".addr",   (uint16_t)((byte) * 8),       24, ISA_FT_HEX,   (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, addr)),   #name, ISA_OPND_TAP, slot }, \
+    { #name ".dtype",  (uint16_t)((byte) * 8 + 24),   4, ISA_FT_DTYPE, (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, dtype)),  #name, ISA_OPND_TAP, slot }, \
+    { #name ".space",  (uint16_t)((byte) * 8 + 28),   2, ISA_FT_SPACE, (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, space)),  #name, ISA_OPND_TAP, slot }, \
+    { #name ".start",  (uint16_t)((byte) * 8 + 30),   7, ISA_FT_U,     (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, start)),  #name, ISA_OPND_TAP, slot }, \
+    { #name ".nparts", (uint16_t)((byte) * 8 + 37),   8, ISA_FT_U,     (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, nparts)), #name, ISA_OPND_TAP, slot }, \
+    { #name ".ndims",  (uint16_t)((byte) * 8 + 45),   3, ISA_FT_U,     (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, ndims)),  #name, ISA_OPND_TAP, slot }, \
+    { #name ".step[0]",  (uint16_t)(((byte) + 6) * 8),  16, ISA_FT_S, (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, step[0])),  #name, ISA_OPND_TAP, slot }, \
+    { #name ".count[0]", (uint16_t)(((byte) + 8) * 8),  16, ISA_FT_U, (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, count[0])), #name, ISA_OPND_TAP, slot }, \
+    { #name ".step[1]",  (uint16_t)(((byte) + 10) * 8), 16, ISA_FT_S, (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, step[1])),  #name, ISA_OPND_TAP, slot }, \
+    { #name ".count[1]", (uint16_t)(((byte) + 12) * 8), 16, ISA_FT_U, (uint16_t)(FOFF(F, name) + offsetof(isa_tap_t, count[1])), #name, ISA_OPND_TAP, slot },
+#define PTR(F, name, byte)                                                             \
+    { #name ".addr",  (uint16_t)((byte) * 8),      24, ISA_FT_HEX,   (uint16_t)(FOFF(F, name) + offsetof(isa_ptr_t, addr)),  #name, ISA_OPND_PTR, -1 }, \
+    { #name ".dtype", (uint16_t)((byte) * 8 + 24),  4, ISA_FT_DTYPE, (uint16_t)(FOFF(F, name) + offsetof(isa_ptr_t, dtype)), #name, ISA_OPND_PTR, -1 }, \
+    { #name ".space", (uint16_t)((byte) * 8 + 28),  2, ISA_FT_SPACE, (uint16_t)(FOFF(F, name) + offsetof(isa_ptr_t, space)), #name, ISA_OPND_PTR, -1 },
+#define DAP(F, name, byte)                                                             \
+    { #name ".addr",     (uint16_t)((byte) * 8),            32, ISA_FT_HEX,   (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, addr)),     #name, ISA_OPND_DAP, -1 }, \
+    { #name ".dtype",    (uint16_t)(((byte) + 4) * 8),       4, ISA_FT_DTYPE, (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, dtype)),    #name, ISA_OPND_DAP, -1 }, \
+    { #name ".space",    (uint16_t)(((byte) + 4) * 8 + 4),   2, ISA_FT_SPACE, (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, space)),    #name, ISA_OPND_DAP, -1 }, \
+    { #name ".core",     (uint16_t)(((byte) + 5) * 8),       3, ISA_FT_U,     (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, core)),     #name, ISA_OPND_DAP, -1 }, \
+    { #name ".step[0]",  (uint16_t)(((byte) + 6) * 8),      32, ISA_FT_S,     (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, step[0])),  #name, ISA_OPND_DAP, -1 }, \
+    { #name ".count[0]", (uint16_t)(((byte) + 10) * 8),     16, ISA_FT_U,     (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, count[0])), #name, ISA_OPND_DAP, -1 }, \
+    { #name ".step[1]",  (uint16_t)(((byte) + 12) * 8),     32, ISA_FT_S,     (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, step[1])),  #name, ISA_OPND_DAP, -1 }, \
+    { #name ".count[1]", (uint16_t)(((byte) + 16) * 8),     16, ISA_FT_U,     (uint16_t)(FOFF(F, name) + offsetof(isa_dap_t, count[1])), #name, ISA_OPND_DAP, -1 },
+#include "fields.def"
+#undef FMT_BEGIN
+#undef FMT_END
+#undef FIELD
+#undef TAP
+#undef PTR
+#undef DAP
+
+const isa_fmtinfo_t isa_formats[ISA_FMT_COUNT] = {
+#define FMT_BEGIN(F, doc) [ISA_FMT_##F] = { #F, doc, fields_##F, \
+    (unsigned)(sizeof(fields_##F) / sizeof(fields_##F[0]) - 1), sizeof(isa_fmt_##F##_t) },
+#define FMT_END(F)
+#define FIELD(F, name, byte, bit, width, type)
+#define TAP(F, name, byte, slot)
+#define PTR(F, name, byte)
+#define DAP(F, name, byte)
+#include "fields.def"
+#undef FMT_BEGIN
+#undef FMT_END
+#undef FIELD
+#undef TAP
+#undef PTR
+#undef DAP
+};
+
+/* ------------------------------------------------------------ bit access */
+static uint32_t get_bits(const uint8_t *b, unsigned pos, unsigned width)
+{
+    uint64_t v = 0;
+    unsigned first = pos / 8, last = (pos + width - 1) / 8;
+    for (unsigned i = last + 1; i-- > first;)
+        v = (v << 8) | b[i];
+    v >>= pos % 8;
+    return (uint32_t)(width == 32 ? v : (v & ((1ull << width) - 1)));
+}
+
+static void put_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t value)
+{
+    for (unsigned i = 0; i < width; i++) {
+        unsigned p = pos + i;
+        if ((value >> i) & 1u)
+            b[p / 8] |= (uint8_t)(1u << (p % 8));
+        else
+            b[p / 8] &= (uint8_t)~(1u << (p % 8));
+    }
+}
+
+static bool field_in_header(const isa_field_t *f)
+{
+    const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR];
+    return f >= h->fields && f < h->fields + h->nfields;
+}
+
+void *isa_inst_body(isa_inst_t *in) { return &in->f; }
+const void *isa_inst_body_const(const isa_inst_t *in) { return &in->f; }
+
+uint32_t isa_field_get(const isa_inst_t *in, const isa_field_t *f)
+{
+    const uint8_t *base = field_in_header(f) ? (const uint8_t *)&in->sync
+                                              : (const uint8_t *)&in->f;
+    uint32_t v;
+    memcpy(&v, base + f->offset, sizeof v);
+    return v;
+}
+
+void isa_field_set(isa_inst_t *in, const isa_field_t *f, uint32_t v)
+{
+    uint8_t *base = field_in_header(f) ? (uint8_t *)&in->sync : (uint8_t *)&in->f;
+    memcpy(base + f->offset, &v, sizeof v);
+}
+
+const isa_field_t *isa_field_by_name(isa_format_t fmt, const char *name)
+{
+    const isa_fmtinfo_t *fi[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[fmt] };
+    for (int k = 0; k < 2; k++)
+        for (unsigned i = 0; i < fi[k]->nfields; i++)
+            if (strcmp(fi[k]->fields[i].name, name) == 0)
+                return &fi[k]->fields[i];
+    return NULL;
+}
+
+const char *isa_strerror(isa_status_t s)
+{
+    switch (s) {
+    case ISA_OK: return "ok";
+    case ISA_E_HEADER: return "bad header byte";
+    case ISA_E_OPCODE: return "unknown opcode";
+    case ISA_E_RESERVED: return "reserved bits set";
+    case ISA_E_RANGE: return "field out of range";
+    case ISA_E_SIZE: return "size is not a multiple of 64";
+    case ISA_E_PREFIX: return "prefix misuse";
+    case ISA_E_ENGINE: return "opcode not legal on this engine";
+    case ISA_E_NOMEM: return "out of memory";
+    }
+    return "?";
+}
+
+#include <stdarg.h>
+static isa_status_t fail(isa_err_t *err, isa_status_t st, size_t offset,
+                         const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static isa_status_t fail(isa_err_t *err, isa_status_t st, size_t offset,
+                         const char *field, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        err->status = st;
+        err->offset = offset;
+        err->field = field;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static bool ftype_is_enum(isa_ftype_t t)
+{
+    return t == ISA_FT_DTYPE || t == ISA_FT_BOOL || t >= ISA_FT_SPACE;
+}
+
+static int32_t sign_extend(uint32_t v, unsigned width)
+{
+    if (width >= 32)
+        return (int32_t)v;
+    uint32_t m = 1u << (width - 1);
+    return (int32_t)((v ^ m) - m);
+}
+
+/* Structural checks of one operand after its subfields were decoded. */
+static isa_status_t check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi,
+                                   size_t offset, isa_err_t *err)
+{
+    const uint8_t *body = (const uint8_t *)&in->f;
+    for (unsigned i = 0; i < fi->nfields; i++) {
+        const isa_field_t *f = &fi->fields[i];
+        /* check once per operand: at its ".addr" subfield (first) */
+        if (!f->operand || strstr(f->name, ".addr") == NULL)
+            continue;
+        if (f->opnd_kind == ISA_OPND_TAP) {
+            const isa_tap_t *t = (const isa_tap_t *)(body + f->offset);
+            if (t->space == ISA_SPACE_NONE) {
+                if (t->addr || t->dtype || t->start || t->nparts || t->ndims ||
+                    t->step[0] || t->count[0] || t->step[1] || t->count[1])
+                    return fail(err, ISA_E_RANGE, offset, f->operand,
+                                "operand '%s' is absent (space none) but has fields set", f->operand);
+                continue;
+            }
+            if (t->space == ISA_SPACE_HBM)
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "operand '%s': compute engines cannot address hbm", f->operand);
+            if (t->nparts < 1 || t->nparts > ISA_NUM_PARTITIONS)
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "operand '%s': nparts %u not in 1..128", f->operand, t->nparts);
+            if (t->start + t->nparts > ISA_NUM_PARTITIONS)
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "operand '%s': partitions %u..%u exceed 128", f->operand,
+                            t->start, t->start + t->nparts - 1);
+            if (t->ndims > ISA_MAX_FREE_DIMS)
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "operand '%s': ndims %u > 4", f->operand, t->ndims);
+            for (unsigned d = 0; d < 2; d++) {
+                if (d < t->ndims && t->count[d] == 0)
+                    return fail(err, ISA_E_RANGE, offset, f->operand,
+                                "operand '%s': count[%u] is 0", f->operand, d);
+                if (d >= t->ndims && (t->count[d] || t->step[d]))
+                    return fail(err, ISA_E_RANGE, offset, f->operand,
+                                "operand '%s': dim %u set beyond ndims %u", f->operand, d, t->ndims);
+            }
+        } else if (f->opnd_kind == ISA_OPND_PTR) {
+            const isa_ptr_t *p = (const isa_ptr_t *)(body + f->offset);
+            if (p->space == ISA_SPACE_NONE && (p->addr || p->dtype))
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "pointer '%s' is absent (space none) but has fields set", f->operand);
+            if (p->space == ISA_SPACE_HBM)
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "pointer '%s': compute engines cannot address hbm", f->operand);
+        }
+    }
+    return ISA_OK;
+}
+
+/* Register-index fields (reg, src_reg, dst_reg) must name one of the 64
+ * sequencer registers; src_reg/dst_reg also accept 0xFF = none. */
+static isa_status_t check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi,
+                               size_t offset, isa_err_t *err)
+{
+    for (unsigned i = 0; i < fi->nfields; i++) {
+        const isa_field_t *f = &fi->fields[i];
+        bool none_ok = strcmp(f->name, "src_reg") == 0 || strcmp(f->name, "dst_reg") == 0;
+        if (!none_ok && strcmp(f->name, "reg") != 0)
+            continue;
+        uint32_t v = isa_field_get(in, f);
+        if (v >= ISA_NUM_REGS && !(none_ok && v == ISA_REG_NONE))
+            return fail(err, ISA_E_RANGE, offset, f->name,
+                        "field '%s': register %u not in 0..63%s", f->name, v,
+                        none_ok ? " or 255 (none)" : "");
+    }
+    return ISA_OK;
+}
+
+static void mark_used(uint8_t used[ISA_BUNDLE_BYTES], const isa_fmtinfo_t *fi)
+{
+    for (unsigned i = 0; i < fi->nfields; i++)
+        put_bits(used, fi->fields[i].bitpos, fi->fields[i].width, 0xFFFFFFFFu);
+}
+
+isa_status_t isa_decode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                        isa_inst_t *out, isa_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (b[1] != ISA_HEADER_BYTE1)
+        return fail(err, ISA_E_HEADER, offset, "header",
+                    "field 'header': byte 1 is 0x%02x, expected 0x10", b[1]);
+    const isa_opinfo_t *oi = isa_op_by_l2(b[0]);
+    if (!oi)
+        return fail(err, ISA_E_OPCODE, offset, "opcode",
+                    "field 'opcode': unknown opcode 0x%02x", b[0]);
+    out->op = oi->op;
+    out->l2 = oi->l2;
+
+    const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[oi->format] };
+    uint8_t used[ISA_BUNDLE_BYTES] = { 0xFF, 0xFF };
+    mark_used(used, parts[0]);
+    mark_used(used, parts[1]);
+    for (unsigned i = 0; i < ISA_BUNDLE_BYTES; i++)
+        if (b[i] & ~used[i]) {
+            unsigned bit = 0;
+            while (!((b[i] & ~used[i]) >> bit & 1u))
+                bit++;
+            return fail(err, ISA_E_RESERVED, offset, "reserved",
+                        "%s: reserved bit %u of byte %u is set", oi->mnemonic, bit, i);
+        }
+
+    for (int k = 0; k < 2; k++) {
+        for (unsigned i = 0; i < parts[k]->nfields; i++) {
+            const isa_field_t *f = &parts[k]->fields[i];
+            uint32_t v = get_bits(b, f->bitpos, f->width);
+            if (f->type == ISA_FT_S)
+                v = (uint32_t)sign_extend(v, f->width);
+            else if (ftype_is_enum(f->type) && !isa_enum_name(f->type, v))
+                return fail(err, ISA_E_RANGE, offset, f->name,
+                            "%s: field '%s' has invalid %s value %u", oi->mnemonic,
+                            f->name, isa_ftype_name(f->type), v);
+            isa_field_set(out, f, v);
+        }
+    }
+    isa_status_t st = check_operands(out, parts[1], offset, err);
+    if (st == ISA_OK)
+        st = check_regs(out, parts[1], offset, err);
+    return st;
+}
+
+isa_status_t isa_encode(const isa_inst_t *in, uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
+{
+    memset(b, 0, ISA_BUNDLE_BYTES);
+    if ((unsigned)in->op >= ISA_OP_COUNT)
+        return fail(err, ISA_E_OPCODE, 0, "opcode", "field 'opcode': invalid op %d", (int)in->op);
+    const isa_opinfo_t *oi = &isa_ops[in->op];
+    b[0] = oi->l2;
+    b[1] = ISA_HEADER_BYTE1;
+    const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[oi->format] };
+    for (int k = 0; k < 2; k++) {
+        for (unsigned i = 0; i < parts[k]->nfields; i++) {
+            const isa_field_t *f = &parts[k]->fields[i];
+            uint32_t v = isa_field_get(in, f);
+            if (f->type == ISA_FT_S) {
+                int32_t s = (int32_t)v;
+                if (f->width < 32) {
+                    int32_t lo = -(int32_t)(1u << (f->width - 1)), hi = (int32_t)(1u << (f->width - 1)) - 1;
+                    if (s < lo || s > hi)
+                        return fail(err, ISA_E_RANGE, 0, f->name,
+                                    "%s: field '%s' value %d does not fit %u signed bits",
+                                    oi->mnemonic, f->name, s, f->width);
+                }
+            } else if (f->width < 32 && v >> f->width) {
+                return fail(err, ISA_E_RANGE, 0, f->name,
+                            "%s: field '%s' value %u does not fit %u bits",
+                            oi->mnemonic, f->name, v, f->width);
+            }
+            if (ftype_is_enum(f->type) && !isa_enum_name(f->type, v))
+                return fail(err, ISA_E_RANGE, 0, f->name, "%s: field '%s' has invalid %s value %u",
+                            oi->mnemonic, f->name, isa_ftype_name(f->type), v);
+            put_bits(b, f->bitpos, f->width, v);
+        }
+    }
+    /* round-trip through the decoder's structural checks */
+    isa_inst_t tmp;
+    return isa_decode(b, 0, &tmp, err);
+}
+
+static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot)
+{
+    const uint8_t *body = (const uint8_t *)&in->f;
+    for (unsigned i = 0; i < fi->nfields; i++)
+        if (fi->fields[i].opnd_kind == ISA_OPND_TAP && fi->fields[i].slot == slot &&
+            strstr(fi->fields[i].name, ".addr"))
+            return (const isa_tap_t *)(body + fi->fields[i].offset);
+    return NULL;
+}
+
+isa_status_t isa_encode_with_prefixes(const isa_inst_t *in, uint8_t out[2][ISA_BUNDLE_BYTES],
+                                      unsigned *nbundles, isa_err_t *err)
+{
+    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
+    bool need_ext = false;
+    isa_inst_t ext;
+    memset(&ext, 0, sizeof ext);
+    ext.op = ISA_OP_AP_EXT;
+    uint32_t *slots = (uint32_t *)&ext.f.APEXT; /* o0_step2,o0_count2,o0_step3,o0_count3,o1_... */
+    for (int s = 0; s < 3; s++) {
+        const isa_tap_t *t = tap_by_slot(in, fi, s);
+        if (!t || t->ndims <= 2)
+            continue;
+        need_ext = true;
+        slots[s * 4 + 0] = (uint32_t)t->step[2];
+        slots[s * 4 + 1] = t->count[2];
+        slots[s * 4 + 2] = (uint32_t)(t->ndims > 3 ? t->step[3] : 0);
+        slots[s * 4 + 3] = t->ndims > 3 ? t->count[3] : 0;
+    }
+    unsigned n = 0;
+    isa_status_t st;
+    if (need_ext) {
+        if ((st = isa_encode(&ext, out[n++], err)) != ISA_OK)
+            return st;
+    }
+    if ((st = isa_encode(in, out[n++], err)) != ISA_OK)
+        return st;
+    *nbundles = n;
+    return ISA_OK;
+}
+
+/* ---------------------------------------------------------------- streams */
+static isa_status_t fold_apext(isa_inst_t *in, const isa_fmt_APEXT_t *x, size_t offset,
+                               isa_err_t *err)
+{
+    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
+    const uint32_t *slots = (const uint32_t *)x;
+    bool used = false;
+    for (int s = 0; s < 3; s++) {
+        isa_tap_t *t = (isa_tap_t *)tap_by_slot(in, fi, s);
+        bool has = slots[s * 4 + 0] || slots[s * 4 + 1] || slots[s * 4 + 2] || slots[s * 4 + 3];
+        if (!t || t->ndims <= 2) {
+            if (has)
+                return fail(err, ISA_E_PREFIX, offset, "ApExt",
+                            "ApExt slot %d is set but operand slot %d of %s has at most 2 dims",
+                            s, s, isa_ops[in->op].mnemonic);
+            continue;
+        }
+        used = true;
+        t->step[2] = (int32_t)slots[s * 4 + 0];
+        t->count[2] = slots[s * 4 + 1];
+        t->step[3] = t->ndims > 3 ? (int32_t)slots[s * 4 + 2] : 0;
+        t->count[3] = t->ndims > 3 ? slots[s * 4 + 3] : 0;
+        if (t->ndims <= 3 && (slots[s * 4 + 2] || slots[s * 4 + 3]))
+            return fail(err, ISA_E_PREFIX, offset, "ApExt",
+                        "ApExt slot %d sets dim 3 but the operand has 3 dims", s);
+        for (unsigned d = 2; d < t->ndims; d++)
+            if (t->count[d] == 0)
+                return fail(err, ISA_E_RANGE, offset, "ApExt",
+                            "ApExt slot %d: count%u is 0", s, d);
+    }
+    if (!used)
+        return fail(err, ISA_E_PREFIX, offset, "ApExt",
+                    "ApExt precedes %s, which has no operand with more than 2 free dims",
+                    isa_ops[in->op].mnemonic);
+    return ISA_OK;
+}
+
+static bool needs_apext(const isa_inst_t *in)
+{
+    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
+    for (int s = 0; s < 3; s++) {
+        const isa_tap_t *t = tap_by_slot(in, fi, s);
+        if (t && t->ndims > 2)
+            return true;
+    }
+    return false;
+}
+
+static bool sync_is_zero(const isa_sync_t *s)
+{
+    return !s->wait_en && !s->upd_en && !s->upd_at_read && !s->upd_remote && !s->wait_sem &&
+           !s->wait_val && !s->upd_sem && !s->upd_op && !s->upd_core && !s->upd_val;
+}
+
+isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engine,
+                               isa_stream_t *out, isa_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (len % ISA_BUNDLE_BYTES)
+        return fail(err, ISA_E_SIZE, len - len % ISA_BUNDLE_BYTES, "size",
+                    "size %zu is not a multiple of 64 (%zu trailing bytes)", len,
+                    len % ISA_BUNDLE_BYTES);
+    size_t nb = len / ISA_BUNDLE_BYTES;
+    out->insts = calloc(nb ? nb : 1, sizeof *out->insts);
+    out->pc_to_index = calloc(nb ? nb : 1, sizeof *out->pc_to_index);
+    if (!out->insts || !out->pc_to_index) {
+        isa_stream_free(out);
+        return fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
+    }
+    out->nbundles = nb;
+    bool have_ext = false, have_pred = false;
+    isa_fmt_APEXT_t ext;
+    isa_fmt_PREDEXT_t pred;
+    size_t first_prefix = 0;
+    isa_status_t st = ISA_OK;
+    for (size_t i = 0; i < nb; i++) {
+        size_t off = i * ISA_BUNDLE_BYTES;
+        isa_inst_t in;
+        if ((st = isa_decode(buf + off, off, &in, err)) != ISA_OK)
+            goto bad;
+        if (engine != ISA_ENG_UNASSIGNED && !(isa_ops[in.op].engines & (1u << engine))) {
+            st = fail(err, ISA_E_ENGINE, off, "opcode", "%s is not legal on engine %s",
+                      isa_ops[in.op].mnemonic, isa_engine_name(engine));
+            goto bad;
+        }
+        if (isa_ops[in.op].cls == ISA_CLASS_PREFIX) {
+            if (!sync_is_zero(&in.sync)) {
+                st = fail(err, ISA_E_PREFIX, off, "sync", "%s: a prefix carries no semaphore fields",
+                          isa_ops[in.op].mnemonic);
+                goto bad;
+            }
+            bool dup = in.op == ISA_OP_AP_EXT ? have_ext : have_pred;
+            if (dup) {
+                st = fail(err, ISA_E_PREFIX, off, "prefix", "two %s prefixes in a row",
+                          isa_ops[in.op].mnemonic);
+                goto bad;
+            }
+            if (!have_ext && !have_pred)
+                first_prefix = i;
+            if (in.op == ISA_OP_AP_EXT) {
+                have_ext = true;
+                ext = in.f.APEXT;
+            } else {
+                have_pred = true;
+                pred = in.f.PREDEXT;
+            }
+            continue;
+        }
+        if (have_ext) {
+            if ((st = fold_apext(&in, &ext, off, err)) != ISA_OK)
+                goto bad;
+        } else if (needs_apext(&in)) {
+            st = fail(err, ISA_E_PREFIX, off, "ndims",
+                      "%s has an operand with more than 2 free dims but no ApExt prefix",
+                      isa_ops[in.op].mnemonic);
+            goto bad;
+        }
+        if (have_pred && in.op != ISA_OP_TENSOR_SCALAR_PTR) {
+            st = fail(err, ISA_E_PREFIX, off, "PredExt", "PredExt precedes %s; only TensorScalarPtr takes it",
+                      isa_ops[in.op].mnemonic);
+            goto bad;
+        }
+        isa_decoded_t *d = &out->insts[out->count];
+        d->inst = in;
+        d->pc = (uint32_t)i;
+        d->prefix_pc = (uint32_t)((have_ext || have_pred) ? first_prefix : i);
+        d->has_pred = have_pred;
+        if (have_pred)
+            d->pred = pred;
+        for (size_t p = d->prefix_pc; p <= i; p++)
+            out->pc_to_index[p] = (uint32_t)out->count;
+        out->count++;
+        have_ext = have_pred = false;
+    }
+    if (have_ext || have_pred) {
+        st = fail(err, ISA_E_PREFIX, first_prefix * ISA_BUNDLE_BYTES, "prefix",
+                  "prefix at the end of the stream extends no instruction");
+        goto bad;
+    }
+    return ISA_OK;
+bad:
+    isa_stream_free(out);
+    return st;
+}
+
+void isa_stream_free(isa_stream_t *s)
+{
+    free(s->insts);
+    free(s->pc_to_index);
+    memset(s, 0, sizeof *s);
+}
+
+uint64_t isa_tap_free_elems(const isa_tap_t *t)
+{
+    uint64_t n = 1;
+    for (unsigned d = 0; d < t->ndims && d < ISA_MAX_FREE_DIMS; d++)
+        n *= t->count[d];
+    return n;
+}

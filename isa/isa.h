@@ -1,0 +1,316 @@
+/* isa.h - the TPB instruction set, derived from the X-macro tables
+ * (engines.def, dtypes.def, enums.def, opcodes.def, fields.def).
+ *
+ * A bundle is exactly 64 bytes.  isa_decode() turns one bundle into an
+ * isa_inst_t (every field by name, in a per-format struct); isa_encode() is
+ * its inverse.  isa_stream_decode() decodes a whole .bin and folds the
+ * ApExt/PredExt prefixes into the instruction that follows them. */
+#ifndef TPB_ISA_H
+#define TPB_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ISA_BUNDLE_BYTES 64
+#define ISA_HEADER_BYTE1 0x10   /* byte 1 of every bundle */
+#define ISA_MAX_FREE_DIMS 4
+#define ISA_NUM_PARTITIONS 128
+#define ISA_NUM_REGS 64          /* 32-bit registers per engine sequencer */
+#define ISA_NUM_SEMAPHORES 256   /* per core */
+#define ISA_REG_NONE 0xFF        /* DDESC src_reg/dst_reg: no register offset */
+#define ISA_DMA_PARTITION_PITCH (1u << 18) /* SBUF/PSUM linear DMA address */
+#define ISA_SHUFFLE_KEEP 63      /* StreamShuffle entry: keep destination */
+
+/* ---- engines ---- */
+typedef enum {
+#define ENGINE(ID, name, value, is_tpb) ISA_ENG_##ID = value,
+#include "engines.def"
+#undef ENGINE
+    ISA_ENG_COUNT
+} isa_engine_t;
+
+#define E_PE   (1u << ISA_ENG_PE)
+#define E_ACT  (1u << ISA_ENG_ACT)
+#define E_POOL (1u << ISA_ENG_POOL)
+#define E_DVE  (1u << ISA_ENG_DVE)
+#define E_SP   (1u << ISA_ENG_SP)
+#define E_TPB_ALL (E_PE | E_ACT | E_POOL | E_DVE | E_SP)
+
+const char *isa_engine_name(isa_engine_t e);           /* "PE", "Activation", ... */
+int isa_engine_by_name(const char *name);              /* -1 if unknown */
+bool isa_engine_is_tpb(isa_engine_t e);
+/* The five TPB engines in stream order PE, Activation, Pool, DVE, SP. */
+extern const isa_engine_t isa_tpb_engines[5];
+
+/* ---- dtypes ---- */
+typedef enum {
+#define DTYPE(ID, value, asm, np, size, kind) ISA_DT_##ID = value,
+#include "dtypes.def"
+#undef DTYPE
+    ISA_DT_COUNT
+} isa_dtype_t;
+
+typedef enum { ISA_DK_F, ISA_DK_I, ISA_DK_U } isa_dtype_kind_t;
+const char *isa_dtype_name(unsigned dt);               /* asm name, "?" if invalid */
+const char *isa_dtype_numpy_name(unsigned dt);         /* "float32", "bfloat16", ... */
+int isa_dtype_by_name(const char *name);               /* accepts asm or numpy name; -1 */
+unsigned isa_dtype_size(unsigned dt);                  /* 0 if invalid */
+isa_dtype_kind_t isa_dtype_kind(unsigned dt);
+bool isa_dtype_valid(unsigned dt);
+
+/* ---- small enums (enums.def) ---- */
+typedef enum {
+#define ENUMV(E, ID, value, name) ISA_##E##_##ID = value,
+#include "enums.def"
+#undef ENUMV
+    ISA_ENUM_DUMMY_
+} isa_enum_value_t;
+
+/* field types; the enum kinds index the name tables */
+typedef enum {
+    ISA_FT_U, ISA_FT_S, ISA_FT_F32, ISA_FT_HEX, ISA_FT_BOOL, ISA_FT_DTYPE,
+    ISA_FT_SPACE, ISA_FT_ALU, ISA_FT_ACTFN, ISA_FT_CMP, ISA_FT_SEMOP,
+    ISA_FT_REDCMD, ISA_FT_MEMSET, ISA_FT_PERF, ISA_FT_DGE, ISA_FT_OOB,
+    ISA_FT_DMAOP, ISA_FT_COUNT
+} isa_ftype_t;
+
+/* Name of value v of an enum field type; NULL when v is not a member. */
+const char *isa_enum_name(isa_ftype_t t, unsigned v);
+/* Value of name for an enum field type; -1 when unknown. */
+int isa_enum_by_name(isa_ftype_t t, const char *name);
+const char *isa_ftype_name(isa_ftype_t t);             /* "U", "ALU", ... */
+
+/* ---- operand structs (all members 32-bit so the generic codec can store
+ * any field with one memcpy) ---- */
+typedef struct {
+    uint32_t addr;      /* byte offset inside each partition */
+    uint32_t dtype;     /* isa_dtype_t */
+    uint32_t space;     /* ISA_SPACE_*; NONE = operand absent */
+    uint32_t start;     /* first partition */
+    uint32_t nparts;    /* partition count, 1..128 */
+    uint32_t ndims;     /* free dims in use, 0..4; dim 0 is innermost */
+    int32_t  step[ISA_MAX_FREE_DIMS];   /* in elements */
+    uint32_t count[ISA_MAX_FREE_DIMS];
+} isa_tap_t;
+
+typedef struct {
+    uint32_t addr;      /* byte offset inside each partition */
+    uint32_t dtype;
+    uint32_t space;     /* NONE = pointer absent */
+} isa_ptr_t;
+
+typedef struct {
+    uint32_t addr;      /* linear byte address in its space */
+    uint32_t dtype;
+    uint32_t space;
+    uint32_t core;      /* core owning an SBUF/PSUM side (sendrecv) */
+    int32_t  step[2];   /* in bytes; dim 0 is innermost */
+    uint32_t count[2];  /* in elements */
+} isa_dap_t;
+
+/* ---- per-format structs, generated from fields.def ---- */
+#define ISA_CT_U uint32_t
+#define ISA_CT_S int32_t
+#define ISA_CT_F32 float
+#define ISA_CT_HEX uint32_t
+#define ISA_CT_BOOL uint32_t
+#define ISA_CT_DTYPE uint32_t
+#define ISA_CT_SPACE uint32_t
+#define ISA_CT_ALU uint32_t
+#define ISA_CT_ACTFN uint32_t
+#define ISA_CT_CMP uint32_t
+#define ISA_CT_SEMOP uint32_t
+#define ISA_CT_REDCMD uint32_t
+#define ISA_CT_MEMSET uint32_t
+#define ISA_CT_PERF uint32_t
+#define ISA_CT_DGE uint32_t
+#define ISA_CT_OOB uint32_t
+#define ISA_CT_DMAOP uint32_t
+
+#define FMT_BEGIN(F, doc) typedef struct {
+#define FMT_END(F) char _end; } isa_fmt_##F##_t;
+#define FIELD(F, name, byte, bit, width, type) ISA_CT_##type name;
+#define TAP(F, name, byte, slot) isa_tap_t name;
+#define PTR(F, name, byte) isa_ptr_t name;
+#define DAP(F, name, byte) isa_dap_t name;
+#include "fields.def"
+#undef FMT_BEGIN
+#undef FMT_END
+#undef FIELD
+#undef TAP
+#undef PTR
+#undef DAP
+
+typedef enum {
+#define FMT_BEGIN(F, doc) ISA_FMT_##F,
+#define FMT_END(F)
+#define FIELD(F, name, byte, bit, width, type)
+#define TAP(F, name, byte, slot)
+#define PTR(F, name, byte)
+#define DAP(F, name, byte)
+#include "fields.def"
+#undef FMT_BEGIN
+#undef FMT_END
+#undef FIELD
+#undef TAP
+#undef PTR
+#undef DAP
+    ISA_FMT_COUNT
+} isa_format_t;
+
+/* ---- opcodes ---- */
+typedef enum {
+#define OPCODE(ID, mn, l2, eng, fmt, cls) ISA_OP_##ID,
+#include "opcodes.def"
+#undef OPCODE
+    ISA_OP_COUNT
+} isa_op_t;
+
+typedef enum {
+    ISA_CLASS_MATMUL, ISA_CLASS_ACT, ISA_CLASS_VECTOR, ISA_CLASS_POOL,
+    ISA_CLASS_DMA, ISA_CLASS_SYNC, ISA_CLASS_CONTROL, ISA_CLASS_PREFIX,
+    ISA_CLASS_COUNT
+} isa_class_t;
+const char *isa_class_name(isa_class_t c);             /* "matmul", "act", ... */
+
+typedef struct {
+    isa_op_t op;
+    const char *mnemonic;
+    uint8_t l2;            /* NEURON_ISA_TPB_OPCODE value */
+    uint32_t engines;      /* legality bitmap, bit = 1 << isa_engine_t */
+    isa_format_t format;
+    isa_class_t cls;
+} isa_opinfo_t;
+
+extern const isa_opinfo_t isa_ops[ISA_OP_COUNT];
+const isa_opinfo_t *isa_op_by_l2(uint8_t l2);          /* NULL if unknown */
+const isa_opinfo_t *isa_op_by_mnemonic(const char *mn);/* case-sensitive; NULL */
+
+/* ---- field descriptors (for asm, dis, docs, table checks) ---- */
+typedef enum { ISA_OPND_NONE, ISA_OPND_TAP, ISA_OPND_PTR, ISA_OPND_DAP } isa_opnd_kind_t;
+
+typedef struct {
+    const char *name;      /* "op", "in0.addr", "in0.step[0]", ... */
+    uint16_t bitpos;       /* absolute bit offset in the bundle (byte*8+bit) */
+    uint8_t width;         /* bits, 1..32 */
+    isa_ftype_t type;
+    uint16_t offset;       /* byte offset of the 32-bit member in the format struct */
+    const char *operand;   /* operand name for TAP/PTR/DAP subfields, else NULL */
+    isa_opnd_kind_t opnd_kind;
+    int8_t slot;           /* ApExt operand slot for TAPs, else -1 */
+} isa_field_t;
+
+typedef struct {
+    const char *name;      /* "TT" */
+    const char *doc;
+    const isa_field_t *fields;
+    unsigned nfields;
+    size_t struct_size;
+} isa_fmtinfo_t;
+
+extern const isa_fmtinfo_t isa_formats[ISA_FMT_COUNT]; /* ISA_FMT_HDR first */
+
+/* ---- decoded instruction ---- */
+typedef isa_fmt_HDR_t isa_sync_t;
+
+typedef struct {
+    isa_op_t op;
+    uint8_t l2;
+    isa_sync_t sync;
+    union {
+#define FMT_BEGIN(F, doc) isa_fmt_##F##_t F;
+#define FMT_END(F)
+#define FIELD(F, name, byte, bit, width, type)
+#define TAP(F, name, byte, slot)
+#define PTR(F, name, byte)
+#define DAP(F, name, byte)
+#include "fields.def"
+#undef FMT_BEGIN
+#undef FMT_END
+#undef FIELD
+#undef TAP
+#undef PTR
+#undef DAP
+    } f;
+} isa_inst_t;
+
+/* ---- errors ---- */
+typedef enum {
+    ISA_OK = 0,
+    ISA_E_HEADER,        /* byte 1 is not 0x10 */
+    ISA_E_OPCODE,        /* unknown L2 opcode */
+    ISA_E_RESERVED,      /* a reserved bit is set */
+    ISA_E_RANGE,         /* a field value is out of range */
+    ISA_E_SIZE,          /* stream size not a multiple of 64 */
+    ISA_E_PREFIX,        /* prefix misuse (dangling, wrong consumer, missing ApExt) */
+    ISA_E_ENGINE,        /* opcode not legal on this engine */
+    ISA_E_NOMEM,
+} isa_status_t;
+
+typedef struct {
+    isa_status_t status;
+    size_t offset;        /* byte offset of the bundle in its stream */
+    const char *field;    /* field name, or NULL */
+    char msg[256];        /* full human message, without file name */
+} isa_err_t;
+
+const char *isa_strerror(isa_status_t s);
+
+/* Decode one bundle (no prefix folding: TAP dims 2-3 are zero).  `offset` is
+ * only used for the error report.  Checks: header byte, known opcode,
+ * reserved bits zero, enum/dtype values valid, TAP shape (nparts 1..128,
+ * start+nparts <= 128, ndims <= 4). */
+isa_status_t isa_decode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                        isa_inst_t *out, isa_err_t *err);
+
+/* Encode; fails with ISA_E_RANGE (naming the field) when a value does not fit
+ * its width or an enum value is invalid.  Prefix-carried TAP dims (2-3) are not
+ * written: see isa_encode_with_prefixes(). */
+isa_status_t isa_encode(const isa_inst_t *in, uint8_t b[ISA_BUNDLE_BYTES],
+                        isa_err_t *err);
+
+/* Encode an instruction plus the prefixes it needs (an ApExt when any TAP has
+ * ndims > 2).  Writes up to 2 bundles into out; *nbundles gets the count.
+ * PredExt bundles are produced by the caller (they carry extra semantics). */
+isa_status_t isa_encode_with_prefixes(const isa_inst_t *in,
+                                      uint8_t out[2][ISA_BUNDLE_BYTES],
+                                      unsigned *nbundles, isa_err_t *err);
+
+/* Generic field access by descriptor (value as raw 32 bits). */
+uint32_t isa_field_get(const isa_inst_t *in, const isa_field_t *f);
+void isa_field_set(isa_inst_t *in, const isa_field_t *f, uint32_t v);
+/* Field lookup by name in the instruction's format or the header. */
+const isa_field_t *isa_field_by_name(isa_format_t fmt, const char *name);
+/* Pointer to the format struct inside an isa_inst_t. */
+void *isa_inst_body(isa_inst_t *in);
+const void *isa_inst_body_const(const isa_inst_t *in);
+
+/* ---- streams ---- */
+typedef struct {
+    isa_inst_t inst;      /* prefixes folded in */
+    uint32_t pc;          /* bundle index of this instruction in its stream */
+    uint32_t prefix_pc;   /* bundle index of its first prefix, == pc if none */
+    bool has_pred;        /* a PredExt was folded in */
+    isa_fmt_PREDEXT_t pred;
+} isa_decoded_t;
+
+typedef struct {
+    isa_decoded_t *insts; /* prefixes are not listed as separate entries */
+    size_t count;
+    uint32_t *pc_to_index;/* bundle index -> insts index (prefix bundles map
+                             to the instruction they extend); nbundles entries */
+    size_t nbundles;
+} isa_stream_t;
+
+/* Decode a whole stream; `engine` (a TPB engine) is checked against each
+ * opcode's legality bitmap unless it is ISA_ENG_UNASSIGNED. */
+isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engine,
+                               isa_stream_t *out, isa_err_t *err);
+void isa_stream_free(isa_stream_t *s);
+
+/* Number of elements addressed by a TAP (partitions x free counts) and by its
+ * free dims alone. */
+uint64_t isa_tap_free_elems(const isa_tap_t *t);
+
+#endif

@@ -1,0 +1,68 @@
+/* exec.h - the contract between the engine schedulers (sim.c, sync.c,
+ * dma.c) and the per-opcode semantics and cost bodies (pe.c, act.c, dve.c,
+ * pool.c).  One sim_opimpl_t per compute opcode; control, synchronisation
+ * and DMA opcodes are executed by the scheduler itself. */
+#ifndef TPB_SIM_EXEC_H
+#define TPB_SIM_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "isa.h"
+#include "target.h"
+
+/* PE array state: the stationary weights held in the 128x128 systolic
+ * array (rows = K / partitions, cols = M), as values after dtype
+ * conversion, plus what the MX and sparse loads add. */
+typedef struct {
+    float w[128][128];          /* w[row][col] */
+    uint8_t w_loaded[128][128]; /* 1 where a LdWeights* wrote the cell */
+    int8_t mx_scale[4][128];    /* E8M0 exponent (s-127) per 32-row block, per col (MX) */
+    uint8_t sparse_tags[128][128]; /* original-row offset of each compressed weight (sparse) */
+    unsigned sparse_ratio;      /* compress_ratio of the last LdWeightsSparse, 0 if none */
+    unsigned w_dtype;           /* dtype of the last loaded weights (cost model: fp32 4x) */
+} sim_pe_state_t;
+
+typedef struct sim_exec_ctx {
+    const tpb_target_t *target;
+    int core;                   /* for messages */
+    isa_engine_t engine;
+    uint8_t *sbuf;              /* partition p starts at sbuf + p * sbuf_pb */
+    uint8_t *psum;
+    uint32_t sbuf_pb, psum_pb;  /* bytes per partition */
+    uint8_t *sbuf_init;         /* --check-uninit: byte map, 1 = written; else NULL */
+    uint8_t *psum_init;
+    sim_pe_state_t *pe;         /* this core's PE array */
+    float *acc;                 /* [128] accumulator registers of this engine (fused reduce) */
+    uint32_t *regs;             /* [64] sequencer registers of this engine */
+    uint64_t *rng;              /* xorshift64* state for Memset random / Dropout */
+    bool timing_only;           /* validate bounds, skip arithmetic */
+    tpb_err_t *err;             /* filled on failure: operand, address, reason */
+} sim_exec_ctx_t;
+
+/* Execute one decoded instruction.  Returns 0, or -1 with ctx->err set.
+ * The caller prefixes core, engine, instruction index and opcode. */
+typedef int (*sim_exec_fn)(sim_exec_ctx_t *ctx, const isa_decoded_t *d);
+
+/* Cost in cycles of the executing engine's clock (see docs/timing.md). */
+typedef uint64_t (*sim_cost_fn)(const tpb_target_t *t, isa_engine_t engine,
+                                const isa_decoded_t *d);
+
+typedef struct {
+    sim_exec_fn exec;
+    sim_cost_fn cost;
+} sim_opimpl_t;
+
+/* The implementation of a compute opcode, or NULL when the scheduler
+ * handles it (control, sync, DMA, prefixes). */
+const sim_opimpl_t *sim_opimpl(isa_op_t op);
+
+/* Bounds check of a compute access pattern against its space (SBUF/PSUM
+ * sizes of ctx); on failure fills ctx->err naming `operand`, the
+ * partition and byte address.  Also used by the scheduler for reporting. */
+int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand);
+int sim_ptr_check(sim_exec_ctx_t *ctx, const isa_ptr_t *p, unsigned start,
+                  unsigned nparts, unsigned nelems, const char *operand);
+
+#endif

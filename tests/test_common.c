@@ -1,0 +1,111 @@
+/* common/: npy read/write, atomic writes, malformed .npy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fileio.h"
+#include "isa.h"
+#include "npy.h"
+
+static void test_npy_roundtrip(void **state)
+{
+    (void)state;
+    npy_array_t a, b;
+    tpb_err_t err;
+    int64_t shape[2] = { 3, 5 };
+    assert_int_equal(npy_alloc(&a, ISA_DT_FP32, 2, shape, &err), 0);
+    float *d = a.data;
+    for (int i = 0; i < 15; i++)
+        d[i] = (float)i * 0.5f - 2.0f;
+    char path[] = "/tmp/tpb_npy_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(npy_write(path, &a, &err), 0);
+    assert_int_equal(npy_read(path, &b, &err), 0);
+    assert_int_equal(b.dtype, ISA_DT_FP32);
+    assert_int_equal(b.ndim, 2);
+    assert_int_equal(b.shape[0], 3);
+    assert_int_equal(b.shape[1], 5);
+    assert_memory_equal(a.data, b.data, 15 * 4);
+    npy_free(&a);
+    npy_free(&b);
+    unlink(path);
+}
+
+static void test_npy_malformed(void **state)
+{
+    (void)state;
+    npy_array_t a;
+    tpb_err_t err;
+    const uint8_t junk[] = "not an npy file at all";
+    assert_int_not_equal(npy_parse(junk, sizeof junk, "junk.npy", &a, &err), 0);
+    assert_non_null(strstr(err.msg, "junk.npy"));
+    assert_non_null(strstr(err.msg, "magic"));
+
+    /* header length runs past end */
+    uint8_t hdr[16] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0xFF, 0x7F };
+    assert_int_not_equal(npy_parse(hdr, sizeof hdr, "h.npy", &a, &err), 0);
+    assert_non_null(strstr(err.msg, "header_len"));
+
+    /* truncated data */
+    int64_t shape[1] = { 100 };
+    npy_array_t ok;
+    assert_int_equal(npy_alloc(&ok, ISA_DT_INT32, 1, shape, &err), 0);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(npy_serialize(&ok, &buf, &len, &err), 0);
+    assert_int_not_equal(npy_parse(buf, len - 8, "t.npy", &a, &err), 0);
+    assert_non_null(strstr(err.msg, "'data'"));
+    /* unsupported dtype */
+    char *p = NULL;
+    for (size_t i = 0; i + 3 <= len && !p; i++)
+        if (memcmp(buf + i, "<i4", 3) == 0)
+            p = (char *)buf + i;
+    assert_non_null(p);
+    memcpy(p, ">i4", 3);
+    assert_int_not_equal(npy_parse(buf, len, "be.npy", &a, &err), 0);
+    assert_non_null(strstr(err.msg, "descr"));
+    free(buf);
+    npy_free(&ok);
+}
+
+static void test_atomic_abort_leaves_nothing(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    const char *path = "/tmp/tpb_atomic_test.out";
+    unlink(path);
+    fio_atomic_t a;
+    assert_int_equal(fio_atomic_open(&a, path, &err), 0);
+    fputs("partial", a.f);
+    fio_atomic_abort(&a);
+    assert_false(fio_exists(path));
+    assert_false(fio_exists(a.tmp));
+    assert_int_equal(fio_write_atomic(path, "abc", 3, &err), 0);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
+    assert_int_equal(len, 3);
+    assert_memory_equal(buf, "abc", 3);
+    free(buf);
+    unlink(path);
+    assert_int_not_equal(fio_read_all("/nonexistent/x", &buf, &len, &err), 0);
+    assert_non_null(strstr(err.msg, "/nonexistent/x"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_npy_roundtrip),
+        cmocka_unit_test(test_npy_malformed),
+        cmocka_unit_test(test_atomic_abort_leaves_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
