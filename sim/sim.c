@@ -27,29 +27,40 @@ uint64_t sim_mhz(double ghz)
     return m ? m : 1;
 }
 
-uint64_t sim_cycles_to_ps(double ghz, uint64_t n)
+uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz)
 {
-    uint64_t mhz = sim_mhz(ghz);
-    return (n * 1000000ull + mhz - 1) / mhz;
+    return (c / mhz) * 1000000ull + ((c % mhz) * 1000000ull + mhz - 1) / mhz;
 }
 
-static uint64_t cycles_to_ps_mhz(uint64_t mhz, uint64_t n)
+uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz)
 {
-    return (n * 1000000ull + mhz - 1) / mhz;
+    /* every ps time is an exact time rounded up by < SIM_PS_EPS ps, so step
+     * back by the tolerance before rounding up to the next clock edge */
+    ps = ps > SIM_PS_EPS ? ps - SIM_PS_EPS : 0;
+    return (ps / 1000000ull) * mhz + ((ps % 1000000ull) * mhz + 999999ull) / 1000000ull;
+}
+
+uint64_t sim_cycles_to_ps(double ghz, uint64_t n)
+{
+    return sim_cycle_to_ps(n, sim_mhz(ghz));
 }
 
 uint64_t sim_ps_to_ref_cycles(const tpb_target_t *t, uint64_t ps)
 {
-    /* ps * mhz / 1e6 without overflow for ps up to ~1.8e16 (hours) */
     uint64_t mhz = sim_mhz(t->clk_ref);
     return (ps / 1000000ull) * mhz + (ps % 1000000ull) * mhz / 1000000ull;
 }
 
-/* Cycles of the reference clock covering [0, ps): rounds up. */
-static uint64_t ps_to_ref_ceil(const tpb_target_t *t, uint64_t ps)
+uint64_t sim_ps_dur_to_ref(const tpb_target_t *t, uint64_t ps)
 {
     uint64_t mhz = sim_mhz(t->clk_ref);
-    return (ps / 1000000ull) * mhz + ((ps % 1000000ull) * mhz + 999999ull) / 1000000ull;
+    return (ps / 1000000ull) * mhz + ((ps % 1000000ull) * mhz + 500000ull) / 1000000ull;
+}
+
+/* Reference cycles covering [0, ps): the end of the last activity. */
+static uint64_t ps_to_ref_ceil(const tpb_target_t *t, uint64_t ps)
+{
+    return sim_ps_to_cycle_ceil(ps, sim_mhz(t->clk_ref));
 }
 
 int sim_inst_errf(tpb_err_t *err, const sim_core_t *c, const sim_engine_t *e, size_t idx,
@@ -212,7 +223,10 @@ static int dispatch(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_
     case ISA_OP_DMA_INDIRECT2D:
         return sim_dma_descriptor(s, c, e, e->idx, err);
     case ISA_OP_DMA_TRIGGER:
-        return sim_dma_trigger(s, c, e, e->idx, start + cycles_to_ps_mhz(e->clk_mhz, *cycles), err);
+        return sim_dma_trigger(s, c, e, e->idx,
+                               sim_cycle_to_ps(sim_ps_to_cycle_ceil(start, e->clk_mhz) + *cycles,
+                                               e->clk_mhz),
+                               err);
     default:
         return exec_compute(s, c, e, d, cycles, err);
     }
@@ -286,11 +300,17 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         int w = pass_wait(s, c, e, d, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
-        uint64_t start = now, cycles;
+        /* instructions start on the engine's clock edges */
+        uint64_t c0 = sim_ps_to_cycle_ceil(now, e->clk_mhz);
+        uint64_t start = sim_cycle_to_ps(c0, e->clk_mhz), cycles;
+        if (start < now)
+            start = now;
         size_t next;
         if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
-        uint64_t end = start + cycles_to_ps_mhz(e->clk_mhz, cycles);
+        uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
+        if (end < start)
+            end = start;
         const isa_sync_t *h = &d->inst.sync;
         sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc };
         if (h->upd_en && (h->upd_at_read || d->inst.op != ISA_OP_DMA_TRIGGER)) {
@@ -468,10 +488,10 @@ void sim_get_engine_stats(const sim_t *s, unsigned core, unsigned k, sim_engine_
     const sim_engine_t *e = &s->cores[core].eng[k];
     o->name = isa_engine_name(isa_tpb_engines[k]);
     o->present = e->present;
-    o->busy_cycles = sim_ps_to_ref_cycles(s->t, e->busy_ps);
+    o->busy_cycles = sim_ps_dur_to_ref(s->t, e->busy_ps);
     o->instructions = e->ninst;
-    o->sem_wait_cycles = sim_ps_to_ref_cycles(s->t, e->sem_wait_ps);
-    o->barrier_wait_cycles = sim_ps_to_ref_cycles(s->t, e->barrier_wait_ps);
+    o->sem_wait_cycles = sim_ps_dur_to_ref(s->t, e->sem_wait_ps);
+    o->barrier_wait_cycles = sim_ps_dur_to_ref(s->t, e->barrier_wait_ps);
 }
 
 unsigned sim_get_queue_stats(const sim_t *s, unsigned core, sim_queue_stats_t *out, unsigned max)
@@ -486,7 +506,7 @@ unsigned sim_get_queue_stats(const sim_t *s, unsigned core, sim_queue_stats_t *o
         out[n++] = (sim_queue_stats_t){ .queue = q, .name = Q->name, .bytes = Q->bytes,
                                         .transfers = Q->transfers,
                                         .descriptors = Q->descriptors,
-                                        .busy_cycles = sim_ps_to_ref_cycles(s->t, Q->busy_ps) };
+                                        .busy_cycles = sim_ps_dur_to_ref(s->t, Q->busy_ps) };
     }
     return n;
 }

@@ -220,6 +220,13 @@ int sim_inst_errf(tpb_err_t *err, const sim_core_t *c, const sim_engine_t *e, si
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void sim_add_warning(sim_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t sim_mhz(double ghz);
+#define SIM_PS_EPS 4             /* ps rounding tolerance, see sim_ps_to_cycle_ceil */
+/* Exact clock conversions: time of cycle c of a clock (rounded up to ps),
+ * and the first clock edge at or after ps. */
+uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz);
+uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz);
+/* A duration in ps as reference cycles, rounded to nearest. */
+uint64_t sim_ps_dur_to_ref(const tpb_target_t *t, uint64_t ps);
 
 /* ---- sync.c ---- */
 /* Schedule the header update of d (local or remote) to apply at t. */

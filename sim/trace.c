@@ -77,10 +77,8 @@ static void put_us(FILE *f, uint64_t ps)
 
 static uint64_t ref_ceil(const sim_t *s, uint64_t ps)
 {
-    uint64_t c = sim_ps_to_ref_cycles(s->t, ps);
-    /* exclusive end: round up when ps is not on a cycle boundary */
-    uint64_t back = sim_cycles_to_ps(s->t->clk_ref, c);
-    return back < ps ? c + 1 : c;
+    /* exclusive end: the first reference edge at or after ps */
+    return sim_ps_to_cycle_ceil(ps, sim_mhz(s->t->clk_ref));
 }
 
 /* Placeholder for the disassembler text until isa_format_inst() lands:
