@@ -426,8 +426,9 @@ static int take_wait(lex_t *lx, isa_sync_t *s)
         return perr(lx, lx->p, "wait", "field 'wait': expected S<semaphore>>=<value>, e.g. wait=S3>=5");
     if (take_uint(lx, 10, 8, "wait", &s->wait_sem))
         return -1;
+    const char *op = lx->p;
     if (!expect(lx, '>') || !expect(lx, '='))
-        return perr(lx, lx->p, "wait", "field 'wait': expected '>=' after the semaphore");
+        return perr(lx, op, "wait", "field 'wait': expected '>=' after the semaphore");
     if (take_uint(lx, 0, 32, "wait", &s->wait_val))
         return -1;
     s->wait_en = 1;
@@ -485,8 +486,9 @@ static int mark_given(lex_t *lx, const char *name, const char *by, const char *a
 }
 
 static const char *const wait_fields[] = { "wait_en", "wait_sem", "wait_val", NULL };
+/* upd_core belongs to upd= only with an nc<core>: prefix (see take_field) */
 static const char *const upd_fields[] = { "upd_en", "upd_at_read", "upd_remote", "upd_sem",
-                                          "upd_op", "upd_core", "upd_val", NULL };
+                                          "upd_op", "upd_val", NULL };
 
 /* The operand-start descriptor (".addr" subfield) of operand `name`. */
 static const isa_field_t *operand_field(const isa_fmtinfo_t *fi, const char *name)
@@ -539,6 +541,8 @@ static int take_field(lex_t *lx, const isa_opinfo_t *oi, isa_inst_t *in)
             if (mark_given(lx, names[i], key[0] == 'w' ? "wait" : "upd", ks))
                 return -1;
         rc = key[0] == 'w' ? take_wait(lx, &in->sync) : take_upd(lx, &in->sync);
+        if (!rc && key[0] == 'u' && in->sync.upd_remote && mark_given(lx, "upd_core", "upd", ks))
+            return -1;
     } else if (operand_field(fi, key)) {
         const isa_field_t *f = operand_field(fi, key);
         if (mark_given(lx, f->operand, f->operand, ks))
@@ -653,6 +657,7 @@ typedef struct {
     uint32_t pc;          /* first bundle of this item */
     unsigned nbundles;    /* 2 when an ApExt is emitted automatically */
     bool has_explicit_ext; /* consumes the explicit ApExt item just before */
+    bool bad;             /* the line had an error: not encoded */
     size_t ext_item;      /* index of that item */
 } item_t;
 
@@ -737,6 +742,7 @@ static int add_label(asm_t *a, lex_t *lx, const char *at, const char *name)
 static int parse_bundle_directive(lex_t *lx, uint8_t *out)
 {
     unsigned n = 0;
+    skip_ws(lx);
     const char *s = lx->p;
     for (;;) {
         skip_ws(lx);
@@ -929,8 +935,7 @@ static int finish(asm_t *a)
         diag_at(a, x->line, x->mn_col, "prefix", "%s at the end of the file extends no instruction",
                 isa_ops[x->inst.op].mnemonic);
     }
-    if (a->res->nerrors)
-        return -1;
+    /* encode even after errors, so every bad line of a file is reported */
     size_t len = (size_t)a->pc * ISA_BUNDLE_BYTES;
     uint8_t *bytes = calloc(len ? len : 1, 1);
     if (!bytes) {
@@ -939,6 +944,8 @@ static int finish(asm_t *a)
     }
     for (size_t i = 0; i < a->nitems; i++) {
         item_t *it = &a->items[i];
+        if (it->bad || (it->has_explicit_ext && a->items[it->ext_item].bad))
+            continue;
         uint8_t *out = bytes + (size_t)it->pc * ISA_BUNDLE_BYTES;
         if (it->kind == ITEM_DATA) {
             memcpy(out, it->data, ISA_BUNDLE_BYTES);
@@ -992,6 +999,8 @@ int isa_assemble(const char *src, size_t len, const isa_asm_opts_t *opts, isa_as
             diag_at(&a, lineno, 0, NULL, "NUL byte in the source line");
         else if (assemble_line(&a, lx)) {
             add_diag(&a, &d);
+            if (a.nitems && a.items[a.nitems - 1].line == lineno)
+                a.items[a.nitems - 1].bad = true;
             a.pend_ext = a.pend_pred = false; /* don't cascade onto the next line */
         }
         p = nl ? nl + 1 : end;

@@ -16,7 +16,7 @@ typedef struct {
     char msg[320];        /* message without the file:line:col prefix */
 } isa_asm_diag_t;
 
-#define ISA_ASM_MAX_DIAGS 20
+#define ISA_ASM_MAX_DIAGS 100
 
 typedef struct {
     uint8_t *bytes;       /* malloc'ed bundles; NULL when there were errors */
