@@ -221,11 +221,12 @@ static bool is_operand_start(const isa_field_t *f)
     return f->opnd_kind != ISA_OPND_NONE && strstr(f->name, ".addr") != NULL;
 }
 
-/* The operation selector reads best first: "op=add in0=... in1=...". */
+/* The operation selectors read best first: "op=add in0=... in1=...". */
 static bool is_leading_field(const isa_field_t *f)
 {
     return f->opnd_kind == ISA_OPND_NONE &&
-           (strcmp(f->name, "op") == 0 || strcmp(f->name, "func") == 0);
+           (strcmp(f->name, "op") == 0 || strcmp(f->name, "op0") == 0 ||
+            strcmp(f->name, "op1") == 0 || strcmp(f->name, "func") == 0);
 }
 
 static void put_fields(out_t *o, const isa_inst_t *in)

@@ -1,6 +1,6 @@
 # ISA tools: assembler, disassembler, golden encodings, tpb as/dis/isa.
 tpb_add_test(test_isa_text "quick;unit" test_isa_text.c)
-#tpb_add_test(test_isa_golden "quick;unit;golden" test_isa_golden.c)
+tpb_add_test(test_isa_golden "quick;unit;golden" test_isa_golden.c)
 
 # docs/isa.md is generated from the table and must not drift from it.
 add_test(NAME isa_docs_uptodate
@@ -48,3 +48,10 @@ add_test(NAME isa_cli_dis_trailing
                         cat \$d/out \$d/err; grep -q Halt \$d/out &&
                         grep -q 'h.bin: offset 0x40: error: 3 trailing bytes' \$d/err" sh $<TARGET_FILE:tpb>)
 set_tests_properties(isa_cli_dis_trailing PROPERTIES LABELS "quick")
+
+# The golden bytes agree with the independent Python encoder (reads isa/*.def).
+if(EXISTS /usr/bin/python3)
+  add_test(NAME isa_golden_reference_encoder
+           COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/encodings/mkgolden.py --check)
+  set_tests_properties(isa_golden_reference_encoder PROPERTIES LABELS "quick;golden")
+endif()
