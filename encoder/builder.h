@@ -35,6 +35,7 @@ typedef struct {
     bool failed;
     const tpb_target_t *target;
     int program_id;
+    int core;                     /* physical core of this program (op.core) */
     char path[TIR_PATH_LEN];      /* path of the next op; "" = "op[<index>]" */
     char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
     int64_t max_ops;              /* unrolling guard */
@@ -113,6 +114,17 @@ int enc_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
 int enc_store(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, bool rmw_add);
 int enc_dma_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int dge_mode, int oob_mode,
                  bool rmw_add);
+/* NKI dma_copy with optional indirect sides: index.tensor = -1 means a
+ * direct side.  An indirect src becomes INDIRECT_LOAD, an indirect dst
+ * INDIRECT_SAVE (rmw_op ISA_ALU_ADD = scatter-add); both indirect is an
+ * error.  rmw_op: ISA_ALU_BYPASS or ISA_ALU_ADD. */
+typedef struct {
+    tir_ap_t ap;                  /* for an indirect side: dim 0 = indirect dim */
+    tir_ap_t index;
+    int64_t index_bound;
+} enc_dma_operand_t;
+int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dma_operand_t *src,
+                    int dge_mode, int oob_mode, int rmw_op, int qos);
 int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, const int *axes);
 /* table: AP over the HBM table, dim 0 = the indirect dim (see tir.h). */
 int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t index,
