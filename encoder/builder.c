@@ -61,6 +61,19 @@ void enc_set_path(enc_builder_t *b, const char *path)
 
 /* ---- tensors ---- */
 
+/* enc_fail with the current path in front ("inputs[0]: ..."). */
+static int tfail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int tfail(enc_builder_t *b, const char *fmt, ...)
+{
+    char tmp[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    return enc_fail(b, "%s%s%s", b->path, b->path[0] ? ": " : "", tmp);
+}
+
 static bool valid_name(const char *s)
 {
     if (!s || !*s || strlen(s) >= TIR_NAME_LEN - 8)
@@ -133,24 +146,24 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         return -1;
     const char *what = kind_word(kind);
     if (!valid_name(name))
-        return enc_fail(b, "%s name '%s' is not a valid identifier (letters, digits, _; "
+        return tfail(b, "%s name '%s' is not a valid identifier (letters, digits, _; "
                         "at most %d characters)", what, name ? name : "(null)", TIR_NAME_LEN - 9);
     if (!strcmp(name, "pid") || !strcmp(name, "num_programs"))
-        return enc_fail(b, "%s name '%s' is reserved", what, name);
+        return tfail(b, "%s name '%s' is reserved", what, name);
     if (!isa_dtype_valid(dtype))
-        return enc_fail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
+        return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
     int maxd = is_tile(kind) ? 1 + ISA_MAX_FREE_DIMS : TIR_MAX_DIMS;
     if (ndim < 1 || ndim > maxd)
-        return enc_fail(b, "%s '%s': field 'shape': %d dimensions (1..%d allowed)", what, name,
+        return tfail(b, "%s '%s': field 'shape': %d dimensions (1..%d allowed)", what, name,
                         ndim, maxd);
     int64_t elems = 1;
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 1 || shape[d] > ((int64_t)1 << 40))
-            return enc_fail(b, "%s '%s': field 'shape': dimension %d is %lld (must be 1..2^40)",
+            return tfail(b, "%s '%s': field 'shape': dimension %d is %lld (must be 1..2^40)",
                             what, name, d, (long long)shape[d]);
         elems *= shape[d];
         if (elems > ((int64_t)1 << 40))
-            return enc_fail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
+            return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
     }
     int existing = -1;
     for (int i = 0; i < b->k->ntensors; i++) {
@@ -160,19 +173,19 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
             existing = i;
     }
     if (existing >= 0 && !is_tile(kind))
-        return enc_fail(b, "%s '%s' is declared twice", what, name);
+        return tfail(b, "%s '%s' is declared twice", what, name);
     if (existing >= 0 && !is_tile(b->k->tensors[existing].kind))
-        return enc_fail(b, "tile '%s' has the name of an HBM tensor", name);
+        return tfail(b, "tile '%s' has the name of an HBM tensor", name);
     if (is_tile(kind)) {
         unsigned parts = b->target->partitions;
         if (shape[0] > (int64_t)parts)
-            return enc_fail(b, "%s '%s': field 'shape': partition dim %lld > %u", what, name,
+            return tfail(b, "%s '%s': field 'shape': partition dim %lld > %u", what, name,
                             (long long)shape[0], parts);
         uint64_t bytes = (uint64_t)(elems / shape[0]) * isa_dtype_size(dtype);
         uint64_t cap = kind == TIR_T_SBUF ? b->target->sbuf_partition_bytes
                                            : b->target->psum_partition_bytes;
         if (bytes > cap)
-            return enc_fail(b, "%s '%s': field 'shape': %llu bytes per partition exceed the "
+            return tfail(b, "%s '%s': field 'shape': %llu bytes per partition exceed the "
                             "%s partition size (%llu bytes)", what, name,
                             (unsigned long long)bytes, kind == TIR_T_SBUF ? "SBUF" : "PSUM",
                             (unsigned long long)cap);
@@ -191,10 +204,10 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     snprintf(t.path, sizeof t.path, "%s", b->path);
     t.shared_with = -1;
     if (grow_scope(b, b->k->ntensors))
-        return enc_fail(b, "out of memory");
+        return tfail(b, "out of memory");
     int id = tir_add_tensor(b->k, &t);
     if (id < 0)
-        return enc_fail(b, "out of memory");
+        return tfail(b, "out of memory");
     b->scope_of[id] = b->depth;
     b->name_count[id] = inst + 1;
     return id;
@@ -233,10 +246,10 @@ int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int 
     tir_tensor_t *t = &b->k->tensors[id];
     size_t bytes = (size_t)tensor_elems(t) * isa_dtype_size(dtype);
     if (bytes > ((size_t)1 << 31))
-        return enc_fail(b, "constant '%s': %zu bytes of inline data (at most 2 GiB)", name, bytes);
+        return tfail(b, "constant '%s': %zu bytes of inline data (at most 2 GiB)", name, bytes);
     t->const_data = malloc(bytes ? bytes : 1);
     if (!t->const_data)
-        return enc_fail(b, "out of memory");
+        return tfail(b, "out of memory");
     if (data)
         memcpy(t->const_data, data, bytes);
     else
@@ -251,7 +264,7 @@ int enc_shared_constant_file(enc_builder_t *b, const char *name, unsigned dtype,
     if (id < 0)
         return -1;
     if (!file || strlen(file) >= sizeof b->k->tensors[id].const_file)
-        return enc_fail(b, "constant '%s': field 'file': missing or too long", name);
+        return tfail(b, "constant '%s': field 'file': missing or too long", name);
     snprintf(b->k->tensors[id].const_file, sizeof b->k->tensors[id].const_file, "%s", file);
     return id;
 }
@@ -276,7 +289,7 @@ int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, un
     if (b->failed)
         return -1;
     if (n < 1 || n > 4096)
-        return enc_fail(b, "identity '%s': size %lld (must be 1..4096)", name ? name : "?",
+        return tfail(b, "identity '%s': size %lld (must be 1..4096)", name ? name : "?",
                         (long long)n);
     int64_t shape[2] = {n, n};
     int id = enc_shared_constant(b, name, dtype, 2, shape, NULL);
@@ -295,7 +308,7 @@ int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsig
     if (b->failed)
         return -1;
     if (!is_tile(buffer))
-        return enc_fail(b, "tile '%s': field 'buffer': must be sbuf or psum", name ? name : "?");
+        return tfail(b, "tile '%s': field 'buffer': must be sbuf or psum", name ? name : "?");
     return add_tensor(b, name, buffer, dtype, ndim, shape);
 }
 
@@ -341,6 +354,8 @@ tir_scalar_t enc_scalar_ap(tir_ap_t ap)
     return s;
 }
 
+#define PATHP(b) (b)->path, (b)->path[0] ? ": " : ""
+
 static const char *fld(const char *field)
 {
     return field ? field : "operand";
@@ -351,7 +366,7 @@ static bool tensor_ok(enc_builder_t *b, int tensor, const char *field)
     if (b->failed)
         return false;
     if (tensor < 0 || tensor >= b->k->ntensors) {
-        enc_fail(b, "field '%s': no such tensor (id %d)", fld(field), tensor);
+        enc_fail(b, "%s%sfield '%s': no such tensor (id %d)", PATHP(b), fld(field), tensor);
         return false;
     }
     return true;
@@ -373,7 +388,7 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
         return a;
     const tir_tensor_t *t = &b->k->tensors[tensor];
     if (nslices > t->ndim) {
-        enc_fail(b, "field '%s': %d indices for '%s' which has %d dimensions", fld(field),
+        enc_fail(b, "%s%sfield '%s': %d indices for '%s' which has %d dimensions", PATHP(b), fld(field),
                  nslices, t->name, t->ndim);
         return a;
     }
@@ -390,8 +405,8 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
         int64_t n = t->shape[d];
         if (sl.kind == ENC_SL_INDEX) {
             if (sl.start < 0 || sl.start >= n) {
-                enc_fail(b, "field '%s': index %lld out of range for '%s' dimension %d (%lld)",
-                         fld(field), (long long)sl.start, t->name, d, (long long)n);
+                enc_fail(b, "%s%sfield '%s': index %lld out of range for '%s' dimension %d (%lld)",
+                         PATHP(b), fld(field), (long long)sl.start, t->name, d, (long long)n);
                 return enc_ap_none();
             }
             a.offset += sl.start * stride[d];
@@ -405,19 +420,19 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
         if (sl.kind == ENC_SL_RANGE) {
             step = sl.step;
             if (step == 0) {
-                enc_fail(b, "field '%s': slice step 0 for '%s' dimension %d", fld(field), t->name, d);
+                enc_fail(b, "%s%sfield '%s': slice step 0 for '%s' dimension %d", PATHP(b), fld(field), t->name, d);
                 return enc_ap_none();
             }
             if (step < 0) {
-                enc_fail(b, "field '%s': negative slice step %lld for '%s' dimension %d "
-                         "(use a raw access pattern)", fld(field), (long long)step, t->name, d);
+                enc_fail(b, "%s%sfield '%s': negative slice step %lld for '%s' dimension %d "
+                         "(use a raw access pattern)", PATHP(b), fld(field), (long long)step, t->name, d);
                 return enc_ap_none();
             }
             start = sl.has_start ? sl.start : 0;
             stop = sl.has_stop ? sl.stop : n;
             if (start < 0 || stop < 0) {
-                enc_fail(b, "field '%s': negative slice bound %lld:%lld for '%s' dimension %d",
-                         fld(field), (long long)start, (long long)stop, t->name, d);
+                enc_fail(b, "%s%sfield '%s': negative slice bound %lld:%lld for '%s' dimension %d",
+                         PATHP(b), fld(field), (long long)start, (long long)stop, t->name, d);
                 return enc_ap_none();
             }
             if (stop > n)
@@ -425,8 +440,8 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
         }
         int64_t cnt = slice_count(start, stop, step);
         if (cnt <= 0) {
-            enc_fail(b, "field '%s': slice %lld:%lld of '%s' dimension %d (%lld) is empty",
-                     fld(field), (long long)(sl.has_start ? sl.start : 0),
+            enc_fail(b, "%s%sfield '%s': slice %lld:%lld of '%s' dimension %d (%lld) is empty",
+                     PATHP(b), fld(field), (long long)(sl.has_start ? sl.start : 0),
                      (long long)(sl.has_stop ? sl.stop : n), t->name, d, (long long)n);
             return enc_ap_none();
         }
@@ -455,7 +470,7 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
         return a;
     const tir_tensor_t *t = &b->k->tensors[tensor];
     if (ndim < 1 || ndim > TIR_MAX_DIMS) {
-        enc_fail(b, "field '%s': access pattern has %d [step, count] pairs (1..%d)", fld(field),
+        enc_fail(b, "%s%sfield '%s': access pattern has %d [step, count] pairs (1..%d)", PATHP(b), fld(field),
                  ndim, TIR_MAX_DIMS);
         return a;
     }
@@ -464,8 +479,8 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
     for (int d = 0; d < ndim; d++) {
         int64_t st = pairs[d][0], c = pairs[d][1];
         if (c < 1 || c > ((int64_t)1 << 32) || st < -((int64_t)1 << 40) || st > ((int64_t)1 << 40)) {
-            enc_fail(b, "field '%s': access pattern pair %d [%lld, %lld]: count must be >= 1 "
-                     "and |step| <= 2^40", fld(field), d, (long long)st, (long long)c);
+            enc_fail(b, "%s%sfield '%s': access pattern pair %d [%lld, %lld]: count must be >= 1 "
+                     "and |step| <= 2^40", PATHP(b), fld(field), d, (long long)st, (long long)c);
             return enc_ap_none();
         }
         if (st > 0)
@@ -476,16 +491,16 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
         a.count[d] = c;
     }
     if (lo < 0 || hi >= total) {
-        enc_fail(b, "field '%s': access pattern reaches elements %lld..%lld of '%s' which has "
-                 "%lld elements", fld(field), (long long)lo, (long long)hi, t->name,
+        enc_fail(b, "%s%sfield '%s': access pattern reaches elements %lld..%lld of '%s' which has "
+                 "%lld elements", PATHP(b), fld(field), (long long)lo, (long long)hi, t->name,
                  (long long)total);
         return enc_ap_none();
     }
     if (is_tile(t->kind)) {
         int64_t row = total / t->shape[0];
         if (a.step[0] != row && a.count[0] > 1) {
-            enc_fail(b, "field '%s': on tile '%s' the first access pattern pair is the "
-                     "partition dim: its step must be the row size %lld (got %lld)", fld(field),
+            enc_fail(b, "%s%sfield '%s': on tile '%s' the first access pattern pair is the "
+                     "partition dim: its step must be the row size %lld (got %lld)", PATHP(b), fld(field),
                      t->name, (long long)row, (long long)a.step[0]);
             return enc_ap_none();
         }
@@ -495,13 +510,13 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
             a.step[0] = row;
         int64_t p0 = offset / row;
         if (p0 + a.count[0] > t->shape[0]) {
-            enc_fail(b, "field '%s': access pattern covers partitions %lld..%lld of tile '%s' "
-                     "(%lld)", fld(field), (long long)p0, (long long)(p0 + a.count[0] - 1),
+            enc_fail(b, "%s%sfield '%s': access pattern covers partitions %lld..%lld of tile '%s' "
+                     "(%lld)", PATHP(b), fld(field), (long long)p0, (long long)(p0 + a.count[0] - 1),
                      t->name, (long long)t->shape[0]);
             return enc_ap_none();
         }
         if (ndim - 1 > ISA_MAX_FREE_DIMS) {
-            enc_fail(b, "field '%s': %d free dims (at most %d)", fld(field), ndim - 1,
+            enc_fail(b, "%s%sfield '%s': %d free dims (at most %d)", PATHP(b), fld(field), ndim - 1,
                      ISA_MAX_FREE_DIMS);
             return enc_ap_none();
         }
@@ -546,6 +561,10 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     tpb_err_t verr;
     if (enc_validate_op(b->k, b->target, op, &verr))
         return enc_fail(b, "%s", verr.msg);
+    /* an op only one engine can run names that engine in both front-ends */
+    unsigned legal = enc_legal_engines(op->kind);
+    if (op->engine == ISA_ENG_UNASSIGNED && legal && !(legal & (legal - 1)))
+        op->engine = __builtin_ctz(legal);
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);

@@ -191,6 +191,8 @@ int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer);
  * "<path> (<op>): field '<field>': <what>" (seed messages verbatim). */
 int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                     tpb_err_t *err);
+/* Bitmask (1 << isa_engine_t) of the engines that may run an op kind. */
+unsigned enc_legal_engines(tir_opkind_t kind);
 /* The NKI argument name of an op's operand slot, for messages:
  * slot 0..3 = src[i], -1 = dst, -2 = dst2, -3 = index, -4 = bias. */
 const char *enc_operand_name(tir_opkind_t kind, int slot);

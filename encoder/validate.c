@@ -257,6 +257,11 @@ static unsigned legal_engines(tir_opkind_t k)
     return 0;
 }
 
+unsigned enc_legal_engines(tir_opkind_t k)
+{
+    return legal_engines(k);
+}
+
 static bool is_dma(tir_opkind_t k)
 {
     return k <= TIR_INDIRECT_SAVE || k == TIR_SENDRECV;
@@ -884,7 +889,7 @@ static int check_misc(const vctx_t *v)
                          (long long)ap_free(&op->dst), (long long)ap_free(&op->src[0]));
         return 0;
     case TIR_TENSOR_PARTITION_REDUCE:
-        if (check_reduce_alu(v, op->reduce_op, "op"))
+        if (check_reduce_alu(v, op->reduce_op, "operator"))
             return -1;
         if (ap_parts(&op->dst) != 1 || ap_free(&op->dst) != ap_free(&op->src[0]))
             return vfail(v, "dst", "must be [1, %lld] (got %lld x %lld)",
@@ -936,7 +941,7 @@ static int check_compute(const vctx_t *v)
     case TIR_ACTIVATION: case TIR_ACTIVATE2:
         return check_activation(v);
     case TIR_TENSOR_TENSOR: {
-        if (check_alu(v, op->op0, "op", false) || same_pf(v, &op->dst, -1, &op->src[0], 0) ||
+        if (check_alu(v, op->op0, "operator", false) || same_pf(v, &op->dst, -1, &op->src[0], 0) ||
             same_pf(v, &op->dst, -1, &op->src[1], 1))
             return -1;
         if (tens(v, &op->src[0])->kind == TIR_T_PSUM && tens(v, &op->src[1])->kind == TIR_T_PSUM)
@@ -956,7 +961,7 @@ static int check_compute(const vctx_t *v)
                same_pf(v, &op->dst, -1, &op->src[1], 1) ||
                per_partition_scalar(v, &op->s0, 100, &op->src[0]);
     case TIR_TENSOR_REDUCE: {
-        if (check_reduce_alu(v, op->reduce_op, "op"))
+        if (check_reduce_alu(v, op->reduce_op, "operator"))
             return -1;
         const tir_ap_t *s = &op->src[0];
         int nfree = s->ndim - 1;
