@@ -670,6 +670,30 @@ static void json_position(const char *json, size_t off, long *line, long *col)
     }
 }
 
+/* Nesting depth left open at the end of the text (strings skipped): > 0
+ * means the file was cut short. */
+static long open_depth(const char *json, size_t len)
+{
+    long depth = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = json[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_str = false;
+        } else if (ch == '"') {
+            in_str = true;
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        }
+    }
+    return in_str ? depth + 1 : depth;
+}
+
 static int parse_root(const char *json, size_t len, const char *name, cJSON **root, tpb_err_t *err)
 {
     const char *end = NULL;
@@ -679,7 +703,7 @@ static int parse_root(const char *json, size_t len, const char *name, cJSON **ro
     size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
     long line, col;
     json_position(json, off, &line, &col);
-    if (off >= len)
+    if (off >= len || open_depth(json, len) > 0)
         return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON: unexpected end of "
                         "file (truncated trace?)", name, off, line, col);
     return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON near '%.16s'",
