@@ -242,7 +242,10 @@ static void case_name_from_dir(gc_case_t *c)
     while (n > 1 && tmp[n - 1] == '/')
         tmp[--n] = 0;
     const char *slash = strrchr(tmp, '/');
-    snprintf(c->name, sizeof c->name, "%s", slash ? slash + 1 : tmp);
+    const char *base = slash ? slash + 1 : tmp;
+    size_t len = strlen(base) < sizeof c->name - 1 ? strlen(base) : sizeof c->name - 1;
+    memcpy(c->name, base, len);
+    c->name[len] = 0;
 }
 
 int gc_case_load(const char *dir, gc_case_t *c, tpb_err_t *err)

@@ -385,6 +385,8 @@ static int plan_subject(run_plan_t *p, const run_opts_t *o, tpb_err_t *err)
             fio_join(p->inputs, sizeof p->inputs, o->subject, "inputs", err))
             return -1;
         p->has_expected = fio_is_dir(p->expected);
+        if (!fio_is_dir(p->inputs))
+            p->inputs[0] = 0; /* a kernel without inputs (git keeps no empty dir) */
     } else {
         if (!fio_exists(o->subject))
             return tpb_errf(err, "%s: no such kernel file or case directory", o->subject);
