@@ -514,6 +514,43 @@ static void test_timing_only_keeps_timing(void **state)
     assert_int_equal(cyc[0], cyc[1]);
 }
 
+/* core 0 sends a tile into core 1's SBUF (remote DAP core) and signals core
+ * 1 with a remote semaphore update at completion; core 1 stores it. */
+static void test_sendrecv_two_cores(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 2);
+    int64_t sh[2] = { 8, 32 };
+    uint64_t a = tb_tensor(&b, "a", "input", F32, 2, sh);
+    uint64_t o = tb_tensor(&b, "out", "output", F32, 2, sh);
+    isa_dap_t remote = tb_sb(4, 64, F32, 4, 32, PITCH, 8);
+    remote.core = 1;
+    tb_add(&b, 0, TB_SP, tb_dma(remote, tb_hbm(a, F32, 4, 32, 128, 8), 0));
+    isa_inst_t t = tb_trig(0, 1);
+    tb_upd_remote(&t, 1, 2, ISA_SEMOP_SEM_INC, 0);
+    tb_add(&b, 0, TB_SP, t);
+    isa_dap_t local1 = tb_sb(4, 64, F32, 4, 32, PITCH, 8);
+    local1.core = 1;
+    isa_inst_t d = tb_dma(tb_hbm(o, F32, 4, 32, 128, 8), local1, 0);
+    tb_wait(&d, 2, 1);
+    tb_add(&b, 1, TB_SP, d);
+    tb_add(&b, 1, TB_SP, tb_trig(0, 1));
+    tb_write(&b);
+    sim_t *s = tb_load(&b, NULL);
+    float in[256], out[256];
+    for (int i = 0; i < 256; i++)
+        in[i] = (float)(i * 3 % 17) - 4.0f;
+    tb_input_f32(s, "a", in, 2, sh);
+    tpb_err_t err;
+    if (sim_run(s, &err))
+        fail_msg("%s", err.msg);
+    get_f32(s, "out", out, 256);
+    assert_memory_equal(in, out, sizeof in);
+    sim_free(s);
+    tb_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_bounds_violations),
         cmocka_unit_test(test_check_uninit),
         cmocka_unit_test(test_timing_only_keeps_timing),
+        cmocka_unit_test(test_sendrecv_two_cores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
