@@ -1693,7 +1693,7 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     snprintf(j->b.k->target, sizeof j->b.k->target, "%s", tg->name);
     if (kname)
         snprintf(j->b.k->name, sizeof j->b.k->name, "%s", kname);
-    int nprog, ncores, core;
+    int nprog = 1, ncores = 1, core = 0;
     if (parse_grid(j, root, opts->program_id, &nprog, &ncores, &core))
         return -1;
     j->b.k->program_id = opts->program_id;
