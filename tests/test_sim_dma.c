@@ -155,6 +155,34 @@ static void test_partition_spread_formula(void **state)
     tb_free(&b);
 }
 
+/* DMA transpose: bandwidth scaled by dma_transpose_efficiency */
+static void test_transpose_timing(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t sh[2] = { 32, 32 };
+    uint64_t a = tb_tensor(&b, "a", "input", ISA_DT_BF16, 2, sh);
+    /* dst[c][r] = src[r][c] within partition 0: 1024 bf16 = 2048 bytes */
+    isa_inst_t d = tb_dma(tb_sb(0, 0, ISA_DT_BF16, 64, 32, 2, 32), tb_hbm(a, ISA_DT_BF16, 2, 32, 64, 32), 0);
+    d.f.DDESC.transpose = 1;
+    tb_add(&b, 0, TB_SP, d);
+    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    tb_write(&b);
+    sim_t *s = tb_load(&b, NULL);
+    float in[1024] = { 0 };
+    tb_input_f32(s, "a", in, 2, sh);
+    tpb_err_t err;
+    assert_int_equal(sim_run(s, &err), 0);
+    const tpb_target_t *t = trn2();
+    uint64_t sub = (uint64_t)(2 * t->seq_issue_cycles / t->clk_ref * 1000.0 + 0.999);
+    double ns = 2048 / (t->dma_bytes_per_ns_per_engine * t->dma_transpose_efficiency);
+    uint64_t dur = (uint64_t)(t->dma_fixed_latency_ns * 1000.0) + (uint64_t)ceil(ns * 1000.0 - 1e-9);
+    assert_int_equal(tb_cycles(s), ref_cycles_ceil(sub + dur));
+    sim_free(s);
+    tb_free(&b);
+}
+
 static void test_cast(void **state)
 {
     (void)state;
@@ -557,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_copy_roundtrip),
         cmocka_unit_test(test_queue_ordering),
         cmocka_unit_test(test_partition_spread_formula),
+        cmocka_unit_test(test_transpose_timing),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_accumulate_and_registers),
         cmocka_unit_test(test_untriggered_warning_and_trigger_errors),
