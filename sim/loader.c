@@ -77,17 +77,25 @@ static int parse_tensor(sim_t *s, const char *path, int i, const cJSON *j, sim_t
     uint64_t n = 1;
     for (int d = 0; d < nd; d++) {
         const cJSON *v = cJSON_GetArrayItem(shape, d);
-        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e12)
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e12 ||
+            v->valuedouble != (double)(int64_t)v->valuedouble)
             return tpb_errf(err, "%s: tensors[%d] (%s): field shape[%d]: not a valid size", path, i,
                             t->name, d);
         t->shape[d] = (int64_t)v->valuedouble;
-        n *= (uint64_t)t->shape[d];
+        if (t->shape[d] && n > (1ull << 40) / (uint64_t)t->shape[d])
+            n = (1ull << 40) + 1; /* reported below */
+        else
+            n *= (uint64_t)t->shape[d];
     }
-    if (addr->valuedouble < 0)
-        return tpb_errf(err, "%s: tensors[%d] (%s): field hbm_addr is negative", path, i, t->name);
+    if (addr->valuedouble < 0 || addr->valuedouble > 1e15)
+        return tpb_errf(err, "%s: tensors[%d] (%s): field hbm_addr %.0f is out of range", path, i,
+                        t->name, addr->valuedouble);
+    if (n > (1ull << 40))
+        return tpb_errf(err, "%s: tensors[%d] (%s): field shape: %llu elements is too large", path,
+                        i, t->name, (unsigned long long)n);
     t->addr = (uint64_t)addr->valuedouble;
     t->bytes = n * isa_dtype_size(t->dtype);
-    if (cJSON_IsNumber(bytes) && (uint64_t)bytes->valuedouble != t->bytes)
+    if (cJSON_IsNumber(bytes) && bytes->valuedouble != (double)t->bytes)
         return tpb_errf(err, "%s: tensors[%d] (%s): field bytes: %.0f but shape x dtype gives %llu",
                         path, i, t->name, bytes->valuedouble, (unsigned long long)t->bytes);
     if (t->addr + t->bytes > s->hbm_bytes)
@@ -110,7 +118,8 @@ static uint64_t tensors_extent(const cJSON *tensors)
     {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "hbm_addr");
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "bytes");
-        if (cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble + b->valuedouble > (double)hi)
+        if (cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble >= 0 && b->valuedouble >= 0 &&
+            a->valuedouble + b->valuedouble < 1e15 && a->valuedouble + b->valuedouble > (double)hi)
             hi = (uint64_t)(a->valuedouble + b->valuedouble);
     }
     return hi;
@@ -188,8 +197,9 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
         }
     }
     if (cJSON_IsNumber(hb)) {
-        if (hb->valuedouble < 0) {
-            tpb_errf(err, "%s: field hbm_bytes is negative", path);
+        if (hb->valuedouble < 0 || hb->valuedouble > (double)s->t->hbm_bytes) {
+            tpb_errf(err, "%s: field hbm_bytes: %.0f is outside 0..%llu (target %s)", path,
+                     hb->valuedouble, (unsigned long long)s->t->hbm_bytes, s->t->name);
             goto out;
         }
         s->hbm_bytes = (uint64_t)hb->valuedouble;

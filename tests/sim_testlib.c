@@ -16,6 +16,8 @@ void tb_init(tb_t *b, unsigned ncores)
     memset(b, 0, sizeof *b);
     b->ncores = ncores;
     b->target = "trn2";
+    b->tgt = *tpb_target_get("trn2");
+    b->tgt.sbuf_partition_bytes = 32 * 1024;
     snprintf(b->dir, sizeof b->dir, "/tmp/tpb_simtest_XXXXXX");
     assert_non_null(mkdtemp(b->dir));
 }
@@ -243,7 +245,14 @@ sim_t *tb_load(tb_t *b, const sim_options_t *o)
 {
     sim_t *s = NULL;
     tpb_err_t err = { { 0 } };
-    if (sim_load(b->dir, o, &s, &err) != 0)
+    sim_options_t opt;
+    if (o)
+        opt = *o;
+    else
+        sim_options_default(&opt);
+    if (!opt.target)
+        opt.target = &b->tgt;
+    if (sim_load(b->dir, &opt, &s, &err) != 0)
         fail_msg("sim_load: %s", err.msg);
     return s;
 }

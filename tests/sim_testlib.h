@@ -10,6 +10,7 @@
 #include "isa.h"
 #include "npy.h"
 #include "sim.h"
+#include "target.h"
 
 #define TB_MAX_CORES 8
 #define TB_MAX_TENSORS 16
@@ -34,6 +35,9 @@ typedef struct {
     uint64_t hbm_bytes;      /* 0 = end of the last tensor */
     uint64_t next_addr;
     bool no_tensor_map;
+    /* target used by tb_load/tb_run when the options name none: trn2 with
+     * 32 KiB SBUF partitions (same timing, less memory to allocate) */
+    tpb_target_t tgt;
 } tb_t;
 
 void tb_init(tb_t *b, unsigned ncores);

@@ -428,7 +428,7 @@ static void test_bounds_violations(void **state)
 
     /* SBUF: offset past the partition size */
     b.n[0][TB_SP]--;
-    uint32_t pb = tpb_target_get("trn2")->sbuf_partition_bytes;
+    uint32_t pb = b.tgt.sbuf_partition_bytes;
     tb_add(&b, 0, TB_SP, tb_dma(tb_sb(3, pb - 8, F32, 4, 16, 0, 1), tb_hbm(a, F32, 4, 16, 0, 1), 0));
     assert_int_equal(tb_run(&b, NULL, &s, &err), -1);
     assert_non_null(strstr(err.msg, "operand dst: sbuf address"));
