@@ -176,6 +176,9 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
     }
     if (!s->t)
         s->t = tpb_target_default();
+    if (s->opt.target && cJSON_IsString(tgt) && strcmp(tgt->valuestring, s->t->name))
+        sim_add_warning(s, "%s: compiled for target %s, simulated with %s parameters", path,
+                        tgt->valuestring, s->t->name);
     if (cJSON_IsNumber(nc)) {
         if (nc->valuedouble < 1 || nc->valuedouble > s->t->max_cores ||
             nc->valuedouble > SIM_MAX_CORES) {

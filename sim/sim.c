@@ -308,6 +308,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         size_t next;
         if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
+        if (cycles == 0)
+            cycles = 1; /* every instruction advances time: loops always progress */
         uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
         if (end < start)
             end = start;

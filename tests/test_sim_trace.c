@@ -105,7 +105,7 @@ static void test_trace_structure(void **state)
     double last_end[700], last_end_cycle[700];
     for (int i = 0; i < 700; i++)
         last_end[i] = last_end_cycle[i] = -1;
-    int ninst = 0, ndma = 0, ncnt = 0;
+    int ninst = 0, ndma = 0, ncnt = 0, at_zero = 0;
     bool saw_waited = false, saw_src = false, saw_qname = false;
     const cJSON *e;
     cJSON_ArrayForEach(e, evs)
@@ -159,6 +159,7 @@ static void test_trace_structure(void **state)
             continue;
         }
         ninst++;
+        at_zero += num(args, "start_cycle") == 0;
         assert_true(tid >= 1 && tid <= 5);
         num(args, "pc");
         num(args, "opcode");
@@ -184,6 +185,8 @@ static void test_trace_structure(void **state)
         }
     }
     assert_int_equal(ninst, 2 + 1 + 2 + 5);
+    /* cycles count from 0: SP and DVE start their first instruction at cycle 0 */
+    assert_int_equal(at_zero, 2);
     assert_int_equal(ndma, 2);
     assert_true(ncnt >= 2);
     assert_true(saw_waited && saw_src && saw_qname);
