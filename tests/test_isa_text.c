@@ -509,6 +509,18 @@ static void test_invalid_bundles_are_reported(void **state)
     encode_ok("Halt", b, &len);
     expect_dis_problem(b, len + 5, "5 trailing bytes at offset 0x40");
 
+    /* an out-of-range op in the struct is rejected, not read past the table */
+    isa_inst_t bad;
+    memset(&bad, 0, sizeof bad);
+    bad.op = ISA_OP_COUNT;
+    uint8_t two[2][ISA_BUNDLE_BYTES];
+    unsigned nbb = 9;
+    isa_err_t e2;
+    assert_int_equal(isa_encode_with_prefixes(&bad, two, &nbb, &e2), ISA_E_OPCODE);
+    assert_int_equal(nbb, 0);
+    char txt[64];
+    assert_int_equal(isa_format_inst(&bad, txt, sizeof txt), 0);
+
     /* opcode not legal on the engine */
     encode_ok("Matmul", b, &len);
     isa_dis_opts_t o = { .engine = ISA_ENG_DVE };
