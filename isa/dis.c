@@ -344,6 +344,9 @@ static void emit_hex(dis_ctx_t *c, const uint8_t *b)
 /* One printed bundle: text (instruction or .bundle), optional comment. */
 static void emit(dis_ctx_t *c, size_t pc, const uint8_t *b, const char *text, const char *comment)
 {
+    const char *note = pc < c->opts->nnotes && c->opts->notes ? c->opts->notes[pc] : NULL;
+    if (note)
+        text_add(c->out, "%s# %s\n", c->opts->canonical ? "" : "              ", note);
     if (c->opts->canonical) {
         if (comment)
             text_add(c->out, "# %s\n", comment);

@@ -73,3 +73,15 @@ add_test(NAME isa_cli_dis_artifact_dir
                         if \"$1\" dis \$d > \$d/out2 2> \$d/err; then exit 1; fi;
                         grep -q 'LdWeights is not legal on engine DVE' \$d/out2" sh $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR})
 set_tests_properties(isa_cli_dis_artifact_dir PROPERTIES LABELS "quick")
+
+# Integration: the compiler's artifact disassembles cleanly (with the sidecar
+# names) and every stream round-trips through tpb dis --canonical | tpb as.
+add_test(NAME isa_dis_compiled_artifact
+         COMMAND sh -c "set -e; d=\$(mktemp -d); trap 'rm -rf \$d' EXIT;
+                        \"$1\" compile \"$2/examples/kernels/tensor_add.json\" -o \$d/art > /dev/null;
+                        \"$1\" dis \$d/art > \$d/out;
+                        grep -q 'semaphores: S0=PE' \$d/out; grep -q '# tensor_tensor' \$d/out;
+                        for b in \$d/art/nc*/sg*/*.bin; do
+                          \"$1\" dis --canonical \$b > \$d/x.s; \"$1\" as \$d/x.s -o \$d/x.bin; cmp \$b \$d/x.bin;
+                        done" sh $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR})
+set_tests_properties(isa_dis_compiled_artifact PROPERTIES LABELS "quick")
