@@ -44,8 +44,25 @@ static int perf_check(sim_exec_ctx_t *ctx, unsigned perf)
         return 0;
     if (perf == ISA_PERF_DOUBLE_ROW && !ctx->target->pe_double_row)
         return sim_fail(ctx, "perf: double_row is not available on %s", ctx->target->name);
-    return sim_fail(ctx, "perf: double_row (K=256 per instruction) is not modelled by this "
-                    "simulator; use two K=128 matmuls");
+    if (perf != ISA_PERF_DOUBLE_ROW)
+        return sim_fail(ctx, "perf: invalid perf mode %u", perf);
+    return 0;
+}
+
+/* double_row (ARCH3): fp8 only, whole array (no row/column tiling). */
+static int double_row_check(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o)
+{
+    if (t.row_pos || t.col_pos || t.row_size != PE_DIM || t.col_size != PE_DIM)
+        return sim_fail(ctx, "perf: double_row uses the whole 128x128 array (row_pos/col_pos 0, "
+                        "sizes 128), not tile rows [%u, +%u) cols [%u, +%u)", t.row_pos,
+                        t.row_size, t.col_pos, t.col_size);
+    if (o->dtype != ISA_DT_FP8E4M3 && o->dtype != ISA_DT_FP8E5M2)
+        return sim_fail(ctx, "%s: double_row is an fp8 mode, not %s", o->name,
+                        isa_dtype_name(o->dtype));
+    if (o->nfree % 2)
+        return sim_fail(ctx, "%s: double_row needs [K, 2, n] data: an even element count "
+                        "per partition, not %u", o->name, o->nfree);
+    return 0;
 }
 
 /* Clear a tile before a load: cells outside the loaded K x M stay zero and
@@ -55,6 +72,7 @@ static void tile_clear(sim_pe_state_t *pe, pe_tile_t t)
     for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++)
         for (unsigned c = t.col_pos; c < t.col_pos + t.col_size; c++) {
             pe->w[r][c] = 0.0f;
+            pe->w_dr[r][c] = 0.0f;
             pe->w_loaded[r][c] = 0;
             pe->sparse_tags[r][c] = 0;
         }
@@ -77,25 +95,33 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_LDW_t *f = &d->inst.f.LDW;
     pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
+    bool dr = f->perf == ISA_PERF_DOUBLE_ROW;
     sim_opnd_t s;
     if (tile_check(ctx, t) || perf_check(ctx, f->perf))
         return -1;
     if (sim_opnd_tap(ctx, &s, &f->src, "src", SIM_RD))
         return -1;
-    if (fits_tile(ctx, t, s.nparts, s.nfree, "src")) {
+    /* double_row: src is [K, 2, M]; element r*M + m of partition k is row
+     * r*128 + k of the contraction. */
+    uint32_t m_cols = dr ? s.nfree / 2 : s.nfree;
+    if ((dr && double_row_check(ctx, t, &s)) || fits_tile(ctx, t, s.nparts, m_cols, "src")) {
         sim_opnd_free(&s);
         return -1;
     }
     sim_pe_state_t *pe = ctx->pe;
     tile_clear(pe, t);
     for (unsigned k = 0; k < s.nparts; k++)
-        for (uint32_t m = 0; m < s.nfree; m++) {
+        for (uint32_t m = 0; m < m_cols; m++) {
             pe->w_loaded[t.row_pos + k][t.col_pos + m] = 1;
-            if (!ctx->timing_only)
-                pe->w[t.row_pos + k][t.col_pos + m] = num_load_f32(sim_el(&s, k, m), s.dtype);
+            if (ctx->timing_only)
+                continue;
+            pe->w[t.row_pos + k][t.col_pos + m] = num_load_f32(sim_el(&s, k, m), s.dtype);
+            if (dr)
+                pe->w_dr[k][m] = num_load_f32(sim_el(&s, k, m_cols + m), s.dtype);
         }
     pe->w_dtype = s.dtype;
     pe->sparse_ratio = 0;
+    pe->double_row = dr;
     sim_opnd_free(&s);
     return 0;
 }
@@ -157,6 +183,7 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         }
     pe->w_dtype = o[0].dtype;
     pe->sparse_ratio = 0;
+    pe->double_row = 0;
     rc = 0;
 done:
     free_all(o, 2);
@@ -224,6 +251,7 @@ static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         }
     pe->w_dtype = o[0].dtype;
     pe->sparse_ratio = r;
+    pe->double_row = 0;
     rc = 0;
 done:
     free_all(o, 2);
@@ -292,7 +320,7 @@ done:
 /* dst[m][n] (=|+=) sum_k w[row+k][col+m] * x[k][n]; x optionally scaled by
  * an MX block scale. */
 static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const isa_tap_t *dt,
-                  const isa_tap_t *scale, bool accumulate)
+                  const isa_tap_t *scale, bool accumulate, bool dr)
 {
     sim_opnd_t o[3];
     memset(o, 0, sizeof o);
@@ -305,8 +333,16 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
         (scale && sim_opnd_tap(ctx, &o[2], scale, "scale", SIM_RD)) ||
         (scale && mx_scale_shape(ctx, &o[0], &o[2])) || dst_dtype_check(ctx, &o[1]))
         goto done;
+    if (dr != (ctx->pe->double_row != 0)) {
+        sim_fail(ctx, dr ? "perf: double_row matmul needs weights loaded with perf=double_row"
+                         : "perf: the weights were loaded with perf=double_row; the matmul "
+                           "must use it too");
+        goto done;
+    }
+    if (dr && double_row_check(ctx, t, &o[0]))
+        goto done;
     unsigned k = o[0].nparts, m = o[1].nparts;
-    uint32_t n = o[0].nfree;
+    uint32_t n = dr ? o[0].nfree / 2 : o[0].nfree;
     if (o[1].nfree != n) {
         sim_fail(ctx, "dst: %u elements per partition but moving has N=%u", o[1].nfree, n);
         goto done;
@@ -314,22 +350,26 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
     if (weights_check(ctx, t, k, m))
         goto done;
     if (!ctx->timing_only) {
-        x = malloc((size_t)k * n * sizeof *x);
+        uint32_t xn = o[0].nfree; /* moving row length: n, or 2n in double_row */
+        x = malloc((size_t)k * xn * sizeof *x);
         if (!x) {
             sim_fail(ctx, "out of memory");
             goto done;
         }
         for (unsigned r = 0; r < k; r++)
-            for (uint32_t j = 0; j < n; j++) {
+            for (uint32_t j = 0; j < xn; j++) {
                 float v = num_load_f32(sim_el(&o[0], r, j), o[0].dtype);
-                x[(size_t)r * n + j] = scale ? e8m0_scale(v, *sim_el(&o[2], r / MX_BLOCK, j)) : v;
+                x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(&o[2], r / MX_BLOCK, j)) : v;
             }
         const sim_pe_state_t *pe = ctx->pe;
         for (unsigned c = 0; c < m; c++)
             for (uint32_t j = 0; j < n; j++) {
                 float s = 0.0f;
                 for (unsigned r = 0; r < k; r++)
-                    s += pe->w[t.row_pos + r][t.col_pos + c] * x[(size_t)r * n + j];
+                    s += pe->w[t.row_pos + r][t.col_pos + c] * x[(size_t)r * xn + j];
+                if (dr) /* contraction rows 128 + r come after rows 0..K-1 */
+                    for (unsigned r = 0; r < k; r++)
+                        s += pe->w_dr[r][c] * x[(size_t)r * xn + n + j];
                 uint8_t *dst = sim_el(&o[1], c, j);
                 if (accumulate)
                     s = num_load_f32(dst, o[1].dtype) + s;
@@ -350,11 +390,14 @@ static int exec_matmul(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
     if (perf_check(ctx, f->perf))
         return -1;
+    if (f->transpose && f->perf == ISA_PERF_DOUBLE_ROW)
+        return sim_fail(ctx, "perf: double_row cannot be combined with transpose");
     if (f->transpose)
         return mm_transpose(ctx, f);
     if (tile_check(ctx, t))
         return -1;
-    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0);
+    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0,
+                  f->perf == ISA_PERF_DOUBLE_ROW);
 }
 
 static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -365,9 +408,11 @@ static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "transpose: a sparse matmul cannot transpose");
     if (perf_check(ctx, f->perf) || tile_check(ctx, t))
         return -1;
+    if (f->perf == ISA_PERF_DOUBLE_ROW)
+        return sim_fail(ctx, "perf: double_row cannot be combined with a sparse matmul");
     if (ctx->pe->sparse_ratio == 0)
         return sim_fail(ctx, "weights: MatmulSparse needs weights loaded by LdWeightsSparse");
-    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0);
+    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0, false);
 }
 
 static int exec_matmul_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -376,7 +421,10 @@ static int exec_matmul_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
     if (tile_check(ctx, t))
         return -1;
-    return mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0);
+    if (ctx->pe->double_row)
+        return sim_fail(ctx, "perf: the weights were loaded with perf=double_row; MatmulMX "
+                        "cannot use them");
+    return mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false);
 }
 
 /* ---- costs (PE cycles) ---- */
@@ -396,6 +444,7 @@ static uint64_t ls_cost(const tpb_target_t *t, const isa_tap_t *src, unsigned ro
 static uint64_t cost_ldweights(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
+    /* double_row: the free size counts both rows, so it loads 2M values */
     return ls_cost(t, &d->inst.f.LDW.src, d->inst.f.LDW.src.nparts);
 }
 
@@ -416,9 +465,11 @@ static uint64_t cost_ldweights_sparse(const tpb_target_t *t, isa_engine_t e, con
  * partitions), 64 = MM_INIT_LATENCY; fp32 x pe_fp32_factor (x half that
  * with onezero, and for transposes: ARCH3 "2x faster for FP32"). */
 static uint64_t mm_cost(const tpb_target_t *t, const isa_tap_t *mv, const isa_tap_t *dst,
-                        bool onezero, bool transpose)
+                        bool onezero, bool transpose, bool dr)
 {
-    uint64_t n = sim_tap_n(mv);
+    /* double_row: the [K, 2, N] moving data take the time of one K=128
+     * instruction of free size N (ARCH3) */
+    uint64_t n = dr ? sim_tap_n(mv) / 2 : sim_tap_n(mv);
     uint64_t m = transpose ? mv->nparts : dst->nparts;
     uint64_t floor = m < t->pe_mm_init_latency ? m : t->pe_mm_init_latency;
     uint64_t c = n > floor ? n : floor;
@@ -435,14 +486,15 @@ static uint64_t cost_matmul(const tpb_target_t *t, isa_engine_t e, const isa_dec
 {
     (void)e;
     const isa_fmt_MM_t *f = &d->inst.f.MM;
-    return mm_cost(t, &f->moving, &f->dst, f->onezero != 0, f->transpose != 0);
+    return mm_cost(t, &f->moving, &f->dst, f->onezero != 0, f->transpose != 0,
+                   f->perf == ISA_PERF_DOUBLE_ROW);
 }
 
 static uint64_t cost_matmul_mx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
     const isa_fmt_MMMX_t *f = &d->inst.f.MMMX;
-    return mm_cost(t, &f->moving, &f->dst, false, false);
+    return mm_cost(t, &f->moving, &f->dst, false, false, false);
 }
 
 static const sim_opimpl_t impl_ldw = { exec_ldweights, cost_ldweights };

@@ -112,7 +112,7 @@ static void test_tiles(void **state)
     l.inst.f.LDW.src = tap1(SB, BF, 0, 0, 1, 33);
     FX_FAILS(fx, &l, "src", "33 columns");
     l.inst.f.LDW.perf = ISA_PERF_DOUBLE_ROW;
-    FX_FAILS(fx, &l, "perf", "not modelled");
+    FX_FAILS(fx, &l, "perf", "whole 128x128 array");
     fx_free(fx);
 }
 
@@ -208,6 +208,48 @@ static void test_sparse(void **state)
     fx_free(fx);
 }
 
+/* double_row: stationary [K, 2, M], moving [K, 2, N]; the contraction
+ * runs over both rows of every partition. */
+static void test_double_row(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_PE);
+    const unsigned E4 = ISA_DT_FP8E4M3;
+    float w0[2] = { 1, 2 }, w1[2] = { 3, 4 }; /* partition p: [r=0, r=1], M = 1 */
+    float x0[4] = { 1, 2, 10, 20 }, x1[4] = { 3, 4, 30, 40 }; /* [r=0: n0 n1, r=1: n0 n1] */
+    fx_put(fx, SB, 0, 0, E4, w0, 2);
+    fx_put(fx, SB, 1, 0, E4, w1, 2);
+    fx_put(fx, SB, 0, 16, E4, x0, 4);
+    fx_put(fx, SB, 1, 16, E4, x1, 4);
+    isa_decoded_t l = ldw(tap1(SB, E4, 0, 0, 2, 2), 0, 0, 128, 128);
+    l.inst.f.LDW.perf = ISA_PERF_DOUBLE_ROW;
+    assert_int_equal(fx_run(fx, &l), 0);
+    isa_decoded_t d = mm(tap1(SB, E4, 16, 0, 2, 4), tap1(PS, F32, 0, 0, 1, 2), 0, 0, 128, 128);
+    FX_FAILS(fx, &d, "perf", "must use it too");
+    d.inst.f.MM.perf = ISA_PERF_DOUBLE_ROW;
+    assert_int_equal(fx_run(fx, &d), 0);
+    /* n0: 1*1 + 3*3 + 2*10 + 4*30; n1: 1*2 + 3*4 + 2*20 + 4*40 */
+    assert_feq(fx_get(fx, PS, 0, 0, F32, 0), 150.0f);
+    assert_feq(fx_get(fx, PS, 0, 0, F32, 1), 214.0f);
+    d.inst.f.MM.moving.count[0] = 3;
+    FX_FAILS(fx, &d, "moving", "even");
+    d.inst.f.MM.moving.count[0] = 4;
+    d.inst.f.MM.col_size = 64;
+    FX_FAILS(fx, &d, "whole 128x128 array");
+    d.inst.f.MM.col_size = 128;
+    d.inst.f.MM.moving.dtype = BF;
+    FX_FAILS(fx, &d, "moving", "fp8");
+    d.inst.f.MM.moving.dtype = E4;
+    d.inst.f.MM.transpose = 1;
+    FX_FAILS(fx, &d, "transpose");
+    /* a plain load resets the mode */
+    l.inst.f.LDW.perf = ISA_PERF_NORMAL;
+    d.inst.f.MM.transpose = 0;
+    assert_int_equal(fx_run(fx, &l), 0);
+    FX_FAILS(fx, &d, "needs weights loaded with perf=double_row");
+    fx_free(fx);
+}
+
 static void test_pe_costs(void **state)
 {
     (void)state;
@@ -241,6 +283,13 @@ static void test_pe_costs(void **state)
     assert_int_equal(fx_cost("trn2", ISA_ENG_PE, &l), 128);
     l.inst.f.LDW.src = tap1(SB, BF, 0, 0, 10, 3);
     assert_int_equal(fx_cost("trn2", ISA_ENG_PE, &l), 3);
+    l.inst.f.LDW.src = tap1(SB, ISA_DT_FP8E4M3, 0, 0, 128, 256);
+    l.inst.f.LDW.perf = ISA_PERF_DOUBLE_ROW; /* loads 2 x 128 values per partition */
+    assert_int_equal(fx_cost("trn2", ISA_ENG_PE, &l), 64);
+    d.inst.f.MM.moving = tap1(SB, ISA_DT_FP8E4M3, 0, 0, 128, 1024);
+    d.inst.f.MM.perf = ISA_PERF_DOUBLE_ROW; /* K=256 in the time of K=128 */
+    d.inst.op = ISA_OP_MATMUL;
+    assert_int_equal(fx_cost("trn2", ISA_ENG_PE, &d), 512);
     isa_decoded_t x = mk(ISA_OP_LDWEIGHTS_SPARSE);
     x.inst.f.LDWSP.src = tap1(SB, BF, 0, 0, 64, 128);
     x.inst.f.LDWSP.compress_ratio = 2;
@@ -262,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_mx),
         cmocka_unit_test(test_sparse),
+        cmocka_unit_test(test_double_row),
         cmocka_unit_test(test_pe_costs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
