@@ -227,6 +227,7 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (!ctx->timing_only) {
         int32_t steps[4] = { d->pred.step0, d->pred.step1, d->pred.step2, d->pred.step3 };
         sim_val_t fill = sim_val_f(d->pred.fill);
+        bool via_f32 = ctx->engine == ISA_ENG_ACT;
         for (unsigned p = 0; p < o[1].nparts; p++) {
             sim_val_t a0 = scalar_get(&s0, p), a1 = scalar_get(&s1, p);
             for (uint32_t i = 0; i < o[1].nfree; i++) {
@@ -238,6 +239,8 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                     continue;
                 }
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
+                if (via_f32) /* the Activation datapath is fp32 throughout */
+                    x = sim_val_f(sim_val_as_f(x));
                 sim_val_t r = f->rev0 ? sim_alu(f->op0, a0, x) : sim_alu(f->op0, x, a0);
                 r = f->rev1 ? sim_alu(f->op1, a1, r) : sim_alu(f->op1, r, a1);
                 sim_val_store(dst, o[1].dtype, r);

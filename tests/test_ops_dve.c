@@ -231,6 +231,39 @@ static void test_uninit_and_timing_only(void **state)
     fx_free(fx);
 }
 
+/* 4-D access patterns (dims 2-3 come from ApExt): flattened order is dim 0
+ * fastest; negative and zero steps. */
+static void test_multidim_tap(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    float v[24];
+    for (unsigned i = 0; i < 24; i++)
+        v[i] = (float)i;
+    fx_put(fx, SB, 0, 0, F32, v, 24);
+    isa_decoded_t d = mk(ISA_OP_TENSOR_COPY);
+    /* in viewed as [d3=2][d2=3][d1=2][d0=2] with d2 walking backwards */
+    isa_tap_t in = { .addr = 4 * 8, .dtype = F32, .space = SB, .start = 0, .nparts = 1,
+                     .ndims = 4, .step = { 1, 2, -4, 12 }, .count = { 2, 2, 3, 2 } };
+    d.inst.f.COPY.in = in;
+    d.inst.f.COPY.out = tap1(SB, F32, 512, 0, 1, 24);
+    assert_int_equal(fx_run(fx, &d), 0);
+    /* element (i3,i2,i1,i0) = 8 + i0 + 2*i1 - 4*i2 + 12*i3 */
+    const unsigned want[8] = { 8, 9, 10, 11, 4, 5, 6, 7 };
+    for (unsigned k = 0; k < 8; k++)
+        assert_feq(fx_get(fx, SB, 0, 512, F32, k), (float)want[k]);
+    assert_feq(fx_get(fx, SB, 0, 512, F32, 12), 20.0f); /* i3 = 1: 8 + 12 */
+    assert_feq(fx_get(fx, SB, 0, 512, F32, 23), 15.0f); /* 8+1+2-8+12 */
+    d.inst.f.COPY.in.addr = 4 * 7; /* i2 = 2 would reach element -1 */
+    FX_FAILS(fx, &d, "in", "[-4,");
+    /* ndims = 0: one element per partition */
+    d.inst.f.COPY.in = (isa_tap_t){ .addr = 8, .dtype = F32, .space = SB, .nparts = 1 };
+    d.inst.f.COPY.out = (isa_tap_t){ .addr = 1024, .dtype = F32, .space = SB, .nparts = 1 };
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 0, 1024, F32, 0), 2.0f);
+    fx_free(fx);
+}
+
 static void test_tensor_copy(void **state)
 {
     (void)state;
@@ -802,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_tt_shape_and_psum_rules),
         cmocka_unit_test(test_bounds_and_spaces),
         cmocka_unit_test(test_uninit_and_timing_only),
+        cmocka_unit_test(test_multidim_tap),
         cmocka_unit_test(test_tensor_copy),
         cmocka_unit_test(test_tensor_scalar),
         cmocka_unit_test(test_tensor_scalar_ptr_pred),
