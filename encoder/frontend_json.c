@@ -1220,7 +1220,7 @@ static int range_of(jx_t *j, const cJSON *o, const char *path, int64_t r[3], boo
     if (!cJSON_IsArray(rg) || cJSON_GetArraySize(rg) < 1 || cJSON_GetArraySize(rg) > 3)
         return quiet ? -1 : jfail(j, path, "range", "expected [stop], [start, stop] or "
                                   "[start, stop, step], got %s", type_name(rg));
-    int64_t v[3];
+    int64_t v[3] = { 0, 0, 0 };
     int n = 0;
     for (const cJSON *c = rg->child; c; c = c->next) {
         bool d = false;
