@@ -281,6 +281,27 @@ static int weights_check(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned 
     return 0;
 }
 
+/* A matmul writes one PSUM bank (2 KiB = 512 fp32 per partition): its
+ * output must not straddle a bank boundary (ARCH2, nc_matmul N <= 512). */
+static int psum_bank_check(sim_exec_ctx_t *ctx, const sim_opnd_t *dst)
+{
+    unsigned banks = ctx->target->psum_banks ? ctx->target->psum_banks : 1;
+    uint32_t bank = ctx->psum_pb / banks;
+    if (bank == 0 || dst->nfree == 0)
+        return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < dst->nfree; i++) {
+        if (dst->off[i] < lo)
+            lo = dst->off[i];
+        if (dst->off[i] + dst->esize > hi)
+            hi = dst->off[i] + dst->esize;
+    }
+    if (lo / bank != (hi - 1) / bank)
+        return sim_fail(ctx, "dst: psum bytes [0x%x, 0x%x) cross a %u-byte bank boundary; a "
+                        "matmul writes one bank", lo, hi, bank);
+    return 0;
+}
+
 static int dst_dtype_check(sim_exec_ctx_t *ctx, const sim_opnd_t *dst)
 {
     if (dst->dtype != ISA_DT_FP32 && dst->dtype != ISA_DT_BF16 && dst->dtype != ISA_DT_FP16)
@@ -298,7 +319,7 @@ static int mm_transpose(sim_exec_ctx_t *ctx, const isa_fmt_MM_t *f)
     if (f->accumulate)
         return sim_fail(ctx, "accumulate: a transpose cannot accumulate");
     if (sim_opnd_tap(ctx, &o[0], &f->moving, "moving", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->dst, "dst", SIM_WR))
+        sim_opnd_tap(ctx, &o[1], &f->dst, "dst", SIM_WR) || psum_bank_check(ctx, &o[1]))
         goto done;
     if (o[1].nparts != o[0].nfree || o[1].nfree != o[0].nparts || o[0].dtype != o[1].dtype) {
         sim_fail(ctx, "dst: transpose of %s [%u x %u] needs dst %s [%u x %u], got %s [%u x %u]",
@@ -331,7 +352,8 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
         /* accumulate reads PSUM inside the array's write path: allowed */
         (accumulate && sim_opnd_check_init(ctx, &o[1])) ||
         (scale && sim_opnd_tap(ctx, &o[2], scale, "scale", SIM_RD)) ||
-        (scale && mx_scale_shape(ctx, &o[0], &o[2])) || dst_dtype_check(ctx, &o[1]))
+        (scale && mx_scale_shape(ctx, &o[0], &o[2])) || dst_dtype_check(ctx, &o[1]) ||
+        psum_bank_check(ctx, &o[1]))
         goto done;
     if (dr != (ctx->pe->double_row != 0)) {
         sim_fail(ctx, dr ? "perf: double_row matmul needs weights loaded with perf=double_row"

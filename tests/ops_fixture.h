@@ -19,7 +19,7 @@
 #include "target.h"
 
 #define FX_SBUF_PB 4096u
-#define FX_PSUM_PB 2048u
+#define FX_PSUM_PB 16384u /* 8 banks of 2 KiB, as on trn1/trn2 */
 
 typedef struct {
     sim_exec_ctx_t ctx;

@@ -169,7 +169,7 @@ static void test_bounds_and_spaces(void **state)
     /* PSUM bound is smaller */
     d = tt(ISA_ALU_ADD, tap1(SB, F32, 0, 0, 1, 4), tap1(SB, F32, 64, 0, 1, 4),
            tap1(PS, F32, FX_PSUM_PB, 0, 1, 4));
-    FX_FAILS(fx, &d, "out", "outside psum", "2048");
+    FX_FAILS(fx, &d, "out", "outside psum", "16384");
     /* HBM and missing operands */
     d.inst.f.TT.out.space = ISA_SPACE_HBM;
     FX_FAILS(fx, &d, "out", "sbuf or psum", "hbm");

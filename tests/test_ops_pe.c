@@ -73,6 +73,10 @@ static void test_matmul(void **state)
     d.inst.f.MM.dst.count[0] = 3;
     FX_FAILS(fx, &d, "dst", "N=2");
     d.inst.f.MM.dst.count[0] = 2;
+    /* the output must stay inside one 2 KiB PSUM bank */
+    d.inst.f.MM.dst.addr = 2048 - 4;
+    FX_FAILS(fx, &d, "dst", "[0x7fc, 0x804)", "bank boundary");
+    d.inst.f.MM.dst.addr = 0;
     /* PE writes PSUM only, reads SBUF only */
     d.inst.f.MM.dst.space = SB;
     FX_FAILS(fx, &d, "dst", "PE writes psum only");
