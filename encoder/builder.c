@@ -59,6 +59,20 @@ void enc_set_path(enc_builder_t *b, const char *path)
     snprintf(b->path, sizeof b->path, "%s", path ? path : "");
 }
 
+/* Copy an op path into a TIR_PATH_LEN field, keeping the innermost part
+ * ("...body[3].body[1]") when it is too long. */
+static void copy_path(char dst[TIR_PATH_LEN], const char *src)
+{
+    size_t n = strlen(src);
+    if (n < TIR_PATH_LEN) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    memcpy(dst, "...", 3);
+    memcpy(dst + 3, src + n - (TIR_PATH_LEN - 4), TIR_PATH_LEN - 4);
+    dst[TIR_PATH_LEN - 1] = 0;
+}
+
 /* ---- tensors ---- */
 
 /* enc_fail with the current path in front ("inputs[0]: ..."). */
@@ -201,7 +215,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     t.dtype = dtype;
     t.ndim = ndim;
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
-    snprintf(t.path, sizeof t.path, "%s", b->path);
+    copy_path(t.path, b->path);
     t.shared_with = -1;
     if (grow_scope(b, b->k->ntensors))
         return tfail(b, "out of memory");
@@ -537,7 +551,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         return enc_fail(b, "%s: the kernel unrolls to more than %lld ops (runaway loop?)",
                         b->path[0] ? b->path : "op", (long long)b->max_ops);
     if (b->path[0])
-        snprintf(op->path, sizeof op->path, "%s", b->path);
+        copy_path(op->path, b->path);
     else
         snprintf(op->path, sizeof op->path, "op[%d]", b->k->nops);
     if (!op->name[0])
@@ -558,13 +572,13 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
                             enc_operand_name(op->kind, slots[i]), b->k->tensors[t].name,
                             b->k->tensors[t].path);
     }
-    tpb_err_t verr;
-    if (enc_validate_op(b->k, b->target, op, &verr))
-        return enc_fail(b, "%s", verr.msg);
     /* an op only one engine can run names that engine in both front-ends */
     unsigned legal = enc_legal_engines(op->kind);
     if (op->engine == ISA_ENG_UNASSIGNED && legal && !(legal & (legal - 1)))
         op->engine = __builtin_ctz(legal);
+    tpb_err_t verr;
+    if (enc_validate_op(b->k, b->target, op, &verr))
+        return enc_fail(b, "%s", verr.msg);
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);

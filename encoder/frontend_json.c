@@ -362,7 +362,7 @@ static int parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *
                         tir_ap_t *out)
 {
     static const char *const allowed[] = {"tensor", "offset", "ap", NULL};
-    char sub[TIR_PATH_LEN + 32];
+    char sub[ENC_PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s.%s", path, fname);
     if (check_fields(j, it, sub, allowed))
         return -1;
@@ -406,7 +406,7 @@ static int parse_indirect(jx_t *j, const cJSON *it, const char *path, const char
                           jop_t *out)
 {
     static const char *const allowed[] = {"tensor", "index", "rows", "cols", NULL};
-    char sub[TIR_PATH_LEN + 32];
+    char sub[ENC_PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s.%s", path, fname);
     if (check_fields(j, it, sub, allowed))
         return -1;
@@ -1305,7 +1305,7 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path)
         return jfail(j, path, "range", "the loop unrolls to about %lld ops, more than the limit "
                      "of %lld", (long long)est, (long long)j->max_ops);
     j->iterations += trips;
-    char sub[TIR_PATH_LEN + 16];
+    char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
     int mark = j->env.n;
     for (int64_t it = 0; it < trips; it++) {
@@ -1346,7 +1346,7 @@ static int exec_if(jx_t *j, const cJSON *o, const char *path)
         return jfail(j, path, which, "expected an array of ops, got %s", type_name(body));
     if (field(o, "else") && !cJSON_IsArray(field(o, "else")))
         return jfail(j, path, "else", "expected an array of ops");
-    char sub[TIR_PATH_LEN + 16];
+    char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.%s", path, which);
     int mark = j->env.n;
     enc_scope_begin(&j->b);
@@ -1385,7 +1385,7 @@ static int exec_block(jx_t *j, const cJSON *body, const char *path)
 {
     int i = 0;
     for (const cJSON *s = body->child; s; s = s->next, i++) {
-        char p[TIR_PATH_LEN];
+        char p[ENC_PATH_MAX];
         int n = snprintf(p, sizeof p, "%s[%d]", path, i);
         if (n >= (int)sizeof p)
             return jfail(j, path, NULL, "op path too long (nesting too deep)");
@@ -1712,10 +1712,6 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return jfail(j, "(top level)", "body", "expected an array of ops, got %s", type_name(body));
-    int64_t est = estimate_block(j, body, 0);
-    if (est > j->max_ops)
-        return jfail(j, "body", NULL, "the kernel unrolls to about %lld ops, more than the limit "
-                     "of %lld", (long long)est, (long long)j->max_ops);
     return exec_block(j, body, "body");
 }
 
@@ -1743,6 +1739,18 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     int rc;
     const char *end = NULL;
     cJSON *root = text ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
+    if (root && end) {   /* only blanks may follow the value */
+        while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+            end++;
+        if (end < text + len && *end) {
+            int line, col;
+            line_col(text, end, &line, &col);
+            rc = tpb_errf(err, "%s:%d:%d: invalid JSON: unexpected text after the top-level value",
+                          src, line, col);
+            cJSON_Delete(root);
+            goto done;
+        }
+    }
     if (!root) {
         int line = 0, col = 0;
         if (text && end && end >= text && end <= text + len)
@@ -1754,6 +1762,7 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
             rc = -1;
         cJSON_Delete(root);
     }
+done:
     enc_env_free(&j->env);
     enc_builder_free(&j->b);
     free(j);
