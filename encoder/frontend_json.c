@@ -1083,6 +1083,15 @@ static const opdef_t opdefs[] = {
 
 static const opdef_t *find_opdef(const char *name)
 {
+    /* nki.isa spellings */
+    static const alias_t op_aliases[] = {
+        {"nc_matmul", "matmul"}, {"nc_matmul_mx", "matmul_mx"}, {"nc_transpose", "transpose"},
+        {"nc_find_index8", "find_index8"}, {"nc_match_replace8", "match_replace8"},
+        {"nc_stream_shuffle", "stream_shuffle"}, {"activation_reduce", "activation"},
+        {NULL, NULL}};
+    for (int i = 0; op_aliases[i].alias; i++)
+        if (!strcmp(name, op_aliases[i].alias))
+            name = op_aliases[i].name;
     for (size_t i = 0; i < sizeof opdefs / sizeof opdefs[0]; i++)
         if (!strcmp(opdefs[i].name, name))
             return &opdefs[i];
