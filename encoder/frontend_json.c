@@ -96,6 +96,7 @@ static const cJSON *field(const cJSON *obj, const char *name)
 static int get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
                         int64_t *out, bool *dep)
 {
+    *out = 0;
     if (dep)
         *dep = false;
     if (cJSON_IsNumber(it)) {
@@ -415,7 +416,7 @@ static int parse_indirect(jx_t *j, const cJSON *it, const char *path, const char
         get_str(j, it, sub, "rows", &rows, false) || get_str(j, it, sub, "cols", &cols, false))
         return -1;
     enc_slice_t sl[ENC_MAX_SLICES];
-    int ns, t;
+    int ns = 0, t = -1;
     if (parse_slice_ap(j, tn, sub, "tensor", NULL, &t, sl, &ns))
         return -1;
     char msg[400];
@@ -439,9 +440,9 @@ static int parse_indirect(jx_t *j, const cJSON *it, const char *path, const char
     out->ap = enc_ap(&j->b, t, ns, sl, fname);
     if (j->b.failed)
         return -1;
-    int it_t;
+    int it_t = -1;
     enc_slice_t isl[ENC_MAX_SLICES];
-    int ins;
+    int ins = 0;
     if (parse_slice_ap(j, ix, sub, "index", &out->index, &it_t, isl, &ins))
         return -1;
     out->bound = out->ap.count[0];
@@ -467,7 +468,7 @@ static int get_operand(jx_t *j, const cJSON *obj, const char *path, const char *
         return 0;
     }
     if (cJSON_IsString(it)) {
-        int t, ns;
+        int t = -1, ns = 0;
         enc_slice_t sl[ENC_MAX_SLICES];
         return parse_slice_ap(j, it->valuestring, path, fname, &out->ap, &t, sl, &ns);
     }
