@@ -195,6 +195,70 @@ static void test_seed_local_gather(void **state)
                   "core");
 }
 
+/* The remaining seed literals through the C API, one fresh builder each. */
+static void test_seed_messages_table(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int t3 = enc_tile(b, "t3", TIR_T_SBUF, ISA_DT_FP32, 3, (int64_t[]){8, 16, 4});
+    int t4 = enc_tile(b, "t4", TIR_T_SBUF, ISA_DT_FP32, 4, (int64_t[]){8, 4, 4, 2});
+    int ix = enc_tile(b, "ix", TIR_T_SBUF, ISA_DT_UINT16, 2, (int64_t[]){128, 512});
+    int d = enc_tile(b, "d", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    int small = enc_tile(b, "small", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){64, 64});
+    assert_false(b->failed);
+    tir_ap_t src3 = enc_ap_raw(b, f->a, 0, 3, (const int64_t[][2]){{512, 4}, {64, 16}, {1, 8}}, "src");
+    tir_ap_t src4 = enc_ap_raw(b, f->a, 0, 4,
+                               (const int64_t[][2]){{512, 2}, {64, 4}, {8, 4}, {1, 8}}, "src");
+    tir_ap_t gsrc = enc_ap_full(b, f->tab);
+    gsrc.count[0] = 128;
+    struct {
+        int which;
+        const char *msg;
+    } cases[] = {
+        {0, "(1, 2, 0) provided for 3D transpose, only (2, 1, 0) supported."},
+        {1, "(3, 2, 1, 0) provided for 4D transpose, only (3, 1, 2, 0) supported."},
+        {2, "(1, 0) provided for gather transpose, only 3D supported."},
+        {3, "``dst_rmw_op`` is not supported indirect memory access on source (``src``) operand"},
+        {4, "number of indices per core must be <= 4096"},
+        {5, "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]"},
+        {6, "src_buffer and index must have same partition dimension size"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        b->failed = false;
+        f->err.msg[0] = 0;
+        int rc = 0;
+        switch (cases[i].which) {
+        case 0: rc = enc_dma_transpose(b, enc_ap_full(b, t3), src3, 3, (int[]){1, 2, 0}); break;
+        case 1: rc = enc_dma_transpose(b, enc_ap_full(b, t4), src4, 4, (int[]){3, 2, 1, 0}); break;
+        case 2: {
+            tir_op_t op;
+            tir_op_init(&op, TIR_DMA_TRANSPOSE);
+            op.dst = enc_ap_full(b, f->u);
+            op.src[0] = gsrc;
+            op.nsrc = 1;
+            op.index = enc_ap_full(b, f->idx);
+            op.index_bound = 1000;
+            op.n_transpose_axes = 2;
+            op.transpose_axes[0] = 1;
+            rc = enc_emit(b, &op);
+            break;
+        }
+        case 3: {
+            enc_dma_operand_t dst = {enc_ap_full(b, f->u), enc_ap_none(), 0};
+            enc_dma_operand_t src = {gsrc, enc_ap_full(b, f->idx), 1000};
+            rc = enc_dma_copy_ex(b, &dst, &src, ISA_DGE_NONE, ISA_OOB_ERROR, ISA_ALU_ADD, 0);
+            break;
+        }
+        case 4: rc = enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, f->t), enc_ap_full(b, ix), 1, 0); break;
+        case 5: rc = enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, f->t), enc_ap_full(b, ix), 3, 16); break;
+        default: rc = enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, small), enc_ap_full(b, ix), 1, 16); break;
+        }
+        assert_int_equal(rc, -1);
+        if (!strstr(f->err.msg, cases[i].msg))
+            fail_msg("case %zu: '%s' lacks '%s'", i, f->err.msg, cases[i].msg);
+    }
+}
+
 static void test_matmul_and_flags(void **state)
 {
     fx_t *f = *state;
@@ -297,7 +361,7 @@ int main(void)
         FX(test_build_tensor_add), FX(test_out_of_scope_and_sticky), FX(test_out_of_scope),
         FX(test_seed_messages_c), FX(test_seed_both_indirect), FX(test_seed_scatter),
         FX(test_seed_scatter_op), FX(test_seed_oob_direct), FX(test_seed_transpose_axes),
-        FX(test_seed_local_gather), FX(test_matmul_and_flags), FX(test_aps),
+        FX(test_seed_local_gather), FX(test_seed_messages_table), FX(test_matmul_and_flags), FX(test_aps),
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum),
     };

@@ -155,6 +155,15 @@ static void test_slices(void **state)
     assert_int_equal(s[3].start, 1);
     assert_false(s[3].has_stop);
 
+    assert_int_equal(enc_parse_slice_operand("y[nl.ds(i*128, 128), ds(min(i, 3), 8)]", &f->env,
+                                             name, sizeof name, s, &n, &dep, msg, sizeof msg), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(s[0].kind, ENC_SL_RANGE);
+    assert_int_equal(s[0].start, 256);
+    assert_int_equal(s[0].stop, 384);
+    assert_int_equal(s[1].start, 2);
+    assert_int_equal(s[1].stop, 10);
+
     assert_int_equal(enc_parse_slice_operand("y[pid*64:]", &f->env, name, sizeof name, s, &n,
                                              &dep, msg, sizeof msg), 0);
     assert_true(dep);
@@ -163,6 +172,7 @@ static void test_slices(void **state)
         {"a[1:2", "missing ']'"}, {"a[1] x", "after ']'"}, {"[1]", "expected a tensor"},
         {"a(1)", "expected '['"}, {"a[1:2:3:4]", "too many ':'"}, {"a[q]", "unknown name 'q'"},
         {"a[]", "empty index"}, {"a[1,,2]", "empty index"}, {"3a", "expected a tensor"},
+        {"a[ds(1)]", "ds() takes (start, size)"}, {"a[ds(1, 0)]", "size 0 must be >= 1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         msg[0] = 0;

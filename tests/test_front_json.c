@@ -212,6 +212,26 @@ static void test_attention_example(void **state)
     tir_kernel_free(&k);
 }
 
+static void test_multicore_example(void **state)
+{
+    (void)state;
+    for (int pid = 0; pid < 2; pid++) {
+        tir_kernel_t k;
+        tpb_err_t e;
+        assert_int_equal(enc_parse_kernel_file(EX "multicore_relu.json", NULL, pid, &k, &e), 0);
+        assert_int_equal(k.num_programs, 2);
+        assert_int_equal(k.num_cores, 2);
+        assert_int_equal(k.nops, 6);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(k.ops[i * 3].src[0].offset, (pid * 256 + i * 128) * 256);
+            assert_int_equal(k.ops[i * 3 + 2].dst.offset, (pid * 256 + i * 128) * 256);
+            assert_int_equal(k.ops[i * 3].core, pid);
+            assert_int_equal(k.ops[i * 3 + 1].func, ISA_ACTFN_RELU);
+        }
+        tir_kernel_free(&k);
+    }
+}
+
 /* ---- language features ---- */
 
 static void test_let_min_and_step(void **state)
@@ -727,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_matmul_example),
         cmocka_unit_test(test_softmax_example),
         cmocka_unit_test(test_attention_example),
+        cmocka_unit_test(test_multicore_example),
         cmocka_unit_test(test_let_min_and_step),
         cmocka_unit_test(test_raw_ap_and_if),
         cmocka_unit_test(test_indirect_and_transpose),
