@@ -167,6 +167,8 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     if (!isa_dtype_valid(dtype))
         return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
     int maxd = is_tile(kind) ? 1 + ISA_MAX_FREE_DIMS : TIR_MAX_DIMS;
+    if (!shape)
+        return tfail(b, "%s '%s': field 'shape': missing", what, name);
     if (ndim < 1 || ndim > maxd)
         return tfail(b, "%s '%s': field 'shape': %d dimensions (1..%d allowed)", what, name,
                         ndim, maxd);
@@ -401,6 +403,10 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
     if (!tensor_ok(b, tensor, field))
         return a;
     const tir_tensor_t *t = &b->k->tensors[tensor];
+    if (nslices < 0 || (nslices > 0 && !s)) {
+        enc_fail(b, "%s%sfield '%s': no slices given", PATHP(b), fld(field));
+        return enc_ap_none();
+    }
     if (nslices > t->ndim) {
         enc_fail(b, "%s%sfield '%s': %d indices for '%s' which has %d dimensions", PATHP(b), fld(field),
                  nslices, t->name, t->ndim);
@@ -459,6 +465,8 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                      (long long)(sl.has_stop ? sl.stop : n), t->name, d, (long long)n);
             return enc_ap_none();
         }
+        if (cnt == 1)
+            step = 1;      /* one element: the step is irrelevant (and may be huge) */
         a.offset += start * stride[d];
         a.step[a.ndim] = step * stride[d];
         a.count[a.ndim++] = cnt;
@@ -489,18 +497,25 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
         return a;
     }
     int64_t total = tensor_elems(t);
+    if (offset < 0 || offset >= total) {
+        enc_fail(b, "%s%sfield '%s': offset %lld outside '%s' (%lld elements)", PATHP(b),
+                 fld(field), (long long)offset, t->name, (long long)total);
+        return enc_ap_none();
+    }
     int64_t lo = offset, hi = offset;
     for (int d = 0; d < ndim; d++) {
         int64_t st = pairs[d][0], c = pairs[d][1];
         if (c < 1 || c > ((int64_t)1 << 32) || st < -((int64_t)1 << 40) || st > ((int64_t)1 << 40)) {
             enc_fail(b, "%s%sfield '%s': access pattern pair %d [%lld, %lld]: count must be >= 1 "
-                     "and |step| <= 2^40", PATHP(b), fld(field), d, (long long)st, (long long)c);
+                     "(at most 2^32) and |step| <= 2^40", PATHP(b), fld(field), d, (long long)st, (long long)c);
             return enc_ap_none();
         }
-        if (st > 0)
-            hi += st * (c - 1);
-        else
-            lo += st * (c - 1);
+        int64_t span;
+        if (__builtin_mul_overflow(st, c - 1, &span) || (span > 0 && __builtin_add_overflow(hi, span, &hi)) ||
+            (span < 0 && __builtin_add_overflow(lo, span, &lo))) {
+            enc_fail(b, "%s%sfield '%s': access pattern overflows", PATHP(b), fld(field));
+            return enc_ap_none();
+        }
         a.step[d] = st;
         a.count[d] = c;
     }
@@ -547,6 +562,8 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
 {
     if (b->failed)
         return -1;
+    if (!op)
+        return enc_fail(b, "%s: no op given", b->path[0] ? b->path : "op");
     if (b->k->nops >= b->max_ops)
         return enc_fail(b, "%s: the kernel unrolls to more than %lld ops (runaway loop?)",
                         b->path[0] ? b->path : "op", (long long)b->max_ops);

@@ -344,6 +344,35 @@ static void test_activation_and_scalars(void **state)
     expect_msg(f, "field 'operand1': a per-partition scalar must be a [128, 1] tile access");
 }
 
+static void test_hand_built_op_overflow(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = (tir_ap_t){f->t, 0, 3, {0, 0, 0}, {(int64_t)1 << 40, (int64_t)1 << 40, 128}};
+    assert_int_equal(enc_emit(b, &op), -1);
+    expect_msg(f, "op[0] (memset): field 'dst': access pattern is too large");
+}
+
+static void test_null_args(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    assert_int_equal(enc_emit(b, NULL), -1);
+    expect_msg(f, "no op given");
+    b->failed = false;
+    assert_int_equal(enc_input(b, "z", ISA_DT_FP32, 2, NULL), -1);
+    expect_msg(f, "input 'z': field 'shape': missing");
+    b->failed = false;
+    tir_ap_t a = enc_ap(b, f->a, 2, NULL, "src");
+    assert_int_equal(a.tensor, -1);
+    expect_msg(f, "field 'src': no slices given");
+    b->failed = false;
+    assert_int_equal(enc_tile(b, "bad", TIR_T_INPUT, ISA_DT_FP32, 1, (int64_t[]){4}), -1);
+    expect_msg(f, "field 'buffer': must be sbuf or psum");
+}
+
 static void test_pool_psum(void **state)
 {
     fx_t *f = *state;
@@ -363,7 +392,7 @@ int main(void)
         FX(test_seed_scatter_op), FX(test_seed_oob_direct), FX(test_seed_transpose_axes),
         FX(test_seed_local_gather), FX(test_seed_messages_table), FX(test_matmul_and_flags), FX(test_aps),
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
-        FX(test_pool_psum),
+        FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -633,6 +633,20 @@ static void test_bounds(void **state)
                "{'op': 'load', 'dst': 't', 'src': {'tensor': 'a', 'offset': 153000, 'ap': [[512, 128], [1, 64]]}}",
                "access pattern reaches elements 153000..", NULL);
     fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': {'tensor': 'a', 'ap': [[1099511627776, 4294967296], [1, 64]]}}",
+               "field 'src': access pattern overflows", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': {'tensor': 'a', 'offset': -1, 'ap': [[512, 128], [1, 64]]}}",
+               "field 'src': offset -1 outside 'a'", NULL);
+    {
+        tir_kernel_t k;
+        parses(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 't[0:1, 0:64]', 'src': 'a[5:10:1000000000000000000, 0:64]'}", &k);
+        assert_int_equal(k.ops[0].src[0].offset, 5 * 512);
+        assert_int_equal(k.ops[0].src[0].count[0], 1);
+        tir_kernel_free(&k);
+    }
+    fails_with(T("t", "[128, 64]", "float32")
                "{'op': 'memset', 'dst': {'tensor': 't', 'ap': [[1, 128], [1, 64]]}, 'value': 0}",
                "its step must be the row size 64", NULL);
     fails_with(T("t", "[128, 64]", "float32")
