@@ -28,6 +28,8 @@ typedef struct {
     int64_t iterations;          /* loop iterations executed so far */
     int64_t max_ops;
     bool note_added;             /* loop-variable note appended to the error */
+    int grid_ndim;               /* 0: grid object / absent */
+    int64_t grid_dims[3];
 } jx_t;
 
 /* ---- errors ---- */
@@ -1377,6 +1379,10 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
         return exec_tile(j, o, path);
     if (!strcmp(name, "let"))
         return exec_let(j, o, path);
+    const char *nn = strip_prefix(name);
+    if (!strcmp(nn, "affine_range") || !strcmp(nn, "sequential_range") ||
+        !strcmp(nn, "static_range") || !strcmp(nn, "range"))
+        name = "for";
     if (!strcmp(name, "for") || !strcmp(name, "if")) {
         if (++j->depth > ENC_MAX_NESTING)
             return jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
@@ -1629,10 +1635,22 @@ static int parse_grid(jx_t *j, const cJSON *root, int program_id, int *nprog, in
     bool interleaved = false;
     if (g) {
         if (cJSON_IsArray(g)) {
-            if (cJSON_GetArraySize(g) != 1)
-                return jfail(j, "grid", NULL, "only 1-D grids are supported ([n])");
-            if (get_int_item(j, g->child, "grid", "0", &n, NULL))
-                return -1;
+            /* [n] or a multi-dimensional NKI grid [g0, g1, ...]: program ids
+             * are row-major; pid0, pid1, ... are the per-axis ids */
+            int nd = cJSON_GetArraySize(g);
+            if (nd < 1 || nd > 3)
+                return jfail(j, "grid", NULL, "%d grid dimensions (1..3)", nd);
+            n = 1;
+            int d = 0;
+            for (const cJSON *c = g->child; c; c = c->next, d++) {
+                if (get_int_item(j, c, "grid", "grid", &j->grid_dims[d], NULL))
+                    return -1;
+                if (j->grid_dims[d] < 1 || j->grid_dims[d] > 64)
+                    return jfail(j, "grid", NULL, "dimension %d is %lld (1..64)", d,
+                                 (long long)j->grid_dims[d]);
+                n *= j->grid_dims[d];
+            }
+            j->grid_ndim = nd;
         } else if (cJSON_IsObject(g)) {
             static const char *const allowed[] = {"n", "nc", "mapping", NULL};
             const char *m;
@@ -1714,6 +1732,16 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     if (enc_env_push(&j->env, "pid", opts->program_id, true) ||
         enc_env_push(&j->env, "num_programs", nprog, false))
         return jfail(j, "(top level)", NULL, "out of memory");
+    int64_t rest = opts->program_id;
+    for (int d = j->grid_ndim - 1; d >= 0; d--) {   /* row-major per-axis ids */
+        char pn[16], nn[24];
+        snprintf(pn, sizeof pn, "pid%d", d);
+        snprintf(nn, sizeof nn, "num_programs%d", d);
+        if (enc_env_push(&j->env, pn, rest % j->grid_dims[d], true) ||
+            enc_env_push(&j->env, nn, j->grid_dims[d], false))
+            return jfail(j, "(top level)", NULL, "out of memory");
+        rest /= j->grid_dims[d];
+    }
     if (decl_tensors(j, root, "inputs", TIR_T_INPUT) || decl_tensors(j, root, "outputs", TIR_T_OUTPUT) ||
         decl_tensors(j, root, "scratch", TIR_T_SCRATCH) || decl_constants(j, root))
         return -1;

@@ -436,6 +436,22 @@ static void test_multicore_pid(void **state)
     assert_non_null(strstr(e.msg, "program id 4 out of range"));
     tir_kernel_free(&k);
     free(j);
+    /* a 2-D grid: pid = pid0 * 3 + pid1 */
+    const char *g0 =
+        "{'grid': [2, 3], 'inputs': [{'name': 'a', 'shape': [6, 64], 'dtype': 'float32'}],"
+        " 'body': [{'op': 'tile', 'name': 't', 'shape': [1, 64], 'dtype': 'float32'},"
+        "          {'op': 'nl.affine_range', 'var': 'i', 'range': [1], 'body': ["
+        "            {'op': 'load', 'dst': 't', 'src': 'a[pid0 * num_programs1 + pid1, :]'}]}]}";
+    char *g = dq(g0);
+    for (int pid = 0; pid < 6; pid++) {
+        enc_front_opts_t go = {NULL, pid, 0};
+        if (parse_opts(g, &go, &k, &e))
+            fail_msg("%s", e.msg);
+        assert_int_equal(k.num_programs, 6);
+        assert_int_equal(k.ops[0].src[0].offset, pid * 64);
+        tir_kernel_free(&k);
+    }
+    free(g);
     fails_with("{'op': 'for', 'var': 'i', 'range': ['pid + 1'], 'body': []}",
                "body[0]: field 'range': control flow may not depend on 'pid'", NULL);
     fails_with("{'op': 'let', 'var': 'x', 'value': 'pid'},"
@@ -678,7 +694,7 @@ static void test_malformed_json(void **state)
          "inputs[0]: input 'x': field 'shape': dimension 0 is 0"},
         {"{\"body\": [], \"inputs\": [{\"name\": \"x y\", \"shape\": [1], \"dtype\": \"int8\"}]}",
          "not a valid identifier"},
-        {"{\"body\": [], \"grid\": [0]}", "0 programs"},
+        {"{\"body\": [], \"grid\": [0]}", "grid: dimension 0 is 0"},
         {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [1, 300]}]}",
          "constants[0]: field 'value': 300 out of range for int8"},
         {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [[1], [2, 3]]}]}",
