@@ -200,6 +200,9 @@ static void fuzz_tree(const char *path, uint64_t seed, int rounds)
                                             TPB_SOURCE_DIR "/examples/kernels", &o, &k, &err);
         if (rc == 0) {
             ok++;
+            char *txt;
+            assert_int_equal(enc_tir_format(&k, &txt, NULL, &err), 0);
+            free(txt);
         } else {
             assert_int_equal(rc, -1);
             failed++;

@@ -232,6 +232,28 @@ static void test_multicore_example(void **state)
     }
 }
 
+static void test_tir_format(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    assert_int_equal(enc_parse_kernel_file(EX "tensor_add.json", NULL, 0, &k, &e), 0);
+    char *text;
+    size_t len;
+    assert_int_equal(enc_tir_format(&k, &text, &len, &e), 0);
+    assert_int_equal(strlen(text), len);
+    assert_non_null(strstr(text, "kernel tensor_add target trn2 program 0/1 cores 1 (9 tensors, 12 ops)\n"));
+    assert_non_null(strstr(text, "  %0 a input float32 [300, 512] @inputs[0]\n"));
+    assert_non_null(strstr(text, "  %7 ta#2 sbuf float32 [128, 512] @body[0].body[1]\n"));
+    assert_non_null(strstr(text, "  #8 load load_8 @body[0].body[3] dst=ta#2{+0; 44x512 512x1} "
+                                 "src0=a{+131072; 44x512 512x1}\n"));
+    assert_non_null(strstr(text, "  #10 tensor_tensor tensor_tensor_10 @body[0].body[5] "
+                                 "dst=ta#2{+0; 44x512 512x1} src0=ta#2{+0; 44x512 512x1} "
+                                 "src1=tb#2{+0; 44x512 512x1} op0=add\n"));
+    free(text);
+    tir_kernel_free(&k);
+}
+
 /* ---- language features ---- */
 
 static void test_let_min_and_step(void **state)
@@ -778,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_softmax_example),
         cmocka_unit_test(test_attention_example),
         cmocka_unit_test(test_multicore_example),
+        cmocka_unit_test(test_tir_format),
         cmocka_unit_test(test_let_min_and_step),
         cmocka_unit_test(test_raw_ap_and_if),
         cmocka_unit_test(test_indirect_and_transpose),
