@@ -464,9 +464,9 @@ static int lower_indirect(lower_ctx_t *c)
         return -1;
     if (f->idx.dtype != ISA_DT_INT32 && f->idx.dtype != ISA_DT_UINT32)
         return lw_err(c, "index tile must be int32 or uint32");
-    if (isa_tap_free_elems(&f->idx) != tp->count[1])
-        return lw_err(c, "%llu indices for %u rows", (unsigned long long)isa_tap_free_elems(&f->idx),
-                      tp->count[1]);
+    uint64_t nidx = (uint64_t)f->idx.nparts * isa_tap_free_elems(&f->idx);
+    if (nidx != tp->count[1])
+        return lw_err(c, "%llu indices for %u rows", (unsigned long long)nidx, tp->count[1]);
     f->scatter = scatter;
     f->oob = oob;
     f->compute = rmw ? ISA_DMAOP_ADD : ISA_DMAOP_BYPASS;

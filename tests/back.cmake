@@ -1,0 +1,2 @@
+# Back-end (encoder/ lowering, allocation, scheduling, emission) tests.
+tpb_add_test(test_back_lower "quick;unit;back" test_back_lower.c)
