@@ -156,7 +156,15 @@ typedef struct {
     int engine;
     bool is_dma;
     token_t tok;
+    uint32_t snap[BIR_MAX_SEMS];   /* what its completion implies (vector clock) */
 } prod_t;
+
+static void merge(uint32_t *dst, const uint32_t *src, int n)
+{
+    for (int s = 0; s < n; s++)
+        if (src[s] > dst[s])
+            dst[s] = src[s];
+}
 
 static bool conflicts(const bir_inst_t *a, const bir_inst_t *b)
 {
@@ -207,31 +215,44 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
         used[in.engine] = true;
         bool is_dma = in.isa.op == ISA_OP_DMA_TRIGGER;
         if (in.nacc > 0 && !in.is_dma_desc) {
-            /* collect the largest needed value per semaphore */
+            /* collect the largest needed value per semaphore (and who gives it) */
             uint32_t need[BIR_MAX_SEMS] = {0};
+            int giver[BIR_MAX_SEMS];
             for (int p = np - 1; p >= 0; p--) {
                 const prod_t *pr = &prods[p];
                 if (need[pr->tok.sem] >= pr->tok.value)
                     continue;   /* implied by a later producer on the same semaphore */
                 if (!pr->is_dma && !is_dma && pr->engine == in.engine)
                     continue;   /* same engine, in order */
-                if (conflicts(&in, &b->insts[pr->inst]))
+                if (conflicts(&in, &b->insts[pr->inst])) {
                     need[pr->tok.sem] = pr->tok.value;
+                    giver[pr->tok.sem] = p;
+                }
             }
+            /* wait for the strongest producer first: what its completion
+             * implies (transitively) may make the other waits redundant */
+            uint32_t *kn = known[in.engine];
             int nw = 0;
             int wsem[BIR_MAX_SEMS];
-            for (int s = 0; s < m->nsems; s++)
-                if (need[s] > known[in.engine][s])
-                    wsem[nw++] = s;
+            for (;;) {
+                int best = -1;
+                for (int s2 = 0; s2 < m->nsems; s2++)
+                    if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
+                        best = s2;
+                if (best < 0)
+                    break;
+                wsem[nw++] = best;
+                kn[best] = need[best];
+                merge(kn, prods[giver[best]].snap, m->nsems);
+            }
             for (int w = 0; w < nw && !rc; w++) {
-                int s = wsem[w];
-                known[in.engine][s] = need[s];
+                int s2 = wsem[w];
                 waits++;
                 if (w == nw - 1) {
-                    set_wait(&in, s, need[s]);
+                    set_wait(&in, s2, need[s2]);
                 } else {
                     bir_inst_t nop;
-                    nop_for(&nop, &in, s, need[s]);
+                    nop_for(&nop, &in, s2, need[s2]);
                     nops++;
                     if (bir_block_append(&out, &nop, err) < 0)
                         rc = -1;
@@ -245,7 +266,13 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
             in.isa.sync.upd_val = 1;
             in.isa.sync.upd_at_read = 0;
             count[sem]++;
-            prods[np++] = (prod_t){i, in.engine, is_dma, {sem, count[sem]}};
+            prod_t *pr = &prods[np++];
+            pr->inst = i, pr->engine = in.engine, pr->is_dma = is_dma;
+            pr->tok = (token_t){sem, count[sem]};
+            memcpy(pr->snap, known[in.engine], sizeof pr->snap);
+            pr->snap[sem] = count[sem];
+            if (!is_dma)   /* later instructions of this engine follow it in order */
+                known[in.engine][sem] = count[sem];
             if (is_dma)
                 m->queues[in.queue].transfers++;
         }

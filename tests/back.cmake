@@ -1,2 +1,3 @@
 # Back-end (encoder/ lowering, allocation, scheduling, emission) tests.
 tpb_add_test(test_back_lower "quick;unit;back" test_back_lower.c)
+tpb_add_test(test_back_sched "quick;unit;back" test_back_sched.c)
