@@ -557,5 +557,14 @@ int lower_dma(lower_ctx_t *c)
         return lw_err(c, "cannot write to constant tensor '%s'", dt->name);
     if (op->kind == TIR_LOAD && dt && dt->kind != TIR_T_SBUF && dt->kind != TIR_T_PSUM)
         return lw_err(c, "load destination must be an on-chip tile");
+    if (op->kind == TIR_BROADCAST_PARTITION) {
+        /* one source row read by every destination partition: partition step 0 */
+        tir_ap_t b = op->src[0];
+        if (b.ndim < 1 || b.count[0] != 1 || op->dst.ndim < 1)
+            return lw_err(c, "broadcast_partition src must be one partition row [1,F]");
+        b.count[0] = op->dst.count[0];
+        b.step[0] = 0;
+        return lower_direct(c, &b, &op->dst, &o);
+    }
     return lower_direct(c, &op->src[0], &op->dst, &o);
 }

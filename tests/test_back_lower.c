@@ -553,6 +553,29 @@ static void test_dma_transpose(void **state)
     tir_kernel_free(&k);
 }
 
+static void test_broadcast_partition(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 1, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_BROADCAST_PARTITION);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "bc");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    assert_int_equal(d->isa.f.DDESC.src.step[1], 0);     /* the same row for every partition */
+    assert_int_equal(d->isa.f.DDESC.src.count[1], 128);
+    assert_int_equal(d->isa.f.DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(d->isa.f.DDESC.src.count[0], 64);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 static void test_tap_limits(void **state)
 {
     (void)state;
@@ -627,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_indirect),
         cmocka_unit_test(test_dma_transpose),
+        cmocka_unit_test(test_broadcast_partition),
         cmocka_unit_test(test_tap_limits),
         cmocka_unit_test(test_dve_transpose_blocks),
     };
