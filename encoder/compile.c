@@ -127,6 +127,11 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, tpb_err_t 
 {
     if (k->nops == 0)
         return tpb_errf(err, "kernel '%s' has no ops", k->name);
+    if (k->num_programs > 1 || k->num_cores > 1)
+        return tpb_errf(err, "kernel '%s' is launched on %d programs / %d cores: multi-core "
+                             "kernels need the multi-core split/link, which is not built yet "
+                             "(the single-core back-end compiles grid [1] kernels)",
+                        k->name, k->num_programs, k->num_cores);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
         if (!isa_dtype_valid(tt->dtype))

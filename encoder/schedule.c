@@ -17,6 +17,7 @@
  * and the waits cannot deadlock. */
 #include "backend.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +176,20 @@ static bool conflicts(const bir_inst_t *a, const bir_inst_t *b)
     return false;
 }
 
+/* Index of the oldest producer not implied by max(known, need) on its
+ * semaphore; producers older than that need no look. */
+static int oldest_unimplied(const uint32_t *known, const uint32_t *need, const uint32_t *count,
+                            int *const *by_val, int nsems)
+{
+    int stop = INT_MAX;
+    for (int s = 0; s < nsems; s++) {
+        uint32_t thr = need[s] > known[s] ? need[s] : known[s];
+        if (thr < count[s] && by_val[s][thr + 1] < stop)
+            stop = by_val[s][thr + 1];
+    }
+    return stop;
+}
+
 static void set_wait(bir_inst_t *in, int sem, uint32_t v)
 {
     in->isa.sync.wait_en = 1;
@@ -201,13 +216,22 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
     memset(&out, 0, sizeof out);
     snprintf(out.name, sizeof out.name, "%s", b->name);
     prod_t *prods = calloc((size_t)(n > 0 ? n : 1), sizeof *prods);
+    if (!prods)
+        return tpb_errf(err, "out of memory in the scheduler");
+    /* by_val[s][v]: index in prods of the producer whose token is (s, v) */
+    int *by_val[BIR_MAX_SEMS] = {NULL};
+    for (int s = 0; s < m->nsems; s++)
+        if (!(by_val[s] = calloc((size_t)n + 2, sizeof(int)))) {
+            for (int t = 0; t < s; t++)
+                free(by_val[t]);
+            free(prods);
+            return tpb_errf(err, "out of memory in the scheduler");
+        }
     uint32_t count[BIR_MAX_SEMS] = {0};
     /* known[e][s]: engine e has already waited for sem s >= known */
     uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];
     memset(known, 0, sizeof known);
     bool used[ISA_ENG_COUNT] = {false};
-    if (!prods)
-        return tpb_errf(err, "out of memory in the scheduler");
     int np = 0, rc = 0;
     unsigned waits = 0, nops = 0;
     for (int i = 0; i < n && !rc; i++) {
@@ -218,15 +242,21 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
             /* collect the largest needed value per semaphore (and who gives it) */
             uint32_t need[BIR_MAX_SEMS] = {0};
             int giver[BIR_MAX_SEMS];
-            for (int p = np - 1; p >= 0; p--) {
+            /* scan back only while some older producer is not yet implied by
+             * what this engine knows or already needs */
+            int stop = oldest_unimplied(known[in.engine], need, count, by_val, m->nsems);
+            for (int p = np - 1; p >= stop; p--) {
                 const prod_t *pr = &prods[p];
-                if (need[pr->tok.sem] >= pr->tok.value)
+                uint32_t thr = need[pr->tok.sem] > known[in.engine][pr->tok.sem]
+                                   ? need[pr->tok.sem] : known[in.engine][pr->tok.sem];
+                if (thr >= pr->tok.value)
                     continue;   /* implied by a later producer on the same semaphore */
                 if (!pr->is_dma && !is_dma && pr->engine == in.engine)
                     continue;   /* same engine, in order */
                 if (conflicts(&in, &b->insts[pr->inst])) {
                     need[pr->tok.sem] = pr->tok.value;
                     giver[pr->tok.sem] = p;
+                    stop = oldest_unimplied(known[in.engine], need, count, by_val, m->nsems);
                 }
             }
             /* wait for the strongest producer first: what its completion
@@ -266,6 +296,7 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
             in.isa.sync.upd_val = 1;
             in.isa.sync.upd_at_read = 0;
             count[sem]++;
+            by_val[sem][count[sem]] = np;
             prod_t *pr = &prods[np++];
             pr->inst = i, pr->engine = in.engine, pr->is_dma = is_dma;
             pr->tok = (token_t){sem, count[sem]};
@@ -306,6 +337,8 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
             rc = -1;
     }
     free(prods);
+    for (int s = 0; s < m->nsems; s++)
+        free(by_val[s]);
     if (rc) {
         free(out.insts);
         return -1;
