@@ -339,6 +339,10 @@ static void test_error_leaves_nothing(void **state)
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
     assert_non_null(strstr(err.msg, "tensor 99"));
     k.ops[1].src[0].tensor = 2;
+    k.num_programs = 2;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_non_null(strstr(err.msg, "multi-core"));
+    k.num_programs = 1;
     o.target = "trn9";
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
     assert_non_null(strstr(err.msg, "unknown target 'trn9'"));
