@@ -3,6 +3,7 @@ tpb_add_test(test_back_lower "quick;unit;back" test_back_lower.c)
 tpb_add_test(test_back_sched "quick;unit;back" test_back_sched.c)
 tpb_add_test(test_back_emit "quick;unit;back" test_back_emit.c)
 target_link_libraries(test_back_emit PRIVATE PkgConfig::CJSON)
+tpb_add_test(test_back_robust "quick;unit;back" test_back_robust.c)
 tpb_add_test(test_back_examples "quick;back" test_back_examples.c)
 target_link_libraries(test_back_examples PRIVATE PkgConfig::CJSON)
 
