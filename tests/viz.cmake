@@ -23,6 +23,13 @@ if(TPB_WITH_VIEWER)
              COMMAND ${TPB_XVFB_RUN} -a $<TARGET_FILE:tpb> view --exit-after 5 --width 640 --height 360
                      ${PROJECT_SOURCE_DIR}/tests/data/traces/matmul.json)
     set_tests_properties(cli_view_window_xvfb PROPERTIES LABELS "unit")
+    if(TPB_SANITIZE)
+      # libdbus and the dynamically loaded X/GL drivers keep allocations
+      # past exit that LeakSanitizer cannot attribute (<unknown module>);
+      # our own code's leaks are covered by the headless tests.
+      set_tests_properties(test_viz_window_xvfb cli_view_window_xvfb PROPERTIES
+                           ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+    endif()
   endif()
 endif()
 

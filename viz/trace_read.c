@@ -706,8 +706,14 @@ static int parse_root(const char *json, size_t len, const char *name, cJSON **ro
     if (off >= len || open_depth(json, len) > 0)
         return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON: unexpected end of "
                         "file (truncated trace?)", name, off, line, col);
-    return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON near '%.16s'",
-                    name, off, line, col, json + off);
+    /* quote what follows, bounded by len (the text need not be NUL-terminated) */
+    char near[17];
+    size_t n = 0;
+    for (size_t i = off; i < len && n < sizeof near - 1; i++)
+        near[n++] = (json[i] >= 32 && json[i] < 127) ? json[i] : '?';
+    near[n] = 0;
+    return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON near '%s'",
+                    name, off, line, col, near);
 }
 
 int viz_trace_parse(const char *json, size_t len, const char *name, viz_trace_t *t, tpb_err_t *err)
