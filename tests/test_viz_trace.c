@@ -311,12 +311,31 @@ static void test_lenient_parts(void **state)
                            "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"m\",\"ts\":2,\"dur\":1,\"args\":{\"pc\":3}},"
                            "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"m\",\"ts\":9,\"dur\":1,\"args\":{\"pc\":3}}]}",
                            &t, &err), 0);
-    viz_ref_t r = { 1, 1, 3 };
+    viz_ref_t r = { 1, 1, 3, -1 };
     assert_int_equal(viz_trace_find_ref(&t, r, 5000), 1);
     assert_int_equal(viz_trace_find_ref(&t, r, 0), 0);
+    r.start = 0; /* the producer's start_cycle picks the execution exactly */
+    assert_int_equal(viz_trace_find_ref(&t, r, 5000), 0);
+    r.start = 9000;
+    assert_int_equal(viz_trace_find_ref(&t, r, 0), 2);
+    r.start = 1;
+    assert_int_equal(viz_trace_find_ref(&t, r, 5000), -1);
+    r.start = -1;
     r.pc = 4;
     assert_int_equal(viz_trace_find_ref(&t, r, 5000), -1);
     viz_trace_free(&t);
+    /* waited_for entries may carry start_cycle */
+    assert_int_equal(parse("{\"otherData\":{\"clock_ghz\":1},\"traceEvents\":["
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"name\":\"w\",\"ts\":5,\"dur\":1,\"args\":"
+                           "{\"waited_for\":[{\"pid\":1,\"tid\":1,\"pc\":3,\"start_cycle\":2000},"
+                           "{\"pid\":1,\"tid\":1,\"pc\":4}]}}]}", &t, &err), 0);
+    assert_int_equal(t.ev[0].n_waited, 2);
+    assert_int_equal(t.refs[t.ev[0].waited_off].start, 2000);
+    assert_int_equal(t.refs[t.ev[0].waited_off + 1].start, -1);
+    viz_trace_free(&t);
+    expect_error("{\"traceEvents\":[{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"name\":\"w\",\"ts\":5,\"dur\":1,"
+                 "\"args\":{\"waited_for\":[{\"pid\":1,\"tid\":1,\"pc\":3,\"start_cycle\":-4}]}}]}",
+                 "args.waited_for[0]", "'start_cycle'", NULL);
 }
 
 /* Deterministic byte mutations of a good trace: accept or reject, never crash

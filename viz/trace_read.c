@@ -354,17 +354,19 @@ static int read_ref(const ctx_t *c, const cJSON *o, const char *field, viz_ref_t
     if (!cJSON_IsObject(o))
         return fail_type(c, field, "an object {pid, tid, pc}", o);
     int64_t pid, tid, pc;
-    char f[64];
-    snprintf(f, sizeof f, "%s.pid", field);
     if (get_int(c, o, "pid", true, 0, INT32_MAX, 0, &pid))
         return tpb_err_prefix(c->err, "%s", field);
     if (get_int(c, o, "tid", true, 0, INT32_MAX, 0, &tid))
         return tpb_err_prefix(c->err, "%s", field);
     if (get_int(c, o, "pc", true, 0, INT32_MAX, 0, &pc))
         return tpb_err_prefix(c->err, "%s", field);
+    int64_t start;
+    if (get_int(c, o, "start_cycle", false, 0, (double)VIZ_MAX_CYCLE, -1, &start))
+        return tpb_err_prefix(c->err, "%s", field);
     r->pid = (int32_t)pid;
     r->tid = (int32_t)tid;
     r->pc = (int32_t)pc;
+    r->start = start;
     return 0;
 }
 
@@ -817,9 +819,10 @@ int64_t viz_trace_find_ref(const viz_trace_t *t, viz_ref_t r, uint64_t before)
             continue;
         for (uint32_t i = 0; i < ln->nev; i++) {
             const viz_event_t *e = &t->ev[ln->ev[i]];
-            if (e->start > before)
+            if (r.start >= 0 ? e->start > (uint64_t)r.start : e->start > before)
                 break;
-            if (e->tid == r.tid && e->pc == r.pc)
+            if (e->tid == r.tid && e->pc == r.pc &&
+                (r.start < 0 || e->start == (uint64_t)r.start))
                 best = ln->ev[i];
         }
     }

@@ -22,6 +22,7 @@
 /* A reference to an instruction as the trace writes it: (pid, tid, pc). */
 typedef struct {
     int32_t pid, tid, pc;
+    int64_t start;             /* producer's start_cycle if the trace gives it, else -1 */
 } viz_ref_t;
 
 /* Offsets into viz_trace_t.strings; 0 means "absent" (the pool starts with
@@ -126,8 +127,9 @@ void viz_trace_free(viz_trace_t *t);
 /* String of the pool ("" when absent). */
 const char *viz_str(const viz_trace_t *t, viz_str_t s);
 
-/* Latest event of (pid, tid, pc) starting at or before cycle `before`
- * (a pc runs once per loop iteration); -1 when not found. */
+/* The event a reference names: the execution of (pid, tid, pc) that starts
+ * at r.start when the trace gives it, else the latest one starting at or
+ * before cycle `before` (a pc runs once per loop iteration); -1 if none. */
 int64_t viz_trace_find_ref(const viz_trace_t *t, viz_ref_t r, uint64_t before);
 
 /* Class of a `cat` string, ISA_CLASS_COUNT when unknown. */
