@@ -1,0 +1,10 @@
+"""out = a_t.T @ b; inputs in bfloat16, accumulation in fp32 PSUM"""
+import numpy as np
+
+
+def make_inputs(rng):
+    return {"a_t": rng.standard_normal((512, 512)), "b": rng.standard_normal((512, 512))}
+
+
+def reference(a_t, b):
+    return {"out": a_t.astype(np.float64).T @ b.astype(np.float64)}

@@ -1,0 +1,67 @@
+# Golden regression suite (issue #6): the checker's unit tests, the lowp.py
+# self-check, CLI tests of `tpb check` / `tpb run`, and one CTest per golden
+# case (`tpb run golden/<case> -o <build>/golden-out/<case>`), labelled
+# "golden" plus the case's tags (quick / full / multicore).
+
+tpb_add_test(test_check "quick;unit;golden" test_check.c)
+
+find_program(TPB_SYSTEM_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(TPB_SYSTEM_PYTHON)
+  add_test(NAME golden_lowp_selfcheck
+           COMMAND ${TPB_SYSTEM_PYTHON} ${PROJECT_SOURCE_DIR}/golden/lowp.py)
+  set_tests_properties(golden_lowp_selfcheck PROPERTIES LABELS "quick;unit;golden")
+  # every case has its data, references parse and configs are valid
+  add_test(NAME golden_cases_consistent
+           COMMAND ${TPB_SYSTEM_PYTHON} ${PROJECT_SOURCE_DIR}/scripts/golden.py --verify)
+  set_tests_properties(golden_cases_consistent PROPERTIES LABELS "quick;golden")
+endif()
+
+# ---- CLI behaviour ----------------------------------------------------------
+add_test(NAME cli_check_help COMMAND $<TARGET_FILE:tpb> check --help)
+set_tests_properties(cli_check_help PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "--rtol")
+add_test(NAME cli_check_unknown_option COMMAND $<TARGET_FILE:tpb> check --bogus a b)
+set_tests_properties(cli_check_unknown_option PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+add_test(NAME cli_check_missing_dir
+         COMMAND $<TARGET_FILE:tpb> check ${PROJECT_BINARY_DIR}/no-such-out
+                 ${PROJECT_SOURCE_DIR}/golden/tensor_add)
+set_tests_properties(cli_check_missing_dir PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+# expected vs itself: every output matches
+add_test(NAME cli_check_self
+         COMMAND $<TARGET_FILE:tpb> check ${PROJECT_SOURCE_DIR}/golden/tensor_add/expected
+                 ${PROJECT_SOURCE_DIR}/golden/tensor_add)
+set_tests_properties(cli_check_self PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "overall: PASS")
+# inputs are not the expected outputs: must fail with a diff
+add_test(NAME cli_check_detects_mismatch
+         COMMAND $<TARGET_FILE:tpb> check ${PROJECT_SOURCE_DIR}/golden/tensor_add/inputs/a.npy
+                 ${PROJECT_SOURCE_DIR}/golden/tensor_add/expected/out.npy)
+set_tests_properties(cli_check_detects_mismatch PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+add_test(NAME cli_run_help COMMAND $<TARGET_FILE:tpb> run --help)
+set_tests_properties(cli_run_help PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "--max-cycles")
+add_test(NAME cli_run_unknown_option COMMAND $<TARGET_FILE:tpb> run --bogus golden/tensor_add)
+set_tests_properties(cli_run_unknown_option PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+
+# ---- one test per golden case -------------------------------------------------
+file(GLOB TPB_GOLDEN_CASE_FILES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/golden/*/case.json)
+list(SORT TPB_GOLDEN_CASE_FILES)
+foreach(cfg ${TPB_GOLDEN_CASE_FILES})
+  get_filename_component(case_dir ${cfg} DIRECTORY)
+  get_filename_component(case_name ${case_dir} NAME)
+  file(READ ${cfg} case_json)
+  set(labels "golden")
+  string(JSON ntags ERROR_VARIABLE json_err LENGTH "${case_json}" tags)
+  if(NOT json_err)
+    math(EXPR last "${ntags} - 1")
+    if(ntags GREATER 0)
+      foreach(i RANGE ${last})
+        string(JSON tag GET "${case_json}" tags ${i})
+        list(APPEND labels ${tag})
+      endforeach()
+    endif()
+  endif()
+  add_test(NAME golden_${case_name}
+           COMMAND $<TARGET_FILE:tpb> run ${case_dir} -o ${PROJECT_BINARY_DIR}/golden-out/${case_name})
+  set_tests_properties(golden_${case_name} PROPERTIES LABELS "${labels}" TIMEOUT 300)
+endforeach()
