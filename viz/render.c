@@ -421,7 +421,8 @@ static void draw_summary(SDL_Renderer *r, const viz_trace_t *t, int x, int y, in
         bytes += t->lanes[i].bytes;
     }
     fmt_bytes(a, sizeof a, bytes);
-    snprintf(line, sizeof line, "stalls %llu sem-wait cycles   DMA %s", (unsigned long long)stall, a);
+    snprintf(line, sizeof line, "stalls %llu sem-wait cycles   DMA %s%s", (unsigned long long)stall, a,
+             t->stats_used ? "" : " [from events]");
     panel_line(r, x, &y, w, line, VIZ_RGB_TEXT);
     int col_w = w / 2;
     int cx = x, cy = y, lines_left = (bottom - y) / (VIZ_CELL_H + 1);

@@ -656,6 +656,77 @@ static void compute_extent(viz_trace_t *t)
         t->total_cycles = hi;
 }
 
+/* ------------------------------------------------------------ stats */
+
+/* Non-negative integer member of a stats object, or -1.  The stats object
+ * is the simulator's --stats-json (not part of the trace contract's fixed
+ * fields), so it is read leniently: anything unexpected is ignored and the
+ * totals computed from the events stay. */
+static int64_t stat_u(const cJSON *o, const char *key)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(j) || !(j->valuedouble >= 0) || j->valuedouble > (double)VIZ_MAX_CYCLE)
+        return -1;
+    return (int64_t)j->valuedouble;
+}
+
+static viz_lane_t *stats_lane(viz_trace_t *t, int32_t pid, viz_lane_kind_t kind, const char *engine,
+                              int32_t queue)
+{
+    for (uint32_t i = 0; i < t->nlanes; i++) {
+        viz_lane_t *l = &t->lanes[i];
+        if (l->pid != pid || l->kind != kind)
+            continue;
+        if (kind == VIZ_LANE_DMA ? l->queue == queue
+                                 : (engine && viz_engine_of_tid(l->tid) &&
+                                    strcmp(viz_engine_of_tid(l->tid), engine) == 0))
+            return l;
+    }
+    return NULL;
+}
+
+/* otherData.stats.cores[].engines[] {name, busy_cycles, sem_wait_cycles}
+ * and .queues[] {queue, bytes, busy_cycles} override the per-lane totals:
+ * the simulator also counts waits that no instruction event shows. */
+static void apply_stats(const cJSON *root, viz_trace_t *t)
+{
+    const cJSON *od = cJSON_GetObjectItemCaseSensitive(root, "otherData");
+    const cJSON *st = cJSON_IsObject(od) ? cJSON_GetObjectItemCaseSensitive(od, "stats") : NULL;
+    const cJSON *cores = cJSON_IsObject(st) ? cJSON_GetObjectItemCaseSensitive(st, "cores") : NULL;
+    if (!cJSON_IsArray(cores))
+        return;
+    int idx = 0;
+    for (const cJSON *co = cores->child; co; co = co->next, idx++) {
+        if (!cJSON_IsObject(co))
+            continue;
+        int64_t core = stat_u(co, "core");
+        int32_t pid = (int32_t)((core >= 0 && core < INT32_MAX ? core : idx) + 1);
+        const cJSON *engs = cJSON_GetObjectItemCaseSensitive(co, "engines");
+        for (const cJSON *e = cJSON_IsArray(engs) ? engs->child : NULL; e; e = e->next) {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+            viz_lane_t *l = cJSON_IsString(nm) ? stats_lane(t, pid, VIZ_LANE_ENGINE, nm->valuestring, -1)
+                                               : NULL;
+            int64_t busy = stat_u(e, "busy_cycles"), wait = stat_u(e, "sem_wait_cycles");
+            if (!l || busy < 0 || wait < 0)
+                continue;
+            l->busy = (uint64_t)busy;
+            l->wait = (uint64_t)wait;
+            l->from_stats = t->stats_used = true;
+        }
+        const cJSON *qs = cJSON_GetObjectItemCaseSensitive(co, "queues");
+        for (const cJSON *q = cJSON_IsArray(qs) ? qs->child : NULL; q; q = q->next) {
+            int64_t qn = stat_u(q, "queue"), bytes = stat_u(q, "bytes"), busy = stat_u(q, "busy_cycles");
+            viz_lane_t *l = qn >= 0 && qn < INT32_MAX ? stats_lane(t, pid, VIZ_LANE_DMA, NULL, (int32_t)qn)
+                                                      : NULL;
+            if (!l || bytes < 0 || busy < 0)
+                continue;
+            l->bytes = (uint64_t)bytes;
+            l->busy = (uint64_t)busy;
+            l->from_stats = t->stats_used = true;
+        }
+    }
+}
+
 /* ------------------------------------------------------------ entry points */
 
 static void json_position(const char *json, size_t off, long *line, long *col)
@@ -760,6 +831,8 @@ int viz_trace_parse(const char *json, size_t len, const char *name, viz_trace_t 
         tpb_err_prefix(err, "%s", name);
         goto out;
     }
+    if (cJSON_IsObject(root))
+        apply_stats(root, t);
     rc = 0;
 out:
     free(k.cap_samples);

@@ -63,6 +63,7 @@ typedef struct {
     uint64_t busy;             /* cycles covered by at least one event */
     uint64_t wait;             /* semaphore-wait cycles of its events */
     uint64_t bytes;            /* DMA bytes moved */
+    bool from_stats;           /* busy/wait/bytes taken from otherData.stats */
 } viz_lane_t;
 
 typedef struct {
@@ -111,6 +112,7 @@ typedef struct {
 
     uint64_t first_cycle, last_cycle; /* extent of all events and samples */
     uint32_t n_overlaps;       /* events overlapping a predecessor on one tid */
+    bool stats_used;           /* some lane totals came from otherData.stats */
 } viz_trace_t;
 
 /* Load `path`; a directory is taken as a run directory holding trace.json.
