@@ -65,3 +65,19 @@ foreach(cfg ${TPB_GOLDEN_CASE_FILES})
            COMMAND $<TARGET_FILE:tpb> run ${case_dir} -o ${PROJECT_BINARY_DIR}/golden-out/${case_name})
   set_tests_properties(golden_${case_name} PROPERTIES LABELS "${labels}" TIMEOUT 300)
 endforeach()
+
+# tpb run failure reporting, independent of how far the stack has landed:
+# a kernel the compiler rejects fails the run (exit 1) ...
+add_test(NAME cli_run_reports_compile_failure
+         COMMAND $<TARGET_FILE:tpb> run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/bad_kernel
+                 -o ${PROJECT_BINARY_DIR}/golden-out/bad_kernel)
+set_tests_properties(cli_run_reports_compile_failure PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+# ... and is reported as XFAIL (exit 0) when case.json expects the failure
+add_test(NAME cli_run_reports_xfail
+         COMMAND $<TARGET_FILE:tpb> run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/bad_kernel_xfail
+                 -o ${PROJECT_BINARY_DIR}/golden-out/bad_kernel_xfail)
+set_tests_properties(cli_run_reports_xfail PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "XFAIL \\(deliberately invalid kernel\\)")
+add_test(NAME cli_run_missing_case
+         COMMAND $<TARGET_FILE:tpb> run ${PROJECT_BINARY_DIR}/no-such-case)
+set_tests_properties(cli_run_missing_case PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
