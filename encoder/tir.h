@@ -95,6 +95,100 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 #define TIR_F_RMW_ADD      (1u << 10) /* indirect_save / store with rmw_op=add */
 #define TIR_F_DOUBLE_ROW   (1u << 11)
 
+/* ---- Per-op field meanings (the front-end fills exactly these; every
+ * field not listed keeps its tir_op_init() default) ----
+ *
+ * Shapes: an AP's shape is its count[] list.  Tile APs (SBUF/PSUM) always
+ * keep dim 0 as the partition dim (an integer index on it keeps count 1);
+ * "[P,F]" below means partitions x product of the free counts.  Compute ops
+ * require equal partition counts and equal free element counts between dst
+ * and each tensor input; DMA ops require equal shapes after dropping
+ * count-1 dims.  A raw AP may use step 0 (broadcast).
+ *
+ * DMA (engine = the issuing sequencer, usually UNASSIGNED; dge_mode,
+ * oob_mode (+TIR_F_OOB_SKIP), qos as given):
+ *  LOAD          dst = SBUF tile, src[0] = HBM.                      nsrc=1
+ *  STORE         dst = HBM (output/scratch/input, never constant),
+ *                src[0] = SBUF tile; TIR_F_RMW_ADD: dst += src.     nsrc=1
+ *  DMA_COPY      dst, src[0] in any spaces (direct only: an indirect
+ *                side turns the op into INDIRECT_LOAD/INDIRECT_SAVE);
+ *                TIR_F_RMW_ADD accumulates into dst.                 nsrc=1
+ *  DMA_TRANSPOSE dst, src[0]; transpose_axes[0..n_transpose_axes) is the
+ *                permutation (dst.shape[i] = src.shape[axes[i]]): (1,0),
+ *                (2,1,0) or (3,1,2,0).  index.tensor >= 0: gather-transpose
+ *                (DMAIndirectTranspose), src dim 0 indirect as in
+ *                INDIRECT_LOAD, 3-D only.                            nsrc=1
+ *  INDIRECT_LOAD dst = SBUF tile; src[0] = AP over the HBM table whose dim 0
+ *                is the indirect dim: element (i, j..) is read from
+ *                src.offset + idx[i]*src.step[0] + sum j_d*src.step[d], where
+ *                idx = the values of `index` (an SBUF [P,1] int32/uint32 tile
+ *                AP, P = src.count[0]); index_bound = number of valid index
+ *                values (rows of the indirect dim reachable from offset);
+ *                an index >= index_bound is out of bounds (oob_mode).  nsrc=1
+ *  INDIRECT_SAVE dst = table AP (dim 0 indirect, as above), src[0] = SBUF
+ *                tile, index, index_bound; TIR_F_RMW_ADD = scatter-add
+ *                (NeuronIndirectRMW), else overwrite (NeuronIndirectSave).
+ *  LOCAL_GATHER  dst, src[0] = src_buffer (SBUF), index = uint16 SBUF tile,
+ *                num_elem_per_idx, num_valid (indices per GpSimd core,
+ *                0 = all).                                           nsrc=1
+ *  GATHER_FLATTENED dst, src[0] = data, index = uint32 indices tile.
+ *  MEMSET        dst, value (TIR_F_RANDOM: random fill, value unused).  nsrc=0
+ *  STREAM_SHUFFLE dst, src[0], shuffle_mask[32] (255 = keep dst row).
+ *  LOAD_TENSOR_TO_REGISTER src[0] = one element, reg.                 nsrc=1
+ *  BROADCAST_PARTITION dst [P,F], src[0] [1,F] (copied to every partition).
+ *
+ * Compute:
+ *  MATMUL        dst = PSUM [M,N], src[0] = stationary [K,M] (SBUF),
+ *                src[1] = moving [K,N] (SBUF); dst (+)= src0.T @ src1.
+ *                flags ACCUMULATE, TRANSPOSE, ONEZERO_W/M, DOUBLE_ROW;
+ *                tile_pos/tile_size (0 = default).                  nsrc=2
+ *  MATMUL_MX     as MATMUL + src[2] = stationary_scale, src[3] =
+ *                moving_scale (uint8 E8M0).                          nsrc=4
+ *  MATMUL_SPARSE as MATMUL + src[2] = tags (uint8), compress_ratio.  nsrc=3
+ *  TRANSPOSE     dst = src[0].T; engine PE (dst PSUM) or DVE (<=32x32). nsrc=1
+ *  ACTIVATION    dst = func(src[0] * s0 + bias); s0 = scale (imm or [P,1]
+ *                AP), bias = [P,1] AP or tensor -1; reduce_op != BYPASS:
+ *                dst2 = reduce_res [P,1] (free-axis reduce of dst),
+ *                reduce_cmd; TIR_F_ACCUMULATE = ActivationAccumulationOp.
+ *  ACTIVATE2     dst = func(((src[0] op0 s0) op1 s1) + bias); optional
+ *                reduce_op/dst2 as ACTIVATION.                      nsrc=1
+ *  TENSOR_TENSOR dst = src[0] op0 src[1].                            nsrc=2
+ *  TENSOR_SCALAR dst = (src[0] op0 s0) op1 s1; REV0/REV1 swap the operands
+ *                of op0/op1; op1 == BYPASS means one op.             nsrc=1
+ *  SCALAR_TENSOR_TENSOR dst = (src[0] op0 s0) op1 src[1].            nsrc=2
+ *  TENSOR_REDUCE dst = reduce_op over `axes` of src[0] (see axes below);
+ *                NEGATE negates the result; KEEPDIMS keeps count-1 dims
+ *                in dst.                                             nsrc=1
+ *  TENSOR_PARTITION_REDUCE dst [1,F] = reduce_op over the partitions of
+ *                src[0] [P,F].                                       nsrc=1
+ *  TENSOR_COPY   dst = src[0] converted to dst's dtype.              nsrc=1
+ *  TENSOR_TENSOR_SCAN per partition, r = s0 (initial); for each free
+ *                element i: r = (src[0][i] op0 r) op1 src[1][i]; dst[i] = r.
+ *  IOTA          dst[p, i..] = pat_offset + pat_cm*p + sum pat_step[d]*i_d
+ *                over the dst free dims (pat_ndim = their number).  nsrc=0
+ *  AFFINE_SELECT dst = (pattern value as IOTA) cmp 0 ? src[0] : fill.
+ *  MAX8          dst [P,8] = the 8 largest of src[0] per partition,
+ *                descending.                                        nsrc=1
+ *  FIND_INDEX8   dst [P,8] uint32 = index in src[0] of the first match
+ *                of each value of src[1] [P,8].                     nsrc=2
+ *  MATCH_REPLACE8 dst = src[0] with the first match of each value of
+ *                src[1] [P,8] replaced by `value`; dst2 = the indices
+ *                (dst_idx, fused form) or tensor -1.                 nsrc=2
+ *  SELECT        dst = src[0] (pred) != 0 ? src[1] : (src[2] if
+ *                nsrc == 3, else the immediate `fill`).
+ *  DROPOUT       dst = src[0] with elements zeroed with probability s0
+ *                (imm or [P,1]); prob mirrors s0.imm.               nsrc=1
+ *  QUANTIZE_MX   dst (fp8) = quantized src[0]; dst2 = scales (uint8).
+ *  CORE_BARRIER  barrier_cores (bitmask), barrier_id, engine; src[0] is
+ *                the optional data tile it orders.
+ *  SENDRECV      dst (SBUF on this core) <- peer's src[0]; peer core.
+ *
+ * axes (TENSOR_REDUCE): bit i = free dim i counted from the innermost
+ * (bit 0 = last axis).  The JSON `axis` list uses NKI numbering (1 = the
+ * first free axis), so for a tile with F free dims axis a sets bit F - a.
+ *
+ * core: the program id's physical core (see tir_kernel_t.program_id).
+ */
 typedef struct {
     tir_opkind_t kind;
     char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
@@ -140,6 +234,8 @@ typedef struct {
     int barrier_id;               /* core_barrier */
     unsigned barrier_cores;       /* bitmask of participating cores */
     int peer;                     /* sendrecv peer core */
+    /* added by the front-end (additive) */
+    int64_t index_bound;          /* indirect DMA: valid index values (see above) */
 } tir_op_t;
 
 typedef struct {
@@ -151,6 +247,13 @@ typedef struct {
     tir_op_t *ops;
     int nops, cap_ops;
     char source[1024];            /* kernel file path, for messages */
+    /* added by the front-end (additive).  The front-end is called once per
+     * program id; every program declares the same tensors in the same order
+     * (control flow may not depend on pid), so tensor i names the same HBM
+     * tensor in every program's kernel.  Tiles declared inside a loop get one
+     * tensor per iteration, named "t", "t#1", "t#2", ... */
+    int program_id;               /* 0 .. num_programs-1 */
+    int num_programs;             /* SPMD grid size (>= 1) */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);

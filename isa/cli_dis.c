@@ -1,12 +1,225 @@
-/* Placeholder until this command lands; replaced by its owner. */
+/* tpb dis - disassemble a .bin stream, or every stream of an artifact
+ * directory (nc<i>/sg<j>/<Engine>.bin). */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/fileio.h"
+#include "dis.h"
 
 int tpb_cmd_dis(int argc, char **argv);
 
+typedef struct {
+    isa_dis_opts_t opts;
+    bool engine_forced;   /* --engine given: do not infer from file names */
+    unsigned nfiles;
+    unsigned nbad;        /* files with problems */
+} dis_run_t;
+
+static void dis_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tpb dis <file.bin | artifact-dir> [options]\n\n"
+            "Disassemble 64-byte bundles: offset, bundle index, instruction with every\n"
+            "field by name, and the raw bytes.  For an artifact directory every stream\n"
+            "ncN/sgM/<Engine>.bin is printed under a header.  Undecodable bundles are\n"
+            "printed as `.bundle` data with the reason; the exit status is 1 when any\n"
+            "bundle is invalid, illegal on its engine, or the size is not a multiple\n"
+            "of 64 (the trailing bytes are reported).\n\n"
+            "options:\n"
+            "  --engine NAME   check each opcode is legal on NAME (PE, Activation, Pool,\n"
+            "                  DVE, SP); default: the engine named by the file name\n"
+            "                  (<Engine>.bin), none otherwise; 'any' disables the check\n"
+            "  --no-hex        do not print the raw bytes\n"
+            "  --canonical     print only the assembly text (input for `tpb as`)\n"
+            "  -h, --help      show this help\n");
+}
+
+/* Engine named by a path's base name "<Engine>.bin", or UNASSIGNED. */
+static isa_engine_t engine_from_path(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    char name[64];
+    size_t n = strlen(b);
+    if (n < 5 || n - 4 >= sizeof name || strcmp(b + n - 4, ".bin") != 0)
+        return ISA_ENG_UNASSIGNED;
+    memcpy(name, b, n - 4);
+    name[n - 4] = '\0';
+    int e = isa_engine_by_name(name);
+    return (e >= 0 && isa_engine_is_tpb((isa_engine_t)e)) ? (isa_engine_t)e : ISA_ENG_UNASSIGNED;
+}
+
+static void dis_file(dis_run_t *r, const char *path, bool with_header)
+{
+    uint8_t *buf;
+    size_t len;
+    tpb_err_t err;
+    r->nfiles++;
+    if (fio_read_all(path, &buf, &len, &err)) {
+        fprintf(stderr, "tpb dis: %s\n", err.msg);
+        r->nbad++;
+        return;
+    }
+    isa_dis_opts_t o = r->opts;
+    if (!r->engine_forced)
+        o.engine = engine_from_path(path);
+    if (with_header) {
+        if (o.canonical)
+            printf("# %s\n", path);
+        else
+            printf("== %s: %zu bundles%s%s ==\n", path, len / ISA_BUNDLE_BYTES,
+                   o.engine ? ", engine " : "", o.engine ? isa_engine_name(o.engine) : "");
+    }
+    isa_text_t t = { 0 };
+    isa_dis_report_t rep;
+    if (isa_disassemble(buf, len, &o, &t, &rep)) {
+        fprintf(stderr, "tpb dis: %s: out of memory\n", path);
+        r->nbad++;
+    } else {
+        if (t.s)
+            fputs(t.s, stdout);
+        if (rep.ninvalid || rep.nillegal || rep.trailing) {
+            fflush(stdout);
+            fprintf(stderr, "%s: offset 0x%zx: error: %s\n", path, rep.first_error_offset, rep.first_error);
+            fprintf(stderr, "%s: %zu invalid bundle%s, %zu illegal on the engine, %zu trailing byte%s\n",
+                    path, rep.ninvalid, rep.ninvalid == 1 ? "" : "s", rep.nillegal, rep.trailing,
+                    rep.trailing == 1 ? "" : "s");
+            r->nbad++;
+        }
+    }
+    if (with_header && !o.canonical)
+        printf("\n");
+    isa_text_free(&t);
+    free(buf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the entries of dir starting with prefix (directories). */
+static size_t list_dirs(const char *dir, const char *prefix, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        char p[4096];
+        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p || !fio_is_dir(p))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            char **nv = realloc(v, cap * sizeof *nv);
+            if (!nv)
+                break;
+            v = nv;
+        }
+        v[n] = strdup(e->d_name);
+        if (v[n])
+            n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_str);
+    *out = v;
+    return n;
+}
+
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int dis_artifact_dir(dis_run_t *r, const char *dir)
+{
+    char **cores;
+    size_t nc = list_dirs(dir, "nc", &cores);
+    for (size_t i = 0; i < nc; i++) {
+        char cdir[4096];
+        snprintf(cdir, sizeof cdir, "%s/%s", dir, cores[i]);
+        char **sgs;
+        size_t ns = list_dirs(cdir, "sg", &sgs);
+        for (size_t j = 0; j < ns; j++) {
+            for (int k = 0; k < 5; k++) {
+                char p[4096];
+                if (snprintf(p, sizeof p, "%s/%s/%s.bin", cdir, sgs[j],
+                             isa_engine_name(isa_tpb_engines[k])) >= (int)sizeof p)
+                    continue;
+                if (fio_exists(p))
+                    dis_file(r, p, true);
+            }
+        }
+        free_list(sgs, ns);
+    }
+    free_list(cores, nc);
+    if (!r->nfiles) {
+        fprintf(stderr, "tpb dis: %s: no nc<i>/sg<j>/<Engine>.bin streams in this directory\n", dir);
+        return 1;
+    }
+    return 0;
+}
+
 int tpb_cmd_dis(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "tpb dis: not implemented yet\n");
-    return 2;
+    dis_run_t r;
+    memset(&r, 0, sizeof r);
+    r.opts.hex = true;
+    const char *in = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            dis_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--no-hex")) {
+            r.opts.hex = false;
+        } else if (!strcmp(a, "--canonical")) {
+            r.opts.canonical = true;
+        } else if (!strcmp(a, "--engine")) {
+            if (++i >= argc) {
+                fprintf(stderr, "tpb dis: --engine needs an engine name\n");
+                return 2;
+            }
+            r.engine_forced = true;
+            if (!strcmp(argv[i], "any"))
+                continue;
+            int e = isa_engine_by_name(argv[i]);
+            if (e < 0 || !isa_engine_is_tpb((isa_engine_t)e)) {
+                fprintf(stderr, "tpb dis: unknown engine '%s' (PE, Activation, Pool, DVE, SP, any)\n", argv[i]);
+                return 2;
+            }
+            r.opts.engine = (isa_engine_t)e;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "tpb dis: unknown option '%s'\n", a);
+            dis_usage(stderr);
+            return 2;
+        } else if (!in) {
+            in = a;
+        } else {
+            fprintf(stderr, "tpb dis: more than one input ('%s')\n", a);
+            return 2;
+        }
+    }
+    if (!in) {
+        fprintf(stderr, "tpb dis: missing input file or artifact directory\n");
+        dis_usage(stderr);
+        return 2;
+    }
+    int rc = 0;
+    if (fio_is_dir(in))
+        rc = dis_artifact_dir(&r, in);
+    else
+        dis_file(&r, in, false);
+    fflush(stdout);
+    return (rc || r.nbad) ? 1 : 0;
 }

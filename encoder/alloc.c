@@ -1,0 +1,256 @@
+/* alloc.c - memory layout.
+ *
+ * HBM: inputs, outputs, constants and scratch tensors packed in declaration
+ * order, each 64-byte aligned (enc_hbm_layout; shared by every core).
+ *
+ * SBUF/PSUM: a tile is live from the first to the last tile-IR op that
+ * touches it.  Tiles are placed in order of first use, first-fit at the
+ * lowest address not used by any tile whose live range overlaps; so space
+ * freed by dead tiles is reused.  Every tile starts at partition 0 and owns
+ * [addr, addr + bytes) in each partition.  PSUM tiles of at most 2 KiB per
+ * partition never straddle a 2 KiB bank (a matmul output must sit in one
+ * bank); larger PSUM tiles start on a bank boundary.  A multi-step reduce
+ * gets a scratch partial live for its own op only. */
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HBM_ALIGN 64
+#define SBUF_ALIGN 64
+#define PSUM_ALIGN 8
+#define PSUM_BANK 2048u
+
+static uint64_t tensor_bytes(const tir_tensor_t *t)
+{
+    uint64_t n = isa_dtype_size(t->dtype);
+    for (int d = 0; d < t->ndim; d++)
+        n *= (uint64_t)t->shape[d];
+    return n;
+}
+
+static bool in_hbm(const tir_tensor_t *t)
+{
+    return t->kind != TIR_T_SBUF && t->kind != TIR_T_PSUM;
+}
+
+int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    out->addr = calloc((size_t)(k->ntensors > 0 ? k->ntensors : 1), sizeof *out->addr);
+    if (!out->addr)
+        return tpb_errf(err, "out of memory laying out HBM");
+    out->ntensors = k->ntensors;
+    static const tir_tensor_kind_t order[] = {TIR_T_INPUT, TIR_T_OUTPUT, TIR_T_CONSTANT,
+                                              TIR_T_SCRATCH};
+    uint64_t at = 0;
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
+        for (int i = 0; i < k->ntensors; i++) {
+            const tir_tensor_t *t = &k->tensors[i];
+            if (t->kind != order[o])
+                continue;
+            at = (at + HBM_ALIGN - 1) / HBM_ALIGN * HBM_ALIGN;
+            out->addr[i] = at;
+            at += tensor_bytes(t);
+        }
+    }
+    out->total = at;
+    return 0;
+}
+
+void enc_hbm_layout_free(enc_hbm_layout_t *l)
+{
+    free(l->addr);
+    memset(l, 0, sizeof *l);
+}
+
+static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
+{
+    if (a->tensor < 0 || a->tensor >= nml)
+        return;
+    bir_mloc_t *m = &ml[a->tensor];
+    if (m->first_use < 0)
+        m->first_use = op;
+    m->last_use = op;
+}
+
+static void liveness(const tir_kernel_t *k, bir_module_t *m)
+{
+    for (int i = 0; i < k->nops; i++) {
+        const tir_op_t *op = &k->ops[i];
+        touch(m->mlocs, m->nmlocs, &op->dst, i);
+        touch(m->mlocs, m->nmlocs, &op->dst2, i);
+        for (int s = 0; s < 4; s++)
+            touch(m->mlocs, m->nmlocs, &op->src[s], i);
+        touch(m->mlocs, m->nmlocs, &op->index, i);
+        touch(m->mlocs, m->nmlocs, &op->bias, i);
+        if (op->s0.is_ap)
+            touch(m->mlocs, m->nmlocs, &op->s0.ap, i);
+        if (op->s1.is_ap)
+            touch(m->mlocs, m->nmlocs, &op->s1.ap, i);
+    }
+}
+
+/* A placement request: live range, size, space. */
+typedef struct {
+    bir_mloc_t *ml;
+    const char *name, *path;
+} req_t;
+
+static bool ranges_overlap(const bir_mloc_t *a, const bir_mloc_t *b)
+{
+    return a->first_use <= b->last_use && b->first_use <= a->last_use;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* Lowest address for r among the placed tiles live at the same time. */
+static uint64_t first_fit(const req_t *r, bir_mloc_t **placed, int nplaced, uint64_t align,
+                          bool psum)
+{
+    uint64_t a = 0;
+    for (;;) {
+        a = align_up(a, align);
+        if (psum) {
+            if (r->ml->bytes <= PSUM_BANK && a % PSUM_BANK + r->ml->bytes > PSUM_BANK)
+                a = align_up(a, PSUM_BANK);
+            else if (r->ml->bytes > PSUM_BANK)
+                a = align_up(a, PSUM_BANK);
+        }
+        bool moved = false;
+        for (int i = 0; i < nplaced; i++) {
+            const bir_mloc_t *p = placed[i];
+            if (!ranges_overlap(p, r->ml))
+                continue;
+            if (a < p->addr + p->bytes && p->addr < a + r->ml->bytes) {
+                a = p->addr + p->bytes;
+                moved = true;
+            }
+        }
+        if (!moved)
+            return a;
+    }
+}
+
+static int cmp_first_use(const void *x, const void *y)
+{
+    const req_t *a = x, *b = y;
+    if (a->ml->first_use != b->ml->first_use)
+        return a->ml->first_use < b->ml->first_use ? -1 : 1;
+    return a->ml->tensor < b->ml->tensor ? -1 : a->ml->tensor > b->ml->tensor;
+}
+
+static void live_names(const req_t *r, bir_mloc_t **placed, int nplaced, const tir_kernel_t *k,
+                       char *out, size_t len)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; i < nplaced && n + 80 < len; i++) {
+        if (!ranges_overlap(placed[i], r->ml))
+            continue;
+        const char *nm = placed[i]->tensor >= 0 ? k->tensors[placed[i]->tensor].name : "(scratch)";
+        n += (size_t)snprintf(out + n, len - n, "%s%s(%llu)", n ? ", " : "", nm,
+                              (unsigned long long)placed[i]->bytes);
+    }
+}
+
+static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
+                       unsigned space, uint64_t *peak, tpb_err_t *err)
+{
+    bool psum = space == ISA_SPACE_PSUM;
+    uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
+    int n = m->nmlocs + m->nops;
+    req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
+    bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
+    if (!reqs || !placed) {
+        free(reqs);
+        free(placed);
+        return tpb_errf(err, "out of memory in the allocator");
+    }
+    int nr = 0;
+    for (int i = 0; i < m->nmlocs; i++) {
+        bir_mloc_t *ml = &m->mlocs[i];
+        if (ml->space == space && ml->first_use >= 0)
+            reqs[nr++] = (req_t){ml, k->tensors[i].name, k->tensors[i].path};
+    }
+    for (int i = 0; !psum && i < m->nops; i++)
+        if (m->op_scratch[i].bytes)
+            reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
+    qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    int np = 0;
+    int rc = 0;
+    *peak = 0;
+    for (int i = 0; i < nr; i++) {
+        uint64_t a = first_fit(&reqs[i], placed, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
+        if (a + reqs[i].ml->bytes > cap) {
+            char live[512];
+            live_names(&reqs[i], placed, np, k, live, sizeof live);
+            rc = tpb_errf(err, "%s allocation failed: tile '%s' (%s) needs %llu bytes per "
+                               "partition while live over ops %d..%d, but only %llu of %llu "
+                               "bytes are free (live: %s)",
+                          psum ? "PSUM" : "SBUF", reqs[i].name, reqs[i].path[0] ? reqs[i].path : "?",
+                          (unsigned long long)reqs[i].ml->bytes, reqs[i].ml->first_use,
+                          reqs[i].ml->last_use,
+                          (unsigned long long)(a < cap ? cap - a : 0), (unsigned long long)cap,
+                          live[0] ? live : "none");
+            break;
+        }
+        reqs[i].ml->addr = a;
+        placed[np++] = reqs[i].ml;
+        if (a + reqs[i].ml->bytes > *peak)
+            *peak = a + reqs[i].ml->bytes;
+    }
+    free(reqs);
+    free(placed);
+    return rc;
+}
+
+int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
+                 bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
+{
+    liveness(k, m);
+    m->nops = k->nops;
+    m->op_scratch = calloc((size_t)(k->nops > 0 ? k->nops : 1), sizeof *m->op_scratch);
+    if (!m->op_scratch)
+        return tpb_errf(err, "out of memory in the allocator");
+    for (int i = 0; i < k->ntensors; i++) {
+        const tir_tensor_t *tt = &k->tensors[i];
+        bir_mloc_t *ml = &m->mlocs[i];
+        if (in_hbm(tt)) {
+            ml->space = ISA_SPACE_HBM;
+            ml->addr = hbm && i < hbm->ntensors ? hbm->addr[i] : 0;
+            ml->bytes = tensor_bytes(tt);
+            ml->partitions = 1;
+            continue;
+        }
+        ml->space = tt->kind == TIR_T_SBUF ? ISA_SPACE_SBUF : ISA_SPACE_PSUM;
+        if (tt->ndim < 1 || tt->shape[0] < 1 || tt->shape[0] > (int64_t)t->partitions)
+            return tpb_errf(err, "tile '%s' (%s): partition dim %lld must be 1..%u", tt->name,
+                            tt->path, tt->ndim >= 1 ? (long long)tt->shape[0] : 0LL,
+                            t->partitions);
+        ml->partitions = (unsigned)tt->shape[0];
+        ml->bytes = tensor_bytes(tt) / (uint64_t)tt->shape[0];
+    }
+    for (int i = 0; i < k->nops; i++) {
+        uint64_t b = lower_scratch_bytes(k, &k->ops[i]);
+        if (!b)
+            continue;
+        bir_mloc_t *sc = &m->op_scratch[i];
+        sc->tensor = -1;
+        sc->space = ISA_SPACE_SBUF;
+        sc->bytes = b;
+        sc->partitions = t->partitions;
+        sc->first_use = sc->last_use = i;
+    }
+    uint64_t sp = 0, pp = 0;
+    if (place_space(k, t, m, ISA_SPACE_SBUF, &sp, err) ||
+        place_space(k, t, m, ISA_SPACE_PSUM, &pp, err))
+        return -1;
+    if (st) {
+        st->sbuf_peak = sp;
+        st->psum_peak = pp;
+        st->hbm_bytes = hbm ? hbm->total : 0;
+    }
+    return 0;
+}

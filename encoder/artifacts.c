@@ -1,0 +1,263 @@
+/* artifacts.c - the files around the .bin streams (docs/artifacts.md):
+ * <Engine>.json sidecars, def.json, tensor-map.json, const_<name>.npy.
+ * Every file is written atomically. */
+#include "backend.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cJSON.h"
+#include "fileio.h"
+#include "npy.h"
+
+static int write_json(cJSON *root, const char *dir, const char *name, tpb_err_t *err)
+{
+    char path[4096];
+    if (fio_join(path, sizeof path, dir, name, err)) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return tpb_errf(err, "%s: out of memory serialising JSON", path);
+    size_t n = strlen(text);
+    int rc = fio_write_atomic(path, text, n, err);
+    free(text);
+    return rc;
+}
+
+static const char *kind_name(tir_tensor_kind_t k)
+{
+    switch (k) {
+    case TIR_T_INPUT: return "input";
+    case TIR_T_OUTPUT: return "output";
+    case TIR_T_CONSTANT: return "constant";
+    case TIR_T_SCRATCH: return "scratch";
+    default: return "tile";
+    }
+}
+
+int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
+                       const char *dir, tpb_err_t *err)
+{
+    const bir_block_t *b = &m->funcs[0].blocks[0];
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!g->opened[e])
+            continue;
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "engine", isa_engine_name((isa_engine_t)e));
+        cJSON_AddNumberToObject(root, "core", m->core);
+        cJSON_AddNumberToObject(root, "instructions", g->pcs[e]);
+        cJSON *qs = cJSON_AddArrayToObject(root, "queues");
+        for (int q = 0; q < m->nqueues; q++)
+            if (m->queues[q].engine == e)
+                cJSON_AddItemToArray(qs, cJSON_CreateNumber(m->queues[q].id));
+        /* the per-engine opcode manifest (COLLECT pass) */
+        cJSON *ops = cJSON_AddArrayToObject(root, "opcodes");
+        for (unsigned v = 0; v < 256; v++)
+            if (g->engine_opcodes[e][v >> 5] >> (v & 31) & 1u) {
+                const isa_opinfo_t *oi = isa_op_by_l2((uint8_t)v);
+                cJSON_AddItemToArray(ops, cJSON_CreateString(oi ? oi->mnemonic : "?"));
+            }
+        cJSON *dbg = cJSON_AddArrayToObject(root, "debug");
+        for (int i = 0; i < g->ndbg[e]; i++) {
+            const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
+            cJSON *d = cJSON_CreateObject();
+            cJSON_AddNumberToObject(d, "pc", g->dbg[e][i].pc);
+            cJSON_AddStringToObject(d, "name", in->name);
+            cJSON_AddStringToObject(d, "src", in->src);
+            cJSON_AddStringToObject(d, "op", in->op_kind ? in->op_kind : "sync");
+            if (in->tir_op >= 0 && in->tir_op < k->nops)
+                cJSON_AddNumberToObject(d, "op_index", in->tir_op);
+            cJSON_AddItemToArray(dbg, d);
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s.json", isa_engine_name((isa_engine_t)e));
+        if (write_json(root, dir, name, err))
+            return -1;
+    }
+    return 0;
+}
+
+int art_write_def(const bir_module_t *m, const char *dir, tpb_err_t *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "core", m->core);
+    cJSON *sems = cJSON_AddArrayToObject(root, "semaphores");
+    for (int s = 0; s < m->nsems; s++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", m->sems[s].id);
+        cJSON_AddStringToObject(o, "name", m->sems[s].name);
+        cJSON_AddItemToArray(sems, o);
+    }
+    cJSON *qs = cJSON_AddArrayToObject(root, "queues");
+    for (int q = 0; q < m->nqueues; q++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "id", m->queues[q].id);
+        cJSON_AddStringToObject(o, "name", m->queues[q].name);
+        cJSON_AddStringToObject(o, "engine", isa_engine_name((isa_engine_t)m->queues[q].engine));
+        cJSON_AddNumberToObject(o, "semaphore", m->queues[q].semaphore);
+        cJSON_AddNumberToObject(o, "transfers", m->queues[q].transfers);
+        cJSON_AddItemToArray(qs, o);
+    }
+    return write_json(root, dir, "def.json", err);
+}
+
+static uint64_t tensor_elems(const tir_tensor_t *t)
+{
+    uint64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= (uint64_t)t->shape[d];
+    return n;
+}
+
+static float minifloat_to_f32(uint32_t bits, int eb, int mb, bool fn)
+{
+    uint32_t sign = bits >> (eb + mb) & 1u, e = bits >> mb & ((1u << eb) - 1), m = bits & ((1u << mb) - 1);
+    int bias = (1 << (eb - 1)) - 1;
+    float v;
+    if (fn && e == (1u << eb) - 1 && m == (1u << mb) - 1)
+        v = NAN;
+    else if (!fn && e == (1u << eb) - 1)
+        v = m ? NAN : INFINITY;
+    else if (e == 0)
+        v = ldexpf((float)m, 1 - bias - mb);
+    else
+        v = ldexpf((float)(m | 1u << mb), (int)e - bias - mb);
+    return sign ? -v : v;
+}
+
+/* bf16/fp8 constants are exchanged as float32 arrays (docs/artifacts.md). */
+static int const_to_npy(const tir_tensor_t *t, npy_array_t *a, tpb_err_t *err)
+{
+    bool widen = t->dtype == ISA_DT_BF16 || t->dtype == ISA_DT_FP8E4M3 || t->dtype == ISA_DT_FP8E5M2;
+    if (npy_alloc(a, widen ? ISA_DT_FP32 : t->dtype, t->ndim, t->shape, err))
+        return -1;
+    uint64_t n = tensor_elems(t);
+    const uint8_t *src = t->const_data;
+    if (!widen) {
+        memcpy(a->data, src, n * isa_dtype_size(t->dtype));
+        return 0;
+    }
+    float *dst = a->data;
+    for (uint64_t i = 0; i < n; i++) {
+        if (t->dtype == ISA_DT_BF16) {
+            uint32_t u = (uint32_t)(src[2 * i] | src[2 * i + 1] << 8) << 16;
+            memcpy(&dst[i], &u, 4);
+        } else if (t->dtype == ISA_DT_FP8E4M3) {
+            dst[i] = minifloat_to_f32(src[i], 4, 3, true);
+        } else {
+            dst[i] = minifloat_to_f32(src[i], 5, 2, false);
+        }
+    }
+    return 0;
+}
+
+int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err)
+{
+    for (int i = 0; i < k->ntensors; i++) {
+        const tir_tensor_t *t = &k->tensors[i];
+        if (t->kind != TIR_T_CONSTANT)
+            continue;
+        char name[128], path[4096];
+        snprintf(name, sizeof name, "const_%s.npy", t->name);
+        for (char *p = name; *p; p++)
+            if (*p == '/' || *p == '#')
+                *p = '_';
+        if (fio_join(path, sizeof path, dir, name, err))
+            return -1;
+        npy_array_t a;
+        memset(&a, 0, sizeof a);
+        if (t->const_data) {
+            if (const_to_npy(t, &a, err))
+                return -1;
+        } else if (t->const_file[0]) {
+            if (npy_read(t->const_file, &a, err))
+                return tpb_err_prefix(err, "constant '%s'", t->name);
+            if ((uint64_t)a.count != tensor_elems(t)) {
+                npy_free(&a);
+                return tpb_errf(err, "constant '%s': %s has %zu elements, the tensor has %llu",
+                                t->name, t->const_file, a.count,
+                                (unsigned long long)tensor_elems(t));
+            }
+        } else {
+            return tpb_errf(err, "constant '%s' (%s) has neither data nor a file", t->name, t->path);
+        }
+        int rc = npy_write(path, &a, err);
+        npy_free(&a);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
+                         const enc_hbm_layout_t *hbm, const char *dir, tpb_err_t *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "tpbsim-tensor-map");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "kernel", k->name);
+    cJSON_AddStringToObject(root, "target", t->name);
+    cJSON_AddNumberToObject(root, "num_cores", k->num_cores > 0 ? k->num_cores : 1);
+    cJSON_AddNumberToObject(root, "hbm_bytes", (double)hbm->total);
+    cJSON *ts = cJSON_AddArrayToObject(root, "tensors");
+    for (int i = 0; i < k->ntensors; i++) {
+        const tir_tensor_t *tt = &k->tensors[i];
+        if (tt->kind == TIR_T_SBUF || tt->kind == TIR_T_PSUM)
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", tt->name);
+        cJSON_AddStringToObject(o, "kind", kind_name(tt->kind));
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int d = 0; d < tt->ndim; d++)
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)tt->shape[d]));
+        cJSON_AddStringToObject(o, "dtype", isa_dtype_numpy_name(tt->dtype));
+        cJSON_AddNumberToObject(o, "hbm_addr", (double)hbm->addr[i]);
+        cJSON_AddNumberToObject(o, "bytes", (double)(tensor_elems(tt) * isa_dtype_size(tt->dtype)));
+        if (tt->kind == TIR_T_CONSTANT) {
+            char f[160];
+            snprintf(f, sizeof f, "nc0/sg0/const_%s.npy", tt->name);
+            for (char *p = f + 8; *p; p++)
+                if (*p == '/' || *p == '#')
+                    *p = '_';
+            cJSON_AddStringToObject(o, "file", f);
+        }
+        cJSON_AddItemToArray(ts, o);
+    }
+    return write_json(root, dir, "tensor-map.json", err);
+}
+
+int art_rmtree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char sub[4096];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= (int)sizeof sub) {
+            rc = -1;
+            continue;
+        }
+        if (art_rmtree(sub))
+            rc = -1;
+    }
+    closedir(d);
+    if (rmdir(path))
+        rc = -1;
+    return rc;
+}

@@ -1,0 +1,75 @@
+/* backend.h - internal interfaces between the back-end passes (alloc.c,
+ * schedule.c, emit.c, artifacts.c, compile.c).  Not a contract. */
+#ifndef TPB_BACKEND_H
+#define TPB_BACKEND_H
+
+#include <stdio.h>
+
+#include "bir.h"
+#include "compile.h"
+#include "lower.h"
+
+/* alloc.c: liveness + SBUF/PSUM addresses into m->mlocs / m->op_scratch;
+ * HBM addresses from the shared layout. */
+int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
+                 bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
+
+/* schedule.c */
+int sched_assign_engines(bir_module_t *m, tpb_err_t *err);
+int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err);
+/* Dependencies + semaphore waits/updates; Nops for extra waits; queue
+ * drains and a Halt per used engine at the end. */
+int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
+/* Semaphore id of a TPB engine / a queue. */
+int sched_engine_sem(int engine);
+
+/* emit.c: the Generator. */
+#define GEN_MAX_DEBUG 0
+
+typedef struct {
+    int pc;
+    int inst;                /* BIR instruction index */
+} gen_debug_t;
+
+typedef struct {
+    int mode;
+    bool dump_per_inst;
+    const char *dir;         /* core artifact dir (modes 1) */
+    const bir_module_t *m;
+    /* per engine */
+    FILE *bin[ISA_ENG_COUNT];
+    char bin_tmp[ISA_ENG_COUNT][4096];
+    bool opened[ISA_ENG_COUNT];
+    unsigned pcs[ISA_ENG_COUNT];          /* bundles written */
+    gen_debug_t *dbg[ISA_ENG_COUNT];
+    int ndbg[ISA_ENG_COUNT], capdbg[ISA_ENG_COUNT];
+    /* census */
+    unsigned histogram[256];
+    /* COLLECT: per-instruction opcode sets (256-bit bitsets) */
+    uint32_t (*collect)[8];
+    int ncollect;
+    uint32_t engine_opcodes[ISA_ENG_COUNT][8];
+    /* deferred L2 legality checks: (inst index, engine, l2) */
+    struct gen_check { int inst; int engine; uint8_t l2; } *checks;
+    int nchecks, capchecks;
+    unsigned seq;            /* per-inst dump counter */
+} gen_t;
+
+int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool dump_per_inst,
+             tpb_err_t *err);
+/* One program-order walk over the module. */
+int gen_run(gen_t *g, tpb_err_t *err);
+/* Close (commit) every engine file; on error pass ok=false to delete them. */
+int gen_finish(gen_t *g, bool ok, tpb_err_t *err);
+void gen_free(gen_t *g);
+/* The DVE opcode coverage check over the COLLECT result. */
+int gen_check_dve_coverage(const gen_t *g, tpb_err_t *err);
+
+/* artifacts.c */
+int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
+                       const char *dir, tpb_err_t *err);
+int art_write_def(const bir_module_t *m, const char *dir, tpb_err_t *err);
+int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err);
+int art_rmtree(const char *path);
+
+#endif

@@ -1,0 +1,119 @@
+/* bir.c - backend IR containers. */
+#include "bir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *bir_opcode_name(bir_opcode_t o)
+{
+    switch (o) {
+#define X(id, v, n) case BIR_##id: return n;
+        BIR_OPCODES(X)
+#undef X
+    }
+    return "?";
+}
+
+int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err)
+{
+    memset(m, 0, sizeof *m);
+    m->core = core;
+    m->funcs = calloc(1, sizeof *m->funcs);
+    m->mlocs = calloc((size_t)(ntensors > 0 ? ntensors : 1), sizeof *m->mlocs);
+    if (!m->funcs || !m->mlocs) {
+        bir_module_free(m);
+        return tpb_errf(err, "out of memory creating the backend module");
+    }
+    m->nfuncs = 1;
+    m->nmlocs = ntensors;
+    strcpy(m->funcs[0].name, "main");
+    m->funcs[0].blocks = calloc(1, sizeof(bir_block_t));
+    if (!m->funcs[0].blocks) {
+        bir_module_free(m);
+        return tpb_errf(err, "out of memory creating the backend module");
+    }
+    m->funcs[0].nblocks = 1;
+    strcpy(m->funcs[0].blocks[0].name, "entry");
+    for (int i = 0; i < ntensors; i++) {
+        m->mlocs[i].tensor = i;
+        m->mlocs[i].first_use = m->mlocs[i].last_use = -1;
+    }
+    return 0;
+}
+
+void bir_module_free(bir_module_t *m)
+{
+    for (int f = 0; f < m->nfuncs && m->funcs; f++) {
+        for (int b = 0; b < m->funcs[f].nblocks; b++)
+            free(m->funcs[f].blocks[b].insts);
+        free(m->funcs[f].blocks);
+    }
+    free(m->funcs);
+    free(m->mlocs);
+    free(m->op_scratch);
+    memset(m, 0, sizeof *m);
+}
+
+bir_block_t *bir_main_block(bir_module_t *m) { return &m->funcs[0].blocks[0]; }
+
+static int grow(bir_block_t *b, tpb_err_t *err)
+{
+    if (b->ninsts < b->cap)
+        return 0;
+    int nc = b->cap ? b->cap * 2 : 256;
+    bir_inst_t *p = realloc(b->insts, (size_t)nc * sizeof *p);
+    if (!p)
+        return tpb_errf(err, "out of memory growing block %s", b->name);
+    b->insts = p;
+    b->cap = nc;
+    return 0;
+}
+
+int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
+{
+    if (grow(b, err))
+        return -1;
+    b->insts[b->ninsts] = *in;
+    return b->ninsts++;
+}
+
+int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *err)
+{
+    if (grow(b, err))
+        return -1;
+    memmove(&b->insts[pos + 1], &b->insts[pos], (size_t)(b->ninsts - pos) * sizeof *in);
+    b->insts[pos] = *in;
+    b->ninsts++;
+    return pos;
+}
+
+void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
+{
+    memset(in, 0, sizeof *in);
+    in->opc = opc;
+    in->isa.op = op;
+    in->isa.l2 = isa_ops[op].l2;
+    in->engines = isa_ops[op].engines;
+    in->engine = ISA_ENG_UNASSIGNED;
+    in->queue = -1;
+    in->dma_group = -1;
+    in->tir_op = -1;
+    in->op_kind = "sync";
+}
+
+bool bir_inst_access(bir_inst_t *in, const bir_access_t *a)
+{
+    if (in->nacc >= BIR_MAX_ACCESS)
+        return false;
+    in->acc[in->nacc++] = *a;
+    return true;
+}
+
+bool bir_access_overlap(const bir_access_t *a, const bir_access_t *b)
+{
+    if (a->space != b->space)
+        return false;
+    if (a->p1 <= b->p0 || b->p1 <= a->p0)
+        return false;
+    return a->lo < b->hi && b->lo < a->hi;
+}

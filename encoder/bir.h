@@ -1,0 +1,160 @@
+/* bir.h - backend IR: the program between tile-IR lowering and emission.
+ *
+ * A module holds functions (one per core today: "main"), a function holds
+ * basic blocks, a block holds instructions in program order.  Every BIR
+ * instruction is one ISA instruction (isa_inst_t, fields final except the
+ * synchronisation header, which the scheduler fills) plus what the later
+ * passes need: the BIR opcode (the L1 "InstructionType"), the engines it may
+ * run on, the memory it reads and writes (for dependencies), its DMA queue,
+ * and the tile-IR op it came from (for the debug sidecar).
+ *
+ * Memory locations (bir_mloc_t) are the allocated homes of tile-IR tensors:
+ * HBM byte ranges, SBUF/PSUM partition ranges x per-partition byte ranges. */
+#ifndef TPB_BIR_H
+#define TPB_BIR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "isa.h"
+
+/* BIR opcodes (L1 InstructionType ordinals).  CoreBarrier = 87, QuantizeMx =
+ * 96 and InstLoop = 105 are pinned by the reference notes; the rest are
+ * numbered here.  BIR(ID, value, name) */
+#define BIR_OPCODES(X)                                                       \
+    X(LOAD_WEIGHTS, 1, "LoadWeights") X(MATMULT, 2, "Matmult")               \
+    X(LOAD_WEIGHTS_MX, 3, "LoadWeightsMx") X(MATMULT_MX, 4, "MatmultMx")     \
+    X(LOAD_WEIGHTS_SPARSE, 5, "LoadWeightsSparse")                           \
+    X(MATMULT_SPARSE, 6, "MatmultSparse")                                    \
+    X(ACTIVATION, 10, "Activation")                                          \
+    X(ACTIVATION_ACC, 11, "ActivationAccumulationOp")                        \
+    X(ACTIVATE2, 12, "Activate2")                                            \
+    X(TENSOR_TENSOR, 20, "TensorTensor") X(TENSOR_SCALAR, 21, "TensorScalar")\
+    X(TENSOR_SCALAR_PTR, 22, "TensorScalarPtr")                              \
+    X(SCALAR_TENSOR_TENSOR, 23, "ScalarTensorTensor")                        \
+    X(TENSOR_REDUCE, 24, "TensorReduce")                                     \
+    X(PARTITION_REDUCE, 25, "TensorPartitionReduce")                         \
+    X(TENSOR_COPY, 26, "TensorCopy") X(TENSOR_SCAN, 27, "TensorTensorScan")  \
+    X(TRANSPOSE32, 28, "Transpose32")                                        \
+    X(COPY_PREDICATED, 29, "CopyPredicated")                                 \
+    X(MEMSET, 40, "Memset") X(IOTA, 41, "Iota")                              \
+    X(AFFINE_SELECT, 42, "AffineSelect") X(DROPOUT, 43, "Dropout")           \
+    X(MAX, 44, "Max") X(MAX_INDEX, 45, "MaxIndex")                           \
+    X(MATCH_REPLACE, 46, "MatchReplace")                                     \
+    X(MAX_INDEX_MATCH_REPLACE, 47, "MaxIndexAndMatchReplace")                \
+    X(STREAM_SHUFFLE, 48, "StreamShuffle") X(INDIRECT_COPY, 49, "IndirectCopy") \
+    X(POOL_GATHER, 50, "PoolGather") X(TENSOR_LOAD, 51, "TensorLoad")        \
+    X(DMA_DESC, 60, "PseudoDmaDirect2d")                                     \
+    X(DMA_INDIRECT_DESC, 61, "PseudoDmaIndirect2d")                          \
+    X(DMA_TRIGGER, 62, "DMATrigger")                                         \
+    X(NOP, 80, "Nop") X(HALT, 81, "Halt")                                    \
+    X(CORE_BARRIER, 87, "CoreBarrier") X(QUANTIZE_MX, 96, "QuantizeMx")      \
+    X(INST_LOOP, 105, "InstLoop")
+
+typedef enum {
+#define X(id, v, n) BIR_##id = v,
+    BIR_OPCODES(X)
+#undef X
+} bir_opcode_t;
+
+const char *bir_opcode_name(bir_opcode_t o);
+
+/* ---- memory locations ---- */
+typedef struct {
+    int tensor;              /* tile-IR tensor index */
+    unsigned space;          /* ISA_SPACE_SBUF / PSUM / HBM */
+    uint64_t addr;           /* HBM: byte address; SBUF/PSUM: byte offset in each partition */
+    uint64_t bytes;          /* HBM: total bytes; SBUF/PSUM: bytes per partition */
+    unsigned partitions;     /* SBUF/PSUM: partitions used (from partition 0) */
+    int first_use, last_use; /* tile-IR op index range (liveness); -1 = never used */
+} bir_mloc_t;
+
+/* One memory range an instruction touches (a conservative bounding box). */
+typedef struct {
+    unsigned space;          /* ISA_SPACE_* */
+    unsigned p0, p1;         /* partitions [p0, p1) (HBM: 0, 1) */
+    uint64_t lo, hi;         /* bytes [lo, hi) in the partition / in HBM */
+    bool write;
+} bir_access_t;
+
+#define BIR_MAX_ACCESS 8
+
+typedef struct {
+    bir_opcode_t opc;        /* L1 */
+    isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
+    bool has_pred;           /* emit a PredExt prefix before it */
+    isa_fmt_PREDEXT_t pred;
+    uint32_t engines;        /* engines it may run on (subset of the ISA bitmap) */
+    int engine;              /* isa_engine_t after scheduling */
+    int queue;               /* DMA queue id (descriptors, triggers), else -1 */
+    int dma_group;           /* descriptors and their trigger share a group id, else -1 */
+    bool is_dma_desc;        /* descriptor: queued, not executed by the engine */
+    bir_access_t acc[BIR_MAX_ACCESS];
+    int nacc;
+    int tir_op;              /* source op index, -1 for compiler-made instructions */
+    char name[64];           /* instruction name: "<op name>" or "<op name>.<k>" */
+    char src[96];            /* source path of the tile-IR op */
+    const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */
+} bir_inst_t;
+
+typedef struct {
+    char name[32];
+    bir_inst_t *insts;
+    int ninsts, cap;
+} bir_block_t;
+
+typedef struct {
+    char name[32];
+    bir_block_t *blocks;
+    int nblocks;
+} bir_function_t;
+
+/* A DMA queue of one core: issued by one engine, one completion semaphore. */
+typedef struct {
+    int id;
+    char name[32];           /* "qSyncIO0" */
+    int engine;              /* issuing engine */
+    int semaphore;
+    int transfers;           /* triggers issued on it */
+} bir_queue_t;
+
+#define BIR_MAX_QUEUES 16
+#define BIR_MAX_SEMS 32
+
+typedef struct {
+    int id;
+    char name[32];           /* engine name or queue name */
+} bir_sem_t;
+
+typedef struct {
+    int core;
+    bir_function_t *funcs;
+    int nfuncs;
+    bir_mloc_t *mlocs;       /* one per tile-IR tensor (same index) */
+    int nmlocs;
+    bir_mloc_t *op_scratch;  /* per tile-IR op: scratch tile (bytes 0 = none) */
+    int nops;
+    bir_queue_t queues[BIR_MAX_QUEUES];
+    int nqueues;
+    bir_sem_t sems[BIR_MAX_SEMS];
+    int nsems;
+    int next_dma_group;
+} bir_module_t;
+
+int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);
+void bir_module_free(bir_module_t *m);
+/* The main function's single block (created by init). */
+bir_block_t *bir_main_block(bir_module_t *m);
+/* Append a copy of *in; returns its index or -1 (out of memory, err set). */
+int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
+/* Insert a copy of *in before index pos. */
+int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *err);
+/* A blank instruction of ISA op `op`: engines = the ISA legality bitmap,
+ * engine unassigned, queue/group -1. */
+void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
+/* Record a memory access; false when the access list is full. */
+bool bir_inst_access(bir_inst_t *in, const bir_access_t *a);
+bool bir_access_overlap(const bir_access_t *a, const bir_access_t *b);
+
+#endif

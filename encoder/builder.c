@@ -1,0 +1,572 @@
+/* builder.c - the C builder API (see builder.h). */
+#include "builder.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- state and errors ---- */
+
+int enc_fail(enc_builder_t *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return -1;
+    b->failed = true;
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    tpb_errf(b->err, "%s%s", b->msg_prefix, tmp);
+    return -1;
+}
+
+int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
+                     const char *target, tpb_err_t *err)
+{
+    memset(b, 0, sizeof *b);
+    b->k = k;
+    b->err = err;
+    b->max_ops = 10000000LL;
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "%s", kernel_name ? kernel_name : "kernel");
+    b->target = target ? tpb_target_get(target) : tpb_target_default();
+    if (!b->target)
+        return enc_fail(b, "unknown target '%s' (known: %s)", target, tpb_target_names());
+    snprintf(k->target, sizeof k->target, "%s", b->target->name);
+    return 0;
+}
+
+void enc_builder_free(enc_builder_t *b)
+{
+    free(b->scope_of);
+    free(b->name_count);
+    b->scope_of = NULL;
+    b->name_count = NULL;
+    b->cap_scope_of = 0;
+}
+
+int enc_builder_finish(enc_builder_t *b)
+{
+    int rc = b->failed ? -1 : 0;
+    enc_builder_free(b);
+    return rc;
+}
+
+void enc_set_path(enc_builder_t *b, const char *path)
+{
+    snprintf(b->path, sizeof b->path, "%s", path ? path : "");
+}
+
+/* ---- tensors ---- */
+
+/* enc_fail with the current path in front ("inputs[0]: ..."). */
+static int tfail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int tfail(enc_builder_t *b, const char *fmt, ...)
+{
+    char tmp[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    return enc_fail(b, "%s%s%s", b->path, b->path[0] ? ": " : "", tmp);
+}
+
+static bool valid_name(const char *s)
+{
+    if (!s || !*s || strlen(s) >= TIR_NAME_LEN - 8)
+        return false;
+    for (const char *p = s; *p; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                  (p != s && *p >= '0' && *p <= '9');
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static const char *kind_word(tir_tensor_kind_t kind)
+{
+    switch (kind) {
+    case TIR_T_INPUT: return "input";
+    case TIR_T_OUTPUT: return "output";
+    case TIR_T_CONSTANT: return "constant";
+    case TIR_T_SCRATCH: return "scratch";
+    case TIR_T_SBUF: return "sbuf tile";
+    case TIR_T_PSUM: return "psum tile";
+    }
+    return "?";
+}
+
+static bool is_tile(tir_tensor_kind_t kind)
+{
+    return kind == TIR_T_SBUF || kind == TIR_T_PSUM;
+}
+
+int enc_find_tensor(const enc_builder_t *b, const char *name)
+{
+    /* innermost = most recently declared live tensor whose base name matches */
+    for (int i = b->k->ntensors - 1; i >= 0; i--) {
+        const tir_tensor_t *t = &b->k->tensors[i];
+        size_t n = strlen(name);
+        if (strncmp(t->name, name, n) == 0 && (t->name[n] == 0 || t->name[n] == '#')) {
+            if (i < b->cap_scope_of && b->scope_of[i] < 0)
+                continue;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int grow_scope(enc_builder_t *b, int n)
+{
+    if (n < b->cap_scope_of)
+        return 0;
+    int nc = b->cap_scope_of ? b->cap_scope_of * 2 : 64;
+    while (nc <= n)
+        nc *= 2;
+    int *s = realloc(b->scope_of, (size_t)nc * sizeof *s);
+    if (!s)
+        return -1;
+    b->scope_of = s;
+    int *c = realloc(b->name_count, (size_t)nc * sizeof *c);
+    if (!c)
+        return -1;
+    b->name_count = c;
+    b->cap_scope_of = nc;
+    return 0;
+}
+
+static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
+                      unsigned dtype, int ndim, const int64_t *shape)
+{
+    if (b->failed)
+        return -1;
+    const char *what = kind_word(kind);
+    if (!valid_name(name))
+        return tfail(b, "%s name '%s' is not a valid identifier (letters, digits, _; "
+                        "at most %d characters)", what, name ? name : "(null)", TIR_NAME_LEN - 9);
+    if (!strcmp(name, "pid") || !strcmp(name, "num_programs"))
+        return tfail(b, "%s name '%s' is reserved", what, name);
+    if (!isa_dtype_valid(dtype))
+        return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
+    int maxd = is_tile(kind) ? 1 + ISA_MAX_FREE_DIMS : TIR_MAX_DIMS;
+    if (ndim < 1 || ndim > maxd)
+        return tfail(b, "%s '%s': field 'shape': %d dimensions (1..%d allowed)", what, name,
+                        ndim, maxd);
+    int64_t elems = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 1 || shape[d] > ((int64_t)1 << 40))
+            return tfail(b, "%s '%s': field 'shape': dimension %d is %lld (must be 1..2^40)",
+                            what, name, d, (long long)shape[d]);
+        elems *= shape[d];
+        if (elems > ((int64_t)1 << 40))
+            return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
+    }
+    int existing = -1;
+    for (int i = 0; i < b->k->ntensors; i++) {
+        const tir_tensor_t *t = &b->k->tensors[i];
+        size_t n = strlen(name);
+        if (strncmp(t->name, name, n) == 0 && (t->name[n] == 0 || t->name[n] == '#'))
+            existing = i;
+    }
+    if (existing >= 0 && !is_tile(kind))
+        return tfail(b, "%s '%s' is declared twice", what, name);
+    if (existing >= 0 && !is_tile(b->k->tensors[existing].kind))
+        return tfail(b, "tile '%s' has the name of an HBM tensor", name);
+    if (is_tile(kind)) {
+        unsigned parts = b->target->partitions;
+        if (shape[0] > (int64_t)parts)
+            return tfail(b, "%s '%s': field 'shape': partition dim %lld > %u", what, name,
+                            (long long)shape[0], parts);
+        uint64_t bytes = (uint64_t)(elems / shape[0]) * isa_dtype_size(dtype);
+        uint64_t cap = kind == TIR_T_SBUF ? b->target->sbuf_partition_bytes
+                                           : b->target->psum_partition_bytes;
+        if (bytes > cap)
+            return tfail(b, "%s '%s': field 'shape': %llu bytes per partition exceed the "
+                            "%s partition size (%llu bytes)", what, name,
+                            (unsigned long long)bytes, kind == TIR_T_SBUF ? "SBUF" : "PSUM",
+                            (unsigned long long)cap);
+    }
+    tir_tensor_t t;
+    memset(&t, 0, sizeof t);
+    int inst = existing >= 0 && existing < b->cap_scope_of ? b->name_count[existing] : 0;
+    if (inst > 0)
+        snprintf(t.name, sizeof t.name, "%s#%d", name, inst);
+    else
+        snprintf(t.name, sizeof t.name, "%s", name);
+    t.kind = kind;
+    t.dtype = dtype;
+    t.ndim = ndim;
+    memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
+    snprintf(t.path, sizeof t.path, "%s", b->path);
+    t.shared_with = -1;
+    if (grow_scope(b, b->k->ntensors))
+        return tfail(b, "out of memory");
+    int id = tir_add_tensor(b->k, &t);
+    if (id < 0)
+        return tfail(b, "out of memory");
+    b->scope_of[id] = b->depth;
+    b->name_count[id] = inst + 1;
+    return id;
+}
+
+int enc_input(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
+{
+    return add_tensor(b, name, TIR_T_INPUT, dtype, ndim, shape);
+}
+
+int enc_output(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
+{
+    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape);
+}
+
+int enc_scratch(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
+                const int64_t *shape)
+{
+    return add_tensor(b, name, TIR_T_SCRATCH, dtype, ndim, shape);
+}
+
+static int64_t tensor_elems(const tir_tensor_t *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
+                        const int64_t *shape, const void *data)
+{
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape);
+    if (id < 0)
+        return -1;
+    tir_tensor_t *t = &b->k->tensors[id];
+    size_t bytes = (size_t)tensor_elems(t) * isa_dtype_size(dtype);
+    if (bytes > ((size_t)1 << 31))
+        return tfail(b, "constant '%s': %zu bytes of inline data (at most 2 GiB)", name, bytes);
+    t->const_data = malloc(bytes ? bytes : 1);
+    if (!t->const_data)
+        return tfail(b, "out of memory");
+    if (data)
+        memcpy(t->const_data, data, bytes);
+    else
+        memset(t->const_data, 0, bytes);
+    return id;
+}
+
+int enc_shared_constant_file(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
+                             const int64_t *shape, const char *file)
+{
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape);
+    if (id < 0)
+        return -1;
+    if (!file || strlen(file) >= sizeof b->k->tensors[id].const_file)
+        return tfail(b, "constant '%s': field 'file': missing or too long", name);
+    snprintf(b->k->tensors[id].const_file, sizeof b->k->tensors[id].const_file, "%s", file);
+    return id;
+}
+
+/* Bit pattern of 1.0 in each dtype (for identity matrices). */
+static void store_one(void *p, unsigned dtype)
+{
+    switch (dtype) {
+    case ISA_DT_FP32: { float f = 1.0f; memcpy(p, &f, 4); break; }
+    case ISA_DT_BF16: { uint16_t v = 0x3F80; memcpy(p, &v, 2); break; }
+    case ISA_DT_FP16: { uint16_t v = 0x3C00; memcpy(p, &v, 2); break; }
+    case ISA_DT_FP8E4M3: *(uint8_t *)p = 0x38; break;
+    case ISA_DT_FP8E5M2: *(uint8_t *)p = 0x3C; break;
+    case ISA_DT_INT8: case ISA_DT_UINT8: *(uint8_t *)p = 1; break;
+    case ISA_DT_INT16: case ISA_DT_UINT16: { uint16_t v = 1; memcpy(p, &v, 2); break; }
+    default: { uint32_t v = 1; memcpy(p, &v, 4); break; }
+    }
+}
+
+int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, unsigned dtype)
+{
+    if (b->failed)
+        return -1;
+    if (n < 1 || n > 4096)
+        return tfail(b, "identity '%s': size %lld (must be 1..4096)", name ? name : "?",
+                        (long long)n);
+    int64_t shape[2] = {n, n};
+    int id = enc_shared_constant(b, name, dtype, 2, shape, NULL);
+    if (id < 0)
+        return -1;
+    tir_tensor_t *t = &b->k->tensors[id];
+    unsigned sz = isa_dtype_size(dtype);
+    for (int64_t i = 0; i < n; i++)
+        store_one((uint8_t *)t->const_data + (size_t)(i * n + i) * sz, dtype);
+    return id;
+}
+
+int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+             int ndim, const int64_t *shape)
+{
+    if (b->failed)
+        return -1;
+    if (!is_tile(buffer))
+        return tfail(b, "tile '%s': field 'buffer': must be sbuf or psum", name ? name : "?");
+    return add_tensor(b, name, buffer, dtype, ndim, shape);
+}
+
+void enc_scope_begin(enc_builder_t *b)
+{
+    b->depth++;
+}
+
+void enc_scope_end(enc_builder_t *b)
+{
+    for (int i = 0; i < b->k->ntensors && i < b->cap_scope_of; i++)
+        if (b->scope_of[i] >= b->depth)
+            b->scope_of[i] = -1;
+    if (b->depth > 0)
+        b->depth--;
+}
+
+/* ---- access patterns ---- */
+
+tir_ap_t enc_ap_none(void)
+{
+    tir_ap_t a;
+    memset(&a, 0, sizeof a);
+    a.tensor = -1;
+    return a;
+}
+
+tir_scalar_t enc_imm(double v)
+{
+    tir_scalar_t s;
+    memset(&s, 0, sizeof s);
+    s.imm = v;
+    s.ap.tensor = -1;
+    return s;
+}
+
+tir_scalar_t enc_scalar_ap(tir_ap_t ap)
+{
+    tir_scalar_t s;
+    memset(&s, 0, sizeof s);
+    s.is_ap = true;
+    s.ap = ap;
+    return s;
+}
+
+#define PATHP(b) (b)->path, (b)->path[0] ? ": " : ""
+
+static const char *fld(const char *field)
+{
+    return field ? field : "operand";
+}
+
+static bool tensor_ok(enc_builder_t *b, int tensor, const char *field)
+{
+    if (b->failed)
+        return false;
+    if (tensor < 0 || tensor >= b->k->ntensors) {
+        enc_fail(b, "%s%sfield '%s': no such tensor (id %d)", PATHP(b), fld(field), tensor);
+        return false;
+    }
+    return true;
+}
+
+/* NumPy slice normalisation for a non-negative extent n; returns the count. */
+static int64_t slice_count(int64_t start, int64_t stop, int64_t step)
+{
+    if (step > 0)
+        return stop > start ? (stop - start + step - 1) / step : 0;
+    return start > stop ? (start - stop - step - 1) / (-step) : 0;
+}
+
+tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                const char *field)
+{
+    tir_ap_t a = enc_ap_none();
+    if (!tensor_ok(b, tensor, field))
+        return a;
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    if (nslices > t->ndim) {
+        enc_fail(b, "%s%sfield '%s': %d indices for '%s' which has %d dimensions", PATHP(b), fld(field),
+                 nslices, t->name, t->ndim);
+        return a;
+    }
+    int64_t stride[TIR_MAX_DIMS];
+    int64_t acc = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        stride[d] = acc;
+        acc *= t->shape[d];
+    }
+    bool tile = is_tile(t->kind);
+    a.tensor = tensor;
+    for (int d = 0; d < t->ndim; d++) {
+        enc_slice_t sl = d < nslices ? s[d] : ENC_ALL;
+        int64_t n = t->shape[d];
+        if (sl.kind == ENC_SL_INDEX) {
+            if (sl.start < 0 || sl.start >= n) {
+                enc_fail(b, "%s%sfield '%s': index %lld out of range for '%s' dimension %d (%lld)",
+                         PATHP(b), fld(field), (long long)sl.start, t->name, d, (long long)n);
+                return enc_ap_none();
+            }
+            a.offset += sl.start * stride[d];
+            if (tile && d == 0) {   /* the partition dim is never dropped */
+                a.step[a.ndim] = stride[d];
+                a.count[a.ndim++] = 1;
+            }
+            continue;
+        }
+        int64_t start = 0, stop = n, step = 1;
+        if (sl.kind == ENC_SL_RANGE) {
+            step = sl.step;
+            if (step == 0) {
+                enc_fail(b, "%s%sfield '%s': slice step 0 for '%s' dimension %d", PATHP(b), fld(field), t->name, d);
+                return enc_ap_none();
+            }
+            if (step < 0) {
+                enc_fail(b, "%s%sfield '%s': negative slice step %lld for '%s' dimension %d "
+                         "(use a raw access pattern)", PATHP(b), fld(field), (long long)step, t->name, d);
+                return enc_ap_none();
+            }
+            start = sl.has_start ? sl.start : 0;
+            stop = sl.has_stop ? sl.stop : n;
+            if (start < 0 || stop < 0) {
+                enc_fail(b, "%s%sfield '%s': negative slice bound %lld:%lld for '%s' dimension %d",
+                         PATHP(b), fld(field), (long long)start, (long long)stop, t->name, d);
+                return enc_ap_none();
+            }
+            if (stop > n)
+                stop = n;          /* NumPy clipping: partial edge tiles */
+        }
+        int64_t cnt = slice_count(start, stop, step);
+        if (cnt <= 0) {
+            enc_fail(b, "%s%sfield '%s': slice %lld:%lld of '%s' dimension %d (%lld) is empty",
+                     PATHP(b), fld(field), (long long)(sl.has_start ? sl.start : 0),
+                     (long long)(sl.has_stop ? sl.stop : n), t->name, d, (long long)n);
+            return enc_ap_none();
+        }
+        a.offset += start * stride[d];
+        a.step[a.ndim] = step * stride[d];
+        a.count[a.ndim++] = cnt;
+    }
+    if (a.ndim == 0) {   /* a single HBM element: keep one dim of count 1 */
+        a.step[0] = 1;
+        a.count[0] = 1;
+        a.ndim = 1;
+    }
+    return a;
+}
+
+tir_ap_t enc_ap_full(enc_builder_t *b, int tensor)
+{
+    return enc_ap(b, tensor, 0, NULL, NULL);
+}
+
+tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
+                    const int64_t pairs[][2], const char *field)
+{
+    tir_ap_t a = enc_ap_none();
+    if (!tensor_ok(b, tensor, field))
+        return a;
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    if (ndim < 1 || ndim > TIR_MAX_DIMS) {
+        enc_fail(b, "%s%sfield '%s': access pattern has %d [step, count] pairs (1..%d)", PATHP(b), fld(field),
+                 ndim, TIR_MAX_DIMS);
+        return a;
+    }
+    int64_t total = tensor_elems(t);
+    int64_t lo = offset, hi = offset;
+    for (int d = 0; d < ndim; d++) {
+        int64_t st = pairs[d][0], c = pairs[d][1];
+        if (c < 1 || c > ((int64_t)1 << 32) || st < -((int64_t)1 << 40) || st > ((int64_t)1 << 40)) {
+            enc_fail(b, "%s%sfield '%s': access pattern pair %d [%lld, %lld]: count must be >= 1 "
+                     "and |step| <= 2^40", PATHP(b), fld(field), d, (long long)st, (long long)c);
+            return enc_ap_none();
+        }
+        if (st > 0)
+            hi += st * (c - 1);
+        else
+            lo += st * (c - 1);
+        a.step[d] = st;
+        a.count[d] = c;
+    }
+    if (lo < 0 || hi >= total) {
+        enc_fail(b, "%s%sfield '%s': access pattern reaches elements %lld..%lld of '%s' which has "
+                 "%lld elements", PATHP(b), fld(field), (long long)lo, (long long)hi, t->name,
+                 (long long)total);
+        return enc_ap_none();
+    }
+    if (is_tile(t->kind)) {
+        int64_t row = total / t->shape[0];
+        if (a.step[0] != row && a.count[0] > 1) {
+            enc_fail(b, "%s%sfield '%s': on tile '%s' the first access pattern pair is the "
+                     "partition dim: its step must be the row size %lld (got %lld)", PATHP(b), fld(field),
+                     t->name, (long long)row, (long long)a.step[0]);
+            return enc_ap_none();
+        }
+        if (a.count[0] > 1)
+            a.step[0] = row;
+        else
+            a.step[0] = row;
+        int64_t p0 = offset / row;
+        if (p0 + a.count[0] > t->shape[0]) {
+            enc_fail(b, "%s%sfield '%s': access pattern covers partitions %lld..%lld of tile '%s' "
+                     "(%lld)", PATHP(b), fld(field), (long long)p0, (long long)(p0 + a.count[0] - 1),
+                     t->name, (long long)t->shape[0]);
+            return enc_ap_none();
+        }
+        if (ndim - 1 > ISA_MAX_FREE_DIMS) {
+            enc_fail(b, "%s%sfield '%s': %d free dims (at most %d)", PATHP(b), fld(field), ndim - 1,
+                     ISA_MAX_FREE_DIMS);
+            return enc_ap_none();
+        }
+    }
+    a.tensor = tensor;
+    a.offset = offset;
+    a.ndim = ndim;
+    return a;
+}
+
+/* ---- the one append point ---- */
+
+int enc_emit(enc_builder_t *b, tir_op_t *op)
+{
+    if (b->failed)
+        return -1;
+    if (b->k->nops >= b->max_ops)
+        return enc_fail(b, "%s: the kernel unrolls to more than %lld ops (runaway loop?)",
+                        b->path[0] ? b->path : "op", (long long)b->max_ops);
+    if (b->path[0])
+        snprintf(op->path, sizeof op->path, "%s", b->path);
+    else
+        snprintf(op->path, sizeof op->path, "op[%d]", b->k->nops);
+    if (!op->name[0])
+        snprintf(op->name, sizeof op->name, "%s_%d", tir_op_name(op->kind), b->k->nops);
+    op->core = b->core;
+    /* tiles used after their scope ended */
+    const tir_ap_t *aps[] = {&op->dst, &op->dst2, &op->src[0], &op->src[1], &op->src[2],
+                             &op->src[3], &op->index, &op->bias, &op->s0.ap, &op->s1.ap};
+    static const int slots[] = {-1, -2, 0, 1, 2, 3, -3, -4, 100, 101};
+    for (size_t i = 0; i < sizeof aps / sizeof aps[0]; i++) {
+        int t = aps[i]->tensor;
+        if (t < -1 || t >= b->k->ntensors)
+            return enc_fail(b, "%s (%s): field '%s': no such tensor (id %d)", op->path,
+                            tir_op_name(op->kind), enc_operand_name(op->kind, slots[i]), t);
+        if (t >= 0 && t < b->cap_scope_of && b->scope_of[t] < 0)
+            return enc_fail(b, "%s (%s): field '%s': tile '%s' is used out of its scope "
+                            "(declared at %s)", op->path, tir_op_name(op->kind),
+                            enc_operand_name(op->kind, slots[i]), b->k->tensors[t].name,
+                            b->k->tensors[t].path);
+    }
+    tpb_err_t verr;
+    if (enc_validate_op(b->k, b->target, op, &verr))
+        return enc_fail(b, "%s", verr.msg);
+    /* an op only one engine can run names that engine in both front-ends */
+    unsigned legal = enc_legal_engines(op->kind);
+    if (op->engine == ISA_ENG_UNASSIGNED && legal && !(legal & (legal - 1)))
+        op->engine = __builtin_ctz(legal);
+    int id = tir_add_op(b->k, op);
+    if (id < 0)
+        return enc_fail(b, "out of memory appending op %d", b->k->nops);
+    return id;
+}

@@ -1,0 +1,200 @@
+/* builder.h - the C builder API: build a tile-IR kernel (encoder/tir.h)
+ * directly from C, in the shape of the NKI forward builders.
+ *
+ *   tir_kernel_t k; tpb_err_t err; enc_builder_t b;
+ *   enc_builder_init(&b, &k, "add", "trn2", &err);
+ *   int a = enc_input(&b, "a", ISA_DT_FP32, 2, (int64_t[]){128, 512});
+ *   int o = enc_output(&b, "out", ISA_DT_FP32, 2, (int64_t[]){128, 512});
+ *   int t = enc_tile(&b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+ *   enc_load(&b, enc_ap_full(&b, t), enc_ap_full(&b, a));
+ *   enc_store(&b, enc_ap_full(&b, o), enc_ap_full(&b, t), false);
+ *   if (enc_builder_finish(&b)) fprintf(stderr, "%s\n", err.msg);
+ *   ... tir_kernel_free(&k);
+ *
+ * Errors are sticky: the first failure is recorded in the caller's
+ * tpb_err_t, every later call returns -1 (or an AP with tensor -1) and does
+ * nothing, and enc_builder_finish() reports it.  So a C kernel can be
+ * written straight through and checked once.
+ *
+ * Every op goes through enc_emit(): validation (encoder/validate.c, the
+ * same checks the JSON front-end gets) then tir_add_op() — the one append
+ * point.  The typed wrappers below only fill a tir_op_t. */
+#ifndef TPB_BUILDER_H
+#define TPB_BUILDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "target.h"
+#include "tir.h"
+
+typedef struct {
+    tir_kernel_t *k;
+    tpb_err_t *err;               /* caller-owned, first error */
+    bool failed;
+    const tpb_target_t *target;
+    int program_id;
+    int core;                     /* physical core of this program (op.core) */
+    char path[TIR_PATH_LEN];      /* path of the next op; "" = "op[<index>]" */
+    char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
+    int64_t max_ops;              /* unrolling guard */
+    /* tile scoping: per tensor, the scope depth it was declared at, or -1
+     * once that scope has ended (using it is "out of scope") */
+    int *scope_of;
+    int cap_scope_of;
+    int depth;
+    int *name_count;              /* per tensor: instances of its base name */
+} enc_builder_t;
+
+/* target NULL = trn2.  Initialises *k (tir_kernel_init). */
+int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
+                     const char *target, tpb_err_t *err);
+/* Return the sticky status (0 ok, -1 failed) and release builder state
+ * (not the kernel). */
+int enc_builder_finish(enc_builder_t *b);
+void enc_builder_free(enc_builder_t *b);
+/* Record an error through the builder (sticky); returns -1. */
+int enc_fail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void enc_set_path(enc_builder_t *b, const char *path);
+
+/* ---- tensors (HBM) and tiles ---- */
+int enc_input(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape);
+int enc_output(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape);
+int enc_scratch(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape);
+/* shared_constant: `data` holds count elements of `dtype` (C order), copied. */
+int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
+                        const int64_t *shape, const void *data);
+/* shared_constant from a .npy file (path as the back-end should open it). */
+int enc_shared_constant_file(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
+                             const int64_t *shape, const char *file);
+/* shared_identity_matrix: an n x n identity constant. */
+int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, unsigned dtype);
+/* An SBUF or PSUM tile (kind TIR_T_SBUF / TIR_T_PSUM); shape[0] = partitions. */
+int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+             int ndim, const int64_t *shape);
+/* Tiles declared after enc_scope_begin() go out of scope at the matching
+ * enc_scope_end(); an op using them afterwards is an error. */
+void enc_scope_begin(enc_builder_t *b);
+void enc_scope_end(enc_builder_t *b);
+/* Tensor by name (innermost live declaration), -1 if none. */
+int enc_find_tensor(const enc_builder_t *b, const char *name);
+
+/* ---- access patterns ---- */
+typedef enum { ENC_SL_ALL, ENC_SL_RANGE, ENC_SL_INDEX } enc_slice_kind_t;
+typedef struct {
+    enc_slice_kind_t kind;
+    int64_t start, stop, step;    /* RANGE: NumPy start:stop:step, stop clipped */
+    bool has_start, has_stop;     /* false = NumPy default */
+} enc_slice_t;
+#define ENC_ALL ((enc_slice_t){ENC_SL_ALL, 0, 0, 1, false, false})
+#define ENC_RANGE(a, b) ((enc_slice_t){ENC_SL_RANGE, (a), (b), 1, true, true})
+#define ENC_RANGE_STEP(a, b, s) ((enc_slice_t){ENC_SL_RANGE, (a), (b), (s), true, true})
+#define ENC_INDEX(i) ((enc_slice_t){ENC_SL_INDEX, (i), 0, 1, true, false})
+
+/* tensor[s0, s1, ...]; missing trailing dims are whole.  `field` names the
+ * operand in messages (may be NULL). */
+tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                const char *field);
+tir_ap_t enc_ap_full(enc_builder_t *b, int tensor);
+/* NKI .ap(): raw [step, count] pairs, outermost first, in elements. */
+tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
+                    const int64_t pairs[][2], const char *field);
+tir_ap_t enc_ap_none(void);
+tir_scalar_t enc_imm(double v);
+tir_scalar_t enc_scalar_ap(tir_ap_t ap);
+
+/* ---- the one append point ---- */
+/* Validate `op` (path/name/core filled in here) and append it.  Returns
+ * the op index or -1. */
+int enc_emit(enc_builder_t *b, tir_op_t *op);
+
+/* ---- typed builders (NKI argument order); each returns enc_emit() ---- */
+int enc_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
+int enc_store(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, bool rmw_add);
+int enc_dma_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int dge_mode, int oob_mode,
+                 bool rmw_add);
+/* NKI dma_copy with optional indirect sides: index.tensor = -1 means a
+ * direct side.  An indirect src becomes INDIRECT_LOAD, an indirect dst
+ * INDIRECT_SAVE (rmw_op ISA_ALU_ADD = scatter-add); both indirect is an
+ * error.  rmw_op: ISA_ALU_BYPASS or ISA_ALU_ADD. */
+typedef struct {
+    tir_ap_t ap;                  /* for an indirect side: dim 0 = indirect dim */
+    tir_ap_t index;
+    int64_t index_bound;
+} enc_dma_operand_t;
+int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dma_operand_t *src,
+                    int dge_mode, int oob_mode, int rmw_op, int qos);
+int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, const int *axes);
+/* table: AP over the HBM table, dim 0 = the indirect dim (see tir.h). */
+int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t index,
+                      int64_t index_bound, int oob_mode);
+/* rmw_op: ISA_ALU_BYPASS (overwrite) or ISA_ALU_ADD (scatter-add). */
+int enc_indirect_save(enc_builder_t *b, tir_ap_t table, tir_ap_t index, int64_t index_bound,
+                      tir_ap_t src, int rmw_op, int oob_mode);
+int enc_local_gather(enc_builder_t *b, tir_ap_t dst, tir_ap_t src_buffer, tir_ap_t index,
+                     int num_elem_per_idx, int num_valid_indices);
+int enc_gather_flattened(enc_builder_t *b, tir_ap_t dst, tir_ap_t data, tir_ap_t indices);
+/* engine: ISA_ENG_DVE, ISA_ENG_POOL or ISA_ENG_UNASSIGNED */
+int enc_memset(enc_builder_t *b, tir_ap_t dst, double value, int engine);
+int enc_broadcast_partition(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
+int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8_t mask[32]);
+int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg);
+
+/* flags: TIR_F_ACCUMULATE | TIR_F_TRANSPOSE | TIR_F_ONEZERO_* | TIR_F_DOUBLE_ROW */
+int enc_matmul(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
+               unsigned flags);
+int enc_matmul_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
+                  tir_ap_t stationary_scale, tir_ap_t moving_scale, unsigned flags);
+int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
+                      tir_ap_t tags, unsigned compress_ratio, unsigned flags);
+int enc_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine);
+/* bias: enc_ap_none() when absent */
+int enc_activation(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func, tir_scalar_t scale,
+                   tir_ap_t bias);
+int enc_activation_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func,
+                          tir_scalar_t scale, tir_ap_t bias, int reduce_op, tir_ap_t reduce_res);
+int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double imm0, int op1,
+                  double imm1, int func, tir_ap_t bias);
+int enc_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1, int op);
+int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, tir_scalar_t s0,
+                      bool reverse0, int op1, tir_scalar_t s1, bool reverse1);
+int enc_scalar_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, int op0,
+                             tir_scalar_t scalar, int op1, tir_ap_t in1);
+/* axes: NKI numbering, 1 = first free axis */
+int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op, int naxes,
+                      const int *axes, bool negate, bool keepdims);
+int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op);
+int enc_tensor_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine);
+int enc_tensor_tensor_scan(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1,
+                           tir_scalar_t initial, int op0, int op1);
+int enc_iota(enc_builder_t *b, tir_ap_t dst, int64_t offset, int64_t channel_multiplier,
+             int npattern, const int64_t *steps);
+int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t offset,
+                      int64_t channel_multiplier, int npattern, const int64_t *steps, int cmp,
+                      double on_false_value);
+int enc_max8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
+int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals);
+/* dst_idx: enc_ap_none() for the unfused form */
+int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals, double imm,
+                       tir_ap_t dst_idx);
+/* on_false: a tile AP, or enc_ap_none() to use on_false_value */
+int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
+               tir_ap_t on_false, double on_false_value);
+int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob);
+int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale);
+int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data);
+int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer);
+
+/* ---- validation (encoder/validate.c) ---- */
+/* Check one op against the kernel's tensors and the target.  Message:
+ * "<path> (<op>): field '<field>': <what>" (seed messages verbatim). */
+int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                    tpb_err_t *err);
+/* Bitmask (1 << isa_engine_t) of the engines that may run an op kind. */
+unsigned enc_legal_engines(tir_opkind_t kind);
+/* The NKI argument name of an op's operand slot, for messages:
+ * slot 0..3 = src[i], -1 = dst, -2 = dst2, -3 = index, -4 = bias. */
+const char *enc_operand_name(tir_opkind_t kind, int slot);
+
+#endif

@@ -1,0 +1,541 @@
+/* builder_ops.c - typed NKI-style builders; each fills a tir_op_t (field
+ * meanings in tir.h) and hands it to enc_emit(), the one append point. */
+#include "builder.h"
+
+#include <string.h>
+
+static int emit1(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src)
+{
+    tir_op_t op;
+    tir_op_init(&op, kind);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    return enc_emit(b, &op);
+}
+
+int enc_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
+{
+    return emit1(b, TIR_LOAD, dst, src);
+}
+
+int enc_store(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, bool rmw_add)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_STORE);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    if (rmw_add)
+        op.flags |= TIR_F_RMW_ADD;
+    return enc_emit(b, &op);
+}
+
+int enc_dma_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int dge_mode, int oob_mode,
+                 bool rmw_add)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_COPY);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.dge_mode = dge_mode;
+    op.oob_mode = oob_mode;
+    if (oob_mode == ISA_OOB_SKIP)
+        op.flags |= TIR_F_OOB_SKIP;
+    if (rmw_add)
+        op.flags |= TIR_F_RMW_ADD;
+    return enc_emit(b, &op);
+}
+
+int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dma_operand_t *src,
+                    int dge_mode, int oob_mode, int rmw_op, int qos)
+{
+    if (b->failed)
+        return -1;
+    const char *path = b->path[0] ? b->path : "op";
+    bool si = src->index.tensor >= 0, di = dst->index.tensor >= 0;
+    if (si && di)
+        return enc_fail(b, "%s (dma_copy): ``src`` and ``dst`` operands cannot both be indirect "
+                        "memory accesses", path);
+    tir_op_t op;
+    tir_op_init(&op, si ? TIR_INDIRECT_LOAD : di ? TIR_INDIRECT_SAVE : TIR_DMA_COPY);
+    op.dst = dst->ap;
+    op.src[0] = src->ap;
+    op.nsrc = 1;
+    op.dge_mode = dge_mode;
+    op.oob_mode = oob_mode;
+    op.qos = qos;
+    if (oob_mode == ISA_OOB_SKIP)
+        op.flags |= TIR_F_OOB_SKIP;
+    if (si) {
+        op.index = src->index;
+        op.index_bound = src->index_bound;
+        if (rmw_op != ISA_ALU_BYPASS)
+            return enc_fail(b, "%s (dma_copy): field 'rmw_op': ``dst_rmw_op`` is not supported "
+                            "indirect memory access on source (``src``) operand", path);
+    } else if (di) {
+        op.index = dst->index;
+        op.index_bound = dst->index_bound;
+        op.op0 = rmw_op;
+    } else if (rmw_op != ISA_ALU_BYPASS && rmw_op != ISA_ALU_ADD) {
+        return enc_fail(b, "%s (dma_copy): field 'rmw_op': only add is supported (got %s)", path,
+                        isa_enum_name(ISA_FT_ALU, (unsigned)rmw_op) ? isa_enum_name(ISA_FT_ALU, (unsigned)rmw_op) : "?");
+    }
+    if (rmw_op == ISA_ALU_ADD)
+        op.flags |= TIR_F_RMW_ADD;
+    return enc_emit(b, &op);
+}
+
+int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, const int *axes)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_TRANSPOSE);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    if (naxes < 0 || naxes > 4)
+        return enc_fail(b, "%s (dma_transpose): field 'axes': %d axes given (at most 4)",
+                        b->path[0] ? b->path : "op", naxes);
+    for (int i = 0; i < naxes; i++)
+        op.transpose_axes[i] = axes[i];
+    op.n_transpose_axes = naxes;
+    return enc_emit(b, &op);
+}
+
+int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t index,
+                      int64_t index_bound, int oob_mode)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_INDIRECT_LOAD);
+    op.dst = dst;
+    op.src[0] = table;
+    op.nsrc = 1;
+    op.index = index;
+    op.index_bound = index_bound;
+    op.oob_mode = oob_mode;
+    if (oob_mode == ISA_OOB_SKIP)
+        op.flags |= TIR_F_OOB_SKIP;
+    return enc_emit(b, &op);
+}
+
+int enc_indirect_save(enc_builder_t *b, tir_ap_t table, tir_ap_t index, int64_t index_bound,
+                      tir_ap_t src, int rmw_op, int oob_mode)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_INDIRECT_SAVE);
+    op.dst = table;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.index = index;
+    op.index_bound = index_bound;
+    op.op0 = rmw_op;   /* validated, then folded into TIR_F_RMW_ADD */
+    op.oob_mode = oob_mode;
+    if (oob_mode == ISA_OOB_SKIP)
+        op.flags |= TIR_F_OOB_SKIP;
+    if (rmw_op == ISA_ALU_ADD)
+        op.flags |= TIR_F_RMW_ADD;
+    return enc_emit(b, &op);
+}
+
+int enc_local_gather(enc_builder_t *b, tir_ap_t dst, tir_ap_t src_buffer, tir_ap_t index,
+                     int num_elem_per_idx, int num_valid_indices)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOCAL_GATHER);
+    op.dst = dst;
+    op.src[0] = src_buffer;
+    op.nsrc = 1;
+    op.index = index;
+    op.num_elem_per_idx = num_elem_per_idx;
+    op.num_valid = num_valid_indices;
+    op.engine = ISA_ENG_POOL;
+    return enc_emit(b, &op);
+}
+
+int enc_gather_flattened(enc_builder_t *b, tir_ap_t dst, tir_ap_t data, tir_ap_t indices)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_GATHER_FLATTENED);
+    op.dst = dst;
+    op.src[0] = data;
+    op.nsrc = 1;
+    op.index = indices;
+    op.engine = ISA_ENG_POOL;
+    return enc_emit(b, &op);
+}
+
+int enc_memset(enc_builder_t *b, tir_ap_t dst, double value, int engine)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = dst;
+    op.value = value;
+    op.engine = engine;
+    return enc_emit(b, &op);
+}
+
+int enc_broadcast_partition(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
+{
+    return emit1(b, TIR_BROADCAST_PARTITION, dst, src);
+}
+
+int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8_t mask[32])
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_STREAM_SHUFFLE);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    memcpy(op.shuffle_mask, mask, 32);
+    return enc_emit(b, &op);
+}
+
+int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD_TENSOR_TO_REGISTER);
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.reg = reg;
+    return enc_emit(b, &op);
+}
+
+static void matmul_common(tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t st,
+                          tir_ap_t mv, unsigned flags)
+{
+    tir_op_init(op, kind);
+    op->dst = dst;
+    op->src[0] = st;
+    op->src[1] = mv;
+    op->nsrc = 2;
+    op->flags = flags;
+    op->engine = ISA_ENG_PE;
+}
+
+int enc_matmul(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
+               unsigned flags)
+{
+    tir_op_t op;
+    matmul_common(&op, TIR_MATMUL, dst, stationary, moving, flags);
+    return enc_emit(b, &op);
+}
+
+int enc_matmul_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
+                  tir_ap_t stationary_scale, tir_ap_t moving_scale, unsigned flags)
+{
+    tir_op_t op;
+    matmul_common(&op, TIR_MATMUL_MX, dst, stationary, moving, flags);
+    op.src[2] = stationary_scale;
+    op.src[3] = moving_scale;
+    op.nsrc = 4;
+    return enc_emit(b, &op);
+}
+
+int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
+                      tir_ap_t tags, unsigned compress_ratio, unsigned flags)
+{
+    tir_op_t op;
+    matmul_common(&op, TIR_MATMUL_SPARSE, dst, stationary, moving, flags);
+    op.src[2] = tags;
+    op.nsrc = 3;
+    op.compress_ratio = compress_ratio;
+    return enc_emit(b, &op);
+}
+
+int enc_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TRANSPOSE);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.engine = engine;
+    return enc_emit(b, &op);
+}
+
+int enc_activation(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func, tir_scalar_t scale,
+                   tir_ap_t bias)
+{
+    return enc_activation_reduce(b, dst, src, func, scale, bias, ISA_ALU_BYPASS, enc_ap_none());
+}
+
+int enc_activation_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func,
+                          tir_scalar_t scale, tir_ap_t bias, int reduce_op, tir_ap_t reduce_res)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_ACTIVATION);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.func = func;
+    op.s0 = scale;
+    op.bias = bias;
+    op.reduce_op = reduce_op;
+    op.dst2 = reduce_res;
+    op.engine = ISA_ENG_ACT;
+    return enc_emit(b, &op);
+}
+
+int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double imm0, int op1,
+                  double imm1, int func, tir_ap_t bias)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_ACTIVATE2);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.op0 = op0;
+    op.s0 = enc_imm(imm0);
+    op.op1 = op1;
+    op.s1 = enc_imm(imm1);
+    op.func = func;
+    op.bias = bias;
+    op.engine = ISA_ENG_ACT;
+    return enc_emit(b, &op);
+}
+
+int enc_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1, int aluop)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_TENSOR);
+    op.dst = dst;
+    op.src[0] = in0;
+    op.src[1] = in1;
+    op.nsrc = 2;
+    op.op0 = aluop;
+    return enc_emit(b, &op);
+}
+
+int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, tir_scalar_t s0,
+                      bool reverse0, int op1, tir_scalar_t s1, bool reverse1)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_SCALAR);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.op0 = op0;
+    op.s0 = s0;
+    op.op1 = op1;
+    op.s1 = s1;
+    if (reverse0)
+        op.flags |= TIR_F_REV0;
+    if (reverse1)
+        op.flags |= TIR_F_REV1;
+    return enc_emit(b, &op);
+}
+
+int enc_scalar_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, int op0,
+                             tir_scalar_t scalar, int op1, tir_ap_t in1)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_SCALAR_TENSOR_TENSOR);
+    op.dst = dst;
+    op.src[0] = in0;
+    op.src[1] = in1;
+    op.nsrc = 2;
+    op.op0 = op0;
+    op.s0 = scalar;
+    op.op1 = op1;
+    return enc_emit(b, &op);
+}
+
+int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop, int naxes,
+                      const int *axes, bool negate, bool keepdims)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_REDUCE);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.reduce_op = aluop;
+    int nfree = src.ndim - 1;
+    for (int i = 0; i < naxes; i++) {
+        if (axes[i] < 1 || axes[i] > nfree || nfree < 1)
+            return enc_fail(b, "%s (tensor_reduce): field 'axis': axis %d is not a free axis "
+                            "of 'src' (1..%d)", b->path[0] ? b->path : "op", axes[i], nfree);
+        op.axes |= 1u << (nfree - axes[i]);
+    }
+    if (negate)
+        op.flags |= TIR_F_NEGATE;
+    if (keepdims)
+        op.flags |= TIR_F_KEEPDIMS;
+    return enc_emit(b, &op);
+}
+
+int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_PARTITION_REDUCE);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.reduce_op = aluop;
+    op.engine = ISA_ENG_POOL;
+    return enc_emit(b, &op);
+}
+
+int enc_tensor_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.engine = engine;
+    return enc_emit(b, &op);
+}
+
+int enc_tensor_tensor_scan(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1,
+                           tir_scalar_t initial, int op0, int op1)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_TENSOR_SCAN);
+    op.dst = dst;
+    op.src[0] = in0;
+    op.src[1] = in1;
+    op.nsrc = 2;
+    op.s0 = initial;
+    op.op0 = op0;
+    op.op1 = op1;
+    return enc_emit(b, &op);
+}
+
+static int set_pattern(enc_builder_t *b, tir_op_t *op, int64_t offset, int64_t cm, int n,
+                       const int64_t *steps)
+{
+    if (n < 0 || n > 4)
+        return enc_fail(b, "%s (%s): field 'pattern': %d dims (at most 4)",
+                        b->path[0] ? b->path : "op", tir_op_name(op->kind), n);
+    op->pat_offset = offset;
+    op->pat_cm = cm;
+    op->pat_ndim = n;
+    for (int i = 0; i < n; i++)
+        op->pat_step[i] = steps[i];
+    return 0;
+}
+
+int enc_iota(enc_builder_t *b, tir_ap_t dst, int64_t offset, int64_t channel_multiplier,
+             int npattern, const int64_t *steps)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_IOTA);
+    op.dst = dst;
+    op.engine = ISA_ENG_POOL;
+    if (set_pattern(b, &op, offset, channel_multiplier, npattern, steps))
+        return -1;
+    return enc_emit(b, &op);
+}
+
+int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t offset,
+                      int64_t channel_multiplier, int npattern, const int64_t *steps, int cmp,
+                      double on_false_value)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_AFFINE_SELECT);
+    op.dst = dst;
+    op.src[0] = on_true;
+    op.nsrc = 1;
+    op.cmp = cmp;
+    op.fill = on_false_value;
+    op.engine = ISA_ENG_POOL;
+    if (set_pattern(b, &op, offset, channel_multiplier, npattern, steps))
+        return -1;
+    return enc_emit(b, &op);
+}
+
+int enc_max8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
+{
+    return emit1(b, TIR_MAX8, dst, src);
+}
+
+int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_FIND_INDEX8);
+    op.dst = dst;
+    op.src[0] = src;
+    op.src[1] = vals;
+    op.nsrc = 2;
+    return enc_emit(b, &op);
+}
+
+int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals, double imm,
+                       tir_ap_t dst_idx)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATCH_REPLACE8);
+    op.dst = dst;
+    op.src[0] = src;
+    op.src[1] = vals;
+    op.nsrc = 2;
+    op.value = imm;
+    op.dst2 = dst_idx;
+    return enc_emit(b, &op);
+}
+
+int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
+               tir_ap_t on_false, double on_false_value)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_SELECT);
+    op.dst = dst;
+    op.src[0] = pred;
+    op.src[1] = on_true;
+    op.nsrc = 2;
+    if (on_false.tensor >= 0) {
+        op.src[2] = on_false;
+        op.nsrc = 3;
+    } else {
+        op.fill = on_false_value;
+    }
+    return enc_emit(b, &op);
+}
+
+int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_DROPOUT);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.s0 = prob;
+    op.prob = prob.is_ap ? 0 : prob.imm;
+    return enc_emit(b, &op);
+}
+
+int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_QUANTIZE_MX);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.dst2 = scale;
+    return enc_emit(b, &op);
+}
+
+int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_CORE_BARRIER);
+    op.barrier_cores = cores;
+    op.engine = engine;
+    if (data.tensor >= 0) {
+        op.src[0] = data;
+        op.nsrc = 1;
+    }
+    return enc_emit(b, &op);
+}
+
+int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_SENDRECV);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = 1;
+    op.peer = peer;
+    return enc_emit(b, &op);
+}

@@ -1,0 +1,304 @@
+/* compile.c - the back-end driver: tile IR -> artifact directory. */
+#include "compile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "fileio.h"
+
+#define IDENT_PATH "(compiler: shared identity)"
+
+static const tpb_target_t *pick_target(const tir_kernel_t *k, const enc_options_t *o,
+                                       tpb_err_t *err)
+{
+    const char *name = o && o->target ? o->target : (k->target[0] ? k->target : NULL);
+    if (!name)
+        return tpb_target_default();
+    const tpb_target_t *t = tpb_target_get(name);
+    if (!t)
+        tpb_errf(err, "unknown target '%s' (known: %s)", name, tpb_target_names());
+    return t;
+}
+
+/* A working copy of the kernel (tensor/op arrays owned; constant data of the
+ * original borrowed) so the back-end can add its own tensors and ops. */
+typedef struct {
+    tir_kernel_t k;
+    void *ident_data;
+} work_t;
+
+static void work_free(work_t *w)
+{
+    free(w->k.tensors);
+    free(w->k.ops);
+    free(w->ident_data);
+    memset(w, 0, sizeof *w);
+}
+
+static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
+{
+    for (int i = 0; i < k->nops; i++) {
+        const tir_op_t *op = &k->ops[i];
+        if (op->kind == TIR_TRANSPOSE && op->engine != ISA_ENG_DVE) {
+            int s = op->src[0].tensor;
+            *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The shared identity for PE transposes: an HBM constant, an SBUF tile, and
+ * one load at the front of the kernel. */
+static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
+{
+    unsigned dsz = isa_dtype_size(dtype);
+    w->ident_data = calloc(128 * 128, dsz);
+    if (!w->ident_data)
+        return tpb_errf(err, "out of memory building the identity");
+    uint32_t one = lw_fill_bits(1.0, dtype);
+    for (int i = 0; i < 128; i++)
+        memcpy((uint8_t *)w->ident_data + ((size_t)i * 128 + (size_t)i) * dsz, &one, dsz);
+    tir_tensor_t c, s;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "identity");
+    c.kind = TIR_T_CONSTANT;
+    c.dtype = dtype;
+    c.ndim = 2;
+    c.shape[0] = c.shape[1] = 128;
+    snprintf(c.path, sizeof c.path, IDENT_PATH);
+    c.const_data = w->ident_data;
+    c.shared_with = -1;
+    s = c;
+    snprintf(s.name, sizeof s.name, "identity_sb");
+    s.kind = TIR_T_SBUF;
+    s.const_data = NULL;
+    int ci = tir_add_tensor(&w->k, &c), si = tir_add_tensor(&w->k, &s);
+    if (ci < 0 || si < 0)
+        return tpb_errf(err, "out of memory building the identity");
+    tir_op_t ld;
+    tir_op_init(&ld, TIR_LOAD);
+    snprintf(ld.name, sizeof ld.name, "load_identity");
+    snprintf(ld.path, sizeof ld.path, IDENT_PATH);
+    ld.dst = (tir_ap_t){si, 0, 2, {128, 1}, {128, 128}};
+    ld.src[0] = (tir_ap_t){ci, 0, 2, {128, 1}, {128, 128}};
+    ld.nsrc = 1;
+    if (tir_add_op(&w->k, &ld) < 0)
+        return tpb_errf(err, "out of memory building the identity");
+    /* move it to the front */
+    tir_op_t tmp = w->k.ops[w->k.nops - 1];
+    memmove(&w->k.ops[1], &w->k.ops[0], (size_t)(w->k.nops - 1) * sizeof tmp);
+    w->k.ops[0] = tmp;
+    return 0;
+}
+
+static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
+{
+    memset(w, 0, sizeof *w);
+    w->k = *k;
+    w->k.tensors = NULL, w->k.ops = NULL;
+    w->k.cap_tensors = w->k.cap_ops = 0;
+    w->k.ntensors = w->k.nops = 0;
+    for (int i = 0; i < k->ntensors; i++)
+        if (tir_add_tensor(&w->k, &k->tensors[i]) < 0)
+            return tpb_errf(err, "out of memory copying the kernel");
+    for (int i = 0; i < k->nops; i++)
+        if (tir_add_op(&w->k, &k->ops[i]) < 0)
+            return tpb_errf(err, "out of memory copying the kernel");
+    unsigned dt;
+    if (needs_identity(k, &dt) && add_identity(w, dt, err))
+        return -1;
+    return 0;
+}
+
+static int find_ident_tile(const tir_kernel_t *k)
+{
+    for (int i = 0; i < k->ntensors; i++)
+        if (k->tensors[i].kind == TIR_T_SBUF && strcmp(k->tensors[i].path, IDENT_PATH) == 0)
+            return i;
+    return -1;
+}
+
+static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, tpb_err_t *err)
+{
+    if (k->nops == 0)
+        return tpb_errf(err, "kernel '%s' has no ops", k->name);
+    for (int i = 0; i < k->ntensors; i++) {
+        const tir_tensor_t *tt = &k->tensors[i];
+        if (!isa_dtype_valid(tt->dtype))
+            return tpb_errf(err, "tensor '%s' (%s): invalid dtype %u", tt->name, tt->path, tt->dtype);
+        if (tt->ndim < 0 || tt->ndim > TIR_MAX_DIMS)
+            return tpb_errf(err, "tensor '%s' (%s): %d dims", tt->name, tt->path, tt->ndim);
+        for (int d = 0; d < tt->ndim; d++)
+            if (tt->shape[d] < 1)
+                return tpb_errf(err, "tensor '%s' (%s): dim %d is %lld", tt->name, tt->path, d,
+                                (long long)tt->shape[d]);
+    }
+    for (int i = 0; i < k->nops; i++) {
+        const tir_op_t *op = &k->ops[i];
+        const tir_ap_t *aps[] = {&op->dst, &op->dst2, &op->src[0], &op->src[1], &op->src[2],
+                                 &op->src[3], &op->index, &op->bias, &op->s0.ap, &op->s1.ap};
+        for (size_t a = 0; a < sizeof aps / sizeof aps[0]; a++) {
+            if (aps[a]->tensor >= k->ntensors || aps[a]->tensor < -1)
+                return tpb_errf(err, "op %d '%s' (%s): operand names tensor %d of %d", i, op->name,
+                                op->path, aps[a]->tensor, k->ntensors);
+            if (aps[a]->tensor >= 0 && (aps[a]->ndim < 0 || aps[a]->ndim > TIR_MAX_DIMS))
+                return tpb_errf(err, "op %d '%s' (%s): access with %d dims", i, op->name, op->path,
+                                aps[a]->ndim);
+            for (int d = 0; aps[a]->tensor >= 0 && d < aps[a]->ndim; d++)
+                if (aps[a]->count[d] < 1)
+                    return tpb_errf(err, "op %d '%s' (%s): access dim %d has count %lld", i,
+                                    op->name, op->path, d, (long long)aps[a]->count[d]);
+        }
+        if (op->core != 0)
+            return tpb_errf(err, "op %d '%s' (%s): core %d: the single-core back-end compiles "
+                                 "core 0 only",
+                            i, op->name, op->path, op->core);
+    }
+    (void)t;
+    return 0;
+}
+
+int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                     const enc_hbm_layout_t *hbm, const enc_options_t *opts,
+                     const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
+{
+    enc_stats_t local;
+    enc_stats_t *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    int mode = opts ? opts->mode : ENC_RUN_ISA_CHECKS;
+    if (enc_check_mode(mode, err))
+        return -1;
+    if (mode == ENC_RUN_ISA_CHECKS && !core_dir)
+        return tpb_errf(err, "RUN_ISA_CHECKS needs an artifact directory");
+    bir_module_t m;
+    if (bir_module_init(&m, core, k->ntensors, err))
+        return -1;
+    gen_t collect, run;
+    memset(&collect, 0, sizeof collect);
+    memset(&run, 0, sizeof run);
+    int rc = -1;
+    lower_ctx_t c = {k, t, &m, err, 0, NULL, 0, -1, find_ident_tile(k)};
+    if (alloc_kernel(k, t, hbm, &m, st, err) || lower_kernel(&c) ||
+        sched_assign_engines(&m, err) || sched_assign_queues(&m, t, err) ||
+        sched_synchronise(&m, st, err))
+        goto out;
+    /* COLLECT_OPCODES first: the per-engine opcode sets feed the DVE check */
+    if (gen_init(&collect, ENC_COLLECT_OPCODES, &m, core_dir, false, err) ||
+        gen_run(&collect, err) || gen_check_dve_coverage(&collect, err))
+        goto out;
+    memcpy(st->engine_opcodes, collect.engine_opcodes, sizeof st->engine_opcodes);
+    if (mode != ENC_COLLECT_OPCODES) {
+        if (gen_init(&run, mode, &m, core_dir, opts && opts->dump_bin_per_inst, err))
+            goto out;
+        memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);
+        if (gen_run(&run, err)) {
+            gen_finish(&run, false, err);
+            goto out;
+        }
+        if (mode == ENC_RUN_ISA_CHECKS) {
+            if (gen_finish(&run, true, err) || art_write_sidecars(&run, &m, k, core_dir, err) ||
+                art_write_def(&m, core_dir, err) ||
+                (core == 0 && art_write_constants(k, core_dir, err)))
+                goto out;
+        }
+        for (int e = 0; e < ISA_ENG_COUNT; e++) {
+            st->insts[e] = run.pcs[e];
+            st->files += run.opened[e];
+        }
+        memcpy(st->histogram, run.histogram, sizeof st->histogram);
+    }
+    rc = 0;
+out:
+    gen_free(&collect);
+    gen_free(&run);
+    bir_module_free(&m);
+    return rc;
+}
+
+/* Replace dst by the finished src directory. */
+static int install_dir(const char *src, const char *dst, tpb_err_t *err)
+{
+    char old[4200];
+    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
+    bool had = fio_exists(dst);
+    if (had) {
+        if (!fio_is_dir(dst))
+            return tpb_errf(err, "%s exists and is not a directory", dst);
+        if (rename(dst, old) != 0)
+            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
+    }
+    if (rename(src, dst) != 0) {
+        int e = errno;
+        if (had)
+            rename(old, dst);
+        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
+    }
+    if (had)
+        art_rmtree(old);
+    return 0;
+}
+
+int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
+                tpb_err_t *err)
+{
+    enc_options_t o = opts ? *opts : (enc_options_t){NULL, NULL, ENC_RUN_ISA_CHECKS, false};
+    if (enc_check_mode(o.mode, err))
+        return -1;
+    const tpb_target_t *t = pick_target(k, &o, err);
+    if (!t)
+        return -1;
+    if (check_kernel(k, t, err))
+        return -1;
+    if (o.mode == ENC_RUN_ISA_CHECKS && (!o.out_dir || !o.out_dir[0]))
+        return tpb_errf(err, "no output directory given");
+    work_t w;
+    if (work_init(&w, k, err)) {
+        work_free(&w);
+        return -1;
+    }
+    snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
+    enc_hbm_layout_t hbm;
+    if (enc_hbm_layout(&w.k, &hbm, err)) {
+        work_free(&w);
+        return -1;
+    }
+    int rc = -1;
+    char tmp[4096] = "", core_dir[4200];
+    if (hbm.total > t->hbm_bytes) {
+        tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
+                 (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);
+        goto out;
+    }
+    if (o.mode == ENC_RUN_ISA_CHECKS) {
+        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.out_dir, (long)getpid()) >= (int)sizeof tmp) {
+            tpb_errf(err, "output path too long");
+            goto out;
+        }
+        art_rmtree(tmp);
+        snprintf(core_dir, sizeof core_dir, "%s/nc0/sg0", tmp);
+        if (fio_mkdirs(core_dir, err))
+            goto out;
+    }
+    if (enc_compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
+                         stats, err))
+        goto out;
+    if (o.mode == ENC_RUN_ISA_CHECKS) {
+        if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
+            enc_write_tensor_map(&w.k, t, &hbm, core_dir, err) ||
+            install_dir(tmp, o.out_dir, err))
+            goto out;
+        tmp[0] = 0;
+    }
+    rc = 0;
+out:
+    if (tmp[0])
+        art_rmtree(tmp);
+    enc_hbm_layout_free(&hbm);
+    work_free(&w);
+    return rc;
+}

@@ -1,0 +1,76 @@
+/* compile.h - the back-end entry point: tile IR -> artifact directory.
+ *
+ *   validate -> HBM layout -> SBUF/PSUM allocation (liveness) -> lowering
+ *   (tile IR -> BIR) -> engine/queue assignment -> dependencies and
+ *   semaphores -> emission (Generator, CodeGenMode) -> artifacts
+ *
+ * See docs/compiler.md for every stage and docs/artifacts.md for the output.
+ * Library code: never prints; errors go to the caller's tpb_err_t. */
+#ifndef TPB_COMPILE_H
+#define TPB_COMPILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "isa.h"
+#include "target.h"
+#include "tir.h"
+
+/* CodeGenMode (ordinals confirmed by the reference notes). */
+typedef enum {
+    ENC_COLLECT_OPCODES = 0,   /* dry pass: collect each instruction's L2 opcodes */
+    ENC_RUN_ISA_CHECKS = 1,    /* production: write bundles + deferred L2 checks */
+    ENC_GENERATE_ISACODE = 2,  /* verifier: build + validate each bundle, no files */
+} enc_codegen_mode_t;
+
+typedef struct {
+    const char *out_dir;       /* artifact directory (replaced atomically) */
+    const char *target;        /* NULL: the kernel's target, else trn2 */
+    int mode;                  /* enc_codegen_mode_t; anything else is an error */
+    bool dump_bin_per_inst;    /* also write <Engine>.<seq>.<name>.bin per instruction */
+} enc_options_t;
+
+/* What a compile produced (filled on success). */
+typedef struct {
+    unsigned insts[ISA_ENG_COUNT];        /* bundles per engine */
+    unsigned histogram[256];              /* bundles per L2 opcode */
+    uint32_t engine_opcodes[ISA_ENG_COUNT][8];  /* COLLECT: per-engine opcode set (bitset) */
+    unsigned sems, queues, waits, nops;   /* sync summary */
+    uint64_t sbuf_peak, psum_peak;        /* bytes per partition */
+    uint64_t hbm_bytes;
+    int files;                            /* .bin files written */
+} enc_stats_t;
+
+/* HBM layout shared by every core (multi-core hook): byte address of each
+ * tile-IR tensor living in HBM (SBUF/PSUM tensors: 0). */
+typedef struct {
+    uint64_t *addr;            /* [ntensors] */
+    int ntensors;
+    uint64_t total;
+} enc_hbm_layout_t;
+
+int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err);
+void enc_hbm_layout_free(enc_hbm_layout_t *l);
+
+/* Compile a single-core kernel into opts->out_dir (built in a temporary
+ * directory and renamed into place; on error nothing is left behind).
+ * Modes 0 and 2 write no artifact directory.  stats may be NULL. */
+int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
+                tpb_err_t *err);
+
+/* The per-core pipeline, callable per core by a multi-core split/link:
+ * compile kernel k (one core's program) for core `core` into core_dir
+ * (e.g. "<tmp>/nc1/sg0"), using the shared HBM layout. */
+int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                     const enc_hbm_layout_t *hbm, const enc_options_t *opts,
+                     const char *core_dir, enc_stats_t *stats, tpb_err_t *err);
+
+/* Write tensor-map.json for k into dir (uses the shared layout). */
+int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
+                         const enc_hbm_layout_t *hbm, const char *dir, tpb_err_t *err);
+
+/* "Wrong CodeGenMode..." check, shared by the library and the CLI. */
+int enc_check_mode(int mode, tpb_err_t *err);
+
+#endif

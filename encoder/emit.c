@@ -1,0 +1,316 @@
+/* emit.c - the Generator: one program-order walk over the scheduled BIR.
+ *
+ * For every instruction the L2 opcode is derived once (the ISA table's
+ * NEURON_ISA_TPB_OPCODE value) and used by all three CodeGenModes:
+ *   COLLECT_OPCODES (0)  insert it (and its prefixes' opcodes) into the
+ *                        instruction's opcode set; no bytes
+ *   RUN_ISA_CHECKS (1)   encode the bundle(s), route them by the
+ *                        instruction's own engine (findBin) to a lazily
+ *                        opened <Engine>.bin, optional per-instruction dump,
+ *                        count them (histogram keyed by the same opcode),
+ *                        queue the L2 legality check (flushed after the walk)
+ *   GENERATE_ISACODE (2) encode on the stack and validate at once; no files
+ * Any other mode is an error. */
+#include "backend.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+
+int enc_check_mode(int mode, tpb_err_t *err)
+{
+    if (mode != ENC_COLLECT_OPCODES && mode != ENC_RUN_ISA_CHECKS && mode != ENC_GENERATE_ISACODE)
+        return tpb_errf(err, "Wrong CodeGenMode. It must be one of GENERATE_ISACODE, "
+                             "RUN_ISA_CHECKS, or COLLECT_OPCODES");
+    return 0;
+}
+
+int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool dump_per_inst,
+             tpb_err_t *err)
+{
+    memset(g, 0, sizeof *g);
+    if (enc_check_mode(mode, err))
+        return -1;
+    g->mode = mode;
+    g->m = m;
+    g->dir = dir;
+    g->dump_per_inst = dump_per_inst;
+    const bir_block_t *b = &m->funcs[0].blocks[0];
+    g->ncollect = b->ninsts;
+    g->collect = calloc((size_t)(b->ninsts > 0 ? b->ninsts : 1), sizeof *g->collect);
+    if (!g->collect)
+        return tpb_errf(err, "out of memory in the generator");
+    return 0;
+}
+
+void gen_free(gen_t *g)
+{
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (g->bin[e]) {
+            fclose(g->bin[e]);
+            unlink(g->bin_tmp[e]);
+            g->bin[e] = NULL;
+        }
+        free(g->dbg[e]);
+        g->dbg[e] = NULL;
+    }
+    free(g->collect);
+    free(g->checks);
+    g->collect = NULL;
+    g->checks = NULL;
+}
+
+/* createBin: open <Engine>.bin (as a temp file renamed at commit). */
+static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
+{
+    char path[4096];
+    if (snprintf(g->bin_tmp[e], sizeof g->bin_tmp[e], "%s/.%s.bin.tmp.%ld", g->dir,
+                 isa_engine_name((isa_engine_t)e), (long)getpid()) >= (int)sizeof g->bin_tmp[e] ||
+        snprintf(path, sizeof path, "%s/%s.bin", g->dir, isa_engine_name((isa_engine_t)e)) >=
+            (int)sizeof path) {
+        tpb_errf(err, "artifact path too long under %s", g->dir);
+        return NULL;
+    }
+    FILE *f = fopen(g->bin_tmp[e], "wb");
+    if (!f) {
+        tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
+        return NULL;
+    }
+    g->bin[e] = f;
+    g->opened[e] = true;
+    return f;
+}
+
+/* findBin: the instruction's own engine -> its stream. */
+static FILE *find_bin(gen_t *g, const bir_inst_t *in, tpb_err_t *err)
+{
+    int e = in->engine;
+    if (e < 0 || e >= ISA_ENG_COUNT || !isa_engine_is_tpb((isa_engine_t)e)) {
+        tpb_errf(err, "%s, but DMA, Unassigned and ALL are not valid TPB engines",
+                 e >= 0 && e < ISA_ENG_COUNT ? isa_engine_name((isa_engine_t)e) : "?");
+        return NULL;
+    }
+    return g->bin[e] ? g->bin[e] : create_bin(g, e, err);
+}
+
+/* createInstBin: <Engine>.<24-digit seq>.<name>.bin, written and closed. */
+static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[ISA_BUNDLE_BYTES],
+                     unsigned nb, tpb_err_t *err)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s", in->name);
+    for (char *p = name; *p; p++)
+        if (*p == '/' || *p == '\\' || *p == ' ')
+            *p = '_';
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s.%024u.%s.bin", g->dir,
+                 isa_engine_name((isa_engine_t)in->engine), g->seq++, name) >= (int)sizeof path)
+        return tpb_errf(err, "artifact path too long under %s", g->dir);
+    return fio_write_atomic(path, bundles, (size_t)nb * ISA_BUNDLE_BYTES, err);
+}
+
+static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31); }
+
+/* Encode one BIR instruction: [PredExt] [ApExt] main. */
+static int encode(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES], unsigned *nb,
+                  int idx, tpb_err_t *err)
+{
+    isa_err_t ie;
+    unsigned n = 0;
+    if (in->has_pred) {
+        isa_inst_t p;
+        memset(&p, 0, sizeof p);
+        p.op = ISA_OP_PRED_EXT;
+        p.l2 = isa_ops[ISA_OP_PRED_EXT].l2;
+        p.f.PREDEXT = in->pred;
+        if (isa_encode(&p, out[n], &ie) != ISA_OK)
+            return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name, in->src,
+                            ie.msg);
+        n++;
+    }
+    unsigned k = 0;
+    if (isa_encode_with_prefixes(&in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k, &ie) != ISA_OK)
+        return tpb_errf(err, "instruction %d '%s' (%s, %s): %s", idx, in->name,
+                        in->src[0] ? in->src : "compiler", isa_ops[in->isa.op].mnemonic, ie.msg);
+    *nb = n + k;
+    return 0;
+}
+
+static int add_debug(gen_t *g, int e, int pc, int inst, tpb_err_t *err)
+{
+    if (g->ndbg[e] == g->capdbg[e]) {
+        int nc = g->capdbg[e] ? g->capdbg[e] * 2 : 64;
+        gen_debug_t *p = realloc(g->dbg[e], (size_t)nc * sizeof *p);
+        if (!p)
+            return tpb_errf(err, "out of memory in the generator");
+        g->dbg[e] = p;
+        g->capdbg[e] = nc;
+    }
+    g->dbg[e][g->ndbg[e]++] = (gen_debug_t){pc, inst};
+    return 0;
+}
+
+static int enqueue_check(gen_t *g, int inst, int engine, uint8_t l2, tpb_err_t *err)
+{
+    if (g->nchecks == g->capchecks) {
+        int nc = g->capchecks ? g->capchecks * 2 : 256;
+        struct gen_check *p = realloc(g->checks, (size_t)nc * sizeof *p);
+        if (!p)
+            return tpb_errf(err, "out of memory in the generator");
+        g->checks = p;
+        g->capchecks = nc;
+    }
+    g->checks[g->nchecks++] = (struct gen_check){inst, engine, l2};
+    return 0;
+}
+
+/* The L2 wire validator: decode what was built and check the engine bitmap. */
+static int validate_bundles(const bir_inst_t *in, int idx, uint8_t (*bundles)[ISA_BUNDLE_BYTES],
+                            unsigned nb, tpb_err_t *err)
+{
+    isa_stream_t s;
+    isa_err_t ie;
+    if (isa_stream_decode(&bundles[0][0], (size_t)nb * ISA_BUNDLE_BYTES,
+                          (isa_engine_t)in->engine, &s, &ie) != ISA_OK)
+        return tpb_errf(err, "instruction %d '%s' (%s): ISA check failed: %s", idx, in->name,
+                        isa_ops[in->isa.op].mnemonic, ie.msg);
+    isa_stream_free(&s);
+    return 0;
+}
+
+static int visit(gen_t *g, int idx, tpb_err_t *err)
+{
+    const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[idx];
+    uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */
+    uint8_t bundles[3][ISA_BUNDLE_BYTES];
+    unsigned nb = 0;
+    switch (g->mode) {
+    case ENC_RUN_ISA_CHECKS: {
+        memset(bundles, 0, sizeof bundles);
+        if (encode(in, bundles, &nb, idx, err))
+            return -1;
+        if (bundles[nb - 1][0] != l2)
+            return tpb_errf(err, "instruction %d '%s': header byte 0x%02x != opcode 0x%02x", idx,
+                            in->name, bundles[nb - 1][0], l2);
+        FILE *f = find_bin(g, in, err);
+        if (!f)
+            return -1;
+        if (fwrite(bundles, ISA_BUNDLE_BYTES, nb, f) != nb)
+            return tpb_errf(err, "%s/%s.bin: write failed", g->dir,
+                            isa_engine_name((isa_engine_t)in->engine));
+        if (g->dump_per_inst && dump_inst(g, in, (const uint8_t(*)[ISA_BUNDLE_BYTES])bundles, nb, err))
+            return -1;
+        int e = in->engine;
+        if (add_debug(g, e, (int)(g->pcs[e] + nb - 1), idx, err))
+            return -1;
+        g->pcs[e] += nb;
+        for (unsigned i = 0; i < nb; i++)
+            g->histogram[bundles[i][0]]++;
+        return enqueue_check(g, idx, e, l2, err);
+    }
+    case ENC_GENERATE_ISACODE:
+        if (encode(in, bundles, &nb, idx, err))
+            return -1;
+        return validate_bundles(in, idx, bundles, nb, err);
+    case ENC_COLLECT_OPCODES:
+        if (in->has_pred)
+            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2);
+        for (int t = 0; t < 4; t++) {
+            /* an operand with > 2 free dims brings an ApExt prefix */
+            const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->isa.op].format];
+            for (unsigned fidx = 0; fidx < fi->nfields; fidx++) {
+                const isa_field_t *fd = &fi->fields[fidx];
+                if (fd->opnd_kind == ISA_OPND_TAP && fd->slot == t &&
+                    strstr(fd->name, ".ndims") &&
+                    isa_field_get(&in->isa, fd) > 2)
+                    bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2);
+            }
+        }
+        bitset_add(g->collect[idx], l2);
+        return 0;
+    default:
+        return enc_check_mode(g->mode, err);
+    }
+}
+
+/* flushISAChecks: the deferred engine-bitmap validation. */
+static int flush_checks(gen_t *g, tpb_err_t *err)
+{
+    for (int i = 0; i < g->nchecks; i++) {
+        const struct gen_check *c = &g->checks[i];
+        const isa_opinfo_t *oi = isa_op_by_l2(c->l2);
+        if (!oi || !(oi->engines & (1u << c->engine))) {
+            const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[c->inst];
+            return tpb_errf(err, "instruction %d '%s': opcode 0x%02x (%s) is not legal on %s",
+                            c->inst, in->name, c->l2, oi ? oi->mnemonic : "?",
+                            isa_engine_name((isa_engine_t)c->engine));
+        }
+    }
+    g->nchecks = 0;
+    return 0;
+}
+
+int gen_run(gen_t *g, tpb_err_t *err)
+{
+    const bir_block_t *b = &g->m->funcs[0].blocks[0];
+    for (int i = 0; i < b->ninsts; i++)
+        if (visit(g, i, err))
+            return -1;
+    if (g->mode == ENC_COLLECT_OPCODES) {
+        /* aggregate per-instruction sets per engine (LowerDVE's view) */
+        for (int i = 0; i < b->ninsts; i++) {
+            int e = b->insts[i].engine;
+            if (e < 0 || e >= ISA_ENG_COUNT)
+                continue;
+            for (int w = 0; w < 8; w++)
+                g->engine_opcodes[e][w] |= g->collect[i][w];
+        }
+        return 0;
+    }
+    return flush_checks(g, err);
+}
+
+int gen_check_dve_coverage(const gen_t *g, tpb_err_t *err)
+{
+    /* coverage: every opcode the program uses on DVE must be in the DVE
+     * opcode table of the ISA (its legality bitmap includes DVE) */
+    for (unsigned v = 0; v < 256; v++) {
+        if (!(g->engine_opcodes[ISA_ENG_DVE][v >> 5] >> (v & 31) & 1u))
+            continue;
+        const isa_opinfo_t *oi = isa_op_by_l2((uint8_t)v);
+        if (!oi || !(oi->engines & E_DVE))
+            return tpb_errf(err, "DVE opcode coverage: opcode 0x%02x (%s) is used on DVE but is "
+                                 "missing from the DVE opcode table",
+                            v, oi ? oi->mnemonic : "unknown");
+    }
+    return 0;
+}
+
+int gen_finish(gen_t *g, bool ok, tpb_err_t *err)
+{
+    int rc = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!g->bin[e])
+            continue;
+        bool good = ok && fflush(g->bin[e]) == 0 && !ferror(g->bin[e]);
+        if (fclose(g->bin[e]) != 0)
+            good = false;
+        g->bin[e] = NULL;
+        if (!good) {
+            unlink(g->bin_tmp[e]);
+            if (ok && !rc)
+                rc = tpb_errf(err, "%s: write failed", g->bin_tmp[e]);
+            continue;
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.bin", g->dir, isa_engine_name((isa_engine_t)e));
+        if (rename(g->bin_tmp[e], path) != 0 && !rc) {
+            unlink(g->bin_tmp[e]);
+            rc = tpb_errf(err, "%s: cannot rename into place: %s", path, strerror(errno));
+        }
+    }
+    return rc;
+}

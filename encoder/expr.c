@@ -1,0 +1,503 @@
+/* expr.c - integer expressions and slice operands (see expr.h).  A small
+ * recursive-descent parser over a NUL-terminated string with a depth limit,
+ * evaluating as it parses. */
+#include "expr.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- environment ---- */
+
+void enc_env_init(enc_env_t *e)
+{
+    memset(e, 0, sizeof *e);
+}
+
+void enc_env_free(enc_env_t *e)
+{
+    free(e->vars);
+    memset(e, 0, sizeof *e);
+}
+
+int enc_env_push(enc_env_t *e, const char *name, int64_t value, bool pid_dep)
+{
+    if (e->n == e->cap) {
+        int nc = e->cap ? e->cap * 2 : 16;
+        enc_var_t *p = realloc(e->vars, (size_t)nc * sizeof *p);
+        if (!p)
+            return -1;
+        e->vars = p;
+        e->cap = nc;
+    }
+    enc_var_t *v = &e->vars[e->n++];
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->value = value;
+    v->pid_dep = pid_dep;
+    return 0;
+}
+
+void enc_env_pop_to(enc_env_t *e, int n)
+{
+    if (n >= 0 && n < e->n)
+        e->n = n;
+}
+
+const enc_var_t *enc_env_find(const enc_env_t *e, const char *name)
+{
+    for (int i = e->n - 1; i >= 0; i--)
+        if (!strcmp(e->vars[i].name, name))
+            return &e->vars[i];
+    return NULL;
+}
+
+/* ---- parser ---- */
+
+typedef struct {
+    const char *s;       /* whole text */
+    const char *p;       /* cursor */
+    const enc_env_t *env;
+    int depth;
+    char *msg;
+    size_t n;
+    bool failed;
+} px_t;
+
+static int pfail(px_t *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int pfail(px_t *x, const char *fmt, ...)
+{
+    if (x->failed)
+        return -1;
+    x->failed = true;
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    snprintf(x->msg, x->n, "%s at column %d of \"%.80s\"", tmp, (int)(x->p - x->s) + 1, x->s);
+    return -1;
+}
+
+static void skip_ws(px_t *x)
+{
+    while (*x->p == ' ' || *x->p == '\t' || *x->p == '\n' || *x->p == '\r')
+        x->p++;
+}
+
+static bool accept(px_t *x, const char *tok)
+{
+    skip_ws(x);
+    size_t n = strlen(tok);
+    if (strncmp(x->p, tok, n))
+        return false;
+    x->p += n;
+    return true;
+}
+
+static int parse_expr(px_t *x, enc_val_t *out);
+
+static int ck(px_t *x, bool overflow)
+{
+    return overflow ? pfail(x, "integer overflow") : 0;
+}
+
+static int64_t floordiv(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
+    return q;
+}
+
+static int64_t floormod(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+static int parse_call(px_t *x, const char *fn, enc_val_t *out)
+{
+    enc_val_t args[16];
+    int na = 0;
+    skip_ws(x);
+    if (!accept(x, ")")) {
+        for (;;) {
+            if (na == 16)
+                return pfail(x, "too many arguments to %s()", fn);
+            if (parse_expr(x, &args[na++]))
+                return -1;
+            if (accept(x, ")"))
+                break;
+            if (!accept(x, ","))
+                return pfail(x, "expected ',' or ')' in %s()", fn);
+        }
+    }
+    bool dep = false;
+    for (int i = 0; i < na; i++)
+        dep |= args[i].pid_dep;
+    out->pid_dep = dep;
+    if (!strcmp(fn, "min") || !strcmp(fn, "max")) {
+        if (na < 2)
+            return pfail(x, "%s() takes at least 2 arguments", fn);
+        int64_t r = args[0].v;
+        for (int i = 1; i < na; i++)
+            r = fn[1] == 'i' ? (args[i].v < r ? args[i].v : r) : (args[i].v > r ? args[i].v : r);
+        out->v = r;
+        return 0;
+    }
+    if (!strcmp(fn, "cdiv")) {
+        if (na != 2)
+            return pfail(x, "cdiv() takes 2 arguments");
+        if (args[1].v == 0)
+            return pfail(x, "division by zero in cdiv()");
+        if (args[0].v == INT64_MIN)
+            return pfail(x, "integer overflow");
+        int64_t q = floordiv(-args[0].v, args[1].v);
+        if (q == INT64_MIN)
+            return pfail(x, "integer overflow");
+        out->v = -q;
+        return 0;
+    }
+    if (!strcmp(fn, "abs")) {
+        if (na != 1)
+            return pfail(x, "abs() takes 1 argument");
+        if (args[0].v == INT64_MIN)
+            return pfail(x, "integer overflow");
+        out->v = args[0].v < 0 ? -args[0].v : args[0].v;
+        return 0;
+    }
+    return pfail(x, "unknown function '%s' (min, max, cdiv, abs)", fn);
+}
+
+static int parse_primary(px_t *x, enc_val_t *out)
+{
+    skip_ws(x);
+    if (++x->depth > ENC_EXPR_MAX_DEPTH)
+        return pfail(x, "expression nested too deeply");
+    int rc = 0;
+    if (accept(x, "(")) {
+        rc = parse_expr(x, out);
+        if (!rc && !accept(x, ")"))
+            rc = pfail(x, "expected ')'");
+    } else if (isdigit((unsigned char)*x->p)) {
+        int64_t v = 0;
+        while (isdigit((unsigned char)*x->p)) {
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *x->p - '0', &v))
+                return pfail(x, "integer literal too large");
+            x->p++;
+        }
+        if (*x->p == '.' || *x->p == 'e' || *x->p == 'E')
+            return pfail(x, "only integers are allowed in index expressions");
+        if (isalpha((unsigned char)*x->p) || *x->p == '_')
+            return pfail(x, "malformed number");
+        out->v = v;
+        out->pid_dep = false;
+    } else if (isalpha((unsigned char)*x->p) || *x->p == '_') {
+        char id[ENC_VAR_NAME];
+        size_t n = 0;
+        while (isalnum((unsigned char)*x->p) || *x->p == '_') {
+            if (n + 1 >= sizeof id)
+                return pfail(x, "name too long");
+            id[n++] = *x->p++;
+        }
+        id[n] = 0;
+        if (accept(x, "(")) {
+            rc = parse_call(x, id, out);
+        } else {
+            const enc_var_t *var = enc_env_find(x->env, id);
+            if (!var)
+                return pfail(x, "unknown name '%s'", id);
+            out->v = var->value;
+            out->pid_dep = var->pid_dep;
+        }
+    } else if (*x->p == 0) {
+        return pfail(x, "unexpected end of expression");
+    } else {
+        return pfail(x, "unexpected character '%c'", *x->p);
+    }
+    x->depth--;
+    return rc;
+}
+
+static int parse_unary(px_t *x, enc_val_t *out)
+{
+    if (accept(x, "-")) {
+        if (++x->depth > ENC_EXPR_MAX_DEPTH)
+            return pfail(x, "expression nested too deeply");
+        if (parse_unary(x, out))
+            return -1;
+        x->depth--;
+        if (out->v == INT64_MIN)
+            return pfail(x, "integer overflow");
+        out->v = -out->v;
+        return 0;
+    }
+    if (accept(x, "+")) {
+        if (++x->depth > ENC_EXPR_MAX_DEPTH)
+            return pfail(x, "expression nested too deeply");
+        int rc = parse_unary(x, out);
+        x->depth--;
+        return rc;
+    }
+    return parse_primary(x, out);
+}
+
+static int parse_mul(px_t *x, enc_val_t *out)
+{
+    if (parse_unary(x, out))
+        return -1;
+    for (;;) {
+        int op;
+        if (accept(x, "//"))
+            op = '/';
+        else if (accept(x, "*"))
+            op = '*';
+        else if (accept(x, "%"))
+            op = '%';
+        else if (accept(x, "/"))
+            return pfail(x, "'/' is not integer division; use '//'");
+        else
+            return 0;
+        enc_val_t r;
+        if (parse_unary(x, &r))
+            return -1;
+        out->pid_dep |= r.pid_dep;
+        if (op == '*') {
+            if (ck(x, __builtin_mul_overflow(out->v, r.v, &out->v)))
+                return -1;
+        } else {
+            if (r.v == 0)
+                return pfail(x, "division by zero");
+            if (out->v == INT64_MIN && r.v == -1)
+                return pfail(x, "integer overflow");
+            out->v = op == '/' ? floordiv(out->v, r.v) : floormod(out->v, r.v);
+        }
+    }
+}
+
+static int parse_add(px_t *x, enc_val_t *out)
+{
+    if (parse_mul(x, out))
+        return -1;
+    for (;;) {
+        int op;
+        if (accept(x, "+"))
+            op = '+';
+        else if (accept(x, "-"))
+            op = '-';
+        else
+            return 0;
+        enc_val_t r;
+        if (parse_mul(x, &r))
+            return -1;
+        out->pid_dep |= r.pid_dep;
+        bool ovf = op == '+' ? __builtin_add_overflow(out->v, r.v, &out->v)
+                             : __builtin_sub_overflow(out->v, r.v, &out->v);
+        if (ck(x, ovf))
+            return -1;
+    }
+}
+
+static int parse_expr(px_t *x, enc_val_t *out)
+{
+    if (++x->depth > ENC_EXPR_MAX_DEPTH)
+        return pfail(x, "expression nested too deeply");
+    if (parse_add(x, out))
+        return -1;
+    static const char *const cmps[] = {"<=", ">=", "==", "!=", "<", ">"};
+    for (int i = 0; i < 6; i++) {
+        if (!accept(x, cmps[i]))
+            continue;
+        enc_val_t r;
+        if (parse_add(x, &r))
+            return -1;
+        int64_t a = out->v, b = r.v;
+        bool res = i == 0 ? a <= b : i == 1 ? a >= b : i == 2 ? a == b : i == 3 ? a != b
+                 : i == 4 ? a < b : a > b;
+        out->v = res;
+        out->pid_dep |= r.pid_dep;
+        break;
+    }
+    x->depth--;
+    return 0;
+}
+
+int enc_expr_eval(const char *text, const enc_env_t *env, enc_val_t *out, char *msg, size_t n)
+{
+    px_t x = {text, text, env, 0, msg, n, false};
+    if (parse_expr(&x, out))
+        return -1;
+    skip_ws(&x);
+    if (*x.p)
+        return pfail(&x, "unexpected '%c' after the expression", *x.p);
+    return 0;
+}
+
+/* ---- slices ---- */
+
+/* Copy text[a, b) into buf; trims blanks. */
+static void sub(const char *a, const char *b, char *buf, size_t n)
+{
+    while (a < b && isspace((unsigned char)*a))
+        a++;
+    while (b > a && isspace((unsigned char)b[-1]))
+        b--;
+    size_t len = (size_t)(b - a);
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, a, len);
+    buf[len] = 0;
+}
+
+static int eval_part(const char *text, const enc_env_t *env, int64_t *v, bool *dep, char *msg,
+                     size_t n)
+{
+    enc_val_t r;
+    if (enc_expr_eval(text, env, &r, msg, n))
+        return -1;
+    *v = r.v;
+    *dep |= r.pid_dep;
+    return 0;
+}
+
+/* One comma-separated item: "e", "a:b", "a:b:c", ":", "::2", ... */
+static int parse_item(const char *a, const char *b, const enc_env_t *env, enc_slice_t *s,
+                      bool *dep, char *msg, size_t n)
+{
+    const char *colon[2] = {NULL, NULL};
+    int nc = 0, depth = 0;
+    for (const char *p = a; p < b; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')')
+            depth--;
+        else if (*p == ':' && depth == 0) {
+            if (nc == 2) {
+                snprintf(msg, n, "too many ':' in slice");
+                return -1;
+            }
+            colon[nc++] = p;
+        }
+    }
+    char buf[512];
+    if (b - a >= (long)sizeof buf) {
+        snprintf(msg, n, "slice expression too long");
+        return -1;
+    }
+    if (nc == 0) {
+        sub(a, b, buf, sizeof buf);
+        if (!buf[0]) {
+            snprintf(msg, n, "empty index");
+            return -1;
+        }
+        *s = ENC_INDEX(0);
+        return eval_part(buf, env, &s->start, dep, msg, n);
+    }
+    *s = ENC_ALL;
+    s->kind = ENC_SL_RANGE;
+    s->step = 1;
+    const char *ends[3] = {colon[0], nc > 1 ? colon[1] : b, b};
+    const char *starts[3] = {a, colon[0] + 1, nc > 1 ? colon[1] + 1 : b};
+    for (int i = 0; i <= nc; i++) {
+        sub(starts[i], ends[i], buf, sizeof buf);
+        if (!buf[0])
+            continue;
+        int64_t v;
+        if (eval_part(buf, env, &v, dep, msg, n))
+            return -1;
+        if (i == 0) {
+            s->start = v;
+            s->has_start = true;
+        } else if (i == 1) {
+            s->stop = v;
+            s->has_stop = true;
+        } else {
+            s->step = v;
+        }
+    }
+    return 0;
+}
+
+int enc_parse_slices(const char *text, const enc_env_t *env, enc_slice_t *slices, int *nslices,
+                     bool *pid_dep, char *msg, size_t n)
+{
+    *nslices = 0;
+    const char *a = text;
+    int depth = 0;
+    for (const char *p = text;; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')')
+            depth--;
+        if ((*p == ',' && depth == 0) || *p == 0) {
+            if (*nslices == ENC_MAX_SLICES) {
+                snprintf(msg, n, "more than %d indices", ENC_MAX_SLICES);
+                return -1;
+            }
+            if (parse_item(a, p, env, &slices[*nslices], pid_dep, msg, n))
+                return -1;
+            (*nslices)++;
+            a = p + 1;
+            if (*p == 0)
+                break;
+        }
+    }
+    return 0;
+}
+
+int enc_parse_slice_operand(const char *text, const enc_env_t *env, char *name, size_t name_len,
+                            enc_slice_t *slices, int *nslices, bool *pid_dep, char *msg,
+                            size_t n)
+{
+    const char *p = text;
+    while (isspace((unsigned char)*p))
+        p++;
+    const char *a = p;
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    if (p == a || isdigit((unsigned char)*a)) {
+        snprintf(msg, n, "expected a tensor or tile name in \"%.80s\"", text);
+        return -1;
+    }
+    sub(a, p, name, name_len);
+    if ((size_t)(p - a) >= name_len) {
+        snprintf(msg, n, "name too long in \"%.80s\"", text);
+        return -1;
+    }
+    while (isspace((unsigned char)*p))
+        p++;
+    *nslices = 0;
+    *pid_dep = false;
+    if (*p == 0)
+        return 0;
+    if (*p != '[') {
+        snprintf(msg, n, "expected '[' after '%s' in \"%.80s\"", name, text);
+        return -1;
+    }
+    const char *close = strrchr(p, ']');
+    if (!close) {
+        snprintf(msg, n, "missing ']' in \"%.80s\"", text);
+        return -1;
+    }
+    for (const char *q = close + 1; *q; q++)
+        if (!isspace((unsigned char)*q)) {
+            snprintf(msg, n, "unexpected text after ']' in \"%.80s\"", text);
+            return -1;
+        }
+    size_t len = (size_t)(close - p - 1);
+    char *body = malloc(len + 1);
+    if (!body) {
+        snprintf(msg, n, "out of memory");
+        return -1;
+    }
+    memcpy(body, p + 1, len);
+    body[len] = 0;
+    int rc = enc_parse_slices(body, env, slices, nslices, pid_dep, msg, n);
+    free(body);
+    return rc;
+}

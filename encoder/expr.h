@@ -1,0 +1,62 @@
+/* expr.h - integer expressions and NumPy-style slice operands of the
+ * kernel file (docs/kernel-format.md, "Names, expressions and slices").
+ *
+ * Expressions: integer literals, names (loop variables, `let`s, pid,
+ * num_programs), + - * // % (floor semantics, as Python), unary -,
+ * parentheses, comparisons < <= > >= == != (giving 0/1), and the calls
+ * min(a, b, ...), max(a, b, ...), cdiv(a, b), abs(a).  Overflow and division
+ * by zero are errors.  Every value remembers whether it depends on pid. */
+#ifndef TPB_EXPR_H
+#define TPB_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "builder.h"
+
+#define ENC_VAR_NAME 64
+#define ENC_EXPR_MAX_DEPTH 64
+#define ENC_MAX_SLICES 8
+
+typedef struct {
+    char name[ENC_VAR_NAME];
+    int64_t value;
+    bool pid_dep;                 /* value derives from pid */
+} enc_var_t;
+
+/* A stack of bindings; lookups search from the top (innermost). */
+typedef struct {
+    enc_var_t *vars;
+    int n, cap;
+} enc_env_t;
+
+typedef struct {
+    int64_t v;
+    bool pid_dep;
+} enc_val_t;
+
+void enc_env_init(enc_env_t *e);
+void enc_env_free(enc_env_t *e);
+int enc_env_push(enc_env_t *e, const char *name, int64_t value, bool pid_dep);
+void enc_env_pop_to(enc_env_t *e, int n);
+const enc_var_t *enc_env_find(const enc_env_t *e, const char *name);
+
+/* Evaluate `text` completely.  On error returns -1 and writes a message
+ * (without location) to msg. */
+int enc_expr_eval(const char *text, const enc_env_t *env, enc_val_t *out, char *msg, size_t n);
+
+/* Parse an operand "name" or "name[s0, s1, ...]" where each s is an
+ * expression (integer index), or start:stop[:step] with optional parts.
+ * Writes the tensor name and the slices; *pid_dep is set when any bound
+ * depends on pid. */
+int enc_parse_slice_operand(const char *text, const enc_env_t *env, char *name, size_t name_len,
+                            enc_slice_t *slices, int *nslices, bool *pid_dep, char *msg,
+                            size_t n);
+
+/* Parse just a slice list body "a:b, c" (no name, no brackets), e.g. for
+ * the `rows` field of indirect operands. */
+int enc_parse_slices(const char *text, const enc_env_t *env, enc_slice_t *slices, int *nslices,
+                     bool *pid_dep, char *msg, size_t n);
+
+#endif

@@ -1,0 +1,54 @@
+/* frontend.h - kernel file (JSON, docs/kernel-format.md) -> tile IR.
+ *
+ * The front-end validates the kernel and unrolls every loop for ONE program
+ * id, producing a flat tir_kernel_t (encoder/tir.h).  For a multi-core
+ * (SPMD) kernel call it once per program id: parse program 0, read
+ * out->num_programs, then parse 1 .. num_programs-1.  Every program's
+ * kernel lists the same tensors in the same order.
+ *
+ * The JSON path drives the C builder API (encoder/builder.h), so both share
+ * one validation (encoder/validate.c) and one append point.
+ *
+ * Errors: "<file>: <path>: field '<field>': <message>", e.g.
+ *   k.json: body[2].body[0] (load): field 'src': slice 0:600 of 'a' ...
+ * JSON syntax errors give line and column.  Nothing is printed. */
+#ifndef TPB_FRONTEND_H
+#define TPB_FRONTEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "tir.h"
+
+/* Unrolling guard: a kernel may not expand to more ops than this. */
+#define ENC_DEFAULT_MAX_OPS 10000000LL
+/* Nesting guard for for/if/let bodies and expressions. */
+#define ENC_MAX_NESTING 64
+
+typedef struct {
+    const char *target_override;  /* NULL: the kernel's "target", else trn2 */
+    int program_id;               /* 0 .. num_programs-1 */
+    int64_t max_ops;              /* 0: ENC_DEFAULT_MAX_OPS */
+} enc_front_opts_t;
+
+/* Parse a kernel file.  `out` is initialised here (tir_kernel_init) and must
+ * be released with tir_kernel_free() whether or not the call succeeds.
+ * Returns 0 on success, -1 with err filled. */
+int enc_parse_kernel_file(const char *path, const char *target_override, int program_id,
+                          tir_kernel_t *out, tpb_err_t *err);
+
+/* Parse kernel JSON text.  `source_name` is used in messages (and stored in
+ * out->source); `base_dir` resolves constant `file`s (NULL = "."). */
+int enc_parse_kernel_json(const char *text, size_t len, const char *source_name,
+                          const char *base_dir, const char *target_override,
+                          int program_id, tir_kernel_t *out, tpb_err_t *err);
+
+/* The same with every option. */
+int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_name,
+                               const char *base_dir, const enc_front_opts_t *opts,
+                               tir_kernel_t *out, tpb_err_t *err);
+int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts,
+                               tir_kernel_t *out, tpb_err_t *err);
+
+#endif

@@ -1,0 +1,374 @@
+/* lower.c - tile IR -> backend IR: name-based dispatch and shared operand
+ * helpers.  Each tile-IR op is routed by its NKI name (tir_op_name) to the
+ * lowering of its family, like the production codegen's
+ * getattr(self, "codegen" + name) dispatch. */
+#include "lower.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef int (*lower_fn)(lower_ctx_t *c);
+
+typedef struct {
+    const char *name;   /* tile-IR op name */
+    lower_fn fn;
+} lower_entry_t;
+
+static const lower_entry_t lower_table[] = {
+    {"load", lower_dma}, {"store", lower_dma}, {"dma_copy", lower_dma},
+    {"dma_transpose", lower_dma}, {"indirect_load", lower_dma},
+    {"indirect_save", lower_dma}, {"local_gather", lower_dma},
+    {"gather_flattened", lower_dma}, {"broadcast_partition", lower_dma},
+    {"memset", lower_select}, {"stream_shuffle", lower_select},
+    {"iota", lower_select}, {"affine_select", lower_select}, {"max8", lower_select},
+    {"find_index8", lower_select}, {"match_replace8", lower_select},
+    {"select", lower_select}, {"dropout", lower_select},
+    {"matmul", lower_matmul}, {"matmul_mx", lower_matmul}, {"matmul_sparse", lower_matmul},
+    {"transpose", lower_transpose},
+    {"activation", lower_activation}, {"activate2", lower_activation},
+    {"tensor_tensor", lower_tensor}, {"tensor_scalar", lower_tensor},
+    {"scalar_tensor_tensor", lower_tensor}, {"tensor_copy", lower_tensor},
+    {"tensor_tensor_scan", lower_tensor}, {"quantize_mx", lower_tensor},
+    {"tensor_reduce", lower_reduce}, {"tensor_partition_reduce", lower_reduce},
+    {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
+};
+
+static lower_fn find_lowering(const char *name)
+{
+    for (size_t i = 0; i < sizeof lower_table / sizeof lower_table[0]; i++)
+        if (strcmp(lower_table[i].name, name) == 0)
+            return lower_table[i].fn;
+    return NULL;
+}
+
+int lw_err(lower_ctx_t *c, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return tpb_errf(c->err, "op %d '%s' (%s, %s): %s", c->opi, c->op->name,
+                    tir_op_name(c->op->kind), c->op->path[0] ? c->op->path : "?", msg);
+}
+
+int lower_kernel(lower_ctx_t *c)
+{
+    for (int i = 0; i < c->k->nops; i++) {
+        c->opi = i;
+        c->op = &c->k->ops[i];
+        c->sub = 0;
+        const char *name = tir_op_name(c->op->kind);
+        lower_fn fn = find_lowering(name);
+        if (!fn)
+            return lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
+        if (fn(c))
+            return -1;
+    }
+    return 0;
+}
+
+void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
+{
+    bir_inst_init(in, opc, op);
+    in->tir_op = c->opi;
+    in->op_kind = tir_op_name(c->op->kind);
+    if (c->sub == 0)
+        snprintf(in->name, sizeof in->name, "%s", c->op->name);
+    else
+        snprintf(in->name, sizeof in->name, "%.50s.%d", c->op->name, c->sub);
+    snprintf(in->src, sizeof in->src, "%s", c->op->path);
+    c->sub++;
+}
+
+int lw_emit(lower_ctx_t *c, bir_inst_t *in)
+{
+    int req = c->op->engine;
+    if (req != ISA_ENG_UNASSIGNED && in->engine == ISA_ENG_UNASSIGNED && !in->is_dma_desc &&
+        in->isa.op != ISA_OP_DMA_TRIGGER) {
+        if (req < 0 || req >= ISA_ENG_COUNT || !isa_engine_is_tpb((isa_engine_t)req))
+            return lw_err(c, "requested engine %d is not a TPB engine", req);
+        if (!(in->engines & (1u << req)))
+            return lw_err(c, "engine %s cannot execute %s", isa_engine_name((isa_engine_t)req),
+                          isa_ops[in->isa.op].mnemonic);
+        in->engine = req;
+    }
+    return bir_block_append(bir_main_block(c->m), in, c->err) < 0 ? -1 : 0;
+}
+
+bool lw_has(const tir_ap_t *a) { return a->tensor >= 0; }
+
+const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a)
+{
+    if (a->tensor < 0 || a->tensor >= c->k->ntensors)
+        return NULL;
+    return &c->k->tensors[a->tensor];
+}
+
+static int64_t tile_row(const tir_tensor_t *t)
+{
+    int64_t row = 1;
+    for (int d = 1; d < t->ndim; d++)
+        row *= t->shape[d];
+    return row;
+}
+
+typedef struct {
+    int64_t step, count;
+} dim_t;
+
+/* Free dims of a tile AP, innermost first, count-1 dims dropped and
+ * contiguous neighbours merged when they agree on `axes` membership (bit b =
+ * free dim b counted from the innermost).  *mapped gets `axes` renumbered to
+ * the merged dims. */
+static int free_dims(const tir_ap_t *a, int first, unsigned axes, dim_t *out, unsigned *mapped)
+{
+    int n = 0;
+    bool red[TIR_MAX_DIMS] = {false};
+    for (int d = a->ndim - 1; d >= first; d--) {
+        bool r = (axes >> (a->ndim - 1 - d)) & 1u;
+        if (a->count[d] == 1)
+            continue;
+        if (n > 0 && red[n - 1] == r && a->step[d] == out[n - 1].step * out[n - 1].count &&
+            out[n - 1].count * a->count[d] <= 65535) {
+            out[n - 1].count *= a->count[d];
+            continue;
+        }
+        out[n].step = a->step[d];
+        out[n].count = a->count[d];
+        red[n] = r;
+        n++;
+    }
+    *mapped = 0;
+    for (int i = 0; i < n; i++)
+        if (red[i])
+            *mapped |= 1u << i;
+    return n;
+}
+
+int lw_count_free_dims(const tir_ap_t *a, unsigned axes)
+{
+    dim_t f[TIR_MAX_DIMS];
+    unsigned mapped;
+    return free_dims(a, a->ndim >= 1 ? 1 : 0, axes, f, &mapped);
+}
+
+int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
+           isa_tap_t *out)
+{
+    unsigned mapped;
+    return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
+}
+
+int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
+                unsigned axes, isa_tap_t *out, unsigned *mapped)
+{
+    const tir_tensor_t *t = lw_tensor(c, a);
+    if (!t)
+        return lw_err(c, "%s: missing operand", role);
+    if (t->kind != TIR_T_SBUF && t->kind != TIR_T_PSUM)
+        return lw_err(c, "%s: '%s' must be an SBUF or PSUM tile (compute engines cannot read HBM)",
+                      role, t->name);
+    const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
+    int64_t row = tile_row(t);
+    unsigned dsz = isa_dtype_size(t->dtype);
+    if (a->offset < 0 || row <= 0)
+        return lw_err(c, "%s: negative offset %lld into '%s'", role, (long long)a->offset, t->name);
+    int64_t start = a->offset / row, foff = a->offset % row;
+    int64_t nparts = 1;
+    int first = 0;
+    if (a->ndim >= 1) {
+        nparts = a->count[0];
+        first = 1;
+        if (nparts > 1 && a->step[0] != row)
+            return lw_err(c, "%s: dim 0 of an access to tile '%s' must step over partitions "
+                             "(step %lld, row size %lld)",
+                          role, t->name, (long long)a->step[0], (long long)row);
+    }
+    if (nparts < 1 || start + nparts > (int64_t)c->t->partitions)
+        return lw_err(c, "%s: partitions %lld..%lld of '%s' exceed the %u partitions", role,
+                      (long long)start, (long long)(start + nparts - 1), t->name,
+                      c->t->partitions);
+    /* partition start rule: an access that does not start on a 32-partition
+     * quadrant boundary must stay inside that quadrant */
+    if (start % 32 != 0 && start / 32 != (start + nparts - 1) / 32)
+        return lw_err(c, "%s: access to '%s' starts at partition %lld (not a multiple of 32) "
+                         "and crosses a 32-partition quadrant (%lld partitions)",
+                      role, t->name, (long long)start, (long long)nparts);
+    dim_t f[TIR_MAX_DIMS];
+    int nf = free_dims(a, first, axes, f, mapped);
+    if (nf > ISA_MAX_FREE_DIMS)
+        return lw_err(c, "%s: %d free dims after merging contiguous dims; the ISA has %d",
+                      role, nf, ISA_MAX_FREE_DIMS);
+    memset(out, 0, sizeof *out);
+    int64_t lo = foff, hi = foff;
+    for (int i = 0; i < nf; i++) {
+        if (f[i].step < -32768 || f[i].step > 32767)
+            return lw_err(c, "%s: free step %lld does not fit the 16-bit step field", role,
+                          (long long)f[i].step);
+        if (f[i].count > 65535)
+            return lw_err(c, "%s: free count %lld does not fit the 16-bit count field", role,
+                          (long long)f[i].count);
+        out->step[i] = (int32_t)f[i].step;
+        out->count[i] = (uint32_t)f[i].count;
+        int64_t span = f[i].step * (f[i].count - 1);
+        if (span < 0)
+            lo += span;
+        else
+            hi += span;
+    }
+    if (lo < 0 || hi >= row)
+        return lw_err(c, "%s: access runs outside tile '%s' (elements %lld..%lld of a %lld-element row)",
+                      role, t->name, (long long)lo, (long long)hi, (long long)row);
+    uint64_t addr = ml->addr + (uint64_t)foff * dsz;
+    if (addr >= (1u << 24))
+        return lw_err(c, "%s: address %llu does not fit the 24-bit address field", role,
+                      (unsigned long long)addr);
+    out->addr = (uint32_t)addr;
+    out->dtype = t->dtype;
+    out->space = t->kind == TIR_T_SBUF ? ISA_SPACE_SBUF : ISA_SPACE_PSUM;
+    out->start = (uint32_t)start;
+    out->nparts = (uint32_t)nparts;
+    out->ndims = (uint32_t)nf;
+    bir_access_t acc = {out->space, (unsigned)start, (unsigned)(start + nparts),
+                        ml->addr + (uint64_t)lo * dsz, ml->addr + (uint64_t)(hi + 1) * dsz, write};
+    if (!bir_inst_access(in, &acc))
+        return lw_err(c, "%s: too many operands", role);
+    return 0;
+}
+
+int lw_ptr(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
+           isa_ptr_t *out)
+{
+    isa_tap_t tap;
+    if (lw_tap(c, in, a, write, role, &tap))
+        return -1;
+    if (isa_tap_free_elems(&tap) != 1 && tap.ndims > 0) {
+        uint64_t n = 1;
+        for (unsigned i = 0; i < tap.ndims; i++)
+            n *= tap.count[i];
+        if (n != 1)
+            return lw_err(c, "%s: a per-partition scalar must be a [P,1] tile access "
+                             "(%llu elements per partition)", role, (unsigned long long)n);
+    }
+    out->addr = tap.addr;
+    out->dtype = tap.dtype;
+    out->space = tap.space;
+    return 0;
+}
+
+int lw_same_partitions(lower_ctx_t *c, const char *what, const isa_tap_t *src,
+                       const isa_tap_t *dst)
+{
+    if (src->start != dst->start || src->nparts != dst->nparts)
+        return lw_err(c, "%s src start_partition(%u) or dst start_partition(%u) mismatch "
+                         "(%u vs %u partitions)",
+                      what, src->start, dst->start, src->nparts, dst->nparts);
+    return 0;
+}
+
+uint32_t lw_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,
+              uint32_t *bits, uint32_t *is_ptr)
+{
+    if (!s->is_ap) {
+        *bits = lw_f32_bits((float)s->imm);
+        *is_ptr = 0;
+        return 0;
+    }
+    isa_ptr_t p;
+    if (lw_ptr(c, in, &s->ap, false, role, &p))
+        return -1;
+    /* a pointer scalar packs like a PTR operand: addr 24b | dtype 4b | space 2b */
+    *bits = (p.addr & 0xFFFFFFu) | (p.dtype & 0xFu) << 24 | (p.space & 3u) << 28;
+    *is_ptr = 1;
+    return 0;
+}
+
+/* Round-to-nearest-even encoding of v into a small float format (exponent
+ * bits eb, mantissa bits mb).  fn: no infinities, overflow -> NaN (e4m3fn). */
+static uint32_t minifloat_bits(double v, int eb, int mb, bool fn)
+{
+    uint32_t sign = signbit(v) ? 1u : 0u;
+    int bias = (1 << (eb - 1)) - 1;
+    uint32_t nan = fn ? ((1u << (eb + mb)) - 1) : (((1u << eb) - 1) << mb) | (1u << (mb - 1));
+    if (isnan(v))
+        return nan;
+    double a = fabs(v);
+    int emax = fn ? (1 << eb) - 1 - bias : (1 << eb) - 2 - bias;
+    double maxv = fn ? ldexp(1.0 + (double)((1 << mb) - 2) / (1 << mb), emax)
+                     : ldexp(2.0 - ldexp(1.0, -mb), emax);
+    uint32_t inf = fn ? nan : ((1u << eb) - 1) << mb;
+    uint32_t mag;
+    if (isinf(a)) {
+        mag = inf;
+    } else {
+        int e;
+        frexp(a, &e);              /* a = f * 2^e, f in [0.5,1) */
+        int exp = e - 1;           /* a = 1.x * 2^exp */
+        if (exp < 1 - bias)
+            exp = 1 - bias;        /* subnormal range */
+        double q = nearbyint(ldexp(a, mb - exp));   /* mantissa units, RNE (default mode) */
+        double r = ldexp(q, exp - mb);
+        if (r > maxv) {
+            mag = inf;
+        } else {
+            uint64_t qi = (uint64_t)q;
+            if (qi >= (2ull << mb)) { /* rounding carried into the next binade */
+                qi >>= 1;
+                exp++;
+            }
+            if (qi < (1ull << mb))
+                mag = (uint32_t)qi;  /* subnormal */
+            else
+                mag = (uint32_t)(exp + bias) << mb | (uint32_t)(qi - (1ull << mb));
+        }
+    }
+    return sign << (eb + mb) | mag;
+}
+
+static uint32_t int_bits(double v, int bits, bool is_signed)
+{
+    if (isnan(v))
+        return 0;
+    double r = nearbyint(v);
+    double lo = is_signed ? -ldexp(1.0, bits - 1) : 0.0;
+    double hi = is_signed ? ldexp(1.0, bits - 1) - 1 : ldexp(1.0, bits) - 1;
+    if (r < lo)
+        r = lo;
+    if (r > hi)
+        r = hi;
+    int64_t i = (int64_t)r;
+    return (uint32_t)((uint64_t)i & (bits == 32 ? 0xFFFFFFFFull : ((1ull << bits) - 1)));
+}
+
+uint32_t lw_fill_bits(double v, unsigned dt)
+{
+    switch (dt) {
+    case ISA_DT_FP32: return lw_f32_bits((float)v);
+    case ISA_DT_BF16: {
+        uint32_t u = lw_f32_bits((float)v);
+        if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFFu))
+            return (u >> 16) | 0x40u;                   /* quiet NaN */
+        return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;  /* RNE */
+    }
+    case ISA_DT_FP16: return minifloat_bits(v, 5, 10, false);
+    case ISA_DT_FP8E4M3: return minifloat_bits(v, 4, 3, true);
+    case ISA_DT_FP8E5M2: return minifloat_bits(v, 5, 2, false);
+    case ISA_DT_INT8: return int_bits(v, 8, true);
+    case ISA_DT_INT16: return int_bits(v, 16, true);
+    case ISA_DT_INT32: return int_bits(v, 32, true);
+    case ISA_DT_UINT8: return int_bits(v, 8, false);
+    case ISA_DT_UINT16: return int_bits(v, 16, false);
+    case ISA_DT_UINT32: return int_bits(v, 32, false);
+    default: return 0;
+    }
+}

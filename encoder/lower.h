@@ -1,0 +1,83 @@
+/* lower.h - internal interface of the tile-IR -> BIR lowering (lower*.c).
+ * Not a contract: only the back-end includes it. */
+#ifndef TPB_LOWER_H
+#define TPB_LOWER_H
+
+#include "bir.h"
+#include "diag.h"
+#include "target.h"
+#include "tir.h"
+
+typedef struct {
+    const tir_kernel_t *k;
+    const tpb_target_t *t;
+    bir_module_t *m;
+    tpb_err_t *err;
+    int opi;                  /* current tile-IR op index */
+    const tir_op_t *op;
+    int sub;                  /* instructions emitted for the current op */
+    int ident_hbm;            /* tensor index of the shared identity constant, -1 */
+    int ident_tile;           /* tensor index of its SBUF copy, -1 */
+} lower_ctx_t;
+
+/* Lower every op of k into m (mlocs must be allocated). */
+int lower_kernel(lower_ctx_t *c);
+
+/* One lowering per family; each returns 0 or -1 with c->err set. */
+int lower_matmul(lower_ctx_t *c);      /* matmul, matmul_mx, matmul_sparse */
+int lower_transpose(lower_ctx_t *c);   /* transpose on PE (identity matmul) or DVE (Transpose32) */
+int lower_activation(lower_ctx_t *c);  /* activation, activate2 */
+int lower_tensor(lower_ctx_t *c);      /* tensor_tensor/scalar, stt, copy, scan, quantize */
+int lower_reduce(lower_ctx_t *c);      /* tensor_reduce, tensor_partition_reduce */
+int lower_select(lower_ctx_t *c);      /* iota, affine_select, max8 family, select, dropout, memset, shuffle */
+int lower_dma(lower_ctx_t *c);         /* load/store/dma_copy/dma_transpose/indirect/gather/broadcast */
+int lower_misc(lower_ctx_t *c);        /* core_barrier, load_tensor_to_register */
+
+/* ---- shared helpers (lower.c) ---- */
+/* Error prefixed with the op: "op 3 'add_3' (tensor_tensor, body[2]): ..." */
+int lw_err(lower_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Start an instruction for the current op (name "<op>" / "<op>.<k>"). */
+void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
+/* Append; applies the op's requested engine (error if illegal). */
+int lw_emit(lower_ctx_t *c, bir_inst_t *in);
+bool lw_has(const tir_ap_t *a);
+/* Tile AP -> compute access pattern; records the access on `in`. */
+int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
+           isa_tap_t *out);
+/* As lw_tap, keeping reduced (axes) and kept dims apart; *mapped = axes
+ * renumbered to the TAP's dims.  More than 4 free dims is an error unless
+ * max_dims_ok is used by the caller (see lower_reduce.c). */
+int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
+                unsigned axes, isa_tap_t *out, unsigned *mapped);
+/* Free dims a tile AP needs after merging (see lw_tap_axes). */
+int lw_count_free_dims(const tir_ap_t *a, unsigned axes);
+/* Per-partition scratch bytes an op needs during its lowering (the
+ * multi-step reduce partial); 0 for most ops.  Used by the allocator. */
+uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op);
+/* [P,1] tile AP -> per-partition pointer; records a read. */
+int lw_ptr(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
+           isa_ptr_t *out);
+/* Partition-aligned operands must start on the same partition with the same count. */
+int lw_same_partitions(lower_ctx_t *c, const char *what, const isa_tap_t *src,
+                       const isa_tap_t *dst);
+/* Scalar operand -> 32-bit field value (immediate as fp32 bits, or a pointer
+ * address) plus the is_ptr flag. */
+int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,
+              uint32_t *bits, uint32_t *is_ptr);
+uint32_t lw_f32_bits(float f);
+/* Fill bit pattern of value v reinterpreted to dtype dt (memset/iota). */
+uint32_t lw_fill_bits(double v, unsigned dt);
+const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a);
+
+/* The shared tensor-scalar emitter (lower_tensor.c): TensorScalar, or
+ * TensorScalarPtr when predicates are given (PredExt prefix, fill value). */
+typedef struct {
+    const tir_ap_t *in, *out;
+    int op0, op1;
+    const tir_scalar_t *s0, *s1;
+    bool rev0, rev1;
+    const isa_fmt_PREDEXT_t *pred;   /* NULL = unpredicated */
+} lw_ts_args_t;
+int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a);
+
+#endif

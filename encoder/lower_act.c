@@ -1,0 +1,107 @@
+/* lower_act.c - the activation pair on the Activation engine.
+ *
+ *   activation   -> Activation, or ActivationAcc when accumulate is set
+ *                   (bir ActivationAccumulationOp); scale immediate or [P,1]
+ *                   pointer; bias [P,1] pointer; fused free-axis reduce with
+ *                   its reduce command (red_op/red_cmd/red_out)
+ *   activate2    -> Activate2: func((in op0 imm0) op1 imm1 + bias) */
+#include "lower.h"
+
+#include <string.h>
+
+static int bind_reduce(lower_ctx_t *c, bir_inst_t *in, uint32_t *red_op, uint32_t *red_cmd,
+                       isa_ptr_t *red_out)
+{
+    const tir_op_t *op = c->op;
+    *red_op = (uint32_t)op->reduce_op;
+    *red_cmd = (uint32_t)op->reduce_cmd;
+    if (op->reduce_op == ISA_ALU_BYPASS) {
+        if (lw_has(&op->dst2))
+            return lw_err(c, "reduce_res given without reduce_op");
+        return 0;
+    }
+    if (!lw_has(&op->dst2))
+        return lw_err(c, "reduce_op %s needs a reduce_res [P,1] output",
+                      isa_enum_name(ISA_FT_ALU, (unsigned)op->reduce_op));
+    if (op->reduce_cmd == ISA_REDCMD_IDLE)
+        *red_cmd = ISA_REDCMD_RESET_REDUCE;   /* a fused reduce with no command: fresh result */
+    return lw_ptr(c, in, &op->dst2, true, "reduce_res", red_out);
+}
+
+static int bind_bias(lower_ctx_t *c, bir_inst_t *in, isa_ptr_t *bias)
+{
+    if (!lw_has(&c->op->bias)) {
+        bias->space = ISA_SPACE_NONE;
+        return 0;
+    }
+    return lw_ptr(c, in, &c->op->bias, false, "bias", bias);
+}
+
+static int lower_activation1(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bool acc = op->flags & TIR_F_ACCUMULATE;
+    bir_inst_t in;
+    lw_inst(c, &in, acc ? BIR_ACTIVATION_ACC : BIR_ACTIVATION,
+            acc ? ISA_OP_ACTIVATION_ACC : ISA_OP_ACTIVATION);
+    isa_fmt_ACT_t *f = &in.isa.f.ACT;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (lw_same_partitions(c, "activation", &f->in, &f->out))
+        return -1;
+    if (isa_tap_free_elems(&f->in) != isa_tap_free_elems(&f->out))
+        return lw_err(c, "src and dst have different element counts");
+    if (acc) {  /* ActivationAcc reads the accumulator it adds into */
+        bir_access_t r = in.acc[1];
+        r.write = false;
+        bir_inst_access(&in, &r);
+    }
+    uint32_t bits, is_ptr;
+    if (lw_scalar(c, &in, &op->s0, "scale", &bits, &is_ptr))
+        return -1;
+    if (is_ptr) {
+        f->scale_is_ptr = 1;
+        f->scale = 0;
+        /* the pointer rides in the 32-bit scale slot */
+        float fb;
+        memcpy(&fb, &bits, 4);
+        f->scale = fb;
+    } else {
+        f->scale = (float)op->s0.imm;
+    }
+    f->func = (uint32_t)op->func;
+    if (bind_bias(c, &in, &f->bias) ||
+        bind_reduce(c, &in, &f->red_op, &f->red_cmd, &f->red_out))
+        return -1;
+    return lw_emit(c, &in);
+}
+
+static int lower_activate2(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_ACTIVATE2, ISA_OP_ACTIVATE2);
+    isa_fmt_ACT2_t *f = &in.isa.f.ACT2;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (lw_same_partitions(c, "activate2", &f->in, &f->out))
+        return -1;
+    if (op->s0.is_ap || op->s1.is_ap)
+        return lw_err(c, "activate2 takes immediate imm0/imm1 only");
+    f->imm0 = (float)op->s0.imm;
+    f->imm1 = (float)op->s1.imm;
+    f->op0 = (uint32_t)op->op0;
+    f->op1 = (uint32_t)op->op1;
+    f->func = (uint32_t)op->func;
+    if (bind_bias(c, &in, &f->bias) ||
+        bind_reduce(c, &in, &f->red_op, &f->red_cmd, &f->red_out))
+        return -1;
+    return lw_emit(c, &in);
+}
+
+int lower_activation(lower_ctx_t *c)
+{
+    return c->op->kind == TIR_ACTIVATE2 ? lower_activate2(c) : lower_activation1(c);
+}

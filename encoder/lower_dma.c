@@ -1,0 +1,561 @@
+/* lower_dma.c - data movement.
+ *
+ *   load / store / dma_copy / broadcast_partition
+ *       -> PseudoDmaDirect2d descriptor(s) + one DmaTrigger
+ *   dma_transpose -> the same with the source access permuted (pinned to Pool,
+ *       descriptors flagged transpose)
+ *   indirect_load / indirect_save -> PseudoDmaIndirect2d + DmaTrigger
+ *       (gather; scatter overwrite or scatter-add = compute add)
+ *   local_gather -> IndirectCopy;  gather_flattened -> PoolGather
+ *
+ * Access-pattern legalisation (the simple-vs-complicated gate): both sides
+ * become lists of (byte step, element count) dims; a joint decomposition
+ * splits them so every joint dim is one dim on each side; contiguous runs are
+ * collapsed (on both sides at once); dims whose count exceeds the 16-bit
+ * field are factored.  If the joint dims fit the target's stride budget
+ * (dma_max_strides) the DMA is simple: one descriptor.  Otherwise it is
+ * complicated: the outer dims are enumerated, one descriptor per outer index,
+ * all under one DmaTrigger -- unless that needs more than
+ * dma_max_descriptors, when it cannot be legalised. */
+#include "lower.h"
+
+#include <string.h>
+
+#define MAX_BDIMS 16
+
+typedef struct {
+    int64_t step;    /* bytes */
+    int64_t count;   /* elements */
+} bdim_t;
+
+typedef struct {
+    unsigned space, dtype, dsz;
+    uint64_t base;           /* linear byte address (SBUF/PSUM: partition*pitch + offset) */
+    bdim_t d[MAX_BDIMS];     /* outermost first, count-1 dims dropped */
+    int nd;
+    uint64_t elems;
+    bir_access_t acc;
+} dside_t;
+
+typedef struct {
+    int64_t count, s_step, d_step;
+} jdim_t;
+
+static unsigned space_of(const tir_tensor_t *t)
+{
+    switch (t->kind) {
+    case TIR_T_SBUF: return ISA_SPACE_SBUF;
+    case TIR_T_PSUM: return ISA_SPACE_PSUM;
+    default: return ISA_SPACE_HBM;
+    }
+}
+
+static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool write,
+                      dside_t *s)
+{
+    const tir_tensor_t *t = lw_tensor(c, a);
+    if (!t)
+        return lw_err(c, "%s: missing operand", role);
+    const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
+    memset(s, 0, sizeof *s);
+    s->space = space_of(t);
+    s->dtype = t->dtype;
+    s->dsz = isa_dtype_size(t->dtype);
+    s->elems = 1;
+    if (a->offset < 0)
+        return lw_err(c, "%s: negative offset", role);
+    int64_t lo = 0, hi = 0;   /* element offsets relative to the base (free part) */
+    if (s->space == ISA_SPACE_HBM) {
+        s->base = ml->addr + (uint64_t)a->offset * s->dsz;
+        for (int d = 0; d < a->ndim; d++) {
+            int64_t span = a->step[d] * (a->count[d] - 1);
+            if (span < 0) lo += span; else hi += span;
+        }
+        int64_t total = 1;
+        for (int d = 0; d < t->ndim; d++)
+            total *= t->shape[d];
+        if (a->offset + lo < 0 || a->offset + hi >= total)
+            return lw_err(c, "%s: access runs outside '%s' (elements %lld..%lld of %lld)", role,
+                          t->name, (long long)(a->offset + lo), (long long)(a->offset + hi),
+                          (long long)total);
+        s->acc = (bir_access_t){ISA_SPACE_HBM, 0, 1, s->base + (uint64_t)lo * s->dsz,
+                                s->base + (uint64_t)(hi + 1) * s->dsz, write};
+    } else {
+        int64_t row = 1;
+        for (int d = 1; d < t->ndim; d++)
+            row *= t->shape[d];
+        int64_t start = a->offset / row, foff = a->offset % row;
+        int64_t np = a->ndim >= 1 ? a->count[0] : 1;
+        if (a->ndim >= 1 && np > 1 && a->step[0] != row && a->step[0] != 0)
+            return lw_err(c, "%s: dim 0 of an access to tile '%s' must step over partitions", role,
+                          t->name);
+        int64_t pstep = a->ndim >= 1 ? a->step[0] : row;
+        if (start + (pstep ? np : 1) > (int64_t)c->t->partitions)
+            return lw_err(c, "%s: partitions of '%s' exceed %u", role, t->name, c->t->partitions);
+        for (int d = 1; d < a->ndim; d++) {
+            int64_t span = a->step[d] * (a->count[d] - 1);
+            if (span < 0) lo += span; else hi += span;
+        }
+        if (foff + lo < 0 || foff + hi >= row)
+            return lw_err(c, "%s: access runs outside tile '%s'", role, t->name);
+        s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + ml->addr + (uint64_t)foff * s->dsz;
+        unsigned p1 = (unsigned)(start + (pstep ? np : 1));
+        s->acc = (bir_access_t){s->space, (unsigned)start, p1,
+                                ml->addr + (uint64_t)(foff + lo) * s->dsz,
+                                ml->addr + (uint64_t)(foff + hi + 1) * s->dsz, write};
+    }
+    for (int d = 0; d < a->ndim; d++) {
+        s->elems *= (uint64_t)a->count[d];
+        if (a->count[d] == 1)
+            continue;
+        if (s->nd >= MAX_BDIMS)
+            return lw_err(c, "%s: too many dims", role);
+        bool pdim = d == 0 && s->space != ISA_SPACE_HBM;
+        s->d[s->nd].step = pdim ? (a->step[0] ? (int64_t)ISA_DMA_PARTITION_PITCH : 0)
+                                : a->step[d] * (int64_t)s->dsz;
+        s->d[s->nd].count = a->count[d];
+        s->nd++;
+    }
+    return 0;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Joint decomposition, innermost first.  Returns the dim count or -1 when
+ * the two element orders have no common product structure. */
+static int joint_dims(const dside_t *s, const dside_t *d, jdim_t *out, int max)
+{
+    int i = s->nd - 1, j = d->nd - 1, n = 0;
+    int64_t fs = 1, fd = 1;
+    while (i >= 0 && j >= 0) {
+        int64_t rs = s->d[i].count / fs, rd = d->d[j].count / fd;
+        int64_t m = gcd64(rs, rd);
+        if (m <= 1 || n >= max)
+            return -1;
+        out[n++] = (jdim_t){m, s->d[i].step * fs, d->d[j].step * fd};
+        fs *= m;
+        fd *= m;
+        if (fs == s->d[i].count) { i--; fs = 1; }
+        if (fd == d->d[j].count) { j--; fd = 1; }
+    }
+    return (i < 0 && j < 0) ? n : -1;
+}
+
+/* Collapse contiguous runs (on both sides), then factor counts > 65535. */
+static int legalize_joint(jdim_t *j, int n, int max)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (k > 0 && j[i].s_step == j[k - 1].s_step * j[k - 1].count &&
+            j[i].d_step == j[k - 1].d_step * j[k - 1].count) {
+            j[k - 1].count *= j[i].count;
+            continue;
+        }
+        j[k++] = j[i];
+    }
+    jdim_t out[MAX_BDIMS * 2];
+    int m = 0;
+    for (int i = 0; i < k; i++) {
+        jdim_t x = j[i];
+        while (x.count > 65535) {
+            int64_t f = 0;
+            for (int64_t cand = 65535; cand > 1; cand--)
+                if (x.count % cand == 0) { f = cand; break; }
+            if (!f || m >= MAX_BDIMS * 2)
+                return -1;
+            out[m++] = (jdim_t){f, x.s_step, x.d_step};
+            x = (jdim_t){x.count / f, x.s_step * f, x.d_step * f};
+        }
+        if (m >= MAX_BDIMS * 2)
+            return -1;
+        out[m++] = x;
+    }
+    if (m > max)
+        return -1;
+    memcpy(j, out, (size_t)m * sizeof *j);
+    return m;
+}
+
+static bool is_load_direction(const dside_t *dst) { return dst->space != ISA_SPACE_HBM; }
+
+static void set_dap(isa_dap_t *p, const dside_t *s, uint64_t addr, const jdim_t *j, int nj,
+                    bool src)
+{
+    memset(p, 0, sizeof *p);
+    p->addr = (uint32_t)addr;
+    p->dtype = s->dtype;
+    p->space = s->space;
+    p->core = 0;
+    for (int i = 0; i < 2; i++) {
+        if (i < nj) {
+            p->step[i] = (int32_t)(src ? j[i].s_step : j[i].d_step);
+            p->count[i] = (uint32_t)j[i].count;
+        } else {
+            p->step[i] = 0;
+            p->count[i] = 1;
+        }
+    }
+}
+
+typedef struct {
+    bool transpose;
+    unsigned compute;        /* ISA_DMAOP_* */
+    unsigned dge;
+    int engine;              /* pinned issuing engine or UNASSIGNED */
+} dma_opts_t;
+
+static int dge_of(lower_ctx_t *c)
+{
+    int g = c->op->dge_mode;
+    if (g < ISA_DGE_NONE || g > ISA_DGE_HW)
+        return lw_err(c, "dge_mode %d is not none/sw/hw", g);
+    return 0;
+}
+
+static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t *src,
+                        const dside_t *dst, const dma_opts_t *o)
+{
+    bir_inst_t tr;
+    lw_inst(c, &tr, BIR_DMA_TRIGGER, ISA_OP_DMA_TRIGGER);
+    tr.isa.f.DTRIG.ndesc = ndesc;
+    tr.dma_group = group;
+    tr.engine = o->engine;
+    bir_inst_access(&tr, &src->acc);
+    bir_inst_access(&tr, &dst->acc);
+    if (o->compute == ISA_DMAOP_ADD) {   /* accumulate: the destination is read too */
+        bir_access_t r = dst->acc;
+        r.write = false;
+        bir_inst_access(&tr, &r);
+    }
+    return bir_block_append(bir_main_block(c->m), &tr, c->err) < 0 ? -1 : 0;
+}
+
+/* Direct DMA src -> dst through the gate. */
+static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
+                        const dma_opts_t *o)
+{
+    const tir_op_t *op = c->op;
+    dside_t s, d;
+    if (build_side(c, srcap, "src", false, &s) || build_side(c, dstap, "dst", true, &d))
+        return -1;
+    if (s.elems != d.elems)
+        return lw_err(c, "src has %llu elements but dst has %llu", (unsigned long long)s.elems,
+                      (unsigned long long)d.elems);
+    if (s.dsz != d.dsz)
+        return lw_err(c, "DMA cannot convert %s to %s (element sizes differ)",
+                      isa_dtype_name(s.dtype), isa_dtype_name(d.dtype));
+    if (op->qos < 0 || op->qos > 255)
+        return lw_err(c, "dma_qos %d must be 0..255", op->qos);
+    bool load = is_load_direction(&d);
+    jdim_t j[MAX_BDIMS * 2];
+    int nj = s.elems == 1 ? 0 : joint_dims(&s, &d, j, MAX_BDIMS * 2);
+    if (nj >= 0)
+        nj = legalize_joint(j, nj, MAX_BDIMS * 2);
+    if (nj < 0)
+        return lw_err(c, load ? "Cannot legalize strided load!" : "Cannot legalize strided store!");
+    for (int i = 0; i < nj; i++)
+        if (j[i].s_step > INT32_MAX || j[i].s_step < INT32_MIN || j[i].d_step > INT32_MAX ||
+            j[i].d_step < INT32_MIN)
+            return lw_err(c, load ? "Cannot legalize strided load!" : "Cannot legalize strided store!");
+    unsigned per = c->t->dma_max_strides < 2 ? c->t->dma_max_strides : 2;
+    if (per == 0)
+        per = 1;
+    /* simple: the joint dims fit one descriptor; complicated: enumerate outer dims */
+    uint64_t ndesc = 1;
+    for (int i = (int)per; i < nj; i++)
+        ndesc *= (uint64_t)j[i].count;
+    if (ndesc > c->t->dma_max_descriptors || ndesc > 65535)
+        return lw_err(c, "%s (%llu descriptors needed, target %s allows %u)",
+                      load ? "Cannot legalize strided load!" : "Cannot legalize strided store!",
+                      (unsigned long long)ndesc, c->t->name, c->t->dma_max_descriptors);
+    int group = c->m->next_dma_group++;
+    int inner = nj < (int)per ? nj : (int)per;
+    for (uint64_t k = 0; k < ndesc; k++) {
+        /* outer index k -> byte offsets on each side */
+        int64_t so = 0, dof = 0;
+        uint64_t rem = k;
+        for (int i = inner; i < nj; i++) {
+            int64_t idx = (int64_t)(rem % (uint64_t)j[i].count);
+            rem /= (uint64_t)j[i].count;
+            so += idx * j[i].s_step;
+            dof += idx * j[i].d_step;
+        }
+        bir_inst_t de;
+        lw_inst(c, &de, BIR_DMA_DESC, ISA_OP_DMA_DIRECT2D);
+        isa_fmt_DDESC_t *f = &de.isa.f.DDESC;
+        set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
+        set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
+        f->transpose = o->transpose;
+        f->dge = o->dge;
+        f->compute = o->compute;
+        f->qos = (uint32_t)op->qos;
+        f->src_reg = f->dst_reg = ISA_REG_NONE;
+        de.is_dma_desc = true;
+        de.dma_group = group;
+        de.engine = o->engine;
+        if (bir_block_append(bir_main_block(c->m), &de, c->err) < 0)
+            return -1;
+    }
+    return emit_trigger(c, group, (unsigned)ndesc, &s, &d, o);
+}
+
+static int requested_engine(lower_ctx_t *c, int dflt, bool pinned, int *eng)
+{
+    int req = c->op->engine;
+    if (req == ISA_ENG_UNASSIGNED) {
+        *eng = dflt;
+        return 0;
+    }
+    if (req < 0 || req >= ISA_ENG_COUNT || !isa_engine_is_tpb((isa_engine_t)req))
+        return lw_err(c, "DMA must be issued by a TPB engine (SP, Activation, Pool, PE, DVE)");
+    if (pinned && req != dflt)
+        return lw_err(c, "this DMA is pinned to the %s engine", isa_engine_name((isa_engine_t)dflt));
+    *eng = req;
+    return 0;
+}
+
+static int lower_transpose_dma(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    static const int allowed[3][4] = {{1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
+    int n = op->n_transpose_axes, which = -1;
+    for (int i = 0; i < 3; i++)
+        if (n == i + 2 && memcmp(op->transpose_axes, allowed[i], (size_t)n * sizeof(int)) == 0)
+            which = i;
+    if (which < 0)
+        return lw_err(c, "dma_transpose axes must be [1,0], [2,1,0] or [3,1,2,0]");
+    if (op->src[0].ndim != n || op->dst.ndim != n)
+        return lw_err(c, "dma_transpose with %d axes needs %d-D src and dst (got %d and %d)", n, n,
+                      op->src[0].ndim, op->dst.ndim);
+    if (lw_has(&op->index))
+        return lw_err(c, "gather-transpose (indirect dma_transpose) is not supported yet");
+    tir_ap_t ps = op->src[0];
+    for (int i = 0; i < n; i++) {
+        ps.step[i] = op->src[0].step[op->transpose_axes[i]];
+        ps.count[i] = op->src[0].count[op->transpose_axes[i]];
+    }
+    for (int i = 0; i < n; i++)
+        if (ps.count[i] != op->dst.count[i])
+            return lw_err(c, "dst dim %d has %lld elements, permuted src has %lld", i,
+                          (long long)op->dst.count[i], (long long)ps.count[i]);
+    dma_opts_t o = {true, ISA_DMAOP_BYPASS, (unsigned)op->dge_mode, ISA_ENG_POOL};
+    if (requested_engine(c, ISA_ENG_POOL, true, &o.engine))
+        return -1;
+    return lower_direct(c, &ps, &op->dst, &o);
+}
+
+/* Row geometry of the table side of an indirect DMA: dim 0 indirect. */
+static int indirect_dap(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool write,
+                        isa_dap_t *p, bir_access_t *acc, uint64_t *rows)
+{
+    const tir_tensor_t *t = lw_tensor(c, a);
+    if (!t || t->kind == TIR_T_SBUF || t->kind == TIR_T_PSUM)
+        return lw_err(c, "%s: the indexed side must be an HBM tensor", role);
+    if (a->ndim < 1)
+        return lw_err(c, "%s: the indexed side needs an indirect dim 0", role);
+    const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
+    unsigned dsz = isa_dtype_size(t->dtype);
+    int64_t row_elems = 1, inner_step = 1;
+    int nfree = 0;
+    for (int d = 1; d < a->ndim; d++) {
+        if (a->count[d] == 1)
+            continue;
+        nfree++;
+        row_elems *= a->count[d];
+        inner_step = a->step[d];
+    }
+    if (nfree > 1)
+        return lw_err(c, "%s: an indexed row must be one strided run (got %d free dims)", role, nfree);
+    int64_t total = 1;
+    for (int d = 0; d < t->ndim; d++)
+        total *= t->shape[d];
+    /* rows reachable from the offset along the indirect dim */
+    int64_t bound = a->step[0] > 0 ? (total - a->offset - (row_elems - 1) * inner_step + a->step[0] - 1) / a->step[0] : 1;
+    if (bound < 1 || bound > 65535 || row_elems > 65535)
+        return lw_err(c, "%s: %lld rows of %lld elements do not fit the 16-bit descriptor counts",
+                      role, (long long)bound, (long long)row_elems);
+    memset(p, 0, sizeof *p);
+    p->addr = (uint32_t)(ml->addr + (uint64_t)a->offset * dsz);
+    p->dtype = t->dtype;
+    p->space = ISA_SPACE_HBM;
+    p->step[0] = (int32_t)(inner_step * dsz);
+    p->count[0] = (uint32_t)row_elems;
+    p->step[1] = (int32_t)(a->step[0] * dsz);
+    p->count[1] = (uint32_t)bound;
+    *rows = (uint64_t)bound;
+    /* any row may be touched: the whole reachable table region */
+    *acc = (bir_access_t){ISA_SPACE_HBM, 0, 1, p->addr,
+                          p->addr + (uint64_t)((bound - 1) * a->step[0] + (row_elems - 1) * inner_step + 1) * dsz,
+                          write};
+    return 0;
+}
+
+static int lower_indirect(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bool scatter = op->kind == TIR_INDIRECT_SAVE;
+    bool rmw = scatter && (op->flags & TIR_F_RMW_ADD);
+    if (dge_of(c))
+        return -1;
+    unsigned dge = (unsigned)op->dge_mode;
+    unsigned oob = (op->flags & TIR_F_OOB_SKIP) || op->oob_mode == ISA_OOB_SKIP ? ISA_OOB_SKIP
+                                                                               : ISA_OOB_ERROR;
+    if (dge == ISA_DGE_HW) {
+        if (c->t->dge_on_vector_indirect_dma) {
+            /* dynamic (DGE vector-indirect) mode */
+            if (rmw)
+                return lw_err(c, "IndirectRMW does not support dynamic DMA mode");
+            oob = ISA_OOB_SKIP;
+        } else {
+            dge = ISA_DGE_SW;   /* standard descriptor form on this target */
+        }
+    }
+    if (rmw && dge != ISA_DGE_NONE && !c->t->dge_on_dst_reduce)
+        return lw_err(c, "target %s cannot reduce at the DMA destination with DGE "
+                         "(dge_on_dst_reduce); use dge_mode none for scatter-add", c->t->name);
+    if (op->qos < 0 || op->qos > 7)
+        return lw_err(c, "dma_qos %d must be 0..7 for indirect DMA", op->qos);
+    bir_inst_t de;
+    lw_inst(c, &de, BIR_DMA_INDIRECT_DESC, ISA_OP_DMA_INDIRECT2D);
+    isa_fmt_DIND_t *f = &de.isa.f.DIND;
+    bir_access_t tacc;
+    uint64_t rows;
+    const tir_ap_t *table = scatter ? &op->dst : &op->src[0];
+    const tir_ap_t *tile = scatter ? &op->src[0] : &op->dst;
+    if (indirect_dap(c, table, scatter ? "dst" : "src", scatter, scatter ? &f->dst : &f->src,
+                     &tacc, &rows))
+        return -1;
+    dside_t ts;
+    if (build_side(c, tile, scatter ? "src" : "dst", !scatter, &ts))
+        return -1;
+    if (ts.space == ISA_SPACE_HBM)
+        return lw_err(c, "the tile side of an indirect DMA must be SBUF");
+    /* tile side: [P (one index per partition), row] as two DAP dims */
+    if (ts.nd > 2)
+        return lw_err(c, "the tile side of an indirect DMA must be [P, row]");
+    isa_dap_t *tp = scatter ? &f->src : &f->dst;
+    memset(tp, 0, sizeof *tp);
+    tp->addr = (uint32_t)ts.base;
+    tp->dtype = ts.dtype;
+    tp->space = ts.space;
+    const isa_dap_t *rp = scatter ? &f->dst : &f->src;
+    tp->count[0] = rp->count[0];
+    tp->step[0] = (int32_t)ts.dsz;
+    for (int i = 0; i < ts.nd; i++)
+        if (ts.d[i].step != (int64_t)ISA_DMA_PARTITION_PITCH)
+            tp->step[0] = (int32_t)ts.d[i].step;
+    tp->step[1] = (int32_t)ISA_DMA_PARTITION_PITCH;
+    tp->count[1] = (uint32_t)(ts.elems / (rp->count[0] ? rp->count[0] : 1));
+    if ((uint64_t)tp->count[1] * rp->count[0] != ts.elems)
+        return lw_err(c, "tile side has %llu elements, not a multiple of the %u-element row",
+                      (unsigned long long)ts.elems, rp->count[0]);
+    if (isa_dtype_size(ts.dtype) != isa_dtype_size(rp->dtype))
+        return lw_err(c, "indirect DMA cannot convert between %s and %s",
+                      isa_dtype_name(ts.dtype), isa_dtype_name(rp->dtype));
+    if (lw_tap(c, &de, &op->index, false, "index", &f->idx))
+        return -1;
+    if (f->idx.dtype != ISA_DT_INT32 && f->idx.dtype != ISA_DT_UINT32)
+        return lw_err(c, "index tile must be int32 or uint32");
+    if (isa_tap_free_elems(&f->idx) != tp->count[1])
+        return lw_err(c, "%llu indices for %u rows", (unsigned long long)isa_tap_free_elems(&f->idx),
+                      tp->count[1]);
+    f->scatter = scatter;
+    f->oob = oob;
+    f->compute = rmw ? ISA_DMAOP_ADD : ISA_DMAOP_BYPASS;
+    f->dge = dge;
+    f->qos = (uint32_t)op->qos;
+    de.is_dma_desc = true;
+    int group = c->m->next_dma_group++;
+    de.dma_group = group;
+    dma_opts_t o = {false, f->compute, dge, ISA_ENG_POOL};
+    if (requested_engine(c, ISA_ENG_POOL, false, &o.engine))
+        return -1;
+    de.engine = o.engine;
+    bir_access_t idxacc = de.acc[0];
+    de.nacc = 0;
+    if (bir_block_append(bir_main_block(c->m), &de, c->err) < 0)
+        return -1;
+    dside_t sside = ts, dside = ts;
+    if (scatter)
+        dside.acc = tacc;
+    else
+        sside.acc = tacc;
+    sside.acc.write = false;
+    dside.acc.write = true;
+    if (emit_trigger(c, group, 1, &sside, &dside, &o))
+        return -1;
+    bir_inst_t *tr = &bir_main_block(c->m)->insts[bir_main_block(c->m)->ninsts - 1];
+    bir_inst_access(tr, &idxacc);
+    return 0;
+}
+
+static int lower_local_gather(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_INDIRECT_COPY, ISA_OP_INDIRECT_COPY);
+    isa_fmt_ICOPY_t *f = &in.isa.f.ICOPY;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->src) ||
+        lw_tap(c, &in, &op->index, false, "index", &f->idx) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (f->idx.dtype != ISA_DT_UINT16)
+        return lw_err(c, "local_gather index must be a uint16 tile");
+    if (op->num_elem_per_idx < 1 || op->num_elem_per_idx > 255)
+        return lw_err(c, "num_elem_per_idx %d must be 1..255", op->num_elem_per_idx);
+    if (op->num_valid < 0 || op->num_valid > 65535)
+        return lw_err(c, "num_valid_indices %d must be 0..65535", op->num_valid);
+    f->elems_per_idx = (uint32_t)op->num_elem_per_idx;
+    f->num_valid = (uint32_t)op->num_valid;
+    return lw_emit(c, &in);
+}
+
+static int lower_gather_flat(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_POOL_GATHER, ISA_OP_POOL_GATHER);
+    isa_fmt_PGATH_t *f = &in.isa.f.PGATH;
+    const tir_ap_t *idx = lw_has(&op->index) ? &op->index : &op->src[1];
+    if (lw_tap(c, &in, &op->src[0], false, "data", &f->data) ||
+        lw_tap(c, &in, idx, false, "indices", &f->idx) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (f->idx.dtype != ISA_DT_UINT32)
+        return lw_err(c, "gather_flattened indices must be a uint32 tile");
+    return lw_emit(c, &in);
+}
+
+int lower_dma(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    switch (op->kind) {
+    case TIR_INDIRECT_LOAD:
+    case TIR_INDIRECT_SAVE: return lower_indirect(c);
+    case TIR_LOCAL_GATHER: return lower_local_gather(c);
+    case TIR_GATHER_FLATTENED: return lower_gather_flat(c);
+    case TIR_DMA_TRANSPOSE: return lower_transpose_dma(c);
+    default: break;
+    }
+    if (dge_of(c))
+        return -1;
+    dma_opts_t o = {false, ISA_DMAOP_BYPASS, (unsigned)op->dge_mode, ISA_ENG_UNASSIGNED};
+    if (op->flags & TIR_F_RMW_ADD)
+        o.compute = ISA_DMAOP_ADD;
+    if (requested_engine(c, ISA_ENG_UNASSIGNED, false, &o.engine))
+        return -1;
+    const tir_tensor_t *dt = lw_tensor(c, &op->dst);
+    if (dt && dt->kind == TIR_T_CONSTANT)
+        return lw_err(c, "cannot write to constant tensor '%s'", dt->name);
+    if (op->kind == TIR_LOAD && dt && dt->kind != TIR_T_SBUF && dt->kind != TIR_T_PSUM)
+        return lw_err(c, "load destination must be an on-chip tile");
+    return lower_direct(c, &op->src[0], &op->dst, &o);
+}

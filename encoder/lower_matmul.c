@@ -1,0 +1,249 @@
+/* lower_matmul.c - matmul family on PE and the two transposes.
+ *
+ *   matmul         -> LdWeights(stationary) + Matmul(moving -> PSUM)
+ *   matmul_mx      -> LdWeightsMX(+scale)   + MatmulMX(+scale)
+ *   matmul_sparse  -> LdWeightsSparse(+tags, compress_ratio) + MatmulSparse
+ *   transpose PE   -> LdWeights(src) + Matmul(moving = shared identity)
+ *                     (dst = src.T @ I; identity loaded once, front of kernel)
+ *   transpose DVE  -> one Transpose32 per 32x32 block */
+#include "lower.h"
+
+#include <string.h>
+
+#define PSUM_BANK_BYTES 2048u
+
+static uint64_t tap_elems_free(const isa_tap_t *t)
+{
+    uint64_t n = 1;
+    for (unsigned i = 0; i < t->ndims; i++)
+        n *= t->count[i];
+    return n;
+}
+
+/* PE geometry fields shared by every LdWeights/Matmul format. */
+typedef struct {
+    uint32_t row_pos, col_pos, row_size, col_size;
+} pe_tile_t;
+
+static int pe_tile(lower_ctx_t *c, pe_tile_t *pt)
+{
+    const tir_op_t *op = c->op;
+    pt->row_pos = (uint32_t)op->tile_pos[0];
+    pt->col_pos = (uint32_t)op->tile_pos[1];
+    pt->row_size = op->tile_size[0] ? (uint32_t)op->tile_size[0] : 128;
+    pt->col_size = op->tile_size[1] ? (uint32_t)op->tile_size[1] : 128;
+    if (pt->row_pos + pt->row_size > 128 || pt->col_pos + pt->col_size > 128)
+        return lw_err(c, "tile_position (%u,%u) + tile_size (%u,%u) exceeds the 128x128 PE array",
+                      pt->row_pos, pt->col_pos, pt->row_size, pt->col_size);
+    if ((op->tile_size[0] || op->tile_size[1]) && !c->t->pe_has_32_tiles &&
+        (pt->row_size < 128 || pt->col_size < 128))
+        return lw_err(c, "target %s cannot use PE tiles smaller than 128x128", c->t->name);
+    return 0;
+}
+
+/* Shape checks common to the family: K partitions agree, M <= 128, dst is
+ * PSUM with M partitions and N = moving free elems, inside one 2 KiB bank. */
+static int check_mm_shapes(lower_ctx_t *c, const isa_tap_t *st, const isa_tap_t *mv,
+                           const isa_tap_t *dst)
+{
+    if (dst->space != ISA_SPACE_PSUM)
+        return lw_err(c, "dst must be a PSUM tile");
+    if (st->nparts != mv->nparts)
+        return lw_err(c, "stationary has %u partitions (K) but moving has %u", st->nparts,
+                      mv->nparts);
+    uint64_t m = tap_elems_free(st), n = tap_elems_free(mv);
+    if (m > 128)
+        return lw_err(c, "stationary free size M=%llu exceeds the 128 PE columns",
+                      (unsigned long long)m);
+    if (dst->nparts != m || tap_elems_free(dst) != n)
+        return lw_err(c, "dst is [%u,%llu] but stationary.T @ moving is [%llu,%llu]", dst->nparts,
+                      (unsigned long long)tap_elems_free(dst), (unsigned long long)m,
+                      (unsigned long long)n);
+    uint64_t bytes = n * isa_dtype_size(dst->dtype);
+    if (dst->addr / PSUM_BANK_BYTES != (dst->addr + bytes - 1) / PSUM_BANK_BYTES)
+        return lw_err(c, "matmul output (%llu bytes per partition at PSUM offset %u) must lie "
+                         "inside one 2 KiB PSUM bank",
+                      (unsigned long long)bytes, dst->addr);
+    if (c->op->flags & TIR_F_DOUBLE_ROW && !c->t->pe_double_row)
+        return lw_err(c, "perf_mode double_row is not available on target %s", c->t->name);
+    return 0;
+}
+
+static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap_t *mov,
+                              const tir_ap_t *dstap, bool accumulate)
+{
+    const tir_op_t *op = c->op;
+    pe_tile_t pt;
+    if (pe_tile(c, &pt))
+        return -1;
+    bool sparse = op->kind == TIR_MATMUL_SPARSE;
+    bir_inst_t ldw, mm;
+    lw_inst(c, &ldw, sparse ? BIR_LOAD_WEIGHTS_SPARSE : BIR_LOAD_WEIGHTS,
+            sparse ? ISA_OP_LDWEIGHTS_SPARSE : ISA_OP_LDWEIGHTS);
+    lw_inst(c, &mm, sparse ? BIR_MATMULT_SPARSE : BIR_MATMULT,
+            sparse ? ISA_OP_MATMUL_SPARSE : ISA_OP_MATMUL);
+    isa_tap_t st;
+    uint32_t perf = op->flags & TIR_F_DOUBLE_ROW ? ISA_PERF_DOUBLE_ROW : ISA_PERF_NORMAL;
+    if (sparse) {
+        isa_fmt_LDWSP_t *f = &ldw.isa.f.LDWSP;
+        if (lw_tap(c, &ldw, stat, false, "stationary", &f->src) ||
+            lw_tap(c, &ldw, &op->src[2], false, "tags", &f->tags))
+            return -1;
+        if (op->compress_ratio < 1 || op->compress_ratio > 255)
+            return lw_err(c, "compress_ratio %u must be 1..255", op->compress_ratio);
+        f->compress_ratio = op->compress_ratio;
+        f->row_pos = pt.row_pos, f->col_pos = pt.col_pos;
+        f->row_size = pt.row_size, f->col_size = pt.col_size;
+        st = f->src;
+    } else {
+        isa_fmt_LDW_t *f = &ldw.isa.f.LDW;
+        if (lw_tap(c, &ldw, stat, false, "stationary", &f->src))
+            return -1;
+        f->row_pos = pt.row_pos, f->col_pos = pt.col_pos;
+        f->row_size = pt.row_size, f->col_size = pt.col_size;
+        f->perf = perf;
+        f->onezero = !!(op->flags & TIR_F_ONEZERO_W);
+        st = f->src;
+    }
+    isa_fmt_MM_t *g = &mm.isa.f.MM;
+    if (lw_tap(c, &mm, mov, false, "moving", &g->moving) ||
+        lw_tap(c, &mm, dstap, true, "dst", &g->dst))
+        return -1;
+    if (check_mm_shapes(c, &st, &g->moving, &g->dst))
+        return -1;
+    g->row_pos = pt.row_pos, g->col_pos = pt.col_pos;
+    g->row_size = pt.row_size, g->col_size = pt.col_size;
+    g->perf = perf;
+    g->accumulate = accumulate;
+    g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
+    g->transpose = !!(op->flags & TIR_F_TRANSPOSE);
+    /* the Matmul reads the weights its LdWeights loaded: keep them together
+     * on PE by also charging the stationary read to the Matmul */
+    for (int i = 0; i < ldw.nacc; i++)
+        bir_inst_access(&mm, &ldw.acc[i]);
+    if (lw_emit(c, &ldw) || lw_emit(c, &mm))
+        return -1;
+    return 0;
+}
+
+static int lower_matmul_mx(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    pe_tile_t pt;
+    if (pe_tile(c, &pt))
+        return -1;
+    bir_inst_t ldw, mm;
+    lw_inst(c, &ldw, BIR_LOAD_WEIGHTS_MX, ISA_OP_LDWEIGHTS_MX);
+    lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
+    isa_fmt_LDWMX_t *f = &ldw.isa.f.LDWMX;
+    isa_fmt_MMMX_t *g = &mm.isa.f.MMMX;
+    if (lw_tap(c, &ldw, &op->src[0], false, "stationary", &f->src) ||
+        lw_tap(c, &ldw, &op->src[2], false, "stationary_scale", &f->scale) ||
+        lw_tap(c, &mm, &op->src[1], false, "moving", &g->moving) ||
+        lw_tap(c, &mm, &op->src[3], false, "moving_scale", &g->scale) ||
+        lw_tap(c, &mm, &op->dst, true, "dst", &g->dst))
+        return -1;
+    if (f->scale.dtype != ISA_DT_UINT8 || g->scale.dtype != ISA_DT_UINT8)
+        return lw_err(c, "MX scales must be uint8 (E8M0) tiles");
+    if (check_mm_shapes(c, &f->src, &g->moving, &g->dst))
+        return -1;
+    f->row_pos = g->row_pos = pt.row_pos;
+    f->col_pos = g->col_pos = pt.col_pos;
+    f->row_size = g->row_size = pt.row_size;
+    f->col_size = g->col_size = pt.col_size;
+    g->accumulate = !!(op->flags & TIR_F_ACCUMULATE);
+    for (int i = 0; i < ldw.nacc; i++)
+        bir_inst_access(&mm, &ldw.acc[i]);
+    return lw_emit(c, &ldw) || lw_emit(c, &mm) ? -1 : 0;
+}
+
+int lower_matmul(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    if (op->kind == TIR_MATMUL_MX)
+        return lower_matmul_mx(c);
+    return lower_matmul_plain(c, &op->src[0], &op->src[1], &op->dst,
+                              !!(op->flags & TIR_F_ACCUMULATE));
+}
+
+/* ---- transpose ---- */
+
+static int transpose_pe(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    if (c->ident_tile < 0)
+        return lw_err(c, "internal: PE transpose without the shared identity tile");
+    const tir_tensor_t *src = lw_tensor(c, &op->src[0]);
+    if (!src)
+        return lw_err(c, "src: missing operand");
+    int64_t k = op->src[0].ndim >= 1 ? op->src[0].count[0] : 1;
+    /* moving = identity[0:K, 0:K] */
+    tir_ap_t id;
+    memset(&id, 0, sizeof id);
+    id.tensor = c->ident_tile;
+    id.offset = 0;
+    id.ndim = 2;
+    id.step[0] = 128, id.count[0] = k;
+    id.step[1] = 1, id.count[1] = k;
+    return lower_matmul_plain(c, &op->src[0], &id, &op->dst, false);
+}
+
+static int transpose_dve(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t probe;
+    bir_inst_init(&probe, BIR_TRANSPOSE32, ISA_OP_TRANSPOSE32);
+    isa_tap_t s, d;
+    if (lw_tap(c, &probe, &op->src[0], false, "src", &s) ||
+        lw_tap(c, &probe, &op->dst, true, "dst", &d))
+        return -1;
+    if (s.ndims > 1 || d.ndims > 1)
+        return lw_err(c, "DVE transpose takes 2-D [P,F] operands");
+    uint32_t P = s.nparts, F = s.ndims ? s.count[0] : 1;
+    uint32_t dF = d.ndims ? d.count[0] : 1;
+    if (d.nparts != F || dF != P)
+        return lw_err(c, "dst is [%u,%u] but src.T is [%u,%u]", d.nparts, dF, F, P);
+    if (s.space != ISA_SPACE_SBUF || d.space != ISA_SPACE_SBUF)
+        return lw_err(c, "DVE transpose operands must be SBUF tiles");
+    unsigned dsz = isa_dtype_size(s.dtype);
+    /* one Transpose32 per 32x32 block: src block (bi, bj) -> dst block (bj, bi) */
+    for (uint32_t bi = 0; bi < P; bi += 32) {
+        for (uint32_t bj = 0; bj < F; bj += 32) {
+            uint32_t np = P - bi < 32 ? P - bi : 32, nf = F - bj < 32 ? F - bj : 32;
+            bir_inst_t in;
+            lw_inst(c, &in, BIR_TRANSPOSE32, ISA_OP_TRANSPOSE32);
+            isa_tap_t *a = &in.isa.f.COPY.in, *b = &in.isa.f.COPY.out;
+            *a = s;
+            a->start = s.start + bi, a->nparts = np;
+            a->addr = s.addr + bj * (uint32_t)s.step[0] * dsz;
+            a->ndims = 1, a->count[0] = nf;
+            *b = d;
+            b->start = d.start + bj, b->nparts = nf;
+            b->addr = d.addr + bi * (uint32_t)(d.ndims ? d.step[0] : 1) * isa_dtype_size(d.dtype);
+            b->ndims = 1, b->count[0] = np;
+            b->step[0] = d.ndims ? d.step[0] : 1;
+            bir_access_t ra = {a->space, a->start, a->start + np, a->addr,
+                               a->addr + (uint64_t)nf * (uint32_t)a->step[0] * dsz, false};
+            bir_access_t wa = {b->space, b->start, b->start + nf, b->addr,
+                               b->addr + (uint64_t)np * (uint32_t)b->step[0] * isa_dtype_size(b->dtype),
+                               true};
+            bir_inst_access(&in, &ra);
+            bir_inst_access(&in, &wa);
+            in.engine = ISA_ENG_DVE;
+            if (bir_block_append(bir_main_block(c->m), &in, c->err) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int lower_transpose(lower_ctx_t *c)
+{
+    int eng = c->op->engine;
+    if (eng == ISA_ENG_DVE)
+        return transpose_dve(c);
+    if (eng != ISA_ENG_PE && eng != ISA_ENG_UNASSIGNED)
+        return lw_err(c, "transpose runs on PE (via the identity) or DVE (Transpose32), not %s",
+                      isa_engine_name((isa_engine_t)eng));
+    return transpose_pe(c);
+}

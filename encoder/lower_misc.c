@@ -1,0 +1,53 @@
+/* lower_misc.c - core_barrier and load_tensor_to_register. */
+#include "lower.h"
+
+static int lower_barrier(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_CORE_BARRIER, ISA_OP_CORE_BARRIER);
+    if (op->barrier_id < 0 || op->barrier_id > 65535)
+        return lw_err(c, "barrier id %d must be 0..65535", op->barrier_id);
+    if (op->barrier_cores == 0 || op->barrier_cores > 0xFF)
+        return lw_err(c, "barrier cores mask 0x%x must name cores 0..7", op->barrier_cores);
+    in.isa.f.CB.id = (uint32_t)op->barrier_id;
+    in.isa.f.CB.cores = op->barrier_cores;
+    if (op->engine == ISA_ENG_UNASSIGNED)
+        in.engine = ISA_ENG_POOL;   /* NKI default: GpSimd blocks */
+    /* a barrier orders everything on its engine: model it as touching all memory */
+    bir_access_t all = {ISA_SPACE_HBM, 0, 1, 0, UINT64_MAX, true};
+    bir_inst_access(&in, &all);
+    return lw_emit(c, &in);
+}
+
+static int lower_tload(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_TENSOR_LOAD, ISA_OP_TENSOR_LOAD);
+    isa_tap_t t;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &t))
+        return -1;
+    uint64_t n = isa_tap_free_elems(&t);
+    if (t.nparts != 1 || n < 1 || n > 8)
+        return lw_err(c, "load_tensor_to_register reads 1..8 elements of one partition");
+    if (op->reg < 0 || op->reg + (int)n > ISA_NUM_REGS)
+        return lw_err(c, "register %d..%d outside 0..%d", op->reg, op->reg + (int)n - 1,
+                      ISA_NUM_REGS - 1);
+    in.isa.f.TLOAD.src.addr = t.addr;
+    in.isa.f.TLOAD.src.dtype = t.dtype;
+    in.isa.f.TLOAD.src.space = t.space;
+    in.isa.f.TLOAD.part = t.start;
+    in.isa.f.TLOAD.reg = (uint32_t)op->reg;
+    in.isa.f.TLOAD.count = (uint32_t)n;
+    if (op->engine == ISA_ENG_UNASSIGNED)
+        in.engine = ISA_ENG_SP;
+    return lw_emit(c, &in);
+}
+
+int lower_misc(lower_ctx_t *c)
+{
+    if (c->op->kind == TIR_CORE_BARRIER)
+        return lower_barrier(c);
+    return lower_tload(c);
+}

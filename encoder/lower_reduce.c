@@ -1,0 +1,193 @@
+/* lower_reduce.c - free-axis and partition reductions.
+ *
+ * tensor_reduce has two forms:
+ *   local (single-step)  one TensorReduce reduces every axis in `axes` at
+ *                        once (the ISA mask holds up to 4 free dims);
+ *   multi-step chain     when the source needs a 5th free dim (reduced
+ *                        outermost dim): step 1 reduces each outer slice of
+ *                        the source into a partial tile (only this step reads
+ *                        the source), the last step folds the partial over
+ *                        the outer dim into dst (negate applied there).
+ *                        When the 5th dim is kept, the op splits into one
+ *                        local reduce per outer slice instead.
+ * tensor_partition_reduce -> TensorPartitionReduce on Pool. */
+#include "lower.h"
+
+#include <string.h>
+
+/* Outermost non-unit free dim of a tile AP, or -1. */
+static int outer_free_dim(const tir_ap_t *a)
+{
+    for (int d = 1; d < a->ndim; d++)
+        if (a->count[d] > 1)
+            return d;
+    return -1;
+}
+
+static bool dim_reduced(const tir_ap_t *a, unsigned axes, int d)
+{
+    return (axes >> (a->ndim - 1 - d)) & 1u;
+}
+
+static uint64_t dst_free_elems(const tir_ap_t *a)
+{
+    uint64_t n = 1;
+    for (int d = 1; d < a->ndim; d++)
+        n *= (uint64_t)a->count[d];
+    return n;
+}
+
+uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op)
+{
+    (void)k;
+    if (op->kind != TIR_TENSOR_REDUCE || op->src[0].tensor < 0)
+        return 0;
+    const tir_ap_t *s = &op->src[0];
+    if (lw_count_free_dims(s, op->axes) <= ISA_MAX_FREE_DIMS)
+        return 0;
+    int o = outer_free_dim(s);
+    if (o < 0 || !dim_reduced(s, op->axes, o))
+        return 0;
+    return (uint64_t)s->count[o] * dst_free_elems(&op->dst) * 4;
+}
+
+static int emit_reduce(lower_ctx_t *c, const tir_ap_t *src, const tir_ap_t *dst, unsigned axes,
+                       bool negate)
+{
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
+    isa_fmt_RED_t *f = &in.isa.f.RED;
+    unsigned mapped, dm;
+    if (lw_tap_axes(c, &in, src, false, "src", axes, &f->in, &mapped) ||
+        lw_tap_axes(c, &in, dst, true, "dst", 0, &f->out, &dm))
+        return -1;
+    if (lw_same_partitions(c, "tensor_reduce", &f->in, &f->out))
+        return -1;
+    uint64_t kept = 1;
+    for (unsigned i = 0; i < f->in.ndims; i++)
+        if (!(mapped >> i & 1u))
+            kept *= f->in.count[i];
+    if (kept != isa_tap_free_elems(&f->out))
+        return lw_err(c, "dst has %llu elements per partition but the kept axes have %llu",
+                      (unsigned long long)isa_tap_free_elems(&f->out), (unsigned long long)kept);
+    f->op = (uint32_t)c->op->reduce_op;
+    f->axes = mapped;
+    f->negate = negate;
+    return lw_emit(c, &in);
+}
+
+/* Slice j of the outer dim o of an AP (dim dropped). */
+static tir_ap_t slice_outer(const tir_ap_t *a, int o, int64_t j)
+{
+    tir_ap_t s = *a;
+    s.offset += j * a->step[o];
+    s.count[o] = 1;
+    return s;
+}
+
+static int reduce_multistep(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    const tir_ap_t *src = &op->src[0];
+    int o = outer_free_dim(src);
+    bool neg = op->flags & TIR_F_NEGATE;
+    if (!dim_reduced(src, op->axes, o)) {
+        /* kept outer dim: one local reduce per slice, src slice -> dst slice */
+        int od = outer_free_dim(&op->dst);
+        if (od < 0 || op->dst.count[od] != src->count[o])
+            return lw_err(c, "dst outer dim does not match the kept source dim (%lld)",
+                          (long long)src->count[o]);
+        for (int64_t j = 0; j < src->count[o]; j++) {
+            tir_ap_t s = slice_outer(src, o, j), d = slice_outer(&op->dst, od, j);
+            if (emit_reduce(c, &s, &d, op->axes, neg))
+                return -1;
+        }
+        return 0;
+    }
+    const bir_mloc_t *sc = &c->m->op_scratch[c->opi];
+    if (!sc->bytes)
+        return lw_err(c, "internal: multi-step reduce without a scratch partial");
+    /* partial tile: [P, n_o, kept...] fp32 (int32 for integer data), addressed
+     * as a raw AP over a pseudo tensor: emit TAPs directly */
+    const tir_tensor_t *dt = lw_tensor(c, &op->dst);
+    unsigned pdt = isa_dtype_kind(dt->dtype) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
+    uint64_t kept = dst_free_elems(&op->dst);
+    int64_t n_o = src->count[o];
+    for (int64_t j = 0; j < n_o; j++) {
+        tir_ap_t s = slice_outer(src, o, j);
+        bir_inst_t in;
+        lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
+        isa_fmt_RED_t *f = &in.isa.f.RED;
+        unsigned mapped;
+        if (lw_tap_axes(c, &in, &s, false, "src", op->axes, &f->in, &mapped))
+            return -1;
+        f->out = f->in;
+        f->out.space = ISA_SPACE_SBUF;
+        f->out.dtype = pdt;
+        f->out.addr = (uint32_t)(sc->addr + (uint64_t)j * kept * 4);
+        f->out.ndims = 1;
+        f->out.step[0] = 1;
+        f->out.count[0] = (uint32_t)kept;
+        for (int i = 1; i < 4; i++)
+            f->out.step[i] = 0, f->out.count[i] = 0;
+        bir_access_t w = {ISA_SPACE_SBUF, f->out.start, f->out.start + f->out.nparts,
+                          f->out.addr, f->out.addr + kept * 4, true};
+        bir_inst_access(&in, &w);
+        f->op = (uint32_t)op->reduce_op;
+        f->axes = mapped;
+        if (lw_emit(c, &in))
+            return -1;
+    }
+    /* fold: reduce the partial [P, n_o, kept] over n_o into dst */
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
+    isa_fmt_RED_t *f = &in.isa.f.RED;
+    if (lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    f->in = f->out;
+    f->in.dtype = pdt;
+    f->in.addr = (uint32_t)sc->addr;
+    f->in.ndims = 2;
+    f->in.step[0] = 1, f->in.count[0] = (uint32_t)kept;
+    f->in.step[1] = (int32_t)kept, f->in.count[1] = (uint32_t)n_o;
+    f->in.step[2] = f->in.step[3] = 0;
+    f->in.count[2] = f->in.count[3] = 0;
+    bir_access_t r = {ISA_SPACE_SBUF, f->in.start, f->in.start + f->in.nparts, sc->addr,
+                      sc->addr + (uint64_t)n_o * kept * 4, false};
+    bir_inst_access(&in, &r);
+    f->op = (uint32_t)op->reduce_op;
+    f->axes = 2;     /* dim 1 of the partial: the outer slices */
+    f->negate = neg;
+    return lw_emit(c, &in);
+}
+
+static int lower_partition_reduce(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_PARTITION_REDUCE, ISA_OP_TENSOR_PARTITION_REDUCE);
+    isa_fmt_PRED_t *f = &in.isa.f.PRED;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (f->out.nparts != 1)
+        return lw_err(c, "dst must have 1 partition, has %u", f->out.nparts);
+    if (isa_tap_free_elems(&f->in) != isa_tap_free_elems(&f->out))
+        return lw_err(c, "src and dst free sizes differ");
+    f->op = (uint32_t)op->reduce_op;
+    return lw_emit(c, &in);
+}
+
+int lower_reduce(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    if (op->kind == TIR_TENSOR_PARTITION_REDUCE)
+        return lower_partition_reduce(c);
+    if (op->reduce_op == ISA_ALU_BYPASS)
+        return lw_err(c, "tensor_reduce needs a reduce op");
+    if (!op->axes)
+        return lw_err(c, "tensor_reduce needs at least one axis");
+    if (lw_count_free_dims(&op->src[0], op->axes) > ISA_MAX_FREE_DIMS)
+        return reduce_multistep(c);
+    return emit_reduce(c, &op->src[0], &op->dst, op->axes, op->flags & TIR_F_NEGATE);
+}

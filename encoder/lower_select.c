@@ -1,0 +1,283 @@
+/* lower_select.c - iota / affine_select / max8 family / select / dropout /
+ * memset / stream_shuffle.
+ *
+ *   memset          -> Memset Const (fill bit pattern = value reinterpreted
+ *                      to the dst dtype) or Memset Random
+ *   iota            -> Iota on Pool
+ *   affine_select   -> AffineSelect on Pool; on DVE, a predicated
+ *                      TensorScalarPtr (PredExt prefix + fill) through the
+ *                      shared tensor-scalar emitter
+ *   max8            -> Max8
+ *   find_index8     -> MaxIndex8
+ *   match_replace8  -> MatchReplace8, or the fused MaxIndexAndMatchReplace
+ *                      when an index output (dst_idx) is present
+ *   select          -> TensorCopy(on_false) or Memset(fill) into dst, then
+ *                      CopyPredicated(pred, on_true) over it
+ *   dropout         -> Dropout
+ *   stream_shuffle  -> StreamShuffle */
+#include "lower.h"
+
+#include <math.h>
+#include <string.h>
+
+static int lower_memset_to(lower_ctx_t *c, const tir_ap_t *dst, double value, bool random)
+{
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_MEMSET, ISA_OP_MEMSET);
+    isa_fmt_MEMSET_t *f = &in.isa.f.MEMSET;
+    if (lw_tap(c, &in, dst, true, "dst", &f->out))
+        return -1;
+    f->mode = random ? ISA_MEMSET_RANDOM : ISA_MEMSET_CONST;
+    f->value = random ? 0 : lw_fill_bits(value, f->out.dtype);
+    return lw_emit(c, &in);
+}
+
+/* dst TAP with one ISA dim per non-unit tile-IR free dim (no merging), and
+ * the pattern steps mapped onto those dims. */
+static int pattern_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool write,
+                       isa_tap_t *tap, int32_t steps[4])
+{
+    unsigned mapped;
+    if (lw_tap_axes(c, in, dst, write, write ? "dst" : "src", 0x2Au /* alternate: no merging */,
+                    tap, &mapped))
+        return -1;
+    const tir_op_t *op = c->op;
+    int nfree = dst->ndim - 1;
+    if (op->pat_ndim && op->pat_ndim != nfree)
+        return lw_err(c, "pattern has %d dims but the access has %d free dims", op->pat_ndim,
+                      nfree);
+    int k = 0;
+    for (int d = dst->ndim - 1; d >= 1; d--) {
+        if (dst->count[d] == 1)
+            continue;
+        int64_t s = op->pat_ndim ? op->pat_step[d - 1] : 0;
+        if (s < -32768 || s > 32767)
+            return lw_err(c, "pattern step %lld does not fit 16 bits", (long long)s);
+        steps[k++] = (int32_t)s;
+    }
+    if (k != (int)tap->ndims)
+        return lw_err(c, "pattern access needs one ISA dim per free dim (%d vs %u)", k,
+                      tap->ndims);
+    for (; k < 4; k++)
+        steps[k] = 0;
+    if (op->pat_cm < -32768 || op->pat_cm > 32767)
+        return lw_err(c, "channel_multiplier %lld does not fit 16 bits", (long long)op->pat_cm);
+    if (op->pat_offset < INT32_MIN || op->pat_offset > INT32_MAX)
+        return lw_err(c, "pattern offset %lld does not fit 32 bits", (long long)op->pat_offset);
+    return 0;
+}
+
+static int lower_iota(lower_ctx_t *c)
+{
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_IOTA, ISA_OP_IOTA);
+    isa_fmt_IOTA_t *f = &in.isa.f.IOTA;
+    int32_t st[4];
+    if (pattern_tap(c, &in, &c->op->dst, true, &f->out, st))
+        return -1;
+    f->offset = (int32_t)c->op->pat_offset;
+    f->cm = (int32_t)c->op->pat_cm;
+    f->step0 = st[0], f->step1 = st[1], f->step2 = st[2], f->step3 = st[3];
+    return lw_emit(c, &in);
+}
+
+static int lower_affine_select(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t probe;
+    bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
+    isa_tap_t tap;
+    int32_t st[4];
+    if (pattern_tap(c, &probe, &op->dst, true, &tap, st))
+        return -1;
+    if (op->engine == ISA_ENG_DVE) {
+        isa_fmt_PREDEXT_t p;
+        memset(&p, 0, sizeof p);
+        p.offset = (int32_t)op->pat_offset;
+        p.cm = (int32_t)op->pat_cm;
+        p.cmp = (uint32_t)op->cmp;
+        p.step0 = st[0], p.step1 = st[1], p.step2 = st[2], p.step3 = st[3];
+        p.fill = (float)op->fill;
+        tir_scalar_t zero = {false, 0.0, {-1, 0, 0, {0}, {0}}};
+        lw_ts_args_t a = {&op->src[0], &op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
+                          false, false, &p};
+        return lw_tensor_scalar(c, &a);
+    }
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_AFFINE_SELECT, ISA_OP_AFFINE_SELECT);
+    isa_fmt_AFSEL_t *f = &in.isa.f.AFSEL;
+    if (pattern_tap(c, &in, &op->dst, true, &f->out, st) ||
+        lw_tap_axes(c, &in, &op->src[0], false, "on_true", 0x2Au, &f->in, &(unsigned){0}))
+        return -1;
+    if (lw_same_partitions(c, "affine_select", &f->in, &f->out))
+        return -1;
+    f->offset = (int32_t)op->pat_offset;
+    f->cm = (int32_t)op->pat_cm;
+    f->cmp = (uint32_t)op->cmp;
+    f->step0 = st[0], f->step1 = st[1], f->step2 = st[2], f->step3 = st[3];
+    f->fill = (float)op->fill;
+    return lw_emit(c, &in);
+}
+
+/* [P,8] values tile as a per-partition pointer to 8 consecutive elements. */
+static int vals_ptr(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write,
+                    const char *role, isa_ptr_t *p)
+{
+    isa_tap_t t;
+    if (lw_tap(c, in, a, write, role, &t))
+        return -1;
+    if (isa_tap_free_elems(&t) != 8 || (t.ndims == 1 && t.step[0] != 1))
+        return lw_err(c, "%s must be a contiguous [P,8] tile access", role);
+    p->addr = t.addr, p->dtype = t.dtype, p->space = t.space;
+    return 0;
+}
+
+static int lower_max8_family(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    if (op->kind == TIR_MAX8) {
+        lw_inst(c, &in, BIR_MAX, ISA_OP_MAX8);
+        if (lw_tap(c, &in, &op->src[0], false, "src", &in.isa.f.COPY.in) ||
+            lw_tap(c, &in, &op->dst, true, "dst", &in.isa.f.COPY.out))
+            return -1;
+        if (isa_tap_free_elems(&in.isa.f.COPY.out) != 8)
+            return lw_err(c, "max8 dst must be [P,8]");
+        if (isa_tap_free_elems(&in.isa.f.COPY.in) < 8)
+            return lw_err(c, "max8 src needs at least 8 elements per partition");
+        return lw_emit(c, &in);
+    }
+    if (op->kind == TIR_FIND_INDEX8) {
+        lw_inst(c, &in, BIR_MAX_INDEX, ISA_OP_MAX_INDEX8);
+        isa_fmt_FIDX_t *f = &in.isa.f.FIDX;
+        if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+            lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+            vals_ptr(c, &in, &op->src[1], false, "vals", &f->vals))
+            return -1;
+        if (isa_tap_free_elems(&f->out) != 8)
+            return lw_err(c, "find_index8 dst must be [P,8]");
+        if (f->out.dtype != ISA_DT_UINT32 && f->out.dtype != ISA_DT_UINT16)
+            return lw_err(c, "find_index8 dst must be uint32 or uint16 (the index view)");
+        return lw_emit(c, &in);
+    }
+    /* match_replace8: fused with the index output when dst_idx is present */
+    if (lw_has(&op->dst2)) {
+        lw_inst(c, &in, BIR_MAX_INDEX_MATCH_REPLACE, ISA_OP_MAX_INDEX_AND_MATCH_REPLACE);
+        isa_fmt_MIMR_t *f = &in.isa.f.MIMR;
+        if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+            lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+            vals_ptr(c, &in, &op->src[1], false, "vals", &f->vals) ||
+            vals_ptr(c, &in, &op->dst2, true, "dst_idx", &f->idx))
+            return -1;
+        if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
+            return -1;
+        f->imm = (float)op->value;
+        return lw_emit(c, &in);
+    }
+    lw_inst(c, &in, BIR_MATCH_REPLACE, ISA_OP_MATCH_REPLACE8);
+    isa_fmt_MR_t *f = &in.isa.f.MR;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+        vals_ptr(c, &in, &op->src[1], false, "vals", &f->vals))
+        return -1;
+    if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
+        return -1;
+    f->imm = (float)op->value;
+    return lw_emit(c, &in);
+}
+
+static int lower_select_op(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    /* 1: dst = on_false */
+    if (op->nsrc >= 3 && lw_has(&op->src[2])) {
+        bir_inst_t cp;
+        lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+        if (lw_tap(c, &cp, &op->src[2], false, "on_false", &cp.isa.f.COPY.in) ||
+            lw_tap(c, &cp, &op->dst, true, "dst", &cp.isa.f.COPY.out))
+            return -1;
+        if (lw_same_partitions(c, "select", &cp.isa.f.COPY.in, &cp.isa.f.COPY.out))
+            return -1;
+        cp.engine = ISA_ENG_DVE;
+        if (lw_emit(c, &cp))
+            return -1;
+    } else if (lower_memset_to(c, &op->dst, op->fill, false)) {
+        return -1;
+    }
+    /* 2: dst = pred ? on_true : dst */
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
+    isa_fmt_CPRED_t *f = &in.isa.f.CPRED;
+    if (lw_tap(c, &in, &op->src[0], false, "pred", &f->pred) ||
+        lw_tap(c, &in, &op->src[1], false, "on_true", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    bir_access_t keep = in.acc[in.nacc - 1];
+    keep.write = false;
+    bir_inst_access(&in, &keep);
+    if (lw_same_partitions(c, "select", &f->pred, &f->out) ||
+        lw_same_partitions(c, "select", &f->in, &f->out))
+        return -1;
+    return lw_emit(c, &in);
+}
+
+static int lower_dropout(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    if (op->s0.is_ap)
+        return lw_err(c, "dropout takes an immediate probability");
+    double p = op->s0.imm != 0.0 ? op->s0.imm : op->prob;
+    if (!(p >= 0.0 && p <= 1.0))
+        return lw_err(c, "dropout probability %g is outside [0, 1]", p);
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_DROPOUT, ISA_OP_DROPOUT);
+    isa_fmt_DROP_t *f = &in.isa.f.DROP;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (lw_same_partitions(c, "dropout", &f->in, &f->out))
+        return -1;
+    f->prob = (float)p;
+    return lw_emit(c, &in);
+}
+
+static int lower_shuffle(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_STREAM_SHUFFLE, ISA_OP_STREAM_SHUFFLE);
+    isa_fmt_SHUF_t *f = &in.isa.f.SHUF;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    bir_access_t keep = in.acc[in.nacc - 1];
+    keep.write = false;
+    bir_inst_access(&in, &keep);
+    uint32_t *m = &f->m0;   /* m0..m31 are consecutive 32-bit members */
+    for (int i = 0; i < 32; i++) {
+        unsigned v = op->shuffle_mask[i];
+        if (v == 255)
+            v = ISA_SHUFFLE_KEEP;
+        else if (v >= 32)
+            return lw_err(c, "shuffle_mask[%d] = %u must be 0..31 or 255 (keep)", i, v);
+        m[i] = v;
+    }
+    return lw_emit(c, &in);
+}
+
+int lower_select(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    switch (op->kind) {
+    case TIR_MEMSET: return lower_memset_to(c, &op->dst, op->value, op->flags & TIR_F_RANDOM);
+    case TIR_IOTA: return lower_iota(c);
+    case TIR_AFFINE_SELECT: return lower_affine_select(c);
+    case TIR_MAX8:
+    case TIR_FIND_INDEX8:
+    case TIR_MATCH_REPLACE8: return lower_max8_family(c);
+    case TIR_SELECT: return lower_select_op(c);
+    case TIR_DROPOUT: return lower_dropout(c);
+    case TIR_STREAM_SHUFFLE: return lower_shuffle(c);
+    default: return lw_err(c, "not a select-family op");
+    }
+}

@@ -1,0 +1,180 @@
+/* lower_tensor.c - the tensor-tensor / tensor-scalar family.
+ *
+ *   tensor_tensor         -> TensorTensor (TensorTensorBitVec for bitwise
+ *                            ops on integer data, DVE only)
+ *   tensor_scalar         -> the shared tensor-scalar emitter
+ *   scalar_tensor_tensor  -> ScalarTensorTensor
+ *   tensor_copy           -> TensorCopy
+ *   tensor_tensor_scan    -> TensorTensorScan
+ *   quantize_mx           -> QuantizeMX
+ *
+ * The shared emitter (lw_tensor_scalar) is the one place a tensor-scalar
+ * instruction is built: plain TensorScalar for immediates; TensorScalarPtr
+ * when a scalar is a [P,1] pointer or when affine predicates guard the lanes
+ * (a PredExt prefix carries offset/cm/steps/cmp and the fill value written to
+ * the lanes whose predicate is false).  affine_select on DVE uses it too. */
+#include "lower.h"
+
+#include <string.h>
+
+static bool is_bitwise(int op)
+{
+    return op == ISA_ALU_BITWISE_AND || op == ISA_ALU_BITWISE_OR || op == ISA_ALU_BITWISE_XOR ||
+           op == ISA_ALU_BITWISE_NOT || op == ISA_ALU_LEFT_SHIFT || op == ISA_ALU_RIGHT_SHIFT;
+}
+
+static int same_shape(lower_ctx_t *c, const char *what, const isa_tap_t *a, const isa_tap_t *b)
+{
+    if (lw_same_partitions(c, what, a, b))
+        return -1;
+    if (isa_tap_free_elems(a) != isa_tap_free_elems(b))
+        return lw_err(c, "%s: operands have %llu and %llu elements", what,
+                      (unsigned long long)isa_tap_free_elems(a),
+                      (unsigned long long)isa_tap_free_elems(b));
+    return 0;
+}
+
+int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
+{
+    bool ptr = a->s0->is_ap || (a->s1 && a->s1->is_ap) || a->pred;
+    bir_inst_t in;
+    lw_inst(c, &in, ptr ? BIR_TENSOR_SCALAR_PTR : BIR_TENSOR_SCALAR,
+            ptr ? ISA_OP_TENSOR_SCALAR_PTR : ISA_OP_TENSOR_SCALAR);
+    isa_fmt_TS_t *f = &in.isa.f.TS;
+    if (lw_tap(c, &in, a->in, false, "src", &f->in) ||
+        lw_tap(c, &in, a->out, true, "dst", &f->out))
+        return -1;
+    if (same_shape(c, "tensor_scalar", &f->in, &f->out))
+        return -1;
+    if (a->s1 && a->s1->is_ap && a->op1 == ISA_ALU_BYPASS)
+        return lw_err(c, "LOGIC FAULT, TSC mode must have op1 set!");
+    f->op0 = (uint32_t)a->op0;
+    f->op1 = (uint32_t)a->op1;
+    f->rev0 = a->rev0;
+    f->rev1 = a->rev1;
+    if (lw_scalar(c, &in, a->s0, "operand0", &f->s0, &f->s0_is_ptr))
+        return -1;
+    if (a->s1 && a->op1 != ISA_ALU_BYPASS &&
+        lw_scalar(c, &in, a->s1, "operand1", &f->s1, &f->s1_is_ptr))
+        return -1;
+    if (a->pred) {
+        in.has_pred = true;
+        in.pred = *a->pred;
+        /* lanes whose predicate fails keep the fill value: dst is fully written */
+    }
+    return lw_emit(c, &in);
+}
+
+static int lower_tt(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_TENSOR_TENSOR, ISA_OP_TENSOR_TENSOR);
+    isa_fmt_TT_t *f = &in.isa.f.TT;
+    if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (same_shape(c, "tensor_tensor", &f->in0, &f->out) ||
+        same_shape(c, "tensor_tensor", &f->in1, &f->out))
+        return -1;
+    f->op = (uint32_t)op->op0;
+    bool intdata = isa_dtype_kind(f->in0.dtype) != ISA_DK_F && isa_dtype_kind(f->in1.dtype) != ISA_DK_F;
+    if (is_bitwise(op->op0) && intdata &&
+        (op->engine == ISA_ENG_UNASSIGNED || op->engine == ISA_ENG_DVE)) {
+        /* same body, the bit-vector opcode (L2 81 instead of 65) */
+        in.opc = BIR_TENSOR_TENSOR;
+        in.isa.op = ISA_OP_TENSOR_TENSOR_BITVEC;
+        in.isa.l2 = isa_ops[ISA_OP_TENSOR_TENSOR_BITVEC].l2;
+        in.engines = isa_ops[ISA_OP_TENSOR_TENSOR_BITVEC].engines;
+    }
+    return lw_emit(c, &in);
+}
+
+static int lower_stt(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_SCALAR_TENSOR_TENSOR, ISA_OP_SCALAR_TENSOR_TENSOR);
+    isa_fmt_STT_t *f = &in.isa.f.STT;
+    if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (same_shape(c, "scalar_tensor_tensor", &f->in0, &f->out) ||
+        same_shape(c, "scalar_tensor_tensor", &f->in1, &f->out))
+        return -1;
+    f->op0 = (uint32_t)op->op0;
+    f->op1 = (uint32_t)op->op1;
+    f->rev0 = !!(op->flags & TIR_F_REV0);
+    if (lw_scalar(c, &in, &op->s0, "scalar", &f->s0, &f->s0_is_ptr))
+        return -1;
+    return lw_emit(c, &in);
+}
+
+static int lower_copy(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+    isa_fmt_COPY_t *f = &in.isa.f.COPY;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (same_shape(c, "tensorcopy", &f->in, &f->out))
+        return -1;
+    return lw_emit(c, &in);
+}
+
+static int lower_scan(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_TENSOR_SCAN, ISA_OP_TENSOR_TENSOR_SCAN);
+    isa_fmt_SCAN_t *f = &in.isa.f.SCAN;
+    if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        return -1;
+    if (same_shape(c, "tensor_tensor_scan", &f->in0, &f->out) ||
+        same_shape(c, "tensor_tensor_scan", &f->in1, &f->out))
+        return -1;
+    f->op0 = (uint32_t)op->op0;
+    f->op1 = (uint32_t)op->op1;
+    if (lw_scalar(c, &in, &op->s0, "initial", &f->init, &f->init_is_ptr))
+        return -1;
+    return lw_emit(c, &in);
+}
+
+static int lower_quantize(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_QUANTIZE_MX, ISA_OP_QUANTIZE_MX);
+    isa_fmt_QMX_t *f = &in.isa.f.QMX;
+    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+        lw_tap(c, &in, &op->dst2, true, "scale", &f->scale))
+        return -1;
+    if (f->scale.dtype != ISA_DT_UINT8)
+        return lw_err(c, "quantize_mx scale output must be uint8 (E8M0)");
+    return lw_emit(c, &in);
+}
+
+int lower_tensor(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    switch (op->kind) {
+    case TIR_TENSOR_TENSOR: return lower_tt(c);
+    case TIR_TENSOR_SCALAR: {
+        lw_ts_args_t a = {&op->src[0], &op->dst, op->op0, op->op1, &op->s0, &op->s1,
+                          !!(op->flags & TIR_F_REV0), !!(op->flags & TIR_F_REV1), NULL};
+        return lw_tensor_scalar(c, &a);
+    }
+    case TIR_SCALAR_TENSOR_TENSOR: return lower_stt(c);
+    case TIR_TENSOR_COPY: return lower_copy(c);
+    case TIR_TENSOR_TENSOR_SCAN: return lower_scan(c);
+    case TIR_QUANTIZE_MX: return lower_quantize(c);
+    default: return lw_err(c, "not a tensor-family op");
+    }
+}

@@ -1,0 +1,295 @@
+/* schedule.c - engines, DMA queues, dependencies and semaphores.
+ *
+ * Semaphore scheme (docs/compiler.md):
+ *   - one semaphore per TPB engine (ids 0..4 in the order PE, Activation,
+ *     Pool, DVE, SP) counting that engine's completed instructions: every
+ *     instruction that touches memory updates it with sem_inc at complete;
+ *   - one semaphore per DMA queue (ids 5..) counting completed transfers:
+ *     the DmaTrigger updates it with sem_inc when its transfer completes;
+ *   - a consumer waits for sem >= k, k = the producer's running count.
+ * Dependencies (RAW, WAR, WAW) come from overlapping address ranges.  An
+ * engine runs its own instructions in order, so a dependency between two
+ * compute instructions on one engine needs no wait; every other dependency
+ * (other engine, or any DMA) gets one.  Waits already implied by an earlier
+ * wait on the same engine are dropped.  One wait fits in a bundle header; a
+ * Nop bundle on the same engine carries each extra wait.  Every wait names a
+ * producer earlier in program order, so program order is a valid schedule
+ * and the waits cannot deadlock. */
+#include "backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sched_engine_sem(int engine)
+{
+    for (int i = 0; i < 5; i++)
+        if ((int)isa_tpb_engines[i] == engine)
+            return i;
+    return -1;
+}
+
+static int pick_engine(const bir_inst_t *in)
+{
+    static const int pref_vector[] = {ISA_ENG_DVE, ISA_ENG_POOL, ISA_ENG_ACT};
+    static const int pref_pool[] = {ISA_ENG_POOL, ISA_ENG_DVE};
+    static const int pref_act[] = {ISA_ENG_ACT};
+    static const int pref_pe[] = {ISA_ENG_PE};
+    static const int pref_any[] = {ISA_ENG_SP, ISA_ENG_POOL, ISA_ENG_ACT, ISA_ENG_DVE, ISA_ENG_PE};
+    const int *pref;
+    int n;
+    switch (isa_ops[in->isa.op].cls) {
+    case ISA_CLASS_MATMUL: pref = pref_pe, n = 1; break;
+    case ISA_CLASS_ACT: pref = pref_act, n = 1; break;
+    case ISA_CLASS_POOL: pref = pref_pool, n = 2; break;
+    case ISA_CLASS_VECTOR: pref = pref_vector, n = 3; break;
+    default: pref = pref_any, n = 5; break;
+    }
+    for (int i = 0; i < n; i++)
+        if (in->engines & (1u << pref[i]))
+            return pref[i];
+    return ISA_ENG_UNASSIGNED;
+}
+
+int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
+{
+    bir_block_t *b = bir_main_block(m);
+    for (int i = 0; i < b->ninsts; i++) {
+        bir_inst_t *in = &b->insts[i];
+        if (in->dma_group >= 0) {
+            /* descriptors and trigger issue from one engine: SP unless pinned */
+            if (in->engine == ISA_ENG_UNASSIGNED)
+                in->engine = ISA_ENG_SP;
+        } else if (in->engine == ISA_ENG_UNASSIGNED) {
+            in->engine = pick_engine(in);
+        }
+        if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
+            !(isa_ops[in->isa.op].engines & (1u << in->engine)))
+            return tpb_errf(err, "instruction %d '%s' (%s, %s): %s cannot run on %s", i, in->name,
+                            in->src, isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
+                            in->engine == ISA_ENG_UNASSIGNED
+                                ? "any engine"
+                                : isa_engine_name((isa_engine_t)in->engine));
+    }
+    return 0;
+}
+
+/* Queue names per issuing engine; transfers alternate between an engine's queues. */
+static const char *queue_name(int engine, int k)
+{
+    static const char *const sp[] = {"qSyncIO0", "qSyncIO1"};
+    static const char *const act[] = {"qActIO0", "qActIO1"};
+    static const char *const pool[] = {"qGpSimdIO0", "qGpSimdIO1"};
+    static const char *const dve[] = {"qVectorIO0", "qVectorIO1"};
+    static const char *const pe[] = {"qPEIO0", "qPEIO1"};
+    switch (engine) {
+    case ISA_ENG_SP: return sp[k];
+    case ISA_ENG_ACT: return act[k];
+    case ISA_ENG_POOL: return pool[k];
+    case ISA_ENG_DVE: return dve[k];
+    default: return pe[k];
+    }
+}
+
+#define QUEUES_PER_ENGINE 2
+
+static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, tpb_err_t *err)
+{
+    const char *name = queue_name(engine, k);
+    for (int q = 0; q < m->nqueues; q++)
+        if (strcmp(m->queues[q].name, name) == 0)
+            return q;
+    if (m->nqueues >= BIR_MAX_QUEUES || (unsigned)m->nqueues >= t->dma_queues ||
+        m->nsems >= BIR_MAX_SEMS)
+        return tpb_errf(err, "out of DMA queues");
+    bir_queue_t *q = &m->queues[m->nqueues];
+    q->id = m->nqueues;
+    snprintf(q->name, sizeof q->name, "%s", name);
+    q->engine = engine;
+    q->semaphore = m->nsems;
+    m->sems[m->nsems].id = m->nsems;
+    snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "%s", name);
+    m->nsems++;
+    return m->nqueues++;
+}
+
+int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
+{
+    /* engine semaphores first: ids 0..4 */
+    m->nsems = 5;
+    for (int i = 0; i < 5; i++) {
+        m->sems[i].id = i;
+        snprintf(m->sems[i].name, sizeof m->sems[i].name, "%s", isa_engine_name(isa_tpb_engines[i]));
+    }
+    bir_block_t *b = bir_main_block(m);
+    int rr[ISA_ENG_COUNT] = {0};
+    int cur_group = -1, cur_q = -1;
+    for (int i = 0; i < b->ninsts; i++) {
+        bir_inst_t *in = &b->insts[i];
+        if (in->dma_group < 0)
+            continue;
+        if (in->dma_group != cur_group) {
+            cur_group = in->dma_group;
+            int k = rr[in->engine]++ % QUEUES_PER_ENGINE;
+            cur_q = get_queue(m, t, in->engine, k, err);
+            if (cur_q < 0)
+                return -1;
+        }
+        in->queue = cur_q;
+        if (in->isa.op == ISA_OP_DMA_DIRECT2D)
+            in->isa.f.DDESC.queue = (uint32_t)cur_q;
+        else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+            in->isa.f.DIND.queue = (uint32_t)cur_q;
+        else if (in->isa.op == ISA_OP_DMA_TRIGGER)
+            in->isa.f.DTRIG.queue = (uint32_t)cur_q;
+    }
+    return 0;
+}
+
+/* A completed producer: which semaphore reaches which value. */
+typedef struct {
+    int sem;
+    uint32_t value;
+} token_t;
+
+typedef struct {
+    int inst;        /* index in the ORIGINAL order */
+    int engine;
+    bool is_dma;
+    token_t tok;
+} prod_t;
+
+static bool conflicts(const bir_inst_t *a, const bir_inst_t *b)
+{
+    for (int i = 0; i < a->nacc; i++)
+        for (int j = 0; j < b->nacc; j++)
+            if ((a->acc[i].write || b->acc[j].write) && bir_access_overlap(&a->acc[i], &b->acc[j]))
+                return true;
+    return false;
+}
+
+static void set_wait(bir_inst_t *in, int sem, uint32_t v)
+{
+    in->isa.sync.wait_en = 1;
+    in->isa.sync.wait_sem = (uint32_t)sem;
+    in->isa.sync.wait_val = v;
+}
+
+static void nop_for(bir_inst_t *nop, const bir_inst_t *in, int sem, uint32_t v)
+{
+    bir_inst_init(nop, BIR_NOP, ISA_OP_NOP);
+    nop->engine = in->engine;
+    nop->tir_op = in->tir_op;
+    nop->op_kind = "sync";
+    snprintf(nop->name, sizeof nop->name, "wait.%.50s", in->name);
+    snprintf(nop->src, sizeof nop->src, "%s", in->src);
+    set_wait(nop, sem, v);
+}
+
+int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
+{
+    bir_block_t *b = bir_main_block(m);
+    int n = b->ninsts;
+    bir_block_t out;
+    memset(&out, 0, sizeof out);
+    snprintf(out.name, sizeof out.name, "%s", b->name);
+    prod_t *prods = calloc((size_t)(n > 0 ? n : 1), sizeof *prods);
+    uint32_t count[BIR_MAX_SEMS] = {0};
+    /* known[e][s]: engine e has already waited for sem s >= known */
+    uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];
+    memset(known, 0, sizeof known);
+    bool used[ISA_ENG_COUNT] = {false};
+    if (!prods)
+        return tpb_errf(err, "out of memory in the scheduler");
+    int np = 0, rc = 0;
+    unsigned waits = 0, nops = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        bir_inst_t in = b->insts[i];
+        used[in.engine] = true;
+        bool is_dma = in.isa.op == ISA_OP_DMA_TRIGGER;
+        if (in.nacc > 0 && !in.is_dma_desc) {
+            /* collect the largest needed value per semaphore */
+            uint32_t need[BIR_MAX_SEMS] = {0};
+            for (int p = np - 1; p >= 0; p--) {
+                const prod_t *pr = &prods[p];
+                if (need[pr->tok.sem] >= pr->tok.value)
+                    continue;   /* implied by a later producer on the same semaphore */
+                if (!pr->is_dma && !is_dma && pr->engine == in.engine)
+                    continue;   /* same engine, in order */
+                if (conflicts(&in, &b->insts[pr->inst]))
+                    need[pr->tok.sem] = pr->tok.value;
+            }
+            int nw = 0;
+            int wsem[BIR_MAX_SEMS];
+            for (int s = 0; s < m->nsems; s++)
+                if (need[s] > known[in.engine][s])
+                    wsem[nw++] = s;
+            for (int w = 0; w < nw && !rc; w++) {
+                int s = wsem[w];
+                known[in.engine][s] = need[s];
+                waits++;
+                if (w == nw - 1) {
+                    set_wait(&in, s, need[s]);
+                } else {
+                    bir_inst_t nop;
+                    nop_for(&nop, &in, s, need[s]);
+                    nops++;
+                    if (bir_block_append(&out, &nop, err) < 0)
+                        rc = -1;
+                }
+            }
+            /* completion update */
+            int sem = is_dma ? m->queues[in.queue].semaphore : sched_engine_sem(in.engine);
+            in.isa.sync.upd_en = 1;
+            in.isa.sync.upd_sem = (uint32_t)sem;
+            in.isa.sync.upd_op = ISA_SEMOP_SEM_INC;
+            in.isa.sync.upd_val = 1;
+            in.isa.sync.upd_at_read = 0;
+            count[sem]++;
+            prods[np++] = (prod_t){i, in.engine, is_dma, {sem, count[sem]}};
+            if (is_dma)
+                m->queues[in.queue].transfers++;
+        }
+        if (!rc && bir_block_append(&out, &in, err) < 0)
+            rc = -1;
+    }
+    /* drains: the issuing engine waits for its queues' last transfer, then
+     * every used engine halts */
+    for (int q = 0; q < m->nqueues && !rc; q++) {
+        const bir_queue_t *qu = &m->queues[q];
+        if (!qu->transfers || known[qu->engine][qu->semaphore] >= count[qu->semaphore])
+            continue;
+        bir_inst_t nop;
+        bir_inst_init(&nop, BIR_NOP, ISA_OP_NOP);
+        nop.engine = qu->engine;
+        snprintf(nop.name, sizeof nop.name, "drain.%s", qu->name);
+        set_wait(&nop, qu->semaphore, count[qu->semaphore]);
+        waits++;
+        nops++;
+        if (bir_block_append(&out, &nop, err) < 0)
+            rc = -1;
+    }
+    for (int e = 0; e < ISA_ENG_COUNT && !rc; e++) {
+        if (!used[e])
+            continue;
+        bir_inst_t h;
+        bir_inst_init(&h, BIR_HALT, ISA_OP_HALT);
+        h.engine = e;
+        snprintf(h.name, sizeof h.name, "halt");
+        if (bir_block_append(&out, &h, err) < 0)
+            rc = -1;
+    }
+    free(prods);
+    if (rc) {
+        free(out.insts);
+        return -1;
+    }
+    free(b->insts);
+    *b = out;
+    if (st) {
+        st->sems = (unsigned)m->nsems;
+        st->queues = (unsigned)m->nqueues;
+        st->waits = waits;
+        st->nops = nops;
+    }
+    return 0;
+}

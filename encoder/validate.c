@@ -1,0 +1,1036 @@
+/* validate.c - build-time validation of one tile-IR op, shared by the C
+ * builder API and the JSON front-end (both reach it through enc_emit()).
+ *
+ * Messages: "<path> (<op>): field '<field>': <what>".  Where the production
+ * front-end has a message we reproduce its literal text. */
+#include "builder.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const tir_kernel_t *k;
+    const tpb_target_t *tg;
+    const tir_op_t *op;
+    tpb_err_t *err;
+} vctx_t;
+
+static int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
+{
+    char tmp[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (field)
+        return tpb_errf(v->err, "%s (%s): field '%s': %s", v->op->path,
+                        tir_op_name(v->op->kind), field, tmp);
+    return tpb_errf(v->err, "%s (%s): %s", v->op->path, tir_op_name(v->op->kind), tmp);
+}
+
+/* ---- operand names (NKI argument names) ---- */
+
+const char *enc_operand_name(tir_opkind_t kind, int slot)
+{
+    switch (slot) {
+    case -1: return "dst";
+    case -2:
+        switch (kind) {
+        case TIR_ACTIVATION: case TIR_ACTIVATE2: return "reduce_res";
+        case TIR_MATCH_REPLACE8: return "dst_idx";
+        case TIR_QUANTIZE_MX: return "scale";
+        default: return "dst2";
+        }
+    case -3:
+        return kind == TIR_GATHER_FLATTENED ? "indices" : "index";
+    case -4: return "bias";
+    case 100:
+        switch (kind) {
+        case TIR_ACTIVATION: return "scale";
+        case TIR_ACTIVATE2: return "imm0";
+        case TIR_TENSOR_SCALAR: return "operand0";
+        case TIR_SCALAR_TENSOR_TENSOR: return "scalar";
+        case TIR_TENSOR_TENSOR_SCAN: return "initial";
+        case TIR_DROPOUT: return "prob";
+        default: return "s0";
+        }
+    case 101:
+        switch (kind) {
+        case TIR_ACTIVATE2: return "imm1";
+        case TIR_TENSOR_SCALAR: return "operand1";
+        default: return "s1";
+        }
+    default: break;
+    }
+    switch (kind) {
+    case TIR_MATMUL: case TIR_MATMUL_MX: case TIR_MATMUL_SPARSE: {
+        static const char *const n[] = {"stationary", "moving", "", ""};
+        if (slot == 2)
+            return kind == TIR_MATMUL_MX ? "stationary_scale" : "tags";
+        if (slot == 3)
+            return "moving_scale";
+        return n[slot & 3];
+    }
+    case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR: case TIR_TENSOR_TENSOR_SCAN:
+        return slot == 0 ? "in0" : "in1";
+    case TIR_LOCAL_GATHER: return "src_buffer";
+    case TIR_GATHER_FLATTENED: return "data";
+    case TIR_AFFINE_SELECT: return "on_true";
+    case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
+    case TIR_SELECT: return slot == 0 ? "pred" : slot == 1 ? "on_true" : "on_false";
+    case TIR_CORE_BARRIER: return "data";
+    default: return "src";
+    }
+}
+
+/* ---- helpers ---- */
+
+static const tir_tensor_t *tens(const vctx_t *v, const tir_ap_t *a)
+{
+    return a->tensor >= 0 ? &v->k->tensors[a->tensor] : NULL;
+}
+
+static bool is_tile_kind(tir_tensor_kind_t k)
+{
+    return k == TIR_T_SBUF || k == TIR_T_PSUM;
+}
+
+static const char *space_word(tir_tensor_kind_t k)
+{
+    switch (k) {
+    case TIR_T_SBUF: return "SBUF";
+    case TIR_T_PSUM: return "PSUM";
+    default: return "HBM";
+    }
+}
+
+static int64_t ap_elems(const tir_ap_t *a)
+{
+    int64_t n = 1;
+    for (int d = 0; d < a->ndim; d++)
+        n *= a->count[d];
+    return n;
+}
+
+/* tile APs: partitions = count[0], free = the rest */
+static int64_t ap_parts(const tir_ap_t *a)
+{
+    return a->ndim > 0 ? a->count[0] : 1;
+}
+
+static int64_t ap_free(const tir_ap_t *a)
+{
+    int64_t n = 1;
+    for (int d = 1; d < a->ndim; d++)
+        n *= a->count[d];
+    return n;
+}
+
+static void shape_str(const tir_ap_t *a, char *buf, size_t n)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, n - o, "[");
+    for (int d = 0; d < a->ndim && o < n; d++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%lld", d ? ", " : "", (long long)a->count[d]);
+    if (o < n)
+        snprintf(buf + o, n - o, "]");
+}
+
+/* Shapes equal after dropping count-1 dims (DMA operands). */
+static bool squeezed_equal(const tir_ap_t *a, const tir_ap_t *b)
+{
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < a->ndim && a->count[i] == 1)
+            i++;
+        while (j < b->ndim && b->count[j] == 1)
+            j++;
+        if (i >= a->ndim || j >= b->ndim)
+            return i >= a->ndim && j >= b->ndim;
+        if (a->count[i] != b->count[j])
+            return false;
+        i++;
+        j++;
+    }
+}
+
+/* Bounds and tile structure of one AP (slot names the operand). */
+static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound)
+{
+    const char *f = enc_operand_name(v->op->kind, slot);
+    const tir_tensor_t *t = tens(v, a);
+    if (a->ndim < 1 || a->ndim > TIR_MAX_DIMS)
+        return vfail(v, f, "access pattern has %d dims (1..%d)", a->ndim, TIR_MAX_DIMS);
+    int64_t total = 1;
+    for (int d = 0; d < t->ndim; d++)
+        total *= t->shape[d];
+    int64_t lo = a->offset, hi = a->offset;
+    for (int d = 0; d < a->ndim; d++) {
+        if (a->count[d] < 1)
+            return vfail(v, f, "access pattern dim %d has count %lld", d, (long long)a->count[d]);
+        int64_t c = (d == 0 && indirect_bound > 0) ? indirect_bound : a->count[d];
+        if (a->step[d] >= 0)
+            hi += a->step[d] * (c - 1);
+        else
+            lo += a->step[d] * (c - 1);
+    }
+    if (lo < 0 || hi >= total)
+        return vfail(v, f, "access pattern reaches elements %lld..%lld of '%s' which has %lld "
+                     "elements", (long long)lo, (long long)hi, t->name, (long long)total);
+    if (is_tile_kind(t->kind)) {
+        int64_t row = total / t->shape[0];
+        if (a->ndim - 1 > ISA_MAX_FREE_DIMS)
+            return vfail(v, f, "%d free dims on tile '%s' (at most %d)", a->ndim - 1, t->name,
+                         ISA_MAX_FREE_DIMS);
+        if (a->count[0] > (int64_t)v->tg->partitions)
+            return vfail(v, f, "partition dim %lld > %u", (long long)a->count[0],
+                         v->tg->partitions);
+        if (a->count[0] > 1 && a->step[0] != row)
+            return vfail(v, f, "dim 0 of a tile access must step over partitions (step %lld, "
+                         "row size %lld)", (long long)a->step[0], (long long)row);
+        /* the free part must stay inside one partition row */
+        int64_t flo = a->offset % row, fhi = flo;
+        for (int d = 1; d < a->ndim; d++) {
+            if (a->step[d] >= 0)
+                fhi += a->step[d] * (a->count[d] - 1);
+            else
+                flo += a->step[d] * (a->count[d] - 1);
+        }
+        if (flo < 0 || fhi >= row)
+            return vfail(v, f, "free access %lld..%lld leaves the partition row of tile '%s' "
+                         "(%lld elements)", (long long)flo, (long long)fhi, t->name,
+                         (long long)row);
+    }
+    return 0;
+}
+
+static bool engine_in(int e, unsigned mask)
+{
+    return e == ISA_ENG_UNASSIGNED || (mask & (1u << e));
+}
+
+static const char *engine_list(unsigned mask, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int e = 0; e < ISA_ENG_COUNT && o < n; e++)
+        if (mask & (1u << e))
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", o ? ", " : "",
+                                  isa_engine_name((isa_engine_t)e));
+    return buf;
+}
+
+#define M(e) (1u << ISA_ENG_##e)
+#define DMA_ENGINES (M(SP) | M(ACT) | M(POOL) | M(DMA))
+
+/* Engines that may run each op kind (UNASSIGNED always allowed). */
+static unsigned legal_engines(tir_opkind_t k)
+{
+    switch (k) {
+    case TIR_LOAD: case TIR_STORE: case TIR_DMA_COPY: case TIR_DMA_TRANSPOSE:
+    case TIR_INDIRECT_LOAD: case TIR_INDIRECT_SAVE: case TIR_SENDRECV:
+        return DMA_ENGINES;
+    case TIR_MATMUL: case TIR_MATMUL_MX: case TIR_MATMUL_SPARSE: return M(PE);
+    case TIR_TRANSPOSE: return M(PE) | M(DVE);
+    case TIR_ACTIVATION: case TIR_ACTIVATE2: return M(ACT);
+    case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR: case TIR_TENSOR_REDUCE:
+    case TIR_SELECT:
+        return M(DVE) | M(POOL);
+    case TIR_TENSOR_SCALAR: case TIR_TENSOR_COPY: case TIR_BROADCAST_PARTITION:
+        return M(DVE) | M(ACT) | M(POOL);
+    case TIR_TENSOR_PARTITION_REDUCE: case TIR_IOTA: case TIR_AFFINE_SELECT:
+    case TIR_LOCAL_GATHER: case TIR_GATHER_FLATTENED:
+        return M(POOL);
+    case TIR_MEMSET: return M(DVE) | M(POOL);
+    case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
+    case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE:
+        return M(DVE);
+    case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER:
+        return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
+    case TIR_OP_COUNT: break;
+    }
+    return 0;
+}
+
+unsigned enc_legal_engines(tir_opkind_t k)
+{
+    return legal_engines(k);
+}
+
+static bool is_dma(tir_opkind_t k)
+{
+    return k <= TIR_INDIRECT_SAVE || k == TIR_SENDRECV;
+}
+
+static bool is_float(unsigned dt)
+{
+    return isa_dtype_kind(dt) == ISA_DK_F;
+}
+
+static bool is_fp8(unsigned dt)
+{
+    return dt == ISA_DT_FP8E4M3 || dt == ISA_DT_FP8E5M2;
+}
+
+static bool is_bitwise(int alu)
+{
+    return alu >= ISA_ALU_BITWISE_AND && alu <= ISA_ALU_RIGHT_SHIFT;
+}
+
+static bool alu_valid(int alu)
+{
+    return isa_enum_name(ISA_FT_ALU, (unsigned)alu) != NULL;
+}
+
+/* ---- generic operand checks ---- */
+
+static int check_operands(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    const struct { const tir_ap_t *a; int slot; } all[] = {
+        {&op->dst, -1}, {&op->dst2, -2}, {&op->src[0], 0}, {&op->src[1], 1},
+        {&op->src[2], 2}, {&op->src[3], 3}, {&op->index, -3}, {&op->bias, -4},
+        {&op->s0.ap, 100}, {&op->s1.ap, 101},
+    };
+    if (op->nsrc < 0 || op->nsrc > 4)
+        return vfail(v, NULL, "nsrc %d out of range", op->nsrc);
+    for (int i = 0; i < op->nsrc; i++)
+        if (op->src[i].tensor < 0)
+            return vfail(v, enc_operand_name(op->kind, i), "operand missing");
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        const tir_ap_t *a = all[i].a;
+        if (a->tensor < -1 || a->tensor >= v->k->ntensors)
+            return vfail(v, enc_operand_name(op->kind, all[i].slot), "no such tensor (id %d)",
+                         a->tensor);
+        if (a->tensor < 0)
+            continue;
+        if ((all[i].slot == 100 && !op->s0.is_ap) || (all[i].slot == 101 && !op->s1.is_ap))
+            continue;
+        bool indirect_side = op->index.tensor >= 0 &&
+                             ((op->kind == TIR_INDIRECT_LOAD && all[i].slot == 0) ||
+                              (op->kind == TIR_DMA_TRANSPOSE && all[i].slot == 0) ||
+                              (op->kind == TIR_INDIRECT_SAVE && all[i].slot == -1));
+        if (check_ap(v, a, all[i].slot, indirect_side ? op->index_bound : 0))
+            return -1;
+        const tir_tensor_t *t = tens(v, a);
+        if (!is_dma(op->kind) && op->kind != TIR_CORE_BARRIER && !is_tile_kind(t->kind))
+            return vfail(v, enc_operand_name(op->kind, all[i].slot),
+                         "'%s' is an HBM tensor; %s operands must be SBUF or PSUM tiles",
+                         t->name, tir_op_name(op->kind));
+        if (op->engine == ISA_ENG_POOL && t->kind == TIR_T_PSUM)
+            return vfail(v, enc_operand_name(op->kind, all[i].slot),
+                         "the Pool (GpSimd) engine cannot access PSUM (tile '%s')", t->name);
+        if (t->kind == TIR_T_CONSTANT && (all[i].slot == -1 || all[i].slot == -2))
+            return vfail(v, enc_operand_name(op->kind, all[i].slot),
+                         "constant '%s' cannot be written", t->name);
+    }
+    if (op->s0.is_ap && op->s0.ap.tensor < 0)
+        return vfail(v, enc_operand_name(op->kind, 100), "scalar tile operand missing");
+    if (op->s1.is_ap && op->s1.ap.tensor < 0)
+        return vfail(v, enc_operand_name(op->kind, 101), "scalar tile operand missing");
+    return 0;
+}
+
+static int need(const vctx_t *v, const tir_ap_t *a, int slot)
+{
+    if (a->tensor < 0)
+        return vfail(v, enc_operand_name(v->op->kind, slot), "operand missing");
+    return 0;
+}
+
+static int need_space(const vctx_t *v, const tir_ap_t *a, int slot, unsigned kinds_mask,
+                      const char *what)
+{
+    const tir_tensor_t *t = tens(v, a);
+    if (!t)
+        return need(v, a, slot);
+    if (!(kinds_mask & (1u << t->kind)))
+        return vfail(v, enc_operand_name(v->op->kind, slot), "must be %s ('%s' is in %s)", what,
+                     t->name, space_word(t->kind));
+    return 0;
+}
+
+#define K(x) (1u << TIR_T_##x)
+#define HBM_KINDS (K(INPUT) | K(OUTPUT) | K(CONSTANT) | K(SCRATCH))
+
+/* dst and src: same partitions and free element count (compute ops) */
+static int same_pf(const vctx_t *v, const tir_ap_t *a, int sa, const tir_ap_t *b, int sb)
+{
+    if (a->tensor < 0 || b->tensor < 0)
+        return 0;
+    if (ap_parts(a) != ap_parts(b) || ap_free(a) != ap_free(b)) {
+        char x[96], y[96];
+        shape_str(a, x, sizeof x);
+        shape_str(b, y, sizeof y);
+        return vfail(v, enc_operand_name(v->op->kind, sb),
+                     "shape %s does not match '%s' shape %s (partitions and free elements "
+                     "must be equal)", y, enc_operand_name(v->op->kind, sa), x);
+    }
+    return 0;
+}
+
+static int per_partition_scalar(const vctx_t *v, const tir_scalar_t *s, int slot,
+                                const tir_ap_t *ref)
+{
+    if (!s->is_ap) {
+        if (isnan(s->imm) && v->op->kind != TIR_MEMSET)
+            return vfail(v, enc_operand_name(v->op->kind, slot), "immediate is NaN");
+        return 0;
+    }
+    if (ap_free(&s->ap) != 1 || (ref->tensor >= 0 && ap_parts(&s->ap) != ap_parts(ref)))
+        return vfail(v, enc_operand_name(v->op->kind, slot),
+                     "a per-partition scalar must be a [%lld, 1] tile access (got %lld "
+                     "partitions x %lld)", (long long)ap_parts(ref),
+                     (long long)ap_parts(&s->ap), (long long)ap_free(&s->ap));
+    return 0;
+}
+
+static int pp_ap(const vctx_t *v, const tir_ap_t *a, int slot, const tir_ap_t *ref)
+{
+    if (a->tensor < 0)
+        return 0;
+    tir_scalar_t s;
+    memset(&s, 0, sizeof s);
+    s.is_ap = true;
+    s.ap = *a;
+    return per_partition_scalar(v, &s, slot, ref);
+}
+
+/* ---- DMA ---- */
+
+static int check_oob_direct(const vctx_t *v)
+{
+    if (v->op->oob_mode == ISA_OOB_SKIP || (v->op->flags & TIR_F_OOB_SKIP))
+        return vfail(v, "oob_mode", "oob_mode.skip is not supported for direct memory access. "
+                     "Only oob_mode.error is allowed (got oob_mode.skip)");
+    return 0;
+}
+
+static int check_dma_common(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (op->qos < 0 || op->qos > 255)
+        return vfail(v, "dma_qos", "%d out of range 0..255", op->qos);
+    if (!isa_enum_name(ISA_FT_DGE, (unsigned)op->dge_mode))
+        return vfail(v, "dge_mode", "invalid value %d", op->dge_mode);
+    if (!isa_enum_name(ISA_FT_OOB, (unsigned)op->oob_mode))
+        return vfail(v, "oob_mode", "invalid value %d", op->oob_mode);
+    return 0;
+}
+
+static int check_dma_shapes(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (!squeezed_equal(&op->dst, &op->src[0])) {
+        char x[96], y[96];
+        shape_str(&op->dst, x, sizeof x);
+        shape_str(&op->src[0], y, sizeof y);
+        return vfail(v, "src", "shape %s does not match 'dst' shape %s", y, x);
+    }
+    return 0;
+}
+
+static int check_index_tile(const vctx_t *v, int64_t rows)
+{
+    const tir_op_t *op = v->op;
+    if (need(v, &op->index, -3))
+        return -1;
+    const tir_tensor_t *it = tens(v, &op->index);
+    if (!is_tile_kind(it->kind))
+        return vfail(v, "index", "must be an SBUF tile ('%s' is in %s)", it->name,
+                     space_word(it->kind));
+    if (it->dtype != ISA_DT_INT32 && it->dtype != ISA_DT_UINT32)
+        return vfail(v, "index", "dtype %s not allowed (int32 or uint32)",
+                     isa_dtype_numpy_name(it->dtype));
+    if (ap_elems(&op->index) != rows)
+        return vfail(v, "index", "%lld index values for %lld indirect rows",
+                     (long long)ap_elems(&op->index), (long long)rows);
+    if (op->index_bound < 1)
+        return vfail(v, "index", "no valid index range (index_bound %lld)",
+                     (long long)op->index_bound);
+    if (op->dge_mode == ISA_DGE_HW)
+        return vfail(v, "dge_mode", "hardware DGE has no gather/scatter; use dge_mode 'sw' or "
+                     "'none' for indirect access");
+    return 0;
+}
+
+static void axes_str(const tir_op_t *op, char *buf, size_t n)
+{
+    size_t o = (size_t)snprintf(buf, n, "(");
+    for (int i = 0; i < op->n_transpose_axes && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%d", i ? ", " : "", op->transpose_axes[i]);
+    if (o < n)
+        snprintf(buf + o, n - o, op->n_transpose_axes == 1 ? ",)" : ")");
+}
+
+static bool axes_are(const tir_op_t *op, int n, const int *want)
+{
+    if (op->n_transpose_axes != n)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (op->transpose_axes[i] != want[i])
+            return false;
+    return true;
+}
+
+static int check_dma_transpose(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    const tir_ap_t *s = &op->src[0];
+    char ax[64];
+    axes_str(op, ax, sizeof ax);
+    static const int a2[] = {1, 0}, a3[] = {2, 1, 0}, a4[] = {3, 1, 2, 0};
+    bool gather = op->index.tensor >= 0;
+    if (gather) {
+        if (s->ndim != 3)
+            return vfail(v, "axes", "%s provided for gather transpose, only 3D supported.", ax);
+    }
+    switch (s->ndim) {
+    case 2:
+        if (!axes_are(op, 2, a2))
+            return vfail(v, "axes", "%s provided for 2D transpose, only (1, 0) supported.", ax);
+        break;
+    case 3:
+        if (!axes_are(op, 3, a3))
+            return vfail(v, "axes", "%s provided for 3D transpose, only (2, 1, 0) supported.", ax);
+        break;
+    case 4:
+        if (!axes_are(op, 4, a4))
+            return vfail(v, "axes", "%s provided for 4D transpose, only (3, 1, 2, 0) supported.",
+                         ax);
+        break;
+    default:
+        return vfail(v, "src", "unsupported tile.ndim %d for dma_transpose (2D, 3D or 4D)",
+                     s->ndim);
+    }
+    if (!gather && check_oob_direct(v))
+        return -1;
+    const tir_tensor_t *st = tens(v, s), *dt = tens(v, &op->dst);
+    if (st->dtype != dt->dtype)
+        return vfail(v, "dst", "dtype %s differs from src dtype %s (a transpose does not cast)",
+                     isa_dtype_numpy_name(dt->dtype), isa_dtype_numpy_name(st->dtype));
+    unsigned sz = isa_dtype_size(st->dtype);
+    if (sz != 2 && sz != 4)
+        return vfail(v, "src", "DMA transpose moves 2- or 4-byte elements (%s is %u bytes)",
+                     isa_dtype_numpy_name(st->dtype), sz);
+    tir_ap_t want = *s;
+    for (int i = 0; i < s->ndim; i++)
+        want.count[i] = s->count[op->transpose_axes[i]];
+    if (!squeezed_equal(&want, &op->dst)) {
+        char x[96], y[96];
+        shape_str(&op->dst, x, sizeof x);
+        shape_str(&want, y, sizeof y);
+        return vfail(v, "dst", "shape %s is not the transposed src shape %s", x, y);
+    }
+    if (gather && check_index_tile(v, s->count[0]))
+        return -1;
+    return 0;
+}
+
+static int check_dma(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (check_dma_common(v))
+        return -1;
+    switch (op->kind) {
+    case TIR_LOAD:
+        if (need_space(v, &op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile"))
+            return -1;
+        return check_oob_direct(v) ? -1 : check_dma_shapes(v);
+    case TIR_STORE:
+        if (need_space(v, &op->dst, -1, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, &op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
+            return -1;
+        return check_oob_direct(v) ? -1 : check_dma_shapes(v);
+    case TIR_DMA_COPY:
+        if (need(v, &op->dst, -1))
+            return -1;
+        return check_oob_direct(v) ? -1 : check_dma_shapes(v);
+    case TIR_DMA_TRANSPOSE:
+        if (need(v, &op->dst, -1))
+            return -1;
+        return check_dma_transpose(v);
+    case TIR_INDIRECT_LOAD: {
+        if (need_space(v, &op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile"))
+            return -1;
+        if (op->flags & TIR_F_RMW_ADD)
+            return vfail(v, "rmw_op", "``dst_rmw_op`` is not supported indirect memory access "
+                         "on source (``src``) operand");
+        if (check_index_tile(v, op->src[0].count[0]))
+            return -1;
+        return check_dma_shapes(v);
+    }
+    case TIR_INDIRECT_SAVE: {
+        if (need_space(v, &op->dst, -1, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, &op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
+            return -1;
+        if (op->op0 != ISA_ALU_BYPASS && op->op0 != ISA_ALU_ADD)
+            return vfail(v, "rmw_op", "scatter op can only support bypass or add for now");
+        bool add = op->op0 == ISA_ALU_ADD || (op->flags & TIR_F_RMW_ADD);
+        if (add && (op->oob_mode != ISA_OOB_ERROR || (op->flags & TIR_F_OOB_SKIP)))
+            return vfail(v, "oob_mode", "scatter add cannot have other modes except for error");
+        if (check_index_tile(v, op->dst.count[0]))
+            return -1;
+        return check_dma_shapes(v);
+    }
+    case TIR_SENDRECV: {
+        if (need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile") ||
+            need_space(v, &op->src[0], 0, K(SBUF), "an SBUF tile"))
+            return -1;
+        if (op->peer < 0 || op->peer >= v->k->num_programs || op->peer == v->k->program_id)
+            return vfail(v, "peer", "%d is not another program (num_programs %d, this is %d)",
+                         op->peer, v->k->num_programs, v->k->program_id);
+        return check_dma_shapes(v);
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ---- compute ---- */
+
+static int check_matmul(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    const tir_ap_t *d = &op->dst, *st = &op->src[0], *mv = &op->src[1];
+    if (need_space(v, d, -1, K(PSUM), "a PSUM tile") ||
+        need_space(v, st, 0, K(SBUF), "an SBUF tile") ||
+        need_space(v, mv, 1, K(SBUF), "an SBUF tile"))
+        return -1;
+    const tir_tensor_t *dt = tens(v, d), *stt = tens(v, st), *mvt = tens(v, mv);
+    for (int i = 0; i < 2; i++) {
+        const tir_tensor_t *t = i ? mvt : stt;
+        if (!is_float(t->dtype))
+            return vfail(v, enc_operand_name(op->kind, i), "dtype %s not allowed on the PE "
+                         "(float32, bfloat16, float16, float8)", isa_dtype_numpy_name(t->dtype));
+    }
+    if (op->kind == TIR_MATMUL_MX) {
+        if (!is_fp8(stt->dtype) || !is_fp8(mvt->dtype))
+            return vfail(v, is_fp8(stt->dtype) ? "moving" : "stationary",
+                         "matmul_mx takes float8 operands");
+        for (int i = 2; i < 4; i++) {
+            if (need_space(v, &op->src[i], i, K(SBUF), "an SBUF tile"))
+                return -1;
+            if (tens(v, &op->src[i])->dtype != ISA_DT_UINT8)
+                return vfail(v, enc_operand_name(op->kind, i), "scales are uint8 (E8M0)");
+        }
+    }
+    if (op->kind == TIR_MATMUL_SPARSE) {
+        if (need_space(v, &op->src[2], 2, K(SBUF), "an SBUF tile"))
+            return -1;
+        if (tens(v, &op->src[2])->dtype != ISA_DT_UINT8)
+            return vfail(v, "tags", "tags are uint8");
+        if (op->compress_ratio != 2 && op->compress_ratio != 4)
+            return vfail(v, "compress_ratio", "%u (2 or 4)", op->compress_ratio);
+    }
+    bool tr = op->flags & TIR_F_TRANSPOSE;
+    if (tr ? dt->dtype != mvt->dtype : dt->dtype != ISA_DT_FP32)
+        return vfail(v, "dst", "PSUM dtype %s; matmul accumulates in float32%s",
+                     isa_dtype_numpy_name(dt->dtype),
+                     tr ? " (transpose mode writes the moving dtype)" : "");
+    int64_t K_ = ap_parts(st), M_ = ap_free(st), N_ = ap_free(mv);
+    int64_t kmax = (op->flags & TIR_F_DOUBLE_ROW) ? 256 : 128;
+    if (ap_parts(mv) != K_)
+        return vfail(v, "moving", "contraction (partition) size %lld differs from stationary's "
+                     "%lld", (long long)ap_parts(mv), (long long)K_);
+    if (K_ > kmax)
+        return vfail(v, "stationary", "contraction size %lld > %lld", (long long)K_,
+                     (long long)kmax);
+    if (M_ > 128)
+        return vfail(v, "stationary", "free size %lld > 128 (M)", (long long)M_);
+    if (N_ > 512)
+        return vfail(v, "moving", "free size %lld > 512 (N, one PSUM bank of float32)",
+                     (long long)N_);
+    if (ap_parts(d) != M_ || ap_free(d) != N_)
+        return vfail(v, "dst", "shape is %lld x %lld, expected [M, N] = [%lld, %lld] "
+                     "(stationary.T @ moving)", (long long)ap_parts(d), (long long)ap_free(d),
+                     (long long)M_, (long long)N_);
+    for (int i = 0; i < 2; i++) {
+        if (op->tile_pos[i] < 0 || op->tile_size[i] < 0 || op->tile_pos[i] + op->tile_size[i] > 128)
+            return vfail(v, i ? "tile_position" : "tile_position",
+                         "tile position %d + size %d outside the 128x128 PE array",
+                         op->tile_pos[i], op->tile_size[i]);
+        int sz = op->tile_size[i];
+        if (sz && sz != 32 && sz != 64 && sz != 128)
+            return vfail(v, "tile_size", "%d (32, 64 or 128)", sz);
+        if (sz && op->tile_pos[i] % sz)
+            return vfail(v, "tile_position", "%d is not a multiple of the tile size %d",
+                         op->tile_pos[i], sz);
+    }
+    if (op->tile_size[0] && K_ > op->tile_size[0])
+        return vfail(v, "tile_size", "contraction size %lld exceeds the PE tile rows %d",
+                     (long long)K_, op->tile_size[0]);
+    if (op->tile_size[1] && M_ > op->tile_size[1])
+        return vfail(v, "tile_size", "stationary free size %lld exceeds the PE tile columns %d",
+                     (long long)M_, op->tile_size[1]);
+    return 0;
+}
+
+static int check_alu(const vctx_t *v, int alu, const char *field, bool allow_bypass)
+{
+    if (!alu_valid(alu))
+        return vfail(v, field, "invalid ALU op %d", alu);
+    if (!allow_bypass && alu == ISA_ALU_BYPASS)
+        return vfail(v, field, "an operation is required");
+    if (is_bitwise(alu) && v->op->engine != ISA_ENG_UNASSIGNED && v->op->engine != ISA_ENG_DVE)
+        return vfail(v, field, "bitwise op '%s' runs only on the Vector engine (engine %s)",
+                     isa_enum_name(ISA_FT_ALU, (unsigned)alu),
+                     isa_engine_name((isa_engine_t)v->op->engine));
+    return 0;
+}
+
+static int check_reduce_alu(const vctx_t *v, int alu, const char *field)
+{
+    switch (alu) {
+    case ISA_ALU_ADD: case ISA_ALU_SUBTRACT: case ISA_ALU_MULTIPLY: case ISA_ALU_MAX:
+    case ISA_ALU_MIN: case ISA_ALU_ABS_MAX: case ISA_ALU_ABS_MIN: case ISA_ALU_BITWISE_AND:
+    case ISA_ALU_BITWISE_OR: case ISA_ALU_BITWISE_XOR: case ISA_ALU_LOGICAL_AND:
+    case ISA_ALU_LOGICAL_OR: case ISA_ALU_LOGICAL_XOR:
+        return 0;
+    default:
+        return vfail(v, field, "'%s' is not a reduction (add, subtract, multiply, max, min, "
+                     "abs_max, abs_min, bitwise/logical and, or, xor)",
+                     isa_enum_name(ISA_FT_ALU, (unsigned)alu) ? isa_enum_name(ISA_FT_ALU,
+                                                                              (unsigned)alu)
+                                                             : "?");
+    }
+}
+
+static int check_activation(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (!isa_enum_name(ISA_FT_ACTFN, (unsigned)op->func))
+        return vfail(v, "func", "invalid activation function %d", op->func);
+    if (same_pf(v, &op->dst, -1, &op->src[0], 0) ||
+        per_partition_scalar(v, &op->s0, 100, &op->src[0]) || pp_ap(v, &op->bias, -4, &op->src[0]))
+        return -1;
+    if (op->kind == TIR_ACTIVATE2) {
+        if (check_alu(v, op->op0, "op0", true) || check_alu(v, op->op1, "op1", true))
+            return -1;
+        if (op->s0.is_ap || op->s1.is_ap)
+            return vfail(v, op->s0.is_ap ? "imm0" : "imm1", "activate2 takes immediates");
+    }
+    if (op->reduce_op != ISA_ALU_BYPASS) {
+        if (check_reduce_alu(v, op->reduce_op, "reduce_op"))
+            return -1;
+        if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
+            return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
+        if (need(v, &op->dst2, -2) || pp_ap(v, &op->dst2, -2, &op->src[0]))
+            return -1;
+    } else if (op->dst2.tensor >= 0) {
+        return vfail(v, "reduce_res", "given without a reduce_op");
+    }
+    return 0;
+}
+
+static int check_transpose(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    const tir_tensor_t *dt = tens(v, d), *st = tens(v, s);
+    if (ap_parts(d) != ap_free(s) || ap_free(d) != ap_parts(s))
+        return vfail(v, "dst", "shape %lld x %lld is not the transpose of src %lld x %lld",
+                     (long long)ap_parts(d), (long long)ap_free(d), (long long)ap_parts(s),
+                     (long long)ap_free(s));
+    if (dt->dtype != st->dtype)
+        return vfail(v, "dst", "dtype %s differs from src dtype %s",
+                     isa_dtype_numpy_name(dt->dtype), isa_dtype_numpy_name(st->dtype));
+    if (op->engine == ISA_ENG_DVE) {
+        if (ap_parts(s) > 32 || ap_free(s) > 32)
+            return vfail(v, "src", "the Vector engine transposes at most 32x32 (got %lld x %lld)",
+                         (long long)ap_parts(s), (long long)ap_free(s));
+    } else {
+        if (need_space(v, d, -1, K(PSUM), "a PSUM tile (PE transpose)") ||
+            need_space(v, s, 0, K(SBUF), "an SBUF tile (PE transpose)"))
+            return -1;
+        if (!is_float(st->dtype))
+            return vfail(v, "src", "dtype %s not allowed on the PE", isa_dtype_numpy_name(st->dtype));
+    }
+    return 0;
+}
+
+static int check_local_gather(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (need(v, &op->index, -3) || need(v, &op->dst, -1))
+        return -1;
+    const tir_tensor_t *it = tens(v, &op->index);
+    if (it->dtype != ISA_DT_UINT16)
+        return vfail(v, "index", "dtype %s not allowed (uint16)", isa_dtype_numpy_name(it->dtype));
+    /* each GpSimd core serves 16 partitions; its indices are those of its
+     * partitions' rows */
+    int64_t parts = ap_parts(&op->index);
+    int64_t per_core = (parts < 16 ? parts : 16) * ap_free(&op->index);
+    int64_t nvalid = op->num_valid > 0 ? op->num_valid : per_core;
+    if (op->num_valid < 0)
+        return vfail(v, "num_valid_indices", "%d is negative", op->num_valid);
+    if (nvalid > per_core)
+        return vfail(v, "num_valid_indices", "num_valid_indices cannot exceed total indices per core");
+    if (nvalid > 4096)
+        return vfail(v, "num_valid_indices", "number of indices per core must be <= 4096");
+    int e = op->num_elem_per_idx;
+    if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16 && e != 32)
+        return vfail(v, "num_elem_per_idx", "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]");
+    if (ap_parts(&op->src[0]) != parts)
+        return vfail(v, "index", "src_buffer and index must have same partition dimension size");
+    if (ap_parts(&op->dst) != parts || ap_free(&op->dst) != ap_free(&op->index) * e)
+        return vfail(v, "dst", "shape must be [%lld, %lld] (index free size x num_elem_per_idx)",
+                     (long long)parts, (long long)(ap_free(&op->index) * e));
+    if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
+        return vfail(v, "dst", "dtype differs from src_buffer dtype");
+    return 0;
+}
+
+static int check_gather_flattened(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (need(v, &op->index, -3) || need(v, &op->dst, -1))
+        return -1;
+    const tir_tensor_t *it = tens(v, &op->index);
+    if (it->dtype != ISA_DT_UINT32)
+        return vfail(v, "indices", "dtype %s not allowed (uint32)", isa_dtype_numpy_name(it->dtype));
+    if (ap_parts(&op->src[0]) != ap_parts(&op->index))
+        return vfail(v, "indices", "partition size %lld differs from data's %lld",
+                     (long long)ap_parts(&op->index), (long long)ap_parts(&op->src[0]));
+    if (same_pf(v, &op->index, -3, &op->dst, -1))
+        return -1;
+    if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
+        return vfail(v, "dst", "dtype differs from data dtype");
+    return 0;
+}
+
+static int check_pattern(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (op->pat_ndim < 0 || op->pat_ndim > 4)
+        return vfail(v, "pattern", "%d dims (at most 4)", op->pat_ndim);
+    if (op->pat_ndim > 0 && op->pat_ndim != op->dst.ndim - 1)
+        return vfail(v, "pattern", "%d pattern dims for %d free dims of dst", op->pat_ndim,
+                     op->dst.ndim - 1);
+    if (!isa_enum_name(ISA_FT_CMP, (unsigned)op->cmp))
+        return vfail(v, "cmp_op", "invalid comparison %d", op->cmp);
+    return 0;
+}
+
+static int check_8(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    if (op->kind == TIR_MAX8 || op->kind == TIR_FIND_INDEX8) {
+        if (ap_free(d) != 8 || ap_parts(d) != ap_parts(s))
+            return vfail(v, "dst", "must be [%lld, 8] (got %lld x %lld)", (long long)ap_parts(s),
+                         (long long)ap_parts(d), (long long)ap_free(d));
+        if (ap_free(s) < 8 || ap_free(s) > 16384)
+            return vfail(v, "src", "free size %lld (8..16384)", (long long)ap_free(s));
+    }
+    if (op->kind == TIR_FIND_INDEX8) {
+        unsigned dt = tens(v, d)->dtype;
+        if (dt != ISA_DT_UINT32 && dt != ISA_DT_INT32)
+            return vfail(v, "dst", "dtype %s (indices are uint32)", isa_dtype_numpy_name(dt));
+    }
+    if (op->kind == TIR_FIND_INDEX8 || op->kind == TIR_MATCH_REPLACE8) {
+        if (ap_free(&op->src[1]) != 8 || ap_parts(&op->src[1]) != ap_parts(s))
+            return vfail(v, "vals", "must be [%lld, 8]", (long long)ap_parts(s));
+    }
+    if (op->kind == TIR_MATCH_REPLACE8) {
+        if (same_pf(v, s, 0, d, -1))
+            return -1;
+        if (op->dst2.tensor >= 0) {
+            unsigned dt = tens(v, &op->dst2)->dtype;
+            if (ap_free(&op->dst2) != 8 || ap_parts(&op->dst2) != ap_parts(s))
+                return vfail(v, "dst_idx", "must be [%lld, 8]", (long long)ap_parts(s));
+            if (dt != ISA_DT_UINT32 && dt != ISA_DT_INT32)
+                return vfail(v, "dst_idx", "dtype %s (indices are uint32)",
+                             isa_dtype_numpy_name(dt));
+        }
+    }
+    return 0;
+}
+
+static int check_misc(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    switch (op->kind) {
+    case TIR_MEMSET:
+        return need(v, &op->dst, -1);
+    case TIR_STREAM_SHUFFLE:
+        if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
+            return vfail(v, "dst", "src and dst must have the same dtype");
+        if (ap_parts(&op->src[0]) > 32 || ap_parts(&op->dst) > 32)
+            return vfail(v, "src", "stream_shuffle works on one 32-partition quadrant (got %lld "
+                         "partitions)", (long long)ap_parts(&op->src[0]));
+        for (int i = 0; i < 32; i++)
+            if (op->shuffle_mask[i] != 255 && op->shuffle_mask[i] >= ap_parts(&op->src[0]))
+                return vfail(v, "shuffle_mask", "entry %d is %u (a source partition < %lld, or "
+                             "255 = keep)", i, op->shuffle_mask[i], (long long)ap_parts(&op->src[0]));
+        return same_pf(v, &op->dst, -1, &op->src[0], 0);
+    case TIR_LOAD_TENSOR_TO_REGISTER:
+        if (ap_elems(&op->src[0]) != 1)
+            return vfail(v, "src", "must be one element (got %lld)", (long long)ap_elems(&op->src[0]));
+        if (op->reg < 0 || op->reg >= ISA_NUM_REGS)
+            return vfail(v, "reg", "%d out of range 0..%d", op->reg, ISA_NUM_REGS - 1);
+        if (isa_dtype_size(tens(v, &op->src[0])->dtype) != 4)
+            return vfail(v, "src", "registers are 32-bit (dtype %s)",
+                         isa_dtype_numpy_name(tens(v, &op->src[0])->dtype));
+        return 0;
+    case TIR_BROADCAST_PARTITION:
+        if (ap_parts(&op->src[0]) != 1)
+            return vfail(v, "src", "must be one partition (got %lld)",
+                         (long long)ap_parts(&op->src[0]));
+        if (ap_free(&op->src[0]) != ap_free(&op->dst))
+            return vfail(v, "dst", "free size %lld differs from src's %lld",
+                         (long long)ap_free(&op->dst), (long long)ap_free(&op->src[0]));
+        return 0;
+    case TIR_TENSOR_PARTITION_REDUCE:
+        if (check_reduce_alu(v, op->reduce_op, "operator"))
+            return -1;
+        if (ap_parts(&op->dst) != 1 || ap_free(&op->dst) != ap_free(&op->src[0]))
+            return vfail(v, "dst", "must be [1, %lld] (got %lld x %lld)",
+                         (long long)ap_free(&op->src[0]), (long long)ap_parts(&op->dst),
+                         (long long)ap_free(&op->dst));
+        return 0;
+    case TIR_SELECT:
+        for (int i = 0; i < op->nsrc; i++)
+            if (same_pf(v, &op->dst, -1, &op->src[i], i))
+                return -1;
+        return 0;
+    case TIR_DROPOUT:
+        if (!op->s0.is_ap && !(op->s0.imm >= 0.0 && op->s0.imm <= 1.0))
+            return vfail(v, "prob", "%g outside [0, 1]", op->s0.imm);
+        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
+               per_partition_scalar(v, &op->s0, 100, &op->src[0]);
+    case TIR_QUANTIZE_MX: {
+        unsigned sd = tens(v, &op->src[0])->dtype, dd = tens(v, &op->dst)->dtype;
+        if (sd != ISA_DT_BF16 && sd != ISA_DT_FP16 && sd != ISA_DT_FP32)
+            return vfail(v, "src", "dtype %s (bfloat16, float16 or float32)", isa_dtype_numpy_name(sd));
+        if (!is_fp8(dd))
+            return vfail(v, "dst", "dtype %s (float8)", isa_dtype_numpy_name(dd));
+        if (need(v, &op->dst2, -2))
+            return -1;
+        if (tens(v, &op->dst2)->dtype != ISA_DT_UINT8)
+            return vfail(v, "scale", "scales are uint8 (E8M0)");
+        return same_pf(v, &op->dst, -1, &op->src[0], 0);
+    }
+    case TIR_CORE_BARRIER: {
+        unsigned all = v->k->num_programs >= 32 ? 0xffffffffu : (1u << v->k->num_programs) - 1;
+        if (op->barrier_cores == 0 || (op->barrier_cores & ~all))
+            return vfail(v, "cores", "mask 0x%x names cores outside 0..%d", op->barrier_cores,
+                         v->k->num_programs - 1);
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int check_compute(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    switch (op->kind) {
+    case TIR_MATMUL: case TIR_MATMUL_MX: case TIR_MATMUL_SPARSE:
+        return check_matmul(v);
+    case TIR_TRANSPOSE:
+        return check_transpose(v);
+    case TIR_ACTIVATION: case TIR_ACTIVATE2:
+        return check_activation(v);
+    case TIR_TENSOR_TENSOR: {
+        if (check_alu(v, op->op0, "operator", false) || same_pf(v, &op->dst, -1, &op->src[0], 0) ||
+            same_pf(v, &op->dst, -1, &op->src[1], 1))
+            return -1;
+        if (tens(v, &op->src[0])->kind == TIR_T_PSUM && tens(v, &op->src[1])->kind == TIR_T_PSUM)
+            return vfail(v, "in1", "in0 and in1 cannot both be in PSUM");
+        return 0;
+    }
+    case TIR_TENSOR_SCALAR:
+        if (check_alu(v, op->op0, "op0", false) || check_alu(v, op->op1, "op1", true))
+            return -1;
+        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
+               per_partition_scalar(v, &op->s0, 100, &op->src[0]) ||
+               per_partition_scalar(v, &op->s1, 101, &op->src[0]);
+    case TIR_SCALAR_TENSOR_TENSOR:
+        if (check_alu(v, op->op0, "op0", false) || check_alu(v, op->op1, "op1", false))
+            return -1;
+        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
+               same_pf(v, &op->dst, -1, &op->src[1], 1) ||
+               per_partition_scalar(v, &op->s0, 100, &op->src[0]);
+    case TIR_TENSOR_REDUCE: {
+        if (check_reduce_alu(v, op->reduce_op, "operator"))
+            return -1;
+        const tir_ap_t *s = &op->src[0];
+        int nfree = s->ndim - 1;
+        if (op->axes == 0 || nfree < 1 || (op->axes >> nfree))
+            return vfail(v, "axis", "must name free axes of src (1..%d)", nfree);
+        int64_t keep = 1;
+        for (int d = 1; d < s->ndim; d++)
+            if (!(op->axes & (1u << (s->ndim - 1 - d))))
+                keep *= s->count[d];
+        if (ap_parts(&op->dst) != ap_parts(s) || ap_free(&op->dst) != keep)
+            return vfail(v, "dst", "shape has %lld x %lld elements, expected %lld x %lld after "
+                         "the reduction", (long long)ap_parts(&op->dst), (long long)ap_free(&op->dst),
+                         (long long)ap_parts(s), (long long)keep);
+        return 0;
+    }
+    case TIR_TENSOR_COPY:
+        return same_pf(v, &op->dst, -1, &op->src[0], 0);
+    case TIR_TENSOR_TENSOR_SCAN:
+        if (check_alu(v, op->op0, "op0", false) || check_alu(v, op->op1, "op1", false))
+            return -1;
+        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
+               same_pf(v, &op->dst, -1, &op->src[1], 1) ||
+               per_partition_scalar(v, &op->s0, 100, &op->src[0]);
+    case TIR_IOTA:
+        return check_pattern(v);
+    case TIR_AFFINE_SELECT:
+        return check_pattern(v) || same_pf(v, &op->dst, -1, &op->src[0], 0);
+    case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
+        return check_8(v);
+    case TIR_LOCAL_GATHER:
+        return check_local_gather(v);
+    case TIR_GATHER_FLATTENED:
+        return check_gather_flattened(v);
+    default:
+        return check_misc(v);
+    }
+}
+
+static int check_engine(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    unsigned legal = legal_engines(op->kind);
+    if (op->kind == TIR_MEMSET && !engine_in(op->engine, legal))
+        return vfail(v, "engine", "Memset engine can only be Vector or GpSIMD or Unknown.");
+    if (op->engine < 0 || op->engine >= ISA_ENG_COUNT || !engine_in(op->engine, legal)) {
+        char buf[128];
+        return vfail(v, "engine", "%s cannot run on engine %s (allowed: %s)",
+                     tir_op_name(op->kind),
+                     op->engine >= 0 && op->engine < ISA_ENG_COUNT
+                         ? isa_engine_name((isa_engine_t)op->engine) : "?",
+                     engine_list(legal, buf, sizeof buf));
+    }
+    return 0;
+}
+
+int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                    tpb_err_t *err)
+{
+    vctx_t v = {k, target ? target : tpb_target_default(), op, err};
+    if ((unsigned)op->kind >= TIR_OP_COUNT)
+        return tpb_errf(err, "%s: unknown op kind %d", op->path, (int)op->kind);
+    if (check_engine(&v))
+        return -1;
+    bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER;
+    if (needs_dst && need(&v, &op->dst, -1))
+        return -1;
+    if (check_operands(&v))
+        return -1;
+    if (is_dma(op->kind))
+        return check_dma(&v);
+    return check_compute(&v) ? -1 : 0;
+}

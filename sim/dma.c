@@ -1,0 +1,651 @@
+/* dma.c - DMA queues and descriptor execution.
+ *
+ * PseudoDmaDirect2d / PseudoDmaIndirect2d queue a descriptor on their
+ * queue (registers resolved and both sides bounds-checked at issue);
+ * DmaTrigger submits the last `ndesc` queued descriptors of its queue as one
+ * transfer.  Transfers of one queue run in order; queues run concurrently
+ * and share the core's DMA engines.  Data moves when a transfer starts;
+ * the trigger's "at complete" semaphore update fires when it ends.
+ * Exact rules: docs/semantics-dma.md; timing: docs/timing.md. */
+#include "sim_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numeric.h"
+
+#define PITCH ((int64_t)ISA_DMA_PARTITION_PITCH)
+
+static const char *space_name(unsigned sp)
+{
+    const char *n = isa_enum_name(ISA_FT_SPACE, sp);
+    return n ? n : "?";
+}
+
+static bool on_chip(unsigned sp) { return sp == ISA_SPACE_SBUF || sp == ISA_SPACE_PSUM; }
+
+static uint32_t space_pb(const sim_t *s, unsigned sp)
+{
+    return sp == ISA_SPACE_SBUF ? s->t->sbuf_partition_bytes : s->t->psum_partition_bytes;
+}
+
+/* ---- bounds checks at descriptor issue ---- */
+
+static int addr_error(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, const char *opnd,
+                      const isa_dap_t *p, int64_t a, tpb_err_t *err)
+{
+    if (p->space == ISA_SPACE_HBM)
+        return sim_inst_errf(err, c, e, idx,
+                             "operand %s: HBM address %lld (element of %u bytes) is outside HBM "
+                             "(%llu bytes)",
+                             opnd, (long long)a, isa_dtype_size(p->dtype),
+                             (unsigned long long)s->hbm_bytes);
+    return sim_inst_errf(err, c, e, idx,
+                         "operand %s: %s address 0x%llx (partition %lld, offset %lld, element "
+                         "of %u bytes) is outside %s of core %u (%u partitions x %u bytes)",
+                         opnd, space_name(p->space), (unsigned long long)a,
+                         (long long)(a >= 0 ? a / PITCH : -1), (long long)(a >= 0 ? a % PITCH : a),
+                         isa_dtype_size(p->dtype), space_name(p->space), p->core,
+                         s->t->partitions, space_pb(s, p->space));
+}
+
+static bool chip_elem_ok(const sim_t *s, unsigned sp, int64_t a, unsigned size)
+{
+    if (a < 0)
+        return false;
+    int64_t part = a / PITCH, off = a % PITCH;
+    return part < (int64_t)s->t->partitions && off + size <= (int64_t)space_pb(s, sp);
+}
+
+/* Check every element of the 2-D pattern (rows = p->count[1]). */
+static int dap_check(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, const char *opnd,
+                     const isa_dap_t *p, int64_t addr, tpb_err_t *err)
+{
+    unsigned size = isa_dtype_size(p->dtype);
+    uint32_t n0 = p->count[0], n1 = p->count[1];
+    if (!n0 || !n1)
+        return 0;
+    int64_t s0 = p->step[0], s1 = p->step[1];
+    if (p->space == ISA_SPACE_HBM) {
+        int64_t e0 = s0 * (int64_t)(n0 - 1), e1 = s1 * (int64_t)(n1 - 1);
+        int64_t lo = addr + (e0 < 0 ? e0 : 0) + (e1 < 0 ? e1 : 0);
+        int64_t hi = addr + (e0 > 0 ? e0 : 0) + (e1 > 0 ? e1 : 0) + size;
+        if (lo < 0)
+            return addr_error(s, c, e, idx, opnd, p, lo, err);
+        if (hi > (int64_t)s->hbm_bytes)
+            return addr_error(s, c, e, idx, opnd, p, hi - size, err);
+        return 0;
+    }
+    if (!on_chip(p->space))
+        return sim_inst_errf(err, c, e, idx, "operand %s: space %s is not a DMA space", opnd,
+                             space_name(p->space));
+    if (p->core >= s->ncores)
+        return sim_inst_errf(err, c, e, idx,
+                             "operand %s: core %u owns the %s side but the artifact has %u "
+                             "core(s)",
+                             opnd, p->core, space_name(p->space), s->ncores);
+    int64_t span = s0 * (int64_t)(n0 - 1);
+    for (uint32_t j = 0; j < n1; j++) {
+        int64_t first = addr + (int64_t)j * s1, last = first + span;
+        int64_t lo = first < last ? first : last, hi = first < last ? last : first;
+        if (lo >= 0 && lo / PITCH == hi / PITCH) {
+            /* arithmetic sequence between two points of one partition */
+            if (!chip_elem_ok(s, p->space, lo, size))
+                return addr_error(s, c, e, idx, opnd, p, lo, err);
+            if (!chip_elem_ok(s, p->space, hi, size))
+                return addr_error(s, c, e, idx, opnd, p, hi, err);
+            continue;
+        }
+        for (uint32_t i = 0; i < n0; i++)
+            if (!chip_elem_ok(s, p->space, first + (int64_t)i * s0, size))
+                return addr_error(s, c, e, idx, opnd, p, first + (int64_t)i * s0, err);
+    }
+    return 0;
+}
+
+/* ---- descriptor issue ---- */
+
+static int queue_push(sim_queue_t *q, const sim_desc_t *d, tpb_err_t *err)
+{
+    if (q->npending == q->cap) {
+        unsigned nc = q->cap ? q->cap * 2 : 16;
+        sim_desc_t *v = realloc(q->pending, nc * sizeof *v);
+        if (!v)
+            return tpb_errf(err, "out of memory (DMA queue)");
+        q->pending = v;
+        q->cap = nc;
+    }
+    q->pending[q->npending++] = *d;
+    return 0;
+}
+
+static int reg_offset(sim_core_t *c, sim_engine_t *e, size_t idx, const char *what, uint32_t reg,
+                      unsigned size, int64_t *off, tpb_err_t *err)
+{
+    *off = 0;
+    if (reg == ISA_REG_NONE)
+        return 0;
+    if (reg >= ISA_NUM_REGS)
+        return sim_inst_errf(err, c, e, idx, "%s r%u out of range (0..%d, or 255 for none)", what,
+                             reg, ISA_NUM_REGS - 1);
+    *off = (int64_t)(int32_t)e->regs[reg] * size;
+    return 0;
+}
+
+static int check_queue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint32_t q,
+                       tpb_err_t *err)
+{
+    if (q >= s->t->dma_queues)
+        return sim_inst_errf(err, c, e, idx, "queue %u out of range (target %s has %u queues)", q,
+                             s->t->name, s->t->dma_queues);
+    return 0;
+}
+
+static uint64_t dap_elems(const isa_dap_t *p) { return (uint64_t)p->count[0] * p->count[1]; }
+
+static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, sim_desc_t *sd,
+                        tpb_err_t *err)
+{
+    const isa_fmt_DDESC_t *f = &sd->d->inst.f.DDESC;
+    if (check_queue(s, c, e, idx, f->queue, err))
+        return -1;
+    if (dap_elems(&f->src) != dap_elems(&f->dst))
+        return sim_inst_errf(err, c, e, idx,
+                             "element counts differ: src %u x %u = %llu, dst %u x %u = %llu",
+                             f->src.count[1], f->src.count[0],
+                             (unsigned long long)dap_elems(&f->src), f->dst.count[1],
+                             f->dst.count[0], (unsigned long long)dap_elems(&f->dst));
+    unsigned ss = isa_dtype_size(f->src.dtype), ds = isa_dtype_size(f->dst.dtype);
+    if (f->transpose && !((ss == 2 || ss == 4) && ss == ds))
+        return sim_inst_errf(err, c, e, idx,
+                             "DMA transpose needs 2- or 4-byte elements of one size (src %s, "
+                             "dst %s)",
+                             isa_dtype_name(f->src.dtype), isa_dtype_name(f->dst.dtype));
+    int64_t so, dof;
+    if (reg_offset(c, e, idx, "src_reg", f->src_reg, ss, &so, err) ||
+        reg_offset(c, e, idx, "dst_reg", f->dst_reg, ds, &dof, err))
+        return -1;
+    sd->src_addr = (int64_t)f->src.addr + so;
+    sd->dst_addr = (int64_t)f->dst.addr + dof;
+    if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr, err) ||
+        dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr, err))
+        return -1;
+    return f->queue;
+}
+
+static int idx_tap_check(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, const isa_tap_t *t,
+                         tpb_err_t *err)
+{
+    if (t->space != ISA_SPACE_SBUF)
+        return sim_inst_errf(err, c, e, idx, "operand idx: must be in sbuf (got %s)",
+                             space_name(t->space));
+    if (isa_dtype_kind(t->dtype) == ISA_DK_F)
+        return sim_inst_errf(err, c, e, idx, "operand idx: dtype %s is not an integer type",
+                             isa_dtype_name(t->dtype));
+    int64_t lo = 0, hi = 0;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        if (!t->count[d])
+            return 0;
+        int64_t ext = (int64_t)t->step[d] * (int64_t)(t->count[d] - 1);
+        if (ext < 0)
+            lo += ext;
+        else
+            hi += ext;
+    }
+    unsigned size = isa_dtype_size(t->dtype);
+    int64_t first = (int64_t)t->addr + lo * size, last = (int64_t)t->addr + hi * size + size;
+    if (first < 0 || last > (int64_t)s->t->sbuf_partition_bytes)
+        return sim_inst_errf(err, c, e, idx,
+                             "operand idx: byte range [%lld, %lld) of each partition is outside "
+                             "SBUF (%u bytes per partition)",
+                             (long long)first, (long long)last, s->t->sbuf_partition_bytes);
+    return 0;
+}
+
+static int indirect_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, sim_desc_t *sd,
+                          tpb_err_t *err)
+{
+    const isa_fmt_DIND_t *f = &sd->d->inst.f.DIND;
+    if (check_queue(s, c, e, idx, f->queue, err))
+        return -1;
+    if (idx_tap_check(s, c, e, idx, &f->idx, err))
+        return -1;
+    const isa_dap_t *plain = f->scatter ? &f->src : &f->dst;
+    const isa_dap_t *indexed = f->scatter ? &f->dst : &f->src;
+    uint64_t nidx = (uint64_t)f->idx.nparts * isa_tap_free_elems(&f->idx);
+    if (nidx != plain->count[1])
+        return sim_inst_errf(err, c, e, idx,
+                             "idx has %llu indices but the %s side has %u rows (count[1])",
+                             (unsigned long long)nidx, f->scatter ? "src" : "dst",
+                             plain->count[1]);
+    if (indexed->count[0] != plain->count[0])
+        return sim_inst_errf(err, c, e, idx,
+                             "row lengths differ: src count[0] = %u, dst count[0] = %u",
+                             f->src.count[0], f->dst.count[0]);
+    sd->src_addr = f->src.addr;
+    sd->dst_addr = f->dst.addr;
+    /* the indexed side's whole extent (count[1] rows) must be addressable, so
+     * every in-range index is too */
+    if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr, err) ||
+        dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr, err))
+        return -1;
+    return f->queue;
+}
+
+int sim_dma_descriptor(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, tpb_err_t *err)
+{
+    sim_desc_t sd = { .d = &e->stream.insts[idx], .pc = e->stream.insts[idx].pc,
+                      .engine_slot = (uint8_t)e->slot };
+    int q = sd.d->inst.op == ISA_OP_DMA_DIRECT2D ? direct_issue(s, c, e, idx, &sd, err)
+                                                 : indirect_issue(s, c, e, idx, &sd, err);
+    if (q < 0)
+        return -1;
+    c->queues[q].descriptors++;
+    return queue_push(&c->queues[q], &sd, err);
+}
+
+/* ---- trigger ---- */
+
+static int push_start(sim_t *s, sim_core_t *c, unsigned q, uint64_t t, tpb_err_t *err)
+{
+    unsigned nq = s->t->dma_queues;
+    /* round-robin: among starts due at the same time, queues at or after the
+     * pointer go first */
+    sim_event_t ev = { .t = t, .kind = EV_DMA_START, .core = (uint8_t)c->index,
+                       .unit = (uint16_t)((q + nq - c->dma_rr % nq) % nq), .val = q };
+    return sim_heap_push(s, ev, err);
+}
+
+int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64_t t,
+                    tpb_err_t *err)
+{
+    const isa_decoded_t *d = &e->stream.insts[idx];
+    uint32_t q = d->inst.f.DTRIG.queue, n = d->inst.f.DTRIG.ndesc;
+    if (check_queue(s, c, e, idx, q, err))
+        return -1;
+    sim_queue_t *Q = &c->queues[q];
+    if (n == 0)
+        return sim_inst_errf(err, c, e, idx, "ndesc is 0 (a transfer needs a descriptor)");
+    if (n > Q->npending)
+        return sim_inst_errf(err, c, e, idx,
+                             "ndesc %u but only %u descriptor(s) are queued on queue %u", n,
+                             Q->npending, q);
+    sim_xfer_t *x = calloc(1, sizeof *x);
+    if (!x || !(x->descs = malloc(n * sizeof *x->descs))) {
+        free(x);
+        return tpb_errf(err, "out of memory (DMA transfer)");
+    }
+    memcpy(x->descs, Q->pending + (Q->npending - n), n * sizeof *x->descs);
+    Q->npending -= n;
+    x->ndesc = n;
+    x->queue = q;
+    x->trigger = d;
+    x->trigger_idx = idx;
+    x->engine_slot = (uint8_t)e->slot;
+    x->issuer = (sim_ref_t){ .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
+                             .pc = d->pc };
+    x->submit_ps = t;
+    if (Q->tail)
+        Q->tail->next = x;
+    else
+        Q->head = x;
+    Q->tail = x;
+    if (!Q->busy) {
+        Q->busy = true;
+        return push_start(s, c, q, t, err);
+    }
+    return 0;
+}
+
+/* ---- data movement ---- */
+
+typedef struct {
+    sim_t *s;
+    sim_core_t *c;               /* issuing core */
+    sim_xfer_t *x;
+    const sim_desc_t *sd;
+    uint64_t *eng_bytes;         /* [nengines] */
+    unsigned nengines;
+    bool add;
+    tpb_err_t *err;
+} mover_t;
+
+static int mover_errf(mover_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int mover_errf(mover_t *m, const char *fmt, ...)
+{
+    char body[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    sim_engine_t *e = &m->c->eng[m->x->engine_slot];
+    return sim_inst_errf(m->err, m->c, e, m->x->trigger_idx,
+                         "transfer on queue %u, descriptor %s at pc %u: %s", m->x->queue,
+                         isa_ops[m->sd->d->inst.op].mnemonic, m->sd->pc, body);
+}
+
+static uint8_t *side_ptr(const sim_t *s, const isa_dap_t *p, int64_t a, uint8_t **init)
+{
+    if (p->space == ISA_SPACE_HBM) {
+        *init = s->hbm_init ? s->hbm_init + a : NULL;
+        return s->hbm + a;
+    }
+    sim_core_t *o = &s->cores[p->core];
+    uint64_t off = (uint64_t)(a / PITCH) * space_pb(s, p->space) + (uint64_t)(a % PITCH);
+    if (p->space == ISA_SPACE_SBUF) {
+        *init = o->sbuf_init ? o->sbuf_init + off : NULL;
+        return o->sbuf + off;
+    }
+    *init = o->psum_init ? o->psum_init + off : NULL;
+    return o->psum + off;
+}
+
+static unsigned engine_of(const mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap_t *src,
+                          int64_t sa, uint32_t row)
+{
+    const tpb_target_t *t = m->s->t;
+    int64_t part;
+    if (on_chip(dst->space))
+        part = da / PITCH;
+    else if (on_chip(src->space))
+        part = sa / PITCH;
+    else
+        return row % m->nengines;
+    unsigned e = (unsigned)(part / (t->dma_partitions_per_engine ? t->dma_partitions_per_engine : 1));
+    return e < m->nengines ? e : m->nengines - 1;
+}
+
+static bool all_init(const uint8_t *init, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (!init[i])
+            return false;
+    return true;
+}
+
+/* Move one element: cast through fp32 when dtypes differ, accumulate with
+ * compute=add. */
+static int move_elem(mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap_t *src,
+                     int64_t sa)
+{
+    uint8_t *si, *di;
+    uint8_t *sp = side_ptr(m->s, src, sa, &si), *dp = side_ptr(m->s, dst, da, &di);
+    unsigned ss = isa_dtype_size(src->dtype), ds = isa_dtype_size(dst->dtype);
+    if (si && !all_init(si, ss))
+        return mover_errf(m, "read of never-written %s memory at src address 0x%llx (--check-uninit)",
+                          space_name(src->space), (unsigned long long)sa);
+    if (m->add && di && !all_init(di, ds))
+        return mover_errf(m, "accumulate into never-written %s memory at dst address 0x%llx "
+                          "(--check-uninit)", space_name(dst->space), (unsigned long long)da);
+    if (!m->add && src->dtype == dst->dtype) {
+        memmove(dp, sp, ss);
+    } else {
+        float v = num_load_f32(sp, src->dtype);
+        if (m->add)
+            v = num_load_f32(dp, dst->dtype) + v;
+        num_store_f32(dp, dst->dtype, v);
+    }
+    if (di)
+        memset(di, 1, ds);
+    return 0;
+}
+
+static unsigned elem_bytes(const isa_dap_t *a, const isa_dap_t *b)
+{
+    unsigned x = isa_dtype_size(a->dtype), y = isa_dtype_size(b->dtype);
+    return x > y ? x : y;
+}
+
+/* Copy a contiguous row with memcpy when nothing else is needed. */
+static bool row_fast(const mover_t *m, const isa_dap_t *dst, const isa_dap_t *src)
+{
+    unsigned size = isa_dtype_size(src->dtype);
+    return !m->add && src->dtype == dst->dtype && src->step[0] == (int32_t)size &&
+           dst->step[0] == (int32_t)size && !m->s->opt.check_uninit;
+}
+
+static bool row_in_one_partition(const isa_dap_t *p, int64_t a, uint32_t n)
+{
+    if (!on_chip(p->space))
+        return true;
+    int64_t last = a + (int64_t)p->step[0] * (n - 1);
+    return a / PITCH == last / PITCH && last >= a;
+}
+
+static int move_direct(mover_t *m)
+{
+    const isa_fmt_DDESC_t *f = &m->sd->d->inst.f.DDESC;
+    const isa_dap_t *src = &f->src, *dst = &f->dst;
+    unsigned eb = elem_bytes(src, dst);
+    bool copy = !m->s->opt.timing_only;
+    uint64_t total = dap_elems(src);
+    if (!total)
+        return 0;
+    if (src->count[0] == dst->count[0]) {
+        /* same row shape: row by row */
+        uint32_t n0 = src->count[0];
+        bool fast = row_fast(m, dst, src);
+        for (uint32_t j = 0; j < src->count[1]; j++) {
+            int64_t sa = m->sd->src_addr + (int64_t)j * src->step[1];
+            int64_t da = m->sd->dst_addr + (int64_t)j * dst->step[1];
+            if (row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0)) {
+                m->eng_bytes[engine_of(m, dst, da, src, sa, j)] += (uint64_t)n0 * eb;
+                if (!copy)
+                    continue;
+                if (fast) {
+                    uint8_t *si, *di;
+                    memmove(side_ptr(m->s, dst, da, &di), side_ptr(m->s, src, sa, &si),
+                            (size_t)n0 * isa_dtype_size(src->dtype));
+                    continue;
+                }
+                for (uint32_t i = 0; i < n0; i++)
+                    if (move_elem(m, dst, da + (int64_t)i * dst->step[0], src,
+                                  sa + (int64_t)i * src->step[0]))
+                        return -1;
+                continue;
+            }
+            for (uint32_t i = 0; i < n0; i++) {
+                int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
+                m->eng_bytes[engine_of(m, dst, b, src, a, j)] += eb;
+                if (copy && move_elem(m, dst, b, src, a))
+                    return -1;
+            }
+        }
+        return 0;
+    }
+    /* different row shapes: element k of src to element k of dst */
+    uint32_t si = 0, sj = 0, di = 0, dj = 0;
+    for (uint64_t k = 0; k < total; k++) {
+        int64_t a = m->sd->src_addr + (int64_t)sj * src->step[1] + (int64_t)si * src->step[0];
+        int64_t b = m->sd->dst_addr + (int64_t)dj * dst->step[1] + (int64_t)di * dst->step[0];
+        m->eng_bytes[engine_of(m, dst, b, src, a, dj)] += eb;
+        if (copy && move_elem(m, dst, b, src, a))
+            return -1;
+        if (++si == src->count[0]) { si = 0; sj++; }
+        if (++di == dst->count[0]) { di = 0; dj++; }
+    }
+    return 0;
+}
+
+/* Index j of the idx TAP (partition-major, then free dims outer to inner). */
+static int64_t read_index(const mover_t *m, const isa_tap_t *t, uint64_t j, bool *uninit)
+{
+    uint64_t per = isa_tap_free_elems(t);
+    uint64_t p = t->start + j / per, r = j % per;
+    int64_t off = 0;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        off += (int64_t)(r % t->count[d]) * t->step[d];
+        r /= t->count[d];
+    }
+    unsigned size = isa_dtype_size(t->dtype);
+    uint64_t byte = p * m->s->t->sbuf_partition_bytes + (uint64_t)((int64_t)t->addr + off * size);
+    if (m->c->sbuf_init && !all_init(m->c->sbuf_init + byte, size))
+        *uninit = true;
+    return num_load_i64(m->c->sbuf + byte, t->dtype);
+}
+
+static int move_indirect(mover_t *m)
+{
+    const isa_fmt_DIND_t *f = &m->sd->d->inst.f.DIND;
+    const isa_dap_t *src = &f->src, *dst = &f->dst;
+    const isa_dap_t *indexed = f->scatter ? dst : src;
+    unsigned eb = elem_bytes(src, dst);
+    uint32_t rows = f->scatter ? src->count[1] : dst->count[1], n0 = src->count[0];
+    bool copy = !m->s->opt.timing_only;
+    for (uint32_t j = 0; j < rows; j++) {
+        int64_t ix = j;
+        if (copy) {
+            bool uninit = false;
+            ix = read_index(m, &f->idx, j, &uninit);
+            if (uninit)
+                return mover_errf(m, "index %u read from never-written SBUF (--check-uninit)", j);
+            if (ix < 0 || ix >= (int64_t)indexed->count[1]) {
+                if (f->oob == ISA_OOB_SKIP)
+                    continue;
+                return mover_errf(m,
+                                  "index %lld (idx element %u) is out of range [0, %u) of the "
+                                  "indexed %s side (oob=error)",
+                                  (long long)ix, j, indexed->count[1], f->scatter ? "dst" : "src");
+            }
+        } else if (j >= indexed->count[1]) {
+            continue;
+        }
+        int64_t sa = m->sd->src_addr + (f->scatter ? (int64_t)j : ix) * src->step[1];
+        int64_t da = m->sd->dst_addr + (f->scatter ? ix : (int64_t)j) * dst->step[1];
+        for (uint32_t i = 0; i < n0; i++) {
+            int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
+            m->eng_bytes[engine_of(m, dst, b, src, a, j)] += eb;
+            if (copy && move_elem(m, dst, b, src, a))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- timing ---- */
+
+static uint64_t bytes_ps(const tpb_target_t *t, uint64_t bytes, bool transpose)
+{
+    double eff = transpose ? t->dma_transpose_efficiency : 1.0;
+    /* rate in bytes per microsecond, rounded to an integer so the
+     * arithmetic below is exact and machine-independent */
+    uint64_t rate = (uint64_t)(t->dma_bytes_per_ns_per_engine * eff * 1000.0 + 0.5);
+    if (!rate)
+        rate = 1;
+    return (bytes * 1000000ull + rate - 1) / rate;
+}
+
+uint64_t sim_dma_duration_ps(const tpb_target_t *t, const uint64_t *bytes_per_engine,
+                             unsigned nengines, bool transpose)
+{
+    uint64_t lat = (uint64_t)(t->dma_fixed_latency_ns * 1000.0 + 0.5), worst = 0;
+    for (unsigned i = 0; i < nengines; i++) {
+        uint64_t d = bytes_ps(t, bytes_per_engine[i], transpose);
+        if (d > worst)
+            worst = d;
+    }
+    return lat + worst;
+}
+
+int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
+{
+    sim_queue_t *Q = &c->queues[q];
+    sim_xfer_t *x = Q->head;
+    if (!x)
+        return 0;
+    unsigned ne = s->t->dma_engines;
+    if (ne > SIM_DMA_MAX_ENGINES)
+        ne = SIM_DMA_MAX_ENGINES;
+    if (!ne)
+        ne = 1;
+    uint64_t eng[SIM_DMA_MAX_ENGINES] = { 0 };
+    bool transpose = false;
+    for (unsigned i = 0; i < x->ndesc; i++) {
+        const sim_desc_t *sd = &x->descs[i];
+        bool direct = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;
+        unsigned dmaop = direct ? sd->d->inst.f.DDESC.compute : sd->d->inst.f.DIND.compute;
+        mover_t m = { .s = s, .c = c, .x = x, .sd = sd, .eng_bytes = eng, .nengines = ne,
+                      .add = dmaop == ISA_DMAOP_ADD, .err = err };
+        if (direct && sd->d->inst.f.DDESC.transpose)
+            transpose = true;
+        if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
+            return -1;
+    }
+    uint64_t now = s->now, lat = (uint64_t)(s->t->dma_fixed_latency_ns * 1000.0 + 0.5);
+    uint64_t end = now + lat, bytes = 0;
+    for (unsigned i = 0; i < ne; i++) {
+        if (!eng[i])
+            continue;
+        bytes += eng[i];
+        uint64_t st = now + lat > c->dma_engine_free[i] ? now + lat : c->dma_engine_free[i];
+        uint64_t fin = st + bytes_ps(s->t, eng[i], transpose);
+        c->dma_engine_free[i] = fin;
+        if (fin > end)
+            end = fin;
+    }
+    x->start_ps = now;
+    x->end_ps = end;
+    x->bytes = bytes;
+    c->dma_rr = (q + 1) % s->t->dma_queues;
+    sim_event_t ev = { .t = end, .kind = EV_DMA_DONE, .core = (uint8_t)c->index,
+                       .unit = (uint16_t)q };
+    return sim_heap_push(s, ev, err);
+}
+
+int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
+{
+    sim_queue_t *Q = &c->queues[q];
+    sim_xfer_t *x = Q->head;
+    if (!x)
+        return 0;
+    Q->head = x->next;
+    if (!Q->head)
+        Q->tail = NULL;
+    Q->bytes += x->bytes;
+    Q->transfers++;
+    Q->busy_ps += x->end_ps - x->start_ps;
+    if (x->end_ps > s->end_ps)
+        s->end_ps = x->end_ps;
+    sim_ref_t lane = { .core = (int16_t)c->index, .tid = (uint16_t)(SIM_DMA_LANE_TID + q * 8),
+                       .pc = x->issuer.pc };
+    if (s->opt.trace) {
+        sim_tr_dma_t r = { .start_ps = x->start_ps, .end_ps = x->end_ps, .bytes = x->bytes,
+                           .core = (uint8_t)c->index, .queue = (uint16_t)q, .ndesc = x->ndesc,
+                           .issuer = x->issuer };
+        sim_trace_dma(s, &r);
+    }
+    const isa_sync_t *h = &x->trigger->inst.sync;
+    int rc = 0;
+    if (h->upd_en && !h->upd_at_read) {
+        uint64_t lat = sim_cycles_to_ps(s->t->clk_ref, s->t->sem_latency_cycles);
+        rc = sim_sync_schedule_update(s, c, h, s->now + lat, lane, &c->eng[x->engine_slot],
+                                      x->trigger_idx, err);
+    }
+    free(x->descs);
+    free(x);
+    if (rc)
+        return rc;
+    if (Q->head)
+        return push_start(s, c, q, s->now, err);
+    Q->busy = false;
+    return 0;
+}
+
+void sim_dma_free(sim_core_t *c, unsigned nqueues)
+{
+    for (unsigned q = 0; q < nqueues; q++) {
+        sim_xfer_t *x = c->queues[q].head;
+        while (x) {
+            sim_xfer_t *n = x->next;
+            free(x->descs);
+            free(x);
+            x = n;
+        }
+        free(c->queues[q].pending);
+    }
+    free(c->queues);
+    c->queues = NULL;
+}

@@ -1,0 +1,629 @@
+/* loader.c - read an artifact directory (docs/artifacts.md): tensor-map.json,
+ * nc<i>/sg0/<Engine>.bin (decoded once), <Engine>.json sidecars, def.json,
+ * constant tensors; bind .npy inputs; read back outputs. */
+#include "sim_int.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cJSON.h"
+#include "fileio.h"
+#include "numeric.h"
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int read_json(const char *path, cJSON **out, tpb_err_t *err)
+{
+    uint8_t *buf;
+    size_t len;
+    if (fio_read_all(path, &buf, &len, err) != 0)
+        return -1;
+    const char *end = NULL;
+    *out = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
+    if (!*out) {
+        size_t off = end ? (size_t)(end - (const char *)buf) : 0;
+        free(buf);
+        return tpb_errf(err, "%s: invalid JSON near byte offset %zu", path, off);
+    }
+    free(buf);
+    return 0;
+}
+
+static char *dup_str(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* ---- tensor map ---- */
+
+static int parse_tensor(sim_t *s, const char *path, int i, const cJSON *j, sim_tensor_t *t,
+                        tpb_err_t *err)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(j, "dtype");
+    const cJSON *addr = cJSON_GetObjectItemCaseSensitive(j, "hbm_addr");
+    const cJSON *bytes = cJSON_GetObjectItemCaseSensitive(j, "bytes");
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(j, "file");
+    if (!cJSON_IsString(name) || !cJSON_IsString(kind) || !cJSON_IsArray(shape) ||
+        !cJSON_IsString(dtype) || !cJSON_IsNumber(addr))
+        return tpb_errf(err, "%s: tensors[%d]: needs string name, kind, dtype, array shape and "
+                        "number hbm_addr", path, i);
+    const char *k = kind->valuestring;
+    if (strcmp(k, "input") && strcmp(k, "output") && strcmp(k, "constant") && strcmp(k, "scratch"))
+        return tpb_errf(err, "%s: tensors[%d] (%s): field kind: '%s' is not input, output, "
+                        "constant or scratch", path, i, name->valuestring, k);
+    int dt = isa_dtype_by_name(dtype->valuestring);
+    if (dt < 0)
+        return tpb_errf(err, "%s: tensors[%d] (%s): field dtype: unknown dtype '%s'", path, i,
+                        name->valuestring, dtype->valuestring);
+    t->name = dup_str(name->valuestring);
+    t->kind = dup_str(k);
+    t->dtype = (unsigned)dt;
+    int nd = cJSON_GetArraySize(shape);
+    if (nd > NPY_MAX_DIMS)
+        return tpb_errf(err, "%s: tensors[%d] (%s): field shape: more than %d dims", path, i,
+                        t->name, NPY_MAX_DIMS);
+    t->ndim = nd;
+    uint64_t n = 1;
+    for (int d = 0; d < nd; d++) {
+        const cJSON *v = cJSON_GetArrayItem(shape, d);
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e12)
+            return tpb_errf(err, "%s: tensors[%d] (%s): field shape[%d]: not a valid size", path, i,
+                            t->name, d);
+        t->shape[d] = (int64_t)v->valuedouble;
+        n *= (uint64_t)t->shape[d];
+    }
+    if (addr->valuedouble < 0)
+        return tpb_errf(err, "%s: tensors[%d] (%s): field hbm_addr is negative", path, i, t->name);
+    t->addr = (uint64_t)addr->valuedouble;
+    t->bytes = n * isa_dtype_size(t->dtype);
+    if (cJSON_IsNumber(bytes) && (uint64_t)bytes->valuedouble != t->bytes)
+        return tpb_errf(err, "%s: tensors[%d] (%s): field bytes: %.0f but shape x dtype gives %llu",
+                        path, i, t->name, bytes->valuedouble, (unsigned long long)t->bytes);
+    if (t->addr + t->bytes > s->hbm_bytes)
+        return tpb_errf(err, "%s: tensors[%d] (%s): [%llu, %llu) is outside hbm_bytes %llu", path,
+                        i, t->name, (unsigned long long)t->addr,
+                        (unsigned long long)(t->addr + t->bytes), (unsigned long long)s->hbm_bytes);
+    if (cJSON_IsString(file))
+        t->file = dup_str(file->valuestring);
+    else if (!strcmp(k, "constant"))
+        return tpb_errf(err, "%s: tensors[%d] (%s): a constant needs a string field file", path, i,
+                        t->name);
+    return 0;
+}
+
+static uint64_t tensors_extent(const cJSON *tensors)
+{
+    uint64_t hi = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, tensors)
+    {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "hbm_addr");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "bytes");
+        if (cJSON_IsNumber(a) && cJSON_IsNumber(b) && a->valuedouble + b->valuedouble > (double)hi)
+            hi = (uint64_t)(a->valuedouble + b->valuedouble);
+    }
+    return hi;
+}
+
+static unsigned count_core_dirs(const char *dir)
+{
+    unsigned n = 0;
+    char p[4200];
+    while (n < 64) {
+        snprintf(p, sizeof p, "%s/nc%u", dir, n);
+        if (!fio_is_dir(p))
+            break;
+        n++;
+    }
+    return n;
+}
+
+static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tensor-map.json", dir);
+    cJSON *root;
+    if (read_json(path, &root, err) != 0)
+        return -1;
+    int rc = -1;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *kern = cJSON_GetObjectItemCaseSensitive(root, "kernel");
+    const cJSON *tgt = cJSON_GetObjectItemCaseSensitive(root, "target");
+    const cJSON *nc = cJSON_GetObjectItemCaseSensitive(root, "num_cores");
+    const cJSON *hb = cJSON_GetObjectItemCaseSensitive(root, "hbm_bytes");
+    const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
+    if (!cJSON_IsObject(root)) {
+        tpb_errf(err, "%s: top level must be an object", path);
+        goto out;
+    }
+    if (cJSON_IsString(fmt) && strcmp(fmt->valuestring, "tpbsim-tensor-map")) {
+        tpb_errf(err, "%s: field format: '%s' is not tpbsim-tensor-map", path, fmt->valuestring);
+        goto out;
+    }
+    if (tensors && !cJSON_IsArray(tensors)) {
+        tpb_errf(err, "%s: field tensors must be an array", path);
+        goto out;
+    }
+    s->kernel = dup_str(cJSON_IsString(kern) ? kern->valuestring : "");
+    s->t = s->opt.target;
+    if (!s->t && cJSON_IsString(tgt)) {
+        s->t = tpb_target_get(tgt->valuestring);
+        if (!s->t) {
+            tpb_errf(err, "%s: field target: unknown target '%s' (known: %s)", path,
+                     tgt->valuestring, tpb_target_names());
+            goto out;
+        }
+    }
+    if (!s->t)
+        s->t = tpb_target_default();
+    if (cJSON_IsNumber(nc)) {
+        if (nc->valuedouble < 1 || nc->valuedouble > s->t->max_cores ||
+            nc->valuedouble > SIM_MAX_CORES) {
+            tpb_errf(err, "%s: field num_cores: %.0f is outside 1..%u", path, nc->valuedouble,
+                     s->t->max_cores < SIM_MAX_CORES ? s->t->max_cores : SIM_MAX_CORES);
+            goto out;
+        }
+        s->ncores = (unsigned)nc->valuedouble;
+    } else {
+        s->ncores = count_core_dirs(dir);
+        if (s->ncores == 0) {
+            tpb_errf(err, "%s: no num_cores and no nc0/ directory", path);
+            goto out;
+        }
+        if (s->ncores > SIM_MAX_CORES || s->ncores > s->t->max_cores) {
+            tpb_errf(err, "%s: %u core directories, more than the %u supported", dir, s->ncores,
+                     s->t->max_cores);
+            goto out;
+        }
+    }
+    if (cJSON_IsNumber(hb)) {
+        if (hb->valuedouble < 0) {
+            tpb_errf(err, "%s: field hbm_bytes is negative", path);
+            goto out;
+        }
+        s->hbm_bytes = (uint64_t)hb->valuedouble;
+    } else {
+        s->hbm_bytes = tensors_extent(tensors);
+    }
+    if (s->hbm_bytes > s->t->hbm_bytes) {
+        tpb_errf(err, "%s: field hbm_bytes: %llu exceeds the %llu bytes of target %s", path,
+                 (unsigned long long)s->hbm_bytes, (unsigned long long)s->t->hbm_bytes, s->t->name);
+        goto out;
+    }
+    int nt = tensors ? cJSON_GetArraySize(tensors) : 0;
+    s->tensors = calloc(nt ? (size_t)nt : 1, sizeof *s->tensors);
+    if (!s->tensors) {
+        tpb_errf(err, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nt; i++) {
+        s->ntensors = (unsigned)i + 1;
+        if (parse_tensor(s, path, i, cJSON_GetArrayItem(tensors, i), &s->tensors[i], err) != 0)
+            goto out;
+        for (int k = 0; k < i; k++)
+            if (!strcmp(s->tensors[k].name, s->tensors[i].name)) {
+                tpb_errf(err, "%s: tensors[%d]: duplicate tensor name '%s'", path, i,
+                         s->tensors[i].name);
+                goto out;
+            }
+    }
+    rc = 0;
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- per core ---- */
+
+static int load_sidecar(sim_engine_t *e, const char *path, tpb_err_t *err)
+{
+    if (!fio_exists(path))
+        return 0;
+    cJSON *root;
+    if (read_json(path, &root, err) != 0)
+        return -1;
+    const cJSON *dbg = cJSON_GetObjectItemCaseSensitive(root, "debug");
+    int rc = 0;
+    if (dbg && !cJSON_IsArray(dbg)) {
+        rc = tpb_errf(err, "%s: field debug must be an array", path);
+    } else if (dbg && e->stream.count) {
+        e->debug = calloc(e->stream.count, sizeof *e->debug);
+        if (!e->debug)
+            rc = tpb_errf(err, "out of memory");
+        int i = 0;
+        const cJSON *j;
+        cJSON_ArrayForEach(j, dbg)
+        {
+            if (rc)
+                break;
+            const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "pc");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+            const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");
+            if (!cJSON_IsNumber(pc) || pc->valuedouble < 0 ||
+                pc->valuedouble >= (double)e->stream.nbundles) {
+                rc = tpb_errf(err, "%s: debug[%d]: field pc missing or outside the stream (%zu "
+                              "bundles)", path, i, e->stream.nbundles);
+                break;
+            }
+            sim_debug_t *dd = &e->debug[e->stream.pc_to_index[(size_t)pc->valuedouble]];
+            if (cJSON_IsString(name) && !dd->name)
+                dd->name = strdup(name->valuestring);
+            if (cJSON_IsString(src) && !dd->src)
+                dd->src = strdup(src->valuestring);
+            i++;
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
+{
+    if (!fio_exists(path))
+        return 0;
+    cJSON *root;
+    if (read_json(path, &root, err) != 0)
+        return -1;
+    int rc = 0, i = 0;
+    const cJSON *j;
+    const cJSON *sems = cJSON_GetObjectItemCaseSensitive(root, "semaphores");
+    const cJSON *queues = cJSON_GetObjectItemCaseSensitive(root, "queues");
+    cJSON_ArrayForEach(j, sems)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= ISA_NUM_SEMAPHORES) {
+            rc = tpb_errf(err, "%s: semaphores[%d]: field id missing or outside 0..%d", path, i,
+                          ISA_NUM_SEMAPHORES - 1);
+            break;
+        }
+        if (cJSON_IsString(name) && !c->sem[(int)id->valuedouble].name)
+            c->sem[(int)id->valuedouble].name = strdup(name->valuestring);
+        i++;
+    }
+    i = 0;
+    cJSON_ArrayForEach(j, queues)
+    {
+        if (rc)
+            break;
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= s->t->dma_queues) {
+            rc = tpb_errf(err, "%s: queues[%d]: field id missing or outside 0..%u", path, i,
+                          s->t->dma_queues - 1);
+            break;
+        }
+        if (cJSON_IsString(name) && !c->queues[(int)id->valuedouble].name)
+            c->queues[(int)id->valuedouble].name = strdup(name->valuestring);
+        i++;
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+static double engine_ghz(const tpb_target_t *t, isa_engine_t e)
+{
+    switch (e) {
+    case ISA_ENG_PE: return t->clk_pe;
+    case ISA_ENG_ACT: return t->clk_act;
+    case ISA_ENG_POOL: return t->clk_pool;
+    case ISA_ENG_DVE: return t->clk_dve;
+    default: return t->clk_sp;
+    }
+}
+
+static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tpb_err_t *err)
+{
+    sim_engine_t *e = &c->eng[k];
+    e->id = isa_tpb_engines[k];
+    e->slot = k;
+    e->clk_mhz = sim_mhz(engine_ghz(s->t, e->id));
+    uint64_t seed = s->opt.seed ^ ((uint64_t)c->index << 8 | k);
+    e->rng = splitmix64(&seed) | 1;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s.bin", cdir, isa_engine_name(e->id));
+    if (!fio_exists(path))
+        return 0;
+    uint8_t *buf;
+    size_t len;
+    if (fio_read_all(path, &buf, &len, err) != 0)
+        return -1;
+    isa_err_t ie;
+    isa_status_t st = isa_stream_decode(buf, len, e->id, &e->stream, &ie);
+    free(buf);
+    if (st != ISA_OK)
+        return tpb_errf(err, "%s: byte offset %zu (bundle %zu)%s%s: %s", path, ie.offset,
+                        ie.offset / ISA_BUNDLE_BYTES, ie.field ? ": field " : "",
+                        ie.field ? ie.field : "", ie.msg);
+    e->present = true;
+    snprintf(path, sizeof path, "%s/%s.json", cdir, isa_engine_name(e->id));
+    return load_sidecar(e, path, err);
+}
+
+static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
+{
+    size_t sb = (size_t)s->t->partitions * s->t->sbuf_partition_bytes;
+    size_t pb = (size_t)s->t->partitions * s->t->psum_partition_bytes;
+    c->sbuf = malloc(sb);
+    c->psum = malloc(pb);
+    c->pe = calloc(1, sizeof *c->pe);
+    c->queues = calloc(s->t->dma_queues ? s->t->dma_queues : 1, sizeof *c->queues);
+    if (s->opt.check_uninit) {
+        c->sbuf_init = calloc(sb, 1);
+        c->psum_init = calloc(pb, 1);
+    }
+    if (!c->sbuf || !c->psum || !c->pe || !c->queues ||
+        (s->opt.check_uninit && (!c->sbuf_init || !c->psum_init)))
+        return tpb_errf(err, "out of memory (core %u state)", c->index);
+    /* uninitialised sentinel: 0xFF bytes are NaN in every float dtype */
+    memset(c->sbuf, 0xFF, sb);
+    memset(c->psum, 0xFF, pb);
+    for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
+        c->sem[i].last_writer.core = -1;
+    return 0;
+}
+
+static int load_core(sim_t *s, unsigned ci, const char *dir, tpb_err_t *err)
+{
+    sim_core_t *c = &s->cores[ci];
+    c->index = ci;
+    snprintf(c->dir, sizeof c->dir, "%s/nc%u/sg0", dir, ci);
+    if (!fio_is_dir(c->dir))
+        return tpb_errf(err, "%s: missing core directory (tensor map says %u core(s))", c->dir,
+                        s->ncores);
+    if (alloc_core(s, c, err) != 0)
+        return -1;
+    bool any = false;
+    for (unsigned k = 0; k < SIM_ENGINES; k++) {
+        if (load_stream(s, c, k, c->dir, err) != 0)
+            return -1;
+        any |= c->eng[k].present;
+    }
+    if (!any)
+        return tpb_errf(err, "%s: no instruction stream (expected PE.bin, Activation.bin, "
+                        "Pool.bin, DVE.bin or SP.bin)", c->dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/def.json", c->dir);
+    return load_def(s, c, path, err);
+}
+
+/* ---- tensors <-> HBM ---- */
+
+const sim_tensor_t *sim_find_tensor(const sim_t *s, const char *name)
+{
+    for (unsigned i = 0; i < s->ntensors; i++)
+        if (!strcmp(s->tensors[i].name, name))
+            return &s->tensors[i];
+    return NULL;
+}
+
+static void shape_text(int nd, const int64_t *sh, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "(");
+    for (int d = 0; d < nd && off < len; d++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%lld", d ? ", " : "", (long long)sh[d]);
+    if (off < len)
+        snprintf(buf + off, len - off, nd == 1 ? ",)" : ")");
+}
+
+static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const char *what,
+                       tpb_err_t *err)
+{
+    bool same_shape = a->ndim == t->ndim;
+    for (int d = 0; same_shape && d < t->ndim; d++)
+        same_shape = a->shape[d] == t->shape[d];
+    if (!same_shape) {
+        char want[128], got[128];
+        shape_text(t->ndim, t->shape, want, sizeof want);
+        shape_text(a->ndim, a->shape, got, sizeof got);
+        return tpb_errf(err, "%s '%s': shape %s does not match the tensor map's %s", what, t->name,
+                        got, want);
+    }
+    uint8_t *dst = s->hbm + t->addr;
+    unsigned size = isa_dtype_size(t->dtype);
+    if (a->dtype == t->dtype) {
+        memcpy(dst, a->data, t->bytes);
+    } else if (a->dtype == ISA_DT_FP32 && isa_dtype_kind(t->dtype) == ISA_DK_F) {
+        const float *f = a->data;
+        for (size_t i = 0; i < a->count; i++)
+            num_store_f32(dst + i * size, t->dtype, f[i]);
+    } else {
+        return tpb_errf(err,
+                        "%s '%s': element type %s does not match the tensor's %s (allowed: %s, "
+                        "or float32/float64 for a float tensor; see docs/artifacts.md)",
+                        what, t->name, isa_dtype_numpy_name(a->dtype),
+                        isa_dtype_numpy_name(t->dtype), isa_dtype_numpy_name(t->dtype));
+    }
+    if (s->hbm_init)
+        memset(s->hbm_init + t->addr, 1, t->bytes);
+    return 0;
+}
+
+int sim_set_input(sim_t *s, const char *name, const npy_array_t *a, tpb_err_t *err)
+{
+    sim_tensor_t *t = (sim_tensor_t *)sim_find_tensor(s, name);
+    if (!t)
+        return tpb_errf(err, "input '%s': no tensor of that name in tensor-map.json", name);
+    if (strcmp(t->kind, "input"))
+        return tpb_errf(err, "input '%s': the tensor map lists it as %s, not input", name, t->kind);
+    if (store_array(s, t, a, "input", err) != 0)
+        return -1;
+    t->bound = true;
+    return 0;
+}
+
+int sim_load_input_file(sim_t *s, const char *name, const char *path, tpb_err_t *err)
+{
+    npy_array_t a;
+    if (npy_read(path, &a, err) != 0)
+        return -1;
+    int rc = sim_set_input(s, name, &a, err);
+    if (rc)
+        tpb_err_prefix(err, "%s", path);
+    npy_free(&a);
+    return rc;
+}
+
+int sim_load_inputs_dir(sim_t *s, const char *dir, tpb_err_t *err)
+{
+    for (unsigned i = 0; i < s->ntensors; i++) {
+        if (strcmp(s->tensors[i].kind, "input"))
+            continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, s->tensors[i].name);
+        if (!fio_exists(path))
+            return tpb_errf(err, "input '%s': %s not found", s->tensors[i].name, path);
+        if (sim_load_input_file(s, s->tensors[i].name, path, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int sim_missing_inputs(const sim_t *s, char *buf, size_t len)
+{
+    int n = 0;
+    size_t off = 0;
+    if (len)
+        buf[0] = 0;
+    for (unsigned i = 0; i < s->ntensors; i++)
+        if (!strcmp(s->tensors[i].kind, "input") && !s->tensors[i].bound) {
+            if (off < len)
+                off += (size_t)snprintf(buf + off, len - off, "%s%s", n ? ", " : "",
+                                        s->tensors[i].name);
+            n++;
+        }
+    return n;
+}
+
+static int load_constants(sim_t *s, const char *dir, tpb_err_t *err)
+{
+    for (unsigned i = 0; i < s->ntensors; i++) {
+        sim_tensor_t *t = &s->tensors[i];
+        if (strcmp(t->kind, "constant"))
+            continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, t->file);
+        npy_array_t a;
+        if (npy_read(path, &a, err) != 0)
+            return -1;
+        int rc = store_array(s, t, &a, "constant", err);
+        npy_free(&a);
+        if (rc)
+            return tpb_err_prefix(err, "%s", path);
+    }
+    return 0;
+}
+
+int sim_get_tensor(const sim_t *s, const char *name, npy_array_t *out, tpb_err_t *err)
+{
+    const sim_tensor_t *t = sim_find_tensor(s, name);
+    if (!t)
+        return tpb_errf(err, "no tensor '%s' in tensor-map.json", name);
+    unsigned dt = npy_descr(t->dtype) ? t->dtype : ISA_DT_FP32;
+    if (npy_alloc(out, dt, t->ndim, t->shape, err) != 0)
+        return -1;
+    const uint8_t *src = s->hbm + t->addr;
+    if (dt == t->dtype) {
+        memcpy(out->data, src, t->bytes);
+    } else {
+        float *f = out->data;
+        unsigned size = isa_dtype_size(t->dtype);
+        for (size_t i = 0; i < out->count; i++)
+            f[i] = num_load_f32(src + i * size, t->dtype);
+    }
+    return 0;
+}
+
+int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
+{
+    /* serialise everything first so a failure leaves no file behind */
+    unsigned n = 0;
+    for (unsigned i = 0; i < s->ntensors; i++)
+        n += !strcmp(s->tensors[i].kind, "output");
+    uint8_t **bufs = calloc(n ? n : 1, sizeof *bufs);
+    size_t *lens = calloc(n ? n : 1, sizeof *lens);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    int rc = 0;
+    unsigned k = 0;
+    if (!bufs || !lens || !names)
+        rc = tpb_errf(err, "out of memory");
+    for (unsigned i = 0; i < s->ntensors && !rc; i++) {
+        if (strcmp(s->tensors[i].kind, "output"))
+            continue;
+        npy_array_t a;
+        if ((rc = sim_get_tensor(s, s->tensors[i].name, &a, err)) != 0)
+            break;
+        names[k] = s->tensors[i].name;
+        rc = npy_serialize(&a, &bufs[k], &lens[k], err);
+        npy_free(&a);
+        k++;
+    }
+    if (!rc)
+        rc = fio_mkdirs(outdir, err);
+    for (unsigned i = 0; i < k && !rc; i++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s.npy", outdir, names[i]);
+        rc = fio_write_atomic(path, bufs[i], lens[i], err);
+    }
+    for (unsigned i = 0; i < k; i++)
+        free(bufs[i]);
+    free(bufs);
+    free(lens);
+    free(names);
+    return rc ? -1 : 0;
+}
+
+/* ---- entry ---- */
+
+int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err)
+{
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    if (!fio_is_dir(dir))
+        return tpb_errf(err, "%s: not a directory", dir);
+    if (load_tensor_map(s, dir, err) != 0)
+        return -1;
+    s->hbm = malloc(s->hbm_bytes ? s->hbm_bytes : 1);
+    if (!s->hbm)
+        return tpb_errf(err, "out of memory (HBM of %llu bytes)", (unsigned long long)s->hbm_bytes);
+    memset(s->hbm, 0xFF, s->hbm_bytes);
+    if (s->opt.check_uninit && !(s->hbm_init = calloc(s->hbm_bytes ? s->hbm_bytes : 1, 1)))
+        return tpb_errf(err, "out of memory (HBM init map)");
+    s->cores = calloc(s->ncores, sizeof *s->cores);
+    if (!s->cores)
+        return tpb_errf(err, "out of memory");
+    for (unsigned ci = 0; ci < s->ncores; ci++)
+        if (load_core(s, ci, dir, err) != 0)
+            return -1;
+    return load_constants(s, dir, err);
+}
+
+int sim_load(const char *dir, const sim_options_t *opt, sim_t **out, tpb_err_t *err)
+{
+    *out = NULL;
+    sim_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return tpb_errf(err, "out of memory");
+    if (opt)
+        s->opt = *opt;
+    else
+        sim_options_default(&s->opt);
+    if (sim_load_artifacts(s, dir, err) != 0) {
+        if (!s->t)
+            s->t = tpb_target_default();
+        sim_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}

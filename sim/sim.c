@@ -1,0 +1,564 @@
+/* sim.c - machine state, the event scheduler and engine sequencing.
+ *
+ * One binary heap of events ordered by (time in ps, kind, core, unit,
+ * insertion order).  Each engine issues its decoded stream in order; an
+ * instruction starts when its semaphore wait holds and the engine is free,
+ * executes its semantics at its start time, and occupies the engine for
+ * its cost.  While no other event is due before the engine's next start,
+ * the engine keeps issuing inline without going through the heap (the hot
+ * loop).  See docs/timing.md. */
+#include "sim_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void sim_options_default(sim_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_cycles = SIM_DEFAULT_MAX_CYCLES;
+}
+
+uint64_t sim_mhz(double ghz)
+{
+    uint64_t m = (uint64_t)(ghz * 1000.0 + 0.5);
+    return m ? m : 1;
+}
+
+uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz)
+{
+    return (c / mhz) * 1000000ull + ((c % mhz) * 1000000ull + mhz - 1) / mhz;
+}
+
+uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz)
+{
+    /* every ps time is an exact time rounded up by < SIM_PS_EPS ps, so step
+     * back by the tolerance before rounding up to the next clock edge */
+    ps = ps > SIM_PS_EPS ? ps - SIM_PS_EPS : 0;
+    return (ps / 1000000ull) * mhz + ((ps % 1000000ull) * mhz + 999999ull) / 1000000ull;
+}
+
+uint64_t sim_cycles_to_ps(double ghz, uint64_t n)
+{
+    return sim_cycle_to_ps(n, sim_mhz(ghz));
+}
+
+uint64_t sim_ps_to_ref_cycles(const tpb_target_t *t, uint64_t ps)
+{
+    uint64_t mhz = sim_mhz(t->clk_ref);
+    return (ps / 1000000ull) * mhz + (ps % 1000000ull) * mhz / 1000000ull;
+}
+
+uint64_t sim_ps_dur_to_ref(const tpb_target_t *t, uint64_t ps)
+{
+    uint64_t mhz = sim_mhz(t->clk_ref);
+    return (ps / 1000000ull) * mhz + ((ps % 1000000ull) * mhz + 500000ull) / 1000000ull;
+}
+
+/* Reference cycles covering [0, ps): the end of the last activity. */
+static uint64_t ps_to_ref_ceil(const tpb_target_t *t, uint64_t ps)
+{
+    return sim_ps_to_cycle_ceil(ps, sim_mhz(t->clk_ref));
+}
+
+int sim_inst_errf(tpb_err_t *err, const sim_core_t *c, const sim_engine_t *e, size_t idx,
+                  const char *fmt, ...)
+{
+    if (!err)
+        return -1;
+    char body[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    const isa_decoded_t *d = idx < e->stream.count ? &e->stream.insts[idx] : NULL;
+    snprintf(err->msg, sizeof err->msg, "core %u %s instruction %zu (pc %u) %s: %s", c->index,
+             isa_engine_name(e->id), idx, d ? d->pc : 0,
+             d ? isa_ops[d->inst.op].mnemonic : "?", body);
+    return -1;
+}
+
+void sim_add_warning(sim_t *s, const char *fmt, ...)
+{
+    if (s->nwarnings >= 64)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **w = realloc(s->warnings, (s->nwarnings + 1) * sizeof *w);
+    if (!w)
+        return;
+    s->warnings = w;
+    s->warnings[s->nwarnings] = strdup(buf);
+    if (s->warnings[s->nwarnings])
+        s->nwarnings++;
+}
+
+/* ---- event heap ---- */
+
+static bool ev_before(const sim_event_t *a, const sim_event_t *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->key != b->key)
+        return a->key < b->key;
+    return a->seq < b->seq;
+}
+
+int sim_heap_push(sim_t *s, sim_event_t ev, tpb_err_t *err)
+{
+    sim_heap_t *h = &s->heap;
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 64;
+        sim_event_t *v = realloc(h->v, nc * sizeof *v);
+        if (!v)
+            return tpb_errf(err, "out of memory (event queue)");
+        h->v = v;
+        h->cap = nc;
+    }
+    ev.key = (uint32_t)ev.kind << 24 | (uint32_t)ev.core << 16 | ev.unit;
+    ev.seq = h->seq++;
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_before(&ev, &h->v[p]))
+            break;
+        h->v[i] = h->v[p];
+        i = p;
+    }
+    h->v[i] = ev;
+    return 0;
+}
+
+static sim_event_t heap_pop(sim_heap_t *h)
+{
+    sim_event_t top = h->v[0];
+    sim_event_t last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l >= h->n)
+            break;
+        m = l;
+        if (l + 1 < h->n && ev_before(&h->v[l + 1], &h->v[l]))
+            m = l + 1;
+        if (!ev_before(&h->v[m], &last))
+            break;
+        h->v[i] = h->v[m];
+        i = m;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+static int push_engine(sim_t *s, sim_core_t *c, sim_engine_t *e, uint64_t t, tpb_err_t *err)
+{
+    sim_event_t ev = { .t = t, .kind = EV_ENGINE, .core = (uint8_t)c->index,
+                       .unit = (uint16_t)e->slot };
+    e->state = e->state == ENG_BARRIER_RELEASED ? ENG_BARRIER_RELEASED : ENG_READY;
+    return sim_heap_push(s, ev, err);
+}
+
+/* true when the engine may keep issuing at time t without yielding */
+static bool may_continue(const sim_t *s, const sim_core_t *c, const sim_engine_t *e, uint64_t t)
+{
+    if (s->heap.n == 0)
+        return true;
+    sim_event_t me = { .t = t, .key = (uint32_t)EV_ENGINE << 24 | c->index << 16 | e->slot,
+                       .seq = s->heap.seq };
+    return ev_before(&me, &s->heap.v[0]);
+}
+
+/* ---- one instruction ---- */
+
+static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
+                        uint64_t *cycles, tpb_err_t *err)
+{
+    const sim_opimpl_t *impl = sim_opimpl(d->inst.op);
+    if (!impl || !impl->exec || !impl->cost)
+        return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
+                             isa_ops[d->inst.op].mnemonic);
+    sim_exec_ctx_t ctx = {
+        .target = s->t, .core = (int)c->index, .engine = e->id,
+        .sbuf = c->sbuf, .psum = c->psum,
+        .sbuf_pb = s->t->sbuf_partition_bytes, .psum_pb = s->t->psum_partition_bytes,
+        .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
+        .acc = e->acc, .regs = e->regs, .rng = &e->rng,
+        .timing_only = s->opt.timing_only, .err = err,
+    };
+    if (err)
+        err->msg[0] = 0;
+    if (impl->exec(&ctx, d) != 0) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "failed");
+        return sim_inst_errf(err, c, e, e->idx, "%s", why);
+    }
+    *cycles = impl->cost(s->t, e->id, d);
+    return 0;
+}
+
+static int dispatch(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
+                    uint64_t start, uint64_t *cycles, size_t *next, tpb_err_t *err)
+{
+    *cycles = s->t->seq_issue_cycles;
+    *next = e->idx + 1;
+    switch (d->inst.op) {
+    case ISA_OP_NOP:
+    case ISA_OP_CORE_BARRIER:
+        return 0;
+    case ISA_OP_HALT:
+    case ISA_OP_CALL:
+    case ISA_OP_RETURN:
+    case ISA_OP_JUMP:
+    case ISA_OP_BRANCH_CMP:
+    case ISA_OP_REG_SET:
+    case ISA_OP_REG_ADD:
+        return sim_control_exec(s, c, e, d, next, err);
+    case ISA_OP_DMA_DIRECT2D:
+    case ISA_OP_DMA_INDIRECT2D:
+        return sim_dma_descriptor(s, c, e, e->idx, err);
+    case ISA_OP_DMA_TRIGGER:
+        return sim_dma_trigger(s, c, e, e->idx,
+                               sim_cycle_to_ps(sim_ps_to_cycle_ceil(start, e->clk_mhz) + *cycles,
+                                               e->clk_mhz),
+                               err);
+    default:
+        return exec_compute(s, c, e, d, cycles, err);
+    }
+}
+
+static void engine_done(sim_t *s, sim_engine_t *e, uint64_t t)
+{
+    e->state = ENG_DONE;
+    if (t > s->end_ps)
+        s->end_ps = t;
+}
+
+static int cycle_limit_error(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
+{
+    return sim_inst_errf(err, c, e, e->idx,
+                         "simulation exceeded --max-cycles %llu (runaway program? raise "
+                         "--max-cycles if the kernel is genuinely this long)",
+                         (unsigned long long)s->opt.max_cycles);
+}
+
+/* Passes the wait of the current instruction.  Returns 1 when the engine
+ * must block, 0 to start now, -1 on error.  Fills the trace wait info. */
+static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
+                     uint64_t now, sim_tr_inst_t *tr, tpb_err_t *err)
+{
+    const isa_sync_t *h = &d->inst.sync;
+    if (e->state == ENG_BARRIER_RELEASED) {
+        e->barrier_wait_ps += now - e->arrive_ps;
+        tr->wait_kind = 2;
+        tr->waited_for = e->barrier_last;
+        e->state = ENG_READY;
+        return 0;
+    }
+    if (h->wait_en) {
+        if (!sim_sync_wait_ok(c, h)) {
+            e->state = ENG_WAIT_SEM;
+            return 1;
+        }
+        tr->wait_kind = 1;
+        tr->waited_for = c->sem[h->wait_sem].last_writer;
+    }
+    e->sem_wait_ps += now - e->issue_ps;
+    e->arrive_ps = now;
+    e->state = ENG_READY;
+    if (d->inst.op == ISA_OP_CORE_BARRIER) {
+        int r = sim_barrier_arrive(s, c, e, d, now, err);
+        if (r != 0) {
+            if (r > 0)
+                e->state = ENG_WAIT_BARRIER;
+            return r;
+        }
+        tr->wait_kind = 2;
+        tr->waited_for = e->barrier_last;
+    }
+    return 0;
+}
+
+static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
+{
+    uint64_t now = s->now;
+    uint64_t lat = sim_cycles_to_ps(s->t->clk_ref, s->t->sem_latency_cycles);
+    for (;;) {
+        if (e->idx >= e->stream.count) {
+            engine_done(s, e, now);
+            return 0;
+        }
+        const isa_decoded_t *d = &e->stream.insts[e->idx];
+        sim_tr_inst_t tr = { .issue_ps = e->issue_ps, .idx = (uint32_t)e->idx,
+                             .core = (uint8_t)c->index, .slot = (uint8_t)e->slot,
+                             .waited_for = { .core = -1 } };
+        int w = pass_wait(s, c, e, d, now, &tr, err);
+        if (w != 0)
+            return w < 0 ? -1 : 0;
+        /* instructions start on the engine's clock edges */
+        uint64_t c0 = sim_ps_to_cycle_ceil(now, e->clk_mhz);
+        uint64_t start = sim_cycle_to_ps(c0, e->clk_mhz), cycles;
+        if (start < now)
+            start = now;
+        size_t next;
+        if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
+            return -1;
+        uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
+        if (end < start)
+            end = start;
+        const isa_sync_t *h = &d->inst.sync;
+        sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc };
+        if (h->upd_en && (h->upd_at_read || d->inst.op != ISA_OP_DMA_TRIGGER)) {
+            uint64_t at = (h->upd_at_read ? start : end) + lat;
+            if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
+                return -1;
+        }
+        e->busy_ps += end - start;
+        e->ninst++;
+        s->ninst++;
+        s->by_class[isa_ops[d->inst.op].cls]++;
+        if (s->opt.trace) {
+            tr.start_ps = start;
+            tr.end_ps = end;
+            sim_trace_inst(s, &tr);
+        }
+        if (end > s->max_ps)
+            return cycle_limit_error(s, c, e, err);
+        if (s->ninst >= s->next_progress) {
+            s->next_progress += 1u << 20;
+            if (s->opt.progress)
+                s->opt.progress(s->opt.progress_user, sim_ps_to_ref_cycles(s->t, end), s->ninst);
+        }
+        if (end > s->end_ps)
+            s->end_ps = end;
+        now = end;
+        e->issue_ps = end;
+        if (next == SIZE_MAX) {
+            engine_done(s, e, end);
+            return 0;
+        }
+        e->idx = next;
+        if (!may_continue(s, c, e, end))
+            return push_engine(s, c, e, end, err);
+        s->now = end;
+    }
+}
+
+/* ---- the run ---- */
+
+static int report_deadlock(sim_t *s, tpb_err_t *err)
+{
+    char buf[1024];
+    size_t off = (size_t)snprintf(buf, sizeof buf,
+                                  "deadlock at cycle %llu: every unfinished engine is blocked "
+                                  "and no DMA is in flight:",
+                                  (unsigned long long)sim_ps_to_ref_cycles(s->t, s->now));
+    for (unsigned ci = 0; ci < s->ncores; ci++) {
+        sim_core_t *c = &s->cores[ci];
+        for (unsigned k = 0; k < SIM_ENGINES; k++) {
+            sim_engine_t *e = &c->eng[k];
+            if (!e->present || e->state == ENG_DONE || off >= sizeof buf - 1)
+                continue;
+            char what[400];
+            sim_describe_block(s, c, e, what, sizeof what);
+            const isa_decoded_t *d = &e->stream.insts[e->idx];
+            off += (size_t)snprintf(buf + off, sizeof buf - off,
+                                    "\n  core %u %s instruction %zu (pc %u) %s: %s", ci,
+                                    isa_engine_name(e->id), e->idx, d->pc,
+                                    isa_ops[d->inst.op].mnemonic, what);
+        }
+    }
+    return tpb_errf(err, "%s", buf);
+}
+
+static void check_leftovers(sim_t *s)
+{
+    for (unsigned ci = 0; ci < s->ncores; ci++)
+        for (unsigned q = 0; q < s->t->dma_queues; q++) {
+            sim_queue_t *Q = &s->cores[ci].queues[q];
+            if (Q->npending)
+                sim_add_warning(s,
+                                "core %u queue %u: %u DMA descriptor(s) queued but never "
+                                "triggered (first at %s pc %u)",
+                                ci, q, Q->npending,
+                                isa_engine_name(isa_tpb_engines[Q->pending[0].engine_slot]),
+                                Q->pending[0].pc);
+        }
+}
+
+static int handle_event(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+{
+    sim_core_t *c = &s->cores[ev->core];
+    switch ((sim_ev_kind_t)ev->kind) {
+    case EV_SEM:
+        return sim_sync_apply(s, ev, err);
+    case EV_DMA_DONE:
+        return sim_dma_done(s, c, ev->unit, err);
+    case EV_DMA_START:
+        return sim_dma_start(s, c, ev->val, err);
+    case EV_ENGINE:
+        return engine_run(s, c, &c->eng[ev->unit], err);
+    }
+    return 0;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int sim_run(sim_t *s, tpb_err_t *err)
+{
+    if (s->ran)
+        return tpb_errf(err, "sim_run: this simulation already ran");
+    s->ran = true;
+    char missing[512];
+    if (sim_missing_inputs(s, missing, sizeof missing) > 0)
+        return tpb_errf(err, "input tensor(s) not supplied: %s", missing);
+    double w0 = wall_now();
+    uint64_t maxc = s->opt.max_cycles ? s->opt.max_cycles : SIM_DEFAULT_MAX_CYCLES;
+    uint64_t mhz = sim_mhz(s->t->clk_ref);
+    s->max_ps = maxc > UINT64_MAX / 1000000ull ? UINT64_MAX : maxc * 1000000ull / mhz;
+    s->next_progress = 1u << 20;
+    for (unsigned ci = 0; ci < s->ncores; ci++)
+        for (unsigned k = 0; k < SIM_ENGINES; k++) {
+            sim_engine_t *e = &s->cores[ci].eng[k];
+            if (!e->present) {
+                e->state = ENG_DONE;
+                continue;
+            }
+            if (push_engine(s, &s->cores[ci], e, 0, err) != 0)
+                return -1;
+        }
+    int rc = 0;
+    while (s->heap.n) {
+        sim_event_t ev = heap_pop(&s->heap);
+        s->now = ev.t;
+        if (ev.t > s->max_ps) {
+            rc = tpb_errf(err, "simulation exceeded --max-cycles %llu",
+                          (unsigned long long)maxc);
+            break;
+        }
+        if ((rc = handle_event(s, &ev, err)) != 0)
+            break;
+    }
+    if (rc == 0) {
+        for (unsigned ci = 0; ci < s->ncores && rc == 0; ci++)
+            for (unsigned k = 0; k < SIM_ENGINES; k++)
+                if (s->cores[ci].eng[k].present && s->cores[ci].eng[k].state != ENG_DONE) {
+                    rc = report_deadlock(s, err);
+                    break;
+                }
+    }
+    if (rc == 0)
+        check_leftovers(s);
+    s->wall_seconds = wall_now() - w0;
+    return rc ? -1 : 0;
+}
+
+/* ---- results ---- */
+
+void sim_get_summary(const sim_t *s, sim_summary_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->total_ps = s->end_ps;
+    o->total_cycles = ps_to_ref_ceil(s->t, s->end_ps);
+    o->clock_ghz = s->t->clk_ref;
+    o->num_cores = s->ncores;
+    o->instructions = s->ninst;
+    memcpy(o->by_class, s->by_class, sizeof o->by_class);
+    o->wall_seconds = s->wall_seconds;
+    o->target = s->t->name;
+    o->kernel = s->kernel ? s->kernel : "";
+    o->warnings = s->nwarnings;
+}
+
+void sim_get_engine_stats(const sim_t *s, unsigned core, unsigned k, sim_engine_stats_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (core >= s->ncores || k >= SIM_ENGINES)
+        return;
+    const sim_engine_t *e = &s->cores[core].eng[k];
+    o->name = isa_engine_name(isa_tpb_engines[k]);
+    o->present = e->present;
+    o->busy_cycles = sim_ps_dur_to_ref(s->t, e->busy_ps);
+    o->instructions = e->ninst;
+    o->sem_wait_cycles = sim_ps_dur_to_ref(s->t, e->sem_wait_ps);
+    o->barrier_wait_cycles = sim_ps_dur_to_ref(s->t, e->barrier_wait_ps);
+}
+
+unsigned sim_get_queue_stats(const sim_t *s, unsigned core, sim_queue_stats_t *out, unsigned max)
+{
+    unsigned n = 0;
+    if (core >= s->ncores)
+        return 0;
+    for (unsigned q = 0; q < s->t->dma_queues && n < max; q++) {
+        const sim_queue_t *Q = &s->cores[core].queues[q];
+        if (!Q->transfers && !Q->descriptors)
+            continue;
+        out[n++] = (sim_queue_stats_t){ .queue = q, .name = Q->name, .bytes = Q->bytes,
+                                        .transfers = Q->transfers,
+                                        .descriptors = Q->descriptors,
+                                        .busy_cycles = sim_ps_dur_to_ref(s->t, Q->busy_ps) };
+    }
+    return n;
+}
+
+const char *sim_warning(const sim_t *s, unsigned i)
+{
+    return i < s->nwarnings ? s->warnings[i] : NULL;
+}
+
+void sim_free(sim_t *s)
+{
+    if (!s)
+        return;
+    for (unsigned ci = 0; ci < s->ncores && s->cores; ci++) {
+        sim_core_t *c = &s->cores[ci];
+        for (unsigned k = 0; k < SIM_ENGINES; k++) {
+            sim_engine_t *e = &c->eng[k];
+            for (size_t i = 0; e->debug && i < e->stream.count; i++) {
+                free(e->debug[i].name);
+                free(e->debug[i].src);
+            }
+            free(e->debug);
+            isa_stream_free(&e->stream);
+        }
+        for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
+            free(c->sem[i].name);
+        if (c->queues) {
+            for (unsigned q = 0; q < s->t->dma_queues; q++)
+                free(c->queues[q].name);
+            sim_dma_free(c, s->t->dma_queues);
+        }
+        free(c->sbuf);
+        free(c->psum);
+        free(c->sbuf_init);
+        free(c->psum_init);
+        free(c->pe);
+    }
+    free(s->cores);
+    free(s->hbm);
+    free(s->hbm_init);
+    for (unsigned i = 0; i < s->ntensors; i++) {
+        free(s->tensors[i].name);
+        free(s->tensors[i].kind);
+        free(s->tensors[i].file);
+    }
+    free(s->tensors);
+    free(s->barriers);
+    free(s->heap.v);
+    for (unsigned i = 0; i < s->nwarnings; i++)
+        free(s->warnings[i]);
+    free(s->warnings);
+    free(s->kernel);
+    sim_trace_free(&s->tr);
+    free(s);
+}

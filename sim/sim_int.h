@@ -1,0 +1,275 @@
+/* sim_int.h - machine state shared by the simulator core files (sim.c,
+ * loader.c, sync.c, dma.c, control.c, trace.c, stats.c).  Not a public
+ * header: use sim.h.  Times are integer picoseconds ("ps") unless named
+ * otherwise. */
+#ifndef TPB_SIM_INT_H
+#define TPB_SIM_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "exec.h"
+#include "sim.h"
+
+#define SIM_ENGINES 5            /* isa_tpb_engines order: PE ACT POOL DVE SP */
+#define SIM_CALL_DEPTH 64
+#define SIM_MAX_CORES 8
+#define SIM_DMA_MAX_ENGINES 32
+#define SIM_DMA_LANE_TID 100     /* trace tid = 100 + queue*8 + slot */
+
+/* A reference to the instruction (or DMA transfer) that did something:
+ * used for `waited_for` and DMA `issuer` in the trace. */
+typedef struct {
+    int16_t core;                /* -1 = none */
+    uint16_t tid;                /* trace tid: 1..5 engine, 100+ DMA lane */
+    uint32_t pc;                 /* bundle index of the instruction */
+} sim_ref_t;
+
+typedef enum {
+    ENG_READY,                   /* an ENGINE_STEP event is pending */
+    ENG_WAIT_SEM,                /* blocked on its instruction's semaphore wait */
+    ENG_WAIT_BARRIER,            /* arrived at a CoreBarrier, not released */
+    ENG_BARRIER_RELEASED,        /* released; completes the barrier next step */
+    ENG_DONE,
+} sim_eng_state_t;
+
+typedef struct {
+    char *name;                  /* sidecar debug name, or NULL (owned) */
+    char *src;                   /* sidecar debug src path, or NULL (owned) */
+} sim_debug_t;
+
+typedef struct {
+    bool present;                /* has a stream */
+    isa_engine_t id;
+    unsigned slot;               /* 0..4 = index in isa_tpb_engines, tid-1 */
+    isa_stream_t stream;
+    sim_debug_t *debug;          /* [stream.count] or NULL */
+    uint64_t clk_mhz;            /* engine clock */
+    uint32_t regs[ISA_NUM_REGS];
+    float acc[128];
+    uint64_t rng;
+    uint32_t call_stack[SIM_CALL_DEPTH]; /* return instruction indices */
+    unsigned call_depth;
+    size_t idx;                  /* next instruction index */
+    sim_eng_state_t state;
+    uint64_t issue_ps;           /* when the engine reached insts[idx] */
+    uint64_t arrive_ps;          /* when its semaphore wait ended (barrier arrival) */
+    uint64_t busy_ps, sem_wait_ps, barrier_wait_ps;
+    uint64_t ninst;
+    sim_ref_t barrier_last;      /* the last arriver that released us */
+} sim_engine_t;
+
+/* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
+ * the registers resolved at issue. */
+typedef struct {
+    const isa_decoded_t *d;
+    uint32_t pc;
+    uint8_t engine_slot;
+    int64_t src_addr, dst_addr;  /* after register offsets */
+} sim_desc_t;
+
+typedef struct sim_xfer {
+    sim_desc_t *descs;
+    unsigned ndesc;
+    unsigned queue;
+    sim_ref_t issuer;            /* the DmaTrigger */
+    const isa_decoded_t *trigger;
+    uint8_t engine_slot;
+    size_t trigger_idx;
+    uint64_t submit_ps, start_ps, end_ps;
+    uint64_t bytes;
+    struct sim_xfer *next;
+} sim_xfer_t;
+
+typedef struct {
+    sim_desc_t *pending;         /* queued, not yet triggered */
+    unsigned npending, cap;
+    sim_xfer_t *head, *tail;     /* submitted, in order; head in flight if busy */
+    bool busy;
+    char *name;                  /* def.json, owned, or NULL */
+    uint64_t bytes, transfers, descriptors, busy_ps;
+} sim_queue_t;
+
+typedef struct {
+    uint32_t value;
+    sim_ref_t last_writer;
+    char *name;                  /* def.json, owned, or NULL */
+} sim_sem_t;
+
+typedef struct {
+    unsigned index;
+    char dir[4096];
+    sim_engine_t eng[SIM_ENGINES];
+    sim_sem_t sem[ISA_NUM_SEMAPHORES];
+    sim_queue_t *queues;         /* [target->dma_queues] */
+    uint64_t dma_engine_free[SIM_DMA_MAX_ENGINES]; /* ps */
+    unsigned dma_rr;             /* round-robin pointer across queues */
+    uint8_t *sbuf, *psum;
+    uint8_t *sbuf_init, *psum_init;
+    sim_pe_state_t *pe;
+} sim_core_t;
+
+typedef struct {
+    uint32_t id;
+    uint32_t mask;               /* participants (from the first arriver) */
+    uint32_t arrived;
+    uint64_t last_ps;
+    sim_ref_t last;
+} sim_barrier_t;
+
+typedef enum {
+    EV_SEM = 0,                  /* apply a semaphore update */
+    EV_DMA_DONE = 1,
+    EV_DMA_START = 2,
+    EV_ENGINE = 3,
+} sim_ev_kind_t;
+
+typedef struct {
+    uint64_t t;                  /* ps */
+    uint32_t key;                /* kind<<24 | core<<16 | unit: fixed tie order */
+    uint64_t seq;                /* insertion order, last tie-breaker */
+    uint8_t kind, core;
+    uint16_t unit;               /* engine slot, queue, or semaphore */
+    uint32_t val;                /* EV_SEM: op<<24 | value; EV_DMA_START: queue */
+    sim_ref_t ref;               /* EV_SEM: writer */
+} sim_event_t;
+
+typedef struct {
+    sim_event_t *v;
+    size_t n, cap;
+    uint64_t seq;
+} sim_heap_t;
+
+/* ---- trace records (kept only with opt.trace) ---- */
+typedef struct {
+    uint64_t issue_ps, start_ps, end_ps;
+    uint32_t idx;
+    uint8_t core, slot;
+    uint8_t wait_kind;           /* 0 none, 1 semaphore, 2 barrier */
+    sim_ref_t waited_for;
+} sim_tr_inst_t;
+
+typedef struct {
+    uint64_t start_ps, end_ps, bytes;
+    uint8_t core;
+    uint16_t queue;
+    uint32_t ndesc;
+    sim_ref_t issuer;
+} sim_tr_dma_t;
+
+typedef struct {
+    uint64_t t;
+    uint8_t core;
+    uint8_t sem;
+    uint32_t value;
+} sim_tr_sem_t;
+
+typedef struct {
+    sim_tr_inst_t *inst; size_t ninst, cinst;
+    sim_tr_dma_t *dma;   size_t ndma, cdma;
+    sim_tr_sem_t *sem;   size_t nsem, csem;
+    bool oom;
+} sim_trace_t;
+
+typedef struct {
+    char *name;
+    char *kind;                  /* input output constant scratch */
+    unsigned dtype;
+    int ndim;
+    int64_t shape[NPY_MAX_DIMS];
+    uint64_t addr, bytes;
+    char *file;
+    bool bound;                  /* input supplied */
+} sim_tensor_t;
+
+struct sim {
+    sim_options_t opt;
+    const tpb_target_t *t;
+    char dir[4096];
+    char *kernel;
+    unsigned ncores;
+    sim_core_t *cores;
+    uint8_t *hbm;
+    uint8_t *hbm_init;           /* --check-uninit */
+    uint64_t hbm_bytes;
+    sim_tensor_t *tensors;
+    unsigned ntensors;
+    sim_barrier_t *barriers;
+    unsigned nbarriers, cbarriers;
+    sim_heap_t heap;
+    uint64_t now;                /* ps */
+    uint64_t max_ps;
+    uint64_t end_ps;
+    uint64_t ninst;
+    uint64_t by_class[ISA_CLASS_COUNT];
+    uint64_t next_progress;
+    uint64_t ref_mhz;
+    bool ran;
+    double wall_seconds;
+    char **warnings;
+    unsigned nwarnings;
+    sim_trace_t tr;
+    uint64_t dma_lat_ps;
+};
+
+/* ---- sim.c ---- */
+int sim_heap_push(sim_t *s, sim_event_t ev, tpb_err_t *err);
+/* Prefix for errors about instruction idx of engine e on core c:
+ * "core 0 SP instruction 3 (pc 3) PseudoDmaDirect2d: ". */
+int sim_inst_errf(tpb_err_t *err, const sim_core_t *c, const sim_engine_t *e, size_t idx,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void sim_add_warning(sim_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t sim_mhz(double ghz);
+#define SIM_PS_EPS 4             /* ps rounding tolerance, see sim_ps_to_cycle_ceil */
+/* Exact clock conversions: time of cycle c of a clock (rounded up to ps),
+ * and the first clock edge at or after ps. */
+uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz);
+uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz);
+/* A duration in ps as reference cycles, rounded to nearest. */
+uint64_t sim_ps_dur_to_ref(const tpb_target_t *t, uint64_t ps);
+
+/* ---- sync.c ---- */
+/* Schedule the header update of d (local or remote) to apply at t. */
+int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint64_t t,
+                             sim_ref_t writer, const sim_engine_t *e, size_t idx, tpb_err_t *err);
+/* Apply an EV_SEM event; wakes waiters. */
+int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err);
+/* true when the wait of h is satisfied on core c */
+bool sim_sync_wait_ok(const sim_core_t *c, const isa_sync_t *h);
+/* Arrive at a CoreBarrier; returns 1 if the engine must block, 0 if the
+ * barrier released (all arrived), -1 on error. */
+int sim_barrier_arrive(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
+                       uint64_t t, tpb_err_t *err);
+/* Describe what a blocked engine waits for (deadlock report). */
+void sim_describe_block(const sim_t *s, const sim_core_t *c, const sim_engine_t *e,
+                        char *buf, size_t len);
+
+/* ---- control.c ---- */
+/* Execute a control instruction: sets *next (instruction index; SIZE_MAX
+ * = engine done).  Returns 0 or -1. */
+int sim_control_exec(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
+                     size_t *next, tpb_err_t *err);
+
+/* ---- dma.c ---- */
+int sim_dma_descriptor(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, tpb_err_t *err);
+int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64_t t,
+                    tpb_err_t *err);
+int sim_dma_start(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
+int sim_dma_done(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
+void sim_dma_free(sim_core_t *c, unsigned nqueues);
+/* Bytes of a transfer assigned to each DMA engine and the resulting
+ * duration (exposed for the timing tests through docs/timing.md). */
+uint64_t sim_dma_duration_ps(const tpb_target_t *t, const uint64_t *bytes_per_engine,
+                             unsigned nengines, bool transpose);
+
+/* ---- trace.c ---- */
+void sim_trace_inst(sim_t *s, const sim_tr_inst_t *r);
+void sim_trace_dma(sim_t *s, const sim_tr_dma_t *r);
+void sim_trace_sem(sim_t *s, unsigned core, unsigned sem, uint32_t value);
+void sim_trace_free(sim_trace_t *tr);
+
+/* ---- loader.c ---- */
+int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err);
+const sim_tensor_t *sim_find_tensor(const sim_t *s, const char *name);
+
+#endif

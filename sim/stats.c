@@ -1,0 +1,114 @@
+/* stats.c - run statistics as JSON (`--stats-json`, and otherData.stats of
+ * the trace).  Cycles are reference-clock cycles (docs/timing.md). */
+#include "sim_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cJSON.h"
+#include "fileio.h"
+
+static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
+
+static cJSON *engine_json(const sim_t *s, unsigned ci, unsigned k, uint64_t total)
+{
+    sim_engine_stats_t es;
+    sim_get_engine_stats(s, ci, k, &es);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", es.name);
+    cJSON_AddBoolToObject(o, "present", es.present);
+    cJSON_AddNumberToObject(o, "instructions", (double)es.instructions);
+    cJSON_AddNumberToObject(o, "busy_cycles", (double)es.busy_cycles);
+    cJSON_AddNumberToObject(o, "utilisation", ratio(es.busy_cycles, total));
+    cJSON_AddNumberToObject(o, "sem_wait_cycles", (double)es.sem_wait_cycles);
+    cJSON_AddNumberToObject(o, "barrier_wait_cycles", (double)es.barrier_wait_cycles);
+    return o;
+}
+
+static cJSON *queue_json(const sim_t *s, const sim_queue_stats_t *q)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "queue", q->queue);
+    if (q->name)
+        cJSON_AddStringToObject(o, "name", q->name);
+    cJSON_AddNumberToObject(o, "bytes", (double)q->bytes);
+    cJSON_AddNumberToObject(o, "transfers", (double)q->transfers);
+    cJSON_AddNumberToObject(o, "descriptors", (double)q->descriptors);
+    cJSON_AddNumberToObject(o, "busy_cycles", (double)q->busy_cycles);
+    /* bytes per ns of busy time = GB/s */
+    double ns = (double)q->busy_cycles / s->t->clk_ref;
+    cJSON_AddNumberToObject(o, "bandwidth_gbps", ns > 0 ? (double)q->bytes / ns : 0.0);
+    return o;
+}
+
+char *sim_stats_json(const sim_t *s)
+{
+    sim_summary_t sum;
+    sim_get_summary(s, &sum);
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddNumberToObject(root, "total_cycles", (double)sum.total_cycles);
+    cJSON_AddNumberToObject(root, "sim_time_ns", (double)sum.total_ps / 1000.0);
+    cJSON_AddNumberToObject(root, "clock_ghz", sum.clock_ghz);
+    cJSON_AddStringToObject(root, "target", sum.target);
+    cJSON_AddStringToObject(root, "kernel", sum.kernel);
+    cJSON_AddNumberToObject(root, "num_cores", sum.num_cores);
+    cJSON_AddNumberToObject(root, "instructions", (double)sum.instructions);
+    cJSON *cls = cJSON_AddObjectToObject(root, "instructions_by_class");
+    for (unsigned c = 0; c < ISA_CLASS_COUNT; c++)
+        if (c != ISA_CLASS_PREFIX)
+            cJSON_AddNumberToObject(cls, isa_class_name((isa_class_t)c), (double)sum.by_class[c]);
+    uint64_t sem_wait = 0, dma_bytes = 0;
+    cJSON *cores = cJSON_AddArrayToObject(root, "cores");
+    for (unsigned ci = 0; ci < s->ncores; ci++) {
+        cJSON *co = cJSON_CreateObject();
+        cJSON_AddNumberToObject(co, "core", ci);
+        cJSON *engs = cJSON_AddArrayToObject(co, "engines");
+        for (unsigned k = 0; k < SIM_ENGINES; k++) {
+            cJSON *e = engine_json(s, ci, k, sum.total_cycles);
+            sem_wait += (uint64_t)cJSON_GetObjectItem(e, "sem_wait_cycles")->valuedouble;
+            cJSON_AddItemToArray(engs, e);
+        }
+        cJSON *qs = cJSON_AddArrayToObject(co, "queues");
+        sim_queue_stats_t *qv = calloc(s->t->dma_queues ? s->t->dma_queues : 1, sizeof *qv);
+        unsigned nq = qv ? sim_get_queue_stats(s, ci, qv, s->t->dma_queues) : 0;
+        for (unsigned i = 0; i < nq; i++) {
+            dma_bytes += qv[i].bytes;
+            cJSON_AddItemToArray(qs, queue_json(s, &qv[i]));
+        }
+        free(qv);
+        cJSON_AddItemToArray(cores, co);
+    }
+    cJSON_AddNumberToObject(root, "sem_wait_cycles", (double)sem_wait);
+    cJSON_AddNumberToObject(root, "dma_bytes", (double)dma_bytes);
+    cJSON_AddNumberToObject(root, "wall_seconds", sum.wall_seconds);
+    cJSON_AddNumberToObject(root, "sim_instructions_per_second",
+                            sum.wall_seconds > 0 ? (double)sum.instructions / sum.wall_seconds : 0.0);
+    cJSON *w = cJSON_AddArrayToObject(root, "warnings");
+    for (unsigned i = 0; i < sum.warnings; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(sim_warning(s, i)));
+    char *txt = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return txt;
+}
+
+int sim_write_stats_json(const sim_t *s, const char *path, tpb_err_t *err)
+{
+    char *txt = sim_stats_json(s);
+    if (!txt)
+        return tpb_errf(err, "%s: out of memory building stats", path);
+    size_t n = strlen(txt);
+    txt[n] = 0;
+    char *withnl = malloc(n + 2);
+    if (!withnl) {
+        free(txt);
+        return tpb_errf(err, "%s: out of memory", path);
+    }
+    memcpy(withnl, txt, n);
+    withnl[n] = '\n';
+    int rc = fio_write_atomic(path, withnl, n + 1, err);
+    free(withnl);
+    free(txt);
+    return rc;
+}

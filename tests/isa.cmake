@@ -1,0 +1,57 @@
+# ISA tools: assembler, disassembler, golden encodings, tpb as/dis/isa.
+tpb_add_test(test_isa_text "quick;unit" test_isa_text.c)
+tpb_add_test(test_isa_golden "quick;unit;golden" test_isa_golden.c)
+
+# docs/isa.md is generated from the table and must not drift from it.
+add_test(NAME isa_docs_uptodate
+         COMMAND sh -c "\"$1\" isa --markdown | diff -u \"$2\" -" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/docs/isa.md)
+set_tests_properties(isa_docs_uptodate PROPERTIES LABELS "quick")
+
+# Every example assembles, and its canonical disassembly re-assembles to the
+# same bytes.
+file(GLOB TPB_ASM_EXAMPLES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/examples/asm/*.s)
+foreach(src ${TPB_ASM_EXAMPLES})
+  get_filename_component(base ${src} NAME_WE)
+  add_test(NAME isa_example_roundtrip_${base}
+           COMMAND sh -c "set -e; d=\$(mktemp -d); trap 'rm -rf \$d' EXIT;
+                          \"$1\" as \"$2\" -o \$d/a.bin;
+                          \"$1\" dis --canonical \$d/a.bin > \$d/a.s;
+                          \"$1\" as \$d/a.s -o \$d/b.bin;
+                          cmp \$d/a.bin \$d/b.bin;
+                          \"$1\" dis \$d/a.bin > /dev/null" sh $<TARGET_FILE:tpb> ${src})
+  set_tests_properties(isa_example_roundtrip_${base} PROPERTIES LABELS "quick")
+endforeach()
+
+# CLI error paths: exit codes and messages.
+add_test(NAME isa_cli_as_help COMMAND tpb as --help)
+add_test(NAME isa_cli_dis_help COMMAND tpb dis --help)
+add_test(NAME isa_cli_isa_help COMMAND tpb isa --help)
+add_test(NAME isa_cli_as_unknown_option COMMAND tpb as --bogus)
+set_tests_properties(isa_cli_as_unknown_option PROPERTIES WILL_FAIL TRUE)
+add_test(NAME isa_cli_dis_unknown_option COMMAND tpb dis --bogus x.bin)
+set_tests_properties(isa_cli_dis_unknown_option PROPERTIES WILL_FAIL TRUE)
+# a bad line: file:line:col: error naming the field, non-zero exit, no output left behind
+add_test(NAME isa_cli_as_error
+         COMMAND sh -c "d=\$(mktemp -d); trap 'rm -rf \$d' EXIT;
+                        printf 'Nop\\nTensorTensor op=plus\\n' > \$d/bad.s;
+                        if \"$1\" as \$d/bad.s -o \$d/out.bin 2> \$d/err; then exit 1; fi;
+                        cat \$d/err; test ! -e \$d/out.bin;
+                        grep -q 'bad.s:2:17: error: field .op.: unknown ALU .plus.' \$d/err" sh $<TARGET_FILE:tpb>)
+set_tests_properties(isa_cli_as_error PROPERTIES LABELS "quick")
+# a truncated stream: trailing bytes reported with file and offset, non-zero exit
+add_test(NAME isa_cli_dis_trailing
+         COMMAND sh -c "d=\$(mktemp -d); trap 'rm -rf \$d' EXIT;
+                        printf 'Halt\\n' > \$d/h.s; \"$1\" as \$d/h.s -o \$d/h.bin || exit 1;
+                        printf 'abc' >> \$d/h.bin;
+                        if \"$1\" dis \$d/h.bin > \$d/out 2> \$d/err; then exit 1; fi;
+                        cat \$d/out \$d/err; grep -q Halt \$d/out &&
+                        grep -q 'h.bin: offset 0x40: error: 3 trailing bytes' \$d/err" sh $<TARGET_FILE:tpb>)
+set_tests_properties(isa_cli_dis_trailing PROPERTIES LABELS "quick")
+
+# The golden bytes agree with the independent Python encoder (reads isa/*.def).
+if(EXISTS /usr/bin/python3)
+  add_test(NAME isa_golden_reference_encoder
+           COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/encodings/mkgolden.py --check)
+  set_tests_properties(isa_golden_reference_encoder PROPERTIES LABELS "quick;golden")
+endif()
