@@ -81,3 +81,10 @@ set_tests_properties(cli_run_reports_xfail PROPERTIES LABELS "quick;golden"
 add_test(NAME cli_run_missing_case
          COMMAND $<TARGET_FILE:tpb> run ${PROJECT_BINARY_DIR}/no-such-case)
 set_tests_properties(cli_run_missing_case PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+# a bare kernel.json (no inputs/, no expected/): inputs are generated, the
+# run compiles and simulates and says there is nothing to check
+add_test(NAME cli_run_bare_kernel
+         COMMAND $<TARGET_FILE:tpb> run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/copy_kernel.json
+                 -o ${PROJECT_BINARY_DIR}/golden-out/copy_kernel --seed 3)
+set_tests_properties(cli_run_bare_kernel PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "copy_kernel: no golden to check")
