@@ -88,3 +88,22 @@ add_test(NAME cli_run_bare_kernel
                  -o ${PROJECT_BINARY_DIR}/golden-out/copy_kernel --seed 3)
 set_tests_properties(cli_run_bare_kernel PROPERTIES LABELS "quick;golden"
                      PASS_REGULAR_EXPRESSION "copy_kernel: no golden to check")
+
+# verdict logic on tiny DMA-only cases (tests/golden-data/*): exit status and
+# message both checked by expect_run.sh
+set(TPB_EXPECT_RUN ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/expect_run.sh)
+add_test(NAME cli_run_xpass_fails
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 1 "XPASS: passed although"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/xpass_copy -o ${PROJECT_BINARY_DIR}/golden-out/xpass_copy)
+add_test(NAME cli_run_cycles_out_of_range
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 1 "OUTSIDE expected range \\[1, 2\\].*|FAIL \\(cycles\\)"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/cycles_out_of_range -o ${PROJECT_BINARY_DIR}/golden-out/cycles_out_of_range)
+add_test(NAME cli_run_values_mismatch
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 1 "\\[10, 2\\] +[0-9]+ vs [0-9]+"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/values_mismatch -o ${PROJECT_BINARY_DIR}/golden-out/values_mismatch)
+add_test(NAME cli_run_ignore_cycles
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 0 "cycles_out_of_range: PASS"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/cycles_out_of_range --ignore-cycles --no-trace
+                 -o ${PROJECT_BINARY_DIR}/golden-out/cycles_ignored)
+set_tests_properties(cli_run_xpass_fails cli_run_cycles_out_of_range cli_run_values_mismatch
+                     cli_run_ignore_cycles PROPERTIES LABELS "quick;golden")
