@@ -427,6 +427,7 @@ int enc_parse_slices(const char *text, const enc_env_t *env, enc_slice_t *slices
                      bool *pid_dep, char *msg, size_t n)
 {
     *nslices = 0;
+    *pid_dep = false;
     const char *a = text;
     int depth = 0;
     for (const char *p = text;; p++) {

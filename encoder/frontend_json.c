@@ -1220,7 +1220,7 @@ static int range_of(jx_t *j, const cJSON *o, const char *path, int64_t r[3], boo
     if (!cJSON_IsArray(rg) || cJSON_GetArraySize(rg) < 1 || cJSON_GetArraySize(rg) > 3)
         return quiet ? -1 : jfail(j, path, "range", "expected [stop], [start, stop] or "
                                   "[start, stop, step], got %s", type_name(rg));
-    int64_t v[3];
+    int64_t v[3] = { 0, 0, 0 };
     int n = 0;
     for (const cJSON *c = rg->child; c; c = c->next) {
         bool d = false;
@@ -1693,7 +1693,7 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     snprintf(j->b.k->target, sizeof j->b.k->target, "%s", tg->name);
     if (kname)
         snprintf(j->b.k->name, sizeof j->b.k->name, "%s", kname);
-    int nprog, ncores, core;
+    int nprog = 1, ncores = 1, core = 0;
     if (parse_grid(j, root, opts->program_id, &nprog, &ncores, &core))
         return -1;
     j->b.k->program_id = opts->program_id;

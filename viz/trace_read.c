@@ -706,8 +706,12 @@ static int parse_root(const char *json, size_t len, const char *name, cJSON **ro
     if (off >= len || open_depth(json, len) > 0)
         return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON: unexpected end of "
                         "file (truncated trace?)", name, off, line, col);
-    return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON near '%.16s'",
-                    name, off, line, col, json + off);
+    char near[17];
+    size_t nn = len - off < 16 ? len - off : 16; /* the buffer need not be NUL-terminated */
+    memcpy(near, json + off, nn);
+    near[nn] = 0;
+    return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON near '%s'",
+                    name, off, line, col, near);
 }
 
 int viz_trace_parse(const char *json, size_t len, const char *name, viz_trace_t *t, tpb_err_t *err)
