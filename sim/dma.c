@@ -285,7 +285,7 @@ int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64
     x->trigger_idx = idx;
     x->engine_slot = (uint8_t)e->slot;
     x->issuer = (sim_ref_t){ .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
-                             .pc = d->pc };
+                             .pc = d->pc, .start_ps = SIM_NO_TIME };
     x->submit_ps = t;
     if (Q->tail)
         Q->tail->next = x;
@@ -610,7 +610,7 @@ int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     if (x->end_ps > s->end_ps)
         s->end_ps = x->end_ps;
     sim_ref_t lane = { .core = (int16_t)c->index, .tid = (uint16_t)(SIM_DMA_LANE_TID + q * 8),
-                       .pc = x->issuer.pc };
+                       .pc = x->issuer.pc, .start_ps = x->start_ps };
     if (s->opt.trace) {
         sim_tr_dma_t r = { .start_ps = x->start_ps, .end_ps = x->end_ps, .bytes = x->bytes,
                            .core = (uint8_t)c->index, .queue = (uint16_t)q, .ndesc = x->ndesc,

@@ -383,7 +383,7 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
     memset(c->sbuf, 0xFF, sb);
     memset(c->psum, 0xFF, pb);
     for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
-        c->sem[i].last_writer.core = -1;
+        c->sem[i].last_writer = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
     return 0;
 }
 

@@ -296,7 +296,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         const isa_decoded_t *d = &e->stream.insts[e->idx];
         sim_tr_inst_t tr = { .issue_ps = e->issue_ps, .idx = (uint32_t)e->idx,
                              .core = (uint8_t)c->index, .slot = (uint8_t)e->slot,
-                             .waited_for = { .core = -1 } };
+                             .waited_for = { .core = -1, .start_ps = SIM_NO_TIME } };
         int w = pass_wait(s, c, e, d, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
@@ -314,7 +314,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         if (end < start)
             end = start;
         const isa_sync_t *h = &d->inst.sync;
-        sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc };
+        sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
+                         .start_ps = start };
         if (h->upd_en && (h->upd_at_read || d->inst.op != ISA_OP_DMA_TRIGGER)) {
             uint64_t at = (h->upd_at_read ? start : end) + lat;
             if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)

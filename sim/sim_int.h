@@ -23,7 +23,9 @@ typedef struct {
     int16_t core;                /* -1 = none */
     uint16_t tid;                /* trace tid: 1..5 engine, 100+ DMA lane */
     uint32_t pc;                 /* bundle index of the instruction */
+    uint64_t start_ps;           /* start of that event; SIM_NO_TIME if unknown */
 } sim_ref_t;
+#define SIM_NO_TIME UINT64_MAX
 
 typedef enum {
     ENG_READY,                   /* an ENGINE_STEP event is pending */

@@ -183,7 +183,8 @@ int sim_barrier_arrive(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decod
     b->mask = mask;
     b->arrived |= me;
     b->last_ps = t;
-    b->last = (sim_ref_t){ .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc };
+    b->last = (sim_ref_t){ .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
+                           .start_ps = SIM_NO_TIME };
     if (b->arrived != b->mask)
         return 1;
     e->barrier_last = b->last;

@@ -84,9 +84,12 @@ static uint64_t ref_at(const sim_t *s, uint64_t ps)
     return sim_ps_dur_to_ref(s->t, ps);
 }
 
-static void put_ref(FILE *f, sim_ref_t r)
+static void put_ref(FILE *f, const sim_t *s, sim_ref_t r)
 {
-    fprintf(f, "{\"pid\":%d,\"tid\":%u,\"pc\":%u}", r.core + 1, r.tid, r.pc);
+    fprintf(f, "{\"pid\":%d,\"tid\":%u,\"pc\":%u", r.core + 1, r.tid, r.pc);
+    if (r.start_ps != SIM_NO_TIME)
+        fprintf(f, ",\"start_cycle\":%" PRIu64, ref_at(s, r.start_ps));
+    fputc('}', f);
 }
 
 static void put_meta(FILE *f, const sim_t *s)
@@ -155,7 +158,7 @@ static void put_inst(FILE *f, const sim_t *s, const sim_tr_inst_t *r)
     }
     fprintf(f, ",\"waited_for\":[");
     if (r->waited_for.core >= 0)
-        put_ref(f, r->waited_for);
+        put_ref(f, s, r->waited_for);
     fprintf(f, "]");
     if (h->upd_en) {
         char upd[96];
@@ -196,10 +199,10 @@ static void put_dma(FILE *f, const sim_t *s, const sim_tr_dma_t *r)
     put_us(f, r->start_ps);
     fprintf(f, ",\"dur\":");
     put_us(f, r->end_ps - r->start_ps);
-    fprintf(f, ",\"args\":{\"queue\":%u,\"bytes\":%" PRIu64 ",\"descriptors\":%u,\"start_cycle\":%" PRIu64
-            ",\"end_cycle\":%" PRIu64 ",\"issuer\":",
-            r->queue, r->bytes, r->ndesc, ref_at(s, r->start_ps), ref_at(s, r->end_ps));
-    put_ref(f, r->issuer);
+    fprintf(f, ",\"args\":{\"pc\":%u,\"queue\":%u,\"bytes\":%" PRIu64 ",\"descriptors\":%u,"
+            "\"start_cycle\":%" PRIu64 ",\"end_cycle\":%" PRIu64 ",\"issuer\":",
+            r->issuer.pc, r->queue, r->bytes, r->ndesc, ref_at(s, r->start_ps), ref_at(s, r->end_ps));
+    put_ref(f, s, r->issuer);
     fprintf(f, "}}");
 }
 

@@ -107,6 +107,7 @@ static void test_trace_structure(void **state)
         last_end[i] = last_end_cycle[i] = -1;
     int ninst = 0, ndma = 0, ncnt = 0, at_zero = 0;
     bool saw_waited = false, saw_src = false, saw_qname = false;
+    double wf_start = -1, q3_start = -2;
     const cJSON *e;
     cJSON_ArrayForEach(e, evs)
     {
@@ -150,6 +151,10 @@ static void test_trace_structure(void **state)
         if (tid >= 100) {
             ndma++;
             assert_string_equal(cJSON_GetObjectItem(e, "cat")->valuestring, "dma");
+            if (tid == 100 + 3 * 8) {
+                q3_start = num(args, "start_cycle");
+                assert_int_equal((int)num(args, "pc"), 1); /* the DmaTrigger's pc */
+            }
             num(args, "queue");
             assert_int_equal((int)num(args, "bytes"), 16 * 32 * 4);
             num(args, "descriptors");
@@ -174,6 +179,7 @@ static void test_trace_structure(void **state)
             const cJSON *wf = cJSON_GetArrayItem(cJSON_GetObjectItem(args, "waited_for"), 0);
             assert_non_null(wf);
             assert_true(num(wf, "pid") == 1 && num(wf, "tid") == 100 + 3 * 8 && num(wf, "pc") == 1);
+            wf_start = num(wf, "start_cycle");
             assert_true(num(args, "wait_cycles") > 1000);
             assert_string_equal(cJSON_GetObjectItem(args, "src")->valuestring, "body[2]");
             assert_string_equal(cJSON_GetObjectItem(args, "op_name")->valuestring, "wait_load");
@@ -190,6 +196,8 @@ static void test_trace_structure(void **state)
     assert_int_equal(ndma, 2);
     assert_true(ncnt >= 2);
     assert_true(saw_waited && saw_src && saw_qname);
+    /* the ref names exactly the producing transfer */
+    assert_true(wf_start == q3_start);
     for (int t = 1; t <= 5; t++)
         assert_true(lane_named[t] || t == 3);
     assert_true(lane_named[100 + 3 * 8] && lane_named[100 + 4 * 8]);
