@@ -375,6 +375,13 @@ static int report_deadlock(sim_t *s, tpb_err_t *err)
                                     isa_engine_name(e->id), e->idx, d->pc,
                                     isa_ops[d->inst.op].mnemonic, what);
         }
+        /* a classic cause: descriptors queued without their DmaTrigger */
+        for (unsigned q = 0; q < s->t->dma_queues && off < sizeof buf - 1; q++)
+            if (c->queues[q].npending)
+                off += (size_t)snprintf(buf + off, sizeof buf - off,
+                                        "\n  note: core %u queue %u has %u DMA descriptor(s) "
+                                        "queued but never triggered",
+                                        ci, q, c->queues[q].npending);
     }
     return tpb_errf(err, "%s", buf);
 }

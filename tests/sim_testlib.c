@@ -110,8 +110,13 @@ void tb_write(tb_t *b)
         snprintf(path, sizeof path, "%s/nc%u/sg0", b->dir, c);
         mkdir_p(path);
         for (unsigned e = 0; e < 5; e++) {
-            if (!b->n[c][e])
+            if (!b->n[c][e]) {
+                /* drop a stream left by an earlier tb_write of this builder */
+                snprintf(path, sizeof path, "%s/nc%u/sg0/%s.bin", b->dir, c,
+                         isa_engine_name(isa_tpb_engines[e]));
+                remove(path);
                 continue;
+            }
             uint8_t *buf = malloc(b->n[c][e] * 2 * ISA_BUNDLE_BYTES);
             assert_non_null(buf);
             size_t len = 0;

@@ -276,7 +276,18 @@ static void test_untriggered_warning_and_trigger_errors(void **state)
     assert_int_equal(sum.warnings, 1);
     assert_non_null(strstr(sim_warning(s, 0), "queue 1: 1 DMA descriptor(s) queued but never triggered"));
     sim_free(s);
+    /* a consumer waiting for a transfer that was never triggered: deadlock
+     * report points at the queued descriptors */
     b.n[0][TB_SP]--;
+    isa_inst_t w = tb_op(ISA_OP_NOP);
+    tb_wait(&w, 4, 1);
+    tb_add(&b, 0, TB_PE, w);
+    assert_int_equal(tb_run(&b, NULL, &s, &err), -1);
+    assert_non_null(strstr(err.msg, "deadlock"));
+    assert_non_null(strstr(err.msg, "core 0 PE instruction 0 (pc 0) Nop: waits for S4 >= 1"));
+    assert_non_null(strstr(err.msg, "note: core 0 queue 1 has 2 DMA descriptor(s) queued but never triggered"));
+    sim_free(s);
+    b.n[0][TB_PE]--;
     tb_add(&b, 0, TB_SP, tb_trig(1, 3));
     assert_int_equal(tb_run(&b, NULL, &s, &err), -1);
     assert_non_null(strstr(err.msg, "core 0 SP instruction 2 (pc 2) DmaTrigger: ndesc 3 but only 2"));
