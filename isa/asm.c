@@ -407,10 +407,8 @@ static int take_dap(lex_t *lx, const char *field, isa_dap_t *d)
     }
     if (need(lx, '@', field, "before the address"))
         return -1;
-    const char *s = lx->p;
     if (take_uint(lx, 0, part ? 18 : 32, field, &d->addr))
         return -1;
-    (void)s;
     d->addr += p * ISA_DMA_PARTITION_PITCH;
     if (take_dtype(lx, field, &d->dtype))
         return -1;
@@ -515,8 +513,8 @@ static void list_fields(const isa_fmtinfo_t *fi, char *buf, size_t len)
             break;
         n += (size_t)r;
     }
-    int r = snprintf(buf + n, len - n, "%swait, upd", n ? ", " : "");
-    (void)r;
+    if (n < len)
+        snprintf(buf + n, len - n, "%swait, upd", n ? ", " : "");
 }
 
 static bool is_target_field(const isa_field_t *f)
