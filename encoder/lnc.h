@@ -177,6 +177,7 @@ typedef struct {
     int nrlts;
     int nbarriers;                     /* core barriers per core (local ids 0..n-1) */
     int nsendrecv;
+    void *ident_data;                  /* PE-transpose identity constant (owned) */
 } lnc_split_t;
 
 /* Split the parsed programs (progs[i] has program_id i; all share one
