@@ -242,11 +242,11 @@ static void test_divergence_rejected(void **state)
 /* ---- end to end ---- */
 
 static const char *copy_kernel =
-    "{\"kernel\": \"copy%d\", \"grid\": {\"n\": 2, \"nc\": %d},"
+    "{\"kernel\": \"copy%d\", \"grid\": {\"n\": 4, \"nc\": %d},"
     " \"inputs\": [{\"name\": \"a\", \"shape\": [1024, 512], \"dtype\": \"float32\"}],"
     " \"outputs\": [{\"name\": \"out\", \"shape\": [1024, 512], \"dtype\": \"float32\"}],"
-    " \"body\": [{\"op\": \"for\", \"var\": \"i\", \"range\": [4], \"body\": ["
-    "  {\"op\": \"let\", \"var\": \"r\", \"value\": \"pid*512 + i*128\"},"
+    " \"body\": [{\"op\": \"for\", \"var\": \"i\", \"range\": [2], \"body\": ["
+    "  {\"op\": \"let\", \"var\": \"r\", \"value\": \"pid*256 + i*128\"},"
     "  {\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 512], \"dtype\": \"float32\"},"
     "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[r:r+128, :]\"},"
     "  {\"op\": \"store\", \"dst\": \"out[r:r+128, :]\", \"src\": \"t\"}]}]}";
@@ -329,12 +329,14 @@ static void test_two_cores_faster(void **state)
     snprintf(root, sizeof root, "%s/test_lnc_split.%ld", TPB_BINARY_DIR, (long)getpid());
     tpb_err_t err;
     assert_int_equal(fio_mkdirs(root, &err), 0);
-    uint64_t one = run_copy(1, root);   /* both programs on one core (LNC=1 link) */
-    uint64_t two = run_copy(2, root);
+    uint64_t one = run_copy(1, root);   /* all four programs on one core (LNC=1 link) */
+    uint64_t two = run_copy(2, root);   /* two programs per core */
+    uint64_t four = run_copy(4, root);  /* one program per core */
     if (getenv("LNC_TEST_VERBOSE"))
-        printf("copy: 1 core %llu cycles, 2 cores %llu cycles\n", (unsigned long long)one,
-               (unsigned long long)two);
+        printf("copy: 1 core %llu cycles, 2 cores %llu, 4 cores %llu\n", (unsigned long long)one,
+               (unsigned long long)two, (unsigned long long)four);
     assert_true(two < one);
+    assert_true(four < two);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     assert_int_equal(system(cmd), 0);
 }
