@@ -256,6 +256,20 @@ int sim_write_trace(const sim_t *s, const char *path, tpb_err_t *err)
         put_dma(f, s, &s->tr.dma[i]);
         fputs(",\n", f);
     }
+    /* every counter track starts at 0 at time 0 (semaphores start at 0) */
+    static const size_t nbits = SIM_MAX_CORES * ISA_NUM_SEMAPHORES;
+    uint8_t seen[SIM_MAX_CORES * ISA_NUM_SEMAPHORES] = { 0 };
+    for (size_t i = 0; i < s->tr.nsem; i++) {
+        const sim_tr_sem_t *r = &s->tr.sem[i];
+        size_t k = (size_t)r->core * ISA_NUM_SEMAPHORES + r->sem;
+        if (k < nbits && !seen[k] && r->t > 0) {
+            sim_tr_sem_t z = { .t = 0, .core = r->core, .sem = r->sem, .value = 0 };
+            put_sem(f, s, &z);
+            fputs(",\n", f);
+        }
+        if (k < nbits)
+            seen[k] = 1;
+    }
     for (size_t i = 0; i < s->tr.nsem; i++) {
         put_sem(f, s, &s->tr.sem[i]);
         fputs(",\n", f);

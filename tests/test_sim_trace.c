@@ -105,7 +105,7 @@ static void test_trace_structure(void **state)
     double last_end[700], last_end_cycle[700];
     for (int i = 0; i < 700; i++)
         last_end[i] = last_end_cycle[i] = -1;
-    int ninst = 0, ndma = 0, ncnt = 0, at_zero = 0;
+    int ninst = 0, ndma = 0, ncnt = 0, at_zero = 0, cnt_zero = 0;
     bool saw_waited = false, saw_src = false, saw_qname = false;
     double wf_start = -1, q3_start = -2;
     const cJSON *e;
@@ -132,7 +132,7 @@ static void test_trace_structure(void **state)
         if (!strcmp(ph, "C")) {
             ncnt++;
             assert_non_null(strstr(cJSON_GetObjectItem(e, "name")->valuestring, "sem S"));
-            num(cJSON_GetObjectItem(e, "args"), "value");
+            cnt_zero += ts == 0 && num(cJSON_GetObjectItem(e, "args"), "value") == 0;
             continue;
         }
         assert_string_equal(ph, "X");
@@ -195,6 +195,7 @@ static void test_trace_structure(void **state)
     assert_int_equal(at_zero, 2);
     assert_int_equal(ndma, 2);
     assert_true(ncnt >= 2);
+    assert_int_equal(cnt_zero, 2); /* S5 and S6 tracks start at 0 */
     assert_true(saw_waited && saw_src && saw_qname);
     /* the ref names exactly the producing transfer */
     assert_true(wf_start == q3_start);
