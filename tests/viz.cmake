@@ -50,3 +50,12 @@ add_test(NAME cli_view_summary
          COMMAND $<TARGET_FILE:tpb> view --summary ${PROJECT_SOURCE_DIR}/tests/data/traces/small.json)
 set_tests_properties(cli_view_summary PROPERTIES LABELS "quick"
                      PASS_REGULAR_EXPRESSION "total_cycles 1000 .*core0 Activation +events +1 +busy +20.0%  stall 400")
+if(TPB_WITH_VIEWER)
+  # no display: a clear error and exit 1, never a window nobody can close
+  add_test(NAME cli_view_no_display
+           COMMAND sh -c "$<TARGET_FILE:tpb> view \"$1\" 2>&1; test $? -eq 1" sh
+                   ${PROJECT_SOURCE_DIR}/tests/data/traces/small.json)
+  set_tests_properties(cli_view_no_display PROPERTIES LABELS "quick"
+                       ENVIRONMENT "DISPLAY=;WAYLAND_DISPLAY=;SDL_VIDEODRIVER="
+                       PASS_REGULAR_EXPRESSION "display.*--screenshot")
+endif()
