@@ -182,6 +182,13 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     int rc = 0;
     *peak = 0;
     for (int i = 0; i < nr; i++) {
+        /* requests come in first-use order: a placed tile whose live range
+         * ended before this one starts can never overlap a later one */
+        int keep = 0;
+        for (int j = 0; j < np; j++)
+            if (placed[j]->last_use >= reqs[i].ml->first_use)
+                placed[keep++] = placed[j];
+        np = keep;
         uint64_t a = first_fit(&reqs[i], placed, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
         if (a + reqs[i].ml->bytes > cap) {
             char live[512];

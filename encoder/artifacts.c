@@ -69,7 +69,11 @@ int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t
             const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
             cJSON *d = cJSON_CreateObject();
             cJSON_AddNumberToObject(d, "pc", g->dbg[e][i].pc);
-            cJSON_AddStringToObject(d, "name", in->name);
+            /* name: the tile-IR op (what a trace shows); inst: the unique
+             * instruction name (also used by --dump-bin-per-inst) */
+            bool has_op = in->tir_op >= 0 && in->tir_op < k->nops;
+            cJSON_AddStringToObject(d, "name", has_op ? k->ops[in->tir_op].name : in->name);
+            cJSON_AddStringToObject(d, "inst", in->name);
             cJSON_AddStringToObject(d, "src", in->src);
             cJSON_AddStringToObject(d, "op", in->op_kind ? in->op_kind : "sync");
             if (in->tir_op >= 0 && in->tir_op < k->nops)

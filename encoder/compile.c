@@ -10,6 +10,11 @@
 #include "backend.h"
 #include "fileio.h"
 
+/* Bound on every shape, count, step and offset, so that address arithmetic
+ * in 64 bits cannot overflow (2^40 elements = 4 TiB of fp32). */
+#define AP_LIMIT (1LL << 40)      /* elements of a tensor or an access, offsets */
+#define COUNT_LIMIT (1LL << 31)   /* one access dim's count */
+#define STEP_LIMIT (1LL << 28)    /* one access dim's step (elements) */
 #define IDENT_PATH "(compiler: shared identity)"
 
 static const tpb_target_t *pick_target(const tir_kernel_t *k, const enc_options_t *o,
@@ -127,16 +132,27 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, tpb_err_t 
 {
     if (k->nops == 0)
         return tpb_errf(err, "kernel '%s' has no ops", k->name);
+    if (k->num_programs > 1 || k->num_cores > 1)
+        return tpb_errf(err, "kernel '%s' is launched on %d programs / %d cores: multi-core "
+                             "kernels need the multi-core split/link, which is not built yet "
+                             "(the single-core back-end compiles grid [1] kernels)",
+                        k->name, k->num_programs, k->num_cores);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
         if (!isa_dtype_valid(tt->dtype))
             return tpb_errf(err, "tensor '%s' (%s): invalid dtype %u", tt->name, tt->path, tt->dtype);
         if (tt->ndim < 0 || tt->ndim > TIR_MAX_DIMS)
             return tpb_errf(err, "tensor '%s' (%s): %d dims", tt->name, tt->path, tt->ndim);
-        for (int d = 0; d < tt->ndim; d++)
-            if (tt->shape[d] < 1)
+        uint64_t elems = 1;
+        for (int d = 0; d < tt->ndim; d++) {
+            if (tt->shape[d] < 1 || tt->shape[d] > AP_LIMIT)
                 return tpb_errf(err, "tensor '%s' (%s): dim %d is %lld", tt->name, tt->path, d,
                                 (long long)tt->shape[d]);
+            elems *= (uint64_t)tt->shape[d];
+            if (elems > AP_LIMIT)
+                return tpb_errf(err, "tensor '%s' (%s) has more than 2^40 elements", tt->name,
+                                tt->path);
+        }
     }
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
@@ -149,10 +165,19 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, tpb_err_t 
             if (aps[a]->tensor >= 0 && (aps[a]->ndim < 0 || aps[a]->ndim > TIR_MAX_DIMS))
                 return tpb_errf(err, "op %d '%s' (%s): access with %d dims", i, op->name, op->path,
                                 aps[a]->ndim);
-            for (int d = 0; aps[a]->tensor >= 0 && d < aps[a]->ndim; d++)
-                if (aps[a]->count[d] < 1)
+            if (aps[a]->tensor >= 0 && (aps[a]->offset < 0 || aps[a]->offset > AP_LIMIT))
+                return tpb_errf(err, "op %d '%s' (%s): access offset %lld out of range", i,
+                                op->name, op->path, (long long)aps[a]->offset);
+            uint64_t n = 1;
+            for (int d = 0; aps[a]->tensor >= 0 && d < aps[a]->ndim; d++) {
+                if (aps[a]->count[d] < 1 || aps[a]->count[d] > COUNT_LIMIT ||
+                    (n *= (uint64_t)aps[a]->count[d]) > (uint64_t)AP_LIMIT)
                     return tpb_errf(err, "op %d '%s' (%s): access dim %d has count %lld", i,
                                     op->name, op->path, d, (long long)aps[a]->count[d]);
+                if (aps[a]->step[d] < -STEP_LIMIT || aps[a]->step[d] > STEP_LIMIT)
+                    return tpb_errf(err, "op %d '%s' (%s): access dim %d has step %lld", i,
+                                    op->name, op->path, d, (long long)aps[a]->step[d]);
+            }
         }
         if (op->core != 0)
             return tpb_errf(err, "op %d '%s' (%s): core %d: the single-core back-end compiles "

@@ -21,8 +21,7 @@ static int bind_reduce(lower_ctx_t *c, bir_inst_t *in, uint32_t *red_op, uint32_
         return 0;
     }
     if (!lw_has(&op->dst2))
-        return lw_err(c, "reduce_op %s needs a reduce_res [P,1] output",
-                      isa_enum_name(ISA_FT_ALU, (unsigned)op->reduce_op));
+        return lw_err(c, "reduce_op %d needs a reduce_res [P,1] output", op->reduce_op);
     if (op->reduce_cmd == ISA_REDCMD_IDLE)
         *red_cmd = ISA_REDCMD_RESET_REDUCE;   /* a fused reduce with no command: fresh result */
     return lw_ptr(c, in, &op->dst2, true, "reduce_res", red_out);

@@ -464,9 +464,9 @@ static int lower_indirect(lower_ctx_t *c)
         return -1;
     if (f->idx.dtype != ISA_DT_INT32 && f->idx.dtype != ISA_DT_UINT32)
         return lw_err(c, "index tile must be int32 or uint32");
-    if (isa_tap_free_elems(&f->idx) != tp->count[1])
-        return lw_err(c, "%llu indices for %u rows", (unsigned long long)isa_tap_free_elems(&f->idx),
-                      tp->count[1]);
+    uint64_t nidx = (uint64_t)f->idx.nparts * isa_tap_free_elems(&f->idx);
+    if (nidx != tp->count[1])
+        return lw_err(c, "%llu indices for %u rows", (unsigned long long)nidx, tp->count[1]);
     f->scatter = scatter;
     f->oob = oob;
     f->compute = rmw ? ISA_DMAOP_ADD : ISA_DMAOP_BYPASS;
@@ -557,5 +557,14 @@ int lower_dma(lower_ctx_t *c)
         return lw_err(c, "cannot write to constant tensor '%s'", dt->name);
     if (op->kind == TIR_LOAD && dt && dt->kind != TIR_T_SBUF && dt->kind != TIR_T_PSUM)
         return lw_err(c, "load destination must be an on-chip tile");
+    if (op->kind == TIR_BROADCAST_PARTITION) {
+        /* one source row read by every destination partition: partition step 0 */
+        tir_ap_t b = op->src[0];
+        if (b.ndim < 1 || b.count[0] != 1 || op->dst.ndim < 1)
+            return lw_err(c, "broadcast_partition src must be one partition row [1,F]");
+        b.count[0] = op->dst.count[0];
+        b.step[0] = 0;
+        return lower_direct(c, &b, &op->dst, &o);
+    }
     return lower_direct(c, &op->src[0], &op->dst, &o);
 }

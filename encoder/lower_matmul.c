@@ -35,9 +35,12 @@ static int pe_tile(lower_ctx_t *c, pe_tile_t *pt)
     if (pt->row_pos + pt->row_size > 128 || pt->col_pos + pt->col_size > 128)
         return lw_err(c, "tile_position (%u,%u) + tile_size (%u,%u) exceeds the 128x128 PE array",
                       pt->row_pos, pt->col_pos, pt->row_size, pt->col_size);
-    if ((op->tile_size[0] || op->tile_size[1]) && !c->t->pe_has_32_tiles &&
-        (pt->row_size < 128 || pt->col_size < 128))
-        return lw_err(c, "target %s cannot use PE tiles smaller than 128x128", c->t->name);
+    unsigned g = c->t->pe_has_32_tiles ? 32 : 64;   /* the PE tile granule */
+    if (pt->row_pos % g || pt->col_pos % g || pt->row_size % g || pt->col_size % g ||
+        !pt->row_size || !pt->col_size)
+        return lw_err(c, "tile_position (%u,%u) and tile_size (%u,%u) must be multiples of %u "
+                         "on target %s",
+                      pt->row_pos, pt->col_pos, pt->row_size, pt->col_size, g, c->t->name);
     return 0;
 }
 
@@ -89,8 +92,11 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         if (lw_tap(c, &ldw, stat, false, "stationary", &f->src) ||
             lw_tap(c, &ldw, &op->src[2], false, "tags", &f->tags))
             return -1;
-        if (op->compress_ratio < 1 || op->compress_ratio > 255)
-            return lw_err(c, "compress_ratio %u must be 1..255", op->compress_ratio);
+        if (op->compress_ratio != 2 && op->compress_ratio != 4)
+            return lw_err(c, "compress_ratio %u must be 2 (2:4) or 4 (1:4)", op->compress_ratio);
+        if (f->tags.nparts != f->src.nparts ||
+            isa_tap_free_elems(&f->tags) != isa_tap_free_elems(&f->src))
+            return lw_err(c, "tags must have the shape of the compressed stationary");
         f->compress_ratio = op->compress_ratio;
         f->row_pos = pt.row_pos, f->col_pos = pt.col_pos;
         f->row_size = pt.row_size, f->col_size = pt.col_size;
@@ -145,6 +151,14 @@ static int lower_matmul_mx(lower_ctx_t *c)
         return -1;
     if (f->scale.dtype != ISA_DT_UINT8 || g->scale.dtype != ISA_DT_UINT8)
         return lw_err(c, "MX scales must be uint8 (E8M0) tiles");
+    if (f->src.nparts % 32 || f->scale.nparts != f->src.nparts / 32 ||
+        g->scale.nparts != g->moving.nparts / 32)
+        return lw_err(c, "MX data need K (%u) a multiple of 32 and scales with K/32 partitions "
+                         "(stationary_scale has %u, moving_scale %u)",
+                      f->src.nparts, f->scale.nparts, g->scale.nparts);
+    if (isa_tap_free_elems(&f->scale) != isa_tap_free_elems(&f->src) ||
+        isa_tap_free_elems(&g->scale) != isa_tap_free_elems(&g->moving))
+        return lw_err(c, "MX scales need one E8M0 value per column of their data");
     if (check_mm_shapes(c, &f->src, &g->moving, &g->dst))
         return -1;
     f->row_pos = g->row_pos = pt.row_pos;
@@ -205,6 +219,10 @@ static int transpose_dve(lower_ctx_t *c)
         return lw_err(c, "dst is [%u,%u] but src.T is [%u,%u]", d.nparts, dF, F, P);
     if (s.space != ISA_SPACE_SBUF || d.space != ISA_SPACE_SBUF)
         return lw_err(c, "DVE transpose operands must be SBUF tiles");
+    if (P % 32 || F % 32 || s.start % 32 || d.start % 32)
+        return lw_err(c, "DVE transpose works on whole 32x32 blocks: [%u,%u] (start partitions "
+                         "%u, %u) must be multiples of 32; use the PE transpose otherwise",
+                      P, F, s.start, d.start);
     unsigned dsz = isa_dtype_size(s.dtype);
     /* one Transpose32 per 32x32 block: src block (bi, bj) -> dst block (bj, bi) */
     for (uint32_t bi = 0; bi < P; bi += 32) {

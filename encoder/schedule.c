@@ -17,6 +17,7 @@
  * and the waits cannot deadlock. */
 #include "backend.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,7 +157,15 @@ typedef struct {
     int engine;
     bool is_dma;
     token_t tok;
+    uint32_t snap[BIR_MAX_SEMS];   /* what its completion implies (vector clock) */
 } prod_t;
+
+static void merge(uint32_t *dst, const uint32_t *src, int n)
+{
+    for (int s = 0; s < n; s++)
+        if (src[s] > dst[s])
+            dst[s] = src[s];
+}
 
 static bool conflicts(const bir_inst_t *a, const bir_inst_t *b)
 {
@@ -165,6 +174,20 @@ static bool conflicts(const bir_inst_t *a, const bir_inst_t *b)
             if ((a->acc[i].write || b->acc[j].write) && bir_access_overlap(&a->acc[i], &b->acc[j]))
                 return true;
     return false;
+}
+
+/* Index of the oldest producer not implied by max(known, need) on its
+ * semaphore; producers older than that need no look. */
+static int oldest_unimplied(const uint32_t *known, const uint32_t *need, const uint32_t *count,
+                            int *const *by_val, int nsems)
+{
+    int stop = INT_MAX;
+    for (int s = 0; s < nsems; s++) {
+        uint32_t thr = need[s] > known[s] ? need[s] : known[s];
+        if (thr < count[s] && by_val[s][thr + 1] < stop)
+            stop = by_val[s][thr + 1];
+    }
+    return stop;
 }
 
 static void set_wait(bir_inst_t *in, int sem, uint32_t v)
@@ -193,13 +216,22 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
     memset(&out, 0, sizeof out);
     snprintf(out.name, sizeof out.name, "%s", b->name);
     prod_t *prods = calloc((size_t)(n > 0 ? n : 1), sizeof *prods);
+    if (!prods)
+        return tpb_errf(err, "out of memory in the scheduler");
+    /* by_val[s][v]: index in prods of the producer whose token is (s, v) */
+    int *by_val[BIR_MAX_SEMS] = {NULL};
+    for (int s = 0; s < m->nsems; s++)
+        if (!(by_val[s] = calloc((size_t)n + 2, sizeof(int)))) {
+            for (int t = 0; t < s; t++)
+                free(by_val[t]);
+            free(prods);
+            return tpb_errf(err, "out of memory in the scheduler");
+        }
     uint32_t count[BIR_MAX_SEMS] = {0};
     /* known[e][s]: engine e has already waited for sem s >= known */
     uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];
     memset(known, 0, sizeof known);
     bool used[ISA_ENG_COUNT] = {false};
-    if (!prods)
-        return tpb_errf(err, "out of memory in the scheduler");
     int np = 0, rc = 0;
     unsigned waits = 0, nops = 0;
     for (int i = 0; i < n && !rc; i++) {
@@ -207,31 +239,50 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
         used[in.engine] = true;
         bool is_dma = in.isa.op == ISA_OP_DMA_TRIGGER;
         if (in.nacc > 0 && !in.is_dma_desc) {
-            /* collect the largest needed value per semaphore */
+            /* collect the largest needed value per semaphore (and who gives it) */
             uint32_t need[BIR_MAX_SEMS] = {0};
-            for (int p = np - 1; p >= 0; p--) {
+            int giver[BIR_MAX_SEMS];
+            /* scan back only while some older producer is not yet implied by
+             * what this engine knows or already needs */
+            int stop = oldest_unimplied(known[in.engine], need, count, by_val, m->nsems);
+            for (int p = np - 1; p >= stop; p--) {
                 const prod_t *pr = &prods[p];
-                if (need[pr->tok.sem] >= pr->tok.value)
+                uint32_t thr = need[pr->tok.sem] > known[in.engine][pr->tok.sem]
+                                   ? need[pr->tok.sem] : known[in.engine][pr->tok.sem];
+                if (thr >= pr->tok.value)
                     continue;   /* implied by a later producer on the same semaphore */
                 if (!pr->is_dma && !is_dma && pr->engine == in.engine)
                     continue;   /* same engine, in order */
-                if (conflicts(&in, &b->insts[pr->inst]))
+                if (conflicts(&in, &b->insts[pr->inst])) {
                     need[pr->tok.sem] = pr->tok.value;
+                    giver[pr->tok.sem] = p;
+                    stop = oldest_unimplied(known[in.engine], need, count, by_val, m->nsems);
+                }
             }
+            /* wait for the strongest producer first: what its completion
+             * implies (transitively) may make the other waits redundant */
+            uint32_t *kn = known[in.engine];
             int nw = 0;
             int wsem[BIR_MAX_SEMS];
-            for (int s = 0; s < m->nsems; s++)
-                if (need[s] > known[in.engine][s])
-                    wsem[nw++] = s;
+            for (;;) {
+                int best = -1;
+                for (int s2 = 0; s2 < m->nsems; s2++)
+                    if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
+                        best = s2;
+                if (best < 0)
+                    break;
+                wsem[nw++] = best;
+                kn[best] = need[best];
+                merge(kn, prods[giver[best]].snap, m->nsems);
+            }
             for (int w = 0; w < nw && !rc; w++) {
-                int s = wsem[w];
-                known[in.engine][s] = need[s];
+                int s2 = wsem[w];
                 waits++;
                 if (w == nw - 1) {
-                    set_wait(&in, s, need[s]);
+                    set_wait(&in, s2, need[s2]);
                 } else {
                     bir_inst_t nop;
-                    nop_for(&nop, &in, s, need[s]);
+                    nop_for(&nop, &in, s2, need[s2]);
                     nops++;
                     if (bir_block_append(&out, &nop, err) < 0)
                         rc = -1;
@@ -245,7 +296,14 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
             in.isa.sync.upd_val = 1;
             in.isa.sync.upd_at_read = 0;
             count[sem]++;
-            prods[np++] = (prod_t){i, in.engine, is_dma, {sem, count[sem]}};
+            by_val[sem][count[sem]] = np;
+            prod_t *pr = &prods[np++];
+            pr->inst = i, pr->engine = in.engine, pr->is_dma = is_dma;
+            pr->tok = (token_t){sem, count[sem]};
+            memcpy(pr->snap, known[in.engine], sizeof pr->snap);
+            pr->snap[sem] = count[sem];
+            if (!is_dma)   /* later instructions of this engine follow it in order */
+                known[in.engine][sem] = count[sem];
             if (is_dma)
                 m->queues[in.queue].transfers++;
         }
@@ -279,6 +337,8 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
             rc = -1;
     }
     free(prods);
+    for (int s = 0; s < m->nsems; s++)
+        free(by_val[s]);
     if (rc) {
         free(out.insts);
         return -1;

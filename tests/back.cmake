@@ -1,0 +1,38 @@
+# Back-end (encoder/ lowering, allocation, scheduling, emission) tests.
+tpb_add_test(test_back_lower "quick;unit;back" test_back_lower.c)
+tpb_add_test(test_back_sched "quick;unit;back" test_back_sched.c)
+tpb_add_test(test_back_emit "quick;unit;back" test_back_emit.c)
+target_link_libraries(test_back_emit PRIVATE PkgConfig::CJSON)
+tpb_add_test(test_back_robust "quick;unit;back" test_back_robust.c)
+tpb_add_test(test_back_examples "quick;back" test_back_examples.c)
+target_link_libraries(test_back_examples PRIVATE PkgConfig::CJSON)
+
+# ---- tpb compile CLI ----
+add_test(NAME cli_compile_help COMMAND $<TARGET_FILE:tpb> compile --help)
+set_tests_properties(cli_compile_help PROPERTIES LABELS "quick;back"
+                     PASS_REGULAR_EXPRESSION "--dump-bin-per-inst")
+add_test(NAME cli_compile_unknown_option COMMAND $<TARGET_FILE:tpb> compile --bogus k.json)
+set_tests_properties(cli_compile_unknown_option PROPERTIES LABELS "quick;back" WILL_FAIL TRUE)
+add_test(NAME cli_compile_bad_mode
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/tensor_add.json
+                 --mode 7 -o ${PROJECT_BINARY_DIR}/cli_compile_bad_mode)
+set_tests_properties(cli_compile_bad_mode PROPERTIES LABELS "quick;back" WILL_FAIL TRUE)
+add_test(NAME cli_compile_bad_mode_message
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/tensor_add.json
+                 --mode 7 -o ${PROJECT_BINARY_DIR}/cli_compile_bad_mode)
+set_tests_properties(cli_compile_bad_mode_message PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "Wrong CodeGenMode. It must be one of GENERATE_ISACODE, RUN_ISA_CHECKS, or COLLECT_OPCODES")
+add_test(NAME cli_compile_missing_file
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_BINARY_DIR}/no-such-kernel.json
+                 -o ${PROJECT_BINARY_DIR}/cli_compile_missing)
+set_tests_properties(cli_compile_missing_file PROPERTIES LABELS "quick;back" WILL_FAIL TRUE)
+add_test(NAME cli_compile_example
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/matmul.json
+                 -o ${PROJECT_BINARY_DIR}/cli_compile_example --stats)
+set_tests_properties(cli_compile_example PROPERTIES LABELS "quick;back"
+                     PASS_REGULAR_EXPRESSION "LdWeights")
+add_test(NAME cli_compile_collect
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/softmax.json
+                 --mode collect-opcodes)
+set_tests_properties(cli_compile_collect PROPERTIES LABELS "quick;back"
+                     PASS_REGULAR_EXPRESSION "DVE +.*TensorReduce")

@@ -1,0 +1,123 @@
+/* back_util.h - helpers shared by the back-end tests: build tile IR by hand
+ * and run the back-end passes. */
+#ifndef TPB_BACK_UTIL_H
+#define TPB_BACK_UTIL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+
+static inline int bu_tensor(tir_kernel_t *k, const char *name, tir_tensor_kind_t kind, unsigned dt,
+                            int ndim, const int64_t *shape)
+{
+    tir_tensor_t t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.name, sizeof t.name, "%s", name);
+    t.kind = kind;
+    t.dtype = dt;
+    t.ndim = ndim;
+    for (int i = 0; i < ndim; i++)
+        t.shape[i] = shape[i];
+    snprintf(t.path, sizeof t.path, "decl.%s", name);
+    t.shared_with = -1;
+    return tir_add_tensor(k, &t);
+}
+
+#define BU_T(k, name, kind, dt, ...) \
+    bu_tensor((k), (name), (kind), (dt), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
+              (int64_t[]){__VA_ARGS__})
+
+/* The whole tensor, row-major. */
+static inline tir_ap_t bu_full(const tir_kernel_t *k, int t)
+{
+    tir_ap_t a;
+    memset(&a, 0, sizeof a);
+    a.tensor = t;
+    const tir_tensor_t *tt = &k->tensors[t];
+    a.ndim = tt->ndim;
+    int64_t s = 1;
+    for (int d = tt->ndim - 1; d >= 0; d--) {
+        a.step[d] = s;
+        a.count[d] = tt->shape[d];
+        s *= tt->shape[d];
+    }
+    return a;
+}
+
+/* Raw AP: offset, then (step, count) pairs outermost first. */
+static inline tir_ap_t bu_ap(int t, int64_t off, int ndim, ...)
+{
+    tir_ap_t a;
+    memset(&a, 0, sizeof a);
+    a.tensor = t;
+    a.offset = off;
+    a.ndim = ndim;
+    va_list ap;
+    va_start(ap, ndim);
+    for (int d = 0; d < ndim; d++) {
+        a.step[d] = va_arg(ap, int64_t);
+        a.count[d] = va_arg(ap, int64_t);
+    }
+    va_end(ap);
+    return a;
+}
+
+static inline int bu_op(tir_kernel_t *k, tir_op_t *op, const char *name)
+{
+    snprintf(op->name, sizeof op->name, "%s", name);
+    snprintf(op->path, sizeof op->path, "body[%d]", k->nops);
+    return tir_add_op(k, op);
+}
+
+/* Run HBM layout, allocation, lowering and (optionally) scheduling. */
+typedef struct {
+    bir_module_t m;
+    enc_hbm_layout_t hbm;
+    enc_stats_t st;
+    tpb_err_t err;
+} bu_run_t;
+
+static inline int bu_lower(bu_run_t *r, const tir_kernel_t *k, const tpb_target_t *t, bool sched)
+{
+    memset(r, 0, sizeof *r);
+    if (enc_hbm_layout(k, &r->hbm, &r->err) || bir_module_init(&r->m, 0, k->ntensors, &r->err))
+        return -1;
+    lower_ctx_t c = {k, t, &r->m, &r->err, 0, NULL, 0, -1, -1};
+    if (alloc_kernel(k, t, &r->hbm, &r->m, &r->st, &r->err) || lower_kernel(&c))
+        return -1;
+    if (sched && (sched_assign_engines(&r->m, &r->err) || sched_assign_queues(&r->m, t, &r->err) ||
+                  sched_synchronise(&r->m, &r->st, &r->err)))
+        return -1;
+    return 0;
+}
+
+static inline void bu_free(bu_run_t *r)
+{
+    bir_module_free(&r->m);
+    enc_hbm_layout_free(&r->hbm);
+}
+
+static inline bir_block_t *bu_block(bu_run_t *r) { return bir_main_block(&r->m); }
+
+/* Index of the n-th instruction (0-based) with ISA op `op`, or -1. */
+static inline int bu_find(bu_run_t *r, isa_op_t op, int n)
+{
+    bir_block_t *b = bu_block(r);
+    for (int i = 0; i < b->ninsts; i++)
+        if (b->insts[i].isa.op == op && n-- == 0)
+            return i;
+    return -1;
+}
+
+static inline int bu_count(bu_run_t *r, isa_op_t op)
+{
+    int n = 0;
+    bir_block_t *b = bu_block(r);
+    for (int i = 0; i < b->ninsts; i++)
+        n += b->insts[i].isa.op == op;
+    return n;
+}
+
+#endif

@@ -1,0 +1,415 @@
+/* Emission (Generator, CodeGenModes, findBin routing, per-inst dump) and the
+ * artifact directory (enc_compile). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "back_util.h"
+#include "cJSON.h"
+#include "fileio.h"
+
+static void tmpdir(char *out, size_t n, const char *tag)
+{
+    snprintf(out, n, "%s/back_test_%s_%ld", TPB_BINARY_DIR, tag, (long)getpid());
+    art_rmtree(out);
+}
+
+/* a -> t (load); t2 = exp(t) (Act); t3 = t2 + t (DVE); t3 -> out (store) */
+static void build_kernel(tir_kernel_t *k)
+{
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "emit_test");
+    int a = BU_T(k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 64);
+    int out = BU_T(k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 128, 64);
+    int t = BU_T(k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int t2 = BU_T(k, "t2", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int t3 = BU_T(k, "t3", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 4, 4);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(k, t), op.src[0] = bu_full(k, a), op.nsrc = 1;
+    bu_op(k, &op, "ld");
+    tir_op_init(&op, TIR_ACTIVATION);
+    op.dst = bu_full(k, t2), op.src[0] = bu_full(k, t), op.nsrc = 1;
+    op.func = ISA_ACTFN_EXP, op.s0.imm = 1.0;
+    bu_op(k, &op, "exp");
+    tir_op_init(&op, TIR_TENSOR_TENSOR);
+    /* t3 as [128, 4, 4, 4] with a permuted (non-mergeable) view: 3 free dims -> ApExt */
+    op.dst = bu_ap(t3, 0, 4, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)4, (int64_t)4,
+                   (int64_t)4, (int64_t)16, (int64_t)4);
+    op.src[0] = bu_full(k, t2), op.src[1] = bu_full(k, t), op.nsrc = 2;
+    op.src[0] = bu_ap(t2, 0, 4, (int64_t)64, (int64_t)128, (int64_t)16, (int64_t)4, (int64_t)4,
+                      (int64_t)4, (int64_t)1, (int64_t)4);
+    op.src[1] = op.src[0];
+    op.src[1].tensor = t;
+    op.op0 = ISA_ALU_ADD;
+    bu_op(k, &op, "add");
+    tir_op_init(&op, TIR_STORE);
+    op.dst = bu_full(k, out), op.src[0] = bu_full(k, t3), op.nsrc = 1;
+    bu_op(k, &op, "st");
+}
+
+static int read_stream(const char *dir, const char *eng, isa_stream_t *s, isa_engine_t e)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/nc0/sg0/%s.bin", dir, eng);
+    uint8_t *buf;
+    size_t len;
+    tpb_err_t err;
+    if (fio_read_all(path, &buf, &len, &err))
+        return -1;
+    isa_err_t ie;
+    isa_status_t st = isa_stream_decode(buf, len, e, s, &ie);
+    free(buf);
+    if (st != ISA_OK)
+        print_error("%s: %s\n", path, ie.msg);
+    return st == ISA_OK ? 0 : -1;
+}
+
+static void test_artifact_dir_decodes(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "art");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    int rc = enc_compile(&k, &o, &st, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    /* engines used: SP (DMA issue), Activation, DVE -- PE and Pool get no file */
+    char p[4200];
+    const char *used[] = {"SP", "Activation", "DVE"};
+    const isa_engine_t ue[] = {ISA_ENG_SP, ISA_ENG_ACT, ISA_ENG_DVE};
+    for (int i = 0; i < 3; i++) {
+        isa_stream_t s;
+        assert_int_equal(read_stream(dir, used[i], &s, ue[i]), 0);
+        assert_true(s.count >= 2);
+        assert_int_equal(s.insts[s.count - 1].inst.op, ISA_OP_HALT);
+        assert_int_equal(s.nbundles, st.insts[ue[i]]);
+        isa_stream_free(&s);
+        snprintf(p, sizeof p, "%s/nc0/sg0/%s.json", dir, used[i]);
+        assert_true(fio_exists(p));
+    }
+    snprintf(p, sizeof p, "%s/nc0/sg0/PE.bin", dir);
+    assert_false(fio_exists(p));
+    snprintf(p, sizeof p, "%s/nc0/sg0/Pool.bin", dir);
+    assert_false(fio_exists(p));
+    snprintf(p, sizeof p, "%s/tensor-map.json", dir);
+    assert_true(fio_exists(p));
+    snprintf(p, sizeof p, "%s/nc0/sg0/def.json", dir);
+    assert_true(fio_exists(p));
+    /* the DVE add has 3 free dims: an ApExt prefix folded by the decoder */
+    isa_stream_t s;
+    assert_int_equal(read_stream(dir, "DVE", &s, ISA_ENG_DVE), 0);
+    assert_int_equal(s.insts[0].inst.op, ISA_OP_TENSOR_TENSOR);
+    assert_int_equal(s.insts[0].inst.f.TT.out.ndims, 3);
+    assert_int_equal(s.insts[0].prefix_pc + 1, s.insts[0].pc);
+    assert_int_equal(s.insts[0].inst.sync.wait_en, 1);
+    isa_stream_free(&s);
+    /* SP stream in program order: load descriptor, trigger, store descriptor, trigger */
+    assert_int_equal(read_stream(dir, "SP", &s, ISA_ENG_SP), 0);
+    assert_int_equal(s.insts[0].inst.op, ISA_OP_DMA_DIRECT2D);
+    assert_int_equal(s.insts[1].inst.op, ISA_OP_DMA_TRIGGER);
+    assert_int_equal(s.insts[2].inst.op, ISA_OP_DMA_DIRECT2D);
+    assert_int_equal(s.insts[3].inst.op, ISA_OP_DMA_TRIGGER);
+    isa_stream_free(&s);
+    /* sidecar debug entries map pcs to op names in program order */
+    snprintf(p, sizeof p, "%s/nc0/sg0/SP.json", dir);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+    cJSON *j = cJSON_Parse((const char *)buf);
+    free(buf);
+    assert_non_null(j);
+    cJSON *dbg = cJSON_GetObjectItem(j, "debug");
+    assert_true(cJSON_GetArraySize(dbg) >= 4);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(dbg, 0), "name")->valuestring, "ld");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(dbg, 3), "name")->valuestring, "st");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(dbg, 3), "src")->valuestring,
+                        "body[3]");
+    cJSON_Delete(j);
+    /* tensor map: inputs then outputs, 64-byte aligned */
+    snprintf(p, sizeof p, "%s/tensor-map.json", dir);
+    assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+    j = cJSON_Parse((const char *)buf);
+    free(buf);
+    cJSON *ts = cJSON_GetObjectItem(j, "tensors");
+    assert_int_equal(cJSON_GetArraySize(ts), 2);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(ts, 1), "name")->valuestring, "out");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(ts, 1), "hbm_addr")->valuedouble, 32768);
+    cJSON_Delete(j);
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
+/* COLLECT set == histogram keys == header bytes, for every opcode */
+static void test_modes_agree(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "modes");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    uint32_t bytes[8] = {0}, collect[8] = {0}, hist[8] = {0};
+    const char *names[] = {"PE", "Activation", "Pool", "DVE", "SP"};
+    for (int i = 0; i < 5; i++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/nc0/sg0/%s.bin", dir, names[i]);
+        uint8_t *buf;
+        size_t len;
+        if (fio_read_all(p, &buf, &len, &err))
+            continue;
+        for (size_t b = 0; b < len; b += 64)
+            bytes[buf[b] >> 5] |= 1u << (buf[b] & 31);
+        free(buf);
+    }
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        for (int w = 0; w < 8; w++)
+            collect[w] |= st.engine_opcodes[e][w];
+    for (unsigned v = 0; v < 256; v++)
+        if (st.histogram[v])
+            hist[v >> 5] |= 1u << (v & 31);
+    assert_memory_equal(bytes, collect, sizeof bytes);
+    assert_memory_equal(bytes, hist, sizeof bytes);
+    /* and it includes the prefix and the compute opcodes */
+    assert_true(bytes[0xF0 >> 5] >> (0xF0 & 31) & 1u);
+    assert_true(bytes[0x41 >> 5] >> (0x41 & 31) & 1u);
+    /* mode 2 builds and validates but writes nothing */
+    char dir2[4096];
+    tmpdir(dir2, sizeof dir2, "mode2");
+    o.out_dir = dir2;
+    o.mode = ENC_GENERATE_ISACODE;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_false(fio_exists(dir2));
+    o.mode = ENC_COLLECT_OPCODES;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_false(fio_exists(dir2));
+    o.mode = 3;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_string_equal(err.msg, "Wrong CodeGenMode. It must be one of GENERATE_ISACODE, "
+                                 "RUN_ISA_CHECKS, or COLLECT_OPCODES");
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
+static void test_find_bin_rejects_non_tpb(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
+    in.engine = ISA_ENG_DMA;
+    snprintf(in.name, sizeof in.name, "bad");
+    assert_true(bir_block_append(bir_main_block(&m), &in, &err) >= 0);
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "findbin");
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    gen_t g;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
+    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_string_equal(err.msg, "DMA, but DMA, Unassigned and ALL are not valid TPB engines");
+    gen_finish(&g, false, &err);
+    gen_free(&g);
+    bir_block_t *b = bir_main_block(&m);
+    b->insts[0].engine = ISA_ENG_UNASSIGNED;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
+    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_non_null(strstr(err.msg, "Unassigned, but DMA"));
+    gen_finish(&g, false, &err);
+    gen_free(&g);
+    /* an illegal engine for the opcode: caught by the deferred L2 check */
+    b->insts[0].isa.op = ISA_OP_MATMUL;
+    b->insts[0].isa.l2 = isa_ops[ISA_OP_MATMUL].l2;
+    b->insts[0].isa.f.MM.moving = (isa_tap_t){0, ISA_DT_FP32, ISA_SPACE_SBUF, 0, 1, 1, {1}, {1}};
+    b->insts[0].isa.f.MM.dst = (isa_tap_t){0, ISA_DT_FP32, ISA_SPACE_PSUM, 0, 1, 1, {1}, {1}};
+    b->insts[0].engine = ISA_ENG_DVE;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
+    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_non_null(strstr(err.msg, "not legal on DVE"));
+    gen_finish(&g, false, &err);
+    gen_free(&g);
+    /* no stray files */
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(n, 0);
+    art_rmtree(dir);
+    bir_module_free(&m);
+}
+
+static void test_dump_per_inst(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "dump");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, true};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    char p[8192];
+    /* the first instruction of the walk is the load's descriptor on SP */
+    snprintf(p, sizeof p, "%s/nc0/sg0/SP.000000000000000000000000.ld.bin", dir);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+    assert_int_equal(len, 64);
+    assert_int_equal(buf[0], isa_ops[ISA_OP_DMA_DIRECT2D].l2);
+    free(buf);
+    /* the add (3 free dims) dumps its ApExt prefix and itself */
+    snprintf(dir + strlen(dir), 64, "/nc0/sg0");
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int files = 0;
+    bool found_add = false;
+    while ((de = readdir(d))) {
+        if (strstr(de->d_name, ".add.bin")) {
+            found_add = true;
+            assert_int_equal(strlen(de->d_name), strlen("DVE.") + 24 + strlen(".add.bin"));
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+            assert_int_equal(len, 128);
+            assert_int_equal(buf[0], 0xF0);
+            free(buf);
+        }
+        if (strstr(de->d_name, ".bin") && strchr(de->d_name, '.') != strrchr(de->d_name, '.') &&
+            strlen(de->d_name) > 30)
+            files++;
+    }
+    closedir(d);
+    assert_true(found_add);
+    unsigned total = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        total += st.insts[e];
+    assert_true(files > 0 && (unsigned)files <= total);
+    dir[strlen(dir) - strlen("/nc0/sg0")] = 0;
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
+static void test_error_leaves_nothing(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    /* make the store shape-mismatched: lowering fails after allocation */
+    k.ops[3].dst.count[0] = 64;
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "err");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_non_null(strstr(err.msg, "op 3 'st'"));
+    assert_false(fio_exists(dir));
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, (long)getpid());
+    assert_false(fio_exists(tmp));
+    /* an existing artifact directory survives a failed recompile */
+    k.ops[3].dst.count[0] = 128;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    k.ops[3].dst.count[0] = 64;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/nc0/sg0/SP.bin", dir);
+    assert_true(fio_exists(p));
+    /* bad inputs never crash: out-of-range tensor index, unknown target */
+    k.ops[3].dst.count[0] = 128;
+    k.ops[1].src[0].tensor = 99;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_non_null(strstr(err.msg, "tensor 99"));
+    k.ops[1].src[0].tensor = 2;
+    k.num_programs = 2;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_non_null(strstr(err.msg, "multi-core"));
+    k.num_programs = 1;
+    o.target = "trn9";
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_non_null(strstr(err.msg, "unknown target 'trn9'"));
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
+static void test_pe_transpose_identity(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_BF16, 64, 96);
+    int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 96, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = bu_full(&k, a), op.value = 1.0;
+    bu_op(&k, &op, "m");
+    for (int i = 0; i < 2; i++) {
+        tir_op_init(&op, TIR_TRANSPOSE);
+        op.dst = bu_full(&k, p), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+        bu_op(&k, &op, i ? "tr1" : "tr0");
+    }
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "ident");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    int rc = enc_compile(&k, &o, &st, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    /* one identity load (front of kernel) for both transposes */
+    isa_stream_t s;
+    assert_int_equal(read_stream(dir, "SP", &s, ISA_ENG_SP), 0);
+    int trig = 0;
+    for (size_t i = 0; i < s.count; i++)
+        trig += s.insts[i].inst.op == ISA_OP_DMA_TRIGGER;
+    assert_int_equal(trig, 1);
+    isa_stream_free(&s);
+    assert_int_equal(read_stream(dir, "PE", &s, ISA_ENG_PE), 0);
+    int mm = 0;
+    for (size_t i = 0; i < s.count; i++)
+        if (s.insts[i].inst.op == ISA_OP_MATMUL) {
+            mm++;
+            assert_int_equal(s.insts[i].inst.f.MM.moving.nparts, 64);    /* identity[0:64,0:64] */
+            assert_int_equal(s.insts[i].inst.f.MM.moving.count[0], 64);
+            assert_int_equal(s.insts[i].inst.f.MM.dst.nparts, 96);
+        }
+    assert_int_equal(mm, 2);
+    isa_stream_free(&s);
+    char p2[4200];
+    snprintf(p2, sizeof p2, "%s/nc0/sg0/const_identity.npy", dir);
+    assert_true(fio_exists(p2));
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_artifact_dir_decodes),
+        cmocka_unit_test(test_modes_agree),
+        cmocka_unit_test(test_find_bin_rejects_non_tpb),
+        cmocka_unit_test(test_dump_per_inst),
+        cmocka_unit_test(test_error_leaves_nothing),
+        cmocka_unit_test(test_pe_transpose_identity),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,658 @@
+/* Lowering families: instruction sequences and field values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "back_util.h"
+
+static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
+
+/* ---- matmul family ---- */
+static void test_matmul_plain(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, 512);
+    int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 64, 512);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATMUL);
+    op.dst = bu_full(&k, p);
+    op.src[0] = bu_full(&k, w);
+    op.src[1] = bu_full(&k, x);
+    op.nsrc = 2;
+    op.flags = TIR_F_ACCUMULATE;
+    bu_op(&k, &op, "mm");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    int li = bu_find(&r, ISA_OP_LDWEIGHTS, 0), mi = bu_find(&r, ISA_OP_MATMUL, 0);
+    assert_true(li >= 0 && mi == li + 1);
+    bir_inst_t *ld = &bu_block(&r)->insts[li], *mm = &bu_block(&r)->insts[mi];
+    assert_int_equal(ld->engine, ISA_ENG_PE);
+    assert_int_equal(mm->engine, ISA_ENG_PE);
+    assert_int_equal(ld->opc, BIR_LOAD_WEIGHTS);
+    assert_int_equal(mm->opc, BIR_MATMULT);
+    assert_int_equal(ld->isa.f.LDW.src.nparts, 128);
+    assert_int_equal(ld->isa.f.LDW.src.count[0], 64);
+    assert_int_equal(ld->isa.f.LDW.row_size, 128);
+    assert_int_equal(mm->isa.f.MM.dst.space, ISA_SPACE_PSUM);
+    assert_int_equal(mm->isa.f.MM.dst.nparts, 64);
+    assert_int_equal(mm->isa.f.MM.dst.count[0], 512);
+    assert_int_equal(mm->isa.f.MM.moving.count[0], 512);
+    assert_int_equal(mm->isa.f.MM.accumulate, 1);
+    assert_int_equal(mm->isa.f.MM.dst.addr % 2048, 0);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_matmul_mx_sparse(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 128);
+    int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 256);
+    int ws = BU_T(&k, "ws", TIR_T_SBUF, ISA_DT_UINT8, 4, 128);   /* K/32 partitions */
+    int xs = BU_T(&k, "xs", TIR_T_SBUF, ISA_DT_UINT8, 4, 256);
+    int tg = BU_T(&k, "tags", TIR_T_SBUF, ISA_DT_UINT8, 128, 128);
+    int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 256);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATMUL_MX);
+    op.dst = bu_full(&k, p);
+    op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x);
+    op.src[2] = bu_full(&k, ws), op.src[3] = bu_full(&k, xs);
+    op.nsrc = 4;
+    bu_op(&k, &op, "mmx");
+    tir_op_init(&op, TIR_MATMUL_SPARSE);
+    op.dst = bu_full(&k, p);
+    op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x), op.src[2] = bu_full(&k, tg);
+    op.nsrc = 3;
+    op.compress_ratio = 4;
+    bu_op(&k, &op, "mms");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS_MX), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_MATMUL_MX), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS_SPARSE), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_MATMUL_SPARSE), 1);
+    bir_inst_t *ls = &bu_block(&r)->insts[bu_find(&r, ISA_OP_LDWEIGHTS_SPARSE, 0)];
+    assert_int_equal(ls->isa.f.LDWSP.compress_ratio, 4);
+    assert_int_equal(ls->isa.f.LDWSP.tags.count[0], 128);
+    bir_inst_t *mx = &bu_block(&r)->insts[bu_find(&r, ISA_OP_MATMUL_MX, 0)];
+    assert_int_equal(mx->isa.f.MMMX.scale.nparts, 4);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_matmul_errors(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 128);
+    int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 64, 512);
+    int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 512);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATMUL);
+    op.dst = bu_full(&k, p), op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x);
+    op.nsrc = 2;
+    bu_op(&k, &op, "bad_mm");
+    bu_run_t r;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "bad_mm"));
+    assert_non_null(strstr(r.err.msg, "partitions (K)"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* ---- activation ---- */
+static void test_activation(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 256);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 256);
+    int bias = BU_T(&k, "bias", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
+    int red = BU_T(&k, "red", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
+    tir_op_t op;
+    tir_op_init(&op, TIR_ACTIVATION);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.func = ISA_ACTFN_EXP;
+    op.s0.imm = 0.5;
+    op.bias = bu_full(&k, bias);
+    op.reduce_op = ISA_ALU_ADD;
+    op.dst2 = bu_full(&k, red);
+    bu_op(&k, &op, "act");
+    op.flags = TIR_F_ACCUMULATE;
+    op.reduce_op = ISA_ALU_BYPASS;
+    op.dst2.tensor = -1;
+    bu_op(&k, &op, "acc");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *in = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
+    assert_int_equal(in->engine, ISA_ENG_ACT);
+    assert_int_equal(in->isa.f.ACT.func, ISA_ACTFN_EXP);
+    assert_true(in->isa.f.ACT.scale == 0.5f);
+    assert_int_equal(in->isa.f.ACT.scale_is_ptr, 0);
+    assert_int_equal(in->isa.f.ACT.bias.space, ISA_SPACE_SBUF);
+    assert_int_equal(in->isa.f.ACT.red_op, ISA_ALU_ADD);
+    assert_int_equal(in->isa.f.ACT.red_cmd, ISA_REDCMD_RESET_REDUCE);
+    assert_int_equal(in->isa.f.ACT.red_out.space, ISA_SPACE_SBUF);
+    assert_int_equal(bu_count(&r, ISA_OP_ACTIVATION_ACC), 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* ---- tensor-scalar family: one emitter ---- */
+static void test_tensor_scalar(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_SCALAR);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 2.0;
+    op.op1 = ISA_ALU_ADD, op.s1.imm = -1.0;
+    op.flags = TIR_F_REV1;
+    bu_op(&k, &op, "ts_imm");
+    op.s0.is_ap = true, op.s0.ap = bu_full(&k, s);
+    bu_op(&k, &op, "ts_ptr");
+    /* affine_select on DVE -> predicated TensorScalarPtr */
+    tir_op_init(&op, TIR_AFFINE_SELECT);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.engine = ISA_ENG_DVE;
+    op.pat_offset = -3, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+    op.cmp = ISA_CMP_GE, op.fill = -9.0;
+    bu_op(&k, &op, "causal");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *t0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR, 0)];
+    assert_int_equal(t0->isa.f.TS.op0, ISA_ALU_MULTIPLY);
+    assert_int_equal(t0->isa.f.TS.s0, 0x40000000u);   /* 2.0f */
+    assert_int_equal(t0->isa.f.TS.s1, 0xBF800000u);   /* -1.0f */
+    assert_int_equal(t0->isa.f.TS.rev1, 1);
+    assert_int_equal(t0->isa.f.TS.s0_is_ptr, 0);
+    assert_false(t0->has_pred);
+    bir_inst_t *t1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
+    assert_int_equal(t1->isa.f.TS.s0_is_ptr, 1);
+    assert_false(t1->has_pred);
+    bir_inst_t *t2 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 1)];
+    assert_true(t2->has_pred);
+    assert_int_equal(t2->pred.offset, -3);
+    assert_int_equal(t2->pred.cm, 1);
+    assert_int_equal(t2->pred.step0, -1);
+    assert_int_equal(t2->pred.cmp, ISA_CMP_GE);
+    assert_true(t2->pred.fill == -9.0f);
+    assert_int_equal(t2->engine, ISA_ENG_DVE);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_tsc_needs_op1(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_SCALAR);
+    op.dst = bu_full(&k, a), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.op0 = ISA_ALU_ADD;
+    op.s1.is_ap = true, op.s1.ap = bu_full(&k, s);
+    bu_op(&k, &op, "ts");
+    bu_run_t r;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "LOGIC FAULT, TSC mode must have op1 set!"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* ---- reduce: local vs multi-step ---- */
+static void test_reduce_local_and_chain(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 8, 16);
+    int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_FP32, 128, 8);
+    /* 5 free dims: [128, 2, 3, 4, 5, 6]; reduce everything but dim 3 */
+    int big = BU_T(&k, "big", TIR_T_SBUF, ISA_DT_FP32, 128, 2, 3, 4, 5, 6);
+    int o2 = BU_T(&k, "o2", TIR_T_SBUF, ISA_DT_FP32, 128, 4);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_REDUCE);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.reduce_op = ISA_ALU_MAX;
+    op.axes = 1;   /* innermost */
+    bu_op(&k, &op, "rmax");
+    tir_op_init(&op, TIR_TENSOR_REDUCE);
+    /* break contiguity between dims so nothing merges: step the tile with a
+     * strided innermost dim? all dims of `big` are contiguous, but dims with
+     * different reduce status never merge: kept dim 3 (bit 2) separates */
+    op.dst = bu_full(&k, o2), op.src[0] = bu_full(&k, big), op.nsrc = 1;
+    op.reduce_op = ISA_ALU_ADD;
+    op.axes = 0x1B;  /* bits 0,1,3,4: dims 5,4,2,1 reduced; dim 3 (bit 2) kept */
+    op.flags = TIR_F_NEGATE;
+    bu_op(&k, &op, "rchain");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_inst_t *l = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 0)];
+    assert_int_equal(l->isa.f.RED.axes, 1);
+    assert_int_equal(l->isa.f.RED.in.count[0], 16);
+    assert_int_equal(l->isa.f.RED.in.count[1], 8);
+    /* merging: 5,6 (both reduced, contiguous) -> 30; 4 kept; 2,3 (both reduced,
+     * contiguous) -> 6: three dims, one local instruction */
+    int n = bu_count(&r, ISA_OP_TENSOR_REDUCE);
+    assert_int_equal(n, 2);
+    bir_inst_t *c = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 1)];
+    assert_int_equal(c->isa.f.RED.in.ndims, 3);
+    assert_int_equal(c->isa.f.RED.in.count[0], 30);
+    assert_int_equal(c->isa.f.RED.in.count[1], 4);
+    assert_int_equal(c->isa.f.RED.in.count[2], 6);
+    assert_int_equal(c->isa.f.RED.axes, 0x5);  /* dims 0 and 2 reduced; dim 1 kept */
+    assert_int_equal(c->isa.f.RED.negate, 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_reduce_multistep(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    /* [128, 3, 4, 5, 6, 7], reduce dims at bits 4 (outermost, 3), 2 (5), 0 (7);
+     * alternating status: nothing merges -> 5 free dims -> multi-step */
+    int big = BU_T(&k, "big", TIR_T_SBUF, ISA_DT_FP32, 128, 3, 4, 5, 6, 7);
+    int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 6);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_REDUCE);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, big), op.nsrc = 1;
+    op.reduce_op = ISA_ALU_ADD;
+    op.axes = 0x15;
+    op.flags = TIR_F_NEGATE;
+    bu_op(&k, &op, "rms");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    /* 3 first-step reduces (one per outer slice) + 1 fold */
+    assert_int_equal(bu_count(&r, ISA_OP_TENSOR_REDUCE), 4);
+    const bir_mloc_t *sc = &r.m.op_scratch[0];
+    assert_int_equal(sc->bytes, 3 * 24 * 4);
+    for (int j = 0; j < 3; j++) {
+        bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, j)];
+        /* only the first steps read the source; they write the partial */
+        assert_int_equal(s->isa.f.RED.in.addr, r.m.mlocs[big].addr + (uint64_t)j * 840 * 4);
+        assert_int_equal(s->isa.f.RED.out.addr, sc->addr + (uint64_t)j * 24 * 4);
+        assert_int_equal(s->isa.f.RED.negate, 0);
+    }
+    bir_inst_t *f = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 3)];
+    assert_int_equal(f->isa.f.RED.in.addr, sc->addr);
+    assert_int_equal(f->isa.f.RED.in.count[1], 3);
+    assert_int_equal(f->isa.f.RED.out.addr, r.m.mlocs[o].addr);
+    assert_int_equal(f->isa.f.RED.negate, 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* ---- memset / max8 family / select ---- */
+static void test_memset_fill_bits(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_INT16, 128, 64);
+    int c = BU_T(&k, "c", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = bu_full(&k, a), op.value = 1.0;
+    bu_op(&k, &op, "m0");
+    op.dst = bu_full(&k, b), op.value = -2.0;
+    bu_op(&k, &op, "m1");
+    op.dst = bu_full(&k, c), op.value = 448.0;
+    bu_op(&k, &op, "m2");
+    op.flags = TIR_F_RANDOM;
+    bu_op(&k, &op, "m3");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_block_t *bl = bu_block(&r);
+    assert_int_equal(bl->insts[0].isa.f.MEMSET.value, 0x3F80);   /* bf16 1.0 */
+    assert_int_equal(bl->insts[1].isa.f.MEMSET.value, 0xFFFE);   /* int16 -2 */
+    assert_int_equal(bl->insts[2].isa.f.MEMSET.value, 0x7E);     /* e4m3fn 448 = 0 1111 110 */
+    assert_int_equal(bl->insts[2].isa.f.MEMSET.mode, ISA_MEMSET_CONST);
+    assert_int_equal(bl->insts[3].isa.f.MEMSET.mode, ISA_MEMSET_RANDOM);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_max8_family_and_select(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int v = BU_T(&k, "v", TIR_T_SBUF, ISA_DT_FP32, 128, 8);
+    int ix = BU_T(&k, "ix", TIR_T_SBUF, ISA_DT_UINT32, 128, 8);
+    int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int pr = BU_T(&k, "pr", TIR_T_SBUF, ISA_DT_UINT8, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MAX8);
+    op.dst = bu_full(&k, v), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "max8");
+    tir_op_init(&op, TIR_MATCH_REPLACE8);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    op.value = -1e30;
+    bu_op(&k, &op, "mr");
+    op.dst2 = bu_full(&k, ix);
+    bu_op(&k, &op, "mr_idx");
+    tir_op_init(&op, TIR_SELECT);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, pr), op.src[1] = bu_full(&k, a), op.nsrc = 2;
+    op.fill = 3.0;
+    bu_op(&k, &op, "sel");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_MAX8), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_MATCH_REPLACE8), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_MAX_INDEX_AND_MATCH_REPLACE), 1);
+    bir_inst_t *f = &bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX_AND_MATCH_REPLACE, 0)];
+    assert_int_equal(f->isa.f.MIMR.idx.addr, r.m.mlocs[ix].addr);
+    assert_int_equal(f->isa.f.MIMR.vals.addr, r.m.mlocs[v].addr);
+    assert_true(f->isa.f.MIMR.imm == -1e30f);
+    /* select with an immediate on_false: Memset then CopyPredicated */
+    int ms = bu_find(&r, ISA_OP_MEMSET, 0), cp = bu_find(&r, ISA_OP_COPY_PREDICATED, 0);
+    assert_true(ms >= 0 && cp > ms);
+    assert_int_equal(bu_block(&r)->insts[ms].isa.f.MEMSET.value, 0x40400000u);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* ---- DMA ---- */
+static void test_dma_simple(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 256, 512);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 512);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t);
+    op.src[0] = bu_ap(a, 128 * 512, 2, (int64_t)512, (int64_t)128, (int64_t)1, (int64_t)512);
+    op.nsrc = 1;
+    op.qos = 5;
+    bu_op(&k, &op, "ld");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_TRIGGER), 1);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    isa_fmt_DDESC_t *f = &d->isa.f.DDESC;
+    /* HBM side: rows of 512 fp32 = 2048 B apart; contiguous run of 512 */
+    assert_int_equal(f->src.space, ISA_SPACE_HBM);
+    assert_int_equal(f->src.addr, r.hbm.addr[a] + 128 * 512 * 4);
+    assert_int_equal(f->src.step[0], 4);
+    assert_int_equal(f->src.count[0], 512);
+    assert_int_equal(f->src.step[1], 2048);
+    assert_int_equal(f->src.count[1], 128);
+    /* SBUF side: partition pitch 2^18 */
+    assert_int_equal(f->dst.space, ISA_SPACE_SBUF);
+    assert_int_equal(f->dst.step[1], ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(f->dst.count[1], 128);
+    assert_int_equal(f->dst.step[0], 4);
+    assert_int_equal(f->qos, 5);
+    assert_int_equal(f->src_reg, ISA_REG_NONE);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
+    assert_int_equal(tr->isa.f.DTRIG.queue, f->queue);
+    assert_int_equal(tr->engine, ISA_ENG_SP);
+    assert_string_equal(r.m.queues[f->queue].name, "qSyncIO0");
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_dma_complicated_and_limit(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 4, 8, 64);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 4, 32);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t);
+    /* a[j, p, 0:32] -> t[p, j, :]: 3 joint dims (p, j, 32 contiguous) */
+    op.src[0] = bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
+                      (int64_t)32);
+    op.nsrc = 1;
+    bu_op(&k, &op, "ld3");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    /* inner 2 joint dims per descriptor (j: 4 x 32 elems); outer p: 8 descriptors */
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
+    bir_inst_t *d3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 3)];
+    assert_int_equal(d3->isa.f.DDESC.src.addr, r.hbm.addr[a] + 3 * 64 * 4);
+    assert_int_equal(d3->isa.f.DDESC.dst.addr, 3 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
+    assert_int_equal(d3->isa.f.DDESC.src.step[1], 512 * 4);
+    assert_int_equal(d3->isa.f.DDESC.dst.step[1], 32 * 4);
+    bu_free(&r);
+    /* the same on a target that allows only 4 descriptors per DMA */
+    tpb_target_t small = *trn2();
+    small.dma_max_descriptors = 4;
+    assert_int_not_equal(bu_lower(&r, &k, &small, false), 0);
+    assert_non_null(strstr(r.err.msg, "Cannot legalize strided load!"));
+    bu_free(&r);
+    /* and as a store */
+    tir_kernel_t k2;
+    tir_kernel_init(&k2);
+    a = BU_T(&k2, "a", TIR_T_OUTPUT, ISA_DT_FP32, 4, 8, 64);
+    t = BU_T(&k2, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 4, 32);
+    tir_op_init(&op, TIR_STORE);
+    op.src[0] = bu_full(&k2, t);
+    op.dst = bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
+                   (int64_t)32);
+    op.nsrc = 1;
+    bu_op(&k2, &op, "st3");
+    assert_int_not_equal(bu_lower(&r, &k2, &small, false), 0);
+    assert_non_null(strstr(r.err.msg, "Cannot legalize strided store!"));
+    bu_free(&r);
+    tir_kernel_free(&k2);
+    tir_kernel_free(&k);
+}
+
+static void test_dma_indirect(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int tab = BU_T(&k, "table", TIR_T_INPUT, ISA_DT_FP32, 1000, 64);
+    int out = BU_T(&k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 1000, 64);
+    int idx = BU_T(&k, "idx", TIR_T_SBUF, ISA_DT_INT32, 128, 1);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_INDIRECT_LOAD);
+    op.dst = bu_full(&k, t);
+    op.src[0] = bu_ap(tab, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+    op.index = bu_full(&k, idx);
+    op.nsrc = 1;
+    op.oob_mode = ISA_OOB_SKIP;
+    bu_op(&k, &op, "gather");
+    tir_op_init(&op, TIR_INDIRECT_SAVE);
+    op.src[0] = bu_full(&k, t);
+    op.dst = bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+    op.index = bu_full(&k, idx);
+    op.nsrc = 1;
+    op.flags = TIR_F_RMW_ADD;
+    bu_op(&k, &op, "scatter_add");
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_INDIRECT2D), 2);
+    bir_inst_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->engine, ISA_ENG_POOL);
+    assert_int_equal(g->isa.f.DIND.scatter, 0);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    assert_int_equal(g->isa.f.DIND.src.step[1], 64 * 4);     /* row pitch */
+    assert_int_equal(g->isa.f.DIND.src.count[1], 1000);      /* reachable rows */
+    assert_int_equal(g->isa.f.DIND.src.count[0], 64);
+    assert_int_equal(g->isa.f.DIND.dst.count[1], 128);
+    assert_int_equal(g->isa.f.DIND.idx.nparts, 128);
+    bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 1)];
+    assert_int_equal(s->isa.f.DIND.scatter, 1);
+    assert_int_equal(s->isa.f.DIND.compute, ISA_DMAOP_ADD);
+    bu_free(&r);
+    /* scatter-add in dynamic (DGE vector-indirect) mode is refused on trn2 */
+    k.ops[1].dge_mode = ISA_DGE_HW;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "IndirectRMW does not support dynamic DMA mode"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_dma_transpose(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_BF16, 64, 128);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_TRANSPOSE);
+    op.dst = bu_full(&k, t), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.n_transpose_axes = 2, op.transpose_axes[0] = 1, op.transpose_axes[1] = 0;
+    bu_op(&k, &op, "dt");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    assert_int_equal(d->engine, ISA_ENG_POOL);
+    assert_int_equal(d->isa.f.DDESC.transpose, 1);
+    /* dst[p, j] = src[j, p]: src walks columns: inner step = a row (256 B) */
+    assert_int_equal(d->isa.f.DDESC.src.step[0], 128 * 2);
+    assert_int_equal(d->isa.f.DDESC.src.step[1], 2);
+    bu_free(&r);
+    k.ops[0].engine = ISA_ENG_SP;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "pinned to the Pool engine"));
+    bu_free(&r);
+    k.ops[0].engine = ISA_ENG_UNASSIGNED;
+    k.ops[0].transpose_axes[0] = 0;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "[3,1,2,0]"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_broadcast_partition(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 1, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_BROADCAST_PARTITION);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "bc");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    assert_int_equal(d->isa.f.DDESC.src.step[1], 0);     /* the same row for every partition */
+    assert_int_equal(d->isa.f.DDESC.src.count[1], 128);
+    assert_int_equal(d->isa.f.DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(d->isa.f.DDESC.src.count[0], 64);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_tap_limits(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 40000);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 2);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = bu_full(&k, b);
+    op.src[0] = bu_ap(a, 0, 2, (int64_t)40000, (int64_t)128, (int64_t)39999, (int64_t)2);
+    op.nsrc = 1;
+    bu_op(&k, &op, "far");
+    bu_run_t r;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "16-bit step"));
+    bu_free(&r);
+    /* quadrant rule: partitions 16..47 cross a 32-partition boundary */
+    k.ops[0].src[0] = bu_ap(a, 16 * 40000, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2);
+    k.ops[0].dst = bu_ap(b, 16 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2);
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "quadrant"));
+    bu_free(&r);
+    /* start partition mismatch */
+    k.ops[0].src[0] = bu_ap(a, 0, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2);
+    k.ops[0].dst = bu_ap(b, 32 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2);
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "tensorcopy src start_partition(0) or dst start_partition(32)"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_dve_transpose_blocks(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 64, 32);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 32, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TRANSPOSE);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.engine = ISA_ENG_DVE;
+    bu_op(&k, &op, "tr");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_TRANSPOSE32), 2);
+    bir_inst_t *t1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TRANSPOSE32, 1)];
+    /* block (32..63, 0..31) of a -> block (0..31, 32..63) of b */
+    assert_int_equal(t1->isa.f.COPY.in.start, 32);
+    assert_int_equal(t1->isa.f.COPY.out.start, 0);
+    assert_int_equal(t1->isa.f.COPY.out.addr, r.m.mlocs[b].addr + 32 * 4);
+    assert_int_equal(t1->engine, ISA_ENG_DVE);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matmul_plain),
+        cmocka_unit_test(test_matmul_mx_sparse),
+        cmocka_unit_test(test_matmul_errors),
+        cmocka_unit_test(test_activation),
+        cmocka_unit_test(test_tensor_scalar),
+        cmocka_unit_test(test_tsc_needs_op1),
+        cmocka_unit_test(test_reduce_local_and_chain),
+        cmocka_unit_test(test_reduce_multistep),
+        cmocka_unit_test(test_memset_fill_bits),
+        cmocka_unit_test(test_max8_family_and_select),
+        cmocka_unit_test(test_dma_simple),
+        cmocka_unit_test(test_dma_complicated_and_limit),
+        cmocka_unit_test(test_dma_indirect),
+        cmocka_unit_test(test_dma_transpose),
+        cmocka_unit_test(test_broadcast_partition),
+        cmocka_unit_test(test_tap_limits),
+        cmocka_unit_test(test_dve_transpose_blocks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
