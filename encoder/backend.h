@@ -14,6 +14,10 @@
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                  bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
 
+/* compile.c: index of the compiler-made SBUF identity tile (read by every PE
+ * transpose although no tile-IR operand names it), or -1. */
+int enc_ident_tile(const tir_kernel_t *k);
+
 /* schedule.c */
 int sched_assign_engines(bir_module_t *m, tpb_err_t *err);
 int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err);
