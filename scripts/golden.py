@@ -27,6 +27,7 @@ import io
 import json
 import math
 import os
+import signal
 import sys
 
 import numpy as np
@@ -264,6 +265,7 @@ def cmd_bless(names, from_dir, from_root, margin):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--list | head` ends quietly
     ap = argparse.ArgumentParser(description="golden case maintenance (docs/golden.md)")
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--list", action="store_true", help="list cases with tags, cycle ranges, xfail")

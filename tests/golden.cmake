@@ -107,3 +107,8 @@ add_test(NAME cli_run_ignore_cycles
                  -o ${PROJECT_BINARY_DIR}/golden-out/cycles_ignored)
 set_tests_properties(cli_run_xpass_fails cli_run_cycles_out_of_range cli_run_values_mismatch
                      cli_run_ignore_cycles PROPERTIES LABELS "quick;golden")
+add_test(NAME cli_run_timing_only
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 0 "values: not checked \\(--timing-only\\)"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/cycles_out_of_range --timing-only --ignore-cycles
+                 -o ${PROJECT_BINARY_DIR}/golden-out/timing_only)
+set_tests_properties(cli_run_timing_only PROPERTIES LABELS "quick;golden")
