@@ -77,8 +77,14 @@ static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
 
 static void liveness(const tir_kernel_t *k, bir_module_t *m)
 {
+    int ident = enc_ident_tile(k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
+        if (ident >= 0 && op->kind == TIR_TRANSPOSE && op->engine != ISA_ENG_DVE) {
+            /* a PE transpose reads the shared identity (moving operand) */
+            tir_ap_t id = {ident, 0, 0, {0}, {0}};
+            touch(m->mlocs, m->nmlocs, &id, i);
+        }
         touch(m->mlocs, m->nmlocs, &op->dst, i);
         touch(m->mlocs, m->nmlocs, &op->dst2, i);
         for (int s = 0; s < 4; s++)

@@ -15,7 +15,7 @@
 #define AP_LIMIT (1LL << 40)      /* elements of a tensor or an access, offsets */
 #define COUNT_LIMIT (1LL << 31)   /* one access dim's count */
 #define STEP_LIMIT (1LL << 28)    /* one access dim's step (elements) */
-#define IDENT_PATH "(compiler: shared identity)"
+#define IDENT_PATH ENC_IDENT_PATH
 
 static const tpb_target_t *pick_target(const tir_kernel_t *k, const enc_options_t *o,
                                        tpb_err_t *err)
@@ -120,7 +120,7 @@ static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
     return 0;
 }
 
-static int find_ident_tile(const tir_kernel_t *k)
+int enc_ident_tile(const tir_kernel_t *k)
 {
     for (int i = 0; i < k->ntensors; i++)
         if (k->tensors[i].kind == TIR_T_SBUF && strcmp(k->tensors[i].path, IDENT_PATH) == 0)
@@ -207,7 +207,7 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
     memset(&collect, 0, sizeof collect);
     memset(&run, 0, sizeof run);
     int rc = -1;
-    lower_ctx_t c = {k, t, &m, err, 0, NULL, 0, -1, find_ident_tile(k)};
+    lower_ctx_t c = {k, t, &m, err, 0, NULL, 0, -1, enc_ident_tile(k)};
     if (alloc_kernel(k, t, hbm, &m, st, err) || lower_kernel(&c) ||
         sched_assign_engines(&m, err) || sched_assign_queues(&m, t, err) ||
         sched_synchronise(&m, st, err))

@@ -386,6 +386,14 @@ static void test_pe_transpose_identity(void **state)
     assert_int_equal(read_stream(dir, "PE", &s, ISA_ENG_PE), 0);
     int mm = 0;
     for (size_t i = 0; i < s.count; i++)
+        if (s.insts[i].inst.op == ISA_OP_LDWEIGHTS) {
+            /* the identity (the next Matmul's moving) must not share the
+             * stationary's space: it stays live across both transposes */
+            const isa_tap_t *src = &s.insts[i].inst.f.LDW.src;
+            const isa_tap_t *mv = &s.insts[i + 1].inst.f.MM.moving;
+            assert_true(mv->addr >= src->addr + 96 * 2 || src->addr >= mv->addr + 64 * 2);
+        }
+    for (size_t i = 0; i < s.count; i++)
         if (s.insts[i].inst.op == ISA_OP_MATMUL) {
             mm++;
             assert_int_equal(s.insts[i].inst.f.MM.moving.nparts, 64);    /* identity[0:64,0:64] */
