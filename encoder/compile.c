@@ -293,7 +293,15 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
         return -1;
     }
     int rc = -1;
-    char tmp[4096] = "", core_dir[4200];
+    char tmp[4096] = "", core_dir[4200], outp[4096] = "";
+    if (o.mode == ENC_RUN_ISA_CHECKS) {
+        /* "out/" and "out" name the same directory */
+        snprintf(outp, sizeof outp, "%s", o.out_dir);
+        size_t n = strlen(outp);
+        while (n > 1 && outp[n - 1] == '/')
+            outp[--n] = 0;
+        o.out_dir = outp;
+    }
     if (hbm.total > t->hbm_bytes) {
         tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
                  (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);
