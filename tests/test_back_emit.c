@@ -256,6 +256,39 @@ static void test_find_bin_rejects_non_tpb(void **state)
     bir_module_free(&m);
 }
 
+static void test_dve_coverage_check(void **state)
+{
+    (void)state;
+    gen_t g;
+    memset(&g, 0, sizeof g);
+    tpb_err_t err;
+    /* DVE uses TensorTensor and Transpose32: both in the DVE table */
+    g.engine_opcodes[ISA_ENG_DVE][0x41 >> 5] |= 1u << (0x41 & 31);
+    g.engine_opcodes[ISA_ENG_DVE][0x50 >> 5] |= 1u << (0x50 & 31);
+    assert_int_equal(gen_check_dve_coverage(&g, &err), 0);
+    /* a Matmul recorded on DVE is missing from the DVE table */
+    g.engine_opcodes[ISA_ENG_DVE][0x02 >> 5] |= 1u << (0x02 & 31);
+    assert_int_not_equal(gen_check_dve_coverage(&g, &err), 0);
+    assert_non_null(strstr(err.msg, "DVE opcode coverage: opcode 0x02 (Matmul)"));
+}
+
+static void test_requested_engine_checked(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    k.ops[2].engine = ISA_ENG_PE;   /* tensor_tensor on PE */
+    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_non_null(strstr(err.msg, "engine PE cannot execute TensorTensor"));
+    k.ops[2].engine = ISA_ENG_POOL;  /* legal: TensorTensor runs on Pool too */
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_true(st.insts[ISA_ENG_POOL] > 0);
+    tir_kernel_free(&k);
+}
+
 static void test_dump_per_inst(void **state)
 {
     (void)state;
@@ -415,6 +448,8 @@ int main(void)
         cmocka_unit_test(test_artifact_dir_decodes),
         cmocka_unit_test(test_modes_agree),
         cmocka_unit_test(test_find_bin_rejects_non_tpb),
+        cmocka_unit_test(test_dve_coverage_check),
+        cmocka_unit_test(test_requested_engine_checked),
         cmocka_unit_test(test_dump_per_inst),
         cmocka_unit_test(test_error_leaves_nothing),
         cmocka_unit_test(test_pe_transpose_identity),
