@@ -59,6 +59,20 @@ void enc_set_path(enc_builder_t *b, const char *path)
     snprintf(b->path, sizeof b->path, "%s", path ? path : "");
 }
 
+/* Copy an op path into a TIR_PATH_LEN field, keeping the innermost part
+ * ("...body[3].body[1]") when it is too long. */
+static void copy_path(char dst[TIR_PATH_LEN], const char *src)
+{
+    size_t n = strlen(src);
+    if (n < TIR_PATH_LEN) {
+        memcpy(dst, src, n + 1);
+        return;
+    }
+    memcpy(dst, "...", 3);
+    memcpy(dst + 3, src + n - (TIR_PATH_LEN - 4), TIR_PATH_LEN - 4);
+    dst[TIR_PATH_LEN - 1] = 0;
+}
+
 /* ---- tensors ---- */
 
 /* enc_fail with the current path in front ("inputs[0]: ..."). */
@@ -153,6 +167,8 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     if (!isa_dtype_valid(dtype))
         return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
     int maxd = is_tile(kind) ? 1 + ISA_MAX_FREE_DIMS : TIR_MAX_DIMS;
+    if (!shape)
+        return tfail(b, "%s '%s': field 'shape': missing", what, name);
     if (ndim < 1 || ndim > maxd)
         return tfail(b, "%s '%s': field 'shape': %d dimensions (1..%d allowed)", what, name,
                         ndim, maxd);
@@ -201,7 +217,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     t.dtype = dtype;
     t.ndim = ndim;
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
-    snprintf(t.path, sizeof t.path, "%s", b->path);
+    copy_path(t.path, b->path);
     t.shared_with = -1;
     if (grow_scope(b, b->k->ntensors))
         return tfail(b, "out of memory");
@@ -387,6 +403,10 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
     if (!tensor_ok(b, tensor, field))
         return a;
     const tir_tensor_t *t = &b->k->tensors[tensor];
+    if (nslices < 0 || (nslices > 0 && !s)) {
+        enc_fail(b, "%s%sfield '%s': no slices given", PATHP(b), fld(field));
+        return enc_ap_none();
+    }
     if (nslices > t->ndim) {
         enc_fail(b, "%s%sfield '%s': %d indices for '%s' which has %d dimensions", PATHP(b), fld(field),
                  nslices, t->name, t->ndim);
@@ -445,6 +465,8 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                      (long long)(sl.has_stop ? sl.stop : n), t->name, d, (long long)n);
             return enc_ap_none();
         }
+        if (cnt == 1)
+            step = 1;      /* one element: the step is irrelevant (and may be huge) */
         a.offset += start * stride[d];
         a.step[a.ndim] = step * stride[d];
         a.count[a.ndim++] = cnt;
@@ -475,18 +497,25 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
         return a;
     }
     int64_t total = tensor_elems(t);
+    if (offset < 0 || offset >= total) {
+        enc_fail(b, "%s%sfield '%s': offset %lld outside '%s' (%lld elements)", PATHP(b),
+                 fld(field), (long long)offset, t->name, (long long)total);
+        return enc_ap_none();
+    }
     int64_t lo = offset, hi = offset;
     for (int d = 0; d < ndim; d++) {
         int64_t st = pairs[d][0], c = pairs[d][1];
         if (c < 1 || c > ((int64_t)1 << 32) || st < -((int64_t)1 << 40) || st > ((int64_t)1 << 40)) {
             enc_fail(b, "%s%sfield '%s': access pattern pair %d [%lld, %lld]: count must be >= 1 "
-                     "and |step| <= 2^40", PATHP(b), fld(field), d, (long long)st, (long long)c);
+                     "(at most 2^32) and |step| <= 2^40", PATHP(b), fld(field), d, (long long)st, (long long)c);
             return enc_ap_none();
         }
-        if (st > 0)
-            hi += st * (c - 1);
-        else
-            lo += st * (c - 1);
+        int64_t span;
+        if (__builtin_mul_overflow(st, c - 1, &span) || (span > 0 && __builtin_add_overflow(hi, span, &hi)) ||
+            (span < 0 && __builtin_add_overflow(lo, span, &lo))) {
+            enc_fail(b, "%s%sfield '%s': access pattern overflows", PATHP(b), fld(field));
+            return enc_ap_none();
+        }
         a.step[d] = st;
         a.count[d] = c;
     }
@@ -533,11 +562,13 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
 {
     if (b->failed)
         return -1;
+    if (!op)
+        return enc_fail(b, "%s: no op given", b->path[0] ? b->path : "op");
     if (b->k->nops >= b->max_ops)
         return enc_fail(b, "%s: the kernel unrolls to more than %lld ops (runaway loop?)",
                         b->path[0] ? b->path : "op", (long long)b->max_ops);
     if (b->path[0])
-        snprintf(op->path, sizeof op->path, "%s", b->path);
+        copy_path(op->path, b->path);
     else
         snprintf(op->path, sizeof op->path, "op[%d]", b->k->nops);
     if (!op->name[0])
@@ -558,13 +589,13 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
                             enc_operand_name(op->kind, slots[i]), b->k->tensors[t].name,
                             b->k->tensors[t].path);
     }
-    tpb_err_t verr;
-    if (enc_validate_op(b->k, b->target, op, &verr))
-        return enc_fail(b, "%s", verr.msg);
     /* an op only one engine can run names that engine in both front-ends */
     unsigned legal = enc_legal_engines(op->kind);
     if (op->engine == ISA_ENG_UNASSIGNED && legal && !(legal & (legal - 1)))
         op->engine = __builtin_ctz(legal);
+    tpb_err_t verr;
+    if (enc_validate_op(b->k, b->target, op, &verr))
+        return enc_fail(b, "%s", verr.msg);
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);

@@ -29,6 +29,9 @@
 #include "target.h"
 #include "tir.h"
 
+/* Longest op path kept while building (tir_op_t.path keeps the tail). */
+#define ENC_PATH_MAX 1024
+
 typedef struct {
     tir_kernel_t *k;
     tpb_err_t *err;               /* caller-owned, first error */
@@ -36,7 +39,7 @@ typedef struct {
     const tpb_target_t *target;
     int program_id;
     int core;                     /* physical core of this program (op.core) */
-    char path[TIR_PATH_LEN];      /* path of the next op; "" = "op[<index>]" */
+    char path[ENC_PATH_MAX];      /* path of the next op; "" = "op[<index>]" */
     char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
     int64_t max_ops;              /* unrolling guard */
     /* tile scoping: per tensor, the scope depth it was declared at, or -1

@@ -94,7 +94,7 @@ int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, c
     op.dst = dst;
     op.src[0] = src;
     op.nsrc = 1;
-    if (naxes < 0 || naxes > 4)
+    if (naxes < 0 || naxes > 4 || (naxes > 0 && !axes))
         return enc_fail(b, "%s (dma_transpose): field 'axes': %d axes given (at most 4)",
                         b->path[0] ? b->path : "op", naxes);
     for (int i = 0; i < naxes; i++)
@@ -187,6 +187,9 @@ int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8
     op.dst = dst;
     op.src[0] = src;
     op.nsrc = 1;
+    if (!mask)
+        return enc_fail(b, "%s (stream_shuffle): field 'shuffle_mask': missing",
+                        b->path[0] ? b->path : "op");
     memcpy(op.shuffle_mask, mask, 32);
     return enc_emit(b, &op);
 }
@@ -351,6 +354,8 @@ int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop, i
     op.nsrc = 1;
     op.reduce_op = aluop;
     int nfree = src.ndim - 1;
+    if (naxes > 0 && !axes)
+        return enc_fail(b, "%s (tensor_reduce): field 'axis': missing", b->path[0] ? b->path : "op");
     for (int i = 0; i < naxes; i++) {
         if (axes[i] < 1 || axes[i] > nfree || nfree < 1)
             return enc_fail(b, "%s (tensor_reduce): field 'axis': axis %d is not a free axis "
@@ -405,7 +410,7 @@ int enc_tensor_tensor_scan(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_
 static int set_pattern(enc_builder_t *b, tir_op_t *op, int64_t offset, int64_t cm, int n,
                        const int64_t *steps)
 {
-    if (n < 0 || n > 4)
+    if (n < 0 || n > 4 || (n > 0 && !steps))
         return enc_fail(b, "%s (%s): field 'pattern': %d dims (at most 4)",
                         b->path[0] ? b->path : "op", tir_op_name(op->kind), n);
     op->pat_offset = offset;

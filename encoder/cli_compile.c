@@ -8,6 +8,7 @@
 #if defined(__has_include)
 #if __has_include("frontend.h")
 #include "frontend.h"
+#include "lnc.h"
 #define HAVE_FRONTEND 1
 #endif
 #endif
@@ -167,7 +168,8 @@ int tpb_cmd_compile(int argc, char **argv)
     enc_options_t o = {out, target, mode, dump};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
-    int rc = enc_compile(&k, &o, &st, &err);
+    /* a grid of several programs goes through the multi-core split/link */
+    int rc = k.num_programs > 1 ? enc_compile_mc(in, &o, &st, &err) : enc_compile(&k, &o, &st, &err);
     tir_kernel_free(&k);
     if (rc) {
         fprintf(stderr, "tpb compile: %s: %s\n", in, err.msg);

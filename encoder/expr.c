@@ -365,6 +365,50 @@ static int eval_part(const char *text, const enc_env_t *env, int64_t *v, bool *d
     return 0;
 }
 
+/* NKI nl.ds(start, size): the range start:start+size. */
+static int parse_ds(const char *text, const enc_env_t *env, enc_slice_t *s, bool *dep, char *msg,
+                    size_t n)
+{
+    const char *open = strchr(text, '(');
+    size_t len = strlen(text);
+    if (len < 2 || text[len - 1] != ')') {
+        snprintf(msg, n, "malformed ds(start, size) in \"%.80s\"", text);
+        return -1;
+    }
+    /* split the arguments at the top-level comma */
+    int depth = 0;
+    const char *comma = NULL;
+    for (const char *p = open + 1; p < text + len - 1; p++) {
+        if (*p == '(')
+            depth++;
+        else if (*p == ')')
+            depth--;
+        else if (*p == ',' && depth == 0 && !comma)
+            comma = p;
+    }
+    if (!comma) {
+        snprintf(msg, n, "ds() takes (start, size) in \"%.80s\"", text);
+        return -1;
+    }
+    char a[512], b[512];
+    sub(open + 1, comma, a, sizeof a);
+    sub(comma + 1, text + len - 1, b, sizeof b);
+    int64_t start, size;
+    if (eval_part(a, env, &start, dep, msg, n) || eval_part(b, env, &size, dep, msg, n))
+        return -1;
+    if (size < 1) {
+        snprintf(msg, n, "ds() size %lld must be >= 1", (long long)size);
+        return -1;
+    }
+    int64_t stop;
+    if (__builtin_add_overflow(start, size, &stop)) {
+        snprintf(msg, n, "integer overflow in ds()");
+        return -1;
+    }
+    *s = ENC_RANGE(start, stop);
+    return 0;
+}
+
 /* One comma-separated item: "e", "a:b", "a:b:c", ":", "::2", ... */
 static int parse_item(const char *a, const char *b, const enc_env_t *env, enc_slice_t *s,
                       bool *dep, char *msg, size_t n)
@@ -389,6 +433,9 @@ static int parse_item(const char *a, const char *b, const enc_env_t *env, enc_sl
         snprintf(msg, n, "slice expression too long");
         return -1;
     }
+    sub(a, b, buf, sizeof buf);
+    if (nc == 0 && (!strncmp(buf, "ds(", 3) || !strncmp(buf, "nl.ds(", 6)))
+        return parse_ds(buf, env, s, dep, msg, n);
     if (nc == 0) {
         sub(a, b, buf, sizeof buf);
         if (!buf[0]) {

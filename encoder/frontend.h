@@ -51,4 +51,11 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
 int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts,
                                tir_kernel_t *out, tpb_err_t *err);
 
+/* The tile IR as text: a header line, one line per tensor ("%3 ta#1 sbuf
+ * float32 [128, 512] @body[0].body[1]") and one per op with every field
+ * that differs from tir_op_init() ("#4 load load_4 @body[0].body[3]
+ * dst=ta#1{+0; 128x512 512x1} src0=a{+65536; 128x512 512x1}"); APs print
+ * as {+offset; count x step ...}.  *text is malloc'ed (caller frees). */
+int enc_tir_format(const tir_kernel_t *k, char **text, size_t *len, tpb_err_t *err);
+
 #endif

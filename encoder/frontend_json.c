@@ -28,6 +28,8 @@ typedef struct {
     int64_t iterations;          /* loop iterations executed so far */
     int64_t max_ops;
     bool note_added;             /* loop-variable note appended to the error */
+    int grid_ndim;               /* 0: grid object / absent */
+    int64_t grid_dims[3];
 } jx_t;
 
 /* ---- errors ---- */
@@ -96,6 +98,7 @@ static const cJSON *field(const cJSON *obj, const char *name)
 static int get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
                         int64_t *out, bool *dep)
 {
+    *out = 0;
     if (dep)
         *dep = false;
     if (cJSON_IsNumber(it)) {
@@ -362,7 +365,7 @@ static int parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *
                         tir_ap_t *out)
 {
     static const char *const allowed[] = {"tensor", "offset", "ap", NULL};
-    char sub[TIR_PATH_LEN + 32];
+    char sub[ENC_PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s.%s", path, fname);
     if (check_fields(j, it, sub, allowed))
         return -1;
@@ -406,7 +409,7 @@ static int parse_indirect(jx_t *j, const cJSON *it, const char *path, const char
                           jop_t *out)
 {
     static const char *const allowed[] = {"tensor", "index", "rows", "cols", NULL};
-    char sub[TIR_PATH_LEN + 32];
+    char sub[ENC_PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s.%s", path, fname);
     if (check_fields(j, it, sub, allowed))
         return -1;
@@ -415,7 +418,7 @@ static int parse_indirect(jx_t *j, const cJSON *it, const char *path, const char
         get_str(j, it, sub, "rows", &rows, false) || get_str(j, it, sub, "cols", &cols, false))
         return -1;
     enc_slice_t sl[ENC_MAX_SLICES];
-    int ns, t;
+    int ns = 0, t = -1;
     if (parse_slice_ap(j, tn, sub, "tensor", NULL, &t, sl, &ns))
         return -1;
     char msg[400];
@@ -439,9 +442,9 @@ static int parse_indirect(jx_t *j, const cJSON *it, const char *path, const char
     out->ap = enc_ap(&j->b, t, ns, sl, fname);
     if (j->b.failed)
         return -1;
-    int it_t;
+    int it_t = -1;
     enc_slice_t isl[ENC_MAX_SLICES];
-    int ins;
+    int ins = 0;
     if (parse_slice_ap(j, ix, sub, "index", &out->index, &it_t, isl, &ins))
         return -1;
     out->bound = out->ap.count[0];
@@ -467,7 +470,7 @@ static int get_operand(jx_t *j, const cJSON *obj, const char *path, const char *
         return 0;
     }
     if (cJSON_IsString(it)) {
-        int t, ns;
+        int t = -1, ns = 0;
         enc_slice_t sl[ENC_MAX_SLICES];
         return parse_slice_ap(j, it->valuestring, path, fname, &out->ap, &t, sl, &ns);
     }
@@ -1083,6 +1086,15 @@ static const opdef_t opdefs[] = {
 
 static const opdef_t *find_opdef(const char *name)
 {
+    /* nki.isa spellings */
+    static const alias_t op_aliases[] = {
+        {"nc_matmul", "matmul"}, {"nc_matmul_mx", "matmul_mx"}, {"nc_transpose", "transpose"},
+        {"nc_find_index8", "find_index8"}, {"nc_match_replace8", "match_replace8"},
+        {"nc_stream_shuffle", "stream_shuffle"}, {"activation_reduce", "activation"},
+        {NULL, NULL}};
+    for (int i = 0; op_aliases[i].alias; i++)
+        if (!strcmp(name, op_aliases[i].alias))
+            name = op_aliases[i].name;
     for (size_t i = 0; i < sizeof opdefs / sizeof opdefs[0]; i++)
         if (!strcmp(opdefs[i].name, name))
             return &opdefs[i];
@@ -1305,7 +1317,7 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path)
         return jfail(j, path, "range", "the loop unrolls to about %lld ops, more than the limit "
                      "of %lld", (long long)est, (long long)j->max_ops);
     j->iterations += trips;
-    char sub[TIR_PATH_LEN + 16];
+    char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
     int mark = j->env.n;
     for (int64_t it = 0; it < trips; it++) {
@@ -1346,7 +1358,7 @@ static int exec_if(jx_t *j, const cJSON *o, const char *path)
         return jfail(j, path, which, "expected an array of ops, got %s", type_name(body));
     if (field(o, "else") && !cJSON_IsArray(field(o, "else")))
         return jfail(j, path, "else", "expected an array of ops");
-    char sub[TIR_PATH_LEN + 16];
+    char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.%s", path, which);
     int mark = j->env.n;
     enc_scope_begin(&j->b);
@@ -1367,6 +1379,10 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
         return exec_tile(j, o, path);
     if (!strcmp(name, "let"))
         return exec_let(j, o, path);
+    const char *nn = strip_prefix(name);
+    if (!strcmp(nn, "affine_range") || !strcmp(nn, "sequential_range") ||
+        !strcmp(nn, "static_range") || !strcmp(nn, "range"))
+        name = "for";
     if (!strcmp(name, "for") || !strcmp(name, "if")) {
         if (++j->depth > ENC_MAX_NESTING)
             return jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
@@ -1385,7 +1401,7 @@ static int exec_block(jx_t *j, const cJSON *body, const char *path)
 {
     int i = 0;
     for (const cJSON *s = body->child; s; s = s->next, i++) {
-        char p[TIR_PATH_LEN];
+        char p[ENC_PATH_MAX];
         int n = snprintf(p, sizeof p, "%s[%d]", path, i);
         if (n >= (int)sizeof p)
             return jfail(j, path, NULL, "op path too long (nesting too deep)");
@@ -1619,10 +1635,22 @@ static int parse_grid(jx_t *j, const cJSON *root, int program_id, int *nprog, in
     bool interleaved = false;
     if (g) {
         if (cJSON_IsArray(g)) {
-            if (cJSON_GetArraySize(g) != 1)
-                return jfail(j, "grid", NULL, "only 1-D grids are supported ([n])");
-            if (get_int_item(j, g->child, "grid", "0", &n, NULL))
-                return -1;
+            /* [n] or a multi-dimensional NKI grid [g0, g1, ...]: program ids
+             * are row-major; pid0, pid1, ... are the per-axis ids */
+            int nd = cJSON_GetArraySize(g);
+            if (nd < 1 || nd > 3)
+                return jfail(j, "grid", NULL, "%d grid dimensions (1..3)", nd);
+            n = 1;
+            int d = 0;
+            for (const cJSON *c = g->child; c; c = c->next, d++) {
+                if (get_int_item(j, c, "grid", "grid", &j->grid_dims[d], NULL))
+                    return -1;
+                if (j->grid_dims[d] < 1 || j->grid_dims[d] > 64)
+                    return jfail(j, "grid", NULL, "dimension %d is %lld (1..64)", d,
+                                 (long long)j->grid_dims[d]);
+                n *= j->grid_dims[d];
+            }
+            j->grid_ndim = nd;
         } else if (cJSON_IsObject(g)) {
             static const char *const allowed[] = {"n", "nc", "mapping", NULL};
             const char *m;
@@ -1704,6 +1732,16 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     if (enc_env_push(&j->env, "pid", opts->program_id, true) ||
         enc_env_push(&j->env, "num_programs", nprog, false))
         return jfail(j, "(top level)", NULL, "out of memory");
+    int64_t rest = opts->program_id;
+    for (int d = j->grid_ndim - 1; d >= 0; d--) {   /* row-major per-axis ids */
+        char pn[16], nn[24];
+        snprintf(pn, sizeof pn, "pid%d", d);
+        snprintf(nn, sizeof nn, "num_programs%d", d);
+        if (enc_env_push(&j->env, pn, rest % j->grid_dims[d], true) ||
+            enc_env_push(&j->env, nn, j->grid_dims[d], false))
+            return jfail(j, "(top level)", NULL, "out of memory");
+        rest /= j->grid_dims[d];
+    }
     if (decl_tensors(j, root, "inputs", TIR_T_INPUT) || decl_tensors(j, root, "outputs", TIR_T_OUTPUT) ||
         decl_tensors(j, root, "scratch", TIR_T_SCRATCH) || decl_constants(j, root))
         return -1;
@@ -1712,10 +1750,6 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return jfail(j, "(top level)", "body", "expected an array of ops, got %s", type_name(body));
-    int64_t est = estimate_block(j, body, 0);
-    if (est > j->max_ops)
-        return jfail(j, "body", NULL, "the kernel unrolls to about %lld ops, more than the limit "
-                     "of %lld", (long long)est, (long long)j->max_ops);
     return exec_block(j, body, "body");
 }
 
@@ -1743,6 +1777,18 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     int rc;
     const char *end = NULL;
     cJSON *root = text ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
+    if (root && end) {   /* only blanks may follow the value */
+        while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+            end++;
+        if (end < text + len && *end) {
+            int line, col;
+            line_col(text, end, &line, &col);
+            rc = tpb_errf(err, "%s:%d:%d: invalid JSON: unexpected text after the top-level value",
+                          src, line, col);
+            cJSON_Delete(root);
+            goto done;
+        }
+    }
     if (!root) {
         int line = 0, col = 0;
         if (text && end && end >= text && end <= text + len)
@@ -1754,6 +1800,7 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
             rc = -1;
         cJSON_Delete(root);
     }
+done:
     enc_env_free(&j->env);
     enc_builder_free(&j->b);
     free(j);

@@ -188,6 +188,15 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * first free axis), so for a tile with F free dims axis a sets bit F - a.
  *
  * core: the program id's physical core (see tir_kernel_t.program_id).
+ *
+ * engine: as requested; an op kind only one engine can run (matmul*,
+ * activation*, iota, affine_select, local_gather, gather_flattened,
+ * tensor_partition_reduce, max8 family, scan, dropout, quantize_mx,
+ * stream_shuffle) always carries that engine; otherwise UNASSIGNED means
+ * the compiler picks.  INDIRECT_SAVE also keeps the rmw op in op0 (BYPASS
+ * or ADD, mirrored by TIR_F_RMW_ADD).  name: user-given or "<op>_<index>";
+ * path: the kernel-file path ("body[3].body[1]", innermost part kept when
+ * long) or "op[<index>]" for C-built kernels.
  */
 typedef struct {
     tir_opkind_t kind;

@@ -169,15 +169,19 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
     int64_t total = 1;
     for (int d = 0; d < t->ndim; d++)
         total *= t->shape[d];
-    int64_t lo = a->offset, hi = a->offset;
+    int64_t lo = a->offset, hi = a->offset, elems = 1;
     for (int d = 0; d < a->ndim; d++) {
         if (a->count[d] < 1)
             return vfail(v, f, "access pattern dim %d has count %lld", d, (long long)a->count[d]);
         int64_t c = (d == 0 && indirect_bound > 0) ? indirect_bound : a->count[d];
-        if (a->step[d] >= 0)
-            hi += a->step[d] * (c - 1);
-        else
-            lo += a->step[d] * (c - 1);
+        int64_t span;
+        bool ovf = __builtin_mul_overflow(a->step[d], c - 1, &span) ||
+                   __builtin_mul_overflow(elems, a->count[d], &elems) ||
+                   (span >= 0 ? __builtin_add_overflow(hi, span, &hi)
+                              : __builtin_add_overflow(lo, span, &lo));
+        if (ovf || elems > ((int64_t)1 << 40))
+            return vfail(v, f, "access pattern is too large (dim %d: step %lld, count %lld)", d,
+                         (long long)a->step[d], (long long)c);
     }
     if (lo < 0 || hi >= total)
         return vfail(v, f, "access pattern reaches elements %lld..%lld of '%s' which has %lld "

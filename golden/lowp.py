@@ -9,7 +9,7 @@ independently by bit manipulation and exact power-of-two arithmetic:
   * bfloat16 and float16 overflow to +-inf; float8_e5m2 overflows to +-inf;
   * float8_e4m3fn (no infinities, max 448) overflows to NaN: a value whose
     rounded magnitude exceeds 448 becomes NaN (464 rounds to 448 by
-    ties-to-even, anything above 464 is NaN);
+    ties-to-even, anything above 464 is NaN), and +-inf becomes NaN;
   * subnormals are kept (gradual underflow); NaN stays NaN.
 
 Values travel as float32 arrays holding exactly representable values (the
@@ -68,6 +68,8 @@ def round_to(x, dtype):
     r = np.where(finite & (ax > 0), r, ax)
     over = finite & (r > _max_finite(ebits, mbits, overflow))
     r = np.where(over, np.inf if overflow == "inf" else np.nan, r)
+    if overflow == "nan":
+        r = np.where(np.isinf(x), np.nan, r)   # no infinities: +-inf becomes NaN
     r = np.where(np.isnan(x), np.nan, r)
     return np.copysign(r, x).astype(np.float32)
 
@@ -185,6 +187,9 @@ def self_check():
     _check_bits("float8_e5m2", 61440.0, 0x7C, f)               # tie -> inf (even)
     _check_bits("float8_e5m2", 2.0 ** -16, 0x01, f)
     _check_bits("float8_e5m2", -1.25, 0xBD, f)
+    _check_bits("float8_e4m3fn", np.inf, 0x7F, f)              # no inf in e4m3fn: NaN
+    _check_bits("float8_e5m2", -np.inf, 0xFC, f)
+    _check_bits("bfloat16", np.inf, 0x7F80, f)
     # NaN stays NaN, decode of NaN/inf codes
     for dt in FORMATS:
         r = round_to(np.array([np.nan]), dt)

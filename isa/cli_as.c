@@ -1,4 +1,5 @@
 /* tpb as - assemble a text file into a .bin stream of 64-byte bundles. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,9 @@ int tpb_cmd_as(int argc, char **argv);
 static void as_usage(FILE *f)
 {
     fprintf(f,
-            "usage: tpb as <in.s> -o <out.bin> [--engine NAME]\n\n"
-            "Assemble instruction text (docs/assembly.md) into 64-byte bundles.\n"
+            "usage: tpb as <in.s | -> -o <out.bin> [--engine NAME]\n\n"
+            "Assemble instruction text (docs/assembly.md) into 64-byte bundles;\n"
+            "'-' reads the text from standard input.\n"
             "Errors are reported as file:line:col: error: message; on any error\n"
             "nothing is written (the output is replaced atomically).\n\n"
             "options:\n"
@@ -87,7 +89,11 @@ int tpb_cmd_as(int argc, char **argv)
     uint8_t *src;
     size_t len;
     tpb_err_t err;
-    if (fio_read_all(in, &src, &len, &err)) {
+    /* "-" reads standard input (e.g. tpb dis --canonical x.bin | ... | tpb as - -o y.bin) */
+    bool is_stdin = !strcmp(in, "-");
+    if (is_stdin)
+        in = "<stdin>";
+    if (fio_read_all(is_stdin ? "/dev/stdin" : in, &src, &len, &err)) {
         fprintf(stderr, "tpb as: %s\n", err.msg);
         return 1;
     }

@@ -1,5 +1,6 @@
 /* tpb dis - disassemble a .bin stream, or every stream of an artifact
  * directory (nc<i>/sg<j>/<Engine>.bin). */
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@ int tpb_cmd_dis(int argc, char **argv);
 typedef struct {
     isa_dis_opts_t opts;
     bool engine_forced;   /* --engine given: do not infer from file names */
+    bool annotate;        /* show names from def.json / <Engine>.json sidecars */
     unsigned nfiles;
     unsigned nbad;        /* files with problems */
 } dis_run_t;
@@ -32,6 +34,9 @@ static void dis_usage(FILE *f)
             "                  DVE, SP); default: the engine named by the file name\n"
             "                  (<Engine>.bin), none otherwise; 'any' disables the check\n"
             "  --no-hex        do not print the raw bytes\n"
+            "  --no-notes      do not show the names found in the compiler's sidecar\n"
+            "                  files next to a stream (def.json: semaphore and queue\n"
+            "                  names; <Engine>.json: the op each bundle came from)\n"
             "  --canonical     print only the assembly text (input for `tpb as`)\n"
             "  -h, --help      show this help\n");
 }
@@ -49,6 +54,102 @@ static isa_engine_t engine_from_path(const char *path)
     name[n - 4] = '\0';
     int e = isa_engine_by_name(name);
     return (e >= 0 && isa_engine_is_tpb((isa_engine_t)e)) ? (isa_engine_t)e : ISA_ENG_UNASSIGNED;
+}
+
+
+/* ---- compiler sidecars next to a stream: <Engine>.json and def.json ---- */
+typedef struct {
+    char **v;      /* per bundle index, malloc'ed strings or NULL */
+    size_t n;
+} notes_t;
+
+static void notes_free(notes_t *nt)
+{
+    for (size_t i = 0; i < nt->n; i++)
+        free(nt->v[i]);
+    free(nt->v);
+    memset(nt, 0, sizeof *nt);
+}
+
+static cJSON *load_json(const char *path)
+{
+    uint8_t *buf;
+    size_t len;
+    tpb_err_t err;
+    if (!fio_exists(path) || fio_read_all(path, &buf, &len, &err))
+        return NULL;
+    cJSON *j = cJSON_ParseWithLength((const char *)buf, len);
+    free(buf);
+    if (!j)
+        fprintf(stderr, "tpb dis: %s: not valid JSON, ignored\n", path);
+    return j;
+}
+
+/* Note for bundle pc: "<name>  <src>" from the sidecar's debug entries. */
+static void load_notes(const char *binpath, size_t nbundles, notes_t *nt)
+{
+    memset(nt, 0, sizeof *nt);
+    char path[4096];
+    size_t n = strlen(binpath);
+    if (n < 4 || n >= sizeof path || strcmp(binpath + n - 4, ".bin") != 0)
+        return;
+    memcpy(path, binpath, n - 4);
+    strcpy(path + n - 4, ".json");
+    cJSON *j = load_json(path);
+    if (!j)
+        return;
+    const cJSON *dbg = cJSON_GetObjectItemCaseSensitive(j, "debug");
+    nt->v = nbundles ? calloc(nbundles, sizeof *nt->v) : NULL;
+    nt->n = nt->v ? nbundles : 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, dbg) {
+        const cJSON *pc = cJSON_GetObjectItemCaseSensitive(e, "pc");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "src");
+        if (!cJSON_IsNumber(pc) || pc->valuedouble < 0 || pc->valuedouble >= (double)nt->n ||
+            !cJSON_IsString(name) || nt->v[(size_t)pc->valuedouble])
+            continue;
+        char text[512];
+        snprintf(text, sizeof text, "%s%s%s", name->valuestring, cJSON_IsString(src) ? "  " : "",
+                 cJSON_IsString(src) ? src->valuestring : "");
+        for (char *c = text; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                *c = ' '; /* notes are one comment line */
+        nt->v[(size_t)pc->valuedouble] = strdup(text);
+    }
+    cJSON_Delete(j);
+}
+
+/* "S5=qSyncIO0 ..." and "q0=qSyncIO0(S5) ..." from the def.json next to a stream. */
+static void print_defs(const char *binpath, bool canonical)
+{
+    char path[4096];
+    const char *slash = strrchr(binpath, '/');
+    int dl = slash ? (int)(slash - binpath) : 1;
+    if (snprintf(path, sizeof path, "%.*s/def.json", dl, slash ? binpath : ".") >= (int)sizeof path)
+        return;
+    cJSON *j = load_json(path);
+    if (!j)
+        return;
+    const char *kinds[2] = { "semaphores", "queues" };
+    for (int k = 0; k < 2; k++) {
+        const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, kinds[k]), *e;
+        if (!cJSON_GetArraySize(arr))
+            continue;
+        printf("%s%s:", canonical ? "# " : "", kinds[k]);
+        cJSON_ArrayForEach(e, arr) {
+            const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+            const cJSON *sem = cJSON_GetObjectItemCaseSensitive(e, "semaphore");
+            if (!cJSON_IsNumber(id) || !cJSON_IsString(name))
+                continue;
+            printf(" %s%d=%s", k ? "q" : "S", id->valueint, name->valuestring);
+            if (cJSON_IsNumber(sem))
+                printf("(S%d)", sem->valueint);
+        }
+        printf("\n");
+    }
+    cJSON_Delete(j);
 }
 
 static void dis_file(dis_run_t *r, const char *path, bool with_header)
@@ -72,6 +173,13 @@ static void dis_file(dis_run_t *r, const char *path, bool with_header)
             printf("== %s: %zu bundles%s%s ==\n", path, len / ISA_BUNDLE_BYTES,
                    o.engine ? ", engine " : "", o.engine ? isa_engine_name(o.engine) : "");
     }
+    if (r->annotate)
+        print_defs(path, o.canonical);
+    notes_t nt = { 0 };
+    if (r->annotate)
+        load_notes(path, len / ISA_BUNDLE_BYTES, &nt);
+    o.notes = (const char *const *)nt.v;
+    o.nnotes = nt.n;
     isa_text_t t = { 0 };
     isa_dis_report_t rep;
     if (isa_disassemble(buf, len, &o, &t, &rep)) {
@@ -92,6 +200,7 @@ static void dis_file(dis_run_t *r, const char *path, bool with_header)
     if (with_header && !o.canonical)
         printf("\n");
     isa_text_free(&t);
+    notes_free(&nt);
     free(buf);
 }
 
@@ -175,6 +284,7 @@ int tpb_cmd_dis(int argc, char **argv)
     dis_run_t r;
     memset(&r, 0, sizeof r);
     r.opts.hex = true;
+    r.annotate = true;
     const char *in = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -183,6 +293,8 @@ int tpb_cmd_dis(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--no-hex")) {
             r.opts.hex = false;
+        } else if (!strcmp(a, "--no-notes")) {
+            r.annotate = false;
         } else if (!strcmp(a, "--canonical")) {
             r.opts.canonical = true;
         } else if (!strcmp(a, "--engine")) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dis.h"
 #include "isa.h"
 
 int tpb_cmd_isa(int argc, char **argv);
@@ -59,13 +60,51 @@ static const char *opnd_kind_name(isa_opnd_kind_t k)
     return k == ISA_OPND_TAP ? "TAP" : k == ISA_OPND_PTR ? "PTR" : "DAP";
 }
 
+
+/* A sample instruction of opcode op, to show its assembly syntax: every TAP
+ * 128 partitions x 512 fp32, pointers and DMA patterns at address 0, every
+ * scalar 0 (enums: their first name). */
+static void example_line(const isa_opinfo_t *o, char *buf, size_t len)
+{
+    isa_inst_t in;
+    memset(&in, 0, sizeof in);
+    in.op = o->op;
+    in.l2 = o->l2;
+    const isa_fmtinfo_t *fi = &isa_formats[o->format];
+    uint8_t *body = isa_inst_body(&in);
+    for (unsigned i = 0; i < fi->nfields; i++) {
+        const isa_field_t *f = &fi->fields[i];
+        if (!is_operand_start(f))
+            continue;
+        if (f->opnd_kind == ISA_OPND_TAP) {
+            isa_tap_t *t = (isa_tap_t *)(body + f->offset);
+            t->space = ISA_SPACE_SBUF;
+            t->nparts = ISA_NUM_PARTITIONS;
+            t->dtype = ISA_DT_FP32;
+            t->ndims = 1;
+            t->step[0] = 1;
+            t->count[0] = 512;
+        } else if (f->opnd_kind == ISA_OPND_PTR) {
+            ((isa_ptr_t *)(body + f->offset))->space = ISA_SPACE_SBUF;
+        } else {
+            isa_dap_t *d = (isa_dap_t *)(body + f->offset);
+            d->space = ISA_SPACE_HBM;
+            d->step[0] = 4;
+            d->count[0] = 512;
+        }
+    }
+    isa_format_line(&in, buf, len);
+}
+
 static void print_op_layout(const isa_opinfo_t *o)
 {
     const isa_fmtinfo_t *fi = &isa_formats[o->format];
     char e[80];
     engines_str(o->engines, e, sizeof e);
-    printf("%s  L2 0x%02X  format %s  class %s  engines %s\n  %s\n\n", o->mnemonic, o->l2, fi->name,
-           isa_class_name(o->cls), e, fi->doc);
+    char ex[2048];
+    example_line(o, ex, sizeof ex);
+    printf("%s  L2 0x%02X  format %s  class %s  engines %s\n  %s\n\n  example: %s\n\n", o->mnemonic,
+           o->l2, fi->name, isa_class_name(o->cls), e, fi->doc, ex);
     printf("  %-18s %-9s %-6s %-6s %s\n", "field", "byte.bit", "width", "type", "");
     const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], fi };
     printf("  %-18s %-9s %-6u %-6s\n", "opcode", "0.0", 8, "L2");
@@ -136,6 +175,13 @@ static void md_formats(void)
             if (isa_ops[i].format == fm)
                 printf(" `%s`", isa_ops[i].mnemonic);
         printf("\n\n");
+        for (unsigned i = 0; i < ISA_OP_COUNT; i++)
+            if (isa_ops[i].format == fm) {
+                char ex[2048];
+                example_line(&isa_ops[i], ex, sizeof ex);
+                printf("Syntax example:\n\n```\n%s\n```\n\n", ex);
+                break;
+            }
         if (!fi->nfields) {
             printf("No body: bytes 12-63 are reserved (zero).\n\n");
             continue;

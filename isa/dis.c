@@ -318,10 +318,67 @@ static void text_add(isa_text_t *t, const char *fmt, ...)
 
 /* ------------------------------------------------- stream disassembly */
 typedef struct {
+    uint32_t target;     /* bundle index jumped to */
+    uint32_t src;        /* bundle index of the Call/Jump/BranchCmp */
+    isa_op_t op;
+} branch_t;
+
+typedef struct {
     const isa_dis_opts_t *opts;
     isa_text_t *out;
     isa_dis_report_t *rep;
+    branch_t *br;        /* listing only: branches sorted by target */
+    size_t nbr, cur;     /* cur: first entry with target >= the next pc */
 } dis_ctx_t;
+
+static int cmp_branch(const void *a, const void *b)
+{
+    const branch_t *x = a, *y = b;
+    if (x->target != y->target)
+        return x->target < y->target ? -1 : 1;
+    return x->src < y->src ? -1 : x->src > y->src;
+}
+
+/* Collect the branches of the stream (listing mode marks their targets). */
+static void collect_branches(dis_ctx_t *c, const uint8_t *buf, size_t nb)
+{
+    for (size_t i = 0; i < nb; i++) {
+        isa_inst_t in;
+        if (isa_decode(buf + i * ISA_BUNDLE_BYTES, 0, &in, NULL) != ISA_OK)
+            continue;
+        uint32_t target;
+        if (in.op == ISA_OP_CALL || in.op == ISA_OP_JUMP)
+            target = in.f.CALL.target;
+        else if (in.op == ISA_OP_BRANCH_CMP)
+            target = in.f.BR.target;
+        else
+            continue;
+        if (c->nbr % 64 == 0) {
+            branch_t *n = realloc(c->br, (c->nbr + 64) * sizeof *n);
+            if (!n)
+                return; /* marks are a convenience: print without them */
+            c->br = n;
+        }
+        c->br[c->nbr++] = (branch_t){ target, (uint32_t)i, in.op };
+    }
+    if (c->nbr)
+        qsort(c->br, c->nbr, sizeof *c->br, cmp_branch);
+}
+
+/* "# <- BranchCmp at 4, Call at 9" above a branch target (pcs come in order). */
+static void emit_branch_sources(dis_ctx_t *c, size_t pc)
+{
+    while (c->cur < c->nbr && c->br[c->cur].target < pc)
+        c->cur++;
+    bool first = true;
+    for (; c->cur < c->nbr && c->br[c->cur].target == pc; c->cur++) {
+        text_add(c->out, "%s%s at %u", first ? "              # <- " : ", ",
+                 isa_ops[c->br[c->cur].op].mnemonic, c->br[c->cur].src);
+        first = false;
+    }
+    if (!first)
+        text_add(c->out, "\n");
+}
 
 static void note_problem(dis_ctx_t *c, size_t off, const char *msg)
 {
@@ -344,6 +401,11 @@ static void emit_hex(dis_ctx_t *c, const uint8_t *b)
 /* One printed bundle: text (instruction or .bundle), optional comment. */
 static void emit(dis_ctx_t *c, size_t pc, const uint8_t *b, const char *text, const char *comment)
 {
+    const char *note = pc < c->opts->nnotes && c->opts->notes ? c->opts->notes[pc] : NULL;
+    if (!c->opts->canonical)
+        emit_branch_sources(c, pc);
+    if (note)
+        text_add(c->out, "%s# %s\n", c->opts->canonical ? "" : "              ", note);
     if (c->opts->canonical) {
         if (comment)
             text_add(c->out, "# %s\n", comment);
@@ -441,9 +503,11 @@ static void dis_single(dis_ctx_t *c, const uint8_t *buf, size_t i)
 int isa_disassemble(const uint8_t *buf, size_t len, const isa_dis_opts_t *opts,
                     isa_text_t *out, isa_dis_report_t *rep)
 {
-    dis_ctx_t c = { opts, out, rep };
-    memset(rep, 0, sizeof *rep);
     size_t nb = len / ISA_BUNDLE_BYTES;
+    dis_ctx_t c = { opts, out, rep, NULL, 0, 0 };
+    memset(rep, 0, sizeof *rep);
+    if (!opts->canonical)
+        collect_branches(&c, buf, nb);
     size_t i = 0;
     while (i < nb) {
         size_t j = i;
@@ -464,5 +528,6 @@ int isa_disassemble(const uint8_t *buf, size_t len, const isa_dis_opts_t *opts,
         note_problem(&c, nb * ISA_BUNDLE_BYTES, msg);
         text_add(out, "# error: %s\n", msg);
     }
+    free(c.br);
     return out->oom ? -1 : 0;
 }

@@ -43,6 +43,11 @@ typedef struct {
     bool hex;            /* listing: raw bytes under each instruction */
     bool canonical;      /* just the assembly (no offsets), for `tpb as` */
     isa_engine_t engine; /* check legality; ISA_ENG_UNASSIGNED = don't */
+    /* Optional per-bundle notes (e.g. the compiler's op name from the
+     * <Engine>.json sidecar), printed as a comment line before bundle i;
+     * NULL entries and indices >= nnotes print nothing. */
+    const char *const *notes;
+    size_t nnotes;
 } isa_dis_opts_t;
 
 typedef struct {

@@ -583,6 +583,9 @@ static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *f
 isa_status_t isa_encode_with_prefixes(const isa_inst_t *in, uint8_t out[2][ISA_BUNDLE_BYTES],
                                       unsigned *nbundles, isa_err_t *err)
 {
+    *nbundles = 0;
+    if ((unsigned)in->op >= ISA_OP_COUNT) /* before indexing isa_ops */
+        return isa_encode(in, out[0], err);
     const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
     bool need_ext = false;
     isa_inst_t ext;

@@ -221,6 +221,22 @@ def cmd_list(names):
     return 0
 
 
+def format_case_json(cfg):
+    """case.json text: one key per line, lists and small objects inline."""
+    lines = []
+    for i, (k, v) in enumerate(cfg.items()):
+        comma = "," if i + 1 < len(cfg) else ""
+        lines.append("  %s: %s%s" % (json.dumps(k), json.dumps(v), comma))
+    return "{\n" + "\n".join(lines) + "\n}\n"
+
+
+def write_case_json(path, cfg):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(format_case_json(cfg))
+    os.replace(tmp, path)
+
+
 def total_cycles(stats_path):
     stats = load_json(stats_path)
     for obj in (stats, stats.get("summary", {})):
@@ -242,12 +258,7 @@ def cmd_bless(names, from_dir, from_root, margin):
         lo, hi = int(math.floor(c * (1 - margin))), int(math.ceil(c * (1 + margin)))
         old = cfg.get("cycles")
         cfg["cycles"] = [lo, hi]
-        path = os.path.join(d, "case.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(cfg, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
+        write_case_json(os.path.join(d, "case.json"), cfg)
         print("golden/%s: %d cycles -> range [%d, %d] (was %s)" % (name, c, lo, hi, old))
     return 0
 

@@ -22,6 +22,10 @@ typedef struct {
     uint8_t sparse_tags[128][128]; /* original-row offset of each compressed weight (sparse) */
     unsigned sparse_ratio;      /* compress_ratio of the last LdWeightsSparse, 0 if none */
     unsigned w_dtype;           /* dtype of the last loaded weights (cost model: fp32 4x) */
+    /* perf=double_row (trn2): each cell holds a second weight, the one of
+     * contraction row 128 + row (stationary [K, 2, M], r = 1). */
+    float w_dr[128][128];
+    uint8_t double_row;         /* 1 when the last LdWeights used perf=double_row */
 } sim_pe_state_t;
 
 typedef struct sim_exec_ctx {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dis.h"
 #include "fileio.h"
 
 #define GROW(arr, n, cap, oomflag)                                                   \
@@ -75,42 +76,12 @@ static void put_us(FILE *f, uint64_t ps)
     fprintf(f, "%" PRIu64 ".%06" PRIu64, ps / 1000000u, ps % 1000000u);
 }
 
-static uint64_t ref_ceil(const sim_t *s, uint64_t ps)
+/* One monotone mapping for every timestamp of the trace (round to the
+ * nearest reference cycle), so events that do not overlap in time never
+ * overlap in cycles either. */
+static uint64_t ref_at(const sim_t *s, uint64_t ps)
 {
-    /* exclusive end: the first reference edge at or after ps */
-    return sim_ps_to_cycle_ceil(ps, sim_mhz(s->t->clk_ref));
-}
-
-/* Placeholder for the disassembler text until isa_format_inst() lands:
- * every non-zero body field as name=value, enums by name. */
-static void inst_fields(const isa_inst_t *in, char *buf, size_t len)
-{
-    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
-    size_t off = 0;
-    buf[0] = 0;
-    for (unsigned i = 0; i < fi->nfields && off < len; i++) {
-        const isa_field_t *fd = &fi->fields[i];
-        uint32_t v = isa_field_get(in, fd);
-        if (!v)
-            continue;
-        const char *en = NULL;
-        if (fd->type == ISA_FT_DTYPE)
-            en = isa_dtype_name(v);
-        else if (fd->type >= ISA_FT_SPACE)
-            en = isa_enum_name(fd->type, v);
-        if (en)
-            off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? " " : "", fd->name, en);
-        else if (fd->type == ISA_FT_S)
-            off += (size_t)snprintf(buf + off, len - off, "%s%s=%d", off ? " " : "", fd->name,
-                                    (int32_t)v);
-        else if (fd->type == ISA_FT_F32) {
-            float fv;
-            memcpy(&fv, &v, 4);
-            off += (size_t)snprintf(buf + off, len - off, "%s%s=%g", off ? " " : "", fd->name,
-                                    (double)fv);
-        } else
-            off += (size_t)snprintf(buf + off, len - off, "%s%s=%u", off ? " " : "", fd->name, v);
-    }
+    return sim_ps_dur_to_ref(s->t, ps);
 }
 
 static void put_ref(FILE *f, sim_ref_t r)
@@ -164,11 +135,11 @@ static void put_inst(FILE *f, const sim_t *s, const sim_tr_inst_t *r)
     put_us(f, r->start_ps);
     fprintf(f, ",\"dur\":");
     put_us(f, r->end_ps - r->start_ps);
-    uint64_t sc = sim_ps_to_ref_cycles(s->t, r->start_ps);
-    uint64_t ic = sim_ps_to_ref_cycles(s->t, r->issue_ps);
+    uint64_t sc = ref_at(s, r->start_ps);
+    uint64_t ic = ref_at(s, r->issue_ps);
     fprintf(f, ",\"args\":{\"pc\":%u,\"index\":%u,\"opcode\":%u,\"start_cycle\":%" PRIu64
             ",\"end_cycle\":%" PRIu64 ",\"issue_cycle\":%" PRIu64 ",\"wait_cycles\":%" PRIu64,
-            d->pc, r->idx, d->inst.l2, sc, ref_ceil(s, r->end_ps), ic, sc - ic);
+            d->pc, r->idx, d->inst.l2, sc, ref_at(s, r->end_ps), ic, sc - ic);
     const isa_sync_t *h = &d->inst.sync;
     char wait[96] = "";
     if (h->wait_en)
@@ -198,8 +169,8 @@ static void put_inst(FILE *f, const sim_t *s, const sim_tr_inst_t *r)
         fprintf(f, ",\"update\":");
         put_str(f, upd);
     }
-    char fields[700];
-    inst_fields(&d->inst, fields, sizeof fields);
+    char fields[1024];
+    isa_format_inst(&d->inst, fields, sizeof fields);
     fprintf(f, ",\"fields\":");
     put_str(f, fields);
     if (e->debug && e->debug[r->idx].src) {
@@ -227,8 +198,7 @@ static void put_dma(FILE *f, const sim_t *s, const sim_tr_dma_t *r)
     put_us(f, r->end_ps - r->start_ps);
     fprintf(f, ",\"args\":{\"queue\":%u,\"bytes\":%" PRIu64 ",\"descriptors\":%u,\"start_cycle\":%" PRIu64
             ",\"end_cycle\":%" PRIu64 ",\"issuer\":",
-            r->queue, r->bytes, r->ndesc, sim_ps_to_ref_cycles(s->t, r->start_ps),
-            ref_ceil(s, r->end_ps));
+            r->queue, r->bytes, r->ndesc, ref_at(s, r->start_ps), ref_at(s, r->end_ps));
     put_ref(f, r->issuer);
     fprintf(f, "}}");
 }

@@ -65,3 +65,45 @@ foreach(cfg ${TPB_GOLDEN_CASE_FILES})
            COMMAND $<TARGET_FILE:tpb> run ${case_dir} -o ${PROJECT_BINARY_DIR}/golden-out/${case_name})
   set_tests_properties(golden_${case_name} PROPERTIES LABELS "${labels}" TIMEOUT 300)
 endforeach()
+
+# tpb run failure reporting, independent of how far the stack has landed:
+# a kernel the compiler rejects fails the run (exit 1) ...
+add_test(NAME cli_run_reports_compile_failure
+         COMMAND $<TARGET_FILE:tpb> run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/bad_kernel
+                 -o ${PROJECT_BINARY_DIR}/golden-out/bad_kernel)
+set_tests_properties(cli_run_reports_compile_failure PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+# ... and is reported as XFAIL (exit 0) when case.json expects the failure
+add_test(NAME cli_run_reports_xfail
+         COMMAND $<TARGET_FILE:tpb> run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/bad_kernel_xfail
+                 -o ${PROJECT_BINARY_DIR}/golden-out/bad_kernel_xfail)
+set_tests_properties(cli_run_reports_xfail PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "XFAIL \\(deliberately invalid kernel\\)")
+add_test(NAME cli_run_missing_case
+         COMMAND $<TARGET_FILE:tpb> run ${PROJECT_BINARY_DIR}/no-such-case)
+set_tests_properties(cli_run_missing_case PROPERTIES LABELS "quick;golden" WILL_FAIL TRUE)
+# a bare kernel.json (no inputs/, no expected/): inputs are generated, the
+# run compiles and simulates and says there is nothing to check
+add_test(NAME cli_run_bare_kernel
+         COMMAND $<TARGET_FILE:tpb> run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/copy_kernel.json
+                 -o ${PROJECT_BINARY_DIR}/golden-out/copy_kernel --seed 3)
+set_tests_properties(cli_run_bare_kernel PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "copy_kernel: no golden to check")
+
+# verdict logic on tiny DMA-only cases (tests/golden-data/*): exit status and
+# message both checked by expect_run.sh
+set(TPB_EXPECT_RUN ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/expect_run.sh)
+add_test(NAME cli_run_xpass_fails
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 1 "XPASS: passed although"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/xpass_copy -o ${PROJECT_BINARY_DIR}/golden-out/xpass_copy)
+add_test(NAME cli_run_cycles_out_of_range
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 1 "OUTSIDE expected range \\[1, 2\\].*|FAIL \\(cycles\\)"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/cycles_out_of_range -o ${PROJECT_BINARY_DIR}/golden-out/cycles_out_of_range)
+add_test(NAME cli_run_values_mismatch
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 1 "\\[10, 2\\] +[0-9]+ vs [0-9]+"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/values_mismatch -o ${PROJECT_BINARY_DIR}/golden-out/values_mismatch)
+add_test(NAME cli_run_ignore_cycles
+         COMMAND ${TPB_EXPECT_RUN} $<TARGET_FILE:tpb> 0 "cycles_out_of_range: PASS"
+                 run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/cycles_out_of_range --ignore-cycles --no-trace
+                 -o ${PROJECT_BINARY_DIR}/golden-out/cycles_ignored)
+set_tests_properties(cli_run_xpass_fails cli_run_cycles_out_of_range cli_run_values_mismatch
+                     cli_run_ignore_cycles PROPERTIES LABELS "quick;golden")

@@ -55,3 +55,33 @@ if(EXISTS /usr/bin/python3)
            COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/encodings/mkgolden.py --check)
   set_tests_properties(isa_golden_reference_encoder PROPERTIES LABELS "quick;golden")
 endif()
+
+# tpb dis on an artifact directory: every nc*/sg*/<Engine>.bin under a header,
+# legality checked against the engine named by the file.
+add_test(NAME isa_cli_dis_artifact_dir
+         COMMAND sh -c "set -e; d=\$(mktemp -d); trap 'rm -rf \$d' EXIT;
+                        mkdir -p \$d/nc0/sg0 \$d/nc1/sg0;
+                        \"$1\" as \"$2/examples/asm/matmul_SP.s\" -o \$d/nc0/sg0/SP.bin;
+                        \"$1\" as \"$2/examples/asm/matmul_PE.s\" -o \$d/nc0/sg0/PE.bin;
+                        \"$1\" as \"$2/examples/asm/tensor_add.s\" -o \$d/nc1/sg0/DVE.bin;
+                        \"$1\" dis --no-hex \$d > \$d/out;
+                        cat \$d/out;
+                        grep -q '== .*nc0/sg0/PE.bin: 3 bundles, engine PE ==' \$d/out;
+                        grep -q '== .*nc0/sg0/SP.bin: 7 bundles, engine SP ==' \$d/out;
+                        grep -q '== .*nc1/sg0/DVE.bin: 5 bundles, engine DVE ==' \$d/out;
+                        cp \$d/nc0/sg0/PE.bin \$d/nc1/sg0/DVE.bin;
+                        if \"$1\" dis \$d > \$d/out2 2> \$d/err; then exit 1; fi;
+                        grep -q 'LdWeights is not legal on engine DVE' \$d/out2" sh $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR})
+set_tests_properties(isa_cli_dis_artifact_dir PROPERTIES LABELS "quick")
+
+# Integration: the compiler's artifact disassembles cleanly (with the sidecar
+# names) and every stream round-trips through tpb dis --canonical | tpb as.
+add_test(NAME isa_dis_compiled_artifact
+         COMMAND sh -c "set -e; d=\$(mktemp -d); trap 'rm -rf \$d' EXIT;
+                        \"$1\" compile \"$2/examples/kernels/tensor_add.json\" -o \$d/art > /dev/null;
+                        \"$1\" dis \$d/art > \$d/out;
+                        grep -q 'semaphores: S0=PE' \$d/out; grep -q '# tensor_tensor' \$d/out;
+                        for b in \$d/art/nc*/sg*/*.bin; do
+                          \"$1\" dis --canonical \$b > \$d/x.s; \"$1\" as \$d/x.s -o \$d/x.bin; cmp \$b \$d/x.bin;
+                        done" sh $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR})
+set_tests_properties(isa_dis_compiled_artifact PROPERTIES LABELS "quick")

@@ -229,12 +229,97 @@ static void test_random_round_trip_every_opcode(void **state)
     for (unsigned op = 0; op < ISA_OP_COUNT; op++) {
         if (isa_ops[op].cls == ISA_CLASS_PREFIX)
             continue; /* covered through the TAP dims and PredExt below */
-        for (int it = 0; it < 300; it++) {
+        for (int it = 0; it < 150; it++) {
             isa_inst_t in;
             rnd_inst(&r, (isa_op_t)op, &in);
             check_round_trip(&in);
         }
     }
+}
+
+
+/* Make the operand that field f belongs to present (space sbuf/psum). */
+static void make_present(rng_t *r, isa_inst_t *in, const isa_field_t *f)
+{
+    char name[64];
+    isa_format_t fmt = isa_ops[in->op].format;
+    snprintf(name, sizeof name, "%s.addr", f->operand);
+    const isa_field_t *start = isa_field_by_name(fmt, name);
+    uint8_t *p = (uint8_t *)isa_inst_body(in) + start->offset;
+    if (f->opnd_kind == ISA_OPND_TAP && ((isa_tap_t *)p)->space == ISA_SPACE_NONE)
+        rnd_tap(r, (isa_tap_t *)p, false);
+    else if (f->opnd_kind == ISA_OPND_PTR && ((isa_ptr_t *)p)->space == ISA_SPACE_NONE)
+        ((isa_ptr_t *)p)->space = ISA_SPACE_SBUF;
+}
+
+/* Exhaustive sweep of every enum/dtype/bool field of every opcode over all
+ * the values its width can hold: members round-trip through bytes and text,
+ * non-members are rejected by the encoder and the decoder, naming the field. */
+static void test_enum_fields_exhaustive(void **state)
+{
+    (void)state;
+    rng_t r = { 99 };
+    unsigned checked = 0;
+    for (unsigned op = 0; op < ISA_OP_COUNT; op++) {
+        const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[isa_ops[op].format] };
+        for (int k = 0; k < 2; k++) {
+            for (unsigned i = 0; i < parts[k]->nfields; i++) {
+                const isa_field_t *f = &parts[k]->fields[i];
+                bool is_enum = f->type == ISA_FT_BOOL || f->type == ISA_FT_DTYPE || f->type >= ISA_FT_SPACE;
+                if (!is_enum || f->type == ISA_FT_SPACE)
+                    continue; /* space changes operand presence: covered by the random tests */
+                for (uint32_t v = 0; v < (1u << f->width); v++) {
+                    isa_inst_t in;
+                    rnd_inst(&r, (isa_op_t)op, &in);
+                    if (f->operand)
+                        make_present(&r, &in, f);
+                    if (isa_ops[op].cls == ISA_CLASS_PREFIX && k == 0)
+                        break; /* prefixes carry no header */
+                    isa_field_set(&in, f, v);
+                    uint8_t b[2][ISA_BUNDLE_BYTES];
+                    unsigned nb;
+                    isa_err_t err;
+                    memset(&err, 0, sizeof err);
+                    isa_status_t st = isa_encode_with_prefixes(&in, b, &nb, &err);
+                    if (isa_enum_name(f->type, v)) {
+                        if (st != ISA_OK)
+                            report_failure("valid enum value rejected", f->name, err.msg);
+                        if (isa_ops[op].cls != ISA_CLASS_PREFIX) {
+                            check_round_trip(&in);
+                        } else { /* a prefix alone is no valid stream: bundle + text */
+                            isa_inst_t out, parsed;
+                            isa_asm_diag_t d;
+                            char line[1024];
+                            assert_int_equal(isa_decode(b[0], 0, &out, NULL), ISA_OK);
+                            assert_memory_equal(&out, &in, sizeof in);
+                            isa_format_line(&in, line, sizeof line);
+                            assert_int_equal(isa_parse_inst(line, &parsed, &d), 0);
+                            assert_memory_equal(&parsed, &in, sizeof in);
+                        }
+                    } else {
+                        assert_int_equal(st, ISA_E_RANGE);
+                        assert_non_null(err.field);
+                        assert_string_equal(err.field, f->name);
+                        /* the same value planted in valid bytes is rejected on decode */
+                        isa_field_set(&in, f, 0);
+                        uint8_t ok[2][ISA_BUNDLE_BYTES];
+                        if (isa_encode_with_prefixes(&in, ok, &nb, NULL) != ISA_OK)
+                            continue;
+                        uint8_t *last = ok[nb - 1];
+                        for (unsigned bit = 0; bit < f->width; bit++)
+                            if ((v >> bit) & 1)
+                                last[(f->bitpos + bit) / 8] |= (uint8_t)(1u << ((f->bitpos + bit) % 8));
+                        isa_inst_t out;
+                        memset(&err, 0, sizeof err);
+                        assert_int_equal(isa_decode(last, 0, &out, &err), ISA_E_RANGE);
+                        assert_string_equal(err.field, f->name);
+                    }
+                    checked++;
+                }
+            }
+        }
+    }
+    assert_true(checked > 1000);
 }
 
 /* PredExt + TensorScalarPtr (+ ApExt): the stream text re-assembles. */
@@ -424,6 +509,18 @@ static void test_invalid_bundles_are_reported(void **state)
     encode_ok("Halt", b, &len);
     expect_dis_problem(b, len + 5, "5 trailing bytes at offset 0x40");
 
+    /* an out-of-range op in the struct is rejected, not read past the table */
+    isa_inst_t bad;
+    memset(&bad, 0, sizeof bad);
+    bad.op = ISA_OP_COUNT;
+    uint8_t two[2][ISA_BUNDLE_BYTES];
+    unsigned nbb = 9;
+    isa_err_t e2;
+    assert_int_equal(isa_encode_with_prefixes(&bad, two, &nbb, &e2), ISA_E_OPCODE);
+    assert_int_equal(nbb, 0);
+    char txt[64];
+    assert_int_equal(isa_format_inst(&bad, txt, sizeof txt), 0);
+
     /* opcode not legal on the engine */
     encode_ok("Matmul", b, &len);
     isa_dis_opts_t o = { .engine = ISA_ENG_DVE };
@@ -460,6 +557,67 @@ static void test_random_garbage_round_trips(void **state)
             report_failure("garbage text does not assemble", t.s, res.diags[0].msg);
         assert_int_equal(res.len, sizeof buf);
         assert_memory_equal(res.bytes, buf, sizeof buf);
+        isa_asm_result_free(&res);
+        isa_text_free(&t);
+    }
+}
+
+
+/* Mutated assembly text never crashes the assembler; whatever it accepts
+ * disassembles to text that assembles to the same bytes. */
+static void test_mutated_text_never_crashes(void **state)
+{
+    (void)state;
+    rng_t r = { 4242 };
+    static const char alphabet[] = "=:@[]<>,x()#;.- \t0123456789abcdefSsbufpsmnc_";
+    for (int it = 0; it < 3000; it++) {
+        isa_inst_t in;
+        rnd_inst(&r, (isa_op_t)rnd_below(&r, ISA_OP_COUNT), &in);
+        char line[4096];
+        int n = isa_format_line(&in, line, sizeof line - 8);
+        if (n <= 0 || n >= (int)sizeof line - 8)
+            continue;
+        for (int m = 1 + (int)rnd_below(&r, 3); m > 0; m--) {
+            size_t len = strlen(line);
+            size_t at = rnd_below(&r, (uint32_t)len + 1);
+            char c = alphabet[rnd_below(&r, sizeof alphabet - 1)];
+            switch (rnd_below(&r, 4)) {
+            case 0: /* replace */
+                if (at < len)
+                    line[at] = c;
+                break;
+            case 1: /* insert */
+                if (len + 2 < sizeof line) {
+                    memmove(line + at + 1, line + at, len - at + 1);
+                    line[at] = c;
+                }
+                break;
+            case 2: /* delete */
+                if (at < len)
+                    memmove(line + at, line + at + 1, len - at);
+                break;
+            default: /* truncate */
+                line[at] = '\0';
+                break;
+            }
+        }
+        isa_asm_result_t res;
+        if (isa_assemble(line, strlen(line), NULL, &res) != 0) {
+            assert_true(res.ndiags >= 1);
+            assert_true(res.diags[0].msg[0] != '\0');
+            isa_asm_result_free(&res);
+            continue;
+        }
+        isa_dis_opts_t o = { .canonical = true };
+        isa_text_t t = { 0 };
+        isa_dis_report_t rep;
+        isa_disassemble(res.bytes, res.len, &o, &t, &rep);
+        isa_asm_result_t again;
+        if (isa_assemble(t.s ? t.s : "", t.len, NULL, &again) != 0)
+            report_failure("accepted text does not round-trip", line, again.diags[0].msg);
+        assert_int_equal(again.len, res.len);
+        assert_memory_equal(again.bytes, res.bytes, res.len);
+        isa_asm_result_free(&again);
         isa_asm_result_free(&res);
         isa_text_free(&t);
     }
@@ -587,10 +745,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_round_trip_every_opcode),
+        cmocka_unit_test(test_enum_fields_exhaustive),
         cmocka_unit_test(test_predext_round_trip),
         cmocka_unit_test(test_f32_text_is_exact),
         cmocka_unit_test(test_invalid_bundles_are_reported),
         cmocka_unit_test(test_random_garbage_round_trips),
+        cmocka_unit_test(test_mutated_text_never_crashes),
         cmocka_unit_test(test_assembler_errors),
         cmocka_unit_test(test_assembler_engine_check),
         cmocka_unit_test(test_every_error_of_a_file_is_reported),

@@ -311,12 +311,31 @@ static void test_lenient_parts(void **state)
                            "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"m\",\"ts\":2,\"dur\":1,\"args\":{\"pc\":3}},"
                            "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"m\",\"ts\":9,\"dur\":1,\"args\":{\"pc\":3}}]}",
                            &t, &err), 0);
-    viz_ref_t r = { 1, 1, 3 };
+    viz_ref_t r = { 1, 1, 3, -1 };
     assert_int_equal(viz_trace_find_ref(&t, r, 5000), 1);
     assert_int_equal(viz_trace_find_ref(&t, r, 0), 0);
+    r.start = 0; /* the producer's start_cycle picks the execution exactly */
+    assert_int_equal(viz_trace_find_ref(&t, r, 5000), 0);
+    r.start = 9000;
+    assert_int_equal(viz_trace_find_ref(&t, r, 0), 2);
+    r.start = 1;
+    assert_int_equal(viz_trace_find_ref(&t, r, 5000), -1);
+    r.start = -1;
     r.pc = 4;
     assert_int_equal(viz_trace_find_ref(&t, r, 5000), -1);
     viz_trace_free(&t);
+    /* waited_for entries may carry start_cycle */
+    assert_int_equal(parse("{\"otherData\":{\"clock_ghz\":1},\"traceEvents\":["
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"name\":\"w\",\"ts\":5,\"dur\":1,\"args\":"
+                           "{\"waited_for\":[{\"pid\":1,\"tid\":1,\"pc\":3,\"start_cycle\":2000},"
+                           "{\"pid\":1,\"tid\":1,\"pc\":4}]}}]}", &t, &err), 0);
+    assert_int_equal(t.ev[0].n_waited, 2);
+    assert_int_equal(t.refs[t.ev[0].waited_off].start, 2000);
+    assert_int_equal(t.refs[t.ev[0].waited_off + 1].start, -1);
+    viz_trace_free(&t);
+    expect_error("{\"traceEvents\":[{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"name\":\"w\",\"ts\":5,\"dur\":1,"
+                 "\"args\":{\"waited_for\":[{\"pid\":1,\"tid\":1,\"pc\":3,\"start_cycle\":-4}]}}]}",
+                 "args.waited_for[0]", "'start_cycle'", NULL);
 }
 
 /* Deterministic byte mutations of a good trace: accept or reject, never crash
@@ -357,6 +376,69 @@ static void test_mutations_never_crash(void **state)
     free(buf);
 }
 
+static void test_stats_override(void **state)
+{
+    (void)state;
+    viz_trace_t t;
+    tpb_err_t err;
+    /* PE waited 500 cycles without an instruction event saying so; the
+     * queue's bytes come from the stats; malformed stats parts are ignored */
+    assert_int_equal(parse("{\"otherData\":{\"clock_ghz\":1,\"stats\":{\"total_cycles\":900,\"cores\":[{\"core\":0,"
+                           "\"engines\":[{\"name\":\"PE\",\"busy_cycles\":10,\"sem_wait_cycles\":500},"
+                           "{\"name\":\"DVE\",\"busy_cycles\":\"x\",\"sem_wait_cycles\":1},{\"name\":7}],"
+                           "\"queues\":[{\"queue\":2,\"bytes\":4096,\"busy_cycles\":300},{\"queue\":-1}]}]}},"
+                           "\"traceEvents\":["
+                           "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"PE\"}},"
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":4,\"name\":\"TensorTensor\",\"ts\":0,\"dur\":0.02},"
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":116,\"name\":\"dma\",\"ts\":0,\"dur\":0.1,"
+                           "\"args\":{\"bytes\":1}}]}", &t, &err), 0);
+    assert_int_equal(t.total_cycles, 900);
+    assert_true(t.stats_used);
+    assert_int_equal(t.nlanes, 3);
+    /* the PE lane exists (named by metadata) although it ran nothing */
+    assert_string_equal(t.lanes[0].name, "core0 PE");
+    assert_int_equal(t.lanes[0].nev, 0);
+    assert_int_equal(t.lanes[0].wait, 500);
+    assert_int_equal(t.lanes[0].busy, 10);
+    assert_true(t.lanes[0].from_stats);
+    /* DVE stats malformed: the computed totals stay */
+    assert_string_equal(t.lanes[1].name, "core0 DVE");
+    assert_false(t.lanes[1].from_stats);
+    assert_int_equal(t.lanes[1].busy, 20);
+    assert_int_equal(t.lanes[2].queue, 2);
+    assert_int_equal(t.lanes[2].bytes, 4096);
+    assert_int_equal(t.lanes[2].busy, 300);
+    viz_trace_free(&t);
+}
+
+/* A trace written by `tpb sim --trace` (golden/dma_transpose) loads: its
+ * lanes, DMA queues, semaphore tracks and stats are all found. */
+static void test_simulator_trace(void **state)
+{
+    (void)state;
+    viz_trace_t t;
+    tpb_err_t err = { { 0 } };
+    if (viz_trace_load(TPB_SOURCE_DIR "/tests/data/traces/sim_dma_transpose.json", &t, &err))
+        fail_msg("%s", err.msg);
+    assert_true(t.nev > 0);
+    assert_true(t.nctr > 0);
+    assert_true(t.stats_used);
+    int engines = 0, queues = 0;
+    for (uint32_t i = 0; i < t.nlanes; i++) {
+        engines += t.lanes[i].kind == VIZ_LANE_ENGINE;
+        queues += t.lanes[i].kind == VIZ_LANE_DMA;
+        assert_int_equal(strncmp(t.lanes[i].name, "core0 ", 6), 0);
+    }
+    assert_true(engines >= 1);
+    assert_true(queues >= 1);
+    for (uint32_t i = 0; i < t.nev; i++) {
+        assert_true(t.ev[i].end >= t.ev[i].start);
+        assert_true(t.ev[i].end <= t.total_cycles);
+        assert_true(t.ev[i].cls != ISA_CLASS_COUNT); /* every cat is an ISA class */
+    }
+    viz_trace_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +452,8 @@ int main(void)
         cmocka_unit_test(test_overlaps_are_drawn_not_rejected),
         cmocka_unit_test(test_lenient_parts),
         cmocka_unit_test(test_mutations_never_crash),
+        cmocka_unit_test(test_stats_override),
+        cmocka_unit_test(test_simulator_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -387,6 +387,11 @@ int viz_app_run(viz_trace_t *t, const viz_app_opts_t *o, tpb_err_t *err)
     SDL_StartTextInput();
     uint64_t last = SDL_GetTicks64();
     for (long frame = 0; !a.quit; frame++) {
+        if (a.dirty) {
+            viz_render(r, t, &a.L, &a.ui);
+            SDL_RenderPresent(r);
+            a.dirty = false;
+        }
         if (o->exit_after > 0 && frame >= o->exit_after)
             break;
         SDL_Event e;
@@ -400,11 +405,6 @@ int viz_app_run(viz_trace_t *t, const viz_app_opts_t *o, tpb_err_t *err)
         uint64_t now = SDL_GetTicks64();
         viz_app_tick(&a, (double)(now - last) / 1000.0);
         last = now;
-        if (a.dirty || frame == 0) {
-            viz_render(r, t, &a.L, &a.ui);
-            SDL_RenderPresent(r);
-            a.dirty = false;
-        }
     }
     SDL_StopTextInput();
     viz_app_free(&a);

@@ -71,8 +71,8 @@ static void print_summary(const viz_trace_t *t)
             printf("  bytes %llu", (unsigned long long)l->bytes);
         printf("\n");
     }
-    printf("stall_cycles %llu  dma_bytes %llu\n", (unsigned long long)stall,
-           (unsigned long long)bytes);
+    printf("stall_cycles %llu  dma_bytes %llu  (lane totals %s)\n", (unsigned long long)stall,
+           (unsigned long long)bytes, t->stats_used ? "from otherData.stats" : "computed from events");
     if (t->n_overlaps)
         printf("warning: %u event(s) overlap another on the same tid (drawn on extra rows)\n",
                t->n_overlaps);

@@ -185,34 +185,65 @@ static int find_lane(const lane_key_t *keys, uint32_t n, lane_key_t k)
     return -1;
 }
 
+typedef struct {
+    lane_key_t *k;
+    uint32_t n, cap;
+} keyset_t;
+
+/* Index of key k in the set, adding it if new; -1 when out of memory. */
+static int keyset_add(keyset_t *ks, lane_key_t k, uint32_t hint)
+{
+    if (hint < ks->n && ks->k[hint].pid == k.pid && ks->k[hint].kind == k.kind &&
+        ks->k[hint].id == k.id)
+        return (int)hint;
+    int li = find_lane(ks->k, ks->n, k);
+    if (li >= 0)
+        return li;
+    if (ks->n == ks->cap) {
+        uint32_t nc = ks->cap ? ks->cap * 2 : 16;
+        lane_key_t *q = realloc(ks->k, nc * sizeof *q);
+        if (!q)
+            return -1;
+        ks->k = q;
+        ks->cap = nc;
+    }
+    ks->k[ks->n] = k;
+    return (int)ks->n++;
+}
+
 int viz_lanes_build(viz_trace_t *t, tpb_err_t *err)
 {
-    lane_key_t *keys = NULL;
-    uint32_t nkeys = 0, capk = 0, last = 0;
+    keyset_t ks = { NULL, 0, 0 };
+    uint32_t last = 0;
     uint32_t *lane_of = malloc(((size_t)t->nev + 1) * sizeof *lane_of);
     if (!lane_of)
         return tpb_errf(err, "out of memory");
+    /* engines and queues named by metadata get a lane even when idle, so
+     * an engine that only waited still shows (and its stall in the summary) */
+    for (uint32_t i = 0; i < t->nthreads; i++) {
+        viz_event_t probe;
+        memset(&probe, 0, sizeof probe);
+        probe.pid = t->threads[i].pid;
+        probe.tid = t->threads[i].tid;
+        lane_key_t k = key_of(&probe);
+        if (k.kind != VIZ_LANE_OTHER && keyset_add(&ks, k, UINT32_MAX) < 0) {
+            free(ks.k);
+            free(lane_of);
+            return tpb_errf(err, "out of memory");
+        }
+    }
     for (uint32_t i = 0; i < t->nev; i++) {
-        lane_key_t k = key_of(&t->ev[i]);
-        int li = (nkeys && keys[last].pid == k.pid && keys[last].kind == k.kind &&
-                  keys[last].id == k.id) ? (int)last : find_lane(keys, nkeys, k);
+        int li = keyset_add(&ks, key_of(&t->ev[i]), last);
         if (li < 0) {
-            if (nkeys == capk) {
-                capk = capk ? capk * 2 : 16;
-                lane_key_t *q = realloc(keys, capk * sizeof *q);
-                if (!q) {
-                    free(keys);
-                    free(lane_of);
-                    return tpb_errf(err, "out of memory");
-                }
-                keys = q;
-            }
-            keys[nkeys] = k;
-            li = (int)nkeys++;
+            free(ks.k);
+            free(lane_of);
+            return tpb_errf(err, "out of memory");
         }
         last = (uint32_t)li;
         lane_of[i] = (uint32_t)li;
     }
+    lane_key_t *keys = ks.k;
+    uint32_t nkeys = ks.n;
     t->lanes = calloc(nkeys ? nkeys : 1, sizeof *t->lanes);
     ev_key_t *sk = malloc(((size_t)t->nev + 1) * sizeof *sk);
     uint32_t *perm = malloc((nkeys ? nkeys : 1) * sizeof *perm);

@@ -311,17 +311,24 @@ static void draw_counters(SDL_Renderer *r, const viz_trace_t *t, const viz_layou
         text(r, 4, y + 11, label, VIZ_RGB_DIM);
 #define VY(val) (y + h - 1 - (int)((double)((val) - lo) * (h - 3) / (double)(hi - lo)))
         set_rgb(r, VIZ_RGB_SEM);
+        /* step line; samples falling in one pixel column collapse into one
+         * vertical stroke over their range, so a frame costs at most a
+         * couple of lines per column however many samples there are */
         int px = v->x0, py = VY(cur);
-        for (uint32_t j = viz_counter_lower(ct, v->cyc0); j < ct->n; j++) {
+        for (uint32_t j = viz_counter_lower(ct, v->cyc0); j < ct->n;) {
             double fx = viz_view_x(v, (double)ct->s[j].cycle);
             if (fx >= v->x0 + v->w)
                 break;
-            int nx = (int)fx, ny = VY(ct->s[j].value);
+            int nx = (int)fx, lo_y = py, hi_y = py, ny = py;
+            for (; j < ct->n && (int)viz_view_x(v, (double)ct->s[j].cycle) == nx; j++) {
+                ny = VY(ct->s[j].value);
+                lo_y = ny < lo_y ? ny : lo_y;
+                hi_y = ny > hi_y ? ny : hi_y;
+            }
             SDL_RenderDrawLine(r, px, py, nx, py);
-            SDL_RenderDrawLine(r, nx, py, nx, ny);
+            SDL_RenderDrawLine(r, nx, lo_y, nx, hi_y);
             px = nx;
             py = ny;
-            cur = ct->s[j].value;
         }
         SDL_RenderDrawLine(r, px, py, v->x0 + v->w - 1, py);
 #undef VY
@@ -421,7 +428,8 @@ static void draw_summary(SDL_Renderer *r, const viz_trace_t *t, int x, int y, in
         bytes += t->lanes[i].bytes;
     }
     fmt_bytes(a, sizeof a, bytes);
-    snprintf(line, sizeof line, "stalls %llu sem-wait cycles   DMA %s", (unsigned long long)stall, a);
+    snprintf(line, sizeof line, "stalls %llu sem-wait cycles   DMA %s%s", (unsigned long long)stall, a,
+             t->stats_used ? "" : " [from events]");
     panel_line(r, x, &y, w, line, VIZ_RGB_TEXT);
     int col_w = w / 2;
     int cx = x, cy = y, lines_left = (bottom - y) / (VIZ_CELL_H + 1);

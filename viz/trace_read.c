@@ -354,17 +354,19 @@ static int read_ref(const ctx_t *c, const cJSON *o, const char *field, viz_ref_t
     if (!cJSON_IsObject(o))
         return fail_type(c, field, "an object {pid, tid, pc}", o);
     int64_t pid, tid, pc;
-    char f[64];
-    snprintf(f, sizeof f, "%s.pid", field);
     if (get_int(c, o, "pid", true, 0, INT32_MAX, 0, &pid))
         return tpb_err_prefix(c->err, "%s", field);
     if (get_int(c, o, "tid", true, 0, INT32_MAX, 0, &tid))
         return tpb_err_prefix(c->err, "%s", field);
     if (get_int(c, o, "pc", true, 0, INT32_MAX, 0, &pc))
         return tpb_err_prefix(c->err, "%s", field);
+    int64_t start;
+    if (get_int(c, o, "start_cycle", false, 0, (double)VIZ_MAX_CYCLE, -1, &start))
+        return tpb_err_prefix(c->err, "%s", field);
     r->pid = (int32_t)pid;
     r->tid = (int32_t)tid;
     r->pc = (int32_t)pc;
+    r->start = start;
     return 0;
 }
 
@@ -654,6 +656,77 @@ static void compute_extent(viz_trace_t *t)
         t->total_cycles = hi;
 }
 
+/* ------------------------------------------------------------ stats */
+
+/* Non-negative integer member of a stats object, or -1.  The stats object
+ * is the simulator's --stats-json (not part of the trace contract's fixed
+ * fields), so it is read leniently: anything unexpected is ignored and the
+ * totals computed from the events stay. */
+static int64_t stat_u(const cJSON *o, const char *key)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(j) || !(j->valuedouble >= 0) || j->valuedouble > (double)VIZ_MAX_CYCLE)
+        return -1;
+    return (int64_t)j->valuedouble;
+}
+
+static viz_lane_t *stats_lane(viz_trace_t *t, int32_t pid, viz_lane_kind_t kind, const char *engine,
+                              int32_t queue)
+{
+    for (uint32_t i = 0; i < t->nlanes; i++) {
+        viz_lane_t *l = &t->lanes[i];
+        if (l->pid != pid || l->kind != kind)
+            continue;
+        if (kind == VIZ_LANE_DMA ? l->queue == queue
+                                 : (engine && viz_engine_of_tid(l->tid) &&
+                                    strcmp(viz_engine_of_tid(l->tid), engine) == 0))
+            return l;
+    }
+    return NULL;
+}
+
+/* otherData.stats.cores[].engines[] {name, busy_cycles, sem_wait_cycles}
+ * and .queues[] {queue, bytes, busy_cycles} override the per-lane totals:
+ * the simulator also counts waits that no instruction event shows. */
+static void apply_stats(const cJSON *root, viz_trace_t *t)
+{
+    const cJSON *od = cJSON_GetObjectItemCaseSensitive(root, "otherData");
+    const cJSON *st = cJSON_IsObject(od) ? cJSON_GetObjectItemCaseSensitive(od, "stats") : NULL;
+    const cJSON *cores = cJSON_IsObject(st) ? cJSON_GetObjectItemCaseSensitive(st, "cores") : NULL;
+    if (!cJSON_IsArray(cores))
+        return;
+    int idx = 0;
+    for (const cJSON *co = cores->child; co; co = co->next, idx++) {
+        if (!cJSON_IsObject(co))
+            continue;
+        int64_t core = stat_u(co, "core");
+        int32_t pid = (int32_t)((core >= 0 && core < INT32_MAX ? core : idx) + 1);
+        const cJSON *engs = cJSON_GetObjectItemCaseSensitive(co, "engines");
+        for (const cJSON *e = cJSON_IsArray(engs) ? engs->child : NULL; e; e = e->next) {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+            viz_lane_t *l = cJSON_IsString(nm) ? stats_lane(t, pid, VIZ_LANE_ENGINE, nm->valuestring, -1)
+                                               : NULL;
+            int64_t busy = stat_u(e, "busy_cycles"), wait = stat_u(e, "sem_wait_cycles");
+            if (!l || busy < 0 || wait < 0)
+                continue;
+            l->busy = (uint64_t)busy;
+            l->wait = (uint64_t)wait;
+            l->from_stats = t->stats_used = true;
+        }
+        const cJSON *qs = cJSON_GetObjectItemCaseSensitive(co, "queues");
+        for (const cJSON *q = cJSON_IsArray(qs) ? qs->child : NULL; q; q = q->next) {
+            int64_t qn = stat_u(q, "queue"), bytes = stat_u(q, "bytes"), busy = stat_u(q, "busy_cycles");
+            viz_lane_t *l = qn >= 0 && qn < INT32_MAX ? stats_lane(t, pid, VIZ_LANE_DMA, NULL, (int32_t)qn)
+                                                      : NULL;
+            if (!l || bytes < 0 || busy < 0)
+                continue;
+            l->bytes = (uint64_t)bytes;
+            l->busy = (uint64_t)busy;
+            l->from_stats = t->stats_used = true;
+        }
+    }
+}
+
 /* ------------------------------------------------------------ entry points */
 
 static void json_position(const char *json, size_t off, long *line, long *col)
@@ -706,10 +779,12 @@ static int parse_root(const char *json, size_t len, const char *name, cJSON **ro
     if (off >= len || open_depth(json, len) > 0)
         return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON: unexpected end of "
                         "file (truncated trace?)", name, off, line, col);
+    /* quote what follows, bounded by len (the text need not be NUL-terminated) */
     char near[17];
-    size_t nn = len - off < 16 ? len - off : 16; /* the buffer need not be NUL-terminated */
-    memcpy(near, json + off, nn);
-    near[nn] = 0;
+    size_t n = 0;
+    for (size_t i = off; i < len && n < sizeof near - 1; i++)
+        near[n++] = (json[i] >= 32 && json[i] < 127) ? json[i] : '?';
+    near[n] = 0;
     return tpb_errf(err, "%s: byte %zu (line %ld, column %ld): invalid JSON near '%s'",
                     name, off, line, col, near);
 }
@@ -756,6 +831,8 @@ int viz_trace_parse(const char *json, size_t len, const char *name, viz_trace_t 
         tpb_err_prefix(err, "%s", name);
         goto out;
     }
+    if (cJSON_IsObject(root))
+        apply_stats(root, t);
     rc = 0;
 out:
     free(k.cap_samples);
@@ -815,9 +892,10 @@ int64_t viz_trace_find_ref(const viz_trace_t *t, viz_ref_t r, uint64_t before)
             continue;
         for (uint32_t i = 0; i < ln->nev; i++) {
             const viz_event_t *e = &t->ev[ln->ev[i]];
-            if (e->start > before)
+            if (r.start >= 0 ? e->start > (uint64_t)r.start : e->start > before)
                 break;
-            if (e->tid == r.tid && e->pc == r.pc)
+            if (e->tid == r.tid && e->pc == r.pc &&
+                (r.start < 0 || e->start == (uint64_t)r.start))
                 best = ln->ev[i];
         }
     }

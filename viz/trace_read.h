@@ -22,6 +22,7 @@
 /* A reference to an instruction as the trace writes it: (pid, tid, pc). */
 typedef struct {
     int32_t pid, tid, pc;
+    int64_t start;             /* producer's start_cycle if the trace gives it, else -1 */
 } viz_ref_t;
 
 /* Offsets into viz_trace_t.strings; 0 means "absent" (the pool starts with
@@ -62,6 +63,7 @@ typedef struct {
     uint64_t busy;             /* cycles covered by at least one event */
     uint64_t wait;             /* semaphore-wait cycles of its events */
     uint64_t bytes;            /* DMA bytes moved */
+    bool from_stats;           /* busy/wait/bytes taken from otherData.stats */
 } viz_lane_t;
 
 typedef struct {
@@ -110,6 +112,7 @@ typedef struct {
 
     uint64_t first_cycle, last_cycle; /* extent of all events and samples */
     uint32_t n_overlaps;       /* events overlapping a predecessor on one tid */
+    bool stats_used;           /* some lane totals came from otherData.stats */
 } viz_trace_t;
 
 /* Load `path`; a directory is taken as a run directory holding trace.json.
@@ -126,8 +129,9 @@ void viz_trace_free(viz_trace_t *t);
 /* String of the pool ("" when absent). */
 const char *viz_str(const viz_trace_t *t, viz_str_t s);
 
-/* Latest event of (pid, tid, pc) starting at or before cycle `before`
- * (a pc runs once per loop iteration); -1 when not found. */
+/* The event a reference names: the execution of (pid, tid, pc) that starts
+ * at r.start when the trace gives it, else the latest one starting at or
+ * before cycle `before` (a pc runs once per loop iteration); -1 if none. */
 int64_t viz_trace_find_ref(const viz_trace_t *t, viz_ref_t r, uint64_t before);
 
 /* Class of a `cat` string, ISA_CLASS_COUNT when unknown. */

@@ -1,0 +1,186 @@
+/* numeric.c - dtype conversions (see numeric.h and docs/semantics.md).
+ *
+ * All narrowing float conversions go through one routine parameterised by
+ * the target format (exponent bits, mantissa bits, overflow rule), so bf16,
+ * fp16, fp8e4m3fn and fp8e5m2 share exactly the same rounding code. */
+#include "numeric.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "isa.h"
+
+typedef struct {
+    int ebits, mbits;       /* exponent / mantissa field widths */
+    int emax;               /* largest unbiased exponent of a finite value */
+    uint32_t max_mant;      /* largest mantissa field at emax (finite) */
+    int inf;                /* 1: overflow -> inf; 0: overflow -> NaN ("fn") */
+    uint32_t nan;           /* canonical quiet NaN pattern, sign clear */
+} minifloat_t;
+
+static const minifloat_t FMT_BF16 = { 8, 7, 127, 0x7F, 1, 0x7FC0 };
+static const minifloat_t FMT_F16 = { 5, 10, 15, 0x3FF, 1, 0x7E00 };
+static const minifloat_t FMT_E5M2 = { 5, 2, 15, 0x3, 1, 0x7E };
+static const minifloat_t FMT_E4M3FN = { 4, 3, 8, 0x6, 0, 0x7F };
+
+/* Round to nearest, ties to even, of a non-negative value that is an exact
+ * float (x < 2^24 not required: x is a float, so this is exact). */
+static double rne(double x)
+{
+    double f = floor(x);
+    double d = x - f;
+    if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0))
+        f += 1.0;
+    return f;
+}
+
+static uint32_t f32_to_minifloat(float f, const minifloat_t *m)
+{
+    uint32_t bits;
+    memcpy(&bits, &f, 4);
+    uint32_t sign = (bits >> 31) << (m->ebits + m->mbits);
+    if (isnan(f))
+        return sign | m->nan;
+    uint32_t inf_or_nan = m->inf ? (((1u << m->ebits) - 1) << m->mbits) : m->nan;
+    if (isinf(f))
+        return sign | inf_or_nan;
+    double a = fabs((double)f);
+    if (a == 0.0)
+        return sign;
+    int bias = (1 << (m->ebits - 1)) - 1;
+    int emin = 1 - bias;
+    int e;
+    frexp(a, &e);
+    e -= 1; /* a = 1.x * 2^e */
+    if (e < emin)
+        e = emin; /* subnormal range: fixed quantum */
+    double q = ldexp(1.0, e - m->mbits);
+    double mant = rne(a / q); /* exact division by a power of two */
+    if (mant >= ldexp(1.0, m->mbits + 1)) { /* rounded up into next binade */
+        mant /= 2.0;
+        e += 1;
+    }
+    uint32_t mi = (uint32_t)mant;
+    uint32_t one = 1u << m->mbits;
+    if (e > m->emax || (e == m->emax && mi - one > m->max_mant && mi >= one))
+        return sign | inf_or_nan;
+    if (mi < one) /* subnormal (exponent field 0) */
+        return sign | mi;
+    return sign | ((uint32_t)(e + bias) << m->mbits) | (mi - one);
+}
+
+static float minifloat_to_f32(uint32_t v, const minifloat_t *m)
+{
+    uint32_t mmask = (1u << m->mbits) - 1;
+    uint32_t emask = (1u << m->ebits) - 1;
+    int neg = (v >> (m->ebits + m->mbits)) & 1;
+    uint32_t ef = (v >> m->mbits) & emask;
+    uint32_t mf = v & mmask;
+    int bias = (int)(emask >> 1);
+    double r;
+    if (m->inf && ef == emask)
+        r = mf ? NAN : INFINITY;
+    else if (!m->inf && ef == emask && mf == mmask)
+        r = NAN;
+    else if (ef == 0)
+        r = ldexp((double)mf, 1 - bias - m->mbits);
+    else
+        r = ldexp((double)(mf | (mmask + 1)), (int)ef - bias - m->mbits);
+    return (float)(neg ? -r : r);
+}
+
+uint16_t num_f32_to_bf16(float f) { return (uint16_t)f32_to_minifloat(f, &FMT_BF16); }
+float num_bf16_to_f32(uint16_t h)
+{
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+uint16_t num_f32_to_f16(float f) { return (uint16_t)f32_to_minifloat(f, &FMT_F16); }
+float num_f16_to_f32(uint16_t h) { return minifloat_to_f32(h, &FMT_F16); }
+uint8_t num_f32_to_fp8e4m3(float f) { return (uint8_t)f32_to_minifloat(f, &FMT_E4M3FN); }
+float num_fp8e4m3_to_f32(uint8_t v) { return minifloat_to_f32(v, &FMT_E4M3FN); }
+uint8_t num_f32_to_fp8e5m2(float f) { return (uint8_t)f32_to_minifloat(f, &FMT_E5M2); }
+float num_fp8e5m2_to_f32(uint8_t v) { return minifloat_to_f32(v, &FMT_E5M2); }
+
+/* float -> integer: RNE, saturate to [lo, hi], NaN -> 0. */
+static int64_t f32_to_int_sat(float f, int64_t lo, int64_t hi)
+{
+    if (isnan(f))
+        return 0;
+    double r = rint((double)f); /* default rounding mode: nearest-even */
+    if (r <= (double)lo)
+        return lo;
+    if (r >= (double)hi)
+        return hi;
+    return (int64_t)r;
+}
+
+float num_load_f32(const void *p, unsigned dt)
+{
+    const uint8_t *b = p;
+    switch (dt) {
+    case ISA_DT_FP32: { float f; memcpy(&f, b, 4); return f; }
+    case ISA_DT_BF16: { uint16_t h; memcpy(&h, b, 2); return num_bf16_to_f32(h); }
+    case ISA_DT_FP16: { uint16_t h; memcpy(&h, b, 2); return num_f16_to_f32(h); }
+    case ISA_DT_FP8E4M3: return num_fp8e4m3_to_f32(b[0]);
+    case ISA_DT_FP8E5M2: return num_fp8e5m2_to_f32(b[0]);
+    default: return (float)num_load_i64(p, dt);
+    }
+}
+
+void num_store_f32(void *p, unsigned dt, float v)
+{
+    uint8_t *b = p;
+    switch (dt) {
+    case ISA_DT_FP32: memcpy(b, &v, 4); return;
+    case ISA_DT_BF16: { uint16_t h = num_f32_to_bf16(v); memcpy(b, &h, 2); return; }
+    case ISA_DT_FP16: { uint16_t h = num_f32_to_f16(v); memcpy(b, &h, 2); return; }
+    case ISA_DT_FP8E4M3: b[0] = num_f32_to_fp8e4m3(v); return;
+    case ISA_DT_FP8E5M2: b[0] = num_f32_to_fp8e5m2(v); return;
+    case ISA_DT_INT8: { int8_t x = (int8_t)f32_to_int_sat(v, INT8_MIN, INT8_MAX); memcpy(b, &x, 1); return; }
+    case ISA_DT_INT16: { int16_t x = (int16_t)f32_to_int_sat(v, INT16_MIN, INT16_MAX); memcpy(b, &x, 2); return; }
+    case ISA_DT_INT32: { int32_t x = (int32_t)f32_to_int_sat(v, INT32_MIN, INT32_MAX); memcpy(b, &x, 4); return; }
+    case ISA_DT_UINT8: b[0] = (uint8_t)f32_to_int_sat(v, 0, UINT8_MAX); return;
+    case ISA_DT_UINT16: { uint16_t x = (uint16_t)f32_to_int_sat(v, 0, UINT16_MAX); memcpy(b, &x, 2); return; }
+    case ISA_DT_UINT32: { uint32_t x = (uint32_t)f32_to_int_sat(v, 0, UINT32_MAX); memcpy(b, &x, 4); return; }
+    default: return;
+    }
+}
+
+int64_t num_load_i64(const void *p, unsigned dt)
+{
+    const uint8_t *b = p;
+    switch (dt) {
+    case ISA_DT_INT8: { int8_t x; memcpy(&x, b, 1); return x; }
+    case ISA_DT_INT16: { int16_t x; memcpy(&x, b, 2); return x; }
+    case ISA_DT_INT32: { int32_t x; memcpy(&x, b, 4); return x; }
+    case ISA_DT_UINT8: return b[0];
+    case ISA_DT_UINT16: { uint16_t x; memcpy(&x, b, 2); return x; }
+    case ISA_DT_UINT32: { uint32_t x; memcpy(&x, b, 4); return x; }
+    default: /* float dtypes: the int32 conversion (RNE, saturate, NaN -> 0) */
+        return f32_to_int_sat(num_load_f32(p, dt), INT32_MIN, INT32_MAX);
+    }
+}
+
+void num_store_i64_wrap(void *p, unsigned dt, int64_t v)
+{
+    uint8_t *b = p;
+    uint64_t u = (uint64_t)v;
+    switch (dt) {
+    case ISA_DT_INT8: case ISA_DT_UINT8: b[0] = (uint8_t)u; return;
+    case ISA_DT_INT16: case ISA_DT_UINT16: { uint16_t x = (uint16_t)u; memcpy(b, &x, 2); return; }
+    case ISA_DT_INT32: case ISA_DT_UINT32: { uint32_t x = (uint32_t)u; memcpy(b, &x, 4); return; }
+    default: /* float dtypes: the value, rounded (int64 -> float is RNE) */
+        num_store_f32(p, dt, (float)v);
+        return;
+    }
+}
+
+float num_round_to(float v, unsigned dt)
+{
+    uint8_t buf[4] = { 0 };
+    num_store_f32(buf, dt, v);
+    return num_load_f32(buf, dt);
+}

@@ -1,0 +1,429 @@
+#define _DEFAULT_SOURCE 1   /* symlink, DT_DIR */
+/* compile_mc.c - the multi-core driver: parse every program id, split,
+ * compile each core (enc_compile_core, one shared HBM layout), read the
+ * cores back as modules, link, set up the sgLnk link directory and emit the
+ * linked module per core.  See lnc.h and docs/multicore.md. */
+#include "lnc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include <cjson/cJSON.h>
+
+#include "compile.h"
+#include "fileio.h"
+#include "frontend.h"
+
+int lnc_rmtree(const char *path);
+
+/* ---- emission of the linked module ---- */
+
+static int encode_inst(const lnc_inst_t *in, int reloc, uint8_t *out, tpb_err_t *err)
+{
+    isa_inst_t x = in->isa;
+    if (x.op == ISA_OP_CALL || x.op == ISA_OP_JUMP)
+        x.f.CALL.target += (uint32_t)reloc;
+    else if (x.op == ISA_OP_BRANCH_CMP)
+        x.f.BR.target += (uint32_t)reloc;
+    isa_err_t ie;
+    if (isa_encode(&x, out, &ie) != ISA_OK)
+        return tpb_errf(err, "instruction '%s' (%s): field %s: %s", in->name,
+                        isa_ops[x.op].mnemonic, ie.field ? ie.field : "?", ie.msg);
+    return 0;
+}
+
+typedef struct {
+    uint8_t *buf;
+    size_t n, cap;           /* bundles */
+    cJSON *debug;
+} stream_t;
+
+static uint8_t *stream_slot(stream_t *s, tpb_err_t *err)
+{
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 64;
+        uint8_t *p = realloc(s->buf, nc * ISA_BUNDLE_BYTES);
+        if (!p) {
+            tpb_errf(err, "out of memory (emission)");
+            return NULL;
+        }
+        s->buf = p;
+        s->cap = nc;
+    }
+    return s->buf + s->n++ * ISA_BUNDLE_BYTES;
+}
+
+static void debug_entry(stream_t *s, size_t pc, const lnc_inst_t *in)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "pc", (double)pc);
+    cJSON_AddStringToObject(o, "name", in->name);
+    if (in->src[0])
+        cJSON_AddStringToObject(o, "src", in->src);
+    cJSON_AddItemToArray(s->debug, o);
+}
+
+static int emit_inst(stream_t *s, const lnc_inst_t *in, int reloc, tpb_err_t *err)
+{
+    if (in->opc == LNC_OPC_SQI)
+        return 0;   /* the queue instance is the core's own: no bundle */
+    for (int p = 0; p < in->nprefix; p++) {
+        uint8_t *b = stream_slot(s, err);
+        if (!b)
+            return -1;
+        memcpy(b, in->prefix[p], ISA_BUNDLE_BYTES);
+    }
+    size_t pc = s->n;
+    uint8_t *b = stream_slot(s, err);
+    if (!b || encode_inst(in, reloc, b, err))
+        return -1;
+    debug_entry(s, pc, in);
+    return 0;
+}
+
+/* Rewrite the sidecar: keep its other fields, replace the instruction count
+ * and the debug map (pcs moved by the dispatcher prologue). */
+static int write_sidecar(const char *dir, const char *eng, int core, stream_t *s, tpb_err_t *err)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%.4200s/%s.json", dir, eng);
+    cJSON *root = NULL;
+    uint8_t *old;
+    size_t len;
+    if (fio_exists(path) && fio_read_all(path, &old, &len, err) == 0) {
+        root = cJSON_ParseWithLength((const char *)old, len);
+        free(old);
+    }
+    if (!root) {
+        root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "engine", eng);
+        cJSON_AddNumberToObject(root, "core", core);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "instructions");
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "debug");
+    cJSON_AddNumberToObject(root, "instructions", (double)s->n);
+    cJSON_AddStringToObject(root, "linked", "dispatcher prologue: Call 2, Halt");
+    cJSON_AddItemToObject(root, "debug", s->debug);
+    s->debug = NULL;
+    char *txt = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!txt)
+        return tpb_errf(err, "out of memory (sidecar)");
+    int rc = fio_write_atomic(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
+}
+
+static int emit_block(const lnc_module_t *m, const lnc_inst_t *call, const lnc_block_t *bl,
+                      const char *dir, int core, tpb_err_t *err)
+{
+    stream_t s = {NULL, 0, 0, cJSON_CreateArray()};
+    int rc = -1;
+    /* the dispatcher's Call for this core: Call the body (bundle 2), Halt */
+    lnc_inst_t c = *call, h;
+    c.isa.f.CALL.target = 2;
+    lnc_inst_init(&h, LNC_OPC_ISA, "halt_dispatcher");
+    h.isa.op = ISA_OP_HALT;
+    h.isa.l2 = isa_ops[ISA_OP_HALT].l2;
+    if (emit_inst(&s, &c, 0, err) || emit_inst(&s, &h, 0, err))
+        goto out;
+    for (int i = 0; i < bl->n; i++)
+        if (emit_inst(&s, &bl->insts[i], 2, err))
+            goto out;
+    char path[4400];
+    const char *eng = isa_engine_name((isa_engine_t)bl->engine);
+    snprintf(path, sizeof path, "%.4200s/%s.bin", dir, eng);
+    if (fio_write_atomic(path, s.buf, s.n * ISA_BUNDLE_BYTES, err) ||
+        write_sidecar(dir, eng, core, &s, err))
+        goto out;
+    rc = 0;
+out:
+    (void)m;
+    free(s.buf);
+    cJSON_Delete(s.debug);
+    return rc;
+}
+
+int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
+{
+    if (m->nfuncs < 1 || m->funcs[0].nblocks < 1)
+        return tpb_errf(err, "%s: no dispatcher", m->name);
+    const lnc_block_t *disp = &m->funcs[0].blocks[0];
+    for (int i = 0; i < disp->n; i++) {   /* main-first: follow the dispatcher */
+        const lnc_inst_t *call = &disp->insts[i];
+        if (call->opc != LNC_OPC_CALL || call->callee < 1 || call->callee >= m->nfuncs)
+            return tpb_errf(err, "%s: dispatcher instruction '%s' is not a call of a core "
+                                 "function",
+                            m->name, call->name);
+        const lnc_func_t *f = &m->funcs[call->callee];
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/nc%d/sg0", root, f->core);
+        if (fio_mkdirs(dir, err))
+            return -1;
+        for (int b = 0; b < f->nblocks; b++)
+            if (emit_block(m, call, &f->blocks[b], dir, f->core, err))
+                return -1;
+    }
+    return 0;
+}
+
+/* ---- the link directory (setupLinkDir) ---- */
+
+static int symlink_rel(const char *target, const char *linkpath, tpb_err_t *err)
+{
+    unlink(linkpath);
+    if (symlink(target, linkpath) != 0)
+        return tpb_errf(err, "%s: cannot create symlink to %s: %s", linkpath, target,
+                        strerror(errno));
+    return 0;
+}
+
+/* sgLnk/: links to every core's constants (symlinkNpyFiles) and the unified
+ * tensor map, plus link.json (the linked module). */
+static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
+{
+    char lnkdir[4200], path[4400], target[4400];
+    snprintf(lnkdir, sizeof lnkdir, "%s/sgLnk", root);
+    if (fio_mkdirs(lnkdir, err))
+        return -1;
+    for (int c = 0; c < lnk->ncores; c++) {
+        char cdir[4200];
+        snprintf(cdir, sizeof cdir, "%s/nc%d/sg0", root, c);
+        DIR *d = opendir(cdir);
+        if (!d)
+            continue;
+        struct dirent *e;
+        int rc = 0;
+        while ((e = readdir(d)) && !rc) {
+            size_t l = strlen(e->d_name);
+            if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || strncmp(e->d_name, "const_", 6))
+                continue;
+            snprintf(target, sizeof target, "../nc%d/sg0/%s", c, e->d_name);
+            snprintf(path, sizeof path, "%s/%s", lnkdir, e->d_name);
+            rc = symlink_rel(target, path, err);
+        }
+        closedir(d);
+        if (rc)
+            return -1;
+    }
+    snprintf(path, sizeof path, "%s/tensor-map.json", lnkdir);
+    if (symlink_rel("../tensor-map.json", path, err))
+        return -1;
+    char *txt = lnc_module_json(lnk);
+    if (!txt)
+        return tpb_errf(err, "out of memory (link.json)");
+    snprintf(path, sizeof path, "%s/link.json", lnkdir);
+    int rc = fio_write_atomic(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
+}
+
+/* ---- driver ---- */
+
+int lnc_rmtree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return unlink(path);
+    struct dirent *e;
+    char p[4200];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        if (e->d_type == DT_DIR)
+            lnc_rmtree(p);
+        else
+            unlink(p);
+    }
+    closedir(d);
+    return rmdir(path);
+}
+
+static int install(const char *src, const char *dst, tpb_err_t *err)
+{
+    char old[4300];
+    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
+    bool had = fio_exists(dst);
+    if (had) {
+        if (!fio_is_dir(dst))
+            return tpb_errf(err, "%s exists and is not a directory", dst);
+        if (rename(dst, old) != 0)
+            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
+    }
+    if (rename(src, dst) != 0) {
+        int e = errno;
+        if (had)
+            rename(old, dst);
+        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
+    }
+    if (had)
+        lnc_rmtree(old);
+    return 0;
+}
+
+static uint64_t tensor_bytes(const tir_tensor_t *t)
+{
+    uint64_t n = isa_dtype_size(t->dtype);
+    for (int d = 0; d < t->ndim; d++)
+        n *= (uint64_t)t->shape[d];
+    return n;
+}
+
+/* sync_shared_allocations: every core's view of a shared buffer takes the
+ * one address of the shared layout. */
+static void bind_hbm(lnc_split_t *s, const enc_hbm_layout_t *hbm)
+{
+    for (int c = 0; c < s->ncores; c++)
+        for (int i = 0; i < s->core_m[c].nmlocs; i++) {
+            lnc_mloc_t *ml = &s->core_m[c].mlocs[i];
+            if (ml->space != ISA_SPACE_HBM || ml->tensor >= hbm->ntensors)
+                continue;
+            ml->addr = hbm->addr[ml->tensor];
+            ml->bytes = tensor_bytes(&s->core_k[c].tensors[ml->tensor]);
+        }
+}
+
+static void add_stats(enc_stats_t *a, const enc_stats_t *b)
+{
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        a->insts[e] += b->insts[e];
+        for (int w = 0; w < 8; w++)
+            a->engine_opcodes[e][w] |= b->engine_opcodes[e][w];
+    }
+    for (int v = 0; v < 256; v++)
+        a->histogram[v] += b->histogram[v];
+    a->sems += b->sems, a->queues += b->queues, a->waits += b->waits, a->nops += b->nops;
+    a->sbuf_peak = a->sbuf_peak > b->sbuf_peak ? a->sbuf_peak : b->sbuf_peak;
+    a->psum_peak = a->psum_peak > b->psum_peak ? a->psum_peak : b->psum_peak;
+    a->hbm_bytes = b->hbm_bytes;
+    a->files += b->files;
+}
+
+static int parse_programs(const char *path, const char *target, tir_kernel_t **out, int *n,
+                          tpb_err_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    tir_kernel_t first;
+    if (enc_parse_kernel_file(path, target, 0, &first, err)) {
+        tir_kernel_free(&first);
+        return -1;
+    }
+    int np = first.num_programs > 0 ? first.num_programs : 1;
+    tir_kernel_t *p = calloc((size_t)np, sizeof *p);
+    if (!p) {
+        tir_kernel_free(&first);
+        return tpb_errf(err, "out of memory");
+    }
+    p[0] = first;
+    *out = p;
+    *n = 1;
+    for (int i = 1; i < np; i++) {
+        if (enc_parse_kernel_file(path, target, i, &p[i], err)) {
+            tir_kernel_free(&p[i]);
+            return -1;
+        }
+        *n = i + 1;
+    }
+    return 0;
+}
+
+static void free_programs(tir_kernel_t *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        tir_kernel_free(&p[i]);
+    free(p);
+}
+
+static int compile_cores(lnc_split_t *s, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
+                         const enc_options_t *o, const char *tmp, enc_stats_t *st, tpb_err_t *err)
+{
+    for (int c = 0; c < s->ncores; c++) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/nc%d/sg0", tmp, c);
+        bool write = o->mode == ENC_RUN_ISA_CHECKS;
+        if (write && fio_mkdirs(dir, err))
+            return -1;
+        enc_stats_t cs;
+        tpb_err_t ce = {{0}};
+        if (enc_compile_core(&s->core_k[c], c, t, hbm, o, write ? dir : NULL, &cs, &ce))
+            return tpb_errf(err, "core %d: %s", c, ce.msg);
+        add_stats(st, &cs);
+        if (write && lnc_load_core_artifacts(&s->core_m[c], dir, err))
+            return -1;
+    }
+    return 0;
+}
+
+int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,
+                   tpb_err_t *err)
+{
+    enc_options_t o = opts ? *opts : (enc_options_t){NULL, NULL, ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t local;
+    enc_stats_t *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (enc_check_mode(o.mode, err))
+        return -1;
+    if (o.mode == ENC_RUN_ISA_CHECKS && (!o.out_dir || !o.out_dir[0]))
+        return tpb_errf(err, "no output directory given");
+    tir_kernel_t *progs = NULL;
+    int np = 0, rc = -1;
+    lnc_split_t s;
+    memset(&s, 0, sizeof s);
+    lnc_module_t lnk;
+    memset(&lnk, 0, sizeof lnk);
+    enc_hbm_layout_t hbm = {NULL, 0, 0};
+    char tmp[4096] = "";
+    if (parse_programs(kernel_path, o.target, &progs, &np, err) || lnc_split(progs, np, &s, err))
+        goto out;
+    const tpb_target_t *t = tpb_target_get(o.target ? o.target : progs[0].target);
+    if (!t)
+        t = tpb_target_default();
+    if ((unsigned)s.ncores > t->max_cores) {
+        tpb_errf(err, "kernel '%s' runs on %d cores; target %s has %u", progs[0].name, s.ncores,
+                 t->name, t->max_cores);
+        goto out;
+    }
+    if (enc_hbm_layout(&s.core_k[0], &hbm, err))
+        goto out;
+    if (hbm.total > t->hbm_bytes) {
+        tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
+                 (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);
+        goto out;
+    }
+    bind_hbm(&s, &hbm);
+    if (o.mode == ENC_RUN_ISA_CHECKS) {
+        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.out_dir, (long)getpid()) >= (int)sizeof tmp) {
+            tpb_errf(err, "output path too long");
+            goto out;
+        }
+        lnc_rmtree(tmp);
+        if (fio_mkdirs(tmp, err))
+            goto out;
+    }
+    if (compile_cores(&s, t, &hbm, &o, tmp, st, err))
+        goto out;
+    if (o.mode == ENC_RUN_ISA_CHECKS) {
+        if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
+            enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
+            setup_link_dir(tmp, &lnk, err) || lnc_emit_linked(&lnk, tmp, err) ||
+            install(tmp, o.out_dir, err))
+            goto out;
+        tmp[0] = 0;
+    }
+    rc = 0;
+out:
+    if (tmp[0])
+        lnc_rmtree(tmp);
+    lnc_module_free(&lnk);
+    enc_hbm_layout_free(&hbm);
+    lnc_split_free(&s);
+    free_programs(progs, np);
+    return rc;
+}

@@ -1,0 +1,227 @@
+/* lnc.h - multi-core (logical NeuronCore, LNC) split and link.
+ *
+ * A kernel launched on a grid of n programs over N physical cores is
+ *
+ *   split (1 -> N, lnc_split.c)   the front-end runs once per program id;
+ *       the programs a core owns are concatenated into that core's tile-IR
+ *       kernel (ops owned by another core are pruned), local tiles are
+ *       renamed per core, core barriers get core-local ids, sendrecv becomes
+ *       a store / barrier / load through per-core HBM mailboxes, and every
+ *       HBM buffer one core produces and another consumes is recorded as a
+ *       remote-local target;
+ *   compiled per core (compile_mc.c)   enc_compile_core on each core's kernel
+ *       with one shared HBM layout (every core agrees on every address);
+ *   linked (N -> 1, lnc_link.c)   per docs/multicore.md and the bir_linker
+ *       notes: a fresh "<name>/sgLnk" module, each core copied in as its own
+ *       function, a dispatcher block of call_def_<core>_instance_<idx>,
+ *       returns + cb_return_ completion barriers, I-SQI queue-instance
+ *       switches, unified memory locations / aliases / queues / semaphores,
+ *       demoted intermediate outputs and a global CoreBarrier renumber;
+ *   emitted (compile_mc.c)   main-first: the dispatcher's Call for core c
+ *       becomes the first bundles of each of core c's engine streams.
+ *
+ * Library code: never prints; errors go to the caller's tpb_err_t. */
+#ifndef TPB_LNC_H
+#define TPB_LNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bir.h"
+#include "compile.h"
+#include "diag.h"
+#include "isa.h"
+#include "tir.h"
+
+#define LNC_MAX_CORES 8
+#define LNC_NAME_LEN 96
+#define LNC_SUFFIX "/sgLnk"
+
+/* Link-level pseudo opcodes (outside the BIR L1 range used by bir.h).
+ * CoreBarrier keeps its BIR opcode BIR_CORE_BARRIER (87). */
+enum {
+    LNC_OPC_CALL = 200,      /* InstCall: dispatcher -> a core function */
+    LNC_OPC_RETURN = 201,    /* InstReturn: end of a core function */
+    LNC_OPC_SQI = 202,       /* InstSwitchQueueInstance: emits no bundle */
+    LNC_OPC_ISA = 203,       /* any other cloned machine instruction */
+};
+
+/* Memory-location kinds.  Per-core modules: INPUT = the core reads it and
+ * does not write it, OUTPUT = the core writes it.  Linked module: the
+ * kernel-level kinds, with per-core outputs that only another core reads
+ * demoted to INTERMEDIATE and outputs nobody reads demoted to SCRATCH. */
+typedef enum {
+    LNC_ML_LOCAL,            /* SBUF/PSUM tile of one core */
+    LNC_ML_INPUT,
+    LNC_ML_OUTPUT,
+    LNC_ML_CONSTANT,
+    LNC_ML_SCRATCH,
+    LNC_ML_INTERMEDIATE,
+} lnc_mkind_t;
+
+const char *lnc_mkind_name(lnc_mkind_t k);
+
+typedef struct {
+    char name[LNC_NAME_LEN];
+    int tensor;              /* tile-IR tensor index (same in every core's kernel) */
+    lnc_mkind_t kind;
+    lnc_mkind_t kkind;       /* kernel-level kind (INPUT/OUTPUT/CONSTANT/SCRATCH/LOCAL) */
+    bool external;           /* kernel-level input/output/constant (NEFF I/O) */
+    unsigned space;          /* ISA_SPACE_* */
+    uint64_t addr, bytes;    /* HBM: from the shared layout; local tiles: 0 */
+    /* remote_local_target: the producing core's name for this buffer */
+    char remote_name[LNC_NAME_LEN];
+    int remote_core;         /* -1: none */
+} lnc_mloc_t;
+
+/* One instruction of a module: a machine instruction cloned from a core's
+ * stream (raw prefix bundles kept, main bundle re-encoded from `isa` on
+ * emission), or a link-level pseudo instruction. */
+typedef struct {
+    int opc;                 /* BIR_CORE_BARRIER or LNC_OPC_* */
+    char name[LNC_NAME_LEN];
+    int engine;              /* isa_engine_t; -1 for dispatcher calls */
+    isa_inst_t isa;
+    uint8_t prefix[2][ISA_BUNDLE_BYTES];
+    int nprefix;
+    int callee;              /* CALL: function index; else -1 */
+    int queue;               /* SQI: unified queue index; else -1 */
+    int qinst;               /* SQI: instance index within the queue */
+    int local_id;            /* CoreBarrier: id before the global renumber */
+    char src[96];            /* sidecar debug path, if any */
+} lnc_inst_t;
+
+/* A basic block; a core function has one block per engine stream. */
+typedef struct {
+    char name[LNC_NAME_LEN];
+    int engine;              /* -1: the dispatcher block */
+    lnc_inst_t *insts;
+    int n, cap;
+} lnc_block_t;
+
+typedef struct {
+    char name[LNC_NAME_LEN];
+    int core;                /* NeuronCoreId of the function (its module attribute); -1 */
+    lnc_block_t *blocks;
+    int nblocks;
+} lnc_func_t;
+
+/* DMA queue: one unified queue per name, one instance per core using it. */
+typedef struct {
+    int core;
+    int id;                  /* queue id on that core */
+    int semaphore;
+    int engine;
+} lnc_qinst_t;
+
+typedef struct {
+    char name[32];
+    int engine;
+    lnc_qinst_t inst[LNC_MAX_CORES];
+    int ninst;
+} lnc_queue_t;
+
+typedef struct {
+    char name[LNC_NAME_LEN]; /* linked: "nc<core>.<name>" */
+    int core;
+    int id;
+} lnc_sem_t;
+
+/* Producer-output -> consumer-input alias edge (linked module). */
+typedef struct {
+    int mloc;                /* the unified memory location */
+    int producer, consumer;  /* cores */
+    char out_name[LNC_NAME_LEN], inp_name[LNC_NAME_LEN];  /* per-core names */
+} lnc_alias_t;
+
+typedef struct {
+    char name[LNC_NAME_LEN];
+    int core;                /* ModuleAttribute NeuronCoreId; -1 for a linked module */
+    int ncores;
+    lnc_func_t *funcs;
+    int nfuncs;
+    lnc_mloc_t *mlocs;
+    int nmlocs;
+    lnc_queue_t *queues;
+    int nqueues;
+    lnc_sem_t *sems;
+    int nsems;
+    lnc_alias_t *aliases;
+    int naliases;
+    int nbarrier_ids;        /* linked: global CoreBarrier ids used (0..n-1) */
+} lnc_module_t;
+
+/* ---- module building ---- */
+void lnc_module_init(lnc_module_t *m, const char *name, int core);
+void lnc_module_free(lnc_module_t *m);
+int lnc_add_func(lnc_module_t *m, const char *name, int core, tpb_err_t *err);
+/* Block of engine `engine` in function f (created when missing). */
+lnc_block_t *lnc_func_block(lnc_module_t *m, int f, int engine, const char *name, tpb_err_t *err);
+int lnc_block_append(lnc_block_t *b, const lnc_inst_t *in, tpb_err_t *err);
+int lnc_add_mloc(lnc_module_t *m, const lnc_mloc_t *ml, tpb_err_t *err);
+int lnc_find_mloc(const lnc_module_t *m, const char *name);
+void lnc_inst_init(lnc_inst_t *in, int opc, const char *name);
+
+/* ---- split ---- */
+/* A buffer one core produces and another consumes (through shared HBM). */
+typedef struct {
+    int tensor;
+    int producer, consumer;
+} lnc_rlt_t;
+
+typedef struct {
+    int ncores, nprograms, per_core;   /* per_core = programs per core */
+    tir_kernel_t *core_k;              /* [ncores] concretized per-core kernels */
+    lnc_module_t *core_m;              /* [ncores] per-core modules (mlocs, NeuronCoreId) */
+    lnc_rlt_t *rlts;
+    int nrlts;
+    int nbarriers;                     /* core barriers per core (local ids 0..n-1) */
+    int nsendrecv;
+} lnc_split_t;
+
+/* Split the parsed programs (progs[i] has program_id i; all share one
+ * num_programs and num_cores) into per-core kernels and modules.  Constant
+ * data stays owned by the programs: free the split first. */
+int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *out, tpb_err_t *err);
+void lnc_split_free(lnc_split_t *s);
+/* Physical core of program pid. */
+int lnc_core_of(const tir_kernel_t *progs, int pid);
+
+/* Fill core module m's functions, queues and semaphores from a compiled
+ * core directory (<dir>/<Engine>.bin, .json sidecars, def.json).  The
+ * trailing Halt of each stream is dropped (the linked function returns). */
+int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, tpb_err_t *err);
+
+/* ---- link ---- */
+/* BirLinker::run(vector<Module>): merge the per-core modules (core order)
+ * into *out, a fresh module named "<name>/sgLnk".  `rlts` are the split's
+ * remote-local targets (may be NULL when n == 1). */
+int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
+             lnc_module_t *out, tpb_err_t *err);
+/* BirLinker::run(Module&): the LNC=1 path through the same machinery. */
+int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
+/* backend::renumberCoreBarriers: one monotonic pass over the merged module.
+ * Barriers that rendezvous (same cores mask, same per-mask ordinal on each
+ * participating core) form one group and share the group's id; no two
+ * groups share an id.  Returns the number of ids used. */
+int lnc_renumber_core_barriers(lnc_module_t *m);
+/* Name of the dispatcher call for core/idx: "call_def_<core>_instance_<idx>". */
+void lnc_call_name(char *buf, size_t len, int core, int idx);
+/* The linked module as JSON text (malloc'ed) - sgLnk/link.json. */
+char *lnc_module_json(const lnc_module_t *m);
+
+/* ---- emission ---- */
+/* Codegen of a linked module, main-first: for each Call of the dispatcher
+ * (core c), write <root>/nc<c>/sg0/<Engine>.bin: bundle 0 = Call 2,
+ * bundle 1 = Halt, then the function's block for that engine (relocated,
+ * ending in Return); sidecar pcs shifted to match. */
+int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err);
+
+/* ---- driver (compile_mc.c) ---- */
+/* Compile a multi-program kernel file (grid of more than one program) into
+ * opts->out_dir: nc<c>/sg0/ per core (linked streams), sgLnk/ (links,
+ * link.json) and tensor-map.json.  Same options and modes as enc_compile. */
+int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,
+                   tpb_err_t *err);
+
+#endif

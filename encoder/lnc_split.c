@@ -1,0 +1,744 @@
+/* lnc_split.c - multi-core split (1 -> N): per-core tile-IR kernels and
+ * per-core modules, plus module building helpers and the reader that turns
+ * a compiled core directory back into a module for the linker.
+ * See lnc.h and docs/multicore.md. */
+#include "lnc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "fileio.h"
+
+/* ---- module building ---- */
+
+const char *lnc_mkind_name(lnc_mkind_t k)
+{
+    static const char *const n[] = {"local", "input", "output", "constant", "scratch",
+                                    "intermediate"};
+    return (unsigned)k < sizeof n / sizeof n[0] ? n[k] : "?";
+}
+
+void lnc_module_init(lnc_module_t *m, const char *name, int core)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name ? name : "");
+    m->core = core;
+    m->ncores = 1;
+}
+
+void lnc_module_free(lnc_module_t *m)
+{
+    for (int f = 0; f < m->nfuncs; f++) {
+        for (int b = 0; b < m->funcs[f].nblocks; b++)
+            free(m->funcs[f].blocks[b].insts);
+        free(m->funcs[f].blocks);
+    }
+    free(m->funcs);
+    free(m->mlocs);
+    free(m->queues);
+    free(m->sems);
+    free(m->aliases);
+    memset(m, 0, sizeof *m);
+}
+
+static void *grow(void *p, int n, size_t size, tpb_err_t *err)
+{
+    /* every array grows one element at a time through here: amortise by
+     * reallocating at powers of two */
+    if (n & (n - 1))
+        return p;
+    void *q = realloc(p, (size_t)(n ? 2 * n : 1) * size);
+    if (!q)
+        tpb_errf(err, "out of memory (multi-core link)");
+    return q;
+}
+
+int lnc_add_func(lnc_module_t *m, const char *name, int core, tpb_err_t *err)
+{
+    lnc_func_t *f = grow(m->funcs, m->nfuncs, sizeof *f, err);
+    if (!f)
+        return -1;
+    m->funcs = f;
+    f = &m->funcs[m->nfuncs];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->core = core;
+    return m->nfuncs++;
+}
+
+lnc_block_t *lnc_func_block(lnc_module_t *m, int fi, int engine, const char *name, tpb_err_t *err)
+{
+    lnc_func_t *f = &m->funcs[fi];
+    for (int b = 0; b < f->nblocks; b++)
+        if (f->blocks[b].engine == engine)
+            return &f->blocks[b];
+    lnc_block_t *bl = grow(f->blocks, f->nblocks, sizeof *bl, err);
+    if (!bl)
+        return NULL;
+    f->blocks = bl;
+    bl = &f->blocks[f->nblocks++];
+    memset(bl, 0, sizeof *bl);
+    snprintf(bl->name, sizeof bl->name, "%s", name);
+    bl->engine = engine;
+    return bl;
+}
+
+int lnc_block_append(lnc_block_t *b, const lnc_inst_t *in, tpb_err_t *err)
+{
+    if (b->n == b->cap) {
+        int nc = b->cap ? b->cap * 2 : 16;
+        lnc_inst_t *p = realloc(b->insts, (size_t)nc * sizeof *p);
+        if (!p)
+            return tpb_errf(err, "out of memory (multi-core link)");
+        b->insts = p;
+        b->cap = nc;
+    }
+    b->insts[b->n] = *in;
+    return b->n++;
+}
+
+int lnc_add_mloc(lnc_module_t *m, const lnc_mloc_t *ml, tpb_err_t *err)
+{
+    lnc_mloc_t *p = grow(m->mlocs, m->nmlocs, sizeof *p, err);
+    if (!p)
+        return -1;
+    m->mlocs = p;
+    m->mlocs[m->nmlocs] = *ml;
+    return m->nmlocs++;
+}
+
+int lnc_find_mloc(const lnc_module_t *m, const char *name)
+{
+    for (int i = 0; i < m->nmlocs; i++)
+        if (!strcmp(m->mlocs[i].name, name))
+            return i;
+    return -1;
+}
+
+void lnc_inst_init(lnc_inst_t *in, int opc, const char *name)
+{
+    memset(in, 0, sizeof *in);
+    in->opc = opc;
+    snprintf(in->name, sizeof in->name, "%s", name ? name : "");
+    in->engine = -1;
+    in->callee = in->queue = in->qinst = in->local_id = -1;
+}
+
+/* ---- split ---- */
+
+int lnc_core_of(const tir_kernel_t *progs, int pid)
+{
+    return progs[pid].nops > 0 ? progs[pid].ops[0].core : 0;
+}
+
+static bool is_local(const tir_tensor_t *t)
+{
+    return t->kind == TIR_T_SBUF || t->kind == TIR_T_PSUM;
+}
+
+/* Every program must declare the same tensors and run the same op kinds in
+ * the same order: that is what "control flow may not depend on pid" means
+ * once loops are unrolled.  A kernel that diverges is rejected here. */
+static int check_programs(const tir_kernel_t *p, int n, tpb_err_t *err)
+{
+    const tir_kernel_t *k0 = &p[0];
+    if (k0->num_programs != n)
+        return tpb_errf(err, "kernel '%s': %d programs parsed but the grid has %d", k0->name, n,
+                        k0->num_programs);
+    if (k0->num_cores < 1 || k0->num_cores > LNC_MAX_CORES)
+        return tpb_errf(err, "kernel '%s': %d cores (the multi-core link supports 1..%d)",
+                        k0->name, k0->num_cores, LNC_MAX_CORES);
+    if (k0->nops == 0)
+        return tpb_errf(err, "kernel '%s' has no ops", k0->name);
+    for (int i = 0; i < n; i++) {
+        const tir_kernel_t *k = &p[i];
+        if (k->program_id != i || k->num_cores != k0->num_cores)
+            return tpb_errf(err, "kernel '%s': program %d was parsed as program %d of %d cores",
+                            k0->name, i, k->program_id, k->num_cores);
+        if (k->ntensors != k0->ntensors)
+            return tpb_errf(err, "kernel '%s': control flow diverges on the program id: program "
+                                 "%d declares %d tensors, program 0 declares %d",
+                            k0->name, i, k->ntensors, k0->ntensors);
+        for (int t = 0; t < k->ntensors; t++)
+            if (strcmp(k->tensors[t].name, k0->tensors[t].name) ||
+                k->tensors[t].kind != k0->tensors[t].kind)
+                return tpb_errf(err, "kernel '%s': control flow diverges on the program id: "
+                                     "tensor %d is '%s' in program %d but '%s' in program 0",
+                                k0->name, t, k->tensors[t].name, i, k0->tensors[t].name);
+        if (k->nops != k0->nops)
+            return tpb_errf(err, "kernel '%s': control flow diverges on the program id: program "
+                                 "%d runs %d ops, program 0 runs %d (every program must run the "
+                                 "same ops)",
+                            k0->name, i, k->nops, k0->nops);
+        for (int o = 0; o < k->nops; o++) {
+            if (k->ops[o].kind != k0->ops[o].kind)
+                return tpb_errf(err, "kernel '%s': control flow diverges on the program id: op "
+                                     "%d is %s (%s) in program %d but %s in program 0",
+                                k0->name, o, tir_op_name(k->ops[o].kind), k->ops[o].path, i,
+                                tir_op_name(k0->ops[o].kind));
+            if (k->ops[o].core != k->ops[0].core)
+                return tpb_errf(err, "kernel '%s': program %d: op %d is on core %d, op 0 on "
+                                     "core %d",
+                                k0->name, i, o, k->ops[o].core, k->ops[0].core);
+        }
+        if (k->ops[0].core < 0 || k->ops[0].core >= k0->num_cores)
+            return tpb_errf(err, "kernel '%s': program %d is mapped to core %d of %d", k0->name,
+                            i, k->ops[0].core, k0->num_cores);
+    }
+    return 0;
+}
+
+static void kernel_release(tir_kernel_t *k)
+{
+    /* tensors borrow constant data from the parsed programs */
+    free(k->tensors);
+    free(k->ops);
+    memset(k, 0, sizeof *k);
+}
+
+void lnc_split_free(lnc_split_t *s)
+{
+    for (int c = 0; s->core_k && c < s->ncores; c++)
+        kernel_release(&s->core_k[c]);
+    for (int c = 0; s->core_m && c < s->ncores; c++)
+        lnc_module_free(&s->core_m[c]);
+    free(s->core_k);
+    free(s->core_m);
+    free(s->rlts);
+    memset(s, 0, sizeof *s);
+}
+
+/* Tensor list shared by every core's kernel: program 0's tensors, then one
+ * copy of every local tile per extra program slot ("<name>@p<s>"), then the
+ * sendrecv mailboxes ("sendrecv<j>.nc<c>", one per core).  Identical lists
+ * let one HBM layout serve every core. */
+typedef struct {
+    int *slot_map;       /* [per_core * ntensors]: program-slot tensor index */
+    int *mailbox;        /* [nsendrecv * ncores] */
+    int base;
+} tmap_t;
+
+static int build_tensors(const tir_kernel_t *k0, int per_core, int nsr, int ncores,
+                         tir_kernel_t *out, tmap_t *tm, tpb_err_t *err)
+{
+    tm->base = k0->ntensors;
+    tm->slot_map = malloc((size_t)(per_core * k0->ntensors + 1) * sizeof(int));
+    tm->mailbox = malloc((size_t)(nsr * ncores + 1) * sizeof(int));
+    if (!tm->slot_map || !tm->mailbox)
+        return tpb_errf(err, "out of memory (split)");
+    for (int t = 0; t < k0->ntensors; t++) {
+        if (tir_add_tensor(out, &k0->tensors[t]) < 0)
+            return tpb_errf(err, "out of memory (split)");
+        tm->slot_map[t] = t;
+    }
+    for (int s = 1; s < per_core; s++)
+        for (int t = 0; t < k0->ntensors; t++) {
+            tm->slot_map[s * k0->ntensors + t] = t;
+            if (!is_local(&k0->tensors[t]))
+                continue;
+            tir_tensor_t c = k0->tensors[t];
+            snprintf(c.name, sizeof c.name, "%.50s@p%d", k0->tensors[t].name, s);
+            int i = tir_add_tensor(out, &c);
+            if (i < 0)
+                return tpb_errf(err, "out of memory (split)");
+            tm->slot_map[s * k0->ntensors + t] = i;
+        }
+    int j = 0;
+    for (int o = 0; o < k0->nops; o++) {
+        const tir_op_t *op = &k0->ops[o];
+        if (op->kind != TIR_SENDRECV)
+            continue;
+        const tir_ap_t *src = &op->src[0];
+        for (int c = 0; c < ncores; c++) {
+            tir_tensor_t mb;
+            memset(&mb, 0, sizeof mb);
+            snprintf(mb.name, sizeof mb.name, "sendrecv%d.nc%d", j, c);
+            mb.kind = TIR_T_SCRATCH;
+            mb.dtype = k0->tensors[src->tensor].dtype;
+            mb.ndim = src->ndim;
+            for (int d = 0; d < src->ndim; d++)
+                mb.shape[d] = src->count[d];
+            snprintf(mb.path, sizeof mb.path, "%.80s (mailbox)", op->path);
+            mb.shared_with = -1;
+            int i = tir_add_tensor(out, &mb);
+            if (i < 0)
+                return tpb_errf(err, "out of memory (split)");
+            tm->mailbox[j * ncores + c] = i;
+        }
+        j++;
+    }
+    return 0;
+}
+
+static void remap_ap(tir_ap_t *ap, const tmap_t *tm, int slot)
+{
+    if (ap->tensor >= 0 && ap->tensor < tm->base)
+        ap->tensor = tm->slot_map[slot * tm->base + ap->tensor];
+}
+
+static void remap_op(tir_op_t *op, const tmap_t *tm, int slot)
+{
+    remap_ap(&op->dst, tm, slot);
+    remap_ap(&op->dst2, tm, slot);
+    for (int i = 0; i < 4; i++)
+        remap_ap(&op->src[i], tm, slot);
+    remap_ap(&op->index, tm, slot);
+    remap_ap(&op->bias, tm, slot);
+    if (op->s0.is_ap)
+        remap_ap(&op->s0.ap, tm, slot);
+    if (op->s1.is_ap)
+        remap_ap(&op->s1.ap, tm, slot);
+}
+
+/* A whole-tensor C-order access pattern with the given shape. */
+static tir_ap_t whole_ap(int tensor, const tir_ap_t *like)
+{
+    tir_ap_t a = {tensor, 0, like->ndim, {0}, {0}};
+    int64_t step = 1;
+    for (int d = like->ndim - 1; d >= 0; d--) {
+        a.count[d] = like->count[d];
+        a.step[d] = step;
+        step *= like->count[d];
+    }
+    return a;
+}
+
+typedef struct {
+    tir_kernel_t *k;
+    int core, ncores;
+    int barrier;         /* next core-local barrier id */
+    int sendrecv;        /* next sendrecv index */
+    const tmap_t *tm;
+} emit_ctx_t;
+
+static int add(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
+{
+    if (tir_add_op(e->k, op) < 0)
+        return tpb_errf(err, "out of memory (split)");
+    return 0;
+}
+
+static int split_barrier(emit_ctx_t *e, tir_op_t *op, tpb_err_t *err)
+{
+    unsigned all = (1u << e->ncores) - 1;
+    if (op->barrier_cores & ~all)
+        return tpb_errf(err, "op '%s' (%s): core_barrier names cores 0x%x but the kernel runs "
+                             "on %d core(s)",
+                        op->name, op->path, op->barrier_cores, e->ncores);
+    if (!(op->barrier_cores & (1u << e->core)))
+        return tpb_errf(err, "op '%s' (%s): core_barrier cores 0x%x do not include core %d, "
+                             "which runs it",
+                        op->name, op->path, op->barrier_cores, e->core);
+    op->barrier_id = e->barrier++;
+    return add(e, op, err);
+}
+
+/* sendrecv -> store into my mailbox, barrier with the peer, load the peer's
+ * mailbox.  Each sendrecv has its own mailboxes, so no second barrier is
+ * needed to protect them from reuse. */
+static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
+{
+    int me = e->core, peer = op->peer;
+    if (peer < 0 || peer >= e->ncores || peer == me)
+        return tpb_errf(err, "op '%s' (%s): sendrecv peer %d: must be another core of 0..%d",
+                        op->name, op->path, peer, e->ncores - 1);
+    if (peer != (me ^ 1))
+        return tpb_errf(err, "op '%s' (%s): sendrecv exchanges between the two cores of an "
+                             "LNC=2 pair: core %d's peer is core %d, not %d",
+                        op->name, op->path, me, me ^ 1, peer);
+    int j = e->sendrecv++;
+    tir_op_t st, cb, ld;
+    tir_op_init(&st, TIR_STORE);
+    snprintf(st.name, sizeof st.name, "%.40s.send", op->name);
+    snprintf(st.path, sizeof st.path, "%s", op->path);
+    st.core = me;
+    st.dst = whole_ap(e->tm->mailbox[j * e->ncores + me], &op->src[0]);
+    st.src[0] = op->src[0];
+    st.nsrc = 1;
+    tir_op_init(&cb, TIR_CORE_BARRIER);
+    snprintf(cb.name, sizeof cb.name, "%.40s.barrier", op->name);
+    snprintf(cb.path, sizeof cb.path, "%s", op->path);
+    cb.core = me;
+    cb.engine = op->engine;
+    cb.barrier_cores = 1u << me | 1u << peer;
+    tir_op_init(&ld, TIR_LOAD);
+    snprintf(ld.name, sizeof ld.name, "%.40s.recv", op->name);
+    snprintf(ld.path, sizeof ld.path, "%s", op->path);
+    ld.core = me;
+    ld.dst = op->dst;
+    ld.src[0] = whole_ap(e->tm->mailbox[j * e->ncores + peer], &op->src[0]);
+    ld.nsrc = 1;
+    if (add(e, &st, err) || split_barrier(e, &cb, err) || add(e, &ld, err))
+        return -1;
+    return 0;
+}
+
+/* Which cores read / write each HBM tensor. */
+static void access_masks(const tir_kernel_t *k, int core, unsigned *rd, unsigned *wr)
+{
+    for (int o = 0; o < k->nops; o++) {
+        const tir_op_t *op = &k->ops[o];
+        const tir_ap_t *w[] = {&op->dst, &op->dst2};
+        const tir_ap_t *r[] = {&op->src[0], &op->src[1], &op->src[2], &op->src[3], &op->index,
+                               &op->bias, op->s0.is_ap ? &op->s0.ap : NULL,
+                               op->s1.is_ap ? &op->s1.ap : NULL};
+        for (int i = 0; i < 2; i++)
+            if (w[i]->tensor >= 0)
+                wr[w[i]->tensor] |= 1u << core;
+        for (int i = 0; i < 8; i++)
+            if (r[i] && r[i]->tensor >= 0 && (i < op->nsrc || i >= 4))
+                rd[r[i]->tensor] |= 1u << core;
+        if (op->flags & TIR_F_RMW_ADD && op->dst.tensor >= 0)
+            rd[op->dst.tensor] |= 1u << core;
+    }
+}
+
+static lnc_mkind_t kernel_kind(tir_tensor_kind_t k)
+{
+    switch (k) {
+    case TIR_T_INPUT: return LNC_ML_INPUT;
+    case TIR_T_OUTPUT: return LNC_ML_OUTPUT;
+    case TIR_T_CONSTANT: return LNC_ML_CONSTANT;
+    case TIR_T_SCRATCH: return LNC_ML_SCRATCH;
+    default: return LNC_ML_LOCAL;
+    }
+}
+
+/* The per-core module: NeuronCoreId attribute, the memory locations this
+ * core touches (locals renamed "nc<c>.<name>"), remote-local targets. */
+static int build_core_module(lnc_split_t *s, int c, const unsigned *rd, const unsigned *wr,
+                             tpb_err_t *err)
+{
+    const tir_kernel_t *k = &s->core_k[c];
+    lnc_module_t *m = &s->core_m[c];
+    lnc_module_init(m, k->name, c);
+    m->ncores = s->ncores;
+    unsigned me = 1u << c;
+    for (int t = 0; t < k->ntensors; t++) {
+        const tir_tensor_t *tt = &k->tensors[t];
+        if (!((rd[t] | wr[t]) & me))
+            continue;   /* pruned: another core's */
+        lnc_mloc_t ml;
+        memset(&ml, 0, sizeof ml);
+        ml.tensor = t;
+        ml.remote_core = -1;
+        ml.kkind = kernel_kind(tt->kind);
+        ml.space = tt->kind == TIR_T_SBUF ? ISA_SPACE_SBUF
+                 : tt->kind == TIR_T_PSUM ? ISA_SPACE_PSUM : ISA_SPACE_HBM;
+        if (is_local(tt)) {
+            snprintf(ml.name, sizeof ml.name, "nc%d.%s", c, tt->name);
+            ml.kind = LNC_ML_LOCAL;
+        } else {
+            snprintf(ml.name, sizeof ml.name, "%s", tt->name);
+            ml.kind = wr[t] & me ? LNC_ML_OUTPUT
+                    : tt->kind == TIR_T_CONSTANT ? LNC_ML_CONSTANT : LNC_ML_INPUT;
+            ml.external = tt->kind == TIR_T_INPUT || tt->kind == TIR_T_OUTPUT ||
+                          tt->kind == TIR_T_CONSTANT;
+            for (int p = 0; p < s->ncores && (rd[t] & me); p++)
+                if (p != c && (wr[t] & (1u << p))) {
+                    snprintf(ml.remote_name, sizeof ml.remote_name, "%s", tt->name);
+                    ml.remote_core = p;
+                    break;
+                }
+        }
+        if (lnc_add_mloc(m, &ml, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int record_rlts(lnc_split_t *s, const tir_kernel_t *k, const unsigned *rd,
+                       const unsigned *wr, tpb_err_t *err)
+{
+    for (int t = 0; t < k->ntensors; t++) {
+        if (is_local(&k->tensors[t]))
+            continue;
+        for (int p = 0; p < s->ncores; p++)
+            for (int c = 0; c < s->ncores; c++) {
+                if (p == c || !(wr[t] >> p & 1) || !(rd[t] >> c & 1))
+                    continue;
+                lnc_rlt_t *r = grow(s->rlts, s->nrlts, sizeof *r, err);
+                if (!r)
+                    return -1;
+                s->rlts = r;
+                s->rlts[s->nrlts++] = (lnc_rlt_t){t, p, c};
+            }
+    }
+    return 0;
+}
+
+int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *err)
+{
+    memset(s, 0, sizeof *s);
+    if (nprog < 1)
+        return tpb_errf(err, "no programs to split");
+    if (check_programs(progs, nprog, err))
+        return -1;
+    const tir_kernel_t *k0 = &progs[0];
+    s->ncores = k0->num_cores;
+    s->nprograms = nprog;
+    s->per_core = nprog / s->ncores;
+    for (int o = 0; o < k0->nops; o++)
+        s->nsendrecv += k0->ops[o].kind == TIR_SENDRECV;
+    if (s->nsendrecv && s->per_core != 1)
+        return tpb_errf(err, "kernel '%s': sendrecv needs one program per core (grid of %d "
+                             "programs on %d cores)",
+                        k0->name, nprog, s->ncores);
+    s->core_k = calloc((size_t)s->ncores, sizeof *s->core_k);
+    s->core_m = calloc((size_t)s->ncores, sizeof *s->core_m);
+    if (!s->core_k || !s->core_m)
+        return tpb_errf(err, "out of memory (split)");
+    tmap_t tm = {NULL, NULL, 0};
+    unsigned *rd = NULL, *wr = NULL;
+    int rc = -1;
+    for (int c = 0; c < s->ncores; c++) {
+        tir_kernel_t *k = &s->core_k[c];
+        tir_kernel_init(k);
+        memcpy(k->name, k0->name, sizeof k->name);
+        memcpy(k->target, k0->target, sizeof k->target);
+        memcpy(k->source, k0->source, sizeof k->source);
+        k->num_cores = s->ncores;
+        k->num_programs = nprog;
+        k->program_id = -1;   /* a core runs several programs; see core_m */
+        free(tm.slot_map);
+        free(tm.mailbox);
+        if (build_tensors(k0, s->per_core, s->nsendrecv, s->ncores, k, &tm, err))
+            goto out;
+        emit_ctx_t e = {k, c, s->ncores, 0, 0, &tm};
+        int slot = 0;
+        for (int p = 0; p < nprog; p++) {
+            if (lnc_core_of(progs, p) != c)
+                continue;   /* pruned: another core's program */
+            if (slot == 0)
+                k->program_id = p;   /* the core's first program */
+            for (int o = 0; o < progs[p].nops; o++) {
+                tir_op_t op = progs[p].ops[o];
+                remap_op(&op, &tm, slot);
+                op.core = c;
+                int r = op.kind == TIR_CORE_BARRIER ? split_barrier(&e, &op, err)
+                      : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, err)
+                      : add(&e, &op, err);
+                if (r)
+                    goto out;
+            }
+            slot++;
+        }
+        if (slot != s->per_core) {
+            tpb_errf(err, "kernel '%s': core %d runs %d programs, expected %d", k0->name, c, slot,
+                     s->per_core);
+            goto out;
+        }
+        if (c == 0)
+            s->nbarriers = e.barrier;
+    }
+    int nt = s->core_k[0].ntensors;
+    rd = calloc((size_t)nt, sizeof *rd);
+    wr = calloc((size_t)nt, sizeof *wr);
+    if (!rd || !wr) {
+        tpb_errf(err, "out of memory (split)");
+        goto out;
+    }
+    for (int c = 0; c < s->ncores; c++)
+        access_masks(&s->core_k[c], c, rd, wr);
+    for (int c = 0; c < s->ncores; c++)
+        if (build_core_module(s, c, rd, wr, err))
+            goto out;
+    if (record_rlts(s, &s->core_k[0], rd, wr, err))
+        goto out;
+    rc = 0;
+out:
+    free(tm.slot_map);
+    free(tm.mailbox);
+    free(rd);
+    free(wr);
+    if (rc)
+        lnc_split_free(s);
+    return rc;
+}
+
+/* ---- reading a compiled core directory back ---- */
+
+typedef struct {
+    int pc;
+    char name[LNC_NAME_LEN];
+    char src[96];
+} dbg_t;
+
+static cJSON *read_json(const char *path, bool must, tpb_err_t *err)
+{
+    uint8_t *buf;
+    size_t len;
+    if (!fio_exists(path)) {
+        if (must)
+            tpb_errf(err, "%s: missing", path);
+        return NULL;
+    }
+    if (fio_read_all(path, &buf, &len, err))
+        return NULL;
+    cJSON *j = cJSON_ParseWithLength((const char *)buf, len);
+    free(buf);
+    if (!j)
+        tpb_errf(err, "%s: not valid JSON", path);
+    return j;
+}
+
+static dbg_t *read_sidecar(const char *path, int *n, tpb_err_t *err)
+{
+    *n = 0;
+    cJSON *j = read_json(path, false, err);
+    if (!j)
+        return NULL;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "debug");
+    int cnt = cJSON_GetArraySize(d);
+    dbg_t *out = calloc((size_t)cnt + 1, sizeof *out);
+    if (!out) {
+        cJSON_Delete(j);
+        tpb_errf(err, "out of memory");
+        return NULL;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, d)
+    {
+        const cJSON *pc = cJSON_GetObjectItemCaseSensitive(e, "pc");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *sr = cJSON_GetObjectItemCaseSensitive(e, "src");
+        if (!cJSON_IsNumber(pc))
+            continue;
+        out[*n].pc = pc->valueint;
+        snprintf(out[*n].name, sizeof out[*n].name, "%s",
+                 cJSON_IsString(nm) ? nm->valuestring : "");
+        snprintf(out[*n].src, sizeof out[*n].src, "%s", cJSON_IsString(sr) ? sr->valuestring : "");
+        (*n)++;
+    }
+    cJSON_Delete(j);
+    return out;
+}
+
+static int load_stream(lnc_module_t *m, int fi, const char *dir, isa_engine_t e, tpb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s.bin", dir, isa_engine_name(e));
+    if (!fio_exists(path))
+        return 0;
+    uint8_t *buf;
+    size_t len;
+    if (fio_read_all(path, &buf, &len, err))
+        return -1;
+    isa_stream_t st;
+    isa_err_t ie;
+    if (isa_stream_decode(buf, len, e, &st, &ie) != ISA_OK) {
+        free(buf);
+        return tpb_errf(err, "%s: byte %zu: %s", path, ie.offset, ie.msg);
+    }
+    snprintf(path, sizeof path, "%s/%s.json", dir, isa_engine_name(e));
+    int ndbg = 0;
+    dbg_t *dbg = read_sidecar(path, &ndbg, err);
+    char bname[LNC_NAME_LEN];
+    snprintf(bname, sizeof bname, "nc%d.%s", m->core, isa_engine_name(e));
+    lnc_block_t *b = lnc_func_block(m, fi, e, bname, err);
+    int rc = b ? 0 : -1;
+    size_t count = st.count;
+    /* the linked function returns instead of halting */
+    if (count && st.insts[count - 1].inst.op == ISA_OP_HALT)
+        count--;
+    for (size_t i = 0; i < count && !rc; i++) {
+        const isa_decoded_t *d = &st.insts[i];
+        lnc_inst_t in;
+        lnc_inst_init(&in, d->inst.op == ISA_OP_CORE_BARRIER ? BIR_CORE_BARRIER
+                           : d->inst.op == ISA_OP_RETURN ? LNC_OPC_RETURN : LNC_OPC_ISA, NULL);
+        in.engine = e;
+        in.isa = d->inst;
+        in.nprefix = (int)(d->pc - d->prefix_pc);
+        if (in.nprefix > 2) {
+            rc = tpb_errf(err, "%s: pc %u: %d prefix bundles (at most 2)", path, d->pc,
+                          in.nprefix);
+            break;
+        }
+        for (int p = 0; p < in.nprefix; p++)
+            memcpy(in.prefix[p], buf + (size_t)(d->prefix_pc + (uint32_t)p) * ISA_BUNDLE_BYTES,
+                   ISA_BUNDLE_BYTES);
+        if (in.opc == BIR_CORE_BARRIER)
+            in.local_id = (int)d->inst.f.CB.id;
+        snprintf(in.name, sizeof in.name, "%s_%u", isa_ops[d->inst.op].mnemonic, d->pc);
+        for (int k = 0; k < ndbg; k++)
+            if (dbg[k].pc == (int)d->pc) {
+                if (dbg[k].name[0])
+                    snprintf(in.name, sizeof in.name, "%s", dbg[k].name);
+                snprintf(in.src, sizeof in.src, "%s", dbg[k].src);
+                break;
+            }
+        if (lnc_block_append(b, &in, err) < 0)
+            rc = -1;
+    }
+    free(dbg);
+    isa_stream_free(&st);
+    free(buf);
+    return rc;
+}
+
+static int load_def(lnc_module_t *m, const char *dir, tpb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/def.json", dir);
+    cJSON *j = read_json(path, true, err);
+    if (!j)
+        return -1;
+    int rc = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "semaphores"))
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        lnc_sem_t *s = grow(m->sems, m->nsems, sizeof *s, err);
+        if (!s) {
+            rc = -1;
+            break;
+        }
+        m->sems = s;
+        s = &m->sems[m->nsems++];
+        memset(s, 0, sizeof *s);
+        s->core = m->core;
+        s->id = cJSON_IsNumber(id) ? id->valueint : -1;
+        snprintf(s->name, sizeof s->name, "%s", cJSON_IsString(nm) ? nm->valuestring : "");
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "queues"))
+    {
+        if (rc)
+            break;
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *en = cJSON_GetObjectItemCaseSensitive(e, "engine");
+        const cJSON *se = cJSON_GetObjectItemCaseSensitive(e, "semaphore");
+        lnc_queue_t *q = grow(m->queues, m->nqueues, sizeof *q, err);
+        if (!q) {
+            rc = -1;
+            break;
+        }
+        m->queues = q;
+        q = &m->queues[m->nqueues++];
+        memset(q, 0, sizeof *q);
+        snprintf(q->name, sizeof q->name, "%s", cJSON_IsString(nm) ? nm->valuestring : "");
+        q->engine = cJSON_IsString(en) ? isa_engine_by_name(en->valuestring) : -1;
+        q->ninst = 1;
+        q->inst[0] = (lnc_qinst_t){m->core, cJSON_IsNumber(id) ? id->valueint : -1,
+                                   cJSON_IsNumber(se) ? se->valueint : -1, q->engine};
+    }
+    cJSON_Delete(j);
+    return rc;
+}
+
+int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, tpb_err_t *err)
+{
+    int fi = lnc_add_func(m, "main", m->core, err);
+    if (fi < 0)
+        return -1;
+    for (int i = 0; i < 5; i++)
+        if (load_stream(m, fi, dir, isa_tpb_engines[i], err))
+            return -1;
+    if (m->funcs[fi].nblocks == 0)
+        return tpb_errf(err, "%s: no engine stream (<Engine>.bin)", dir);
+    return load_def(m, dir, err);
+}

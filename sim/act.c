@@ -1,0 +1,244 @@
+/* act.c - Activation engine (ScalarE) ops: Activation, Activate2,
+ * ActivationAcc, the activation function table and the fused free-axis
+ * reduce into the engine's accumulator registers.  Semantics:
+ * docs/semantics.md "Activation"; costs: docs/timing-compute.md. */
+#include <math.h>
+#include <string.h>
+
+#include "ops.h"
+
+bool sim_actfn_valid(unsigned fn) { return fn <= ISA_ACTFN_SIGN; }
+
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* softplus in the overflow-free form max(x,0) + log1p(exp(-|x|)) */
+static double softplus(double x) { return fmax(x, 0.0) + log1p(exp(-fabs(x))); }
+
+/* Each function is evaluated in double from the fp32 argument and rounded
+ * to fp32 once, so a NumPy reference (float64 math, one cast) matches. */
+float sim_actfn(unsigned fn, float xf)
+{
+    const double x = xf;
+    const double pi = 3.14159265358979323846;
+    double r;
+    switch (fn) {
+    case ISA_ACTFN_COPY: return xf;
+    case ISA_ACTFN_EXP: r = exp(x); break;
+    case ISA_ACTFN_LOG: r = log(x); break;
+    case ISA_ACTFN_TANH: r = tanh(x); break;
+    case ISA_ACTFN_SIGMOID: r = sigmoid(x); break;
+    case ISA_ACTFN_RELU: r = isnan(x) ? x : (x > 0.0 ? x : 0.0); break;
+    case ISA_ACTFN_GELU: r = 0.5 * x * (1.0 + erf(x / sqrt(2.0))); break;
+    case ISA_ACTFN_GELU_DX:
+        r = 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * pi);
+        break;
+    case ISA_ACTFN_GELU_APPRX_TANH:
+        r = 0.5 * x * (1.0 + tanh(sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
+        break;
+    case ISA_ACTFN_GELU_APPRX_SIGMOID: r = x * sigmoid(1.702 * x); break;
+    case ISA_ACTFN_SILU: r = x * sigmoid(x); break;
+    case ISA_ACTFN_SILU_DX: {
+        double s = sigmoid(x);
+        r = s * (1.0 + x * (1.0 - s));
+        break;
+    }
+    case ISA_ACTFN_SOFTPLUS: r = softplus(x); break;
+    case ISA_ACTFN_MISH: r = x * tanh(softplus(x)); break;
+    case ISA_ACTFN_ERF: r = erf(x); break;
+    case ISA_ACTFN_ERF_DX: r = 2.0 / sqrt(pi) * exp(-x * x); break;
+    case ISA_ACTFN_SQRT: r = sqrt(x); break;
+    case ISA_ACTFN_RSQRT: r = 1.0 / sqrt(x); break;
+    case ISA_ACTFN_SQUARE: r = x * x; break;
+    case ISA_ACTFN_RECIPROCAL: r = 1.0 / x; break;
+    case ISA_ACTFN_SIN: r = sin(x); break; /* no range reduction modelled */
+    case ISA_ACTFN_ARCTAN: r = atan(x); break;
+    case ISA_ACTFN_ABS: return fabsf(xf);
+    case ISA_ACTFN_SIGN: r = isnan(x) ? x : (x > 0.0) - (x < 0.0); break;
+    default: r = NAN; break;
+    }
+    return (float)r;
+}
+
+/* Common operand set of the three activation opcodes. */
+typedef struct {
+    const isa_tap_t *in, *out;
+    const isa_ptr_t *bias, *red_out;
+    unsigned func, red_op, red_cmd;
+    bool acc_out;          /* ActivationAcc: out += f(...) */
+    bool act2;             /* Activate2 pre-ops */
+    unsigned op0, op1;
+    float imm0, imm1;
+    bool scale_is_ptr;
+    uint32_t scale_bits;
+} act_args_t;
+
+static int check_reduce(sim_exec_ctx_t *ctx, const act_args_t *a)
+{
+    if (a->red_cmd > ISA_REDCMD_LOAD_REDUCE)
+        return sim_fail(ctx, "red_cmd: invalid reduce command %u", a->red_cmd);
+    if (a->red_cmd == ISA_REDCMD_IDLE)
+        return 0;
+    if (!sim_alu_valid(a->red_op) || !sim_alu_is_reduce(a->red_op) ||
+        sim_alu_is_bitwise(a->red_op))
+        return sim_fail(ctx, "red_op: %s is not an Activation reduction op (add, subtract, "
+                        "multiply, max, min, abs_max, abs_min, logical_*)",
+                        isa_enum_name(ISA_FT_ALU, a->red_op) ? isa_enum_name(ISA_FT_ALU, a->red_op)
+                                                             : "?");
+    if (a->red_cmd == ISA_REDCMD_LOAD_REDUCE && a->red_out->space == ISA_SPACE_NONE)
+        return sim_fail(ctx, "red_out: load_reduce reads the accumulator from red_out, "
+                        "which is absent");
+    return 0;
+}
+
+/* Fold r into the accumulator of absolute partition q per red_cmd; returns
+ * the accumulator value. */
+static float apply_red_cmd(sim_exec_ctx_t *ctx, const act_args_t *a, unsigned q, float r,
+                           const sim_opnd_t *ro, unsigned p)
+{
+    float *acc = &ctx->acc[q];
+    switch (a->red_cmd) {
+    case ISA_REDCMD_RESET: *acc = sim_val_as_f(sim_alu_identity(a->red_op)); break;
+    case ISA_REDCMD_REDUCE: *acc = sim_alu_f(a->red_op, *acc, r); break;
+    case ISA_REDCMD_RESET_REDUCE: *acc = r; break;
+    case ISA_REDCMD_LOAD_REDUCE:
+        *acc = sim_alu_f(a->red_op, num_load_f32(sim_el(ro, p, 0), ro->dtype), r);
+        break;
+    default: break;
+    }
+    return *acc;
+}
+
+static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
+{
+    sim_opnd_t o[5]; /* in, out, bias, scale, red_out */
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (!sim_actfn_valid(a->func))
+        return sim_fail(ctx, "func: invalid activation function %u", a->func);
+    if (a->act2 && (!sim_alu_valid(a->op0) || !sim_alu_valid(a->op1) ||
+                    sim_alu_is_bitwise(a->op0) || sim_alu_is_bitwise(a->op1)))
+        return sim_fail(ctx, "op0/op1: Activate2 needs arithmetic ALU ops (got %u, %u)",
+                        a->op0, a->op1);
+    if (check_reduce(ctx, a))
+        return -1;
+    if (sim_opnd_tap(ctx, &o[0], a->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], a->out, "out", a->acc_out ? SIM_RW : SIM_WR) ||
+        sim_same_shape(ctx, &o[1], &o[0]))
+        goto done;
+    unsigned st = o[0].start, np = o[0].nparts;
+    if (a->bias->space != ISA_SPACE_NONE &&
+        sim_opnd_ptr(ctx, &o[2], a->bias, st, np, 1, "bias", SIM_RD))
+        goto done;
+    isa_ptr_t sp = sim_ptr_from_bits(a->scale_bits);
+    if (a->scale_is_ptr && sim_opnd_ptr(ctx, &o[3], &sp, st, np, 1, "scale", SIM_RD))
+        goto done;
+    bool red = a->red_cmd != ISA_REDCMD_IDLE;
+    if (red && a->red_out->space != ISA_SPACE_NONE &&
+        sim_opnd_ptr(ctx, &o[4], a->red_out, st, np, 1, "red_out",
+                     a->red_cmd == ISA_REDCMD_LOAD_REDUCE ? SIM_RW : SIM_WR))
+        goto done;
+    if (!ctx->timing_only)
+        for (unsigned p = 0; p < np; p++) {
+            float scale = a->scale_is_ptr ? num_load_f32(sim_el(&o[3], p, 0), o[3].dtype)
+                                          : sim_f32_from_bits(a->scale_bits);
+            float bias = o[2].off ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
+            float r = 0.0f;
+            for (uint32_t i = 0; i < o[0].nfree; i++) {
+                float x = num_load_f32(sim_el(&o[0], p, i), o[0].dtype);
+                float z = a->act2 ? sim_alu_f(a->op1, sim_alu_f(a->op0, x, a->imm0), a->imm1)
+                                  : x * scale;
+                float y = sim_actfn(a->func, z + bias);
+                uint8_t *dst = sim_el(&o[1], p, i);
+                if (a->acc_out)
+                    y = num_load_f32(dst, o[1].dtype) + y;
+                num_store_f32(dst, o[1].dtype, y);
+                if (red)
+                    r = i == 0 ? y : sim_alu_f(a->red_op, r, y);
+            }
+            if (red) {
+                float v = apply_red_cmd(ctx, a, st + p, r, &o[4], p);
+                if (o[4].off)
+                    num_store_f32(sim_el(&o[4], p, 0), o[4].dtype, v);
+            }
+        }
+    sim_opnd_mark(&o[1]);
+    sim_opnd_mark(&o[4]);
+    rc = 0;
+done:
+    for (unsigned k = 0; k < 5; k++)
+        sim_opnd_free(&o[k]);
+    return rc;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+static act_args_t act_args(const isa_fmt_ACT_t *f, bool acc_out)
+{
+    act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
+                     acc_out, false, 0, 0, 0.0f, 0.0f, f->scale_is_ptr != 0, f32_bits(f->scale) };
+    return a;
+}
+
+static int exec_activation(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    act_args_t a = act_args(&d->inst.f.ACT, false);
+    return act_run(ctx, &a);
+}
+
+static int exec_activation_acc(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    act_args_t a = act_args(&d->inst.f.ACT, true);
+    return act_run(ctx, &a);
+}
+
+static int exec_activate2(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_ACT2_t *f = &d->inst.f.ACT2;
+    act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
+                     false, true, f->op0, f->op1, f->imm0, f->imm1, false, f32_bits(1.0f) };
+    return act_run(ctx, &a);
+}
+
+/* COST: activation max(MIN_II, N); with a fused reduce + MIN_II. */
+static uint64_t act_cost(const tpb_target_t *t, uint64_t work, unsigned red_cmd)
+{
+    return sim_cost_act(t, work) + (red_cmd != ISA_REDCMD_IDLE ? t->min_ii : 0);
+}
+
+static uint64_t cost_activation(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    return act_cost(t, sim_tap_n(&d->inst.f.ACT.in), d->inst.f.ACT.red_cmd);
+}
+
+/* ActivationAcc also reads out: two input streams, 2N. */
+static uint64_t cost_activation_acc(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    return act_cost(t, 2 * sim_tap_n(&d->inst.f.ACT.in), d->inst.f.ACT.red_cmd);
+}
+
+static uint64_t cost_activate2(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    return act_cost(t, sim_tap_n(&d->inst.f.ACT2.in), d->inst.f.ACT2.red_cmd);
+}
+
+static const sim_opimpl_t impl_act = { exec_activation, cost_activation };
+static const sim_opimpl_t impl_act2 = { exec_activate2, cost_activate2 };
+static const sim_opimpl_t impl_actacc = { exec_activation_acc, cost_activation_acc };
+
+const sim_opimpl_t *sim_act_impl(isa_op_t op)
+{
+    switch (op) {
+    case ISA_OP_ACTIVATION: return &impl_act;
+    case ISA_OP_ACTIVATE2: return &impl_act2;
+    case ISA_OP_ACTIVATION_ACC: return &impl_actacc;
+    default: return NULL;
+    }
+}

@@ -1,0 +1,1068 @@
+/* dve.c - Vector engine (DVE) compute ops: semantics and cost, one exec
+ * body and one cost function per opcode.  Ops that are also legal on
+ * Activation/Pool (TensorCopy, TensorTensor, TensorScalar[Ptr],
+ * TensorReduce, Memset) live here, their primary engine.  TensorLoad (legal
+ * on every engine) lives here too.  Semantics: docs/semantics.md; costs:
+ * docs/timing-compute.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* ------------------------------------------------------------------ */
+/* shared pieces                                                        */
+
+/* A TensorScalar-style scalar: an immediate (32 bits) or a per-partition
+ * pointer element. */
+typedef struct {
+    bool is_ptr;
+    sim_opnd_t o;
+    sim_val_t imm;
+} scalar_t;
+
+static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is_ptr,
+                        const sim_opnd_t *first, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    s->is_ptr = is_ptr;
+    s->imm = sim_val_imm(bits);
+    if (!is_ptr)
+        return 0;
+    isa_ptr_t p = sim_ptr_from_bits(bits);
+    return sim_opnd_ptr(ctx, &s->o, &p, first->start, first->nparts, 1, name, SIM_RD);
+}
+
+static sim_val_t scalar_get(const scalar_t *s, unsigned p)
+{
+    return s->is_ptr ? sim_val_load(sim_el(&s->o, p, 0), s->o.dtype) : s->imm;
+}
+
+static int check_alu(sim_exec_ctx_t *ctx, unsigned op, const char *field)
+{
+    if (!sim_alu_valid(op))
+        return sim_fail(ctx, "%s: invalid ALU op %u", field, op);
+    return 0;
+}
+
+static void free_all(sim_opnd_t *o, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        sim_opnd_free(&o[i]);
+}
+
+/* DVE perf mode (ARCH3): 16-bit float in and out; f*f when both in SBUF and
+ * contiguous in the innermost dim, else f.  f = 1 on targets without it. */
+static uint64_t perf_div(const tpb_target_t *t, const isa_tap_t *in, const isa_tap_t *out)
+{
+    unsigned f = t->dve_perf_mode_factor;
+    if (f <= 1 || !sim_dt_is_16f(in->dtype) || !sim_dt_is_16f(out->dtype))
+        return 1;
+    bool contig = (in->ndims == 0 || in->step[0] == 1 || in->count[0] <= 1) &&
+                  (out->ndims == 0 || out->step[0] == 1 || out->count[0] <= 1);
+    bool sbuf = in->space == ISA_SPACE_SBUF && out->space == ISA_SPACE_SBUF;
+    return (contig && sbuf) ? (uint64_t)f * f : f;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* DVE cost with the strided-port penalty (ARCH2: innermost stride > 16 B
+ * halves bandwidth) and a perf-mode divisor. */
+static uint64_t dve_work(uint64_t work, const isa_tap_t *a, const isa_tap_t *b,
+                         const isa_tap_t *c, uint64_t div)
+{
+    if ((a && sim_tap_strided(a)) || (b && sim_tap_strided(b)) || (c && sim_tap_strided(c)))
+        work *= 2;
+    return ceil_div(work, div ? div : 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* TensorCopy                                                           */
+
+static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+        goto done;
+    if (!ctx->timing_only) {
+        /* Activation computes through fp32; DVE/Pool copy integers exactly. */
+        bool via_f32 = ctx->engine == ISA_ENG_ACT;
+        bool same = o[0].dtype == o[1].dtype && !via_f32;
+        for (unsigned p = 0; p < o[0].nparts; p++)
+            for (uint32_t i = 0; i < o[0].nfree; i++) {
+                const uint8_t *s = sim_el(&o[0], p, i);
+                uint8_t *t = sim_el(&o[1], p, i);
+                if (same)
+                    memmove(t, s, o[0].esize);
+                else if (via_f32)
+                    num_store_f32(t, o[1].dtype, num_load_f32(s, o[0].dtype));
+                else
+                    sim_val_store(t, o[1].dtype, sim_val_load(s, o[0].dtype));
+            }
+    }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free_all(o, 2);
+    return rc;
+}
+
+static uint64_t cost_tensor_copy(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
+    uint64_t n = sim_tap_n(&f->out);
+    if (e != ISA_ENG_DVE)
+        return sim_cost_engine(t, e, n);
+    return sim_cost_dve(t, dve_work(n, &f->in, &f->out, NULL, perf_div(t, &f->in, &f->out)));
+}
+
+/* ------------------------------------------------------------------ */
+/* TensorTensor / TensorTensorBitVec                                    */
+
+static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
+{
+    const isa_fmt_TT_t *f = &d->inst.f.TT;
+    sim_opnd_t o[3];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (check_alu(ctx, f->op, "op"))
+        return -1;
+    if (bitvec && !sim_alu_is_bitwise(f->op))
+        return sim_fail(ctx, "op: TensorTensorBitVec needs a bitwise op, not %s",
+                        isa_enum_name(ISA_FT_ALU, f->op));
+    if (sim_opnd_tap(ctx, &o[0], &f->in0, "in0", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->in1, "in1", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
+        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]))
+        goto done;
+    if (o[0].space == ISA_SPACE_PSUM && o[1].space == ISA_SPACE_PSUM) {
+        sim_fail(ctx, "in0, in1: both inputs cannot be in psum");
+        goto done;
+    }
+    if (bitvec)
+        for (unsigned k = 0; k < 3; k++)
+            if (isa_dtype_kind(o[k].dtype) == ISA_DK_F) {
+                sim_fail(ctx, "%s: TensorTensorBitVec needs integer dtypes, not %s",
+                         o[k].name, isa_dtype_name(o[k].dtype));
+                goto done;
+            }
+    if (!ctx->timing_only)
+        for (unsigned p = 0; p < o[2].nparts; p++)
+            for (uint32_t i = 0; i < o[2].nfree; i++) {
+                sim_val_t a = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
+                sim_val_t b = sim_val_load(sim_el(&o[1], p, i), o[1].dtype);
+                sim_val_store(sim_el(&o[2], p, i), o[2].dtype, sim_alu(f->op, a, b));
+            }
+    sim_opnd_mark(&o[2]);
+    rc = 0;
+done:
+    free_all(o, 3);
+    return rc;
+}
+
+static int exec_tensor_tensor(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    return tt_common(ctx, d, false);
+}
+
+static int exec_tt_bitvec(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    return tt_common(ctx, d, true);
+}
+
+static uint64_t cost_tensor_tensor(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    const isa_fmt_TT_t *f = &d->inst.f.TT;
+    uint64_t n = sim_tap_n(&f->out);
+    if (e == ISA_ENG_POOL)
+        return sim_cost_pool(t, 2 * n);
+    bool psum_in = f->in0.space == ISA_SPACE_PSUM || f->in1.space == ISA_SPACE_PSUM;
+    bool all16 = sim_dt_is_16f(f->in0.dtype) && sim_dt_is_16f(f->in1.dtype) &&
+                 sim_dt_is_16f(f->out.dtype);
+    bool allbf16 = f->in0.dtype == ISA_DT_BF16 && f->in1.dtype == ISA_DT_BF16 &&
+                   f->out.dtype == ISA_DT_BF16;
+    bool simple = f->op == ISA_ALU_ADD || f->op == ISA_ALU_SUBTRACT || f->op == ISA_ALU_MULTIPLY;
+    bool contig = !sim_tap_strided(&f->in0) && !sim_tap_strided(&f->in1) &&
+                  !sim_tap_strided(&f->out);
+    uint64_t work = 2 * n;
+    if (psum_in || (allbf16 && simple && contig) ||
+        (all16 && !psum_in && t->dve_perf_mode_factor > 1))
+        work = n;
+    if (f->op == ISA_ALU_RECIPROCAL)
+        work *= 8;
+    return sim_cost_dve(t, dve_work(work, &f->in0, &f->in1, &f->out, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* TensorScalar / TensorScalarPtr (+ folded PredExt)                    */
+
+static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_TS_t *f = &d->inst.f.TS;
+    sim_opnd_t o[2];
+    scalar_t s0, s1;
+    memset(o, 0, sizeof o);
+    memset(&s0, 0, sizeof s0);
+    memset(&s1, 0, sizeof s1);
+    int rc = -1;
+    if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
+        return -1;
+    if ((f->s0_is_ptr || f->s1_is_ptr) && d->inst.op == ISA_OP_TENSOR_SCALAR)
+        return sim_fail(ctx, "s0_is_ptr/s1_is_ptr: per-partition scalars need TensorScalarPtr");
+    if (ctx->engine == ISA_ENG_ACT && (sim_alu_is_bitwise(f->op0) || sim_alu_is_bitwise(f->op1)))
+        return sim_fail(ctx, "op0/op1: bitwise ops run on DVE or Pool, not Activation");
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]) ||
+        scalar_setup(ctx, &s0, f->s0, f->s0_is_ptr, &o[0], "s0") ||
+        scalar_setup(ctx, &s1, f->s1, f->s1_is_ptr, &o[0], "s1"))
+        goto done;
+    if (d->has_pred && d->pred.cmp > ISA_CMP_LT) {
+        sim_fail(ctx, "pred.cmp: invalid comparison %u", d->pred.cmp);
+        goto done;
+    }
+    if (!ctx->timing_only) {
+        int32_t steps[4] = { d->pred.step0, d->pred.step1, d->pred.step2, d->pred.step3 };
+        sim_val_t fill = sim_val_f(d->pred.fill);
+        bool via_f32 = ctx->engine == ISA_ENG_ACT;
+        for (unsigned p = 0; p < o[1].nparts; p++) {
+            sim_val_t a0 = scalar_get(&s0, p), a1 = scalar_get(&s1, p);
+            for (uint32_t i = 0; i < o[1].nfree; i++) {
+                uint8_t *dst = sim_el(&o[1], p, i);
+                if (d->has_pred &&
+                    !sim_cmp0(d->pred.cmp, sim_affine_value(d->pred.offset, d->pred.cm, steps,
+                                                            p, &o[1].tap, i))) {
+                    sim_val_store(dst, o[1].dtype, fill);
+                    continue;
+                }
+                sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
+                if (via_f32) /* the Activation datapath is fp32 throughout */
+                    x = sim_val_f(sim_val_as_f(x));
+                sim_val_t r = f->rev0 ? sim_alu(f->op0, a0, x) : sim_alu(f->op0, x, a0);
+                r = f->rev1 ? sim_alu(f->op1, a1, r) : sim_alu(f->op1, r, a1);
+                sim_val_store(dst, o[1].dtype, r);
+            }
+        }
+    }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free_all(o, 2);
+    sim_opnd_free(&s0.o);
+    sim_opnd_free(&s1.o);
+    return rc;
+}
+
+static uint64_t cost_tensor_scalar(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    const isa_fmt_TS_t *f = &d->inst.f.TS;
+    uint64_t n = sim_tap_n(&f->out);
+    if (e != ISA_ENG_DVE)
+        return sim_cost_engine(t, e, n);
+    uint64_t work = n;
+    if (f->op0 == ISA_ALU_RECIPROCAL || f->op1 == ISA_ALU_RECIPROCAL)
+        work *= 8; /* DVE reciprocal is iterative: 8N (COST) */
+    return sim_cost_dve(t, dve_work(work, &f->in, &f->out, NULL, perf_div(t, &f->in, &f->out)));
+}
+
+/* ------------------------------------------------------------------ */
+/* ScalarTensorTensor: out = (in0 op0 s0) op1 in1                       */
+
+static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_STT_t *f = &d->inst.f.STT;
+    sim_opnd_t o[3];
+    scalar_t s0;
+    memset(o, 0, sizeof o);
+    memset(&s0, 0, sizeof s0);
+    int rc = -1;
+    if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
+        return -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->in0, "in0", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->in1, "in1", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
+        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]) ||
+        scalar_setup(ctx, &s0, f->s0, f->s0_is_ptr, &o[0], "s0"))
+        goto done;
+    if (!ctx->timing_only)
+        for (unsigned p = 0; p < o[2].nparts; p++) {
+            sim_val_t a0 = scalar_get(&s0, p);
+            for (uint32_t i = 0; i < o[2].nfree; i++) {
+                sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
+                sim_val_t y = sim_val_load(sim_el(&o[1], p, i), o[1].dtype);
+                sim_val_t r = f->rev0 ? sim_alu(f->op0, a0, x) : sim_alu(f->op0, x, a0);
+                sim_val_store(sim_el(&o[2], p, i), o[2].dtype, sim_alu(f->op1, r, y));
+            }
+        }
+    sim_opnd_mark(&o[2]);
+    rc = 0;
+done:
+    free_all(o, 3);
+    sim_opnd_free(&s0.o);
+    return rc;
+}
+
+static uint64_t cost_stt(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_STT_t *f = &d->inst.f.STT;
+    uint64_t n = sim_tap_n(&f->out);
+    /* COST: N for bf16 subtract->multiply with N even, else 2N */
+    bool fast = f->in0.dtype == ISA_DT_BF16 && f->in1.dtype == ISA_DT_BF16 &&
+                f->op0 == ISA_ALU_SUBTRACT && f->op1 == ISA_ALU_MULTIPLY && n % 2 == 0;
+    return sim_cost_dve(t, dve_work(fast ? n : 2 * n, &f->in0, &f->in1, &f->out, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* TensorReduce                                                         */
+
+static int exec_tensor_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_RED_t *f = &d->inst.f.RED;
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    sim_val_t *acc = NULL;
+    int rc = -1;
+    if (check_alu(ctx, f->op, "op"))
+        return -1;
+    if (!sim_alu_is_reduce(f->op))
+        return sim_fail(ctx, "op: %s is not a reduction op", isa_enum_name(ISA_FT_ALU, f->op));
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
+        goto done;
+    const isa_tap_t *t = &o[0].tap;
+    unsigned axes = f->axes & 0xF;
+    if (axes == 0 || (axes >> t->ndims) != 0) {
+        sim_fail(ctx, "axes: 0x%x must select at least one of in's %u free dims", f->axes,
+                 t->ndims);
+        goto done;
+    }
+    /* Mixed-radix stride of each kept dim in the output's flattened order. */
+    uint32_t ostride[ISA_MAX_FREE_DIMS] = { 0 };
+    uint64_t nout = 1;
+    for (unsigned k = 0; k < t->ndims; k++)
+        if (!(axes & (1u << k))) {
+            ostride[k] = (uint32_t)nout;
+            nout *= t->count[k];
+        }
+    if (o[1].nparts != o[0].nparts || o[1].nfree != nout) {
+        sim_fail(ctx, "out: expected %u partitions x %llu elements (the kept dims of in), "
+                 "got %u x %u", o[0].nparts, (unsigned long long)nout, o[1].nparts, o[1].nfree);
+        goto done;
+    }
+    if (!ctx->timing_only) {
+        acc = malloc((size_t)nout * sizeof *acc);
+        uint8_t *seen = calloc(nout, 1);
+        if (!acc || !seen) {
+            free(seen);
+            sim_fail(ctx, "out of memory");
+            goto done;
+        }
+        for (unsigned p = 0; p < o[0].nparts; p++) {
+            memset(seen, 0, nout);
+            uint32_t idx[ISA_MAX_FREE_DIMS] = { 0 };
+            for (uint32_t i = 0; i < o[0].nfree; i++) {
+                uint32_t j = 0;
+                for (unsigned k = 0; k < t->ndims; k++)
+                    j += idx[k] * ostride[k];
+                sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
+                acc[j] = seen[j] ? sim_alu(f->op, acc[j], x) : x;
+                seen[j] = 1;
+                for (unsigned k = 0; k < t->ndims; k++) {
+                    if (++idx[k] < t->count[k])
+                        break;
+                    idx[k] = 0;
+                }
+            }
+            for (uint32_t j = 0; j < nout; j++) {
+                sim_val_t r = acc[j];
+                if (f->negate)
+                    r = sim_val_f(-sim_val_as_f(r));
+                sim_val_store(sim_el(&o[1], p, j), o[1].dtype, r);
+            }
+        }
+        free(seen);
+    }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free(acc);
+    free_all(o, 2);
+    return rc;
+}
+
+static uint64_t cost_tensor_reduce(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    const isa_fmt_RED_t *f = &d->inst.f.RED;
+    uint64_t n = sim_tap_n(&f->in);
+    if (e == ISA_ENG_POOL)
+        return sim_cost_pool(t, n);
+    bool half = f->in.dtype == ISA_DT_BF16 && (f->op == ISA_ALU_ADD || f->op == ISA_ALU_MAX);
+    return sim_cost_dve(t, dve_work(n, &f->in, NULL, NULL, half ? 2 : 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* TensorTensorScan: r[i] = (in0[i] op0 r[i-1]) op1 in1[i]              */
+
+static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_SCAN_t *f = &d->inst.f.SCAN;
+    sim_opnd_t o[3];
+    scalar_t init;
+    memset(o, 0, sizeof o);
+    memset(&init, 0, sizeof init);
+    int rc = -1;
+    if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
+        return -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->in0, "in0", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->in1, "in1", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
+        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]) ||
+        scalar_setup(ctx, &init, f->init, f->init_is_ptr, &o[0], "init"))
+        goto done;
+    if (!ctx->timing_only)
+        for (unsigned p = 0; p < o[2].nparts; p++) {
+            sim_val_t r = scalar_get(&init, p);
+            if (!init.is_ptr)
+                r = sim_val_f(r.f); /* immediate init is fp32 bits */
+            for (uint32_t i = 0; i < o[2].nfree; i++) {
+                sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
+                sim_val_t y = sim_val_load(sim_el(&o[1], p, i), o[1].dtype);
+                r = sim_alu(f->op1, sim_alu(f->op0, x, r), y);
+                sim_val_store(sim_el(&o[2], p, i), o[2].dtype, r);
+            }
+        }
+    sim_opnd_mark(&o[2]);
+    rc = 0;
+done:
+    free_all(o, 3);
+    sim_opnd_free(&init.o);
+    return rc;
+}
+
+static uint64_t cost_scan(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_SCAN_t *f = &d->inst.f.SCAN;
+    return sim_cost_dve(t, dve_work(2 * sim_tap_n(&f->out), &f->in0, &f->in1, &f->out, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* Memset                                                               */
+
+static int exec_memset(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_MEMSET_t *f = &d->inst.f.MEMSET;
+    sim_opnd_t o;
+    if (f->mode > ISA_MEMSET_RANDOM)
+        return sim_fail(ctx, "mode: invalid memset mode %u", f->mode);
+    if (sim_opnd_tap(ctx, &o, &f->out, "out", SIM_WR))
+        return -1;
+    if (!ctx->timing_only) {
+        uint8_t pat[4];
+        uint32_t v = f->value;
+        for (unsigned b = 0; b < 4; b++)
+            pat[b] = (uint8_t)(v >> (8 * b)); /* low bytes: little-endian element */
+        for (unsigned p = 0; p < o.nparts; p++)
+            for (uint32_t i = 0; i < o.nfree; i++) {
+                uint8_t *t = sim_el(&o, p, i);
+                if (f->mode == ISA_MEMSET_RANDOM) {
+                    uint64_t r = sim_rng_next(ctx->rng);
+                    for (unsigned b = 0; b < o.esize; b++)
+                        t[b] = (uint8_t)(r >> (8 * b));
+                } else
+                    memcpy(t, pat, o.esize);
+            }
+    }
+    sim_opnd_mark(&o);
+    sim_opnd_free(&o);
+    return 0;
+}
+
+static uint64_t cost_memset(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    const isa_fmt_MEMSET_t *f = &d->inst.f.MEMSET;
+    uint64_t n = sim_tap_n(&f->out);
+    if (e == ISA_ENG_POOL)
+        return sim_cost_pool(t, n);
+    unsigned es = isa_dtype_size(f->out.dtype);
+    uint32_t mask = es >= 4 ? 0xFFFFFFFFu : ((1u << (8 * es)) - 1);
+    bool zero16 = f->mode == ISA_MEMSET_CONST && sim_dt_is_16f(f->out.dtype) &&
+                  (f->value & mask) == 0;
+    return sim_cost_dve(t, dve_work(n, &f->out, NULL, NULL, zero16 ? 2 : 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* Max8 family                                                          */
+
+/* Order used by Max8: NaN above everything, then the usual float order. */
+static bool gt_nan(float a, float b)
+{
+    if (isnan(a))
+        return !isnan(b);
+    if (isnan(b))
+        return false;
+    return a > b;
+}
+
+static float *load_row(const sim_opnd_t *o, unsigned p, float *buf)
+{
+    for (uint32_t i = 0; i < o->nfree; i++)
+        buf[i] = num_load_f32(sim_el(o, p, i), o->dtype);
+    return buf;
+}
+
+static int exec_max8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    float *row = NULL;
+    uint8_t *taken = NULL;
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
+        goto done;
+    if (o[0].nfree < 8 || o[1].nfree != 8 || o[1].nparts != o[0].nparts) {
+        sim_fail(ctx, "in/out: Max8 needs in with >= 8 elements per partition (got %u) and "
+                 "out with 8 (got %u) on the same partition count", o[0].nfree, o[1].nfree);
+        goto done;
+    }
+    if (!ctx->timing_only) {
+        row = malloc((size_t)o[0].nfree * sizeof *row);
+        taken = malloc(o[0].nfree);
+        if (!row || !taken) {
+            sim_fail(ctx, "out of memory");
+            goto done;
+        }
+        for (unsigned p = 0; p < o[0].nparts; p++) {
+            load_row(&o[0], p, row);
+            memset(taken, 0, o[0].nfree);
+            for (unsigned k = 0; k < 8; k++) {
+                uint32_t best = UINT32_MAX;
+                for (uint32_t i = 0; i < o[0].nfree; i++)
+                    if (!taken[i] && (best == UINT32_MAX || gt_nan(row[i], row[best])))
+                        best = i;
+                taken[best] = 1;
+                num_store_f32(sim_el(&o[1], p, k), o[1].dtype, row[best]);
+            }
+        }
+    }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free(row);
+    free(taken);
+    free_all(o, 2);
+    return rc;
+}
+
+/* MaxIndex8 / MatchReplace8 / fused.  vals: 8 values per partition (first
+ * TAP's partitions).  For MatchReplace the j-th value replaces the first
+ * not-yet-replaced element equal to it; indices report those positions.
+ * MaxIndex8 alone reports the first occurrence (duplicates share it). */
+typedef struct {
+    bool want_idx_first; /* MaxIndex8: plain first occurrence */
+    bool replace;
+    float imm;
+} m8_mode_t;
+
+static int m8_run(sim_exec_ctx_t *ctx, const isa_tap_t *in, const isa_tap_t *out,
+                  const isa_ptr_t *vals, const isa_ptr_t *idxp, m8_mode_t m)
+{
+    sim_opnd_t o[4];
+    memset(o, 0, sizeof o);
+    float *row = NULL;
+    uint8_t *done_el = NULL;
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], in, "in", SIM_RD) ||
+        sim_opnd_ptr(ctx, &o[2], vals, in->start, in->nparts, 8, "vals", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], out, "out", SIM_WR))
+        goto done;
+    if (m.replace && sim_same_shape(ctx, &o[1], &o[0]))
+        goto done;
+    if (!m.replace && (o[1].nfree != 8 || o[1].nparts != o[0].nparts)) {
+        sim_fail(ctx, "out: MaxIndex8 writes 8 indices per partition on %u partitions "
+                 "(got %u x %u)", o[0].nparts, o[1].nparts, o[1].nfree);
+        goto done;
+    }
+    if (!m.replace && isa_dtype_kind(o[1].dtype) == ISA_DK_F) {
+        sim_fail(ctx, "out: indices need an integer dtype, not %s", isa_dtype_name(o[1].dtype));
+        goto done;
+    }
+    if (idxp && sim_opnd_ptr(ctx, &o[3], idxp, in->start, in->nparts, 8, "idx", SIM_WR))
+        goto done;
+    if (idxp && isa_dtype_kind(o[3].dtype) == ISA_DK_F) {
+        sim_fail(ctx, "idx: indices need an integer dtype, not %s", isa_dtype_name(o[3].dtype));
+        goto done;
+    }
+    if (!ctx->timing_only) {
+        row = malloc((size_t)o[0].nfree * sizeof *row);
+        done_el = malloc(o[0].nfree);
+        if (!row || !done_el) {
+            sim_fail(ctx, "out of memory");
+            goto done;
+        }
+        for (unsigned p = 0; p < o[0].nparts; p++) {
+            load_row(&o[0], p, row);
+            memset(done_el, 0, o[0].nfree);
+            int64_t idx[8];
+            for (unsigned j = 0; j < 8; j++) {
+                float v = num_load_f32(sim_el(&o[2], p, j), o[2].dtype);
+                idx[j] = -1; /* all ones in the index dtype */
+                for (uint32_t i = 0; i < o[0].nfree; i++)
+                    if (row[i] == v && (m.want_idx_first || !done_el[i])) {
+                        idx[j] = i;
+                        done_el[i] = 1;
+                        break;
+                    }
+            }
+            if (m.replace) {
+                for (uint32_t i = 0; i < o[0].nfree; i++)
+                    num_store_f32(sim_el(&o[1], p, i), o[1].dtype, done_el[i] ? m.imm : row[i]);
+                if (idxp)
+                    for (unsigned j = 0; j < 8; j++)
+                        num_store_i64_wrap(sim_el(&o[3], p, j), o[3].dtype, idx[j]);
+            } else
+                for (unsigned j = 0; j < 8; j++)
+                    num_store_i64_wrap(sim_el(&o[1], p, j), o[1].dtype, idx[j]);
+        }
+    }
+    sim_opnd_mark(&o[1]);
+    sim_opnd_mark(&o[3]);
+    rc = 0;
+done:
+    free(row);
+    free(done_el);
+    free_all(o, 4);
+    return rc;
+}
+
+static int exec_max_index8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_FIDX_t *f = &d->inst.f.FIDX;
+    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ true, false, 0.0f });
+}
+
+static int exec_match_replace8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_MR_t *f = &d->inst.f.MR;
+    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ false, true, f->imm });
+}
+
+static int exec_mimr(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_MIMR_t *f = &d->inst.f.MIMR;
+    return m8_run(ctx, &f->in, &f->out, &f->vals, &f->idx, (m8_mode_t){ false, true, f->imm });
+}
+
+/* Max8 family: N cycles (one pass over the input). */
+static uint64_t cost_copy_n(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
+    return sim_cost_dve(t, dve_work(sim_tap_n(&f->in), &f->in, NULL, NULL, 1));
+}
+
+static uint64_t cost_fidx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    return sim_cost_dve(t, dve_work(sim_tap_n(&d->inst.f.FIDX.in), &d->inst.f.FIDX.in, NULL, NULL, 1));
+}
+
+static uint64_t cost_mr(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    return sim_cost_dve(t, dve_work(sim_tap_n(&d->inst.f.MR.in), &d->inst.f.MR.in, NULL, NULL, 1));
+}
+
+static uint64_t cost_mimr(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    return sim_cost_dve(t, dve_work(sim_tap_n(&d->inst.f.MIMR.in), &d->inst.f.MIMR.in, NULL, NULL, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* Transpose32: 32x32 blocks inside each 32-partition group             */
+
+static int copy_elem(const sim_opnd_t *src, unsigned sp, uint32_t si, const sim_opnd_t *dst,
+                     unsigned dp, uint32_t di, uint8_t *tmp)
+{
+    (void)tmp;
+    const uint8_t *s = sim_el(src, sp, si);
+    uint8_t *t = sim_el(dst, dp, di);
+    if (src->dtype == dst->dtype)
+        memmove(t, s, src->esize);
+    else
+        sim_val_store(t, dst->dtype, sim_val_load(s, src->dtype));
+    return 0;
+}
+
+/* Snapshot of a whole operand (for ops whose output may overlap the input
+ * at other positions). */
+static uint8_t *snapshot(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
+{
+    uint8_t *buf = malloc((size_t)o->nparts * o->nfree * o->esize + 1);
+    if (!buf) {
+        sim_fail(ctx, "out of memory");
+        return NULL;
+    }
+    for (unsigned p = 0; p < o->nparts; p++)
+        for (uint32_t i = 0; i < o->nfree; i++)
+            memcpy(buf + ((size_t)p * o->nfree + i) * o->esize, sim_el(o, p, i), o->esize);
+    return buf;
+}
+
+/* View of a snapshot as an operand with dense offsets (partition pitch =
+ * nfree * esize). */
+static sim_opnd_t snap_view(const sim_opnd_t *o, uint8_t *buf, uint32_t *offs)
+{
+    sim_opnd_t v = *o;
+    v.mem = buf;
+    v.start = 0;
+    v.pb = o->nfree * o->esize;
+    for (uint32_t i = 0; i < o->nfree; i++)
+        offs[i] = i * o->esize;
+    v.off = offs;
+    return v;
+}
+
+static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    uint8_t *buf = NULL;
+    uint32_t *offs = NULL;
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+        goto done;
+    if (o[0].nparts % 32 || o[0].start % 32 || o[1].start % 32 || o[0].nfree % 32) {
+        sim_fail(ctx, "in/out: Transpose32 needs quadrant-aligned starts (in %u, out %u), a "
+                 "multiple of 32 partitions (%u) and of 32 elements per partition (%u)",
+                 o[0].start, o[1].start, o[0].nparts, o[0].nfree);
+        goto done;
+    }
+    if (!ctx->timing_only) {
+        buf = snapshot(ctx, &o[0]);
+        offs = malloc((size_t)o[0].nfree * sizeof *offs);
+        if (!buf || !offs) {
+            sim_fail(ctx, "out of memory");
+            goto done;
+        }
+        sim_opnd_t v = snap_view(&o[0], buf, offs);
+        for (unsigned g = 0; g < o[0].nparts; g += 32)
+            for (uint32_t b = 0; b < o[0].nfree; b += 32)
+                for (unsigned i = 0; i < 32; i++)
+                    for (unsigned j = 0; j < 32; j++)
+                        copy_elem(&v, g + i, b + j, &o[1], g + j, b + i, NULL);
+    }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free(buf);
+    free(offs);
+    free_all(o, 2);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* StreamShuffle                                                        */
+
+static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_SHUF_t *f = &d->inst.f.SHUF;
+    const uint32_t m[32] = { f->m0, f->m1, f->m2, f->m3, f->m4, f->m5, f->m6, f->m7,
+                             f->m8, f->m9, f->m10, f->m11, f->m12, f->m13, f->m14, f->m15,
+                             f->m16, f->m17, f->m18, f->m19, f->m20, f->m21, f->m22, f->m23,
+                             f->m24, f->m25, f->m26, f->m27, f->m28, f->m29, f->m30, f->m31 };
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    uint8_t *buf = NULL;
+    uint32_t *offs = NULL;
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+        goto done;
+    if (o[0].dtype != o[1].dtype) {
+        sim_fail(ctx, "in/out: StreamShuffle needs the same dtype (in %s, out %s)",
+                 isa_dtype_name(o[0].dtype), isa_dtype_name(o[1].dtype));
+        goto done;
+    }
+    for (unsigned i = 0; i < 32; i++)
+        if (m[i] != ISA_SHUFFLE_KEEP && m[i] >= 32) {
+            sim_fail(ctx, "m%u: %u is neither a partition 0..31 of the quadrant nor 63 (keep)",
+                     i, m[i]);
+            goto done;
+        }
+    for (unsigned q = 0; q < o[1].nparts; q++)
+        if (m[q % 32] != ISA_SHUFFLE_KEEP && (q / 32) * 32 + m[q % 32] >= o[0].nparts) {
+            sim_fail(ctx, "m%u: source partition %u is outside in's %u partitions", q % 32,
+                     (q / 32) * 32 + m[q % 32], o[0].nparts);
+            goto done;
+        }
+    if (!ctx->timing_only) {
+        buf = snapshot(ctx, &o[0]);
+        offs = malloc((size_t)o[0].nfree * sizeof *offs);
+        if (!buf || !offs) {
+            sim_fail(ctx, "out of memory");
+            goto done;
+        }
+        sim_opnd_t v = snap_view(&o[0], buf, offs);
+        for (unsigned q = 0; q < o[1].nparts; q++) {
+            if (m[q % 32] == ISA_SHUFFLE_KEEP)
+                continue;
+            unsigned src = (q / 32) * 32 + m[q % 32];
+            for (uint32_t i = 0; i < o[1].nfree; i++)
+                copy_elem(&v, src, i, &o[1], q, i, NULL);
+        }
+    }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free(buf);
+    free(offs);
+    free_all(o, 2);
+    return rc;
+}
+
+static uint64_t cost_shuffle(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_SHUF_t *f = &d->inst.f.SHUF;
+    return sim_cost_dve(t, dve_work(sim_tap_n(&f->in), &f->in, &f->out, NULL, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* Dropout                                                              */
+
+static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_DROP_t *f = &d->inst.f.DROP;
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (!(f->prob >= 0.0f && f->prob <= 1.0f))
+        return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+        goto done;
+    if (!ctx->timing_only)
+        for (unsigned p = 0; p < o[0].nparts; p++)
+            for (uint32_t i = 0; i < o[0].nfree; i++) {
+                /* u uniform in [0, 1) from the top 24 bits */
+                float u = (float)(sim_rng_next(ctx->rng) >> 40) * 0x1p-24f;
+                sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
+                sim_val_store(sim_el(&o[1], p, i), o[1].dtype, u < f->prob ? sim_val_f(0.0f) : x);
+            }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free_all(o, 2);
+    return rc;
+}
+
+static uint64_t cost_dropout(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_DROP_t *f = &d->inst.f.DROP;
+    return sim_cost_dve(t, dve_work(sim_tap_n(&f->in), &f->in, &f->out, NULL, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* CopyPredicated: out = pred != 0 ? in : out                           */
+
+static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_CPRED_t *f = &d->inst.f.CPRED;
+    sim_opnd_t o[3];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->pred, "pred", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
+        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]))
+        goto done;
+    if (!ctx->timing_only)
+        for (unsigned p = 0; p < o[2].nparts; p++)
+            for (uint32_t i = 0; i < o[2].nfree; i++)
+                if (num_load_f32(sim_el(&o[0], p, i), o[0].dtype) != 0.0f)
+                    copy_elem(&o[1], p, i, &o[2], p, i, NULL);
+    /* Only the selected bytes are written; for --check-uninit the whole out
+     * counts as written (unselected lanes keep their previous contents). */
+    sim_opnd_mark(&o[2]);
+    rc = 0;
+done:
+    free_all(o, 3);
+    return rc;
+}
+
+static uint64_t cost_copy_predicated(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_CPRED_t *f = &d->inst.f.CPRED;
+    uint64_t n = sim_tap_n(&f->out);
+    bool psum = f->in.space == ISA_SPACE_PSUM || f->pred.space == ISA_SPACE_PSUM ||
+                f->out.space == ISA_SPACE_PSUM;
+    return sim_cost_dve(t, dve_work(psum ? n : 2 * n, &f->pred, &f->in, &f->out, 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* QuantizeMX                                                           */
+
+static int exec_quantize_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_QMX_t *f = &d->inst.f.QMX;
+    sim_opnd_t o[3];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) ||
+        sim_opnd_tap(ctx, &o[2], &f->scale, "scale", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+        goto done;
+    if (o[1].dtype != ISA_DT_FP8E4M3 && o[1].dtype != ISA_DT_FP8E5M2) {
+        sim_fail(ctx, "out: QuantizeMX writes fp8e4m3 or fp8e5m2, not %s",
+                 isa_dtype_name(o[1].dtype));
+        goto done;
+    }
+    if (isa_dtype_kind(o[0].dtype) != ISA_DK_F || o[2].esize != 1 ||
+        isa_dtype_kind(o[2].dtype) == ISA_DK_F) {
+        sim_fail(ctx, "in/scale: QuantizeMX reads a float dtype and writes uint8 E8M0 scales "
+                 "(in %s, scale %s)", isa_dtype_name(o[0].dtype), isa_dtype_name(o[2].dtype));
+        goto done;
+    }
+    if (o[0].nfree % 32 || o[2].nparts != o[0].nparts || o[2].nfree != o[0].nfree / 32) {
+        sim_fail(ctx, "scale: expected %u partitions x %u scales (one per 32 elements of in, "
+                 "which has %u), got %u x %u", o[0].nparts, o[0].nfree / 32, o[0].nfree,
+                 o[2].nparts, o[2].nfree);
+        goto done;
+    }
+    if (!ctx->timing_only) {
+        bool e4 = o[1].dtype == ISA_DT_FP8E4M3;
+        int emax_elem = e4 ? 8 : 15;
+        float maxf = e4 ? 448.0f : 57344.0f;
+        for (unsigned p = 0; p < o[0].nparts; p++)
+            for (uint32_t b = 0; b < o[0].nfree / 32; b++) {
+                float x[32], amax = 0.0f;
+                bool bad = false;
+                for (unsigned k = 0; k < 32; k++) {
+                    x[k] = num_load_f32(sim_el(&o[0], p, b * 32 + k), o[0].dtype);
+                    if (!isfinite(x[k]))
+                        bad = true;
+                    else if (fabsf(x[k]) > amax)
+                        amax = fabsf(x[k]);
+                }
+                int s; /* biased E8M0 */
+                if (bad)
+                    s = 255;
+                else if (amax == 0.0f)
+                    s = 0;
+                else {
+                    int e;
+                    frexpf(amax, &e);
+                    s = (e - 1) - emax_elem + 127;
+                    s = s < 0 ? 0 : s > 254 ? 254 : s;
+                }
+                *sim_el(&o[2], p, b) = (uint8_t)s;
+                for (unsigned k = 0; k < 32; k++) {
+                    float q = s == 255 ? NAN : ldexpf(x[k], 127 - s);
+                    if (q > maxf) /* MX conversion saturates (OCP MX) */
+                        q = maxf;
+                    else if (q < -maxf)
+                        q = -maxf;
+                    num_store_f32(sim_el(&o[1], p, b * 32 + k), o[1].dtype, q);
+                }
+            }
+    }
+    sim_opnd_mark(&o[1]);
+    sim_opnd_mark(&o[2]);
+    rc = 0;
+done:
+    free_all(o, 3);
+    return rc;
+}
+
+static uint64_t cost_quantize_mx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    /* ARCH4: 4 elements / partition / cycle */
+    return sim_cost_dve(t, ceil_div(sim_tap_n(&d->inst.f.QMX.in), 4));
+}
+
+/* ------------------------------------------------------------------ */
+/* TensorLoad: SBUF/PSUM elements -> sequencer registers                */
+
+static int exec_tensor_load(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_TLOAD_t *f = &d->inst.f.TLOAD;
+    sim_opnd_t o;
+    if (f->count < 1 || f->reg + f->count > ISA_NUM_REGS)
+        return sim_fail(ctx, "reg/count: registers %u..%u outside 0..%d", f->reg,
+                        f->reg + f->count - 1, ISA_NUM_REGS - 1);
+    if (f->part >= ISA_NUM_PARTITIONS)
+        return sim_fail(ctx, "part: partition %u outside 0..127", f->part);
+    if (sim_opnd_ptr(ctx, &o, &f->src, f->part, 1, f->count, "src", SIM_RD))
+        return -1;
+    if (!ctx->timing_only)
+        for (unsigned i = 0; i < f->count; i++)
+            ctx->regs[f->reg + i] = (uint32_t)num_load_i64(sim_el(&o, 0, i), o.dtype);
+    sim_opnd_free(&o);
+    return 0;
+}
+
+static uint64_t cost_tensor_load(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    (void)d;
+    return t->min_ii; /* like ActReadAccumulator (~64 cycles, ARCH2) */
+}
+
+/* ------------------------------------------------------------------ */
+
+static const sim_opimpl_t impl_copy = { exec_tensor_copy, cost_tensor_copy };
+static const sim_opimpl_t impl_tt = { exec_tensor_tensor, cost_tensor_tensor };
+static const sim_opimpl_t impl_ttbv = { exec_tt_bitvec, cost_tensor_tensor };
+static const sim_opimpl_t impl_ts = { exec_ts_common, cost_tensor_scalar };
+static const sim_opimpl_t impl_stt = { exec_stt, cost_stt };
+static const sim_opimpl_t impl_red = { exec_tensor_reduce, cost_tensor_reduce };
+static const sim_opimpl_t impl_scan = { exec_scan, cost_scan };
+static const sim_opimpl_t impl_memset = { exec_memset, cost_memset };
+static const sim_opimpl_t impl_max8 = { exec_max8, cost_copy_n };
+static const sim_opimpl_t impl_fidx = { exec_max_index8, cost_fidx };
+static const sim_opimpl_t impl_mr = { exec_match_replace8, cost_mr };
+static const sim_opimpl_t impl_mimr = { exec_mimr, cost_mimr };
+static const sim_opimpl_t impl_t32 = { exec_transpose32, cost_copy_n };
+static const sim_opimpl_t impl_shuf = { exec_stream_shuffle, cost_shuffle };
+static const sim_opimpl_t impl_drop = { exec_dropout, cost_dropout };
+static const sim_opimpl_t impl_cpred = { exec_copy_predicated, cost_copy_predicated };
+static const sim_opimpl_t impl_qmx = { exec_quantize_mx, cost_quantize_mx };
+static const sim_opimpl_t impl_tload = { exec_tensor_load, cost_tensor_load };
+
+const sim_opimpl_t *sim_dve_impl(isa_op_t op)
+{
+    switch (op) {
+    case ISA_OP_TENSOR_COPY: return &impl_copy;
+    case ISA_OP_TENSOR_TENSOR: return &impl_tt;
+    case ISA_OP_TENSOR_TENSOR_BITVEC: return &impl_ttbv;
+    case ISA_OP_TENSOR_SCALAR: case ISA_OP_TENSOR_SCALAR_PTR: return &impl_ts;
+    case ISA_OP_SCALAR_TENSOR_TENSOR: return &impl_stt;
+    case ISA_OP_TENSOR_REDUCE: return &impl_red;
+    case ISA_OP_TENSOR_TENSOR_SCAN: return &impl_scan;
+    case ISA_OP_MEMSET: return &impl_memset;
+    case ISA_OP_MAX8: return &impl_max8;
+    case ISA_OP_MAX_INDEX8: return &impl_fidx;
+    case ISA_OP_MATCH_REPLACE8: return &impl_mr;
+    case ISA_OP_MAX_INDEX_AND_MATCH_REPLACE: return &impl_mimr;
+    case ISA_OP_TRANSPOSE32: return &impl_t32;
+    case ISA_OP_STREAM_SHUFFLE: return &impl_shuf;
+    case ISA_OP_DROPOUT: return &impl_drop;
+    case ISA_OP_COPY_PREDICATED: return &impl_cpred;
+    case ISA_OP_QUANTIZE_MX: return &impl_qmx;
+    case ISA_OP_TENSOR_LOAD: return &impl_tload;
+    default: return NULL;
+    }
+}

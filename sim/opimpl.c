@@ -1,0 +1,17 @@
+/* opimpl.c - the compute-op table: which exec/cost pair implements each
+ * opcode.  Bodies live in the file of the engine that primarily runs the
+ * op (pe.c, act.c, dve.c, pool.c); control, sync, DMA and prefix opcodes
+ * return NULL and are handled by the scheduler. */
+#include "ops.h"
+
+const sim_opimpl_t *sim_opimpl(isa_op_t op)
+{
+    const sim_opimpl_t *impl;
+    if ((impl = sim_pe_impl(op)) != NULL)
+        return impl;
+    if ((impl = sim_act_impl(op)) != NULL)
+        return impl;
+    if ((impl = sim_dve_impl(op)) != NULL)
+        return impl;
+    return sim_pool_impl(op);
+}

@@ -1,0 +1,120 @@
+/* ops.h - helpers shared by the compute-op bodies (pe.c, act.c, dve.c,
+ * pool.c): resolved operands, ALU evaluation, the random generator and
+ * cost helpers.  Private to sim/; the scheduler only sees exec.h. */
+#ifndef TPB_SIM_OPS_H
+#define TPB_SIM_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "exec.h"
+#include "numeric.h"
+
+/* Free elements per partition accepted in one access pattern: bounds the
+ * work of a single instruction (and the offset tables below). */
+#define SIM_MAX_FREE_ELEMS (1u << 20)
+
+typedef enum { SIM_RD = 1, SIM_WR = 2, SIM_RW = 3 } sim_access_t;
+
+/* A resolved TAP (or PTR) operand: bounds already checked, element byte
+ * offsets (inside a partition) precomputed in flattened order, dim 0
+ * innermost. */
+typedef struct {
+    const char *name;
+    uint8_t *mem;         /* partition 0 of the space */
+    uint8_t *init;        /* --check-uninit byte map of the space, or NULL */
+    uint32_t pb;          /* bytes per partition */
+    unsigned space, dtype, esize;
+    unsigned start, nparts;
+    uint32_t nfree;       /* elements per partition */
+    uint32_t *off;        /* nfree byte offsets, or NULL when nfree == 0 */
+    isa_tap_t tap;        /* the pattern (for shape-aware ops) */
+    sim_access_t acc;
+} sim_opnd_t;
+
+/* Resolve a TAP: presence, space legal for the engine/direction, dtype,
+ * shape, bounds; for reads, the uninitialised-byte check. */
+int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                 const char *name, sim_access_t acc);
+/* Resolve a per-partition pointer as nelems consecutive elements in
+ * partitions [start, start+nparts). */
+int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
+                 unsigned start, unsigned nparts, unsigned nelems,
+                 const char *name, sim_access_t acc);
+void sim_opnd_free(sim_opnd_t *o);
+/* Mark every byte of a written operand as initialised (--check-uninit). */
+void sim_opnd_mark(sim_opnd_t *o);
+/* Uninitialised-read check of one operand (done by sim_opnd_* for reads). */
+int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o);
+
+static inline uint8_t *sim_el(const sim_opnd_t *o, unsigned p, uint32_t i)
+{
+    return o->mem + (uint64_t)(o->start + p) * o->pb + o->off[i];
+}
+
+/* A pointer operand packed into 32 bits (ACT scale, TS s0/s1, STT s0,
+ * SCAN init when *_is_ptr): the isa PTR layout addr 24b | dtype 4b |
+ * space 2b. */
+isa_ptr_t sim_ptr_from_bits(uint32_t bits);
+float sim_f32_from_bits(uint32_t bits);
+
+/* Errors naming the operand: all return -1. */
+int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same partition count and elements per partition. */
+int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b);
+
+/* ---- ALU (dve.c) ---- */
+/* A value flowing through the ALU: fp32, or an integer bit pattern (for
+ * bitwise ops and bit-exact integer copies).  width = bits of the dtype the
+ * integer came from (logical right shift works in that width). */
+typedef struct {
+    float f;
+    int64_t i;
+    uint8_t is_int;
+    uint8_t width;
+} sim_val_t;
+
+bool sim_alu_is_bitwise(unsigned op);
+bool sim_alu_is_unary(unsigned op);
+bool sim_alu_valid(unsigned op);
+bool sim_alu_is_reduce(unsigned op);
+sim_val_t sim_val_f(float f);
+sim_val_t sim_val_load(const uint8_t *p, unsigned dt);
+sim_val_t sim_val_imm(uint32_t bits);   /* immediate: fp32 bits, or int bits for bitwise ops */
+void sim_val_store(uint8_t *p, unsigned dt, sim_val_t v);
+float sim_val_as_f(sim_val_t v);
+sim_val_t sim_alu(unsigned op, sim_val_t a, sim_val_t b);
+float sim_alu_f(unsigned op, float a, float b);
+/* Identity of a reduction op (value of an empty reduction / reset). */
+sim_val_t sim_alu_identity(unsigned op);
+
+/* ---- activation functions (act.c) ---- */
+bool sim_actfn_valid(unsigned fn);
+float sim_actfn(unsigned fn, float x);
+
+/* ---- random generator: xorshift64* ---- */
+uint64_t sim_rng_next(uint64_t *state);
+
+/* ---- affine predicate (pool.c): offset + cm*p + sum(step_i*idx_i) ---- */
+int64_t sim_affine_value(int32_t offset, int32_t cm, const int32_t step[4],
+                         unsigned p, const isa_tap_t *t, uint32_t flat);
+bool sim_cmp0(unsigned cmp, int64_t v);
+
+/* ---- cost helpers ---- */
+uint64_t sim_tap_n(const isa_tap_t *t);             /* free elements per partition */
+bool sim_dt_is_16f(unsigned dt);                     /* bf16 / fp16 */
+uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work);
+uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work);
+uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work);
+/* Cost of a vector-class op on whichever engine runs it. */
+uint64_t sim_cost_engine(const tpb_target_t *t, isa_engine_t e, uint64_t work);
+/* ARCH2: innermost stride above 16 bytes halves the port bandwidth. */
+bool sim_tap_strided(const isa_tap_t *t);
+
+/* Per-engine opimpl lookups (NULL when the op is not in that file). */
+const sim_opimpl_t *sim_pe_impl(isa_op_t op);
+const sim_opimpl_t *sim_act_impl(isa_op_t op);
+const sim_opimpl_t *sim_dve_impl(isa_op_t op);
+const sim_opimpl_t *sim_pool_impl(isa_op_t op);
+
+#endif

@@ -1,0 +1,540 @@
+/* pe.c - Tensor engine (PE): LdWeights / Matmul and their MX and sparse
+ * forms.  The stationary weights live in ctx->pe (128x128 cells, fp32
+ * values after dtype conversion).  The PE reads SBUF and writes PSUM only
+ * (checked by the operand resolver).  Semantics: docs/semantics.md "PE";
+ * costs: docs/timing-compute.md. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define PE_DIM 128
+#define MX_BLOCK 32
+#define SPARSE_GROUP 4
+
+typedef struct {
+    unsigned row_pos, col_pos, row_size, col_size;
+} pe_tile_t;
+
+static void free_all(sim_opnd_t *o, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        sim_opnd_free(&o[i]);
+}
+
+/* Tile position/size: multiples of the target's tile granule (32 where
+ * 32x32 tiles exist, else 64), inside the 128x128 array. */
+static int tile_check(sim_exec_ctx_t *ctx, pe_tile_t t)
+{
+    unsigned g = ctx->target->pe_has_32_tiles ? 32 : 64;
+    if (t.row_size == 0 || t.col_size == 0 || t.row_pos % g || t.col_pos % g ||
+        t.row_size % g || t.col_size % g || t.row_pos + t.row_size > PE_DIM ||
+        t.col_pos + t.col_size > PE_DIM)
+        return sim_fail(ctx, "row_pos/col_pos/row_size/col_size: PE tile rows [%u, +%u) cols "
+                        "[%u, +%u) must be non-empty multiples of %u inside the 128x128 array "
+                        "on %s", t.row_pos, t.row_size, t.col_pos, t.col_size, g,
+                        ctx->target->name);
+    return 0;
+}
+
+static int perf_check(sim_exec_ctx_t *ctx, unsigned perf)
+{
+    if (perf == ISA_PERF_NORMAL)
+        return 0;
+    if (perf == ISA_PERF_DOUBLE_ROW && !ctx->target->pe_double_row)
+        return sim_fail(ctx, "perf: double_row is not available on %s", ctx->target->name);
+    if (perf != ISA_PERF_DOUBLE_ROW)
+        return sim_fail(ctx, "perf: invalid perf mode %u", perf);
+    return 0;
+}
+
+/* double_row (ARCH3): fp8 only, whole array (no row/column tiling). */
+static int double_row_check(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o)
+{
+    if (t.row_pos || t.col_pos || t.row_size != PE_DIM || t.col_size != PE_DIM)
+        return sim_fail(ctx, "perf: double_row uses the whole 128x128 array (row_pos/col_pos 0, "
+                        "sizes 128), not tile rows [%u, +%u) cols [%u, +%u)", t.row_pos,
+                        t.row_size, t.col_pos, t.col_size);
+    if (o->dtype != ISA_DT_FP8E4M3 && o->dtype != ISA_DT_FP8E5M2)
+        return sim_fail(ctx, "%s: double_row is an fp8 mode, not %s", o->name,
+                        isa_dtype_name(o->dtype));
+    if (o->nfree % 2)
+        return sim_fail(ctx, "%s: double_row needs [K, 2, n] data: an even element count "
+                        "per partition, not %u", o->name, o->nfree);
+    return 0;
+}
+
+/* Clear a tile before a load: cells outside the loaded K x M stay zero and
+ * are marked not loaded. */
+static void tile_clear(sim_pe_state_t *pe, pe_tile_t t)
+{
+    for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++)
+        for (unsigned c = t.col_pos; c < t.col_pos + t.col_size; c++) {
+            pe->w[r][c] = 0.0f;
+            pe->w_dr[r][c] = 0.0f;
+            pe->w_loaded[r][c] = 0;
+            pe->sparse_tags[r][c] = 0;
+        }
+    for (unsigned b = t.row_pos / MX_BLOCK; b < (t.row_pos + t.row_size) / MX_BLOCK; b++)
+        for (unsigned c = t.col_pos; c < t.col_pos + t.col_size; c++)
+            pe->mx_scale[b][c] = 0;
+}
+
+static int fits_tile(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned m, const char *what)
+{
+    if (k > t.row_size || m > t.col_size)
+        return sim_fail(ctx, "%s: %u rows x %u columns do not fit the %ux%u PE tile", what, k,
+                        m, t.row_size, t.col_size);
+    return 0;
+}
+
+/* ---- LdWeights ---- */
+
+static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_LDW_t *f = &d->inst.f.LDW;
+    pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
+    bool dr = f->perf == ISA_PERF_DOUBLE_ROW;
+    sim_opnd_t s;
+    if (tile_check(ctx, t) || perf_check(ctx, f->perf))
+        return -1;
+    if (sim_opnd_tap(ctx, &s, &f->src, "src", SIM_RD))
+        return -1;
+    /* double_row: src is [K, 2, M]; element r*M + m of partition k is row
+     * r*128 + k of the contraction. */
+    uint32_t m_cols = dr ? s.nfree / 2 : s.nfree;
+    if ((dr && double_row_check(ctx, t, &s)) || fits_tile(ctx, t, s.nparts, m_cols, "src")) {
+        sim_opnd_free(&s);
+        return -1;
+    }
+    sim_pe_state_t *pe = ctx->pe;
+    tile_clear(pe, t);
+    for (unsigned k = 0; k < s.nparts; k++)
+        for (uint32_t m = 0; m < m_cols; m++) {
+            pe->w_loaded[t.row_pos + k][t.col_pos + m] = 1;
+            if (ctx->timing_only)
+                continue;
+            pe->w[t.row_pos + k][t.col_pos + m] = num_load_f32(sim_el(&s, k, m), s.dtype);
+            if (dr)
+                pe->w_dr[k][m] = num_load_f32(sim_el(&s, k, m_cols + m), s.dtype);
+        }
+    pe->w_dtype = s.dtype;
+    pe->sparse_ratio = 0;
+    pe->double_row = dr;
+    sim_opnd_free(&s);
+    return 0;
+}
+
+/* ---- LdWeightsMX: w = data * 2^(scale-127) per 32-row block ---- */
+
+static float e8m0_scale(float x, unsigned s)
+{
+    return s == 255 ? NAN : ldexpf(x, (int)s - 127);
+}
+
+static int mx_scale_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *data, const sim_opnd_t *sc)
+{
+    if (data->dtype != ISA_DT_FP8E4M3 && data->dtype != ISA_DT_FP8E5M2)
+        return sim_fail(ctx, "%s: MX data must be fp8e4m3 or fp8e5m2, not %s", data->name,
+                        isa_dtype_name(data->dtype));
+    if (data->nparts % MX_BLOCK)
+        return sim_fail(ctx, "%s: MX K (%u partitions) must be a multiple of 32", data->name,
+                        data->nparts);
+    if (sc->esize != 1 || isa_dtype_kind(sc->dtype) == ISA_DK_F)
+        return sim_fail(ctx, "%s: E8M0 scales are uint8, not %s", sc->name,
+                        isa_dtype_name(sc->dtype));
+    if (sc->nparts != data->nparts / MX_BLOCK || sc->nfree != data->nfree)
+        return sim_fail(ctx, "%s: expected %u partitions (one per 32 rows) x %u elements, got "
+                        "%u x %u", sc->name, data->nparts / MX_BLOCK, data->nfree, sc->nparts,
+                        sc->nfree);
+    return 0;
+}
+
+static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_LDWMX_t *f = &d->inst.f.LDWMX;
+    pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (tile_check(ctx, t))
+        return -1;
+    if (sim_opnd_tap(ctx, &o[0], &f->src, "src", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->scale, "scale", SIM_RD) ||
+        mx_scale_shape(ctx, &o[0], &o[1]) || fits_tile(ctx, t, o[0].nparts, o[0].nfree, "src"))
+        goto done;
+    if (t.row_pos % MX_BLOCK) {
+        sim_fail(ctx, "row_pos: MX blocks need a 32-aligned row position (%u)", t.row_pos);
+        goto done;
+    }
+    sim_pe_state_t *pe = ctx->pe;
+    tile_clear(pe, t);
+    for (unsigned k = 0; k < o[0].nparts; k++)
+        for (uint32_t m = 0; m < o[0].nfree; m++) {
+            unsigned r = t.row_pos + k, c = t.col_pos + m;
+            pe->w_loaded[r][c] = 1;
+            if (ctx->timing_only)
+                continue;
+            unsigned s = *sim_el(&o[1], k / MX_BLOCK, m);
+            pe->w[r][c] = e8m0_scale(num_load_f32(sim_el(&o[0], k, m), o[0].dtype), s);
+            if (k % MX_BLOCK == 0)
+                pe->mx_scale[r / MX_BLOCK][c] = (int8_t)(s == 255 ? -128 : (int)s - 127);
+        }
+    pe->w_dtype = o[0].dtype;
+    pe->sparse_ratio = 0;
+    pe->double_row = 0;
+    rc = 0;
+done:
+    free_all(o, 2);
+    return rc;
+}
+
+/* ---- LdWeightsSparse ---- */
+
+static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_LDWSP_t *f = &d->inst.f.LDWSP;
+    pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    unsigned r = f->compress_ratio;
+    if (r != 2 && r != 4)
+        return sim_fail(ctx, "compress_ratio: %u is not 2 (2:4) or 4 (1:4)", r);
+    if (tile_check(ctx, t))
+        return -1;
+    unsigned keep = SPARSE_GROUP / r; /* compressed rows per group of 4 */
+    if (sim_opnd_tap(ctx, &o[0], &f->src, "src", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->tags, "tags", SIM_RD) || sim_same_shape(ctx, &o[0], &o[1]))
+        goto done;
+    if (isa_dtype_kind(o[1].dtype) == ISA_DK_F) {
+        sim_fail(ctx, "tags: tags need an integer dtype (uint8), not %s", isa_dtype_name(o[1].dtype));
+        goto done;
+    }
+    if (o[0].nparts % keep) {
+        sim_fail(ctx, "src: %u compressed rows are not whole groups of %u", o[0].nparts, keep);
+        goto done;
+    }
+    unsigned kdense = o[0].nparts * r;
+    if (fits_tile(ctx, t, kdense, o[0].nfree, "src (dense K = rows x compress_ratio)"))
+        goto done;
+    /* Validate every tag before touching the array. */
+    for (unsigned j = 0; j < o[0].nparts; j++)
+        for (uint32_t m = 0; m < o[0].nfree; m++) {
+            int64_t tag = num_load_i64(sim_el(&o[1], j, m), o[1].dtype);
+            if (tag < 0 || tag >= SPARSE_GROUP) {
+                sim_fail(ctx, "tags: partition %u element %u: tag %lld outside 0..3",
+                         o[1].start + j, m, (long long)tag);
+                goto done;
+            }
+            for (unsigned j2 = j - j % keep; j2 < j; j2++)
+                if (num_load_i64(sim_el(&o[1], j2, m), o[1].dtype) == tag) {
+                    sim_fail(ctx, "tags: partitions %u and %u element %u: duplicate tag %lld "
+                             "in one group of 4 rows", o[1].start + j2, o[1].start + j, m,
+                             (long long)tag);
+                    goto done;
+                }
+        }
+    sim_pe_state_t *pe = ctx->pe;
+    tile_clear(pe, t);
+    for (unsigned k = 0; k < kdense; k++)
+        for (uint32_t m = 0; m < o[0].nfree; m++)
+            pe->w_loaded[t.row_pos + k][t.col_pos + m] = 1;
+    for (unsigned j = 0; j < o[0].nparts; j++)
+        for (uint32_t m = 0; m < o[0].nfree; m++) {
+            unsigned tag = (unsigned)num_load_i64(sim_el(&o[1], j, m), o[1].dtype);
+            unsigned row = t.row_pos + (j / keep) * SPARSE_GROUP + tag;
+            pe->sparse_tags[t.row_pos + j][t.col_pos + m] = (uint8_t)tag;
+            if (!ctx->timing_only)
+                pe->w[row][t.col_pos + m] = num_load_f32(sim_el(&o[0], j, m), o[0].dtype);
+        }
+    pe->w_dtype = o[0].dtype;
+    pe->sparse_ratio = r;
+    pe->double_row = 0;
+    rc = 0;
+done:
+    free_all(o, 2);
+    return rc;
+}
+
+/* ---- Matmul family ---- */
+
+/* The K x M block used by a matmul must be exactly what was loaded. */
+static int weights_check(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned m)
+{
+    const sim_pe_state_t *pe = ctx->pe;
+    if (fits_tile(ctx, t, k, m, "moving/dst (K x M)"))
+        return -1;
+    for (unsigned r = 0; r < k; r++)
+        for (unsigned c = 0; c < m; c++)
+            if (!pe->w_loaded[t.row_pos + r][t.col_pos + c])
+                return sim_fail(ctx, "weights: PE cell row %u col %u was not loaded (matmul "
+                                "uses K=%u rows x M=%u cols of tile rows %u, cols %u)",
+                                t.row_pos + r, t.col_pos + c, k, m, t.row_pos, t.col_pos);
+    if (k < t.row_size && pe->w_loaded[t.row_pos + k][t.col_pos])
+        return sim_fail(ctx, "moving: %u partitions (K) but the loaded weights have more rows",
+                        k);
+    if (m < t.col_size && pe->w_loaded[t.row_pos][t.col_pos + m])
+        return sim_fail(ctx, "dst: %u partitions (M) but the loaded weights have more columns",
+                        m);
+    return 0;
+}
+
+/* A matmul writes one PSUM bank (2 KiB = 512 fp32 per partition): its
+ * output must not straddle a bank boundary (ARCH2, nc_matmul N <= 512). */
+static int psum_bank_check(sim_exec_ctx_t *ctx, const sim_opnd_t *dst)
+{
+    unsigned banks = ctx->target->psum_banks ? ctx->target->psum_banks : 1;
+    uint32_t bank = ctx->psum_pb / banks;
+    if (bank == 0 || dst->nfree == 0)
+        return 0;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < dst->nfree; i++) {
+        if (dst->off[i] < lo)
+            lo = dst->off[i];
+        if (dst->off[i] + dst->esize > hi)
+            hi = dst->off[i] + dst->esize;
+    }
+    if (lo / bank != (hi - 1) / bank)
+        return sim_fail(ctx, "dst: psum bytes [0x%x, 0x%x) cross a %u-byte bank boundary; a "
+                        "matmul writes one bank", lo, hi, bank);
+    return 0;
+}
+
+static int dst_dtype_check(sim_exec_ctx_t *ctx, const sim_opnd_t *dst)
+{
+    if (dst->dtype != ISA_DT_FP32 && dst->dtype != ISA_DT_BF16 && dst->dtype != ISA_DT_FP16)
+        return sim_fail(ctx, "dst: matmul writes fp32, bf16 or fp16 to psum, not %s",
+                        isa_dtype_name(dst->dtype));
+    return 0;
+}
+
+/* PE transpose: dst[n][k] = moving[k][n], bit-exact. */
+static int mm_transpose(sim_exec_ctx_t *ctx, const isa_fmt_MM_t *f)
+{
+    sim_opnd_t o[2];
+    memset(o, 0, sizeof o);
+    int rc = -1;
+    if (f->accumulate)
+        return sim_fail(ctx, "accumulate: a transpose cannot accumulate");
+    if (sim_opnd_tap(ctx, &o[0], &f->moving, "moving", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->dst, "dst", SIM_WR) || psum_bank_check(ctx, &o[1]))
+        goto done;
+    if (o[1].nparts != o[0].nfree || o[1].nfree != o[0].nparts || o[0].dtype != o[1].dtype) {
+        sim_fail(ctx, "dst: transpose of %s [%u x %u] needs dst %s [%u x %u], got %s [%u x %u]",
+                 isa_dtype_name(o[0].dtype), o[0].nparts, o[0].nfree, isa_dtype_name(o[0].dtype),
+                 o[0].nfree, o[0].nparts, isa_dtype_name(o[1].dtype), o[1].nparts, o[1].nfree);
+        goto done;
+    }
+    if (!ctx->timing_only)
+        for (unsigned k = 0; k < o[0].nparts; k++)
+            for (uint32_t n = 0; n < o[0].nfree; n++)
+                memcpy(sim_el(&o[1], n, k), sim_el(&o[0], k, n), o[0].esize);
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free_all(o, 2);
+    return rc;
+}
+
+/* dst[m][n] (=|+=) sum_k w[row+k][col+m] * x[k][n]; x optionally scaled by
+ * an MX block scale. */
+static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const isa_tap_t *dt,
+                  const isa_tap_t *scale, bool accumulate, bool dr)
+{
+    sim_opnd_t o[3];
+    memset(o, 0, sizeof o);
+    float *x = NULL;
+    int rc = -1;
+    if (sim_opnd_tap(ctx, &o[0], mv, "moving", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], dt, "dst", SIM_WR) ||
+        /* accumulate reads PSUM inside the array's write path: allowed */
+        (accumulate && sim_opnd_check_init(ctx, &o[1])) ||
+        (scale && sim_opnd_tap(ctx, &o[2], scale, "scale", SIM_RD)) ||
+        (scale && mx_scale_shape(ctx, &o[0], &o[2])) || dst_dtype_check(ctx, &o[1]) ||
+        psum_bank_check(ctx, &o[1]))
+        goto done;
+    if (dr != (ctx->pe->double_row != 0)) {
+        sim_fail(ctx, dr ? "perf: double_row matmul needs weights loaded with perf=double_row"
+                         : "perf: the weights were loaded with perf=double_row; the matmul "
+                           "must use it too");
+        goto done;
+    }
+    if (dr && double_row_check(ctx, t, &o[0]))
+        goto done;
+    unsigned k = o[0].nparts, m = o[1].nparts;
+    uint32_t n = dr ? o[0].nfree / 2 : o[0].nfree;
+    if (o[1].nfree != n) {
+        sim_fail(ctx, "dst: %u elements per partition but moving has N=%u", o[1].nfree, n);
+        goto done;
+    }
+    if (weights_check(ctx, t, k, m))
+        goto done;
+    if (!ctx->timing_only) {
+        uint32_t xn = o[0].nfree; /* moving row length: n, or 2n in double_row */
+        x = malloc((size_t)k * xn * sizeof *x);
+        if (!x) {
+            sim_fail(ctx, "out of memory");
+            goto done;
+        }
+        for (unsigned r = 0; r < k; r++)
+            for (uint32_t j = 0; j < xn; j++) {
+                float v = num_load_f32(sim_el(&o[0], r, j), o[0].dtype);
+                x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(&o[2], r / MX_BLOCK, j)) : v;
+            }
+        const sim_pe_state_t *pe = ctx->pe;
+        for (unsigned c = 0; c < m; c++)
+            for (uint32_t j = 0; j < n; j++) {
+                float s = 0.0f;
+                for (unsigned r = 0; r < k; r++)
+                    s += pe->w[t.row_pos + r][t.col_pos + c] * x[(size_t)r * xn + j];
+                if (dr) /* contraction rows 128 + r come after rows 0..K-1 */
+                    for (unsigned r = 0; r < k; r++)
+                        s += pe->w_dr[r][c] * x[(size_t)r * xn + n + j];
+                uint8_t *dst = sim_el(&o[1], c, j);
+                if (accumulate)
+                    s = num_load_f32(dst, o[1].dtype) + s;
+                num_store_f32(dst, o[1].dtype, s);
+            }
+    }
+    sim_opnd_mark(&o[1]);
+    rc = 0;
+done:
+    free(x);
+    free_all(o, 3);
+    return rc;
+}
+
+static int exec_matmul(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_MM_t *f = &d->inst.f.MM;
+    pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
+    if (perf_check(ctx, f->perf))
+        return -1;
+    if (f->transpose && f->perf == ISA_PERF_DOUBLE_ROW)
+        return sim_fail(ctx, "perf: double_row cannot be combined with transpose");
+    if (f->transpose)
+        return mm_transpose(ctx, f);
+    if (tile_check(ctx, t))
+        return -1;
+    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0,
+                  f->perf == ISA_PERF_DOUBLE_ROW);
+}
+
+static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_MM_t *f = &d->inst.f.MM;
+    pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
+    if (f->transpose)
+        return sim_fail(ctx, "transpose: a sparse matmul cannot transpose");
+    if (perf_check(ctx, f->perf) || tile_check(ctx, t))
+        return -1;
+    if (f->perf == ISA_PERF_DOUBLE_ROW)
+        return sim_fail(ctx, "perf: double_row cannot be combined with a sparse matmul");
+    if (ctx->pe->sparse_ratio == 0)
+        return sim_fail(ctx, "weights: MatmulSparse needs weights loaded by LdWeightsSparse");
+    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0, false);
+}
+
+static int exec_matmul_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    const isa_fmt_MMMX_t *f = &d->inst.f.MMMX;
+    pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
+    if (tile_check(ctx, t))
+        return -1;
+    if (ctx->pe->double_row)
+        return sim_fail(ctx, "perf: the weights were loaded with perf=double_row; MatmulMX "
+                        "cannot use them");
+    return mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false);
+}
+
+/* ---- costs (PE cycles) ---- */
+
+/* Fast LoadStationary: up to pe_ls_speedup x faster than a matmul of the
+ * same free size (PERF): ceil(max(K, M) / speedup), fp32 x pe_fp32_factor. */
+static uint64_t ls_cost(const tpb_target_t *t, const isa_tap_t *src, unsigned rows)
+{
+    uint64_t m = sim_tap_n(src);
+    uint64_t k = rows;
+    uint64_t c = ((k > m ? k : m) + t->pe_ls_speedup - 1) / t->pe_ls_speedup;
+    if (c == 0)
+        c = 1;
+    return src->dtype == ISA_DT_FP32 ? c * t->pe_fp32_factor : c;
+}
+
+static uint64_t cost_ldweights(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    /* double_row: the free size counts both rows, so it loads 2M values */
+    return ls_cost(t, &d->inst.f.LDW.src, d->inst.f.LDW.src.nparts);
+}
+
+static uint64_t cost_ldweights_mx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    return ls_cost(t, &d->inst.f.LDWMX.src, d->inst.f.LDWMX.src.nparts);
+}
+
+static uint64_t cost_ldweights_sparse(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_LDWSP_t *f = &d->inst.f.LDWSP;
+    return ls_cost(t, &f->src, f->src.nparts * (f->compress_ratio ? f->compress_ratio : 1));
+}
+
+/* COST: max(min(64, N_stationary), N_moving) with N_stationary = M (dst
+ * partitions), 64 = MM_INIT_LATENCY; fp32 x pe_fp32_factor (x half that
+ * with onezero, and for transposes: ARCH3 "2x faster for FP32"). */
+static uint64_t mm_cost(const tpb_target_t *t, const isa_tap_t *mv, const isa_tap_t *dst,
+                        bool onezero, bool transpose, bool dr)
+{
+    /* double_row: the [K, 2, N] moving data take the time of one K=128
+     * instruction of free size N (ARCH3) */
+    uint64_t n = dr ? sim_tap_n(mv) / 2 : sim_tap_n(mv);
+    uint64_t m = transpose ? mv->nparts : dst->nparts;
+    uint64_t floor = m < t->pe_mm_init_latency ? m : t->pe_mm_init_latency;
+    uint64_t c = n > floor ? n : floor;
+    if (mv->dtype == ISA_DT_FP32) {
+        unsigned f = t->pe_fp32_factor;
+        if (onezero || transpose)
+            f = f / 2 ? f / 2 : 1;
+        c *= f;
+    }
+    return c;
+}
+
+static uint64_t cost_matmul(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_MM_t *f = &d->inst.f.MM;
+    return mm_cost(t, &f->moving, &f->dst, f->onezero != 0, f->transpose != 0,
+                   f->perf == ISA_PERF_DOUBLE_ROW);
+}
+
+static uint64_t cost_matmul_mx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+{
+    (void)e;
+    const isa_fmt_MMMX_t *f = &d->inst.f.MMMX;
+    return mm_cost(t, &f->moving, &f->dst, false, false, false);
+}
+
+static const sim_opimpl_t impl_ldw = { exec_ldweights, cost_ldweights };
+static const sim_opimpl_t impl_mm = { exec_matmul, cost_matmul };
+static const sim_opimpl_t impl_ldwmx = { exec_ldweights_mx, cost_ldweights_mx };
+static const sim_opimpl_t impl_mmmx = { exec_matmul_mx, cost_matmul_mx };
+static const sim_opimpl_t impl_ldwsp = { exec_ldweights_sparse, cost_ldweights_sparse };
+static const sim_opimpl_t impl_mmsp = { exec_matmul_sparse, cost_matmul };
+
+const sim_opimpl_t *sim_pe_impl(isa_op_t op)
+{
+    switch (op) {
+    case ISA_OP_LDWEIGHTS: return &impl_ldw;
+    case ISA_OP_MATMUL: return &impl_mm;
+    case ISA_OP_LDWEIGHTS_MX: return &impl_ldwmx;
+    case ISA_OP_MATMUL_MX: return &impl_mmmx;
+    case ISA_OP_LDWEIGHTS_SPARSE: return &impl_ldwsp;
+    case ISA_OP_MATMUL_SPARSE: return &impl_mmsp;
+    default: return NULL;
+    }
+}

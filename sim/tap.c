@@ -1,0 +1,316 @@
+/* tap.c - bounds checks of compute access patterns and resolved operands.
+ *
+ * Element (p, i3, i2, i1, i0) of a TAP lives at partition start+p, byte
+ * addr + (sum_d i_d*step_d) * elemsize.  The whole pattern's lowest and
+ * highest byte are checked against the space once; iteration afterwards
+ * uses a precomputed offset table without per-element checks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...)
+{
+    if (!ctx->err)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err->msg, sizeof ctx->err->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *space_name(unsigned s)
+{
+    const char *n = isa_enum_name(ISA_FT_SPACE, s);
+    return n ? n : "?";
+}
+
+/* Space base, size and init map for SBUF/PSUM; -1 for anything else. */
+static int space_of(sim_exec_ctx_t *ctx, unsigned space, uint8_t **mem,
+                    uint32_t *pb, uint8_t **init)
+{
+    if (space == ISA_SPACE_SBUF) {
+        *mem = ctx->sbuf; *pb = ctx->sbuf_pb; *init = ctx->sbuf_init;
+        return 0;
+    }
+    if (space == ISA_SPACE_PSUM) {
+        *mem = ctx->psum; *pb = ctx->psum_pb; *init = ctx->psum_init;
+        return 0;
+    }
+    return -1;
+}
+
+/* Byte range [lo, hi) of one partition covered by a TAP (relative to 0). */
+static void tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
+{
+    int64_t es = isa_dtype_size(t->dtype);
+    int64_t mn = 0, mx = 0;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        int64_t span = (int64_t)t->step[d] * ((int64_t)t->count[d] - 1);
+        if (span < 0)
+            mn += span;
+        else
+            mx += span;
+    }
+    *lo = (int64_t)t->addr + mn * es;
+    *hi = (int64_t)t->addr + mx * es + es;
+}
+
+int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand)
+{
+    uint8_t *mem, *init;
+    uint32_t pb;
+    if (t->space == ISA_SPACE_NONE)
+        return sim_fail(ctx, "%s: operand missing (space none)", operand);
+    if (space_of(ctx, t->space, &mem, &pb, &init) != 0)
+        return sim_fail(ctx, "%s: compute operands must be in sbuf or psum, not %s",
+                        operand, space_name(t->space));
+    if (!isa_dtype_valid(t->dtype))
+        return sim_fail(ctx, "%s: invalid dtype %u", operand, t->dtype);
+    if (t->nparts < 1 || t->nparts > ISA_NUM_PARTITIONS ||
+        t->start + t->nparts > ISA_NUM_PARTITIONS)
+        return sim_fail(ctx, "%s: partitions start %u count %u outside 0..127",
+                        operand, t->start, t->nparts);
+    if (t->ndims > ISA_MAX_FREE_DIMS)
+        return sim_fail(ctx, "%s: ndims %u > %d", operand, t->ndims, ISA_MAX_FREE_DIMS);
+    uint64_t n = 1;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        if (t->count[d] == 0)
+            return sim_fail(ctx, "%s: empty access pattern (count[%u] = 0)", operand, d);
+        n *= t->count[d];
+    }
+    if (n > SIM_MAX_FREE_ELEMS)
+        return sim_fail(ctx, "%s: %llu elements per partition exceed the limit %u",
+                        operand, (unsigned long long)n, SIM_MAX_FREE_ELEMS);
+    int64_t lo, hi;
+    tap_extent(t, &lo, &hi);
+    if (lo < 0 || hi > (int64_t)pb)
+        return sim_fail(ctx, "%s: partition %u bytes [%lld, %lld) outside %s "
+                        "(%u bytes per partition; addr 0x%x)", operand, t->start,
+                        (long long)lo, (long long)hi, space_name(t->space), pb, t->addr);
+    return 0;
+}
+
+int sim_ptr_check(sim_exec_ctx_t *ctx, const isa_ptr_t *p, unsigned start,
+                  unsigned nparts, unsigned nelems, const char *operand)
+{
+    uint8_t *mem, *init;
+    uint32_t pb;
+    if (p->space == ISA_SPACE_NONE)
+        return sim_fail(ctx, "%s: pointer missing (space none)", operand);
+    if (space_of(ctx, p->space, &mem, &pb, &init) != 0)
+        return sim_fail(ctx, "%s: pointers must be in sbuf or psum, not %s",
+                        operand, space_name(p->space));
+    if (!isa_dtype_valid(p->dtype))
+        return sim_fail(ctx, "%s: invalid dtype %u", operand, p->dtype);
+    if (nparts < 1 || start + nparts > ISA_NUM_PARTITIONS)
+        return sim_fail(ctx, "%s: partitions start %u count %u outside 0..127",
+                        operand, start, nparts);
+    uint64_t hi = (uint64_t)p->addr + (uint64_t)nelems * isa_dtype_size(p->dtype);
+    if (hi > pb)
+        return sim_fail(ctx, "%s: partition %u bytes [%u, %llu) outside %s "
+                        "(%u bytes per partition)", operand, start, p->addr,
+                        (unsigned long long)hi, space_name(p->space), pb);
+    return 0;
+}
+
+/* Engine access rules: Pool has no PSUM port; PE reads SBUF, writes PSUM. */
+static int space_allowed(sim_exec_ctx_t *ctx, unsigned space, sim_access_t acc,
+                         const char *name)
+{
+    if (ctx->engine == ISA_ENG_POOL && space == ISA_SPACE_PSUM)
+        return sim_fail(ctx, "%s: the Pool engine cannot access psum", name);
+    if (ctx->engine == ISA_ENG_PE) {
+        if ((acc & SIM_RD) && space != ISA_SPACE_SBUF)
+            return sim_fail(ctx, "%s: the PE reads sbuf only, not %s", name,
+                            space_name(space));
+        if ((acc & SIM_WR) && space != ISA_SPACE_PSUM)
+            return sim_fail(ctx, "%s: the PE writes psum only, not %s", name,
+                            space_name(space));
+    }
+    return 0;
+}
+
+int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
+{
+    if (!o->init)
+        return 0;
+    for (unsigned p = 0; p < o->nparts; p++) {
+        const uint8_t *row = o->init + (uint64_t)(o->start + p) * o->pb;
+        for (uint32_t i = 0; i < o->nfree; i++)
+            for (unsigned b = 0; b < o->esize; b++)
+                if (!row[o->off[i] + b])
+                    return sim_fail(ctx, "%s: read of uninitialised %s byte at "
+                                    "partition %u address 0x%x (never written)",
+                                    o->name, space_name(o->space), o->start + p,
+                                    o->off[i] + b);
+    }
+    return 0;
+}
+
+void sim_opnd_mark(sim_opnd_t *o)
+{
+    if (!o->init || !(o->acc & SIM_WR))
+        return;
+    for (unsigned p = 0; p < o->nparts; p++) {
+        uint8_t *row = o->init + (uint64_t)(o->start + p) * o->pb;
+        for (uint32_t i = 0; i < o->nfree; i++)
+            memset(row + o->off[i], 1, o->esize);
+    }
+}
+
+void sim_opnd_free(sim_opnd_t *o)
+{
+    free(o->off);
+    o->off = NULL;
+}
+
+static int opnd_common(sim_exec_ctx_t *ctx, sim_opnd_t *o, const char *name,
+                       sim_access_t acc)
+{
+    if (space_allowed(ctx, o->space, acc, name) != 0)
+        return -1;
+    space_of(ctx, o->space, &o->mem, &o->pb, &o->init);
+    if ((acc & SIM_RD) && sim_opnd_check_init(ctx, o) != 0) {
+        sim_opnd_free(o);
+        return -1;
+    }
+    return 0;
+}
+
+int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                 const char *name, sim_access_t acc)
+{
+    memset(o, 0, sizeof *o);
+    o->name = name;
+    if (sim_tap_check(ctx, t, name) != 0)
+        return -1;
+    if (space_allowed(ctx, t->space, acc, name) != 0)
+        return -1;
+    o->tap = *t;
+    o->space = t->space;
+    o->dtype = t->dtype;
+    o->esize = isa_dtype_size(t->dtype);
+    o->start = t->start;
+    o->nparts = t->nparts;
+    o->acc = acc;
+    o->nfree = (uint32_t)isa_tap_free_elems(t);
+    o->off = malloc((size_t)o->nfree * sizeof *o->off);
+    if (!o->off)
+        return sim_fail(ctx, "%s: out of memory", name);
+    /* Odometer over dims 0..ndims-1, dim 0 innermost. */
+    uint32_t idx[ISA_MAX_FREE_DIMS] = { 0 };
+    int64_t cur = t->addr;
+    for (uint32_t i = 0; i < o->nfree; i++) {
+        o->off[i] = (uint32_t)cur;
+        for (unsigned d = 0; d < t->ndims; d++) {
+            cur += (int64_t)t->step[d] * o->esize;
+            if (++idx[d] < t->count[d])
+                break;
+            cur -= (int64_t)t->step[d] * o->esize * t->count[d];
+            idx[d] = 0;
+        }
+    }
+    return opnd_common(ctx, o, name, acc);
+}
+
+int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
+                 unsigned start, unsigned nparts, unsigned nelems,
+                 const char *name, sim_access_t acc)
+{
+    memset(o, 0, sizeof *o);
+    o->name = name;
+    if (sim_ptr_check(ctx, p, start, nparts, nelems, name) != 0)
+        return -1;
+    if (space_allowed(ctx, p->space, acc, name) != 0)
+        return -1;
+    o->space = p->space;
+    o->dtype = p->dtype;
+    o->esize = isa_dtype_size(p->dtype);
+    o->start = start;
+    o->nparts = nparts;
+    o->acc = acc;
+    o->nfree = nelems;
+    o->tap = (isa_tap_t){ .addr = p->addr, .dtype = p->dtype, .space = p->space,
+                          .start = start, .nparts = nparts, .ndims = 1,
+                          .step = { 1 }, .count = { nelems } };
+    o->off = malloc((size_t)(nelems ? nelems : 1) * sizeof *o->off);
+    if (!o->off)
+        return sim_fail(ctx, "%s: out of memory", name);
+    for (unsigned i = 0; i < nelems; i++)
+        o->off[i] = p->addr + i * o->esize;
+    return opnd_common(ctx, o, name, acc);
+}
+
+isa_ptr_t sim_ptr_from_bits(uint32_t bits)
+{
+    isa_ptr_t p = { bits & 0xFFFFFFu, (bits >> 24) & 0xFu, (bits >> 28) & 0x3u };
+    return p;
+}
+
+float sim_f32_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b)
+{
+    if (a->nparts != b->nparts)
+        return sim_fail(ctx, "%s has %u partitions but %s has %u", b->name, b->nparts,
+                        a->name, a->nparts);
+    if (a->nfree != b->nfree)
+        return sim_fail(ctx, "%s has %u elements per partition but %s has %u",
+                        b->name, b->nfree, a->name, a->nfree);
+    return 0;
+}
+
+/* ---- cost helpers ---- */
+
+uint64_t sim_tap_n(const isa_tap_t *t)
+{
+    return isa_tap_free_elems(t);
+}
+
+bool sim_dt_is_16f(unsigned dt)
+{
+    return dt == ISA_DT_BF16 || dt == ISA_DT_FP16;
+}
+
+bool sim_tap_strided(const isa_tap_t *t)
+{
+    if (t->space == ISA_SPACE_NONE || t->ndims == 0 || t->count[0] <= 1)
+        return false;
+    int64_t s = t->step[0] < 0 ? -(int64_t)t->step[0] : t->step[0];
+    return s * isa_dtype_size(t->dtype) > 16;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work)
+{
+    return t->dve_static_overhead + max_u64(t->min_ii, work);
+}
+
+uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work)
+{
+    return t->act_static_overhead + max_u64(t->min_ii, work);
+}
+
+uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work)
+{
+    return t->pool_static_overhead + work;
+}
+
+uint64_t sim_cost_engine(const tpb_target_t *t, isa_engine_t e, uint64_t work)
+{
+    if (e == ISA_ENG_POOL)
+        return sim_cost_pool(t, work);
+    if (e == ISA_ENG_ACT)
+        return sim_cost_act(t, work);
+    return sim_cost_dve(t, work);
+}

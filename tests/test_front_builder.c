@@ -1,0 +1,398 @@
+/* encoder/builder.c + validate.c through the C builder API: the same
+ * validation messages as the JSON path, sticky errors, scopes, APs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "builder.h"
+
+typedef struct {
+    tir_kernel_t k;
+    tpb_err_t err;
+    enc_builder_t b;
+    int a, out, t, u, p, idx, tab;
+} fx_t;
+
+static int setup(void **state)
+{
+    fx_t *f = calloc(1, sizeof *f);
+    assert_int_equal(enc_builder_init(&f->b, &f->k, "c_kernel", "trn2", &f->err), 0);
+    f->a = enc_input(&f->b, "a", ISA_DT_FP32, 2, (int64_t[]){300, 512});
+    f->tab = enc_input(&f->b, "tab", ISA_DT_FP32, 2, (int64_t[]){1000, 64});
+    f->out = enc_output(&f->b, "out", ISA_DT_FP32, 2, (int64_t[]){300, 512});
+    f->t = enc_tile(&f->b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    f->u = enc_tile(&f->b, "u", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64});
+    f->p = enc_tile(&f->b, "p", TIR_T_PSUM, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    f->idx = enc_tile(&f->b, "idx", TIR_T_SBUF, ISA_DT_INT32, 2, (int64_t[]){128, 1});
+    assert_false(f->b.failed);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_free(&f->b);
+    tir_kernel_free(&f->k);
+    free(f);
+    return 0;
+}
+
+static void expect_msg(fx_t *f, const char *needle)
+{
+    assert_true(f->b.failed);
+    if (!strstr(f->err.msg, needle))
+        fail_msg("message '%s' lacks '%s'", f->err.msg, needle);
+}
+
+static void test_build_tensor_add(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    for (int i = 0; i < 3; i++) {
+        int64_t rows = 300 - i * 128 < 128 ? 300 - i * 128 : 128;
+        enc_scope_begin(b);
+        int ta = enc_tile(b, "ta", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+        enc_slice_t rs[] = {ENC_RANGE(0, rows)};
+        enc_slice_t hs[] = {ENC_RANGE(i * 128, (i + 1) * 128)};
+        tir_ap_t tap = enc_ap(b, ta, 1, rs, "dst");
+        enc_load(b, tap, enc_ap(b, f->a, 1, hs, "src"));
+        enc_tensor_tensor(b, tap, tap, tap, ISA_ALU_ADD);
+        enc_store(b, enc_ap(b, f->out, 1, hs, "dst"), tap, false);
+        enc_scope_end(b);
+    }
+    assert_false(b->failed);
+    assert_int_equal(f->k.nops, 9);
+    assert_int_equal(f->k.ops[6].src[0].offset, 256 * 512);
+    assert_int_equal(f->k.ops[6].src[0].count[0], 44);   /* clipped edge tile */
+    assert_int_equal(f->k.ops[6].dst.count[0], 44);
+    assert_string_equal(f->k.ops[6].path, "op[6]");
+    assert_string_equal(f->k.ops[6].name, "load_6");
+    assert_string_equal(f->k.tensors[f->k.ops[6].dst.tensor].name, "ta#2");
+    assert_int_equal(f->k.ops[1].engine, ISA_ENG_UNASSIGNED);   /* DVE or Pool: compiler picks */
+    assert_int_equal(enc_builder_finish(b), 0);
+}
+
+static void test_out_of_scope_and_sticky(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_scope_begin(b);
+    int s = enc_tile(b, "s", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    enc_scope_end(b);
+    assert_int_equal(enc_find_tensor(b, "s"), -1);
+    enc_set_path(b, "kernel.c:42");
+    assert_int_equal(enc_memset(b, enc_ap_none(), 0, ISA_ENG_DVE), -1);
+    expect_msg(f, "kernel.c:42 (memset): field 'dst': operand missing");
+    /* sticky: the first error stays; later calls do nothing */
+    tir_ap_t sap = {s, 0, 2, {512, 1}, {128, 512}};
+    assert_int_equal(enc_memset(b, sap, 0, ISA_ENG_DVE), -1);
+    expect_msg(f, "operand missing");
+    assert_int_equal(enc_builder_finish(b), -1);
+}
+
+static void test_out_of_scope(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_scope_begin(b);
+    int s = enc_tile(b, "s", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    tir_ap_t sap = enc_ap_full(b, s);
+    enc_scope_end(b);
+    assert_int_equal(enc_memset(b, sap, 0, ISA_ENG_DVE), -1);
+    expect_msg(f, "op[0] (memset): field 'dst': tile 's' is used out of its scope");
+}
+
+static void test_seed_messages_c(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    /* memset engine */
+    assert_int_equal(enc_memset(b, enc_ap_full(b, f->t), 1.0, ISA_ENG_ACT), -1);
+    expect_msg(f, "Memset engine can only be Vector or GpSIMD or Unknown.");
+}
+
+static void test_seed_both_indirect(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_dma_operand_t side = {enc_ap_full(b, f->tab), enc_ap_full(b, f->idx), 1000};
+    side.ap.count[0] = 128;
+    assert_int_equal(enc_dma_copy_ex(b, &side, &side, ISA_DGE_NONE, ISA_OOB_ERROR,
+                                     ISA_ALU_BYPASS, 0), -1);
+    expect_msg(f, "(dma_copy): ``src`` and ``dst`` operands cannot both be indirect memory "
+                  "accesses");
+}
+
+static void test_seed_scatter(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_ap_t table = enc_ap_full(b, f->tab);
+    table.count[0] = 128;
+    assert_int_equal(enc_indirect_save(b, table, enc_ap_full(b, f->idx), 1000,
+                                       enc_ap_full(b, f->u), ISA_ALU_ADD, ISA_OOB_ERROR), 0);
+    assert_true(f->k.ops[0].flags & TIR_F_RMW_ADD);
+    assert_int_equal(enc_indirect_save(b, table, enc_ap_full(b, f->idx), 1000,
+                                       enc_ap_full(b, f->u), ISA_ALU_ADD, ISA_OOB_SKIP), -1);
+    expect_msg(f, "scatter add cannot have other modes except for error");
+}
+
+static void test_seed_scatter_op(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_ap_t table = enc_ap_full(b, f->tab);
+    table.count[0] = 128;
+    assert_int_equal(enc_indirect_save(b, table, enc_ap_full(b, f->idx), 1000,
+                                       enc_ap_full(b, f->u), ISA_ALU_MAX, ISA_OOB_ERROR), -1);
+    expect_msg(f, "scatter op can only support bypass or add for now");
+}
+
+static void test_seed_oob_direct(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_slice_t s[] = {ENC_RANGE(0, 128), ENC_RANGE(0, 64)};
+    assert_int_equal(enc_dma_copy(b, enc_ap_full(b, f->u), enc_ap(b, f->a, 2, s, "src"),
+                                  ISA_DGE_NONE, ISA_OOB_SKIP, false), -1);
+    expect_msg(f, "oob_mode.skip is not supported for direct memory access. Only oob_mode.error "
+                  "is allowed (got oob_mode.skip)");
+}
+
+static void test_seed_transpose_axes(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_slice_t s[] = {ENC_RANGE(0, 64), ENC_RANGE(0, 128)};
+    int t2 = enc_tile(b, "t2", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64});
+    /* the supported one works */
+    assert_int_equal(enc_dma_transpose(b, enc_ap_full(b, t2), enc_ap(b, f->a, 2, s, "src"), 2,
+                                       (int[]){1, 0}), 0);
+    assert_int_equal(enc_dma_transpose(b, enc_ap_full(b, t2), enc_ap(b, f->a, 2, s, "src"), 2,
+                                       (int[]){0, 1}), -1);
+    expect_msg(f, "field 'axes': (0, 1) provided for 2D transpose, only (1, 0) supported.");
+}
+
+static void test_seed_local_gather(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int ix = enc_tile(b, "ix", TIR_T_SBUF, ISA_DT_UINT16, 2, (int64_t[]){128, 4});
+    int d = enc_tile(b, "d", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 8});
+    /* 16 partitions x 4 = 64 indices per core; 2 elements each */
+    assert_int_equal(enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, f->u),
+                                      enc_ap_full(b, ix), 2, 64), 0);
+    assert_int_equal(f->k.ops[0].engine, ISA_ENG_POOL);
+    assert_int_equal(enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, f->u),
+                                      enc_ap_full(b, ix), 2, 65), -1);
+    expect_msg(f, "field 'num_valid_indices': num_valid_indices cannot exceed total indices per "
+                  "core");
+}
+
+/* The remaining seed literals through the C API, one fresh builder each. */
+static void test_seed_messages_table(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int t3 = enc_tile(b, "t3", TIR_T_SBUF, ISA_DT_FP32, 3, (int64_t[]){8, 16, 4});
+    int t4 = enc_tile(b, "t4", TIR_T_SBUF, ISA_DT_FP32, 4, (int64_t[]){8, 4, 4, 2});
+    int ix = enc_tile(b, "ix", TIR_T_SBUF, ISA_DT_UINT16, 2, (int64_t[]){128, 512});
+    int d = enc_tile(b, "d", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    int small = enc_tile(b, "small", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){64, 64});
+    assert_false(b->failed);
+    tir_ap_t src3 = enc_ap_raw(b, f->a, 0, 3, (const int64_t[][2]){{512, 4}, {64, 16}, {1, 8}}, "src");
+    tir_ap_t src4 = enc_ap_raw(b, f->a, 0, 4,
+                               (const int64_t[][2]){{512, 2}, {64, 4}, {8, 4}, {1, 8}}, "src");
+    tir_ap_t gsrc = enc_ap_full(b, f->tab);
+    gsrc.count[0] = 128;
+    struct {
+        int which;
+        const char *msg;
+    } cases[] = {
+        {0, "(1, 2, 0) provided for 3D transpose, only (2, 1, 0) supported."},
+        {1, "(3, 2, 1, 0) provided for 4D transpose, only (3, 1, 2, 0) supported."},
+        {2, "(1, 0) provided for gather transpose, only 3D supported."},
+        {3, "``dst_rmw_op`` is not supported indirect memory access on source (``src``) operand"},
+        {4, "number of indices per core must be <= 4096"},
+        {5, "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]"},
+        {6, "src_buffer and index must have same partition dimension size"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        b->failed = false;
+        f->err.msg[0] = 0;
+        int rc = 0;
+        switch (cases[i].which) {
+        case 0: rc = enc_dma_transpose(b, enc_ap_full(b, t3), src3, 3, (int[]){1, 2, 0}); break;
+        case 1: rc = enc_dma_transpose(b, enc_ap_full(b, t4), src4, 4, (int[]){3, 2, 1, 0}); break;
+        case 2: {
+            tir_op_t op;
+            tir_op_init(&op, TIR_DMA_TRANSPOSE);
+            op.dst = enc_ap_full(b, f->u);
+            op.src[0] = gsrc;
+            op.nsrc = 1;
+            op.index = enc_ap_full(b, f->idx);
+            op.index_bound = 1000;
+            op.n_transpose_axes = 2;
+            op.transpose_axes[0] = 1;
+            rc = enc_emit(b, &op);
+            break;
+        }
+        case 3: {
+            enc_dma_operand_t dst = {enc_ap_full(b, f->u), enc_ap_none(), 0};
+            enc_dma_operand_t src = {gsrc, enc_ap_full(b, f->idx), 1000};
+            rc = enc_dma_copy_ex(b, &dst, &src, ISA_DGE_NONE, ISA_OOB_ERROR, ISA_ALU_ADD, 0);
+            break;
+        }
+        case 4: rc = enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, f->t), enc_ap_full(b, ix), 1, 0); break;
+        case 5: rc = enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, f->t), enc_ap_full(b, ix), 3, 16); break;
+        default: rc = enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, small), enc_ap_full(b, ix), 1, 16); break;
+        }
+        assert_int_equal(rc, -1);
+        if (!strstr(f->err.msg, cases[i].msg))
+            fail_msg("case %zu: '%s' lacks '%s'", i, f->err.msg, cases[i].msg);
+    }
+}
+
+static void test_matmul_and_flags(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int st = enc_tile(b, "st", TIR_T_SBUF, ISA_DT_BF16, 2, (int64_t[]){128, 128});
+    int mv = enc_tile(b, "mv", TIR_T_SBUF, ISA_DT_BF16, 2, (int64_t[]){128, 512});
+    assert_int_equal(enc_matmul(b, enc_ap_full(b, f->p), enc_ap_full(b, st), enc_ap_full(b, mv),
+                                TIR_F_ACCUMULATE), 0);
+    const tir_op_t *op = &f->k.ops[0];
+    assert_int_equal(op->kind, TIR_MATMUL);
+    assert_int_equal(op->engine, ISA_ENG_PE);
+    assert_true(op->flags & TIR_F_ACCUMULATE);
+    /* [K=128, M=64] x [128, 512] cannot write a [128, 512] PSUM tile */
+    enc_slice_t half[] = {ENC_ALL, ENC_RANGE(0, 64)};
+    assert_int_equal(enc_matmul(b, enc_ap_full(b, f->p), enc_ap(b, st, 2, half, "stationary"),
+                                enc_ap_full(b, mv), 0), -1);
+    expect_msg(f, "op[1] (matmul): field 'dst': shape is 128 x 512, expected [M, N] = [64, 512]");
+}
+
+static void test_aps(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_slice_t s[] = {ENC_RANGE_STEP(10, 300, 100), ENC_INDEX(7)};
+    tir_ap_t a = enc_ap(b, f->a, 2, s, "src");
+    assert_false(b->failed);
+    assert_int_equal(a.offset, 10 * 512 + 7);
+    assert_int_equal(a.ndim, 1);
+    assert_int_equal(a.step[0], 100 * 512);
+    assert_int_equal(a.count[0], 3);   /* 10, 110, 210 */
+    tir_ap_t r = enc_ap_raw(b, f->a, 5, 2, (const int64_t[][2]){{0, 128}, {1, 4}}, "src");
+    assert_false(b->failed);
+    assert_int_equal(r.step[0], 0);    /* broadcast */
+    assert_int_equal(r.offset, 5);
+    enc_ap_raw(b, f->a, 0, 1, (const int64_t[][2]){{1, 153601}}, "src");
+    expect_msg(f, "field 'src': access pattern reaches elements 0..153600 of 'a' which has "
+                  "153600 elements");
+}
+
+static void test_tensor_errors(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_input(b, "a", ISA_DT_FP32, 1, (int64_t[]){4});
+    expect_msg(f, "input 'a' is declared twice");
+}
+
+static void test_identity_and_constants(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int id = enc_shared_identity_matrix(b, "ident", 3, ISA_DT_FP32);
+    assert_true(id >= 0);
+    const float *d = f->k.tensors[id].const_data;
+    for (int i = 0; i < 9; i++)
+        assert_true(d[i] == (i % 4 == 0 ? 1.0f : 0.0f));
+    int32_t vals[4] = {1, -2, 3, -4};
+    int c = enc_shared_constant(b, "c", ISA_DT_INT32, 2, (int64_t[]){2, 2}, vals);
+    assert_memory_equal(f->k.tensors[c].const_data, vals, sizeof vals);
+    assert_int_equal(f->k.tensors[c].kind, TIR_T_CONSTANT);
+    /* constants cannot be written */
+    assert_int_equal(enc_store(b, enc_ap_full(b, c), enc_ap_raw(b, f->u, 0, 2,
+                                                                (const int64_t[][2]){{64, 2}, {1, 2}}, "src"),
+                               false), -1);
+    expect_msg(f, "field 'dst': constant 'c' cannot be written");
+}
+
+static void test_activation_and_scalars(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int s1 = enc_tile(b, "s1", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 1});
+    assert_int_equal(enc_activation_reduce(b, enc_ap_full(b, f->t), enc_ap_full(b, f->p),
+                                           ISA_ACTFN_EXP, enc_scalar_ap(enc_ap_full(b, s1)),
+                                           enc_ap_full(b, s1), ISA_ALU_ADD, enc_ap_full(b, s1)), 0);
+    const tir_op_t *op = &f->k.ops[0];
+    assert_int_equal(op->engine, ISA_ENG_ACT);
+    assert_true(op->s0.is_ap);
+    assert_int_equal(op->dst2.tensor, s1);
+    assert_int_equal(enc_tensor_scalar(b, enc_ap_full(b, f->t), enc_ap_full(b, f->t),
+                                       ISA_ALU_ADD, enc_imm(1), false, ISA_ALU_MULTIPLY,
+                                       enc_scalar_ap(enc_ap_full(b, f->u)), true), -1);
+    expect_msg(f, "field 'operand1': a per-partition scalar must be a [128, 1] tile access");
+}
+
+static void test_hand_built_op_overflow(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = (tir_ap_t){f->t, 0, 3, {0, 0, 0}, {(int64_t)1 << 40, (int64_t)1 << 40, 128}};
+    assert_int_equal(enc_emit(b, &op), -1);
+    expect_msg(f, "op[0] (memset): field 'dst': access pattern is too large");
+}
+
+static void test_null_args(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    assert_int_equal(enc_emit(b, NULL), -1);
+    expect_msg(f, "no op given");
+    b->failed = false;
+    assert_int_equal(enc_input(b, "z", ISA_DT_FP32, 2, NULL), -1);
+    expect_msg(f, "input 'z': field 'shape': missing");
+    b->failed = false;
+    tir_ap_t a = enc_ap(b, f->a, 2, NULL, "src");
+    assert_int_equal(a.tensor, -1);
+    expect_msg(f, "field 'src': no slices given");
+    b->failed = false;
+    assert_int_equal(enc_tile(b, "bad", TIR_T_INPUT, ISA_DT_FP32, 1, (int64_t[]){4}), -1);
+    expect_msg(f, "field 'buffer': must be sbuf or psum");
+}
+
+static void test_pool_psum(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    assert_int_equal(enc_tensor_copy(b, enc_ap_full(b, f->t), enc_ap_full(b, f->p), ISA_ENG_POOL),
+                     -1);
+    expect_msg(f, "op[0] (tensor_copy): field 'src': the Pool (GpSimd) engine cannot access PSUM");
+}
+
+#define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        FX(test_build_tensor_add), FX(test_out_of_scope_and_sticky), FX(test_out_of_scope),
+        FX(test_seed_messages_c), FX(test_seed_both_indirect), FX(test_seed_scatter),
+        FX(test_seed_scatter_op), FX(test_seed_oob_direct), FX(test_seed_transpose_axes),
+        FX(test_seed_local_gather), FX(test_seed_messages_table), FX(test_matmul_and_flags), FX(test_aps),
+        FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
+        FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

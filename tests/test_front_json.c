@@ -1,0 +1,819 @@
+/* encoder/frontend_json.c: kernel files -> tile IR.  Example kernels,
+ * unrolling, APs, constants, multi-core, and every error path. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "frontend.h"
+
+#define EX TPB_SOURCE_DIR "/examples/kernels/"
+
+/* Kernels are written with ' for " to keep them readable here. */
+static char *dq(const char *s)
+{
+    char *r = strdup(s);
+    for (char *p = r; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    return r;
+}
+
+/* common header: a [300,512] f32, tab [1000,64] f32, out [300,512] f32 */
+static char *kernel(const char *body)
+{
+    static const char hdr[] =
+        "{'inputs': [{'name': 'a', 'shape': [300, 512], 'dtype': 'float32'},"
+        "            {'name': 'tab', 'shape': [1000, 64], 'dtype': 'float32'}],"
+        " 'outputs': [{'name': 'out', 'shape': [300, 512], 'dtype': 'float32'}],"
+        " 'body': [";
+    size_t n = strlen(hdr) + strlen(body) + 8;
+    char *s = malloc(n);
+    snprintf(s, n, "%s%s]}", hdr, body);
+    char *r = dq(s);
+    free(s);
+    return r;
+}
+
+static int parse_opts(const char *json, const enc_front_opts_t *o, tir_kernel_t *k, tpb_err_t *e)
+{
+    return enc_parse_kernel_json_opts(json, strlen(json), "k.json", EX, o, k, e);
+}
+
+static int parse_body(const char *body, tir_kernel_t *k, tpb_err_t *e)
+{
+    char *j = kernel(body);
+    enc_front_opts_t o = {NULL, 0, 0};
+    int rc = parse_opts(j, &o, k, e);
+    free(j);
+    return rc;
+}
+
+/* The body must fail with a message containing every needle. */
+static void fails_with(const char *body, const char *n1, const char *n2)
+{
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(body, &k, &e);
+    tir_kernel_free(&k);
+    if (rc != -1)
+        fail_msg("expected a failure for: %s", body);
+    if (!strstr(e.msg, n1) || (n2 && !strstr(e.msg, n2)))
+        fail_msg("message '%s' lacks '%s' / '%s'", e.msg, n1, n2 ? n2 : "");
+}
+
+static void parses(const char *body, tir_kernel_t *k)
+{
+    tpb_err_t e;
+    if (parse_body(body, k, &e))
+        fail_msg("unexpected failure: %s", e.msg);
+}
+
+/* ---- example kernels ---- */
+
+static void test_tensor_add_example(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    assert_int_equal(enc_parse_kernel_file(EX "tensor_add.json", NULL, 0, &k, &e), 0);
+    assert_string_equal(k.name, "tensor_add");
+    assert_string_equal(k.target, "trn2");
+    assert_int_equal(k.num_programs, 1);
+    /* 3 iterations x (load, load, add, store) */
+    assert_int_equal(k.nops, 12);
+    static const tir_opkind_t kinds[4] = {TIR_LOAD, TIR_LOAD, TIR_TENSOR_TENSOR, TIR_STORE};
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(k.ops[i].kind, kinds[i % 4]);
+    int a = 0, out = 2;
+    assert_string_equal(k.tensors[a].name, "a");
+    assert_int_equal(k.tensors[a].kind, TIR_T_INPUT);
+    assert_int_equal(k.tensors[out].kind, TIR_T_OUTPUT);
+    for (int it = 0; it < 3; it++) {
+        const tir_op_t *ld = &k.ops[it * 4], *st = &k.ops[it * 4 + 3];
+        int64_t rows = it < 2 ? 128 : 44;     /* 300 = 128 + 128 + 44 */
+        assert_int_equal(ld->src[0].tensor, a);
+        assert_int_equal(ld->src[0].offset, it * 128 * 512);
+        assert_int_equal(ld->src[0].ndim, 2);
+        assert_int_equal(ld->src[0].step[0], 512);
+        assert_int_equal(ld->src[0].count[0], rows);
+        assert_int_equal(ld->src[0].step[1], 1);
+        assert_int_equal(ld->src[0].count[1], 512);
+        assert_int_equal(ld->dst.offset, 0);
+        assert_int_equal(ld->dst.count[0], rows);
+        assert_int_equal(st->dst.tensor, out);
+        assert_int_equal(st->dst.offset, it * 128 * 512);
+        assert_int_equal(st->dst.count[0], rows);
+        assert_string_equal(ld->path, "body[0].body[3]");
+        assert_int_equal(k.ops[it * 4 + 2].op0, ISA_ALU_ADD);
+    }
+    /* a fresh tile per iteration */
+    int t0 = k.ops[0].dst.tensor, t1 = k.ops[4].dst.tensor, t2 = k.ops[8].dst.tensor;
+    assert_true(t0 != t1 && t1 != t2 && t0 != t2);
+    assert_string_equal(k.tensors[t0].name, "ta");
+    assert_string_equal(k.tensors[t1].name, "ta#1");
+    assert_string_equal(k.tensors[t2].name, "ta#2");
+    assert_int_equal(k.tensors[t1].kind, TIR_T_SBUF);
+    assert_string_equal(k.tensors[t1].path, "body[0].body[1]");
+    tir_kernel_free(&k);
+}
+
+static void test_matmul_example(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    assert_int_equal(enc_parse_kernel_file(EX "matmul.json", NULL, 0, &k, &e), 0);
+    assert_int_equal(k.nops, 5);
+    const tir_op_t *mm = &k.ops[2];
+    assert_int_equal(mm->kind, TIR_MATMUL);
+    assert_int_equal(mm->engine, ISA_ENG_PE);
+    assert_int_equal(mm->nsrc, 2);
+    assert_string_equal(k.tensors[mm->src[0].tensor].name, "sa");
+    assert_string_equal(k.tensors[mm->src[1].tensor].name, "sb");
+    assert_int_equal(k.tensors[mm->dst.tensor].kind, TIR_T_PSUM);
+    assert_int_equal(mm->dst.count[0], 128);
+    assert_int_equal(mm->dst.count[1], 512);
+    assert_int_equal(mm->flags & TIR_F_ACCUMULATE, 0);
+    assert_int_equal(k.ops[3].kind, TIR_TENSOR_COPY);
+    assert_int_equal(k.ops[3].engine, ISA_ENG_UNASSIGNED);
+    tir_kernel_free(&k);
+}
+
+static void test_softmax_example(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    assert_int_equal(enc_parse_kernel_file(EX "softmax.json", NULL, 0, &k, &e), 0);
+    assert_int_equal(k.nops, 10);
+    const tir_op_t *red = &k.ops[1], *act = &k.ops[2], *ts = &k.ops[3];
+    assert_int_equal(red->kind, TIR_TENSOR_REDUCE);
+    assert_int_equal(red->reduce_op, ISA_ALU_MAX);
+    assert_int_equal(red->axes, 1u);          /* the last (only) free axis */
+    assert_true(red->flags & TIR_F_NEGATE);
+    assert_int_equal(red->dst.count[0], 128);
+    assert_int_equal(red->dst.count[1], 1);
+    assert_int_equal(act->kind, TIR_ACTIVATION);
+    assert_int_equal(act->engine, ISA_ENG_ACT);
+    assert_int_equal(act->func, ISA_ACTFN_EXP);
+    assert_false(act->s0.is_ap);
+    assert_true(act->s0.imm == 1.0);
+    assert_int_equal(act->bias.tensor, red->dst.tensor);
+    assert_int_equal(act->reduce_op, ISA_ALU_ADD);
+    assert_int_equal(act->reduce_cmd, ISA_REDCMD_RESET_REDUCE);
+    assert_string_equal(k.tensors[act->dst2.tensor].name, "sum");
+    assert_int_equal(ts->op0, ISA_ALU_DIVIDE);
+    assert_true(ts->s0.is_ap);
+    assert_int_equal(ts->s0.ap.tensor, act->dst2.tensor);
+    assert_int_equal(ts->op1, ISA_ALU_BYPASS);
+    /* second iteration reads rows 128..255 */
+    assert_int_equal(k.ops[5].src[0].offset, 128 * 512);
+    tir_kernel_free(&k);
+}
+
+static void test_attention_example(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    assert_int_equal(enc_parse_kernel_file(EX "attention.json", "trn1", 0, &k, &e), 0);
+    assert_string_equal(k.target, "trn1");
+    int n_mm = 0, sel = -1, tr = -1;
+    for (int i = 0; i < k.nops; i++) {
+        if (k.ops[i].kind == TIR_MATMUL)
+            n_mm++;
+        if (k.ops[i].kind == TIR_AFFINE_SELECT)
+            sel = i;
+        if (k.ops[i].kind == TIR_TRANSPOSE)
+            tr = i;
+    }
+    assert_int_equal(n_mm, 2);
+    assert_true(sel >= 0 && tr >= 0);
+    const tir_op_t *s = &k.ops[sel];
+    assert_string_equal(s->name, "causal_mask");
+    assert_int_equal(s->engine, ISA_ENG_POOL);
+    assert_int_equal(s->pat_ndim, 1);
+    assert_int_equal(s->pat_step[0], -1);
+    assert_int_equal(s->pat_cm, 1);
+    assert_int_equal(s->cmp, ISA_CMP_GE);
+    assert_true(s->fill == -30000.0);
+    assert_int_equal(k.ops[tr].engine, ISA_ENG_PE);
+    /* qk: stationary q [64, 128] */
+    assert_int_equal(k.ops[3].kind, TIR_MATMUL);
+    assert_string_equal(k.ops[3].name, "qk");
+    assert_int_equal(k.ops[3].src[0].count[0], 64);
+    tir_kernel_free(&k);
+}
+
+static void test_multicore_example(void **state)
+{
+    (void)state;
+    for (int pid = 0; pid < 2; pid++) {
+        tir_kernel_t k;
+        tpb_err_t e;
+        assert_int_equal(enc_parse_kernel_file(EX "multicore_relu.json", NULL, pid, &k, &e), 0);
+        assert_int_equal(k.num_programs, 2);
+        assert_int_equal(k.num_cores, 2);
+        assert_int_equal(k.nops, 6);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(k.ops[i * 3].src[0].offset, (pid * 256 + i * 128) * 256);
+            assert_int_equal(k.ops[i * 3 + 2].dst.offset, (pid * 256 + i * 128) * 256);
+            assert_int_equal(k.ops[i * 3].core, pid);
+            assert_int_equal(k.ops[i * 3 + 1].func, ISA_ACTFN_RELU);
+        }
+        tir_kernel_free(&k);
+    }
+}
+
+static void test_tir_format(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    assert_int_equal(enc_parse_kernel_file(EX "tensor_add.json", NULL, 0, &k, &e), 0);
+    char *text;
+    size_t len;
+    assert_int_equal(enc_tir_format(&k, &text, &len, &e), 0);
+    assert_int_equal(strlen(text), len);
+    assert_non_null(strstr(text, "kernel tensor_add target trn2 program 0/1 cores 1 (9 tensors, 12 ops)\n"));
+    assert_non_null(strstr(text, "  %0 a input float32 [300, 512] @inputs[0]\n"));
+    assert_non_null(strstr(text, "  %7 ta#2 sbuf float32 [128, 512] @body[0].body[1]\n"));
+    assert_non_null(strstr(text, "  #8 load load_8 @body[0].body[3] dst=ta#2{+0; 44x512 512x1} "
+                                 "src0=a{+131072; 44x512 512x1}\n"));
+    assert_non_null(strstr(text, "  #10 tensor_tensor tensor_tensor_10 @body[0].body[5] "
+                                 "dst=ta#2{+0; 44x512 512x1} src0=ta#2{+0; 44x512 512x1} "
+                                 "src1=tb#2{+0; 44x512 512x1} op0=add\n"));
+    free(text);
+    tir_kernel_free(&k);
+}
+
+/* ---- language features ---- */
+
+static void test_let_min_and_step(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'for', 'var': 'i', 'range': [256, 300, 64], 'body': ["
+           "  {'op': 'let', 'var': 'r', 'value': 'min(128, 300 - i)'},"
+           "  {'op': 'tile', 'name': 't', 'shape': [128, 256], 'dtype': 'float32'},"
+           "  {'op': 'load', 'dst': 't[0:r, :]', 'src': 'a[i:i+128, 0:512:2]'}]},"
+           "{'op': 'tile', 'name': 'u', 'shape': [128, 4, 8], 'dtype': 'float32'},"
+           "{'op': 'load', 'dst': 'u[0:1, 2, :]', 'src': 'a[7, 8:16]'}",
+           &k);
+    assert_int_equal(k.nops, 2);
+    const tir_ap_t *s = &k.ops[0].src[0];
+    assert_int_equal(s->offset, 256 * 512);
+    assert_int_equal(s->count[0], 44);
+    assert_int_equal(s->step[1], 2);
+    assert_int_equal(s->count[1], 256);
+    assert_int_equal(k.ops[0].dst.count[0], 44);
+    /* integer index on a free dim drops it; partition dim kept */
+    const tir_ap_t *d = &k.ops[1].dst;
+    assert_int_equal(d->ndim, 2);
+    assert_int_equal(d->offset, 2 * 8);
+    assert_int_equal(d->count[0], 1);
+    assert_int_equal(d->step[0], 32);
+    assert_int_equal(d->count[1], 8);
+    const tir_ap_t *h = &k.ops[1].src[0];
+    assert_int_equal(h->ndim, 1);
+    assert_int_equal(h->offset, 7 * 512 + 8);
+    tir_kernel_free(&k);
+}
+
+static void test_raw_ap_and_if(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'tile', 'name': 't', 'shape': [128, 512], 'dtype': 'float32'},"
+           "{'op': 'for', 'var': 'i', 'range': [2], 'body': ["
+           "  {'op': 'if', 'cond': 'i == 1', 'body': ["
+           "     {'op': 'load', 'dst': 't', 'src': {'tensor': 'a', 'offset': 'i*512', "
+           "      'ap': [[512, 128], [1, 512]]}}],"
+           "   'else': [{'op': 'memset', 'dst': 't', 'value': 0}]}]}",
+           &k);
+    assert_int_equal(k.nops, 2);
+    assert_int_equal(k.ops[0].kind, TIR_MEMSET);
+    assert_string_equal(k.ops[0].path, "body[1].body[0].else[0]");
+    assert_int_equal(k.ops[1].kind, TIR_LOAD);
+    assert_int_equal(k.ops[1].src[0].offset, 512);
+    assert_int_equal(k.ops[1].src[0].step[0], 512);
+    assert_int_equal(k.ops[1].src[0].count[0], 128);
+    tir_kernel_free(&k);
+}
+
+static void test_indirect_and_transpose(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'tile', 'name': 'idx', 'shape': [128, 1], 'dtype': 'int32'},"
+           "{'op': 'tile', 'name': 'g', 'shape': [128, 32], 'dtype': 'float32'},"
+           "{'op': 'dma_copy', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx', "
+           " 'rows': '0:1000', 'cols': '0:64:2'}, 'oob_mode': 'skip', 'dge_mode': 'sw'},"
+           "{'op': 'indirect_save', 'dst': {'tensor': 'tab[:, 32:64]', 'index': 'idx'}, "
+           " 'src': 'g', 'rmw_op': 'add'},"
+           "{'op': 'tile', 'name': 'tt', 'shape': [32, 128], 'dtype': 'float32'},"
+           "{'op': 'dma_transpose', 'dst': 'tt', 'src': 'g'}",
+           &k);
+    assert_int_equal(k.nops, 3);
+    const tir_op_t *l = &k.ops[0], *s = &k.ops[1], *t = &k.ops[2];
+    assert_int_equal(l->kind, TIR_INDIRECT_LOAD);
+    assert_int_equal(l->index_bound, 1000);
+    assert_int_equal(l->src[0].count[0], 128);
+    assert_int_equal(l->src[0].step[0], 64);
+    assert_int_equal(l->src[0].step[1], 2);
+    assert_int_equal(l->src[0].count[1], 32);
+    assert_int_equal(l->oob_mode, ISA_OOB_SKIP);
+    assert_true(l->flags & TIR_F_OOB_SKIP);
+    assert_int_equal(l->dge_mode, ISA_DGE_SW);
+    assert_string_equal(k.tensors[l->index.tensor].name, "idx");
+    assert_int_equal(s->kind, TIR_INDIRECT_SAVE);
+    assert_true(s->flags & TIR_F_RMW_ADD);
+    assert_int_equal(s->dst.offset, 32);
+    assert_int_equal(s->index_bound, 1000);
+    assert_int_equal(t->kind, TIR_DMA_TRANSPOSE);
+    assert_int_equal(t->n_transpose_axes, 2);
+    assert_int_equal(t->transpose_axes[0], 1);
+    assert_int_equal(t->transpose_axes[1], 0);
+    tir_kernel_free(&k);
+}
+
+static void test_compute_ops_parse(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'tile', 'name': 'x', 'shape': [128, 4, 16], 'dtype': 'float32'},"
+           "{'op': 'tile', 'name': 'r', 'shape': [128, 16], 'dtype': 'float32'},"
+           "{'op': 'tile', 'name': 's', 'shape': [128, 1], 'dtype': 'float32'},"
+           "{'op': 'tile', 'name': 'iv', 'shape': [128, 4, 16], 'dtype': 'int32'},"
+           "{'op': 'tensor_reduce', 'dst': 'r', 'src': 'x', 'operator': 'add', 'axis': 1},"
+           "{'op': 'tensor_reduce', 'dst': 's', 'src': 'x', 'operator': 'max', 'axis': [1, 2],"
+           " 'keepdims': true},"
+           "{'op': 'tensor_scalar', 'dst': 'x', 'src': 'x', 'op0': 'subtract', 'operand0': 's',"
+           " 'reverse0': true, 'op1': 'nl.multiply', 'operand1': 2.5},"
+           "{'op': 'iota', 'dst': 'iv', 'pattern': [[16, 4], [1, 16]], 'offset': 3,"
+           " 'channel_multiplier': 64},"
+           "{'op': 'scalar_tensor_tensor', 'dst': 'r', 'in0': 'r', 'op0': 'multiply',"
+           " 'scalar': -1, 'op1': 'add', 'in1': 'r', 'engine': 'gpsimd'},"
+           "{'op': 'tensor_tensor_scan', 'dst': 'r', 'in0': 'r', 'in1': 'r', 'initial': 0,"
+           " 'op0': 'multiply', 'op1': 'add'},"
+           "{'op': 'select', 'dst': 'r', 'pred': 'r', 'on_true': 'r', 'on_false': -5},"
+           "{'op': 'dropout', 'dst': 'r', 'src': 'r', 'prob': 0.25}",
+           &k);
+    assert_int_equal(k.nops, 8);
+    assert_int_equal(k.ops[0].axes, 2u);      /* NKI axis 1 of 2 free axes = bit 1 */
+    assert_int_equal(k.ops[1].axes, 3u);
+    assert_true(k.ops[1].flags & TIR_F_KEEPDIMS);
+    const tir_op_t *ts = &k.ops[2];
+    assert_true(ts->flags & TIR_F_REV0);
+    assert_false(ts->flags & TIR_F_REV1);
+    assert_int_equal(ts->op1, ISA_ALU_MULTIPLY);
+    assert_true(ts->s1.imm == 2.5);
+    const tir_op_t *io = &k.ops[3];
+    assert_int_equal(io->pat_ndim, 2);
+    assert_int_equal(io->pat_step[0], 16);
+    assert_int_equal(io->pat_offset, 3);
+    assert_int_equal(io->pat_cm, 64);
+    assert_int_equal(k.ops[4].engine, ISA_ENG_POOL);
+    assert_int_equal(k.ops[5].engine, ISA_ENG_DVE);
+    assert_int_equal(k.ops[6].nsrc, 2);
+    assert_true(k.ops[6].fill == -5.0);
+    assert_true(k.ops[7].prob == 0.25);
+    tir_kernel_free(&k);
+}
+
+static void test_constants(void **state)
+{
+    (void)state;
+    const char *j0 =
+        "{'inputs': [], 'outputs': [{'name': 'o', 'shape': [2, 3], 'dtype': 'int32'}],"
+        " 'constants': [{'name': 'ident', 'identity': 4, 'dtype': 'bfloat16'},"
+        "               {'name': 'c', 'value': [[1, 2, 3], [4, 5, -6]], 'dtype': 'int32'},"
+        "               {'name': 'h', 'value': [0.5, -2], 'dtype': 'float16'},"
+        "               {'name': 'w', 'file': 'w.npy', 'shape': [128, 64], 'dtype': 'float32'}],"
+        " 'body': [{'op': 'tile', 'name': 't', 'shape': [2, 3], 'dtype': 'int32'},"
+        "          {'op': 'load', 'dst': 't', 'src': 'c'},"
+        "          {'op': 'store', 'dst': 'o', 'src': 't'}]}";
+    char *j = dq(j0);
+    tir_kernel_t k;
+    tpb_err_t e;
+    enc_front_opts_t o = {NULL, 0, 0};
+    if (parse_opts(j, &o, &k, &e))
+        fail_msg("%s", e.msg);
+    free(j);
+    assert_int_equal(k.tensors[1].kind, TIR_T_CONSTANT);
+    assert_int_equal(k.tensors[1].shape[0], 4);
+    const uint16_t *id = k.tensors[1].const_data;
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++)
+            assert_int_equal(id[r * 4 + c], r == c ? 0x3F80 : 0);
+    const int32_t *cv = k.tensors[2].const_data;
+    assert_int_equal(cv[0], 1);
+    assert_int_equal(cv[5], -6);
+    const uint16_t *hv = k.tensors[3].const_data;
+    assert_int_equal(hv[0], 0x3800);   /* 0.5 in fp16 */
+    assert_int_equal(hv[1], 0xC000);   /* -2 */
+    assert_string_equal(k.tensors[4].const_file, EX "/w.npy");
+    assert_null(k.tensors[4].const_data);
+    tir_kernel_free(&k);
+}
+
+static void test_multicore_pid(void **state)
+{
+    (void)state;
+    const char *j0 =
+        "{'grid': {'n': 4, 'nc': 2, 'mapping': 'blocked'},"
+        " 'inputs': [{'name': 'a', 'shape': [512, 64], 'dtype': 'float32'}],"
+        " 'outputs': [{'name': 'o', 'shape': [512, 64], 'dtype': 'float32'}],"
+        " 'body': [{'op': 'let', 'var': 'base', 'value': 'pid * 128'},"
+        "          {'op': 'tile', 'name': 't', 'shape': [128, 64], 'dtype': 'float32'},"
+        "          {'op': 'load', 'dst': 't', 'src': 'a[base:base+128]'},"
+        "          {'op': 'store', 'dst': 'o[base:base+128]', 'src': 't'}]}";
+    char *j = dq(j0);
+    for (int pid = 0; pid < 4; pid++) {
+        tir_kernel_t k;
+        tpb_err_t e;
+        enc_front_opts_t o = {NULL, pid, 0};
+        if (parse_opts(j, &o, &k, &e))
+            fail_msg("%s", e.msg);
+        assert_int_equal(k.num_programs, 4);
+        assert_int_equal(k.num_cores, 2);
+        assert_int_equal(k.program_id, pid);
+        assert_int_equal(k.nops, 2);
+        assert_int_equal(k.ops[0].src[0].offset, pid * 128 * 64);
+        assert_int_equal(k.ops[0].core, pid / 2);
+        assert_int_equal(k.ntensors, 3);
+        tir_kernel_free(&k);
+    }
+    tir_kernel_t k;
+    tpb_err_t e;
+    enc_front_opts_t o = {NULL, 4, 0};
+    assert_int_equal(parse_opts(j, &o, &k, &e), -1);
+    assert_non_null(strstr(e.msg, "program id 4 out of range"));
+    tir_kernel_free(&k);
+    free(j);
+    /* a 2-D grid: pid = pid0 * 3 + pid1 */
+    const char *g0 =
+        "{'grid': [2, 3], 'inputs': [{'name': 'a', 'shape': [6, 64], 'dtype': 'float32'}],"
+        " 'body': [{'op': 'tile', 'name': 't', 'shape': [1, 64], 'dtype': 'float32'},"
+        "          {'op': 'nl.affine_range', 'var': 'i', 'range': [1], 'body': ["
+        "            {'op': 'load', 'dst': 't', 'src': 'a[pid0 * num_programs1 + pid1, :]'}]}]}";
+    char *g = dq(g0);
+    for (int pid = 0; pid < 6; pid++) {
+        enc_front_opts_t go = {NULL, pid, 0};
+        if (parse_opts(g, &go, &k, &e))
+            fail_msg("%s", e.msg);
+        assert_int_equal(k.num_programs, 6);
+        assert_int_equal(k.ops[0].src[0].offset, pid * 64);
+        tir_kernel_free(&k);
+    }
+    free(g);
+    fails_with("{'op': 'for', 'var': 'i', 'range': ['pid + 1'], 'body': []}",
+               "body[0]: field 'range': control flow may not depend on 'pid'", NULL);
+    fails_with("{'op': 'let', 'var': 'x', 'value': 'pid'},"
+               "{'op': 'if', 'cond': 'x > 0', 'body': []}",
+               "body[1]: field 'cond': control flow may not depend on 'pid'", NULL);
+}
+
+/* ---- validation messages (seed literals) through JSON ---- */
+
+#define T(name, shape, dt) "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "'},"
+#define TP(name, shape, dt) "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "', 'buffer': 'psum'},"
+
+static void test_seed_messages_dma(void **state)
+{
+    (void)state;
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': {'tensor': 'tab', 'index': 'idx'},"
+               " 'src': {'tensor': 'tab', 'index': 'idx'}}",
+               "k.json: body[2] (dma_copy): ``src`` and ``dst`` operands cannot both be "
+               "indirect memory accesses", NULL);
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': 'g', 'src': 'a[0:128, 0:64]', 'oob_mode': 'skip'}",
+               "oob_mode.skip is not supported for direct memory access. Only oob_mode.error is "
+               "allowed (got oob_mode.skip)", "field 'oob_mode'");
+    fails_with(T("g", "[64, 128]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'g', 'src': 'a[0:128, 0:64]', 'oob_mode': 'skip'}",
+               "oob_mode.skip is not supported for direct memory access", NULL);
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'g', 'src': 'a[0:128, 0:64]', 'axes': [0, 1]}",
+               "(0, 1) provided for 2D transpose, only (1, 0) supported.", NULL);
+    fails_with(T("g", "[8, 16, 4]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'g', 'src': {'tensor': 'a', 'ap': [[512, 4], [64, 16], [1, 8]]},"
+               " 'axes': [1, 2, 0]}",
+               "(1, 2, 0) provided for 3D transpose, only (2, 1, 0) supported.", NULL);
+    fails_with(T("g", "[8, 4, 4, 2]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'g', 'src': {'tensor': 'a', 'ap': [[512, 2], [64, 4], [8, 4], [1, 8]]},"
+               " 'axes': [3, 2, 1, 0]}",
+               "(3, 2, 1, 0) provided for 4D transpose, only (3, 1, 2, 0) supported.", NULL);
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[64, 128]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'}}",
+               "(1, 0) provided for gather transpose, only 3D supported.", NULL);
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'indirect_save', 'dst': {'tensor': 'tab', 'index': 'idx'}, 'src': 'g',"
+               " 'rmw_op': 'multiply'}",
+               "scatter op can only support bypass or add for now", "field 'rmw_op'");
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': {'tensor': 'tab', 'index': 'idx'}, 'src': 'g',"
+               " 'rmw_op': 'add', 'oob_mode': 'skip'}",
+               "scatter add cannot have other modes except for error", NULL);
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'},"
+               " 'rmw_op': 'add'}",
+               "``dst_rmw_op`` is not supported indirect memory access on source (``src``) "
+               "operand", NULL);
+    fails_with(T("idx", "[128, 1]", "float32") T("g", "[128, 64]", "float32")
+               "{'op': 'indirect_load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'}}",
+               "field 'index': dtype float32 not allowed (int32 or uint32)", NULL);
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'indirect_load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'},"
+               " 'dge_mode': 'hw'}",
+               "hardware DGE has no gather/scatter", NULL);
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'indirect_load', 'dst': 'g', 'src': 'tab[0:128]'}",
+               "indirect_load needs an indirect source", NULL);
+}
+
+static void test_seed_messages_engines(void **state)
+{
+    (void)state;
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'memset', 'dst': 't', 'value': 1, 'engine': 'act'}",
+               "k.json: body[1] (memset): field 'engine': Memset engine can only be Vector or "
+               "GpSIMD or Unknown.", NULL);
+    fails_with(T("t", "[128, 64]", "float32") T("ix", "[128, 4]", "uint16") T("d", "[128, 4]", "float32")
+               "{'op': 'local_gather', 'dst': 'd', 'src': 't', 'index': 'ix', 'num_valid_indices': 65}",
+               "num_valid_indices cannot exceed total indices per core", NULL);
+    fails_with(T("t", "[128, 64]", "float32") T("ix", "[128, 512]", "uint16") T("d", "[128, 512]", "float32")
+               "{'op': 'local_gather', 'dst': 'd', 'src': 't', 'index': 'ix'}",
+               "number of indices per core must be <= 4096", NULL);
+    fails_with(T("t", "[128, 64]", "float32") T("ix", "[128, 4]", "uint16") T("d", "[128, 12]", "float32")
+               "{'op': 'local_gather', 'dst': 'd', 'src': 't', 'index': 'ix', 'num_elem_per_idx': 3}",
+               "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]", NULL);
+    fails_with(T("t", "[64, 64]", "float32") T("ix", "[128, 4]", "uint16") T("d", "[128, 4]", "float32")
+               "{'op': 'local_gather', 'dst': 'd', 'src': 't', 'index': 'ix'}",
+               "src_buffer and index must have same partition dimension size", NULL);
+}
+
+/* ---- our own validation ---- */
+
+static void test_validation_own(void **state)
+{
+    (void)state;
+    fails_with(T("t", "[256, 4]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0}",
+               "body[0]: sbuf tile 't': field 'shape': partition dim 256 > 128", NULL);
+    fails_with(T("t", "[128, 100000]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0}",
+               "exceed the SBUF partition size", NULL);
+    fails_with(T("t", "[128, 64]", "float32") T("u", "[128, 32]", "float32")
+               "{'op': 'tensor_tensor', 'dst': 't', 'in0': 't', 'in1': 'u', 'operator': 'add'}",
+               "body[2] (tensor_tensor): field 'in1': shape [128, 32] does not match 'dst' shape "
+               "[128, 64]", NULL);
+    fails_with(T("s", "[128, 128]", "bfloat16") T("m", "[128, 512]", "bfloat16")
+               T("d", "[128, 512]", "float32")
+               "{'op': 'matmul', 'dst': 'd', 'stationary': 's', 'moving': 'm'}",
+               "(matmul): field 'dst': must be a PSUM tile ('d' is in SBUF)", NULL);
+    fails_with(T("s", "[128, 128]", "int32") T("m", "[128, 512]", "bfloat16")
+               TP("d", "[128, 512]", "float32")
+               "{'op': 'matmul', 'dst': 'd', 'stationary': 's', 'moving': 'm'}",
+               "field 'stationary': dtype int32 not allowed on the PE", NULL);
+    fails_with(T("s", "[128, 128]", "bfloat16") T("m", "[64, 512]", "bfloat16")
+               TP("d", "[128, 512]", "float32")
+               "{'op': 'matmul', 'dst': 'd', 'stationary': 's', 'moving': 'm'}",
+               "field 'moving': contraction (partition) size 64 differs", NULL);
+    fails_with(TP("p", "[128, 64]", "float32") T("t", "[128, 64]", "float32")
+               "{'op': 'tensor_copy', 'dst': 't', 'src': 'p', 'engine': 'pool'}",
+               "field 'src': the Pool (GpSimd) engine cannot access PSUM (tile 'p')", NULL);
+    fails_with(TP("p", "[128, 64]", "int32")
+               "{'op': 'iota', 'dst': 'p', 'pattern': [[1, 64]]}",
+               "the Pool (GpSimd) engine cannot access PSUM", NULL);
+    fails_with(TP("p", "[128, 64]", "float32") TP("q", "[128, 64]", "float32")
+               "{'op': 'tensor_tensor', 'dst': 'p', 'in0': 'p', 'in1': 'q', 'operator': 'add'}",
+               "in0 and in1 cannot both be in PSUM", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'tensor_tensor', 'dst': 't', 'in0': 't', 'in1': 'a[0:128, 0:64]', 'operator': 'add'}",
+               "field 'in1': 'a' is an HBM tensor", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'activation', 'dst': 't', 'src': 't', 'func': 'exp', 'engine': 'dve'}",
+               "field 'engine': activation cannot run on engine DVE", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'bitwise_and', "
+               "'operand0': 1, 'engine': 'act'}",
+               "runs only on the Vector engine", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'activation', 'dst': 't', 'src': 't', 'func': 'exp', 'scale': 't'}",
+               "field 'scale': a per-partition scalar must be a [128, 1] tile access", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'store', 'dst': 'a[0:128, 0:64]', 'src': 't'},"
+               "{'op': 'load', 'dst': 't', 'src': 't'}",
+               "body[2] (load): field 'src': must be an HBM tensor ('t' is in SBUF)", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a[0:128, 0:32]'}",
+               "field 'src': shape [128, 32] does not match 'dst' shape [128, 64]", NULL);
+    fails_with(T("t", "[128, 8]", "float32") T("d", "[128, 4]", "float32")
+               "{'op': 'max8', 'dst': 'd', 'src': 't'}", "field 'dst': must be [128, 8]", NULL);
+    fails_with("{'op': 'load_tensor_to_register', 'src': 'a[0, 0]', 'reg': 64}",
+               "field 'reg': 64 out of range 0..63", NULL);
+}
+
+/* ---- names, types, bounds, malformed input ---- */
+
+static void test_names_and_types(void **state)
+{
+    (void)state;
+    fails_with("{'op': 'load', 'dst': 'nope', 'src': 'a'}",
+               "k.json: body[0]: field 'dst': unknown tensor or tile 'nope'", NULL);
+    fails_with("{'op': 'frobnicate'}", "body[0]: field 'op': unknown op 'frobnicate'", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'colour': 1}",
+               "body[1]: field 'colour': unknown field (allowed: op, name, engine, dst, value, random)",
+               NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'value': 1}",
+               "field 'value': given twice", NULL);
+    fails_with("{'op': 'tile', 'name': 't', 'shape': [128, 64], 'dtype': 'float64'}",
+               "body[0]: field 'dtype': unknown dtype 'float64'", NULL);
+    fails_with("{'op': 'tile', 'name': 't', 'shape': '128', 'dtype': 'float32'}",
+               "body[0]: field 'shape': expected an array of integers, got a string", NULL);
+    fails_with("{'op': 'tile', 'name': 't', 'shape': [128, 2.5], 'dtype': 'float32'}",
+               "field 'shape': 2.5 is not an integer", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'activation', 'dst': 't', 'src': 't', 'func': 'explode'}",
+               "field 'func': unknown name 'explode'", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'engine': 'gpu'}",
+               "field 'engine': unknown engine 'gpu'", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 5, 'value': 0}",
+               "field 'dst': expected an operand", NULL);
+    fails_with("42", "body[0]: expected an op object, got a number", NULL);
+    fails_with("{'op': 'for', 'var': 'i', 'range': [2], 'body': ["
+               T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0}]},"
+               "{'op': 'memset', 'dst': 't', 'value': 1}",
+               "body[1]: field 'dst': tile 't' is out of scope here (declared at body[0].body[0])",
+               NULL);
+    fails_with("{'op': 'tile', 'name': 'a', 'shape': [128, 64], 'dtype': 'float32'}",
+               "tile 'a' has the name of an HBM tensor", NULL);
+    fails_with("{'op': 'for', 'var': 'pid', 'range': [2], 'body': []}",
+               "field 'var': 'pid' is not a usable variable name", NULL);
+}
+
+static void test_bounds(void **state)
+{
+    (void)state;
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a[400:528, 0:64]'}",
+               "body[1]: field 'src': slice 400:528 of 'a' dimension 0 (300) is empty", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'load', 'dst': 't[0:1, 0:64]', 'src': 'a[300, 0:64]'}",
+               "field 'src': index 300 out of range for 'a' dimension 0 (300)", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a[-1:127, 0:64]'}",
+               "negative slice bound", NULL);
+    fails_with(T("t", "[128, 64]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a[0:128, 0:64, 0]'}",
+               "3 indices for 'a' which has 2 dimensions", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': {'tensor': 'a', 'offset': 153000, 'ap': [[512, 128], [1, 64]]}}",
+               "access pattern reaches elements 153000..", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': {'tensor': 'a', 'ap': [[1099511627776, 4294967296], [1, 64]]}}",
+               "field 'src': access pattern overflows", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': {'tensor': 'a', 'offset': -1, 'ap': [[512, 128], [1, 64]]}}",
+               "field 'src': offset -1 outside 'a'", NULL);
+    {
+        tir_kernel_t k;
+        parses(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 't[0:1, 0:64]', 'src': 'a[5:10:1000000000000000000, 0:64]'}", &k);
+        assert_int_equal(k.ops[0].src[0].offset, 5 * 512);
+        assert_int_equal(k.ops[0].src[0].count[0], 1);
+        tir_kernel_free(&k);
+    }
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'memset', 'dst': {'tensor': 't', 'ap': [[1, 128], [1, 64]]}, 'value': 0}",
+               "its step must be the row size 64", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'for', 'var': 'i', 'range': [3], 'body': ["
+               "  {'op': 'load', 'dst': 't', 'src': 'a[i*128:(i+1)*128, 0:64]'}]}",
+               "body[1].body[0] (load): field 'src': shape [44, 64] does not match 'dst' shape "
+               "[128, 64] (at i=2)", NULL);
+}
+
+static void test_malformed_json(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    const char *bad = "{\n  \"inputs\": [],\n  \"body\": [ {\"op\": \"load\",, } ]\n}";
+    assert_int_equal(enc_parse_kernel_json(bad, strlen(bad), "m.json", NULL, NULL, 0, &k, &e), -1);
+    assert_non_null(strstr(e.msg, "m.json:3:"));
+    assert_non_null(strstr(e.msg, "invalid JSON"));
+    tir_kernel_free(&k);
+    const char *cases[][2] = {
+        {"", "m.json:1:1: invalid JSON"},
+        {"[1, 2]", "(top level): expected a JSON object, got an array"},
+        {"{\"body\": []} trailing", "invalid JSON"},
+        {"{}", "field 'body': missing"},
+        {"{\"body\": {}}", "field 'body': expected an array of ops, got an object"},
+        {"{\"body\": [], \"extra\": 1}", "field 'extra': unknown field"},
+        {"{\"body\": [], \"target\": \"trn9\"}", "unknown target 'trn9'"},
+        {"{\"body\": [], \"inputs\": [{\"name\": \"x\", \"shape\": [0], \"dtype\": \"int8\"}]}",
+         "inputs[0]: input 'x': field 'shape': dimension 0 is 0"},
+        {"{\"body\": [], \"inputs\": [{\"name\": \"x y\", \"shape\": [1], \"dtype\": \"int8\"}]}",
+         "not a valid identifier"},
+        {"{\"body\": [], \"grid\": [0]}", "grid: dimension 0 is 0"},
+        {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [1, 300]}]}",
+         "constants[0]: field 'value': 300 out of range for int8"},
+        {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [[1], [2, 3]]}]}",
+         "not a rectangular"},
+        {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\"}]}",
+         "give exactly one of 'file', 'value' or 'identity'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&e, 0, sizeof e);
+        int rc = enc_parse_kernel_json(cases[i][0], strlen(cases[i][0]), "m.json", NULL, NULL, 0,
+                                       &k, &e);
+        tir_kernel_free(&k);
+        if (rc != -1 || !strstr(e.msg, cases[i][1]))
+            fail_msg("case %zu: rc %d message '%s' lacks '%s'", i, rc, e.msg, cases[i][1]);
+    }
+    /* missing file */
+    assert_int_equal(enc_parse_kernel_file("/nonexistent/k.json", NULL, 0, &k, &e), -1);
+    assert_non_null(strstr(e.msg, "/nonexistent/k.json"));
+    tir_kernel_free(&k);
+    /* very deep JSON nesting is rejected by the parser, not a crash */
+    size_t n = 200000;
+    char *deep = malloc(2 * n + 1);
+    memset(deep, '[', n);
+    memset(deep + n, ']', n);
+    deep[2 * n] = 0;
+    assert_int_equal(enc_parse_kernel_json(deep, 2 * n, "d.json", NULL, NULL, 0, &k, &e), -1);
+    tir_kernel_free(&k);
+    free(deep);
+}
+
+static void test_runaway_loops(void **state)
+{
+    (void)state;
+    fails_with("{'op': 'for', 'var': 'i', 'range': [1000000000000], 'body': ["
+               T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0}]}",
+               "body[0]: field 'range':", "runaway loop");
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'for', 'var': 'i', 'range': [100000], 'body': ["
+               "  {'op': 'for', 'var': 'j', 'range': [1000], 'body': ["
+               "    {'op': 'memset', 'dst': 't', 'value': 0}]}]}",
+               "unrolls to about 100000000 ops, more than the limit of 10000000", NULL);
+    fails_with("{'op': 'for', 'var': 'i', 'range': [0, 10, 0], 'body': []}", "step is 0", NULL);
+    /* a user limit */
+    char *j = kernel(T("t", "[128, 64]", "float32")
+                     "{'op': 'for', 'var': 'i', 'range': [50], 'body': ["
+                     "  {'op': 'memset', 'dst': 't', 'value': 0}]}");
+    tir_kernel_t k;
+    tpb_err_t e;
+    enc_front_opts_t o = {NULL, 0, 20};
+    assert_int_equal(parse_opts(j, &o, &k, &e), -1);
+    assert_non_null(strstr(e.msg, "more than the limit of 20"));
+    tir_kernel_free(&k);
+    o.max_ops = 50;
+    assert_int_equal(parse_opts(j, &o, &k, &e), 0);
+    assert_int_equal(k.nops, 50);
+    tir_kernel_free(&k);
+    free(j);
+    /* deep loop nesting */
+    char body[16384] = "";
+    for (int i = 0; i < 80; i++)
+        strcat(body, "{'op': 'for', 'var': 'i', 'range': [1], 'body': [");
+    for (int i = 0; i < 80; i++)
+        strcat(body, "]}");
+    fails_with(body, "nested more than 64 deep", NULL);
+    /* negative-step loops count down */
+    parses(T("t", "[128, 64]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [2, -1, -1], 'body': ["
+           "  {'op': 'load', 'dst': 't[0:min(128, 300 - i*128)]', 'src': 'a[i*128:i*128+128, 0:64]'}]}", &k);
+    assert_int_equal(k.nops, 3);
+    assert_int_equal(k.ops[0].src[0].offset, 256 * 512);
+    assert_int_equal(k.ops[0].src[0].count[0], 44);
+    assert_int_equal(k.ops[2].src[0].offset, 0);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tensor_add_example),
+        cmocka_unit_test(test_matmul_example),
+        cmocka_unit_test(test_softmax_example),
+        cmocka_unit_test(test_attention_example),
+        cmocka_unit_test(test_multicore_example),
+        cmocka_unit_test(test_tir_format),
+        cmocka_unit_test(test_let_min_and_step),
+        cmocka_unit_test(test_raw_ap_and_if),
+        cmocka_unit_test(test_indirect_and_transpose),
+        cmocka_unit_test(test_compute_ops_parse),
+        cmocka_unit_test(test_constants),
+        cmocka_unit_test(test_multicore_pid),
+        cmocka_unit_test(test_seed_messages_dma),
+        cmocka_unit_test(test_seed_messages_engines),
+        cmocka_unit_test(test_validation_own),
+        cmocka_unit_test(test_names_and_types),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_malformed_json),
+        cmocka_unit_test(test_runaway_loops),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

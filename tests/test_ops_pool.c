@@ -1,0 +1,188 @@
+/* Pool ops: Iota, AffineSelect, TensorPartitionReduce, IndirectCopy,
+ * PoolGather: semantics, the seed bounds messages, PSUM rejection, costs. */
+#include "ops_fixture.h"
+
+#define SB ISA_SPACE_SBUF
+#define PS ISA_SPACE_PSUM
+#define F32 ISA_DT_FP32
+#define I32 ISA_DT_INT32
+
+static void test_iota(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
+    isa_decoded_t d = mk(ISA_OP_IOTA);
+    d.inst.f.IOTA.out = tap2(SB, I32, 0, 4, 2, 3, 1, 2, 3);
+    d.inst.f.IOTA.offset = 10;
+    d.inst.f.IOTA.cm = 100;
+    d.inst.f.IOTA.step0 = 1;
+    d.inst.f.IOTA.step1 = 1000;
+    assert_int_equal(fx_run(fx, &d), 0);
+    /* p is relative to the start partition (4) */
+    assert_int_equal(fx_geti(fx, SB, 4, 0, I32, 0), 10);
+    assert_int_equal(fx_geti(fx, SB, 5, 0, I32, 5), 10 + 100 + 2 + 1000);
+    /* int32 wrap-around, then a float output */
+    d.inst.f.IOTA.out = tap1(SB, F32, 64, 0, 1, 2);
+    d.inst.f.IOTA.offset = INT32_MAX;
+    d.inst.f.IOTA.step0 = 1;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 1), (float)INT32_MIN);
+    d.inst.f.IOTA.out.space = PS;
+    FX_FAILS(fx, &d, "out", "Pool engine cannot access psum");
+    fx_free(fx);
+}
+
+static void test_affine_select(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
+    float v[3] = { 1, 2, 3 };
+    for (unsigned p = 0; p < 3; p++)
+        fx_put(fx, SB, p, 0, F32, v, 3);
+    isa_decoded_t d = mk(ISA_OP_AFFINE_SELECT);
+    d.inst.f.AFSEL.in = tap1(SB, F32, 0, 0, 3, 3);
+    d.inst.f.AFSEL.out = tap1(SB, ISA_DT_BF16, 64, 0, 3, 3);
+    d.inst.f.AFSEL.cm = 1;     /* keep where p - i >= 0 (causal) */
+    d.inst.f.AFSEL.step0 = -1;
+    d.inst.f.AFSEL.cmp = ISA_CMP_GE;
+    d.inst.f.AFSEL.fill = -INFINITY;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 0, 64, ISA_DT_BF16, 0), 1.0f);
+    assert_feq(fx_get(fx, SB, 0, 64, ISA_DT_BF16, 1), -INFINITY);
+    assert_feq(fx_get(fx, SB, 2, 64, ISA_DT_BF16, 2), 3.0f);
+    assert_feq(fx_get(fx, SB, 1, 64, ISA_DT_BF16, 2), -INFINITY);
+    d.inst.f.AFSEL.cmp = ISA_CMP_EQ; /* diagonal only */
+    d.inst.f.AFSEL.fill = 0;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 1, 64, ISA_DT_BF16, 1), 2.0f);
+    assert_feq(fx_get(fx, SB, 1, 64, ISA_DT_BF16, 0), 0.0f);
+    d.inst.f.AFSEL.cmp = 9;
+    FX_FAILS(fx, &d, "cmp");
+    fx_free(fx);
+}
+
+static void test_partition_reduce(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
+    const float rows[3][2] = { { 1, -5 }, { 2, 7 }, { 3, 0 } };
+    for (unsigned p = 0; p < 3; p++)
+        fx_put(fx, SB, 8 + p, 0, F32, rows[p], 2);
+    isa_decoded_t d = mk(ISA_OP_TENSOR_PARTITION_REDUCE);
+    d.inst.f.PRED.in = tap1(SB, F32, 0, 8, 3, 2);
+    d.inst.f.PRED.out = tap1(SB, F32, 64, 20, 1, 2);
+    d.inst.f.PRED.op = ISA_ALU_ADD;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 20, 64, F32, 0), 6.0f);
+    assert_feq(fx_get(fx, SB, 20, 64, F32, 1), 2.0f);
+    d.inst.f.PRED.op = ISA_ALU_MAX;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 20, 64, F32, 1), 7.0f);
+    d.inst.f.PRED.out.nparts = 2;
+    FX_FAILS(fx, &d, "out", "1 partition");
+    fx_free(fx);
+}
+
+static void test_indirect_copy(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
+    /* core 1 (partitions 16..31): src flat[q*2+f] = 100 + q*2 + f */
+    for (unsigned q = 0; q < 16; q++) {
+        float v[2] = { (float)(100 + q * 2), (float)(101 + q * 2) };
+        fx_put(fx, SB, 16 + q, 0, F32, v, 2);
+    }
+    int64_t idx[3] = { 5, 0, 15 };
+    for (unsigned j = 0; j < 3; j++)
+        fx_puti(fx, SB, 16 + j, 16, ISA_DT_UINT16, &idx[j], 1);
+    isa_decoded_t d = mk(ISA_OP_INDIRECT_COPY);
+    d.inst.f.ICOPY.src = tap1(SB, F32, 0, 16, 16, 2);
+    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 16, 16, 1);
+    d.inst.f.ICOPY.out = tap1(SB, F32, 64, 16, 16, 2);
+    d.inst.f.ICOPY.elems_per_idx = 2; /* chunk k = flat[2k], flat[2k+1] */
+    d.inst.f.ICOPY.num_valid = 3;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 16, 64, F32, 0), 110.0f);
+    assert_feq(fx_get(fx, SB, 16, 64, F32, 1), 111.0f);
+    assert_feq(fx_get(fx, SB, 17, 64, F32, 0), 100.0f);
+    assert_feq(fx_get(fx, SB, 18, 64, F32, 1), 131.0f);
+    d.inst.f.ICOPY.elems_per_idx = 3;
+    FX_FAILS(fx, &d, "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]");
+    d.inst.f.ICOPY.elems_per_idx = 2;
+    d.inst.f.ICOPY.num_valid = 5000;
+    FX_FAILS(fx, &d, "number of indices per core must be <= 4096");
+    d.inst.f.ICOPY.num_valid = 17;
+    FX_FAILS(fx, &d, "num_valid_indices cannot exceed total indices per core");
+    d.inst.f.ICOPY.num_valid = 3;
+    int64_t oob = 16;
+    fx_puti(fx, SB, 18, 16, ISA_DT_UINT16, &oob, 1);
+    FX_FAILS(fx, &d, "idx", "partition 18", "index 16");
+    d.inst.f.ICOPY.idx.nparts = 32;
+    d.inst.f.ICOPY.idx.start = 0;
+    FX_FAILS(fx, &d, "src_buffer and index must have same partition dimension size");
+    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 8, 16, 1);
+    FX_FAILS(fx, &d, "idx", "16-partition");
+    fx_free(fx);
+}
+
+static void test_pool_gather(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
+    float data[4] = { 10, 20, 30, 40 };
+    int64_t idx[3] = { 3, 0, 3 };
+    fx_put(fx, SB, 0, 0, F32, data, 4);
+    fx_puti(fx, SB, 0, 16, ISA_DT_UINT32, idx, 3);
+    isa_decoded_t d = mk(ISA_OP_POOL_GATHER);
+    d.inst.f.PGATH.data = tap1(SB, F32, 0, 0, 1, 4);
+    d.inst.f.PGATH.idx = tap1(SB, ISA_DT_UINT32, 16, 0, 1, 3);
+    d.inst.f.PGATH.out = tap1(SB, F32, 64, 0, 1, 3);
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 0), 40.0f);
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 1), 10.0f);
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 2), 40.0f);
+    int64_t bad = 4;
+    fx_puti(fx, SB, 0, 20, ISA_DT_UINT32, &bad, 1);
+    FX_FAILS(fx, &d, "idx", "partition 0 element 1", "index 4");
+    d.inst.f.PGATH.idx.dtype = I32;
+    FX_FAILS(fx, &d, "idx", "uint32");
+    fx_free(fx);
+}
+
+static void test_pool_costs(void **state)
+{
+    (void)state;
+    isa_decoded_t d = mk(ISA_OP_IOTA);
+    d.inst.f.IOTA.out = tap1(SB, I32, 0, 0, 128, 100);
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 100);
+    d = mk(ISA_OP_AFFINE_SELECT);
+    d.inst.f.AFSEL.out = tap1(SB, F32, 0, 0, 128, 512);
+    assert_int_equal(fx_cost("trn1", ISA_ENG_POOL, &d), 150 + 512);
+    d = mk(ISA_OP_INDIRECT_COPY); /* 150 + ceil(nidx * nelem / 16) */
+    d.inst.f.ICOPY.num_valid = 100;
+    d.inst.f.ICOPY.elems_per_idx = 4;
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 25);
+    d.inst.f.ICOPY.num_valid = 101;
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 26);
+    d = mk(ISA_OP_POOL_GATHER);
+    d.inst.f.PGATH.idx = tap1(SB, ISA_DT_UINT32, 0, 0, 128, 64);
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 64);
+    d = mk(ISA_OP_TENSOR_PARTITION_REDUCE); /* N x (min(P,16) + ceil(P/16)) */
+    d.inst.f.PRED.in = tap1(SB, F32, 0, 0, 128, 10);
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 10 * (16 + 8));
+    d.inst.f.PRED.in.nparts = 4;
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 10 * (4 + 1));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_iota),
+        cmocka_unit_test(test_affine_select),
+        cmocka_unit_test(test_partition_reduce),
+        cmocka_unit_test(test_indirect_copy),
+        cmocka_unit_test(test_pool_gather),
+        cmocka_unit_test(test_pool_costs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
