@@ -48,7 +48,7 @@ static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
 {
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
-        if (op->kind == TIR_TRANSPOSE && op->engine != ISA_ENG_DVE) {
+        if (lower_pe_transpose_needs_identity(k, op)) {
             int s = op->src[0].tensor;
             *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
             return true;

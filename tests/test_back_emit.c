@@ -442,6 +442,43 @@ static void test_pe_transpose_identity(void **state)
     tir_kernel_free(&k);
 }
 
+static void test_pe_transpose_flag(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 64, 96);
+    int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 96, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = bu_full(&k, a), op.value = 1.0;
+    bu_op(&k, &op, "m");
+    tir_op_init(&op, TIR_TRANSPOSE);
+    op.dst = bu_full(&k, p), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "tr");
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "tflag");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    /* same dtypes: one Matmul with transpose=1, no weights, no identity, no DMA */
+    isa_stream_t s;
+    assert_int_equal(read_stream(dir, "PE", &s, ISA_ENG_PE), 0);
+    assert_int_equal(s.insts[0].inst.op, ISA_OP_MATMUL);
+    assert_int_equal(s.insts[0].inst.f.MM.transpose, 1);
+    assert_int_equal(s.insts[0].inst.f.MM.moving.nparts, 64);
+    assert_int_equal(s.insts[0].inst.f.MM.dst.nparts, 96);
+    isa_stream_free(&s);
+    assert_int_equal(st.histogram[isa_ops[ISA_OP_LDWEIGHTS].l2], 0);
+    assert_int_equal(st.insts[ISA_ENG_SP], 0);
+    char p2[4200];
+    snprintf(p2, sizeof p2, "%s/nc0/sg0/const_identity.npy", dir);
+    assert_false(fio_exists(p2));
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_dump_per_inst),
         cmocka_unit_test(test_error_leaves_nothing),
         cmocka_unit_test(test_pe_transpose_identity),
+        cmocka_unit_test(test_pe_transpose_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
