@@ -187,7 +187,7 @@ static int symlink_rel(const char *target, const char *linkpath, tpb_err_t *err)
  * tensor map, plus link.json (the linked module). */
 static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
 {
-    char lnkdir[4200], path[4400], target[4400];
+    char lnkdir[4200], path[4600], target[4600];
     snprintf(lnkdir, sizeof lnkdir, "%s/sgLnk", root);
     if (fio_mkdirs(lnkdir, err))
         return -1;
@@ -203,8 +203,8 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
             size_t l = strlen(e->d_name);
             if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || strncmp(e->d_name, "const_", 6))
                 continue;
-            snprintf(target, sizeof target, "../nc%d/sg0/%s", c, e->d_name);
-            snprintf(path, sizeof path, "%s/%s", lnkdir, e->d_name);
+            snprintf(target, sizeof target, "../nc%d/sg0/%.255s", c, e->d_name);
+            snprintf(path, sizeof path, "%.4200s/%.255s", lnkdir, e->d_name);
             rc = symlink_rel(target, path, err);
         }
         closedir(d);

@@ -177,6 +177,7 @@ typedef struct {
     int nrlts;
     int nbarriers;                     /* core barriers per core (local ids 0..n-1) */
     int nsendrecv;
+    void *ident_data;                  /* PE-transpose identity constant (owned) */
 } lnc_split_t;
 
 /* Split the parsed programs (progs[i] has program_id i; all share one
@@ -203,7 +204,8 @@ int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
 /* backend::renumberCoreBarriers: one monotonic pass over the merged module.
  * Barriers that rendezvous (same cores mask, same per-mask ordinal on each
  * participating core) form one group and share the group's id; no two
- * groups share an id.  Returns the number of ids used. */
+ * groups share an id; completion barriers (cb_return_) group only among
+ * themselves.  Returns the number of ids used, -1 when out of memory. */
 int lnc_renumber_core_barriers(lnc_module_t *m);
 /* Name of the dispatcher call for core/idx: "call_def_<core>_instance_<idx>". */
 void lnc_call_name(char *buf, size_t len, int core, int idx);

@@ -365,13 +365,22 @@ static void fix_output_kind(lnc_module_t *out)
 
 typedef struct {
     unsigned mask;
+    bool completion;
     int ordinal;
     int id;
 } bgroup_t;
 
+/* Completion barriers (cb_return_) rendezvous only with each other: a
+ * core that skipped a user barrier must not pair it with the completion
+ * barrier of another core (the simulator then reports the deadlock). */
+static bool is_completion(const lnc_inst_t *in)
+{
+    return !strncmp(in->name, "cb_return_", 10);
+}
+
 int lnc_renumber_core_barriers(lnc_module_t *m)
 {
-    bgroup_t groups[1024];
+    bgroup_t *groups = NULL;
     int ngroups = 0, ctr = 0;
     for (int f = 0; f < m->nfuncs; f++) {
         lnc_func_t *fn = &m->funcs[f];
@@ -393,25 +402,33 @@ int lnc_renumber_core_barriers(lnc_module_t *m)
                 break;
             want = best;
             unsigned mask = hit->isa.f.CB.cores;
+            bool comp = is_completion(hit);
             int ordinal = 0;
             for (int b = 0; b < fn->nblocks; b++)
                 for (int i = 0; i < fn->blocks[b].n; i++) {
                     const lnc_inst_t *in = &fn->blocks[b].insts[i];
                     ordinal += in->opc == BIR_CORE_BARRIER && in->isa.f.CB.cores == mask &&
-                               in->local_id < best;
+                               is_completion(in) == comp && in->local_id < best;
                 }
             int id = -1;
             for (int g = 0; g < ngroups && id < 0; g++)
-                if (groups[g].mask == mask && groups[g].ordinal == ordinal)
+                if (groups[g].mask == mask && groups[g].completion == comp &&
+                    groups[g].ordinal == ordinal)
                     id = groups[g].id;
             if (id < 0) {
+                bgroup_t *g = realloc(groups, (size_t)(ngroups + 1) * sizeof *g);
+                if (!g) {
+                    free(groups);
+                    return -1;
+                }
+                groups = g;
                 id = ctr++;
-                if (ngroups < (int)(sizeof groups / sizeof groups[0]))
-                    groups[ngroups++] = (bgroup_t){mask, ordinal, id};
+                groups[ngroups++] = (bgroup_t){mask, comp, ordinal, id};
             }
             hit->isa.f.CB.id = (uint32_t)id;
         }
     }
+    free(groups);
     m->nbarrier_ids = ctr;
     return ctr;
 }
@@ -432,7 +449,10 @@ static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t
     if (init_queues(cores, n, out, err))
         goto fail;
     fix_output_kind(out);
-    lnc_renumber_core_barriers(out);
+    if (lnc_renumber_core_barriers(out) < 0) {
+        tpb_errf(err, "out of memory (barrier renumber)");
+        goto fail;
+    }
     return 0;
 fail:
     lnc_module_free(out);

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "lower.h"
 
 /* ---- module building ---- */
 
@@ -208,6 +209,7 @@ void lnc_split_free(lnc_split_t *s)
     free(s->core_k);
     free(s->core_m);
     free(s->rlts);
+    free(s->ident_data);
     memset(s, 0, sizeof *s);
 }
 
@@ -219,7 +221,70 @@ typedef struct {
     int *slot_map;       /* [per_core * ntensors]: program-slot tensor index */
     int *mailbox;        /* [nsendrecv * ncores] */
     int base;
+    int ident_c, ident_sb;   /* PE-transpose identity: HBM constant, SBUF tile; -1 */
 } tmap_t;
+
+/* The compiler-made identity of PE transposes, as enc_compile adds it for a
+ * single core: the back-end finds the SBUF tile by this path. */
+#define LNC_IDENT_PATH "(compiler: shared identity)"
+
+static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
+{
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind == TIR_TRANSPOSE && k->ops[i].engine != ISA_ENG_DVE) {
+            int t = k->ops[i].src[0].tensor;
+            *dtype = t >= 0 && t < k->ntensors ? k->tensors[t].dtype : ISA_DT_FP32;
+            return true;
+        }
+    return false;
+}
+
+static int add_identity(const tir_kernel_t *k0, void *data, tir_kernel_t *out, tmap_t *tm,
+                        tpb_err_t *err)
+{
+    unsigned dt;
+    tm->ident_c = tm->ident_sb = -1;
+    if (!data || !needs_identity(k0, &dt))
+        return 0;
+    tir_tensor_t c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "identity");
+    c.kind = TIR_T_CONSTANT;
+    c.dtype = dt;
+    c.ndim = 2;
+    c.shape[0] = c.shape[1] = 128;
+    snprintf(c.path, sizeof c.path, LNC_IDENT_PATH);
+    c.const_data = data;
+    c.shared_with = -1;
+    tir_tensor_t sb = c;
+    snprintf(sb.name, sizeof sb.name, "identity_sb");
+    sb.kind = TIR_T_SBUF;
+    sb.const_data = NULL;
+    tm->ident_c = tir_add_tensor(out, &c);
+    tm->ident_sb = tir_add_tensor(out, &sb);
+    if (tm->ident_c < 0 || tm->ident_sb < 0)
+        return tpb_errf(err, "out of memory (split)");
+    return 0;
+}
+
+/* 128x128 identity in the transposed tensor's dtype (owned by the split). */
+static void *identity_data(const tir_kernel_t *k0, tpb_err_t *err, int *rc)
+{
+    unsigned dt;
+    *rc = 0;
+    if (!needs_identity(k0, &dt))
+        return NULL;
+    unsigned dsz = isa_dtype_size(dt);
+    uint8_t *d = calloc(128 * 128, dsz ? dsz : 4);
+    if (!d) {
+        *rc = tpb_errf(err, "out of memory building the identity");
+        return NULL;
+    }
+    uint32_t one = lw_fill_bits(1.0, dt);
+    for (int i = 0; i < 128; i++)
+        memcpy(d + ((size_t)i * 128 + (size_t)i) * dsz, &one, dsz);
+    return d;
+}
 
 static int build_tensors(const tir_kernel_t *k0, int per_core, int nsr, int ncores,
                          tir_kernel_t *out, tmap_t *tm, tpb_err_t *err)
@@ -270,6 +335,23 @@ static int build_tensors(const tir_kernel_t *k0, int per_core, int nsr, int ncor
         }
         j++;
     }
+    return 0;
+}
+
+static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t *err)
+{
+    if (tm->ident_c < 0)
+        return 0;
+    tir_op_t ld;
+    tir_op_init(&ld, TIR_LOAD);
+    snprintf(ld.name, sizeof ld.name, "load_identity");
+    snprintf(ld.path, sizeof ld.path, LNC_IDENT_PATH);
+    ld.core = core;
+    ld.dst = (tir_ap_t){tm->ident_sb, 0, 2, {128, 1}, {128, 128}};
+    ld.src[0] = (tir_ap_t){tm->ident_c, 0, 2, {128, 1}, {128, 128}};
+    ld.nsrc = 1;
+    if (tir_add_op(k, &ld) < 0)
+        return tpb_errf(err, "out of memory (split)");
     return 0;
 }
 
@@ -491,9 +573,12 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
     s->core_m = calloc((size_t)s->ncores, sizeof *s->core_m);
     if (!s->core_k || !s->core_m)
         return tpb_errf(err, "out of memory (split)");
-    tmap_t tm = {NULL, NULL, 0};
+    tmap_t tm = {NULL, NULL, 0, -1, -1};
     unsigned *rd = NULL, *wr = NULL;
-    int rc = -1;
+    int rc = -1, irc;
+    s->ident_data = identity_data(k0, err, &irc);
+    if (irc)
+        goto out;
     for (int c = 0; c < s->ncores; c++) {
         tir_kernel_t *k = &s->core_k[c];
         tir_kernel_init(k);
@@ -505,7 +590,8 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
         k->program_id = -1;   /* a core runs several programs; see core_m */
         free(tm.slot_map);
         free(tm.mailbox);
-        if (build_tensors(k0, s->per_core, s->nsendrecv, s->ncores, k, &tm, err))
+        if (build_tensors(k0, s->per_core, s->nsendrecv, s->ncores, k, &tm, err) ||
+            add_identity(k0, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
             goto out;
         emit_ctx_t e = {k, c, s->ncores, 0, 0, &tm};
         int slot = 0;

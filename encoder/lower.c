@@ -293,6 +293,25 @@ int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char 
     return 0;
 }
 
+static bool alu_is_bitwise(int alu)
+{
+    return alu == ISA_ALU_BITWISE_AND || alu == ISA_ALU_BITWISE_OR || alu == ISA_ALU_BITWISE_XOR ||
+           alu == ISA_ALU_BITWISE_NOT || alu == ISA_ALU_LEFT_SHIFT || alu == ISA_ALU_RIGHT_SHIFT;
+}
+
+int lw_scalar_for(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,
+                  int alu, uint32_t *bits, uint32_t *is_ptr)
+{
+    if (s->is_ap || !alu_is_bitwise(alu))
+        return lw_scalar(c, in, s, role, bits, is_ptr);
+    if (s->imm != floor(s->imm) || s->imm < -2147483648.0 || s->imm > 4294967295.0)
+        return lw_err(c, "%s: %g is not a 32-bit integer (needed by %s)", role, s->imm,
+                      isa_enum_name(ISA_FT_ALU, (unsigned)alu));
+    *bits = s->imm < 0 ? (uint32_t)(int32_t)s->imm : (uint32_t)s->imm;
+    *is_ptr = 0;
+    return 0;
+}
+
 /* Round-to-nearest-even encoding of v into a small float format (exponent
  * bits eb, mantissa bits mb).  fn: no infinities, overflow -> NaN (e4m3fn). */
 static uint32_t minifloat_bits(double v, int eb, int mb, bool fn)

@@ -69,6 +69,10 @@ int lw_same_partitions(lower_ctx_t *c, const char *what, const isa_tap_t *src,
 int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,
               uint32_t *bits, uint32_t *is_ptr);
 uint32_t lw_f32_bits(float f);
+/* lw_scalar for the operand of ALU op `alu`: bitwise ops read an immediate
+ * as an int32 bit pattern, every other op as fp32 bits (docs/semantics.md). */
+int lw_scalar_for(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,
+                  int alu, uint32_t *bits, uint32_t *is_ptr);
 /* Fill bit pattern of value v reinterpreted to dtype dt (memset/iota). */
 uint32_t lw_fill_bits(double v, unsigned dt);
 const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a);

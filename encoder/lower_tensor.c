@@ -52,10 +52,10 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
     f->op1 = (uint32_t)a->op1;
     f->rev0 = a->rev0;
     f->rev1 = a->rev1;
-    if (lw_scalar(c, &in, a->s0, "operand0", &f->s0, &f->s0_is_ptr))
+    if (lw_scalar_for(c, &in, a->s0, "operand0", a->op0, &f->s0, &f->s0_is_ptr))
         return -1;
     if (a->s1 && a->op1 != ISA_ALU_BYPASS &&
-        lw_scalar(c, &in, a->s1, "operand1", &f->s1, &f->s1_is_ptr))
+        lw_scalar_for(c, &in, a->s1, "operand1", a->op1, &f->s1, &f->s1_is_ptr))
         return -1;
     if (a->pred) {
         in.has_pred = true;
@@ -107,7 +107,7 @@ static int lower_stt(lower_ctx_t *c)
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
     f->rev0 = !!(op->flags & TIR_F_REV0);
-    if (lw_scalar(c, &in, &op->s0, "scalar", &f->s0, &f->s0_is_ptr))
+    if (lw_scalar_for(c, &in, &op->s0, "scalar", op->op0, &f->s0, &f->s0_is_ptr))
         return -1;
     return lw_emit(c, &in);
 }

@@ -1,0 +1,24 @@
+# Multi-core split / link / emission (issue #5).  The golden multi-core cases
+# (golden/mc_*) are registered by tests/golden.cmake with the "multicore" label.
+tpb_add_test(test_lnc_link "quick;unit;multicore" test_lnc_link.c)
+tpb_add_test(test_lnc_split "quick;unit;multicore" test_lnc_split.c)
+
+# The barrier of golden/mc_reduce_exchange matters: without it core 1 reads
+# the shared scratch before core 0 wrote it, and the check must fail.
+add_test(NAME mc_no_barrier_run
+         COMMAND $<TARGET_FILE:tpb> run ${PROJECT_SOURCE_DIR}/tests/data/mc_reduce_no_barrier.json
+                 --inputs ${PROJECT_SOURCE_DIR}/golden/mc_reduce_exchange/inputs
+                 -o ${PROJECT_BINARY_DIR}/mc-no-barrier --no-trace -q)
+set_tests_properties(mc_no_barrier_run PROPERTIES LABELS "quick;multicore"
+                     FIXTURES_SETUP mc_no_barrier)
+add_test(NAME mc_no_barrier_races
+         COMMAND $<TARGET_FILE:tpb> check ${PROJECT_BINARY_DIR}/mc-no-barrier
+                 ${PROJECT_SOURCE_DIR}/golden/mc_reduce_exchange)
+set_tests_properties(mc_no_barrier_races PROPERTIES LABELS "quick;multicore"
+                     FIXTURES_REQUIRED mc_no_barrier WILL_FAIL TRUE)
+# A kernel whose programs diverge on pid is rejected with a clear error.
+add_test(NAME mc_cli_divergent_pid
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/tests/data/mc_divergent.json
+                 -o ${PROJECT_BINARY_DIR}/mc-divergent)
+set_tests_properties(mc_cli_divergent_pid PROPERTIES LABELS "quick;multicore"
+                     PASS_REGULAR_EXPRESSION "control flow may not depend on 'pid'")

@@ -1,0 +1,453 @@
+/* Multi-core link (encoder/lnc_link.c) on hand-built per-core modules:
+ * the sgLnk name, dispatcher order, returns and completion barriers, the
+ * global CoreBarrier renumber, unified memory locations, aliases, demoted
+ * outputs, merged queues/semaphores, the LNC=1 path, error cases, and a
+ * simulated deadlock when one core skips a barrier. */
+#define _DEFAULT_SOURCE 1
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fileio.h"
+#include "lnc.h"
+#include "sim.h"
+
+static void add_isa(lnc_module_t *m, int engine, isa_op_t op, const char *name)
+{
+    char bname[64];
+    snprintf(bname, sizeof bname, "nc%d.%s", m->core, isa_engine_name((isa_engine_t)engine));
+    lnc_block_t *b = lnc_func_block(m, 0, engine, bname, NULL);
+    assert_non_null(b);
+    lnc_inst_t in;
+    lnc_inst_init(&in, op == ISA_OP_CORE_BARRIER ? BIR_CORE_BARRIER : LNC_OPC_ISA, name);
+    in.engine = engine;
+    in.isa.op = op;
+    in.isa.l2 = isa_ops[op].l2;
+    assert_true(lnc_block_append(b, &in, NULL) >= 0);
+}
+
+static int nbarriers(const lnc_module_t *m)
+{
+    int n = 0;
+    for (int b = 0; b < m->funcs[0].nblocks; b++)
+        for (int i = 0; i < m->funcs[0].blocks[b].n; i++)
+            n += m->funcs[0].blocks[b].insts[i].opc == BIR_CORE_BARRIER;
+    return n;
+}
+
+static void add_barrier(lnc_module_t *m, int engine, unsigned mask)
+{
+    int local = nbarriers(m);
+    char name[64];
+    snprintf(name, sizeof name, "barrier_%d", local);
+    add_isa(m, engine, ISA_OP_CORE_BARRIER, name);
+    lnc_block_t *b = lnc_func_block(m, 0, engine, "", NULL);
+    lnc_inst_t *in = &b->insts[b->n - 1];
+    in->isa.f.CB.cores = mask;
+    in->isa.f.CB.id = (uint32_t)local;
+    in->local_id = local;
+}
+
+static void add_mloc(lnc_module_t *m, const char *name, int tensor, lnc_mkind_t kind,
+                     lnc_mkind_t kkind, uint64_t addr, int remote_core)
+{
+    lnc_mloc_t ml;
+    memset(&ml, 0, sizeof ml);
+    snprintf(ml.name, sizeof ml.name, "%s", name);
+    ml.tensor = tensor;
+    ml.kind = kind;
+    ml.kkind = kkind;
+    ml.space = kind == LNC_ML_LOCAL ? ISA_SPACE_SBUF : ISA_SPACE_HBM;
+    ml.external = kkind == LNC_ML_INPUT || kkind == LNC_ML_OUTPUT || kkind == LNC_ML_CONSTANT;
+    ml.addr = addr;
+    ml.bytes = kind == LNC_ML_LOCAL ? 0 : 1024;
+    ml.remote_core = remote_core;
+    if (remote_core >= 0)
+        snprintf(ml.remote_name, sizeof ml.remote_name, "%s", name);
+    assert_true(lnc_add_mloc(m, &ml, NULL) >= 0);
+}
+
+static void add_queue(lnc_module_t *m, const char *name, int engine, int id, int sem)
+{
+    m->queues = realloc(m->queues, (size_t)(m->nqueues + 1) * sizeof *m->queues);
+    assert_non_null(m->queues);
+    lnc_queue_t *q = &m->queues[m->nqueues++];
+    memset(q, 0, sizeof *q);
+    snprintf(q->name, sizeof q->name, "%s", name);
+    q->engine = engine;
+    q->ninst = 1;
+    q->inst[0] = (lnc_qinst_t){m->core, id, sem, engine};
+    m->sems = realloc(m->sems, (size_t)(m->nsems + 1) * sizeof *m->sems);
+    assert_non_null(m->sems);
+    lnc_sem_t *s = &m->sems[m->nsems++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->core = m->core;
+    s->id = sem;
+}
+
+static void core_init(lnc_module_t *m, int core, int ncores)
+{
+    lnc_module_init(m, "k", core);
+    m->ncores = ncores;
+    assert_int_equal(lnc_add_func(m, "main", core, NULL), 0);
+}
+
+static const lnc_func_t *func_of_core(const lnc_module_t *m, int core)
+{
+    for (int f = 0; f < m->nfuncs; f++)
+        if (m->funcs[f].core == core)
+            return &m->funcs[f];
+    fail_msg("no function for core %d", core);
+    return NULL;
+}
+
+static const lnc_block_t *block_of(const lnc_func_t *f, int engine)
+{
+    for (int b = 0; b < f->nblocks; b++)
+        if (f->blocks[b].engine == engine)
+            return &f->blocks[b];
+    return NULL;
+}
+
+static const lnc_inst_t *find_inst(const lnc_func_t *f, const char *name)
+{
+    for (int b = 0; b < f->nblocks; b++)
+        for (int i = 0; i < f->blocks[b].n; i++)
+            if (!strcmp(f->blocks[b].insts[i].name, name))
+                return &f->blocks[b].insts[i];
+    return NULL;
+}
+
+/* Every id first seen in the walk (functions in order, barriers in each
+ * core's program order) is exactly the number of distinct ids seen before:
+ * the renumber is global and monotonic.  Within one core function the ids
+ * are distinct. */
+static void check_barrier_ids(const lnc_module_t *m)
+{
+    int seen = 0;
+    for (int f = 0; f < m->nfuncs; f++) {
+        const lnc_func_t *fn = &m->funcs[f];
+        int ids[64], n = 0;
+        for (int want = 0; want < 64; want++)
+            for (int b = 0; b < fn->nblocks; b++)
+                for (int i = 0; i < fn->blocks[b].n; i++) {
+                    const lnc_inst_t *in = &fn->blocks[b].insts[i];
+                    if (in->opc == BIR_CORE_BARRIER && in->local_id == want)
+                        ids[n++] = (int)in->isa.f.CB.id;
+                }
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < i; j++)
+                assert_int_not_equal(ids[i], ids[j]);
+            assert_true(ids[i] <= seen);
+            if (ids[i] == seen)
+                seen++;
+        }
+    }
+    assert_int_equal(seen, m->nbarrier_ids);
+}
+
+/* two cores: core 0 produces `partials` for core 1; both write `out`;
+ * core 1 writes `dead`, which nobody reads */
+static void build_two(lnc_module_t c[2])
+{
+    for (int i = 0; i < 2; i++) {
+        core_init(&c[i], i, 2);
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "load_a");
+        add_barrier(&c[i], ISA_ENG_POOL, 0x3);
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "store_out");
+        add_mloc(&c[i], "a", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
+        add_mloc(&c[i], "out", 1, LNC_ML_OUTPUT, LNC_ML_OUTPUT, 1024, -1);
+        char local[32];
+        snprintf(local, sizeof local, "nc%d.t", i);
+        add_mloc(&c[i], local, 4, LNC_ML_LOCAL, LNC_ML_LOCAL, 0, -1);
+        add_queue(&c[i], "qSyncIO0", ISA_ENG_SP, 0, 5);
+    }
+    add_mloc(&c[0], "partials", 2, LNC_ML_OUTPUT, LNC_ML_SCRATCH, 2048, -1);
+    add_mloc(&c[1], "partials", 2, LNC_ML_INPUT, LNC_ML_SCRATCH, 2048, 0);
+    add_mloc(&c[1], "dead", 3, LNC_ML_OUTPUT, LNC_ML_SCRATCH, 3072, -1);
+    add_queue(&c[1], "qPool0", ISA_ENG_POOL, 1, 6);
+}
+
+static void test_link_two_cores(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_two(c);
+    int before0 = c[0].funcs[0].blocks[0].n;
+    lnc_rlt_t r = {2, 0, 1};
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, &r, 1, &l, &err), 0);
+    assert_string_equal(l.name, "k/sgLnk");
+    assert_int_equal(l.core, -1);
+    /* the inputs were copied, not edited */
+    assert_int_equal(c[0].nfuncs, 1);
+    assert_int_equal(c[0].funcs[0].blocks[0].n, before0);
+
+    /* dispatcher: one call per core, in core order */
+    assert_int_equal(l.nfuncs, 3);
+    assert_string_equal(l.funcs[0].name, "main");
+    const lnc_block_t *d = &l.funcs[0].blocks[0];
+    assert_int_equal(d->n, 2);
+    for (int i = 0; i < 2; i++) {
+        char want[64];
+        lnc_call_name(want, sizeof want, i, 0);
+        assert_string_equal(d->insts[i].name, want);
+        assert_int_equal(d->insts[i].opc, LNC_OPC_CALL);
+        assert_int_equal(l.funcs[d->insts[i].callee].core, i);
+    }
+    assert_string_equal(d->insts[0].name, "call_def_0_instance_0");
+    assert_string_equal(d->insts[1].name, "call_def_1_instance_0");
+
+    for (int core = 0; core < 2; core++) {
+        const lnc_func_t *f = func_of_core(&l, core);
+        char rn[32], cn[32];
+        snprintf(rn, sizeof rn, "return_%d", core);
+        snprintf(cn, sizeof cn, "cb_return_%d", core);
+        /* every engine block ends with the Return */
+        for (int b = 0; b < f->nblocks; b++) {
+            const lnc_block_t *bl = &f->blocks[b];
+            assert_int_equal(bl->insts[bl->n - 1].opc, LNC_OPC_RETURN);
+            assert_string_equal(bl->insts[bl->n - 1].name, rn);
+        }
+        /* the completion barrier sits just before the SP block's Return */
+        const lnc_block_t *sp = block_of(f, ISA_ENG_SP);
+        assert_non_null(sp);
+        assert_string_equal(sp->insts[sp->n - 2].name, cn);
+        assert_int_equal(sp->insts[sp->n - 2].opc, BIR_CORE_BARRIER);
+        assert_int_equal(sp->insts[sp->n - 2].isa.f.CB.cores, 0x3);
+        /* the queue switch leads the SP block and selects this core's instance */
+        char sq[64];
+        snprintf(sq, sizeof sq, "I-SQI-qSyncIO0-nc%d", core);
+        assert_string_equal(sp->insts[0].name, sq);
+        assert_int_equal(sp->insts[0].opc, LNC_OPC_SQI);
+        assert_string_equal(l.queues[sp->insts[0].queue].name, "qSyncIO0");
+        assert_int_equal(l.queues[sp->insts[0].queue].inst[sp->insts[0].qinst].core, core);
+    }
+    assert_non_null(find_inst(func_of_core(&l, 1), "I-SQI-qPool0-nc1"));
+    assert_null(find_inst(func_of_core(&l, 0), "I-SQI-qPool0-nc0"));
+
+    /* barrier ids: the user barrier pair shares id 0, the completion 1 */
+    assert_int_equal(l.nbarrier_ids, 2);
+    assert_int_equal(find_inst(func_of_core(&l, 0), "barrier_0")->isa.f.CB.id, 0);
+    assert_int_equal(find_inst(func_of_core(&l, 1), "barrier_0")->isa.f.CB.id, 0);
+    assert_int_equal(find_inst(func_of_core(&l, 0), "cb_return_0")->isa.f.CB.id, 1);
+    assert_int_equal(find_inst(func_of_core(&l, 1), "cb_return_1")->isa.f.CB.id, 1);
+    check_barrier_ids(&l);
+
+    /* one location per shared buffer, locals kept apart */
+    int na = 0;
+    for (int i = 0; i < l.nmlocs; i++)
+        na += !strcmp(l.mlocs[i].name, "a");
+    assert_int_equal(na, 1);
+    assert_true(lnc_find_mloc(&l, "nc0.t") >= 0);
+    assert_true(lnc_find_mloc(&l, "nc1.t") >= 0);
+    /* alias producer-out -> consumer-in; demoted outputs */
+    assert_int_equal(l.naliases, 1);
+    assert_string_equal(l.mlocs[l.aliases[0].mloc].name, "partials");
+    assert_int_equal(l.aliases[0].producer, 0);
+    assert_int_equal(l.aliases[0].consumer, 1);
+    assert_string_equal(l.aliases[0].out_name, "nc0:partials");
+    assert_string_equal(l.aliases[0].inp_name, "nc1:partials");
+    const lnc_mloc_t *p = &l.mlocs[lnc_find_mloc(&l, "partials")];
+    assert_int_equal(p->kind, LNC_ML_INTERMEDIATE);
+    assert_false(p->external);
+    const lnc_mloc_t *dead = &l.mlocs[lnc_find_mloc(&l, "dead")];
+    assert_int_equal(dead->kind, LNC_ML_SCRATCH);
+    assert_false(dead->external);
+    const lnc_mloc_t *out = &l.mlocs[lnc_find_mloc(&l, "out")];
+    assert_int_equal(out->kind, LNC_ML_OUTPUT);
+    assert_true(out->external);
+    assert_int_equal(l.mlocs[lnc_find_mloc(&l, "a")].kind, LNC_ML_INPUT);
+
+    /* queues folded by name, semaphores in one namespace */
+    assert_int_equal(l.nqueues, 2);
+    assert_string_equal(l.queues[0].name, "qSyncIO0");
+    assert_int_equal(l.queues[0].ninst, 2);
+    assert_int_equal(l.queues[0].inst[0].core, 0);
+    assert_int_equal(l.queues[0].inst[1].core, 1);
+    assert_string_equal(l.queues[1].name, "qPool0");
+    assert_int_equal(l.queues[1].ninst, 1);
+    assert_int_equal(l.nsems, 3);
+    assert_string_equal(l.sems[0].name, "nc0.qSyncIO0");
+    assert_string_equal(l.sems[1].name, "nc1.qSyncIO0");
+
+    char *js = lnc_module_json(&l);
+    assert_non_null(js);
+    assert_non_null(strstr(js, "\"call_def_1_instance_0\""));
+    assert_non_null(strstr(js, "\"intermediate\""));
+    free(js);
+    lnc_module_free(&l);
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
+/* four cores with pair barriers {0,1} / {2,3} and an all-core barrier,
+ * handed to the linker out of order */
+static void test_link_four_cores(void **state)
+{
+    (void)state;
+    lnc_module_t c[4], l;
+    int order[4] = {2, 0, 3, 1};
+    for (int i = 0; i < 4; i++) {
+        int core = order[i];
+        unsigned pair = core < 2 ? 0x3 : 0xC;
+        core_init(&c[i], core, 4);
+        add_barrier(&c[i], ISA_ENG_POOL, pair);
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "work");
+        add_barrier(&c[i], ISA_ENG_SP, 0xF);
+        add_barrier(&c[i], ISA_ENG_POOL, pair);
+        add_mloc(&c[i], "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
+        add_queue(&c[i], "qSyncIO0", ISA_ENG_SP, 0, 5);
+    }
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
+    assert_int_equal(l.nfuncs, 5);
+    const lnc_block_t *d = &l.funcs[0].blocks[0];
+    assert_int_equal(d->n, 4);
+    for (int i = 0; i < 4; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "call_def_%d_instance_0", i);
+        assert_string_equal(d->insts[i].name, want);
+        assert_int_equal(l.funcs[d->insts[i].callee].core, i);
+    }
+    check_barrier_ids(&l);
+    /* pairs {0,1} share ids, {2,3} share ids, the two pairs never do */
+    for (int k = 0; k < 3; k++) {
+        char bn[32];
+        snprintf(bn, sizeof bn, "barrier_%d", k);
+        unsigned i0 = find_inst(func_of_core(&l, 0), bn)->isa.f.CB.id;
+        unsigned i1 = find_inst(func_of_core(&l, 1), bn)->isa.f.CB.id;
+        unsigned i2 = find_inst(func_of_core(&l, 2), bn)->isa.f.CB.id;
+        unsigned i3 = find_inst(func_of_core(&l, 3), bn)->isa.f.CB.id;
+        assert_int_equal(i0, i1);
+        assert_int_equal(i2, i3);
+        if (k == 1)
+            assert_int_equal(i0, i2);   /* the all-core barrier */
+        else
+            assert_int_not_equal(i0, i2);
+    }
+    /* pair01 #0, all #0, pair01 #1, completion, pair23 #0, pair23 #1 */
+    assert_int_equal(l.nbarrier_ids, 6);
+    unsigned cb = find_inst(func_of_core(&l, 3), "cb_return_3")->isa.f.CB.id;
+    assert_int_equal(cb, find_inst(func_of_core(&l, 0), "cb_return_0")->isa.f.CB.id);
+    assert_int_equal(find_inst(func_of_core(&l, 3), "cb_return_3")->isa.f.CB.cores, 0xF);
+    assert_int_equal(l.nqueues, 1);
+    assert_int_equal(l.queues[0].ninst, 4);
+    lnc_module_free(&l);
+    for (int i = 0; i < 4; i++)
+        lnc_module_free(&c[i]);
+}
+
+static void test_link_one(void **state)
+{
+    (void)state;
+    lnc_module_t c, l;
+    core_init(&c, 0, 1);
+    add_isa(&c, ISA_ENG_SP, ISA_OP_NOP, "only");
+    add_mloc(&c, "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link_one(&c, &l, &err), 0);
+    assert_string_equal(l.name, "k/sgLnk");
+    assert_int_equal(l.nfuncs, 2);
+    assert_int_equal(l.funcs[0].blocks[0].n, 1);
+    assert_string_equal(l.funcs[0].blocks[0].insts[0].name, "call_def_0_instance_0");
+    const lnc_inst_t *cb = find_inst(&l.funcs[1], "cb_return_0");
+    assert_non_null(cb);
+    assert_int_equal(cb->isa.f.CB.cores, 0x1);
+    assert_int_equal(cb->isa.f.CB.id, 0);
+    assert_int_equal(l.nbarrier_ids, 1);
+    lnc_module_free(&l);
+    lnc_module_free(&c);
+}
+
+static void test_link_errors(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_two(c);
+    /* the cores disagree on where a shared buffer lives */
+    c[1].mlocs[lnc_find_mloc(&c[1], "out")].addr = 4096;
+    tpb_err_t err = {{0}};
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_non_null(strstr(err.msg, "shared buffer 'out'"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+    /* two modules claiming the same core */
+    build_two(c);
+    c[1].core = 0;
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_non_null(strstr(err.msg, "NeuronCoreId 1"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+    assert_int_not_equal(lnc_link(c, 0, NULL, 0, &l, &err), 0);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    tpb_err_t err;
+    assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
+}
+
+/* Core 0 waits at a barrier core 1 never reaches: the emitted program
+ * deadlocks and the simulator names both cores' positions. */
+static void test_skipped_barrier_deadlocks(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    for (int i = 0; i < 2; i++) {
+        core_init(&c[i], i, 2);
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "work");
+    }
+    add_barrier(&c[0], ISA_ENG_SP, 0x3);
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    char root[512];
+    snprintf(root, sizeof root, "%s/test_lnc_deadlock.%ld", TPB_BINARY_DIR, (long)getpid());
+    assert_int_equal(fio_mkdirs(root, &err), 0);
+    assert_int_equal(lnc_emit_linked(&l, root, &err), 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/tensor-map.json", root);
+    write_text(path, "{\"format\": \"tpbsim-tensor-map\", \"version\": 1, \"kernel\": \"k\", "
+                     "\"target\": \"trn2\", \"num_cores\": 2, \"hbm_bytes\": 4096, "
+                     "\"tensors\": []}");
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/nc%d/sg0/def.json", root, i);
+        write_text(path, "{\"core\": 0, \"semaphores\": [], \"queues\": []}");
+    }
+    sim_options_t o;
+    sim_options_default(&o);
+    sim_t *s = NULL;
+    assert_int_equal(sim_load(root, &o, &s, &err), 0);
+    assert_int_not_equal(sim_run(s, &err), 0);
+    if (getenv("LNC_TEST_VERBOSE"))
+        printf("%s\n", err.msg);
+    assert_non_null(strstr(err.msg, "deadlock"));
+    assert_non_null(strstr(err.msg, "core 0 SP"));
+    assert_non_null(strstr(err.msg, "core 1 SP"));
+    sim_free(s);
+    snprintf(path, sizeof path, "rm -rf '%s'", root);
+    assert_int_equal(system(path), 0);
+    lnc_module_free(&l);
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_link_two_cores),
+        cmocka_unit_test(test_link_four_cores),
+        cmocka_unit_test(test_link_one),
+        cmocka_unit_test(test_link_errors),
+        cmocka_unit_test(test_skipped_barrier_deadlocks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

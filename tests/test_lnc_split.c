@@ -1,0 +1,355 @@
+/* Multi-core split (encoder/lnc_split.c) on real kernel files, and the whole
+ * driver end to end: blocked / interleaved program placement, per-program
+ * tile copies, core-local barrier ids, remote-local targets, sendrecv
+ * mailboxes, divergence and pairing errors, the linked stream layout, and a
+ * 2-core run that is faster than the 1-core run of the same work. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fileio.h"
+#include "frontend.h"
+#include "lnc.h"
+#include "npy.h"
+#include "sim.h"
+
+typedef struct {
+    tir_kernel_t p[8];
+    int n;
+} progs_t;
+
+/* Parse every program of a kernel text; returns 0 or -1 with err. */
+static int parse_all(const char *text, progs_t *ps, tpb_err_t *err)
+{
+    memset(ps, 0, sizeof *ps);
+    if (enc_parse_kernel_json(text, strlen(text), "k.json", NULL, NULL, 0, &ps->p[0], err)) {
+        tir_kernel_free(&ps->p[0]);
+        return -1;
+    }
+    ps->n = 1;
+    for (int i = 1; i < ps->p[0].num_programs && i < 8; i++) {
+        int rc = enc_parse_kernel_json(text, strlen(text), "k.json", NULL, NULL, i, &ps->p[i], err);
+        ps->n = i + 1;
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static void free_all(progs_t *ps)
+{
+    for (int i = 0; i < ps->n; i++)
+        tir_kernel_free(&ps->p[i]);
+}
+
+static const char *grid_kernel(const char *mapping, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "{\"kernel\": \"g\", \"grid\": {\"n\": 4, \"nc\": 2, \"mapping\": \"%s\"},"
+             " \"inputs\": [{\"name\": \"a\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+             " \"outputs\": [{\"name\": \"out\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+             " \"body\": ["
+             "  {\"op\": \"tile\", \"name\": \"ta\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+             "  {\"op\": \"load\", \"dst\": \"ta\", \"src\": \"a[pid*128:(pid+1)*128, :]\"},"
+             "  {\"op\": \"store\", \"dst\": \"out[pid*128:(pid+1)*128, :]\", \"src\": \"ta\"}]}",
+             mapping);
+    return buf;
+}
+
+static int find_tensor(const tir_kernel_t *k, const char *name)
+{
+    for (int i = 0; i < k->ntensors; i++)
+        if (!strcmp(k->tensors[i].name, name))
+            return i;
+    return -1;
+}
+
+/* the programs a core runs, read back from its loads' source offsets */
+static void check_mapping(const char *mapping, const int want[2][2])
+{
+    char text[2048];
+    progs_t ps;
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(grid_kernel(mapping, text, sizeof text), &ps, &err), 0);
+    lnc_split_t s;
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    assert_int_equal(s.ncores, 2);
+    assert_int_equal(s.per_core, 2);
+    for (int c = 0; c < 2; c++) {
+        const tir_kernel_t *k = &s.core_k[c];
+        assert_int_equal(s.core_m[c].core, c);   /* NeuronCoreId */
+        assert_int_equal(k->nops, 4);            /* 2 programs x (load, store) */
+        int copy = find_tensor(k, "ta@p1");
+        assert_true(copy >= 0);                  /* second program slot's tile */
+        int nload = 0;
+        for (int o = 0; o < k->nops; o++) {
+            assert_int_equal(k->ops[o].core, c);
+            if (k->ops[o].kind != TIR_LOAD)
+                continue;
+            assert_int_equal(k->ops[o].src[0].offset, (int64_t)want[c][nload] * 128 * 64);
+            assert_int_equal(k->ops[o].dst.tensor, nload ? copy : find_tensor(k, "ta"));
+            nload++;
+        }
+        assert_int_equal(nload, 2);
+        assert_true(lnc_find_mloc(&s.core_m[c], c ? "nc1.ta" : "nc0.ta") >= 0);
+    }
+    assert_int_equal(s.nrlts, 0);
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+static void test_split_blocked(void **state)
+{
+    (void)state;
+    const int want[2][2] = {{0, 1}, {2, 3}};
+    check_mapping("blocked", want);
+}
+
+static void test_split_interleaved(void **state)
+{
+    (void)state;
+    const int want[2][2] = {{0, 2}, {1, 3}};
+    check_mapping("interleaved", want);
+}
+
+static const char *exchange_kernel =
+    "{\"kernel\": \"x\", \"grid\": [2],"
+    " \"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
+    " \"outputs\": [{\"name\": \"out\", \"shape\": [128, 64], \"dtype\": \"float32\"}],"
+    " \"scratch\": [{\"name\": \"part\", \"shape\": [2, 128, 64], \"dtype\": \"float32\"}],"
+    " \"body\": ["
+    "  {\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+    "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[pid*128:(pid+1)*128, :]\"},"
+    "  {\"op\": \"store\", \"dst\": \"part[pid, :, :]\", \"src\": \"t\"},"
+    "  {\"op\": \"core_barrier\", \"cores\": [0, 1]},"
+    "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"part[1 - pid, :, :]\"},"
+    "  {\"op\": \"core_barrier\", \"cores\": [0, 1]},"
+    "  {\"op\": \"store\", \"dst\": \"out[pid*64:(pid+1)*64, :]\", \"src\": \"t[0:64, :]\"}]}";
+
+static void test_split_exchange(void **state)
+{
+    (void)state;
+    progs_t ps;
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(exchange_kernel, &ps, &err), 0);
+    lnc_split_t s;
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    assert_int_equal(s.nbarriers, 2);
+    int part = find_tensor(&s.core_k[0], "part");
+    /* both cores produce part and consume the other's: two targets */
+    assert_int_equal(s.nrlts, 2);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(s.rlts[r].tensor, part);
+        assert_int_not_equal(s.rlts[r].producer, s.rlts[r].consumer);
+    }
+    for (int c = 0; c < 2; c++) {
+        int ids = 0;
+        for (int o = 0; o < s.core_k[c].nops; o++)
+            if (s.core_k[c].ops[o].kind == TIR_CORE_BARRIER)
+                assert_int_equal(s.core_k[c].ops[o].barrier_id, ids++);   /* core-local */
+        assert_int_equal(ids, 2);
+        const lnc_mloc_t *ml = &s.core_m[c].mlocs[lnc_find_mloc(&s.core_m[c], "part")];
+        assert_int_equal(ml->remote_core, 1 - c);
+        assert_string_equal(ml->remote_name, "part");
+        assert_int_equal(ml->kind, LNC_ML_OUTPUT);
+        assert_int_equal(ml->kkind, LNC_ML_SCRATCH);
+    }
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+static const char *sendrecv_kernel =
+    "{\"kernel\": \"sr\", \"grid\": [%d],"
+    " \"inputs\": [{\"name\": \"x\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+    " \"outputs\": [{\"name\": \"out\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+    " \"body\": ["
+    "  {\"op\": \"tile\", \"name\": \"m\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+    "  {\"op\": \"tile\", \"name\": \"o\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+    "  {\"op\": \"load\", \"dst\": \"m\", \"src\": \"x[pid*128:(pid+1)*128, :]\"},"
+    "  {\"op\": \"sendrecv\", \"dst\": \"o\", \"src\": \"m\", \"peer\": \"%s\"},"
+    "  {\"op\": \"store\", \"dst\": \"out[pid*128:(pid+1)*128, :]\", \"src\": \"o\"}]}";
+
+static void test_split_sendrecv(void **state)
+{
+    (void)state;
+    char text[2048];
+    snprintf(text, sizeof text, sendrecv_kernel, 2, "1 - pid");
+    progs_t ps;
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    lnc_split_t s;
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    for (int c = 0; c < 2; c++) {
+        const tir_kernel_t *k = &s.core_k[c];
+        char mine[32], theirs[32];
+        snprintf(mine, sizeof mine, "sendrecv0.nc%d", c);
+        snprintf(theirs, sizeof theirs, "sendrecv0.nc%d", 1 - c);
+        /* load, [store mine, barrier, load theirs], store */
+        assert_int_equal(k->nops, 5);
+        assert_int_equal(k->ops[1].kind, TIR_STORE);
+        assert_int_equal(k->ops[1].dst.tensor, find_tensor(k, mine));
+        assert_int_equal(k->ops[2].kind, TIR_CORE_BARRIER);
+        assert_int_equal(k->ops[2].barrier_cores, 0x3u);
+        assert_int_equal(k->ops[3].kind, TIR_LOAD);
+        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, theirs));
+        assert_int_equal(k->tensors[find_tensor(k, mine)].kind, TIR_T_SCRATCH);
+    }
+    assert_int_equal(s.nrlts, 2);
+    lnc_split_free(&s);
+    free_all(&ps);
+
+    /* on 4 cores, core 0's pair partner is core 1, not core 3 */
+    snprintf(text, sizeof text, sendrecv_kernel, 4, "3 - pid");
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_not_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    assert_non_null(strstr(err.msg, "LNC=2 pair"));
+    free_all(&ps);
+}
+
+static void test_divergence_rejected(void **state)
+{
+    (void)state;
+    /* the front-end refuses control flow on pid ... */
+    const char *text =
+        "{\"kernel\": \"d\", \"grid\": [2],"
+        " \"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
+        " \"outputs\": [{\"name\": \"out\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
+        " \"body\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+        "  {\"op\": \"if\", \"cond\": \"pid == 0\", \"body\": ["
+        "   {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[0:128, :]\"}]}]}";
+    progs_t ps;
+    tpb_err_t err = {{0}};
+    assert_int_not_equal(parse_all(text, &ps, &err), 0);
+    assert_non_null(strstr(err.msg, "pid"));
+    free_all(&ps);
+    /* ... and the split refuses programs that still differ */
+    char g[2048];
+    assert_int_equal(parse_all(grid_kernel("blocked", g, sizeof g), &ps, &err), 0);
+    ps.p[3].nops = 1;
+    lnc_split_t s;
+    assert_int_not_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    assert_non_null(strstr(err.msg, "control flow diverges on the program id"));
+    ps.p[3].nops = 2;
+    free_all(&ps);
+}
+
+/* ---- end to end ---- */
+
+static const char *copy_kernel =
+    "{\"kernel\": \"copy%d\", \"grid\": {\"n\": 4, \"nc\": %d},"
+    " \"inputs\": [{\"name\": \"a\", \"shape\": [1024, 512], \"dtype\": \"float32\"}],"
+    " \"outputs\": [{\"name\": \"out\", \"shape\": [1024, 512], \"dtype\": \"float32\"}],"
+    " \"body\": [{\"op\": \"for\", \"var\": \"i\", \"range\": [2], \"body\": ["
+    "  {\"op\": \"let\", \"var\": \"r\", \"value\": \"pid*256 + i*128\"},"
+    "  {\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 512], \"dtype\": \"float32\"},"
+    "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[r:r+128, :]\"},"
+    "  {\"op\": \"store\", \"dst\": \"out[r:r+128, :]\", \"src\": \"t\"}]}]}";
+
+/* Compile the copy kernel on `ncores` cores, simulate, check out == a and
+ * return the total cycles. */
+static uint64_t run_copy(int ncores, const char *root)
+{
+    char path[600], dir[600], text[2048];
+    tpb_err_t err = {{0}};
+    snprintf(text, sizeof text, copy_kernel, ncores, ncores);
+    snprintf(path, sizeof path, "%s/copy%d.json", root, ncores);
+    assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
+    snprintf(dir, sizeof dir, "%s/copy%d", root, ncores);
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false};
+    if (enc_compile_mc(path, &o, NULL, &err))
+        fail_msg("compile: %s", err.msg);
+    /* the link directory and the dispatcher prologue of every stream */
+    char p2[700];
+    snprintf(p2, sizeof p2, "%s/sgLnk/tensor-map.json", dir);
+    assert_true(fio_exists(p2));
+    snprintf(p2, sizeof p2, "%s/sgLnk/link.json", dir);
+    assert_true(fio_exists(p2));
+    for (int c = 0; c < ncores; c++) {
+        snprintf(p2, sizeof p2, "%s/nc%d/sg0/SP.bin", dir, c);
+        uint8_t *buf;
+        size_t len;
+        assert_int_equal(fio_read_all(p2, &buf, &len, &err), 0);
+        isa_stream_t st;
+        isa_err_t ie;
+        assert_int_equal(isa_stream_decode(buf, len, ISA_ENG_SP, &st, &ie), ISA_OK);
+        assert_true(st.count > 3);
+        assert_int_equal(st.insts[0].inst.op, ISA_OP_CALL);
+        assert_int_equal(st.insts[0].inst.f.CALL.target, 2);
+        assert_int_equal(st.insts[1].inst.op, ISA_OP_HALT);
+        assert_int_equal(st.insts[st.count - 1].inst.op, ISA_OP_RETURN);
+        assert_int_equal(st.insts[st.count - 2].inst.op, ISA_OP_CORE_BARRIER);
+        isa_stream_free(&st);
+        free(buf);
+    }
+    sim_options_t so;
+    sim_options_default(&so);
+    sim_t *s = NULL;
+    if (sim_load(dir, &so, &s, &err))
+        fail_msg("load: %s", err.msg);
+    npy_array_t a;
+    int64_t shape[2] = {1024, 512};
+    assert_int_equal(npy_alloc(&a, ISA_DT_FP32, 2, shape, &err), 0);
+    float *f = a.data;
+    for (size_t i = 0; i < a.count; i++)
+        f[i] = (float)((i * 2654435761u) % 1000) * 0.25f;
+    assert_int_equal(sim_set_input(s, "a", &a, &err), 0);
+    if (sim_run(s, &err))
+        fail_msg("run: %s", err.msg);
+    npy_array_t out;
+    assert_int_equal(sim_get_tensor(s, "out", &out, &err), 0);
+    assert_int_equal(out.count, a.count);
+    assert_memory_equal(out.data, a.data, a.count * sizeof(float));
+    sim_summary_t sum;
+    sim_get_summary(s, &sum);
+    assert_int_equal(sum.num_cores, (unsigned)ncores);
+    /* the number stats.json reports */
+    char *js = sim_stats_json(s);
+    assert_non_null(js);
+    const char *tc = strstr(js, "\"total_cycles\":");
+    assert_non_null(tc);
+    uint64_t cycles = strtoull(tc + strlen("\"total_cycles\":"), NULL, 10);
+    assert_int_equal(cycles, sum.total_cycles);
+    free(js);
+    npy_free(&out);
+    npy_free(&a);
+    sim_free(s);
+    return cycles;
+}
+
+static void test_two_cores_faster(void **state)
+{
+    (void)state;
+    char root[512], cmd[600];
+    snprintf(root, sizeof root, "%s/test_lnc_split.%ld", TPB_BINARY_DIR, (long)getpid());
+    tpb_err_t err;
+    assert_int_equal(fio_mkdirs(root, &err), 0);
+    uint64_t one = run_copy(1, root);   /* all four programs on one core (LNC=1 link) */
+    uint64_t two = run_copy(2, root);   /* two programs per core */
+    uint64_t four = run_copy(4, root);  /* one program per core */
+    if (getenv("LNC_TEST_VERBOSE"))
+        printf("copy: 1 core %llu cycles, 2 cores %llu, 4 cores %llu\n", (unsigned long long)one,
+               (unsigned long long)two, (unsigned long long)four);
+    assert_true(two < one);
+    assert_true(four < two);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_blocked),
+        cmocka_unit_test(test_split_interleaved),
+        cmocka_unit_test(test_split_exchange),
+        cmocka_unit_test(test_split_sendrecv),
+        cmocka_unit_test(test_divergence_rejected),
+        cmocka_unit_test(test_two_cores_faster),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
