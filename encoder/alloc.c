@@ -80,9 +80,9 @@ static void liveness(const tir_kernel_t *k, bir_module_t *m)
     int ident = enc_ident_tile(k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
-        /* a PE transpose multiplies by the shared identity: keep it live */
-        if (ident >= 0 && op->kind == TIR_TRANSPOSE && op->engine != ISA_ENG_DVE) {
-            tir_ap_t id = {.tensor = ident};
+        if (ident >= 0 && lower_pe_transpose_needs_identity(k, op)) {
+            /* a PE transpose reads the shared identity (moving operand) */
+            tir_ap_t id = {ident, 0, 0, {0}, {0}};
             touch(m->mlocs, m->nmlocs, &id, i);
         }
         touch(m->mlocs, m->nmlocs, &op->dst, i);

@@ -9,14 +9,15 @@
 #include "compile.h"
 #include "lower.h"
 
+/* The SBUF tile of the shared identity for PE transposes (compile.c adds it
+ * with this path), or -1. */
+#define ENC_IDENT_PATH "(compiler: shared identity)"
+int enc_ident_tile(const tir_kernel_t *k);
+
 /* alloc.c: liveness + SBUF/PSUM addresses into m->mlocs / m->op_scratch;
  * HBM addresses from the shared layout. */
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                  bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
-
-/* compile.c: index of the compiler-made SBUF identity tile (read by every PE
- * transpose although no tile-IR operand names it), or -1. */
-int enc_ident_tile(const tir_kernel_t *k);
 
 /* schedule.c */
 int sched_assign_engines(bir_module_t *m, tpb_err_t *err);

@@ -15,7 +15,7 @@
 #define AP_LIMIT (1LL << 40)      /* elements of a tensor or an access, offsets */
 #define COUNT_LIMIT (1LL << 31)   /* one access dim's count */
 #define STEP_LIMIT (1LL << 28)    /* one access dim's step (elements) */
-#define IDENT_PATH "(compiler: shared identity)"
+#define IDENT_PATH ENC_IDENT_PATH
 
 static const tpb_target_t *pick_target(const tir_kernel_t *k, const enc_options_t *o,
                                        tpb_err_t *err)
@@ -48,7 +48,7 @@ static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
 {
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
-        if (op->kind == TIR_TRANSPOSE && op->engine != ISA_ENG_DVE) {
+        if (lower_pe_transpose_needs_identity(k, op)) {
             int s = op->src[0].tensor;
             *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
             return true;
@@ -293,7 +293,15 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
         return -1;
     }
     int rc = -1;
-    char tmp[4096] = "", core_dir[4200];
+    char tmp[4096] = "", core_dir[4200], outp[4096] = "";
+    if (o.mode == ENC_RUN_ISA_CHECKS) {
+        /* "out/" and "out" name the same directory */
+        snprintf(outp, sizeof outp, "%s", o.out_dir);
+        size_t n = strlen(outp);
+        while (n > 1 && outp[n - 1] == '/')
+            outp[--n] = 0;
+        o.out_dir = outp;
+    }
     if (hbm.total > t->hbm_bytes) {
         tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
                  (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);

@@ -212,9 +212,14 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         return enqueue_check(g, idx, e, l2, err);
     }
     case ENC_GENERATE_ISACODE:
-        if (encode(in, bundles, &nb, idx, err))
+        if (encode(in, bundles, &nb, idx, err) || validate_bundles(in, idx, bundles, nb, err))
             return -1;
-        return validate_bundles(in, idx, bundles, nb, err);
+        /* the census is kept in this mode too (for --stats) */
+        if (in->engine >= 0 && in->engine < ISA_ENG_COUNT)
+            g->pcs[in->engine] += nb;
+        for (unsigned i = 0; i < nb; i++)
+            g->histogram[bundles[i][0]]++;
+        return 0;
     case ENC_COLLECT_OPCODES:
         if (in->has_pred)
             bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2);

@@ -284,7 +284,7 @@ int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char 
         *is_ptr = 0;
         return 0;
     }
-    isa_ptr_t p;
+    isa_ptr_t p = {0, 0, 0};
     if (lw_ptr(c, in, &s->ap, false, role, &p))
         return -1;
     /* a pointer scalar packs like a PTR operand: addr 24b | dtype 4b | space 2b */

@@ -54,6 +54,10 @@ int lw_count_free_dims(const tir_ap_t *a, unsigned axes);
 /* Per-partition scratch bytes an op needs during its lowering (the
  * multi-step reduce partial); 0 for most ops.  Used by the allocator. */
 uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op);
+/* A PE transpose whose dst dtype differs from its src dtype goes through
+ * the shared identity (a real matmul converts); same dtypes use the Matmul
+ * transpose flag. */
+bool lower_pe_transpose_needs_identity(const tir_kernel_t *k, const tir_op_t *op);
 /* [P,1] tile AP -> per-partition pointer; records a read. */
 int lw_ptr(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
            isa_ptr_t *out);

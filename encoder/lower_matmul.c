@@ -182,9 +182,49 @@ int lower_matmul(lower_ctx_t *c)
 
 /* ---- transpose ---- */
 
+/* Same dtype in and out: one Matmul with the transpose flag, bit-exact, no
+ * weights (dst[n][k] = moving[k][n]). */
+static int transpose_pe_flag(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t mm;
+    lw_inst(c, &mm, BIR_MATMULT, ISA_OP_MATMUL);
+    isa_fmt_MM_t *g = &mm.isa.f.MM;
+    if (lw_tap(c, &mm, &op->src[0], false, "src", &g->moving) ||
+        lw_tap(c, &mm, &op->dst, true, "dst", &g->dst))
+        return -1;
+    if (g->dst.space != ISA_SPACE_PSUM)
+        return lw_err(c, "a PE transpose writes PSUM");
+    uint64_t n = tap_elems_free(&g->moving);
+    if (g->dst.nparts != n || tap_elems_free(&g->dst) != g->moving.nparts)
+        return lw_err(c, "dst is [%u,%llu] but src.T is [%llu,%u]", g->dst.nparts,
+                      (unsigned long long)tap_elems_free(&g->dst), (unsigned long long)n,
+                      g->moving.nparts);
+    if (n > 128)
+        return lw_err(c, "src free size %llu exceeds the 128 PE columns", (unsigned long long)n);
+    uint64_t bytes = tap_elems_free(&g->dst) * isa_dtype_size(g->dst.dtype);
+    if (g->dst.addr / PSUM_BANK_BYTES != (g->dst.addr + bytes - 1) / PSUM_BANK_BYTES)
+        return lw_err(c, "transpose output must lie inside one 2 KiB PSUM bank");
+    g->row_size = g->col_size = 128;
+    g->transpose = 1;
+    return lw_emit(c, &mm);
+}
+
+bool lower_pe_transpose_needs_identity(const tir_kernel_t *k, const tir_op_t *op)
+{
+    if (op->kind != TIR_TRANSPOSE || op->engine == ISA_ENG_DVE)
+        return false;
+    int s = op->src[0].tensor, d = op->dst.tensor;
+    if (s < 0 || d < 0 || s >= k->ntensors || d >= k->ntensors)
+        return false;
+    return k->tensors[s].dtype != k->tensors[d].dtype;
+}
+
 static int transpose_pe(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
+    if (!lower_pe_transpose_needs_identity(c->k, op))
+        return transpose_pe_flag(c);
     if (c->ident_tile < 0)
         return lw_err(c, "internal: PE transpose without the shared identity tile");
     const tir_tensor_t *src = lw_tensor(c, &op->src[0]);

@@ -36,3 +36,7 @@ add_test(NAME cli_compile_collect
                  --mode collect-opcodes)
 set_tests_properties(cli_compile_collect PROPERTIES LABELS "quick;back"
                      PASS_REGULAR_EXPRESSION "DVE +.*TensorReduce")
+add_test(NAME cli_compile_trailing_slash
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/matmul.json
+                 -o ${PROJECT_BINARY_DIR}/cli_compile_slash/)
+set_tests_properties(cli_compile_trailing_slash PROPERTIES LABELS "quick;back")

@@ -256,6 +256,39 @@ static void test_find_bin_rejects_non_tpb(void **state)
     bir_module_free(&m);
 }
 
+static void test_dve_coverage_check(void **state)
+{
+    (void)state;
+    gen_t g;
+    memset(&g, 0, sizeof g);
+    tpb_err_t err;
+    /* DVE uses TensorTensor and Transpose32: both in the DVE table */
+    g.engine_opcodes[ISA_ENG_DVE][0x41 >> 5] |= 1u << (0x41 & 31);
+    g.engine_opcodes[ISA_ENG_DVE][0x50 >> 5] |= 1u << (0x50 & 31);
+    assert_int_equal(gen_check_dve_coverage(&g, &err), 0);
+    /* a Matmul recorded on DVE is missing from the DVE table */
+    g.engine_opcodes[ISA_ENG_DVE][0x02 >> 5] |= 1u << (0x02 & 31);
+    assert_int_not_equal(gen_check_dve_coverage(&g, &err), 0);
+    assert_non_null(strstr(err.msg, "DVE opcode coverage: opcode 0x02 (Matmul)"));
+}
+
+static void test_requested_engine_checked(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    k.ops[2].engine = ISA_ENG_PE;   /* tensor_tensor on PE */
+    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_non_null(strstr(err.msg, "engine PE cannot execute TensorTensor"));
+    k.ops[2].engine = ISA_ENG_POOL;  /* legal: TensorTensor runs on Pool too */
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    assert_true(st.insts[ISA_ENG_POOL] > 0);
+    tir_kernel_free(&k);
+}
+
 static void test_dump_per_inst(void **state)
 {
     (void)state;
@@ -386,6 +419,14 @@ static void test_pe_transpose_identity(void **state)
     assert_int_equal(read_stream(dir, "PE", &s, ISA_ENG_PE), 0);
     int mm = 0;
     for (size_t i = 0; i < s.count; i++)
+        if (s.insts[i].inst.op == ISA_OP_LDWEIGHTS) {
+            /* the identity (the next Matmul's moving) must not share the
+             * stationary's space: it stays live across both transposes */
+            const isa_tap_t *src = &s.insts[i].inst.f.LDW.src;
+            const isa_tap_t *mv = &s.insts[i + 1].inst.f.MM.moving;
+            assert_true(mv->addr >= src->addr + 96 * 2 || src->addr >= mv->addr + 64 * 2);
+        }
+    for (size_t i = 0; i < s.count; i++)
         if (s.insts[i].inst.op == ISA_OP_MATMUL) {
             mm++;
             assert_int_equal(s.insts[i].inst.f.MM.moving.nparts, 64);    /* identity[0:64,0:64] */
@@ -401,15 +442,55 @@ static void test_pe_transpose_identity(void **state)
     tir_kernel_free(&k);
 }
 
+static void test_pe_transpose_flag(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 64, 96);
+    int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 96, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = bu_full(&k, a), op.value = 1.0;
+    bu_op(&k, &op, "m");
+    tir_op_init(&op, TIR_TRANSPOSE);
+    op.dst = bu_full(&k, p), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "tr");
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "tflag");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    /* same dtypes: one Matmul with transpose=1, no weights, no identity, no DMA */
+    isa_stream_t s;
+    assert_int_equal(read_stream(dir, "PE", &s, ISA_ENG_PE), 0);
+    assert_int_equal(s.insts[0].inst.op, ISA_OP_MATMUL);
+    assert_int_equal(s.insts[0].inst.f.MM.transpose, 1);
+    assert_int_equal(s.insts[0].inst.f.MM.moving.nparts, 64);
+    assert_int_equal(s.insts[0].inst.f.MM.dst.nparts, 96);
+    isa_stream_free(&s);
+    assert_int_equal(st.histogram[isa_ops[ISA_OP_LDWEIGHTS].l2], 0);
+    assert_int_equal(st.insts[ISA_ENG_SP], 0);
+    char p2[4200];
+    snprintf(p2, sizeof p2, "%s/nc0/sg0/const_identity.npy", dir);
+    assert_false(fio_exists(p2));
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_artifact_dir_decodes),
         cmocka_unit_test(test_modes_agree),
         cmocka_unit_test(test_find_bin_rejects_non_tpb),
+        cmocka_unit_test(test_dve_coverage_check),
+        cmocka_unit_test(test_requested_engine_checked),
         cmocka_unit_test(test_dump_per_inst),
         cmocka_unit_test(test_error_leaves_nothing),
         cmocka_unit_test(test_pe_transpose_identity),
+        cmocka_unit_test(test_pe_transpose_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -418,6 +418,31 @@ static void test_dma_simple(void **state)
     tir_kernel_free(&k);
 }
 
+static void test_dma_casts(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 64);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "ld_cast");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    /* steps are per side, in that side's bytes */
+    assert_int_equal(d->isa.f.DDESC.src.dtype, ISA_DT_FP32);
+    assert_int_equal(d->isa.f.DDESC.dst.dtype, ISA_DT_BF16);
+    assert_int_equal(d->isa.f.DDESC.src.step[0], 4);
+    assert_int_equal(d->isa.f.DDESC.dst.step[0], 2);
+    assert_int_equal(d->isa.f.DDESC.src.step[1], 64 * 4);
+    assert_int_equal(d->isa.f.DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 static void test_dma_complicated_and_limit(void **state)
 {
     (void)state;
@@ -647,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_memset_fill_bits),
         cmocka_unit_test(test_max8_family_and_select),
         cmocka_unit_test(test_dma_simple),
+        cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_indirect),
         cmocka_unit_test(test_dma_transpose),
