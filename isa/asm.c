@@ -407,10 +407,8 @@ static int take_dap(lex_t *lx, const char *field, isa_dap_t *d)
     }
     if (need(lx, '@', field, "before the address"))
         return -1;
-    const char *s = lx->p;
     if (take_uint(lx, 0, part ? 18 : 32, field, &d->addr))
         return -1;
-    (void)s;
     d->addr += p * ISA_DMA_PARTITION_PITCH;
     if (take_dtype(lx, field, &d->dtype))
         return -1;
@@ -515,8 +513,8 @@ static void list_fields(const isa_fmtinfo_t *fi, char *buf, size_t len)
             break;
         n += (size_t)r;
     }
-    int r = snprintf(buf + n, len - n, "%swait, upd", n ? ", " : "");
-    (void)r;
+    if (n < len)
+        snprintf(buf + n, len - n, "%swait, upd", n ? ", " : "");
 }
 
 static bool is_target_field(const isa_field_t *f)
@@ -565,8 +563,10 @@ static int take_field(lex_t *lx, const isa_opinfo_t *oi, isa_inst_t *in)
             return -1;
         uint32_t v = 0;
         if (is_target_field(f) && lx->p < lx->end && ident_char(*lx->p, true)) {
-            lx->label_col = col_of(lx, lx->p);
-            take_ident(lx, lx->label_ref, sizeof lx->label_ref);
+            const char *ls = lx->p;
+            lx->label_col = col_of(lx, ls);
+            if (take_ident(lx, lx->label_ref, sizeof lx->label_ref) >= MAX_LABEL)
+                return perr(lx, ls, "target", "label is longer than %d characters", MAX_LABEL - 1);
             rc = 0;
         } else {
             rc = take_scalar(lx, f, &v);
@@ -648,9 +648,11 @@ typedef struct {
     item_kind_t kind;
     unsigned line;
     unsigned mn_col;
-    isa_inst_t inst;
-    uint8_t data[ISA_BUNDLE_BYTES];
-    given_t given[MAX_GIVEN];
+    union {
+        isa_inst_t inst;                /* ITEM_INST */
+        uint8_t data[ISA_BUNDLE_BYTES]; /* ITEM_DATA */
+    };
+    given_t *given;       /* malloc'ed, ngiven entries (error columns) */
     unsigned ngiven;
     char label_ref[MAX_LABEL];
     unsigned label_col;
@@ -832,7 +834,8 @@ static int assemble_line(asm_t *a, lex_t *lx)
             q++;
         if (q > s && q < lx->end && *q == ':' && token_end(lx, q + 1)) {
             char name[MAX_LABEL];
-            take_ident(lx, name, sizeof name);
+            if (take_ident(lx, name, sizeof name) >= MAX_LABEL)
+                return perr(lx, s, "label", "label is longer than %d characters", MAX_LABEL - 1);
             lx->p++;
             if (add_label(a, lx, s, name))
                 return -1;
@@ -860,8 +863,13 @@ static int assemble_line(asm_t *a, lex_t *lx)
         if (parse_inst_at(lx, &it->inst) || check_engine(a, lx, ms, &it->inst) ||
             place_inst(a, lx, ms, it))
             return -1;
-        memcpy(it->given, lx->given, sizeof it->given);
-        it->ngiven = lx->ngiven;
+        if (lx->ngiven) {
+            it->given = malloc(lx->ngiven * sizeof *it->given);
+            if (!it->given)
+                return perr(lx, ms, NULL, "out of memory");
+            memcpy(it->given, lx->given, lx->ngiven * sizeof *it->given);
+            it->ngiven = lx->ngiven;
+        }
         memcpy(it->label_ref, lx->label_ref, sizeof it->label_ref);
         it->label_col = lx->label_col;
     }
@@ -1007,6 +1015,8 @@ int isa_assemble(const char *src, size_t len, const isa_asm_opts_t *opts, isa_as
     }
     free(lx);
     int rc = finish(&a);
+    for (size_t i = 0; i < a.nitems; i++)
+        free(a.items[i].given);
     free(a.items);
     free(a.labels);
     return rc;

@@ -96,15 +96,39 @@ static void example_line(const isa_opinfo_t *o, char *buf, size_t len)
     isa_format_line(&in, buf, len);
 }
 
+/* Example for a format: a prefix is shown with an instruction it extends. */
+static void example_block(const isa_opinfo_t *o, char *buf, size_t len)
+{
+    if (o->op == ISA_OP_AP_EXT) {
+        snprintf(buf, len,
+                 "# written out, or emitted by the assembler for the 3-dim TAP:\n"
+                 "ApExt o0_step2=512 o0_count2=2 o0_step3=0 o0_count3=0 o1_step2=0 o1_count2=0 "
+                 "o1_step3=0 o1_count3=0 o2_step2=0 o2_count2=0 o2_step3=0 o2_count3=0\n"
+                 "TensorCopy in=sbuf[0:128]@0x0:fp32<1x64,64x8,512x2> out=sbuf[0:128]@0x1000:fp32<1x1024>");
+        return;
+    }
+    if (o->op == ISA_OP_PRED_EXT) {
+        char tsp[1024];
+        example_line(&isa_ops[ISA_OP_TENSOR_SCALAR_PTR], tsp, sizeof tsp);
+        snprintf(buf, len, "PredExt offset=-5 cm=1 cmp=ge step0=-1 step1=0 step2=0 step3=0 fill=0\n%s", tsp);
+        return;
+    }
+    example_line(o, buf, len);
+}
+
 static void print_op_layout(const isa_opinfo_t *o)
 {
     const isa_fmtinfo_t *fi = &isa_formats[o->format];
     char e[80];
     engines_str(o->engines, e, sizeof e);
-    char ex[2048];
-    example_line(o, ex, sizeof ex);
-    printf("%s  L2 0x%02X  format %s  class %s  engines %s\n  %s\n\n  example: %s\n\n", o->mnemonic,
-           o->l2, fi->name, isa_class_name(o->cls), e, fi->doc, ex);
+    char ex[4096];
+    example_block(o, ex, sizeof ex);
+    printf("%s  L2 0x%02X  format %s  class %s  engines %s\n  %s\n\n  example:\n", o->mnemonic, o->l2,
+           fi->name, isa_class_name(o->cls), e, fi->doc);
+    char *save = NULL;
+    for (char *line = strtok_r(ex, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        printf("    %s\n", line);
+    printf("\n");
     printf("  %-18s %-9s %-6s %-6s %s\n", "field", "byte.bit", "width", "type", "");
     const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], fi };
     printf("  %-18s %-9s %-6u %-6s\n", "opcode", "0.0", 8, "L2");
@@ -177,8 +201,8 @@ static void md_formats(void)
         printf("\n\n");
         for (unsigned i = 0; i < ISA_OP_COUNT; i++)
             if (isa_ops[i].format == fm) {
-                char ex[2048];
-                example_line(&isa_ops[i], ex, sizeof ex);
+                char ex[4096];
+                example_block(&isa_ops[i], ex, sizeof ex);
                 printf("Syntax example:\n\n```\n%s\n```\n\n", ex);
                 break;
             }

@@ -329,6 +329,7 @@ typedef struct {
     isa_dis_report_t *rep;
     branch_t *br;        /* listing only: branches sorted by target */
     size_t nbr, cur;     /* cur: first entry with target >= the next pc */
+    size_t nb;           /* whole bundles in the stream */
 } dis_ctx_t;
 
 static int cmp_branch(const void *a, const void *b)
@@ -442,6 +443,15 @@ static void emit_inst(dis_ctx_t *c, size_t pc, const uint8_t *b, const isa_inst_
         cm = comment;
         c->rep->nillegal++;
         note_problem(c, pc * ISA_BUNDLE_BYTES, comment + 7);
+    } else if (!c->opts->canonical &&
+               (in->op == ISA_OP_CALL || in->op == ISA_OP_JUMP || in->op == ISA_OP_BRANCH_CMP)) {
+        /* listing only: a valid encoding, but most likely a mistake */
+        uint32_t t = in->op == ISA_OP_BRANCH_CMP ? in->f.BR.target : in->f.CALL.target;
+        if (t >= c->nb) {
+            snprintf(comment, sizeof comment, "warning: target %u is past the end of the stream (%zu bundles)",
+                     t, c->nb);
+            cm = comment;
+        }
     }
     emit(c, pc, b, text, cm);
 }
@@ -504,7 +514,7 @@ int isa_disassemble(const uint8_t *buf, size_t len, const isa_dis_opts_t *opts,
                     isa_text_t *out, isa_dis_report_t *rep)
 {
     size_t nb = len / ISA_BUNDLE_BYTES;
-    dis_ctx_t c = { opts, out, rep, NULL, 0, 0 };
+    dis_ctx_t c = { opts, out, rep, NULL, 0, 0, nb };
     memset(rep, 0, sizeof *rep);
     if (!opts->canonical)
         collect_branches(&c, buf, nb);

@@ -85,6 +85,13 @@ int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand)
     if (n > SIM_MAX_FREE_ELEMS)
         return sim_fail(ctx, "%s: %llu elements per partition exceed the limit %u",
                         operand, (unsigned long long)n, SIM_MAX_FREE_ELEMS);
+    /* ARCH2 start-partition rule: a tensor of more than 64 partitions starts
+     * at 0, of 33-64 at 0 or 64, of up to 32 at a quadrant (0/32/64/96). */
+    unsigned align = t->nparts > 64 ? 128 : t->nparts > 32 ? 64 : 32;
+    if (t->start % align)
+        return sim_fail(ctx, "%s: start partition %u is not allowed for %u partitions (a "
+                        "tensor of more than 64 partitions starts at 0, of 33-64 at 0 or 64, "
+                        "of up to 32 at 0, 32, 64 or 96)", operand, t->start, t->nparts);
     int64_t lo, hi;
     tap_extent(t, &lo, &hi);
     if (lo < 0 || hi > (int64_t)pb)

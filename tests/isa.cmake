@@ -85,3 +85,12 @@ add_test(NAME isa_dis_compiled_artifact
                           \"$1\" dis --canonical \$b > \$d/x.s; \"$1\" as \$d/x.s -o \$d/x.bin; cmp \$b \$d/x.bin;
                         done" sh $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR})
 set_tests_properties(isa_dis_compiled_artifact PROPERTIES LABELS "quick")
+
+# Hand-written assembly kernels run in the simulator and match NumPy.
+if(EXISTS /usr/bin/python3)
+  foreach(k tensor_add matmul)
+    add_test(NAME isa_asm_kernel_${k}
+             COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/examples/asm/run.py ${k} --tpb $<TARGET_FILE:tpb>)
+    set_tests_properties(isa_asm_kernel_${k} PROPERTIES LABELS "quick;golden" FAIL_REGULAR_EXPRESSION ": FAIL")
+  endforeach()
+endif()

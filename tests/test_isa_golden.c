@@ -293,12 +293,72 @@ static void test_invalid_bundles(void **state)
     free(s.text);
 }
 
+
+/* The instruction lines of every ``` block of docs/assembly.md and
+ * docs/isa.md assemble, block by block (so labels and prefixes work; lines
+ * with "..." are abbreviations and skipped). */
+static unsigned assemble_block(const char *path, unsigned line, const char *block)
+{
+    if (!*block)
+        return 0;
+    isa_asm_result_t res;
+    if (isa_assemble(block, strlen(block), NULL, &res) != 0) {
+        print_error("%s: example block ending on line %u does not assemble: %u:%u: %s\n%s", path, line,
+                    res.diags[0].line, res.diags[0].col, res.diags[0].msg, block);
+        fail();
+    }
+    isa_asm_result_free(&res);
+    return 1;
+}
+
+static void check_doc_examples(const char *path, unsigned min_blocks)
+{
+    src_t s;
+    load(path, &s);
+    bool in_code = false;
+    unsigned nblocks = 0;
+    static char block[1 << 16];
+    size_t blen = 0;
+    block[0] = '\0';
+    for (unsigned i = 0; i < s.nlines; i++) {
+        const char *l = s.lines[i];
+        if (!strncmp(l, "```", 3)) {
+            if (in_code)
+                nblocks += assemble_block(path, i + 1, block);
+            in_code = !in_code;
+            blen = 0;
+            block[0] = '\0';
+            continue;
+        }
+        char w1[64], w2[64];
+        int nw = sscanf(l, "%63s %63s", w1, w2);
+        if (!in_code || strstr(l, "...") || nw < 1)
+            continue;
+        const char *mn = (strchr(w1, ':') && w1[strlen(w1) - 1] == ':' && nw == 2) ? w2 : w1;
+        if (!isa_op_by_mnemonic(mn))
+            continue;
+        int r = snprintf(block + blen, sizeof block - blen, "%s\n", l);
+        assert_true(r > 0 && (size_t)r < sizeof block - blen);
+        blen += (size_t)r;
+    }
+    assert_true(nblocks >= min_blocks);
+    free(s.text);
+}
+
+static void test_doc_examples_assemble(void **state)
+{
+    (void)state;
+    check_doc_examples(TPB_SOURCE_DIR "/docs/assembly.md", 1);
+    check_doc_examples(TPB_SOURCE_DIR "/docs/isa.md", 30);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_encodings_cover_every_opcode),
         cmocka_unit_test(test_invalid_assembly),
         cmocka_unit_test(test_invalid_bundles),
+        cmocka_unit_test(test_doc_examples_assemble),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -100,37 +100,37 @@ static void test_fused_reduce(void **state)
     (void)state;
     fx_t *fx = fx_new("trn2", ISA_ENG_ACT);
     float x[3] = { 1, 2, 3 }, ten = 10;
-    fx_put(fx, SB, 2, 0, F32, x, 3);
-    fx_put(fx, SB, 2, 64, F32, &ten, 1);
-    isa_decoded_t d = act(ISA_ACTFN_SQUARE, tap1(SB, F32, 0, 2, 1, 3),
-                          tap1(SB, F32, 32, 2, 1, 3), 1.0f);
+    fx_put(fx, SB, 32, 0, F32, x, 3);
+    fx_put(fx, SB, 32, 64, F32, &ten, 1);
+    isa_decoded_t d = act(ISA_ACTFN_SQUARE, tap1(SB, F32, 0, 32, 1, 3),
+                          tap1(SB, F32, 32, 32, 1, 3), 1.0f);
     d.inst.f.ACT.red_op = ISA_ALU_ADD;
     d.inst.f.ACT.red_cmd = ISA_REDCMD_RESET_REDUCE; /* acc = 1 + 4 + 9 */
     d.inst.f.ACT.red_out = ptr(SB, F32, 64);
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx->acc[2], 14.0f);
-    assert_feq(fx_get(fx, SB, 2, 64, F32, 0), 14.0f);
+    assert_feq(fx->acc[32], 14.0f);
+    assert_feq(fx_get(fx, SB, 32, 64, F32, 0), 14.0f);
     d.inst.f.ACT.red_cmd = ISA_REDCMD_REDUCE; /* acc += 14 */
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx_get(fx, SB, 2, 64, F32, 0), 28.0f);
+    assert_feq(fx_get(fx, SB, 32, 64, F32, 0), 28.0f);
     d.inst.f.ACT.red_cmd = ISA_REDCMD_RESET; /* acc = identity of max */
     d.inst.f.ACT.red_op = ISA_ALU_MAX;
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx->acc[2], -INFINITY);
+    assert_feq(fx->acc[32], -INFINITY);
     d.inst.f.ACT.red_cmd = ISA_REDCMD_REDUCE;
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx->acc[2], 9.0f);
+    assert_feq(fx->acc[32], 9.0f);
     /* load_reduce: acc = red_out value (10) op r */
-    fx_put(fx, SB, 2, 64, F32, &ten, 1);
+    fx_put(fx, SB, 32, 64, F32, &ten, 1);
     d.inst.f.ACT.red_cmd = ISA_REDCMD_LOAD_REDUCE;
     d.inst.f.ACT.red_op = ISA_ALU_ADD;
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx->acc[2], 24.0f);
-    assert_feq(fx_get(fx, SB, 2, 64, F32, 0), 24.0f);
+    assert_feq(fx->acc[32], 24.0f);
+    assert_feq(fx_get(fx, SB, 32, 64, F32, 0), 24.0f);
     /* idle: accumulator and red_out untouched */
     d.inst.f.ACT.red_cmd = ISA_REDCMD_IDLE;
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx->acc[2], 24.0f);
+    assert_feq(fx->acc[32], 24.0f);
     d.inst.f.ACT.red_cmd = ISA_REDCMD_REDUCE;
     d.inst.f.ACT.red_op = ISA_ALU_BITWISE_OR;
     FX_FAILS(fx, &d, "red_op", "bitwise_or");

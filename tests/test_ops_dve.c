@@ -179,6 +179,18 @@ static void test_bounds_and_spaces(void **state)
     d = tt(ISA_ALU_ADD, tap1(SB, F32, 0, 100, 29, 4), tap1(SB, F32, 64, 0, 29, 4),
            tap1(SB, F32, 128, 0, 29, 4));
     FX_FAILS(fx, &d, "in0", "start 100 count 29");
+    /* start-partition rule (ARCH2) */
+    d = tt(ISA_ALU_ADD, tap1(SB, F32, 0, 16, 16, 4), tap1(SB, F32, 64, 0, 16, 4),
+           tap1(SB, F32, 128, 0, 16, 4));
+    FX_FAILS(fx, &d, "in0", "start partition 16 is not allowed for 16 partitions");
+    d.inst.f.TT.in0 = tap1(SB, F32, 0, 32, 33, 4);
+    FX_FAILS(fx, &d, "in0", "start partition 32 is not allowed for 33 partitions");
+    d.inst.f.TT.in0 = tap1(SB, F32, 0, 64, 64, 4);
+    d.inst.f.TT.in1 = tap1(SB, F32, 64, 0, 64, 4);
+    d.inst.f.TT.out = tap1(SB, F32, 128, 64, 64, 4);
+    assert_int_equal(fx_run(fx, &d), 0);
+    d.inst.f.TT.out = tap1(SB, F32, 128, 64, 65, 4);
+    FX_FAILS(fx, &d, "out");
     d = tt(ISA_ALU_ADD, tap1(SB, F32, 0, 0, 1, 0), tap1(SB, F32, 64, 0, 1, 0),
            tap1(SB, F32, 128, 0, 1, 0));
     FX_FAILS(fx, &d, "in0", "count[0] = 0");
@@ -574,8 +586,8 @@ static void test_transpose32_and_shuffle(void **state)
     /* block 0: out[j][i] = in[i][j]; block 1: out[j][32+i] = in[i][32+j] */
     assert_feq(fx_get(fx, SB, 64 + 5, 512, F32, 3), 305.0f);
     assert_feq(fx_get(fx, SB, 64 + 1, 512, F32, 32 + 2), 233.0f);
-    d.inst.f.COPY.out.start = 70;
-    FX_FAILS(fx, &d, "Transpose32", "quadrant");
+    d.inst.f.COPY.in.count[0] = d.inst.f.COPY.out.count[0] = 48;
+    FX_FAILS(fx, &d, "Transpose32", "multiple of 32", "(48)");
 
     /* StreamShuffle over 4 partitions: m = {3, keep, 0, 1} */
     for (unsigned p = 0; p < 4; p++) {
@@ -636,17 +648,17 @@ static void test_dropout_cpred_tload(void **state)
 
     /* CopyPredicated */
     float pred[4] = { 1, 0, 2, 0 }, in[4] = { 10, 20, 30, 40 }, out[4] = { 0, 0, 0, 0 };
-    fx_put(fx, SB, 1, 0, F32, pred, 4);
-    fx_put(fx, SB, 1, 64, F32, in, 4);
-    fx_put(fx, SB, 1, 128, F32, out, 4);
+    fx_put(fx, SB, 32, 0, F32, pred, 4);
+    fx_put(fx, SB, 32, 64, F32, in, 4);
+    fx_put(fx, SB, 32, 128, F32, out, 4);
     d = mk(ISA_OP_COPY_PREDICATED);
-    d.inst.f.CPRED.pred = tap1(SB, F32, 0, 1, 1, 4);
-    d.inst.f.CPRED.in = tap1(SB, F32, 64, 1, 1, 4);
-    d.inst.f.CPRED.out = tap1(SB, F32, 128, 1, 1, 4);
+    d.inst.f.CPRED.pred = tap1(SB, F32, 0, 32, 1, 4);
+    d.inst.f.CPRED.in = tap1(SB, F32, 64, 32, 1, 4);
+    d.inst.f.CPRED.out = tap1(SB, F32, 128, 32, 1, 4);
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx_get(fx, SB, 1, 128, F32, 0), 10.0f);
-    assert_feq(fx_get(fx, SB, 1, 128, F32, 1), 0.0f);
-    assert_feq(fx_get(fx, SB, 1, 128, F32, 2), 30.0f);
+    assert_feq(fx_get(fx, SB, 32, 128, F32, 0), 10.0f);
+    assert_feq(fx_get(fx, SB, 32, 128, F32, 1), 0.0f);
+    assert_feq(fx_get(fx, SB, 32, 128, F32, 2), 30.0f);
 
     /* TensorLoad into registers */
     int64_t r[3] = { 7, -1, 65536 };

@@ -12,15 +12,15 @@ static void test_iota(void **state)
     (void)state;
     fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
     isa_decoded_t d = mk(ISA_OP_IOTA);
-    d.inst.f.IOTA.out = tap2(SB, I32, 0, 4, 2, 3, 1, 2, 3);
+    d.inst.f.IOTA.out = tap2(SB, I32, 0, 32, 2, 3, 1, 2, 3);
     d.inst.f.IOTA.offset = 10;
     d.inst.f.IOTA.cm = 100;
     d.inst.f.IOTA.step0 = 1;
     d.inst.f.IOTA.step1 = 1000;
     assert_int_equal(fx_run(fx, &d), 0);
-    /* p is relative to the start partition (4) */
-    assert_int_equal(fx_geti(fx, SB, 4, 0, I32, 0), 10);
-    assert_int_equal(fx_geti(fx, SB, 5, 0, I32, 5), 10 + 100 + 2 + 1000);
+    /* p is relative to the start partition (32) */
+    assert_int_equal(fx_geti(fx, SB, 32, 0, I32, 0), 10);
+    assert_int_equal(fx_geti(fx, SB, 33, 0, I32, 5), 10 + 100 + 2 + 1000);
     /* int32 wrap-around, then a float output */
     d.inst.f.IOTA.out = tap1(SB, F32, 64, 0, 1, 2);
     d.inst.f.IOTA.offset = INT32_MAX;
@@ -67,17 +67,17 @@ static void test_partition_reduce(void **state)
     fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
     const float rows[3][2] = { { 1, -5 }, { 2, 7 }, { 3, 0 } };
     for (unsigned p = 0; p < 3; p++)
-        fx_put(fx, SB, 8 + p, 0, F32, rows[p], 2);
+        fx_put(fx, SB, 32 + p, 0, F32, rows[p], 2);
     isa_decoded_t d = mk(ISA_OP_TENSOR_PARTITION_REDUCE);
-    d.inst.f.PRED.in = tap1(SB, F32, 0, 8, 3, 2);
-    d.inst.f.PRED.out = tap1(SB, F32, 64, 20, 1, 2);
+    d.inst.f.PRED.in = tap1(SB, F32, 0, 32, 3, 2);
+    d.inst.f.PRED.out = tap1(SB, F32, 64, 96, 1, 2);
     d.inst.f.PRED.op = ISA_ALU_ADD;
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx_get(fx, SB, 20, 64, F32, 0), 6.0f);
-    assert_feq(fx_get(fx, SB, 20, 64, F32, 1), 2.0f);
+    assert_feq(fx_get(fx, SB, 96, 64, F32, 0), 6.0f);
+    assert_feq(fx_get(fx, SB, 96, 64, F32, 1), 2.0f);
     d.inst.f.PRED.op = ISA_ALU_MAX;
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx_get(fx, SB, 20, 64, F32, 1), 7.0f);
+    assert_feq(fx_get(fx, SB, 96, 64, F32, 1), 7.0f);
     d.inst.f.PRED.out.nparts = 2;
     FX_FAILS(fx, &d, "out", "1 partition");
     fx_free(fx);
@@ -96,9 +96,9 @@ static void test_indirect_copy(void **state)
     for (unsigned j = 0; j < 3; j++)
         fx_puti(fx, SB, 16 + j, 16, ISA_DT_UINT16, &idx[j], 1);
     isa_decoded_t d = mk(ISA_OP_INDIRECT_COPY);
-    d.inst.f.ICOPY.src = tap1(SB, F32, 0, 16, 16, 2);
-    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 16, 16, 1);
-    d.inst.f.ICOPY.out = tap1(SB, F32, 64, 16, 16, 2);
+    d.inst.f.ICOPY.src = tap1(SB, F32, 0, 0, 32, 2);
+    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 0, 32, 1);
+    d.inst.f.ICOPY.out = tap1(SB, F32, 64, 0, 32, 2);
     d.inst.f.ICOPY.elems_per_idx = 2; /* chunk k = flat[2k], flat[2k+1] */
     d.inst.f.ICOPY.num_valid = 3;
     assert_int_equal(fx_run(fx, &d), 0);
@@ -117,10 +117,9 @@ static void test_indirect_copy(void **state)
     int64_t oob = 16;
     fx_puti(fx, SB, 18, 16, ISA_DT_UINT16, &oob, 1);
     FX_FAILS(fx, &d, "idx", "partition 18", "index 16");
-    d.inst.f.ICOPY.idx.nparts = 32;
-    d.inst.f.ICOPY.idx.start = 0;
+    d.inst.f.ICOPY.idx.nparts = 64;
     FX_FAILS(fx, &d, "src_buffer and index must have same partition dimension size");
-    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 8, 16, 1);
+    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 0, 8, 1);
     FX_FAILS(fx, &d, "idx", "16-partition");
     fx_free(fx);
 }

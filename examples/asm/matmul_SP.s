@@ -1,6 +1,9 @@
 # matmul_SP.s - the SP (sync engine) stream of a 128x128 by 128x512 matmul.
-# Together with matmul_PE.s it forms one core:
-#   mkdir -p out/mm/nc0/sg0
+# Together with matmul_PE.s it forms one core; assemble, simulate and check
+# against NumPy with
+#   /usr/bin/python3 examples/asm/run.py matmul
+# or by hand:
+#   mkdir -p out/mm/nc0/sg0 && cp examples/asm/matmul.tensor-map.json out/mm/tensor-map.json
 #   tpb as examples/asm/matmul_SP.s -o out/mm/nc0/sg0/SP.bin
 #   tpb as examples/asm/matmul_PE.s -o out/mm/nc0/sg0/PE.bin
 #   tpb dis out/mm
