@@ -40,11 +40,18 @@ int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
 
 void enc_builder_free(enc_builder_t *b)
 {
-    free(b->scope_of);
-    free(b->name_count);
-    b->scope_of = NULL;
-    b->name_count = NULL;
-    b->cap_scope_of = 0;
+    free(b->names);
+    free(b->hash);
+    free(b->entry_of);
+    free(b->prev_same);
+    free(b->live);
+    free(b->scope_start);
+    b->names = NULL;
+    b->hash = NULL;
+    b->entry_of = b->prev_same = b->scope_start = NULL;
+    b->live = NULL;
+    b->nnames = b->cap_names = b->cap_hash = b->cap_tensor_info = b->cap_scope = 0;
+    b->depth = 0;
 }
 
 int enc_builder_finish(enc_builder_t *b)
@@ -119,37 +126,97 @@ static bool is_tile(tir_tensor_kind_t kind)
     return kind == TIR_T_SBUF || kind == TIR_T_PSUM;
 }
 
-int enc_find_tensor(const enc_builder_t *b, const char *name)
+static uint32_t name_hash(const char *s)
 {
-    /* innermost = most recently declared live tensor whose base name matches */
-    for (int i = b->k->ntensors - 1; i >= 0; i--) {
-        const tir_tensor_t *t = &b->k->tensors[i];
-        size_t n = strlen(name);
-        if (strncmp(t->name, name, n) == 0 && (t->name[n] == 0 || t->name[n] == '#')) {
-            if (i < b->cap_scope_of && b->scope_of[i] < 0)
-                continue;
-            return i;
-        }
-    }
-    return -1;
+    uint32_t h = 2166136261u;          /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
 }
 
-static int grow_scope(enc_builder_t *b, int n)
+/* Entry index of a base name, or -1. */
+static int name_lookup(const enc_builder_t *b, const char *name)
 {
-    if (n < b->cap_scope_of)
+    if (!b->cap_hash)
+        return -1;
+    uint32_t mask = (uint32_t)b->cap_hash - 1;
+    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+        int e = b->hash[i];
+        if (e < 0)
+            return -1;
+        if (!strcmp(b->names[e].name, name))
+            return e;
+    }
+}
+
+static void hash_put(int *hash, int cap, const char *name, int e)
+{
+    uint32_t mask = (uint32_t)cap - 1;
+    uint32_t i = name_hash(name) & mask;
+    while (hash[i] >= 0)
+        i = (i + 1) & mask;
+    hash[i] = e;
+}
+
+/* Entry for a base name, created when new; -1 on out-of-memory. */
+static int name_entry(enc_builder_t *b, const char *name)
+{
+    int e = name_lookup(b, name);
+    if (e >= 0)
+        return e;
+    if (b->nnames == b->cap_names) {
+        int nc = b->cap_names ? b->cap_names * 2 : 64;
+        void *p = realloc(b->names, (size_t)nc * sizeof *b->names);
+        if (!p)
+            return -1;
+        b->names = p;
+        b->cap_names = nc;
+    }
+    if (2 * (b->nnames + 1) > b->cap_hash) {   /* keep the load factor <= 1/2 */
+        int nc = b->cap_hash ? b->cap_hash * 2 : 128;
+        int *h = malloc((size_t)nc * sizeof *h);
+        if (!h)
+            return -1;
+        for (int i = 0; i < nc; i++)
+            h[i] = -1;
+        for (int i = 0; i < b->nnames; i++)
+            hash_put(h, nc, b->names[i].name, i);
+        free(b->hash);
+        b->hash = h;
+        b->cap_hash = nc;
+    }
+    e = b->nnames++;
+    snprintf(b->names[e].name, sizeof b->names[e].name, "%s", name);
+    b->names[e].head = -1;
+    b->names[e].count = 0;
+    hash_put(b->hash, b->cap_hash, name, e);
+    return e;
+}
+
+int enc_find_tensor(const enc_builder_t *b, const char *name)
+{
+    int e = name_lookup(b, name);
+    return e >= 0 ? b->names[e].head : -1;   /* the head is always live */
+}
+
+static int grow_tensor_info(enc_builder_t *b, int n)
+{
+    if (n < b->cap_tensor_info)
         return 0;
-    int nc = b->cap_scope_of ? b->cap_scope_of * 2 : 64;
-    while (nc <= n)
-        nc *= 2;
-    int *s = realloc(b->scope_of, (size_t)nc * sizeof *s);
-    if (!s)
+    int nc = b->cap_tensor_info ? b->cap_tensor_info * 2 : 64;
+    int *e = realloc(b->entry_of, (size_t)nc * sizeof *e);
+    if (!e)
         return -1;
-    b->scope_of = s;
-    int *c = realloc(b->name_count, (size_t)nc * sizeof *c);
-    if (!c)
+    b->entry_of = e;
+    int *p = realloc(b->prev_same, (size_t)nc * sizeof *p);
+    if (!p)
         return -1;
-    b->name_count = c;
-    b->cap_scope_of = nc;
+    b->prev_same = p;
+    unsigned char *l = realloc(b->live, (size_t)nc);
+    if (!l)
+        return -1;
+    b->live = l;
+    b->cap_tensor_info = nc;
     return 0;
 }
 
@@ -181,14 +248,11 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         if (elems > ((int64_t)1 << 40))
             return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
     }
-    int existing = -1;
-    for (int i = 0; i < b->k->ntensors; i++) {
-        const tir_tensor_t *t = &b->k->tensors[i];
-        size_t n = strlen(name);
-        if (strncmp(t->name, name, n) == 0 && (t->name[n] == 0 || t->name[n] == '#'))
-            existing = i;
-    }
-    if (existing >= 0 && !is_tile(kind))
+    int entry = name_entry(b, name);
+    if (entry < 0)
+        return tfail(b, "out of memory");
+    int existing = b->names[entry].head;
+    if (b->names[entry].count > 0 && !is_tile(kind))
         return tfail(b, "%s '%s' is declared twice", what, name);
     if (existing >= 0 && !is_tile(b->k->tensors[existing].kind))
         return tfail(b, "tile '%s' has the name of an HBM tensor", name);
@@ -208,7 +272,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     }
     tir_tensor_t t;
     memset(&t, 0, sizeof t);
-    int inst = existing >= 0 && existing < b->cap_scope_of ? b->name_count[existing] : 0;
+    int inst = b->names[entry].count;
     if (inst > 0)
         snprintf(t.name, sizeof t.name, "%s#%d", name, inst);
     else
@@ -219,13 +283,16 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
     copy_path(t.path, b->path);
     t.shared_with = -1;
-    if (grow_scope(b, b->k->ntensors))
+    if (grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
     int id = tir_add_tensor(b->k, &t);
     if (id < 0)
         return tfail(b, "out of memory");
-    b->scope_of[id] = b->depth;
-    b->name_count[id] = inst + 1;
+    b->entry_of[id] = entry;
+    b->prev_same[id] = b->names[entry].head;
+    b->live[id] = 1;
+    b->names[entry].head = id;
+    b->names[entry].count++;
     return id;
 }
 
@@ -330,16 +397,32 @@ int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsig
 
 void enc_scope_begin(enc_builder_t *b)
 {
-    b->depth++;
+    if (b->depth == b->cap_scope) {
+        int nc = b->cap_scope ? b->cap_scope * 2 : 16;
+        int *p = realloc(b->scope_start, (size_t)nc * sizeof *p);
+        if (!p) {
+            enc_fail(b, "out of memory");
+            return;
+        }
+        b->scope_start = p;
+        b->cap_scope = nc;
+    }
+    b->scope_start[b->depth++] = b->k->ntensors;
 }
 
 void enc_scope_end(enc_builder_t *b)
 {
-    for (int i = 0; i < b->k->ntensors && i < b->cap_scope_of; i++)
-        if (b->scope_of[i] >= b->depth)
-            b->scope_of[i] = -1;
-    if (b->depth > 0)
-        b->depth--;
+    if (b->depth == 0)
+        return;
+    int start = b->scope_start[--b->depth];
+    /* scopes nest, so this scope's tensors are the newest: retire them
+     * newest first, restoring each name's previous declaration */
+    for (int i = b->k->ntensors - 1; i >= start && i >= 0; i--) {
+        if (i >= b->cap_tensor_info || !b->live[i])
+            continue;
+        b->live[i] = 0;
+        b->names[b->entry_of[i]].head = b->prev_same[i];
+    }
 }
 
 /* ---- access patterns ---- */
@@ -583,7 +666,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         if (t < -1 || t >= b->k->ntensors)
             return enc_fail(b, "%s (%s): field '%s': no such tensor (id %d)", op->path,
                             tir_op_name(op->kind), enc_operand_name(op->kind, slots[i]), t);
-        if (t >= 0 && t < b->cap_scope_of && b->scope_of[t] < 0)
+        if (t >= 0 && t < b->cap_tensor_info && !b->live[t])
             return enc_fail(b, "%s (%s): field '%s': tile '%s' is used out of its scope "
                             "(declared at %s)", op->path, tir_op_name(op->kind),
                             enc_operand_name(op->kind, slots[i]), b->k->tensors[t].name,

@@ -42,12 +42,22 @@ typedef struct {
     char path[ENC_PATH_MAX];      /* path of the next op; "" = "op[<index>]" */
     char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
     int64_t max_ops;              /* unrolling guard */
-    /* tile scoping: per tensor, the scope depth it was declared at, or -1
-     * once that scope has ended (using it is "out of scope") */
-    int *scope_of;
-    int cap_scope_of;
-    int depth;
-    int *name_count;              /* per tensor: instances of its base name */
+    /* Name index and tile scoping (all O(1) per operation, so unrolled
+     * loops with per-iteration tiles stay linear):
+     * - names[]: one entry per base name: newest live tensor + instance count;
+     *   hash[] (open addressing, power of two) maps a name to its entry;
+     * - per tensor: entry_of[], prev_same[] (previous declaration with the same
+     *   base name), live[] (0 once its scope ended);
+     * - scope_start[]: ntensors when each open scope began. */
+    struct enc_name_entry { char name[TIR_NAME_LEN]; int head; int count; } *names;
+    int nnames, cap_names;
+    int *hash;
+    int cap_hash;
+    int *entry_of, *prev_same;
+    unsigned char *live;
+    int cap_tensor_info;
+    int *scope_start;
+    int depth, cap_scope;
 } enc_builder_t;
 
 /* target NULL = trn2.  Initialises *k (tir_kernel_init). */

@@ -89,7 +89,7 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
     ap_str(s, k, "dst", &o->dst);
     ap_str(s, k, "dst2", &o->dst2);
     for (int j = 0; j < o->nsrc && j < 4; j++) {
-        char l[8];
+        char l[16];
         snprintf(l, sizeof l, "src%d", j);
         ap_str(s, k, l, &o->src[j]);
     }

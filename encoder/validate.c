@@ -215,6 +215,8 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
 
 static bool engine_in(int e, unsigned mask)
 {
+    if (e < 0 || e >= ISA_ENG_COUNT)
+        return false;
     return e == ISA_ENG_UNASSIGNED || (mask & (1u << e));
 }
 
@@ -1021,6 +1023,20 @@ static int check_engine(const vctx_t *v)
     return 0;
 }
 
+/* Tensor inputs each op kind needs (src[0 .. n-1]). */
+static int min_srcs(tir_opkind_t k)
+{
+    switch (k) {
+    case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: return 0;
+    case TIR_MATMUL: case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR:
+    case TIR_TENSOR_TENSOR_SCAN: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: case TIR_SELECT:
+        return 2;
+    case TIR_MATMUL_SPARSE: return 3;
+    case TIR_MATMUL_MX: return 4;
+    default: return 1;
+    }
+}
+
 int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                     tpb_err_t *err)
 {
@@ -1032,6 +1048,10 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
     bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER;
     if (needs_dst && need(&v, &op->dst, -1))
         return -1;
+    if (op->nsrc < min_srcs(op->kind))
+        return vfail(&v, enc_operand_name(op->kind, op->nsrc < 0 ? 0 : op->nsrc),
+                     "operand missing (%s takes %d tensor inputs, got %d)", tir_op_name(op->kind),
+                     min_srcs(op->kind), op->nsrc);
     if (check_operands(&v))
         return -1;
     if (is_dma(op->kind))

@@ -340,12 +340,19 @@ done:
 
 /* dst[m][n] (=|+=) sum_k w[row+k][col+m] * x[k][n]; x optionally scaled by
  * an MX block scale. */
+/* acc[j] += a * x[j] for j < n */
+static void axpy(float *restrict acc, float a, const float *restrict x, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++)
+        acc[j] += a * x[j];
+}
+
 static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const isa_tap_t *dt,
                   const isa_tap_t *scale, bool accumulate, bool dr)
 {
     sim_opnd_t o[3];
     memset(o, 0, sizeof o);
-    float *x = NULL;
+    float *x = NULL, *acc = NULL;
     int rc = -1;
     if (sim_opnd_tap(ctx, &o[0], mv, "moving", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], dt, "dst", SIM_WR) ||
@@ -383,25 +390,37 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
                 float v = num_load_f32(sim_el(&o[0], r, j), o[0].dtype);
                 x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(&o[2], r / MX_BLOCK, j)) : v;
             }
+        acc = malloc((size_t)(n ? n : 1) * sizeof *acc);
+        if (!acc) {
+            sim_fail(ctx, "out of memory");
+            goto done;
+        }
         const sim_pe_state_t *pe = ctx->pe;
-        for (unsigned c = 0; c < m; c++)
-            for (uint32_t j = 0; j < n; j++) {
-                float s = 0.0f;
+        for (unsigned c = 0; c < m; c++) {
+            /* Row-at-a-time so the inner loop runs over contiguous moving data
+             * (vectorisable).  Each acc[j] still sums r = 0..K-1 in order, so
+             * the result is bit-identical to the dot-product formulation. */
+            for (uint32_t j = 0; j < n; j++)
+                acc[j] = 0.0f;
+            for (unsigned r = 0; r < k; r++)
+                axpy(acc, pe->w[t.row_pos + r][t.col_pos + c], x + (size_t)r * xn, n);
+            if (dr) /* contraction rows 128 + r come after rows 0..K-1 */
                 for (unsigned r = 0; r < k; r++)
-                    s += pe->w[t.row_pos + r][t.col_pos + c] * x[(size_t)r * xn + j];
-                if (dr) /* contraction rows 128 + r come after rows 0..K-1 */
-                    for (unsigned r = 0; r < k; r++)
-                        s += pe->w_dr[r][c] * x[(size_t)r * xn + n + j];
+                    axpy(acc, pe->w_dr[r][c], x + (size_t)r * xn + n, n);
+            for (uint32_t j = 0; j < n; j++) {
                 uint8_t *dst = sim_el(&o[1], c, j);
+                float s = acc[j];
                 if (accumulate)
                     s = num_load_f32(dst, o[1].dtype) + s;
                 num_store_f32(dst, o[1].dtype, s);
             }
+        }
     }
     sim_opnd_mark(&o[1]);
     rc = 0;
 done:
     free(x);
+    free(acc);
     free_all(o, 3);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fileio.h"
+#include "builder.h"
 #include "frontend.h"
 
 typedef struct {
@@ -226,6 +227,97 @@ static void test_fuzz_tree(void **state)
     fuzz_tree(TPB_SOURCE_DIR "/examples/kernels/multicore_relu.json", 9, 300);
 }
 
+/* ---- hand-built ops through the C API: random fields, never a crash ---- */
+
+static tir_ap_t random_ap(rng_t *r, int ntensors)
+{
+    tir_ap_t a;
+    memset(&a, 0, sizeof a);
+    a.tensor = (int)(rnd(r) % (unsigned)(ntensors + 1)) - 1;
+    a.ndim = (int)(rnd(r) % 4);
+    a.offset = (int64_t)(rnd(r) % 600) - 50;
+    for (int d = 0; d < TIR_MAX_DIMS; d++) {
+        a.count[d] = (rnd(r) % 8 == 0) ? (int64_t)(rnd(r) % 200) : 1 + (int64_t)(rnd(r) % 128);
+        a.step[d] = (rnd(r) % 4 == 0) ? (int64_t)(rnd(r) % 2048) - 1024 : 1;
+    }
+    if (rnd(r) % 16 == 0)
+        a.count[0] = (int64_t)1 << 40;
+    return a;
+}
+
+static void test_fuzz_c_ops(void **state)
+{
+    (void)state;
+    rng_t r = {12345};
+    tir_kernel_t k;
+    tpb_err_t err;
+    enc_builder_t b;
+    assert_int_equal(enc_builder_init(&b, &k, "fuzz", NULL, &err), 0);
+    enc_input(&b, "a", ISA_DT_FP32, 2, (int64_t[]){300, 512});
+    enc_output(&b, "o", ISA_DT_BF16, 3, (int64_t[]){4, 8, 16});
+    enc_tile(&b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    enc_tile(&b, "i", TIR_T_SBUF, ISA_DT_INT32, 2, (int64_t[]){128, 1});
+    enc_tile(&b, "u", TIR_T_SBUF, ISA_DT_UINT16, 2, (int64_t[]){128, 8});
+    enc_tile(&b, "p", TIR_T_PSUM, ISA_DT_FP32, 2, (int64_t[]){128, 512});
+    enc_tile(&b, "w", TIR_T_SBUF, ISA_DT_BF16, 3, (int64_t[]){128, 4, 32});
+    enc_shared_identity_matrix(&b, "id", 128, ISA_DT_BF16);
+    assert_false(b.failed);
+    int nt = k.ntensors, accepted = 0;
+    for (int it = 0; it < 20000; it++) {
+        tir_op_t op;
+        tir_op_init(&op, (tir_opkind_t)(rnd(&r) % TIR_OP_COUNT));
+        op.nsrc = (int)(rnd(&r) % 5);
+        op.dst = random_ap(&r, nt);
+        for (int j = 0; j < 4; j++)
+            op.src[j] = random_ap(&r, nt);
+        if (rnd(&r) % 2)
+            op.dst2 = random_ap(&r, nt);
+        if (rnd(&r) % 2)
+            op.index = random_ap(&r, nt);
+        if (rnd(&r) % 2)
+            op.bias = random_ap(&r, nt);
+        op.s0.is_ap = rnd(&r) % 3 == 0;
+        op.s0.ap = random_ap(&r, nt);
+        op.s1.is_ap = rnd(&r) % 3 == 0;
+        op.s1.ap = random_ap(&r, nt);
+        op.engine = (int)(rnd(&r) % 9) - 1;
+        op.op0 = (int)(rnd(&r) % 32) - 1;
+        op.op1 = (int)(rnd(&r) % 32) - 1;
+        op.reduce_op = (int)(rnd(&r) % 32) - 1;
+        op.reduce_cmd = (int)(rnd(&r) % 7) - 1;
+        op.func = (int)(rnd(&r) % 26) - 1;
+        op.flags = rnd(&r) & 0xfff;
+        op.axes = rnd(&r) % 64;
+        op.cmp = (int)(rnd(&r) % 8) - 1;
+        op.pat_ndim = (int)(rnd(&r) % 6) - 1;
+        op.tile_pos[0] = (int)(rnd(&r) % 160) - 16;
+        op.tile_size[1] = (int)(rnd(&r) % 160) - 16;
+        op.compress_ratio = rnd(&r) % 5;
+        op.dge_mode = (int)(rnd(&r) % 4) - 1;
+        op.oob_mode = (int)(rnd(&r) % 3) - 1;
+        op.qos = (int)(rnd(&r) % 300) - 20;
+        op.n_transpose_axes = (int)(rnd(&r) % 5);
+        for (int j = 0; j < 4; j++)
+            op.transpose_axes[j] = (int)(rnd(&r) % 6);
+        op.num_elem_per_idx = (int)(rnd(&r) % 40);
+        op.num_valid = (int)(rnd(&r) % 5000) - 10;
+        op.reg = (int)(rnd(&r) % 80) - 5;
+        op.barrier_cores = rnd(&r) % 8;
+        op.peer = (int)(rnd(&r) % 4) - 1;
+        op.index_bound = (int64_t)(rnd(&r) % 2000) - 10;
+        b.failed = false;
+        int rc = enc_emit(&b, &op);
+        if (rc >= 0)
+            accepted++;
+        else
+            assert_true(err.msg[0] != 0);
+    }
+    /* nearly all random ops are invalid; the point is that none crashes */
+    assert_true(k.nops == accepted);
+    enc_builder_free(&b);
+    tir_kernel_free(&k);
+}
+
 static void test_fuzz_tensor_add(void **state)
 {
     (void)state;
@@ -251,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_fuzz_attention),
         cmocka_unit_test(test_fuzz_softmax),
         cmocka_unit_test(test_fuzz_tree),
+        cmocka_unit_test(test_fuzz_c_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,10 @@
 
 #define EX TPB_SOURCE_DIR "/examples/kernels/"
 
+/* tile declarations inside test bodies */
+#define T(name, shape, dt) "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "'},"
+#define TP(name, shape, dt) "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "', 'buffer': 'psum'},"
+
 /* Kernels are written with ' for " to keep them readable here. */
 static char *dq(const char *s)
 {
@@ -287,6 +291,23 @@ static void test_let_min_and_step(void **state)
     tir_kernel_free(&k);
 }
 
+static void test_many_iterations_scoping(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    /* an outer tile shadowed by per-iteration tiles, restored after the loop */
+    parses(T("t", "[128, 64]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [3000], 'body': ["
+           T("t", "[128, 64]", "float32")
+           "  {'op': 'memset', 'dst': 't', 'value': 'i'}]},"
+           "{'op': 'memset', 'dst': 't', 'value': 7}", &k);
+    assert_int_equal(k.nops, 3001);
+    assert_string_equal(k.tensors[k.ops[2999].dst.tensor].name, "t#3000");
+    assert_true(k.ops[2999].value == 2999.0);
+    assert_string_equal(k.tensors[k.ops[3000].dst.tensor].name, "t");
+    tir_kernel_free(&k);
+}
+
 static void test_raw_ap_and_if(void **state)
 {
     (void)state;
@@ -483,8 +504,6 @@ static void test_multicore_pid(void **state)
 
 /* ---- validation messages (seed literals) through JSON ---- */
 
-#define T(name, shape, dt) "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "'},"
-#define TP(name, shape, dt) "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "', 'buffer': 'psum'},"
 
 static void test_seed_messages_dma(void **state)
 {
@@ -803,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_tir_format),
         cmocka_unit_test(test_let_min_and_step),
         cmocka_unit_test(test_raw_ap_and_if),
+        cmocka_unit_test(test_many_iterations_scoping),
         cmocka_unit_test(test_indirect_and_transpose),
         cmocka_unit_test(test_compute_ops_parse),
         cmocka_unit_test(test_constants),

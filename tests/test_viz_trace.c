@@ -324,6 +324,22 @@ static void test_lenient_parts(void **state)
     r.pc = 4;
     assert_int_equal(viz_trace_find_ref(&t, r, 5000), -1);
     viz_trace_free(&t);
+    /* a reference to a DMA queue tid names the transfer issued at that pc */
+    assert_int_equal(parse("{\"otherData\":{\"clock_ghz\":1},\"traceEvents\":["
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":5,\"name\":\"DmaTrigger\",\"ts\":0,\"dur\":1,\"args\":{\"pc\":9}},"
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":116,\"name\":\"DMA q2\",\"ts\":1,\"dur\":3,"
+                           "\"args\":{\"issuer\":{\"pid\":1,\"tid\":5,\"pc\":8}}},"
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":117,\"name\":\"DMA q2\",\"ts\":1.5,\"dur\":3,"
+                           "\"args\":{\"issuer\":{\"pid\":1,\"tid\":5,\"pc\":9}}},"
+                           "{\"ph\":\"X\",\"pid\":1,\"tid\":124,\"name\":\"DMA q3\",\"ts\":1,\"dur\":3,"
+                           "\"args\":{\"issuer\":{\"pid\":1,\"tid\":5,\"pc\":9}}}]}", &t, &err), 0);
+    viz_ref_t dr = { 1, 116, 9, -1 };
+    int64_t hit = viz_trace_find_ref(&t, dr, 10000);
+    assert_true(hit >= 0);
+    assert_int_equal(t.ev[hit].tid, 117); /* queue 2's transfer from pc 9, in slot 1 */
+    dr.pc = 7;
+    assert_int_equal(viz_trace_find_ref(&t, dr, 10000), -1);
+    viz_trace_free(&t);
     /* waited_for entries may carry start_cycle */
     assert_int_equal(parse("{\"otherData\":{\"clock_ghz\":1},\"traceEvents\":["
                            "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"name\":\"w\",\"ts\":5,\"dur\":1,\"args\":"

@@ -18,11 +18,11 @@ if(TPB_WITH_VIEWER)
   if(TPB_XVFB_RUN)
     add_test(NAME test_viz_window_xvfb COMMAND ${TPB_XVFB_RUN} -a $<TARGET_FILE:test_viz_window>
              WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
-    set_tests_properties(test_viz_window_xvfb PROPERTIES LABELS "unit")
+    set_tests_properties(test_viz_window_xvfb PROPERTIES LABELS "unit" TIMEOUT 120)
     add_test(NAME cli_view_window_xvfb
              COMMAND ${TPB_XVFB_RUN} -a $<TARGET_FILE:tpb> view --exit-after 5 --width 640 --height 360
                      ${PROJECT_SOURCE_DIR}/tests/data/traces/matmul.json)
-    set_tests_properties(cli_view_window_xvfb PROPERTIES LABELS "unit")
+    set_tests_properties(cli_view_window_xvfb PROPERTIES LABELS "unit" TIMEOUT 120)
     if(TPB_SANITIZE)
       # libdbus and the dynamically loaded X/GL drivers keep allocations
       # past exit that LeakSanitizer cannot attribute (<unknown module>);
@@ -50,3 +50,12 @@ add_test(NAME cli_view_summary
          COMMAND $<TARGET_FILE:tpb> view --summary ${PROJECT_SOURCE_DIR}/tests/data/traces/small.json)
 set_tests_properties(cli_view_summary PROPERTIES LABELS "quick"
                      PASS_REGULAR_EXPRESSION "total_cycles 1000 .*core0 Activation +events +1 +busy +20.0%  stall 400")
+if(TPB_WITH_VIEWER)
+  # no display: a clear error and exit 1, never a window nobody can close
+  add_test(NAME cli_view_no_display
+           COMMAND sh -c "$<TARGET_FILE:tpb> view \"$1\" 2>&1; test $? -eq 1" sh
+                   ${PROJECT_SOURCE_DIR}/tests/data/traces/small.json)
+  set_tests_properties(cli_view_no_display PROPERTIES LABELS "quick"
+                       ENVIRONMENT "DISPLAY=;WAYLAND_DISPLAY=;SDL_VIDEODRIVER="
+                       PASS_REGULAR_EXPRESSION "display.*--screenshot" TIMEOUT 60)
+endif()

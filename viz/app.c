@@ -366,6 +366,13 @@ int viz_app_run(viz_trace_t *t, const viz_app_opts_t *o, tpb_err_t *err)
 {
     if (SDL_Init(SDL_INIT_VIDEO) != 0)
         return tpb_errf(err, "cannot open a display: %s", SDL_GetError());
+    /* Without a display SDL falls back to drivers that draw nowhere and
+     * deliver no input: a window there could never be closed. */
+    const char *drv = SDL_GetCurrentVideoDriver();
+    if (o->exit_after <= 0 && drv && (!strcmp(drv, "offscreen") || !strcmp(drv, "dummy"))) {
+        SDL_Quit();
+        return tpb_errf(err, "no display (SDL video driver '%s' shows nothing)", drv);
+    }
     char title[160];
     snprintf(title, sizeof title, "tpb view - %s", t->kernel[0] ? t->kernel : "trace");
     SDL_Window *w = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,

@@ -458,6 +458,9 @@ static void lane_label(const viz_trace_t *t, viz_ref_t ref, char *out, size_t n)
     const char *eng = viz_engine_of_tid(ref.tid);
     if (eng)
         snprintf(out, n, "core%d %s pc %d", ref.pid - 1, eng, ref.pc);
+    else if (ref.tid >= 100)
+        snprintf(out, n, "core%d q%d transfer issued at pc %d", ref.pid - 1, (ref.tid - 100) / 8,
+                 ref.pc);
     else
         snprintf(out, n, "pid %d tid %d pc %d", ref.pid, ref.tid, ref.pc);
     (void)t;
@@ -566,7 +569,8 @@ static const char *const help_lines[] = {
     "Esc                clear search / selection, close help",
     "space              play: sweep a cursor through time",
     "[ / ]              play slower / faster",
-    "s                  step: cursor to the next instruction start (any lane)",
+    "s / b              step: cursor to the next / previous instruction start",
+    "Home               go to cycle 0",
     "l                  legend on/off",
     "?                  this help",
     "q                  quit",

@@ -881,6 +881,18 @@ void viz_trace_free(viz_trace_t *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Does reference r name event e?  An instruction is named by its own
+ * (pid, tid, pc).  A DMA transfer has no pc of its own: a reference to a
+ * DMA queue tid names the transfer of that queue whose issuer has that pc
+ * (docs/trace-format.md). */
+static bool ref_names(const viz_event_t *e, viz_ref_t r)
+{
+    if (r.tid >= 100 && e->pc < 0)
+        return e->tid >= 100 && (e->tid - 100) / 8 == (r.tid - 100) / 8 &&
+               e->issuer.pid == r.pid && e->issuer.pc == r.pc;
+    return e->tid == r.tid && e->pc == r.pc;
+}
+
 int64_t viz_trace_find_ref(const viz_trace_t *t, viz_ref_t r, uint64_t before)
 {
     /* A pc runs once per loop iteration: the producer is its latest
@@ -894,8 +906,7 @@ int64_t viz_trace_find_ref(const viz_trace_t *t, viz_ref_t r, uint64_t before)
             const viz_event_t *e = &t->ev[ln->ev[i]];
             if (r.start >= 0 ? e->start > (uint64_t)r.start : e->start > before)
                 break;
-            if (e->tid == r.tid && e->pc == r.pc &&
-                (r.start < 0 || e->start == (uint64_t)r.start))
+            if (ref_names(e, r) && (r.start < 0 || e->start == (uint64_t)r.start))
                 best = ln->ev[i];
         }
     }
