@@ -40,6 +40,9 @@ static void usage(FILE *f)
             "                         uses, write nothing)\n"
             "  --dump-bin-per-inst    also write <Engine>.<24-digit seq>.<name>.bin per\n"
             "                         instruction into the core directory\n"
+            "  --link                 compile a one-program kernel through the multi-core\n"
+            "                         split/link too (LNC=1: a one-call dispatcher and\n"
+            "                         OUTDIR/sgLnk/; see docs/multicore.md)\n"
             "  --stats                print per-engine instruction counts, the opcode\n"
             "                         histogram, memory peaks and the sync summary\n"
             "  -h, --help             this text\n"
@@ -105,7 +108,7 @@ int tpb_cmd_compile(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *target = NULL;
     int mode = ENC_RUN_ISA_CHECKS;
-    bool dump = false, stats = false;
+    bool dump = false, stats = false, link = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -132,6 +135,8 @@ int tpb_cmd_compile(int argc, char **argv)
             dump = true;
         } else if (!strcmp(a, "--stats")) {
             stats = true;
+        } else if (!strcmp(a, "--link")) {
+            link = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "tpb compile: unknown option '%s' (see tpb compile --help)\n", a);
             return 2;
@@ -171,7 +176,7 @@ int tpb_cmd_compile(int argc, char **argv)
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */
-    int rc = k.num_programs > 1 ? enc_compile_mc(in, &o, &st, &err) : enc_compile(&k, &o, &st, &err);
+    int rc = k.num_programs > 1 || link ? enc_compile_mc(in, &o, &st, &err) : enc_compile(&k, &o, &st, &err);
     tir_kernel_free(&k);
     if (rc) {
         fprintf(stderr, "tpb compile: %s: %s\n", in, err.msg);
@@ -197,6 +202,7 @@ int tpb_cmd_compile(int argc, char **argv)
     return 0;
 #else
     (void)dump;
+    (void)link;
     (void)stats;
     (void)print_stats;
     (void)print_opcode_set;

@@ -363,6 +363,13 @@ static int report_deadlock(sim_t *s, tpb_err_t *err)
                                   (unsigned long long)sim_ps_to_ref_cycles(s->t, s->now));
     for (unsigned ci = 0; ci < s->ncores; ci++) {
         sim_core_t *c = &s->cores[ci];
+        bool busy = false;
+        for (unsigned k = 0; k < SIM_ENGINES; k++)
+            busy |= c->eng[k].present && c->eng[k].state != ENG_DONE;
+        /* name a finished core too: it is the one a barrier waits for */
+        if (!busy && off < sizeof buf - 1)
+            off += (size_t)snprintf(buf + off, sizeof buf - off,
+                                    "\n  core %u: finished (every engine halted)", ci);
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &c->eng[k];
             if (!e->present || e->state == ENG_DONE || off >= sizeof buf - 1)

@@ -22,3 +22,26 @@ add_test(NAME mc_cli_divergent_pid
                  -o ${PROJECT_BINARY_DIR}/mc-divergent)
 set_tests_properties(mc_cli_divergent_pid PROPERTIES LABELS "quick;multicore"
                      PASS_REGULAR_EXPRESSION "control flow may not depend on 'pid'")
+# LNC=1 through the same link machinery (tpb compile --link): a one-call
+# dispatcher, and the program still computes golden/tensor_add.
+add_test(NAME mc_lnc1_link_compile
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/golden/tensor_add/kernel.json
+                 --link -o ${PROJECT_BINARY_DIR}/mc-lnc1/artifacts)
+set_tests_properties(mc_lnc1_link_compile PROPERTIES LABELS "quick;multicore"
+                     FIXTURES_SETUP mc_lnc1_art)
+add_test(NAME mc_lnc1_link_dispatcher
+         COMMAND ${CMAKE_COMMAND} -E cat ${PROJECT_BINARY_DIR}/mc-lnc1/artifacts/sgLnk/link.json)
+set_tests_properties(mc_lnc1_link_dispatcher PROPERTIES LABELS "quick;multicore"
+                     FIXTURES_REQUIRED mc_lnc1_art
+                     PASS_REGULAR_EXPRESSION "\"call_def_0_instance_0\"")
+add_test(NAME mc_lnc1_link_sim
+         COMMAND $<TARGET_FILE:tpb> sim ${PROJECT_BINARY_DIR}/mc-lnc1/artifacts
+                 --inputs ${PROJECT_SOURCE_DIR}/golden/tensor_add/inputs
+                 -o ${PROJECT_BINARY_DIR}/mc-lnc1/out)
+set_tests_properties(mc_lnc1_link_sim PROPERTIES LABELS "quick;multicore"
+                     FIXTURES_REQUIRED mc_lnc1_art FIXTURES_SETUP mc_lnc1_out)
+add_test(NAME mc_lnc1_link_check
+         COMMAND $<TARGET_FILE:tpb> check ${PROJECT_BINARY_DIR}/mc-lnc1/out
+                 ${PROJECT_SOURCE_DIR}/golden/tensor_add)
+set_tests_properties(mc_lnc1_link_check PROPERTIES LABELS "quick;multicore"
+                     FIXTURES_REQUIRED mc_lnc1_out PASS_REGULAR_EXPRESSION "overall: PASS")

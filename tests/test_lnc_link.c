@@ -396,23 +396,14 @@ static void write_text(const char *path, const char *text)
     assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
 }
 
-/* Core 0 waits at a barrier core 1 never reaches: the emitted program
- * deadlocks and the simulator names both cores' positions. */
-static void test_skipped_barrier_deadlocks(void **state)
+/* Emit linked module l, simulate it, expect a failure; err gets it. */
+static void emit_and_fail(const lnc_module_t *l, tpb_err_t *err_out)
 {
-    (void)state;
-    lnc_module_t c[2], l;
-    for (int i = 0; i < 2; i++) {
-        core_init(&c[i], i, 2);
-        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "work");
-    }
-    add_barrier(&c[0], ISA_ENG_SP, 0x3);
     tpb_err_t err = {{0}};
-    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
     char root[512];
     snprintf(root, sizeof root, "%s/test_lnc_deadlock.%ld", TPB_BINARY_DIR, (long)getpid());
     assert_int_equal(fio_mkdirs(root, &err), 0);
-    assert_int_equal(lnc_emit_linked(&l, root, &err), 0);
+    assert_int_equal(lnc_emit_linked(l, root, &err), 0);
     char path[700];
     snprintf(path, sizeof path, "%s/tensor-map.json", root);
     write_text(path, "{\"format\": \"tpbsim-tensor-map\", \"version\": 1, \"kernel\": \"k\", "
@@ -429,12 +420,58 @@ static void test_skipped_barrier_deadlocks(void **state)
     assert_int_not_equal(sim_run(s, &err), 0);
     if (getenv("LNC_TEST_VERBOSE"))
         printf("%s\n", err.msg);
-    assert_non_null(strstr(err.msg, "deadlock"));
-    assert_non_null(strstr(err.msg, "core 0 SP"));
-    assert_non_null(strstr(err.msg, "core 1 SP"));
     sim_free(s);
     snprintf(path, sizeof path, "rm -rf '%s'", root);
     assert_int_equal(system(path), 0);
+    *err_out = err;
+}
+
+static void build_skipper(lnc_module_t c[2], lnc_module_t *l)
+{
+    for (int i = 0; i < 2; i++) {
+        core_init(&c[i], i, 2);
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "work");
+    }
+    add_barrier(&c[0], ISA_ENG_SP, 0x3);
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, NULL, 0, l, &err), 0);
+}
+
+/* Core 0 waits at a barrier core 1 never reaches: the emitted program
+ * deadlocks and the simulator names both cores' positions (core 1 waits at
+ * its completion barrier). */
+static void test_skipped_barrier_deadlocks(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_skipper(c, &l);
+    tpb_err_t err;
+    emit_and_fail(&l, &err);
+    assert_non_null(strstr(err.msg, "deadlock"));
+    assert_non_null(strstr(err.msg, "core 0 SP"));
+    assert_non_null(strstr(err.msg, "core 1 SP"));
+    lnc_module_free(&l);
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
+/* Without its completion barrier core 1 simply finishes; the deadlock
+ * report still names it. */
+static void test_finished_core_named(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_skipper(c, &l);
+    lnc_func_t *f1 = (lnc_func_t *)func_of_core(&l, 1);
+    lnc_block_t *sp = &f1->blocks[0];
+    assert_string_equal(sp->insts[sp->n - 2].name, "cb_return_1");
+    sp->insts[sp->n - 2] = sp->insts[sp->n - 1];
+    sp->n--;
+    tpb_err_t err;
+    emit_and_fail(&l, &err);
+    assert_non_null(strstr(err.msg, "deadlock"));
+    assert_non_null(strstr(err.msg, "core 0 SP"));
+    assert_non_null(strstr(err.msg, "core 1: finished"));
     lnc_module_free(&l);
     lnc_module_free(&c[0]);
     lnc_module_free(&c[1]);
@@ -448,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_link_one),
         cmocka_unit_test(test_link_errors),
         cmocka_unit_test(test_skipped_barrier_deadlocks),
+        cmocka_unit_test(test_finished_core_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
