@@ -79,6 +79,24 @@ static uint64_t dve_work(uint64_t work, const isa_tap_t *a, const isa_tap_t *b,
 /* ------------------------------------------------------------------ */
 /* TensorCopy                                                           */
 
+/* Row fast path (fp32/bf16): o[0] in, o[1] out. */
+typedef struct {
+    const sim_opnd_t *o;
+    bool via_f32;
+} copy_rows_t;
+
+static void copy_row(void *arg, unsigned p, uint32_t i, uint32_t n)
+{
+    const copy_rows_t *r = arg;
+    if (r->o[0].dtype == r->o[1].dtype && !r->via_f32) { /* bit-exact copy */
+        memmove(sim_el(&r->o[1], p, i), sim_el(&r->o[0], p, i), (size_t)n * r->o[0].esize);
+        return;
+    }
+    float x[SIM_ROW_MAX];
+    sim_row_load(x, &r->o[0], p, i, n);
+    sim_row_store(&r->o[1], p, i, x, n);
+}
+
 static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
@@ -88,7 +106,12 @@ static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
         goto done;
-    if (!ctx->timing_only) {
+    const sim_opnd_t *ins[1] = { &o[0] };
+    uint32_t len = ctx->timing_only ? 0 : sim_row_len(&o[1], ins, 1);
+    if (len) {
+        copy_rows_t r = { o, ctx->engine == ISA_ENG_ACT };
+        sim_rows_each(&o[1], len, copy_row, &r);
+    } else if (!ctx->timing_only) {
         /* Activation computes through fp32; DVE/Pool copy integers exactly. */
         bool via_f32 = ctx->engine == ISA_ENG_ACT;
         bool same = o[0].dtype == o[1].dtype && !via_f32;
@@ -123,6 +146,22 @@ static uint64_t cost_tensor_copy(const tpb_target_t *t, isa_engine_t e, const is
 /* ------------------------------------------------------------------ */
 /* TensorTensor / TensorTensorBitVec                                    */
 
+/* Row fast path: o[0] in0, o[1] in1, o[2] out. */
+typedef struct {
+    const sim_opnd_t *o;
+    unsigned op;
+} tt_rows_t;
+
+static void tt_row(void *arg, unsigned p, uint32_t i, uint32_t n)
+{
+    const tt_rows_t *r = arg;
+    float a[SIM_ROW_MAX], b[SIM_ROW_MAX];
+    sim_row_load(a, &r->o[0], p, i, n);
+    sim_row_load(b, &r->o[1], p, i, n);
+    sim_row_alu(r->op, a, a, b, n);
+    sim_row_store(&r->o[2], p, i, a, n);
+}
+
 static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
 {
     const isa_fmt_TT_t *f = &d->inst.f.TT;
@@ -150,7 +189,12 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
                          o[k].name, isa_dtype_name(o[k].dtype));
                 goto done;
             }
-    if (!ctx->timing_only)
+    const sim_opnd_t *ins[2] = { &o[0], &o[1] };
+    uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op) ? 0 : sim_row_len(&o[2], ins, 2);
+    if (len) {
+        tt_rows_t r = { o, f->op };
+        sim_rows_each(&o[2], len, tt_row, &r);
+    } else if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++)
             for (uint32_t i = 0; i < o[2].nfree; i++) {
                 sim_val_t a = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
@@ -200,6 +244,24 @@ static uint64_t cost_tensor_tensor(const tpb_target_t *t, isa_engine_t e, const 
 /* ------------------------------------------------------------------ */
 /* TensorScalar / TensorScalarPtr (+ folded PredExt)                    */
 
+/* Row fast path (no predicate, arithmetic ops): o[0] in, o[1] out. */
+typedef struct {
+    const sim_opnd_t *o;
+    const scalar_t *s0, *s1;
+    unsigned op0, op1;
+    bool rev0, rev1;
+} ts_rows_t;
+
+static void ts_row(void *arg, unsigned p, uint32_t i, uint32_t n)
+{
+    const ts_rows_t *r = arg;
+    float x[SIM_ROW_MAX];
+    sim_row_load(x, &r->o[0], p, i, n);
+    sim_row_alu_s(r->op0, x, x, sim_val_as_f(scalar_get(r->s0, p)), r->rev0, n);
+    sim_row_alu_s(r->op1, x, x, sim_val_as_f(scalar_get(r->s1, p)), r->rev1, n);
+    sim_row_store(&r->o[1], p, i, x, n);
+}
+
 static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_TS_t *f = &d->inst.f.TS;
@@ -224,7 +286,13 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         sim_fail(ctx, "pred.cmp: invalid comparison %u", d->pred.cmp);
         goto done;
     }
-    if (!ctx->timing_only) {
+    const sim_opnd_t *ins[1] = { &o[0] };
+    uint32_t len = ctx->timing_only || d->has_pred || sim_alu_is_bitwise(f->op0) ||
+                   sim_alu_is_bitwise(f->op1) ? 0 : sim_row_len(&o[1], ins, 1);
+    if (len) {
+        ts_rows_t r = { o, &s0, &s1, f->op0, f->op1, f->rev0, f->rev1 };
+        sim_rows_each(&o[1], len, ts_row, &r);
+    } else if (!ctx->timing_only) {
         int32_t steps[4] = { d->pred.step0, d->pred.step1, d->pred.step2, d->pred.step3 };
         sim_val_t fill = sim_val_f(d->pred.fill);
         bool via_f32 = ctx->engine == ISA_ENG_ACT;
@@ -271,6 +339,25 @@ static uint64_t cost_tensor_scalar(const tpb_target_t *t, isa_engine_t e, const 
 /* ------------------------------------------------------------------ */
 /* ScalarTensorTensor: out = (in0 op0 s0) op1 in1                       */
 
+/* Row fast path: o[0] in0, o[1] in1, o[2] out. */
+typedef struct {
+    const sim_opnd_t *o;
+    const scalar_t *s0;
+    unsigned op0, op1;
+    bool rev0;
+} stt_rows_t;
+
+static void stt_row(void *arg, unsigned p, uint32_t i, uint32_t n)
+{
+    const stt_rows_t *r = arg;
+    float x[SIM_ROW_MAX], y[SIM_ROW_MAX];
+    sim_row_load(x, &r->o[0], p, i, n);
+    sim_row_load(y, &r->o[1], p, i, n);
+    sim_row_alu_s(r->op0, x, x, sim_val_as_f(scalar_get(r->s0, p)), r->rev0, n);
+    sim_row_alu(r->op1, x, x, y, n);
+    sim_row_store(&r->o[2], p, i, x, n);
+}
+
 static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_STT_t *f = &d->inst.f.STT;
@@ -287,7 +374,13 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]) ||
         scalar_setup(ctx, &s0, f->s0, f->s0_is_ptr, &o[0], "s0"))
         goto done;
-    if (!ctx->timing_only)
+    const sim_opnd_t *ins[2] = { &o[0], &o[1] };
+    uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op0) || sim_alu_is_bitwise(f->op1)
+                   ? 0 : sim_row_len(&o[2], ins, 2);
+    if (len) {
+        stt_rows_t r = { o, &s0, f->op0, f->op1, f->rev0 };
+        sim_rows_each(&o[2], len, stt_row, &r);
+    } else if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++) {
             sim_val_t a0 = scalar_get(&s0, p);
             for (uint32_t i = 0; i < o[2].nfree; i++) {

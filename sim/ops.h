@@ -88,6 +88,28 @@ float sim_alu_f(unsigned op, float a, float b);
 /* Identity of a reduction op (value of an empty reduction / reset). */
 sim_val_t sim_alu_identity(unsigned op);
 
+/* ---- row-at-a-time fast path (rows.c) ---- */
+/* Elements converted per chunk (a stack buffer of floats per operand). */
+#define SIM_ROW_MAX 1024u
+typedef void (*sim_row_fn)(void *arg, unsigned p, uint32_t i, uint32_t n);
+bool sim_row_dtype(unsigned dt);                 /* fp32 or bf16 */
+/* False when out overlaps in other than exactly in place. */
+bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in);
+/* Length of the runs over which out and every in are contiguous, all
+ * fp32/bf16 and free of partial aliasing; 0 when the fast path does not
+ * apply (use the generic element path). */
+uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin);
+/* Call fn for every chunk (partition p, first flat index i, n <= SIM_ROW_MAX
+ * elements inside one run of len), in element order. */
+void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg);
+/* The same for one partition p. */
+void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg);
+void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n);
+void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src, uint32_t n);
+/* r[k] = a[k] op b[k] / a[k] op s (rev: s op a[k]), exactly as sim_alu_f. */
+void sim_row_alu(unsigned op, float *r, const float *a, const float *b, uint32_t n);
+void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uint32_t n);
+
 /* ---- activation functions (act.c) ---- */
 bool sim_actfn_valid(unsigned fn);
 float sim_actfn(unsigned fn, float x);

@@ -1,0 +1,182 @@
+/* rows.c - row-at-a-time fast path for the elementwise compute ops.
+ *
+ * The generic op bodies go element by element through sim_val_t and
+ * per-element address lookups (sim_el).  When every operand is fp32 or
+ * bf16 and the access patterns are contiguous in runs, the ops instead
+ * convert a run of elements into a float buffer, apply the op to the run
+ * with the op switch outside the element loop, and store the run back.
+ * The arithmetic is the same fp32 math as sim_alu_f() element for element,
+ * so the results are bit-identical to the generic path. */
+#include <math.h>
+#include <string.h>
+
+#include "ops.h"
+
+bool sim_row_dtype(unsigned dt)
+{
+    return dt == ISA_DT_FP32 || dt == ISA_DT_BF16;
+}
+
+/* Elements of o that are consecutive in memory starting at any multiple of
+ * the result (dims merged while each step equals the run below it). */
+static uint32_t contiguous_run(const sim_opnd_t *o)
+{
+    const isa_tap_t *t = &o->tap;
+    if (t->ndims == 0 || t->step[0] != 1)
+        return t->ndims == 0 || o->nfree == 1 ? 1 : 0;
+    uint64_t run = t->count[0];
+    for (unsigned d = 1; d < t->ndims && t->step[d] == (int64_t)run; d++)
+        run *= t->count[d];
+    return (uint32_t)run;
+}
+
+static uint32_t gcd_u32(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* Byte extent (relative to the partition start) of an operand. */
+static void opnd_extent(const sim_opnd_t *o, int64_t *lo, int64_t *hi)
+{
+    const isa_tap_t *t = &o->tap;
+    int64_t mn = 0, mx = 0;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        int64_t span = (int64_t)t->step[d] * ((int64_t)t->count[d] - 1);
+        if (span < 0)
+            mn += span;
+        else
+            mx += span;
+    }
+    *lo = (int64_t)t->addr + mn * o->esize;
+    *hi = (int64_t)t->addr + mx * o->esize + o->esize;
+}
+
+static bool same_pattern(const sim_opnd_t *a, const sim_opnd_t *b)
+{
+    const isa_tap_t *x = &a->tap, *y = &b->tap;
+    if (x->addr != y->addr || a->dtype != b->dtype || a->start != b->start ||
+        a->nparts != b->nparts || x->ndims != y->ndims)
+        return false;
+    for (unsigned d = 0; d < x->ndims; d++)
+        if (x->step[d] != y->step[d] || x->count[d] != y->count[d])
+            return false;
+    return true;
+}
+
+bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
+{
+    if (out->space != in->space || out->start >= in->start + in->nparts ||
+        in->start >= out->start + out->nparts)
+        return true;
+    int64_t lo0, hi0, lo1, hi1;
+    opnd_extent(out, &lo0, &hi0);
+    opnd_extent(in, &lo1, &hi1);
+    /* Disjoint bytes, or exactly in place (element i reads what element i
+     * writes, so chunked order gives the same result as element order). */
+    return hi0 <= lo1 || hi1 <= lo0 || same_pattern(out, in);
+}
+
+uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin)
+{
+    if (!sim_row_dtype(out->dtype))
+        return 0;
+    uint32_t len = contiguous_run(out);
+    for (unsigned k = 0; k < nin && len; k++) {
+        if (!sim_row_dtype(in[k]->dtype) || !sim_row_no_alias(out, in[k]))
+            return 0;
+        uint32_t r = contiguous_run(in[k]);
+        len = r ? gcd_u32(len, r) : 0;
+    }
+    return len;
+}
+
+void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg)
+{
+    for (uint32_t i = 0; i < o->nfree; i += len)
+        for (uint32_t j = 0; j < len; j += SIM_ROW_MAX) {
+            uint32_t n = len - j < SIM_ROW_MAX ? len - j : SIM_ROW_MAX;
+            fn(arg, p, i + j, n);
+        }
+}
+
+void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg)
+{
+    for (unsigned p = 0; p < o->nparts; p++)
+        sim_rows_part(o, len, p, fn, arg);
+}
+
+void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n)
+{
+    const uint8_t *src = sim_el(o, p, i);
+    if (o->dtype == ISA_DT_FP32) {
+        memcpy(dst, src, (size_t)n * 4);
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) { /* bf16: the top half of an fp32 */
+        uint16_t h;
+        memcpy(&h, src + 2 * k, 2);
+        uint32_t b = (uint32_t)h << 16;
+        memcpy(&dst[k], &b, 4);
+    }
+}
+
+void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src, uint32_t n)
+{
+    uint8_t *dst = sim_el(o, p, i);
+    if (o->dtype == ISA_DT_FP32) {
+        memcpy(dst, src, (size_t)n * 4);
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint16_t h = num_f32_to_bf16(src[k]);
+        memcpy(dst + 2 * k, &h, 2);
+    }
+}
+
+/* NaN-propagating max/min exactly as sim_alu_f. */
+static inline float maxp(float a, float b) { return (isnan(a) || isnan(b)) ? NAN : a > b ? a : b; }
+static inline float minp(float a, float b) { return (isnan(a) || isnan(b)) ? NAN : a < b ? a : b; }
+
+void sim_row_alu(unsigned op, float *r, const float *a, const float *b, uint32_t n)
+{
+    switch (op) {
+    case ISA_ALU_BYPASS: memmove(r, a, (size_t)n * 4); break;
+    case ISA_ALU_ADD: for (uint32_t k = 0; k < n; k++) r[k] = a[k] + b[k]; break;
+    case ISA_ALU_SUBTRACT: for (uint32_t k = 0; k < n; k++) r[k] = a[k] - b[k]; break;
+    case ISA_ALU_MULTIPLY: for (uint32_t k = 0; k < n; k++) r[k] = a[k] * b[k]; break;
+    case ISA_ALU_DIVIDE: for (uint32_t k = 0; k < n; k++) r[k] = a[k] / b[k]; break;
+    case ISA_ALU_MAX: for (uint32_t k = 0; k < n; k++) r[k] = maxp(a[k], b[k]); break;
+    case ISA_ALU_MIN: for (uint32_t k = 0; k < n; k++) r[k] = minp(a[k], b[k]); break;
+    default: for (uint32_t k = 0; k < n; k++) r[k] = sim_alu_f(op, a[k], b[k]); break;
+    }
+}
+
+/* r = a op s (rev: s op a) with a scalar s. */
+void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uint32_t n)
+{
+    if (rev) {
+        switch (op) {
+        case ISA_ALU_BYPASS: for (uint32_t k = 0; k < n; k++) r[k] = s; break;
+        case ISA_ALU_ADD: for (uint32_t k = 0; k < n; k++) r[k] = s + a[k]; break;
+        case ISA_ALU_SUBTRACT: for (uint32_t k = 0; k < n; k++) r[k] = s - a[k]; break;
+        case ISA_ALU_MULTIPLY: for (uint32_t k = 0; k < n; k++) r[k] = s * a[k]; break;
+        default: for (uint32_t k = 0; k < n; k++) r[k] = sim_alu_f(op, s, a[k]); break;
+        }
+        return;
+    }
+    switch (op) {
+    case ISA_ALU_BYPASS: memmove(r, a, (size_t)n * 4); break;
+    case ISA_ALU_ADD: for (uint32_t k = 0; k < n; k++) r[k] = a[k] + s; break;
+    case ISA_ALU_SUBTRACT: for (uint32_t k = 0; k < n; k++) r[k] = a[k] - s; break;
+    case ISA_ALU_MULTIPLY: for (uint32_t k = 0; k < n; k++) r[k] = a[k] * s; break;
+    case ISA_ALU_DIVIDE: for (uint32_t k = 0; k < n; k++) r[k] = a[k] / s; break;
+    case ISA_ALU_MAX: for (uint32_t k = 0; k < n; k++) r[k] = maxp(a[k], s); break;
+    case ISA_ALU_MIN: for (uint32_t k = 0; k < n; k++) r[k] = minp(a[k], s); break;
+    default: for (uint32_t k = 0; k < n; k++) r[k] = sim_alu_f(op, a[k], s); break;
+    }
+}
