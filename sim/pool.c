@@ -44,6 +44,26 @@ static void free_all(sim_opnd_t *o, unsigned n)
 
 /* ---- TensorPartitionReduce: out[0][f] = fold_p in[p][f] ---- */
 
+/* Row fast path (fp32/bf16, out disjoint from in): fold whole rows of the
+ * partitions in order, the same fp32 steps as the element loop. */
+typedef struct {
+    const sim_opnd_t *o;   /* o[0] in, o[1] out */
+    unsigned op;
+} pred_rows_t;
+
+static void pred_row(void *arg, unsigned p, uint32_t i, uint32_t n)
+{
+    const pred_rows_t *r = arg;
+    float acc[SIM_ROW_MAX], x[SIM_ROW_MAX];
+    (void)p; /* out has one partition */
+    sim_row_load(acc, &r->o[0], 0, i, n);
+    for (unsigned q = 1; q < r->o[0].nparts; q++) {
+        sim_row_load(x, &r->o[0], q, i, n);
+        sim_row_alu(r->op, acc, acc, x, n);
+    }
+    sim_row_store(&r->o[1], 0, i, acc, n);
+}
+
 static int exec_partition_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_PRED_t *f = &d->inst.f.PRED;
@@ -60,7 +80,12 @@ static int exec_partition_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                  o[1].nparts, o[1].nfree);
         goto done;
     }
-    if (!ctx->timing_only)
+    const sim_opnd_t *ins[1] = { &o[0] };
+    uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op) ? 0 : sim_row_len(&o[1], ins, 1);
+    if (len) {
+        pred_rows_t r = { o, f->op };
+        sim_rows_each(&o[1], len, pred_row, &r);
+    } else if (!ctx->timing_only)
         for (uint32_t i = 0; i < o[0].nfree; i++) {
             sim_val_t r = sim_val_load(sim_el(&o[0], 0, i), o[0].dtype);
             for (unsigned p = 1; p < o[0].nparts; p++)
