@@ -114,17 +114,13 @@ static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     } else if (!ctx->timing_only) {
         /* Activation computes through fp32; DVE/Pool copy integers exactly. */
         bool via_f32 = ctx->engine == ISA_ENG_ACT;
-        bool same = o[0].dtype == o[1].dtype && !via_f32;
         for (unsigned p = 0; p < o[0].nparts; p++)
             for (uint32_t i = 0; i < o[0].nfree; i++) {
-                const uint8_t *s = sim_el(&o[0], p, i);
-                uint8_t *t = sim_el(&o[1], p, i);
-                if (same)
-                    memmove(t, s, o[0].esize);
-                else if (via_f32)
-                    num_store_f32(t, o[1].dtype, num_load_f32(s, o[0].dtype));
+                if (via_f32)
+                    num_store_f32(sim_el(&o[1], p, i), o[1].dtype,
+                                  num_load_f32(sim_el(&o[0], p, i), o[0].dtype));
                 else
-                    sim_val_store(t, o[1].dtype, sim_val_load(s, o[0].dtype));
+                    sim_copy_elem(&o[0], p, i, &o[1], p, i);
             }
     }
     sim_opnd_mark(&o[1]);
@@ -781,19 +777,6 @@ static uint64_t cost_mimr(const tpb_target_t *t, isa_engine_t e, const isa_decod
 /* ------------------------------------------------------------------ */
 /* Transpose32: 32x32 blocks inside each 32-partition group             */
 
-static int copy_elem(const sim_opnd_t *src, unsigned sp, uint32_t si, const sim_opnd_t *dst,
-                     unsigned dp, uint32_t di, uint8_t *tmp)
-{
-    (void)tmp;
-    const uint8_t *s = sim_el(src, sp, si);
-    uint8_t *t = sim_el(dst, dp, di);
-    if (src->dtype == dst->dtype)
-        memmove(t, s, src->esize);
-    else
-        sim_val_store(t, dst->dtype, sim_val_load(s, src->dtype));
-    return 0;
-}
-
 /* Snapshot of a whole operand (for ops whose output may overlap the input
  * at other positions). */
 static uint8_t *snapshot(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
@@ -852,7 +835,7 @@ static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             for (uint32_t b = 0; b < o[0].nfree; b += 32)
                 for (unsigned i = 0; i < 32; i++)
                     for (unsigned j = 0; j < 32; j++)
-                        copy_elem(&v, g + i, b + j, &o[1], g + j, b + i, NULL);
+                        sim_copy_elem(&v, g + i, b + j, &o[1], g + j, b + i);
     }
     sim_opnd_mark(&o[1]);
     rc = 0;
@@ -911,7 +894,7 @@ static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 continue;
             unsigned src = (q / 32) * 32 + m[q % 32];
             for (uint32_t i = 0; i < o[1].nfree; i++)
-                copy_elem(&v, src, i, &o[1], q, i, NULL);
+                sim_copy_elem(&v, src, i, &o[1], q, i);
         }
     }
     sim_opnd_mark(&o[1]);
@@ -923,11 +906,16 @@ done:
     return rc;
 }
 
+/* One pass over in -> out (StreamShuffle, Dropout). */
+static uint64_t cost_one_pass(const tpb_target_t *t, const isa_tap_t *in, const isa_tap_t *out)
+{
+    return sim_cost_dve(t, dve_work(sim_tap_n(in), in, out, NULL, 1));
+}
+
 static uint64_t cost_shuffle(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
-    const isa_fmt_SHUF_t *f = &d->inst.f.SHUF;
-    return sim_cost_dve(t, dve_work(sim_tap_n(&f->in), &f->in, &f->out, NULL, 1));
+    return cost_one_pass(t, &d->inst.f.SHUF.in, &d->inst.f.SHUF.out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -962,8 +950,7 @@ done:
 static uint64_t cost_dropout(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
-    const isa_fmt_DROP_t *f = &d->inst.f.DROP;
-    return sim_cost_dve(t, dve_work(sim_tap_n(&f->in), &f->in, &f->out, NULL, 1));
+    return cost_one_pass(t, &d->inst.f.DROP.in, &d->inst.f.DROP.out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -984,7 +971,7 @@ static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         for (unsigned p = 0; p < o[2].nparts; p++)
             for (uint32_t i = 0; i < o[2].nfree; i++)
                 if (num_load_f32(sim_el(&o[0], p, i), o[0].dtype) != 0.0f)
-                    copy_elem(&o[1], p, i, &o[2], p, i, NULL);
+                    sim_copy_elem(&o[1], p, i, &o[2], p, i);
     /* Only the selected bytes are written; for --check-uninit the whole out
      * counts as written (unselected lanes keep their previous contents). */
     sim_opnd_mark(&o[2]);

@@ -52,6 +52,13 @@ static inline uint8_t *sim_el(const sim_opnd_t *o, unsigned p, uint32_t i)
     return o->mem + (uint64_t)(o->start + p) * o->pb + o->off[i];
 }
 
+/* Copy one element: a bit copy between equal dtypes, else a conversion
+ * through the ALU value (integers exact, floats rounded). */
+void sim_copy_elem(const sim_opnd_t *src, unsigned sp, uint32_t si, const sim_opnd_t *dst,
+                   unsigned dp, uint32_t di);
+/* Byte range [lo, hi) inside a partition covered by a TAP. */
+void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi);
+
 /* A pointer operand packed into 32 bits (ACT scale, TS s0/s1, STT s0,
  * SCAN init when *_is_ptr): the isa PTR layout addr 24b | dtype 4b |
  * space 2b. */

@@ -236,11 +236,10 @@ static int exec_indirect_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             }
             if (ctx->timing_only)
                 continue;
-            for (unsigned x = 0; x < e; x++) {
+            for (unsigned x = 0; x < e; x++) { /* same dtype: a bit copy */
                 uint64_t s = (uint64_t)k * e + x, t = (uint64_t)j * e + x;
-                memmove(sim_el(&o[2], base + (unsigned)(t / o[2].nfree), (uint32_t)(t % o[2].nfree)),
-                        sim_el(&o[0], base + (unsigned)(s / o[0].nfree), (uint32_t)(s % o[0].nfree)),
-                        o[0].esize);
+                sim_copy_elem(&o[0], base + (unsigned)(s / o[0].nfree), (uint32_t)(s % o[0].nfree),
+                              &o[2], base + (unsigned)(t / o[2].nfree), (uint32_t)(t % o[2].nfree));
             }
         }
     }
@@ -291,12 +290,7 @@ static int exec_pool_gather(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             }
             if (ctx->timing_only)
                 continue;
-            const uint8_t *s = sim_el(&o[0], p, (uint32_t)k);
-            uint8_t *t = sim_el(&o[2], p, j);
-            if (o[0].dtype == o[2].dtype)
-                memmove(t, s, o[0].esize);
-            else
-                sim_val_store(t, o[2].dtype, sim_val_load(s, o[0].dtype));
+            sim_copy_elem(&o[0], p, (uint32_t)k, &o[2], p, j);
         }
     sim_opnd_mark(&o[2]);
     rc = 0;

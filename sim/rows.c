@@ -40,22 +40,6 @@ static uint32_t gcd_u32(uint32_t a, uint32_t b)
     return a;
 }
 
-/* Byte extent (relative to the partition start) of an operand. */
-static void opnd_extent(const sim_opnd_t *o, int64_t *lo, int64_t *hi)
-{
-    const isa_tap_t *t = &o->tap;
-    int64_t mn = 0, mx = 0;
-    for (unsigned d = 0; d < t->ndims; d++) {
-        int64_t span = (int64_t)t->step[d] * ((int64_t)t->count[d] - 1);
-        if (span < 0)
-            mn += span;
-        else
-            mx += span;
-    }
-    *lo = (int64_t)t->addr + mn * o->esize;
-    *hi = (int64_t)t->addr + mx * o->esize + o->esize;
-}
-
 static bool same_pattern(const sim_opnd_t *a, const sim_opnd_t *b)
 {
     const isa_tap_t *x = &a->tap, *y = &b->tap;
@@ -74,8 +58,8 @@ bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
         in->start >= out->start + out->nparts)
         return true;
     int64_t lo0, hi0, lo1, hi1;
-    opnd_extent(out, &lo0, &hi0);
-    opnd_extent(in, &lo1, &hi1);
+    sim_tap_extent(&out->tap, &lo0, &hi0);
+    sim_tap_extent(&in->tap, &lo1, &hi1);
     /* Disjoint bytes, or exactly in place (element i reads what element i
      * writes, so chunked order gives the same result as element order). */
     return hi0 <= lo1 || hi1 <= lo0 || same_pattern(out, in);

@@ -44,7 +44,7 @@ static int space_of(sim_exec_ctx_t *ctx, unsigned space, uint8_t **mem,
 }
 
 /* Byte range [lo, hi) of one partition covered by a TAP (relative to 0). */
-static void tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
+void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
 {
     int64_t es = isa_dtype_size(t->dtype);
     int64_t mn = 0, mx = 0;
@@ -93,7 +93,7 @@ int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand)
                         "tensor of more than 64 partitions starts at 0, of 33-64 at 0 or 64, "
                         "of up to 32 at 0, 32, 64 or 96)", operand, t->start, t->nparts);
     int64_t lo, hi;
-    tap_extent(t, &lo, &hi);
+    sim_tap_extent(t, &lo, &hi);
     if (lo < 0 || hi > (int64_t)pb)
         return sim_fail(ctx, "%s: partition %u bytes [%lld, %lld) outside %s "
                         "(%u bytes per partition; addr 0x%x)", operand, t->start,
@@ -250,6 +250,17 @@ int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
     for (unsigned i = 0; i < nelems; i++)
         o->off[i] = p->addr + i * o->esize;
     return opnd_common(ctx, o, name, acc);
+}
+
+void sim_copy_elem(const sim_opnd_t *src, unsigned sp, uint32_t si, const sim_opnd_t *dst,
+                   unsigned dp, uint32_t di)
+{
+    const uint8_t *s = sim_el(src, sp, si);
+    uint8_t *t = sim_el(dst, dp, di);
+    if (src->dtype == dst->dtype)
+        memmove(t, s, src->esize);
+    else
+        sim_val_store(t, dst->dtype, sim_val_load(s, src->dtype));
 }
 
 isa_ptr_t sim_ptr_from_bits(uint32_t bits)
