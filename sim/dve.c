@@ -45,6 +45,16 @@ static int check_alu(sim_exec_ctx_t *ctx, unsigned op, const char *field)
     return 0;
 }
 
+/* Two inputs and an output "out" of the same shape: o[0], o[1], o[2]. */
+static int opnds_two_in(sim_exec_ctx_t *ctx, sim_opnd_t o[3], const isa_tap_t *a, const char *an,
+                        const isa_tap_t *b, const char *bn, const isa_tap_t *out)
+{
+    if (sim_opnd_tap(ctx, &o[0], a, an, SIM_RD) || sim_opnd_tap(ctx, &o[1], b, bn, SIM_RD) ||
+        sim_opnd_tap(ctx, &o[2], out, "out", SIM_WR))
+        return -1;
+    return sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]) ? -1 : 0;
+}
+
 static void free_all(sim_opnd_t *o, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
@@ -169,10 +179,7 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
     if (bitvec && !sim_alu_is_bitwise(f->op))
         return sim_fail(ctx, "op: TensorTensorBitVec needs a bitwise op, not %s",
                         isa_enum_name(ISA_FT_ALU, f->op));
-    if (sim_opnd_tap(ctx, &o[0], &f->in0, "in0", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->in1, "in1", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
-        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]))
+    if (opnds_two_in(ctx, o, &f->in0, "in0", &f->in1, "in1", &f->out))
         goto done;
     if (o[0].space == ISA_SPACE_PSUM && o[1].space == ISA_SPACE_PSUM) {
         sim_fail(ctx, "in0, in1: both inputs cannot be in psum");
@@ -364,10 +371,7 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in0, "in0", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->in1, "in1", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
-        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]) ||
+    if (opnds_two_in(ctx, o, &f->in0, "in0", &f->in1, "in1", &f->out) ||
         scalar_setup(ctx, &s0, f->s0, f->s0_is_ptr, &o[0], "s0"))
         goto done;
     const sim_opnd_t *ins[2] = { &o[0], &o[1] };
@@ -506,10 +510,7 @@ static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in0, "in0", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->in1, "in1", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
-        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]) ||
+    if (opnds_two_in(ctx, o, &f->in0, "in0", &f->in1, "in1", &f->out) ||
         scalar_setup(ctx, &init, f->init, f->init_is_ptr, &o[0], "init"))
         goto done;
     if (!ctx->timing_only)
@@ -962,10 +963,7 @@ static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     sim_opnd_t o[3];
     memset(o, 0, sizeof o);
     int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->pred, "pred", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) ||
-        sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]))
+    if (opnds_two_in(ctx, o, &f->pred, "pred", &f->in, "in", &f->out))
         goto done;
     if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++)
