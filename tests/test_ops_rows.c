@@ -1,0 +1,187 @@
+/* The row-at-a-time fast path of the elementwise ops (sim/rows.c) against
+ * values computed here in plain C fp32, and against the generic element
+ * path (the same data read through a strided pattern, which the fast path
+ * does not take).  Includes NaN/inf/denormal inputs, bf16 rounding,
+ * in-place and partially overlapping operands. */
+#include "ops_fixture.h"
+
+#define SB ISA_SPACE_SBUF
+#define F32 ISA_DT_FP32
+#define BF16 ISA_DT_BF16
+#define N 200  /* elements per partition (the fixture has 4 KiB partitions) */
+
+static float val(unsigned p, unsigned i, unsigned salt)
+{
+    static const float special[] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-40f, -3e38f };
+    uint32_t h = (p * 131u + i * 7u + salt * 977u) * 2654435761u;
+    if (h % 37 == 0)
+        return special[(h >> 8) % 7];
+    return ((float)(h >> 9) / (float)(1u << 23) - 0.5f) * 8.0f;
+}
+
+static isa_decoded_t tt(unsigned op, isa_tap_t a, isa_tap_t b, isa_tap_t o)
+{
+    isa_decoded_t d = mk(ISA_OP_TENSOR_TENSOR);
+    d.inst.f.TT.in0 = a;
+    d.inst.f.TT.in1 = b;
+    d.inst.f.TT.out = o;
+    d.inst.f.TT.op = op;
+    return d;
+}
+
+static bool same_bits(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, 4) == 0;
+}
+
+/* Plain C fp32 reference of the ops under test. */
+static float ref_op(unsigned op, float a, float b)
+{
+    switch (op) {
+    case ISA_ALU_ADD: return a + b;
+    case ISA_ALU_SUBTRACT: return a - b;
+    case ISA_ALU_MULTIPLY: return a * b;
+    case ISA_ALU_DIVIDE: return a / b;
+    case ISA_ALU_MAX: return (isnan(a) || isnan(b)) ? NAN : a > b ? a : b;
+    case ISA_ALU_MIN: return (isnan(a) || isnan(b)) ? NAN : a < b ? a : b;
+    case ISA_ALU_IS_GE: return a >= b ? 1.0f : 0.0f;
+    default: return a;   /* bypass */
+    }
+}
+
+/* in0 at 0, in1 at 2*N*4 (dense, or interleaved with step 2 for the generic
+ * path), out at 4*N*4 in dtype odt. */
+static void run_tt(fx_t *fx, unsigned op, unsigned odt, bool strided, unsigned nparts)
+{
+    int32_t s = strided ? 2 : 1;
+    for (unsigned p = 0; p < nparts; p++)
+        for (unsigned i = 0; i < N; i++) {
+            float a = val(p, i, 1), b = val(p, i, 2);
+            fx_put(fx, SB, p, i * 4 * s, F32, &a, 1);
+            fx_put(fx, SB, p, 2 * N * 4 + i * 4 * s, F32, &b, 1);
+        }
+    isa_tap_t a = tap2(SB, F32, 0, 0, nparts, 100, s, 2, 100 * s);
+    isa_tap_t b = tap2(SB, F32, 2 * N * 4, 0, nparts, 100, s, 2, 100 * s);
+    isa_decoded_t d = tt(op, a, b, tap1(SB, odt, 4 * N * 4, 0, nparts, N));
+    assert_int_equal(fx_run(fx, &d), 0);
+}
+
+static void test_tt_fast_matches_reference_and_generic(void **state)
+{
+    (void)state;
+    const unsigned ops[] = { ISA_ALU_ADD, ISA_ALU_SUBTRACT, ISA_ALU_MULTIPLY, ISA_ALU_DIVIDE,
+                             ISA_ALU_MAX, ISA_ALU_MIN, ISA_ALU_IS_GE, ISA_ALU_BYPASS };
+    const unsigned dts[] = { F32, BF16 };
+    fx_t *fast = fx_new("trn2", ISA_ENG_DVE), *slow = fx_new("trn2", ISA_ENG_DVE);
+    for (unsigned k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        for (unsigned t = 0; t < 2; t++) {
+            run_tt(fast, ops[k], dts[t], false, 4);
+            run_tt(slow, ops[k], dts[t], true, 4);
+            for (unsigned p = 0; p < 4; p++)
+                for (unsigned i = 0; i < N; i++) {
+                    float want = num_round_to(ref_op(ops[k], val(p, i, 1), val(p, i, 2)), dts[t]);
+                    float got = fx_get(fast, SB, p, 4 * N * 4, dts[t], i);
+                    float gen = fx_get(slow, SB, p, 4 * N * 4, dts[t], i);
+                    if (!same_bits(got, want) || !same_bits(got, gen))
+                        fail_msg("op %u dt %u p %u i %u: fast %.9g generic %.9g want %.9g",
+                                 ops[k], dts[t], p, i, got, gen, want);
+                }
+        }
+    fx_free(fast);
+    fx_free(slow);
+}
+
+/* out overlaps in0 shifted by one element: element order matters, so the
+ * op must behave as the element loop (out[i] = in0[i] + 1 reads the
+ * already written out[i-1] when out starts one element later). */
+static void test_partial_overlap_keeps_element_order(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    float ones[N], z = 0.0f;
+    for (unsigned i = 0; i < N; i++)
+        ones[i] = 1.0f;
+    fx_put(fx, SB, 0, 0, F32, &z, 1);
+    fx_put(fx, SB, 0, 4 * (N + 1), F32, ones, N);
+    isa_decoded_t d = tt(ISA_ALU_ADD, tap1(SB, F32, 0, 0, 1, N),
+                         tap1(SB, F32, 4 * (N + 1), 0, 1, N), tap1(SB, F32, 4, 0, 1, N));
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned i = 0; i < N; i++) /* a running count: out[i] = i + 1 */
+        assert_feq(fx_get(fx, SB, 0, 4, F32, i), (float)(i + 1));
+    /* exactly in place is the fast path and equals out = in0 + in1 */
+    d = tt(ISA_ALU_MULTIPLY, tap1(SB, F32, 4, 0, 1, N), tap1(SB, F32, 4, 0, 1, N),
+           tap1(SB, F32, 4, 0, 1, N));
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 0, 4, F32, 9), 100.0f);
+    fx_free(fx);
+}
+
+/* TensorScalar fast path incl. reversed operands, bf16 in and out. */
+static void test_ts_fast_rev(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    for (unsigned i = 0; i < N; i++) {
+        float a = val(0, i, 3);
+        fx_put(fx, SB, 0, i * 2, BF16, &a, 1);
+    }
+    isa_decoded_t d = mk(ISA_OP_TENSOR_SCALAR);
+    d.inst.f.TS.in = tap1(SB, BF16, 0, 0, 1, N);
+    d.inst.f.TS.out = tap1(SB, BF16, 1024, 0, 1, N);
+    d.inst.f.TS.op0 = ISA_ALU_SUBTRACT;
+    d.inst.f.TS.s0 = f2u(0.75f);
+    d.inst.f.TS.rev0 = 1;
+    d.inst.f.TS.op1 = ISA_ALU_DIVIDE;
+    d.inst.f.TS.s1 = f2u(3.0f);
+    d.inst.f.TS.rev1 = 1;
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned i = 0; i < N; i++) {
+        float x = num_round_to(val(0, i, 3), BF16);
+        float want = num_round_to(3.0f / (0.75f - x), BF16);
+        assert_true(same_bits(fx_get(fx, SB, 0, 1024, BF16, i), want));
+    }
+    fx_free(fx);
+}
+
+/* Activation fast path with a fused free-axis reduction and accumulate. */
+static void test_act_fast_reduce(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_ACT);
+    float x[N], o0[N];
+    for (unsigned i = 0; i < N; i++) {
+        x[i] = val(1, i, 4);
+        if (!isfinite(x[i]))
+            x[i] = 0.5f;
+        o0[i] = 1.0f;
+    }
+    fx_put(fx, SB, 0, 0, F32, x, N);
+    fx_put(fx, SB, 0, 2048, F32, o0, N);
+    isa_decoded_t d = mk(ISA_OP_ACTIVATION_ACC);
+    d.inst.f.ACT.in = tap1(SB, F32, 0, 0, 1, N);
+    d.inst.f.ACT.out = tap1(SB, F32, 2048, 0, 1, N);
+    d.inst.f.ACT.func = ISA_ACTFN_COPY;
+    d.inst.f.ACT.scale = 2.0f;
+    d.inst.f.ACT.red_cmd = ISA_REDCMD_RESET_REDUCE;
+    d.inst.f.ACT.red_op = ISA_ALU_ADD;
+    assert_int_equal(fx_run(fx, &d), 0);
+    float sum = 0.0f;
+    for (unsigned i = 0; i < N; i++) {
+        float y = 1.0f + x[i] * 2.0f;
+        sum = i == 0 ? y : sum + y;
+        assert_true(same_bits(fx_get(fx, SB, 0, 2048, F32, i), y));
+    }
+    assert_true(same_bits(fx->acc[0], sum));
+    fx_free(fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tt_fast_matches_reference_and_generic),
+        cmocka_unit_test(test_partial_overlap_keeps_element_order),
+        cmocka_unit_test(test_ts_fast_rev),
+        cmocka_unit_test(test_act_fast_reduce),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
