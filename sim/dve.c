@@ -113,8 +113,7 @@ static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     sim_opnd_t o[2];
     memset(o, 0, sizeof o);
     int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
     const sim_opnd_t *ins[1] = { &o[0] };
     uint32_t len = ctx->timing_only ? 0 : sim_row_len(&o[1], ins, 1);
@@ -815,8 +814,7 @@ static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
     if (o[0].nparts % 32 || o[0].start % 32 || o[1].start % 32 || o[0].nfree % 32) {
         sim_fail(ctx, "in/out: Transpose32 needs quadrant-aligned starts (in %u, out %u), a "
@@ -862,8 +860,7 @@ static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
     if (o[0].dtype != o[1].dtype) {
         sim_fail(ctx, "in/out: StreamShuffle needs the same dtype (in %s, out %s)",
@@ -930,8 +927,7 @@ static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     int rc = -1;
     if (!(f->prob >= 0.0f && f->prob <= 1.0f))
         return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
     if (!ctx->timing_only)
         for (unsigned p = 0; p < o[0].nparts; p++)

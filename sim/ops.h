@@ -67,6 +67,10 @@ float sim_f32_from_bits(uint32_t bits);
 
 /* Errors naming the operand: all return -1. */
 int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Resolve o[0] = "in" (read) and o[1] = "out" (written) of the same shape;
+ * the caller frees both whatever the result. */
+int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
+                     const isa_tap_t *out);
 /* Same partition count and elements per partition. */
 int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b);
 

@@ -144,8 +144,7 @@ static int exec_affine_select(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     int rc = -1;
     if (f->cmp > ISA_CMP_LT)
         return sim_fail(ctx, "cmp: invalid comparison %u", f->cmp);
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
+    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
     const int32_t steps[4] = { f->step0, f->step1, f->step2, f->step3 };
     if (!ctx->timing_only)

@@ -276,6 +276,14 @@ float sim_f32_from_bits(uint32_t bits)
     return f;
 }
 
+int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
+                     const isa_tap_t *out)
+{
+    if (sim_opnd_tap(ctx, &o[0], in, "in", SIM_RD) || sim_opnd_tap(ctx, &o[1], out, "out", SIM_WR))
+        return -1;
+    return sim_same_shape(ctx, &o[1], &o[0]);
+}
+
 int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b)
 {
     if (a->nparts != b->nparts)

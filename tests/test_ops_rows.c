@@ -108,7 +108,7 @@ static void test_partial_overlap_keeps_element_order(void **state)
     assert_int_equal(fx_run(fx, &d), 0);
     for (unsigned i = 0; i < N; i++) /* a running count: out[i] = i + 1 */
         assert_feq(fx_get(fx, SB, 0, 4, F32, i), (float)(i + 1));
-    /* exactly in place is the fast path and equals out = in0 + in1 */
+    /* exactly in place takes the fast path: out = in0 * in1 = x * x */
     d = tt(ISA_ALU_MULTIPLY, tap1(SB, F32, 4, 0, 1, N), tap1(SB, F32, 4, 0, 1, N),
            tap1(SB, F32, 4, 0, 1, N));
     assert_int_equal(fx_run(fx, &d), 0);
