@@ -4,7 +4,9 @@
 #include "backend.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -264,4 +266,26 @@ int art_rmtree(const char *path)
     if (rmdir(path))
         rc = -1;
     return rc;
+}
+
+int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
+{
+    char old[4300];
+    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
+    bool had = fio_exists(dst);
+    if (had) {
+        if (!fio_is_dir(dst))
+            return tpb_errf(err, "%s exists and is not a directory", dst);
+        if (rename(dst, old) != 0)
+            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
+    }
+    if (rename(src, dst) != 0) {
+        int e = errno;
+        if (had)
+            rename(old, dst);
+        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
+    }
+    if (had)
+        art_rmtree(old);
+    return 0;
 }

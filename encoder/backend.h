@@ -75,6 +75,11 @@ int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t
                        const char *dir, tpb_err_t *err);
 int art_write_def(const bir_module_t *m, const char *dir, tpb_err_t *err);
 int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err);
+/* Remove path and everything below it (symlinks are removed, not followed). */
 int art_rmtree(const char *path);
+/* Replace directory dst by the finished directory src: the old dst (if any)
+ * is moved aside, src renamed into place, then the old one removed; if the
+ * rename fails the old dst is put back. */
+int art_install_dir(const char *src, const char *dst, tpb_err_t *err);
 
 #endif

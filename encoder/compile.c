@@ -245,29 +245,6 @@ out:
     return rc;
 }
 
-/* Replace dst by the finished src directory. */
-static int install_dir(const char *src, const char *dst, tpb_err_t *err)
-{
-    char old[4200];
-    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
-    bool had = fio_exists(dst);
-    if (had) {
-        if (!fio_is_dir(dst))
-            return tpb_errf(err, "%s exists and is not a directory", dst);
-        if (rename(dst, old) != 0)
-            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
-    }
-    if (rename(src, dst) != 0) {
-        int e = errno;
-        if (had)
-            rename(old, dst);
-        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
-    }
-    if (had)
-        art_rmtree(old);
-    return 0;
-}
-
 int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                 tpb_err_t *err)
 {
@@ -323,7 +300,7 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
             enc_write_tensor_map(&w.k, t, &hbm, core_dir, err) ||
-            install_dir(tmp, o.out_dir, err))
+            art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;
     }

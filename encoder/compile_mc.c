@@ -1,4 +1,4 @@
-#define _DEFAULT_SOURCE 1   /* symlink, DT_DIR */
+#define _DEFAULT_SOURCE 1   /* symlink */
 /* compile_mc.c - the multi-core driver: parse every program id, split,
  * compile each core (enc_compile_core, one shared HBM layout), read the
  * cores back as modules, link, set up the sgLnk link directory and emit the
@@ -15,11 +15,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend.h"
 #include "compile.h"
 #include "fileio.h"
 #include "frontend.h"
-
-int lnc_rmtree(const char *path);
 
 /* ---- emission of the linked module ---- */
 
@@ -225,48 +224,6 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
 
 /* ---- driver ---- */
 
-int lnc_rmtree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return unlink(path);
-    struct dirent *e;
-    char p[4200];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        if (e->d_type == DT_DIR)
-            lnc_rmtree(p);
-        else
-            unlink(p);
-    }
-    closedir(d);
-    return rmdir(path);
-}
-
-static int install(const char *src, const char *dst, tpb_err_t *err)
-{
-    char old[4300];
-    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
-    bool had = fio_exists(dst);
-    if (had) {
-        if (!fio_is_dir(dst))
-            return tpb_errf(err, "%s exists and is not a directory", dst);
-        if (rename(dst, old) != 0)
-            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
-    }
-    if (rename(src, dst) != 0) {
-        int e = errno;
-        if (had)
-            rename(old, dst);
-        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
-    }
-    if (had)
-        lnc_rmtree(old);
-    return 0;
-}
-
 static uint64_t tensor_bytes(const tir_tensor_t *t)
 {
     uint64_t n = isa_dtype_size(t->dtype);
@@ -403,7 +360,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
             tpb_errf(err, "output path too long");
             goto out;
         }
-        lnc_rmtree(tmp);
+        art_rmtree(tmp);
         if (fio_mkdirs(tmp, err))
             goto out;
     }
@@ -413,14 +370,14 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             setup_link_dir(tmp, &lnk, err) || lnc_emit_linked(&lnk, tmp, err) ||
-            install(tmp, o.out_dir, err))
+            art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;
     }
     rc = 0;
 out:
     if (tmp[0])
-        lnc_rmtree(tmp);
+        art_rmtree(tmp);
     lnc_module_free(&lnk);
     enc_hbm_layout_free(&hbm);
     lnc_split_free(&s);
