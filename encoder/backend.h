@@ -13,6 +13,13 @@
  * with this path), or -1. */
 #define ENC_IDENT_PATH "(compiler: shared identity)"
 int enc_ident_tile(const tir_kernel_t *k);
+/* compile.c, shared with the multi-core split (lnc_split.c): the 128x128
+ * identity in dtype (malloc'd, caller frees; NULL when out of memory), its
+ * HBM constant over data and SBUF tile (both named by ENC_IDENT_PATH), and
+ * the load of constant ci into tile si. */
+void *enc_identity_data(unsigned dtype);
+void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb);
+void enc_identity_load(int ci, int si, tir_op_t *ld);
 
 /* alloc.c: liveness + SBUF/PSUM addresses into m->mlocs / m->op_scratch;
  * HBM addresses from the shared layout. */
