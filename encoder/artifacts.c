@@ -289,3 +289,22 @@ int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
         art_rmtree(old);
     return 0;
 }
+
+int art_begin_dir(const char *out_dir, char *norm, size_t nnorm, char *tmp, size_t ntmp,
+                  tpb_err_t *err)
+{
+    tmp[0] = 0;
+    /* "out/" and "out" name the same directory; the temporary one must sit
+     * beside it, not inside it */
+    if (snprintf(norm, nnorm, "%s", out_dir) >= (int)nnorm)
+        return tpb_errf(err, "output path too long");
+    size_t n = strlen(norm);
+    while (n > 1 && norm[n - 1] == '/')
+        norm[--n] = 0;
+    if (snprintf(tmp, ntmp, "%s.tmp.%ld", norm, (long)getpid()) >= (int)ntmp) {
+        tmp[0] = 0;
+        return tpb_errf(err, "output path too long");
+    }
+    art_rmtree(tmp);
+    return 0;
+}

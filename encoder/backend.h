@@ -88,5 +88,12 @@ int art_rmtree(const char *path);
  * is moved aside, src renamed into place, then the old one removed; if the
  * rename fails the old dst is put back. */
 int art_install_dir(const char *src, const char *dst, tpb_err_t *err);
+/* Start building out_dir: its name without trailing '/' into norm, and the
+ * temporary directory "<norm>.tmp.<pid>" beside it into tmp (a stale one is
+ * removed; tmp is "" on error). */
+int art_begin_dir(const char *out_dir, char *norm, size_t nnorm, char *tmp, size_t ntmp,
+                  tpb_err_t *err);
+/* compile.c: "HBM layout needs N bytes; target T has M" when it does not fit. */
+int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err);
 
 #endif

@@ -262,6 +262,15 @@ out:
     return rc;
 }
 
+int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err)
+{
+    if (hbm->total > t->hbm_bytes)
+        return tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
+                        (unsigned long long)hbm->total, t->name,
+                        (unsigned long long)t->hbm_bytes);
+    return 0;
+}
+
 int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                 tpb_err_t *err)
 {
@@ -288,25 +297,12 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
     }
     int rc = -1;
     char tmp[4096] = "", core_dir[4200], outp[4096] = "";
-    if (o.mode == ENC_RUN_ISA_CHECKS) {
-        /* "out/" and "out" name the same directory */
-        snprintf(outp, sizeof outp, "%s", o.out_dir);
-        size_t n = strlen(outp);
-        while (n > 1 && outp[n - 1] == '/')
-            outp[--n] = 0;
-        o.out_dir = outp;
-    }
-    if (hbm.total > t->hbm_bytes) {
-        tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
-                 (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);
+    if (enc_check_hbm_fits(&hbm, t, err))
         goto out;
-    }
     if (o.mode == ENC_RUN_ISA_CHECKS) {
-        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.out_dir, (long)getpid()) >= (int)sizeof tmp) {
-            tpb_errf(err, "output path too long");
+        if (art_begin_dir(o.out_dir, outp, sizeof outp, tmp, sizeof tmp, err))
             goto out;
-        }
-        art_rmtree(tmp);
+        o.out_dir = outp;
         snprintf(core_dir, sizeof core_dir, "%s/nc0/sg0", tmp);
         if (fio_mkdirs(core_dir, err))
             goto out;

@@ -336,7 +336,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     lnc_module_t lnk;
     memset(&lnk, 0, sizeof lnk);
     enc_hbm_layout_t hbm = {NULL, 0, 0};
-    char tmp[4096] = "";
+    char tmp[4096] = "", outp[4096] = "";
     if (parse_programs(kernel_path, o.target, &progs, &np, err) || lnc_split(progs, np, &s, err))
         goto out;
     const tpb_target_t *t = tpb_target_get(o.target ? o.target : progs[0].target);
@@ -349,18 +349,13 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     }
     if (enc_hbm_layout(&s.core_k[0], &hbm, err))
         goto out;
-    if (hbm.total > t->hbm_bytes) {
-        tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
-                 (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);
+    if (enc_check_hbm_fits(&hbm, t, err))
         goto out;
-    }
     bind_hbm(&s, &hbm);
     if (o.mode == ENC_RUN_ISA_CHECKS) {
-        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.out_dir, (long)getpid()) >= (int)sizeof tmp) {
-            tpb_errf(err, "output path too long");
+        if (art_begin_dir(o.out_dir, outp, sizeof outp, tmp, sizeof tmp, err))
             goto out;
-        }
-        art_rmtree(tmp);
+        o.out_dir = outp;
         if (fio_mkdirs(tmp, err))
             goto out;
     }
