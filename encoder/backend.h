@@ -21,6 +21,11 @@ void *enc_identity_data(unsigned dtype);
 void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb);
 void enc_identity_load(int ci, int si, tir_op_t *ld);
 
+/* alloc.c: elements and bytes of a whole tensor (shapes are bounded by the
+ * validator, so the product fits in 64 bits). */
+uint64_t enc_tensor_elems(const tir_tensor_t *t);
+uint64_t enc_tensor_bytes(const tir_tensor_t *t);
+
 /* alloc.c: liveness + SBUF/PSUM addresses into m->mlocs / m->op_scratch;
  * HBM addresses from the shared layout. */
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,

@@ -224,14 +224,6 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
 
 /* ---- driver ---- */
 
-static uint64_t tensor_bytes(const tir_tensor_t *t)
-{
-    uint64_t n = isa_dtype_size(t->dtype);
-    for (int d = 0; d < t->ndim; d++)
-        n *= (uint64_t)t->shape[d];
-    return n;
-}
-
 /* sync_shared_allocations: every core's view of a shared buffer takes the
  * one address of the shared layout. */
 static void bind_hbm(lnc_split_t *s, const enc_hbm_layout_t *hbm)
@@ -242,7 +234,7 @@ static void bind_hbm(lnc_split_t *s, const enc_hbm_layout_t *hbm)
             if (ml->space != ISA_SPACE_HBM || ml->tensor >= hbm->ntensors)
                 continue;
             ml->addr = hbm->addr[ml->tensor];
-            ml->bytes = tensor_bytes(&s->core_k[c].tensors[ml->tensor]);
+            ml->bytes = enc_tensor_bytes(&s->core_k[c].tensors[ml->tensor]);
         }
 }
 
