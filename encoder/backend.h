@@ -13,6 +13,10 @@
  * with this path), or -1. */
 #define ENC_IDENT_PATH "(compiler: shared identity)"
 int enc_ident_tile(const tir_kernel_t *k);
+/* Whether some PE transpose of k multiplies by the shared identity (only
+ * transposes that change the dtype do; the rest use the Matmul transpose
+ * flag); *dtype gets the identity's dtype. */
+bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype);
 /* compile.c, shared with the multi-core split (lnc_split.c): the 128x128
  * identity in dtype (malloc'd, caller frees; NULL when out of memory), its
  * HBM constant over data and SBUF tile (both named by ENC_IDENT_PATH), and

@@ -43,7 +43,7 @@ static void work_free(work_t *w)
     memset(w, 0, sizeof *w);
 }
 
-static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
+bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype)
 {
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
@@ -132,7 +132,7 @@ static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
         if (tir_add_op(&w->k, &k->ops[i]) < 0)
             return tpb_errf(err, "out of memory copying the kernel");
     unsigned dt;
-    if (needs_identity(k, &dt) && add_identity(w, dt, err))
+    if (enc_needs_identity(k, &dt) && add_identity(w, dt, err))
         return -1;
     return 0;
 }

@@ -225,23 +225,12 @@ typedef struct {
     int ident_c, ident_sb;   /* PE-transpose identity: HBM constant, SBUF tile; -1 */
 } tmap_t;
 
-static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
-{
-    for (int i = 0; i < k->nops; i++)
-        if (k->ops[i].kind == TIR_TRANSPOSE && k->ops[i].engine != ISA_ENG_DVE) {
-            int t = k->ops[i].src[0].tensor;
-            *dtype = t >= 0 && t < k->ntensors ? k->tensors[t].dtype : ISA_DT_FP32;
-            return true;
-        }
-    return false;
-}
-
 static int add_identity(const tir_kernel_t *k0, void *data, tir_kernel_t *out, tmap_t *tm,
                         tpb_err_t *err)
 {
     unsigned dt;
     tm->ident_c = tm->ident_sb = -1;
-    if (!data || !needs_identity(k0, &dt))
+    if (!data || !enc_needs_identity(k0, &dt))
         return 0;
     tir_tensor_t c, sb;
     enc_identity_tensors(dt, data, &c, &sb);
@@ -257,7 +246,7 @@ static void *identity_data(const tir_kernel_t *k0, tpb_err_t *err, int *rc)
 {
     unsigned dt;
     *rc = 0;
-    if (!needs_identity(k0, &dt))
+    if (!enc_needs_identity(k0, &dt))
         return NULL;
     void *d = enc_identity_data(dt);
     if (!d)
