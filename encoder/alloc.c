@@ -22,12 +22,17 @@
 #define PSUM_ALIGN 8
 #define PSUM_BANK 2048u
 
-static uint64_t tensor_bytes(const tir_tensor_t *t)
+uint64_t enc_tensor_elems(const tir_tensor_t *t)
 {
-    uint64_t n = isa_dtype_size(t->dtype);
+    uint64_t n = 1;
     for (int d = 0; d < t->ndim; d++)
         n *= (uint64_t)t->shape[d];
     return n;
+}
+
+uint64_t enc_tensor_bytes(const tir_tensor_t *t)
+{
+    return enc_tensor_elems(t) * isa_dtype_size(t->dtype);
 }
 
 static bool in_hbm(const tir_tensor_t *t)
@@ -52,7 +57,7 @@ int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
                 continue;
             at = (at + HBM_ALIGN - 1) / HBM_ALIGN * HBM_ALIGN;
             out->addr[i] = at;
-            at += tensor_bytes(t);
+            at += enc_tensor_bytes(t);
         }
     }
     out->total = at;
@@ -233,7 +238,7 @@ int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_lay
         if (in_hbm(tt)) {
             ml->space = ISA_SPACE_HBM;
             ml->addr = hbm && i < hbm->ntensors ? hbm->addr[i] : 0;
-            ml->bytes = tensor_bytes(tt);
+            ml->bytes = enc_tensor_bytes(tt);
             ml->partitions = 1;
             continue;
         }
@@ -243,7 +248,7 @@ int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_lay
                             tt->path, tt->ndim >= 1 ? (long long)tt->shape[0] : 0LL,
                             t->partitions);
         ml->partitions = (unsigned)tt->shape[0];
-        ml->bytes = tensor_bytes(tt) / (uint64_t)tt->shape[0];
+        ml->bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
     }
     for (int i = 0; i < k->nops; i++) {
         uint64_t b = lower_scratch_bytes(k, &k->ops[i]);

@@ -4,7 +4,9 @@
 #include "backend.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -112,14 +114,6 @@ int art_write_def(const bir_module_t *m, const char *dir, tpb_err_t *err)
     return write_json(root, dir, "def.json", err);
 }
 
-static uint64_t tensor_elems(const tir_tensor_t *t)
-{
-    uint64_t n = 1;
-    for (int d = 0; d < t->ndim; d++)
-        n *= (uint64_t)t->shape[d];
-    return n;
-}
-
 static float minifloat_to_f32(uint32_t bits, int eb, int mb, bool fn)
 {
     uint32_t sign = bits >> (eb + mb) & 1u, e = bits >> mb & ((1u << eb) - 1), m = bits & ((1u << mb) - 1);
@@ -142,7 +136,7 @@ static int const_to_npy(const tir_tensor_t *t, npy_array_t *a, tpb_err_t *err)
     bool widen = t->dtype == ISA_DT_BF16 || t->dtype == ISA_DT_FP8E4M3 || t->dtype == ISA_DT_FP8E5M2;
     if (npy_alloc(a, widen ? ISA_DT_FP32 : t->dtype, t->ndim, t->shape, err))
         return -1;
-    uint64_t n = tensor_elems(t);
+    uint64_t n = enc_tensor_elems(t);
     const uint8_t *src = t->const_data;
     if (!widen) {
         memcpy(a->data, src, n * isa_dtype_size(t->dtype));
@@ -183,11 +177,11 @@ int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err)
         } else if (t->const_file[0]) {
             if (npy_read(t->const_file, &a, err))
                 return tpb_err_prefix(err, "constant '%s'", t->name);
-            if ((uint64_t)a.count != tensor_elems(t)) {
+            if ((uint64_t)a.count != enc_tensor_elems(t)) {
                 npy_free(&a);
                 return tpb_errf(err, "constant '%s': %s has %zu elements, the tensor has %llu",
                                 t->name, t->const_file, a.count,
-                                (unsigned long long)tensor_elems(t));
+                                (unsigned long long)enc_tensor_elems(t));
             }
         } else {
             return tpb_errf(err, "constant '%s' (%s) has neither data nor a file", t->name, t->path);
@@ -223,7 +217,7 @@ int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
             cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)tt->shape[d]));
         cJSON_AddStringToObject(o, "dtype", isa_dtype_numpy_name(tt->dtype));
         cJSON_AddNumberToObject(o, "hbm_addr", (double)hbm->addr[i]);
-        cJSON_AddNumberToObject(o, "bytes", (double)(tensor_elems(tt) * isa_dtype_size(tt->dtype)));
+        cJSON_AddNumberToObject(o, "bytes", (double)enc_tensor_bytes(tt));
         if (tt->kind == TIR_T_CONSTANT) {
             char f[160];
             snprintf(f, sizeof f, "nc0/sg0/const_%s.npy", tt->name);
@@ -264,4 +258,45 @@ int art_rmtree(const char *path)
     if (rmdir(path))
         rc = -1;
     return rc;
+}
+
+int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
+{
+    char old[4300];
+    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
+    bool had = fio_exists(dst);
+    if (had) {
+        if (!fio_is_dir(dst))
+            return tpb_errf(err, "%s exists and is not a directory", dst);
+        if (rename(dst, old) != 0)
+            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
+    }
+    if (rename(src, dst) != 0) {
+        int e = errno;
+        if (had)
+            rename(old, dst);
+        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
+    }
+    if (had)
+        art_rmtree(old);
+    return 0;
+}
+
+int art_begin_dir(const char *out_dir, char *norm, size_t nnorm, char *tmp, size_t ntmp,
+                  tpb_err_t *err)
+{
+    tmp[0] = 0;
+    /* "out/" and "out" name the same directory; the temporary one must sit
+     * beside it, not inside it */
+    if (snprintf(norm, nnorm, "%s", out_dir) >= (int)nnorm)
+        return tpb_errf(err, "output path too long");
+    size_t n = strlen(norm);
+    while (n > 1 && norm[n - 1] == '/')
+        norm[--n] = 0;
+    if (snprintf(tmp, ntmp, "%s.tmp.%ld", norm, (long)getpid()) >= (int)ntmp) {
+        tmp[0] = 0;
+        return tpb_errf(err, "output path too long");
+    }
+    art_rmtree(tmp);
+    return 0;
 }

@@ -13,6 +13,22 @@
  * with this path), or -1. */
 #define ENC_IDENT_PATH "(compiler: shared identity)"
 int enc_ident_tile(const tir_kernel_t *k);
+/* Whether some PE transpose of k multiplies by the shared identity (only
+ * transposes that change the dtype do; the rest use the Matmul transpose
+ * flag); *dtype gets the identity's dtype. */
+bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype);
+/* compile.c, shared with the multi-core split (lnc_split.c): the 128x128
+ * identity in dtype (malloc'd, caller frees; NULL when out of memory), its
+ * HBM constant over data and SBUF tile (both named by ENC_IDENT_PATH), and
+ * the load of constant ci into tile si. */
+void *enc_identity_data(unsigned dtype);
+void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb);
+void enc_identity_load(int ci, int si, tir_op_t *ld);
+
+/* alloc.c: elements and bytes of a whole tensor (shapes are bounded by the
+ * validator, so the product fits in 64 bits). */
+uint64_t enc_tensor_elems(const tir_tensor_t *t);
+uint64_t enc_tensor_bytes(const tir_tensor_t *t);
 
 /* alloc.c: liveness + SBUF/PSUM addresses into m->mlocs / m->op_scratch;
  * HBM addresses from the shared layout. */
@@ -75,6 +91,18 @@ int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t
                        const char *dir, tpb_err_t *err);
 int art_write_def(const bir_module_t *m, const char *dir, tpb_err_t *err);
 int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err);
+/* Remove path and everything below it (symlinks are removed, not followed). */
 int art_rmtree(const char *path);
+/* Replace directory dst by the finished directory src: the old dst (if any)
+ * is moved aside, src renamed into place, then the old one removed; if the
+ * rename fails the old dst is put back. */
+int art_install_dir(const char *src, const char *dst, tpb_err_t *err);
+/* Start building out_dir: its name without trailing '/' into norm, and the
+ * temporary directory "<norm>.tmp.<pid>" beside it into tmp (a stale one is
+ * removed; tmp is "" on error). */
+int art_begin_dir(const char *out_dir, char *norm, size_t nnorm, char *tmp, size_t ntmp,
+                  tpb_err_t *err);
+/* compile.c: "HBM layout needs N bytes; target T has M" when it does not fit. */
+int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err);
 
 #endif

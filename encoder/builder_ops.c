@@ -4,13 +4,29 @@
 
 #include <string.h>
 
+/* The common start of a builder: an op of `kind` writing dst from one or two
+ * sources; the caller sets the op's own fields after. */
+static void op_init1(tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src)
+{
+    tir_op_init(op, kind);
+    op->dst = dst;
+    op->src[0] = src;
+    op->nsrc = 1;
+}
+
+static void op_init2(tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1)
+{
+    tir_op_init(op, kind);
+    op->dst = dst;
+    op->src[0] = in0;
+    op->src[1] = in1;
+    op->nsrc = 2;
+}
+
 static int emit1(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src)
 {
     tir_op_t op;
-    tir_op_init(&op, kind);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, kind, dst, src);
     return enc_emit(b, &op);
 }
 
@@ -22,10 +38,7 @@ int enc_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
 int enc_store(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, bool rmw_add)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_STORE);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_STORE, dst, src);
     if (rmw_add)
         op.flags |= TIR_F_RMW_ADD;
     return enc_emit(b, &op);
@@ -35,10 +48,7 @@ int enc_dma_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int dge_mode, int
                  bool rmw_add)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_DMA_COPY);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_DMA_COPY, dst, src);
     op.dge_mode = dge_mode;
     op.oob_mode = oob_mode;
     if (oob_mode == ISA_OOB_SKIP)
@@ -90,10 +100,7 @@ int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dm
 int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, const int *axes)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_DMA_TRANSPOSE);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_DMA_TRANSPOSE, dst, src);
     if (naxes < 0 || naxes > 4 || (naxes > 0 && !axes))
         return enc_fail(b, "%s (dma_transpose): field 'axes': %d axes given (at most 4)",
                         b->path[0] ? b->path : "op", naxes);
@@ -107,10 +114,7 @@ int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t i
                       int64_t index_bound, int oob_mode)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_INDIRECT_LOAD);
-    op.dst = dst;
-    op.src[0] = table;
-    op.nsrc = 1;
+    op_init1(&op, TIR_INDIRECT_LOAD, dst, table);
     op.index = index;
     op.index_bound = index_bound;
     op.oob_mode = oob_mode;
@@ -123,10 +127,7 @@ int enc_indirect_save(enc_builder_t *b, tir_ap_t table, tir_ap_t index, int64_t 
                       tir_ap_t src, int rmw_op, int oob_mode)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_INDIRECT_SAVE);
-    op.dst = table;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_INDIRECT_SAVE, table, src);
     op.index = index;
     op.index_bound = index_bound;
     op.op0 = rmw_op;   /* validated, then folded into TIR_F_RMW_ADD */
@@ -142,10 +143,7 @@ int enc_local_gather(enc_builder_t *b, tir_ap_t dst, tir_ap_t src_buffer, tir_ap
                      int num_elem_per_idx, int num_valid_indices)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_LOCAL_GATHER);
-    op.dst = dst;
-    op.src[0] = src_buffer;
-    op.nsrc = 1;
+    op_init1(&op, TIR_LOCAL_GATHER, dst, src_buffer);
     op.index = index;
     op.num_elem_per_idx = num_elem_per_idx;
     op.num_valid = num_valid_indices;
@@ -156,10 +154,7 @@ int enc_local_gather(enc_builder_t *b, tir_ap_t dst, tir_ap_t src_buffer, tir_ap
 int enc_gather_flattened(enc_builder_t *b, tir_ap_t dst, tir_ap_t data, tir_ap_t indices)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_GATHER_FLATTENED);
-    op.dst = dst;
-    op.src[0] = data;
-    op.nsrc = 1;
+    op_init1(&op, TIR_GATHER_FLATTENED, dst, data);
     op.index = indices;
     op.engine = ISA_ENG_POOL;
     return enc_emit(b, &op);
@@ -183,10 +178,7 @@ int enc_broadcast_partition(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
 int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8_t mask[32])
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_STREAM_SHUFFLE);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_STREAM_SHUFFLE, dst, src);
     if (!mask)
         return enc_fail(b, "%s (stream_shuffle): field 'shuffle_mask': missing",
                         b->path[0] ? b->path : "op");
@@ -207,11 +199,7 @@ int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg)
 static void matmul_common(tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t st,
                           tir_ap_t mv, unsigned flags)
 {
-    tir_op_init(op, kind);
-    op->dst = dst;
-    op->src[0] = st;
-    op->src[1] = mv;
-    op->nsrc = 2;
+    op_init2(op, kind, dst, st, mv);
     op->flags = flags;
     op->engine = ISA_ENG_PE;
 }
@@ -249,10 +237,7 @@ int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_a
 int enc_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_TRANSPOSE);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_TRANSPOSE, dst, src);
     op.engine = engine;
     return enc_emit(b, &op);
 }
@@ -267,10 +252,7 @@ int enc_activation_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func
                           tir_scalar_t scale, tir_ap_t bias, int reduce_op, tir_ap_t reduce_res)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_ACTIVATION);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_ACTIVATION, dst, src);
     op.func = func;
     op.s0 = scale;
     op.bias = bias;
@@ -284,10 +266,7 @@ int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double 
                   double imm1, int func, tir_ap_t bias)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_ACTIVATE2);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_ACTIVATE2, dst, src);
     op.op0 = op0;
     op.s0 = enc_imm(imm0);
     op.op1 = op1;
@@ -301,11 +280,7 @@ int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double 
 int enc_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1, int aluop)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_TENSOR_TENSOR);
-    op.dst = dst;
-    op.src[0] = in0;
-    op.src[1] = in1;
-    op.nsrc = 2;
+    op_init2(&op, TIR_TENSOR_TENSOR, dst, in0, in1);
     op.op0 = aluop;
     return enc_emit(b, &op);
 }
@@ -314,10 +289,7 @@ int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, tir
                       bool reverse0, int op1, tir_scalar_t s1, bool reverse1)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_TENSOR_SCALAR);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_TENSOR_SCALAR, dst, src);
     op.op0 = op0;
     op.s0 = s0;
     op.op1 = op1;
@@ -333,11 +305,7 @@ int enc_scalar_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, int o
                              tir_scalar_t scalar, int op1, tir_ap_t in1)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_SCALAR_TENSOR_TENSOR);
-    op.dst = dst;
-    op.src[0] = in0;
-    op.src[1] = in1;
-    op.nsrc = 2;
+    op_init2(&op, TIR_SCALAR_TENSOR_TENSOR, dst, in0, in1);
     op.op0 = op0;
     op.s0 = scalar;
     op.op1 = op1;
@@ -348,10 +316,7 @@ int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop, i
                       const int *axes, bool negate, bool keepdims)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_TENSOR_REDUCE);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_TENSOR_REDUCE, dst, src);
     op.reduce_op = aluop;
     int nfree = src.ndim - 1;
     if (naxes > 0 && !axes)
@@ -372,10 +337,7 @@ int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop, i
 int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_TENSOR_PARTITION_REDUCE);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_TENSOR_PARTITION_REDUCE, dst, src);
     op.reduce_op = aluop;
     op.engine = ISA_ENG_POOL;
     return enc_emit(b, &op);
@@ -384,10 +346,7 @@ int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, in
 int enc_tensor_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_TENSOR_COPY);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_TENSOR_COPY, dst, src);
     op.engine = engine;
     return enc_emit(b, &op);
 }
@@ -396,11 +355,7 @@ int enc_tensor_tensor_scan(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_
                            tir_scalar_t initial, int op0, int op1)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_TENSOR_TENSOR_SCAN);
-    op.dst = dst;
-    op.src[0] = in0;
-    op.src[1] = in1;
-    op.nsrc = 2;
+    op_init2(&op, TIR_TENSOR_TENSOR_SCAN, dst, in0, in1);
     op.s0 = initial;
     op.op0 = op0;
     op.op1 = op1;
@@ -438,10 +393,7 @@ int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t 
                       double on_false_value)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_AFFINE_SELECT);
-    op.dst = dst;
-    op.src[0] = on_true;
-    op.nsrc = 1;
+    op_init1(&op, TIR_AFFINE_SELECT, dst, on_true);
     op.cmp = cmp;
     op.fill = on_false_value;
     op.engine = ISA_ENG_POOL;
@@ -458,11 +410,7 @@ int enc_max8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_FIND_INDEX8);
-    op.dst = dst;
-    op.src[0] = src;
-    op.src[1] = vals;
-    op.nsrc = 2;
+    op_init2(&op, TIR_FIND_INDEX8, dst, src, vals);
     return enc_emit(b, &op);
 }
 
@@ -470,11 +418,7 @@ int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t va
                        tir_ap_t dst_idx)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_MATCH_REPLACE8);
-    op.dst = dst;
-    op.src[0] = src;
-    op.src[1] = vals;
-    op.nsrc = 2;
+    op_init2(&op, TIR_MATCH_REPLACE8, dst, src, vals);
     op.value = imm;
     op.dst2 = dst_idx;
     return enc_emit(b, &op);
@@ -484,11 +428,7 @@ int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
                tir_ap_t on_false, double on_false_value)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_SELECT);
-    op.dst = dst;
-    op.src[0] = pred;
-    op.src[1] = on_true;
-    op.nsrc = 2;
+    op_init2(&op, TIR_SELECT, dst, pred, on_true);
     if (on_false.tensor >= 0) {
         op.src[2] = on_false;
         op.nsrc = 3;
@@ -501,10 +441,7 @@ int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
 int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_DROPOUT);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_DROPOUT, dst, src);
     op.s0 = prob;
     op.prob = prob.is_ap ? 0 : prob.imm;
     return enc_emit(b, &op);
@@ -513,10 +450,7 @@ int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
 int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_QUANTIZE_MX);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_QUANTIZE_MX, dst, src);
     op.dst2 = scale;
     return enc_emit(b, &op);
 }
@@ -537,10 +471,7 @@ int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data
 int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer)
 {
     tir_op_t op;
-    tir_op_init(&op, TIR_SENDRECV);
-    op.dst = dst;
-    op.src[0] = src;
-    op.nsrc = 1;
+    op_init1(&op, TIR_SENDRECV, dst, src);
     op.peer = peer;
     return enc_emit(b, &op);
 }

@@ -15,7 +15,6 @@
 #define AP_LIMIT (1LL << 40)      /* elements of a tensor or an access, offsets */
 #define COUNT_LIMIT (1LL << 31)   /* one access dim's count */
 #define STEP_LIMIT (1LL << 28)    /* one access dim's step (elements) */
-#define IDENT_PATH ENC_IDENT_PATH
 
 static const tpb_target_t *pick_target(const tir_kernel_t *k, const enc_options_t *o,
                                        tpb_err_t *err)
@@ -44,7 +43,7 @@ static void work_free(work_t *w)
     memset(w, 0, sizeof *w);
 }
 
-static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
+bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype)
 {
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
@@ -57,41 +56,59 @@ static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
     return false;
 }
 
+void *enc_identity_data(unsigned dtype)
+{
+    unsigned dsz = isa_dtype_size(dtype);
+    uint8_t *d = calloc(128 * 128, dsz ? dsz : 4);
+    if (!d)
+        return NULL;
+    uint32_t one = lw_fill_bits(1.0, dtype);
+    for (int i = 0; i < 128; i++)
+        memcpy(d + ((size_t)i * 128 + (size_t)i) * dsz, &one, dsz);
+    return d;
+}
+
+void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "identity");
+    c->kind = TIR_T_CONSTANT;
+    c->dtype = dtype;
+    c->ndim = 2;
+    c->shape[0] = c->shape[1] = 128;
+    snprintf(c->path, sizeof c->path, ENC_IDENT_PATH);
+    c->const_data = data;
+    c->shared_with = -1;
+    *sb = *c;
+    snprintf(sb->name, sizeof sb->name, "identity_sb");
+    sb->kind = TIR_T_SBUF;
+    sb->const_data = NULL;
+}
+
+void enc_identity_load(int ci, int si, tir_op_t *ld)
+{
+    tir_op_init(ld, TIR_LOAD);
+    snprintf(ld->name, sizeof ld->name, "load_identity");
+    snprintf(ld->path, sizeof ld->path, ENC_IDENT_PATH);
+    ld->dst = (tir_ap_t){si, 0, 2, {128, 1}, {128, 128}};
+    ld->src[0] = (tir_ap_t){ci, 0, 2, {128, 1}, {128, 128}};
+    ld->nsrc = 1;
+}
+
 /* The shared identity for PE transposes: an HBM constant, an SBUF tile, and
  * one load at the front of the kernel. */
 static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
 {
-    unsigned dsz = isa_dtype_size(dtype);
-    w->ident_data = calloc(128 * 128, dsz);
+    w->ident_data = enc_identity_data(dtype);
     if (!w->ident_data)
         return tpb_errf(err, "out of memory building the identity");
-    uint32_t one = lw_fill_bits(1.0, dtype);
-    for (int i = 0; i < 128; i++)
-        memcpy((uint8_t *)w->ident_data + ((size_t)i * 128 + (size_t)i) * dsz, &one, dsz);
     tir_tensor_t c, s;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "identity");
-    c.kind = TIR_T_CONSTANT;
-    c.dtype = dtype;
-    c.ndim = 2;
-    c.shape[0] = c.shape[1] = 128;
-    snprintf(c.path, sizeof c.path, IDENT_PATH);
-    c.const_data = w->ident_data;
-    c.shared_with = -1;
-    s = c;
-    snprintf(s.name, sizeof s.name, "identity_sb");
-    s.kind = TIR_T_SBUF;
-    s.const_data = NULL;
+    enc_identity_tensors(dtype, w->ident_data, &c, &s);
     int ci = tir_add_tensor(&w->k, &c), si = tir_add_tensor(&w->k, &s);
     if (ci < 0 || si < 0)
         return tpb_errf(err, "out of memory building the identity");
     tir_op_t ld;
-    tir_op_init(&ld, TIR_LOAD);
-    snprintf(ld.name, sizeof ld.name, "load_identity");
-    snprintf(ld.path, sizeof ld.path, IDENT_PATH);
-    ld.dst = (tir_ap_t){si, 0, 2, {128, 1}, {128, 128}};
-    ld.src[0] = (tir_ap_t){ci, 0, 2, {128, 1}, {128, 128}};
-    ld.nsrc = 1;
+    enc_identity_load(ci, si, &ld);
     if (tir_add_op(&w->k, &ld) < 0)
         return tpb_errf(err, "out of memory building the identity");
     /* move it to the front */
@@ -115,7 +132,7 @@ static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
         if (tir_add_op(&w->k, &k->ops[i]) < 0)
             return tpb_errf(err, "out of memory copying the kernel");
     unsigned dt;
-    if (needs_identity(k, &dt) && add_identity(w, dt, err))
+    if (enc_needs_identity(k, &dt) && add_identity(w, dt, err))
         return -1;
     return 0;
 }
@@ -123,7 +140,7 @@ static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
 int enc_ident_tile(const tir_kernel_t *k)
 {
     for (int i = 0; i < k->ntensors; i++)
-        if (k->tensors[i].kind == TIR_T_SBUF && strcmp(k->tensors[i].path, IDENT_PATH) == 0)
+        if (k->tensors[i].kind == TIR_T_SBUF && strcmp(k->tensors[i].path, ENC_IDENT_PATH) == 0)
             return i;
     return -1;
 }
@@ -245,26 +262,12 @@ out:
     return rc;
 }
 
-/* Replace dst by the finished src directory. */
-static int install_dir(const char *src, const char *dst, tpb_err_t *err)
+int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err)
 {
-    char old[4200];
-    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
-    bool had = fio_exists(dst);
-    if (had) {
-        if (!fio_is_dir(dst))
-            return tpb_errf(err, "%s exists and is not a directory", dst);
-        if (rename(dst, old) != 0)
-            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
-    }
-    if (rename(src, dst) != 0) {
-        int e = errno;
-        if (had)
-            rename(old, dst);
-        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
-    }
-    if (had)
-        art_rmtree(old);
+    if (hbm->total > t->hbm_bytes)
+        return tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
+                        (unsigned long long)hbm->total, t->name,
+                        (unsigned long long)t->hbm_bytes);
     return 0;
 }
 
@@ -294,25 +297,12 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
     }
     int rc = -1;
     char tmp[4096] = "", core_dir[4200], outp[4096] = "";
-    if (o.mode == ENC_RUN_ISA_CHECKS) {
-        /* "out/" and "out" name the same directory */
-        snprintf(outp, sizeof outp, "%s", o.out_dir);
-        size_t n = strlen(outp);
-        while (n > 1 && outp[n - 1] == '/')
-            outp[--n] = 0;
-        o.out_dir = outp;
-    }
-    if (hbm.total > t->hbm_bytes) {
-        tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
-                 (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);
+    if (enc_check_hbm_fits(&hbm, t, err))
         goto out;
-    }
     if (o.mode == ENC_RUN_ISA_CHECKS) {
-        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.out_dir, (long)getpid()) >= (int)sizeof tmp) {
-            tpb_errf(err, "output path too long");
+        if (art_begin_dir(o.out_dir, outp, sizeof outp, tmp, sizeof tmp, err))
             goto out;
-        }
-        art_rmtree(tmp);
+        o.out_dir = outp;
         snprintf(core_dir, sizeof core_dir, "%s/nc0/sg0", tmp);
         if (fio_mkdirs(core_dir, err))
             goto out;
@@ -323,7 +313,7 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
             enc_write_tensor_map(&w.k, t, &hbm, core_dir, err) ||
-            install_dir(tmp, o.out_dir, err))
+            art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;
     }

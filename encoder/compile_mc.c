@@ -1,4 +1,4 @@
-#define _DEFAULT_SOURCE 1   /* symlink, DT_DIR */
+#define _DEFAULT_SOURCE 1   /* symlink */
 /* compile_mc.c - the multi-core driver: parse every program id, split,
  * compile each core (enc_compile_core, one shared HBM layout), read the
  * cores back as modules, link, set up the sgLnk link directory and emit the
@@ -15,11 +15,10 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend.h"
 #include "compile.h"
 #include "fileio.h"
 #include "frontend.h"
-
-int lnc_rmtree(const char *path);
 
 /* ---- emission of the linked module ---- */
 
@@ -225,56 +224,6 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
 
 /* ---- driver ---- */
 
-int lnc_rmtree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return unlink(path);
-    struct dirent *e;
-    char p[4200];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        if (e->d_type == DT_DIR)
-            lnc_rmtree(p);
-        else
-            unlink(p);
-    }
-    closedir(d);
-    return rmdir(path);
-}
-
-static int install(const char *src, const char *dst, tpb_err_t *err)
-{
-    char old[4300];
-    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
-    bool had = fio_exists(dst);
-    if (had) {
-        if (!fio_is_dir(dst))
-            return tpb_errf(err, "%s exists and is not a directory", dst);
-        if (rename(dst, old) != 0)
-            return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
-    }
-    if (rename(src, dst) != 0) {
-        int e = errno;
-        if (had)
-            rename(old, dst);
-        return tpb_errf(err, "%s: cannot create: %s", dst, strerror(e));
-    }
-    if (had)
-        lnc_rmtree(old);
-    return 0;
-}
-
-static uint64_t tensor_bytes(const tir_tensor_t *t)
-{
-    uint64_t n = isa_dtype_size(t->dtype);
-    for (int d = 0; d < t->ndim; d++)
-        n *= (uint64_t)t->shape[d];
-    return n;
-}
-
 /* sync_shared_allocations: every core's view of a shared buffer takes the
  * one address of the shared layout. */
 static void bind_hbm(lnc_split_t *s, const enc_hbm_layout_t *hbm)
@@ -285,7 +234,7 @@ static void bind_hbm(lnc_split_t *s, const enc_hbm_layout_t *hbm)
             if (ml->space != ISA_SPACE_HBM || ml->tensor >= hbm->ntensors)
                 continue;
             ml->addr = hbm->addr[ml->tensor];
-            ml->bytes = tensor_bytes(&s->core_k[c].tensors[ml->tensor]);
+            ml->bytes = enc_tensor_bytes(&s->core_k[c].tensors[ml->tensor]);
         }
 }
 
@@ -379,7 +328,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     lnc_module_t lnk;
     memset(&lnk, 0, sizeof lnk);
     enc_hbm_layout_t hbm = {NULL, 0, 0};
-    char tmp[4096] = "";
+    char tmp[4096] = "", outp[4096] = "";
     if (parse_programs(kernel_path, o.target, &progs, &np, err) || lnc_split(progs, np, &s, err))
         goto out;
     const tpb_target_t *t = tpb_target_get(o.target ? o.target : progs[0].target);
@@ -392,18 +341,13 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     }
     if (enc_hbm_layout(&s.core_k[0], &hbm, err))
         goto out;
-    if (hbm.total > t->hbm_bytes) {
-        tpb_errf(err, "HBM layout needs %llu bytes; target %s has %llu",
-                 (unsigned long long)hbm.total, t->name, (unsigned long long)t->hbm_bytes);
+    if (enc_check_hbm_fits(&hbm, t, err))
         goto out;
-    }
     bind_hbm(&s, &hbm);
     if (o.mode == ENC_RUN_ISA_CHECKS) {
-        if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", o.out_dir, (long)getpid()) >= (int)sizeof tmp) {
-            tpb_errf(err, "output path too long");
+        if (art_begin_dir(o.out_dir, outp, sizeof outp, tmp, sizeof tmp, err))
             goto out;
-        }
-        lnc_rmtree(tmp);
+        o.out_dir = outp;
         if (fio_mkdirs(tmp, err))
             goto out;
     }
@@ -413,14 +357,14 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             setup_link_dir(tmp, &lnk, err) || lnc_emit_linked(&lnk, tmp, err) ||
-            install(tmp, o.out_dir, err))
+            art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;
     }
     rc = 0;
 out:
     if (tmp[0])
-        lnc_rmtree(tmp);
+        art_rmtree(tmp);
     lnc_module_free(&lnk);
     enc_hbm_layout_free(&hbm);
     lnc_split_free(&s);

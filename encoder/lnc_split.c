@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backend.h"
 #include "fileio.h"
 #include "lower.h"
 
@@ -224,42 +225,15 @@ typedef struct {
     int ident_c, ident_sb;   /* PE-transpose identity: HBM constant, SBUF tile; -1 */
 } tmap_t;
 
-/* The compiler-made identity of PE transposes, as enc_compile adds it for a
- * single core: the back-end finds the SBUF tile by this path. */
-#define LNC_IDENT_PATH "(compiler: shared identity)"
-
-static bool needs_identity(const tir_kernel_t *k, unsigned *dtype)
-{
-    for (int i = 0; i < k->nops; i++)
-        if (k->ops[i].kind == TIR_TRANSPOSE && k->ops[i].engine != ISA_ENG_DVE) {
-            int t = k->ops[i].src[0].tensor;
-            *dtype = t >= 0 && t < k->ntensors ? k->tensors[t].dtype : ISA_DT_FP32;
-            return true;
-        }
-    return false;
-}
-
 static int add_identity(const tir_kernel_t *k0, void *data, tir_kernel_t *out, tmap_t *tm,
                         tpb_err_t *err)
 {
     unsigned dt;
     tm->ident_c = tm->ident_sb = -1;
-    if (!data || !needs_identity(k0, &dt))
+    if (!data || !enc_needs_identity(k0, &dt))
         return 0;
-    tir_tensor_t c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.name, sizeof c.name, "identity");
-    c.kind = TIR_T_CONSTANT;
-    c.dtype = dt;
-    c.ndim = 2;
-    c.shape[0] = c.shape[1] = 128;
-    snprintf(c.path, sizeof c.path, LNC_IDENT_PATH);
-    c.const_data = data;
-    c.shared_with = -1;
-    tir_tensor_t sb = c;
-    snprintf(sb.name, sizeof sb.name, "identity_sb");
-    sb.kind = TIR_T_SBUF;
-    sb.const_data = NULL;
+    tir_tensor_t c, sb;
+    enc_identity_tensors(dt, data, &c, &sb);
     tm->ident_c = tir_add_tensor(out, &c);
     tm->ident_sb = tir_add_tensor(out, &sb);
     if (tm->ident_c < 0 || tm->ident_sb < 0)
@@ -272,17 +246,11 @@ static void *identity_data(const tir_kernel_t *k0, tpb_err_t *err, int *rc)
 {
     unsigned dt;
     *rc = 0;
-    if (!needs_identity(k0, &dt))
+    if (!enc_needs_identity(k0, &dt))
         return NULL;
-    unsigned dsz = isa_dtype_size(dt);
-    uint8_t *d = calloc(128 * 128, dsz ? dsz : 4);
-    if (!d) {
+    void *d = enc_identity_data(dt);
+    if (!d)
         *rc = tpb_errf(err, "out of memory building the identity");
-        return NULL;
-    }
-    uint32_t one = lw_fill_bits(1.0, dt);
-    for (int i = 0; i < 128; i++)
-        memcpy(d + ((size_t)i * 128 + (size_t)i) * dsz, &one, dsz);
     return d;
 }
 
@@ -343,13 +311,8 @@ static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t 
     if (tm->ident_c < 0)
         return 0;
     tir_op_t ld;
-    tir_op_init(&ld, TIR_LOAD);
-    snprintf(ld.name, sizeof ld.name, "load_identity");
-    snprintf(ld.path, sizeof ld.path, LNC_IDENT_PATH);
+    enc_identity_load(tm->ident_c, tm->ident_sb, &ld);
     ld.core = core;
-    ld.dst = (tir_ap_t){tm->ident_sb, 0, 2, {128, 1}, {128, 128}};
-    ld.src[0] = (tir_ap_t){tm->ident_c, 0, 2, {128, 1}, {128, 128}};
-    ld.nsrc = 1;
     if (tir_add_op(k, &ld) < 0)
         return tpb_errf(err, "out of memory (split)");
     return 0;

@@ -71,6 +71,26 @@ static inline int bu_op(tir_kernel_t *k, tir_op_t *op, const char *name)
     return tir_add_op(k, op);
 }
 
+/* 256-bit opcode sets, for comparing what a compile wrote with what it
+ * reported.  Add the opcode byte (byte 0) of every 64-byte bundle in buf. */
+static inline void bu_opset_add_bundles(uint32_t set[8], const uint8_t *buf, size_t len)
+{
+    for (size_t b = 0; b < len; b += 64)
+        set[buf[b] >> 5] |= 1u << (buf[b] & 31);
+}
+
+/* The opcode set a compile reported, twice: the union of the per-engine
+ * COLLECT sets, and the keys of the histogram. */
+static inline void bu_opsets_of_stats(const enc_stats_t *st, uint32_t collect[8], uint32_t hist[8])
+{
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        for (int w = 0; w < 8; w++)
+            collect[w] |= st->engine_opcodes[e][w];
+    for (unsigned v = 0; v < 256; v++)
+        if (st->histogram[v])
+            hist[v >> 5] |= 1u << (v & 31);
+}
+
 /* Run HBM layout, allocation, lowering and (optionally) scheduling. */
 typedef struct {
     bir_module_t m;

@@ -173,16 +173,10 @@ static void test_modes_agree(void **state)
         size_t len;
         if (fio_read_all(p, &buf, &len, &err))
             continue;
-        for (size_t b = 0; b < len; b += 64)
-            bytes[buf[b] >> 5] |= 1u << (buf[b] & 31);
+        bu_opset_add_bundles(bytes, buf, len);
         free(buf);
     }
-    for (int e = 0; e < ISA_ENG_COUNT; e++)
-        for (int w = 0; w < 8; w++)
-            collect[w] |= st.engine_opcodes[e][w];
-    for (unsigned v = 0; v < 256; v++)
-        if (st.histogram[v])
-            hist[v >> 5] |= 1u << (v & 31);
+    bu_opsets_of_stats(&st, collect, hist);
     assert_memory_equal(bytes, collect, sizeof bytes);
     assert_memory_equal(bytes, hist, sizeof bytes);
     /* and it includes the prefix and the compute opcodes */

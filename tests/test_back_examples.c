@@ -42,8 +42,7 @@ static int check_dir(const char *dir, const enc_stats_t *st)
         assert_int_equal(rc, ISA_OK);
         assert_int_equal(s.nbundles, st->insts[isa_tpb_engines[i]]);
         assert_int_equal(s.insts[s.count - 1].inst.op, ISA_OP_HALT);
-        for (size_t b = 0; b < len; b += 64)
-            bytes[buf[b] >> 5] |= 1u << (buf[b] & 31);
+        bu_opset_add_bundles(bytes, buf, len);
         isa_stream_free(&s);
         free(buf);
         /* the sidecar parses and names the engine */
@@ -56,12 +55,7 @@ static int check_dir(const char *dir, const enc_stats_t *st)
         cJSON_Delete(j);
     }
     uint32_t collect[8] = {0}, hist[8] = {0};
-    for (int e = 0; e < ISA_ENG_COUNT; e++)
-        for (int w = 0; w < 8; w++)
-            collect[w] |= st->engine_opcodes[e][w];
-    for (unsigned v = 0; v < 256; v++)
-        if (st->histogram[v])
-            hist[v >> 5] |= 1u << (v & 31);
+    bu_opsets_of_stats(st, collect, hist);
     assert_memory_equal(bytes, collect, sizeof bytes);
     assert_memory_equal(bytes, hist, sizeof bytes);
     return files;

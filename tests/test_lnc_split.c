@@ -341,6 +341,33 @@ static void test_two_cores_faster(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* "out/" names the same directory as "out", as for a single-core compile:
+ * the temporary directory is built beside it (not inside it), and a second
+ * compile replaces the first. */
+static void test_out_dir_trailing_slash(void **state)
+{
+    (void)state;
+    char root[512], path[600], dir[600], p2[700], text[2048], cmd[600];
+    tpb_err_t err = {{0}};
+    snprintf(root, sizeof root, "%s/test_lnc_split_slash.%ld", TPB_BINARY_DIR, (long)getpid());
+    assert_int_equal(fio_mkdirs(root, &err), 0);
+    snprintf(text, sizeof text, copy_kernel, 2, 2);
+    snprintf(path, sizeof path, "%s/copy.json", root);
+    assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
+    snprintf(dir, sizeof dir, "%s/out/", root);
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false};
+    for (int pass = 0; pass < 2; pass++) {
+        if (enc_compile_mc(path, &o, NULL, &err))
+            fail_msg("compile %d: %s", pass, err.msg);
+        snprintf(p2, sizeof p2, "%s/out/sgLnk/link.json", root);
+        assert_true(fio_exists(p2));
+        snprintf(p2, sizeof p2, "%s/out/nc1/sg0/SP.bin", root);
+        assert_true(fio_exists(p2));
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_split_sendrecv),
         cmocka_unit_test(test_divergence_rejected),
         cmocka_unit_test(test_two_cores_faster),
+        cmocka_unit_test(test_out_dir_trailing_slash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
