@@ -252,15 +252,20 @@ typedef struct {
     const scalar_t *s0, *s1;
     unsigned op0, op1;
     bool rev0, rev1;
+    float a0, a1;          /* the scalars of the current partition */
 } ts_rows_t;
 
 static void ts_row(void *arg, unsigned p, uint32_t i, uint32_t n)
 {
-    const ts_rows_t *r = arg;
+    ts_rows_t *r = arg;
     float x[SIM_ROW_MAX];
+    if (i == 0) { /* read once per partition, before any of its writes */
+        r->a0 = sim_val_as_f(scalar_get(r->s0, p));
+        r->a1 = sim_val_as_f(scalar_get(r->s1, p));
+    }
     sim_row_load(x, &r->o[0], p, i, n);
-    sim_row_alu_s(r->op0, x, x, sim_val_as_f(scalar_get(r->s0, p)), r->rev0, n);
-    sim_row_alu_s(r->op1, x, x, sim_val_as_f(scalar_get(r->s1, p)), r->rev1, n);
+    sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
+    sim_row_alu_s(r->op1, x, x, r->a1, r->rev1, n);
     sim_row_store(&r->o[1], p, i, x, n);
 }
 
@@ -292,7 +297,7 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint32_t len = ctx->timing_only || d->has_pred || sim_alu_is_bitwise(f->op0) ||
                    sim_alu_is_bitwise(f->op1) ? 0 : sim_row_len(&o[1], ins, 1);
     if (len) {
-        ts_rows_t r = { o, &s0, &s1, f->op0, f->op1, f->rev0, f->rev1 };
+        ts_rows_t r = { o, &s0, &s1, f->op0, f->op1, f->rev0, f->rev1, 0.0f, 0.0f };
         sim_rows_each(&o[1], len, ts_row, &r);
     } else if (!ctx->timing_only) {
         int32_t steps[4] = { d->pred.step0, d->pred.step1, d->pred.step2, d->pred.step3 };
@@ -347,15 +352,18 @@ typedef struct {
     const scalar_t *s0;
     unsigned op0, op1;
     bool rev0;
+    float a0;              /* the scalar of the current partition */
 } stt_rows_t;
 
 static void stt_row(void *arg, unsigned p, uint32_t i, uint32_t n)
 {
-    const stt_rows_t *r = arg;
+    stt_rows_t *r = arg;
     float x[SIM_ROW_MAX], y[SIM_ROW_MAX];
+    if (i == 0) /* read once per partition, before any of its writes */
+        r->a0 = sim_val_as_f(scalar_get(r->s0, p));
     sim_row_load(x, &r->o[0], p, i, n);
     sim_row_load(y, &r->o[1], p, i, n);
-    sim_row_alu_s(r->op0, x, x, sim_val_as_f(scalar_get(r->s0, p)), r->rev0, n);
+    sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
     sim_row_alu(r->op1, x, x, y, n);
     sim_row_store(&r->o[2], p, i, x, n);
 }
@@ -377,7 +385,7 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op0) || sim_alu_is_bitwise(f->op1)
                    ? 0 : sim_row_len(&o[2], ins, 2);
     if (len) {
-        stt_rows_t r = { o, &s0, f->op0, f->op1, f->rev0 };
+        stt_rows_t r = { o, &s0, f->op0, f->op1, f->rev0, 0.0f };
         sim_rows_each(&o[2], len, stt_row, &r);
     } else if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++) {

@@ -143,6 +143,32 @@ static void test_ts_fast_rev(void **state)
     fx_free(fx);
 }
 
+/* A per-partition scalar that the output overwrites is read once, before
+ * the partition's first write (as the element loop does), even when the
+ * partition is processed in several runs. */
+static void test_ts_ptr_scalar_read_before_writes(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    float ones[24], five = 5.0f;
+    for (unsigned i = 0; i < 24; i++)
+        ones[i] = 1.0f;
+    fx_put(fx, SB, 0, 0, F32, ones, 24);
+    fx_put(fx, SB, 0, 256, F32, &five, 1);
+    isa_decoded_t d = mk(ISA_OP_TENSOR_SCALAR_PTR);
+    d.inst.f.TS.in = tap2(SB, F32, 0, 0, 1, 4, 1, 3, 8);   /* 3 runs of 4 */
+    d.inst.f.TS.out = tap2(SB, F32, 256, 0, 1, 4, 1, 3, 8);
+    d.inst.f.TS.op0 = ISA_ALU_ADD;
+    d.inst.f.TS.s0 = ptr_bits(SB, F32, 256);               /* out's first element */
+    d.inst.f.TS.s0_is_ptr = 1;
+    d.inst.f.TS.op1 = ISA_ALU_BYPASS;
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned r = 0; r < 3; r++)
+        for (unsigned j = 0; j < 4; j++)
+            assert_feq(fx_get(fx, SB, 0, 256 + r * 32, F32, j), 6.0f);
+    fx_free(fx);
+}
+
 /* Activation fast path with a fused free-axis reduction and accumulate. */
 static void test_act_fast_reduce(void **state)
 {
@@ -181,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_tt_fast_matches_reference_and_generic),
         cmocka_unit_test(test_partial_overlap_keeps_element_order),
         cmocka_unit_test(test_ts_fast_rev),
+        cmocka_unit_test(test_ts_ptr_scalar_read_before_writes),
         cmocka_unit_test(test_act_fast_reduce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
