@@ -113,6 +113,9 @@ uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigne
 /* Call fn for every chunk (partition p, first flat index i, n <= SIM_ROW_MAX
  * elements inside one run of len), in element order. */
 void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg);
+/* Contiguous run length of one fp32/bf16 operand (0: not fp32/bf16 or
+ * innermost step != 1); sim_row_load accepts any n inside one run. */
+uint32_t sim_row_run(const sim_opnd_t *o);
 /* The same for one partition p. */
 void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg);
 void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n);

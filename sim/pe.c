@@ -385,7 +385,11 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
             sim_fail(ctx, "out of memory");
             goto done;
         }
-        for (unsigned r = 0; r < k; r++)
+        uint32_t run = scale ? 0 : sim_row_run(&o[0]);
+        for (unsigned r = 0; r < k && run; r++) /* fp32/bf16 rows: a run at a time */
+            for (uint32_t j = 0; j < xn; j += run)
+                sim_row_load(x + (size_t)r * xn + j, &o[0], r, j, run);
+        for (unsigned r = 0; r < k && !run; r++)
             for (uint32_t j = 0; j < xn; j++) {
                 float v = num_load_f32(sim_el(&o[0], r, j), o[0].dtype);
                 x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(&o[2], r / MX_BLOCK, j)) : v;

@@ -65,6 +65,11 @@ bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
     return hi0 <= lo1 || hi1 <= lo0 || same_pattern(out, in);
 }
 
+uint32_t sim_row_run(const sim_opnd_t *o)
+{
+    return sim_row_dtype(o->dtype) ? contiguous_run(o) : 0;
+}
+
 uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin)
 {
     if (!sim_row_dtype(out->dtype))
