@@ -64,144 +64,34 @@ int isa_dtype_by_name(const char *name)
     return -1;
 }
 
-/* enum name tables: one array per field type, indexed by value */
-typedef struct { const char *const *names; unsigned count; } enum_table_t;
-
-/* Expand enums.def once per enum kind, keeping only that kind's values. */
-#define ENUMV(E, ID, value, name) ENUMV_##E(value, name)
-#define ENUMV_SPACE(v, n)
-#define ENUMV_ALU(v, n)
-#define ENUMV_ACTFN(v, n)
-#define ENUMV_CMP(v, n)
-#define ENUMV_SEMOP(v, n)
-#define ENUMV_REDCMD(v, n)
-#define ENUMV_MEMSET(v, n)
-#define ENUMV_PERF(v, n)
-#define ENUMV_DGE(v, n)
-#define ENUMV_OOB(v, n)
-#define ENUMV_DMAOP(v, n)
-
-#undef ENUMV_SPACE
-#define ENUMV_SPACE(v, n) [v] = n,
-static const char *const enum_SPACE[] = {
+/* Enum names, indexed by [field type][value], expanded once from enums.def.
+ * A value >= ISA_ENUM_MAX in enums.def fails to compile (initializer out of
+ * bounds); a NULL slot is not a member. */
+#define ISA_ENUM_MAX 64
+static const char *const enum_names[ISA_FT_COUNT][ISA_ENUM_MAX] = {
+#define ENUMV(E, ID, value, name) [ISA_FT_##E][value] = name,
 #include "enums.def"
-};
-#undef ENUMV_SPACE
-#define ENUMV_SPACE(v, n)
-
-#undef ENUMV_ALU
-#define ENUMV_ALU(v, n) [v] = n,
-static const char *const enum_ALU[] = {
-#include "enums.def"
-};
-#undef ENUMV_ALU
-#define ENUMV_ALU(v, n)
-
-#undef ENUMV_ACTFN
-#define ENUMV_ACTFN(v, n) [v] = n,
-static const char *const enum_ACTFN[] = {
-#include "enums.def"
-};
-#undef ENUMV_ACTFN
-#define ENUMV_ACTFN(v, n)
-
-#undef ENUMV_CMP
-#define ENUMV_CMP(v, n) [v] = n,
-static const char *const enum_CMP[] = {
-#include "enums.def"
-};
-#undef ENUMV_CMP
-#define ENUMV_CMP(v, n)
-
-#undef ENUMV_SEMOP
-#define ENUMV_SEMOP(v, n) [v] = n,
-static const char *const enum_SEMOP[] = {
-#include "enums.def"
-};
-#undef ENUMV_SEMOP
-#define ENUMV_SEMOP(v, n)
-
-#undef ENUMV_REDCMD
-#define ENUMV_REDCMD(v, n) [v] = n,
-static const char *const enum_REDCMD[] = {
-#include "enums.def"
-};
-#undef ENUMV_REDCMD
-#define ENUMV_REDCMD(v, n)
-
-#undef ENUMV_MEMSET
-#define ENUMV_MEMSET(v, n) [v] = n,
-static const char *const enum_MEMSET[] = {
-#include "enums.def"
-};
-#undef ENUMV_MEMSET
-#define ENUMV_MEMSET(v, n)
-
-#undef ENUMV_PERF
-#define ENUMV_PERF(v, n) [v] = n,
-static const char *const enum_PERF[] = {
-#include "enums.def"
-};
-#undef ENUMV_PERF
-#define ENUMV_PERF(v, n)
-
-#undef ENUMV_DGE
-#define ENUMV_DGE(v, n) [v] = n,
-static const char *const enum_DGE[] = {
-#include "enums.def"
-};
-#undef ENUMV_DGE
-#define ENUMV_DGE(v, n)
-
-#undef ENUMV_OOB
-#define ENUMV_OOB(v, n) [v] = n,
-static const char *const enum_OOB[] = {
-#include "enums.def"
-};
-#undef ENUMV_OOB
-#define ENUMV_OOB(v, n)
-
-#undef ENUMV_DMAOP
-#define ENUMV_DMAOP(v, n) [v] = n,
-static const char *const enum_DMAOP[] = {
-#include "enums.def"
-};
-#undef ENUMV_DMAOP
-#define ENUMV_DMAOP(v, n)
 #undef ENUMV
-
-static const char *const enum_BOOL[] = { "0", "1" };
-
-#define ENUM_TAB(E) { enum_##E, sizeof(enum_##E) / sizeof(enum_##E[0]) }
-static const enum_table_t enum_tables[ISA_FT_COUNT] = {
-    [ISA_FT_BOOL] = ENUM_TAB(BOOL),
-    [ISA_FT_SPACE] = ENUM_TAB(SPACE), [ISA_FT_ALU] = ENUM_TAB(ALU),
-    [ISA_FT_ACTFN] = ENUM_TAB(ACTFN), [ISA_FT_CMP] = ENUM_TAB(CMP),
-    [ISA_FT_SEMOP] = ENUM_TAB(SEMOP), [ISA_FT_REDCMD] = ENUM_TAB(REDCMD),
-    [ISA_FT_MEMSET] = ENUM_TAB(MEMSET), [ISA_FT_PERF] = ENUM_TAB(PERF),
-    [ISA_FT_DGE] = ENUM_TAB(DGE), [ISA_FT_OOB] = ENUM_TAB(OOB),
-    [ISA_FT_DMAOP] = ENUM_TAB(DMAOP),
+    [ISA_FT_BOOL] = { "0", "1" },
 };
 
 const char *isa_enum_name(isa_ftype_t t, unsigned v)
 {
     if (t == ISA_FT_DTYPE)
         return v < ISA_DT_COUNT ? dtype_info[v].asm_name : NULL;
-    if ((unsigned)t >= ISA_FT_COUNT || !enum_tables[t].names)
+    if ((unsigned)t >= ISA_FT_COUNT || v >= ISA_ENUM_MAX)
         return NULL;
-    if (v >= enum_tables[t].count)
-        return NULL;
-    return enum_tables[t].names[v];
+    return enum_names[t][v];
 }
 
 int isa_enum_by_name(isa_ftype_t t, const char *name)
 {
     if (t == ISA_FT_DTYPE)
         return isa_dtype_by_name(name);
-    if ((unsigned)t >= ISA_FT_COUNT || !enum_tables[t].names)
+    if ((unsigned)t >= ISA_FT_COUNT)
         return -1;
-    for (unsigned i = 0; i < enum_tables[t].count; i++)
-        if (enum_tables[t].names[i] && strcmp(enum_tables[t].names[i], name) == 0)
+    for (unsigned i = 0; i < ISA_ENUM_MAX; i++)
+        if (enum_names[t][i] && strcmp(enum_names[t][i], name) == 0)
             return (int)i;
     return -1;
 }
