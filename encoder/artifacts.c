@@ -14,6 +14,7 @@
 
 #include "cJSON.h"
 #include "fileio.h"
+#include "jsonw.h"
 #include "npy.h"
 
 static int write_json(cJSON *root, const char *dir, const char *name, tpb_err_t *err)
@@ -44,49 +45,79 @@ static const char *kind_name(tir_tensor_kind_t k)
     }
 }
 
+/* One <Engine>.json sidecar, streamed (jsonw.h: the same bytes cJSON_Print
+ * gives for the same document, without a node per field). */
+static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k, int e,
+                         const char *dir, tpb_err_t *err)
+{
+    const bir_block_t *b = &m->funcs[0].blocks[0];
+    jw_t w;
+    jw_init(&w);
+    jw_obj_begin(&w);
+    jw_key(&w, "engine");
+    jw_str(&w, isa_engine_name((isa_engine_t)e));
+    jw_key(&w, "core");
+    jw_int(&w, m->core);
+    jw_key(&w, "instructions");
+    jw_int(&w, g->pcs[e]);
+    jw_key(&w, "queues");
+    jw_arr_begin(&w);
+    for (int q = 0; q < m->nqueues; q++)
+        if (m->queues[q].engine == e)
+            jw_int(&w, m->queues[q].id);
+    jw_arr_end(&w);
+    /* the per-engine opcode manifest (COLLECT pass) */
+    jw_key(&w, "opcodes");
+    jw_arr_begin(&w);
+    for (unsigned v = 0; v < 256; v++)
+        if (g->engine_opcodes[e][v >> 5] >> (v & 31) & 1u) {
+            const isa_opinfo_t *oi = isa_op_by_l2((uint8_t)v);
+            jw_str(&w, oi ? oi->mnemonic : "?");
+        }
+    jw_arr_end(&w);
+    jw_key(&w, "debug");
+    jw_arr_begin(&w);
+    for (int i = 0; i < g->ndbg[e] && !w.oom; i++) {
+        const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
+        /* name: the tile-IR op (what a trace shows); inst: the unique
+         * instruction name (also used by --dump-bin-per-inst) */
+        bool has_op = in->tir_op >= 0 && in->tir_op < k->nops;
+        jw_obj_begin(&w);
+        jw_key(&w, "pc");
+        jw_int(&w, g->dbg[e][i].pc);
+        jw_key(&w, "name");
+        jw_str(&w, has_op ? k->ops[in->tir_op].name : in->name);
+        jw_key(&w, "inst");
+        jw_str(&w, in->name);
+        jw_key(&w, "src");
+        jw_str(&w, in->src);
+        jw_key(&w, "op");
+        jw_str(&w, in->op_kind ? in->op_kind : "sync");
+        if (has_op) {
+            jw_key(&w, "op_index");
+            jw_int(&w, in->tir_op);
+        }
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    char name[64], path[4096];
+    snprintf(name, sizeof name, "%s.json", isa_engine_name((isa_engine_t)e));
+    int rc = fio_join(path, sizeof path, dir, name, err);
+    if (!rc && jw_finish(&w))
+        rc = tpb_errf(err, "%s: out of memory serialising JSON", path);
+    if (!rc)
+        rc = fio_write_atomic(path, w.buf, w.len, err);
+    jw_free(&w);
+    return rc;
+}
+
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err)
 {
-    const bir_block_t *b = &m->funcs[0].blocks[0];
-    for (int e = 0; e < ISA_ENG_COUNT; e++) {
-        if (!g->opened[e])
-            continue;
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddStringToObject(root, "engine", isa_engine_name((isa_engine_t)e));
-        cJSON_AddNumberToObject(root, "core", m->core);
-        cJSON_AddNumberToObject(root, "instructions", g->pcs[e]);
-        cJSON *qs = cJSON_AddArrayToObject(root, "queues");
-        for (int q = 0; q < m->nqueues; q++)
-            if (m->queues[q].engine == e)
-                cJSON_AddItemToArray(qs, cJSON_CreateNumber(m->queues[q].id));
-        /* the per-engine opcode manifest (COLLECT pass) */
-        cJSON *ops = cJSON_AddArrayToObject(root, "opcodes");
-        for (unsigned v = 0; v < 256; v++)
-            if (g->engine_opcodes[e][v >> 5] >> (v & 31) & 1u) {
-                const isa_opinfo_t *oi = isa_op_by_l2((uint8_t)v);
-                cJSON_AddItemToArray(ops, cJSON_CreateString(oi ? oi->mnemonic : "?"));
-            }
-        cJSON *dbg = cJSON_AddArrayToObject(root, "debug");
-        for (int i = 0; i < g->ndbg[e]; i++) {
-            const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
-            cJSON *d = cJSON_CreateObject();
-            cJSON_AddNumberToObject(d, "pc", g->dbg[e][i].pc);
-            /* name: the tile-IR op (what a trace shows); inst: the unique
-             * instruction name (also used by --dump-bin-per-inst) */
-            bool has_op = in->tir_op >= 0 && in->tir_op < k->nops;
-            cJSON_AddStringToObject(d, "name", has_op ? k->ops[in->tir_op].name : in->name);
-            cJSON_AddStringToObject(d, "inst", in->name);
-            cJSON_AddStringToObject(d, "src", in->src);
-            cJSON_AddStringToObject(d, "op", in->op_kind ? in->op_kind : "sync");
-            if (in->tir_op >= 0 && in->tir_op < k->nops)
-                cJSON_AddNumberToObject(d, "op_index", in->tir_op);
-            cJSON_AddItemToArray(dbg, d);
-        }
-        char name[64];
-        snprintf(name, sizeof name, "%s.json", isa_engine_name((isa_engine_t)e));
-        if (write_json(root, dir, name, err))
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (g->opened[e] && write_sidecar(g, m, k, e, dir, err))
             return -1;
-    }
     return 0;
 }
 

@@ -46,6 +46,7 @@ int sched_engine_sem(int engine);
 
 /* emit.c: the Generator. */
 #define GEN_MAX_DEBUG 0
+#define GEN_MAX_NDIMS_FIELDS 8
 
 typedef struct {
     int pc;
@@ -74,6 +75,13 @@ typedef struct {
     struct gen_check { int inst; int engine; uint8_t l2; } *checks;
     int nchecks, capchecks;
     unsigned seq;            /* per-inst dump counter */
+    /* encode cache (emit.c): bundles by instruction body, header patched */
+    struct gen_cache_entry *cache;
+    unsigned cache_hits, cache_misses;
+    /* COLLECT: per format, the TAP ".ndims" fields of ApExt slots (lazy) */
+    bool fmt_ready[ISA_FMT_COUNT];
+    uint8_t fmt_nndims[ISA_FMT_COUNT];
+    uint16_t fmt_ndims[ISA_FMT_COUNT][GEN_MAX_NDIMS_FIELDS];
 } gen_t;
 
 int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool dump_per_inst,

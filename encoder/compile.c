@@ -28,17 +28,22 @@ static const tpb_target_t *pick_target(const tir_kernel_t *k, const enc_options_
     return t;
 }
 
-/* A working copy of the kernel (tensor/op arrays owned; constant data of the
- * original borrowed) so the back-end can add its own tensors and ops. */
+/* The kernel the back-end compiles: the caller's, or, when the back-end must
+ * add its own tensors and ops (the shared identity), a working copy (tensor/
+ * op arrays owned; constant data of the original borrowed).  Most kernels
+ * need no copy, which matters when they unroll to 10^5+ ops. */
 typedef struct {
     tir_kernel_t k;
+    bool owned;              /* k.tensors / k.ops are copies to free */
     void *ident_data;
 } work_t;
 
 static void work_free(work_t *w)
 {
-    free(w->k.tensors);
-    free(w->k.ops);
+    if (w->owned) {
+        free(w->k.tensors);
+        free(w->k.ops);
+    }
     free(w->ident_data);
     memset(w, 0, sizeof *w);
 }
@@ -122,6 +127,10 @@ static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
 {
     memset(w, 0, sizeof *w);
     w->k = *k;
+    unsigned dt;
+    if (!enc_needs_identity(k, &dt))
+        return 0;   /* compiled as given: borrow the arrays */
+    w->owned = true;
     w->k.tensors = NULL, w->k.ops = NULL;
     w->k.cap_tensors = w->k.cap_ops = 0;
     w->k.ntensors = w->k.nops = 0;
@@ -131,10 +140,7 @@ static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
     for (int i = 0; i < k->nops; i++)
         if (tir_add_op(&w->k, &k->ops[i]) < 0)
             return tpb_errf(err, "out of memory copying the kernel");
-    unsigned dt;
-    if (enc_needs_identity(k, &dt) && add_identity(w, dt, err))
-        return -1;
-    return 0;
+    return add_identity(w, dt, err);
 }
 
 int enc_ident_tile(const tir_kernel_t *k)

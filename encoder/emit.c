@@ -28,6 +28,116 @@ int enc_check_mode(int mode, tpb_err_t *err)
     return 0;
 }
 
+/* ---- encode cache ----
+ * Unrolled loops emit the same instruction body again and again; only the
+ * synchronisation header (wait/update values) changes.  isa_encode is a pure
+ * function of the isa_inst_t's bytes, so the bundles of a body are cached
+ * (key: the isa_inst_t with a zeroed header, plus the PredExt prefix) and on
+ * a hit only the header fields of the main bundle are rewritten, from the
+ * ISA table's HDR field descriptors, with the encoder's own range checks.
+ * A header value those checks reject falls back to isa_encode, so errors
+ * read exactly as without the cache.  Direct-mapped, GEN_CACHE_SLOTS
+ * entries; a collision just replaces the entry. */
+#define GEN_CACHE_SLOTS 4096u
+
+struct gen_cache_entry {
+    bool used;
+    bool has_pred;
+    uint8_t nb;
+    uint32_t validated;      /* engines whose wire validation passed (mode 2) */
+    uint64_t hash;
+    isa_inst_t key;          /* sync zeroed */
+    isa_fmt_PREDEXT_t pred;
+    uint8_t bundles[3][ISA_BUNDLE_BYTES];
+};
+
+static void cache_key(const bir_inst_t *in, isa_inst_t *key, isa_fmt_PREDEXT_t *pred)
+{
+    memcpy(key, &in->isa, sizeof *key);
+    memset(&key->sync, 0, sizeof key->sync);
+    if (in->has_pred)
+        memcpy(pred, &in->pred, sizeof *pred);
+    else
+        memset(pred, 0, sizeof *pred);
+}
+
+static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t cache_hash(const isa_inst_t *key, bool has_pred, const isa_fmt_PREDEXT_t *pred)
+{
+    uint64_t h = mix_bytes(0xcbf29ce484222325ull ^ (uint64_t)has_pred, key, sizeof *key);
+    return mix_bytes(h, pred, sizeof *pred);
+}
+
+static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
+{
+    return g->cache ? &g->cache[(h ^ h >> 32) & (GEN_CACHE_SLOTS - 1)] : NULL;
+}
+
+static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const isa_inst_t *key,
+                        bool has_pred, const isa_fmt_PREDEXT_t *pred)
+{
+    return c->used && c->hash == h && c->has_pred == has_pred &&
+           memcmp(&c->key, key, sizeof *key) == 0 && memcmp(&c->pred, pred, sizeof *pred) == 0;
+}
+
+static void set_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
+{
+    for (unsigned i = 0; i < width;) {
+        unsigned p = pos + i, sh = p % 8, n = 8 - sh < width - i ? 8 - sh : width - i;
+        uint8_t mask = (uint8_t)(((1u << n) - 1) << sh);
+        b[p / 8] = (uint8_t)((b[p / 8] & ~mask) | ((v >> i) << sh & mask));
+        i += n;
+    }
+}
+
+/* The checks isa_encode applies to one field value. */
+static bool header_value_ok(const isa_field_t *f, uint32_t v)
+{
+    switch (f->type) {
+    case ISA_FT_S:
+        if (f->width < 32) {
+            int32_t s = (int32_t)v, lo = -(int32_t)(1u << (f->width - 1));
+            return s >= lo && s <= -lo - 1;
+        }
+        return true;
+    case ISA_FT_U:
+    case ISA_FT_F32:
+    case ISA_FT_HEX:
+        return f->width >= 32 || !(v >> f->width);
+    default: /* enum kinds (BOOL, DTYPE, SPACE, ALU, ...) */
+        return (f->width >= 32 || !(v >> f->width)) && isa_enum_name(f->type, v) != NULL;
+    }
+}
+
+/* Rewrite the sync header fields of bundle b from in->sync; false when a
+ * value would not encode (the caller encodes from scratch for the error). */
+static bool patch_header(const isa_inst_t *in, uint8_t *b)
+{
+    const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR];
+    for (unsigned i = 0; i < h->nfields; i++) {
+        const isa_field_t *f = &h->fields[i];
+        uint32_t v = isa_field_get(in, f);
+        if (!header_value_ok(f, v))
+            return false;
+        set_bits(b, f->bitpos, f->width, v);
+    }
+    return true;
+}
+
 int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool dump_per_inst,
              tpb_err_t *err)
 {
@@ -40,8 +150,11 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
     g->dump_per_inst = dump_per_inst;
     const bir_block_t *b = &m->funcs[0].blocks[0];
     g->ncollect = b->ninsts;
-    g->collect = calloc((size_t)(b->ninsts > 0 ? b->ninsts : 1), sizeof *g->collect);
-    if (!g->collect)
+    if (mode == ENC_COLLECT_OPCODES)
+        g->collect = calloc((size_t)(b->ninsts > 0 ? b->ninsts : 1), sizeof *g->collect);
+    else
+        g->cache = calloc(GEN_CACHE_SLOTS, sizeof *g->cache);
+    if (mode == ENC_COLLECT_OPCODES ? !g->collect : !g->cache)
         return tpb_errf(err, "out of memory in the generator");
     return 0;
 }
@@ -59,8 +172,10 @@ void gen_free(gen_t *g)
     }
     free(g->collect);
     free(g->checks);
+    free(g->cache);
     g->collect = NULL;
     g->checks = NULL;
+    g->cache = NULL;
 }
 
 /* createBin: open <Engine>.bin (as a temp file renamed at commit). */
@@ -113,6 +228,7 @@ static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[IS
 }
 
 static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31); }
+
 
 /* Encode one BIR instruction: [PredExt] [ApExt] main. */
 static int encode(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES], unsigned *nb,
@@ -181,16 +297,96 @@ static int validate_bundles(const bir_inst_t *in, int idx, uint8_t (*bundles)[IS
     return 0;
 }
 
+/* encode() through the cache; *c is the instruction's cache entry when it
+ * holds this body (NULL when there is no cache). */
+static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES],
+                         unsigned *nb, int idx, struct gen_cache_entry **c, tpb_err_t *err)
+{
+    isa_inst_t key;
+    isa_fmt_PREDEXT_t pred;
+    cache_key(in, &key, &pred);
+    uint64_t h = cache_hash(&key, in->has_pred, &pred);
+    struct gen_cache_entry *e = cache_slot(g, h);
+    *c = NULL;
+    if (e && cache_match(e, h, &key, in->has_pred, &pred)) {
+        memcpy(out, e->bundles, sizeof e->bundles);
+        if (patch_header(&in->isa, out[e->nb - 1])) {
+            *nb = e->nb;
+            *c = e;
+            g->cache_hits++;
+            return 0;
+        }
+    }
+    memset(out, 0, 3 * ISA_BUNDLE_BYTES);
+    if (encode(in, out, nb, idx, err))
+        return -1;
+    g->cache_misses++;
+    if (e) {
+        e->used = true;
+        e->hash = h;
+        e->has_pred = in->has_pred;
+        e->key = key;
+        e->pred = pred;
+        e->nb = (uint8_t)*nb;
+        e->validated = 0;
+        memcpy(e->bundles, out, sizeof e->bundles);
+        *c = e;
+    }
+    return 0;
+}
+
+/* The ApExt-carrying fields of a format: TAP ".ndims" fields of slots 0..3
+ * (looked up once per format; 255 = too many to list, scan every time). */
+static void collect_ndims_fields(gen_t *g, unsigned fmt)
+{
+    const isa_fmtinfo_t *fi = &isa_formats[fmt];
+    unsigned n = 0;
+    for (unsigned i = 0; i < fi->nfields && n != 255; i++) {
+        const isa_field_t *fd = &fi->fields[i];
+        if (fd->opnd_kind == ISA_OPND_TAP && fd->slot >= 0 && fd->slot < 4 &&
+            strstr(fd->name, ".ndims")) {
+            if (n == GEN_MAX_NDIMS_FIELDS)
+                n = 255;
+            else
+                g->fmt_ndims[fmt][n++] = (uint16_t)i;
+        }
+    }
+    g->fmt_nndims[fmt] = (uint8_t)n;
+    g->fmt_ready[fmt] = true;
+}
+
+/* An operand with > 2 free dims brings an ApExt prefix. */
+static bool needs_apext(gen_t *g, const bir_inst_t *in)
+{
+    unsigned fmt = isa_ops[in->isa.op].format;
+    const isa_fmtinfo_t *fi = &isa_formats[fmt];
+    if (!g->fmt_ready[fmt])
+        collect_ndims_fields(g, fmt);
+    if (g->fmt_nndims[fmt] != 255) {
+        for (unsigned k = 0; k < g->fmt_nndims[fmt]; k++)
+            if (isa_field_get(&in->isa, &fi->fields[g->fmt_ndims[fmt][k]]) > 2)
+                return true;
+        return false;
+    }
+    for (unsigned fidx = 0; fidx < fi->nfields; fidx++) {
+        const isa_field_t *fd = &fi->fields[fidx];
+        if (fd->opnd_kind == ISA_OPND_TAP && fd->slot >= 0 && fd->slot < 4 &&
+            strstr(fd->name, ".ndims") && isa_field_get(&in->isa, fd) > 2)
+            return true;
+    }
+    return false;
+}
+
 static int visit(gen_t *g, int idx, tpb_err_t *err)
 {
     const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[idx];
     uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */
     uint8_t bundles[3][ISA_BUNDLE_BYTES];
     unsigned nb = 0;
+    struct gen_cache_entry *ce = NULL;
     switch (g->mode) {
     case ENC_RUN_ISA_CHECKS: {
-        memset(bundles, 0, sizeof bundles);
-        if (encode(in, bundles, &nb, idx, err))
+        if (encode_cached(g, in, bundles, &nb, idx, &ce, err))
             return -1;
         if (bundles[nb - 1][0] != l2)
             return tpb_errf(err, "instruction %d '%s': header byte 0x%02x != opcode 0x%02x", idx,
@@ -211,29 +407,30 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
             g->histogram[bundles[i][0]]++;
         return enqueue_check(g, idx, e, l2, err);
     }
-    case ENC_GENERATE_ISACODE:
-        if (encode(in, bundles, &nb, idx, err) || validate_bundles(in, idx, bundles, nb, err))
+    case ENC_GENERATE_ISACODE: {
+        if (encode_cached(g, in, bundles, &nb, idx, &ce, err))
             return -1;
+        /* the wire check depends on the body and the engine only (the
+         * header values passed the encoder's checks) */
+        uint32_t ebit = in->engine >= 0 && in->engine < 32 ? 1u << in->engine : 0;
+        if (!(ce && ebit && (ce->validated & ebit))) {
+            if (validate_bundles(in, idx, bundles, nb, err))
+                return -1;
+            if (ce)
+                ce->validated |= ebit;
+        }
         /* the census is kept in this mode too (for --stats) */
         if (in->engine >= 0 && in->engine < ISA_ENG_COUNT)
             g->pcs[in->engine] += nb;
         for (unsigned i = 0; i < nb; i++)
             g->histogram[bundles[i][0]]++;
         return 0;
+    }
     case ENC_COLLECT_OPCODES:
         if (in->has_pred)
             bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2);
-        for (int t = 0; t < 4; t++) {
-            /* an operand with > 2 free dims brings an ApExt prefix */
-            const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->isa.op].format];
-            for (unsigned fidx = 0; fidx < fi->nfields; fidx++) {
-                const isa_field_t *fd = &fi->fields[fidx];
-                if (fd->opnd_kind == ISA_OPND_TAP && fd->slot == t &&
-                    strstr(fd->name, ".ndims") &&
-                    isa_field_get(&in->isa, fd) > 2)
-                    bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2);
-            }
-        }
+        if (needs_apext(g, in))
+            bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2);
         bitset_add(g->collect[idx], l2);
         return 0;
     default:

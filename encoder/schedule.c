@@ -157,8 +157,35 @@ typedef struct {
     int engine;
     bool is_dma;
     token_t tok;
-    uint32_t snap[BIR_MAX_SEMS];   /* what its completion implies (vector clock) */
 } prod_t;
+
+/* A wait that needs its own Nop, placed right before instruction `before`
+ * (original order).  The Nops are materialised once, after the walk, so the
+ * walk edits the block in place instead of copying every instruction. */
+typedef struct {
+    int before;
+    int sem;
+    uint32_t value;
+} pending_nop_t;
+
+typedef struct {
+    pending_nop_t *v;
+    int n, cap;
+} pending_t;
+
+static int pending_add(pending_t *p, int before, int sem, uint32_t value)
+{
+    if (p->n == p->cap) {
+        int nc = p->cap ? p->cap * 2 : 256;
+        pending_nop_t *q = realloc(p->v, (size_t)nc * sizeof *q);
+        if (!q)
+            return -1;
+        p->v = q;
+        p->cap = nc;
+    }
+    p->v[p->n++] = (pending_nop_t){before, sem, value};
+    return 0;
+}
 
 static void merge(uint32_t *dst, const uint32_t *src, int n)
 {
@@ -208,148 +235,208 @@ static void nop_for(bir_inst_t *nop, const bir_inst_t *in, int sem, uint32_t v)
     set_wait(nop, sem, v);
 }
 
-int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
+/* Insert the pending Nops (sorted by `before`, in wait order) into the
+ * block: one pass from the back, every instruction moved once. */
+static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
 {
-    bir_block_t *b = bir_main_block(m);
-    int n = b->ninsts;
-    bir_block_t out;
-    memset(&out, 0, sizeof out);
-    snprintf(out.name, sizeof out.name, "%s", b->name);
-    prod_t *prods = calloc((size_t)(n > 0 ? n : 1), sizeof *prods);
-    if (!prods)
-        return tpb_errf(err, "out of memory in the scheduler");
-    /* by_val[s][v]: index in prods of the producer whose token is (s, v) */
-    int *by_val[BIR_MAX_SEMS] = {NULL};
-    for (int s = 0; s < m->nsems; s++)
-        if (!(by_val[s] = calloc((size_t)n + 2, sizeof(int)))) {
-            for (int t = 0; t < s; t++)
-                free(by_val[t]);
-            free(prods);
-            return tpb_errf(err, "out of memory in the scheduler");
-        }
-    uint32_t count[BIR_MAX_SEMS] = {0};
-    /* known[e][s]: engine e has already waited for sem s >= known */
-    uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];
-    memset(known, 0, sizeof known);
-    bool used[ISA_ENG_COUNT] = {false};
-    int np = 0, rc = 0;
-    unsigned waits = 0, nops = 0;
-    for (int i = 0; i < n && !rc; i++) {
-        bir_inst_t in = b->insts[i];
-        used[in.engine] = true;
-        bool is_dma = in.isa.op == ISA_OP_DMA_TRIGGER;
-        if (in.nacc > 0 && !in.is_dma_desc) {
-            /* collect the largest needed value per semaphore (and who gives it) */
-            uint32_t need[BIR_MAX_SEMS] = {0};
-            int giver[BIR_MAX_SEMS];
-            /* scan back only while some older producer is not yet implied by
-             * what this engine knows or already needs */
-            int stop = oldest_unimplied(known[in.engine], need, count, by_val, m->nsems);
-            for (int p = np - 1; p >= stop; p--) {
-                const prod_t *pr = &prods[p];
-                uint32_t thr = need[pr->tok.sem] > known[in.engine][pr->tok.sem]
-                                   ? need[pr->tok.sem] : known[in.engine][pr->tok.sem];
-                if (thr >= pr->tok.value)
-                    continue;   /* implied by a later producer on the same semaphore */
-                if (!pr->is_dma && !is_dma && pr->engine == in.engine)
-                    continue;   /* same engine, in order */
-                if (conflicts(&in, &b->insts[pr->inst])) {
-                    need[pr->tok.sem] = pr->tok.value;
-                    giver[pr->tok.sem] = p;
-                    stop = oldest_unimplied(known[in.engine], need, count, by_val, m->nsems);
-                }
-            }
-            /* wait for the strongest producer first: what its completion
-             * implies (transitively) may make the other waits redundant */
-            uint32_t *kn = known[in.engine];
-            int nw = 0;
-            int wsem[BIR_MAX_SEMS];
-            for (;;) {
-                int best = -1;
-                for (int s2 = 0; s2 < m->nsems; s2++)
-                    if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
-                        best = s2;
-                if (best < 0)
-                    break;
-                wsem[nw++] = best;
-                kn[best] = need[best];
-                merge(kn, prods[giver[best]].snap, m->nsems);
-            }
-            for (int w = 0; w < nw && !rc; w++) {
-                int s2 = wsem[w];
-                waits++;
-                if (w == nw - 1) {
-                    set_wait(&in, s2, need[s2]);
-                } else {
-                    bir_inst_t nop;
-                    nop_for(&nop, &in, s2, need[s2]);
-                    nops++;
-                    if (bir_block_append(&out, &nop, err) < 0)
-                        rc = -1;
-                }
-            }
-            /* completion update */
-            int sem = is_dma ? m->queues[in.queue].semaphore : sched_engine_sem(in.engine);
-            in.isa.sync.upd_en = 1;
-            in.isa.sync.upd_sem = (uint32_t)sem;
-            in.isa.sync.upd_op = ISA_SEMOP_SEM_INC;
-            in.isa.sync.upd_val = 1;
-            in.isa.sync.upd_at_read = 0;
-            count[sem]++;
-            by_val[sem][count[sem]] = np;
-            prod_t *pr = &prods[np++];
-            pr->inst = i, pr->engine = in.engine, pr->is_dma = is_dma;
-            pr->tok = (token_t){sem, count[sem]};
-            memcpy(pr->snap, known[in.engine], sizeof pr->snap);
-            pr->snap[sem] = count[sem];
-            if (!is_dma)   /* later instructions of this engine follow it in order */
-                known[in.engine][sem] = count[sem];
-            if (is_dma)
-                m->queues[in.queue].transfers++;
-        }
-        if (!rc && bir_block_append(&out, &in, err) < 0)
-            rc = -1;
+    if (!p->n)
+        return 0;
+    int n = b->ninsts, total = n + p->n;
+    if (total > b->cap) {
+        bir_inst_t *q = realloc(b->insts, (size_t)total * sizeof *q);
+        if (!q)
+            return tpb_errf(err, "out of memory growing block %s", b->name);
+        b->insts = q;
+        b->cap = total;
     }
-    /* drains: the issuing engine waits for its queues' last transfer, then
-     * every used engine halts */
-    for (int q = 0; q < m->nqueues && !rc; q++) {
+    /* invariant: dst_end - src_end == k, the Nops still to place */
+    int k = p->n, src_end = n, dst_end = total;
+    while (k > 0) {
+        int before = p->v[k - 1].before;
+        int run = src_end - before;
+        memmove(&b->insts[dst_end - run], &b->insts[before], (size_t)run * sizeof *b->insts);
+        dst_end -= run;
+        src_end = before;
+        int j = k;
+        while (j > 0 && p->v[j - 1].before == before)
+            j--;
+        const bir_inst_t *in = &b->insts[dst_end];   /* instruction `before`, moved */
+        for (int q = j; q < k; q++)
+            nop_for(&b->insts[dst_end - (k - q)], in, p->v[q].sem, p->v[q].value);
+        dst_end -= k - j;
+        k = j;
+    }
+    b->ninsts = total;
+    return 0;
+}
+
+/* Per-walk state of sched_synchronise. */
+typedef struct {
+    int nsems;
+    prod_t *prods;
+    uint32_t *snaps;                 /* per producer: nsems values (vector clock) */
+    int *by_val[BIR_MAX_SEMS];       /* [s][v]: producer index whose token is (s, v) */
+    uint32_t count[BIR_MAX_SEMS];
+    uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];   /* engine e waited for sem s >= known */
+    bool used[ISA_ENG_COUNT];
+    int np;
+    unsigned waits, nops;
+    pending_t pending;
+} sync_walk_t;
+
+static void walk_free(sync_walk_t *w)
+{
+    free(w->prods);
+    free(w->snaps);
+    for (int s = 0; s < BIR_MAX_SEMS; s++)
+        free(w->by_val[s]);
+    free(w->pending.v);
+}
+
+static int walk_init(sync_walk_t *w, int n, int nsems)
+{
+    memset(w, 0, sizeof *w);
+    w->nsems = nsems;
+    size_t np = (size_t)(n > 0 ? n : 1);
+    w->prods = calloc(np, sizeof *w->prods);
+    w->snaps = calloc(np * (size_t)(nsems > 0 ? nsems : 1), sizeof *w->snaps);
+    if (!w->prods || !w->snaps)
+        return -1;
+    for (int s = 0; s < nsems; s++)
+        if (!(w->by_val[s] = calloc((size_t)n + 2, sizeof(int))))
+            return -1;
+    return 0;
+}
+
+/* Waits and the completion update of instruction i (in place). */
+static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i)
+{
+    bir_inst_t *in = &b->insts[i];
+    int nsems = w->nsems;
+    bool is_dma = in->isa.op == ISA_OP_DMA_TRIGGER;
+    /* collect the largest needed value per semaphore (and who gives it) */
+    uint32_t need[BIR_MAX_SEMS] = {0};
+    int giver[BIR_MAX_SEMS];
+    uint32_t *kn = w->known[in->engine];
+    /* scan back only while some older producer is not yet implied by what
+     * this engine knows or already needs */
+    int stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
+    for (int p = w->np - 1; p >= stop; p--) {
+        const prod_t *pr = &w->prods[p];
+        uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
+        if (thr >= pr->tok.value)
+            continue;   /* implied by a later producer on the same semaphore */
+        if (!pr->is_dma && !is_dma && pr->engine == in->engine)
+            continue;   /* same engine, in order */
+        if (conflicts(in, &b->insts[pr->inst])) {
+            need[pr->tok.sem] = pr->tok.value;
+            giver[pr->tok.sem] = p;
+            stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
+        }
+    }
+    /* wait for the strongest producer first: what its completion implies
+     * (transitively) may make the other waits redundant */
+    int nw = 0;
+    int wsem[BIR_MAX_SEMS];
+    for (;;) {
+        int best = -1;
+        for (int s2 = 0; s2 < nsems; s2++)
+            if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
+                best = s2;
+        if (best < 0)
+            break;
+        wsem[nw++] = best;
+        kn[best] = need[best];
+        merge(kn, &w->snaps[(size_t)giver[best] * (size_t)nsems], nsems);
+    }
+    for (int k = 0; k < nw; k++) {
+        int s2 = wsem[k];
+        w->waits++;
+        if (k == nw - 1) {
+            set_wait(in, s2, need[s2]);
+        } else {
+            w->nops++;
+            if (pending_add(&w->pending, i, s2, need[s2]))
+                return -1;
+        }
+    }
+    /* completion update */
+    int sem = is_dma ? m->queues[in->queue].semaphore : sched_engine_sem(in->engine);
+    in->isa.sync.upd_en = 1;
+    in->isa.sync.upd_sem = (uint32_t)sem;
+    in->isa.sync.upd_op = ISA_SEMOP_SEM_INC;
+    in->isa.sync.upd_val = 1;
+    in->isa.sync.upd_at_read = 0;
+    w->count[sem]++;
+    w->by_val[sem][w->count[sem]] = w->np;
+    uint32_t *snap = &w->snaps[(size_t)w->np * (size_t)nsems];
+    prod_t *pr = &w->prods[w->np++];
+    pr->inst = i, pr->engine = in->engine, pr->is_dma = is_dma;
+    pr->tok = (token_t){sem, w->count[sem]};
+    memcpy(snap, kn, (size_t)nsems * sizeof *snap);
+    snap[sem] = w->count[sem];
+    if (!is_dma)   /* later instructions of this engine follow it in order */
+        kn[sem] = w->count[sem];
+    if (is_dma)
+        m->queues[in->queue].transfers++;
+    return 0;
+}
+
+/* Drains: the issuing engine waits for its queues' last transfer; then
+ * every used engine halts. */
+static int append_tail(sync_walk_t *w, bir_module_t *m, bir_block_t *b, tpb_err_t *err)
+{
+    for (int q = 0; q < m->nqueues; q++) {
         const bir_queue_t *qu = &m->queues[q];
-        if (!qu->transfers || known[qu->engine][qu->semaphore] >= count[qu->semaphore])
+        if (!qu->transfers || w->known[qu->engine][qu->semaphore] >= w->count[qu->semaphore])
             continue;
         bir_inst_t nop;
         bir_inst_init(&nop, BIR_NOP, ISA_OP_NOP);
         nop.engine = qu->engine;
         snprintf(nop.name, sizeof nop.name, "drain.%s", qu->name);
-        set_wait(&nop, qu->semaphore, count[qu->semaphore]);
-        waits++;
-        nops++;
-        if (bir_block_append(&out, &nop, err) < 0)
-            rc = -1;
+        set_wait(&nop, qu->semaphore, w->count[qu->semaphore]);
+        w->waits++;
+        w->nops++;
+        if (bir_block_append(b, &nop, err) < 0)
+            return -1;
     }
-    for (int e = 0; e < ISA_ENG_COUNT && !rc; e++) {
-        if (!used[e])
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!w->used[e])
             continue;
         bir_inst_t h;
         bir_inst_init(&h, BIR_HALT, ISA_OP_HALT);
         h.engine = e;
         snprintf(h.name, sizeof h.name, "halt");
-        if (bir_block_append(&out, &h, err) < 0)
-            rc = -1;
-    }
-    free(prods);
-    for (int s = 0; s < m->nsems; s++)
-        free(by_val[s]);
-    if (rc) {
-        free(out.insts);
-        return -1;
-    }
-    free(b->insts);
-    *b = out;
-    if (st) {
-        st->sems = (unsigned)m->nsems;
-        st->queues = (unsigned)m->nqueues;
-        st->waits = waits;
-        st->nops = nops;
+        if (bir_block_append(b, &h, err) < 0)
+            return -1;
     }
     return 0;
+}
+
+int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
+{
+    bir_block_t *b = bir_main_block(m);
+    int n = b->ninsts;
+    sync_walk_t w;
+    if (walk_init(&w, n, m->nsems)) {
+        walk_free(&w);
+        return tpb_errf(err, "out of memory in the scheduler");
+    }
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        bir_inst_t *in = &b->insts[i];
+        w.used[in->engine] = true;
+        if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i))
+            rc = tpb_errf(err, "out of memory in the scheduler");
+    }
+    if (!rc && (insert_nops(b, &w.pending, err) || append_tail(&w, m, b, err)))
+        rc = -1;
+    if (!rc && st) {
+        st->sems = (unsigned)m->nsems;
+        st->queues = (unsigned)m->nqueues;
+        st->waits = w.waits;
+        st->nops = w.nops;
+    }
+    walk_free(&w);
+    return rc;
 }

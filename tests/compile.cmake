@@ -1,0 +1,4 @@
+# Compile-time work (encoder/jsonw.c, the Generator's encode cache, the
+# copy-free enc_compile): byte-identity with the plain paths.
+tpb_add_test(test_back_compile_speed "quick;unit;back" test_back_compile_speed.c)
+target_link_libraries(test_back_compile_speed PRIVATE PkgConfig::CJSON)

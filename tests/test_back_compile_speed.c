@@ -1,0 +1,394 @@
+/* The compile-time shortcuts must not change a single output byte:
+ *  - the streaming sidecar writer (encoder/jsonw.c) against cJSON_Print;
+ *  - the Generator's encode cache (same body, new header) against
+ *    isa_encode run on every instruction, including header values the
+ *    encoder rejects on a cache hit;
+ *  - enc_compile compiling the caller's kernel without copying it leaves
+ *    that kernel untouched. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "back_util.h"
+#include "cJSON.h"
+#include "fileio.h"
+#include "jsonw.h"
+
+/* ---------------------------------------------------------------- jsonw */
+
+/* Build the same document with cJSON and with jw; compare the texts. */
+static void expect_same(cJSON *root, jw_t *w)
+{
+    assert_int_equal(jw_finish(w), 0);
+    char *ref = cJSON_Print(root);
+    assert_non_null(ref);
+    if (strcmp(ref, w->buf) != 0)
+        print_error("cJSON:\n%s\njw:\n%s\n", ref, w->buf);
+    assert_string_equal(w->buf, ref);
+    free(ref);
+    cJSON_Delete(root);
+    jw_free(w);
+}
+
+static void test_jsonw_structure_matches_cjson(void **state)
+{
+    (void)state;
+    cJSON *root = cJSON_CreateObject();
+    jw_t w;
+    jw_init(&w);
+    jw_obj_begin(&w);
+    cJSON_AddStringToObject(root, "engine", "DVE");
+    jw_key(&w, "engine"), jw_str(&w, "DVE");
+    cJSON_AddArrayToObject(root, "empty_arr");
+    jw_key(&w, "empty_arr"), jw_arr_begin(&w), jw_arr_end(&w);
+    cJSON_AddObjectToObject(root, "empty_obj");
+    jw_key(&w, "empty_obj"), jw_obj_begin(&w), jw_obj_end(&w);
+    cJSON *a = cJSON_AddArrayToObject(root, "mixed");
+    jw_key(&w, "mixed"), jw_arr_begin(&w);
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(1));
+    jw_int(&w, 1);
+    cJSON_AddItemToArray(a, cJSON_CreateString("x"));
+    jw_str(&w, "x");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "pc", 7);
+    cJSON_AddItemToObject(o, "inner", cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "nested", cJSON_CreateObject());
+    cJSON_AddItemToArray(a, o);
+    jw_obj_begin(&w);
+    jw_key(&w, "pc"), jw_int(&w, 7);
+    jw_key(&w, "inner"), jw_arr_begin(&w), jw_arr_end(&w);
+    jw_key(&w, "nested"), jw_obj_begin(&w), jw_obj_end(&w);
+    jw_obj_end(&w);
+    cJSON *a2 = cJSON_CreateArray();
+    cJSON_AddItemToArray(a2, cJSON_CreateObject());
+    cJSON_AddItemToArray(a2, cJSON_CreateObject());
+    cJSON_AddItemToArray(a, a2);
+    jw_arr_begin(&w), jw_obj_begin(&w), jw_obj_end(&w), jw_obj_begin(&w), jw_obj_end(&w);
+    jw_arr_end(&w);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    expect_same(root, &w);
+}
+
+static void test_jsonw_strings_match_cjson(void **state)
+{
+    (void)state;
+    /* every byte value 1..255, in keys and in values */
+    char all[256];
+    for (int i = 1; i < 256; i++)
+        all[i - 1] = (char)i;
+    all[255] = 0;
+    const char *samples[] = {"", "plain", "q\"uote", "back\\slash", "tab\there", "nl\nx",
+                             "\b\f\r", "\x01\x1f", "caf\xc3\xa9 \xe2\x82\xac", all};
+    cJSON *root = cJSON_CreateObject();
+    jw_t w;
+    jw_init(&w);
+    jw_obj_begin(&w);
+    cJSON *arr = cJSON_AddArrayToObject(root, "values");
+    jw_key(&w, "values"), jw_arr_begin(&w);
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+        cJSON_AddItemToArray(arr, cJSON_CreateString(samples[i]));
+        jw_str(&w, samples[i]);
+    }
+    jw_arr_end(&w);
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+        cJSON_AddNumberToObject(root, samples[i], (double)i);
+        jw_key(&w, samples[i]), jw_int(&w, (long long)i);
+    }
+    jw_obj_end(&w);
+    expect_same(root, &w);
+}
+
+static void test_jsonw_numbers_match_cjson(void **state)
+{
+    (void)state;
+    const double d[] = {0.0, -0.0, 1.0, -1.0, 0.1, -3.25, 1.0 / 3.0, 2.0 / 3.0, 1e300, -1e-300,
+                        123456789.125, (double)INT_MAX, (double)INT_MIN, (double)INT_MAX + 1.0,
+                        (double)INT_MIN - 1.0, 4294967296.0, 1099511627776.0, 1e15, 1e16,
+                        9007199254740993.0, NAN, INFINITY, -INFINITY, 5e-324};
+    const long long ll[] = {0, 1, -1, INT_MAX, INT_MIN, (long long)INT_MAX + 1,
+                            (long long)INT_MIN - 1, 1LL << 40, -(1LL << 50), 123456789012345LL, 999999999999999LL, -999999999999999LL, 1000000000000000LL};
+    cJSON *root = cJSON_CreateArray();
+    jw_t w;
+    jw_init(&w);
+    jw_arr_begin(&w);
+    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+        cJSON_AddItemToArray(root, cJSON_CreateNumber(d[i]));
+        jw_num(&w, d[i]);
+    }
+    for (size_t i = 0; i < sizeof ll / sizeof ll[0]; i++) {
+        cJSON_AddItemToArray(root, cJSON_CreateNumber((double)ll[i]));
+        jw_int(&w, ll[i]);
+    }
+    jw_arr_end(&w);
+    expect_same(root, &w);
+}
+
+static void test_jsonw_unbalanced_is_an_error(void **state)
+{
+    (void)state;
+    jw_t w;
+    jw_init(&w);
+    jw_obj_begin(&w);
+    jw_key(&w, "a");
+    jw_arr_begin(&w);
+    assert_int_not_equal(jw_finish(&w), 0);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    assert_int_equal(jw_finish(&w), 0);
+    jw_free(&w);
+}
+
+/* ---------------------------------------------------------- encode cache */
+
+static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
+
+/* load; 6 x (t += 1) on DVE; 3 x predicated select on DVE (PredExt);
+ * 3 x an add with 3 free dims (ApExt) on Pool; store. */
+static void build_repetitive(tir_kernel_t *k)
+{
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "cache_test");
+    int a = BU_T(k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 64);
+    int out = BU_T(k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 128, 64);
+    int t = BU_T(k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int u = BU_T(k, "u", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int v = BU_T(k, "v", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 4, 4);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(k, t), op.src[0] = bu_full(k, a), op.nsrc = 1;
+    bu_op(k, &op, "ld");
+    for (int i = 0; i < 6; i++) {
+        tir_op_init(&op, TIR_TENSOR_SCALAR);
+        op.dst = bu_full(k, t), op.src[0] = bu_full(k, t), op.nsrc = 1;
+        op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0, op.engine = ISA_ENG_DVE;
+        bu_op(k, &op, "inc");
+    }
+    for (int i = 0; i < 3; i++) {
+        tir_op_init(&op, TIR_AFFINE_SELECT);
+        op.dst = bu_full(k, u), op.src[0] = bu_full(k, t), op.nsrc = 1;
+        op.engine = ISA_ENG_DVE;
+        op.pat_offset = -3, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+        op.cmp = ISA_CMP_GE, op.fill = -9.0;
+        bu_op(k, &op, "sel");
+        tir_op_init(&op, TIR_TENSOR_TENSOR);
+        op.dst = bu_ap(v, 0, 4, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)4, (int64_t)4,
+                       (int64_t)4, (int64_t)16, (int64_t)4);
+        op.src[0] = bu_ap(u, 0, 4, (int64_t)64, (int64_t)128, (int64_t)16, (int64_t)4,
+                          (int64_t)4, (int64_t)4, (int64_t)1, (int64_t)4);
+        op.src[1] = op.src[0];
+        op.src[1].tensor = t;
+        op.nsrc = 2;
+        op.op0 = ISA_ALU_ADD, op.engine = ISA_ENG_POOL;
+        bu_op(k, &op, "add3");
+    }
+    tir_op_init(&op, TIR_STORE);
+    op.dst = bu_full(k, out), op.src[0] = bu_full(k, u), op.nsrc = 1;
+    bu_op(k, &op, "st");
+}
+
+/* Give every instruction its own header values (as the scheduler would
+ * over a long unrolled loop). */
+static void vary_headers(bir_block_t *b)
+{
+    for (int i = 0; i < b->ninsts; i++) {
+        isa_sync_t *s = &b->insts[i].isa.sync;
+        s->wait_en = 1;
+        s->wait_sem = (uint32_t)(i % 7);
+        s->wait_val = 1000u + 37u * (uint32_t)i;
+        s->upd_en = (uint32_t)(i & 1);
+        s->upd_sem = (uint32_t)(i % 5);
+        s->upd_val = (uint32_t)i;
+    }
+}
+
+/* What isa_encode makes of instruction `in`: [PredExt] [ApExt] main. */
+static unsigned reference_bundles(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES])
+{
+    isa_err_t ie;
+    unsigned n = 0;
+    memset(out, 0, 3 * ISA_BUNDLE_BYTES);
+    if (in->has_pred) {
+        isa_inst_t p;
+        memset(&p, 0, sizeof p);
+        p.op = ISA_OP_PRED_EXT;
+        p.l2 = isa_ops[ISA_OP_PRED_EXT].l2;
+        p.f.PREDEXT = in->pred;
+        assert_int_equal(isa_encode(&p, out[n++], &ie), ISA_OK);
+    }
+    unsigned k = 0;
+    assert_int_equal(isa_encode_with_prefixes(&in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k, &ie),
+                     ISA_OK);
+    return n + k;
+}
+
+static void tmpdir(char *out, size_t n, const char *tag)
+{
+    snprintf(out, n, "%s/back_speed_%s_%ld", TPB_BINARY_DIR, tag, (long)getpid());
+    art_rmtree(out);
+}
+
+static void test_encode_cache_bytes_match_isa_encode(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_repetitive(&k);
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    bir_block_t *b = bu_block(&r);
+    vary_headers(b);
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "cache");
+    tpb_err_t err;
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    gen_t g;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &r.m, dir, false, &err), 0);
+    rc = gen_run(&g, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    /* the repeated bodies were served from the cache */
+    assert_true(g.cache_hits >= 10);
+    assert_int_equal(gen_finish(&g, true, &err), 0);
+    gen_free(&g);
+    /* each engine's stream == the reference encoding of its instructions */
+    bool saw_pred = false, saw_apext = false;
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!isa_engine_is_tpb((isa_engine_t)e))
+            continue;
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s.bin", dir, isa_engine_name((isa_engine_t)e));
+        uint8_t *buf = NULL;
+        size_t len = 0, at = 0;
+        if (!fio_exists(p))
+            continue;
+        assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+        for (int i = 0; i < b->ninsts; i++) {
+            if (b->insts[i].engine != e)
+                continue;
+            uint8_t ref[3][ISA_BUNDLE_BYTES];
+            unsigned nb = reference_bundles(&b->insts[i], ref);
+            saw_pred |= b->insts[i].has_pred;
+            saw_apext |= nb - b->insts[i].has_pred > 1;
+            assert_true(at + nb * ISA_BUNDLE_BYTES <= len);
+            assert_memory_equal(buf + at, ref, nb * ISA_BUNDLE_BYTES);
+            at += nb * ISA_BUNDLE_BYTES;
+        }
+        assert_int_equal(at, len);
+        free(buf);
+    }
+    assert_true(saw_pred);
+    assert_true(saw_apext);
+    art_rmtree(dir);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* A header value the encoder rejects fails on a cache hit exactly as it
+ * does without the cache (same message), in modes 1 and 2. */
+static void test_encode_cache_bad_header_same_error(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_repetitive(&k);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_block_t *b = bu_block(&r);
+    int last = -1;
+    for (int i = 0; i < b->ninsts; i++)
+        if (b->insts[i].isa.op == ISA_OP_TENSOR_SCALAR)
+            last = i;   /* the 6th add: its body is cached by then */
+    assert_true(last >= 0);
+    struct {
+        uint32_t *field;
+        uint32_t value;
+    } bad[] = {{&b->insts[last].isa.sync.upd_val, 70000u},   /* 16-bit field */
+               {&b->insts[last].isa.sync.wait_sem, 300u},    /* 8-bit field */
+               {&b->insts[last].isa.sync.upd_op, 15u}};      /* not a SEMOP value */
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "badhdr");
+    tpb_err_t err;
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
+        uint32_t keep = *bad[c].field;
+        *bad[c].field = bad[c].value;
+        isa_err_t ie;
+        uint8_t tmp[2][ISA_BUNDLE_BYTES];
+        unsigned nb;
+        assert_int_not_equal(isa_encode_with_prefixes(&b->insts[last].isa, tmp, &nb, &ie), ISA_OK);
+        const int modes[] = {ENC_RUN_ISA_CHECKS, ENC_GENERATE_ISACODE};
+        for (int mi = 0; mi < 2; mi++) {
+            gen_t g;
+            assert_int_equal(gen_init(&g, modes[mi], &r.m, dir, false, &err), 0);
+            assert_int_not_equal(gen_run(&g, &err), 0);
+            assert_true(g.cache_hits > 0);
+            char want[256];
+            snprintf(want, sizeof want, "instruction %d '%s'", last, b->insts[last].name);
+            assert_non_null(strstr(err.msg, want));
+            assert_non_null(strstr(err.msg, ie.msg));
+            gen_finish(&g, false, &err);
+            gen_free(&g);
+        }
+        *bad[c].field = keep;
+    }
+    art_rmtree(dir);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* ------------------------------------------------ the caller's kernel */
+
+static void test_compile_leaves_kernel_untouched(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_repetitive(&k);
+    size_t ob = (size_t)k.nops * sizeof *k.ops, tb = (size_t)k.ntensors * sizeof *k.tensors;
+    void *ops = malloc(ob), *ts = malloc(tb);
+    assert_non_null(ops);
+    assert_non_null(ts);
+    memcpy(ops, k.ops, ob);
+    memcpy(ts, k.tensors, tb);
+    tir_kernel_t head = k;
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "untouched");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    int rc = enc_compile(&k, &o, &st, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_memory_equal(&head, &k, sizeof k);
+    assert_memory_equal(ops, k.ops, ob);
+    assert_memory_equal(ts, k.tensors, tb);
+    free(ops);
+    free(ts);
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jsonw_structure_matches_cjson),
+        cmocka_unit_test(test_jsonw_strings_match_cjson),
+        cmocka_unit_test(test_jsonw_numbers_match_cjson),
+        cmocka_unit_test(test_jsonw_unbalanced_is_an_error),
+        cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
+        cmocka_unit_test(test_encode_cache_bad_header_same_error),
+        cmocka_unit_test(test_compile_leaves_kernel_untouched),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
