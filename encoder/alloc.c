@@ -49,17 +49,29 @@ int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
     out->ntensors = k->ntensors;
     static const tir_tensor_kind_t order[] = {TIR_T_INPUT, TIR_T_OUTPUT, TIR_T_CONSTANT,
                                               TIR_T_SCRATCH};
+    /* one pass over the (possibly many: a tile per loop iteration) tensors
+     * picks the few HBM ones; they are then placed kind by kind */
+    int *hbm = malloc((size_t)(k->ntensors > 0 ? k->ntensors : 1) * sizeof *hbm);
+    if (!hbm) {
+        enc_hbm_layout_free(out);
+        return tpb_errf(err, "out of memory laying out HBM");
+    }
+    int nh = 0;
+    for (int i = 0; i < k->ntensors; i++)
+        if (in_hbm(&k->tensors[i]))
+            hbm[nh++] = i;
     uint64_t at = 0;
     for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
-        for (int i = 0; i < k->ntensors; i++) {
-            const tir_tensor_t *t = &k->tensors[i];
+        for (int h = 0; h < nh; h++) {
+            const tir_tensor_t *t = &k->tensors[hbm[h]];
             if (t->kind != order[o])
                 continue;
             at = (at + HBM_ALIGN - 1) / HBM_ALIGN * HBM_ALIGN;
-            out->addr[i] = at;
+            out->addr[hbm[h]] = at;
             at += enc_tensor_bytes(t);
         }
     }
+    free(hbm);
     out->total = at;
     return 0;
 }
@@ -80,11 +92,22 @@ static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
     m->last_use = op;
 }
 
-static void liveness(const tir_kernel_t *k, bir_module_t *m)
+/* Liveness of every tensor (first/last op touching it) and the scratch
+ * partial of every op that needs one, in one pass over the ops. */
+static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
 {
     int ident = enc_ident_tile(k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
+        uint64_t sb = lower_scratch_bytes(k, op);
+        if (sb) {
+            bir_mloc_t *sc = &m->op_scratch[i];
+            sc->tensor = -1;
+            sc->space = ISA_SPACE_SBUF;
+            sc->bytes = sb;
+            sc->partitions = t->partitions;
+            sc->first_use = sc->last_use = i;
+        }
         if (ident >= 0 && lower_pe_transpose_needs_identity(k, op)) {
             /* a PE transpose reads the shared identity (moving operand) */
             tir_ap_t id = {ident, 0, 0, {0}, {0}};
@@ -227,11 +250,11 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                  bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
 {
-    liveness(k, m);
     m->nops = k->nops;
     m->op_scratch = calloc((size_t)(k->nops > 0 ? k->nops : 1), sizeof *m->op_scratch);
     if (!m->op_scratch)
         return tpb_errf(err, "out of memory in the allocator");
+    liveness(k, t, m);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
         bir_mloc_t *ml = &m->mlocs[i];
@@ -249,17 +272,6 @@ int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_lay
                             t->partitions);
         ml->partitions = (unsigned)tt->shape[0];
         ml->bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
-    }
-    for (int i = 0; i < k->nops; i++) {
-        uint64_t b = lower_scratch_bytes(k, &k->ops[i]);
-        if (!b)
-            continue;
-        bir_mloc_t *sc = &m->op_scratch[i];
-        sc->tensor = -1;
-        sc->space = ISA_SPACE_SBUF;
-        sc->bytes = b;
-        sc->partitions = t->partitions;
-        sc->first_use = sc->last_use = i;
     }
     uint64_t sp = 0, pp = 0;
     if (place_space(k, t, m, ISA_SPACE_SBUF, &sp, err) ||

@@ -1,5 +1,6 @@
 /* builder.c - the C builder API (see builder.h). */
 #include "builder.h"
+#include "strutil.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,7 +64,7 @@ int enc_builder_finish(enc_builder_t *b)
 
 void enc_set_path(enc_builder_t *b, const char *path)
 {
-    snprintf(b->path, sizeof b->path, "%s", path ? path : "");
+    su_copy(b->path, sizeof b->path, path ? path : "");
 }
 
 /* Copy an op path into a TIR_PATH_LEN field, keeping the innermost part
@@ -655,7 +656,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     else
         snprintf(op->path, sizeof op->path, "op[%d]", b->k->nops);
     if (!op->name[0])
-        snprintf(op->name, sizeof op->name, "%s_%d", tir_op_name(op->kind), b->k->nops);
+        su_join_int(op->name, sizeof op->name, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
     op->core = b->core;
     /* tiles used after their scope ended */
     const tir_ap_t *aps[] = {&op->dst, &op->dst2, &op->src[0], &op->src[1], &op->src[2],

@@ -2,6 +2,7 @@
  * recursive-descent parser over a NUL-terminated string with a depth limit,
  * evaluating as it parses. */
 #include "expr.h"
+#include "strutil.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -33,7 +34,7 @@ int enc_env_push(enc_env_t *e, const char *name, int64_t value, bool pid_dep)
         e->cap = nc;
     }
     enc_var_t *v = &e->vars[e->n++];
-    snprintf(v->name, sizeof v->name, "%s", name);
+    su_copy(v->name, sizeof v->name, name);
     v->value = value;
     v->pid_dep = pid_dep;
     return 0;

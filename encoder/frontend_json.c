@@ -5,6 +5,7 @@
  * so every op is validated by the same code as a C-built kernel.  Every
  * error carries "<file>: <path>: field '<field>'". */
 #include "frontend.h"
+#include "strutil.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -1402,8 +1403,8 @@ static int exec_block(jx_t *j, const cJSON *body, const char *path)
     int i = 0;
     for (const cJSON *s = body->child; s; s = s->next, i++) {
         char p[ENC_PATH_MAX];
-        int n = snprintf(p, sizeof p, "%s[%d]", path, i);
-        if (n >= (int)sizeof p)
+        size_t n = su_join_int(p, sizeof p, path, -1, '[', i, ']');
+        if (n >= sizeof p)
             return jfail(j, path, NULL, "op path too long (nesting too deep)");
         if (exec_stmt(j, s, p))
             return -1;

@@ -17,12 +17,10 @@ void jw_free(jw_t *w)
     memset(w, 0, sizeof *w);
 }
 
-static bool reserve(jw_t *w, size_t n)
+static bool grow(jw_t *w, size_t n)
 {
     if (w->oom)
         return false;
-    if (w->len + n + 1 <= w->cap)
-        return true;
     size_t nc = w->cap ? w->cap : 4096;
     while (nc < w->len + n + 1)
         nc *= 2;
@@ -36,7 +34,13 @@ static bool reserve(jw_t *w, size_t n)
     return true;
 }
 
-static void put(jw_t *w, const char *s, size_t n)
+/* Room for n more bytes and the terminating NUL. */
+static inline bool reserve(jw_t *w, size_t n)
+{
+    return (w->len + n + 1 <= w->cap && !w->oom) || grow(w, n);
+}
+
+static inline void put(jw_t *w, const char *s, size_t n)
 {
     if (!reserve(w, n))
         return;
@@ -45,7 +49,13 @@ static void put(jw_t *w, const char *s, size_t n)
     w->buf[w->len] = 0;
 }
 
-static void putc1(jw_t *w, char c) { put(w, &c, 1); }
+static inline void putc1(jw_t *w, char c)
+{
+    if (!reserve(w, 1))
+        return;
+    w->buf[w->len++] = c;
+    w->buf[w->len] = 0;
+}
 
 static void tabs(jw_t *w, int n)
 {
@@ -105,37 +115,43 @@ void jw_arr_end(jw_t *w)
 }
 
 /* cJSON's print_string_ptr: " \\ \b \f \n \r \t get short escapes, other
- * bytes below 32 become \u00xx, everything else is copied. */
+ * bytes below 32 become \u00xx, everything else is copied.  Written straight
+ * into the buffer after reserving the worst case (6 bytes per input byte). */
 static void put_string(jw_t *w, const char *s)
 {
     if (!s)
         s = "";
-    putc1(w, '"');
-    const unsigned char *p = (const unsigned char *)s;
-    for (;;) {
-        const unsigned char *run = p;
-        while (*p >= 32 && *p != '"' && *p != '\\')
-            p++;
-        put(w, (const char *)run, (size_t)(p - run));
-        if (!*p)
-            break;
-        char esc[8];
-        switch (*p) {
-        case '"': put(w, "\\\"", 2); break;
-        case '\\': put(w, "\\\\", 2); break;
-        case '\b': put(w, "\\b", 2); break;
-        case '\f': put(w, "\\f", 2); break;
-        case '\n': put(w, "\\n", 2); break;
-        case '\r': put(w, "\\r", 2); break;
-        case '\t': put(w, "\\t", 2); break;
-        default:
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            put(w, esc, 6);
+    size_t n = strlen(s);
+    if (!reserve(w, 6 * n + 2))
+        return;
+    char *o = w->buf + w->len;
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned char ch = *p;
+        if (ch >= 32 && ch != '"' && ch != '\\') {
+            *o++ = (char)ch;
+            continue;
+        }
+        *o++ = '\\';
+        switch (ch) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\b': *o++ = 'b'; break;
+        case '\f': *o++ = 'f'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\r': *o++ = 'r'; break;
+        case '\t': *o++ = 't'; break;
+        default: {
+            static const char hex[] = "0123456789abcdef";
+            *o++ = 'u', *o++ = '0', *o++ = '0';
+            *o++ = hex[ch >> 4], *o++ = hex[ch & 15];
             break;
         }
-        p++;
+        }
     }
-    putc1(w, '"');
+    *o++ = '"';
+    w->len = (size_t)(o - w->buf);
+    w->buf[w->len] = 0;
 }
 
 void jw_key(jw_t *w, const char *key)

@@ -3,6 +3,7 @@
  * lowering of its family, like the production codegen's
  * getattr(self, "codegen" + name) dispatch. */
 #include "lower.h"
+#include "strutil.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -56,12 +57,23 @@ int lw_err(lower_ctx_t *c, const char *fmt, ...)
 
 int lower_kernel(lower_ctx_t *c)
 {
+    /* the name dispatch, resolved once per op kind */
+    lower_fn by_kind[TIR_OP_COUNT] = {NULL};
+    bool resolved[TIR_OP_COUNT] = {false};
     for (int i = 0; i < c->k->nops; i++) {
         c->opi = i;
         c->op = &c->k->ops[i];
         c->sub = 0;
         const char *name = tir_op_name(c->op->kind);
-        lower_fn fn = find_lowering(name);
+        unsigned kind = (unsigned)c->op->kind;
+        lower_fn fn;
+        if (kind < TIR_OP_COUNT) {
+            if (!resolved[kind])
+                by_kind[kind] = find_lowering(name), resolved[kind] = true;
+            fn = by_kind[kind];
+        } else {
+            fn = find_lowering(name);
+        }
         if (!fn)
             return lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
         if (fn(c))
@@ -76,10 +88,10 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     in->tir_op = c->opi;
     in->op_kind = tir_op_name(c->op->kind);
     if (c->sub == 0)
-        snprintf(in->name, sizeof in->name, "%s", c->op->name);
+        su_copy(in->name, sizeof in->name, c->op->name);
     else
-        snprintf(in->name, sizeof in->name, "%.50s.%d", c->op->name, c->sub);
-    snprintf(in->src, sizeof in->src, "%s", c->op->path);
+        su_join_int(in->name, sizeof in->name, c->op->name, 50, '.', c->sub, 0);
+    su_copy(in->src, sizeof in->src, c->op->path);
     c->sub++;
 }
 

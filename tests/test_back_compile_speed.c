@@ -3,6 +3,8 @@
  *  - the Generator's encode cache (same body, new header) against
  *    isa_encode run on every instruction, including header values the
  *    encoder rejects on a cache hit;
+ *  - the printf-free name/path builders (encoder/strutil.h) against the
+ *    snprintf calls they replace;
  *  - enc_compile compiling the caller's kernel without copying it leaves
  *    that kernel untouched. */
 #include <setjmp.h>
@@ -21,6 +23,7 @@
 #include "cJSON.h"
 #include "fileio.h"
 #include "jsonw.h"
+#include "strutil.h"
 
 /* ---------------------------------------------------------------- jsonw */
 
@@ -145,6 +148,37 @@ static void test_jsonw_unbalanced_is_an_error(void **state)
     jw_obj_end(&w);
     assert_int_equal(jw_finish(&w), 0);
     jw_free(&w);
+}
+
+/* ------------------------------------------------------------- strutil */
+
+static void test_strutil_matches_snprintf(void **state)
+{
+    (void)state;
+    char longs[300];
+    memset(longs, 'x', sizeof longs - 1);
+    longs[sizeof longs - 1] = 0;
+    const char *strs[] = {"", "a", "tensor_scalar", "body[4].body[0]", longs};
+    const long long vals[] = {0, 7, -3, 1234567, 2147483647, -2147483648LL};
+    const size_t caps[] = {1, 2, 5, 16, 64, 96, 1024};
+    for (size_t si = 0; si < sizeof strs / sizeof strs[0]; si++)
+        for (size_t ci = 0; ci < sizeof caps / sizeof caps[0]; ci++) {
+            size_t cap = caps[ci];
+            char a[1100], b[1100];
+            memset(a, 'Z', sizeof a), memset(b, 'Z', sizeof b);
+            int ref = snprintf(a, cap, "%s", strs[si]);
+            assert_int_equal(su_copy(b, cap, strs[si]), (size_t)ref);
+            assert_memory_equal(a, b, cap);
+            for (size_t vi = 0; vi < sizeof vals / sizeof vals[0]; vi++) {
+                memset(a, 'Z', sizeof a), memset(b, 'Z', sizeof b);
+                ref = snprintf(a, cap, "%.50s.%lld", strs[si], vals[vi]);
+                assert_int_equal(su_join_int(b, cap, strs[si], 50, '.', vals[vi], 0), (size_t)ref);
+                assert_memory_equal(a, b, cap);
+                ref = snprintf(a, cap, "%s[%lld]", strs[si], vals[vi]);
+                assert_int_equal(su_join_int(b, cap, strs[si], -1, '[', vals[vi], ']'), (size_t)ref);
+                assert_memory_equal(a, b, cap);
+            }
+        }
 }
 
 /* ---------------------------------------------------------- encode cache */
@@ -386,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_jsonw_strings_match_cjson),
         cmocka_unit_test(test_jsonw_numbers_match_cjson),
         cmocka_unit_test(test_jsonw_unbalanced_is_an_error),
+        cmocka_unit_test(test_strutil_matches_snprintf),
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),

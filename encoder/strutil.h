@@ -1,0 +1,64 @@
+/* strutil.h - the few string builders the compiler runs once per op or per
+ * instruction (names, paths), without going through printf: for kernels
+ * that unroll to 10^5+ ops, snprintf("%s") was a visible share of compile
+ * time.  Each one produces exactly what the snprintf it replaces did. */
+#ifndef TPB_STRUTIL_H
+#define TPB_STRUTIL_H
+
+#include <stddef.h>
+#include <string.h>
+
+/* snprintf(dst, cap, "%s", src): at most cap-1 bytes, always terminated
+ * (cap > 0); returns strlen(src). */
+static inline size_t su_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    size_t k = n < cap ? n : cap - 1;
+    memcpy(dst, src, k);
+    dst[k] = 0;
+    return n;
+}
+
+/* The decimal digits of v into out (no terminator); returns their count
+ * (at most 20). */
+static inline size_t su_long(char out[21], long long v)
+{
+    char tmp[21];
+    size_t n = 0;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t k = 0;
+    if (v < 0)
+        out[k++] = '-';
+    while (n)
+        out[k++] = tmp[--n];
+    return k;
+}
+
+/* snprintf(dst, cap, "%.*s%c%lld%c", maxlen, s, sep, v, end) with the
+ * last %c left out when end is 0, and maxlen < 0 meaning all of s: at most
+ * cap-1 bytes, terminated; returns the untruncated length. */
+static inline size_t su_join_int(char *dst, size_t cap, const char *s, int maxlen, char sep,
+                                 long long v, char end)
+{
+    size_t n = strlen(s);
+    if (maxlen >= 0 && n > (size_t)maxlen)
+        n = (size_t)maxlen;
+    char tail[24];
+    size_t t = 0;
+    tail[t++] = sep;
+    t += su_long(tail + t, v);
+    if (end)
+        tail[t++] = end;
+    size_t k = n < cap - 1 ? n : cap - 1;
+    memcpy(dst, s, k);
+    size_t r = t < cap - 1 - k ? t : cap - 1 - k;
+    memcpy(dst + k, tail, r);
+    dst[k + r] = 0;
+    return n + t;
+}
+
+#endif
