@@ -80,19 +80,22 @@ typedef struct {
 
 #define BIR_MAX_ACCESS 8
 
+/* The fields the scheduling passes read for every instruction come first,
+ * in one cache line: kernels unroll to 10^5+ instructions and each pass
+ * over them is bound by memory traffic. */
 typedef struct {
     bir_opcode_t opc;        /* L1 */
-    isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
-    bool has_pred;           /* emit a PredExt prefix before it */
-    isa_fmt_PREDEXT_t pred;
     uint32_t engines;        /* engines it may run on (subset of the ISA bitmap) */
     int engine;              /* isa_engine_t after scheduling */
     int queue;               /* DMA queue id (descriptors, triggers), else -1 */
     int dma_group;           /* descriptors and their trigger share a group id, else -1 */
     bool is_dma_desc;        /* descriptor: queued, not executed by the engine */
-    bir_access_t acc[BIR_MAX_ACCESS];
+    bool has_pred;           /* emit a PredExt prefix before it */
     int nacc;
     int tir_op;              /* source op index, -1 for compiler-made instructions */
+    isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
+    isa_fmt_PREDEXT_t pred;
+    bir_access_t acc[BIR_MAX_ACCESS];
     char name[64];           /* instruction name: "<op name>" or "<op name>.<k>" */
     char src[96];            /* source path of the tile-IR op */
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */

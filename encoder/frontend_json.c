@@ -31,7 +31,67 @@ typedef struct {
     bool note_added;             /* loop-variable note appended to the error */
     int grid_ndim;               /* 0: grid object / absent */
     int64_t grid_dims[3];
+    /* results that depend on a statement object only, not on loop
+     * variables, so a statement unrolled N times is checked once */
+    struct memo_entry *memo;
+    size_t memo_cap, memo_n;
 } jx_t;
+
+/* ---- per-object memo: (object, what) -> value ---- */
+
+struct memo_entry {
+    const cJSON *obj;
+    const void *what;            /* the question: an allowed-field list, a table */
+    const void *value;
+};
+
+static size_t memo_slot(const jx_t *j, const cJSON *obj, const void *what)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)obj * 0x9e3779b97f4a7c15ull) ^
+                 ((uint64_t)(uintptr_t)what * 0xc2b2ae3d27d4eb4full);
+    return (size_t)(h ^ h >> 29) & (j->memo_cap - 1);
+}
+
+static const void *memo_get(const jx_t *j, const cJSON *obj, const void *what)
+{
+    if (!j->memo_cap)
+        return NULL;
+    for (size_t i = memo_slot(j, obj, what);; i = (i + 1) & (j->memo_cap - 1)) {
+        const struct memo_entry *e = &j->memo[i];
+        if (!e->obj)
+            return NULL;
+        if (e->obj == obj && e->what == what)
+            return e->value;
+    }
+}
+
+/* Best effort: when memory runs out the answer is simply not kept. */
+static void memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
+{
+    if (2 * (j->memo_n + 1) > j->memo_cap) {
+        size_t nc = j->memo_cap ? 2 * j->memo_cap : 256;
+        struct memo_entry *old = j->memo, *nw = calloc(nc, sizeof *nw);
+        if (!nw)
+            return;
+        size_t oc = j->memo_cap;
+        j->memo = nw;
+        j->memo_cap = nc;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i].obj) {
+                size_t k = memo_slot(j, old[i].obj, old[i].what);
+                while (nw[k].obj)
+                    k = (k + 1) & (nc - 1);
+                nw[k] = old[i];
+            }
+        free(old);
+    }
+    size_t k = memo_slot(j, obj, what);
+    while (j->memo[k].obj && !(j->memo[k].obj == obj && j->memo[k].what == what))
+        k = (k + 1) & (j->memo_cap - 1);
+    if (!j->memo[k].obj)
+        j->memo_n++;
+    j->memo[k] = (struct memo_entry){obj, what, value};
+}
 
 /* ---- errors ---- */
 
@@ -70,6 +130,8 @@ static const char *type_name(const cJSON *it)
 /* Reject fields outside `allowed` (NULL-terminated) and duplicate keys. */
 static int check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed)
 {
+    if (memo_get(j, obj, allowed))
+        return 0;   /* this object passed this check before (an earlier iteration) */
     for (const cJSON *c = obj->child; c; c = c->next) {
         bool ok = !strcmp(c->string, "comment");
         for (int i = 0; !ok && allowed[i]; i++)
@@ -86,6 +148,7 @@ static int check_fields(jx_t *j, const cJSON *obj, const char *path, const char 
             if (!strcmp(d->string, c->string))
                 return jfail(j, path, c->string, "given twice");
     }
+    memo_put(j, obj, allowed, obj);
     return 0;
 }
 
@@ -1392,7 +1455,9 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
         j->depth--;
         return rc;
     }
-    const opdef_t *d = find_opdef(strip_prefix(name));
+    const opdef_t *d = memo_get(j, o, opdefs);
+    if (!d && (d = find_opdef(strip_prefix(name))))
+        memo_put(j, o, opdefs, d);
     if (!d)
         return jfail(j, path, "op", "unknown op '%s' (see docs/kernel-format.md)", name);
     return exec_compute_op(j, o, path, d);
@@ -1802,6 +1867,7 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
         cJSON_Delete(root);
     }
 done:
+    free(j->memo);
     enc_env_free(&j->env);
     enc_builder_free(&j->b);
     free(j);
