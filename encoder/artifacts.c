@@ -51,8 +51,13 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
                          const char *dir, tpb_err_t *err)
 {
     const bir_block_t *b = &m->funcs[0].blocks[0];
+    char name[64], path[4096];
+    snprintf(name, sizeof name, "%s.json", isa_engine_name((isa_engine_t)e));
+    fio_atomic_t out;
+    if (fio_join(path, sizeof path, dir, name, err) || fio_atomic_open(&out, path, err))
+        return -1;
     jw_t w;
-    jw_init(&w);
+    jw_init_file(&w, out.f);
     jw_obj_begin(&w);
     jw_key(&w, "engine");
     jw_str(&w, isa_engine_name((isa_engine_t)e));
@@ -101,13 +106,14 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     }
     jw_arr_end(&w);
     jw_obj_end(&w);
-    char name[64], path[4096];
-    snprintf(name, sizeof name, "%s.json", isa_engine_name((isa_engine_t)e));
-    int rc = fio_join(path, sizeof path, dir, name, err);
-    if (!rc && jw_finish(&w))
-        rc = tpb_errf(err, "%s: out of memory serialising JSON", path);
-    if (!rc)
-        rc = fio_write_atomic(path, w.buf, w.len, err);
+    int rc = 0;
+    if (jw_finish(&w)) {
+        rc = w.io_error ? tpb_errf(err, "%s: write failed", path)
+                        : tpb_errf(err, "%s: out of memory serialising JSON", path);
+        fio_atomic_abort(&out);
+    } else {
+        rc = fio_atomic_commit(&out, err);
+    }
     jw_free(&w);
     return rc;
 }

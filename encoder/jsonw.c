@@ -11,6 +11,26 @@
 
 void jw_init(jw_t *w) { memset(w, 0, sizeof *w); }
 
+void jw_init_file(jw_t *w, FILE *f)
+{
+    jw_init(w);
+    w->sink = f;
+}
+
+/* Write out the buffered text (sink mode). */
+static bool drain(jw_t *w)
+{
+    if (!w->len)
+        return true;
+    if (fwrite(w->buf, 1, w->len, w->sink) != w->len) {
+        w->oom = w->io_error = true;
+        return false;
+    }
+    w->len = 0;
+    w->buf[0] = 0;
+    return true;
+}
+
 void jw_free(jw_t *w)
 {
     free(w->buf);
@@ -21,7 +41,13 @@ static bool grow(jw_t *w, size_t n)
 {
     if (w->oom)
         return false;
-    size_t nc = w->cap ? w->cap : 4096;
+    if (w->sink) {
+        if (!drain(w))
+            return false;
+        if (n + 1 <= w->cap)
+            return true;
+    }
+    size_t nc = w->cap ? w->cap : w->sink ? JW_CHUNK : 4096;
     while (nc < w->len + n + 1)
         nc *= 2;
     char *p = realloc(w->buf, nc);
@@ -235,4 +261,9 @@ void jw_int(jw_t *w, long long v)
         put_number(w, (double)v);
 }
 
-int jw_finish(const jw_t *w) { return w->oom || w->depth != 0 ? -1 : 0; }
+int jw_finish(jw_t *w)
+{
+    if (w->sink && !w->oom)
+        drain(w);
+    return w->oom || w->depth != 0 ? -1 : 0;
+}

@@ -150,6 +150,61 @@ static void test_jsonw_unbalanced_is_an_error(void **state)
     jw_free(&w);
 }
 
+/* Streaming to a file gives the same text as the in-memory buffer, across
+ * many chunk boundaries; a failing sink is reported. */
+static void test_jsonw_sink_matches_buffer(void **state)
+{
+    (void)state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/back_speed_sink_%ld.json", TPB_BINARY_DIR, (long)getpid());
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    jw_t a, b;
+    jw_init(&a);
+    jw_init_file(&b, f);
+    jw_t *ws[] = {&a, &b};
+    for (int k = 0; k < 2; k++) {
+        jw_t *w = ws[k];
+        jw_obj_begin(w);
+        jw_key(w, "debug");
+        jw_arr_begin(w);
+        for (int i = 0; i < 20000; i++) {
+            jw_obj_begin(w);
+            jw_key(w, "pc"), jw_int(w, i);
+            jw_key(w, "name"), jw_str(w, i % 7 ? "tensor_scalar" : "tab\there \"q\"");
+            jw_obj_end(w);
+        }
+        jw_arr_end(w);
+        jw_obj_end(w);
+        assert_int_equal(jw_finish(w), 0);
+    }
+    assert_int_equal(fclose(f), 0);
+    assert_true(b.cap < a.len);   /* it really streamed */
+    uint8_t *buf;
+    size_t len;
+    tpb_err_t err;
+    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
+    assert_int_equal(len, a.len);
+    assert_memory_equal(buf, a.buf, len);
+    free(buf);
+    unlink(path);
+    jw_free(&a);
+    jw_free(&b);
+    /* a sink that cannot take the text */
+    FILE *full = fopen("/dev/full", "wb");
+    if (full) {
+        jw_init_file(&b, full);
+        jw_arr_begin(&b);
+        for (int i = 0; i < 100000; i++)
+            jw_str(&b, "some text to fill the chunk");
+        jw_arr_end(&b);
+        assert_int_not_equal(jw_finish(&b), 0);
+        assert_true(b.io_error);
+        jw_free(&b);
+        fclose(full);
+    }
+}
+
 /* ------------------------------------------------------------- strutil */
 
 static void test_strutil_matches_snprintf(void **state)
@@ -420,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_jsonw_strings_match_cjson),
         cmocka_unit_test(test_jsonw_numbers_match_cjson),
         cmocka_unit_test(test_jsonw_unbalanced_is_an_error),
+        cmocka_unit_test(test_jsonw_sink_matches_buffer),
         cmocka_unit_test(test_strutil_matches_snprintf),
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
