@@ -211,7 +211,14 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     for (int i = 0; !psum && i < m->nops; i++)
         if (m->op_scratch[i].bytes)
             reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
-    qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    /* tiles are mostly declared in the order they are first used: sort
+     * only when they are not (the order is total, so the result is the
+     * same either way) */
+    bool sorted = true;
+    for (int i = 1; i < nr && sorted; i++)
+        sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
+    if (!sorted)
+        qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
     int np = 0;
     int rc = 0;
     *peak = 0;

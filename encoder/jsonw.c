@@ -141,16 +141,10 @@ void jw_arr_end(jw_t *w)
 }
 
 /* cJSON's print_string_ptr: " \\ \b \f \n \r \t get short escapes, other
- * bytes below 32 become \u00xx, everything else is copied.  Written straight
- * into the buffer after reserving the worst case (6 bytes per input byte). */
-static void put_string(jw_t *w, const char *s)
+ * bytes below 32 become \u00xx, everything else is copied.  o has room for
+ * 6 bytes per input byte plus the quotes; returns the end. */
+static char *escape_into(char *o, const char *s)
 {
-    if (!s)
-        s = "";
-    size_t n = strlen(s);
-    if (!reserve(w, 6 * n + 2))
-        return;
-    char *o = w->buf + w->len;
     *o++ = '"';
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         unsigned char ch = *p;
@@ -176,7 +170,17 @@ static void put_string(jw_t *w, const char *s)
         }
     }
     *o++ = '"';
-    w->len = (size_t)(o - w->buf);
+    return o;
+}
+
+/* Reserve the worst case (6 bytes per input byte) and escape in place. */
+static void put_string(jw_t *w, const char *s)
+{
+    if (!s)
+        s = "";
+    if (!reserve(w, 6 * strlen(s) + 2))
+        return;
+    w->len = (size_t)(escape_into(w->buf + w->len, s) - w->buf);
     w->buf[w->len] = 0;
 }
 
@@ -184,12 +188,22 @@ void jw_key(jw_t *w, const char *key)
 {
     if (w->depth <= 0)
         return;
-    if (w->has_item[w->depth - 1])
-        put(w, ",\n", 2);
+    bool sep = w->has_item[w->depth - 1];
     w->has_item[w->depth - 1] = true;
-    tabs(w, w->depth);
-    put_string(w, key);
-    put(w, ":\t", 2);
+    if (!key)
+        key = "";
+    /* [",\n"] tabs "key" ":\t" in one go */
+    if (!reserve(w, 2 + (size_t)w->depth + 6 * strlen(key) + 2 + 2))
+        return;
+    char *o = w->buf + w->len;
+    if (sep)
+        *o++ = ',', *o++ = '\n';
+    for (int i = 0; i < w->depth; i++)
+        *o++ = '\t';
+    o = escape_into(o, key);
+    *o++ = ':', *o++ = '\t';
+    w->len = (size_t)(o - w->buf);
+    w->buf[w->len] = 0;
 }
 
 void jw_str(jw_t *w, const char *s)
