@@ -99,6 +99,7 @@ void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     in->dma_group = -1;
     in->tir_op = -1;
     in->op_kind = "sync";
+    in->src = "";
 }
 
 bool bir_inst_access(bir_inst_t *in, const bir_access_t *a)

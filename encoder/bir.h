@@ -97,7 +97,8 @@ typedef struct {
     isa_fmt_PREDEXT_t pred;
     bir_access_t acc[BIR_MAX_ACCESS];
     char name[64];           /* instruction name: "<op name>" or "<op name>.<k>" */
-    char src[96];            /* source path of the tile-IR op */
+    const char *src;         /* source path: the tile-IR op's path (the kernel outlives
+                                the module), "" for compiler-made instructions */
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */
 } bir_inst_t;
 

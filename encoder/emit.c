@@ -243,14 +243,14 @@ static int encode(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES], unsign
         p.l2 = isa_ops[ISA_OP_PRED_EXT].l2;
         p.f.PREDEXT = in->pred;
         if (isa_encode(&p, out[n], &ie) != ISA_OK)
-            return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name, in->src,
+            return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name, in->src ? in->src : "",
                             ie.msg);
         n++;
     }
     unsigned k = 0;
     if (isa_encode_with_prefixes(&in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k, &ie) != ISA_OK)
         return tpb_errf(err, "instruction %d '%s' (%s, %s): %s", idx, in->name,
-                        in->src[0] ? in->src : "compiler", isa_ops[in->isa.op].mnemonic, ie.msg);
+                        in->src && in->src[0] ? in->src : "compiler", isa_ops[in->isa.op].mnemonic, ie.msg);
     *nb = n + k;
     return 0;
 }

@@ -91,7 +91,7 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
         su_copy(in->name, sizeof in->name, c->op->name);
     else
         su_join_int(in->name, sizeof in->name, c->op->name, 50, '.', c->sub, 0);
-    su_copy(in->src, sizeof in->src, c->op->path);
+    in->src = c->op->path;
     c->sub++;
 }
 

@@ -66,7 +66,7 @@ int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
         if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
             !(isa_ops[in->isa.op].engines & (1u << in->engine)))
             return tpb_errf(err, "instruction %d '%s' (%s, %s): %s cannot run on %s", i, in->name,
-                            in->src, isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
+                            in->src ? in->src : "", isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
                             in->engine == ISA_ENG_UNASSIGNED
                                 ? "any engine"
                                 : isa_engine_name((isa_engine_t)in->engine));
@@ -231,7 +231,7 @@ static void nop_for(bir_inst_t *nop, const bir_inst_t *in, int sem, uint32_t v)
     nop->tir_op = in->tir_op;
     nop->op_kind = "sync";
     snprintf(nop->name, sizeof nop->name, "wait.%.50s", in->name);
-    snprintf(nop->src, sizeof nop->src, "%s", in->src);
+    nop->src = in->src;
     set_wait(nop, sem, v);
 }
 
