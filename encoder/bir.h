@@ -70,10 +70,12 @@ typedef struct {
     int first_use, last_use; /* tile-IR op index range (liveness); -1 = never used */
 } bir_mloc_t;
 
-/* One memory range an instruction touches (a conservative bounding box). */
+/* One memory range an instruction touches (a conservative bounding box).
+ * Narrow fields (32 bytes, not 40): eight of these sit in every BIR
+ * instruction.  Partitions are at most 128 (checked by the lowering). */
 typedef struct {
-    unsigned space;          /* ISA_SPACE_* */
-    unsigned p0, p1;         /* partitions [p0, p1) (HBM: 0, 1) */
+    uint8_t space;           /* ISA_SPACE_* */
+    uint16_t p0, p1;         /* partitions [p0, p1) (HBM: 0, 1) */
     uint64_t lo, hi;         /* bytes [lo, hi) in the partition / in HBM */
     bool write;
 } bir_access_t;
