@@ -41,6 +41,10 @@ int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err);
 /* Dependencies + semaphore waits/updates; Nops for extra waits; queue
  * drains and a Halt per used engine at the end. */
 int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
+/* The same with the scan budget given: after scan_budget producers the
+ * dependency search switches to the memory index (same result; tests run
+ * both extremes: 0 = always the index, INT_MAX = never). */
+int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, tpb_err_t *err);
 /* Semaphore id of a TPB engine / a queue. */
 int sched_engine_sem(int engine);
 

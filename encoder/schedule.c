@@ -270,6 +270,162 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
     return 0;
 }
 
+/* ---- producer index ----
+ * The dependency search of an instruction scans the producers back from the
+ * newest while some of them are not implied by what its engine already
+ * waited for.  When an engine never waits on some semaphore (a DVE chain
+ * next to a stream of unrelated DMAs, say) that scan reaches back to the
+ * start of the program for every instruction: quadratic.  So every producer
+ * is also filed by the memory it touches: per (space, chunk of bytes,
+ * read/write) a list of producers per semaphore.  A scan that runs long is
+ * abandoned and redone on the index, which only visits producers that share
+ * a chunk with one of the instruction's accesses.  Both searches give the
+ * same answer (per semaphore: the newest conflicting producer above what is
+ * known); the index just skips producers that cannot overlap.  Accesses
+ * wider than PIX_WIDE_CHUNKS chunks are filed once, in a per-space "wide"
+ * list that every query of that space also scans. */
+#define PIX_WIDE_CHUNKS 64u
+#define PIX_SCAN_BUDGET 256
+#define PIX_WIDE_CHUNK ((1ull << 56) - 1)
+
+typedef struct {
+    int *v;
+    int n, cap;
+} ivec_t;
+
+typedef struct {
+    ivec_t by_sem[BIR_MAX_SEMS];   /* producer indices, ascending */
+} pbucket_t;
+
+typedef struct {
+    uint64_t *keys;                /* open addressing; 0 = empty */
+    int *slot_bucket;
+    size_t cap, n;
+    pbucket_t *buckets;
+    int nb, capb;
+    bool oom;
+} pindex_t;
+
+static unsigned chunk_shift(unsigned space) { return space == ISA_SPACE_HBM ? 16 : 8; }
+
+static uint64_t pix_key(unsigned space, uint64_t chunk, bool write)
+{
+    return (((chunk << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
+}
+
+static size_t pix_hash(uint64_t k, size_t cap)
+{
+    k *= 0x9e3779b97f4a7c15ull;
+    return (size_t)(k ^ k >> 31) & (cap - 1);
+}
+
+static void pix_free(pindex_t *x)
+{
+    for (int b = 0; b < x->nb; b++)
+        for (int s = 0; s < BIR_MAX_SEMS; s++)
+            free(x->buckets[b].by_sem[s].v);
+    free(x->buckets);
+    free(x->keys);
+    free(x->slot_bucket);
+    memset(x, 0, sizeof *x);
+}
+
+/* The bucket of key, or NULL (absent and !create, or out of memory). */
+static pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
+{
+    if (x->cap) {
+        for (size_t i = pix_hash(key, x->cap);; i = (i + 1) & (x->cap - 1)) {
+            if (x->keys[i] == key)
+                return &x->buckets[x->slot_bucket[i]];
+            if (!x->keys[i])
+                break;
+        }
+    }
+    if (!create || x->oom)
+        return NULL;
+    if (2 * (x->n + 1) > x->cap) {
+        size_t nc = x->cap ? 2 * x->cap : 1024;
+        uint64_t *nk = calloc(nc, sizeof *nk);
+        int *ns = calloc(nc, sizeof *ns);
+        if (!nk || !ns) {
+            free(nk), free(ns);
+            x->oom = true;
+            return NULL;
+        }
+        for (size_t i = 0; i < x->cap; i++)
+            if (x->keys[i]) {
+                size_t j = pix_hash(x->keys[i], nc);
+                while (nk[j])
+                    j = (j + 1) & (nc - 1);
+                nk[j] = x->keys[i], ns[j] = x->slot_bucket[i];
+            }
+        free(x->keys), free(x->slot_bucket);
+        x->keys = nk, x->slot_bucket = ns, x->cap = nc;
+    }
+    if (x->nb == x->capb) {
+        int nc = x->capb ? 2 * x->capb : 256;
+        pbucket_t *nb = realloc(x->buckets, (size_t)nc * sizeof *nb);
+        if (!nb) {
+            x->oom = true;
+            return NULL;
+        }
+        x->buckets = nb, x->capb = nc;
+    }
+    memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
+    size_t i = pix_hash(key, x->cap);
+    while (x->keys[i])
+        i = (i + 1) & (x->cap - 1);
+    x->keys[i] = key;
+    x->slot_bucket[i] = x->nb;
+    x->n++;
+    return &x->buckets[x->nb++];
+}
+
+static void pix_append(pindex_t *x, uint64_t key, int sem, int p)
+{
+    pbucket_t *b = pix_bucket(x, key, true);
+    if (!b)
+        return;
+    ivec_t *l = &b->by_sem[sem];
+    if (l->n && l->v[l->n - 1] == p)
+        return;
+    if (l->n == l->cap) {
+        int nc = l->cap ? 2 * l->cap : 8;
+        int *nv = realloc(l->v, (size_t)nc * sizeof *nv);
+        if (!nv) {
+            x->oom = true;
+            return;
+        }
+        l->v = nv, l->cap = nc;
+    }
+    l->v[l->n++] = p;
+}
+
+static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
+{
+    unsigned sh = chunk_shift(a->space);
+    *c0 = a->lo >> sh;
+    *c1 = (a->hi - 1) >> sh;
+    return *c1 - *c0 >= PIX_WIDE_CHUNKS;
+}
+
+/* File producer p (semaphore sem) under every chunk its accesses touch. */
+static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p)
+{
+    for (int a = 0; a < in->nacc; a++) {
+        const bir_access_t *ac = &in->acc[a];
+        if (ac->hi <= ac->lo)
+            continue;   /* touches nothing */
+        uint64_t c0, c1;
+        if (access_wide(ac, &c0, &c1)) {
+            pix_append(x, pix_key(ac->space, PIX_WIDE_CHUNK, ac->write), sem, p);
+            continue;
+        }
+        for (uint64_t c = c0; c <= c1; c++)
+            pix_append(x, pix_key(ac->space, c, ac->write), sem, p);
+    }
+}
+
 /* Per-walk state of sched_synchronise. */
 typedef struct {
     int nsems;
@@ -282,6 +438,7 @@ typedef struct {
     int np;
     unsigned waits, nops;
     pending_t pending;
+    pindex_t index;
 } sync_walk_t;
 
 static void walk_free(sync_walk_t *w)
@@ -291,6 +448,7 @@ static void walk_free(sync_walk_t *w)
     for (int s = 0; s < BIR_MAX_SEMS; s++)
         free(w->by_val[s]);
     free(w->pending.v);
+    pix_free(&w->index);
 }
 
 static int walk_init(sync_walk_t *w, int n, int nsems)
@@ -308,8 +466,70 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
     return 0;
 }
 
+/* Newest producer in list l above *lim that conflicts with in. */
+static void scan_list(const sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                      const ivec_t *l, uint32_t *lim, int *giver)
+{
+    for (int k = l->n - 1; k >= 0; k--) {
+        const prod_t *pr = &w->prods[l->v[k]];
+        if (pr->tok.value <= *lim)
+            return;   /* older entries have smaller values */
+        if (conflicts(in, &b->insts[pr->inst])) {
+            *lim = pr->tok.value;
+            *giver = l->v[k];
+            return;
+        }
+    }
+}
+
+/* The dependency search on the index: per semaphore, the newest producer
+ * above what the engine knows that conflicts with in. */
+static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in, bool is_dma,
+                         const uint32_t *kn, uint32_t *need, int *giver)
+{
+    int own = is_dma ? -1 : sched_engine_sem(in->engine);
+    for (int s = 0; s < w->nsems; s++) {
+        if (s == own)
+            continue;   /* same engine, in order */
+        uint32_t lim = kn[s];
+        int g = -1;
+        for (int a = 0; a < in->nacc; a++) {
+            const bir_access_t *ac = &in->acc[a];
+            if (ac->hi <= ac->lo)
+                continue;
+            uint64_t c0, c1;
+            if (access_wide(ac, &c0, &c1)) {
+                /* every producer on s, newest first */
+                for (uint32_t v = w->count[s]; v > lim; v--) {
+                    int p = w->by_val[s][v];
+                    if (conflicts(in, &b->insts[w->prods[p].inst])) {
+                        lim = v, g = p;
+                        break;
+                    }
+                }
+                continue;
+            }
+            for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
+                const pbucket_t *wb = pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind),
+                                                 false);
+                if (wb)
+                    scan_list(w, b, in, &wb->by_sem[s], &lim, &g);
+                for (uint64_t c = c0; c <= c1; c++) {
+                    const pbucket_t *cb = pix_bucket(&w->index, pix_key(ac->space, c, kind), false);
+                    if (cb)
+                        scan_list(w, b, in, &cb->by_sem[s], &lim, &g);
+                }
+            }
+        }
+        if (g >= 0) {
+            need[s] = lim;
+            giver[s] = g;
+        }
+    }
+}
+
 /* Waits and the completion update of instruction i (in place). */
-static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i)
+static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int scan_budget)
 {
     bir_inst_t *in = &b->insts[i];
     int nsems = w->nsems;
@@ -321,7 +541,14 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i)
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
+    int budget = scan_budget;
     for (int p = w->np - 1; p >= stop; p--) {
+        if (--budget < 0 && !w->index.oom) {
+            /* a long way back: ask the index instead (same answer) */
+            memset(need, 0, sizeof need);
+            search_index(w, b, in, is_dma, kn, need, giver);
+            break;
+        }
         const prod_t *pr = &w->prods[p];
         uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
         if (thr >= pr->tok.value)
@@ -375,6 +602,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i)
     pr->tok = (token_t){sem, w->count[sem]};
     memcpy(snap, kn, (size_t)nsems * sizeof *snap);
     snap[sem] = w->count[sem];
+    pix_add(&w->index, in, sem, w->np - 1);
     if (!is_dma)   /* later instructions of this engine follow it in order */
         kn[sem] = w->count[sem];
     if (is_dma)
@@ -415,6 +643,11 @@ static int append_tail(sync_walk_t *w, bir_module_t *m, bir_block_t *b, tpb_err_
 
 int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
 {
+    return sched_synchronise_budget(m, st, PIX_SCAN_BUDGET, err);
+}
+
+int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, tpb_err_t *err)
+{
     bir_block_t *b = bir_main_block(m);
     int n = b->ninsts;
     sync_walk_t w;
@@ -426,7 +659,7 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
     for (int i = 0; i < n && !rc; i++) {
         bir_inst_t *in = &b->insts[i];
         w.used[in->engine] = true;
-        if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i))
+        if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i, scan_budget))
             rc = tpb_errf(err, "out of memory in the scheduler");
     }
     if (!rc && (insert_nops(b, &w.pending, err) || append_tail(&w, m, b, err)))

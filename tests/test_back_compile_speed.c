@@ -5,6 +5,7 @@
  *    encoder rejects on a cache hit;
  *  - the printf-free name/path builders (encoder/strutil.h) against the
  *    snprintf calls they replace;
+ *  - the scheduler's memory index against its plain backward scan;
  *  - enc_compile compiling the caller's kernel without copying it leaves
  *    that kernel untouched. */
 #include <setjmp.h>
@@ -236,9 +237,136 @@ static void test_strutil_matches_snprintf(void **state)
         }
 }
 
-/* ---------------------------------------------------------- encode cache */
+/* ------------------------------------------ dependency search: index */
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
+
+static uint32_t lcg(uint32_t *st)
+{
+    *st = *st * 1664525u + 1013904223u;
+    return *st >> 8;
+}
+
+/* A random kernel: loads/stores of HBM slices, compute on random engines,
+ * tiles small and wide (a 32 KiB row is "wide" for the index). */
+static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
+{
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "random_%u", seed);
+    int a = BU_T(k, "a", TIR_T_INPUT, ISA_DT_FP32, 512, 64);
+    int out = BU_T(k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 512, 64);
+    int big_in = BU_T(k, "big", TIR_T_INPUT, ISA_DT_FP32, 128, 8192);
+    int tiles[5];
+    tiles[0] = BU_T(k, "t0", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tiles[1] = BU_T(k, "t1", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tiles[2] = BU_T(k, "t2", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tiles[3] = BU_T(k, "t3", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int wide = BU_T(k, "wide", TIR_T_SBUF, ISA_DT_FP32, 128, 8192);
+    tiles[4] = wide;
+    const int engines[] = {ISA_ENG_DVE, ISA_ENG_ACT, ISA_ENG_POOL};
+    uint32_t st = seed;
+    tir_op_t op;
+    for (int i = 0; i < 4; i++) {   /* every tile defined first */
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_full(k, tiles[i]);
+        op.src[0] = bu_ap(a, (int64_t)(i % 4) * 128 * 64, 2, (int64_t)64, (int64_t)128, (int64_t)1,
+                          (int64_t)64);
+        op.nsrc = 1;
+        bu_op(k, &op, "ld0");
+    }
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(k, wide), op.src[0] = bu_full(k, big_in), op.nsrc = 1;
+    bu_op(k, &op, "ldw");
+    for (int i = 0; i < nops; i++) {
+        uint32_t r = lcg(&st) % 10;
+        int d = tiles[lcg(&st) % 4], s0 = tiles[lcg(&st) % 4];
+        int64_t row = (int64_t)(lcg(&st) % 4) * 128 * 64;
+        if (r < 2) {
+            tir_op_init(&op, TIR_LOAD);
+            op.dst = bu_full(k, d);
+            op.src[0] = bu_ap(a, row, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+            op.nsrc = 1;
+            bu_op(k, &op, "ld");
+        } else if (r < 3) {
+            tir_op_init(&op, TIR_STORE);
+            op.dst = bu_ap(out, row, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+            op.src[0] = bu_full(k, s0);
+            op.nsrc = 1;
+            bu_op(k, &op, "st");
+        } else if (r < 4) {
+            /* touch the wide tile: a slice of it to/from a small one */
+            tir_op_init(&op, TIR_TENSOR_COPY);
+            int64_t col = (int64_t)(lcg(&st) % 128) * 64;
+            tir_ap_t wslice = bu_ap(wide, col, 2, (int64_t)8192, (int64_t)128, (int64_t)1, (int64_t)64);
+            if (lcg(&st) & 1)
+                op.dst = wslice, op.src[0] = bu_full(k, s0);
+            else
+                op.dst = bu_full(k, d), op.src[0] = wslice;
+            op.nsrc = 1;
+            op.engine = engines[lcg(&st) % 3];
+            bu_op(k, &op, "cp");
+        } else if (r < 7) {
+            tir_op_init(&op, TIR_TENSOR_SCALAR);
+            op.dst = bu_full(k, d), op.src[0] = bu_full(k, s0), op.nsrc = 1;
+            op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0;
+            op.engine = engines[lcg(&st) % 3];
+            bu_op(k, &op, "ts");
+        } else {
+            tir_op_init(&op, TIR_TENSOR_TENSOR);
+            op.dst = bu_full(k, d), op.src[0] = bu_full(k, s0);
+            op.src[1] = bu_full(k, tiles[lcg(&st) % 4]);
+            op.nsrc = 2;
+            op.op0 = ISA_ALU_ADD;
+            op.engine = lcg(&st) & 1 ? ISA_ENG_DVE : ISA_ENG_POOL;
+            bu_op(k, &op, "tt");
+        }
+    }
+    tir_op_init(&op, TIR_STORE);
+    op.dst = bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+    op.src[0] = bu_full(k, tiles[0]);
+    op.nsrc = 1;
+    bu_op(k, &op, "st_end");
+}
+
+static int lower_and_sync(bu_run_t *r, const tir_kernel_t *k, int budget)
+{
+    if (bu_lower(r, k, trn2(), false))
+        return -1;
+    if (sched_assign_engines(&r->m, &r->err) || sched_assign_queues(&r->m, trn2(), &r->err))
+        return -1;
+    return sched_synchronise_budget(&r->m, &r->st, budget, &r->err);
+}
+
+/* The memory index finds exactly the waits the plain backward scan finds. */
+static void test_sync_index_matches_scan(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 12; seed++) {
+        tir_kernel_t k;
+        build_random(&k, seed, 150);
+        bu_run_t lin, idx;
+        int rc = lower_and_sync(&lin, &k, INT_MAX);
+        if (rc)
+            print_error("seed %u: %s\n", seed, lin.err.msg);
+        assert_int_equal(rc, 0);
+        assert_int_equal(lower_and_sync(&idx, &k, 0), 0);
+        bir_block_t *a = bu_block(&lin), *b = bu_block(&idx);
+        assert_int_equal(a->ninsts, b->ninsts);
+        assert_true(lin.st.waits > 10);   /* the kernel does synchronise */
+        assert_int_equal(lin.st.waits, idx.st.waits);
+        assert_int_equal(lin.st.nops, idx.st.nops);
+        for (int i = 0; i < a->ninsts; i++) {
+            assert_string_equal(a->insts[i].name, b->insts[i].name);
+            assert_memory_equal(&a->insts[i].isa.sync, &b->insts[i].isa.sync,
+                                sizeof a->insts[i].isa.sync);
+        }
+        bu_free(&lin);
+        bu_free(&idx);
+        tir_kernel_free(&k);
+    }
+}
+
+/* ---------------------------------------------------------- encode cache */
 
 /* load; 6 x (t += 1) on DVE; 3 x predicated select on DVE (PredExt);
  * 3 x an add with 3 free dims (ApExt) on Pool; store. */
@@ -480,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),
+        cmocka_unit_test(test_sync_index_matches_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
