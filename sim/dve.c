@@ -24,7 +24,7 @@ typedef struct {
 static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is_ptr,
                         const sim_opnd_t *first, const char *name)
 {
-    memset(s, 0, sizeof *s);
+    sim_opnds_none(&s->o, 1);
     s->is_ptr = is_ptr;
     s->imm = sim_val_imm(bits);
     if (!is_ptr)
@@ -111,7 +111,7 @@ static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
@@ -171,7 +171,7 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
 {
     const isa_fmt_TT_t *f = &d->inst.f.TT;
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (check_alu(ctx, f->op, "op"))
         return -1;
@@ -274,9 +274,9 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_TS_t *f = &d->inst.f.TS;
     sim_opnd_t o[2];
     scalar_t s0, s1;
-    memset(o, 0, sizeof o);
-    memset(&s0, 0, sizeof s0);
-    memset(&s1, 0, sizeof s1);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_none(&s0.o, 1);
+    sim_opnds_none(&s1.o, 1);
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
@@ -373,8 +373,8 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_STT_t *f = &d->inst.f.STT;
     sim_opnd_t o[3];
     scalar_t s0;
-    memset(o, 0, sizeof o);
-    memset(&s0, 0, sizeof s0);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_none(&s0.o, 1);
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
@@ -423,7 +423,7 @@ static int exec_tensor_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_RED_t *f = &d->inst.f.RED;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     sim_val_t *acc = NULL;
     int rc = -1;
     if (check_alu(ctx, f->op, "op"))
@@ -512,8 +512,8 @@ static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_SCAN_t *f = &d->inst.f.SCAN;
     sim_opnd_t o[3];
     scalar_t init;
-    memset(o, 0, sizeof o);
-    memset(&init, 0, sizeof init);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_none(&init.o, 1);
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
@@ -616,7 +616,7 @@ static int exec_max8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     float *row = NULL;
     uint8_t *taken = NULL;
     int rc = -1;
@@ -671,7 +671,7 @@ static int m8_run(sim_exec_ctx_t *ctx, const isa_tap_t *in, const isa_tap_t *out
                   const isa_ptr_t *vals, const isa_ptr_t *idxp, m8_mode_t m)
 {
     sim_opnd_t o[4];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     float *row = NULL;
     uint8_t *done_el = NULL;
     int rc = -1;
@@ -811,6 +811,7 @@ static sim_opnd_t snap_view(const sim_opnd_t *o, uint8_t *buf, uint32_t *offs)
     for (uint32_t i = 0; i < o->nfree; i++)
         offs[i] = i * o->esize;
     v.off = offs;
+    v.owned = false; /* offs belongs to the caller */
     return v;
 }
 
@@ -818,7 +819,7 @@ static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
@@ -864,7 +865,7 @@ static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                              f->m16, f->m17, f->m18, f->m19, f->m20, f->m21, f->m22, f->m23,
                              f->m24, f->m25, f->m26, f->m27, f->m28, f->m29, f->m30, f->m31 };
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
@@ -931,7 +932,7 @@ static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_DROP_t *f = &d->inst.f.DROP;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (!(f->prob >= 0.0f && f->prob <= 1.0f))
         return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
@@ -965,7 +966,7 @@ static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_CPRED_t *f = &d->inst.f.CPRED;
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (opnds_two_in(ctx, o, &f->pred, "pred", &f->in, "in", &f->out))
         goto done;
@@ -1000,7 +1001,7 @@ static int exec_quantize_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_QMX_t *f = &d->inst.f.QMX;
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) ||

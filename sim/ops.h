@@ -5,7 +5,9 @@
 #define TPB_SIM_OPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "exec.h"
 #include "numeric.h"
@@ -16,9 +18,10 @@
 
 typedef enum { SIM_RD = 1, SIM_WR = 2, SIM_RW = 3 } sim_access_t;
 
-/* A resolved TAP (or PTR) operand: bounds already checked, element byte
- * offsets (inside a partition) precomputed in flattened order, dim 0
- * innermost. */
+/* A resolved TAP (or PTR) operand: bounds already checked.  The byte
+ * offset (inside a partition) of flat element i, dim 0 innermost, is
+ * base + i * lstep when the pattern collapses to one dimension (off ==
+ * NULL), else off[i] from a precomputed table.  mem != NULL once resolved. */
 typedef struct {
     const char *name;
     uint8_t *mem;         /* partition 0 of the space */
@@ -27,10 +30,23 @@ typedef struct {
     unsigned space, dtype, esize;
     unsigned start, nparts;
     uint32_t nfree;       /* elements per partition */
-    uint32_t *off;        /* nfree byte offsets, or NULL when nfree == 0 */
-    isa_tap_t tap;        /* the pattern (for shape-aware ops) */
+    uint32_t base;        /* linear patterns: offset of element 0 */
+    int64_t lstep;        /* linear patterns: bytes between flat elements */
+    uint32_t *off;        /* nfree byte offsets, or NULL for a linear pattern */
+    bool owned;           /* off was malloc'ed (no scratch arena): freed by sim_opnd_free */
+    int64_t lo, hi;       /* byte range [lo, hi) touched inside a partition */
     sim_access_t acc;
+    isa_tap_t tap;        /* the pattern (for shape-aware ops); last, see sim_opnds_none */
 } sim_opnd_t;
+
+/* Mark n operands unresolved (safe to sim_opnd_free; mem == NULL).  Clears
+ * everything but the tap copy: cheaper than a memset of the whole array in
+ * the per-instruction path. */
+static inline void sim_opnds_none(sim_opnd_t *o, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        memset(&o[k], 0, offsetof(sim_opnd_t, tap));
+}
 
 /* Resolve a TAP: presence, space legal for the engine/direction, dtype,
  * shape, bounds; for reads, the uninitialised-byte check. */
@@ -47,9 +63,15 @@ void sim_opnd_mark(sim_opnd_t *o);
 /* Uninitialised-read check of one operand (done by sim_opnd_* for reads). */
 int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o);
 
+/* Byte offset of flat element i inside a partition. */
+static inline uint32_t sim_off(const sim_opnd_t *o, uint32_t i)
+{
+    return o->off ? o->off[i] : (uint32_t)((int64_t)o->base + (int64_t)i * o->lstep);
+}
+
 static inline uint8_t *sim_el(const sim_opnd_t *o, unsigned p, uint32_t i)
 {
-    return o->mem + (uint64_t)(o->start + p) * o->pb + o->off[i];
+    return o->mem + (uint64_t)(o->start + p) * o->pb + sim_off(o, i);
 }
 
 /* Copy one element: a bit copy between equal dtypes, else a conversion

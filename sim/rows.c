@@ -57,11 +57,7 @@ bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
     if (out->space != in->space || out->start >= in->start + in->nparts ||
         in->start >= out->start + out->nparts)
         return true;
-    int64_t lo0, hi0, lo1, hi1;
-    sim_tap_extent(&out->tap, &lo0, &hi0);
-    sim_tap_extent(&in->tap, &lo1, &hi1);
-    /* Disjoint bytes, or exactly in place (element i reads what element i
-     * writes, so chunked order gives the same result as element order). */
+    int64_t lo0 = out->lo, hi0 = out->hi, lo1 = in->lo, hi1 = in->hi;
     return hi0 <= lo1 || hi1 <= lo0 || same_pattern(out, in);
 }
 
