@@ -17,8 +17,8 @@
  * pointer element. */
 typedef struct {
     bool is_ptr;
-    sim_opnd_t o;
-    sim_val_t imm;
+    uint32_t bits;         /* the immediate */
+    sim_opnd_t o;          /* the pointer operand when is_ptr */
 } scalar_t;
 
 static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is_ptr,
@@ -26,7 +26,7 @@ static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is
 {
     sim_opnds_none(&s->o, 1);
     s->is_ptr = is_ptr;
-    s->imm = sim_val_imm(bits);
+    s->bits = bits;
     if (!is_ptr)
         return 0;
     isa_ptr_t p = sim_ptr_from_bits(bits);
@@ -35,7 +35,13 @@ static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is
 
 static sim_val_t scalar_get(const scalar_t *s, unsigned p)
 {
-    return s->is_ptr ? sim_val_load(sim_el(&s->o, p, 0), s->o.dtype) : s->imm;
+    return s->is_ptr ? sim_val_load(sim_el(&s->o, p, 0), s->o.dtype) : sim_val_imm(s->bits);
+}
+
+/* The scalar of partition p as fp32 (the row fast paths). */
+static float scalar_get_f(const scalar_t *s, unsigned p)
+{
+    return s->is_ptr ? sim_val_as_f(scalar_get(s, p)) : sim_f32_from_bits(s->bits);
 }
 
 static int check_alu(sim_exec_ctx_t *ctx, unsigned op, const char *field)
@@ -260,8 +266,8 @@ static void ts_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     ts_rows_t *r = arg;
     float x[SIM_ROW_MAX];
     if (i == 0) { /* read once per partition, before any of its writes */
-        r->a0 = sim_val_as_f(scalar_get(r->s0, p));
-        r->a1 = sim_val_as_f(scalar_get(r->s1, p));
+        r->a0 = scalar_get_f(r->s0, p);
+        r->a1 = scalar_get_f(r->s1, p);
     }
     sim_row_load(x, &r->o[0], p, i, n);
     sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
@@ -360,7 +366,7 @@ static void stt_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     stt_rows_t *r = arg;
     float x[SIM_ROW_MAX], y[SIM_ROW_MAX];
     if (i == 0) /* read once per partition, before any of its writes */
-        r->a0 = sim_val_as_f(scalar_get(r->s0, p));
+        r->a0 = scalar_get_f(r->s0, p);
     sim_row_load(x, &r->o[0], p, i, n);
     sim_row_load(y, &r->o[1], p, i, n);
     sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);

@@ -158,16 +158,47 @@ int64_t sim_affine_value(int32_t offset, int32_t cm, const int32_t step[4],
                          unsigned p, const isa_tap_t *t, uint32_t flat);
 bool sim_cmp0(unsigned cmp, int64_t v);
 
-/* ---- cost helpers ---- */
-uint64_t sim_tap_n(const isa_tap_t *t);             /* free elements per partition */
-bool sim_dt_is_16f(unsigned dt);                     /* bf16 / fp16 */
-uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work);
-uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work);
-uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work);
+/* ---- cost helpers (inline: every compute instruction calls them) ---- */
+/* free elements per partition */
+static inline uint64_t sim_tap_n(const isa_tap_t *t)
+{
+    return isa_tap_free_elems(t);
+}
+
+/* bf16 / fp16 */
+static inline bool sim_dt_is_16f(unsigned dt)
+{
+    return dt == ISA_DT_BF16 || dt == ISA_DT_FP16;
+}
+
+/* ARCH2: an innermost stride above 16 bytes halves the port bandwidth. */
+static inline bool sim_tap_strided(const isa_tap_t *t)
+{
+    if (t->space == ISA_SPACE_NONE || t->ndims == 0 || t->count[0] <= 1)
+        return false;
+    int64_t s = t->step[0] < 0 ? -(int64_t)t->step[0] : t->step[0];
+    return s * isa_dtype_size(t->dtype) > 16;
+}
+
+/* Fixed issue overhead + max(min_ii, work) on DVE and Activation; Pool
+ * (GpSimd) has no minimum initiation interval. */
+static inline uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work)
+{
+    return t->dve_static_overhead + (work > t->min_ii ? work : t->min_ii);
+}
+
+static inline uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work)
+{
+    return t->act_static_overhead + (work > t->min_ii ? work : t->min_ii);
+}
+
+static inline uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work)
+{
+    return t->pool_static_overhead + work;
+}
+
 /* Cost of a vector-class op on whichever engine runs it. */
 uint64_t sim_cost_engine(const tpb_target_t *t, isa_engine_t e, uint64_t work);
-/* ARCH2: innermost stride above 16 bytes halves the port bandwidth. */
-bool sim_tap_strided(const isa_tap_t *t);
 
 /* Per-engine opimpl lookups (NULL when the op is not in that file). */
 const sim_opimpl_t *sim_pe_impl(isa_op_t op);

@@ -21,6 +21,8 @@ bool sim_row_dtype(unsigned dt)
  * the result (dims merged while each step equals the run below it). */
 static uint32_t contiguous_run(const sim_opnd_t *o)
 {
+    if (!o->off && o->lstep == (int64_t)o->esize)
+        return o->nfree; /* one linear run (see sim_opnd_tap) */
     const isa_tap_t *t = &o->tap;
     if (t->ndims == 0 || t->step[0] != 1)
         return t->ndims == 0 || o->nfree == 1 ? 1 : 0;
@@ -130,7 +132,7 @@ static inline float minp(float a, float b) { return (isnan(a) || isnan(b)) ? NAN
 void sim_row_alu(unsigned op, float *r, const float *a, const float *b, uint32_t n)
 {
     switch (op) {
-    case ISA_ALU_BYPASS: memmove(r, a, (size_t)n * 4); break;
+    case ISA_ALU_BYPASS: if (r != a) memmove(r, a, (size_t)n * 4); break;
     case ISA_ALU_ADD: for (uint32_t k = 0; k < n; k++) r[k] = a[k] + b[k]; break;
     case ISA_ALU_SUBTRACT: for (uint32_t k = 0; k < n; k++) r[k] = a[k] - b[k]; break;
     case ISA_ALU_MULTIPLY: for (uint32_t k = 0; k < n; k++) r[k] = a[k] * b[k]; break;
@@ -155,7 +157,7 @@ void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uin
         return;
     }
     switch (op) {
-    case ISA_ALU_BYPASS: memmove(r, a, (size_t)n * 4); break;
+    case ISA_ALU_BYPASS: if (r != a) memmove(r, a, (size_t)n * 4); break;
     case ISA_ALU_ADD: for (uint32_t k = 0; k < n; k++) r[k] = a[k] + s; break;
     case ISA_ALU_SUBTRACT: for (uint32_t k = 0; k < n; k++) r[k] = a[k] - s; break;
     case ISA_ALU_MULTIPLY: for (uint32_t k = 0; k < n; k++) r[k] = a[k] * s; break;
