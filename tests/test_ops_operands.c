@@ -42,7 +42,7 @@ static isa_tap_t random_tap(uint64_t *s, uint32_t pb)
     /* sometimes exactly contiguous (dims merge into one run) */
     if (rnd_range(s, 0, 2) == 0 && t.ndims > 0) {
         int32_t st = 1;
-        for (unsigned d = 0; d < t.ndims; d++) {
+        for (unsigned d = 0; d < t.ndims && d < ISA_MAX_FREE_DIMS; d++) {
             t.step[d] = st;
             st *= (int32_t)t.count[d];
         }
