@@ -248,7 +248,7 @@ static int load_sidecar(sim_engine_t *e, const char *path, tpb_err_t *err)
     size_t len;
     if (fio_read_all(path, &buf, &len, err) != 0)
         return -1;
-    int rc = sim_sidecar_parse(e, path, buf, len, true, err);
+    int rc = sim_sidecar_parse(e, path, buf, len, true, NULL, err);
     free(buf);
     return rc;
 }

@@ -149,9 +149,10 @@ static bool is_digit(const scan_t *j, const char *q)
     return q < j->end && *q >= '0' && *q <= '9';
 }
 
-/* An RFC 8259 number of at most 63 characters (cJSON reads at most 63)
- * that is not followed by a character cJSON would take as part of it; its
- * value is strtod of the same characters, as in cJSON. */
+/* An RFC 8259 number that is not followed by a character cJSON would take
+ * as part of it; its value is strtod of the same characters, as in cJSON.
+ * Longer than 63 characters goes to cJSON (some cJSON versions read only
+ * 63 characters of a number, others all of them). */
 static bool scan_number(scan_t *j, double *v)
 {
     const char *s = j->p, *q = s;
@@ -397,11 +398,14 @@ void sim_debug_free(sim_engine_t *e)
 }
 
 int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,
-                      bool fast, tpb_err_t *err)
+                      bool fast, bool *scanned, tpb_err_t *err)
 {
     sim_debug_free(e);
     debug_sink_t k = { .e = e, .path = path, .err = err };
-    if (fast && scan_sidecar(buf, len, &k))
+    bool ok = fast && scan_sidecar(buf, len, &k);
+    if (scanned)
+        *scanned = ok;
+    if (ok)
         return k.rc ? -1 : 0;
     /* not plain JSON: start over with cJSON */
     sim_debug_free(e);

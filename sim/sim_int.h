@@ -274,9 +274,10 @@ void sim_trace_free(sim_trace_t *tr);
 /* ---- sidecar.c ---- */
 /* Fill e->debug from the text buf[0..len) of the sidecar `path` (needs
  * e->stream).  fast = false skips the plain-JSON scanner and uses cJSON
- * only (the tests compare the two; results and errors are the same). */
+ * only (the tests compare the two; results and errors are the same);
+ * *scanned (may be NULL) tells whether the scanner handled the text. */
 int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,
-                      bool fast, tpb_err_t *err);
+                      bool fast, bool *scanned, tpb_err_t *err);
 void sim_debug_free(sim_engine_t *e);
 
 /* ---- loader.c ---- */
