@@ -9,7 +9,7 @@ void tpb_advise_huge_pages(void *p, size_t len)
 {
 #ifdef MADV_HUGEPAGE
     long ps = sysconf(_SC_PAGESIZE);
-    if (!p || ps <= 0 || len < ((size_t)4 << 20))
+    if (!p || ps <= 0 || len < ((size_t)2 << 20))
         return;
     /* only whole pages inside the block */
     uintptr_t page = (uintptr_t)ps;

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /* Ask the OS to back the pages of [p, p + len) with transparent huge pages
- * when the block is large (>= 4 MiB).  Writing a fresh block then takes a
+ * when the block is large (>= 2 MiB).  Writing a fresh block then takes a
  * page fault per 2 MiB instead of per 4 KiB, which dominates filling
  * SBUF/HBM or reading a large file on machines where faults are expensive
  * (virtual machines).  Advice only: no effect on contents, never fails,

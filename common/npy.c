@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "hugepage.h"
 #include "isa.h"
 
 static const struct { const char *descr; unsigned dtype; } descr_map[] = {
@@ -63,6 +64,7 @@ int npy_alloc(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape, tp
     a->data = calloc(count ? count : 1, isa_dtype_size(dtype));
     if (!a->data)
         return tpb_errf(err, "npy: out of memory for %zu elements", count);
+    tpb_advise_huge_pages(a->data, count * isa_dtype_size(dtype));
     return 0;
 }
 
@@ -226,6 +228,7 @@ int npy_serialize(const npy_array_t *a, uint8_t **bufp, size_t *lenp, tpb_err_t 
     uint8_t *b = malloc(10 + hlen + dbytes);
     if (!b)
         return tpb_errf(err, "npy: out of memory");
+    tpb_advise_huge_pages(b, 10 + hlen + dbytes);
     memcpy(b, "\x93NUMPY\x01\x00", 8);
     b[8] = (uint8_t)(hlen & 0xFF);
     b[9] = (uint8_t)(hlen >> 8);

@@ -695,7 +695,7 @@ static void advise_huge_pages(void *p, size_t len)
 {
 #ifdef MADV_HUGEPAGE
     long ps = sysconf(_SC_PAGESIZE);
-    if (ps <= 0 || len < (4u << 20))
+    if (ps <= 0 || len < (2u << 20))
         return;
     uintptr_t page = (uintptr_t)ps;
     uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
