@@ -201,8 +201,13 @@ static uint32_t get_bits(const uint8_t *b, unsigned pos, unsigned width)
 {
     uint64_t v = 0;
     unsigned first = pos / 8, last = (pos + width - 1) / 8;
-    for (unsigned i = last + 1; i-- > first;)
-        v = (v << 8) | b[i];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (first + 8 <= ISA_BUNDLE_BYTES) /* one load: pos % 8 + width <= 39 bits */
+        memcpy(&v, b + first, 8);
+    else
+#endif
+        for (unsigned i = last + 1; i-- > first;)
+            v = (v << 8) | b[i];
     v >>= pos % 8;
     return (uint32_t)(width == 32 ? v : (v & ((1ull << width) - 1)));
 }
@@ -509,7 +514,14 @@ static isa_status_t decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offs
 {
     out->op = oi->op;
     out->l2 = oi->l2;
-    for (unsigned i = 0; i < ISA_BUNDLE_BYTES; i++)
+    uint64_t stray = 0; /* any reserved bit, 8 bytes at a time */
+    for (unsigned i = 0; i < ISA_BUNDLE_BYTES; i += 8) {
+        uint64_t w, u;
+        memcpy(&w, b + i, 8);
+        memcpy(&u, p->used + i, 8);
+        stray |= w & ~u;
+    }
+    for (unsigned i = 0; stray && i < ISA_BUNDLE_BYTES; i++)
         if (b[i] & ~p->used[i]) {
             unsigned bit = 0;
             while (!((b[i] & ~p->used[i]) >> bit & 1u))
