@@ -5,8 +5,8 @@
  * is the largest file of an artifact (16 MB for 100 000 instructions).
  * Building a cJSON tree of it costs ~17 allocations per entry; instead a
  * small scanner walks the text once, keeps only debug[].pc/name/src and
- * copies the strings into one block per engine (a repeated string, such as
- * the src of a loop body, is stored once).
+ * copies the strings into the block of the debug table, after the table (a
+ * repeated string, such as the src of a loop body, is stored once).
  *
  * The scanner accepts plain JSON only: no escapes, no control characters
  * in strings, the four JSON whitespace characters, RFC 8259 numbers, depth
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cJSON.h"
+#include "hugepage.h"
 
 #define SCAN_MAX_DEPTH 256  /* cJSON's limit is 1000 */
 
@@ -30,26 +31,31 @@ typedef struct {
     tpb_err_t *err;
     int rc;                      /* first error; later entries are ignored */
     bool active;                 /* debug is an array and the stream is not empty */
-    size_t cap, used;            /* of e->debug_text */
+    char *text;                  /* the strings, in e->debug's block after the table */
+    size_t cap, used;
     const char *last[2];         /* last stored name / src (for sharing) */
     size_t last_n[2];
 } debug_sink_t;
 
-/* The debug array starts: allocate the table and the string block.  Every
- * stored string comes from a distinct string token of the file and is no
- * longer than the token, so len + 1 bytes always suffice (only the bytes
- * written are ever touched). */
+/* The debug array starts: allocate e->debug, one block holding the table
+ * and then the strings.  Every stored string comes from a distinct string
+ * token of the file and is no longer than the token, so len + 1 bytes of
+ * text always suffice (only the bytes written are ever touched). */
 static void sink_begin(debug_sink_t *k, size_t len)
 {
     sim_engine_t *e = k->e;
     if (!e->stream.count)
         return;
     k->active = true;
-    e->debug = calloc(e->stream.count, sizeof *e->debug);
-    e->debug_text = malloc(len + 1);
-    k->cap = len + 1;
-    if (!e->debug || !e->debug_text)
+    size_t table = e->stream.count * sizeof *e->debug;
+    if (len > SIZE_MAX - table - 1 || !(e->debug = malloc(table + len + 1))) {
         k->rc = tpb_errf(k->err, "out of memory");
+        return;
+    }
+    tpb_advise_huge_pages(e->debug, table + len + 1);
+    memset(e->debug, 0, table);
+    k->text = (char *)e->debug + table;
+    k->cap = len + 1;
 }
 
 static char *sink_store(debug_sink_t *k, int which, const char *s, size_t n)
@@ -60,7 +66,7 @@ static char *sink_store(debug_sink_t *k, int which, const char *s, size_t n)
         k->rc = tpb_errf(k->err, "out of memory");
         return NULL;
     }
-    char *d = k->e->debug_text + k->used;
+    char *d = k->text + k->used;
     memcpy(d, s, n);
     d[n] = 0;
     k->used += n + 1;
@@ -100,7 +106,8 @@ typedef struct {
     sv_kind_t kind;
     const char *s;               /* SV_STRING */
     size_t n;
-    double num;                  /* SV_NUMBER */
+    bool want_num;               /* set by the caller: compute num */
+    double num;                  /* SV_NUMBER, if want_num */
 } scan_val_t;
 
 static void scan_ws(scan_t *j)
@@ -130,14 +137,12 @@ static bool scan_string(scan_t *j, const char **s, size_t *n)
 {
     if (!scan_char(j, '"'))
         return false;
-    const char *q = j->p;
-    while (q < j->end && *q != '"') {
-        if (*q == '\\' || (unsigned char)*q < 0x20)
-            return false;
-        q++;
-    }
-    if (q == j->end)
+    const char *q = memchr(j->p, '"', (size_t)(j->end - j->p));
+    if (!q)
         return false;
+    for (const char *c = j->p; c < q; c++)
+        if (*c == '\\' || (unsigned char)*c < 0x20)
+            return false;
     *s = j->p;
     *n = (size_t)(q - j->p);
     j->p = q + 1;
@@ -147,6 +152,28 @@ static bool scan_string(scan_t *j, const char **s, size_t *n)
 static bool is_digit(const scan_t *j, const char *q)
 {
     return q < j->end && *q >= '0' && *q <= '9';
+}
+
+/* A character cJSON reads as part of a number. */
+static bool is_number_char(char c)
+{
+    return (c >= '0' && c <= '9') || c == '+' || c == '-' || c == 'e' || c == 'E' || c == '.';
+}
+
+/* strtod of s[0..n) (an RFC 8259 number); up to 15 plain digits are an
+ * exact integer, which is what strtod returns for them. */
+static double number_value(const char *s, size_t n)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+    while (i < n && i < 15 && s[i] >= '0' && s[i] <= '9')
+        x = x * 10 + (uint64_t)(s[i++] - '0');
+    if (i == n)
+        return (double)x;
+    char tmp[64];
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    return strtod(tmp, NULL);
 }
 
 /* An RFC 8259 number that is not followed by a character cJSON would take
@@ -179,14 +206,10 @@ static bool scan_number(scan_t *j, double *v)
             q++;
     }
     size_t n = (size_t)(q - s);
-    if (n > 63 || (q < j->end && *q && strchr("0123456789+-eE.", *q)))
+    if (n > 63 || (q < j->end && is_number_char(*q)))
         return false;
-    if (v) {
-        char tmp[64];
-        memcpy(tmp, s, n);
-        tmp[n] = 0;
-        *v = strtod(tmp, NULL);
-    }
+    if (v)
+        *v = number_value(s, n);
     j->p = q;
     return true;
 }
@@ -211,7 +234,7 @@ static bool scan_object_rest(scan_t *j, unsigned depth)
     do {
         const char *key;
         size_t kn;
-        scan_val_t v;
+        scan_val_t v = { .want_num = false };
         if (!scan_string(j, &key, &kn) || !scan_char(j, ':') || !scan_value(j, &v, depth))
             return false;
     } while (scan_char(j, ','));
@@ -223,7 +246,7 @@ static bool scan_array_rest(scan_t *j, unsigned depth)
     if (scan_char(j, ']'))
         return true;
     do {
-        scan_val_t v;
+        scan_val_t v = { .want_num = false };
         if (!scan_value(j, &v, depth))
             return false;
     } while (scan_char(j, ','));
@@ -234,6 +257,7 @@ static bool scan_array_rest(scan_t *j, unsigned depth)
 static bool scan_value(scan_t *j, scan_val_t *v, unsigned depth)
 {
     v->kind = SV_OTHER;
+    v->num = 0;
     scan_ws(j);
     if (j->p == j->end)
         return false;
@@ -255,7 +279,7 @@ static bool scan_value(scan_t *j, scan_val_t *v, unsigned depth)
         return scan_literal(j, "null");
     default:
         v->kind = SV_NUMBER;
-        return scan_number(j, &v->num);
+        return scan_number(j, v->want_num ? &v->num : NULL);
     }
 }
 
@@ -268,10 +292,10 @@ static bool key_is(const char *key, size_t n, const char *want)
  * and src members go to the sink; any other value has none of them. */
 static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
 {
-    scan_val_t pc = { SV_OTHER, NULL, 0, 0 }, name = pc, src = pc;
+    scan_val_t pc = { .kind = SV_OTHER }, name = pc, src = pc;
     bool seen[3] = { false, false, false };
     if (!scan_peek(j, '{')) {
-        scan_val_t v;
+        scan_val_t v = { .want_num = false };
         if (!scan_value(j, &v, 2))
             return false;
     } else {
@@ -280,11 +304,13 @@ static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
             do {
                 const char *key;
                 size_t kn;
-                scan_val_t v;
-                if (!scan_string(j, &key, &kn) || !scan_char(j, ':') || !scan_value(j, &v, 3))
+                if (!scan_string(j, &key, &kn) || !scan_char(j, ':'))
                     return false;
                 int w = key_is(key, kn, "pc") ? 0 : key_is(key, kn, "name") ? 1
                       : key_is(key, kn, "src") ? 2 : -1;
+                scan_val_t v = { .want_num = w == 0 && !seen[0] };
+                if (!scan_value(j, &v, 3))
+                    return false;
                 if (w >= 0 && !seen[w]) {
                     seen[w] = true;
                     *(w == 0 ? &pc : w == 1 ? &name : &src) = v;
@@ -303,7 +329,7 @@ static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
 static bool scan_debug(scan_t *j, debug_sink_t *k, size_t len)
 {
     if (!scan_peek(j, '[')) {
-        scan_val_t v;
+        scan_val_t v = { .want_num = false };
         if (!scan_value(j, &v, 1))
             return false;
         k->rc = tpb_errf(k->err, "%s: field debug must be an array", k->path);
@@ -327,7 +353,7 @@ static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
 {
     scan_t j = { (const char *)buf, (const char *)buf + len };
     if (!scan_peek(&j, '{')) {
-        scan_val_t v;
+        scan_val_t v = { .want_num = false };
         return scan_value(&j, &v, 0);
     }
     j.p++;
@@ -344,7 +370,7 @@ static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
             if (!scan_debug(&j, k, len))
                 return false;
         } else {
-            scan_val_t v;
+            scan_val_t v = { .want_num = false };
             if (!scan_value(&j, &v, 1))
                 return false;
         }
@@ -392,9 +418,7 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
 void sim_debug_free(sim_engine_t *e)
 {
     free(e->debug);
-    free(e->debug_text);
     e->debug = NULL;
-    e->debug_text = NULL;
 }
 
 int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,

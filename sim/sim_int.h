@@ -36,8 +36,8 @@ typedef enum {
 } sim_eng_state_t;
 
 typedef struct {
-    char *name;                  /* sidecar debug name, or NULL (in debug_text) */
-    char *src;                   /* sidecar debug src path, or NULL (in debug_text) */
+    char *name;                  /* sidecar debug name, or NULL (in debug's block) */
+    char *src;                   /* sidecar debug src path, or NULL (in debug's block) */
 } sim_debug_t;
 
 typedef struct {
@@ -45,8 +45,8 @@ typedef struct {
     isa_engine_t id;
     unsigned slot;               /* 0..4 = index in isa_tpb_engines, tid-1 */
     isa_stream_t stream;
-    sim_debug_t *debug;          /* [stream.count] or NULL */
-    char *debug_text;            /* owns every debug[].name/src (sidecar.c) */
+    sim_debug_t *debug;          /* [stream.count] or NULL; its strings follow it
+                                    in the same block (sidecar.c) */
     uint64_t clk_mhz;            /* engine clock */
     uint32_t regs[ISA_NUM_REGS];
     float acc[128];
