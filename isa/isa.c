@@ -43,12 +43,11 @@ bool isa_engine_is_tpb(isa_engine_t e)
 
 typedef struct {
     const char *asm_name, *np_name;
-    unsigned size;
     isa_dtype_kind_t kind;
 } dtype_info_t;
 
 static const dtype_info_t dtype_info[ISA_DT_COUNT] = {
-#define DTYPE(ID, value, asm, np, size, kind) [value] = {asm, np, size, ISA_DK_##kind},
+#define DTYPE(ID, value, asm, np, size, kind) [value] = {asm, np, ISA_DK_##kind},
 #include "dtypes.def"
 #undef DTYPE
 };
@@ -56,7 +55,6 @@ static const dtype_info_t dtype_info[ISA_DT_COUNT] = {
 bool isa_dtype_valid(unsigned dt) { return dt < ISA_DT_COUNT; }
 const char *isa_dtype_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].asm_name : "?"; }
 const char *isa_dtype_numpy_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].np_name : "?"; }
-unsigned isa_dtype_size(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].size : 0; }
 isa_dtype_kind_t isa_dtype_kind(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].kind : ISA_DK_U; }
 
 int isa_dtype_by_name(const char *name)

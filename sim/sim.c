@@ -189,8 +189,9 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         .sbuf_pb = s->t->sbuf_partition_bytes, .psum_pb = s->t->psum_partition_bytes,
         .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
         .acc = e->acc, .regs = e->regs, .rng = &e->rng,
-        .timing_only = s->opt.timing_only, .err = err,
+        .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
     };
+    sim_scratch_reset(&e->scratch);
     if (err)
         err->msg[0] = 0;
     if (impl->exec(&ctx, d) != 0) {
@@ -284,6 +285,19 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
     return 0;
 }
 
+/* The decoded stream is walked once, in order, and is far larger than the
+ * caches (344 bytes per instruction): without a software prefetch each
+ * instruction waits on memory for the cache lines of its fields. */
+#define SIM_PREFETCH_AHEAD 4
+static inline void prefetch_inst(const sim_engine_t *e, size_t idx)
+{
+    if (idx >= e->stream.count)
+        return;
+    const char *p = (const char *)&e->stream.insts[idx];
+    for (size_t off = 0; off < sizeof(isa_decoded_t); off += 64)
+        __builtin_prefetch(p + off);
+}
+
 static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 {
     uint64_t now = s->now;
@@ -294,17 +308,25 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return 0;
         }
         const isa_decoded_t *d = &e->stream.insts[e->idx];
+        prefetch_inst(e, e->idx + SIM_PREFETCH_AHEAD);
         sim_tr_inst_t tr = { .issue_ps = e->issue_ps, .idx = (uint32_t)e->idx,
                              .core = (uint8_t)c->index, .slot = (uint8_t)e->slot,
                              .waited_for = { .core = -1, .start_ps = SIM_NO_TIME } };
         int w = pass_wait(s, c, e, d, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
-        /* instructions start on the engine's clock edges */
-        uint64_t c0 = sim_ps_to_cycle_ceil(now, e->clk_mhz);
-        uint64_t start = sim_cycle_to_ps(c0, e->clk_mhz), cycles;
-        if (start < now)
+        /* instructions start on the engine's clock edges; right after the
+         * engine's previous instruction, that edge is known (no division) */
+        uint64_t c0, start, cycles;
+        if (now == e->edge_ps) {
+            c0 = e->edge_cycle;
             start = now;
+        } else {
+            c0 = sim_ps_to_cycle_ceil(now, e->clk_mhz);
+            start = sim_cycle_to_ps(c0, e->clk_mhz);
+            if (start < now)
+                start = now;
+        }
         size_t next;
         if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
@@ -313,6 +335,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
         if (end < start)
             end = start;
+        e->edge_ps = end;
+        e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
         sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
                          .start_ps = start };
@@ -346,8 +370,17 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return 0;
         }
         e->idx = next;
-        if (!may_continue(s, c, e, end))
-            return push_engine(s, c, e, end, err);
+        /* Semaphore updates due before our next start are applied here, in
+         * heap order, instead of yielding to the main loop for each one
+         * (every instruction usually bumps its engine's semaphore). */
+        while (!may_continue(s, c, e, end)) {
+            if (s->heap.v[0].kind != EV_SEM)
+                return push_engine(s, c, e, end, err);
+            sim_event_t ev = heap_pop(&s->heap);
+            s->now = ev.t;
+            if (sim_sync_apply(s, &ev, err) != 0)
+                return -1;
+        }
         s->now = end;
     }
 }
@@ -543,6 +576,7 @@ void sim_free(sim_t *s)
             sim_engine_t *e = &c->eng[k];
             sim_debug_free(e);
             isa_stream_free(&e->stream);
+            sim_scratch_free(&e->scratch);
         }
         for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
             free(c->sem[i].name);

@@ -51,11 +51,13 @@ typedef struct {
     uint32_t regs[ISA_NUM_REGS];
     float acc[128];
     uint64_t rng;
+    sim_scratch_t scratch;       /* operand offset tables (see exec.h) */
     uint32_t call_stack[SIM_CALL_DEPTH]; /* return instruction indices */
     unsigned call_depth;
     size_t idx;                  /* next instruction index */
     sim_eng_state_t state;
     uint64_t issue_ps;           /* when the engine reached insts[idx] */
+    uint64_t edge_ps, edge_cycle; /* end of its last instruction: ps and engine cycle */
     uint64_t arrive_ps;          /* when its semaphore wait ended (barrier arrival) */
     uint64_t busy_ps, sem_wait_ps, barrier_wait_ps;
     uint64_t ninst;
