@@ -100,7 +100,7 @@ typedef struct {
     const char *p, *end;
 } scan_t;
 
-typedef enum { SV_OTHER, SV_STRING, SV_NUMBER, SV_ARRAY_START } sv_kind_t;
+typedef enum { SV_OTHER, SV_STRING, SV_NUMBER } sv_kind_t;
 
 typedef struct {
     sv_kind_t kind;
