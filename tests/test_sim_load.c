@@ -2,7 +2,8 @@
  * must give exactly what cJSON gives (values, first-entry-wins, errors) on
  * every input, and handle the plain JSON the compiler writes itself; the
  * per-format decode plans of isa_stream_decode must agree with isa_decode
- * bundle by bundle. */
+ * bundle by bundle; npy_read (header first, data straight into the array)
+ * must give what parsing the whole file gives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "asm.h"
 #include "isa.h"
+#include "npy.h"
 #include "sim_int.h"
 
 /* ---- a small stream: Nop, ApExt + TensorCopy, Nop, Halt ----
@@ -427,6 +430,93 @@ static void test_stream_decode_matches_isa_decode(void **state)
     free(corpus);
 }
 
+/* ---- npy_read (header first, elements straight into the array) gives
+ * what parsing the whole file gives ---- */
+
+static void write_bytes(const char *path, const void *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+/* A .npy of `version` with header dict text `dict` padded to `pad` extra
+ * spaces, followed by `nbytes` of data bytes 0, 1, 2, ... */
+static size_t make_npy(uint8_t *out, unsigned version, const char *dict, size_t pad, size_t nbytes)
+{
+    size_t hs = version == 1 ? 10 : 12, dl = strlen(dict);
+    size_t hlen = dl + pad + 1;
+    memcpy(out, "\x93NUMPY", 6);
+    out[6] = (uint8_t)version;
+    out[7] = 0;
+    for (size_t k = 0; k < hs - 8; k++)
+        out[8 + k] = (uint8_t)(hlen >> (8 * k));
+    memcpy(out + hs, dict, dl);
+    memset(out + hs + dl, ' ', pad);
+    out[hs + hlen - 1] = '\n';
+    for (size_t i = 0; i < nbytes; i++)
+        out[hs + hlen + i] = (uint8_t)(i * 7 + 1);
+    return hs + hlen + nbytes;
+}
+
+static void test_npy_read_matches_parse(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned version;
+        const char *dict;
+        size_t pad, nbytes;
+    } cases[] = {
+        { 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }", 4, 60 },
+        { 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }", 4, 64 },   /* extra */
+        { 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }", 4, 59 },   /* short */
+        { 2, "{'descr': '<i2', 'fortran_order': False, 'shape': (7,), }", 9, 14 },
+        { 3, "{'descr': '|u1', 'fortran_order': False, 'shape': (), }", 0, 1 },
+        { 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 3, 32 },
+        { 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 3, 16 },
+        { 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }", 3, 16 },
+        { 1, "{'descr': '<f4', 'shape': (2, 2), }", 3, 16 },
+        { 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 3, 16 },
+        { 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), }", 6000, 64 }, /* long header */
+        { 1, "{'descr': '<u4', 'fortran_order': False, 'shape': (0, 9), }", 1, 0 },
+    };
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_sim_load_%ld.npy", TPB_BINARY_DIR, (long)getpid());
+    uint8_t *buf = malloc(16384);
+    assert_non_null(buf);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] + 3; i++) {
+        size_t n;
+        if (i < sizeof cases / sizeof cases[0]) {
+            n = make_npy(buf, cases[i].version, cases[i].dict, cases[i].pad, cases[i].nbytes);
+        } else { /* not .npy, header past the end, tiny file */
+            static const char *raw[] = { "PK\3\4 not numpy at all", "\x93NUMPY\1\0\xff\x7f{}", "\x93NU" };
+            n = strlen(raw[i - sizeof cases / sizeof cases[0]]);
+            memcpy(buf, raw[i - sizeof cases / sizeof cases[0]], n);
+        }
+        write_bytes(path, buf, n);
+        npy_array_t a, b;
+        tpb_err_t ea = { { 0 } }, eb = { { 0 } };
+        int ra = npy_read(path, &a, &ea);
+        int rb = npy_parse(buf, n, path, &b, &eb);
+        if (ra != rb || (ra && strcmp(ea.msg, eb.msg)))
+            fail_msg("case %zu: npy_read %d '%s', npy_parse %d '%s'", i, ra, ra ? ea.msg : "", rb,
+                     rb ? eb.msg : "");
+        if (!ra) {
+            assert_int_equal(a.dtype, b.dtype);
+            assert_int_equal(a.ndim, b.ndim);
+            assert_int_equal(a.count, b.count);
+            assert_int_equal(a.converted_from_f64, b.converted_from_f64);
+            assert_memory_equal(a.shape, b.shape, sizeof a.shape);
+            assert_memory_equal(a.data, b.data, a.count * isa_dtype_size(a.dtype));
+            npy_free(&a);
+            npy_free(&b);
+        }
+    }
+    remove(path);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_empty_stream_ignores_entries),
         cmocka_unit_test(test_mutations_agree),
         cmocka_unit_test(test_stream_decode_matches_isa_decode),
+        cmocka_unit_test(test_npy_read_matches_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
