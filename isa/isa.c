@@ -718,18 +718,21 @@ static void advise_huge_pages(void *p, size_t len)
 #endif
 }
 
-/* One bundle of a stream: decode into *in with the format's cached plan
- * (same checks and errors as isa_decode). */
+/* One bundle of a stream: decode into *in with the format's cached plan,
+ * or with a plan built into *one when there is no cache (a short stream:
+ * building the few plans it needs is cheaper than a cache for every
+ * format).  Same checks and errors as isa_decode. */
 static isa_status_t stream_decode_bundle(const uint8_t *b, size_t off, fmt_plan_t *plans,
-                                         isa_inst_t *in, const fmt_plan_t **plan, isa_err_t *err)
+                                         fmt_plan_t *one, isa_inst_t *in,
+                                         const fmt_plan_t **plan, isa_err_t *err)
 {
     memset(in, 0, sizeof *in);
     const isa_opinfo_t *oi;
     isa_status_t st = decode_opcode(b, off, &oi, err);
     if (st != ISA_OK)
         return st;
-    fmt_plan_t *p = &plans[oi->format];
-    if (!p->built)
+    fmt_plan_t *p = plans ? &plans[oi->format] : one;
+    if (!plans || !p->built)
         plan_build(p, oi->format);
     *plan = p;
     return decode_fields(b, off, oi, p, in, err);
@@ -746,8 +749,8 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
     size_t nb = len / ISA_BUNDLE_BYTES;
     out->insts = calloc(nb ? nb : 1, sizeof *out->insts);
     out->pc_to_index = calloc(nb ? nb : 1, sizeof *out->pc_to_index);
-    fmt_plan_t *plans = calloc(ISA_FMT_COUNT, sizeof *plans);
-    if (!out->insts || !out->pc_to_index || !plans) {
+    fmt_plan_t one, *plans = nb > 4 ? calloc(ISA_FMT_COUNT, sizeof *plans) : NULL;
+    if (!out->insts || !out->pc_to_index || (nb > 4 && !plans)) {
         free(plans);
         isa_stream_free(out);
         return fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
@@ -765,7 +768,7 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
         isa_decoded_t *d = &out->insts[out->count];
         isa_inst_t *in = &d->inst;
         const fmt_plan_t *plan;
-        if ((st = stream_decode_bundle(buf + off, off, plans, in, &plan, err)) != ISA_OK)
+        if ((st = stream_decode_bundle(buf + off, off, plans, &one, in, &plan, err)) != ISA_OK)
             goto bad;
         if (engine != ISA_ENG_UNASSIGNED && !(isa_ops[in->op].engines & (1u << engine))) {
             st = fail(err, ISA_E_ENGINE, off, "opcode", "%s is not legal on engine %s",

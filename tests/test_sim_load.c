@@ -369,25 +369,27 @@ static void test_stream_decode_matches_isa_decode(void **state)
     uint8_t *corpus = corpus_bundles(&nc);
     assert_true(nc > 40);
     uint64_t x = 0x9E3779B97F4A7C15ull;
-    unsigned streams_ok = 0, reserved_seen = 0;
+    unsigned streams_ok = 0, long_ok = 0, reserved_seen = 0;
+    /* up to 8 bundles: streams of more than 4 cache their plans */
     for (unsigned it = 0; it < 20000; it++) {
-        uint8_t buf[4 * ISA_BUNDLE_BYTES];
+        uint8_t buf[8 * ISA_BUNDLE_BYTES];
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        unsigned nb = 1 + (unsigned)(x % 4);
+        unsigned nb = 1 + (unsigned)(x % 8);
+        bool clean = (x >> 32) % 2; /* half the streams unmutated */
         for (unsigned k = 0; k < nb; k++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             memcpy(buf + k * ISA_BUNDLE_BYTES, corpus + (x >> 8) % nc * ISA_BUNDLE_BYTES,
                    ISA_BUNDLE_BYTES);
-            for (unsigned f = (unsigned)(x >> 60) % 4; f > 0; f--) {
+            for (unsigned f = clean ? 0 : (unsigned)(x >> 60) % 4; f > 0; f--) {
                 x ^= x << 13, x ^= x >> 7, x ^= x << 17;
                 unsigned bit = 16 + (unsigned)(x >> 20) % (ISA_BUNDLE_BYTES * 8 - 16);
                 buf[k * ISA_BUNDLE_BYTES + bit / 8] ^= (uint8_t)(1u << (bit % 8));
             }
         }
         /* each bundle alone */
-        isa_inst_t one[4];
-        isa_err_t e1[4];
-        isa_status_t s1[4];
+        isa_inst_t one[8];
+        isa_err_t e1[8];
+        isa_status_t s1[8];
         for (unsigned k = 0; k < nb; k++) {
             const uint8_t *b = buf + k * ISA_BUNDLE_BYTES;
             s1[k] = isa_decode(b, k * ISA_BUNDLE_BYTES, &one[k], &e1[k]);
@@ -405,6 +407,7 @@ static void test_stream_decode_matches_isa_decode(void **state)
         isa_status_t ss = isa_stream_decode(buf, nb * ISA_BUNDLE_BYTES, ISA_ENG_UNASSIGNED, &st, &es);
         if (ss == ISA_OK) {
             streams_ok++;
+            long_ok += nb > 4;
             for (unsigned k = 0; k < nb; k++)
                 assert_int_equal(s1[k], ISA_OK);
             for (size_t i = 0; i < st.count; i++) {
@@ -429,6 +432,7 @@ static void test_stream_decode_matches_isa_decode(void **state)
     }
     /* both outcomes were exercised */
     assert_true(streams_ok > 1000);
+    assert_true(long_ok > 100);
     assert_true(reserved_seen > 1000);
     free(corpus);
 }
