@@ -646,11 +646,7 @@ void sim_free(sim_t *s)
         sim_core_t *c = &s->cores[ci];
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &c->eng[k];
-            for (size_t i = 0; e->debug && i < e->stream.count; i++) {
-                free(e->debug[i].name);
-                free(e->debug[i].src);
-            }
-            free(e->debug);
+            sim_debug_free(e);
             isa_stream_free(&e->stream);
             sim_scratch_free(&e->scratch);
         }

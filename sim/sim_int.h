@@ -36,8 +36,8 @@ typedef enum {
 } sim_eng_state_t;
 
 typedef struct {
-    char *name;                  /* sidecar debug name, or NULL (owned) */
-    char *src;                   /* sidecar debug src path, or NULL (owned) */
+    char *name;                  /* sidecar debug name, or NULL (in debug's block) */
+    char *src;                   /* sidecar debug src path, or NULL (in debug's block) */
 } sim_debug_t;
 
 typedef struct {
@@ -45,7 +45,8 @@ typedef struct {
     isa_engine_t id;
     unsigned slot;               /* 0..4 = index in isa_tpb_engines, tid-1 */
     isa_stream_t stream;
-    sim_debug_t *debug;          /* [stream.count] or NULL */
+    sim_debug_t *debug;          /* [stream.count] or NULL; its strings follow it
+                                    in the same block (sidecar.c) */
     uint64_t clk_mhz;            /* engine clock */
     uint32_t regs[ISA_NUM_REGS];
     float acc[128];
@@ -288,6 +289,15 @@ void sim_trace_inst(sim_t *s, const sim_tr_inst_t *r);
 void sim_trace_dma(sim_t *s, const sim_tr_dma_t *r);
 void sim_trace_sem(sim_t *s, unsigned core, unsigned sem, uint32_t value);
 void sim_trace_free(sim_trace_t *tr);
+
+/* ---- sidecar.c ---- */
+/* Fill e->debug from the text buf[0..len) of the sidecar `path` (needs
+ * e->stream).  fast = false skips the plain-JSON scanner and uses cJSON
+ * only (the tests compare the two; results and errors are the same);
+ * *scanned (may be NULL) tells whether the scanner handled the text. */
+int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,
+                      bool fast, bool *scanned, tpb_err_t *err);
+void sim_debug_free(sim_engine_t *e);
 
 /* ---- loader.c ---- */
 int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err);
