@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "hugepage.h"
+
 int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
 {
     *buf = NULL;
@@ -14,12 +16,19 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
     FILE *f = fopen(path, "rb");
     if (!f)
         return tpb_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    /* a regular file is read in one go into a block of its size (a file
+     * that grows meanwhile still works: the block doubles as before) */
     size_t cap = 1 << 16, n = 0;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uintmax_t)st.st_size < SIZE_MAX / 4 && (size_t)st.st_size >= cap)
+        cap = (size_t)st.st_size + 1;
     uint8_t *b = malloc(cap + 1);
     if (!b) {
         fclose(f);
         return tpb_errf(err, "%s: out of memory", path);
     }
+    tpb_advise_huge_pages(b, cap + 1);
     for (;;) {
         if (n == cap) {
             uint8_t *nb = cap > (SIZE_MAX / 4) ? NULL : realloc(b, cap * 2 + 1);

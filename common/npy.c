@@ -1,10 +1,13 @@
 #include "npy.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fileio.h"
+#include "hugepage.h"
 #include "isa.h"
 
 static const struct { const char *descr; unsigned dtype; } descr_map[] = {
@@ -63,6 +66,7 @@ int npy_alloc(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape, tp
     a->data = calloc(count ? count : 1, isa_dtype_size(dtype));
     if (!a->data)
         return tpb_errf(err, "npy: out of memory for %zu elements", count);
+    tpb_advise_huge_pages(a->data, count * isa_dtype_size(dtype));
     return 0;
 }
 
@@ -74,7 +78,18 @@ void npy_free(npy_array_t *a)
     }
 }
 
-int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out, tpb_err_t *err)
+/* Where the data of a parsed header is. */
+typedef struct {
+    size_t dstart;                  /* byte offset of the first element */
+    size_t esz;                     /* bytes per element in the file */
+    bool f64;                       /* float64 in the file, fp32 in memory */
+} npy_layout_t;
+
+/* Every check of npy_parse except the data copy, with the same messages:
+ * buf holds at least the first hstart + hlen bytes of a file of len bytes
+ * (all of them for npy_parse).  On success out is allocated. */
+static int parse_header(const uint8_t *buf, size_t len, const char *name, npy_array_t *out,
+                        npy_layout_t *lay, tpb_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
@@ -178,20 +193,90 @@ int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out
         npy_free(out);
         goto out;
     }
-    if (f64) {
+    lay->dstart = dstart;
+    lay->esz = esz;
+    lay->f64 = f64;
+    rc = 0;
+out:
+    free(hdr);
+    return rc;
+}
+
+int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out, tpb_err_t *err)
+{
+    npy_layout_t lay;
+    if (parse_header(buf, len, name, out, &lay, err))
+        return -1;
+    if (lay.f64) {
         float *d = out->data;
         for (size_t i = 0; i < out->count; i++) {
             double v;
-            memcpy(&v, buf + dstart + i * 8, 8);
+            memcpy(&v, buf + lay.dstart + i * 8, 8);
             d[i] = (float)v;
         }
         out->converted_from_f64 = true;
     } else {
-        memcpy(out->data, buf + dstart, out->count * esz);
+        memcpy(out->data, buf + lay.dstart, out->count * lay.esz);
+    }
+    return 0;
+}
+
+/* npy_read of a regular file without a whole-file buffer: the header is
+ * read and checked (parse_header, same messages: it sees the file size),
+ * then the elements are read straight into the array.  Returns 0 or -1 as
+ * npy_read, or 1 when the whole-file path must decide (an unusual file, a
+ * float64 array, a file that changed while read): that path then gives
+ * exactly the old results and errors. */
+static int read_direct(const char *path, npy_array_t *out, tpb_err_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 1;
+    int rc = 1;
+    uint8_t head[4096], *hb = head;
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 12 ||
+        (uintmax_t)st.st_size > SIZE_MAX / 2)
+        goto done;
+    size_t len = (size_t)st.st_size, n = len < sizeof head ? len : sizeof head;
+    if (fread(head, 1, n, f) != n || memcmp(head, "\x93NUMPY", 6) != 0)
+        goto done;
+    size_t hstart, hlen;
+    if (head[6] == 1) {
+        hstart = 10;
+        hlen = (size_t)head[8] | (size_t)head[9] << 8;
+    } else if (head[6] == 2 || head[6] == 3) {
+        hstart = 12;
+        hlen = (size_t)head[8] | (size_t)head[9] << 8 | (size_t)head[10] << 16 |
+               (size_t)head[11] << 24;
+    } else {
+        goto done;
+    }
+    if (hlen > len - hstart || hlen > (1u << 20))
+        goto done;
+    if (hstart + hlen > n) { /* a long header: read the rest of it */
+        if (!(hb = malloc(hstart + hlen)))
+            goto done;
+        memcpy(hb, head, n);
+        if (fread(hb + n, 1, hstart + hlen - n, f) != hstart + hlen - n)
+            goto done;
+    }
+    npy_layout_t lay;
+    if (parse_header(hb, len, path, out, &lay, err) != 0) {
+        rc = -1;
+        goto done;
+    }
+    size_t bytes = out->count * lay.esz;
+    if (lay.f64 || fseek(f, (long)lay.dstart, SEEK_SET) != 0 ||
+        fread(out->data, 1, bytes, f) != bytes) {
+        npy_free(out);
+        goto done;
     }
     rc = 0;
-out:
-    free(hdr);
+done:
+    if (hb != head)
+        free(hb);
+    fclose(f);
     return rc;
 }
 
@@ -199,6 +284,10 @@ int npy_read(const char *path, npy_array_t *out, tpb_err_t *err)
 {
     uint8_t *buf;
     size_t len;
+    memset(out, 0, sizeof *out);
+    int direct = read_direct(path, out, err);
+    if (direct != 1)
+        return direct;
     memset(out, 0, sizeof *out);
     if (fio_read_all(path, &buf, &len, err))
         return -1;
@@ -226,6 +315,7 @@ int npy_serialize(const npy_array_t *a, uint8_t **bufp, size_t *lenp, tpb_err_t 
     uint8_t *b = malloc(10 + hlen + dbytes);
     if (!b)
         return tpb_errf(err, "npy: out of memory");
+    tpb_advise_huge_pages(b, 10 + hlen + dbytes);
     memcpy(b, "\x93NUMPY\x01\x00", 8);
     b[8] = (uint8_t)(hlen & 0xFF);
     b[9] = (uint8_t)(hlen >> 8);

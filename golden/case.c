@@ -115,7 +115,7 @@ static int parse_cycles(const cJSON *it, const char *path, gc_case_t *c, tpb_err
         return 0;
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2)
         return tpb_errf(err, "%s: field 'cycles': expected [min, max] or null", path);
-    double lo, hi;
+    double lo = 0, hi = 0;
     if (get_number(cJSON_GetArrayItem(it, 0), path, "cycles[0]", 0, 9e15, &lo, err) ||
         get_number(cJSON_GetArrayItem(it, 1), path, "cycles[1]", lo, 9e15, &hi, err))
         return -1;
@@ -181,7 +181,7 @@ int gc_case_parse(const char *text, const char *path, gc_case_t *c, tpb_err_t *e
     }
     int rc = -1;
     const cJSON *it;
-    double v;
+    double v = 0;
     if (!cJSON_IsObject(root)) {
         tpb_errf(err, "%s: expected a JSON object at the top level", path);
         goto out;

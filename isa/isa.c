@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hugepage.h"
+
 /* ------------------------------------------------------------------ names */
 static const char *const engine_names[ISA_ENG_COUNT] = {
 #define ENGINE(ID, name, value, is_tpb) [value] = name,
@@ -40,12 +42,11 @@ bool isa_engine_is_tpb(isa_engine_t e)
 
 typedef struct {
     const char *asm_name, *np_name;
-    unsigned size;
     isa_dtype_kind_t kind;
 } dtype_info_t;
 
 static const dtype_info_t dtype_info[ISA_DT_COUNT] = {
-#define DTYPE(ID, value, asm, np, size, kind) [value] = {asm, np, size, ISA_DK_##kind},
+#define DTYPE(ID, value, asm, np, size, kind) [value] = {asm, np, ISA_DK_##kind},
 #include "dtypes.def"
 #undef DTYPE
 };
@@ -53,7 +54,6 @@ static const dtype_info_t dtype_info[ISA_DT_COUNT] = {
 bool isa_dtype_valid(unsigned dt) { return dt < ISA_DT_COUNT; }
 const char *isa_dtype_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].asm_name : "?"; }
 const char *isa_dtype_numpy_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].np_name : "?"; }
-unsigned isa_dtype_size(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].size : 0; }
 isa_dtype_kind_t isa_dtype_kind(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].kind : ISA_DK_U; }
 
 int isa_dtype_by_name(const char *name)
@@ -198,8 +198,13 @@ static uint32_t get_bits(const uint8_t *b, unsigned pos, unsigned width)
 {
     uint64_t v = 0;
     unsigned first = pos / 8, last = (pos + width - 1) / 8;
-    for (unsigned i = last + 1; i-- > first;)
-        v = (v << 8) | b[i];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (first + 8 <= ISA_BUNDLE_BYTES) /* one load: pos % 8 + width <= 39 bits */
+        memcpy(&v, b + first, 8);
+    else
+#endif
+        for (unsigned i = last + 1; i-- > first;)
+            v = (v << 8) | b[i];
     v >>= pos % 8;
     return (uint32_t)(width == 32 ? v : (v & ((1ull << width) - 1)));
 }
@@ -298,55 +303,65 @@ static int32_t sign_extend(uint32_t v, unsigned width)
     return (int32_t)((v ^ m) - m);
 }
 
-/* Structural checks of one operand after its subfields were decoded. */
+/* Structural checks of one operand after its subfields were decoded; f is
+ * its ".addr" subfield. */
+static isa_status_t check_operand(const isa_inst_t *in, const isa_field_t *f, size_t offset,
+                                  isa_err_t *err)
+{
+    const uint8_t *body = (const uint8_t *)&in->f;
+    if (f->opnd_kind == ISA_OPND_TAP) {
+        const isa_tap_t *t = (const isa_tap_t *)(body + f->offset);
+        if (t->space == ISA_SPACE_NONE) {
+            if (t->addr || t->dtype || t->start || t->nparts || t->ndims ||
+                t->step[0] || t->count[0] || t->step[1] || t->count[1])
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "operand '%s' is absent (space none) but has fields set", f->operand);
+            return ISA_OK;
+        }
+        if (t->space == ISA_SPACE_HBM)
+            return fail(err, ISA_E_RANGE, offset, f->operand,
+                        "operand '%s': compute engines cannot address hbm", f->operand);
+        if (t->nparts < 1 || t->nparts > ISA_NUM_PARTITIONS)
+            return fail(err, ISA_E_RANGE, offset, f->operand,
+                        "operand '%s': nparts %u not in 1..128", f->operand, t->nparts);
+        if (t->start + t->nparts > ISA_NUM_PARTITIONS)
+            return fail(err, ISA_E_RANGE, offset, f->operand,
+                        "operand '%s': partitions %u..%u exceed 128", f->operand,
+                        t->start, t->start + t->nparts - 1);
+        if (t->ndims > ISA_MAX_FREE_DIMS)
+            return fail(err, ISA_E_RANGE, offset, f->operand,
+                        "operand '%s': ndims %u > 4", f->operand, t->ndims);
+        for (unsigned d = 0; d < 2; d++) {
+            if (d < t->ndims && t->count[d] == 0)
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "operand '%s': count[%u] is 0", f->operand, d);
+            if (d >= t->ndims && (t->count[d] || t->step[d]))
+                return fail(err, ISA_E_RANGE, offset, f->operand,
+                            "operand '%s': dim %u set beyond ndims %u", f->operand, d, t->ndims);
+        }
+    } else if (f->opnd_kind == ISA_OPND_PTR) {
+        const isa_ptr_t *p = (const isa_ptr_t *)(body + f->offset);
+        if (p->space == ISA_SPACE_NONE && (p->addr || p->dtype))
+            return fail(err, ISA_E_RANGE, offset, f->operand,
+                        "pointer '%s' is absent (space none) but has fields set", f->operand);
+        if (p->space == ISA_SPACE_HBM)
+            return fail(err, ISA_E_RANGE, offset, f->operand,
+                        "pointer '%s': compute engines cannot address hbm", f->operand);
+    }
+    return ISA_OK;
+}
+
+/* check_operand for every operand of the format, at its ".addr" subfield. */
 static isa_status_t check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi,
                                    size_t offset, isa_err_t *err)
 {
-    const uint8_t *body = (const uint8_t *)&in->f;
     for (unsigned i = 0; i < fi->nfields; i++) {
         const isa_field_t *f = &fi->fields[i];
-        /* check once per operand: at its ".addr" subfield (first) */
         if (!f->operand || strstr(f->name, ".addr") == NULL)
             continue;
-        if (f->opnd_kind == ISA_OPND_TAP) {
-            const isa_tap_t *t = (const isa_tap_t *)(body + f->offset);
-            if (t->space == ISA_SPACE_NONE) {
-                if (t->addr || t->dtype || t->start || t->nparts || t->ndims ||
-                    t->step[0] || t->count[0] || t->step[1] || t->count[1])
-                    return fail(err, ISA_E_RANGE, offset, f->operand,
-                                "operand '%s' is absent (space none) but has fields set", f->operand);
-                continue;
-            }
-            if (t->space == ISA_SPACE_HBM)
-                return fail(err, ISA_E_RANGE, offset, f->operand,
-                            "operand '%s': compute engines cannot address hbm", f->operand);
-            if (t->nparts < 1 || t->nparts > ISA_NUM_PARTITIONS)
-                return fail(err, ISA_E_RANGE, offset, f->operand,
-                            "operand '%s': nparts %u not in 1..128", f->operand, t->nparts);
-            if (t->start + t->nparts > ISA_NUM_PARTITIONS)
-                return fail(err, ISA_E_RANGE, offset, f->operand,
-                            "operand '%s': partitions %u..%u exceed 128", f->operand,
-                            t->start, t->start + t->nparts - 1);
-            if (t->ndims > ISA_MAX_FREE_DIMS)
-                return fail(err, ISA_E_RANGE, offset, f->operand,
-                            "operand '%s': ndims %u > 4", f->operand, t->ndims);
-            for (unsigned d = 0; d < 2; d++) {
-                if (d < t->ndims && t->count[d] == 0)
-                    return fail(err, ISA_E_RANGE, offset, f->operand,
-                                "operand '%s': count[%u] is 0", f->operand, d);
-                if (d >= t->ndims && (t->count[d] || t->step[d]))
-                    return fail(err, ISA_E_RANGE, offset, f->operand,
-                                "operand '%s': dim %u set beyond ndims %u", f->operand, d, t->ndims);
-            }
-        } else if (f->opnd_kind == ISA_OPND_PTR) {
-            const isa_ptr_t *p = (const isa_ptr_t *)(body + f->offset);
-            if (p->space == ISA_SPACE_NONE && (p->addr || p->dtype))
-                return fail(err, ISA_E_RANGE, offset, f->operand,
-                            "pointer '%s' is absent (space none) but has fields set", f->operand);
-            if (p->space == ISA_SPACE_HBM)
-                return fail(err, ISA_E_RANGE, offset, f->operand,
-                            "pointer '%s': compute engines cannot address hbm", f->operand);
-        }
+        isa_status_t st = check_operand(in, f, offset, err);
+        if (st != ISA_OK)
+            return st;
     }
     return ISA_OK;
 }
@@ -370,39 +385,150 @@ static isa_status_t check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi,
     return ISA_OK;
 }
 
-static void mark_used(uint8_t used[ISA_BUNDLE_BYTES], const isa_fmtinfo_t *fi)
+/* Set bits [pos, pos + width) of b, a byte at a time. */
+static void mark_bits(uint8_t *b, unsigned pos, unsigned width)
 {
-    for (unsigned i = 0; i < fi->nfields; i++)
-        put_bits(used, fi->fields[i].bitpos, fi->fields[i].width, 0xFFFFFFFFu);
+    for (unsigned p = pos, end = pos + width; p < end;) {
+        unsigned bit = p % 8, n = 8 - bit < end - p ? 8 - bit : end - p;
+        b[p / 8] |= (uint8_t)(((1u << n) - 1u) << bit);
+        p += n;
+    }
 }
 
-isa_status_t isa_decode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
-                        isa_inst_t *out, isa_err_t *err)
+/* ----------------------------------------------------------- decode plans */
+/* What decoding a bundle of one format needs beyond the field table, worked
+ * out from the table once: the bits some field owns (the rest are reserved),
+ * the operand ".addr" subfields (one structural check per operand), the
+ * register-index fields and the TAP of each ApExt slot.  isa_decode builds
+ * one per call; isa_stream_decode keeps one per format for a whole stream,
+ * so the per-bundle work is no longer name matching.  The results are the
+ * same as the name-based helpers above (check_operands, check_regs,
+ * tap_by_slot), which stay as the fallback for a format with more fields
+ * than a plan holds. */
+#define PLAN_MAX_FIELDS 128
+static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot);
+typedef struct {
+    bool built;
+    bool generic;                       /* too many fields: use the helpers */
+    uint8_t used[ISA_BUNDLE_BYTES];     /* header + format bits */
+    uint8_t nopnd, nreg;
+    uint8_t opnd[PLAN_MAX_FIELDS];      /* format field index of each ".addr" */
+    uint8_t reg[PLAN_MAX_FIELDS];       /* format field index of each register */
+    bool reg_none_ok[PLAN_MAX_FIELDS];  /* src_reg / dst_reg accept 0xFF */
+    const isa_field_t *tap_slot[3];     /* ApExt slot -> TAP ".addr", or NULL */
+} fmt_plan_t;
+
+static void plan_build(fmt_plan_t *p, isa_format_t fmt)
 {
-    memset(out, 0, sizeof *out);
+    const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR], *fi = &isa_formats[fmt];
+    memset(p, 0, sizeof *p);
+    p->built = true;
+    p->used[0] = p->used[1] = 0xFF;
+    for (unsigned i = 0; i < h->nfields; i++)
+        mark_bits(p->used, h->fields[i].bitpos, h->fields[i].width);
+    for (unsigned i = 0; i < fi->nfields; i++)
+        mark_bits(p->used, fi->fields[i].bitpos, fi->fields[i].width);
+    if (fi->nfields > PLAN_MAX_FIELDS) {
+        p->generic = true;
+        return;
+    }
+    for (unsigned i = 0; i < fi->nfields; i++) {
+        const isa_field_t *f = &fi->fields[i];
+        if (f->operand && strstr(f->name, ".addr"))
+            p->opnd[p->nopnd++] = (uint8_t)i;
+        bool none_ok = strcmp(f->name, "src_reg") == 0 || strcmp(f->name, "dst_reg") == 0;
+        if (none_ok || strcmp(f->name, "reg") == 0) {
+            p->reg_none_ok[p->nreg] = none_ok;
+            p->reg[p->nreg++] = (uint8_t)i;
+        }
+    }
+    for (int s = 0; s < 3; s++)
+        for (unsigned i = 0; i < fi->nfields && !p->tap_slot[s]; i++)
+            if (fi->fields[i].opnd_kind == ISA_OPND_TAP && fi->fields[i].slot == s &&
+                strstr(fi->fields[i].name, ".addr"))
+                p->tap_slot[s] = &fi->fields[i];
+}
+
+/* The TAP of ApExt slot s of `in`, or NULL (tap_by_slot through a plan). */
+static isa_tap_t *plan_tap(const fmt_plan_t *p, isa_inst_t *in, int s)
+{
+    if (p->generic)
+        return (isa_tap_t *)tap_by_slot(in, &isa_formats[isa_ops[in->op].format], s);
+    return p->tap_slot[s] ? (isa_tap_t *)((uint8_t *)&in->f + p->tap_slot[s]->offset) : NULL;
+}
+
+/* check_operands, visiting only the ".addr" subfields the plan lists. */
+static isa_status_t plan_check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi,
+                                        const fmt_plan_t *p, size_t offset, isa_err_t *err)
+{
+    if (p->generic)
+        return check_operands(in, fi, offset, err);
+    for (unsigned k = 0; k < p->nopnd; k++) {
+        isa_status_t st = check_operand(in, &fi->fields[p->opnd[k]], offset, err);
+        if (st != ISA_OK)
+            return st;
+    }
+    return ISA_OK;
+}
+
+/* check_regs, visiting only the register fields the plan lists. */
+static isa_status_t plan_check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi,
+                                    const fmt_plan_t *p, size_t offset, isa_err_t *err)
+{
+    if (p->generic)
+        return check_regs(in, fi, offset, err);
+    for (unsigned k = 0; k < p->nreg; k++) {
+        const isa_field_t *f = &fi->fields[p->reg[k]];
+        uint32_t v;
+        memcpy(&v, (const uint8_t *)&in->f + f->offset, sizeof v);
+        bool none_ok = p->reg_none_ok[k];
+        if (v >= ISA_NUM_REGS && !(none_ok && v == ISA_REG_NONE))
+            return fail(err, ISA_E_RANGE, offset, f->name,
+                        "field '%s': register %u not in 0..63%s", f->name, v,
+                        none_ok ? " or 255 (none)" : "");
+    }
+    return ISA_OK;
+}
+
+/* The header and opcode checks of isa_decode; *oi gets the opcode. */
+static isa_status_t decode_opcode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                                  const isa_opinfo_t **oi, isa_err_t *err)
+{
     if (b[1] != ISA_HEADER_BYTE1)
         return fail(err, ISA_E_HEADER, offset, "header",
                     "field 'header': byte 1 is 0x%02x, expected 0x10", b[1]);
-    const isa_opinfo_t *oi = isa_op_by_l2(b[0]);
-    if (!oi)
+    *oi = isa_op_by_l2(b[0]);
+    if (!*oi)
         return fail(err, ISA_E_OPCODE, offset, "opcode",
                     "field 'opcode': unknown opcode 0x%02x", b[0]);
+    return ISA_OK;
+}
+
+/* The rest of isa_decode once the opcode is known (out already zeroed). */
+static isa_status_t decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                                  const isa_opinfo_t *oi, const fmt_plan_t *p,
+                                  isa_inst_t *out, isa_err_t *err)
+{
     out->op = oi->op;
     out->l2 = oi->l2;
-
-    const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[oi->format] };
-    uint8_t used[ISA_BUNDLE_BYTES] = { 0xFF, 0xFF };
-    mark_used(used, parts[0]);
-    mark_used(used, parts[1]);
-    for (unsigned i = 0; i < ISA_BUNDLE_BYTES; i++)
-        if (b[i] & ~used[i]) {
+    uint64_t stray = 0; /* any reserved bit, 8 bytes at a time */
+    for (unsigned i = 0; i < ISA_BUNDLE_BYTES; i += 8) {
+        uint64_t w, u;
+        memcpy(&w, b + i, 8);
+        memcpy(&u, p->used + i, 8);
+        stray |= w & ~u;
+    }
+    for (unsigned i = 0; stray && i < ISA_BUNDLE_BYTES; i++)
+        if (b[i] & ~p->used[i]) {
             unsigned bit = 0;
-            while (!((b[i] & ~used[i]) >> bit & 1u))
+            while (!((b[i] & ~p->used[i]) >> bit & 1u))
                 bit++;
             return fail(err, ISA_E_RESERVED, offset, "reserved",
                         "%s: reserved bit %u of byte %u is set", oi->mnemonic, bit, i);
         }
 
+    const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[oi->format] };
+    uint8_t *base[2] = { (uint8_t *)&out->sync, (uint8_t *)&out->f };
     for (int k = 0; k < 2; k++) {
         for (unsigned i = 0; i < parts[k]->nfields; i++) {
             const isa_field_t *f = &parts[k]->fields[i];
@@ -413,13 +539,26 @@ isa_status_t isa_decode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
                 return fail(err, ISA_E_RANGE, offset, f->name,
                             "%s: field '%s' has invalid %s value %u", oi->mnemonic,
                             f->name, isa_ftype_name(f->type), v);
-            isa_field_set(out, f, v);
+            memcpy(base[k] + f->offset, &v, sizeof v);
         }
     }
-    isa_status_t st = check_operands(out, parts[1], offset, err);
+    isa_status_t st = plan_check_operands(out, parts[1], p, offset, err);
     if (st == ISA_OK)
-        st = check_regs(out, parts[1], offset, err);
+        st = plan_check_regs(out, parts[1], p, offset, err);
     return st;
+}
+
+isa_status_t isa_decode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                        isa_inst_t *out, isa_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const isa_opinfo_t *oi;
+    isa_status_t st = decode_opcode(b, offset, &oi, err);
+    if (st != ISA_OK)
+        return st;
+    fmt_plan_t plan;
+    plan_build(&plan, oi->format);
+    return decode_fields(b, offset, oi, &plan, out, err);
 }
 
 isa_status_t isa_encode(const isa_inst_t *in, uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
@@ -505,14 +644,13 @@ isa_status_t isa_encode_with_prefixes(const isa_inst_t *in, uint8_t out[2][ISA_B
 }
 
 /* ---------------------------------------------------------------- streams */
-static isa_status_t fold_apext(isa_inst_t *in, const isa_fmt_APEXT_t *x, size_t offset,
-                               isa_err_t *err)
+static isa_status_t fold_apext(isa_inst_t *in, const fmt_plan_t *p, const isa_fmt_APEXT_t *x,
+                               size_t offset, isa_err_t *err)
 {
-    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
     const uint32_t *slots = (const uint32_t *)x;
     bool used = false;
     for (int s = 0; s < 3; s++) {
-        isa_tap_t *t = (isa_tap_t *)tap_by_slot(in, fi, s);
+        isa_tap_t *t = plan_tap(p, in, s);
         bool has = slots[s * 4 + 0] || slots[s * 4 + 1] || slots[s * 4 + 2] || slots[s * 4 + 3];
         if (!t || t->ndims <= 2) {
             if (has)
@@ -541,11 +679,10 @@ static isa_status_t fold_apext(isa_inst_t *in, const isa_fmt_APEXT_t *x, size_t 
     return ISA_OK;
 }
 
-static bool needs_apext(const isa_inst_t *in)
+static bool needs_apext(isa_inst_t *in, const fmt_plan_t *p)
 {
-    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
     for (int s = 0; s < 3; s++) {
-        const isa_tap_t *t = tap_by_slot(in, fi, s);
+        const isa_tap_t *t = plan_tap(p, in, s);
         if (t && t->ndims > 2)
             return true;
     }
@@ -556,6 +693,26 @@ static bool sync_is_zero(const isa_sync_t *s)
 {
     return !s->wait_en && !s->upd_en && !s->upd_at_read && !s->upd_remote && !s->wait_sem &&
            !s->wait_val && !s->upd_sem && !s->upd_op && !s->upd_core && !s->upd_val;
+}
+
+/* One bundle of a stream: decode into *in with the format's cached plan,
+ * or with a plan built into *one when there is no cache (a short stream:
+ * building the few plans it needs is cheaper than a cache for every
+ * format).  Same checks and errors as isa_decode. */
+static isa_status_t stream_decode_bundle(const uint8_t *b, size_t off, fmt_plan_t *plans,
+                                         fmt_plan_t *one, isa_inst_t *in,
+                                         const fmt_plan_t **plan, isa_err_t *err)
+{
+    memset(in, 0, sizeof *in);
+    const isa_opinfo_t *oi;
+    isa_status_t st = decode_opcode(b, off, &oi, err);
+    if (st != ISA_OK)
+        return st;
+    fmt_plan_t *p = plans ? &plans[oi->format] : one;
+    if (!plans || !p->built)
+        plan_build(p, oi->format);
+    *plan = p;
+    return decode_fields(b, off, oi, p, in, err);
 }
 
 isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engine,
@@ -569,10 +726,13 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
     size_t nb = len / ISA_BUNDLE_BYTES;
     out->insts = calloc(nb ? nb : 1, sizeof *out->insts);
     out->pc_to_index = calloc(nb ? nb : 1, sizeof *out->pc_to_index);
-    if (!out->insts || !out->pc_to_index) {
+    fmt_plan_t one, *plans = nb > 4 ? calloc(ISA_FMT_COUNT, sizeof *plans) : NULL;
+    if (!out->insts || !out->pc_to_index || (nb > 4 && !plans)) {
+        free(plans);
         isa_stream_free(out);
         return fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
     }
+    tpb_advise_huge_pages(out->insts, (nb ? nb : 1) * sizeof *out->insts);
     out->nbundles = nb;
     bool have_ext = false, have_pred = false;
     isa_fmt_APEXT_t ext;
@@ -581,53 +741,54 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
     isa_status_t st = ISA_OK;
     for (size_t i = 0; i < nb; i++) {
         size_t off = i * ISA_BUNDLE_BYTES;
-        isa_inst_t in;
-        if ((st = isa_decode(buf + off, off, &in, err)) != ISA_OK)
+        /* decode in place: a prefix is copied out and its slot reused */
+        isa_decoded_t *d = &out->insts[out->count];
+        isa_inst_t *in = &d->inst;
+        const fmt_plan_t *plan;
+        if ((st = stream_decode_bundle(buf + off, off, plans, &one, in, &plan, err)) != ISA_OK)
             goto bad;
-        if (engine != ISA_ENG_UNASSIGNED && !(isa_ops[in.op].engines & (1u << engine))) {
+        if (engine != ISA_ENG_UNASSIGNED && !(isa_ops[in->op].engines & (1u << engine))) {
             st = fail(err, ISA_E_ENGINE, off, "opcode", "%s is not legal on engine %s",
-                      isa_ops[in.op].mnemonic, isa_engine_name(engine));
+                      isa_ops[in->op].mnemonic, isa_engine_name(engine));
             goto bad;
         }
-        if (isa_ops[in.op].cls == ISA_CLASS_PREFIX) {
-            if (!sync_is_zero(&in.sync)) {
+        if (isa_ops[in->op].cls == ISA_CLASS_PREFIX) {
+            if (!sync_is_zero(&in->sync)) {
                 st = fail(err, ISA_E_PREFIX, off, "sync", "%s: a prefix carries no semaphore fields",
-                          isa_ops[in.op].mnemonic);
+                          isa_ops[in->op].mnemonic);
                 goto bad;
             }
-            bool dup = in.op == ISA_OP_AP_EXT ? have_ext : have_pred;
+            bool dup = in->op == ISA_OP_AP_EXT ? have_ext : have_pred;
             if (dup) {
                 st = fail(err, ISA_E_PREFIX, off, "prefix", "two %s prefixes in a row",
-                          isa_ops[in.op].mnemonic);
+                          isa_ops[in->op].mnemonic);
                 goto bad;
             }
             if (!have_ext && !have_pred)
                 first_prefix = i;
-            if (in.op == ISA_OP_AP_EXT) {
+            if (in->op == ISA_OP_AP_EXT) {
                 have_ext = true;
-                ext = in.f.APEXT;
+                ext = in->f.APEXT;
             } else {
                 have_pred = true;
-                pred = in.f.PREDEXT;
+                pred = in->f.PREDEXT;
             }
             continue;
         }
         if (have_ext) {
-            if ((st = fold_apext(&in, &ext, off, err)) != ISA_OK)
+            if ((st = fold_apext(in, plan, &ext, off, err)) != ISA_OK)
                 goto bad;
-        } else if (needs_apext(&in)) {
+        } else if (needs_apext(in, plan)) {
             st = fail(err, ISA_E_PREFIX, off, "ndims",
                       "%s has an operand with more than 2 free dims but no ApExt prefix",
-                      isa_ops[in.op].mnemonic);
+                      isa_ops[in->op].mnemonic);
             goto bad;
         }
-        if (have_pred && in.op != ISA_OP_TENSOR_SCALAR_PTR) {
+        if (have_pred && in->op != ISA_OP_TENSOR_SCALAR_PTR) {
             st = fail(err, ISA_E_PREFIX, off, "PredExt", "PredExt precedes %s; only TensorScalarPtr takes it",
-                      isa_ops[in.op].mnemonic);
+                      isa_ops[in->op].mnemonic);
             goto bad;
         }
-        isa_decoded_t *d = &out->insts[out->count];
-        d->inst = in;
         d->pc = (uint32_t)i;
         d->prefix_pc = (uint32_t)((have_ext || have_pred) ? first_prefix : i);
         d->has_pred = have_pred;
@@ -643,8 +804,10 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
                   "prefix at the end of the stream extends no instruction");
         goto bad;
     }
+    free(plans);
     return ISA_OK;
 bad:
+    free(plans);
     isa_stream_free(out);
     return st;
 }

@@ -55,7 +55,17 @@ typedef enum { ISA_DK_F, ISA_DK_I, ISA_DK_U } isa_dtype_kind_t;
 const char *isa_dtype_name(unsigned dt);               /* asm name, "?" if invalid */
 const char *isa_dtype_numpy_name(unsigned dt);         /* "float32", "bfloat16", ... */
 int isa_dtype_by_name(const char *name);               /* accepts asm or numpy name; -1 */
-unsigned isa_dtype_size(unsigned dt);                  /* 0 if invalid */
+/* Element size in bytes, 0 if invalid (inline: used per operand in the
+ * simulator's hot loop). */
+static inline unsigned isa_dtype_size(unsigned dt)
+{
+    switch (dt) {
+#define DTYPE(ID, value, asm, np, size, kind) case value: return size;
+#include "dtypes.def"
+#undef DTYPE
+    default: return 0;
+    }
+}
 isa_dtype_kind_t isa_dtype_kind(unsigned dt);
 bool isa_dtype_valid(unsigned dt);
 

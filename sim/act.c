@@ -151,7 +151,7 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
 static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
 {
     sim_opnd_t o[5]; /* in, out, bias, scale, red_out */
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (!sim_actfn_valid(a->func))
         return sim_fail(ctx, "func: invalid activation function %u", a->func);
@@ -183,7 +183,7 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
         for (unsigned p = 0; p < np; p++) {
             float scale = a->scale_is_ptr ? num_load_f32(sim_el(&o[3], p, 0), o[3].dtype)
                                           : sim_f32_from_bits(a->scale_bits);
-            float bias = o[2].off ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
+            float bias = o[2].mem ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
             float r = 0.0f;
             if (len) {
                 act_rows_t rows = { a, o, scale, bias, red, 0.0f };
@@ -204,7 +204,7 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
             }
             if (red) {
                 float v = apply_red_cmd(ctx, a, st + p, r, &o[4], p);
-                if (o[4].off)
+                if (o[4].mem)
                     num_store_f32(sim_el(&o[4], p, 0), o[4].dtype, v);
             }
         }

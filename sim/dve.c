@@ -17,16 +17,16 @@
  * pointer element. */
 typedef struct {
     bool is_ptr;
-    sim_opnd_t o;
-    sim_val_t imm;
+    uint32_t bits;         /* the immediate */
+    sim_opnd_t o;          /* the pointer operand when is_ptr */
 } scalar_t;
 
 static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is_ptr,
                         const sim_opnd_t *first, const char *name)
 {
-    memset(s, 0, sizeof *s);
+    sim_opnds_none(&s->o, 1);
     s->is_ptr = is_ptr;
-    s->imm = sim_val_imm(bits);
+    s->bits = bits;
     if (!is_ptr)
         return 0;
     isa_ptr_t p = sim_ptr_from_bits(bits);
@@ -35,7 +35,13 @@ static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is
 
 static sim_val_t scalar_get(const scalar_t *s, unsigned p)
 {
-    return s->is_ptr ? sim_val_load(sim_el(&s->o, p, 0), s->o.dtype) : s->imm;
+    return s->is_ptr ? sim_val_load(sim_el(&s->o, p, 0), s->o.dtype) : sim_val_imm(s->bits);
+}
+
+/* The scalar of partition p as fp32 (the row fast paths). */
+static float scalar_get_f(const scalar_t *s, unsigned p)
+{
+    return s->is_ptr ? sim_val_as_f(scalar_get(s, p)) : sim_f32_from_bits(s->bits);
 }
 
 static int check_alu(sim_exec_ctx_t *ctx, unsigned op, const char *field)
@@ -111,7 +117,7 @@ static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
@@ -171,7 +177,7 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
 {
     const isa_fmt_TT_t *f = &d->inst.f.TT;
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (check_alu(ctx, f->op, "op"))
         return -1;
@@ -260,8 +266,8 @@ static void ts_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     ts_rows_t *r = arg;
     float x[SIM_ROW_MAX];
     if (i == 0) { /* read once per partition, before any of its writes */
-        r->a0 = sim_val_as_f(scalar_get(r->s0, p));
-        r->a1 = sim_val_as_f(scalar_get(r->s1, p));
+        r->a0 = scalar_get_f(r->s0, p);
+        r->a1 = scalar_get_f(r->s1, p);
     }
     sim_row_load(x, &r->o[0], p, i, n);
     sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
@@ -274,9 +280,9 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_TS_t *f = &d->inst.f.TS;
     sim_opnd_t o[2];
     scalar_t s0, s1;
-    memset(o, 0, sizeof o);
-    memset(&s0, 0, sizeof s0);
-    memset(&s1, 0, sizeof s1);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_none(&s0.o, 1);
+    sim_opnds_none(&s1.o, 1);
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
@@ -360,7 +366,7 @@ static void stt_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     stt_rows_t *r = arg;
     float x[SIM_ROW_MAX], y[SIM_ROW_MAX];
     if (i == 0) /* read once per partition, before any of its writes */
-        r->a0 = sim_val_as_f(scalar_get(r->s0, p));
+        r->a0 = scalar_get_f(r->s0, p);
     sim_row_load(x, &r->o[0], p, i, n);
     sim_row_load(y, &r->o[1], p, i, n);
     sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
@@ -373,8 +379,8 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_STT_t *f = &d->inst.f.STT;
     sim_opnd_t o[3];
     scalar_t s0;
-    memset(o, 0, sizeof o);
-    memset(&s0, 0, sizeof s0);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_none(&s0.o, 1);
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
@@ -423,7 +429,7 @@ static int exec_tensor_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_RED_t *f = &d->inst.f.RED;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     sim_val_t *acc = NULL;
     int rc = -1;
     if (check_alu(ctx, f->op, "op"))
@@ -512,8 +518,8 @@ static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_SCAN_t *f = &d->inst.f.SCAN;
     sim_opnd_t o[3];
     scalar_t init;
-    memset(o, 0, sizeof o);
-    memset(&init, 0, sizeof init);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_none(&init.o, 1);
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
@@ -616,7 +622,7 @@ static int exec_max8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     float *row = NULL;
     uint8_t *taken = NULL;
     int rc = -1;
@@ -671,7 +677,7 @@ static int m8_run(sim_exec_ctx_t *ctx, const isa_tap_t *in, const isa_tap_t *out
                   const isa_ptr_t *vals, const isa_ptr_t *idxp, m8_mode_t m)
 {
     sim_opnd_t o[4];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     float *row = NULL;
     uint8_t *done_el = NULL;
     int rc = -1;
@@ -811,6 +817,7 @@ static sim_opnd_t snap_view(const sim_opnd_t *o, uint8_t *buf, uint32_t *offs)
     for (uint32_t i = 0; i < o->nfree; i++)
         offs[i] = i * o->esize;
     v.off = offs;
+    v.owned = false; /* offs belongs to the caller */
     return v;
 }
 
@@ -818,7 +825,7 @@ static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
@@ -864,7 +871,7 @@ static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                              f->m16, f->m17, f->m18, f->m19, f->m20, f->m21, f->m22, f->m23,
                              f->m24, f->m25, f->m26, f->m27, f->m28, f->m29, f->m30, f->m31 };
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
@@ -931,7 +938,7 @@ static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_DROP_t *f = &d->inst.f.DROP;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (!(f->prob >= 0.0f && f->prob <= 1.0f))
         return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
@@ -965,7 +972,7 @@ static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_CPRED_t *f = &d->inst.f.CPRED;
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (opnds_two_in(ctx, o, &f->pred, "pred", &f->in, "in", &f->out))
         goto done;
@@ -1000,7 +1007,7 @@ static int exec_quantize_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_QMX_t *f = &d->inst.f.QMX;
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) ||

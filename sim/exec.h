@@ -28,6 +28,20 @@ typedef struct {
     uint8_t double_row;         /* 1 when the last LdWeights used perf=double_row */
 } sim_pe_state_t;
 
+/* Per-engine scratch for operand offset tables, so resolving an operand
+ * does not malloc: the scheduler resets it before every instruction and
+ * grows it to the largest demand seen (tables that do not fit fall back to
+ * malloc for that instruction). */
+typedef struct {
+    uint32_t *buf;
+    size_t cap, used, want;     /* in uint32 entries */
+} sim_scratch_t;
+
+/* Reset before an instruction (grows buf to the last instruction's
+ * demand); free at the end of a run. */
+void sim_scratch_reset(sim_scratch_t *s);
+void sim_scratch_free(sim_scratch_t *s);
+
 typedef struct sim_exec_ctx {
     const tpb_target_t *target;
     int core;                   /* for messages */
@@ -42,6 +56,7 @@ typedef struct sim_exec_ctx {
     uint32_t *regs;             /* [64] sequencer registers of this engine */
     uint64_t *rng;              /* xorshift64* state for Memset random / Dropout */
     bool timing_only;           /* validate bounds, skip arithmetic */
+    sim_scratch_t *scratch;     /* this engine's offset-table scratch, or NULL (malloc) */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */
 } sim_exec_ctx_t;
 

@@ -10,6 +10,7 @@
 
 #include "cJSON.h"
 #include "fileio.h"
+#include "hugepage.h"
 #include "numeric.h"
 
 static uint64_t splitmix64(uint64_t *x)
@@ -243,41 +244,12 @@ static int load_sidecar(sim_engine_t *e, const char *path, tpb_err_t *err)
 {
     if (!fio_exists(path))
         return 0;
-    cJSON *root;
-    if (read_json(path, &root, err) != 0)
+    uint8_t *buf;
+    size_t len;
+    if (fio_read_all(path, &buf, &len, err) != 0)
         return -1;
-    const cJSON *dbg = cJSON_GetObjectItemCaseSensitive(root, "debug");
-    int rc = 0;
-    if (dbg && !cJSON_IsArray(dbg)) {
-        rc = tpb_errf(err, "%s: field debug must be an array", path);
-    } else if (dbg && e->stream.count) {
-        e->debug = calloc(e->stream.count, sizeof *e->debug);
-        if (!e->debug)
-            rc = tpb_errf(err, "out of memory");
-        int i = 0;
-        const cJSON *j;
-        cJSON_ArrayForEach(j, dbg)
-        {
-            if (rc)
-                break;
-            const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "pc");
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
-            const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");
-            if (!cJSON_IsNumber(pc) || pc->valuedouble < 0 ||
-                pc->valuedouble >= (double)e->stream.nbundles) {
-                rc = tpb_errf(err, "%s: debug[%d]: field pc missing or outside the stream (%zu "
-                              "bundles)", path, i, e->stream.nbundles);
-                break;
-            }
-            sim_debug_t *dd = &e->debug[e->stream.pc_to_index[(size_t)pc->valuedouble]];
-            if (cJSON_IsString(name) && !dd->name)
-                dd->name = strdup(name->valuestring);
-            if (cJSON_IsString(src) && !dd->src)
-                dd->src = strdup(src->valuestring);
-            i++;
-        }
-    }
-    cJSON_Delete(root);
+    int rc = sim_sidecar_parse(e, path, buf, len, true, NULL, err);
+    free(buf);
     return rc;
 }
 
@@ -364,6 +336,15 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
     return load_sidecar(e, path, err);
 }
 
+/* The uninitialised sentinel of SBUF, PSUM and HBM: 0xFF bytes are NaN in
+ * every float dtype.  p is freshly malloc'ed: huge pages make the fill cost
+ * a few faults instead of one per 4 KiB (tens of ms per core on a VM). */
+static void fill_sentinel(uint8_t *p, size_t n)
+{
+    tpb_advise_huge_pages(p, n);
+    memset(p, 0xFF, n);
+}
+
 static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
 {
     size_t sb = (size_t)s->t->partitions * s->t->sbuf_partition_bytes;
@@ -379,9 +360,8 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
     if (!c->sbuf || !c->psum || !c->pe || !c->queues ||
         (s->opt.check_uninit && (!c->sbuf_init || !c->psum_init)))
         return tpb_errf(err, "out of memory (core %u state)", c->index);
-    /* uninitialised sentinel: 0xFF bytes are NaN in every float dtype */
-    memset(c->sbuf, 0xFF, sb);
-    memset(c->psum, 0xFF, pb);
+    fill_sentinel(c->sbuf, sb);
+    fill_sentinel(c->psum, pb);
     for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
         c->sem[i].last_writer = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
     return 0;
@@ -558,6 +538,28 @@ int sim_get_tensor(const sim_t *s, const char *name, npy_array_t *out, tpb_err_t
     return 0;
 }
 
+/* Tensor t as a .npy file image.  A dtype NumPy has is serialised straight
+ * from HBM (one copy); bf16/fp8 go through sim_get_tensor (float32). */
+static int serialize_output(const sim_t *s, const sim_tensor_t *t, uint8_t **buf, size_t *len,
+                            tpb_err_t *err)
+{
+    npy_array_t a;
+    if (npy_descr(t->dtype)) {
+        memset(&a, 0, sizeof a);
+        a.dtype = t->dtype;
+        a.ndim = t->ndim;
+        memcpy(a.shape, t->shape, sizeof a.shape);
+        a.count = (size_t)(t->bytes / isa_dtype_size(t->dtype));
+        a.data = s->hbm + t->addr;
+        return npy_serialize(&a, buf, len, err);
+    }
+    if (sim_get_tensor(s, t->name, &a, err) != 0)
+        return -1;
+    int rc = npy_serialize(&a, buf, len, err);
+    npy_free(&a);
+    return rc;
+}
+
 int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
 {
     /* serialise everything first so a failure leaves no file behind */
@@ -574,12 +576,8 @@ int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
     for (unsigned i = 0; i < s->ntensors && !rc; i++) {
         if (strcmp(s->tensors[i].kind, "output"))
             continue;
-        npy_array_t a;
-        if ((rc = sim_get_tensor(s, s->tensors[i].name, &a, err)) != 0)
-            break;
         names[k] = s->tensors[i].name;
-        rc = npy_serialize(&a, &bufs[k], &lens[k], err);
-        npy_free(&a);
+        rc = serialize_output(s, &s->tensors[i], &bufs[k], &lens[k], err);
         k++;
     }
     if (!rc)
@@ -609,7 +607,7 @@ int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err)
     s->hbm = malloc(s->hbm_bytes ? s->hbm_bytes : 1);
     if (!s->hbm)
         return tpb_errf(err, "out of memory (HBM of %llu bytes)", (unsigned long long)s->hbm_bytes);
-    memset(s->hbm, 0xFF, s->hbm_bytes);
+    fill_sentinel(s->hbm, s->hbm_bytes);
     if (s->opt.check_uninit && !(s->hbm_init = calloc(s->hbm_bytes ? s->hbm_bytes : 1, 1)))
         return tpb_errf(err, "out of memory (HBM init map)");
     s->cores = calloc(s->ncores, sizeof *s->cores);

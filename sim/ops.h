@@ -5,7 +5,9 @@
 #define TPB_SIM_OPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "exec.h"
 #include "numeric.h"
@@ -16,9 +18,10 @@
 
 typedef enum { SIM_RD = 1, SIM_WR = 2, SIM_RW = 3 } sim_access_t;
 
-/* A resolved TAP (or PTR) operand: bounds already checked, element byte
- * offsets (inside a partition) precomputed in flattened order, dim 0
- * innermost. */
+/* A resolved TAP (or PTR) operand: bounds already checked.  The byte
+ * offset (inside a partition) of flat element i, dim 0 innermost, is
+ * base + i * lstep when the pattern collapses to one dimension (off ==
+ * NULL), else off[i] from a precomputed table.  mem != NULL once resolved. */
 typedef struct {
     const char *name;
     uint8_t *mem;         /* partition 0 of the space */
@@ -27,10 +30,23 @@ typedef struct {
     unsigned space, dtype, esize;
     unsigned start, nparts;
     uint32_t nfree;       /* elements per partition */
-    uint32_t *off;        /* nfree byte offsets, or NULL when nfree == 0 */
-    isa_tap_t tap;        /* the pattern (for shape-aware ops) */
+    uint32_t base;        /* linear patterns: offset of element 0 */
+    int64_t lstep;        /* linear patterns: bytes between flat elements */
+    uint32_t *off;        /* nfree byte offsets, or NULL for a linear pattern */
+    bool owned;           /* off was malloc'ed (no scratch arena): freed by sim_opnd_free */
+    int64_t lo, hi;       /* byte range [lo, hi) touched inside a partition */
     sim_access_t acc;
+    isa_tap_t tap;        /* the pattern (for shape-aware ops); last, see sim_opnds_none */
 } sim_opnd_t;
+
+/* Mark n operands unresolved (safe to sim_opnd_free; mem == NULL).  Clears
+ * everything but the tap copy: cheaper than a memset of the whole array in
+ * the per-instruction path. */
+static inline void sim_opnds_none(sim_opnd_t *o, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        memset(&o[k], 0, offsetof(sim_opnd_t, tap));
+}
 
 /* Resolve a TAP: presence, space legal for the engine/direction, dtype,
  * shape, bounds; for reads, the uninitialised-byte check. */
@@ -47,9 +63,15 @@ void sim_opnd_mark(sim_opnd_t *o);
 /* Uninitialised-read check of one operand (done by sim_opnd_* for reads). */
 int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o);
 
+/* Byte offset of flat element i inside a partition. */
+static inline uint32_t sim_off(const sim_opnd_t *o, uint32_t i)
+{
+    return o->off ? o->off[i] : (uint32_t)((int64_t)o->base + (int64_t)i * o->lstep);
+}
+
 static inline uint8_t *sim_el(const sim_opnd_t *o, unsigned p, uint32_t i)
 {
-    return o->mem + (uint64_t)(o->start + p) * o->pb + o->off[i];
+    return o->mem + (uint64_t)(o->start + p) * o->pb + sim_off(o, i);
 }
 
 /* Copy one element: a bit copy between equal dtypes, else a conversion
@@ -136,16 +158,47 @@ int64_t sim_affine_value(int32_t offset, int32_t cm, const int32_t step[4],
                          unsigned p, const isa_tap_t *t, uint32_t flat);
 bool sim_cmp0(unsigned cmp, int64_t v);
 
-/* ---- cost helpers ---- */
-uint64_t sim_tap_n(const isa_tap_t *t);             /* free elements per partition */
-bool sim_dt_is_16f(unsigned dt);                     /* bf16 / fp16 */
-uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work);
-uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work);
-uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work);
+/* ---- cost helpers (inline: every compute instruction calls them) ---- */
+/* free elements per partition */
+static inline uint64_t sim_tap_n(const isa_tap_t *t)
+{
+    return isa_tap_free_elems(t);
+}
+
+/* bf16 / fp16 */
+static inline bool sim_dt_is_16f(unsigned dt)
+{
+    return dt == ISA_DT_BF16 || dt == ISA_DT_FP16;
+}
+
+/* ARCH2: an innermost stride above 16 bytes halves the port bandwidth. */
+static inline bool sim_tap_strided(const isa_tap_t *t)
+{
+    if (t->space == ISA_SPACE_NONE || t->ndims == 0 || t->count[0] <= 1)
+        return false;
+    int64_t s = t->step[0] < 0 ? -(int64_t)t->step[0] : t->step[0];
+    return s * isa_dtype_size(t->dtype) > 16;
+}
+
+/* Fixed issue overhead + max(min_ii, work) on DVE and Activation; Pool
+ * (GpSimd) has no minimum initiation interval. */
+static inline uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work)
+{
+    return t->dve_static_overhead + (work > t->min_ii ? work : t->min_ii);
+}
+
+static inline uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work)
+{
+    return t->act_static_overhead + (work > t->min_ii ? work : t->min_ii);
+}
+
+static inline uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work)
+{
+    return t->pool_static_overhead + work;
+}
+
 /* Cost of a vector-class op on whichever engine runs it. */
 uint64_t sim_cost_engine(const tpb_target_t *t, isa_engine_t e, uint64_t work);
-/* ARCH2: innermost stride above 16 bytes halves the port bandwidth. */
-bool sim_tap_strided(const isa_tap_t *t);
 
 /* Per-engine opimpl lookups (NULL when the op is not in that file). */
 const sim_opimpl_t *sim_pe_impl(isa_op_t op);

@@ -156,7 +156,7 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_LDWMX_t *f = &d->inst.f.LDWMX;
     pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (tile_check(ctx, t))
         return -1;
@@ -197,7 +197,7 @@ static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_LDWSP_t *f = &d->inst.f.LDWSP;
     pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     unsigned r = f->compress_ratio;
     if (r != 2 && r != 4)
@@ -291,10 +291,11 @@ static int psum_bank_check(sim_exec_ctx_t *ctx, const sim_opnd_t *dst)
         return 0;
     uint32_t lo = UINT32_MAX, hi = 0;
     for (uint32_t i = 0; i < dst->nfree; i++) {
-        if (dst->off[i] < lo)
-            lo = dst->off[i];
-        if (dst->off[i] + dst->esize > hi)
-            hi = dst->off[i] + dst->esize;
+        uint32_t off = sim_off(dst, i);
+        if (off < lo)
+            lo = off;
+        if (off + dst->esize > hi)
+            hi = off + dst->esize;
     }
     if (lo / bank != (hi - 1) / bank)
         return sim_fail(ctx, "dst: psum bytes [0x%x, 0x%x) cross a %u-byte bank boundary; a "
@@ -314,7 +315,7 @@ static int dst_dtype_check(sim_exec_ctx_t *ctx, const sim_opnd_t *dst)
 static int mm_transpose(sim_exec_ctx_t *ctx, const isa_fmt_MM_t *f)
 {
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (f->accumulate)
         return sim_fail(ctx, "accumulate: a transpose cannot accumulate");
@@ -351,7 +352,7 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
                   const isa_tap_t *scale, bool accumulate, bool dr)
 {
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     float *x = NULL, *acc = NULL;
     int rc = -1;
     if (sim_opnd_tap(ctx, &o[0], mv, "moving", SIM_RD) ||

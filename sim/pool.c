@@ -68,7 +68,7 @@ static int exec_partition_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_PRED_t *f = &d->inst.f.PRED;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (!sim_alu_valid(f->op) || !sim_alu_is_reduce(f->op))
         return sim_fail(ctx, "op: %u is not a reduction op", f->op);
@@ -140,7 +140,7 @@ static int exec_affine_select(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_AFSEL_t *f = &d->inst.f.AFSEL;
     sim_opnd_t o[2];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (f->cmp > ISA_CMP_LT)
         return sim_fail(ctx, "cmp: invalid comparison %u", f->cmp);
@@ -183,7 +183,7 @@ static int exec_indirect_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_ICOPY_t *f = &d->inst.f.ICOPY;
     sim_opnd_t o[3]; /* src, idx, out */
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     unsigned e = f->elems_per_idx;
     if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16 && e != 32)
@@ -265,7 +265,7 @@ static int exec_pool_gather(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_PGATH_t *f = &d->inst.f.PGATH;
     sim_opnd_t o[3];
-    memset(o, 0, sizeof o);
+    sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (sim_opnd_tap(ctx, &o[0], &f->data, "data", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->idx, "idx", SIM_RD) ||

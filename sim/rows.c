@@ -21,6 +21,8 @@ bool sim_row_dtype(unsigned dt)
  * the result (dims merged while each step equals the run below it). */
 static uint32_t contiguous_run(const sim_opnd_t *o)
 {
+    if (!o->off && o->lstep == (int64_t)o->esize)
+        return o->nfree; /* one linear run (see sim_opnd_tap) */
     const isa_tap_t *t = &o->tap;
     if (t->ndims == 0 || t->step[0] != 1)
         return t->ndims == 0 || o->nfree == 1 ? 1 : 0;
@@ -57,11 +59,7 @@ bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
     if (out->space != in->space || out->start >= in->start + in->nparts ||
         in->start >= out->start + out->nparts)
         return true;
-    int64_t lo0, hi0, lo1, hi1;
-    sim_tap_extent(&out->tap, &lo0, &hi0);
-    sim_tap_extent(&in->tap, &lo1, &hi1);
-    /* Disjoint bytes, or exactly in place (element i reads what element i
-     * writes, so chunked order gives the same result as element order). */
+    int64_t lo0 = out->lo, hi0 = out->hi, lo1 = in->lo, hi1 = in->hi;
     return hi0 <= lo1 || hi1 <= lo0 || same_pattern(out, in);
 }
 
@@ -134,7 +132,7 @@ static inline float minp(float a, float b) { return (isnan(a) || isnan(b)) ? NAN
 void sim_row_alu(unsigned op, float *r, const float *a, const float *b, uint32_t n)
 {
     switch (op) {
-    case ISA_ALU_BYPASS: memmove(r, a, (size_t)n * 4); break;
+    case ISA_ALU_BYPASS: if (r != a) memmove(r, a, (size_t)n * 4); break;
     case ISA_ALU_ADD: for (uint32_t k = 0; k < n; k++) r[k] = a[k] + b[k]; break;
     case ISA_ALU_SUBTRACT: for (uint32_t k = 0; k < n; k++) r[k] = a[k] - b[k]; break;
     case ISA_ALU_MULTIPLY: for (uint32_t k = 0; k < n; k++) r[k] = a[k] * b[k]; break;
@@ -159,7 +157,7 @@ void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uin
         return;
     }
     switch (op) {
-    case ISA_ALU_BYPASS: memmove(r, a, (size_t)n * 4); break;
+    case ISA_ALU_BYPASS: if (r != a) memmove(r, a, (size_t)n * 4); break;
     case ISA_ALU_ADD: for (uint32_t k = 0; k < n; k++) r[k] = a[k] + s; break;
     case ISA_ALU_SUBTRACT: for (uint32_t k = 0; k < n; k++) r[k] = a[k] - s; break;
     case ISA_ALU_MULTIPLY: for (uint32_t k = 0; k < n; k++) r[k] = a[k] * s; break;

@@ -1,12 +1,14 @@
 /* sim.c - machine state, the event scheduler and engine sequencing.
  *
- * One binary heap of events ordered by (time in ps, kind, core, unit,
- * insertion order).  Each engine issues its decoded stream in order; an
+ * Events happen in the order (time in ps, kind, core, unit, insertion
+ * order): semaphore updates and DMA events in a binary heap, engine steps
+ * on the engines themselves (at most one pending each; they sort last at
+ * equal times).  Each engine issues its decoded stream in order; an
  * instruction starts when its semaphore wait holds and the engine is free,
- * executes its semantics at its start time, and occupies the engine for
- * its cost.  While no other event is due before the engine's next start,
- * the engine keeps issuing inline without going through the heap (the hot
- * loop).  See docs/timing.md. */
+ * executes its semantics at its start time, and occupies the engine for its
+ * cost.  While nothing else comes before the engine's next start, the
+ * engine keeps issuing inline (the hot loop), applying semaphore updates
+ * that fall due in between.  See docs/timing.md. */
 #include "sim_int.h"
 
 #include <stdarg.h>
@@ -102,11 +104,7 @@ void sim_add_warning(sim_t *s, const char *fmt, ...)
 
 static bool ev_before(const sim_event_t *a, const sim_event_t *b)
 {
-    if (a->t != b->t)
-        return a->t < b->t;
-    if (a->key != b->key)
-        return a->key < b->key;
-    return a->seq < b->seq;
+    return a->t != b->t ? a->t < b->t : a->ord < b->ord;
 }
 
 int sim_heap_push(sim_t *s, sim_event_t ev, tpb_err_t *err)
@@ -120,8 +118,7 @@ int sim_heap_push(sim_t *s, sim_event_t ev, tpb_err_t *err)
         h->v = v;
         h->cap = nc;
     }
-    ev.key = (uint32_t)ev.kind << 24 | (uint32_t)ev.core << 16 | ev.unit;
-    ev.seq = h->seq++;
+    ev.ord = sim_ev_order(ev.kind, ev.core, ev.unit, h->seq++);
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -156,22 +153,84 @@ static sim_event_t heap_pop(sim_heap_t *h)
     return top;
 }
 
-static int push_engine(sim_t *s, sim_core_t *c, sim_engine_t *e, uint64_t t, tpb_err_t *err)
+/* Engine steps are not heap events: each engine has at most one pending
+ * step (due, due_t), and the run loop takes the earliest of the heap top and
+ * the due engines.  Every other event kind sorts before an engine step at
+ * the same time, and due engines tie-break by (core, slot) -- the order the
+ * heap would give them -- at a fraction of the cost of a push and a pop per
+ * instruction when several engines interleave. */
+void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t)
 {
-    sim_event_t ev = { .t = t, .kind = EV_ENGINE, .core = (uint8_t)c->index,
-                       .unit = (uint16_t)e->slot };
-    e->state = e->state == ENG_BARRIER_RELEASED ? ENG_BARRIER_RELEASED : ENG_READY;
-    return sim_heap_push(s, ev, err);
+    s->ndue += !e->due;
+    e->due = true;
+    e->due_t = t;
+    s->first_due_ok = false;
 }
 
-/* true when the engine may keep issuing at time t without yielding */
-static bool may_continue(const sim_t *s, const sim_core_t *c, const sim_engine_t *e, uint64_t t)
+static void unschedule_engine(sim_t *s, sim_engine_t *e)
 {
-    if (s->heap.n == 0)
+    e->due = false;
+    s->ndue--;
+    s->first_due_ok = false;
+}
+
+static void push_engine(sim_t *s, sim_engine_t *e, uint64_t t)
+{
+    e->state = e->state == ENG_BARRIER_RELEASED ? ENG_BARRIER_RELEASED : ENG_READY;
+    sim_schedule_engine(s, e, t);
+}
+
+/* The due engine that steps first (earliest time, then core, then slot), or
+ * NULL.  Cached until the set of due engines changes: a running engine is
+ * never due, so the answer holds while it keeps issuing. */
+static sim_engine_t *first_due_engine(sim_t *s, sim_core_t **core)
+{
+    if (s->first_due_ok) {
+        *core = s->first_due_core;
+        return s->first_due;
+    }
+    sim_engine_t *best = NULL;
+    sim_core_t *bc = NULL;
+    for (unsigned ci = 0; ci < s->ncores && s->ndue; ci++)
+        for (unsigned k = 0; k < SIM_ENGINES; k++) {
+            sim_engine_t *e = &s->cores[ci].eng[k];
+            if (e->due && (!best || e->due_t < best->due_t)) {
+                best = e;
+                bc = &s->cores[ci];
+            }
+        }
+    s->first_due = best;
+    s->first_due_core = bc;
+    s->first_due_ok = true;
+    *core = bc;
+    return best;
+}
+
+/* true when the engine may keep issuing at time t without yielding: no
+ * heap event and no other engine step comes first */
+static bool may_continue(sim_t *s, const sim_core_t *c, const sim_engine_t *e, uint64_t t)
+{
+    if (s->heap.n && s->heap.v[0].t <= t)
+        return false; /* other kinds sort before engine steps at equal times */
+    sim_core_t *oc = NULL;
+    const sim_engine_t *o = first_due_engine(s, &oc); /* e itself is running, not due */
+    if (!o)
         return true;
-    sim_event_t me = { .t = t, .key = (uint32_t)EV_ENGINE << 24 | c->index << 16 | e->slot,
-                       .seq = s->heap.seq };
-    return ev_before(&me, &s->heap.v[0]);
+    if (o->due_t != t)
+        return t < o->due_t;
+    return c->index < oc->index || (c->index == oc->index && e->slot < o->slot);
+}
+
+/* true when the next thing to happen before engine e's step at t is a
+ * semaphore update on the heap (no other engine steps before it) */
+static bool sem_event_next(sim_t *s, const sim_engine_t *e, uint64_t t)
+{
+    if (!s->heap.n || s->heap.v[0].kind != EV_SEM || s->heap.v[0].t > t)
+        return false;
+    sim_core_t *oc = NULL;
+    const sim_engine_t *o = first_due_engine(s, &oc);
+    (void)e; /* running, so not among the due engines */
+    return !o || s->heap.v[0].t <= o->due_t;
 }
 
 /* ---- one instruction ---- */
@@ -189,8 +248,9 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         .sbuf_pb = s->t->sbuf_partition_bytes, .psum_pb = s->t->psum_partition_bytes,
         .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
         .acc = e->acc, .regs = e->regs, .rng = &e->rng,
-        .timing_only = s->opt.timing_only, .err = err,
+        .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
     };
+    sim_scratch_reset(&e->scratch);
     if (err)
         err->msg[0] = 0;
     if (impl->exec(&ctx, d) != 0) {
@@ -284,6 +344,19 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
     return 0;
 }
 
+/* The decoded stream is walked once, in order, and is far larger than the
+ * caches (344 bytes per instruction): without a software prefetch each
+ * instruction waits on memory for the cache lines of its fields. */
+#define SIM_PREFETCH_AHEAD 4
+static inline void prefetch_inst(const sim_engine_t *e, size_t idx)
+{
+    if (idx >= e->stream.count)
+        return;
+    const char *p = (const char *)&e->stream.insts[idx];
+    for (size_t off = 0; off < sizeof(isa_decoded_t); off += 64)
+        __builtin_prefetch(p + off);
+}
+
 static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 {
     uint64_t now = s->now;
@@ -294,17 +367,25 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return 0;
         }
         const isa_decoded_t *d = &e->stream.insts[e->idx];
+        prefetch_inst(e, e->idx + SIM_PREFETCH_AHEAD);
         sim_tr_inst_t tr = { .issue_ps = e->issue_ps, .idx = (uint32_t)e->idx,
                              .core = (uint8_t)c->index, .slot = (uint8_t)e->slot,
                              .waited_for = { .core = -1, .start_ps = SIM_NO_TIME } };
         int w = pass_wait(s, c, e, d, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
-        /* instructions start on the engine's clock edges */
-        uint64_t c0 = sim_ps_to_cycle_ceil(now, e->clk_mhz);
-        uint64_t start = sim_cycle_to_ps(c0, e->clk_mhz), cycles;
-        if (start < now)
+        /* instructions start on the engine's clock edges; right after the
+         * engine's previous instruction, that edge is known (no division) */
+        uint64_t c0, start, cycles;
+        if (now == e->edge_ps) {
+            c0 = e->edge_cycle;
             start = now;
+        } else {
+            c0 = sim_ps_to_cycle_ceil(now, e->clk_mhz);
+            start = sim_cycle_to_ps(c0, e->clk_mhz);
+            if (start < now)
+                start = now;
+        }
         size_t next;
         if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
@@ -313,6 +394,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
         if (end < start)
             end = start;
+        e->edge_ps = end;
+        e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
         sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
                          .start_ps = start };
@@ -346,8 +429,19 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return 0;
         }
         e->idx = next;
-        if (!may_continue(s, c, e, end))
-            return push_engine(s, c, e, end, err);
+        /* Semaphore updates due before our next start are applied here, in
+         * heap order, instead of yielding to the main loop for each one
+         * (every instruction usually bumps its engine's semaphore). */
+        while (!may_continue(s, c, e, end)) {
+            if (!sem_event_next(s, e, end)) {
+                push_engine(s, e, end);
+                return 0;
+            }
+            sim_event_t ev = heap_pop(&s->heap);
+            s->now = ev.t;
+            if (sim_sync_apply(s, &ev, err) != 0)
+                return -1;
+        }
         s->now = end;
     }
 }
@@ -418,8 +512,8 @@ static int handle_event(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
         return sim_dma_done(s, c, ev->unit, err);
     case EV_DMA_START:
         return sim_dma_start(s, c, ev->val, err);
-    case EV_ENGINE:
-        return engine_run(s, c, &c->eng[ev->unit], err);
+    case EV_ENGINE: /* engine steps are not heap events (sim_schedule_engine) */
+        break;
     }
     return 0;
 }
@@ -451,19 +545,30 @@ int sim_run(sim_t *s, tpb_err_t *err)
                 e->state = ENG_DONE;
                 continue;
             }
-            if (push_engine(s, &s->cores[ci], e, 0, err) != 0)
-                return -1;
+            push_engine(s, e, 0);
         }
     int rc = 0;
-    while (s->heap.n) {
-        sim_event_t ev = heap_pop(&s->heap);
-        s->now = ev.t;
-        if (ev.t > s->max_ps) {
+    for (;;) {
+        sim_core_t *ec = NULL;
+        sim_engine_t *e = first_due_engine(s, &ec);
+        bool heap_first = s->heap.n && (!e || s->heap.v[0].t <= e->due_t);
+        if (!heap_first && !e)
+            break;
+        uint64_t t = heap_first ? s->heap.v[0].t : e->due_t;
+        if (t > s->max_ps) {
             rc = tpb_errf(err, "simulation exceeded --max-cycles %llu",
                           (unsigned long long)maxc);
             break;
         }
-        if ((rc = handle_event(s, &ev, err)) != 0)
+        s->now = t;
+        if (heap_first) {
+            sim_event_t ev = heap_pop(&s->heap);
+            rc = handle_event(s, &ev, err);
+        } else {
+            unschedule_engine(s, e);
+            rc = engine_run(s, ec, e, err);
+        }
+        if (rc != 0)
             break;
     }
     if (rc == 0) {
@@ -541,12 +646,9 @@ void sim_free(sim_t *s)
         sim_core_t *c = &s->cores[ci];
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &c->eng[k];
-            for (size_t i = 0; e->debug && i < e->stream.count; i++) {
-                free(e->debug[i].name);
-                free(e->debug[i].src);
-            }
-            free(e->debug);
+            sim_debug_free(e);
             isa_stream_free(&e->stream);
+            sim_scratch_free(&e->scratch);
         }
         for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
             free(c->sem[i].name);

@@ -36,8 +36,8 @@ typedef enum {
 } sim_eng_state_t;
 
 typedef struct {
-    char *name;                  /* sidecar debug name, or NULL (owned) */
-    char *src;                   /* sidecar debug src path, or NULL (owned) */
+    char *name;                  /* sidecar debug name, or NULL (in debug's block) */
+    char *src;                   /* sidecar debug src path, or NULL (in debug's block) */
 } sim_debug_t;
 
 typedef struct {
@@ -45,16 +45,21 @@ typedef struct {
     isa_engine_t id;
     unsigned slot;               /* 0..4 = index in isa_tpb_engines, tid-1 */
     isa_stream_t stream;
-    sim_debug_t *debug;          /* [stream.count] or NULL */
+    sim_debug_t *debug;          /* [stream.count] or NULL; its strings follow it
+                                    in the same block (sidecar.c) */
     uint64_t clk_mhz;            /* engine clock */
     uint32_t regs[ISA_NUM_REGS];
     float acc[128];
     uint64_t rng;
+    sim_scratch_t scratch;       /* operand offset tables (see exec.h) */
     uint32_t call_stack[SIM_CALL_DEPTH]; /* return instruction indices */
     unsigned call_depth;
     size_t idx;                  /* next instruction index */
     sim_eng_state_t state;
     uint64_t issue_ps;           /* when the engine reached insts[idx] */
+    uint64_t edge_ps, edge_cycle; /* end of its last instruction: ps and engine cycle */
+    bool due;                    /* a step is pending at due_t (sim_schedule_engine) */
+    uint64_t due_t;
     uint64_t arrive_ps;          /* when its semaphore wait ended (barrier arrival) */
     uint64_t busy_ps, sem_wait_ps, barrier_wait_ps;
     uint64_t ninst;
@@ -123,13 +128,22 @@ typedef enum {
     EV_SEM = 0,                  /* apply a semaphore update */
     EV_DMA_DONE = 1,
     EV_DMA_START = 2,
-    EV_ENGINE = 3,
+    EV_ENGINE = 3,               /* an engine step: not a heap event, sorts last */
 } sim_ev_kind_t;
+
+/* Tie order of events at one time: kind, core, unit, then insertion order,
+ * packed into one word (kind 2 bits | core 3 | unit 16 | sequence 43). */
+#define SIM_EV_SEQ_BITS 43
+_Static_assert(SIM_MAX_CORES <= 8 && EV_ENGINE <= 3, "event order packs core in 3 bits, kind in 2");
+static inline uint64_t sim_ev_order(unsigned kind, unsigned core, unsigned unit, uint64_t seq)
+{
+    return (uint64_t)kind << 62 | (uint64_t)core << 59 | (uint64_t)unit << SIM_EV_SEQ_BITS |
+           (seq & ((1ull << SIM_EV_SEQ_BITS) - 1));
+}
 
 typedef struct {
     uint64_t t;                  /* ps */
-    uint32_t key;                /* kind<<24 | core<<16 | unit: fixed tie order */
-    uint64_t seq;                /* insertion order, last tie-breaker */
+    uint64_t ord;                /* sim_ev_order(): fixed tie order (set by sim_heap_push) */
     uint8_t kind, core;
     uint16_t unit;               /* engine slot, queue, or semaphore */
     uint32_t val;                /* EV_SEM: op<<24 | value; EV_DMA_START: queue */
@@ -199,6 +213,10 @@ struct sim {
     sim_barrier_t *barriers;
     unsigned nbarriers, cbarriers;
     sim_heap_t heap;
+    unsigned ndue;               /* engines with a pending step (eng[].due) */
+    bool first_due_ok;           /* cache of the earliest due engine (sim.c) */
+    sim_engine_t *first_due;
+    sim_core_t *first_due_core;
     uint64_t now;                /* ps */
     uint64_t max_ps;
     uint64_t end_ps;
@@ -216,6 +234,8 @@ struct sim {
 
 /* ---- sim.c ---- */
 int sim_heap_push(sim_t *s, sim_event_t ev, tpb_err_t *err);
+/* Let engine e take its next step at time t (ps). */
+void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t);
 /* Prefix for errors about instruction idx of engine e on core c:
  * "core 0 SP instruction 3 (pc 3) PseudoDmaDirect2d: ". */
 int sim_inst_errf(tpb_err_t *err, const sim_core_t *c, const sim_engine_t *e, size_t idx,
@@ -269,6 +289,15 @@ void sim_trace_inst(sim_t *s, const sim_tr_inst_t *r);
 void sim_trace_dma(sim_t *s, const sim_tr_dma_t *r);
 void sim_trace_sem(sim_t *s, unsigned core, unsigned sem, uint32_t value);
 void sim_trace_free(sim_trace_t *tr);
+
+/* ---- sidecar.c ---- */
+/* Fill e->debug from the text buf[0..len) of the sidecar `path` (needs
+ * e->stream).  fast = false skips the plain-JSON scanner and uses cJSON
+ * only (the tests compare the two; results and errors are the same);
+ * *scanned (may be NULL) tells whether the scanner handled the text. */
+int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,
+                      bool fast, bool *scanned, tpb_err_t *err);
+void sim_debug_free(sim_engine_t *e);
 
 /* ---- loader.c ---- */
 int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err);

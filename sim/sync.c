@@ -33,7 +33,7 @@ int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint6
     return sim_heap_push(s, ev, err);
 }
 
-static void wake_waiters(sim_t *s, sim_core_t *c, unsigned sem, tpb_err_t *err, int *rc)
+static void wake_waiters(sim_t *s, sim_core_t *c, unsigned sem)
 {
     for (unsigned k = 0; k < SIM_ENGINES; k++) {
         sim_engine_t *e = &c->eng[k];
@@ -43,10 +43,7 @@ static void wake_waiters(sim_t *s, sim_core_t *c, unsigned sem, tpb_err_t *err, 
         if (h->wait_sem != sem || !sim_sync_wait_ok(c, h))
             continue;
         e->state = ENG_READY;
-        sim_event_t ev = { .t = s->now, .kind = EV_ENGINE, .core = (uint8_t)c->index,
-                           .unit = (uint16_t)e->slot };
-        if (sim_heap_push(s, ev, err) != 0)
-            *rc = -1;
+        sim_schedule_engine(s, e, s->now);
     }
 }
 
@@ -98,9 +95,8 @@ int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
     S->last_writer = ev->ref;
     if (s->opt.trace)
         sim_trace_sem(s, c->index, ev->unit, S->value);
-    int rc = 0;
-    wake_waiters(s, c, ev->unit, err, &rc);
-    return rc;
+    wake_waiters(s, c, ev->unit);
+    return 0;
 }
 
 /* ---- core barriers ---- */
@@ -126,7 +122,7 @@ static sim_barrier_t *find_barrier(sim_t *s, uint32_t id, bool create)
     return b;
 }
 
-static void release_barrier(sim_t *s, sim_barrier_t *b, uint64_t t, tpb_err_t *err, int *rc)
+static void release_barrier(sim_t *s, sim_barrier_t *b, uint64_t t)
 {
     for (unsigned ci = 0; ci < s->ncores; ci++) {
         if (!(b->mask & (1u << ci)))
@@ -141,10 +137,7 @@ static void release_barrier(sim_t *s, sim_barrier_t *b, uint64_t t, tpb_err_t *e
                 continue;
             e->state = ENG_BARRIER_RELEASED;
             e->barrier_last = b->last;
-            sim_event_t ev = { .t = t, .kind = EV_ENGINE, .core = (uint8_t)ci,
-                               .unit = (uint16_t)e->slot };
-            if (sim_heap_push(s, ev, err) != 0)
-                *rc = -1;
+            sim_schedule_engine(s, e, t);
         }
     }
     b->arrived = 0;
@@ -188,9 +181,8 @@ int sim_barrier_arrive(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decod
     if (b->arrived != b->mask)
         return 1;
     e->barrier_last = b->last;
-    int rc = 0;
-    release_barrier(s, b, t, err, &rc);
-    return rc;
+    release_barrier(s, b, t);
+    return 0;
 }
 
 static void cores_text(uint32_t mask, char *buf, size_t len)

@@ -44,11 +44,15 @@ static int space_of(sim_exec_ctx_t *ctx, unsigned space, uint8_t **mem,
 }
 
 /* Byte range [lo, hi) of one partition covered by a TAP (relative to 0). */
-void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
+/* Elements per partition of t (product of its counts) and its byte extent
+ * [lo, hi) inside a partition. */
+static inline uint64_t tap_span(const isa_tap_t *t, int64_t *lo, int64_t *hi)
 {
     int64_t es = isa_dtype_size(t->dtype);
+    uint64_t n = 1;
     int64_t mn = 0, mx = 0;
-    for (unsigned d = 0; d < t->ndims; d++) {
+    for (unsigned d = 0; d < t->ndims && d < ISA_MAX_FREE_DIMS; d++) {
+        n *= t->count[d];
         int64_t span = (int64_t)t->step[d] * ((int64_t)t->count[d] - 1);
         if (span < 0)
             mn += span;
@@ -57,18 +61,32 @@ void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
     }
     *lo = (int64_t)t->addr + mn * es;
     *hi = (int64_t)t->addr + mx * es + es;
+    return n;
 }
 
-int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand)
+void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
 {
-    uint8_t *mem, *init;
+    tap_span(t, lo, hi);
+}
+
+/* sim_tap_check, also returning the byte extent [lo, hi) of a partition
+ * and the elements per partition.  The first failing check names the
+ * problem (the hot path uses tap_ok_fast and comes here only to report). */
+static int tap_check_ext(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand,
+                         int64_t *lo_out, int64_t *hi_out, uint64_t *n_out)
+{
     uint32_t pb;
-    if (t->space == ISA_SPACE_NONE)
+    if (t->space == ISA_SPACE_SBUF)
+        pb = ctx->sbuf_pb;
+    else if (t->space == ISA_SPACE_PSUM)
+        pb = ctx->psum_pb;
+    else if (t->space == ISA_SPACE_NONE)
         return sim_fail(ctx, "%s: operand missing (space none)", operand);
-    if (space_of(ctx, t->space, &mem, &pb, &init) != 0)
+    else
         return sim_fail(ctx, "%s: compute operands must be in sbuf or psum, not %s",
                         operand, space_name(t->space));
-    if (!isa_dtype_valid(t->dtype))
+    int64_t es = isa_dtype_size(t->dtype);
+    if (es == 0)
         return sim_fail(ctx, "%s: invalid dtype %u", operand, t->dtype);
     if (t->nparts < 1 || t->nparts > ISA_NUM_PARTITIONS ||
         t->start + t->nparts > ISA_NUM_PARTITIONS)
@@ -76,12 +94,11 @@ int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand)
                         operand, t->start, t->nparts);
     if (t->ndims > ISA_MAX_FREE_DIMS)
         return sim_fail(ctx, "%s: ndims %u > %d", operand, t->ndims, ISA_MAX_FREE_DIMS);
-    uint64_t n = 1;
-    for (unsigned d = 0; d < t->ndims; d++) {
+    for (unsigned d = 0; d < t->ndims; d++)
         if (t->count[d] == 0)
             return sim_fail(ctx, "%s: empty access pattern (count[%u] = 0)", operand, d);
-        n *= t->count[d];
-    }
+    int64_t lo, hi;
+    uint64_t n = tap_span(t, &lo, &hi);
     if (n > SIM_MAX_FREE_ELEMS)
         return sim_fail(ctx, "%s: %llu elements per partition exceed the limit %u",
                         operand, (unsigned long long)n, SIM_MAX_FREE_ELEMS);
@@ -92,13 +109,21 @@ int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand)
         return sim_fail(ctx, "%s: start partition %u is not allowed for %u partitions (a "
                         "tensor of more than 64 partitions starts at 0, of 33-64 at 0 or 64, "
                         "of up to 32 at 0, 32, 64 or 96)", operand, t->start, t->nparts);
-    int64_t lo, hi;
-    sim_tap_extent(t, &lo, &hi);
     if (lo < 0 || hi > (int64_t)pb)
         return sim_fail(ctx, "%s: partition %u bytes [%lld, %lld) outside %s "
                         "(%u bytes per partition; addr 0x%x)", operand, t->start,
                         (long long)lo, (long long)hi, space_name(t->space), pb, t->addr);
+    *lo_out = lo;
+    *hi_out = hi;
+    *n_out = n;
     return 0;
+}
+
+int sim_tap_check(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand)
+{
+    int64_t lo, hi;
+    uint64_t n = 0;
+    return tap_check_ext(ctx, t, operand, &lo, &hi, &n);
 }
 
 int sim_ptr_check(sim_exec_ctx_t *ctx, const isa_ptr_t *p, unsigned start,
@@ -149,11 +174,11 @@ int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
         const uint8_t *row = o->init + (uint64_t)(o->start + p) * o->pb;
         for (uint32_t i = 0; i < o->nfree; i++)
             for (unsigned b = 0; b < o->esize; b++)
-                if (!row[o->off[i] + b])
+                if (!row[sim_off(o, i) + b])
                     return sim_fail(ctx, "%s: read of uninitialised %s byte at "
                                     "partition %u address 0x%x (never written)",
                                     o->name, space_name(o->space), o->start + p,
-                                    o->off[i] + b);
+                                    sim_off(o, i) + b);
     }
     return 0;
 }
@@ -165,37 +190,131 @@ void sim_opnd_mark(sim_opnd_t *o)
     for (unsigned p = 0; p < o->nparts; p++) {
         uint8_t *row = o->init + (uint64_t)(o->start + p) * o->pb;
         for (uint32_t i = 0; i < o->nfree; i++)
-            memset(row + o->off[i], 1, o->esize);
+            memset(row + sim_off(o, i), 1, o->esize);
     }
 }
 
 void sim_opnd_free(sim_opnd_t *o)
 {
-    free(o->off);
+    if (o->owned)
+        free(o->off);
     o->off = NULL;
+    o->owned = false;
 }
 
-static int opnd_common(sim_exec_ctx_t *ctx, sim_opnd_t *o, const char *name,
+void sim_scratch_reset(sim_scratch_t *s)
+{
+    if (s->want > s->cap) {
+        uint32_t *b = realloc(s->buf, s->want * sizeof *b);
+        if (b) { /* on failure keep the old buffer: tables fall back to malloc */
+            s->buf = b;
+            s->cap = s->want;
+        }
+    }
+    s->used = 0;
+    s->want = 0;
+}
+
+void sim_scratch_free(sim_scratch_t *s)
+{
+    free(s->buf);
+    memset(s, 0, sizeof *s);
+}
+
+/* An offset table of n entries: from the engine's scratch arena when it
+ * fits, else malloc'ed (owned, freed by sim_opnd_free). */
+static int offsets_alloc(sim_exec_ctx_t *ctx, sim_opnd_t *o, uint32_t n)
+{
+    sim_scratch_t *s = ctx->scratch;
+    if (s) {
+        s->want += n;
+        if (s->cap - s->used >= n) {
+            o->off = s->buf + s->used;
+            s->used += n;
+            return 0;
+        }
+    }
+    o->off = malloc((size_t)(n ? n : 1) * sizeof *o->off);
+    if (!o->off)
+        return sim_fail(ctx, "%s: out of memory", o->name);
+    o->owned = true;
+    return 0;
+}
+
+/* When flat element i of t sits at addr + i * step bytes (dims merge:
+ * each outer step equals the inner step times the inner count; dims of
+ * count 1 do not matter), sets *step and returns true. */
+static inline bool tap_linear(const isa_tap_t *t, unsigned esize, int64_t *step)
+{
+    int64_t s = 0, next = 0; /* next: the step an outer dim must have */
+    bool have = false;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        if (t->count[d] <= 1)
+            continue;
+        if (!have) {
+            s = t->step[d];
+            have = true;
+        } else if ((int64_t)t->step[d] != next)
+            return false;
+        next = (int64_t)t->step[d] * t->count[d];
+    }
+    *step = s * (int64_t)esize;
+    return true;
+}
+
+static inline int opnd_common(sim_exec_ctx_t *ctx, sim_opnd_t *o, const char *name,
                        sim_access_t acc)
 {
-    if (space_allowed(ctx, o->space, acc, name) != 0)
-        return -1;
-    space_of(ctx, o->space, &o->mem, &o->pb, &o->init);
-    if ((acc & SIM_RD) && sim_opnd_check_init(ctx, o) != 0) {
+    if (space_allowed(ctx, o->space, acc, name) != 0) {
         sim_opnd_free(o);
+        return -1;
+    }
+    space_of(ctx, o->space, &o->mem, &o->pb, &o->init); /* sbuf or psum: checked */
+    if ((acc & SIM_RD) && o->init && sim_opnd_check_init(ctx, o) != 0) {
+        sim_opnd_free(o);
+        o->mem = NULL;
         return -1;
     }
     return 0;
 }
 
+/* The checks of tap_check_ext without messages, for the hot path: true
+ * when t is valid (then fills the extent and element count); false sends
+ * the caller to tap_check_ext for the precise error. */
+static inline bool tap_ok_fast(const sim_exec_ctx_t *ctx, const isa_tap_t *t, int64_t *lo_out,
+                               int64_t *hi_out, uint64_t *n_out)
+{
+    uint32_t pb = t->space == ISA_SPACE_SBUF ? ctx->sbuf_pb
+                  : t->space == ISA_SPACE_PSUM ? ctx->psum_pb : 0;
+    int64_t es = isa_dtype_size(t->dtype);
+    if (pb == 0 || es == 0 || t->nparts < 1 || t->start + t->nparts > ISA_NUM_PARTITIONS ||
+        t->ndims > ISA_MAX_FREE_DIMS)
+        return false;
+    int64_t lo, hi;
+    uint64_t n = tap_span(t, &lo, &hi);
+    unsigned align = t->nparts > 64 ? 128 : t->nparts > 32 ? 64 : 32;
+    if (n == 0 || n > SIM_MAX_FREE_ELEMS || t->start % align || lo < 0 || hi > (int64_t)pb)
+        return false;
+    *lo_out = lo;
+    *hi_out = hi;
+    *n_out = n;
+    return true;
+}
+
+/* Every field of o is assigned (no memset: this runs for each operand of
+ * each instruction). */
 int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
                  const char *name, sim_access_t acc)
 {
-    memset(o, 0, sizeof *o);
     o->name = name;
-    if (sim_tap_check(ctx, t, name) != 0)
-        return -1;
-    if (space_allowed(ctx, t->space, acc, name) != 0)
+    o->mem = NULL;
+    o->init = NULL;
+    o->pb = 0;
+    o->off = NULL;
+    o->owned = false;
+    uint64_t n = 0;
+    if (!tap_ok_fast(ctx, t, &o->lo, &o->hi, &n) &&
+        tap_check_ext(ctx, t, name, &o->lo, &o->hi, &n) != 0)
         return -1;
     o->tap = *t;
     o->space = t->space;
@@ -204,21 +323,24 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
     o->start = t->start;
     o->nparts = t->nparts;
     o->acc = acc;
-    o->nfree = (uint32_t)isa_tap_free_elems(t);
-    o->off = malloc((size_t)o->nfree * sizeof *o->off);
-    if (!o->off)
-        return sim_fail(ctx, "%s: out of memory", name);
-    /* Odometer over dims 0..ndims-1, dim 0 innermost. */
-    uint32_t idx[ISA_MAX_FREE_DIMS] = { 0 };
-    int64_t cur = t->addr;
-    for (uint32_t i = 0; i < o->nfree; i++) {
-        o->off[i] = (uint32_t)cur;
-        for (unsigned d = 0; d < t->ndims; d++) {
-            cur += (int64_t)t->step[d] * o->esize;
-            if (++idx[d] < t->count[d])
-                break;
-            cur -= (int64_t)t->step[d] * o->esize * t->count[d];
-            idx[d] = 0;
+    o->nfree = (uint32_t)n;
+    o->base = t->addr;
+    if (!tap_linear(t, o->esize, &o->lstep)) {
+        o->lstep = 0;
+        if (offsets_alloc(ctx, o, o->nfree) != 0)
+            return -1;
+        /* Odometer over dims 0..ndims-1, dim 0 innermost. */
+        uint32_t idx[ISA_MAX_FREE_DIMS] = { 0 };
+        int64_t cur = t->addr;
+        for (uint32_t i = 0; i < o->nfree; i++) {
+            o->off[i] = (uint32_t)cur;
+            for (unsigned d = 0; d < t->ndims; d++) {
+                cur += (int64_t)t->step[d] * o->esize;
+                if (++idx[d] < t->count[d])
+                    break;
+                cur -= (int64_t)t->step[d] * o->esize * t->count[d];
+                idx[d] = 0;
+            }
         }
     }
     return opnd_common(ctx, o, name, acc);
@@ -228,11 +350,9 @@ int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
                  unsigned start, unsigned nparts, unsigned nelems,
                  const char *name, sim_access_t acc)
 {
-    memset(o, 0, sizeof *o);
+    sim_opnds_none(o, 1);
     o->name = name;
     if (sim_ptr_check(ctx, p, start, nparts, nelems, name) != 0)
-        return -1;
-    if (space_allowed(ctx, p->space, acc, name) != 0)
         return -1;
     o->space = p->space;
     o->dtype = p->dtype;
@@ -244,11 +364,10 @@ int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
     o->tap = (isa_tap_t){ .addr = p->addr, .dtype = p->dtype, .space = p->space,
                           .start = start, .nparts = nparts, .ndims = 1,
                           .step = { 1 }, .count = { nelems } };
-    o->off = malloc((size_t)(nelems ? nelems : 1) * sizeof *o->off);
-    if (!o->off)
-        return sim_fail(ctx, "%s: out of memory", name);
-    for (unsigned i = 0; i < nelems; i++)
-        o->off[i] = p->addr + i * o->esize;
+    o->base = p->addr;
+    o->lstep = o->esize;
+    o->lo = p->addr;
+    o->hi = (int64_t)p->addr + (int64_t)nelems * o->esize;
     return opnd_common(ctx, o, name, acc);
 }
 
@@ -295,42 +414,7 @@ int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b
     return 0;
 }
 
-/* ---- cost helpers ---- */
-
-uint64_t sim_tap_n(const isa_tap_t *t)
-{
-    return isa_tap_free_elems(t);
-}
-
-bool sim_dt_is_16f(unsigned dt)
-{
-    return dt == ISA_DT_BF16 || dt == ISA_DT_FP16;
-}
-
-bool sim_tap_strided(const isa_tap_t *t)
-{
-    if (t->space == ISA_SPACE_NONE || t->ndims == 0 || t->count[0] <= 1)
-        return false;
-    int64_t s = t->step[0] < 0 ? -(int64_t)t->step[0] : t->step[0];
-    return s * isa_dtype_size(t->dtype) > 16;
-}
-
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-
-uint64_t sim_cost_dve(const tpb_target_t *t, uint64_t work)
-{
-    return t->dve_static_overhead + max_u64(t->min_ii, work);
-}
-
-uint64_t sim_cost_act(const tpb_target_t *t, uint64_t work)
-{
-    return t->act_static_overhead + max_u64(t->min_ii, work);
-}
-
-uint64_t sim_cost_pool(const tpb_target_t *t, uint64_t work)
-{
-    return t->pool_static_overhead + work;
-}
+/* ---- cost helpers (the small ones are inline in ops.h) ---- */
 
 uint64_t sim_cost_engine(const tpb_target_t *t, isa_engine_t e, uint64_t work)
 {

@@ -27,6 +27,7 @@ typedef struct {
     float acc[128];
     uint32_t regs[64];
     uint64_t rng;
+    sim_scratch_t scratch;
     tpb_err_t err;
 } fx_t;
 
@@ -49,6 +50,7 @@ static inline fx_t *fx_new(const char *target, isa_engine_t eng)
     fx->rng = 1;
     fx->ctx.rng = &fx->rng;
     fx->ctx.err = &fx->err;
+    fx->ctx.scratch = &fx->scratch;
     return fx;
 }
 
@@ -58,6 +60,7 @@ static inline void fx_free(fx_t *fx)
     free(fx->ctx.psum);
     free(fx->ctx.sbuf_init);
     free(fx->ctx.psum_init);
+    sim_scratch_free(&fx->scratch);
     free(fx);
 }
 
@@ -149,6 +152,7 @@ static inline int fx_run(fx_t *fx, const isa_decoded_t *d)
     const sim_opimpl_t *impl = sim_opimpl(d->inst.op);
     assert_non_null(impl);
     fx->err.msg[0] = 0;
+    sim_scratch_reset(&fx->scratch); /* as the scheduler does before each instruction */
     return impl->exec(&fx->ctx, d);
 }
 

@@ -5,6 +5,7 @@ tpb_add_test(test_ops_act "quick;unit" test_ops_act.c)
 tpb_add_test(test_ops_pe "quick;unit" test_ops_pe.c)
 tpb_add_test(test_ops_pool "quick;unit" test_ops_pool.c)
 tpb_add_test(test_ops_fuzz "quick;unit" test_ops_fuzz.c)
+tpb_add_test(test_ops_operands "quick;unit" test_ops_operands.c)
 
 # End to end through tpb as + tpb sim: the user-visible error messages.
 set(SIMOPS_RUN sh ${CMAKE_CURRENT_SOURCE_DIR}/simops/run_asm.sh $<TARGET_FILE:tpb>)

@@ -353,7 +353,7 @@ static int read_ref(const ctx_t *c, const cJSON *o, const char *field, viz_ref_t
 {
     if (!cJSON_IsObject(o))
         return fail_type(c, field, "an object {pid, tid, pc}", o);
-    int64_t pid, tid, pc;
+    int64_t pid = 0, tid = 0, pc = 0; /* set by get_int on success (-O3 cannot see it) */
     if (get_int(c, o, "pid", true, 0, INT32_MAX, 0, &pid))
         return tpb_err_prefix(c->err, "%s", field);
     if (get_int(c, o, "tid", true, 0, INT32_MAX, 0, &tid))

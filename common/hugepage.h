@@ -1,0 +1,16 @@
+/* hugepage.h - advice for large, freshly allocated blocks. */
+#ifndef TPB_HUGEPAGE_H
+#define TPB_HUGEPAGE_H
+
+#include <stddef.h>
+
+/* Ask the OS to back the pages of [p, p + len) with transparent huge pages
+ * when the block is large (>= 2 MiB).  Writing a fresh block then takes a
+ * page fault per 2 MiB instead of per 4 KiB, which dominates filling
+ * SBUF/HBM or reading a large file on machines where faults are expensive
+ * (virtual machines).  Advice only: no effect on contents, never fails,
+ * ignored where unsupported; p stays ordinary malloc'ed memory.  Call it
+ * before the block is first written. */
+void tpb_advise_huge_pages(void *p, size_t len);
+
+#endif

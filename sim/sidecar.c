@@ -1,0 +1,438 @@
+/* sidecar.c - read the debug table of an <Engine>.json sidecar
+ * (docs/artifacts.md) into sim_engine_t.debug.
+ *
+ * A sidecar has one `debug` entry per instruction, so for a long stream it
+ * is the largest file of an artifact (16 MB for 100 000 instructions).
+ * Building a cJSON tree of it costs ~17 allocations per entry; instead a
+ * small scanner walks the text once, keeps only debug[].pc/name/src and
+ * copies the strings into the block of the debug table, after the table (a
+ * repeated string, such as the src of a loop body, is stored once).
+ *
+ * The scanner accepts plain JSON only: no escapes, no control characters
+ * in strings, the four JSON whitespace characters, RFC 8259 numbers, depth
+ * at most SCAN_MAX_DEPTH.  Everything it accepts cJSON accepts with the
+ * same values; anything else (including every malformed file) is handed to
+ * cJSON, so the results and the error messages are cJSON's either way. */
+#include "sim_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cJSON.h"
+#include "hugepage.h"
+
+#define SCAN_MAX_DEPTH 256  /* cJSON's limit is 1000 */
+
+/* ---- where the debug entries go (shared by both parsers) ---- */
+
+typedef struct {
+    sim_engine_t *e;
+    const char *path;
+    tpb_err_t *err;
+    int rc;                      /* first error; later entries are ignored */
+    bool active;                 /* debug is an array and the stream is not empty */
+    char *text;                  /* the strings, in e->debug's block after the table */
+    size_t cap, used;
+    const char *last[2];         /* last stored name / src (for sharing) */
+    size_t last_n[2];
+} debug_sink_t;
+
+/* The debug array starts: allocate e->debug, one block holding the table
+ * and then the strings.  Every stored string comes from a distinct string
+ * token of the file and is no longer than the token, so len + 1 bytes of
+ * text always suffice (only the bytes written are ever touched). */
+static void sink_begin(debug_sink_t *k, size_t len)
+{
+    sim_engine_t *e = k->e;
+    if (!e->stream.count)
+        return;
+    k->active = true;
+    size_t table = e->stream.count * sizeof *e->debug;
+    if (len > SIZE_MAX - table - 1 || !(e->debug = malloc(table + len + 1))) {
+        k->rc = tpb_errf(k->err, "out of memory");
+        return;
+    }
+    tpb_advise_huge_pages(e->debug, table + len + 1);
+    memset(e->debug, 0, table);
+    k->text = (char *)e->debug + table;
+    k->cap = len + 1;
+}
+
+static char *sink_store(debug_sink_t *k, int which, const char *s, size_t n)
+{
+    if (k->last[which] && k->last_n[which] == n && !memcmp(k->last[which], s, n))
+        return (char *)k->last[which];
+    if (k->cap - k->used < n + 1) {
+        k->rc = tpb_errf(k->err, "out of memory");
+        return NULL;
+    }
+    char *d = k->text + k->used;
+    memcpy(d, s, n);
+    d[n] = 0;
+    k->used += n + 1;
+    k->last[which] = d;
+    k->last_n[which] = n;
+    return d;
+}
+
+/* debug[i]: pc (pc_ok: is a number), name and src (NULL: not strings). */
+static void sink_entry(debug_sink_t *k, int i, bool pc_ok, double pc, const char *name,
+                       size_t name_n, const char *src, size_t src_n)
+{
+    if (!k->active || k->rc)
+        return;
+    sim_engine_t *e = k->e;
+    if (!pc_ok || pc < 0 || pc >= (double)e->stream.nbundles) {
+        k->rc = tpb_errf(k->err, "%s: debug[%d]: field pc missing or outside the stream (%zu "
+                         "bundles)", k->path, i, e->stream.nbundles);
+        return;
+    }
+    sim_debug_t *dd = &e->debug[e->stream.pc_to_index[(size_t)pc]];
+    if (name && !dd->name)
+        dd->name = sink_store(k, 0, name, name_n);
+    if (src && !dd->src && !k->rc)
+        dd->src = sink_store(k, 1, src, src_n);
+}
+
+/* ---- the scanner ---- */
+
+typedef struct {
+    const char *p, *end;
+} scan_t;
+
+typedef enum { SV_OTHER, SV_STRING, SV_NUMBER } sv_kind_t;
+
+typedef struct {
+    sv_kind_t kind;
+    const char *s;               /* SV_STRING */
+    size_t n;
+    bool want_num;               /* set by the caller: compute num */
+    double num;                  /* SV_NUMBER, if want_num */
+} scan_val_t;
+
+static void scan_ws(scan_t *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r'))
+        j->p++;
+}
+
+static bool scan_char(scan_t *j, char c)
+{
+    scan_ws(j);
+    if (j->p < j->end && *j->p == c) {
+        j->p++;
+        return true;
+    }
+    return false;
+}
+
+static bool scan_peek(scan_t *j, char c)
+{
+    scan_ws(j);
+    return j->p < j->end && *j->p == c;
+}
+
+/* A string with no escape and no control character. */
+static bool scan_string(scan_t *j, const char **s, size_t *n)
+{
+    if (!scan_char(j, '"'))
+        return false;
+    const char *q = memchr(j->p, '"', (size_t)(j->end - j->p));
+    if (!q)
+        return false;
+    for (const char *c = j->p; c < q; c++)
+        if (*c == '\\' || (unsigned char)*c < 0x20)
+            return false;
+    *s = j->p;
+    *n = (size_t)(q - j->p);
+    j->p = q + 1;
+    return true;
+}
+
+static bool is_digit(const scan_t *j, const char *q)
+{
+    return q < j->end && *q >= '0' && *q <= '9';
+}
+
+/* A character cJSON reads as part of a number. */
+static bool is_number_char(char c)
+{
+    return (c >= '0' && c <= '9') || c == '+' || c == '-' || c == 'e' || c == 'E' || c == '.';
+}
+
+/* strtod of s[0..n) (an RFC 8259 number); up to 15 plain digits are an
+ * exact integer, which is what strtod returns for them. */
+static double number_value(const char *s, size_t n)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+    while (i < n && i < 15 && s[i] >= '0' && s[i] <= '9')
+        x = x * 10 + (uint64_t)(s[i++] - '0');
+    if (i == n)
+        return (double)x;
+    char tmp[64];
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    return strtod(tmp, NULL);
+}
+
+/* An RFC 8259 number that is not followed by a character cJSON would take
+ * as part of it; its value is strtod of the same characters, as in cJSON.
+ * Longer than 63 characters goes to cJSON (some cJSON versions read only
+ * 63 characters of a number, others all of them). */
+static bool scan_number(scan_t *j, double *v)
+{
+    const char *s = j->p, *q = s;
+    if (q < j->end && *q == '-')
+        q++;
+    if (!is_digit(j, q))
+        return false;
+    if (*q++ != '0')
+        while (is_digit(j, q))
+            q++;
+    if (q < j->end && *q == '.') {
+        if (!is_digit(j, ++q))
+            return false;
+        while (is_digit(j, q))
+            q++;
+    }
+    if (q < j->end && (*q == 'e' || *q == 'E')) {
+        q++;
+        if (q < j->end && (*q == '+' || *q == '-'))
+            q++;
+        if (!is_digit(j, q))
+            return false;
+        while (is_digit(j, q))
+            q++;
+    }
+    size_t n = (size_t)(q - s);
+    if (n > 63 || (q < j->end && is_number_char(*q)))
+        return false;
+    if (v)
+        *v = number_value(s, n);
+    j->p = q;
+    return true;
+}
+
+static bool scan_literal(scan_t *j, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n))
+        return false;
+    j->p += n;
+    return true;
+}
+
+static bool scan_value(scan_t *j, scan_val_t *v, unsigned depth);
+
+/* The members of an object after its '{'; each value is checked and
+ * dropped. */
+static bool scan_object_rest(scan_t *j, unsigned depth)
+{
+    if (scan_char(j, '}'))
+        return true;
+    do {
+        const char *key;
+        size_t kn;
+        scan_val_t v = { .want_num = false };
+        if (!scan_string(j, &key, &kn) || !scan_char(j, ':') || !scan_value(j, &v, depth))
+            return false;
+    } while (scan_char(j, ','));
+    return scan_char(j, '}');
+}
+
+static bool scan_array_rest(scan_t *j, unsigned depth)
+{
+    if (scan_char(j, ']'))
+        return true;
+    do {
+        scan_val_t v = { .want_num = false };
+        if (!scan_value(j, &v, depth))
+            return false;
+    } while (scan_char(j, ','));
+    return scan_char(j, ']');
+}
+
+/* Any value (containers checked and dropped, at depth + 1). */
+static bool scan_value(scan_t *j, scan_val_t *v, unsigned depth)
+{
+    v->kind = SV_OTHER;
+    v->num = 0;
+    scan_ws(j);
+    if (j->p == j->end)
+        return false;
+    switch (*j->p) {
+    case '"':
+        v->kind = SV_STRING;
+        return scan_string(j, &v->s, &v->n);
+    case '{':
+        j->p++;
+        return depth < SCAN_MAX_DEPTH && scan_object_rest(j, depth + 1);
+    case '[':
+        j->p++;
+        return depth < SCAN_MAX_DEPTH && scan_array_rest(j, depth + 1);
+    case 't':
+        return scan_literal(j, "true");
+    case 'f':
+        return scan_literal(j, "false");
+    case 'n':
+        return scan_literal(j, "null");
+    default:
+        v->kind = SV_NUMBER;
+        return scan_number(j, v->want_num ? &v->num : NULL);
+    }
+}
+
+static bool key_is(const char *key, size_t n, const char *want)
+{
+    return strlen(want) == n && !memcmp(key, want, n);
+}
+
+/* One element of the debug array (at depth 2): an object's first pc, name
+ * and src members go to the sink; any other value has none of them. */
+static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
+{
+    scan_val_t pc = { .kind = SV_OTHER }, name = pc, src = pc;
+    bool seen[3] = { false, false, false };
+    if (!scan_peek(j, '{')) {
+        scan_val_t v = { .want_num = false };
+        if (!scan_value(j, &v, 2))
+            return false;
+    } else {
+        j->p++;
+        if (!scan_char(j, '}')) {
+            do {
+                const char *key;
+                size_t kn;
+                if (!scan_string(j, &key, &kn) || !scan_char(j, ':'))
+                    return false;
+                int w = key_is(key, kn, "pc") ? 0 : key_is(key, kn, "name") ? 1
+                      : key_is(key, kn, "src") ? 2 : -1;
+                scan_val_t v = { .want_num = w == 0 && !seen[0] };
+                if (!scan_value(j, &v, 3))
+                    return false;
+                if (w >= 0 && !seen[w]) {
+                    seen[w] = true;
+                    *(w == 0 ? &pc : w == 1 ? &name : &src) = v;
+                }
+            } while (scan_char(j, ','));
+            if (!scan_char(j, '}'))
+                return false;
+        }
+    }
+    sink_entry(k, i, pc.kind == SV_NUMBER, pc.num, name.kind == SV_STRING ? name.s : NULL,
+               name.n, src.kind == SV_STRING ? src.s : NULL, src.n);
+    return true;
+}
+
+/* The value of the root's first "debug" member. */
+static bool scan_debug(scan_t *j, debug_sink_t *k, size_t len)
+{
+    if (!scan_peek(j, '[')) {
+        scan_val_t v = { .want_num = false };
+        if (!scan_value(j, &v, 1))
+            return false;
+        k->rc = tpb_errf(k->err, "%s: field debug must be an array", k->path);
+        return true;
+    }
+    j->p++;
+    sink_begin(k, len);
+    if (scan_char(j, ']'))
+        return true;
+    int i = 0;
+    do {
+        if (!scan_debug_entry(j, k, i++))
+            return false;
+    } while (scan_char(j, ','));
+    return scan_char(j, ']');
+}
+
+/* The whole document; false = not plain JSON, let cJSON decide.  Like
+ * cJSON, whatever follows the root value is not looked at. */
+static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
+{
+    scan_t j = { (const char *)buf, (const char *)buf + len };
+    if (!scan_peek(&j, '{')) {
+        scan_val_t v = { .want_num = false };
+        return scan_value(&j, &v, 0);
+    }
+    j.p++;
+    if (scan_char(&j, '}'))
+        return true;
+    bool have_debug = false;
+    do {
+        const char *key;
+        size_t kn;
+        if (!scan_string(&j, &key, &kn) || !scan_char(&j, ':'))
+            return false;
+        if (!have_debug && key_is(key, kn, "debug")) {
+            have_debug = true;
+            if (!scan_debug(&j, k, len))
+                return false;
+        } else {
+            scan_val_t v = { .want_num = false };
+            if (!scan_value(&j, &v, 1))
+                return false;
+        }
+    } while (scan_char(&j, ','));
+    return scan_char(&j, '}');
+}
+
+/* ---- the cJSON path ---- */
+
+static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
+    if (!root) {
+        size_t off = end ? (size_t)(end - (const char *)buf) : 0;
+        return tpb_errf(k->err, "%s: invalid JSON near byte offset %zu", k->path, off);
+    }
+    const cJSON *dbg = cJSON_GetObjectItemCaseSensitive(root, "debug");
+    if (dbg && !cJSON_IsArray(dbg)) {
+        k->rc = tpb_errf(k->err, "%s: field debug must be an array", k->path);
+    } else if (dbg) {
+        sink_begin(k, len);
+        int i = 0;
+        const cJSON *j;
+        cJSON_ArrayForEach(j, dbg)
+        {
+            if (k->rc || !k->active)
+                break;
+            const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "pc");
+            const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+            const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");
+            const char *ns = cJSON_IsString(name) ? name->valuestring : NULL;
+            const char *ss = cJSON_IsString(src) ? src->valuestring : NULL;
+            sink_entry(k, i, cJSON_IsNumber(pc), cJSON_IsNumber(pc) ? pc->valuedouble : 0, ns,
+                       ns ? strlen(ns) : 0, ss, ss ? strlen(ss) : 0);
+            i++;
+        }
+    }
+    cJSON_Delete(root);
+    return k->rc;
+}
+
+/* ---- entry points ---- */
+
+void sim_debug_free(sim_engine_t *e)
+{
+    free(e->debug);
+    e->debug = NULL;
+}
+
+int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,
+                      bool fast, bool *scanned, tpb_err_t *err)
+{
+    sim_debug_free(e);
+    debug_sink_t k = { .e = e, .path = path, .err = err };
+    bool ok = fast && scan_sidecar(buf, len, &k);
+    if (scanned)
+        *scanned = ok;
+    if (ok)
+        return k.rc ? -1 : 0;
+    /* not plain JSON: start over with cJSON */
+    sim_debug_free(e);
+    debug_sink_t c = { .e = e, .path = path, .err = err };
+    return parse_with_cjson(buf, len, &c) ? -1 : 0;
+}

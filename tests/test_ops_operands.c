@@ -1,0 +1,213 @@
+/* test_ops_operands.c - resolved operands (sim/tap.c): the hot-path
+ * checks agree with the precise checker, element offsets of linear and
+ * table patterns match an independent mixed-radix decomposition, and the
+ * per-engine scratch arena hands out disjoint tables and grows. */
+#include <stdio.h>
+
+#include "ops_fixture.h"
+#include "ops.h"
+
+/* xorshift64: reproducible random patterns */
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int64_t rnd_range(uint64_t *s, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rnd(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* Mostly valid patterns near the space limits, some invalid in every field. */
+static isa_tap_t random_tap(uint64_t *s, uint32_t pb)
+{
+    isa_tap_t t;
+    memset(&t, 0, sizeof t);
+    unsigned pick = (unsigned)rnd_range(s, 0, 19);
+    t.space = pick == 0 ? ISA_SPACE_NONE : pick == 1 ? ISA_SPACE_HBM
+              : pick < 11 ? ISA_SPACE_SBUF : ISA_SPACE_PSUM;
+    t.dtype = rnd_range(s, 0, 30) == 0 ? ISA_DT_COUNT : (unsigned)rnd_range(s, 0, ISA_DT_COUNT - 1);
+    static const unsigned parts[] = { 1, 2, 16, 32, 33, 64, 65, 128, 0, 129 };
+    t.nparts = parts[rnd_range(s, 0, 9)];
+    static const unsigned starts[] = { 0, 0, 0, 32, 64, 96, 1, 127 };
+    t.start = starts[rnd_range(s, 0, 7)];
+    t.ndims = (unsigned)rnd_range(s, 0, ISA_MAX_FREE_DIMS + (rnd_range(s, 0, 20) == 0));
+    for (unsigned d = 0; d < ISA_MAX_FREE_DIMS; d++) {
+        t.count[d] = (uint32_t)rnd_range(s, rnd_range(s, 0, 40) == 0 ? 0 : 1, 6);
+        t.step[d] = (int32_t)rnd_range(s, -9, 9);
+    }
+    /* sometimes exactly contiguous (dims merge into one run) */
+    if (rnd_range(s, 0, 2) == 0 && t.ndims > 0) {
+        int32_t st = 1;
+        for (unsigned d = 0; d < t.ndims && d < ISA_MAX_FREE_DIMS; d++) {
+            t.step[d] = st;
+            st *= (int32_t)t.count[d];
+        }
+    }
+    uint32_t span = pb;
+    t.addr = rnd_range(s, 0, 3) == 0 ? (uint32_t)rnd_range(s, span - 256, span)
+                                     : (uint32_t)rnd_range(s, 0, 512);
+    return t;
+}
+
+/* Offset of flat element i by mixed-radix decomposition (dim 0 fastest). */
+static int64_t expect_off(const isa_tap_t *t, uint32_t i)
+{
+    int64_t off = t->addr;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        uint32_t c = t->count[d];
+        off += (int64_t)(i % c) * t->step[d] * isa_dtype_size(t->dtype);
+        i /= c;
+    }
+    return off;
+}
+
+static void check_random_patterns(fx_t *fx, uint64_t seed)
+{
+    uint64_t s = seed;
+    char slow[sizeof fx->err.msg];
+    unsigned accepted = 0, rejected = 0, linear = 0, table = 0;
+    for (int it = 0; it < 20000; it++) {
+        isa_tap_t t = random_tap(&s, FX_SBUF_PB);
+        fx->err.msg[0] = 0;
+        int want = sim_tap_check(&fx->ctx, &t, "x");
+        snprintf(slow, sizeof slow, "%s", fx->err.msg);
+        fx->err.msg[0] = 0;
+        if (fx->ctx.scratch)
+            sim_scratch_reset(fx->ctx.scratch);
+        sim_opnd_t o;
+        int got = sim_opnd_tap(&fx->ctx, &o, &t, "x", SIM_RD);
+        if (want != 0) {
+            assert_int_equal(got, -1);
+            assert_string_equal(fx->err.msg, slow); /* the same precise message */
+            assert_null(o.mem);
+            sim_opnd_free(&o);
+            rejected++;
+            continue;
+        }
+        assert_int_equal(got, 0);
+        accepted++;
+        uint64_t n = 1;
+        for (unsigned d = 0; d < t.ndims; d++)
+            n *= t.count[d];
+        assert_int_equal(o.nfree, n);
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (uint32_t i = 0; i < o.nfree; i++) {
+            int64_t e = expect_off(&t, i);
+            if (sim_off(&o, i) != (uint32_t)e)
+                fail_msg("pattern %d element %u: offset %u, expected %lld", it, i,
+                         sim_off(&o, i), (long long)e);
+            lo = e < lo ? e : lo;
+            hi = e + o.esize > hi ? e + o.esize : hi;
+        }
+        assert_int_equal(o.lo, lo);
+        assert_int_equal(o.hi, hi);
+        if (o.off)
+            table++;
+        else
+            linear++;
+        sim_opnd_free(&o);
+    }
+    /* the generator reaches every path */
+    assert_true(accepted > 2000 && rejected > 2000 && linear > 500 && table > 500);
+}
+
+static void test_patterns_with_scratch(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    check_random_patterns(fx, 0x9E3779B97F4A7C15ull);
+    fx_free(fx);
+}
+
+static void test_patterns_without_scratch(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    fx->ctx.scratch = NULL; /* every table malloc'ed and owned */
+    check_random_patterns(fx, 12345);
+    fx_free(fx);
+}
+
+/* A transposing pattern: not linear, needs a table. */
+static isa_tap_t transposed(uint32_t addr, uint32_t rows, uint32_t cols)
+{
+    isa_tap_t t = tap1(ISA_SPACE_SBUF, ISA_DT_FP32, addr, 0, 1, rows * cols);
+    t.ndims = 2;
+    t.count[0] = rows;
+    t.step[0] = (int32_t)cols;
+    t.count[1] = cols;
+    t.step[1] = 1;
+    return t;
+}
+
+static void test_scratch_disjoint_and_grows(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    sim_scratch_t *sc = fx->ctx.scratch;
+    isa_tap_t a = transposed(0, 4, 8), b = transposed(1024, 8, 4);
+    sim_opnd_t oa, ob;
+    /* first instruction: the arena is empty, both tables are malloc'ed */
+    sim_scratch_reset(sc);
+    assert_int_equal(sim_opnd_tap(&fx->ctx, &oa, &a, "a", SIM_RD), 0);
+    assert_int_equal(sim_opnd_tap(&fx->ctx, &ob, &b, "b", SIM_RD), 0);
+    assert_true(oa.owned && ob.owned);
+    sim_opnd_free(&oa);
+    sim_opnd_free(&ob);
+    /* the next reset grows the arena to that demand: both now fit, disjoint */
+    sim_scratch_reset(sc);
+    assert_true(sc->cap >= 64);
+    assert_int_equal(sim_opnd_tap(&fx->ctx, &oa, &a, "a", SIM_RD), 0);
+    assert_int_equal(sim_opnd_tap(&fx->ctx, &ob, &b, "b", SIM_RD), 0);
+    assert_false(oa.owned || ob.owned);
+    assert_true(oa.off + oa.nfree <= ob.off || ob.off + ob.nfree <= oa.off);
+    for (uint32_t i = 0; i < 32; i++) {
+        assert_int_equal(sim_off(&oa, i), (uint32_t)expect_off(&a, i));
+        assert_int_equal(sim_off(&ob, i), (uint32_t)expect_off(&b, i));
+    }
+    sim_opnd_free(&oa);
+    sim_opnd_free(&ob);
+    fx_free(fx);
+}
+
+/* A strided op end to end: out = in (transposed view) + 1 through the
+ * scheduler's path (fx_run resets the arena), twice, so the second run
+ * uses arena tables. */
+static void test_strided_op_uses_tables(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    float v[32];
+    for (int i = 0; i < 32; i++)
+        v[i] = (float)i;
+    fx_put(fx, ISA_SPACE_SBUF, 0, 0, ISA_DT_FP32, v, 32);
+    for (int rep = 0; rep < 2; rep++) {
+        isa_decoded_t d = mk(ISA_OP_TENSOR_SCALAR);
+        d.inst.f.TS.in = transposed(0, 4, 8); /* element i = in[(i%4)*8 + i/4] */
+        d.inst.f.TS.out = tap1(ISA_SPACE_SBUF, ISA_DT_FP32, 512, 0, 1, 32);
+        d.inst.f.TS.op0 = ISA_ALU_ADD;
+        d.inst.f.TS.s0 = f2u(1.0f + (float)rep);
+        d.inst.f.TS.op1 = ISA_ALU_BYPASS;
+        assert_int_equal(fx_run(fx, &d), 0);
+        for (unsigned i = 0; i < 32; i++)
+            assert_feq(fx_get(fx, ISA_SPACE_SBUF, 0, 512, ISA_DT_FP32, i),
+                       (float)((i % 4) * 8 + i / 4) + 1.0f + (float)rep);
+    }
+    assert_true(fx->scratch.cap >= 32);
+    fx_free(fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_patterns_with_scratch),
+        cmocka_unit_test(test_patterns_without_scratch),
+        cmocka_unit_test(test_scratch_disjoint_and_grows),
+        cmocka_unit_test(test_strided_op_uses_tables),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
