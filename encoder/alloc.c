@@ -139,32 +139,55 @@ static bool ranges_overlap(const bir_mloc_t *a, const bir_mloc_t *b)
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-/* Lowest address for r among the placed tiles live at the same time. */
-static uint64_t first_fit(const req_t *r, bir_mloc_t **placed, int nplaced, uint64_t align,
+/* Where r may start at the earliest from a: aligned, and for PSUM not
+ * straddling a 2 KiB bank (or bank-aligned when larger than one). */
+static uint64_t fit_adjust(uint64_t a, uint64_t bytes, uint64_t align, bool psum)
+{
+    a = align_up(a, align);
+    if (psum) {
+        if (bytes <= PSUM_BANK && a % PSUM_BANK + bytes > PSUM_BANK)
+            a = align_up(a, PSUM_BANK);
+        else if (bytes > PSUM_BANK)
+            a = align_up(a, PSUM_BANK);
+    }
+    return a;
+}
+
+/* Lowest address for r among the placed tiles live at the same time: one
+ * sweep over them in address order (byaddr), moving past every one that
+ * overlaps.  Moving to the end of an overlapping tile skips no feasible
+ * address, so this is the lowest feasible address (what repeated passes
+ * over the tiles in any order converge to, in O(n) instead of O(n^2)). */
+static uint64_t first_fit(const req_t *r, bir_mloc_t *const *byaddr, int n, uint64_t align,
                           bool psum)
 {
-    uint64_t a = 0;
-    for (;;) {
-        a = align_up(a, align);
-        if (psum) {
-            if (r->ml->bytes <= PSUM_BANK && a % PSUM_BANK + r->ml->bytes > PSUM_BANK)
-                a = align_up(a, PSUM_BANK);
-            else if (r->ml->bytes > PSUM_BANK)
-                a = align_up(a, PSUM_BANK);
-        }
-        bool moved = false;
-        for (int i = 0; i < nplaced; i++) {
-            const bir_mloc_t *p = placed[i];
-            if (!ranges_overlap(p, r->ml))
-                continue;
-            if (a < p->addr + p->bytes && p->addr < a + r->ml->bytes) {
-                a = p->addr + p->bytes;
-                moved = true;
-            }
-        }
-        if (!moved)
-            return a;
+    uint64_t bytes = r->ml->bytes;
+    uint64_t a = fit_adjust(0, bytes, align, psum);
+    for (int i = 0; i < n; i++) {
+        const bir_mloc_t *p = byaddr[i];
+        if (!ranges_overlap(p, r->ml))
+            continue;
+        if (p->addr >= a + bytes)
+            break;   /* this and every later tile start above r */
+        if (a < p->addr + p->bytes)
+            a = fit_adjust(p->addr + p->bytes, bytes, align, psum);
     }
+    return a;
+}
+
+/* Insert ml into byaddr[0..n) kept sorted by address. */
+static void insert_by_addr(bir_mloc_t **byaddr, int n, bir_mloc_t *ml)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (byaddr[mid]->addr <= ml->addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(&byaddr[lo + 1], &byaddr[lo], (size_t)(n - lo) * sizeof *byaddr);
+    byaddr[lo] = ml;
 }
 
 static int cmp_first_use(const void *x, const void *y)
@@ -197,9 +220,11 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     int n = m->nmlocs + m->nops;
     req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
     bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
-    if (!reqs || !placed) {
+    bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
+    if (!reqs || !placed || !byaddr) {
         free(reqs);
         free(placed);
+        free(byaddr);
         return tpb_errf(err, "out of memory in the allocator");
     }
     int nr = 0;
@@ -229,8 +254,12 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         for (int j = 0; j < np; j++)
             if (placed[j]->last_use >= reqs[i].ml->first_use)
                 placed[keep++] = placed[j];
+        keep = 0;
+        for (int j = 0; j < np; j++)
+            if (byaddr[j]->last_use >= reqs[i].ml->first_use)
+                byaddr[keep++] = byaddr[j];
         np = keep;
-        uint64_t a = first_fit(&reqs[i], placed, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
+        uint64_t a = first_fit(&reqs[i], byaddr, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
         if (a + reqs[i].ml->bytes > cap) {
             char live[512];
             live_names(&reqs[i], placed, np, k, live, sizeof live);
@@ -245,12 +274,14 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
             break;
         }
         reqs[i].ml->addr = a;
+        insert_by_addr(byaddr, np, reqs[i].ml);
         placed[np++] = reqs[i].ml;
         if (a + reqs[i].ml->bytes > *peak)
             *peak = a + reqs[i].ml->bytes;
     }
     free(reqs);
     free(placed);
+    free(byaddr);
     return rc;
 }
 

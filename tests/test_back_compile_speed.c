@@ -6,6 +6,8 @@
  *  - the printf-free name/path builders (encoder/strutil.h) against the
  *    snprintf calls they replace;
  *  - the scheduler's memory index against its plain backward scan;
+ *  - the allocator's address-ordered first fit against the repeated-pass
+ *    rule it replaced;
  *  - enc_compile compiling the caller's kernel without copying it leaves
  *    that kernel untouched. */
 #include <setjmp.h>
@@ -366,6 +368,99 @@ static void test_sync_index_matches_scan(void **state)
     }
 }
 
+/* ------------------------------------------------- allocator first fit */
+
+/* The allocator's first placement rule as it was specified (and coded)
+ * before the address-ordered sweep: from 0, pass over the live placed tiles
+ * moving past each overlapping one, until a pass moves nothing. */
+static uint64_t ref_first_fit(const bir_mloc_t *r, bir_mloc_t **placed, int n, uint64_t align,
+                              bool psum)
+{
+    uint64_t a = 0;
+    for (;;) {
+        a = (a + align - 1) / align * align;
+        if (psum && (r->bytes > 2048 || a % 2048 + r->bytes > 2048))
+            a = (a + 2047) / 2048 * 2048;
+        bool moved = false;
+        for (int i = 0; i < n; i++) {
+            const bir_mloc_t *p = placed[i];
+            if (!(p->first_use <= r->last_use && r->first_use <= p->last_use))
+                continue;
+            if (a < p->addr + p->bytes && p->addr < a + r->bytes)
+                a = p->addr + p->bytes, moved = true;
+        }
+        if (!moved)
+            return a;
+    }
+}
+
+/* Random tiles (SBUF and PSUM, many sizes) with random live ranges: the
+ * allocator's addresses equal the reference rule's. */
+static void test_alloc_matches_reference_first_fit(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 20; seed++) {
+        uint32_t st = seed * 7919u;
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int nt = 40;
+        int tiles[40];
+        for (int i = 0; i < nt; i++) {
+            bool ps = lcg(&st) % 5 == 0;   /* PSUM is 16 KiB: fewer, smaller (some > a bank) */
+            int64_t w = ps ? 1 + lcg(&st) % (lcg(&st) % 4 ? 300 : 700) : 1 + lcg(&st) % 900;
+            char nm[16];
+            snprintf(nm, sizeof nm, "t%d", i);
+            tiles[i] = BU_T(&k, nm, ps ? TIR_T_PSUM : TIR_T_SBUF, ISA_DT_FP32, 128, w);
+        }
+        /* ops over random tiles: each touches 1-2 tiles -> random live ranges */
+        for (int o = 0; o < 120; o++) {
+            tir_op_t op;
+            tir_op_init(&op, TIR_MEMSET);
+            op.dst = bu_full(&k, tiles[lcg(&st) % nt]);
+            if (lcg(&st) & 1)
+                op.dst2 = bu_full(&k, tiles[lcg(&st) % nt]);
+            bu_op(&k, &op, "touch");
+        }
+        bir_module_t m;
+        tpb_err_t err;
+        assert_int_equal(bir_module_init(&m, 0, k.ntensors, &err), 0);
+        enc_stats_t es;
+        memset(&es, 0, sizeof es);
+        int rc = alloc_kernel(&k, trn2(), NULL, &m, &es, &err);
+        if (rc)
+            print_error("seed %u: %s\n", seed, err.msg);
+        assert_int_equal(rc, 0);
+        /* the reference over the same request order (first use, then index) */
+        for (int sp = 0; sp < 2; sp++) {
+            unsigned space = sp ? ISA_SPACE_PSUM : ISA_SPACE_SBUF;
+            bir_mloc_t ref[40], *placed[40];
+            int order[40], nr = 0, np = 0;
+            for (int i = 0; i < nt; i++)
+                if (m.mlocs[tiles[i]].space == space && m.mlocs[tiles[i]].first_use >= 0)
+                    order[nr++] = i;
+            for (int x = 1; x < nr; x++)   /* insertion sort by (first_use, index) */
+                for (int y = x; y > 0 && m.mlocs[tiles[order[y - 1]]].first_use >
+                                             m.mlocs[tiles[order[y]]].first_use; y--) {
+                    int tmp = order[y];
+                    order[y] = order[y - 1], order[y - 1] = tmp;
+                }
+            for (int x = 0; x < nr; x++) {
+                ref[x] = m.mlocs[tiles[order[x]]];
+                int keep = 0;
+                for (int j = 0; j < np; j++)
+                    if (placed[j]->last_use >= ref[x].first_use)
+                        placed[keep++] = placed[j];
+                np = keep;
+                ref[x].addr = ref_first_fit(&ref[x], placed, np, sp ? 8 : 64, sp);
+                assert_int_equal(ref[x].addr, m.mlocs[tiles[order[x]]].addr);
+                placed[np++] = &ref[x];
+            }
+        }
+        bir_module_free(&m);
+        tir_kernel_free(&k);
+    }
+}
+
 /* ---------------------------------------------------------- encode cache */
 
 /* load; 6 x (t += 1) on DVE; 3 x predicated select on DVE (PredExt);
@@ -609,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),
         cmocka_unit_test(test_sync_index_matches_scan),
+        cmocka_unit_test(test_alloc_matches_reference_first_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
