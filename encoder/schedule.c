@@ -282,9 +282,10 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
  * a chunk with one of the instruction's accesses.  Both searches give the
  * same answer (per semaphore: the newest conflicting producer above what is
  * known); the index just skips producers that cannot overlap.  Accesses
- * wider than PIX_WIDE_CHUNKS chunks are filed once, in a per-space "wide"
- * list that every query of that space also scans. */
-#define PIX_WIDE_CHUNKS 64u
+ * wider than PIX_WIDE_CHUNKS chunks (huge HBM ranges, the all-of-HBM range
+ * of a barrier) are filed once, in a per-space "wide" list that every query
+ * of that space also scans, and such an access asks every producer. */
+#define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 256
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
 
@@ -482,50 +483,64 @@ static void scan_list(const sync_walk_t *w, const bir_block_t *b, const bir_inst
     }
 }
 
+/* Scan every semaphore's list of bucket b (NULL: no producer there). */
+static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                        const pbucket_t *bk, int own, uint32_t *lim, int *giver)
+{
+    if (!bk)
+        return;
+    for (int s = 0; s < w->nsems; s++)
+        if (s != own && bk->by_sem[s].n)
+            scan_list(w, b, in, &bk->by_sem[s], &lim[s], &giver[s]);
+}
+
 /* The dependency search on the index: per semaphore, the newest producer
- * above what the engine knows that conflicts with in. */
+ * above what the engine knows that conflicts with in.  An access is looked
+ * up chunk by chunk (plus the space's wide list); a wide one scans every
+ * producer instead. */
+
 static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in, bool is_dma,
                          const uint32_t *kn, uint32_t *need, int *giver)
 {
     int own = is_dma ? -1 : sched_engine_sem(in->engine);
-    for (int s = 0; s < w->nsems; s++) {
-        if (s == own)
-            continue;   /* same engine, in order */
-        uint32_t lim = kn[s];
-        int g = -1;
-        for (int a = 0; a < in->nacc; a++) {
-            const bir_access_t *ac = &in->acc[a];
-            if (ac->hi <= ac->lo)
-                continue;
-            uint64_t c0, c1;
-            if (access_wide(ac, &c0, &c1)) {
-                /* every producer on s, newest first */
-                for (uint32_t v = w->count[s]; v > lim; v--) {
+    uint32_t lim[BIR_MAX_SEMS];
+    int g[BIR_MAX_SEMS];
+    for (int s = 0; s < w->nsems; s++)
+        lim[s] = kn[s], g[s] = -1;
+    for (int a = 0; a < in->nacc; a++) {
+        const bir_access_t *ac = &in->acc[a];
+        if (ac->hi <= ac->lo)
+            continue;
+        uint64_t c0, c1;
+        if (access_wide(ac, &c0, &c1)) {
+            /* every producer on each semaphore, newest first */
+            for (int s = 0; s < w->nsems; s++) {
+                if (s == own)
+                    continue;   /* same engine, in order */
+                for (uint32_t v = w->count[s]; v > lim[s]; v--) {
                     int p = w->by_val[s][v];
                     if (conflicts(in, &b->insts[w->prods[p].inst])) {
-                        lim = v, g = p;
+                        lim[s] = v, g[s] = p;
                         break;
                     }
                 }
-                continue;
             }
-            for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
-                const pbucket_t *wb = pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind),
-                                                 false);
-                if (wb)
-                    scan_list(w, b, in, &wb->by_sem[s], &lim, &g);
-                for (uint64_t c = c0; c <= c1; c++) {
-                    const pbucket_t *cb = pix_bucket(&w->index, pix_key(ac->space, c, kind), false);
-                    if (cb)
-                        scan_list(w, b, in, &cb->by_sem[s], &lim, &g);
-                }
-            }
+            continue;
         }
-        if (g >= 0) {
-            need[s] = lim;
-            giver[s] = g;
+        /* writers always; readers too when this access writes */
+        for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
+            scan_bucket(w, b, in, pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
+                        own, lim, g);
+            for (uint64_t c = c0; c <= c1; c++)
+                scan_bucket(w, b, in, pix_bucket(&w->index, pix_key(ac->space, c, kind), false), own,
+                            lim, g);
         }
     }
+    for (int s = 0; s < w->nsems; s++)
+        if (g[s] >= 0) {
+            need[s] = lim[s];
+            giver[s] = g[s];
+        }
 }
 
 /* Waits and the completion update of instruction i (in place). */

@@ -250,7 +250,8 @@ static uint32_t lcg(uint32_t *st)
 }
 
 /* A random kernel: loads/stores of HBM slices, compute on random engines,
- * tiles small and wide (a 32 KiB row is "wide" for the index). */
+ * small tiles and a 32 KiB-per-partition one, barriers (all of HBM: a
+ * "wide" access for the index). */
 static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
 {
     tir_kernel_init(k);
@@ -313,6 +314,12 @@ static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
             op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0;
             op.engine = engines[lcg(&st) % 3];
             bu_op(k, &op, "ts");
+        } else if (r == 9 && lcg(&st) % 3 == 0) {
+            /* a barrier: modelled as touching all of HBM (a "wide" access) */
+            tir_op_init(&op, TIR_CORE_BARRIER);
+            op.barrier_id = 0, op.barrier_cores = 1;
+            op.engine = engines[lcg(&st) % 3];
+            bu_op(k, &op, "bar");
         } else {
             tir_op_init(&op, TIR_TENSOR_TENSOR);
             op.dst = bu_full(k, d), op.src[0] = bu_full(k, s0);
