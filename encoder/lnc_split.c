@@ -666,6 +666,35 @@ static dbg_t *read_sidecar(const char *path, int *n, tpb_err_t *err)
     return out;
 }
 
+/* pc -> debug entry lookup: (pc, entry) pairs sorted by pc, then entry, so
+ * the first pair of a pc is the sidecar's first entry for it (a linear
+ * search per instruction made reading a core back quadratic). */
+typedef struct {
+    int pc, k;
+} pc_entry_t;
+
+static int cmp_pc_entry(const void *x, const void *y)
+{
+    const pc_entry_t *a = x, *b = y;
+    if (a->pc != b->pc)
+        return a->pc < b->pc ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* Index of the first debug entry for pc, or -1. */
+static int find_pc(const pc_entry_t *idx, int n, int pc)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (idx[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && idx[lo].pc == pc ? idx[lo].k : -1;
+}
+
 static int load_stream(lnc_module_t *m, int fi, const char *dir, isa_engine_t e, tpb_err_t *err)
 {
     char path[4200];
@@ -685,6 +714,16 @@ static int load_stream(lnc_module_t *m, int fi, const char *dir, isa_engine_t e,
     snprintf(path, sizeof path, "%s/%s.json", dir, isa_engine_name(e));
     int ndbg = 0;
     dbg_t *dbg = read_sidecar(path, &ndbg, err);
+    pc_entry_t *byp = calloc((size_t)ndbg + 1, sizeof *byp);
+    if (!byp) {
+        free(dbg);
+        isa_stream_free(&st);
+        free(buf);
+        return tpb_errf(err, "out of memory");
+    }
+    for (int k = 0; k < ndbg; k++)
+        byp[k] = (pc_entry_t){dbg[k].pc, k};
+    qsort(byp, (size_t)ndbg, sizeof *byp, cmp_pc_entry);
     char bname[LNC_NAME_LEN];
     snprintf(bname, sizeof bname, "nc%d.%s", m->core, isa_engine_name(e));
     lnc_block_t *b = lnc_func_block(m, fi, e, bname, err);
@@ -712,16 +751,16 @@ static int load_stream(lnc_module_t *m, int fi, const char *dir, isa_engine_t e,
         if (in.opc == BIR_CORE_BARRIER)
             in.local_id = (int)d->inst.f.CB.id;
         snprintf(in.name, sizeof in.name, "%s_%u", isa_ops[d->inst.op].mnemonic, d->pc);
-        for (int k = 0; k < ndbg; k++)
-            if (dbg[k].pc == (int)d->pc) {
-                if (dbg[k].name[0])
-                    snprintf(in.name, sizeof in.name, "%s", dbg[k].name);
-                snprintf(in.src, sizeof in.src, "%s", dbg[k].src);
-                break;
-            }
+        int k = find_pc(byp, ndbg, (int)d->pc);
+        if (k >= 0) {
+            if (dbg[k].name[0])
+                snprintf(in.name, sizeof in.name, "%s", dbg[k].name);
+            snprintf(in.src, sizeof in.src, "%s", dbg[k].src);
+        }
         if (lnc_block_append(b, &in, err) < 0)
             rc = -1;
     }
+    free(byp);
     free(dbg);
     isa_stream_free(&st);
     free(buf);
