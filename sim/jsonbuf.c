@@ -73,7 +73,7 @@ static bool jb_grow(jb_t *b, size_t need)
     return true;
 }
 
-bool jb_reserve(jb_t *b, size_t n)
+bool jb_reserve_slow(jb_t *b, size_t n)
 {
     if (b->failed)
         return false;
@@ -93,7 +93,7 @@ bool jb_reserve(jb_t *b, size_t n)
     return jb_grow(b, b->len + n);
 }
 
-void jb_put(jb_t *b, const char *s, size_t n)
+void jb_put_slow(jb_t *b, const char *s, size_t n)
 {
     if (b->f && n > b->cap) {
         /* larger than the whole buffer: write it through */
@@ -106,13 +106,6 @@ void jb_put(jb_t *b, const char *s, size_t n)
         return;
     memcpy(b->buf + b->len, s, n);
     b->len += n;
-}
-
-void jb_putc(jb_t *b, char c)
-{
-    if (!jb_reserve(b, 1))
-        return;
-    b->buf[b->len++] = c;
 }
 
 static const char jb_digit_pairs[201] =
@@ -182,27 +175,43 @@ static bool needs_escape(unsigned char c)
     return c == '"' || c == '\\' || c < 0x20;
 }
 
+/* Escape s[0..n) into out (room for 6n bytes); returns the bytes written. */
+static size_t escape_into(char *out, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *o = out;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!needs_escape(c)) {
+            *o++ = (char)c;
+        } else if (c == '"' || c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)c;
+        } else {
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[c >> 4];
+            o[5] = hex[c & 15];
+            o += 6;
+        }
+    }
+    return (size_t)(o - out);
+}
+
+/* Pieces escaped at a time: bounds the room reserved for the worst case. */
+#define JB_ESCAPE_CHUNK 4096u
+
 void jb_jstr_body(jb_t *b, const char *s)
 {
     if (!s)
         return;
-    static const char hex[] = "0123456789abcdef";
-    const char *run = s;
-    for (;; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c && !needs_escape(c))
-            continue;
-        jb_put(b, run, (size_t)(s - run));
-        if (!c)
+    size_t n = strlen(s);
+    while (n) {
+        size_t k = n < JB_ESCAPE_CHUNK ? n : JB_ESCAPE_CHUNK;
+        if (!jb_reserve(b, 6 * k))
             return;
-        if (c == '"' || c == '\\') {
-            char e[2] = { '\\', (char)c };
-            jb_put(b, e, 2);
-        } else {
-            char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-            jb_put(b, e, 6);
-        }
-        run = s + 1;
+        b->len += escape_into(b->buf + b->len, s, k);
+        s += k;
+        n -= k;
     }
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct {
     FILE *f;          /* drain target, or NULL: grow in memory */
@@ -34,11 +35,33 @@ void jb_free(jb_t *b);
 void jb_flush(jb_t *b);
 bool jb_failed(const jb_t *b);
 
+/* Out-of-line halves of the inline functions below. */
+bool jb_reserve_slow(jb_t *b, size_t n);
+void jb_put_slow(jb_t *b, const char *s, size_t n);
+
 /* Make room for n more bytes (drains or grows); false when failed. */
-bool jb_reserve(jb_t *b, size_t n);
-void jb_put(jb_t *b, const char *s, size_t n);
+static inline bool jb_reserve(jb_t *b, size_t n)
+{
+    return (!b->failed && n <= b->cap - b->len) || jb_reserve_slow(b, n);
+}
+
+static inline void jb_put(jb_t *b, const char *s, size_t n)
+{
+    if (b->failed || n > b->cap - b->len) {
+        jb_put_slow(b, s, n);
+        return;
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+}
 #define jb_lit(b, s) jb_put((b), "" s "", sizeof(s) - 1)
-void jb_putc(jb_t *b, char c);
+
+static inline void jb_putc(jb_t *b, char c)
+{
+    if (!jb_reserve(b, 1))
+        return;
+    b->buf[b->len++] = c;
+}
 
 /* "%" PRIu64 */
 void jb_u64(jb_t *b, uint64_t v);

@@ -65,24 +65,30 @@ void sim_trace_free(sim_trace_t *tr)
  * same instruction bundle many times).  The bytes are those of the original
  * printf-based writer; docs/trace-format.md is the contract. */
 
-/* Distinct instructions remembered at most (beyond: formatted each time). */
-#define MEMO_MAX_ENTRIES (1u << 16)
+/* The static text of an instruction is remembered in a direct-mapped cache
+ * of MEMO_SLOTS entries (a few MB at most, allocated untouched): the distinct
+ * instructions of a loop body stay cached, a stream of all-different
+ * instructions just replaces entries, and memory never grows with the run. */
+#define MEMO_SLOTS 4096u
+#define MEMO_TEXT 488u           /* longer texts are formatted every time */
 
 typedef struct {
     isa_inst_t key;
-    size_t off;                  /* text in inst_memo_t.text */
-    uint32_t pre_len, post_len;  /* ,"wait":..  |  ,"update":..,"fields":.. */
-} memo_ent_t;
+    bool used;
+    uint16_t pre_len, post_len;  /* ,"wait":..  |  ,"update":..,"fields":.. */
+    char text[MEMO_TEXT];
+} memo_slot_t;
 
-/* Instruction -> its static trace text: open addressing on a hash of the
- * decoded instruction's bytes (isa_decode zeroes the struct first). */
 typedef struct {
-    uint32_t *slot;              /* entry index + 1; 0 = empty */
-    size_t nslots;               /* power of two */
-    memo_ent_t *ent;
-    size_t nent, cent;
-    jb_t text;
+    memo_slot_t *slot;           /* [MEMO_SLOTS] */
+    jb_t scratch;                /* a miss is formatted here first */
 } inst_memo_t;
+
+/* Where the static text of the current instruction is. */
+typedef struct {
+    const char *text;
+    size_t pre_len, post_len;
+} inst_text_t;
 
 typedef struct {
     size_t off, len;             /* text in trace_writer_t.names; len 0 = not yet */
@@ -117,9 +123,8 @@ static uint64_t hash_inst(const isa_inst_t *in)
 static int memo_init(inst_memo_t *m)
 {
     memset(m, 0, sizeof *m);
-    m->nslots = 1024;
-    m->slot = calloc(m->nslots, sizeof *m->slot);
-    if (!m->slot || jb_init_mem(&m->text, 0) != 0)
+    m->slot = calloc(MEMO_SLOTS, sizeof *m->slot);
+    if (!m->slot || jb_init_mem(&m->scratch, 4096) != 0)
         return -1;
     return 0;
 }
@@ -127,34 +132,8 @@ static int memo_init(inst_memo_t *m)
 static void memo_free(inst_memo_t *m)
 {
     free(m->slot);
-    free(m->ent);
-    jb_free(&m->text);
+    jb_free(&m->scratch);
     memset(m, 0, sizeof *m);
-}
-
-/* Slot where `in` is, or the empty slot where it would go. */
-static size_t memo_find(const inst_memo_t *m, const isa_inst_t *in, uint64_t h)
-{
-    size_t mask = m->nslots - 1, i = (size_t)h & mask;
-    while (m->slot[i] && memcmp(&m->ent[m->slot[i] - 1].key, in, sizeof *in) != 0)
-        i = (i + 1) & mask;
-    return i;
-}
-
-static int memo_rehash(inst_memo_t *m)
-{
-    size_t n = m->nslots * 2;
-    uint32_t *ns = calloc(n, sizeof *ns);
-    if (!ns)
-        return -1;
-    free(m->slot);
-    m->slot = ns;
-    m->nslots = n;
-    for (size_t e = 0; e < m->nent; e++) {
-        size_t i = memo_find(m, &m->ent[e].key, hash_inst(&m->ent[e].key));
-        m->slot[i] = (uint32_t)(e + 1);
-    }
-    return 0;
 }
 
 /* ,"wait":"..." when the instruction waits on a semaphore or a barrier
@@ -198,50 +177,34 @@ static void put_inst_update_fields(jb_t *b, const isa_inst_t *in)
     jb_jstr(b, fields);
 }
 
-/* The static text of `in`: memoised, or (memo full) formatted at the end of
- * the memo text and dropped again by the caller (*transient). */
-static const memo_ent_t *inst_text(trace_writer_t *w, const isa_inst_t *in, memo_ent_t *tmp,
-                                   bool *transient)
+/* The static text of `in` (wait, update, fields), from the cache or
+ * formatted now; valid until the next call.  False when out of memory. */
+static bool inst_text(trace_writer_t *w, const isa_inst_t *in, inst_text_t *out)
 {
     inst_memo_t *m = &w->memo;
-    uint64_t h = hash_inst(in);
-    size_t i = memo_find(m, in, h);
-    *transient = false;
-    if (m->slot[i])
-        return &m->ent[m->slot[i] - 1];
-    size_t off = m->text.len;
-    put_inst_wait(&m->text, in);
-    size_t mid = m->text.len;
-    put_inst_update_fields(&m->text, in);
-    if (jb_failed(&m->text)) {
+    memo_slot_t *e = &m->slot[hash_inst(in) & (MEMO_SLOTS - 1)];
+    if (e->used && memcmp(&e->key, in, sizeof *in) == 0) {
+        *out = (inst_text_t){ e->text, e->pre_len, e->post_len };
+        return true;
+    }
+    jb_t *b = &m->scratch;
+    b->len = 0;
+    put_inst_wait(b, in);
+    size_t mid = b->len;
+    put_inst_update_fields(b, in);
+    if (jb_failed(b)) {
         w->oom = true;
-        return NULL;
+        return false;
     }
-    *tmp = (memo_ent_t){ .off = off, .pre_len = (uint32_t)(mid - off),
-                         .post_len = (uint32_t)(m->text.len - mid) };
-    if (m->nent >= MEMO_MAX_ENTRIES) {
-        *transient = true;
-        return tmp;
+    *out = (inst_text_t){ b->buf, mid, b->len - mid };
+    if (b->len <= MEMO_TEXT) {
+        e->used = true;
+        e->key = *in;
+        e->pre_len = (uint16_t)mid;
+        e->post_len = (uint16_t)(b->len - mid);
+        memcpy(e->text, b->buf, b->len);
     }
-    if (m->nent == m->cent) {
-        size_t nc = m->cent ? m->cent * 2 : 256;
-        memo_ent_t *ne = realloc(m->ent, nc * sizeof *ne);
-        if (!ne) {
-            w->oom = true;
-            return NULL;
-        }
-        m->ent = ne;
-        m->cent = nc;
-    }
-    memo_ent_t *e = &m->ent[m->nent];
-    *e = *tmp;
-    e->key = *in;
-    m->slot[i] = (uint32_t)++m->nent;
-    if (m->nent * 2 > m->nslots && memo_rehash(m) != 0) {
-        w->oom = true;
-        return NULL;
-    }
-    return &m->ent[m->nent - 1];
+    return true;
 }
 
 /* One monotone mapping for every timestamp of the trace (round to the
@@ -326,10 +289,8 @@ static void put_inst(trace_writer_t *w, const sim_tr_inst_t *r)
     const sim_engine_t *e = &s->cores[r->core].eng[r->slot];
     const isa_decoded_t *d = &e->stream.insts[r->idx];
     const isa_opinfo_t *oi = &isa_ops[d->inst.op];
-    memo_ent_t tmp;
-    bool transient;
-    const memo_ent_t *txt = inst_text(w, &d->inst, &tmp, &transient);
-    if (!txt)
+    inst_text_t txt;
+    if (!inst_text(w, &d->inst, &txt))
         return;
     jb_lit(b, "{\"ph\":\"X\",\"pid\":");
     jb_u64(b, r->core + 1u);
@@ -359,15 +320,12 @@ static void put_inst(trace_writer_t *w, const sim_tr_inst_t *r)
     jb_u64(b, ic);
     jb_lit(b, ",\"wait_cycles\":");
     jb_u64(b, sc - ic);
-    const char *text = w->memo.text.buf + txt->off;
-    jb_put(b, text, txt->pre_len);
+    jb_put(b, txt.text, txt.pre_len);
     jb_lit(b, ",\"waited_for\":[");
     if (r->waited_for.core >= 0)
         put_ref(b, s, r->waited_for);
     jb_putc(b, ']');
-    jb_put(b, text + txt->pre_len, txt->post_len);
-    if (transient)
-        w->memo.text.len = txt->off;
+    jb_put(b, txt.text + txt.pre_len, txt.post_len);
     if (e->debug && e->debug[r->idx].src) {
         jb_lit(b, ",\"src\":");
         jb_jstr(b, e->debug[r->idx].src);
