@@ -175,13 +175,34 @@ static bool needs_escape(unsigned char c)
     return c == '"' || c == '\\' || c < 0x20;
 }
 
-/* Escape s[0..n) into out (room for 6n bytes); returns the bytes written. */
+/* Whether any of the 8 bytes of w needs escaping (exact: the classic
+ * "has a zero byte" / "has a byte less than n" bit tricks). */
+static bool word_needs_escape(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    uint64_t lt20 = (w - ones * 0x20) & ~w & highs;
+    uint64_t zq = (q - ones) & ~q & highs;
+    uint64_t zb = (bs - ones) & ~bs & highs;
+    return (lt20 | zq | zb) != 0;
+}
+
+/* Escape s[0..n) into out (room for 6n bytes); returns the bytes written.
+ * Runs of 8 plain bytes (the common case) are copied a word at a time. */
 static size_t escape_into(char *out, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     char *o = out;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
+    size_t i = 0;
+    while (i < n) {
+        uint64_t w;
+        if (i + 8 <= n && (memcpy(&w, s + i, 8), !word_needs_escape(w))) {
+            memcpy(o, &w, 8);
+            o += 8;
+            i += 8;
+            continue;
+        }
+        unsigned char c = (unsigned char)s[i++];
         if (!needs_escape(c)) {
             *o++ = (char)c;
         } else if (c == '"' || c == '\\') {

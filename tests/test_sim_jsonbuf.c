@@ -150,11 +150,23 @@ static void ref_escape(const char *s, char *out, size_t cap)
 
 static void check_jstr(const char *s)
 {
-    char want[2048], got[2048];
-    ref_escape(s, want, sizeof want);
-    APPEND_TEXT(jb_jstr, s, got);
+    size_t cap = 6 * (s ? strlen(s) : 0) + 3;
+    char *want = malloc(cap), *got = malloc(cap);
+    assert_non_null(want);
+    assert_non_null(got);
+    ref_escape(s, want, cap);
+    jb_t b;
+    assert_int_equal(jb_init_mem(&b, 8), 0);
+    jb_jstr(&b, s);
+    assert_false(jb_failed(&b));
+    assert_true(b.len < cap);
+    memcpy(got, b.buf, b.len);
+    got[b.len] = 0;
+    jb_free(&b);
     if (strcmp(want, got) != 0)
         fail_msg("jb_jstr gave '%s', want '%s'", got, want);
+    free(want);
+    free(got);
 }
 
 static void test_jstr_escaping(void **state)
@@ -183,6 +195,17 @@ static void test_jstr_escaping(void **state)
         s[n] = 0;
         check_jstr(s);
     }
+    /* long strings: escaped in chunks, escapes on both sides of a chunk end */
+    char *big = malloc(20001);
+    assert_non_null(big);
+    for (int round = 0; round < 20; round++) {
+        for (size_t k = 0; k < 20000; k++)
+            big[k] = (char)(next(&r) % 50 ? 'a' + k % 26 : (next(&r) & 1) ? '"' : '\n');
+        big[4095 + (size_t)round % 3] = '\\';
+        big[20000 - (size_t)round * 997] = 0;
+        check_jstr(big);
+    }
+    free(big);
 }
 
 /* Whatever the buffer size, a FILE-backed buffer writes exactly the bytes a
