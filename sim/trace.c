@@ -9,6 +9,7 @@
 
 #include "dis.h"
 #include "fileio.h"
+#include "hugepage.h"
 #include "jsonbuf.h"
 
 #define GROW(arr, n, cap, oomflag)                                                   \
@@ -22,6 +23,8 @@
             }                                                                      \
             (arr) = p_;                                                            \
             (cap) = nc_;                                                           \
+            /* a long run's records fill many MB: fault them in 2 MiB pages */    \
+            tpb_advise_huge_pages(p_, nc_ * sizeof *(arr));                        \
         }                                                                          \
     } while (0)
 
@@ -74,13 +77,14 @@ void sim_trace_free(sim_trace_t *tr)
 
 typedef struct {
     isa_inst_t key;
-    bool used;
     uint16_t pre_len, post_len;  /* ,"wait":..  |  ,"update":..,"fields":.. */
     char text[MEMO_TEXT];
 } memo_slot_t;
 
 typedef struct {
-    memo_slot_t *slot;           /* [MEMO_SLOTS] */
+    uint64_t *tag;               /* [MEMO_SLOTS] hash | 1 of the slot's key; 0 = empty */
+    memo_slot_t *slot;           /* [MEMO_SLOTS], valid where tag != 0 (never cleared:
+                                    only the slots used are ever touched) */
     jb_t scratch;                /* a miss is formatted here first */
 } inst_memo_t;
 
@@ -123,14 +127,16 @@ static uint64_t hash_inst(const isa_inst_t *in)
 static int memo_init(inst_memo_t *m)
 {
     memset(m, 0, sizeof *m);
-    m->slot = calloc(MEMO_SLOTS, sizeof *m->slot);
-    if (!m->slot || jb_init_mem(&m->scratch, 4096) != 0)
+    m->tag = calloc(MEMO_SLOTS, sizeof *m->tag);
+    m->slot = malloc(MEMO_SLOTS * sizeof *m->slot);
+    if (!m->tag || !m->slot || jb_init_mem(&m->scratch, 4096) != 0)
         return -1;
     return 0;
 }
 
 static void memo_free(inst_memo_t *m)
 {
+    free(m->tag);
     free(m->slot);
     jb_free(&m->scratch);
     memset(m, 0, sizeof *m);
@@ -182,8 +188,10 @@ static void put_inst_update_fields(jb_t *b, const isa_inst_t *in)
 static bool inst_text(trace_writer_t *w, const isa_inst_t *in, inst_text_t *out)
 {
     inst_memo_t *m = &w->memo;
-    memo_slot_t *e = &m->slot[hash_inst(in) & (MEMO_SLOTS - 1)];
-    if (e->used && memcmp(&e->key, in, sizeof *in) == 0) {
+    uint64_t h = hash_inst(in) | 1;
+    size_t i = (size_t)(h >> 1) & (MEMO_SLOTS - 1);
+    memo_slot_t *e = &m->slot[i];
+    if (m->tag[i] == h && memcmp(&e->key, in, sizeof *in) == 0) {
         *out = (inst_text_t){ e->text, e->pre_len, e->post_len };
         return true;
     }
@@ -198,7 +206,7 @@ static bool inst_text(trace_writer_t *w, const isa_inst_t *in, inst_text_t *out)
     }
     *out = (inst_text_t){ b->buf, mid, b->len - mid };
     if (b->len <= MEMO_TEXT) {
-        e->used = true;
+        m->tag[i] = h;
         e->key = *in;
         e->pre_len = (uint16_t)mid;
         e->post_len = (uint16_t)(b->len - mid);
