@@ -1,12 +1,11 @@
 /* isa.c - tables and the generic table-driven bundle codec. */
-#define _DEFAULT_SOURCE /* madvise */
 #include "isa.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "hugepage.h"
 
 /* ------------------------------------------------------------------ names */
 static const char *const engine_names[ISA_ENG_COUNT] = {
@@ -696,28 +695,6 @@ static bool sync_is_zero(const isa_sync_t *s)
            !s->wait_val && !s->upd_sem && !s->upd_op && !s->upd_core && !s->upd_val;
 }
 
-/* Advise transparent huge pages for a large fresh allocation: writing it
- * then takes one page fault per 2 MiB instead of one per 4 KiB, which is
- * most of the cost of decoding a long stream where faults are expensive
- * (virtual machines).  Advice only; ignored where unsupported.  (common/
- * has the same helper; the ISA library does not link common.) */
-static void advise_huge_pages(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-    long ps = sysconf(_SC_PAGESIZE);
-    if (ps <= 0 || len < (2u << 20))
-        return;
-    uintptr_t page = (uintptr_t)ps;
-    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
-    uintptr_t hi = ((uintptr_t)p + len) & ~(page - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)len;
-#endif
-}
-
 /* One bundle of a stream: decode into *in with the format's cached plan,
  * or with a plan built into *one when there is no cache (a short stream:
  * building the few plans it needs is cheaper than a cache for every
@@ -755,7 +732,7 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
         isa_stream_free(out);
         return fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
     }
-    advise_huge_pages(out->insts, (nb ? nb : 1) * sizeof *out->insts);
+    tpb_advise_huge_pages(out->insts, (nb ? nb : 1) * sizeof *out->insts);
     out->nbundles = nb;
     bool have_ext = false, have_pred = false;
     isa_fmt_APEXT_t ext;

@@ -344,19 +344,6 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
     return 0;
 }
 
-/* The decoded stream is walked once, in order, and is far larger than the
- * caches (344 bytes per instruction): without a software prefetch each
- * instruction waits on memory for the cache lines of its fields. */
-#define SIM_PREFETCH_AHEAD 4
-static inline void prefetch_inst(const sim_engine_t *e, size_t idx)
-{
-    if (idx >= e->stream.count)
-        return;
-    const char *p = (const char *)&e->stream.insts[idx];
-    for (size_t off = 0; off < sizeof(isa_decoded_t); off += 64)
-        __builtin_prefetch(p + off);
-}
-
 static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 {
     uint64_t now = s->now;
@@ -367,7 +354,6 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return 0;
         }
         const isa_decoded_t *d = &e->stream.insts[e->idx];
-        prefetch_inst(e, e->idx + SIM_PREFETCH_AHEAD);
         sim_tr_inst_t tr = { .issue_ps = e->issue_ps, .idx = (uint32_t)e->idx,
                              .core = (uint8_t)c->index, .slot = (uint8_t)e->slot,
                              .waited_for = { .core = -1, .start_ps = SIM_NO_TIME } };

@@ -44,11 +44,15 @@ static int space_of(sim_exec_ctx_t *ctx, unsigned space, uint8_t **mem,
 }
 
 /* Byte range [lo, hi) of one partition covered by a TAP (relative to 0). */
-void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
+/* Elements per partition of t (product of its counts) and its byte extent
+ * [lo, hi) inside a partition. */
+static inline uint64_t tap_span(const isa_tap_t *t, int64_t *lo, int64_t *hi)
 {
     int64_t es = isa_dtype_size(t->dtype);
+    uint64_t n = 1;
     int64_t mn = 0, mx = 0;
-    for (unsigned d = 0; d < t->ndims; d++) {
+    for (unsigned d = 0; d < t->ndims && d < ISA_MAX_FREE_DIMS; d++) {
+        n *= t->count[d];
         int64_t span = (int64_t)t->step[d] * ((int64_t)t->count[d] - 1);
         if (span < 0)
             mn += span;
@@ -57,12 +61,18 @@ void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
     }
     *lo = (int64_t)t->addr + mn * es;
     *hi = (int64_t)t->addr + mx * es + es;
+    return n;
+}
+
+void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi)
+{
+    tap_span(t, lo, hi);
 }
 
 /* sim_tap_check, also returning the byte extent [lo, hi) of a partition
- * and the elements per partition.  One pass over the dims: this runs for
- * every operand of every instruction. */
-static inline int tap_check_ext(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand,
+ * and the elements per partition.  The first failing check names the
+ * problem (the hot path uses tap_ok_fast and comes here only to report). */
+static int tap_check_ext(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *operand,
                          int64_t *lo_out, int64_t *hi_out, uint64_t *n_out)
 {
     uint32_t pb;
@@ -84,18 +94,11 @@ static inline int tap_check_ext(sim_exec_ctx_t *ctx, const isa_tap_t *t, const c
                         operand, t->start, t->nparts);
     if (t->ndims > ISA_MAX_FREE_DIMS)
         return sim_fail(ctx, "%s: ndims %u > %d", operand, t->ndims, ISA_MAX_FREE_DIMS);
-    uint64_t n = 1;
-    int64_t mn = 0, mx = 0;
-    for (unsigned d = 0; d < t->ndims; d++) {
+    for (unsigned d = 0; d < t->ndims; d++)
         if (t->count[d] == 0)
             return sim_fail(ctx, "%s: empty access pattern (count[%u] = 0)", operand, d);
-        n *= t->count[d];
-        int64_t span = (int64_t)t->step[d] * ((int64_t)t->count[d] - 1);
-        if (span < 0)
-            mn += span;
-        else
-            mx += span;
-    }
+    int64_t lo, hi;
+    uint64_t n = tap_span(t, &lo, &hi);
     if (n > SIM_MAX_FREE_ELEMS)
         return sim_fail(ctx, "%s: %llu elements per partition exceed the limit %u",
                         operand, (unsigned long long)n, SIM_MAX_FREE_ELEMS);
@@ -106,7 +109,6 @@ static inline int tap_check_ext(sim_exec_ctx_t *ctx, const isa_tap_t *t, const c
         return sim_fail(ctx, "%s: start partition %u is not allowed for %u partitions (a "
                         "tensor of more than 64 partitions starts at 0, of 33-64 at 0 or 64, "
                         "of up to 32 at 0, 32, 64 or 96)", operand, t->start, t->nparts);
-    int64_t lo = (int64_t)t->addr + mn * es, hi = (int64_t)t->addr + mx * es + es;
     if (lo < 0 || hi > (int64_t)pb)
         return sim_fail(ctx, "%s: partition %u bytes [%lld, %lld) outside %s "
                         "(%u bytes per partition; addr 0x%x)", operand, t->start,
@@ -288,18 +290,9 @@ static inline bool tap_ok_fast(const sim_exec_ctx_t *ctx, const isa_tap_t *t, in
     if (pb == 0 || es == 0 || t->nparts < 1 || t->start + t->nparts > ISA_NUM_PARTITIONS ||
         t->ndims > ISA_MAX_FREE_DIMS)
         return false;
-    uint64_t n = 1;
-    int64_t mn = 0, mx = 0;
-    for (unsigned d = 0; d < t->ndims; d++) {
-        n *= t->count[d];
-        int64_t span = (int64_t)t->step[d] * ((int64_t)t->count[d] - 1);
-        if (span < 0)
-            mn += span;
-        else
-            mx += span;
-    }
+    int64_t lo, hi;
+    uint64_t n = tap_span(t, &lo, &hi);
     unsigned align = t->nparts > 64 ? 128 : t->nparts > 32 ? 64 : 32;
-    int64_t lo = (int64_t)t->addr + mn * es, hi = (int64_t)t->addr + mx * es + es;
     if (n == 0 || n > SIM_MAX_FREE_ELEMS || t->start % align || lo < 0 || hi > (int64_t)pb)
         return false;
     *lo_out = lo;
