@@ -63,9 +63,9 @@ void sim_trace_free(sim_trace_t *tr)
  * A big run has hundreds of thousands of events, so the writer avoids the
  * printf family per event: numbers and strings go through jsonbuf.h, and the
  * text that depends only on the instruction (its wait condition, semaphore
- * update and isa_format_inst() fields) is built once per distinct
- * instruction and copied afterwards (loops, and unrolled loops, repeat the
- * same instruction bundle many times).  The bytes are those of the original
+ * update and isa_format_inst() fields) is cached per distinct instruction
+ * and copied (loops, and unrolled loops, repeat the same instruction bundle
+ * many times).  The bytes are those of the original
  * printf-based writer; docs/trace-format.md is the contract. */
 
 /* The static text of an instruction is remembered in a direct-mapped cache
@@ -240,12 +240,12 @@ static void put_ref(jb_t *b, const sim_t *s, sim_ref_t r)
 
 /* The escaped JSON string of a name built by snprintf (truncated to 159
  * bytes like the original fixed buffer), cached in w->names. */
-static void put_cached_name(trace_writer_t *w, name_ref_t *ref, const char *fmt1, unsigned n,
+static void put_cached_name(trace_writer_t *w, name_ref_t *ref, const char *prefix, unsigned n,
                             const char *name)
 {
     if (!ref->len) {
         char text[160];
-        snprintf(text, sizeof text, "%s%u%s%s", fmt1, n, name ? " " : "", name ? name : "");
+        snprintf(text, sizeof text, "%s%u%s%s", prefix, n, name ? " " : "", name ? name : "");
         ref->off = w->names.len;
         jb_jstr(&w->names, text);
         if (jb_failed(&w->names)) {
