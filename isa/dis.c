@@ -39,6 +39,60 @@ static void out_init(out_t *o, char *buf, size_t len)
         buf[0] = '\0';
 }
 
+/* outf(o, "%s", s) for n bytes of s, without the printf machinery (the
+ * trace writes one line per executed instruction). */
+static void out_put(out_t *o, const char *s, size_t n)
+{
+    if (o->n < o->cap) {
+        size_t room = o->cap - o->n - 1;
+        size_t k = n < room ? n : room;
+        memcpy(o->buf + o->n, s, k);
+        o->buf[o->n + k] = '\0';
+    }
+    o->n += n;
+}
+
+static void out_str(out_t *o, const char *s)
+{
+    out_put(o, s, strlen(s));
+}
+
+/* outf(o, "%u", v) */
+static void out_u(out_t *o, uint32_t v)
+{
+    char tmp[10], *p = tmp + sizeof tmp;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    out_put(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* outf(o, "%d", v) */
+static void out_d(out_t *o, int32_t v)
+{
+    if (v < 0) {
+        out_put(o, "-", 1);
+        out_u(o, 0u - (uint32_t)v);
+    } else {
+        out_u(o, (uint32_t)v);
+    }
+}
+
+/* outf(o, "0x%x", v) */
+static void out_hex(out_t *o, uint32_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char tmp[10], *p = tmp + sizeof tmp;
+    do {
+        *--p = digits[v & 15];
+        v >>= 4;
+    } while (v);
+    *--p = 'x';
+    *--p = '0';
+    out_put(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
 /* ------------------------------------------------------- scalar values */
 int isa_format_f32(float v, char *buf, size_t len)
 {
@@ -54,13 +108,13 @@ static void put_scalar(out_t *o, const isa_field_t *f, uint32_t v)
 {
     switch (f->type) {
     case ISA_FT_U:
-        outf(o, "%u", v);
+        out_u(o, v);
         break;
     case ISA_FT_S:
-        outf(o, "%d", (int32_t)v);
+        out_d(o, (int32_t)v);
         break;
     case ISA_FT_HEX:
-        outf(o, "0x%x", v);
+        out_hex(o, v);
         break;
     case ISA_FT_F32: {
         float fv;
@@ -73,9 +127,9 @@ static void put_scalar(out_t *o, const isa_field_t *f, uint32_t v)
     default: {
         const char *name = isa_enum_name(f->type, v);
         if (name)
-            outf(o, "%s", name);
+            out_str(o, name);
         else
-            outf(o, "%u", v); /* not a member: only for invalid input */
+            out_u(o, v); /* not a member: only for invalid input */
         break;
     }
     }
@@ -104,15 +158,32 @@ static void put_tap(out_t *o, const char *name, const isa_tap_t *t)
 {
     if (tap_is_empty(t))
         return;
-    outf(o, " %s=%s[%u:%u]@0x%x:%s", name, space_name(t->space), t->start,
-         t->start + t->nparts, t->addr, dtype_name(t->dtype));
+    /* " %s=%s[%u:%u]@0x%x:%s" */
+    out_put(o, " ", 1);
+    out_str(o, name);
+    out_put(o, "=", 1);
+    out_str(o, space_name(t->space));
+    out_put(o, "[", 1);
+    out_u(o, t->start);
+    out_put(o, ":", 1);
+    out_u(o, (unsigned)(t->start + t->nparts));
+    out_put(o, "]@", 2);
+    out_hex(o, t->addr);
+    out_put(o, ":", 1);
+    out_str(o, dtype_name(t->dtype));
     unsigned nd = t->ndims > ISA_MAX_FREE_DIMS ? ISA_MAX_FREE_DIMS : t->ndims;
     if (!nd)
         return;
-    outf(o, "<");
-    for (unsigned d = 0; d < nd; d++)
-        outf(o, "%s%dx%u", d ? "," : "", t->step[d], t->count[d]);
-    outf(o, ">");
+    out_put(o, "<", 1);
+    for (unsigned d = 0; d < nd; d++) {
+        /* "%s%dx%u" */
+        if (d)
+            out_put(o, ",", 1);
+        out_d(o, t->step[d]);
+        out_put(o, "x", 1);
+        out_u(o, t->count[d]);
+    }
+    out_put(o, ">", 1);
 }
 
 static void put_ptr(out_t *o, const char *name, const isa_ptr_t *p)
@@ -181,7 +252,11 @@ static bool semop_takes_value(uint32_t op)
 static void put_header(out_t *o, const isa_sync_t *s)
 {
     if (s->wait_en) {
-        outf(o, " wait=S%u>=%u", s->wait_sem, s->wait_val);
+        /* " wait=S%u>=%u" */
+        out_put(o, " wait=S", 7);
+        out_u(o, s->wait_sem);
+        out_put(o, ">=", 2);
+        out_u(o, s->wait_val);
     } else {
         if (s->wait_sem)
             put_raw(o, "wait_sem", s->wait_sem);
@@ -190,13 +265,26 @@ static void put_header(out_t *o, const isa_sync_t *s)
     }
     if (s->upd_en) {
         const char *op = isa_enum_name(ISA_FT_SEMOP, s->upd_op);
-        outf(o, " upd=");
-        if (s->upd_remote)
-            outf(o, "nc%u:", s->upd_core);
-        outf(o, "S%u.%s", s->upd_sem, op ? op : "?");
-        if (s->upd_val || semop_takes_value(s->upd_op))
-            outf(o, "(%u)", s->upd_val);
-        outf(o, "@%s", s->upd_at_read ? "read" : "complete");
+        out_put(o, " upd=", 5);
+        if (s->upd_remote) {
+            /* "nc%u:" */
+            out_put(o, "nc", 2);
+            out_u(o, s->upd_core);
+            out_put(o, ":", 1);
+        }
+        /* "S%u.%s" */
+        out_put(o, "S", 1);
+        out_u(o, s->upd_sem);
+        out_put(o, ".", 1);
+        out_str(o, op ? op : "?");
+        if (s->upd_val || semop_takes_value(s->upd_op)) {
+            /* "(%u)" */
+            out_put(o, "(", 1);
+            out_u(o, s->upd_val);
+            out_put(o, ")", 1);
+        }
+        out_put(o, "@", 1);
+        out_str(o, s->upd_at_read ? "read" : "complete");
         if (!s->upd_remote && s->upd_core)
             put_raw(o, "upd_core", s->upd_core);
         return;
@@ -244,7 +332,9 @@ static void put_fields(out_t *o, const isa_inst_t *in)
             }
             if (is_leading_field(f) != (pass == 0))
                 continue;
-            outf(o, " %s=", f->name);
+            out_put(o, " ", 1);
+            out_str(o, f->name);
+            out_put(o, "=", 1);
             put_scalar(o, f, isa_field_get(in, f));
         }
     }
@@ -258,7 +348,15 @@ int isa_format_inst(const isa_inst_t *in, char *buf, size_t len)
     out_t o;
     out_init(&o, tmp, sizeof tmp);
     put_fields(&o, in);
-    return snprintf(buf, len, "%s", tmp[0] == ' ' ? tmp + 1 : tmp);
+    /* snprintf(buf, len, "%s", text) without the printf machinery */
+    const char *text = tmp[0] == ' ' ? tmp + 1 : tmp;
+    size_t n = strlen(text);
+    if (len) {
+        size_t k = n < len - 1 ? n : len - 1;
+        memcpy(buf, text, k);
+        buf[k] = '\0';
+    }
+    return (int)n;
 }
 
 int isa_format_line(const isa_inst_t *in, char *buf, size_t len)

@@ -1,0 +1,266 @@
+/* jsonbuf.c - fast JSON append buffer (see jsonbuf.h). */
+#include "jsonbuf.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 256 KiB: large enough that write() calls are few, small enough to stay in
+ * the L2 cache while the kernel copies it out. */
+#define JB_DEFAULT_CAP (256u * 1024u)
+
+static int jb_init(jb_t *b, FILE *f, size_t cap)
+{
+    memset(b, 0, sizeof *b);
+    b->f = f;
+    b->cap = cap ? cap : JB_DEFAULT_CAP;
+    b->buf = malloc(b->cap);
+    if (!b->buf) {
+        b->cap = 0;
+        b->failed = true;
+        return -1;
+    }
+    return 0;
+}
+
+int jb_init_file(jb_t *b, FILE *f, size_t cap)
+{
+    return jb_init(b, f, cap);
+}
+
+int jb_init_mem(jb_t *b, size_t cap)
+{
+    return jb_init(b, NULL, cap);
+}
+
+void jb_free(jb_t *b)
+{
+    free(b->buf);
+    memset(b, 0, sizeof *b);
+}
+
+bool jb_failed(const jb_t *b)
+{
+    return b->failed;
+}
+
+void jb_flush(jb_t *b)
+{
+    if (!b->f || b->failed || !b->len)
+        return;
+    if (fwrite(b->buf, 1, b->len, b->f) != b->len)
+        b->failed = true;
+    b->len = 0;
+}
+
+static bool jb_grow(jb_t *b, size_t need)
+{
+    size_t cap = b->cap ? b->cap : JB_DEFAULT_CAP;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2) {
+            b->failed = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(b->buf, cap);
+    if (!p) {
+        b->failed = true;
+        return false;
+    }
+    b->buf = p;
+    b->cap = cap;
+    return true;
+}
+
+bool jb_reserve_slow(jb_t *b, size_t n)
+{
+    if (b->failed)
+        return false;
+    if (n <= b->cap - b->len)
+        return true;
+    if (b->f) {
+        jb_flush(b);
+        if (b->failed)
+            return false;
+        if (n <= b->cap)
+            return true;
+    }
+    if (b->len > SIZE_MAX - n) {
+        b->failed = true;
+        return false;
+    }
+    return jb_grow(b, b->len + n);
+}
+
+void jb_put_slow(jb_t *b, const char *s, size_t n)
+{
+    if (b->f && n > b->cap) {
+        /* larger than the whole buffer: write it through */
+        jb_flush(b);
+        if (!b->failed && n && fwrite(s, 1, n, b->f) != n)
+            b->failed = true;
+        return;
+    }
+    if (!jb_reserve(b, n))
+        return;
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+}
+
+static const char jb_digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v, right-aligned ending at end; returns the first. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    char *p = end;
+    while (v >= 100) {
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--p = jb_digit_pairs[k + 1];
+        *--p = jb_digit_pairs[k];
+    }
+    if (v >= 10) {
+        unsigned k = (unsigned)v * 2;
+        *--p = jb_digit_pairs[k + 1];
+        *--p = jb_digit_pairs[k];
+    } else {
+        *--p = (char)('0' + v);
+    }
+    return p;
+}
+
+void jb_u64(jb_t *b, uint64_t v)
+{
+    if (!jb_reserve(b, 20))
+        return;
+    char tmp[20];
+    char *p = u64_digits(v, tmp + sizeof tmp);
+    size_t n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(b->buf + b->len, p, n);
+    b->len += n;
+}
+
+void jb_i64(jb_t *b, int64_t v)
+{
+    if (v < 0) {
+        jb_putc(b, '-');
+        jb_u64(b, (uint64_t)0 - (uint64_t)v); /* also right for INT64_MIN */
+    } else {
+        jb_u64(b, (uint64_t)v);
+    }
+}
+
+void jb_us(jb_t *b, uint64_t ps)
+{
+    if (!jb_reserve(b, 20 + 1 + 6))
+        return;
+    jb_u64(b, ps / 1000000u);
+    char *p = b->buf + b->len;
+    unsigned frac = (unsigned)(ps % 1000000u);
+    p[0] = '.';
+    for (int i = 6; i >= 1; i--) {
+        p[i] = (char)('0' + frac % 10);
+        frac /= 10;
+    }
+    b->len += 7;
+}
+
+/* Bytes that need escaping: '"', '\\' and the control characters. */
+static bool needs_escape(unsigned char c)
+{
+    return c == '"' || c == '\\' || c < 0x20;
+}
+
+/* Whether any of the 8 bytes of w needs escaping (exact: the classic
+ * "has a zero byte" / "has a byte less than n" bit tricks). */
+static bool word_needs_escape(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    uint64_t lt20 = (w - ones * 0x20) & ~w & highs;
+    uint64_t zq = (q - ones) & ~q & highs;
+    uint64_t zb = (bs - ones) & ~bs & highs;
+    return (lt20 | zq | zb) != 0;
+}
+
+/* Escape s[0..n) into out (room for 6n bytes); returns the bytes written.
+ * Runs of 8 plain bytes (the common case) are copied a word at a time. */
+static size_t escape_into(char *out, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *o = out;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t w;
+        if (i + 8 <= n && (memcpy(&w, s + i, 8), !word_needs_escape(w))) {
+            memcpy(o, &w, 8);
+            o += 8;
+            i += 8;
+            continue;
+        }
+        unsigned char c = (unsigned char)s[i++];
+        if (!needs_escape(c)) {
+            *o++ = (char)c;
+        } else if (c == '"' || c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)c;
+        } else {
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[c >> 4];
+            o[5] = hex[c & 15];
+            o += 6;
+        }
+    }
+    return (size_t)(o - out);
+}
+
+/* Pieces escaped at a time: bounds the room reserved for the worst case. */
+#define JB_ESCAPE_CHUNK 4096u
+
+void jb_jstr_body(jb_t *b, const char *s)
+{
+    if (!s)
+        return;
+    size_t n = strlen(s);
+    while (n) {
+        size_t k = n < JB_ESCAPE_CHUNK ? n : JB_ESCAPE_CHUNK;
+        if (!jb_reserve(b, 6 * k))
+            return;
+        b->len += escape_into(b->buf + b->len, s, k);
+        s += k;
+        n -= k;
+    }
+}
+
+void jb_jstr(jb_t *b, const char *s)
+{
+    jb_putc(b, '"');
+    jb_jstr_body(b, s);
+    jb_putc(b, '"');
+}
+
+void jb_printf(jb_t *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    /* +1: vsnprintf writes its terminating NUL too (jb_reserve grows even a
+     * FILE buffer when the text is longer than the whole buffer) */
+    if (!jb_reserve(b, (size_t)n + 1))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
