@@ -493,6 +493,40 @@ static void test_determinism(void **state)
     assert_int_equal(cyc[0], cyc[1]);
 }
 
+/* Equal-time order (docs/timing.md): engines due at the same time step in
+ * slot order PE, Activation, Pool, DVE, SP, and their semaphore updates due
+ * at the same time apply in that order.  PE and Activation both write S9
+ * at read (time 0 + latency); SP waits for S9 >= 7.  When Activation (the
+ * later one) writes 7, SP runs; when PE writes 7, Activation's 3 lands last
+ * and SP deadlocks. */
+static int equal_time_writes(unsigned pe_val, unsigned act_val, tpb_err_t *err)
+{
+    tb_t b;
+    tb_init(&b, 1);
+    isa_inst_t p = tb_op(ISA_OP_NOP), a = tb_op(ISA_OP_NOP), w = tb_op(ISA_OP_NOP);
+    tb_upd(&p, 9, ISA_SEMOP_SEM_WR_IMM, pe_val, true);
+    tb_upd(&a, 9, ISA_SEMOP_SEM_WR_IMM, act_val, true);
+    tb_wait(&w, 9, 7);
+    tb_add(&b, 0, TB_PE, p);
+    tb_add(&b, 0, TB_ACT, a);
+    tb_add(&b, 0, TB_SP, w);
+    sim_t *s;
+    int rc = tb_run(&b, NULL, &s, err);
+    sim_free(s);
+    tb_free(&b);
+    return rc;
+}
+
+static void test_equal_time_order(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    assert_int_equal(equal_time_writes(3, 7, &err), 0);
+    assert_int_equal(equal_time_writes(7, 3, &err), -1);
+    assert_non_null(strstr(err.msg, "deadlock"));
+    assert_non_null(strstr(err.msg, "waits for S9 >= 7 (value 3, last updated by core 0 Activation pc 0)"));
+}
+
 static void test_clock_conversions(void **state)
 {
     (void)state;
@@ -523,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_bad_tensor_map),
         cmocka_unit_test(test_compute_without_impl),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_equal_time_order),
         cmocka_unit_test(test_clock_conversions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
