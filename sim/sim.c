@@ -221,15 +221,15 @@ static bool may_continue(sim_t *s, const sim_core_t *c, const sim_engine_t *e, u
     return c->index < oc->index || (c->index == oc->index && e->slot < o->slot);
 }
 
-/* true when the next thing to happen before engine e's step at t is a
- * semaphore update on the heap (no other engine steps before it) */
-static bool sem_event_next(sim_t *s, const sim_engine_t *e, uint64_t t)
+/* true when the next thing to happen before the running engine's step at
+ * t is a semaphore update on the heap (no other engine steps before it; the
+ * running engine is not due, so first_due_engine never returns it) */
+static bool sem_event_next(sim_t *s, uint64_t t)
 {
     if (!s->heap.n || s->heap.v[0].kind != EV_SEM || s->heap.v[0].t > t)
         return false;
     sim_core_t *oc = NULL;
     const sim_engine_t *o = first_due_engine(s, &oc);
-    (void)e; /* running, so not among the due engines */
     return !o || s->heap.v[0].t <= o->due_t;
 }
 
@@ -419,7 +419,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
          * heap order, instead of yielding to the main loop for each one
          * (every instruction usually bumps its engine's semaphore). */
         while (!may_continue(s, c, e, end)) {
-            if (!sem_event_next(s, e, end)) {
+            if (!sem_event_next(s, end)) {
                 push_engine(s, e, end);
                 return 0;
             }
