@@ -45,7 +45,10 @@ static int pe_tile(lower_ctx_t *c, pe_tile_t *pt)
 }
 
 /* Shape checks common to the family: K partitions agree, M <= 128, dst is
- * PSUM with M partitions and N = moving free elems, inside one 2 KiB bank. */
+ * PSUM with M partitions and N = moving free elems, inside one 2 KiB bank.
+ * With perf_mode double_row the stationary is [K, 2, M] and the moving
+ * [K, 2, N] (contraction rows k and 128 + k side by side in partition k,
+ * docs/semantics.md), so M and N are half their free sizes. */
 static int check_mm_shapes(lower_ctx_t *c, const isa_tap_t *st, const isa_tap_t *mv,
                            const isa_tap_t *dst)
 {
@@ -55,6 +58,14 @@ static int check_mm_shapes(lower_ctx_t *c, const isa_tap_t *st, const isa_tap_t 
         return lw_err(c, "stationary has %u partitions (K) but moving has %u", st->nparts,
                       mv->nparts);
     uint64_t m = tap_elems_free(st), n = tap_elems_free(mv);
+    if (c->op->flags & TIR_F_DOUBLE_ROW) {
+        if (m % 2 || n % 2)
+            return lw_err(c, "perf_mode double_row needs stationary [K, 2, M] and moving "
+                             "[K, 2, N]: even free sizes (stationary has %llu, moving %llu)",
+                          (unsigned long long)m, (unsigned long long)n);
+        m /= 2;
+        n /= 2;
+    }
     if (m > 128)
         return lw_err(c, "stationary free size M=%llu exceeds the 128 PE columns",
                       (unsigned long long)m);

@@ -642,7 +642,25 @@ static int check_matmul(const vctx_t *v)
                      isa_dtype_numpy_name(dt->dtype),
                      tr ? " (transpose mode writes the moving dtype)" : "");
     int64_t K_ = ap_parts(st), M_ = ap_free(st), N_ = ap_free(mv);
-    int64_t kmax = (op->flags & TIR_F_DOUBLE_ROW) ? 256 : 128;
+    int64_t kmax = 128;
+    if (op->flags & TIR_F_DOUBLE_ROW) {
+        /* two contraction rows per partition: stationary [K, 2, M], moving
+         * [K, 2, N] (rows k and 128 + k of a K = 256 matmul; semantics.md) */
+        if (!is_fp8(stt->dtype) || !is_fp8(mvt->dtype))
+            return vfail(v, "perf_mode", "double_row is a float8 mode (stationary %s, moving %s)",
+                         isa_dtype_numpy_name(stt->dtype), isa_dtype_numpy_name(mvt->dtype));
+        if (tr)
+            return vfail(v, "perf_mode", "double_row cannot be combined with transpose");
+        if (op->tile_pos[0] || op->tile_pos[1] || (op->tile_size[0] && op->tile_size[0] != 128) ||
+            (op->tile_size[1] && op->tile_size[1] != 128))
+            return vfail(v, "perf_mode", "double_row uses the whole 128x128 PE array (no "
+                         "tile_position / tile_size)");
+        if (M_ % 2 || N_ % 2)
+            return vfail(v, M_ % 2 ? "stationary" : "moving", "double_row takes [K, 2, n] data: "
+                         "free size %lld is odd", (long long)(M_ % 2 ? M_ : N_));
+        M_ /= 2;
+        N_ /= 2;
+    }
     if (ap_parts(mv) != K_)
         return vfail(v, "moving", "contraction (partition) size %lld differs from stationary's "
                      "%lld", (long long)ap_parts(mv), (long long)K_);

@@ -278,6 +278,36 @@ static void test_matmul_and_flags(void **state)
     expect_msg(f, "op[1] (matmul): field 'dst': shape is 128 x 512, expected [M, N] = [64, 512]");
 }
 
+/* perf_mode double_row: stationary [K, 2, M], moving [K, 2, N], dst [M, N] */
+static void test_matmul_double_row(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int st = enc_tile(b, "st8", TIR_T_SBUF, ISA_DT_FP8E4M3, 3, (int64_t[]){128, 2, 64});
+    int mv = enc_tile(b, "mv8", TIR_T_SBUF, ISA_DT_FP8E4M3, 3, (int64_t[]){128, 2, 512});
+    int ps = enc_tile(b, "ps64", TIR_T_PSUM, ISA_DT_FP32, 2, (int64_t[]){64, 512});
+    assert_int_equal(enc_matmul(b, enc_ap_full(b, ps), enc_ap_full(b, st), enc_ap_full(b, mv),
+                                TIR_F_DOUBLE_ROW), 0);
+    assert_true(f->k.ops[0].flags & TIR_F_DOUBLE_ROW);
+    /* the whole-free-size view ([M, N] = [128, 1024]) is not the output shape */
+    assert_int_equal(enc_matmul(b, enc_ap_full(b, f->p), enc_ap_full(b, st), enc_ap_full(b, mv),
+                                TIR_F_DOUBLE_ROW), -1);
+    expect_msg(f, "op[1] (matmul): field 'dst': shape is 128 x 512, expected [M, N] = [64, 512]");
+}
+
+static void test_matmul_double_row_needs_fp8(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int st = enc_tile(b, "st16", TIR_T_SBUF, ISA_DT_BF16, 3, (int64_t[]){128, 2, 64});
+    int mv = enc_tile(b, "mv16", TIR_T_SBUF, ISA_DT_BF16, 3, (int64_t[]){128, 2, 512});
+    int ps = enc_tile(b, "ps64", TIR_T_PSUM, ISA_DT_FP32, 2, (int64_t[]){64, 512});
+    assert_int_equal(enc_matmul(b, enc_ap_full(b, ps), enc_ap_full(b, st), enc_ap_full(b, mv),
+                                TIR_F_DOUBLE_ROW), -1);
+    expect_msg(f, "field 'perf_mode': double_row is a float8 mode (stationary bfloat16, moving "
+                  "bfloat16)");
+}
+
 static void test_aps(void **state)
 {
     fx_t *f = *state;
@@ -390,7 +420,8 @@ int main(void)
         FX(test_build_tensor_add), FX(test_out_of_scope_and_sticky), FX(test_out_of_scope),
         FX(test_seed_messages_c), FX(test_seed_both_indirect), FX(test_seed_scatter),
         FX(test_seed_scatter_op), FX(test_seed_oob_direct), FX(test_seed_transpose_axes),
-        FX(test_seed_local_gather), FX(test_seed_messages_table), FX(test_matmul_and_flags), FX(test_aps),
+        FX(test_seed_local_gather), FX(test_seed_messages_table), FX(test_matmul_and_flags), FX(test_matmul_double_row),
+        FX(test_matmul_double_row_needs_fp8), FX(test_aps),
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
     };
