@@ -46,6 +46,13 @@ const enc_var_t *enc_env_find(const enc_env_t *e, const char *name);
  * (without location) to msg. */
 int enc_expr_eval(const char *text, const enc_env_t *env, enc_val_t *out, char *msg, size_t n);
 
+/* Evaluate a floating-point constant expression (fexpr.c): decimal
+ * numbers, names of integer variables, `pi`, + - * / ** with Python
+ * precedence, unary -, parentheses, sqrt exp log abs (one argument) and
+ * min max pow (two).  Computed in double; division by zero and a result
+ * that is not finite are errors. */
+int enc_fexpr_eval(const char *text, const enc_env_t *env, double *out, char *msg, size_t n);
+
 /* Parse an operand "name" or "name[s0, s1, ...]" where each s is an
  * expression (integer index), or start:stop[:step] with optional parts.
  * Writes the tensor name and the slices; *pid_dep is set when any bound

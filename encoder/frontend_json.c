@@ -8,6 +8,7 @@
 #include "strutil.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -212,6 +213,19 @@ static int get_int_range(jx_t *j, const cJSON *obj, const char *path, const char
     return 0;
 }
 
+/* A numeric expression string: the integer grammar first ("7 // 2" is 3),
+ * else a floating-point constant expression ("1/sqrt(d)"); the message of
+ * the latter on failure. */
+static int eval_number(jx_t *j, const char *text, double *out, char *msg, size_t n)
+{
+    enc_val_t iv;
+    if (enc_expr_eval(text, &j->env, &iv, msg, n) == 0) {
+        *out = (double)iv.v;
+        return 0;
+    }
+    return enc_fexpr_eval(text, &j->env, out, msg, n);
+}
+
 static int get_num(jx_t *j, const cJSON *obj, const char *path, const char *fname, double *out,
                    double dflt)
 {
@@ -229,11 +243,10 @@ static int get_num(jx_t *j, const cJSON *obj, const char *path, const char *fnam
         if (!strcmp(s, "inf") || !strcmp(s, "+inf")) { *out = INFINITY; return 0; }
         if (!strcmp(s, "-inf")) { *out = -INFINITY; return 0; }
         if (!strcmp(s, "nan")) { *out = NAN; return 0; }
-        int64_t v;
-        if (get_int_item(j, it, path, fname, &v, NULL))
-            return -1;
-        *out = (double)v;
-        return 0;
+        char msg[400];
+        if (eval_number(j, s, out, msg, sizeof msg) == 0)
+            return 0;
+        return jfail(j, path, fname, "%s", msg);
     }
     return jfail(j, path, fname, "expected a number, got %s", type_name(it));
 }
@@ -560,7 +573,23 @@ static int get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname
     return 0;
 }
 
-/* number -> immediate; string/object -> [P,1] tile access */
+/* The identifier text starts with ("" when it starts otherwise). */
+static void leading_name(const char *text, char *name, size_t n)
+{
+    size_t k = 0;
+    while (*text == ' ')
+        text++;
+    while ((isalnum((unsigned char)text[k]) || text[k] == '_') && k + 1 < n) {
+        name[k] = text[k];
+        k++;
+    }
+    name[k] = 0;
+    if (k && isdigit((unsigned char)name[0]))
+        name[0] = 0;
+}
+
+/* number or constant expression -> immediate; string/object -> [P,1] tile
+ * access */
 static int get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                       tir_scalar_t *out, double dflt)
 {
@@ -575,6 +604,28 @@ static int get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *f
     if (cJSON_IsString(it) && (!strcmp(it->valuestring, "inf") || !strcmp(it->valuestring, "-inf"))) {
         *out = enc_imm(it->valuestring[0] == '-' ? -INFINITY : INFINITY);
         return 0;
+    }
+    /* A string that does not start with a tensor or tile name may be a
+     * constant expression ("1/sqrt(128)"); its errors are reported when it
+     * starts like one (a number, '(', '-', a variable, a call or pi).
+     * Anything else is a [P,1] access, with the access's errors. */
+    if (cJSON_IsString(it)) {
+        char name[ENC_VAR_NAME], msg[400];
+        leading_name(it->valuestring, name, sizeof name);
+        if (!name[0] || enc_find_tensor(&j->b, name) < 0) {
+            double v;
+            if (eval_number(j, it->valuestring, &v, msg, sizeof msg) == 0) {
+                *out = enc_imm(v);
+                return 0;
+            }
+            const char *after = name[0] ? strstr(it->valuestring, name) + strlen(name) : "";
+            while (*after == ' ')
+                after++;
+            bool expr_like = !name[0] || *after == '(' || enc_env_find(&j->env, name) ||
+                             !strcmp(name, "pi");
+            if (expr_like)
+                return jfail(j, path, fname, "%s", msg);
+        }
     }
     tir_ap_t ap;
     if (get_ap(j, obj, path, fname, true, &ap))

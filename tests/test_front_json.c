@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +408,49 @@ static void test_compute_ops_parse(void **state)
     assert_true(k.ops[6].fill == -5.0);
     assert_true(k.ops[7].prob == 0.25);
     tir_kernel_free(&k);
+}
+
+/* Numeric fields take constant expressions ("1/sqrt(d)"); strings that
+ * start with a tile name stay [P,1] accesses. */
+static void test_constant_expressions(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("x", "[128, 64]", "float32") T("s", "[128, 1]", "float32")
+           "{'op': 'let', 'var': 'd', 'value': 128},"
+           "{'op': 'activation', 'dst': 'x', 'src': 'x', 'func': 'copy', 'scale': '1/sqrt(d)'},"
+           "{'op': 'for', 'var': 'i', 'range': [0, 2], 'body': ["
+           " {'op': 'tensor_scalar', 'dst': 'x', 'src': 'x', 'op0': 'add',"
+           "  'operand0': '(i + 1) * 0.25', 'op1': 'multiply', 'operand1': '-2**-3'}]},"
+           "{'op': 'tensor_scalar', 'dst': 'x', 'src': 'x', 'op0': 'add', 'operand0': 's',"
+           " 'op1': 'add', 'operand1': '7 // 2'},"
+           "{'op': 'memset', 'dst': 'x', 'value': '1/4 + max(pi, 3) - pi'}",
+           &k);
+    assert_int_equal(k.nops, 5);
+    assert_false(k.ops[0].s0.is_ap);
+    assert_true(k.ops[0].s0.imm == 1.0 / sqrt(128.0));
+    assert_true(k.ops[1].s0.imm == 0.25 && k.ops[1].s1.imm == -0.125);
+    assert_true(k.ops[2].s0.imm == 0.5 && k.ops[2].s1.imm == -0.125);
+    assert_true(k.ops[3].s0.is_ap);
+    assert_true(k.ops[3].s1.imm == 3.0); /* integer grammar first: floor division */
+    assert_true(k.ops[4].value == 0.25);
+    tir_kernel_free(&k);
+    const char *ts = T("x", "[128, 64]", "float32") "{'op': 'tensor_scalar', 'dst': 'x', "
+                     "'src': 'x', 'op0': 'add', 'operand0': ";
+    char body[512];
+    static const struct { const char *arg, *msg; } bad[] = {
+        { "'1/0'", "field 'operand0': division by zero at offset 3 of \"1/0\"" },
+        { "'sqrt(-1)'", "field 'operand0': the value is not finite" },
+        { "'sqrt(2'", "field 'operand0': expected ',' or ')' at offset 6" },
+        { "'(2'", "field 'operand0': expected ')' at offset 2" },
+        { "'2 +* 3'", "field 'operand0': expected a number, a name or '('" },
+        { "'erf(1)'", "unknown function erf()" },
+        { "'colx'", "field 'operand0': unknown tensor or tile 'colx'" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(body, sizeof body, "%s%s}", ts, bad[i].arg);
+        fails_with(body, bad[i].msg, NULL);
+    }
 }
 
 static void test_constants(void **state)
@@ -825,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_many_iterations_scoping),
         cmocka_unit_test(test_indirect_and_transpose),
         cmocka_unit_test(test_compute_ops_parse),
+        cmocka_unit_test(test_constant_expressions),
         cmocka_unit_test(test_constants),
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_seed_messages_dma),
