@@ -209,14 +209,17 @@ static uint32_t get_bits(const uint8_t *b, unsigned pos, unsigned width)
     return (uint32_t)(width == 32 ? v : (v & ((1ull << width) - 1)));
 }
 
+/* Write the low `width` bits of value at bit position pos (LSB first), a
+ * byte-sized piece at a time. */
 static void put_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t value)
 {
-    for (unsigned i = 0; i < width; i++) {
-        unsigned p = pos + i;
-        if ((value >> i) & 1u)
-            b[p / 8] |= (uint8_t)(1u << (p % 8));
-        else
-            b[p / 8] &= (uint8_t)~(1u << (p % 8));
+    while (width) {
+        unsigned off = pos % 8, n = 8 - off < width ? 8 - off : width;
+        uint8_t mask = (uint8_t)(((1u << n) - 1u) << off);
+        b[pos / 8] = (uint8_t)((b[pos / 8] & ~mask) | ((value << off) & mask));
+        value >>= n; /* n <= 8 */
+        pos += n;
+        width -= n;
     }
 }
 
