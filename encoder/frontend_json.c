@@ -573,8 +573,9 @@ static int get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname
     return 0;
 }
 
-/* The identifier text starts with ("" when it starts otherwise). */
-static void leading_name(const char *text, char *name, size_t n)
+/* The identifier text starts with ("" when it starts otherwise); returns
+ * the text after it, spaces skipped. */
+static const char *leading_name(const char *text, char *name, size_t n)
 {
     size_t k = 0;
     while (*text == ' ')
@@ -586,6 +587,10 @@ static void leading_name(const char *text, char *name, size_t n)
     name[k] = 0;
     if (k && isdigit((unsigned char)name[0]))
         name[0] = 0;
+    text += name[0] ? k : 0;
+    while (*text == ' ')
+        text++;
+    return text;
 }
 
 /* number or constant expression -> immediate; string/object -> [P,1] tile
@@ -611,16 +616,13 @@ static int get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *f
      * Anything else is a [P,1] access, with the access's errors. */
     if (cJSON_IsString(it)) {
         char name[ENC_VAR_NAME], msg[400];
-        leading_name(it->valuestring, name, sizeof name);
+        const char *after = leading_name(it->valuestring, name, sizeof name);
         if (!name[0] || enc_find_tensor(&j->b, name) < 0) {
             double v;
             if (eval_number(j, it->valuestring, &v, msg, sizeof msg) == 0) {
                 *out = enc_imm(v);
                 return 0;
             }
-            const char *after = name[0] ? strstr(it->valuestring, name) + strlen(name) : "";
-            while (*after == ' ')
-                after++;
             bool expr_like = !name[0] || *after == '(' || enc_env_find(&j->env, name) ||
                              !strcmp(name, "pi");
             if (expr_like)
