@@ -134,7 +134,7 @@ static int check_fields(jx_t *j, const cJSON *obj, const char *path, const char 
     if (memo_get(j, obj, allowed))
         return 0;   /* this object passed this check before (an earlier iteration) */
     for (const cJSON *c = obj->child; c; c = c->next) {
-        bool ok = !strcmp(c->string, "comment");
+        bool ok = !strcmp(c->string, "comment") || !strcmp(c->string, "loc");
         for (int i = 0; !ok && allowed[i]; i++)
             ok = !strcmp(c->string, allowed[i]);
         if (!ok) {
@@ -1492,6 +1492,13 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     const char *name;
     if (get_str(j, o, path, "op", &name, true))
         return -1;
+    /* "loc": "file.py:LINE" names the op's source line; it replaces the
+     * op's path (errors, sidecars, trace) of a tile, let or op */
+    const char *loc;
+    if (get_str(j, o, path, "loc", &loc, false))
+        return -1;
+    if (loc && loc[0] && strcmp(name, "for") && strcmp(name, "if"))
+        path = loc;
     if (!strcmp(name, "tile"))
         return exec_tile(j, o, path);
     if (!strcmp(name, "let"))

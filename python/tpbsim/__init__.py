@@ -1,0 +1,88 @@
+"""tpbsim: run NKI kernels written in Python on the tpbsim simulator.
+
+    from tpbsim import nki
+    import tpbsim.nki.isa as nisa
+    import tpbsim.nki.language as nl
+
+    out = kernel(a, b)                               # NumPy in, NumPy out
+    r = tpbsim.simulate(kernel, a, b, trace="t.json")
+    r.outputs, r.cycles, r.stats
+    tpbsim.compile(kernel, a, b, out_dir="art")      # then tpb dis/sim/view art
+
+A kernel is traced in Python (each nki.isa call appends one op, tagged with
+its file:line), handed to libtpb as a kernel description and compiled by
+the same front-end and back-end as `tpb compile`.  docs/python.md."""
+import json
+import os
+import shutil
+import tempfile
+
+from ._lib import Context, TpbError
+from .nki._trace import NkiError
+
+__all__ = ["simulate", "compile", "kernel_json", "Result", "TpbError", "NkiError", "nki"]
+
+
+class Result:
+    """simulate()'s result: outputs (array or tuple), cycles, stats (the
+    stats.json dict: per-engine busy cycles, instructions, ...)."""
+
+    def __init__(self, outputs, cycles, stats, artifacts=None):
+        self.outputs, self.cycles, self.stats, self.artifacts = outputs, cycles, stats, artifacts
+
+    def __repr__(self):
+        return "Result(cycles=%d)" % self.cycles
+
+
+def _kernel(k):
+    from .nki import Kernel
+    return k if isinstance(k, Kernel) else Kernel(k)
+
+
+def kernel_json(kernel, *args, **kwargs):
+    """The traced kernel as kernel-format JSON text (docs/kernel-format.md)."""
+    return _kernel(kernel).trace(*args, **kwargs)[0]
+
+
+def _compile(ctx, k, text, out_dir, target):
+    try:
+        ctx.compile_json(text, k.fn.__name__, out_dir, target=target)
+    except TpbError as e:
+        raise TpbError(str(e)) from None
+
+
+def compile(kernel, *args, out_dir, target=None, **kwargs):
+    """Trace and compile into the artifact directory out_dir (for `tpb dis`,
+    `tpb sim`, `tpb view`).  Returns out_dir."""
+    k = _kernel(kernel)
+    text = k.trace(*args, **kwargs)[0]
+    _compile(Context(), k, text, out_dir, target)
+    return out_dir
+
+
+def simulate(kernel, *args, target=None, trace=None, keep=None, **kwargs):
+    """Trace, compile and simulate; returns a Result.  trace: write the
+    Chrome/Perfetto trace there; keep: keep the artifact directory there."""
+    k = _kernel(kernel)
+    text, outs, arrays, many = k.trace(*args, **kwargs)
+    ctx = Context()
+    tmp = tempfile.mkdtemp(prefix="tpbsim-")
+    art = keep or os.path.join(tmp, "art")
+    try:
+        _compile(ctx, k, text, art, target)
+        ctx.sim_load(art, target=target, trace=trace is not None)
+        for name, a in arrays.items():
+            ctx.sim_set_input(name, a)
+        ctx.sim_run()
+        res = tuple(ctx.sim_fetch(o.base.name) for o in outs)
+        if trace is not None:
+            ctx.sim_write_trace(trace)
+        stats = json.loads(ctx.sim_stats_json())
+        cycles = ctx.sim_cycles()
+    finally:
+        ctx.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Result(res if many else (res[0] if res else None), cycles, stats, keep)
+
+
+from . import nki  # noqa: E402

@@ -1,0 +1,133 @@
+"""tpbsim.nki: run NKI beta-2 kernels on tpbsim.  Port a kernel by changing
+its imports only:
+
+    from tpbsim import nki
+    import tpbsim.nki.isa as nisa
+    import tpbsim.nki.language as nl
+
+`@nki.jit` kernels run when called with NumPy arrays (`kernel(a, b)`,
+`kernel[g0, g1](a, b)`, `kernel[nl.nc(2)](a)`) and return NumPy arrays.
+See docs/python.md."""
+import functools
+import inspect
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from . import _trace, isa, language
+from ._trace import NkiError, NkiTensor
+
+__all__ = ["jit", "simulate", "isa", "language", "Kernel", "NkiError", "typed"]
+
+
+class typed:
+    """An input array with an explicit kernel dtype: `nki.typed(a, nl.bfloat16)`
+    (bf16/fp8 inputs are float32 arrays of exactly representable values)."""
+
+    def __init__(self, array, dtype):
+        self.array = np.asarray(array)
+        self.dtype = language._dtype(dtype)
+
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _kernel_frame(tb):
+    """The innermost traceback frame outside the tpbsim package."""
+    best = None
+    for fs in traceback.extract_tb(tb):
+        if not os.path.abspath(fs.filename).startswith(_PKG + os.sep):
+            best = fs
+    return best
+
+
+class Kernel:
+    """A traced NKI kernel (what @nki.jit returns)."""
+
+    def __init__(self, fn, grid=(1,), cores=0, mapping="blocked", **opts):
+        self.fn = fn
+        self.grid = tuple(grid)
+        self.cores = cores
+        self.mapping = mapping
+        self.opts = opts
+        functools.update_wrapper(self, fn)
+
+    def __getitem__(self, g):
+        if not isinstance(g, tuple):
+            g = (g,)
+        dims, cores, mapping = [], 0, "blocked"
+        for d in g:
+            if isinstance(d, language.nc):
+                if len(g) != 1:
+                    raise NkiError("nl.nc() is supported on a one-axis launch grid only")
+                dims.append(d.n)
+                cores = d.k
+                mapping = "interleaved" if getattr(d, "interleaved", False) else "blocked"
+            else:
+                dims.append(int(d))
+        return Kernel(self.fn, dims, cores, mapping, **self.opts)
+
+    def trace(self, *args, **kwargs):
+        """Run the body at trace time; returns (kernel JSON text, output
+        tensors, input arrays by name)."""
+        sig = inspect.signature(self.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
+        bound.apply_defaults()
+        tr = _trace.Trace(self.fn.__name__, self.grid, self.cores, self.mapping)
+        call, arrays = {}, {}
+        for name, v in bound.arguments.items():
+            if isinstance(v, typed):
+                arrays[name] = v.array
+                call[name] = tr.add_input(name, v.array.shape, v.dtype)
+            elif isinstance(v, np.ndarray):
+                arrays[name] = v
+                call[name] = tr.add_input(name, v.shape, language._dtype(v.dtype))
+            else:
+                call[name] = v
+        _trace._STACK.append(tr)
+        try:
+            ret = self.fn(**call)
+        except NkiError as e:
+            fs = _kernel_frame(e.__traceback__)
+            msg = str(e)
+            if fs and not msg.startswith(os.path.basename(fs.filename) + ":"):
+                msg = "%s:%d: %s" % (os.path.basename(fs.filename), fs.lineno, msg)
+            raise NkiError(msg) from None
+        except (TypeError, ValueError, IndexError, AssertionError) as e:
+            fs = _kernel_frame(e.__traceback__)
+            where = "%s:%d: " % (os.path.basename(fs.filename), fs.lineno) if fs else ""
+            raise NkiError("%s%s: %s" % (where, type(e).__name__, e)) from e
+        finally:
+            _trace._STACK.pop()
+        outs = ret if isinstance(ret, (tuple, list)) else (ret,) if ret is not None else ()
+        for o in outs:
+            if not isinstance(o, NkiTensor) or o.base.kind != "hbm":
+                raise NkiError("%s: the kernel must return HBM tensors made with nl.ndarray("
+                               "..., buffer=nl.shared_hbm), got %r" % (self.fn.__name__, o))
+        return tr.to_json(outs), outs, arrays, isinstance(ret, (tuple, list))
+
+    def __call__(self, *args, **kwargs):
+        from .. import simulate as _simulate
+        return _simulate(self, *args, **kwargs).outputs
+
+
+def jit(fn=None, **kwargs):
+    """@nki.jit / @nki.jit(...): wrap a kernel function."""
+    if fn is None:
+        return lambda f: Kernel(f, **kwargs)
+    return Kernel(fn, **kwargs)
+
+
+def simulate(kernel):
+    """NKI's nki.simulate(kernel)(*arrays): the outputs as NumPy arrays."""
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    return k.__call__
+
+
+sys.modules.setdefault(__name__ + ".isa", isa)
+sys.modules.setdefault(__name__ + ".language", language)

@@ -1,0 +1,338 @@
+"""Trace-time machinery: a kernel body runs in Python; every nki.isa call
+appends one op (JSON text, docs/kernel-format.md) to the current trace,
+tagged with the caller's "loc": "file.py:LINE".  The finished description
+goes to libtpb, which compiles it through the same front-end as a kernel
+file (so a kernel written in Python and the same kernel written in JSON
+compile to the same bytes).  See docs/python.md."""
+import json
+import os
+import sys
+
+import numpy as np
+
+from .._lib import TpbError
+
+
+class NkiError(TpbError):
+    """A kernel error found while tracing (names the kernel file:line)."""
+
+
+# ---- program ids: linear expressions in the grid's program-id symbols ----
+
+class Lin:
+    """const + sum(coeff * symbol): nl.program_id() values.  Arithmetic with
+    ints stays linear; using one for Python control flow is an error, as in
+    NKI (every program must unroll to the same ops)."""
+    __slots__ = ("c", "t")
+
+    def __init__(self, c=0, t=None):
+        self.c = c
+        self.t = t or {}
+
+    @staticmethod
+    def of(x):
+        return x if isinstance(x, Lin) else Lin(int(x))
+
+    def _norm(self):
+        t = {k: v for k, v in self.t.items() if v}
+        return Lin(self.c, t) if t else self.c
+
+    def __add__(self, o):
+        if not isinstance(o, (int, Lin)):
+            return NotImplemented
+        o = Lin.of(o)
+        t = dict(self.t)
+        for k, v in o.t.items():
+            t[k] = t.get(k, 0) + v
+        return Lin(self.c + o.c, t)._norm()
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Lin(-self.c, {k: -v for k, v in self.t.items()})
+
+    def __sub__(self, o):
+        return self + (-Lin.of(o))
+
+    def __rsub__(self, o):
+        return Lin.of(o) + (-self)
+
+    def __mul__(self, o):
+        if isinstance(o, Lin):
+            raise NkiError("a product of two program ids is not supported")
+        if not isinstance(o, int):
+            return NotImplemented
+        return Lin(self.c * o, {k: v * o for k, v in self.t.items()})._norm()
+
+    __rmul__ = __mul__
+
+    def _ctl(self, *a):
+        raise NkiError("control flow may not depend on nl.program_id() (every program must "
+                       "unroll to the same ops); use it in slices only")
+
+    __bool__ = __index__ = __int__ = __floordiv__ = __mod__ = __lt__ = __le__ = _ctl
+    __gt__ = __ge__ = __rfloordiv__ = __rmod__ = _ctl
+
+    def __eq__(self, o):
+        self._ctl()
+
+    __hash__ = object.__hash__
+
+    def text(self):
+        parts = ["%d*%s" % (v, k) if v != 1 else k for k, v in sorted(self.t.items())]
+        if self.c or not parts:
+            parts.append(str(self.c))
+        return " + ".join(parts).replace("+ -", "- ")
+
+    def __repr__(self):
+        return "Lin(%s)" % self.text()
+
+
+def _num(x):
+    """An offset as JSON: an integer or an expression string."""
+    return str(x) if isinstance(x, int) else '"%s"' % x.text()
+
+
+# ---- tensors and views ----
+
+_DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16": np.int16,
+          "int32": np.int32, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+          "bool": np.uint8, "bfloat16": np.float32, "float8_e4m3fn": np.float32,
+          "float8_e5m2": np.float32}
+
+
+class _Base:
+    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc")
+
+    def __init__(self, name, shape, dtype, buffer, kind, loc):
+        self.name, self.shape, self.dtype = name, shape, dtype
+        self.buffer, self.kind, self.loc = buffer, kind, loc
+
+
+class NkiTensor:
+    """A tensor or a view of one: base + element offset + [step, count]
+    pairs (outermost first), as NKI's access patterns."""
+    __slots__ = ("base", "offset", "_ap", "_txt")
+
+    def __init__(self, base, offset, ap):
+        self.base = base
+        self.offset = offset
+        self._ap = ap          # list of [step, count]
+        self._txt = None
+
+    # NKI attributes
+    @property
+    def shape(self):
+        return tuple(c for _, c in self._ap)
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
+    @property
+    def buffer(self):
+        return self.base.buffer
+
+    @property
+    def name(self):
+        return self.base.name
+
+    @property
+    def ndim(self):
+        return len(self._ap)
+
+    def __repr__(self):
+        return "NkiTensor(%s%s, %s, %s)" % (self.base.name, list(self.shape), self.dtype,
+                                            self.base.buffer)
+
+    def _onchip(self):
+        return self.base.kind == "tile"
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            i = key.index(Ellipsis)
+            key = key[:i] + (slice(None),) * (len(self._ap) - len(key) + 1) + key[i + 1:]
+        if len(key) > len(self._ap):
+            raise NkiError("%d indices for a %d-dimensional tensor '%s'" %
+                           (len(key), len(self._ap), self.base.name))
+        off = self.offset
+        ap = []
+        for d, (step, cnt) in enumerate(self._ap):
+            k = key[d] if d < len(key) else slice(None)
+            if isinstance(k, DynSlice):
+                k = slice(k.start, k.start + k.size)
+            if isinstance(k, slice):
+                s0, s1, st = k.start, k.stop, k.step
+                st = 1 if st is None else st
+                if not isinstance(st, int) or st <= 0:
+                    raise NkiError("dimension %d of '%s': step %r (positive integers only)" %
+                                   (d, self.base.name, st))
+                s0 = 0 if s0 is None else s0
+                s1 = cnt if s1 is None else s1
+                if isinstance(s0, int) and s0 < 0:
+                    s0 += cnt
+                if isinstance(s1, int) and s1 < 0:
+                    s1 += cnt
+                if isinstance(s1, int) and s1 > cnt:
+                    s1 = cnt   # NumPy clipping (edge tiles)
+                n = s1 - s0
+                if isinstance(n, Lin):
+                    raise NkiError("dimension %d of '%s': the slice size depends on "
+                                   "nl.program_id()" % (d, self.base.name))
+                if isinstance(s0, int) and (s0 < 0 or s0 >= cnt) or n <= 0:
+                    raise NkiError("dimension %d of '%s' (size %d): slice %s:%s is empty or "
+                                   "out of range" % (d, self.base.name, cnt, _t(s0), _t(s1)))
+                off = off + s0 * step
+                ap.append([step * st, (n + st - 1) // st])
+            else:
+                if not isinstance(k, (int, Lin)):
+                    if isinstance(k, NkiTensor):
+                        raise NkiError("indexing '%s' with a tensor is not supported (use "
+                                       "nisa.dma_copy with an indirect operand)" % self.base.name)
+                    k = int(k)
+                if isinstance(k, int):
+                    if k < 0:
+                        k += cnt
+                    if k < 0 or k >= cnt:
+                        raise NkiError("dimension %d of '%s': index %d out of range 0..%d" %
+                                       (d, self.base.name, k, cnt - 1))
+                off = off + k * step
+                if d == 0 and self._onchip():
+                    ap.append([step, 1])   # the partition dim is never dropped
+        return NkiTensor(self.base, off, ap)
+
+    def ap(self, pattern, offset=0, **kw):
+        for k, v in kw.items():
+            if v is not None and not (k == "indirect_dim" and v == 0):
+                raise NkiError(".ap(%s=...) is not supported by tpbsim" % k)
+        return NkiTensor(self.base, self.offset + offset, [list(p) for p in pattern])
+
+    def reshape(self, shape):
+        shape = tuple(int(s) for s in shape)
+        if not self._contig():
+            raise NkiError("reshape of a non-contiguous view of '%s'" % self.base.name)
+        if int(np.prod(shape)) != int(np.prod(self.shape)):
+            raise NkiError("cannot reshape '%s' %s to %s" % (self.base.name, list(self.shape),
+                                                             list(shape)))
+        return NkiTensor(self.base, self.offset, _c_ap(shape))
+
+    def _contig(self):
+        return self._ap == _c_ap(self.shape)
+
+    def text(self):
+        """The operand as kernel JSON (a raw access pattern)."""
+        t = self._txt
+        if t is None:
+            t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
+                self.base.name, _num(self.offset), json.dumps(self._ap))
+        return t
+
+    # NKI spellings that come up in ported kernels
+    def __len__(self):
+        return self._ap[0][1]
+
+
+def _t(x):
+    return x.text() if isinstance(x, Lin) else str(x)
+
+
+def _c_ap(shape):
+    ap, step = [], 1
+    for s in reversed(shape):
+        ap.append([step, s])
+        step *= s
+    return ap[::-1]
+
+
+class DynSlice:
+    __slots__ = ("start", "size")
+
+    def __init__(self, start, size):
+        self.start, self.size = start, size
+
+
+# ---- the current trace ----
+
+_FILE = {}
+
+
+def caller_loc(depth=2):
+    f = sys._getframe(depth)
+    fn = f.f_code.co_filename
+    b = _FILE.get(fn)
+    if b is None:
+        b = _FILE[fn] = os.path.basename(fn)
+    return "%s:%d" % (b, f.f_lineno)
+
+
+class Trace:
+    def __init__(self, name, grid, grid_cores, grid_mapping):
+        self.name = name
+        self.grid = grid
+        self.grid_cores = grid_cores
+        self.grid_mapping = grid_mapping
+        self.inputs = []
+        self.hbm = []          # nl.ndarray in HBM (outputs or scratch)
+        self.body = []         # JSON text per op
+        self.names = set()
+        self.ntiles = 0
+
+    def unique(self, want):
+        n = want if want and want.isidentifier() else "t"
+        if n in self.names or n in ("pid", "num_programs"):
+            i = len(self.names)
+            while "%s_%d" % (n, i) in self.names:
+                i += 1
+            n = "%s_%d" % (n, i)
+        self.names.add(n)
+        return n
+
+    def new_tensor(self, shape, dtype, buffer, name, loc):
+        shape = tuple(int(s) for s in shape)
+        if buffer in ("sbuf", "psum"):
+            nm = self.unique(name or "t")
+            b = _Base(nm, shape, dtype, buffer, "tile", loc)
+            buf = ', "buffer": "psum"' if buffer == "psum" else ""
+            self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
+                             '"loc": "%s"}' % (nm, list(shape), dtype, buf, loc))
+        else:
+            nm = self.unique(name or "out")
+            b = _Base(nm, shape, dtype, buffer, "hbm", loc)
+            self.hbm.append(b)
+        return NkiTensor(b, 0, _c_ap(shape))
+
+    def add_input(self, name, shape, dtype):
+        self.names.add(name)
+        b = _Base(name, tuple(shape), dtype, "shared_hbm", "input", None)
+        self.inputs.append(b)
+        return NkiTensor(b, 0, _c_ap(b.shape))
+
+    def to_json(self, outputs):
+        outs = [o.base for o in outputs]
+        decl = lambda b: '{"name": "%s", "shape": %s, "dtype": "%s"}' % (b.name, list(b.shape),
+                                                                       b.dtype)
+        head = ['"kernel": %s' % json.dumps(self.name)]
+        if len(self.grid) > 1 or self.grid[0] > 1:
+            if self.grid_cores:
+                head.append('"grid": {"n": %d, "nc": %d, "mapping": "%s"}' %
+                            (self.grid[0], self.grid_cores, self.grid_mapping))
+            else:
+                head.append('"grid": %s' % list(self.grid))
+        head.append('"inputs": [%s]' % ", ".join(decl(b) for b in self.inputs))
+        head.append('"outputs": [%s]' % ", ".join(decl(b) for b in outs))
+        scratch = [b for b in self.hbm if b not in outs]
+        if scratch:
+            head.append('"scratch": [%s]' % ", ".join(decl(b) for b in scratch))
+        return "{%s,\n\"body\": [\n%s\n]}\n" % (",\n".join(head), ",\n".join(self.body))
+
+
+_STACK = []
+
+
+def current():
+    if not _STACK:
+        raise NkiError("nki.isa / nl.ndarray called outside a kernel being traced "
+                       "(call the @nki.jit kernel instead)")
+    return _STACK[-1]

@@ -1,0 +1,407 @@
+"""tpbsim.nki.isa: NKI beta-2 `nki.isa` ops (destination first, NKI's
+argument names and defaults).  Each call appends one op of the kernel
+format, tagged with the caller's file:line, to the kernel being traced.
+Ops tpbsim cannot run raise NkiError naming the kernel line
+(docs/python.md lists them)."""
+import json
+from enum import Enum
+
+from . import _trace
+from ._trace import NkiError, NkiTensor
+from .language import _op_name
+
+
+class engine(Enum):
+    unknown = 0
+    tensor = 1
+    scalar = 2
+    gpsimd = 3
+    dma = 4
+    vector = 5
+    sync = 6
+
+
+class reduce_cmd(Enum):
+    idle = 0
+    reset = 1
+    reduce = 2
+    reset_reduce = 3
+    load_reduce = 4
+
+
+class dge_mode(Enum):
+    unknown = 0
+    swdge = 1
+    hwdge = 2
+    none = 3
+
+
+class oob_mode(Enum):
+    error = 0
+    skip = 1
+
+
+class matmul_perf_mode(Enum):
+    none = "none"
+    double_row = "double_row"
+
+
+class nc_version(Enum):
+    gen2 = 2
+    gen3 = 3
+    gen4 = 4
+
+
+_ENGINE = {engine.tensor: "pe", engine.scalar: "act", engine.gpsimd: "pool",
+           engine.vector: "dve", engine.sync: "sp", engine.dma: "dma"}
+_DGE = {dge_mode.swdge: "sw", dge_mode.hwdge: "hw", dge_mode.none: "none"}
+
+
+def get_nc_version():
+    return nc_version.gen3
+
+
+def _emit(op, loc, fields):
+    parts = ['"op": "%s"' % op]
+    for k, v in fields:
+        parts.append('"%s": %s' % (k, v))
+    parts.append('"loc": "%s"' % loc)
+    _trace.current().body.append("{" + ", ".join(parts) + "}")
+
+
+def _t(x, what, loc):
+    if not isinstance(x, NkiTensor):
+        raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
+    return x.text()
+
+
+def _scalar(x, what, loc):
+    """A number, or a [P,1] tile for per-partition scalars."""
+    if isinstance(x, NkiTensor):
+        return x.text()
+    if isinstance(x, bool):
+        x = int(x)
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise NkiError("%s: field '%s': expected a number or a tensor, got %r" % (loc, what, x))
+    if v != v or v in (float("inf"), float("-inf")):
+        return '"%s"' % ("nan" if v != v else "inf" if v > 0 else "-inf")
+    return repr(v) if v != int(v) or abs(v) >= 1e16 else repr(v)
+
+
+def _common(f, name, eng, loc):
+    if name:
+        f.append(("name", json.dumps(str(name))))
+    if eng is not None and eng != engine.unknown:
+        e = _ENGINE.get(eng)
+        if e is None:
+            raise NkiError("%s: field 'engine': %r is not an engine" % (loc, eng))
+        f.append(("engine", '"%s"' % e))
+    return f
+
+
+def _opn(x, what, loc):
+    n = _op_name(x, "%s: field '%s'" % (loc, what))
+    return '"%s"' % n
+
+
+def _no(loc, **kw):
+    for k, (v, dflt) in kw.items():
+        if v != dflt:
+            raise NkiError("%s: field '%s': value %r is not supported by tpbsim "
+                           "(docs/python.md)" % (loc, k, v))
+
+
+def _dma(op, dst, src, loc, oob, dge, priority):
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
+    if oob != oob_mode.error:
+        f.append(("oob_mode", '"%s"' % oob.name))
+    if dge not in (dge_mode.unknown, None):
+        f.append(("dge_mode", '"%s"' % _DGE[dge]))
+    if priority is not None:
+        f.append(("dma_qos", str(int(priority))))
+    return f
+
+
+# ---- data movement ----
+
+def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
+             engine=engine.unknown, name=None):
+    loc = _trace.caller_loc()
+    f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
+    _emit("dma_copy", loc, _common(f, name, None, loc))
+
+
+def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
+                  oob_mode=oob_mode.error, name=None):
+    loc = _trace.caller_loc()
+    f = _dma("dma_transpose", dst, src, loc, oob_mode, dge_mode, priority)
+    if axes is not None:
+        f.append(("axes", json.dumps([int(a) for a in axes])))
+    _emit("dma_transpose", loc, _common(f, name, None, loc))
+
+
+def tensor_copy(dst, src, engine=engine.unknown, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
+    _emit("tensor_copy", loc, _common(f, name, engine, loc))
+
+
+def memset(dst, value, engine=engine.unknown, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("value", _scalar(value, "value", loc))]
+    _emit("memset", loc, _common(f, name, engine, loc))
+
+
+def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)),
+         ("shuffle_mask", json.dumps([int(m) for m in shuffle_mask]))]
+    _emit("stream_shuffle", loc, _common(f, name, None, loc))
+
+
+def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None,
+                 name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src_buffer", _t(src_buffer, "src_buffer", loc)),
+         ("index", _t(index, "index", loc)), ("num_elem_per_idx", str(int(num_elem_per_idx)))]
+    if num_valid_indices is not None:
+        f.append(("num_valid_indices", str(int(num_valid_indices))))
+    _emit("local_gather", loc, _common(f, name, None, loc))
+
+
+# ---- PE ----
+
+def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
+              perf_mode=matmul_perf_mode.none, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("stationary", _t(stationary, "stationary", loc)),
+         ("moving", _t(moving, "moving", loc))]
+    if accumulate is not None:
+        f.append(("accumulate", "true" if accumulate else "false"))
+    if is_transpose:
+        f.append(("transpose", "true"))
+    if is_stationary_onezero:
+        f.append(("is_stationary_onezero", "true"))
+    if is_moving_onezero:
+        f.append(("is_moving_onezero", "true"))
+    if tile_position:
+        f.append(("tile_position", json.dumps([int(v) for v in tile_position])))
+    if tile_size:
+        f.append(("tile_size", json.dumps([int(v) for v in tile_size])))
+    pm = perf_mode.value if isinstance(perf_mode, matmul_perf_mode) else perf_mode
+    if pm not in (None, "none"):
+        f.append(("perf_mode", '"%s"' % pm))
+    _emit("matmul", loc, _common(f, name, None, loc))
+
+
+def nc_transpose(dst, data, engine=engine.unknown, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
+    _emit("transpose", loc, _common(f, name, engine, loc))
+
+
+# ---- elementwise and reductions ----
+
+def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data1, "data1", loc)),
+         ("in1", _t(data2, "data2", loc)), ("operator", _opn(op, "op", loc))]
+    _emit("tensor_tensor", loc, _common(f, name, engine, loc))
+
+
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
+                  reverse1=False, engine=engine.unknown, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("op0", _opn(op0, "op0", loc)), ("operand0", _scalar(operand0, "operand0", loc))]
+    if reverse0:
+        f.append(("reverse0", "true"))
+    if op1 is not None:
+        f.append(("op1", _opn(op1, "op1", loc)))
+        f.append(("operand1", _scalar(operand1, "operand1", loc)))
+        if reverse1:
+            f.append(("reverse1", "true"))
+    _emit("tensor_scalar", loc, _common(f, name, engine, loc))
+
+
+def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
+                         reverse1=False, name=None):
+    loc = _trace.caller_loc()
+    _no(loc, reverse0=(reverse0, False), reverse1=(reverse1, False))
+    f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data, "data", loc)),
+         ("op0", _opn(op0, "op0", loc)), ("scalar", _scalar(operand0, "operand0", loc)),
+         ("op1", _opn(op1, "op1", loc)), ("in1", _t(operand1, "operand1", loc))]
+    _emit("scalar_tensor_tensor", loc, _common(f, name, None, loc))
+
+
+def _axis(axis):
+    if isinstance(axis, (tuple, list)):
+        return json.dumps([int(a) for a in axis])
+    return str(int(axis))
+
+
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
+    if negate:
+        f.append(("negate", "true"))
+    if keepdims:
+        f.append(("keepdims", "true"))
+    _emit("tensor_reduce", loc, _common(f, name, None, loc))
+
+
+def tensor_partition_reduce(dst, op, data, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("operator", _opn(op, "op", loc))]
+    _emit("tensor_partition_reduce", loc, _common(f, name, None, loc))
+
+
+def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
+                       name=None):
+    loc = _trace.caller_loc()
+    _no(loc, reverse0=(reverse0, False), reverse1=(reverse1, False))
+    f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data0, "data0", loc)),
+         ("in1", _t(data1, "data1", loc)), ("initial", _scalar(initial, "initial", loc)),
+         ("op0", _opn(op0, "op0", loc)), ("op1", _opn(op1, "op1", loc))]
+    _emit("tensor_tensor_scan", loc, _common(f, name, None, loc))
+
+
+def _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd_):
+    if isinstance(bias, NkiTensor):
+        f.append(("bias", bias.text()))
+    elif bias not in (None, 0, 0.0):
+        raise NkiError("%s: field 'bias': a number bias is not supported by tpbsim (use a "
+                       "[P,1] tile)" % loc)
+    if isinstance(scale, NkiTensor) or scale != 1.0:
+        f.append(("scale", _scalar(scale, "scale", loc)))
+    if reduce_op is not None:
+        f.append(("reduce_op", _opn(reduce_op, "reduce_op", loc)))
+        f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
+    if reduce_cmd_ not in (None, reduce_cmd.idle):
+        f.append(("reduce_cmd", '"%s"' % reduce_cmd_.name))
+    return f
+
+
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=reduce_cmd.idle, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("func", _opn(op, "op", loc))]
+    _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd)
+    _emit("activation", loc, _common(f, name, None, loc))
+
+
+def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("func", _opn(op, "op", loc))]
+    _act_fields(f, loc, bias, scale, reduce_op, reduce_res, None)
+    _emit("activation", loc, _common(f, name, None, loc))
+
+
+def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=False,
+              reverse1=False, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+              name=None):
+    loc = _trace.caller_loc()
+    _no(loc, relu_param=(relu_param, 0.0), reverse0=(reverse0, False),
+        reverse1=(reverse1, False))
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("op0", _opn(op0, "op0", loc)), ("imm0", _scalar(imm0, "imm0", loc)),
+         ("op1", _opn(op1, "op1", loc)), ("imm1", _scalar(imm1, "imm1", loc)),
+         ("func", _opn(op, "op", loc))]
+    _act_fields(f, loc, None, 1.0, reduce_op, reduce_res, reduce_cmd)
+    _emit("activate2", loc, _common(f, name, None, loc))
+
+
+def reciprocal(dst, data, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("op0", '"reciprocal"'), ("operand0", "0.0")]
+    _emit("tensor_scalar", loc, _common(f, name, engine.vector, loc))
+
+
+# ---- Pool patterns, selection, top-k ----
+
+def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("pattern", json.dumps([[int(a), int(b)]
+                                                              for a, b in pattern])),
+         ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier)))]
+    _emit("iota", loc, _common(f, name, None, loc))
+
+
+def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None,
+                  offset=0, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
+         ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
+         ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier))),
+         ("cmp_op", _opn(cmp_op if cmp_op is not None else "equal", "cmp_op", loc)),
+         ("on_false_value", _scalar(on_false_value, "on_false_value", loc))]
+    _emit("affine_select", loc, _common(f, name, None, loc))
+
+
+def dropout(dst, data, prob, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("prob", _scalar(prob, "prob", loc))]
+    _emit("dropout", loc, _common(f, name, None, loc))
+
+
+def max8(dst, src, name=None):
+    loc = _trace.caller_loc()
+    _emit("max8", loc, _common([("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))],
+                               name, None, loc))
+
+
+def nc_find_index8(dst, data, vals, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("vals", _t(vals, "vals", loc))]
+    _emit("find_index8", loc, _common(f, name, None, loc))
+
+
+def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
+         ("vals", _t(vals, "vals", loc)), ("imm", _scalar(imm, "imm", loc))]
+    if dst_idx is not None:
+        f.append(("dst_idx", _t(dst_idx, "dst_idx", loc)))
+    _emit("match_replace8", loc, _common(f, name, None, loc))
+
+
+def quantize_mx(dst, src, dst_scale, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)),
+         ("scale", _t(dst_scale, "dst_scale", loc))]
+    _emit("quantize_mx", loc, _common(f, name, None, loc))
+
+
+def core_barrier(data, cores, engine=engine.gpsimd, name=None):
+    loc = _trace.caller_loc()
+    f = [("cores", json.dumps([int(c) for c in cores]))]
+    if data is not None:
+        f.append(("data", _t(data, "data", loc)))
+    _emit("core_barrier", loc, _common(f, name, engine, loc))
+
+
+def _unsupported(name):
+    def f(*a, **k):
+        raise NkiError("%s: nki.isa.%s is not supported by tpbsim (docs/python.md)" %
+                       (_trace.caller_loc(), name))
+    f.__name__ = name
+    return f
+
+
+for _n in ("tensor_copy_predicated", "nc_matmul_mx", "tensor_scalar_cumulative", "nc_n_gather",
+           "bn_stats", "bn_aggr", "rng", "set_rng_seed", "rand_set_state", "rand_get_state",
+           "rand2", "exponential", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
+           "range_select", "select_reduce", "sendrecv", "register_alloc", "register_move",
+           "register_load", "register_store", "nonzero_with_count", "topk"):
+    globals()[_n] = _unsupported(_n)
+del _n

@@ -1,0 +1,192 @@
+"""tpbsim.nki.language: NKI beta-2 `nki.language` names used at trace time
+(dtypes, buffers, nl.ndarray, nl.ds, the range iterators, program ids, and
+the ALU / activation function names passed to nki.isa ops).  Elementwise
+nl.* expressions (nl.add(x, y) on tiles, nl.load, ...) are not supported:
+use the nki.isa ops (docs/python.md)."""
+import numpy as np
+
+from . import _trace
+from ._trace import DynSlice, Lin, NkiError, NkiTensor
+
+# ---- dtypes (strings, as the kernel format spells them) ----
+bool_ = "bool"
+int8, int16, int32 = "int8", "int16", "int32"
+uint8, uint16, uint32 = "uint8", "uint16", "uint32"
+float16, float32, bfloat16 = "float16", "float32", "bfloat16"
+float8_e4m3 = float8_e4m3fn = "float8_e4m3fn"
+float8_e5m2 = "float8_e5m2"
+tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
+
+_NP_NAMES = {"bool": "bool", "float64": "float32"}
+
+
+def _dtype(d):
+    if isinstance(d, str):
+        return d[3:] if d.startswith(("nl.", "np.")) else d
+    try:
+        n = np.dtype(d).name
+    except TypeError:
+        raise NkiError("unknown dtype %r" % (d,))
+    return _NP_NAMES.get(n, n)
+
+
+# ---- buffers ----
+sbuf, psum, hbm, private_hbm, shared_hbm = "sbuf", "psum", "hbm", "private_hbm", "shared_hbm"
+
+
+def _buffer(b):
+    if isinstance(b, str) and b in (sbuf, psum, hbm, private_hbm, shared_hbm):
+        return b
+    raise NkiError("unknown buffer %r (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm)" % (b,))
+
+
+def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
+    """A new tensor: an SBUF/PSUM tile (a `tile` op) or an HBM tensor (an
+    output when the kernel returns it, else scratch)."""
+    if address is not None:
+        raise NkiError("nl.ndarray(address=...) is not supported (the compiler allocates)")
+    loc = _trace.caller_loc()
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    for s in shape:
+        if isinstance(s, Lin) or not isinstance(s, (int, np.integer)) or s <= 0:
+            raise NkiError("%s: nl.ndarray: bad shape %r" % (loc, shape))
+    return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc)
+
+
+def zeros(shape, dtype, buffer=sbuf, name=""):
+    t = ndarray(shape, dtype, buffer, name)
+    from . import isa
+    isa._emit("memset", _trace.caller_loc(), [("dst", t.text()), ("value", "0")])
+    return t
+
+
+def par_dim(n):
+    return n
+
+
+def ds(start, size):
+    return DynSlice(start, size)
+
+
+def _range(start, stop=None, step=1):
+    if stop is None:
+        start, stop = 0, start
+    return range(start, stop, step)
+
+
+affine_range = sequential_range = static_range = _range
+
+
+def program_id(axis=0):
+    tr = _trace.current()
+    if axis < 0 or axis >= (len(tr.grid) or 1):
+        raise NkiError("nl.program_id(%d): the launch grid has %d axes" % (axis, len(tr.grid)))
+    if tr.grid[axis] == 1 and len(tr.grid) == 1:
+        return 0
+    return Lin(0, {("pid" if len(tr.grid) == 1 else "pid%d" % axis): 1})
+
+
+def num_programs(axes=None):
+    g = _trace.current().grid
+    if axes is None:
+        return int(np.prod(g))
+    if isinstance(axes, (tuple, list)):
+        return int(np.prod([g[a] for a in axes]))
+    return g[axes]
+
+
+def program_ndim():
+    g = _trace.current().grid
+    return 0 if g == (1,) else len(g)
+
+
+class nc:
+    """nl.nc(k): a launch-grid axis spread over k physical cores."""
+
+    def __init__(self, k):
+        self.k, self.n = int(k), int(k)
+
+    def __mul__(self, n):
+        r = nc(self.k)
+        r.n = self.k * int(n)
+        return r
+
+    __rmul__ = __mul__
+
+
+def spmd_dim(n, cores):
+    r = nc(cores.k if isinstance(cores, nc) else cores)
+    r.n, r.interleaved = int(n), True
+    return r
+
+
+class _TileSize:
+    pmax = 128
+    psum_fmax = 2048 // 4
+    psum_bank_fmax = 2048 // 4
+    gemm_stationary_fmax = 128
+    gemm_moving_fmax = 512
+    bn_stats_fmax = 512
+    psum_num_banks = 8
+
+
+tile_size = _TileSize()
+
+
+# ---- ALU and activation function names ----
+class _Fn:
+    """An nl function used as an op name (op=nl.add, op=nl.exp, ...)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *a, **k):
+        raise NkiError("nl.%s(...) as a tile expression is not supported by tpbsim; use the "
+                       "nki.isa ops (pass nl.%s as their op)" % (self.name, self.name))
+
+    def __repr__(self):
+        return "nl." + self.name
+
+
+_NAMES = """add subtract multiply divide maximum minimum abs_max abs_min power equal
+not_equal less less_equal greater greater_equal logical_and logical_or logical_xor
+bitwise_and bitwise_or bitwise_xor invert left_shift right_shift mod fmod abs rsqrt reciprocal
+exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu silu_dx
+softplus mish erf erf_dx sqrt square sin arctan sign copy bypass logical_not negative
+cos tan ceil floor trunc gelu_apprx_sigmoid_dx prelu average identity""".split()
+for _n in _NAMES:
+    globals()[_n] = _Fn(_n)
+del _n
+max = maximum   # noqa: A001 (NKI's spelling of the ALU max)
+min = minimum   # noqa: A001
+
+
+def _op_name(f, what):
+    if isinstance(f, _Fn):
+        return f.name
+    if isinstance(f, str):
+        return f
+    if f is None:
+        return None
+    n = getattr(f, "__name__", None)
+    if n:
+        return n
+    raise NkiError("%s: %r is not an operator name (use nl.add, nl.exp, ...)" % (what, f))
+
+
+def _unsupported(name):
+    def f(*a, **k):
+        raise NkiError("nl.%s is not supported by tpbsim (docs/python.md)" % name)
+    f.__name__ = name
+    return f
+
+
+for _n in ("load", "store", "sum", "mean", "prod", "var", "all", "softmax", "rms_norm",
+           "where", "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
+           "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
+           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims",
+           "broadcast_to", "dynamic_range", "fori_loop", "while_loop", "no_reorder"):
+    globals()[_n] = _unsupported(_n)
+del _n
+
+__all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
