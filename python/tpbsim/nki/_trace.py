@@ -277,7 +277,7 @@ class Trace:
         self.hbm = []          # nl.ndarray in HBM (outputs or scratch)
         self.body = []         # JSON text per op
         self.names = set()
-        self.ntiles = 0
+        self.psum_written = set()   # nc_matmul accumulate=None inference
 
     def unique(self, want):
         n = want if want and want.isidentifier() else "t"

@@ -179,8 +179,14 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("stationary", _t(stationary, "stationary", loc)),
          ("moving", _t(moving, "moving", loc))]
-    if accumulate is not None:
-        f.append(("accumulate", "true" if accumulate else "false"))
+    if accumulate is None:
+        # NKI: the first matmul into a PSUM region overwrites, later ones
+        # into the same region accumulate (inferred here, at trace time)
+        seen = _trace.current().psum_written
+        key = dst.text() if isinstance(dst, NkiTensor) else None
+        accumulate = key in seen
+        seen.add(key)
+    f.append(("accumulate", "true" if accumulate else "false"))
     if is_transpose:
         f.append(("transpose", "true"))
     if is_stationary_onezero:

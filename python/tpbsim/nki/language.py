@@ -157,8 +157,36 @@ cos tan ceil floor trunc gelu_apprx_sigmoid_dx prelu average identity""".split()
 for _n in _NAMES:
     globals()[_n] = _Fn(_n)
 del _n
-max = maximum   # noqa: A001 (NKI's spelling of the ALU max)
-min = minimum   # noqa: A001
+
+
+class _Reduce(_Fn):
+    """nl.sum / nl.max / nl.min: an op name, or called as nl.sum(x, axis)
+    a tensor_reduce into a new SBUF tile (the reduced axes dropped)."""
+
+    def __init__(self, name, alu):
+        _Fn.__init__(self, alu)
+        self.nl_name = name
+
+    def __call__(self, x, axis, dtype=None, keepdims=False):
+        loc = _trace.caller_loc()
+        if not isinstance(x, NkiTensor):
+            raise NkiError("%s: nl.%s: expected a tensor" % (loc, self.nl_name))
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        shape = [1 if d in axes else n for d, n in enumerate(x.shape)
+                 if keepdims or d not in axes]
+        tr = _trace.current()
+        t = tr.new_tensor(shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
+        from . import isa
+        isa._emit("tensor_reduce", loc, [("dst", t.text()), ("src", x.text()),
+                                         ("operator", '"%s"' % self.name),
+                                         ("axis", str(axes))] +
+                  ([("keepdims", "true")] if keepdims else []))
+        return t
+
+
+max = _Reduce("max", "maximum")   # noqa: A001 (NKI's names)
+min = _Reduce("min", "minimum")   # noqa: A001
+sum = _Reduce("sum", "add")   # noqa: A001
 
 
 def _op_name(f, what):
@@ -181,7 +209,7 @@ def _unsupported(name):
     return f
 
 
-for _n in ("load", "store", "sum", "mean", "prod", "var", "all", "softmax", "rms_norm",
+for _n in ("load", "store", "mean", "prod", "var", "all", "softmax", "rms_norm",
            "where", "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
            "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims",
