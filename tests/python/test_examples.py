@@ -58,3 +58,35 @@ def test_average_pool():
     out = average_pool.tensor_avgpool_kernel(x, 2)
     ref = x.astype(np.float32).reshape(2, 3, 2, 3, 2).mean(axis=(2, 4))
     np.testing.assert_allclose(out.astype(np.float32), ref, rtol=1e-3)
+
+
+@pytest.mark.parametrize("stage,shape", [
+    ("nki_matmul_basic_", (128, 64, 512)),
+    ("nki_matmul_tiled_", (256, 128, 512) if not FULL else (1024, 1024, 1024)),
+    ("nki_matmul_hoist_load_", (256, 256, 512) if not FULL else (1024, 1024, 1024)),
+    ("nki_matmul_block_free_dimension_", (256, 256, 1024) if not FULL else (1024, 1024, 2048)),
+])
+def test_matmul_stages(stage, shape):
+    import matmul
+    K, M, N = shape
+    lhsT, rhs = bf16(rand(K, M)), bf16(rand(K, N))
+    out = getattr(matmul, stage)(nki.typed(lhsT, nl.bfloat16), nki.typed(rhs, nl.bfloat16))
+    ref = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
+    np.testing.assert_allclose(out, bf16(ref.astype(np.float32)), rtol=2e-2, atol=0.15)
+
+
+def test_mamba_v1():
+    import mamba
+    b, c, s, n = (1, 128, 64, 4) if not FULL else (1, 256, 512, 16)
+    delta = np.abs(rand(b, c, s)) * 0.1
+    u, A = rand(b, c, s), -np.abs(rand(c, n))
+    B, C = rand(b, n, s), rand(b, n, s)
+    out = mamba.mamba_v1(delta, u, A, B, C)
+    dA = np.exp(delta[:, :, None, :] * A[None, :, :, None])          # b c n s
+    dBu = delta[:, :, None, :] * u[:, :, None, :] * B[:, None, :, :]
+    h = np.zeros((b, c, n), np.float64)
+    ref = np.zeros((b, c, s))
+    for t in range(s):
+        h = dA[..., t] * h + dBu[..., t]
+        ref[..., t] = (h * C[:, None, :, t]).sum(-1)
+    np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3)

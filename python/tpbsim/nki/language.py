@@ -60,6 +60,20 @@ def zeros(shape, dtype, buffer=sbuf, name=""):
     return t
 
 
+def broadcast_to(x, shape, dtype=None):
+    """A [1, F] tile broadcast to [P, F]: a new tile filled by
+    broadcast_partition."""
+    loc = _trace.caller_loc()
+    shape = tuple(shape)
+    if not isinstance(x, NkiTensor) or x.shape[0] != 1 or tuple(x.shape[1:]) != shape[1:]:
+        raise NkiError("%s: nl.broadcast_to: only a [1, ...] tile to [P, ...] is supported"
+                       % loc)
+    t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
+    from . import isa
+    isa._emit("broadcast_partition", loc, [("dst", t.text()), ("src", x.text())])
+    return t
+
+
 def par_dim(n):
     return n
 
@@ -212,8 +226,7 @@ def _unsupported(name):
 for _n in ("load", "store", "mean", "prod", "var", "all", "softmax", "rms_norm",
            "where", "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
-           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims",
-           "broadcast_to", "dynamic_range", "fori_loop", "while_loop", "no_reorder"):
+           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "dynamic_range", "fori_loop", "while_loop", "no_reorder"):
     globals()[_n] = _unsupported(_n)
 del _n
 
