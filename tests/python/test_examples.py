@@ -90,3 +90,42 @@ def test_mamba_v1():
         h = dA[..., t] * h + dBu[..., t]
         ref[..., t] = (h * C[:, None, :, t]).sum(-1)
     np.testing.assert_allclose(out, ref, rtol=1e-3, atol=1e-3)
+
+
+def test_rmsnorm():
+    import norms
+    a, g = rand(300, 256), rand(1, 256)
+    out = norms.nki_rmsnorm_kernel(a, g)
+    ref = a / np.sqrt((a.astype(np.float64) ** 2).mean(1, keepdims=True) + 1e-6) * g
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_layernorm():
+    import norms
+    a = rand(200, 384)
+    out = norms.nki_layernorm_kernel(a)
+    a64 = a.astype(np.float64)
+    ref = (a64 - a64.mean(1, keepdims=True)) / np.sqrt(a64.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_softmax():
+    import norms
+    x = rand(130, 512)
+    out = norms.nki_softmax_kernel(x)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_fused_attention():
+    import attention
+    d, seq = 64, 256 if not FULL else 512
+    q, k, v = bf16(rand(seq, d)), bf16(rand(seq, d)), bf16(rand(seq, d))
+    out = attention.fused_self_attn_causal(nki.typed(q.T.copy(), nl.bfloat16),
+                                           nki.typed(k.T.copy(), nl.bfloat16),
+                                           nki.typed(v, nl.bfloat16))
+    s = (q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(d)
+    s[np.triu_indices(seq, 1)] = -np.inf
+    p = np.exp(s - s.max(1, keepdims=True))
+    ref = (p / p.sum(1, keepdims=True)) @ v
+    np.testing.assert_allclose(out, ref, rtol=2e-2, atol=2e-2)
