@@ -1,0 +1,121 @@
+"""Bad Python kernels raise NkiError/TpbError naming the kernel file:line
+and the field; a library error never aborts the interpreter."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tpbsim
+from tpbsim import nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+HERE = os.path.basename(__file__)
+
+
+def _line(fn, text):
+    import inspect
+    src, start = inspect.getsourcelines(fn)
+    return start + next(i for i, l in enumerate(src) if text in l)
+
+
+def bad_shape(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 256), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)       # a is [128, 512]
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def bad_buffer(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.tensor_tensor(dst=out, data1=a, data2=a, op=nl.add)   # HBM operands
+    return out
+
+
+def bad_arg(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, source=a)
+    return out
+
+
+def bad_dtype(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), dtype="float64x", buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    return out
+
+
+@pytest.mark.parametrize("fn,text,field", [
+    (bad_shape, "nisa.dma_copy(dst=t, src=a)", "field 'src'"),
+    (bad_buffer, "nisa.tensor_tensor", "field 'dst'"),
+    (bad_arg, "source=a", "source"),
+    (bad_dtype, "float64x", "dtype"),
+])
+def test_error_names_file_line_and_field(fn, text, field):
+    a = np.zeros((128, 512), np.float32)
+    with pytest.raises(tpbsim.TpbError) as e:
+        nki.jit(fn)(a)
+    msg = str(e.value)
+    assert "%s:%d" % (HERE, _line(fn, text)) in msg, msg
+    assert field in msg, msg
+
+
+def test_loc_reaches_sidecars_and_trace(tmp_path):
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        nisa.activation(dst=t, op=nl.relu, data=t)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    a = np.linspace(-1, 1, 128 * 512, dtype=np.float32).reshape(128, 512)
+    tr = str(tmp_path / "t.json")
+    r = tpbsim.simulate(nki.jit(k), a, trace=tr, keep=str(tmp_path / "art"))
+    np.testing.assert_array_equal(r.outputs, np.maximum(a, 0))
+    assert r.cycles > 0 and r.stats["total_cycles"] == r.cycles
+    want = "%s:%d" % (HERE, _line(k, "nisa.activation"))
+    side = json.load(open(tmp_path / "art" / "nc0" / "sg0" / "Activation.json"))
+    assert any(d["src"] == want for d in side["debug"]), side["debug"]
+    assert '"src":"%s"' % want in open(tr).read()
+
+
+def test_program_id_control_flow_rejected():
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        if nl.program_id(0) == 0:
+            pass
+        return out
+    with pytest.raises(tpbsim.NkiError, match="control flow may not depend"):
+        nki.jit(k)[2](np.zeros((4, 4), np.float32))
+
+
+def test_library_errors_do_not_abort(tmp_path):
+    code = r"""
+import tpbsim
+from tpbsim._lib import Context
+c = Context()
+for text in ['{', '{"body": [{"op": "nope"}]}', '{"body": 3}', '']:
+    try:
+        c.compile_json(text, "k.json", "%s")
+    except tpbsim.TpbError as e:
+        print("ERR", e)
+try:
+    c.sim_load("/nonexistent")
+except tpbsim.TpbError as e:
+    print("ERR", e)
+try:
+    c.sim_run()
+except tpbsim.TpbError as e:
+    print("ERR", e)
+print("alive")
+""" % str(tmp_path / "o")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(
+                           os.path.dirname(__file__), "..", "..", "python")))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("ERR") == 6 and p.stdout.strip().endswith("alive"), p.stdout
