@@ -57,28 +57,34 @@ def main(n=20000, reps=2):
     path = os.path.join(work, "mixed.json")
     with open(path, "w") as f:
         json.dump(mixed_json(n), f)
-    best_py = best_js = float("inf")
-    tr_best = float("inf")
+    # CPU time (user + system of this process: Python and libtpb alike), so
+    # the ratio holds on a loaded machine; wall times are printed too
+    inf = float("inf")
+    best_py = best_js = tr_best = wall_py = wall_js = inf
+    clock = time.process_time
     for r in range(reps):
-        t0 = time.perf_counter()
+        w0, t0 = time.perf_counter(), clock()
         c = Context()
         c.compile_file(path, os.path.join(work, "js%d" % r))
-        best_js = min(best_js, time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        best_js = min(best_js, clock() - t0)
+        wall_js = min(wall_js, time.perf_counter() - w0)
+        w0, t0 = time.perf_counter(), clock()
         text = tpbsim.kernel_json(k, a, n)
-        t1 = time.perf_counter()
+        t1 = clock()
         bundles = Context().compile_json(text, "mixed", os.path.join(work, "py%d" % r))
-        best_py = min(best_py, time.perf_counter() - t0)
+        best_py = min(best_py, clock() - t0)
+        wall_py = min(wall_py, time.perf_counter() - w0)
         tr_best = min(tr_best, t1 - t0)
     same = all(open(os.path.join(work, "js0", "nc0", "sg0", f), "rb").read() ==
                open(os.path.join(work, "py0", "nc0", "sg0", f), "rb").read()
                for f in os.listdir(os.path.join(work, "js0", "nc0", "sg0")) if f.endswith(".bin"))
     import shutil
     shutil.rmtree(work, ignore_errors=True)
-    print("%-24s %d ops, %d bundles: Python trace+compile %.3f s (trace %.3f s), JSON compile "
-          "%.3f s, ratio %.2fx (target <= 2x); streams identical: %s" %
-          ("python-trace", 5 * n, bundles, best_py, tr_best, best_js, best_py / best_js,
-           "yes" if same else "NO"))
+    print("%-24s %d ops, %d bundles: Python trace+compile %.3f s CPU (trace %.3f s; wall "
+          "%.3f s), JSON compile %.3f s CPU (wall %.3f s), ratio %.2fx CPU (target <= 2x); "
+          "streams identical: %s" %
+          ("python-trace", 5 * n, bundles, best_py, tr_best, wall_py, best_js, wall_js,
+           best_py / best_js, "yes" if same else "NO"))
     return 0 if same else 1
 
 

@@ -112,13 +112,17 @@ class _Base:
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl")
 
-    def __init__(self, base, offset, ap):
+    def __init__(self, base, offset, ap, sl=None):
         self.base = base
         self.offset = offset
         self._ap = ap          # list of [step, count]
         self._txt = None
+        # the view as a NumPy slice of the base, when it is one: per base
+        # dim [start, step, count] (kept) or an index (dropped); None after
+        # .ap() / .reshape()
+        self._sl = sl
 
     # NKI attributes
     @property
@@ -159,6 +163,10 @@ class NkiTensor:
                            (len(key), len(self._ap), self.base.name))
         off = self.offset
         ap = []
+        sl = self._sl
+        if sl is not None:
+            sl = list(sl)
+            kept = [i for i, e in enumerate(sl) if isinstance(e, list)]
         for d, (step, cnt) in enumerate(self._ap):
             k = key[d] if d < len(key) else slice(None)
             if isinstance(k, DynSlice):
@@ -185,7 +193,11 @@ class NkiTensor:
                     raise NkiError("dimension %d of '%s' (size %d): slice %s:%s is empty or "
                                    "out of range" % (d, self.base.name, cnt, _t(s0), _t(s1)))
                 off = off + s0 * step
-                ap.append([step * st, (n + st - 1) // st])
+                c = (n + st - 1) // st
+                ap.append([step * st, c])
+                if sl is not None:
+                    b0, bst, _ = sl[kept[d]]
+                    sl[kept[d]] = [b0 + s0 * bst, bst * st, c]
             else:
                 if not isinstance(k, (int, Lin)):
                     if isinstance(k, NkiTensor):
@@ -199,9 +211,13 @@ class NkiTensor:
                         raise NkiError("dimension %d of '%s': index %d out of range 0..%d" %
                                        (d, self.base.name, k, cnt - 1))
                 off = off + k * step
-                if d == 0 and self._onchip():
+                keep = d == 0 and self._onchip()
+                if keep:
                     ap.append([step, 1])   # the partition dim is never dropped
-        return NkiTensor(self.base, off, ap)
+                if sl is not None:
+                    b0, bst, _ = sl[kept[d]]
+                    sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
+        return NkiTensor(self.base, off, ap, sl)
 
     def ap(self, pattern, offset=0, **kw):
         for k, v in kw.items():
@@ -222,16 +238,40 @@ class NkiTensor:
         return self._ap == _c_ap(self.shape)
 
     def text(self):
-        """The operand as kernel JSON (a raw access pattern)."""
+        """The operand as kernel JSON: a slice string ("t[0:44, :]") when
+        the view is a NumPy slice of its tensor, else a raw access pattern."""
         t = self._txt
         if t is None:
-            t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
-                self.base.name, _num(self.offset), json.dumps(self._ap))
+            if self._sl is not None:
+                t = self._txt = '"%s"' % _slice_text(self.base, self._sl)
+            else:
+                t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
+                    self.base.name, _num(self.offset), json.dumps(self._ap))
         return t
 
     # NKI spellings that come up in ported kernels
     def __len__(self):
         return self._ap[0][1]
+
+
+def _slice_text(base, sl):
+    parts = []
+    for e, full in zip(sl, base.shape):
+        if not isinstance(e, list):
+            parts.append(_t(e))
+        elif type(e[0]) is int and e[0] == 0 and e[1] == 1 and e[2] == full:
+            parts.append(":")
+        else:
+            a, st, c = e
+            stop = a + (c - 1) * st + 1
+            parts.append("%s:%s%s" % (_t(a), _t(stop), ":%d" % st if st != 1 else ""))
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return "%s[%s]" % (base.name, ", ".join(parts)) if parts else base.name
+
+
+def _whole(shape):
+    return [[0, 1, s] for s in shape]
 
 
 def _t(x):
@@ -301,13 +341,13 @@ class Trace:
             nm = self.unique(name or "out")
             b = _Base(nm, shape, dtype, buffer, "hbm", loc)
             self.hbm.append(b)
-        return NkiTensor(b, 0, _c_ap(shape))
+        return NkiTensor(b, 0, _c_ap(shape), _whole(shape))
 
     def add_input(self, name, shape, dtype):
         self.names.add(name)
         b = _Base(name, tuple(shape), dtype, "shared_hbm", "input", None)
         self.inputs.append(b)
-        return NkiTensor(b, 0, _c_ap(b.shape))
+        return NkiTensor(b, 0, _c_ap(b.shape), _whole(b.shape))
 
     def to_json(self, outputs):
         outs = [o.base for o in outputs]
