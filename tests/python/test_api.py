@@ -1,0 +1,82 @@
+"""tpbsim's API: launch forms, compile() for the tpb CLI, several outputs,
+stats, bf16 inputs."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import tpbsim
+from tpbsim import nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+from conftest import ROOT
+
+
+@nki.jit
+def relu_rows(x):
+    """Each program handles 128 rows (program id along axis 0)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    p = nl.program_id(0)
+    t = nl.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[p * 128:(p + 1) * 128, :])
+    nisa.activation(dst=t, op=nl.relu, data=t)
+    nisa.dma_copy(dst=out[p * 128:(p + 1) * 128, :], src=t)
+    return out
+
+
+@pytest.mark.parametrize("grid", [2, nl.nc(2), nl.spmd_dim(4, nl.nc(2))],
+                         ids=["g2", "nc2", "spmd_dim4_nc2"])
+def test_launch_forms(grid):
+    n = grid if isinstance(grid, int) else grid.n
+    x = np.random.default_rng(1).standard_normal((128 * n, 64)).astype(np.float32)
+    np.testing.assert_array_equal(relu_rows[grid](x), np.maximum(x, 0))
+    text = tpbsim.kernel_json(relu_rows[grid], x)
+    assert '"grid"' in text and "pid" in text
+
+
+def test_nki_simulate_spelling():
+    x = np.ones((128, 64), np.float32)
+    np.testing.assert_array_equal(nki.simulate(relu_rows)(x), x)
+
+
+@nki.jit
+def two_outputs(a):
+    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm, name="s")
+    d = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm, name="d")
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    u = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.tensor_scalar(dst=u, data=t, op0=nl.multiply, operand0=2.0)
+    nisa.activation(dst=t, op=nl.square, data=t)
+    nisa.dma_copy(dst=s, src=t)
+    nisa.dma_copy(dst=d, src=u)
+    return s, d
+
+
+def test_two_outputs_bf16_and_stats(tmp_path):
+    a = (np.arange(128 * 32, dtype=np.float32).reshape(128, 32) % 16) / 4  # bf16-exact
+    r = tpbsim.simulate(two_outputs, nki.typed(a, nl.bfloat16))
+    s, d = r.outputs
+    np.testing.assert_array_equal(s, a * a)     # squares of these are bf16-exact too
+    np.testing.assert_array_equal(d, 2 * a)     # bf16 output as float32 values
+    assert r.cycles == r.stats["total_cycles"] > 0
+
+
+def test_compile_for_the_cli(tmp_path):
+    x = np.random.default_rng(2).standard_normal((128, 64)).astype(np.float32)
+    art = str(tmp_path / "art")
+    assert tpbsim.compile(relu_rows, x, out_dir=art) == art
+    tpb = os.path.join(os.path.dirname(os.path.dirname(os.environ["TPBSIM_LIB"])), "bin", "tpb")
+    if not os.access(tpb, os.X_OK):
+        pytest.skip("tpb CLI not next to libtpb")
+    dis = subprocess.run([tpb, "dis", art], capture_output=True, text=True)
+    assert dis.returncode == 0 and "Activation" in dis.stdout + dis.stderr
+    ind = tmp_path / "in"
+    ind.mkdir()
+    np.save(ind / "x.npy", x)
+    sim = subprocess.run([tpb, "sim", art, "--inputs", str(ind), "-q", "-o", str(tmp_path / "out")],
+                         capture_output=True, text=True)
+    assert sim.returncode == 0, sim.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "out.npy"), np.maximum(x, 0))
