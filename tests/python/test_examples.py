@@ -75,13 +75,18 @@ def test_matmul_stages(stage, shape):
     np.testing.assert_allclose(out, bf16(ref.astype(np.float32)), rtol=2e-2, atol=0.15)
 
 
-def test_mamba_v1():
+@pytest.mark.parametrize("version,shape", [
+    ("mamba_v1", (1, 128, 64, 4) if not FULL else (1, 256, 2048, 16)),
+    ("mamba_v2", (2, 128, 64, 3) if not FULL else (1, 256, 2048, 16)),
+    ("mamba_v3", (1, 128, 1024, 2) if not FULL else (1, 256, 2048, 16)),
+])
+def test_mamba(version, shape):
     import mamba
-    b, c, s, n = (1, 128, 64, 4) if not FULL else (1, 256, 512, 16)
+    b, c, s, n = shape
     delta = np.abs(rand(b, c, s)) * 0.1
     u, A = rand(b, c, s), -np.abs(rand(c, n))
     B, C = rand(b, n, s), rand(b, n, s)
-    out = mamba.mamba_v1(delta, u, A, B, C)
+    out = getattr(mamba, version)(delta, u, A, B, C)
     dA = np.exp(delta[:, :, None, :] * A[None, :, :, None])          # b c n s
     dBu = delta[:, :, None, :] * u[:, :, None, :] * B[:, None, :, :]
     h = np.zeros((b, c, n), np.float64)
