@@ -361,29 +361,28 @@ TPB_EXPORT const char *tpb_v1_sim_stats_json(tpb_ctx_t *c)
     return c->stats;
 }
 
-TPB_EXPORT int tpb_v1_sim_write_trace(tpb_ctx_t *c, const char *path)
+/* The three writers share one shape: a loaded, run simulation and a path. */
+static int sim_write(tpb_ctx_t *c, const char *path, const char *what,
+                     int (*fn)(const sim_t *, const char *, tpb_err_t *))
 {
     if (!c || need_sim(c, true))
         return -1;
     if (!path)
-        return fail(c, "trace: no path given");
-    return sim_write_trace(c->sim, path, &c->err) ? -1 : 0;
+        return tpb_errf(&c->err, "%s: no path given", what);
+    return fn(c->sim, path, &c->err) ? -1 : 0;
+}
+
+TPB_EXPORT int tpb_v1_sim_write_trace(tpb_ctx_t *c, const char *path)
+{
+    return sim_write(c, path, "trace", sim_write_trace);
 }
 
 TPB_EXPORT int tpb_v1_sim_write_outputs(tpb_ctx_t *c, const char *dir)
 {
-    if (!c || need_sim(c, true))
-        return -1;
-    if (!dir)
-        return fail(c, "outputs: no directory given");
-    return sim_write_outputs(c->sim, dir, &c->err) ? -1 : 0;
+    return sim_write(c, dir, "outputs", sim_write_outputs);
 }
 
 TPB_EXPORT int tpb_v1_sim_write_stats(tpb_ctx_t *c, const char *path)
 {
-    if (!c || need_sim(c, true))
-        return -1;
-    if (!path)
-        return fail(c, "stats: no path given");
-    return sim_write_stats_json(c->sim, path, &c->err) ? -1 : 0;
+    return sim_write(c, path, "stats", sim_write_stats_json);
 }
