@@ -30,6 +30,14 @@ class Result:
     def __init__(self, outputs, cycles, stats, artifacts=None):
         self.outputs, self.cycles, self.stats, self.artifacts = outputs, cycles, stats, artifacts
 
+    def engines(self, core=0):
+        """Per-engine stats of one core: {"PE": {"instructions", "busy_cycles",
+        "utilisation", "sem_wait_cycles", ...}, ...} (engines it uses)."""
+        for c in self.stats.get("cores", []):
+            if c.get("core") == core:
+                return {e["name"]: e for e in c["engines"] if e.get("present")}
+        raise KeyError("no core %d in this run" % core)
+
     def __repr__(self):
         return "Result(cycles=%d)" % self.cycles
 

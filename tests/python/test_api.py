@@ -62,6 +62,9 @@ def test_two_outputs_bf16_and_stats(tmp_path):
     np.testing.assert_array_equal(s, a * a)     # squares of these are bf16-exact too
     np.testing.assert_array_equal(d, 2 * a)     # bf16 output as float32 values
     assert r.cycles == r.stats["total_cycles"] > 0
+    eng = r.engines()
+    assert eng and all(e["instructions"] > 0 for e in eng.values())
+    assert sum(e["instructions"] for e in eng.values()) <= r.stats["instructions"]
 
 
 def test_compile_for_the_cli(tmp_path):
