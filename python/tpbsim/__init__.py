@@ -42,6 +42,23 @@ class Result:
         return "Result(cycles=%d)" % self.cycles
 
 
+_NEURON_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2"}
+
+
+def _target(target):
+    """target=, else NKI's NEURON_PLATFORM_TARGET_OVERRIDE (trn1|inf2|gen2 ->
+    trn1, trn2|gen3 -> trn2), else the kernel's default (trn2)."""
+    if target:
+        return target
+    env = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
+    if not env:
+        return None
+    if env not in _NEURON_TARGETS:
+        raise TpbError("NEURON_PLATFORM_TARGET_OVERRIDE=%s: tpbsim models trn1 (trn1, inf2, "
+                       "gen2) and trn2 (trn2, gen3)" % env)
+    return _NEURON_TARGETS[env]
+
+
 def _kernel(k):
     from .nki import Kernel
     return k if isinstance(k, Kernel) else Kernel(k)
@@ -64,7 +81,7 @@ def compile(kernel, *args, out_dir, target=None, **kwargs):
     `tpb sim`, `tpb view`).  Returns out_dir."""
     k = _kernel(kernel)
     text = k.trace(*args, **kwargs)[0]
-    _compile(Context(), k, text, out_dir, target)
+    _compile(Context(), k, text, out_dir, _target(target))
     return out_dir
 
 
@@ -72,6 +89,7 @@ def simulate(kernel, *args, target=None, trace=None, keep=None, **kwargs):
     """Trace, compile and simulate; returns a Result.  trace: write the
     Chrome/Perfetto trace there; keep: keep the artifact directory there."""
     k = _kernel(kernel)
+    target = _target(target)
     text, outs, arrays, many = k.trace(*args, **kwargs)
     ctx = Context()
     tmp = tempfile.mkdtemp(prefix="tpbsim-")
