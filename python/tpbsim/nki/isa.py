@@ -203,6 +203,22 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     _emit("matmul", loc, _common(f, name, None, loc))
 
 
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
+                 tile_size=None, accumulate=None, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("stationary", _t(stationary, "stationary", loc)),
+         ("moving", _t(moving, "moving", loc)),
+         ("stationary_scale", _t(stationary_scale, "stationary_scale", loc)),
+         ("moving_scale", _t(moving_scale, "moving_scale", loc))]
+    if accumulate is not None:
+        f.append(("accumulate", "true" if accumulate else "false"))
+    if tile_position:
+        f.append(("tile_position", json.dumps([int(v) for v in tile_position])))
+    if tile_size:
+        f.append(("tile_size", json.dumps([int(v) for v in tile_size])))
+    _emit("matmul_mx", loc, _common(f, name, None, loc))
+
+
 def nc_transpose(dst, data, engine=engine.unknown, name=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
@@ -404,7 +420,7 @@ def _unsupported(name):
     return f
 
 
-for _n in ("tensor_copy_predicated", "nc_matmul_mx", "tensor_scalar_cumulative", "nc_n_gather",
+for _n in ("tensor_copy_predicated", "tensor_scalar_cumulative", "nc_n_gather",
            "bn_stats", "bn_aggr", "rng", "set_rng_seed", "rand_set_state", "rand_get_state",
            "rand2", "exponential", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
            "range_select", "select_reduce", "sendrecv", "register_alloc", "register_move",

@@ -1,0 +1,142 @@
+"""Each nki.isa op's argument mapping: a one-op kernel written with the
+Python API and the same op written in the kernel format (the docs'
+examples, docs/kernel-format.md) compile to identical streams."""
+import glob
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tpbsim
+from tpbsim import nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+from tpbsim._lib import Context
+
+TILES = [("t", [128, 512], "float32", "sbuf"), ("u", [128, 512], "float32", "sbuf"),
+         ("g", [128, 64], "float32", "sbuf"), ("gT", [64, 128], "float32", "sbuf"),
+         ("col", [128, 1], "float32", "sbuf"), ("sum", [128, 1], "float32", "sbuf"),
+         ("row", [1, 512], "float32", "sbuf"), ("ix", [128, 4], "uint16", "sbuf"),
+         ("lg", [128, 8], "float32", "sbuf"), ("w8", [128, 128], "float8_e4m3fn", "sbuf"),
+         ("m8", [128, 512], "float8_e4m3fn", "sbuf"), ("mv", [128, 512], "bfloat16", "sbuf"),
+         ("sc", [128, 16], "uint8", "sbuf"), ("wt", [128, 128], "bfloat16", "sbuf"),
+         ("ps", [128, 512], "float32", "psum"), ("top", [128, 8], "float32", "sbuf"),
+         ("pos", [128, 8], "uint32", "sbuf"), ("ii", [128, 512], "int32", "sbuf"),
+         ("tt", [32, 32], "float32", "sbuf"), ("tT", [32, 32], "float32", "sbuf"),
+         ("ssc", [4, 128], "uint8", "sbuf"), ("msc", [4, 512], "uint8", "sbuf")]
+
+# (python call on the tiles dict T and input a, the same op as JSON)
+CASES = {
+    "dma_copy_qos": (lambda T, a: nisa.dma_copy(dst=T["t"], src=a[128:256, :], priority=3,
+                                                dge_mode=nisa.dge_mode.swdge),
+                     {"op": "dma_copy", "dst": "t", "src": "a[128:256, :]", "dma_qos": 3,
+                      "dge_mode": "sw"}),
+    "dma_transpose": (lambda T, a: nisa.dma_transpose(dst=T["gT"], src=a[0:128, 0:64]),
+                      {"op": "dma_transpose", "dst": "gT", "src": "a[0:128, 0:64]"}),
+    "memset_pool": (lambda T, a: nisa.memset(dst=T["t"], value=1.5, engine=nisa.engine.gpsimd),
+                    {"op": "memset", "dst": "t", "value": 1.5, "engine": "pool"}),
+    "tensor_copy_act": (lambda T, a: nisa.tensor_copy(dst=T["mv"], src=T["t"],
+                                                      engine=nisa.engine.scalar),
+                        {"op": "tensor_copy", "dst": "mv", "src": "t", "engine": "act"}),
+    "matmul_acc": (lambda T, a: nisa.nc_matmul(T["ps"][0:32, :], T["wt"][0:32, 0:32],
+                                               T["mv"][0:32, :], accumulate=True,
+                                               tile_position=(0, 0), tile_size=(32, 32)),
+                   {"op": "matmul", "dst": "ps[0:32, :]", "stationary": "wt[0:32, 0:32]",
+                    "moving": "mv[0:32, :]", "accumulate": True, "tile_position": [0, 0],
+                    "tile_size": [32, 32]}),
+    "matmul_mx": (lambda T, a: nisa.nc_matmul_mx(T["ps"], T["w8"], T["m8"], T["ssc"], T["msc"]),
+                  {"op": "matmul_mx", "dst": "ps", "stationary": "w8", "moving": "m8",
+                   "stationary_scale": "ssc", "moving_scale": "msc"}),
+    "transpose_dve": (lambda T, a: nisa.nc_transpose(dst=T["tT"], data=T["tt"],
+                                                     engine=nisa.engine.vector),
+                      {"op": "transpose", "dst": "tT", "src": "tt", "engine": "dve"}),
+    "activation_reduce": (lambda T, a: nisa.activation_reduce(
+        dst=T["t"], op=nl.exp, data=T["u"], reduce_op=nl.add, reduce_res=T["sum"],
+        bias=T["col"], scale=0.5),
+        {"op": "activation", "dst": "t", "src": "u", "func": "exp", "scale": 0.5,
+         "bias": "col", "reduce_op": "add", "reduce_res": "sum"}),
+    "activate2": (lambda T, a: nisa.activate2(dst=T["t"], op=nl.tanh, data=T["t"], imm0=2.0,
+                                              imm1=1.0, op0=nl.multiply, op1=nl.add),
+                  {"op": "activate2", "dst": "t", "src": "t", "op0": "multiply", "imm0": 2.0,
+                   "op1": "add", "imm1": 1.0, "func": "tanh"}),
+    "tensor_scalar_rev": (lambda T, a: nisa.tensor_scalar(dst=T["t"], data=T["t"],
+                                                          op0=nl.subtract, operand0=1.0,
+                                                          reverse0=True),
+                          {"op": "tensor_scalar", "dst": "t", "src": "t", "op0": "subtract",
+                           "operand0": 1.0, "reverse0": True}),
+    "scalar_tensor_tensor": (lambda T, a: nisa.scalar_tensor_tensor(
+        dst=T["t"], data=T["t"], op0=nl.multiply, operand0=-1.0, op1=nl.add, operand1=T["u"]),
+        {"op": "scalar_tensor_tensor", "dst": "t", "in0": "t", "op0": "multiply",
+         "scalar": -1.0, "op1": "add", "in1": "u"}),
+    "partition_reduce": (lambda T, a: nisa.tensor_partition_reduce(dst=T["row"], op=nl.add,
+                                                                   data=T["t"]),
+                         {"op": "tensor_partition_reduce", "dst": "row", "src": "t",
+                          "operator": "add"}),
+    "scan": (lambda T, a: nisa.tensor_tensor_scan(dst=T["t"], data0=T["u"], data1=T["t"],
+                                                  initial=0.0, op0=nl.multiply, op1=nl.add),
+             {"op": "tensor_tensor_scan", "dst": "t", "in0": "u", "in1": "t", "initial": 0.0,
+              "op0": "multiply", "op1": "add"}),
+    "iota": (lambda T, a: nisa.iota(dst=T["ii"], pattern=[[1, 512]], offset=0,
+                                    channel_multiplier=512),
+             {"op": "iota", "dst": "ii", "pattern": [[1, 512]], "offset": 0,
+              "channel_multiplier": 512}),
+    "affine_select": (lambda T, a: nisa.affine_select(dst=T["t"], pattern=[[-1, 512]],
+                                                      channel_multiplier=1, on_true_tile=T["t"],
+                                                      on_false_value=-30000.0,
+                                                      cmp_op=nl.greater_equal),
+                      {"op": "affine_select", "dst": "t", "on_true": "t",
+                       "pattern": [[-1, 512]], "channel_multiplier": 1, "cmp_op": "ge",
+                       "on_false_value": -30000.0}),
+    "local_gather": (lambda T, a: nisa.local_gather(dst=T["lg"], src_buffer=T["g"],
+                                                    index=T["ix"], num_elem_per_idx=2,
+                                                    num_valid_indices=64),
+                     {"op": "local_gather", "dst": "lg", "src_buffer": "g", "index": "ix",
+                      "num_elem_per_idx": 2, "num_valid_indices": 64}),
+    "stream_shuffle": (lambda T, a: nisa.nc_stream_shuffle(
+        dst=T["g"][0:32, :], src=T["g"][0:32, :], shuffle_mask=[i ^ 1 for i in range(32)]),
+        {"op": "stream_shuffle", "dst": "g[0:32, :]", "src": "g[0:32, :]",
+         "shuffle_mask": [i ^ 1 for i in range(32)]}),
+    "dropout": (lambda T, a: nisa.dropout(dst=T["t"], data=T["t"], prob=0.1),
+                {"op": "dropout", "dst": "t", "src": "t", "prob": 0.1}),
+    "max8": (lambda T, a: nisa.max8(dst=T["top"], src=T["t"]),
+             {"op": "max8", "dst": "top", "src": "t"}),
+    "find_index8": (lambda T, a: nisa.nc_find_index8(dst=T["pos"], data=T["t"], vals=T["top"]),
+                    {"op": "find_index8", "dst": "pos", "src": "t", "vals": "top"}),
+    "match_replace8": (lambda T, a: nisa.nc_match_replace8(dst=T["u"], data=T["t"],
+                                                           vals=T["top"], imm=-1e9,
+                                                           dst_idx=T["pos"]),
+                       {"op": "match_replace8", "dst": "u", "src": "t", "vals": "top",
+                        "imm": -1e9, "dst_idx": "pos"}),
+    "quantize_mx": (lambda T, a: nisa.quantize_mx(dst=T["m8"], src=T["mv"], dst_scale=T["sc"]),
+                    {"op": "quantize_mx", "dst": "m8", "src": "mv", "scale": "sc"}),
+    "reduce_keepdims": (lambda T, a: nisa.tensor_reduce(dst=T["col"], op=nl.max, data=T["t"],
+                                                        axis=1, negate=True, keepdims=True),
+                        {"op": "tensor_reduce", "dst": "col", "src": "t", "operator": "max",
+                         "axis": 1, "negate": True, "keepdims": True}),
+}
+
+
+def _bins(d):
+    return {os.path.relpath(f, d): open(f, "rb").read()
+            for f in sorted(glob.glob(os.path.join(d, "**", "*.bin"), recursive=True))}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_op_mapping_identical(tmp_path, case):
+    call, op = CASES[case]
+
+    def kernel(a):
+        out = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm, name="out")
+        T = {n: nl.ndarray(s, dtype=d, buffer=b, name=n) for n, s, d, b in TILES}
+        call(T, a)
+        return out
+    a = np.zeros((300, 512), np.float32)
+    tpbsim.compile(nki.jit(kernel), a, out_dir=str(tmp_path / "py"))
+    body = [{"op": "tile", "name": n, "shape": s, "dtype": d, "buffer": b}
+            for n, s, d, b in TILES] + [op]
+    k = {"kernel": "kernel", "inputs": [{"name": "a", "shape": [300, 512], "dtype": "float32"}],
+         "outputs": [{"name": "out", "shape": [1, 1], "dtype": "float32"}], "body": body}
+    Context().compile_json(json.dumps(k), "k.json", str(tmp_path / "json"))
+    a_, b_ = _bins(str(tmp_path / "json")), _bins(str(tmp_path / "py"))
+    assert a_ and a_ == b_
