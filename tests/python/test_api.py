@@ -83,3 +83,24 @@ def test_compile_for_the_cli(tmp_path):
                          capture_output=True, text=True)
     assert sim.returncode == 0, sim.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "out.npy"), np.maximum(x, 0))
+
+
+@nki.jit
+def exchange(x):
+    """out[block p] = x[block p] - x[block 1-p] (golden case mc_sendrecv)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    p = nl.program_id(0)
+    mine = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+    theirs = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=mine, src=x[p * 128:(p + 1) * 128, :])
+    nisa.sendrecv(src=mine, dst=theirs, send_to_rank=1 - p, recv_from_rank=1 - p, pipe_id=0)
+    nisa.tensor_tensor(dst=mine, data1=mine, data2=theirs, op=nl.subtract)
+    nisa.dma_copy(dst=out[p * 128:(p + 1) * 128, :], src=mine)
+    return out
+
+
+def test_sendrecv_two_programs():
+    x = np.random.default_rng(3).standard_normal((256, 64)).astype(np.float32)
+    out = exchange[2](x)
+    np.testing.assert_array_equal(out[:128], x[:128] - x[128:])
+    np.testing.assert_array_equal(out[128:], x[128:] - x[:128])

@@ -412,6 +412,28 @@ def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     _emit("core_barrier", loc, _common(f, name, engine, loc))
 
 
+class dma_engine(Enum):
+    dma = 1
+    gpsimd_dma = 2
+
+
+def _rank(x):
+    return x.text() if isinstance(x, _trace.Lin) else str(int(x))
+
+
+def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
+             name=None):
+    """Exchange with one peer program (send_to_rank == recv_from_rank, e.g.
+    1 - nl.program_id(0)); pipe_id and dma_engine do not change the model."""
+    loc = _trace.caller_loc()
+    peer, other = _rank(send_to_rank), _rank(recv_from_rank)
+    if peer != other:
+        raise NkiError("%s: field 'recv_from_rank': tpbsim's sendrecv exchanges with one peer "
+                       "(send_to_rank %s, recv_from_rank %s)" % (loc, peer, other))
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)), ("peer", '"%s"' % peer)]
+    _emit("sendrecv", loc, _common(f, name, None, loc))
+
+
 def _unsupported(name):
     def f(*a, **k):
         raise NkiError("%s: nki.isa.%s is not supported by tpbsim (docs/python.md)" %
@@ -423,7 +445,7 @@ def _unsupported(name):
 for _n in ("tensor_copy_predicated", "tensor_scalar_cumulative", "nc_n_gather",
            "bn_stats", "bn_aggr", "rng", "set_rng_seed", "rand_set_state", "rand_get_state",
            "rand2", "exponential", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
-           "range_select", "select_reduce", "sendrecv", "register_alloc", "register_move",
+           "range_select", "select_reduce", "register_alloc", "register_move",
            "register_load", "register_store", "nonzero_with_count", "topk"):
     globals()[_n] = _unsupported(_n)
 del _n
