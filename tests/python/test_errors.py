@@ -119,3 +119,40 @@ print("alive")
                            os.path.dirname(__file__), "..", "..", "python")))
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("ERR") == 6 and p.stdout.strip().endswith("alive"), p.stdout
+
+
+def test_unsupported_and_python_errors_name_the_line():
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        v = t.permute((1, 0))
+        return out
+    with pytest.raises(tpbsim.NkiError) as e:
+        nki.jit(k)(np.zeros((128, 512), np.float32))
+    assert "%s:%d" % (HERE, _line(k, "t.permute")) in str(e.value)
+
+    def k2(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nisa.exponential(dst=out, src=a)
+        return out
+    with pytest.raises(tpbsim.NkiError, match="exponential is not supported") as e:
+        nki.jit(k2)(np.zeros((128, 512), np.float32))
+    assert "%s:%d" % (HERE, _line(k2, "nisa.exponential")) in str(e.value)
+
+    def k3(a):
+        t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        return t.no_such_attribute
+    with pytest.raises(tpbsim.NkiError, match="AttributeError") as e:
+        nki.jit(k3)(np.zeros((128, 512), np.float32))
+    assert "%s:%d" % (HERE, _line(k3, "no_such_attribute")) in str(e.value)
+
+
+def test_slice_and_select_methods():
+    def k(a):
+        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a.slice(1, 64, 128))
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    a = np.arange(128 * 512, dtype=np.float32).reshape(128, 512)
+    np.testing.assert_array_equal(nki.jit(k)(a), a[:, 64:128])

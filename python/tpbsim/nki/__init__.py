@@ -98,7 +98,8 @@ class Kernel:
             if fs and not msg.startswith(os.path.basename(fs.filename) + ":"):
                 msg = "%s:%d: %s" % (os.path.basename(fs.filename), fs.lineno, msg)
             raise NkiError(msg) from None
-        except (TypeError, ValueError, IndexError, AssertionError) as e:
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError, AssertionError,
+                ZeroDivisionError) as e:
             fs = _kernel_frame(e.__traceback__)
             where = "%s:%d: " % (os.path.basename(fs.filename), fs.lineno) if fs else ""
             raise NkiError("%s%s: %s" % (where, type(e).__name__, e)) from e

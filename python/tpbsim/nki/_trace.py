@@ -249,9 +249,33 @@ class NkiTensor:
                     self.base.name, _num(self.offset), json.dumps(self._ap))
         return t
 
-    # NKI spellings that come up in ported kernels
+    def slice(self, dim, start, end, step=1):
+        key = [slice(None)] * len(self._ap)
+        key[dim] = slice(start, end, step)
+        return self[tuple(key)]
+
+    def select(self, dim, index):
+        if isinstance(index, NkiTensor):
+            raise NkiError("select() with a tensor index is not supported by tpbsim")
+        key = [slice(None)] * len(self._ap)
+        key[dim] = index
+        return self[tuple(key)]
+
     def __len__(self):
         return self._ap[0][1]
+
+
+def _no_view(name):
+    def f(self, *a, **k):
+        raise NkiError("tensor.%s() is not supported by tpbsim (docs/python.md)" % name)
+    f.__name__ = name
+    return f
+
+
+for _n in ("view", "reinterpret_cast", "permute", "broadcast", "expand_dim", "squeeze_dim",
+           "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):
+    setattr(NkiTensor, _n, _no_view(_n))
+del _n
 
 
 def _slice_text(base, sl):
