@@ -104,3 +104,22 @@ def test_sendrecv_two_programs():
     out = exchange[2](x)
     np.testing.assert_array_equal(out[:128], x[:128] - x[128:])
     np.testing.assert_array_equal(out[128:], x[128:] - x[:128])
+
+
+@nki.jit
+def via_scratch(x):
+    """An HBM tensor the kernel does not return is scratch."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    tmp = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.hbm, name="tmp")
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=tmp, src=x)
+    nisa.dma_copy(dst=t, src=tmp)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_scratch_hbm():
+    x = np.arange(128 * 8, dtype=np.float32).reshape(128, 8)
+    assert '"scratch": [{"name": "tmp"' in tpbsim.kernel_json(via_scratch, x)
+    np.testing.assert_array_equal(via_scratch(x), x + 1)
