@@ -123,3 +123,26 @@ def test_scratch_hbm():
     x = np.arange(128 * 8, dtype=np.float32).reshape(128, 8)
     assert '"scratch": [{"name": "tmp"' in tpbsim.kernel_json(via_scratch, x)
     np.testing.assert_array_equal(via_scratch(x), x + 1)
+
+
+@nki.jit
+def nl_expressions(x, y):
+    """nl.load / nl.store and nl.<op>(...) tile expressions."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    a = nl.load(x)
+    b = nl.load(y)
+    col = nl.load(x[:, 0:1])
+    s = nl.add(nl.exp(a), b)               # tensor_tensor of an activation
+    s = nl.multiply(s, col)                # [P, 1] operand: tensor_scalar
+    s = nl.subtract(1.0, s)                # scalar first: reverse0
+    nl.store(out, value=nl.maximum(s, 0.5))
+    return out
+
+
+def test_nl_expressions():
+    r = np.random.default_rng(4)
+    x, y = r.standard_normal((128, 32)).astype(np.float32), r.standard_normal((128, 32)).astype(np.float32)
+    ref = np.maximum(1.0 - (np.exp(x.astype(np.float64)) + y) * x[:, 0:1], 0.5)
+    np.testing.assert_allclose(nl_expressions(x, y), ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(tpbsim.NkiError, match="shapes"):
+        nki.jit(lambda x: nl.add(nl.load(x), nl.load(x[0:64])))(x)

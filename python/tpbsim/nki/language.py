@@ -154,12 +154,85 @@ class _Fn:
     def __init__(self, name):
         self.name = name
 
-    def __call__(self, *a, **k):
-        raise NkiError("nl.%s(...) as a tile expression is not supported by tpbsim; use the "
-                       "nki.isa ops (pass nl.%s as their op)" % (self.name, self.name))
+    def __call__(self, x, *a, dtype=None, **k):
+        """nl.<op>(x, y) / nl.<func>(x) on tiles: one nki.isa op into a new
+        SBUF tile (tensor_tensor, tensor_scalar or activation)."""
+        loc = _trace.caller_loc()
+        if self.name in _BINARY and len(a) == 1 and not k:
+            return _binary(self.name, x, a[0], dtype, loc)
+        if self.name in _UNARY and not a and not k and isinstance(x, NkiTensor):
+            from . import isa
+            t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
+                                            "", loc)
+            isa._emit("activation", loc, [("dst", t.text()), ("src", x.text()),
+                                          ("func", '"%s"' % self.name)])
+            return t
+        raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
+                       "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
 
     def __repr__(self):
         return "nl." + self.name
+
+
+_BINARY = set("""add subtract multiply divide maximum minimum abs_max abs_min power equal
+not_equal less less_equal greater greater_equal logical_and logical_or logical_xor bitwise_and
+bitwise_or bitwise_xor left_shift right_shift mod""".split())
+_UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu
+silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin arctan sign copy abs
+identity""".split())
+
+
+def _is_col(t, other):
+    """A [P, 1] tile used as a per-partition scalar against `other`."""
+    return (isinstance(t, NkiTensor) and isinstance(other, NkiTensor) and
+            t.shape[1:] in ((1,), ()) and t.shape[0] == other.shape[0] and
+            other.shape != t.shape)
+
+
+def _binary(name, x, y, dtype, loc):
+    from . import isa
+    tx, ty = isinstance(x, NkiTensor), isinstance(y, NkiTensor)
+    if not tx and not ty:
+        raise NkiError("%s: nl.%s needs at least one tensor" % (loc, name))
+    if tx and ty and x.shape == y.shape:
+        t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
+                                        "", loc)
+        isa._emit("tensor_tensor", loc, [("dst", t.text()), ("in0", x.text()),
+                                         ("in1", y.text()), ("operator", '"%s"' % name)])
+        return t
+    if tx and ty and not (_is_col(x, y) or _is_col(y, x)):
+        raise NkiError("%s: nl.%s: shapes %s and %s (equal shapes or a [P, 1] operand)" %
+                       (loc, name, list(x.shape), list(y.shape)))
+    rev = not tx or _is_col(x, y)   # the tensor operand is y
+    data, scal = (y, x) if rev else (x, y)
+    t = _trace.current().new_tensor(data.shape, _dtype(dtype) if dtype else data.dtype, sbuf,
+                                    "", loc)
+    f = [("dst", t.text()), ("src", data.text()), ("op0", '"%s"' % name),
+         ("operand0", isa._scalar(scal, "y", loc))]
+    if rev:
+        f.append(("reverse0", "true"))
+    isa._emit("tensor_scalar", loc, f)
+    return t
+
+
+def load(src, dtype=None):
+    """nl.load: a new SBUF tile holding src (one dma_copy)."""
+    loc = _trace.caller_loc()
+    if not isinstance(src, NkiTensor):
+        raise NkiError("%s: nl.load: expected a tensor" % loc)
+    t = _trace.current().new_tensor(src.shape, _dtype(dtype) if dtype else src.dtype, sbuf,
+                                    "", loc)
+    from . import isa
+    isa._emit("dma_copy", loc, [("dst", t.text()), ("src", src.text())])
+    return t
+
+
+def store(dst, value):
+    """nl.store: dst <- value (one dma_copy)."""
+    loc = _trace.caller_loc()
+    from . import isa
+    isa._emit("dma_copy", loc, [("dst", isa._t(dst, "dst", loc)),
+                                ("src", isa._t(value, "value", loc))])
 
 
 _NAMES = """add subtract multiply divide maximum minimum abs_max abs_min power equal
@@ -223,7 +296,7 @@ def _unsupported(name):
     return f
 
 
-for _n in ("load", "store", "mean", "prod", "var", "all", "softmax", "rms_norm",
+for _n in ("mean", "prod", "var", "all", "softmax", "rms_norm",
            "where", "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
            "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "dynamic_range", "fori_loop", "while_loop", "no_reorder"):
