@@ -76,12 +76,19 @@ def _compile(ctx, k, text, out_dir, target):
         raise TpbError(str(e)) from None
 
 
-def compile(kernel, *args, out_dir, target=None, **kwargs):
+def compile(kernel, *args, out_dir, target=None, inputs_dir=None, **kwargs):
     """Trace and compile into the artifact directory out_dir (for `tpb dis`,
-    `tpb sim`, `tpb view`).  Returns out_dir."""
+    `tpb sim`, `tpb view`).  inputs_dir: also write each input array there
+    as <name>.npy, for `tpb sim out_dir --inputs inputs_dir`.  Returns
+    out_dir."""
+    import numpy as np
     k = _kernel(kernel)
-    text = k.trace(*args, **kwargs)[0]
+    text, _, arrays, _ = k.trace(*args, **kwargs)
     _compile(Context(), k, text, out_dir, _target(target))
+    if inputs_dir is not None:
+        os.makedirs(inputs_dir, exist_ok=True)
+        for name, a in arrays.items():
+            np.save(os.path.join(inputs_dir, name + ".npy"), np.ascontiguousarray(a))
     return out_dir
 
 

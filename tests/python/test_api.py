@@ -70,15 +70,13 @@ def test_two_outputs_bf16_and_stats(tmp_path):
 def test_compile_for_the_cli(tmp_path):
     x = np.random.default_rng(2).standard_normal((128, 64)).astype(np.float32)
     art = str(tmp_path / "art")
-    assert tpbsim.compile(relu_rows, x, out_dir=art) == art
+    ind = tmp_path / "in"
+    assert tpbsim.compile(relu_rows, x, out_dir=art, inputs_dir=str(ind)) == art
     tpb = os.path.join(os.path.dirname(os.path.dirname(os.environ["TPBSIM_LIB"])), "bin", "tpb")
     if not os.access(tpb, os.X_OK):
         pytest.skip("tpb CLI not next to libtpb")
     dis = subprocess.run([tpb, "dis", art], capture_output=True, text=True)
     assert dis.returncode == 0 and "Activation" in dis.stdout + dis.stderr
-    ind = tmp_path / "in"
-    ind.mkdir()
-    np.save(ind / "x.npy", x)
     sim = subprocess.run([tpb, "sim", art, "--inputs", str(ind), "-q", "-o", str(tmp_path / "out")],
                          capture_output=True, text=True)
     assert sim.returncode == 0, sim.stderr
