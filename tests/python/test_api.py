@@ -144,3 +144,31 @@ def test_nl_expressions():
     np.testing.assert_allclose(nl_expressions(x, y), ref, rtol=1e-5, atol=1e-5)
     with pytest.raises(tpbsim.NkiError, match="shapes"):
         nki.jit(lambda x: nl.add(nl.load(x), nl.load(x[0:64])))(x)
+
+
+def test_threads_trace_and_simulate_independently():
+    """No global state: kernels traced, compiled and simulated on several
+    threads at once (ctypes releases the GIL inside libtpb)."""
+    import threading
+    import norms
+    r = np.random.default_rng(5)
+    xs = [r.standard_normal((128 * (i + 1), 256)).astype(np.float32) for i in range(4)]
+    res, errs = [None] * 4, []
+
+    def run(i):
+        try:
+            res[i] = norms.nki_softmax_kernel(xs[i]) if i % 2 else relu_rows[i + 1](xs[i][:, :64].copy())
+        except Exception as e:   # reported below
+            errs.append(e)
+    th = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in th:
+        t.start()
+    for t in th:
+        t.join()
+    assert not errs, errs
+    for i in range(4):
+        if i % 2:
+            e = np.exp(xs[i] - xs[i].max(1, keepdims=True))
+            np.testing.assert_allclose(res[i], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+        else:
+            np.testing.assert_array_equal(res[i], np.maximum(xs[i][:, :64], 0))

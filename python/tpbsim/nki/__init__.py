@@ -89,7 +89,7 @@ class Kernel:
                 call[name] = tr.add_input(name, v.shape, language._dtype(v.dtype))
             else:
                 call[name] = v
-        _trace._STACK.append(tr)
+        _trace.stack().append(tr)
         try:
             ret = self.fn(**call)
         except NkiError as e:
@@ -104,7 +104,7 @@ class Kernel:
             where = "%s:%d: " % (os.path.basename(fs.filename), fs.lineno) if fs else ""
             raise NkiError("%s%s: %s" % (where, type(e).__name__, e)) from e
         finally:
-            _trace._STACK.pop()
+            _trace.stack().pop()
         outs = ret if isinstance(ret, (tuple, list)) else (ret,) if ret is not None else ()
         for o in outs:
             if not isinstance(o, NkiTensor) or o.base.kind != "hbm":

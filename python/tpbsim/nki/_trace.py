@@ -7,6 +7,7 @@ compile to the same bytes).  See docs/python.md."""
 import json
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -392,11 +393,21 @@ class Trace:
         return "{%s,\n\"body\": [\n%s\n]}\n" % (",\n".join(head), ",\n".join(self.body))
 
 
-_STACK = []
+class _Local(threading.local):
+    def __init__(self):
+        self.stack = []   # the traces in progress on this thread
+
+
+_LOCAL = _Local()
+
+
+def stack():
+    return _LOCAL.stack
 
 
 def current():
-    if not _STACK:
+    s = _LOCAL.stack
+    if not s:
         raise NkiError("nki.isa / nl.ndarray called outside a kernel being traced "
                        "(call the @nki.jit kernel instead)")
-    return _STACK[-1]
+    return s[-1]
