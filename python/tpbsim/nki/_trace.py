@@ -328,7 +328,8 @@ def caller_loc(depth=2):
     fn = f.f_code.co_filename
     b = _FILE.get(fn)
     if b is None:
-        b = _FILE[fn] = os.path.basename(fn)
+        # JSON-escaped once here: the loc goes into the description as is
+        b = _FILE[fn] = json.dumps(os.path.basename(fn), ensure_ascii=False)[1:-1]
     return "%s:%d" % (b, f.f_lineno)
 
 
