@@ -10,7 +10,12 @@ set(TPB_PYTEST_ENV "TPBSIM_LIB=$<TARGET_FILE:tpb_shared>;PYTHONDONTWRITEBYTECODE
 if(TPB_SANITIZE)
   # the interpreter is not instrumented: preload the sanitizer runtime that
   # libtpb.so needs, and leave Python's own allocations out of leak checks
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+  if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+    set(TPB_ASAN_RT libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
+  else()
+    set(TPB_ASAN_RT libasan.so)
+  endif()
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=${TPB_ASAN_RT}
                   OUTPUT_VARIABLE TPB_LIBASAN OUTPUT_STRIP_TRAILING_WHITESPACE)
   list(APPEND TPB_PYTEST_ENV "LD_PRELOAD=${TPB_LIBASAN}" "ASAN_OPTIONS=detect_leaks=0")
 endif()
