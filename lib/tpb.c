@@ -1,6 +1,7 @@
 /* tpb.c - libtpb: the stable C API (lib/tpb.h) over the front-end, the
  * back-end and the simulator.  No globals; every call fills the context's
  * error and returns -1 on failure; nothing here prints or exits. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,16 +84,21 @@ static int check_target(tpb_ctx_t *c, const char *target)
     return 0;
 }
 
+/* The start of every compile call: clear the error, check the arguments
+ * (`missing` names what is absent when have_args is false) and the target. */
+static int begin(tpb_ctx_t *c, bool have_args, const char *missing, const char *target)
+{
+    c->err.msg[0] = 0;
+    if (!have_args)
+        return fail(c, missing);
+    return check_target(c, target);
+}
+
 TPB_EXPORT int tpb_v1_check_json(tpb_ctx_t *c, const char *text, size_t len,
                                  const char *source_name, const char *base_dir,
                                  const char *target, int64_t *nops, int *nprograms)
 {
-    if (!c)
-        return -1;
-    c->err.msg[0] = 0;
-    if (!text)
-        return fail(c, "no kernel text given");
-    if (check_target(c, target))
+    if (!c || begin(c, text != NULL, "no kernel text given", target))
         return -1;
     enc_front_opts_t o = {target, 0, 0};
     tir_kernel_t k;
@@ -150,12 +156,8 @@ TPB_EXPORT int tpb_v1_compile_json(tpb_ctx_t *c, const char *text, size_t len,
                                    const char *source_name, const char *base_dir,
                                    const char *target, const char *out_dir)
 {
-    if (!c)
-        return -1;
-    c->err.msg[0] = 0;
-    if (!text || !out_dir)
-        return fail(c, "compile: no kernel text or no output directory given");
-    if (check_target(c, target))
+    if (!c || begin(c, text && out_dir, "compile: no kernel text or no output directory given",
+                    target))
         return -1;
     const char *src = source_name ? source_name : "kernel";
     enc_front_opts_t fo = {target, 0, 0};
@@ -185,12 +187,8 @@ TPB_EXPORT int tpb_v1_compile_json(tpb_ctx_t *c, const char *text, size_t len,
 TPB_EXPORT int tpb_v1_compile_file(tpb_ctx_t *c, const char *path, const char *target,
                                    const char *out_dir)
 {
-    if (!c)
-        return -1;
-    c->err.msg[0] = 0;
-    if (!path || !out_dir)
-        return fail(c, "compile: no kernel file or no output directory given");
-    if (check_target(c, target))
+    if (!c || begin(c, path && out_dir, "compile: no kernel file or no output directory given",
+                    target))
         return -1;
     tir_kernel_t k;
     if (enc_parse_kernel_file(path, target, 0, &k, &c->err)) {

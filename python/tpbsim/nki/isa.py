@@ -173,6 +173,13 @@ def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=N
 
 # ---- PE ----
 
+def _pe_tiling(f, tile_position, tile_size):
+    if tile_position:
+        f.append(("tile_position", json.dumps([int(v) for v in tile_position])))
+    if tile_size:
+        f.append(("tile_size", json.dumps([int(v) for v in tile_size])))
+
+
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
               perf_mode=matmul_perf_mode.none, name=None):
@@ -193,10 +200,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         f.append(("is_stationary_onezero", "true"))
     if is_moving_onezero:
         f.append(("is_moving_onezero", "true"))
-    if tile_position:
-        f.append(("tile_position", json.dumps([int(v) for v in tile_position])))
-    if tile_size:
-        f.append(("tile_size", json.dumps([int(v) for v in tile_size])))
+    _pe_tiling(f, tile_position, tile_size)
     pm = perf_mode.value if isinstance(perf_mode, matmul_perf_mode) else perf_mode
     if pm not in (None, "none"):
         f.append(("perf_mode", '"%s"' % pm))
@@ -212,10 +216,7 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
          ("moving_scale", _t(moving_scale, "moving_scale", loc))]
     if accumulate is not None:
         f.append(("accumulate", "true" if accumulate else "false"))
-    if tile_position:
-        f.append(("tile_position", json.dumps([int(v) for v in tile_position])))
-    if tile_size:
-        f.append(("tile_size", json.dumps([int(v) for v in tile_size])))
+    _pe_tiling(f, tile_position, tile_size)
     _emit("matmul_mx", loc, _common(f, name, None, loc))
 
 
