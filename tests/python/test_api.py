@@ -172,3 +172,50 @@ def test_threads_trace_and_simulate_independently():
             np.testing.assert_allclose(res[i], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
         else:
             np.testing.assert_array_equal(res[i], np.maximum(xs[i][:, :64], 0))
+
+
+@nki.jit
+def gather_rows(data, indices):
+    """out[p, :] = data[indices[p], :] (NKI's vector_offset gather)."""
+    P, F = indices.shape[0], data.shape[1]
+    output = nl.ndarray((P, F), dtype=data.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=indices)
+    dst = nl.ndarray((P, F), dtype=data.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=dst, src=data.ap(pattern=[[F, P], [1, F]], vector_offset=idx,
+                                       indirect_dim=0))
+    nisa.dma_copy(dst=output, src=dst)
+    return output
+
+
+@nki.jit
+def scatter_rows(src_data, indices, base):
+    """out = base; out[indices[p], 8:24] = src_data[p, :] (vector_offset on dst)."""
+    P, F = src_data.shape
+    out = nl.ndarray(base.shape, dtype=base.dtype, buffer=nl.shared_hbm)
+    b = nl.ndarray(base.shape, dtype=base.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=b, src=base)
+    nisa.dma_copy(dst=out, src=b)
+    src = nl.ndarray((P, F), dtype=src_data.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=src, src=src_data)
+    idx = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=indices)
+    nisa.dma_copy(dst=out.ap(pattern=[[base.shape[1], P], [1, F]], offset=8, vector_offset=idx,
+                             indirect_dim=0), src=src)
+    return out
+
+
+def test_vector_offset_gather_and_scatter():
+    r = np.random.default_rng(6)
+    data = r.standard_normal((300, 64)).astype(np.float32)
+    ind = r.permutation(300)[:128].astype(np.uint32).reshape(128, 1)
+    np.testing.assert_array_equal(gather_rows(data, ind), data[ind[:, 0]])
+    src = r.standard_normal((128, 16)).astype(np.float32)
+    base = np.zeros((128, 32), np.float32)
+    perm = r.permutation(128).astype(np.uint32).reshape(128, 1)
+    ref = base.copy()
+    ref[perm[:, 0], 8:24] = src
+    np.testing.assert_array_equal(scatter_rows(src, perm, base), ref)
+    with pytest.raises(tpbsim.NkiError, match="vector_offset"):
+        nki.jit(lambda d, i: d.ap(pattern=[[1, 128], [1, 64]], vector_offset=None,
+                                  indirect_dim=1))(data, ind)

@@ -220,11 +220,40 @@ class NkiTensor:
                     sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
         return NkiTensor(self.base, off, ap, sl)
 
-    def ap(self, pattern, offset=0, **kw):
-        for k, v in kw.items():
-            if v is not None and not (k == "indirect_dim" and v == 0):
-                raise NkiError(".ap(%s=...) is not supported by tpbsim" % k)
-        return NkiTensor(self.base, self.offset + offset, [list(p) for p in pattern])
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
+           dtype=None):
+        """An explicit [[step, count], ...] pattern from this view's offset
+        (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
+        tensor: a gather/scatter row access (the kernel format's indirect
+        operand)."""
+        if scalar_offset is not None or dtype is not None:
+            raise NkiError(".ap(%s=...) is not supported by tpbsim" %
+                           ("scalar_offset" if scalar_offset is not None else "dtype"))
+        off = self.offset + (offset or 0)
+        pat = [list(p) for p in pattern]
+        if vector_offset is None:
+            if indirect_dim != 0:
+                raise NkiError(".ap(indirect_dim=%r) needs vector_offset" % indirect_dim)
+            return NkiTensor(self.base, off, pat)
+        return self._indirect(off, pat, vector_offset, indirect_dim)
+
+    def _indirect(self, off, pat, index, indirect_dim):
+        b = self.base
+        if b.kind == "tile" or len(b.shape) != 2 or indirect_dim != 0:
+            raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
+                           "tensor (indirect_dim=0)")
+        if not isinstance(index, NkiTensor) or index.base.kind != "tile":
+            raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
+        rows, cols = b.shape
+        if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
+                or off % cols + pat[1][1] > cols):
+            raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
+                           "[1, n]] within one row of '%s'" % (pat, _t(off), cols, b.name))
+        r0, c0 = divmod(off, cols)
+        t = NkiTensor(b, off, pat)
+        t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (b.name, r0, c0, c0 + pat[1][1],
+                                                               index.text())
+        return t
 
     def reshape(self, shape):
         shape = tuple(int(s) for s in shape)
@@ -274,7 +303,7 @@ def _no_view(name):
 
 
 for _n in ("view", "reinterpret_cast", "permute", "broadcast", "expand_dim", "squeeze_dim",
-           "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):
+           "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):  # noqa
     setattr(NkiTensor, _n, _no_view(_n))
 del _n
 
