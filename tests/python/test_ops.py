@@ -24,7 +24,8 @@ TILES = [("t", [128, 512], "float32", "sbuf"), ("u", [128, 512], "float32", "sbu
          ("ps", [128, 512], "float32", "psum"), ("top", [128, 8], "float32", "sbuf"),
          ("pos", [128, 8], "uint32", "sbuf"), ("ii", [128, 512], "int32", "sbuf"),
          ("tt", [32, 32], "float32", "sbuf"), ("tT", [32, 32], "float32", "sbuf"),
-         ("ssc", [4, 128], "uint8", "sbuf"), ("msc", [4, 512], "uint8", "sbuf")]
+         ("ssc", [4, 128], "uint8", "sbuf"), ("msc", [4, 512], "uint8", "sbuf"),
+         ("idx", [128, 1], "int32", "sbuf")]
 
 # (python call on the tiles dict T and input a, the same op as JSON)
 CASES = {
@@ -32,6 +33,11 @@ CASES = {
                                                 dge_mode=nisa.dge_mode.swdge),
                      {"op": "dma_copy", "dst": "t", "src": "a[128:256, :]", "dma_qos": 3,
                       "dge_mode": "sw"}),
+    "gather_skip": (lambda T, a: nisa.dma_copy(
+        dst=T["g"], src=a.ap(pattern=[[512, 128], [1, 64]], offset=64, vector_offset=T["idx"],
+                             indirect_dim=0), oob_mode=nisa.oob_mode.skip),
+        {"op": "dma_copy", "dst": "g", "src": {"tensor": "a[0:, 64:128]", "index": "idx"},
+         "oob_mode": "skip"}),
     "dma_transpose": (lambda T, a: nisa.dma_transpose(dst=T["gT"], src=a[0:128, 0:64]),
                       {"op": "dma_transpose", "dst": "gT", "src": "a[0:128, 0:64]"}),
     "memset_pool": (lambda T, a: nisa.memset(dst=T["t"], value=1.5, engine=nisa.engine.gpsimd),

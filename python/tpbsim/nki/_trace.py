@@ -303,7 +303,7 @@ def _no_view(name):
 
 
 for _n in ("view", "reinterpret_cast", "permute", "broadcast", "expand_dim", "squeeze_dim",
-           "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):  # noqa
+           "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):
     setattr(NkiTensor, _n, _no_view(_n))
 del _n
 
