@@ -408,7 +408,8 @@ class Trace:
         outs = [o.base for o in outputs]
         decl = lambda b: '{"name": "%s", "shape": %s, "dtype": "%s"}' % (b.name, list(b.shape),
                                                                        b.dtype)
-        head = ['"kernel": %s' % json.dumps(self.name)]
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in self.name) or "kernel"
+        head = ['"kernel": "%s"' % name[:48]]
         if len(self.grid) > 1 or self.grid[0] > 1:
             if self.grid_cores:
                 head.append('"grid": {"n": %d, "nc": %d, "mapping": "%s"}' %
