@@ -10,7 +10,17 @@
  * [addr, addr + bytes) in each partition.  PSUM tiles of at most 2 KiB per
  * partition never straddle a 2 KiB bank (a matmul output must sit in one
  * bank); larger PSUM tiles start on a bank boundary.  A multi-step reduce
- * gets a scratch partial live for its own op only. */
+ * gets a scratch partial live for its own op only.
+ *
+ * Rotating buffers (docs/compiler.md): the instances of a tile declared in
+ * a loop body (same declaration path, one per iteration) get up to N
+ * buffers, so iteration i+1's loads do not wait for iteration i's
+ * consumers.  For placement only, instance j of a group is kept live until
+ * the first use of instance j+N-1: instances j..j+N-1 then overlap and get
+ * N different addresses, and instance j+N may take instance j's.  N is the
+ * largest value up to the target's maximum (SBUF: sbuf_max_buffers, PSUM:
+ * psum_max_buffers = its banks; or --buffers) for which the space fits;
+ * N = 1 is plain first fit. */
 #include "backend.h"
 
 #include <stdio.h>
@@ -212,8 +222,48 @@ static void live_names(const req_t *r, bir_mloc_t **placed, int nplaced, const t
     }
 }
 
+static int cmp_group(const void *x, const void *y)
+{
+    const req_t *a = *(const req_t *const *)x, *b = *(const req_t *const *)y;
+    int c = strcmp(a->path, b->path);
+    if (c)
+        return c;
+    return cmp_first_use(a, b);
+}
+
+/* Extend the placement live range of every instance of a loop-declared
+ * tile for nbuf rotating buffers; orig[] keeps the real last uses. */
+static int rotate_ranges(req_t *reqs, int nr, unsigned nbuf, int *orig)
+{
+    for (int i = 0; i < nr; i++)
+        orig[i] = reqs[i].ml->last_use;
+    if (nbuf <= 1)
+        return 0;
+    req_t **by = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *by);
+    if (!by)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < nr; i++)
+        if (reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0])
+            by[n++] = &reqs[i];
+    qsort(by, (size_t)n, sizeof *by, cmp_group);
+    for (int g = 0; g < n;) {
+        int e = g + 1;
+        while (e < n && strcmp(by[e]->path, by[g]->path) == 0)
+            e++;
+        for (int j = g; j + (int)nbuf - 1 < e; j++) {
+            int until = by[j + (int)nbuf - 1]->ml->first_use;
+            if (until > by[j]->ml->last_use)
+                by[j]->ml->last_use = until;
+        }
+        g = e;
+    }
+    free(by);
+    return 0;
+}
+
 static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
-                       unsigned space, uint64_t *peak, tpb_err_t *err)
+                       unsigned space, unsigned nbuf, uint64_t *peak, tpb_err_t *err)
 {
     bool psum = space == ISA_SPACE_PSUM;
     uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
@@ -221,10 +271,12 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
     bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
     bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
-    if (!reqs || !placed || !byaddr) {
+    int *orig = calloc((size_t)(n > 0 ? n : 1), sizeof *orig);
+    if (!reqs || !placed || !byaddr || !orig) {
         free(reqs);
         free(placed);
         free(byaddr);
+        free(orig);
         return tpb_errf(err, "out of memory in the allocator");
     }
     int nr = 0;
@@ -244,6 +296,13 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
     if (!sorted)
         qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    if (rotate_ranges(reqs, nr, nbuf, orig)) {
+        free(reqs);
+        free(placed);
+        free(byaddr);
+        free(orig);
+        return tpb_errf(err, "out of memory in the allocator");
+    }
     int np = 0;
     int rc = 0;
     *peak = 0;
@@ -262,6 +321,8 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         uint64_t a = first_fit(&reqs[i], byaddr, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
         if (a + reqs[i].ml->bytes > cap) {
             char live[512];
+            for (int j = 0; j < nr; j++)
+                reqs[j].ml->last_use = orig[j];
             live_names(&reqs[i], placed, np, k, live, sizeof live);
             rc = tpb_errf(err, "%s allocation failed: tile '%s' (%s) needs %llu bytes per "
                                "partition while live over ops %d..%d, but only %llu of %llu "
@@ -279,14 +340,39 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         if (a + reqs[i].ml->bytes > *peak)
             *peak = a + reqs[i].ml->bytes;
     }
+    for (int j = 0; j < nr; j++)
+        reqs[j].ml->last_use = orig[j];
     free(reqs);
     free(placed);
     free(byaddr);
+    free(orig);
     return rc;
+}
+
+/* Place one space with the most rotating buffers (<= max) that fit. */
+static int place_rotating(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
+                          unsigned space, unsigned max, uint64_t *peak, unsigned *used,
+                          tpb_err_t *err)
+{
+    for (unsigned nb = max ? max : 1;; nb--) {
+        if (place_space(k, t, m, space, nb, peak, err) == 0) {
+            *used = nb;
+            return 0;
+        }
+        if (nb <= 1)
+            return -1;
+    }
 }
 
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                  bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
+{
+    return alloc_kernel_buffers(k, t, hbm, m, st, 0, err);
+}
+
+int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
+                         const enc_hbm_layout_t *hbm, bir_module_t *m, enc_stats_t *st,
+                         int buffers, tpb_err_t *err)
 {
     m->nops = k->nops;
     m->op_scratch = calloc((size_t)(k->nops > 0 ? k->nops : 1), sizeof *m->op_scratch);
@@ -312,10 +398,17 @@ int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_lay
         ml->bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
     }
     uint64_t sp = 0, pp = 0;
-    if (place_space(k, t, m, ISA_SPACE_SBUF, &sp, err) ||
-        place_space(k, t, m, ISA_SPACE_PSUM, &pp, err))
+    unsigned smax = t->sbuf_max_buffers, pmax = t->psum_max_buffers, sb = 1, pb = 1;
+    if (buffers > 0) {
+        smax = smax < (unsigned)buffers ? smax : (unsigned)buffers;
+        pmax = pmax < (unsigned)buffers ? pmax : (unsigned)buffers;
+    }
+    if (place_rotating(k, t, m, ISA_SPACE_SBUF, smax, &sp, &sb, err) ||
+        place_rotating(k, t, m, ISA_SPACE_PSUM, pmax, &pp, &pb, err))
         return -1;
     if (st) {
+        st->sbuf_buffers = sb;
+        st->psum_buffers = pb;
         st->sbuf_peak = sp;
         st->psum_peak = pp;
         st->hbm_bytes = hbm ? hbm->total : 0;
