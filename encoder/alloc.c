@@ -231,78 +231,102 @@ static int cmp_group(const void *x, const void *y)
     return cmp_first_use(a, b);
 }
 
-/* Extend the placement live range of every instance of a loop-declared
- * tile for nbuf rotating buffers; orig[] keeps the real last uses. */
-static int rotate_ranges(req_t *reqs, int nr, unsigned nbuf, int *orig)
+/* Rotation groups: the instances of each loop-declared tile (same
+ * declaration path), in first-use order, with a buffer count per group. */
+typedef struct {
+    req_t **by;                  /* members, grouped, first-use order within */
+    int *start;                  /* [ngroups + 1] */
+    unsigned *nb;                /* [ngroups] buffers */
+    int ngroups;
+    int *orig;                   /* [nr] real last uses */
+} rot_t;
+
+static void rot_free(rot_t *r)
 {
-    for (int i = 0; i < nr; i++)
-        orig[i] = reqs[i].ml->last_use;
-    if (nbuf <= 1)
-        return 0;
-    req_t **by = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *by);
-    if (!by)
+    free(r->by);
+    free(r->start);
+    free(r->nb);
+    free(r->orig);
+}
+
+static int rot_init(rot_t *r, req_t *reqs, int nr, unsigned max)
+{
+    memset(r, 0, sizeof *r);
+    size_t n1 = (size_t)(nr > 0 ? nr : 1);
+    r->by = malloc(n1 * sizeof *r->by);
+    r->start = malloc((n1 + 1) * sizeof *r->start);
+    r->nb = malloc(n1 * sizeof *r->nb);
+    r->orig = malloc(n1 * sizeof *r->orig);
+    if (!r->by || !r->start || !r->nb || !r->orig)
         return -1;
     int n = 0;
-    for (int i = 0; i < nr; i++)
-        if (reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0])
-            by[n++] = &reqs[i];
-    qsort(by, (size_t)n, sizeof *by, cmp_group);
+    for (int i = 0; i < nr; i++) {
+        r->orig[i] = reqs[i].ml->last_use;
+        if (max > 1 && reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0])
+            r->by[n++] = &reqs[i];
+    }
+    qsort(r->by, (size_t)n, sizeof *r->by, cmp_group);
     for (int g = 0; g < n;) {
         int e = g + 1;
-        while (e < n && strcmp(by[e]->path, by[g]->path) == 0)
+        while (e < n && strcmp(r->by[e]->path, r->by[g]->path) == 0)
             e++;
-        for (int j = g; j + (int)nbuf - 1 < e; j++) {
-            int until = by[j + (int)nbuf - 1]->ml->first_use;
-            if (until > by[j]->ml->last_use)
-                by[j]->ml->last_use = until;
+        if (e - g > 1) {   /* a tile declared once needs no rotation */
+            r->start[r->ngroups] = g;
+            r->nb[r->ngroups++] = max;
         }
+        r->start[r->ngroups] = e;
         g = e;
     }
-    free(by);
     return 0;
 }
 
-static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
-                       unsigned space, unsigned nbuf, uint64_t *peak, tpb_err_t *err)
+/* Placement live ranges for the current buffer counts: instance j of a
+ * group stays live until the first use of instance j + nb - 1. */
+static void rot_apply(rot_t *r, req_t *reqs, int nr)
 {
-    bool psum = space == ISA_SPACE_PSUM;
-    uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
-    int n = m->nmlocs + m->nops;
-    req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
-    bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
-    bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
-    int *orig = calloc((size_t)(n > 0 ? n : 1), sizeof *orig);
-    if (!reqs || !placed || !byaddr || !orig) {
-        free(reqs);
-        free(placed);
-        free(byaddr);
-        free(orig);
-        return tpb_errf(err, "out of memory in the allocator");
+    for (int i = 0; i < nr; i++)
+        reqs[i].ml->last_use = r->orig[i];
+    for (int g = 0; g < r->ngroups; g++) {
+        int nb = (int)r->nb[g];
+        for (int j = r->start[g]; j + nb - 1 < r->start[g + 1]; j++) {
+            int until = r->by[j + nb - 1]->ml->first_use;
+            if (until > r->by[j]->ml->last_use)
+                r->by[j]->ml->last_use = until;
+        }
     }
-    int nr = 0;
-    for (int i = 0; i < m->nmlocs; i++) {
-        bir_mloc_t *ml = &m->mlocs[i];
-        if (ml->space == space && ml->first_use >= 0)
-            reqs[nr++] = (req_t){ml, k->tensors[i].name, k->tensors[i].path};
+}
+
+/* One buffer fewer for the group whose rotation costs the most space
+ * (bytes x (buffers - 1); ties: the first in path order).  0: none left. */
+static int rot_shrink(rot_t *r)
+{
+    int best = -1;
+    uint64_t cost = 0;
+    for (int g = 0; g < r->ngroups; g++) {
+        uint64_t c = r->by[r->start[g]]->ml->bytes * (r->nb[g] - 1);
+        if (r->nb[g] > 1 && (best < 0 || c > cost))
+            best = g, cost = c;
     }
-    for (int i = 0; !psum && i < m->nops; i++)
-        if (m->op_scratch[i].bytes)
-            reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
-    /* tiles are mostly declared in the order they are first used: sort
-     * only when they are not (the order is total, so the result is the
-     * same either way) */
-    bool sorted = true;
-    for (int i = 1; i < nr && sorted; i++)
-        sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
-    if (!sorted)
-        qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
-    if (rotate_ranges(reqs, nr, nbuf, orig)) {
-        free(reqs);
-        free(placed);
-        free(byaddr);
-        free(orig);
-        return tpb_errf(err, "out of memory in the allocator");
-    }
+    if (best < 0)
+        return 0;
+    r->nb[best]--;
+    return 1;
+}
+
+static unsigned rot_max(const rot_t *r)
+{
+    unsigned m = 1;
+    for (int g = 0; g < r->ngroups; g++)
+        m = r->nb[g] > m ? r->nb[g] : m;
+    return m;
+}
+
+/* One first-fit pass over reqs (first-use order) with their current live
+ * ranges. */
+static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **placed,
+                      bir_mloc_t **byaddr, bool psum, uint64_t cap, uint64_t *peak,
+                      tpb_err_t *err)
+{
     int np = 0;
     int rc = 0;
     *peak = 0;
@@ -321,8 +345,6 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         uint64_t a = first_fit(&reqs[i], byaddr, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
         if (a + reqs[i].ml->bytes > cap) {
             char live[512];
-            for (int j = 0; j < nr; j++)
-                reqs[j].ml->last_use = orig[j];
             live_names(&reqs[i], placed, np, k, live, sizeof live);
             rc = tpb_errf(err, "%s allocation failed: tile '%s' (%s) needs %llu bytes per "
                                "partition while live over ops %d..%d, but only %llu of %llu "
@@ -340,28 +362,62 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         if (a + reqs[i].ml->bytes > *peak)
             *peak = a + reqs[i].ml->bytes;
     }
-    for (int j = 0; j < nr; j++)
-        reqs[j].ml->last_use = orig[j];
-    free(reqs);
-    free(placed);
-    free(byaddr);
-    free(orig);
     return rc;
 }
 
-/* Place one space with the most rotating buffers (<= max) that fit. */
-static int place_rotating(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
-                          unsigned space, unsigned max, uint64_t *peak, unsigned *used,
-                          tpb_err_t *err)
+static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
+                       unsigned space, unsigned max, uint64_t *peak, unsigned *used,
+                       tpb_err_t *err)
 {
-    for (unsigned nb = max ? max : 1;; nb--) {
-        if (place_space(k, t, m, space, nb, peak, err) == 0) {
-            *used = nb;
-            return 0;
-        }
-        if (nb <= 1)
-            return -1;
+    bool psum = space == ISA_SPACE_PSUM;
+    uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
+    int n = m->nmlocs + m->nops;
+    req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
+    bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
+    bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
+    rot_t rot;
+    memset(&rot, 0, sizeof rot);
+    int rc = -1;
+    if (!reqs || !placed || !byaddr) {
+        rc = tpb_errf(err, "out of memory in the allocator");
+        goto out;
     }
+    int nr = 0;
+    for (int i = 0; i < m->nmlocs; i++) {
+        bir_mloc_t *ml = &m->mlocs[i];
+        if (ml->space == space && ml->first_use >= 0)
+            reqs[nr++] = (req_t){ml, k->tensors[i].name, k->tensors[i].path};
+    }
+    for (int i = 0; !psum && i < m->nops; i++)
+        if (m->op_scratch[i].bytes)
+            reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
+    /* tiles are mostly declared in the order they are first used: sort
+     * only when they are not (the order is total, so the result is the
+     * same either way) */
+    bool sorted = true;
+    for (int i = 1; i < nr && sorted; i++)
+        sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
+    if (!sorted)
+        qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    if (rot_init(&rot, reqs, nr, max)) {
+        rc = tpb_errf(err, "out of memory in the allocator");
+        goto out;
+    }
+    for (;;) {
+        rot_apply(&rot, reqs, nr);
+        rc = place_pass(k, reqs, nr, placed, byaddr, psum, cap, peak, err);
+        if (rc == 0 || !rot_shrink(&rot))
+            break;
+    }
+    *used = rot_max(&rot);
+    for (int j = 0; j < nr; j++)
+        reqs[j].ml->last_use = rot.orig[j];
+out:
+    rot_free(&rot);
+    free(reqs);
+    free(placed);
+    free(byaddr);
+    return rc;
 }
 
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
@@ -403,8 +459,8 @@ int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
         smax = smax < (unsigned)buffers ? smax : (unsigned)buffers;
         pmax = pmax < (unsigned)buffers ? pmax : (unsigned)buffers;
     }
-    if (place_rotating(k, t, m, ISA_SPACE_SBUF, smax, &sp, &sb, err) ||
-        place_rotating(k, t, m, ISA_SPACE_PSUM, pmax, &pp, &pb, err))
+    if (place_space(k, t, m, ISA_SPACE_SBUF, smax, &sp, &sb, err) ||
+        place_space(k, t, m, ISA_SPACE_PSUM, pmax, &pp, &pb, err))
         return -1;
     if (st) {
         st->sbuf_buffers = sb;
