@@ -16,8 +16,9 @@
  * a loop body (same declaration path, one per iteration) get up to N
  * buffers, so iteration i+1's loads do not wait for iteration i's
  * consumers.  For placement only, instance j of a group is kept live until
- * the first use of instance j+N-1: instances j..j+N-1 then overlap and get
- * N different addresses, and instance j+N may take instance j's.  N is the
+ * the first use of instance j+N-1 (or of the last instance): instances
+ * j..j+N-1 then overlap and get N different addresses, and instance j+N
+ * may take instance j's.  N is the
  * largest value up to the target's maximum (SBUF: sbuf_max_buffers, PSUM:
  * psum_max_buffers = its banks; or --buffers) for which the space fits;
  * N = 1 is plain first fit. */
@@ -281,15 +282,17 @@ static int rot_init(rot_t *r, req_t *reqs, int nr, unsigned max)
 }
 
 /* Placement live ranges for the current buffer counts: instance j of a
- * group stays live until the first use of instance j + nb - 1. */
+ * group stays live until the first use of instance j + nb - 1 (or of the
+ * group's last instance), so instance j + nb is the first that may take
+ * instance j's buffer. */
 static void rot_apply(rot_t *r, req_t *reqs, int nr)
 {
     for (int i = 0; i < nr; i++)
         reqs[i].ml->last_use = r->orig[i];
     for (int g = 0; g < r->ngroups; g++) {
-        int nb = (int)r->nb[g];
-        for (int j = r->start[g]; j + nb - 1 < r->start[g + 1]; j++) {
-            int until = r->by[j + nb - 1]->ml->first_use;
+        int nb = (int)r->nb[g], last = r->start[g + 1] - 1;
+        for (int j = r->start[g]; nb > 1 && j < last; j++) {
+            int until = r->by[j + nb - 1 < last ? j + nb - 1 : last]->ml->first_use;
             if (until > r->by[j]->ml->last_use)
                 r->by[j]->ml->last_use = until;
         }
