@@ -444,10 +444,11 @@ static int move_direct(mover_t *m)
         uint32_t n0 = src->count[0];
         bool fast = row_fast(m, dst, src);
         /* a row is one contiguous run when both sides step by one element
-         * (a transpose: when its source does; the transposing DMA reorders
+         * (a transpose: when either side does; the transposing DMA reorders
          * at dma_transpose_efficiency) */
-        bool contig = src->step[0] == (int32_t)isa_dtype_size(src->dtype) &&
-                      (f->transpose || dst->step[0] == (int32_t)isa_dtype_size(dst->dtype));
+        bool cs = src->step[0] == (int32_t)isa_dtype_size(src->dtype);
+        bool cd = dst->step[0] == (int32_t)isa_dtype_size(dst->dtype);
+        bool contig = f->transpose ? (cs || cd) : (cs && cd);
         uint64_t run = contig ? (uint64_t)n0 * eb : eb;
         for (uint32_t j = 0; j < src->count[1]; j++) {
             int64_t sa = m->sd->src_addr + (int64_t)j * src->step[1];
@@ -536,10 +537,19 @@ static int move_indirect(mover_t *m)
         }
         int64_t sa = m->sd->src_addr + (f->scatter ? (int64_t)j : ix) * src->step[1];
         int64_t da = m->sd->dst_addr + (f->scatter ? ix : (int64_t)j) * dst->step[1];
-        for (uint32_t i = 0; i < n0; i++) {
+        /* a gathered/scattered row is one run when both sides are contiguous */
+        if (n0 && src->step[0] == (int32_t)isa_dtype_size(src->dtype) &&
+            dst->step[0] == (int32_t)isa_dtype_size(dst->dtype) &&
+            row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0))
+            charge(m, engine_of(m, dst, da, src, sa, j), (uint64_t)n0 * eb, (uint64_t)n0 * eb, src,
+                   dst);
+        else
+            for (uint32_t i = 0; i < n0; i++)
+                charge(m, engine_of(m, dst, da + (int64_t)i * dst->step[0], src,
+                                    sa + (int64_t)i * src->step[0], j), eb, eb, src, dst);
+        for (uint32_t i = 0; copy && i < n0; i++) {
             int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
-            charge(m, engine_of(m, dst, b, src, a, j), eb, eb, src, dst);
-            if (copy && move_elem(m, dst, b, src, a))
+            if (move_elem(m, dst, b, src, a))
                 return -1;
         }
     }
