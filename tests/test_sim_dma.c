@@ -727,6 +727,66 @@ static void test_queue_depth(void **state)
     assert_int_equal(c, ref_cycles_ceil(sub1 + 2 * dma_ps(2048, 2048)));
 }
 
+
+/* Transfers of one queue in flight together sit on separate trace lanes
+ * (tid 100 + queue*8 + slot, named "q0 [slot]"). */
+static void test_queue_slots_in_trace(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t sh[1] = { 512 };
+    uint64_t a = tb_tensor(&b, "a", "input", F32, 1, sh);
+    for (unsigned i = 0; i < 3; i++)
+        tb_add(&b, 0, TB_SP, tb_dma(tb_sb(8 * i, 0, F32, 4, 512, 0, 1), tb_hbm(a, F32, 4, 512, 0, 1), 0));
+    for (unsigned i = 0; i < 3; i++)
+        tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    tb_write(&b);
+    sim_options_t o;
+    sim_options_default(&o);
+    o.trace = true;
+    sim_t *s = tb_load(&b, &o);
+    float in[512] = { 0 };
+    tb_input_f32(s, "a", in, 1, sh);
+    tpb_err_t err;
+    if (sim_run(s, &err))
+        fail_msg("%s", err.msg);
+    char path[600];
+    snprintf(path, sizeof path, "%s/trace.json", b.dir);
+    assert_int_equal(sim_write_trace(s, path, &err), 0);
+    sim_free(s);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    cJSON *root = cJSON_Parse(buf);
+    assert_non_null(root);
+    int lanes = 0, per_tid[3] = { 0 };
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItem(root, "traceEvents")) {
+        const cJSON *ph = cJSON_GetObjectItem(ev, "ph"), *tid = cJSON_GetObjectItem(ev, "tid");
+        if (!tid || tid->valueint < 100 || tid->valueint > 102)
+            continue;
+        const char *nm = cJSON_GetObjectItem(ev, "name")->valuestring;
+        if (!strcmp(ph->valuestring, "M") && !strcmp(nm, "thread_name")) {
+            char want[32];
+            snprintf(want, sizeof want, "q0 [%d]", tid->valueint - 100);
+            assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "args"), "name")->valuestring,
+                                want);
+            lanes++;
+        } else if (!strcmp(ph->valuestring, "X")) {
+            per_tid[tid->valueint - 100]++;
+        }
+    }
+    assert_int_equal(lanes, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(per_tid[i], 1);
+    cJSON_Delete(root);
+    tb_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -748,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_single_engine_32k),
         cmocka_unit_test(test_hbm_share),
         cmocka_unit_test(test_queue_depth),
+        cmocka_unit_test(test_queue_slots_in_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
