@@ -678,7 +678,13 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     x->start_ps = now;
     x->end_ps = end;
     x->bytes = bytes;
-    x->slot = Q->inflight++;
+    /* the lowest slot no transfer of the queue in flight holds (trace lane) */
+    unsigned slot = 0;
+    while (slot < 31 && (Q->slots_busy >> slot & 1u))
+        slot++;
+    Q->slots_busy |= 1u << slot;
+    x->slot = slot;
+    Q->inflight++;
     Q->next_start = x->next;
     active_change(c, now, +1);
     c->dma_rr = (q + 1) % s->t->dma_queues;
@@ -703,6 +709,7 @@ int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     if (!Q->head)
         Q->tail = NULL;
     Q->inflight--;
+    Q->slots_busy &= ~(1u << x->slot);
     active_change(c, s->now, -1);
     Q->bytes += x->bytes;
     Q->transfers++;

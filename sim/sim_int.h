@@ -87,7 +87,7 @@ typedef struct sim_xfer {
     size_t trigger_idx;
     uint64_t submit_ps, start_ps, end_ps;
     uint64_t bytes;
-    unsigned slot;               /* position among the queue's transfers in flight */
+    unsigned slot;               /* lowest slot free among its queue's transfers in flight */
     struct sim_xfer *next;
 } sim_xfer_t;
 
@@ -100,6 +100,7 @@ typedef struct {
     uint64_t last_end;           /* end of the last started transfer (in-order completion) */
     bool busy;                   /* a start event is pending */
     unsigned max_slot;           /* highest slot a completed transfer used (trace lanes) */
+    uint32_t slots_busy;         /* bit k: a transfer in flight holds slot k */
     char *name;                  /* def.json, owned, or NULL */
     uint64_t bytes, transfers, descriptors, busy_ps;
 } sim_queue_t;
