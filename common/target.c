@@ -6,6 +6,15 @@
 #include <stddef.h>
 #include <string.h>
 
+/* DMA throughput against bytes per partition (p = 128), read off the
+ * figure of the DMA overview (nki-dma-overview.rst, nki-dma-intro-1.jpg),
+ * relative to its 32 KiB point, at 32, 64, ..., 32768 bytes.  The bandwidth
+ * guide (DMABW) gives the same shape in words: < 256 B overhead-bound,
+ * >= 2 KiB near peak, >= 4 KiB saturated.  Not generation-specific. */
+static const uint16_t dma_row_eff[TPB_DMA_EFF_POINTS] = {
+    14, 26, 50, 103, 209, 424, 813, 966, 983, 990, 1000,
+};
+
 static const tpb_target_t targets[] = {
     {
         .name = "trn1",
@@ -26,6 +35,11 @@ static const tpb_target_t targets[] = {
         .dma_transpose_efficiency = 0.5,
         .dma_partitions_per_engine = 8,       /* DMA: each engine covers 8 partitions */
         .dge_on_vector_indirect_dma = false,
+        .dma_queue_depth = 8,                 /* design choice (docs/timing.md) */
+        .hbm_bytes_per_ns_per_core = 410.0,   /* ARCH2/TRN1: 820 GB/s per chip, 2 NCs */
+        .dma_row_eff_permille = dma_row_eff,  /* DMA overview figure */
+        .sbuf_max_buffers = 4,                /* design choice (docs/compiler.md) */
+        .psum_max_buffers = 8,                /* ARCH2: 8 PSUM banks */
         .dge_on_dst_reduce = false,
         .clk_pe = 2.8, .clk_act = 1.4, .clk_pool = 1.4, .clk_dve = 1.12, .clk_sp = 1.4, /* ARCH2 */
         .clk_ref = 1.4,
@@ -61,6 +75,11 @@ static const tpb_target_t targets[] = {
         .dma_transpose_efficiency = 0.9,      /* ARCH3: DMA transpose HBM->SBUF up to 90% */
         .dma_partitions_per_engine = 8,
         .dge_on_vector_indirect_dma = true,
+        .dma_queue_depth = 8,
+        .hbm_bytes_per_ns_per_core = 362.5,   /* TRN2: 2.9 TB/s per chip, 8 NCs */
+        .dma_row_eff_permille = dma_row_eff,
+        .sbuf_max_buffers = 4,
+        .psum_max_buffers = 8,                /* ARCH3: 8 PSUM banks */
         .dge_on_dst_reduce = true,
         .clk_pe = 2.4, .clk_act = 1.2, .clk_pool = 1.2, .clk_dve = 0.96, .clk_sp = 1.2, /* ARCH3 */
         .clk_ref = 1.2,

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define TPB_DMA_EFF_POINTS 11   /* 32 B .. 32 KiB, powers of two */
+
 typedef struct {
     const char *name;            /* "trn1", "trn2" */
     const char *description;
@@ -31,6 +33,13 @@ typedef struct {
     unsigned dma_partitions_per_engine; /* 8: each engine covers 8 partitions */
     bool dge_on_vector_indirect_dma; /* enable_dge_on_vector_indirect_dma */
     bool dge_on_dst_reduce;          /* enable_dge_on_dst_reduce */
+    unsigned dma_queue_depth;        /* transfers in flight per queue (latency overlap) */
+    double hbm_bytes_per_ns_per_core;   /* chip HBM bandwidth / cores per chip */
+    /* DMA efficiency per contiguous row: permille of the engine peak for
+     * rows of 32, 64, ..., 32768 bytes (DMA overview throughput figure) */
+    const uint16_t *dma_row_eff_permille;   /* [TPB_DMA_EFF_POINTS] */
+    /* compiler: rotating buffers per loop-declared tile (upper bound) */
+    unsigned sbuf_max_buffers, psum_max_buffers;
 
     /* clocks (GHz) */
     double clk_pe, clk_act, clk_pool, clk_dve, clk_sp;

@@ -10,7 +10,18 @@
  * [addr, addr + bytes) in each partition.  PSUM tiles of at most 2 KiB per
  * partition never straddle a 2 KiB bank (a matmul output must sit in one
  * bank); larger PSUM tiles start on a bank boundary.  A multi-step reduce
- * gets a scratch partial live for its own op only. */
+ * gets a scratch partial live for its own op only.
+ *
+ * Rotating buffers (docs/compiler.md): the instances of a tile declared in
+ * a loop body (same declaration path, one per iteration) get up to N
+ * buffers, so iteration i+1's loads do not wait for iteration i's
+ * consumers.  For placement only, instance j of a group is kept live until
+ * the first use of instance j+N-1 (or of the last instance): instances
+ * j..j+N-1 then overlap and get N different addresses, and instance j+N
+ * may take instance j's.  N is the
+ * largest value up to the target's maximum (SBUF: sbuf_max_buffers, PSUM:
+ * psum_max_buffers = its banks; or --buffers) for which the space fits;
+ * N = 1 is plain first fit. */
 #include "backend.h"
 
 #include <stdio.h>
@@ -212,38 +223,113 @@ static void live_names(const req_t *r, bir_mloc_t **placed, int nplaced, const t
     }
 }
 
-static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
-                       unsigned space, uint64_t *peak, tpb_err_t *err)
+static int cmp_group(const void *x, const void *y)
 {
-    bool psum = space == ISA_SPACE_PSUM;
-    uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
-    int n = m->nmlocs + m->nops;
-    req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
-    bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
-    bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
-    if (!reqs || !placed || !byaddr) {
-        free(reqs);
-        free(placed);
-        free(byaddr);
-        return tpb_errf(err, "out of memory in the allocator");
+    const req_t *a = *(const req_t *const *)x, *b = *(const req_t *const *)y;
+    int c = strcmp(a->path, b->path);
+    if (c)
+        return c;
+    return cmp_first_use(a, b);
+}
+
+/* Rotation groups: the instances of each loop-declared tile (same
+ * declaration path), in first-use order, with a buffer count per group. */
+typedef struct {
+    req_t **by;                  /* members, grouped, first-use order within */
+    int *start;                  /* [ngroups + 1] */
+    unsigned *nb;                /* [ngroups] buffers */
+    int ngroups;
+    int *orig;                   /* [nr] real last uses */
+} rot_t;
+
+static void rot_free(rot_t *r)
+{
+    free(r->by);
+    free(r->start);
+    free(r->nb);
+    free(r->orig);
+}
+
+static int rot_init(rot_t *r, req_t *reqs, int nr, unsigned max)
+{
+    memset(r, 0, sizeof *r);
+    size_t n1 = (size_t)(nr > 0 ? nr : 1);
+    r->by = malloc(n1 * sizeof *r->by);
+    r->start = malloc((n1 + 1) * sizeof *r->start);
+    r->nb = malloc(n1 * sizeof *r->nb);
+    r->orig = malloc(n1 * sizeof *r->orig);
+    if (!r->by || !r->start || !r->nb || !r->orig)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < nr; i++) {
+        r->orig[i] = reqs[i].ml->last_use;
+        if (max > 1 && reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0])
+            r->by[n++] = &reqs[i];
     }
-    int nr = 0;
-    for (int i = 0; i < m->nmlocs; i++) {
-        bir_mloc_t *ml = &m->mlocs[i];
-        if (ml->space == space && ml->first_use >= 0)
-            reqs[nr++] = (req_t){ml, k->tensors[i].name, k->tensors[i].path};
+    qsort(r->by, (size_t)n, sizeof *r->by, cmp_group);
+    for (int g = 0; g < n;) {
+        int e = g + 1;
+        while (e < n && strcmp(r->by[e]->path, r->by[g]->path) == 0)
+            e++;
+        if (e - g > 1) {   /* a tile declared once needs no rotation */
+            r->start[r->ngroups] = g;
+            r->nb[r->ngroups++] = max;
+        }
+        r->start[r->ngroups] = e;
+        g = e;
     }
-    for (int i = 0; !psum && i < m->nops; i++)
-        if (m->op_scratch[i].bytes)
-            reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
-    /* tiles are mostly declared in the order they are first used: sort
-     * only when they are not (the order is total, so the result is the
-     * same either way) */
-    bool sorted = true;
-    for (int i = 1; i < nr && sorted; i++)
-        sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
-    if (!sorted)
-        qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    return 0;
+}
+
+/* Placement live ranges for the current buffer counts: instance j of a
+ * group stays live until the first use of instance j + nb - 1 (or of the
+ * group's last instance), so instance j + nb is the first that may take
+ * instance j's buffer. */
+static void rot_apply(rot_t *r, req_t *reqs, int nr)
+{
+    for (int i = 0; i < nr; i++)
+        reqs[i].ml->last_use = r->orig[i];
+    for (int g = 0; g < r->ngroups; g++) {
+        int nb = (int)r->nb[g], last = r->start[g + 1] - 1;
+        for (int j = r->start[g]; nb > 1 && j < last; j++) {
+            int until = r->by[j + nb - 1 < last ? j + nb - 1 : last]->ml->first_use;
+            if (until > r->by[j]->ml->last_use)
+                r->by[j]->ml->last_use = until;
+        }
+    }
+}
+
+/* One buffer fewer for the group whose rotation costs the most space
+ * (bytes x (buffers - 1); ties: the first in path order).  0: none left. */
+static int rot_shrink(rot_t *r)
+{
+    int best = -1;
+    uint64_t cost = 0;
+    for (int g = 0; g < r->ngroups; g++) {
+        uint64_t c = r->by[r->start[g]]->ml->bytes * (r->nb[g] - 1);
+        if (r->nb[g] > 1 && (best < 0 || c > cost))
+            best = g, cost = c;
+    }
+    if (best < 0)
+        return 0;
+    r->nb[best]--;
+    return 1;
+}
+
+static unsigned rot_max(const rot_t *r)
+{
+    unsigned m = 1;
+    for (int g = 0; g < r->ngroups; g++)
+        m = r->nb[g] > m ? r->nb[g] : m;
+    return m;
+}
+
+/* One first-fit pass over reqs (first-use order) with their current live
+ * ranges. */
+static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **placed,
+                      bir_mloc_t **byaddr, bool psum, uint64_t cap, uint64_t *peak,
+                      tpb_err_t *err)
+{
     int np = 0;
     int rc = 0;
     *peak = 0;
@@ -279,6 +365,58 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         if (a + reqs[i].ml->bytes > *peak)
             *peak = a + reqs[i].ml->bytes;
     }
+    return rc;
+}
+
+static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
+                       unsigned space, unsigned max, uint64_t *peak, unsigned *used,
+                       tpb_err_t *err)
+{
+    bool psum = space == ISA_SPACE_PSUM;
+    uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
+    int n = m->nmlocs + m->nops;
+    req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
+    bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
+    bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
+    rot_t rot;
+    memset(&rot, 0, sizeof rot);
+    int rc = -1;
+    if (!reqs || !placed || !byaddr) {
+        rc = tpb_errf(err, "out of memory in the allocator");
+        goto out;
+    }
+    int nr = 0;
+    for (int i = 0; i < m->nmlocs; i++) {
+        bir_mloc_t *ml = &m->mlocs[i];
+        if (ml->space == space && ml->first_use >= 0)
+            reqs[nr++] = (req_t){ml, k->tensors[i].name, k->tensors[i].path};
+    }
+    for (int i = 0; !psum && i < m->nops; i++)
+        if (m->op_scratch[i].bytes)
+            reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
+    /* tiles are mostly declared in the order they are first used: sort
+     * only when they are not (the order is total, so the result is the
+     * same either way) */
+    bool sorted = true;
+    for (int i = 1; i < nr && sorted; i++)
+        sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
+    if (!sorted)
+        qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    if (rot_init(&rot, reqs, nr, max)) {
+        rc = tpb_errf(err, "out of memory in the allocator");
+        goto out;
+    }
+    for (;;) {
+        rot_apply(&rot, reqs, nr);
+        rc = place_pass(k, reqs, nr, placed, byaddr, psum, cap, peak, err);
+        if (rc == 0 || !rot_shrink(&rot))
+            break;
+    }
+    *used = rot_max(&rot);
+    for (int j = 0; j < nr; j++)
+        reqs[j].ml->last_use = rot.orig[j];
+out:
+    rot_free(&rot);
     free(reqs);
     free(placed);
     free(byaddr);
@@ -287,6 +425,13 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
 
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                  bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
+{
+    return alloc_kernel_buffers(k, t, hbm, m, st, 0, err);
+}
+
+int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
+                         const enc_hbm_layout_t *hbm, bir_module_t *m, enc_stats_t *st,
+                         int buffers, tpb_err_t *err)
 {
     m->nops = k->nops;
     m->op_scratch = calloc((size_t)(k->nops > 0 ? k->nops : 1), sizeof *m->op_scratch);
@@ -312,10 +457,17 @@ int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_lay
         ml->bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
     }
     uint64_t sp = 0, pp = 0;
-    if (place_space(k, t, m, ISA_SPACE_SBUF, &sp, err) ||
-        place_space(k, t, m, ISA_SPACE_PSUM, &pp, err))
+    unsigned smax = t->sbuf_max_buffers, pmax = t->psum_max_buffers, sb = 1, pb = 1;
+    if (buffers > 0) {
+        smax = smax < (unsigned)buffers ? smax : (unsigned)buffers;
+        pmax = pmax < (unsigned)buffers ? pmax : (unsigned)buffers;
+    }
+    if (place_space(k, t, m, ISA_SPACE_SBUF, smax, &sp, &sb, err) ||
+        place_space(k, t, m, ISA_SPACE_PSUM, pmax, &pp, &pb, err))
         return -1;
     if (st) {
+        st->sbuf_buffers = sb;
+        st->psum_buffers = pb;
         st->sbuf_peak = sp;
         st->psum_peak = pp;
         st->hbm_bytes = hbm ? hbm->total : 0;

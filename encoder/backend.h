@@ -34,6 +34,11 @@ uint64_t enc_tensor_bytes(const tir_tensor_t *t);
  * HBM addresses from the shared layout. */
 int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                  bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
+/* The same with at most `buffers` rotating buffers per loop-declared tile
+ * (0: the target's maximum; 1: plain first fit). */
+int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
+                         const enc_hbm_layout_t *hbm, bir_module_t *m, enc_stats_t *st,
+                         int buffers, tpb_err_t *err);
 
 /* schedule.c */
 int sched_assign_engines(bir_module_t *m, tpb_err_t *err);

@@ -125,7 +125,7 @@ typedef struct {
     int transfers;           /* triggers issued on it */
 } bir_queue_t;
 
-#define BIR_MAX_QUEUES 16
+#define BIR_MAX_QUEUES 24   /* SP's 16 rings + 2 for each other issuing engine */
 #define BIR_MAX_SEMS 32
 
 typedef struct {

@@ -43,6 +43,9 @@ static void usage(FILE *f)
             "  --link                 compile a one-program kernel through the multi-core\n"
             "                         split/link too (LNC=1: a one-call dispatcher and\n"
             "                         OUTDIR/sgLnk/; see docs/multicore.md)\n"
+            "  --buffers N            at most N rotating buffers per tile declared in a\n"
+            "                         loop body (default: up to 4 in SBUF, 8 in PSUM, as\n"
+            "                         many as fit; 1 = none; docs/compiler.md)\n"
             "  --stats                print per-engine instruction counts, the opcode\n"
             "                         histogram, memory peaks and the sync summary\n"
             "  -h, --help             this text\n"
@@ -102,6 +105,7 @@ static void print_stats(const enc_stats_t *st, bool histogram)
     printf("SBUF peak %llu B/partition, PSUM peak %llu B/partition, HBM %llu B\n",
            (unsigned long long)st->sbuf_peak, (unsigned long long)st->psum_peak,
            (unsigned long long)st->hbm_bytes);
+    printf("rotating buffers: SBUF %u, PSUM %u\n", st->sbuf_buffers, st->psum_buffers);
 }
 
 int tpb_cmd_compile(int argc, char **argv)
@@ -109,13 +113,14 @@ int tpb_cmd_compile(int argc, char **argv)
     const char *in = NULL, *out = NULL, *target = NULL;
     int mode = ENC_RUN_ISA_CHECKS;
     bool dump = false, stats = false, link = false;
+    int buffers = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--target") ||
-                   !strcmp(a, "--mode")) {
+                   !strcmp(a, "--mode") || !strcmp(a, "--buffers")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "tpb compile: %s needs a value\n", a);
                 return 2;
@@ -123,6 +128,16 @@ int tpb_cmd_compile(int argc, char **argv)
             const char *v = argv[++i];
             if (!strcmp(a, "--target"))
                 target = v;
+            else if (!strcmp(a, "--buffers")) {
+                char *end = NULL;
+                long n = strtol(v, &end, 10);
+                if (!*v || *end || n < 1 || n > 64) {
+                    fprintf(stderr, "tpb compile: --buffers %s: expected an integer 1..64 (1 = no "
+                                    "rotating buffers)\n", v);
+                    return 2;
+                }
+                buffers = (int)n;
+            }
             else if (!strcmp(a, "--mode")) {
                 if (parse_mode(v, &mode)) {
                     fprintf(stderr, "tpb compile: --mode %s: Wrong CodeGenMode. It must be one of "
@@ -172,7 +187,7 @@ int tpb_cmd_compile(int argc, char **argv)
         tir_kernel_free(&k);
         return 1;
     }
-    enc_options_t o = {out, target, mode, dump};
+    enc_options_t o = {out, target, mode, dump, buffers};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */

@@ -29,6 +29,8 @@ typedef struct {
     const char *target;        /* NULL: the kernel's target, else trn2 */
     int mode;                  /* enc_codegen_mode_t; anything else is an error */
     bool dump_bin_per_inst;    /* also write <Engine>.<seq>.<name>.bin per instruction */
+    int buffers;               /* rotating buffers per loop-declared tile: 0 = up to the
+                                  target's maximum (docs/compiler.md), 1 = off, N = at most N */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */
@@ -38,6 +40,7 @@ typedef struct {
     uint32_t engine_opcodes[ISA_ENG_COUNT][8];  /* COLLECT: per-engine opcode set (bitset) */
     unsigned sems, queues, waits, nops;   /* sync summary */
     uint64_t sbuf_peak, psum_peak;        /* bytes per partition */
+    unsigned sbuf_buffers, psum_buffers;  /* rotating buffers the allocator used */
     uint64_t hbm_bytes;
     int files;                            /* .bin files written */
 } enc_stats_t;

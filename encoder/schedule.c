@@ -74,28 +74,39 @@ int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
     return 0;
 }
 
-/* Queue names per issuing engine; transfers alternate between an engine's queues. */
-static const char *queue_name(int engine, int k)
+/* Queue spreading (docs/compiler.md): SP, the DMA issuer unless an op
+ * pins another engine, spreads its transfers round-robin in program order
+ * over one queue per DMA ring (dma_engines = 16: qSyncIO0..qSyncIO15, DMA
+ * overview: 16 queues per engine, a transfer uses one queue id on all 16
+ * engines); another issuing engine alternates between two queues. */
+static void queue_name(int engine, int k, char *out, size_t len)
 {
-    static const char *const sp[] = {"qSyncIO0", "qSyncIO1"};
-    static const char *const act[] = {"qActIO0", "qActIO1"};
-    static const char *const pool[] = {"qGpSimdIO0", "qGpSimdIO1"};
-    static const char *const dve[] = {"qVectorIO0", "qVectorIO1"};
-    static const char *const pe[] = {"qPEIO0", "qPEIO1"};
+    const char *base;
     switch (engine) {
-    case ISA_ENG_SP: return sp[k];
-    case ISA_ENG_ACT: return act[k];
-    case ISA_ENG_POOL: return pool[k];
-    case ISA_ENG_DVE: return dve[k];
-    default: return pe[k];
+    case ISA_ENG_SP: base = "qSyncIO"; break;
+    case ISA_ENG_ACT: base = "qActIO"; break;
+    case ISA_ENG_POOL: base = "qGpSimdIO"; break;
+    case ISA_ENG_DVE: base = "qVectorIO"; break;
+    default: base = "qPEIO"; break;
     }
+    snprintf(out, len, "%s%d", base, k);
 }
 
-#define QUEUES_PER_ENGINE 2
+#define QUEUES_PER_OTHER_ENGINE 2
+#define SP_RINGS_MAX 16
+
+static unsigned queues_for(const tpb_target_t *t, int engine)
+{
+    if (engine != ISA_ENG_SP)
+        return QUEUES_PER_OTHER_ENGINE;
+    unsigned n = t->dma_engines < SP_RINGS_MAX ? t->dma_engines : SP_RINGS_MAX;
+    return n ? n : 1;
+}
 
 static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, tpb_err_t *err)
 {
-    const char *name = queue_name(engine, k);
+    char name[32];
+    queue_name(engine, k, name, sizeof name);
     for (int q = 0; q < m->nqueues; q++)
         if (strcmp(m->queues[q].name, name) == 0)
             return q;
@@ -130,7 +141,7 @@ int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
             continue;
         if (in->dma_group != cur_group) {
             cur_group = in->dma_group;
-            int k = rr[in->engine]++ % QUEUES_PER_ENGINE;
+            int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
             cur_q = get_queue(m, t, in->engine, k, err);
             if (cur_q < 0)
                 return -1;

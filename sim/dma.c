@@ -292,7 +292,10 @@ int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64
     else
         Q->head = x;
     Q->tail = x;
-    if (!Q->busy) {
+    if (!Q->next_start)
+        Q->next_start = x;
+    unsigned depth = s->t->dma_queue_depth ? s->t->dma_queue_depth : 1;
+    if (!Q->busy && Q->inflight < depth) {
         Q->busy = true;
         return push_start(s, c, q, t, err);
     }
@@ -307,6 +310,8 @@ typedef struct {
     sim_xfer_t *x;
     const sim_desc_t *sd;
     uint64_t *eng_bytes;         /* [nengines] */
+    uint64_t *eng_cost;          /* [nengines] engine time in milli-bytes at peak */
+    uint64_t hbm_bytes;          /* bytes read from or written to HBM */
     unsigned nengines;
     bool add;
     tpb_err_t *err;
@@ -356,6 +361,16 @@ static unsigned engine_of(const mover_t *m, const isa_dap_t *dst, int64_t da, co
         return row % m->nengines;
     unsigned e = (unsigned)(part / (t->dma_partitions_per_engine ? t->dma_partitions_per_engine : 1));
     return e < m->nengines ? e : m->nengines - 1;
+}
+
+/* Attribute `bytes` moved in contiguous runs of `run` bytes to engine e. */
+static void charge(mover_t *m, unsigned e, uint64_t bytes, uint64_t run, const isa_dap_t *src,
+                   const isa_dap_t *dst)
+{
+    m->eng_bytes[e] += bytes;
+    m->eng_cost[e] += sim_dma_row_cost(m->s->t, bytes, run);
+    m->hbm_bytes += (src->space == ISA_SPACE_HBM ? bytes : 0) +
+                    (dst->space == ISA_SPACE_HBM ? bytes : 0);
 }
 
 static bool all_init(const uint8_t *init, unsigned n)
@@ -428,11 +443,18 @@ static int move_direct(mover_t *m)
         /* same row shape: row by row */
         uint32_t n0 = src->count[0];
         bool fast = row_fast(m, dst, src);
+        /* a row is one contiguous run when both sides step by one element
+         * (a transpose: when either side does; the transposing DMA reorders
+         * at dma_transpose_efficiency) */
+        bool cs = src->step[0] == (int32_t)isa_dtype_size(src->dtype);
+        bool cd = dst->step[0] == (int32_t)isa_dtype_size(dst->dtype);
+        bool contig = f->transpose ? (cs || cd) : (cs && cd);
+        uint64_t run = contig ? (uint64_t)n0 * eb : eb;
         for (uint32_t j = 0; j < src->count[1]; j++) {
             int64_t sa = m->sd->src_addr + (int64_t)j * src->step[1];
             int64_t da = m->sd->dst_addr + (int64_t)j * dst->step[1];
             if (row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0)) {
-                m->eng_bytes[engine_of(m, dst, da, src, sa, j)] += (uint64_t)n0 * eb;
+                charge(m, engine_of(m, dst, da, src, sa, j), (uint64_t)n0 * eb, run, src, dst);
                 if (!copy)
                     continue;
                 if (fast) {
@@ -449,7 +471,7 @@ static int move_direct(mover_t *m)
             }
             for (uint32_t i = 0; i < n0; i++) {
                 int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
-                m->eng_bytes[engine_of(m, dst, b, src, a, j)] += eb;
+                charge(m, engine_of(m, dst, b, src, a, j), eb, eb, src, dst);
                 if (copy && move_elem(m, dst, b, src, a))
                     return -1;
             }
@@ -461,7 +483,7 @@ static int move_direct(mover_t *m)
     for (uint64_t k = 0; k < total; k++) {
         int64_t a = m->sd->src_addr + (int64_t)sj * src->step[1] + (int64_t)si * src->step[0];
         int64_t b = m->sd->dst_addr + (int64_t)dj * dst->step[1] + (int64_t)di * dst->step[0];
-        m->eng_bytes[engine_of(m, dst, b, src, a, dj)] += eb;
+        charge(m, engine_of(m, dst, b, src, a, dj), eb, eb, src, dst);
         if (copy && move_elem(m, dst, b, src, a))
             return -1;
         if (++si == src->count[0]) { si = 0; sj++; }
@@ -515,10 +537,19 @@ static int move_indirect(mover_t *m)
         }
         int64_t sa = m->sd->src_addr + (f->scatter ? (int64_t)j : ix) * src->step[1];
         int64_t da = m->sd->dst_addr + (f->scatter ? ix : (int64_t)j) * dst->step[1];
-        for (uint32_t i = 0; i < n0; i++) {
+        /* a gathered/scattered row is one run when both sides are contiguous */
+        if (n0 && src->step[0] == (int32_t)isa_dtype_size(src->dtype) &&
+            dst->step[0] == (int32_t)isa_dtype_size(dst->dtype) &&
+            row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0))
+            charge(m, engine_of(m, dst, da, src, sa, j), (uint64_t)n0 * eb, (uint64_t)n0 * eb, src,
+                   dst);
+        else
+            for (uint32_t i = 0; i < n0; i++)
+                charge(m, engine_of(m, dst, da + (int64_t)i * dst->step[0], src,
+                                    sa + (int64_t)i * src->step[0], j), eb, eb, src, dst);
+        for (uint32_t i = 0; copy && i < n0; i++) {
             int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
-            m->eng_bytes[engine_of(m, dst, b, src, a, j)] += eb;
-            if (copy && move_elem(m, dst, b, src, a))
+            if (move_elem(m, dst, b, src, a))
                 return -1;
         }
     }
@@ -527,7 +558,39 @@ static int move_indirect(mover_t *m)
 
 /* ---- timing ---- */
 
-static uint64_t bytes_ps(const tpb_target_t *t, uint64_t bytes, bool transpose)
+unsigned sim_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
+{
+    const uint16_t *e = t->dma_row_eff_permille;
+    if (!e)
+        return 1000;
+    if (run >= (32ull << (TPB_DMA_EFF_POINTS - 1)))
+        return e[TPB_DMA_EFF_POINTS - 1];
+    if (run < 32)
+        return e[0];   /* below the figure: see sim_dma_row_cost */
+    unsigned k = 0;
+    while ((32ull << (k + 1)) <= run)
+        k++;
+    uint64_t lo = 32ull << k;
+    /* linear between the two points around run */
+    return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);
+}
+
+/* Engine time of `bytes` moved in runs of `run` bytes, in milli-bytes at
+ * the engine's peak rate: 1000 * bytes / efficiency(run). */
+uint64_t sim_dma_row_cost(const tpb_target_t *t, uint64_t bytes, uint64_t run)
+{
+    unsigned e = sim_dma_row_eff_permille(t, run);
+    if (run && run < 32) {
+        /* shorter than the figure's first point: each run costs what a
+         * 32-byte run costs (packet-rate bound) */
+        uint64_t runs = (bytes + run - 1) / run;
+        return runs * ((32ull * 1000000ull + e - 1) / e);
+    }
+    return (bytes * 1000000ull + e - 1) / e;
+}
+
+/* ps for `cost` milli-bytes on one engine (transpose efficiency applied) */
+uint64_t sim_dma_cost_ps(const tpb_target_t *t, uint64_t cost, bool transpose)
 {
     double eff = transpose ? t->dma_transpose_efficiency : 1.0;
     /* rate in bytes per microsecond, rounded to an integer so the
@@ -535,64 +598,105 @@ static uint64_t bytes_ps(const tpb_target_t *t, uint64_t bytes, bool transpose)
     uint64_t rate = (uint64_t)(t->dma_bytes_per_ns_per_engine * eff * 1000.0 + 0.5);
     if (!rate)
         rate = 1;
+    /* (cost / 1000) bytes * 10^6 ps/us / rate */
+    return (cost * 1000ull + rate - 1) / rate;
+}
+
+static uint64_t hbm_ps(const tpb_target_t *t, uint64_t bytes)
+{
+    uint64_t rate = (uint64_t)(t->hbm_bytes_per_ns_per_core * 1000.0 + 0.5);
+    if (!rate)
+        return 0;
     return (bytes * 1000000ull + rate - 1) / rate;
 }
 
-uint64_t sim_dma_duration_ps(const tpb_target_t *t, const uint64_t *bytes_per_engine,
-                             unsigned nengines, bool transpose)
+static void active_change(sim_core_t *c, uint64_t now, int delta)
 {
-    uint64_t lat = (uint64_t)(t->dma_fixed_latency_ns * 1000.0 + 0.5), worst = 0;
-    for (unsigned i = 0; i < nengines; i++) {
-        uint64_t d = bytes_ps(t, bytes_per_engine[i], transpose);
-        if (d > worst)
-            worst = d;
-    }
-    return lat + worst;
+    if (delta > 0 && c->dma_nactive++ == 0)
+        c->dma_active_since = now;
+    if (delta < 0 && --c->dma_nactive == 0)
+        c->dma_active_ps += now - c->dma_active_since;
 }
 
+/* Start the queue's next transfer (at most dma_queue_depth in flight): move
+ * its data, then book its engines.  A transfer pays the fixed latency from
+ * its start; each DMA engine runs its share after that latency and after
+ * what it already had booked (one transfer at a time per engine), at the
+ * engine rate divided by the row efficiency; the core's HBM share is a
+ * second booked resource for the bytes that touch HBM.  Completions stay
+ * in queue order. */
 int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
 {
     sim_queue_t *Q = &c->queues[q];
-    sim_xfer_t *x = Q->head;
-    if (!x)
+    Q->busy = false;
+    sim_xfer_t *x = Q->next_start;
+    unsigned depth = s->t->dma_queue_depth ? s->t->dma_queue_depth : 1;
+    if (!x || Q->inflight >= depth)
         return 0;
     unsigned ne = s->t->dma_engines;
     if (ne > SIM_DMA_MAX_ENGINES)
         ne = SIM_DMA_MAX_ENGINES;
     if (!ne)
         ne = 1;
-    uint64_t eng[SIM_DMA_MAX_ENGINES] = { 0 };
+    uint64_t eng[SIM_DMA_MAX_ENGINES] = { 0 }, cost[SIM_DMA_MAX_ENGINES] = { 0 }, hbm = 0;
     bool transpose = false;
     for (unsigned i = 0; i < x->ndesc; i++) {
         const sim_desc_t *sd = &x->descs[i];
         bool direct = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;
         unsigned dmaop = direct ? sd->d->inst.f.DDESC.compute : sd->d->inst.f.DIND.compute;
-        mover_t m = { .s = s, .c = c, .x = x, .sd = sd, .eng_bytes = eng, .nengines = ne,
-                      .add = dmaop == ISA_DMAOP_ADD, .err = err };
+        mover_t m = { .s = s, .c = c, .x = x, .sd = sd, .eng_bytes = eng, .eng_cost = cost,
+                      .nengines = ne, .add = dmaop == ISA_DMAOP_ADD, .err = err };
         if (direct && sd->d->inst.f.DDESC.transpose)
             transpose = true;
         if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
             return -1;
+        hbm += m.hbm_bytes;
     }
     uint64_t now = s->now, lat = (uint64_t)(s->t->dma_fixed_latency_ns * 1000.0 + 0.5);
-    uint64_t end = now + lat, bytes = 0;
+    uint64_t ready = now + lat, end = ready, bytes = 0;
     for (unsigned i = 0; i < ne; i++) {
         if (!eng[i])
             continue;
         bytes += eng[i];
-        uint64_t st = now + lat > c->dma_engine_free[i] ? now + lat : c->dma_engine_free[i];
-        uint64_t fin = st + bytes_ps(s->t, eng[i], transpose);
-        c->dma_engine_free[i] = fin;
-        if (fin > end)
-            end = fin;
+        uint64_t st = ready > c->dma_engine_free[i] ? ready : c->dma_engine_free[i];
+        uint64_t d = sim_dma_cost_ps(s->t, cost[i], transpose);
+        c->dma_engine_free[i] = st + d;
+        c->dma_engine_busy_ps[i] += d;
+        c->dma_engine_bytes[i] += eng[i];
+        if (st + d > end)
+            end = st + d;
     }
+    if (hbm) {
+        uint64_t st = ready > c->dma_hbm_free ? ready : c->dma_hbm_free;
+        c->dma_hbm_free = st + hbm_ps(s->t, hbm);
+        if (c->dma_hbm_free > end)
+            end = c->dma_hbm_free;
+    }
+    if (end < Q->last_end)
+        end = Q->last_end;   /* completions stay in queue order */
+    Q->last_end = end;
     x->start_ps = now;
     x->end_ps = end;
     x->bytes = bytes;
+    /* the lowest slot no transfer of the queue in flight holds (trace lane) */
+    unsigned slot = 0;
+    while (slot < 31 && (Q->slots_busy >> slot & 1u))
+        slot++;
+    Q->slots_busy |= 1u << slot;
+    x->slot = slot;
+    Q->inflight++;
+    Q->next_start = x->next;
+    active_change(c, now, +1);
     c->dma_rr = (q + 1) % s->t->dma_queues;
     sim_event_t ev = { .t = end, .kind = EV_DMA_DONE, .core = (uint8_t)c->index,
                        .unit = (uint16_t)q };
-    return sim_heap_push(s, ev, err);
+    if (sim_heap_push(s, ev, err))
+        return -1;
+    if (Q->next_start && Q->inflight < depth) {
+        Q->busy = true;
+        return push_start(s, c, q, now, err);
+    }
+    return 0;
 }
 
 int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
@@ -604,17 +708,24 @@ int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     Q->head = x->next;
     if (!Q->head)
         Q->tail = NULL;
+    Q->inflight--;
+    Q->slots_busy &= ~(1u << x->slot);
+    active_change(c, s->now, -1);
     Q->bytes += x->bytes;
     Q->transfers++;
     Q->busy_ps += x->end_ps - x->start_ps;
     if (x->end_ps > s->end_ps)
         s->end_ps = x->end_ps;
-    sim_ref_t lane = { .core = (int16_t)c->index, .tid = (uint16_t)(SIM_DMA_LANE_TID + q * 8),
+    unsigned slot = x->slot < SIM_DMA_TRACE_SLOTS ? x->slot : SIM_DMA_TRACE_SLOTS - 1;
+    if (slot > Q->max_slot)
+        Q->max_slot = slot;
+    sim_ref_t lane = { .core = (int16_t)c->index,
+                       .tid = (uint16_t)(SIM_DMA_LANE_TID + q * SIM_DMA_TRACE_SLOTS + slot),
                        .pc = x->issuer.pc, .start_ps = x->start_ps };
     if (s->opt.trace) {
         sim_tr_dma_t r = { .start_ps = x->start_ps, .end_ps = x->end_ps, .bytes = x->bytes,
                            .core = (uint8_t)c->index, .queue = (uint16_t)q, .ndesc = x->ndesc,
-                           .issuer = x->issuer };
+                           .slot = (uint8_t)slot, .issuer = x->issuer };
         sim_trace_dma(s, &r);
     }
     const isa_sync_t *h = &x->trigger->inst.sync;
@@ -628,9 +739,11 @@ int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     free(x);
     if (rc)
         return rc;
-    if (Q->head)
+    unsigned depth = s->t->dma_queue_depth ? s->t->dma_queue_depth : 1;
+    if (Q->next_start && !Q->busy && Q->inflight < depth) {
+        Q->busy = true;
         return push_start(s, c, q, s->now, err);
-    Q->busy = false;
+    }
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #define SIM_MAX_CORES 8
 #define SIM_DMA_MAX_ENGINES 32
 #define SIM_DMA_LANE_TID 100     /* trace tid = 100 + queue*8 + slot */
+#define SIM_DMA_TRACE_SLOTS 8    /* slots per queue in the trace (dma_queue_depth beyond: last) */
 
 /* A reference to the instruction (or DMA transfer) that did something:
  * used for `waited_for` and DMA `issuer` in the trace. */
@@ -63,6 +64,7 @@ typedef struct {
     uint64_t arrive_ps;          /* when its semaphore wait ended (barrier arrival) */
     uint64_t busy_ps, sem_wait_ps, barrier_wait_ps;
     uint64_t ninst;
+    uint64_t pe_bg_cycles;       /* PE: cycles of the Matmul just run (background LS) */
     sim_ref_t barrier_last;      /* the last arriver that released us */
 } sim_engine_t;
 
@@ -85,14 +87,20 @@ typedef struct sim_xfer {
     size_t trigger_idx;
     uint64_t submit_ps, start_ps, end_ps;
     uint64_t bytes;
+    unsigned slot;               /* lowest slot free among its queue's transfers in flight */
     struct sim_xfer *next;
 } sim_xfer_t;
 
 typedef struct {
     sim_desc_t *pending;         /* queued, not yet triggered */
     unsigned npending, cap;
-    sim_xfer_t *head, *tail;     /* submitted, in order; head in flight if busy */
-    bool busy;
+    sim_xfer_t *head, *tail;     /* submitted, in order; head completes first */
+    sim_xfer_t *next_start;      /* first submitted transfer not started yet */
+    unsigned inflight;           /* started, not completed (<= dma_queue_depth) */
+    uint64_t last_end;           /* end of the last started transfer (in-order completion) */
+    bool busy;                   /* a start event is pending */
+    unsigned max_slot;           /* highest slot a completed transfer used (trace lanes) */
+    uint32_t slots_busy;         /* bit k: a transfer in flight holds slot k */
     char *name;                  /* def.json, owned, or NULL */
     uint64_t bytes, transfers, descriptors, busy_ps;
 } sim_queue_t;
@@ -110,6 +118,10 @@ typedef struct {
     sim_sem_t sem[ISA_NUM_SEMAPHORES];
     sim_queue_t *queues;         /* [target->dma_queues] */
     uint64_t dma_engine_free[SIM_DMA_MAX_ENGINES]; /* ps */
+    uint64_t dma_engine_busy_ps[SIM_DMA_MAX_ENGINES], dma_engine_bytes[SIM_DMA_MAX_ENGINES];
+    uint64_t dma_hbm_free;       /* ps: the core's HBM bandwidth share is booked up to here */
+    unsigned dma_nactive;        /* transfers in flight on the core */
+    uint64_t dma_active_since, dma_active_ps; /* union of in-flight time */
     unsigned dma_rr;             /* round-robin pointer across queues */
     uint8_t *sbuf, *psum;
     uint8_t *sbuf_init, *psum_init;
@@ -169,6 +181,7 @@ typedef struct {
     uint64_t start_ps, end_ps, bytes;
     uint8_t core;
     uint16_t queue;
+    uint8_t slot;                /* position among the queue's transfers in flight */
     uint32_t ndesc;
     sim_ref_t issuer;
 } sim_tr_dma_t;
@@ -272,6 +285,11 @@ void sim_describe_block(const sim_t *s, const sim_core_t *c, const sim_engine_t 
 int sim_control_exec(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
                      size_t *next, tpb_err_t *err);
 
+/* ---- pe_timing.c ---- */
+/* PE cycles of op after background-LS overlap; *bg carries the previous
+ * Matmul's cycles (0 otherwise); no_wait: the op was ready when PE was. */
+uint64_t sim_pe_pipelined_cycles(uint64_t *bg, isa_op_t op, uint64_t cycles, bool no_wait);
+
 /* ---- dma.c ---- */
 int sim_dma_descriptor(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, tpb_err_t *err);
 int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64_t t,
@@ -281,8 +299,9 @@ int sim_dma_done(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
 void sim_dma_free(sim_core_t *c, unsigned nqueues);
 /* Bytes of a transfer assigned to each DMA engine and the resulting
  * duration (exposed for the timing tests through docs/timing.md). */
-uint64_t sim_dma_duration_ps(const tpb_target_t *t, const uint64_t *bytes_per_engine,
-                             unsigned nengines, bool transpose);
+unsigned sim_dma_row_eff_permille(const tpb_target_t *t, uint64_t run_bytes);
+uint64_t sim_dma_row_cost(const tpb_target_t *t, uint64_t bytes, uint64_t run_bytes);
+uint64_t sim_dma_cost_ps(const tpb_target_t *t, uint64_t cost, bool transpose);
 
 /* ---- trace.c ---- */
 void sim_trace_inst(sim_t *s, const sim_tr_inst_t *r);

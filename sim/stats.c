@@ -41,6 +41,29 @@ static cJSON *queue_json(const sim_t *s, const sim_queue_stats_t *q)
     return o;
 }
 
+/* DMA activity of one core: the time any transfer was in flight, and each
+ * DMA engine's bytes and busy time (docs/timing.md, DMA). */
+static void dma_engines_json(const sim_t *s, unsigned ci, cJSON *co, uint64_t total)
+{
+    const sim_core_t *c = &s->cores[ci];
+    uint64_t act = sim_ps_to_ref_cycles(s->t, c->dma_active_ps);
+    cJSON_AddNumberToObject(co, "dma_active_cycles", (double)act);
+    cJSON_AddNumberToObject(co, "dma_utilisation", ratio(act, total));
+    cJSON *arr = cJSON_AddArrayToObject(co, "dma_engines");
+    for (unsigned i = 0; i < s->t->dma_engines && i < SIM_DMA_MAX_ENGINES; i++) {
+        if (!c->dma_engine_bytes[i])
+            continue;
+        uint64_t busy = sim_ps_to_ref_cycles(s->t, c->dma_engine_busy_ps[i]);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "engine", i);
+        cJSON_AddNumberToObject(o, "bytes", (double)c->dma_engine_bytes[i]);
+        cJSON_AddNumberToObject(o, "busy_cycles", (double)busy);
+        cJSON_AddNumberToObject(o, "busy_ns", (double)c->dma_engine_busy_ps[i] / 1000.0);
+        cJSON_AddNumberToObject(o, "utilisation", ratio(busy, total));
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
 char *sim_stats_json(const sim_t *s)
 {
     sim_summary_t sum;
@@ -78,6 +101,7 @@ char *sim_stats_json(const sim_t *s)
             cJSON_AddItemToArray(qs, queue_json(s, &qv[i]));
         }
         free(qv);
+        dma_engines_json(s, ci, co, sum.total_cycles);
         cJSON_AddItemToArray(cores, co);
     }
     cJSON_AddNumberToObject(root, "sem_wait_cycles", (double)sem_wait);

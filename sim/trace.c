@@ -278,14 +278,18 @@ static void put_meta(jb_t *b, const sim_t *s)
             const sim_queue_t *Q = &c->queues[q];
             if (!Q->transfers)
                 continue;
-            char name[160];
-            snprintf(name, sizeof name, "q%u%s%s [0]", q, Q->name ? " " : "", Q->name ? Q->name : "");
-            unsigned tid = SIM_DMA_LANE_TID + q * 8;
-            jb_printf(b, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
-                      ci + 1, tid);
-            jb_jstr(b, name);
-            jb_printf(b, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%u,"
-                      "\"args\":{\"sort_index\":%u}},\n", ci + 1, tid, tid);
+            /* one lane per slot (transfer in flight at once) the queue used */
+            for (unsigned sl = 0; sl <= Q->max_slot && sl < SIM_DMA_TRACE_SLOTS; sl++) {
+                char name[160];
+                snprintf(name, sizeof name, "q%u%s%s [%u]", q, Q->name ? " " : "",
+                         Q->name ? Q->name : "", sl);
+                unsigned tid = SIM_DMA_LANE_TID + q * SIM_DMA_TRACE_SLOTS + sl;
+                jb_printf(b, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
+                          ci + 1, tid);
+                jb_jstr(b, name);
+                jb_printf(b, "}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%u,"
+                          "\"args\":{\"sort_index\":%u}},\n", ci + 1, tid, tid);
+            }
         }
     }
 }
@@ -353,7 +357,7 @@ static void put_dma(trace_writer_t *w, const sim_tr_dma_t *r)
     jb_lit(b, "{\"ph\":\"X\",\"pid\":");
     jb_u64(b, r->core + 1u);
     jb_lit(b, ",\"tid\":");
-    jb_u64(b, SIM_DMA_LANE_TID + r->queue * 8u);
+    jb_u64(b, SIM_DMA_LANE_TID + r->queue * (unsigned)SIM_DMA_TRACE_SLOTS + r->slot);
     jb_lit(b, ",\"name\":");
     put_cached_name(w, &w->dma_name[(size_t)r->core * s->t->dma_queues + r->queue], "DMA q",
                     r->queue, Q->name);

@@ -1,6 +1,7 @@
 # Back-end (encoder/ lowering, allocation, scheduling, emission) tests.
 tpb_add_test(test_back_lower "quick;unit;back" test_back_lower.c)
 tpb_add_test(test_back_sched "quick;unit;back" test_back_sched.c)
+tpb_add_test(test_back_alloc "quick;unit;back" test_back_alloc.c)
 tpb_add_test(test_back_emit "quick;unit;back" test_back_emit.c)
 target_link_libraries(test_back_emit PRIVATE PkgConfig::CJSON)
 tpb_add_test(test_back_robust "quick;unit;back" test_back_robust.c)
@@ -40,3 +41,16 @@ add_test(NAME cli_compile_trailing_slash
          COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/matmul.json
                  -o ${PROJECT_BINARY_DIR}/cli_compile_slash/)
 set_tests_properties(cli_compile_trailing_slash PROPERTIES LABELS "quick;back")
+
+# --buffers: a bad value is a usage error naming the option; --buffers 1
+# compiles with plain first fit (the --stats line reports it).
+add_test(NAME cli_compile_bad_buffers
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/tensor_add.json
+                 --buffers 0 -o ${PROJECT_BINARY_DIR}/cli_compile_bad_buffers)
+set_tests_properties(cli_compile_bad_buffers PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "--buffers 0: expected an integer 1..64")
+add_test(NAME cli_compile_buffers_off
+         COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/examples/kernels/tensor_add.json
+                 --buffers 1 --stats -o ${PROJECT_BINARY_DIR}/cli_compile_buffers_off)
+set_tests_properties(cli_compile_buffers_off PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "rotating buffers: SBUF 1, PSUM 1")

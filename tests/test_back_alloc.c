@@ -1,0 +1,122 @@
+/* Rotating buffers (encoder/alloc.c, docs/compiler.md worked example) and
+ * DMA queue spreading (encoder/schedule.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "back_util.h"
+
+static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
+
+/* A loop of n iterations, each declaring tile "t" (same declaration path,
+ * as the front-end gives every iteration's instance) of `elems` fp32 per
+ * partition: load t from a, store t to out. */
+static void build_loop(tir_kernel_t *k, int n, int64_t elems, int *inst)
+{
+    tir_kernel_init(k);
+    int a = BU_T(k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, elems);
+    int out = BU_T(k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 128, elems);
+    for (int i = 0; i < n; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, i ? "t#%d" : "t", i);
+        inst[i] = BU_T(k, nm, TIR_T_SBUF, ISA_DT_FP32, 128, elems);
+        snprintf(k->tensors[inst[i]].path, sizeof k->tensors[0].path, "body[0].body[0]");
+        tir_op_t op;
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_full(k, inst[i]), op.src[0] = bu_full(k, a), op.nsrc = 1;
+        bu_op(k, &op, "ld");
+        tir_op_init(&op, TIR_STORE);
+        op.dst = bu_full(k, out), op.src[0] = bu_full(k, inst[i]), op.nsrc = 1;
+        bu_op(k, &op, "st");
+    }
+}
+
+static int lower_buffers(bu_run_t *r, const tir_kernel_t *k, int buffers)
+{
+    memset(r, 0, sizeof *r);
+    if (enc_hbm_layout(k, &r->hbm, &r->err) || bir_module_init(&r->m, 0, k->ntensors, &r->err))
+        return -1;
+    return alloc_kernel_buffers(k, trn2(), &r->hbm, &r->m, &r->st, buffers, &r->err);
+}
+
+/* 6 iterations of a 2 KiB tile: 4 buffers (trn2 sbuf_max_buffers) at
+ * 0, 2048, 4096, 6144, then iteration 4 reuses iteration 0's, 5 reuses 1's. */
+static void test_rotation_addresses(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    int t[6];
+    build_loop(&k, 6, 512, t);
+    bu_run_t r;
+    assert_int_equal(lower_buffers(&r, &k, 0), 0);
+    uint64_t want[6] = { 0, 2048, 4096, 6144, 0, 2048 };
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(r.m.mlocs[t[i]].addr, want[i]);
+    assert_int_equal(r.st.sbuf_buffers, 4);
+    assert_int_equal(r.st.sbuf_peak, 8192);
+    /* live ranges are the real ones again after placement */
+    assert_int_equal(r.m.mlocs[t[0]].last_use, 1);
+    bu_free(&r);
+    /* --buffers 2: two buffers alternate */
+    assert_int_equal(lower_buffers(&r, &k, 2), 0);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 2) * 2048);
+    bu_free(&r);
+    /* --buffers 1: plain first fit, every instance at 0 */
+    assert_int_equal(lower_buffers(&r, &k, 1), 0);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(r.m.mlocs[t[i]].addr, 0);
+    assert_int_equal(r.st.sbuf_buffers, 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* 100 KiB tiles: 4 (or 3) buffers do not fit 224 KiB, 2 do. */
+static void test_rotation_shrinks_to_fit(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    int t[5];
+    build_loop(&k, 5, 25600, t);
+    bu_run_t r;
+    assert_int_equal(lower_buffers(&r, &k, 0), 0);
+    assert_int_equal(r.st.sbuf_buffers, 2);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 2) * 102400);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* SP spreads transfers round-robin over 16 queues (rings) in program
+ * order: the 17th transfer is back on qSyncIO0. */
+static void test_queue_spreading(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    int t[9];
+    build_loop(&k, 9, 16, t);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(r.m.nqueues, 16);
+    assert_string_equal(r.m.queues[0].name, "qSyncIO0");
+    assert_string_equal(r.m.queues[15].name, "qSyncIO15");
+    bir_block_t *b = bu_block(&r);
+    int ntrig = 0;
+    for (int i = 0; i < b->ninsts; i++)
+        if (b->insts[i].isa.op == ISA_OP_DMA_TRIGGER)
+            assert_int_equal(b->insts[i].queue, ntrig++ % 16);
+    assert_int_equal(ntrig, 18);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rotation_addresses),
+        cmocka_unit_test(test_rotation_shrinks_to_fit),
+        cmocka_unit_test(test_queue_spreading),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
