@@ -166,7 +166,7 @@ TPB_EXPORT int tpb_v1_compile_json(tpb_ctx_t *c, const char *text, size_t len,
         tir_kernel_free(&k);
         return -1;
     }
-    enc_options_t o = {out_dir, target, ENC_RUN_ISA_CHECKS, false};
+    enc_options_t o = {.out_dir = out_dir, .target = target, .mode = ENC_RUN_ISA_CHECKS};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     int rc;
@@ -195,7 +195,7 @@ TPB_EXPORT int tpb_v1_compile_file(tpb_ctx_t *c, const char *path, const char *t
         tir_kernel_free(&k);
         return -1;
     }
-    enc_options_t o = {out_dir, target, ENC_RUN_ISA_CHECKS, false};
+    enc_options_t o = {.out_dir = out_dir, .target = target, .mode = ENC_RUN_ISA_CHECKS};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     int rc = k.num_programs > 1 ? enc_compile_mc(path, &o, &st, &c->err)
