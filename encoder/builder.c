@@ -53,6 +53,7 @@ void enc_builder_free(enc_builder_t *b)
     b->live = NULL;
     b->nnames = b->cap_names = b->cap_hash = b->cap_tensor_info = b->cap_scope = 0;
     b->depth = 0;
+    enc_acc_free(b);
 }
 
 int enc_builder_finish(enc_builder_t *b)
@@ -677,11 +678,15 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     unsigned legal = enc_legal_engines(op->kind);
     if (op->engine == ISA_ENG_UNASSIGNED && legal && !(legal & (legal - 1)))
         op->engine = __builtin_ctz(legal);
+    if (enc_acc_resolve(b, op))
+        return -1;
     tpb_err_t verr;
     if (enc_validate_op(b->k, b->target, op, &verr))
         return enc_fail(b, "%s", verr.msg);
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);
+    if (enc_acc_note(b, op))
+        return -1;
     return id;
 }

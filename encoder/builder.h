@@ -58,6 +58,11 @@ typedef struct {
     int cap_tensor_info;
     int *scope_start;
     int depth, cap_scope;
+    /* matmul outputs per PSUM tile, for accumulate=None (builder_acc.c) */
+    struct enc_acc_region *acc;
+    int acc_n, acc_cap;
+    int *acc_head;                /* per tensor: newest region, -1 */
+    int acc_nheads;
 } enc_builder_t;
 
 /* target NULL = trn2.  Initialises *k (tir_kernel_init). */
@@ -154,7 +159,9 @@ int enc_broadcast_partition(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
 int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8_t mask[32]);
 int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg);
 
-/* flags: TIR_F_ACCUMULATE | TIR_F_TRANSPOSE | TIR_F_ONEZERO_* | TIR_F_DOUBLE_ROW */
+/* flags: TIR_F_ACCUMULATE | TIR_F_ACC_AUTO (NKI accumulate=None) |
+ * TIR_F_TRANSPOSE (NKI is_transpose: stationary = data, moving = identity,
+ * dst = stationary.T bit-exact) | TIR_F_ONEZERO_* | TIR_F_DOUBLE_ROW */
 int enc_matmul(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
                unsigned flags);
 int enc_matmul_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
@@ -198,6 +205,13 @@ int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
 int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale);
 int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data);
 int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer);
+
+/* ---- accumulate=None (encoder/builder_acc.c; called by enc_emit) ---- */
+/* Replace TIR_F_ACC_AUTO by NKI's choice for this op (0, or -1 + sticky
+ * error); enc_acc_note() records an appended op's PSUM writes. */
+int enc_acc_resolve(enc_builder_t *b, tir_op_t *op);
+int enc_acc_note(enc_builder_t *b, const tir_op_t *op);
+void enc_acc_free(enc_builder_t *b);
 
 /* ---- validation (encoder/validate.c) ---- */
 /* Check one op against the kernel's tensors and the target.  Message:

@@ -251,16 +251,36 @@ static int get_num(jx_t *j, const cJSON *obj, const char *path, const char *fnam
     return jfail(j, path, fname, "expected a number, got %s", type_name(it));
 }
 
-static int get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out)
+/* A boolean: true/false, or an integer expression string ("k > 0"; non-zero
+ * is true).  JSON null or an absent field is "not given" (*given = false),
+ * which NKI fields such as matmul `accumulate` read as None. */
+static int get_bool3(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out,
+                     bool *given)
 {
     const cJSON *it = field(obj, fname);
     *out = false;
-    if (!it)
+    *given = false;
+    if (!it || cJSON_IsNull(it))
         return 0;
+    *given = true;
+    if (cJSON_IsString(it)) {
+        int64_t v;
+        if (get_int_item(j, it, path, fname, &v, NULL))
+            return -1;
+        *out = v != 0;
+        return 0;
+    }
     if (!cJSON_IsBool(it))
-        return jfail(j, path, fname, "expected true or false, got %s", type_name(it));
+        return jfail(j, path, fname, "expected true, false or an expression string, got %s",
+                     type_name(it));
     *out = cJSON_IsTrue(it);
     return 0;
+}
+
+static int get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out)
+{
+    bool given;
+    return get_bool3(j, obj, path, fname, out, &given);
 }
 
 static int get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
@@ -829,12 +849,14 @@ static int get_pair(jx_t *j, const cJSON *o, const char *path, const char *fname
 
 static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    bool acc, tr, oz_w, oz_m;
+    bool acc, acc_given, tr, oz_w, oz_m;
     const char *perf;
+    const char *trname = field(o, "is_transpose") ? "is_transpose" : "transpose";
     if (get_ap(j, o, path, "dst", true, &op->dst) ||
         get_ap(j, o, path, "stationary", true, &op->src[0]) ||
         get_ap(j, o, path, "moving", true, &op->src[1]) ||
-        get_bool(j, o, path, "accumulate", &acc) || get_bool(j, o, path, "transpose", &tr) ||
+        get_bool3(j, o, path, "accumulate", &acc, &acc_given) ||
+        get_bool(j, o, path, trname, &tr) ||
         get_bool(j, o, path, "is_stationary_onezero", &oz_w) ||
         get_bool(j, o, path, "is_moving_onezero", &oz_m) ||
         get_pair(j, o, path, "tile_position", op->tile_pos) ||
@@ -842,7 +864,8 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         get_str(j, o, path, "perf_mode", &perf, false))
         return -1;
     op->nsrc = 2;
-    op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (tr ? TIR_F_TRANSPOSE : 0) |
+    op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (acc_given ? 0 : TIR_F_ACC_AUTO) |
+                 (tr ? TIR_F_TRANSPOSE : 0) |
                  (oz_w ? TIR_F_ONEZERO_W : 0) | (oz_m ? TIR_F_ONEZERO_M : 0);
     if (perf) {
         int pm = isa_enum_by_name(ISA_FT_PERF, strip_prefix(perf));
@@ -1176,7 +1199,7 @@ static const opdef_t opdefs[] = {
     {"stream_shuffle", TIR_STREAM_SHUFFLE, h_stream_shuffle, {F_COMMON, "dst", "src", "shuffle_mask", NULL}},
     {"load_tensor_to_register", TIR_LOAD_TENSOR_TO_REGISTER, h_ltr, {F_COMMON, "src", "reg", NULL}},
     {"broadcast_partition", TIR_BROADCAST_PARTITION, h_dst_src, {F_COMMON, "dst", "src", NULL}},
-    {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", NULL}},
+    {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", NULL}},
     {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", NULL}},
     {"matmul_sparse", TIR_MATMUL_SPARSE, h_matmul, {F_COMMON, "dst", "stationary", "moving", "tags", "compress_ratio", "accumulate", "tile_position", "tile_size", NULL}},
     {"transpose", TIR_TRANSPOSE, h_dst_src, {F_COMMON, "dst", "src", NULL}},

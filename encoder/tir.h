@@ -94,6 +94,10 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 #define TIR_F_OOB_SKIP     (1u << 9)
 #define TIR_F_RMW_ADD      (1u << 10) /* indirect_save / store with rmw_op=add */
 #define TIR_F_DOUBLE_ROW   (1u << 11)
+/* matmul family, builder input only: NKI accumulate=None.  enc_emit()
+ * replaces it by TIR_F_ACCUMULATE or nothing (encoder/builder_acc.c), so the
+ * tile IR never carries it. */
+#define TIR_F_ACC_AUTO     (1u << 12)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----

@@ -637,10 +637,14 @@ static int check_matmul(const vctx_t *v)
             return vfail(v, "compress_ratio", "%u (2 or 4)", op->compress_ratio);
     }
     bool tr = op->flags & TIR_F_TRANSPOSE;
-    if (tr ? dt->dtype != mvt->dtype : dt->dtype != ISA_DT_FP32)
-        return vfail(v, "dst", "PSUM dtype %s; matmul accumulates in float32%s",
-                     isa_dtype_numpy_name(dt->dtype),
-                     tr ? " (transpose mode writes the moving dtype)" : "");
+    /* transpose mode (NKI is_transpose): stationary is the data, moving an
+     * identity, dst = stationary.T copied bit-exactly in stationary's dtype */
+    if (tr ? dt->dtype != stt->dtype : dt->dtype != ISA_DT_FP32)
+        return vfail(v, "dst", "PSUM dtype %s; %s", isa_dtype_numpy_name(dt->dtype),
+                     tr ? "transpose mode writes the stationary dtype" :
+                          "matmul accumulates in float32");
+    if (tr && (op->flags & TIR_F_ACCUMULATE))
+        return vfail(v, "accumulate", "a transpose (is_transpose) cannot accumulate");
     int64_t K_ = ap_parts(st), M_ = ap_free(st), N_ = ap_free(mv);
     int64_t kmax = 128;
     if (op->flags & TIR_F_DOUBLE_ROW) {
@@ -804,9 +808,11 @@ static int check_local_gather(const vctx_t *v)
         return vfail(v, "num_elem_per_idx", "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]");
     if (ap_parts(&op->src[0]) != parts)
         return vfail(v, "index", "src_buffer and index must have same partition dimension size");
-    if (ap_parts(&op->dst) != parts || ap_free(&op->dst) != ap_free(&op->index) * e)
-        return vfail(v, "dst", "shape must be [%lld, %lld] (index free size x num_elem_per_idx)",
-                     (long long)parts, (long long)(ap_free(&op->index) * e));
+    /* NKI: dst is [P, num_valid_indices, num_elem_per_idx] */
+    if (ap_parts(&op->dst) != parts || ap_free(&op->dst) != nvalid * e)
+        return vfail(v, "dst", "shape must be [%lld, %lld, %d] (P, num_valid_indices, "
+                     "num_elem_per_idx): %lld elements per partition, not %lld", (long long)parts,
+                     (long long)nvalid, e, (long long)(nvalid * e), (long long)ap_free(&op->dst));
     if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
         return vfail(v, "dst", "dtype differs from src_buffer dtype");
     return 0;

@@ -80,6 +80,65 @@ static void parses(const char *body, tir_kernel_t *k)
         fail_msg("unexpected failure: %s", e.msg);
 }
 
+/* NKI accumulate=None: first matmul into a region overwrites, later ones
+ * accumulate; other writes start a new group; accumulate takes expressions;
+ * is_transpose checks its NKI roles. */
+static void test_matmul_nki_defaults(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
+           TP("ps", "[128, 512]", "float32") T("o", "[128, 512]", "float32")
+           TP("ps2", "[128, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [3], 'body': ["
+           "  {'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'},"
+           "  {'op': 'nc_matmul', 'dst': 'ps2[:, 0:256]', 'stationary': 'st', 'moving': "
+           "'mv[:, 0:256]', 'accumulate': 'i > 0'}]},"
+           "{'op': 'tensor_copy', 'dst': 'ps', 'src': 'o'},"
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           "'accumulate': null}", &k);
+    unsigned want[] = {0, 0, TIR_F_ACCUMULATE, TIR_F_ACCUMULATE, TIR_F_ACCUMULATE,
+                       TIR_F_ACCUMULATE, 0, 0};
+    assert_int_equal(k.nops, 8);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(k.ops[i].flags & (TIR_F_ACCUMULATE | TIR_F_ACC_AUTO), want[i]);
+    tir_kernel_free(&k);
+    /* a region overlapping an earlier group without matching it */
+    fails_with(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
+               TP("ps", "[128, 512]", "float32")
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'},"
+               "{'op': 'nc_matmul', 'dst': 'ps[:, 0:256]', 'stationary': 'st', "
+               "'moving': 'mv[:, 0:256]'}",
+               "field 'accumulate'", "give accumulate");
+    fails_with(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
+               TP("ps", "[128, 512]", "float32")
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+               "'accumulate': 'nope > 0'}",
+               "field 'accumulate'", "nope");
+    /* is_transpose: dst = stationary.T in stationary's dtype, no accumulate */
+    parses(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+           TP("pt", "[64, 128]", "bfloat16")
+           "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+           "'is_transpose': true}", &k);
+    assert_int_equal(k.ops[0].flags & (TIR_F_TRANSPOSE | TIR_F_ACCUMULATE), TIR_F_TRANSPOSE);
+    tir_kernel_free(&k);
+    fails_with(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+               TP("pt", "[64, 128]", "float32")
+               "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+               "'is_transpose': true}",
+               "field 'dst'", "stationary dtype");
+    fails_with(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+               TP("pt", "[64, 128]", "bfloat16")
+               "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+               "'is_transpose': true, 'accumulate': true}",
+               "field 'accumulate'", "cannot accumulate");
+    fails_with(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+               TP("pt", "[128, 64]", "bfloat16")
+               "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+               "'is_transpose': true}",
+               "field 'dst'", "[64, 128]");
+}
+
 /* ---- example kernels ---- */
 
 static void test_tensor_add_example(void **state)
@@ -879,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_malformed_json),
         cmocka_unit_test(test_runaway_loops),
+        cmocka_unit_test(test_matmul_nki_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
