@@ -68,6 +68,11 @@ void enc_set_path(enc_builder_t *b, const char *path)
     su_copy(b->path, sizeof b->path, path ? path : "");
 }
 
+void enc_set_name(enc_builder_t *b, const char *name)
+{
+    su_copy(b->next_name, sizeof b->next_name, name ? name : "");
+}
+
 /* Copy an op path into a TIR_PATH_LEN field, keeping the innermost part
  * ("...body[3].body[1]") when it is too long. */
 static void copy_path(char dst[TIR_PATH_LEN], const char *src)
@@ -656,6 +661,9 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         copy_path(op->path, b->path);
     else
         snprintf(op->path, sizeof op->path, "op[%d]", b->k->nops);
+    if (!op->name[0] && b->next_name[0])
+        su_copy(op->name, sizeof op->name, b->next_name);
+    b->next_name[0] = 0;
     if (!op->name[0])
         su_join_int(op->name, sizeof op->name, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
     op->core = b->core;

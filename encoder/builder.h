@@ -40,6 +40,7 @@ typedef struct {
     int program_id;
     int core;                     /* physical core of this program (op.core) */
     char path[ENC_PATH_MAX];      /* path of the next op; "" = "op[<index>]" */
+    char next_name[TIR_NAME_LEN]; /* name of the next emitted op (NKI name=); "" = default */
     char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
     int64_t max_ops;              /* unrolling guard */
     /* Name index and tile scoping (all O(1) per operation, so unrolled
@@ -75,6 +76,10 @@ void enc_builder_free(enc_builder_t *b);
 /* Record an error through the builder (sticky); returns -1. */
 int enc_fail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void enc_set_path(enc_builder_t *b, const char *path);
+/* NKI `name=`: the next op enc_emit() appends gets this name unless the op
+ * carries its own (typed builders that build the op themselves, such as
+ * enc_dma_copy_ex, keep the caller's name this way).  Consumed by that op. */
+void enc_set_name(enc_builder_t *b, const char *name);
 
 /* ---- tensors (HBM) and tiles ---- */
 int enc_input(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape);

@@ -954,9 +954,10 @@ static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         return -1;
     if (op->op0 < 0)
         return jfail(j, path, "op0", "missing");
-    if (!field(o, "operand0"))
+    /* a unary op (reciprocal, abs, rsqrt, bitwise_not) needs no operand */
+    if (!field(o, "operand0") && !isa_alu_is_unary((unsigned)op->op0))
         return jfail(j, path, "operand0", "missing");
-    if (op->op1 != ISA_ALU_BYPASS && !field(o, "operand1"))
+    if (op->op1 != ISA_ALU_BYPASS && !field(o, "operand1") && !isa_alu_is_unary((unsigned)op->op1))
         return jfail(j, path, "operand1", "missing (op1 is given)");
     op->nsrc = 1;
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
@@ -973,7 +974,7 @@ static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         return -1;
     if (op->op0 < 0 || op->op1 < 0)
         return jfail(j, path, op->op0 < 0 ? "op0" : "op1", "missing");
-    if (!field(o, "scalar"))
+    if (!field(o, "scalar") && !isa_alu_is_unary((unsigned)op->op0))
         return jfail(j, path, "scalar", "missing");
     op->nsrc = 2;
     return 1;
@@ -1250,9 +1251,8 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const opde
     const char *nm;
     if (get_str(j, o, path, "name", &nm, false) || get_engine(j, o, path, &op.engine))
         return -1;
-    if (nm)
-        snprintf(op.name, sizeof op.name, "%s", nm);
     enc_set_path(&j->b, path);
+    enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
     int rc = d->fn(j, o, path, &op);
     if (rc < 0)
         return -1;

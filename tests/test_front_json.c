@@ -139,6 +139,31 @@ static void test_matmul_nki_defaults(void **state)
                "field 'dst'", "[64, 128]");
 }
 
+/* dma_copy keeps its NKI name= (it is built by enc_dma_copy_ex); unary ALU
+ * ops need no operand */
+static void test_names_and_unary(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("t", "[128, 512]", "float32") T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+           "{'op': 'dma_copy', 'dst': 't', 'src': 'a[0:128, :]', 'name': 'ld_a'},"
+           "{'op': 'dma_copy', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'}, 'name': 'gat'},"
+           "{'op': 'dma_copy', 'dst': 't', 'src': 'a[0:128, :]'},"
+           "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'reciprocal'},"
+           "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'add', 'operand0': 1,"
+           " 'op1': 'abs'}", &k);
+    assert_string_equal(k.ops[0].name, "ld_a");
+    assert_string_equal(k.ops[1].name, "gat");
+    assert_int_equal(k.ops[1].kind, TIR_INDIRECT_LOAD);
+    assert_string_equal(k.ops[2].name, "dma_copy_2");
+    assert_int_equal(k.ops[3].op0, ISA_ALU_RECIPROCAL);
+    assert_int_equal(k.ops[4].op1, ISA_ALU_ABS);
+    tir_kernel_free(&k);
+    fails_with(T("t", "[128, 512]", "float32")
+               "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'add'}",
+               "field 'operand0'", "missing");
+}
+
 /* ---- example kernels ---- */
 
 static void test_tensor_add_example(void **state)
@@ -939,6 +964,7 @@ int main(void)
         cmocka_unit_test(test_malformed_json),
         cmocka_unit_test(test_runaway_loops),
         cmocka_unit_test(test_matmul_nki_defaults),
+        cmocka_unit_test(test_names_and_unary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
