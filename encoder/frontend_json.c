@@ -19,6 +19,7 @@
 #include "builder.h"
 #include "expr.h"
 #include "fileio.h"
+#include "lnc.h"
 
 #define MAX_LOOP_ITERATIONS_FACTOR 4   /* total iterations <= factor * max_ops */
 
@@ -30,8 +31,9 @@ typedef struct {
     int64_t iterations;          /* loop iterations executed so far */
     int64_t max_ops;
     bool note_added;             /* loop-variable note appended to the error */
-    int grid_ndim;               /* 0: grid object / absent */
-    int64_t grid_dims[3];
+    int env_base;                /* bindings below are the grid's (pid, ...) */
+    int grid_ndim;               /* launch-grid axes (1 without a grid) */
+    int64_t grid_dims[4];
     /* results that depend on a statement object only, not on loop
      * variables, so a statement unrolled N times is checked once */
     struct memo_entry *memo;
@@ -1408,10 +1410,8 @@ static void add_loop_note(jx_t *j)
     char note[256];
     size_t o = 0;
     note[0] = 0;
-    for (int i = 0; i < j->env.n && o < sizeof note; i++) {
+    for (int i = j->env_base; i < j->env.n && o < sizeof note; i++) {
         const enc_var_t *v = &j->env.vars[i];
-        if (!strcmp(v->name, "pid") || !strcmp(v->name, "num_programs"))
-            continue;
         o += (size_t)snprintf(note + o, sizeof note - o, "%s%s=%lld", o ? ", " : "", v->name,
                               (long long)v->value);
     }
@@ -1769,59 +1769,139 @@ static int decl_constants(jx_t *j, const cJSON *root)
 
 /* ---- grid ---- */
 
+#define GRID_MAX_DIMS 4
+#define GRID_MAX_INSTANCES 65536
+
+/* One launch-grid axis: an integer (expression) or an NKI core annotation:
+ * "nc(k)" (k instances, one per core), "nc(k)*m" / "spmd_dim(nc(k), m)"
+ * (k*m instances, blocked: instance i on core i / m), "m*nc(k)" /
+ * "spmd_dim(m, nc(k))" (interleaved: core i % k). */
+static int grid_axis(jx_t *j, const cJSON *c, int d, int64_t *size, int64_t *nc,
+                     bool *interleaved)
+{
+    *nc = 0;
+    *interleaved = false;
+    if (cJSON_IsString(c) && strstr(c->valuestring, "nc(")) {
+        char t[128];
+        size_t n = 0;
+        for (const char *q = c->valuestring; *q && n + 1 < sizeof t; q++)
+            if (*q != ' ')
+                t[n++] = *q;
+        t[n] = 0;
+        const char *q = t;
+        if (!strncmp(q, "nl.", 3))
+            q += 3;
+        long long k = 0, m = 1;
+        int used = 0;
+        char tail;
+        if (sscanf(q, "nc(%lld)%n", &k, &used) == 1 && q[used] == 0) {
+            m = 1;
+        } else if (sscanf(q, "nc(%lld)*%lld%c", &k, &m, &tail) == 2 ||
+                   sscanf(q, "spmd_dim(nc(%lld),%lld)%c", &k, &m, &tail) == 2 ||
+                   sscanf(q, "spmd_dim(nl.nc(%lld),%lld)%c", &k, &m, &tail) == 2) {
+        } else if (sscanf(q, "%lld*nc(%lld)%c", &m, &k, &tail) == 2 ||
+                   sscanf(q, "%lld*nl.nc(%lld)%c", &m, &k, &tail) == 2 ||
+                   sscanf(q, "spmd_dim(%lld,nc(%lld))%c", &m, &k, &tail) == 2 ||
+                   sscanf(q, "spmd_dim(%lld,nl.nc(%lld))%c", &m, &k, &tail) == 2) {
+            *interleaved = true;
+        } else {
+            return jfail(j, "grid", NULL, "axis %d: '%s' is not nc(k), nc(k)*m, m*nc(k), "
+                         "spmd_dim(nc(k), m) or spmd_dim(m, nc(k))", d, c->valuestring);
+        }
+        if (k < 1 || m < 1 || k > LNC_MAX_CORES)
+            return jfail(j, "grid", NULL, "axis %d: nc(%lld) with %lld instances per core "
+                         "(1..%d cores, at least one instance)", d, k, m, LNC_MAX_CORES);
+        *nc = k;
+        *size = k * m;
+        return 0;
+    }
+    if (get_int_item(j, c, "grid", "grid", size, NULL))
+        return -1;
+    if (*size < 1 || *size > GRID_MAX_INSTANCES)
+        return jfail(j, "grid", NULL, "axis %d is %lld (1..%d)", d, (long long)*size,
+                     GRID_MAX_INSTANCES);
+    return 0;
+}
+
+/* The NKI launch grid (docs/kernel-format.md "Launch grids"): instance ids
+ * are row-major over the axes; without nc() every instance runs on core 0
+ * (in program order); nc(k) on one axis spreads that axis over k cores.
+ * The object form {"n", "nc", "mapping"} is the 1-D grid of n instances on
+ * nc cores (default: one per core). */
 static int parse_grid(jx_t *j, const cJSON *root, int program_id, int *nprog, int *ncores,
                       int *core)
 {
     const cJSON *g = field(root, "grid");
-    int64_t n = 1, nc = 0;
+    int64_t n = 1, nc = 0, axis_i = 0, axis_m = 1;
     bool interleaved = false;
-    if (g) {
-        if (cJSON_IsArray(g)) {
-            /* [n] or a multi-dimensional NKI grid [g0, g1, ...]: program ids
-             * are row-major; pid0, pid1, ... are the per-axis ids */
-            int nd = cJSON_GetArraySize(g);
-            if (nd < 1 || nd > 3)
-                return jfail(j, "grid", NULL, "%d grid dimensions (1..3)", nd);
-            n = 1;
-            int d = 0;
-            for (const cJSON *c = g->child; c; c = c->next, d++) {
-                if (get_int_item(j, c, "grid", "grid", &j->grid_dims[d], NULL))
-                    return -1;
-                if (j->grid_dims[d] < 1 || j->grid_dims[d] > 64)
-                    return jfail(j, "grid", NULL, "dimension %d is %lld (1..64)", d,
-                                 (long long)j->grid_dims[d]);
-                n *= j->grid_dims[d];
-            }
-            j->grid_ndim = nd;
-        } else if (cJSON_IsObject(g)) {
-            static const char *const allowed[] = {"n", "nc", "mapping", NULL};
-            const char *m;
-            if (check_fields(j, g, "grid", allowed) || get_int(j, g, "grid", "n", &n, 1, true) ||
-                get_int(j, g, "grid", "nc", &nc, 0, false) ||
-                get_str(j, g, "grid", "mapping", &m, false))
+    j->grid_ndim = 1;
+    j->grid_dims[0] = 1;
+    if (g && cJSON_IsArray(g)) {
+        int nd = cJSON_GetArraySize(g);
+        if (nd < 1 || nd > GRID_MAX_DIMS)
+            return jfail(j, "grid", NULL, "%d grid axes (1..%d)", nd, GRID_MAX_DIMS);
+        int d = 0, nc_axis = -1;
+        for (const cJSON *c = g->child; c; c = c->next, d++) {
+            int64_t k;
+            bool il;
+            if (grid_axis(j, c, d, &j->grid_dims[d], &k, &il))
                 return -1;
-            if (m && !strcmp(m, "interleaved"))
-                interleaved = true;
-            else if (m && strcmp(m, "blocked"))
-                return jfail(j, "grid", "mapping", "unknown mapping '%s' (blocked, interleaved)", m);
-        } else {
-            return jfail(j, "grid", NULL, "expected [n] or {\"n\", \"nc\", \"mapping\"}, got %s",
-                         type_name(g));
+            if (k && nc_axis >= 0)
+                return jfail(j, "grid", NULL, "axes %d and %d both carry nc(): at most one "
+                             "axis is spread over cores", nc_axis, d);
+            if (k) {
+                nc_axis = d;
+                nc = k;
+                interleaved = il;
+            }
+            n *= j->grid_dims[d];
+            if (n > GRID_MAX_INSTANCES)
+                return jfail(j, "grid", NULL, "more than %d instances", GRID_MAX_INSTANCES);
         }
+        j->grid_ndim = nd;
+        if (nc_axis < 0)
+            nc = 1;
+        else {
+            int64_t stride = 1;   /* row-major: the index along nc_axis */
+            for (int e = nd - 1; e > nc_axis; e--)
+                stride *= j->grid_dims[e];
+            axis_i = (program_id / stride) % j->grid_dims[nc_axis];
+            axis_m = j->grid_dims[nc_axis] / nc;
+        }
+    } else if (g && cJSON_IsObject(g)) {
+        static const char *const allowed[] = {"n", "nc", "mapping", NULL};
+        const char *m;
+        if (check_fields(j, g, "grid", allowed) || get_int(j, g, "grid", "n", &n, 1, true) ||
+            get_int(j, g, "grid", "nc", &nc, 0, false) ||
+            get_str(j, g, "grid", "mapping", &m, false))
+            return -1;
+        if (m && !strcmp(m, "interleaved"))
+            interleaved = true;
+        else if (m && strcmp(m, "blocked"))
+            return jfail(j, "grid", "mapping", "unknown mapping '%s' (blocked, interleaved)", m);
+        if (n < 1 || n > GRID_MAX_INSTANCES)
+            return jfail(j, "grid", "n", "%lld programs (1..%d)", (long long)n,
+                         GRID_MAX_INSTANCES);
+        if (nc == 0)
+            nc = n;
+        if (nc < 1 || nc > n || n % nc || nc > LNC_MAX_CORES)
+            return jfail(j, "grid", "nc", "%lld cores for %lld programs (must divide n, at "
+                         "most %d)", (long long)nc, (long long)n, LNC_MAX_CORES);
+        j->grid_dims[0] = n;
+        axis_i = program_id;
+        axis_m = n / nc;
+    } else if (g) {
+        return jfail(j, "grid", NULL, "expected [g0, g1, ...] or {\"n\", \"nc\", \"mapping\"}, "
+                     "got %s", type_name(g));
     }
-    if (n < 1 || n > 64)
-        return jfail(j, "grid", "n", "%lld programs (1..64)", (long long)n);
     if (nc == 0)
-        nc = n;
-    if (nc < 1 || nc > n || n % nc)
-        return jfail(j, "grid", "nc", "%lld cores for %lld programs (must divide n)",
-                     (long long)nc, (long long)n);
+        nc = 1;   /* no grid */
     if (program_id < 0 || program_id >= n)
         return jfail(j, "grid", NULL, "program id %d out of range 0..%lld", program_id,
                      (long long)n - 1);
     *nprog = (int)n;
     *ncores = (int)nc;
-    *core = interleaved ? (int)(program_id % nc) : (int)(program_id / (n / nc));
+    *core = nc == 1 ? 0 : interleaved ? (int)(axis_i % nc) : (int)(axis_i / axis_m);
     return 0;
 }
 
@@ -1869,10 +1949,13 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     j->b.k->program_id = opts->program_id;
     j->b.k->num_programs = nprog;
     j->b.k->num_cores = ncores;
+    j->b.k->grid_ndim = j->grid_ndim;
+    memcpy(j->b.k->grid_dims, j->grid_dims, sizeof j->b.k->grid_dims);
     j->b.program_id = opts->program_id;
     j->b.core = core;
     if (enc_env_push(&j->env, "pid", opts->program_id, true) ||
-        enc_env_push(&j->env, "num_programs", nprog, false))
+        enc_env_push(&j->env, "num_programs", nprog, false) ||
+        enc_env_push(&j->env, "program_ndim", j->grid_ndim, false))
         return jfail(j, "(top level)", NULL, "out of memory");
     int64_t rest = opts->program_id;
     for (int d = j->grid_ndim - 1; d >= 0; d--) {   /* row-major per-axis ids */
@@ -1884,6 +1967,7 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
             return jfail(j, "(top level)", NULL, "out of memory");
         rest /= j->grid_dims[d];
     }
+    j->env_base = j->env.n;
     if (decl_tensors(j, root, "inputs", TIR_T_INPUT) || decl_tensors(j, root, "outputs", TIR_T_OUTPUT) ||
         decl_tensors(j, root, "scratch", TIR_T_SCRATCH) || decl_constants(j, root))
         return -1;

@@ -24,6 +24,8 @@ void tir_kernel_init(tir_kernel_t *k)
     memset(k, 0, sizeof *k);
     k->num_cores = 1;
     k->num_programs = 1;
+    k->grid_ndim = 1;
+    k->grid_dims[0] = 1;
 }
 
 void tir_kernel_free(tir_kernel_t *k)

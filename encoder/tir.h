@@ -267,6 +267,8 @@ typedef struct {
      * tensor per iteration, named "t", "t#1", "t#2", ... */
     int program_id;               /* 0 .. num_programs-1 */
     int num_programs;             /* SPMD grid size (>= 1) */
+    int grid_ndim;                /* NKI launch-grid axes (1..4); ids are row-major */
+    int64_t grid_dims[4];         /* instances per axis (product = num_programs) */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);

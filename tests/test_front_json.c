@@ -619,10 +619,41 @@ static void test_multicore_pid(void **state)
         if (parse_opts(g, &go, &k, &e))
             fail_msg("%s", e.msg);
         assert_int_equal(k.num_programs, 6);
+        assert_int_equal(k.num_cores, 1);   /* NKI: one core unless an axis has nc() */
+        assert_int_equal(k.ops[0].core, 0);
         assert_int_equal(k.ops[0].src[0].offset, pid * 64);
         tir_kernel_free(&k);
     }
     free(g);
+    /* program_id(a) / num_programs(a) and NKI's placement (the SDK's
+     * test_nki_spmd_grid): nc(2)*2 blocked, 2*nc(2) interleaved */
+    static const struct { const char *axis; int core[8]; } place[] = {
+        {"nc(2)*2", {0, 0, 0, 0, 1, 1, 1, 1}},
+        {"spmd_dim(nl.nc(2), 2)", {0, 0, 0, 0, 1, 1, 1, 1}},
+        {"2*nc(2)", {0, 0, 1, 1, 0, 0, 1, 1}},
+        {"spmd_dim(2, nc(2))", {0, 0, 1, 1, 0, 0, 1, 1}},
+    };
+    for (size_t c = 0; c < sizeof place / sizeof place[0]; c++) {
+        char buf[600];
+        snprintf(buf, sizeof buf,
+                 "{'grid': ['%s', 2], 'inputs': [{'name': 'a', 'shape': [8, 64], 'dtype': 'float32'}],"
+                 " 'body': [{'op': 'tile', 'name': 't', 'shape': [1, 64], 'dtype': 'float32'},"
+                 "          {'op': 'load', 'dst': 't', 'src': "
+                 "'a[nl.program_id(0) * num_programs(1) + program_id(1) + 0 * program_ndim(), :]'}]}",
+                 place[c].axis);
+        char *gj = dq(buf);
+        for (int pid = 0; pid < 8; pid++) {
+            enc_front_opts_t go = {NULL, pid, 0};
+            if (parse_opts(gj, &go, &k, &e))
+                fail_msg("%s", e.msg);
+            assert_int_equal(k.num_programs, 8);
+            assert_int_equal(k.num_cores, 2);
+            assert_int_equal(k.ops[0].core, place[c].core[pid]);
+            assert_int_equal(k.ops[0].src[0].offset, pid * 64);
+            tir_kernel_free(&k);
+        }
+        free(gj);
+    }
     fails_with("{'op': 'for', 'var': 'i', 'range': ['pid + 1'], 'body': []}",
                "body[0]: field 'range': control flow may not depend on 'pid'", NULL);
     fails_with("{'op': 'let', 'var': 'x', 'value': 'pid'},"
@@ -863,7 +894,9 @@ static void test_malformed_json(void **state)
          "inputs[0]: input 'x': field 'shape': dimension 0 is 0"},
         {"{\"body\": [], \"inputs\": [{\"name\": \"x y\", \"shape\": [1], \"dtype\": \"int8\"}]}",
          "not a valid identifier"},
-        {"{\"body\": [], \"grid\": [0]}", "grid: dimension 0 is 0"},
+        {"{\"body\": [], \"grid\": [0]}", "grid: axis 0 is 0"},
+        {"{\"body\": [], \"grid\": [\"nc(2)\", \"2*nc(2)\"]}", "both carry nc()"},
+        {"{\"body\": [], \"grid\": [\"nc(2)+1\"]}", "is not nc(k)"},
         {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [1, 300]}]}",
          "constants[0]: field 'value': 300 out of range for int8"},
         {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [[1], [2, 3]]}]}",
