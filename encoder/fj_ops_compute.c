@@ -309,6 +309,73 @@ static int h_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* NKI tensor_copy_predicated(dst, src, predicate): dst = src where the
+ * predicate is non-zero, unchanged elsewhere -- the DVE CopyPredicated
+ * instruction (a select whose on_false is dst itself).  reverse_pred and a
+ * number src are not supported (the instruction has neither). */
+static int h_copy_predicated(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool rev;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap(j, o, path, "predicate", true, &op->src[0]) ||
+        fj_get_bool(j, o, path, "reverse_pred", &rev))
+        return -1;
+    if (rev)
+        return fj_jfail(j, path, "reverse_pred", "not supported (CopyPredicated copies where the "
+                        "predicate is non-zero; invert the predicate first)");
+    const cJSON *f = fj_field(o, "src");
+    if (f && cJSON_IsNumber(f))
+        return fj_jfail(j, path, "src", "a number src is not supported (memset a tile first)");
+    if (fj_get_ap(j, o, path, "src", true, &op->src[1]))
+        return -1;
+    op->src[2] = op->dst;
+    op->nsrc = 3;
+    return 1;
+}
+
+/* NKI reciprocal(dst, data): 1/x on the Vector engine (tensor_scalar with
+ * the unary reciprocal op). */
+static int h_reciprocal(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "data", true, &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    op->op0 = ISA_ALU_RECIPROCAL;
+    op->op1 = ISA_ALU_BYPASS;
+    if (op->engine == ISA_ENG_UNASSIGNED)
+        op->engine = ISA_ENG_DVE;
+    return 1;
+}
+
+/* NKI exponential(dst, src, max_value, reduce_res, reduce_cmd, reduce_init):
+ * exp(src - max_value), optionally summed into reduce_res -- activate2 with
+ * op0 = subtract max_value, func = exp, reduce_op = add.  reduce_init must
+ * be 0 (load_reduce is the only command that reads it, and it reads
+ * reduce_res itself here). */
+static int h_exponential(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    double init;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_scalar(j, o, path, "max_value", &op->s0, 0) ||
+        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
+        fj_get_num(j, o, path, "reduce_init", &init, 0))
+        return -1;
+    if (init != 0)
+        return fj_jfail(j, path, "reduce_init", "%g: only 0 is supported", init);
+    if (op->s0.is_ap)
+        return fj_jfail(j, path, "max_value", "a tile max_value is not supported (the activation "
+                        "engine's activate2 takes an immediate); subtract it with tensor_scalar "
+                        "first");
+    op->nsrc = 1;
+    op->op0 = ISA_ALU_SUBTRACT;
+    op->op1 = ISA_ALU_BYPASS;
+    op->func = ISA_ACTFN_EXP;
+    bool red = op->dst2.tensor >= 0;
+    op->reduce_op = red ? ISA_ALU_ADD : ISA_ALU_BYPASS;
+    return fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+                       red ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE) ? -1 : 1;
+}
+
 static int h_dropout(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
@@ -386,5 +453,8 @@ const fj_opdef_t fj_ops_compute[] = {
     {"quantize_mx", TIR_QUANTIZE_MX, h_quantize_mx, {F_COMMON, "dst", "src", "scale", NULL}},
     {"core_barrier", TIR_CORE_BARRIER, h_core_barrier, {F_COMMON, "cores", "data", NULL}},
     {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", NULL}},
+    {"tensor_copy_predicated", TIR_SELECT, h_copy_predicated, {F_COMMON, "dst", "src", "predicate", "reverse_pred", NULL}},
+    {"reciprocal", TIR_TENSOR_SCALAR, h_reciprocal, {F_COMMON, "dst", "data", NULL}},
+    {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
     {NULL, 0, NULL, {NULL}},
 };

@@ -29,6 +29,7 @@ static const fj_opdef_t *find_opdef(const char *name)
         {"nc_matmul", "matmul"}, {"nc_matmul_mx", "matmul_mx"}, {"nc_transpose", "transpose"},
         {"nc_find_index8", "find_index8"}, {"nc_match_replace8", "match_replace8"},
         {"nc_stream_shuffle", "stream_shuffle"}, {"activation_reduce", "activation"},
+        {"nc_n_gather", "gather_flattened"},
         {NULL, NULL}};
     for (int i = 0; op_aliases[i].alias; i++)
         if (!strcmp(name, op_aliases[i].alias))

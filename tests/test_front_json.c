@@ -162,6 +162,16 @@ static void test_names_and_unary(void **state)
     fails_with(T("t", "[128, 512]", "float32")
                "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'add'}",
                "field 'operand0'", "missing");
+    /* NKI-named ops: what they do not support is an error naming the field */
+    fails_with(T("t", "[128, 512]", "float32") T("p", "[128, 512]", "uint8")
+               "{'op': 'nisa.tensor_copy_predicated', 'dst': 't', 'src': 't', 'predicate': 'p',"
+               " 'reverse_pred': true}",
+               "field 'reverse_pred'", "not supported");
+    fails_with(T("t", "[128, 512]", "float32") T("m", "[128, 1]", "float32")
+               "{'op': 'exponential', 'dst': 't', 'src': 't', 'max_value': 'm'}",
+               "field 'max_value'", "immediate");
+    fails_with(T("t", "[128, 512]", "float32")
+               "{'op': 'reciprocal', 'dst': 't', 'src': 't'}", "field 'src'", "unknown field");
 }
 
 /* ---- example kernels ---- */
