@@ -199,6 +199,11 @@ int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t 
                       int64_t channel_multiplier, int npattern, const int64_t *steps, int cmp,
                       double on_false_value);
 int enc_max8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
+/* NKI bn_stats: dst [P, 6] = (count, mean, var*count) of the even, then the
+ * odd elements of data [P, <= 512]; bn_aggr: dst [P, 2] = (mean, variance)
+ * of data's (count, mean, var*count) groups.  DVE. */
+int enc_bn_stats(enc_builder_t *b, tir_ap_t dst, tir_ap_t data);
+int enc_bn_aggr(enc_builder_t *b, tir_ap_t dst, tir_ap_t data);
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals);
 /* dst_idx: enc_ap_none() for the unfused form */
 int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals, double imm,

@@ -333,6 +333,15 @@ static int h_copy_predicated(jx_t *j, const cJSON *o, const char *path, tir_op_t
     return 1;
 }
 
+/* dst, data (bn_stats, bn_aggr) */
+static int h_dst_data(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "data", true, &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    return 1;
+}
+
 /* NKI reciprocal(dst, data): 1/x on the Vector engine (tensor_scalar with
  * the unary reciprocal op). */
 static int h_reciprocal(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
@@ -456,5 +465,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"tensor_copy_predicated", TIR_SELECT, h_copy_predicated, {F_COMMON, "dst", "src", "predicate", "reverse_pred", NULL}},
     {"reciprocal", TIR_TENSOR_SCALAR, h_reciprocal, {F_COMMON, "dst", "data", NULL}},
     {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
+    {"bn_stats", TIR_BN_STATS, h_dst_data, {F_COMMON, "dst", "data", NULL}},
+    {"bn_aggr", TIR_BN_AGGR, h_dst_data, {F_COMMON, "dst", "data", NULL}},
     {NULL, 0, NULL, {NULL}},
 };

@@ -172,6 +172,14 @@ static void test_names_and_unary(void **state)
                "field 'max_value'", "immediate");
     fails_with(T("t", "[128, 512]", "float32")
                "{'op': 'reciprocal', 'dst': 't', 'src': 't'}", "field 'src'", "unknown field");
+    fails_with(T("t", "[128, 600]", "float32") T("s", "[128, 6]", "float32")
+               "{'op': 'bn_stats', 'dst': 's', 'data': 't'}", "field 'data'", "> 512");
+    fails_with(T("t", "[128, 7]", "float32") T("s", "[128, 2]", "float32")
+               "{'op': 'bn_aggr', 'dst': 's', 'data': 't'}", "field 'data'", "multiple of 3");
+    fails_with(T("t", "[128, 6]", "float32") T("s", "[128, 3]", "float32")
+               "{'op': 'bn_aggr', 'dst': 's', 'data': 't'}", "field 'dst'", "[128, 2]");
+    fails_with(T("t", "[128, 6]", "float32") T("s", "[128, 2]", "float32")
+               "{'op': 'bn_aggr', 'dst': 's', 'data': 't', 'engine': 'act'}", "field 'engine'", NULL);
 }
 
 /* ---- example kernels ---- */
