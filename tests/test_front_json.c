@@ -526,9 +526,13 @@ static void test_constant_expressions(void **state)
            "  'operand0': '(i + 1) * 0.25', 'op1': 'multiply', 'operand1': '-2**-3'}]},"
            "{'op': 'tensor_scalar', 'dst': 'x', 'src': 'x', 'op0': 'add', 'operand0': 's',"
            " 'op1': 'add', 'operand1': '7 // 2'},"
-           "{'op': 'memset', 'dst': 'x', 'value': '1/4 + max(pi, 3) - pi'}",
+           "{'op': 'memset', 'dst': 'x', 'value': '1/4 + max(pi, 3) - pi'},"
+           "{'op': 'memset', 'dst': 'x', 'value': 'floor(-2.5) + ceil(0.2) * 10 + trunc(-1.7) * 100'},"
+           "{'op': 'memset', 'dst': 'x', 'value': 'fmod(-7, 3) + sign(-0.5) * 10'}",
            &k);
-    assert_int_equal(k.nops, 5);
+    assert_int_equal(k.nops, 7);
+    assert_true(k.ops[5].value == -3.0 + 10.0 - 100.0);
+    assert_true(k.ops[6].value == -1.0 - 10.0);   /* fmod keeps the dividend's sign */
     assert_false(k.ops[0].s0.is_ap);
     assert_true(k.ops[0].s0.imm == 1.0 / sqrt(128.0));
     assert_true(k.ops[1].s0.imm == 0.25 && k.ops[1].s1.imm == -0.125);
@@ -547,6 +551,7 @@ static void test_constant_expressions(void **state)
         { "'(2'", "field 'operand0': expected ')' at offset 2" },
         { "'2 +* 3'", "field 'operand0': expected a number, a name or '('" },
         { "'erf(1)'", "unknown function erf()" },
+        { "'fmod(1, 0)'", "division by zero in fmod()" },
         { "'colx'", "field 'operand0': unknown tensor or tile 'colx'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
