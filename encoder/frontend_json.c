@@ -42,8 +42,57 @@ static const fj_opdef_t *find_opdef(const char *name)
     return NULL;
 }
 
+/* NKI argument names of ops whose kernel-format fields predate them:
+ * {op, NKI name, field}.  Applied once per statement (the key is renamed in
+ * the parsed tree), before the allowed-field check, so both spellings work
+ * and messages name the kernel-format field.  NKI's `op` argument cannot be
+ * mapped (the key names the statement): it is `operator` / `func`. */
+static const struct { const char *op, *nki, *field; } nki_params[] = {
+    {"tensor_tensor", "data1", "in0"}, {"tensor_tensor", "data2", "in1"},
+    {"tensor_scalar", "data", "src"},
+    {"scalar_tensor_tensor", "data", "in0"}, {"scalar_tensor_tensor", "operand0", "scalar"},
+    {"scalar_tensor_tensor", "operand1", "in1"},
+    {"tensor_reduce", "data", "src"},
+    {"tensor_partition_reduce", "data", "src"},
+    {"tensor_tensor_scan", "data0", "in0"}, {"tensor_tensor_scan", "data1", "in1"},
+    {"activation", "data", "src"},
+    {"activate2", "data", "src"},
+    {"transpose", "data", "src"},
+    {"affine_select", "on_true_tile", "on_true"},
+    {"find_index8", "data", "src"}, {"match_replace8", "data", "src"},
+    {"dropout", "data", "src"},
+    {"quantize_mx", "dst_scale", "scale"},
+};
+
+static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
+{
+    for (cJSON *c = o->child; c; c = c->next) {
+        for (size_t i = 0; i < sizeof nki_params / sizeof nki_params[0]; i++) {
+            if (strcmp(nki_params[i].op, d->name) || !c->string ||
+                strcmp(c->string, nki_params[i].nki))
+                continue;
+            if (fj_field(o, nki_params[i].field))
+                return fj_jfail(j, path, nki_params[i].nki, "given twice (also as '%s')",
+                               nki_params[i].field);
+            size_t n = strlen(nki_params[i].field) + 1;
+            char *k = cJSON_malloc(n);
+            if (!k)
+                return fj_jfail(j, path, NULL, "out of memory");
+            memcpy(k, nki_params[i].field, n);
+            if (!(c->type & cJSON_StringIsConst))
+                cJSON_free(c->string);
+            c->string = k;
+            c->type &= ~cJSON_StringIsConst;
+            break;
+        }
+    }
+    return 0;
+}
+
 static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
+    if (rename_nki_params(j, o, path, d))
+        return -1;
     if (fj_check_fields(j, o, path, d->fields))
         return -1;
     tir_op_t op;

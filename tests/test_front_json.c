@@ -174,6 +174,22 @@ static void test_names_and_unary(void **state)
                "{'op': 'reciprocal', 'dst': 't', 'src': 't'}", "field 'src'", "unknown field");
     fails_with(T("t", "[128, 600]", "float32") T("s", "[128, 6]", "float32")
                "{'op': 'bn_stats', 'dst': 's', 'data': 't'}", "field 'data'", "> 512");
+    /* NKI argument names are accepted next to the kernel-format ones */
+    parses(T("p", "[128, 64]", "float32") T("q", "[128, 64]", "float32") T("r", "[128, 1]", "float32")
+           "{'op': 'nisa.tensor_tensor', 'dst': 'p', 'data1': 'p', 'data2': 'q', 'operator': 'nl.add'},"
+           "{'op': 'nisa.activation', 'dst': 'p', 'data': 'p', 'func': 'nl.exp'},"
+           "{'op': 'nisa.tensor_reduce', 'dst': 'r', 'data': 'p', 'operator': 'nl.maximum', 'axis': 1},"
+           "{'op': 'nisa.scalar_tensor_tensor', 'dst': 'p', 'data': 'p', 'op0': 'multiply',"
+           " 'operand0': 2.0, 'op1': 'add', 'operand1': 'q'}", &k);
+    assert_int_equal(k.ops[0].op0, ISA_ALU_ADD);
+    assert_int_equal(k.ops[0].src[1].tensor, k.ops[3].src[1].tensor);
+    assert_int_equal(k.ops[1].func, ISA_ACTFN_EXP);
+    assert_int_equal(k.ops[2].reduce_op, ISA_ALU_MAX);
+    assert_true(k.ops[3].s0.imm == 2.0);
+    tir_kernel_free(&k);
+    fails_with(T("p", "[128, 64]", "float32")
+               "{'op': 'tensor_tensor', 'dst': 'p', 'data1': 'p', 'in0': 'p', 'data2': 'p', 'operator': 'add'}",
+               "field 'data1'", "given twice");
     fails_with(T("t", "[128, 7]", "float32") T("s", "[128, 2]", "float32")
                "{'op': 'bn_aggr', 'dst': 's', 'data': 't'}", "field 'data'", "multiple of 3");
     fails_with(T("t", "[128, 6]", "float32") T("s", "[128, 3]", "float32")
