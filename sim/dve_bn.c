@@ -32,95 +32,91 @@ static void stats_of(const sim_opnd_t *in, unsigned p, uint32_t first, double ou
     out[2] = m2;
 }
 
-static int bn_open(sim_exec_ctx_t *ctx, const isa_fmt_COPY_t *f, sim_opnd_t o[2], const char *op,
-                   uint32_t out_n)
-{
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
-        return -1;
-    if (o[1].nparts != o[0].nparts)
-        return sim_fail(ctx, "out: %s writes the %u partitions of in, not %u", op, o[0].nparts,
-                        o[1].nparts);
-    if (o[1].nfree != out_n)
-        return sim_fail(ctx, "out: %s writes %u elements per partition, not %u", op, out_n,
-                        o[1].nfree);
-    if (isa_dtype_kind(o[1].dtype) != ISA_DK_F)
-        return sim_fail(ctx, "out: %s writes a float dtype, not %s", op,
-                        isa_dtype_name(o[1].dtype));
-    return 0;
-}
-
 /* out[p] = (count, mean, var*count) of the even elements, then of the odd
  * ones (free index order). */
-static int exec_bn_stats(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+static void bn_stats_row(const sim_opnd_t *in, const sim_opnd_t *out, unsigned p)
 {
-    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
-    sim_opnd_t o[2];
-    sim_opnds_none(o, 2);
-    int rc = -1;
-    if (bn_open(ctx, f, o, "BNStats", 6))
-        goto done;
-    if (o[0].nfree > BN_STATS_FMAX) {
-        sim_fail(ctx, "in: BNStats reads at most %u elements per partition, not %u",
-                 BN_STATS_FMAX, o[0].nfree);
-        goto done;
+    for (uint32_t h = 0; h < 2; h++) {
+        double s[3];
+        stats_of(in, p, h, s);
+        for (uint32_t k = 0; k < 3; k++)
+            store(out, p, 3 * h + k, s[k]);
     }
-    if (!ctx->timing_only)
-        for (unsigned p = 0; p < o[0].nparts; p++)
-            for (uint32_t h = 0; h < 2; h++) {
-                double s[3];
-                stats_of(&o[0], p, h, s);
-                for (uint32_t k = 0; k < 3; k++)
-                    store(&o[1], p, 3 * h + k, s[k]);
-            }
-    sim_opnd_mark(&o[1]);
-    rc = 0;
-done:
-    sim_opnd_free(&o[0]);
-    sim_opnd_free(&o[1]);
-    return rc;
 }
 
 /* in[p] = k (count, mean, var*count) groups; out[p] = (mean, variance) of
  * their union: N = sum n_i, mean = sum n_i m_i / N,
  * var = (sum M2_i + sum n_i (m_i - mean)^2) / N; N = 0 gives (0, 0). */
-static int exec_bn_aggr(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+static void bn_aggr_row(const sim_opnd_t *in, const sim_opnd_t *out, unsigned p)
+{
+    double n = 0, s = 0, m2 = 0;
+    for (uint32_t g = 0; g < in->nfree; g += 3) {
+        double c = num_load_f32(sim_el(in, p, g), in->dtype);
+        n += c;
+        s += c * num_load_f32(sim_el(in, p, g + 1), in->dtype);
+        m2 += num_load_f32(sim_el(in, p, g + 2), in->dtype);
+    }
+    double mean = n > 0 ? s / n : 0.0;
+    for (uint32_t g = 0; g < in->nfree; g += 3) {
+        double c = num_load_f32(sim_el(in, p, g), in->dtype);
+        double dm = num_load_f32(sim_el(in, p, g + 1), in->dtype) - mean;
+        m2 += c * dm * dm;
+    }
+    store(out, p, 0, mean);
+    store(out, p, 1, n > 0 ? m2 / n : 0.0);
+}
+
+/* Shared checks and the per-partition loop of both instructions. */
+static int bn_run(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool stats)
 {
     const isa_fmt_COPY_t *f = &d->inst.f.COPY;
+    const char *op = stats ? "BNStats" : "BNAggr";
+    uint32_t out_n = stats ? 6 : 2;
     sim_opnd_t o[2];
     sim_opnds_none(o, 2);
     int rc = -1;
-    if (bn_open(ctx, f, o, "BNAggr", 2))
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
         goto done;
-    if (o[0].nfree == 0 || o[0].nfree % 3) {
+    if (o[1].nparts != o[0].nparts) {
+        sim_fail(ctx, "out: %s writes the %u partitions of in, not %u", op, o[0].nparts,
+                 o[1].nparts);
+        goto done;
+    }
+    if (o[1].nfree != out_n || isa_dtype_kind(o[1].dtype) != ISA_DK_F) {
+        sim_fail(ctx, "out: %s writes %u elements per partition of a float dtype, not %u of %s",
+                 op, out_n, o[1].nfree, isa_dtype_name(o[1].dtype));
+        goto done;
+    }
+    if (stats && o[0].nfree > BN_STATS_FMAX) {
+        sim_fail(ctx, "in: BNStats reads at most %u elements per partition, not %u",
+                 BN_STATS_FMAX, o[0].nfree);
+        goto done;
+    }
+    if (!stats && (o[0].nfree == 0 || o[0].nfree % 3)) {
         sim_fail(ctx, "in: BNAggr reads (count, mean, var*count) groups: %u elements per "
                  "partition is not a multiple of 3", o[0].nfree);
         goto done;
     }
     if (!ctx->timing_only)
-        for (unsigned p = 0; p < o[0].nparts; p++) {
-            double n = 0, s = 0, m2 = 0;
-            for (uint32_t g = 0; g < o[0].nfree; g += 3) {
-                double c = num_load_f32(sim_el(&o[0], p, g), o[0].dtype);
-                n += c;
-                s += c * num_load_f32(sim_el(&o[0], p, g + 1), o[0].dtype);
-                m2 += num_load_f32(sim_el(&o[0], p, g + 2), o[0].dtype);
-            }
-            double mean = n > 0 ? s / n : 0.0;
-            for (uint32_t g = 0; g < o[0].nfree; g += 3) {
-                double c = num_load_f32(sim_el(&o[0], p, g), o[0].dtype);
-                double dm = num_load_f32(sim_el(&o[0], p, g + 1), o[0].dtype) - mean;
-                m2 += c * dm * dm;
-            }
-            store(&o[1], p, 0, mean);
-            store(&o[1], p, 1, n > 0 ? m2 / n : 0.0);
-        }
+        for (unsigned p = 0; p < o[0].nparts; p++)
+            (stats ? bn_stats_row : bn_aggr_row)(&o[0], &o[1], p);
     sim_opnd_mark(&o[1]);
     rc = 0;
 done:
     sim_opnd_free(&o[0]);
     sim_opnd_free(&o[1]);
     return rc;
+}
+
+static int exec_bn_stats(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    return bn_run(ctx, d, true);
+}
+
+static int exec_bn_aggr(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
+{
+    return bn_run(ctx, d, false);
 }
 
 /* COST BNStats: two passes over the input (sum, then squared deviations);

@@ -544,7 +544,7 @@ static void test_bn_stats_aggr(void **state)
     FX_FAILS(fx, &a, "in", "multiple of 3");
     a.inst.f.COPY.in.count[0] = 6;
     a.inst.f.COPY.out.dtype = ISA_DT_INT32;
-    FX_FAILS(fx, &a, "out", "float dtype");
+    FX_FAILS(fx, &a, "out", "of a float dtype");
     fx_free(fx);
 }
 
