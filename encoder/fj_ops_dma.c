@@ -62,6 +62,28 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return enc_dma_copy_ex(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos) < 0 ? -1 : 0;
 }
 
+/* NKI load_transpose2d(dtype=): a dma_transpose whose SBUF dst has another
+ * dtype than src transposes into a fresh tile of src's dtype (scoped like
+ * any tile of this body) and casts with tensor_copy; the DMA transpose
+ * itself never casts.  Returns 0 (emitted here) or 1 (plain op). */
+static int transpose_cast(jx_t *j, tir_op_t *op)
+{
+    const tir_kernel_t *k = j->b.k;
+    int s = op->src[0].tensor, d = op->dst.tensor;
+    if (s < 0 || d < 0 || op->index.tensor >= 0 || k->tensors[s].dtype == k->tensors[d].dtype ||
+        k->tensors[d].kind != TIR_T_SBUF)
+        return 1;
+    tir_ap_t final = op->dst;
+    int t = enc_tile(&j->b, "dma_transpose_cast", TIR_T_SBUF, k->tensors[s].dtype, final.ndim,
+                     final.count);
+    if (t < 0)
+        return -1;
+    op->dst = enc_ap_full(&j->b, t);
+    if (enc_emit(&j->b, op) < 0)
+        return -1;
+    return enc_tensor_copy(&j->b, final, enc_ap_full(&j->b, t), ISA_ENG_UNASSIGNED) < 0 ? -1 : 0;
+}
+
 static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
@@ -86,7 +108,7 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         op->n_transpose_axes = n >= 2 && n <= 4 ? n : 0;
         for (int i = 0; i < op->n_transpose_axes; i++)
             op->transpose_axes[i] = def[n][i];
-        return 1;
+        return transpose_cast(j, op);
     }
     if (!cJSON_IsArray(ax))
         return fj_jfail(j, path, "axes", "expected an array of integers, got %s", fj_type_name(ax));
@@ -103,7 +125,7 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         op->transpose_axes[i] = (int)v;
     }
     op->n_transpose_axes = n;
-    return 1;
+    return transpose_cast(j, op);
 }
 
 static int h_local_gather(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
