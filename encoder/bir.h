@@ -38,6 +38,7 @@
     X(TENSOR_COPY, 26, "TensorCopy") X(TENSOR_SCAN, 27, "TensorTensorScan")  \
     X(TRANSPOSE32, 28, "Transpose32")                                        \
     X(COPY_PREDICATED, 29, "CopyPredicated")                                 \
+    X(BN_STATS, 30, "BNStats") X(BN_AGGR, 31, "BNAggr")                     \
     X(MEMSET, 40, "Memset") X(IOTA, 41, "Iota")                              \
     X(AFFINE_SELECT, 42, "AffineSelect") X(DROPOUT, 43, "Dropout")           \
     X(MAX, 44, "Max") X(MAX_INDEX, 45, "MaxIndex")                           \

@@ -53,6 +53,7 @@ void enc_builder_free(enc_builder_t *b)
     b->live = NULL;
     b->nnames = b->cap_names = b->cap_hash = b->cap_tensor_info = b->cap_scope = 0;
     b->depth = 0;
+    enc_acc_free(b);
 }
 
 int enc_builder_finish(enc_builder_t *b)
@@ -65,6 +66,11 @@ int enc_builder_finish(enc_builder_t *b)
 void enc_set_path(enc_builder_t *b, const char *path)
 {
     su_copy(b->path, sizeof b->path, path ? path : "");
+}
+
+void enc_set_name(enc_builder_t *b, const char *name)
+{
+    su_copy(b->next_name, sizeof b->next_name, name ? name : "");
 }
 
 /* Copy an op path into a TIR_PATH_LEN field, keeping the innermost part
@@ -655,6 +661,9 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         copy_path(op->path, b->path);
     else
         snprintf(op->path, sizeof op->path, "op[%d]", b->k->nops);
+    if (!op->name[0] && b->next_name[0])
+        su_copy(op->name, sizeof op->name, b->next_name);
+    b->next_name[0] = 0;
     if (!op->name[0])
         su_join_int(op->name, sizeof op->name, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
     op->core = b->core;
@@ -677,11 +686,15 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     unsigned legal = enc_legal_engines(op->kind);
     if (op->engine == ISA_ENG_UNASSIGNED && legal && !(legal & (legal - 1)))
         op->engine = __builtin_ctz(legal);
+    if (enc_acc_resolve(b, op))
+        return -1;
     tpb_err_t verr;
     if (enc_validate_op(b->k, b->target, op, &verr))
         return enc_fail(b, "%s", verr.msg);
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);
+    if (enc_acc_note(b, op))
+        return -1;
     return id;
 }

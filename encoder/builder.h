@@ -40,6 +40,7 @@ typedef struct {
     int program_id;
     int core;                     /* physical core of this program (op.core) */
     char path[ENC_PATH_MAX];      /* path of the next op; "" = "op[<index>]" */
+    char next_name[TIR_NAME_LEN]; /* name of the next emitted op (NKI name=); "" = default */
     char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
     int64_t max_ops;              /* unrolling guard */
     /* Name index and tile scoping (all O(1) per operation, so unrolled
@@ -58,6 +59,11 @@ typedef struct {
     int cap_tensor_info;
     int *scope_start;
     int depth, cap_scope;
+    /* matmul outputs per PSUM tile, for accumulate=None (builder_acc.c) */
+    struct enc_acc_region *acc;
+    int acc_n, acc_cap;
+    int *acc_head;                /* per tensor: newest region, -1 */
+    int acc_nheads;
 } enc_builder_t;
 
 /* target NULL = trn2.  Initialises *k (tir_kernel_init). */
@@ -70,6 +76,10 @@ void enc_builder_free(enc_builder_t *b);
 /* Record an error through the builder (sticky); returns -1. */
 int enc_fail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void enc_set_path(enc_builder_t *b, const char *path);
+/* NKI `name=`: the next op enc_emit() appends gets this name unless the op
+ * carries its own (typed builders that build the op themselves, such as
+ * enc_dma_copy_ex, keep the caller's name this way).  Consumed by that op. */
+void enc_set_name(enc_builder_t *b, const char *name);
 
 /* ---- tensors (HBM) and tiles ---- */
 int enc_input(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape);
@@ -154,7 +164,9 @@ int enc_broadcast_partition(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
 int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8_t mask[32]);
 int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg);
 
-/* flags: TIR_F_ACCUMULATE | TIR_F_TRANSPOSE | TIR_F_ONEZERO_* | TIR_F_DOUBLE_ROW */
+/* flags: TIR_F_ACCUMULATE | TIR_F_ACC_AUTO (NKI accumulate=None) |
+ * TIR_F_TRANSPOSE (NKI is_transpose: stationary = data, moving = identity,
+ * dst = stationary.T bit-exact) | TIR_F_ONEZERO_* | TIR_F_DOUBLE_ROW */
 int enc_matmul(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
                unsigned flags);
 int enc_matmul_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
@@ -187,6 +199,11 @@ int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t 
                       int64_t channel_multiplier, int npattern, const int64_t *steps, int cmp,
                       double on_false_value);
 int enc_max8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
+/* NKI bn_stats: dst [P, 6] = (count, mean, var*count) of the even, then the
+ * odd elements of data [P, <= 512]; bn_aggr: dst [P, 2] = (mean, variance)
+ * of data's (count, mean, var*count) groups.  DVE. */
+int enc_bn_stats(enc_builder_t *b, tir_ap_t dst, tir_ap_t data);
+int enc_bn_aggr(enc_builder_t *b, tir_ap_t dst, tir_ap_t data);
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals);
 /* dst_idx: enc_ap_none() for the unfused form */
 int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals, double imm,
@@ -198,6 +215,13 @@ int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
 int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale);
 int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data);
 int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer);
+
+/* ---- accumulate=None (encoder/builder_acc.c; called by enc_emit) ---- */
+/* Replace TIR_F_ACC_AUTO by NKI's choice for this op (0, or -1 + sticky
+ * error); enc_acc_note() records an appended op's PSUM writes. */
+int enc_acc_resolve(enc_builder_t *b, tir_op_t *op);
+int enc_acc_note(enc_builder_t *b, const tir_op_t *op);
+void enc_acc_free(enc_builder_t *b);
 
 /* ---- validation (encoder/validate.c) ---- */
 /* Check one op against the kernel's tensors and the target.  Message:

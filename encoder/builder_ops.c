@@ -407,6 +407,16 @@ int enc_max8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
     return emit1(b, TIR_MAX8, dst, src);
 }
 
+int enc_bn_stats(enc_builder_t *b, tir_ap_t dst, tir_ap_t data)
+{
+    return emit1(b, TIR_BN_STATS, dst, data);
+}
+
+int enc_bn_aggr(enc_builder_t *b, tir_ap_t dst, tir_ap_t data)
+{
+    return emit1(b, TIR_BN_AGGR, dst, data);
+}
+
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals)
 {
     tir_op_t op;

@@ -283,6 +283,50 @@ static int parse_programs(const char *path, const char *target, tir_kernel_t **o
     return 0;
 }
 
+/* placement.json: which launch-grid instance ran on which core (NKI
+ * program ids per axis), docs/multicore.md; the simulator copies it into
+ * stats.json and the trace. */
+static int write_placement(const tir_kernel_t *progs, int np, int ncores, const char *dir,
+                           tpb_err_t *err)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return tpb_errf(err, "out of memory (placement)");
+    cJSON_AddStringToObject(root, "format", "tpbsim-placement");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON *g = cJSON_AddArrayToObject(root, "grid");
+    int nd = progs[0].grid_ndim >= 1 && progs[0].grid_ndim <= 4 ? progs[0].grid_ndim : 1;
+    for (int d = 0; d < nd; d++)
+        cJSON_AddItemToArray(g, cJSON_CreateNumber((double)progs[0].grid_dims[d]));
+    cJSON_AddNumberToObject(root, "num_cores", ncores);
+    cJSON *in = cJSON_AddArrayToObject(root, "instances");
+    for (int p = 0; p < np; p++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "instance", p);
+        cJSON *ids = cJSON_AddArrayToObject(o, "program_id");
+        int64_t rest = p, id[4] = {0};
+        for (int d = nd - 1; d >= 0; d--) {
+            int64_t n = progs[0].grid_dims[d] > 0 ? progs[0].grid_dims[d] : 1;
+            id[d] = rest % n;
+            rest /= n;
+        }
+        for (int d = 0; d < nd; d++)
+            cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)id[d]));
+        cJSON_AddNumberToObject(o, "core", lnc_core_of(progs, p));
+        cJSON_AddItemToArray(in, o);
+    }
+    char *txt = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!txt)
+        return tpb_errf(err, "out of memory (placement)");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/placement.json", dir);
+    size_t n = strlen(txt);
+    int rc = fio_write_atomic(path, txt, n, err);
+    free(txt);
+    return rc;
+}
+
 static void free_programs(tir_kernel_t *p, int n)
 {
     for (int i = 0; i < n; i++)
@@ -356,6 +400,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
+            write_placement(progs, np, s.ncores, tmp, err) ||
             setup_link_dir(tmp, &lnk, err) || lnc_emit_linked(&lnk, tmp, err) ||
             art_install_dir(tmp, o.out_dir, err))
             goto out;

@@ -172,7 +172,29 @@ static int parse_call(px_t *x, const char *fn, enc_val_t *out)
         out->v = args[0].v < 0 ? -args[0].v : args[0].v;
         return 0;
     }
-    return pfail(x, "unknown function '%s' (min, max, cdiv, abs)", fn);
+    /* NKI launch-grid queries: program_id(a), num_programs(a) (no argument:
+     * the whole grid), program_ndim() -- bindings the front-end makes */
+    if (!strcmp(fn, "program_id") || !strcmp(fn, "num_programs") || !strcmp(fn, "program_ndim")) {
+        bool pid = fn[8] == 'i';
+        if (na > 1 || (pid && na != 1) || (fn[8] == 'n' && na != 0))
+            return pfail(x, "%s() takes %s", fn, pid ? "1 argument (the axis)" :
+                         fn[8] == 'n' ? "no argument" : "0 or 1 argument (the axis)");
+        char name[ENC_VAR_NAME + 24];
+        if (na)
+            snprintf(name, sizeof name, "%s%lld", pid ? "pid" : fn, (long long)args[0].v);
+        else
+            snprintf(name, sizeof name, "%s", fn);
+        const enc_var_t *var = enc_env_find(x->env, name);
+        if (!var)
+            return na ? pfail(x, "%s(%lld): the launch grid has no axis %lld", fn,
+                              (long long)args[0].v, (long long)args[0].v)
+                      : pfail(x, "%s() is not known here", fn);
+        out->v = var->value;
+        out->pid_dep = var->pid_dep;
+        return 0;
+    }
+    return pfail(x, "unknown function '%s' (min, max, cdiv, abs, program_id, num_programs, "
+                 "program_ndim)", fn);
 }
 
 static int parse_primary(px_t *x, enc_val_t *out)
@@ -205,6 +227,11 @@ static int parse_primary(px_t *x, enc_val_t *out)
             if (n + 1 >= sizeof id)
                 return pfail(x, "name too long");
             id[n++] = *x->p++;
+            if (n == 2 && !strncmp(id, "nl", 2) && x->p[0] == '.' &&
+                (isalpha((unsigned char)x->p[1]) || x->p[1] == '_')) {
+                n = 0;   /* NKI spelling: nl.program_id(0) */
+                x->p++;
+            }
         }
         id[n] = 0;
         if (accept(x, "(")) {

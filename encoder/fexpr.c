@@ -83,7 +83,8 @@ static int number(fx_t *x, double *out)
     return 0;
 }
 
-/* name(args): sqrt exp log abs (one argument), min max pow (two) */
+/* name(args): sqrt exp log abs floor ceil trunc sign (one argument), min max
+ * pow fmod (two); fmod is C fmod (NKI nl.fmod: the sign of the dividend) */
 static int call(fx_t *x, const char *name, double *out)
 {
     double a[2];
@@ -102,6 +103,7 @@ static int call(fx_t *x, const char *name, double *out)
     }
     static const struct { const char *name; int nargs; } fns[] = {
         {"sqrt", 1}, {"exp", 1}, {"log", 1}, {"abs", 1}, {"min", 2}, {"max", 2}, {"pow", 2},
+        {"floor", 1}, {"ceil", 1}, {"trunc", 1}, {"sign", 1}, {"fmod", 2},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         if (strcmp(name, fns[i].name) != 0)
@@ -115,11 +117,21 @@ static int call(fx_t *x, const char *name, double *out)
         case 3: *out = fabs(a[0]); break;
         case 4: *out = a[0] < a[1] ? a[0] : a[1]; break;
         case 5: *out = a[0] > a[1] ? a[0] : a[1]; break;
-        default: *out = pow(a[0], a[1]); break;
+        case 6: *out = pow(a[0], a[1]); break;
+        case 7: *out = floor(a[0]); break;
+        case 8: *out = ceil(a[0]); break;
+        case 9: *out = trunc(a[0]); break;
+        case 10: *out = a[0] > 0 ? 1.0 : a[0] < 0 ? -1.0 : a[0]; break;
+        default:
+            if (a[1] == 0)
+                return fx_fail(x, "division by zero in fmod()");
+            *out = fmod(a[0], a[1]);
+            break;
         }
         return 0;
     }
-    return fx_fail(x, "unknown function %s() (sqrt, exp, log, abs, min, max, pow)", name);
+    return fx_fail(x, "unknown function %s() (sqrt, exp, log, abs, floor, ceil, trunc, sign, "
+                   "min, max, pow, fmod)", name);
 }
 
 static int primary(fx_t *x, double *out)

@@ -338,6 +338,16 @@ static void remap_op(tir_op_t *op, const tmap_t *tm, int slot)
         remap_ap(&op->s1.ap, tm, slot);
 }
 
+/* Every instruction of a launch-grid instance carries the instance id:
+ * "i<pid>:<name>" (docs/multicore.md, placement). */
+static void instance_name(tir_op_t *op, int pid)
+{
+    char n[TIR_NAME_LEN + 16];
+    snprintf(n, sizeof n, "i%d:%s", pid, op->name);
+    memcpy(op->name, n, TIR_NAME_LEN - 1);
+    op->name[TIR_NAME_LEN - 1] = 0;
+}
+
 /* A whole-tensor C-order access pattern with the given shape. */
 static tir_ap_t whole_ap(int tensor, const tir_ap_t *like)
 {
@@ -566,6 +576,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
             for (int o = 0; o < progs[p].nops; o++) {
                 tir_op_t op = progs[p].ops[o];
                 remap_op(&op, &tm, slot);
+                instance_name(&op, p);
                 op.core = c;
                 int r = op.kind == TIR_CORE_BARRIER ? split_barrier(&e, &op, err)
                       : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, err)

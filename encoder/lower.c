@@ -34,6 +34,7 @@ static const lower_entry_t lower_table[] = {
     {"tensor_tensor_scan", lower_tensor}, {"quantize_mx", lower_tensor},
     {"tensor_reduce", lower_reduce}, {"tensor_partition_reduce", lower_reduce},
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
+    {"bn_stats", lower_misc}, {"bn_aggr", lower_misc},
 };
 
 static lower_fn find_lowering(const char *name)

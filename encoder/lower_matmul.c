@@ -3,8 +3,12 @@
  *   matmul         -> LdWeights(stationary) + Matmul(moving -> PSUM)
  *   matmul_mx      -> LdWeightsMX(+scale)   + MatmulMX(+scale)
  *   matmul_sparse  -> LdWeightsSparse(+tags, compress_ratio) + MatmulSparse
- *   transpose PE   -> LdWeights(src) + Matmul(moving = shared identity)
+ *   transpose PE   -> LdWeights(src) + Matmul(moving = shared identity,
+ *                     transpose mode when dst has src's dtype: a bit-exact
+ *                     copy; else a plain matmul that rounds to dst's dtype)
  *                     (dst = src.T @ I; identity loaded once, front of kernel)
+ *   matmul transpose (NKI is_transpose) -> the same pair: stationary = data,
+ *                     moving = the caller's identity, dst = data.T
  *   transpose DVE  -> one Transpose32 per 32x32 block */
 #include "lower.h"
 
@@ -84,7 +88,7 @@ static int check_mm_shapes(lower_ctx_t *c, const isa_tap_t *st, const isa_tap_t 
 }
 
 static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap_t *mov,
-                              const tir_ap_t *dstap, bool accumulate)
+                              const tir_ap_t *dstap, bool accumulate, bool transpose)
 {
     const tir_op_t *op = c->op;
     pe_tile_t pt;
@@ -133,7 +137,12 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     g->perf = perf;
     g->accumulate = accumulate;
     g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
-    g->transpose = !!(op->flags & TIR_F_TRANSPOSE);
+    g->transpose = transpose;
+    if (transpose && g->dst.dtype != st.dtype)
+        return lw_err(c, "transpose mode copies stationary bit-exactly: dst must be %s, not %s",
+                      isa_dtype_name(st.dtype), isa_dtype_name(g->dst.dtype));
+    if (transpose && accumulate)
+        return lw_err(c, "a transpose cannot accumulate");
     /* the Matmul reads the weights its LdWeights loaded: keep them together
      * on PE by also charging the stationary read to the Matmul */
     for (int i = 0; i < ldw.nacc; i++)
@@ -188,38 +197,10 @@ int lower_matmul(lower_ctx_t *c)
     if (op->kind == TIR_MATMUL_MX)
         return lower_matmul_mx(c);
     return lower_matmul_plain(c, &op->src[0], &op->src[1], &op->dst,
-                              !!(op->flags & TIR_F_ACCUMULATE));
+                              !!(op->flags & TIR_F_ACCUMULATE), !!(op->flags & TIR_F_TRANSPOSE));
 }
 
 /* ---- transpose ---- */
-
-/* Same dtype in and out: one Matmul with the transpose flag, bit-exact, no
- * weights (dst[n][k] = moving[k][n]). */
-static int transpose_pe_flag(lower_ctx_t *c)
-{
-    const tir_op_t *op = c->op;
-    bir_inst_t mm;
-    lw_inst(c, &mm, BIR_MATMULT, ISA_OP_MATMUL);
-    isa_fmt_MM_t *g = &mm.isa.f.MM;
-    if (lw_tap(c, &mm, &op->src[0], false, "src", &g->moving) ||
-        lw_tap(c, &mm, &op->dst, true, "dst", &g->dst))
-        return -1;
-    if (g->dst.space != ISA_SPACE_PSUM)
-        return lw_err(c, "a PE transpose writes PSUM");
-    uint64_t n = tap_elems_free(&g->moving);
-    if (g->dst.nparts != n || tap_elems_free(&g->dst) != g->moving.nparts)
-        return lw_err(c, "dst is [%u,%llu] but src.T is [%llu,%u]", g->dst.nparts,
-                      (unsigned long long)tap_elems_free(&g->dst), (unsigned long long)n,
-                      g->moving.nparts);
-    if (n > 128)
-        return lw_err(c, "src free size %llu exceeds the 128 PE columns", (unsigned long long)n);
-    uint64_t bytes = tap_elems_free(&g->dst) * isa_dtype_size(g->dst.dtype);
-    if (g->dst.addr / PSUM_BANK_BYTES != (g->dst.addr + bytes - 1) / PSUM_BANK_BYTES)
-        return lw_err(c, "transpose output must lie inside one 2 KiB PSUM bank");
-    g->row_size = g->col_size = 128;
-    g->transpose = 1;
-    return lw_emit(c, &mm);
-}
 
 bool lower_pe_transpose_needs_identity(const tir_kernel_t *k, const tir_op_t *op)
 {
@@ -228,14 +209,12 @@ bool lower_pe_transpose_needs_identity(const tir_kernel_t *k, const tir_op_t *op
     int s = op->src[0].tensor, d = op->dst.tensor;
     if (s < 0 || d < 0 || s >= k->ntensors || d >= k->ntensors)
         return false;
-    return k->tensors[s].dtype != k->tensors[d].dtype;
+    return true;
 }
 
 static int transpose_pe(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    if (!lower_pe_transpose_needs_identity(c->k, op))
-        return transpose_pe_flag(c);
     if (c->ident_tile < 0)
         return lw_err(c, "internal: PE transpose without the shared identity tile");
     const tir_tensor_t *src = lw_tensor(c, &op->src[0]);
@@ -250,7 +229,9 @@ static int transpose_pe(lower_ctx_t *c)
     id.ndim = 2;
     id.step[0] = 128, id.count[0] = k;
     id.step[1] = 1, id.count[1] = k;
-    return lower_matmul_plain(c, &op->src[0], &id, &op->dst, false);
+    const tir_tensor_t *dst = lw_tensor(c, &op->dst);
+    return lower_matmul_plain(c, &op->src[0], &id, &op->dst, false,
+                              dst && dst->dtype == src->dtype);
 }
 
 static int transpose_dve(lower_ctx_t *c)

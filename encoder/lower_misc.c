@@ -1,4 +1,4 @@
-/* lower_misc.c - core_barrier and load_tensor_to_register. */
+/* lower_misc.c - core_barrier, load_tensor_to_register, bn_stats/bn_aggr. */
 #include "lower.h"
 
 static int lower_barrier(lower_ctx_t *c)
@@ -45,9 +45,27 @@ static int lower_tload(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* bn_stats -> BNStats, bn_aggr -> BNAggr (DVE, one instruction each) */
+static int lower_bn(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bool st = op->kind == TIR_BN_STATS;
+    bir_inst_t in;
+    lw_inst(c, &in, st ? BIR_BN_STATS : BIR_BN_AGGR, st ? ISA_OP_BN_STATS : ISA_OP_BN_AGGR);
+    if (lw_tap(c, &in, &op->src[0], false, "data", &in.isa.f.COPY.in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &in.isa.f.COPY.out))
+        return -1;
+    if (lw_same_partitions(c, st ? "bn_stats" : "bn_aggr", &in.isa.f.COPY.in, &in.isa.f.COPY.out))
+        return -1;
+    in.engine = ISA_ENG_DVE;
+    return lw_emit(c, &in);
+}
+
 int lower_misc(lower_ctx_t *c)
 {
     if (c->op->kind == TIR_CORE_BARRIER)
         return lower_barrier(c);
+    if (c->op->kind == TIR_BN_STATS || c->op->kind == TIR_BN_AGGR)
+        return lower_bn(c);
     return lower_tload(c);
 }

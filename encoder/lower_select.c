@@ -189,8 +189,15 @@ static int lower_max8_family(lower_ctx_t *c)
 static int lower_select_op(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    /* 1: dst = on_false */
-    if (op->nsrc >= 3 && lw_has(&op->src[2])) {
+    /* 1: dst = on_false (nothing to do when on_false is dst itself: NKI
+     * tensor_copy_predicated) */
+    const tir_ap_t *f0 = &op->src[2], *d0 = &op->dst;
+    bool keep_dst = op->nsrc >= 3 && f0->tensor == d0->tensor && f0->offset == d0->offset &&
+                    f0->ndim == d0->ndim &&
+                    !memcmp(f0->step, d0->step, sizeof f0->step[0] * (size_t)f0->ndim) &&
+                    !memcmp(f0->count, d0->count, sizeof f0->count[0] * (size_t)f0->ndim);
+    if (keep_dst) {
+    } else if (op->nsrc >= 3 && lw_has(&op->src[2])) {
         bir_inst_t cp;
         lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
         if (lw_tap(c, &cp, &op->src[2], false, "on_false", &cp.isa.f.COPY.in) ||

@@ -14,7 +14,7 @@ const char *tir_op_name(tir_opkind_t k)
         "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_reduce",
         "tensor_partition_reduce", "tensor_copy", "tensor_tensor_scan", "iota",
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
-        "quantize_mx", "core_barrier", "sendrecv",
+        "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -24,6 +24,8 @@ void tir_kernel_init(tir_kernel_t *k)
     memset(k, 0, sizeof *k);
     k->num_cores = 1;
     k->num_programs = 1;
+    k->grid_ndim = 1;
+    k->grid_dims[0] = 1;
 }
 
 void tir_kernel_free(tir_kernel_t *k)

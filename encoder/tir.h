@@ -70,7 +70,7 @@ typedef struct {
     X(TENSOR_TENSOR) X(TENSOR_SCALAR) X(SCALAR_TENSOR_TENSOR) X(TENSOR_REDUCE) \
     X(TENSOR_PARTITION_REDUCE) X(TENSOR_COPY) X(TENSOR_TENSOR_SCAN) X(IOTA) \
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
-    X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV)
+    X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -94,6 +94,10 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 #define TIR_F_OOB_SKIP     (1u << 9)
 #define TIR_F_RMW_ADD      (1u << 10) /* indirect_save / store with rmw_op=add */
 #define TIR_F_DOUBLE_ROW   (1u << 11)
+/* matmul family, builder input only: NKI accumulate=None.  enc_emit()
+ * replaces it by TIR_F_ACCUMULATE or nothing (encoder/builder_acc.c), so the
+ * tile IR never carries it. */
+#define TIR_F_ACC_AUTO     (1u << 12)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
@@ -263,6 +267,8 @@ typedef struct {
      * tensor per iteration, named "t", "t#1", "t#2", ... */
     int program_id;               /* 0 .. num_programs-1 */
     int num_programs;             /* SPMD grid size (>= 1) */
+    int grid_ndim;                /* NKI launch-grid axes (1..4); ids are row-major */
+    int64_t grid_dims[4];         /* instances per axis (product = num_programs) */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);

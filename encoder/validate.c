@@ -79,7 +79,7 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR: case TIR_TENSOR_TENSOR_SCAN:
         return slot == 0 ? "in0" : "in1";
     case TIR_LOCAL_GATHER: return "src_buffer";
-    case TIR_GATHER_FLATTENED: return "data";
+    case TIR_GATHER_FLATTENED: case TIR_BN_STATS: case TIR_BN_AGGR: return "data";
     case TIR_AFFINE_SELECT: return "on_true";
     case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
     case TIR_SELECT: return slot == 0 ? "pred" : slot == 1 ? "on_true" : "on_false";
@@ -254,7 +254,8 @@ static unsigned legal_engines(tir_opkind_t k)
         return M(POOL);
     case TIR_MEMSET: return M(DVE) | M(POOL);
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
-    case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE:
+    case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
+    case TIR_BN_AGGR:
         return M(DVE);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
@@ -637,10 +638,14 @@ static int check_matmul(const vctx_t *v)
             return vfail(v, "compress_ratio", "%u (2 or 4)", op->compress_ratio);
     }
     bool tr = op->flags & TIR_F_TRANSPOSE;
-    if (tr ? dt->dtype != mvt->dtype : dt->dtype != ISA_DT_FP32)
-        return vfail(v, "dst", "PSUM dtype %s; matmul accumulates in float32%s",
-                     isa_dtype_numpy_name(dt->dtype),
-                     tr ? " (transpose mode writes the moving dtype)" : "");
+    /* transpose mode (NKI is_transpose): stationary is the data, moving an
+     * identity, dst = stationary.T copied bit-exactly in stationary's dtype */
+    if (tr ? dt->dtype != stt->dtype : dt->dtype != ISA_DT_FP32)
+        return vfail(v, "dst", "PSUM dtype %s; %s", isa_dtype_numpy_name(dt->dtype),
+                     tr ? "transpose mode writes the stationary dtype" :
+                          "matmul accumulates in float32");
+    if (tr && (op->flags & TIR_F_ACCUMULATE))
+        return vfail(v, "accumulate", "a transpose (is_transpose) cannot accumulate");
     int64_t K_ = ap_parts(st), M_ = ap_free(st), N_ = ap_free(mv);
     int64_t kmax = 128;
     if (op->flags & TIR_F_DOUBLE_ROW) {
@@ -804,9 +809,11 @@ static int check_local_gather(const vctx_t *v)
         return vfail(v, "num_elem_per_idx", "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]");
     if (ap_parts(&op->src[0]) != parts)
         return vfail(v, "index", "src_buffer and index must have same partition dimension size");
-    if (ap_parts(&op->dst) != parts || ap_free(&op->dst) != ap_free(&op->index) * e)
-        return vfail(v, "dst", "shape must be [%lld, %lld] (index free size x num_elem_per_idx)",
-                     (long long)parts, (long long)(ap_free(&op->index) * e));
+    /* NKI: dst is [P, num_valid_indices, num_elem_per_idx] */
+    if (ap_parts(&op->dst) != parts || ap_free(&op->dst) != nvalid * e)
+        return vfail(v, "dst", "shape must be [%lld, %lld, %d] (P, num_valid_indices, "
+                     "num_elem_per_idx): %lld elements per partition, not %lld", (long long)parts,
+                     (long long)nvalid, e, (long long)(nvalid * e), (long long)ap_free(&op->dst));
     if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
         return vfail(v, "dst", "dtype differs from src_buffer dtype");
     return 0;
@@ -840,6 +847,29 @@ static int check_pattern(const vctx_t *v)
                      op->dst.ndim - 1);
     if (!isa_enum_name(ISA_FT_CMP, (unsigned)op->cmp))
         return vfail(v, "cmp_op", "invalid comparison %d", op->cmp);
+    return 0;
+}
+
+/* bn_stats: data [P, <= 512], dst [P, 6]; bn_aggr: data [P, 3k], dst [P, 2];
+ * float dst (NKI nl.tile_size.bn_stats_fmax = 512) */
+static int check_bn(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    bool st = op->kind == TIR_BN_STATS;
+    int64_t want = st ? 6 : 2;
+    if (ap_parts(d) != ap_parts(s) || ap_free(d) != want)
+        return vfail(v, "dst", "must be [%lld, %lld] (got %lld x %lld)", (long long)ap_parts(s),
+                     (long long)want, (long long)ap_parts(d), (long long)ap_free(d));
+    if (!is_float(tens(v, d)->dtype))
+        return vfail(v, "dst", "dtype %s (the statistics are float)",
+                     isa_dtype_numpy_name(tens(v, d)->dtype));
+    if (st && ap_free(s) > 512)
+        return vfail(v, "data", "free size %lld > 512 (bn_stats_fmax; split the tile and "
+                     "aggregate with bn_aggr)", (long long)ap_free(s));
+    if (!st && ap_free(s) % 3)
+        return vfail(v, "data", "free size %lld is not a multiple of 3 (count, mean, "
+                     "variance*count groups)", (long long)ap_free(s));
     return 0;
 }
 
@@ -1015,6 +1045,8 @@ static int check_compute(const vctx_t *v)
         return check_pattern(v) || same_pf(v, &op->dst, -1, &op->src[0], 0);
     case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
         return check_8(v);
+    case TIR_BN_STATS: case TIR_BN_AGGR:
+        return check_bn(v);
     case TIR_LOCAL_GATHER:
         return check_local_gather(v);
     case TIR_GATHER_FLATTENED:

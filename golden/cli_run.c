@@ -84,7 +84,8 @@ static void print_usage(FILE *f)
         "  --ignore-cycles     do not check the case's cycle range (it is also skipped\n"
         "                      when --target differs from the case's target)\n"
         "  --rtol X, --atol X  override the case's tolerances\n"
-        "  -q, --quiet         print only failing outputs and verdicts\n"
+        "  -q, --quiet         print only failures and the verdict (no command lines,\n"
+        "                      no compile/sim summary)\n"
         "  -h, --help          show this help\n\n"
         "exit status: 0 pass (or XFAIL, or no golden to check), 1 failure (or XPASS),\n"
         "2 usage error.\n");
@@ -437,9 +438,10 @@ static void print_cmdline(const argv_t *a)
 }
 
 /* The subcommands may use getopt(); give each a fresh parser state. */
-static int call_cmd(int (*fn)(int, char **), argv_t *a)
+static int call_cmd(int (*fn)(int, char **), argv_t *a, bool quiet)
 {
-    print_cmdline(a);
+    if (!quiet)
+        print_cmdline(a);
     optind = 0;
     int rc = fn(a->argc, a->argv);
     optind = 0;
@@ -467,7 +469,7 @@ static step_t step_compile(const run_plan_t *p, const run_opts_t *o)
         arg_push(&a, "--target");
         arg_push(&a, t);
     }
-    int rc = call_cmd(tpb_cmd_compile, &a);
+    int rc = call_cmd(tpb_cmd_compile, &a, o->check.quiet);
     if (rc != 0) {
         printf("tpb run: compile failed (exit %d)\n", rc);
         return STEP_FAILED;
@@ -507,7 +509,9 @@ static step_t step_sim(const run_plan_t *p, const run_opts_t *o, const char *see
     }
     if (o->timing_only)
         arg_push(&a, "--timing-only");
-    int rc = call_cmd(tpb_cmd_sim, &a);
+    if (o->check.quiet)
+        arg_push(&a, "--quiet");
+    int rc = call_cmd(tpb_cmd_sim, &a, o->check.quiet);
     if (rc != 0) {
         printf("tpb run: simulation failed (exit %d)\n", rc);
         return STEP_FAILED;
@@ -527,6 +531,8 @@ static step_t step_cycles(const run_plan_t *p, const run_opts_t *o)
     /* the pinned range belongs to the case's target */
     bool other_target = o->target && p->c.target[0] && strcmp(o->target, p->c.target) != 0;
     if (!p->c.has_cycles || o->ignore_cycles || other_target) {
+        if (o->check.quiet)
+            return STEP_OK;
         printf("cycles: %" PRIu64 "%s%s%s\n", cycles,
                o->ignore_cycles ? " (range not checked)"
                : other_target   ? " (range not checked: case.json pins it for "
@@ -536,6 +542,8 @@ static step_t step_cycles(const run_plan_t *p, const run_opts_t *o)
         return STEP_OK;
     }
     bool ok = cycles >= p->c.cycles_min && cycles <= p->c.cycles_max;
+    if (ok && o->check.quiet)
+        return STEP_OK;
     printf("cycles: %" PRIu64 " %s expected range [%" PRIu64 ", %" PRIu64 "]%s\n", cycles,
            ok ? "within" : "OUTSIDE", p->c.cycles_min, p->c.cycles_max,
            ok ? "" : "  (timing regression? re-bless with scripts/golden.py --bless-cycles)");
@@ -545,14 +553,15 @@ static step_t step_cycles(const run_plan_t *p, const run_opts_t *o)
 static step_t step_check(const run_plan_t *p, const run_opts_t *o)
 {
     gc_check_summary_t sum;
-    printf("== check %s against %s\n", p->outdir, p->expected);
+    if (!o->check.quiet)
+        printf("== check %s against %s\n", p->outdir, p->expected);
     fflush(stdout);
     int rc = gc_check_dir(stdout, p->outdir, p->expected, &p->c, &o->check, &sum);
     return rc == 0 ? STEP_OK : STEP_FAILED;
 }
 
 /* Inputs for a bare kernel without inputs/: generated into <out>/inputs. */
-static int prepare_inputs(run_plan_t *p, const char *seed, tpb_err_t *err)
+static int prepare_inputs(run_plan_t *p, const char *seed, bool quiet, tpb_err_t *err)
 {
     if (p->inputs[0])
         return 0;
@@ -562,6 +571,8 @@ static int prepare_inputs(run_plan_t *p, const char *seed, tpb_err_t *err)
     uint64_t s = seed ? strtoull(seed, NULL, 10) : 0;
     if (generate_inputs(p->c.kernel, p->inputs, s, &n, err) != 0)
         return -1;
+    if (quiet)
+        return 0;
     printf("== generated %d input%s into %s (seed %" PRIu64 ")\n", n, n == 1 ? "" : "s",
            p->inputs, s);
     return 0;
@@ -599,7 +610,7 @@ static int run_plan(run_plan_t *p, const run_opts_t *o)
         printf("tpb run: %s\n", err.msg);
         return verdict(p, true, "(cannot create output folder)");
     }
-    if (!p->is_case && prepare_inputs(p, seed, &err) != 0) {
+    if (!p->is_case && prepare_inputs(p, seed, o->check.quiet, &err) != 0) {
         printf("tpb run: %s\n", err.msg);
         return verdict(p, true, "(inputs)");
     }
@@ -641,7 +652,7 @@ int tpb_cmd_run(int argc, char **argv)
         free(p);
         return 1;
     }
-    if (p->c.description[0])
+    if (p->c.description[0] && !o.check.quiet)
         printf("== %s: %s\n", p->c.name, p->c.description);
     rc = run_plan(p, &o);
     free(p);

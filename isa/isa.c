@@ -51,6 +51,12 @@ static const dtype_info_t dtype_info[ISA_DT_COUNT] = {
 #undef DTYPE
 };
 
+bool isa_alu_is_unary(unsigned op)
+{
+    return op == ISA_ALU_BITWISE_NOT || op == ISA_ALU_ABS || op == ISA_ALU_RSQRT ||
+           op == ISA_ALU_RECIPROCAL;
+}
+
 bool isa_dtype_valid(unsigned dt) { return dt < ISA_DT_COUNT; }
 const char *isa_dtype_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].asm_name : "?"; }
 const char *isa_dtype_numpy_name(unsigned dt) { return dt < ISA_DT_COUNT ? dtype_info[dt].np_name : "?"; }

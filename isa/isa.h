@@ -89,6 +89,9 @@ typedef enum {
 const char *isa_enum_name(isa_ftype_t t, unsigned v);
 /* Value of name for an enum field type; -1 when unknown. */
 int isa_enum_by_name(isa_ftype_t t, const char *name);
+/* ALU ops that read only their first operand (abs, rsqrt, reciprocal,
+ * bitwise_not): the second operand is ignored, so NKI callers omit it. */
+bool isa_alu_is_unary(unsigned op);
 const char *isa_ftype_name(isa_ftype_t t);             /* "U", "ALU", ... */
 
 /* ---- operand structs (all members 32-bit so the generic codec can store

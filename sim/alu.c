@@ -15,8 +15,7 @@ bool sim_alu_is_bitwise(unsigned op)
 
 bool sim_alu_is_unary(unsigned op)
 {
-    return op == ISA_ALU_BITWISE_NOT || op == ISA_ALU_ABS || op == ISA_ALU_RSQRT ||
-           op == ISA_ALU_RECIPROCAL;
+    return isa_alu_is_unary(op);
 }
 
 bool sim_alu_is_reduce(unsigned op)

@@ -26,6 +26,11 @@ typedef struct {
      * contraction row 128 + row (stationary [K, 2, M], r = 1). */
     float w_dr[128][128];
     uint8_t double_row;         /* 1 when the last LdWeights used perf=double_row */
+    /* Raw element bits of the last plain LdWeights (transpose mode copies
+     * them bit-exactly, NaN payloads included); w_bits_ok is 0 after an MX,
+     * sparse or double_row load. */
+    uint32_t w_bits[128][128];
+    uint8_t w_bits_ok;
 } sim_pe_state_t;
 
 /* Per-engine scratch for operand offset tables, so resolving an operand

@@ -597,6 +597,21 @@ int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
 
 /* ---- entry ---- */
 
+/* placement.json (launch grids, written by the compiler): kept as is and
+ * reported in stats.json / the trace; it does not change execution. */
+static int load_placement(sim_t *s, const char *dir, tpb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/placement.json", dir);
+    if (!fio_exists(path))
+        return 0;
+    if (read_json(path, &s->placement, err) != 0)
+        return -1;
+    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s->placement, "instances")))
+        return tpb_errf(err, "%s: field 'instances': expected an array", path);
+    return 0;
+}
+
 int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err)
 {
     snprintf(s->dir, sizeof s->dir, "%s", dir);
@@ -616,6 +631,8 @@ int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err)
     for (unsigned ci = 0; ci < s->ncores; ci++)
         if (load_core(s, ci, dir, err) != 0)
             return -1;
+    if (load_placement(s, dir, err) != 0)
+        return -1;
     return load_constants(s, dir, err);
 }
 

@@ -204,6 +204,7 @@ uint64_t sim_cost_engine(const tpb_target_t *t, isa_engine_t e, uint64_t work);
 const sim_opimpl_t *sim_pe_impl(isa_op_t op);
 const sim_opimpl_t *sim_act_impl(isa_op_t op);
 const sim_opimpl_t *sim_dve_impl(isa_op_t op);
+const sim_opimpl_t *sim_dve_bn_impl(isa_op_t op);   /* dve_bn.c */
 const sim_opimpl_t *sim_pool_impl(isa_op_t op);
 
 #endif

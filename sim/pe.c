@@ -116,12 +116,16 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             if (ctx->timing_only)
                 continue;
             pe->w[t.row_pos + k][t.col_pos + m] = num_load_f32(sim_el(&s, k, m), s.dtype);
+            uint32_t bits = 0;
+            memcpy(&bits, sim_el(&s, k, m), s.esize);
+            pe->w_bits[t.row_pos + k][t.col_pos + m] = bits;
             if (dr)
                 pe->w_dr[k][m] = num_load_f32(sim_el(&s, k, m_cols + m), s.dtype);
         }
     pe->w_dtype = s.dtype;
     pe->sparse_ratio = 0;
     pe->double_row = dr;
+    pe->w_bits_ok = !dr;
     sim_opnd_free(&s);
     return 0;
 }
@@ -184,6 +188,7 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     pe->w_dtype = o[0].dtype;
     pe->sparse_ratio = 0;
     pe->double_row = 0;
+    pe->w_bits_ok = 0;
     rc = 0;
 done:
     free_all(o, 2);
@@ -252,6 +257,7 @@ static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     pe->w_dtype = o[0].dtype;
     pe->sparse_ratio = r;
     pe->double_row = 0;
+    pe->w_bits_ok = 0;
     rc = 0;
 done:
     free_all(o, 2);
@@ -311,27 +317,67 @@ static int dst_dtype_check(sim_exec_ctx_t *ctx, const sim_opnd_t *dst)
     return 0;
 }
 
-/* PE transpose: dst[n][k] = moving[k][n], bit-exact. */
-static int mm_transpose(sim_exec_ctx_t *ctx, const isa_fmt_MM_t *f)
+/* Transpose mode (NKI is_transpose): the data were loaded as the
+ * stationary weights and the moving tile is an identity (any 0/1 matrix
+ * with one 1 per column selects rows), so dst[m][n] = w[k_n][m] where
+ * moving[k_n][n] = 1, copied bit-exactly (NaN/Inf payloads kept). */
+static int mm_transpose_row(sim_exec_ctx_t *ctx, const sim_opnd_t *mv, uint32_t n, unsigned *kn)
+{
+    unsigned hits = 0;
+    for (unsigned k = 0; k < mv->nparts; k++) {
+        float v = num_load_f32(sim_el(mv, k, n), mv->dtype);
+        if (v == 1.0f) {
+            *kn = k;
+            hits++;
+        } else if (v != 0.0f) {
+            hits = 2;
+            break;
+        }
+    }
+    if (hits != 1)
+        return sim_fail(ctx, "moving: transpose mode streams an identity (0/1 values, one 1 "
+                        "per column); column %u is not one", n);
+    return 0;
+}
+
+static int mm_transpose(sim_exec_ctx_t *ctx, const isa_fmt_MM_t *f, pe_tile_t t)
 {
     sim_opnd_t o[2];
     sim_opnds_none(o, sizeof o / sizeof o[0]);
+    const sim_pe_state_t *pe = ctx->pe;
     int rc = -1;
     if (f->accumulate)
         return sim_fail(ctx, "accumulate: a transpose cannot accumulate");
+    if (!pe->w_bits_ok)
+        return sim_fail(ctx, "weights: transpose mode needs weights from a plain LdWeights "
+                        "(not MX, sparse or double_row)");
     if (sim_opnd_tap(ctx, &o[0], &f->moving, "moving", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->dst, "dst", SIM_WR) || psum_bank_check(ctx, &o[1]))
         goto done;
-    if (o[1].nparts != o[0].nfree || o[1].nfree != o[0].nparts || o[0].dtype != o[1].dtype) {
-        sim_fail(ctx, "dst: transpose of %s [%u x %u] needs dst %s [%u x %u], got %s [%u x %u]",
-                 isa_dtype_name(o[0].dtype), o[0].nparts, o[0].nfree, isa_dtype_name(o[0].dtype),
-                 o[0].nfree, o[0].nparts, isa_dtype_name(o[1].dtype), o[1].nparts, o[1].nfree);
+    unsigned k = o[0].nparts, m = o[1].nparts;
+    if (o[1].dtype != pe->w_dtype) {
+        sim_fail(ctx, "dst: transpose mode copies the %s weights bit-exactly; dst must be %s, "
+                 "not %s", isa_dtype_name(pe->w_dtype), isa_dtype_name(pe->w_dtype),
+                 isa_dtype_name(o[1].dtype));
         goto done;
     }
+    if (o[1].nfree != o[0].nfree) {
+        sim_fail(ctx, "dst: %u elements per partition but moving has N=%u", o[1].nfree,
+                 o[0].nfree);
+        goto done;
+    }
+    if (weights_check(ctx, t, k, m))
+        goto done;
     if (!ctx->timing_only)
-        for (unsigned k = 0; k < o[0].nparts; k++)
-            for (uint32_t n = 0; n < o[0].nfree; n++)
-                memcpy(sim_el(&o[1], n, k), sim_el(&o[0], k, n), o[0].esize);
+        for (uint32_t n = 0; n < o[0].nfree; n++) {
+            unsigned kn = 0;
+            if (mm_transpose_row(ctx, &o[0], n, &kn))
+                goto done;
+            for (unsigned c = 0; c < m; c++) {
+                uint32_t bits = pe->w_bits[t.row_pos + kn][t.col_pos + c];
+                memcpy(sim_el(&o[1], c, n), &bits, o[1].esize);
+            }
+        }
     sim_opnd_mark(&o[1]);
     rc = 0;
 done:
@@ -438,10 +484,10 @@ static int exec_matmul(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return -1;
     if (f->transpose && f->perf == ISA_PERF_DOUBLE_ROW)
         return sim_fail(ctx, "perf: double_row cannot be combined with transpose");
-    if (f->transpose)
-        return mm_transpose(ctx, f);
     if (tile_check(ctx, t))
         return -1;
+    if (f->transpose)
+        return mm_transpose(ctx, f, t);
     return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0,
                   f->perf == ISA_PERF_DOUBLE_ROW);
 }
@@ -516,7 +562,7 @@ static uint64_t mm_cost(const tpb_target_t *t, const isa_tap_t *mv, const isa_ta
     /* double_row: the [K, 2, N] moving data take the time of one K=128
      * instruction of free size N (ARCH3) */
     uint64_t n = dr ? sim_tap_n(mv) / 2 : sim_tap_n(mv);
-    uint64_t m = transpose ? mv->nparts : dst->nparts;
+    uint64_t m = dst->nparts;
     uint64_t floor = m < t->pe_mm_init_latency ? m : t->pe_mm_init_latency;
     uint64_t c = n > floor ? n : floor;
     if (mv->dtype == ISA_DT_FP32) {

@@ -211,10 +211,10 @@ static int exec_indirect_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                  "(%u > %llu)", f->num_valid, (unsigned long long)per_core_idx);
         goto done;
     }
-    uint64_t src_chunks = (uint64_t)POOL_CORE_PARTS * o[0].nfree / e;
-    if ((uint64_t)f->num_valid * e > (uint64_t)POOL_CORE_PARTS * o[2].nfree) {
-        sim_fail(ctx, "out: %u indices x %u elements do not fit the core's %llu output elements",
-                 f->num_valid, e, (unsigned long long)POOL_CORE_PARTS * o[2].nfree);
+    uint32_t nvalid = f->num_valid ? f->num_valid : (uint32_t)per_core_idx;
+    if ((uint64_t)nvalid * e != o[2].nfree) {
+        sim_fail(ctx, "out: %u elements per partition; %u indices x %u elements need %llu",
+                 o[2].nfree, nvalid, e, (unsigned long long)nvalid * e);
         goto done;
     }
     if (o[0].dtype != o[2].dtype) {
@@ -222,24 +222,27 @@ static int exec_indirect_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                  isa_dtype_name(o[0].dtype), isa_dtype_name(o[2].dtype));
         goto done;
     }
+    /* NKI semantics (the SDK's NumPy reference): a core's indices are its 16
+     * idx partitions flattened partition-first (column-major); index j is an
+     * element offset into each partition's own free data, and partition p
+     * gets out[p][j*e + x] = src[p][idx_j + x]. */
     for (unsigned c = 0; c < o[0].nparts / POOL_CORE_PARTS; c++) {
         unsigned base = c * POOL_CORE_PARTS;
-        for (uint32_t j = 0; j < f->num_valid; j++) {
-            unsigned ip = base + j / o[1].nfree;
-            int64_t k = num_load_i64(sim_el(&o[1], ip, j % o[1].nfree), o[1].dtype);
-            if (k < 0 || (uint64_t)k >= src_chunks) {
-                sim_fail(ctx, "idx: partition %u element %u: index %lld outside the core's "
-                         "%llu chunks of %u elements", o[1].start + ip, j % o[1].nfree,
-                         (long long)k, (unsigned long long)src_chunks, e);
+        for (uint32_t j = 0; j < nvalid; j++) {
+            unsigned ip = base + j % POOL_CORE_PARTS;
+            uint32_t ie = j / POOL_CORE_PARTS;
+            int64_t k = num_load_i64(sim_el(&o[1], ip, ie), o[1].dtype);
+            if (k < 0 || (uint64_t)k + e > o[0].nfree) {
+                sim_fail(ctx, "idx: partition %u element %u: offset %lld + %u elements outside "
+                         "the %u elements of a src partition", o[1].start + ip, ie,
+                         (long long)k, e, o[0].nfree);
                 goto done;
             }
             if (ctx->timing_only)
                 continue;
-            for (unsigned x = 0; x < e; x++) { /* same dtype: a bit copy */
-                uint64_t s = (uint64_t)k * e + x, t = (uint64_t)j * e + x;
-                sim_copy_elem(&o[0], base + (unsigned)(s / o[0].nfree), (uint32_t)(s % o[0].nfree),
-                              &o[2], base + (unsigned)(t / o[2].nfree), (uint32_t)(t % o[2].nfree));
-            }
+            for (unsigned p = base; p < base + POOL_CORE_PARTS; p++)
+                for (unsigned x = 0; x < e; x++) /* same dtype: a bit copy */
+                    sim_copy_elem(&o[0], p, (uint32_t)k + x, &o[2], p, j * e + x);
         }
     }
     sim_opnd_mark(&o[2]);
@@ -250,12 +253,14 @@ done:
 }
 
 /* COST local_gather: 150 + nidx*nelem / C; C = 16 elements per core-cycle
- * (512-bit SIMD of 32-bit lanes, ARCH2), derived. */
+ * (512-bit SIMD of 32-bit lanes, ARCH2), derived.  Each of a core's 16
+ * partitions receives nidx*nelem elements, so a core moves 16*nidx*nelem. */
 static uint64_t cost_indirect_copy(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
     const isa_fmt_ICOPY_t *f = &d->inst.f.ICOPY;
-    uint64_t n = (uint64_t)f->num_valid * f->elems_per_idx;
+    uint64_t nv = f->num_valid ? f->num_valid : (uint64_t)POOL_CORE_PARTS * sim_tap_n(&f->idx);
+    uint64_t n = nv * f->elems_per_idx * POOL_CORE_PARTS;
     return sim_cost_pool(t, (n + 15) / 16);
 }
 

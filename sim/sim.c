@@ -668,6 +668,7 @@ void sim_free(sim_t *s)
         free(s->warnings[i]);
     free(s->warnings);
     free(s->kernel);
+    cJSON_Delete(s->placement);
     sim_trace_free(&s->tr);
     free(s);
 }

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "exec.h"
 #include "sim.h"
 
@@ -216,6 +218,7 @@ struct sim {
     const tpb_target_t *t;
     char dir[4096];
     char *kernel;
+    cJSON *placement;            /* placement.json of a launch grid, or NULL */
     unsigned ncores;
     sim_core_t *cores;
     uint8_t *hbm;

@@ -77,6 +77,14 @@ char *sim_stats_json(const sim_t *s)
     cJSON_AddStringToObject(root, "target", sum.target);
     cJSON_AddStringToObject(root, "kernel", sum.kernel);
     cJSON_AddNumberToObject(root, "num_cores", sum.num_cores);
+    if (s->placement) {   /* launch-grid instance -> core (placement.json) */
+        cJSON *pl = cJSON_CreateObject();
+        cJSON_AddItemToObject(pl, "grid", cJSON_Duplicate(
+            cJSON_GetObjectItemCaseSensitive(s->placement, "grid"), true));
+        cJSON_AddItemToObject(pl, "instances", cJSON_Duplicate(
+            cJSON_GetObjectItemCaseSensitive(s->placement, "instances"), true));
+        cJSON_AddItemToObject(root, "placement", pl);
+    }
     cJSON_AddNumberToObject(root, "instructions", (double)sum.instructions);
     cJSON *cls = cJSON_AddObjectToObject(root, "instructions_by_class");
     for (unsigned c = 0; c < ISA_CLASS_COUNT; c++)

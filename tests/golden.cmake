@@ -112,3 +112,12 @@ add_test(NAME cli_run_timing_only
                  run ${CMAKE_CURRENT_SOURCE_DIR}/golden-data/cycles_out_of_range --timing-only --ignore-cycles
                  -o ${PROJECT_BINARY_DIR}/golden-out/timing_only)
 set_tests_properties(cli_run_timing_only PROPERTIES LABELS "quick;golden")
+
+# tpb run -q prints only failures and the verdict: no sub-command lines, no
+# compile or simulation summary (both regexes must hold)
+add_test(NAME cli_run_quiet
+         COMMAND $<TARGET_FILE:tpb> run ${PROJECT_SOURCE_DIR}/golden/tensor_add -q
+                 -o ${PROJECT_BINARY_DIR}/golden-out/tensor_add_quiet)
+set_tests_properties(cli_run_quiet PROPERTIES LABELS "quick;golden"
+                     PASS_REGULAR_EXPRESSION "^overall: PASS \\(1 output\\)\ntpb run: tensor_add: PASS\n$"
+                     FAIL_REGULAR_EXPRESSION "== tpb|total:|cycles:")

@@ -184,8 +184,8 @@ static void test_seed_local_gather(void **state)
     fx_t *f = *state;
     enc_builder_t *b = &f->b;
     int ix = enc_tile(b, "ix", TIR_T_SBUF, ISA_DT_UINT16, 2, (int64_t[]){128, 4});
-    int d = enc_tile(b, "d", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 8});
-    /* 16 partitions x 4 = 64 indices per core; 2 elements each */
+    int d = enc_tile(b, "d", TIR_T_SBUF, ISA_DT_FP32, 3, (int64_t[]){128, 64, 2});
+    /* 16 partitions x 4 = 64 indices per core; 2 elements each: dst [P, 64, 2] */
     assert_int_equal(enc_local_gather(b, enc_ap_full(b, d), enc_ap_full(b, f->u),
                                       enc_ap_full(b, ix), 2, 64), 0);
     assert_int_equal(f->k.ops[0].engine, ISA_ENG_POOL);

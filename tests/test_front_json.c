@@ -80,6 +80,124 @@ static void parses(const char *body, tir_kernel_t *k)
         fail_msg("unexpected failure: %s", e.msg);
 }
 
+/* NKI accumulate=None: first matmul into a region overwrites, later ones
+ * accumulate; other writes start a new group; accumulate takes expressions;
+ * is_transpose checks its NKI roles. */
+static void test_matmul_nki_defaults(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
+           TP("ps", "[128, 512]", "float32") T("o", "[128, 512]", "float32")
+           TP("ps2", "[128, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [3], 'body': ["
+           "  {'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'},"
+           "  {'op': 'nc_matmul', 'dst': 'ps2[:, 0:256]', 'stationary': 'st', 'moving': "
+           "'mv[:, 0:256]', 'accumulate': 'i > 0'}]},"
+           "{'op': 'tensor_copy', 'dst': 'ps', 'src': 'o'},"
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           "'accumulate': null}", &k);
+    unsigned want[] = {0, 0, TIR_F_ACCUMULATE, TIR_F_ACCUMULATE, TIR_F_ACCUMULATE,
+                       TIR_F_ACCUMULATE, 0, 0};
+    assert_int_equal(k.nops, 8);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(k.ops[i].flags & (TIR_F_ACCUMULATE | TIR_F_ACC_AUTO), want[i]);
+    tir_kernel_free(&k);
+    /* a region overlapping an earlier group without matching it */
+    fails_with(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
+               TP("ps", "[128, 512]", "float32")
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'},"
+               "{'op': 'nc_matmul', 'dst': 'ps[:, 0:256]', 'stationary': 'st', "
+               "'moving': 'mv[:, 0:256]'}",
+               "field 'accumulate'", "give accumulate");
+    fails_with(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
+               TP("ps", "[128, 512]", "float32")
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+               "'accumulate': 'nope > 0'}",
+               "field 'accumulate'", "nope");
+    /* is_transpose: dst = stationary.T in stationary's dtype, no accumulate */
+    parses(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+           TP("pt", "[64, 128]", "bfloat16")
+           "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+           "'is_transpose': true}", &k);
+    assert_int_equal(k.ops[0].flags & (TIR_F_TRANSPOSE | TIR_F_ACCUMULATE), TIR_F_TRANSPOSE);
+    tir_kernel_free(&k);
+    fails_with(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+               TP("pt", "[64, 128]", "float32")
+               "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+               "'is_transpose': true}",
+               "field 'dst'", "stationary dtype");
+    fails_with(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+               TP("pt", "[64, 128]", "bfloat16")
+               "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+               "'is_transpose': true, 'accumulate': true}",
+               "field 'accumulate'", "cannot accumulate");
+    fails_with(T("d", "[128, 64]", "bfloat16") T("id", "[128, 128]", "bfloat16")
+               TP("pt", "[128, 64]", "bfloat16")
+               "{'op': 'nc_matmul', 'dst': 'pt', 'stationary': 'd', 'moving': 'id', "
+               "'is_transpose': true}",
+               "field 'dst'", "[64, 128]");
+}
+
+/* dma_copy keeps its NKI name= (it is built by enc_dma_copy_ex); unary ALU
+ * ops need no operand */
+static void test_names_and_unary(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("t", "[128, 512]", "float32") T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+           "{'op': 'dma_copy', 'dst': 't', 'src': 'a[0:128, :]', 'name': 'ld_a'},"
+           "{'op': 'dma_copy', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'}, 'name': 'gat'},"
+           "{'op': 'dma_copy', 'dst': 't', 'src': 'a[0:128, :]'},"
+           "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'reciprocal'},"
+           "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'add', 'operand0': 1,"
+           " 'op1': 'abs'}", &k);
+    assert_string_equal(k.ops[0].name, "ld_a");
+    assert_string_equal(k.ops[1].name, "gat");
+    assert_int_equal(k.ops[1].kind, TIR_INDIRECT_LOAD);
+    assert_string_equal(k.ops[2].name, "dma_copy_2");
+    assert_int_equal(k.ops[3].op0, ISA_ALU_RECIPROCAL);
+    assert_int_equal(k.ops[4].op1, ISA_ALU_ABS);
+    tir_kernel_free(&k);
+    fails_with(T("t", "[128, 512]", "float32")
+               "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'add'}",
+               "field 'operand0'", "missing");
+    /* NKI-named ops: what they do not support is an error naming the field */
+    fails_with(T("t", "[128, 512]", "float32") T("p", "[128, 512]", "uint8")
+               "{'op': 'nisa.tensor_copy_predicated', 'dst': 't', 'src': 't', 'predicate': 'p',"
+               " 'reverse_pred': true}",
+               "field 'reverse_pred'", "not supported");
+    fails_with(T("t", "[128, 512]", "float32") T("m", "[128, 1]", "float32")
+               "{'op': 'exponential', 'dst': 't', 'src': 't', 'max_value': 'm'}",
+               "field 'max_value'", "immediate");
+    fails_with(T("t", "[128, 512]", "float32")
+               "{'op': 'reciprocal', 'dst': 't', 'src': 't'}", "field 'src'", "unknown field");
+    fails_with(T("t", "[128, 600]", "float32") T("s", "[128, 6]", "float32")
+               "{'op': 'bn_stats', 'dst': 's', 'data': 't'}", "field 'data'", "> 512");
+    /* NKI argument names are accepted next to the kernel-format ones */
+    parses(T("p", "[128, 64]", "float32") T("q", "[128, 64]", "float32") T("r", "[128, 1]", "float32")
+           "{'op': 'nisa.tensor_tensor', 'dst': 'p', 'data1': 'p', 'data2': 'q', 'operator': 'nl.add'},"
+           "{'op': 'nisa.activation', 'dst': 'p', 'data': 'p', 'func': 'nl.exp'},"
+           "{'op': 'nisa.tensor_reduce', 'dst': 'r', 'data': 'p', 'operator': 'nl.maximum', 'axis': 1},"
+           "{'op': 'nisa.scalar_tensor_tensor', 'dst': 'p', 'data': 'p', 'op0': 'multiply',"
+           " 'operand0': 2.0, 'op1': 'add', 'operand1': 'q'}", &k);
+    assert_int_equal(k.ops[0].op0, ISA_ALU_ADD);
+    assert_int_equal(k.ops[0].src[1].tensor, k.ops[3].src[1].tensor);
+    assert_int_equal(k.ops[1].func, ISA_ACTFN_EXP);
+    assert_int_equal(k.ops[2].reduce_op, ISA_ALU_MAX);
+    assert_true(k.ops[3].s0.imm == 2.0);
+    tir_kernel_free(&k);
+    fails_with(T("p", "[128, 64]", "float32")
+               "{'op': 'tensor_tensor', 'dst': 'p', 'data1': 'p', 'in0': 'p', 'data2': 'p', 'operator': 'add'}",
+               "field 'data1'", "given twice");
+    fails_with(T("t", "[128, 7]", "float32") T("s", "[128, 2]", "float32")
+               "{'op': 'bn_aggr', 'dst': 's', 'data': 't'}", "field 'data'", "multiple of 3");
+    fails_with(T("t", "[128, 6]", "float32") T("s", "[128, 3]", "float32")
+               "{'op': 'bn_aggr', 'dst': 's', 'data': 't'}", "field 'dst'", "[128, 2]");
+    fails_with(T("t", "[128, 6]", "float32") T("s", "[128, 2]", "float32")
+               "{'op': 'bn_aggr', 'dst': 's', 'data': 't', 'engine': 'act'}", "field 'engine'", NULL);
+}
+
 /* ---- example kernels ---- */
 
 static void test_tensor_add_example(void **state)
@@ -424,9 +542,13 @@ static void test_constant_expressions(void **state)
            "  'operand0': '(i + 1) * 0.25', 'op1': 'multiply', 'operand1': '-2**-3'}]},"
            "{'op': 'tensor_scalar', 'dst': 'x', 'src': 'x', 'op0': 'add', 'operand0': 's',"
            " 'op1': 'add', 'operand1': '7 // 2'},"
-           "{'op': 'memset', 'dst': 'x', 'value': '1/4 + max(pi, 3) - pi'}",
+           "{'op': 'memset', 'dst': 'x', 'value': '1/4 + max(pi, 3) - pi'},"
+           "{'op': 'memset', 'dst': 'x', 'value': 'floor(-2.5) + ceil(0.2) * 10 + trunc(-1.7) * 100'},"
+           "{'op': 'memset', 'dst': 'x', 'value': 'fmod(-7, 3) + sign(-0.5) * 10'}",
            &k);
-    assert_int_equal(k.nops, 5);
+    assert_int_equal(k.nops, 7);
+    assert_true(k.ops[5].value == -3.0 + 10.0 - 100.0);
+    assert_true(k.ops[6].value == -1.0 - 10.0);   /* fmod keeps the dividend's sign */
     assert_false(k.ops[0].s0.is_ap);
     assert_true(k.ops[0].s0.imm == 1.0 / sqrt(128.0));
     assert_true(k.ops[1].s0.imm == 0.25 && k.ops[1].s1.imm == -0.125);
@@ -445,6 +567,7 @@ static void test_constant_expressions(void **state)
         { "'(2'", "field 'operand0': expected ')' at offset 2" },
         { "'2 +* 3'", "field 'operand0': expected a number, a name or '('" },
         { "'erf(1)'", "unknown function erf()" },
+        { "'fmod(1, 0)'", "division by zero in fmod()" },
         { "'colx'", "field 'operand0': unknown tensor or tile 'colx'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -535,10 +658,41 @@ static void test_multicore_pid(void **state)
         if (parse_opts(g, &go, &k, &e))
             fail_msg("%s", e.msg);
         assert_int_equal(k.num_programs, 6);
+        assert_int_equal(k.num_cores, 1);   /* NKI: one core unless an axis has nc() */
+        assert_int_equal(k.ops[0].core, 0);
         assert_int_equal(k.ops[0].src[0].offset, pid * 64);
         tir_kernel_free(&k);
     }
     free(g);
+    /* program_id(a) / num_programs(a) and NKI's placement (the SDK's
+     * test_nki_spmd_grid): nc(2)*2 blocked, 2*nc(2) interleaved */
+    static const struct { const char *axis; int core[8]; } place[] = {
+        {"nc(2)*2", {0, 0, 0, 0, 1, 1, 1, 1}},
+        {"spmd_dim(nl.nc(2), 2)", {0, 0, 0, 0, 1, 1, 1, 1}},
+        {"2*nc(2)", {0, 0, 1, 1, 0, 0, 1, 1}},
+        {"spmd_dim(2, nc(2))", {0, 0, 1, 1, 0, 0, 1, 1}},
+    };
+    for (size_t c = 0; c < sizeof place / sizeof place[0]; c++) {
+        char buf[600];
+        snprintf(buf, sizeof buf,
+                 "{'grid': ['%s', 2], 'inputs': [{'name': 'a', 'shape': [8, 64], 'dtype': 'float32'}],"
+                 " 'body': [{'op': 'tile', 'name': 't', 'shape': [1, 64], 'dtype': 'float32'},"
+                 "          {'op': 'load', 'dst': 't', 'src': "
+                 "'a[nl.program_id(0) * num_programs(1) + program_id(1) + 0 * program_ndim(), :]'}]}",
+                 place[c].axis);
+        char *gj = dq(buf);
+        for (int pid = 0; pid < 8; pid++) {
+            enc_front_opts_t go = {NULL, pid, 0};
+            if (parse_opts(gj, &go, &k, &e))
+                fail_msg("%s", e.msg);
+            assert_int_equal(k.num_programs, 8);
+            assert_int_equal(k.num_cores, 2);
+            assert_int_equal(k.ops[0].core, place[c].core[pid]);
+            assert_int_equal(k.ops[0].src[0].offset, pid * 64);
+            tir_kernel_free(&k);
+        }
+        free(gj);
+    }
     fails_with("{'op': 'for', 'var': 'i', 'range': ['pid + 1'], 'body': []}",
                "body[0]: field 'range': control flow may not depend on 'pid'", NULL);
     fails_with("{'op': 'let', 'var': 'x', 'value': 'pid'},"
@@ -779,7 +933,9 @@ static void test_malformed_json(void **state)
          "inputs[0]: input 'x': field 'shape': dimension 0 is 0"},
         {"{\"body\": [], \"inputs\": [{\"name\": \"x y\", \"shape\": [1], \"dtype\": \"int8\"}]}",
          "not a valid identifier"},
-        {"{\"body\": [], \"grid\": [0]}", "grid: dimension 0 is 0"},
+        {"{\"body\": [], \"grid\": [0]}", "grid: axis 0 is 0"},
+        {"{\"body\": [], \"grid\": [\"nc(2)\", \"2*nc(2)\"]}", "both carry nc()"},
+        {"{\"body\": [], \"grid\": [\"nc(2)+1\"]}", "is not nc(k)"},
         {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [1, 300]}]}",
          "constants[0]: field 'value': 300 out of range for int8"},
         {"{\"body\": [], \"constants\": [{\"name\": \"c\", \"dtype\": \"int8\", \"value\": [[1], [2, 3]]}]}",
@@ -879,6 +1035,8 @@ int main(void)
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_malformed_json),
         cmocka_unit_test(test_runaway_loops),
+        cmocka_unit_test(test_matmul_nki_defaults),
+        cmocka_unit_test(test_names_and_unary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

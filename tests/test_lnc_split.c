@@ -119,7 +119,7 @@ static void test_split_interleaved(void **state)
 }
 
 static const char *exchange_kernel =
-    "{\"kernel\": \"x\", \"grid\": [2],"
+    "{\"kernel\": \"x\", \"grid\": [\"nc(2)\"],"
     " \"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
     " \"outputs\": [{\"name\": \"out\", \"shape\": [128, 64], \"dtype\": \"float32\"}],"
     " \"scratch\": [{\"name\": \"part\", \"shape\": [2, 128, 64], \"dtype\": \"float32\"}],"
@@ -165,7 +165,7 @@ static void test_split_exchange(void **state)
 }
 
 static const char *sendrecv_kernel =
-    "{\"kernel\": \"sr\", \"grid\": [%d],"
+    "{\"kernel\": \"sr\", \"grid\": [\"nc(%d)\"],"
     " \"inputs\": [{\"name\": \"x\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
     " \"outputs\": [{\"name\": \"out\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
     " \"body\": ["
@@ -217,7 +217,7 @@ static void test_divergence_rejected(void **state)
     (void)state;
     /* the front-end refuses control flow on pid ... */
     const char *text =
-        "{\"kernel\": \"d\", \"grid\": [2],"
+        "{\"kernel\": \"d\", \"grid\": [\"nc(2)\"],"
         " \"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
         " \"outputs\": [{\"name\": \"out\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
         " \"body\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
@@ -315,6 +315,12 @@ static uint64_t run_copy(int ncores, const char *root)
     assert_non_null(tc);
     uint64_t cycles = strtoull(tc + strlen("\"total_cycles\":"), NULL, 10);
     assert_int_equal(cycles, sum.total_cycles);
+    /* the placement table (instance -> core, blocked 1-D grid of 4) */
+    assert_non_null(strstr(js, "\"placement\":{\"grid\":[4],\"instances\":[{\"instance\":0,"
+                               "\"program_id\":[0],\"core\":0}"));
+    char last[80];
+    snprintf(last, sizeof last, "{\"instance\":3,\"program_id\":[3],\"core\":%d}]}", ncores - 1);
+    assert_non_null(strstr(js, last));
     free(js);
     npy_free(&out);
     npy_free(&a);

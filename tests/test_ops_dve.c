@@ -512,6 +512,42 @@ static void test_memset(void **state)
     fx_free(fx);
 }
 
+/* BNStats / BNAggr (NKI bn_stats / bn_aggr): in = 1..5 -> even {1,3,5}
+ * (n 3, mean 3, M2 8), odd {2,4} (n 2, mean 3, M2 2); aggregated: mean 3,
+ * variance (8 + 2) / 5 = 2. */
+static void test_bn_stats_aggr(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    const float in[5] = { 1, 2, 3, 4, 5 };
+    fx_put(fx, SB, 0, 0, F32, in, 5);
+    isa_decoded_t d = mk(ISA_OP_BN_STATS);
+    d.inst.f.COPY.in = tap1(SB, F32, 0, 0, 1, 5);
+    d.inst.f.COPY.out = tap1(SB, F32, 64, 0, 1, 6);
+    assert_int_equal(fx_run(fx, &d), 0);
+    const float want[6] = { 3, 3, 8, 2, 3, 2 };
+    for (unsigned k = 0; k < 6; k++)
+        assert_feq(fx_get(fx, SB, 0, 64, F32, k), want[k]);
+    isa_decoded_t a = mk(ISA_OP_BN_AGGR);
+    a.inst.f.COPY.in = tap1(SB, F32, 64, 0, 1, 6);
+    a.inst.f.COPY.out = tap1(SB, F32, 128, 0, 1, 2);
+    assert_int_equal(fx_run(fx, &a), 0);
+    assert_feq(fx_get(fx, SB, 0, 128, F32, 0), 3.0f);
+    assert_feq(fx_get(fx, SB, 0, 128, F32, 1), 2.0f);
+    /* errors */
+    d.inst.f.COPY.out.count[0] = 5;
+    FX_FAILS(fx, &d, "out", "BNStats writes 6");
+    d.inst.f.COPY.out.count[0] = 6;
+    d.inst.f.COPY.in.count[0] = 513;
+    FX_FAILS(fx, &d, "in", "at most 512");
+    a.inst.f.COPY.in.count[0] = 5;
+    FX_FAILS(fx, &a, "in", "multiple of 3");
+    a.inst.f.COPY.in.count[0] = 6;
+    a.inst.f.COPY.out.dtype = ISA_DT_INT32;
+    FX_FAILS(fx, &a, "out", "of a float dtype");
+    fx_free(fx);
+}
+
 static void test_max8_family(void **state)
 {
     (void)state;
@@ -858,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_transpose32_and_shuffle),
         cmocka_unit_test(test_dropout_cpred_tload),
         cmocka_unit_test(test_quantize_mx),
+        cmocka_unit_test(test_bn_stats_aggr),
         cmocka_unit_test(test_costs),
         cmocka_unit_test(test_table),
     };

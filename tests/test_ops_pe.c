@@ -120,21 +120,38 @@ static void test_tiles(void **state)
     fx_free(fx);
 }
 
+/* Transpose mode (NKI is_transpose): the data are the stationary weights,
+ * the moving tile is an identity, dst = data.T bit-exactly. */
 static void test_transpose(void **state)
 {
     (void)state;
     fx_t *fx = fx_new("trn2", ISA_ENG_PE);
-    float r0[3] = { 1, 2, 3 }, r1[3] = { 4, 5, NAN };
+    float r0[3] = { 1, 2, 3 }, r1[3] = { 4, 5, NAN }, i0[2] = { 1, 0 }, i1[2] = { 0, 1 };
     fx_put(fx, SB, 0, 0, BF, r0, 3);
     fx_put(fx, SB, 1, 0, BF, r1, 3);
-    isa_decoded_t d = mm(tap1(SB, BF, 0, 0, 2, 3), tap1(PS, BF, 0, 0, 3, 2), 0, 0, 0, 0);
-    d.inst.f.MM.transpose = 1; /* no weights needed, tile fields unused */
+    fx_put(fx, SB, 0, 64, BF, i0, 2);
+    fx_put(fx, SB, 1, 64, BF, i1, 2);
+    isa_decoded_t d = mm(tap1(SB, BF, 64, 0, 2, 2), tap1(PS, BF, 0, 0, 3, 2), 0, 0, 128, 128);
+    d.inst.f.MM.transpose = 1;
+    FX_FAILS(fx, &d, "weights", "plain LdWeights");
+    isa_decoded_t l = ldw(tap1(SB, BF, 0, 0, 2, 3), 0, 0, 128, 128);
+    assert_int_equal(fx_run(fx, &l), 0);
     assert_int_equal(fx_run(fx, &d), 0);
     assert_feq(fx_get(fx, PS, 0, 0, BF, 1), 4.0f);
     assert_feq(fx_get(fx, PS, 1, 0, BF, 0), 2.0f);
     assert_int_equal(memcmp(fx_at(fx, PS, 2, 2), fx_at(fx, SB, 1, 4), 2), 0); /* NaN bits */
+    /* a permutation streams rows in its order: dst[m][n] = w[k_n][m] */
+    fx_put(fx, SB, 0, 64, BF, i1, 2);
+    fx_put(fx, SB, 1, 64, BF, i0, 2);
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, PS, 0, 0, BF, 0), 4.0f);
+    assert_feq(fx_get(fx, PS, 0, 0, BF, 1), 1.0f);
+    float two[2] = { 2, 0 };
+    fx_put(fx, SB, 0, 64, BF, two, 2);
+    FX_FAILS(fx, &d, "moving", "identity", "column 0");
+    fx_put(fx, SB, 0, 64, BF, i0, 2);
     d.inst.f.MM.dst.dtype = F32;
-    FX_FAILS(fx, &d, "dst", "transpose");
+    FX_FAILS(fx, &d, "dst", "bit-exactly", "bf16");
     d.inst.f.MM.dst.dtype = BF;
     d.inst.f.MM.accumulate = 1;
     FX_FAILS(fx, &d, "accumulate");

@@ -83,43 +83,53 @@ static void test_partition_reduce(void **state)
     fx_free(fx);
 }
 
+/* NKI local_gather: per core, indices flattened partition-first; each is an
+ * element offset into every partition's own data. */
 static void test_indirect_copy(void **state)
 {
     (void)state;
     fx_t *fx = fx_new("trn2", ISA_ENG_POOL);
-    /* core 1 (partitions 16..31): src flat[q*2+f] = 100 + q*2 + f */
+    /* src[p][f] = 100 * (p - 16) + f for the partitions of core 1 */
     for (unsigned q = 0; q < 16; q++) {
-        float v[2] = { (float)(100 + q * 2), (float)(101 + q * 2) };
-        fx_put(fx, SB, 16 + q, 0, F32, v, 2);
+        float v[8];
+        for (unsigned f = 0; f < 8; f++)
+            v[f] = (float)(100 * q + f);
+        fx_put(fx, SB, 16 + q, 0, F32, v, 8);
     }
-    int64_t idx[3] = { 5, 0, 15 };
+    /* core 1's indices j = 0, 1, 2 sit in partitions 16, 17, 18 (column 0) */
+    int64_t idx[3] = { 4, 0, 6 };
     for (unsigned j = 0; j < 3; j++)
-        fx_puti(fx, SB, 16 + j, 16, ISA_DT_UINT16, &idx[j], 1);
+        fx_puti(fx, SB, 16 + j, 40, ISA_DT_UINT16, &idx[j], 1);
+    int64_t later = 2; /* index 16 (partition 16, column 1): beyond num_valid */
+    fx_puti(fx, SB, 16, 42, ISA_DT_UINT16, &later, 1);
     isa_decoded_t d = mk(ISA_OP_INDIRECT_COPY);
-    d.inst.f.ICOPY.src = tap1(SB, F32, 0, 0, 32, 2);
-    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 0, 32, 1);
-    d.inst.f.ICOPY.out = tap1(SB, F32, 64, 0, 32, 2);
-    d.inst.f.ICOPY.elems_per_idx = 2; /* chunk k = flat[2k], flat[2k+1] */
+    d.inst.f.ICOPY.src = tap1(SB, F32, 0, 0, 32, 8);
+    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 40, 0, 32, 2);
+    d.inst.f.ICOPY.out = tap1(SB, F32, 64, 0, 32, 6);
+    d.inst.f.ICOPY.elems_per_idx = 2;
     d.inst.f.ICOPY.num_valid = 3;
     assert_int_equal(fx_run(fx, &d), 0);
-    assert_feq(fx_get(fx, SB, 16, 64, F32, 0), 110.0f);
-    assert_feq(fx_get(fx, SB, 16, 64, F32, 1), 111.0f);
-    assert_feq(fx_get(fx, SB, 17, 64, F32, 0), 100.0f);
-    assert_feq(fx_get(fx, SB, 18, 64, F32, 1), 131.0f);
+    const float want[6] = { 4, 5, 0, 1, 6, 7 };
+    for (unsigned q = 0; q < 16; q += 5)
+        for (unsigned x = 0; x < 6; x++)
+            assert_feq(fx_get(fx, SB, 16 + q, 64, F32, x), (float)(100 * q) + want[x]);
+    d.inst.f.ICOPY.out.count[0] = 4;
+    FX_FAILS(fx, &d, "out", "need 6");
+    d.inst.f.ICOPY.out.count[0] = 6;
     d.inst.f.ICOPY.elems_per_idx = 3;
     FX_FAILS(fx, &d, "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]");
     d.inst.f.ICOPY.elems_per_idx = 2;
     d.inst.f.ICOPY.num_valid = 5000;
     FX_FAILS(fx, &d, "number of indices per core must be <= 4096");
-    d.inst.f.ICOPY.num_valid = 17;
+    d.inst.f.ICOPY.num_valid = 33;
     FX_FAILS(fx, &d, "num_valid_indices cannot exceed total indices per core");
     d.inst.f.ICOPY.num_valid = 3;
-    int64_t oob = 16;
-    fx_puti(fx, SB, 18, 16, ISA_DT_UINT16, &oob, 1);
-    FX_FAILS(fx, &d, "idx", "partition 18", "index 16");
+    int64_t oob = 7;
+    fx_puti(fx, SB, 18, 40, ISA_DT_UINT16, &oob, 1);
+    FX_FAILS(fx, &d, "idx", "partition 18", "offset 7");
     d.inst.f.ICOPY.idx.nparts = 64;
     FX_FAILS(fx, &d, "src_buffer and index must have same partition dimension size");
-    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 16, 0, 8, 1);
+    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 40, 0, 8, 1);
     FX_FAILS(fx, &d, "idx", "16-partition");
     fx_free(fx);
 }
@@ -157,12 +167,13 @@ static void test_pool_costs(void **state)
     d = mk(ISA_OP_AFFINE_SELECT);
     d.inst.f.AFSEL.out = tap1(SB, F32, 0, 0, 128, 512);
     assert_int_equal(fx_cost("trn1", ISA_ENG_POOL, &d), 150 + 512);
-    d = mk(ISA_OP_INDIRECT_COPY); /* 150 + ceil(nidx * nelem / 16) */
+    d = mk(ISA_OP_INDIRECT_COPY); /* 150 + nidx * nelem (16 partitions / 16 lanes) */
     d.inst.f.ICOPY.num_valid = 100;
     d.inst.f.ICOPY.elems_per_idx = 4;
-    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 25);
-    d.inst.f.ICOPY.num_valid = 101;
-    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 26);
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 400);
+    d.inst.f.ICOPY.num_valid = 0; /* all of the core's indices: 16 x 3 */
+    d.inst.f.ICOPY.idx = tap1(SB, ISA_DT_UINT16, 0, 0, 128, 3);
+    assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 48 * 4);
     d = mk(ISA_OP_POOL_GATHER);
     d.inst.f.PGATH.idx = tap1(SB, ISA_DT_UINT32, 0, 0, 128, 64);
     assert_int_equal(fx_cost("trn2", ISA_ENG_POOL, &d), 150 + 64);

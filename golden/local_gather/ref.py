@@ -1,22 +1,30 @@
-"""local_gather semantics (docs/semantics.md): the 16 partitions of each Pool
-core form one flat buffer (partition-major, src[16g:16g+16].reshape(-1));
-index i selects the run of num_elem_per_idx elements starting at element
-i * num_elem_per_idx; the core's indices are read partition-major and the
-gathered runs are written partition-major into the core's 16 dst partitions."""
+"""local_gather with NKI's semantics (the SDK's NumPy reference for
+nisa.local_gather): each 16-partition GpSimd core flattens its index
+partitions column-major (partition first), keeps the first num_valid
+indices, and every partition of the core gathers num_elem_per_idx
+contiguous elements of its OWN free data starting at each index (an element
+offset: the caller passes index * num_elem_per_idx).  dst is
+[P, num_valid, num_elem_per_idx]."""
 import numpy as np
 
 N_ELEM = 2
+N_VALID = 40
 
 
 def make_inputs(rng):
-    # 16 partitions x 32 elements = 512 elements = 256 runs of 2 per core
-    return {"src": rng.standard_normal((128, 32)), "index": rng.integers(0, 256, (128, 4))}
+    # src [128, 32, 2]: 32 runs of 2 elements per partition; index [128, 4]
+    # holds run numbers 0..31 scaled to element offsets, as NKI callers do
+    runs = rng.integers(0, 32, (16, 4))
+    index = np.tile(runs, (8, 1)) * N_ELEM
+    index[64:80] = rng.integers(0, 32, (16, 4)) * N_ELEM   # core 4 gathers differently
+    return {"src": rng.standard_normal((128, 32, 2)), "index": index}
 
 
 def reference(src, index):
-    out = np.zeros((128, 8), dtype=np.float64)
-    for g in range(8):
-        flat = src[16 * g:16 * (g + 1)].reshape(-1, N_ELEM)       # [runs, N_ELEM]
-        idx = index[16 * g:16 * (g + 1)].reshape(-1)             # 64 indices
-        out[16 * g:16 * (g + 1)] = flat[idx].reshape(16, 8)
+    src = src.astype(np.float32)
+    out = np.zeros((128, N_VALID, N_ELEM), dtype=np.float32)
+    for c in range(8):
+        p = slice(16 * c, 16 * (c + 1))
+        idx = index[p].flatten(order="F")[:N_VALID] // N_ELEM   # runs of N_ELEM elements
+        out[p] = np.take(src[p], idx, axis=1)
     return {"out": out}

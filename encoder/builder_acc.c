@@ -1,0 +1,157 @@
+/* builder_acc.c - NKI accumulate=None for the matmul family.
+ *
+ * NKI's default (accumulate=None) overwrites on the first write to a PSUM
+ * location and accumulates afterwards.  The builder keeps, per PSUM tile,
+ * the regions (access patterns) earlier matmuls wrote, in program order:
+ *
+ *   - an auto matmul whose dst equals a written region accumulates;
+ *   - one whose dst touches no written region overwrites and records it;
+ *   - one that overlaps a written region without matching it is an error
+ *     (give `accumulate` explicitly): partial accumulation groups have no
+ *     single NKI reading;
+ *   - any other write to the tile (tensor_copy, memset, a transpose, ...)
+ *     forgets the regions it overlaps, so the next matmul starts a group.
+ *
+ * Regions are compared by their flat element range [lo, hi] in the tile
+ * (overlap) and by the exact access pattern (match).  Resolution happens in
+ * enc_emit(), so JSON, C and every later front-end get the same rule. */
+#include "builder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct enc_acc_region {
+    tir_ap_t ap;
+    int64_t lo, hi;               /* flat element range touched, inclusive */
+    int next;                     /* next region of the same tensor, -1 */
+    bool dead;
+};
+
+static void ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)
+{
+    int64_t a = ap->offset, z = ap->offset;
+    for (int d = 0; d < ap->ndim; d++) {
+        int64_t span = ap->step[d] * (ap->count[d] - 1);
+        if (span < 0)
+            a += span;
+        else
+            z += span;
+    }
+    *lo = a;
+    *hi = z;
+}
+
+static bool ap_same(const tir_ap_t *a, const tir_ap_t *b)
+{
+    if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
+            return false;
+    return true;
+}
+
+static bool is_matmul(tir_opkind_t kind)
+{
+    return kind == TIR_MATMUL || kind == TIR_MATMUL_MX || kind == TIR_MATMUL_SPARSE;
+}
+
+static int head_of(enc_builder_t *b, int t)
+{
+    if (t < 0 || t >= b->acc_nheads)
+        return -1;
+    return b->acc_head[t];
+}
+
+int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
+{
+    if (!(op->flags & TIR_F_ACC_AUTO))
+        return 0;
+    op->flags &= ~TIR_F_ACC_AUTO;
+    if (!is_matmul(op->kind) || (op->flags & TIR_F_TRANSPOSE))
+        return 0;   /* a transpose never accumulates */
+    int64_t lo, hi;
+    ap_range(&op->dst, &lo, &hi);
+    for (int r = head_of(b, op->dst.tensor); r >= 0; r = b->acc[r].next) {
+        const struct enc_acc_region *g = &b->acc[r];
+        if (g->dead || g->hi < lo || g->lo > hi)
+            continue;
+        if (ap_same(&g->ap, &op->dst)) {
+            op->flags |= TIR_F_ACCUMULATE;
+            return 0;
+        }
+        return enc_fail(b, "%s (%s): field 'accumulate': dst overlaps the output of an earlier "
+                        "matmul without matching it, so accumulate=None has no single meaning; "
+                        "give accumulate (true/false or an expression)",
+                        op->path, tir_op_name(op->kind));
+    }
+    return 0;
+}
+
+static int add_region(enc_builder_t *b, const tir_ap_t *ap, int64_t lo, int64_t hi)
+{
+    int t = ap->tensor;
+    if (t >= b->acc_nheads) {
+        int n = b->acc_nheads ? b->acc_nheads : 64;
+        while (n <= t)
+            n *= 2;
+        int *h = realloc(b->acc_head, (size_t)n * sizeof *h);
+        if (!h)
+            return -1;
+        for (int i = b->acc_nheads; i < n; i++)
+            h[i] = -1;
+        b->acc_head = h;
+        b->acc_nheads = n;
+    }
+    if (b->acc_n == b->acc_cap) {
+        int n = b->acc_cap ? b->acc_cap * 2 : 64;
+        struct enc_acc_region *g = realloc(b->acc, (size_t)n * sizeof *g);
+        if (!g)
+            return -1;
+        b->acc = g;
+        b->acc_cap = n;
+    }
+    struct enc_acc_region *g = &b->acc[b->acc_n];
+    g->ap = *ap;
+    g->lo = lo;
+    g->hi = hi;
+    g->dead = false;
+    g->next = b->acc_head[t];
+    b->acc_head[t] = b->acc_n++;
+    return 0;
+}
+
+int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
+{
+    const tir_ap_t *w[2] = {&op->dst, &op->dst2};
+    for (int i = 0; i < 2; i++) {
+        int t = w[i]->tensor;
+        if (t < 0 || t >= b->k->ntensors || b->k->tensors[t].kind != TIR_T_PSUM)
+            continue;
+        int64_t lo, hi;
+        ap_range(w[i], &lo, &hi);
+        bool group = i == 0 && is_matmul(op->kind) && !(op->flags & TIR_F_TRANSPOSE);
+        bool known = false;
+        for (int r = head_of(b, t); r >= 0; r = b->acc[r].next) {
+            struct enc_acc_region *g = &b->acc[r];
+            if (g->dead || g->hi < lo || g->lo > hi)
+                continue;
+            if (group && ap_same(&g->ap, w[i]))
+                known = true;
+            else
+                g->dead = true;
+        }
+        if (group && !known && add_region(b, w[i], lo, hi))
+            return enc_fail(b, "out of memory recording matmul outputs");
+    }
+    return 0;
+}
+
+void enc_acc_free(enc_builder_t *b)
+{
+    free(b->acc);
+    free(b->acc_head);
+    b->acc = NULL;
+    b->acc_head = NULL;
+    b->acc_n = b->acc_cap = b->acc_nheads = 0;
+}

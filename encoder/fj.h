@@ -1,0 +1,123 @@
+/* fj.h - internals of the JSON kernel front-end (docs/kernel-format.md),
+ * shared by its files:
+ *   frontend_json.c      statements (for/let/if/tile), tensors, grid, entry
+ *   fj_fields.c          field readers: ints, numbers, booleans, enums,
+ *                        operands (slices, .ap(), indirect), scalars
+ *   fj_ops_dma.c         the data-movement op family (table + handlers)
+ *   fj_ops_compute.c     the compute op families (table + handlers)
+ * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
+ * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
+ * frontend_json.c appends it through enc_emit) or calls a typed builder
+ * itself (returns 0).  Every op reaches the tile IR through the builder API
+ * (encoder/builder.h). */
+#ifndef TPB_FJ_H
+#define TPB_FJ_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "builder.h"
+#include "expr.h"
+
+#define MAX_LOOP_ITERATIONS_FACTOR 4   /* total iterations <= factor * max_ops */
+
+typedef struct {
+    enc_builder_t b;
+    enc_env_t env;
+    char base_dir[1024];
+    int depth;                   /* for/if nesting */
+    int64_t iterations;          /* loop iterations executed so far */
+    int64_t max_ops;
+    bool note_added;             /* loop-variable note appended to the error */
+    int env_base;                /* bindings below are the grid's (pid, ...) */
+    int grid_ndim;               /* launch-grid axes (1 without a grid) */
+    int64_t grid_dims[4];
+    /* results that depend on a statement object only, not on loop
+     * variables, so a statement unrolled N times is checked once */
+    struct memo_entry *memo;
+    size_t memo_cap, memo_n;
+} jx_t;
+
+struct memo_entry {
+    const cJSON *obj;
+    const void *what;            /* the question: an allowed-field list, a table */
+    const void *value;
+};
+
+typedef struct {
+    const char *alias, *name;
+} fj_alias_t;
+
+typedef struct {
+    tir_ap_t ap;
+    tir_ap_t index;              /* tensor -1: direct */
+    int64_t bound;
+} fj_operand_t;
+
+typedef int (*fj_op_fn)(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
+
+typedef struct {
+    const char *name;             /* NKI name (without nl./nisa. prefix) */
+    tir_opkind_t kind;
+    fj_op_fn fn;
+    const char *fields[24];       /* allowed fields, NULL-terminated */
+} fj_opdef_t;
+
+#define F_COMMON "op", "name", "engine"
+
+/* the op families: tables terminated by an entry with name NULL */
+extern const fj_opdef_t fj_ops_dma[];
+extern const fj_opdef_t fj_ops_compute[];
+
+extern const fj_alias_t fj_alu_aliases[];
+extern const fj_alias_t fj_act_aliases[];
+extern const fj_alias_t fj_cmp_aliases[];
+
+int fj_jfail(jx_t *j, const char *path, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what);
+void fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value);
+const char *fj_type_name(const cJSON *it);
+int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed);
+const cJSON *fj_field(const cJSON *obj, const char *name);
+int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    int64_t *out, bool *dep);
+int fj_get_int(jx_t *j, const cJSON *obj, const char *path, const char *fname, int64_t *out,
+               int64_t dflt, bool required);
+int fj_get_int_range(jx_t *j, const cJSON *obj, const char *path, const char *fname, int *out,
+                     int dflt, int64_t lo, int64_t hi);
+int fj_eval_number(jx_t *j, const char *text, double *out, char *msg, size_t n);
+int fj_get_num(jx_t *j, const cJSON *obj, const char *path, const char *fname, double *out,
+               double dflt);
+int fj_get_bool3(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out,
+                 bool *given);
+int fj_get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out);
+int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+               const char **out, bool required);
+const char *fj_strip_prefix(const char *s);
+int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                isa_ftype_t type, const fj_alias_t *aliases, int *out, int dflt);
+int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out);
+int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out);
+int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                 int64_t *shape, int *ndim, int maxd);
+int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname);
+int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
+                      tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns);
+int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    tir_ap_t *out);
+int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                      fj_operand_t *out);
+int fj_get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                   bool required, bool allow_indirect, fj_operand_t *out);
+int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
+              tir_ap_t *out);
+const char *fj_leading_name(const char *text, char *name, size_t n);
+int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                  tir_scalar_t *out, double dflt);
+/* dst, src (tensor_copy, transpose, max8, broadcast_partition, ...) */
+int fj_h_dst_src(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
+
+#endif

@@ -1,0 +1,618 @@
+/* fj_fields.c - field readers of the JSON kernel front-end (see fj.h). */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fj.h"
+#include "strutil.h"
+
+/* ---- per-object memo: (object, what) -> value ---- */
+
+
+static size_t fj_memo_slot(const jx_t *j, const cJSON *obj, const void *what)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)obj * 0x9e3779b97f4a7c15ull) ^
+                 ((uint64_t)(uintptr_t)what * 0xc2b2ae3d27d4eb4full);
+    return (size_t)(h ^ h >> 29) & (j->memo_cap - 1);
+}
+
+const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what)
+{
+    if (!j->memo_cap)
+        return NULL;
+    for (size_t i = fj_memo_slot(j, obj, what);; i = (i + 1) & (j->memo_cap - 1)) {
+        const struct memo_entry *e = &j->memo[i];
+        if (!e->obj)
+            return NULL;
+        if (e->obj == obj && e->what == what)
+            return e->value;
+    }
+}
+
+/* Best effort: when memory runs out the answer is simply not kept. */
+void fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
+{
+    if (!j->depth)
+        return;   /* outside loops and ifs every object is visited once */
+    if (2 * (j->memo_n + 1) > j->memo_cap) {
+        size_t nc = j->memo_cap ? 2 * j->memo_cap : 256;
+        struct memo_entry *old = j->memo, *nw = calloc(nc, sizeof *nw);
+        if (!nw)
+            return;
+        size_t oc = j->memo_cap;
+        j->memo = nw;
+        j->memo_cap = nc;
+        for (size_t i = 0; i < oc; i++)
+            if (old[i].obj) {
+                size_t k = fj_memo_slot(j, old[i].obj, old[i].what);
+                while (nw[k].obj)
+                    k = (k + 1) & (nc - 1);
+                nw[k] = old[i];
+            }
+        free(old);
+    }
+    size_t k = fj_memo_slot(j, obj, what);
+    while (j->memo[k].obj && !(j->memo[k].obj == obj && j->memo[k].what == what))
+        k = (k + 1) & (j->memo_cap - 1);
+    if (!j->memo[k].obj)
+        j->memo_n++;
+    j->memo[k] = (struct memo_entry){obj, what, value};
+}
+
+/* ---- errors ---- */
+
+int fj_jfail(jx_t *j, const char *path, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+int fj_jfail(jx_t *j, const char *path, const char *field, const char *fmt, ...)
+{
+    char tmp[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (field)
+        return enc_fail(&j->b, "%s: field '%s': %s", path, field, tmp);
+    return enc_fail(&j->b, "%s: %s", path, tmp);
+}
+
+const char *fj_type_name(const cJSON *it)
+{
+    if (!it)
+        return "nothing";
+    if (cJSON_IsString(it))
+        return "a string";
+    if (cJSON_IsNumber(it))
+        return "a number";
+    if (cJSON_IsBool(it))
+        return "a boolean";
+    if (cJSON_IsNull(it))
+        return "null";
+    if (cJSON_IsArray(it))
+        return "an array";
+    return "an object";
+}
+
+/* Reject fields outside `allowed` (NULL-terminated) and duplicate keys. */
+int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed)
+{
+    if (fj_memo_get(j, obj, allowed))
+        return 0;   /* this object passed this check before (an earlier iteration) */
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool ok = !strcmp(c->string, "comment") || !strcmp(c->string, "loc");
+        for (int i = 0; !ok && allowed[i]; i++)
+            ok = !strcmp(c->string, allowed[i]);
+        if (!ok) {
+            char list[512];
+            size_t o = 0;
+            list[0] = 0;
+            for (int i = 0; allowed[i] && o < sizeof list; i++)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", allowed[i]);
+            return fj_jfail(j, path, c->string, "unknown field (allowed: %s)", list);
+        }
+        for (const cJSON *d = obj->child; d != c; d = d->next)
+            if (!strcmp(d->string, c->string))
+                return fj_jfail(j, path, c->string, "given twice");
+    }
+    fj_memo_put(j, obj, allowed, obj);
+    return 0;
+}
+
+const cJSON *fj_field(const cJSON *obj, const char *name)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, name);
+}
+
+/* ---- scalar fields ---- */
+
+int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    int64_t *out, bool *dep)
+{
+    *out = 0;
+    if (dep)
+        *dep = false;
+    if (cJSON_IsNumber(it)) {
+        double d = it->valuedouble;
+        if (!(d == floor(d)) || d < -9.2e18 || d > 9.2e18)
+            return fj_jfail(j, path, fname, "%g is not an integer", d);
+        *out = (int64_t)d;
+        return 0;
+    }
+    if (cJSON_IsString(it)) {
+        enc_val_t v;
+        char msg[400];
+        if (enc_expr_eval(it->valuestring, &j->env, &v, msg, sizeof msg))
+            return fj_jfail(j, path, fname, "%s", msg);
+        *out = v.v;
+        if (dep)
+            *dep = v.pid_dep;
+        return 0;
+    }
+    return fj_jfail(j, path, fname, "expected an integer or an expression string, got %s",
+                 fj_type_name(it));
+}
+
+int fj_get_int(jx_t *j, const cJSON *obj, const char *path, const char *fname, int64_t *out,
+               int64_t dflt, bool required)
+{
+    const cJSON *it = fj_field(obj, fname);
+    if (!it) {
+        if (required)
+            return fj_jfail(j, path, fname, "missing");
+        *out = dflt;
+        return 0;
+    }
+    return fj_get_int_item(j, it, path, fname, out, NULL);
+}
+
+int fj_get_int_range(jx_t *j, const cJSON *obj, const char *path, const char *fname, int *out,
+                     int dflt, int64_t lo, int64_t hi)
+{
+    int64_t v;
+    if (fj_get_int(j, obj, path, fname, &v, dflt, false))
+        return -1;
+    if (v < lo || v > hi)
+        return fj_jfail(j, path, fname, "%lld out of range %lld..%lld", (long long)v, (long long)lo,
+                     (long long)hi);
+    *out = (int)v;
+    return 0;
+}
+
+/* A numeric expression string: the integer grammar first ("7 // 2" is 3),
+ * else a floating-point constant expression ("1/sqrt(d)"); the message of
+ * the latter on failure. */
+int fj_eval_number(jx_t *j, const char *text, double *out, char *msg, size_t n)
+{
+    enc_val_t iv;
+    if (enc_expr_eval(text, &j->env, &iv, msg, n) == 0) {
+        *out = (double)iv.v;
+        return 0;
+    }
+    return enc_fexpr_eval(text, &j->env, out, msg, n);
+}
+
+int fj_get_num(jx_t *j, const cJSON *obj, const char *path, const char *fname, double *out,
+               double dflt)
+{
+    const cJSON *it = fj_field(obj, fname);
+    if (!it) {
+        *out = dflt;
+        return 0;
+    }
+    if (cJSON_IsNumber(it)) {
+        *out = it->valuedouble;
+        return 0;
+    }
+    if (cJSON_IsString(it)) {
+        const char *s = it->valuestring;
+        if (!strcmp(s, "inf") || !strcmp(s, "+inf")) { *out = INFINITY; return 0; }
+        if (!strcmp(s, "-inf")) { *out = -INFINITY; return 0; }
+        if (!strcmp(s, "nan")) { *out = NAN; return 0; }
+        char msg[400];
+        if (fj_eval_number(j, s, out, msg, sizeof msg) == 0)
+            return 0;
+        return fj_jfail(j, path, fname, "%s", msg);
+    }
+    return fj_jfail(j, path, fname, "expected a number, got %s", fj_type_name(it));
+}
+
+/* A boolean: true/false, or an integer expression string ("k > 0"; non-zero
+ * is true).  JSON null or an absent field is "not given" (*given = false),
+ * which NKI fields such as matmul `accumulate` read as None. */
+int fj_get_bool3(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out,
+                 bool *given)
+{
+    const cJSON *it = fj_field(obj, fname);
+    *out = false;
+    *given = false;
+    if (!it || cJSON_IsNull(it))
+        return 0;
+    *given = true;
+    if (cJSON_IsString(it)) {
+        int64_t v;
+        if (fj_get_int_item(j, it, path, fname, &v, NULL))
+            return -1;
+        *out = v != 0;
+        return 0;
+    }
+    if (!cJSON_IsBool(it))
+        return fj_jfail(j, path, fname, "expected true, false or an expression string, got %s",
+                     fj_type_name(it));
+    *out = cJSON_IsTrue(it);
+    return 0;
+}
+
+int fj_get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out)
+{
+    bool given;
+    return fj_get_bool3(j, obj, path, fname, out, &given);
+}
+
+int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+               const char **out, bool required)
+{
+    const cJSON *it = fj_field(obj, fname);
+    *out = NULL;
+    if (!it) {
+        if (required)
+            return fj_jfail(j, path, fname, "missing");
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return fj_jfail(j, path, fname, "expected a string, got %s", fj_type_name(it));
+    *out = it->valuestring;
+    return 0;
+}
+
+/* strip NKI module prefixes: "nl.add", "np.add", "nki.language.exp" */
+const char *fj_strip_prefix(const char *s)
+{
+    static const char *const pre[] = {"nki.language.", "nki.isa.", "nl.", "np.", "nisa.",
+                                      "numpy.", "oob_mode.", "dge_mode.", "engine.", NULL};
+    for (int i = 0; pre[i]; i++)
+        if (!strncmp(s, pre[i], strlen(pre[i])))
+            return s + strlen(pre[i]);
+    return s;
+}
+
+
+int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                isa_ftype_t type, const fj_alias_t *aliases, int *out, int dflt)
+{
+    const char *s;
+    if (fj_get_str(j, obj, path, fname, &s, false))
+        return -1;
+    if (!s) {
+        *out = dflt;
+        return 0;
+    }
+    const char *n = fj_strip_prefix(s);
+    for (int i = 0; aliases && aliases[i].alias; i++)
+        if (!strcmp(n, aliases[i].alias))
+            n = aliases[i].name;
+    int v = isa_enum_by_name(type, n);
+    if (v < 0) {
+        char list[700];
+        size_t o = 0;
+        list[0] = 0;
+        for (unsigned k = 0; k < 64 && o < sizeof list; k++) {
+            const char *nm = isa_enum_name(type, k);
+            if (nm)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? " " : "", nm);
+        }
+        return fj_jfail(j, path, fname, "unknown name '%s' (one of: %s)", s, list);
+    }
+    *out = v;
+    return 0;
+}
+
+const fj_alias_t fj_alu_aliases[] = {
+    {"sub", "subtract"}, {"mul", "multiply"}, {"div", "divide"}, {"maximum", "max"},
+    {"minimum", "min"}, {"greater", "is_gt"}, {"greater_equal", "is_ge"}, {"less", "is_lt"},
+    {"less_equal", "is_le"}, {"pow", "power"}, {"invert", "bitwise_not"}, {"none", "bypass"},
+    {NULL, NULL}};
+const fj_alias_t fj_act_aliases[] = {
+    {"identity", "copy"}, {"exponential", "exp"}, {"gelu_apprx_tanh", "gelu_apprx_tanh"},
+    {NULL, NULL}};
+const fj_alias_t fj_cmp_aliases[] = {
+    {"equal", "eq"}, {"not_equal", "ne"}, {"greater_equal", "ge"}, {"greater", "gt"},
+    {"less_equal", "le"}, {"less", "lt"}, {"is_equal", "eq"}, {"is_ge", "ge"}, {"is_gt", "gt"},
+    {"is_le", "le"}, {"is_lt", "lt"}, {NULL, NULL}};
+
+int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
+{
+    const char *s;
+    *out = ISA_ENG_UNASSIGNED;
+    if (fj_get_str(j, obj, path, "engine", &s, false))
+        return -1;
+    if (!s)
+        return 0;
+    static const struct { const char *n; int e; } names[] = {
+        {"pe", ISA_ENG_PE}, {"tensor", ISA_ENG_PE}, {"act", ISA_ENG_ACT},
+        {"activation", ISA_ENG_ACT}, {"scalar", ISA_ENG_ACT}, {"pool", ISA_ENG_POOL},
+        {"gpsimd", ISA_ENG_POOL}, {"dve", ISA_ENG_DVE}, {"vector", ISA_ENG_DVE},
+        {"sp", ISA_ENG_SP}, {"sync", ISA_ENG_SP}, {"dma", ISA_ENG_DMA},
+        {"unknown", ISA_ENG_UNASSIGNED}, {"auto", ISA_ENG_UNASSIGNED},
+    };
+    const char *n = fj_strip_prefix(s);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcasecmp(n, names[i].n)) {
+            *out = names[i].e;
+            return 0;
+        }
+    return fj_jfail(j, path, "engine", "unknown engine '%s' (pe, act, pool, dve, sp, dma, auto)", s);
+}
+
+int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
+{
+    const char *s;
+    if (fj_get_str(j, obj, path, "dtype", &s, true))
+        return -1;
+    const char *n = fj_strip_prefix(s);
+    int v;
+    if (!strcmp(n, "bool") || !strcmp(n, "bool_"))
+        v = ISA_DT_UINT8;
+    else if (!strcmp(n, "float8_e4m3"))
+        v = ISA_DT_FP8E4M3;
+    else
+        v = isa_dtype_by_name(n);
+    if (v < 0)
+        return fj_jfail(j, path, "dtype", "unknown dtype '%s' (float32 bfloat16 float16 "
+                     "float8_e4m3fn float8_e5m2 int8 int16 int32 uint8 uint16 uint32 bool)", s);
+    *out = (unsigned)v;
+    return 0;
+}
+
+int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                 int64_t *shape, int *ndim, int maxd)
+{
+    const cJSON *it = fj_field(obj, fname);
+    if (!it)
+        return fj_jfail(j, path, fname, "missing");
+    if (!cJSON_IsArray(it))
+        return fj_jfail(j, path, fname, "expected an array of integers, got %s", fj_type_name(it));
+    int n = cJSON_GetArraySize(it);
+    if (n < 1 || n > maxd)
+        return fj_jfail(j, path, fname, "%d dimensions (1..%d allowed)", n, maxd);
+    int i = 0;
+    for (const cJSON *c = it->child; c; c = c->next, i++)
+        if (fj_get_int_item(j, c, path, fname, &shape[i], NULL))
+            return -1;
+    *ndim = n;
+    return 0;
+}
+
+/* ---- operands ---- */
+
+int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
+{
+    int t = enc_find_tensor(&j->b, name);
+    if (t < 0) {
+        /* a tile that existed but went out of scope gets a precise message */
+        for (int i = j->b.k->ntensors - 1; i >= 0; i--) {
+            const char *tn = j->b.k->tensors[i].name;
+            size_t n = strlen(name);
+            if (!strncmp(tn, name, n) && (tn[n] == 0 || tn[n] == '#'))
+                return fj_jfail(j, path, fname, "tile '%s' is out of scope here (declared at %s)",
+                             name, j->b.k->tensors[i].path);
+        }
+        return fj_jfail(j, path, fname, "unknown tensor or tile '%s'", name);
+    }
+    return t;
+}
+
+int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
+                      tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns)
+{
+    char name[TIR_NAME_LEN], msg[400];
+    bool dep;
+    if (enc_parse_slice_operand(text, &j->env, name, sizeof name, sl, ns, &dep, msg, sizeof msg))
+        return fj_jfail(j, path, fname, "%s", msg);
+    int t = fj_lookup(j, name, path, fname);
+    if (t < 0)
+        return -1;
+    *tensor = t;
+    if (out) {
+        *out = enc_ap(&j->b, t, *ns, sl, fname);
+        if (j->b.failed)
+            return -1;
+    }
+    return 0;
+}
+
+int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    tir_ap_t *out)
+{
+    static const char *const allowed[] = {"tensor", "offset", "ap", NULL};
+    char sub[ENC_PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s.%s", path, fname);
+    if (fj_check_fields(j, it, sub, allowed))
+        return -1;
+    const char *tn;
+    if (fj_get_str(j, it, sub, "tensor", &tn, true))
+        return -1;
+    int t = fj_lookup(j, tn, path, fname);
+    if (t < 0)
+        return -1;
+    int64_t off;
+    if (fj_get_int(j, it, sub, "offset", &off, 0, false))
+        return -1;
+    const cJSON *ap = fj_field(it, "ap");
+    if (!cJSON_IsArray(ap))
+        return fj_jfail(j, sub, "ap", "expected [[step, count], ...], got %s", fj_type_name(ap));
+    int n = cJSON_GetArraySize(ap);
+    if (n < 1 || n > TIR_MAX_DIMS)
+        return fj_jfail(j, sub, "ap", "%d [step, count] pairs (1..%d)", n, TIR_MAX_DIMS);
+    int64_t pairs[TIR_MAX_DIMS][2];
+    int i = 0;
+    for (const cJSON *c = ap->child; c; c = c->next, i++) {
+        if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 2)
+            return fj_jfail(j, sub, "ap", "entry %d must be [step, count]", i);
+        if (fj_get_int_item(j, c->child, sub, "ap", &pairs[i][0], NULL) ||
+            fj_get_int_item(j, c->child->next, sub, "ap", &pairs[i][1], NULL))
+            return -1;
+    }
+    *out = enc_ap_raw(&j->b, t, off, n, (const int64_t(*)[2])pairs, fname);
+    return j->b.failed ? -1 : 0;
+}
+
+
+/* An indirect operand {"tensor": "table[...]", "index": "idx[...]",
+ * "rows": "a:b", "cols": "c:d"}: dim 0 of the table is the indirect dim. */
+int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                      fj_operand_t *out)
+{
+    static const char *const allowed[] = {"tensor", "index", "rows", "cols", NULL};
+    char sub[ENC_PATH_MAX + 32];
+    snprintf(sub, sizeof sub, "%s.%s", path, fname);
+    if (fj_check_fields(j, it, sub, allowed))
+        return -1;
+    const char *tn, *ix, *rows, *cols;
+    if (fj_get_str(j, it, sub, "tensor", &tn, true) || fj_get_str(j, it, sub, "index", &ix, true) ||
+        fj_get_str(j, it, sub, "rows", &rows, false) || fj_get_str(j, it, sub, "cols", &cols, false))
+        return -1;
+    enc_slice_t sl[ENC_MAX_SLICES];
+    int ns = 0, t = -1;
+    if (fj_parse_slice_ap(j, tn, sub, "tensor", NULL, &t, sl, &ns))
+        return -1;
+    char msg[400];
+    bool dep;
+    const char *over[2] = {rows, cols};
+    for (int d = 0; d < 2; d++) {
+        if (!over[d])
+            continue;
+        enc_slice_t one[ENC_MAX_SLICES];
+        int n1;
+        if (enc_parse_slices(over[d], &j->env, one, &n1, &dep, msg, sizeof msg))
+            return fj_jfail(j, sub, d ? "cols" : "rows", "%s", msg);
+        if (n1 != 1)
+            return fj_jfail(j, sub, d ? "cols" : "rows", "expected one slice");
+        while (ns <= d)
+            sl[ns++] = ENC_ALL;
+        sl[d] = one[0];
+    }
+    if (ns > 0 && sl[0].kind == ENC_SL_INDEX)
+        return fj_jfail(j, sub, "tensor", "the indirect dimension (0) must be a slice, not an index");
+    out->ap = enc_ap(&j->b, t, ns, sl, fname);
+    if (j->b.failed)
+        return -1;
+    int it_t = -1;
+    enc_slice_t isl[ENC_MAX_SLICES];
+    int ins = 0;
+    if (fj_parse_slice_ap(j, ix, sub, "index", &out->index, &it_t, isl, &ins))
+        return -1;
+    out->bound = out->ap.count[0];
+    int64_t n = 1;
+    for (int d = 0; d < out->index.ndim; d++)
+        n *= out->index.count[d];
+    out->ap.count[0] = n;    /* one row per index value */
+    return 0;
+}
+
+/* Any operand: slice string, raw AP object, or (when allow_indirect) an
+ * indirect object.  required=false leaves tensor -1 when absent. */
+int fj_get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                   bool required, bool allow_indirect, fj_operand_t *out)
+{
+    out->ap = enc_ap_none();
+    out->index = enc_ap_none();
+    out->bound = 0;
+    const cJSON *it = fj_field(obj, fname);
+    if (!it) {
+        if (required)
+            return fj_jfail(j, path, fname, "missing");
+        return 0;
+    }
+    if (cJSON_IsString(it)) {
+        int t = -1, ns = 0;
+        enc_slice_t sl[ENC_MAX_SLICES];
+        return fj_parse_slice_ap(j, it->valuestring, path, fname, &out->ap, &t, sl, &ns);
+    }
+    if (cJSON_IsObject(it)) {
+        if (fj_field(it, "index")) {
+            if (!allow_indirect)
+                return fj_jfail(j, path, fname, "an indirect access is not allowed here");
+            return fj_parse_indirect(j, it, path, fname, out);
+        }
+        return fj_parse_raw_ap(j, it, path, fname, &out->ap);
+    }
+    return fj_jfail(j, path, fname, "expected an operand (\"t[0:128, :]\" or {\"tensor\", \"ap\"}), "
+                 "got %s", fj_type_name(it));
+}
+
+int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
+              tir_ap_t *out)
+{
+    fj_operand_t o;
+    if (fj_get_operand(j, obj, path, fname, required, false, &o))
+        return -1;
+    *out = o.ap;
+    return 0;
+}
+
+/* The identifier text starts with ("" when it starts otherwise); returns
+ * the text after it, spaces skipped. */
+const char *fj_leading_name(const char *text, char *name, size_t n)
+{
+    size_t k = 0;
+    while (*text == ' ')
+        text++;
+    while ((isalnum((unsigned char)text[k]) || text[k] == '_') && k + 1 < n) {
+        name[k] = text[k];
+        k++;
+    }
+    name[k] = 0;
+    if (k && isdigit((unsigned char)name[0]))
+        name[0] = 0;
+    text += name[0] ? k : 0;
+    while (*text == ' ')
+        text++;
+    return text;
+}
+
+/* number or constant expression -> immediate; string/object -> [P,1] tile
+ * access */
+int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+                  tir_scalar_t *out, double dflt)
+{
+    const cJSON *it = fj_field(obj, fname);
+    *out = enc_imm(dflt);
+    if (!it)
+        return 0;
+    if (cJSON_IsNumber(it)) {
+        *out = enc_imm(it->valuedouble);
+        return 0;
+    }
+    if (cJSON_IsString(it) && (!strcmp(it->valuestring, "inf") || !strcmp(it->valuestring, "-inf"))) {
+        *out = enc_imm(it->valuestring[0] == '-' ? -INFINITY : INFINITY);
+        return 0;
+    }
+    /* A string that does not start with a tensor or tile name may be a
+     * constant expression ("1/sqrt(128)"); its errors are reported when it
+     * starts like one (a number, '(', '-', a variable, a call or pi).
+     * Anything else is a [P,1] access, with the access's errors. */
+    if (cJSON_IsString(it)) {
+        char name[ENC_VAR_NAME], msg[400];
+        const char *after = fj_leading_name(it->valuestring, name, sizeof name);
+        if (!name[0] || enc_find_tensor(&j->b, name) < 0) {
+            double v;
+            if (fj_eval_number(j, it->valuestring, &v, msg, sizeof msg) == 0) {
+                *out = enc_imm(v);
+                return 0;
+            }
+            bool expr_like = !name[0] || *after == '(' || enc_env_find(&j->env, name) ||
+                             !strcmp(name, "pi");
+            if (expr_like)
+                return fj_jfail(j, path, fname, "%s", msg);
+        }
+    }
+    tir_ap_t ap;
+    if (fj_get_ap(j, obj, path, fname, true, &ap))
+        return -1;
+    *out = enc_scalar_ap(ap);
+    return 0;
+}

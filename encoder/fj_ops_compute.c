@@ -1,0 +1,471 @@
+/* fj_ops_compute.c - the compute op families of the JSON front-end: PE, activation, vector/pool ALU, selection, collectives (see fj.h). */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fj.h"
+#include "strutil.h"
+
+static int get_pair(jx_t *j, const cJSON *o, const char *path, const char *fname, int out[2])
+{
+    const cJSON *it = fj_field(o, fname);
+    out[0] = out[1] = 0;
+    if (!it)
+        return 0;
+    if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2)
+        return fj_jfail(j, path, fname, "expected [row, col]");
+    int64_t a, b;
+    if (fj_get_int_item(j, it->child, path, fname, &a, NULL) ||
+        fj_get_int_item(j, it->child->next, path, fname, &b, NULL))
+        return -1;
+    if (a < 0 || a > 128 || b < 0 || b > 128)
+        return fj_jfail(j, path, fname, "[%lld, %lld] outside 0..128", (long long)a, (long long)b);
+    out[0] = (int)a;
+    out[1] = (int)b;
+    return 0;
+}
+
+static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool acc, acc_given, tr, oz_w, oz_m;
+    const char *perf;
+    const char *trname = fj_field(o, "is_transpose") ? "is_transpose" : "transpose";
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap(j, o, path, "stationary", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "moving", true, &op->src[1]) ||
+        fj_get_bool3(j, o, path, "accumulate", &acc, &acc_given) ||
+        fj_get_bool(j, o, path, trname, &tr) ||
+        fj_get_bool(j, o, path, "is_stationary_onezero", &oz_w) ||
+        fj_get_bool(j, o, path, "is_moving_onezero", &oz_m) ||
+        get_pair(j, o, path, "tile_position", op->tile_pos) ||
+        get_pair(j, o, path, "tile_size", op->tile_size) ||
+        fj_get_str(j, o, path, "perf_mode", &perf, false))
+        return -1;
+    op->nsrc = 2;
+    op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (acc_given ? 0 : TIR_F_ACC_AUTO) |
+                 (tr ? TIR_F_TRANSPOSE : 0) |
+                 (oz_w ? TIR_F_ONEZERO_W : 0) | (oz_m ? TIR_F_ONEZERO_M : 0);
+    if (perf) {
+        int pm = isa_enum_by_name(ISA_FT_PERF, fj_strip_prefix(perf));
+        if (pm < 0)
+            return fj_jfail(j, path, "perf_mode", "unknown '%s' (normal, double_row)", perf);
+        if (pm == ISA_PERF_DOUBLE_ROW)
+            op->flags |= TIR_F_DOUBLE_ROW;
+    }
+    if (op->kind == TIR_MATMUL_MX) {
+        if (fj_get_ap(j, o, path, "stationary_scale", true, &op->src[2]) ||
+            fj_get_ap(j, o, path, "moving_scale", true, &op->src[3]))
+            return -1;
+        op->nsrc = 4;
+    }
+    if (op->kind == TIR_MATMUL_SPARSE) {
+        int cr;
+        if (fj_get_ap(j, o, path, "tags", true, &op->src[2]) ||
+            fj_get_int_range(j, o, path, "compress_ratio", &cr, 2, 0, 64))
+            return -1;
+        op->compress_ratio = (unsigned)cr;
+        op->nsrc = 3;
+    }
+    return 1;
+}
+
+static int reduce_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_BYPASS) ||
+        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
+        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+                 op->reduce_op != ISA_ALU_BYPASS ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
+        return -1;
+    return 0;
+}
+
+static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool acc;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_enum(j, o, path, "func", ISA_FT_ACTFN, fj_act_aliases, &op->func, -1) ||
+        fj_get_scalar(j, o, path, "scale", &op->s0, 1.0) || fj_get_ap(j, o, path, "bias", false, &op->bias) ||
+        reduce_opts(j, o, path, op) || fj_get_bool(j, o, path, "accumulate", &acc))
+        return -1;
+    if (op->func < 0)
+        return fj_jfail(j, path, "func", "missing");
+    op->nsrc = 1;
+    if (acc)
+        op->flags |= TIR_F_ACCUMULATE;
+    return 1;
+}
+
+static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, ISA_ALU_BYPASS) ||
+        fj_get_scalar(j, o, path, "imm0", &op->s0, 0) ||
+        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, ISA_ALU_BYPASS) ||
+        fj_get_scalar(j, o, path, "imm1", &op->s1, 0) ||
+        fj_get_enum(j, o, path, "func", ISA_FT_ACTFN, fj_act_aliases, &op->func, ISA_ACTFN_COPY) ||
+        fj_get_ap(j, o, path, "bias", false, &op->bias) || reduce_opts(j, o, path, op))
+        return -1;
+    op->nsrc = 1;
+    return 1;
+}
+
+static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "in0", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "in1", true, &op->src[1]) ||
+        fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1))
+        return -1;
+    if (op->op0 < 0)
+        return fj_jfail(j, path, "operator", "missing");
+    op->nsrc = 2;
+    return 1;
+}
+
+static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool r0, r1;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_scalar(j, o, path, "operand0", &op->s0, 0) || fj_get_bool(j, o, path, "reverse0", &r0) ||
+        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, ISA_ALU_BYPASS) ||
+        fj_get_scalar(j, o, path, "operand1", &op->s1, 0) || fj_get_bool(j, o, path, "reverse1", &r1))
+        return -1;
+    if (op->op0 < 0)
+        return fj_jfail(j, path, "op0", "missing");
+    /* a unary op (reciprocal, abs, rsqrt, bitwise_not) needs no operand */
+    if (!fj_field(o, "operand0") && !isa_alu_is_unary((unsigned)op->op0))
+        return fj_jfail(j, path, "operand0", "missing");
+    if (op->op1 != ISA_ALU_BYPASS && !fj_field(o, "operand1") && !isa_alu_is_unary((unsigned)op->op1))
+        return fj_jfail(j, path, "operand1", "missing (op1 is given)");
+    op->nsrc = 1;
+    op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
+    return 1;
+}
+
+static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "in0", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "in1", true, &op->src[1]) ||
+        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1) ||
+        fj_get_scalar(j, o, path, "scalar", &op->s0, 0))
+        return -1;
+    if (op->op0 < 0 || op->op1 < 0)
+        return fj_jfail(j, path, op->op0 < 0 ? "op0" : "op1", "missing");
+    if (!fj_field(o, "scalar") && !isa_alu_is_unary((unsigned)op->op0))
+        return fj_jfail(j, path, "scalar", "missing");
+    op->nsrc = 2;
+    return 1;
+}
+
+static int h_tensor_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool neg, keep;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1) ||
+        fj_get_bool(j, o, path, "negate", &neg) || fj_get_bool(j, o, path, "keepdims", &keep))
+        return -1;
+    if (op->reduce_op < 0)
+        return fj_jfail(j, path, "operator", "missing");
+    op->nsrc = 1;
+    op->flags |= (neg ? TIR_F_NEGATE : 0) | (keep ? TIR_F_KEEPDIMS : 0);
+    const cJSON *ax = fj_field(o, "axis");
+    int nfree = op->src[0].ndim - 1;
+    if (!ax)
+        return fj_jfail(j, path, "axis", "missing");
+    const cJSON *one = ax;
+    int n = cJSON_IsArray(ax) ? cJSON_GetArraySize(ax) : 1;
+    if (cJSON_IsArray(ax))
+        one = ax->child;
+    if (n < 1)
+        return fj_jfail(j, path, "axis", "empty");
+    for (int i = 0; i < n && one; i++, one = one->next) {
+        int64_t a;
+        if (fj_get_int_item(j, one, path, "axis", &a, NULL))
+            return -1;
+        if (a < 1 || a > nfree)
+            return fj_jfail(j, path, "axis", "axis %lld is not a free axis of 'src' (1..%d; NKI "
+                         "numbering, 0 is the partition axis)", (long long)a, nfree);
+        op->axes |= 1u << (nfree - a);
+    }
+    return 1;
+}
+
+static int h_partition_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1))
+        return -1;
+    if (op->reduce_op < 0)
+        return fj_jfail(j, path, "operator", "missing");
+    op->nsrc = 1;
+    return 1;
+}
+
+static int h_scan(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "in0", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "in1", true, &op->src[1]) || fj_get_scalar(j, o, path, "initial", &op->s0, 0) ||
+        fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
+        fj_get_enum(j, o, path, "op1", ISA_FT_ALU, fj_alu_aliases, &op->op1, -1))
+        return -1;
+    if (op->op0 < 0 || op->op1 < 0)
+        return fj_jfail(j, path, op->op0 < 0 ? "op0" : "op1", "missing");
+    op->nsrc = 2;
+    return 1;
+}
+
+static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    int64_t off, cm;
+    if (fj_get_int(j, o, path, "offset", &off, 0, false) ||
+        fj_get_int(j, o, path, "channel_multiplier", &cm, 0, false))
+        return -1;
+    op->pat_offset = off;
+    op->pat_cm = cm;
+    const cJSON *p = fj_field(o, "pattern");
+    if (!p)
+        return fj_jfail(j, path, "pattern", "missing");
+    if (!cJSON_IsArray(p))
+        return fj_jfail(j, path, "pattern", "expected [[step, count], ...], got %s", fj_type_name(p));
+    int n = cJSON_GetArraySize(p);
+    if (n > 4)
+        return fj_jfail(j, path, "pattern", "%d dims (at most 4)", n);
+    int i = 0;
+    int64_t total = 1;
+    for (const cJSON *c = p->child; c; c = c->next, i++) {
+        int64_t st, cnt;
+        if (!cJSON_IsArray(c) || cJSON_GetArraySize(c) != 2)
+            return fj_jfail(j, path, "pattern", "entry %d must be [step, count]", i);
+        if (fj_get_int_item(j, c->child, path, "pattern", &st, NULL) ||
+            fj_get_int_item(j, c->child->next, path, "pattern", &cnt, NULL))
+            return -1;
+        if (cnt < 1 || i + 1 >= op->dst.ndim || cnt != op->dst.count[i + 1])
+            return fj_jfail(j, path, "pattern", "entry %d count %lld does not match dst free dim %d",
+                         i, (long long)cnt, i + 1);
+        total *= cnt;
+        op->pat_step[i] = st;
+    }
+    op->pat_ndim = n;
+    (void)total;
+    return 0;
+}
+
+static int h_iota(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || get_pattern(j, o, path, op))
+        return -1;
+    return 1;
+}
+
+static int h_affine_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "on_true", true, &op->src[0]) ||
+        get_pattern(j, o, path, op) ||
+        fj_get_enum(j, o, path, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE) ||
+        fj_get_num(j, o, path, "on_false_value", &op->fill, 0))
+        return -1;
+    if (!fj_field(o, "on_false_value"))
+        return fj_jfail(j, path, "on_false_value", "missing");
+    op->nsrc = 1;
+    return 1;
+}
+
+static int h_find_index8(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "vals", true, &op->src[1]))
+        return -1;
+    op->nsrc = 2;
+    if (op->kind == TIR_MATCH_REPLACE8) {
+        if (fj_get_num(j, o, path, "imm", &op->value, 0) || fj_get_ap(j, o, path, "dst_idx", false, &op->dst2))
+            return -1;
+        if (!fj_field(o, "imm"))
+            return fj_jfail(j, path, "imm", "missing");
+    }
+    return 1;
+}
+
+static int h_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "pred", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "on_true", true, &op->src[1]))
+        return -1;
+    op->nsrc = 2;
+    const cJSON *f = fj_field(o, "on_false");
+    if (!f)
+        return fj_jfail(j, path, "on_false", "missing");
+    if (cJSON_IsNumber(f)) {
+        op->fill = f->valuedouble;
+        return 1;
+    }
+    if (fj_get_ap(j, o, path, "on_false", true, &op->src[2]))
+        return -1;
+    op->nsrc = 3;
+    return 1;
+}
+
+/* NKI tensor_copy_predicated(dst, src, predicate): dst = src where the
+ * predicate is non-zero, unchanged elsewhere -- the DVE CopyPredicated
+ * instruction (a select whose on_false is dst itself).  reverse_pred and a
+ * number src are not supported (the instruction has neither). */
+static int h_copy_predicated(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool rev;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap(j, o, path, "predicate", true, &op->src[0]) ||
+        fj_get_bool(j, o, path, "reverse_pred", &rev))
+        return -1;
+    if (rev)
+        return fj_jfail(j, path, "reverse_pred", "not supported (CopyPredicated copies where the "
+                        "predicate is non-zero; invert the predicate first)");
+    const cJSON *f = fj_field(o, "src");
+    if (f && cJSON_IsNumber(f))
+        return fj_jfail(j, path, "src", "a number src is not supported (memset a tile first)");
+    if (fj_get_ap(j, o, path, "src", true, &op->src[1]))
+        return -1;
+    op->src[2] = op->dst;
+    op->nsrc = 3;
+    return 1;
+}
+
+/* dst, data (bn_stats, bn_aggr) */
+static int h_dst_data(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "data", true, &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    return 1;
+}
+
+/* NKI reciprocal(dst, data): 1/x on the Vector engine (tensor_scalar with
+ * the unary reciprocal op). */
+static int h_reciprocal(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "data", true, &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    op->op0 = ISA_ALU_RECIPROCAL;
+    op->op1 = ISA_ALU_BYPASS;
+    if (op->engine == ISA_ENG_UNASSIGNED)
+        op->engine = ISA_ENG_DVE;
+    return 1;
+}
+
+/* NKI exponential(dst, src, max_value, reduce_res, reduce_cmd, reduce_init):
+ * exp(src - max_value), optionally summed into reduce_res -- activate2 with
+ * op0 = subtract max_value, func = exp, reduce_op = add.  reduce_init must
+ * be 0 (load_reduce is the only command that reads it, and it reads
+ * reduce_res itself here). */
+static int h_exponential(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    double init;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_scalar(j, o, path, "max_value", &op->s0, 0) ||
+        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
+        fj_get_num(j, o, path, "reduce_init", &init, 0))
+        return -1;
+    if (init != 0)
+        return fj_jfail(j, path, "reduce_init", "%g: only 0 is supported", init);
+    if (op->s0.is_ap)
+        return fj_jfail(j, path, "max_value", "a tile max_value is not supported (the activation "
+                        "engine's activate2 takes an immediate); subtract it with tensor_scalar "
+                        "first");
+    op->nsrc = 1;
+    op->op0 = ISA_ALU_SUBTRACT;
+    op->op1 = ISA_ALU_BYPASS;
+    op->func = ISA_ACTFN_EXP;
+    bool red = op->dst2.tensor >= 0;
+    op->reduce_op = red ? ISA_ALU_ADD : ISA_ALU_BYPASS;
+    return fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+                       red ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE) ? -1 : 1;
+}
+
+static int h_dropout(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_scalar(j, o, path, "prob", &op->s0, 0))
+        return -1;
+    if (!fj_field(o, "prob"))
+        return fj_jfail(j, path, "prob", "missing");
+    op->prob = op->s0.is_ap ? 0 : op->s0.imm;
+    op->nsrc = 1;
+    return 1;
+}
+
+static int h_quantize_mx(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "scale", true, &op->dst2))
+        return -1;
+    op->nsrc = 1;
+    return 1;
+}
+
+static int h_core_barrier(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    const cJSON *c = fj_field(o, "cores");
+    if (!c)
+        return fj_jfail(j, path, "cores", "missing");
+    if (!cJSON_IsArray(c))
+        return fj_jfail(j, path, "cores", "expected an array of core ids");
+    for (const cJSON *x = c->child; x; x = x->next) {
+        int64_t v;
+        if (fj_get_int_item(j, x, path, "cores", &v, NULL))
+            return -1;
+        if (v < 0 || v >= 32)
+            return fj_jfail(j, path, "cores", "core %lld out of range", (long long)v);
+        op->barrier_cores |= 1u << v;
+    }
+    if (fj_get_ap(j, o, path, "data", false, &op->src[0]))
+        return -1;
+    op->nsrc = op->src[0].tensor >= 0 ? 1 : 0;
+    return 1;
+}
+
+static int h_sendrecv(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_int_range(j, o, path, "peer", &op->peer, -1, 0, 1 << 20))
+        return -1;
+    if (!fj_field(o, "peer"))
+        return fj_jfail(j, path, "peer", "missing");
+    op->nsrc = 1;
+    return 1;
+}
+
+const fj_opdef_t fj_ops_compute[] = {
+    {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", NULL}},
+    {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", NULL}},
+    {"matmul_sparse", TIR_MATMUL_SPARSE, h_matmul, {F_COMMON, "dst", "stationary", "moving", "tags", "compress_ratio", "accumulate", "tile_position", "tile_size", NULL}},
+    {"transpose", TIR_TRANSPOSE, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
+    {"activation", TIR_ACTIVATION, h_activation, {F_COMMON, "dst", "src", "func", "scale", "bias", "reduce_op", "reduce_res", "reduce_cmd", "accumulate", NULL}},
+    {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", NULL}},
+    {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
+    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", NULL}},
+    {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},
+    {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", NULL}},
+    {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
+    {"tensor_copy", TIR_TENSOR_COPY, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
+    {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},
+    {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", NULL}},
+    {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", NULL}},
+    {"max8", TIR_MAX8, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
+    {"find_index8", TIR_FIND_INDEX8, h_find_index8, {F_COMMON, "dst", "src", "vals", NULL}},
+    {"match_replace8", TIR_MATCH_REPLACE8, h_find_index8, {F_COMMON, "dst", "src", "vals", "imm", "dst_idx", NULL}},
+    {"select", TIR_SELECT, h_select, {F_COMMON, "dst", "pred", "on_true", "on_false", NULL}},
+    {"dropout", TIR_DROPOUT, h_dropout, {F_COMMON, "dst", "src", "prob", NULL}},
+    {"quantize_mx", TIR_QUANTIZE_MX, h_quantize_mx, {F_COMMON, "dst", "src", "scale", NULL}},
+    {"core_barrier", TIR_CORE_BARRIER, h_core_barrier, {F_COMMON, "cores", "data", NULL}},
+    {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", NULL}},
+    {"tensor_copy_predicated", TIR_SELECT, h_copy_predicated, {F_COMMON, "dst", "src", "predicate", "reverse_pred", NULL}},
+    {"reciprocal", TIR_TENSOR_SCALAR, h_reciprocal, {F_COMMON, "dst", "data", NULL}},
+    {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
+    {"bn_stats", TIR_BN_STATS, h_dst_data, {F_COMMON, "dst", "data", NULL}},
+    {"bn_aggr", TIR_BN_AGGR, h_dst_data, {F_COMMON, "dst", "data", NULL}},
+    {NULL, 0, NULL, {NULL}},
+};

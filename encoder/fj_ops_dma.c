@@ -1,0 +1,219 @@
+/* fj_ops_dma.c - the data-movement op family of the JSON front-end: DMA, gathers, memset, shuffles (see fj.h). */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fj.h"
+#include "strutil.h"
+
+/* ---- data movement ---- */
+
+
+
+static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw)
+{
+    *rmw = ISA_ALU_BYPASS;
+    if (fj_get_enum(j, o, path, "dge_mode", ISA_FT_DGE, NULL, &op->dge_mode, ISA_DGE_NONE) ||
+        fj_get_enum(j, o, path, "oob_mode", ISA_FT_OOB, NULL, &op->oob_mode, ISA_OOB_ERROR) ||
+        fj_get_int_range(j, o, path, "dma_qos", &op->qos, 0, -1000000, 1000000) ||
+        fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS))
+        return -1;
+    return 0;
+}
+
+/* load/store/dma_copy/indirect_*: the NKI fork on indirect operands */
+static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    int rmw;
+    if (dma_opts(j, o, path, op, &rmw))
+        return -1;
+    fj_operand_t dst, src;
+    if (fj_get_operand(j, o, path, "dst", true, true, &dst) ||
+        fj_get_operand(j, o, path, "src", true, true, &src))
+        return -1;
+    if (op->kind == TIR_INDIRECT_LOAD && src.index.tensor < 0)
+        return fj_jfail(j, path, "src", "indirect_load needs an indirect source "
+                     "({\"tensor\", \"index\"})");
+    if (op->kind == TIR_INDIRECT_SAVE && dst.index.tensor < 0)
+        return fj_jfail(j, path, "dst", "indirect_save needs an indirect destination "
+                     "({\"tensor\", \"index\"})");
+    if (op->kind == TIR_LOAD && rmw != ISA_ALU_BYPASS)
+        return fj_jfail(j, path, "rmw_op", "load has no rmw_op");
+    bool indirect = src.index.tensor >= 0 || dst.index.tensor >= 0;
+    if (op->kind == TIR_LOAD || op->kind == TIR_STORE) {
+        if (!indirect) {
+            op->dst = dst.ap;
+            op->src[0] = src.ap;
+            op->nsrc = 1;
+            if (op->oob_mode == ISA_OOB_SKIP)
+                op->flags |= TIR_F_OOB_SKIP;
+            if (rmw == ISA_ALU_ADD)
+                op->flags |= TIR_F_RMW_ADD;
+            else if (rmw != ISA_ALU_BYPASS)
+                return fj_jfail(j, path, "rmw_op", "only add is supported");
+            return 1;   /* emit op */
+        }
+    }
+    enc_dma_operand_t d = {dst.ap, dst.index, dst.bound}, s = {src.ap, src.index, src.bound};
+    return enc_dma_copy_ex(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos) < 0 ? -1 : 0;
+}
+
+/* NKI load_transpose2d(dtype=): a dma_transpose whose SBUF dst has another
+ * dtype than src transposes into a fresh tile of src's dtype (scoped like
+ * any tile of this body) and casts with tensor_copy; the DMA transpose
+ * itself never casts.  Returns 0 (emitted here) or 1 (plain op). */
+static int transpose_cast(jx_t *j, tir_op_t *op)
+{
+    const tir_kernel_t *k = j->b.k;
+    int s = op->src[0].tensor, d = op->dst.tensor;
+    if (s < 0 || d < 0 || op->index.tensor >= 0 || k->tensors[s].dtype == k->tensors[d].dtype ||
+        k->tensors[d].kind != TIR_T_SBUF)
+        return 1;
+    tir_ap_t final = op->dst;
+    int t = enc_tile(&j->b, "dma_transpose_cast", TIR_T_SBUF, k->tensors[s].dtype, final.ndim,
+                     final.count);
+    if (t < 0)
+        return -1;
+    op->dst = enc_ap_full(&j->b, t);
+    if (enc_emit(&j->b, op) < 0)
+        return -1;
+    return enc_tensor_copy(&j->b, final, enc_ap_full(&j->b, t), ISA_ENG_UNASSIGNED) < 0 ? -1 : 0;
+}
+
+static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    int rmw;
+    if (dma_opts(j, o, path, op, &rmw))
+        return -1;
+    if (rmw != ISA_ALU_BYPASS)
+        return fj_jfail(j, path, "rmw_op", "dma_transpose has no rmw_op");
+    fj_operand_t src;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_operand(j, o, path, "src", true, true, &src))
+        return -1;
+    op->src[0] = src.ap;
+    op->nsrc = 1;
+    op->index = src.index;
+    op->index_bound = src.bound;
+    if (op->oob_mode == ISA_OOB_SKIP)
+        op->flags |= TIR_F_OOB_SKIP;
+    const cJSON *ax = fj_field(o, "axes");
+    if (!ax) {   /* default: the supported permutation for the rank */
+        static const int def[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
+        int n = src.ap.ndim;
+        op->n_transpose_axes = n >= 2 && n <= 4 ? n : 0;
+        for (int i = 0; i < op->n_transpose_axes; i++)
+            op->transpose_axes[i] = def[n][i];
+        return transpose_cast(j, op);
+    }
+    if (!cJSON_IsArray(ax))
+        return fj_jfail(j, path, "axes", "expected an array of integers, got %s", fj_type_name(ax));
+    int n = cJSON_GetArraySize(ax);
+    if (n > 4)
+        return fj_jfail(j, path, "axes", "%d axes (at most 4)", n);
+    int i = 0;
+    for (const cJSON *c = ax->child; c; c = c->next, i++) {
+        int64_t v;
+        if (fj_get_int_item(j, c, path, "axes", &v, NULL))
+            return -1;
+        if (v < 0 || v > 7)
+            return fj_jfail(j, path, "axes", "axis %lld out of range", (long long)v);
+        op->transpose_axes[i] = (int)v;
+    }
+    op->n_transpose_axes = n;
+    return transpose_cast(j, op);
+}
+
+static int h_local_gather(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    const char *srcname = fj_field(o, "src_buffer") ? "src_buffer" : "src";
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap(j, o, path, srcname, true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "index", true, &op->index) ||
+        fj_get_int_range(j, o, path, "num_elem_per_idx", &op->num_elem_per_idx, 1, -1000000, 1000000) ||
+        fj_get_int_range(j, o, path, "num_valid_indices", &op->num_valid, 0, -1000000, 1000000000))
+        return -1;
+    op->nsrc = 1;
+    return 1;
+}
+
+static int h_gather_flattened(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "data", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "indices", true, &op->index))
+        return -1;
+    op->nsrc = 1;
+    return 1;
+}
+
+static int h_memset(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool rnd;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_num(j, o, path, "value", &op->value, 0) ||
+        fj_get_bool(j, o, path, "random", &rnd))
+        return -1;
+    if (!fj_field(o, "value") && !rnd)
+        return fj_jfail(j, path, "value", "missing");
+    if (rnd)
+        op->flags |= TIR_F_RANDOM;
+    return 1;
+}
+
+static int h_stream_shuffle(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    const cJSON *m = fj_field(o, "shuffle_mask");
+    if (!cJSON_IsArray(m) || cJSON_GetArraySize(m) != 32)
+        return fj_jfail(j, path, "shuffle_mask", "expected 32 integers (255 = keep)");
+    int i = 0;
+    for (const cJSON *c = m->child; c; c = c->next, i++) {
+        int64_t v;
+        if (fj_get_int_item(j, c, path, "shuffle_mask", &v, NULL))
+            return -1;
+        if (v < 0 || v > 255)
+            return fj_jfail(j, path, "shuffle_mask", "entry %d is %lld (0..31 or 255)", i, (long long)v);
+        op->shuffle_mask[i] = (uint8_t)v;
+    }
+    return 1;
+}
+
+static int h_ltr(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_int_range(j, o, path, "reg", &op->reg, -1, 0, ISA_NUM_REGS - 1))
+        return -1;
+    if (!fj_field(o, "reg"))
+        return fj_jfail(j, path, "reg", "missing");
+    op->nsrc = 1;
+    return 1;
+}
+
+int fj_h_dst_src(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    return 1;
+}
+
+const fj_opdef_t fj_ops_dma[] = {
+    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"indirect_save", TIR_INDIRECT_SAVE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"local_gather", TIR_LOCAL_GATHER, h_local_gather, {F_COMMON, "dst", "src", "src_buffer", "index", "num_elem_per_idx", "num_valid_indices", NULL}},
+    {"gather_flattened", TIR_GATHER_FLATTENED, h_gather_flattened, {F_COMMON, "dst", "data", "indices", NULL}},
+    {"memset", TIR_MEMSET, h_memset, {F_COMMON, "dst", "value", "random", NULL}},
+    {"stream_shuffle", TIR_STREAM_SHUFFLE, h_stream_shuffle, {F_COMMON, "dst", "src", "shuffle_mask", NULL}},
+    {"load_tensor_to_register", TIR_LOAD_TENSOR_TO_REGISTER, h_ltr, {F_COMMON, "src", "reg", NULL}},
+    {"broadcast_partition", TIR_BROADCAST_PARTITION, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
+    {NULL, 0, NULL, {NULL}},
+};
