@@ -89,7 +89,19 @@ static float minifloat_to_f32(uint32_t v, const minifloat_t *m)
     return (float)(neg ? -r : r);
 }
 
-uint16_t num_f32_to_bf16(float f) { return (uint16_t)f32_to_minifloat(f, &FMT_BF16); }
+/* bf16 has fp32's exponent range, so rounding the low 16 bits to nearest
+ * even is the whole conversion (subnormals included; a carry out of the
+ * largest finite values gives inf, as f32_to_minifloat with FMT_BF16 does):
+ * integer arithmetic only. */
+uint16_t num_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) /* NaN: sign + the canonical quiet NaN */
+        return (uint16_t)((u >> 16 & 0x8000u) | FMT_BF16.nan);
+    u += 0x7FFFu + (u >> 16 & 1u);
+    return (uint16_t)(u >> 16);
+}
 float num_bf16_to_f32(uint16_t h)
 {
     uint32_t b = (uint32_t)h << 16;

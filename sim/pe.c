@@ -70,16 +70,14 @@ static int double_row_check(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *
  * are marked not loaded. */
 static void tile_clear(sim_pe_state_t *pe, pe_tile_t t)
 {
-    for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++)
-        for (unsigned c = t.col_pos; c < t.col_pos + t.col_size; c++) {
-            pe->w[r][c] = 0.0f;
-            pe->w_dr[r][c] = 0.0f;
-            pe->w_loaded[r][c] = 0;
-            pe->sparse_tags[r][c] = 0;
-        }
+    for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++) {
+        memset(&pe->w[r][t.col_pos], 0, t.col_size * sizeof pe->w[0][0]);
+        memset(&pe->w_dr[r][t.col_pos], 0, t.col_size * sizeof pe->w_dr[0][0]);
+        memset(&pe->w_loaded[r][t.col_pos], 0, t.col_size);
+        memset(&pe->sparse_tags[r][t.col_pos], 0, t.col_size);
+    }
     for (unsigned b = t.row_pos / MX_BLOCK; b < (t.row_pos + t.row_size) / MX_BLOCK; b++)
-        for (unsigned c = t.col_pos; c < t.col_pos + t.col_size; c++)
-            pe->mx_scale[b][c] = 0;
+        memset(&pe->mx_scale[b][t.col_pos], 0, t.col_size);
 }
 
 static int fits_tile(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned m, const char *what)
@@ -111,15 +109,26 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     }
     sim_pe_state_t *pe = ctx->pe;
     tile_clear(pe, t);
-    for (unsigned k = 0; k < s.nparts; k++)
-        for (uint32_t m = 0; m < m_cols; m++) {
-            pe->w_loaded[t.row_pos + k][t.col_pos + m] = 1;
-            if (ctx->timing_only)
-                continue;
-            pe->w[t.row_pos + k][t.col_pos + m] = num_load_f32(sim_el(&s, k, m), s.dtype);
-            if (dr)
-                pe->w_dr[k][m] = num_load_f32(sim_el(&s, k, m_cols + m), s.dtype);
+    uint32_t run = sim_row_run(&s);
+    for (unsigned k = 0; k < s.nparts; k++) {
+        memset(&pe->w_loaded[t.row_pos + k][t.col_pos], 1, m_cols);
+        if (ctx->timing_only)
+            continue;
+        /* flat element j of partition k: w[k][j], then (double_row) w_dr[k][j - M] */
+        for (uint32_t j = 0; j < s.nfree;) {
+            float *dst = j < m_cols ? &pe->w[t.row_pos + k][t.col_pos + j] : &pe->w_dr[k][j - m_cols];
+            uint32_t end = j < m_cols ? m_cols : s.nfree;
+            if (run) { /* fp32/bf16 runs: converted a run at a time */
+                uint32_t len = run - j % run;
+                len = len < end - j ? len : end - j;
+                sim_row_load(dst, &s, k, j, len);
+                j += len;
+            } else {
+                *dst = num_load_f32(sim_el(&s, k, j), s.dtype);
+                j++;
+            }
         }
+    }
     pe->w_dtype = s.dtype;
     pe->sparse_ratio = 0;
     pe->double_row = dr;

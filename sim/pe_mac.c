@@ -50,7 +50,7 @@ static void stats_bits(sim_pe_fstats_t *st, const uint32_t *u, size_t n)
 
 #define SCAN_CHUNK 512u
 
-void sim_pe_stats_f32(sim_pe_fstats_t *st, const float *x, size_t n)
+static void stats_f32_portable(sim_pe_fstats_t *st, const float *x, size_t n)
 {
     uint32_t u[SCAN_CHUNK];
     for (size_t i = 0; i < n; i += SCAN_CHUNK) {
@@ -60,13 +60,7 @@ void sim_pe_stats_f32(sim_pe_fstats_t *st, const float *x, size_t n)
     }
 }
 
-void sim_pe_load_f32(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st)
-{
-    memcpy(dst, src, n * 4);
-    sim_pe_stats_f32(st, dst, n);
-}
-
-void sim_pe_load_bf16(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st)
+static void load_bf16_portable(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st)
 {
     uint32_t u[SCAN_CHUNK];
     for (size_t i = 0; i < n; i += SCAN_CHUNK) {
@@ -189,42 +183,75 @@ TGT_AVX2 static inline __m256i a2_mask(uint32_t left)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left > 8 ? 8 : left)), lane);
 }
 
+#define A2_MAC(acc, b, x)                                                                      \
+    acc = fma ? _mm256_fmadd_ps(b, x, acc) : _mm256_add_ps(acc, _mm256_mul_ps(b, x))
+#define A2_COL(c, a0, a1)                                                                      \
+    do {                                                                                        \
+        __m256 b_ = _mm256_broadcast_ss(w + (c));                                               \
+        A2_MAC(a0, b_, x0);                                                                     \
+        A2_MAC(a1, b_, x1);                                                                     \
+    } while (0)
+#define A2_OUT(c, a0, a1)                                                                      \
+    do {                                                                                        \
+        float *o_ = a->out + (c0 + (c)) * a->ostride + j0;                                      \
+        __m256 v0_ = a0, v1_ = a1;                                                              \
+        if (a->accumulate) {                                                                    \
+            v0_ = _mm256_add_ps(_mm256_maskload_ps(o_, k0), v0_);                               \
+            v1_ = _mm256_add_ps(_mm256_maskload_ps(o_ + 8, k1), v1_);                           \
+        }                                                                                       \
+        _mm256_maskstore_ps(o_, k0, v0_);                                                       \
+        _mm256_maskstore_ps(o_ + 8, k1, v1_);                                                   \
+    } while (0)
+
+/* 4 columns from c0 x jn (<= 16) elements from j0, accumulators in
+ * named registers. */
 TGT_AVX2 static inline __attribute__((always_inline)) void
-blk_avx2(const sim_pe_mac_t *a, unsigned c0, unsigned cn, uint32_t j0, uint32_t jn, bool fma)
+blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
 {
-    __m256 acc[A2C][2];
+    __m256 z = _mm256_setzero_ps();
+    __m256 p0 = z, q0 = z, p1 = z, q1 = z, p2 = z, q2 = z, p3 = z, q3 = z;
     __m256i k0 = a2_mask(jn), k1 = a2_mask(jn > 8 ? jn - 8 : 0);
-    for (unsigned c = 0; c < A2C; c++)
-        acc[c][0] = acc[c][1] = _mm256_setzero_ps();
+    size_t ws = a->wstride, xs = a->xstride;
+    unsigned k = a->k;
+    for (unsigned s = 0; s < a->nseg; s++) {
+        const float *w = a->w[s] + c0, *x = a->x[s] + j0;
+        for (unsigned r = 0; r < k; r++, w += ws, x += xs) {
+            __m256 x0 = _mm256_maskload_ps(x, k0), x1 = _mm256_maskload_ps(x + 8, k1);
+            A2_COL(0, p0, q0);
+            A2_COL(1, p1, q1);
+            A2_COL(2, p2, q2);
+            A2_COL(3, p3, q3);
+        }
+    }
+    A2_OUT(0, p0, q0);
+    A2_OUT(1, p1, q1);
+    A2_OUT(2, p2, q2);
+    A2_OUT(3, p3, q3);
+}
+
+TGT_AVX2 static inline __attribute__((always_inline)) void
+blk1_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
+{
+    __m256 p0 = _mm256_setzero_ps(), q0 = _mm256_setzero_ps();
+    __m256i k0 = a2_mask(jn), k1 = a2_mask(jn > 8 ? jn - 8 : 0);
     for (unsigned s = 0; s < a->nseg; s++) {
         const float *w = a->w[s] + c0, *x = a->x[s] + j0;
         for (unsigned r = 0; r < a->k; r++, w += a->wstride, x += a->xstride) {
             __m256 x0 = _mm256_maskload_ps(x, k0), x1 = _mm256_maskload_ps(x + 8, k1);
-#pragma GCC unroll 4
-            for (unsigned c = 0; c < A2C; c++) {
-                if (c >= cn)
-                    break;
-                __m256 b = _mm256_broadcast_ss(w + c);
-                if (fma) {
-                    acc[c][0] = _mm256_fmadd_ps(b, x0, acc[c][0]);
-                    acc[c][1] = _mm256_fmadd_ps(b, x1, acc[c][1]);
-                } else {
-                    acc[c][0] = _mm256_add_ps(acc[c][0], _mm256_mul_ps(b, x0));
-                    acc[c][1] = _mm256_add_ps(acc[c][1], _mm256_mul_ps(b, x1));
-                }
-            }
+            A2_COL(0, p0, q0);
         }
     }
-    for (unsigned c = 0; c < cn; c++) {
-        float *o = a->out + (c0 + c) * a->ostride + j0;
-        __m256 v0 = acc[c][0], v1 = acc[c][1];
-        if (a->accumulate) {
-            v0 = _mm256_add_ps(_mm256_maskload_ps(o, k0), v0);
-            v1 = _mm256_add_ps(_mm256_maskload_ps(o + 8, k1), v1);
-        }
-        _mm256_maskstore_ps(o, k0, v0);
-        _mm256_maskstore_ps(o + 8, k1, v1);
-    }
+    A2_OUT(0, p0, q0);
+}
+
+TGT_AVX2 static inline __attribute__((always_inline)) void
+blk_avx2(const sim_pe_mac_t *a, unsigned c0, unsigned cn, uint32_t j0, uint32_t jn, bool fma)
+{
+    if (cn == A2C)
+        blk4_avx2(a, c0, j0, jn, fma);
+    else
+        for (unsigned c = 0; c < cn; c++)
+            blk1_avx2(a, c0 + c, j0, jn, fma);
 }
 
 TGT_AVX2 static void mac_avx2_fma(const sim_pe_mac_t *a)
@@ -262,42 +289,86 @@ TGT_AVX512 static inline __mmask16 a5_mask(uint32_t left)
     return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
 }
 
+/* One block: cn (<= 8) columns from c0, jn (<= 32) elements from j0.  The
+ * 8-column form keeps its 16 accumulators in named registers (an array
+ * indexed in a loop with an early exit was spilled every row). */
+#define A5_MAC(acc, b, x)                                                                      \
+    acc = fma ? _mm512_fmadd_ps(b, x, acc) : _mm512_add_ps(acc, _mm512_mul_ps(b, x))
+#define A5_COL(c, a0, a1)                                                                      \
+    do {                                                                                        \
+        __m512 b_ = _mm512_set1_ps(w[c]);                                                       \
+        A5_MAC(a0, b_, x0);                                                                     \
+        A5_MAC(a1, b_, x1);                                                                     \
+    } while (0)
+#define A5_OUT(c, a0, a1)                                                                      \
+    do {                                                                                        \
+        float *o_ = a->out + (c0 + (c)) * a->ostride + j0;                                      \
+        __m512 v0_ = a0, v1_ = a1;                                                              \
+        if (a->accumulate) {                                                                    \
+            v0_ = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, o_), v0_);                            \
+            v1_ = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, o_ + 16), v1_);                       \
+        }                                                                                       \
+        _mm512_mask_storeu_ps(o_, k0, v0_);                                                     \
+        _mm512_mask_storeu_ps(o_ + 16, k1, v1_);                                                \
+    } while (0)
+
 TGT_AVX512 static inline __attribute__((always_inline)) void
-blk_avx512(const sim_pe_mac_t *a, unsigned c0, unsigned cn, uint32_t j0, uint32_t jn, bool fma)
+blk8_avx512(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
 {
-    __m512 acc[A5C][2];
+    __m512 z = _mm512_setzero_ps();
+    __m512 p0 = z, q0 = z, p1 = z, q1 = z, p2 = z, q2 = z, p3 = z, q3 = z;
+    __m512 p4 = z, q4 = z, p5 = z, q5 = z, p6 = z, q6 = z, p7 = z, q7 = z;
     __mmask16 k0 = a5_mask(jn), k1 = a5_mask(jn > 16 ? jn - 16 : 0);
-    for (unsigned c = 0; c < A5C; c++)
-        acc[c][0] = acc[c][1] = _mm512_setzero_ps();
+    size_t ws = a->wstride, xs = a->xstride;
+    unsigned k = a->k;
+    for (unsigned s = 0; s < a->nseg; s++) {
+        const float *w = a->w[s] + c0, *x = a->x[s] + j0;
+        for (unsigned r = 0; r < k; r++, w += ws, x += xs) {
+            __m512 x0 = _mm512_maskz_loadu_ps(k0, x), x1 = _mm512_maskz_loadu_ps(k1, x + 16);
+            A5_COL(0, p0, q0);
+            A5_COL(1, p1, q1);
+            A5_COL(2, p2, q2);
+            A5_COL(3, p3, q3);
+            A5_COL(4, p4, q4);
+            A5_COL(5, p5, q5);
+            A5_COL(6, p6, q6);
+            A5_COL(7, p7, q7);
+        }
+    }
+    A5_OUT(0, p0, q0);
+    A5_OUT(1, p1, q1);
+    A5_OUT(2, p2, q2);
+    A5_OUT(3, p3, q3);
+    A5_OUT(4, p4, q4);
+    A5_OUT(5, p5, q5);
+    A5_OUT(6, p6, q6);
+    A5_OUT(7, p7, q7);
+}
+
+/* One column (the tail when m is not a multiple of 8). */
+TGT_AVX512 static inline __attribute__((always_inline)) void
+blk1_avx512(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
+{
+    __m512 p0 = _mm512_setzero_ps(), q0 = _mm512_setzero_ps();
+    __mmask16 k0 = a5_mask(jn), k1 = a5_mask(jn > 16 ? jn - 16 : 0);
     for (unsigned s = 0; s < a->nseg; s++) {
         const float *w = a->w[s] + c0, *x = a->x[s] + j0;
         for (unsigned r = 0; r < a->k; r++, w += a->wstride, x += a->xstride) {
             __m512 x0 = _mm512_maskz_loadu_ps(k0, x), x1 = _mm512_maskz_loadu_ps(k1, x + 16);
-#pragma GCC unroll 8
-            for (unsigned c = 0; c < A5C; c++) {
-                if (c >= cn)
-                    break;
-                __m512 b = _mm512_set1_ps(w[c]);
-                if (fma) {
-                    acc[c][0] = _mm512_fmadd_ps(b, x0, acc[c][0]);
-                    acc[c][1] = _mm512_fmadd_ps(b, x1, acc[c][1]);
-                } else {
-                    acc[c][0] = _mm512_add_ps(acc[c][0], _mm512_mul_ps(b, x0));
-                    acc[c][1] = _mm512_add_ps(acc[c][1], _mm512_mul_ps(b, x1));
-                }
-            }
+            A5_COL(0, p0, q0);
         }
     }
-    for (unsigned c = 0; c < cn; c++) {
-        float *o = a->out + (c0 + c) * a->ostride + j0;
-        __m512 v0 = acc[c][0], v1 = acc[c][1];
-        if (a->accumulate) {
-            v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, o), v0);
-            v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, o + 16), v1);
-        }
-        _mm512_mask_storeu_ps(o, k0, v0);
-        _mm512_mask_storeu_ps(o + 16, k1, v1);
-    }
+    A5_OUT(0, p0, q0);
+}
+
+TGT_AVX512 static inline __attribute__((always_inline)) void
+blk_avx512(const sim_pe_mac_t *a, unsigned c0, unsigned cn, uint32_t j0, uint32_t jn, bool fma)
+{
+    if (cn == A5C)
+        blk8_avx512(a, c0, j0, jn, fma);
+    else
+        for (unsigned c = 0; c < cn; c++)
+            blk1_avx512(a, c0 + c, j0, jn, fma);
 }
 
 TGT_AVX512 static void mac_avx512_fma(const sim_pe_mac_t *a)
@@ -322,6 +393,107 @@ TGT_AVX512 static void mac_avx512_mul(const sim_pe_mac_t *a)
         if (c0 < a->m)
             blk_avx512(a, c0, a->m - c0, j0, jn, false);
     }
+}
+
+/* ---- vector scans: the portable scan's result, 16 / 8 lanes at a time ---- */
+
+TGT_AVX512 static inline void scan16(__m512i v, __m512i *om, __m512i *lo, __m512i *hi)
+{
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(v, 23), _mm512_set1_epi32(0xFF));
+    __mmask16 zero = _mm512_testn_epi32_mask(v, _mm512_set1_epi32(0x7FFFFFFF));
+    __m512i key = _mm512_mask_mov_epi32(_mm512_max_epu32(e, _mm512_set1_epi32(1)), zero,
+                                        _mm512_set1_epi32(255));
+    *om = _mm512_or_si512(*om, _mm512_and_si512(v, _mm512_set1_epi32(0x7FFFFF)));
+    *lo = _mm512_min_epu32(*lo, key);
+    *hi = _mm512_max_epu32(*hi, e);
+}
+
+TGT_AVX512 static void scan_fold512(sim_pe_fstats_t *st, __m512i om, __m512i lo, __m512i hi)
+{
+    uint32_t a = (uint32_t)_mm512_reduce_or_epi32(om);
+    uint32_t l = (uint32_t)_mm512_reduce_min_epu32(lo), h = (uint32_t)_mm512_reduce_max_epu32(hi);
+    st->or_mant |= a;
+    st->emin = l < st->emin ? l : st->emin;
+    st->emax = h > st->emax ? h : st->emax;
+}
+
+TGT_AVX512 static void stats_f32_avx512(sim_pe_fstats_t *st, const float *x, size_t n)
+{
+    __m512i om = _mm512_setzero_si512(), lo = _mm512_set1_epi32(255), hi = om;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        scan16(_mm512_loadu_si512((const void *)(x + i)), &om, &lo, &hi);
+    if (i < n)
+        scan16(_mm512_castps_si512(_mm512_maskz_loadu_ps((__mmask16)((1u << (n - i)) - 1u), x + i)),
+               &om, &lo, &hi);
+    scan_fold512(st, om, lo, hi);
+}
+
+TGT_AVX512 static void load_bf16_avx512(float *dst, const uint8_t *src, size_t n,
+                                        sim_pe_fstats_t *st)
+{
+    __m512i om = _mm512_setzero_si512(), lo = _mm512_set1_epi32(255), hi = om;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i h = _mm256_loadu_si256((const void *)(src + 2 * i));
+        __m512i v = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
+        _mm512_storeu_si512((void *)(dst + i), v);
+        scan16(v, &om, &lo, &hi);
+    }
+    scan_fold512(st, om, lo, hi);
+    if (i < n)
+        load_bf16_portable(dst + i, src + 2 * i, n - i, st);
+}
+
+TGT_AVX2 static inline void scan8(__m256i v, __m256i *om, __m256i *lo, __m256i *hi)
+{
+    __m256i e = _mm256_and_si256(_mm256_srli_epi32(v, 23), _mm256_set1_epi32(0xFF));
+    __m256i zero = _mm256_cmpeq_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x7FFFFFFF)),
+                                      _mm256_setzero_si256());
+    __m256i key = _mm256_blendv_epi8(_mm256_max_epu32(e, _mm256_set1_epi32(1)),
+                                     _mm256_set1_epi32(255), zero);
+    *om = _mm256_or_si256(*om, _mm256_and_si256(v, _mm256_set1_epi32(0x7FFFFF)));
+    *lo = _mm256_min_epu32(*lo, key);
+    *hi = _mm256_max_epu32(*hi, e);
+}
+
+TGT_AVX2 static void scan_fold256(sim_pe_fstats_t *st, __m256i om, __m256i lo, __m256i hi)
+{
+    uint32_t a[8], l[8], h[8];
+    _mm256_storeu_si256((void *)a, om);
+    _mm256_storeu_si256((void *)l, lo);
+    _mm256_storeu_si256((void *)h, hi);
+    for (int i = 0; i < 8; i++) {
+        st->or_mant |= a[i];
+        st->emin = l[i] < st->emin ? l[i] : st->emin;
+        st->emax = h[i] > st->emax ? h[i] : st->emax;
+    }
+}
+
+TGT_AVX2 static void stats_f32_avx2(sim_pe_fstats_t *st, const float *x, size_t n)
+{
+    __m256i om = _mm256_setzero_si256(), lo = _mm256_set1_epi32(255), hi = om;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        scan8(_mm256_loadu_si256((const void *)(x + i)), &om, &lo, &hi);
+    scan_fold256(st, om, lo, hi);
+    if (i < n)
+        stats_f32_portable(st, x + i, n - i);
+}
+
+TGT_AVX2 static void load_bf16_avx2(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st)
+{
+    __m256i om = _mm256_setzero_si256(), lo = _mm256_set1_epi32(255), hi = om;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const void *)(src + 2 * i));
+        __m256i v = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+        _mm256_storeu_si256((void *)(dst + i), v);
+        scan8(v, &om, &lo, &hi);
+    }
+    scan_fold256(st, om, lo, hi);
+    if (i < n)
+        load_bf16_portable(dst + i, src + 2 * i, n - i, st);
 }
 
 #endif /* PE_MAC_X86 */
@@ -367,4 +539,43 @@ void sim_pe_mac_run(const sim_pe_mac_t *a, sim_pe_variant_t v)
 void sim_pe_mac(const sim_pe_mac_t *a)
 {
     sim_pe_mac_run(a, sim_pe_mac_best());
+}
+
+void sim_pe_stats_f32_with(sim_pe_fstats_t *st, const float *x, size_t n, sim_pe_variant_t v)
+{
+    switch (v) {
+#if PE_MAC_X86
+    case SIM_PE_AVX512: stats_f32_avx512(st, x, n); return;
+    case SIM_PE_AVX2: stats_f32_avx2(st, x, n); return;
+#endif
+    default: stats_f32_portable(st, x, n); return;
+    }
+}
+
+void sim_pe_load_bf16_with(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st,
+                           sim_pe_variant_t v)
+{
+    switch (v) {
+#if PE_MAC_X86
+    case SIM_PE_AVX512: load_bf16_avx512(dst, src, n, st); return;
+    case SIM_PE_AVX2: load_bf16_avx2(dst, src, n, st); return;
+#endif
+    default: load_bf16_portable(dst, src, n, st); return;
+    }
+}
+
+void sim_pe_stats_f32(sim_pe_fstats_t *st, const float *x, size_t n)
+{
+    sim_pe_stats_f32_with(st, x, n, sim_pe_mac_best());
+}
+
+void sim_pe_load_bf16(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st)
+{
+    sim_pe_load_bf16_with(dst, src, n, st, sim_pe_mac_best());
+}
+
+void sim_pe_load_f32(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st)
+{
+    memcpy(dst, src, n * 4);
+    sim_pe_stats_f32(st, dst, n);
 }

@@ -65,6 +65,10 @@ bool sim_pe_mac_have(sim_pe_variant_t v);
 /* The best variant this CPU has. */
 sim_pe_variant_t sim_pe_mac_best(void);
 void sim_pe_mac_run(const sim_pe_mac_t *a, sim_pe_variant_t v);
+/* The scans with a given variant (SCALAR and PORTABLE: plain C). */
+void sim_pe_stats_f32_with(sim_pe_fstats_t *st, const float *x, size_t n, sim_pe_variant_t v);
+void sim_pe_load_bf16_with(float *dst, const uint8_t *src, size_t n, sim_pe_fstats_t *st,
+                           sim_pe_variant_t v);
 /* sim_pe_mac_run with the best variant. */
 void sim_pe_mac(const sim_pe_mac_t *a);
 

@@ -215,10 +215,60 @@ static void test_reference_table(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Independent reference for fp32 -> bf16: scale to the bf16 quantum of
+ * the value's binade in double, round to nearest even with nearbyint. */
+static uint16_t bf16_ref(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t sign = (uint16_t)(u >> 16 & 0x8000u);
+    if (isnan(f))
+        return sign | 0x7FC0;
+    if (isinf(f))
+        return sign | 0x7F80;
+    double a = fabs((double)f);
+    if (a == 0.0)
+        return sign;
+    int e = ilogb(a);
+    if (e < -126)
+        e = -126;
+    double q = ldexp(1.0, e - 7);
+    double r = nearbyint(a / q) * q;
+    if (r >= ldexp(1.0, 128))
+        return sign | 0x7F80;
+    float rf = (float)r; /* exact: r has at most 8 significant bits */
+    uint32_t v;
+    memcpy(&v, &rf, 4);
+    assert_int_equal(v & 0xFFFFu, 0);
+    return sign | (uint16_t)(v >> 16);
+}
+
+/* The integer conversion against the reference: every upper half with the
+ * low halves around each rounding boundary, and 2^20 random patterns. */
+static void test_bf16_integer(void **state)
+{
+    (void)state;
+    static const uint32_t lows[] = { 0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x4000, 0xC000 };
+    for (uint32_t hi = 0; hi < 0x10000u; hi++)
+        for (size_t k = 0; k < sizeof lows / sizeof lows[0]; k++) {
+            float f = fb(hi << 16 | lows[k]);
+            uint16_t got = num_f32_to_bf16(f), want = bf16_ref(f);
+            if (got != want)
+                fail_msg("bf16 of 0x%08x: got 0x%04x, want 0x%04x", hi << 16 | lows[k], got, want);
+        }
+    uint64_t s = 1;
+    for (int i = 0; i < (1 << 20); i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        float f = fb((uint32_t)(s >> 32));
+        assert_int_equal(num_f32_to_bf16(f), bf16_ref(f));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bf16),
+        cmocka_unit_test(test_bf16_integer),
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_fp8_e4m3fn),
         cmocka_unit_test(test_fp8_e5m2),

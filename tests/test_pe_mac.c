@@ -257,31 +257,60 @@ static void test_exact_proof(void **state)
     assert_false(sim_pe_mac_exact(&sb, &sa));
 }
 
-/* The one-pass loads: same values as a plain conversion, same scan. */
+/* The one-pass loads and the scans of every variant: same values as a
+ * plain conversion, same scan result as the plain C scan, at every
+ * length around the vector widths (zeros, subnormals, inf and NaN among
+ * the values). */
 static void test_loads(void **state)
 {
     (void)state;
     rng_t r = { 3 };
     enum { N = 1500 };
-    uint8_t src[4 * N];
+    _Alignas(4) uint8_t src[4 * N];
     float got[N], want[N];
-    for (size_t i = 0; i < sizeof src; i++)
-        src[i] = (uint8_t)rnd(&r);
-    sim_pe_fstats_t s1, s2;
-    sim_pe_stats_init(&s1);
-    sim_pe_load_bf16(got, src, N, &s1);
-    for (int i = 0; i < N; i++) {
-        uint32_t u = (uint32_t)src[2 * i] << 16 | (uint32_t)src[2 * i + 1] << 24;
-        want[i] = fb(u);
-        assert_int_equal(bits(got[i]), u);
+    for (size_t i = 0; i < sizeof src; i++) {
+        uint32_t u = rnd(&r);
+        src[i] = (uint8_t)(u % 5 == 0 ? 0 : u % 7 == 0 ? 0x7F : u % 11 == 0 ? 0x80 : u >> 8);
     }
-    stats_of(&s2, want, N);
-    assert_memory_equal(&s1, &s2, sizeof s1);
+    for (size_t i = 0; i < N; i++)
+        want[i] = fb((uint32_t)src[2 * i] << 16 | (uint32_t)src[2 * i + 1] << 24);
+    for (int v = SIM_PE_SCALAR; v < SIM_PE_NVARIANTS; v++) {
+        if (!sim_pe_mac_have((sim_pe_variant_t)v))
+            continue;
+        for (size_t n = 0; n < 70; n = n < 40 ? n + 1 : n + 7)
+            for (size_t off = 0; off < 3; off++) {
+                size_t len = n == 63 ? N - off : n;
+                sim_pe_fstats_t s1, s2, s3;
+                sim_pe_stats_init(&s1);
+                sim_pe_stats_init(&s2);
+                sim_pe_stats_init(&s3);
+                sim_pe_load_bf16_with(got, src + 2 * off, len, &s1, (sim_pe_variant_t)v);
+                assert_memory_equal(got, want + off, len * 4);
+                sim_pe_stats_f32_with(&s2, want + off, len, SIM_PE_PORTABLE);
+                assert_memory_equal(&s1, &s2, sizeof s1);
+                sim_pe_stats_f32_with(&s3, (const float *)(const void *)(src + 4 * off), len / 2,
+                                      (sim_pe_variant_t)v);
+                sim_pe_stats_init(&s2);
+                memcpy(got, src + 4 * off, len / 2 * 4);
+                sim_pe_stats_f32_with(&s2, got, len / 2, SIM_PE_PORTABLE);
+                assert_memory_equal(&s3, &s2, sizeof s3);
+            }
+    }
+    sim_pe_fstats_t s1, s2;
     sim_pe_stats_init(&s1);
     sim_pe_load_f32(got, src, N, &s1);
     assert_memory_equal(got, src, sizeof got);
     stats_of(&s2, got, N);
     assert_memory_equal(&s1, &s2, sizeof s1);
+    /* the scan's meaning, on hand-picked values */
+    float h[4] = { 0.0f, fb(0x00000100), 3.0f, -0.0f };
+    stats_of(&s1, h, 4);
+    assert_int_equal(s1.emin, 1);
+    assert_int_equal(s1.emax, 128);
+    assert_int_equal(s1.or_mant, 0x400100);
+    stats_of(&s1, h, 1);
+    assert_int_equal(s1.emin, 255);
+    assert_int_equal(s1.emax, 0);
 }
 
 int main(void)
