@@ -517,6 +517,8 @@ int sim_run(sim_t *s, tpb_err_t *err)
         return tpb_errf(err, "sim_run: this simulation already ran");
     s->ran = true;
     char missing[512];
+    if (s->opt.timing_only)
+        sim_inputs_timing_only(s);
     if (sim_missing_inputs(s, missing, sizeof missing) > 0)
         return tpb_errf(err, "input tensor(s) not supplied: %s", missing);
     double w0 = wall_now();
