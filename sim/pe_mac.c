@@ -171,6 +171,27 @@ static void mac_portable(const sim_pe_mac_t *a)
 
 #if PE_MAC_X86
 
+/* The walk over output blocks of one vector variant: element blocks of BJ
+ * outer, column blocks of BC inner (full blocks with blk_full, the column
+ * tail one column at a time with blk_one), and its two entry points, fused
+ * and unfused (fma is a constant inside each, so the inner loops have no
+ * branch on it). */
+#define MAC_ENTRIES(TGT, sfx, BC, BJ, blk_full, blk_one)                                       \
+    TGT static inline __attribute__((always_inline)) void mac_walk_##sfx(const sim_pe_mac_t *a, \
+                                                                        bool fma)              \
+    {                                                                                           \
+        for (uint32_t j0 = 0; j0 < a->n; j0 += BJ) {                                            \
+            uint32_t jn = a->n - j0 < BJ ? a->n - j0 : BJ;                                      \
+            unsigned c0 = 0;                                                                    \
+            for (; c0 + BC <= a->m; c0 += BC)                                                   \
+                blk_full(a, c0, j0, jn, fma);                                                   \
+            for (; c0 < a->m; c0++)                                                             \
+                blk_one(a, c0, j0, jn, fma);                                                    \
+        }                                                                                       \
+    }                                                                                           \
+    TGT static void mac_##sfx##_fma(const sim_pe_mac_t *a) { mac_walk_##sfx(a, true); }        \
+    TGT static void mac_##sfx##_mul(const sim_pe_mac_t *a) { mac_walk_##sfx(a, false); }
+
 /* ---- AVX2 + FMA: 4 columns x 2 vectors of 8 ---- */
 
 #define A2C 4u
@@ -244,39 +265,7 @@ blk1_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma
     A2_OUT(0, p0, q0);
 }
 
-TGT_AVX2 static inline __attribute__((always_inline)) void
-blk_avx2(const sim_pe_mac_t *a, unsigned c0, unsigned cn, uint32_t j0, uint32_t jn, bool fma)
-{
-    if (cn == A2C)
-        blk4_avx2(a, c0, j0, jn, fma);
-    else
-        for (unsigned c = 0; c < cn; c++)
-            blk1_avx2(a, c0 + c, j0, jn, fma);
-}
-
-TGT_AVX2 static void mac_avx2_fma(const sim_pe_mac_t *a)
-{
-    for (uint32_t j0 = 0; j0 < a->n; j0 += A2J) {
-        uint32_t jn = a->n - j0 < A2J ? a->n - j0 : A2J;
-        unsigned c0 = 0;
-        for (; c0 + A2C <= a->m; c0 += A2C)
-            blk_avx2(a, c0, A2C, j0, jn, true);
-        if (c0 < a->m)
-            blk_avx2(a, c0, a->m - c0, j0, jn, true);
-    }
-}
-
-TGT_AVX2 static void mac_avx2_mul(const sim_pe_mac_t *a)
-{
-    for (uint32_t j0 = 0; j0 < a->n; j0 += A2J) {
-        uint32_t jn = a->n - j0 < A2J ? a->n - j0 : A2J;
-        unsigned c0 = 0;
-        for (; c0 + A2C <= a->m; c0 += A2C)
-            blk_avx2(a, c0, A2C, j0, jn, false);
-        if (c0 < a->m)
-            blk_avx2(a, c0, a->m - c0, j0, jn, false);
-    }
-}
+MAC_ENTRIES(TGT_AVX2, avx2, A2C, A2J, blk4_avx2, blk1_avx2)
 
 /* ---- AVX-512F: 8 columns x 2 vectors of 16 ---- */
 
@@ -361,39 +350,7 @@ blk1_avx512(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool f
     A5_OUT(0, p0, q0);
 }
 
-TGT_AVX512 static inline __attribute__((always_inline)) void
-blk_avx512(const sim_pe_mac_t *a, unsigned c0, unsigned cn, uint32_t j0, uint32_t jn, bool fma)
-{
-    if (cn == A5C)
-        blk8_avx512(a, c0, j0, jn, fma);
-    else
-        for (unsigned c = 0; c < cn; c++)
-            blk1_avx512(a, c0 + c, j0, jn, fma);
-}
-
-TGT_AVX512 static void mac_avx512_fma(const sim_pe_mac_t *a)
-{
-    for (uint32_t j0 = 0; j0 < a->n; j0 += A5J) {
-        uint32_t jn = a->n - j0 < A5J ? a->n - j0 : A5J;
-        unsigned c0 = 0;
-        for (; c0 + A5C <= a->m; c0 += A5C)
-            blk_avx512(a, c0, A5C, j0, jn, true);
-        if (c0 < a->m)
-            blk_avx512(a, c0, a->m - c0, j0, jn, true);
-    }
-}
-
-TGT_AVX512 static void mac_avx512_mul(const sim_pe_mac_t *a)
-{
-    for (uint32_t j0 = 0; j0 < a->n; j0 += A5J) {
-        uint32_t jn = a->n - j0 < A5J ? a->n - j0 : A5J;
-        unsigned c0 = 0;
-        for (; c0 + A5C <= a->m; c0 += A5C)
-            blk_avx512(a, c0, A5C, j0, jn, false);
-        if (c0 < a->m)
-            blk_avx512(a, c0, a->m - c0, j0, jn, false);
-    }
-}
+MAC_ENTRIES(TGT_AVX512, avx512, A5C, A5J, blk8_avx512, blk1_avx512)
 
 /* ---- vector scans: the portable scan's result, 16 / 8 lanes at a time ---- */
 
