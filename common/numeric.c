@@ -69,24 +69,37 @@ static uint32_t f32_to_minifloat(float f, const minifloat_t *m)
     return sign | ((uint32_t)(e + bias) << m->mbits) | (mi - one);
 }
 
+/* Exact widening by integer arithmetic (every fp16/fp8 value is an fp32
+ * normal number): rebias the exponent, move the mantissa to the top of
+ * fp32's; a subnormal is normalised first.  NaN becomes fp32's canonical
+ * quiet NaN with the sign, as the (float)NAN of the double formula did. */
 static float minifloat_to_f32(uint32_t v, const minifloat_t *m)
 {
     uint32_t mmask = (1u << m->mbits) - 1;
     uint32_t emask = (1u << m->ebits) - 1;
-    int neg = (v >> (m->ebits + m->mbits)) & 1;
+    uint32_t sign = (v >> (m->ebits + m->mbits) & 1u) << 31;
     uint32_t ef = (v >> m->mbits) & emask;
     uint32_t mf = v & mmask;
     int bias = (int)(emask >> 1);
-    double r;
-    if (m->inf && ef == emask)
-        r = mf ? NAN : INFINITY;
-    else if (!m->inf && ef == emask && mf == mmask)
-        r = NAN;
-    else if (ef == 0)
-        r = ldexp((double)mf, 1 - bias - m->mbits);
-    else
-        r = ldexp((double)(mf | (mmask + 1)), (int)ef - bias - m->mbits);
-    return (float)(neg ? -r : r);
+    uint32_t bits;
+    if ((m->inf && ef == emask && mf) || (!m->inf && ef == emask && mf == mmask))
+        bits = sign | 0x7FC00000u;
+    else if (m->inf && ef == emask)
+        bits = sign | 0x7F800000u;
+    else if (ef == 0 && mf == 0)
+        bits = sign;
+    else {
+        int e = ef ? (int)ef - bias : 1 - bias; /* value = 1.f * 2^e, or 0.f * 2^e (subnormal) */
+        if (!ef)
+            while (!(mf & (mmask + 1))) { /* normalise: the leading 1 to the implicit bit */
+                mf <<= 1;
+                e--;
+            }
+        bits = sign | (uint32_t)(e + 127) << 23 | (mf & mmask) << (23 - m->mbits);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
 }
 
 /* bf16 has fp32's exponent range, so rounding the low 16 bits to nearest

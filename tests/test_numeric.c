@@ -264,11 +264,56 @@ static void test_bf16_integer(void **state)
     }
 }
 
+/* Reference widening in double: (-1)^s * 2^(e - bias) * (1 + m / 2^mbits),
+ * subnormals 2^(1 - bias) * m / 2^mbits; NaN as (float)NAN with the sign. */
+static uint32_t widen_ref(uint32_t v, int ebits, int mbits, bool has_inf)
+{
+    uint32_t emask = (1u << ebits) - 1, mmask = (1u << mbits) - 1;
+    bool neg = v >> (ebits + mbits) & 1;
+    uint32_t ef = v >> mbits & emask, mf = v & mmask;
+    int bias = (int)(emask >> 1);
+    double r;
+    if ((has_inf && ef == emask && mf) || (!has_inf && ef == emask && mf == mmask))
+        r = NAN;
+    else if (has_inf && ef == emask)
+        r = INFINITY;
+    else if (ef == 0)
+        r = ldexp((double)mf, 1 - bias - mbits);
+    else
+        r = ldexp((double)(mf | (mmask + 1)), (int)ef - bias - mbits);
+    float f = (float)(neg ? -r : r);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static uint32_t f2bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* The integer widenings against the reference, every encoding. */
+static void test_widen_integer(void **state)
+{
+    (void)state;
+    for (uint32_t v = 0; v < 0x10000u; v++)
+        if (f2bits(num_f16_to_f32((uint16_t)v)) != widen_ref(v, 5, 10, true))
+            fail_msg("fp16 0x%04x: 0x%08x, want 0x%08x", v, f2bits(num_f16_to_f32((uint16_t)v)),
+                     widen_ref(v, 5, 10, true));
+    for (uint32_t v = 0; v < 0x100u; v++) {
+        assert_int_equal(f2bits(num_fp8e4m3_to_f32((uint8_t)v)), widen_ref(v, 4, 3, false));
+        assert_int_equal(f2bits(num_fp8e5m2_to_f32((uint8_t)v)), widen_ref(v, 5, 2, true));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_bf16_integer),
+        cmocka_unit_test(test_widen_integer),
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_fp8_e4m3fn),
         cmocka_unit_test(test_fp8_e5m2),
