@@ -23,50 +23,49 @@ static const minifloat_t FMT_F16 = { 5, 10, 15, 0x3FF, 1, 0x7E00 };
 static const minifloat_t FMT_E5M2 = { 5, 2, 15, 0x3, 1, 0x7E };
 static const minifloat_t FMT_E4M3FN = { 4, 3, 8, 0x6, 0, 0x7F };
 
-/* Round to nearest, ties to even, of a non-negative value that is an exact
- * float (x < 2^24 not required: x is a float, so this is exact). */
-static double rne(double x)
-{
-    double f = floor(x);
-    double d = x - f;
-    if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0))
-        f += 1.0;
-    return f;
-}
-
+/* fp32 -> minifloat by integer arithmetic: the significand (with its
+ * implicit bit) is shifted right to the target's quantum for the value's
+ * binade (fixed below the target's smallest normal exponent) and rounded to
+ * nearest, ties to even, on the dropped bits.  fp32 subnormals are far
+ * below half the smallest subnormal of every target: they round to zero. */
 static uint32_t f32_to_minifloat(float f, const minifloat_t *m)
 {
     uint32_t bits;
     memcpy(&bits, &f, 4);
     uint32_t sign = (bits >> 31) << (m->ebits + m->mbits);
-    if (isnan(f))
+    uint32_t ef = bits >> 23 & 0xFFu, frac = bits & 0x7FFFFFu;
+    if (ef == 0xFF && frac)
         return sign | m->nan;
     uint32_t inf_or_nan = m->inf ? (((1u << m->ebits) - 1) << m->mbits) : m->nan;
-    if (isinf(f))
+    if (ef == 0xFF)
         return sign | inf_or_nan;
-    double a = fabs((double)f);
-    if (a == 0.0)
-        return sign;
+    if (ef == 0)
+        return sign; /* zero, or an fp32 subnormal: rounds to zero */
     int bias = (1 << (m->ebits - 1)) - 1;
     int emin = 1 - bias;
-    int e;
-    frexp(a, &e);
-    e -= 1; /* a = 1.x * 2^e */
-    if (e < emin)
-        e = emin; /* subnormal range: fixed quantum */
-    double q = ldexp(1.0, e - m->mbits);
-    double mant = rne(a / q); /* exact division by a power of two */
-    if (mant >= ldexp(1.0, m->mbits + 1)) { /* rounded up into next binade */
-        mant /= 2.0;
-        e += 1;
+    int e = (int)ef - 127; /* |f| = sig * 2^(e - 23), sig = 1.frac in 24 bits */
+    uint32_t sig = frac | 0x800000u;
+    int te = e < emin ? emin : e; /* the quantum is 2^(te - mbits) */
+    int shift = 23 - m->mbits + (te - e);
+    uint32_t mi;
+    if (shift > 24) {
+        mi = 0; /* below half the quantum */
+    } else {
+        uint32_t rem = sig & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        mi = sig >> shift;
+        if (rem > half || (rem == half && (mi & 1u)))
+            mi++;
     }
-    uint32_t mi = (uint32_t)mant;
+    if (mi >= 1u << (m->mbits + 1)) { /* rounded up into the next binade */
+        mi >>= 1;
+        te += 1;
+    }
     uint32_t one = 1u << m->mbits;
-    if (e > m->emax || (e == m->emax && mi - one > m->max_mant && mi >= one))
+    if (te > m->emax || (te == m->emax && mi - one > m->max_mant && mi >= one))
         return sign | inf_or_nan;
     if (mi < one) /* subnormal (exponent field 0) */
         return sign | mi;
-    return sign | ((uint32_t)(e + bias) << m->mbits) | (mi - one);
+    return sign | ((uint32_t)(te + bias) << m->mbits) | (mi - one);
 }
 
 /* Exact widening by integer arithmetic (every fp16/fp8 value is an fp32

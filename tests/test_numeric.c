@@ -294,6 +294,60 @@ static uint32_t f2bits(float f)
     return u;
 }
 
+/* Reference narrowing in double: round |f| to the quantum of its binade
+ * (fixed below the smallest normal) with nearbyint, overflow past the
+ * largest finite value to inf (or NaN for e4m3fn), then encode. */
+static uint32_t narrow_ref(float f, int ebits, int mbits, bool has_inf, double maxf)
+{
+    uint32_t u = f2bits(f);
+    uint32_t sign = (u >> 31) << (ebits + mbits), emask = (1u << ebits) - 1;
+    uint32_t nan = has_inf ? (emask << mbits) | (1u << (mbits - 1)) : (emask << mbits) | ((1u << mbits) - 1);
+    uint32_t ovf = has_inf ? emask << mbits : nan;
+    if (isnan(f))
+        return sign | nan;
+    if (isinf(f))
+        return sign | ovf;
+    int bias = (int)(emask >> 1), emin = 1 - bias;
+    double a = fabs((double)f);
+    if (a == 0.0)
+        return sign;
+    int e = ilogb(a);
+    if (e < emin)
+        e = emin;
+    double r = nearbyint(a / ldexp(1.0, e - mbits)) * ldexp(1.0, e - mbits);
+    if (r == 0.0)
+        return sign;
+    if (r > maxf)
+        return sign | ovf;
+    int e2 = ilogb(r);
+    if (e2 < emin)
+        return sign | (uint32_t)(r / ldexp(1.0, emin - mbits));
+    return sign | (uint32_t)(e2 + bias) << mbits |
+           ((uint32_t)(r / ldexp(1.0, e2 - mbits)) - (1u << mbits));
+}
+
+/* The integer narrowings against the reference: every fp32 exponent with
+ * mantissas around every rounding position, plus random patterns. */
+static void test_narrow_integer(void **state)
+{
+    (void)state;
+    uint64_t st = 5;
+    for (uint32_t e = 0; e < 256; e++)
+        for (int k = 0; k < 600; k++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)(st >> 32), sh = 1 + r % 23, half = 1u << (sh - 1);
+            uint32_t low[] = { 0, half, half - 1, half + 1, (half << 1) - 1 };
+            uint32_t mant = ((r >> 5) & 0x7FFFFFu & ~((half << 1) - 1)) | low[(r >> 28) % 5];
+            float f = fb((r & 0x80000000u) | e << 23 | (mant & 0x7FFFFFu));
+            uint32_t g16 = num_f32_to_f16(f), w16 = narrow_ref(f, 5, 10, true, 65504.0);
+            uint32_t g43 = num_f32_to_fp8e4m3(f), w43 = narrow_ref(f, 4, 3, false, 448.0);
+            uint32_t g52 = num_f32_to_fp8e5m2(f), w52 = narrow_ref(f, 5, 2, true, 57344.0);
+            if (g16 != w16 || g43 != w43 || g52 != w52)
+                fail_msg("0x%08x: f16 %x/%x e4m3 %x/%x e5m2 %x/%x", f2bits(f), g16, w16, g43, w43,
+                         g52, w52);
+        }
+}
+
 /* The integer widenings against the reference, every encoding. */
 static void test_widen_integer(void **state)
 {
@@ -314,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_bf16_integer),
         cmocka_unit_test(test_widen_integer),
+        cmocka_unit_test(test_narrow_integer),
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_fp8_e4m3fn),
         cmocka_unit_test(test_fp8_e5m2),
