@@ -264,6 +264,13 @@ static void test_bf16_integer(void **state)
     }
 }
 
+static uint32_t f2bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
 /* Reference widening in double: (-1)^s * 2^(e - bias) * (1 + m / 2^mbits),
  * subnormals 2^(1 - bias) * m / 2^mbits; NaN as (float)NAN with the sign. */
 static uint32_t widen_ref(uint32_t v, int ebits, int mbits, bool has_inf)
@@ -281,17 +288,7 @@ static uint32_t widen_ref(uint32_t v, int ebits, int mbits, bool has_inf)
         r = ldexp((double)mf, 1 - bias - mbits);
     else
         r = ldexp((double)(mf | (mmask + 1)), (int)ef - bias - mbits);
-    float f = (float)(neg ? -r : r);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static uint32_t f2bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
+    return f2bits((float)(neg ? -r : r));
 }
 
 /* Reference narrowing in double: round |f| to the quantum of its binade
