@@ -23,73 +23,97 @@ static const minifloat_t FMT_F16 = { 5, 10, 15, 0x3FF, 1, 0x7E00 };
 static const minifloat_t FMT_E5M2 = { 5, 2, 15, 0x3, 1, 0x7E };
 static const minifloat_t FMT_E4M3FN = { 4, 3, 8, 0x6, 0, 0x7F };
 
-/* Round to nearest, ties to even, of a non-negative value that is an exact
- * float (x < 2^24 not required: x is a float, so this is exact). */
-static double rne(double x)
-{
-    double f = floor(x);
-    double d = x - f;
-    if (d > 0.5 || (d == 0.5 && fmod(f, 2.0) != 0.0))
-        f += 1.0;
-    return f;
-}
-
+/* fp32 -> minifloat by integer arithmetic: the significand (with its
+ * implicit bit) is shifted right to the target's quantum for the value's
+ * binade (fixed below the target's smallest normal exponent) and rounded to
+ * nearest, ties to even, on the dropped bits.  fp32 subnormals are far
+ * below half the smallest subnormal of every target: they round to zero. */
 static uint32_t f32_to_minifloat(float f, const minifloat_t *m)
 {
     uint32_t bits;
     memcpy(&bits, &f, 4);
     uint32_t sign = (bits >> 31) << (m->ebits + m->mbits);
-    if (isnan(f))
+    uint32_t ef = bits >> 23 & 0xFFu, frac = bits & 0x7FFFFFu;
+    if (ef == 0xFF && frac)
         return sign | m->nan;
     uint32_t inf_or_nan = m->inf ? (((1u << m->ebits) - 1) << m->mbits) : m->nan;
-    if (isinf(f))
+    if (ef == 0xFF)
         return sign | inf_or_nan;
-    double a = fabs((double)f);
-    if (a == 0.0)
-        return sign;
+    if (ef == 0)
+        return sign; /* zero, or an fp32 subnormal: rounds to zero */
     int bias = (1 << (m->ebits - 1)) - 1;
     int emin = 1 - bias;
-    int e;
-    frexp(a, &e);
-    e -= 1; /* a = 1.x * 2^e */
-    if (e < emin)
-        e = emin; /* subnormal range: fixed quantum */
-    double q = ldexp(1.0, e - m->mbits);
-    double mant = rne(a / q); /* exact division by a power of two */
-    if (mant >= ldexp(1.0, m->mbits + 1)) { /* rounded up into next binade */
-        mant /= 2.0;
-        e += 1;
+    int e = (int)ef - 127; /* |f| = sig * 2^(e - 23), sig = 1.frac in 24 bits */
+    uint32_t sig = frac | 0x800000u;
+    int te = e < emin ? emin : e; /* the quantum is 2^(te - mbits) */
+    int shift = 23 - m->mbits + (te - e);
+    uint32_t mi;
+    if (shift > 24) {
+        mi = 0; /* below half the quantum */
+    } else {
+        uint32_t rem = sig & ((1u << shift) - 1u), half = 1u << (shift - 1);
+        mi = sig >> shift;
+        if (rem > half || (rem == half && (mi & 1u)))
+            mi++;
     }
-    uint32_t mi = (uint32_t)mant;
+    if (mi >= 1u << (m->mbits + 1)) { /* rounded up into the next binade */
+        mi >>= 1;
+        te += 1;
+    }
     uint32_t one = 1u << m->mbits;
-    if (e > m->emax || (e == m->emax && mi - one > m->max_mant && mi >= one))
+    if (te > m->emax || (te == m->emax && mi - one > m->max_mant && mi >= one))
         return sign | inf_or_nan;
     if (mi < one) /* subnormal (exponent field 0) */
         return sign | mi;
-    return sign | ((uint32_t)(e + bias) << m->mbits) | (mi - one);
+    return sign | ((uint32_t)(te + bias) << m->mbits) | (mi - one);
 }
 
+/* Exact widening by integer arithmetic (every fp16/fp8 value is an fp32
+ * normal number): rebias the exponent, move the mantissa to the top of
+ * fp32's; a subnormal is normalised first.  NaN becomes fp32's canonical
+ * quiet NaN with the sign, as the (float)NAN of the double formula did. */
 static float minifloat_to_f32(uint32_t v, const minifloat_t *m)
 {
     uint32_t mmask = (1u << m->mbits) - 1;
     uint32_t emask = (1u << m->ebits) - 1;
-    int neg = (v >> (m->ebits + m->mbits)) & 1;
+    uint32_t sign = (v >> (m->ebits + m->mbits) & 1u) << 31;
     uint32_t ef = (v >> m->mbits) & emask;
     uint32_t mf = v & mmask;
     int bias = (int)(emask >> 1);
-    double r;
-    if (m->inf && ef == emask)
-        r = mf ? NAN : INFINITY;
-    else if (!m->inf && ef == emask && mf == mmask)
-        r = NAN;
-    else if (ef == 0)
-        r = ldexp((double)mf, 1 - bias - m->mbits);
-    else
-        r = ldexp((double)(mf | (mmask + 1)), (int)ef - bias - m->mbits);
-    return (float)(neg ? -r : r);
+    uint32_t bits;
+    if ((m->inf && ef == emask && mf) || (!m->inf && ef == emask && mf == mmask))
+        bits = sign | 0x7FC00000u;
+    else if (m->inf && ef == emask)
+        bits = sign | 0x7F800000u;
+    else if (ef == 0 && mf == 0)
+        bits = sign;
+    else {
+        int e = ef ? (int)ef - bias : 1 - bias; /* value = 1.f * 2^e, or 0.f * 2^e (subnormal) */
+        if (!ef)
+            while (!(mf & (mmask + 1))) { /* normalise: the leading 1 to the implicit bit */
+                mf <<= 1;
+                e--;
+            }
+        bits = sign | (uint32_t)(e + 127) << 23 | (mf & mmask) << (23 - m->mbits);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
 }
 
-uint16_t num_f32_to_bf16(float f) { return (uint16_t)f32_to_minifloat(f, &FMT_BF16); }
+/* bf16 has fp32's exponent range, so rounding the low 16 bits to nearest
+ * even is the whole conversion (subnormals included; a carry out of the
+ * largest finite values gives inf, as f32_to_minifloat with FMT_BF16 does):
+ * integer arithmetic only. */
+uint16_t num_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) /* NaN: sign + the canonical quiet NaN */
+        return (uint16_t)((u >> 16 & 0x8000u) | FMT_BF16.nan);
+    u += 0x7FFFu + (u >> 16 & 1u);
+    return (uint16_t)(u >> 16);
+}
 float num_bf16_to_f32(uint16_t h)
 {
     uint32_t b = (uint32_t)h << 16;

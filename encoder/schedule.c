@@ -393,7 +393,39 @@ static pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
     return &x->buckets[x->nb++];
 }
 
-static void pix_append(pindex_t *x, uint64_t key, int sem, int p)
+/* What pix_append needs to compare a new producer with filed ones. */
+typedef struct {
+    const bir_inst_t *insts;   /* the block, original order */
+    const prod_t *prods;
+} pix_ctx_t;
+
+/* Two instructions touching exactly the same ranges conflict with the
+ * same instructions. */
+static bool same_accesses(const bir_inst_t *a, const bir_inst_t *b)
+{
+    if (a->nacc != b->nacc)
+        return false;
+    for (int i = 0; i < a->nacc; i++) {
+        const bir_access_t *x = &a->acc[i], *y = &b->acc[i];
+        if (x->space != y->space || x->p0 != y->p0 || x->p1 != y->p1 || x->lo != y->lo ||
+            x->hi != y->hi || x->write != y->write)
+            return false;
+    }
+    return true;
+}
+
+/* Producers among the last entries of a list compared with a new one. */
+#define PIX_DEDUP 4
+
+/* Append producer p (instruction in) to a list.  A recent entry on the
+ * same semaphore with exactly the same accesses is dropped first: any
+ * instruction that conflicts with it conflicts with p, whose value is
+ * higher, so a newest-first search never answers with it.  This keeps
+ * a chunk's lists short when instructions that never conflict share it
+ * (chains on separate small tiles in one chunk, each repeating its
+ * accesses), so searching them stays linear in the program. */
+static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst_t *in,
+                       const pix_ctx_t *c)
 {
     pbucket_t *b = pix_bucket(x, key, true);
     if (!b)
@@ -401,6 +433,12 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p)
     ivec_t *l = &b->by_sem[sem];
     if (l->n && l->v[l->n - 1] == p)
         return;
+    for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
+        if (same_accesses(in, &c->insts[c->prods[l->v[k]].inst])) {
+            memmove(&l->v[k], &l->v[k + 1], (size_t)(l->n - k - 1) * sizeof *l->v);
+            l->n--;
+            break;
+        }
     if (l->n == l->cap) {
         int nc = l->cap ? 2 * l->cap : 8;
         int *nv = realloc(l->v, (size_t)nc * sizeof *nv);
@@ -422,7 +460,7 @@ static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
 }
 
 /* File producer p (semaphore sem) under every chunk its accesses touch. */
-static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p)
+static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
 {
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
@@ -430,11 +468,11 @@ static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p)
             continue;   /* touches nothing */
         uint64_t c0, c1;
         if (access_wide(ac, &c0, &c1)) {
-            pix_append(x, pix_key(ac->space, PIX_WIDE_CHUNK, ac->write), sem, p);
+            pix_append(x, pix_key(ac->space, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx);
             continue;
         }
         for (uint64_t c = c0; c <= c1; c++)
-            pix_append(x, pix_key(ac->space, c, ac->write), sem, p);
+            pix_append(x, pix_key(ac->space, c, ac->write), sem, p, in, ctx);
     }
 }
 
@@ -628,7 +666,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     pr->tok = (token_t){sem, w->count[sem]};
     memcpy(snap, kn, (size_t)nsems * sizeof *snap);
     snap[sem] = w->count[sem];
-    pix_add(&w->index, in, sem, w->np - 1);
+    pix_ctx_t pc = {b->insts, w->prods};
+    pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma)   /* later instructions of this engine follow it in order */
         kn[sem] = w->count[sem];
     if (is_dma)

@@ -30,8 +30,8 @@ static void usage(FILE *f)
             "                          (default %llu)\n"
             "  --trace <file.json>     write a Chrome/Perfetto trace (docs/trace-format.md)\n"
             "  --stats-json <file>     write the summary as JSON (top-level total_cycles)\n"
-            "  --timing-only           skip arithmetic and data movement, keep timing\n"
-            "                          (inputs may then be left out)\n"
+            "  --timing-only           skip arithmetic and data movement, keep timing; no\n"
+            "                          input is read (--inputs is optional and ignored)\n"
             "  --seed <n>              seed of Memset random / Dropout generators (default 0)\n"
             "  --check-uninit          stop at the first read of never-written SBUF/PSUM/HBM\n"
             "  -q, --quiet             no summary on stdout\n"
@@ -177,9 +177,7 @@ static int bind_inputs(sim_t *s, const sim_cli_t *c, tpb_err_t *err)
         }
     }
     char missing[1024];
-    /* --timing-only reads no data: unbound inputs are fine (the full-size
-     * tutorial kernels of scripts/fidelity run without input files) */
-    if (!c->opt.timing_only && sim_missing_inputs(s, missing, sizeof missing) > 0)
+    if (sim_missing_inputs(s, missing, sizeof missing) > 0)
         return tpb_errf(err, "missing input tensor(s): %s (give --inputs <dir> or name=file.npy)",
                         missing);
     return 0;
@@ -269,7 +267,8 @@ int tpb_cmd_sim(int argc, char **argv)
     } else if (sim_load(c.dir, &c.opt, &s, &err) != 0) {
         fprintf(stderr, "tpb sim: %s\n", err.msg);
         rc = 1;
-    } else if (bind_inputs(s, &c, &err) != 0) {
+    } else if (!c.opt.timing_only && bind_inputs(s, &c, &err) != 0) {
+        /* (--timing-only reads no input: values never affect timing) */
         fprintf(stderr, "tpb sim: %s\n", err.msg);
         rc = 2;
     } else {

@@ -425,6 +425,51 @@ static uint64_t cost_stt(const tpb_target_t *t, isa_engine_t e, const isa_decode
 /* ------------------------------------------------------------------ */
 /* TensorReduce                                                         */
 
+/* TensorReduce fast path: fp32/bf16 input, a float op, and the reduced
+ * axes are the innermost ones (axes = 0b0..01..1), so output j reduces the
+ * contiguous flat elements [j*G, (j+1)*G).  Each group is folded in the
+ * generic path's order (first element, then op with each next one) from
+ * rows converted a run at a time; a partition's outputs are stored after
+ * all its inputs were read, as in the generic path. */
+static bool reduce_rows_ok(const sim_opnd_t *in, unsigned op, unsigned axes)
+{
+    return sim_row_run(in) != 0 && !sim_alu_is_bitwise(op) && (axes & (axes + 1)) == 0;
+}
+
+static int reduce_rows(sim_exec_ctx_t *ctx, const sim_opnd_t *in, const sim_opnd_t *out,
+                       unsigned op, unsigned axes, bool negate)
+{
+    uint32_t g = 1, run = sim_row_run(in), nout = out->nfree;
+    for (unsigned k = 0; k < in->tap.ndims && (axes >> k & 1u); k++)
+        g *= in->tap.count[k];
+    float *res = malloc(((size_t)nout + 1) * sizeof *res);
+    if (!res)
+        return sim_fail(ctx, "out of memory");
+    float buf[SIM_ROW_MAX];
+    for (unsigned p = 0; p < in->nparts; p++) {
+        for (uint32_t j = 0; j < nout; j++) {
+            float acc = 0.0f;
+            for (uint32_t i = j * g, end = i + g; i < end;) {
+                uint32_t n = run - i % run;
+                n = n < end - i ? n : end - i;
+                n = n < SIM_ROW_MAX ? n : SIM_ROW_MAX;
+                sim_row_load(buf, in, p, i, n);
+                uint32_t q = 0;
+                if (i == j * g)
+                    acc = buf[q++];
+                for (; q < n; q++)
+                    acc = sim_alu_f(op, acc, buf[q]);
+                i += n;
+            }
+            res[j] = negate ? -acc : acc;
+        }
+        for (uint32_t j = 0; j < nout; j++)
+            num_store_f32(sim_el(out, p, j), out->dtype, res[j]);
+    }
+    free(res);
+    return 0;
+}
+
 static int exec_tensor_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_RED_t *f = &d->inst.f.RED;
@@ -459,7 +504,10 @@ static int exec_tensor_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                  "got %u x %u", o[0].nparts, (unsigned long long)nout, o[1].nparts, o[1].nfree);
         goto done;
     }
-    if (!ctx->timing_only) {
+    if (!ctx->timing_only && reduce_rows_ok(&o[0], f->op, axes)) {
+        if (reduce_rows(ctx, &o[0], &o[1], f->op, axes, f->negate != 0))
+            goto done;
+    } else if (!ctx->timing_only) {
         acc = malloc((size_t)nout * sizeof *acc);
         uint8_t *seen = calloc(nout, 1);
         if (!acc || !seen) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "pe_mac.h"
 
 #define PE_DIM 128
 #define MX_BLOCK 32
@@ -69,16 +70,14 @@ static int double_row_check(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *
  * are marked not loaded. */
 static void tile_clear(sim_pe_state_t *pe, pe_tile_t t)
 {
-    for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++)
-        for (unsigned c = t.col_pos; c < t.col_pos + t.col_size; c++) {
-            pe->w[r][c] = 0.0f;
-            pe->w_dr[r][c] = 0.0f;
-            pe->w_loaded[r][c] = 0;
-            pe->sparse_tags[r][c] = 0;
-        }
+    for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++) {
+        memset(&pe->w[r][t.col_pos], 0, t.col_size * sizeof pe->w[0][0]);
+        memset(&pe->w_dr[r][t.col_pos], 0, t.col_size * sizeof pe->w_dr[0][0]);
+        memset(&pe->w_loaded[r][t.col_pos], 0, t.col_size);
+        memset(&pe->sparse_tags[r][t.col_pos], 0, t.col_size);
+    }
     for (unsigned b = t.row_pos / MX_BLOCK; b < (t.row_pos + t.row_size) / MX_BLOCK; b++)
-        for (unsigned c = t.col_pos; c < t.col_pos + t.col_size; c++)
-            pe->mx_scale[b][c] = 0;
+        memset(&pe->mx_scale[b][t.col_pos], 0, t.col_size);
 }
 
 static int fits_tile(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned m, const char *what)
@@ -110,18 +109,31 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     }
     sim_pe_state_t *pe = ctx->pe;
     tile_clear(pe, t);
-    for (unsigned k = 0; k < s.nparts; k++)
-        for (uint32_t m = 0; m < m_cols; m++) {
-            pe->w_loaded[t.row_pos + k][t.col_pos + m] = 1;
-            if (ctx->timing_only)
-                continue;
-            pe->w[t.row_pos + k][t.col_pos + m] = num_load_f32(sim_el(&s, k, m), s.dtype);
+    uint32_t run = sim_row_run(&s);
+    for (unsigned k = 0; k < s.nparts; k++) {
+        memset(&pe->w_loaded[t.row_pos + k][t.col_pos], 1, m_cols);
+        if (ctx->timing_only)
+            continue;
+        for (uint32_t m = 0; m < m_cols; m++) { /* raw bits for transpose mode */
             uint32_t bits = 0;
             memcpy(&bits, sim_el(&s, k, m), s.esize);
             pe->w_bits[t.row_pos + k][t.col_pos + m] = bits;
-            if (dr)
-                pe->w_dr[k][m] = num_load_f32(sim_el(&s, k, m_cols + m), s.dtype);
         }
+        /* flat element j of partition k: w[k][j], then (double_row) w_dr[k][j - M] */
+        for (uint32_t j = 0; j < s.nfree;) {
+            float *dst = j < m_cols ? &pe->w[t.row_pos + k][t.col_pos + j] : &pe->w_dr[k][j - m_cols];
+            uint32_t end = j < m_cols ? m_cols : s.nfree;
+            if (run) { /* fp32/bf16 runs: converted a run at a time */
+                uint32_t len = run - j % run;
+                len = len < end - j ? len : end - j;
+                sim_row_load(dst, &s, k, j, len);
+                j += len;
+            } else {
+                *dst = num_load_f32(sim_el(&s, k, j), s.dtype);
+                j++;
+            }
+        }
+    }
     pe->w_dtype = s.dtype;
     pe->sparse_ratio = 0;
     pe->double_row = dr;
@@ -385,13 +397,102 @@ done:
     return rc;
 }
 
-/* dst[m][n] (=|+=) sum_k w[row+k][col+m] * x[k][n]; x optionally scaled by
- * an MX block scale. */
-/* acc[j] += a * x[j] for j < n */
-static void axpy(float *restrict acc, float a, const float *restrict x, uint32_t n)
+/* Convert the moving tile into x (k rows of xn floats), folding every
+ * value into st: fp32/bf16 rows a contiguous run at a time, one pass;
+ * other dtypes and MX-scaled data element by element, then scanned. */
+static void mm_moving(const sim_opnd_t *mv, const sim_opnd_t *scale, float *x, uint32_t xn,
+                      sim_pe_fstats_t *st)
 {
-    for (uint32_t j = 0; j < n; j++)
-        acc[j] += a * x[j];
+    unsigned k = mv->nparts;
+    uint32_t run = scale ? 0 : sim_row_run(mv);
+    for (unsigned r = 0; r < k && run; r++)
+        for (uint32_t j = 0; j < xn; j += run) {
+            uint32_t len = xn - j < run ? xn - j : run;
+            float *dst = x + (size_t)r * xn + j;
+            if (mv->dtype == ISA_DT_FP32)
+                sim_pe_load_f32(dst, sim_el(mv, r, j), len, st);
+            else
+                sim_pe_load_bf16(dst, sim_el(mv, r, j), len, st);
+        }
+    if (run)
+        return;
+    for (unsigned r = 0; r < k; r++)
+        for (uint32_t j = 0; j < xn; j++) {
+            float v = num_load_f32(sim_el(mv, r, j), mv->dtype);
+            x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(scale, r / MX_BLOCK, j)) : v;
+        }
+    sim_pe_stats_f32(st, x, (size_t)k * xn);
+}
+
+/* The fp32 PSUM rows of dst as a float array (row c at out + c * stride),
+ * or NULL when dst is not fp32 with 4-byte aligned contiguous rows. */
+static float *mm_direct_out(const sim_opnd_t *dst, size_t *stride)
+{
+    if (dst->dtype != ISA_DT_FP32 || dst->off || (dst->lstep != 4 && dst->nfree > 1) ||
+        dst->pb % 4)
+        return NULL;
+    uint8_t *p = sim_el(dst, 0, 0);
+    if ((uintptr_t)p % _Alignof(float))
+        return NULL;
+    *stride = dst->pb / 4;
+    return (float *)(void *)p;
+}
+
+/* dst[c][j] (=|+=) sum_r w[row+r][col+c] * x[r][j] (then, double_row, the
+ * rows of w_dr against x[r][n + j]), r in order; x optionally scaled by an
+ * MX block scale.  The sums run in sim/pe_mac.c. */
+static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, bool accumulate,
+                      bool dr)
+{
+    const sim_opnd_t *mv = &o[0], *dst = &o[1];
+    const sim_pe_state_t *pe = ctx->pe;
+    unsigned k = mv->nparts, m = dst->nparts;
+    uint32_t xn = mv->nfree, n = dr ? xn / 2 : xn; /* moving row: n, or 2n in double_row */
+    float *x = malloc(((size_t)k * xn + 1) * sizeof *x), *res = NULL;
+    if (!x)
+        return sim_fail(ctx, "out of memory");
+    sim_pe_fstats_t xs, ws;
+    sim_pe_stats_init(&xs);
+    sim_pe_stats_init(&ws);
+    mm_moving(mv, o[2].mem ? &o[2] : NULL, x, xn, &xs);
+    for (unsigned r = 0; r < k; r++) {
+        sim_pe_stats_f32(&ws, &pe->w[t.row_pos + r][t.col_pos], m);
+        if (dr)
+            sim_pe_stats_f32(&ws, &pe->w_dr[r][0], m);
+    }
+    sim_pe_mac_t a = {
+        .w = { &pe->w[t.row_pos][t.col_pos], &pe->w_dr[0][0] }, .x = { x, x + n },
+        .wstride = PE_DIM, .xstride = xn, .nseg = dr ? 2 : 1, .k = k, .m = m, .n = n,
+        .accumulate = accumulate, .fma = sim_pe_mac_exact(&ws, &xs),
+    };
+    a.out = mm_direct_out(dst, &a.ostride);
+    if (!a.out) {
+        res = malloc(((size_t)m * n + 1) * sizeof *res);
+        if (!res) {
+            free(x);
+            return sim_fail(ctx, "out of memory");
+        }
+        a.out = res;
+        a.ostride = n;
+        a.accumulate = false;
+    }
+    /* inf/NaN inputs: the reference loop, so NaN payloads propagate as
+     * they always did */
+    if (sim_pe_stats_finite(&ws) && sim_pe_stats_finite(&xs))
+        sim_pe_mac(&a);
+    else
+        sim_pe_mac_run(&a, SIM_PE_SCALAR);
+    for (unsigned c = 0; res && c < m; c++)
+        for (uint32_t j = 0; j < n; j++) {
+            uint8_t *p = sim_el(dst, c, j);
+            float s = res[(size_t)c * n + j];
+            if (accumulate)
+                s = num_load_f32(p, dst->dtype) + s;
+            num_store_f32(p, dst->dtype, s);
+        }
+    free(x);
+    free(res);
+    return 0;
 }
 
 static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const isa_tap_t *dt,
@@ -399,7 +500,6 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
 {
     sim_opnd_t o[3];
     sim_opnds_none(o, sizeof o / sizeof o[0]);
-    float *x = NULL, *acc = NULL;
     int rc = -1;
     if (sim_opnd_tap(ctx, &o[0], mv, "moving", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], dt, "dst", SIM_WR) ||
@@ -425,53 +525,11 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
     }
     if (weights_check(ctx, t, k, m))
         goto done;
-    if (!ctx->timing_only) {
-        uint32_t xn = o[0].nfree; /* moving row length: n, or 2n in double_row */
-        x = malloc((size_t)k * xn * sizeof *x);
-        if (!x) {
-            sim_fail(ctx, "out of memory");
-            goto done;
-        }
-        uint32_t run = scale ? 0 : sim_row_run(&o[0]);
-        for (unsigned r = 0; r < k && run; r++) /* fp32/bf16 rows: a run at a time */
-            for (uint32_t j = 0; j < xn; j += run)
-                sim_row_load(x + (size_t)r * xn + j, &o[0], r, j, run);
-        for (unsigned r = 0; r < k && !run; r++)
-            for (uint32_t j = 0; j < xn; j++) {
-                float v = num_load_f32(sim_el(&o[0], r, j), o[0].dtype);
-                x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(&o[2], r / MX_BLOCK, j)) : v;
-            }
-        acc = malloc((size_t)(n ? n : 1) * sizeof *acc);
-        if (!acc) {
-            sim_fail(ctx, "out of memory");
-            goto done;
-        }
-        const sim_pe_state_t *pe = ctx->pe;
-        for (unsigned c = 0; c < m; c++) {
-            /* Row-at-a-time so the inner loop runs over contiguous moving data
-             * (vectorisable).  Each acc[j] still sums r = 0..K-1 in order, so
-             * the result is bit-identical to the dot-product formulation. */
-            for (uint32_t j = 0; j < n; j++)
-                acc[j] = 0.0f;
-            for (unsigned r = 0; r < k; r++)
-                axpy(acc, pe->w[t.row_pos + r][t.col_pos + c], x + (size_t)r * xn, n);
-            if (dr) /* contraction rows 128 + r come after rows 0..K-1 */
-                for (unsigned r = 0; r < k; r++)
-                    axpy(acc, pe->w_dr[r][c], x + (size_t)r * xn + n, n);
-            for (uint32_t j = 0; j < n; j++) {
-                uint8_t *dst = sim_el(&o[1], c, j);
-                float s = acc[j];
-                if (accumulate)
-                    s = num_load_f32(dst, o[1].dtype) + s;
-                num_store_f32(dst, o[1].dtype, s);
-            }
-        }
-    }
+    if (!ctx->timing_only && mm_compute(ctx, t, o, accumulate, dr))
+        goto done;
     sim_opnd_mark(&o[1]);
     rc = 0;
 done:
-    free(x);
-    free(acc);
     free_all(o, 3);
     return rc;
 }

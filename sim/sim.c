@@ -377,9 +377,6 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return -1;
         if (cycles == 0)
             cycles = 1; /* every instruction advances time: loops always progress */
-        if (e->id == ISA_ENG_PE)
-            cycles = sim_pe_pipelined_cycles(&e->pe_bg_cycles, d->inst.op, cycles,
-                                             now == e->issue_ps);
         uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
         if (end < start)
             end = start;
@@ -520,8 +517,9 @@ int sim_run(sim_t *s, tpb_err_t *err)
         return tpb_errf(err, "sim_run: this simulation already ran");
     s->ran = true;
     char missing[512];
-    /* --timing-only moves no data: inputs may be left unbound */
-    if (!s->opt.timing_only && sim_missing_inputs(s, missing, sizeof missing) > 0)
+    if (s->opt.timing_only)
+        sim_inputs_timing_only(s);
+    if (sim_missing_inputs(s, missing, sizeof missing) > 0)
         return tpb_errf(err, "input tensor(s) not supplied: %s", missing);
     double w0 = wall_now();
     uint64_t maxc = s->opt.max_cycles ? s->opt.max_cycles : SIM_DEFAULT_MAX_CYCLES;
@@ -668,7 +666,6 @@ void sim_free(sim_t *s)
         free(s->warnings[i]);
     free(s->warnings);
     free(s->kernel);
-    cJSON_Delete(s->placement);
     sim_trace_free(&s->tr);
     free(s);
 }

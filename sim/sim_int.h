@@ -322,6 +322,8 @@ int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, siz
 void sim_debug_free(sim_engine_t *e);
 
 /* ---- loader.c ---- */
+/* --timing-only: count inputs not supplied as bound and written (loader.c). */
+void sim_inputs_timing_only(sim_t *s);
 int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err);
 const sim_tensor_t *sim_find_tensor(const sim_t *s, const char *name);
 

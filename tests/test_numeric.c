@@ -215,10 +215,157 @@ static void test_reference_table(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Independent reference for fp32 -> bf16: scale to the bf16 quantum of
+ * the value's binade in double, round to nearest even with nearbyint. */
+static uint16_t bf16_ref(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t sign = (uint16_t)(u >> 16 & 0x8000u);
+    if (isnan(f))
+        return sign | 0x7FC0;
+    if (isinf(f))
+        return sign | 0x7F80;
+    double a = fabs((double)f);
+    if (a == 0.0)
+        return sign;
+    int e = ilogb(a);
+    if (e < -126)
+        e = -126;
+    double q = ldexp(1.0, e - 7);
+    double r = nearbyint(a / q) * q;
+    if (r >= ldexp(1.0, 128))
+        return sign | 0x7F80;
+    float rf = (float)r; /* exact: r has at most 8 significant bits */
+    uint32_t v;
+    memcpy(&v, &rf, 4);
+    assert_int_equal(v & 0xFFFFu, 0);
+    return sign | (uint16_t)(v >> 16);
+}
+
+/* The integer conversion against the reference: every upper half with the
+ * low halves around each rounding boundary, and 2^20 random patterns. */
+static void test_bf16_integer(void **state)
+{
+    (void)state;
+    static const uint32_t lows[] = { 0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x4000, 0xC000 };
+    for (uint32_t hi = 0; hi < 0x10000u; hi++)
+        for (size_t k = 0; k < sizeof lows / sizeof lows[0]; k++) {
+            float f = fb(hi << 16 | lows[k]);
+            uint16_t got = num_f32_to_bf16(f), want = bf16_ref(f);
+            if (got != want)
+                fail_msg("bf16 of 0x%08x: got 0x%04x, want 0x%04x", hi << 16 | lows[k], got, want);
+        }
+    uint64_t s = 1;
+    for (int i = 0; i < (1 << 20); i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        float f = fb((uint32_t)(s >> 32));
+        assert_int_equal(num_f32_to_bf16(f), bf16_ref(f));
+    }
+}
+
+static uint32_t f2bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* Reference widening in double: (-1)^s * 2^(e - bias) * (1 + m / 2^mbits),
+ * subnormals 2^(1 - bias) * m / 2^mbits; NaN as (float)NAN with the sign. */
+static uint32_t widen_ref(uint32_t v, int ebits, int mbits, bool has_inf)
+{
+    uint32_t emask = (1u << ebits) - 1, mmask = (1u << mbits) - 1;
+    bool neg = v >> (ebits + mbits) & 1;
+    uint32_t ef = v >> mbits & emask, mf = v & mmask;
+    int bias = (int)(emask >> 1);
+    double r;
+    if ((has_inf && ef == emask && mf) || (!has_inf && ef == emask && mf == mmask))
+        r = NAN;
+    else if (has_inf && ef == emask)
+        r = INFINITY;
+    else if (ef == 0)
+        r = ldexp((double)mf, 1 - bias - mbits);
+    else
+        r = ldexp((double)(mf | (mmask + 1)), (int)ef - bias - mbits);
+    return f2bits((float)(neg ? -r : r));
+}
+
+/* Reference narrowing in double: round |f| to the quantum of its binade
+ * (fixed below the smallest normal) with nearbyint, overflow past the
+ * largest finite value to inf (or NaN for e4m3fn), then encode. */
+static uint32_t narrow_ref(float f, int ebits, int mbits, bool has_inf, double maxf)
+{
+    uint32_t u = f2bits(f);
+    uint32_t sign = (u >> 31) << (ebits + mbits), emask = (1u << ebits) - 1;
+    uint32_t nan = has_inf ? (emask << mbits) | (1u << (mbits - 1)) : (emask << mbits) | ((1u << mbits) - 1);
+    uint32_t ovf = has_inf ? emask << mbits : nan;
+    if (isnan(f))
+        return sign | nan;
+    if (isinf(f))
+        return sign | ovf;
+    int bias = (int)(emask >> 1), emin = 1 - bias;
+    double a = fabs((double)f);
+    if (a == 0.0)
+        return sign;
+    int e = ilogb(a);
+    if (e < emin)
+        e = emin;
+    double r = nearbyint(a / ldexp(1.0, e - mbits)) * ldexp(1.0, e - mbits);
+    if (r == 0.0)
+        return sign;
+    if (r > maxf)
+        return sign | ovf;
+    int e2 = ilogb(r);
+    if (e2 < emin)
+        return sign | (uint32_t)(r / ldexp(1.0, emin - mbits));
+    return sign | (uint32_t)(e2 + bias) << mbits |
+           ((uint32_t)(r / ldexp(1.0, e2 - mbits)) - (1u << mbits));
+}
+
+/* The integer narrowings against the reference: every fp32 exponent with
+ * mantissas around every rounding position, plus random patterns. */
+static void test_narrow_integer(void **state)
+{
+    (void)state;
+    uint64_t st = 5;
+    for (uint32_t e = 0; e < 256; e++)
+        for (int k = 0; k < 600; k++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t r = (uint32_t)(st >> 32), sh = 1 + r % 23, half = 1u << (sh - 1);
+            uint32_t low[] = { 0, half, half - 1, half + 1, (half << 1) - 1 };
+            uint32_t mant = ((r >> 5) & 0x7FFFFFu & ~((half << 1) - 1)) | low[(r >> 28) % 5];
+            float f = fb((r & 0x80000000u) | e << 23 | (mant & 0x7FFFFFu));
+            uint32_t g16 = num_f32_to_f16(f), w16 = narrow_ref(f, 5, 10, true, 65504.0);
+            uint32_t g43 = num_f32_to_fp8e4m3(f), w43 = narrow_ref(f, 4, 3, false, 448.0);
+            uint32_t g52 = num_f32_to_fp8e5m2(f), w52 = narrow_ref(f, 5, 2, true, 57344.0);
+            if (g16 != w16 || g43 != w43 || g52 != w52)
+                fail_msg("0x%08x: f16 %x/%x e4m3 %x/%x e5m2 %x/%x", f2bits(f), g16, w16, g43, w43,
+                         g52, w52);
+        }
+}
+
+/* The integer widenings against the reference, every encoding. */
+static void test_widen_integer(void **state)
+{
+    (void)state;
+    for (uint32_t v = 0; v < 0x10000u; v++)
+        if (f2bits(num_f16_to_f32((uint16_t)v)) != widen_ref(v, 5, 10, true))
+            fail_msg("fp16 0x%04x: 0x%08x, want 0x%08x", v, f2bits(num_f16_to_f32((uint16_t)v)),
+                     widen_ref(v, 5, 10, true));
+    for (uint32_t v = 0; v < 0x100u; v++) {
+        assert_int_equal(f2bits(num_fp8e4m3_to_f32((uint8_t)v)), widen_ref(v, 4, 3, false));
+        assert_int_equal(f2bits(num_fp8e5m2_to_f32((uint8_t)v)), widen_ref(v, 5, 2, true));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bf16),
+        cmocka_unit_test(test_bf16_integer),
+        cmocka_unit_test(test_widen_integer),
+        cmocka_unit_test(test_narrow_integer),
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_fp8_e4m3fn),
         cmocka_unit_test(test_fp8_e5m2),

@@ -153,6 +153,42 @@ static void test_input_errors(void **state)
     tb_free(&b);
 }
 
+/* --timing-only needs no inputs (and reads none): same cycles line as a
+ * run on real inputs, also with --check-uninit; the output keeps the
+ * never-written sentinel (no data moves). */
+static void test_timing_only_without_inputs(void **state)
+{
+    (void)state;
+    tb_t b;
+    build_copy(&b, false);
+    char full[8192], t1[8192], t2[8192];
+    assert_int_equal(run(full, sizeof full, "%s sim %s --inputs %s/in", tb_tpb(), b.dir, b.dir), 0);
+    int rc = run(t1, sizeof t1, "%s sim %s --timing-only -o %s/to", tb_tpb(), b.dir, b.dir);
+    if (rc != 0)
+        fail_msg("rc %d: %s", rc, t1);
+    assert_int_equal(run(t2, sizeof t2, "%s sim %s --timing-only --check-uninit --inputs %s/none",
+                         tb_tpb(), b.dir, b.dir), 0);
+    char *l0 = strstr(full, "total:"), *l1 = strstr(t1, "total:"), *l2 = strstr(t2, "total:");
+    assert_non_null(l0);
+    assert_non_null(l1);
+    assert_non_null(l2);
+    size_t n = (size_t)(strchr(l0, '\n') - l0);
+    assert_int_equal(strncmp(l0, l1, n), 0);
+    assert_int_equal(strncmp(l0, l2, n), 0);
+    char p[600];
+    snprintf(p, sizeof p, "%s/to/out.npy", b.dir);
+    npy_array_t r;
+    tpb_err_t err;
+    assert_int_equal(npy_read(p, &r, &err), 0);
+    for (int i = 0; i < 16; i++) {
+        uint32_t u;
+        memcpy(&u, (float *)r.data + i, 4);
+        assert_int_equal(u, 0xFFFFFFFFu);
+    }
+    npy_free(&r);
+    tb_free(&b);
+}
+
 static void test_sim_error_no_outputs(void **state)
 {
     (void)state;
@@ -186,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_help_and_usage),
         cmocka_unit_test(test_run_ok),
         cmocka_unit_test(test_input_errors),
+        cmocka_unit_test(test_timing_only_without_inputs),
         cmocka_unit_test(test_sim_error_no_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
