@@ -532,6 +532,9 @@ static int parse_indirect(jx_t *j, const cJSON *it, const char *path, const char
     return 0;
 }
 
+static int operand_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                        bool allow_indirect, jop_t *out);
+
 /* Any operand: slice string, raw AP object, or (when allow_indirect) an
  * indirect object.  required=false leaves tensor -1 when absent. */
 static int get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fname,
@@ -546,6 +549,12 @@ static int get_operand(jx_t *j, const cJSON *obj, const char *path, const char *
             return jfail(j, path, fname, "missing");
         return 0;
     }
+    return operand_item(j, it, path, fname, allow_indirect, out);
+}
+
+static int operand_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                        bool allow_indirect, jop_t *out)
+{
     if (cJSON_IsString(it)) {
         int t = -1, ns = 0;
         enc_slice_t sl[ENC_MAX_SLICES];
@@ -1156,6 +1165,114 @@ static int h_sendrecv(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* ---- collectives (nki.collectives): srcs/dsts are one-tensor lists ---- */
+
+static int one_of_list(jx_t *j, const cJSON *o, const char *path, const char *fname,
+                       tir_ap_t *out)
+{
+    const cJSON *it = field(o, fname);
+    if (!it)
+        return jfail(j, path, fname, "missing");
+    if (cJSON_IsArray(it)) {
+        if (cJSON_GetArraySize(it) != 1)
+            return jfail(j, path, fname, "expected a list of exactly one tensor (coalesced "
+                         "collectives are not supported), got %d", cJSON_GetArraySize(it));
+        it = it->child;
+    }
+    jop_t op;
+    if (operand_item(j, it, path, fname, false, &op))
+        return -1;
+    *out = op.ap;
+    return 0;
+}
+
+static int int_list(jx_t *j, const cJSON *it, const char *path, const char *fname, int64_t *v,
+                    int max, int *n)
+{
+    if (!cJSON_IsArray(it))
+        return jfail(j, path, fname, "expected a list of ranks, got %s", type_name(it));
+    *n = 0;
+    for (const cJSON *x = it->child; x; x = x->next) {
+        if (*n >= max)
+            return jfail(j, path, fname, "more than %d entries in a list", max);
+        if (get_int_item(j, x, path, fname, &v[*n], NULL))
+            return -1;
+        if (v[*n] < 0 || v[*n] >= 8)
+            return jfail(j, path, fname, "rank %lld out of range 0..7", (long long)v[*n]);
+        (*n)++;
+    }
+    return 0;
+}
+
+/* replica_group: [[0, 1, 2, 3]] or [[0, 1], [2, 3]]; absent = every core. */
+static int get_replica_group(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    const cJSON *rg = field(o, "replica_group");
+    if (!rg) {   /* every core of the kernel */
+        for (int r = 0; r < 8 && r < j->b.k->num_cores; r++)
+            op->rgroup[r] = 0;
+        return 0;
+    }
+    if (!cJSON_IsArray(rg) || !rg->child)
+        return jfail(j, path, "replica_group", "expected a list of rank lists");
+    bool flat = !cJSON_IsArray(rg->child);   /* [0, 1]: one group */
+    int g = 0;
+    for (const cJSON *sub = flat ? rg : rg->child; sub; sub = flat ? NULL : sub->next, g++) {
+        int64_t v[8];
+        int n;
+        if (int_list(j, sub, path, "replica_group", v, 8, &n))
+            return -1;
+        for (int i = 0; i < n; i++) {
+            if (op->rgroup[v[i]] >= 0)
+                return jfail(j, path, "replica_group", "rank %lld is in more than one group "
+                             "(sub-groups may not overlap)", (long long)v[i]);
+            op->rgroup[v[i]] = (int8_t)g;
+        }
+    }
+    return 0;
+}
+
+static int h_collective(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (op->kind == TIR_RANK_ID)
+        return get_ap(j, o, path, "dst", true, &op->dst) ? -1 : 1;
+    if (one_of_list(j, o, path, "dsts", &op->dst) || one_of_list(j, o, path, "srcs", &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    bool reduce = op->kind == TIR_ALL_REDUCE || op->kind == TIR_REDUCE_SCATTER;
+    if (reduce) {
+        /* NKI's `op` argument: "op" names the operation in a kernel file */
+        if (get_enum(j, o, path, "operator", ISA_FT_ALU, alu_aliases, &op->op0, -1))
+            return -1;
+        if (op->op0 < 0)
+            return jfail(j, path, "operator", "missing");
+        if (op->op0 != ISA_ALU_ADD && op->op0 != ISA_ALU_MAX && op->op0 != ISA_ALU_MIN)
+            return jfail(j, path, "operator", "must be add, maximum or minimum");
+    }
+    if (op->kind != TIR_ALL_REDUCE && op->kind != TIR_COLLECTIVE_PERMUTE &&
+        get_int_range(j, o, path, "collective_dim", &op->coll_dim, 0, 0, 1))
+        return -1;
+    if (op->kind != TIR_COLLECTIVE_PERMUTE)
+        return get_replica_group(j, o, path, op) ? -1 : 1;
+    const cJSON *pairs = field(o, "source_target_pairs");
+    if (!pairs || !cJSON_IsArray(pairs))
+        return jfail(j, path, "source_target_pairs", pairs ? "expected a list of [source, target]"
+                                                          : "missing");
+    for (const cJSON *x = pairs->child; x; x = x->next) {
+        int64_t v[2];
+        int n;
+        if (int_list(j, x, path, "source_target_pairs", v, 2, &n))
+            return -1;
+        if (n != 2)
+            return jfail(j, path, "source_target_pairs", "each pair is [source, target]");
+        if (op->perm_from[v[1]] >= 0)
+            return jfail(j, path, "source_target_pairs", "rank %lld is the target of two pairs",
+                         (long long)v[1]);
+        op->perm_from[v[1]] = (int8_t)v[0];
+    }
+    return 1;
+}
+
 typedef struct {
     const char *name;
     tir_opkind_t kind;
@@ -1199,6 +1316,12 @@ static const opdef_t opdefs[] = {
     {"quantize_mx", TIR_QUANTIZE_MX, h_quantize_mx, {F_COMMON, "dst", "src", "scale", NULL}},
     {"core_barrier", TIR_CORE_BARRIER, h_core_barrier, {F_COMMON, "cores", "data", NULL}},
     {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", NULL}},
+    {"all_reduce", TIR_ALL_REDUCE, h_collective, {F_COMMON, "srcs", "dsts", "replica_group", "operator", "priority", NULL}},
+    {"all_gather", TIR_ALL_GATHER, h_collective, {F_COMMON, "srcs", "dsts", "replica_group", "collective_dim", "priority", NULL}},
+    {"reduce_scatter", TIR_REDUCE_SCATTER, h_collective, {F_COMMON, "srcs", "dsts", "replica_group", "collective_dim", "operator", "priority", NULL}},
+    {"all_to_all", TIR_ALL_TO_ALL, h_collective, {F_COMMON, "srcs", "dsts", "replica_group", "collective_dim", "priority", NULL}},
+    {"collective_permute", TIR_COLLECTIVE_PERMUTE, h_collective, {F_COMMON, "srcs", "dsts", "source_target_pairs", "priority", NULL}},
+    {"rank_id", TIR_RANK_ID, h_collective, {F_COMMON, "dst", NULL}},
 };
 
 static const opdef_t *find_opdef(const char *name)

@@ -34,8 +34,9 @@ static int init_call_graph_module(lnc_module_t *out, tpb_err_t *err)
 }
 
 /* Bind every SBUF/PSUM side of a DMA descriptor to the function's physical
- * core: per-core streams address their own memories as "local" (DAP core
- * 0); in the linked program a stream runs on core `core`. */
+ * core: per-core streams address memories relative to their own core (DAP
+ * core 0 = local, k = the core k places on, as a collective's pull from a
+ * peer's SBUF has it); in the linked program a stream runs on core `core`. */
 static void remap_dap_cores(isa_inst_t *in, int core)
 {
     isa_dap_t *sides[2] = {NULL, NULL};
@@ -48,7 +49,7 @@ static void remap_dap_cores(isa_inst_t *in, int core)
     }
     for (int i = 0; i < 2; i++)
         if (sides[i] && sides[i]->space != ISA_SPACE_HBM && sides[i]->space != ISA_SPACE_NONE)
-            sides[i]->core = (uint32_t)core;
+            sides[i]->core = (sides[i]->core + (uint32_t)core) & 7u;
 }
 
 /* copyAllocs2Func: collapse the core's names onto the linked module's

@@ -3,6 +3,7 @@
  * a compiled core directory back into a module for the linker.
  * See lnc.h and docs/multicore.md. */
 #include "lnc.h"
+#include "collective.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +222,7 @@ void lnc_split_free(lnc_split_t *s)
 typedef struct {
     int *slot_map;       /* [per_core * ntensors]: program-slot tensor index */
     int *mailbox;        /* [nsendrecv * ncores] */
+    int *coll_base;      /* [ncollectives]: first receive tile of each collective */
     int base;
     int ident_c, ident_sb;   /* PE-transpose identity: HBM constant, SBUF tile; -1 */
 } tmap_t;
@@ -254,13 +256,36 @@ static void *identity_data(const tir_kernel_t *k0, tpb_err_t *err, int *rc)
     return d;
 }
 
+/* Receive tiles of the reductions ("coll<j>.recv<k>"), the same list on
+ * every core. */
+static int build_coll_temps(const tir_kernel_t *k0, int ncores, tir_kernel_t *out, tmap_t *tm,
+                            tpb_err_t *err)
+{
+    int j = 0;
+    for (int o = 0; o < k0->nops; o++) {
+        const tir_op_t *op = &k0->ops[o];
+        if (!enc_is_collective(op->kind))
+            continue;
+        tm->coll_base[j] = out->ntensors;
+        for (int t = 0; t < lnc_coll_ntemps(k0, op, ncores); t++) {
+            tir_tensor_t tt;
+            lnc_coll_temp(k0, op, ncores, j, t, &tt);
+            if (tir_add_tensor(out, &tt) < 0)
+                return tpb_errf(err, "out of memory (split)");
+        }
+        j++;
+    }
+    return 0;
+}
+
 static int build_tensors(const tir_kernel_t *k0, int per_core, int nsr, int ncores,
                          tir_kernel_t *out, tmap_t *tm, tpb_err_t *err)
 {
     tm->base = k0->ntensors;
     tm->slot_map = malloc((size_t)(per_core * k0->ntensors + 1) * sizeof(int));
     tm->mailbox = malloc((size_t)(nsr * ncores + 1) * sizeof(int));
-    if (!tm->slot_map || !tm->mailbox)
+    tm->coll_base = malloc((size_t)(k0->nops + 1) * sizeof(int));
+    if (!tm->slot_map || !tm->mailbox || !tm->coll_base)
         return tpb_errf(err, "out of memory (split)");
     for (int t = 0; t < k0->ntensors; t++) {
         if (tir_add_tensor(out, &k0->tensors[t]) < 0)
@@ -303,7 +328,7 @@ static int build_tensors(const tir_kernel_t *k0, int per_core, int nsr, int ncor
         }
         j++;
     }
-    return 0;
+    return build_coll_temps(k0, ncores, out, tm, err);
 }
 
 static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t *err)
@@ -356,7 +381,10 @@ typedef struct {
     int core, ncores;
     int barrier;         /* next core-local barrier id */
     int sendrecv;        /* next sendrecv index */
+    int coll;            /* next collective index */
     const tmap_t *tm;
+    const tir_kernel_t *progs;
+    int nprog;
 } emit_ctx_t;
 
 static int add(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
@@ -418,6 +446,34 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
     ld.nsrc = 1;
     if (add(e, &st, err) || split_barrier(e, &cb, err) || add(e, &ld, err))
         return -1;
+    return 0;
+}
+
+/* A collective -> barriers, pull DMAs and reductions (lnc_collective.c);
+ * program o of every core supplies that core's operands. */
+static int split_collective(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
+{
+    lnc_coll_in_t in;
+    memset(&in, 0, sizeof in);
+    in.k = e->k;
+    in.core = e->core;
+    in.ncores = e->ncores;
+    int base = e->tm->coll_base[e->coll++];
+    int temps[8];
+    for (int t = 0; t < 8; t++)
+        temps[t] = base + t;
+    in.temps = temps;
+    for (int p = 0; p < e->nprog; p++)
+        in.rank_op[lnc_core_of(e->progs, p)] = &e->progs[p].ops[o];
+    in.rank_op[e->core] = op;
+    tir_op_t out[LNC_COLL_MAX_OPS];
+    int n = lnc_coll_expand(&in, out, err);
+    if (n < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (out[i].kind == TIR_CORE_BARRIER ? split_barrier(e, &out[i], err)
+                                            : add(e, &out[i], err))
+            return -1;
     return 0;
 }
 
@@ -526,17 +582,20 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
     s->ncores = k0->num_cores;
     s->nprograms = nprog;
     s->per_core = nprog / s->ncores;
-    for (int o = 0; o < k0->nops; o++)
+    int ncoll = 0;
+    for (int o = 0; o < k0->nops; o++) {
         s->nsendrecv += k0->ops[o].kind == TIR_SENDRECV;
-    if (s->nsendrecv && s->per_core != 1)
-        return tpb_errf(err, "kernel '%s': sendrecv needs one program per core (grid of %d "
+        ncoll += enc_is_collective(k0->ops[o].kind);
+    }
+    if ((s->nsendrecv || ncoll) && s->per_core != 1)
+        return tpb_errf(err, "kernel '%s': %s needs one program per core (grid of %d "
                              "programs on %d cores)",
-                        k0->name, nprog, s->ncores);
+                        k0->name, s->nsendrecv ? "sendrecv" : "a collective", nprog, s->ncores);
     s->core_k = calloc((size_t)s->ncores, sizeof *s->core_k);
     s->core_m = calloc((size_t)s->ncores, sizeof *s->core_m);
     if (!s->core_k || !s->core_m)
         return tpb_errf(err, "out of memory (split)");
-    tmap_t tm = {NULL, NULL, 0, -1, -1};
+    tmap_t tm = {NULL, NULL, NULL, 0, -1, -1};
     unsigned *rd = NULL, *wr = NULL;
     int rc = -1, irc;
     s->ident_data = identity_data(k0, err, &irc);
@@ -553,10 +612,11 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
         k->program_id = -1;   /* a core runs several programs; see core_m */
         free(tm.slot_map);
         free(tm.mailbox);
+        free(tm.coll_base);
         if (build_tensors(k0, s->per_core, s->nsendrecv, s->ncores, k, &tm, err) ||
             add_identity(k0, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
             goto out;
-        emit_ctx_t e = {k, c, s->ncores, 0, 0, &tm};
+        emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog};
         int slot = 0;
         for (int p = 0; p < nprog; p++) {
             if (lnc_core_of(progs, p) != c)
@@ -569,6 +629,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
                 op.core = c;
                 int r = op.kind == TIR_CORE_BARRIER ? split_barrier(&e, &op, err)
                       : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, err)
+                      : enc_is_collective(op.kind) ? split_collective(&e, &op, o, err)
                       : add(&e, &op, err);
                 if (r)
                     goto out;
@@ -601,6 +662,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
 out:
     free(tm.slot_map);
     free(tm.mailbox);
+    free(tm.coll_base);
     free(rd);
     free(wr);
     if (rc)
