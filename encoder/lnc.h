@@ -5,8 +5,9 @@
  *   split (1 -> N, lnc_split.c)   the front-end runs once per program id;
  *       the programs a core owns are concatenated into that core's tile-IR
  *       kernel (ops owned by another core are pruned), local tiles are
- *       renamed per core, core barriers get core-local ids, sendrecv becomes
- *       a store / barrier / load through per-core HBM mailboxes, and every
+ *       renamed per core, core barriers get core-local ids, sendrecv and the
+ *       collectives become barriers around direct pull DMAs from the
+ *       peers' SBUF (lnc_collective.c), and every
  *       HBM buffer one core produces and another consumes is recorded as a
  *       remote-local target;
  *   compiled per core (compile_mc.c)   enc_compile_core on each core's kernel

@@ -1,7 +1,7 @@
 /* Multi-core split (encoder/lnc_split.c) on real kernel files, and the whole
  * driver end to end: blocked / interleaved program placement, per-program
- * tile copies, core-local barrier ids, remote-local targets, sendrecv
- * mailboxes, divergence and pairing errors, the linked stream layout, and a
+ * tile copies, core-local barrier ids, remote-local targets, sendrecv as
+ * a direct pull, divergence and pairing errors, the linked stream layout, and a
  * 2-core run that is faster than the 1-core run of the same work. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -187,20 +187,19 @@ static void test_split_sendrecv(void **state)
     assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
     for (int c = 0; c < 2; c++) {
         const tir_kernel_t *k = &s.core_k[c];
-        char mine[32], theirs[32];
-        snprintf(mine, sizeof mine, "sendrecv0.nc%d", c);
-        snprintf(theirs, sizeof theirs, "sendrecv0.nc%d", 1 - c);
-        /* load, [store mine, barrier, load theirs], store */
+        /* load, [barrier, pull o <- the peer's m from its SBUF, barrier], store */
         assert_int_equal(k->nops, 5);
-        assert_int_equal(k->ops[1].kind, TIR_STORE);
-        assert_int_equal(k->ops[1].dst.tensor, find_tensor(k, mine));
-        assert_int_equal(k->ops[2].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[2].barrier_cores, 0x3u);
-        assert_int_equal(k->ops[3].kind, TIR_LOAD);
-        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, theirs));
-        assert_int_equal(k->tensors[find_tensor(k, mine)].kind, TIR_T_SCRATCH);
+        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
+        assert_int_equal(k->ops[1].barrier_cores, 0x3u);
+        assert_int_equal(k->ops[2].kind, TIR_DMA_COPY);
+        assert_int_equal(k->ops[2].dst.tensor, find_tensor(k, "o"));
+        assert_int_equal(k->ops[2].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[2].remote_core, 1 - c);
+        assert_int_equal(k->ops[3].kind, TIR_CORE_BARRIER);
+        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, "m"));   /* keeps m alive */
+        assert_int_equal(find_tensor(k, "sendrecv0.nc0"), -1);   /* no HBM mailbox */
     }
-    assert_int_equal(s.nrlts, 2);
+    assert_int_equal(s.nrlts, 0);   /* nothing goes through HBM */
     lnc_split_free(&s);
     free_all(&ps);
 
