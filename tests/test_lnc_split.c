@@ -367,6 +367,113 @@ static void test_out_dir_trailing_slash(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- collectives (encoder/lnc_collective.c) ---- */
+
+static void coll_kernel(char *buf, size_t len, int n, const char *op)
+{
+    snprintf(buf, len,
+             "{\"kernel\": \"c\", \"grid\": [%d],"
+             " \"inputs\": [{\"name\": \"x\", \"shape\": [%d, 128, 16], \"dtype\": \"float32\"}],"
+             " \"outputs\": [{\"name\": \"out\", \"shape\": [%d, 128, 64], \"dtype\": \"float32\"}],"
+             " \"body\": ["
+             "  {\"op\": \"tile\", \"name\": \"xs\", \"shape\": [128, 16], \"dtype\": \"float32\"},"
+             "  {\"op\": \"tile\", \"name\": \"acc\", \"shape\": [128, 16], \"dtype\": \"float32\"},"
+             "  {\"op\": \"tile\", \"name\": \"wide\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+             "  {\"op\": \"load\", \"dst\": \"xs\", \"src\": \"x[pid, :, :]\"},"
+             "  %s,"
+             "  {\"op\": \"store\", \"dst\": \"out[pid, :, 0:16]\", \"src\": \"acc\"}]}",
+             n, n, n, op);
+}
+
+static void test_collective_split(void **state)
+{
+    (void)state;
+    char text[4096];
+    coll_kernel(text, sizeof text, 4,
+                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+                "\"operator\": \"add\"}");
+    progs_t ps;
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    lnc_split_t s;
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    for (int c = 0; c < 4; c++) {
+        const tir_kernel_t *k = &s.core_k[c];
+        /* load, ready, 4 pulls, 3 reductions, done, store */
+        assert_int_equal(k->nops, 11);
+        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
+        assert_int_equal(k->ops[1].barrier_cores, 0xFu);
+        for (int r = 0; r < 4; r++) {
+            const tir_op_t *p = &k->ops[2 + r];
+            assert_int_equal(p->kind, TIR_DMA_COPY);
+            assert_int_equal(p->src[0].tensor, find_tensor(k, "xs"));
+            assert_int_equal(p->remote_core, r == c ? -1 : r);
+            char recv[32];
+            snprintf(recv, sizeof recv, "coll0.recv%d", r);
+            assert_int_equal(p->dst.tensor, r ? find_tensor(k, recv) : find_tensor(k, "acc"));
+        }
+        for (int r = 1; r < 4; r++) {
+            assert_int_equal(k->ops[5 + r].kind, TIR_TENSOR_TENSOR);
+            assert_int_equal(k->ops[5 + r].dst.tensor, find_tensor(k, "acc"));
+        }
+        assert_int_equal(k->ops[9].kind, TIR_CORE_BARRIER);
+        assert_int_not_equal(k->ops[9].barrier_id, k->ops[1].barrier_id);
+    }
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+static void test_collective_errors(void **state)
+{
+    (void)state;
+    static const struct { int n; const char *op, *want; } cases[] = {
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"x[pid]\"], \"dsts\": [\"out[pid, :, 0:16]\"], "
+            "\"operator\": \"add\"}", "all_reduce on HBM tensors is not supported"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"subtract\"}", "field 'operator': must be add, maximum or minimum"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"]}",
+         "field 'operator': missing"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\", \"acc\"], \"dsts\": [\"acc\"], "
+            "\"operator\": \"add\"}", "exactly one tensor"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"xs\"], \"operator\": "
+            "\"add\"}", "needs a separate destination"},
+        {4, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[0, 1], [1, 2, 3]]}", "more than one group"},
+        {4, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[0, 1, 2], [3]]}", "groups differ in size"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[0, 5]]}", "rank 5 is not a core of this kernel"},
+        {4, "{\"op\": \"all_gather\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+            "\"collective_dim\": 1}", "shape must be srcs times 4 pieces"},
+        {4, "{\"op\": \"all_gather\", \"srcs\": [\"xs\"], \"dsts\": [\"wide\"], "
+            "\"collective_dim\": 2}", "field 'collective_dim': 2 out of range"},
+        {2, "{\"op\": \"all_to_all\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"]}",
+         "tensors must reside on HBM"},
+        {2, "{\"op\": \"all_gather\", \"srcs\": [\"xs\"], \"dsts\": [\"out[pid]\"]}",
+         "mixes memory spaces"},
+        {2, "{\"op\": \"collective_permute\", \"srcs\": [\"x[pid]\"], \"dsts\": [\"out[pid, :, "
+            "0:16]\"], \"source_target_pairs\": [[0, 1], [1, 1]]}", "target of two pairs"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[4096];
+        coll_kernel(text, sizeof text, cases[i].n, cases[i].op);
+        progs_t ps;
+        tpb_err_t err = {{0}};
+        int rc = parse_all(text, &ps, &err);
+        if (rc == 0) {
+            lnc_split_t s;
+            rc = lnc_split(ps.p, ps.n, &s, &err);
+            if (rc == 0)
+                lnc_split_free(&s);
+        }
+        free_all(&ps);
+        if (rc == 0 || !strstr(err.msg, cases[i].want))
+            fail_msg("case %zu: want '%s', got rc %d '%s'", i, cases[i].want, rc, err.msg);
+        if (!strstr(err.msg, "body[4]"))
+            fail_msg("case %zu: message does not name the op's path: %s", i, err.msg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +484,8 @@ int main(void)
         cmocka_unit_test(test_divergence_rejected),
         cmocka_unit_test(test_two_cores_faster),
         cmocka_unit_test(test_out_dir_trailing_slash),
+        cmocka_unit_test(test_collective_split),
+        cmocka_unit_test(test_collective_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
