@@ -222,6 +222,13 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
     return rc;
 }
 
+static int verify_tensor_map(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tensor-map.json", root);
+    return lnc_verify_tensor_map(lnk, path, err);
+}
+
 /* ---- driver ---- */
 
 /* sync_shared_allocations: every core's view of a shared buffer takes the
@@ -356,7 +363,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
-            setup_link_dir(tmp, &lnk, err) || lnc_emit_linked(&lnk, tmp, err) ||
+            verify_tensor_map(tmp, &lnk, err) || setup_link_dir(tmp, &lnk, err) || lnc_emit_linked(&lnk, tmp, err) ||
             art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;

@@ -194,6 +194,10 @@ int lnc_core_of(const tir_kernel_t *progs, int pid);
  * trailing Halt of each stream is dropped (the linked function returns). */
 int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, tpb_err_t *err);
 
+/* verifyTensorMap: the tensor map at `path` binds every HBM location of
+ * the linked module to its region; regions disjoint, inside HBM. */
+int lnc_verify_tensor_map(const lnc_module_t *lnk, const char *path, tpb_err_t *err);
+
 /* ---- link ---- */
 /* BirLinker::run(vector<Module>): merge the per-core modules (core order)
  * into *out, a fresh module named "<name>/sgLnk".  `rlts` are the split's
