@@ -72,6 +72,14 @@ static int copy_allocs(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *e
             if (ml->kind == LNC_ML_LOCAL || um->kind == LNC_ML_LOCAL)
                 return tpb_errf(err, "Name collision for Input '%s' in subgraph nc%d", uname,
                                 core->core);
+            /* a kernel input of one core is some other kind of buffer on
+             * another: the module instance's external input collides */
+            bool ext_in = ml->external && ml->kkind == LNC_ML_INPUT;
+            bool uext_in = um->external && um->kkind == LNC_ML_INPUT;
+            if (ext_in != uext_in)
+                return tpb_errf(err, "Name collision for ExtInput '%s' in Module Instance %d "
+                                     "subgraph nc%d",
+                                uname, 0, core->core);
             if (um->addr != ml->addr || um->bytes != ml->bytes)
                 return tpb_errf(err, "shared buffer '%s': core %d has it at 0x%llx (%llu bytes) "
                                      "but another core at 0x%llx (%llu bytes)",

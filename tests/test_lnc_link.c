@@ -379,6 +379,16 @@ static void test_link_errors(void **state)
     assert_non_null(strstr(err.msg, "shared buffer 'out'"));
     lnc_module_free(&c[0]);
     lnc_module_free(&c[1]);
+    /* core 1 has a scratch buffer named like core 0's kernel input */
+    build_two(c);
+    c[1].mlocs[lnc_find_mloc(&c[1], "a")].kkind = LNC_ML_SCRATCH;
+    c[1].mlocs[lnc_find_mloc(&c[1], "a")].external = false;
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_non_null(strstr(err.msg, "Name collision for ExtInput 'a' in Module Instance 0 "
+                                    "subgraph nc1"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
     /* two modules claiming the same core */
     build_two(c);
     c[1].core = 0;
