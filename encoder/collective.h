@@ -10,6 +10,8 @@
 #include <stdbool.h>
 
 #include "diag.h"
+#include "compile.h"
+#include "target.h"
 #include "tir.h"
 
 #define LNC_COLL_MAX_OPS 40   /* ops one collective expands to on one core */
@@ -36,5 +38,10 @@ typedef struct {
  * carry barrier_cores and barrier_id -1 (the split numbers them).
  * Returns the count or -1 (err names the op). */
 int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err);
+
+/* Every tile a pull reads from a peer sits at one SBUF offset on every core
+ * (re-runs each core's allocation to check). */
+int lnc_coll_check_addresses(const tir_kernel_t *core_k, int ncores, const tpb_target_t *t,
+                             const enc_hbm_layout_t *hbm, tpb_err_t *err);
 
 #endif

@@ -3,6 +3,7 @@
  * compile each core (enc_compile_core, one shared HBM layout), read the
  * cores back as modules, link, set up the sgLnk link directory and emit the
  * linked module per core.  See lnc.h and docs/multicore.md. */
+#include "collective.h"
 #include "lnc.h"
 
 #include <errno.h>
@@ -358,7 +359,8 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
         if (fio_mkdirs(tmp, err))
             goto out;
     }
-    if (compile_cores(&s, t, &hbm, &o, tmp, st, err))
+    if (lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
+        compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||

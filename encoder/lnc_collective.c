@@ -14,9 +14,13 @@
  * equal results.  See docs/multicore.md "Collectives". */
 #include "collective.h"
 
+#include <stdlib.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "backend.h"
 
 bool enc_is_collective(tir_opkind_t k)
 {
@@ -360,4 +364,54 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
     if (n > 1)
         barrier(&x, "done", mask, &op->src[0]);
     return x.n;
+}
+
+/* ---- one address per pulled tile ----
+ * A pull names the peer's tile by this core's address of it (the
+ * descriptor's core field picks the peer's SBUF), so every core must place
+ * that tile at the same SBUF offset: the role sync_shared_allocations plays
+ * for shared DRAM.  The per-core allocators see the same tiles with the same
+ * liveness, so they agree; this re-runs each core's allocation and checks. */
+int lnc_coll_check_addresses(const tir_kernel_t *core_k, int ncores, const tpb_target_t *t,
+                             const enc_hbm_layout_t *hbm, tpb_err_t *err)
+{
+    int nt = core_k[0].ntensors, rc = 0;
+    bool *pulled = calloc((size_t)nt + 1, sizeof *pulled);
+    uint64_t *addr = calloc((size_t)nt + 1, sizeof *addr);
+    if (!pulled || !addr) {
+        free(pulled);
+        free(addr);
+        return tpb_errf(err, "out of memory (collective addresses)");
+    }
+    bool any = false;
+    for (int c = 0; c < ncores; c++)
+        for (int o = 0; o < core_k[c].nops; o++) {
+            const tir_op_t *op = &core_k[c].ops[o];
+            if (op->remote_core >= 0 && op->src[0].tensor >= 0 && op->src[0].tensor < nt)
+                pulled[op->src[0].tensor] = any = true;
+        }
+    for (int c = 0; any && c < ncores && !rc; c++) {
+        bir_module_t m;
+        enc_stats_t st;
+        memset(&st, 0, sizeof st);
+        if (bir_module_init(&m, c, core_k[c].ntensors, err))
+            break;
+        rc = alloc_kernel(&core_k[c], t, hbm, &m, &st, err);
+        for (int i = 0; i < nt && !rc; i++) {
+            if (!pulled[i])
+                continue;
+            if (c == 0)
+                addr[i] = m.mlocs[i].addr;
+            else if (m.mlocs[i].addr != addr[i])
+                rc = tpb_errf(err, "collective: tile '%s' is at SBUF offset 0x%llx on core 0 but "
+                                   "0x%llx on core %d; a direct pull needs one address on every "
+                                   "core",
+                              core_k[c].tensors[i].name, (unsigned long long)addr[i],
+                              (unsigned long long)m.mlocs[i].addr, c);
+        }
+        bir_module_free(&m);
+    }
+    free(pulled);
+    free(addr);
+    return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "fileio.h"
 #include "frontend.h"
+#include "collective.h"
 #include "lnc.h"
 #include "npy.h"
 #include "sim.h"
@@ -423,6 +424,41 @@ static void test_collective_split(void **state)
     free_all(&ps);
 }
 
+/* A pull reads the peer's tile at this core's address of it: the split's
+ * kernels agree on it, and a core whose allocation differs is an error. */
+static void test_collective_addresses(void **state)
+{
+    (void)state;
+    char text[4096];
+    coll_kernel(text, sizeof text, 2,
+                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+                "\"operator\": \"add\"}");
+    progs_t ps;
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    lnc_split_t s;
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    enc_hbm_layout_t hbm = {NULL, 0, 0};
+    assert_int_equal(enc_hbm_layout(&s.core_k[0], &hbm, &err), 0);
+    const tpb_target_t *t = tpb_target_default();
+    assert_int_equal(lnc_coll_check_addresses(s.core_k, 2, t, &hbm, &err), 0);
+    /* core 1 keeps 'wide' live over the whole kernel: 'xs' moves */
+    tir_kernel_t *k = &s.core_k[1];
+    tir_op_t m;
+    tir_op_init(&m, TIR_MEMSET);
+    int w = find_tensor(k, "wide");
+    m.dst = (tir_ap_t){w, 0, 2, {64, 1}, {128, 64}};
+    assert_true(tir_add_op(k, &m) >= 0 && tir_add_op(k, &m) >= 0);
+    memmove(&k->ops[1], &k->ops[0], (size_t)(k->nops - 2) * sizeof *k->ops);
+    k->ops[0] = m;
+    assert_int_not_equal(lnc_coll_check_addresses(s.core_k, 2, t, &hbm, &err), 0);
+    assert_non_null(strstr(err.msg, "tile 'xs' is at SBUF offset"));
+    assert_non_null(strstr(err.msg, "on core 1; a direct pull needs one address"));
+    enc_hbm_layout_free(&hbm);
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
 static void test_collective_errors(void **state)
 {
     (void)state;
@@ -486,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_out_dir_trailing_slash),
         cmocka_unit_test(test_collective_split),
         cmocka_unit_test(test_collective_errors),
+        cmocka_unit_test(test_collective_addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
