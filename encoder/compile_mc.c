@@ -183,8 +183,9 @@ static int symlink_rel(const char *target, const char *linkpath, tpb_err_t *err)
     return 0;
 }
 
-/* sgLnk/: links to every core's constants (symlinkNpyFiles) and the unified
- * tensor map, plus link.json (the linked module). */
+/* sgLnk/: links to every core's constants (symlinkNpyFiles) and debug info
+ * (symLinkDebugInfoFiles: nc<c>.<Engine>.json, nc<c>.def.json), the
+ * unified tensor map, plus link.json (the linked module). */
 static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
 {
     char lnkdir[4200], path[4600], target[4600];
@@ -201,10 +202,18 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
         int rc = 0;
         while ((e = readdir(d)) && !rc) {
             size_t l = strlen(e->d_name);
-            if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || strncmp(e->d_name, "const_", 6))
+            bool npy = l >= 5 && !strcmp(e->d_name + l - 4, ".npy") &&
+                       !strncmp(e->d_name, "const_", 6);
+            /* symLinkDebugInfoFiles: the per-engine sidecars and def.json,
+             * as nc<c>.<file> */
+            bool dbg = l >= 6 && !strcmp(e->d_name + l - 5, ".json");
+            if (!npy && !dbg)
                 continue;
             snprintf(target, sizeof target, "../nc%d/sg0/%.255s", c, e->d_name);
-            snprintf(path, sizeof path, "%.4200s/%.255s", lnkdir, e->d_name);
+            if (npy)
+                snprintf(path, sizeof path, "%.4200s/%.255s", lnkdir, e->d_name);
+            else
+                snprintf(path, sizeof path, "%.4200s/nc%d.%.255s", lnkdir, c, e->d_name);
             rc = symlink_rel(target, path, err);
         }
         closedir(d);

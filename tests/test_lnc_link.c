@@ -379,6 +379,15 @@ static void test_link_errors(void **state)
     assert_non_null(strstr(err.msg, "shared buffer 'out'"));
     lnc_module_free(&c[0]);
     lnc_module_free(&c[1]);
+    /* core 1 names a local tile like core 0's output */
+    build_two(c);
+    c[1].mlocs[lnc_find_mloc(&c[1], "nc1.t")].name[0] = 0;
+    snprintf(c[1].mlocs[lnc_find_mloc(&c[1], "")].name, LNC_NAME_LEN, "out");
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_non_null(strstr(err.msg, "Name collision for Input 'out' in subgraph nc1"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
     /* core 1 has a scratch buffer named like core 0's kernel input */
     build_two(c);
     c[1].mlocs[lnc_find_mloc(&c[1], "a")].kkind = LNC_ML_SCRATCH;

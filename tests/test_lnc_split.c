@@ -270,6 +270,10 @@ static uint64_t run_copy(int ncores, const char *root)
     assert_true(fio_exists(p2));
     snprintf(p2, sizeof p2, "%s/sgLnk/link.json", dir);
     assert_true(fio_exists(p2));
+    snprintf(p2, sizeof p2, "%s/sgLnk/nc%d.SP.json", dir, ncores - 1);   /* debug info */
+    assert_true(fio_exists(p2));
+    snprintf(p2, sizeof p2, "%s/sgLnk/nc0.def.json", dir);
+    assert_true(fio_exists(p2));
     for (int c = 0; c < ncores; c++) {
         snprintf(p2, sizeof p2, "%s/nc%d/sg0/SP.bin", dir, c);
         uint8_t *buf;
