@@ -59,6 +59,11 @@ static bool same_shape(const tir_ap_t *a, const tir_ap_t *b)
 int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err)
 {
     const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    if (k->num_cores < 2)
+        return tpb_errf(err, "%s (%s): collectives run across the cores of a multi-core kernel "
+                             "(\"grid\": [n] with n >= 2, one program per core); this kernel "
+                             "runs on one core",
+                        op->path, tir_op_name(op->kind));
     if (d->tensor < 0 || d->tensor >= k->ntensors)
         return cfail(err, op, op->kind == TIR_RANK_ID ? "dst" : "dsts", "operand missing");
     if (op->kind == TIR_RANK_ID) {

@@ -493,6 +493,8 @@ static void test_collective_errors(void **state)
          "mixes memory spaces"},
         {2, "{\"op\": \"collective_permute\", \"srcs\": [\"x[pid]\"], \"dsts\": [\"out[pid, :, "
             "0:16]\"], \"source_target_pairs\": [[0, 1], [1, 1]]}", "target of two pairs"},
+        {1, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\"}", "this kernel runs on one core"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[4096];
