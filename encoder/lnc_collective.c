@@ -164,10 +164,8 @@ static int max_group(const tir_op_t *op)
     return m;
 }
 
-int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op, int ncores)
+int lnc_coll_ntemps(const tir_op_t *op)
 {
-    (void)k0;
-    (void)ncores;
     if (op->kind != TIR_ALL_REDUCE && op->kind != TIR_REDUCE_SCATTER)
         return 0;
     int n = max_group(op);
@@ -197,10 +195,8 @@ static tir_ap_t whole(int tensor, const tir_ap_t *like)
     return a;
 }
 
-void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int ncores, int j, int idx,
-                   tir_tensor_t *out)
+void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out)
 {
-    (void)ncores;
     const tir_ap_t *s = &op->src[0];
     tir_ap_t p = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, op->coll_dim, max_group(op), 0)
                                                 : *s;

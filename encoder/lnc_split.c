@@ -257,7 +257,7 @@ static void *identity_data(const tir_kernel_t *k0, tpb_err_t *err, int *rc)
 
 /* Receive tiles of the reductions ("coll<j>.recv<k>"), the same list on
  * every core. */
-static int build_coll_temps(const tir_kernel_t *k0, int ncores, tir_kernel_t *out, tmap_t *tm,
+static int build_coll_temps(const tir_kernel_t *k0, tir_kernel_t *out, tmap_t *tm,
                             tpb_err_t *err)
 {
     int j = 0;
@@ -266,9 +266,9 @@ static int build_coll_temps(const tir_kernel_t *k0, int ncores, tir_kernel_t *ou
         if (!enc_is_collective(op->kind))
             continue;
         tm->coll_base[j] = out->ntensors;
-        for (int t = 0; t < lnc_coll_ntemps(k0, op, ncores); t++) {
+        for (int t = 0; t < lnc_coll_ntemps(op); t++) {
             tir_tensor_t tt;
-            lnc_coll_temp(k0, op, ncores, j, t, &tt);
+            lnc_coll_temp(k0, op, j, t, &tt);
             if (tir_add_tensor(out, &tt) < 0)
                 return tpb_errf(err, "out of memory (split)");
         }
@@ -277,7 +277,7 @@ static int build_coll_temps(const tir_kernel_t *k0, int ncores, tir_kernel_t *ou
     return 0;
 }
 
-static int build_tensors(const tir_kernel_t *k0, int per_core, int ncores,
+static int build_tensors(const tir_kernel_t *k0, int per_core,
                          tir_kernel_t *out, tmap_t *tm, tpb_err_t *err)
 {
     tm->base = k0->ntensors;
@@ -302,7 +302,7 @@ static int build_tensors(const tir_kernel_t *k0, int per_core, int ncores,
                 return tpb_errf(err, "out of memory (split)");
             tm->slot_map[s * k0->ntensors + t] = i;
         }
-    return build_coll_temps(k0, ncores, out, tm, err);
+    return build_coll_temps(k0, out, tm, err);
 }
 
 static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t *err)
@@ -572,7 +572,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
         k->program_id = -1;   /* a core runs several programs; see core_m */
         free(tm.slot_map);
         free(tm.coll_base);
-        if (build_tensors(k0, s->per_core, s->ncores, k, &tm, err) ||
+        if (build_tensors(k0, s->per_core, k, &tm, err) ||
             add_identity(k0, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
             goto out;
         emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog};
