@@ -23,7 +23,7 @@ int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t
 
 /* Receive tiles a reduction needs on every core (group size - 1), and
  * their tensor description (SBUF, the shape of one pulled piece). */
-int lnc_coll_ntemps(const tir_op_t *op);
+int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op);
 void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out);
 
 typedef struct {

@@ -88,9 +88,10 @@ int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t
         return cfail(err, op, "dsts", "mixes memory spaces (%s); all tensors must be on HBM or "
                      "all on SBUF", dsb ? "dst SBUF, src HBM" : "dst HBM, src SBUF");
     bool reduce = op->kind == TIR_ALL_REDUCE || op->kind == TIR_REDUCE_SCATTER;
-    if (reduce && !dsb)
-        return cfail(err, op, "dsts", "%s on HBM tensors is not supported by tpbsim: reduce SBUF "
-                     "tiles", tir_op_name(op->kind));
+    if (reduce && !dsb && op->op0 != ISA_ALU_ADD)
+        return cfail(err, op, "operator", "%s on HBM tensors supports add only in tpbsim (the "
+                     "pulls accumulate with DMA add); reduce SBUF tiles for maximum/minimum",
+                     tir_op_name(op->kind));
     if ((op->kind == TIR_ALL_TO_ALL || op->kind == TIR_COLLECTIVE_PERMUTE) && dsb)
         return cfail(err, op, "dsts", "%s: tensors must reside on HBM",
                      tir_op_name(op->kind));
@@ -164,10 +165,11 @@ static int max_group(const tir_op_t *op)
     return m;
 }
 
-int lnc_coll_ntemps(const tir_op_t *op)
+int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op)
 {
-    if (op->kind != TIR_ALL_REDUCE && op->kind != TIR_REDUCE_SCATTER)
-        return 0;
+    if ((op->kind != TIR_ALL_REDUCE && op->kind != TIR_REDUCE_SCATTER) ||
+        op->dst.tensor < 0 || !is_tile(k0, &op->dst))
+        return 0;   /* HBM: the pulls accumulate into dst */
     int n = max_group(op);
     return n > 1 ? n - 1 : 0;
 }
@@ -245,7 +247,7 @@ static void barrier(xp_t *x, const char *what, unsigned mask, const tir_ap_t *da
 }
 
 /* dst <- `src` as rank r's program addresses it (r's SBUF when a tile). */
-static void pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
+static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
 {
     tir_op_t *p = next(x, TIR_DMA_COPY, "pull", r);
     p->dst = *dst;
@@ -254,6 +256,7 @@ static void pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
     p->qos = x->op->qos;
     if (r != x->in->core && is_tile(x->in->k, src))
         p->remote_core = r;
+    return p;
 }
 
 static int divisible(const tir_op_t *op, const tir_ap_t *a, int n, const char *field,
@@ -293,6 +296,17 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
     int cd = op->coll_dim;
     switch (op->kind) {
     case TIR_ALL_REDUCE: case TIR_REDUCE_SCATTER:
+        if (!is_tile(in->k, &op->dst)) {   /* HBM, add: dst = src@G[0], then += each */
+            for (int k = 0; k < n; k++) {
+                const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
+                tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;
+                if (k)
+                    pull(x, &op->dst, &piece, g[k])->flags |= TIR_F_RMW_ADD;
+                else
+                    pull(x, &op->dst, &piece, g[k]);
+            }
+            return 0;
+        }
         for (int k = 0; k < n; k++) {
             const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
             tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;

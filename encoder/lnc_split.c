@@ -266,7 +266,7 @@ static int build_coll_temps(const tir_kernel_t *k0, tir_kernel_t *out, tmap_t *t
         if (!enc_is_collective(op->kind))
             continue;
         tm->coll_base[j] = out->ntensors;
-        for (int t = 0; t < lnc_coll_ntemps(op); t++) {
+        for (int t = 0; t < lnc_coll_ntemps(k0, op); t++) {
             tir_tensor_t tt;
             lnc_coll_temp(k0, op, j, t, &tt);
             if (tir_add_tensor(out, &tt) < 0)

@@ -468,7 +468,7 @@ static void test_collective_errors(void **state)
     (void)state;
     static const struct { int n; const char *op, *want; } cases[] = {
         {2, "{\"op\": \"all_reduce\", \"srcs\": [\"x[pid]\"], \"dsts\": [\"out[pid, :, 0:16]\"], "
-            "\"operator\": \"add\"}", "all_reduce on HBM tensors is not supported"},
+            "\"operator\": \"maximum\"}", "all_reduce on HBM tensors supports add only"},
         {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
             "\"subtract\"}", "field 'operator': must be add, maximum or minimum"},
         {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"]}",
