@@ -348,6 +348,27 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
     }
 }
 
+/* Every core must see the same collective: the group, pairs, dimension and
+ * operator may not depend on pid (its operands may). */
+static int check_agree(const lnc_coll_in_t *in, tpb_err_t *err)
+{
+    const tir_op_t *a = in->rank_op[in->core];
+    for (int r = 0; r < in->ncores; r++) {
+        const tir_op_t *b = in->rank_op[r];
+        if (!b || b == a)
+            continue;
+        const char *f = memcmp(a->rgroup, b->rgroup, sizeof a->rgroup) ? "replica_group"
+                      : memcmp(a->perm_from, b->perm_from, sizeof a->perm_from)
+                          ? "source_target_pairs"
+                      : a->coll_dim != b->coll_dim ? "collective_dim"
+                      : a->op0 != b->op0 ? "operator" : NULL;
+        if (f)
+            return cfail(err, a, f, "differs between core %d and core %d (it may not depend on "
+                         "pid: every member must agree on the collective)", in->core, r);
+    }
+    return 0;
+}
+
 int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
 {
     const tir_op_t *op = in->rank_op[in->core];
@@ -359,7 +380,7 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
         m->engine = op->engine;
         return x.n;
     }
-    if (check_groups(op, in->ncores, err))
+    if (check_agree(in, err) || check_groups(op, in->ncores, err))
         return -1;
     int g[8];
     int n = group_of(op, in->core, g), i = 0;

@@ -414,6 +414,8 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *e
     pm[me].perm_from[me] = (int8_t)peer;
     pm[me].perm_from[peer] = (int8_t)me;
     in.rank_op[me] = &pm[me];
+    for (int c = 0; c < e->ncores; c++)   /* the pair as every core sees it */
+        memcpy(pm[c].perm_from, pm[me].perm_from, sizeof pm[c].perm_from);
     return add_expanded(e, &in, err);
 }
 

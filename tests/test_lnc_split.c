@@ -495,6 +495,9 @@ static void test_collective_errors(void **state)
             "0:16]\"], \"source_target_pairs\": [[0, 1], [1, 1]]}", "target of two pairs"},
         {1, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
             "\"add\"}", "this kernel runs on one core"},
+        {4, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[\"pid\", \"(pid + 1) % 4\"]]}",
+         "field 'replica_group': differs between core 0 and core 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[4096];
