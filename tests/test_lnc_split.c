@@ -390,18 +390,24 @@ static void coll_kernel(char *buf, size_t len, int n, const char *op)
              n, n, n, op);
 }
 
+/* Parse and split the n-core all_reduce (add) of xs into acc. */
+static void split_all_reduce(int n, progs_t *ps, lnc_split_t *s)
+{
+    char text[4096];
+    coll_kernel(text, sizeof text, n,
+                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+                "\"operator\": \"add\"}");
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, ps, &err), 0);
+    assert_int_equal(lnc_split(ps->p, ps->n, s, &err), 0);
+}
+
 static void test_collective_split(void **state)
 {
     (void)state;
-    char text[4096];
-    coll_kernel(text, sizeof text, 4,
-                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
-                "\"operator\": \"add\"}");
     progs_t ps;
-    tpb_err_t err = {{0}};
-    assert_int_equal(parse_all(text, &ps, &err), 0);
     lnc_split_t s;
-    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    split_all_reduce(4, &ps, &s);
     for (int c = 0; c < 4; c++) {
         const tir_kernel_t *k = &s.core_k[c];
         /* load, ready, 4 pulls, 3 reductions, done, store */
@@ -433,15 +439,10 @@ static void test_collective_split(void **state)
 static void test_collective_addresses(void **state)
 {
     (void)state;
-    char text[4096];
-    coll_kernel(text, sizeof text, 2,
-                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
-                "\"operator\": \"add\"}");
     progs_t ps;
-    tpb_err_t err = {{0}};
-    assert_int_equal(parse_all(text, &ps, &err), 0);
     lnc_split_t s;
-    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    split_all_reduce(2, &ps, &s);
+    tpb_err_t err = {{0}};
     enc_hbm_layout_t hbm = {NULL, 0, 0};
     assert_int_equal(enc_hbm_layout(&s.core_k[0], &hbm, &err), 0);
     const tpb_target_t *t = tpb_target_default();
