@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 typedef struct {
-    char msg[1024];
+    char msg[4096];   /* room for a deadlock report naming every core (8 cores) */
 } tpb_err_t;
 
 /* printf-style; overwrites the message.  Always returns -1 so callers can

@@ -255,6 +255,13 @@ int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
         cJSON_AddStringToObject(o, "dtype", isa_dtype_numpy_name(tt->dtype));
         cJSON_AddNumberToObject(o, "hbm_addr", (double)hbm->addr[i]);
         cJSON_AddNumberToObject(o, "bytes", (double)enc_tensor_bytes(tt));
+        /* the production map's sbuf_compatible: the tensor fits SBUF as
+         * [partitions = dim 0, the rest along the free dim] */
+        uint64_t row = tt->ndim > 0 && tt->shape[0] > 0
+                           ? enc_tensor_bytes(tt) / (uint64_t)tt->shape[0] : 0;
+        cJSON_AddBoolToObject(o, "sbuf_compatible",
+                              tt->ndim > 0 && tt->shape[0] <= (int64_t)t->partitions &&
+                                  row <= t->sbuf_partition_bytes);
         if (tt->kind == TIR_T_CONSTANT) {
             char f[160];
             snprintf(f, sizeof f, "nc0/sg0/const_%s.npy", tt->name);

@@ -3,6 +3,7 @@
  * compile each core (enc_compile_core, one shared HBM layout), read the
  * cores back as modules, link, set up the sgLnk link directory and emit the
  * linked module per core.  See lnc.h and docs/multicore.md. */
+#include "collective.h"
 #include "lnc.h"
 
 #include <errno.h>
@@ -182,8 +183,9 @@ static int symlink_rel(const char *target, const char *linkpath, tpb_err_t *err)
     return 0;
 }
 
-/* sgLnk/: links to every core's constants (symlinkNpyFiles) and the unified
- * tensor map, plus link.json (the linked module). */
+/* sgLnk/: links to every core's constants (symlinkNpyFiles) and debug info
+ * (symLinkDebugInfoFiles: nc<c>.<Engine>.json, nc<c>.def.json), the
+ * unified tensor map, plus link.json (the linked module). */
 static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
 {
     char lnkdir[4200], path[4600], target[4600];
@@ -200,10 +202,18 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
         int rc = 0;
         while ((e = readdir(d)) && !rc) {
             size_t l = strlen(e->d_name);
-            if (l < 5 || strcmp(e->d_name + l - 4, ".npy") || strncmp(e->d_name, "const_", 6))
+            bool npy = l >= 5 && !strcmp(e->d_name + l - 4, ".npy") &&
+                       !strncmp(e->d_name, "const_", 6);
+            /* symLinkDebugInfoFiles: the per-engine sidecars and def.json,
+             * as nc<c>.<file> */
+            bool dbg = l >= 6 && !strcmp(e->d_name + l - 5, ".json");
+            if (!npy && !dbg)
                 continue;
             snprintf(target, sizeof target, "../nc%d/sg0/%.255s", c, e->d_name);
-            snprintf(path, sizeof path, "%.4200s/%.255s", lnkdir, e->d_name);
+            if (npy)
+                snprintf(path, sizeof path, "%.4200s/%.255s", lnkdir, e->d_name);
+            else
+                snprintf(path, sizeof path, "%.4200s/nc%d.%.255s", lnkdir, c, e->d_name);
             rc = symlink_rel(target, path, err);
         }
         closedir(d);
@@ -220,6 +230,13 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
     int rc = fio_write_atomic(path, txt, strlen(txt), err);
     free(txt);
     return rc;
+}
+
+static int verify_tensor_map(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tensor-map.json", root);
+    return lnc_verify_tensor_map(lnk, path, err);
 }
 
 /* ---- driver ---- */
@@ -395,13 +412,15 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
         if (fio_mkdirs(tmp, err))
             goto out;
     }
-    if (compile_cores(&s, t, &hbm, &o, tmp, st, err))
+    if (lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
+        compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             write_placement(progs, np, s.ncores, tmp, err) ||
-            setup_link_dir(tmp, &lnk, err) || lnc_emit_linked(&lnk, tmp, err) ||
+            verify_tensor_map(tmp, &lnk, err) || setup_link_dir(tmp, &lnk, err) ||
+            lnc_emit_linked(&lnk, tmp, err) ||
             art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;

@@ -70,6 +70,7 @@ typedef struct {
 /* the op families: tables terminated by an entry with name NULL */
 extern const fj_opdef_t fj_ops_dma[];
 extern const fj_opdef_t fj_ops_compute[];
+extern const fj_opdef_t fj_ops_collective[];
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];
@@ -112,6 +113,8 @@ int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fn
                       fj_operand_t *out);
 int fj_get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                    bool required, bool allow_indirect, fj_operand_t *out);
+int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    bool allow_indirect, fj_operand_t *out);
 int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
               tir_ap_t *out);
 const char *fj_leading_name(const char *text, char *name, size_t n);

@@ -527,6 +527,16 @@ int fj_get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fnam
             return fj_jfail(j, path, fname, "missing");
         return 0;
     }
+    return fj_operand_item(j, it, path, fname, allow_indirect, out);
+}
+
+/* One operand value (a field's value or a list item). */
+int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    bool allow_indirect, fj_operand_t *out)
+{
+    out->ap = enc_ap_none();
+    out->index = enc_ap_none();
+    out->bound = 0;
     if (cJSON_IsString(it)) {
         int t = -1, ns = 0;
         enc_slice_t sl[ENC_MAX_SLICES];

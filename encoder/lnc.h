@@ -5,8 +5,9 @@
  *   split (1 -> N, lnc_split.c)   the front-end runs once per program id;
  *       the programs a core owns are concatenated into that core's tile-IR
  *       kernel (ops owned by another core are pruned), local tiles are
- *       renamed per core, core barriers get core-local ids, sendrecv becomes
- *       a store / barrier / load through per-core HBM mailboxes, and every
+ *       renamed per core, core barriers get core-local ids, sendrecv and the
+ *       collectives become barriers around direct pull DMAs from the
+ *       peers' SBUF (lnc_collective.c), and every
  *       HBM buffer one core produces and another consumes is recorded as a
  *       remote-local target;
  *   compiled per core (compile_mc.c)   enc_compile_core on each core's kernel
@@ -192,6 +193,10 @@ int lnc_core_of(const tir_kernel_t *progs, int pid);
  * core directory (<dir>/<Engine>.bin, .json sidecars, def.json).  The
  * trailing Halt of each stream is dropped (the linked function returns). */
 int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, tpb_err_t *err);
+
+/* verifyTensorMap: the tensor map at `path` binds every HBM location of
+ * the linked module to its region; regions disjoint, inside HBM. */
+int lnc_verify_tensor_map(const lnc_module_t *lnk, const char *path, tpb_err_t *err);
 
 /* ---- link ---- */
 /* BirLinker::run(vector<Module>): merge the per-core modules (core order)

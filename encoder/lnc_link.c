@@ -34,8 +34,9 @@ static int init_call_graph_module(lnc_module_t *out, tpb_err_t *err)
 }
 
 /* Bind every SBUF/PSUM side of a DMA descriptor to the function's physical
- * core: per-core streams address their own memories as "local" (DAP core
- * 0); in the linked program a stream runs on core `core`. */
+ * core: per-core streams address memories relative to their own core (DAP
+ * core 0 = local, k = the core k places on, as a collective's pull from a
+ * peer's SBUF has it); in the linked program a stream runs on core `core`. */
 static void remap_dap_cores(isa_inst_t *in, int core)
 {
     isa_dap_t *sides[2] = {NULL, NULL};
@@ -48,7 +49,7 @@ static void remap_dap_cores(isa_inst_t *in, int core)
     }
     for (int i = 0; i < 2; i++)
         if (sides[i] && sides[i]->space != ISA_SPACE_HBM && sides[i]->space != ISA_SPACE_NONE)
-            sides[i]->core = (uint32_t)core;
+            sides[i]->core = (sides[i]->core + (uint32_t)core) & 7u;
 }
 
 /* copyAllocs2Func: collapse the core's names onto the linked module's
@@ -71,6 +72,14 @@ static int copy_allocs(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *e
             if (ml->kind == LNC_ML_LOCAL || um->kind == LNC_ML_LOCAL)
                 return tpb_errf(err, "Name collision for Input '%s' in subgraph nc%d", uname,
                                 core->core);
+            /* a kernel input of one core is some other kind of buffer on
+             * another: the module instance's external input collides */
+            bool ext_in = ml->external && ml->kkind == LNC_ML_INPUT;
+            bool uext_in = um->external && um->kkind == LNC_ML_INPUT;
+            if (ext_in != uext_in)
+                return tpb_errf(err, "Name collision for ExtInput '%s' in Module Instance %d "
+                                     "subgraph nc%d",
+                                uname, 0, core->core);
             if (um->addr != ml->addr || um->bytes != ml->bytes)
                 return tpb_errf(err, "shared buffer '%s': core %d has it at 0x%llx (%llu bytes) "
                                      "but another core at 0x%llx (%llu bytes)",

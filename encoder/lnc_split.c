@@ -3,6 +3,7 @@
  * a compiled core directory back into a module for the linker.
  * See lnc.h and docs/multicore.md. */
 #include "lnc.h"
+#include "collective.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,11 +217,11 @@ void lnc_split_free(lnc_split_t *s)
 
 /* Tensor list shared by every core's kernel: program 0's tensors, then one
  * copy of every local tile per extra program slot ("<name>@p<s>"), then the
- * sendrecv mailboxes ("sendrecv<j>.nc<c>", one per core).  Identical lists
+ * collectives' receive tiles ("coll<j>.recv<k>").  Identical lists
  * let one HBM layout serve every core. */
 typedef struct {
     int *slot_map;       /* [per_core * ntensors]: program-slot tensor index */
-    int *mailbox;        /* [nsendrecv * ncores] */
+    int *coll_base;      /* [ncollectives]: first receive tile of each collective */
     int base;
     int ident_c, ident_sb;   /* PE-transpose identity: HBM constant, SBUF tile; -1 */
 } tmap_t;
@@ -254,13 +255,35 @@ static void *identity_data(const tir_kernel_t *k0, tpb_err_t *err, int *rc)
     return d;
 }
 
-static int build_tensors(const tir_kernel_t *k0, int per_core, int nsr, int ncores,
+/* Receive tiles of the reductions ("coll<j>.recv<k>"), the same list on
+ * every core. */
+static int build_coll_temps(const tir_kernel_t *k0, tir_kernel_t *out, tmap_t *tm,
+                            tpb_err_t *err)
+{
+    int j = 0;
+    for (int o = 0; o < k0->nops; o++) {
+        const tir_op_t *op = &k0->ops[o];
+        if (!enc_is_collective(op->kind))
+            continue;
+        tm->coll_base[j] = out->ntensors;
+        for (int t = 0; t < lnc_coll_ntemps(k0, op); t++) {
+            tir_tensor_t tt;
+            lnc_coll_temp(k0, op, j, t, &tt);
+            if (tir_add_tensor(out, &tt) < 0)
+                return tpb_errf(err, "out of memory (split)");
+        }
+        j++;
+    }
+    return 0;
+}
+
+static int build_tensors(const tir_kernel_t *k0, int per_core,
                          tir_kernel_t *out, tmap_t *tm, tpb_err_t *err)
 {
     tm->base = k0->ntensors;
     tm->slot_map = malloc((size_t)(per_core * k0->ntensors + 1) * sizeof(int));
-    tm->mailbox = malloc((size_t)(nsr * ncores + 1) * sizeof(int));
-    if (!tm->slot_map || !tm->mailbox)
+    tm->coll_base = malloc((size_t)(k0->nops + 1) * sizeof(int));
+    if (!tm->slot_map || !tm->coll_base)
         return tpb_errf(err, "out of memory (split)");
     for (int t = 0; t < k0->ntensors; t++) {
         if (tir_add_tensor(out, &k0->tensors[t]) < 0)
@@ -279,31 +302,7 @@ static int build_tensors(const tir_kernel_t *k0, int per_core, int nsr, int ncor
                 return tpb_errf(err, "out of memory (split)");
             tm->slot_map[s * k0->ntensors + t] = i;
         }
-    int j = 0;
-    for (int o = 0; o < k0->nops; o++) {
-        const tir_op_t *op = &k0->ops[o];
-        if (op->kind != TIR_SENDRECV)
-            continue;
-        const tir_ap_t *src = &op->src[0];
-        for (int c = 0; c < ncores; c++) {
-            tir_tensor_t mb;
-            memset(&mb, 0, sizeof mb);
-            snprintf(mb.name, sizeof mb.name, "sendrecv%d.nc%d", j, c);
-            mb.kind = TIR_T_SCRATCH;
-            mb.dtype = k0->tensors[src->tensor].dtype;
-            mb.ndim = src->ndim;
-            for (int d = 0; d < src->ndim; d++)
-                mb.shape[d] = src->count[d];
-            snprintf(mb.path, sizeof mb.path, "%.80s (mailbox)", op->path);
-            mb.shared_with = -1;
-            int i = tir_add_tensor(out, &mb);
-            if (i < 0)
-                return tpb_errf(err, "out of memory (split)");
-            tm->mailbox[j * ncores + c] = i;
-        }
-        j++;
-    }
-    return 0;
+    return build_coll_temps(k0, out, tm, err);
 }
 
 static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t *err)
@@ -348,25 +347,15 @@ static void instance_name(tir_op_t *op, int pid)
     op->name[TIR_NAME_LEN - 1] = 0;
 }
 
-/* A whole-tensor C-order access pattern with the given shape. */
-static tir_ap_t whole_ap(int tensor, const tir_ap_t *like)
-{
-    tir_ap_t a = {tensor, 0, like->ndim, {0}, {0}};
-    int64_t step = 1;
-    for (int d = like->ndim - 1; d >= 0; d--) {
-        a.count[d] = like->count[d];
-        a.step[d] = step;
-        step *= like->count[d];
-    }
-    return a;
-}
-
 typedef struct {
     tir_kernel_t *k;
     int core, ncores;
     int barrier;         /* next core-local barrier id */
     int sendrecv;        /* next sendrecv index */
+    int coll;            /* next collective index */
     const tmap_t *tm;
+    const tir_kernel_t *progs;
+    int nprog;
 } emit_ctx_t;
 
 static int add(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
@@ -391,10 +380,23 @@ static int split_barrier(emit_ctx_t *e, tir_op_t *op, tpb_err_t *err)
     return add(e, op, err);
 }
 
-/* sendrecv -> store into my mailbox, barrier with the peer, load the peer's
- * mailbox.  Each sendrecv has its own mailboxes, so no second barrier is
- * needed to protect them from reuse. */
-static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
+static int add_expanded(emit_ctx_t *e, const lnc_coll_in_t *in, tpb_err_t *err)
+{
+    tir_op_t out[LNC_COLL_MAX_OPS];
+    int n = lnc_coll_expand(in, out, err);
+    if (n < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (out[i].kind == TIR_CORE_BARRIER ? split_barrier(e, &out[i], err)
+                                            : add(e, &out[i], err))
+            return -1;
+    return 0;
+}
+
+/* sendrecv -> a pair permute: barrier with the peer, pull the peer's src
+ * tile straight from its SBUF into dst, barrier again (the peer keeps its
+ * src until it was read). */
+static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
 {
     int me = e->core, peer = op->peer;
     if (peer < 0 || peer >= e->ncores || peer == me)
@@ -404,31 +406,47 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
         return tpb_errf(err, "op '%s' (%s): sendrecv exchanges between the two cores of an "
                              "LNC=2 pair: core %d's peer is core %d, not %d",
                         op->name, op->path, me, me ^ 1, peer);
-    int j = e->sendrecv++;
-    tir_op_t st, cb, ld;
-    tir_op_init(&st, TIR_STORE);
-    snprintf(st.name, sizeof st.name, "%.40s.send", op->name);
-    snprintf(st.path, sizeof st.path, "%s", op->path);
-    st.core = me;
-    st.dst = whole_ap(e->tm->mailbox[j * e->ncores + me], &op->src[0]);
-    st.src[0] = op->src[0];
-    st.nsrc = 1;
-    tir_op_init(&cb, TIR_CORE_BARRIER);
-    snprintf(cb.name, sizeof cb.name, "%.40s.barrier", op->name);
-    snprintf(cb.path, sizeof cb.path, "%s", op->path);
-    cb.core = me;
-    cb.engine = op->engine;
-    cb.barrier_cores = 1u << me | 1u << peer;
-    tir_op_init(&ld, TIR_LOAD);
-    snprintf(ld.name, sizeof ld.name, "%.40s.recv", op->name);
-    snprintf(ld.path, sizeof ld.path, "%s", op->path);
-    ld.core = me;
-    ld.dst = op->dst;
-    ld.src[0] = whole_ap(e->tm->mailbox[j * e->ncores + peer], &op->src[0]);
-    ld.nsrc = 1;
-    if (add(e, &st, err) || split_barrier(e, &cb, err) || add(e, &ld, err))
-        return -1;
-    return 0;
+    e->sendrecv++;
+    tir_op_t pm[8];
+    lnc_coll_in_t in;
+    memset(&in, 0, sizeof in);
+    in.k = e->k;
+    in.core = me;
+    in.ncores = e->ncores;
+    for (int p = 0; p < e->nprog; p++) {
+        int c = lnc_core_of(e->progs, p);
+        pm[c] = e->progs[p].ops[o];
+        pm[c].kind = TIR_COLLECTIVE_PERMUTE;
+        in.rank_op[c] = &pm[c];
+    }
+    pm[me] = *op;
+    pm[me].kind = TIR_COLLECTIVE_PERMUTE;
+    pm[me].perm_from[me] = (int8_t)peer;
+    pm[me].perm_from[peer] = (int8_t)me;
+    in.rank_op[me] = &pm[me];
+    for (int c = 0; c < e->ncores; c++)   /* the pair as every core sees it */
+        memcpy(pm[c].perm_from, pm[me].perm_from, sizeof pm[c].perm_from);
+    return add_expanded(e, &in, err);
+}
+
+/* A collective -> barriers, pull DMAs and reductions (lnc_collective.c);
+ * program o of every core supplies that core's operands. */
+static int split_collective(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
+{
+    lnc_coll_in_t in;
+    memset(&in, 0, sizeof in);
+    in.k = e->k;
+    in.core = e->core;
+    in.ncores = e->ncores;
+    int base = e->tm->coll_base[e->coll++];
+    int temps[8];
+    for (int t = 0; t < 8; t++)
+        temps[t] = base + t;
+    in.temps = temps;
+    for (int p = 0; p < e->nprog; p++)
+        in.rank_op[lnc_core_of(e->progs, p)] = &e->progs[p].ops[o];
+    in.rank_op[e->core] = op;
+    return add_expanded(e, &in, err);
 }
 
 /* Which cores read / write each HBM tensor. */
@@ -536,12 +554,15 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
     s->ncores = k0->num_cores;
     s->nprograms = nprog;
     s->per_core = nprog / s->ncores;
-    for (int o = 0; o < k0->nops; o++)
+    int ncoll = 0;
+    for (int o = 0; o < k0->nops; o++) {
         s->nsendrecv += k0->ops[o].kind == TIR_SENDRECV;
-    if (s->nsendrecv && s->per_core != 1)
-        return tpb_errf(err, "kernel '%s': sendrecv needs one program per core (grid of %d "
+        ncoll += enc_is_collective(k0->ops[o].kind);
+    }
+    if ((s->nsendrecv || ncoll) && s->per_core != 1)
+        return tpb_errf(err, "kernel '%s': %s needs one program per core (grid of %d "
                              "programs on %d cores)",
-                        k0->name, nprog, s->ncores);
+                        k0->name, s->nsendrecv ? "sendrecv" : "a collective", nprog, s->ncores);
     s->core_k = calloc((size_t)s->ncores, sizeof *s->core_k);
     s->core_m = calloc((size_t)s->ncores, sizeof *s->core_m);
     if (!s->core_k || !s->core_m)
@@ -562,11 +583,11 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
         k->num_programs = nprog;
         k->program_id = -1;   /* a core runs several programs; see core_m */
         free(tm.slot_map);
-        free(tm.mailbox);
-        if (build_tensors(k0, s->per_core, s->nsendrecv, s->ncores, k, &tm, err) ||
+        free(tm.coll_base);
+        if (build_tensors(k0, s->per_core, k, &tm, err) ||
             add_identity(k0, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
             goto out;
-        emit_ctx_t e = {k, c, s->ncores, 0, 0, &tm};
+        emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog};
         int slot = 0;
         for (int p = 0; p < nprog; p++) {
             if (lnc_core_of(progs, p) != c)
@@ -579,7 +600,8 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
                 instance_name(&op, p);
                 op.core = c;
                 int r = op.kind == TIR_CORE_BARRIER ? split_barrier(&e, &op, err)
-                      : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, err)
+                      : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, o, err)
+                      : enc_is_collective(op.kind) ? split_collective(&e, &op, o, err)
                       : add(&e, &op, err);
                 if (r)
                     goto out;
@@ -611,7 +633,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
     rc = 0;
 out:
     free(tm.slot_map);
-    free(tm.mailbox);
+    free(tm.coll_base);
     free(rd);
     free(wr);
     if (rc)

@@ -291,6 +291,11 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         isa_fmt_DDESC_t *f = &de.isa.f.DDESC;
         set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
         set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
+        /* a collective's pull from a peer's SBUF: per-core streams name
+         * cores relative to their own (0 = local); the linker makes it
+         * absolute (docs/multicore.md "Collectives") */
+        if (op->remote_core >= 0 && s.space != ISA_SPACE_HBM)
+            f->src.core = (uint32_t)(op->remote_core - op->core) & 7u;
         f->transpose = o->transpose;
         f->dge = o->dge;
         f->compute = o->compute;

@@ -17,6 +17,12 @@ static int lower_barrier(lower_ctx_t *c)
     /* a barrier orders everything on its engine: model it as touching all memory */
     bir_access_t all = {ISA_SPACE_HBM, 0, 1, 0, UINT64_MAX, true};
     bir_inst_access(&in, &all);
+    /* the data tile it orders (a collective's source): written, so the
+     * barrier waits for every earlier reader and writer of the tile and
+     * every later access waits for the barrier */
+    isa_tap_t t;
+    if (op->nsrc > 0 && lw_tap(c, &in, &op->src[0], true, "data", &t))
+        return -1;
     return lw_emit(c, &in);
 }
 

@@ -14,7 +14,8 @@ const char *tir_op_name(tir_opkind_t k)
         "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_reduce",
         "tensor_partition_reduce", "tensor_copy", "tensor_tensor_scan", "iota",
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
-        "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr",
+        "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
+        "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -91,6 +92,9 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->cmp = ISA_CMP_GE;
     op->barrier_id = -1;
     op->peer = -1;
+    op->remote_core = -1;
+    for (int i = 0; i < 8; i++)
+        op->rgroup[i] = op->perm_from[i] = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
 }

@@ -70,7 +70,8 @@ typedef struct {
     X(TENSOR_TENSOR) X(TENSOR_SCALAR) X(SCALAR_TENSOR_TENSOR) X(TENSOR_REDUCE) \
     X(TENSOR_PARTITION_REDUCE) X(TENSOR_COPY) X(TENSOR_TENSOR_SCAN) X(IOTA) \
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
-    X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR)
+    X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
+    X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -187,6 +188,21 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *                the optional data tile it orders.
  *  SENDRECV      dst (SBUF on this core) <- peer's src[0]; peer core.
  *
+ * Collectives (nki.collectives; one program per core, rank = core id;
+ * rewritten by the multi-core split, encoder/lnc_collective.c):
+ *  ALL_REDUCE    dst = op0 over the group of every rank's src[0].    nsrc=1
+ *  ALL_GATHER    dst = concat over the group of src[0] along coll_dim.
+ *  REDUCE_SCATTER dst = op0 over the group of slice <my index> of src[0]
+ *                cut into group-size pieces along coll_dim.
+ *  ALL_TO_ALL    dst slice r (along coll_dim) = rank r's src[0] slice
+ *                <my index>.
+ *  COLLECTIVE_PERMUTE dst = src[0] of rank perm_from[me] (untouched when
+ *                perm_from[me] < 0).
+ *  RANK_ID       dst (SBUF) filled with this core's rank.             nsrc=0
+ *  rgroup[r]: replica-group number of rank r (-1: in no group).
+ * remote_core (DMA_COPY made by the split): src[0] is a tile of that
+ * core's SBUF (-1 = this core's).
+ *
  * axes (TENSOR_REDUCE): bit i = free dim i counted from the innermost
  * (bit 0 = last axis).  The JSON `axis` list uses NKI numbering (1 = the
  * first free axis), so for a tile with F free dims axis a sets bit F - a.
@@ -247,6 +263,10 @@ typedef struct {
     int barrier_id;               /* core_barrier */
     unsigned barrier_cores;       /* bitmask of participating cores */
     int peer;                     /* sendrecv peer core */
+    int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
+    int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
+    int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
+    int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
 } tir_op_t;

@@ -4,6 +4,7 @@
  * Messages: "<path> (<op>): field '<field>': <what>".  Where the production
  * front-end has a message we reproduce its literal text. */
 #include "builder.h"
+#include "collective.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -259,6 +260,9 @@ static unsigned legal_engines(tir_opkind_t k)
         return M(DVE);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
+    case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
+    case TIR_COLLECTIVE_PERMUTE: case TIR_RANK_ID:
+        return DMA_ENGINES | M(DVE);   /* the engine of its barriers / rank memset */
     case TIR_OP_COUNT: break;
     }
     return 0;
@@ -1093,6 +1097,8 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
     vctx_t v = {k, target ? target : tpb_target_default(), op, err};
     if ((unsigned)op->kind >= TIR_OP_COUNT)
         return tpb_errf(err, "%s: unknown op kind %d", op->path, (int)op->kind);
+    if (enc_is_collective(op->kind))
+        return enc_validate_collective(k, op, err);
     if (check_engine(&v))
         return -1;
     bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER;

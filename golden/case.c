@@ -206,7 +206,7 @@ int gc_case_parse(const char *text, const char *path, gc_case_t *c, tpb_err_t *e
             goto out;
     }
     if ((it = cJSON_GetObjectItemCaseSensitive(root, "lnc"))) {
-        if (get_number(it, path, "lnc", 1, 2, &v, err) != 0)
+        if (get_number(it, path, "lnc", 1, 8, &v, err) != 0)
             goto out;
         c->lnc = (int)v;
     }

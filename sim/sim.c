@@ -254,7 +254,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     if (err)
         err->msg[0] = 0;
     if (impl->exec(&ctx, d) != 0) {
-        char why[1024];
+        char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "failed");
         return sim_inst_errf(err, c, e, e->idx, "%s", why);
     }
@@ -436,7 +436,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 
 static int report_deadlock(sim_t *s, tpb_err_t *err)
 {
-    char buf[1024];
+    char buf[4096];
     size_t off = (size_t)snprintf(buf, sizeof buf,
                                   "deadlock at cycle %llu: every unfinished engine is blocked "
                                   "and no DMA is in flight:",
@@ -457,10 +457,16 @@ static int report_deadlock(sim_t *s, tpb_err_t *err)
             char what[400];
             sim_describe_block(s, c, e, what, sizeof what);
             const isa_decoded_t *d = &e->stream.insts[e->idx];
+            /* the op it came from (sidecar), e.g. "all_reduce_1.ready body[3]" */
+            const sim_debug_t *g = e->debug ? &e->debug[e->idx] : NULL;
+            char from[160] = "";
+            if (g && g->name)
+                snprintf(from, sizeof from, " [%s%s%s]", g->name, g->src ? " " : "",
+                         g->src ? g->src : "");
             off += (size_t)snprintf(buf + off, sizeof buf - off,
-                                    "\n  core %u %s instruction %zu (pc %u) %s: %s", ci,
+                                    "\n  core %u %s instruction %zu (pc %u) %s%s: %s", ci,
                                     isa_engine_name(e->id), e->idx, d->pc,
-                                    isa_ops[d->inst.op].mnemonic, what);
+                                    isa_ops[d->inst.op].mnemonic, from, what);
         }
         /* a classic cause: descriptors queued without their DmaTrigger */
         for (unsigned q = 0; q < s->t->dma_queues && off < sizeof buf - 1; q++)

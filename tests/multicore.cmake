@@ -45,3 +45,10 @@ add_test(NAME mc_lnc1_link_check
                  ${PROJECT_SOURCE_DIR}/golden/tensor_add)
 set_tests_properties(mc_lnc1_link_check PROPERTIES LABELS "quick;multicore"
                      FIXTURES_REQUIRED mc_lnc1_out PASS_REGULAR_EXPRESSION "overall: PASS")
+# A collective with a missing participant (core 1 skips the all_reduce's
+# ready barrier): the simulator reports a deadlock naming both cores'
+# blocked barriers and the collective they belong to.
+add_test(NAME mc_collective_deadlock
+         COMMAND ${CMAKE_COMMAND} -DTPB=$<TARGET_FILE:tpb> -DSRC=${PROJECT_SOURCE_DIR}
+                 -DOUT=${PROJECT_BINARY_DIR}/mc-deadlock -P ${PROJECT_SOURCE_DIR}/tests/data/mc_deadlock.cmake)
+set_tests_properties(mc_collective_deadlock PROPERTIES LABELS "quick;multicore" TIMEOUT 120)

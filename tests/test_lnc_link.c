@@ -379,6 +379,25 @@ static void test_link_errors(void **state)
     assert_non_null(strstr(err.msg, "shared buffer 'out'"));
     lnc_module_free(&c[0]);
     lnc_module_free(&c[1]);
+    /* core 1 names a local tile like core 0's output */
+    build_two(c);
+    c[1].mlocs[lnc_find_mloc(&c[1], "nc1.t")].name[0] = 0;
+    snprintf(c[1].mlocs[lnc_find_mloc(&c[1], "")].name, LNC_NAME_LEN, "out");
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_non_null(strstr(err.msg, "Name collision for Input 'out' in subgraph nc1"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+    /* core 1 has a scratch buffer named like core 0's kernel input */
+    build_two(c);
+    c[1].mlocs[lnc_find_mloc(&c[1], "a")].kkind = LNC_ML_SCRATCH;
+    c[1].mlocs[lnc_find_mloc(&c[1], "a")].external = false;
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_non_null(strstr(err.msg, "Name collision for ExtInput 'a' in Module Instance 0 "
+                                    "subgraph nc1"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
     /* two modules claiming the same core */
     build_two(c);
     c[1].core = 0;
@@ -477,9 +496,68 @@ static void test_finished_core_named(void **state)
     lnc_module_free(&c[1]);
 }
 
+/* verifyTensorMap: the map read back from disk must bind every HBM location
+ * of the linked module (a @0, out @1024, partials @2048, dead @3072; 1024 B
+ * each) to the same region. */
+static void test_verify_tensor_map(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_two(c);
+    lnc_rlt_t r = {2, 0, 1};
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, &r, 1, &l, &err), 0);
+    char dir[] = "/tmp/tpb-tmap-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/tensor-map.json", dir);
+    static const struct { const char *map, *want; } cases[] = {
+        {"a 0 1 true;out 1024 1 false;partials 2048 1 true;"
+         "dead 3072 1 true", NULL},
+        {"a 0 1 true;out 1024 1 false;partials 2048 1 true",
+         "memory location 'dead' of k/sgLnk has no entry"},
+        {"a 0 1 true;out 1024 1 false;partials 4096 1 true;"
+         "dead 3072 1 true", "'partials' is [4096, +1024) in the map but [2048, +1024)"},
+        {"a 0 2 true;out 1024 1 false;partials 2048 1 true;"
+         "dead 3072 1 true", "tensors 'a' and 'out' overlap"},
+        {"a 0 1 true;out 1024 1 0;partials 2048 1 true;"
+         "dead 3072 1 true", "tensor 'out': sbuf_compatible must be true or false"},
+        {"a 0 1 true;out 1024 1 true;partials 2048 1 true;"
+         "dead 7680 1 true", "outside the 8192 bytes of HBM"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* compact spec -> JSON: "name addr KiB sbuf_compatible;" per tensor */
+        char json[2048];
+        size_t o = (size_t)snprintf(json, sizeof json, "{\"hbm_bytes\": 8192, \"tensors\": [");
+        const char *p = cases[i].map;
+        char name[16], sc[8];
+        int addr, kib, used, first = 1;
+        while (sscanf(p, "%15s %d %d %7[^;]%n", name, &addr, &kib, sc, &used) == 4) {
+            o += (size_t)snprintf(json + o, sizeof json - o,
+                                  "%s{\"name\": \"%s\", \"hbm_addr\": %d, \"bytes\": %d, "
+                                  "\"sbuf_compatible\": %s}",
+                                  first ? "" : ", ", name, addr, kib * 1024, sc);
+            first = 0;
+            p += used + (p[used] == ';');
+        }
+        snprintf(json + o, sizeof json - o, "]}");
+        write_text(path, json);
+        int rc = lnc_verify_tensor_map(&l, path, &err);
+        if (!cases[i].want && rc)
+            fail_msg("case %zu: %s (%s)", i, err.msg, json);
+        else if (cases[i].want && (rc == 0 || !strstr(err.msg, cases[i].want)))
+            fail_msg("case %zu: want '%s', got rc %d '%s'", i, cases[i].want, rc, err.msg);
+    }
+    unlink(path);
+    rmdir(dir);
+    lnc_module_free(&l);
+    for (int i = 0; i < 2; i++)
+        lnc_module_free(&c[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_verify_tensor_map),
         cmocka_unit_test(test_link_two_cores),
         cmocka_unit_test(test_link_four_cores),
         cmocka_unit_test(test_link_one),

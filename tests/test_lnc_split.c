@@ -1,7 +1,7 @@
 /* Multi-core split (encoder/lnc_split.c) on real kernel files, and the whole
  * driver end to end: blocked / interleaved program placement, per-program
- * tile copies, core-local barrier ids, remote-local targets, sendrecv
- * mailboxes, divergence and pairing errors, the linked stream layout, and a
+ * tile copies, core-local barrier ids, remote-local targets, sendrecv as
+ * a direct pull, divergence and pairing errors, the linked stream layout, and a
  * 2-core run that is faster than the 1-core run of the same work. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +15,7 @@
 
 #include "fileio.h"
 #include "frontend.h"
+#include "collective.h"
 #include "lnc.h"
 #include "npy.h"
 #include "sim.h"
@@ -187,20 +188,19 @@ static void test_split_sendrecv(void **state)
     assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
     for (int c = 0; c < 2; c++) {
         const tir_kernel_t *k = &s.core_k[c];
-        char mine[32], theirs[32];
-        snprintf(mine, sizeof mine, "sendrecv0.nc%d", c);
-        snprintf(theirs, sizeof theirs, "sendrecv0.nc%d", 1 - c);
-        /* load, [store mine, barrier, load theirs], store */
+        /* load, [barrier, pull o <- the peer's m from its SBUF, barrier], store */
         assert_int_equal(k->nops, 5);
-        assert_int_equal(k->ops[1].kind, TIR_STORE);
-        assert_int_equal(k->ops[1].dst.tensor, find_tensor(k, mine));
-        assert_int_equal(k->ops[2].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[2].barrier_cores, 0x3u);
-        assert_int_equal(k->ops[3].kind, TIR_LOAD);
-        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, theirs));
-        assert_int_equal(k->tensors[find_tensor(k, mine)].kind, TIR_T_SCRATCH);
+        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
+        assert_int_equal(k->ops[1].barrier_cores, 0x3u);
+        assert_int_equal(k->ops[2].kind, TIR_DMA_COPY);
+        assert_int_equal(k->ops[2].dst.tensor, find_tensor(k, "o"));
+        assert_int_equal(k->ops[2].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[2].remote_core, 1 - c);
+        assert_int_equal(k->ops[3].kind, TIR_CORE_BARRIER);
+        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, "m"));   /* keeps m alive */
+        assert_int_equal(find_tensor(k, "sendrecv0.nc0"), -1);   /* no HBM mailbox */
     }
-    assert_int_equal(s.nrlts, 2);
+    assert_int_equal(s.nrlts, 0);   /* nothing goes through HBM */
     lnc_split_free(&s);
     free_all(&ps);
 
@@ -269,6 +269,10 @@ static uint64_t run_copy(int ncores, const char *root)
     snprintf(p2, sizeof p2, "%s/sgLnk/tensor-map.json", dir);
     assert_true(fio_exists(p2));
     snprintf(p2, sizeof p2, "%s/sgLnk/link.json", dir);
+    assert_true(fio_exists(p2));
+    snprintf(p2, sizeof p2, "%s/sgLnk/nc%d.SP.json", dir, ncores - 1);   /* debug info */
+    assert_true(fio_exists(p2));
+    snprintf(p2, sizeof p2, "%s/sgLnk/nc0.def.json", dir);
     assert_true(fio_exists(p2));
     for (int c = 0; c < ncores; c++) {
         snprintf(p2, sizeof p2, "%s/nc%d/sg0/SP.bin", dir, c);
@@ -374,6 +378,154 @@ static void test_out_dir_trailing_slash(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- collectives (encoder/lnc_collective.c) ---- */
+
+static void coll_kernel(char *buf, size_t len, int n, const char *op)
+{
+    snprintf(buf, len,
+             "{\"kernel\": \"c\", \"grid\": [\"nc(%d)\"],"
+             " \"inputs\": [{\"name\": \"x\", \"shape\": [%d, 128, 16], \"dtype\": \"float32\"}],"
+             " \"outputs\": [{\"name\": \"out\", \"shape\": [%d, 128, 64], \"dtype\": \"float32\"}],"
+             " \"body\": ["
+             "  {\"op\": \"tile\", \"name\": \"xs\", \"shape\": [128, 16], \"dtype\": \"float32\"},"
+             "  {\"op\": \"tile\", \"name\": \"acc\", \"shape\": [128, 16], \"dtype\": \"float32\"},"
+             "  {\"op\": \"tile\", \"name\": \"wide\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+             "  {\"op\": \"load\", \"dst\": \"xs\", \"src\": \"x[pid, :, :]\"},"
+             "  %s,"
+             "  {\"op\": \"store\", \"dst\": \"out[pid, :, 0:16]\", \"src\": \"acc\"}]}",
+             n, n, n, op);
+}
+
+/* Parse and split the n-core all_reduce (add) of xs into acc. */
+static void split_all_reduce(int n, progs_t *ps, lnc_split_t *s)
+{
+    char text[4096];
+    coll_kernel(text, sizeof text, n,
+                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+                "\"operator\": \"add\"}");
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, ps, &err), 0);
+    assert_int_equal(lnc_split(ps->p, ps->n, s, &err), 0);
+}
+
+static void test_collective_split(void **state)
+{
+    (void)state;
+    progs_t ps;
+    lnc_split_t s;
+    split_all_reduce(4, &ps, &s);
+    for (int c = 0; c < 4; c++) {
+        const tir_kernel_t *k = &s.core_k[c];
+        /* load, ready, 4 pulls, 3 reductions, done, store */
+        assert_int_equal(k->nops, 11);
+        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
+        assert_int_equal(k->ops[1].barrier_cores, 0xFu);
+        for (int r = 0; r < 4; r++) {
+            const tir_op_t *p = &k->ops[2 + r];
+            assert_int_equal(p->kind, TIR_DMA_COPY);
+            assert_int_equal(p->src[0].tensor, find_tensor(k, "xs"));
+            assert_int_equal(p->remote_core, r == c ? -1 : r);
+            char recv[32];
+            snprintf(recv, sizeof recv, "coll0.recv%d", r);
+            assert_int_equal(p->dst.tensor, r ? find_tensor(k, recv) : find_tensor(k, "acc"));
+        }
+        for (int r = 1; r < 4; r++) {
+            assert_int_equal(k->ops[5 + r].kind, TIR_TENSOR_TENSOR);
+            assert_int_equal(k->ops[5 + r].dst.tensor, find_tensor(k, "acc"));
+        }
+        assert_int_equal(k->ops[9].kind, TIR_CORE_BARRIER);
+        assert_int_not_equal(k->ops[9].barrier_id, k->ops[1].barrier_id);
+    }
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+/* A pull reads the peer's tile at this core's address of it: the split's
+ * kernels agree on it, and a core whose allocation differs is an error. */
+static void test_collective_addresses(void **state)
+{
+    (void)state;
+    progs_t ps;
+    lnc_split_t s;
+    split_all_reduce(2, &ps, &s);
+    tpb_err_t err = {{0}};
+    enc_hbm_layout_t hbm = {NULL, 0, 0};
+    assert_int_equal(enc_hbm_layout(&s.core_k[0], &hbm, &err), 0);
+    const tpb_target_t *t = tpb_target_default();
+    assert_int_equal(lnc_coll_check_addresses(s.core_k, 2, t, &hbm, &err), 0);
+    /* core 1 keeps 'wide' live over the whole kernel: 'xs' moves */
+    tir_kernel_t *k = &s.core_k[1];
+    tir_op_t m;
+    tir_op_init(&m, TIR_MEMSET);
+    int w = find_tensor(k, "wide");
+    m.dst = (tir_ap_t){w, 0, 2, {64, 1}, {128, 64}};
+    assert_true(tir_add_op(k, &m) >= 0 && tir_add_op(k, &m) >= 0);
+    memmove(&k->ops[1], &k->ops[0], (size_t)(k->nops - 2) * sizeof *k->ops);
+    k->ops[0] = m;
+    assert_int_not_equal(lnc_coll_check_addresses(s.core_k, 2, t, &hbm, &err), 0);
+    assert_non_null(strstr(err.msg, "tile 'xs' is at SBUF offset"));
+    assert_non_null(strstr(err.msg, "on core 1; a direct pull needs one address"));
+    enc_hbm_layout_free(&hbm);
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+static void test_collective_errors(void **state)
+{
+    (void)state;
+    static const struct { int n; const char *op, *want; } cases[] = {
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"x[pid]\"], \"dsts\": [\"out[pid, :, 0:16]\"], "
+            "\"operator\": \"maximum\"}", "all_reduce on HBM tensors supports add only"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"subtract\"}", "field 'operator': must be add, maximum or minimum"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"]}",
+         "field 'operator': missing"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\", \"acc\"], \"dsts\": [\"acc\"], "
+            "\"operator\": \"add\"}", "exactly one tensor"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"xs\"], \"operator\": "
+            "\"add\"}", "needs a separate destination"},
+        {4, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[0, 1], [1, 2, 3]]}", "more than one group"},
+        {4, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[0, 1, 2], [3]]}", "groups differ in size"},
+        {2, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[0, 5]]}", "rank 5 is not a core of this kernel"},
+        {4, "{\"op\": \"all_gather\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+            "\"collective_dim\": 1}", "shape must be srcs times 4 pieces"},
+        {4, "{\"op\": \"all_gather\", \"srcs\": [\"xs\"], \"dsts\": [\"wide\"], "
+            "\"collective_dim\": 2}", "field 'collective_dim': 2 out of range"},
+        {2, "{\"op\": \"all_to_all\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"]}",
+         "tensors must reside on HBM"},
+        {2, "{\"op\": \"all_gather\", \"srcs\": [\"xs\"], \"dsts\": [\"out[pid]\"]}",
+         "mixes memory spaces"},
+        {2, "{\"op\": \"collective_permute\", \"srcs\": [\"x[pid]\"], \"dsts\": [\"out[pid, :, "
+            "0:16]\"], \"source_target_pairs\": [[0, 1], [1, 1]]}", "target of two pairs"},
+        {1, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\"}", "this kernel runs on one core"},
+        {4, "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": "
+            "\"add\", \"replica_group\": [[\"pid\", \"(pid + 1) % 4\"]]}",
+         "field 'replica_group': differs between core 0 and core 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[4096];
+        coll_kernel(text, sizeof text, cases[i].n, cases[i].op);
+        progs_t ps;
+        tpb_err_t err = {{0}};
+        int rc = parse_all(text, &ps, &err);
+        if (rc == 0) {
+            lnc_split_t s;
+            rc = lnc_split(ps.p, ps.n, &s, &err);
+            if (rc == 0)
+                lnc_split_free(&s);
+        }
+        free_all(&ps);
+        if (rc == 0 || !strstr(err.msg, cases[i].want))
+            fail_msg("case %zu: want '%s', got rc %d '%s'", i, cases[i].want, rc, err.msg);
+        if (!strstr(err.msg, "body[4]"))
+            fail_msg("case %zu: message does not name the op's path: %s", i, err.msg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +536,9 @@ int main(void)
         cmocka_unit_test(test_divergence_rejected),
         cmocka_unit_test(test_two_cores_faster),
         cmocka_unit_test(test_out_dir_trailing_slash),
+        cmocka_unit_test(test_collective_split),
+        cmocka_unit_test(test_collective_errors),
+        cmocka_unit_test(test_collective_addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
