@@ -1,10 +1,12 @@
-/* expr.c - integer expressions and slice operands (see expr.h).  A small
- * recursive-descent parser over a NUL-terminated string with a depth limit,
- * evaluating as it parses. */
+/* expr.c - the expression grammar of the kernel file (index and number
+ * fields alike) and slice operands (see expr.h).  A small recursive-descent
+ * parser over a NUL-terminated string with a depth limit, evaluating as it
+ * parses. */
 #include "expr.h"
 #include "strutil.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +56,15 @@ const enc_var_t *enc_env_find(const enc_env_t *e, const char *name)
     return NULL;
 }
 
-/* ---- parser ---- */
+/* ---- the expression grammar (integer and number fields alike) ----
+ *
+ * One recursive-descent parser with Python's precedence and types:
+ * comparisons < + - < * / // % < unary - + < ** < primaries.  A value is an
+ * int64 or a double: + - * // % ** stay integers on integers (overflow is
+ * an error), `/` is true division, a float operand makes the result a
+ * float; floor/ceil/trunc return integers (Python's math.floor).  Index
+ * fields (enc_expr_eval) need an integer result, number fields
+ * (enc_fexpr_eval) take either and round once to the field's type. */
 
 typedef struct {
     const char *s;       /* whole text */
@@ -65,6 +75,13 @@ typedef struct {
     size_t n;
     bool failed;
 } px_t;
+
+typedef struct {
+    bool fl;             /* a float (d), else an integer (i) */
+    int64_t i;
+    double d;
+    bool dep;            /* derives from pid */
+} nv_t;
 
 static int pfail(px_t *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -78,7 +95,7 @@ static int pfail(px_t *x, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
-    snprintf(x->msg, x->n, "%s at column %d of \"%.80s\"", tmp, (int)(x->p - x->s) + 1, x->s);
+    snprintf(x->msg, x->n, "%s at offset %d of \"%.80s\"", tmp, (int)(x->p - x->s), x->s);
     return -1;
 }
 
@@ -98,11 +115,15 @@ static bool accept(px_t *x, const char *tok)
     return true;
 }
 
-static int parse_expr(px_t *x, enc_val_t *out);
-
-static int ck(px_t *x, bool overflow)
+static double dv(const nv_t *v)
 {
-    return overflow ? pfail(x, "integer overflow") : 0;
+    return v->fl ? v->d : (double)v->i;
+}
+
+static void set_f(nv_t *v, double d)
+{
+    v->fl = true;
+    v->d = d;
 }
 
 static int64_t floordiv(int64_t a, int64_t b)
@@ -121,83 +142,185 @@ static int64_t floormod(int64_t a, int64_t b)
     return r;
 }
 
-static int parse_call(px_t *x, const char *fn, enc_val_t *out)
+/* a double that must become an integer (floor/ceil/trunc) */
+static int to_int(px_t *x, double d, nv_t *out)
 {
-    enc_val_t args[16];
-    int na = 0;
-    skip_ws(x);
-    if (!accept(x, ")")) {
-        for (;;) {
-            if (na == 16)
-                return pfail(x, "too many arguments to %s()", fn);
-            if (parse_expr(x, &args[na++]))
-                return -1;
-            if (accept(x, ")"))
-                break;
-            if (!accept(x, ","))
-                return pfail(x, "expected ',' or ')' in %s()", fn);
-        }
-    }
-    bool dep = false;
-    for (int i = 0; i < na; i++)
-        dep |= args[i].pid_dep;
-    out->pid_dep = dep;
+    if (!(d >= -9.2e18 && d <= 9.2e18))
+        return pfail(x, "integer overflow");
+    out->fl = false;
+    out->i = (int64_t)d;
+    return 0;
+}
+
+static int parse_expr(px_t *x, nv_t *out);
+
+static int call_int(px_t *x, const char *fn, nv_t *a, int na, nv_t *out)
+{
     if (!strcmp(fn, "min") || !strcmp(fn, "max")) {
         if (na < 2)
             return pfail(x, "%s() takes at least 2 arguments", fn);
-        int64_t r = args[0].v;
-        for (int i = 1; i < na; i++)
-            r = fn[1] == 'i' ? (args[i].v < r ? args[i].v : r) : (args[i].v > r ? args[i].v : r);
-        out->v = r;
+        int best = 0;
+        for (int i = 1; i < na; i++) {
+            double u = dv(&a[i]), w = dv(&a[best]);
+            bool both_int = !a[i].fl && !a[best].fl;
+            bool less = both_int ? a[i].i < a[best].i : u < w;
+            bool more = both_int ? a[i].i > a[best].i : u > w;
+            if (fn[1] == 'i' ? less : more)
+                best = i;
+        }
+        bool dep = out->dep;
+        *out = a[best];
+        out->dep = dep;
         return 0;
     }
     if (!strcmp(fn, "cdiv")) {
-        if (na != 2)
-            return pfail(x, "cdiv() takes 2 arguments");
-        if (args[1].v == 0)
+        if (na != 2 || a[0].fl || a[1].fl)
+            return pfail(x, "cdiv() takes 2 integer arguments");
+        if (a[1].i == 0)
             return pfail(x, "division by zero in cdiv()");
-        if (args[0].v == INT64_MIN)
+        if (a[0].i == INT64_MIN)
             return pfail(x, "integer overflow");
-        int64_t q = floordiv(-args[0].v, args[1].v);
+        int64_t q = floordiv(-a[0].i, a[1].i);
         if (q == INT64_MIN)
             return pfail(x, "integer overflow");
-        out->v = -q;
+        out->i = -q;
         return 0;
     }
     if (!strcmp(fn, "abs")) {
         if (na != 1)
             return pfail(x, "abs() takes 1 argument");
-        if (args[0].v == INT64_MIN)
+        if (a[0].fl) {
+            set_f(out, fabs(a[0].d));
+            return 0;
+        }
+        if (a[0].i == INT64_MIN)
             return pfail(x, "integer overflow");
-        out->v = args[0].v < 0 ? -args[0].v : args[0].v;
+        out->i = a[0].i < 0 ? -a[0].i : a[0].i;
         return 0;
     }
     /* NKI launch-grid queries: program_id(a), num_programs(a) (no argument:
      * the whole grid), program_ndim() -- bindings the front-end makes */
     if (!strcmp(fn, "program_id") || !strcmp(fn, "num_programs") || !strcmp(fn, "program_ndim")) {
         bool pid = fn[8] == 'i';
-        if (na > 1 || (pid && na != 1) || (fn[8] == 'n' && na != 0))
+        if (na > 1 || (pid && na != 1) || (fn[8] == 'n' && na != 0) || (na && a[0].fl))
             return pfail(x, "%s() takes %s", fn, pid ? "1 argument (the axis)" :
                          fn[8] == 'n' ? "no argument" : "0 or 1 argument (the axis)");
         char name[ENC_VAR_NAME + 24];
         if (na)
-            snprintf(name, sizeof name, "%s%lld", pid ? "pid" : fn, (long long)args[0].v);
+            snprintf(name, sizeof name, "%s%lld", pid ? "pid" : fn, (long long)a[0].i);
         else
             snprintf(name, sizeof name, "%s", fn);
         const enc_var_t *var = enc_env_find(x->env, name);
         if (!var)
             return na ? pfail(x, "%s(%lld): the launch grid has no axis %lld", fn,
-                              (long long)args[0].v, (long long)args[0].v)
+                              (long long)a[0].i, (long long)a[0].i)
                       : pfail(x, "%s() is not known here", fn);
-        out->v = var->value;
-        out->pid_dep = var->pid_dep;
+        out->i = var->value;
+        out->dep = var->pid_dep;
         return 0;
     }
-    return pfail(x, "unknown function '%s' (min, max, cdiv, abs, program_id, num_programs, "
-                 "program_ndim)", fn);
+    return 1;   /* not an integer function */
 }
 
-static int parse_primary(px_t *x, enc_val_t *out)
+/* sqrt exp log (float), floor ceil trunc (integer results), sign, fmod pow */
+static int call_num(px_t *x, const char *fn, nv_t *a, int na, nv_t *out)
+{
+    static const struct { const char *name; int nargs; } fns[] = {
+        {"sqrt", 1}, {"exp", 1}, {"log", 1}, {"floor", 1}, {"ceil", 1}, {"trunc", 1},
+        {"sign", 1}, {"pow", 2}, {"fmod", 2},
+    };
+    for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
+        if (strcmp(fn, fns[k].name) != 0)
+            continue;
+        if (na != fns[k].nargs)
+            return pfail(x, "%s() takes %d argument(s), not %d", fn, fns[k].nargs, na);
+        double u = dv(&a[0]), w = na > 1 ? dv(&a[1]) : 0;
+        switch (k) {
+        case 0: set_f(out, sqrt(u)); return 0;
+        case 1: set_f(out, exp(u)); return 0;
+        case 2: set_f(out, log(u)); return 0;
+        case 3: return a[0].fl ? to_int(x, floor(u), out) : (*out = a[0], 0);
+        case 4: return a[0].fl ? to_int(x, ceil(u), out) : (*out = a[0], 0);
+        case 5: return a[0].fl ? to_int(x, trunc(u), out) : (*out = a[0], 0);
+        case 6:
+            if (a[0].fl)
+                set_f(out, u > 0 ? 1.0 : u < 0 ? -1.0 : u);
+            else
+                out->i = a[0].i > 0 ? 1 : a[0].i < 0 ? -1 : 0;
+            return 0;
+        case 7: set_f(out, pow(u, w)); return 0;
+        default:
+            if (w == 0)
+                return pfail(x, "division by zero in fmod()");
+            set_f(out, fmod(u, w));   /* C fmod = NKI nl.fmod: the dividend's sign */
+            return 0;
+        }
+    }
+    return pfail(x, "unknown function '%s' (min, max, cdiv, abs, sqrt, exp, log, floor, ceil, "
+                 "trunc, sign, pow, fmod, program_id, num_programs, program_ndim)", fn);
+}
+
+static int parse_call(px_t *x, const char *fn, nv_t *out)
+{
+    nv_t a[16];
+    int na = 0;
+    skip_ws(x);
+    if (!accept(x, ")")) {
+        for (;;) {
+            if (na == 16)
+                return pfail(x, "too many arguments to %s()", fn);
+            if (parse_expr(x, &a[na++]))
+                return -1;
+            if (accept(x, ")"))
+                break;
+            if (!accept(x, ","))
+                return pfail(x, "expected ',' or ')'");
+        }
+    }
+    *out = (nv_t){false, 0, 0, false};
+    for (int i = 0; i < na; i++)
+        out->dep |= a[i].dep;
+    int rc = call_int(x, fn, a, na, out);
+    return rc <= 0 ? rc : call_num(x, fn, a, na, out);
+}
+
+/* digits [. digits] [e [+-] digits]: an integer, or a float when it has a
+ * fraction or an exponent (decimal only) */
+static int parse_number(px_t *x, nv_t *out)
+{
+    const char *q = x->p;
+    while (isdigit((unsigned char)*q))
+        q++;
+    bool fl = false;
+    if (*q == '.') {
+        fl = true;
+        q++;
+        while (isdigit((unsigned char)*q))
+            q++;
+    }
+    if ((*q == 'e' || *q == 'E') &&
+        (isdigit((unsigned char)q[1]) || ((q[1] == '+' || q[1] == '-') && isdigit((unsigned char)q[2])))) {
+        fl = true;
+        q += 2;
+        while (isdigit((unsigned char)*q))
+            q++;
+    }
+    if (isalpha((unsigned char)*q) || *q == '_' || *q == '.')
+        return pfail(x, "malformed number");
+    *out = (nv_t){fl, 0, 0, false};
+    if (fl) {
+        out->d = strtod(x->p, NULL);
+    } else {
+        for (const char *c = x->p; c < q; c++)
+            if (__builtin_mul_overflow(out->i, 10, &out->i) ||
+                __builtin_add_overflow(out->i, *c - '0', &out->i))
+                return pfail(x, "integer literal too large");
+    }
+    x->p = q;
+    return 0;
+}
+
+static int parse_primary(px_t *x, nv_t *out)
 {
     skip_ws(x);
     if (++x->depth > ENC_EXPR_MAX_DEPTH)
@@ -207,19 +330,8 @@ static int parse_primary(px_t *x, enc_val_t *out)
         rc = parse_expr(x, out);
         if (!rc && !accept(x, ")"))
             rc = pfail(x, "expected ')'");
-    } else if (isdigit((unsigned char)*x->p)) {
-        int64_t v = 0;
-        while (isdigit((unsigned char)*x->p)) {
-            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *x->p - '0', &v))
-                return pfail(x, "integer literal too large");
-            x->p++;
-        }
-        if (*x->p == '.' || *x->p == 'e' || *x->p == 'E')
-            return pfail(x, "only integers are allowed in index expressions");
-        if (isalpha((unsigned char)*x->p) || *x->p == '_')
-            return pfail(x, "malformed number");
-        out->v = v;
-        out->pid_dep = false;
+    } else if (isdigit((unsigned char)*x->p) || (*x->p == '.' && isdigit((unsigned char)x->p[1]))) {
+        rc = parse_number(x, out);
     } else if (isalpha((unsigned char)*x->p) || *x->p == '_') {
         char id[ENC_VAR_NAME];
         size_t n = 0;
@@ -238,77 +350,118 @@ static int parse_primary(px_t *x, enc_val_t *out)
             rc = parse_call(x, id, out);
         } else {
             const enc_var_t *var = enc_env_find(x->env, id);
-            if (!var)
+            if (var)
+                *out = (nv_t){false, var->value, 0, var->pid_dep};
+            else if (!strcmp(id, "pi"))
+                *out = (nv_t){true, 0, 3.14159265358979323846, false};
+            else
                 return pfail(x, "unknown name '%s'", id);
-            out->v = var->value;
-            out->pid_dep = var->pid_dep;
         }
     } else if (*x->p == 0) {
         return pfail(x, "unexpected end of expression");
     } else {
-        return pfail(x, "unexpected character '%c'", *x->p);
+        return pfail(x, "expected a number, a name or '(' (got '%c')", *x->p);
     }
     x->depth--;
     return rc;
 }
 
-static int parse_unary(px_t *x, enc_val_t *out)
+static int parse_unary(px_t *x, nv_t *out);
+
+/* primary ['**' unary]: right associative; binds tighter than a unary minus
+ * on its left (-2**2 is -4) */
+static int parse_power(px_t *x, nv_t *out)
 {
-    if (accept(x, "-")) {
+    if (parse_primary(x, out))
+        return -1;
+    if (!accept(x, "**"))
+        return 0;
+    nv_t e;
+    if (parse_unary(x, &e))
+        return -1;
+    out->dep |= e.dep;
+    if (!out->fl && !e.fl && e.i >= 0) {
+        int64_t r = 1;
+        for (int64_t k = 0; k < e.i; k++)
+            if (__builtin_mul_overflow(r, out->i, &r))
+                return pfail(x, "integer overflow");
+            else if (r == 0 || r == 1)
+                break;   /* 0**k, 1**k: done */
+        if (out->i == -1)
+            r = e.i % 2 ? -1 : 1;
+        out->i = e.i == 0 ? 1 : r;
+        return 0;
+    }
+    set_f(out, pow(dv(out), dv(&e)));
+    return 0;
+}
+
+static int parse_unary(px_t *x, nv_t *out)
+{
+    bool neg = accept(x, "-");
+    if (neg || accept(x, "+")) {
         if (++x->depth > ENC_EXPR_MAX_DEPTH)
             return pfail(x, "expression nested too deeply");
         if (parse_unary(x, out))
             return -1;
         x->depth--;
-        if (out->v == INT64_MIN)
+        if (neg && out->fl)
+            out->d = -out->d;
+        else if (neg && out->i == INT64_MIN)
             return pfail(x, "integer overflow");
-        out->v = -out->v;
+        else if (neg)
+            out->i = -out->i;
         return 0;
     }
-    if (accept(x, "+")) {
-        if (++x->depth > ENC_EXPR_MAX_DEPTH)
-            return pfail(x, "expression nested too deeply");
-        int rc = parse_unary(x, out);
-        x->depth--;
-        return rc;
-    }
-    return parse_primary(x, out);
+    return parse_power(x, out);
 }
 
-static int parse_mul(px_t *x, enc_val_t *out)
+static int parse_mul(px_t *x, nv_t *out)
 {
     if (parse_unary(x, out))
         return -1;
     for (;;) {
         int op;
         if (accept(x, "//"))
-            op = '/';
+            op = 'f';
         else if (accept(x, "*"))
             op = '*';
         else if (accept(x, "%"))
             op = '%';
         else if (accept(x, "/"))
-            return pfail(x, "'/' is not integer division; use '//'");
+            op = '/';
         else
             return 0;
-        enc_val_t r;
+        nv_t r;
         if (parse_unary(x, &r))
             return -1;
-        out->pid_dep |= r.pid_dep;
+        out->dep |= r.dep;
+        bool ints = !out->fl && !r.fl;
         if (op == '*') {
-            if (ck(x, __builtin_mul_overflow(out->v, r.v, &out->v)))
-                return -1;
-        } else {
-            if (r.v == 0)
-                return pfail(x, "division by zero");
-            if (out->v == INT64_MIN && r.v == -1)
+            if (ints) {
+                if (__builtin_mul_overflow(out->i, r.i, &out->i))
+                    return pfail(x, "integer overflow");
+            } else {
+                set_f(out, dv(out) * dv(&r));
+            }
+            continue;
+        }
+        if (ints ? r.i == 0 : dv(&r) == 0)
+            return pfail(x, "division by zero");
+        if (op == '/') {
+            set_f(out, dv(out) / dv(&r));
+        } else if (ints) {
+            if (out->i == INT64_MIN && r.i == -1)
                 return pfail(x, "integer overflow");
-            out->v = op == '/' ? floordiv(out->v, r.v) : floormod(out->v, r.v);
+            out->i = op == 'f' ? floordiv(out->i, r.i) : floormod(out->i, r.i);
+        } else {
+            double a = dv(out), b = dv(&r), q = floor(a / b);
+            set_f(out, op == 'f' ? q : a - b * q);
         }
     }
 }
 
-static int parse_add(px_t *x, enc_val_t *out)
+static int parse_add(px_t *x, nv_t *out)
 {
     if (parse_mul(x, out))
         return -1;
@@ -320,18 +473,22 @@ static int parse_add(px_t *x, enc_val_t *out)
             op = '-';
         else
             return 0;
-        enc_val_t r;
+        nv_t r;
         if (parse_mul(x, &r))
             return -1;
-        out->pid_dep |= r.pid_dep;
-        bool ovf = op == '+' ? __builtin_add_overflow(out->v, r.v, &out->v)
-                             : __builtin_sub_overflow(out->v, r.v, &out->v);
-        if (ck(x, ovf))
-            return -1;
+        out->dep |= r.dep;
+        if (!out->fl && !r.fl) {
+            bool ovf = op == '+' ? __builtin_add_overflow(out->i, r.i, &out->i)
+                                 : __builtin_sub_overflow(out->i, r.i, &out->i);
+            if (ovf)
+                return pfail(x, "integer overflow");
+        } else {
+            set_f(out, op == '+' ? dv(out) + dv(&r) : dv(out) - dv(&r));
+        }
     }
 }
 
-static int parse_expr(px_t *x, enc_val_t *out)
+static int parse_expr(px_t *x, nv_t *out)
 {
     if (++x->depth > ENC_EXPR_MAX_DEPTH)
         return pfail(x, "expression nested too deeply");
@@ -341,28 +498,59 @@ static int parse_expr(px_t *x, enc_val_t *out)
     for (int i = 0; i < 6; i++) {
         if (!accept(x, cmps[i]))
             continue;
-        enc_val_t r;
+        nv_t r;
         if (parse_add(x, &r))
             return -1;
-        int64_t a = out->v, b = r.v;
-        bool res = i == 0 ? a <= b : i == 1 ? a >= b : i == 2 ? a == b : i == 3 ? a != b
-                 : i == 4 ? a < b : a > b;
-        out->v = res;
-        out->pid_dep |= r.pid_dep;
+        bool ints = !out->fl && !r.fl;
+        double a = dv(out), b = dv(&r);
+        bool res = ints ? (i == 0 ? out->i <= r.i : i == 1 ? out->i >= r.i : i == 2 ? out->i == r.i
+                           : i == 3 ? out->i != r.i : i == 4 ? out->i < r.i : out->i > r.i)
+                        : (i == 0 ? a <= b : i == 1 ? a >= b : i == 2 ? a == b : i == 3 ? a != b
+                           : i == 4 ? a < b : a > b);
+        out->fl = false;
+        out->i = res;
+        out->dep |= r.dep;
         break;
     }
     x->depth--;
     return 0;
 }
 
+static int parse_all(const char *text, const enc_env_t *env, nv_t *out, char *msg, size_t n,
+                     px_t *x)
+{
+    *x = (px_t){text, text, env, 0, msg, n, false};
+    if (parse_expr(x, out))
+        return -1;
+    skip_ws(x);
+    if (*x->p)
+        return pfail(x, "unexpected '%c' after the expression", *x->p);
+    return 0;
+}
+
 int enc_expr_eval(const char *text, const enc_env_t *env, enc_val_t *out, char *msg, size_t n)
 {
-    px_t x = {text, text, env, 0, msg, n, false};
-    if (parse_expr(&x, out))
+    px_t x;
+    nv_t v;
+    if (parse_all(text, env, &v, msg, n, &x))
         return -1;
-    skip_ws(&x);
-    if (*x.p)
-        return pfail(&x, "unexpected '%c' after the expression", *x.p);
+    if (v.fl)
+        return pfail(&x, "only integers are allowed in index expressions (this one is a "
+                     "float; use '//' for integer division, floor() to round down)");
+    out->v = v.i;
+    out->pid_dep = v.dep;
+    return 0;
+}
+
+int enc_fexpr_eval(const char *text, const enc_env_t *env, double *out, char *msg, size_t n)
+{
+    px_t x;
+    nv_t v;
+    if (parse_all(text, env, &v, msg, n, &x))
+        return -1;
+    *out = dv(&v);
+    if (!isfinite(*out))
+        return pfail(&x, "the value is not finite (%g)", *out);
     return 0;
 }
 

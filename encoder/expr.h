@@ -1,11 +1,13 @@
-/* expr.h - integer expressions and NumPy-style slice operands of the
+/* expr.h - the expression grammar and NumPy-style slice operands of the
  * kernel file (docs/kernel-format.md, "Names, expressions and slices").
  *
- * Expressions: integer literals, names (loop variables, `let`s, pid,
- * num_programs), + - * // % (floor semantics, as Python), unary -,
- * parentheses, comparisons < <= > >= == != (giving 0/1), and the calls
- * min(a, b, ...), max(a, b, ...), cdiv(a, b), abs(a).  Overflow and division
- * by zero are errors.  Every value remembers whether it depends on pid. */
+ * One grammar (expr.c) for index and number fields, with Python's
+ * precedence and int/float typing: literals (integers, decimals), names
+ * (loop variables, `let`s, pid, num_programs, ..., pi), + - * / // % **,
+ * unary - +, parentheses, comparisons < <= > >= == != (giving 0/1), and the
+ * calls min max cdiv abs sqrt exp log floor ceil trunc sign pow fmod
+ * program_id num_programs program_ndim.  Integer overflow and division by
+ * zero are errors.  Every value remembers whether it depends on pid. */
 #ifndef TPB_EXPR_H
 #define TPB_EXPR_H
 
@@ -42,15 +44,14 @@ int enc_env_push(enc_env_t *e, const char *name, int64_t value, bool pid_dep);
 void enc_env_pop_to(enc_env_t *e, int n);
 const enc_var_t *enc_env_find(const enc_env_t *e, const char *name);
 
-/* Evaluate `text` completely.  On error returns -1 and writes a message
- * (without location) to msg. */
+/* Evaluate `text` completely as an index expression: the result must be an
+ * integer ("7 / 2" is a float and an error; floor(7 / 2) is 3).  On error
+ * returns -1 and writes a message (with the offset) to msg. */
 int enc_expr_eval(const char *text, const enc_env_t *env, enc_val_t *out, char *msg, size_t n);
 
-/* Evaluate a floating-point constant expression (fexpr.c): decimal
- * numbers, names of integer variables, `pi`, + - * / ** with Python
- * precedence, unary -, parentheses, sqrt exp log abs (one argument) and
- * min max pow (two).  Computed in double; division by zero and a result
- * that is not finite are errors. */
+/* Evaluate a number field's expression in the same grammar; an integer
+ * result is converted to double.  A result that is not finite is an
+ * error. */
 int enc_fexpr_eval(const char *text, const enc_env_t *env, double *out, char *msg, size_t n);
 
 /* Parse an operand "name" or "name[s0, s1, ...]" where each s is an

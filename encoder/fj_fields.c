@@ -182,16 +182,10 @@ int fj_get_int_range(jx_t *j, const cJSON *obj, const char *path, const char *fn
     return 0;
 }
 
-/* A numeric expression string: the integer grammar first ("7 // 2" is 3),
- * else a floating-point constant expression ("1/sqrt(d)"); the message of
- * the latter on failure. */
+/* A numeric expression string, in the one expression grammar (expr.c):
+ * "7 // 2" is the integer 3, "1/sqrt(d)" a float. */
 int fj_eval_number(jx_t *j, const char *text, double *out, char *msg, size_t n)
 {
-    enc_val_t iv;
-    if (enc_expr_eval(text, &j->env, &iv, msg, n) == 0) {
-        *out = (double)iv.v;
-        return 0;
-    }
     return enc_fexpr_eval(text, &j->env, out, msg, n);
 }
 

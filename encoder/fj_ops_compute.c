@@ -275,12 +275,35 @@ static int h_affine_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     return 1;
 }
 
+/* NKI lets find_index8 / match_replace8 read one row of `vals` for every
+ * partition (a broadcast access pattern).  A one-partition vals with a
+ * multi-partition src is copied to every partition first
+ * (broadcast_partition into a fresh [P, 8] tile). */
+static int broadcast_vals(jx_t *j, tir_op_t *op)
+{
+    const tir_ap_t *v = &op->src[1], *s = &op->src[0];
+    if (v->tensor < 0 || s->tensor < 0 || v->ndim < 1 || s->ndim < 1 || v->count[0] != 1 ||
+        s->count[0] <= 1)
+        return 0;
+    int64_t shape[2] = {s->count[0], 1};
+    for (int d = 1; d < v->ndim; d++)
+        shape[1] *= v->count[d];
+    int t = enc_tile(&j->b, "find_index8_vals", TIR_T_SBUF, j->b.k->tensors[v->tensor].dtype, 2,
+                     shape);
+    if (t < 0 || enc_broadcast_partition(&j->b, enc_ap_full(&j->b, t), *v) < 0)
+        return -1;
+    op->src[1] = enc_ap_full(&j->b, t);
+    return 0;
+}
+
 static int h_find_index8(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
         fj_get_ap(j, o, path, "vals", true, &op->src[1]))
         return -1;
     op->nsrc = 2;
+    if (broadcast_vals(j, op))
+        return -1;
     if (op->kind == TIR_MATCH_REPLACE8) {
         if (fj_get_num(j, o, path, "imm", &op->value, 0) || fj_get_ap(j, o, path, "dst_idx", false, &op->dst2))
             return -1;

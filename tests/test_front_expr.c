@@ -74,6 +74,15 @@ static void test_arith(void **state)
     assert_int_equal(ev(f, "i >= 3"), 0);
     assert_int_equal(ev(f, "i == 2"), 1);
     assert_int_equal(ev(f, "i != 2"), 0);
+    /* one grammar with the number fields: floats inside, an integer out */
+    assert_int_equal(ev(f, "floor(n / 128)"), 2);
+    assert_int_equal(ev(f, "ceil(n / 128)"), 3);
+    assert_int_equal(ev(f, "trunc(-7 / 2)"), -3);
+    assert_int_equal(ev(f, "2 ** 10"), 1024);
+    assert_int_equal(ev(f, "-2 ** 2"), -4);
+    assert_int_equal(ev(f, "sign(-5) * 3"), -3);
+    assert_int_equal(ev(f, "0.5 < 1"), 1);
+    assert_int_equal(ev(f, "floor(2.5e1)"), 25);
 }
 
 static void test_pid_dependence(void **state)
@@ -105,6 +114,10 @@ static void test_errors(void **state)
     expect_err(f, "min(1)", "at least 2");
     expect_err(f, "(1", "expected ')'");
     expect_err(f, "1.5", "only integers");
+    expect_err(f, "n / 128", "use '//'");
+    expect_err(f, "2 ** -1", "only integers");
+    expect_err(f, "2 ** 63", "overflow");
+    expect_err(f, "fmod(1, 0)", "division by zero");
     expect_err(f, "", "unexpected end");
     /* deep nesting is an error, not a stack overflow */
     char deep[4096];

@@ -566,7 +566,7 @@ static void test_constant_expressions(void **state)
         { "'sqrt(2'", "field 'operand0': expected ',' or ')' at offset 6" },
         { "'(2'", "field 'operand0': expected ')' at offset 2" },
         { "'2 +* 3'", "field 'operand0': expected a number, a name or '('" },
-        { "'erf(1)'", "unknown function erf()" },
+        { "'erf(1)'", "unknown function 'erf'" },
         { "'fmod(1, 0)'", "division by zero in fmod()" },
         { "'colx'", "field 'operand0': unknown tensor or tile 'colx'" },
     };
