@@ -244,13 +244,14 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
         if (gen_init(&run, mode, &m, core_dir, opts && opts->dump_bin_per_inst, err))
             goto out;
         memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);
+        memcpy(run.table_opcodes, collect.table_opcodes, sizeof run.table_opcodes);
         if (gen_run(&run, err)) {
             gen_finish(&run, false, err);
             goto out;
         }
         if (mode == ENC_RUN_ISA_CHECKS) {
             if (gen_finish(&run, true, err) || art_write_sidecars(&run, &m, k, core_dir, err) ||
-                art_write_def(&m, core_dir, err) ||
+                art_write_def(&m, &run, core_dir, err) ||
                 (core == 0 && art_write_constants(k, core_dir, err)))
                 goto out;
         }

@@ -220,11 +220,26 @@ static int dge_of(lower_ctx_t *c)
     return 0;
 }
 
+/* The L1 opcode a DMA op's trigger carries (the notes' BIR family):
+ * load -> InstLoad (19); gather -> GenericIndirectLoad (42); scatter
+ * overwrite -> GenericIndirectSave (44); everything else, including the
+ * scatter-add RMW (a DMACopy with the add compute op) -> DMACopy (32). */
+static bir_opcode_t trigger_l1(const tir_op_t *op)
+{
+    switch (op->kind) {
+    case TIR_LOAD: return BIR_INST_LOAD;
+    case TIR_INDIRECT_LOAD: return BIR_GENERIC_INDIRECT_LOAD;
+    case TIR_INDIRECT_SAVE:
+        return op->flags & TIR_F_RMW_ADD ? BIR_DMA_COPY : BIR_GENERIC_INDIRECT_SAVE;
+    default: return BIR_DMA_COPY;
+    }
+}
+
 static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t *src,
                         const dside_t *dst, const dma_opts_t *o)
 {
     bir_inst_t tr;
-    lw_inst(c, &tr, BIR_DMA_TRIGGER, ISA_OP_DMA_TRIGGER);
+    lw_inst(c, &tr, trigger_l1(c->op), ISA_OP_DMA_TRIGGER);
     tr.isa.f.DTRIG.ndesc = ndesc;
     tr.dma_group = group;
     tr.engine = o->engine;

@@ -374,6 +374,47 @@ static void test_max8_family_and_select(void **state)
     tir_kernel_free(&k);
 }
 
+/* The BIR (L1 InstructionType) values the reference notes pin (seeds
+ * 000/001/004), and the max8 family's lowering onto them. */
+static void test_bir_numbering(void **state)
+{
+    (void)state;
+    static const struct { bir_opcode_t o; int v; const char *n; } pins[] = {
+        {BIR_INST_LOAD, 19, "InstLoad"}, {BIR_DMA_COPY, 32, "DMACopy"},
+        {BIR_GENERIC_INDIRECT_LOAD, 42, "GenericIndirectLoad"},
+        {BIR_GENERIC_INDIRECT_SAVE, 44, "GenericIndirectSave"},
+        {BIR_TENSOR_LOAD, 75, "TensorLoad"}, {BIR_TENSOR_STORE, 76, "TensorStore"},
+        {BIR_CORE_BARRIER, 87, "CoreBarrier"}, {BIR_MAX, 88, "Max"},
+        {BIR_MAX_INDEX, 89, "MaxIndex"}, {BIR_MATCH_REPLACE, 90, "MatchReplace"},
+        {BIR_MAX_INDEX_MATCH_REPLACE, 91, "MaxIndexAndMatchReplace"},
+        {BIR_QUANTIZE_MX, 96, "QuantizeMx"}, {BIR_INST_LOOP, 105, "InstLoop"},
+    };
+    for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
+        assert_int_equal((int)pins[i].o, pins[i].v);
+        assert_string_equal(bir_opcode_name(pins[i].o), pins[i].n);
+    }
+    /* no two BIR opcodes share a value (the switch in bir_opcode_name would
+     * not compile otherwise); and the lowering uses them */
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int v = BU_T(&k, "v", TIR_T_SBUF, ISA_DT_FP32, 128, 8);
+    int ix = BU_T(&k, "ix", TIR_T_SBUF, ISA_DT_UINT32, 128, 8);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MAX8);
+    op.dst = bu_full(&k, v), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "max8");
+    tir_op_init(&op, TIR_FIND_INDEX8);
+    op.dst = bu_full(&k, ix), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    bu_op(&k, &op, "fi8");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX8, 0)].opc, BIR_MAX);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 0)].opc, BIR_MAX_INDEX);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* ---- DMA ---- */
 static void test_dma_simple(void **state)
 {
@@ -413,6 +454,8 @@ static void test_dma_simple(void **state)
     assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
     assert_int_equal(tr->isa.f.DTRIG.queue, f->queue);
     assert_int_equal(tr->engine, ISA_ENG_SP);
+    assert_int_equal(tr->opc, BIR_INST_LOAD);      /* a load's trigger is InstLoad (19) */
+    assert_int_equal(d->opc, BIR_DMA_DESC);
     assert_string_equal(r.m.queues[f->queue].name, "qSyncIO0");
     bu_free(&r);
     tir_kernel_free(&k);
@@ -536,7 +579,19 @@ static void test_dma_indirect(void **state)
     bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 1)];
     assert_int_equal(s->isa.f.DIND.scatter, 1);
     assert_int_equal(s->isa.f.DIND.compute, ISA_DMAOP_ADD);
+    /* L1 opcodes of the triggers: gather = GenericIndirectLoad, scatter-add =
+     * DMACopy with the add compute op (seed 002's RMW fork) */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc,
+                     BIR_GENERIC_INDIRECT_LOAD);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)].opc, BIR_DMA_COPY);
     bu_free(&r);
+    /* a plain scatter (overwrite) is GenericIndirectSave */
+    k.ops[1].flags = 0;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)].opc,
+                     BIR_GENERIC_INDIRECT_SAVE);
+    bu_free(&r);
+    k.ops[1].flags = TIR_F_RMW_ADD;
     /* scatter-add in dynamic (DGE vector-indirect) mode is refused on trn2 */
     k.ops[1].dge_mode = ISA_DGE_HW;
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
@@ -671,6 +726,7 @@ int main(void)
         cmocka_unit_test(test_reduce_multistep),
         cmocka_unit_test(test_memset_fill_bits),
         cmocka_unit_test(test_max8_family_and_select),
+        cmocka_unit_test(test_bir_numbering),
         cmocka_unit_test(test_dma_simple),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
