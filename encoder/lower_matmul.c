@@ -83,12 +83,43 @@ static int check_mm_shapes(lower_ctx_t *c, const isa_tap_t *st, const isa_tap_t 
     return 0;
 }
 
+/* addDoubleRowAP's step rule: in a [K, 2, X] double-row operand the step of
+ * the "2" dim must carry the second row past the whole first one (rows in
+ * order, not overlapping); the notes' message, verbatim. */
+static int check_double_row_step(lower_ctx_t *c, const tir_ap_t *a, const char *role)
+{
+    int ix = -1;
+    for (int d = 1; d < a->ndim; d++)
+        if (a->count[d] == 2) {
+            ix = d;
+            break;
+        }
+    if (ix < 0)
+        return 0;   /* the shape check names the [K, 2, X] requirement */
+    int64_t run = 1, lo = 0, hi = 0;
+    for (int d = ix + 1; d < a->ndim; d++) {
+        run *= a->count[d];
+        int64_t span = (a->count[d] - 1) * a->step[d];
+        if (span < 0)
+            lo += span;
+        else
+            hi += span;
+    }
+    if (run > 1 && a->step[ix] <= hi - lo)
+        return lw_err(c, "%s: incorrect double row step (%lld; the row spans %lld elements)",
+                      role, (long long)a->step[ix], (long long)(hi - lo + 1));
+    return 0;
+}
+
 static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap_t *mov,
                               const tir_ap_t *dstap, bool accumulate)
 {
     const tir_op_t *op = c->op;
     pe_tile_t pt;
     if (pe_tile(c, &pt))
+        return -1;
+    if (op->flags & TIR_F_DOUBLE_ROW &&
+        (check_double_row_step(c, stat, "stationary") || check_double_row_step(c, mov, "moving")))
         return -1;
     bool sparse = op->kind == TIR_MATMUL_SPARSE;
     bir_inst_t ldw, mm;

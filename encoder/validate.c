@@ -459,9 +459,8 @@ static int check_index_tile(const vctx_t *v, int64_t rows)
     if (op->index_bound < 1)
         return vfail(v, "index", "no valid index range (index_bound %lld)",
                      (long long)op->index_bound);
-    if (op->dge_mode == ISA_DGE_HW)
-        return vfail(v, "dge_mode", "hardware DGE has no gather/scatter; use dge_mode 'sw' or "
-                     "'none' for indirect access");
+    /* dge_mode hw is the dynamic (DGE vector-indirect) mode: the back-end
+     * decides per target (lower_dma.c) */
     return 0;
 }
 

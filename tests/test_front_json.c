@@ -594,10 +594,6 @@ static void test_seed_messages_dma(void **state)
     fails_with(T("idx", "[128, 1]", "float32") T("g", "[128, 64]", "float32")
                "{'op': 'indirect_load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'}}",
                "field 'index': dtype float32 not allowed (int32 or uint32)", NULL);
-    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
-               "{'op': 'indirect_load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'},"
-               " 'dge_mode': 'hw'}",
-               "hardware DGE has no gather/scatter", NULL);
     fails_with(T("g", "[128, 64]", "float32")
                "{'op': 'indirect_load', 'dst': 'g', 'src': 'tab[0:128]'}",
                "indirect_load needs an indirect source", NULL);

@@ -1,0 +1,33 @@
+# Seed error messages reached from kernel files (docs/seed-coverage.md):
+# each kernel in tests/seed-kernels/ must fail to compile with the reference
+# notes' message, verbatim.
+set(TPB_SEED_KERNELS
+  "both_indirect|``src`` and ``dst`` operands cannot both be indirect memory accesses"
+  "rmw_dynamic_dma|IndirectRMW does not support dynamic DMA mode"
+  "strided_load|Cannot legalize strided load!"
+  "strided_store|Cannot legalize strided store!"
+  "tsc_needs_op1|LOGIC FAULT, TSC mode must have op1 set!"
+  "start_partition|tensorcopy src start_partition\\(0\\) or dst start_partition\\(64\\) mismatch"
+  "double_row_step|incorrect double row step"
+)
+foreach(entry ${TPB_SEED_KERNELS})
+  string(FIND "${entry}" "|" bar)
+  string(SUBSTRING "${entry}" 0 ${bar} name)
+  math(EXPR rest "${bar} + 1")
+  string(SUBSTRING "${entry}" ${rest} -1 regex)
+  add_test(NAME seed_message_${name}
+           COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/tests/seed-kernels/${name}.json
+                   -o ${PROJECT_BINARY_DIR}/seed_message_${name})
+  set_tests_properties(seed_message_${name} PROPERTIES LABELS "quick;back"
+                       PASS_REGULAR_EXPRESSION "${regex}")
+endforeach()
+
+# dge_mode hw on an indirect DMA reaches the dynamic (DGE vector-indirect)
+# mode on trn2 (dge_on_vector_indirect_dma): the descriptor keeps dge=hw and
+# OOB becomes skip (seed 002's is_offset_dma / enable_dge_on_vector_indirect_dma fork).
+add_test(NAME seed_gather_dynamic_mode
+         COMMAND sh -c "set -e; \"$1\" compile \"$2\" -o \"$3\"; \"$1\" dis \"$3\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/gather_dynamic.json
+                 ${PROJECT_BINARY_DIR}/seed_gather_dynamic)
+set_tests_properties(seed_gather_dynamic_mode PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "PseudoDmaIndirect2d [^\n]* scatter=0 oob=skip compute=bypass dge=hw")
