@@ -415,6 +415,42 @@ static void test_bir_numbering(void **state)
     tir_kernel_free(&k);
 }
 
+/* load_tensor_to_register without an engine is EngineType.ALL: one
+ * TensorLoad (L1 75) per TPB engine, same register and source; with an
+ * engine, only that one. */
+static void test_tload_all_engines(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_INT32, 128, 4);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD_TENSOR_TO_REGISTER);
+    op.src[0] = bu_ap(a, 2, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)2);
+    op.nsrc = 1;
+    op.reg = 7;
+    bu_op(&k, &op, "ltr");
+    op.engine = ISA_ENG_ACT;
+    bu_op(&k, &op, "ltr_act");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_TENSOR_LOAD), 6);
+    unsigned seen = 0;
+    for (int i = 0; i < 5; i++) {
+        bir_inst_t *t = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_LOAD, i)];
+        assert_int_equal(t->opc, BIR_TENSOR_LOAD);
+        assert_int_equal(t->isa.f.TLOAD.reg, 7);
+        assert_int_equal(t->isa.f.TLOAD.count, 2);
+        assert_int_equal(t->isa.f.TLOAD.src.addr, r.m.mlocs[a].addr + 2 * 4);
+        seen |= 1u << t->engine;
+    }
+    for (int e = 0; e < 5; e++)
+        assert_true(seen >> isa_tpb_engines[e] & 1u);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_LOAD, 5)].engine, ISA_ENG_ACT);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* ---- DMA ---- */
 static void test_dma_simple(void **state)
 {
@@ -727,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_memset_fill_bits),
         cmocka_unit_test(test_max8_family_and_select),
         cmocka_unit_test(test_bir_numbering),
+        cmocka_unit_test(test_tload_all_engines),
         cmocka_unit_test(test_dma_simple),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
