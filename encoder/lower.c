@@ -381,6 +381,30 @@ static uint32_t int_bits(double v, int bits, bool is_signed)
     return (uint32_t)((uint64_t)i & (bits == 32 ? 0xFFFFFFFFull : ((1ull << bits) - 1)));
 }
 
+double lw_clip_scalar(double v, unsigned dt)
+{
+    double lo, hi;
+    switch (dt) {
+    case ISA_DT_FP32: hi = 3.4028234663852886e38; break;
+    case ISA_DT_BF16: hi = 3.3895313892515355e38; break;
+    case ISA_DT_FP16: hi = 65504.0; break;
+    case ISA_DT_FP8E4M3: hi = 448.0; break;
+    case ISA_DT_FP8E5M2: hi = 57344.0; break;
+    case ISA_DT_INT8: lo = -128.0, hi = 127.0; goto clamp;
+    case ISA_DT_INT16: lo = -32768.0, hi = 32767.0; goto clamp;
+    case ISA_DT_INT32: lo = -2147483648.0, hi = 2147483647.0; goto clamp;
+    case ISA_DT_UINT8: lo = 0.0, hi = 255.0; goto clamp;
+    case ISA_DT_UINT16: lo = 0.0, hi = 65535.0; goto clamp;
+    case ISA_DT_UINT32: lo = 0.0, hi = 4294967295.0; goto clamp;
+    default: return v;
+    }
+    lo = -hi;
+clamp:
+    if (v != v)
+        return v;
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
 uint32_t lw_fill_bits(double v, unsigned dt)
 {
     switch (dt) {

@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "back_util.h"
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
@@ -415,6 +417,35 @@ static void test_bir_numbering(void **state)
     tir_kernel_free(&k);
 }
 
+/* clip_scalar (seed 001, the max8 family's immediates): 1e300 on a bf16
+ * operand is bf16's largest finite value, -1e300 on fp8e4m3 is -448. */
+static void test_match_replace_imm_clipped(void **state)
+{
+    (void)state;
+    assert_true(lw_clip_scalar(1e300, ISA_DT_BF16) == 3.3895313892515355e38);
+    assert_true(lw_clip_scalar(-1e300, ISA_DT_FP8E4M3) == -448.0);
+    assert_true(lw_clip_scalar(70000.0, ISA_DT_FP16) == 65504.0);
+    assert_true(lw_clip_scalar(-5.0, ISA_DT_UINT8) == 0.0);
+    assert_true(lw_clip_scalar(2.5, ISA_DT_FP32) == 2.5);
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    int v = BU_T(&k, "v", TIR_T_SBUF, ISA_DT_BF16, 128, 8);
+    int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATCH_REPLACE8);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    op.value = 1e300;
+    bu_op(&k, &op, "mr");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    float imm = bu_block(&r)->insts[bu_find(&r, ISA_OP_MATCH_REPLACE8, 0)].isa.f.MR.imm;
+    assert_true(imm == (float)3.3895313892515355e38);
+    assert_false(isinf(imm));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* load_tensor_to_register without an engine is EngineType.ALL: one
  * TensorLoad (L1 75) per TPB engine, same register and source; with an
  * engine, only that one. */
@@ -764,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_max8_family_and_select),
         cmocka_unit_test(test_bir_numbering),
         cmocka_unit_test(test_tload_all_engines),
+        cmocka_unit_test(test_match_replace_imm_clipped),
         cmocka_unit_test(test_dma_simple),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
