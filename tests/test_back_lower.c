@@ -516,6 +516,7 @@ static void test_dma_simple(void **state)
     assert_int_equal(f->dst.count[1], 128);
     assert_int_equal(f->dst.step[0], 4);
     assert_int_equal(f->qos, 5);
+    assert_int_equal(f->transpose, 0);   /* CopyMode Copy = 0 */
     assert_int_equal(f->src_reg, ISA_REG_NONE);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
     assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
@@ -683,7 +684,8 @@ static void test_dma_transpose(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
     assert_int_equal(d->engine, ISA_ENG_POOL);
-    assert_int_equal(d->isa.f.DDESC.transpose, 1);
+    assert_int_equal(d->isa.f.DDESC.transpose, 1);   /* CopyMode Transpose */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc, BIR_DMA_COPY);
     /* dst[p, j] = src[j, p]: src walks columns: inner step = a row (256 B) */
     assert_int_equal(d->isa.f.DDESC.src.step[0], 128 * 2);
     assert_int_equal(d->isa.f.DDESC.src.step[1], 2);
