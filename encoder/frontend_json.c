@@ -677,6 +677,12 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             op->dst = dst.ap;
             op->src[0] = src.ap;
             op->nsrc = 1;
+            /* register-offset (dynamic) DMA: docs/kernel-format.md */
+            if ((field(o, "src_reg") &&
+                 get_int_range(j, o, path, "src_reg", &op->src_reg, -1, 0, ISA_NUM_REGS - 1)) ||
+                (field(o, "dst_reg") &&
+                 get_int_range(j, o, path, "dst_reg", &op->dst_reg, -1, 0, ISA_NUM_REGS - 1)))
+                return -1;
             if (op->oob_mode == ISA_OOB_SKIP)
                 op->flags |= TIR_F_OOB_SKIP;
             if (rmw == ISA_ALU_ADD)
@@ -1164,8 +1170,8 @@ typedef struct {
 } opdef_t;
 
 static const opdef_t opdefs[] = {
-    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
-    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", NULL}},
+    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", NULL}},
     {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
     {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
     {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},

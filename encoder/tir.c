@@ -89,6 +89,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->cmp = ISA_CMP_GE;
     op->barrier_id = -1;
     op->peer = -1;
+    op->src_reg = op->dst_reg = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
 }

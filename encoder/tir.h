@@ -240,6 +240,10 @@ typedef struct {
     int num_elem_per_idx, num_valid;   /* local_gather */
     uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
     int reg;                      /* load_tensor_to_register: first register */
+    int src_reg, dst_reg;         /* load/store: register whose value (an element
+                                     offset) moves that HBM side's address at
+                                     issue -- register-offset (dynamic) DMA;
+                                     -1 = none */
     int barrier_id;               /* core_barrier */
     unsigned barrier_cores;       /* bitmask of participating cores */
     int peer;                     /* sendrecv peer core */
