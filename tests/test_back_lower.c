@@ -27,7 +27,7 @@ static void test_matmul_plain(void **state)
     op.src[0] = bu_full(&k, w);
     op.src[1] = bu_full(&k, x);
     op.nsrc = 2;
-    op.flags = TIR_F_ACCUMULATE;
+    op.flags = TIR_F_ACCUMULATE | TIR_F_ONEZERO_W | TIR_F_ONEZERO_M;
     bu_op(&k, &op, "mm");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -46,6 +46,8 @@ static void test_matmul_plain(void **state)
     assert_int_equal(mm->isa.f.MM.dst.count[0], 512);
     assert_int_equal(mm->isa.f.MM.moving.count[0], 512);
     assert_int_equal(mm->isa.f.MM.accumulate, 1);
+    assert_int_equal(ld->isa.f.LDW.onezero, 1);   /* is_weight_onezero */
+    assert_int_equal(mm->isa.f.MM.onezero, 1);    /* is_fmap_onezero */
     assert_int_equal(mm->isa.f.MM.dst.addr % 2048, 0);
     bu_free(&r);
     tir_kernel_free(&k);
@@ -409,10 +411,15 @@ static void test_bir_numbering(void **state)
     tir_op_init(&op, TIR_FIND_INDEX8);
     op.dst = bu_full(&k, ix), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
     bu_op(&k, &op, "fi8");
+    int ix16 = BU_T(&k, "ix16", TIR_T_SBUF, ISA_DT_UINT16, 128, 8);   /* the uint16 index view */
+    op.dst = bu_full(&k, ix16);
+    bu_op(&k, &op, "fi8_u16");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX8, 0)].opc, BIR_MAX);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 0)].opc, BIR_MAX_INDEX);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 1)].isa.f.FIDX.out.dtype,
+                     ISA_DT_UINT16);
     bu_free(&r);
     tir_kernel_free(&k);
 }
