@@ -672,6 +672,21 @@ static void test_dma_indirect(void **state)
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "IndirectRMW does not support dynamic DMA mode"));
     bu_free(&r);
+    /* a gather with dge_mode hw: the dynamic form (dge hw, OOB skip) on trn2,
+     * the standard form (dge sw) on trn1, which has no vector-indirect DGE */
+    k.ops[1].dge_mode = ISA_DGE_NONE;
+    k.ops[0].dge_mode = ISA_DGE_HW;
+    k.ops[0].oob_mode = ISA_OOB_ERROR;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_HW);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    bu_free(&r);
+    assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
+    g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_SW);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_ERROR);
+    bu_free(&r);
     tir_kernel_free(&k);
 }
 
