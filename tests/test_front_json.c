@@ -599,6 +599,22 @@ static void test_seed_messages_dma(void **state)
                "indirect_load needs an indirect source", NULL);
 }
 
+/* gather_flattened's legality gate (seed 004: uint32 indices, data and
+ * indices on the same partitions) and dma_transpose's rank gate. */
+static void test_seed_gather_flattened_and_rank(void **state)
+{
+    (void)state;
+    fails_with(T("d", "[128, 64]", "float32") T("ix", "[128, 8]", "int32") T("o", "[128, 8]", "float32")
+               "{'op': 'gather_flattened', 'dst': 'o', 'data': 'd', 'indices': 'ix'}",
+               "dtype int32 not allowed (uint32)", NULL);
+    fails_with(T("d", "[64, 64]", "float32") T("ix", "[128, 8]", "uint32") T("o", "[128, 8]", "float32")
+               "{'op': 'gather_flattened', 'dst': 'o', 'data': 'd', 'indices': 'ix'}",
+               "partition size 128 differs from data's 64", NULL);
+    fails_with(T("g", "[2, 2, 2, 2, 2]", "float32") T("h", "[2, 2, 2, 2, 2]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'h', 'src': 'g', 'axes': [4, 3, 2, 1, 0]}",
+               "field 'axes': 5 axes (at most 4)", NULL);
+}
+
 static void test_seed_messages_engines(void **state)
 {
     (void)state;
@@ -870,6 +886,7 @@ int main(void)
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_seed_messages_dma),
         cmocka_unit_test(test_seed_messages_engines),
+        cmocka_unit_test(test_seed_gather_flattened_and_rank),
         cmocka_unit_test(test_validation_own),
         cmocka_unit_test(test_names_and_types),
         cmocka_unit_test(test_bounds),
