@@ -453,6 +453,45 @@ static void test_match_replace_imm_clipped(void **state)
     tir_kernel_free(&k);
 }
 
+/* generateCopyAct: a float tensor_copy on the Activation engine is an
+ * identity Activation; an integer one stays TensorCopy; on DVE TensorCopy. */
+static void test_copy_on_act_is_identity_activation(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    int i = BU_T(&k, "i", TIR_T_SBUF, ISA_DT_INT32, 128, 64);
+    int j = BU_T(&k, "j", TIR_T_SBUF, ISA_DT_INT32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.engine = ISA_ENG_ACT;
+    bu_op(&k, &op, "cast_act");
+    op.dst = bu_full(&k, j), op.src[0] = bu_full(&k, i);
+    bu_op(&k, &op, "int_act");
+    op.engine = ISA_ENG_DVE;
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a);
+    bu_op(&k, &op, "cast_dve");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_ACTIVATION), 1);
+    bir_inst_t *x = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
+    assert_int_equal(x->opc, BIR_ACTIVATION);
+    assert_int_equal(x->engine, ISA_ENG_ACT);
+    assert_int_equal(x->isa.f.ACT.func, ISA_ACTFN_COPY);
+    assert_true(x->isa.f.ACT.scale == 1.0f);
+    assert_int_equal(x->isa.f.ACT.bias.space, ISA_SPACE_NONE);
+    assert_int_equal(x->isa.f.ACT.red_cmd, ISA_REDCMD_IDLE);
+    assert_int_equal(x->isa.f.ACT.out.dtype, ISA_DT_BF16);
+    assert_int_equal(bu_count(&r, ISA_OP_TENSOR_COPY), 2);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_COPY, 0)].engine, ISA_ENG_ACT);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_COPY, 1)].engine, ISA_ENG_DVE);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* load_tensor_to_register without an engine is EngineType.ALL: one
  * TensorLoad (L1 75) per TPB engine, same register and source; with an
  * engine, only that one. */
@@ -819,6 +858,7 @@ int main(void)
         cmocka_unit_test(test_max8_family_and_select),
         cmocka_unit_test(test_bir_numbering),
         cmocka_unit_test(test_tload_all_engines),
+        cmocka_unit_test(test_copy_on_act_is_identity_activation),
         cmocka_unit_test(test_match_replace_imm_clipped),
         cmocka_unit_test(test_dma_simple),
         cmocka_unit_test(test_dma_casts),
