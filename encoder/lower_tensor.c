@@ -112,6 +112,15 @@ static int lower_stt(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* src -> dst operands of a copy, same shape. */
+static int copy_operands(lower_ctx_t *c, bir_inst_t *in, isa_tap_t *src, isa_tap_t *dst)
+{
+    if (lw_tap(c, in, &c->op->src[0], false, "src", src) ||
+        lw_tap(c, in, &c->op->dst, true, "dst", dst))
+        return -1;
+    return same_shape(c, "tensorcopy", src, dst);
+}
+
 static bool is_float_dtype(unsigned dt)
 {
     return dt == ISA_DT_FP32 || dt == ISA_DT_BF16 || dt == ISA_DT_FP16 ||
@@ -133,10 +142,7 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
     bir_inst_t in;
     lw_inst(c, &in, BIR_ACTIVATION, ISA_OP_ACTIVATION);
     isa_fmt_ACT_t *f = &in.isa.f.ACT;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
-        return -1;
-    if (same_shape(c, "tensorcopy", &f->in, &f->out))
+    if (copy_operands(c, &in, &f->in, &f->out))
         return -1;
     f->func = ISA_ACTFN_COPY;
     f->scale = 1.0f;
@@ -149,7 +155,6 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
 
 static int lower_copy(lower_ctx_t *c)
 {
-    const tir_op_t *op = c->op;
     bool done;
     if (lower_copy_act(c, &done))
         return -1;
@@ -158,10 +163,7 @@ static int lower_copy(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
     isa_fmt_COPY_t *f = &in.isa.f.COPY;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
-        return -1;
-    if (same_shape(c, "tensorcopy", &f->in, &f->out))
+    if (copy_operands(c, &in, &f->in, &f->out))
         return -1;
     return lw_emit(c, &in);
 }

@@ -267,6 +267,17 @@ static void test_dve_coverage_check(void **state)
 }
 
 
+/* Append one bare instruction to the module's main block. */
+static void add_inst(bir_module_t *m, bir_opcode_t opc, isa_op_t op, int engine, const char *name)
+{
+    bir_inst_t in;
+    tpb_err_t err;
+    bir_inst_init(&in, opc, op);
+    in.engine = engine;
+    snprintf(in.name, sizeof in.name, "%s", name);
+    assert_true(bir_block_append(bir_main_block(m), &in, &err) >= 0);
+}
+
 static int read_json_file(const char *path, cJSON **out, tpb_err_t *err)
 {
     uint8_t *buf;
@@ -344,11 +355,7 @@ static void test_create_bin_1007(void **state)
     bir_module_t m;
     tpb_err_t err;
     assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
-    bir_inst_t in;
-    bir_inst_init(&in, BIR_HALT, ISA_OP_HALT);
-    in.engine = ISA_ENG_DVE;
-    snprintf(in.name, sizeof in.name, "halt");
-    assert_true(bir_block_append(bir_main_block(&m), &in, &err) >= 0);
+    add_inst(&m, BIR_HALT, ISA_OP_HALT, ISA_ENG_DVE, "halt");
     gen_t g;
     assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, "/nonexistent-tpb-dir/sg0", false, &err), 0);
     assert_int_not_equal(gen_run(&g, &err), 0);
@@ -367,15 +374,8 @@ static void test_asm_mapping_check(void **state)
     bir_module_t m;
     tpb_err_t err;
     assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
-    bir_inst_t in;
-    bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
-    in.engine = ISA_ENG_SP;
-    snprintf(in.name, sizeof in.name, "nop");
-    assert_true(bir_block_append(bir_main_block(&m), &in, &err) >= 0);
-    bir_inst_init(&in, BIR_HALT, ISA_OP_HALT);
-    in.engine = ISA_ENG_SP;
-    snprintf(in.name, sizeof in.name, "halt");
-    assert_true(bir_block_append(bir_main_block(&m), &in, &err) >= 0);
+    add_inst(&m, BIR_NOP, ISA_OP_NOP, ISA_ENG_SP, "nop");
+    add_inst(&m, BIR_HALT, ISA_OP_HALT, ISA_ENG_SP, "halt");
     char dir[4096];
     tmpdir(dir, sizeof dir, "asmmap");
     assert_int_equal(fio_mkdirs(dir, &err), 0);
