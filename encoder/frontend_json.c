@@ -654,11 +654,46 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
 }
 
 /* load/store/dma_copy/indirect_*: the NKI fork on indirect operands */
+/* legalize_store_value: store of a number = memset of a compiler tile shaped
+ * like the destination access ([P, rest], P <= partitions), then a store of
+ * that tile (docs/kernel-format.md). */
+static int store_scalar(jx_t *j, const cJSON *o, const char *path, const tir_op_t *op)
+{
+    jop_t dst;
+    if (get_operand(j, o, path, "dst", true, false, &dst))
+        return -1;
+    const tir_ap_t *d = &dst.ap;
+    const tir_tensor_t *t = &j->b.k->tensors[d->tensor];
+    int64_t shape[2] = {d->ndim > 0 ? d->count[0] : 1, 1};
+    for (int i = 1; i < d->ndim; i++)
+        shape[1] *= d->count[i];
+    if (shape[0] > 128)
+        return jfail(j, path, "src", "a stored value fills at most 128 rows (dst has %lld)",
+                     (long long)shape[0]);
+    char name[64];
+    snprintf(name, sizeof name, "%.36s_value%d", op->name[0] ? op->name : "store",
+             j->b.k->ntensors % 100000);
+    int tile = enc_tile(&j->b, name, TIR_T_SBUF, t->dtype, 2, shape);
+    if (tile < 0)
+        return -1;
+    tir_ap_t full = enc_ap_full(&j->b, tile);
+    if (enc_memset(&j->b, full, cJSON_GetObjectItemCaseSensitive(o, "src")->valuedouble,
+                   ISA_ENG_UNASSIGNED) < 0 ||
+        enc_store(&j->b, dst.ap, full, false) < 0)
+        return -1;
+    return 0;
+}
+
 static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
     if (dma_opts(j, o, path, op, &rmw))
         return -1;
+    if (op->kind == TIR_STORE && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "src"))) {
+        if (rmw != ISA_ALU_BYPASS || field(o, "dst_reg"))
+            return jfail(j, path, "src", "a stored value takes no rmw_op or dst_reg");
+        return store_scalar(j, o, path, op);
+    }
     jop_t dst, src;
     if (get_operand(j, o, path, "dst", true, true, &dst) ||
         get_operand(j, o, path, "src", true, true, &src))
