@@ -95,6 +95,10 @@ typedef struct {
 } bir_access_t;
 
 #define BIR_MAX_ACCESS 8
+/* Pseudo memory space of explicit dependencies (a kernel's "deps"): op i's
+ * instructions write [i, i+1) in it, a dependent op's instructions read it,
+ * so the ordinary overlap rule orders them (encoder/lower.c). */
+#define BIR_SPACE_DEP 4
 
 /* The fields the scheduling passes read for every instruction come first,
  * in one cache line: kernels unroll to 10^5+ instructions and each pass

@@ -640,7 +640,7 @@ static int get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *f
 
 typedef int (*op_fn)(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 
-#define F_COMMON "op", "name", "engine"
+#define F_COMMON "op", "name", "engine", "deps"
 
 static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw)
 {
@@ -1259,6 +1259,37 @@ static const opdef_t *find_opdef(const char *name)
     return NULL;
 }
 
+/* "deps": names of earlier ops this one waits for (NKI deps / the notes'
+ * process_dep_edges); each name is the latest earlier op of that name.  Set
+ * on every op the statement emitted ([n0, nops)). */
+static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
+{
+    const cJSON *deps = cJSON_GetObjectItemCaseSensitive(o, "deps");
+    if (!deps)
+        return 0;
+    tir_kernel_t *k = j->b.k;
+    int n = cJSON_IsArray(deps) ? cJSON_GetArraySize(deps) : -1;
+    if (n < 0 || n > 4)
+        return jfail(j, path, "deps", "must be a list of at most 4 op names");
+    int idx[4];
+    for (int d = 0; d < n; d++) {
+        const cJSON *e = cJSON_GetArrayItem(deps, d);
+        if (!cJSON_IsString(e))
+            return jfail(j, path, "deps", "entry %d is not an op name", d);
+        idx[d] = -1;
+        for (int i = n0 - 1; i >= 0 && idx[d] < 0; i--)
+            if (!strcmp(k->ops[i].name, e->valuestring))
+                idx[d] = i;
+        if (idx[d] < 0)
+            return jfail(j, path, "deps", "no earlier op named '%s'", e->valuestring);
+    }
+    for (int i = n0; i < k->nops; i++) {
+        memcpy(k->ops[i].deps, idx, (size_t)n * sizeof idx[0]);
+        k->ops[i].ndeps = n;
+    }
+    return 0;
+}
+
 static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const opdef_t *d)
 {
     if (check_fields(j, o, path, d->fields))
@@ -1271,12 +1302,13 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const opde
     if (nm)
         snprintf(op.name, sizeof op.name, "%s", nm);
     enc_set_path(&j->b, path);
+    int n0 = j->b.k->nops;
     int rc = d->fn(j, o, path, &op);
     if (rc < 0)
         return -1;
-    if (rc == 0)   /* the handler emitted through a typed builder */
-        return 0;
-    return enc_emit(&j->b, &op) < 0 ? -1 : 0;
+    if (rc > 0 && enc_emit(&j->b, &op) < 0)   /* else the handler emitted through a builder */
+        return -1;
+    return set_deps(j, o, path, n0);
 }
 
 /* ---- statements ---- */

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int (*lower_fn)(lower_ctx_t *c);
@@ -55,12 +56,51 @@ int lw_err(lower_ctx_t *c, const char *fmt, ...)
                     tir_op_name(c->op->kind), c->op->path[0] ? c->op->path : "?", msg);
 }
 
+/* Explicit dependencies (process_dep_edges): every instruction of op i
+ * (descriptors aside: their trigger carries the transfer) writes the token
+ * [i, i+1) of BIR_SPACE_DEP when a later op names it in deps, and reads the
+ * token of each op it names itself. */
+static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
+{
+    bir_block_t *b = bir_main_block(c->m);
+    const tir_op_t *op = c->op;
+    for (int n = first; n < b->ninsts; n++) {
+        bir_inst_t *in = &b->insts[n];
+        if (in->is_dma_desc)
+            continue;
+        for (int d = -1; d < op->ndeps; d++) {
+            int who = d < 0 ? c->opi : op->deps[d];
+            if (d < 0 && !target[c->opi])
+                continue;
+            bir_access_t t = {BIR_SPACE_DEP, 0, 1, (uint64_t)who, (uint64_t)who + 1, d < 0};
+            if (!bir_inst_access(in, &t))
+                return lw_err(c, "too many memory accesses to add a dependency token");
+        }
+    }
+    return 0;
+}
+
 int lower_kernel(lower_ctx_t *c)
 {
     /* the name dispatch, resolved once per op kind */
     lower_fn by_kind[TIR_OP_COUNT] = {NULL};
     bool resolved[TIR_OP_COUNT] = {false};
-    for (int i = 0; i < c->k->nops; i++) {
+    bool *target = NULL;
+    for (int i = 0; i < c->k->nops; i++)
+        for (int d = 0; d < c->k->ops[i].ndeps; d++) {
+            int who = c->k->ops[i].deps[d];
+            c->opi = i;
+            c->op = &c->k->ops[i];
+            if (who < 0 || who >= i) {
+                free(target);
+                return lw_err(c, "deps: op %d is not an earlier op", who);
+            }
+            if (!target && !(target = calloc((size_t)c->k->nops, sizeof *target)))
+                return lw_err(c, "out of memory");
+            target[who] = true;
+        }
+    int rc = 0;
+    for (int i = 0; i < c->k->nops && !rc; i++) {
         c->opi = i;
         c->op = &c->k->ops[i];
         c->sub = 0;
@@ -74,12 +114,17 @@ int lower_kernel(lower_ctx_t *c)
         } else {
             fn = find_lowering(name);
         }
-        if (!fn)
-            return lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
-        if (fn(c))
-            return -1;
+        if (!fn) {
+            rc = lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
+            break;
+        }
+        int first = bir_main_block(c->m)->ninsts;
+        rc = fn(c);
+        if (!rc && target && (target[i] || c->op->ndeps))
+            rc = add_dep_tokens(c, first, target);
     }
-    return 0;
+    free(target);
+    return rc;
 }
 
 void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)

@@ -240,6 +240,9 @@ typedef struct {
     int num_elem_per_idx, num_valid;   /* local_gather */
     uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
     int reg;                      /* load_tensor_to_register: first register */
+    int deps[4];                  /* explicit dependencies: indices of earlier ops
+                                     this one waits for ("deps" in a kernel) */
+    int ndeps;
     int src_reg, dst_reg;         /* load/store: register whose value (an element
                                      offset) moves that HBM side's address at
                                      issue -- register-offset (dynamic) DMA;

@@ -615,6 +615,37 @@ static void test_seed_gather_flattened_and_rank(void **state)
                "field 'axes': 5 axes (at most 4)", NULL);
 }
 
+/* "deps": names of earlier ops (the latest of each name), set on every op
+ * the statement emits; unknown names and non-lists fail. */
+static void test_deps(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("t", "[128, 64]", "float32") T("u", "[128, 64]", "float32")
+           "{'op': 'memset', 'dst': 't', 'value': 1, 'name': 'first'},"
+           "{'op': 'memset', 'dst': 'u', 'value': 2, 'name': 'second'},"
+           "{'op': 'activation', 'dst': 'u', 'src': 'u', 'func': 'exp', 'deps': ['first']},"
+           "{'op': 'store', 'dst': 'out[0:128, 0:64]', 'src': 3.0, 'deps': ['second', 'first']}",
+           &k);
+    assert_int_equal(k.nops, 5);
+    assert_int_equal(k.ops[0].ndeps, 0);
+    assert_int_equal(k.ops[2].ndeps, 1);
+    assert_int_equal(k.ops[2].deps[0], 0);
+    /* the value store is two ops (memset + store): both carry the deps */
+    for (int i = 3; i < 5; i++) {
+        assert_int_equal(k.ops[i].ndeps, 2);
+        assert_int_equal(k.ops[i].deps[0], 1);
+        assert_int_equal(k.ops[i].deps[1], 0);
+    }
+    tir_kernel_free(&k);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'memset', 'dst': 't', 'value': 1, 'deps': ['nope']}",
+               "field 'deps': no earlier op named 'nope'", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'memset', 'dst': 't', 'value': 1, 'deps': 'x'}",
+               "field 'deps': must be a list of at most 4 op names", NULL);
+}
+
 static void test_seed_messages_engines(void **state)
 {
     (void)state;
@@ -703,7 +734,7 @@ static void test_names_and_types(void **state)
                "k.json: body[0]: field 'dst': unknown tensor or tile 'nope'", NULL);
     fails_with("{'op': 'frobnicate'}", "body[0]: field 'op': unknown op 'frobnicate'", NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'colour': 1}",
-               "body[1]: field 'colour': unknown field (allowed: op, name, engine, dst, value, random)",
+               "body[1]: field 'colour': unknown field (allowed: op, name, engine, deps, dst, value, random)",
                NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'value': 1}",
                "field 'value': given twice", NULL);
@@ -886,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_seed_messages_dma),
         cmocka_unit_test(test_seed_messages_engines),
+        cmocka_unit_test(test_deps),
         cmocka_unit_test(test_seed_gather_flattened_and_rank),
         cmocka_unit_test(test_validation_own),
         cmocka_unit_test(test_names_and_types),
