@@ -31,3 +31,12 @@ add_test(NAME seed_gather_dynamic_mode
                  ${PROJECT_BINARY_DIR}/seed_gather_dynamic)
 set_tests_properties(seed_gather_dynamic_mode PROPERTIES LABELS "quick;back"
   PASS_REGULAR_EXPRESSION "PseudoDmaIndirect2d [^\n]* scatter=0 oob=skip compute=bypass dge=hw")
+
+# Explicit deps survive the multi-core split: on core 1 the load (which
+# touches nothing the memset writes) waits for the DVE memset it names.
+add_test(NAME seed_deps_multicore
+         COMMAND sh -c "set -e; \"$1\" compile \"$2\" -o \"$3\"; \"$1\" dis \"$3/nc1/sg0/SP.bin\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_multicore.json
+                 ${PROJECT_BINARY_DIR}/seed_deps_multicore)
+set_tests_properties(seed_deps_multicore PROPERTIES LABELS "quick;back;multicore"
+  PASS_REGULAR_EXPRESSION "DmaTrigger queue=0 ndesc=1 wait=S3>=1")
