@@ -231,8 +231,11 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
     memset(&run, 0, sizeof run);
     int rc = -1;
     lower_ctx_t c = {k, t, &m, err, 0, NULL, 0, -1, enc_ident_tile(k)};
-    if (alloc_kernel(k, t, hbm, &m, st, err) || lower_kernel(&c) ||
-        sched_assign_engines(&m, err) || sched_assign_queues(&m, t, err) ||
+    if (alloc_kernel(k, t, hbm, &m, st, err) || lower_kernel(&c))
+        goto out;
+    if (opts && opts->enable_ldw_opt)
+        lw_ldw_opt(&m);
+    if (sched_assign_engines(&m, err) || sched_assign_queues(&m, t, err) ||
         sched_synchronise(&m, st, err))
         goto out;
     /* COLLECT_OPCODES first: the per-engine opcode sets feed the DVE check */
@@ -281,7 +284,7 @@ int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_e
 int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                 tpb_err_t *err)
 {
-    enc_options_t o = opts ? *opts : (enc_options_t){NULL, NULL, ENC_RUN_ISA_CHECKS, false};
+    enc_options_t o = opts ? *opts : (enc_options_t){NULL, NULL, ENC_RUN_ISA_CHECKS, false, false};
     if (enc_check_mode(o.mode, err))
         return -1;
     const tpb_target_t *t = pick_target(k, &o, err);

@@ -29,6 +29,7 @@ typedef struct {
     const char *target;        /* NULL: the kernel's target, else trn2 */
     int mode;                  /* enc_codegen_mode_t; anything else is an error */
     bool dump_bin_per_inst;    /* also write <Engine>.<seq>.<name>.bin per instruction */
+    bool enable_ldw_opt;       /* drop LdWeights that reload the weights PE holds */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */

@@ -347,3 +347,64 @@ int lower_transpose(lower_ctx_t *c)
                       isa_engine_name((isa_engine_t)eng));
     return transpose_pe(c);
 }
+
+/* ---- enableLDWOpt ----
+ * The notes name the flag (captured next to dumpBinPerInst) but not what it
+ * does; this is the design here.  PE keeps the weights of its last
+ * LdWeights until the next weight load, so a second LdWeights with the same
+ * fields (source, dtype, tile position, perf, onezero) is redundant when,
+ * between the two in program order, nothing writes the weights' memory and
+ * no other PE instruction loads weights or uses them differently (MX,
+ * sparse, transpose-mode Matmul).  The Matmul after a removed LdWeights
+ * already carries the stationary read (lower_matmul_plain), so its
+ * dependencies are unchanged. */
+static bool writes_over(const bir_inst_t *in, const bir_inst_t *ldw)
+{
+    for (int i = 0; i < in->nacc; i++)
+        for (int j = 0; j < ldw->nacc; j++)
+            if (in->acc[i].write && bir_access_overlap(&in->acc[i], &ldw->acc[j]))
+                return true;
+    return false;
+}
+
+static bool breaks_weights(const bir_inst_t *in)
+{
+    switch (in->isa.op) {
+    case ISA_OP_LDWEIGHTS_MX:
+    case ISA_OP_LDWEIGHTS_SPARSE:
+    case ISA_OP_MATMUL_MX:
+    case ISA_OP_MATMUL_SPARSE:
+        return true;
+    case ISA_OP_MATMUL:
+        return in->isa.f.MM.transpose != 0;
+    default:
+        return false;
+    }
+}
+
+int lw_ldw_opt(bir_module_t *m)
+{
+    bir_block_t *b = bir_main_block(m);
+    int last = -1, out = 0, removed = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        bir_inst_t *in = &b->insts[i];
+        bool drop = false;
+        if (in->isa.op == ISA_OP_LDWEIGHTS) {
+            drop = last >= 0 && memcmp(&b->insts[last].isa.f.LDW, &in->isa.f.LDW,
+                                       sizeof in->isa.f.LDW) == 0;
+            if (!drop)
+                last = out;   /* index after compaction */
+        } else if (last >= 0 && (breaks_weights(in) || writes_over(in, &b->insts[last]))) {
+            last = -1;
+        }
+        if (drop) {
+            removed++;
+            continue;
+        }
+        if (out != i)
+            b->insts[out] = *in;
+        out++;
+    }
+    b->ninsts = out;
+    return removed;
+}

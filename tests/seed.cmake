@@ -40,3 +40,15 @@ add_test(NAME seed_deps_multicore
                  ${PROJECT_BINARY_DIR}/seed_deps_multicore)
 set_tests_properties(seed_deps_multicore PROPERTIES LABELS "quick;back;multicore"
   PASS_REGULAR_EXPRESSION "DmaTrigger queue=0 ndesc=1 wait=S3>=1")
+
+# enableLDWOpt end to end: with --enable-ldw-opt the repeated stationary is
+# loaded once, and the simulated output is bit-identical to the plain compile.
+add_test(NAME seed_ldw_opt_same_values
+         COMMAND sh -c "set -e; d=\"$3\"; rm -rf \"$d\"; mkdir -p \"$d/in\";
+                        /usr/bin/python3 -c \"import numpy as np; r=np.random.default_rng(1); np.save('$d/in/w.npy', r.standard_normal((128, 64)).astype(np.float32)); np.save('$d/in/x.npy', r.standard_normal((128, 1024)).astype(np.float32))\";
+                        \"$1\" compile \"$2\" -o \"$d/a\"; \"$1\" compile \"$2\" -o \"$d/b\" --enable-ldw-opt --stats | grep -q 'LdWeights  *0x01 1';
+                        \"$1\" sim \"$d/a\" --inputs \"$d/in\" -o \"$d/ra\" -q; \"$1\" sim \"$d/b\" --inputs \"$d/in\" -o \"$d/rb\" -q;
+                        cmp \"$d/ra/out.npy\" \"$d/rb/out.npy\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/ldw_reuse.json
+                 ${PROJECT_BINARY_DIR}/seed_ldw_opt)
+set_tests_properties(seed_ldw_opt_same_values PROPERTIES LABELS "quick;back")

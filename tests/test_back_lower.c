@@ -843,6 +843,52 @@ static void test_dve_transpose_blocks(void **state)
     tir_kernel_free(&k);
 }
 
+/* enableLDWOpt: an LdWeights identical to the previous one is dropped only
+ * when nothing wrote the weights' memory and no other weight user came
+ * between. */
+static void test_ldw_opt(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_FP32, 128, 512);
+        int p1 = BU_T(&k, "p1", TIR_T_PSUM, ISA_DT_FP32, 64, 512);
+        int p2 = BU_T(&k, "p2", TIR_T_PSUM, ISA_DT_FP32, 64, 512);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MATMUL);
+        op.dst = bu_full(&k, p1), op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x);
+        op.nsrc = 2;
+        bu_op(&k, &op, "mm1");
+        if (variant == 1) {   /* the weights' memory is rewritten in between */
+            tir_op_t ms;
+            tir_op_init(&ms, TIR_MEMSET);
+            ms.dst = bu_full(&k, w), ms.value = 1.0;
+            bu_op(&k, &ms, "ms");
+        }
+        if (variant == 2) {   /* a transpose-mode Matmul uses PE differently */
+            int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 64, 128);
+            int pt = BU_T(&k, "pt", TIR_T_PSUM, ISA_DT_FP32, 128, 64);
+            tir_op_t tr;
+            tir_op_init(&tr, TIR_TRANSPOSE);
+            tr.dst = bu_full(&k, pt), tr.src[0] = bu_full(&k, t), tr.nsrc = 1;
+            bu_op(&k, &tr, "tr");
+        }
+        op.dst = bu_full(&k, p2);
+        bu_op(&k, &op, "mm2");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+        assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), 2);
+        int removed = lw_ldw_opt(&r.m);
+        assert_int_equal(removed, variant == 0 ? 1 : 0);
+        assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), variant == 0 ? 1 : 2);
+        assert_int_equal(bu_count(&r, ISA_OP_MATMUL), variant == 2 ? 3 : 2);
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -857,6 +903,7 @@ int main(void)
         cmocka_unit_test(test_memset_fill_bits),
         cmocka_unit_test(test_max8_family_and_select),
         cmocka_unit_test(test_bir_numbering),
+        cmocka_unit_test(test_ldw_opt),
         cmocka_unit_test(test_tload_all_engines),
         cmocka_unit_test(test_copy_on_act_is_identity_activation),
         cmocka_unit_test(test_match_replace_imm_clipped),
