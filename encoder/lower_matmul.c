@@ -8,6 +8,7 @@
  *   transpose DVE  -> one Transpose32 per 32x32 block */
 #include "lower.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define PSUM_BANK_BYTES 2048u
@@ -42,6 +43,19 @@ static int pe_tile(lower_ctx_t *c, pe_tile_t *pt)
                          "on target %s",
                       pt->row_pos, pt->col_pos, pt->row_size, pt->col_size, g, c->t->name);
     return 0;
+}
+
+/* A matmul operand's access pattern: when it cannot be encoded the error
+ * leads with the notes' codegenMatMulOp literal, then the reason. */
+static int mm_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write,
+                  const char *role, isa_tap_t *out)
+{
+    if (!lw_tap(c, in, a, write, role, out))
+        return 0;
+    const char *why = strstr(c->err->msg, "): ");
+    char detail[sizeof c->err->msg];
+    snprintf(detail, sizeof detail, "%s", why ? why + 3 : c->err->msg);
+    return lw_err(c, "Incorrect access pattern! %s", detail);
 }
 
 /* Shape checks common to the family: K partitions agree, M <= 128, dst is
@@ -131,8 +145,8 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     uint32_t perf = op->flags & TIR_F_DOUBLE_ROW ? ISA_PERF_DOUBLE_ROW : ISA_PERF_NORMAL;
     if (sparse) {
         isa_fmt_LDWSP_t *f = &ldw.isa.f.LDWSP;
-        if (lw_tap(c, &ldw, stat, false, "stationary", &f->src) ||
-            lw_tap(c, &ldw, &op->src[2], false, "tags", &f->tags))
+        if (mm_tap(c, &ldw, stat, false, "stationary", &f->src) ||
+            mm_tap(c, &ldw, &op->src[2], false, "tags", &f->tags))
             return -1;
         if (op->compress_ratio != 2 && op->compress_ratio != 4)
             return lw_err(c, "compress_ratio %u must be 2 (2:4) or 4 (1:4)", op->compress_ratio);
@@ -145,7 +159,7 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         st = f->src;
     } else {
         isa_fmt_LDW_t *f = &ldw.isa.f.LDW;
-        if (lw_tap(c, &ldw, stat, false, "stationary", &f->src))
+        if (mm_tap(c, &ldw, stat, false, "stationary", &f->src))
             return -1;
         f->row_pos = pt.row_pos, f->col_pos = pt.col_pos;
         f->row_size = pt.row_size, f->col_size = pt.col_size;
@@ -154,8 +168,8 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         st = f->src;
     }
     isa_fmt_MM_t *g = &mm.isa.f.MM;
-    if (lw_tap(c, &mm, mov, false, "moving", &g->moving) ||
-        lw_tap(c, &mm, dstap, true, "dst", &g->dst))
+    if (mm_tap(c, &mm, mov, false, "moving", &g->moving) ||
+        mm_tap(c, &mm, dstap, true, "dst", &g->dst))
         return -1;
     if (check_mm_shapes(c, &st, &g->moving, &g->dst))
         return -1;
@@ -185,11 +199,11 @@ static int lower_matmul_mx(lower_ctx_t *c)
     lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
     isa_fmt_LDWMX_t *f = &ldw.isa.f.LDWMX;
     isa_fmt_MMMX_t *g = &mm.isa.f.MMMX;
-    if (lw_tap(c, &ldw, &op->src[0], false, "stationary", &f->src) ||
-        lw_tap(c, &ldw, &op->src[2], false, "stationary_scale", &f->scale) ||
-        lw_tap(c, &mm, &op->src[1], false, "moving", &g->moving) ||
-        lw_tap(c, &mm, &op->src[3], false, "moving_scale", &g->scale) ||
-        lw_tap(c, &mm, &op->dst, true, "dst", &g->dst))
+    if (mm_tap(c, &ldw, &op->src[0], false, "stationary", &f->src) ||
+        mm_tap(c, &ldw, &op->src[2], false, "stationary_scale", &f->scale) ||
+        mm_tap(c, &mm, &op->src[1], false, "moving", &g->moving) ||
+        mm_tap(c, &mm, &op->src[3], false, "moving_scale", &g->scale) ||
+        mm_tap(c, &mm, &op->dst, true, "dst", &g->dst))
         return -1;
     if (f->scale.dtype != ISA_DT_UINT8 || g->scale.dtype != ISA_DT_UINT8)
         return lw_err(c, "MX scales must be uint8 (E8M0) tiles");
@@ -232,8 +246,8 @@ static int transpose_pe_flag(lower_ctx_t *c)
     bir_inst_t mm;
     lw_inst(c, &mm, BIR_MATMULT, ISA_OP_MATMUL);
     isa_fmt_MM_t *g = &mm.isa.f.MM;
-    if (lw_tap(c, &mm, &op->src[0], false, "src", &g->moving) ||
-        lw_tap(c, &mm, &op->dst, true, "dst", &g->dst))
+    if (mm_tap(c, &mm, &op->src[0], false, "src", &g->moving) ||
+        mm_tap(c, &mm, &op->dst, true, "dst", &g->dst))
         return -1;
     if (g->dst.space != ISA_SPACE_PSUM)
         return lw_err(c, "a PE transpose writes PSUM");

@@ -9,6 +9,7 @@ set(TPB_SEED_KERNELS
   "tsc_needs_op1|LOGIC FAULT, TSC mode must have op1 set!"
   "start_partition|tensorcopy src start_partition\\(0\\) or dst start_partition\\(64\\) mismatch"
   "double_row_step|incorrect double row step"
+  "matmul_access_pattern|Incorrect access pattern! moving: free step 40000 does not fit the 16-bit step field"
 )
 foreach(entry ${TPB_SEED_KERNELS})
   string(FIND "${entry}" "|" bar)
