@@ -830,6 +830,14 @@ static int h_stream_shuffle(jx_t *j, const cJSON *o, const char *path, tir_op_t 
     return 1;
 }
 
+/* noop: no silicon effect (the notes' codegenNoOp drops it); a scheduling
+ * marker: an op naming it in deps inherits its deps (set_deps). */
+static int h_noop(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    (void)j, (void)o, (void)path, (void)op;
+    return 1;
+}
+
 static int h_ltr(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (get_ap(j, o, path, "src", true, &op->src[0]) ||
@@ -1240,6 +1248,7 @@ static const opdef_t opdefs[] = {
     {"quantize_mx", TIR_QUANTIZE_MX, h_quantize_mx, {F_COMMON, "dst", "src", "scale", NULL}},
     {"core_barrier", TIR_CORE_BARRIER, h_core_barrier, {F_COMMON, "cores", "data", NULL}},
     {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", NULL}},
+    {"noop", TIR_NOOP, h_noop, {F_COMMON, NULL}},
 };
 
 static const opdef_t *find_opdef(const char *name)
@@ -1282,6 +1291,19 @@ static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
                 idx[d] = i;
         if (idx[d] < 0)
             return jfail(j, path, "deps", "no earlier op named '%s'", e->valuestring);
+    }
+    /* a noop emits nothing: depending on it means depending on its deps */
+    for (int d = 0; d < n; d++) {
+        const tir_op_t *t = &k->ops[idx[d]];
+        if (t->kind != TIR_NOOP)
+            continue;
+        if (n - 1 + t->ndeps > 4)
+            return jfail(j, path, "deps", "more than 4 ops once noop '%s' is expanded", t->name);
+        const int *inherit = t->deps;
+        int ninherit = t->ndeps;
+        idx[d--] = idx[--n];   /* drop the noop itself ... */
+        for (int x = 0; x < ninherit; x++)
+            idx[n++] = inherit[x];   /* ... and take its deps (never noops) */
     }
     for (int i = n0; i < k->nops; i++) {
         memcpy(k->ops[i].deps, idx, (size_t)n * sizeof idx[0]);

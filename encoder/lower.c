@@ -18,6 +18,13 @@ typedef struct {
     lower_fn fn;
 } lower_entry_t;
 
+/* codegenNoOp: no silicon effect, nothing emitted. */
+static int lower_noop(lower_ctx_t *c)
+{
+    (void)c;
+    return 0;
+}
+
 static const lower_entry_t lower_table[] = {
     {"load", lower_dma}, {"store", lower_dma}, {"dma_copy", lower_dma},
     {"dma_transpose", lower_dma}, {"indirect_load", lower_dma},
@@ -35,6 +42,7 @@ static const lower_entry_t lower_table[] = {
     {"tensor_tensor_scan", lower_tensor}, {"quantize_mx", lower_tensor},
     {"tensor_reduce", lower_reduce}, {"tensor_partition_reduce", lower_reduce},
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
+    {"noop", lower_noop},
 };
 
 static lower_fn find_lowering(const char *name)

@@ -14,7 +14,7 @@ const char *tir_op_name(tir_opkind_t k)
         "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_reduce",
         "tensor_partition_reduce", "tensor_copy", "tensor_tensor_scan", "iota",
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
-        "quantize_mx", "core_barrier", "sendrecv",
+        "quantize_mx", "core_barrier", "sendrecv", "noop",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }

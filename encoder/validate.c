@@ -256,7 +256,7 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE:
         return M(DVE);
-    case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER:
+    case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_OP_COUNT: break;
     }
@@ -1046,7 +1046,7 @@ static int check_engine(const vctx_t *v)
 static int min_srcs(tir_opkind_t k)
 {
     switch (k) {
-    case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: return 0;
+    case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: case TIR_NOOP: return 0;
     case TIR_MATMUL: case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR:
     case TIR_TENSOR_TENSOR_SCAN: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: case TIR_SELECT:
         return 2;
@@ -1064,7 +1064,8 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
         return tpb_errf(err, "%s: unknown op kind %d", op->path, (int)op->kind);
     if (check_engine(&v))
         return -1;
-    bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER;
+    bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER &&
+                     op->kind != TIR_NOOP;
     if (needs_dst && need(&v, &op->dst, -1))
         return -1;
     if (op->nsrc < min_srcs(op->kind))

@@ -889,6 +889,26 @@ static void test_ldw_opt(void **state)
     }
 }
 
+/* codegenNoOp: a noop lowers to nothing. */
+static void test_noop_emits_nothing(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 4);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = bu_full(&k, a), op.value = 1.0;
+    bu_op(&k, &op, "ms");
+    tir_op_init(&op, TIR_NOOP);
+    bu_op(&k, &op, "nothing");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_int_equal(bu_block(&r)->ninsts, 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -904,6 +924,7 @@ int main(void)
         cmocka_unit_test(test_max8_family_and_select),
         cmocka_unit_test(test_bir_numbering),
         cmocka_unit_test(test_ldw_opt),
+        cmocka_unit_test(test_noop_emits_nothing),
         cmocka_unit_test(test_tload_all_engines),
         cmocka_unit_test(test_copy_on_act_is_identity_activation),
         cmocka_unit_test(test_match_replace_imm_clipped),

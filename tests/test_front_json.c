@@ -638,6 +638,20 @@ static void test_deps(void **state)
         assert_int_equal(k.ops[i].deps[1], 0);
     }
     tir_kernel_free(&k);
+    /* a noop (codegenNoOp: nothing emitted) is a join point: naming it in
+     * deps means naming its deps */
+    parses(T("t", "[128, 64]", "float32") T("u", "[128, 64]", "float32")
+           "{'op': 'memset', 'dst': 't', 'value': 1, 'name': 'first'},"
+           "{'op': 'memset', 'dst': 'u', 'value': 2, 'name': 'second'},"
+           "{'op': 'noop', 'name': 'join', 'deps': ['first', 'second']},"
+           "{'op': 'activation', 'dst': 'u', 'src': 'u', 'func': 'exp', 'deps': ['join']}",
+           &k);
+    assert_int_equal(k.nops, 4);
+    assert_int_equal(k.ops[2].kind, TIR_NOOP);
+    assert_int_equal(k.ops[3].ndeps, 2);
+    assert_int_equal(k.ops[3].deps[0], 0);
+    assert_int_equal(k.ops[3].deps[1], 1);
+    tir_kernel_free(&k);
     fails_with(T("t", "[128, 64]", "float32")
                "{'op': 'memset', 'dst': 't', 'value': 1, 'deps': ['nope']}",
                "field 'deps': no earlier op named 'nope'", NULL);
