@@ -53,3 +53,10 @@ add_test(NAME seed_ldw_opt_same_values
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/ldw_reuse.json
                  ${PROJECT_BINARY_DIR}/seed_ldw_opt)
 set_tests_properties(seed_ldw_opt_same_values PROPERTIES LABELS "quick;back")
+
+# docs/seed-coverage.md stays consistent: summary = rows, and every test a
+# DONE row names exists.
+add_test(NAME seed_coverage_doc
+         COMMAND sh -c "cd \"$1\" && ctest -N | awk '{print $3}' > seed_coverage_ctests.txt && /usr/bin/python3 \"$2/scripts/seed_coverage_check.py\" \"$2/docs/seed-coverage.md\" seed_coverage_ctests.txt \"$2/tests\"" sh
+                 ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR})
+set_tests_properties(seed_coverage_doc PROPERTIES LABELS "quick")
