@@ -116,10 +116,13 @@ static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
     enc_identity_load(ci, si, &ld);
     if (tir_add_op(&w->k, &ld) < 0)
         return tpb_errf(err, "out of memory building the identity");
-    /* move it to the front */
+    /* move it to the front (explicit deps name op indices: shift them) */
     tir_op_t tmp = w->k.ops[w->k.nops - 1];
     memmove(&w->k.ops[1], &w->k.ops[0], (size_t)(w->k.nops - 1) * sizeof tmp);
     w->k.ops[0] = tmp;
+    for (int i = 1; i < w->k.nops; i++)
+        for (int d = 0; d < w->k.ops[i].ndeps; d++)
+            w->k.ops[i].deps[d]++;
     return 0;
 }
 

@@ -60,3 +60,12 @@ add_test(NAME seed_coverage_doc
          COMMAND sh -c "cd \"$1\" && ctest -N | awk '{print $3}' > seed_coverage_ctests.txt && /usr/bin/python3 \"$2/scripts/seed_coverage_check.py\" \"$2/docs/seed-coverage.md\" seed_coverage_ctests.txt \"$2/tests\"" sh
                  ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR})
 set_tests_properties(seed_coverage_doc PROPERTIES LABELS "quick")
+
+# Explicit deps stay on their ops when the compiler inserts the shared
+# identity load at the kernel front: the load waits for the Pool memset.
+add_test(NAME seed_deps_identity_shift
+         COMMAND sh -c "set -e; \"$1\" compile \"$2\" -o \"$3\"; \"$1\" dis \"$3\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_identity.json
+                 ${PROJECT_BINARY_DIR}/seed_deps_identity)
+set_tests_properties(seed_deps_identity_shift PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "load_1  body\\[5\\]\n +3  0000c0:  DmaTrigger queue=1 ndesc=1 wait=S2>=1")
