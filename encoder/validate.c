@@ -737,8 +737,8 @@ static int check_activation(const vctx_t *v)
     if (op->kind == TIR_ACTIVATE2) {
         if (check_alu(v, op->op0, "op0", true) || check_alu(v, op->op1, "op1", true))
             return -1;
-        if (op->s0.is_ap || op->s1.is_ap)
-            return vfail(v, op->s0.is_ap ? "imm0" : "imm1", "activate2 takes immediates");
+        if (per_partition_scalar(v, &op->s1, 101, &op->src[0]))
+            return -1;
     }
     if (op->reduce_op != ISA_ALU_BYPASS) {
         if (check_reduce_alu(v, op->reduce_op, "reduce_op"))
