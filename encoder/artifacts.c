@@ -80,6 +80,16 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
             jw_str(&w, oi ? oi->mnemonic : "?");
         }
     jw_arr_end(&w);
+    if (e == ISA_ENG_DVE) {
+        /* LowerDVE: the DVE table, sized to the opcodes the program uses on
+         * DVE (sync instructions skipped); the simulator enforces it */
+        jw_key(&w, "dve_table");
+        jw_arr_begin(&w);
+        for (unsigned v = 0; v < 256; v++)
+            if (g->table_opcodes[e][v >> 5] >> (v & 31) & 1u)
+                jw_int(&w, (long long)v);
+        jw_arr_end(&w);
+    }
     jw_key(&w, "debug");
     jw_arr_begin(&w);
     for (int i = 0; i < g->ndbg[e] && !w.oom; i++) {
@@ -127,10 +137,25 @@ int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t
     return 0;
 }
 
-int art_write_def(const bir_module_t *m, const char *dir, tpb_err_t *err)
+int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "core", m->core);
+    /* the artifact registry: per engine, in createBin order, its instruction
+     * file and its sidecar (ModuleArtifactInfo addEngInstrFile /
+     * addEngDMADescFile) */
+    cJSON *arts = cJSON_AddArrayToObject(root, "artifacts");
+    for (int i = 0; i < g->nreg; i++) {
+        const char *en = isa_engine_name((isa_engine_t)g->reg_engine[i]);
+        char f[64];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "engine", en);
+        snprintf(f, sizeof f, "%s.bin", en);
+        cJSON_AddStringToObject(o, "instr_file", f);
+        snprintf(f, sizeof f, "%s.json", en);
+        cJSON_AddStringToObject(o, "desc_file", f);
+        cJSON_AddItemToArray(arts, o);
+    }
     cJSON *sems = cJSON_AddArrayToObject(root, "semaphores");
     for (int s = 0; s < m->nsems; s++) {
         cJSON *o = cJSON_CreateObject();

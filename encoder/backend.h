@@ -80,6 +80,14 @@ typedef struct {
     uint32_t (*collect)[8];
     int ncollect;
     uint32_t engine_opcodes[ISA_ENG_COUNT][8];
+    /* COLLECT, LowerDVE's aggregation: the same union with sync instructions
+     * (Nop, Halt, CoreBarrier) skipped -- the DVE table (DVE.json) */
+    uint32_t table_opcodes[ISA_ENG_COUNT][8];
+    /* artifact registry (ModuleArtifactInfo): engines in createBin order;
+     * each registered <Engine>.bin (addEngInstrFile) + <Engine>.json
+     * (addEngDMADescFile) */
+    int reg_engine[ISA_ENG_COUNT];
+    int nreg;
     /* deferred L2 legality checks: (inst index, engine, l2) */
     struct gen_check { int inst; int engine; uint8_t l2; } *checks;
     int nchecks, capchecks;
@@ -100,13 +108,21 @@ int gen_run(gen_t *g, tpb_err_t *err);
 /* Close (commit) every engine file; on error pass ok=false to delete them. */
 int gen_finish(gen_t *g, bool ok, tpb_err_t *err);
 void gen_free(gen_t *g);
-/* The DVE opcode coverage check over the COLLECT result. */
+/* The DVE opcode coverage check over the COLLECT result (the sync-skipping
+ * aggregate, table_opcodes). */
 int gen_check_dve_coverage(const gen_t *g, tpb_err_t *err);
+/* assertAsmMappingsCorrect: every debug entry (pc -> instruction) of every
+ * engine names an instruction of that engine whose L2 opcode is the header
+ * byte of the bundle written at that pc, pcs strictly increase and stay
+ * inside the stream (RUN_ISA_CHECKS, run by gen_run after the walk). */
+int gen_check_asm_mappings(gen_t *g, tpb_err_t *err);
+/* Instructions the COLLECT aggregation skips (getInstSyncType != 0). */
+bool gen_is_sync_inst(const bir_inst_t *in);
 
 /* artifacts.c */
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err);
-int art_write_def(const bir_module_t *m, const char *dir, tpb_err_t *err);
+int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err);
 int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err);
 /* Remove path and everything below it (symlinks are removed, not followed). */
 int art_rmtree(const char *path);

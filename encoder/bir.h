@@ -19,9 +19,16 @@
 #include "diag.h"
 #include "isa.h"
 
-/* BIR opcodes (L1 InstructionType ordinals).  CoreBarrier = 87, QuantizeMx =
- * 96 and InstLoop = 105 are pinned by the reference notes; the rest are
- * numbered here.  BIR(ID, value, name) */
+/* BIR opcodes (L1 InstructionType ordinals).  The values the reference notes
+ * name are theirs (seeds 000/001/004): InstLoad = 19, DMACopy = 32,
+ * GenericIndirectLoad = 42, GenericIndirectSave = 44, TensorLoad = 75,
+ * TensorStore = 76, CoreBarrier = 87, Max = 88, MaxIndex = 89,
+ * MatchReplace = 90, MaxIndexAndMatchReplace = 91, QuantizeMx = 96,
+ * InstLoop = 105.  The rest are numbered here, in the gaps (docs/compiler.md,
+ * "Backend IR").  A DMA's trigger carries its op's L1 opcode (InstLoad for a
+ * load, DMACopy for store/dma_copy/dma_transpose/broadcast and the scatter-add
+ * RMW, GenericIndirectLoad/Save for gather/scatter); its descriptors are the
+ * pseudo instructions 60/61.  BIR(ID, value, name) */
 #define BIR_OPCODES(X)                                                       \
     X(LOAD_WEIGHTS, 1, "LoadWeights") X(MATMULT, 2, "Matmult")               \
     X(LOAD_WEIGHTS_MX, 3, "LoadWeightsMx") X(MATMULT_MX, 4, "MatmultMx")     \
@@ -30,6 +37,7 @@
     X(ACTIVATION, 10, "Activation")                                          \
     X(ACTIVATION_ACC, 11, "ActivationAccumulationOp")                        \
     X(ACTIVATE2, 12, "Activate2")                                            \
+    X(INST_LOAD, 19, "InstLoad")                                             \
     X(TENSOR_TENSOR, 20, "TensorTensor") X(TENSOR_SCALAR, 21, "TensorScalar")\
     X(TENSOR_SCALAR_PTR, 22, "TensorScalarPtr")                              \
     X(SCALAR_TENSOR_TENSOR, 23, "ScalarTensorTensor")                        \
@@ -39,18 +47,24 @@
     X(TRANSPOSE32, 28, "Transpose32")                                        \
     X(COPY_PREDICATED, 29, "CopyPredicated")                                 \
     X(BN_STATS, 30, "BNStats") X(BN_AGGR, 31, "BNAggr")                     \
+    X(DMA_COPY, 32, "DMACopy")                                               \
     X(MEMSET, 40, "Memset") X(IOTA, 41, "Iota")                              \
-    X(AFFINE_SELECT, 42, "AffineSelect") X(DROPOUT, 43, "Dropout")           \
-    X(MAX, 44, "Max") X(MAX_INDEX, 45, "MaxIndex")                           \
-    X(MATCH_REPLACE, 46, "MatchReplace")                                     \
-    X(MAX_INDEX_MATCH_REPLACE, 47, "MaxIndexAndMatchReplace")                \
+    X(GENERIC_INDIRECT_LOAD, 42, "GenericIndirectLoad")                      \
+    X(DROPOUT, 43, "Dropout")                                                \
+    X(GENERIC_INDIRECT_SAVE, 44, "GenericIndirectSave")                      \
+    X(AFFINE_SELECT, 45, "AffineSelect")                                     \
     X(STREAM_SHUFFLE, 48, "StreamShuffle") X(INDIRECT_COPY, 49, "IndirectCopy") \
-    X(POOL_GATHER, 50, "PoolGather") X(TENSOR_LOAD, 51, "TensorLoad")        \
+    X(POOL_GATHER, 50, "PoolGather")                                         \
     X(DMA_DESC, 60, "PseudoDmaDirect2d")                                     \
     X(DMA_INDIRECT_DESC, 61, "PseudoDmaIndirect2d")                          \
     X(DMA_TRIGGER, 62, "DMATrigger")                                         \
+    X(TENSOR_LOAD, 75, "TensorLoad") X(TENSOR_STORE, 76, "TensorStore")      \
     X(NOP, 80, "Nop") X(HALT, 81, "Halt")                                    \
-    X(CORE_BARRIER, 87, "CoreBarrier") X(QUANTIZE_MX, 96, "QuantizeMx")      \
+    X(CORE_BARRIER, 87, "CoreBarrier")                                       \
+    X(MAX, 88, "Max") X(MAX_INDEX, 89, "MaxIndex")                           \
+    X(MATCH_REPLACE, 90, "MatchReplace")                                     \
+    X(MAX_INDEX_MATCH_REPLACE, 91, "MaxIndexAndMatchReplace")                \
+    X(QUANTIZE_MX, 96, "QuantizeMx")                                         \
     X(INST_LOOP, 105, "InstLoop")
 
 typedef enum {
@@ -82,6 +96,10 @@ typedef struct {
 } bir_access_t;
 
 #define BIR_MAX_ACCESS 8
+/* Pseudo memory space of explicit dependencies (a kernel's "deps"): op i's
+ * instructions write [i, i+1) in it, a dependent op's instructions read it,
+ * so the ordinary overlap rule orders them (encoder/lower.c). */
+#define BIR_SPACE_DEP 4
 
 /* The fields the scheduling passes read for every instruction come first,
  * in one cache line: kernels unroll to 10^5+ instructions and each pass

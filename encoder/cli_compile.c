@@ -38,6 +38,7 @@ static void usage(FILE *f)
             "                         (2: build and validate every bundle, write nothing),\n"
             "                         collect-opcodes (0: print the opcodes each engine\n"
             "                         uses, write nothing)\n"
+            "  --enable-ldw-opt       drop an LdWeights that reloads the weights PE holds\n"
             "  --dump-bin-per-inst    also write <Engine>.<24-digit seq>.<name>.bin per\n"
             "                         instruction into the core directory\n"
             "  --link                 compile a one-program kernel through the multi-core\n"
@@ -112,7 +113,7 @@ int tpb_cmd_compile(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *target = NULL;
     int mode = ENC_RUN_ISA_CHECKS;
-    bool dump = false, stats = false, link = false;
+    bool dump = false, stats = false, link = false, ldw_opt = false;
     int buffers = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -148,6 +149,8 @@ int tpb_cmd_compile(int argc, char **argv)
                 out = v;
         } else if (!strcmp(a, "--dump-bin-per-inst")) {
             dump = true;
+        } else if (!strcmp(a, "--enable-ldw-opt")) {
+            ldw_opt = true;
         } else if (!strcmp(a, "--stats")) {
             stats = true;
         } else if (!strcmp(a, "--link")) {
@@ -187,7 +190,8 @@ int tpb_cmd_compile(int argc, char **argv)
         tir_kernel_free(&k);
         return 1;
     }
-    enc_options_t o = {out, target, mode, dump, buffers};
+    enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
+                       .buffers = buffers, .enable_ldw_opt = ldw_opt};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */

@@ -116,10 +116,13 @@ static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
     enc_identity_load(ci, si, &ld);
     if (tir_add_op(&w->k, &ld) < 0)
         return tpb_errf(err, "out of memory building the identity");
-    /* move it to the front */
+    /* move it to the front (explicit deps name op indices: shift them) */
     tir_op_t tmp = w->k.ops[w->k.nops - 1];
     memmove(&w->k.ops[1], &w->k.ops[0], (size_t)(w->k.nops - 1) * sizeof tmp);
     w->k.ops[0] = tmp;
+    for (int i = 1; i < w->k.nops; i++)
+        for (int d = 0; d < w->k.ops[i].ndeps; d++)
+            w->k.ops[i].deps[d]++;
     return 0;
 }
 
@@ -231,8 +234,12 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
     memset(&run, 0, sizeof run);
     int rc = -1;
     lower_ctx_t c = {k, t, &m, err, 0, NULL, 0, -1, enc_ident_tile(k)};
-    if (alloc_kernel_buffers(k, t, hbm, &m, st, opts ? opts->buffers : 0, err) || lower_kernel(&c) ||
-        sched_assign_engines(&m, err) || sched_assign_queues(&m, t, err) ||
+    if (alloc_kernel_buffers(k, t, hbm, &m, st, opts ? opts->buffers : 0, err) ||
+        lower_kernel(&c))
+        goto out;
+    if (opts && opts->enable_ldw_opt)
+        lw_ldw_opt(&m);
+    if (sched_assign_engines(&m, err) || sched_assign_queues(&m, t, err) ||
         sched_synchronise(&m, st, err))
         goto out;
     /* COLLECT_OPCODES first: the per-engine opcode sets feed the DVE check */
@@ -244,13 +251,14 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
         if (gen_init(&run, mode, &m, core_dir, opts && opts->dump_bin_per_inst, err))
             goto out;
         memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);
+        memcpy(run.table_opcodes, collect.table_opcodes, sizeof run.table_opcodes);
         if (gen_run(&run, err)) {
             gen_finish(&run, false, err);
             goto out;
         }
         if (mode == ENC_RUN_ISA_CHECKS) {
             if (gen_finish(&run, true, err) || art_write_sidecars(&run, &m, k, core_dir, err) ||
-                art_write_def(&m, core_dir, err) ||
+                art_write_def(&m, &run, core_dir, err) ||
                 (core == 0 && art_write_constants(k, core_dir, err)))
                 goto out;
         }
@@ -280,7 +288,7 @@ int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_e
 int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                 tpb_err_t *err)
 {
-    enc_options_t o = opts ? *opts : (enc_options_t){NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0};
+    enc_options_t o = opts ? *opts : (enc_options_t){.mode = ENC_RUN_ISA_CHECKS};
     if (enc_check_mode(o.mode, err))
         return -1;
     const tpb_target_t *t = pick_target(k, &o, err);

@@ -31,6 +31,7 @@ typedef struct {
     bool dump_bin_per_inst;    /* also write <Engine>.<seq>.<name>.bin per instruction */
     int buffers;               /* rotating buffers per loop-declared tile: 0 = up to the
                                   target's maximum (docs/compiler.md), 1 = off, N = at most N */
+    bool enable_ldw_opt;       /* drop LdWeights that reload the weights PE holds */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */

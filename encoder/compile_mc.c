@@ -374,7 +374,7 @@ static int compile_cores(lnc_split_t *s, const tpb_target_t *t, const enc_hbm_la
 int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,
                    tpb_err_t *err)
 {
-    enc_options_t o = opts ? *opts : (enc_options_t){NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0};
+    enc_options_t o = opts ? *opts : (enc_options_t){.mode = ENC_RUN_ISA_CHECKS};
     enc_stats_t local;
     enc_stats_t *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);

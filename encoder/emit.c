@@ -191,11 +191,14 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
     }
     FILE *f = fopen(g->bin_tmp[e], "wb");
     if (!f) {
-        tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
+        /* the notes' NeuronAssertion at generator.cpp:58, error code 1007 */
+        tpb_errf(err, "%s: cannot create: %s (assertion 'bin != __null' failed, error code 1007)",
+                 path, strerror(errno));
         return NULL;
     }
     g->bin[e] = f;
     g->opened[e] = true;
+    g->reg_engine[g->nreg++] = e;   /* addEngInstrFile + addEngDMADescFile */
     return f;
 }
 
@@ -455,6 +458,58 @@ static int flush_checks(gen_t *g, tpb_err_t *err)
     return 0;
 }
 
+bool gen_is_sync_inst(const bir_inst_t *in)
+{
+    return in->opc == BIR_NOP || in->opc == BIR_HALT || in->opc == BIR_CORE_BARRIER;
+}
+
+int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
+{
+    const bir_block_t *b = &g->m->funcs[0].blocks[0];
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!g->ndbg[e])
+            continue;
+        if (!g->bin[e] || fflush(g->bin[e]) != 0)
+            return tpb_errf(err, "assembly mapping: %s has debug entries but no open stream",
+                            isa_engine_name((isa_engine_t)e));
+        /* read the stream back from its (still temporary) file */
+        FILE *rf = fopen(g->bin_tmp[e], "rb");
+        if (!rf)
+            return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_tmp[e],
+                            strerror(errno));
+        int prev = -1, rc = 0;
+        for (int i = 0; i < g->ndbg[e]; i++) {
+            const gen_debug_t *d = &g->dbg[e][i];
+            const bir_inst_t *in = d->inst >= 0 && d->inst < b->ninsts ? &b->insts[d->inst] : NULL;
+            uint8_t byte = 0;
+            const char *why = NULL;
+            if (!in)
+                why = "an instruction that does not exist";
+            else if (in->engine != e)
+                why = "an instruction of another engine";
+            else if (d->pc <= prev || d->pc < 0 || (unsigned)d->pc >= g->pcs[e])
+                why = "a pc out of order or outside the stream";
+            else if (fseek(rf, (long)d->pc * ISA_BUNDLE_BYTES, SEEK_SET) != 0 ||
+                     fread(&byte, 1, 1, rf) != 1)
+                why = "a bundle that cannot be read back";
+            else if (byte != isa_ops[in->isa.op].l2)
+                why = "a bundle with another opcode";
+            if (why) {
+                rc = tpb_errf(err, "assembly mapping: %s pc %d (debug entry %d, instruction %d "
+                                   "'%s') maps to %s",
+                              isa_engine_name((isa_engine_t)e), d->pc, i, d->inst,
+                              in ? in->name : "?", why);
+                break;
+            }
+            prev = d->pc;
+        }
+        fclose(rf);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int gen_run(gen_t *g, tpb_err_t *err)
 {
     const bir_block_t *b = &g->m->funcs[0].blocks[0];
@@ -462,17 +517,24 @@ int gen_run(gen_t *g, tpb_err_t *err)
         if (visit(g, i, err))
             return -1;
     if (g->mode == ENC_COLLECT_OPCODES) {
-        /* aggregate per-instruction sets per engine (LowerDVE's view) */
+        /* aggregate per-instruction sets per engine: the whole census, and
+         * LowerDVE's view that skips sync instructions (the DVE table) */
         for (int i = 0; i < b->ninsts; i++) {
             int e = b->insts[i].engine;
             if (e < 0 || e >= ISA_ENG_COUNT)
                 continue;
-            for (int w = 0; w < 8; w++)
+            bool sync = gen_is_sync_inst(&b->insts[i]);
+            for (int w = 0; w < 8; w++) {
                 g->engine_opcodes[e][w] |= g->collect[i][w];
+                if (!sync)
+                    g->table_opcodes[e][w] |= g->collect[i][w];
+            }
         }
         return 0;
     }
-    return flush_checks(g, err);
+    if (flush_checks(g, err))
+        return -1;
+    return g->mode == ENC_RUN_ISA_CHECKS ? gen_check_asm_mappings(g, err) : 0;
 }
 
 int gen_check_dve_coverage(const gen_t *g, tpb_err_t *err)
@@ -480,7 +542,7 @@ int gen_check_dve_coverage(const gen_t *g, tpb_err_t *err)
     /* coverage: every opcode the program uses on DVE must be in the DVE
      * opcode table of the ISA (its legality bitmap includes DVE) */
     for (unsigned v = 0; v < 256; v++) {
-        if (!(g->engine_opcodes[ISA_ENG_DVE][v >> 5] >> (v & 31) & 1u))
+        if (!(g->table_opcodes[ISA_ENG_DVE][v >> 5] >> (v & 31) & 1u))
             continue;
         const isa_opinfo_t *oi = isa_op_by_l2((uint8_t)v);
         if (!oi || !(oi->engines & E_DVE))

@@ -65,7 +65,7 @@ typedef struct {
     const char *fields[24];       /* allowed fields, NULL-terminated */
 } fj_opdef_t;
 
-#define F_COMMON "op", "name", "engine"
+#define F_COMMON "op", "name", "engine", "deps"
 
 /* the op families: tables terminated by an entry with name NULL */
 extern const fj_opdef_t fj_ops_dma[];

@@ -461,6 +461,14 @@ static int h_sendrecv(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* noop: no silicon effect (the notes' codegenNoOp drops it); a scheduling
+ * marker: an op naming it in deps inherits its deps (set_deps). */
+static int h_noop(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    (void)j, (void)o, (void)path, (void)op;
+    return 1;
+}
+
 const fj_opdef_t fj_ops_compute[] = {
     {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", NULL}},
     {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", NULL}},
@@ -490,5 +498,6 @@ const fj_opdef_t fj_ops_compute[] = {
     {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
     {"bn_stats", TIR_BN_STATS, h_dst_data, {F_COMMON, "dst", "data", NULL}},
     {"bn_aggr", TIR_BN_AGGR, h_dst_data, {F_COMMON, "dst", "data", NULL}},
+    {"noop", TIR_NOOP, h_noop, {F_COMMON, NULL}},
     {NULL, 0, NULL, {NULL}},
 };

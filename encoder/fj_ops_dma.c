@@ -26,11 +26,46 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
 }
 
 /* load/store/dma_copy/indirect_*: the NKI fork on indirect operands */
+/* legalize_store_value: store of a number = memset of a compiler tile shaped
+ * like the destination access ([P, rest], P <= partitions), then a store of
+ * that tile (docs/kernel-format.md). */
+static int store_scalar(jx_t *j, const cJSON *o, const char *path, const tir_op_t *op)
+{
+    fj_operand_t dst;
+    if (fj_get_operand(j, o, path, "dst", true, false, &dst))
+        return -1;
+    const tir_ap_t *d = &dst.ap;
+    const tir_tensor_t *t = &j->b.k->tensors[d->tensor];
+    int64_t shape[2] = {d->ndim > 0 ? d->count[0] : 1, 1};
+    for (int i = 1; i < d->ndim; i++)
+        shape[1] *= d->count[i];
+    if (shape[0] > 128)
+        return fj_jfail(j, path, "src", "a stored value fills at most 128 rows (dst has %lld)",
+                        (long long)shape[0]);
+    char name[64];
+    snprintf(name, sizeof name, "%.36s_value%d", op->name[0] ? op->name : "store",
+             j->b.k->ntensors % 100000);
+    int tile = enc_tile(&j->b, name, TIR_T_SBUF, t->dtype, 2, shape);
+    if (tile < 0)
+        return -1;
+    tir_ap_t full = enc_ap_full(&j->b, tile);
+    if (enc_memset(&j->b, full, cJSON_GetObjectItemCaseSensitive(o, "src")->valuedouble,
+                   ISA_ENG_UNASSIGNED) < 0 ||
+        enc_store(&j->b, dst.ap, full, false) < 0)
+        return -1;
+    return 0;
+}
+
 static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
     if (dma_opts(j, o, path, op, &rmw))
         return -1;
+    if (op->kind == TIR_STORE && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "src"))) {
+        if (rmw != ISA_ALU_BYPASS || fj_field(o, "dst_reg"))
+            return fj_jfail(j, path, "src", "a stored value takes no rmw_op or dst_reg");
+        return store_scalar(j, o, path, op);
+    }
     fj_operand_t dst, src;
     if (fj_get_operand(j, o, path, "dst", true, true, &dst) ||
         fj_get_operand(j, o, path, "src", true, true, &src))
@@ -49,6 +84,12 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             op->dst = dst.ap;
             op->src[0] = src.ap;
             op->nsrc = 1;
+            /* register-offset (dynamic) DMA: docs/kernel-format.md */
+            if ((fj_field(o, "src_reg") &&
+                 fj_get_int_range(j, o, path, "src_reg", &op->src_reg, -1, 0, ISA_NUM_REGS - 1)) ||
+                (fj_field(o, "dst_reg") &&
+                 fj_get_int_range(j, o, path, "dst_reg", &op->dst_reg, -1, 0, ISA_NUM_REGS - 1)))
+                return -1;
             if (op->oob_mode == ISA_OOB_SKIP)
                 op->flags |= TIR_F_OOB_SKIP;
             if (rmw == ISA_ALU_ADD)
@@ -203,8 +244,8 @@ int fj_h_dst_src(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 }
 
 const fj_opdef_t fj_ops_dma[] = {
-    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
-    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", NULL}},
+    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", NULL}},
     {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
     {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
     {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},

@@ -90,6 +90,50 @@ static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj
     return 0;
 }
 
+/* "deps": names of earlier ops this one waits for (NKI deps / the notes'
+ * process_dep_edges); each name is the latest earlier op of that name.  Set
+ * on every op the statement emitted ([n0, nops)). */
+static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
+{
+    const cJSON *deps = cJSON_GetObjectItemCaseSensitive(o, "deps");
+    if (!deps)
+        return 0;
+    tir_kernel_t *k = j->b.k;
+    int n = cJSON_IsArray(deps) ? cJSON_GetArraySize(deps) : -1;
+    if (n < 0 || n > 4)
+        return fj_jfail(j, path, "deps", "must be a list of at most 4 op names");
+    int idx[4];
+    for (int d = 0; d < n; d++) {
+        const cJSON *e = cJSON_GetArrayItem(deps, d);
+        if (!cJSON_IsString(e))
+            return fj_jfail(j, path, "deps", "entry %d is not an op name", d);
+        idx[d] = -1;
+        for (int i = n0 - 1; i >= 0 && idx[d] < 0; i--)
+            if (!strcmp(k->ops[i].name, e->valuestring))
+                idx[d] = i;
+        if (idx[d] < 0)
+            return fj_jfail(j, path, "deps", "no earlier op named '%s'", e->valuestring);
+    }
+    /* a noop emits nothing: depending on it means depending on its deps */
+    for (int d = 0; d < n; d++) {
+        const tir_op_t *t = &k->ops[idx[d]];
+        if (t->kind != TIR_NOOP)
+            continue;
+        if (n - 1 + t->ndeps > 4)
+            return fj_jfail(j, path, "deps", "more than 4 ops once noop '%s' is expanded", t->name);
+        const int *inherit = t->deps;
+        int ninherit = t->ndeps;
+        idx[d--] = idx[--n];   /* drop the noop itself ... */
+        for (int x = 0; x < ninherit; x++)
+            idx[n++] = inherit[x];   /* ... and take its deps (never noops) */
+    }
+    for (int i = n0; i < k->nops; i++) {
+        memcpy(k->ops[i].deps, idx, (size_t)n * sizeof idx[0]);
+        k->ops[i].ndeps = n;
+    }
+    return 0;
+}
+
 static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
     if (rename_nki_params(j, o, path, d))
@@ -103,12 +147,13 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_o
         return -1;
     enc_set_path(&j->b, path);
     enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
+    int n0 = j->b.k->nops;
     int rc = d->fn(j, o, path, &op);
     if (rc < 0)
         return -1;
-    if (rc == 0)   /* the handler emitted through a typed builder */
-        return 0;
-    return enc_emit(&j->b, &op) < 0 ? -1 : 0;
+    if (rc > 0 && enc_emit(&j->b, &op) < 0)   /* else the handler emitted through a builder */
+        return -1;
+    return set_deps(j, o, path, n0);
 }
 
 /* ---- statements ---- */

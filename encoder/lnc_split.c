@@ -594,18 +594,31 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
                 continue;   /* pruned: another core's program */
             if (slot == 0)
                 k->program_id = p;   /* the core's first program */
+            /* explicit deps name op indices of the program: where each
+             * program op landed in the core kernel (its last op) */
+            int *at = calloc(progs[p].nops > 0 ? (size_t)progs[p].nops : 1, sizeof *at);
+            if (!at) {
+                tpb_errf(err, "out of memory (split)");
+                goto out;
+            }
             for (int o = 0; o < progs[p].nops; o++) {
                 tir_op_t op = progs[p].ops[o];
                 remap_op(&op, &tm, slot);
                 instance_name(&op, p);
                 op.core = c;
+                for (int d = 0; d < op.ndeps; d++)
+                    op.deps[d] = op.deps[d] >= 0 && op.deps[d] < o ? at[op.deps[d]] : -1;
                 int r = op.kind == TIR_CORE_BARRIER ? split_barrier(&e, &op, err)
                       : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, o, err)
                       : enc_is_collective(op.kind) ? split_collective(&e, &op, o, err)
                       : add(&e, &op, err);
-                if (r)
+                if (r) {
+                    free(at);
                     goto out;
+                }
+                at[o] = k->nops - 1;
             }
+            free(at);
             slot++;
         }
         if (slot != s->per_core) {

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef int (*lower_fn)(lower_ctx_t *c);
@@ -16,6 +17,13 @@ typedef struct {
     const char *name;   /* tile-IR op name */
     lower_fn fn;
 } lower_entry_t;
+
+/* codegenNoOp: no silicon effect, nothing emitted. */
+static int lower_noop(lower_ctx_t *c)
+{
+    (void)c;
+    return 0;
+}
 
 static const lower_entry_t lower_table[] = {
     {"load", lower_dma}, {"store", lower_dma}, {"dma_copy", lower_dma},
@@ -35,6 +43,7 @@ static const lower_entry_t lower_table[] = {
     {"tensor_reduce", lower_reduce}, {"tensor_partition_reduce", lower_reduce},
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
     {"bn_stats", lower_misc}, {"bn_aggr", lower_misc},
+    {"noop", lower_noop},
 };
 
 static lower_fn find_lowering(const char *name)
@@ -56,12 +65,51 @@ int lw_err(lower_ctx_t *c, const char *fmt, ...)
                     tir_op_name(c->op->kind), c->op->path[0] ? c->op->path : "?", msg);
 }
 
+/* Explicit dependencies (process_dep_edges): every instruction of op i
+ * (descriptors aside: their trigger carries the transfer) writes the token
+ * [i, i+1) of BIR_SPACE_DEP when a later op names it in deps, and reads the
+ * token of each op it names itself. */
+static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
+{
+    bir_block_t *b = bir_main_block(c->m);
+    const tir_op_t *op = c->op;
+    for (int n = first; n < b->ninsts; n++) {
+        bir_inst_t *in = &b->insts[n];
+        if (in->is_dma_desc)
+            continue;
+        for (int d = -1; d < op->ndeps; d++) {
+            int who = d < 0 ? c->opi : op->deps[d];
+            if (d < 0 && !target[c->opi])
+                continue;
+            bir_access_t t = {BIR_SPACE_DEP, 0, 1, (uint64_t)who, (uint64_t)who + 1, d < 0};
+            if (!bir_inst_access(in, &t))
+                return lw_err(c, "too many memory accesses to add a dependency token");
+        }
+    }
+    return 0;
+}
+
 int lower_kernel(lower_ctx_t *c)
 {
     /* the name dispatch, resolved once per op kind */
     lower_fn by_kind[TIR_OP_COUNT] = {NULL};
     bool resolved[TIR_OP_COUNT] = {false};
-    for (int i = 0; i < c->k->nops; i++) {
+    bool *target = NULL;
+    for (int i = 0; i < c->k->nops; i++)
+        for (int d = 0; d < c->k->ops[i].ndeps; d++) {
+            int who = c->k->ops[i].deps[d];
+            c->opi = i;
+            c->op = &c->k->ops[i];
+            if (who < 0 || who >= i) {
+                free(target);
+                return lw_err(c, "deps: op %d is not an earlier op", who);
+            }
+            if (!target && !(target = calloc((size_t)c->k->nops, sizeof *target)))
+                return lw_err(c, "out of memory");
+            target[who] = true;
+        }
+    int rc = 0;
+    for (int i = 0; i < c->k->nops && !rc; i++) {
         c->opi = i;
         c->op = &c->k->ops[i];
         c->sub = 0;
@@ -75,12 +123,17 @@ int lower_kernel(lower_ctx_t *c)
         } else {
             fn = find_lowering(name);
         }
-        if (!fn)
-            return lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
-        if (fn(c))
-            return -1;
+        if (!fn) {
+            rc = lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
+            break;
+        }
+        int first = bir_main_block(c->m)->ninsts;
+        rc = fn(c);
+        if (!rc && target && (target[i] || c->op->ndeps))
+            rc = add_dep_tokens(c, first, target);
     }
-    return 0;
+    free(target);
+    return rc;
 }
 
 void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
@@ -380,6 +433,30 @@ static uint32_t int_bits(double v, int bits, bool is_signed)
         r = hi;
     int64_t i = (int64_t)r;
     return (uint32_t)((uint64_t)i & (bits == 32 ? 0xFFFFFFFFull : ((1ull << bits) - 1)));
+}
+
+double lw_clip_scalar(double v, unsigned dt)
+{
+    double lo, hi;
+    switch (dt) {
+    case ISA_DT_FP32: hi = 3.4028234663852886e38; break;
+    case ISA_DT_BF16: hi = 3.3895313892515355e38; break;
+    case ISA_DT_FP16: hi = 65504.0; break;
+    case ISA_DT_FP8E4M3: hi = 448.0; break;
+    case ISA_DT_FP8E5M2: hi = 57344.0; break;
+    case ISA_DT_INT8: lo = -128.0, hi = 127.0; goto clamp;
+    case ISA_DT_INT16: lo = -32768.0, hi = 32767.0; goto clamp;
+    case ISA_DT_INT32: lo = -2147483648.0, hi = 2147483647.0; goto clamp;
+    case ISA_DT_UINT8: lo = 0.0, hi = 255.0; goto clamp;
+    case ISA_DT_UINT16: lo = 0.0, hi = 65535.0; goto clamp;
+    case ISA_DT_UINT32: lo = 0.0, hi = 4294967295.0; goto clamp;
+    default: return v;
+    }
+    lo = -hi;
+clamp:
+    if (v != v)
+        return v;
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
 uint32_t lw_fill_bits(double v, unsigned dt)

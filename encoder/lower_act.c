@@ -87,10 +87,17 @@ static int lower_activate2(lower_ctx_t *c)
         return -1;
     if (lw_same_partitions(c, "activate2", &f->in, &f->out))
         return -1;
-    if (op->s0.is_ap || op->s1.is_ap)
-        return lw_err(c, "activate2 takes immediate imm0/imm1 only");
-    f->imm0 = (float)op->s0.imm;
-    f->imm1 = (float)op->s1.imm;
+    /* imm0/imm1: constants, or [P,1] pointers riding in the 32-bit slots
+     * (the notes' SymbolicImmediateValue imm0_ptr/imm1_ptr) */
+    uint32_t bits, is_ptr;
+    if (lw_scalar(c, &in, &op->s0, "imm0", &bits, &is_ptr))
+        return -1;
+    f->imm0_is_ptr = is_ptr;
+    memcpy(&f->imm0, &bits, 4);
+    if (lw_scalar(c, &in, &op->s1, "imm1", &bits, &is_ptr))
+        return -1;
+    f->imm1_is_ptr = is_ptr;
+    memcpy(&f->imm1, &bits, 4);
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
     f->func = (uint32_t)op->func;

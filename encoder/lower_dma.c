@@ -220,11 +220,26 @@ static int dge_of(lower_ctx_t *c)
     return 0;
 }
 
+/* The L1 opcode a DMA op's trigger carries (the notes' BIR family):
+ * load -> InstLoad (19); gather -> GenericIndirectLoad (42); scatter
+ * overwrite -> GenericIndirectSave (44); everything else, including the
+ * scatter-add RMW (a DMACopy with the add compute op) -> DMACopy (32). */
+static bir_opcode_t trigger_l1(const tir_op_t *op)
+{
+    switch (op->kind) {
+    case TIR_LOAD: return BIR_INST_LOAD;
+    case TIR_INDIRECT_LOAD: return BIR_GENERIC_INDIRECT_LOAD;
+    case TIR_INDIRECT_SAVE:
+        return op->flags & TIR_F_RMW_ADD ? BIR_DMA_COPY : BIR_GENERIC_INDIRECT_SAVE;
+    default: return BIR_DMA_COPY;
+    }
+}
+
 static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t *src,
                         const dside_t *dst, const dma_opts_t *o)
 {
     bir_inst_t tr;
-    lw_inst(c, &tr, BIR_DMA_TRIGGER, ISA_OP_DMA_TRIGGER);
+    lw_inst(c, &tr, trigger_l1(c->op), ISA_OP_DMA_TRIGGER);
     tr.isa.f.DTRIG.ndesc = ndesc;
     tr.dma_group = group;
     tr.engine = o->engine;
@@ -238,13 +253,33 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     return bir_block_append(bir_main_block(c->m), &tr, c->err) < 0 ? -1 : 0;
 }
 
+/* Register-offset (dynamic) DMA: the side's address moves by the register's
+ * value (an element offset) when the trigger issues, so the compiler cannot
+ * know which bytes it touches: the side's access becomes the whole HBM
+ * tensor (dependencies stay conservative; the simulator bounds-checks the
+ * resolved address at issue). Only HBM sides take a register. */
+static int reg_side(lower_ctx_t *c, const tir_ap_t *a, int reg, const char *role, dside_t *s)
+{
+    if (reg < 0)
+        return 0;
+    if (reg >= ISA_NUM_REGS)
+        return lw_err(c, "%s_reg %d outside 0..%d", role, reg, ISA_NUM_REGS - 1);
+    if (s->space != ISA_SPACE_HBM)
+        return lw_err(c, "%s_reg: only an HBM side takes a register offset", role);
+    const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
+    s->acc.lo = ml->addr;
+    s->acc.hi = ml->addr + ml->bytes;
+    return 0;
+}
+
 /* Direct DMA src -> dst through the gate. */
 static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
                         const dma_opts_t *o)
 {
     const tir_op_t *op = c->op;
     dside_t s, d;
-    if (build_side(c, srcap, "src", false, &s) || build_side(c, dstap, "dst", true, &d))
+    if (build_side(c, srcap, "src", false, &s) || build_side(c, dstap, "dst", true, &d) ||
+        reg_side(c, srcap, op->src_reg, "src", &s) || reg_side(c, dstap, op->dst_reg, "dst", &d))
         return -1;
     if (s.elems != d.elems)
         return lw_err(c, "src has %llu elements but dst has %llu", (unsigned long long)s.elems,
@@ -300,7 +335,8 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         f->dge = o->dge;
         f->compute = o->compute;
         f->qos = (uint32_t)op->qos;
-        f->src_reg = f->dst_reg = ISA_REG_NONE;
+        f->src_reg = op->src_reg >= 0 ? (uint32_t)op->src_reg : ISA_REG_NONE;
+        f->dst_reg = op->dst_reg >= 0 ? (uint32_t)op->dst_reg : ISA_REG_NONE;
         de.is_dma_desc = true;
         de.dma_group = group;
         de.engine = o->engine;

@@ -12,6 +12,7 @@
  *   transpose DVE  -> one Transpose32 per 32x32 block */
 #include "lower.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define PSUM_BANK_BYTES 2048u
@@ -46,6 +47,19 @@ static int pe_tile(lower_ctx_t *c, pe_tile_t *pt)
                          "on target %s",
                       pt->row_pos, pt->col_pos, pt->row_size, pt->col_size, g, c->t->name);
     return 0;
+}
+
+/* A matmul operand's access pattern: when it cannot be encoded the error
+ * leads with the notes' codegenMatMulOp literal, then the reason. */
+static int mm_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write,
+                  const char *role, isa_tap_t *out)
+{
+    if (!lw_tap(c, in, a, write, role, out))
+        return 0;
+    const char *why = strstr(c->err->msg, "): ");
+    char detail[sizeof c->err->msg];
+    snprintf(detail, sizeof detail, "%s", why ? why + 3 : c->err->msg);
+    return lw_err(c, "Incorrect access pattern! %s", detail);
 }
 
 /* Shape checks common to the family: K partitions agree, M <= 128, dst is
@@ -87,12 +101,43 @@ static int check_mm_shapes(lower_ctx_t *c, const isa_tap_t *st, const isa_tap_t 
     return 0;
 }
 
+/* addDoubleRowAP's step rule: in a [K, 2, X] double-row operand the step of
+ * the "2" dim must carry the second row past the whole first one (rows in
+ * order, not overlapping); the notes' message, verbatim. */
+static int check_double_row_step(lower_ctx_t *c, const tir_ap_t *a, const char *role)
+{
+    int ix = -1;
+    for (int d = 1; d < a->ndim; d++)
+        if (a->count[d] == 2) {
+            ix = d;
+            break;
+        }
+    if (ix < 0)
+        return 0;   /* the shape check names the [K, 2, X] requirement */
+    int64_t run = 1, lo = 0, hi = 0;
+    for (int d = ix + 1; d < a->ndim; d++) {
+        run *= a->count[d];
+        int64_t span = (a->count[d] - 1) * a->step[d];
+        if (span < 0)
+            lo += span;
+        else
+            hi += span;
+    }
+    if (run > 1 && a->step[ix] <= hi - lo)
+        return lw_err(c, "%s: incorrect double row step (%lld; the row spans %lld elements)",
+                      role, (long long)a->step[ix], (long long)(hi - lo + 1));
+    return 0;
+}
+
 static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap_t *mov,
                               const tir_ap_t *dstap, bool accumulate, bool transpose)
 {
     const tir_op_t *op = c->op;
     pe_tile_t pt;
     if (pe_tile(c, &pt))
+        return -1;
+    if (op->flags & TIR_F_DOUBLE_ROW &&
+        (check_double_row_step(c, stat, "stationary") || check_double_row_step(c, mov, "moving")))
         return -1;
     bool sparse = op->kind == TIR_MATMUL_SPARSE;
     bir_inst_t ldw, mm;
@@ -104,8 +149,8 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     uint32_t perf = op->flags & TIR_F_DOUBLE_ROW ? ISA_PERF_DOUBLE_ROW : ISA_PERF_NORMAL;
     if (sparse) {
         isa_fmt_LDWSP_t *f = &ldw.isa.f.LDWSP;
-        if (lw_tap(c, &ldw, stat, false, "stationary", &f->src) ||
-            lw_tap(c, &ldw, &op->src[2], false, "tags", &f->tags))
+        if (mm_tap(c, &ldw, stat, false, "stationary", &f->src) ||
+            mm_tap(c, &ldw, &op->src[2], false, "tags", &f->tags))
             return -1;
         if (op->compress_ratio != 2 && op->compress_ratio != 4)
             return lw_err(c, "compress_ratio %u must be 2 (2:4) or 4 (1:4)", op->compress_ratio);
@@ -118,7 +163,7 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         st = f->src;
     } else {
         isa_fmt_LDW_t *f = &ldw.isa.f.LDW;
-        if (lw_tap(c, &ldw, stat, false, "stationary", &f->src))
+        if (mm_tap(c, &ldw, stat, false, "stationary", &f->src))
             return -1;
         f->row_pos = pt.row_pos, f->col_pos = pt.col_pos;
         f->row_size = pt.row_size, f->col_size = pt.col_size;
@@ -127,8 +172,8 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         st = f->src;
     }
     isa_fmt_MM_t *g = &mm.isa.f.MM;
-    if (lw_tap(c, &mm, mov, false, "moving", &g->moving) ||
-        lw_tap(c, &mm, dstap, true, "dst", &g->dst))
+    if (mm_tap(c, &mm, mov, false, "moving", &g->moving) ||
+        mm_tap(c, &mm, dstap, true, "dst", &g->dst))
         return -1;
     if (check_mm_shapes(c, &st, &g->moving, &g->dst))
         return -1;
@@ -163,11 +208,11 @@ static int lower_matmul_mx(lower_ctx_t *c)
     lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
     isa_fmt_LDWMX_t *f = &ldw.isa.f.LDWMX;
     isa_fmt_MMMX_t *g = &mm.isa.f.MMMX;
-    if (lw_tap(c, &ldw, &op->src[0], false, "stationary", &f->src) ||
-        lw_tap(c, &ldw, &op->src[2], false, "stationary_scale", &f->scale) ||
-        lw_tap(c, &mm, &op->src[1], false, "moving", &g->moving) ||
-        lw_tap(c, &mm, &op->src[3], false, "moving_scale", &g->scale) ||
-        lw_tap(c, &mm, &op->dst, true, "dst", &g->dst))
+    if (mm_tap(c, &ldw, &op->src[0], false, "stationary", &f->src) ||
+        mm_tap(c, &ldw, &op->src[2], false, "stationary_scale", &f->scale) ||
+        mm_tap(c, &mm, &op->src[1], false, "moving", &g->moving) ||
+        mm_tap(c, &mm, &op->src[3], false, "moving_scale", &g->scale) ||
+        mm_tap(c, &mm, &op->dst, true, "dst", &g->dst))
         return -1;
     if (f->scale.dtype != ISA_DT_UINT8 || g->scale.dtype != ISA_DT_UINT8)
         return lw_err(c, "MX scales must be uint8 (E8M0) tiles");
@@ -296,4 +341,65 @@ int lower_transpose(lower_ctx_t *c)
         return lw_err(c, "transpose runs on PE (via the identity) or DVE (Transpose32), not %s",
                       isa_engine_name((isa_engine_t)eng));
     return transpose_pe(c);
+}
+
+/* ---- enableLDWOpt ----
+ * The notes name the flag (captured next to dumpBinPerInst) but not what it
+ * does; this is the design here.  PE keeps the weights of its last
+ * LdWeights until the next weight load, so a second LdWeights with the same
+ * fields (source, dtype, tile position, perf, onezero) is redundant when,
+ * between the two in program order, nothing writes the weights' memory and
+ * no other PE instruction loads weights or uses them differently (MX,
+ * sparse, transpose-mode Matmul).  The Matmul after a removed LdWeights
+ * already carries the stationary read (lower_matmul_plain), so its
+ * dependencies are unchanged. */
+static bool writes_over(const bir_inst_t *in, const bir_inst_t *ldw)
+{
+    for (int i = 0; i < in->nacc; i++)
+        for (int j = 0; j < ldw->nacc; j++)
+            if (in->acc[i].write && bir_access_overlap(&in->acc[i], &ldw->acc[j]))
+                return true;
+    return false;
+}
+
+static bool breaks_weights(const bir_inst_t *in)
+{
+    switch (in->isa.op) {
+    case ISA_OP_LDWEIGHTS_MX:
+    case ISA_OP_LDWEIGHTS_SPARSE:
+    case ISA_OP_MATMUL_MX:
+    case ISA_OP_MATMUL_SPARSE:
+        return true;
+    case ISA_OP_MATMUL:
+        return in->isa.f.MM.transpose != 0;
+    default:
+        return false;
+    }
+}
+
+int lw_ldw_opt(bir_module_t *m)
+{
+    bir_block_t *b = bir_main_block(m);
+    int last = -1, out = 0, removed = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        bir_inst_t *in = &b->insts[i];
+        bool drop = false;
+        if (in->isa.op == ISA_OP_LDWEIGHTS) {
+            drop = last >= 0 && memcmp(&b->insts[last].isa.f.LDW, &in->isa.f.LDW,
+                                       sizeof in->isa.f.LDW) == 0;
+            if (!drop)
+                last = out;   /* index after compaction */
+        } else if (last >= 0 && (breaks_weights(in) || writes_over(in, &b->insts[last]))) {
+            last = -1;
+        }
+        if (drop) {
+            removed++;
+            continue;
+        }
+        if (out != i)
+            b->insts[out] = *in;
+        out++;
+    }
+    b->ninsts = out;
+    return removed;
 }

@@ -1,6 +1,8 @@
 /* lower_misc.c - core_barrier, load_tensor_to_register, bn_stats/bn_aggr. */
 #include "lower.h"
 
+#include <string.h>
+
 static int lower_barrier(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
@@ -46,9 +48,23 @@ static int lower_tload(lower_ctx_t *c)
     in.isa.f.TLOAD.part = t.start;
     in.isa.f.TLOAD.reg = (uint32_t)op->reg;
     in.isa.f.TLOAD.count = (uint32_t)n;
-    if (op->engine == ISA_ENG_UNASSIGNED)
-        in.engine = ISA_ENG_SP;
-    return lw_emit(c, &in);
+    if (op->engine != ISA_ENG_UNASSIGNED)
+        return lw_emit(c, &in);
+    /* no engine named: EngineType.ALL, as the notes' TensorLoad -- every TPB
+     * engine gets the value in its own registers (one TensorLoad each, the
+     * same register numbers), so any engine's later register use sees it */
+    for (unsigned k = 0; k < 5; k++) {   /* isa_tpb_engines */
+        bir_inst_t each = in;
+        if (k > 0)
+            lw_inst(c, &each, BIR_TENSOR_LOAD, ISA_OP_TENSOR_LOAD);
+        each.isa.f.TLOAD = in.isa.f.TLOAD;
+        memcpy(each.acc, in.acc, sizeof in.acc);
+        each.nacc = in.nacc;
+        each.engine = isa_tpb_engines[k];
+        if (lw_emit(c, &each))
+            return -1;
+    }
+    return 0;
 }
 
 /* bn_stats -> BNStats, bn_aggr -> BNAggr (DVE, one instruction each) */

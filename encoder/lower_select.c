@@ -171,7 +171,7 @@ static int lower_max8_family(lower_ctx_t *c)
             return -1;
         if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
             return -1;
-        f->imm = (float)op->value;
+        f->imm = (float)lw_clip_scalar(op->value, f->out.dtype);
         return lw_emit(c, &in);
     }
     lw_inst(c, &in, BIR_MATCH_REPLACE, ISA_OP_MATCH_REPLACE8);
@@ -182,7 +182,7 @@ static int lower_max8_family(lower_ctx_t *c)
         return -1;
     if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
         return -1;
-    f->imm = (float)op->value;
+    f->imm = (float)lw_clip_scalar(op->value, f->out.dtype);
     return lw_emit(c, &in);
 }
 

@@ -112,16 +112,58 @@ static int lower_stt(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
-static int lower_copy(lower_ctx_t *c)
+/* src -> dst operands of a copy, same shape. */
+static int copy_operands(lower_ctx_t *c, bir_inst_t *in, isa_tap_t *src, isa_tap_t *dst)
+{
+    if (lw_tap(c, in, &c->op->src[0], false, "src", src) ||
+        lw_tap(c, in, &c->op->dst, true, "dst", dst))
+        return -1;
+    return same_shape(c, "tensorcopy", src, dst);
+}
+
+static bool is_float_dtype(unsigned dt)
+{
+    return dt == ISA_DT_FP32 || dt == ISA_DT_BF16 || dt == ISA_DT_FP16 ||
+           dt == ISA_DT_FP8E4M3 || dt == ISA_DT_FP8E5M2;
+}
+
+/* generateCopyAct: a float copy on the Activation engine is an identity
+ * Activation (func copy, scale 1, no bias, no reduce), as the notes lower it.
+ * Integer copies keep TensorCopy (the Activation datapath is floating point). */
+static int lower_copy_act(lower_ctx_t *c, bool *done)
 {
     const tir_op_t *op = c->op;
+    const tir_tensor_t *st = lw_tensor(c, &op->src[0]), *dt = lw_tensor(c, &op->dst);
+    *done = false;
+    if (op->engine != ISA_ENG_ACT || !st || !dt || !is_float_dtype(st->dtype) ||
+        !is_float_dtype(dt->dtype))
+        return 0;
+    *done = true;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_ACTIVATION, ISA_OP_ACTIVATION);
+    isa_fmt_ACT_t *f = &in.isa.f.ACT;
+    if (copy_operands(c, &in, &f->in, &f->out))
+        return -1;
+    f->func = ISA_ACTFN_COPY;
+    f->scale = 1.0f;
+    f->bias.space = ISA_SPACE_NONE;
+    f->red_out.space = ISA_SPACE_NONE;
+    f->red_op = ISA_ALU_BYPASS;
+    f->red_cmd = ISA_REDCMD_IDLE;
+    return lw_emit(c, &in);
+}
+
+static int lower_copy(lower_ctx_t *c)
+{
+    bool done;
+    if (lower_copy_act(c, &done))
+        return -1;
+    if (done)
+        return 0;
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
     isa_fmt_COPY_t *f = &in.isa.f.COPY;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
-        return -1;
-    if (same_shape(c, "tensorcopy", &f->in, &f->out))
+    if (copy_operands(c, &in, &f->in, &f->out))
         return -1;
     return lw_emit(c, &in);
 }

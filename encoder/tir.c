@@ -15,7 +15,7 @@ const char *tir_op_name(tir_opkind_t k)
         "tensor_partition_reduce", "tensor_copy", "tensor_tensor_scan", "iota",
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
-        "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id",
+        "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -95,6 +95,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->remote_core = -1;
     for (int i = 0; i < 8; i++)
         op->rgroup[i] = op->perm_from[i] = -1;
+    op->src_reg = op->dst_reg = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
 }

@@ -71,7 +71,8 @@ typedef struct {
     X(TENSOR_PARTITION_REDUCE) X(TENSOR_COPY) X(TENSOR_TENSOR_SCAN) X(IOTA) \
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
-    X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID)
+    X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
+    X(NOOP)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -260,6 +261,13 @@ typedef struct {
     int num_elem_per_idx, num_valid;   /* local_gather */
     uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
     int reg;                      /* load_tensor_to_register: first register */
+    int deps[4];                  /* explicit dependencies: indices of earlier ops
+                                     this one waits for ("deps" in a kernel) */
+    int ndeps;
+    int src_reg, dst_reg;         /* load/store: register whose value (an element
+                                     offset) moves that HBM side's address at
+                                     issue -- register-offset (dynamic) DMA;
+                                     -1 = none */
     int barrier_id;               /* core_barrier */
     unsigned barrier_cores;       /* bitmask of participating cores */
     int peer;                     /* sendrecv peer core */

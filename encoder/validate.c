@@ -258,7 +258,7 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
     case TIR_BN_AGGR:
         return M(DVE);
-    case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER:
+    case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
     case TIR_COLLECTIVE_PERMUTE: case TIR_RANK_ID:
@@ -464,9 +464,8 @@ static int check_index_tile(const vctx_t *v, int64_t rows)
     if (op->index_bound < 1)
         return vfail(v, "index", "no valid index range (index_bound %lld)",
                      (long long)op->index_bound);
-    if (op->dge_mode == ISA_DGE_HW)
-        return vfail(v, "dge_mode", "hardware DGE has no gather/scatter; use dge_mode 'sw' or "
-                     "'none' for indirect access");
+    /* dge_mode hw is the dynamic (DGE vector-indirect) mode: the back-end
+     * decides per target (lower_dma.c) */
     return 0;
 }
 
@@ -747,8 +746,8 @@ static int check_activation(const vctx_t *v)
     if (op->kind == TIR_ACTIVATE2) {
         if (check_alu(v, op->op0, "op0", true) || check_alu(v, op->op1, "op1", true))
             return -1;
-        if (op->s0.is_ap || op->s1.is_ap)
-            return vfail(v, op->s0.is_ap ? "imm0" : "imm1", "activate2 takes immediates");
+        if (per_partition_scalar(v, &op->s1, 101, &op->src[0]))
+            return -1;
     }
     if (op->reduce_op != ISA_ALU_BYPASS) {
         if (check_reduce_alu(v, op->reduce_op, "reduce_op"))
@@ -772,7 +771,9 @@ static int check_transpose(const vctx_t *v)
         return vfail(v, "dst", "shape %lld x %lld is not the transpose of src %lld x %lld",
                      (long long)ap_parts(d), (long long)ap_free(d), (long long)ap_parts(s),
                      (long long)ap_free(s));
-    if (dt->dtype != st->dtype)
+    /* a PE transpose may change the dtype (bf16 -> fp32 PSUM): the back-end
+     * multiplies by the lazily loaded identity (get_identity_tensor) */
+    if (dt->dtype != st->dtype && op->engine == ISA_ENG_DVE)
         return vfail(v, "dst", "dtype %s differs from src dtype %s",
                      isa_dtype_numpy_name(dt->dtype), isa_dtype_numpy_name(st->dtype));
     if (op->engine == ISA_ENG_DVE) {
@@ -1081,7 +1082,7 @@ static int check_engine(const vctx_t *v)
 static int min_srcs(tir_opkind_t k)
 {
     switch (k) {
-    case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: return 0;
+    case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: case TIR_NOOP: return 0;
     case TIR_MATMUL: case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR:
     case TIR_TENSOR_TENSOR_SCAN: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: case TIR_SELECT:
         return 2;
@@ -1101,7 +1102,8 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
         return enc_validate_collective(k, op, err);
     if (check_engine(&v))
         return -1;
-    bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER;
+    bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER &&
+                     op->kind != TIR_NOOP;
     if (needs_dst && need(&v, &op->dst, -1))
         return -1;
     if (op->nsrc < min_srcs(op->kind))

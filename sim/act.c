@@ -70,6 +70,7 @@ typedef struct {
     float imm0, imm1;
     bool scale_is_ptr;
     uint32_t scale_bits;
+    bool imm_is_ptr[2];    /* Activate2: imm0/imm1 are [P,1] pointers (bits) */
 } act_args_t;
 
 static int check_reduce(sim_exec_ctx_t *ctx, const act_args_t *a)
@@ -148,9 +149,16 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
             s->r = i + k == 0 ? x[k] : sim_alu_f(a->red_op, s->r, x[k]);
 }
 
+static uint32_t f32_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
 static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
 {
-    sim_opnd_t o[5]; /* in, out, bias, scale, red_out */
+    sim_opnd_t o[7]; /* in, out, bias, scale, red_out, imm0, imm1 */
     sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (!sim_actfn_valid(a->func))
@@ -172,6 +180,12 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
     isa_ptr_t sp = sim_ptr_from_bits(a->scale_bits);
     if (a->scale_is_ptr && sim_opnd_ptr(ctx, &o[3], &sp, st, np, 1, "scale", SIM_RD))
         goto done;
+    for (int k = 0; k < 2; k++) {
+        isa_ptr_t ip = sim_ptr_from_bits(f32_bits(k ? a->imm1 : a->imm0));
+        if (a->imm_is_ptr[k] && sim_opnd_ptr(ctx, &o[5 + k], &ip, st, np, 1, k ? "imm1" : "imm0",
+                                             SIM_RD))
+            goto done;
+    }
     bool red = a->red_cmd != ISA_REDCMD_IDLE;
     if (red && a->red_out->space != ISA_SPACE_NONE &&
         sim_opnd_ptr(ctx, &o[4], a->red_out, st, np, 1, "red_out",
@@ -179,11 +193,18 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
         goto done;
     const sim_opnd_t *ins[1] = { &o[0] };
     uint32_t len = ctx->timing_only ? 0 : sim_row_len(&o[1], ins, 1);
+    act_args_t pa = *a;   /* per partition: Activate2 pointer immediates loaded */
     if (!ctx->timing_only)
         for (unsigned p = 0; p < np; p++) {
             float scale = a->scale_is_ptr ? num_load_f32(sim_el(&o[3], p, 0), o[3].dtype)
                                           : sim_f32_from_bits(a->scale_bits);
             float bias = o[2].mem ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
+            /* this partition's Activate2 immediates (pointers read here) */
+            if (a->imm_is_ptr[0])
+                pa.imm0 = num_load_f32(sim_el(&o[5], p, 0), o[5].dtype);
+            if (a->imm_is_ptr[1])
+                pa.imm1 = num_load_f32(sim_el(&o[6], p, 0), o[6].dtype);
+            a = &pa;
             float r = 0.0f;
             if (len) {
                 act_rows_t rows = { a, o, scale, bias, red, 0.0f };
@@ -212,22 +233,16 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
     sim_opnd_mark(&o[4]);
     rc = 0;
 done:
-    for (unsigned k = 0; k < 5; k++)
+    for (unsigned k = 0; k < 7; k++)
         sim_opnd_free(&o[k]);
     return rc;
-}
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return b;
 }
 
 static act_args_t act_args(const isa_fmt_ACT_t *f, bool acc_out)
 {
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
-                     acc_out, false, 0, 0, 0.0f, 0.0f, f->scale_is_ptr != 0, f32_bits(f->scale) };
+                     acc_out, false, 0, 0, 0.0f, 0.0f, f->scale_is_ptr != 0, f32_bits(f->scale),
+                     {false, false} };
     return a;
 }
 
@@ -247,7 +262,8 @@ static int exec_activate2(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_ACT2_t *f = &d->inst.f.ACT2;
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
-                     false, true, f->op0, f->op1, f->imm0, f->imm1, false, f32_bits(1.0f) };
+                     false, true, f->op0, f->op1, f->imm0, f->imm1, false, f32_bits(1.0f),
+                     {f->imm0_is_ptr != 0, f->imm1_is_ptr != 0} };
     return act_run(ctx, &a);
 }
 

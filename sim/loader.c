@@ -308,6 +308,27 @@ static double engine_ghz(const tpb_target_t *t, isa_engine_t e)
     }
 }
 
+/* LowerDVE's table: with a dve_table in the sidecar, every compute
+ * instruction of the stream (sync, control, DMA and prefixes aside) must use
+ * an opcode the table holds. */
+static int check_table(const sim_engine_t *e, const char *path, tpb_err_t *err)
+{
+    if (!e->has_table)
+        return 0;
+    for (size_t i = 0; i < e->stream.count; i++) {
+        const isa_decoded_t *d = &e->stream.insts[i];
+        const isa_opinfo_t *oi = &isa_ops[d->inst.op];
+        if (oi->cls == ISA_CLASS_SYNC || oi->cls == ISA_CLASS_CONTROL ||
+            oi->cls == ISA_CLASS_DMA || oi->cls == ISA_CLASS_PREFIX)
+            continue;
+        if (!(e->table[oi->l2 >> 5] >> (oi->l2 & 31) & 1u))
+            return tpb_errf(err, "%s: dve_table: opcode 0x%02x (%s) of the instruction at pc %u "
+                                 "is not in the engine's DVE table",
+                            path, oi->l2, oi->mnemonic, d->pc);
+    }
+    return 0;
+}
+
 static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tpb_err_t *err)
 {
     sim_engine_t *e = &c->eng[k];
@@ -333,7 +354,9 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
                         ie.field ? ie.field : "", ie.msg);
     e->present = true;
     snprintf(path, sizeof path, "%s/%s.json", cdir, isa_engine_name(e->id));
-    return load_sidecar(e, path, err);
+    if (load_sidecar(e, path, err))
+        return -1;
+    return check_table(e, path, err);
 }
 
 /* The uninitialised sentinel of SBUF, PSUM and HBM: 0xFF bytes are NaN in

@@ -347,6 +347,45 @@ static bool scan_debug(scan_t *j, debug_sink_t *k, size_t len)
     return scan_char(j, ']');
 }
 
+/* One dve_table element: an L2 opcode 0..255 into the engine's table. */
+static void table_add(debug_sink_t *k, bool isnum, double v, int i)
+{
+    if (k->rc)
+        return;
+    if (!isnum || v < 0 || v > 255 || v != (double)(int)v) {
+        k->rc = tpb_errf(k->err, "%s: dve_table[%d]: must be an opcode 0..255", k->path, i);
+        return;
+    }
+    k->e->has_table = true;
+    k->e->table[(int)v >> 5] |= 1u << ((int)v & 31);
+}
+
+/* The value of "dve_table": an array of opcodes. */
+static bool scan_table(scan_t *j, debug_sink_t *k)
+{
+    k->e->has_table = true;
+    memset(k->e->table, 0, sizeof k->e->table);
+    if (!scan_peek(j, '[')) {
+        scan_val_t v = { .want_num = false };
+        if (!scan_value(j, &v, 1))
+            return false;
+        if (!k->rc)
+            k->rc = tpb_errf(k->err, "%s: field dve_table must be an array", k->path);
+        return true;
+    }
+    j->p++;
+    if (scan_char(j, ']'))
+        return true;
+    int i = 0;
+    do {
+        scan_val_t v = { .want_num = true };
+        if (!scan_value(j, &v, 2))
+            return false;
+        table_add(k, v.kind == SV_NUMBER, v.num, i++);
+    } while (scan_char(j, ','));
+    return scan_char(j, ']');
+}
+
 /* The whole document; false = not plain JSON, let cJSON decide.  Like
  * cJSON, whatever follows the root value is not looked at. */
 static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
@@ -369,6 +408,9 @@ static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
             have_debug = true;
             if (!scan_debug(&j, k, len))
                 return false;
+        } else if (key_is(key, kn, "dve_table")) {
+            if (!scan_table(&j, k))
+                return false;
         } else {
             scan_val_t v = { .want_num = false };
             if (!scan_value(&j, &v, 1))
@@ -388,10 +430,24 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
         size_t off = end ? (size_t)(end - (const char *)buf) : 0;
         return tpb_errf(k->err, "%s: invalid JSON near byte offset %zu", k->path, off);
     }
+    const cJSON *tab = cJSON_GetObjectItemCaseSensitive(root, "dve_table");
+    if (tab) {
+        k->e->has_table = true;
+        memset(k->e->table, 0, sizeof k->e->table);
+        if (!cJSON_IsArray(tab))
+            k->rc = tpb_errf(k->err, "%s: field dve_table must be an array", k->path);
+        int i = 0;
+        const cJSON *j;
+        cJSON_ArrayForEach(j, tab)
+        {
+            table_add(k, cJSON_IsNumber(j), cJSON_IsNumber(j) ? j->valuedouble : 0, i);
+            i++;
+        }
+    }
     const cJSON *dbg = cJSON_GetObjectItemCaseSensitive(root, "debug");
-    if (dbg && !cJSON_IsArray(dbg)) {
+    if (!k->rc && dbg && !cJSON_IsArray(dbg)) {
         k->rc = tpb_errf(k->err, "%s: field debug must be an array", k->path);
-    } else if (dbg) {
+    } else if (!k->rc && dbg) {
         sink_begin(k, len);
         int i = 0;
         const cJSON *j;
@@ -419,6 +475,8 @@ void sim_debug_free(sim_engine_t *e)
 {
     free(e->debug);
     e->debug = NULL;
+    e->has_table = false;
+    memset(e->table, 0, sizeof e->table);
 }
 
 int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,

@@ -50,6 +50,8 @@ typedef struct {
     isa_stream_t stream;
     sim_debug_t *debug;          /* [stream.count] or NULL; its strings follow it
                                     in the same block (sidecar.c) */
+    bool has_table;              /* the sidecar has a dve_table (LowerDVE) */
+    uint32_t table[8];           /* its L2 opcodes (256-bit set) */
     uint64_t clk_mhz;            /* engine clock */
     uint32_t regs[ISA_NUM_REGS];
     float acc[128];

@@ -54,3 +54,13 @@ add_test(NAME cli_compile_buffers_off
                  --buffers 1 --stats -o ${PROJECT_BINARY_DIR}/cli_compile_buffers_off)
 set_tests_properties(cli_compile_buffers_off PROPERTIES LABELS "quick;back"
   PASS_REGULAR_EXPRESSION "rotating buffers: SBUF 1, PSUM 1")
+# LowerDVE's table (seed 000): the simulator enforces DVE.json's dve_table.
+# Emptying it makes the TensorTensor on DVE an error at load time.
+add_test(NAME cli_sim_dve_table_enforced
+         COMMAND sh -c "set -e; d=\"$2\"; rm -rf \"$d\"; \"$1\" compile \"$3\" -o \"$d\";
+                        sed 's/\"dve_table\":[^]]*]/\"dve_table\": []/' \"$d/nc0/sg0/DVE.json\" > \"$d/x\";
+                        mv \"$d/x\" \"$d/nc0/sg0/DVE.json\";
+                        \"$1\" sim \"$d\" --timing-only -q 2>&1 || true" sh $<TARGET_FILE:tpb>
+                 ${PROJECT_BINARY_DIR}/cli_sim_dve_table ${PROJECT_SOURCE_DIR}/examples/kernels/tensor_add.json)
+set_tests_properties(cli_sim_dve_table_enforced PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "DVE.json: dve_table: opcode 0x41 \\(TensorTensor\\) of the instruction at pc 1 is not in the engine's DVE table")

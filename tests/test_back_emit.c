@@ -79,7 +79,7 @@ static void test_artifact_dir_decodes(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "art");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false};
     enc_stats_t st;
     tpb_err_t err;
     int rc = enc_compile(&k, &o, &st, &err);
@@ -160,7 +160,7 @@ static void test_modes_agree(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "modes");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -257,13 +257,148 @@ static void test_dve_coverage_check(void **state)
     memset(&g, 0, sizeof g);
     tpb_err_t err;
     /* DVE uses TensorTensor and Transpose32: both in the DVE table */
-    g.engine_opcodes[ISA_ENG_DVE][0x41 >> 5] |= 1u << (0x41 & 31);
-    g.engine_opcodes[ISA_ENG_DVE][0x50 >> 5] |= 1u << (0x50 & 31);
+    g.table_opcodes[ISA_ENG_DVE][0x41 >> 5] |= 1u << (0x41 & 31);
+    g.table_opcodes[ISA_ENG_DVE][0x50 >> 5] |= 1u << (0x50 & 31);
     assert_int_equal(gen_check_dve_coverage(&g, &err), 0);
     /* a Matmul recorded on DVE is missing from the DVE table */
-    g.engine_opcodes[ISA_ENG_DVE][0x02 >> 5] |= 1u << (0x02 & 31);
+    g.table_opcodes[ISA_ENG_DVE][0x02 >> 5] |= 1u << (0x02 & 31);
     assert_int_not_equal(gen_check_dve_coverage(&g, &err), 0);
     assert_non_null(strstr(err.msg, "DVE opcode coverage: opcode 0x02 (Matmul)"));
+}
+
+
+/* Append one bare instruction to the module's main block. */
+static void add_inst(bir_module_t *m, bir_opcode_t opc, isa_op_t op, int engine, const char *name)
+{
+    bir_inst_t in;
+    tpb_err_t err;
+    bir_inst_init(&in, opc, op);
+    in.engine = engine;
+    snprintf(in.name, sizeof in.name, "%s", name);
+    assert_true(bir_block_append(bir_main_block(m), &in, &err) >= 0);
+}
+
+static int read_json_file(const char *path, cJSON **out, tpb_err_t *err)
+{
+    uint8_t *buf;
+    size_t len;
+    if (fio_read_all(path, &buf, &len, err))
+        return -1;
+    *out = cJSON_ParseWithLength((const char *)buf, len);
+    free(buf);
+    return *out ? 0 : -1;
+}
+
+/* The COLLECT aggregation that sizes the DVE table skips sync instructions
+ * (Halt, Nop, CoreBarrier): DVE.bin holds a Halt, the DVE table does not;
+ * and def.json registers each engine's instruction file and sidecar. */
+static void test_dve_table_and_registry(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "dvetable");
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
+    /* the full census has the Halt on DVE ... */
+    assert_true(st.engine_opcodes[ISA_ENG_DVE][0xA1 >> 5] >> (0xA1 & 31) & 1u);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/nc0/sg0/DVE.json", dir);
+    cJSON *root = NULL;
+    assert_int_equal(read_json_file(p, &root, &err), 0);
+    const cJSON *tab = cJSON_GetObjectItemCaseSensitive(root, "dve_table");
+    assert_true(cJSON_IsArray(tab));
+    bool tt = false, halt = false;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, tab)
+    {
+        tt |= j->valueint == 0x41;
+        halt |= j->valueint == 0xA1 || j->valueint == 0xA0;
+    }
+    assert_true(tt);      /* TensorTensor is used on DVE */
+    assert_false(halt);   /* ... the sync instructions are not in the table */
+    cJSON_Delete(root);
+    /* the registry: exactly the engines with a stream, .bin + .json each */
+    snprintf(p, sizeof p, "%s/nc0/sg0/def.json", dir);
+    assert_int_equal(read_json_file(p, &root, &err), 0);
+    const cJSON *arts = cJSON_GetObjectItemCaseSensitive(root, "artifacts");
+    assert_true(cJSON_IsArray(arts));
+    int n = 0;
+    cJSON_ArrayForEach(j, arts)
+    {
+        const char *bin = cJSON_GetObjectItemCaseSensitive(j, "instr_file")->valuestring;
+        const char *js = cJSON_GetObjectItemCaseSensitive(j, "desc_file")->valuestring;
+        char q[4400];
+        snprintf(q, sizeof q, "%s/nc0/sg0/%s", dir, bin);
+        assert_true(fio_exists(q));
+        snprintf(q, sizeof q, "%s/nc0/sg0/%s", dir, js);
+        assert_true(fio_exists(q));
+        n++;
+    }
+    int files = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        files += st.insts[e] > 0;
+    assert_int_equal(n, files);
+    assert_int_equal(n, st.files);
+    cJSON_Delete(root);
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
+/* createBin's failed fopen: the notes' assertion and error code 1007. */
+static void test_create_bin_1007(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    add_inst(&m, BIR_HALT, ISA_OP_HALT, ISA_ENG_DVE, "halt");
+    gen_t g;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, "/nonexistent-tpb-dir/sg0", false, &err), 0);
+    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_non_null(strstr(err.msg, "/nonexistent-tpb-dir/sg0/DVE.bin: cannot create"));
+    assert_non_null(strstr(err.msg, "assertion 'bin != __null' failed, error code 1007"));
+    gen_finish(&g, false, &err);
+    gen_free(&g);
+    bir_module_free(&m);
+}
+
+/* assertAsmMappingsCorrect: a debug entry that does not point at its
+ * instruction's bundle is caught after the walk. */
+static void test_asm_mapping_check(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    add_inst(&m, BIR_NOP, ISA_OP_NOP, ISA_ENG_SP, "nop");
+    add_inst(&m, BIR_HALT, ISA_OP_HALT, ISA_ENG_SP, "halt");
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "asmmap");
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    gen_t g;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
+    assert_int_equal(gen_run(&g, &err), 0);   /* the check ran and passed */
+    assert_int_equal(g.ndbg[ISA_ENG_SP], 2);
+    assert_int_equal(gen_check_asm_mappings(&g, &err), 0);
+    /* swap the two entries' instructions: pc 0 now claims the Halt */
+    g.dbg[ISA_ENG_SP][0].inst = 1;
+    g.dbg[ISA_ENG_SP][1].inst = 0;
+    assert_int_not_equal(gen_check_asm_mappings(&g, &err), 0);
+    assert_string_equal(err.msg, "assembly mapping: SP pc 0 (debug entry 0, instruction 1 "
+                                 "'halt') maps to a bundle with another opcode");
+    /* a pc past the stream */
+    g.dbg[ISA_ENG_SP][0].inst = 0;
+    g.dbg[ISA_ENG_SP][1] = (gen_debug_t){7, 1};
+    assert_int_not_equal(gen_check_asm_mappings(&g, &err), 0);
+    assert_non_null(strstr(err.msg, "a pc out of order or outside the stream"));
+    gen_finish(&g, false, &err);
+    gen_free(&g);
+    art_rmtree(dir);
+    bir_module_free(&m);
 }
 
 static void test_requested_engine_checked(void **state)
@@ -272,7 +407,7 @@ static void test_requested_engine_checked(void **state)
     tir_kernel_t k;
     build_kernel(&k);
     k.ops[2].engine = ISA_ENG_PE;   /* tensor_tensor on PE */
-    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false, 0};
+    enc_options_t o = {NULL, "trn2", ENC_GENERATE_ISACODE, false, 0, false};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -290,7 +425,7 @@ static void test_dump_per_inst(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "dump");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, true, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, true, 0, false};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -343,7 +478,7 @@ static void test_error_leaves_nothing(void **state)
     k.ops[3].dst.count[0] = 64;
     char dir[4096];
     tmpdir(dir, sizeof dir, "err");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -395,7 +530,7 @@ static void test_pe_transpose_identity(void **state)
     }
     char dir[4096];
     tmpdir(dir, sizeof dir, "ident");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false};
     enc_stats_t st;
     tpb_err_t err;
     int rc = enc_compile(&k, &o, &st, &err);
@@ -452,7 +587,7 @@ static void test_pe_transpose_mode(void **state)
     bu_op(&k, &op, "tr");
     char dir[4096];
     tmpdir(dir, sizeof dir, "tflag");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0};
+    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false};
     enc_stats_t st;
     tpb_err_t err;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -483,6 +618,9 @@ int main(void)
         cmocka_unit_test(test_modes_agree),
         cmocka_unit_test(test_find_bin_rejects_non_tpb),
         cmocka_unit_test(test_dve_coverage_check),
+        cmocka_unit_test(test_dve_table_and_registry),
+        cmocka_unit_test(test_create_bin_1007),
+        cmocka_unit_test(test_asm_mapping_check),
         cmocka_unit_test(test_requested_engine_checked),
         cmocka_unit_test(test_dump_per_inst),
         cmocka_unit_test(test_error_leaves_nothing),

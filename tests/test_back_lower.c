@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "back_util.h"
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
@@ -25,7 +27,7 @@ static void test_matmul_plain(void **state)
     op.src[0] = bu_full(&k, w);
     op.src[1] = bu_full(&k, x);
     op.nsrc = 2;
-    op.flags = TIR_F_ACCUMULATE;
+    op.flags = TIR_F_ACCUMULATE | TIR_F_ONEZERO_W | TIR_F_ONEZERO_M;
     bu_op(&k, &op, "mm");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -44,6 +46,8 @@ static void test_matmul_plain(void **state)
     assert_int_equal(mm->isa.f.MM.dst.count[0], 512);
     assert_int_equal(mm->isa.f.MM.moving.count[0], 512);
     assert_int_equal(mm->isa.f.MM.accumulate, 1);
+    assert_int_equal(ld->isa.f.LDW.onezero, 1);   /* is_weight_onezero */
+    assert_int_equal(mm->isa.f.MM.onezero, 1);    /* is_fmap_onezero */
     assert_int_equal(mm->isa.f.MM.dst.addr % 2048, 0);
     bu_free(&r);
     tir_kernel_free(&k);
@@ -374,6 +378,156 @@ static void test_max8_family_and_select(void **state)
     tir_kernel_free(&k);
 }
 
+/* The BIR (L1 InstructionType) values the reference notes pin (seeds
+ * 000/001/004), and the max8 family's lowering onto them. */
+static void test_bir_numbering(void **state)
+{
+    (void)state;
+    static const struct { bir_opcode_t o; int v; const char *n; } pins[] = {
+        {BIR_INST_LOAD, 19, "InstLoad"}, {BIR_DMA_COPY, 32, "DMACopy"},
+        {BIR_GENERIC_INDIRECT_LOAD, 42, "GenericIndirectLoad"},
+        {BIR_GENERIC_INDIRECT_SAVE, 44, "GenericIndirectSave"},
+        {BIR_TENSOR_LOAD, 75, "TensorLoad"}, {BIR_TENSOR_STORE, 76, "TensorStore"},
+        {BIR_CORE_BARRIER, 87, "CoreBarrier"}, {BIR_MAX, 88, "Max"},
+        {BIR_MAX_INDEX, 89, "MaxIndex"}, {BIR_MATCH_REPLACE, 90, "MatchReplace"},
+        {BIR_MAX_INDEX_MATCH_REPLACE, 91, "MaxIndexAndMatchReplace"},
+        {BIR_QUANTIZE_MX, 96, "QuantizeMx"}, {BIR_INST_LOOP, 105, "InstLoop"},
+    };
+    for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
+        assert_int_equal((int)pins[i].o, pins[i].v);
+        assert_string_equal(bir_opcode_name(pins[i].o), pins[i].n);
+    }
+    /* no two BIR opcodes share a value (the switch in bir_opcode_name would
+     * not compile otherwise); and the lowering uses them */
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int v = BU_T(&k, "v", TIR_T_SBUF, ISA_DT_FP32, 128, 8);
+    int ix = BU_T(&k, "ix", TIR_T_SBUF, ISA_DT_UINT32, 128, 8);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MAX8);
+    op.dst = bu_full(&k, v), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "max8");
+    tir_op_init(&op, TIR_FIND_INDEX8);
+    op.dst = bu_full(&k, ix), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    bu_op(&k, &op, "fi8");
+    int ix16 = BU_T(&k, "ix16", TIR_T_SBUF, ISA_DT_UINT16, 128, 8);   /* the uint16 index view */
+    op.dst = bu_full(&k, ix16);
+    bu_op(&k, &op, "fi8_u16");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX8, 0)].opc, BIR_MAX);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 0)].opc, BIR_MAX_INDEX);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 1)].isa.f.FIDX.out.dtype,
+                     ISA_DT_UINT16);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* clip_scalar (seed 001, the max8 family's immediates): 1e300 on a bf16
+ * operand is bf16's largest finite value, -1e300 on fp8e4m3 is -448. */
+static void test_match_replace_imm_clipped(void **state)
+{
+    (void)state;
+    assert_true(lw_clip_scalar(1e300, ISA_DT_BF16) == 3.3895313892515355e38);
+    assert_true(lw_clip_scalar(-1e300, ISA_DT_FP8E4M3) == -448.0);
+    assert_true(lw_clip_scalar(70000.0, ISA_DT_FP16) == 65504.0);
+    assert_true(lw_clip_scalar(-5.0, ISA_DT_UINT8) == 0.0);
+    assert_true(lw_clip_scalar(2.5, ISA_DT_FP32) == 2.5);
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    int v = BU_T(&k, "v", TIR_T_SBUF, ISA_DT_BF16, 128, 8);
+    int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATCH_REPLACE8);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    op.value = 1e300;
+    bu_op(&k, &op, "mr");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    float imm = bu_block(&r)->insts[bu_find(&r, ISA_OP_MATCH_REPLACE8, 0)].isa.f.MR.imm;
+    assert_true(imm == (float)3.3895313892515355e38);
+    assert_false(isinf(imm));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* generateCopyAct: a float tensor_copy on the Activation engine is an
+ * identity Activation; an integer one stays TensorCopy; on DVE TensorCopy. */
+static void test_copy_on_act_is_identity_activation(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    int i = BU_T(&k, "i", TIR_T_SBUF, ISA_DT_INT32, 128, 64);
+    int j = BU_T(&k, "j", TIR_T_SBUF, ISA_DT_INT32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.engine = ISA_ENG_ACT;
+    bu_op(&k, &op, "cast_act");
+    op.dst = bu_full(&k, j), op.src[0] = bu_full(&k, i);
+    bu_op(&k, &op, "int_act");
+    op.engine = ISA_ENG_DVE;
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a);
+    bu_op(&k, &op, "cast_dve");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_ACTIVATION), 1);
+    bir_inst_t *x = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
+    assert_int_equal(x->opc, BIR_ACTIVATION);
+    assert_int_equal(x->engine, ISA_ENG_ACT);
+    assert_int_equal(x->isa.f.ACT.func, ISA_ACTFN_COPY);
+    assert_true(x->isa.f.ACT.scale == 1.0f);
+    assert_int_equal(x->isa.f.ACT.bias.space, ISA_SPACE_NONE);
+    assert_int_equal(x->isa.f.ACT.red_cmd, ISA_REDCMD_IDLE);
+    assert_int_equal(x->isa.f.ACT.out.dtype, ISA_DT_BF16);
+    assert_int_equal(bu_count(&r, ISA_OP_TENSOR_COPY), 2);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_COPY, 0)].engine, ISA_ENG_ACT);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_COPY, 1)].engine, ISA_ENG_DVE);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* load_tensor_to_register without an engine is EngineType.ALL: one
+ * TensorLoad (L1 75) per TPB engine, same register and source; with an
+ * engine, only that one. */
+static void test_tload_all_engines(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_INT32, 128, 4);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD_TENSOR_TO_REGISTER);
+    op.src[0] = bu_ap(a, 2, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)2);
+    op.nsrc = 1;
+    op.reg = 7;
+    bu_op(&k, &op, "ltr");
+    op.engine = ISA_ENG_ACT;
+    bu_op(&k, &op, "ltr_act");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_TENSOR_LOAD), 6);
+    unsigned seen = 0;
+    for (int i = 0; i < 5; i++) {
+        bir_inst_t *t = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_LOAD, i)];
+        assert_int_equal(t->opc, BIR_TENSOR_LOAD);
+        assert_int_equal(t->isa.f.TLOAD.reg, 7);
+        assert_int_equal(t->isa.f.TLOAD.count, 2);
+        assert_int_equal(t->isa.f.TLOAD.src.addr, r.m.mlocs[a].addr + 2 * 4);
+        seen |= 1u << t->engine;
+    }
+    for (int e = 0; e < 5; e++)
+        assert_true(seen >> isa_tpb_engines[e] & 1u);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_LOAD, 5)].engine, ISA_ENG_ACT);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* ---- DMA ---- */
 static void test_dma_simple(void **state)
 {
@@ -408,11 +562,14 @@ static void test_dma_simple(void **state)
     assert_int_equal(f->dst.count[1], 128);
     assert_int_equal(f->dst.step[0], 4);
     assert_int_equal(f->qos, 5);
+    assert_int_equal(f->transpose, 0);   /* CopyMode Copy = 0 */
     assert_int_equal(f->src_reg, ISA_REG_NONE);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
     assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
     assert_int_equal(tr->isa.f.DTRIG.queue, f->queue);
     assert_int_equal(tr->engine, ISA_ENG_SP);
+    assert_int_equal(tr->opc, BIR_INST_LOAD);      /* a load's trigger is InstLoad (19) */
+    assert_int_equal(d->opc, BIR_DMA_DESC);
     assert_string_equal(r.m.queues[f->queue].name, "qSyncIO0");
     bu_free(&r);
     tir_kernel_free(&k);
@@ -536,11 +693,38 @@ static void test_dma_indirect(void **state)
     bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 1)];
     assert_int_equal(s->isa.f.DIND.scatter, 1);
     assert_int_equal(s->isa.f.DIND.compute, ISA_DMAOP_ADD);
+    /* L1 opcodes of the triggers: gather = GenericIndirectLoad, scatter-add =
+     * DMACopy with the add compute op (seed 002's RMW fork) */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc,
+                     BIR_GENERIC_INDIRECT_LOAD);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)].opc, BIR_DMA_COPY);
     bu_free(&r);
+    /* a plain scatter (overwrite) is GenericIndirectSave */
+    k.ops[1].flags = 0;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)].opc,
+                     BIR_GENERIC_INDIRECT_SAVE);
+    bu_free(&r);
+    k.ops[1].flags = TIR_F_RMW_ADD;
     /* scatter-add in dynamic (DGE vector-indirect) mode is refused on trn2 */
     k.ops[1].dge_mode = ISA_DGE_HW;
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "IndirectRMW does not support dynamic DMA mode"));
+    bu_free(&r);
+    /* a gather with dge_mode hw: the dynamic form (dge hw, OOB skip) on trn2,
+     * the standard form (dge sw) on trn1, which has no vector-indirect DGE */
+    k.ops[1].dge_mode = ISA_DGE_NONE;
+    k.ops[0].dge_mode = ISA_DGE_HW;
+    k.ops[0].oob_mode = ISA_OOB_ERROR;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_HW);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    bu_free(&r);
+    assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
+    g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_SW);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_ERROR);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -561,7 +745,8 @@ static void test_dma_transpose(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
     assert_int_equal(d->engine, ISA_ENG_POOL);
-    assert_int_equal(d->isa.f.DDESC.transpose, 1);
+    assert_int_equal(d->isa.f.DDESC.transpose, 1);   /* CopyMode Transpose */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc, BIR_DMA_COPY);
     /* dst[p, j] = src[j, p]: src walks columns: inner step = a row (256 B) */
     assert_int_equal(d->isa.f.DDESC.src.step[0], 128 * 2);
     assert_int_equal(d->isa.f.DDESC.src.step[1], 2);
@@ -658,6 +843,72 @@ static void test_dve_transpose_blocks(void **state)
     tir_kernel_free(&k);
 }
 
+/* enableLDWOpt: an LdWeights identical to the previous one is dropped only
+ * when nothing wrote the weights' memory and no other weight user came
+ * between. */
+static void test_ldw_opt(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_FP32, 128, 512);
+        int p1 = BU_T(&k, "p1", TIR_T_PSUM, ISA_DT_FP32, 64, 512);
+        int p2 = BU_T(&k, "p2", TIR_T_PSUM, ISA_DT_FP32, 64, 512);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MATMUL);
+        op.dst = bu_full(&k, p1), op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x);
+        op.nsrc = 2;
+        bu_op(&k, &op, "mm1");
+        if (variant == 1) {   /* the weights' memory is rewritten in between */
+            tir_op_t ms;
+            tir_op_init(&ms, TIR_MEMSET);
+            ms.dst = bu_full(&k, w), ms.value = 1.0;
+            bu_op(&k, &ms, "ms");
+        }
+        if (variant == 2) {   /* a transpose-mode Matmul uses PE differently */
+            int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 64, 128);
+            int pt = BU_T(&k, "pt", TIR_T_PSUM, ISA_DT_FP32, 128, 64);
+            tir_op_t tr;
+            tir_op_init(&tr, TIR_TRANSPOSE);
+            tr.dst = bu_full(&k, pt), tr.src[0] = bu_full(&k, t), tr.nsrc = 1;
+            bu_op(&k, &tr, "tr");
+        }
+        op.dst = bu_full(&k, p2);
+        bu_op(&k, &op, "mm2");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+        assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), 2);
+        int removed = lw_ldw_opt(&r.m);
+        assert_int_equal(removed, variant == 0 ? 1 : 0);
+        assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), variant == 0 ? 1 : 2);
+        assert_int_equal(bu_count(&r, ISA_OP_MATMUL), variant == 2 ? 3 : 2);
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
+/* codegenNoOp: a noop lowers to nothing. */
+static void test_noop_emits_nothing(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 4);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    op.dst = bu_full(&k, a), op.value = 1.0;
+    bu_op(&k, &op, "ms");
+    tir_op_init(&op, TIR_NOOP);
+    bu_op(&k, &op, "nothing");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_int_equal(bu_block(&r)->ninsts, 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -671,6 +922,12 @@ int main(void)
         cmocka_unit_test(test_reduce_multistep),
         cmocka_unit_test(test_memset_fill_bits),
         cmocka_unit_test(test_max8_family_and_select),
+        cmocka_unit_test(test_bir_numbering),
+        cmocka_unit_test(test_ldw_opt),
+        cmocka_unit_test(test_noop_emits_nothing),
+        cmocka_unit_test(test_tload_all_engines),
+        cmocka_unit_test(test_copy_on_act_is_identity_activation),
+        cmocka_unit_test(test_match_replace_imm_clipped),
         cmocka_unit_test(test_dma_simple),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),

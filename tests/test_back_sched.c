@@ -279,9 +279,73 @@ static void test_dma_war_on_reused_space(void **state)
     tir_kernel_free(&k);
 }
 
+/* Explicit deps (seed 004 process_dep_edges): an Activation on a tile no
+ * one else touches waits for a DVE memset only when it names it in deps. */
+static void test_explicit_deps(void **state)
+{
+    (void)state;
+    for (int with = 0; with < 2; with++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+        int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+        int c2 = BU_T(&k, "c", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MEMSET);
+        op.dst = bu_full(&k, a), op.value = 1.0, op.engine = ISA_ENG_DVE;
+        bu_op(&k, &op, "ms");
+        tir_op_init(&op, TIR_MEMSET);
+        op.dst = bu_full(&k, b), op.value = 2.0, op.engine = ISA_ENG_DVE;
+        bu_op(&k, &op, "ms_b");
+        tir_op_init(&op, TIR_ACTIVATION);
+        op.dst = bu_full(&k, c2), op.src[0] = bu_full(&k, b), op.nsrc = 1;
+        op.func = ISA_ACTFN_EXP, op.s0.imm = 1.0;
+        bu_op(&k, &op, "act");
+        /* keep a live past act, so act's c never reuses a's space */
+        int d2 = BU_T(&k, "d", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+        tir_op_init(&op, TIR_TENSOR_COPY);
+        op.dst = bu_full(&k, d2), op.src[0] = bu_full(&k, a), op.nsrc = 1, op.engine = ISA_ENG_DVE;
+        bu_op(&k, &op, "keep");
+        if (with) {
+            k.ops[2].deps[0] = 0;   /* "deps": ["ms"] */
+            k.ops[2].ndeps = 1;
+        }
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);
+        const bir_inst_t *act = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
+        /* it reads b: it waits for ms_b (DVE's 2nd completion) either way,
+         * which implies ms (the 1st); with deps the token read is recorded */
+        assert_int_equal(act->isa.sync.wait_en, 1);
+        assert_int_equal(act->isa.sync.wait_sem, sched_engine_sem(ISA_ENG_DVE));
+        assert_int_equal(act->isa.sync.wait_val, 2);
+        bool token = false;
+        for (int i = 0; i < act->nacc; i++)
+            token |= act->acc[i].space == BIR_SPACE_DEP && !act->acc[i].write && act->acc[i].lo == 0;
+        assert_int_equal(token, with);
+        bu_free(&r);
+        /* the deciding case: the dependency target comes after the data producer */
+        tir_op_t t = k.ops[0];
+        k.ops[0] = k.ops[1];
+        k.ops[1] = t;
+        snprintf(k.ops[0].name, sizeof k.ops[0].name, "ms_b");
+        snprintf(k.ops[1].name, sizeof k.ops[1].name, "ms");
+        if (with)
+            k.ops[2].deps[0] = 1;
+        assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);
+        act = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
+        assert_int_equal(act->isa.sync.wait_en, 1);
+        assert_int_equal(act->isa.sync.wait_sem, sched_engine_sem(ISA_ENG_DVE));
+        /* without deps only ms_b (1st DVE op) is awaited; with deps ms (2nd) */
+        assert_int_equal(act->isa.sync.wait_val, with ? 2 : 1);
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_explicit_deps),
         cmocka_unit_test(test_raw_waits),
         cmocka_unit_test(test_multiple_waits_use_nops),
         cmocka_unit_test(test_same_engine_and_implied_waits),

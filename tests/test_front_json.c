@@ -748,13 +748,70 @@ static void test_seed_messages_dma(void **state)
     fails_with(T("idx", "[128, 1]", "float32") T("g", "[128, 64]", "float32")
                "{'op': 'indirect_load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'}}",
                "field 'index': dtype float32 not allowed (int32 or uint32)", NULL);
-    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
-               "{'op': 'indirect_load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'},"
-               " 'dge_mode': 'hw'}",
-               "hardware DGE has no gather/scatter", NULL);
     fails_with(T("g", "[128, 64]", "float32")
                "{'op': 'indirect_load', 'dst': 'g', 'src': 'tab[0:128]'}",
                "indirect_load needs an indirect source", NULL);
+}
+
+/* gather_flattened's legality gate (seed 004: uint32 indices, data and
+ * indices on the same partitions) and dma_transpose's rank gate. */
+static void test_seed_gather_flattened_and_rank(void **state)
+{
+    (void)state;
+    fails_with(T("d", "[128, 64]", "float32") T("ix", "[128, 8]", "int32") T("o", "[128, 8]", "float32")
+               "{'op': 'gather_flattened', 'dst': 'o', 'data': 'd', 'indices': 'ix'}",
+               "dtype int32 not allowed (uint32)", NULL);
+    fails_with(T("d", "[64, 64]", "float32") T("ix", "[128, 8]", "uint32") T("o", "[128, 8]", "float32")
+               "{'op': 'gather_flattened', 'dst': 'o', 'data': 'd', 'indices': 'ix'}",
+               "partition size 128 differs from data's 64", NULL);
+    fails_with(T("g", "[2, 2, 2, 2, 2]", "float32") T("h", "[2, 2, 2, 2, 2]", "float32")
+               "{'op': 'dma_transpose', 'dst': 'h', 'src': 'g', 'axes': [4, 3, 2, 1, 0]}",
+               "field 'axes': 5 axes (at most 4)", NULL);
+}
+
+/* "deps": names of earlier ops (the latest of each name), set on every op
+ * the statement emits; unknown names and non-lists fail. */
+static void test_deps(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("t", "[128, 64]", "float32") T("u", "[128, 64]", "float32")
+           "{'op': 'memset', 'dst': 't', 'value': 1, 'name': 'first'},"
+           "{'op': 'memset', 'dst': 'u', 'value': 2, 'name': 'second'},"
+           "{'op': 'activation', 'dst': 'u', 'src': 'u', 'func': 'exp', 'deps': ['first']},"
+           "{'op': 'store', 'dst': 'out[0:128, 0:64]', 'src': 3.0, 'deps': ['second', 'first']}",
+           &k);
+    assert_int_equal(k.nops, 5);
+    assert_int_equal(k.ops[0].ndeps, 0);
+    assert_int_equal(k.ops[2].ndeps, 1);
+    assert_int_equal(k.ops[2].deps[0], 0);
+    /* the value store is two ops (memset + store): both carry the deps */
+    for (int i = 3; i < 5; i++) {
+        assert_int_equal(k.ops[i].ndeps, 2);
+        assert_int_equal(k.ops[i].deps[0], 1);
+        assert_int_equal(k.ops[i].deps[1], 0);
+    }
+    tir_kernel_free(&k);
+    /* a noop (codegenNoOp: nothing emitted) is a join point: naming it in
+     * deps means naming its deps */
+    parses(T("t", "[128, 64]", "float32") T("u", "[128, 64]", "float32")
+           "{'op': 'memset', 'dst': 't', 'value': 1, 'name': 'first'},"
+           "{'op': 'memset', 'dst': 'u', 'value': 2, 'name': 'second'},"
+           "{'op': 'noop', 'name': 'join', 'deps': ['first', 'second']},"
+           "{'op': 'activation', 'dst': 'u', 'src': 'u', 'func': 'exp', 'deps': ['join']}",
+           &k);
+    assert_int_equal(k.nops, 4);
+    assert_int_equal(k.ops[2].kind, TIR_NOOP);
+    assert_int_equal(k.ops[3].ndeps, 2);
+    assert_int_equal(k.ops[3].deps[0], 0);
+    assert_int_equal(k.ops[3].deps[1], 1);
+    tir_kernel_free(&k);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'memset', 'dst': 't', 'value': 1, 'deps': ['nope']}",
+               "field 'deps': no earlier op named 'nope'", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'memset', 'dst': 't', 'value': 1, 'deps': 'x'}",
+               "field 'deps': must be a list of at most 4 op names", NULL);
 }
 
 static void test_seed_messages_engines(void **state)
@@ -845,7 +902,7 @@ static void test_names_and_types(void **state)
                "k.json: body[0]: field 'dst': unknown tensor or tile 'nope'", NULL);
     fails_with("{'op': 'frobnicate'}", "body[0]: field 'op': unknown op 'frobnicate'", NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'colour': 1}",
-               "body[1]: field 'colour': unknown field (allowed: op, name, engine, dst, value, random)",
+               "body[1]: field 'colour': unknown field (allowed: op, name, engine, deps, dst, value, random)",
                NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'value': 1}",
                "field 'value': given twice", NULL);
@@ -1030,6 +1087,8 @@ int main(void)
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_seed_messages_dma),
         cmocka_unit_test(test_seed_messages_engines),
+        cmocka_unit_test(test_deps),
+        cmocka_unit_test(test_seed_gather_flattened_and_rank),
         cmocka_unit_test(test_validation_own),
         cmocka_unit_test(test_names_and_types),
         cmocka_unit_test(test_bounds),

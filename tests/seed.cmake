@@ -1,0 +1,71 @@
+# Seed error messages reached from kernel files (docs/seed-coverage.md):
+# each kernel in tests/seed-kernels/ must fail to compile with the reference
+# notes' message, verbatim.
+set(TPB_SEED_KERNELS
+  "both_indirect|``src`` and ``dst`` operands cannot both be indirect memory accesses"
+  "rmw_dynamic_dma|IndirectRMW does not support dynamic DMA mode"
+  "strided_load|Cannot legalize strided load!"
+  "strided_store|Cannot legalize strided store!"
+  "tsc_needs_op1|LOGIC FAULT, TSC mode must have op1 set!"
+  "start_partition|tensorcopy src start_partition\\(0\\) or dst start_partition\\(64\\) mismatch"
+  "double_row_step|incorrect double row step"
+  "matmul_access_pattern|Incorrect access pattern! moving: free step 40000 does not fit the 16-bit step field"
+)
+foreach(entry ${TPB_SEED_KERNELS})
+  string(FIND "${entry}" "|" bar)
+  string(SUBSTRING "${entry}" 0 ${bar} name)
+  math(EXPR rest "${bar} + 1")
+  string(SUBSTRING "${entry}" ${rest} -1 regex)
+  add_test(NAME seed_message_${name}
+           COMMAND $<TARGET_FILE:tpb> compile ${PROJECT_SOURCE_DIR}/tests/seed-kernels/${name}.json
+                   -o ${PROJECT_BINARY_DIR}/seed_message_${name})
+  set_tests_properties(seed_message_${name} PROPERTIES LABELS "quick;back"
+                       PASS_REGULAR_EXPRESSION "${regex}")
+endforeach()
+
+# dge_mode hw on an indirect DMA reaches the dynamic (DGE vector-indirect)
+# mode on trn2 (dge_on_vector_indirect_dma): the descriptor keeps dge=hw and
+# OOB becomes skip (seed 002's is_offset_dma / enable_dge_on_vector_indirect_dma fork).
+add_test(NAME seed_gather_dynamic_mode
+         COMMAND sh -c "set -e; \"$1\" compile \"$2\" -o \"$3\"; \"$1\" dis \"$3\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/gather_dynamic.json
+                 ${PROJECT_BINARY_DIR}/seed_gather_dynamic)
+set_tests_properties(seed_gather_dynamic_mode PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "PseudoDmaIndirect2d [^\n]* scatter=0 oob=skip compute=bypass dge=hw")
+
+# Explicit deps survive the multi-core split: on core 1 the load (which
+# touches nothing the memset writes) waits for the DVE memset it names.
+add_test(NAME seed_deps_multicore
+         COMMAND sh -c "set -e; \"$1\" compile \"$2\" -o \"$3\"; \"$1\" dis \"$3/nc1/sg0/SP.bin\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_multicore.json
+                 ${PROJECT_BINARY_DIR}/seed_deps_multicore)
+set_tests_properties(seed_deps_multicore PROPERTIES LABELS "quick;back;multicore"
+  PASS_REGULAR_EXPRESSION "DmaTrigger queue=0 ndesc=1 wait=S3>=1")
+
+# enableLDWOpt end to end: with --enable-ldw-opt the repeated stationary is
+# loaded once, and the simulated output is bit-identical to the plain compile.
+add_test(NAME seed_ldw_opt_same_values
+         COMMAND sh -c "set -e; d=\"$3\"; rm -rf \"$d\"; mkdir -p \"$d/in\";
+                        /usr/bin/python3 -c \"import numpy as np; r=np.random.default_rng(1); np.save('$d/in/w.npy', r.standard_normal((128, 64)).astype(np.float32)); np.save('$d/in/x.npy', r.standard_normal((128, 1024)).astype(np.float32))\";
+                        \"$1\" compile \"$2\" -o \"$d/a\"; \"$1\" compile \"$2\" -o \"$d/b\" --enable-ldw-opt --stats | grep -q 'LdWeights  *0x01 1';
+                        \"$1\" sim \"$d/a\" --inputs \"$d/in\" -o \"$d/ra\" -q; \"$1\" sim \"$d/b\" --inputs \"$d/in\" -o \"$d/rb\" -q;
+                        cmp \"$d/ra/out.npy\" \"$d/rb/out.npy\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/ldw_reuse.json
+                 ${PROJECT_BINARY_DIR}/seed_ldw_opt)
+set_tests_properties(seed_ldw_opt_same_values PROPERTIES LABELS "quick;back")
+
+# docs/seed-coverage.md stays consistent: summary = rows, and every test a
+# DONE row names exists.
+add_test(NAME seed_coverage_doc
+         COMMAND sh -c "cd \"$1\" && ctest -N | awk '{print $3}' > seed_coverage_ctests.txt && /usr/bin/python3 \"$2/scripts/seed_coverage_check.py\" \"$2/docs/seed-coverage.md\" seed_coverage_ctests.txt \"$2/tests\"" sh
+                 ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR})
+set_tests_properties(seed_coverage_doc PROPERTIES LABELS "quick")
+
+# Explicit deps stay on their ops when the compiler inserts the shared
+# identity load at the kernel front: the load waits for the Pool memset.
+add_test(NAME seed_deps_identity_shift
+         COMMAND sh -c "set -e; \"$1\" compile \"$2\" -o \"$3\"; \"$1\" dis \"$3\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_identity.json
+                 ${PROJECT_BINARY_DIR}/seed_deps_identity)
+set_tests_properties(seed_deps_identity_shift PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "load_1  body\\[5\\]\n +3  0000c0:  DmaTrigger queue=1 ndesc=1 wait=S2>=1")
