@@ -560,9 +560,10 @@ static int serialize_output(const sim_t *s, const sim_tensor_t *t, uint8_t **buf
     return rc;
 }
 
-int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
+int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_err_t *err)
 {
-    /* serialise everything first so a failure leaves no file behind */
+    /* serialise everything first: nothing is staged for an output that
+     * cannot be built */
     unsigned n = 0;
     for (unsigned i = 0; i < s->ntensors; i++)
         n += !strcmp(s->tensors[i].kind, "output");
@@ -580,19 +581,37 @@ int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
         rc = serialize_output(s, &s->tensors[i], &bufs[k], &lens[k], err);
         k++;
     }
+    if (!rc && fio_exists(outdir) && !fio_is_dir(outdir))
+        rc = tpb_errf(err, "%s: exists and is not a directory (-o names the output directory)",
+                      outdir);
     if (!rc)
         rc = fio_mkdirs(outdir, err);
     for (unsigned i = 0; i < k && !rc; i++) {
         char path[4400];
+        const char *stage;
         snprintf(path, sizeof path, "%s/%s.npy", outdir, names[i]);
-        rc = fio_write_atomic(path, bufs[i], lens[i], err);
+        rc = tpb_txn_stage(txn, path, &stage, err) ||
+             fio_write_atomic(stage, bufs[i], lens[i], err);
     }
     for (unsigned i = 0; i < k; i++)
         free(bufs[i]);
     free(bufs);
     free(lens);
     free(names);
+    if (rc)
+        tpb_txn_fix_msg(txn, err);
     return rc ? -1 : 0;
+}
+
+int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
+{
+    tpb_txn_t txn;
+    tpb_txn_init(&txn);
+    if (sim_stage_outputs(s, outdir, &txn, err)) {
+        tpb_txn_abort(&txn);
+        return -1;
+    }
+    return tpb_txn_commit(&txn, err);
 }
 
 /* ---- entry ---- */
