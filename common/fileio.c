@@ -25,6 +25,10 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
         fclose(f);
         return tpb_errf(err, "%s: is a directory, expected a file", path);
     }
+    if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+        fclose(f); /* /dev/zero would never end */
+        return tpb_errf(err, "%s: is a device, expected a regular file", path);
+    }
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
         (uintmax_t)st.st_size < SIZE_MAX / 4 && (size_t)st.st_size >= cap)
         cap = (size_t)st.st_size + 1;

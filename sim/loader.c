@@ -11,6 +11,7 @@
 #include "cJSON.h"
 #include "fileio.h"
 #include "hugepage.h"
+#include "jsonread.h"
 #include "numeric.h"
 
 static uint64_t splitmix64(uint64_t *x)
@@ -23,19 +24,7 @@ static uint64_t splitmix64(uint64_t *x)
 
 static int read_json(const char *path, cJSON **out, tpb_err_t *err)
 {
-    uint8_t *buf;
-    size_t len;
-    if (fio_read_all(path, &buf, &len, err) != 0)
-        return -1;
-    const char *end = NULL;
-    *out = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
-    if (!*out) {
-        size_t off = end ? (size_t)(end - (const char *)buf) : 0;
-        free(buf);
-        return tpb_errf(err, "%s: invalid JSON near byte offset %zu", path, off);
-    }
-    free(buf);
-    return 0;
+    return tpb_json_read_file(path, out, err);
 }
 
 static char *dup_str(const char *s)
@@ -324,6 +313,11 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
     size_t len;
     if (fio_read_all(path, &buf, &len, err) != 0)
         return -1;
+    if (len == 0) {
+        free(buf);
+        return tpb_errf(err, "%s: empty instruction stream (0 bytes; a stream holds at least one "
+                        "64-byte bundle)", path);
+    }
     isa_err_t ie;
     isa_status_t st = isa_stream_decode(buf, len, e->id, &e->stream, &ie);
     free(buf);

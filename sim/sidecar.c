@@ -20,6 +20,7 @@
 
 #include "cJSON.h"
 #include "hugepage.h"
+#include "jsonread.h"
 
 #define SCAN_MAX_DEPTH 256  /* cJSON's limit is 1000 */
 
@@ -382,12 +383,9 @@ static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
 
 static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
-    if (!root) {
-        size_t off = end ? (size_t)(end - (const char *)buf) : 0;
-        return tpb_errf(k->err, "%s: invalid JSON near byte offset %zu", k->path, off);
-    }
+    cJSON *root;
+    if (tpb_json_parse(buf, len, k->path, &root, k->err))
+        return -1;
     const cJSON *dbg = cJSON_GetObjectItemCaseSensitive(root, "debug");
     if (dbg && !cJSON_IsArray(dbg)) {
         k->rc = tpb_errf(k->err, "%s: field debug must be an array", k->path);
