@@ -33,8 +33,16 @@ int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out
 {
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
-    if (*out)
-        return 0;
+    if (*out) {
+        size_t off = end ? (size_t)(end - (const char *)buf) : len;
+        while (off < len && (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\n' || buf[off] == '\r'))
+            off++;
+        if (off >= len)
+            return 0;
+        cJSON_Delete(*out);
+        *out = NULL;
+        return tpb_errf(err, "%s: byte offset %zu: unexpected text after the JSON value", path, off);
+    }
     size_t off = end ? (size_t)(end - (const char *)buf) : 0;
     long deep = too_deep_at(buf, off + 1 < len ? off + 1 : len, CJSON_NESTING_LIMIT);
     if (deep >= 0)

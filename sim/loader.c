@@ -150,8 +150,13 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
         tpb_errf(err, "%s: field format: '%s' is not tpbsim-tensor-map", path, fmt->valuestring);
         goto out;
     }
-    if (tensors && !cJSON_IsArray(tensors)) {
-        tpb_errf(err, "%s: field tensors must be an array", path);
+    if (!cJSON_IsArray(tensors)) {
+        tpb_errf(err, "%s: field tensors %s", path, tensors ? "must be an array" : "missing (an array of tensors)");
+        goto out;
+    }
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (ver && (!cJSON_IsNumber(ver) || ver->valuedouble != 1)) {
+        tpb_errf(err, "%s: field version: this simulator reads version 1", path);
         goto out;
     }
     s->kernel = dup_str(cJSON_IsString(kern) ? kern->valuestring : "");
@@ -253,6 +258,12 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
     const cJSON *j;
     const cJSON *sems = cJSON_GetObjectItemCaseSensitive(root, "semaphores");
     const cJSON *queues = cJSON_GetObjectItemCaseSensitive(root, "queues");
+    if (!cJSON_IsObject(root) || (sems && !cJSON_IsArray(sems)) || (queues && !cJSON_IsArray(queues))) {
+        cJSON_Delete(root);
+        return tpb_errf(err, "%s: %s", path, !cJSON_IsObject(root) ? "top level must be an object"
+                        : sems && !cJSON_IsArray(sems) ? "field semaphores must be an array"
+                                                       : "field queues must be an array");
+    }
     cJSON_ArrayForEach(j, sems)
     {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
