@@ -282,6 +282,8 @@ CLI = [
     (["compile", "K", "K", "-o", "X"], 2, ["more than one"]),
     (["compile", "K", "--max-memory", "lots", "-o", "X"], 2, ["--max-memory"]),
     (["frobnicate"], 2, ["frobnicate"]),
+    (["compile", "K", "--max-memory", "1K", "-o", "X"], 1, ["--max-memory", "memory limit", "bytes per op"]),
+    (["compile", "K", "--max-memory", "-5", "-o", "X"], 2, ["--max-memory", "-5"]),
 ]
 for i, (argv, rc, words) in enumerate(CLI):
     case("cli", "%02d_%s" % (i, "_".join(a.strip("-") for a in argv[:3])), rc, words, cli=argv)
