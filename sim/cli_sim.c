@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "  --timing-only           skip arithmetic and data movement, keep timing\n"
             "  --seed <n>              seed of Memset random / Dropout generators (default 0)\n"
             "  --check-uninit          stop at the first read of never-written SBUF/PSUM/HBM\n"
+            "  --recover <dir>         only finish or remove what killed runs left in <dir>\n"
+            "                          (every run does this for its output directories)\n"
             "  -q, --quiet             no summary on stdout\n"
             "  -h, --help              this help\n"
             "\n"
@@ -77,6 +79,14 @@ static int parse_args(int argc, char **argv, sim_cli_t *c)
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--recover")) {
+            if (!next || !fio_is_dir(next)) {
+                fprintf(stderr, "tpb sim: --recover needs a directory\n");
+                return -1;
+            }
+            printf("tpb sim: %s: %d leftover(s) of killed runs cleaned up\n", next,
+                   tpb_txn_recover_dir(next));
             return 1;
         } else if (!strcmp(a, "--inputs")) {
             if (!next) {
