@@ -83,7 +83,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     jw_arr_end(&w);
     jw_key(&w, "debug");
     jw_arr_begin(&w);
-    for (int i = 0; i < g->ndbg[e] && !w.oom; i++) {
+    for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++) {
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
         /* name: the tile-IR op (what a trace shows); inst: the unique
          * instruction name (also used by --dump-bin-per-inst) */
@@ -109,7 +109,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     jw_obj_end(&w);
     int rc = 0;
     if (jw_finish(&w)) {
-        rc = w.io_error ? tpb_errf(err, "%s: write failed", path)
+        rc = w.b.io_error ? tpb_errf(err, "%s: write failed", path)
                         : tpb_errf(err, "%s: out of memory serialising JSON", path);
         fio_atomic_abort(&out);
     } else {
