@@ -169,7 +169,7 @@ static int bind_inputs(sim_t *s, const sim_cli_t *c, tpb_err_t *err)
         memcpy(name, c->input_pairs[i], n);
         name[n] = 0;
         if (sim_load_input_file(s, name, eq + 1, err) != 0)
-            return tpb_err_prefix(err, "--inputs %s", c->input_pairs[i]);
+            return tpb_err_prefix(err, "input '%s'", name);
     }
     if (c->inputs_dir) {
         /* pairs override files of the directory: load only what is unbound */
