@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -20,6 +21,14 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
      * that grows meanwhile still works: the block doubles as before) */
     size_t cap = 1 << 16, n = 0;
     struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return tpb_errf(err, "%s: is a directory, expected a file", path);
+    }
+    if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+        fclose(f); /* /dev/zero would never end */
+        return tpb_errf(err, "%s: is a device, expected a regular file", path);
+    }
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
         (uintmax_t)st.st_size < SIZE_MAX / 4 && (size_t)st.st_size >= cap)
         cap = (size_t)st.st_size + 1;
@@ -44,9 +53,10 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
         n += r;
         if (r == 0) {
             if (ferror(f)) {
+                int e = errno;
                 free(b);
                 fclose(f);
-                return tpb_errf(err, "%s: read error at byte %zu", path, n);
+                return tpb_errf(err, "%s: read error at byte %zu: %s", path, n, strerror(e));
             }
             break;
         }
@@ -62,11 +72,13 @@ int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err)
 {
     memset(a, 0, sizeof *a);
     if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path ||
-        snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof a->tmp)
+        snprintf(a->tmp, sizeof a->tmp, "%s.tpbtmp.%ld", path, (long)getpid()) >= (int)sizeof a->tmp)
         return tpb_errf(err, "%s: path too long", path);
+    if (fio_is_dir(path))
+        return tpb_errf(err, "%s: is a directory, expected a file name", path);
     a->f = fopen(a->tmp, "wb");
-    if (!a->f)
-        return tpb_errf(err, "%s: cannot create: %s", a->tmp, strerror(errno));
+    if (!a->f) /* the message names the path the user gave, not the temporary */
+        return tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
     return 0;
 }
 
@@ -108,7 +120,7 @@ int fio_write_atomic(const char *path, const void *data, size_t len, tpb_err_t *
         return -1;
     if (len && fwrite(data, 1, len, a.f) != len) {
         fio_atomic_abort(&a);
-        return tpb_errf(err, "%s: write failed", path);
+        return tpb_errf(err, "%s: write failed: %s", path, strerror(errno));
     }
     return fio_atomic_commit(&a, err);
 }
@@ -151,4 +163,33 @@ int fio_join(char *out, size_t outlen, const char *a, const char *b, tpb_err_t *
     if (n < 0 || (size_t)n >= outlen)
         return tpb_errf(err, "%s/%s: path too long", a, b);
     return 0;
+}
+
+int fio_rmtree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (!S_ISDIR(st.st_mode))
+        return unlink(path);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        char sub[4096];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= (int)sizeof sub) {
+            rc = -1;
+            continue;
+        }
+        if (fio_rmtree(sub))
+            rc = -1;
+    }
+    closedir(d);
+    if (rmdir(path))
+        rc = -1;
+    return rc;
 }

@@ -13,7 +13,7 @@
 /* Read a whole file; *buf is malloc'ed (NUL-terminated past len). */
 int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err);
 
-/* Write data to path atomically: write <path>.tmp.<pid>, fsync, rename. */
+/* Write data to path atomically: write <path>.tpbtmp.<pid>, fsync, rename. */
 int fio_write_atomic(const char *path, const void *data, size_t len, tpb_err_t *err);
 
 /* Streaming atomic writer: fio_atomic_open() gives a FILE* on a temp file;
@@ -28,6 +28,8 @@ int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err);
 int fio_atomic_commit(fio_atomic_t *a, tpb_err_t *err);
 void fio_atomic_abort(fio_atomic_t *a);
 
+/* rm -rf (no symlinks followed); 0 when path is gone afterwards */
+int fio_rmtree(const char *path);
 /* mkdir -p */
 int fio_mkdirs(const char *path, tpb_err_t *err);
 bool fio_is_dir(const char *path);

@@ -48,6 +48,50 @@ static const char *find_key(const char *hdr, const char *key)
     return p;
 }
 
+/* A Python literal ends at a separator ("False," "False}" "False ").  */
+static bool bool_end(char c)
+{
+    return c == ',' || c == '}' || c == ' ' || c == '\n' || c == 0;
+}
+
+/* The 'shape' tuple of a header: non-negative integers, at most
+ * NPY_MAX_DIMS of them, each below 2^62 (no overflow in strtoll). */
+static int parse_shape(const char *hdr, const char *name, size_t hstart, int64_t *shape, int *ndim,
+                       tpb_err_t *err)
+{
+    const char *p = find_key(hdr, "shape");
+    if (!p || *p != '(')
+        return tpb_errf(err, "%s: offset %zu: field 'shape': missing", name, hstart);
+    p++;
+    *ndim = 0;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (*p == ')')
+            return 0;
+        if (*p < '0' || *p > '9')
+            return tpb_errf(err, "%s: offset %zu: field 'shape': malformed", name, hstart);
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (v < 0 || v >= (1LL << 62))
+            return tpb_errf(err, "%s: offset %zu: field 'shape': dimension %d out of range", name,
+                            hstart, *ndim);
+        if (*ndim == NPY_MAX_DIMS)
+            return tpb_errf(err, "%s: offset %zu: field 'shape': more than %d dims", name, hstart,
+                            NPY_MAX_DIMS);
+        shape[(*ndim)++] = v;
+        p = end;
+        while (*p == 'L')
+            p++;
+        while (*p == ' ')
+            p++;
+        if (*p == ',')
+            p++;
+        else if (*p != ')')
+            return tpb_errf(err, "%s: offset %zu: field 'shape': malformed", name, hstart);
+    }
+}
+
 int npy_alloc(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape, tpb_err_t *err)
 {
     memset(a, 0, sizeof *a);
@@ -110,6 +154,9 @@ static int parse_header(const uint8_t *buf, size_t len, const char *name, npy_ar
     if (hlen > len - hstart)
         return tpb_errf(err, "%s: offset %zu: field 'header_len': header of %zu bytes runs past end of file (%zu bytes)",
                         name, hstart - 2, hlen, len);
+    if (hlen > NPY_MAX_HEADER)
+        return tpb_errf(err, "%s: offset %zu: field 'header_len': header of %zu bytes is longer than the limit "
+                             "of %d bytes", name, hstart - 2, hlen, NPY_MAX_HEADER);
     char *hdr = malloc(hlen + 1);
     if (!hdr)
         return tpb_errf(err, "%s: out of memory", name);
@@ -153,44 +200,41 @@ static int parse_header(const uint8_t *buf, size_t len, const char *name, npy_ar
                       "(save np.ascontiguousarray(x))", name, hstart);
         goto out;
     }
-    p = find_key(hdr, "shape");
-    if (!p || *p != '(') {
-        tpb_errf(err, "%s: offset %zu: field 'shape': missing", name, hstart);
+    if (strncmp(p, "False", 5) != 0 || !bool_end(p[5])) {
+        tpb_errf(err, "%s: offset %zu: field 'fortran_order': want True or False", name, hstart);
         goto out;
     }
-    p++;
     int64_t shape[NPY_MAX_DIMS];
     int ndim = 0;
-    for (;;) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        if (*p == ')')
-            break;
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v < 0) {
-            tpb_errf(err, "%s: offset %zu: field 'shape': malformed", name, hstart);
+    if (parse_shape(hdr, name, hstart, shape, &ndim, err))
+        goto out;
+    size_t esz = f64 ? 8 : isa_dtype_size((unsigned)dt);
+    size_t dstart = hstart + hlen;
+    /* every size is checked against the bytes present and NPY_MAX_BYTES
+     * before anything is allocated */
+    uint64_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] && count > NPY_MAX_BYTES / (uint64_t)shape[i]) {
+            tpb_errf(err, "%s: offset %zu: field 'shape': dimension %d (%lld) makes the array larger "
+                          "than the limit of %llu bytes", name, hstart, i, (long long)shape[i],
+                     (unsigned long long)NPY_MAX_BYTES);
             goto out;
         }
-        if (ndim == NPY_MAX_DIMS) {
-            tpb_errf(err, "%s: offset %zu: field 'shape': more than %d dims", name, hstart, NPY_MAX_DIMS);
-            goto out;
-        }
-        shape[ndim++] = v;
-        p = end;
-        while (*p == 'L')
-            p++;
+        count *= (uint64_t)shape[i];
+    }
+    uint64_t need = count * esz;
+    if (need > NPY_MAX_BYTES) {
+        tpb_errf(err, "%s: offset %zu: field 'shape': array of %llu bytes is larger than the limit of %llu "
+                      "bytes", name, hstart, (unsigned long long)need, (unsigned long long)NPY_MAX_BYTES);
+        goto out;
+    }
+    if (need > len - dstart) {
+        tpb_errf(err, "%s: offset %zu: field 'data': need %llu bytes for shape, file has %zu", name,
+                 dstart, (unsigned long long)need, len - dstart);
+        goto out;
     }
     if (npy_alloc(out, f64 ? ISA_DT_FP32 : (unsigned)dt, ndim, shape, err)) {
         tpb_err_prefix(err, "%s", name);
-        goto out;
-    }
-    size_t esz = f64 ? 8 : isa_dtype_size((unsigned)dt);
-    size_t dstart = hstart + hlen;
-    if (out->count > (len - dstart) / (esz ? esz : 1)) {
-        tpb_errf(err, "%s: offset %zu: field 'data': need %zu bytes for shape, file has %zu", name,
-                 dstart, out->count * esz, len - dstart);
-        npy_free(out);
         goto out;
     }
     lay->dstart = dstart;
@@ -252,7 +296,7 @@ static int read_direct(const char *path, npy_array_t *out, tpb_err_t *err)
     } else {
         goto done;
     }
-    if (hlen > len - hstart || hlen > (1u << 20))
+    if (hlen > len - hstart || hlen > NPY_MAX_HEADER)
         goto done;
     if (hstart + hlen > n) { /* a long header: read the rest of it */
         if (!(hb = malloc(hstart + hlen)))

@@ -16,6 +16,11 @@
 #include "diag.h"
 
 #define NPY_MAX_DIMS 8
+/* Documented limits (docs/reliability.md): a header is at most 1 MiB and
+ * an array's data at most 64 GiB.  Sizes from a header are checked against
+ * these and against the bytes actually in the file before any allocation. */
+#define NPY_MAX_HEADER (1 << 20)
+#define NPY_MAX_BYTES (64ULL << 30)
 
 typedef struct {
     unsigned dtype;                 /* isa_dtype_t of data[] */

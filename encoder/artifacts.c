@@ -14,6 +14,7 @@
 
 #include "cJSON.h"
 #include "fileio.h"
+#include "txn.h"
 #include "jsonw.h"
 #include "npy.h"
 
@@ -92,7 +93,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     }
     jw_key(&w, "debug");
     jw_arr_begin(&w);
-    for (int i = 0; i < g->ndbg[e] && !w.oom; i++) {
+    for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++) {
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
         /* name: the tile-IR op (what a trace shows); inst: the unique
          * instruction name (also used by --dump-bin-per-inst) */
@@ -118,7 +119,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     jw_obj_end(&w);
     int rc = 0;
     if (jw_finish(&w)) {
-        rc = w.io_error ? tpb_errf(err, "%s: write failed", path)
+        rc = w.b.io_error ? tpb_errf(err, "%s: write failed", path)
                         : tpb_errf(err, "%s: out of memory serialising JSON", path);
         fio_atomic_abort(&out);
     } else {
@@ -302,37 +303,13 @@ int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
 
 int art_rmtree(const char *path)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return 0;
-    if (!S_ISDIR(st.st_mode))
-        return unlink(path);
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-            continue;
-        char sub[4096];
-        if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= (int)sizeof sub) {
-            rc = -1;
-            continue;
-        }
-        if (art_rmtree(sub))
-            rc = -1;
-    }
-    closedir(d);
-    if (rmdir(path))
-        rc = -1;
-    return rc;
+    return fio_rmtree(path);
 }
 
 int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
 {
     char old[4300];
-    snprintf(old, sizeof old, "%s.old.%ld", dst, (long)getpid());
+    snprintf(old, sizeof old, "%s.tpbold.%ld", dst, (long)getpid());
     bool had = fio_exists(dst);
     if (had) {
         if (!fio_is_dir(dst))
@@ -362,10 +339,14 @@ int art_begin_dir(const char *out_dir, char *norm, size_t nnorm, char *tmp, size
     size_t n = strlen(norm);
     while (n > 1 && norm[n - 1] == '/')
         norm[--n] = 0;
-    if (snprintf(tmp, ntmp, "%s.tmp.%ld", norm, (long)getpid()) >= (int)ntmp) {
+    if (snprintf(tmp, ntmp, "%s.tpbtmp.%ld", norm, (long)getpid()) >= (int)ntmp) {
         tmp[0] = 0;
         return tpb_errf(err, "output path too long");
     }
+    /* temporaries of killed compiles beside OUTDIR go (docs/reliability.md) */
+    char parent[4096];
+    tpb_dirname(norm, parent, sizeof parent);
+    tpb_txn_recover_dir(parent);
     art_rmtree(tmp);
     return 0;
 }

@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "bir.h"
 #include "compile.h"
 
 #if defined(__has_include)
@@ -47,6 +49,9 @@ static void usage(FILE *f)
             "  --buffers N            at most N rotating buffers per tile declared in a\n"
             "                         loop body (default: up to 4 in SBUF, 8 in PSUM, as\n"
             "                         many as fit; 1 = none; docs/compiler.md)\n"
+            "  --max-memory SIZE      refuse a kernel whose compile is estimated to need\n"
+            "                         more than SIZE bytes (K/M/G suffixes; default 3/4\n"
+            "                         of physical memory; docs/reliability.md)\n"
             "  --stats                print per-engine instruction counts, the opcode\n"
             "                         histogram, memory peaks and the sync summary\n"
             "  -h, --help             this text\n"
@@ -109,12 +114,66 @@ static void print_stats(const enc_stats_t *st, bool histogram)
     printf("rotating buffers: SBUF %u, PSUM %u\n", st->sbuf_buffers, st->psum_buffers);
 }
 
+/* Memory budget (docs/reliability.md): a compile holds every unrolled op
+ * (tir_op_t), about two backend instructions per op (bir_inst_t) and the
+ * text of the sidecars and streams (~512 B per op, measured on the golden
+ * kernels).  The estimate is per op, so the front-end's op limit enforces
+ * it while unrolling, before the memory is used. */
+static uint64_t bytes_per_op(void)
+{
+    return (uint64_t)sizeof(tir_op_t) + 2 * (uint64_t)sizeof(bir_inst_t) + 512;
+}
+
+static int parse_size(const char *v, uint64_t *out)
+{
+    char *end;
+    if (!v || *v < '0' || *v > '9')
+        return -1;
+    double x = strtod(v, &end);
+    uint64_t m = 1;
+    if (*end == 'K' || *end == 'k')
+        m = 1ull << 10;
+    else if (*end == 'M' || *end == 'm')
+        m = 1ull << 20;
+    else if (*end == 'G' || *end == 'g')
+        m = 1ull << 30;
+    else if (*end == 'T' || *end == 't')
+        m = 1ull << 40;
+    if (m > 1)
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || x <= 0 || x * (double)m > 1e18)
+        return -1;
+    *out = (uint64_t)(x * (double)m);
+    return 0;
+}
+
+static uint64_t default_memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psz <= 0)
+        return 16ull << 30;
+    return (uint64_t)pages / 4 * 3 * (uint64_t)psz;
+}
+
+static void fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+    if (b >= 1ull << 30)
+        snprintf(buf, n, "%.1f GiB", (double)b / (double)(1ull << 30));
+    else if (b >= 1ull << 20)
+        snprintf(buf, n, "%.1f MiB", (double)b / (double)(1ull << 20));
+    else
+        snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+}
+
 int tpb_cmd_compile(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *target = NULL;
     int mode = ENC_RUN_ISA_CHECKS;
     bool dump = false, stats = false, link = false, ldw_opt = false;
     int buffers = 0;
+    uint64_t max_memory = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -147,6 +206,13 @@ int tpb_cmd_compile(int argc, char **argv)
                 }
             } else
                 out = v;
+        } else if (!strcmp(a, "--max-memory")) {
+            if (i + 1 >= argc || parse_size(argv[i + 1], &max_memory)) {
+                fprintf(stderr, "tpb compile: --max-memory needs a size in bytes (e.g. 8G, 512M), "
+                                "got '%s'\n", i + 1 < argc ? argv[i + 1] : "");
+                return 2;
+            }
+            i++;
         } else if (!strcmp(a, "--dump-bin-per-inst")) {
             dump = true;
         } else if (!strcmp(a, "--enable-ldw-opt")) {
@@ -185,8 +251,31 @@ int tpb_cmd_compile(int argc, char **argv)
     }
 #ifdef HAVE_FRONTEND
     tir_kernel_t k;
-    if (enc_parse_kernel_file(in, target, 0, &k, &err)) {
+    uint64_t limit = max_memory ? max_memory : default_memory_limit(), per_op = bytes_per_op();
+    char lim_s[32], est_s[32];
+    fmt_bytes(limit, lim_s, sizeof lim_s);
+    enc_front_opts_t fo;
+    memset(&fo, 0, sizeof fo);
+    fo.target_override = target;
+    fo.max_ops = (int64_t)(limit / per_op) < ENC_DEFAULT_MAX_OPS ? (int64_t)(limit / per_op) : 0;
+    if (fo.max_ops == 0 && limit / per_op < 1)
+        fo.max_ops = 1;
+    if (enc_parse_kernel_file_opts(in, &fo, &k, &err)) {
         fprintf(stderr, "tpb compile: %s\n", err.msg);
+        if (fo.max_ops && strstr(err.msg, "ops"))
+            fprintf(stderr, "tpb compile: note: the op limit of %lld comes from the memory limit of %s "
+                            "(estimated %llu bytes per op); give a larger --max-memory\n",
+                    (long long)fo.max_ops, lim_s, (unsigned long long)per_op);
+        tir_kernel_free(&k);
+        return 1;
+    }
+    uint64_t est = (uint64_t)k.nops * per_op * (uint64_t)(k.num_programs > 1 ? k.num_programs : 1);
+    if (est > limit) {
+        fmt_bytes(est, est_s, sizeof est_s);
+        fprintf(stderr, "tpb compile: %s: estimated memory %s (%llu ops x %llu bytes) exceeds the "
+                        "limit of %s; give a larger --max-memory to try anyway\n", in, est_s,
+                (unsigned long long)k.nops * (unsigned long long)(k.num_programs > 1 ? k.num_programs : 1),
+                (unsigned long long)per_op, lim_s);
         tir_kernel_free(&k);
         return 1;
     }

@@ -20,6 +20,13 @@ static void sb_printf(sb_t *s, const char *fmt, ...)
 {
     if (s->oom)
         return;
+    if (!s->buf) {
+        s->cap = 256;
+        if (!(s->buf = malloc(s->cap))) {
+            s->oom = true;
+            return;
+        }
+    }
     for (;;) {
         va_list ap;
         va_start(ap, fmt);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "jsonread.h"
 
 static int copy_str(char *dst, size_t len, const char *src, const char *path,
                     const char *field, tpb_err_t *err)
@@ -173,12 +174,9 @@ int gc_case_parse(const char *text, const char *path, gc_case_t *c, tpb_err_t *e
 {
     static const char *const keys[] = { "description", "kernel", "target", "lnc", "tags", "seed",
                                         "tolerance", "outputs", "cycles", "xfail", NULL };
-    cJSON *root = cJSON_Parse(text);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        long off = at ? (long)(at - text) : -1;
-        return tpb_errf(err, "%s: invalid JSON near byte %ld", path, off);
-    }
+    cJSON *root;
+    if (tpb_json_parse((const uint8_t *)text, strlen(text), path, &root, err))
+        return -1;
     int rc = -1;
     const cJSON *it;
     double v = 0;

@@ -20,6 +20,7 @@
 #include "check.h"
 #include "cli_golden.h"
 #include "fileio.h"
+#include "jsonread.h"
 #include "isa.h"
 #include "npy.h"
 
@@ -278,15 +279,10 @@ static int generate_one_input(const cJSON *in, const char *dir, uint64_t seed, t
 static int generate_inputs(const char *kernel, const char *dir, uint64_t seed, int *count,
                            tpb_err_t *err)
 {
-    uint8_t *buf;
-    size_t len;
     *count = 0;
-    if (fio_read_all(kernel, &buf, &len, err) != 0)
+    cJSON *root;
+    if (tpb_json_read_file(kernel, &root, err) != 0)
         return -1;
-    cJSON *root = cJSON_Parse((const char *)buf);
-    free(buf);
-    if (!root)
-        return tpb_errf(err, "%s: invalid JSON", kernel);
     int rc = fio_mkdirs(dir, err);
     const cJSON *in;
     cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(root, "inputs")) {
@@ -308,14 +304,9 @@ static int generate_inputs(const char *kernel, const char *dir, uint64_t seed, i
  * "cycles"), else the same key inside "summary". */
 static int read_total_cycles(const char *path, uint64_t *cycles, tpb_err_t *err)
 {
-    uint8_t *buf;
-    size_t len;
-    if (fio_read_all(path, &buf, &len, err) != 0)
+    cJSON *root;
+    if (tpb_json_read_file(path, &root, err) != 0)
         return -1;
-    cJSON *root = cJSON_Parse((const char *)buf);
-    free(buf);
-    if (!root)
-        return tpb_errf(err, "%s: invalid JSON", path);
     static const char *const keys[] = { "total_cycles", "cycles", NULL };
     const cJSON *objs[2] = { root, cJSON_GetObjectItemCaseSensitive(root, "summary") };
     int rc = tpb_errf(err, "%s: no \"total_cycles\" field", path);

@@ -17,7 +17,8 @@ static void usage(FILE *f)
             "usage: tpb sim <artifact-dir> --inputs <dir | name=file.npy ...> [-o <outdir>] [options]\n"
             "\n"
             "Simulate every core of an artifact directory (docs/artifacts.md) and write each\n"
-            "output tensor as <outdir>/<name>.npy (atomically; nothing is written on failure).\n"
+            "output tensor as <outdir>/<name>.npy.  The outputs of a run (npy files, stats,\n"
+            "trace) are one transaction: all are replaced or none (docs/reliability.md).\n"
             "Prints a summary: cycles, per-engine utilisation, instruction classes, semaphore\n"
             "waits, DMA bytes and bandwidth per queue, wall time.\n"
             "\n"
@@ -34,6 +35,8 @@ static void usage(FILE *f)
             "                          input is read (--inputs is optional and ignored)\n"
             "  --seed <n>              seed of Memset random / Dropout generators (default 0)\n"
             "  --check-uninit          stop at the first read of never-written SBUF/PSUM/HBM\n"
+            "  --recover <dir>         only finish or remove what killed runs left in <dir>\n"
+            "                          (every run does this for its output directories)\n"
             "  -q, --quiet             no summary on stdout\n"
             "  -h, --help              this help\n"
             "\n"
@@ -77,6 +80,14 @@ static int parse_args(int argc, char **argv, sim_cli_t *c)
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--recover")) {
+            if (!next || !fio_is_dir(next)) {
+                fprintf(stderr, "tpb sim: --recover needs a directory\n");
+                return -1;
+            }
+            printf("tpb sim: %s: %d leftover(s) of killed runs cleaned up\n", next,
+                   tpb_txn_recover_dir(next));
             return 1;
         } else if (!strcmp(a, "--inputs")) {
             if (!next) {
@@ -159,7 +170,7 @@ static int bind_inputs(sim_t *s, const sim_cli_t *c, tpb_err_t *err)
         memcpy(name, c->input_pairs[i], n);
         name[n] = 0;
         if (sim_load_input_file(s, name, eq + 1, err) != 0)
-            return -1;
+            return tpb_err_prefix(err, "input '%s'", name);
     }
     if (c->inputs_dir) {
         /* pairs override files of the directory: load only what is unbound */
@@ -240,6 +251,36 @@ static void print_summary(const sim_t *s, FILE *f)
             sum.wall_seconds > 0 ? (double)sum.instructions / sum.wall_seconds / 1e6 : 0.0);
 }
 
+/* Every output of the run as one transaction (common/txn.h): the .npy
+ * outputs (only after a successful run), the stats and the trace (also
+ * after a failed run: they describe the failure).  Nothing is replaced
+ * unless every file was written; a directory -o created is removed again. */
+static int write_run_outputs(const sim_t *s, const sim_cli_t *c, bool ok, tpb_err_t *err)
+{
+    tpb_txn_t txn;
+    tpb_txn_init(&txn);
+    bool made_out = false;
+    const char *stage;
+    int rc = 0;
+    if (ok && c->out) {
+        made_out = !fio_exists(c->out);
+        rc = sim_stage_outputs(s, c->out, &txn, err);
+    }
+    if (!rc && c->stats)
+        rc = tpb_txn_stage(&txn, c->stats, &stage, err) || sim_write_stats_json(s, stage, err);
+    if (!rc && c->trace)
+        rc = tpb_txn_stage(&txn, c->trace, &stage, err) || sim_write_trace(s, stage, err);
+    if (rc) {
+        tpb_txn_fix_msg(&txn, err);
+        tpb_txn_abort(&txn);
+    } else {
+        rc = tpb_txn_commit(&txn, err);
+    }
+    if (rc && made_out)
+        rmdir(c->out);
+    return rc ? -1 : 0;
+}
+
 int tpb_cmd_sim(int argc, char **argv)
 {
     sim_cli_t c;
@@ -280,20 +321,9 @@ int tpb_cmd_sim(int argc, char **argv)
             rc = 1;
         }
     }
-    if (rc == 0 && c.out && sim_write_outputs(s, c.out, &err) != 0) {
+    if (s && (rc == 0 || rc == 1) && write_run_outputs(s, &c, rc == 0, &err) != 0) {
         fprintf(stderr, "tpb sim: %s\n", err.msg);
-        rc = 1;
-    }
-    if (s && (rc == 0 || rc == 1) && s) {
-        /* stats and trace are useful for failed runs too (deadlock, limit) */
-        if (c.stats && sim_write_stats_json(s, c.stats, &err) != 0) {
-            fprintf(stderr, "tpb sim: %s\n", err.msg);
-            rc = rc ? rc : 1;
-        }
-        if (c.trace && sim_write_trace(s, c.trace, &err) != 0) {
-            fprintf(stderr, "tpb sim: %s\n", err.msg);
-            rc = rc ? rc : 1;
-        }
+        rc = rc ? rc : 1;
     }
     if (rc == 0 && s) {
         for (unsigned i = 0; sim_warning(s, i); i++)

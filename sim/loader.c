@@ -11,6 +11,7 @@
 #include "cJSON.h"
 #include "fileio.h"
 #include "hugepage.h"
+#include "jsonread.h"
 #include "numeric.h"
 
 static uint64_t splitmix64(uint64_t *x)
@@ -23,19 +24,7 @@ static uint64_t splitmix64(uint64_t *x)
 
 static int read_json(const char *path, cJSON **out, tpb_err_t *err)
 {
-    uint8_t *buf;
-    size_t len;
-    if (fio_read_all(path, &buf, &len, err) != 0)
-        return -1;
-    const char *end = NULL;
-    *out = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
-    if (!*out) {
-        size_t off = end ? (size_t)(end - (const char *)buf) : 0;
-        free(buf);
-        return tpb_errf(err, "%s: invalid JSON near byte offset %zu", path, off);
-    }
-    free(buf);
-    return 0;
+    return tpb_json_read_file(path, out, err);
 }
 
 static char *dup_str(const char *s)
@@ -161,8 +150,13 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
         tpb_errf(err, "%s: field format: '%s' is not tpbsim-tensor-map", path, fmt->valuestring);
         goto out;
     }
-    if (tensors && !cJSON_IsArray(tensors)) {
-        tpb_errf(err, "%s: field tensors must be an array", path);
+    if (!cJSON_IsArray(tensors)) {
+        tpb_errf(err, "%s: field tensors %s", path, tensors ? "must be an array" : "missing (an array of tensors)");
+        goto out;
+    }
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (ver && (!cJSON_IsNumber(ver) || ver->valuedouble != 1)) {
+        tpb_errf(err, "%s: field version: this simulator reads version 1", path);
         goto out;
     }
     s->kernel = dup_str(cJSON_IsString(kern) ? kern->valuestring : "");
@@ -264,6 +258,12 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
     const cJSON *j;
     const cJSON *sems = cJSON_GetObjectItemCaseSensitive(root, "semaphores");
     const cJSON *queues = cJSON_GetObjectItemCaseSensitive(root, "queues");
+    if (!cJSON_IsObject(root) || (sems && !cJSON_IsArray(sems)) || (queues && !cJSON_IsArray(queues))) {
+        cJSON_Delete(root);
+        return tpb_errf(err, "%s: %s", path, !cJSON_IsObject(root) ? "top level must be an object"
+                        : sems && !cJSON_IsArray(sems) ? "field semaphores must be an array"
+                                                       : "field queues must be an array");
+    }
     cJSON_ArrayForEach(j, sems)
     {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
@@ -345,6 +345,11 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
     size_t len;
     if (fio_read_all(path, &buf, &len, err) != 0)
         return -1;
+    if (len == 0) {
+        free(buf);
+        return tpb_errf(err, "%s: empty instruction stream (0 bytes; a stream holds at least one "
+                        "64-byte bundle)", path);
+    }
     isa_err_t ie;
     isa_status_t st = isa_stream_decode(buf, len, e->id, &e->stream, &ie);
     free(buf);
@@ -602,9 +607,10 @@ static int serialize_output(const sim_t *s, const sim_tensor_t *t, uint8_t **buf
     return rc;
 }
 
-int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
+int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_err_t *err)
 {
-    /* serialise everything first so a failure leaves no file behind */
+    /* serialise everything first: nothing is staged for an output that
+     * cannot be built */
     unsigned n = 0;
     for (unsigned i = 0; i < s->ntensors; i++)
         n += !strcmp(s->tensors[i].kind, "output");
@@ -622,19 +628,37 @@ int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
         rc = serialize_output(s, &s->tensors[i], &bufs[k], &lens[k], err);
         k++;
     }
+    if (!rc && fio_exists(outdir) && !fio_is_dir(outdir))
+        rc = tpb_errf(err, "%s: exists and is not a directory (-o names the output directory)",
+                      outdir);
     if (!rc)
         rc = fio_mkdirs(outdir, err);
     for (unsigned i = 0; i < k && !rc; i++) {
         char path[4400];
+        const char *stage;
         snprintf(path, sizeof path, "%s/%s.npy", outdir, names[i]);
-        rc = fio_write_atomic(path, bufs[i], lens[i], err);
+        rc = tpb_txn_stage(txn, path, &stage, err) ||
+             fio_write_atomic(stage, bufs[i], lens[i], err);
     }
     for (unsigned i = 0; i < k; i++)
         free(bufs[i]);
     free(bufs);
     free(lens);
     free(names);
+    if (rc)
+        tpb_txn_fix_msg(txn, err);
     return rc ? -1 : 0;
+}
+
+int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
+{
+    tpb_txn_t txn;
+    tpb_txn_init(&txn);
+    if (sim_stage_outputs(s, outdir, &txn, err)) {
+        tpb_txn_abort(&txn);
+        return -1;
+    }
+    return tpb_txn_commit(&txn, err);
 }
 
 /* ---- entry ---- */

@@ -20,6 +20,7 @@
 
 #include "cJSON.h"
 #include "hugepage.h"
+#include "jsonread.h"
 
 #define SCAN_MAX_DEPTH 256  /* cJSON's limit is 1000 */
 
@@ -388,48 +389,55 @@ static bool scan_table(scan_t *j, debug_sink_t *k)
 
 /* The whole document; false = not plain JSON, let cJSON decide.  Like
  * cJSON, whatever follows the root value is not looked at. */
-static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
+static bool scan_document(scan_t *j, size_t len, debug_sink_t *k)
 {
-    scan_t j = { (const char *)buf, (const char *)buf + len };
-    if (!scan_peek(&j, '{')) {
+    if (!scan_peek(j, '{')) {
         scan_val_t v = { .want_num = false };
-        return scan_value(&j, &v, 0);
+        return scan_value(j, &v, 0);
     }
-    j.p++;
-    if (scan_char(&j, '}'))
+    j->p++;
+    if (scan_char(j, '}'))
         return true;
     bool have_debug = false;
     do {
         const char *key;
         size_t kn;
-        if (!scan_string(&j, &key, &kn) || !scan_char(&j, ':'))
+        if (!scan_string(j, &key, &kn) || !scan_char(j, ':'))
             return false;
         if (!have_debug && key_is(key, kn, "debug")) {
             have_debug = true;
-            if (!scan_debug(&j, k, len))
+            if (!scan_debug(j, k, len))
                 return false;
         } else if (key_is(key, kn, "dve_table")) {
-            if (!scan_table(&j, k))
+            if (!scan_table(j, k))
                 return false;
         } else {
             scan_val_t v = { .want_num = false };
-            if (!scan_value(&j, &v, 1))
+            if (!scan_value(j, &v, 1))
                 return false;
         }
-    } while (scan_char(&j, ','));
-    return scan_char(&j, '}');
+    } while (scan_char(j, ','));
+    return scan_char(j, '}');
+}
+
+/* The whole text is one value followed by whitespace only (what
+ * tpb_json_parse requires too). */
+static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
+{
+    scan_t j = { (const char *)buf, (const char *)buf + len };
+    if (!scan_document(&j, len, k))
+        return false;
+    scan_ws(&j);
+    return j.p == j.end;
 }
 
 /* ---- the cJSON path ---- */
 
 static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
-    if (!root) {
-        size_t off = end ? (size_t)(end - (const char *)buf) : 0;
-        return tpb_errf(k->err, "%s: invalid JSON near byte offset %zu", k->path, off);
-    }
+    cJSON *root;
+    if (tpb_json_parse(buf, len, k->path, &root, k->err))
+        return -1;
     const cJSON *tab = cJSON_GetObjectItemCaseSensitive(root, "dve_table");
     if (tab) {
         k->e->has_table = true;

@@ -22,6 +22,7 @@
 #include "isa.h"
 #include "npy.h"
 #include "target.h"
+#include "txn.h"
 
 #define SIM_DEFAULT_MAX_CYCLES 1000000000ull  /* reference-clock cycles */
 
@@ -62,9 +63,12 @@ int sim_missing_inputs(const sim_t *s, char *buf, size_t len);
  * cycle limit).  Can be called once per sim_t. */
 int sim_run(sim_t *s, tpb_err_t *err);
 
-/* Write every output tensor as <outdir>/<name>.npy.  All files are first
- * serialised, then each is written atomically (temp + rename). */
+/* Write every output tensor as <outdir>/<name>.npy, as one transaction
+ * (common/txn.h): all or none of the files are replaced. */
 int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err);
+/* Stage every output tensor <outdir>/<name>.npy into txn (created the
+ * directory if needed); the caller commits or aborts txn. */
+int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_err_t *err);
 /* Copy one output (or any tensor) into a new array (bf16/fp8 -> float32). */
 int sim_get_tensor(const sim_t *s, const char *name, npy_array_t *out, tpb_err_t *err);
 

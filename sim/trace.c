@@ -10,7 +10,7 @@
 #include "dis.h"
 #include "fileio.h"
 #include "hugepage.h"
-#include "jsonbuf.h"
+#include "jsonw.h"
 
 #define GROW(arr, n, cap, oomflag)                                                   \
     do {                                                                           \
@@ -61,7 +61,7 @@ void sim_trace_free(sim_trace_t *tr)
 /* ---- writing ----
  *
  * A big run has hundreds of thousands of events, so the writer avoids the
- * printf family per event: numbers and strings go through jsonbuf.h, and the
+ * printf family per event: numbers and strings go through jsonw.h (common/), and the
  * text that depends only on the instruction (its wait condition, semaphore
  * update and isa_format_inst() fields) is cached per distinct instruction
  * and copied (loops, and unrolled loops, repeat the same instruction bundle

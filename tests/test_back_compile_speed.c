@@ -36,9 +36,9 @@ static void expect_same(cJSON *root, jw_t *w)
     assert_int_equal(jw_finish(w), 0);
     char *ref = cJSON_Print(root);
     assert_non_null(ref);
-    if (strcmp(ref, w->buf) != 0)
-        print_error("cJSON:\n%s\njw:\n%s\n", ref, w->buf);
-    assert_string_equal(w->buf, ref);
+    if (strcmp(ref, w->b.buf) != 0)
+        print_error("cJSON:\n%s\njw:\n%s\n", ref, w->b.buf);
+    assert_string_equal(w->b.buf, ref);
     free(ref);
     cJSON_Delete(root);
     jw_free(w);
@@ -182,13 +182,13 @@ static void test_jsonw_sink_matches_buffer(void **state)
         assert_int_equal(jw_finish(w), 0);
     }
     assert_int_equal(fclose(f), 0);
-    assert_true(b.cap < a.len);   /* it really streamed */
+    assert_true(b.b.cap < a.b.len); /* it really streamed */
     uint8_t *buf;
     size_t len;
     tpb_err_t err;
     assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
-    assert_int_equal(len, a.len);
-    assert_memory_equal(buf, a.buf, len);
+    assert_int_equal(len, a.b.len);
+    assert_memory_equal(buf, a.b.buf, len);
     free(buf);
     unlink(path);
     jw_free(&a);
@@ -202,7 +202,7 @@ static void test_jsonw_sink_matches_buffer(void **state)
             jw_str(&b, "some text to fill the chunk");
         jw_arr_end(&b);
         assert_int_not_equal(jw_finish(&b), 0);
-        assert_true(b.io_error);
+        assert_true(b.b.io_error);
         jw_free(&b);
         fclose(full);
     }

@@ -485,7 +485,7 @@ static void test_error_leaves_nothing(void **state)
     assert_non_null(strstr(err.msg, "op 3 'st'"));
     assert_false(fio_exists(dir));
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.tpbtmp.%ld", dir, (long)getpid());
     assert_false(fio_exists(tmp));
     /* an existing artifact directory survives a failed recompile */
     k.ops[3].dst.count[0] = 128;

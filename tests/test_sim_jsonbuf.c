@@ -1,4 +1,4 @@
-/* The trace writer's fast formatters (sim/jsonbuf.h) must produce exactly
+/* The trace writer's fast formatters (common/jsonw.h) must produce exactly
  * the bytes of the printf conversions they replace: checked against
  * snprintf on edge values and on many pseudo-random values, and the JSON
  * escaping against a plain reference implementation of the documented rule. */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "jsonbuf.h"
+#include "jsonw.h"
 
 typedef struct {
     uint64_t s;

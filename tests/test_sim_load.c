@@ -177,7 +177,8 @@ static void test_semantic_errors_match(void **state)
         { "{\"debug\": [{\"pc\": 0}, {\"pc\": 9}], \"x\": [1, 2}", false, "invalid JSON" },
         { "[1, 2, {\"debug\": 5}]", true, NULL },
         { "\"just a string\"", true, NULL },
-        { "{} trailing garbage is not read", true, NULL },
+        { "{} trailing garbage is an error", false, "unexpected text after the JSON value" },
+        { "{}  \n\t ", true, NULL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int rc;

@@ -1,6 +1,9 @@
-/* jsonbuf.c - fast JSON append buffer (see jsonbuf.h). */
-#include "jsonbuf.h"
+/* jsonw.c - the one JSON writer: fast append buffer (jb_*) and cJSON_Print-compatible structure (jw_*); see jsonw.h. */
+#include "jsonw.h"
 
+#include <float.h>
+#include <locale.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +52,7 @@ void jb_flush(jb_t *b)
     if (!b->f || b->failed || !b->len)
         return;
     if (fwrite(b->buf, 1, b->len, b->f) != b->len)
-        b->failed = true;
+        b->failed = b->io_error = true;
     b->len = 0;
 }
 
@@ -99,7 +102,7 @@ void jb_put_slow(jb_t *b, const char *s, size_t n)
         /* larger than the whole buffer: write it through */
         jb_flush(b);
         if (!b->failed && n && fwrite(s, 1, n, b->f) != n)
-            b->failed = true;
+            b->failed = b->io_error = true;
         return;
     }
     if (!jb_reserve(b, n))
@@ -189,7 +192,10 @@ static bool word_needs_escape(uint64_t w)
 
 /* Escape s[0..n) into out (room for 6n bytes); returns the bytes written.
  * Runs of 8 plain bytes (the common case) are copied a word at a time. */
-static size_t escape_into(char *out, const char *s, size_t n)
+/* Escape s[0..n) into out (room for 6 bytes per input byte): '"' and '\\'
+ * get a backslash, other bytes below 0x20 become \u00xx, or with `cjson`
+ * the short forms \b \f \n \r \t first (cJSON's print_string_ptr). */
+static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
 {
     static const char hex[] = "0123456789abcdef";
     char *o = out;
@@ -208,6 +214,9 @@ static size_t escape_into(char *out, const char *s, size_t n)
         } else if (c == '"' || c == '\\') {
             *o++ = '\\';
             *o++ = (char)c;
+        } else if (cjson && (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')) {
+            *o++ = '\\';
+            *o++ = c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
         } else {
             memcpy(o, "\\u00", 4);
             o[4] = hex[c >> 4];
@@ -221,7 +230,7 @@ static size_t escape_into(char *out, const char *s, size_t n)
 /* Pieces escaped at a time: bounds the room reserved for the worst case. */
 #define JB_ESCAPE_CHUNK 4096u
 
-void jb_jstr_body(jb_t *b, const char *s)
+static void jstr_body(jb_t *b, const char *s, bool cjson)
 {
     if (!s)
         return;
@@ -230,10 +239,15 @@ void jb_jstr_body(jb_t *b, const char *s)
         size_t k = n < JB_ESCAPE_CHUNK ? n : JB_ESCAPE_CHUNK;
         if (!jb_reserve(b, 6 * k))
             return;
-        b->len += escape_into(b->buf + b->len, s, k);
+        b->len += escape_into(b->buf + b->len, s, k, cjson);
         s += k;
         n -= k;
     }
+}
+
+void jb_jstr_body(jb_t *b, const char *s)
+{
+    jstr_body(b, s, false);
 }
 
 void jb_jstr(jb_t *b, const char *s)
@@ -263,4 +277,165 @@ void jb_printf(jb_t *b, const char *fmt, ...)
     vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+}
+
+/* ---- jw_t: cJSON_Print's layout on a jb_t ---- */
+
+void jw_init(jw_t *w)
+{
+    memset(w, 0, sizeof *w);
+    jb_init_mem(&w->b, 4096);
+}
+
+void jw_init_file(jw_t *w, FILE *f)
+{
+    memset(w, 0, sizeof *w);
+    jb_init_file(&w->b, f, JW_CHUNK);
+}
+
+void jw_free(jw_t *w)
+{
+    jb_free(&w->b);
+    memset(w, 0, sizeof *w);
+}
+
+static void tabs(jw_t *w, int n)
+{
+    if (n <= 0 || !jb_reserve(&w->b, (size_t)n))
+        return;
+    memset(w->b.buf + w->b.len, '\t', (size_t)n);
+    w->b.len += (size_t)n;
+}
+
+/* Before a value: the ", " separator when it is not the first element of an
+ * array (object members are separated in jw_key). */
+static void before_value(jw_t *w)
+{
+    if (w->depth <= 0 || w->depth > JW_MAX_DEPTH || w->is_obj[w->depth - 1])
+        return;
+    if (w->has_item[w->depth - 1])
+        jb_lit(&w->b, ", ");
+    w->has_item[w->depth - 1] = true;
+}
+
+static void open_container(jw_t *w, bool obj)
+{
+    before_value(w);
+    jb_putc(&w->b, obj ? '{' : '[');
+    if (w->depth >= JW_MAX_DEPTH) {
+        w->b.failed = true;   /* deeper than any document we write */
+        return;
+    }
+    w->is_obj[w->depth] = obj;
+    w->has_item[w->depth] = false;
+    w->depth++;
+    if (obj)
+        jb_putc(&w->b, '\n');
+}
+
+void jw_obj_begin(jw_t *w) { open_container(w, true); }
+void jw_arr_begin(jw_t *w) { open_container(w, false); }
+
+void jw_obj_end(jw_t *w)
+{
+    if (w->depth <= 0)
+        return;
+    if (w->has_item[w->depth - 1])
+        jb_putc(&w->b, '\n');
+    tabs(w, w->depth - 1);
+    jb_putc(&w->b, '}');
+    w->depth--;
+}
+
+void jw_arr_end(jw_t *w)
+{
+    if (w->depth <= 0)
+        return;
+    jb_putc(&w->b, ']');
+    w->depth--;
+}
+
+static void put_cjson_string(jw_t *w, const char *s)
+{
+    jb_putc(&w->b, '"');
+    jstr_body(&w->b, s ? s : "", true);
+    jb_putc(&w->b, '"');
+}
+
+void jw_key(jw_t *w, const char *key)
+{
+    if (w->depth <= 0)
+        return;
+    bool sep = w->has_item[w->depth - 1];
+    w->has_item[w->depth - 1] = true;
+    /* [",\n"] tabs "key" ":\t" */
+    if (sep)
+        jb_lit(&w->b, ",\n");
+    tabs(w, w->depth);
+    put_cjson_string(w, key);
+    jb_lit(&w->b, ":\t");
+}
+
+void jw_str(jw_t *w, const char *s)
+{
+    before_value(w);
+    put_cjson_string(w, s);
+}
+
+/* cJSON's compare_double: equal within a relative DBL_EPSILON. */
+static bool same_double(double a, double b)
+{
+    double mx = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= mx * DBL_EPSILON;
+}
+
+/* cJSON's print_number (1.7.15): NaN/Inf as null, otherwise %1.15g unless
+ * that does not read back, then %1.17g; the locale's decimal point printed
+ * as '.'.  Integral values below 1e15 come out of %1.15g as plain decimals,
+ * so they take the integer path. */
+static void put_number(jw_t *w, double d)
+{
+    if (isnan(d) || isinf(d)) {
+        jb_lit(&w->b, "null");
+        return;
+    }
+    if (fabs(d) < 1e15 && d == (double)(long long)d && !(d == 0.0 && signbit(d))) {
+        jb_i64(&w->b, (int64_t)d);
+        return;
+    }
+    char buf[32];
+    double test = 0.0;
+    int n = snprintf(buf, sizeof buf, "%1.15g", d);
+    if (sscanf(buf, "%lg", &test) != 1 || !same_double(test, d))
+        n = snprintf(buf, sizeof buf, "%1.17g", d);
+    const struct lconv *lc = localeconv();
+    char dp = lc && lc->decimal_point ? lc->decimal_point[0] : '.';
+    for (int i = 0; i < n; i++)
+        if (buf[i] == dp)
+            buf[i] = '.';
+    jb_put(&w->b, buf, (size_t)n);
+}
+
+void jw_num(jw_t *w, double d)
+{
+    before_value(w);
+    put_number(w, d);
+}
+
+void jw_int(jw_t *w, long long v)
+{
+    before_value(w);
+    if (v > -1000000000000000LL && v < 1000000000000000LL)
+        jb_i64(&w->b, (int64_t)v);
+    else
+        put_number(w, (double)v);
+}
+
+int jw_finish(jw_t *w)
+{
+    if (w->b.f)
+        jb_flush(&w->b);
+    else if (jb_reserve(&w->b, 1))
+        w->b.buf[w->b.len] = 0; /* a C string for the caller; not counted */
+    return w->b.failed || w->depth != 0 ? -1 : 0;
 }

@@ -1,0 +1,65 @@
+#include "jsonread.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "fileio.h"
+
+/* Offset where the bracket depth first exceeds the limit, or -1. */
+static long too_deep_at(const uint8_t *buf, size_t len, size_t limit)
+{
+    size_t depth = 0;
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = buf[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit)
+                return (long)i;
+        } else if ((c == ']' || c == '}') && depth) {
+            depth--;
+        }
+    }
+    return -1;
+}
+
+int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out, tpb_err_t *err)
+{
+    const char *end = NULL;
+    *out = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
+    if (*out) {
+        size_t off = end ? (size_t)(end - (const char *)buf) : len;
+        while (off < len && (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\n' || buf[off] == '\r'))
+            off++;
+        if (off >= len)
+            return 0;
+        cJSON_Delete(*out);
+        *out = NULL;
+        return tpb_errf(err, "%s: byte offset %zu: unexpected text after the JSON value", path, off);
+    }
+    size_t off = end ? (size_t)(end - (const char *)buf) : 0;
+    long deep = too_deep_at(buf, off + 1 < len ? off + 1 : len, CJSON_NESTING_LIMIT);
+    if (deep >= 0)
+        return tpb_errf(err, "%s: byte offset %ld: JSON nested deeper than the limit of %d levels",
+                        path, deep, CJSON_NESTING_LIMIT);
+    return tpb_errf(err, "%s: invalid JSON near byte offset %zu", path, off);
+}
+
+int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err)
+{
+    uint8_t *buf;
+    size_t len;
+    *out = NULL;
+    if (fio_read_all(path, &buf, &len, err) != 0)
+        return -1;
+    int rc = len == 0 ? tpb_errf(err, "%s: empty file (expected a JSON document)", path)
+                      : tpb_json_parse(buf, len, path, out, err);
+    free(buf);
+    return rc;
+}

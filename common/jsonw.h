@@ -1,0 +1,139 @@
+/* jsonw.h - the one JSON writer (docs/reliability.md): a fast append
+ * buffer (jb_*, below) that writes large files such as the trace, and on top
+ * of it a structured writer (jw_*) whose output is byte-identical to
+ * cJSON_Print() for the sidecars.  Integers, number formatting and string
+ * escaping are written once, here.
+ *
+ * ---- jb_t: the buffer ----
+ *
+ * The trace of a big run has hundreds of thousands of events; formatting
+ * them with the printf family costs far more than the simulation itself.
+ * jb_t appends literals, integers, fixed-point microseconds and escaped
+ * strings with plain loops and memcpy, and writes to its FILE in large
+ * chunks.  Every formatter produces exactly the bytes of the printf
+ * conversion it replaces (see each function), so the output does not change.
+ *
+ * A jb_t either drains into a FILE when full (jb_init_file) or grows in
+ * memory (jb_init_mem, f == NULL).  Errors (out of memory, short write) are
+ * sticky: later appends do nothing and jb_failed() reports them. */
+#ifndef TPB_JSONW_H
+#define TPB_JSONW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    FILE *f;          /* drain target, or NULL: grow in memory */
+    char *buf;
+    size_t len, cap;  /* bytes used / allocated */
+    bool failed;      /* out of memory or write error (sticky) */
+    bool io_error;    /* a write to f failed */
+} jb_t;
+
+/* Buffer that drains into f every `cap` bytes (cap 0: a default size). */
+int jb_init_file(jb_t *b, FILE *f, size_t cap);
+/* Growable in-memory buffer (starts with `cap` bytes, 0: a default). */
+int jb_init_mem(jb_t *b, size_t cap);
+void jb_free(jb_t *b);
+/* Write what is buffered to the FILE (no-op for memory buffers). */
+void jb_flush(jb_t *b);
+bool jb_failed(const jb_t *b);
+
+/* Out-of-line halves of the inline functions below. */
+bool jb_reserve_slow(jb_t *b, size_t n);
+void jb_put_slow(jb_t *b, const char *s, size_t n);
+
+/* Make room for n more bytes (drains or grows); false when failed. */
+static inline bool jb_reserve(jb_t *b, size_t n)
+{
+    return (!b->failed && n <= b->cap - b->len) || jb_reserve_slow(b, n);
+}
+
+static inline void jb_put(jb_t *b, const char *s, size_t n)
+{
+    if (b->failed || n > b->cap - b->len) {
+        jb_put_slow(b, s, n);
+        return;
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+}
+#define jb_lit(b, s) jb_put((b), "" s "", sizeof(s) - 1)
+
+static inline void jb_putc(jb_t *b, char c)
+{
+    if (!jb_reserve(b, 1))
+        return;
+    b->buf[b->len++] = c;
+}
+
+/* "%" PRIu64 */
+void jb_u64(jb_t *b, uint64_t v);
+/* "%" PRId64 */
+void jb_i64(jb_t *b, int64_t v);
+/* ps as microseconds: "%" PRIu64 ".%06" PRIu64 of ps/10^6, ps%10^6 */
+void jb_us(jb_t *b, uint64_t ps);
+/* A JSON string literal: quotes, '"' and '\\' escaped with a backslash,
+ * bytes below 0x20 as \u00XX (lower-case hex), everything else verbatim;
+ * NULL is written as "". */
+void jb_jstr(jb_t *b, const char *s);
+/* The same escaping without the surrounding quotes. */
+void jb_jstr_body(jb_t *b, const char *s);
+/* printf-style, for the few one-off lines (header, metadata). */
+void jb_printf(jb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- jw_t: a streaming JSON writer whose output is byte-identical to
+ * cJSON_Print() (formatted: tab indentation, "key":<TAB>value, ", " between
+ * array elements, no trailing newline) for the same document.
+ *
+ * The sidecars (<Engine>.json) carry one debug object per instruction; for
+ * kernels that unroll to 10^5..10^6 instructions building them as a cJSON
+ * tree (~8 mallocs per entry, a sprintf + sscanf per number) and printing it
+ * dominated compile time.  This writer appends to one growing buffer.
+ *
+ * Usage mirrors the document structure:
+ *   jw_obj_begin(&w); jw_key(&w, "pc"); jw_int(&w, 3); jw_obj_end(&w);
+ * Values inside an array are written without a key.  Out of memory is
+ * sticky: check w.b.failed (or jw_finish's result) once at the end.
+ *
+ * With a sink (jw_init_file) the text goes to the FILE in chunks of about
+ * JW_CHUNK bytes instead of one buffer the size of the document: a sidecar
+ * of 10^6 entries is 100+ MB. */
+
+#define JW_MAX_DEPTH 32
+#define JW_CHUNK ((size_t)256 << 10)
+
+typedef struct {
+    jb_t b;                         /* the text (b.buf, b.len; NUL-terminated
+                                       after jw_finish in memory mode); b.failed:
+                                       out of memory, a failed write (b.io_error)
+                                       or nesting past JW_MAX_DEPTH */
+    int depth;                      /* cJSON's print depth */
+    bool has_item[JW_MAX_DEPTH];    /* per open container: something written */
+    bool is_obj[JW_MAX_DEPTH];
+} jw_t;
+
+void jw_init(jw_t *w);
+/* Stream to f (the caller opens and closes it); b.buf holds what is not
+ * written yet. */
+void jw_init_file(jw_t *w, FILE *f);
+void jw_free(jw_t *w);
+void jw_obj_begin(jw_t *w);
+void jw_obj_end(jw_t *w);
+void jw_arr_begin(jw_t *w);
+void jw_arr_end(jw_t *w);
+/* The key of the next member of the innermost object. */
+void jw_key(jw_t *w, const char *key);
+/* Values: in an array they are the next element; in an object they follow
+ * jw_key. */
+void jw_str(jw_t *w, const char *s);
+void jw_num(jw_t *w, double d);      /* cJSON's number formatting */
+void jw_int(jw_t *w, long long v);   /* same text as jw_num((double)v) */
+/* 0 when the document is complete and nothing ran out of memory or failed
+ * to write; with a sink, writes out the rest of the text first. */
+int jw_finish(jw_t *w);
+
+#endif

@@ -1,0 +1,57 @@
+/* fuzz_kernel: kernel JSON front-end and compiler.  Parsing is
+ * deterministic (two parses give the same tile IR text), every error names
+ * the source, and whatever parses compiles to validated bundles or a clean
+ * error (GENERATE_ISACODE mode: nothing is written).  Constant files are
+ * resolved in an empty directory; the op limit is kept small so one input
+ * stays fast. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "frontend.h"
+#include "fuzz_util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char *parse_text(const uint8_t *data, size_t size, bool compile, int *rc, tpb_err_t *err)
+{
+    enc_front_opts_t fo;
+    memset(&fo, 0, sizeof fo);
+    fo.max_ops = 4096;
+    tir_kernel_t k;
+    *rc = enc_parse_kernel_json_opts((const char *)data, size, "k.json", "/nonexistent-fuzz-dir",
+                                     &fo, &k, err);
+    char *text = NULL;
+    size_t len;
+    if (*rc == 0) {
+        FUZZ_CHECK(enc_tir_format(&k, &text, &len, err) == 0, "%s", err->msg);
+        enc_options_t o;
+        memset(&o, 0, sizeof o);
+        o.mode = ENC_GENERATE_ISACODE;
+        tpb_err_t ce = { { 0 } };
+        if (compile && k.num_programs <= 1 && enc_compile(&k, &o, NULL, &ce) != 0)
+            FUZZ_CHECK(ce.msg[0] != 0, "a compile error without a message");
+    }
+    tir_kernel_free(&k);
+    return text;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 1 << 15)
+        return 0;
+    tpb_err_t e1 = { { 0 } }, e2 = { { 0 } };
+    int r1, r2;
+    char *t1 = parse_text(data, size, true, &r1, &e1);
+    if (r1) {
+        FUZZ_CHECK(strstr(e1.msg, "k.json") != NULL, "message without the source: %s", e1.msg);
+        return 0;
+    }
+    char *t2 = parse_text(data, size, false, &r2, &e2);
+    FUZZ_CHECK(r2 == 0 && t1 && t2 && !strcmp(t1, t2), "two parses differ");
+    free(t1);
+    free(t2);
+    return 0;
+}

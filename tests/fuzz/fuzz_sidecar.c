@@ -1,0 +1,64 @@
+/* fuzz_sidecar: the <Engine>.json sidecar reader.  The fast plain-JSON
+ * scanner (sim/sidecar.c) and the cJSON path must agree on every input:
+ * same result, same message, same debug table. */
+#include <stdint.h>
+#include <string.h>
+
+#include "fuzz_util.h"
+#include "sim_int.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* a stream of n NOP bundles and a HALT: the sidecar's pcs index it */
+static void make_engine(sim_engine_t *e, unsigned n)
+{
+    memset(e, 0, sizeof *e);
+    uint8_t buf[9][ISA_BUNDLE_BYTES];
+    isa_err_t ie;
+    isa_inst_t in;
+    for (unsigned i = 0; i <= n; i++) {
+        memset(&in, 0, sizeof in);
+        in.op = i == n ? ISA_OP_HALT : ISA_OP_NOP;
+        FUZZ_CHECK(isa_encode(&in, buf[i], &ie) == ISA_OK, "%s", ie.msg);
+    }
+    FUZZ_CHECK(isa_stream_decode(&buf[0][0], n ? (n + 1) * ISA_BUNDLE_BYTES : 0, ISA_ENG_UNASSIGNED,
+                                 &e->stream, &ie) == ISA_OK, "%s", ie.msg);
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1 || size > 1 << 16)
+        return 0;
+    unsigned n = data[0] % 9; /* 0 = an empty stream */
+    uint8_t *buf = malloc(size);
+    FUZZ_CHECK(buf != NULL, "oom");
+    memcpy(buf, data + 1, size - 1);
+    buf[size - 1] = 0;
+    sim_engine_t f, c;
+    make_engine(&f, n);
+    make_engine(&c, n);
+    tpb_err_t ef = { { 0 } }, ec = { { 0 } };
+    int rf = sim_sidecar_parse(&f, "x/DVE.json", buf, size - 1, true, NULL, &ef);
+    int rc = sim_sidecar_parse(&c, "x/DVE.json", buf, size - 1, false, NULL, &ec);
+    FUZZ_CHECK(rf == rc, "scanner %d '%s', cJSON %d '%s'", rf, ef.msg, rc, ec.msg);
+    if (rf) {
+        FUZZ_CHECK(!strcmp(ef.msg, ec.msg), "'%s' vs '%s'", ef.msg, ec.msg);
+        FUZZ_CHECK(strstr(ef.msg, "x/DVE.json") != NULL, "message without the file: %s", ef.msg);
+    } else {
+        FUZZ_CHECK((f.debug == NULL) == (c.debug == NULL), "one has a debug table");
+        for (size_t i = 0; f.debug && i < f.stream.count; i++)
+            FUZZ_CHECK(same_str(f.debug[i].name, c.debug[i].name) &&
+                           same_str(f.debug[i].src, c.debug[i].src), "entry %zu differs", i);
+    }
+    sim_debug_free(&f);
+    sim_debug_free(&c);
+    isa_stream_free(&f.stream);
+    isa_stream_free(&c.stream);
+    free(buf);
+    return 0;
+}

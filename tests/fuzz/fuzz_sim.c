@@ -1,0 +1,109 @@
+/* fuzz_sim: artifact loading and simulation (sim_load + sim_run).  The
+ * input is cut into one instruction stream per engine (the first five
+ * bytes give the bundle counts of PE, Activation, Pool and DVE; SP gets the
+ * rest) of a one-core artifact directory with an input, an output and a
+ * scratch tensor.  Every run ends in success or an error naming a place;
+ * two runs of the same directory agree exactly (result, message, cycles):
+ * the simulator is deterministic.  Small memories and a cycle limit keep
+ * one input fast. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "fuzz_util.h"
+#include "sim.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64];
+
+static void write_file(const char *rel, const void *p, size_t n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    tpb_err_t err;
+    FUZZ_CHECK(fio_write_atomic(path, p, n, &err) == 0, "%s", err.msg);
+}
+
+static void setup(void)
+{
+    if (dir[0])
+        return;
+    snprintf(dir, sizeof dir, "/tmp/tpb-fuzz-sim.XXXXXX");
+    FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/nc0/sg0", dir);
+    tpb_err_t err;
+    FUZZ_CHECK(fio_mkdirs(sub, &err) == 0, "%s", err.msg);
+    static const char map[] =
+        "{\"format\":\"tpbsim-tensor-map\",\"version\":1,\"kernel\":\"fuzz\",\"target\":\"trn2\","
+        "\"num_cores\":1,\"hbm_bytes\":12288,\"tensors\":["
+        "{\"name\":\"a\",\"kind\":\"input\",\"dtype\":\"float32\",\"shape\":[4,256],"
+        "\"hbm_addr\":0,\"bytes\":4096},"
+        "{\"name\":\"out\",\"kind\":\"output\",\"dtype\":\"float32\",\"shape\":[4,256],"
+        "\"hbm_addr\":4096,\"bytes\":4096},"
+        "{\"name\":\"s\",\"kind\":\"scratch\",\"dtype\":\"float32\",\"shape\":[1024],"
+        "\"hbm_addr\":8192,\"bytes\":4096}]}\n";
+    write_file("tensor-map.json", map, sizeof map - 1);
+}
+
+static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
+{
+    sim_t *s = NULL;
+    *cycles = 0;
+    if (sim_load(dir, o, &s, err) != 0)
+        return 1;
+    npy_array_t a;
+    int64_t shape[2] = { 4, 256 };
+    FUZZ_CHECK(npy_alloc(&a, ISA_DT_FP32, 2, shape, err) == 0, "%s", err->msg);
+    for (size_t i = 0; i < a.count; i++)
+        ((float *)a.data)[i] = (float)i * 0.25f;
+    int rc = sim_set_input(s, "a", &a, err) != 0 ? 2 : sim_run(s, err) != 0 ? 3 : 0;
+    npy_free(&a);
+    sim_summary_t sum;
+    sim_get_summary(s, &sum);
+    *cycles = sum.total_cycles;
+    sim_free(s);
+    return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 5 || size > 5 + 64 * 64)
+        return 0;
+    setup();
+    size_t off = 5;
+    for (unsigned e = 0; e < 5; e++) {
+        size_t n = e < 4 ? (size_t)(data[e] % 16) * ISA_BUNDLE_BYTES : size - off;
+        if (n > size - off)
+            n = size - off;
+        char rel[64];
+        snprintf(rel, sizeof rel, "nc0/sg0/%s.bin", isa_engine_name(isa_tpb_engines[e]));
+        if (n == 0) { /* no file: an engine without a stream */
+            char path[256];
+            snprintf(path, sizeof path, "%s/%s", dir, rel);
+            unlink(path);
+        } else {
+            write_file(rel, data + off, n);
+        }
+        off += n;
+    }
+    tpb_target_t small = *tpb_target_get("trn2");
+    small.sbuf_partition_bytes = 4096;
+    small.psum_partition_bytes = 2048;
+    sim_options_t o;
+    sim_options_default(&o);
+    o.target = &small;
+    o.max_cycles = 100000;
+    tpb_err_t e1 = { { 0 } }, e2 = { { 0 } };
+    uint64_t c1, c2;
+    int r1 = run_once(&o, &e1, &c1);
+    int r2 = run_once(&o, &e2, &c2);
+    FUZZ_CHECK(r1 == r2 && c1 == c2 && !strcmp(e1.msg, e2.msg), "two runs differ: %d/%d '%s' '%s'", r1,
+               r2, e1.msg, e2.msg);
+    FUZZ_CHECK(r1 == 0 || e1.msg[0], "an error without a message");
+    return 0;
+}
