@@ -29,7 +29,11 @@ typedef struct {
     unsigned dma_max_descriptors;    /* descriptors one DMA op may expand to */
     double dma_bytes_per_ns_per_engine; /* 17 (v2) / 23 (v3) B/ns */
     double dma_fixed_latency_ns;     /* ~1300 ns descriptor/sync/semaphore-to-start */
-    double dma_transpose_efficiency; /* fraction of bandwidth for DMA transpose */
+    /* hardware DMA transpose (2-/4-byte elements): permille of the DMA
+     * bandwidth with the source in HBM / on chip; 0 = no hardware
+     * transpose (the DMA moves each element on its own) */
+    unsigned dma_transpose_hbm_permille;
+    unsigned dma_transpose_sbuf_permille;
     unsigned dma_partitions_per_engine; /* 8: each engine covers 8 partitions */
     bool dge_on_vector_indirect_dma; /* enable_dge_on_vector_indirect_dma */
     bool dge_on_dst_reduce;          /* enable_dge_on_dst_reduce */

@@ -56,8 +56,20 @@ void enc_builder_free(enc_builder_t *b)
     enc_acc_free(b);
 }
 
+int enc_builder_complete(enc_builder_t *b)
+{
+    if (b->failed || !b->oversize)
+        return b->failed ? -1 : 0;
+    tpb_err_t e;
+    if (enc_reload_oversize(b->k, b->target, &e))
+        return enc_fail(b, "%s", e.msg);
+    b->oversize = 0;
+    return 0;
+}
+
 int enc_builder_finish(enc_builder_t *b)
 {
+    enc_builder_complete(b);
     int rc = b->failed ? -1 : 0;
     enc_builder_free(b);
     return rc;
@@ -271,7 +283,9 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         uint64_t bytes = (uint64_t)(elems / shape[0]) * isa_dtype_size(dtype);
         uint64_t cap = kind == TIR_T_SBUF ? b->target->sbuf_partition_bytes
                                            : b->target->psum_partition_bytes;
-        if (bytes > cap)
+        if (bytes > cap && kind == TIR_T_SBUF)
+            b->oversize++;   /* reloaded at its uses or refused (enc_builder_complete) */
+        else if (bytes > cap)
             return tfail(b, "%s '%s': field 'shape': %llu bytes per partition exceed the "
                             "%s partition size (%llu bytes)", what, name,
                             (unsigned long long)bytes, kind == TIR_T_SBUF ? "SBUF" : "PSUM",

@@ -64,6 +64,7 @@ typedef struct {
     int acc_n, acc_cap;
     int *acc_head;                /* per tensor: newest region, -1 */
     int acc_nheads;
+    int oversize;                 /* SBUF tiles past the partition size (reload.c) */
 } enc_builder_t;
 
 /* target NULL = trn2.  Initialises *k (tir_kernel_init). */
@@ -72,6 +73,12 @@ int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
 /* Return the sticky status (0 ok, -1 failed) and release builder state
  * (not the kernel). */
 int enc_builder_finish(enc_builder_t *b);
+/* End of the body: SBUF tiles larger than a partition are reloaded from HBM
+ * at each use, or refused (reload.c; called by enc_builder_finish and the
+ * JSON front-end). */
+int enc_builder_complete(enc_builder_t *b);
+/* reload.c: the rewrite itself (docs/compiler.md, "Oversize tiles"). */
+int enc_reload_oversize(tir_kernel_t *k, const tpb_target_t *target, tpb_err_t *err);
 void enc_builder_free(enc_builder_t *b);
 /* Record an error through the builder (sticky); returns -1. */
 int enc_fail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

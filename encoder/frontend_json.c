@@ -922,6 +922,8 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
         rc = tpb_errf(err, "%s:%d:%d: invalid JSON near here", src, line, col);
     } else {
         rc = run(j, root, opts ? opts : &dflt) ? -1 : 0;
+        if (!rc && enc_builder_complete(&j->b))
+            rc = -1;
         if (!rc && j->b.failed)
             rc = -1;
         cJSON_Delete(root);

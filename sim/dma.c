@@ -313,6 +313,7 @@ typedef struct {
     uint64_t *eng_cost;          /* [nengines] engine time in milli-bytes at peak */
     uint64_t hbm_bytes;          /* bytes read from or written to HBM */
     unsigned nengines;
+    unsigned xpermille;          /* transpose bandwidth share (1000: none) */
     bool add;
     tpb_err_t *err;
 } mover_t;
@@ -368,7 +369,10 @@ static void charge(mover_t *m, unsigned e, uint64_t bytes, uint64_t run, const i
                    const isa_dap_t *dst)
 {
     m->eng_bytes[e] += bytes;
-    m->eng_cost[e] += sim_dma_row_cost(m->s->t, bytes, run);
+    uint64_t cost = sim_dma_row_cost(m->s->t, bytes, run);
+    if (m->xpermille && m->xpermille != 1000)
+        cost = (cost * 1000ull + m->xpermille - 1) / m->xpermille;
+    m->eng_cost[e] += cost;
     m->hbm_bytes += (src->space == ISA_SPACE_HBM ? bytes : 0) +
                     (dst->space == ISA_SPACE_HBM ? bytes : 0);
 }
@@ -430,6 +434,40 @@ static bool row_in_one_partition(const isa_dap_t *p, int64_t a, uint32_t n)
     return a / PITCH == last / PITCH && last >= a;
 }
 
+/* Contiguous bytes one side of a transpose descriptor covers: the whole
+ * descriptor when its two dims tile one dense block (an on-chip side's
+ * partition step never does), else the longer dim that steps by one
+ * element, else one element. */
+static uint64_t side_run(const isa_dap_t *p, unsigned eb)
+{
+    int64_t z = (int64_t)isa_dtype_size(p->dtype);
+    int64_t c0 = p->count[0], c1 = p->count[1];
+    if ((p->step[0] == z && p->step[1] == c0 * z) || (p->step[1] == z && p->step[0] == c1 * z))
+        return (uint64_t)(c0 * c1) * eb;
+    uint64_t r = eb;
+    if (p->step[0] == z && (uint64_t)c0 * eb > r)
+        r = (uint64_t)c0 * eb;
+    if (p->step[1] == z && (uint64_t)c1 * eb > r)
+        r = (uint64_t)c1 * eb;
+    return r;
+}
+
+/* Hardware DMA transpose (docs/timing.md): the transpose unit reads and
+ * writes whole blocks, so the run is the longer contiguous extent of the
+ * two sides, at the target's transpose share of the bandwidth (source in
+ * HBM or on chip).  Without hardware transpose every element is its own
+ * run at full share. */
+static uint64_t transpose_run(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, unsigned eb)
+{
+    const tpb_target_t *t = m->s->t;
+    unsigned x = on_chip(src->space) ? t->dma_transpose_sbuf_permille : t->dma_transpose_hbm_permille;
+    if (!x)
+        return eb;
+    m->xpermille = x;
+    uint64_t a = side_run(src, eb), b = side_run(dst, eb);
+    return a > b ? a : b;
+}
+
 static int move_direct(mover_t *m)
 {
     const isa_fmt_DDESC_t *f = &m->sd->d->inst.f.DDESC;
@@ -439,17 +477,16 @@ static int move_direct(mover_t *m)
     uint64_t total = dap_elems(src);
     if (!total)
         return 0;
+    uint64_t trun = f->transpose ? transpose_run(m, src, dst, eb) : eb;
     if (src->count[0] == dst->count[0]) {
         /* same row shape: row by row */
         uint32_t n0 = src->count[0];
         bool fast = row_fast(m, dst, src);
         /* a row is one contiguous run when both sides step by one element
-         * (a transpose: when either side does; the transposing DMA reorders
-         * at dma_transpose_efficiency) */
+         * (a transpose: see transpose_run) */
         bool cs = src->step[0] == (int32_t)isa_dtype_size(src->dtype);
         bool cd = dst->step[0] == (int32_t)isa_dtype_size(dst->dtype);
-        bool contig = f->transpose ? (cs || cd) : (cs && cd);
-        uint64_t run = contig ? (uint64_t)n0 * eb : eb;
+        uint64_t run = f->transpose ? trun : cs && cd ? (uint64_t)n0 * eb : eb;
         for (uint32_t j = 0; j < src->count[1]; j++) {
             int64_t sa = m->sd->src_addr + (int64_t)j * src->step[1];
             int64_t da = m->sd->dst_addr + (int64_t)j * dst->step[1];
@@ -471,7 +508,7 @@ static int move_direct(mover_t *m)
             }
             for (uint32_t i = 0; i < n0; i++) {
                 int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
-                charge(m, engine_of(m, dst, b, src, a, j), eb, eb, src, dst);
+                charge(m, engine_of(m, dst, b, src, a, j), eb, f->transpose ? trun : eb, src, dst);
                 if (copy && move_elem(m, dst, b, src, a))
                     return -1;
             }
@@ -483,7 +520,7 @@ static int move_direct(mover_t *m)
     for (uint64_t k = 0; k < total; k++) {
         int64_t a = m->sd->src_addr + (int64_t)sj * src->step[1] + (int64_t)si * src->step[0];
         int64_t b = m->sd->dst_addr + (int64_t)dj * dst->step[1] + (int64_t)di * dst->step[0];
-        charge(m, engine_of(m, dst, b, src, a, dj), eb, eb, src, dst);
+        charge(m, engine_of(m, dst, b, src, a, dj), eb, f->transpose ? trun : eb, src, dst);
         if (copy && move_elem(m, dst, b, src, a))
             return -1;
         if (++si == src->count[0]) { si = 0; sj++; }
@@ -589,13 +626,12 @@ uint64_t sim_dma_row_cost(const tpb_target_t *t, uint64_t bytes, uint64_t run)
     return (bytes * 1000000ull + e - 1) / e;
 }
 
-/* ps for `cost` milli-bytes on one engine (transpose efficiency applied) */
-uint64_t sim_dma_cost_ps(const tpb_target_t *t, uint64_t cost, bool transpose)
+/* ps for `cost` milli-bytes on one engine */
+uint64_t sim_dma_cost_ps(const tpb_target_t *t, uint64_t cost)
 {
-    double eff = transpose ? t->dma_transpose_efficiency : 1.0;
     /* rate in bytes per microsecond, rounded to an integer so the
      * arithmetic below is exact and machine-independent */
-    uint64_t rate = (uint64_t)(t->dma_bytes_per_ns_per_engine * eff * 1000.0 + 0.5);
+    uint64_t rate = (uint64_t)(t->dma_bytes_per_ns_per_engine * 1000.0 + 0.5);
     if (!rate)
         rate = 1;
     /* (cost / 1000) bytes * 10^6 ps/us / rate */
@@ -639,15 +675,12 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     if (!ne)
         ne = 1;
     uint64_t eng[SIM_DMA_MAX_ENGINES] = { 0 }, cost[SIM_DMA_MAX_ENGINES] = { 0 }, hbm = 0;
-    bool transpose = false;
     for (unsigned i = 0; i < x->ndesc; i++) {
         const sim_desc_t *sd = &x->descs[i];
         bool direct = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;
         unsigned dmaop = direct ? sd->d->inst.f.DDESC.compute : sd->d->inst.f.DIND.compute;
         mover_t m = { .s = s, .c = c, .x = x, .sd = sd, .eng_bytes = eng, .eng_cost = cost,
-                      .nengines = ne, .add = dmaop == ISA_DMAOP_ADD, .err = err };
-        if (direct && sd->d->inst.f.DDESC.transpose)
-            transpose = true;
+                      .nengines = ne, .xpermille = 1000, .add = dmaop == ISA_DMAOP_ADD, .err = err };
         if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
             return -1;
         hbm += m.hbm_bytes;
@@ -659,7 +692,7 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
             continue;
         bytes += eng[i];
         uint64_t st = ready > c->dma_engine_free[i] ? ready : c->dma_engine_free[i];
-        uint64_t d = sim_dma_cost_ps(s->t, cost[i], transpose);
+        uint64_t d = sim_dma_cost_ps(s->t, cost[i]);
         c->dma_engine_free[i] = st + d;
         c->dma_engine_busy_ps[i] += d;
         c->dma_engine_bytes[i] += eng[i];

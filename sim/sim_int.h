@@ -306,7 +306,7 @@ void sim_dma_free(sim_core_t *c, unsigned nqueues);
  * duration (exposed for the timing tests through docs/timing.md). */
 unsigned sim_dma_row_eff_permille(const tpb_target_t *t, uint64_t run_bytes);
 uint64_t sim_dma_row_cost(const tpb_target_t *t, uint64_t bytes, uint64_t run_bytes);
-uint64_t sim_dma_cost_ps(const tpb_target_t *t, uint64_t cost, bool transpose);
+uint64_t sim_dma_cost_ps(const tpb_target_t *t, uint64_t cost);
 
 /* ---- trace.c ---- */
 void sim_trace_inst(sim_t *s, const sim_tr_inst_t *r);

@@ -412,6 +412,82 @@ static void test_pool_psum(void **state)
     expect_msg(f, "op[0] (tensor_copy): field 'src': the Pool (GpSimd) engine cannot access PSUM");
 }
 
+/* An SBUF tile past the partition size (trn2: 229376 bytes), written only
+ * by loads from an input and read part by part, is reloaded at each use
+ * (encoder/reload.c, docs/compiler.md "Oversize tiles"). */
+static int oversize_kernel(fx_t *f, int extra)
+{
+    enc_builder_t *b = &f->b;
+    int big = enc_input(b, "big", ISA_DT_FP32, 2, (int64_t[]){60 * 128, 1024});
+    int bo = enc_output(b, "bigout", ISA_DT_FP32, 2, (int64_t[]){60 * 128, 1024});
+    int T = enc_tile(b, "T", TIR_T_SBUF, ISA_DT_FP32, 3, (int64_t[]){128, 60, 1024});
+    assert_false(b->failed);   /* decided at the end of the body */
+    for (int i = 0; i < 60; i++) {
+        enc_slice_t ts[] = {ENC_ALL, ENC_INDEX(i), ENC_ALL};
+        enc_slice_t hs[] = {ENC_RANGE(i * 128, (i + 1) * 128), ENC_ALL};
+        enc_load(b, enc_ap(b, T, 3, ts, "dst"), enc_ap(b, big, 2, hs, "src"));
+    }
+    if (extra == 1)
+        enc_memset(b, enc_ap_full(b, T), 0, ISA_ENG_DVE);
+    for (int i = 0; i < 61; i++) {
+        int r = i % 60;
+        enc_slice_t ts[] = {ENC_ALL, extra == 2 ? ENC_RANGE(0, 2) : ENC_INDEX(r), ENC_ALL};
+        enc_slice_t hs[] = {ENC_RANGE(r * 128, (r + (extra == 2 ? 2 : 1)) * 128), ENC_ALL};
+        if (extra == 2) {   /* one read spanning two loaded parts */
+            const int64_t pairs[3][2] = {{1024, 128}, {128 * 1024, 2}, {1, 1024}};
+            enc_store(b, enc_ap_raw(b, bo, 0, 3, pairs, "dst"), enc_ap(b, T, 3, ts, "src"), false);
+            break;
+        }
+        enc_store(b, enc_ap(b, bo, 2, hs, "dst"), enc_ap(b, T, 3, ts, "src"), false);
+    }
+    assert_false(b->failed);
+    return T;
+}
+
+static void test_reload_oversize(void **state)
+{
+    fx_t *f = *state;
+    int T = oversize_kernel(f, 0);
+    int n0 = f->k.nops - 121;   /* ops before the kernel's loads */
+    assert_int_equal(n0, 0);
+    assert_int_equal(enc_builder_complete(&f->b), 0);
+    /* the 60 loads are gone; each of the 61 stores has its own load before it */
+    assert_int_equal(f->k.nops, 122);
+    for (int i = 0; i < 61; i++) {
+        const tir_op_t *ld = &f->k.ops[2 * i], *st = &f->k.ops[2 * i + 1];
+        assert_int_equal(ld->kind, TIR_LOAD);
+        assert_int_equal(st->kind, TIR_STORE);
+        assert_int_not_equal(ld->dst.tensor, T);
+        assert_int_equal(st->src[0].tensor, ld->dst.tensor);
+        assert_int_equal(ld->src[0].offset, (int64_t)(i % 60) * 128 * 1024);   /* same HBM part */
+        const tir_tensor_t *p = &f->k.tensors[ld->dst.tensor];
+        assert_int_equal(p->kind, TIR_T_SBUF);
+        assert_int_equal(p->shape[p->ndim - 1] * 4 * (p->ndim == 3 ? p->shape[1] : 1), 4096);
+        char name[32];
+        snprintf(name, sizeof name, "T.r%d", i);
+        assert_string_equal(p->name, name);
+    }
+    assert_int_equal(enc_builder_finish(&f->b), 0);
+}
+
+static void test_reload_oversize_refused(void **state)
+{
+    fx_t *f = *state;
+    oversize_kernel(f, 1);
+    assert_int_equal(enc_builder_complete(&f->b), -1);
+    expect_msg(f, "sbuf tile 'T': field 'shape': 245760 bytes per partition exceed the SBUF "
+                  "partition size (229376 bytes), and it cannot be reloaded from HBM: ");
+    expect_msg(f, "(memset) writes it (only loads can be reloaded)");
+}
+
+static void test_reload_oversize_refused_span(void **state)
+{
+    fx_t *f = *state;
+    oversize_kernel(f, 2);
+    assert_int_equal(enc_builder_complete(&f->b), -1);
+    expect_msg(f, "(store) reads a part of it that no single earlier load wrote");
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -424,6 +500,7 @@ int main(void)
         FX(test_matmul_double_row_needs_fp8), FX(test_aps),
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
+        FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

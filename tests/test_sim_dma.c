@@ -180,33 +180,60 @@ static void test_partition_spread_formula(void **state)
     tb_free(&b);
 }
 
-/* DMA transpose: bandwidth scaled by dma_transpose_efficiency */
-static void test_transpose_timing(void **state)
+/* One 32x32 bf16 DMA transpose into SBUF partition 0 (2048 bytes), from a
+ * dense HBM block or (src_sbuf) a dense block of SBUF partition 1; hw = 0
+ * removes the hardware transpose.  Returns the reference cycles. */
+static uint64_t transpose_cycles(bool src_sbuf, bool hw)
 {
-    (void)state;
     tb_t b;
     tb_init(&b, 1);
+    if (!hw)
+        b.tgt.dma_transpose_hbm_permille = b.tgt.dma_transpose_sbuf_permille = 0;
     int64_t sh[2] = { 32, 32 };
     uint64_t a = tb_tensor(&b, "a", "input", ISA_DT_BF16, 2, sh);
-    /* dst[c][r] = src[r][c] within partition 0: 1024 bf16 = 2048 bytes */
-    isa_inst_t d = tb_dma(tb_sb(0, 0, ISA_DT_BF16, 64, 32, 2, 32), tb_hbm(a, ISA_DT_BF16, 2, 32, 64, 32), 0);
+    /* dst[c][r] = src[r][c]: dst steps 64 bytes along a row, src 2 bytes */
+    isa_dap_t src = src_sbuf ? tb_sb(1, 0, ISA_DT_BF16, 2, 32, 64, 32)
+                             : tb_hbm(a, ISA_DT_BF16, 2, 32, 64, 32);
+    isa_inst_t d = tb_dma(tb_sb(0, 0, ISA_DT_BF16, 64, 32, 2, 32), src, 0);
     d.f.DDESC.transpose = 1;
     tb_add(&b, 0, TB_SP, d);
     tb_add(&b, 0, TB_SP, tb_trig(0, 1));
     tb_write(&b);
-    sim_t *s = tb_load(&b, NULL);
-    float in[1024] = { 0 };
-    tb_input_f32(s, "a", in, 2, sh);
+    sim_options_t o;
+    sim_options_default(&o);
+    o.timing_only = true;   /* the SBUF source is never written */
+    sim_t *s = tb_load(&b, &o);
     tpb_err_t err;
     assert_int_equal(sim_run(s, &err), 0);
-    const tpb_target_t *t = trn2();
-    uint64_t sub = (uint64_t)(2 * t->seq_issue_cycles / t->clk_ref * 1000.0 + 0.999);
-    /* runs: the 64-byte source rows, at the transpose efficiency */
-    uint64_t dur = (uint64_t)(t->dma_fixed_latency_ns * 1000.0) +
-                   data_ps(2048, 64, t->dma_transpose_efficiency);
-    assert_int_equal(tb_cycles(s), ref_cycles_ceil(sub + dur));
+    uint64_t cyc = tb_cycles(s);
     sim_free(s);
     tb_free(&b);
+    return cyc;
+}
+
+/* Hardware DMA transpose (docs/timing.md worked example): both sides are one
+ * dense 2048-byte block in one partition, so the run is 2048 bytes
+ * (eff 81.3%) at 90% of the engine bandwidth from HBM, 50% from SBUF:
+ * 2048 / (23 x 0.813 x 0.9) = 121.7 ns and 2048 / (23 x 0.813 x 0.5) =
+ * 219.0 ns after the 1300 ns latency.  Without hardware transpose (trn1)
+ * every 2-byte element is its own run, costed as a 32-byte run:
+ * 1024 x 32 / (23 x 0.014) = 101 765 ns. */
+static void test_transpose_timing(void **state)
+{
+    (void)state;
+    const tpb_target_t *t = trn2();
+    assert_int_equal(t->dma_transpose_hbm_permille, 900);
+    assert_int_equal(t->dma_transpose_sbuf_permille, 500);
+    assert_int_equal(tpb_target_get("trn1")->dma_transpose_hbm_permille, 0);
+    uint64_t sub = (uint64_t)(2 * t->seq_issue_cycles / t->clk_ref * 1000.0 + 0.999);
+    uint64_t lat = (uint64_t)(t->dma_fixed_latency_ns * 1000.0);
+    assert_int_equal(transpose_cycles(false, true), ref_cycles_ceil(sub + lat + data_ps(2048, 2048, 0.9)));
+    assert_int_equal(transpose_cycles(true, true), ref_cycles_ceil(sub + lat + data_ps(2048, 2048, 0.5)));
+    assert_int_equal(transpose_cycles(false, false),
+                     ref_cycles_ceil(sub + lat + 1024 * data_ps(32, 32, 1.0)));
+    /* the worked example's figures, to the nanosecond */
+    assert_int_equal((uint64_t)(data_ps(2048, 2048, 0.9) / 1000), 121);
+    assert_int_equal((uint64_t)(data_ps(2048, 2048, 0.5) / 1000), 219);
 }
 
 static void test_cast(void **state)

@@ -1,0 +1,316 @@
+/* reload.c - SBUF tiles larger than a partition: reload from HBM at each use.
+ *
+ * A tile whose bytes per partition exceed the SBUF partition size cannot be
+ * placed.  When it is a read-only copy of HBM data it does not need to be:
+ * the compiler rematerialises it (docs/compiler.md, "Oversize tiles").  The
+ * rewrite is exact and is made only when all of these hold:
+ *
+ *   - every op that writes the tile is a direct `load` from an input or
+ *     constant HBM tensor that no op of the kernel writes;
+ *   - the loads write disjoint parts of the tile;
+ *   - every op that reads the tile reads exactly the part one earlier load
+ *     wrote (the same access pattern).
+ *
+ * Then the loads are dropped and every read gets its own new tile holding
+ * just that part, filled by a copy of the matching load placed right before
+ * the reading op.  Each new tile is live from its load to its use, so the
+ * rotating buffers of alloc.c let the next reload overlap the current use.
+ * The values read are identical (same HBM bytes, same load); the cost is
+ * one load per use instead of one per part.  Otherwise the tile is refused
+ * with the declaration error and the first condition that failed. */
+#include "builder.h"
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int64_t offset;
+    int op;
+} rl_load_t;
+
+typedef struct {
+    const tir_kernel_t *k;
+    rl_load_t *loads;      /* the tile's loads by offset */
+    const unsigned char *written;   /* per tensor: some op writes it */
+    size_t nloads;
+    int t;                 /* the oversize tile */
+    uint64_t cap;          /* SBUF bytes per partition */
+    char why[300];
+} rl_ctx_t;
+
+static bool same_ap(const tir_ap_t *a, const tir_ap_t *b)
+{
+    if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
+            return false;
+    return true;
+}
+
+/* The APs an op reads (dst and dst2 are writes; listed separately). */
+static int read_aps(tir_op_t *op, tir_ap_t **out)
+{
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        out[n++] = &op->src[i];
+    out[n++] = &op->index;
+    out[n++] = &op->bias;
+    out[n++] = &op->s0.ap;
+    out[n++] = &op->s1.ap;
+    return n;
+}
+
+/* Mark the elements of `a` in the bitmap; false if one was already set. */
+static bool mark_disjoint(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
+{
+    int64_t idx[TIR_MAX_DIMS] = { 0 };
+    for (int d = 0; d < a->ndim; d++)
+        if (a->count[d] <= 0)
+            return true;
+    for (;;) {
+        int64_t off = a->offset;
+        for (int d = 0; d < a->ndim; d++)
+            off += idx[d] * a->step[d];
+        if (off < 0 || (uint64_t)off >= nbits || (bits[off >> 3] >> (off & 7) & 1))
+            return false;
+        bits[off >> 3] |= (uint8_t)(1u << (off & 7));
+        int d = a->ndim - 1;
+        while (d >= 0 && ++idx[d] == a->count[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return true;
+    }
+}
+
+/* Bytes per partition of a tile AP (dim 0 = partitions). */
+static uint64_t part_bytes(const tir_kernel_t *k, const tir_ap_t *a)
+{
+    uint64_t n = isa_dtype_size(k->tensors[a->tensor].dtype);
+    for (int d = 1; d < a->ndim; d++)
+        n *= (uint64_t)a->count[d];
+    return n;
+}
+
+/* written[s]: some op writes tensor s */
+static unsigned char *written_tensors(const tir_kernel_t *k)
+{
+    unsigned char *w = calloc((size_t)k->ntensors + 1, 1);
+    for (int i = 0; w && i < k->nops; i++) {
+        if (k->ops[i].dst.tensor >= 0)
+            w[k->ops[i].dst.tensor] = 1;
+        if (k->ops[i].dst2.tensor >= 0)
+            w[k->ops[i].dst2.tensor] = 1;
+    }
+    return w;
+}
+
+static int cmp_ld(const void *a, const void *b)
+{
+    const rl_load_t *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The load of the tile with the same access pattern as `ap`, before op
+ * `before`, or -1 (loads are disjoint, so at most one has that offset). */
+static int find_load(const rl_ctx_t *c, const tir_ap_t *ap, int before)
+{
+    size_t lo = 0, hi = c->nloads;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->loads[mid].offset < ap->offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == c->nloads || c->loads[lo].offset != ap->offset)
+        return -1;
+    int j = c->loads[lo].op;
+    return j < before && same_ap(&c->k->ops[j].dst, ap) ? j : -1;
+}
+
+#define RL_SLOTS 8
+
+/* Check the conditions; fill slot_load[i * RL_SLOTS + a] for each read AP
+ * a of op i over the tile: the index of the load it reads from. */
+static bool reloadable(rl_ctx_t *c, int *slot_load)
+{
+    const tir_kernel_t *k = c->k;
+    int t = c->t;
+    uint64_t nbits = enc_tensor_elems(&k->tensors[t]);
+    uint8_t *bits = calloc((size_t)(nbits / 8 + 1), 1);
+    if (!bits) {
+        snprintf(c->why, sizeof c->why, "out of memory");
+        return false;
+    }
+    c->loads = malloc(sizeof *c->loads * (size_t)(k->nops + 1));
+    if (!c->loads) {
+        free(bits);
+        snprintf(c->why, sizeof c->why, "out of memory");
+        return false;
+    }
+    c->nloads = 0;
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind == TIR_LOAD && k->ops[i].dst.tensor == t)
+            c->loads[c->nloads++] = (rl_load_t){ k->ops[i].dst.offset, i };
+    qsort(c->loads, c->nloads, sizeof *c->loads, cmp_ld);
+    bool ok = true;
+    for (int i = 0; i < k->nops && ok; i++) {
+        tir_op_t *op = &k->ops[i];
+        if (op->dst.tensor == t || op->dst2.tensor == t) {
+            int s = op->src[0].tensor;
+            tir_tensor_kind_t sk = s >= 0 ? k->tensors[s].kind : TIR_T_SBUF;
+            if (op->kind != TIR_LOAD || op->dst2.tensor == t || op->index.tensor >= 0)
+                snprintf(c->why, sizeof c->why, "%s (%s) writes it (only loads can be reloaded)",
+                         op->path, tir_op_name(op->kind));
+            else if ((sk != TIR_T_INPUT && sk != TIR_T_CONSTANT) || c->written[s])
+                snprintf(c->why, sizeof c->why,
+                         "%s (load) reads '%s', which is not a read-only HBM tensor", op->path,
+                         s >= 0 ? k->tensors[s].name : "?");
+            else if (part_bytes(k, &op->dst) > c->cap)
+                snprintf(c->why, sizeof c->why,
+                         "%s (load) alone writes more than a partition holds", op->path);
+            else if (!mark_disjoint(&op->dst, bits, nbits))
+                snprintf(c->why, sizeof c->why, "%s (load) writes a part already loaded",
+                         op->path);
+            else
+                continue;
+            ok = false;
+            break;
+        }
+        tir_ap_t *aps[8];
+        int n = read_aps(op, aps);
+        for (int a = 0; a < n && ok; a++) {
+            if (aps[a]->tensor != t)
+                continue;
+            int found = find_load(c, aps[a], i);
+            if (found < 0) {
+                snprintf(c->why, sizeof c->why,
+                         "%s (%s) reads a part of it that no single earlier load wrote",
+                         op->path, tir_op_name(op->kind));
+                ok = false;
+            }
+            slot_load[(size_t)i * RL_SLOTS + (size_t)a] = found;
+        }
+    }
+    free(bits);
+    free(c->loads);
+    c->loads = NULL;
+    return ok;
+}
+
+/* New tile holding one part: shape = the part's counts. */
+static int part_tile(tir_kernel_t *k, int t, int n, const tir_op_t *use, tir_ap_t *ap)
+{
+    tir_tensor_t nt;
+    memset(&nt, 0, sizeof nt);
+    const tir_tensor_t *ot = &k->tensors[t];
+    if ((size_t)snprintf(nt.name, sizeof nt.name, "%.40s.r%d", ot->name, n) >= sizeof nt.name)
+        return -1;
+    nt.kind = TIR_T_SBUF;
+    nt.dtype = ot->dtype;
+    nt.ndim = ap->ndim;
+    nt.shared_with = -1;
+    memcpy(nt.path, use->path, sizeof nt.path);   /* one rotation group per use site */
+    int64_t step = 1;
+    for (int d = ap->ndim - 1; d >= 0; d--) {
+        nt.shape[d] = ap->count[d];
+        ap->step[d] = step;
+        step *= ap->count[d];
+    }
+    ap->offset = 0;
+    int id = tir_add_tensor(k, &nt);
+    ap->tensor = id;
+    return id;
+}
+
+/* One pass over the ops: drop the loads of the reloaded tiles (reload[t])
+ * and put a load into a new part tile before every read of one. */
+static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot_load,
+                   tpb_err_t *err)
+{
+    size_t nuse = 0;
+    for (size_t i = 0; i < (size_t)k->nops * RL_SLOTS; i++)
+        nuse += slot_load[i] >= 0;
+    tir_op_t *ops = malloc(sizeof *ops * ((size_t)k->nops + nuse + 1));
+    if (!ops)
+        return tpb_errf(err, "out of memory reloading oversize tiles");
+    int n = 0, parts = 0;
+    for (int i = 0; i < k->nops; i++) {
+        tir_op_t op = k->ops[i];
+        if (op.kind == TIR_LOAD && op.dst.tensor >= 0 && reload[op.dst.tensor])
+            continue;   /* reloaded at each use */
+        tir_ap_t *aps[RL_SLOTS];
+        int na = read_aps(&op, aps);
+        for (int a = 0; a < na; a++) {
+            int j = slot_load[(size_t)i * RL_SLOTS + (size_t)a];
+            if (j < 0)
+                continue;
+            tir_op_t ld = k->ops[j];
+            int t = aps[a]->tensor;
+            if (part_tile(k, t, parts++, &op, &ld.dst) < 0) {
+                free(ops);
+                return tpb_errf(err, "%s: cannot name a reload tile of '%s'", op.path,
+                                k->tensors[t].name);
+            }
+            *aps[a] = ld.dst;
+            ops[n++] = ld;
+        }
+        ops[n++] = op;
+    }
+    free(k->ops);
+    k->ops = ops;
+    k->nops = n;
+    k->cap_ops = n + 1;
+    return 0;
+}
+
+int enc_reload_oversize(tir_kernel_t *k, const tpb_target_t *target, tpb_err_t *err)
+{
+    int nt = k->ntensors;   /* tiles added here fit */
+    unsigned char *w = written_tensors(k), *reload = calloc((size_t)nt + 1, 1);
+    int *slot_load = malloc(sizeof *slot_load * ((size_t)k->nops * RL_SLOTS + 1));
+    if (!w || !reload || !slot_load) {
+        free(w);
+        free(reload);
+        free(slot_load);
+        return tpb_errf(err, "out of memory");
+    }
+    for (size_t i = 0; i < (size_t)k->nops * RL_SLOTS; i++)
+        slot_load[i] = -1;
+    int rc = 0;
+    bool any = false;
+    for (int t = 0; t < nt && !rc; t++) {
+        const tir_tensor_t *tt = &k->tensors[t];
+        if (tt->kind != TIR_T_SBUF)
+            continue;
+        uint64_t bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
+        if (bytes <= target->sbuf_partition_bytes)
+            continue;
+        rl_ctx_t c = { .k = k, .t = t, .cap = target->sbuf_partition_bytes, .written = w };
+        if (reloadable(&c, slot_load)) {
+            reload[t] = 1;
+            any = true;
+            continue;
+        }
+        char base[TIR_NAME_LEN];
+        memcpy(base, tt->name, sizeof base);
+        char *hash = strchr(base, '#');
+        if (hash)
+            *hash = 0;
+        rc = tpb_errf(err,
+                      "%s%ssbuf tile '%s': field 'shape': %llu bytes per partition exceed "
+                      "the SBUF partition size (%llu bytes), and it cannot be reloaded "
+                      "from HBM: %s",
+                      tt->path, tt->path[0] ? ": " : "", base, (unsigned long long)bytes,
+                      (unsigned long long)target->sbuf_partition_bytes, c.why);
+    }
+    if (!rc && any)
+        rc = rewrite(k, reload, slot_load, err);
+    free(w);
+    free(reload);
+    free(slot_load);
+    return rc ? -1 : 0;
+}
