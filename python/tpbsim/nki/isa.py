@@ -76,9 +76,12 @@ def _t(x, what, loc):
 
 
 def _scalar(x, what, loc):
-    """A number, or a [P,1] tile for per-partition scalars."""
+    """A number, a [P,1] tile for per-partition scalars, or an
+    nl.program_id() expression (a per-instance immediate)."""
     if isinstance(x, NkiTensor):
         return x.text()
+    if isinstance(x, _trace.Lin):
+        return '"%s"' % x.text()
     if isinstance(x, bool):
         x = int(x)
     try:
