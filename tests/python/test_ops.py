@@ -171,3 +171,55 @@ def test_op_mapping_identical(tmp_path, case):
     Context().compile_json(json.dumps(k), "k.json", str(tmp_path / "json"))
     a_, b_ = _bins(str(tmp_path / "json")), _bins(str(tmp_path / "py"))
     assert a_ and a_ == b_
+
+
+@nki.jit
+def new_ops(x, ix, pred, ui):
+    """The newly supported ops against NumPy."""
+    P, F = x.shape
+    outs = [nl.ndarray(s, dtype=nl.float32, buffer=nl.shared_hbm)
+            for s in ((P, 2), (P, F), (P, 1), (P, F), (P, F), (P, 32, 2), (P, 8))]
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    i16 = nl.ndarray(ix.shape, dtype=nl.uint16, buffer=nl.sbuf)
+    p8 = nl.ndarray(pred.shape, dtype=nl.uint8, buffer=nl.sbuf)
+    u32 = nl.ndarray(ui.shape, dtype=nl.uint32, buffer=nl.sbuf)
+    for dst, src in ((t, x), (i16, ix), (p8, pred), (u32, ui)):
+        nisa.dma_copy(dst=dst, src=src)
+    bs = nl.ndarray((P, 6), dtype=nl.float32, buffer=nl.sbuf)
+    res = [nl.ndarray(o.shape, dtype=nl.float32, buffer=nl.sbuf) for o in outs]
+    nisa.bn_stats(dst=bs, data=t)
+    nisa.bn_aggr(dst=res[0], data=bs)
+    nisa.exponential(dst=res[1], src=t, max_value=1.0, reduce_res=res[2],
+                     reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.memset(dst=res[3], value=7.0)
+    nisa.tensor_copy_predicated(dst=res[3], src=t, predicate=p8)
+    nisa.reciprocal(dst=res[4], data=t)
+    nisa.local_gather(dst=res[5], src_buffer=t, index=i16, num_elem_per_idx=2,
+                      num_valid_indices=32)
+    nisa.nc_n_gather(dst=res[6], data=t, indices=u32)
+    for o, r in zip(outs, res):
+        nisa.dma_copy(dst=o, src=r)
+    return tuple(outs)
+
+
+def test_new_ops_numpy():
+    rng = np.random.default_rng(5)
+    P, F = 128, 64
+    x = rng.uniform(0.5, 2.0, (P, F)).astype(np.float32)
+    ix = (rng.integers(0, F // 2, (P, 4)) * 2).astype(np.uint16)
+    pred = rng.integers(0, 2, (P, F)).astype(np.uint8)
+    ui = rng.integers(0, F, (P, 8)).astype(np.uint32)
+    st, ex, s, cp, rc, lg, ng = new_ops(x, ix, pred, ui)
+    np.testing.assert_allclose(st[:, 0], x.mean(1), rtol=1e-5)
+    np.testing.assert_allclose(st[:, 1], x.var(1), rtol=1e-4)
+    np.testing.assert_allclose(ex, np.exp(x - 1.0), rtol=1e-5)
+    np.testing.assert_allclose(s[:, 0], np.exp(x - 1.0).sum(1), rtol=1e-4)
+    np.testing.assert_array_equal(cp, np.where(pred != 0, x, np.float32(7.0)))
+    np.testing.assert_allclose(rc, 1.0 / x, rtol=1e-6)
+    want = np.empty((P, 32, 2), np.float32)
+    for c in range(8):
+        idx = ix[16 * c:16 * c + 16].T.reshape(-1)[:32]     # partition-first per core
+        for j, off in enumerate(idx):
+            want[16 * c:16 * c + 16, j, :] = x[16 * c:16 * c + 16, off:off + 2]
+    np.testing.assert_array_equal(lg, want)
+    np.testing.assert_array_equal(ng, np.take_along_axis(x, ui.astype(np.int64), 1))
