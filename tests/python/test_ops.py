@@ -223,3 +223,23 @@ def test_new_ops_numpy():
             want[16 * c:16 * c + 16, j, :] = x[16 * c:16 * c + 16, off:off + 2]
     np.testing.assert_array_equal(lg, want)
     np.testing.assert_array_equal(ng, np.take_along_axis(x, ui.astype(np.int64), 1))
+
+
+@nki.jit
+def transpose_cast(x):
+    """dma_transpose into a bf16 tile (NKI's load_transpose2d(dtype=))."""
+    out = nl.ndarray((x.shape[1], x.shape[0]), dtype=nl.float32, buffer=nl.shared_hbm)
+    tb = nl.ndarray((x.shape[1], x.shape[0]), dtype=nl.bfloat16, buffer=nl.sbuf)
+    tf = nl.ndarray((x.shape[1], x.shape[0]), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=tb, src=x)
+    nisa.tensor_copy(dst=tf, src=tb)
+    nisa.dma_copy(dst=out, src=tf)
+    return out
+
+
+def test_dma_transpose_cast_numpy():
+    # values with at most 8 significant bits: exact in bf16; then one that rounds
+    x = (np.random.default_rng(6).integers(-128, 128, (128, 64)) / 8.0).astype(np.float32)
+    np.testing.assert_array_equal(transpose_cast(x), x.T)
+    x[3, 5] = 1.0 + 2.0 ** -10          # bf16 keeps 8 bits: rounds to 1.0
+    assert transpose_cast(x)[5, 3] == 1.0
