@@ -243,3 +243,22 @@ def test_dma_transpose_cast_numpy():
     np.testing.assert_array_equal(transpose_cast(x), x.T)
     x[3, 5] = 1.0 + 2.0 ** -10          # bf16 keeps 8 bits: rounds to 1.0
     assert transpose_cast(x)[5, 3] == 1.0
+
+
+@nki.jit
+def where_kernel(c, x, y):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    out2 = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    tc, tx, ty = nl.load(c), nl.load(x), nl.load(y)
+    nl.store(out, value=nl.where(tc, tx, ty))
+    nl.store(out2, value=nl.where(tc, tx, -2.5))
+    return out, out2
+
+
+def test_nl_where_numpy():
+    rng = np.random.default_rng(7)
+    c = rng.integers(0, 2, (128, 64)).astype(np.float32)
+    x, y = (rng.standard_normal((128, 64)).astype(np.float32) for _ in range(2))
+    a, b = where_kernel(c, x, y)
+    np.testing.assert_array_equal(a, np.where(c != 0, x, y))
+    np.testing.assert_array_equal(b, np.where(c != 0, x, np.float32(-2.5)))

@@ -246,6 +246,19 @@ def _binary(name, x, y, dtype, loc):
     return t
 
 
+def where(condition, x, y, dtype=None):
+    """nl.where: a new SBUF tile, x where condition != 0 else y (one select
+    op; y may be a number)."""
+    loc = _trace.caller_loc()
+    from . import isa
+    if not isinstance(condition, NkiTensor) or not isinstance(x, NkiTensor):
+        raise NkiError("%s: nl.where: condition and x must be tiles (y may be a number)" % loc)
+    t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
+    isa._emit("select", loc, [("dst", t.text()), ("pred", condition.text()),
+                              ("on_true", x.text()), ("on_false", isa._scalar(y, "y", loc))])
+    return t
+
+
 def load(src, dtype=None):
     """nl.load: a new SBUF tile holding src (one dma_copy)."""
     loc = _trace.caller_loc()
@@ -328,7 +341,7 @@ def _unsupported(name):
 
 
 for _n in ("mean", "prod", "var", "all", "softmax", "rms_norm",
-           "where", "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
+           "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
            "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "dynamic_range", "fori_loop", "while_loop", "no_reorder"):
     globals()[_n] = _unsupported(_n)
