@@ -1,5 +1,6 @@
 """tpbsim's API: launch forms, compile() for the tpb CLI, several outputs,
 stats, bf16 inputs."""
+import json
 import os
 import subprocess
 
@@ -26,14 +27,65 @@ def relu_rows(x):
     return out
 
 
-@pytest.mark.parametrize("grid", [2, nl.nc(2), nl.spmd_dim(4, nl.nc(2))],
-                         ids=["g2", "nc2", "spmd_dim4_nc2"])
+@pytest.mark.parametrize("grid", [2, nl.nc(2), nl.spmd_dim(4, nl.nc(2)), nl.nc(2) * 2],
+                         ids=["g2", "nc2", "spmd_dim4_nc2", "nc2x2"])
 def test_launch_forms(grid):
     n = grid if isinstance(grid, int) else grid.n
     x = np.random.default_rng(1).standard_normal((128 * n, 64)).astype(np.float32)
     np.testing.assert_array_equal(relu_rows[grid](x), np.maximum(x, 0))
     text = tpbsim.kernel_json(relu_rows[grid], x)
     assert '"grid"' in text and "pid" in text
+
+
+@nki.jit
+def spmd_copy(a):
+    """NKI's SPMD grid example: instance (i, j) copies a[i, j]."""
+    b = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.program_id(0)
+    j = nl.program_id(1)
+    t = nl.ndarray((1, 1), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[i, j])
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=i * 10 + j)
+    nisa.dma_copy(dst=b[i, j], src=t)
+    return b
+
+
+# NKI's placements (test_nki_spmd_grid.py): [4, 2] on one core; nc(2) * 2 and
+# spmd_dim(nc(2), 2) blocked (core 0: i = 0, 1); 2 * nc(2) and spmd_dim(2, nc(2))
+# interleaved (core 0: i = 0, 2)
+GRIDS = [((4, 2), '[4, 2]', [0, 0, 0, 0]),
+         ((nl.nc(2) * 2, 2), '["nc(2)*2", 2]', [0, 0, 1, 1]),
+         ((nl.spmd_dim(nl.nc(2), 2), 2), '["nc(2)*2", 2]', [0, 0, 1, 1]),
+         ((2 * nl.nc(2), 2), '["2*nc(2)", 2]', [0, 1, 0, 1]),
+         ((nl.spmd_dim(2, nl.nc(2)), 2), '["2*nc(2)", 2]', [0, 1, 0, 1]),
+         ((2, nl.nc(4)), '[2, "nc(4)"]', None)]
+
+
+@pytest.mark.parametrize("grid,text,cores", GRIDS,
+                         ids=["4x2", "nc2x2", "spmd_nc2_2", "2xnc2", "spmd_2_nc2", "2_nc4"])
+def test_multi_axis_grids(tmp_path, grid, text, cores):
+    n = [g if isinstance(g, int) else g.n for g in grid]
+    a = np.random.default_rng(2).standard_normal(n + [1, 1]).astype(np.float32)
+    k = spmd_copy[grid]
+    assert '"grid": %s' % text in tpbsim.kernel_json(k, a)
+    want = a + (10 * np.arange(n[0])[:, None] + np.arange(n[1]))[:, :, None, None]
+    np.testing.assert_allclose(k(a), want, rtol=1e-6)
+    art = tpbsim.compile(k, a, out_dir=str(tmp_path / "art"))
+    place = json.load(open(os.path.join(art, "placement.json")))
+    by_i = {}
+    for inst in place["instances"]:
+        by_i.setdefault(inst["program_id"][0], set()).add(inst["core"])
+    if cores is None:   # nc(4) on axis 1: instance (i, j) on core j
+        assert all(inst["core"] == inst["program_id"][1] for inst in place["instances"])
+    else:
+        assert [by_i[i] for i in range(4)] == [{c} for c in cores]
+
+
+def test_bad_grid_annotations():
+    with pytest.raises(tpbsim.NkiError, match="one launch-grid axis"):
+        spmd_copy[nl.nc(2), nl.nc(2)]
+    with pytest.raises(tpbsim.NkiError, match="exactly one argument"):
+        nl.spmd_dim(2, 2)
 
 
 def test_nki_simulate_spelling():
@@ -99,7 +151,7 @@ def exchange(x):
 
 def test_sendrecv_two_programs():
     x = np.random.default_rng(3).standard_normal((256, 64)).astype(np.float32)
-    out = exchange[2](x)
+    out = exchange[nl.nc(2)](x)
     np.testing.assert_array_equal(out[:128], x[:128] - x[128:])
     np.testing.assert_array_equal(out[128:], x[128:] - x[:128])
 

@@ -133,11 +133,11 @@ def test_unsupported_and_python_errors_name_the_line():
 
     def k2(a):
         out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-        nisa.exponential(dst=out, src=a)
+        nisa.topk(val_dst=out, idx_dst=out, src=a, n=8)
         return out
-    with pytest.raises(tpbsim.NkiError, match="exponential is not supported") as e:
+    with pytest.raises(tpbsim.NkiError, match="topk is not supported") as e:
         nki.jit(k2)(np.zeros((128, 512), np.float32))
-    assert "%s:%d" % (HERE, _line(k2, "nisa.exponential")) in str(e.value)
+    assert "%s:%d" % (HERE, _line(k2, "nisa.topk")) in str(e.value)
 
     def k3(a):
         t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
@@ -156,3 +156,15 @@ def test_slice_and_select_methods():
         return out
     a = np.arange(128 * 512, dtype=np.float32).reshape(128, 512)
     np.testing.assert_array_equal(nki.jit(k)(a), a[:, 64:128])
+
+
+def test_new_op_limits_name_the_line():
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        m = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.exponential(dst=t, src=t, max_value=m)
+        return out
+    with pytest.raises(tpbsim.TpbError, match="max_value") as e:
+        nki.jit(k)(np.zeros((128, 512), np.float32))
+    assert "%s:%d" % (HERE, _line(k, "nisa.exponential")) in str(e.value)

@@ -116,7 +116,7 @@ CASES = [
     ("matmul", nki.jit(matmul), (_bf16((128, 128)), _bf16((128, 512)))),
     ("softmax", nki.jit(softmax), (np.zeros((256, 512), np.float32),)),
     ("attention", nki.jit(attention), (_bf16((64, 128)), _bf16((64, 128)), _bf16((128, 64)))),
-    ("multicore_relu", nki.jit(multicore_relu)[2], (np.zeros((512, 256), np.float32),)),
+    ("multicore_relu", nki.jit(multicore_relu)[nl.nc(2)], (np.zeros((512, 256), np.float32),)),
 ]
 
 

@@ -18,14 +18,16 @@ TILES = [("t", [128, 512], "float32", "sbuf"), ("u", [128, 512], "float32", "sbu
          ("g", [128, 64], "float32", "sbuf"), ("gT", [64, 128], "float32", "sbuf"),
          ("col", [128, 1], "float32", "sbuf"), ("sum", [128, 1], "float32", "sbuf"),
          ("row", [1, 512], "float32", "sbuf"), ("ix", [128, 4], "uint16", "sbuf"),
-         ("lg", [128, 8], "float32", "sbuf"), ("w8", [128, 128], "float8_e4m3fn", "sbuf"),
+         ("lg", [128, 64, 2], "float32", "sbuf"), ("w8", [128, 128], "float8_e4m3fn", "sbuf"),
          ("m8", [128, 512], "float8_e4m3fn", "sbuf"), ("mv", [128, 512], "bfloat16", "sbuf"),
          ("sc", [128, 16], "uint8", "sbuf"), ("wt", [128, 128], "bfloat16", "sbuf"),
          ("ps", [128, 512], "float32", "psum"), ("top", [128, 8], "float32", "sbuf"),
          ("pos", [128, 8], "uint32", "sbuf"), ("ii", [128, 512], "int32", "sbuf"),
          ("tt", [32, 32], "float32", "sbuf"), ("tT", [32, 32], "float32", "sbuf"),
          ("ssc", [4, 128], "uint8", "sbuf"), ("msc", [4, 512], "uint8", "sbuf"),
-         ("idx", [128, 1], "int32", "sbuf")]
+         ("idx", [128, 1], "int32", "sbuf"), ("bs", [128, 6], "float32", "sbuf"),
+         ("ba", [128, 2], "float32", "sbuf"), ("pr", [128, 512], "uint8", "sbuf"),
+         ("gTb", [64, 128], "bfloat16", "sbuf")]
 
 # (python call on the tiles dict T and input a, the same op as JSON)
 CASES = {
@@ -116,6 +118,29 @@ CASES = {
                         "imm": -1e9, "dst_idx": "pos"}),
     "quantize_mx": (lambda T, a: nisa.quantize_mx(dst=T["m8"], src=T["mv"], dst_scale=T["sc"]),
                     {"op": "quantize_mx", "dst": "m8", "src": "mv", "scale": "sc"}),
+    "bn_stats": (lambda T, a: nisa.bn_stats(dst=T["bs"], data=T["t"]),
+                 {"op": "bn_stats", "dst": "bs", "data": "t"}),
+    "bn_aggr": (lambda T, a: nisa.bn_aggr(dst=T["ba"], data=T["bs"]),
+                {"op": "bn_aggr", "dst": "ba", "data": "bs"}),
+    "reciprocal": (lambda T, a: nisa.reciprocal(dst=T["u"], data=T["t"]),
+                   {"op": "reciprocal", "dst": "u", "data": "t"}),
+    "reciprocal_as_tensor_scalar": (lambda T, a: nisa.reciprocal(dst=T["u"], data=T["t"]),
+                                    {"op": "tensor_scalar", "dst": "u", "src": "t",
+                                     "op0": "reciprocal", "engine": "dve"}),
+    "exponential": (lambda T, a: nisa.exponential(dst=T["u"], src=T["t"], max_value=2.0,
+                                                  reduce_res=T["sum"],
+                                                  reduce_cmd=nisa.reduce_cmd.reset_reduce),
+                    {"op": "exponential", "dst": "u", "src": "t", "max_value": 2.0,
+                     "reduce_res": "sum", "reduce_cmd": "reset_reduce"}),
+    "copy_predicated": (lambda T, a: nisa.tensor_copy_predicated(dst=T["u"], src=T["t"],
+                                                                 predicate=T["pr"]),
+                        {"op": "tensor_copy_predicated", "dst": "u", "src": "t",
+                         "predicate": "pr"}),
+    "nc_n_gather": (lambda T, a: nisa.nc_n_gather(dst=T["top"], data=T["g"], indices=T["pos"]),
+                    {"op": "gather_flattened", "dst": "top", "data": "g", "indices": "pos"}),
+    "dma_transpose_cast": (lambda T, a: nisa.dma_transpose(dst=T["gTb"], src=a[0:128, 0:64]),
+                           {"op": "dma_transpose", "dst": "gTb", "src": "a[0:128, 0:64]",
+                            "axes": [1, 0]}),
     "reduce_keepdims": (lambda T, a: nisa.tensor_reduce(dst=T["col"], op=nl.max, data=T["t"],
                                                         axis=1, negate=True, keepdims=True),
                         {"op": "tensor_reduce", "dst": "col", "src": "t", "operator": "max",
@@ -146,3 +171,94 @@ def test_op_mapping_identical(tmp_path, case):
     Context().compile_json(json.dumps(k), "k.json", str(tmp_path / "json"))
     a_, b_ = _bins(str(tmp_path / "json")), _bins(str(tmp_path / "py"))
     assert a_ and a_ == b_
+
+
+@nki.jit
+def new_ops(x, ix, pred, ui):
+    """The newly supported ops against NumPy."""
+    P, F = x.shape
+    outs = [nl.ndarray(s, dtype=nl.float32, buffer=nl.shared_hbm)
+            for s in ((P, 2), (P, F), (P, 1), (P, F), (P, F), (P, 32, 2), (P, 8))]
+    t = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    i16 = nl.ndarray(ix.shape, dtype=nl.uint16, buffer=nl.sbuf)
+    p8 = nl.ndarray(pred.shape, dtype=nl.uint8, buffer=nl.sbuf)
+    u32 = nl.ndarray(ui.shape, dtype=nl.uint32, buffer=nl.sbuf)
+    for dst, src in ((t, x), (i16, ix), (p8, pred), (u32, ui)):
+        nisa.dma_copy(dst=dst, src=src)
+    bs = nl.ndarray((P, 6), dtype=nl.float32, buffer=nl.sbuf)
+    res = [nl.ndarray(o.shape, dtype=nl.float32, buffer=nl.sbuf) for o in outs]
+    nisa.bn_stats(dst=bs, data=t)
+    nisa.bn_aggr(dst=res[0], data=bs)
+    nisa.exponential(dst=res[1], src=t, max_value=1.0, reduce_res=res[2],
+                     reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.memset(dst=res[3], value=7.0)
+    nisa.tensor_copy_predicated(dst=res[3], src=t, predicate=p8)
+    nisa.reciprocal(dst=res[4], data=t)
+    nisa.local_gather(dst=res[5], src_buffer=t, index=i16, num_elem_per_idx=2,
+                      num_valid_indices=32)
+    nisa.nc_n_gather(dst=res[6], data=t, indices=u32)
+    for o, r in zip(outs, res):
+        nisa.dma_copy(dst=o, src=r)
+    return tuple(outs)
+
+
+def test_new_ops_numpy():
+    rng = np.random.default_rng(5)
+    P, F = 128, 64
+    x = rng.uniform(0.5, 2.0, (P, F)).astype(np.float32)
+    ix = (rng.integers(0, F // 2, (P, 4)) * 2).astype(np.uint16)
+    pred = rng.integers(0, 2, (P, F)).astype(np.uint8)
+    ui = rng.integers(0, F, (P, 8)).astype(np.uint32)
+    st, ex, s, cp, rc, lg, ng = new_ops(x, ix, pred, ui)
+    np.testing.assert_allclose(st[:, 0], x.mean(1), rtol=1e-5)
+    np.testing.assert_allclose(st[:, 1], x.var(1), rtol=1e-4)
+    np.testing.assert_allclose(ex, np.exp(x - 1.0), rtol=1e-5)
+    np.testing.assert_allclose(s[:, 0], np.exp(x - 1.0).sum(1), rtol=1e-4)
+    np.testing.assert_array_equal(cp, np.where(pred != 0, x, np.float32(7.0)))
+    np.testing.assert_allclose(rc, 1.0 / x, rtol=1e-6)
+    want = np.empty((P, 32, 2), np.float32)
+    for c in range(8):
+        idx = ix[16 * c:16 * c + 16].T.reshape(-1)[:32]     # partition-first per core
+        for j, off in enumerate(idx):
+            want[16 * c:16 * c + 16, j, :] = x[16 * c:16 * c + 16, off:off + 2]
+    np.testing.assert_array_equal(lg, want)
+    np.testing.assert_array_equal(ng, np.take_along_axis(x, ui.astype(np.int64), 1))
+
+
+@nki.jit
+def transpose_cast(x):
+    """dma_transpose into a bf16 tile (NKI's load_transpose2d(dtype=))."""
+    out = nl.ndarray((x.shape[1], x.shape[0]), dtype=nl.float32, buffer=nl.shared_hbm)
+    tb = nl.ndarray((x.shape[1], x.shape[0]), dtype=nl.bfloat16, buffer=nl.sbuf)
+    tf = nl.ndarray((x.shape[1], x.shape[0]), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=tb, src=x)
+    nisa.tensor_copy(dst=tf, src=tb)
+    nisa.dma_copy(dst=out, src=tf)
+    return out
+
+
+def test_dma_transpose_cast_numpy():
+    # values with at most 8 significant bits: exact in bf16; then one that rounds
+    x = (np.random.default_rng(6).integers(-128, 128, (128, 64)) / 8.0).astype(np.float32)
+    np.testing.assert_array_equal(transpose_cast(x), x.T)
+    x[3, 5] = 1.0 + 2.0 ** -10          # bf16 keeps 8 bits: rounds to 1.0
+    assert transpose_cast(x)[5, 3] == 1.0
+
+
+@nki.jit
+def where_kernel(c, x, y):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    out2 = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    tc, tx, ty = nl.load(c), nl.load(x), nl.load(y)
+    nl.store(out, value=nl.where(tc, tx, ty))
+    nl.store(out2, value=nl.where(tc, tx, -2.5))
+    return out, out2
+
+
+def test_nl_where_numpy():
+    rng = np.random.default_rng(7)
+    c = rng.integers(0, 2, (128, 64)).astype(np.float32)
+    x, y = (rng.standard_normal((128, 64)).astype(np.float32) for _ in range(2))
+    a, b = where_kernel(c, x, y)
+    np.testing.assert_array_equal(a, np.where(c != 0, x, y))
+    np.testing.assert_array_equal(b, np.where(c != 0, x, np.float32(-2.5)))

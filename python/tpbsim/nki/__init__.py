@@ -46,28 +46,29 @@ def _kernel_frame(tb):
 class Kernel:
     """A traced NKI kernel (what @nki.jit returns)."""
 
-    def __init__(self, fn, grid=(1,), cores=0, mapping="blocked", **opts):
+    def __init__(self, fn, grid=(1,), **opts):
         self.fn = fn
+        # per axis an int or a language.nc (the axis spread over cores)
         self.grid = tuple(grid)
-        self.cores = cores
-        self.mapping = mapping
         self.opts = opts
         functools.update_wrapper(self, fn)
 
     def __getitem__(self, g):
         if not isinstance(g, tuple):
             g = (g,)
-        dims, cores, mapping = [], 0, "blocked"
+        if not 1 <= len(g) <= 4:
+            raise NkiError("%s: a launch grid has 1 to 4 axes, not %d" % (self.fn.__name__, len(g)))
+        dims = []
         for d in g:
-            if isinstance(d, language.nc):
-                if len(g) != 1:
-                    raise NkiError("nl.nc() is supported on a one-axis launch grid only")
-                dims.append(d.n)
-                cores = d.k
-                mapping = "interleaved" if getattr(d, "interleaved", False) else "blocked"
-            else:
-                dims.append(int(d))
-        return Kernel(self.fn, dims, cores, mapping, **self.opts)
+            if not isinstance(d, language.nc):
+                d = int(d)
+                if d < 1:
+                    raise NkiError("%s: launch grid axis of size %d" % (self.fn.__name__, d))
+            dims.append(d)
+        if sum(isinstance(d, language.nc) for d in dims) > 1:
+            raise NkiError("%s: nl.nc() may annotate one launch-grid axis only" %
+                           self.fn.__name__)
+        return Kernel(self.fn, dims, **self.opts)
 
     def trace(self, *args, **kwargs):
         """Run the body at trace time; returns (kernel JSON text, output
@@ -78,7 +79,7 @@ class Kernel:
         except TypeError as e:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
-        tr = _trace.Trace(self.fn.__name__, self.grid, self.cores, self.mapping)
+        tr = _trace.Trace(self.fn.__name__, self.grid)
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):

@@ -363,11 +363,11 @@ def caller_loc(depth=2):
 
 
 class Trace:
-    def __init__(self, name, grid, grid_cores, grid_mapping):
+    def __init__(self, name, grid):
+        """grid: per axis an int or an nl.nc annotation (docs/python.md)."""
         self.name = name
-        self.grid = grid
-        self.grid_cores = grid_cores
-        self.grid_mapping = grid_mapping
+        self.grid = tuple(g if isinstance(g, int) else g.n for g in grid)
+        self.grid_json = json.dumps([g if isinstance(g, int) else g.grid_text() for g in grid])
         self.inputs = []
         self.hbm = []          # nl.ndarray in HBM (outputs or scratch)
         self.body = []         # JSON text per op
@@ -410,12 +410,8 @@ class Trace:
                                                                        b.dtype)
         name = "".join(c if c.isalnum() or c == "_" else "_" for c in self.name) or "kernel"
         head = ['"kernel": "%s"' % name[:48]]
-        if len(self.grid) > 1 or self.grid[0] > 1:
-            if self.grid_cores:
-                head.append('"grid": {"n": %d, "nc": %d, "mapping": "%s"}' %
-                            (self.grid[0], self.grid_cores, self.grid_mapping))
-            else:
-                head.append('"grid": %s' % list(self.grid))
+        if self.grid_json != "[1]":
+            head.append('"grid": %s' % self.grid_json)
         head.append('"inputs": [%s]' % ", ".join(decl(b) for b in self.inputs))
         head.append('"outputs": [%s]' % ", ".join(decl(b) for b in outs))
         scratch = [b for b in self.hbm if b not in outs]

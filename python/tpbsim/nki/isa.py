@@ -76,9 +76,12 @@ def _t(x, what, loc):
 
 
 def _scalar(x, what, loc):
-    """A number, or a [P,1] tile for per-partition scalars."""
+    """A number, a [P,1] tile for per-partition scalars, or an
+    nl.program_id() expression (a per-instance immediate)."""
     if isinstance(x, NkiTensor):
         return x.text()
+    if isinstance(x, _trace.Lin):
+        return '"%s"' % x.text()
     if isinstance(x, bool):
         x = int(x)
     try:
@@ -159,6 +162,13 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)),
          ("shuffle_mask", json.dumps([int(m) for m in shuffle_mask]))]
     _emit("stream_shuffle", loc, _common(f, name, None, loc))
+
+
+def nc_n_gather(dst, data, indices, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc)),
+         ("indices", _t(indices, "indices", loc))]
+    _emit("nc_n_gather", loc, _common(f, name, None, loc))
 
 
 def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None,
@@ -343,9 +353,45 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
 
 def reciprocal(dst, data, name=None):
     loc = _trace.caller_loc()
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
-         ("op0", '"reciprocal"'), ("operand0", "0.0")]
-    _emit("tensor_scalar", loc, _common(f, name, engine.vector, loc))
+    f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc))]
+    _emit("reciprocal", loc, _common(f, name, None, loc))
+
+
+def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+                reduce_init=0.0, name=None):
+    """exp(src - max_value), optionally summed per partition into reduce_res
+    (given a reduce_res, reduce_cmd idle sums as reset_reduce does)."""
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)),
+         ("max_value", _scalar(max_value, "max_value", loc))]
+    if reduce_res is not None:
+        f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
+    if reduce_cmd not in (None, globals()["reduce_cmd"].idle):
+        f.append(("reduce_cmd", '"%s"' % reduce_cmd.name))
+    if isinstance(reduce_init, NkiTensor) or reduce_init != 0.0:
+        f.append(("reduce_init", _scalar(reduce_init, "reduce_init", loc)))
+    _emit("exponential", loc, _common(f, name, None, loc))
+
+
+def bn_stats(dst, data, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc))]
+    _emit("bn_stats", loc, _common(f, name, None, loc))
+
+
+def bn_aggr(dst, data, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc))]
+    _emit("bn_aggr", loc, _common(f, name, None, loc))
+
+
+def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _scalar(src, "src", loc)),
+         ("predicate", _t(predicate, "predicate", loc))]
+    if reverse_pred:
+        f.append(("reverse_pred", "true"))
+    _emit("tensor_copy_predicated", loc, _common(f, name, None, loc))
 
 
 # ---- Pool patterns, selection, top-k ----
@@ -443,9 +489,8 @@ def _unsupported(name):
     return f
 
 
-for _n in ("tensor_copy_predicated", "tensor_scalar_cumulative", "nc_n_gather",
-           "bn_stats", "bn_aggr", "rng", "set_rng_seed", "rand_set_state", "rand_get_state",
-           "rand2", "exponential", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
+for _n in ("tensor_scalar_cumulative", "rng", "set_rng_seed", "rand_set_state",
+           "rand_get_state", "rand2", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
            "range_select", "select_reduce", "register_alloc", "register_move",
            "register_load", "register_store", "nonzero_with_count", "topk"):
     globals()[_n] = _unsupported(_n)

@@ -115,23 +115,54 @@ def program_ndim():
 
 
 class nc:
-    """nl.nc(k): a launch-grid axis spread over k physical cores."""
+    """nl.nc(k): a launch-grid axis spread over k physical cores.  As in NKI,
+    `nl.nc(k) * m` (= `nl.spmd_dim(nl.nc(k), m)`) is k*m instances blocked
+    over the cores (instance i on core i // m) and `m * nl.nc(k)`
+    (= `nl.spmd_dim(m, nl.nc(k))`) interleaves them (core i % k)."""
 
     def __init__(self, k):
-        self.k, self.n = int(k), int(k)
+        self.k, self.m, self.interleaved = int(k), 1, False
+        if self.k < 1:
+            raise NkiError("nl.nc(%r): the core count must be positive" % k)
 
-    def __mul__(self, n):
+    @property
+    def n(self):
+        """The axis size (instances on this axis)."""
+        return self.k * self.m
+
+    def _times(self, m, interleaved):
+        if isinstance(m, nc) or self.m != 1:
+            raise NkiError("a launch-grid axis takes one nl.nc(k) times one integer "
+                           "(nl.nc(k) * m or m * nl.nc(k))")
         r = nc(self.k)
-        r.n = self.k * int(n)
+        r.m, r.interleaved = int(m), interleaved
+        if r.m < 1:
+            raise NkiError("nl.nc(%d) * %r: the multiplier must be positive" % (self.k, m))
         return r
 
-    __rmul__ = __mul__
+    def __mul__(self, m):
+        return self._times(m, False)
+
+    def __rmul__(self, m):
+        return self._times(m, True)
+
+    def grid_text(self):
+        """The axis in the kernel format's grid (docs/kernel-format.md)."""
+        if self.m == 1:
+            return "nc(%d)" % self.k
+        if self.interleaved:
+            return "%d*nc(%d)" % (self.m, self.k)
+        return "nc(%d)*%d" % (self.k, self.m)
 
 
-def spmd_dim(n, cores):
-    r = nc(cores.k if isinstance(cores, nc) else cores)
-    r.n, r.interleaved = int(n), True
-    return r
+def spmd_dim(a, b):
+    """nl.spmd_dim(nl.nc(k), m): blocked; nl.spmd_dim(m, nl.nc(k)):
+    interleaved (NKI's spelled-out forms of nc(k) * m and m * nc(k))."""
+    if isinstance(a, nc) and not isinstance(b, nc):
+        return a * b
+    if isinstance(b, nc) and not isinstance(a, nc):
+        return a * b
+    raise NkiError("nl.spmd_dim(%r, %r): exactly one argument must be nl.nc(k)" % (a, b))
 
 
 class _TileSize:
@@ -212,6 +243,19 @@ def _binary(name, x, y, dtype, loc):
     if rev:
         f.append(("reverse0", "true"))
     isa._emit("tensor_scalar", loc, f)
+    return t
+
+
+def where(condition, x, y, dtype=None):
+    """nl.where: a new SBUF tile, x where condition != 0 else y (one select
+    op; y may be a number)."""
+    loc = _trace.caller_loc()
+    from . import isa
+    if not isinstance(condition, NkiTensor) or not isinstance(x, NkiTensor):
+        raise NkiError("%s: nl.where: condition and x must be tiles (y may be a number)" % loc)
+    t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
+    isa._emit("select", loc, [("dst", t.text()), ("pred", condition.text()),
+                              ("on_true", x.text()), ("on_false", isa._scalar(y, "y", loc))])
     return t
 
 
@@ -297,7 +341,7 @@ def _unsupported(name):
 
 
 for _n in ("mean", "prod", "var", "all", "softmax", "rms_norm",
-           "where", "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
+           "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
            "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "dynamic_range", "fori_loop", "while_loop", "no_reorder"):
     globals()[_n] = _unsupported(_n)
