@@ -5,8 +5,7 @@
 
 #include "fileio.h"
 
-/* Offset where the bracket depth first exceeds the limit, or -1. */
-static long too_deep_at(const uint8_t *buf, size_t len, size_t limit)
+long tpb_json_too_deep_at(const uint8_t *buf, size_t len, size_t limit)
 {
     size_t depth = 0;
     bool in_str = false;
@@ -44,7 +43,7 @@ int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out
         return tpb_errf(err, "%s: byte offset %zu: unexpected text after the JSON value", path, off);
     }
     size_t off = end ? (size_t)(end - (const char *)buf) : 0;
-    long deep = too_deep_at(buf, off + 1 < len ? off + 1 : len, CJSON_NESTING_LIMIT);
+    long deep = tpb_json_too_deep_at(buf, off + 1 < len ? off + 1 : len, CJSON_NESTING_LIMIT);
     if (deep >= 0)
         return tpb_errf(err, "%s: byte offset %ld: JSON nested deeper than the limit of %d levels",
                         path, deep, CJSON_NESTING_LIMIT);

@@ -16,6 +16,9 @@
  * offset N" or "<path>: byte offset N: JSON nested deeper than the limit
  * of 1000 levels". */
 int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out, tpb_err_t *err);
+/* Offset in buf[0..len) where the bracket depth (outside strings) first
+ * exceeds `limit`, or -1: why cJSON refused a text that nests too deep. */
+long tpb_json_too_deep_at(const uint8_t *buf, size_t len, size_t limit);
 /* Read and parse a whole file; an empty file is named as such. */
 int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err);
 

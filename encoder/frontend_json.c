@@ -20,6 +20,7 @@
 #include "expr.h"
 #include "fj.h"
 #include "fileio.h"
+#include "jsonread.h"
 #include "lnc.h"
 
 static const fj_opdef_t *find_opdef(const char *name)
@@ -917,9 +918,20 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     }
     if (!root) {
         int line = 0, col = 0;
-        if (text && end && end >= text && end <= text + len)
+        bool at = text && end && end >= text && end <= text + len;
+        size_t off = at ? (size_t)(end - text) : 0;
+        long deep = text ? tpb_json_too_deep_at((const uint8_t *)text,
+                                                off + 1 < len ? off + 1 : len, CJSON_NESTING_LIMIT)
+                         : -1;
+        if (deep >= 0)
+            line_col(text, text + deep, &line, &col);
+        else if (at)
             line_col(text, end, &line, &col);
-        rc = tpb_errf(err, "%s:%d:%d: invalid JSON near here", src, line, col);
+        if (deep >= 0)
+            rc = tpb_errf(err, "%s:%d:%d: invalid JSON: nested deeper than the limit of %d levels",
+                          src, line, col, CJSON_NESTING_LIMIT);
+        else
+            rc = tpb_errf(err, "%s:%d:%d: invalid JSON near here", src, line, col);
     } else {
         rc = run(j, root, opts ? opts : &dflt) ? -1 : 0;
         if (!rc && enc_builder_complete(&j->b))

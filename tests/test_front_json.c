@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "jsonread.h"
+
 #include "frontend.h"
 
 #define EX TPB_SOURCE_DIR "/examples/kernels/"
@@ -930,6 +932,33 @@ static void test_names_and_types(void **state)
                "field 'var': 'pid' is not a usable variable name", NULL);
 }
 
+/* A kernel file nested past cJSON's limit names the limit and where. */
+static void test_nesting_limit(void **state)
+{
+    (void)state;
+    size_t depth = CJSON_NESTING_LIMIT + 5;
+    const char *head = "{\"kernel\": \"deep\", \"x\": ";
+    size_t n = strlen(head) + 2 * depth + 2;
+    char *text = malloc(n);
+    assert_non_null(text);
+    size_t o = strlen(head);
+    memcpy(text, head, o);
+    for (size_t i = 0; i < depth; i++)
+        text[o++] = '[';
+    for (size_t i = 0; i < depth; i++)
+        text[o++] = ']';
+    text[o++] = '}';
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    enc_front_opts_t opts = {NULL, 0, 0};
+    assert_int_equal(enc_parse_kernel_json_opts(text, o, "deep.json", EX, &opts, &k, &e), -1);
+    tir_kernel_free(&k);
+    free(text);
+    if (!strstr(e.msg, "deep.json:1:") || !strstr(e.msg, "nested deeper than the limit of 1000"))
+        fail_msg("message '%s' does not name the file, position and nesting limit", e.msg);
+}
+
 static void test_bounds(void **state)
 {
     (void)state;
@@ -1096,6 +1125,7 @@ int main(void)
         cmocka_unit_test(test_runaway_loops),
         cmocka_unit_test(test_matmul_nki_defaults),
         cmocka_unit_test(test_names_and_unary),
+        cmocka_unit_test(test_nesting_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
