@@ -377,6 +377,9 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return -1;
         if (cycles == 0)
             cycles = 1; /* every instruction advances time: loops always progress */
+        if (e->id == ISA_ENG_PE)
+            cycles = sim_pe_pipelined_cycles(&e->pe_bg_cycles, d->inst.op, cycles,
+                                             now == e->issue_ps);
         uint64_t end = sim_cycle_to_ps(c0 + cycles, e->clk_mhz);
         if (end < start)
             end = start;
@@ -672,6 +675,7 @@ void sim_free(sim_t *s)
         free(s->warnings[i]);
     free(s->warnings);
     free(s->kernel);
+    cJSON_Delete(s->placement);
     sim_trace_free(&s->tr);
     free(s);
 }
