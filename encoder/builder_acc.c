@@ -41,16 +41,6 @@ static void ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)
     *hi = z;
 }
 
-static bool ap_same(const tir_ap_t *a, const tir_ap_t *b)
-{
-    if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
-            return false;
-    return true;
-}
-
 static bool is_matmul(tir_opkind_t kind)
 {
     return kind == TIR_MATMUL || kind == TIR_MATMUL_MX || kind == TIR_MATMUL_SPARSE;
@@ -76,7 +66,7 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
         const struct enc_acc_region *g = &b->acc[r];
         if (g->dead || g->hi < lo || g->lo > hi)
             continue;
-        if (ap_same(&g->ap, &op->dst)) {
+        if (tir_ap_equal(&g->ap, &op->dst)) {
             op->flags |= TIR_F_ACCUMULATE;
             return 0;
         }
@@ -136,7 +126,7 @@ int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
             struct enc_acc_region *g = &b->acc[r];
             if (g->dead || g->hi < lo || g->lo > hi)
                 continue;
-            if (group && ap_same(&g->ap, w[i]))
+            if (group && tir_ap_equal(&g->ap, w[i]))
                 known = true;
             else
                 g->dead = true;

@@ -40,16 +40,6 @@ typedef struct {
     char why[300];
 } rl_ctx_t;
 
-static bool same_ap(const tir_ap_t *a, const tir_ap_t *b)
-{
-    if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
-            return false;
-    return true;
-}
-
 /* The APs an op reads (dst and dst2 are writes; listed separately). */
 static int read_aps(tir_op_t *op, tir_ap_t **out)
 {
@@ -128,7 +118,7 @@ static int find_load(const rl_ctx_t *c, const tir_ap_t *ap, int before)
     if (lo == c->nloads || c->loads[lo].offset != ap->offset)
         return -1;
     int j = c->loads[lo].op;
-    return j < before && same_ap(&c->k->ops[j].dst, ap) ? j : -1;
+    return j < before && tir_ap_equal(&c->k->ops[j].dst, ap) ? j : -1;
 }
 
 #define RL_SLOTS 8

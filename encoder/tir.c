@@ -99,3 +99,13 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
 }
+
+bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)
+{
+    if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
+            return false;
+    return true;
+}

@@ -307,5 +307,7 @@ int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t);
 int tir_add_op(tir_kernel_t *k, const tir_op_t *op);
 /* An op with every AP's tensor = -1 and defaults set. */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
+/* Same tensor, offset, dimensions, steps and counts. */
+bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b);
 
 #endif
