@@ -324,6 +324,34 @@ static unsigned rot_max(const rot_t *r)
     return m;
 }
 
+/* After placement: each rotated instance's buffer, numbered by its
+ * address in the order the group's instances first use them (so with N
+ * buffers the instances go 0, 1, .., N-1, 0, ..), out of the group's
+ * distinct addresses (docs/artifacts.md, "buf"). */
+static int rot_record(const rot_t *r)
+{
+    for (int g = 0; g < r->ngroups; g++) {
+        int s = r->start[g], e = r->start[g + 1];
+        uint64_t *seen = malloc((size_t)(e - s) * sizeof *seen);
+        if (!seen)
+            return -1;
+        unsigned n = 0;
+        for (int j = s; j < e; j++) {
+            bir_mloc_t *ml = r->by[j]->ml;
+            unsigned f = 0;
+            while (f < n && seen[f] != ml->addr)
+                f++;
+            if (f == n)
+                seen[n++] = ml->addr;
+            ml->rot_buf = f;
+        }
+        free(seen);
+        for (int j = s; j < e; j++)
+            r->by[j]->ml->rot_nbuf = n > 1 ? n : 0;
+    }
+    return 0;
+}
+
 /* One first-fit pass over reqs (first-use order) with their current live
  * ranges. */
 static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **placed,
@@ -413,6 +441,8 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
             break;
     }
     *used = rot_max(&rot);
+    if (rc == 0 && rot_record(&rot))
+        rc = tpb_errf(err, "out of memory in the allocator");
     for (int j = 0; j < nr; j++)
         reqs[j].ml->last_use = rot.orig[j];
 out:

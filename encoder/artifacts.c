@@ -46,6 +46,44 @@ static const char *kind_name(tir_tensor_kind_t k)
     }
 }
 
+/* Append "name#b/n" for a rotated tile operand (once per tensor). */
+static void buf_add(const bir_module_t *m, const tir_kernel_t *k, int t, char *out, size_t cap)
+{
+    if (t < 0 || t >= m->nmlocs || m->mlocs[t].tensor != t || !m->mlocs[t].rot_nbuf)
+        return;
+    /* the declared name: a loop instance is named "<tile>#<iteration>" */
+    const char *nm = k->tensors[t].name, *h = strrchr(nm, '#');
+    int len = (int)strlen(nm);
+    if (h && h[1] && strspn(h + 1, "0123456789") == strlen(h + 1))
+        len = (int)(h - nm);
+    char one[TIR_NAME_LEN + 32];
+    snprintf(one, sizeof one, "%.*s#%u/%u", len, nm, m->mlocs[t].rot_buf, m->mlocs[t].rot_nbuf);
+    size_t n = strlen(one), used = strlen(out);
+    for (const char *p = out; (p = strstr(p, one)) != NULL; p += n)
+        if ((p == out || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
+            return;
+    if (used + n + 2 <= cap)
+        snprintf(out + used, cap - used, "%s%s", used ? " " : "", one);
+}
+
+/* The rotating buffers an op's operands use (docs/artifacts.md "buf"):
+ * outputs first, then inputs in argument order; "" when none rotates. */
+static void op_buffers(const bir_module_t *m, const tir_kernel_t *k, const tir_op_t *op,
+                       char *out, size_t cap)
+{
+    out[0] = 0;
+    buf_add(m, k, op->dst.tensor, out, cap);
+    buf_add(m, k, op->dst2.tensor, out, cap);
+    for (int i = 0; i < op->nsrc && i < 4; i++)
+        buf_add(m, k, op->src[i].tensor, out, cap);
+    buf_add(m, k, op->index.tensor, out, cap);
+    buf_add(m, k, op->bias.tensor, out, cap);
+    if (op->s0.is_ap)
+        buf_add(m, k, op->s0.ap.tensor, out, cap);
+    if (op->s1.is_ap)
+        buf_add(m, k, op->s1.ap.tensor, out, cap);
+}
+
 /* One <Engine>.json sidecar, streamed (jsonw.h: the same bytes cJSON_Print
  * gives for the same document, without a node per field). */
 static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k, int e,
@@ -112,6 +150,12 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
         if (has_op) {
             jw_key(&w, "op_index");
             jw_int(&w, in->tir_op);
+            char bufs[256];
+            op_buffers(m, k, &k->ops[in->tir_op], bufs, sizeof bufs);
+            if (bufs[0]) {
+                jw_key(&w, "buf");
+                jw_str(&w, bufs);
+            }
         }
         jw_obj_end(&w);
     }

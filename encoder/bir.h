@@ -83,6 +83,7 @@ typedef struct {
     uint64_t bytes;          /* HBM: total bytes; SBUF/PSUM: bytes per partition */
     unsigned partitions;     /* SBUF/PSUM: partitions used (from partition 0) */
     int first_use, last_use; /* tile-IR op index range (liveness); -1 = never used */
+    unsigned rot_buf, rot_nbuf; /* rotating tile: buffer rot_buf of rot_nbuf (0 = not rotated) */
 } bir_mloc_t;
 
 /* One memory range an instruction touches (a conservative bounding box).

@@ -34,8 +34,8 @@ typedef struct {
     bool active;                 /* debug is an array and the stream is not empty */
     char *text;                  /* the strings, in e->debug's block after the table */
     size_t cap, used;
-    const char *last[2];         /* last stored name / src (for sharing) */
-    size_t last_n[2];
+    const char *last[3];         /* last stored name / src / buf (for sharing) */
+    size_t last_n[3];
 } debug_sink_t;
 
 /* The debug array starts: allocate e->debug, one block holding the table
@@ -76,9 +76,15 @@ static char *sink_store(debug_sink_t *k, int which, const char *s, size_t n)
     return d;
 }
 
-/* debug[i]: pc (pc_ok: is a number), name and src (NULL: not strings). */
-static void sink_entry(debug_sink_t *k, int i, bool pc_ok, double pc, const char *name,
-                       size_t name_n, const char *src, size_t src_n)
+/* A string member of a debug entry: its text (NULL: absent or not a string). */
+typedef struct {
+    const char *s;
+    size_t n;
+} sink_str_t;
+
+/* debug[i]: pc (pc_ok: is a number), name, src and buf. */
+static void sink_entry(debug_sink_t *k, int i, bool pc_ok, double pc, sink_str_t name,
+                       sink_str_t src, sink_str_t buf)
 {
     if (!k->active || k->rc)
         return;
@@ -89,10 +95,12 @@ static void sink_entry(debug_sink_t *k, int i, bool pc_ok, double pc, const char
         return;
     }
     sim_debug_t *dd = &e->debug[e->stream.pc_to_index[(size_t)pc]];
-    if (name && !dd->name)
-        dd->name = sink_store(k, 0, name, name_n);
-    if (src && !dd->src && !k->rc)
-        dd->src = sink_store(k, 1, src, src_n);
+    if (name.s && !dd->name)
+        dd->name = sink_store(k, 0, name.s, name.n);
+    if (src.s && !dd->src && !k->rc)
+        dd->src = sink_store(k, 1, src.s, src.n);
+    if (buf.s && !dd->buf && !k->rc)
+        dd->buf = sink_store(k, 2, buf.s, buf.n);
 }
 
 /* ---- the scanner ---- */
@@ -289,12 +297,17 @@ static bool key_is(const char *key, size_t n, const char *want)
     return strlen(want) == n && !memcmp(key, want, n);
 }
 
-/* One element of the debug array (at depth 2): an object's first pc, name
- * and src members go to the sink; any other value has none of them. */
+static sink_str_t scan_str(const scan_val_t *v)
+{
+    return v->kind == SV_STRING ? (sink_str_t){v->s, v->n} : (sink_str_t){NULL, 0};
+}
+
+/* One element of the debug array (at depth 2): an object's first pc, name,
+ * src and buf members go to the sink; any other value has none of them. */
 static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
 {
-    scan_val_t pc = { .kind = SV_OTHER }, name = pc, src = pc;
-    bool seen[3] = { false, false, false };
+    scan_val_t pc = { .kind = SV_OTHER }, name = pc, src = pc, buf = pc;
+    bool seen[4] = { false, false, false, false };
     if (!scan_peek(j, '{')) {
         scan_val_t v = { .want_num = false };
         if (!scan_value(j, &v, 2))
@@ -308,21 +321,21 @@ static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
                 if (!scan_string(j, &key, &kn) || !scan_char(j, ':'))
                     return false;
                 int w = key_is(key, kn, "pc") ? 0 : key_is(key, kn, "name") ? 1
-                      : key_is(key, kn, "src") ? 2 : -1;
+                      : key_is(key, kn, "src") ? 2 : key_is(key, kn, "buf") ? 3 : -1;
                 scan_val_t v = { .want_num = w == 0 && !seen[0] };
                 if (!scan_value(j, &v, 3))
                     return false;
                 if (w >= 0 && !seen[w]) {
                     seen[w] = true;
-                    *(w == 0 ? &pc : w == 1 ? &name : &src) = v;
+                    *(w == 0 ? &pc : w == 1 ? &name : w == 2 ? &src : &buf) = v;
                 }
             } while (scan_char(j, ','));
             if (!scan_char(j, '}'))
                 return false;
         }
     }
-    sink_entry(k, i, pc.kind == SV_NUMBER, pc.num, name.kind == SV_STRING ? name.s : NULL,
-               name.n, src.kind == SV_STRING ? src.s : NULL, src.n);
+    sink_entry(k, i, pc.kind == SV_NUMBER, pc.num, scan_str(&name), scan_str(&src),
+               scan_str(&buf));
     return true;
 }
 
@@ -433,6 +446,12 @@ static bool scan_sidecar(const uint8_t *buf, size_t len, debug_sink_t *k)
 
 /* ---- the cJSON path ---- */
 
+static sink_str_t cjson_str(const cJSON *v)
+{
+    return cJSON_IsString(v) ? (sink_str_t){v->valuestring, strlen(v->valuestring)}
+                             : (sink_str_t){NULL, 0};
+}
+
 static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
 {
     cJSON *root;
@@ -466,10 +485,9 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
             const cJSON *pc = cJSON_GetObjectItemCaseSensitive(j, "pc");
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
             const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");
-            const char *ns = cJSON_IsString(name) ? name->valuestring : NULL;
-            const char *ss = cJSON_IsString(src) ? src->valuestring : NULL;
-            sink_entry(k, i, cJSON_IsNumber(pc), cJSON_IsNumber(pc) ? pc->valuedouble : 0, ns,
-                       ns ? strlen(ns) : 0, ss, ss ? strlen(ss) : 0);
+            const cJSON *buf = cJSON_GetObjectItemCaseSensitive(j, "buf");
+            sink_entry(k, i, cJSON_IsNumber(pc), cJSON_IsNumber(pc) ? pc->valuedouble : 0,
+                       cjson_str(name), cjson_str(src), cjson_str(buf));
             i++;
         }
     }

@@ -41,6 +41,7 @@ typedef enum {
 typedef struct {
     char *name;                  /* sidecar debug name, or NULL (in debug's block) */
     char *src;                   /* sidecar debug src path, or NULL (in debug's block) */
+    char *buf;                   /* sidecar debug rotating buffers ("t#2/4"), or NULL */
 } sim_debug_t;
 
 typedef struct {

@@ -346,6 +346,10 @@ static void put_inst(trace_writer_t *w, const sim_tr_inst_t *r)
         jb_lit(b, ",\"op_name\":");
         jb_jstr(b, e->debug[r->idx].name);
     }
+    if (e->debug && e->debug[r->idx].buf) {
+        jb_lit(b, ",\"buf\":");
+        jb_jstr(b, e->debug[r->idx].buf);
+    }
     jb_lit(b, "}}");
 }
 

@@ -99,12 +99,15 @@ static bool parse_both_len(const char *text, size_t len, bool empty_stream, int 
         assert_true((f.debug == NULL) == (c.debug == NULL));
         for (size_t i = 0; f.debug && i < f.stream.count; i++)
             if (!same_str(f.debug[i].name, c.debug[i].name) ||
-                !same_str(f.debug[i].src, c.debug[i].src))
-                fail_msg("text <%.*s>: entry %zu differs: scanner %s/%s, cJSON %s/%s", (int)len,
-                         text, i, f.debug[i].name ? f.debug[i].name : "(null)",
+                !same_str(f.debug[i].src, c.debug[i].src) ||
+                !same_str(f.debug[i].buf, c.debug[i].buf))
+                fail_msg("text <%.*s>: entry %zu differs: scanner %s/%s/%s, cJSON %s/%s/%s",
+                         (int)len, text, i, f.debug[i].name ? f.debug[i].name : "(null)",
                          f.debug[i].src ? f.debug[i].src : "(null)",
+                         f.debug[i].buf ? f.debug[i].buf : "(null)",
                          c.debug[i].name ? c.debug[i].name : "(null)",
-                         c.debug[i].src ? c.debug[i].src : "(null)");
+                         c.debug[i].src ? c.debug[i].src : "(null)",
+                         c.debug[i].buf ? c.debug[i].buf : "(null)");
     }
     free_engine(&f);
     free_engine(&c);
@@ -126,7 +129,8 @@ static const char *compiler_text =
     "\t\t\t\"pc\":\t0,\n\t\t\t\"name\":\t\"wait_1\",\n\t\t\t\"inst\":\t\"wait_1\",\n"
     "\t\t\t\"src\":\t\"body[0]\",\n\t\t\t\"op\":\t\"sync\",\n\t\t\t\"op_index\":\t1\n\t\t}, {\n"
     "\t\t\t\"pc\":\t2,\n\t\t\t\"name\":\t\"copy_2\",\n\t\t\t\"inst\":\t\"copy_2\",\n"
-    "\t\t\t\"src\":\t\"body[1].body[0]\",\n\t\t\t\"op\":\t\"tensor_copy\",\n\t\t\t\"op_index\":\t2\n\t\t}, {\n"
+    "\t\t\t\"src\":\t\"body[1].body[0]\",\n\t\t\t\"op\":\t\"tensor_copy\",\n\t\t\t\"op_index\":\t2,\n"
+    "\t\t\t\"buf\":\t\"t#1/3\"\n\t\t}, {\n"
     "\t\t\t\"pc\":\t1,\n\t\t\t\"name\":\t\"not_first\",\n\t\t\t\"src\":\t\"body[9]\"\n\t\t}, {\n"
     "\t\t\t\"pc\":\t3,\n\t\t\t\"name\":\t\"nop_3\",\n\t\t\t\"src\":\t\"body[1].body[0]\"\n\t\t}, {\n"
     "\t\t\t\"pc\":\t4,\n\t\t\t\"name\":\t\"halt\",\n\t\t\t\"src\":\t\"\"\n\t\t}]\n}";
@@ -146,6 +150,8 @@ static void test_compiler_layout_is_scanned(void **state)
     assert_string_equal(e.debug[0].name, "wait_1");
     assert_string_equal(e.debug[1].name, "copy_2"); /* pc 2 first; pc 1 later does not win */
     assert_string_equal(e.debug[1].src, "body[1].body[0]");
+    assert_string_equal(e.debug[1].buf, "t#1/3");   /* rotating buffer */
+    assert_null(e.debug[0].buf);
     assert_string_equal(e.debug[2].name, "nop_3");
     assert_string_equal(e.debug[2].src, "body[1].body[0]");
     assert_string_equal(e.debug[3].name, "halt");
@@ -209,6 +215,7 @@ static void test_non_plain_json_goes_to_cjson(void **state)
     static const char *texts[] = {
         "{\"debug\": [{\"pc\": 0, \"name\": \"a\\u0062c\", \"src\": \"x\\/y\"}]}",
         "{\"debug\": [{\"pc\": 0, \"name\": \"tab\\there\"}]}",
+        "{\"debug\": [{\"pc\": 0, \"buf\": \"t\\u00232/4\"}]}",
         "{\"debug\": [{\"pc\": 0, \"na\\u006de\": \"escaped key\"}]}",
         "{\"debug\": [{\"pc\": 0, \"name\": \"\\ud800\"}]}",   /* lone surrogate */
         "{\"debug\": [{\"pc\": 0, \"name\": \"bad \\q escape\"}]}",

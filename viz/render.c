@@ -516,6 +516,9 @@ static void draw_details(SDL_Renderer *r, const viz_trace_t *t, int64_t ev, int 
     if (e->src || e->op_name) {
         snprintf(line, sizeof line, "src %s  op %s", e->src ? viz_str(t, e->src) : "-",
                  e->op_name ? viz_str(t, e->op_name) : "-");
+        if (e->buf)
+            snprintf(line + strlen(line), sizeof line - strlen(line), "  buf %s",
+                     viz_str(t, e->buf));
         panel_line(r, x, &y, w, line, VIZ_RGB_DIM);
     }
     /* decoded fields, wrapped on spaces */

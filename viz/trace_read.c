@@ -468,9 +468,9 @@ static int read_x_args(const ctx_t *c, const cJSON *args, viz_trace_t *t, caps_t
         return -1;
     ev->descriptors = (int32_t)v;
 #undef ARG_INT
-    static const char *const keys[] = { "fields", "wait", "src", "op_name" };
-    viz_str_t *dst[] = { &ev->fields, &ev->wait, &ev->src, &ev->op_name };
-    for (int i = 0; i < 4; i++) {
+    static const char *const keys[] = { "fields", "wait", "src", "op_name", "buf" };
+    viz_str_t *dst[] = { &ev->fields, &ev->wait, &ev->src, &ev->op_name, &ev->buf };
+    for (int i = 0; i < 5; i++) {
         const char *s;
         char f[32];
         snprintf(f, sizeof f, "args.%s", keys[i]);

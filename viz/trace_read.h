@@ -43,6 +43,7 @@ typedef struct {
     int32_t descriptors;       /* -1 when absent */
     isa_class_t cls;           /* from `cat`; ISA_CLASS_COUNT = unknown */
     viz_str_t name, fields, wait, src, op_name, cat;
+    viz_str_t buf;               /* rotating buffers of its operands ("t#2/4"), 0: none */
     uint32_t waited_off, n_waited; /* into viz_trace_t.refs */
     viz_ref_t issuer;          /* DMA issuer; pid 0 when absent */
 } viz_event_t;

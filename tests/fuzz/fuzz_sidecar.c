@@ -53,7 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK((f.debug == NULL) == (c.debug == NULL), "one has a debug table");
         for (size_t i = 0; f.debug && i < f.stream.count; i++)
             FUZZ_CHECK(same_str(f.debug[i].name, c.debug[i].name) &&
-                           same_str(f.debug[i].src, c.debug[i].src), "entry %zu differs", i);
+                           same_str(f.debug[i].src, c.debug[i].src) &&
+                           same_str(f.debug[i].buf, c.debug[i].buf), "entry %zu differs", i);
     }
     sim_debug_free(&f);
     sim_debug_free(&c);
