@@ -297,6 +297,10 @@ uint64_t sim_pe_pipelined_cycles(uint64_t *bg, isa_op_t op, uint64_t cycles, boo
 
 /* ---- dma.c ---- */
 int sim_dma_descriptor(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, tpb_err_t *err);
+/* hbmcheck.c: load-time audit that every statically known HBM read of the
+ * stream's DMA descriptors lies inside a tensor of the tensor map */
+int sim_check_hbm_reads(const sim_t *s, const sim_core_t *c, const sim_engine_t *e,
+                        tpb_err_t *err);
 int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64_t t,
                     tpb_err_t *err);
 int sim_dma_start(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);

@@ -482,9 +482,27 @@ static void test_bounds_violations(void **state)
     int64_t sh[1] = { 16 };
     uint64_t a = tb_tensor(&b, "a", "scratch", F32, 1, sh);
     tb_add(&b, 0, TB_SP, tb_op(ISA_OP_NOP));
-    tb_add(&b, 0, TB_SP, tb_dma(tb_sb(0, 0, F32, 4, 16, 0, 1), tb_hbm(a + 8, F32, 4, 16, 0, 1), 0));
+    isa_inst_t r = tb_dma(tb_sb(0, 0, F32, 4, 16, 0, 1), tb_hbm(a + 8, F32, 4, 16, 0, 1), 0);
+    tb_add(&b, 0, TB_SP, r);
     sim_t *s;
     tpb_err_t err;
+    /* statically known: refused at load, as the read leaves tensor a
+     * (sim/hbmcheck.c) */
+    tb_write(&b);
+    sim_options_t opt;
+    sim_options_default(&opt);
+    opt.target = &b.tgt;
+    assert_int_equal(sim_load(b.dir, &opt, &s, &err), -1);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "SP.bin: core 0 SP instruction 1 (pc 1) PseudoDmaDirect2d: "
+                                    "operand src reads HBM bytes [8, 72), which is not inside a "
+                                    "tensor of tensor-map.json"));
+    assert_non_null(strstr(err.msg, "nearest tensor 'a' (scratch) declares HBM bytes [0, 64)"));
+    /* with a register offset (r0 = 0) the address is known only at run
+     * time: the load-time audit skips it, the issue-time bounds check fires */
+    b.n[0][TB_SP]--;
+    r.f.DDESC.src_reg = 0;
+    tb_add(&b, 0, TB_SP, r);
     assert_int_equal(tb_run(&b, NULL, &s, &err), -1);
     assert_non_null(strstr(err.msg, "core 0 SP instruction 1 (pc 1) PseudoDmaDirect2d: operand src: HBM address"));
     assert_non_null(strstr(err.msg, "outside HBM (64 bytes)"));
@@ -515,7 +533,7 @@ static void test_bounds_violations(void **state)
     assert_non_null(strstr(err.msg, "element counts differ"));
     sim_free(s);
     b.n[0][TB_SP]--;
-    isa_inst_t r = tb_dma(tb_sb(0, 0, F32, 4, 4, 0, 1), tb_hbm(a, F32, 4, 4, 0, 1), 0);
+    r = tb_dma(tb_sb(0, 0, F32, 4, 4, 0, 1), tb_hbm(a, F32, 4, 4, 0, 1), 0);
     r.f.DDESC.dst.core = 1;
     tb_add(&b, 0, TB_SP, r);
     assert_int_equal(tb_run(&b, NULL, &s, &err), -1);
