@@ -69,9 +69,8 @@ static int dap_check(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, const
         return 0;
     int64_t s0 = p->step[0], s1 = p->step[1];
     if (p->space == ISA_SPACE_HBM) {
-        int64_t e0 = s0 * (int64_t)(n0 - 1), e1 = s1 * (int64_t)(n1 - 1);
-        int64_t lo = addr + (e0 < 0 ? e0 : 0) + (e1 < 0 ? e1 : 0);
-        int64_t hi = addr + (e0 > 0 ? e0 : 0) + (e1 > 0 ? e1 : 0) + size;
+        int64_t lo, hi;
+        sim_dap_span(p, addr, &lo, &hi);
         if (lo < 0)
             return addr_error(s, c, e, idx, opnd, p, lo, err);
         if (hi > (int64_t)s->hbm_bytes)

@@ -359,9 +359,12 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
                         ie.field ? ie.field : "", ie.msg);
     e->present = true;
     snprintf(path, sizeof path, "%s/%s.json", cdir, isa_engine_name(e->id));
-    if (load_sidecar(e, path, err))
+    if (load_sidecar(e, path, err) || check_table(e, path, err))
         return -1;
-    return check_table(e, path, err);
+    if (sim_check_hbm_reads(s, c, e, err) == 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/%s.bin", cdir, isa_engine_name(e->id));
+    return tpb_err_prefix(err, "%s", path);
 }
 
 /* The uninitialised sentinel of SBUF, PSUM and HBM: 0xFF bytes are NaN in

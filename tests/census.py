@@ -159,6 +159,13 @@ ART = [
     ("map_version", TM, lambda t: t.replace('"version":\t1', '"version":\t99'), 1, [TM, "version"]),
     ("map_dup_name", TM, lambda t: t.replace('"name":\t"b"', '"name":\t"a"'), 1, [TM, "a"]),
     ("map_is_dir", TM, "DIR", 1, [TM, "directory"]),
+    # the map declares input a smaller than the program reads: refused at load
+    # (sim/hbmcheck.c), naming the stream, the instruction, the byte range and
+    # the nearest tensor with its extent
+    ("map_input_smaller_than_read", TM,
+     lambda t: t.replace('[300, 128]', '[150, 128]', 1).replace('"bytes":\t153600', '"bytes":\t76800', 1),
+     1, ["SP.bin", "instruction", "PseudoDmaDirect2d", "operand src", "HBM bytes [76800, ",
+         "not inside a tensor", "'a' (input)", "[0, 76800)"]),
     ("core_dir_missing", "nc0", None, 1, ["nc0/sg0", "missing core directory"]),
     ("no_streams", S + "SP.bin", "NOSTREAMS", 1, ["nc0/sg0", "no instruction stream"]),
     ("sp_empty", S + "SP.bin", b"", 1, ["SP.bin", "empty instruction stream"]),

@@ -482,9 +482,27 @@ static void test_bounds_violations(void **state)
     int64_t sh[1] = { 16 };
     uint64_t a = tb_tensor(&b, "a", "scratch", F32, 1, sh);
     tb_add(&b, 0, TB_SP, tb_op(ISA_OP_NOP));
-    tb_add(&b, 0, TB_SP, tb_dma(tb_sb(0, 0, F32, 4, 16, 0, 1), tb_hbm(a + 8, F32, 4, 16, 0, 1), 0));
+    isa_inst_t r = tb_dma(tb_sb(0, 0, F32, 4, 16, 0, 1), tb_hbm(a + 8, F32, 4, 16, 0, 1), 0);
+    tb_add(&b, 0, TB_SP, r);
     sim_t *s;
     tpb_err_t err;
+    /* statically known: refused at load, as the read leaves tensor a
+     * (sim/hbmcheck.c) */
+    tb_write(&b);
+    sim_options_t opt;
+    sim_options_default(&opt);
+    opt.target = &b.tgt;
+    assert_int_equal(sim_load(b.dir, &opt, &s, &err), -1);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, "SP.bin: core 0 SP instruction 1 (pc 1) PseudoDmaDirect2d: "
+                                    "operand src reads HBM bytes [8, 72), which is not inside a "
+                                    "tensor of tensor-map.json"));
+    assert_non_null(strstr(err.msg, "nearest tensor 'a' (scratch) declares HBM bytes [0, 64)"));
+    /* with a register offset (r0 = 0) the address is known only at run
+     * time: the load-time audit skips it, the issue-time bounds check fires */
+    b.n[0][TB_SP]--;
+    r.f.DDESC.src_reg = 0;
+    tb_add(&b, 0, TB_SP, r);
     assert_int_equal(tb_run(&b, NULL, &s, &err), -1);
     assert_non_null(strstr(err.msg, "core 0 SP instruction 1 (pc 1) PseudoDmaDirect2d: operand src: HBM address"));
     assert_non_null(strstr(err.msg, "outside HBM (64 bytes)"));
@@ -515,7 +533,7 @@ static void test_bounds_violations(void **state)
     assert_non_null(strstr(err.msg, "element counts differ"));
     sim_free(s);
     b.n[0][TB_SP]--;
-    isa_inst_t r = tb_dma(tb_sb(0, 0, F32, 4, 4, 0, 1), tb_hbm(a, F32, 4, 4, 0, 1), 0);
+    r = tb_dma(tb_sb(0, 0, F32, 4, 4, 0, 1), tb_hbm(a, F32, 4, 4, 0, 1), 0);
     r.f.DDESC.dst.core = 1;
     tb_add(&b, 0, TB_SP, r);
     assert_int_equal(tb_run(&b, NULL, &s, &err), -1);
@@ -566,6 +584,47 @@ static void test_check_uninit(void **state)
     for (int i = 0; i < 16; i++)
         assert_true(isnan(out[i]));
     sim_free(s);
+    tb_free(&b);
+}
+
+/* Load-time audit of HBM reads (sim/hbmcheck.c): a pattern whose rows lie
+ * in two tensors passes even when its bounding range spans both; an HBM
+ * destination of a compute=add DMA is read, so it is audited too. */
+static void test_hbm_read_audit(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t sh[1] = { 16 };
+    uint64_t x = tb_tensor(&b, "x", "scratch", F32, 1, sh);
+    uint64_t y = tb_tensor(&b, "y", "scratch", F32, 1, sh);
+    assert_true(y > x);
+    b.hbm_bytes = 4096; /* room past y for the unaudited write below */
+    tb_add(&b, 0, TB_SP, tb_dma(tb_sb(0, 0, F32, 4, 16, (int32_t)PITCH, 2),
+                                tb_hbm(x, F32, 4, 16, (int32_t)(y - x), 2), 0));
+    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    sim_t *s;
+    tpb_err_t err;
+    assert_int_equal(tb_run(&b, NULL, &s, &err), 0);
+    sim_free(s);
+
+    b.n[0][TB_SP] = 0;
+    isa_inst_t r = tb_dma(tb_hbm(y + 8, F32, 4, 16, 0, 1), tb_sb(0, 0, F32, 4, 16, 0, 1), 0);
+    tb_add(&b, 0, TB_SP, r);
+    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    assert_int_equal(tb_run(&b, NULL, &s, &err), 0); /* a plain write is not audited */
+    sim_free(s);
+    b.prog[0][TB_SP][0].f.DDESC.compute = ISA_DMAOP_ADD;
+    tb_write(&b);
+    sim_options_t opt;
+    sim_options_default(&opt);
+    opt.target = &b.tgt;
+    assert_int_equal(sim_load(b.dir, &opt, &s, &err), -1);
+    char want[160];
+    snprintf(want, sizeof want, "operand dst (compute=add) reads HBM bytes [%llu, %llu)",
+             (unsigned long long)(y + 8), (unsigned long long)(y + 72));
+    assert_non_null(strstr(err.msg, want));
+    assert_non_null(strstr(err.msg, "nearest tensor 'y' (scratch)"));
     tb_free(&b);
 }
 
@@ -829,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_scatter_and_scatter_add),
         cmocka_unit_test(test_bounds_violations),
         cmocka_unit_test(test_check_uninit),
+        cmocka_unit_test(test_hbm_read_audit),
         cmocka_unit_test(test_timing_only_keeps_timing),
         cmocka_unit_test(test_sendrecv_two_cores),
         cmocka_unit_test(test_row_efficiency),
