@@ -42,7 +42,7 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case -1: return "dst";
     case -2:
         switch (kind) {
-        case TIR_ACTIVATION: case TIR_ACTIVATE2: return "reduce_res";
+        case TIR_ACTIVATION: case TIR_ACTIVATE2: case TIR_RANGE_SELECT: return "reduce_res";
         case TIR_MATCH_REPLACE8: return "dst_idx";
         case TIR_QUANTIZE_MX: return "scale";
         default: return "dst2";
@@ -82,6 +82,7 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case TIR_LOCAL_GATHER: return "src_buffer";
     case TIR_GATHER_FLATTENED: case TIR_BN_STATS: case TIR_BN_AGGR: return "data";
     case TIR_AFFINE_SELECT: return "on_true";
+    case TIR_RANGE_SELECT: return slot == 0 ? "on_true_tile" : slot == 1 ? "bound0" : "bound1";
     case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
     case TIR_SELECT: return slot == 0 ? "pred" : slot == 1 ? "on_true" : "on_false";
     case TIR_CORE_BARRIER: return "data";
@@ -256,7 +257,7 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_MEMSET: return M(DVE) | M(POOL);
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
-    case TIR_BN_AGGR:
+    case TIR_BN_AGGR: case TIR_RANGE_SELECT:
         return M(DVE);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
@@ -878,6 +879,33 @@ static int check_bn(const vctx_t *v)
     return 0;
 }
 
+/* range_select: float on_true_tile, fp32 [P,1] bounds, max reduce only
+ * (NKI), optional reduce_res [P,1] */
+static int check_range_select(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (same_pf(v, &op->dst, -1, &op->src[0], 0))
+        return -1;
+    if (!is_float(tens(v, &op->src[0])->dtype))
+        return vfail(v, "on_true_tile", "dtype %s (range_select selects float data)",
+                     isa_dtype_numpy_name(tens(v, &op->src[0])->dtype));
+    for (int k = 1; k <= 2; k++) {
+        if (need(v, &op->src[k], k) || pp_ap(v, &op->src[k], k, &op->src[0]))
+            return -1;
+        if (tens(v, &op->src[k])->dtype != ISA_DT_FP32)
+            return vfail(v, enc_operand_name(op->kind, k), "dtype %s (the bounds are float32)",
+                         isa_dtype_numpy_name(tens(v, &op->src[k])->dtype));
+    }
+    if (op->reduce_op != ISA_ALU_MAX)
+        return vfail(v, "reduce_op", "only maximum is supported (NKI range_select)");
+    if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
+        return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
+    if (op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && op->dst2.tensor < 0)
+        return vfail(v, "reduce_res", "load_reduce reads the accumulator from reduce_res, "
+                     "which is absent");
+    return pp_ap(v, &op->dst2, -2, &op->src[0]);
+}
+
 static int check_8(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
@@ -1052,6 +1080,8 @@ static int check_compute(const vctx_t *v)
         return check_8(v);
     case TIR_BN_STATS: case TIR_BN_AGGR:
         return check_bn(v);
+    case TIR_RANGE_SELECT:
+        return check_range_select(v);
     case TIR_LOCAL_GATHER:
         return check_local_gather(v);
     case TIR_GATHER_FLATTENED:
