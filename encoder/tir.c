@@ -16,7 +16,7 @@ const char *tir_op_name(tir_opkind_t k)
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
-        "range_select",
+        "range_select", "select_reduce",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }

@@ -72,7 +72,7 @@ typedef struct {
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
-    X(NOOP) X(RANGE_SELECT)
+    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -178,6 +178,8 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *                src[1], src[2] [P,1] fp32 bounds; reduce_op (max) /
  *                reduce_cmd / dst2 (reduce_res [P,1], optional) as
  *                ACTIVATION, on the DVE accumulator.                 nsrc=3
+ *  SELECT_REDUCE dst = (src[0] != 0, inverted by TIR_F_REV0) ? src[1] :
+ *                s0 (imm or [P,1]); reduce as RANGE_SELECT.          nsrc=2
  *  MAX8          dst [P,8] = the 8 largest of src[0] per partition,
  *                descending.                                        nsrc=1
  *  FIND_INDEX8   dst [P,8] uint32 = index in src[0] of the first match

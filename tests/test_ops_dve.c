@@ -609,6 +609,46 @@ static void test_range_select(void **state)
     fx_free(fx);
 }
 
+/* SelectReduce (NKI select_reduce): immediate and [P,1] on_false,
+ * reverse_pred, and the max reduce chained through the accumulator. */
+static void test_select_reduce(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    const float pred[4] = { 1, 0, 2, 0 }, in[4] = { -7, 5, -3, 9 }, c[1] = { -1 };
+    fx_put(fx, SB, 0, 0, ISA_DT_UINT8, pred, 4);
+    fx_put(fx, SB, 0, 64, F32, in, 4);
+    fx_put(fx, SB, 0, 128, F32, c, 1);
+    isa_decoded_t d = mk(ISA_OP_SELECT_REDUCE);
+    isa_fmt_SELR_t *f = &d.inst.f.SELR;
+    f->pred = tap1(SB, ISA_DT_UINT8, 0, 0, 1, 4);
+    f->in = tap1(SB, F32, 64, 0, 1, 4);
+    f->out = tap1(SB, F32, 256, 0, 1, 4);
+    f->red_out = ptr(SB, F32, 192);
+    f->red_op = ISA_ALU_MAX, f->red_cmd = ISA_REDCMD_RESET_REDUCE;
+    f->on_false = 0xc1200000u;   /* -10.0f */
+    assert_int_equal(fx_run(fx, &d), 0);
+    const float want[4] = { -7, -10, -3, -10 };
+    for (unsigned i = 0; i < 4; i++)
+        assert_feq(fx_get(fx, SB, 0, 256, F32, i), want[i]);
+    assert_feq(fx_get(fx, SB, 0, 192, F32, 0), -3.0f);
+    /* reverse_pred, [P,1] on_false, reduce: max(-3, max(-1, 5, -1, 9)) = 9 */
+    f->rev_pred = 1, f->on_false_is_ptr = 1, f->on_false = ptr_bits(SB, F32, 128);
+    f->red_cmd = ISA_REDCMD_REDUCE;
+    assert_int_equal(fx_run(fx, &d), 0);
+    const float want2[4] = { -1, 5, -1, 9 };
+    for (unsigned i = 0; i < 4; i++)
+        assert_feq(fx_get(fx, SB, 0, 256, F32, i), want2[i]);
+    assert_feq(fx_get(fx, SB, 0, 192, F32, 0), 9.0f);
+    /* errors */
+    f->red_op = ISA_ALU_MIN;
+    FX_FAILS(fx, &d, "red_op", "max only");
+    f->red_op = ISA_ALU_MAX;
+    f->pred.count[0] = 3;
+    FX_FAILS(fx, &d, "pred");
+    fx_free(fx);
+}
+
 static void test_max8_family(void **state)
 {
     (void)state;
@@ -957,6 +997,7 @@ int main(void)
         cmocka_unit_test(test_quantize_mx),
         cmocka_unit_test(test_bn_stats_aggr),
         cmocka_unit_test(test_range_select),
+        cmocka_unit_test(test_select_reduce),
         cmocka_unit_test(test_costs),
         cmocka_unit_test(test_table),
     };
