@@ -45,6 +45,19 @@ static int red_open(sim_exec_ctx_t *ctx, sim_opnd_t *ro, const isa_ptr_t *red_ou
                         red_cmd == ISA_REDCMD_LOAD_REDUCE ? SIM_RW : SIM_WR);
 }
 
+/* Mark the outputs o[out] and o[4] (red_out) written when rc == 0, free
+ * the five operands, return rc. */
+static int sel_finish(sim_opnd_t o[5], unsigned out, int rc)
+{
+    if (rc == 0) {
+        sim_opnd_mark(&o[out]);
+        sim_opnd_mark(&o[4]);
+    }
+    for (unsigned k = 0; k < 5; k++)
+        sim_opnd_free(&o[k]);
+    return rc;
+}
+
 static int rsel_check(sim_exec_ctx_t *ctx, const isa_fmt_RSEL_t *f)
 {
     if (f->cmp0 > ISA_CMP_LT || f->cmp0 == ISA_CMP_NE)
@@ -122,22 +135,11 @@ static int exec_range_select(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         goto done;
     if (!ctx->timing_only)
         rsel_rows(ctx, f, o);
-    sim_opnd_mark(&o[1]);
-    sim_opnd_mark(&o[4]);
     rc = 0;
 done:
-    for (unsigned k = 0; k < 5; k++)
-        sim_opnd_free(&o[k]);
-    return rc;
+    return sel_finish(o, 1, rc);
 }
 
-/* COST range_select: max(MIN_II, N), N = elements per partition
- * (hardware-facts.md), plus the DVE issue overhead every DVE op pays. */
-static uint64_t cost_range_select(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    return sim_cost_dve(t, sim_tap_n(&d->inst.f.RSEL.in));
-}
 
 /* out = (pred != 0) != rev ? in : on_false (immediate or [P,1]); pred
  * read as fp32 (NaN counts as true, as CopyPredicated). */
@@ -184,25 +186,25 @@ static int exec_select_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         goto done;
     if (!ctx->timing_only)
         selr_rows(ctx, f, o);
-    sim_opnd_mark(&o[2]);
-    sim_opnd_mark(&o[4]);
     rc = 0;
 done:
-    for (unsigned k = 0; k < 5; k++)
-        sim_opnd_free(&o[k]);
-    return rc;
+    return sel_finish(o, 2, rc);
 }
 
-/* COST select_reduce: no published figure (hardware-facts "–"); derived as
- * range_select, one element per lane-cycle: max(MIN_II, N). */
-static uint64_t cost_select_reduce(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
+/* COST range_select: max(MIN_II, N), N = elements per partition
+ * (hardware-facts.md), plus the DVE issue overhead every DVE op pays.
+ * select_reduce has no published figure (hardware-facts "–"): derived the
+ * same way, one element per lane-cycle. */
+static uint64_t cost_sel(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
-    return sim_cost_dve(t, sim_tap_n(&d->inst.f.SELR.in));
+    const isa_tap_t *in = d->inst.op == ISA_OP_RANGE_SELECT ? &d->inst.f.RSEL.in
+                                                            : &d->inst.f.SELR.in;
+    return sim_cost_dve(t, sim_tap_n(in));
 }
 
-static const sim_opimpl_t impl_range_select = { exec_range_select, cost_range_select };
-static const sim_opimpl_t impl_select_reduce = { exec_select_reduce, cost_select_reduce };
+static const sim_opimpl_t impl_range_select = { exec_range_select, cost_sel };
+static const sim_opimpl_t impl_select_reduce = { exec_select_reduce, cost_sel };
 
 const sim_opimpl_t *sim_dve_sel_impl(isa_op_t op)
 {
