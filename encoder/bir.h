@@ -47,6 +47,7 @@
     X(TRANSPOSE32, 28, "Transpose32")                                        \
     X(COPY_PREDICATED, 29, "CopyPredicated")                                 \
     X(BN_STATS, 30, "BNStats") X(BN_AGGR, 31, "BNAggr")                     \
+    X(RANGE_SELECT, 33, "RangeSelect") X(SELECT_REDUCE, 34, "SelectReduce")  \
     X(DMA_COPY, 32, "DMACopy")                                               \
     X(MEMSET, 40, "Memset") X(IOTA, 41, "Iota")                              \
     X(GENERIC_INDIRECT_LOAD, 42, "GenericIndirectLoad")                      \

@@ -211,6 +211,18 @@ int enc_max8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src);
  * of data's (count, mean, var*count) groups.  DVE. */
 int enc_bn_stats(enc_builder_t *b, tir_ap_t dst, tir_ap_t data);
 int enc_bn_aggr(enc_builder_t *b, tir_ap_t dst, tir_ap_t data);
+/* NKI range_select: dst = (i+range_start cmp0 bound0) && (i+range_start cmp1
+ * bound1) ? on_true : on_false_value (i = free index); reduce_op (max) of dst
+ * into the DVE accumulator per reduce_cmd, written to reduce_res unless it is
+ * enc_ap_none().  bound0/bound1 [P,1] fp32. */
+int enc_range_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int cmp0, int cmp1,
+                     tir_ap_t bound0, tir_ap_t bound1, int reduce_cmd, tir_ap_t reduce_res,
+                     int reduce_op, int64_t range_start, double on_false_value);
+/* NKI select_reduce: dst = predicate (xor reverse_pred) ? on_true :
+ * on_false (number or [P,1] tile); optional max reduce as range_select. */
+int enc_select_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t predicate, tir_ap_t on_true,
+                      tir_scalar_t on_false, tir_ap_t reduce_res, int reduce_cmd, int reduce_op,
+                      bool reverse_pred);
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals);
 /* dst_idx: enc_ap_none() for the unfused form */
 int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals, double imm,

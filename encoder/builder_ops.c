@@ -417,6 +417,42 @@ int enc_bn_aggr(enc_builder_t *b, tir_ap_t dst, tir_ap_t data)
     return emit1(b, TIR_BN_AGGR, dst, data);
 }
 
+int enc_range_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int cmp0, int cmp1,
+                     tir_ap_t bound0, tir_ap_t bound1, int reduce_cmd, tir_ap_t reduce_res,
+                     int reduce_op, int64_t range_start, double on_false_value)
+{
+    tir_op_t op;
+    op_init1(&op, TIR_RANGE_SELECT, dst, on_true);
+    op.src[1] = bound0;
+    op.src[2] = bound1;
+    op.nsrc = 3;
+    op.cmp = cmp0;
+    op.cmp1 = cmp1;
+    op.reduce_cmd = reduce_cmd;
+    op.reduce_op = reduce_op;
+    op.dst2 = reduce_res;
+    op.pat_offset = range_start;
+    op.fill = on_false_value;
+    return enc_emit(b, &op);
+}
+
+int enc_select_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t predicate, tir_ap_t on_true,
+                      tir_scalar_t on_false, tir_ap_t reduce_res, int reduce_cmd, int reduce_op,
+                      bool reverse_pred)
+{
+    tir_op_t op;
+    op_init1(&op, TIR_SELECT_REDUCE, dst, predicate);
+    op.src[1] = on_true;
+    op.nsrc = 2;
+    op.s0 = on_false;
+    op.dst2 = reduce_res;
+    op.reduce_cmd = reduce_cmd;
+    op.reduce_op = reduce_op;
+    if (reverse_pred)
+        op.flags |= TIR_F_REV0;
+    return enc_emit(b, &op);
+}
+
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals)
 {
     tir_op_t op;

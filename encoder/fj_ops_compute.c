@@ -365,6 +365,65 @@ static int h_dst_data(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* NKI range_select: on_true_tile (alias on_true), comp_op0/1, bound0/1
+ * [P,1], reduce_cmd (default reset_reduce), reduce_res (optional),
+ * reduce_op (maximum), range_start (0), on_false_value (FP32_MIN). */
+static int h_range_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap(j, o, path, "on_true", true, &op->src[0]) ||
+        fj_get_enum(j, o, path, "comp_op0", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE) ||
+        fj_get_enum(j, o, path, "comp_op1", ISA_FT_CMP, fj_cmp_aliases, &op->cmp1, ISA_CMP_GE) ||
+        fj_get_ap(j, o, path, "bound0", true, &op->src[1]) ||
+        fj_get_ap(j, o, path, "bound1", true, &op->src[2]) ||
+        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+                    ISA_REDCMD_RESET_REDUCE) ||
+        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
+        fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_MAX) ||
+        fj_get_num(j, o, path, "on_false_value", &op->fill, -3.4028234663852886e38))
+        return -1;
+    double start;
+    if (fj_get_num(j, o, path, "range_start", &start, 0))
+        return -1;
+    if (start != (double)(int64_t)start)
+        return fj_jfail(j, path, "range_start", "%g is not an integer", start);
+    op->pat_offset = (int64_t)start;
+    for (int k = 0; k < 2; k++) {
+        const char *f = k ? "comp_op1" : "comp_op0";
+        int c = k ? op->cmp1 : op->cmp;
+        if (c == ISA_CMP_NE)
+            return fj_jfail(j, path, f, "not_equal is not a range_select comparison (equal, "
+                            "less, less_equal, greater, greater_equal)");
+    }
+    op->nsrc = 3;
+    return 1;
+}
+
+/* NKI select_reduce: predicate, on_true, on_false (number or [P,1] tile),
+ * reduce_res (optional), reduce_cmd (idle; reset_reduce when reduce_res is
+ * given without one, as activation), reduce_op (maximum), reverse_pred. */
+static int h_select_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    bool rev = false;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap(j, o, path, "predicate", true, &op->src[0]) ||
+        fj_get_ap(j, o, path, "on_true", true, &op->src[1]) ||
+        fj_get_scalar(j, o, path, "on_false", &op->s0, 0) ||
+        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
+        fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_MAX) ||
+        fj_get_bool(j, o, path, "reverse_pred", &rev))
+        return -1;
+    if (!fj_field(o, "on_false"))
+        return fj_jfail(j, path, "on_false", "missing");
+    if (fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+                    op->dst2.tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
+        return -1;
+    if (rev)
+        op->flags |= TIR_F_REV0;
+    op->nsrc = 2;
+    return 1;
+}
+
 /* NKI reciprocal(dst, data): 1/x on the Vector engine (tensor_scalar with
  * the unary reciprocal op). */
 static int h_reciprocal(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
@@ -498,6 +557,8 @@ const fj_opdef_t fj_ops_compute[] = {
     {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
     {"bn_stats", TIR_BN_STATS, h_dst_data, {F_COMMON, "dst", "data", NULL}},
     {"bn_aggr", TIR_BN_AGGR, h_dst_data, {F_COMMON, "dst", "data", NULL}},
+    {"select_reduce", TIR_SELECT_REDUCE, h_select_reduce, {F_COMMON, "dst", "predicate", "on_true", "on_false", "reduce_res", "reduce_cmd", "reduce_op", "reverse_pred", NULL}},
+    {"range_select", TIR_RANGE_SELECT, h_range_select, {F_COMMON, "dst", "on_true", "comp_op0", "comp_op1", "bound0", "bound1", "reduce_cmd", "reduce_res", "reduce_op", "range_start", "on_false_value", NULL}},
     {"noop", TIR_NOOP, h_noop, {F_COMMON, NULL}},
     {NULL, 0, NULL, {NULL}},
 };

@@ -61,6 +61,7 @@ static const struct { const char *op, *nki, *field; } nki_params[] = {
     {"activate2", "data", "src"},
     {"transpose", "data", "src"},
     {"affine_select", "on_true_tile", "on_true"},
+    {"range_select", "on_true_tile", "on_true"},
     {"find_index8", "data", "src"}, {"match_replace8", "data", "src"},
     {"dropout", "data", "src"},
     {"quantize_mx", "dst_scale", "scale"},

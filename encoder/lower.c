@@ -31,7 +31,7 @@ static const lower_entry_t lower_table[] = {
     {"indirect_save", lower_dma}, {"local_gather", lower_dma},
     {"gather_flattened", lower_dma}, {"broadcast_partition", lower_dma},
     {"memset", lower_select}, {"stream_shuffle", lower_select},
-    {"iota", lower_select}, {"affine_select", lower_select}, {"max8", lower_select},
+    {"iota", lower_select}, {"range_select", lower_select}, {"select_reduce", lower_select}, {"affine_select", lower_select}, {"max8", lower_select},
     {"find_index8", lower_select}, {"match_replace8", lower_select},
     {"select", lower_select}, {"dropout", lower_select},
     {"matmul", lower_matmul}, {"matmul_mx", lower_matmul}, {"matmul_sparse", lower_matmul},

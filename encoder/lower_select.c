@@ -272,6 +272,65 @@ static int lower_shuffle(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* range_select -> RangeSelect (DVE): bounds and reduce_res as [P,1]
+ * pointers; reduce_res absent = the accumulator only (red_out space NONE). */
+static int lower_range_select(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_RANGE_SELECT, ISA_OP_RANGE_SELECT);
+    isa_fmt_RSEL_t *f = &in.isa.f.RSEL;
+    if (lw_tap(c, &in, &op->src[0], false, "on_true_tile", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+        lw_ptr(c, &in, &op->src[1], false, "bound0", &f->bound0) ||
+        lw_ptr(c, &in, &op->src[2], false, "bound1", &f->bound1))
+        return -1;
+    if (lw_same_partitions(c, "range_select", &f->in, &f->out))
+        return -1;
+    f->red_out.space = ISA_SPACE_NONE;
+    if (lw_has(&op->dst2) &&
+        lw_ptr(c, &in, &op->dst2, true, "reduce_res", &f->red_out))
+        return -1;
+    f->cmp0 = (uint32_t)op->cmp;
+    f->cmp1 = (uint32_t)op->cmp1;
+    f->red_op = (uint32_t)op->reduce_op;
+    f->red_cmd = (uint32_t)op->reduce_cmd;
+    f->start = (int32_t)op->pat_offset;
+    f->fill = (float)op->fill;
+    in.engine = ISA_ENG_DVE;
+    return lw_emit(c, &in);
+}
+
+/* select_reduce -> SelectReduce (DVE): on_false immediate (fp32 bits) or
+ * [P,1] pointer; reduce_res as range_select. */
+static int lower_select_reduce(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_SELECT_REDUCE, ISA_OP_SELECT_REDUCE);
+    isa_fmt_SELR_t *f = &in.isa.f.SELR;
+    uint32_t bits, is_ptr;
+    if (lw_tap(c, &in, &op->src[0], false, "predicate", &f->pred) ||
+        lw_tap(c, &in, &op->src[1], false, "on_true", &f->in) ||
+        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+        lw_scalar(c, &in, &op->s0, "on_false", &bits, &is_ptr))
+        return -1;
+    if (lw_same_partitions(c, "select_reduce", &f->in, &f->out) ||
+        lw_same_partitions(c, "select_reduce", &f->pred, &f->out))
+        return -1;
+    f->red_out.space = ISA_SPACE_NONE;
+    if (lw_has(&op->dst2) &&
+        lw_ptr(c, &in, &op->dst2, true, "reduce_res", &f->red_out))
+        return -1;
+    f->on_false = bits;
+    f->on_false_is_ptr = is_ptr;
+    f->red_op = (uint32_t)op->reduce_op;
+    f->red_cmd = (uint32_t)op->reduce_cmd;
+    f->rev_pred = (op->flags & TIR_F_REV0) != 0;
+    in.engine = ISA_ENG_DVE;
+    return lw_emit(c, &in);
+}
+
 int lower_select(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
@@ -279,6 +338,8 @@ int lower_select(lower_ctx_t *c)
     case TIR_MEMSET: return lower_memset_to(c, &op->dst, op->value, op->flags & TIR_F_RANDOM);
     case TIR_IOTA: return lower_iota(c);
     case TIR_AFFINE_SELECT: return lower_affine_select(c);
+    case TIR_RANGE_SELECT: return lower_range_select(c);
+    case TIR_SELECT_REDUCE: return lower_select_reduce(c);
     case TIR_MAX8:
     case TIR_FIND_INDEX8:
     case TIR_MATCH_REPLACE8: return lower_max8_family(c);

@@ -16,6 +16,7 @@ const char *tir_op_name(tir_opkind_t k)
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
+        "range_select", "select_reduce",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -89,7 +90,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->op0 = op->op1 = ISA_ALU_BYPASS;
     op->reduce_op = ISA_ALU_BYPASS;
     op->func = ISA_ACTFN_COPY;
-    op->cmp = ISA_CMP_GE;
+    op->cmp = op->cmp1 = ISA_CMP_GE;
     op->barrier_id = -1;
     op->peer = -1;
     op->remote_core = -1;

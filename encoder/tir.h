@@ -72,7 +72,7 @@ typedef struct {
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
-    X(NOOP)
+    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -173,6 +173,13 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *  IOTA          dst[p, i..] = pat_offset + pat_cm*p + sum pat_step[d]*i_d
  *                over the dst free dims (pat_ndim = their number).  nsrc=0
  *  AFFINE_SELECT dst = (pattern value as IOTA) cmp 0 ? src[0] : fill.
+ *  RANGE_SELECT  dst = ((j + pat_offset) cmp src[1]) and ((j + pat_offset)
+ *                cmp1 src[2]) ? src[0] : fill, j = flattened free index;
+ *                src[1], src[2] [P,1] fp32 bounds; reduce_op (max) /
+ *                reduce_cmd / dst2 (reduce_res [P,1], optional) as
+ *                ACTIVATION, on the DVE accumulator.                 nsrc=3
+ *  SELECT_REDUCE dst = (src[0] != 0, inverted by TIR_F_REV0) ? src[1] :
+ *                s0 (imm or [P,1]); reduce as RANGE_SELECT.          nsrc=2
  *  MAX8          dst [P,8] = the 8 largest of src[0] per partition,
  *                descending.                                        nsrc=1
  *  FIND_INDEX8   dst [P,8] uint32 = index in src[0] of the first match
@@ -246,6 +253,7 @@ typedef struct {
     int64_t pat_step[4];          /* per free dim, outermost first */
     int pat_ndim;
     int cmp;                      /* ISA_CMP_* */
+    int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
     double fill;                  /* affine_select on_false / select scalar */
     /* memset */
     double value;

@@ -126,6 +126,10 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
     }
     if (o->cmp != d.cmp)
         sb_printf(s, " cmp=%d", o->cmp);
+    if (o->cmp1 != d.cmp1)
+        sb_printf(s, " cmp1=%d", o->cmp1);
+    if (o->kind == TIR_RANGE_SELECT && o->pat_offset)
+        sb_printf(s, " range_start=%lld", (long long)o->pat_offset);
     if (o->fill != d.fill)
         sb_printf(s, " fill=%g", o->fill);
     if (o->value != d.value)

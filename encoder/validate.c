@@ -42,7 +42,8 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case -1: return "dst";
     case -2:
         switch (kind) {
-        case TIR_ACTIVATION: case TIR_ACTIVATE2: return "reduce_res";
+        case TIR_ACTIVATION: case TIR_ACTIVATE2: case TIR_RANGE_SELECT:
+        case TIR_SELECT_REDUCE: return "reduce_res";
         case TIR_MATCH_REPLACE8: return "dst_idx";
         case TIR_QUANTIZE_MX: return "scale";
         default: return "dst2";
@@ -82,6 +83,8 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case TIR_LOCAL_GATHER: return "src_buffer";
     case TIR_GATHER_FLATTENED: case TIR_BN_STATS: case TIR_BN_AGGR: return "data";
     case TIR_AFFINE_SELECT: return "on_true";
+    case TIR_RANGE_SELECT: return slot == 0 ? "on_true_tile" : slot == 1 ? "bound0" : "bound1";
+    case TIR_SELECT_REDUCE: return slot == 0 ? "predicate" : "on_true";
     case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
     case TIR_SELECT: return slot == 0 ? "pred" : slot == 1 ? "on_true" : "on_false";
     case TIR_CORE_BARRIER: return "data";
@@ -256,7 +259,7 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_MEMSET: return M(DVE) | M(POOL);
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
-    case TIR_BN_AGGR:
+    case TIR_BN_AGGR: case TIR_RANGE_SELECT: case TIR_SELECT_REDUCE:
         return M(DVE);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
@@ -878,6 +881,68 @@ static int check_bn(const vctx_t *v)
     return 0;
 }
 
+/* reduce_op max only (NKI), a valid reduce_cmd, [P,1] reduce_res (optional
+ * but needed by load_reduce): range_select and select_reduce */
+static int check_max_reduce(const vctx_t *v, const tir_ap_t *ref)
+{
+    const tir_op_t *op = v->op;
+    if (op->reduce_op != ISA_ALU_MAX)
+        return vfail(v, "reduce_op", "only maximum is supported (NKI %s)", tir_op_name(op->kind));
+    if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
+        return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
+    if (op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && op->dst2.tensor < 0)
+        return vfail(v, "reduce_res", "load_reduce reads the accumulator from reduce_res, "
+                     "which is absent");
+    return pp_ap(v, &op->dst2, -2, ref);
+}
+
+/* range_select: float on_true_tile, fp32 [P,1] bounds, max reduce only
+ * (NKI), optional reduce_res [P,1] */
+static int check_range_select(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (same_pf(v, &op->dst, -1, &op->src[0], 0))
+        return -1;
+    if (!is_float(tens(v, &op->src[0])->dtype))
+        return vfail(v, "on_true_tile", "dtype %s (range_select selects float data)",
+                     isa_dtype_numpy_name(tens(v, &op->src[0])->dtype));
+    for (int k = 1; k <= 2; k++) {
+        if (need(v, &op->src[k], k) || pp_ap(v, &op->src[k], k, &op->src[0]))
+            return -1;
+        if (tens(v, &op->src[k])->dtype != ISA_DT_FP32)
+            return vfail(v, enc_operand_name(op->kind, k), "dtype %s (the bounds are float32)",
+                         isa_dtype_numpy_name(tens(v, &op->src[k])->dtype));
+    }
+    return check_max_reduce(v, &op->src[0]);
+}
+
+/* select_reduce: integer predicate (8/16-bit), on_true not 32-bit integer,
+ * not both in PSUM; on_false a number or fp32 [P,1] */
+static int check_select_reduce(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    if (same_pf(v, &op->dst, -1, &op->src[0], 0) || same_pf(v, &op->dst, -1, &op->src[1], 1))
+        return -1;
+    unsigned pd = tens(v, &op->src[0])->dtype, td = tens(v, &op->src[1])->dtype;
+    if (is_float(pd) || isa_dtype_size(pd) > 2)
+        return vfail(v, "predicate", "dtype %s (int8, uint8, int16 or uint16)",
+                     isa_dtype_numpy_name(pd));
+    if (td == ISA_DT_INT32 || td == ISA_DT_UINT32)
+        return vfail(v, "on_true", "dtype %s (32-bit integers are not selectable)",
+                     isa_dtype_numpy_name(td));
+    if (tens(v, &op->src[0])->kind == TIR_T_PSUM && tens(v, &op->src[1])->kind == TIR_T_PSUM)
+        return vfail(v, "on_true", "on_true and predicate cannot both be in psum");
+    if (per_partition_scalar(v, &op->s0, 100, &op->src[1]))
+        return -1;
+    if (op->s0.is_ap && tens(v, &op->s0.ap)->dtype != ISA_DT_FP32)
+        return vfail(v, "on_false", "dtype %s (a tile on_false is float32)",
+                     isa_dtype_numpy_name(tens(v, &op->s0.ap)->dtype));
+    if (op->dst2.tensor >= 0 && !is_float(tens(v, &op->dst2)->dtype))
+        return vfail(v, "reduce_res", "dtype %s (a float dtype)",
+                     isa_dtype_numpy_name(tens(v, &op->dst2)->dtype));
+    return check_max_reduce(v, &op->src[1]);
+}
+
 static int check_8(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
@@ -1052,6 +1117,10 @@ static int check_compute(const vctx_t *v)
         return check_8(v);
     case TIR_BN_STATS: case TIR_BN_AGGR:
         return check_bn(v);
+    case TIR_RANGE_SELECT:
+        return check_range_select(v);
+    case TIR_SELECT_REDUCE:
+        return check_select_reduce(v);
     case TIR_LOCAL_GATHER:
         return check_local_gather(v);
     case TIR_GATHER_FLATTENED:

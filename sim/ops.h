@@ -205,6 +205,7 @@ const sim_opimpl_t *sim_pe_impl(isa_op_t op);
 const sim_opimpl_t *sim_act_impl(isa_op_t op);
 const sim_opimpl_t *sim_dve_impl(isa_op_t op);
 const sim_opimpl_t *sim_dve_bn_impl(isa_op_t op);   /* dve_bn.c */
+const sim_opimpl_t *sim_dve_sel_impl(isa_op_t op);  /* dve_sel.c */
 const sim_opimpl_t *sim_pool_impl(isa_op_t op);
 
 #endif

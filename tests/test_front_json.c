@@ -198,6 +198,37 @@ static void test_names_and_unary(void **state)
                "{'op': 'bn_aggr', 'dst': 's', 'data': 't'}", "field 'dst'", "[128, 2]");
     fails_with(T("t", "[128, 6]", "float32") T("s", "[128, 2]", "float32")
                "{'op': 'bn_aggr', 'dst': 's', 'data': 't', 'engine': 'act'}", "field 'engine'", NULL);
+#define RS_TILES T("t", "[16, 32]", "float32") T("b", "[16, 1]", "float32") \
+                 T("i", "[16, 1]", "int32")
+    fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
+               "'not_equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'b'}",
+               "field 'comp_op0'", "not a range_select comparison");
+    fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
+               "'equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'i'}",
+               "field 'bound1'", "float32");
+    fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
+               "'equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'b', 'reduce_op': 'add'}",
+               "field 'reduce_op'", "only maximum");
+    fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
+               "'equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'b', 'range_start': 1.5}",
+               "field 'range_start'", "not an integer");
+    fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
+               "'equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'b', 'engine': 'pool'}",
+               "field 'engine'", NULL);
+#define SR_TILES T("t", "[16, 32]", "float32") T("p", "[16, 32]", "uint8") \
+                 T("q", "[16, 32]", "float32") T("i", "[16, 32]", "int32") T("c", "[16, 1]", "int32")
+    fails_with(SR_TILES "{'op': 'select_reduce', 'dst': 't', 'predicate': 'q', 'on_true': 't', "
+               "'on_false': 0}", "field 'predicate'", "int8, uint8");
+    fails_with(SR_TILES "{'op': 'select_reduce', 'dst': 'i', 'predicate': 'p', 'on_true': 'i', "
+               "'on_false': 0}", "field 'on_true'", "32-bit integers");
+    fails_with(SR_TILES "{'op': 'select_reduce', 'dst': 't', 'predicate': 'p', 'on_true': 't', "
+               "'on_false': 'c'}", "field 'on_false'", "float32");
+    fails_with(SR_TILES "{'op': 'select_reduce', 'dst': 't', 'predicate': 'p', 'on_true': 't'}",
+               "field 'on_false'", "missing");
+    fails_with(SR_TILES "{'op': 'select_reduce', 'dst': 't', 'predicate': 'p', 'on_true': 't', "
+               "'on_false': 0, 'reduce_op': 'min'}", "field 'reduce_op'", "only maximum");
+#undef SR_TILES
+#undef RS_TILES
 }
 
 /* ---- example kernels ---- */

@@ -548,6 +548,107 @@ static void test_bn_stats_aggr(void **state)
     fx_free(fx);
 }
 
+/* RangeSelect (NKI range_select), start 1: row 0 keeps index+1 in [3, 6)
+ * (positions 2..4), row 1 keeps index+1 >= 8 (position 7); the max reduce
+ * folds into the accumulator per red_cmd. */
+static void test_range_select(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    const float fill = -3.40282347e+38f;
+    float in0[8], in1[8];
+    for (unsigned i = 0; i < 8; i++)
+        in0[i] = (float)i, in1[i] = 10.0f + (float)i;
+    fx_put(fx, SB, 0, 0, F32, in0, 8);
+    fx_put(fx, SB, 1, 0, F32, in1, 8);
+    const float b0[2] = { 3, 6 }, b1[2] = { 8, 100 };
+    fx_put(fx, SB, 0, 128, F32, b0, 2);
+    fx_put(fx, SB, 1, 128, F32, b1, 2);
+    isa_decoded_t d = mk(ISA_OP_RANGE_SELECT);
+    isa_fmt_RSEL_t *f = &d.inst.f.RSEL;
+    f->in = tap1(SB, F32, 0, 0, 2, 8);
+    f->out = tap1(SB, F32, 64, 0, 2, 8);
+    f->bound0 = ptr(SB, F32, 128);
+    f->bound1 = ptr(SB, F32, 132);
+    f->red_out = ptr(SB, F32, 136);
+    f->cmp0 = ISA_CMP_GE, f->cmp1 = ISA_CMP_LT;
+    f->red_op = ISA_ALU_MAX, f->red_cmd = ISA_REDCMD_RESET_REDUCE;
+    f->start = 1, f->fill = fill;
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned i = 0; i < 8; i++) {
+        assert_feq(fx_get(fx, SB, 0, 64, F32, i), i >= 2 && i <= 4 ? in0[i] : fill);
+        assert_feq(fx_get(fx, SB, 1, 64, F32, i), i == 7 ? in1[i] : fill);
+    }
+    assert_feq(fx_get(fx, SB, 0, 136, F32, 0), 4.0f);
+    assert_feq(fx_get(fx, SB, 1, 136, F32, 0), 17.0f);
+    /* reduce: max(accumulator, row max); eq picks one index per row */
+    f->cmp0 = ISA_CMP_EQ, f->cmp1 = ISA_CMP_LE, f->red_cmd = ISA_REDCMD_REDUCE;
+    assert_int_equal(fx_run(fx, &d), 0);   /* row 0: index 3 (pos 2); row 1: index 8 */
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 2), 2.0f);
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 3), fill);
+    assert_feq(fx_get(fx, SB, 1, 64, F32, 6), fill);
+    assert_feq(fx_get(fx, SB, 1, 64, F32, 7), 17.0f);
+    assert_feq(fx_get(fx, SB, 0, 136, F32, 0), 4.0f);
+    assert_feq(fx_get(fx, SB, 1, 136, F32, 0), 17.0f);
+    /* idle: red_out untouched */
+    const float sentinel[1] = { 42 };
+    fx_put(fx, SB, 0, 136, F32, sentinel, 1);
+    f->red_cmd = ISA_REDCMD_IDLE;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 0, 136, F32, 0), 42.0f);
+    /* errors */
+    f->cmp1 = ISA_CMP_NE;
+    FX_FAILS(fx, &d, "cmp1", "not a RangeSelect comparison");
+    f->cmp1 = ISA_CMP_LT;
+    f->red_op = ISA_ALU_ADD;
+    FX_FAILS(fx, &d, "red_op", "max only");
+    f->red_op = ISA_ALU_MAX;
+    f->red_cmd = ISA_REDCMD_LOAD_REDUCE;
+    f->red_out.space = ISA_SPACE_NONE;
+    FX_FAILS(fx, &d, "red_out", "absent");
+    fx_free(fx);
+}
+
+/* SelectReduce (NKI select_reduce): immediate and [P,1] on_false,
+ * reverse_pred, and the max reduce chained through the accumulator. */
+static void test_select_reduce(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    const float pred[4] = { 1, 0, 2, 0 }, in[4] = { -7, 5, -3, 9 }, c[1] = { -1 };
+    fx_put(fx, SB, 0, 0, ISA_DT_UINT8, pred, 4);
+    fx_put(fx, SB, 0, 64, F32, in, 4);
+    fx_put(fx, SB, 0, 128, F32, c, 1);
+    isa_decoded_t d = mk(ISA_OP_SELECT_REDUCE);
+    isa_fmt_SELR_t *f = &d.inst.f.SELR;
+    f->pred = tap1(SB, ISA_DT_UINT8, 0, 0, 1, 4);
+    f->in = tap1(SB, F32, 64, 0, 1, 4);
+    f->out = tap1(SB, F32, 256, 0, 1, 4);
+    f->red_out = ptr(SB, F32, 192);
+    f->red_op = ISA_ALU_MAX, f->red_cmd = ISA_REDCMD_RESET_REDUCE;
+    f->on_false = 0xc1200000u;   /* -10.0f */
+    assert_int_equal(fx_run(fx, &d), 0);
+    const float want[4] = { -7, -10, -3, -10 };
+    for (unsigned i = 0; i < 4; i++)
+        assert_feq(fx_get(fx, SB, 0, 256, F32, i), want[i]);
+    assert_feq(fx_get(fx, SB, 0, 192, F32, 0), -3.0f);
+    /* reverse_pred, [P,1] on_false, reduce: max(-3, max(-1, 5, -1, 9)) = 9 */
+    f->rev_pred = 1, f->on_false_is_ptr = 1, f->on_false = ptr_bits(SB, F32, 128);
+    f->red_cmd = ISA_REDCMD_REDUCE;
+    assert_int_equal(fx_run(fx, &d), 0);
+    const float want2[4] = { -1, 5, -1, 9 };
+    for (unsigned i = 0; i < 4; i++)
+        assert_feq(fx_get(fx, SB, 0, 256, F32, i), want2[i]);
+    assert_feq(fx_get(fx, SB, 0, 192, F32, 0), 9.0f);
+    /* errors */
+    f->red_op = ISA_ALU_MIN;
+    FX_FAILS(fx, &d, "red_op", "max only");
+    f->red_op = ISA_ALU_MAX;
+    f->pred.count[0] = 3;
+    FX_FAILS(fx, &d, "pred");
+    fx_free(fx);
+}
+
 static void test_max8_family(void **state)
 {
     (void)state;
@@ -895,6 +996,8 @@ int main(void)
         cmocka_unit_test(test_dropout_cpred_tload),
         cmocka_unit_test(test_quantize_mx),
         cmocka_unit_test(test_bn_stats_aggr),
+        cmocka_unit_test(test_range_select),
+        cmocka_unit_test(test_select_reduce),
         cmocka_unit_test(test_costs),
         cmocka_unit_test(test_table),
     };

@@ -415,6 +415,45 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
     _emit("affine_select", loc, _common(f, name, None, loc))
 
 
+def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
+                 reduce_cmd=reduce_cmd.reset_reduce, reduce_res=None, reduce_op=None,
+                 range_start=0, on_false_value=None, name=None):
+    """Kernel-format range_select (docs/kernel-format.md); reduce_op is
+    maximum (the only one NKI allows) when None."""
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
+         ("comp_op0", _opn(comp_op0, "comp_op0", loc)),
+         ("comp_op1", _opn(comp_op1, "comp_op1", loc)),
+         ("bound0", _t(bound0, "bound0", loc)), ("bound1", _t(bound1, "bound1", loc)),
+         ("reduce_cmd", '"%s"' % reduce_cmd.name)]
+    if reduce_res is not None:
+        f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
+    if reduce_op is not None:
+        f.append(("reduce_op", _opn(reduce_op, "reduce_op", loc)))
+    if range_start:
+        f.append(("range_start", str(int(range_start))))
+    if on_false_value is not None:
+        f.append(("on_false_value", _scalar(on_false_value, "on_false_value", loc)))
+    _emit("range_select", loc, _common(f, name, None, loc))
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
+                  reduce_cmd=reduce_cmd.idle, reduce_op=None, reverse_pred=False, name=None):
+    """Kernel-format select_reduce (docs/kernel-format.md)."""
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("predicate", _t(predicate, "predicate", loc)),
+         ("on_true", _t(on_true, "on_true", loc)), ("on_false", _scalar(on_false, "on_false", loc))]
+    if reduce_res is not None:
+        f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
+    if reduce_cmd.name != "idle":
+        f.append(("reduce_cmd", '"%s"' % reduce_cmd.name))
+    if reduce_op is not None:
+        f.append(("reduce_op", _opn(reduce_op, "reduce_op", loc)))
+    if reverse_pred:
+        f.append(("reverse_pred", "true"))
+    _emit("select_reduce", loc, _common(f, name, None, loc))
+
+
 def dropout(dst, data, prob, name=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
@@ -491,7 +530,7 @@ def _unsupported(name):
 
 for _n in ("tensor_scalar_cumulative", "rng", "set_rng_seed", "rand_set_state",
            "rand_get_state", "rand2", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
-           "range_select", "select_reduce", "register_alloc", "register_move",
+           "register_alloc", "register_move",
            "register_load", "register_store", "nonzero_with_count", "topk"):
     globals()[_n] = _unsupported(_n)
 del _n
