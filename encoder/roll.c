@@ -20,16 +20,14 @@
  * unrolled program with the same wait values, plus the control
  * instructions, so values are identical and waits cannot deadlock (the
  * unrolled program's argument, docs/compiler.md "No deadlock"). */
-#include "backend.h"
+#include "roll.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ROLL_MAX_PEEL 3
+#define ROLL_MAX_PEEL 3          /* iterations left unrolled before / after the loop */
 #define ROLL_MAX_UNROLL 8        /* rotating buffers: SBUF <= 4, PSUM <= 8 */
-#define ROLL_WAIT_REGS 15        /* wait_reg 1..15 -> r63..r49 */
-#define ROLL_MAX_STEPS 32        /* step registers per engine and loop */
 
 int roll_candidates(const tir_kernel_t *k, bool loops_opt, unsigned char **cand,
                     sched_rr_event_t **ev, int *nev, tpb_err_t *err)
@@ -102,23 +100,10 @@ static int first_at(const int *eff, int n, int op)
     return lo;
 }
 
-/* The per-iteration step of one varying quantity. */
-typedef struct {
-    int64_t step;            /* per iteration (elements for DMA, counts for waits) */
-    int reg;                 /* register holding (i - p) * step */
-} roll_step_t;
 
-typedef struct {
-    int loop;                /* tir loop */
-    int p, n;                /* peeled iterations, trips */
-    int u, R;                /* source iterations per rolled iteration, rolled trips */
-    int s0, s1, end;         /* body [s0, s1), deleted [s1, end) */
-    int64_t *wstep;          /* per body inst: wait step */
-    int64_t *sstep, *dstep;  /* per body inst: DDESC src/dst address step (bytes) */
-} roll_plan_t;
-
-static void plan_free(roll_plan_t *p)
+void roll_plan_free(roll_plan_t *p)
 {
+    free(p->sb);
     free(p->wstep);
     free(p->sstep);
     free(p->dstep);
@@ -141,45 +126,39 @@ static bool same_body(const bir_inst_t *a, const bir_inst_t *b)
     return memcmp(&x, &y, sizeof x) == 0;
 }
 
-static bool linear(int64_t a, int64_t b, int64_t k, int64_t step)
-{
-    return b - a == k * step;
-}
+static bool linear(int64_t a, int64_t b, int64_t k, int64_t step) { return b - a == k * step; }
 
-/* Try the rolled iterations st[0..n]: rolled iterations 1..n-1 congruent
- * to rolled iteration 0 (p = 0 here: the caller passes the boundaries
- * from the first rolled iteration on). */
-static const char *try_peel(const bir_block_t *b, const int *st, int n, roll_plan_t *pl)
+/* Rolled iterations 1..R-1 (boundaries sb) congruent to rolled iteration 0:
+ * the same instructions, wait values and DMA addresses moving by a constant
+ * step per iteration.  NULL, or the reason. */
+static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_plan_t *pl)
 {
-    const int p = 0;
-    int len = st[p + 1] - st[p];
+    int len = sb[1] - sb[0];
     if (len <= 0)
         return "an iteration has no instructions";
-    for (int i = p + 1; i < n; i++)
-        if (st[i + 1] - st[i] != len)
+    for (int i = 1; i < R; i++)
+        if (sb[i + 1] - sb[i] != len)
             return "iterations lower to different instruction counts";
-    const bir_inst_t *A = &b->insts[st[p]], *B = &b->insts[st[p + 1]];
+    const bir_inst_t *A = &b->insts[sb[0]], *B = &b->insts[sb[1]];
     for (int t = 0; t < len; t++) {
         pl->wstep[t] = (int64_t)B[t].isa.sync.wait_val - (int64_t)A[t].isa.sync.wait_val;
+        pl->sstep[t] = pl->dstep[t] = 0;
         if (A[t].isa.op == ISA_OP_DMA_DIRECT2D) {
             pl->sstep[t] = (int64_t)B[t].isa.f.DDESC.src.addr - (int64_t)A[t].isa.f.DDESC.src.addr;
             pl->dstep[t] = (int64_t)B[t].isa.f.DDESC.dst.addr - (int64_t)A[t].isa.f.DDESC.dst.addr;
-        } else {
-            pl->sstep[t] = pl->dstep[t] = 0;
         }
     }
-    for (int i = p + 1; i < n; i++) {
-        const bir_inst_t *C = &b->insts[st[i]];
-        int64_t k = i - p;
+    for (int i = 1; i < R; i++) {
+        const bir_inst_t *C = &b->insts[sb[i]];
         for (int t = 0; t < len; t++) {
             if (!same_body(&A[t], &C[t]))
                 return "an instruction differs between iterations beyond DMA addresses and "
                        "wait values";
-            if (!linear(A[t].isa.sync.wait_val, C[t].isa.sync.wait_val, k, pl->wstep[t]))
+            if (!linear(A[t].isa.sync.wait_val, C[t].isa.sync.wait_val, i, pl->wstep[t]))
                 return "a wait value does not grow linearly";
             if (A[t].isa.op == ISA_OP_DMA_DIRECT2D &&
-                (!linear(A[t].isa.f.DDESC.src.addr, C[t].isa.f.DDESC.src.addr, k, pl->sstep[t]) ||
-                 !linear(A[t].isa.f.DDESC.dst.addr, C[t].isa.f.DDESC.dst.addr, k, pl->dstep[t])))
+                (!linear(A[t].isa.f.DDESC.src.addr, C[t].isa.f.DDESC.src.addr, i, pl->sstep[t]) ||
+                 !linear(A[t].isa.f.DDESC.dst.addr, C[t].isa.f.DDESC.dst.addr, i, pl->dstep[t])))
                 return "a DMA address does not move linearly";
         }
     }
@@ -191,267 +170,91 @@ static const char *try_peel(const bir_block_t *b, const int *st, int n, roll_pla
                               pl->sstep[t] % isa_dtype_size(f->src.dtype))) ||
             (pl->dstep[t] && (f->dst_reg != ISA_REG_NONE ||
                               pl->dstep[t] % isa_dtype_size(f->dst.dtype))))
-            return "a moving DMA side already has a register offset or moves by a partial element";
-        int64_t far = (int64_t)n * (llabs(pl->sstep[t]) + llabs(pl->dstep[t]));
-        if (far > INT32_MAX)
-            return "a DMA register offset would pass 32 bits";
+            return "a moving DMA side already has a register offset or moves by a partial "
+                   "element";
     }
     return NULL;
 }
 
-/* Registers the kernel itself uses on any engine (TensorLoad, DMA). */
-static void used_regs(const bir_block_t *b, bool used[ISA_NUM_REGS])
-{
-    memset(used, 0, ISA_NUM_REGS * sizeof *used);
-    for (int i = 0; i < b->ninsts; i++) {
-        const isa_inst_t *in = &b->insts[i].isa;
-        if (in->op == ISA_OP_TENSOR_LOAD)
-            for (uint32_t r = in->f.TLOAD.reg; r < ISA_NUM_REGS && r < in->f.TLOAD.reg + 8; r++)
-                used[r] = true;
-        if (in->op == ISA_OP_DMA_DIRECT2D) {
-            if (in->f.DDESC.src_reg < ISA_NUM_REGS)
-                used[in->f.DDESC.src_reg] = true;
-            if (in->f.DDESC.dst_reg < ISA_NUM_REGS)
-                used[in->f.DDESC.dst_reg] = true;
-        }
-    }
-}
-
-/* Register for (kind, step) on one engine: wait registers from r63 down,
- * the others from r48 down; -1 when none is left. */
-static int step_reg(roll_step_t *steps, int *nsteps, bool wait, int64_t step,
-                    const bool used[ISA_NUM_REGS], bool taken[ISA_NUM_REGS])
-{
-    for (int i = 0; i < *nsteps; i++)
-        if (steps[i].step == step && (steps[i].reg > ISA_NUM_REGS - 1 - ROLL_WAIT_REGS) == wait)
-            return steps[i].reg;
-    if (*nsteps == ROLL_MAX_STEPS)
-        return -1;
-    int hi = wait ? ISA_NUM_REGS - 1 : ISA_NUM_REGS - 1 - ROLL_WAIT_REGS;
-    int lo = wait ? ISA_NUM_REGS - ROLL_WAIT_REGS : 0;
-    for (int r = hi; r >= lo; r--)
-        if (!used[r] && !taken[r]) {
-            taken[r] = true;
-            steps[(*nsteps)++] = (roll_step_t){step, r};
-            return r;
-        }
-    return -1;
-}
-
-static void ctl(bir_inst_t *in, isa_op_t op, int engine, int reg, int32_t imm, int loop,
-                const char *path, const char *what)
-{
-    bir_inst_init(in, op == ISA_OP_BRANCH_CMP ? BIR_BRANCH_CMP
-                      : op == ISA_OP_REG_ADD  ? BIR_REG_ADD
-                                              : BIR_REG_SET, op);
-    in->engine = engine;
-    in->loop = loop;
-    in->op_kind = "loop";
-    in->src = path;
-    snprintf(in->name, sizeof in->name, "loop.%s", what);
-    if (op == ISA_OP_BRANCH_CMP) {
-        in->isa.f.BR.reg = (uint32_t)reg;
-        in->isa.f.BR.cmp = ISA_CMP_LT;
-        in->isa.f.BR.imm = imm;
-    } else {
-        in->isa.f.REG.reg = (uint32_t)reg;
-        in->isa.f.REG.imm = imm;
-    }
-}
-
-typedef struct {
-    bir_inst_t *v;
-    int n, cap;
-} ibuf_t;
-
-static bir_inst_t *push(ibuf_t *o, tpb_err_t *err)
-{
-    if (o->n == o->cap) {
-        int nc = o->cap ? o->cap * 2 : 1024;
-        bir_inst_t *q = realloc(o->v, (size_t)nc * sizeof *q);
-        if (!q) {
-            tpb_errf(err, "out of memory rolling loops");
-            return NULL;
-        }
-        o->v = q, o->cap = nc;
-    }
-    return &o->v[o->n++];
-}
-
-/* Emit one rolled loop into o: marker, heads, body, tails. */
-static int emit_loop(ibuf_t *o, const bir_block_t *b, const roll_plan_t *pl, const tir_kernel_t *k,
-                     const bool used[ISA_NUM_REGS], bir_module_t *m, const char **why,
-                     tpb_err_t *err)
-{
-    int li = m->nloops, len = pl->s1 - pl->s0;
-    const char *path = k->loops[pl->loop].path;
-    roll_step_t steps[ISA_ENG_COUNT][ROLL_MAX_STEPS];
-    int nsteps[ISA_ENG_COUNT] = {0}, counter[ISA_ENG_COUNT];
-    bool has[ISA_ENG_COUNT] = {false}, taken[ISA_ENG_COUNT][ISA_NUM_REGS];
-    memset(taken, 0, sizeof taken);
-    int base = o->n;
-    bir_inst_t *mk = push(o, err);
-    if (!mk)
-        return -1;
-    bir_inst_init(mk, BIR_INST_LOOP, ISA_OP_NOP);
-    mk->loop = li;
-    mk->src = path;
-    mk->op_kind = "loop";
-    snprintf(mk->name, sizeof mk->name, "loop");
-    /* body copy first (registers decided per engine), heads inserted after */
-    ibuf_t body = {0};
-    for (int t = 0; t < len; t++) {
-        bir_inst_t *in = push(&body, err);
-        if (!in) {
-            free(body.v);
-            return -1;
-        }
-        *in = b->insts[pl->s0 + t];
-        in->loop = li;
-        in->loop_role = BIR_LOOP_BODY;
-        int e = in->engine;
-        has[e] = true;
-        int r;
-        if (pl->wstep[t] && in->isa.sync.wait_en) {
-            if ((r = step_reg(steps[e], &nsteps[e], true, pl->wstep[t], used, taken[e])) < 0)
-                goto noregs;
-            in->isa.sync.wait_reg = (uint32_t)(ISA_NUM_REGS - r);
-        }
-        if (pl->sstep[t]) {
-            int64_t el = pl->sstep[t] / isa_dtype_size(in->isa.f.DDESC.src.dtype);
-            if ((r = step_reg(steps[e], &nsteps[e], false, el, used, taken[e])) < 0)
-                goto noregs;
-            in->isa.f.DDESC.src_reg = (uint32_t)r;
-        }
-        if (pl->dstep[t]) {
-            int64_t el = pl->dstep[t] / isa_dtype_size(in->isa.f.DDESC.dst.dtype);
-            if ((r = step_reg(steps[e], &nsteps[e], false, el, used, taken[e])) < 0)
-                goto noregs;
-            in->isa.f.DDESC.dst_reg = (uint32_t)r;
-        }
-    }
-    for (int e = 0; e < ISA_ENG_COUNT; e++) {
-        counter[e] = -1;
-        if (!has[e])
-            continue;
-        for (int r = ISA_NUM_REGS - 1 - ROLL_WAIT_REGS; r >= 0 && counter[e] < 0; r--)
-            if (!used[r] && !taken[e][r])
-                counter[e] = r;
-        if (counter[e] < 0)
-            goto noregs;
-        bir_inst_t *in;
-        if (!(in = push(o, err)))
-            goto fail;
-        ctl(in, ISA_OP_REG_SET, e, counter[e], 0, li, path, "counter");
-        for (int s = 0; s < nsteps[e]; s++) {
-            if (!(in = push(o, err)))
-                goto fail;
-            ctl(in, ISA_OP_REG_SET, e, steps[e][s].reg, 0, li, path, "step");
-        }
-        o->v[o->n - 1].loop_role = BIR_LOOP_HEAD_END;
-    }
-    for (int t = 0; t < len; t++) {
-        bir_inst_t *in = push(o, err);
-        if (!in)
-            goto fail;
-        *in = body.v[t];
-    }
-    for (int e = 0; e < ISA_ENG_COUNT; e++) {
-        if (!has[e])
-            continue;
-        bir_inst_t *in;
-        for (int s = 0; s < nsteps[e]; s++) {
-            if (steps[e][s].step > INT32_MAX || steps[e][s].step < INT32_MIN)
-                goto noregs;
-            if (!(in = push(o, err)))
-                goto fail;
-            ctl(in, ISA_OP_REG_ADD, e, steps[e][s].reg, (int32_t)steps[e][s].step, li, path, "step");
-        }
-        if (!(in = push(o, err)))
-            goto fail;
-        ctl(in, ISA_OP_REG_ADD, e, counter[e], 1, li, path, "next");
-        if (!(in = push(o, err)))
-            goto fail;
-        ctl(in, ISA_OP_BRANCH_CMP, e, counter[e], pl->R, li, path, "back");
-        in->loop_role = BIR_LOOP_BACK;
-    }
-    free(body.v);
-    bir_loop_t *nl = realloc(m->loops, (size_t)(m->nloops + 1) * sizeof *nl);
-    if (!nl)
-        return tpb_errf(err, "out of memory rolling loops");
-    m->loops = nl;
-    bir_loop_t *L = &m->loops[m->nloops++];
-    memset(L, 0, sizeof *L);
-    snprintf(L->path, sizeof L->path, "%s", path);
-    L->trips = pl->R;
-    L->unroll = pl->u;
-    L->peeled = pl->p;
-    L->marker = base;
-    L->end = o->n;
-    return 0;
-noregs:
-    *why = "no free sequencer registers for the loop";
-    free(body.v);
-    o->n = base;
-    return 1;
-fail:
-    free(body.v);
-    return -1;
-}
-
-/* Plan loop i: find the iterations' instruction ranges and a peel. */
+/* Plan loop i: find the iterations' instruction ranges, a peel p and an
+ * unroll factor u (rotating buffers repeat with their period); the
+ * shortest body wins.  NULL, or the reason; *rc < 0 on out of memory. */
 static const char *plan_loop(const bir_block_t *b, const int *eff, const tir_kernel_t *k, int i,
                              roll_plan_t *pl, tpb_err_t *err, int *rc)
 {
     const tir_loop_t *l = &k->loops[i];
     int n = (int)l->trips;
     int *st = malloc(sizeof *st * ((size_t)n + 1));
-    if (!st) {
-        *rc = tpb_errf(err, "out of memory rolling loops");
-        return NULL;
-    }
+    const char *why = "fewer than two congruent iterations";
+    if (!st)
+        goto oom;
     for (int it = 0; it <= n; it++)
         st[it] = first_at(eff, b->ninsts, k->loop_marks[l->first + it]);
-    const char *why = "fewer than two congruent iterations";
-    int *sb = malloc(sizeof *sb * ((size_t)n + 1));
-    if (!sb) {
-        free(st);
-        *rc = tpb_errf(err, "out of memory rolling loops");
-        return NULL;
-    }
-    /* u source iterations per rolled one (rotating buffers repeat with
-     * their period), after p peeled ones; the shortest body wins */
     for (int u = 1; u <= ROLL_MAX_UNROLL && 2 * u <= n; u++) {
-        for (int p = (n % u); p <= ROLL_MAX_PEEL + u && p + 2 * u <= n; p += u) {
-            int R = (n - p) / u;
-            for (int j = 0; j <= R; j++)
-                sb[j] = st[p + j * u];
-            int len = sb[1] - sb[0];
-            plan_free(pl);
+        for (int tp = 0; tp <= ROLL_MAX_PEEL * ROLL_MAX_PEEL + ROLL_MAX_PEEL; tp++) {
+            /* p peeled in front, q after: small totals first */
+            int p = (n - tp / (ROLL_MAX_PEEL + 1)) % u + tp % (ROLL_MAX_PEEL + 1) * u;
+            int q = tp / (ROLL_MAX_PEEL + 1);
+            if (p + q + 2 * u > n || (n - p - q) % u)
+                continue;
+            int R = (n - p - q) / u;
+            roll_plan_free(pl);
+            int len = st[p + u] - st[p];
+            pl->sb = malloc(sizeof *pl->sb * ((size_t)R + 1));
             pl->wstep = calloc((size_t)len + 1, sizeof *pl->wstep);
             pl->sstep = calloc((size_t)len + 1, sizeof *pl->sstep);
             pl->dstep = calloc((size_t)len + 1, sizeof *pl->dstep);
-            if (!pl->wstep || !pl->sstep || !pl->dstep) {
-                free(st);
-                free(sb);
-                *rc = tpb_errf(err, "out of memory rolling loops");
-                return NULL;
-            }
-            const char *w = try_peel(b, sb, R, pl);
+            if (!pl->sb || !pl->wstep || !pl->sstep || !pl->dstep)
+                goto oom;
+            for (int j = 0; j <= R; j++)
+                pl->sb[j] = st[p + j * u];
+            const char *w = congruent(b, pl->sb, R, pl);
             if (!w) {
                 pl->loop = i, pl->p = p, pl->n = n, pl->u = u, pl->R = R;
-                pl->s0 = sb[0], pl->s1 = sb[1], pl->end = sb[R];
-                free(sb);
+                pl->s0 = pl->sb[0], pl->s1 = pl->sb[1], pl->end = pl->sb[R];
                 free(st);
                 return NULL;
             }
-            if (u == 1 && p == 0)
+            if (u == 1 && p == 0 && q == 0)
                 why = w;   /* report the plain form's reason */
         }
     }
-    free(sb);
+    roll_plan_free(pl);
     free(st);
     return why;
+oom:
+    roll_plan_free(pl);
+    free(st);
+    *rc = tpb_errf(err, "out of memory rolling loops");
+    return NULL;
+}
+
+/* A loop nested in rolled loop c moves with c's iterations the same way in
+ * each of its own rolled iterations (else its body cannot be shared). */
+static bool steps_agree(const roll_plan_t *c, const roll_plan_t *q)
+{
+    int len = q->s1 - q->s0;
+    for (int j = 1; j < q->R; j++)
+        for (int t = 0; t < len; t++) {
+            int a = q->s0 + t - c->s0, x = q->sb[j] + t - c->s0;
+            if (c->wstep[a] != c->wstep[x] || c->sstep[a] != c->sstep[x] ||
+                c->dstep[a] != c->dstep[x])
+                return false;
+        }
+    return true;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const roll_plan_t *x = a, *y = b;
+    return x->s0 != y->s0 ? (x->s0 < y->s0 ? -1 : 1) : x->depth - y->depth;
+}
+
+static void note(enc_stats_t *st, const char *path, const char *why)
+{
+    st->roll_failed++;
+    if (!st->roll_note[0])
+        snprintf(st->roll_note, sizeof st->roll_note, "%s: %s", path, why);
 }
 
 int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand,
@@ -461,91 +264,103 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
     if (!cand || !k->nloops)
         return 0;
     int *eff = effective_ops(b);
-    unsigned char *done = calloc((size_t)k->nloops, 1);
-    ibuf_t o = {0};
-    int rc = -1;
-    if (!eff || !done) {
+    roll_plan_t *P = calloc((size_t)k->nloops, sizeof *P);
+    int np = 0, rc = -1;
+    if (!eff || !P) {
         tpb_errf(err, "out of memory rolling loops");
         goto out;
     }
     for (int i = 1; i < b->ninsts; i++)
         if (eff[i] < eff[i - 1]) {
-            snprintf(st->roll_note, sizeof st->roll_note, "instructions are not in op order");
-            st->roll_failed++;
+            note(st, k->loops[0].path, "instructions are not in op order");
             rc = 0;
             goto out;
         }
-    bool used[ISA_NUM_REGS];
-    used_regs(b, used);
-    int pos = 0;   /* instructions before pos are in o */
     for (int i = 0; i < k->nloops; i++) {
         const tir_loop_t *l = &k->loops[i];
-        int par = l->parent;
-        bool covered = false;
-        for (; par >= 0 && !covered; par = k->loops[par].parent)
-            covered = done[par] == 1;
-        if (!cand[i] || covered)
+        if (!cand[i])
+            continue;
+        int lo = first_at(eff, b->ninsts, k->loop_marks[l->first]);
+        int hi = first_at(eff, b->ninsts, k->loop_marks[l->first + l->trips]);
+        /* the innermost accepted plan whose rolled body holds it; an
+         * instance in a dropped iteration disappears with it */
+        int par = -1;
+        bool dropped = false;
+        for (int q = 0; q < np; q++) {
+            if (lo >= P[q].s0 && hi <= P[q].s1 && (par < 0 || P[q].depth > P[par].depth))
+                par = q;
+            dropped |= lo >= P[q].s1 && hi <= P[q].end;
+        }
+        if (dropped)
             continue;
         roll_plan_t pl = {0};
         int prc = 0;
         const char *why = plan_loop(b, eff, k, i, &pl, err, &prc);
         if (prc)
             goto out;
-        if (!why && pl.s0 < pos)
-            why = "it overlaps a rolled loop";
-        int erc = 0, end = pl.end;
-        if (!why) {
-            for (; pos < pl.s0; pos++) {
-                bir_inst_t *in = push(&o, err);
-                if (!in)
-                    goto out;
-                *in = b->insts[pos];
-            }
-            erc = emit_loop(&o, b, &pl, k, used, m, &why, err);
-            if (erc < 0) {
-                plan_free(&pl);
-                goto out;
-            }
-        }
-        plan_free(&pl);
+        if (!why && par >= 0 && P[par].depth + 1 >= ROLL_MAXD)
+            why = "rolled loops nested too deep";
+        for (int q = par; !why && q >= 0; q = P[q].parent)
+            if (!steps_agree(&P[q], &pl))
+                why = "its iterations move differently with an enclosing rolled loop";
+        for (int q = 0; !why && q < np; q++)
+            if (q != par && pl.s0 < P[q].end && P[q].s0 < pl.end &&
+                !(pl.s0 >= P[q].s0 && pl.end <= P[q].s1))
+                why = "it overlaps a rolled loop";
         if (why) {
-            done[i] = 2;
-            st->roll_failed++;
-            if (!st->roll_note[0])
-                snprintf(st->roll_note, sizeof st->roll_note, "%s: %s", l->path, why);
-            if (l->roll == 1) {
-                bool outer = false;
-                for (int q = l->parent; q >= 0; q = k->loops[q].parent)
-                    outer |= cand[q] != 0;
-                if (!outer) {
-                    tpb_errf(err, "%s: \"roll\": true, but the loop cannot be rolled: %s",
-                             l->path, why);
-                    goto out;
-                }
+            roll_plan_free(&pl);
+            note(st, l->path, why);
+            bool outer = false;
+            for (int q = l->parent; q >= 0; q = k->loops[q].parent)
+                outer |= cand[q] != 0;
+            if (l->roll == 1 && !outer) {
+                tpb_errf(err, "%s: \"roll\": true, but the loop cannot be rolled: %s", l->path,
+                         why);
+                goto out;
             }
             continue;
         }
-        done[i] = 1;
-        st->rolled++;
-        pos = end;
+        pl.parent = par;
+        pl.depth = par >= 0 ? P[par].depth + 1 : 0;
+        P[np++] = pl;
     }
-    if (st->rolled) {
-        for (; pos < b->ninsts; pos++) {
-            bir_inst_t *in = push(&o, err);
-            if (!in)
-                goto out;
-            *in = b->insts[pos];
+    if (np) {
+        /* sort by position (an instance in a peeled iteration of a rolled
+         * loop comes before it); parent links follow through the sort */
+        int *where = malloc(sizeof *where * (size_t)np), *opar = malloc(sizeof *opar * (size_t)np);
+        if (!where || !opar) {
+            free(where);
+            free(opar);
+            tpb_errf(err, "out of memory rolling loops");
+            goto out;
         }
-        free(b->insts);
-        b->insts = o.v;
-        b->ninsts = o.n;
-        b->cap = o.cap;
-        o.v = NULL;
+        for (int q = 0; q < np; q++)
+            opar[q] = P[q].parent, P[q].parent = q;
+        qsort(P, (size_t)np, sizeof *P, by_start);
+        for (int q = 0; q < np; q++)
+            where[P[q].parent] = q;
+        for (int q = 0; q < np; q++) {
+            int o = opar[P[q].parent];
+            P[q].parent = o >= 0 ? where[o] : -1;
+        }
+        free(where);
+        free(opar);
+        const char *why = NULL;
+        int erc = roll_emit(m, k, P, np, &why, err);
+        if (erc < 0)
+            goto out;
+        if (erc > 0) {
+            note(st, k->loops[P[0].loop].path, why);
+            rc = 0;
+            goto out;
+        }
+        st->rolled += (unsigned)np;
     }
     rc = 0;
 out:
-    free(o.v);
+    for (int q = 0; q < np; q++)
+        roll_plan_free(&P[q]);
+    free(P);
     free(eff);
-    free(done);
     return rc;
 }
