@@ -176,6 +176,13 @@ static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_pl
     return NULL;
 }
 
+/* How far an attempt got: the reason of the furthest one is reported. */
+static int rank(const char *why)
+{
+    return !why ? -1 : strstr(why, "register") ? 3 : strstr(why, "linear") ? 2
+                     : strstr(why, "differs") ? 1 : 0;
+}
+
 /* Plan loop i: find the iterations' instruction ranges, a peel p and an
  * unroll factor u (rotating buffers repeat with their period); the
  * shortest body wins.  NULL, or the reason; *rc < 0 on out of memory. */
@@ -215,8 +222,8 @@ static const char *plan_loop(const bir_block_t *b, const int *eff, const tir_ker
                 free(st);
                 return NULL;
             }
-            if (u == 1 && p == 0 && q == 0)
-                why = w;   /* report the plain form's reason */
+            if (rank(w) > rank(why))
+                why = w;   /* report the most specific reason */
         }
     }
     roll_plan_free(pl);

@@ -72,6 +72,30 @@ def k_multi(n):
     return k, ref
 
 
+def k_kreg(roll):
+    """Nested "roll": true loops next to a kernel register (r47 from
+    load_tensor_to_register, a load at a register offset): the rolled loops
+    must leave r47 alone."""
+    inner = {"op": "for", "var": "i", "range": [4], "body": [
+        tile("t", [128, 32]),
+        {"op": "load", "dst": "t", "src": "table[0:128, :]", "src_reg": 47},
+        {"op": "activation", "dst": "t", "src": "t", "func": "exp"},
+        {"op": "store", "dst": "out[(4*j+i)*128:(4*j+i+1)*128, :]", "src": "t"}]}
+    outer = {"op": "for", "var": "j", "range": [4], "body": [inner]}
+    if roll:
+        inner["roll"] = outer["roll"] = True
+    k = {"kernel": "roll_kreg", "target": "trn2",
+         "inputs": [{"name": "table", "shape": [512, 32], "dtype": "float32"},
+                    {"name": "off", "shape": [1, 1], "dtype": "int32"}],
+         "outputs": [{"name": "out", "shape": [2048, 32], "dtype": "float32"}],
+         "body": [tile("to", [1, 1], dtype="int32"), {"op": "load", "dst": "to", "src": "off"},
+                  {"op": "load_tensor_to_register", "src": "to", "reg": 47, "engine": "sp"},
+                  outer]}
+    # off is 0 (integer inputs are zeros): rows 0..127
+    ref = lambda x: {"out": np.tile(np.exp(x["table"][0:128].astype(np.float64)), (16, 1))}
+    return k, ref
+
+
 def k_tutorial(N, K, M, bm_n, bk_n):
     """The tutorial's optimised loop nest (examples/kernels/
     mm_tutorial_optimized_trn2.json) at a small size: n (affine) over
@@ -151,7 +175,8 @@ def compare(tpb, work, name, kr, opts, want_rolled, seed=0, trace=False, base=()
     rng = np.random.default_rng(seed)
     inputs, arrays = {}, {}
     for t in kernel["inputs"]:
-        arrays[t["name"]] = rng.uniform(-1, 1, t["shape"]).astype(np.float32)
+        arrays[t["name"]] = (np.zeros(t["shape"], np.int32) if t["dtype"] == "int32" else
+                             rng.uniform(-1, 1, t["shape"]).astype(np.float32))
         inputs[t["name"]] = os.path.join(work, "%s.%s.npy" % (name, t["name"]))
         np.save(inputs[t["name"]], arrays[t["name"]])
     u = compile_sim(tpb, work, name + ".unrolled", plain or kernel, list(base), inputs)
@@ -274,6 +299,8 @@ def main():
     compare(tpb, work, "multi", k_multi(12), ["--loops"], 1, base=("--buffers", "1"))
     compare(tpb, work, "nested", k_tutorial(3072, 1536, 512, 2, 2), ["--loops"], 3,
             base=("--buffers", "1"))
+    compare(tpb, work, "kreg", k_kreg(True), [], 3, base=("--buffers", "1"),
+            plain=k_kreg(False)[0])
     check_refusals(tpb, work)
     print("rolled loops: ok")
 
