@@ -29,6 +29,16 @@
 #define ROLL_MAX_PEEL 3          /* iterations left unrolled before / after the loop */
 #define ROLL_MAX_UNROLL 8        /* rotating buffers: SBUF <= 4, PSUM <= 8 */
 
+static int by_op(const void *a, const void *b)
+{
+    const sched_rr_event_t *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    return (int)y->save - (int)x->save;   /* a loop's save before its restores */
+}
+
 int roll_candidates(const tir_kernel_t *k, bool loops_opt, unsigned char **cand,
                     sched_rr_event_t **ev, int *nev, tpb_err_t *err)
 {
@@ -53,19 +63,14 @@ int roll_candidates(const tir_kernel_t *k, bool loops_opt, unsigned char **cand,
         free(c);
         return tpb_errf(err, "out of memory planning rolled loops");
     }
-    /* loops are recorded in execution order, so events of one op index come
-     * outer-before-inner; keep that order (stable merge by op) */
+    /* loops are recorded in execution order (outer before inner), so
+     * events of one op index sort by record: outer restores before inner
+     * saves */
     int m = 0;
     for (int i = 0; i < k->nloops; i++)
         for (int64_t it = 0; c[i] && it < k->loops[i].trips; it++)
             e[m++] = (sched_rr_event_t){k->loop_marks[k->loops[i].first + it], i, it == 0};
-    for (int i = 1; i < m; i++) {   /* insertion sort: nearly sorted already */
-        sched_rr_event_t x = e[i];
-        int j = i - 1;
-        while (j >= 0 && e[j].op > x.op)
-            e[j + 1] = e[j], j--;
-        e[j + 1] = x;
-    }
+    qsort(e, (size_t)m, sizeof *e, by_op);
     *cand = c, *ev = e, *nev = m;
     return 0;
 }
