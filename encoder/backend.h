@@ -43,6 +43,22 @@ int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
 /* schedule.c */
 int sched_assign_engines(bir_module_t *m, tpb_err_t *err);
 int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err);
+/* Round-robin restarts for rolled loops: at tile-IR op `op` the issuers'
+ * round-robin positions are saved into (save) or restored from slot
+ * `slot`; events sorted by op (encoder/roll.c). */
+typedef struct {
+    int op, slot;
+    bool save;
+} sched_rr_event_t;
+int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
+                           int nev, int nslots, tpb_err_t *err);
+/* Rolled loops (encoder/roll.c): the candidate loops of k (1 per loop
+ * record, 0 = not a candidate), their queue events, and the pass itself
+ * (after sched_synchronise, before emission). */
+int roll_candidates(const tir_kernel_t *k, bool loops_opt, unsigned char **cand,
+                    sched_rr_event_t **ev, int *nev, tpb_err_t *err);
+int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand,
+               enc_stats_t *st, tpb_err_t *err);
 /* Dependencies + semaphore waits/updates; Nops for extra waits; queue
  * drains and a Halt per used engine at the end. */
 int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
@@ -99,6 +115,10 @@ typedef struct {
     bool fmt_ready[ISA_FMT_COUNT];
     uint8_t fmt_nndims[ISA_FMT_COUNT];
     uint16_t fmt_ndims[ISA_FMT_COUNT][GEN_MAX_NDIMS_FIELDS];
+    /* branch hints: per rolled loop and engine, the pc its back branch
+     * targets (COLLECT's updateBranchHintTargetPC; copied to the run) */
+    unsigned (*loop_pc)[ISA_ENG_COUNT];
+    int nloop_pc;
 } gen_t;
 
 int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool dump_per_inst,

@@ -51,6 +51,7 @@ void bir_module_free(bir_module_t *m)
     free(m->funcs);
     free(m->mlocs);
     free(m->op_scratch);
+    free(m->loops);
     memset(m, 0, sizeof *m);
 }
 
@@ -98,6 +99,7 @@ void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     in->queue = -1;
     in->dma_group = -1;
     in->tir_op = -1;
+    in->loop = -1;
     in->op_kind = "sync";
     in->src = "";
 }

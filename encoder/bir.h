@@ -61,6 +61,8 @@
     X(DMA_TRIGGER, 62, "DMATrigger")                                         \
     X(TENSOR_LOAD, 75, "TensorLoad") X(TENSOR_STORE, 76, "TensorStore")      \
     X(NOP, 80, "Nop") X(HALT, 81, "Halt")                                    \
+    X(REG_SET, 82, "RegSet") X(REG_ADD, 83, "RegAdd")                        \
+    X(BRANCH_CMP, 84, "BranchCmp")                                           \
     X(CORE_BARRIER, 87, "CoreBarrier")                                       \
     X(MAX, 88, "Max") X(MAX_INDEX, 89, "MaxIndex")                           \
     X(MATCH_REPLACE, 90, "MatchReplace")                                     \
@@ -123,7 +125,26 @@ typedef struct {
     const char *src;         /* source path: the tile-IR op's path (the kernel outlives
                                 the module), "" for compiler-made instructions */
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */
+    int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
+    uint8_t loop_role;       /* BIR_LOOP_* */
 } bir_inst_t;
+
+/* Roles in a rolled loop (encoder/roll.c, docs/compiler.md "Rolled loops"). */
+#define BIR_LOOP_BODY 1      /* an instruction of the rolled body */
+#define BIR_LOOP_HEAD_END 2  /* last head instruction of its engine: the body starts
+                                at the next pc (the branch-hint target) */
+#define BIR_LOOP_BACK 3      /* the back branch: BranchCmp to that target */
+
+/* A rolled loop: the InstLoop (105) marker at `marker`, its body the next
+ * instructions up to `end` (heads, body, tails).  target_pc: per engine,
+ * the pc the back branch jumps to, found by the COLLECT pass. */
+typedef struct {
+    char path[96];
+    int64_t trips;           /* iterations executed by the rolled code */
+    int64_t peeled;          /* iterations emitted unrolled before it */
+    int unroll;              /* source iterations per rolled iteration */
+    int marker, end;
+} bir_loop_t;
 
 typedef struct {
     char name[32];
@@ -167,6 +188,8 @@ typedef struct {
     bir_sem_t sems[BIR_MAX_SEMS];
     int nsems;
     int next_dma_group;
+    bir_loop_t *loops;       /* rolled loops (encoder/roll.c) */
+    int nloops;
 } bir_module_t;
 
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);

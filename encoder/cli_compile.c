@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "                         collect-opcodes (0: print the opcodes each engine\n"
             "                         uses, write nothing)\n"
             "  --enable-ldw-opt       drop an LdWeights that reloads the weights PE holds\n"
+            "  --loops                emit rolled loops (registers and a back branch) for\n"
+            "                         sequential_range loops and long loops, instead of\n"
+            "                         unrolling them (docs/compiler.md \"Rolled loops\")\n"
             "  --dump-bin-per-inst    also write <Engine>.<24-digit seq>.<name>.bin per\n"
             "                         instruction into the core directory\n"
             "  --link                 compile a one-program kernel through the multi-core\n"
@@ -112,6 +115,9 @@ static void print_stats(const enc_stats_t *st, bool histogram)
            (unsigned long long)st->sbuf_peak, (unsigned long long)st->psum_peak,
            (unsigned long long)st->hbm_bytes);
     printf("rotating buffers: SBUF %u, PSUM %u\n", st->sbuf_buffers, st->psum_buffers);
+    if (st->rolled || st->roll_failed)
+        printf("rolled loops: %u rolled, %u left unrolled%s%s%s\n", st->rolled, st->roll_failed,
+               st->roll_note[0] ? " (first: " : "", st->roll_note, st->roll_note[0] ? ")" : "");
 }
 
 /* Memory budget (docs/reliability.md): a compile holds every unrolled op
@@ -171,7 +177,7 @@ int tpb_cmd_compile(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *target = NULL;
     int mode = ENC_RUN_ISA_CHECKS;
-    bool dump = false, stats = false, link = false, ldw_opt = false;
+    bool dump = false, stats = false, link = false, ldw_opt = false, loops = false;
     int buffers = 0;
     uint64_t max_memory = 0;
     for (int i = 1; i < argc; i++) {
@@ -217,6 +223,8 @@ int tpb_cmd_compile(int argc, char **argv)
             dump = true;
         } else if (!strcmp(a, "--enable-ldw-opt")) {
             ldw_opt = true;
+        } else if (!strcmp(a, "--loops")) {
+            loops = true;
         } else if (!strcmp(a, "--stats")) {
             stats = true;
         } else if (!strcmp(a, "--link")) {
@@ -280,7 +288,7 @@ int tpb_cmd_compile(int argc, char **argv)
         return 1;
     }
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
-                       .buffers = buffers, .enable_ldw_opt = ldw_opt};
+                       .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */

@@ -43,6 +43,7 @@ static void work_free(work_t *w)
     if (w->owned) {
         free(w->k.tensors);
         free(w->k.ops);
+        free(w->k.loop_marks);
     }
     free(w->ident_data);
     memset(w, 0, sizeof *w);
@@ -136,6 +137,15 @@ static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
     w->owned = true;
     w->k.tensors = NULL, w->k.ops = NULL;
     w->k.cap_tensors = w->k.cap_ops = 0;
+    /* the loop boundaries follow the identity load put in front (the loop
+     * records themselves stay borrowed) */
+    w->k.loop_marks = NULL;
+    if (k->nmarks) {
+        if (!(w->k.loop_marks = malloc(sizeof *w->k.loop_marks * (size_t)k->nmarks)))
+            return tpb_errf(err, "out of memory copying the kernel");
+        for (int i = 0; i < k->nmarks; i++)
+            w->k.loop_marks[i] = k->loop_marks[i] + 1;
+    }
     w->k.ntensors = w->k.nops = 0;
     for (int i = 0; i < k->ntensors; i++)
         if (tir_add_tensor(&w->k, &k->tensors[i]) < 0)
@@ -239,8 +249,17 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
         goto out;
     if (opts && opts->enable_ldw_opt)
         lw_ldw_opt(&m);
-    if (sched_assign_engines(&m, err) || sched_assign_queues(&m, t, err) ||
-        sched_synchronise(&m, st, err))
+    unsigned char *cand = NULL;
+    sched_rr_event_t *ev = NULL;
+    int nev = 0;
+    if (roll_candidates(k, opts && opts->loops, &cand, &ev, &nev, err))
+        goto out;
+    int qrc = sched_assign_engines(&m, err) ||
+              sched_assign_queues_rr(&m, t, ev, nev, k->nloops, err) ||
+              sched_synchronise(&m, st, err) || roll_loops(&m, k, cand, st, err);
+    free(cand);
+    free(ev);
+    if (qrc)
         goto out;
     /* COLLECT_OPCODES first: the per-engine opcode sets feed the DVE check */
     if (gen_init(&collect, ENC_COLLECT_OPCODES, &m, core_dir, false, err) ||
@@ -252,6 +271,8 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
             goto out;
         memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);
         memcpy(run.table_opcodes, collect.table_opcodes, sizeof run.table_opcodes);
+        if (run.nloop_pc)   /* the branch hints the COLLECT pass found */
+            memcpy(run.loop_pc, collect.loop_pc, (size_t)run.nloop_pc * sizeof *run.loop_pc);
         if (gen_run(&run, err)) {
             gen_finish(&run, false, err);
             goto out;

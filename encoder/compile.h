@@ -24,6 +24,10 @@ typedef enum {
     ENC_GENERATE_ISACODE = 2,  /* verifier: build + validate each bundle, no files */
 } enc_codegen_mode_t;
 
+/* --loops: an affine loop is rolled when its iterations unroll to more than
+ * this many tile-IR ops in total (docs/compiler.md "Rolled loops"). */
+#define ENC_ROLL_THRESHOLD 4096
+
 typedef struct {
     const char *out_dir;       /* artifact directory (replaced atomically) */
     const char *target;        /* NULL: the kernel's target, else trn2 */
@@ -32,6 +36,10 @@ typedef struct {
     int buffers;               /* rotating buffers per loop-declared tile: 0 = up to the
                                   target's maximum (docs/compiler.md), 1 = off, N = at most N */
     bool enable_ldw_opt;       /* drop LdWeights that reload the weights PE holds */
+    bool loops;                /* --loops: roll sequential_range loops and loops whose
+                                  unrolled instructions pass ENC_ROLL_THRESHOLD
+                                  (docs/compiler.md "Rolled loops"); a loop's "roll"
+                                  field applies either way */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */
@@ -44,6 +52,8 @@ typedef struct {
     unsigned sbuf_buffers, psum_buffers;  /* rotating buffers the allocator used */
     uint64_t hbm_bytes;
     int files;                            /* .bin files written */
+    unsigned rolled, roll_failed;         /* loops rolled / candidates left unrolled */
+    char roll_note[256];                  /* why the first candidate was left unrolled */
 } enc_stats_t;
 
 /* HBM layout shared by every core (multi-core hook): byte address of each

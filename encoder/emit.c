@@ -150,6 +150,12 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
     g->dump_per_inst = dump_per_inst;
     const bir_block_t *b = &m->funcs[0].blocks[0];
     g->ncollect = b->ninsts;
+    if (m->nloops > 0) {
+        g->loop_pc = calloc((size_t)m->nloops, sizeof *g->loop_pc);
+        if (!g->loop_pc)
+            return tpb_errf(err, "out of memory in the generator");
+        g->nloop_pc = m->nloops;
+    }
     if (mode == ENC_COLLECT_OPCODES)
         g->collect = calloc((size_t)(b->ninsts > 0 ? b->ninsts : 1), sizeof *g->collect);
     else
@@ -171,6 +177,8 @@ void gen_free(gen_t *g)
         g->dbg[e] = NULL;
     }
     free(g->collect);
+    free(g->loop_pc);
+    g->loop_pc = NULL;
     free(g->checks);
     free(g->cache);
     g->collect = NULL;
@@ -380,9 +388,32 @@ static bool needs_apext(gen_t *g, const bir_inst_t *in)
     return false;
 }
 
+/* updateBranchHintTargetPC: the COLLECT walk counts each engine's bundles,
+ * so the pc after a rolled loop's last head instruction on an engine is
+ * known before any byte is written: its back branch jumps there. */
+static void branch_hint(gen_t *g, const bir_inst_t *in, unsigned nb)
+{
+    int e = in->engine;
+    if (e < 0 || e >= ISA_ENG_COUNT)
+        return;
+    g->pcs[e] += nb;
+    if (in->loop_role == BIR_LOOP_HEAD_END && in->loop >= 0 && in->loop < g->nloop_pc)
+        g->loop_pc[in->loop][e] = g->pcs[e];
+}
+
 static int visit(gen_t *g, int idx, tpb_err_t *err)
 {
     const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[idx];
+    if (in->opc == BIR_INST_LOOP)
+        return 0;   /* the InstLoop marker: not an ISA instruction */
+    bir_inst_t br;
+    if (in->loop_role == BIR_LOOP_BACK && g->mode != ENC_COLLECT_OPCODES) {
+        br = *in;
+        if (in->loop >= 0 && in->loop < g->nloop_pc && in->engine >= 0 &&
+            in->engine < ISA_ENG_COUNT)
+            br.isa.f.BR.target = g->loop_pc[in->loop][in->engine];
+        in = &br;
+    }
     uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */
     uint8_t bundles[3][ISA_BUNDLE_BYTES];
     unsigned nb = 0;
@@ -429,13 +460,16 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
             g->histogram[bundles[i][0]]++;
         return 0;
     }
-    case ENC_COLLECT_OPCODES:
+    case ENC_COLLECT_OPCODES: {
+        unsigned n = 1;
         if (in->has_pred)
-            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2);
+            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n++;
         if (needs_apext(g, in))
-            bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2);
+            bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2), n++;
         bitset_add(g->collect[idx], l2);
+        branch_hint(g, in, n);
         return 0;
+    }
     default:
         return enc_check_mode(g->mode, err);
     }

@@ -29,6 +29,7 @@ typedef struct {
     char base_dir[1024];
     int depth;                   /* for/if nesting */
     int64_t iterations;          /* loop iterations executed so far */
+    int cur_loop;                /* innermost recorded loop running (tir_loop_t), -1 */
     int64_t max_ops;
     bool note_added;             /* loop-variable note appended to the error */
     int env_base;                /* bindings below are the grid's (pid, ...) */

@@ -316,9 +316,9 @@ static void add_loop_note(jx_t *j)
     }
 }
 
-static int exec_for(jx_t *j, const cJSON *o, const char *path)
+static int exec_for(jx_t *j, const cJSON *o, const char *path, bool sequential)
 {
-    static const char *const allowed[] = {"op", "var", "range", "body", NULL};
+    static const char *const allowed[] = {"op", "var", "range", "body", "roll", NULL};
     if (fj_check_fields(j, o, path, allowed))
         return -1;
     const char *var;
@@ -352,10 +352,23 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path)
         return fj_jfail(j, path, "range", "the loop unrolls to about %lld ops, more than the limit "
                      "of %lld", (long long)est, (long long)j->max_ops);
     j->iterations += trips;
+    /* "roll": true / false: roll this loop or never (docs/compiler.md
+     * "Rolled loops"); the record lets the back-end find each iteration */
+    const cJSON *rl = fj_field(o, "roll");
+    if (rl && !cJSON_IsBool(rl))
+        return fj_jfail(j, path, "roll", "expected true or false, got %s", fj_type_name(rl));
+    tir_loop_t rec = {.sequential = sequential, .roll = rl ? cJSON_IsTrue(rl) : -1,
+                      .parent = j->cur_loop, .trips = trips};
+    su_copy(rec.path, sizeof rec.path, path);
+    int li = tir_add_loop(j->b.k, &rec), outer = j->cur_loop;
+    if (li < 0)
+        return fj_jfail(j, path, NULL, "out of memory");
     char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
     int mark = j->env.n;
     for (int64_t it = 0; it < trips; it++) {
+        tir_loop_mark(j->b.k, li, it);
+        j->cur_loop = li;
         if (enc_env_push(&j->env, var, r[0] + it * r[2], false))
             return fj_jfail(j, path, NULL, "out of memory");
         enc_scope_begin(&j->b);
@@ -364,9 +377,11 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path)
             add_loop_note(j);
         enc_scope_end(&j->b);
         enc_env_pop_to(&j->env, mark);
+        j->cur_loop = outer;
         if (rc)
             return -1;
     }
+    tir_loop_mark(j->b.k, li, trips);
     return 0;
 }
 
@@ -422,6 +437,7 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     if (!strcmp(name, "let"))
         return exec_let(j, o, path);
     const char *nn = fj_strip_prefix(name);
+    bool sequential = !strcmp(nn, "sequential_range");
     if (!strcmp(nn, "affine_range") || !strcmp(nn, "sequential_range") ||
         !strcmp(nn, "static_range") || !strcmp(nn, "range"))
         name = "for";
@@ -429,7 +445,7 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
         if (++j->depth > ENC_MAX_NESTING)
             return fj_jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
                          ENC_MAX_NESTING);
-        int rc = name[0] == 'f' ? exec_for(j, o, path) : exec_if(j, o, path);
+        int rc = name[0] == 'f' ? exec_for(j, o, path, sequential) : exec_if(j, o, path);
         j->depth--;
         return rc;
     }
@@ -900,6 +916,7 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     snprintf(j->base_dir, sizeof j->base_dir, "%s", base_dir && *base_dir ? base_dir : ".");
     j->max_ops = opts && opts->max_ops > 0 ? opts->max_ops : ENC_DEFAULT_MAX_OPS;
     j->b.max_ops = j->max_ops;
+    j->cur_loop = -1;
     enc_env_init(&j->env);
     enc_front_opts_t dflt = {NULL, 0, 0};
     int rc;

@@ -225,10 +225,15 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
     for (size_t i = 0; i < (size_t)k->nops * RL_SLOTS; i++)
         nuse += slot_load[i] >= 0;
     tir_op_t *ops = malloc(sizeof *ops * ((size_t)k->nops + nuse + 1));
-    if (!ops)
+    int *newpos = malloc(sizeof *newpos * ((size_t)k->nops + 1));
+    if (!ops || !newpos) {
+        free(ops);
+        free(newpos);
         return tpb_errf(err, "out of memory reloading oversize tiles");
+    }
     int n = 0, parts = 0;
     for (int i = 0; i < k->nops; i++) {
+        newpos[i] = n;
         tir_op_t op = k->ops[i];
         if (op.kind == TIR_LOAD && op.dst.tensor >= 0 && reload[op.dst.tensor])
             continue;   /* reloaded at each use */
@@ -242,6 +247,7 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
             int t = aps[a]->tensor;
             if (part_tile(k, t, parts++, &op, &ld.dst) < 0) {
                 free(ops);
+                free(newpos);
                 return tpb_errf(err, "%s: cannot name a reload tile of '%s'", op.path,
                                 k->tensors[t].name);
             }
@@ -250,6 +256,9 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
         }
         ops[n++] = op;
     }
+    newpos[k->nops] = n;
+    tir_loops_renumber(k, newpos);   /* the loop records follow the ops */
+    free(newpos);
     free(k->ops);
     k->ops = ops;
     k->nops = n;

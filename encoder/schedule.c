@@ -126,6 +126,16 @@ static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, 
 
 int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
 {
+    return sched_assign_queues_rr(m, t, NULL, 0, 0, err);
+}
+
+int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
+                           int nev, int nslots, tpb_err_t *err)
+{
+    int (*slots)[ISA_ENG_COUNT] = nslots > 0 ? calloc((size_t)nslots, sizeof *slots) : NULL;
+    if (nslots > 0 && !slots)
+        return tpb_errf(err, "out of memory assigning DMA queues");
+    int nextev = 0;
     /* engine semaphores first: ids 0..4 */
     m->nsems = 5;
     for (int i = 0; i < 5; i++) {
@@ -141,10 +151,18 @@ int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
             continue;
         if (in->dma_group != cur_group) {
             cur_group = in->dma_group;
+            for (; nextev < nev && ev[nextev].op <= in->tir_op; nextev++) {
+                if (ev[nextev].save)
+                    memcpy(slots[ev[nextev].slot], rr, sizeof rr);
+                else
+                    memcpy(rr, slots[ev[nextev].slot], sizeof rr);
+            }
             int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
             cur_q = get_queue(m, t, in->engine, k, err);
-            if (cur_q < 0)
+            if (cur_q < 0) {
+                free(slots);
                 return -1;
+            }
         }
         in->queue = cur_q;
         if (in->isa.op == ISA_OP_DMA_DIRECT2D)
@@ -154,6 +172,7 @@ int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
         else if (in->isa.op == ISA_OP_DMA_TRIGGER)
             in->isa.f.DTRIG.queue = (uint32_t)cur_q;
     }
+    free(slots);
     return 0;
 }
 

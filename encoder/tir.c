@@ -36,6 +36,8 @@ void tir_kernel_free(tir_kernel_t *k)
         free(k->tensors[i].const_data);
     free(k->tensors);
     free(k->ops);
+    free(k->loops);
+    free(k->loop_marks);
     memset(k, 0, sizeof *k);
 }
 
@@ -66,6 +68,42 @@ int tir_add_op(tir_kernel_t *k, const tir_op_t *op)
         return -1;
     k->ops[k->nops] = *op;
     return k->nops++;
+}
+
+int tir_add_loop(tir_kernel_t *k, const tir_loop_t *l)
+{
+    if (l->trips < 0 || l->trips >= INT32_MAX - 1 || k->nmarks > INT32_MAX - 1 - (int)l->trips ||
+        grow((void **)&k->loops, &k->cap_loops, k->nloops, sizeof *l))
+        return -1;
+    int need = k->nmarks + (int)l->trips + 1;
+    if (need > k->cap_marks) {
+        int nc = k->cap_marks ? k->cap_marks : 64;
+        while (nc < need)
+            nc = nc > INT32_MAX / 2 ? need : nc * 2;
+        int *p = realloc(k->loop_marks, (size_t)nc * sizeof *p);
+        if (!p)
+            return -1;
+        k->loop_marks = p;
+        k->cap_marks = nc;
+    }
+    k->loops[k->nloops] = *l;
+    k->loops[k->nloops].first = k->nmarks;
+    for (int i = k->nmarks; i < need; i++)
+        k->loop_marks[i] = k->nops;
+    k->nmarks = need;
+    return k->nloops++;
+}
+
+void tir_loop_mark(tir_kernel_t *k, int loop, int64_t i)
+{
+    if (loop >= 0 && loop < k->nloops && i >= 0 && i <= k->loops[loop].trips)
+        k->loop_marks[k->loops[loop].first + i] = k->nops;
+}
+
+void tir_loops_renumber(tir_kernel_t *k, const int *newpos)
+{
+    for (int i = 0; i < k->nmarks; i++)
+        k->loop_marks[i] = newpos[k->loop_marks[i]];
 }
 
 static void ap_none(tir_ap_t *a)

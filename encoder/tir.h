@@ -287,6 +287,19 @@ typedef struct {
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
 } tir_op_t;
 
+/* One executed loop statement (a `for` / *_range instance) as the
+ * front-end unrolled it: iteration i is ops [marks[first + i], marks[first
+ * + i + 1]).  Recorded for rolled loops (docs/compiler.md "Rolled loops");
+ * a loop nested in another is recorded once per enclosing iteration. */
+typedef struct {
+    char path[TIR_PATH_LEN];      /* the loop statement's path */
+    bool sequential;              /* sequential_range (NKI): rolled under --loops */
+    int roll;                     /* the kernel's "roll": -1 not given, 0 false, 1 true */
+    int parent;                   /* enclosing recorded loop, -1 = none */
+    int64_t trips;
+    int first;                    /* its trips + 1 boundaries in loop_marks */
+} tir_loop_t;
+
 typedef struct {
     char name[TIR_NAME_LEN];
     char target[16];              /* "trn1", "trn2" */
@@ -305,6 +318,11 @@ typedef struct {
     int num_programs;             /* SPMD grid size (>= 1) */
     int grid_ndim;                /* NKI launch-grid axes (1..4); ids are row-major */
     int64_t grid_dims[4];         /* instances per axis (product = num_programs) */
+    /* added by the front-end (additive): executed loops (owned) */
+    tir_loop_t *loops;
+    int nloops, cap_loops;
+    int *loop_marks;              /* op-index boundaries of every loop's iterations */
+    int nmarks, cap_marks;
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);
@@ -313,6 +331,14 @@ void tir_kernel_free(tir_kernel_t *k);
  * point for tensors and for ops. */
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t);
 int tir_add_op(tir_kernel_t *k, const tir_op_t *op);
+/* Record a loop about to run trips iterations starting at op k->nops;
+ * returns its index (-1 out of memory).  tir_loop_mark(k, l, i) records
+ * the start of iteration i (i == trips: the end). */
+int tir_add_loop(tir_kernel_t *k, const tir_loop_t *l);
+void tir_loop_mark(tir_kernel_t *k, int loop, int64_t i);
+/* Renumber the loop boundaries after ops were inserted/removed: newpos[i]
+ * = new index of old op i's position (newpos[nops_old] = new nops). */
+void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
 /* An op with every AP's tensor = -1 and defaults set. */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, offset, dimensions, steps and counts. */

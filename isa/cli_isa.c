@@ -258,7 +258,9 @@ static void print_markdown(void)
     for (unsigned i = 0; i < isa_formats[ISA_FMT_HDR].nfields; i++)
         md_field_row(&isa_formats[ISA_FMT_HDR].fields[i], 0);
     printf("\nWhen `wait_en` is set the instruction starts only once semaphore\n"
-           "`wait_sem` is >= `wait_val`.  When `upd_en` is set semaphore `upd_sem`\n"
+           "`wait_sem` is >= `wait_val` (plus register r(64 - `wait_reg`) of the\n"
+           "waiting engine when `wait_reg` is 1..15: a register-relative wait,\n"
+           "used by rolled loops).  When `upd_en` is set semaphore `upd_sem`\n"
            "(on core `upd_core` when `upd_remote`) is updated with `upd_op` and\n"
            "`upd_val` when the instruction starts reading (`upd_at_read`) or\n"
            "completes.\n\n");

@@ -263,6 +263,8 @@ static void put_header(out_t *o, const isa_sync_t *s)
         if (s->wait_val)
             put_raw(o, "wait_val", s->wait_val);
     }
+    if (s->wait_reg)
+        put_raw(o, "wait_reg", s->wait_reg);
     if (s->upd_en) {
         const char *op = isa_enum_name(ISA_FT_SEMOP, s->upd_op);
         out_put(o, " upd=", 5);

@@ -701,7 +701,7 @@ static bool needs_apext(isa_inst_t *in, const fmt_plan_t *p)
 static bool sync_is_zero(const isa_sync_t *s)
 {
     return !s->wait_en && !s->upd_en && !s->upd_at_read && !s->upd_remote && !s->wait_sem &&
-           !s->wait_val && !s->upd_sem && !s->upd_op && !s->upd_core && !s->upd_val;
+           !s->wait_reg && !s->wait_val && !s->upd_sem && !s->upd_op && !s->upd_core && !s->upd_val;
 }
 
 /* One bundle of a stream: decode into *in with the format's cached plan,

@@ -321,7 +321,7 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
         return 0;
     }
     if (h->wait_en) {
-        if (!sim_sync_wait_ok(c, h)) {
+        if (!sim_sync_wait_ok(c, e, h)) {
             e->state = ENG_WAIT_SEM;
             return 1;
         }
@@ -342,6 +342,27 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
         tr->waited_for = e->barrier_last;
     }
     return 0;
+}
+
+/* Trace: how many times the current instruction ran before, in a stream
+ * with a backward branch (a rolled loop, docs/compiler.md); UINT32_MAX in
+ * straight-line streams (no "iter" in their trace). */
+static uint32_t sim_trace_iter(sim_engine_t *e)
+{
+    if (!e->loops_checked) {
+        e->loops_checked = true;
+        bool loop = false;
+        for (size_t i = 0; i < e->stream.count && !loop; i++) {
+            const isa_inst_t *in = &e->stream.insts[i].inst;
+            uint32_t tg = in->op == ISA_OP_BRANCH_CMP ? in->f.BR.target
+                          : in->op == ISA_OP_JUMP    ? in->f.CALL.target
+                                                     : UINT32_MAX;
+            loop = tg <= e->stream.insts[i].pc;
+        }
+        if (loop)
+            e->execs = calloc(e->stream.count, sizeof *e->execs);
+    }
+    return e->execs ? e->execs[e->idx]++ : UINT32_MAX;
 }
 
 static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
@@ -398,6 +419,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         s->ninst++;
         s->by_class[isa_ops[d->inst.op].cls]++;
         if (s->opt.trace) {
+            tr.iter = sim_trace_iter(e);
             tr.start_ps = start;
             tr.end_ps = end;
             sim_trace_inst(s, &tr);
@@ -644,6 +666,7 @@ void sim_free(sim_t *s)
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &c->eng[k];
             sim_debug_free(e);
+            free(e->execs);
             isa_stream_free(&e->stream);
             sim_scratch_free(&e->scratch);
         }

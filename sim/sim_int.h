@@ -71,6 +71,9 @@ typedef struct {
     uint64_t ninst;
     uint64_t pe_bg_cycles;       /* PE: cycles of the Matmul just run (background LS) */
     sim_ref_t barrier_last;      /* the last arriver that released us */
+    bool loops_checked;          /* trace: execs decided (sim_trace_iter) */
+    uint32_t *execs;             /* trace, streams with a backward branch: times each
+                                    instruction ran (its loop iteration), else NULL */
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -180,6 +183,8 @@ typedef struct {
     uint8_t core, slot;
     uint8_t wait_kind;           /* 0 none, 1 semaphore, 2 barrier */
     sim_ref_t waited_for;
+    uint32_t iter;               /* earlier runs of this instruction (rolled loops),
+                                    UINT32_MAX = not in a stream with loops */
 } sim_tr_inst_t;
 
 typedef struct {
@@ -276,7 +281,8 @@ int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint6
 /* Apply an EV_SEM event; wakes waiters. */
 int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err);
 /* true when the wait of h is satisfied on core c */
-bool sim_sync_wait_ok(const sim_core_t *c, const isa_sync_t *h);
+uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync_t *h);
+bool sim_sync_wait_ok(const sim_core_t *c, const sim_engine_t *e, const isa_sync_t *h);
 /* Arrive at a CoreBarrier; returns 1 if the engine must block, 0 if the
  * barrier released (all arrived), -1 on error. */
 int sim_barrier_arrive(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,

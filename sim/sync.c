@@ -7,9 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool sim_sync_wait_ok(const sim_core_t *c, const isa_sync_t *h)
+/* The value a wait needs: wait_val, plus register r(64 - wait_reg) of the
+ * waiting engine for a register-relative wait (wait_reg 1..15; rolled
+ * loops, docs/compiler.md "Rolled loops"). */
+uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync_t *h)
 {
-    return !h->wait_en || c->sem[h->wait_sem].value >= h->wait_val;
+    return h->wait_reg ? h->wait_val + e->regs[ISA_NUM_REGS - h->wait_reg] : h->wait_val;
+}
+
+bool sim_sync_wait_ok(const sim_core_t *c, const sim_engine_t *e, const isa_sync_t *h)
+{
+    return !h->wait_en || c->sem[h->wait_sem].value >= sim_sync_wait_value(e, h);
 }
 
 int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint64_t t,
@@ -40,7 +48,7 @@ static void wake_waiters(sim_t *s, sim_core_t *c, unsigned sem)
         if (e->state != ENG_WAIT_SEM)
             continue;
         const isa_sync_t *h = &e->stream.insts[e->idx].inst.sync;
-        if (h->wait_sem != sem || !sim_sync_wait_ok(c, h))
+        if (h->wait_sem != sem || !sim_sync_wait_ok(c, e, h))
             continue;
         e->state = ENG_READY;
         sim_schedule_engine(s, e, s->now);
@@ -217,6 +225,6 @@ void sim_describe_block(const sim_t *s, const sim_core_t *c, const sim_engine_t 
     const sim_sem_t *S = &c->sem[h->wait_sem];
     char w[128];
     snprintf(buf, len, "waits for S%u%s%s >= %u (value %u, last updated by %s)", h->wait_sem,
-             S->name ? " " : "", S->name ? S->name : "", h->wait_val, S->value,
+             S->name ? " " : "", S->name ? S->name : "", sim_sync_wait_value(e, h), S->value,
              writer_text(s, S->last_writer, w, sizeof w));
 }

@@ -149,7 +149,8 @@ static void put_inst_wait(jb_t *b, const isa_inst_t *in)
     const isa_sync_t *h = &in->sync;
     char wait[96] = "";
     if (h->wait_en)
-        snprintf(wait, sizeof wait, "S%u>=%u", h->wait_sem, h->wait_val);
+        snprintf(wait, sizeof wait, h->wait_reg ? "S%u>=%u+r%u" : "S%u>=%u", h->wait_sem,
+                 h->wait_val, ISA_NUM_REGS - h->wait_reg);
     if (in->op == ISA_OP_CORE_BARRIER) {
         size_t o = strlen(wait);
         snprintf(wait + o, sizeof wait - o, "%sbarrier %u cores=0x%x", o ? " " : "",
@@ -332,6 +333,10 @@ static void put_inst(trace_writer_t *w, const sim_tr_inst_t *r)
     jb_u64(b, ic);
     jb_lit(b, ",\"wait_cycles\":");
     jb_u64(b, sc - ic);
+    if (r->iter != UINT32_MAX) {
+        jb_lit(b, ",\"iter\":");
+        jb_u64(b, r->iter);
+    }
     jb_put(b, txt.text, txt.pre_len);
     jb_lit(b, ",\"waited_for\":[");
     if (r->waited_for.core >= 0)

@@ -261,7 +261,7 @@ static uint64_t run_copy(int ncores, const char *root)
     snprintf(path, sizeof path, "%s/copy%d.json", root, ncores);
     assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
     snprintf(dir, sizeof dir, "%s/copy%d", root, ncores);
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false};
     if (enc_compile_mc(path, &o, NULL, &err))
         fail_msg("compile: %s", err.msg);
     /* the link directory and the dispatcher prologue of every stream */
@@ -365,7 +365,7 @@ static void test_out_dir_trailing_slash(void **state)
     snprintf(path, sizeof path, "%s/copy.json", root);
     assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
     snprintf(dir, sizeof dir, "%s/out/", root);
-    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false};
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false};
     for (int pass = 0; pass < 2; pass++) {
         if (enc_compile_mc(path, &o, NULL, &err))
             fail_msg("compile %d: %s", pass, err.msg);

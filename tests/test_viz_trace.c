@@ -82,6 +82,7 @@ static void test_small_trace(void **state)
     assert_string_equal(viz_str(&t, act->fields), "func=copy");
     assert_string_equal(viz_str(&t, act->src), "body[2]");
     assert_string_equal(viz_str(&t, act->buf), "t#1/2"); /* rotating buffer */
+    assert_int_equal(act->iter1, 3 + 1);                 /* rolled loop: 4th run */
     assert_int_equal(act->cls, ISA_CLASS_ACT);
     assert_int_equal(act->n_waited, 1);
     viz_ref_t r = t.refs[act->waited_off];

@@ -519,6 +519,8 @@ static void draw_details(SDL_Renderer *r, const viz_trace_t *t, int64_t ev, int 
         if (e->buf)
             snprintf(line + strlen(line), sizeof line - strlen(line), "  buf %s",
                      viz_str(t, e->buf));
+        if (e->iter1)   /* rolled loops: the run of this instruction */
+            snprintf(line + strlen(line), sizeof line - strlen(line), "  iter %d", e->iter1 - 1);
         panel_line(r, x, &y, w, line, VIZ_RGB_DIM);
     }
     /* decoded fields, wrapped on spaces */

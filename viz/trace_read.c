@@ -467,6 +467,9 @@ static int read_x_args(const ctx_t *c, const cJSON *args, viz_trace_t *t, caps_t
     if (ARG_INT("descriptors", 0, INT32_MAX, -1))
         return -1;
     ev->descriptors = (int32_t)v;
+    if (ARG_INT("iter", 0, INT32_MAX - 1, -1))
+        return -1;
+    ev->iter1 = v >= 0 ? (int32_t)v + 1 : 0;
 #undef ARG_INT
     static const char *const keys[] = { "fields", "wait", "src", "op_name", "buf" };
     viz_str_t *dst[] = { &ev->fields, &ev->wait, &ev->src, &ev->op_name, &ev->buf };

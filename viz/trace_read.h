@@ -44,6 +44,8 @@ typedef struct {
     isa_class_t cls;           /* from `cat`; ISA_CLASS_COUNT = unknown */
     viz_str_t name, fields, wait, src, op_name, cat;
     viz_str_t buf;               /* rotating buffers of its operands ("t#2/4"), 0: none */
+    int32_t iter1;               /* args.iter + 1: earlier runs of this instruction (rolled
+                                    loops) plus one; 0: none */
     uint32_t waited_off, n_waited; /* into viz_trace_t.refs */
     viz_ref_t issuer;          /* DMA issuer; pid 0 when absent */
 } viz_event_t;

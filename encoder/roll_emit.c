@@ -1,0 +1,376 @@
+/* roll_emit.c - emit the planned rolled loops (docs/compiler.md "Rolled
+ * loops"): registers, InstLoop markers and the per-engine control
+ * instructions around each rolled body.
+ *
+ * A varying quantity (a wait value, a DMA side's address) of an instruction
+ * whose innermost rolled loop is q moves by step_d per iteration of each
+ * rolled loop d on q's chain (q and its rolled ancestors).  It gets a
+ * register per (engine, kind, q, steps): set to 0 at the head of the
+ * top-level loop, RegAdd step_d at the tail of loop d, and, for an inner
+ * loop d, RegAdd -R_d * step_d after it exits -- so the register always
+ * holds sum_d (i_d * step_d) and the body keeps the values of rolled
+ * iteration 0.  Wait registers are r63..r49 (wait_reg 1..15); counters and
+ * DMA registers come from r48 down; registers the kernel uses are never
+ * taken. */
+#include "roll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ROLL_MAX_REGS 96         /* step registers per top-level rolled loop */
+
+typedef struct {
+    int engine;
+    bool wait;
+    int owner;                   /* innermost plan of the users */
+    int64_t step[ROLL_MAXD];     /* per chain depth (wait counts or elements) */
+    int reg;
+} rreg_t;
+
+typedef struct {
+    bir_inst_t *v;
+    int n, cap;
+} ibuf_t;
+
+typedef struct {
+    bir_module_t *m;
+    const tir_kernel_t *k;
+    const roll_plan_t *P;
+    int np, cur;
+    const bir_block_t *b;
+    bool used[ISA_NUM_REGS];
+    int *owner;                  /* per position: innermost plan whose body holds it, -1 */
+    int *bl;                     /* per plan: its bir_loop_t index */
+    uint32_t *engines;           /* per plan: engines with instructions in its body */
+    int (*counter)[ISA_ENG_COUNT];
+    rreg_t regs[ROLL_MAX_REGS];
+    int nregs;
+    bool taken[ISA_ENG_COUNT][ISA_NUM_REGS];
+    ibuf_t out;
+    const char *why;
+    tpb_err_t *err;
+} remit_t;
+
+static bir_inst_t *push(remit_t *R)
+{
+    ibuf_t *o = &R->out;
+    if (o->n == o->cap) {
+        int nc = o->cap ? o->cap * 2 : 1024;
+        bir_inst_t *q = realloc(o->v, (size_t)nc * sizeof *q);
+        if (!q) {
+            tpb_errf(R->err, "out of memory rolling loops");
+            return NULL;
+        }
+        o->v = q, o->cap = nc;
+    }
+    return &o->v[o->n++];
+}
+
+/* Registers the kernel itself uses on any engine (TensorLoad, DMA). */
+static void used_regs(const bir_block_t *b, bool used[ISA_NUM_REGS])
+{
+    memset(used, 0, ISA_NUM_REGS * sizeof *used);
+    for (int i = 0; i < b->ninsts; i++) {
+        const isa_inst_t *in = &b->insts[i].isa;
+        if (in->op == ISA_OP_TENSOR_LOAD)
+            for (uint32_t r = in->f.TLOAD.reg; r < ISA_NUM_REGS && r < in->f.TLOAD.reg + 8; r++)
+                used[r] = true;
+        if (in->op == ISA_OP_DMA_DIRECT2D) {
+            if (in->f.DDESC.src_reg < ISA_NUM_REGS)
+                used[in->f.DDESC.src_reg] = true;
+            if (in->f.DDESC.dst_reg < ISA_NUM_REGS)
+                used[in->f.DDESC.dst_reg] = true;
+        }
+    }
+}
+
+static int free_reg(remit_t *R, int e, bool wait)
+{
+    int hi = wait ? ISA_NUM_REGS - 1 : ISA_NUM_REGS - 1 - ROLL_WAIT_REGS;
+    int lo = wait ? ISA_NUM_REGS - ROLL_WAIT_REGS : 0;
+    for (int r = hi; r >= lo; r--)
+        if (!R->used[r] && !R->taken[e][r]) {
+            R->taken[e][r] = true;
+            return r;
+        }
+    R->why = "no free sequencer registers for the loop";
+    return -1;
+}
+
+/* kind 0: wait value, 1: DMA src, 2: DMA dst.  Steps along the chain of
+ * position x's innermost plan; false when nothing moves. */
+static bool steps_of(const remit_t *R, int x, int kind, int64_t step[ROLL_MAXD])
+{
+    memset(step, 0, ROLL_MAXD * sizeof *step);
+    const bir_inst_t *in = &R->b->insts[x];
+    if (kind == 0 && !in->isa.sync.wait_en)
+        return false;
+    if (kind > 0 && in->isa.op != ISA_OP_DMA_DIRECT2D)
+        return false;
+    bool any = false;
+    for (int q = R->owner[x]; q >= 0; q = R->P[q].parent) {
+        const roll_plan_t *c = &R->P[q];
+        int t = x - c->s0;
+        int64_t s = kind == 0 ? c->wstep[t] : kind == 1 ? c->sstep[t] : c->dstep[t];
+        if (kind == 1)
+            s /= isa_dtype_size(in->isa.f.DDESC.src.dtype);
+        else if (kind == 2)
+            s /= isa_dtype_size(in->isa.f.DDESC.dst.dtype);
+        step[c->depth] = s;
+        any |= s != 0;
+    }
+    return any;
+}
+
+static int reg_for(remit_t *R, int x, int kind, const int64_t step[ROLL_MAXD])
+{
+    int e = R->b->insts[x].engine, own = R->owner[x];
+    bool wait = kind == 0;
+    for (int i = 0; i < R->nregs; i++)
+        if (R->regs[i].engine == e && R->regs[i].wait == wait && R->regs[i].owner == own &&
+            !memcmp(R->regs[i].step, step, sizeof R->regs[i].step))
+            return R->regs[i].reg;
+    int64_t far = 0;
+    for (int q = own; q >= 0; q = R->P[q].parent) {
+        int64_t s = step[R->P[q].depth];
+        far += (s < 0 ? -s : s) * R->P[q].R;
+    }
+    if (far > INT32_MAX) {
+        R->why = "a register offset would pass 32 bits";
+        return -1;
+    }
+    if (R->nregs == ROLL_MAX_REGS) {
+        R->why = "too many step registers";
+        return -1;
+    }
+    int r = free_reg(R, e, wait);
+    if (r < 0)
+        return -1;
+    rreg_t *g = &R->regs[R->nregs++];
+    g->engine = e, g->wait = wait, g->owner = own, g->reg = r;
+    memcpy(g->step, step, sizeof g->step);
+    return r;
+}
+
+static bool is_on_chain(const remit_t *R, int q, int owner)
+{
+    for (int c = owner; c >= 0; c = R->P[c].parent)
+        if (c == q)
+            return true;
+    return false;
+}
+
+static bir_inst_t *ctl(remit_t *R, isa_op_t op, int engine, int reg, int32_t imm, int q,
+                       const char *what)
+{
+    bir_inst_t *in = push(R);
+    if (!in)
+        return NULL;
+    bir_inst_init(in, op == ISA_OP_BRANCH_CMP ? BIR_BRANCH_CMP
+                      : op == ISA_OP_REG_ADD  ? BIR_REG_ADD
+                                              : BIR_REG_SET, op);
+    in->engine = engine;
+    in->loop = R->bl[q];
+    in->op_kind = "loop";
+    in->src = R->k->loops[R->P[q].loop].path;
+    snprintf(in->name, sizeof in->name, "loop.%s", what);
+    if (op == ISA_OP_BRANCH_CMP) {
+        in->isa.f.BR.reg = (uint32_t)reg;
+        in->isa.f.BR.cmp = ISA_CMP_LT;
+        in->isa.f.BR.imm = imm;
+    } else {
+        in->isa.f.REG.reg = (uint32_t)reg;
+        in->isa.f.REG.imm = imm;
+    }
+    return in;
+}
+
+static bool fits32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* Registers of one top-level loop tree: counters, then step registers. */
+static int alloc_tree(remit_t *R, int top)
+{
+    R->nregs = 0;
+    memset(R->taken, 0, sizeof R->taken);
+    const roll_plan_t *t = &R->P[top];
+    for (int q = top; q < R->np && R->P[q].s0 < t->s1; q++) {
+        if (q != top && R->P[q].depth == 0)
+            break;
+        for (int e = 0; e < ISA_ENG_COUNT; e++)
+            if ((R->engines[q] >> e & 1u) && (R->counter[q][e] = free_reg(R, e, false)) < 0)
+                return 1;
+    }
+    for (int x = t->s0; x < t->s1; x++)
+        for (int kind = 0; kind < 3; kind++) {
+            int64_t step[ROLL_MAXD];
+            if (steps_of(R, x, kind, step) && reg_for(R, x, kind, step) < 0)
+                return 1;
+        }
+    return 0;
+}
+
+static int emit_range(remit_t *R, int a, int z, int depth);
+
+static int copy_inst(remit_t *R, int x)
+{
+    bir_inst_t *in = push(R);
+    if (!in)
+        return -1;
+    *in = R->b->insts[x];
+    int q = R->owner[x];
+    if (q < 0)
+        return 0;
+    in->loop = R->bl[q];
+    in->loop_role = BIR_LOOP_BODY;
+    for (int kind = 0; kind < 3; kind++) {
+        int64_t step[ROLL_MAXD];
+        if (!steps_of(R, x, kind, step))
+            continue;
+        int r = reg_for(R, x, kind, step);
+        if (r < 0)
+            return 1;
+        in = &R->out.v[R->out.n - 1];
+        if (kind == 0)
+            in->isa.sync.wait_reg = (uint32_t)(ISA_NUM_REGS - r);
+        else if (kind == 1)
+            in->isa.f.DDESC.src_reg = (uint32_t)r;
+        else
+            in->isa.f.DDESC.dst_reg = (uint32_t)r;
+    }
+    return 0;
+}
+
+static int emit_plan(remit_t *R, int q)
+{
+    const roll_plan_t *p = &R->P[q];
+    R->cur = q + 1;
+    bir_loop_t *nl = realloc(R->m->loops, (size_t)(R->m->nloops + 1) * sizeof *nl);
+    if (!nl)
+        return tpb_errf(R->err, "out of memory rolling loops");
+    R->m->loops = nl;
+    int li = R->m->nloops++;
+    R->bl[q] = li;
+    bir_loop_t *L = &R->m->loops[li];
+    memset(L, 0, sizeof *L);
+    snprintf(L->path, sizeof L->path, "%s", R->k->loops[p->loop].path);
+    L->trips = p->R, L->unroll = p->u, L->peeled = p->p, L->marker = R->out.n;
+    int rc;
+    if (p->depth == 0 && (rc = alloc_tree(R, q)) != 0)
+        return rc;
+    bir_inst_t *mk = push(R);
+    if (!mk)
+        return -1;
+    bir_inst_init(mk, BIR_INST_LOOP, ISA_OP_NOP);
+    mk->loop = li;
+    mk->src = L->path;
+    mk->op_kind = "loop";
+    snprintf(mk->name, sizeof mk->name, "loop");
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!(R->engines[q] >> e & 1u))
+            continue;
+        bir_inst_t *in = ctl(R, ISA_OP_REG_SET, e, R->counter[q][e], 0, q, "counter");
+        for (int g = 0; in && p->depth == 0 && g < R->nregs; g++)
+            if (R->regs[g].engine == e)
+                in = ctl(R, ISA_OP_REG_SET, e, R->regs[g].reg, 0, q, "step");
+        if (!in)
+            return -1;
+        in->loop_role = BIR_LOOP_HEAD_END;
+    }
+    if ((rc = emit_range(R, p->s0, p->s1, p->depth + 1)) != 0)
+        return rc;
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!(R->engines[q] >> e & 1u))
+            continue;
+        for (int g = 0; g < R->nregs; g++) {
+            const rreg_t *G = &R->regs[g];
+            int64_t s = G->step[p->depth];
+            if (G->engine != e || !s || !is_on_chain(R, q, G->owner))
+                continue;
+            if (!fits32(s) || !fits32(s * p->R)) {
+                R->why = "a register step passes 32 bits";
+                return 1;
+            }
+            if (!ctl(R, ISA_OP_REG_ADD, e, G->reg, (int32_t)s, q, "step"))
+                return -1;
+        }
+        bir_inst_t *in = ctl(R, ISA_OP_REG_ADD, e, R->counter[q][e], 1, q, "next");
+        if (!in || !(in = ctl(R, ISA_OP_BRANCH_CMP, e, R->counter[q][e], p->R, q, "back")))
+            return -1;
+        in->loop_role = BIR_LOOP_BACK;
+        for (int g = 0; p->depth > 0 && g < R->nregs; g++) {   /* restore on exit */
+            const rreg_t *G = &R->regs[g];
+            int64_t s = G->step[p->depth];
+            if (G->engine == e && s && is_on_chain(R, q, G->owner) &&
+                !ctl(R, ISA_OP_REG_ADD, e, G->reg, (int32_t)(-s * p->R), q, "restore"))
+                return -1;
+        }
+    }
+    R->m->loops[li].end = R->out.n;
+    return 0;
+}
+
+static int emit_range(remit_t *R, int a, int z, int depth)
+{
+    for (int x = a; x < z;) {
+        if (R->cur < R->np && R->P[R->cur].s0 == x && R->P[R->cur].depth == depth) {
+            int q = R->cur, rc = emit_plan(R, q);
+            if (rc)
+                return rc;
+            x = R->P[q].end;
+            continue;
+        }
+        int rc = copy_inst(R, x++);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int roll_emit(bir_module_t *m, const tir_kernel_t *k, const roll_plan_t *pl, int npl,
+              const char **why, tpb_err_t *err)
+{
+    bir_block_t *b = bir_main_block(m);
+    remit_t *R = calloc(1, sizeof *R);
+    if (!R)
+        return tpb_errf(err, "out of memory rolling loops");
+    R->m = m, R->k = k, R->P = pl, R->np = npl, R->b = b, R->err = err;
+    R->owner = malloc(sizeof *R->owner * ((size_t)b->ninsts + 1));
+    R->bl = calloc((size_t)npl, sizeof *R->bl);
+    R->engines = calloc((size_t)npl, sizeof *R->engines);
+    R->counter = calloc((size_t)npl, sizeof *R->counter);
+    int rc = -1;
+    if (!R->owner || !R->bl || !R->engines || !R->counter) {
+        tpb_errf(err, "out of memory rolling loops");
+        goto out;
+    }
+    used_regs(b, R->used);
+    for (int x = 0; x < b->ninsts; x++)
+        R->owner[x] = -1;
+    for (int q = 0; q < npl; q++)   /* sorted: parents first, children override */
+        for (int x = pl[q].s0; x < pl[q].s1; x++) {
+            R->owner[x] = q;
+            int e = b->insts[x].engine;
+            for (int c = q; c >= 0 && e >= 0 && e < ISA_ENG_COUNT; c = pl[c].parent)
+                R->engines[c] |= 1u << e;
+        }
+    int saved = m->nloops;
+    rc = emit_range(R, 0, b->ninsts, 0);
+    if (rc > 0) {
+        m->nloops = saved;
+        *why = R->why;
+    } else if (rc == 0) {
+        free(b->insts);
+        b->insts = R->out.v;
+        b->ninsts = R->out.n;
+        b->cap = R->out.cap;
+        R->out.v = NULL;
+    }
+out:
+    free(R->out.v);
+    free(R->owner);
+    free(R->bl);
+    free(R->engines);
+    free(R->counter);
+    free(R);
+    return rc;
+}
