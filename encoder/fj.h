@@ -5,6 +5,7 @@
  *                        operands (slices, .ap(), indirect), scalars
  *   fj_ops_dma.c         the data-movement op family (table + handlers)
  *   fj_ops_compute.c     the compute op families (table + handlers)
+ *   fj_ops_rng.c         the random-number ops (table + handlers)
  * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
  * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
  * frontend_json.c appends it through enc_emit) or calls a typed builder
@@ -71,6 +72,7 @@ typedef struct {
 extern const fj_opdef_t fj_ops_dma[];
 extern const fj_opdef_t fj_ops_compute[];
 extern const fj_opdef_t fj_ops_collective[];
+extern const fj_opdef_t fj_ops_rng[];        /* fj_ops_rng.c */
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];

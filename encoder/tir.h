@@ -72,7 +72,8 @@ typedef struct {
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
-    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE)
+    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
+    X(RNG) X(RAND2) X(RAND_GET_STATE) X(RAND_SET_STATE) X(SET_RNG_SEED)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -195,6 +196,14 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *  CORE_BARRIER  barrier_cores (bitmask), barrier_id, engine; src[0] is
  *                the optional data tile it orders.
  *  SENDRECV      dst (SBUF on this core) <- peer's src[0]; peer core.
+ *
+ * Random numbers (engine: DVE or Pool, the front-end's NKI default filled
+ * in; docs/semantics.md "Random numbers"):
+ *  RNG           dst (integer dtype) = 32 random bits per element, low bits.
+ *  RAND2         dst = uniform in [s0, s1] (min, max: imm or [P,1]). DVE.
+ *  RAND_GET_STATE dst [P, 6 (Pool) or 24 (DVE)] uint32 = the PRNG state.
+ *  RAND_SET_STATE src[0] (same shape) loads it; no dst.            nsrc=1
+ *  SET_RNG_SEED  src[0] [1,1] 32-bit seeds the DVE PRNG; no dst.   nsrc=1
  *
  * Collectives (nki.collectives; one program per core, rank = core id;
  * rewritten by the multi-core split, encoder/lnc_collective.c):

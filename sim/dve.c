@@ -612,6 +612,11 @@ static int exec_memset(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "mode: invalid memset mode %u", f->mode);
     if (sim_opnd_tap(ctx, &o, &f->out, "out", SIM_WR))
         return -1;
+    if (f->mode == ISA_MEMSET_RANDOM && o.start + o.nparts > SIM_RNG_LANES) {
+        sim_opnd_free(&o);
+        return sim_fail(ctx, "out: partitions beyond the %u PRNG lanes", SIM_RNG_LANES);
+    }
+    unsigned gens = sim_rng_gens(ctx->engine);
     if (!ctx->timing_only) {
         uint8_t pat[4];
         uint32_t v = f->value;
@@ -621,7 +626,7 @@ static int exec_memset(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             for (uint32_t i = 0; i < o.nfree; i++) {
                 uint8_t *t = sim_el(&o, p, i);
                 if (f->mode == ISA_MEMSET_RANDOM) {
-                    uint64_t r = sim_rng_next(ctx->rng);
+                    uint32_t r = sim_rng_u32(ctx->rng, o.start + p, i % gens);
                     for (unsigned b = 0; b < o.esize; b++)
                         t[b] = (uint8_t)(r >> (8 * b));
                 } else
@@ -992,11 +997,16 @@ static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
     if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
+    if (o[1].start + o[1].nparts > SIM_RNG_LANES) {
+        sim_fail(ctx, "out: partitions beyond the %u PRNG lanes", SIM_RNG_LANES);
+        goto done;
+    }
+    unsigned gens = sim_rng_gens(ctx->engine);
     if (!ctx->timing_only)
         for (unsigned p = 0; p < o[0].nparts; p++)
             for (uint32_t i = 0; i < o[0].nfree; i++) {
-                /* u uniform in [0, 1) from the top 24 bits */
-                float u = (float)(sim_rng_next(ctx->rng) >> 40) * 0x1p-24f;
+                /* u uniform in [0, 1): the lane's generator i % gens */
+                float u = sim_rng_unit(ctx->rng, o[1].start + p, i % gens);
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
                 sim_val_store(sim_el(&o[1], p, i), o[1].dtype, u < f->prob ? sim_val_f(0.0f) : x);
             }
