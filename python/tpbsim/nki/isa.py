@@ -520,6 +520,36 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     _emit("sendrecv", loc, _common(f, name, None, loc))
 
 
+# ---- random numbers (docs/semantics.md "Random numbers") ----
+def rng(dst, engine=engine.vector, name=None):
+    loc = _trace.caller_loc()
+    _emit("rng", loc, _common([("dst", _t(dst, "dst", loc))], name, engine, loc))
+
+
+def rand2(dst, min, max, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("min", _scalar(min, "min", loc)),
+         ("max", _scalar(max, "max", loc))]
+    _emit("rand2", loc, _common(f, name, None, loc))
+
+
+def rand_get_state(dst, engine=engine.gpsimd, name=None):
+    loc = _trace.caller_loc()
+    _emit("rand_get_state", loc, _common([("dst", _t(dst, "dst", loc))], name, engine, loc))
+
+
+def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
+    loc = _trace.caller_loc()
+    f = [("src_seeds", _t(src_seeds, "src_seeds", loc))]
+    _emit("rand_set_state", loc, _common(f, name, engine, loc))
+
+
+def set_rng_seed(src_seeds, name=None):
+    loc = _trace.caller_loc()
+    f = [("src_seeds", _t(src_seeds, "src_seeds", loc))]
+    _emit("set_rng_seed", loc, _common(f, name, None, loc))
+
+
 def _unsupported(name):
     def f(*a, **k):
         raise NkiError("%s: nki.isa.%s is not supported by tpbsim (docs/python.md)" %
@@ -528,8 +558,7 @@ def _unsupported(name):
     return f
 
 
-for _n in ("tensor_scalar_cumulative", "rng", "set_rng_seed", "rand_set_state",
-           "rand_get_state", "rand2", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
+for _n in ("tensor_scalar_cumulative", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
            "register_alloc", "register_move",
            "register_load", "register_store", "nonzero_with_count", "topk"):
     globals()[_n] = _unsupported(_n)

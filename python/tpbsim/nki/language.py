@@ -191,6 +191,13 @@ class _Fn:
         loc = _trace.caller_loc()
         if self.name in _BINARY and len(a) == 1 and not k:
             return _binary(self.name, x, a[0], dtype, loc)
+        if self.name in _UNARY_ALU and not a and not k and isinstance(x, NkiTensor):
+            from . import isa
+            t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
+                                            "", loc)
+            isa._emit("tensor_scalar", loc, [("dst", t.text()), ("src", x.text()),
+                                             ("op0", '"%s"' % self.name)])
+            return t
         if self.name in _UNARY and not a and not k and isinstance(x, NkiTensor):
             from . import isa
             t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
@@ -207,7 +214,9 @@ class _Fn:
 
 _BINARY = set("""add subtract multiply divide maximum minimum abs_max abs_min power equal
 not_equal less less_equal greater greater_equal logical_and logical_or logical_xor bitwise_and
-bitwise_or bitwise_xor left_shift right_shift mod""".split())
+bitwise_or bitwise_xor left_shift right_shift mod fmod""".split())
+# unary ALU ops (tensor_scalar without an operand): the rounding family
+_UNARY_ALU = set("floor ceil trunc negative".split())
 _UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu
 silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin arctan sign copy abs
 identity""".split())

@@ -1,0 +1,148 @@
+/* Front-end of the random-number ops (encoder/fj_ops_rng.c,
+ * validate_rng.c) and the rounding ALU ops: NKI names, parameters and
+ * engine defaults, and every error naming the op path and the field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "frontend.h"
+
+#define T(name, shape, dt) "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "'},"
+#define TP(name, shape, dt) \
+    "{'op': 'tile', 'name': '" name "', 'shape': " shape ", 'dtype': '" dt "', 'buffer': 'psum'},"
+
+/* Parse a kernel of the given target and body (' for "); returns the
+ * front-end's result, the kernel in *k (freed by the caller on success). */
+static int run(const char *target, const char *body, tir_kernel_t *k, tpb_err_t *e)
+{
+    char buf[8192];
+    snprintf(buf, sizeof buf, "{'target': '%s', 'inputs': [{'name': 'a', 'shape': [128, 64], "
+             "'dtype': 'float32'}], 'body': [%s]}", target, body);
+    for (char *p = buf; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    memset(e, 0, sizeof *e);
+    enc_front_opts_t o = {NULL, 0, 0};
+    int rc = enc_parse_kernel_json_opts(buf, strlen(buf), "k.json", ".", &o, k, e);
+    if (rc)
+        tir_kernel_free(k);
+    return rc;
+}
+
+static void bad(const char *target, const char *body, const char *field, const char *what)
+{
+    tir_kernel_t k;
+    tpb_err_t e;
+    if (run(target, body, &k, &e) == 0) {
+        tir_kernel_free(&k);
+        fail_msg("accepted: %s", body);
+    }
+    if (!strstr(e.msg, "body[") || !strstr(e.msg, field) || (what && !strstr(e.msg, what)))
+        fail_msg("message '%s' lacks the path, '%s' or '%s'", e.msg, field, what ? what : "");
+}
+
+static void test_names_and_defaults(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    int rc = run("trn2", T("s", "[4, 6]", "uint32") T("v", "[4, 24]", "uint32")
+                 T("r", "[4, 16]", "uint8") T("u", "[4, 16]", "bfloat16") T("lo", "[4, 1]", "float32")
+                 T("sd", "[1, 1]", "int32")
+                 "{'op': 'nki.isa.set_rng_seed', 'src_seeds': 'sd'},"
+                 "{'op': 'nisa.rng', 'dst': 'r'},"
+                 "{'op': 'rng', 'dst': 'r', 'engine': 'gpsimd'},"
+                 "{'op': 'rand2', 'dst': 'u', 'min': 'lo', 'max': '2 * 3'},"
+                 "{'op': 'rand_get_state', 'dst': 's'},"
+                 "{'op': 'rand_set_state', 'src_seeds': 'v', 'engine': 'vector'}", &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 6);
+    assert_int_equal(k.ops[0].kind, TIR_SET_RNG_SEED);
+    assert_int_equal(k.ops[0].engine, ISA_ENG_DVE);
+    assert_int_equal(k.ops[1].engine, ISA_ENG_DVE);    /* NKI: engine=vector */
+    assert_int_equal(k.ops[2].engine, ISA_ENG_POOL);
+    assert_true(k.ops[3].s0.is_ap && !k.ops[3].s1.is_ap && k.ops[3].s1.imm == 6.0);
+    assert_int_equal(k.ops[4].engine, ISA_ENG_POOL);   /* NKI: engine=gpsimd */
+    assert_int_equal(k.ops[5].kind, TIR_RAND_SET_STATE);
+    assert_int_equal(k.ops[5].engine, ISA_ENG_DVE);
+    tir_kernel_free(&k);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    bad("trn2", T("f", "[4, 16]", "float32") "{'op': 'rng', 'dst': 'f'}", "field 'dst'",
+        "integer dtype");
+    bad("trn2", T("r", "[4, 16]", "int32") "{'op': 'rng', 'dst': 'r', 'engine': 'act'}",
+        "field 'engine'", NULL);
+    bad("trn2", TP("r", "[4, 16]", "int32") "{'op': 'rng', 'dst': 'r', 'engine': 'pool'}",
+        "field 'dst'", "GpSimd");
+    bad("trn1", T("r", "[4, 16]", "int32") "{'op': 'rng', 'dst': 'r', 'engine': 'pool'}",
+        "field 'engine'", "trn1");
+    bad("trn2", T("u", "[4, 16]", "float32") "{'op': 'rand2', 'dst': 'u', 'min': 0}",
+        "field 'max'", "missing");
+    bad("trn2", T("u", "[4, 16]", "float32") "{'op': 'rand2', 'dst': 'u', 'min': 2, 'max': 1}",
+        "field 'max'", "min < max");
+    bad("trn2", T("u", "[4, 16]", "float32") T("b", "[4, 1]", "int32")
+        "{'op': 'rand2', 'dst': 'u', 'min': 'b', 'max': 1}", "field 'min'", "float32");
+    bad("trn2", T("s", "[4, 6]", "uint32") "{'op': 'rand_get_state', 'dst': 's', 'engine': 'dve'}",
+        "field 'dst'", "24 words");
+    bad("trn2", T("s", "[4, 6]", "int32") "{'op': 'rand_get_state', 'dst': 's'}", "field 'dst'",
+        "uint32");
+    bad("trn2", TP("s", "[4, 6]", "uint32") "{'op': 'rand_set_state', 'src_seeds': 's'}",
+        "field 'src_seeds'", "PSUM");
+    bad("trn2", TP("s", "[4, 24]", "uint32")
+        "{'op': 'rand_set_state', 'src_seeds': 's', 'engine': 'vector'}", "field 'src_seeds'",
+        "SBUF");
+    bad("trn1", T("s", "[4, 6]", "uint32") "{'op': 'rand_set_state', 'src_seeds': 's'}",
+        "field 'engine'", "NeuronCore-v3");
+    bad("trn2", T("sd", "[2, 1]", "uint32") "{'op': 'set_rng_seed', 'src_seeds': 'sd'}",
+        "field 'src_seeds'", "[1, 1]");
+    bad("trn2", T("sd", "[1, 1]", "uint16") "{'op': 'set_rng_seed', 'src_seeds': 'sd'}",
+        "field 'src_seeds'", "32-bit");
+    bad("trn2", T("sd", "[1, 1]", "uint32") "{'op': 'set_rng_seed', 'src': 'sd'}",
+        "field 'src'", NULL);
+}
+
+/* nl.floor / ceil / trunc / sign / negative are unary ALU ops (no operand);
+ * fmod is binary */
+static void test_rounding_alu_ops(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    int rc = run("trn2", T("t", "[4, 16]", "float32") T("q", "[4, 16]", "float32")
+                 "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'nl.floor'},"
+                 "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'ceil', 'op1': 'trunc'},"
+                 "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'fmod', 'operand0': 2.5},"
+                 "{'op': 'tensor_tensor', 'dst': 't', 'in0': 't', 'in1': 'q', 'operator': 'fmod'},"
+                 "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'sign', 'op1': 'negative',"
+                 " 'engine': 'pool'}", &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.ops[0].op0, ISA_ALU_FLOOR);
+    assert_int_equal(k.ops[1].op1, ISA_ALU_TRUNC);
+    assert_int_equal(k.ops[2].op0, ISA_ALU_FMOD);
+    assert_int_equal(k.ops[3].op0, ISA_ALU_FMOD);
+    assert_int_equal(k.ops[4].op1, ISA_ALU_NEGATIVE);
+    tir_kernel_free(&k);
+    bad("trn2", T("t", "[4, 16]", "float32")
+        "{'op': 'tensor_scalar', 'dst': 't', 'src': 't', 'op0': 'fmod'}", "field 'operand0'",
+        "missing");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names_and_defaults),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_rounding_alu_ops),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
