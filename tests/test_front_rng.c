@@ -1,6 +1,7 @@
 /* Front-end of the random-number ops (encoder/fj_ops_rng.c,
- * validate_rng.c) and the rounding ALU ops: NKI names, parameters and
- * engine defaults, and every error naming the op path and the field. */
+ * validate_rng.c), the rounding ALU ops and NKI's sendrecv arguments: NKI
+ * names, parameters and engine defaults, and every error naming the op
+ * path and the field. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,8 +22,13 @@
 static int run(const char *target, const char *body, tir_kernel_t *k, tpb_err_t *e)
 {
     char buf[8192];
-    snprintf(buf, sizeof buf, "{'target': '%s', 'inputs': [{'name': 'a', 'shape': [128, 64], "
-             "'dtype': 'float32'}], 'body': [%s]}", target, body);
+    const char *grid = "";
+    if (!strcmp(target, "trn2/nc2")) {
+        target = "trn2";
+        grid = "'grid': ['nc(2)'], ";
+    }
+    snprintf(buf, sizeof buf, "{%s'target': '%s', 'inputs': [{'name': 'a', 'shape': [128, 64], "
+             "'dtype': 'float32'}], 'body': [%s]}", grid, target, body);
     for (char *p = buf; *p; p++)
         if (*p == '\'')
             *p = '"';
@@ -137,12 +143,45 @@ static void test_rounding_alu_ops(void **state)
         "missing");
 }
 
+/* sendrecv: NKI's send_to_rank / recv_from_rank / pipe_id / dma_engine */
+static void test_sendrecv_nki_names(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    if (run("trn2/nc2", T("m", "[128, 64]", "float32") T("o", "[128, 64]", "float32")
+            "{'op': 'nisa.sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': '1 - pid', "
+            "'recv_from_rank': '(pid + 1) % 2', 'pipe_id': 3, 'dma_engine': 'gpsimd_dma'}",
+            &k, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.ops[0].kind, TIR_SENDRECV);
+    assert_int_equal(k.ops[0].peer, 1);
+    tir_kernel_free(&k);
+#define SR_TILES T("m", "[128, 512]", "float32") T("o", "[128, 512]", "float32")
+    bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1, "
+        "'recv_from_rank': 0}", "field 'recv_from_rank'", "one peer");
+    bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1}",
+        "field 'recv_from_rank'", "missing");
+    bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1, "
+        "'recv_from_rank': 1, 'dma_engine': 'gpsimd_dma'}", "field 'dma_engine'", "256");
+    bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1, "
+        "'recv_from_rank': 1, 'dma_engine': 'sdma'}", "field 'dma_engine'", "gpsimd_dma");
+    bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1, "
+        "'recv_from_rank': 1, 'peer': 1}", "field 'peer'", "given twice");
+    bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1, "
+        "'recv_from_rank': 1, 'pipe_id': 300}", "field 'pipe_id'", NULL);
+    bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 0, "
+        "'recv_from_rank': 0}", "field 'peer'", "not another program");
+#undef SR_TILES
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_defaults),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_rounding_alu_ops),
+        cmocka_unit_test(test_sendrecv_nki_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

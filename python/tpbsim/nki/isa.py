@@ -510,13 +510,14 @@ def _rank(x):
 def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
              name=None):
     """Exchange with one peer program (send_to_rank == recv_from_rank, e.g.
-    1 - nl.program_id(0)); pipe_id and dma_engine do not change the model."""
+    1 - nl.program_id(0)); the kernel format's NKI-named sendrecv checks
+    them, pipe_id and dma_engine (gpsimd_dma: at most 256 elements per
+    partition)."""
     loc = _trace.caller_loc()
-    peer, other = _rank(send_to_rank), _rank(recv_from_rank)
-    if peer != other:
-        raise NkiError("%s: field 'recv_from_rank': tpbsim's sendrecv exchanges with one peer "
-                       "(send_to_rank %s, recv_from_rank %s)" % (loc, peer, other))
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)), ("peer", '"%s"' % peer)]
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)),
+         ("send_to_rank", '"%s"' % _rank(send_to_rank)),
+         ("recv_from_rank", '"%s"' % _rank(recv_from_rank)), ("pipe_id", str(int(pipe_id))),
+         ("dma_engine", '"%s"' % dma_engine.name)]
     _emit("sendrecv", loc, _common(f, name, None, loc))
 
 
