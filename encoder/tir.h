@@ -294,6 +294,8 @@ typedef struct {
     int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
+    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
+    float dma_scale;              /* (before the optional TIR_F_RMW_ADD accumulate) */
 } tir_op_t;
 
 typedef struct {

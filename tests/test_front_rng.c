@@ -1,5 +1,6 @@
 /* Front-end of the random-number ops (encoder/fj_ops_rng.c,
- * validate_rng.c), the rounding ALU ops and NKI's sendrecv arguments: NKI
+ * validate_rng.c), the rounding ALU ops, dma_compute and NKI's sendrecv
+ * arguments: NKI
  * names, parameters and engine defaults, and every error naming the op
  * path and the field. */
 #include <setjmp.h>
@@ -175,6 +176,44 @@ static void test_sendrecv_nki_names(void **state)
 #undef SR_TILES
 }
 
+/* dma_compute: one DMA_COPY per source, scaled, the later ones accumulating */
+static void test_dma_compute(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    if (run("trn2", T("t", "[128, 64]", "float32")
+            "{'op': 'nisa.dma_compute', 'dst': 't', 'srcs': ['a', 't'], 'reduce_op': 'nl.add',"
+            " 'scales': [0.5, '2 ** 2']}", &k, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 2);
+    assert_int_equal(k.ops[0].kind, TIR_DMA_COPY);
+    assert_true(k.ops[0].dma_scaled && k.ops[0].dma_scale == 0.5f);
+    assert_false(k.ops[0].flags & TIR_F_RMW_ADD);
+    assert_true(k.ops[1].dma_scaled && k.ops[1].dma_scale == 4.0f);
+    assert_true(k.ops[1].flags & TIR_F_RMW_ADD);
+    tir_kernel_free(&k);
+#define DC_TILES T("t", "[128, 64]", "float32") T("h", "[128, 64]", "bfloat16") \
+                 T("i", "[128, 1]", "int32")
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': ['a'], 'reduce_op': 'max'}",
+        "field 'reduce_op'", "only add");
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': ['a']}", "field 'reduce_op'",
+        "missing");
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': [], 'reduce_op': 'add'}",
+        "field 'srcs'", "non-empty");
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': ['a', 't'], 'reduce_op': "
+        "'add', 'scales': [1.0]}", "field 'scales'", "2 numbers");
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 'h', 'srcs': ['a', 't'], 'reduce_op': "
+        "'add'}", "field 'dst'", "float32");
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': ['a'], 'reduce_op': 'add', "
+        "'unique_indices': false}", "field 'unique_indices'", NULL);
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': [{'tensor': 'a', 'index': "
+        "'i'}, 't'], 'reduce_op': 'add'}", "field 'srcs'", "indirect");
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': ['a[0:64, :]'], "
+        "'reduce_op': 'add'}", "dst", NULL);
+#undef DC_TILES
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_rounding_alu_ops),
         cmocka_unit_test(test_sendrecv_nki_names),
+        cmocka_unit_test(test_dma_compute),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 """nki.isa random-number ops (rng, rand2, rand_get_state, rand_set_state,
-set_rng_seed) and the rounding nl functions (floor, ceil, trunc, negative,
-fmod): each Python call maps to the same kernel-format op (identical
-streams), and they run against NumPy."""
+set_rng_seed), dma_compute and the rounding nl functions (floor, ceil,
+trunc, negative, fmod): each Python call maps to the same kernel-format op
+(identical streams), and they run against NumPy."""
 import json
 import os
 import sys
@@ -36,6 +36,10 @@ CASES = {
                               {"op": "rand_set_state", "src_seeds": "st24", "engine": "dve"}),
     "set_rng_seed": (lambda T: nisa.set_rng_seed(src_seeds=T["seed"]),
                      {"op": "set_rng_seed", "src_seeds": "seed"}),
+    "dma_compute": (lambda T: nisa.dma_compute(dst=T["u"], srcs=[T["u"], T["u"]],
+                                               reduce_op=nl.add, scales=[0.5, 2.0]),
+                    {"op": "dma_compute", "dst": "u", "srcs": ["u", "u"], "reduce_op": "add",
+                     "scales": [0.5, 2.0]}),
 }
 
 
@@ -126,3 +130,18 @@ def test_rounding_functions_numpy():
     for got, want in ((fl, np.floor(x)), (ce, np.ceil(x)), (tr, np.trunc(x)), (ng, -x),
                       (fm, np.fmod(x, y))):
         np.testing.assert_array_equal(got, want)
+
+
+@nki.jit
+def fma(a, b):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_compute(dst=t, srcs=[a, b], reduce_op=nl.add, scales=[1.5, -2.0])
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_dma_compute_numpy():
+    r = np.random.default_rng(9)
+    a, b = (r.standard_normal((32, 40)).astype(np.float32) for _ in range(2))
+    np.testing.assert_array_equal(fma(a, b), a * np.float32(1.5) + b * np.float32(-2.0))

@@ -521,6 +521,23 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     _emit("sendrecv", loc, _common(f, name, None, loc))
 
 
+def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error,
+                name=None):
+    """dst = sum srcs[i] * scales[i] on the DMA engine (kernel-format
+    dma_compute; reduce_op add, direct operands)."""
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)),
+         ("srcs", "[%s]" % ", ".join(_t(s, "srcs", loc) for s in srcs)),
+         ("reduce_op", _opn(reduce_op, "reduce_op", loc))]
+    if scales is not None:
+        f.append(("scales", json.dumps([float(x) for x in scales])))
+    if not unique_indices:
+        f.append(("unique_indices", "false"))
+    if oob_mode != oob_mode.error:
+        f.append(("oob_mode", '"%s"' % oob_mode.name))
+    _emit("dma_compute", loc, _common(f, name, None, loc))
+
+
 # ---- random numbers (docs/semantics.md "Random numbers") ----
 def rng(dst, engine=engine.vector, name=None):
     loc = _trace.caller_loc()
@@ -559,7 +576,7 @@ def _unsupported(name):
     return f
 
 
-for _n in ("tensor_scalar_cumulative", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
+for _n in ("tensor_scalar_cumulative", "sequence_bounds", "tensor_scalar_reduce",
            "register_alloc", "register_move",
            "register_load", "register_store", "nonzero_with_count", "topk"):
     globals()[_n] = _unsupported(_n)
