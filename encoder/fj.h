@@ -6,6 +6,7 @@
  *   fj_ops_dma.c         the data-movement op family (table + handlers)
  *   fj_ops_compute.c     the compute op families (table + handlers)
  *   fj_ops_rng.c         the random-number ops (table + handlers)
+ *   fj_ops_reg.c         the NKI register ops (table + handlers)
  * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
  * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
  * frontend_json.c appends it through enc_emit) or calls a typed builder
@@ -39,6 +40,9 @@ typedef struct {
      * variables, so a statement unrolled N times is checked once */
     struct memo_entry *memo;
     size_t memo_cap, memo_n;
+    /* NKI virtual registers (fj_ops_reg.c): name -> physical register */
+    struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
+    int nvregs;
 } jx_t;
 
 struct memo_entry {
@@ -73,6 +77,7 @@ extern const fj_opdef_t fj_ops_dma[];
 extern const fj_opdef_t fj_ops_compute[];
 extern const fj_opdef_t fj_ops_collective[];
 extern const fj_opdef_t fj_ops_rng[];        /* fj_ops_rng.c */
+extern const fj_opdef_t fj_ops_reg[];        /* fj_ops_reg.c */
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];

@@ -46,6 +46,7 @@ static const lower_entry_t lower_table[] = {
     {"noop", lower_noop},
     {"rng", lower_rng}, {"rand2", lower_rng}, {"rand_get_state", lower_rng},
     {"rand_set_state", lower_rng}, {"set_rng_seed", lower_rng},
+    {"register_move", lower_reg}, {"register_store", lower_reg},
 };
 
 static lower_fn find_lowering(const char *name)

@@ -5,6 +5,7 @@
  * front-end has a message we reproduce its literal text. */
 #include "builder.h"
 #include "collective.h"
+#include "regalloc.h"
 #include "rng.h"
 
 #include <math.h>
@@ -274,6 +275,8 @@ static unsigned legal_engines(tir_opkind_t k)
         return M(DVE) | M(POOL);
     case TIR_RAND2: case TIR_SET_RNG_SEED:
         return M(DVE);
+    case TIR_REGISTER_MOVE: case TIR_REGISTER_STORE:
+        return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_OP_COUNT: break;
     }
     return 0;
@@ -1182,6 +1185,8 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
         return -1;
     if (enc_is_rng(op->kind))   /* validate_rng.c */
         return check_operands(&v) ? -1 : enc_validate_rng(v.k, v.tg, op, err);
+    if (enc_is_register_op(op->kind))   /* validate_reg.c */
+        return check_operands(&v) ? -1 : enc_validate_register(v.k, op, err);
     bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER &&
                      op->kind != TIR_NOOP;
     if (needs_dst && need(&v, &op->dst, -1))

@@ -1,6 +1,6 @@
 /* Front-end of the random-number ops (encoder/fj_ops_rng.c,
- * validate_rng.c), the rounding ALU ops, dma_compute and NKI's sendrecv
- * arguments: NKI
+ * validate_rng.c), the rounding ALU ops, dma_compute, the register ops
+ * (fj_ops_reg.c) and NKI's sendrecv arguments: NKI
  * names, parameters and engine defaults, and every error naming the op
  * path and the field. */
 #include <setjmp.h>
@@ -214,6 +214,47 @@ static void test_dma_compute(void **state)
 #undef DC_TILES
 }
 
+/* register_alloc / move / load / store: physical registers from r63 down,
+ * one per register_alloc statement (a loop reuses it) */
+static void test_registers(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    if (run("trn2", T("s", "[1, 1]", "int32")
+            "{'op': 'register_alloc', 'reg': 'a', 'x': 3},"
+            "{'op': 'for', 'var': 'i', 'range': [2], 'body': ["
+            "  {'op': 'nisa.register_alloc', 'reg': 'b'},"
+            "  {'op': 'register_move', 'dst': 'b', 'src': 'a'}]},"
+            "{'op': 'register_load', 'dst': 'b', 'src': 's'},"
+            "{'op': 'register_store', 'dst': 's', 'src': 'a'},"
+            "{'op': 'register_move', 'dst': 'a', 'src': 'a + 1'}", &k, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 6);
+    assert_int_equal(k.ops[0].kind, TIR_REGISTER_MOVE);
+    assert_int_equal(k.ops[0].reg, 63);
+    assert_int_equal(k.ops[0].reg_imm, 3);
+    assert_int_equal(k.ops[1].reg, 62);
+    assert_int_equal(k.ops[1].reg_src, 63);
+    assert_int_equal(k.ops[2].reg, 62);            /* same statement, same register */
+    assert_int_equal(k.ops[3].kind, TIR_LOAD_TENSOR_TO_REGISTER);
+    assert_int_equal(k.ops[4].kind, TIR_REGISTER_STORE);
+    assert_int_equal(k.ops[5].reg_src, -1);        /* 'a + 1' is an expression: 64 */
+    assert_int_equal(k.ops[5].reg_imm, 64);
+    tir_kernel_free(&k);
+    bad("trn2", "{'op': 'register_move', 'dst': 'q', 'src': 1}", "field 'dst'",
+        "not a register");
+    bad("trn2", "{'op': 'register_alloc', 'reg': 'q'},"
+        "{'op': 'register_move', 'dst': 'q', 'src': 4294967296}", "field 'src'", "32-bit");
+    bad("trn2", T("f", "[1, 1]", "float32") "{'op': 'register_alloc', 'reg': 'q'},"
+        "{'op': 'register_store', 'dst': 'f', 'src': 'q'}", "field 'dst'", "int32");
+    bad("trn2", T("f", "[1, 2]", "int32") "{'op': 'register_alloc', 'reg': 'q'},"
+        "{'op': 'register_load', 'dst': 'q', 'src': 'f'}", "field 'src'", "exactly one");
+    bad("trn2", "{'op': 'register_alloc', 'reg': 'q'},"
+        "{'op': 'register_store', 'dst': 'a[0:1, 0:1]', 'src': 'q'}", "field 'dst'", "int32");
+    bad("trn2", "{'op': 'register_alloc'}", "field 'reg'", "missing");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_rounding_alu_ops),
         cmocka_unit_test(test_sendrecv_nki_names),
         cmocka_unit_test(test_dma_compute),
+        cmocka_unit_test(test_registers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

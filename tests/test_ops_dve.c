@@ -962,7 +962,7 @@ static void test_table(void **state)
     for (unsigned op = 0; op < ISA_OP_COUNT; op++) {
         isa_class_t c = isa_ops[op].cls;
         bool compute = c == ISA_CLASS_MATMUL || c == ISA_CLASS_ACT || c == ISA_CLASS_VECTOR ||
-                       c == ISA_CLASS_POOL || op == ISA_OP_TENSOR_LOAD;
+                       c == ISA_CLASS_POOL || op == ISA_OP_TENSOR_LOAD || op == ISA_OP_TENSOR_STORE;
         const sim_opimpl_t *impl = sim_opimpl((isa_op_t)op);
         if (compute) {
             assert_non_null(impl);

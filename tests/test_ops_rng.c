@@ -1,4 +1,5 @@
-/* The random-number opcodes (sim/rng.c) and the rounding ALU ops: XORWOW
+/* The random-number opcodes (sim/rng.c), TensorStore (sim/tstore.c) and
+ * the rounding ALU ops: XORWOW
  * known answers, state save/restore, seeding determinism, distribution
  * bounds, dtype/shape errors naming the operand. */
 #include <math.h>
@@ -167,6 +168,29 @@ static void test_rounding_alu(void **state)
     assert_false(isa_alu_is_unary(ISA_ALU_FMOD));
 }
 
+/* TensorStore: register bits into an int32 element, the int32 value into
+ * a float one; registers or partitions out of range are errors */
+static void test_tensor_store(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_SP);
+    fx->regs[5] = 0xFFFFFFF9u;   /* -7 */
+    isa_decoded_t d = mk(ISA_OP_TENSOR_STORE);
+    d.inst.f.TSTORE.dst = ptr(SB, ISA_DT_INT32, 16);
+    d.inst.f.TSTORE.part = 2;
+    d.inst.f.TSTORE.reg = 5;
+    d.inst.f.TSTORE.count = 1;
+    assert_int_equal(run(fx, &d), 0);
+    assert_int_equal(fx_geti(fx, SB, 2, 16, ISA_DT_INT32, 0), -7);
+    d.inst.f.TSTORE.dst = ptr(SB, F32, 32);
+    assert_int_equal(run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 2, 32, F32, 0), -7.0f);
+    d.inst.f.TSTORE.reg = 63;
+    d.inst.f.TSTORE.count = 2;
+    FX_FAILS(fx, &d, "reg/count", "outside");
+    fx_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_seed_determinism_and_rand2_range),
         cmocka_unit_test(test_rng_errors),
         cmocka_unit_test(test_rounding_alu),
+        cmocka_unit_test(test_tensor_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,3 +145,28 @@ def test_dma_compute_numpy():
     r = np.random.default_rng(9)
     a, b = (r.standard_normal((32, 40)).astype(np.float32) for _ in range(2))
     np.testing.assert_array_equal(fma(a, b), a * np.float32(1.5) + b * np.float32(-2.0))
+
+
+@nki.jit
+def registers(off):
+    """register_alloc / move / load / store through SBUF and HBM."""
+    outs = [nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm) for _ in range(3)]
+    t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    a = nisa.register_alloc(5)
+    b = nisa.register_alloc()
+    nisa.register_load(b, off)                 # from HBM
+    c = nisa.register_alloc(None)
+    nisa.register_move(c, b)
+    nisa.register_store(t, c)                  # to SBUF
+    nisa.dma_copy(dst=outs[0], src=t)
+    nisa.register_store(outs[1], a)            # to HBM
+    nisa.register_move(a, -3)
+    nisa.register_store(outs[2], a)
+    return tuple(outs)
+
+
+def test_registers_numpy():
+    x, y, z = registers(np.array([[1234]], np.int32))
+    assert (int(x[0, 0]), int(y[0, 0]), int(z[0, 0])) == (1234, 5, -3)
+    with pytest.raises(tpbsim.NkiError, match="expected a register"):
+        nki.jit(lambda o: nisa.register_move(5, 1) or o)(np.zeros((1, 1), np.int32))

@@ -538,6 +538,53 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     _emit("dma_compute", loc, _common(f, name, None, loc))
 
 
+# ---- virtual registers (kernel-format register_*; docs/kernel-format.md) ----
+class VirtualRegister:
+    """A register from register_alloc; its kernel-format name."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "VirtualRegister(%s)" % self.name
+
+
+def _vreg(x, what, loc):
+    if not isinstance(x, VirtualRegister):
+        raise NkiError("%s: field '%s': expected a register from register_alloc, got %r" %
+                       (loc, what, x))
+    return '"%s"' % x.name
+
+
+def register_alloc(x=None):
+    loc = _trace.caller_loc()
+    tr = _trace.current()
+    n = getattr(tr, "_nki_nregs", 0)
+    tr._nki_nregs = n + 1
+    r = VirtualRegister("vreg%d" % n)
+    f = [("reg", '"%s"' % r.name)]
+    if x is not None:
+        f.append(("x", str(int(x))))
+    _emit("register_alloc", loc, f)
+    return r
+
+
+def register_move(dst, src):
+    loc = _trace.caller_loc()
+    s = _vreg(src, "src", loc) if isinstance(src, VirtualRegister) else str(int(src))
+    _emit("register_move", loc, [("dst", _vreg(dst, "dst", loc)), ("src", s)])
+
+
+def register_load(dst, src):
+    loc = _trace.caller_loc()
+    _emit("register_load", loc, [("dst", _vreg(dst, "dst", loc)), ("src", _t(src, "src", loc))])
+
+
+def register_store(dst, src):
+    loc = _trace.caller_loc()
+    _emit("register_store", loc, [("dst", _t(dst, "dst", loc)), ("src", _vreg(src, "src", loc))])
+
+
 # ---- random numbers (docs/semantics.md "Random numbers") ----
 def rng(dst, engine=engine.vector, name=None):
     loc = _trace.caller_loc()
@@ -577,7 +624,6 @@ def _unsupported(name):
 
 
 for _n in ("tensor_scalar_cumulative", "sequence_bounds", "tensor_scalar_reduce",
-           "register_alloc", "register_move",
-           "register_load", "register_store", "nonzero_with_count", "topk"):
+           "nonzero_with_count", "topk"):
     globals()[_n] = _unsupported(_n)
 del _n
