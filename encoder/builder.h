@@ -127,6 +127,10 @@ typedef struct {
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field);
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor);
+/* enc_ap over an HBM tensor viewed with another C-order shape (NKI
+ * tensor.reshape): same element count; a tile is an error. */
+tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
+                     const enc_slice_t *s, const char *field);
 /* NKI .ap(): raw [step, count] pairs, outermost first, in elements. */
 tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
                     const int64_t pairs[][2], const char *field);

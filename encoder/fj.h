@@ -114,6 +114,11 @@ int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
 int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname);
 int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
                       tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns);
+/* The same, accepting NKI's "name.reshape(dims)" view of an HBM tensor
+ * before the slices; *vnd/vshape give the view (0: none). */
+int fj_parse_view_ap(jx_t *j, const char *text, const char *path, const char *fname,
+                     tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns, int *vnd,
+                     int64_t *vshape);
 int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fname,
                     tir_ap_t *out);
 int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fname,

@@ -1,6 +1,6 @@
 /* Front-end of the random-number ops (encoder/fj_ops_rng.c,
  * validate_rng.c), the rounding ALU ops, dma_compute, the register ops
- * (fj_ops_reg.c) and NKI's sendrecv arguments: NKI
+ * (fj_ops_reg.c), HBM tensor reshape views and NKI's sendrecv arguments: NKI
  * names, parameters and engine defaults, and every error naming the op
  * path and the field. */
 #include <setjmp.h>
@@ -255,6 +255,36 @@ static void test_registers(void **state)
     bad("trn2", "{'op': 'register_alloc'}", "field 'reg'", "missing");
 }
 
+/* NKI tensor.reshape of an HBM tensor inside operands (a: [128, 64]) */
+static void test_reshape(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    if (run("trn2", T("t", "[64, 128]", "float32") T("i", "[64, 1]", "int32")
+            "{'op': 'load', 'dst': 't', 'src': 'a.reshape(64, 128)'},"
+            "{'op': 'load', 'dst': 't[0:32, :]', 'src': 'a.reshape((2, 32, 128))[1, :, :]'},"
+            "{'op': 'dma_copy', 'dst': 't', 'src': {'tensor': 'a.reshape([64, 128])', 'index': 'i'}}",
+            &k, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.ops[0].src[0].step[0], 128);
+    assert_int_equal(k.ops[1].src[0].offset, 32 * 128);
+    assert_int_equal(k.ops[2].kind, TIR_INDIRECT_LOAD);
+    assert_int_equal(k.ops[2].src[0].step[0], 128);
+    assert_int_equal(k.ops[2].index_bound, 64);
+    tir_kernel_free(&k);
+    bad("trn2", T("t", "[64, 128]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a.reshape(64, 100)'}",
+        "field 'src'", "(8192 elements) to 6400");
+    bad("trn2", T("t", "[64, 128]", "float32") "{'op': 'load', 'dst': 't.reshape(128, 64)', 'src': 'a'}",
+        "field 'dst'", "only HBM tensors");
+    bad("trn2", T("t", "[64, 128]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a.reshape(64, 128'}",
+        "field 'src'", "unclosed");
+    bad("trn2", T("t", "[64, 128]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a.reshape(n, 128)'}",
+        "field 'src'", "reshape dimension 0");
+    bad("trn2", T("t", "[64, 128]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a.reshape(0, 128)'}",
+        "field 'src'", "dimension 0 is 0");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_sendrecv_nki_names),
         cmocka_unit_test(test_dma_compute),
         cmocka_unit_test(test_registers),
+        cmocka_unit_test(test_reshape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
