@@ -13,7 +13,7 @@ const sim_opimpl_t *sim_opimpl(isa_op_t op)
         return impl;
     if ((impl = sim_dve_bn_impl(op)) != NULL)
         return impl;
-    if ((impl = sim_tstore_impl(op)) != NULL)
+    if ((impl = sim_seqregs_impl(op)) != NULL)
         return impl;
     if ((impl = sim_rng_impl(op)) != NULL)
         return impl;

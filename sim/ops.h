@@ -212,6 +212,6 @@ const sim_opimpl_t *sim_dve_bn_impl(isa_op_t op);   /* dve_bn.c */
 const sim_opimpl_t *sim_dve_sel_impl(isa_op_t op);  /* dve_sel.c */
 const sim_opimpl_t *sim_pool_impl(isa_op_t op);
 const sim_opimpl_t *sim_rng_impl(isa_op_t op);      /* rng.c */
-const sim_opimpl_t *sim_tstore_impl(isa_op_t op);   /* tstore.c */
+const sim_opimpl_t *sim_seqregs_impl(isa_op_t op);  /* seqregs.c: TensorLoad, TensorStore */
 
 #endif

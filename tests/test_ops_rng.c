@@ -1,4 +1,4 @@
-/* The random-number opcodes (sim/rng.c), TensorStore (sim/tstore.c) and
+/* The random-number opcodes (sim/rng.c), TensorStore (sim/seqregs.c) and
  * the rounding ALU ops: XORWOW
  * known answers, state save/restore, seeding determinism, distribution
  * bounds, dtype/shape errors naming the operand. */

@@ -2,7 +2,6 @@
 set_rng_seed), dma_compute and the rounding nl functions (floor, ceil,
 trunc, negative, fmod): each Python call maps to the same kernel-format op
 (identical streams), and they run against NumPy."""
-import json
 import os
 import sys
 
@@ -13,10 +12,9 @@ import tpbsim
 from tpbsim import nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
-from tpbsim._lib import Context
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_ops import _bins  # noqa: E402
+from test_ops import mapping_identical  # noqa: E402
 
 TILES = [("r", [16, 32], "uint32", "sbuf"), ("r8", [16, 32], "int8", "sbuf"),
          ("u", [16, 32], "float32", "sbuf"), ("col", [16, 1], "float32", "sbuf"),
@@ -46,21 +44,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_rng_mapping_identical(tmp_path, case):
     call, op = CASES[case]
-
-    def kernel(a):
-        out = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm, name="out")
-        T = {n: nl.ndarray(s, dtype=d, buffer=b, name=n) for n, s, d, b in TILES}
-        call(T)
-        return out
-    a = np.zeros((16, 32), np.float32)
-    tpbsim.compile(nki.jit(kernel), a, out_dir=str(tmp_path / "py"))
-    body = [{"op": "tile", "name": n, "shape": s, "dtype": d, "buffer": b}
-            for n, s, d, b in TILES] + [op]
-    k = {"kernel": "kernel", "inputs": [{"name": "a", "shape": [16, 32], "dtype": "float32"}],
-         "outputs": [{"name": "out", "shape": [1, 1], "dtype": "float32"}], "body": body}
-    Context().compile_json(json.dumps(k), "k.json", str(tmp_path / "json"))
-    a_, b_ = _bins(str(tmp_path / "json")), _bins(str(tmp_path / "py"))
-    assert a_ and a_ == b_
+    mapping_identical(tmp_path, TILES, lambda T, a: call(T), op, shape=(16, 32))
 
 
 @nki.jit

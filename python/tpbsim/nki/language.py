@@ -187,24 +187,20 @@ class _Fn:
 
     def __call__(self, x, *a, dtype=None, **k):
         """nl.<op>(x, y) / nl.<func>(x) on tiles: one nki.isa op into a new
-        SBUF tile (tensor_tensor, tensor_scalar or activation)."""
+        SBUF tile (tensor_tensor, tensor_scalar -- also the unary rounding
+        ops -- or activation)."""
         loc = _trace.caller_loc()
         if self.name in _BINARY and len(a) == 1 and not k:
             return _binary(self.name, x, a[0], dtype, loc)
-        if self.name in _UNARY_ALU and not a and not k and isinstance(x, NkiTensor):
-            from . import isa
-            t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
-                                            "", loc)
-            isa._emit("tensor_scalar", loc, [("dst", t.text()), ("src", x.text()),
-                                             ("op0", '"%s"' % self.name)])
-            return t
-        if self.name in _UNARY and not a and not k and isinstance(x, NkiTensor):
-            from . import isa
-            t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
-                                            "", loc)
-            isa._emit("activation", loc, [("dst", t.text()), ("src", x.text()),
-                                          ("func", '"%s"' % self.name)])
-            return t
+        unary = [(_UNARY_ALU, "tensor_scalar", "op0"), (_UNARY, "activation", "func")]
+        for names, op, field in unary:
+            if self.name in names and not a and not k and isinstance(x, NkiTensor):
+                from . import isa
+                t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
+                                                sbuf, "", loc)
+                isa._emit(op, loc, [("dst", t.text()), ("src", x.text()),
+                                    (field, '"%s"' % self.name)])
+                return t
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
 
