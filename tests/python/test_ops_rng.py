@@ -1,5 +1,6 @@
 """nki.isa random-number ops (rng, rand2, rand_get_state, rand_set_state,
-set_rng_seed), dma_compute and the rounding nl functions (floor, ceil,
+set_rng_seed), dma_compute, the register ops, a gather over a reshaped HBM
+tensor and the rounding nl functions (floor, ceil,
 trunc, negative, fmod): each Python call maps to the same kernel-format op
 (identical streams), and they run against NumPy."""
 import os
@@ -154,3 +155,24 @@ def test_registers_numpy():
     assert (int(x[0, 0]), int(y[0, 0]), int(z[0, 0])) == (1234, 5, -3)
     with pytest.raises(tpbsim.NkiError, match="expected a register"):
         nki.jit(lambda o: nisa.register_move(5, 1) or o)(np.zeros((1, 1), np.int32))
+
+
+@nki.jit
+def gather_reshaped(table, idx):
+    """A vector_offset gather over a 3-D HBM table viewed as 2-D (reshape)."""
+    out = nl.ndarray((32, 24), dtype=nl.float32, buffer=nl.shared_hbm)
+    ti = nl.ndarray((32, 1), dtype=nl.int32, buffer=nl.sbuf)
+    tg = nl.ndarray((32, 24), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ti, src=idx)
+    t2 = table.reshape((128, 24))
+    nisa.dma_copy(dst=tg, src=t2.ap(pattern=[[24, 32], [1, 24]], offset=0, vector_offset=ti,
+                                    indirect_dim=0))
+    nisa.dma_copy(dst=out, src=tg)
+    return out
+
+
+def test_gather_over_reshape_numpy():
+    r = np.random.default_rng(10)
+    t = r.standard_normal((8, 16, 24)).astype(np.float32)
+    i = r.integers(0, 128, (32, 1)).astype(np.int32)
+    np.testing.assert_array_equal(gather_reshaped(t, i), t.reshape(128, 24)[i[:, 0]])
