@@ -68,7 +68,11 @@
     X(MATCH_REPLACE, 90, "MatchReplace")                                     \
     X(MAX_INDEX_MATCH_REPLACE, 91, "MaxIndexAndMatchReplace")                \
     X(QUANTIZE_MX, 96, "QuantizeMx")                                         \
-    X(INST_LOOP, 105, "InstLoop")
+    X(INST_LOOP, 105, "InstLoop")                                            \
+    X(RNG, 110, "Rng") X(RAND2, 111, "Rand2")                                \
+    X(RAND_GET_STATE, 112, "RandGetState")                                   \
+    X(RAND_SET_STATE, 113, "RandSetState") X(SET_RNG_SEED, 114, "SetRngSeed")  \
+    X(REG_SET, 115, "RegSet") X(REG_MOVE, 116, "RegMove")
 
 typedef enum {
 #define X(id, v, n) BIR_##id = v,

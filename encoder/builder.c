@@ -500,33 +500,34 @@ static int64_t slice_count(int64_t start, int64_t stop, int64_t step)
     return start > stop ? (start - stop - step - 1) / (-step) : 0;
 }
 
-tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
-                const char *field)
+/* Slices over `tensor` seen with shape[0..nd) (its own, or an HBM
+ * tensor's C-order reshape: the element order is unchanged, so only the
+ * strides differ). */
+static tir_ap_t ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *shape, int nslices,
+                        const enc_slice_t *s, const char *field)
 {
     tir_ap_t a = enc_ap_none();
-    if (!tensor_ok(b, tensor, field))
-        return a;
     const tir_tensor_t *t = &b->k->tensors[tensor];
     if (nslices < 0 || (nslices > 0 && !s)) {
         enc_fail(b, "%s%sfield '%s': no slices given", PATHP(b), fld(field));
         return enc_ap_none();
     }
-    if (nslices > t->ndim) {
+    if (nslices > nd) {
         enc_fail(b, "%s%sfield '%s': %d indices for '%s' which has %d dimensions", PATHP(b), fld(field),
-                 nslices, t->name, t->ndim);
+                 nslices, t->name, nd);
         return a;
     }
     int64_t stride[TIR_MAX_DIMS];
     int64_t acc = 1;
-    for (int d = t->ndim - 1; d >= 0; d--) {
+    for (int d = nd - 1; d >= 0; d--) {
         stride[d] = acc;
-        acc *= t->shape[d];
+        acc *= shape[d];
     }
     bool tile = is_tile(t->kind);
     a.tensor = tensor;
-    for (int d = 0; d < t->ndim; d++) {
+    for (int d = 0; d < nd; d++) {
         enc_slice_t sl = d < nslices ? s[d] : ENC_ALL;
-        int64_t n = t->shape[d];
+        int64_t n = shape[d];
         if (sl.kind == ENC_SL_INDEX) {
             if (sl.start < 0 || sl.start >= n) {
                 enc_fail(b, "%s%sfield '%s': index %lld out of range for '%s' dimension %d (%lld)",
@@ -581,6 +582,49 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
         a.ndim = 1;
     }
     return a;
+}
+
+tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                const char *field)
+{
+    if (!tensor_ok(b, tensor, field))
+        return enc_ap_none();
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    return ap_over(b, tensor, t->ndim, t->shape, nslices, s, field);
+}
+
+tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
+                     const enc_slice_t *s, const char *field)
+{
+    if (!tensor_ok(b, tensor, field))
+        return enc_ap_none();
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    if (is_tile(t->kind)) {
+        enc_fail(b, "%s%sfield '%s': reshape of tile '%s': only HBM tensors are reshaped (NKI "
+                 "reshape views an HBM tensor)", PATHP(b), fld(field), t->name);
+        return enc_ap_none();
+    }
+    int64_t n = 1, m = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    if (ndim < 1 || ndim > TIR_MAX_DIMS) {
+        enc_fail(b, "%s%sfield '%s': reshape to %d dimensions (1..%d)", PATHP(b), fld(field), ndim,
+                 TIR_MAX_DIMS);
+        return enc_ap_none();
+    }
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 1 || __builtin_mul_overflow(m, shape[d], &m)) {
+            enc_fail(b, "%s%sfield '%s': reshape dimension %d is %lld", PATHP(b), fld(field), d,
+                     (long long)shape[d]);
+            return enc_ap_none();
+        }
+    }
+    if (m != n) {
+        enc_fail(b, "%s%sfield '%s': reshape of '%s' (%lld elements) to %lld elements",
+                 PATHP(b), fld(field), t->name, (long long)n, (long long)m);
+        return enc_ap_none();
+    }
+    return ap_over(b, tensor, ndim, shape, nslices, s, field);
 }
 
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor)

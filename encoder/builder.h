@@ -127,6 +127,10 @@ typedef struct {
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field);
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor);
+/* enc_ap over an HBM tensor viewed with another C-order shape (NKI
+ * tensor.reshape): same element count; a tile is an error. */
+tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
+                     const enc_slice_t *s, const char *field);
 /* NKI .ap(): raw [step, count] pairs, outermost first, in elements. */
 tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
                     const int64_t pairs[][2], const char *field);
@@ -234,6 +238,20 @@ int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
 int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale);
 int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data);
 int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer);
+
+/* ---- random numbers (encoder/builder_nki.c; docs/semantics.md "Random
+ * numbers").  engine: ISA_ENG_UNASSIGNED = NKI's default (rng: Vector,
+ * rand_get_state / rand_set_state: GpSimd). ---- */
+int enc_rng(enc_builder_t *b, tir_ap_t dst, int engine);
+int enc_rand2(enc_builder_t *b, tir_ap_t dst, tir_scalar_t min, tir_scalar_t max);
+int enc_rand_get_state(enc_builder_t *b, tir_ap_t dst, int engine);
+int enc_rand_set_state(enc_builder_t *b, tir_ap_t src_seeds, int engine);
+int enc_set_rng_seed(enc_builder_t *b, tir_ap_t src_seeds);
+/* NKI dma_compute with reduce_op add: dst = sum srcs[i] * scales[i] (fp32
+ * in the DMA engine; 1..16 direct sources; several need a float32 dst) */
+#define ENC_DMA_COMPUTE_MAX_SRCS 16
+int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const double *scales,
+                    int n);
 
 /* ---- accumulate=None (encoder/builder_acc.c; called by enc_emit) ---- */
 /* Replace TIR_F_ACC_AUTO by NKI's choice for this op (0, or -1 + sticky

@@ -5,6 +5,8 @@
  *                        operands (slices, .ap(), indirect), scalars
  *   fj_ops_dma.c         the data-movement op family (table + handlers)
  *   fj_ops_compute.c     the compute op families (table + handlers)
+ *   fj_ops_rng.c         the random-number ops (table + handlers)
+ *   fj_ops_reg.c         the NKI register ops (table + handlers)
  * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
  * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
  * frontend_json.c appends it through enc_emit) or calls a typed builder
@@ -39,6 +41,9 @@ typedef struct {
      * variables, so a statement unrolled N times is checked once */
     struct memo_entry *memo;
     size_t memo_cap, memo_n;
+    /* NKI virtual registers (fj_ops_reg.c): name -> physical register */
+    struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
+    int nvregs;
 } jx_t;
 
 struct memo_entry {
@@ -72,6 +77,8 @@ typedef struct {
 extern const fj_opdef_t fj_ops_dma[];
 extern const fj_opdef_t fj_ops_compute[];
 extern const fj_opdef_t fj_ops_collective[];
+extern const fj_opdef_t fj_ops_rng[];        /* fj_ops_rng.c */
+extern const fj_opdef_t fj_ops_reg[];        /* fj_ops_reg.c */
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];
@@ -108,6 +115,11 @@ int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
 int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname);
 int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
                       tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns);
+/* The same, accepting NKI's "name.reshape(dims)" view of an HBM tensor
+ * before the slices; *vnd/vshape give the view (0: none). */
+int fj_parse_view_ap(jx_t *j, const char *text, const char *path, const char *fname,
+                     tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns, int *vnd,
+                     int64_t *vshape);
 int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fname,
                     tir_ap_t *out);
 int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fname,

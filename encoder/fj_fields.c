@@ -399,23 +399,87 @@ int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
     return t;
 }
 
-int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
-                      tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns)
+/* NKI tensor.reshape in an operand: "name.reshape(d0, d1, ...)" (or a
+ * tuple / list of dims) before the optional slices.  Writes the operand
+ * without it to rest and the view's dims to shape (*nd = 0: no reshape). */
+static int split_reshape(jx_t *j, const char *text, const char *path, const char *fname,
+                         char *rest, size_t n, int *nd, int64_t *shape)
 {
-    char name[TIR_NAME_LEN], msg[400];
+    *nd = 0;
+    const char *r = strstr(text, ".reshape(");
+    if (!r) {
+        snprintf(rest, n, "%s", text);
+        return 0;
+    }
+    const char *p = r + strlen(".reshape("), *q = p;
+    for (int depth = 1; *q && (depth > 1 || *q != ')'); q++)
+        depth += (*q == '(' || *q == '[') - (*q == ')' || *q == ']');
+    if (*q != ')')
+        return fj_jfail(j, path, fname, "'%s': unclosed reshape(", text);
+    char dims[256];
+    size_t len = (size_t)(q - p);
+    if (len >= sizeof dims)
+        return fj_jfail(j, path, fname, "reshape dims too long");
+    memcpy(dims, p, len);
+    dims[len] = 0;
+    char *d = dims, *e = dims + len;
+    while (d < e && *d == ' ')
+        d++;
+    if (d < e && (*d == '(' || *d == '[')) {   /* a tuple or list of dims */
+        d++;
+        while (e > d && (e[-1] == ' ' || e[-1] == ')' || e[-1] == ']'))
+            *--e = 0;
+    }
+    for (char *tok = d; tok && *tok;) {
+        char *comma = tok;
+        for (int depth = 0; *comma && (depth || *comma != ','); comma++)
+            depth += (*comma == '(') - (*comma == ')');
+        char save = *comma;
+        *comma = 0;
+        if (*nd == TIR_MAX_DIMS)
+            return fj_jfail(j, path, fname, "reshape to more than %d dimensions", TIR_MAX_DIMS);
+        enc_val_t v;
+        char msg[300];
+        if (enc_expr_eval(tok, &j->env, &v, msg, sizeof msg))
+            return fj_jfail(j, path, fname, "reshape dimension %d: %s", *nd, msg);
+        shape[(*nd)++] = v.v;
+        tok = save ? comma + 1 : NULL;
+    }
+    if (*nd == 0)
+        return fj_jfail(j, path, fname, "reshape() needs the new shape");
+    snprintf(rest, n, "%.*s%s", (int)(r - text), text, q + 1);
+    return 0;
+}
+
+int fj_parse_view_ap(jx_t *j, const char *text, const char *path, const char *fname,
+                     tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns, int *vnd,
+                     int64_t *vshape)
+{
+    char name[TIR_NAME_LEN], msg[400], plain[1024];
     bool dep;
-    if (enc_parse_slice_operand(text, &j->env, name, sizeof name, sl, ns, &dep, msg, sizeof msg))
+    if (split_reshape(j, text, path, fname, plain, sizeof plain, vnd, vshape))
+        return -1;
+    if (enc_parse_slice_operand(plain, &j->env, name, sizeof name, sl, ns, &dep, msg, sizeof msg))
         return fj_jfail(j, path, fname, "%s", msg);
     int t = fj_lookup(j, name, path, fname);
     if (t < 0)
         return -1;
     *tensor = t;
     if (out) {
-        *out = enc_ap(&j->b, t, *ns, sl, fname);
+        *out = *vnd ? enc_ap_view(&j->b, t, *vnd, vshape, *ns, sl, fname)
+                    : enc_ap(&j->b, t, *ns, sl, fname);
         if (j->b.failed)
             return -1;
     }
     return 0;
+}
+
+int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
+                      tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns)
+{
+    int vnd;
+    int64_t vshape[TIR_MAX_DIMS];
+    return fj_parse_view_ap(j, text, path, fname, out, tensor, sl, ns, &vnd, vshape);
 }
 
 int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fname,
@@ -470,8 +534,9 @@ int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fn
         fj_get_str(j, it, sub, "rows", &rows, false) || fj_get_str(j, it, sub, "cols", &cols, false))
         return -1;
     enc_slice_t sl[ENC_MAX_SLICES];
-    int ns = 0, t = -1;
-    if (fj_parse_slice_ap(j, tn, sub, "tensor", NULL, &t, sl, &ns))
+    int ns = 0, t = -1, vnd;
+    int64_t vshape[TIR_MAX_DIMS];
+    if (fj_parse_view_ap(j, tn, sub, "tensor", NULL, &t, sl, &ns, &vnd, vshape))
         return -1;
     char msg[400];
     bool dep;
@@ -491,7 +556,8 @@ int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fn
     }
     if (ns > 0 && sl[0].kind == ENC_SL_INDEX)
         return fj_jfail(j, sub, "tensor", "the indirect dimension (0) must be a slice, not an index");
-    out->ap = enc_ap(&j->b, t, ns, sl, fname);
+    out->ap = vnd ? enc_ap_view(&j->b, t, vnd, vshape, ns, sl, fname)
+                  : enc_ap(&j->b, t, ns, sl, fname);
     if (j->b.failed)
         return -1;
     int it_t = -1;

@@ -509,14 +509,54 @@ static int h_core_barrier(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     return 1;
 }
 
+/* NKI's sendrecv arguments: send_to_rank and recv_from_rank must name the
+ * same peer (tpbsim's sendrecv swaps with one program; NKI's two-rank LNC
+ * makes them equal anyway), pipe_id is accepted (each op is its own
+ * exchange), dma_engine gpsimd_dma caps the bytes per partition as NKI. */
+static int sendrecv_nki(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    int send, recv, pipe;
+    const char *eng = NULL;
+    if (fj_field(o, "peer"))
+        return fj_jfail(j, path, "peer", "given twice (also as 'send_to_rank')");
+    if (!fj_field(o, "send_to_rank") || !fj_field(o, "recv_from_rank"))
+        return fj_jfail(j, path, fj_field(o, "send_to_rank") ? "recv_from_rank" : "send_to_rank",
+                        "missing");
+    if (fj_get_int_range(j, o, path, "send_to_rank", &send, 0, 0, 1 << 20) ||
+        fj_get_int_range(j, o, path, "recv_from_rank", &recv, 0, 0, 1 << 20) ||
+        fj_get_int_range(j, o, path, "pipe_id", &pipe, 0, 0, 255) ||
+        fj_get_str(j, o, path, "dma_engine", &eng, false))
+        return -1;
+    if (send != recv)
+        return fj_jfail(j, path, "recv_from_rank", "%d differs from send_to_rank %d: tpbsim's "
+                        "sendrecv swaps tiles with one peer program", recv, send);
+    op->peer = send;
+    if (!eng)
+        return 0;
+    const char *e = strrchr(eng, '.') ? strrchr(eng, '.') + 1 : eng;
+    if (strcmp(e, "gpsimd_dma") && strcmp(e, "dma"))
+        return fj_jfail(j, path, "dma_engine", "'%s': expected dma or gpsimd_dma", eng);
+    int64_t n = 1;
+    for (int d = 1; d < op->src[0].ndim; d++)
+        n *= op->src[0].count[d];
+    if (!strcmp(e, "gpsimd_dma") && n > 256)
+        return fj_jfail(j, path, "dma_engine", "gpsimd_dma moves at most 1024/512/256 bytes "
+                        "per partition of a 32/16/8-bit type (256 elements); src has %lld",
+                        (long long)n);
+    return 0;
+}
+
 static int h_sendrecv(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_int_range(j, o, path, "peer", &op->peer, -1, 0, 1 << 20))
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]))
+        return -1;
+    op->nsrc = 1;
+    if (fj_field(o, "send_to_rank") || fj_field(o, "recv_from_rank"))
+        return sendrecv_nki(j, o, path, op) ? -1 : 1;
+    if (fj_get_int_range(j, o, path, "peer", &op->peer, -1, 0, 1 << 20))
         return -1;
     if (!fj_field(o, "peer"))
-        return fj_jfail(j, path, "peer", "missing");
-    op->nsrc = 1;
+        return fj_jfail(j, path, "peer", "missing (or NKI's send_to_rank / recv_from_rank)");
     return 1;
 }
 
@@ -551,7 +591,8 @@ const fj_opdef_t fj_ops_compute[] = {
     {"dropout", TIR_DROPOUT, h_dropout, {F_COMMON, "dst", "src", "prob", NULL}},
     {"quantize_mx", TIR_QUANTIZE_MX, h_quantize_mx, {F_COMMON, "dst", "src", "scale", NULL}},
     {"core_barrier", TIR_CORE_BARRIER, h_core_barrier, {F_COMMON, "cores", "data", NULL}},
-    {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", NULL}},
+    {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", "send_to_rank",
+                                            "recv_from_rank", "pipe_id", "dma_engine", NULL}},
     {"tensor_copy_predicated", TIR_SELECT, h_copy_predicated, {F_COMMON, "dst", "src", "predicate", "reverse_pred", NULL}},
     {"reciprocal", TIR_TENSOR_SCALAR, h_reciprocal, {F_COMMON, "dst", "data", NULL}},
     {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},

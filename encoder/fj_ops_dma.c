@@ -243,6 +243,62 @@ int fj_h_dst_src(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* NKI dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True,
+ * oob_mode=error): dst = sum srcs[i] * scales[i] on the DMA engine
+ * (enc_dma_compute).  reduce_op add only (NKI); direct operands only: the
+ * indirect read-modify-write forms are dma_copy's rmw_op add. */
+static int h_dma_compute(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    int red, oob;
+    bool uniq = true;
+    const cJSON *srcs = fj_field(o, "srcs"), *sc = fj_field(o, "scales");
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &red, -1) ||
+        fj_get_enum(j, o, path, "oob_mode", ISA_FT_OOB, NULL, &oob, ISA_OOB_ERROR) ||
+        (fj_field(o, "unique_indices") && fj_get_bool(j, o, path, "unique_indices", &uniq)))
+        return -1;
+    if (red < 0)
+        return fj_jfail(j, path, "reduce_op", "missing (NKI: nl.add)");
+    if (red != ISA_ALU_ADD)
+        return fj_jfail(j, path, "reduce_op", "%s: only add is supported (NKI)",
+                        isa_enum_name(ISA_FT_ALU, (unsigned)red));
+    if (!uniq)
+        return fj_jfail(j, path, "unique_indices", "false is not supported (NKI)");
+    if (!cJSON_IsArray(srcs) || cJSON_GetArraySize(srcs) < 1)
+        return fj_jfail(j, path, "srcs", "expected a non-empty list of tensors");
+    int n = cJSON_GetArraySize(srcs);
+    if (n > ENC_DMA_COMPUTE_MAX_SRCS)
+        return fj_jfail(j, path, "srcs", "%d sources; at most %d", n, ENC_DMA_COMPUTE_MAX_SRCS);
+    if (sc && !cJSON_IsNull(sc) && (!cJSON_IsArray(sc) || cJSON_GetArraySize(sc) != n))
+        return fj_jfail(j, path, "scales", "expected a list of %d numbers (one per source) or "
+                        "null", n);
+    tir_ap_t ap[ENC_DMA_COMPUTE_MAX_SRCS];
+    double scale[ENC_DMA_COMPUTE_MAX_SRCS];
+    const cJSON *it = srcs->child, *s = sc && cJSON_IsArray(sc) ? sc->child : NULL;
+    for (int i = 0; i < n; i++, it = it->next) {
+        fj_operand_t opd;
+        if (fj_operand_item(j, it, path, "srcs", true, &opd))
+            return -1;
+        if (opd.index.tensor >= 0)
+            return fj_jfail(j, path, "srcs", "source %d is indirect: the read-modify-write "
+                            "forms are not supported here (scatter-add: dma_copy rmw_op add)", i);
+        ap[i] = opd.ap;
+        scale[i] = 1.0;
+        if (s) {
+            char msg[300];
+            if (cJSON_IsNumber(s))
+                scale[i] = s->valuedouble;
+            else if (!cJSON_IsString(s) ||
+                     fj_eval_number(j, s->valuestring, &scale[i], msg, sizeof msg))
+                return fj_jfail(j, path, "scales", "entry %d: expected a number", i);
+            s = s->next;
+        }
+    }
+    if (oob != ISA_OOB_ERROR)
+        return fj_jfail(j, path, "oob_mode", "skip applies to indirect accesses only");
+    return enc_dma_compute(&j->b, op->dst, ap, scale, n) < 0 ? -1 : 0;
+}
+
 const fj_opdef_t fj_ops_dma[] = {
     {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", NULL}},
     {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", NULL}},
@@ -256,5 +312,6 @@ const fj_opdef_t fj_ops_dma[] = {
     {"stream_shuffle", TIR_STREAM_SHUFFLE, h_stream_shuffle, {F_COMMON, "dst", "src", "shuffle_mask", NULL}},
     {"load_tensor_to_register", TIR_LOAD_TENSOR_TO_REGISTER, h_ltr, {F_COMMON, "src", "reg", NULL}},
     {"broadcast_partition", TIR_BROADCAST_PARTITION, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
+    {"dma_compute", TIR_DMA_COPY, h_dma_compute, {F_COMMON, "dst", "srcs", "reduce_op", "scales", "unique_indices", "oob_mode", NULL}},
     {NULL, 0, NULL, {NULL}},
 };

@@ -44,6 +44,9 @@ static const lower_entry_t lower_table[] = {
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
     {"bn_stats", lower_misc}, {"bn_aggr", lower_misc},
     {"noop", lower_noop},
+    {"rng", lower_rng}, {"rand2", lower_rng}, {"rand_get_state", lower_rng},
+    {"rand_set_state", lower_rng}, {"set_rng_seed", lower_rng},
+    {"register_move", lower_reg}, {"register_store", lower_reg},
 };
 
 static lower_fn find_lowering(const char *name)

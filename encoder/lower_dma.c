@@ -334,6 +334,8 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         f->transpose = o->transpose;
         f->dge = o->dge;
         f->compute = o->compute;
+        f->scaled = op->dma_scaled;
+        f->scale = op->dma_scale;
         f->qos = (uint32_t)op->qos;
         f->src_reg = op->src_reg >= 0 ? (uint32_t)op->src_reg : ISA_REG_NONE;
         f->dst_reg = op->dst_reg >= 0 ? (uint32_t)op->dst_reg : ISA_REG_NONE;

@@ -17,6 +17,8 @@ const char *tir_op_name(tir_opkind_t k)
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
         "range_select", "select_reduce",
+        "rng", "rand2", "rand_get_state", "rand_set_state", "set_rng_seed",
+        "register_move", "register_store",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -135,6 +137,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     for (int i = 0; i < 8; i++)
         op->rgroup[i] = op->perm_from[i] = -1;
     op->src_reg = op->dst_reg = -1;
+    op->reg_src = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
 }

@@ -72,7 +72,9 @@ typedef struct {
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
-    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE)
+    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
+    X(RNG) X(RAND2) X(RAND_GET_STATE) X(RAND_SET_STATE) X(SET_RNG_SEED) \
+    X(REGISTER_MOVE) X(REGISTER_STORE)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -196,6 +198,20 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *                the optional data tile it orders.
  *  SENDRECV      dst (SBUF on this core) <- peer's src[0]; peer core.
  *
+ * Random numbers (engine: DVE or Pool, the front-end's NKI default filled
+ * in; docs/semantics.md "Random numbers"):
+ *  RNG           dst (integer dtype) = 32 random bits per element, low bits.
+ *  RAND2         dst = uniform in [s0, s1] (min, max: imm or [P,1]). DVE.
+ *  RAND_GET_STATE dst [P, 6 (Pool) or 24 (DVE)] uint32 = the PRNG state.
+ *  RAND_SET_STATE src[0] (same shape) loads it; no dst.            nsrc=1
+ *  SET_RNG_SEED  src[0] [1,1] 32-bit seeds the DVE PRNG; no dst.   nsrc=1
+ *
+ * Sequencer registers (NKI register_*; physical numbers from regalloc.h;
+ * engine UNASSIGNED = every TPB engine keeps its own copy):
+ *  REGISTER_MOVE reg = reg_src (a register) or reg_imm.        nsrc=0, no dst
+ *  REGISTER_STORE dst (one 32-bit element of a tile) = register reg.  nsrc=0
+ *  (register_load is LOAD_TENSOR_TO_REGISTER.)
+ *
  * Collectives (nki.collectives; one program per core, rank = core id;
  * rewritten by the multi-core split, encoder/lnc_collective.c):
  *  ALL_REDUCE    dst = op0 over the group of every rank's src[0].    nsrc=1
@@ -285,6 +301,10 @@ typedef struct {
     int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
+    int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
+    int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
+    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
+    float dma_scale;              /* (before the optional TIR_F_RMW_ADD accumulate) */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the
@@ -323,6 +343,7 @@ typedef struct {
     int nloops, cap_loops;
     int *loop_marks;              /* op-index boundaries of every loop's iterations */
     int nmarks, cap_marks;
+    uint64_t regs_used;           /* physical sequencer registers allocated (regalloc.h) */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);

@@ -5,6 +5,8 @@
  * front-end has a message we reproduce its literal text. */
 #include "builder.h"
 #include "collective.h"
+#include "regalloc.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -59,12 +61,14 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
         case TIR_SCALAR_TENSOR_TENSOR: return "scalar";
         case TIR_TENSOR_TENSOR_SCAN: return "initial";
         case TIR_DROPOUT: return "prob";
+        case TIR_RAND2: return "min";
         default: return "s0";
         }
     case 101:
         switch (kind) {
         case TIR_ACTIVATE2: return "imm1";
         case TIR_TENSOR_SCALAR: return "operand1";
+        case TIR_RAND2: return "max";
         default: return "s1";
         }
     default: break;
@@ -85,6 +89,7 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case TIR_AFFINE_SELECT: return "on_true";
     case TIR_RANGE_SELECT: return slot == 0 ? "on_true_tile" : slot == 1 ? "bound0" : "bound1";
     case TIR_SELECT_REDUCE: return slot == 0 ? "predicate" : "on_true";
+    case TIR_RAND_SET_STATE: case TIR_SET_RNG_SEED: return "src_seeds";
     case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
     case TIR_SELECT: return slot == 0 ? "pred" : slot == 1 ? "on_true" : "on_false";
     case TIR_CORE_BARRIER: return "data";
@@ -266,6 +271,12 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
     case TIR_COLLECTIVE_PERMUTE: case TIR_RANK_ID:
         return DMA_ENGINES | M(DVE);   /* the engine of its barriers / rank memset */
+    case TIR_RNG: case TIR_RAND_GET_STATE: case TIR_RAND_SET_STATE:
+        return M(DVE) | M(POOL);
+    case TIR_RAND2: case TIR_SET_RNG_SEED:
+        return M(DVE);
+    case TIR_REGISTER_MOVE: case TIR_REGISTER_STORE:
+        return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_OP_COUNT: break;
     }
     return 0;
@@ -1151,7 +1162,8 @@ static int check_engine(const vctx_t *v)
 static int min_srcs(tir_opkind_t k)
 {
     switch (k) {
-    case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: case TIR_NOOP: return 0;
+    case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: case TIR_NOOP: case TIR_RNG:
+    case TIR_RAND2: case TIR_RAND_GET_STATE: return 0;
     case TIR_MATMUL: case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR:
     case TIR_TENSOR_TENSOR_SCAN: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: case TIR_SELECT:
         return 2;
@@ -1171,6 +1183,10 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
         return enc_validate_collective(k, op, err);
     if (check_engine(&v))
         return -1;
+    if (enc_is_rng(op->kind))   /* validate_rng.c */
+        return check_operands(&v) ? -1 : enc_validate_rng(v.k, v.tg, op, err);
+    if (enc_is_register_op(op->kind))   /* validate_reg.c */
+        return check_operands(&v) ? -1 : enc_validate_register(v.k, op, err);
     bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER &&
                      op->kind != TIR_NOOP;
     if (needs_dst && need(&v, &op->dst, -1))

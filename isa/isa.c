@@ -54,7 +54,8 @@ static const dtype_info_t dtype_info[ISA_DT_COUNT] = {
 bool isa_alu_is_unary(unsigned op)
 {
     return op == ISA_ALU_BITWISE_NOT || op == ISA_ALU_ABS || op == ISA_ALU_RSQRT ||
-           op == ISA_ALU_RECIPROCAL;
+           op == ISA_ALU_RECIPROCAL || op == ISA_ALU_FLOOR || op == ISA_ALU_CEIL ||
+           op == ISA_ALU_TRUNC || op == ISA_ALU_SIGN || op == ISA_ALU_NEGATIVE;
 }
 
 bool isa_dtype_valid(unsigned dt) { return dt < ISA_DT_COUNT; }

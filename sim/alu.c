@@ -6,7 +6,7 @@
 
 enum { SV_F = 0, SV_INT = 1, SV_BITS = 2, SV_IMM = 3 };
 
-bool sim_alu_valid(unsigned op) { return op <= ISA_ALU_RECIPROCAL; }
+bool sim_alu_valid(unsigned op) { return op <= ISA_ALU_FMOD; }
 
 bool sim_alu_is_bitwise(unsigned op)
 {
@@ -143,6 +143,12 @@ float sim_alu_f(unsigned op, float a, float b)
     case ISA_ALU_ABS: return fabsf(a);
     case ISA_ALU_RSQRT: return 1.0f / sqrtf(a);
     case ISA_ALU_RECIPROCAL: return 1.0f / a;
+    case ISA_ALU_FLOOR: return floorf(a);
+    case ISA_ALU_CEIL: return ceilf(a);
+    case ISA_ALU_TRUNC: return truncf(a);
+    case ISA_ALU_SIGN: return isnan(a) ? a : (float)((a > 0.0f) - (a < 0.0f));
+    case ISA_ALU_NEGATIVE: return -a;
+    case ISA_ALU_FMOD: return fmodf(a, b);
     default: return NAN; /* bitwise ops are handled by sim_alu() */
     }
 }
@@ -190,16 +196,4 @@ sim_val_t sim_alu_identity(unsigned op)
     case ISA_ALU_BITWISE_OR: case ISA_ALU_BITWISE_XOR: return val_bits(0, 8);
     default: return sim_val_f(0.0f);
     }
-}
-
-/* xorshift64* (Vigna); a zero state would stick at zero, so it is replaced
- * by a fixed odd constant. */
-uint64_t sim_rng_next(uint64_t *s)
-{
-    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
 }

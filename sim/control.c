@@ -78,6 +78,11 @@ int sim_control_exec(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
             return -1;
         e->regs[in->f.REG.reg] += (uint32_t)in->f.REG.imm;
         return 0;
+    case ISA_OP_REG_MOVE:
+        if (check_reg(c, e, in->f.REGMV.reg, err) != 0 || check_reg(c, e, in->f.REGMV.src, err) != 0)
+            return -1;
+        e->regs[in->f.REGMV.reg] = e->regs[in->f.REGMV.src];
+        return 0;
     default:
         return sim_inst_errf(err, c, e, e->idx, "not a control instruction");
     }

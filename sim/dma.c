@@ -314,6 +314,8 @@ typedef struct {
     unsigned nengines;
     unsigned xpermille;          /* transpose bandwidth share (1000: none) */
     bool add;
+    bool scaled;                 /* DDESC scaled: src * scale in fp32 (dma_compute) */
+    float scale;
     tpb_err_t *err;
 } mover_t;
 
@@ -384,7 +386,8 @@ static bool all_init(const uint8_t *init, unsigned n)
     return true;
 }
 
-/* Move one element: cast through fp32 when dtypes differ, accumulate with
+/* Move one element: cast through fp32 when dtypes differ (and scale it there
+ * when the descriptor is scaled), accumulate with
  * compute=add. */
 static int move_elem(mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap_t *src,
                      int64_t sa)
@@ -398,10 +401,12 @@ static int move_elem(mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap
     if (m->add && di && !all_init(di, ds))
         return mover_errf(m, "accumulate into never-written %s memory at dst address 0x%llx "
                           "(--check-uninit)", space_name(dst->space), (unsigned long long)da);
-    if (!m->add && src->dtype == dst->dtype) {
+    if (!m->add && !m->scaled && src->dtype == dst->dtype) {
         memmove(dp, sp, ss);
     } else {
         float v = num_load_f32(sp, src->dtype);
+        if (m->scaled)
+            v = v * m->scale;
         if (m->add)
             v = num_load_f32(dp, dst->dtype) + v;
         num_store_f32(dp, dst->dtype, v);
@@ -421,7 +426,7 @@ static unsigned elem_bytes(const isa_dap_t *a, const isa_dap_t *b)
 static bool row_fast(const mover_t *m, const isa_dap_t *dst, const isa_dap_t *src)
 {
     unsigned size = isa_dtype_size(src->dtype);
-    return !m->add && src->dtype == dst->dtype && src->step[0] == (int32_t)size &&
+    return !m->add && !m->scaled && src->dtype == dst->dtype && src->step[0] == (int32_t)size &&
            dst->step[0] == (int32_t)size && !m->s->opt.check_uninit;
 }
 
@@ -679,7 +684,9 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
         bool direct = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;
         unsigned dmaop = direct ? sd->d->inst.f.DDESC.compute : sd->d->inst.f.DIND.compute;
         mover_t m = { .s = s, .c = c, .x = x, .sd = sd, .eng_bytes = eng, .eng_cost = cost,
-                      .nengines = ne, .xpermille = 1000, .add = dmaop == ISA_DMAOP_ADD, .err = err };
+                      .nengines = ne, .xpermille = 1000, .add = dmaop == ISA_DMAOP_ADD, .err = err,
+                      .scaled = direct && sd->d->inst.f.DDESC.scaled,
+                      .scale = direct ? sd->d->inst.f.DDESC.scale : 1.0f };
         if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
             return -1;
         hbm += m.hbm_bytes;

@@ -612,6 +612,11 @@ static int exec_memset(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "mode: invalid memset mode %u", f->mode);
     if (sim_opnd_tap(ctx, &o, &f->out, "out", SIM_WR))
         return -1;
+    if (f->mode == ISA_MEMSET_RANDOM && o.start + o.nparts > SIM_RNG_LANES) {
+        sim_opnd_free(&o);
+        return sim_fail(ctx, "out: partitions beyond the %u PRNG lanes", SIM_RNG_LANES);
+    }
+    unsigned gens = sim_rng_gens(ctx->engine);
     if (!ctx->timing_only) {
         uint8_t pat[4];
         uint32_t v = f->value;
@@ -621,7 +626,7 @@ static int exec_memset(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             for (uint32_t i = 0; i < o.nfree; i++) {
                 uint8_t *t = sim_el(&o, p, i);
                 if (f->mode == ISA_MEMSET_RANDOM) {
-                    uint64_t r = sim_rng_next(ctx->rng);
+                    uint32_t r = sim_rng_u32(ctx->rng, o.start + p, i % gens);
                     for (unsigned b = 0; b < o.esize; b++)
                         t[b] = (uint8_t)(r >> (8 * b));
                 } else
@@ -992,11 +997,16 @@ static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
     if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
+    if (o[1].start + o[1].nparts > SIM_RNG_LANES) {
+        sim_fail(ctx, "out: partitions beyond the %u PRNG lanes", SIM_RNG_LANES);
+        goto done;
+    }
+    unsigned gens = sim_rng_gens(ctx->engine);
     if (!ctx->timing_only)
         for (unsigned p = 0; p < o[0].nparts; p++)
             for (uint32_t i = 0; i < o[0].nfree; i++) {
-                /* u uniform in [0, 1) from the top 24 bits */
-                float u = (float)(sim_rng_next(ctx->rng) >> 40) * 0x1p-24f;
+                /* u uniform in [0, 1): the lane's generator i % gens */
+                float u = sim_rng_unit(ctx->rng, o[1].start + p, i % gens);
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
                 sim_val_store(sim_el(&o[1], p, i), o[1].dtype, u < f->prob ? sim_val_f(0.0f) : x);
             }
@@ -1131,34 +1141,6 @@ static uint64_t cost_quantize_mx(const tpb_target_t *t, isa_engine_t e, const is
 }
 
 /* ------------------------------------------------------------------ */
-/* TensorLoad: SBUF/PSUM elements -> sequencer registers                */
-
-static int exec_tensor_load(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_TLOAD_t *f = &d->inst.f.TLOAD;
-    sim_opnd_t o;
-    if (f->count < 1 || f->reg + f->count > ISA_NUM_REGS)
-        return sim_fail(ctx, "reg/count: registers %u..%u outside 0..%d", f->reg,
-                        f->reg + f->count - 1, ISA_NUM_REGS - 1);
-    if (f->part >= ISA_NUM_PARTITIONS)
-        return sim_fail(ctx, "part: partition %u outside 0..127", f->part);
-    if (sim_opnd_ptr(ctx, &o, &f->src, f->part, 1, f->count, "src", SIM_RD))
-        return -1;
-    if (!ctx->timing_only)
-        for (unsigned i = 0; i < f->count; i++)
-            ctx->regs[f->reg + i] = (uint32_t)num_load_i64(sim_el(&o, 0, i), o.dtype);
-    sim_opnd_free(&o);
-    return 0;
-}
-
-static uint64_t cost_tensor_load(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    (void)d;
-    return t->min_ii; /* like ActReadAccumulator (~64 cycles, ARCH2) */
-}
-
-/* ------------------------------------------------------------------ */
 
 static const sim_opimpl_t impl_copy = { exec_tensor_copy, cost_tensor_copy };
 static const sim_opimpl_t impl_tt = { exec_tensor_tensor, cost_tensor_tensor };
@@ -1177,7 +1159,6 @@ static const sim_opimpl_t impl_shuf = { exec_stream_shuffle, cost_shuffle };
 static const sim_opimpl_t impl_drop = { exec_dropout, cost_dropout };
 static const sim_opimpl_t impl_cpred = { exec_copy_predicated, cost_copy_predicated };
 static const sim_opimpl_t impl_qmx = { exec_quantize_mx, cost_quantize_mx };
-static const sim_opimpl_t impl_tload = { exec_tensor_load, cost_tensor_load };
 
 const sim_opimpl_t *sim_dve_impl(isa_op_t op)
 {
@@ -1199,7 +1180,6 @@ const sim_opimpl_t *sim_dve_impl(isa_op_t op)
     case ISA_OP_DROPOUT: return &impl_drop;
     case ISA_OP_COPY_PREDICATED: return &impl_cpred;
     case ISA_OP_QUANTIZE_MX: return &impl_qmx;
-    case ISA_OP_TENSOR_LOAD: return &impl_tload;
     default: return NULL;
     }
 }

@@ -47,6 +47,20 @@ typedef struct {
 void sim_scratch_reset(sim_scratch_t *s);
 void sim_scratch_free(sim_scratch_t *s);
 
+/* An engine's pseudo-random generators (sim/rng.c, docs/semantics.md
+ * "Random numbers"): XORWOW state words x, y, z, w, v, d per lane
+ * (partition) and generator slot.  Vector draws from 4 slots per lane (NKI:
+ * 24 state words), every other engine from slot 0 (6 words). */
+#define SIM_RNG_LANES 128
+#define SIM_RNG_GENS 4
+#define SIM_RNG_WORDS 6
+typedef struct {
+    uint32_t s[SIM_RNG_LANES][SIM_RNG_GENS][SIM_RNG_WORDS];
+} sim_rng_t;
+
+/* Seed every lane and slot from one 64-bit seed (SetRngSeed, tpb sim --seed). */
+void sim_rng_seed(sim_rng_t *r, uint64_t seed);
+
 typedef struct sim_exec_ctx {
     const tpb_target_t *target;
     int core;                   /* for messages */
@@ -59,7 +73,7 @@ typedef struct sim_exec_ctx {
     sim_pe_state_t *pe;         /* this core's PE array */
     float *acc;                 /* [128] accumulator registers of this engine (fused reduce) */
     uint32_t *regs;             /* [64] sequencer registers of this engine */
-    uint64_t *rng;              /* xorshift64* state for Memset random / Dropout */
+    sim_rng_t *rng;             /* this engine's PRNG (Rng, Rand2, Memset random, Dropout) */
     bool timing_only;           /* validate bounds, skip arithmetic */
     sim_scratch_t *scratch;     /* this engine's offset-table scratch, or NULL (malloc) */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */

@@ -336,7 +336,7 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
     e->slot = k;
     e->clk_mhz = sim_mhz(engine_ghz(s->t, e->id));
     uint64_t seed = s->opt.seed ^ ((uint64_t)c->index << 8 | k);
-    e->rng = splitmix64(&seed) | 1;
+    sim_rng_seed(&e->rng, splitmix64(&seed));
     char path[4400];
     snprintf(path, sizeof path, "%s/%s.bin", cdir, isa_engine_name(e->id));
     if (!fio_exists(path))

@@ -13,6 +13,10 @@ const sim_opimpl_t *sim_opimpl(isa_op_t op)
         return impl;
     if ((impl = sim_dve_bn_impl(op)) != NULL)
         return impl;
+    if ((impl = sim_seqregs_impl(op)) != NULL)
+        return impl;
+    if ((impl = sim_rng_impl(op)) != NULL)
+        return impl;
     if ((impl = sim_dve_sel_impl(op)) != NULL)
         return impl;
     if ((impl = sim_dve_impl(op)) != NULL)

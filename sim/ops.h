@@ -150,8 +150,12 @@ void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uin
 bool sim_actfn_valid(unsigned fn);
 float sim_actfn(unsigned fn, float x);
 
-/* ---- random generator: xorshift64* ---- */
-uint64_t sim_rng_next(uint64_t *state);
+/* ---- random generators (rng.c) ---- */
+/* generator slots an engine draws from: 4 on Vector, 1 elsewhere */
+unsigned sim_rng_gens(isa_engine_t e);
+/* one XORWOW output of (lane, slot); a uniform fp32 in [0, 1) from its top 24 bits */
+uint32_t sim_rng_u32(sim_rng_t *r, unsigned lane, unsigned gen);
+float sim_rng_unit(sim_rng_t *r, unsigned lane, unsigned gen);
 
 /* ---- affine predicate (pool.c): offset + cm*p + sum(step_i*idx_i) ---- */
 int64_t sim_affine_value(int32_t offset, int32_t cm, const int32_t step[4],
@@ -207,5 +211,7 @@ const sim_opimpl_t *sim_dve_impl(isa_op_t op);
 const sim_opimpl_t *sim_dve_bn_impl(isa_op_t op);   /* dve_bn.c */
 const sim_opimpl_t *sim_dve_sel_impl(isa_op_t op);  /* dve_sel.c */
 const sim_opimpl_t *sim_pool_impl(isa_op_t op);
+const sim_opimpl_t *sim_rng_impl(isa_op_t op);      /* rng.c */
+const sim_opimpl_t *sim_seqregs_impl(isa_op_t op);  /* seqregs.c: TensorLoad, TensorStore */
 
 #endif

@@ -278,6 +278,7 @@ static int dispatch(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_
     case ISA_OP_BRANCH_CMP:
     case ISA_OP_REG_SET:
     case ISA_OP_REG_ADD:
+    case ISA_OP_REG_MOVE:
         return sim_control_exec(s, c, e, d, next, err);
     case ISA_OP_DMA_DIRECT2D:
     case ISA_OP_DMA_INDIRECT2D:

@@ -56,7 +56,7 @@ typedef struct {
     uint64_t clk_mhz;            /* engine clock */
     uint32_t regs[ISA_NUM_REGS];
     float acc[128];
-    uint64_t rng;
+    sim_rng_t rng;               /* PRNG state (rng.c) */
     sim_scratch_t scratch;       /* operand offset tables (see exec.h) */
     uint32_t call_stack[SIM_CALL_DEPTH]; /* return instruction indices */
     unsigned call_depth;

@@ -26,7 +26,7 @@ typedef struct {
     sim_pe_state_t pe;
     float acc[128];
     uint32_t regs[64];
-    uint64_t rng;
+    sim_rng_t rng;
     sim_scratch_t scratch;
     tpb_err_t err;
 } fx_t;
@@ -47,7 +47,7 @@ static inline fx_t *fx_new(const char *target, isa_engine_t eng)
     fx->ctx.pe = &fx->pe;
     fx->ctx.acc = fx->acc;
     fx->ctx.regs = fx->regs;
-    fx->rng = 1;
+    sim_rng_seed(&fx->rng, 1);
     fx->ctx.rng = &fx->rng;
     fx->ctx.err = &fx->err;
     fx->ctx.scratch = &fx->scratch;

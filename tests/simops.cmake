@@ -5,6 +5,7 @@ tpb_add_test(test_ops_act "quick;unit" test_ops_act.c)
 tpb_add_test(test_ops_pe "quick;unit" test_ops_pe.c)
 tpb_add_test(test_pe_mac "quick;unit" test_pe_mac.c)
 tpb_add_test(test_ops_pool "quick;unit" test_ops_pool.c)
+tpb_add_test(test_ops_rng "quick;unit" test_ops_rng.c)
 tpb_add_test(test_ops_fuzz "quick;unit" test_ops_fuzz.c)
 tpb_add_test(test_ops_operands "quick;unit" test_ops_operands.c)
 

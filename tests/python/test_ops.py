@@ -165,24 +165,29 @@ def _bins(d):
             for f in sorted(glob.glob(os.path.join(d, "**", "*.bin"), recursive=True))}
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_op_mapping_identical(tmp_path, case):
-    call, op = CASES[case]
-
+def mapping_identical(tmp_path, tiles, call, op, shape=(300, 512)):
+    """call(T, a) traced with the Python API and the kernel-format op `op`
+    over the same tiles compile to identical streams."""
     def kernel(a):
         out = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm, name="out")
-        T = {n: nl.ndarray(s, dtype=d, buffer=b, name=n) for n, s, d, b in TILES}
+        T = {n: nl.ndarray(s, dtype=d, buffer=b, name=n) for n, s, d, b in tiles}
         call(T, a)
         return out
-    a = np.zeros((300, 512), np.float32)
+    a = np.zeros(shape, np.float32)
     tpbsim.compile(nki.jit(kernel), a, out_dir=str(tmp_path / "py"))
     body = [{"op": "tile", "name": n, "shape": s, "dtype": d, "buffer": b}
-            for n, s, d, b in TILES] + [op]
-    k = {"kernel": "kernel", "inputs": [{"name": "a", "shape": [300, 512], "dtype": "float32"}],
+            for n, s, d, b in tiles] + [op]
+    k = {"kernel": "kernel", "inputs": [{"name": "a", "shape": list(shape), "dtype": "float32"}],
          "outputs": [{"name": "out", "shape": [1, 1], "dtype": "float32"}], "body": body}
     Context().compile_json(json.dumps(k), "k.json", str(tmp_path / "json"))
     a_, b_ = _bins(str(tmp_path / "json")), _bins(str(tmp_path / "py"))
     assert a_ and a_ == b_
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_op_mapping_identical(tmp_path, case):
+    call, op = CASES[case]
+    mapping_identical(tmp_path, TILES, call, op)
 
 
 @nki.jit

@@ -238,20 +238,25 @@ class NkiTensor:
         return self._indirect(off, pat, vector_offset, indirect_dim)
 
     def _indirect(self, off, pat, index, indirect_dim):
+        """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
+        format's "name.reshape(r, c)" view)."""
         b = self.base
-        if b.kind == "tile" or len(b.shape) != 2 or indirect_dim != 0:
+        reshaped = (isinstance(self.offset, int) and self.offset == 0 and self._contig() and
+                    len(self.shape) == 2 and tuple(b.shape) != tuple(self.shape))
+        if b.kind == "tile" or (len(b.shape) != 2 and not reshaped) or indirect_dim != 0:
             raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
-                           "tensor (indirect_dim=0)")
+                           "tensor or 2-D reshape of one (indirect_dim=0)")
         if not isinstance(index, NkiTensor) or index.base.kind != "tile":
             raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-        rows, cols = b.shape
+        rows, cols = self.shape if reshaped else b.shape
+        name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
         if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
                 or off % cols + pat[1][1] > cols):
             raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
                            "[1, n]] within one row of '%s'" % (pat, _t(off), cols, b.name))
         r0, c0 = divmod(off, cols)
         t = NkiTensor(b, off, pat)
-        t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (b.name, r0, c0, c0 + pat[1][1],
+        t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (name, r0, c0, c0 + pat[1][1],
                                                                index.text())
         return t
 

@@ -510,14 +510,109 @@ def _rank(x):
 def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
              name=None):
     """Exchange with one peer program (send_to_rank == recv_from_rank, e.g.
-    1 - nl.program_id(0)); pipe_id and dma_engine do not change the model."""
+    1 - nl.program_id(0)); the kernel format's NKI-named sendrecv checks
+    them, pipe_id and dma_engine (gpsimd_dma: at most 256 elements per
+    partition)."""
     loc = _trace.caller_loc()
-    peer, other = _rank(send_to_rank), _rank(recv_from_rank)
-    if peer != other:
-        raise NkiError("%s: field 'recv_from_rank': tpbsim's sendrecv exchanges with one peer "
-                       "(send_to_rank %s, recv_from_rank %s)" % (loc, peer, other))
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)), ("peer", '"%s"' % peer)]
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)),
+         ("send_to_rank", '"%s"' % _rank(send_to_rank)),
+         ("recv_from_rank", '"%s"' % _rank(recv_from_rank)), ("pipe_id", str(int(pipe_id))),
+         ("dma_engine", '"%s"' % dma_engine.name)]
     _emit("sendrecv", loc, _common(f, name, None, loc))
+
+
+def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error,
+                name=None):
+    """dst = sum srcs[i] * scales[i] on the DMA engine (kernel-format
+    dma_compute; reduce_op add, direct operands)."""
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)),
+         ("srcs", "[%s]" % ", ".join(_t(s, "srcs", loc) for s in srcs)),
+         ("reduce_op", _opn(reduce_op, "reduce_op", loc))]
+    if scales is not None:
+        f.append(("scales", json.dumps([float(x) for x in scales])))
+    if not unique_indices:
+        f.append(("unique_indices", "false"))
+    if oob_mode != oob_mode.error:
+        f.append(("oob_mode", '"%s"' % oob_mode.name))
+    _emit("dma_compute", loc, _common(f, name, None, loc))
+
+
+# ---- virtual registers (kernel-format register_*; docs/kernel-format.md) ----
+class VirtualRegister:
+    """A register from register_alloc; its kernel-format name."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "VirtualRegister(%s)" % self.name
+
+
+def _vreg(x, what, loc):
+    if not isinstance(x, VirtualRegister):
+        raise NkiError("%s: field '%s': expected a register from register_alloc, got %r" %
+                       (loc, what, x))
+    return '"%s"' % x.name
+
+
+def register_alloc(x=None):
+    loc = _trace.caller_loc()
+    tr = _trace.current()
+    n = getattr(tr, "_nki_nregs", 0)
+    tr._nki_nregs = n + 1
+    r = VirtualRegister("vreg%d" % n)
+    f = [("reg", '"%s"' % r.name)]
+    if x is not None:
+        f.append(("x", str(int(x))))
+    _emit("register_alloc", loc, f)
+    return r
+
+
+def register_move(dst, src):
+    loc = _trace.caller_loc()
+    s = _vreg(src, "src", loc) if isinstance(src, VirtualRegister) else str(int(src))
+    _emit("register_move", loc, [("dst", _vreg(dst, "dst", loc)), ("src", s)])
+
+
+def register_load(dst, src):
+    loc = _trace.caller_loc()
+    _emit("register_load", loc, [("dst", _vreg(dst, "dst", loc)), ("src", _t(src, "src", loc))])
+
+
+def register_store(dst, src):
+    loc = _trace.caller_loc()
+    _emit("register_store", loc, [("dst", _t(dst, "dst", loc)), ("src", _vreg(src, "src", loc))])
+
+
+# ---- random numbers (docs/semantics.md "Random numbers") ----
+def rng(dst, engine=engine.vector, name=None):
+    loc = _trace.caller_loc()
+    _emit("rng", loc, _common([("dst", _t(dst, "dst", loc))], name, engine, loc))
+
+
+def rand2(dst, min, max, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("min", _scalar(min, "min", loc)),
+         ("max", _scalar(max, "max", loc))]
+    _emit("rand2", loc, _common(f, name, None, loc))
+
+
+def rand_get_state(dst, engine=engine.gpsimd, name=None):
+    loc = _trace.caller_loc()
+    _emit("rand_get_state", loc, _common([("dst", _t(dst, "dst", loc))], name, engine, loc))
+
+
+def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
+    loc = _trace.caller_loc()
+    f = [("src_seeds", _t(src_seeds, "src_seeds", loc))]
+    _emit("rand_set_state", loc, _common(f, name, engine, loc))
+
+
+def set_rng_seed(src_seeds, name=None):
+    loc = _trace.caller_loc()
+    f = [("src_seeds", _t(src_seeds, "src_seeds", loc))]
+    _emit("set_rng_seed", loc, _common(f, name, None, loc))
 
 
 def _unsupported(name):
@@ -528,9 +623,7 @@ def _unsupported(name):
     return f
 
 
-for _n in ("tensor_scalar_cumulative", "rng", "set_rng_seed", "rand_set_state",
-           "rand_get_state", "rand2", "sequence_bounds", "tensor_scalar_reduce", "dma_compute",
-           "register_alloc", "register_move",
-           "register_load", "register_store", "nonzero_with_count", "topk"):
+for _n in ("tensor_scalar_cumulative", "sequence_bounds", "tensor_scalar_reduce",
+           "nonzero_with_count", "topk"):
     globals()[_n] = _unsupported(_n)
 del _n

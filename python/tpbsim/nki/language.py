@@ -187,17 +187,20 @@ class _Fn:
 
     def __call__(self, x, *a, dtype=None, **k):
         """nl.<op>(x, y) / nl.<func>(x) on tiles: one nki.isa op into a new
-        SBUF tile (tensor_tensor, tensor_scalar or activation)."""
+        SBUF tile (tensor_tensor, tensor_scalar -- also the unary rounding
+        ops -- or activation)."""
         loc = _trace.caller_loc()
         if self.name in _BINARY and len(a) == 1 and not k:
             return _binary(self.name, x, a[0], dtype, loc)
-        if self.name in _UNARY and not a and not k and isinstance(x, NkiTensor):
-            from . import isa
-            t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
-                                            "", loc)
-            isa._emit("activation", loc, [("dst", t.text()), ("src", x.text()),
-                                          ("func", '"%s"' % self.name)])
-            return t
+        unary = [(_UNARY_ALU, "tensor_scalar", "op0"), (_UNARY, "activation", "func")]
+        for names, op, field in unary:
+            if self.name in names and not a and not k and isinstance(x, NkiTensor):
+                from . import isa
+                t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
+                                                sbuf, "", loc)
+                isa._emit(op, loc, [("dst", t.text()), ("src", x.text()),
+                                    (field, '"%s"' % self.name)])
+                return t
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
 
@@ -207,7 +210,9 @@ class _Fn:
 
 _BINARY = set("""add subtract multiply divide maximum minimum abs_max abs_min power equal
 not_equal less less_equal greater greater_equal logical_and logical_or logical_xor bitwise_and
-bitwise_or bitwise_xor left_shift right_shift mod""".split())
+bitwise_or bitwise_xor left_shift right_shift mod fmod""".split())
+# unary ALU ops (tensor_scalar without an operand): the rounding family
+_UNARY_ALU = set("floor ceil trunc negative".split())
 _UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu
 silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin arctan sign copy abs
 identity""".split())

@@ -1,0 +1,88 @@
+/* builder_nki.c - typed builders of the NKI ops added for issue 12
+ * (builder.h): the random-number ops and dma_compute; each fills tir_op_t
+ * (tir.h) and hands it to enc_emit(). */
+#include "builder.h"
+#include "rng.h"
+
+#include <math.h>
+
+static int emit_rng(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src, int engine)
+{
+    tir_op_t op;
+    tir_op_init(&op, kind);
+    op.dst = dst;
+    op.src[0] = src;
+    op.nsrc = src.tensor >= 0 ? 1 : 0;
+    op.engine = engine == ISA_ENG_UNASSIGNED ? enc_rng_default_engine(kind) : engine;
+    return enc_emit(b, &op);
+}
+
+int enc_rng(enc_builder_t *b, tir_ap_t dst, int engine)
+{
+    return emit_rng(b, TIR_RNG, dst, enc_ap_none(), engine);
+}
+
+int enc_rand_get_state(enc_builder_t *b, tir_ap_t dst, int engine)
+{
+    return emit_rng(b, TIR_RAND_GET_STATE, dst, enc_ap_none(), engine);
+}
+
+int enc_rand_set_state(enc_builder_t *b, tir_ap_t src_seeds, int engine)
+{
+    return emit_rng(b, TIR_RAND_SET_STATE, enc_ap_none(), src_seeds, engine);
+}
+
+int enc_set_rng_seed(enc_builder_t *b, tir_ap_t src_seeds)
+{
+    return emit_rng(b, TIR_SET_RNG_SEED, enc_ap_none(), src_seeds, ISA_ENG_DVE);
+}
+
+int enc_rand2(enc_builder_t *b, tir_ap_t dst, tir_scalar_t min, tir_scalar_t max)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_RAND2);
+    op.dst = dst;
+    op.nsrc = 0;
+    op.s0 = min;
+    op.s1 = max;
+    op.engine = ISA_ENG_DVE;
+    return enc_emit(b, &op);
+}
+
+/* dma_compute: dst = sum_i srcs[i] * scales[i], fp32 inside the DMA engine.
+ * One DMA_COPY per source: the first writes src0*scale0, each next one
+ * accumulates (compute add) src_i*scale_i; a dst other than float32 would
+ * round between the sources, so several sources need a float32 dst. */
+int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const double *scales,
+                    int n)
+{
+    if (b->failed)
+        return -1;
+    const char *path = b->path[0] ? b->path : "op";
+    if (n < 1 || n > ENC_DMA_COMPUTE_MAX_SRCS)
+        return enc_fail(b, "%s (dma_compute): field 'srcs': %d sources; 1 to %d", path, n,
+                        ENC_DMA_COMPUTE_MAX_SRCS);
+    if (n > 1 && dst.tensor >= 0 && dst.tensor < b->k->ntensors &&
+        b->k->tensors[dst.tensor].dtype != ISA_DT_FP32)
+        return enc_fail(b, "%s (dma_compute): field 'dst': dtype %s with %d sources: the DMA "
+                        "accumulates source by source in dst, so a non-float32 dst would round "
+                        "between them (use a float32 dst, then a cast)", path,
+                        isa_dtype_numpy_name(b->k->tensors[dst.tensor].dtype), n);
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(scales[i]))
+            return enc_fail(b, "%s (dma_compute): field 'scales': scale %d is not finite",
+                            path, i);
+        tir_op_t op;
+        tir_op_init(&op, TIR_DMA_COPY);
+        op.dst = dst;
+        op.src[0] = srcs[i];
+        op.nsrc = 1;
+        op.dma_scaled = scales[i] != 1.0;
+        op.dma_scale = (float)scales[i];
+        if (i > 0)
+            op.flags |= TIR_F_RMW_ADD;
+        if (enc_emit(b, &op) < 0)
+            return -1;
+    }
+    return 0;
+}
