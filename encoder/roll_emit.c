@@ -66,10 +66,14 @@ static bir_inst_t *push(remit_t *R)
     return &o->v[o->n++];
 }
 
-/* Registers the kernel itself uses on any engine (TensorLoad, DMA). */
-static void used_regs(const bir_block_t *b, bool used[ISA_NUM_REGS])
+/* Registers the kernel itself uses on any engine: those the front-end
+ * allocated (register_alloc, regalloc.h), TensorLoad's and DMA's. */
+static void used_regs(const tir_kernel_t *k, const bir_block_t *b, bool used[ISA_NUM_REGS])
 {
     memset(used, 0, ISA_NUM_REGS * sizeof *used);
+    for (int r = 0; r < ISA_NUM_REGS && r < 64; r++)
+        if (k->regs_used >> r & 1u)
+            used[r] = true;
     for (int i = 0; i < b->ninsts; i++) {
         const isa_inst_t *in = &b->insts[i].isa;
         if (in->op == ISA_OP_TENSOR_LOAD)
@@ -343,7 +347,7 @@ int roll_emit(bir_module_t *m, const tir_kernel_t *k, const roll_plan_t *pl, int
         tpb_errf(err, "out of memory rolling loops");
         goto out;
     }
-    used_regs(b, R->used);
+    used_regs(k, b, R->used);
     for (int x = 0; x < b->ninsts; x++)
         R->owner[x] = -1;
     for (int q = 0; q < npl; q++)   /* sorted: parents first, children override */
