@@ -1,17 +1,26 @@
 /* lnc_collective.c - nki.collectives across the cores of one module.
  *
  * Every collective becomes, on each participating core c of its group G
- * (ranks = core ids, G sorted, i = c's index in G, n = |G|):
+ * (ranks = core ids, G sorted, i = c's index in G, n = |G|), in program
+ * order (docs/multicore.md "Collectives"):
  *
- *   ready   CoreBarrier(G)                 every member's src is written
- *   pulls   DMA_COPY  piece <- src of rank G[k] (a direct read of that
- *           core's SBUF tile, or of its HBM slice), for each k
- *   reduce  TENSOR_TENSOR dst = dst op piece_k   (all_reduce, reduce_scatter)
- *   done    CoreBarrier(G), data = src     no member reuses its src before
- *                                          every peer has pulled it
+ *   ready    COLL_SYNC signal to every peer p that pulls from c (GpSimd):
+ *            once c's src is written, p's slot "ready from c" += 1
+ *   pulls    per source s: COLL_SYNC wait (SP) slot "ready from s" >= the
+ *            count so far, then DMA_COPY piece <- src of rank s (a direct
+ *            read of s's SBUF tile, or of its HBM slice) whose last
+ *            descriptor increments s's "done" slot when the transfer
+ *            completes (the descriptor's remote semaphore)
+ *   reduce   TENSOR_TENSOR dst = dst op piece_k   (all_reduce, reduce_scatter)
+ *   release  COLL_SYNC wait (GpSimd) "done" >= every pull of c's src so far;
+ *            it "writes" src, so nothing overwrites (or reallocates) src
+ *            before every peer has read it
  *
+ * Slot counts stay exact across collectives because each core's signals and
+ * releases run in program order on one engine (GpSimd): c signals "ready"
+ * for the next collective only after its release of this one.
  * Every core reduces in the same rank order, so all members get bitwise
- * equal results.  See docs/multicore.md "Collectives". */
+ * equal results. */
 #include "collective.h"
 
 #include <stdlib.h>
@@ -235,27 +244,59 @@ static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
     return o;
 }
 
-static void barrier(xp_t *x, const char *what, unsigned mask, const tir_ap_t *data)
+/* Collective slots (tir.h COLL_SYNC): slot 0 counts completed pulls of a
+ * core's data by its peers; slot d (1..ncores-1) on core c counts "ready"
+ * signals from core (c + d) mod ncores. */
+#define SLOT_DONE 0
+static int slot_ready(int on, int from, int ncores) { return (from - on + ncores) % ncores; }
+
+/* The engine of a collective's signals and releases: one engine for all of
+ * them, so one core's signals leave in program order (NKI's collectives
+ * take no engine argument). */
+#define SYNC_ENGINE ISA_ENG_POOL
+
+static void signal_ready(xp_t *x, int peer, const tir_ap_t *data)
 {
-    tir_op_t *b = next(x, TIR_CORE_BARRIER, what, -1);
-    b->engine = x->op->engine;
-    b->barrier_cores = mask;
-    if (data && is_tile(x->in->k, data)) {
-        b->src[0] = *data;
-        b->nsrc = 1;
-    }
+    tir_op_t *o = next(x, TIR_COLL_SYNC, "ready", peer);
+    o->engine = SYNC_ENGINE;
+    o->sync_core = peer;
+    o->sync_sem = slot_ready(peer, x->in->core, x->in->ncores);
+    o->src[0] = *data;
+    o->nsrc = 1;
 }
 
-/* dst <- `src` as rank r's program addresses it (r's SBUF when a tile). */
+static void wait_slot(xp_t *x, const char *what, int r, int engine, int slot, uint32_t value,
+                      const tir_ap_t *guard)
+{
+    tir_op_t *o = next(x, TIR_COLL_SYNC, what, r);
+    o->engine = engine;
+    o->sync_sem = slot;
+    o->sync_val = value;
+    if (guard)
+        o->dst = *guard;
+}
+
+/* dst <- `src` as rank r's program addresses it (r's SBUF when a tile);
+ * from a peer: wait for its ready signal first, and tell it when the
+ * transfer has read its data. */
 static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
 {
+    const lnc_coll_in_t *in = x->in;
+    if (r != in->core)
+        wait_slot(x, "wait", r, ISA_ENG_SP, slot_ready(in->core, r, in->ncores),
+                  ++in->sync->ready[r], NULL);
     tir_op_t *p = next(x, TIR_DMA_COPY, "pull", r);
     p->dst = *dst;
     p->src[0] = *src;
     p->nsrc = 1;
     p->qos = x->op->qos;
-    if (r != x->in->core && is_tile(x->in->k, src))
-        p->remote_core = r;
+    p->engine = ISA_ENG_SP;
+    if (r != in->core) {
+        if (is_tile(in->k, src))
+            p->remote_core = r;
+        p->sync_core = r;
+        p->sync_sem = SLOT_DONE;
+    }
     return p;
 }
 
@@ -307,7 +348,8 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
             }
             return 0;
         }
-        for (int k = 0; k < n; k++) {
+        for (int t = 0; t < n; t++) {   /* own piece first, then the next ranks */
+            int k = (i + t) % n;
             const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
             tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;
             tir_ap_t dst = k == 0 ? op->dst : whole(in->temps[k - 1], &piece);
@@ -325,13 +367,15 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
         }
         return 0;
     case TIR_ALL_GATHER:
-        for (int k = 0; k < n; k++) {
+        for (int t = 0; t < n; t++) {
+            int k = (i + t) % n;
             tir_ap_t dst = ap_piece(&op->dst, cd, n, k);
             pull(x, &dst, &in->rank_op[g[k]]->src[0], g[k]);
         }
         return 0;
     case TIR_ALL_TO_ALL:
-        for (int k = 0; k < n; k++) {
+        for (int t = 0; t < n; t++) {
+            int k = (i + t) % n;
             tir_ap_t dst = ap_piece(&op->dst, cd, n, k);
             tir_ap_t src = ap_piece(&in->rank_op[g[k]]->src[0], cd, n, i);
             pull(x, &dst, &src, g[k]);
@@ -390,15 +434,23 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
         i++;
     if (op->kind != TIR_ALL_REDUCE && op->kind != TIR_COLLECTIVE_PERMUTE && shapes(op, n, err))
         return -1;
-    unsigned mask = 0;
-    for (int k = 0; k < n; k++)
-        mask |= 1u << g[k];
-    if (n > 1)
-        barrier(&x, "ready", mask, &op->src[0]);
+    /* the peers that pull c's src */
+    int pullers[8], np = 0;
+    for (int k = 0; k < n; k++) {
+        int p = g[k];
+        if (p == in->core)
+            continue;
+        if (op->kind != TIR_COLLECTIVE_PERMUTE || op->perm_from[p] == in->core)
+            pullers[np++] = p;
+    }
+    for (int k = 0; k < np; k++)
+        signal_ready(&x, pullers[k], &op->src[0]);
     if (expand_kind(&x, g, n, i, err))
         return -1;
-    if (n > 1)
-        barrier(&x, "done", mask, &op->src[0]);
+    if (np) {
+        in->sync->done += (uint32_t)np;
+        wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, &op->src[0]);
+    }
     return x.n;
 }
 

@@ -42,7 +42,7 @@ static const lower_entry_t lower_table[] = {
     {"tensor_tensor_scan", lower_tensor}, {"quantize_mx", lower_tensor},
     {"tensor_reduce", lower_reduce}, {"tensor_partition_reduce", lower_reduce},
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
-    {"bn_stats", lower_misc}, {"bn_aggr", lower_misc},
+    {"bn_stats", lower_misc}, {"bn_aggr", lower_misc}, {"coll_sync", lower_misc},
     {"noop", lower_noop},
 };
 
@@ -134,6 +134,13 @@ int lower_kernel(lower_ctx_t *c)
     }
     free(target);
     return rc;
+}
+
+void lw_coll_slots(lower_ctx_t *c)
+{
+    int n = c->k->num_cores > 1 ? c->k->num_cores : 2;
+    if (c->m->coll_sems < n)
+        c->m->coll_sems = n;
 }
 
 void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)

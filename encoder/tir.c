@@ -16,7 +16,7 @@ const char *tir_op_name(tir_opkind_t k)
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
-        "range_select", "select_reduce",
+        "range_select", "select_reduce", "coll_sync",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -94,6 +94,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->barrier_id = -1;
     op->peer = -1;
     op->remote_core = -1;
+    op->sync_core = op->sync_sem = -1;
     for (int i = 0; i < 8; i++)
         op->rgroup[i] = op->perm_from[i] = -1;
     op->src_reg = op->dst_reg = -1;

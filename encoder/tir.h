@@ -72,7 +72,7 @@ typedef struct {
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
-    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE)
+    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) X(COLL_SYNC)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -285,6 +285,21 @@ typedef struct {
     int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
+    /* added by the multi-core split (collectives, encoder/lnc_collective.c):
+     * a collective semaphore slot of a core (docs/multicore.md
+     * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
+     *  COLL_SYNC, sync_core >= 0: a signal -- when it completes, slot
+     *            sync_sem of core sync_core is incremented; src[0] (nsrc 1,
+     *            optional) is the data it waits for (read).
+     *  COLL_SYNC, sync_core < 0: a wait -- local slot sync_sem >= sync_val;
+     *            dst (optional) is the data it guards (written: later
+     *            accesses wait for it).
+     *  DMA_COPY, sync_core >= 0: the transfer's last descriptor increments
+     *            slot sync_sem of core sync_core when the transfer completes
+     *            (a descriptor's remote semaphore). */
+    int sync_core;                /* -1: none / a wait */
+    int sync_sem;                 /* slot, -1 none */
+    uint32_t sync_val;            /* COLL_SYNC wait threshold */
 } tir_op_t;
 
 typedef struct {

@@ -188,16 +188,31 @@ static void test_split_sendrecv(void **state)
     assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
     for (int c = 0; c < 2; c++) {
         const tir_kernel_t *k = &s.core_k[c];
-        /* load, [barrier, pull o <- the peer's m from its SBUF, barrier], store */
-        assert_int_equal(k->nops, 5);
-        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[1].barrier_cores, 0x3u);
-        assert_int_equal(k->ops[2].kind, TIR_DMA_COPY);
-        assert_int_equal(k->ops[2].dst.tensor, find_tensor(k, "o"));
-        assert_int_equal(k->ops[2].src[0].tensor, find_tensor(k, "m"));
-        assert_int_equal(k->ops[2].remote_core, 1 - c);
-        assert_int_equal(k->ops[3].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, "m"));   /* keeps m alive */
+        /* load, [ready signal to the peer, wait for the peer's, pull o <-
+         * the peer's m from its SBUF, release m], store */
+        int peer = 1 - c;
+        assert_int_equal(k->nops, 6);
+        assert_int_equal(k->ops[1].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[1].sync_core, peer);   /* signal: peer's "ready from c" */
+        assert_int_equal(k->ops[1].sync_sem, 1);
+        assert_int_equal(k->ops[1].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[1].engine, ISA_ENG_POOL);
+        assert_int_equal(k->ops[2].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[2].sync_core, -1);     /* wait: "ready from peer" >= 1 */
+        assert_int_equal(k->ops[2].sync_sem, 1);
+        assert_int_equal(k->ops[2].sync_val, 1u);
+        assert_int_equal(k->ops[2].engine, ISA_ENG_SP);
+        assert_int_equal(k->ops[3].kind, TIR_DMA_COPY);
+        assert_int_equal(k->ops[3].dst.tensor, find_tensor(k, "o"));
+        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[3].remote_core, peer);
+        assert_int_equal(k->ops[3].sync_core, peer);   /* descriptor: peer's "done" */
+        assert_int_equal(k->ops[3].sync_sem, 0);
+        assert_int_equal(k->ops[4].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[4].sync_core, -1);     /* release: "done" >= 1 */
+        assert_int_equal(k->ops[4].sync_sem, 0);
+        assert_int_equal(k->ops[4].sync_val, 1u);
+        assert_int_equal(k->ops[4].dst.tensor, find_tensor(k, "m"));   /* keeps m alive */
         assert_int_equal(find_tensor(k, "sendrecv0.nc0"), -1);   /* no HBM mailbox */
     }
     assert_int_equal(s.nrlts, 0);   /* nothing goes through HBM */
@@ -416,26 +431,63 @@ static void test_collective_split(void **state)
     split_all_reduce(4, &ps, &s);
     for (int c = 0; c < 4; c++) {
         const tir_kernel_t *k = &s.core_k[c];
-        /* load, ready, 4 pulls, 3 reductions, done, store */
-        assert_int_equal(k->nops, 11);
-        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[1].barrier_cores, 0xFu);
-        for (int r = 0; r < 4; r++) {
-            const tir_op_t *p = &k->ops[2 + r];
+        /* load, 3 ready signals, own pull, 3 x (wait, pull), 3 reductions,
+         * release, store */
+        assert_int_equal(k->nops, 16);
+        for (int t = 0; t < 3; t++) {
+            const tir_op_t *sg = &k->ops[1 + t];
+            int peer = t < c ? t : t + 1;
+            assert_int_equal(sg->kind, TIR_COLL_SYNC);
+            assert_int_equal(sg->sync_core, peer);
+            assert_int_equal(sg->sync_sem, (c - peer + 4) % 4);   /* peer's slot for c */
+            assert_int_equal(sg->src[0].tensor, find_tensor(k, "xs"));
+        }
+        for (int t = 0; t < 4; t++) {   /* own piece first, then the next ranks */
+            int r = (c + t) % 4;
+            const tir_op_t *p = &k->ops[t == 0 ? 4 : 4 + 2 * t];
+            if (t) {
+                const tir_op_t *w = p - 1;
+                assert_int_equal(w->kind, TIR_COLL_SYNC);
+                assert_int_equal(w->sync_core, -1);
+                assert_int_equal(w->sync_sem, (r - c + 4) % 4);
+                assert_int_equal(w->sync_val, 1u);
+            }
             assert_int_equal(p->kind, TIR_DMA_COPY);
             assert_int_equal(p->src[0].tensor, find_tensor(k, "xs"));
             assert_int_equal(p->remote_core, r == c ? -1 : r);
+            assert_int_equal(p->sync_core, r == c ? -1 : r);
             char recv[32];
             snprintf(recv, sizeof recv, "coll0.recv%d", r);
             assert_int_equal(p->dst.tensor, r ? find_tensor(k, recv) : find_tensor(k, "acc"));
         }
-        for (int r = 1; r < 4; r++) {
-            assert_int_equal(k->ops[5 + r].kind, TIR_TENSOR_TENSOR);
-            assert_int_equal(k->ops[5 + r].dst.tensor, find_tensor(k, "acc"));
+        for (int r = 1; r < 4; r++) {   /* reduced in rank order on every core */
+            assert_int_equal(k->ops[10 + r].kind, TIR_TENSOR_TENSOR);
+            assert_int_equal(k->ops[10 + r].dst.tensor, find_tensor(k, "acc"));
+            char recv[32];
+            snprintf(recv, sizeof recv, "coll0.recv%d", r);
+            assert_int_equal(k->ops[10 + r].src[1].tensor, find_tensor(k, recv));
         }
-        assert_int_equal(k->ops[9].kind, TIR_CORE_BARRIER);
-        assert_int_not_equal(k->ops[9].barrier_id, k->ops[1].barrier_id);
+        assert_int_equal(k->ops[14].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[14].sync_sem, 0);
+        assert_int_equal(k->ops[14].sync_val, 3u);   /* three peers read xs */
     }
+    lnc_split_free(&s);
+    free_all(&ps);
+
+    /* the counts run on across collectives: the second all_reduce waits for
+     * the second ready signal of each peer and for six pulls of xs */
+    char text[4096];
+    coll_kernel(text, sizeof text, 4,
+                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+                "\"operator\": \"add\"}, {\"op\": \"all_reduce\", \"srcs\": [\"xs\"], "
+                "\"dsts\": [\"acc\"], \"operator\": \"maximum\"}");
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    const tir_kernel_t *k = &s.core_k[2];
+    assert_int_equal(k->nops, 30);
+    assert_int_equal(k->ops[19].sync_val, 2u);   /* second wait on a peer */
+    assert_int_equal(k->ops[28].sync_val, 6u);   /* second release */
     lnc_split_free(&s);
     free_all(&ps);
 }

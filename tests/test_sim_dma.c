@@ -703,6 +703,50 @@ static void test_sendrecv_two_cores(void **state)
 }
 
 
+/* A descriptor's remote semaphore (upd_remote on the descriptor, the NEFF
+ * descriptor's remote_semaphores): it fires once, on the peer core, when
+ * the transfer that carries the descriptor completes -- not when the
+ * descriptor instruction issues.  Core 1 waits for it, then stores. */
+static void test_descriptor_remote_semaphore(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 2);
+    int64_t sh[2] = { 8, 32 };
+    uint64_t a = tb_tensor(&b, "a", "input", F32, 2, sh);
+    uint64_t o = tb_tensor(&b, "out", "output", F32, 2, sh);
+    isa_dap_t remote = tb_sb(4, 64, F32, 4, 32, PITCH, 8);
+    remote.core = 1;
+    isa_inst_t de = tb_dma(remote, tb_hbm(a, F32, 4, 32, 128, 8), 0);
+    tb_upd_remote(&de, 1, 2, ISA_SEMOP_SEM_INC, 0);
+    tb_add(&b, 0, TB_SP, de);
+    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    isa_dap_t local1 = tb_sb(4, 64, F32, 4, 32, PITCH, 8);
+    local1.core = 1;
+    isa_inst_t d = tb_dma(tb_hbm(o, F32, 4, 32, 128, 8), local1, 0);
+    tb_wait(&d, 2, 1);
+    tb_add(&b, 1, TB_SP, d);
+    tb_add(&b, 1, TB_SP, tb_trig(0, 1));
+    tb_write(&b);
+    sim_t *s = tb_load(&b, NULL);
+    float in[256], out[256];
+    for (int i = 0; i < 256; i++)
+        in[i] = (float)(i * 5 % 13) - 2.0f;
+    tb_input_f32(s, "a", in, 2, sh);
+    tpb_err_t err;
+    if (sim_run(s, &err))
+        fail_msg("%s", err.msg);
+    get_f32(s, "out", out, 256);
+    assert_memory_equal(in, out, sizeof in);
+    const sim_sem_t *S = &s->cores[1].sem[2];
+    assert_int_equal(S->value, 1);                        /* once, not at issue too */
+    assert_int_equal(S->last_writer.core, 0);
+    assert_true(S->last_writer.tid >= SIM_DMA_LANE_TID);  /* by core 0's DMA transfer */
+    assert_int_equal(s->cores[0].sem[2].value, 0);        /* nothing local */
+    sim_free(s);
+    tb_free(&b);
+}
+
 /* Run a one-core program, return its cycles; busy_ns: DMA engine 0's busy
  * time from the stats JSON (NULL: not wanted). */
 static uint64_t run_cycles(tb_t *b, const char *in, int ndim, const int64_t *sh, double *busy_ns)
@@ -891,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_hbm_read_audit),
         cmocka_unit_test(test_timing_only_keeps_timing),
         cmocka_unit_test(test_sendrecv_two_cores),
+        cmocka_unit_test(test_descriptor_remote_semaphore),
         cmocka_unit_test(test_row_efficiency),
         cmocka_unit_test(test_single_engine_32k),
         cmocka_unit_test(test_hbm_share),
