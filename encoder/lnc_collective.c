@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "target.h"
 
 bool enc_is_collective(tir_opkind_t k)
 {
@@ -183,6 +184,42 @@ int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op)
     return n > 1 ? n - 1 : 0;
 }
 
+/* DMA engine time per byte of contiguous runs of `run` bytes, relative:
+ * 10^6 / efficiency (a run under 32 B costs what a 32 B run costs). */
+static uint64_t run_cost(const tpb_target_t *t, uint64_t run)
+{
+    uint64_t e = tpb_dma_row_eff_permille(t, run);
+    if (run && run < 32)
+        e = e * run / 32;
+    return 1000000ull / (e ? e : 1);
+}
+
+/* An SBUF all_reduce runs as a reduce-scatter then an all-gather along
+ * the first free dim (each core reduces one piece of 1/n, then gathers the
+ * others' pieces): every element is still reduced in rank order, by one
+ * core.  Each core's DMA moves (2n-1)/n of the tensor in rows of 1/n
+ * instead of n times the tensor in whole rows; the split is taken when that
+ * costs less DMA engine time by the documented row efficiency (docs/
+ * timing.md "DMA" rule 5).  Returns the dim, or -1 for the direct form
+ * (every core pulls every source whole). */
+static int ar_split_dim(const tir_kernel_t *k0, const tir_op_t *op)
+{
+    int n = max_group(op);
+    const tir_ap_t *s = &op->src[0];
+    if (op->kind != TIR_ALL_REDUCE || op->dst.tensor < 0 || !is_tile(k0, &op->dst) || n < 2 ||
+        s->ndim < 2 || s->count[1] % n)
+        return -1;
+    const tpb_target_t *t = tpb_target_get(k0->target);
+    if (!t)
+        t = tpb_target_default();
+    uint64_t row = isa_dtype_size(k0->tensors[s->tensor].dtype);
+    for (int d = 1; d < s->ndim; d++)
+        row *= (uint64_t)s->count[d];
+    uint64_t direct = (uint64_t)n * n * run_cost(t, row);
+    uint64_t split = (uint64_t)(2 * n - 1) * run_cost(t, row / (uint64_t)n);
+    return split < direct ? 1 : -1;
+}
+
 /* Piece idx of n along dim d (count must divide). */
 static tir_ap_t ap_piece(const tir_ap_t *a, int d, int n, int idx)
 {
@@ -209,8 +246,10 @@ static tir_ap_t whole(int tensor, const tir_ap_t *like)
 void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out)
 {
     const tir_ap_t *s = &op->src[0];
+    int sd = ar_split_dim(k0, op);
     tir_ap_t p = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, op->coll_dim, max_group(op), 0)
-                                                : *s;
+               : sd >= 0 ? ap_piece(s, sd, max_group(op), 0)
+                         : *s;
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "coll%d.recv%d", j, idx + 1);
     out->kind = TIR_T_SBUF;
@@ -229,6 +268,7 @@ typedef struct {
     const tir_op_t *op;
     tir_op_t *out;
     int n;
+    int rounds;        /* ready signals per peer (2: all_reduce's gather round) */
 } xp_t;
 
 static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
@@ -330,6 +370,46 @@ static int shapes(const tir_op_t *op, int n, tpb_err_t *err)
     return 0;
 }
 
+static void reduce_into(xp_t *x, const tir_ap_t *dst, int tmp, const tir_ap_t *like, int r)
+{
+    tir_op_t *t = next(x, TIR_TENSOR_TENSOR, "reduce", r);
+    t->dst = *dst;
+    t->src[0] = *dst;
+    t->src[1] = whole(tmp, like);
+    t->nsrc = 2;
+    t->op0 = x->op->op0;
+}
+
+/* all_reduce as reduce-scatter + all-gather (ar_split_dim): piece i of
+ * every rank's src -> dst piece i (reduced in rank order), a second ready
+ * signal once it is reduced, then dst piece k <- rank k's dst piece k. */
+static int all_reduce_split(xp_t *x, const int *g, int n, int i)
+{
+    const tir_op_t *op = x->op;
+    const lnc_coll_in_t *in = x->in;
+    int sd = ar_split_dim(in->k, op);
+    tir_ap_t mine = ap_piece(&op->dst, sd, n, i);
+    for (int k = 0; k < n; k++) {
+        tir_ap_t piece = ap_piece(&in->rank_op[g[k]]->src[0], sd, n, i);
+        tir_ap_t dst = k == 0 ? mine : whole(in->temps[k - 1], &piece);
+        pull(x, &dst, &piece, g[k]);
+    }
+    tir_ap_t like = ap_piece(&op->src[0], sd, n, i);
+    for (int k = 1; k < n; k++)
+        reduce_into(x, &mine, in->temps[k - 1], &like, g[k]);
+    for (int k = 0; k < n; k++)
+        if (g[k] != in->core)
+            signal_ready(x, g[k], &mine);
+    for (int k = 0; k < n; k++)
+        if (k != i) {
+            tir_ap_t dst = ap_piece(&op->dst, sd, n, k);
+            tir_ap_t src = ap_piece(&in->rank_op[g[k]]->dst, sd, n, k);
+            pull(x, &dst, &src, g[k]);
+        }
+    x->rounds = 2;
+    return 0;
+}
+
 static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
 {
     const tir_op_t *op = x->op;
@@ -348,8 +428,9 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
             }
             return 0;
         }
-        for (int t = 0; t < n; t++) {   /* own piece first, then the next ranks */
-            int k = (i + t) % n;
+        if (ar_split_dim(in->k, op) >= 0)
+            return all_reduce_split(x, g, n, i);
+        for (int k = 0; k < n; k++) {   /* rank order: reduction k can start once pull k is in */
             const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
             tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;
             tir_ap_t dst = k == 0 ? op->dst : whole(in->temps[k - 1], &piece);
@@ -358,24 +439,17 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
         for (int k = 1; k < n; k++) {
             tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(&op->src[0], cd, n, i)
                                                             : op->src[0];
-            tir_op_t *t = next(x, TIR_TENSOR_TENSOR, "reduce", g[k]);
-            t->dst = op->dst;
-            t->src[0] = op->dst;
-            t->src[1] = whole(in->temps[k - 1], &piece);
-            t->nsrc = 2;
-            t->op0 = op->op0;
+            reduce_into(x, &op->dst, in->temps[k - 1], &piece, g[k]);
         }
         return 0;
     case TIR_ALL_GATHER:
-        for (int t = 0; t < n; t++) {
-            int k = (i + t) % n;
+        for (int k = 0; k < n; k++) {
             tir_ap_t dst = ap_piece(&op->dst, cd, n, k);
             pull(x, &dst, &in->rank_op[g[k]]->src[0], g[k]);
         }
         return 0;
     case TIR_ALL_TO_ALL:
-        for (int t = 0; t < n; t++) {
-            int k = (i + t) % n;
+        for (int k = 0; k < n; k++) {
             tir_ap_t dst = ap_piece(&op->dst, cd, n, k);
             tir_ap_t src = ap_piece(&in->rank_op[g[k]]->src[0], cd, n, i);
             pull(x, &dst, &src, g[k]);
@@ -416,7 +490,7 @@ static int check_agree(const lnc_coll_in_t *in, tpb_err_t *err)
 int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
 {
     const tir_op_t *op = in->rank_op[in->core];
-    xp_t x = {in, op, out, 0};
+    xp_t x = {in, op, out, 0, 1};
     if (op->kind == TIR_RANK_ID) {
         tir_op_t *m = next(&x, TIR_MEMSET, "rank", -1);
         m->dst = op->dst;
@@ -447,9 +521,11 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
         signal_ready(&x, pullers[k], &op->src[0]);
     if (expand_kind(&x, g, n, i, err))
         return -1;
-    if (np) {
-        in->sync->done += (uint32_t)np;
+    if (np) {   /* every peer has read what it pulls from here (src, and dst's piece) */
+        in->sync->done += (uint32_t)(np * x.rounds);
         wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, &op->src[0]);
+        if (x.rounds > 1)
+            wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, &op->dst);
     }
     return x.n;
 }

@@ -597,19 +597,7 @@ static int move_indirect(mover_t *m)
 
 unsigned sim_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
 {
-    const uint16_t *e = t->dma_row_eff_permille;
-    if (!e)
-        return 1000;
-    if (run >= (32ull << (TPB_DMA_EFF_POINTS - 1)))
-        return e[TPB_DMA_EFF_POINTS - 1];
-    if (run < 32)
-        return e[0];   /* below the figure: see sim_dma_row_cost */
-    unsigned k = 0;
-    while ((32ull << (k + 1)) <= run)
-        k++;
-    uint64_t lo = 32ull << k;
-    /* linear between the two points around run */
-    return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);
+    return tpb_dma_row_eff_permille(t, run);
 }
 
 /* Engine time of `bytes` moved in runs of `run` bytes, in milli-bytes at

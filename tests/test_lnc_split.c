@@ -442,16 +442,17 @@ static void test_collective_split(void **state)
             assert_int_equal(sg->sync_sem, (c - peer + 4) % 4);   /* peer's slot for c */
             assert_int_equal(sg->src[0].tensor, find_tensor(k, "xs"));
         }
-        for (int t = 0; t < 4; t++) {   /* own piece first, then the next ranks */
-            int r = (c + t) % 4;
-            const tir_op_t *p = &k->ops[t == 0 ? 4 : 4 + 2 * t];
-            if (t) {
-                const tir_op_t *w = p - 1;
+        int at = 4;
+        for (int r = 0; r < 4; r++) {   /* pulls in rank order; a peer's after its signal */
+            if (r != c) {
+                const tir_op_t *w = &k->ops[at++];
                 assert_int_equal(w->kind, TIR_COLL_SYNC);
                 assert_int_equal(w->sync_core, -1);
+                assert_int_equal(w->engine, ISA_ENG_SP);
                 assert_int_equal(w->sync_sem, (r - c + 4) % 4);
                 assert_int_equal(w->sync_val, 1u);
             }
+            const tir_op_t *p = &k->ops[at++];
             assert_int_equal(p->kind, TIR_DMA_COPY);
             assert_int_equal(p->src[0].tensor, find_tensor(k, "xs"));
             assert_int_equal(p->remote_core, r == c ? -1 : r);
@@ -486,8 +487,80 @@ static void test_collective_split(void **state)
     assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
     const tir_kernel_t *k = &s.core_k[2];
     assert_int_equal(k->nops, 30);
-    assert_int_equal(k->ops[19].sync_val, 2u);   /* second wait on a peer */
+    assert_int_equal(k->ops[18].sync_val, 2u);   /* second wait on a peer (core 0) */
     assert_int_equal(k->ops[28].sync_val, 6u);   /* second release */
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+/* A wide all_reduce runs as reduce-scatter + all-gather (its rows are long
+ * enough that pulling 1/n pieces twice costs less DMA time than pulling
+ * every source whole); a narrow one stays direct (test_collective_split). */
+static void test_all_reduce_split_form(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"kernel\": \"w\", \"grid\": [\"nc(4)\"],"
+        " \"inputs\": [{\"name\": \"x\", \"shape\": [4, 128, 2048], \"dtype\": \"float32\"}],"
+        " \"outputs\": [{\"name\": \"out\", \"shape\": [4, 128, 2048], \"dtype\": \"float32\"}],"
+        " \"body\": ["
+        "  {\"op\": \"tile\", \"name\": \"xs\", \"shape\": [128, 2048], \"dtype\": \"float32\"},"
+        "  {\"op\": \"tile\", \"name\": \"acc\", \"shape\": [128, 2048], \"dtype\": \"float32\"},"
+        "  {\"op\": \"load\", \"dst\": \"xs\", \"src\": \"x[pid, :, :]\"},"
+        "  {\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": \"add\"},"
+        "  {\"op\": \"store\", \"dst\": \"out[pid, :, :]\", \"src\": \"acc\"}]}";
+    progs_t ps;
+    lnc_split_t s;
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    for (int c = 0; c < 4; c++) {
+        const tir_kernel_t *k = &s.core_k[c];
+        int acc = find_tensor(k, "acc"), xs = find_tensor(k, "xs");
+        /* load, 3 signals, 4 piece pulls (3 after a wait), 3 reductions of
+         * piece c, 3 signals of the reduced piece, 3 x (wait, pull of a
+         * peer's reduced piece), 2 releases, store */
+        assert_int_equal(k->nops, 1 + 3 + 7 + 3 + 3 + 6 + 2 + 1);
+        int at = 4, pulls = 0;
+        for (int r = 0; r < 4; r++) {
+            at += r != c;
+            const tir_op_t *p = &k->ops[at++];
+            assert_int_equal(p->kind, TIR_DMA_COPY);
+            assert_int_equal(p->src[0].tensor, xs);
+            assert_int_equal(p->src[0].count[1], 512);              /* piece c of rank r */
+            assert_int_equal(p->src[0].offset, 512 * c);
+            pulls++;
+        }
+        for (int r = 1; r < 4; r++, at++) {
+            assert_int_equal(k->ops[at].kind, TIR_TENSOR_TENSOR);
+            assert_int_equal(k->ops[at].dst.tensor, acc);
+            assert_int_equal(k->ops[at].dst.offset, 512 * c);       /* only piece c */
+            assert_int_equal(k->ops[at].dst.count[1], 512);
+        }
+        for (int t = 0; t < 3; t++, at++) {
+            assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
+            assert_true(k->ops[at].sync_core >= 0);
+            assert_int_equal(k->ops[at].src[0].tensor, acc);        /* "piece c is reduced" */
+        }
+        for (int r = 0; r < 4; r++) {
+            if (r == c)
+                continue;
+            assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
+            assert_int_equal(k->ops[at++].sync_val, 2u);            /* r's second signal */
+            const tir_op_t *p = &k->ops[at++];
+            assert_int_equal(p->src[0].tensor, acc);                /* r's reduced piece r */
+            assert_int_equal(p->src[0].offset, 512 * r);
+            assert_int_equal(p->dst.offset, 512 * r);
+            assert_int_equal(p->remote_core, r);
+            pulls++;
+        }
+        assert_int_equal(pulls, 7);
+        assert_int_equal(k->ops[at].sync_val, 6u);                  /* 3 peers x 2 rounds */
+        assert_int_equal(k->ops[at++].dst.tensor, xs);
+        assert_int_equal(k->ops[at].sync_val, 6u);
+        assert_int_equal(k->ops[at++].dst.tensor, acc);
+        assert_int_equal(k->ops[at].kind, TIR_STORE);
+    }
     lnc_split_free(&s);
     free_all(&ps);
 }
@@ -589,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_two_cores_faster),
         cmocka_unit_test(test_out_dir_trailing_slash),
         cmocka_unit_test(test_collective_split),
+        cmocka_unit_test(test_all_reduce_split_form),
         cmocka_unit_test(test_collective_errors),
         cmocka_unit_test(test_collective_addresses),
     };
