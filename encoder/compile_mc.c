@@ -412,7 +412,9 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
         if (fio_mkdirs(tmp, err))
             goto out;
     }
-    if (lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
+    /* dry_run: the link's feasibility checks before any core is compiled */
+    if (lnc_link_dry_run(s.core_m, s.ncores, err) ||
+        lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
         compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {

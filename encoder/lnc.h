@@ -204,6 +204,11 @@ int lnc_verify_tensor_map(const lnc_module_t *lnk, const char *path, tpb_err_t *
  * remote-local targets (may be NULL when n == 1). */
 int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
              lnc_module_t *out, tpb_err_t *err);
+/* BirLinker::dry_run: the no-mutate feasibility probe -- the definition
+ * table (one module per NeuronCoreId 0..n-1) and "missing input '<name>'"
+ * (a remote-local input whose producer core has no output of that name),
+ * the same checks and messages the link makes first.  Builds nothing. */
+int lnc_link_dry_run(const lnc_module_t *cores, int n, tpb_err_t *err);
 /* BirLinker::run(Module&): the LNC=1 path through the same machinery. */
 int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
 /* backend::renumberCoreBarriers: one monotonic pass over the merged module.

@@ -468,14 +468,12 @@ fail:
     return -1;
 }
 
-int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
-             lnc_module_t *out, tpb_err_t *err)
+/* The module-definition table (one per NeuronCoreId, in core order). */
+static int def_table(const lnc_module_t *cores, int n, const lnc_module_t **order,
+                     tpb_err_t *err)
 {
-    memset(out, 0, sizeof *out);
     if (n < 1 || n > LNC_MAX_CORES)
         return tpb_errf(err, "cannot link %d core modules (1..%d)", n, LNC_MAX_CORES);
-    /* dispatch in core order, whatever order the vector came in */
-    const lnc_module_t *order[LNC_MAX_CORES];
     for (int c = 0; c < n; c++) {
         order[c] = NULL;
         for (int i = 0; i < n; i++)
@@ -484,6 +482,42 @@ int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
         if (!order[c])
             return tpb_errf(err, "core modules: no module has NeuronCoreId %d (of %d)", c, n);
     }
+    return 0;
+}
+
+/* Every input a core takes from another core (remote-local target) is an
+ * output of that core's module: the "missing input" check of dry_run,
+ * shared with the link itself. */
+static int check_inputs(const lnc_module_t *const *order, int n, tpb_err_t *err)
+{
+    for (int c = 0; c < n; c++)
+        for (int i = 0; i < order[c]->nmlocs; i++) {
+            const lnc_mloc_t *ml = &order[c]->mlocs[i];
+            if (ml->kind != LNC_ML_INPUT || ml->remote_core < 0)
+                continue;
+            int p = ml->remote_core, u = p < n ? lnc_find_mloc(order[p], ml->remote_name) : -1;
+            if (u < 0 || order[p]->mlocs[u].kind != LNC_ML_OUTPUT)
+                return tpb_errf(err, "missing input '%s' of subgraph nc%d: core %d has no output "
+                                     "of that name",
+                                ml->remote_name, c, p);
+        }
+    return 0;
+}
+
+int lnc_link_dry_run(const lnc_module_t *cores, int n, tpb_err_t *err)
+{
+    const lnc_module_t *order[LNC_MAX_CORES];
+    return def_table(cores, n, order, err) || check_inputs(order, n, err) ? -1 : 0;
+}
+
+int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
+             lnc_module_t *out, tpb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    /* dispatch in core order, whatever order the vector came in */
+    const lnc_module_t *order[LNC_MAX_CORES];
+    if (def_table(cores, n, order, err) || check_inputs(order, n, err))
+        return -1;
     return link_modules(order, n, rlts, nrlts, out, err);
 }
 

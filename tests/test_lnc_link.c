@@ -409,6 +409,36 @@ static void test_link_errors(void **state)
     assert_int_not_equal(lnc_link(c, 0, NULL, 0, &l, &err), 0);
 }
 
+/* dry_run: the no-mutate probe makes the link's own checks ("missing
+ * input", the definition table) without building anything; the link makes
+ * the same check first and fails with the same message. */
+static void test_link_dry_run(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_two(c);
+    tpb_err_t err = {{0}};
+    int nml = c[1].nmlocs;
+    assert_int_equal(lnc_link_dry_run(c, 2, &err), 0);
+    assert_int_equal(c[1].nmlocs, nml);   /* untouched */
+    /* core 1 takes 'partials' from core 0, which no longer outputs it */
+    c[0].mlocs[lnc_find_mloc(&c[0], "partials")].kind = LNC_ML_INPUT;
+    assert_int_not_equal(lnc_link_dry_run(c, 2, &err), 0);
+    assert_non_null(strstr(err.msg, "missing input 'partials' of subgraph nc1: core 0 has no "
+                                    "output of that name"));
+    char probe[sizeof err.msg];
+    snprintf(probe, sizeof probe, "%s", err.msg);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_string_equal(err.msg, probe);
+    /* the definition table: a core without a module */
+    c[0].core = 1;
+    assert_int_not_equal(lnc_link_dry_run(c, 2, &err), 0);
+    assert_non_null(strstr(err.msg, "no module has NeuronCoreId 0"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
 static void write_text(const char *path, const char *text)
 {
     tpb_err_t err;
@@ -562,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_link_four_cores),
         cmocka_unit_test(test_link_one),
         cmocka_unit_test(test_link_errors),
+        cmocka_unit_test(test_link_dry_run),
         cmocka_unit_test(test_skipped_barrier_deadlocks),
         cmocka_unit_test(test_finished_core_named),
     };
