@@ -418,6 +418,10 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
         compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
+        if (lnc_renumber_core_barriers_premerge(s.core_m, s.ncores, 0) < 0) {
+            tpb_errf(err, "out of memory (pre-merge barrier renumber)");
+            goto out;
+        }
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             write_placement(progs, np, s.ncores, tmp, err) ||

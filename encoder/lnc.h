@@ -217,6 +217,15 @@ int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
  * groups share an id; completion barriers (cb_return_) group only among
  * themselves.  Returns the number of ids used, -1 when out of memory. */
 int lnc_renumber_core_barriers(lnc_module_t *m);
+/* renumberCoreBarriers(vector<Module>&, base): the same renumber across the
+ * still-separate per-core modules (walked in core order, the dispatcher's
+ * order), ids from `base`: one id per rendezvous group, unique across the
+ * modules, so the per-core modules stop colliding on their core-local ids
+ * before the merge.  The merged renumber keys on the core-local ids
+ * (local_id), not on these, and renumbers again once the completion
+ * barriers exist.  Returns the next free id, -1 when out of memory or when
+ * the modules are not one per core 0..n-1. */
+int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base);
 /* Name of the dispatcher call for core/idx: "call_def_<core>_instance_<idx>". */
 void lnc_call_name(char *buf, size_t len, int core, int idx);
 /* The linked module as JSON text (malloc'ed) - sgLnk/link.json. */

@@ -387,12 +387,14 @@ static bool is_completion(const lnc_inst_t *in)
     return !strncmp(in->name, "cb_return_", 10);
 }
 
-int lnc_renumber_core_barriers(lnc_module_t *m)
+/* The renumber over a list of core functions (walk order), ids from base;
+ * returns the ids used, -1 when out of memory. */
+static int renumber_funcs(lnc_func_t *const *fns, int nf, int base)
 {
     bgroup_t *groups = NULL;
-    int ngroups = 0, ctr = 0;
-    for (int f = 0; f < m->nfuncs; f++) {
-        lnc_func_t *fn = &m->funcs[f];
+    int ngroups = 0, ctr = base;
+    for (int f = 0; f < nf; f++) {
+        lnc_func_t *fn = fns[f];
         /* program order of a core's barriers = their core-local ids */
         for (int want = 0;; want++) {
             lnc_inst_t *hit = NULL;
@@ -438,8 +440,49 @@ int lnc_renumber_core_barriers(lnc_module_t *m)
         }
     }
     free(groups);
-    m->nbarrier_ids = ctr;
-    return ctr;
+    return ctr - base;
+}
+
+static int renumber_modules(lnc_module_t *const *ms, int n, int base)
+{
+    int nf = 0;
+    for (int i = 0; i < n; i++)
+        nf += ms[i]->nfuncs;
+    lnc_func_t **fns = malloc((size_t)(nf > 0 ? nf : 1) * sizeof *fns);
+    if (!fns)
+        return -1;
+    nf = 0;
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < ms[i]->nfuncs; f++)
+            fns[nf++] = &ms[i]->funcs[f];
+    int used = renumber_funcs(fns, nf, base);
+    free(fns);
+    return used;
+}
+
+int lnc_renumber_core_barriers(lnc_module_t *m)
+{
+    int used = renumber_modules(&m, 1, 0);
+    if (used >= 0)
+        m->nbarrier_ids = used;
+    return used;
+}
+
+int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base)
+{
+    lnc_module_t *order[LNC_MAX_CORES];
+    if (n < 1 || n > LNC_MAX_CORES)
+        return -1;
+    for (int c = 0; c < n; c++) {   /* core order: the dispatcher's walk order */
+        order[c] = NULL;
+        for (int i = 0; i < n; i++)
+            if (cores[i].core == c)
+                order[c] = &cores[i];
+        if (!order[c])
+            return -1;
+    }
+    int used = renumber_modules(order, n, base);
+    return used < 0 ? -1 : base + used;
 }
 
 static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t *rlts,

@@ -409,6 +409,51 @@ static void test_link_errors(void **state)
     assert_int_not_equal(lnc_link(c, 0, NULL, 0, &l, &err), 0);
 }
 
+/* The pre-merge renumber (renumberCoreBarriers(vector, base)): over the
+ * still-separate modules, one id per rendezvous group from `base`, unique
+ * across the modules; the merged renumber does not depend on it. */
+static void test_premerge_renumber(void **state)
+{
+    (void)state;
+    lnc_module_t c[4], l;
+    int order[4] = {2, 0, 3, 1};
+    for (int i = 0; i < 4; i++) {
+        int core = order[i];
+        unsigned pair = core < 2 ? 0x3 : 0xC;
+        core_init(&c[i], core, 4);
+        add_barrier(&c[i], ISA_ENG_POOL, pair);
+        add_barrier(&c[i], ISA_ENG_SP, 0xF);
+        add_barrier(&c[i], ISA_ENG_POOL, pair);
+        add_mloc(&c[i], "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
+    }
+    /* groups in core order: pair01 #0, all #0, pair01 #1, pair23 #0, pair23 #1 */
+    assert_int_equal(lnc_renumber_core_barriers_premerge(c, 4, 10), 15);
+    unsigned id[4][3];
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 3; k++) {
+            char bn[32];
+            snprintf(bn, sizeof bn, "barrier_%d", k);
+            id[c[i].core][k] = find_inst(func_of_core(&c[i], c[i].core), bn)->isa.f.CB.id;
+        }
+    unsigned want01[3] = {10, 11, 12}, want23[3] = {13, 11, 14};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(id[0][k], want01[k]);
+        assert_int_equal(id[1][k], want01[k]);
+        assert_int_equal(id[2][k], want23[k]);
+        assert_int_equal(id[3][k], want23[k]);
+    }
+    /* the merged renumber gives the same answer with or without it */
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
+    check_barrier_ids(&l);
+    assert_int_equal(l.nbarrier_ids, 6);
+    assert_int_equal(find_inst(func_of_core(&l, 2), "barrier_0")->isa.f.CB.id, 4u);
+    lnc_module_free(&l);
+    for (int i = 0; i < 4; i++)
+        lnc_module_free(&c[i]);
+    assert_int_equal(lnc_renumber_core_barriers_premerge(c, 0, 0), -1);
+}
+
 /* dry_run: the no-mutate probe makes the link's own checks ("missing
  * input", the definition table) without building anything; the link makes
  * the same check first and fails with the same message. */
@@ -593,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_link_one),
         cmocka_unit_test(test_link_errors),
         cmocka_unit_test(test_link_dry_run),
+        cmocka_unit_test(test_premerge_renumber),
         cmocka_unit_test(test_skipped_barrier_deadlocks),
         cmocka_unit_test(test_finished_core_named),
     };
