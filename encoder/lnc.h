@@ -230,6 +230,11 @@ int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base);
 void lnc_call_name(char *buf, size_t len, int core, int idx);
 /* The linked module as JSON text (malloc'ed) - sgLnk/link.json. */
 char *lnc_module_json(const lnc_module_t *m);
+/* Its "log" (the linker's diagnostic lines) and "mmt_report"
+ * (PostLinkMmtReport: matmuls, MACs and PE array utilisation per core
+ * function) entries (lnc_report.c). */
+struct cJSON *lnc_link_log_json(const lnc_module_t *m);
+struct cJSON *lnc_post_link_mmt_report(const lnc_module_t *m);
 
 /* ---- emission ---- */
 /* Codegen of a linked module, main-first: for each Call of the dispatcher

@@ -607,6 +607,8 @@ char *lnc_module_json(const lnc_module_t *m)
     cJSON_AddStringToObject(root, "module", m->name);
     cJSON_AddNumberToObject(root, "num_cores", m->ncores);
     cJSON_AddNumberToObject(root, "core_barrier_ids", m->nbarrier_ids);
+    cJSON_AddItemToObject(root, "log", lnc_link_log_json(m));
+    cJSON_AddItemToObject(root, "mmt_report", lnc_post_link_mmt_report(m));
     cJSON *fs = cJSON_AddArrayToObject(root, "functions");
     for (int f = 0; f < m->nfuncs; f++) {
         const lnc_func_t *fn = &m->funcs[f];
