@@ -272,25 +272,6 @@ static int reg_side(lower_ctx_t *c, const tir_ap_t *a, int reg, const char *role
     return 0;
 }
 
-/* A collective pull's remote semaphore (the NEFF descriptor's
- * remote_semaphores): its last descriptor increments the source core's
- * collective slot when the transfer completes (docs/semantics-dma.md). */
-static int remote_semaphore(lower_ctx_t *c, bir_inst_t *de)
-{
-    const tir_op_t *op = c->op;
-    if (op->sync_sem < 0 || op->sync_sem >= 8 || op->sync_core >= 8)
-        return lw_err(c, "collective semaphore slot %d / core %d outside 0..7", op->sync_sem,
-                      op->sync_core);
-    lw_coll_slots(c);
-    de->isa.sync.upd_en = 1;
-    de->isa.sync.upd_remote = 1;
-    de->isa.sync.upd_core = (uint32_t)op->sync_core;
-    de->isa.sync.upd_sem = (uint32_t)(BIR_COLL_SEM0 + op->sync_sem);
-    de->isa.sync.upd_op = ISA_SEMOP_SEM_INC;
-    de->isa.sync.upd_val = 1;
-    return 0;
-}
-
 /* Direct DMA src -> dst through the gate. */
 static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
                         const dma_opts_t *o)
@@ -359,7 +340,11 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         de.is_dma_desc = true;
         de.dma_group = group;
         de.engine = o->engine;
-        if (op->sync_core >= 0 && k == ndesc - 1 && remote_semaphore(c, &de))
+        /* a collective pull's remote semaphore (the NEFF descriptor's
+         * remote_semaphores): the last descriptor increments the source
+         * core's collective slot when the transfer completes
+         * (docs/semantics-dma.md) */
+        if (op->sync_core >= 0 && k == ndesc - 1 && lw_coll_remote_upd(c, &de))
             return -1;
         if (bir_block_append(bir_main_block(c->m), &de, c->err) < 0)
             return -1;

@@ -55,19 +55,11 @@ static int lower_coll_sync(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_NOP, ISA_OP_NOP);
-    if (op->sync_sem < 0 || op->sync_sem >= 8 || op->sync_core >= 8)
-        return lw_err(c, "collective semaphore slot %d / core %d outside 0..7", op->sync_sem,
-                      op->sync_core);
-    lw_coll_slots(c);
+    if (lw_coll_remote_upd(c, &in))
+        return -1;
     in.engine = op->engine == ISA_ENG_UNASSIGNED ? ISA_ENG_POOL : op->engine;
     if (op->sync_core >= 0) {
         in.preset_upd = true;
-        in.isa.sync.upd_en = 1;
-        in.isa.sync.upd_remote = 1;
-        in.isa.sync.upd_core = (uint32_t)op->sync_core;
-        in.isa.sync.upd_sem = (uint32_t)(BIR_COLL_SEM0 + op->sync_sem);
-        in.isa.sync.upd_op = ISA_SEMOP_SEM_INC;
-        in.isa.sync.upd_val = 1;
         if (op->nsrc > 0 && sync_data(c, &in, &op->src[0], false))
             return -1;
     } else {

@@ -290,10 +290,10 @@ static void test_link_two_cores(void **state)
 
 /* four cores with pair barriers {0,1} / {2,3} and an all-core barrier,
  * handed to the linker out of order */
-static void test_link_four_cores(void **state)
+/* Four cores, passed out of order (2, 0, 3, 1): a pair barrier ({0,1} or
+ * {2,3}), work, an all-core barrier, the pair barrier again. */
+static void build_four(lnc_module_t c[4])
 {
-    (void)state;
-    lnc_module_t c[4], l;
     int order[4] = {2, 0, 3, 1};
     for (int i = 0; i < 4; i++) {
         int core = order[i];
@@ -306,6 +306,13 @@ static void test_link_four_cores(void **state)
         add_mloc(&c[i], "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
         add_queue(&c[i], "qSyncIO0", ISA_ENG_SP, 0, 5);
     }
+}
+
+static void test_link_four_cores(void **state)
+{
+    (void)state;
+    lnc_module_t c[4], l;
+    build_four(c);
     tpb_err_t err = {{0}};
     assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
     assert_int_equal(l.nfuncs, 5);
@@ -416,16 +423,7 @@ static void test_premerge_renumber(void **state)
 {
     (void)state;
     lnc_module_t c[4], l;
-    int order[4] = {2, 0, 3, 1};
-    for (int i = 0; i < 4; i++) {
-        int core = order[i];
-        unsigned pair = core < 2 ? 0x3 : 0xC;
-        core_init(&c[i], core, 4);
-        add_barrier(&c[i], ISA_ENG_POOL, pair);
-        add_barrier(&c[i], ISA_ENG_SP, 0xF);
-        add_barrier(&c[i], ISA_ENG_POOL, pair);
-        add_mloc(&c[i], "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
-    }
+    build_four(c);
     /* groups in core order: pair01 #0, all #0, pair01 #1, pair23 #0, pair23 #1 */
     assert_int_equal(lnc_renumber_core_barriers_premerge(c, 4, 10), 15);
     unsigned id[4][3];
