@@ -423,6 +423,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
             goto out;
         }
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
+            lnc_check_waits(&lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             write_placement(progs, np, s.ncores, tmp, err) ||
             verify_tensor_map(tmp, &lnk, err) || setup_link_dir(tmp, &lnk, err) ||

@@ -105,6 +105,8 @@ typedef struct {
     int core;                /* NeuronCoreId of the function (its module attribute); -1 */
     lnc_block_t *blocks;
     int nblocks;
+    int ndeps, ncross;       /* dependency edges: on this core's updaters /
+                                on other cores' (lnc_copy_deps) */
 } lnc_func_t;
 
 /* DMA queue: one unified queue per name, one instance per core using it. */
@@ -228,6 +230,14 @@ int lnc_renumber_core_barriers(lnc_module_t *m);
 int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base);
 /* Name of the dispatcher call for core/idx: "call_def_<core>_instance_<idx>". */
 void lnc_call_name(char *buf, size_t len, int core, int idx);
+/* copyDeps / addBarrier (lnc_deps.c): count every function's dependency
+ * edges -- semaphore waits on this core's updaters, and on other cores'
+ * remote updates.  0, or -1 when out of memory. */
+int lnc_copy_deps(lnc_module_t *m);
+/* A wait no schedule can satisfy (its threshold above every update the
+ * linked program makes to the semaphore) is an error naming the core,
+ * engine and instruction.  Skipped for modules with Jump/BranchCmp. */
+int lnc_check_waits(const lnc_module_t *m, tpb_err_t *err);
 /* The linked module as JSON text (malloc'ed) - sgLnk/link.json. */
 char *lnc_module_json(const lnc_module_t *m);
 /* Its "log" (the linker's diagnostic lines) and "mmt_report"

@@ -501,8 +501,8 @@ static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t
     if (init_queues(cores, n, out, err))
         goto fail;
     fix_output_kind(out);
-    if (lnc_renumber_core_barriers(out) < 0) {
-        tpb_errf(err, "out of memory (barrier renumber)");
+    if (lnc_renumber_core_barriers(out) < 0 || lnc_copy_deps(out)) {
+        tpb_errf(err, "out of memory (barrier renumber, dependencies)");
         goto fail;
     }
     return 0;
@@ -616,6 +616,10 @@ char *lnc_module_json(const lnc_module_t *m)
         cJSON_AddStringToObject(fo, "name", fn->name);
         if (fn->core >= 0)
             cJSON_AddNumberToObject(fo, "NeuronCoreId", fn->core);
+        if (fn->core >= 0) {
+            cJSON_AddNumberToObject(fo, "dependency_edges", fn->ndeps);
+            cJSON_AddNumberToObject(fo, "cross_core_edges", fn->ncross);
+        }
         cJSON *bs = cJSON_AddArrayToObject(fo, "blocks");
         for (int b = 0; b < fn->nblocks; b++) {
             const lnc_block_t *bl = &fn->blocks[b];

@@ -452,6 +452,58 @@ static void test_premerge_renumber(void **state)
     assert_int_equal(lnc_renumber_core_barriers_premerge(c, 0, 0), -1);
 }
 
+static isa_sync_t *last_sync(lnc_module_t *m, int engine)
+{
+    lnc_block_t *b = lnc_func_block(m, 0, engine, "", NULL);
+    return &b->insts[b->n - 1].isa.sync;
+}
+
+/* copyDeps / addBarrier: waits become dependency edges on this core's
+ * updaters and on other cores' remote updates; a wait no schedule can
+ * satisfy is an error naming the core, engine and instruction. */
+static void test_deps_and_wait_check(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    for (int i = 0; i < 2; i++) {
+        core_init(&c[i], i, 2);
+        add_mloc(&c[i], "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
+        add_isa(&c[i], ISA_ENG_POOL, ISA_OP_NOP, "signal");      /* S5 of the peer += 1 */
+        isa_sync_t *h = last_sync(&c[i], ISA_ENG_POOL);
+        h->upd_en = h->upd_remote = 1;
+        h->upd_core = (uint32_t)(1 - i);
+        h->upd_sem = 5;
+        h->upd_op = ISA_SEMOP_SEM_INC;
+        add_isa(&c[i], ISA_ENG_DVE, ISA_OP_NOP, "work");         /* S3 += 1 */
+        h = last_sync(&c[i], ISA_ENG_DVE);
+        h->upd_en = 1;
+        h->upd_sem = 3;
+        h->upd_op = ISA_SEMOP_SEM_INC;
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "wait_peer");     /* S5 >= 1 */
+        h = last_sync(&c[i], ISA_ENG_SP);
+        h->wait_en = 1, h->wait_sem = 5, h->wait_val = 1;
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "wait_work");     /* S3 >= 1 */
+        h = last_sync(&c[i], ISA_ENG_SP);
+        h->wait_en = 1, h->wait_sem = 3, h->wait_val = 1;
+    }
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_int_equal(lnc_check_waits(&l, &err), 0);
+    const lnc_func_t *f1 = func_of_core(&l, 1);
+    assert_int_equal(f1->ndeps, 1);    /* wait_work on core 1's DVE */
+    assert_int_equal(f1->ncross, 1);   /* wait_peer on core 0's signal */
+    lnc_module_free(&l);
+    /* core 0 never signals core 1 (a missing participant) */
+    last_sync(&c[0], ISA_ENG_POOL)->upd_en = 0;
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_int_not_equal(lnc_check_waits(&l, &err), 0);
+    assert_non_null(strstr(err.msg, "core 1 SP instruction 'wait_peer': waits for S5"));
+    assert_non_null(strstr(err.msg, ">= 1 but the linked program updates it 0 time(s)"));
+    lnc_module_free(&l);
+    for (int i = 0; i < 2; i++)
+        lnc_module_free(&c[i]);
+}
+
 /* dry_run: the no-mutate probe makes the link's own checks ("missing
  * input", the definition table) without building anything; the link makes
  * the same check first and fails with the same message. */
@@ -637,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_link_errors),
         cmocka_unit_test(test_link_dry_run),
         cmocka_unit_test(test_premerge_renumber),
+        cmocka_unit_test(test_deps_and_wait_check),
         cmocka_unit_test(test_skipped_barrier_deadlocks),
         cmocka_unit_test(test_finished_core_named),
     };
