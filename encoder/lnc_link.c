@@ -152,9 +152,11 @@ static lnc_block_t *lead_block(lnc_func_t *f)
     return f->nblocks ? &f->blocks[0] : NULL;
 }
 
-/* fpassInsertReturns: each core function ends with its completion
- * CoreBarrier "cb_return_<core>" (all cores, on the lead engine), then a
- * Return "return_<core>" at the end of every engine block. */
+/* fpassInsertReturns: every engine block of a core function ends with a
+ * Return "return_<core>", and the lead block then gets the completion
+ * CoreBarrier "cb_return_<core>" (all cores) after its Return, in the
+ * seed's order.  Emission runs it when the function has returned to the
+ * dispatcher (docs/multicore.md "Link directory and emission"). */
 static int insert_returns(lnc_module_t *out, tpb_err_t *err)
 {
     unsigned all = (1u << out->ncores) - 1;
@@ -170,6 +172,16 @@ static int insert_returns(lnc_module_t *out, tpb_err_t *err)
         if (!lead)
             continue;
         char name[LNC_NAME_LEN];
+        for (int b = 0; b < fn->nblocks; b++) {
+            lnc_inst_t r;
+            snprintf(name, sizeof name, "return_%d", fn->core);
+            lnc_inst_init(&r, LNC_OPC_RETURN, name);
+            r.engine = fn->blocks[b].engine;
+            r.isa.op = ISA_OP_RETURN;
+            r.isa.l2 = isa_ops[ISA_OP_RETURN].l2;
+            if (lnc_block_append(&fn->blocks[b], &r, err) < 0)
+                return -1;
+        }
         lnc_inst_t cb;
         snprintf(name, sizeof name, "cb_return_%d", fn->core);
         lnc_inst_init(&cb, BIR_CORE_BARRIER, name);
@@ -181,16 +193,6 @@ static int insert_returns(lnc_module_t *out, tpb_err_t *err)
         cb.isa.f.CB.id = (uint32_t)next_local;
         if (lnc_block_append(lead, &cb, err) < 0)
             return -1;
-        for (int b = 0; b < fn->nblocks; b++) {
-            lnc_inst_t r;
-            snprintf(name, sizeof name, "return_%d", fn->core);
-            lnc_inst_init(&r, LNC_OPC_RETURN, name);
-            r.engine = fn->blocks[b].engine;
-            r.isa.op = ISA_OP_RETURN;
-            r.isa.l2 = isa_ops[ISA_OP_RETURN].l2;
-            if (lnc_block_append(&fn->blocks[b], &r, err) < 0)
-                return -1;
-        }
     }
     return 0;
 }

@@ -210,18 +210,23 @@ static void test_link_two_cores(void **state)
         char rn[32], cn[32];
         snprintf(rn, sizeof rn, "return_%d", core);
         snprintf(cn, sizeof cn, "cb_return_%d", core);
-        /* every engine block ends with the Return */
+        /* every other engine block ends with the Return */
         for (int b = 0; b < f->nblocks; b++) {
             const lnc_block_t *bl = &f->blocks[b];
+            if (bl->engine == ISA_ENG_SP)
+                continue;
             assert_int_equal(bl->insts[bl->n - 1].opc, LNC_OPC_RETURN);
             assert_string_equal(bl->insts[bl->n - 1].name, rn);
         }
-        /* the completion barrier sits just before the SP block's Return */
+        /* the SP block: its Return, then the completion barrier (the seed's
+         * order: it runs once the function has returned to the dispatcher) */
         const lnc_block_t *sp = block_of(f, ISA_ENG_SP);
         assert_non_null(sp);
-        assert_string_equal(sp->insts[sp->n - 2].name, cn);
-        assert_int_equal(sp->insts[sp->n - 2].opc, BIR_CORE_BARRIER);
-        assert_int_equal(sp->insts[sp->n - 2].isa.f.CB.cores, 0x3);
+        assert_string_equal(sp->insts[sp->n - 2].name, rn);
+        assert_int_equal(sp->insts[sp->n - 2].opc, LNC_OPC_RETURN);
+        assert_string_equal(sp->insts[sp->n - 1].name, cn);
+        assert_int_equal(sp->insts[sp->n - 1].opc, BIR_CORE_BARRIER);
+        assert_int_equal(sp->insts[sp->n - 1].isa.f.CB.cores, 0x3);
         /* the queue switch leads the SP block and selects this core's instance */
         char sq[64];
         snprintf(sq, sizeof sq, "I-SQI-qSyncIO0-nc%d", core);
@@ -608,8 +613,7 @@ static void test_finished_core_named(void **state)
     build_skipper(c, &l);
     lnc_func_t *f1 = (lnc_func_t *)func_of_core(&l, 1);
     lnc_block_t *sp = &f1->blocks[0];
-    assert_string_equal(sp->insts[sp->n - 2].name, "cb_return_1");
-    sp->insts[sp->n - 2] = sp->insts[sp->n - 1];
+    assert_string_equal(sp->insts[sp->n - 1].name, "cb_return_1");
     sp->n--;
     tpb_err_t err;
     emit_and_fail(&l, &err);

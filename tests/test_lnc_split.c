@@ -298,11 +298,12 @@ static uint64_t run_copy(int ncores, const char *root)
         isa_err_t ie;
         assert_int_equal(isa_stream_decode(buf, len, ISA_ENG_SP, &st, &ie), ISA_OK);
         assert_true(st.count > 3);
+        /* Call the body; once it returns, the completion barrier; Halt */
         assert_int_equal(st.insts[0].inst.op, ISA_OP_CALL);
-        assert_int_equal(st.insts[0].inst.f.CALL.target, 2);
-        assert_int_equal(st.insts[1].inst.op, ISA_OP_HALT);
+        assert_int_equal(st.insts[0].inst.f.CALL.target, 3);
+        assert_int_equal(st.insts[1].inst.op, ISA_OP_CORE_BARRIER);
+        assert_int_equal(st.insts[2].inst.op, ISA_OP_HALT);
         assert_int_equal(st.insts[st.count - 1].inst.op, ISA_OP_RETURN);
-        assert_int_equal(st.insts[st.count - 2].inst.op, ISA_OP_CORE_BARRIER);
         isa_stream_free(&st);
         free(buf);
     }
