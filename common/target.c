@@ -111,3 +111,22 @@ const tpb_target_t *tpb_target_get(const char *name)
 const tpb_target_t *tpb_target_default(void) { return &targets[1]; }
 
 const char *tpb_target_names(void) { return "trn1, trn2"; }
+
+/* DMA efficiency (permille of peak) of a contiguous run of `run` bytes:
+ * the table, linear between its points (docs/timing.md "DMA", rule 5). */
+unsigned tpb_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
+{
+    const uint16_t *e = t->dma_row_eff_permille;
+    if (!e)
+        return 1000;
+    if (run >= (32ull << (TPB_DMA_EFF_POINTS - 1)))
+        return e[TPB_DMA_EFF_POINTS - 1];
+    if (run < 32)
+        return e[0];   /* below the figure: see sim_dma_row_cost */
+    unsigned k = 0;
+    while ((32ull << (k + 1)) <= run)
+        k++;
+    uint64_t lo = 32ull << k;
+    /* linear between the two points around run */
+    return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);
+}

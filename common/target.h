@@ -69,5 +69,9 @@ const tpb_target_t *tpb_target_get(const char *name);
 const tpb_target_t *tpb_target_default(void);      /* trn2 */
 /* Comma-separated list of known names, for --help and errors. */
 const char *tpb_target_names(void);
+/* DMA efficiency (permille of the engine peak) of a contiguous run of
+ * `run` bytes (dma_row_eff_permille, linear between its points; runs under
+ * 32 B read the 32 B point). */
+unsigned tpb_dma_row_eff_permille(const tpb_target_t *t, uint64_t run);
 
 #endif

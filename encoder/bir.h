@@ -120,6 +120,9 @@ typedef struct {
     int dma_group;           /* descriptors and their trigger share a group id, else -1 */
     bool is_dma_desc;        /* descriptor: queued, not executed by the engine */
     bool has_pred;           /* emit a PredExt prefix before it */
+    bool preset_wait;        /* its wait is set by the lowering: the scheduler's waits go to Nops */
+    bool preset_upd;         /* its update is set by the lowering (a remote semaphore):
+                                the scheduler keeps it and does not count it as a producer */
     int nacc;
     int tir_op;              /* source op index, -1 for compiler-made instructions */
     isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
@@ -172,7 +175,11 @@ typedef struct {
 } bir_queue_t;
 
 #define BIR_MAX_QUEUES 24   /* SP's 16 rings + 2 for each other issuing engine */
-#define BIR_MAX_SEMS 32
+#define BIR_MAX_SEMS 48   /* engines, queues and up to 8 collective slots */
+/* Collective semaphore slot s of a core is semaphore BIR_COLL_SEM0 + s, right
+ * after the five engine semaphores (the same id on every core, so a peer can
+ * name it in a remote update); the queue semaphores follow them. */
+#define BIR_COLL_SEM0 5
 
 typedef struct {
     int id;
@@ -194,6 +201,7 @@ typedef struct {
     int next_dma_group;
     bir_loop_t *loops;       /* rolled loops (encoder/roll.c) */
     int nloops;
+    int coll_sems;           /* collective semaphore slots (ids 5 .. 5+coll_sems-1), 0 = none */
 } bir_module_t;
 
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);

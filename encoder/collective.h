@@ -1,8 +1,9 @@
 /* collective.h - nki.collectives across the cores of one module
  * (all_reduce, all_gather, reduce_scatter, all_to_all, collective_permute,
  * rank_id): validation and their rewrite by the multi-core split into
- * core barriers, direct pull DMAs (a peer's SBUF tile or HBM slice read by
- * this core's DMA) and DVE reductions.  See docs/multicore.md
+ * direct pull DMAs (a peer's SBUF tile or HBM slice read by this core's
+ * DMA) ordered by collective semaphores (COLL_SYNC signals and waits, and
+ * the pulls' descriptor remote semaphores) and DVE reductions.  See docs/multicore.md
  * "Collectives". */
 #ifndef TPB_COLLECTIVE_H
 #define TPB_COLLECTIVE_H
@@ -14,7 +15,7 @@
 #include "target.h"
 #include "tir.h"
 
-#define LNC_COLL_MAX_OPS 40   /* ops one collective expands to on one core */
+#define LNC_COLL_MAX_OPS 64   /* ops one collective expands to on one core (8-core all_reduce: 53) */
 
 bool enc_is_collective(tir_opkind_t k);
 
@@ -26,15 +27,23 @@ int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t
 int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op);
 void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out);
 
+/* One core's collective semaphore counts so far (program order): ready
+ * signals received from each core, pulls of its data completed. */
+typedef struct {
+    uint32_t ready[8];
+    uint32_t done;
+} lnc_coll_sync_t;
+
 typedef struct {
     const tir_kernel_t *k;         /* this core's kernel (tensor kinds) */
+    lnc_coll_sync_t *sync;         /* this core's counts, advanced by the expansion */
     const tir_op_t *rank_op[8];    /* the collective as each core's program has it */
     int core, ncores;
     const int *temps;              /* receive tiles (lnc_coll_ntemps of them) */
 } lnc_coll_in_t;
 
-/* This core's ops for the collective, in program order: CORE_BARRIER ops
- * carry barrier_cores and barrier_id -1 (the split numbers them).
+/* This core's ops for the collective, in program order (COLL_SYNC,
+ * DMA_COPY, TENSOR_TENSOR, MEMSET); advances in->sync.
  * Returns the count or -1 (err names the op). */
 int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err);
 

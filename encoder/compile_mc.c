@@ -88,7 +88,8 @@ static int emit_inst(stream_t *s, const lnc_inst_t *in, int reloc, tpb_err_t *er
 
 /* Rewrite the sidecar: keep its other fields, replace the instruction count
  * and the debug map (pcs moved by the dispatcher prologue). */
-static int write_sidecar(const char *dir, const char *eng, int core, stream_t *s, tpb_err_t *err)
+static int write_sidecar(const char *dir, const char *eng, int core, stream_t *s,
+                         const char *prologue, tpb_err_t *err)
 {
     char path[4400];
     snprintf(path, sizeof path, "%.4200s/%s.json", dir, eng);
@@ -107,7 +108,7 @@ static int write_sidecar(const char *dir, const char *eng, int core, stream_t *s
     cJSON_DeleteItemFromObjectCaseSensitive(root, "instructions");
     cJSON_DeleteItemFromObjectCaseSensitive(root, "debug");
     cJSON_AddNumberToObject(root, "instructions", (double)s->n);
-    cJSON_AddStringToObject(root, "linked", "dispatcher prologue: Call 2, Halt");
+    cJSON_AddStringToObject(root, "linked", prologue);
     cJSON_AddItemToObject(root, "debug", s->debug);
     s->debug = NULL;
     char *txt = cJSON_Print(root);
@@ -119,27 +120,43 @@ static int write_sidecar(const char *dir, const char *eng, int core, stream_t *s
     return rc;
 }
 
+/* A block whose last instruction is the completion barrier, right after
+ * its Return (fpassInsertReturns): the barrier runs in the dispatcher,
+ * once the function has returned. */
+static bool ends_with_completion(const lnc_block_t *bl)
+{
+    return bl->n >= 2 && bl->insts[bl->n - 1].opc == BIR_CORE_BARRIER &&
+           bl->insts[bl->n - 2].opc == LNC_OPC_RETURN;
+}
+
 static int emit_block(const lnc_module_t *m, const lnc_inst_t *call, const lnc_block_t *bl,
                       const char *dir, int core, tpb_err_t *err)
 {
     stream_t s = {NULL, 0, 0, cJSON_CreateArray()};
     int rc = -1;
-    /* the dispatcher's Call for this core: Call the body (bundle 2), Halt */
+    /* the dispatcher's Call for this core: Call the body, [the completion
+     * barrier once it returned,] Halt */
+    bool cb = ends_with_completion(bl);
+    int body = cb ? 3 : 2, n = cb ? bl->n - 1 : bl->n;
     lnc_inst_t c = *call, h;
-    c.isa.f.CALL.target = 2;
+    c.isa.f.CALL.target = (uint32_t)body;
     lnc_inst_init(&h, LNC_OPC_ISA, "halt_dispatcher");
     h.isa.op = ISA_OP_HALT;
     h.isa.l2 = isa_ops[ISA_OP_HALT].l2;
-    if (emit_inst(&s, &c, 0, err) || emit_inst(&s, &h, 0, err))
+    if (emit_inst(&s, &c, 0, err) || (cb && emit_inst(&s, &bl->insts[bl->n - 1], 0, err)) ||
+        emit_inst(&s, &h, 0, err))
         goto out;
-    for (int i = 0; i < bl->n; i++)
-        if (emit_inst(&s, &bl->insts[i], 2, err))
+    for (int i = 0; i < n; i++)
+        if (emit_inst(&s, &bl->insts[i], body, err))
             goto out;
     char path[4400];
     const char *eng = isa_engine_name((isa_engine_t)bl->engine);
     snprintf(path, sizeof path, "%.4200s/%s.bin", dir, eng);
     if (fio_write_atomic(path, s.buf, s.n * ISA_BUNDLE_BYTES, err) ||
-        write_sidecar(dir, eng, core, &s, err))
+        write_sidecar(dir, eng, core, &s,
+                      cb ? "dispatcher prologue: Call 3, completion CoreBarrier, Halt"
+                         : "dispatcher prologue: Call 2, Halt",
+                      err))
         goto out;
     rc = 0;
 out:
@@ -412,11 +429,18 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
         if (fio_mkdirs(tmp, err))
             goto out;
     }
-    if (lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
+    /* dry_run: the link's feasibility checks before any core is compiled */
+    if (lnc_link_dry_run(s.core_m, s.ncores, err) ||
+        lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
         compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
+        if (lnc_renumber_core_barriers_premerge(s.core_m, s.ncores, 0) < 0) {
+            tpb_errf(err, "out of memory (pre-merge barrier renumber)");
+            goto out;
+        }
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
+            lnc_check_waits(&lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             write_placement(progs, np, s.ncores, tmp, err) ||
             verify_tensor_map(tmp, &lnk, err) || setup_link_dir(tmp, &lnk, err) ||

@@ -105,6 +105,8 @@ typedef struct {
     int core;                /* NeuronCoreId of the function (its module attribute); -1 */
     lnc_block_t *blocks;
     int nblocks;
+    int ndeps, ncross;       /* dependency edges: on this core's updaters /
+                                on other cores' (lnc_copy_deps) */
 } lnc_func_t;
 
 /* DMA queue: one unified queue per name, one instance per core using it. */
@@ -204,6 +206,11 @@ int lnc_verify_tensor_map(const lnc_module_t *lnk, const char *path, tpb_err_t *
  * remote-local targets (may be NULL when n == 1). */
 int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
              lnc_module_t *out, tpb_err_t *err);
+/* BirLinker::dry_run: the no-mutate feasibility probe -- the definition
+ * table (one module per NeuronCoreId 0..n-1) and "missing input '<name>'"
+ * (a remote-local input whose producer core has no output of that name),
+ * the same checks and messages the link makes first.  Builds nothing. */
+int lnc_link_dry_run(const lnc_module_t *cores, int n, tpb_err_t *err);
 /* BirLinker::run(Module&): the LNC=1 path through the same machinery. */
 int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
 /* backend::renumberCoreBarriers: one monotonic pass over the merged module.
@@ -212,10 +219,32 @@ int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
  * groups share an id; completion barriers (cb_return_) group only among
  * themselves.  Returns the number of ids used, -1 when out of memory. */
 int lnc_renumber_core_barriers(lnc_module_t *m);
+/* renumberCoreBarriers(vector<Module>&, base): the same renumber across the
+ * still-separate per-core modules (walked in core order, the dispatcher's
+ * order), ids from `base`: one id per rendezvous group, unique across the
+ * modules, so the per-core modules stop colliding on their core-local ids
+ * before the merge.  The merged renumber keys on the core-local ids
+ * (local_id), not on these, and renumbers again once the completion
+ * barriers exist.  Returns the next free id, -1 when out of memory or when
+ * the modules are not one per core 0..n-1. */
+int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base);
 /* Name of the dispatcher call for core/idx: "call_def_<core>_instance_<idx>". */
 void lnc_call_name(char *buf, size_t len, int core, int idx);
+/* copyDeps / addBarrier (lnc_deps.c): count every function's dependency
+ * edges -- semaphore waits on this core's updaters, and on other cores'
+ * remote updates.  0, or -1 when out of memory. */
+int lnc_copy_deps(lnc_module_t *m);
+/* A wait no schedule can satisfy (its threshold above every update the
+ * linked program makes to the semaphore) is an error naming the core,
+ * engine and instruction.  Skipped for modules with Jump/BranchCmp. */
+int lnc_check_waits(const lnc_module_t *m, tpb_err_t *err);
 /* The linked module as JSON text (malloc'ed) - sgLnk/link.json. */
 char *lnc_module_json(const lnc_module_t *m);
+/* Its "log" (the linker's diagnostic lines) and "mmt_report"
+ * (PostLinkMmtReport: matmuls, MACs and PE array utilisation per core
+ * function) entries (lnc_report.c). */
+struct cJSON *lnc_link_log_json(const lnc_module_t *m);
+struct cJSON *lnc_post_link_mmt_report(const lnc_module_t *m);
 
 /* ---- emission ---- */
 /* Codegen of a linked module, main-first: for each Call of the dispatcher

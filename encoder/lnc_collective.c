@@ -1,17 +1,26 @@
 /* lnc_collective.c - nki.collectives across the cores of one module.
  *
  * Every collective becomes, on each participating core c of its group G
- * (ranks = core ids, G sorted, i = c's index in G, n = |G|):
+ * (ranks = core ids, G sorted, i = c's index in G, n = |G|), in program
+ * order (docs/multicore.md "Collectives"):
  *
- *   ready   CoreBarrier(G)                 every member's src is written
- *   pulls   DMA_COPY  piece <- src of rank G[k] (a direct read of that
- *           core's SBUF tile, or of its HBM slice), for each k
- *   reduce  TENSOR_TENSOR dst = dst op piece_k   (all_reduce, reduce_scatter)
- *   done    CoreBarrier(G), data = src     no member reuses its src before
- *                                          every peer has pulled it
+ *   ready    COLL_SYNC signal to every peer p that pulls from c (GpSimd):
+ *            once c's src is written, p's slot "ready from c" += 1
+ *   pulls    per source s: COLL_SYNC wait (SP) slot "ready from s" >= the
+ *            count so far, then DMA_COPY piece <- src of rank s (a direct
+ *            read of s's SBUF tile, or of its HBM slice) whose last
+ *            descriptor increments s's "done" slot when the transfer
+ *            completes (the descriptor's remote semaphore)
+ *   reduce   TENSOR_TENSOR dst = dst op piece_k   (all_reduce, reduce_scatter)
+ *   release  COLL_SYNC wait (GpSimd) "done" >= every pull of c's src so far;
+ *            it "writes" src, so nothing overwrites (or reallocates) src
+ *            before every peer has read it
  *
+ * Slot counts stay exact across collectives because each core's signals and
+ * releases run in program order on one engine (GpSimd): c signals "ready"
+ * for the next collective only after its release of this one.
  * Every core reduces in the same rank order, so all members get bitwise
- * equal results.  See docs/multicore.md "Collectives". */
+ * equal results. */
 #include "collective.h"
 
 #include <stdlib.h>
@@ -21,6 +30,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "target.h"
 
 bool enc_is_collective(tir_opkind_t k)
 {
@@ -174,6 +184,42 @@ int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op)
     return n > 1 ? n - 1 : 0;
 }
 
+/* DMA engine time per byte of contiguous runs of `run` bytes, relative:
+ * 10^6 / efficiency (a run under 32 B costs what a 32 B run costs). */
+static uint64_t run_cost(const tpb_target_t *t, uint64_t run)
+{
+    uint64_t e = tpb_dma_row_eff_permille(t, run);
+    if (run && run < 32)
+        e = e * run / 32;
+    return 1000000ull / (e ? e : 1);
+}
+
+/* An SBUF all_reduce runs as a reduce-scatter then an all-gather along
+ * the first free dim (each core reduces one piece of 1/n, then gathers the
+ * others' pieces): every element is still reduced in rank order, by one
+ * core.  Each core's DMA moves (2n-1)/n of the tensor in rows of 1/n
+ * instead of n times the tensor in whole rows; the split is taken when that
+ * costs less DMA engine time by the documented row efficiency (docs/
+ * timing.md "DMA" rule 5).  Returns the dim, or -1 for the direct form
+ * (every core pulls every source whole). */
+static int ar_split_dim(const tir_kernel_t *k0, const tir_op_t *op)
+{
+    int n = max_group(op);
+    const tir_ap_t *s = &op->src[0];
+    if (op->kind != TIR_ALL_REDUCE || op->dst.tensor < 0 || !is_tile(k0, &op->dst) || n < 2 ||
+        s->ndim < 2 || s->count[1] % n)
+        return -1;
+    const tpb_target_t *t = tpb_target_get(k0->target);
+    if (!t)
+        t = tpb_target_default();
+    uint64_t row = isa_dtype_size(k0->tensors[s->tensor].dtype);
+    for (int d = 1; d < s->ndim; d++)
+        row *= (uint64_t)s->count[d];
+    uint64_t direct = (uint64_t)n * n * run_cost(t, row);
+    uint64_t split = (uint64_t)(2 * n - 1) * run_cost(t, row / (uint64_t)n);
+    return split < direct ? 1 : -1;
+}
+
 /* Piece idx of n along dim d (count must divide). */
 static tir_ap_t ap_piece(const tir_ap_t *a, int d, int n, int idx)
 {
@@ -200,8 +246,10 @@ static tir_ap_t whole(int tensor, const tir_ap_t *like)
 void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out)
 {
     const tir_ap_t *s = &op->src[0];
+    int sd = ar_split_dim(k0, op);
     tir_ap_t p = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, op->coll_dim, max_group(op), 0)
-                                                : *s;
+               : sd >= 0 ? ap_piece(s, sd, max_group(op), 0)
+                         : *s;
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "coll%d.recv%d", j, idx + 1);
     out->kind = TIR_T_SBUF;
@@ -220,6 +268,7 @@ typedef struct {
     const tir_op_t *op;
     tir_op_t *out;
     int n;
+    int rounds;        /* ready signals per peer (2: all_reduce's gather round) */
 } xp_t;
 
 static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
@@ -235,27 +284,59 @@ static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
     return o;
 }
 
-static void barrier(xp_t *x, const char *what, unsigned mask, const tir_ap_t *data)
+/* Collective slots (tir.h COLL_SYNC): slot 0 counts completed pulls of a
+ * core's data by its peers; slot d (1..ncores-1) on core c counts "ready"
+ * signals from core (c + d) mod ncores. */
+#define SLOT_DONE 0
+static int slot_ready(int on, int from, int ncores) { return (from - on + ncores) % ncores; }
+
+/* The engine of a collective's signals and releases: one engine for all of
+ * them, so one core's signals leave in program order (NKI's collectives
+ * take no engine argument). */
+#define SYNC_ENGINE ISA_ENG_POOL
+
+static void signal_ready(xp_t *x, int peer, const tir_ap_t *data)
 {
-    tir_op_t *b = next(x, TIR_CORE_BARRIER, what, -1);
-    b->engine = x->op->engine;
-    b->barrier_cores = mask;
-    if (data && is_tile(x->in->k, data)) {
-        b->src[0] = *data;
-        b->nsrc = 1;
-    }
+    tir_op_t *o = next(x, TIR_COLL_SYNC, "ready", peer);
+    o->engine = SYNC_ENGINE;
+    o->sync_core = peer;
+    o->sync_sem = slot_ready(peer, x->in->core, x->in->ncores);
+    o->src[0] = *data;
+    o->nsrc = 1;
 }
 
-/* dst <- `src` as rank r's program addresses it (r's SBUF when a tile). */
+static void wait_slot(xp_t *x, const char *what, int r, int engine, int slot, uint32_t value,
+                      const tir_ap_t *guard)
+{
+    tir_op_t *o = next(x, TIR_COLL_SYNC, what, r);
+    o->engine = engine;
+    o->sync_sem = slot;
+    o->sync_val = value;
+    if (guard)
+        o->dst = *guard;
+}
+
+/* dst <- `src` as rank r's program addresses it (r's SBUF when a tile);
+ * from a peer: wait for its ready signal first, and tell it when the
+ * transfer has read its data. */
 static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
 {
+    const lnc_coll_in_t *in = x->in;
+    if (r != in->core)
+        wait_slot(x, "wait", r, ISA_ENG_SP, slot_ready(in->core, r, in->ncores),
+                  ++in->sync->ready[r], NULL);
     tir_op_t *p = next(x, TIR_DMA_COPY, "pull", r);
     p->dst = *dst;
     p->src[0] = *src;
     p->nsrc = 1;
     p->qos = x->op->qos;
-    if (r != x->in->core && is_tile(x->in->k, src))
-        p->remote_core = r;
+    p->engine = ISA_ENG_SP;
+    if (r != in->core) {
+        if (is_tile(in->k, src))
+            p->remote_core = r;
+        p->sync_core = r;
+        p->sync_sem = SLOT_DONE;
+    }
     return p;
 }
 
@@ -289,6 +370,46 @@ static int shapes(const tir_op_t *op, int n, tpb_err_t *err)
     return 0;
 }
 
+static void reduce_into(xp_t *x, const tir_ap_t *dst, int tmp, const tir_ap_t *like, int r)
+{
+    tir_op_t *t = next(x, TIR_TENSOR_TENSOR, "reduce", r);
+    t->dst = *dst;
+    t->src[0] = *dst;
+    t->src[1] = whole(tmp, like);
+    t->nsrc = 2;
+    t->op0 = x->op->op0;
+}
+
+/* all_reduce as reduce-scatter + all-gather (ar_split_dim): piece i of
+ * every rank's src -> dst piece i (reduced in rank order), a second ready
+ * signal once it is reduced, then dst piece k <- rank k's dst piece k. */
+static int all_reduce_split(xp_t *x, const int *g, int n, int i)
+{
+    const tir_op_t *op = x->op;
+    const lnc_coll_in_t *in = x->in;
+    int sd = ar_split_dim(in->k, op);
+    tir_ap_t mine = ap_piece(&op->dst, sd, n, i);
+    for (int k = 0; k < n; k++) {
+        tir_ap_t piece = ap_piece(&in->rank_op[g[k]]->src[0], sd, n, i);
+        tir_ap_t dst = k == 0 ? mine : whole(in->temps[k - 1], &piece);
+        pull(x, &dst, &piece, g[k]);
+    }
+    tir_ap_t like = ap_piece(&op->src[0], sd, n, i);
+    for (int k = 1; k < n; k++)
+        reduce_into(x, &mine, in->temps[k - 1], &like, g[k]);
+    for (int k = 0; k < n; k++)
+        if (g[k] != in->core)
+            signal_ready(x, g[k], &mine);
+    for (int k = 0; k < n; k++)
+        if (k != i) {
+            tir_ap_t dst = ap_piece(&op->dst, sd, n, k);
+            tir_ap_t src = ap_piece(&in->rank_op[g[k]]->dst, sd, n, k);
+            pull(x, &dst, &src, g[k]);
+        }
+    x->rounds = 2;
+    return 0;
+}
+
 static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
 {
     const tir_op_t *op = x->op;
@@ -307,7 +428,9 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
             }
             return 0;
         }
-        for (int k = 0; k < n; k++) {
+        if (ar_split_dim(in->k, op) >= 0)
+            return all_reduce_split(x, g, n, i);
+        for (int k = 0; k < n; k++) {   /* rank order: reduction k can start once pull k is in */
             const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
             tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;
             tir_ap_t dst = k == 0 ? op->dst : whole(in->temps[k - 1], &piece);
@@ -316,12 +439,7 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
         for (int k = 1; k < n; k++) {
             tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(&op->src[0], cd, n, i)
                                                             : op->src[0];
-            tir_op_t *t = next(x, TIR_TENSOR_TENSOR, "reduce", g[k]);
-            t->dst = op->dst;
-            t->src[0] = op->dst;
-            t->src[1] = whole(in->temps[k - 1], &piece);
-            t->nsrc = 2;
-            t->op0 = op->op0;
+            reduce_into(x, &op->dst, in->temps[k - 1], &piece, g[k]);
         }
         return 0;
     case TIR_ALL_GATHER:
@@ -372,7 +490,7 @@ static int check_agree(const lnc_coll_in_t *in, tpb_err_t *err)
 int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
 {
     const tir_op_t *op = in->rank_op[in->core];
-    xp_t x = {in, op, out, 0};
+    xp_t x = {in, op, out, 0, 1};
     if (op->kind == TIR_RANK_ID) {
         tir_op_t *m = next(&x, TIR_MEMSET, "rank", -1);
         m->dst = op->dst;
@@ -390,15 +508,25 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
         i++;
     if (op->kind != TIR_ALL_REDUCE && op->kind != TIR_COLLECTIVE_PERMUTE && shapes(op, n, err))
         return -1;
-    unsigned mask = 0;
-    for (int k = 0; k < n; k++)
-        mask |= 1u << g[k];
-    if (n > 1)
-        barrier(&x, "ready", mask, &op->src[0]);
+    /* the peers that pull c's src */
+    int pullers[8], np = 0;
+    for (int k = 0; k < n; k++) {
+        int p = g[k];
+        if (p == in->core)
+            continue;
+        if (op->kind != TIR_COLLECTIVE_PERMUTE || op->perm_from[p] == in->core)
+            pullers[np++] = p;
+    }
+    for (int k = 0; k < np; k++)
+        signal_ready(&x, pullers[k], &op->src[0]);
     if (expand_kind(&x, g, n, i, err))
         return -1;
-    if (n > 1)
-        barrier(&x, "done", mask, &op->src[0]);
+    if (np) {   /* every peer has read what it pulls from here (src, and dst's piece) */
+        in->sync->done += (uint32_t)(np * x.rounds);
+        wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, &op->src[0]);
+        if (x.rounds > 1)
+            wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, &op->dst);
+    }
     return x.n;
 }
 

@@ -152,9 +152,11 @@ static lnc_block_t *lead_block(lnc_func_t *f)
     return f->nblocks ? &f->blocks[0] : NULL;
 }
 
-/* fpassInsertReturns: each core function ends with its completion
- * CoreBarrier "cb_return_<core>" (all cores, on the lead engine), then a
- * Return "return_<core>" at the end of every engine block. */
+/* fpassInsertReturns: every engine block of a core function ends with a
+ * Return "return_<core>", and the lead block then gets the completion
+ * CoreBarrier "cb_return_<core>" (all cores) after its Return, in the
+ * seed's order.  Emission runs it when the function has returned to the
+ * dispatcher (docs/multicore.md "Link directory and emission"). */
 static int insert_returns(lnc_module_t *out, tpb_err_t *err)
 {
     unsigned all = (1u << out->ncores) - 1;
@@ -170,6 +172,16 @@ static int insert_returns(lnc_module_t *out, tpb_err_t *err)
         if (!lead)
             continue;
         char name[LNC_NAME_LEN];
+        for (int b = 0; b < fn->nblocks; b++) {
+            lnc_inst_t r;
+            snprintf(name, sizeof name, "return_%d", fn->core);
+            lnc_inst_init(&r, LNC_OPC_RETURN, name);
+            r.engine = fn->blocks[b].engine;
+            r.isa.op = ISA_OP_RETURN;
+            r.isa.l2 = isa_ops[ISA_OP_RETURN].l2;
+            if (lnc_block_append(&fn->blocks[b], &r, err) < 0)
+                return -1;
+        }
         lnc_inst_t cb;
         snprintf(name, sizeof name, "cb_return_%d", fn->core);
         lnc_inst_init(&cb, BIR_CORE_BARRIER, name);
@@ -181,16 +193,6 @@ static int insert_returns(lnc_module_t *out, tpb_err_t *err)
         cb.isa.f.CB.id = (uint32_t)next_local;
         if (lnc_block_append(lead, &cb, err) < 0)
             return -1;
-        for (int b = 0; b < fn->nblocks; b++) {
-            lnc_inst_t r;
-            snprintf(name, sizeof name, "return_%d", fn->core);
-            lnc_inst_init(&r, LNC_OPC_RETURN, name);
-            r.engine = fn->blocks[b].engine;
-            r.isa.op = ISA_OP_RETURN;
-            r.isa.l2 = isa_ops[ISA_OP_RETURN].l2;
-            if (lnc_block_append(&fn->blocks[b], &r, err) < 0)
-                return -1;
-        }
     }
     return 0;
 }
@@ -387,12 +389,14 @@ static bool is_completion(const lnc_inst_t *in)
     return !strncmp(in->name, "cb_return_", 10);
 }
 
-int lnc_renumber_core_barriers(lnc_module_t *m)
+/* The renumber over a list of core functions (walk order), ids from base;
+ * returns the ids used, -1 when out of memory. */
+static int renumber_funcs(lnc_func_t *const *fns, int nf, int base)
 {
     bgroup_t *groups = NULL;
-    int ngroups = 0, ctr = 0;
-    for (int f = 0; f < m->nfuncs; f++) {
-        lnc_func_t *fn = &m->funcs[f];
+    int ngroups = 0, ctr = base;
+    for (int f = 0; f < nf; f++) {
+        lnc_func_t *fn = fns[f];
         /* program order of a core's barriers = their core-local ids */
         for (int want = 0;; want++) {
             lnc_inst_t *hit = NULL;
@@ -438,8 +442,49 @@ int lnc_renumber_core_barriers(lnc_module_t *m)
         }
     }
     free(groups);
-    m->nbarrier_ids = ctr;
-    return ctr;
+    return ctr - base;
+}
+
+static int renumber_modules(lnc_module_t *const *ms, int n, int base)
+{
+    int nf = 0;
+    for (int i = 0; i < n; i++)
+        nf += ms[i]->nfuncs;
+    lnc_func_t **fns = malloc((size_t)(nf > 0 ? nf : 1) * sizeof *fns);
+    if (!fns)
+        return -1;
+    nf = 0;
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < ms[i]->nfuncs; f++)
+            fns[nf++] = &ms[i]->funcs[f];
+    int used = renumber_funcs(fns, nf, base);
+    free(fns);
+    return used;
+}
+
+int lnc_renumber_core_barriers(lnc_module_t *m)
+{
+    int used = renumber_modules(&m, 1, 0);
+    if (used >= 0)
+        m->nbarrier_ids = used;
+    return used;
+}
+
+int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base)
+{
+    lnc_module_t *order[LNC_MAX_CORES];
+    if (n < 1 || n > LNC_MAX_CORES)
+        return -1;
+    for (int c = 0; c < n; c++) {   /* core order: the dispatcher's walk order */
+        order[c] = NULL;
+        for (int i = 0; i < n; i++)
+            if (cores[i].core == c)
+                order[c] = &cores[i];
+        if (!order[c])
+            return -1;
+    }
+    int used = renumber_modules(order, n, base);
+    return used < 0 ? -1 : base + used;
 }
 
 static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t *rlts,
@@ -458,8 +503,8 @@ static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t
     if (init_queues(cores, n, out, err))
         goto fail;
     fix_output_kind(out);
-    if (lnc_renumber_core_barriers(out) < 0) {
-        tpb_errf(err, "out of memory (barrier renumber)");
+    if (lnc_renumber_core_barriers(out) < 0 || lnc_copy_deps(out)) {
+        tpb_errf(err, "out of memory (barrier renumber, dependencies)");
         goto fail;
     }
     return 0;
@@ -468,14 +513,12 @@ fail:
     return -1;
 }
 
-int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
-             lnc_module_t *out, tpb_err_t *err)
+/* The module-definition table (one per NeuronCoreId, in core order). */
+static int def_table(const lnc_module_t *cores, int n, const lnc_module_t **order,
+                     tpb_err_t *err)
 {
-    memset(out, 0, sizeof *out);
     if (n < 1 || n > LNC_MAX_CORES)
         return tpb_errf(err, "cannot link %d core modules (1..%d)", n, LNC_MAX_CORES);
-    /* dispatch in core order, whatever order the vector came in */
-    const lnc_module_t *order[LNC_MAX_CORES];
     for (int c = 0; c < n; c++) {
         order[c] = NULL;
         for (int i = 0; i < n; i++)
@@ -484,6 +527,42 @@ int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
         if (!order[c])
             return tpb_errf(err, "core modules: no module has NeuronCoreId %d (of %d)", c, n);
     }
+    return 0;
+}
+
+/* Every input a core takes from another core (remote-local target) is an
+ * output of that core's module: the "missing input" check of dry_run,
+ * shared with the link itself. */
+static int check_inputs(const lnc_module_t *const *order, int n, tpb_err_t *err)
+{
+    for (int c = 0; c < n; c++)
+        for (int i = 0; i < order[c]->nmlocs; i++) {
+            const lnc_mloc_t *ml = &order[c]->mlocs[i];
+            if (ml->kind != LNC_ML_INPUT || ml->remote_core < 0)
+                continue;
+            int p = ml->remote_core, u = p < n ? lnc_find_mloc(order[p], ml->remote_name) : -1;
+            if (u < 0 || order[p]->mlocs[u].kind != LNC_ML_OUTPUT)
+                return tpb_errf(err, "missing input '%s' of subgraph nc%d: core %d has no output "
+                                     "of that name",
+                                ml->remote_name, c, p);
+        }
+    return 0;
+}
+
+int lnc_link_dry_run(const lnc_module_t *cores, int n, tpb_err_t *err)
+{
+    const lnc_module_t *order[LNC_MAX_CORES];
+    return def_table(cores, n, order, err) || check_inputs(order, n, err) ? -1 : 0;
+}
+
+int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
+             lnc_module_t *out, tpb_err_t *err)
+{
+    memset(out, 0, sizeof *out);
+    /* dispatch in core order, whatever order the vector came in */
+    const lnc_module_t *order[LNC_MAX_CORES];
+    if (def_table(cores, n, order, err) || check_inputs(order, n, err))
+        return -1;
     return link_modules(order, n, rlts, nrlts, out, err);
 }
 
@@ -530,6 +609,8 @@ char *lnc_module_json(const lnc_module_t *m)
     cJSON_AddStringToObject(root, "module", m->name);
     cJSON_AddNumberToObject(root, "num_cores", m->ncores);
     cJSON_AddNumberToObject(root, "core_barrier_ids", m->nbarrier_ids);
+    cJSON_AddItemToObject(root, "log", lnc_link_log_json(m));
+    cJSON_AddItemToObject(root, "mmt_report", lnc_post_link_mmt_report(m));
     cJSON *fs = cJSON_AddArrayToObject(root, "functions");
     for (int f = 0; f < m->nfuncs; f++) {
         const lnc_func_t *fn = &m->funcs[f];
@@ -537,6 +618,10 @@ char *lnc_module_json(const lnc_module_t *m)
         cJSON_AddStringToObject(fo, "name", fn->name);
         if (fn->core >= 0)
             cJSON_AddNumberToObject(fo, "NeuronCoreId", fn->core);
+        if (fn->core >= 0) {
+            cJSON_AddNumberToObject(fo, "dependency_edges", fn->ndeps);
+            cJSON_AddNumberToObject(fo, "cross_core_edges", fn->ncross);
+        }
         cJSON *bs = cJSON_AddArrayToObject(fo, "blocks");
         for (int b = 0; b < fn->nblocks; b++) {
             const lnc_block_t *bl = &fn->blocks[b];

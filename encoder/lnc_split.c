@@ -356,6 +356,7 @@ typedef struct {
     const tmap_t *tm;
     const tir_kernel_t *progs;
     int nprog;
+    lnc_coll_sync_t sync;  /* collective semaphore counts of this core */
 } emit_ctx_t;
 
 static int add(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
@@ -393,9 +394,9 @@ static int add_expanded(emit_ctx_t *e, const lnc_coll_in_t *in, tpb_err_t *err)
     return 0;
 }
 
-/* sendrecv -> a pair permute: barrier with the peer, pull the peer's src
- * tile straight from its SBUF into dst, barrier again (the peer keeps its
- * src until it was read). */
+/* sendrecv -> a pair permute: wait for the peer's ready signal, pull the
+ * peer's src tile straight from its SBUF into dst (the descriptor tells the
+ * peer when it has been read), release src once the peer has read it. */
 static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
 {
     int me = e->core, peer = op->peer;
@@ -411,6 +412,7 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *e
     lnc_coll_in_t in;
     memset(&in, 0, sizeof in);
     in.k = e->k;
+    in.sync = &e->sync;
     in.core = me;
     in.ncores = e->ncores;
     for (int p = 0; p < e->nprog; p++) {
@@ -429,13 +431,15 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *e
     return add_expanded(e, &in, err);
 }
 
-/* A collective -> barriers, pull DMAs and reductions (lnc_collective.c);
+/* A collective -> semaphore signals and waits, pull DMAs and reductions
+ * (lnc_collective.c);
  * program o of every core supplies that core's operands. */
 static int split_collective(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
 {
     lnc_coll_in_t in;
     memset(&in, 0, sizeof in);
     in.k = e->k;
+    in.sync = &e->sync;
     in.core = e->core;
     in.ncores = e->ncores;
     int base = e->tm->coll_base[e->coll++];
@@ -587,7 +591,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
         if (build_tensors(k0, s->per_core, k, &tm, err) ||
             add_identity(k0, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
             goto out;
-        emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog};
+        emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog, {{0}, 0}};
         int slot = 0;
         for (int p = 0; p < nprog; p++) {
             if (lnc_core_of(progs, p) != c)

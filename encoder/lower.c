@@ -42,7 +42,7 @@ static const lower_entry_t lower_table[] = {
     {"tensor_tensor_scan", lower_tensor}, {"quantize_mx", lower_tensor},
     {"tensor_reduce", lower_reduce}, {"tensor_partition_reduce", lower_reduce},
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
-    {"bn_stats", lower_misc}, {"bn_aggr", lower_misc},
+    {"bn_stats", lower_misc}, {"bn_aggr", lower_misc}, {"coll_sync", lower_misc},
     {"noop", lower_noop},
     {"rng", lower_rng}, {"rand2", lower_rng}, {"rand_get_state", lower_rng},
     {"rand_set_state", lower_rng}, {"set_rng_seed", lower_rng},
@@ -137,6 +137,31 @@ int lower_kernel(lower_ctx_t *c)
     }
     free(target);
     return rc;
+}
+
+void lw_coll_slots(lower_ctx_t *c)
+{
+    int n = c->k->num_cores > 1 ? c->k->num_cores : 2;
+    if (c->m->coll_sems < n)
+        c->m->coll_sems = n;
+}
+
+int lw_coll_remote_upd(lower_ctx_t *c, bir_inst_t *in)
+{
+    const tir_op_t *op = c->op;
+    if (op->sync_sem < 0 || op->sync_sem >= 8 || op->sync_core >= 8)
+        return lw_err(c, "collective semaphore slot %d / core %d outside 0..7", op->sync_sem,
+                      op->sync_core);
+    lw_coll_slots(c);
+    if (op->sync_core < 0)
+        return 0;
+    in->isa.sync.upd_en = 1;
+    in->isa.sync.upd_remote = 1;
+    in->isa.sync.upd_core = (uint32_t)op->sync_core;
+    in->isa.sync.upd_sem = (uint32_t)(BIR_COLL_SEM0 + op->sync_sem);
+    in->isa.sync.upd_op = ISA_SEMOP_SEM_INC;
+    in->isa.sync.upd_val = 1;
+    return 0;
 }
 
 void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)

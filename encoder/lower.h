@@ -42,6 +42,13 @@ int lw_err(lower_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2
 void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
 /* Append; applies the op's requested engine (error if illegal). */
 int lw_emit(lower_ctx_t *c, bir_inst_t *in);
+/* A collective semaphore slot is in use: reserve one slot per core of the
+ * kernel (every core the same ids; bir.h BIR_COLL_SEM0). */
+void lw_coll_slots(lower_ctx_t *c);
+/* Check the op's collective slot (sync_sem) and target core (sync_core),
+ * reserve the slots, and preset `in`'s header update: slot sync_sem of
+ * core sync_core += 1 (upd_remote) when `in` completes. */
+int lw_coll_remote_upd(lower_ctx_t *c, bir_inst_t *in);
 bool lw_has(const tir_ap_t *a);
 /* Tile AP -> compute access pattern; records the access on `in`. */
 int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,

@@ -243,7 +243,8 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     tr.isa.f.DTRIG.ndesc = ndesc;
     tr.dma_group = group;
     tr.engine = o->engine;
-    bir_inst_access(&tr, &src->acc);
+    if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
+        bir_inst_access(&tr, &src->acc);
     bir_inst_access(&tr, &dst->acc);
     if (o->compute == ISA_DMAOP_ADD) {   /* accumulate: the destination is read too */
         bir_access_t r = dst->acc;
@@ -342,9 +343,19 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         de.is_dma_desc = true;
         de.dma_group = group;
         de.engine = o->engine;
+        /* a collective pull's remote semaphore (the NEFF descriptor's
+         * remote_semaphores): the last descriptor increments the source
+         * core's collective slot when the transfer completes
+         * (docs/semantics-dma.md) */
+        if (op->sync_core >= 0 && k == ndesc - 1 && lw_coll_remote_upd(c, &de))
+            return -1;
         if (bir_block_append(bir_main_block(c->m), &de, c->err) < 0)
             return -1;
     }
+    /* a peer's tile is the peer's memory: no local access conflicts with
+     * reading it (its readiness is the collective's semaphores) */
+    if (op->remote_core >= 0 && s.space != ISA_SPACE_HBM)
+        s.acc.hi = s.acc.lo;
     return emit_trigger(c, group, (unsigned)ndesc, &s, &d, o);
 }
 

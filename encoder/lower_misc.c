@@ -1,4 +1,5 @@
-/* lower_misc.c - core_barrier, load_tensor_to_register, bn_stats/bn_aggr. */
+/* lower_misc.c - core_barrier, coll_sync, load_tensor_to_register,
+ * bn_stats/bn_aggr. */
 #include "lower.h"
 
 #include <string.h>
@@ -25,6 +26,50 @@ static int lower_barrier(lower_ctx_t *c)
     isa_tap_t t;
     if (op->nsrc > 0 && lw_tap(c, &in, &op->src[0], true, "data", &t))
         return -1;
+    return lw_emit(c, &in);
+}
+
+/* The data a collective sync orders: a tile through its access pattern,
+ * an HBM tensor as its whole allocated range. */
+static int sync_data(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write)
+{
+    const tir_tensor_t *t = lw_tensor(c, a);
+    if (!t)
+        return 0;
+    if (t->kind == TIR_T_SBUF || t->kind == TIR_T_PSUM) {
+        isa_tap_t tap;
+        return lw_tap(c, in, a, write, "data", &tap);
+    }
+    const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
+    bir_access_t acc = {ISA_SPACE_HBM, 0, 1, ml->addr, ml->addr + ml->bytes, write};
+    bir_inst_access(in, &acc);
+    return 0;
+}
+
+/* coll_sync (made by the multi-core split): a Nop whose header either
+ * increments a collective semaphore slot of another core when it completes
+ * (upd_remote) or waits for a local slot (tir.h; docs/multicore.md
+ * "Collectives").  The scheduler keeps these header fields. */
+static int lower_coll_sync(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_NOP, ISA_OP_NOP);
+    if (lw_coll_remote_upd(c, &in))
+        return -1;
+    in.engine = op->engine == ISA_ENG_UNASSIGNED ? ISA_ENG_POOL : op->engine;
+    if (op->sync_core >= 0) {
+        in.preset_upd = true;
+        if (op->nsrc > 0 && sync_data(c, &in, &op->src[0], false))
+            return -1;
+    } else {
+        in.preset_wait = true;
+        in.isa.sync.wait_en = 1;
+        in.isa.sync.wait_sem = (uint32_t)(BIR_COLL_SEM0 + op->sync_sem);
+        in.isa.sync.wait_val = op->sync_val;
+        if (op->dst.tensor >= 0 && sync_data(c, &in, &op->dst, true))
+            return -1;
+    }
     return lw_emit(c, &in);
 }
 
@@ -87,6 +132,8 @@ int lower_misc(lower_ctx_t *c)
 {
     if (c->op->kind == TIR_CORE_BARRIER)
         return lower_barrier(c);
+    if (c->op->kind == TIR_COLL_SYNC)
+        return lower_coll_sync(c);
     if (c->op->kind == TIR_BN_STATS || c->op->kind == TIR_BN_AGGR)
         return lower_bn(c);
     return lower_tload(c);

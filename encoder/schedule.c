@@ -136,11 +136,19 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
     if (nslots > 0 && !slots)
         return tpb_errf(err, "out of memory assigning DMA queues");
     int nextev = 0;
-    /* engine semaphores first: ids 0..4 */
+    /* engine semaphores first: ids 0..4; then the collective slots (ids
+     * BIR_COLL_SEM0.., the same on every core: peers name them) */
     m->nsems = 5;
     for (int i = 0; i < 5; i++) {
         m->sems[i].id = i;
         snprintf(m->sems[i].name, sizeof m->sems[i].name, "%s", isa_engine_name(isa_tpb_engines[i]));
+    }
+    for (int i = 0; i < m->coll_sems && m->nsems < BIR_MAX_SEMS; i++, m->nsems++) {
+        m->sems[m->nsems].id = m->nsems;
+        if (i == 0)
+            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone");
+        else
+            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+%d", i);
     }
     bir_block_t *b = bir_main_block(m);
     int rr[ISA_ENG_COUNT] = {0};
@@ -662,7 +670,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     for (int k = 0; k < nw; k++) {
         int s2 = wsem[k];
         w->waits++;
-        if (k == nw - 1) {
+        if (k == nw - 1 && !in->preset_wait) {
             set_wait(in, s2, need[s2]);
         } else {
             w->nops++;
@@ -670,6 +678,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
                 return -1;
         }
     }
+    if (in->preset_upd)
+        return 0;   /* a remote signal: no local producer (its update is preset) */
     /* completion update */
     int sem = is_dma ? m->queues[in->queue].semaphore : sched_engine_sem(in->engine);
     in->isa.sync.upd_en = 1;

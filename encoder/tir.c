@@ -18,7 +18,7 @@ const char *tir_op_name(tir_opkind_t k)
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
         "range_select", "select_reduce",
         "rng", "rand2", "rand_get_state", "rand_set_state", "set_rng_seed",
-        "register_move", "register_store",
+        "register_move", "register_store", "coll_sync",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -134,6 +134,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->barrier_id = -1;
     op->peer = -1;
     op->remote_core = -1;
+    op->sync_core = op->sync_sem = -1;
     for (int i = 0; i < 8; i++)
         op->rgroup[i] = op->perm_from[i] = -1;
     op->src_reg = op->dst_reg = -1;

@@ -74,7 +74,7 @@ typedef struct {
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
     X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
     X(RNG) X(RAND2) X(RAND_GET_STATE) X(RAND_SET_STATE) X(SET_RNG_SEED) \
-    X(REGISTER_MOVE) X(REGISTER_STORE)
+    X(REGISTER_MOVE) X(REGISTER_STORE) X(COLL_SYNC)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -305,6 +305,21 @@ typedef struct {
     int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
     bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
     float dma_scale;              /* (before the optional TIR_F_RMW_ADD accumulate) */
+    /* added by the multi-core split (collectives, encoder/lnc_collective.c):
+     * a collective semaphore slot of a core (docs/multicore.md
+     * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
+     *  COLL_SYNC, sync_core >= 0: a signal -- when it completes, slot
+     *            sync_sem of core sync_core is incremented; src[0] (nsrc 1,
+     *            optional) is the data it waits for (read).
+     *  COLL_SYNC, sync_core < 0: a wait -- local slot sync_sem >= sync_val;
+     *            dst (optional) is the data it guards (written: later
+     *            accesses wait for it).
+     *  DMA_COPY, sync_core >= 0: the transfer's last descriptor increments
+     *            slot sync_sem of core sync_core when the transfer completes
+     *            (a descriptor's remote semaphore). */
+    int sync_core;                /* -1: none / a wait */
+    int sync_sem;                 /* slot, -1 none */
+    uint32_t sync_val;            /* COLL_SYNC wait threshold */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the

@@ -267,10 +267,11 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_BN_AGGR: case TIR_RANGE_SELECT: case TIR_SELECT_REDUCE:
         return M(DVE);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
+    case TIR_COLL_SYNC:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
     case TIR_COLLECTIVE_PERMUTE: case TIR_RANK_ID:
-        return DMA_ENGINES | M(DVE);   /* the engine of its barriers / rank memset */
+        return DMA_ENGINES | M(DVE);   /* the engine of its rank memset */
     case TIR_RNG: case TIR_RAND_GET_STATE: case TIR_RAND_SET_STATE:
         return M(DVE) | M(POOL);
     case TIR_RAND2: case TIR_SET_RNG_SEED:

@@ -5,7 +5,8 @@
  * DmaTrigger submits the last `ndesc` queued descriptors of its queue as one
  * transfer.  Transfers of one queue run in order; queues run concurrently
  * and share the core's DMA engines.  Data moves when a transfer starts;
- * the trigger's "at complete" semaphore update fires when it ends.
+ * the trigger's "at complete" semaphore update fires when it ends, and so
+ * does a descriptor's remote one (upd_remote: its remote semaphore).
  * Exact rules: docs/semantics-dma.md; timing: docs/timing.md. */
 #include "sim_int.h"
 
@@ -601,19 +602,7 @@ static int move_indirect(mover_t *m)
 
 unsigned sim_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
 {
-    const uint16_t *e = t->dma_row_eff_permille;
-    if (!e)
-        return 1000;
-    if (run >= (32ull << (TPB_DMA_EFF_POINTS - 1)))
-        return e[TPB_DMA_EFF_POINTS - 1];
-    if (run < 32)
-        return e[0];   /* below the figure: see sim_dma_row_cost */
-    unsigned k = 0;
-    while ((32ull << (k + 1)) <= run)
-        k++;
-    uint64_t lo = 32ull << k;
-    /* linear between the two points around run */
-    return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);
+    return tpb_dma_row_eff_permille(t, run);
 }
 
 /* Engine time of `bytes` moved in runs of `run` bytes, in milli-bytes at
@@ -738,6 +727,14 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     return 0;
 }
 
+bool sim_dma_upd_at_transfer_end(const isa_inst_t *in)
+{
+    if (in->op == ISA_OP_DMA_TRIGGER)
+        return true;
+    return (in->op == ISA_OP_DMA_DIRECT2D || in->op == ISA_OP_DMA_INDIRECT2D) &&
+           in->sync.upd_remote;
+}
+
 int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
 {
     sim_queue_t *Q = &c->queues[q];
@@ -768,11 +765,17 @@ int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
         sim_trace_dma(s, &r);
     }
     const isa_sync_t *h = &x->trigger->inst.sync;
+    uint64_t lat = sim_cycles_to_ps(s->t->clk_ref, s->t->sem_latency_cycles);
     int rc = 0;
-    if (h->upd_en && !h->upd_at_read) {
-        uint64_t lat = sim_cycles_to_ps(s->t->clk_ref, s->t->sem_latency_cycles);
+    if (h->upd_en && !h->upd_at_read)
         rc = sim_sync_schedule_update(s, c, h, s->now + lat, lane, &c->eng[x->engine_slot],
                                       x->trigger_idx, err);
+    /* descriptors' remote semaphores fire with the transfer's completion */
+    for (unsigned i = 0; i < x->ndesc && !rc; i++) {
+        const isa_decoded_t *dd = x->descs[i].d;
+        if (dd->inst.sync.upd_en && !dd->inst.sync.upd_at_read &&
+            sim_dma_upd_at_transfer_end(&dd->inst))
+            rc = sim_sync_schedule_update(s, c, &dd->inst.sync, s->now + lat, lane, NULL, 0, err);
     }
     free(x->descs);
     free(x);

@@ -410,7 +410,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         const isa_sync_t *h = &d->inst.sync;
         sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
                          .start_ps = start };
-        if (h->upd_en && (h->upd_at_read || d->inst.op != ISA_OP_DMA_TRIGGER)) {
+        if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst))) {
             uint64_t at = (h->upd_at_read ? start : end) + lat;
             if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
                 return -1;

@@ -315,6 +315,9 @@ int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64
                     tpb_err_t *err);
 int sim_dma_start(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
 int sim_dma_done(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
+/* The header's "at complete" update fires when the DMA transfer completes
+ * (a DmaTrigger's, and a descriptor's remote semaphore), not at issue. */
+bool sim_dma_upd_at_transfer_end(const isa_inst_t *in);
 void sim_dma_free(sim_core_t *c, unsigned nqueues);
 /* Bytes of a transfer assigned to each DMA engine and the resulting
  * duration (exposed for the timing tests through docs/timing.md). */

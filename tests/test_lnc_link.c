@@ -210,18 +210,23 @@ static void test_link_two_cores(void **state)
         char rn[32], cn[32];
         snprintf(rn, sizeof rn, "return_%d", core);
         snprintf(cn, sizeof cn, "cb_return_%d", core);
-        /* every engine block ends with the Return */
+        /* every other engine block ends with the Return */
         for (int b = 0; b < f->nblocks; b++) {
             const lnc_block_t *bl = &f->blocks[b];
+            if (bl->engine == ISA_ENG_SP)
+                continue;
             assert_int_equal(bl->insts[bl->n - 1].opc, LNC_OPC_RETURN);
             assert_string_equal(bl->insts[bl->n - 1].name, rn);
         }
-        /* the completion barrier sits just before the SP block's Return */
+        /* the SP block: its Return, then the completion barrier (the seed's
+         * order: it runs once the function has returned to the dispatcher) */
         const lnc_block_t *sp = block_of(f, ISA_ENG_SP);
         assert_non_null(sp);
-        assert_string_equal(sp->insts[sp->n - 2].name, cn);
-        assert_int_equal(sp->insts[sp->n - 2].opc, BIR_CORE_BARRIER);
-        assert_int_equal(sp->insts[sp->n - 2].isa.f.CB.cores, 0x3);
+        assert_string_equal(sp->insts[sp->n - 2].name, rn);
+        assert_int_equal(sp->insts[sp->n - 2].opc, LNC_OPC_RETURN);
+        assert_string_equal(sp->insts[sp->n - 1].name, cn);
+        assert_int_equal(sp->insts[sp->n - 1].opc, BIR_CORE_BARRIER);
+        assert_int_equal(sp->insts[sp->n - 1].isa.f.CB.cores, 0x3);
         /* the queue switch leads the SP block and selects this core's instance */
         char sq[64];
         snprintf(sq, sizeof sq, "I-SQI-qSyncIO0-nc%d", core);
@@ -290,10 +295,10 @@ static void test_link_two_cores(void **state)
 
 /* four cores with pair barriers {0,1} / {2,3} and an all-core barrier,
  * handed to the linker out of order */
-static void test_link_four_cores(void **state)
+/* Four cores, passed out of order (2, 0, 3, 1): a pair barrier ({0,1} or
+ * {2,3}), work, an all-core barrier, the pair barrier again. */
+static void build_four(lnc_module_t c[4])
 {
-    (void)state;
-    lnc_module_t c[4], l;
     int order[4] = {2, 0, 3, 1};
     for (int i = 0; i < 4; i++) {
         int core = order[i];
@@ -306,6 +311,13 @@ static void test_link_four_cores(void **state)
         add_mloc(&c[i], "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
         add_queue(&c[i], "qSyncIO0", ISA_ENG_SP, 0, 5);
     }
+}
+
+static void test_link_four_cores(void **state)
+{
+    (void)state;
+    lnc_module_t c[4], l;
+    build_four(c);
     tpb_err_t err = {{0}};
     assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
     assert_int_equal(l.nfuncs, 5);
@@ -409,6 +421,124 @@ static void test_link_errors(void **state)
     assert_int_not_equal(lnc_link(c, 0, NULL, 0, &l, &err), 0);
 }
 
+/* The pre-merge renumber (renumberCoreBarriers(vector, base)): over the
+ * still-separate modules, one id per rendezvous group from `base`, unique
+ * across the modules; the merged renumber does not depend on it. */
+static void test_premerge_renumber(void **state)
+{
+    (void)state;
+    lnc_module_t c[4], l;
+    build_four(c);
+    /* groups in core order: pair01 #0, all #0, pair01 #1, pair23 #0, pair23 #1 */
+    assert_int_equal(lnc_renumber_core_barriers_premerge(c, 4, 10), 15);
+    unsigned id[4][3];
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 3; k++) {
+            char bn[32];
+            snprintf(bn, sizeof bn, "barrier_%d", k);
+            id[c[i].core][k] = find_inst(func_of_core(&c[i], c[i].core), bn)->isa.f.CB.id;
+        }
+    unsigned want01[3] = {10, 11, 12}, want23[3] = {13, 11, 14};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(id[0][k], want01[k]);
+        assert_int_equal(id[1][k], want01[k]);
+        assert_int_equal(id[2][k], want23[k]);
+        assert_int_equal(id[3][k], want23[k]);
+    }
+    /* the merged renumber gives the same answer with or without it */
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
+    check_barrier_ids(&l);
+    assert_int_equal(l.nbarrier_ids, 6);
+    assert_int_equal(find_inst(func_of_core(&l, 2), "barrier_0")->isa.f.CB.id, 4u);
+    lnc_module_free(&l);
+    for (int i = 0; i < 4; i++)
+        lnc_module_free(&c[i]);
+    assert_int_equal(lnc_renumber_core_barriers_premerge(c, 0, 0), -1);
+}
+
+static isa_sync_t *last_sync(lnc_module_t *m, int engine)
+{
+    lnc_block_t *b = lnc_func_block(m, 0, engine, "", NULL);
+    return &b->insts[b->n - 1].isa.sync;
+}
+
+/* copyDeps / addBarrier: waits become dependency edges on this core's
+ * updaters and on other cores' remote updates; a wait no schedule can
+ * satisfy is an error naming the core, engine and instruction. */
+static void test_deps_and_wait_check(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    for (int i = 0; i < 2; i++) {
+        core_init(&c[i], i, 2);
+        add_mloc(&c[i], "x", 0, LNC_ML_INPUT, LNC_ML_INPUT, 0, -1);
+        add_isa(&c[i], ISA_ENG_POOL, ISA_OP_NOP, "signal");      /* S5 of the peer += 1 */
+        isa_sync_t *h = last_sync(&c[i], ISA_ENG_POOL);
+        h->upd_en = h->upd_remote = 1;
+        h->upd_core = (uint32_t)(1 - i);
+        h->upd_sem = 5;
+        h->upd_op = ISA_SEMOP_SEM_INC;
+        add_isa(&c[i], ISA_ENG_DVE, ISA_OP_NOP, "work");         /* S3 += 1 */
+        h = last_sync(&c[i], ISA_ENG_DVE);
+        h->upd_en = 1;
+        h->upd_sem = 3;
+        h->upd_op = ISA_SEMOP_SEM_INC;
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "wait_peer");     /* S5 >= 1 */
+        h = last_sync(&c[i], ISA_ENG_SP);
+        h->wait_en = 1, h->wait_sem = 5, h->wait_val = 1;
+        add_isa(&c[i], ISA_ENG_SP, ISA_OP_NOP, "wait_work");     /* S3 >= 1 */
+        h = last_sync(&c[i], ISA_ENG_SP);
+        h->wait_en = 1, h->wait_sem = 3, h->wait_val = 1;
+    }
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_int_equal(lnc_check_waits(&l, &err), 0);
+    const lnc_func_t *f1 = func_of_core(&l, 1);
+    assert_int_equal(f1->ndeps, 1);    /* wait_work on core 1's DVE */
+    assert_int_equal(f1->ncross, 1);   /* wait_peer on core 0's signal */
+    lnc_module_free(&l);
+    /* core 0 never signals core 1 (a missing participant) */
+    last_sync(&c[0], ISA_ENG_POOL)->upd_en = 0;
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_int_not_equal(lnc_check_waits(&l, &err), 0);
+    assert_non_null(strstr(err.msg, "core 1 SP instruction 'wait_peer': waits for S5"));
+    assert_non_null(strstr(err.msg, ">= 1 but the linked program updates it 0 time(s)"));
+    lnc_module_free(&l);
+    for (int i = 0; i < 2; i++)
+        lnc_module_free(&c[i]);
+}
+
+/* dry_run: the no-mutate probe makes the link's own checks ("missing
+ * input", the definition table) without building anything; the link makes
+ * the same check first and fails with the same message. */
+static void test_link_dry_run(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_two(c);
+    tpb_err_t err = {{0}};
+    int nml = c[1].nmlocs;
+    assert_int_equal(lnc_link_dry_run(c, 2, &err), 0);
+    assert_int_equal(c[1].nmlocs, nml);   /* untouched */
+    /* core 1 takes 'partials' from core 0, which no longer outputs it */
+    c[0].mlocs[lnc_find_mloc(&c[0], "partials")].kind = LNC_ML_INPUT;
+    assert_int_not_equal(lnc_link_dry_run(c, 2, &err), 0);
+    assert_non_null(strstr(err.msg, "missing input 'partials' of subgraph nc1: core 0 has no "
+                                    "output of that name"));
+    char probe[sizeof err.msg];
+    snprintf(probe, sizeof probe, "%s", err.msg);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_string_equal(err.msg, probe);
+    /* the definition table: a core without a module */
+    c[0].core = 1;
+    assert_int_not_equal(lnc_link_dry_run(c, 2, &err), 0);
+    assert_non_null(strstr(err.msg, "no module has NeuronCoreId 0"));
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
 static void write_text(const char *path, const char *text)
 {
     tpb_err_t err;
@@ -483,8 +613,7 @@ static void test_finished_core_named(void **state)
     build_skipper(c, &l);
     lnc_func_t *f1 = (lnc_func_t *)func_of_core(&l, 1);
     lnc_block_t *sp = &f1->blocks[0];
-    assert_string_equal(sp->insts[sp->n - 2].name, "cb_return_1");
-    sp->insts[sp->n - 2] = sp->insts[sp->n - 1];
+    assert_string_equal(sp->insts[sp->n - 1].name, "cb_return_1");
     sp->n--;
     tpb_err_t err;
     emit_and_fail(&l, &err);
@@ -562,6 +691,9 @@ int main(void)
         cmocka_unit_test(test_link_four_cores),
         cmocka_unit_test(test_link_one),
         cmocka_unit_test(test_link_errors),
+        cmocka_unit_test(test_link_dry_run),
+        cmocka_unit_test(test_premerge_renumber),
+        cmocka_unit_test(test_deps_and_wait_check),
         cmocka_unit_test(test_skipped_barrier_deadlocks),
         cmocka_unit_test(test_finished_core_named),
     };

@@ -188,16 +188,31 @@ static void test_split_sendrecv(void **state)
     assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
     for (int c = 0; c < 2; c++) {
         const tir_kernel_t *k = &s.core_k[c];
-        /* load, [barrier, pull o <- the peer's m from its SBUF, barrier], store */
-        assert_int_equal(k->nops, 5);
-        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[1].barrier_cores, 0x3u);
-        assert_int_equal(k->ops[2].kind, TIR_DMA_COPY);
-        assert_int_equal(k->ops[2].dst.tensor, find_tensor(k, "o"));
-        assert_int_equal(k->ops[2].src[0].tensor, find_tensor(k, "m"));
-        assert_int_equal(k->ops[2].remote_core, 1 - c);
-        assert_int_equal(k->ops[3].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, "m"));   /* keeps m alive */
+        /* load, [ready signal to the peer, wait for the peer's, pull o <-
+         * the peer's m from its SBUF, release m], store */
+        int peer = 1 - c;
+        assert_int_equal(k->nops, 6);
+        assert_int_equal(k->ops[1].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[1].sync_core, peer);   /* signal: peer's "ready from c" */
+        assert_int_equal(k->ops[1].sync_sem, 1);
+        assert_int_equal(k->ops[1].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[1].engine, ISA_ENG_POOL);
+        assert_int_equal(k->ops[2].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[2].sync_core, -1);     /* wait: "ready from peer" >= 1 */
+        assert_int_equal(k->ops[2].sync_sem, 1);
+        assert_int_equal(k->ops[2].sync_val, 1u);
+        assert_int_equal(k->ops[2].engine, ISA_ENG_SP);
+        assert_int_equal(k->ops[3].kind, TIR_DMA_COPY);
+        assert_int_equal(k->ops[3].dst.tensor, find_tensor(k, "o"));
+        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[3].remote_core, peer);
+        assert_int_equal(k->ops[3].sync_core, peer);   /* descriptor: peer's "done" */
+        assert_int_equal(k->ops[3].sync_sem, 0);
+        assert_int_equal(k->ops[4].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[4].sync_core, -1);     /* release: "done" >= 1 */
+        assert_int_equal(k->ops[4].sync_sem, 0);
+        assert_int_equal(k->ops[4].sync_val, 1u);
+        assert_int_equal(k->ops[4].dst.tensor, find_tensor(k, "m"));   /* keeps m alive */
         assert_int_equal(find_tensor(k, "sendrecv0.nc0"), -1);   /* no HBM mailbox */
     }
     assert_int_equal(s.nrlts, 0);   /* nothing goes through HBM */
@@ -283,11 +298,12 @@ static uint64_t run_copy(int ncores, const char *root)
         isa_err_t ie;
         assert_int_equal(isa_stream_decode(buf, len, ISA_ENG_SP, &st, &ie), ISA_OK);
         assert_true(st.count > 3);
+        /* Call the body; once it returns, the completion barrier; Halt */
         assert_int_equal(st.insts[0].inst.op, ISA_OP_CALL);
-        assert_int_equal(st.insts[0].inst.f.CALL.target, 2);
-        assert_int_equal(st.insts[1].inst.op, ISA_OP_HALT);
+        assert_int_equal(st.insts[0].inst.f.CALL.target, 3);
+        assert_int_equal(st.insts[1].inst.op, ISA_OP_CORE_BARRIER);
+        assert_int_equal(st.insts[2].inst.op, ISA_OP_HALT);
         assert_int_equal(st.insts[st.count - 1].inst.op, ISA_OP_RETURN);
-        assert_int_equal(st.insts[st.count - 2].inst.op, ISA_OP_CORE_BARRIER);
         isa_stream_free(&st);
         free(buf);
     }
@@ -416,25 +432,135 @@ static void test_collective_split(void **state)
     split_all_reduce(4, &ps, &s);
     for (int c = 0; c < 4; c++) {
         const tir_kernel_t *k = &s.core_k[c];
-        /* load, ready, 4 pulls, 3 reductions, done, store */
-        assert_int_equal(k->nops, 11);
-        assert_int_equal(k->ops[1].kind, TIR_CORE_BARRIER);
-        assert_int_equal(k->ops[1].barrier_cores, 0xFu);
-        for (int r = 0; r < 4; r++) {
-            const tir_op_t *p = &k->ops[2 + r];
+        /* load, 3 ready signals, own pull, 3 x (wait, pull), 3 reductions,
+         * release, store */
+        assert_int_equal(k->nops, 16);
+        for (int t = 0; t < 3; t++) {
+            const tir_op_t *sg = &k->ops[1 + t];
+            int peer = t < c ? t : t + 1;
+            assert_int_equal(sg->kind, TIR_COLL_SYNC);
+            assert_int_equal(sg->sync_core, peer);
+            assert_int_equal(sg->sync_sem, (c - peer + 4) % 4);   /* peer's slot for c */
+            assert_int_equal(sg->src[0].tensor, find_tensor(k, "xs"));
+        }
+        int at = 4;
+        for (int r = 0; r < 4; r++) {   /* pulls in rank order; a peer's after its signal */
+            if (r != c) {
+                const tir_op_t *w = &k->ops[at++];
+                assert_int_equal(w->kind, TIR_COLL_SYNC);
+                assert_int_equal(w->sync_core, -1);
+                assert_int_equal(w->engine, ISA_ENG_SP);
+                assert_int_equal(w->sync_sem, (r - c + 4) % 4);
+                assert_int_equal(w->sync_val, 1u);
+            }
+            const tir_op_t *p = &k->ops[at++];
             assert_int_equal(p->kind, TIR_DMA_COPY);
             assert_int_equal(p->src[0].tensor, find_tensor(k, "xs"));
             assert_int_equal(p->remote_core, r == c ? -1 : r);
+            assert_int_equal(p->sync_core, r == c ? -1 : r);
             char recv[32];
             snprintf(recv, sizeof recv, "coll0.recv%d", r);
             assert_int_equal(p->dst.tensor, r ? find_tensor(k, recv) : find_tensor(k, "acc"));
         }
-        for (int r = 1; r < 4; r++) {
-            assert_int_equal(k->ops[5 + r].kind, TIR_TENSOR_TENSOR);
-            assert_int_equal(k->ops[5 + r].dst.tensor, find_tensor(k, "acc"));
+        for (int r = 1; r < 4; r++) {   /* reduced in rank order on every core */
+            assert_int_equal(k->ops[10 + r].kind, TIR_TENSOR_TENSOR);
+            assert_int_equal(k->ops[10 + r].dst.tensor, find_tensor(k, "acc"));
+            char recv[32];
+            snprintf(recv, sizeof recv, "coll0.recv%d", r);
+            assert_int_equal(k->ops[10 + r].src[1].tensor, find_tensor(k, recv));
         }
-        assert_int_equal(k->ops[9].kind, TIR_CORE_BARRIER);
-        assert_int_not_equal(k->ops[9].barrier_id, k->ops[1].barrier_id);
+        assert_int_equal(k->ops[14].kind, TIR_COLL_SYNC);
+        assert_int_equal(k->ops[14].sync_sem, 0);
+        assert_int_equal(k->ops[14].sync_val, 3u);   /* three peers read xs */
+    }
+    lnc_split_free(&s);
+    free_all(&ps);
+
+    /* the counts run on across collectives: the second all_reduce waits for
+     * the second ready signal of each peer and for six pulls of xs */
+    char text[4096];
+    coll_kernel(text, sizeof text, 4,
+                "{\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], "
+                "\"operator\": \"add\"}, {\"op\": \"all_reduce\", \"srcs\": [\"xs\"], "
+                "\"dsts\": [\"acc\"], \"operator\": \"maximum\"}");
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    const tir_kernel_t *k = &s.core_k[2];
+    assert_int_equal(k->nops, 30);
+    assert_int_equal(k->ops[18].sync_val, 2u);   /* second wait on a peer (core 0) */
+    assert_int_equal(k->ops[28].sync_val, 6u);   /* second release */
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+/* A wide all_reduce runs as reduce-scatter + all-gather (its rows are long
+ * enough that pulling 1/n pieces twice costs less DMA time than pulling
+ * every source whole); a narrow one stays direct (test_collective_split). */
+static void test_all_reduce_split_form(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"kernel\": \"w\", \"grid\": [\"nc(4)\"],"
+        " \"inputs\": [{\"name\": \"x\", \"shape\": [4, 128, 2048], \"dtype\": \"float32\"}],"
+        " \"outputs\": [{\"name\": \"out\", \"shape\": [4, 128, 2048], \"dtype\": \"float32\"}],"
+        " \"body\": ["
+        "  {\"op\": \"tile\", \"name\": \"xs\", \"shape\": [128, 2048], \"dtype\": \"float32\"},"
+        "  {\"op\": \"tile\", \"name\": \"acc\", \"shape\": [128, 2048], \"dtype\": \"float32\"},"
+        "  {\"op\": \"load\", \"dst\": \"xs\", \"src\": \"x[pid, :, :]\"},"
+        "  {\"op\": \"all_reduce\", \"srcs\": [\"xs\"], \"dsts\": [\"acc\"], \"operator\": \"add\"},"
+        "  {\"op\": \"store\", \"dst\": \"out[pid, :, :]\", \"src\": \"acc\"}]}";
+    progs_t ps;
+    lnc_split_t s;
+    tpb_err_t err = {{0}};
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    for (int c = 0; c < 4; c++) {
+        const tir_kernel_t *k = &s.core_k[c];
+        int acc = find_tensor(k, "acc"), xs = find_tensor(k, "xs");
+        /* load, 3 signals, 4 piece pulls (3 after a wait), 3 reductions of
+         * piece c, 3 signals of the reduced piece, 3 x (wait, pull of a
+         * peer's reduced piece), 2 releases, store */
+        assert_int_equal(k->nops, 1 + 3 + 7 + 3 + 3 + 6 + 2 + 1);
+        int at = 4, pulls = 0;
+        for (int r = 0; r < 4; r++) {
+            at += r != c;
+            const tir_op_t *p = &k->ops[at++];
+            assert_int_equal(p->kind, TIR_DMA_COPY);
+            assert_int_equal(p->src[0].tensor, xs);
+            assert_int_equal(p->src[0].count[1], 512);              /* piece c of rank r */
+            assert_int_equal(p->src[0].offset, 512 * c);
+            pulls++;
+        }
+        for (int r = 1; r < 4; r++, at++) {
+            assert_int_equal(k->ops[at].kind, TIR_TENSOR_TENSOR);
+            assert_int_equal(k->ops[at].dst.tensor, acc);
+            assert_int_equal(k->ops[at].dst.offset, 512 * c);       /* only piece c */
+            assert_int_equal(k->ops[at].dst.count[1], 512);
+        }
+        for (int t = 0; t < 3; t++, at++) {
+            assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
+            assert_true(k->ops[at].sync_core >= 0);
+            assert_int_equal(k->ops[at].src[0].tensor, acc);        /* "piece c is reduced" */
+        }
+        for (int r = 0; r < 4; r++) {
+            if (r == c)
+                continue;
+            assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
+            assert_int_equal(k->ops[at++].sync_val, 2u);            /* r's second signal */
+            const tir_op_t *p = &k->ops[at++];
+            assert_int_equal(p->src[0].tensor, acc);                /* r's reduced piece r */
+            assert_int_equal(p->src[0].offset, 512 * r);
+            assert_int_equal(p->dst.offset, 512 * r);
+            assert_int_equal(p->remote_core, r);
+            pulls++;
+        }
+        assert_int_equal(pulls, 7);
+        assert_int_equal(k->ops[at].sync_val, 6u);                  /* 3 peers x 2 rounds */
+        assert_int_equal(k->ops[at++].dst.tensor, xs);
+        assert_int_equal(k->ops[at].sync_val, 6u);
+        assert_int_equal(k->ops[at++].dst.tensor, acc);
+        assert_int_equal(k->ops[at].kind, TIR_STORE);
     }
     lnc_split_free(&s);
     free_all(&ps);
@@ -537,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_two_cores_faster),
         cmocka_unit_test(test_out_dir_trailing_slash),
         cmocka_unit_test(test_collective_split),
+        cmocka_unit_test(test_all_reduce_split_form),
         cmocka_unit_test(test_collective_errors),
         cmocka_unit_test(test_collective_addresses),
     };

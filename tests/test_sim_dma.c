@@ -666,29 +666,30 @@ static void test_timing_only_keeps_timing(void **state)
 }
 
 /* core 0 sends a tile into core 1's SBUF (remote DAP core) and signals core
- * 1 with a remote semaphore update at completion; core 1 stores it. */
-static void test_sendrecv_two_cores(void **state)
+ * 1 with a remote semaphore update -- on the trigger, or on the descriptor
+ * (its remote semaphore) -- at completion; core 1 waits for it and stores
+ * the tile.  Returns the loaded simulator after the run (caller frees). */
+static sim_t *run_remote_copy(tb_t *b, bool on_descriptor)
 {
-    (void)state;
-    tb_t b;
-    tb_init(&b, 2);
+    tb_init(b, 2);
     int64_t sh[2] = { 8, 32 };
-    uint64_t a = tb_tensor(&b, "a", "input", F32, 2, sh);
-    uint64_t o = tb_tensor(&b, "out", "output", F32, 2, sh);
+    uint64_t a = tb_tensor(b, "a", "input", F32, 2, sh);
+    uint64_t o = tb_tensor(b, "out", "output", F32, 2, sh);
     isa_dap_t remote = tb_sb(4, 64, F32, 4, 32, PITCH, 8);
     remote.core = 1;
-    tb_add(&b, 0, TB_SP, tb_dma(remote, tb_hbm(a, F32, 4, 32, 128, 8), 0));
+    isa_inst_t de = tb_dma(remote, tb_hbm(a, F32, 4, 32, 128, 8), 0);
     isa_inst_t t = tb_trig(0, 1);
-    tb_upd_remote(&t, 1, 2, ISA_SEMOP_SEM_INC, 0);
-    tb_add(&b, 0, TB_SP, t);
+    tb_upd_remote(on_descriptor ? &de : &t, 1, 2, ISA_SEMOP_SEM_INC, 0);
+    tb_add(b, 0, TB_SP, de);
+    tb_add(b, 0, TB_SP, t);
     isa_dap_t local1 = tb_sb(4, 64, F32, 4, 32, PITCH, 8);
     local1.core = 1;
     isa_inst_t d = tb_dma(tb_hbm(o, F32, 4, 32, 128, 8), local1, 0);
     tb_wait(&d, 2, 1);
-    tb_add(&b, 1, TB_SP, d);
-    tb_add(&b, 1, TB_SP, tb_trig(0, 1));
-    tb_write(&b);
-    sim_t *s = tb_load(&b, NULL);
+    tb_add(b, 1, TB_SP, d);
+    tb_add(b, 1, TB_SP, tb_trig(0, 1));
+    tb_write(b);
+    sim_t *s = tb_load(b, NULL);
     float in[256], out[256];
     for (int i = 0; i < 256; i++)
         in[i] = (float)(i * 3 % 17) - 4.0f;
@@ -698,6 +699,32 @@ static void test_sendrecv_two_cores(void **state)
         fail_msg("%s", err.msg);
     get_f32(s, "out", out, 256);
     assert_memory_equal(in, out, sizeof in);
+    return s;
+}
+
+static void test_sendrecv_two_cores(void **state)
+{
+    (void)state;
+    tb_t b;
+    sim_t *s = run_remote_copy(&b, false);
+    sim_free(s);
+    tb_free(&b);
+}
+
+/* A descriptor's remote semaphore (upd_remote on the descriptor, the NEFF
+ * descriptor's remote_semaphores): it fires once, on the peer core, when
+ * the transfer that carries the descriptor completes -- not when the
+ * descriptor instruction issues. */
+static void test_descriptor_remote_semaphore(void **state)
+{
+    (void)state;
+    tb_t b;
+    sim_t *s = run_remote_copy(&b, true);
+    const sim_sem_t *S = &s->cores[1].sem[2];
+    assert_int_equal(S->value, 1);                        /* once, not at issue too */
+    assert_int_equal(S->last_writer.core, 0);
+    assert_true(S->last_writer.tid >= SIM_DMA_LANE_TID);  /* by core 0's DMA transfer */
+    assert_int_equal(s->cores[0].sem[2].value, 0);        /* nothing local */
     sim_free(s);
     tb_free(&b);
 }
@@ -891,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_hbm_read_audit),
         cmocka_unit_test(test_timing_only_keeps_timing),
         cmocka_unit_test(test_sendrecv_two_cores),
+        cmocka_unit_test(test_descriptor_remote_semaphore),
         cmocka_unit_test(test_row_efficiency),
         cmocka_unit_test(test_single_engine_32k),
         cmocka_unit_test(test_hbm_share),

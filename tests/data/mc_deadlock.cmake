@@ -1,7 +1,8 @@
 # cmake -P script: a collective with a missing participant deadlocks and the
 # simulator names the blocked instruction of every core (never hangs).
-# Compile golden/mc_all_reduce_2_add, turn core 1's "ready" CoreBarrier into
-# a Nop (core 1 skips the rendezvous), run, expect the report.
+# Compile golden/mc_all_reduce_2_add, drop the remote semaphore update of
+# core 1's "ready" signal to core 0 (core 1 never tells core 0 that its
+# source is ready), run, expect the report.
 # Variables: TPB (tpb binary), SRC (source root), OUT (scratch directory).
 file(REMOVE_RECURSE ${OUT})
 execute_process(COMMAND ${TPB} compile ${SRC}/golden/mc_all_reduce_2_add/kernel.json -o ${OUT}/art
@@ -11,9 +12,10 @@ if(rc)
 endif()
 execute_process(COMMAND ${TPB} dis --canonical ${OUT}/art/nc1/sg0/Pool.bin
                 OUTPUT_VARIABLE text RESULT_VARIABLE rc)
-string(REGEX REPLACE "\nCoreBarrier id=0 cores=0x3 " "\nNop " edited "${text}")
+string(REGEX REPLACE "(all_reduce_1.ready0[^\n]*\nNop[^\n]*) upd=nc0:S[0-9]+.sem_inc\\(1\\)@complete"
+       "\\1" edited "${text}")
 if(rc OR edited STREQUAL text)
-  message(FATAL_ERROR "no ready barrier found on core 1:\n${text}")
+  message(FATAL_ERROR "no ready signal found on core 1:\n${text}")
 endif()
 file(WRITE ${OUT}/pool1.s "${edited}")
 execute_process(COMMAND ${TPB} as ${OUT}/pool1.s -o ${OUT}/art/nc1/sg0/Pool.bin RESULT_VARIABLE rc)
@@ -28,8 +30,8 @@ if(NOT rc EQUAL 1)
   message(FATAL_ERROR "expected exit status 1 (deadlock), got ${rc}")
 endif()
 foreach(want "deadlock at cycle"
-        "core 0 Pool instruction [0-9]+ \\(pc [0-9]+\\) CoreBarrier \\[i0:all_reduce_1.ready body\\[3\\]\\]: waits at CoreBarrier 0 \\(cores 0x3\\): arrived core\\(s\\) 0; not arrived: 1"
-        "core 1 Pool instruction [0-9]+ \\(pc [0-9]+\\) CoreBarrier \\[i1:all_reduce_1.done body\\[3\\]\\]: waits at CoreBarrier 1 \\(cores 0x3\\): arrived core\\(s\\) 1; not arrived: 0")
+        "core 0 SP instruction [0-9]+ \\(pc [0-9]+\\) Nop \\[i0:all_reduce_1.wait1 body\\[3\\]\\]: waits for S[0-9]+ CollReady\\+1 >= 1 \\(value 0, last updated by nobody\\)"
+        "core 1 Pool instruction [0-9]+ \\(pc [0-9]+\\) Nop \\[i1:all_reduce_1.release body\\[3\\]\\]: waits for S[0-9]+ CollDone >= 1 \\(value 0")
   if(NOT msg MATCHES "${want}")
     message(FATAL_ERROR "report lacks: ${want}")
   endif()
