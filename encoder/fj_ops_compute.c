@@ -43,7 +43,8 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         fj_get_bool(j, o, path, "is_moving_onezero", &oz_m) ||
         get_pair(j, o, path, "tile_position", op->tile_pos) ||
         get_pair(j, o, path, "tile_size", op->tile_size) ||
-        fj_get_str(j, o, path, "perf_mode", &perf, false))
+        fj_get_str(j, o, path, "perf_mode", &perf, false) ||
+        fj_get_int_range(j, o, path, "ifmap_quant_offset", &op->quant_offset, 0, -32768, 32767))
         return -1;
     op->nsrc = 2;
     op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (acc_given ? 0 : TIR_F_ACC_AUTO) |
@@ -257,8 +258,13 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 static int h_iota(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || get_pattern(j, o, path, op))
+    int64_t lm;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || get_pattern(j, o, path, op) ||
+        fj_get_int(j, o, path, "lnc_multiplier", &lm, 0, false))
         return -1;
+    /* seed 001 IndexValue: lnc_id folded into the value.  Each physical
+     * core is compiled on its own, so the term is a constant here. */
+    op->pat_offset += lm * j->b.core;
     return 1;
 }
 
@@ -529,7 +535,7 @@ static int h_noop(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 }
 
 const fj_opdef_t fj_ops_compute[] = {
-    {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", NULL}},
+    {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", "ifmap_quant_offset", NULL}},
     {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", NULL}},
     {"matmul_sparse", TIR_MATMUL_SPARSE, h_matmul, {F_COMMON, "dst", "stationary", "moving", "tags", "compress_ratio", "accumulate", "tile_position", "tile_size", NULL}},
     {"transpose", TIR_TRANSPOSE, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
@@ -542,7 +548,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
     {"tensor_copy", TIR_TENSOR_COPY, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},
-    {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", NULL}},
+    {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", "lnc_multiplier", NULL}},
     {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", NULL}},
     {"max8", TIR_MAX8, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"find_index8", TIR_FIND_INDEX8, h_find_index8, {F_COMMON, "dst", "src", "vals", NULL}},

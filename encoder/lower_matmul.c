@@ -183,6 +183,9 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     g->accumulate = accumulate;
     g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
     g->transpose = transpose;
+    g->ifmap_quant_offset = (uint32_t)op->quant_offset;
+    if (op->quant_offset && transpose)
+        return lw_err(c, "ifmap_quant_offset: a transpose copies the moving identity; no offset");
     if (transpose && g->dst.dtype != st.dtype)
         return lw_err(c, "transpose mode copies stationary bit-exactly: dst must be %s, not %s",
                       isa_dtype_name(st.dtype), isa_dtype_name(g->dst.dtype));

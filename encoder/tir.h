@@ -285,6 +285,9 @@ typedef struct {
     int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
+    /* seed 001/002 rows (docs/seed-coverage.md) */
+    int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
+                                     moving value before the multiply */
 } tir_op_t;
 
 typedef struct {
