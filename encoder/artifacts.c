@@ -150,6 +150,14 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
         if (has_op) {
             jw_key(&w, "op_index");
             jw_int(&w, in->tir_op);
+            const tir_op_t *top = &k->ops[in->tir_op];
+            if (top->kind == TIR_INLINE_ASM_BYTES) {   /* opaque bundle: what the
+                                                          kernel said about it */
+                jw_key(&w, "sync_type");
+                jw_str(&w, top->sync_type ? "barrier" : "none");
+                jw_key(&w, "latency_estimate");
+                jw_int(&w, top->latency_estimate);
+            }
             char bufs[256];
             op_buffers(m, k, &k->ops[in->tir_op], bufs, sizeof bufs);
             if (bufs[0]) {

@@ -66,7 +66,8 @@
     X(MATCH_REPLACE, 90, "MatchReplace")                                     \
     X(MAX_INDEX_MATCH_REPLACE, 91, "MaxIndexAndMatchReplace")                \
     X(QUANTIZE_MX, 96, "QuantizeMx")                                         \
-    X(INST_LOOP, 105, "InstLoop")
+    X(INST_LOOP, 105, "InstLoop")                                            \
+    X(INLINE_ASM, 110, "InlineAsm")
 
 typedef enum {
 #define X(id, v, n) BIR_##id = v,

@@ -566,5 +566,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"select_reduce", TIR_SELECT_REDUCE, h_select_reduce, {F_COMMON, "dst", "predicate", "on_true", "on_false", "reduce_res", "reduce_cmd", "reduce_op", "reverse_pred", NULL}},
     {"range_select", TIR_RANGE_SELECT, h_range_select, {F_COMMON, "dst", "on_true", "comp_op0", "comp_op1", "bound0", "bound1", "reduce_cmd", "reduce_res", "reduce_op", "range_start", "on_false_value", NULL}},
     {"noop", TIR_NOOP, h_noop, {F_COMMON, NULL}},
+    {"inline_asm", TIR_INLINE_ASM, fj_h_inline_asm, {F_COMMON, "opcode", "operands", "num_inputs", "asm_attrs", NULL}},
+    {"inline_asm_bytes", TIR_INLINE_ASM_BYTES, fj_h_inline_asm_bytes, {F_COMMON, "asm_bytes", "sync_type", "latency_estimate", NULL}},
     {NULL, 0, NULL, {NULL}},
 };

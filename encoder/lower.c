@@ -43,7 +43,7 @@ static const lower_entry_t lower_table[] = {
     {"tensor_reduce", lower_reduce}, {"tensor_partition_reduce", lower_reduce},
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
     {"bn_stats", lower_misc}, {"bn_aggr", lower_misc},
-    {"noop", lower_noop},
+    {"noop", lower_noop}, {"inline_asm", lower_asm}, {"inline_asm_bytes", lower_asm},
 };
 
 static lower_fn find_lowering(const char *name)

@@ -32,6 +32,7 @@ int lower_reduce(lower_ctx_t *c);      /* tensor_reduce, tensor_partition_reduce
 int lower_select(lower_ctx_t *c);      /* iota, affine_select, max8 family, select, dropout, memset, shuffle */
 int lower_dma(lower_ctx_t *c);         /* load/store/dma_copy/dma_transpose/indirect/gather/broadcast */
 int lower_misc(lower_ctx_t *c);        /* core_barrier, load_tensor_to_register */
+int lower_asm(lower_ctx_t *c);         /* inline_asm, inline_asm_bytes (lower_asm.c) */
 
 /* ---- shared helpers (lower.c) ---- */
 /* Error prefixed with the op: "op 3 'add_3' (tensor_tensor, body[2]): ..." */

@@ -16,7 +16,7 @@ const char *tir_op_name(tir_opkind_t k)
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
-        "range_select", "select_reduce",
+        "range_select", "select_reduce", "inline_asm", "inline_asm_bytes",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -99,6 +99,8 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->src_reg = op->dst_reg = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
+    for (int i = 0; i < 6; i++)
+        op->asm_opnd[i] = -1;
 }
 
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)

@@ -72,7 +72,8 @@ typedef struct {
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
-    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE)
+    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
+    X(INLINE_ASM) X(INLINE_ASM_BYTES)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -288,6 +289,23 @@ typedef struct {
     /* seed 001/002 rows (docs/seed-coverage.md) */
     int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
                                      moving value before the multiply */
+    /* inline assembly (seed 001 codegenInlineASMInst / codegenInlineASMBytesInst):
+     * INLINE_ASM: asm_op (isa_op_t) built field by field; inputs src[0..nsrc)
+     * and outputs dst, dst2 bound to the format operands whose ".addr"
+     * field index is asm_opnd[0..3] (inputs), asm_opnd[4], asm_opnd[5]
+     * (outputs), -1 unused; asm_attr_*: other fields set by value.
+     * INLINE_ASM_BYTES: asm_bytes is the bundle, sync header zero;
+     * sync_type 0 = none (ordered only on its engine), 1 = barrier (after
+     * every earlier access, before every later one); latency_estimate in
+     * cycles (recorded for the scheduler's view, docs/compiler.md). */
+    int asm_op;
+    int16_t asm_opnd[6];
+    int n_asm_attrs;
+    int16_t asm_attr_field[12];
+    uint32_t asm_attr_val[12];
+    uint8_t asm_bytes[64];
+    int sync_type;
+    int latency_estimate;
 } tir_op_t;
 
 typedef struct {

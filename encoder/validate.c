@@ -262,6 +262,7 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_BN_AGGR: case TIR_RANGE_SELECT: case TIR_SELECT_REDUCE:
         return M(DVE);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
+    case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
     case TIR_COLLECTIVE_PERMUTE: case TIR_RANK_ID:
@@ -1125,6 +1126,8 @@ static int check_compute(const vctx_t *v)
         return check_local_gather(v);
     case TIR_GATHER_FLATTENED:
         return check_gather_flattened(v);
+    case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES:
+        return 0;   /* the instruction's own checks run at lowering and emission */
     default:
         return check_misc(v);
     }
@@ -1152,6 +1155,7 @@ static int min_srcs(tir_opkind_t k)
 {
     switch (k) {
     case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: case TIR_NOOP: return 0;
+    case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES: return 0;
     case TIR_MATMUL: case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR:
     case TIR_TENSOR_TENSOR_SCAN: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: case TIR_SELECT:
         return 2;
@@ -1172,7 +1176,8 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
     if (check_engine(&v))
         return -1;
     bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER &&
-                     op->kind != TIR_NOOP;
+                     op->kind != TIR_NOOP && op->kind != TIR_INLINE_ASM &&
+                     op->kind != TIR_INLINE_ASM_BYTES;
     if (needs_dst && need(&v, &op->dst, -1))
         return -1;
     if (op->nsrc < min_srcs(op->kind))
