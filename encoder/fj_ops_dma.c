@@ -99,8 +99,19 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             return 1;   /* emit op */
         }
     }
+    bool uniq;
+    if (fj_get_bool(j, o, path, "unique_indices", &uniq))
+        return -1;
+    if (uniq && (dst.index.tensor < 0 || rmw != ISA_ALU_ADD))
+        return fj_jfail(j, path, "unique_indices", "applies to a scatter-add (an indirect dst "
+                        "with rmw_op add)");
     enc_dma_operand_t d = {dst.ap, dst.index, dst.bound}, s = {src.ap, src.index, src.bound};
-    return enc_dma_copy_ex(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos) < 0 ? -1 : 0;
+    int at = enc_dma_copy_ex(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos);
+    if (at < 0)
+        return -1;
+    if (uniq)
+        j->b.k->ops[at].flags |= TIR_F_UNIQUE_IDX;
+    return 0;
 }
 
 /* NKI load_transpose2d(dtype=): a dma_transpose whose SBUF dst has another
@@ -245,11 +256,11 @@ int fj_h_dst_src(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 const fj_opdef_t fj_ops_dma[] = {
     {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", NULL}},
-    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", NULL}},
-    {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", "unique_indices", NULL}},
+    {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
     {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
-    {"indirect_save", TIR_INDIRECT_SAVE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"indirect_save", TIR_INDIRECT_SAVE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"local_gather", TIR_LOCAL_GATHER, h_local_gather, {F_COMMON, "dst", "src", "src_buffer", "index", "num_elem_per_idx", "num_valid_indices", NULL}},
     {"gather_flattened", TIR_GATHER_FLATTENED, h_gather_flattened, {F_COMMON, "dst", "data", "indices", NULL}},
     {"memset", TIR_MEMSET, h_memset, {F_COMMON, "dst", "value", "random", NULL}},

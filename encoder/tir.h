@@ -101,6 +101,10 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * replaces it by TIR_F_ACCUMULATE or nothing (encoder/builder_acc.c), so the
  * tile IR never carries it. */
 #define TIR_F_ACC_AUTO     (1u << 12)
+/* scatter-add unique_indices: the kernel promises no index repeats within
+ * the transfer (seed 002); the DmaTrigger carries it and the simulator
+ * checks it */
+#define TIR_F_UNIQUE_IDX   (1u << 20)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----

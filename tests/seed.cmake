@@ -40,7 +40,7 @@ add_test(NAME seed_deps_multicore
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_multicore.json
                  ${PROJECT_BINARY_DIR}/seed_deps_multicore)
 set_tests_properties(seed_deps_multicore PROPERTIES LABELS "quick;back;multicore"
-  PASS_REGULAR_EXPRESSION "DmaTrigger queue=0 ndesc=1 wait=S3>=1")
+  PASS_REGULAR_EXPRESSION "DmaTrigger queue=0 ndesc=1 unique=0 wait=S3>=1")
 
 # enableLDWOpt end to end: with --enable-ldw-opt the repeated stationary is
 # loaded once, and the simulated output is bit-identical to the plain compile.
@@ -68,4 +68,17 @@ add_test(NAME seed_deps_identity_shift
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_identity.json
                  ${PROJECT_BINARY_DIR}/seed_deps_identity)
 set_tests_properties(seed_deps_identity_shift PROPERTIES LABELS "quick;back"
-  PASS_REGULAR_EXPRESSION "load_1  body\\[5\\]\n +3  0000c0:  DmaTrigger queue=1 ndesc=1 wait=S2>=1")
+  PASS_REGULAR_EXPRESSION "load_1  body\\[5\\]\n +3  0000c0:  DmaTrigger queue=1 ndesc=1 unique=0 wait=S2>=1")
+
+# unique_indices on a scatter-add (seed 002): the promise rides on the
+# DmaTrigger (unique=1) and the simulator refuses a transfer whose indices
+# repeat (golden scatter_add_unique is the passing case).
+add_test(NAME seed_unique_indices_repeat
+         COMMAND sh -c "set -e; d=\"$3\"; rm -rf \"$d\"; mkdir -p \"$d/in\";
+                        /usr/bin/python3 -c \"import numpy as np; np.save('$d/in/base.npy', np.zeros((128, 16), np.float32)); np.save('$d/in/upd.npy', np.ones((64, 16), np.float32)); i = np.arange(64, dtype=np.int32).reshape(64, 1); i[40] = 7; np.save('$d/in/idx.npy', i)\";
+                        \"$1\" compile \"$2\" -o \"$d/a\"; \"$1\" dis \"$d/a\" | grep -q 'DmaTrigger .*unique=1';
+                        ! \"$1\" sim \"$d/a\" --inputs \"$d/in\" -o \"$d/r\" -q 2>&1" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/golden/scatter_add_unique/kernel.json
+                 ${PROJECT_BINARY_DIR}/seed_unique_indices)
+set_tests_properties(seed_unique_indices_repeat PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "unique_indices: destination row at 0x[0-9a-f]+ is scattered to twice \\(idx element 7 of descriptor 0 and element 40 of descriptor 0\\)")
