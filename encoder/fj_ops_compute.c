@@ -58,10 +58,22 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             op->flags |= TIR_F_DOUBLE_ROW;
     }
     if (op->kind == TIR_MATMUL_MX) {
+        tir_ap_t sp;
+        double sc;
         if (fj_get_ap(j, o, path, "stationary_scale", true, &op->src[2]) ||
-            fj_get_ap(j, o, path, "moving_scale", true, &op->src[3]))
+            fj_get_ap(j, o, path, "moving_scale", true, &op->src[3]) ||
+            fj_get_num(j, o, path, "scale", &sc, 1.0) ||
+            fj_get_ap(j, o, path, "scale_ptr", false, &sp))
             return -1;
         op->nsrc = 4;
+        /* seed 001 codegenMatMulMXOp: an output scale, immediate or per
+         * dst partition through a pointer (then the immediate stays 1.0) */
+        if (sp.tensor >= 0 && sc != 1.0)
+            return fj_jfail(j, path, "scale", "Scale should be 1.0 if scale_ptr is specified");
+        if (sp.tensor >= 0 || fj_field(o, "scale")) {
+            op->flags |= TIR_F_MX_SCALE;
+            op->s0 = sp.tensor >= 0 ? enc_scalar_ap(sp) : enc_imm(sc);
+        }
     }
     if (op->kind == TIR_MATMUL_SPARSE) {
         int cr;
@@ -536,7 +548,7 @@ static int h_noop(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 const fj_opdef_t fj_ops_compute[] = {
     {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", "ifmap_quant_offset", NULL}},
-    {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", NULL}},
+    {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", "scale", "scale_ptr", NULL}},
     {"matmul_sparse", TIR_MATMUL_SPARSE, h_matmul, {F_COMMON, "dst", "stationary", "moving", "tags", "compress_ratio", "accumulate", "tile_position", "tile_size", NULL}},
     {"transpose", TIR_TRANSPOSE, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"activation", TIR_ACTIVATION, h_activation, {F_COMMON, "dst", "src", "func", "scale", "bias", "reduce_op", "reduce_res", "reduce_cmd", "accumulate", NULL}},

@@ -105,6 +105,9 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * the transfer (seed 002); the DmaTrigger carries it and the simulator
  * checks it */
 #define TIR_F_UNIQUE_IDX   (1u << 20)
+/* matmul_mx with an output scale: s0 = `scale` (immediate) or `scale_ptr`
+ * ([M,1] fp32, one factor per dst partition) */
+#define TIR_F_MX_SCALE     (1u << 21)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----

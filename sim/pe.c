@@ -444,7 +444,7 @@ static float *mm_direct_out(const sim_opnd_t *dst, size_t *stride)
  * rows of w_dr against x[r][n + j]), r in order; x optionally scaled by an
  * MX block scale.  The sums run in sim/pe_mac.c. */
 static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, bool accumulate,
-                      bool dr, int qoff)
+                      bool dr, int qoff, const float *rscale)
 {
     const sim_opnd_t *mv = &o[0], *dst = &o[1];
     const sim_pe_state_t *pe = ctx->pe;
@@ -467,7 +467,7 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
         .wstride = PE_DIM, .xstride = xn, .nseg = dr ? 2 : 1, .k = k, .m = m, .n = n,
         .accumulate = accumulate, .fma = sim_pe_mac_exact(&ws, &xs),
     };
-    a.out = mm_direct_out(dst, &a.ostride);
+    a.out = rscale ? NULL : mm_direct_out(dst, &a.ostride);
     if (!a.out) {
         res = malloc(((size_t)m * n + 1) * sizeof *res);
         if (!res) {
@@ -488,6 +488,8 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
         for (uint32_t j = 0; j < n; j++) {
             uint8_t *p = sim_el(dst, c, j);
             float s = res[(size_t)c * n + j];
+            if (rscale)   /* MX output scale: the sum times the row's factor, in fp32 */
+                s *= rscale[c];
             if (accumulate)
                 s = num_load_f32(p, dst->dtype) + s;
             num_store_f32(p, dst->dtype, s);
@@ -498,7 +500,8 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
 }
 
 static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const isa_tap_t *dt,
-                  const isa_tap_t *scale, bool accumulate, bool dr, int qoff)
+                  const isa_tap_t *scale, bool accumulate, bool dr, int qoff,
+                  const float *rscale)
 {
     sim_opnd_t o[3];
     sim_opnds_none(o, sizeof o / sizeof o[0]);
@@ -527,7 +530,7 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
     }
     if (weights_check(ctx, t, k, m))
         goto done;
-    if (!ctx->timing_only && mm_compute(ctx, t, o, accumulate, dr, qoff))
+    if (!ctx->timing_only && mm_compute(ctx, t, o, accumulate, dr, qoff, rscale))
         goto done;
     sim_opnd_mark(&o[1]);
     rc = 0;
@@ -551,7 +554,7 @@ static int exec_matmul(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (f->transpose)
         return mm_transpose(ctx, f, t);
     return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0,
-                  f->perf == ISA_PERF_DOUBLE_ROW, (int32_t)f->ifmap_quant_offset);
+                  f->perf == ISA_PERF_DOUBLE_ROW, (int32_t)f->ifmap_quant_offset, NULL);
 }
 
 static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -567,7 +570,7 @@ static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (ctx->pe->sparse_ratio == 0)
         return sim_fail(ctx, "weights: MatmulSparse needs weights loaded by LdWeightsSparse");
     return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0, false,
-                  (int32_t)f->ifmap_quant_offset);
+                  (int32_t)f->ifmap_quant_offset, NULL);
 }
 
 static int exec_matmul_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -579,7 +582,32 @@ static int exec_matmul_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (ctx->pe->double_row)
         return sim_fail(ctx, "perf: the weights were loaded with perf=double_row; MatmulMX "
                         "cannot use them");
-    return mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false, 0);
+    if (!f->out_scale_en)
+        return f->out_scale || f->out_scale_is_ptr
+                   ? sim_fail(ctx, "out_scale: set but out_scale_en is 0")
+                   : mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false, 0,
+                            NULL);
+    /* the output scale: one factor per dst partition (immediate: the same) */
+    unsigned m = f->dst.nparts;
+    float rs[ISA_NUM_PARTITIONS];
+    if (m > ISA_NUM_PARTITIONS)
+        m = ISA_NUM_PARTITIONS;
+    if (f->out_scale_is_ptr) {
+        sim_opnd_t sp;
+        sim_opnds_none(&sp, 1);
+        isa_ptr_t p = sim_ptr_from_bits(f->out_scale);
+        if (sim_opnd_ptr(ctx, &sp, &p, f->dst.start, m, 1, "out_scale", SIM_RD)) {
+            sim_opnd_free(&sp);
+            return -1;
+        }
+        for (unsigned c = 0; c < m; c++)
+            rs[c] = num_load_f32(sim_el(&sp, c, 0), sp.dtype);
+        sim_opnd_free(&sp);
+    } else {
+        for (unsigned c = 0; c < m; c++)
+            rs[c] = sim_f32_from_bits(f->out_scale);
+    }
+    return mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false, 0, rs);
 }
 
 /* ---- costs (PE cycles) ---- */

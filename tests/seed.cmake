@@ -10,6 +10,7 @@ set(TPB_SEED_KERNELS
   "start_partition|tensorcopy src start_partition\\(0\\) or dst start_partition\\(64\\) mismatch"
   "double_row_step|incorrect double row step"
   "matmul_access_pattern|Incorrect access pattern! moving: free step 40000 does not fit the 16-bit step field"
+  "mx_scale_ptr|Scale should be 1.0 if scale_ptr is specified"
 )
 foreach(entry ${TPB_SEED_KERNELS})
   string(FIND "${entry}" "|" bar)
@@ -82,3 +83,13 @@ add_test(NAME seed_unique_indices_repeat
                  ${PROJECT_BINARY_DIR}/seed_unique_indices)
 set_tests_properties(seed_unique_indices_repeat PROPERTIES LABELS "quick;back"
   PASS_REGULAR_EXPRESSION "unique_indices: destination row at 0x[0-9a-f]+ is scattered to twice \\(idx element 7 of descriptor 0 and element 40 of descriptor 0\\)")
+
+# matmul_mx scale_ptr from a kernel file: the MatmulMX carries the output
+# scale as a pointer (seed 001 MX scale / scale_ptr; values: test_ops_pe
+# test_mx_out_scale).
+add_test(NAME seed_mx_scale_ptr_lowered
+         COMMAND sh -c "set -e; \"$1\" compile \"$2\" -o \"$3\"; \"$1\" dis \"$3\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/mx_scale_ptr_ok.json
+                 ${PROJECT_BINARY_DIR}/seed_mx_scale_ptr)
+set_tests_properties(seed_mx_scale_ptr_lowered PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "MatmulMX [^\n]* accumulate=0 out_scale_en=1 out_scale_is_ptr=1 out_scale=0x1")
