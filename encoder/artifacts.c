@@ -331,6 +331,8 @@ int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
         for (int d = 0; d < tt->ndim; d++)
             cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)tt->shape[d]));
         cJSON_AddStringToObject(o, "dtype", isa_dtype_numpy_name(tt->dtype));
+        if (tt->print_prefix[0])
+            cJSON_AddStringToObject(o, "print_prefix", tt->print_prefix);
         cJSON_AddNumberToObject(o, "hbm_addr", (double)hbm->addr[i]);
         cJSON_AddNumberToObject(o, "bytes", (double)enc_tensor_bytes(tt));
         /* the production map's sbuf_compatible: the tensor fits SBUF as

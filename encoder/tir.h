@@ -39,6 +39,8 @@ typedef struct {
     char const_file[1024];
     void *const_data;             /* owned; dtype-sized elements, C order; NULL if file */
     int shared_with;              /* multi-core: -1, else id of the owning core's tensor */
+    char print_prefix[48];        /* device_print's debug buffer (an output): the
+                                     prefix the simulator prints it with; "" = none */
 } tir_tensor_t;
 
 /* A concrete access pattern over one tensor, in elements: element i of the

@@ -213,6 +213,7 @@ typedef struct {
     int64_t shape[NPY_MAX_DIMS];
     uint64_t addr, bytes;
     char *file;
+    char *print_prefix;          /* device_print debug buffer: its prefix, or NULL */
     bool bound;                  /* input supplied */
 } sim_tensor_t;
 

@@ -93,3 +93,13 @@ add_test(NAME seed_mx_scale_ptr_lowered
                  ${PROJECT_BINARY_DIR}/seed_mx_scale_ptr)
 set_tests_properties(seed_mx_scale_ptr_lowered PROPERTIES LABELS "quick;back"
   PASS_REGULAR_EXPRESSION "MatmulMX [^\n]* accumulate=0 out_scale_en=1 out_scale_is_ptr=1 out_scale=0x1")
+
+# device_print (seed 002 codegenNeuronPrintInst): tpb sim prints each debug
+# buffer with its prefix; the values are golden device_print's stored input
+# (rows 0..1 of 2x after the tensor_scalar).
+add_test(NAME seed_device_print
+         COMMAND sh -c "set -e; \"$1\" compile \"$2/kernel.json\" -o \"$3\"; \"$1\" sim \"$3\" --inputs \"$2/inputs\" -o \"$3/out\"" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/golden/device_print
+                 ${PROJECT_BINARY_DIR}/seed_device_print)
+set_tests_properties(seed_device_print PROPERTIES LABELS "quick;back"
+  PASS_REGULAR_EXPRESSION "device_print loaded x \\(print_loaded_x \\[4, 8\\] float32\\): 35 13 1 -24 [^\n]*\ndevice_print doubled \\(print_doubled \\[2, 8\\] float32\\): 70 26 2 -48 -40 -92 -86 -98 -66 62 28 82 0 20 94 44\n")
