@@ -650,6 +650,35 @@ static int check_unique(mover_t *m)
 
 /* ---- timing ---- */
 
+/* Hardware DGE (docs/timing.md): a transfer whose descriptors use dge=hw
+ * is one DGE DMA instruction; it occupies the earliest-free of the core's
+ * dge_hw_instances for dge_hw_ns_per_dma from the transfer's start, and its
+ * data cannot move before that is done (nor before the fixed latency).
+ * Returns that end time in ps, or 0 (no HW-DGE transfer, or a target
+ * without hardware DGE). */
+static uint64_t dge_hw_book(sim_t *s, sim_core_t *c, const sim_xfer_t *x, uint64_t now)
+{
+    unsigned n = s->t->dge_hw_instances;
+    if (n == 0)
+        return 0;
+    if (n > sizeof c->dge_free / sizeof c->dge_free[0])
+        n = sizeof c->dge_free / sizeof c->dge_free[0];
+    bool hw = false;
+    for (unsigned i = 0; i < x->ndesc && !hw; i++) {
+        const isa_inst_t *in = &x->descs[i].d->inst;
+        hw = (in->op == ISA_OP_DMA_DIRECT2D ? in->f.DDESC.dge : in->f.DIND.dge) == ISA_DGE_HW;
+    }
+    if (!hw)
+        return 0;
+    unsigned k = 0;
+    for (unsigned i = 1; i < n; i++)
+        if (c->dge_free[i] < c->dge_free[k])
+            k = i;
+    uint64_t st = now > c->dge_free[k] ? now : c->dge_free[k];
+    c->dge_free[k] = st + (uint64_t)(s->t->dge_hw_ns_per_dma * 1000.0 + 0.5);
+    return c->dge_free[k];
+}
+
 unsigned sim_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
 {
     const uint16_t *e = t->dma_row_eff_permille;
@@ -747,6 +776,9 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     }
     uint64_t now = s->now, lat = (uint64_t)(s->t->dma_fixed_latency_ns * 1000.0 + 0.5);
     uint64_t ready = now + lat, end = ready, bytes = 0;
+    uint64_t dge_end = dge_hw_book(s, c, x, now);
+    if (dge_end > ready)
+        ready = end = dge_end;
     for (unsigned i = 0; i < ne; i++) {
         if (!eng[i])
             continue;

@@ -103,3 +103,20 @@ add_test(NAME seed_device_print
                  ${PROJECT_BINARY_DIR}/seed_device_print)
 set_tests_properties(seed_device_print PROPERTIES LABELS "quick;back"
   PASS_REGULAR_EXPRESSION "device_print loaded x \\(print_loaded_x \\[4, 8\\] float32\\): 35 13 1 -24 [^\n]*\ndevice_print doubled \\(print_doubled \\[2, 8\\] float32\\): 70 26 2 -48 -40 -92 -86 -98 -66 62 28 82 0 20 94 44\n")
+
+# Hardware DGE is timed (docs/timing.md; hardware-facts §1.5: 2 instances
+# per NC, ~600 ns per DGE DMA instruction): 16 back-to-back dge_mode hw
+# loads need 8 x 600 ns of DGE time, so they finish at least 2 us (2400
+# cycles at 1.2 GHz) after the same loads with dge_mode none, whose fixed
+# latencies overlap.
+add_test(NAME seed_dge_hw_timed
+         COMMAND sh -c "set -e; d=\"$3\"; rm -rf \"$d\"; mkdir -p \"$d/in\";
+                        /usr/bin/python3 -c \"import numpy as np; np.save('$d/in/x.npy', np.ones((128, 16), np.float32))\";
+                        sed 's/\"hw\"/\"none\"/' \"$2\" > \"$d/none.json\";
+                        \"$1\" compile \"$2\" -o \"$d/hw\"; \"$1\" compile \"$d/none.json\" -o \"$d/none\";
+                        hw=$(\"$1\" sim \"$d/hw\" --inputs \"$d/in\" | sed -n 's/^total: \\([0-9]*\\) cycles.*/\\1/p');
+                        none=$(\"$1\" sim \"$d/none\" --inputs \"$d/in\" | sed -n 's/^total: \\([0-9]*\\) cycles.*/\\1/p');
+                        echo \"hw $hw none $none\"; test $((hw - none)) -ge 2400" sh
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/dge_hw_loads.json
+                 ${PROJECT_BINARY_DIR}/seed_dge_hw)
+set_tests_properties(seed_dge_hw_timed PROPERTIES LABELS "quick;back")
