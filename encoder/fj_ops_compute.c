@@ -156,6 +156,13 @@ static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         return fj_jfail(j, path, "operand1", "missing (op1 is given)");
     op->nsrc = 1;
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
+    if (fj_field(o, "operand0_reg")) {   /* TensorScalarGEP: docs/kernel-format.md */
+        if (fj_get_int_range(j, o, path, "operand0_reg", &op->s0_reg, -1, 0, ISA_NUM_REGS - 1))
+            return -1;
+        if (!op->s0.is_ap)
+            return fj_jfail(j, path, "operand0_reg", "offsets a tile operand0 (a [P,1] "
+                            "access), not an immediate");
+    }
     return 1;
 }
 
@@ -554,7 +561,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"activation", TIR_ACTIVATION, h_activation, {F_COMMON, "dst", "src", "func", "scale", "bias", "reduce_op", "reduce_res", "reduce_cmd", "accumulate", NULL}},
     {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", NULL}},
     {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
-    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", NULL}},
+    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "operand0_reg", NULL}},
     {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},
     {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", NULL}},
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},

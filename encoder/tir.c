@@ -101,6 +101,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
         op->shuffle_mask[i] = 255;
     for (int i = 0; i < 6; i++)
         op->asm_opnd[i] = -1;
+    op->s0_reg = -1;
 }
 
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)

@@ -315,6 +315,9 @@ typedef struct {
     uint8_t asm_bytes[64];
     int sync_type;
     int latency_estimate;
+    int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
+                                     register whose value (an element offset) moves
+                                     the operand0 pointer at execution; -1 none */
 } tir_op_t;
 
 typedef struct {
