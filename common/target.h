@@ -37,6 +37,11 @@ typedef struct {
     unsigned dma_partitions_per_engine; /* 8: each engine covers 8 partitions */
     bool dge_on_vector_indirect_dma; /* enable_dge_on_vector_indirect_dma */
     bool dge_on_dst_reduce;          /* enable_dge_on_dst_reduce */
+    /* hardware DGE (descriptor generation engine): instances per core and
+     * the cost of one DGE DMA instruction on an instance; 0 instances = no
+     * HW-DGE timing (the DMA's fixed latency only) */
+    unsigned dge_hw_instances;
+    double dge_hw_ns_per_dma;
     unsigned dma_queue_depth;        /* transfers in flight per queue (latency overlap) */
     double hbm_bytes_per_ns_per_core;   /* chip HBM bandwidth / cores per chip */
     /* DMA efficiency per contiguous row: permille of the engine peak for

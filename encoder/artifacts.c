@@ -150,6 +150,14 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
         if (has_op) {
             jw_key(&w, "op_index");
             jw_int(&w, in->tir_op);
+            const tir_op_t *top = &k->ops[in->tir_op];
+            if (top->kind == TIR_INLINE_ASM_BYTES) {   /* opaque bundle: what the
+                                                          kernel said about it */
+                jw_key(&w, "sync_type");
+                jw_str(&w, top->sync_type ? "barrier" : "none");
+                jw_key(&w, "latency_estimate");
+                jw_int(&w, top->latency_estimate);
+            }
             char bufs[256];
             op_buffers(m, k, &k->ops[in->tir_op], bufs, sizeof bufs);
             if (bufs[0]) {
@@ -323,6 +331,8 @@ int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
         for (int d = 0; d < tt->ndim; d++)
             cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)tt->shape[d]));
         cJSON_AddStringToObject(o, "dtype", isa_dtype_numpy_name(tt->dtype));
+        if (tt->print_prefix[0])
+            cJSON_AddStringToObject(o, "print_prefix", tt->print_prefix);
         cJSON_AddNumberToObject(o, "hbm_addr", (double)hbm->addr[i]);
         cJSON_AddNumberToObject(o, "bytes", (double)enc_tensor_bytes(tt));
         /* the production map's sbuf_compatible: the tensor fits SBUF as

@@ -72,7 +72,8 @@
     X(RNG, 110, "Rng") X(RAND2, 111, "Rand2")                                \
     X(RAND_GET_STATE, 112, "RandGetState")                                   \
     X(RAND_SET_STATE, 113, "RandSetState") X(SET_RNG_SEED, 114, "SetRngSeed")  \
-    X(REG_MOVE, 116, "RegMove")
+    X(REG_MOVE, 116, "RegMove")  \
+    X(INLINE_ASM, 117, "InlineAsm")
 
 typedef enum {
 #define X(id, v, n) BIR_##id = v,

@@ -43,7 +43,8 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         fj_get_bool(j, o, path, "is_moving_onezero", &oz_m) ||
         get_pair(j, o, path, "tile_position", op->tile_pos) ||
         get_pair(j, o, path, "tile_size", op->tile_size) ||
-        fj_get_str(j, o, path, "perf_mode", &perf, false))
+        fj_get_str(j, o, path, "perf_mode", &perf, false) ||
+        fj_get_int_range(j, o, path, "ifmap_quant_offset", &op->quant_offset, 0, -32768, 32767))
         return -1;
     op->nsrc = 2;
     op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (acc_given ? 0 : TIR_F_ACC_AUTO) |
@@ -57,10 +58,22 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             op->flags |= TIR_F_DOUBLE_ROW;
     }
     if (op->kind == TIR_MATMUL_MX) {
+        tir_ap_t sp;
+        double sc;
         if (fj_get_ap(j, o, path, "stationary_scale", true, &op->src[2]) ||
-            fj_get_ap(j, o, path, "moving_scale", true, &op->src[3]))
+            fj_get_ap(j, o, path, "moving_scale", true, &op->src[3]) ||
+            fj_get_num(j, o, path, "scale", &sc, 1.0) ||
+            fj_get_ap(j, o, path, "scale_ptr", false, &sp))
             return -1;
         op->nsrc = 4;
+        /* seed 001 codegenMatMulMXOp: an output scale, immediate or per
+         * dst partition through a pointer (then the immediate stays 1.0) */
+        if (sp.tensor >= 0 && sc != 1.0)
+            return fj_jfail(j, path, "scale", "Scale should be 1.0 if scale_ptr is specified");
+        if (sp.tensor >= 0 || fj_field(o, "scale")) {
+            op->flags |= TIR_F_MX_SCALE;
+            op->s0 = sp.tensor >= 0 ? enc_scalar_ap(sp) : enc_imm(sc);
+        }
     }
     if (op->kind == TIR_MATMUL_SPARSE) {
         int cr;
@@ -143,6 +156,13 @@ static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         return fj_jfail(j, path, "operand1", "missing (op1 is given)");
     op->nsrc = 1;
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
+    if (fj_field(o, "operand0_reg")) {   /* TensorScalarGEP: docs/kernel-format.md */
+        if (fj_get_int_range(j, o, path, "operand0_reg", &op->s0_reg, -1, 0, ISA_NUM_REGS - 1))
+            return -1;
+        if (!op->s0.is_ap)
+            return fj_jfail(j, path, "operand0_reg", "offsets a tile operand0 (a [P,1] "
+                            "access), not an immediate");
+    }
     return 1;
 }
 
@@ -257,8 +277,13 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 static int h_iota(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || get_pattern(j, o, path, op))
+    int64_t lm;
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || get_pattern(j, o, path, op) ||
+        fj_get_int(j, o, path, "lnc_multiplier", &lm, 0, false))
         return -1;
+    /* seed 001 IndexValue: lnc_id folded into the value.  Each physical
+     * core is compiled on its own, so the term is a constant here. */
+    op->pat_offset += lm * j->b.core;
     return 1;
 }
 
@@ -569,20 +594,20 @@ static int h_noop(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 }
 
 const fj_opdef_t fj_ops_compute[] = {
-    {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", NULL}},
-    {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", NULL}},
+    {"matmul", TIR_MATMUL, h_matmul, {F_COMMON, "dst", "stationary", "moving", "accumulate", "transpose", "is_transpose", "is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", "ifmap_quant_offset", NULL}},
+    {"matmul_mx", TIR_MATMUL_MX, h_matmul, {F_COMMON, "dst", "stationary", "moving", "stationary_scale", "moving_scale", "accumulate", "tile_position", "tile_size", "scale", "scale_ptr", NULL}},
     {"matmul_sparse", TIR_MATMUL_SPARSE, h_matmul, {F_COMMON, "dst", "stationary", "moving", "tags", "compress_ratio", "accumulate", "tile_position", "tile_size", NULL}},
     {"transpose", TIR_TRANSPOSE, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"activation", TIR_ACTIVATION, h_activation, {F_COMMON, "dst", "src", "func", "scale", "bias", "reduce_op", "reduce_res", "reduce_cmd", "accumulate", NULL}},
     {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", NULL}},
     {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
-    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", NULL}},
+    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "operand0_reg", NULL}},
     {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},
     {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", NULL}},
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
     {"tensor_copy", TIR_TENSOR_COPY, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},
-    {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", NULL}},
+    {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", "lnc_multiplier", NULL}},
     {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", NULL}},
     {"max8", TIR_MAX8, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"find_index8", TIR_FIND_INDEX8, h_find_index8, {F_COMMON, "dst", "src", "vals", NULL}},
@@ -601,5 +626,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"select_reduce", TIR_SELECT_REDUCE, h_select_reduce, {F_COMMON, "dst", "predicate", "on_true", "on_false", "reduce_res", "reduce_cmd", "reduce_op", "reverse_pred", NULL}},
     {"range_select", TIR_RANGE_SELECT, h_range_select, {F_COMMON, "dst", "on_true", "comp_op0", "comp_op1", "bound0", "bound1", "reduce_cmd", "reduce_res", "reduce_op", "range_start", "on_false_value", NULL}},
     {"noop", TIR_NOOP, h_noop, {F_COMMON, NULL}},
+    {"inline_asm", TIR_INLINE_ASM, fj_h_inline_asm, {F_COMMON, "opcode", "operands", "num_inputs", "asm_attrs", NULL}},
+    {"inline_asm_bytes", TIR_INLINE_ASM_BYTES, fj_h_inline_asm_bytes, {F_COMMON, "asm_bytes", "sync_type", "latency_estimate", NULL}},
     {NULL, 0, NULL, {NULL}},
 };

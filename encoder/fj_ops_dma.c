@@ -56,6 +56,44 @@ static int store_scalar(jx_t *j, const cJSON *o, const char *path, const tir_op_
     return 0;
 }
 
+/* device_print (seed 002 codegenNeuronPrintInst: a prefix and a
+ * DebugDeviceBuffer): the tile is stored to a compiler-made output tensor
+ * print_<prefix> (print_<prefix>_<n> when repeated, e.g. in a loop) that
+ * the tensor map marks with the prefix; `tpb sim` prints it after the run
+ * and writes it like any output (docs/kernel-format.md). */
+static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    (void)op;
+    const char *prefix;
+    tir_ap_t src;
+    if (fj_get_str(j, o, path, "prefix", &prefix, true) ||
+        fj_get_ap(j, o, path, "src", true, &src))
+        return -1;
+    if (strlen(prefix) >= sizeof j->b.k->tensors[0].print_prefix)
+        return fj_jfail(j, path, "prefix", "longer than %zu characters",
+                        sizeof j->b.k->tensors[0].print_prefix - 1);
+    char base[48], name[96];
+    size_t n = 0;
+    for (const char *p = prefix; *p && n < 32; p++)
+        base[n++] = isalnum((unsigned char)*p) || *p == '_' ? *p : '_';
+    base[n] = 0;
+    snprintf(name, sizeof name, "print_%s", base);
+    for (int k = 1; enc_find_tensor(&j->b, name) >= 0 && k < 100000; k++)
+        snprintf(name, sizeof name, "print_%s_%d", base, k);
+    int64_t shape[TIR_MAX_DIMS];
+    for (int d = 0; d < src.ndim; d++)
+        shape[d] = src.count[d];
+    const tir_tensor_t *st = src.tensor >= 0 ? &j->b.k->tensors[src.tensor] : NULL;
+    if (!st || (st->kind != TIR_T_SBUF && st->kind != TIR_T_PSUM))
+        return fj_jfail(j, path, "src", "device_print prints an SBUF or PSUM tile");
+    int t = enc_output(&j->b, name, st->dtype, src.ndim, shape);
+    if (t < 0)
+        return -1;
+    snprintf(j->b.k->tensors[t].print_prefix, sizeof j->b.k->tensors[t].print_prefix, "%s",
+             prefix);
+    return enc_store(&j->b, enc_ap_full(&j->b, t), src, false) < 0 ? -1 : 0;
+}
+
 static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
@@ -99,8 +137,19 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             return 1;   /* emit op */
         }
     }
+    bool uniq;
+    if (fj_get_bool(j, o, path, "unique_indices", &uniq))
+        return -1;
+    if (uniq && (dst.index.tensor < 0 || rmw != ISA_ALU_ADD))
+        return fj_jfail(j, path, "unique_indices", "applies to a scatter-add (an indirect dst "
+                        "with rmw_op add)");
     enc_dma_operand_t d = {dst.ap, dst.index, dst.bound}, s = {src.ap, src.index, src.bound};
-    return enc_dma_copy_ex(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos) < 0 ? -1 : 0;
+    int at = enc_dma_copy_ex(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos);
+    if (at < 0)
+        return -1;
+    if (uniq)
+        j->b.k->ops[at].flags |= TIR_F_UNIQUE_IDX;
+    return 0;
 }
 
 /* NKI load_transpose2d(dtype=): a dma_transpose whose SBUF dst has another
@@ -301,11 +350,12 @@ static int h_dma_compute(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
 
 const fj_opdef_t fj_ops_dma[] = {
     {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", NULL}},
-    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", NULL}},
-    {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", "unique_indices", NULL}},
+    {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
     {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
-    {"indirect_save", TIR_INDIRECT_SAVE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"device_print", TIR_STORE, h_device_print, {F_COMMON, "prefix", "src", NULL}},
+    {"indirect_save", TIR_INDIRECT_SAVE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"local_gather", TIR_LOCAL_GATHER, h_local_gather, {F_COMMON, "dst", "src", "src_buffer", "index", "num_elem_per_idx", "num_valid_indices", NULL}},
     {"gather_flattened", TIR_GATHER_FLATTENED, h_gather_flattened, {F_COMMON, "dst", "data", "indices", NULL}},
     {"memset", TIR_MEMSET, h_memset, {F_COMMON, "dst", "value", "random", NULL}},

@@ -47,6 +47,7 @@ static const lower_entry_t lower_table[] = {
     {"rng", lower_rng}, {"rand2", lower_rng}, {"rand_get_state", lower_rng},
     {"rand_set_state", lower_rng}, {"set_rng_seed", lower_rng},
     {"register_move", lower_reg}, {"register_store", lower_reg},
+    {"inline_asm", lower_asm}, {"inline_asm_bytes", lower_asm},
 };
 
 static lower_fn find_lowering(const char *name)

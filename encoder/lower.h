@@ -34,6 +34,7 @@ int lower_dma(lower_ctx_t *c);         /* load/store/dma_copy/dma_transpose/indi
 int lower_misc(lower_ctx_t *c);        /* core_barrier, load_tensor_to_register */
 int lower_rng(lower_ctx_t *c);         /* rng, rand2, rand_get_state, rand_set_state, set_rng_seed */
 int lower_reg(lower_ctx_t *c);         /* register_move, register_store */
+int lower_asm(lower_ctx_t *c);         /* inline_asm, inline_asm_bytes (lower_asm.c) */
 
 /* ---- shared helpers (lower.c) ---- */
 /* Error prefixed with the op: "op 3 'add_3' (tensor_tensor, body[2]): ..." */

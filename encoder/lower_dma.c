@@ -241,6 +241,7 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     bir_inst_t tr;
     lw_inst(c, &tr, trigger_l1(c->op), ISA_OP_DMA_TRIGGER);
     tr.isa.f.DTRIG.ndesc = ndesc;
+    tr.isa.f.DTRIG.unique = !!(c->op->flags & TIR_F_UNIQUE_IDX);
     tr.dma_group = group;
     tr.engine = o->engine;
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */

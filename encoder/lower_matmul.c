@@ -183,6 +183,9 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     g->accumulate = accumulate;
     g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
     g->transpose = transpose;
+    g->ifmap_quant_offset = (uint32_t)op->quant_offset;
+    if (op->quant_offset && transpose)
+        return lw_err(c, "ifmap_quant_offset: a transpose copies the moving identity; no offset");
     if (transpose && g->dst.dtype != st.dtype)
         return lw_err(c, "transpose mode copies stationary bit-exactly: dst must be %s, not %s",
                       isa_dtype_name(st.dtype), isa_dtype_name(g->dst.dtype));
@@ -231,6 +234,23 @@ static int lower_matmul_mx(lower_ctx_t *c)
     f->row_size = g->row_size = pt.row_size;
     f->col_size = g->col_size = pt.col_size;
     g->accumulate = !!(op->flags & TIR_F_ACCUMULATE);
+    if (op->flags & TIR_F_MX_SCALE) {
+        /* output scale: immediate fp32, or a pointer read per dst partition */
+        if (op->s0.is_ap) {
+            isa_tap_t sp;
+            if (lw_tap(c, &mm, &op->s0.ap, false, "scale_ptr", &sp))
+                return -1;
+            if (sp.start != g->dst.start || sp.nparts != g->dst.nparts || sp.dtype != ISA_DT_FP32)
+                return lw_err(c, "scale_ptr must be an fp32 [M,1] access on dst's partitions "
+                                 "(%u..%u)", g->dst.start, g->dst.start + g->dst.nparts - 1);
+        }
+        uint32_t bits, is_ptr;
+        if (lw_scalar(c, &mm, &op->s0, "scale_ptr", &bits, &is_ptr))
+            return -1;
+        g->out_scale_en = 1;
+        g->out_scale_is_ptr = is_ptr;
+        g->out_scale = bits;
+    }
     for (int i = 0; i < ldw.nacc; i++)
         bir_inst_access(&mm, &ldw.acc[i]);
     return lw_emit(c, &ldw) || lw_emit(c, &mm) ? -1 : 0;

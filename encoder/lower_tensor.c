@@ -54,6 +54,25 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
     f->rev1 = a->rev1;
     if (lw_scalar_for(c, &in, a->s0, "operand0", a->op0, &f->s0, &f->s0_is_ptr))
         return -1;
+    if (c->op->kind == TIR_TENSOR_SCALAR && c->op->s0_reg >= 0 && a->s0 == &c->op->s0) {
+        /* TensorScalarGEP (seed 001): the scalar is fetched at the pointer
+         * plus a register-held element offset, so any element of the
+         * operand's rows may be read: record them all */
+        const tir_tensor_t *t = lw_tensor(c, &a->s0->ap);
+        tir_ap_t rows = a->s0->ap;
+        int64_t row = 1;
+        for (int d = 1; d < t->ndim; d++)
+            row *= t->shape[d];
+        rows.offset -= rows.offset % row;
+        rows.ndim = 2;
+        rows.step[0] = row, rows.count[0] = a->s0->ap.count[0];
+        rows.step[1] = 1, rows.count[1] = row;
+        isa_tap_t whole;
+        if (lw_tap(c, &in, &rows, false, "operand0", &whole))
+            return -1;
+        f->s0_reg_en = 1;
+        f->s0_reg = (uint32_t)c->op->s0_reg;
+    }
     if (a->s1 && a->op1 != ISA_ALU_BYPASS &&
         lw_scalar_for(c, &in, a->s1, "operand1", a->op1, &f->s1, &f->s1_is_ptr))
         return -1;

@@ -19,6 +19,7 @@ const char *tir_op_name(tir_opkind_t k)
         "range_select", "select_reduce",
         "rng", "rand2", "rand_get_state", "rand_set_state", "set_rng_seed",
         "register_move", "register_store", "coll_sync",
+        "inline_asm", "inline_asm_bytes",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }
@@ -141,6 +142,9 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->reg_src = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
+    for (int i = 0; i < 6; i++)
+        op->asm_opnd[i] = -1;
+    op->s0_reg = -1;
 }
 
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)

@@ -39,6 +39,8 @@ typedef struct {
     char const_file[1024];
     void *const_data;             /* owned; dtype-sized elements, C order; NULL if file */
     int shared_with;              /* multi-core: -1, else id of the owning core's tensor */
+    char print_prefix[48];        /* device_print's debug buffer (an output): the
+                                     prefix the simulator prints it with; "" = none */
 } tir_tensor_t;
 
 /* A concrete access pattern over one tensor, in elements: element i of the
@@ -74,7 +76,8 @@ typedef struct {
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
     X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
     X(RNG) X(RAND2) X(RAND_GET_STATE) X(RAND_SET_STATE) X(SET_RNG_SEED) \
-    X(REGISTER_MOVE) X(REGISTER_STORE) X(COLL_SYNC)
+    X(REGISTER_MOVE) X(REGISTER_STORE) X(COLL_SYNC) \
+    X(INLINE_ASM) X(INLINE_ASM_BYTES)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -102,6 +105,13 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * replaces it by TIR_F_ACCUMULATE or nothing (encoder/builder_acc.c), so the
  * tile IR never carries it. */
 #define TIR_F_ACC_AUTO     (1u << 12)
+/* scatter-add unique_indices: the kernel promises no index repeats within
+ * the transfer (seed 002); the DmaTrigger carries it and the simulator
+ * checks it */
+#define TIR_F_UNIQUE_IDX   (1u << 20)
+/* matmul_mx with an output scale: s0 = `scale` (immediate) or `scale_ptr`
+ * ([M,1] fp32, one factor per dst partition) */
+#define TIR_F_MX_SCALE     (1u << 21)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
@@ -320,6 +330,29 @@ typedef struct {
     int sync_core;                /* -1: none / a wait */
     int sync_sem;                 /* slot, -1 none */
     uint32_t sync_val;            /* COLL_SYNC wait threshold */
+    /* seed 001/002 rows (docs/seed-coverage.md) */
+    int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
+                                     moving value before the multiply */
+    /* inline assembly (seed 001 codegenInlineASMInst / codegenInlineASMBytesInst):
+     * INLINE_ASM: asm_op (isa_op_t) built field by field; inputs src[0..nsrc)
+     * and outputs dst, dst2 bound to the format operands whose ".addr"
+     * field index is asm_opnd[0..3] (inputs), asm_opnd[4], asm_opnd[5]
+     * (outputs), -1 unused; asm_attr_*: other fields set by value.
+     * INLINE_ASM_BYTES: asm_bytes is the bundle, sync header zero;
+     * sync_type 0 = none (ordered only on its engine), 1 = barrier (after
+     * every earlier access, before every later one); latency_estimate in
+     * cycles (recorded for the scheduler's view, docs/compiler.md). */
+    int asm_op;
+    int16_t asm_opnd[6];
+    int n_asm_attrs;
+    int16_t asm_attr_field[12];
+    uint32_t asm_attr_val[12];
+    uint8_t asm_bytes[64];
+    int sync_type;
+    int latency_estimate;
+    int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
+                                     register whose value (an element offset) moves
+                                     the operand0 pointer at execution; -1 none */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the

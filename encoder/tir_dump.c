@@ -139,6 +139,8 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
                   o->tile_size[1]);
     if (o->compress_ratio)
         sb_printf(s, " compress_ratio=%u", o->compress_ratio);
+    if (o->quant_offset)
+        sb_printf(s, " ifmap_quant_offset=%d", o->quant_offset);
     if (o->dge_mode)
         sb_printf(s, " dge_mode=%d", o->dge_mode);
     if (o->oob_mode)

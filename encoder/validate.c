@@ -268,6 +268,7 @@ static unsigned legal_engines(tir_opkind_t k)
         return M(DVE);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
     case TIR_COLL_SYNC:
+    case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
     case TIR_COLLECTIVE_PERMUTE: case TIR_RANK_ID:
@@ -1137,6 +1138,8 @@ static int check_compute(const vctx_t *v)
         return check_local_gather(v);
     case TIR_GATHER_FLATTENED:
         return check_gather_flattened(v);
+    case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES:
+        return 0;   /* the instruction's own checks run at lowering and emission */
     default:
         return check_misc(v);
     }
@@ -1165,6 +1168,7 @@ static int min_srcs(tir_opkind_t k)
     switch (k) {
     case TIR_MEMSET: case TIR_IOTA: case TIR_CORE_BARRIER: case TIR_NOOP: case TIR_RNG:
     case TIR_RAND2: case TIR_RAND_GET_STATE: return 0;
+    case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES: return 0;
     case TIR_MATMUL: case TIR_TENSOR_TENSOR: case TIR_SCALAR_TENSOR_TENSOR:
     case TIR_TENSOR_TENSOR_SCAN: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: case TIR_SELECT:
         return 2;
@@ -1189,7 +1193,8 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
     if (enc_is_register_op(op->kind))   /* validate_reg.c */
         return check_operands(&v) ? -1 : enc_validate_register(v.k, op, err);
     bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER &&
-                     op->kind != TIR_NOOP;
+                     op->kind != TIR_NOOP && op->kind != TIR_INLINE_ASM &&
+                     op->kind != TIR_INLINE_ASM_BYTES;
     if (needs_dst && need(&v, &op->dst, -1))
         return -1;
     if (op->nsrc < min_srcs(op->kind))

@@ -328,6 +328,7 @@ int tpb_cmd_sim(int argc, char **argv)
         rc = rc ? rc : 1;
     }
     if (rc == 0 && s) {
+        sim_device_prints(s, stdout);
         for (unsigned i = 0; sim_warning(s, i); i++)
             fprintf(stderr, "tpb sim: warning: %s\n", sim_warning(s, i));
         if (!c.quiet) {

@@ -598,7 +598,92 @@ static int move_indirect(mover_t *m)
     return 0;
 }
 
+/* unique_indices (DmaTrigger unique = 1): the kernel promised that no
+ * destination row of the transfer's scatter descriptors repeats (seed 002
+ * NeuronIndirectRMW unique_indices); a repeat is an error naming both idx
+ * elements, so a wrong promise cannot pass silently. */
+typedef struct {
+    int64_t addr;
+    uint32_t desc, j;
+} uniq_row_t;
+
+static int uniq_cmp(const void *a, const void *b)
+{
+    const uniq_row_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int check_unique(mover_t *m)
+{
+    size_t n = 0, cap = 0;
+    uniq_row_t *rows = NULL;
+    int rc = 0;
+    for (unsigned i = 0; i < m->x->ndesc && !rc; i++) {
+        const sim_desc_t *sd = &m->x->descs[i];
+        if (sd->d->inst.op != ISA_OP_DMA_INDIRECT2D || !sd->d->inst.f.DIND.scatter)
+            continue;
+        const isa_fmt_DIND_t *f = &sd->d->inst.f.DIND;
+        m->sd = sd;
+        for (uint32_t j = 0; j < f->src.count[1]; j++) {
+            bool uninit = false;
+            int64_t ix = read_index(m, &f->idx, j, &uninit);
+            if (uninit || ix < 0 || ix >= (int64_t)f->dst.count[1])
+                continue;   /* reported by the move itself */
+            if (n == cap) {
+                cap = cap ? 2 * cap : 256;
+                uniq_row_t *r = realloc(rows, cap * sizeof *r);
+                if (!r) {
+                    free(rows);
+                    return tpb_errf(m->err, "out of memory (unique_indices check)");
+                }
+                rows = r;
+            }
+            rows[n++] = (uniq_row_t){sd->dst_addr + ix * f->dst.step[1], i, j};
+        }
+    }
+    qsort(rows, n, sizeof *rows, uniq_cmp);
+    for (size_t k = 1; k < n && !rc; k++)
+        if (rows[k].addr == rows[k - 1].addr) {
+            m->sd = &m->x->descs[rows[k].desc];
+            rc = mover_errf(m, "unique_indices: destination row at 0x%llx is scattered to twice "
+                            "(idx element %u of descriptor %u and element %u of descriptor %u)",
+                            (unsigned long long)rows[k].addr, rows[k - 1].j, rows[k - 1].desc,
+                            rows[k].j, rows[k].desc);
+        }
+    free(rows);
+    return rc;
+}
+
 /* ---- timing ---- */
+
+/* Hardware DGE (docs/timing.md): a transfer whose descriptors use dge=hw
+ * is one DGE DMA instruction; it occupies the earliest-free of the core's
+ * dge_hw_instances for dge_hw_ns_per_dma from the transfer's start, and its
+ * data cannot move before that is done (nor before the fixed latency).
+ * Returns that end time in ps, or 0 (no HW-DGE transfer, or a target
+ * without hardware DGE). */
+static uint64_t dge_hw_book(sim_t *s, sim_core_t *c, const sim_xfer_t *x, uint64_t now)
+{
+    unsigned n = s->t->dge_hw_instances;
+    if (n == 0)
+        return 0;
+    if (n > sizeof c->dge_free / sizeof c->dge_free[0])
+        n = sizeof c->dge_free / sizeof c->dge_free[0];
+    bool hw = false;
+    for (unsigned i = 0; i < x->ndesc && !hw; i++) {
+        const isa_inst_t *in = &x->descs[i].d->inst;
+        hw = (in->op == ISA_OP_DMA_DIRECT2D ? in->f.DDESC.dge : in->f.DIND.dge) == ISA_DGE_HW;
+    }
+    if (!hw)
+        return 0;
+    unsigned k = 0;
+    for (unsigned i = 1; i < n; i++)
+        if (c->dge_free[i] < c->dge_free[k])
+            k = i;
+    uint64_t st = now > c->dge_free[k] ? now : c->dge_free[k];
+    c->dge_free[k] = st + (uint64_t)(s->t->dge_hw_ns_per_dma * 1000.0 + 0.5);
+    return c->dge_free[k];
+}
 
 unsigned sim_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
 {
@@ -668,6 +753,11 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     if (!ne)
         ne = 1;
     uint64_t eng[SIM_DMA_MAX_ENGINES] = { 0 }, cost[SIM_DMA_MAX_ENGINES] = { 0 }, hbm = 0;
+    if (x->trigger->inst.f.DTRIG.unique && !s->opt.timing_only) {
+        mover_t um = { .s = s, .c = c, .x = x, .sd = &x->descs[0], .err = err };
+        if (check_unique(&um))
+            return -1;
+    }
     for (unsigned i = 0; i < x->ndesc; i++) {
         const sim_desc_t *sd = &x->descs[i];
         bool direct = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;
@@ -682,6 +772,9 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     }
     uint64_t now = s->now, lat = (uint64_t)(s->t->dma_fixed_latency_ns * 1000.0 + 0.5);
     uint64_t ready = now + lat, end = ready, bytes = 0;
+    uint64_t dge_end = dge_hw_book(s, c, x, now);
+    if (dge_end > ready)
+        ready = end = dge_end;
     for (unsigned i = 0; i < ne; i++) {
         if (!eng[i])
             continue;

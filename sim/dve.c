@@ -290,9 +290,24 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "s0_is_ptr/s1_is_ptr: per-partition scalars need TensorScalarPtr");
     if (ctx->engine == ISA_ENG_ACT && (sim_alu_is_bitwise(f->op0) || sim_alu_is_bitwise(f->op1)))
         return sim_fail(ctx, "op0/op1: bitwise ops run on DVE or Pool, not Activation");
+    uint32_t s0bits = f->s0;
+    if (f->s0_reg_en) {   /* TensorScalarGEP: the pointer moved by a register */
+        if (!f->s0_is_ptr)
+            return sim_fail(ctx, "s0_reg_en: the register offsets a pointer s0 (s0_is_ptr)");
+        if (f->s0_reg >= ISA_NUM_REGS)
+            return sim_fail(ctx, "s0_reg: register %u out of range 0..%d", f->s0_reg,
+                            ISA_NUM_REGS - 1);
+        isa_ptr_t p = sim_ptr_from_bits(f->s0);
+        int64_t a = (int64_t)p.addr +
+                    (int64_t)(int32_t)ctx->regs[f->s0_reg] * (int64_t)isa_dtype_size(p.dtype);
+        if (a < 0 || a > 0xFFFFFF)
+            return sim_fail(ctx, "s0_reg: r%u = %d moves s0 to byte %lld, outside a partition",
+                            f->s0_reg, (int32_t)ctx->regs[f->s0_reg], (long long)a);
+        s0bits = (uint32_t)a | (p.dtype & 0xFu) << 24 | (p.space & 3u) << 28;
+    }
     if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]) ||
-        scalar_setup(ctx, &s0, f->s0, f->s0_is_ptr, &o[0], "s0") ||
+        scalar_setup(ctx, &s0, s0bits, f->s0_is_ptr, &o[0], "s0") ||
         scalar_setup(ctx, &s1, f->s1, f->s1_is_ptr, &o[0], "s1"))
         goto done;
     if (d->has_pred && d->pred.cmp > ISA_CMP_LT) {

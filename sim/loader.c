@@ -59,6 +59,9 @@ static int parse_tensor(sim_t *s, const char *path, int i, const cJSON *j, sim_t
     t->name = dup_str(name->valuestring);
     t->kind = dup_str(k);
     t->dtype = (unsigned)dt;
+    const cJSON *pp = cJSON_GetObjectItemCaseSensitive(j, "print_prefix");
+    if (cJSON_IsString(pp))
+        t->print_prefix = dup_str(pp->valuestring);
     int nd = cJSON_GetArraySize(shape);
     if (nd > NPY_MAX_DIMS)
         return tpb_errf(err, "%s: tensors[%d] (%s): field shape: more than %d dims", path, i,

@@ -400,11 +400,11 @@ done:
 /* Convert the moving tile into x (k rows of xn floats), folding every
  * value into st: fp32/bf16 rows a contiguous run at a time, one pass;
  * other dtypes and MX-scaled data element by element, then scanned. */
-static void mm_moving(const sim_opnd_t *mv, const sim_opnd_t *scale, float *x, uint32_t xn,
-                      sim_pe_fstats_t *st)
+static void mm_moving(const sim_opnd_t *mv, const sim_opnd_t *scale, float qoff, float *x,
+                      uint32_t xn, sim_pe_fstats_t *st)
 {
     unsigned k = mv->nparts;
-    uint32_t run = scale ? 0 : sim_row_run(mv);
+    uint32_t run = scale || qoff != 0.0f ? 0 : sim_row_run(mv);
     for (unsigned r = 0; r < k && run; r++)
         for (uint32_t j = 0; j < xn; j += run) {
             uint32_t len = xn - j < run ? xn - j : run;
@@ -418,7 +418,9 @@ static void mm_moving(const sim_opnd_t *mv, const sim_opnd_t *scale, float *x, u
         return;
     for (unsigned r = 0; r < k; r++)
         for (uint32_t j = 0; j < xn; j++) {
-            float v = num_load_f32(sim_el(mv, r, j), mv->dtype);
+            /* ifmap_quant_offset: the moving value relative to its zero
+             * point, in fp32, before the multiply */
+            float v = num_load_f32(sim_el(mv, r, j), mv->dtype) - qoff;
             x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(scale, r / MX_BLOCK, j)) : v;
         }
     sim_pe_stats_f32(st, x, (size_t)k * xn);
@@ -442,7 +444,7 @@ static float *mm_direct_out(const sim_opnd_t *dst, size_t *stride)
  * rows of w_dr against x[r][n + j]), r in order; x optionally scaled by an
  * MX block scale.  The sums run in sim/pe_mac.c. */
 static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, bool accumulate,
-                      bool dr)
+                      bool dr, int qoff, const float *rscale)
 {
     const sim_opnd_t *mv = &o[0], *dst = &o[1];
     const sim_pe_state_t *pe = ctx->pe;
@@ -454,7 +456,7 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
     sim_pe_fstats_t xs, ws;
     sim_pe_stats_init(&xs);
     sim_pe_stats_init(&ws);
-    mm_moving(mv, o[2].mem ? &o[2] : NULL, x, xn, &xs);
+    mm_moving(mv, o[2].mem ? &o[2] : NULL, (float)qoff, x, xn, &xs);
     for (unsigned r = 0; r < k; r++) {
         sim_pe_stats_f32(&ws, &pe->w[t.row_pos + r][t.col_pos], m);
         if (dr)
@@ -465,7 +467,7 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
         .wstride = PE_DIM, .xstride = xn, .nseg = dr ? 2 : 1, .k = k, .m = m, .n = n,
         .accumulate = accumulate, .fma = sim_pe_mac_exact(&ws, &xs),
     };
-    a.out = mm_direct_out(dst, &a.ostride);
+    a.out = rscale ? NULL : mm_direct_out(dst, &a.ostride);
     if (!a.out) {
         res = malloc(((size_t)m * n + 1) * sizeof *res);
         if (!res) {
@@ -486,6 +488,8 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
         for (uint32_t j = 0; j < n; j++) {
             uint8_t *p = sim_el(dst, c, j);
             float s = res[(size_t)c * n + j];
+            if (rscale)   /* MX output scale: the sum times the row's factor, in fp32 */
+                s *= rscale[c];
             if (accumulate)
                 s = num_load_f32(p, dst->dtype) + s;
             num_store_f32(p, dst->dtype, s);
@@ -496,7 +500,8 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
 }
 
 static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const isa_tap_t *dt,
-                  const isa_tap_t *scale, bool accumulate, bool dr)
+                  const isa_tap_t *scale, bool accumulate, bool dr, int qoff,
+                  const float *rscale)
 {
     sim_opnd_t o[3];
     sim_opnds_none(o, sizeof o / sizeof o[0]);
@@ -525,7 +530,7 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
     }
     if (weights_check(ctx, t, k, m))
         goto done;
-    if (!ctx->timing_only && mm_compute(ctx, t, o, accumulate, dr))
+    if (!ctx->timing_only && mm_compute(ctx, t, o, accumulate, dr, qoff, rscale))
         goto done;
     sim_opnd_mark(&o[1]);
     rc = 0;
@@ -544,10 +549,12 @@ static int exec_matmul(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "perf: double_row cannot be combined with transpose");
     if (tile_check(ctx, t))
         return -1;
+    if (f->transpose && f->ifmap_quant_offset)
+        return sim_fail(ctx, "ifmap_quant_offset: a transpose copies bit-exactly (no offset)");
     if (f->transpose)
         return mm_transpose(ctx, f, t);
     return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0,
-                  f->perf == ISA_PERF_DOUBLE_ROW);
+                  f->perf == ISA_PERF_DOUBLE_ROW, (int32_t)f->ifmap_quant_offset, NULL);
 }
 
 static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -562,7 +569,8 @@ static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return sim_fail(ctx, "perf: double_row cannot be combined with a sparse matmul");
     if (ctx->pe->sparse_ratio == 0)
         return sim_fail(ctx, "weights: MatmulSparse needs weights loaded by LdWeightsSparse");
-    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0, false);
+    return mm_run(ctx, t, &f->moving, &f->dst, NULL, f->accumulate != 0, false,
+                  (int32_t)f->ifmap_quant_offset, NULL);
 }
 
 static int exec_matmul_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -574,7 +582,32 @@ static int exec_matmul_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (ctx->pe->double_row)
         return sim_fail(ctx, "perf: the weights were loaded with perf=double_row; MatmulMX "
                         "cannot use them");
-    return mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false);
+    if (!f->out_scale_en)
+        return f->out_scale || f->out_scale_is_ptr
+                   ? sim_fail(ctx, "out_scale: set but out_scale_en is 0")
+                   : mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false, 0,
+                            NULL);
+    /* the output scale: one factor per dst partition (immediate: the same) */
+    unsigned m = f->dst.nparts;
+    float rs[ISA_NUM_PARTITIONS];
+    if (m > ISA_NUM_PARTITIONS)
+        m = ISA_NUM_PARTITIONS;
+    if (f->out_scale_is_ptr) {
+        sim_opnd_t sp;
+        sim_opnds_none(&sp, 1);
+        isa_ptr_t p = sim_ptr_from_bits(f->out_scale);
+        if (sim_opnd_ptr(ctx, &sp, &p, f->dst.start, m, 1, "out_scale", SIM_RD)) {
+            sim_opnd_free(&sp);
+            return -1;
+        }
+        for (unsigned c = 0; c < m; c++)
+            rs[c] = num_load_f32(sim_el(&sp, c, 0), sp.dtype);
+        sim_opnd_free(&sp);
+    } else {
+        for (unsigned c = 0; c < m; c++)
+            rs[c] = sim_f32_from_bits(f->out_scale);
+    }
+    return mm_run(ctx, t, &f->moving, &f->dst, &f->scale, f->accumulate != 0, false, 0, rs);
 }
 
 /* ---- costs (PE cycles) ---- */

@@ -691,6 +691,7 @@ void sim_free(sim_t *s)
         free(s->tensors[i].name);
         free(s->tensors[i].kind);
         free(s->tensors[i].file);
+        free(s->tensors[i].print_prefix);
     }
     free(s->tensors);
     free(s->barriers);

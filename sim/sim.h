@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "diag.h"
 #include "isa.h"
@@ -66,6 +67,9 @@ int sim_run(sim_t *s, tpb_err_t *err);
 /* Write every output tensor as <outdir>/<name>.npy, as one transaction
  * (common/txn.h): all or none of the files are replaced. */
 int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err);
+/* device_print: print every debug buffer (tensor map print_prefix) with its
+ * prefix and up to 64 values (sim/devprint.c). */
+void sim_device_prints(const sim_t *s, FILE *f);
 /* Stage every output tensor <outdir>/<name>.npy into txn (created the
  * directory if needed); the caller commits or aborts txn. */
 int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_err_t *err);

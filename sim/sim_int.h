@@ -128,6 +128,7 @@ typedef struct {
     uint64_t dma_engine_free[SIM_DMA_MAX_ENGINES]; /* ps */
     uint64_t dma_engine_busy_ps[SIM_DMA_MAX_ENGINES], dma_engine_bytes[SIM_DMA_MAX_ENGINES];
     uint64_t dma_hbm_free;       /* ps: the core's HBM bandwidth share is booked up to here */
+    uint64_t dge_free[4];        /* ps: each hardware DGE instance is busy up to here */
     unsigned dma_nactive;        /* transfers in flight on the core */
     uint64_t dma_active_since, dma_active_ps; /* union of in-flight time */
     unsigned dma_rr;             /* round-robin pointer across queues */
@@ -218,6 +219,7 @@ typedef struct {
     int64_t shape[NPY_MAX_DIMS];
     uint64_t addr, bytes;
     char *file;
+    char *print_prefix;          /* device_print debug buffer: its prefix, or NULL */
     bool bound;                  /* input supplied */
 } sim_tensor_t;
 

@@ -736,6 +736,38 @@ static void test_multicore_pid(void **state)
 /* ---- validation messages (seed literals) through JSON ---- */
 
 
+/* Inline assembly and unique_indices: what the front-end refuses, naming
+ * the field (seed 001 §7.5, seed 002 unique_indices). */
+static void test_inline_asm_and_unique_errors(void **state)
+{
+    (void)state;
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'inline_asm', 'opcode': 'Frobnicate', 'operands': []}",
+               "field 'opcode'", "unknown instruction 'Frobnicate'");
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'inline_asm', 'opcode': 'DmaTrigger', 'operands': []}",
+               "DmaTrigger is a dma instruction", NULL);
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'inline_asm', 'opcode': 'TensorTensor', 'num_inputs': 1,"
+               " 'operands': [['in7', 'g'], ['out', 'g']]}",
+               "entry 0: 'in7' is not a tile operand of format TT", NULL);
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'inline_asm', 'opcode': 'TensorTensor', 'num_inputs': 2,"
+               " 'operands': [['in0', 'g'], ['in1', 'g'], ['out', 'g']], 'asm_attrs': {'op': 'frob'}}",
+               "field 'asm_attrs'", "op: unknown ALU value 'frob'");
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'inline_asm', 'opcode': 'TensorTensor', 'num_inputs': 2,"
+               " 'operands': [['in0', 'g'], ['in1', 'g'], ['out', 'g']], 'asm_attrs': {'in0': 1}}",
+               "'in0' is not a field of format TT", NULL);
+    fails_with("{'op': 'inline_asm_bytes', 'asm_bytes': '4110'}",
+               "field 'asm_bytes'", "2 bytes; a bundle is 64");
+    fails_with("{'op': 'inline_asm_bytes', 'asm_bytes': '41zz'}",
+               "field 'asm_bytes'", "hex digit pairs");
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': 'g', 'src': 'a[0:128, 0:64]', 'unique_indices': true}",
+               "field 'unique_indices'", "applies to a scatter-add");
+}
+
 static void test_seed_messages_dma(void **state)
 {
     (void)state;
@@ -1146,6 +1178,7 @@ int main(void)
         cmocka_unit_test(test_constants),
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_seed_messages_dma),
+        cmocka_unit_test(test_inline_asm_and_unique_errors),
         cmocka_unit_test(test_seed_messages_engines),
         cmocka_unit_test(test_deps),
         cmocka_unit_test(test_seed_gather_flattened_and_rank),

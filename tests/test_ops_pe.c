@@ -158,16 +158,17 @@ static void test_transpose(void **state)
     fx_free(fx);
 }
 
-static void test_mx(void **state)
+/* The MX fixture both MX tests share: 32 x 1 ones as weights (sbuf 0) and
+ * moving data (sbuf 16) with E8M0 scales s_w (sbuf 32) and s_x (sbuf 48);
+ * the weights are loaded and *d is the MatmulMX of them into psum 0. */
+static fx_t *mx_setup(int64_t s_w, int64_t s_x, isa_decoded_t *d)
 {
-    (void)state;
     fx_t *fx = fx_new("trn2", ISA_ENG_PE);
     float one = 1.0f;
     for (unsigned p = 0; p < 32; p++) {
         fx_put(fx, SB, p, 0, ISA_DT_FP8E4M3, &one, 1);
         fx_put(fx, SB, p, 16, ISA_DT_FP8E4M3, &one, 1);
     }
-    int64_t s_w = 128, s_x = 126; /* 2^1 and 2^-1 */
     fx_puti(fx, SB, 0, 32, ISA_DT_UINT8, &s_w, 1);
     fx_puti(fx, SB, 0, 48, ISA_DT_UINT8, &s_x, 1);
     isa_decoded_t l = mk(ISA_OP_LDWEIGHTS_MX);
@@ -175,13 +176,21 @@ static void test_mx(void **state)
     l.inst.f.LDWMX.scale = tap1(SB, ISA_DT_UINT8, 32, 0, 1, 1);
     l.inst.f.LDWMX.row_size = l.inst.f.LDWMX.col_size = 128;
     assert_int_equal(fx_run(fx, &l), 0);
+    *d = mk(ISA_OP_MATMUL_MX);
+    d->inst.f.MMMX.moving = tap1(SB, ISA_DT_FP8E4M3, 16, 0, 32, 1);
+    d->inst.f.MMMX.scale = tap1(SB, ISA_DT_UINT8, 48, 0, 1, 1);
+    d->inst.f.MMMX.dst = tap1(PS, F32, 0, 0, 1, 1);
+    d->inst.f.MMMX.row_size = d->inst.f.MMMX.col_size = 128;
+    return fx;
+}
+
+static void test_mx(void **state)
+{
+    (void)state;
+    isa_decoded_t d;
+    fx_t *fx = mx_setup(128, 126, &d); /* 2^1 and 2^-1 */
     assert_feq(fx->pe.w[31][0], 2.0f);
     assert_int_equal(fx->pe.mx_scale[0][0], 1);
-    isa_decoded_t d = mk(ISA_OP_MATMUL_MX);
-    d.inst.f.MMMX.moving = tap1(SB, ISA_DT_FP8E4M3, 16, 0, 32, 1);
-    d.inst.f.MMMX.scale = tap1(SB, ISA_DT_UINT8, 48, 0, 1, 1);
-    d.inst.f.MMMX.dst = tap1(PS, F32, 0, 0, 1, 1);
-    d.inst.f.MMMX.row_size = d.inst.f.MMMX.col_size = 128;
     assert_int_equal(fx_run(fx, &d), 0);
     assert_feq(fx_get(fx, PS, 0, 0, F32, 0), 32.0f); /* 32 x (1*2) x (1*0.5) */
     d.inst.f.MMMX.moving.dtype = BF;
@@ -189,6 +198,29 @@ static void test_mx(void **state)
     d.inst.f.MMMX.moving.dtype = ISA_DT_FP8E4M3;
     d.inst.f.MMMX.scale.nparts = 2;
     FX_FAILS(fx, &d, "scale", "one per 32 rows");
+    fx_free(fx);
+}
+
+/* MatmulMX output scale (seed 001 MX scale / scale_ptr): the fp32 sum times
+ * an immediate factor, or one per dst partition read through a pointer */
+static void test_mx_out_scale(void **state)
+{
+    (void)state;
+    isa_decoded_t d;
+    fx_t *fx = mx_setup(127, 127, &d); /* 2^0 */
+    float three = 3.0f;
+    fx_put(fx, SB, 0, 64, F32, &three, 1);
+    d.inst.f.MMMX.out_scale = 0x3e800000u; /* 0.25, not enabled */
+    FX_FAILS(fx, &d, "out_scale");
+    d.inst.f.MMMX.out_scale_en = 1;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, PS, 0, 0, F32, 0), 8.0f); /* 32 x 0.25 */
+    /* pointer: fp32 3.0 at sbuf partition 0, offset 64 (addr | dtype << 24 | space << 28) */
+    d.inst.f.MMMX.out_scale_is_ptr = 1;
+    d.inst.f.MMMX.out_scale = 64u | (uint32_t)F32 << 24 | (uint32_t)SB << 28;
+    d.inst.f.MMMX.accumulate = 1;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, PS, 0, 0, F32, 0), 8.0f + 96.0f);
     fx_free(fx);
 }
 
@@ -331,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_tiles),
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_mx),
+        cmocka_unit_test(test_mx_out_scale),
         cmocka_unit_test(test_sparse),
         cmocka_unit_test(test_double_row),
         cmocka_unit_test(test_pe_costs),

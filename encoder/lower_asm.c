@@ -1,0 +1,86 @@
+/* lower_asm.c - inline assembly (seed 001 §7.5, docs/compiler.md "Inline
+ * assembly"):
+ *   inline_asm        -> the named instruction (BIR InlineAsm), its tile
+ *                        operands converted like any op's (so dependencies
+ *                        and semaphores come from their accesses), its other
+ *                        fields set by name;
+ *   inline_asm_bytes  -> the given bundle, decoded (it must be a valid
+ *                        instruction with an empty synchronisation header);
+ *                        the compiler cannot see what it touches, so its
+ *                        sync type says how to order it: none (only its
+ *                        engine's program order) or barrier (an access to
+ *                        all of SBUF, PSUM and HBM, so it follows every
+ *                        earlier access and precedes every later one). */
+#include "lower.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int asm_bind(lower_ctx_t *c, bir_inst_t *in, int fi, const tir_ap_t *ap, bool write)
+{
+    const isa_fmtinfo_t *fmt = &isa_formats[isa_ops[in->isa.op].format];
+    const isa_field_t *f = &fmt->fields[fi];
+    uint8_t *body = isa_inst_body(&in->isa);
+    if (f->opnd_kind == ISA_OPND_TAP)
+        return lw_tap(c, in, ap, write, f->operand, (isa_tap_t *)(void *)(body + f->offset));
+    return lw_ptr(c, in, ap, write, f->operand, (isa_ptr_t *)(void *)(body + f->offset));
+}
+
+static int lower_inline_asm(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_INLINE_ASM, (isa_op_t)op->asm_op);
+    for (int i = 0; i < op->nsrc; i++)
+        if (op->asm_opnd[i] >= 0 && asm_bind(c, &in, op->asm_opnd[i], &op->src[i], false))
+            return -1;
+    if (op->asm_opnd[4] >= 0 && asm_bind(c, &in, op->asm_opnd[4], &op->dst, true))
+        return -1;
+    if (op->asm_opnd[5] >= 0 && asm_bind(c, &in, op->asm_opnd[5], &op->dst2, true))
+        return -1;
+    const isa_fmtinfo_t *fmt = &isa_formats[isa_ops[in.isa.op].format];
+    for (int i = 0; i < op->n_asm_attrs; i++)
+        isa_field_set(&in.isa, &fmt->fields[op->asm_attr_field[i]], op->asm_attr_val[i]);
+    /* catch a value that does not fit its field here, naming the op */
+    uint8_t b[2][ISA_BUNDLE_BYTES];
+    unsigned nb;
+    isa_err_t e;
+    if (isa_encode_with_prefixes(&in.isa, b, &nb, &e) != ISA_OK)
+        return lw_err(c, "%s: %s", isa_ops[in.isa.op].mnemonic, e.msg);
+    return lw_emit(c, &in);
+}
+
+static int lower_inline_asm_bytes(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    isa_inst_t dec;
+    isa_err_t e;
+    if (isa_decode(op->asm_bytes, 0, &dec, &e) != ISA_OK)
+        return lw_err(c, "asm_bytes: not a valid instruction: %s", e.msg);
+    const isa_opinfo_t *oi = &isa_ops[dec.op];
+    if (oi->cls > ISA_CLASS_POOL)
+        return lw_err(c, "asm_bytes: %s is a %s instruction; inline assembly takes compute "
+                      "instructions", oi->mnemonic, isa_class_name(oi->cls));
+    static const isa_sync_t none;
+    if (memcmp(&dec.sync, &none, sizeof none))
+        return lw_err(c, "asm_bytes: bytes 2-11 (the synchronisation header) must be zero; the "
+                      "compiler fills them");
+    bir_inst_t in;
+    lw_inst(c, &in, BIR_INLINE_ASM, dec.op);
+    in.isa = dec;
+    if (op->sync_type == 1) {
+        static const bir_access_t all[3] = {
+            {ISA_SPACE_SBUF, 0, ISA_NUM_PARTITIONS, 0, UINT64_MAX, true},
+            {ISA_SPACE_PSUM, 0, ISA_NUM_PARTITIONS, 0, UINT64_MAX, true},
+            {ISA_SPACE_HBM, 0, 1, 0, UINT64_MAX, true},
+        };
+        for (int i = 0; i < 3; i++)
+            bir_inst_access(&in, &all[i]);
+    }
+    return lw_emit(c, &in);
+}
+
+int lower_asm(lower_ctx_t *c)
+{
+    return c->op->kind == TIR_INLINE_ASM ? lower_inline_asm(c) : lower_inline_asm_bytes(c);
+}
