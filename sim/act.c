@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "vmath.h"
 
 bool sim_actfn_valid(unsigned fn) { return fn <= ISA_ACTFN_SIGN; }
 
@@ -57,6 +58,35 @@ float sim_actfn(unsigned fn, float xf)
     default: r = NAN; break;
     }
     return (float)r;
+}
+
+/* x[k] = sim_actfn(fn, x[k]) for a run, bit for bit: exp through the
+ * vectorised kernel (vmath.h); square, reciprocal and sqrt in fp32, which
+ * gives the same bits as the double evaluation rounded once (the exact
+ * product fits a double; for one division or square root, rounding to
+ * double and then to fp32 equals rounding to fp32 directly, as
+ * 53 >= 2 * 24 + 2). */
+static void actfn_row(unsigned fn, float *x, uint32_t n)
+{
+    switch (fn) {
+    case ISA_ACTFN_EXP: sim_vexp(x, x, n); return;
+    case ISA_ACTFN_SQUARE:
+        for (uint32_t k = 0; k < n; k++)
+            x[k] = x[k] * x[k];
+        return;
+    case ISA_ACTFN_RECIPROCAL:
+        for (uint32_t k = 0; k < n; k++)
+            x[k] = 1.0f / x[k];
+        return;
+    case ISA_ACTFN_SQRT:
+        for (uint32_t k = 0; k < n; k++)
+            x[k] = sqrtf(x[k]);
+        return;
+    default:
+        for (uint32_t k = 0; k < n; k++)
+            x[k] = sim_actfn(fn, x[k]);
+        return;
+    }
 }
 
 /* Common operand set of the three activation opcodes. */
@@ -134,9 +164,11 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     if (a->func == ISA_ACTFN_COPY)
         for (uint32_t k = 0; k < n; k++)
             x[k] = x[k] + s->bias;
-    else
+    else {
         for (uint32_t k = 0; k < n; k++)
-            x[k] = sim_actfn(a->func, x[k] + s->bias);
+            x[k] = x[k] + s->bias;
+        actfn_row(a->func, x, n);
+    }
     if (a->acc_out) {
         float y[SIM_ROW_MAX];
         sim_row_load(y, &s->o[1], p, i, n);
@@ -144,9 +176,12 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
             x[k] = y[k] + x[k];
     }
     sim_row_store(&s->o[1], p, i, x, n);
-    if (s->red)
-        for (uint32_t k = 0; k < n; k++)
-            s->r = i + k == 0 ? x[k] : sim_alu_f(a->red_op, s->r, x[k]);
+    if (s->red) {
+        uint32_t k = 0;
+        if (i == 0 && n)
+            s->r = x[k++];
+        s->r = sim_row_fold(a->red_op, s->r, x + k, n - k);
+    }
 }
 
 static uint32_t f32_bits(float f)

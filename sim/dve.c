@@ -472,8 +472,7 @@ static int reduce_rows(sim_exec_ctx_t *ctx, const sim_opnd_t *in, const sim_opnd
                 uint32_t q = 0;
                 if (i == j * g)
                     acc = buf[q++];
-                for (; q < n; q++)
-                    acc = sim_alu_f(op, acc, buf[q]);
+                acc = sim_row_fold(op, acc, buf + q, n - q);
                 i += n;
             }
             res[j] = negate ? -acc : acc;

@@ -145,6 +145,8 @@ void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src
 /* r[k] = a[k] op b[k] / a[k] op s (rev: s op a[k]), exactly as sim_alu_f. */
 void sim_row_alu(unsigned op, float *r, const float *a, const float *b, uint32_t n);
 void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uint32_t n);
+/* acc folded with x[0..n) in order, acc = sim_alu_f(op, acc, x[k]), same bits */
+float sim_row_fold(unsigned op, float acc, const float *x, uint32_t n);
 
 /* ---- activation functions (act.c) ---- */
 bool sim_actfn_valid(unsigned fn);

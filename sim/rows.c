@@ -167,3 +167,67 @@ void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uin
     default: for (uint32_t k = 0; k < n; k++) r[k] = sim_alu_f(op, a[k], s); break;
     }
 }
+
+/* max (or min) over acc, x[0..n) with the result of folding
+ * acc = sim_alu_f(op, acc, x[k]) in order: NaN if any operand is NaN, else
+ * the extreme value -- of the elements equal to it, the last in order (the
+ * fold keeps the newer operand on ties), which only matters for +0/-0.
+ * Lanes of 16 independent maxima vectorise; the order is restored by the
+ * tie rule above. */
+static float fold_ext(bool is_max, float acc, const float *x, uint32_t n)
+{
+    if (n == 0)
+        return acc;
+    float lm[16];
+    int nan[16];
+    for (unsigned j = 0; j < 16; j++) {
+        lm[j] = acc;
+        nan[j] = isnan(acc);
+    }
+    uint32_t k = 0;
+    for (; k + 16 <= n; k += 16)
+        for (unsigned j = 0; j < 16; j++) {
+            float v = x[k + j];
+            nan[j] |= v != v;
+            lm[j] = (is_max ? v > lm[j] : v < lm[j]) ? v : lm[j];
+        }
+    float m = lm[0];
+    int any_nan = 0;
+    for (unsigned j = 0; j < 16; j++) {
+        any_nan |= nan[j];
+        m = (is_max ? lm[j] > m : lm[j] < m) ? lm[j] : m;
+    }
+    for (; k < n; k++) {
+        any_nan |= isnan(x[k]);
+        m = (is_max ? x[k] > m : x[k] < m) ? x[k] : m;
+    }
+    if (any_nan)
+        return NAN;
+    if (m == 0.0f) { /* +0 or -0: the last element equal to it wins */
+        for (uint32_t q = n; q-- > 0;)
+            if (x[q] == 0.0f)
+                return x[q];
+        return acc;
+    }
+    return m;
+}
+
+float sim_row_fold(unsigned op, float acc, const float *x, uint32_t n)
+{
+    switch (op) {
+    case ISA_ALU_ADD:
+        for (uint32_t k = 0; k < n; k++)
+            acc = acc + x[k];
+        return acc;
+    case ISA_ALU_MULTIPLY:
+        for (uint32_t k = 0; k < n; k++)
+            acc = acc * x[k];
+        return acc;
+    case ISA_ALU_MAX: return fold_ext(true, acc, x, n);
+    case ISA_ALU_MIN: return fold_ext(false, acc, x, n);
+    default:
+        for (uint32_t k = 0; k < n; k++)
+            acc = sim_alu_f(op, acc, x[k]);
+        return acc;
+    }
+}

@@ -4,6 +4,7 @@
  * does not take).  Includes NaN/inf/denormal inputs, bf16 rounding,
  * in-place and partially overlapping operands. */
 #include "ops_fixture.h"
+#include "ops.h"
 
 #define SB ISA_SPACE_SBUF
 #define F32 ISA_DT_FP32
@@ -265,6 +266,84 @@ static void test_reduce_fast_matches_generic(void **state)
     fx_free(slow);
 }
 
+/* sim_row_fold against the in-order sim_alu_f fold, bit for bit: lengths
+ * around the 16 lanes, data with NaN (payloads), +-inf, and only +-0 at
+ * the extreme (the last equal element decides the sign). */
+static void test_row_fold_matches_alu(void **state)
+{
+    (void)state;
+    const unsigned ops[] = { ISA_ALU_ADD, ISA_ALU_MULTIPLY, ISA_ALU_MAX, ISA_ALU_MIN,
+                             ISA_ALU_ABS_MAX };
+    float x[80];
+    for (unsigned trial = 0; trial < 400; trial++) {
+        uint32_t n = trial % 80;
+        for (uint32_t k = 0; k < n; k++) {
+            x[k] = val(trial, k, 9);
+            if (trial % 3 == 0 && !isnan(x[k])) /* zeros at the extreme */
+                x[k] = (trial + k) % 5 ? -fabsf(x[k]) - 1.0f : ((trial >> 2) + k) % 2 ? -0.0f : 0.0f;
+            if (trial % 3 == 1 && isnan(x[k]))
+                x[k] = 1.0f;
+        }
+        if (trial % 7 == 0 && n) {
+            uint32_t pay = 0x7FC01234u; /* a NaN with a payload */
+            memcpy(&x[trial % n], &pay, 4);
+        }
+        for (unsigned j = 0; j < sizeof ops / sizeof ops[0]; j++) {
+            for (unsigned a0 = 0; a0 < 3; a0++) {
+                float acc = a0 == 0 ? 0.0f : a0 == 1 ? -0.0f : -5.0f;
+                float want = acc;
+                for (uint32_t k = 0; k < n; k++)
+                    want = sim_alu_f(ops[j], want, x[k]);
+                float got = sim_row_fold(ops[j], acc, x, n);
+                /* max/min give the canonical NaN; an add or multiply of two
+                 * NaNs keeps either payload (the compiler may swap operands,
+                 * as in every other row-path test: same_bits) */
+                bool ok = ops[j] == ISA_ALU_ADD || ops[j] == ISA_ALU_MULTIPLY
+                              ? same_bits(got, want) : memcmp(&got, &want, 4) == 0;
+                if (!ok)
+                    fail_msg("op %u n %u trial %u: fold %a, alu %a", ops[j], n, trial, got, want);
+            }
+        }
+    }
+}
+
+/* Activation functions with a row fast path (exp, square, reciprocal,
+ * sqrt): contiguous operands against the generic element path. */
+static void test_act_fast_funcs_match_generic(void **state)
+{
+    (void)state;
+    const unsigned fns[] = { ISA_ACTFN_EXP, ISA_ACTFN_SQUARE, ISA_ACTFN_RECIPROCAL,
+                             ISA_ACTFN_SQRT, ISA_ACTFN_TANH };
+    fx_t *fx = fx_new("trn2", ISA_ENG_ACT);
+    for (unsigned j = 0; j < sizeof fns / sizeof fns[0]; j++)
+        for (unsigned dt = 0; dt < 2; dt++) {
+            unsigned odt = dt ? BF16 : F32;
+            for (unsigned i = 0; i < N; i++) {
+                float a = val(2, i, 11 + j) * (i % 3 ? 12.0f : 1.0f);
+                fx_put(fx, SB, 0, i * 4, F32, &a, 1);     /* dense */
+                fx_put(fx, SB, 32, i * 8, F32, &a, 1);     /* stride 2 */
+            }
+            isa_decoded_t d = mk(ISA_OP_ACTIVATION);
+            d.inst.f.ACT.func = fns[j];
+            d.inst.f.ACT.scale = 1.0f;
+            d.inst.f.ACT.in = tap1(SB, F32, 0, 0, 1, N);
+            d.inst.f.ACT.out = tap1(SB, odt, 2048, 0, 1, N);
+            assert_int_equal(fx_run(fx, &d), 0);
+            d.inst.f.ACT.in = tap2(SB, F32, 0, 32, 1, N, 2, 1, 2 * N);
+            d.inst.f.ACT.out = tap1(SB, odt, 2048, 32, 1, N);
+            if (fx_run(fx, &d) != 0)
+                fail_msg("generic path: %s", fx->err.msg);
+            for (unsigned i = 0; i < N; i++) {
+                float got = fx_get(fx, SB, 0, 2048, odt, i), gen = fx_get(fx, SB, 32, 2048, odt, i);
+                float in = val(2, i, 11 + j) * (i % 3 ? 12.0f : 1.0f);
+                float want = sim_actfn(fns[j], in * 1.0f + 0.0f);
+                if (memcmp(&got, &gen, 4) != 0 || (odt == F32 && memcmp(&got, &want, 4) != 0))
+                    fail_msg("fn %u dt %u i %u: fast %a generic %a", fns[j], dt, i, got, gen);
+            }
+        }
+    fx_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +353,8 @@ int main(void)
         cmocka_unit_test(test_ts_ptr_scalar_read_before_writes),
         cmocka_unit_test(test_act_fast_reduce),
         cmocka_unit_test(test_reduce_fast_matches_generic),
+        cmocka_unit_test(test_row_fold_matches_alu),
+        cmocka_unit_test(test_act_fast_funcs_match_generic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "pe_mac.h"
+#include "fbits.h"
 
 typedef struct {
     uint64_t s;
@@ -23,20 +24,6 @@ static uint32_t rnd(rng_t *r)
 {
     r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
     return (uint32_t)(r->s >> 32);
-}
-
-static float fb(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint32_t bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
 }
 
 /* A value with mbits significant bits and a biased exponent in
