@@ -71,6 +71,7 @@ typedef struct {
 extern const fj_opdef_t fj_ops_dma[];
 extern const fj_opdef_t fj_ops_compute[];
 extern const fj_opdef_t fj_ops_collective[];
+extern const fj_opdef_t fj_ops_seq[];      /* fj_ops_seq.c */
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];

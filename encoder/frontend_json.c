@@ -36,7 +36,7 @@ static const fj_opdef_t *find_opdef(const char *name)
         if (!strcmp(name, op_aliases[i].alias))
             name = op_aliases[i].name;
     static const fj_opdef_t *const families[] = {fj_ops_dma, fj_ops_compute,
-                                                       fj_ops_collective};
+                                                       fj_ops_collective, fj_ops_seq};
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         for (const fj_opdef_t *d = families[f]; d->name; d++)
             if (!strcmp(d->name, name))

@@ -44,6 +44,8 @@ static const lower_entry_t lower_table[] = {
     {"core_barrier", lower_misc}, {"load_tensor_to_register", lower_misc},
     {"bn_stats", lower_misc}, {"bn_aggr", lower_misc},
     {"noop", lower_noop},
+    {"tensor_scalar_cumulative", lower_seq}, {"tensor_scalar_reduce", lower_seq},
+    {"sequence_bounds", lower_seq}, {"nonzero_with_count", lower_seq}, {"topk", lower_seq},
 };
 
 static lower_fn find_lowering(const char *name)

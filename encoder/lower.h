@@ -31,7 +31,8 @@ int lower_tensor(lower_ctx_t *c);      /* tensor_tensor/scalar, stt, copy, scan,
 int lower_reduce(lower_ctx_t *c);      /* tensor_reduce, tensor_partition_reduce */
 int lower_select(lower_ctx_t *c);      /* iota, affine_select, max8 family, select, dropout, memset, shuffle */
 int lower_dma(lower_ctx_t *c);         /* load/store/dma_copy/dma_transpose/indirect/gather/broadcast */
-int lower_misc(lower_ctx_t *c);        /* core_barrier, load_tensor_to_register */
+int lower_misc(lower_ctx_t *c);
+int lower_seq(lower_ctx_t *c);         /* tensor_scalar_cumulative/reduce, sequence_bounds, nonzero_with_count, topk */        /* core_barrier, load_tensor_to_register */
 
 /* ---- shared helpers (lower.c) ---- */
 /* Error prefixed with the op: "op 3 'add_3' (tensor_tensor, body[2]): ..." */

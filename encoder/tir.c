@@ -16,7 +16,8 @@ const char *tir_op_name(tir_opkind_t k)
         "affine_select", "max8", "find_index8", "match_replace8", "select", "dropout",
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
-        "range_select", "select_reduce",
+        "range_select", "select_reduce", "tensor_scalar_cumulative", "tensor_scalar_reduce",
+        "sequence_bounds", "nonzero_with_count", "topk",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }

@@ -72,7 +72,9 @@ typedef struct {
     X(AFFINE_SELECT) X(MAX8) X(FIND_INDEX8) X(MATCH_REPLACE8) X(SELECT) X(DROPOUT) \
     X(QUANTIZE_MX) X(CORE_BARRIER) X(SENDRECV) X(BN_STATS) X(BN_AGGR) \
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
-    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE)
+    X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
+    X(TENSOR_SCALAR_CUMULATIVE) X(TENSOR_SCALAR_REDUCE) X(SEQUENCE_BOUNDS) \
+    X(NONZERO_WITH_COUNT) X(TOPK)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -180,6 +182,21 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *                ACTIVATION, on the DVE accumulator.                 nsrc=3
  *  SELECT_REDUCE dst = (src[0] != 0, inverted by TIR_F_REV0) ? src[1] :
  *                s0 (imm or [P,1]); reduce as RANGE_SELECT.          nsrc=2
+ *  TENSOR_SCALAR_CUMULATIVE per partition, r = per reduce_cmd (reset_reduce:
+ *                identity of op1, reduce: the DVE accumulator, load_reduce:
+ *                s1); dst[i] = r = (src[0][i] op0 s0) op1 r.          nsrc=1
+ *  TENSOR_SCALAR_REDUCE dst = src[0] op0 s0 (REV0 swaps); reduce_op over the
+ *                row folded into the DVE accumulator per reduce_cmd
+ *                (load_reduce starts from s1 = reduce_init); dst2 =
+ *                reduce_res [P,1] (optional), negated with NEGATE.    nsrc=1
+ *  SEQUENCE_BOUNDS dst [P,2,N]: start and end of the run of equal ids of
+ *                src[0] [P,N] each element lies in (id 0: N and -1). nsrc=1
+ *  NONZERO_WITH_COUNT dst [P,N+1] int32: indices + pat_offset of the nonzero
+ *                elements of src[0] [P,N], `value` padding, count; only
+ *                partitions 0, 16, ... 112.                          nsrc=1
+ *  TOPK          dst = val_dst [P,K] bf16, dst2 = idx_dst [P,K] uint32: the
+ *                K largest of each 16-partition snake of num_valid (n)
+ *                elements of src[0], ascending.                      nsrc=1
  *  MAX8          dst [P,8] = the 8 largest of src[0] per partition,
  *                descending.                                        nsrc=1
  *  FIND_INDEX8   dst [P,8] uint32 = index in src[0] of the first match

@@ -39,12 +39,13 @@ static int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
 const char *enc_operand_name(tir_opkind_t kind, int slot)
 {
     switch (slot) {
-    case -1: return "dst";
+    case -1: return kind == TIR_TOPK ? "val_dst" : "dst";
     case -2:
         switch (kind) {
         case TIR_ACTIVATION: case TIR_ACTIVATE2: case TIR_RANGE_SELECT:
-        case TIR_SELECT_REDUCE: return "reduce_res";
+        case TIR_SELECT_REDUCE: case TIR_TENSOR_SCALAR_REDUCE: return "reduce_res";
         case TIR_MATCH_REPLACE8: return "dst_idx";
+        case TIR_TOPK: return "idx_dst";
         case TIR_QUANTIZE_MX: return "scale";
         default: return "dst2";
         }
@@ -55,7 +56,8 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
         switch (kind) {
         case TIR_ACTIVATION: return "scale";
         case TIR_ACTIVATE2: return "imm0";
-        case TIR_TENSOR_SCALAR: return "operand0";
+        case TIR_TENSOR_SCALAR: case TIR_TENSOR_SCALAR_REDUCE: return "operand0";
+        case TIR_TENSOR_SCALAR_CUMULATIVE: return "imm0";
         case TIR_SCALAR_TENSOR_TENSOR: return "scalar";
         case TIR_TENSOR_TENSOR_SCAN: return "initial";
         case TIR_DROPOUT: return "prob";
@@ -65,6 +67,8 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
         switch (kind) {
         case TIR_ACTIVATE2: return "imm1";
         case TIR_TENSOR_SCALAR: return "operand1";
+        case TIR_TENSOR_SCALAR_CUMULATIVE: return "imm1";
+        case TIR_TENSOR_SCALAR_REDUCE: return "reduce_init";
         default: return "s1";
         }
     default: break;
@@ -87,7 +91,8 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case TIR_SELECT_REDUCE: return slot == 0 ? "predicate" : "on_true";
     case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
     case TIR_SELECT: return slot == 0 ? "pred" : slot == 1 ? "on_true" : "on_false";
-    case TIR_CORE_BARRIER: return "data";
+    case TIR_CORE_BARRIER: case TIR_TENSOR_SCALAR_REDUCE: return "data";
+    case TIR_SEQUENCE_BOUNDS: return "segment_ids";
     default: return "src";
     }
 }
@@ -260,7 +265,10 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
     case TIR_BN_AGGR: case TIR_RANGE_SELECT: case TIR_SELECT_REDUCE:
+    case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE:
         return M(DVE);
+    case TIR_SEQUENCE_BOUNDS: case TIR_NONZERO_WITH_COUNT: case TIR_TOPK:
+        return M(POOL);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
         return M(PE) | M(ACT) | M(POOL) | M(DVE) | M(SP);
     case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
@@ -1125,6 +1133,9 @@ static int check_compute(const vctx_t *v)
         return check_local_gather(v);
     case TIR_GATHER_FLATTENED:
         return check_gather_flattened(v);
+    case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE: case TIR_SEQUENCE_BOUNDS:
+    case TIR_NONZERO_WITH_COUNT: case TIR_TOPK:
+        return enc_validate_seq(v->k, op, v->err);
     default:
         return check_misc(v);
     }

@@ -207,5 +207,7 @@ const sim_opimpl_t *sim_dve_impl(isa_op_t op);
 const sim_opimpl_t *sim_dve_bn_impl(isa_op_t op);   /* dve_bn.c */
 const sim_opimpl_t *sim_dve_sel_impl(isa_op_t op);  /* dve_sel.c */
 const sim_opimpl_t *sim_pool_impl(isa_op_t op);
+const sim_opimpl_t *sim_dve_tsacc_impl(isa_op_t op);  /* dve_tsacc.c */
+const sim_opimpl_t *sim_pool_seq_impl(isa_op_t op);   /* pool_seq.c */
 
 #endif
