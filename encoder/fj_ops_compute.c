@@ -343,14 +343,20 @@ static int h_copy_predicated(jx_t *j, const cJSON *o, const char *path, tir_op_t
         fj_get_ap(j, o, path, "predicate", true, &op->src[0]) ||
         fj_get_bool(j, o, path, "reverse_pred", &rev))
         return -1;
-    if (rev)
-        return fj_jfail(j, path, "reverse_pred", "not supported (CopyPredicated copies where the "
-                        "predicate is non-zero; invert the predicate first)");
-    const cJSON *f = fj_field(o, "src");
-    if (f && cJSON_IsNumber(f))
-        return fj_jfail(j, path, "src", "a number src is not supported (memset a tile first)");
-    if (fj_get_ap(j, o, path, "src", true, &op->src[1]))
+    tir_scalar_t s;
+    if (!fj_field(o, "src"))
+        return fj_jfail(j, path, "src", "missing");
+    if (fj_get_scalar(j, o, path, "src", &s, 0))
         return -1;
+    if (s.is_ap) {
+        op->src[1] = s.ap;
+    } else {
+        op->src[1] = op->dst;   /* placeholder, not read */
+        op->value = s.imm;
+        op->flags |= TIR_F_SRC_IMM;
+    }
+    if (rev)
+        op->flags |= TIR_F_REV0;
     op->src[2] = op->dst;
     op->nsrc = 3;
     return 1;

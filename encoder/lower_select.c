@@ -215,16 +215,21 @@ static int lower_select_op(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
     isa_fmt_CPRED_t *f = &in.isa.f.CPRED;
+    bool imm = (op->flags & TIR_F_SRC_IMM) != 0;
     if (lw_tap(c, &in, &op->src[0], false, "pred", &f->pred) ||
-        lw_tap(c, &in, &op->src[1], false, "on_true", &f->in) ||
+        (!imm && lw_tap(c, &in, &op->src[1], false, "on_true", &f->in)) ||
         lw_tap(c, &in, &op->dst, true, "dst", &f->out))
         return -1;
     bir_access_t keep = in.acc[in.nacc - 1];
     keep.write = false;
     bir_inst_access(&in, &keep);
     if (lw_same_partitions(c, "select", &f->pred, &f->out) ||
-        lw_same_partitions(c, "select", &f->in, &f->out))
+        (!imm && lw_same_partitions(c, "select", &f->in, &f->out)))
         return -1;
+    f->rev_pred = (op->flags & TIR_F_REV0) != 0;
+    f->in_is_imm = imm;
+    if (imm)
+        f->imm = (float)lw_clip_scalar(op->value, lw_tensor(c, &op->dst)->dtype);
     return lw_emit(c, &in);
 }
 

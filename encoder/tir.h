@@ -102,6 +102,9 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * replaces it by TIR_F_ACCUMULATE or nothing (encoder/builder_acc.c), so the
  * tile IR never carries it. */
 #define TIR_F_ACC_AUTO     (1u << 12)
+/* SELECT (NKI tensor_copy_predicated with a number src): on_true is the
+ * immediate `value`; src[1] is a placeholder (= dst) and is not read. */
+#define TIR_F_SRC_IMM      (1u << 20)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
@@ -204,8 +207,9 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *  MATCH_REPLACE8 dst = src[0] with the first match of each value of
  *                src[1] [P,8] replaced by `value`; dst2 = the indices
  *                (dst_idx, fused form) or tensor -1.                 nsrc=2
- *  SELECT        dst = src[0] (pred) != 0 ? src[1] : (src[2] if
- *                nsrc == 3, else the immediate `fill`).
+ *  SELECT        dst = src[0] (pred) != 0 (inverted by TIR_F_REV0) ?
+ *                src[1] (the immediate `value` with TIR_F_SRC_IMM) :
+ *                (src[2] if nsrc == 3, else the immediate `fill`).
  *  DROPOUT       dst = src[0] with elements zeroed with probability s0
  *                (imm or [P,1]); prob mirrors s0.imm.               nsrc=1
  *  QUANTIZE_MX   dst (fp8) = quantized src[0]; dst2 = scales (uint8).
