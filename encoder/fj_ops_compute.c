@@ -444,35 +444,6 @@ static int h_reciprocal(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
-/* NKI exponential(dst, src, max_value, reduce_res, reduce_cmd, reduce_init):
- * exp(src - max_value), optionally summed into reduce_res -- activate2 with
- * op0 = subtract max_value, func = exp, reduce_op = add.  reduce_init must
- * be 0 (load_reduce is the only command that reads it, and it reads
- * reduce_res itself here). */
-static int h_exponential(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
-{
-    double init;
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_scalar(j, o, path, "max_value", &op->s0, 0) ||
-        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
-        fj_get_num(j, o, path, "reduce_init", &init, 0))
-        return -1;
-    if (init != 0)
-        return fj_jfail(j, path, "reduce_init", "%g: only 0 is supported", init);
-    if (op->s0.is_ap)
-        return fj_jfail(j, path, "max_value", "a tile max_value is not supported (the activation "
-                        "engine's activate2 takes an immediate); subtract it with tensor_scalar "
-                        "first");
-    op->nsrc = 1;
-    op->op0 = ISA_ALU_SUBTRACT;
-    op->op1 = ISA_ALU_BYPASS;
-    op->func = ISA_ACTFN_EXP;
-    bool red = op->dst2.tensor >= 0;
-    op->reduce_op = red ? ISA_ALU_ADD : ISA_ALU_BYPASS;
-    return fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
-                       red ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE) ? -1 : 1;
-}
-
 static int h_dropout(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
@@ -560,7 +531,6 @@ const fj_opdef_t fj_ops_compute[] = {
     {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", NULL}},
     {"tensor_copy_predicated", TIR_SELECT, h_copy_predicated, {F_COMMON, "dst", "src", "predicate", "reverse_pred", NULL}},
     {"reciprocal", TIR_TENSOR_SCALAR, h_reciprocal, {F_COMMON, "dst", "data", NULL}},
-    {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
     {"bn_stats", TIR_BN_STATS, h_dst_data, {F_COMMON, "dst", "data", NULL}},
     {"bn_aggr", TIR_BN_AGGR, h_dst_data, {F_COMMON, "dst", "data", NULL}},
     {"select_reduce", TIR_SELECT_REDUCE, h_select_reduce, {F_COMMON, "dst", "predicate", "on_true", "on_false", "reduce_res", "reduce_cmd", "reduce_op", "reverse_pred", NULL}},

@@ -117,7 +117,31 @@ static int h_topk(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* NKI exponential(dst, src, max_value=0.0, reduce_res=None,
+ * reduce_cmd=idle, reduce_init=0.0) on the Vector engine.  As for
+ * activation, a reduce_res given with the default reduce_cmd means
+ * reset_reduce. */
+static int h_exponential(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
+        fj_get_scalar(j, o, path, "max_value", &op->s0, 0) ||
+        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
+        fj_get_scalar(j, o, path, "reduce_init", &op->s1, 0) ||
+        fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
+                    op->dst2.tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
+        return -1;
+    if (op->reduce_cmd != ISA_REDCMD_LOAD_REDUCE && (op->s1.is_ap || op->s1.imm != 0))
+        return fj_jfail(j, path, "reduce_init", "only with reduce_cmd load_reduce (else unset "
+                        "or 0)");
+    op->op0 = ISA_ALU_SUBTRACT;
+    op->op1 = ISA_ALU_ADD;
+    op->nsrc = 1;
+    return 1;
+}
+
 const fj_opdef_t fj_ops_seq[] = {
+    {"exponential", TIR_EXPONENTIAL, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
     {"tensor_scalar_cumulative", TIR_TENSOR_SCALAR_CUMULATIVE, h_ts_cumulative, {F_COMMON, "dst", "src", "op0", "op1", "imm0", "imm1", "reduce_cmd", NULL}},
     {"tensor_scalar_reduce", TIR_TENSOR_SCALAR_REDUCE, h_ts_reduce, {F_COMMON, "dst", "data", "op0", "operand0", "reduce_op", "reduce_res", "reverse0", "reduce_cmd", "reduce_init", "reduce_res_negate", NULL}},
     {"sequence_bounds", TIR_SEQUENCE_BOUNDS, h_sequence_bounds, {F_COMMON, "dst", "segment_ids", NULL}},

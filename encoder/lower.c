@@ -46,6 +46,7 @@ static const lower_entry_t lower_table[] = {
     {"noop", lower_noop},
     {"tensor_scalar_cumulative", lower_seq}, {"tensor_scalar_reduce", lower_seq},
     {"sequence_bounds", lower_seq}, {"nonzero_with_count", lower_seq}, {"topk", lower_seq},
+    {"exponential", lower_seq},
 };
 
 static lower_fn find_lowering(const char *name)

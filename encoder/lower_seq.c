@@ -5,28 +5,34 @@
  *   sequence_bounds          -> GetSequenceBounds (Pool)
  *   nonzero_with_count       -> NonzeroWithCount (Pool)
  *   topk                     -> TopK (Pool)
+ *   exponential              -> Exponential (DVE)
  *
  * Semantics: docs/semantics.md; validation: validate_seq.c. */
+#include "builder.h"
 #include "lower.h"
 
-/* both tensor-scalar accumulator ops: format TSACC */
-static int lower_ts_acc(lower_ctx_t *c, bool cumulative)
+/* the tensor-scalar accumulator ops (format TSACC): tensor_scalar_cumulative,
+ * tensor_scalar_reduce, exponential */
+static int lower_ts_acc(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
+    bool cumulative = op->kind == TIR_TENSOR_SCALAR_CUMULATIVE;
     bir_inst_t in;
     if (cumulative)
         lw_inst(c, &in, BIR_TS_CUMULATIVE, ISA_OP_TENSOR_SCALAR_CUMULATIVE);
+    else if (op->kind == TIR_EXPONENTIAL)
+        lw_inst(c, &in, BIR_EXPONENTIAL, ISA_OP_EXPONENTIAL);
     else
         lw_inst(c, &in, BIR_TS_REDUCE, ISA_OP_TENSOR_SCALAR_REDUCE);
     isa_fmt_TSACC_t *f = &in.isa.f.TSACC;
     const char *what = tir_op_name(op->kind);
-    if (lw_tap(c, &in, &op->src[0], false, cumulative ? "src" : "data", &f->in) ||
+    if (lw_tap(c, &in, &op->src[0], false, enc_operand_name(op->kind, 0), &f->in) ||
         lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
         lw_same_partitions(c, what, &f->in, &f->out) ||
-        lw_scalar(c, &in, &op->s0, cumulative ? "imm0" : "operand0", &f->s0, &f->s0_is_ptr))
+        lw_scalar(c, &in, &op->s0, enc_operand_name(op->kind, 100), &f->s0, &f->s0_is_ptr))
         return -1;
     bool load = op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE;
-    if (load && lw_scalar(c, &in, &op->s1, cumulative ? "imm1" : "reduce_init", &f->s1,
+    if (load && lw_scalar(c, &in, &op->s1, enc_operand_name(op->kind, 101), &f->s1,
                           &f->s1_is_ptr))
         return -1;
     f->red_out.space = ISA_SPACE_NONE;
@@ -34,7 +40,7 @@ static int lower_ts_acc(lower_ctx_t *c, bool cumulative)
         lw_ptr(c, &in, &op->dst2, true, "reduce_res", &f->red_out))
         return -1;
     f->op0 = (uint32_t)op->op0;
-    f->op1 = (uint32_t)(cumulative ? op->op1 : op->reduce_op);
+    f->op1 = (uint32_t)(op->kind == TIR_TENSOR_SCALAR_REDUCE ? op->reduce_op : op->op1);
     f->red_cmd = (uint32_t)op->reduce_cmd;
     f->rev0 = (op->flags & TIR_F_REV0) != 0;
     f->negate = (op->flags & TIR_F_NEGATE) != 0;
@@ -94,8 +100,8 @@ static int lower_topk(lower_ctx_t *c)
 int lower_seq(lower_ctx_t *c)
 {
     switch (c->op->kind) {
-    case TIR_TENSOR_SCALAR_CUMULATIVE: return lower_ts_acc(c, true);
-    case TIR_TENSOR_SCALAR_REDUCE: return lower_ts_acc(c, false);
+    case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE:
+    case TIR_EXPONENTIAL: return lower_ts_acc(c);
     case TIR_SEQUENCE_BOUNDS: return lower_sequence_bounds(c);
     case TIR_NONZERO_WITH_COUNT: return lower_nonzero(c);
     case TIR_TOPK: return lower_topk(c);

@@ -17,7 +17,7 @@ const char *tir_op_name(tir_opkind_t k)
         "quantize_mx", "core_barrier", "sendrecv", "bn_stats", "bn_aggr", "all_reduce",
         "all_gather", "reduce_scatter", "all_to_all", "collective_permute", "rank_id", "noop",
         "range_select", "select_reduce", "tensor_scalar_cumulative", "tensor_scalar_reduce",
-        "sequence_bounds", "nonzero_with_count", "topk",
+        "sequence_bounds", "nonzero_with_count", "topk", "exponential",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }

@@ -74,7 +74,7 @@ typedef struct {
     X(ALL_REDUCE) X(ALL_GATHER) X(REDUCE_SCATTER) X(ALL_TO_ALL) X(COLLECTIVE_PERMUTE) X(RANK_ID) \
     X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
     X(TENSOR_SCALAR_CUMULATIVE) X(TENSOR_SCALAR_REDUCE) X(SEQUENCE_BOUNDS) \
-    X(NONZERO_WITH_COUNT) X(TOPK)
+    X(NONZERO_WITH_COUNT) X(TOPK) X(EXPONENTIAL)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -200,6 +200,10 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *  TOPK          dst = val_dst [P,K] bf16, dst2 = idx_dst [P,K] uint32: the
  *                K largest of each 16-partition snake of num_valid (n)
  *                elements of src[0], ascending.                      nsrc=1
+ *  EXPONENTIAL   dst = exp(src[0] - s0) (s0 = max_value, imm or [P,1]);
+ *                reduce_cmd != idle: the DVE accumulator (reset_reduce: 0,
+ *                load_reduce: s1 = reduce_init) += each dst element;
+ *                dst2 = reduce_res [P,1] (optional).                 nsrc=1
  *  MAX8          dst [P,8] = the 8 largest of src[0] per partition,
  *                descending.                                        nsrc=1
  *  FIND_INDEX8   dst [P,8] uint32 = index in src[0] of the first match

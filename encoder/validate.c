@@ -43,7 +43,8 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case -2:
         switch (kind) {
         case TIR_ACTIVATION: case TIR_ACTIVATE2: case TIR_RANGE_SELECT:
-        case TIR_SELECT_REDUCE: case TIR_TENSOR_SCALAR_REDUCE: return "reduce_res";
+        case TIR_SELECT_REDUCE: case TIR_TENSOR_SCALAR_REDUCE: case TIR_EXPONENTIAL:
+            return "reduce_res";
         case TIR_MATCH_REPLACE8: return "dst_idx";
         case TIR_TOPK: return "idx_dst";
         case TIR_QUANTIZE_MX: return "scale";
@@ -58,6 +59,7 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
         case TIR_ACTIVATE2: return "imm0";
         case TIR_TENSOR_SCALAR: case TIR_TENSOR_SCALAR_REDUCE: return "operand0";
         case TIR_TENSOR_SCALAR_CUMULATIVE: return "imm0";
+        case TIR_EXPONENTIAL: return "max_value";
         case TIR_SCALAR_TENSOR_TENSOR: return "scalar";
         case TIR_TENSOR_TENSOR_SCAN: return "initial";
         case TIR_DROPOUT: return "prob";
@@ -68,7 +70,7 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
         case TIR_ACTIVATE2: return "imm1";
         case TIR_TENSOR_SCALAR: return "operand1";
         case TIR_TENSOR_SCALAR_CUMULATIVE: return "imm1";
-        case TIR_TENSOR_SCALAR_REDUCE: return "reduce_init";
+        case TIR_TENSOR_SCALAR_REDUCE: case TIR_EXPONENTIAL: return "reduce_init";
         default: return "s1";
         }
     default: break;
@@ -265,7 +267,7 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
     case TIR_BN_AGGR: case TIR_RANGE_SELECT: case TIR_SELECT_REDUCE:
-    case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE:
+    case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE: case TIR_EXPONENTIAL:
         return M(DVE);
     case TIR_SEQUENCE_BOUNDS: case TIR_NONZERO_WITH_COUNT: case TIR_TOPK:
         return M(POOL);
@@ -1134,7 +1136,7 @@ static int check_compute(const vctx_t *v)
     case TIR_GATHER_FLATTENED:
         return check_gather_flattened(v);
     case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE: case TIR_SEQUENCE_BOUNDS:
-    case TIR_NONZERO_WITH_COUNT: case TIR_TOPK:
+    case TIR_NONZERO_WITH_COUNT: case TIR_TOPK: case TIR_EXPONENTIAL:
         return enc_validate_seq(v->k, op, v->err);
     default:
         return check_misc(v);

@@ -238,6 +238,27 @@ static int check_topk(const sctx_t *s)
     return 0;
 }
 
+static int check_exponential(const sctx_t *s)
+{
+    const tir_op_t *op = s->op;
+    int c = op->reduce_cmd;
+    if (c == ISA_REDCMD_RESET || !isa_enum_name(ISA_FT_REDCMD, (unsigned)c))
+        return sfail(s, "reduce_cmd", "%d (idle, reset_reduce, reduce or load_reduce)", c);
+    if (shape_is(s, &op->dst, "dst", &op->src[0], nfree(&op->src[0])) ||
+        scalar_ok(s, &op->s0, "max_value", &op->src[0]) ||
+        scalar_ok(s, &op->s1, "reduce_init", &op->src[0]))
+        return -1;
+    if (dt(s, &op->dst) == ISA_DT_UINT32)
+        return sfail(s, "dst", "dtype uint32 is not an exponential output");
+    if (op->dst2.tensor >= 0) {
+        if (shape_is(s, &op->dst2, "reduce_res", &op->src[0], 1))
+            return -1;
+        if (isa_dtype_kind(dt(s, &op->dst2)) != ISA_DK_F)
+            return sfail(s, "reduce_res", "dtype %s (a float dtype)", dname(dt(s, &op->dst2)));
+    }
+    return 0;
+}
+
 int enc_validate_seq(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err)
 {
     sctx_t s = {k, op, err};
@@ -247,6 +268,7 @@ int enc_validate_seq(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err)
     case TIR_SEQUENCE_BOUNDS: return check_sequence_bounds(&s);
     case TIR_NONZERO_WITH_COUNT: return check_nonzero(&s);
     case TIR_TOPK: return check_topk(&s);
+    case TIR_EXPONENTIAL: return check_exponential(&s);
     default: return 0;
     }
 }

@@ -170,8 +170,8 @@ static void test_names_and_unary(void **state)
                " 'reverse_pred': true}",
                "field 'src'", "missing");
     fails_with(T("t", "[128, 512]", "float32") T("m", "[128, 1]", "float32")
-               "{'op': 'exponential', 'dst': 't', 'src': 't', 'max_value': 'm'}",
-               "field 'max_value'", "immediate");
+               "{'op': 'exponential', 'dst': 't', 'src': 't', 'max_value': 'm', 'reduce_init': 1}",
+               "field 'reduce_init'", "load_reduce");
     fails_with(T("t", "[128, 512]", "float32")
                "{'op': 'reciprocal', 'dst': 't', 'src': 't'}", "field 'src'", "unknown field");
     fails_with(T("t", "[128, 600]", "float32") T("s", "[128, 6]", "float32")

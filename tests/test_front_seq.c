@@ -95,6 +95,17 @@ static const bad_t bad[] = {
      "'operand0': 1, 'reduce_op': 'add', 'reduce_res': 'ci'}", "field 'reduce_res'", "float"},
     {"{'op': 'nisa.tensor_scalar_reduce', 'dst': 'y', 'src': 'x', 'op0': 'add', "
      "'operand0': 1, 'reduce_op': 'add'}", "'src'", NULL},
+    /* exponential (Vector engine) */
+    {"{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'engine': 'act'}", "field 'engine'",
+     NULL},
+    {"{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'reduce_cmd': 'reset'}",
+     "field 'reduce_cmd'", "idle, reset_reduce"},
+    {"{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'reduce_init': 'c'}",
+     "field 'reduce_init'", "load_reduce"},
+    {"{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'max_value': 'r'}", "field 'max_value'",
+     "[16, 1]"},
+    {"{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'reduce_res': 'ci'}",
+     "field 'reduce_res'", "float"},
     /* sequence_bounds */
     {"{'op': 'nisa.sequence_bounds', 'dst': 'b'}", "field 'segment_ids'", "missing"},
     {"{'op': 'nisa.sequence_bounds', 'dst': 'bh', 'segment_ids': 'ids'}", "field 'dst'",
@@ -154,6 +165,8 @@ static void test_defaults(void **state)
         "{'op': 'nisa.tensor_scalar_reduce', 'dst': 'y', 'data': 'x', 'op0': 'rsqrt', "
         "'reduce_op': 'min', 'reduce_res': 'c'}",
         "{'op': 'nisa.sequence_bounds', 'dst': 'b', 'segment_ids': 'ids'}",
+        "{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'max_value': 'c', "
+        "'reduce_cmd': 'load_reduce', 'reduce_init': 'c', 'reduce_res': 'c'}",
         "{'op': 'nisa.nonzero_with_count', 'dst': 'nz', 'src': 'x'}",
         "{'op': 'nisa.topk', 'val_dst': 'v', 'idx_dst': 'iv', 'src': 's', 'n': 48}",
     };

@@ -162,7 +162,7 @@ def test_new_op_limits_name_the_line():
     def k(a):
         out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
         t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
-        m = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.sbuf)
+        m = nl.ndarray((128, 2), dtype=a.dtype, buffer=nl.sbuf)
         nisa.exponential(dst=t, src=t, max_value=m)
         return out
     with pytest.raises(tpbsim.TpbError, match="max_value") as e:
