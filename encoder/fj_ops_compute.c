@@ -101,6 +101,15 @@ static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
+    bool r0, r1;
+    double relu;
+    if (fj_get_bool(j, o, path, "reverse0", &r0) || fj_get_bool(j, o, path, "reverse1", &r1) ||
+        fj_get_num(j, o, path, "relu_param", &relu, 0))
+        return -1;
+    if (relu != 0)
+        return fj_jfail(j, path, "relu_param", "%g: only 0 (no activation function here takes "
+                        "a parameter; NKI's prelu is not in the function table)", relu);
+    op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
         fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, ISA_ALU_BYPASS) ||
         fj_get_scalar(j, o, path, "imm0", &op->s0, 0) ||
@@ -511,7 +520,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"matmul_sparse", TIR_MATMUL_SPARSE, h_matmul, {F_COMMON, "dst", "stationary", "moving", "tags", "compress_ratio", "accumulate", "tile_position", "tile_size", NULL}},
     {"transpose", TIR_TRANSPOSE, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"activation", TIR_ACTIVATION, h_activation, {F_COMMON, "dst", "src", "func", "scale", "bias", "reduce_op", "reduce_res", "reduce_cmd", "accumulate", NULL}},
-    {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", NULL}},
+    {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", "reverse0", "reverse1", "relu_param", NULL}},
     {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
     {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", NULL}},
     {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},

@@ -100,6 +100,8 @@ static int lower_activate2(lower_ctx_t *c)
     memcpy(&f->imm1, &bits, 4);
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
+    f->rev0 = (op->flags & TIR_F_REV0) != 0;
+    f->rev1 = (op->flags & TIR_F_REV1) != 0;
     f->func = (uint32_t)op->func;
     if (bind_bias(c, &in, &f->bias) ||
         bind_reduce(c, &in, &f->red_op, &f->red_cmd, &f->red_out))

@@ -759,6 +759,10 @@ static int check_activation(const vctx_t *v)
     if (op->kind == TIR_ACTIVATE2) {
         if (check_alu(v, op->op0, "op0", true) || check_alu(v, op->op1, "op1", true))
             return -1;
+        if ((op->flags & TIR_F_REV0) && op->op0 == ISA_ALU_BYPASS)
+            return vfail(v, "reverse0", "requires op0 to be set");
+        if ((op->flags & TIR_F_REV1) && op->op1 == ISA_ALU_BYPASS)
+            return vfail(v, "reverse1", "requires op1 to be set");
         if (per_partition_scalar(v, &op->s1, 101, &op->src[0]))
             return -1;
     }

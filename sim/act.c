@@ -71,7 +71,16 @@ typedef struct {
     bool scale_is_ptr;
     uint32_t scale_bits;
     bool imm_is_ptr[2];    /* Activate2: imm0/imm1 are [P,1] pointers (bits) */
+    bool rev0, rev1;       /* Activate2: imm0 op0 x / imm1 op1 t */
 } act_args_t;
+
+/* Activate2's pre-ops on one value: (x op0 imm0) op1 imm1, each operand
+ * pair swapped by rev0/rev1 */
+static float act2_pre(const act_args_t *a, float x)
+{
+    float t = a->rev0 ? sim_alu_f(a->op0, a->imm0, x) : sim_alu_f(a->op0, x, a->imm0);
+    return a->rev1 ? sim_alu_f(a->op1, a->imm1, t) : sim_alu_f(a->op1, t, a->imm1);
+}
 
 static int check_reduce(sim_exec_ctx_t *ctx, const act_args_t *a)
 {
@@ -126,8 +135,8 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     float x[SIM_ROW_MAX];
     sim_row_load(x, &s->o[0], p, i, n);
     if (a->act2) {
-        sim_row_alu_s(a->op0, x, x, a->imm0, false, n);
-        sim_row_alu_s(a->op1, x, x, a->imm1, false, n);
+        sim_row_alu_s(a->op0, x, x, a->imm0, a->rev0, n);
+        sim_row_alu_s(a->op1, x, x, a->imm1, a->rev1, n);
     } else
         for (uint32_t k = 0; k < n; k++)
             x[k] = x[k] * s->scale;
@@ -213,8 +222,7 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
             } else
             for (uint32_t i = 0; i < o[0].nfree; i++) {
                 float x = num_load_f32(sim_el(&o[0], p, i), o[0].dtype);
-                float z = a->act2 ? sim_alu_f(a->op1, sim_alu_f(a->op0, x, a->imm0), a->imm1)
-                                  : x * scale;
+                float z = a->act2 ? act2_pre(a, x) : x * scale;
                 float y = sim_actfn(a->func, z + bias);
                 uint8_t *dst = sim_el(&o[1], p, i);
                 if (a->acc_out)
@@ -242,7 +250,7 @@ static act_args_t act_args(const isa_fmt_ACT_t *f, bool acc_out)
 {
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
                      acc_out, false, 0, 0, 0.0f, 0.0f, f->scale_is_ptr != 0, f32_bits(f->scale),
-                     {false, false} };
+                     {false, false}, false, false };
     return a;
 }
 
@@ -263,7 +271,9 @@ static int exec_activate2(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_ACT2_t *f = &d->inst.f.ACT2;
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
                      false, true, f->op0, f->op1, f->imm0, f->imm1, false, f32_bits(1.0f),
-                     {f->imm0_is_ptr != 0, f->imm1_is_ptr != 0} };
+                     {f->imm0_is_ptr != 0, f->imm1_is_ptr != 0}, f->rev0 != 0, f->rev1 != 0 };
+    if ((a.rev0 && a.op0 == ISA_ALU_BYPASS) || (a.rev1 && a.op1 == ISA_ALU_BYPASS))
+        return sim_fail(ctx, "rev0/rev1: a reversed operand needs its op (not bypass)");
     return act_run(ctx, &a);
 }
 

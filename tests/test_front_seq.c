@@ -1,6 +1,6 @@
 /* test_front_seq.c - bad input to the accumulator and sequence op family
- * (encoder/fj_ops_seq.c, validate_seq.c): every error names the op path and
- * the field.  The working forms are pinned by the golden cases
+ * (encoder/fj_ops_seq.c, validate_seq.c) and to activate2's NKI parameters:
+ * every error names the op path and the field.  The working forms are pinned by the golden cases
  * ts_cumulative_scan, ts_reduce_chain, sequence_bounds, nonzero_count and
  * topk_snake. */
 #include <setjmp.h>
@@ -106,6 +106,13 @@ static const bad_t bad[] = {
      "[16, 1]"},
     {"{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'reduce_res': 'ci'}",
      "field 'reduce_res'", "float"},
+    /* activate2's NKI parameters */
+    {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 1, 'imm1': 2, 'op0': 'add', "
+     "'reverse1': true}", "field 'reverse1'", "op1"},
+    {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 1, 'imm1': 2, 'op0': 'add', "
+     "'relu_param': 0.1}", "field 'relu_param'", "prelu"},
+    {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 'r', 'imm1': 2, 'op0': 'add'}",
+     "field 'imm0'", NULL},
     /* sequence_bounds */
     {"{'op': 'nisa.sequence_bounds', 'dst': 'b'}", "field 'segment_ids'", "missing"},
     {"{'op': 'nisa.sequence_bounds', 'dst': 'bh', 'segment_ids': 'ids'}", "field 'dst'",
