@@ -134,6 +134,8 @@ static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     return 1;
 }
 
+static int get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
+
 static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     bool r0, r1;
@@ -152,7 +154,14 @@ static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         return fj_jfail(j, path, "operand1", "missing (op1 is given)");
     op->nsrc = 1;
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
-    return 1;
+    return get_mask(j, o, path, op) ? -1 : 1;
+}
+
+static int h_tensor_copy(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_h_dst_src(j, o, path, op) < 0)
+        return -1;
+    return get_mask(j, o, path, op) ? -1 : 1;
 }
 
 static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
@@ -261,6 +270,33 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     }
     op->pat_ndim = n;
     (void)total;
+    return 0;
+}
+
+/* NKI mask= (kernel format: "mask": {"pattern", "offset", "channel_multiplier",
+ * "cmp_op"}, the affine_select predicate over dst's indices): elements where
+ * it fails are not computed and keep dst.  One affine predicate, carried by
+ * a PredExt on a TensorScalarPtr (DVE or Pool). */
+static int get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    static const char *const fields[] = {"pattern", "offset", "channel_multiplier", "cmp_op",
+                                         NULL};
+    const cJSON *m = fj_field(o, "mask");
+    if (!m)
+        return 0;
+    if (!cJSON_IsObject(m))
+        return fj_jfail(j, path, "mask", "expected {\"pattern\": [[step, count], ...], "
+                        "\"offset\", \"channel_multiplier\", \"cmp_op\"} (one affine "
+                        "predicate over dst's indices), got %s", fj_type_name(m));
+    char mpath[600];
+    snprintf(mpath, sizeof mpath, "%s.mask", path);
+    if (fj_check_fields(j, m, mpath, fields) || get_pattern(j, m, mpath, op) ||
+        fj_get_enum(j, m, mpath, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE))
+        return -1;
+    if (op->engine == ISA_ENG_ACT)
+        return fj_jfail(j, path, "mask", "a masked %s runs on DVE or Pool (the predicate rides "
+                        "on a TensorScalarPtr), not on engine act", tir_op_name(op->kind));
+    op->flags |= TIR_F_MASK;
     return 0;
 }
 
@@ -522,11 +558,11 @@ const fj_opdef_t fj_ops_compute[] = {
     {"activation", TIR_ACTIVATION, h_activation, {F_COMMON, "dst", "src", "func", "scale", "bias", "reduce_op", "reduce_res", "reduce_cmd", "accumulate", NULL}},
     {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", "reverse0", "reverse1", "relu_param", NULL}},
     {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
-    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", NULL}},
+    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "mask", NULL}},
     {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},
     {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", NULL}},
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
-    {"tensor_copy", TIR_TENSOR_COPY, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
+    {"tensor_copy", TIR_TENSOR_COPY, h_tensor_copy, {F_COMMON, "dst", "src", "mask", NULL}},
     {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},
     {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", NULL}},
     {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", NULL}},

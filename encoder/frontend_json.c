@@ -140,6 +140,16 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_o
 {
     if (rename_nki_params(j, o, path, d))
         return -1;
+    if (fj_field(o, "mask")) {   /* NKI mask=: only where one predicate can carry it */
+        bool ok = false;
+        for (int i = 0; d->fields[i]; i++)
+            ok |= !strcmp(d->fields[i], "mask");
+        if (!ok)
+            return fj_jfail(j, path, "mask", "%s cannot take a mask: a mask is one affine "
+                            "predicate on a TensorScalarPtr (tensor_scalar and tensor_copy "
+                            "take one; compute the op into a scratch tile and tensor_copy it "
+                            "with the mask)", d->name);
+    }
     if (fj_check_fields(j, o, path, d->fields))
         return -1;
     tir_op_t op;

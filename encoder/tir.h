@@ -105,6 +105,10 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 /* SELECT (NKI tensor_copy_predicated with a number src): on_true is the
  * immediate `value`; src[1] is a placeholder (= dst) and is not read. */
 #define TIR_F_SRC_IMM      (1u << 20)
+/* TENSOR_SCALAR / TENSOR_COPY with NKI mask=: only the elements where the
+ * affine predicate pat_offset + pat_cm*p + sum pat_step[d]*i_d `cmp` 0
+ * holds (p, i_d: indices in dst) are computed; the others keep dst. */
+#define TIR_F_MASK         (1u << 21)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----

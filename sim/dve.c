@@ -316,7 +316,8 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 if (d->has_pred &&
                     !sim_cmp0(d->pred.cmp, sim_affine_value(d->pred.offset, d->pred.cm, steps,
                                                             p, &o[1].tap, i))) {
-                    sim_val_store(dst, o[1].dtype, fill);
+                    if (!d->pred.keep)   /* keep (NKI mask=): out unchanged */
+                        sim_val_store(dst, o[1].dtype, fill);
                     continue;
                 }
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);

@@ -1,5 +1,6 @@
 /* test_front_seq.c - bad input to the accumulator and sequence op family
- * (encoder/fj_ops_seq.c, validate_seq.c) and to activate2's NKI parameters:
+ * (encoder/fj_ops_seq.c, validate_seq.c), to activate2's NKI parameters and
+ * to NKI mask= (fj_ops_compute.c get_mask, frontend_json.c):
  * every error names the op path and the field.  The working forms are pinned by the golden cases
  * ts_cumulative_scan, ts_reduce_chain, sequence_bounds, nonzero_count and
  * topk_snake. */
@@ -113,6 +114,19 @@ static const bad_t bad[] = {
      "'relu_param': 0.1}", "field 'relu_param'", "prelu"},
     {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 'r', 'imm1': 2, 'op0': 'add'}",
      "field 'imm0'", NULL},
+    /* NKI mask= */
+    {"{'op': 'tensor_tensor', 'dst': 'y', 'in0': 'x', 'in1': 'x', 'operator': 'add', "
+     "'mask': {'pattern': [[1, 32]]}}", "field 'mask'", "tensor_tensor cannot take a mask"},
+    {"{'op': 'tensor_scalar', 'dst': 'y', 'src': 'x', 'op0': 'add', 'operand0': 1, "
+     "'mask': 'i > 3'}", "field 'mask'", "one affine predicate"},
+    {"{'op': 'tensor_scalar', 'dst': 'y', 'src': 'x', 'op0': 'add', 'operand0': 1, "
+     "'mask': {'pattern': [[1, 16]]}}", "field 'pattern'", "does not match dst"},
+    {"{'op': 'tensor_scalar', 'dst': 'y', 'src': 'x', 'op0': 'add', 'operand0': 1, "
+     "'mask': {'pattern': [[1, 32]], 'fill': 0}}", "field 'fill'", NULL},
+    {"{'op': 'tensor_copy', 'dst': 'y', 'src': 'x', 'engine': 'act', "
+     "'mask': {'pattern': [[1, 32]]}}", "field 'mask'", "not on engine act"},
+    {"{'op': 'tensor_copy', 'dst': 'y', 'src': 'x', "
+     "'mask': {'pattern': [[1, 32]], 'cmp_op': 'sometimes'}}", "field 'cmp_op'", NULL},
     /* sequence_bounds */
     {"{'op': 'nisa.sequence_bounds', 'dst': 'b'}", "field 'segment_ids'", "missing"},
     {"{'op': 'nisa.sequence_bounds', 'dst': 'bh', 'segment_ids': 'ids'}", "field 'dst'",
@@ -172,6 +186,8 @@ static void test_defaults(void **state)
         "{'op': 'nisa.tensor_scalar_reduce', 'dst': 'y', 'data': 'x', 'op0': 'rsqrt', "
         "'reduce_op': 'min', 'reduce_res': 'c'}",
         "{'op': 'nisa.sequence_bounds', 'dst': 'b', 'segment_ids': 'ids'}",
+        "{'op': 'tensor_copy', 'dst': 'y', 'src': 'x', 'mask': {'pattern': [[1, 32]], "
+        "'channel_multiplier': -1, 'offset': 4, 'cmp_op': 'less'}}",
         "{'op': 'nisa.exponential', 'dst': 'y', 'src': 'x', 'max_value': 'c', "
         "'reduce_cmd': 'load_reduce', 'reduce_init': 'c', 'reduce_res': 'c'}",
         "{'op': 'nisa.nonzero_with_count', 'dst': 'nz', 'src': 'x'}",
