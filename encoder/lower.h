@@ -96,9 +96,9 @@ typedef struct {
     const isa_fmt_PREDEXT_t *pred;   /* NULL = unpredicated */
 } lw_ts_args_t;
 int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a);
-/* dst as an unmerged tap and the op's pattern (pat_*) as 4 ISA steps, one
- * per free dim of the tap (lower_select.c: iota, affine_select, masks). */
-int lw_pattern_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool write,
-                   isa_tap_t *tap, int32_t steps[4]);
+/* The op's affine pattern (pat_offset, pat_cm, pat_step over dst's
+ * unmerged free dims, cmp) as a PredExt, fill 0 and keep 0
+ * (lower_select.c: affine_select on DVE, NKI masks). */
+int lw_pattern_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p);
 
 #endif

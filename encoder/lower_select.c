@@ -34,8 +34,8 @@ static int lower_memset_to(lower_ctx_t *c, const tir_ap_t *dst, double value, bo
 
 /* dst TAP with one ISA dim per non-unit tile-IR free dim (no merging), and
  * the pattern steps mapped onto those dims. */
-int lw_pattern_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool write,
-                   isa_tap_t *tap, int32_t steps[4])
+static int pattern_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool write,
+                       isa_tap_t *tap, int32_t steps[4])
 {
     unsigned mapped;
     if (lw_tap_axes(c, in, dst, write, write ? "dst" : "src", 0x2Au /* alternate: no merging */,
@@ -73,7 +73,7 @@ static int lower_iota(lower_ctx_t *c)
     lw_inst(c, &in, BIR_IOTA, ISA_OP_IOTA);
     isa_fmt_IOTA_t *f = &in.isa.f.IOTA;
     int32_t st[4];
-    if (lw_pattern_tap(c, &in, &c->op->dst, true, &f->out, st))
+    if (pattern_tap(c, &in, &c->op->dst, true, &f->out, st))
         return -1;
     f->offset = (int32_t)c->op->pat_offset;
     f->cm = (int32_t)c->op->pat_cm;
@@ -81,22 +81,31 @@ static int lower_iota(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
-static int lower_affine_select(lower_ctx_t *c)
+int lw_pattern_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
 {
     const tir_op_t *op = c->op;
     bir_inst_t probe;
     bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
     isa_tap_t tap;
     int32_t st[4];
-    if (lw_pattern_tap(c, &probe, &op->dst, true, &tap, st))
+    if (pattern_tap(c, &probe, &op->dst, true, &tap, st))
         return -1;
+    memset(p, 0, sizeof *p);
+    p->offset = (int32_t)op->pat_offset;
+    p->cm = (int32_t)op->pat_cm;
+    p->cmp = (uint32_t)op->cmp;
+    p->step0 = st[0], p->step1 = st[1], p->step2 = st[2], p->step3 = st[3];
+    return 0;
+}
+
+static int lower_affine_select(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    int32_t st[4];
     if (op->engine == ISA_ENG_DVE) {
         isa_fmt_PREDEXT_t p;
-        memset(&p, 0, sizeof p);
-        p.offset = (int32_t)op->pat_offset;
-        p.cm = (int32_t)op->pat_cm;
-        p.cmp = (uint32_t)op->cmp;
-        p.step0 = st[0], p.step1 = st[1], p.step2 = st[2], p.step3 = st[3];
+        if (lw_pattern_pred(c, &p))
+            return -1;
         p.fill = (float)op->fill;
         tir_scalar_t zero = {false, 0.0, {-1, 0, 0, {0}, {0}}};
         lw_ts_args_t a = {&op->src[0], &op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
@@ -106,7 +115,7 @@ static int lower_affine_select(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_AFFINE_SELECT, ISA_OP_AFFINE_SELECT);
     isa_fmt_AFSEL_t *f = &in.isa.f.AFSEL;
-    if (lw_pattern_tap(c, &in, &op->dst, true, &f->out, st) ||
+    if (pattern_tap(c, &in, &op->dst, true, &f->out, st) ||
         lw_tap_axes(c, &in, &op->src[0], false, "on_true", 0x2Au, &f->in, &(unsigned){0}))
         return -1;
     if (lw_same_partitions(c, "affine_select", &f->in, &f->out))

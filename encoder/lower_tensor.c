@@ -163,18 +163,8 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
 /* NKI mask= as a PredExt that keeps dst where the predicate fails */
 static int mask_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
 {
-    const tir_op_t *op = c->op;
-    bir_inst_t probe;
-    bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
-    isa_tap_t tap;
-    int32_t st[4];
-    if (lw_pattern_tap(c, &probe, &op->dst, true, &tap, st))
+    if (lw_pattern_pred(c, p))
         return -1;
-    memset(p, 0, sizeof *p);
-    p->offset = (int32_t)op->pat_offset;
-    p->cm = (int32_t)op->pat_cm;
-    p->cmp = (uint32_t)op->cmp;
-    p->step0 = st[0], p->step1 = st[1], p->step2 = st[2], p->step3 = st[3];
     p->keep = 1;
     return 0;
 }

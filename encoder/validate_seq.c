@@ -53,6 +53,12 @@ static int64_t nfree(const tir_ap_t *a)
     return n;
 }
 
+static const char *enum_nm(isa_ftype_t t, int v)
+{
+    const char *n = isa_enum_name(t, (unsigned)v);
+    return n ? n : "?";
+}
+
 static const char *dname(unsigned d)
 {
     return isa_dtype_numpy_name(d);
@@ -95,10 +101,7 @@ static bool is_arith(int alu)
 static int arith(const sctx_t *s, int alu, const char *field)
 {
     if (!is_arith(alu))
-        return sfail(s, field, "'%s' is not an arithmetic ALU op",
-                     isa_enum_name(ISA_FT_ALU, (unsigned)alu) ? isa_enum_name(ISA_FT_ALU,
-                                                                              (unsigned)alu)
-                                                             : "?");
+        return sfail(s, field, "'%s' is not an arithmetic ALU op", enum_nm(ISA_FT_ALU, alu));
     return 0;
 }
 
@@ -121,9 +124,7 @@ static int red_cmd_ok(const sctx_t *s)
     int c = s->op->reduce_cmd;
     if (c != ISA_REDCMD_RESET_REDUCE && c != ISA_REDCMD_REDUCE && c != ISA_REDCMD_LOAD_REDUCE)
         return sfail(s, "reduce_cmd", "'%s' (reset_reduce, reduce or load_reduce)",
-                     isa_enum_name(ISA_FT_REDCMD, (unsigned)c) ? isa_enum_name(ISA_FT_REDCMD,
-                                                                              (unsigned)c)
-                                                              : "?");
+                     enum_nm(ISA_FT_REDCMD, c));
     return 0;
 }
 
@@ -149,8 +150,7 @@ static int check_ts_cumulative(const sctx_t *s)
         break;
     default:
         return sfail(s, "op1", "'%s' is not a cumulative op (add, subtract, multiply, max, min)",
-                     isa_enum_name(ISA_FT_ALU, (unsigned)op->op1) ?
-                     isa_enum_name(ISA_FT_ALU, (unsigned)op->op1) : "?");
+                     enum_nm(ISA_FT_ALU, op->op1));
     }
     return check_ts_common(s, "src", "imm0", "imm1");
 }
@@ -163,8 +163,7 @@ static int check_ts_reduce(const sctx_t *s)
         break;
     default:
         return sfail(s, "reduce_op", "'%s' (add, multiply, max or min)",
-                     isa_enum_name(ISA_FT_ALU, (unsigned)op->reduce_op) ?
-                     isa_enum_name(ISA_FT_ALU, (unsigned)op->reduce_op) : "?");
+                     enum_nm(ISA_FT_ALU, op->reduce_op));
     }
     if (isa_alu_is_unary((unsigned)op->op0) && (op->s0.is_ap || op->s0.imm != 0))
         return sfail(s, "operand0", "must be absent or 0 for the unary op '%s'",

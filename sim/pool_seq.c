@@ -12,6 +12,20 @@ static void free_opnds(sim_opnd_t *o, unsigned n)
         sim_opnd_free(&o[k]);
 }
 
+/* Resolve o[0] = in (read) and o[1] = out (written) with out holding
+ * in.nfree * mul + add elements per partition of the same partitions. */
+static int in_out_sized(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
+                        const isa_tap_t *out, uint32_t mul, uint32_t add, const char *why)
+{
+    if (sim_opnd_tap(ctx, &o[0], in, "in", SIM_RD) || sim_opnd_tap(ctx, &o[1], out, "out", SIM_WR))
+        return -1;
+    uint32_t want = o[0].nfree * mul + add;
+    if (o[1].nparts != o[0].nparts || o[1].nfree != want)
+        return sim_fail(ctx, "out: %u x %u elements, expected %u x %u (%s)", o[1].nparts,
+                        o[1].nfree, o[0].nparts, want, why);
+    return 0;
+}
+
 static void store_i(const sim_opnd_t *o, unsigned p, uint32_t i, int64_t v)
 {
     if (isa_dtype_kind(o->dtype) == ISA_DK_F)
@@ -47,14 +61,8 @@ static int exec_sequence_bounds(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     sim_opnd_t o[2];
     sim_opnds_none(o, 2);
     int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
+    if (in_out_sized(ctx, o, &f->in, &f->out, 2, 0, "start and end of each id"))
         goto done;
-    if (o[1].nparts != o[0].nparts || o[1].nfree != 2 * o[0].nfree) {
-        sim_fail(ctx, "out: %u x %u elements, expected %u x %u (start and end of each id)",
-                 o[1].nparts, o[1].nfree, o[0].nparts, 2 * o[0].nfree);
-        goto done;
-    }
     if (!ctx->timing_only)
         seqb_rows(&o[0], &o[1]);
     sim_opnd_mark(&o[1]);
@@ -88,14 +96,8 @@ static int exec_nonzero(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     sim_opnd_t o[2];
     sim_opnds_none(o, 2);
     int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
+    if (in_out_sized(ctx, o, &f->in, &f->out, 1, 1, "one more than in"))
         goto done;
-    if (o[1].nparts != o[0].nparts || o[1].nfree != o[0].nfree + 1) {
-        sim_fail(ctx, "out: %u x %u elements, expected %u x %u (one more than in)",
-                 o[1].nparts, o[1].nfree, o[0].nparts, o[0].nfree + 1);
-        goto done;
-    }
     if (o[1].dtype != ISA_DT_INT32) {
         sim_fail(ctx, "out: dtype %s (int32)", isa_dtype_numpy_name(o[1].dtype));
         goto done;
