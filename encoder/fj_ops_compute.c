@@ -102,13 +102,15 @@ static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     bool r0, r1;
-    double relu;
+    tir_scalar_t relu;
     if (fj_get_bool(j, o, path, "reverse0", &r0) || fj_get_bool(j, o, path, "reverse1", &r1) ||
-        fj_get_num(j, o, path, "relu_param", &relu, 0))
+        fj_get_scalar(j, o, path, "relu_param", &relu, 0))
         return -1;
-    if (relu != 0)
-        return fj_jfail(j, path, "relu_param", "%g: only 0 (no activation function here takes "
-                        "a parameter; NKI's prelu is not in the function table)", relu);
+    /* relu_param (prelu's slope): a [P,1] tile in src[1], or the number in value */
+    if (relu.is_ap)
+        op->src[1] = relu.ap;
+    else
+        op->value = relu.imm;
     op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
         fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, ISA_ALU_BYPASS) ||

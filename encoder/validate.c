@@ -89,6 +89,7 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case TIR_LOCAL_GATHER: return "src_buffer";
     case TIR_GATHER_FLATTENED: case TIR_BN_STATS: case TIR_BN_AGGR: return "data";
     case TIR_AFFINE_SELECT: return "on_true";
+    case TIR_ACTIVATE2: return slot == 1 ? "relu_param" : "src";
     case TIR_RANGE_SELECT: return slot == 0 ? "on_true_tile" : slot == 1 ? "bound0" : "bound1";
     case TIR_SELECT_REDUCE: return slot == 0 ? "predicate" : "on_true";
     case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
@@ -759,6 +760,14 @@ static int check_activation(const vctx_t *v)
     if (op->kind == TIR_ACTIVATE2) {
         if (check_alu(v, op->op0, "op0", true) || check_alu(v, op->op1, "op1", true))
             return -1;
+        if (op->src[1].tensor >= 0 &&
+            (pp_ap(v, &op->src[1], 1, &op->src[0]) ||
+             (tens(v, &op->src[1])->dtype != ISA_DT_FP32 &&
+              vfail(v, "relu_param", "dtype %s (a tile relu_param is float32)",
+                    isa_dtype_numpy_name(tens(v, &op->src[1])->dtype)))))
+            return -1;
+        if (op->src[1].tensor < 0 && !isfinite(op->value))
+            return vfail(v, "relu_param", "%g is not finite", op->value);
         if ((op->flags & TIR_F_REV0) && op->op0 == ISA_ALU_BYPASS)
             return vfail(v, "reverse0", "requires op0 to be set");
         if ((op->flags & TIR_F_REV1) && op->op1 == ISA_ALU_BYPASS)

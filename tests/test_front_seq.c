@@ -111,7 +111,9 @@ static const bad_t bad[] = {
     {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 1, 'imm1': 2, 'op0': 'add', "
      "'reverse1': true}", "field 'reverse1'", "op1"},
     {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 1, 'imm1': 2, 'op0': 'add', "
-     "'relu_param': 0.1}", "field 'relu_param'", "prelu"},
+     "'func': 'prelu', 'relu_param': 'r'}", "field 'relu_param'", "[16, 1]"},
+    {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 1, 'imm1': 2, 'op0': 'add', "
+     "'func': 'prelu', 'relu_param': 'ci'}", "field 'relu_param'", "float32"},
     {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 'r', 'imm1': 2, 'op0': 'add'}",
      "field 'imm0'", NULL},
     /* NKI mask= */

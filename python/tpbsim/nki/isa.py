@@ -341,7 +341,6 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
               reverse1=False, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
               name=None):
     loc = _trace.caller_loc()
-    _no(loc, relu_param=(relu_param, 0.0))
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("op0", _opn(op0, "op0", loc)), ("imm0", _scalar(imm0, "imm0", loc)),
          ("op1", _opn(op1, "op1", loc)), ("imm1", _scalar(imm1, "imm1", loc)),
@@ -350,6 +349,8 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
         f.append(("reverse0", "true"))
     if reverse1:
         f.append(("reverse1", "true"))
+    if isinstance(relu_param, NkiTensor) or relu_param != 0.0:
+        f.append(("relu_param", _scalar(relu_param, "relu_param", loc)))
     _act_fields(f, loc, None, 1.0, reduce_op, reduce_res, reduce_cmd)
     _emit("activate2", loc, _common(f, name, None, loc))
 
