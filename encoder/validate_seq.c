@@ -128,6 +128,19 @@ static int red_cmd_ok(const sctx_t *s)
     return 0;
 }
 
+/* the optional reduce_res: a float [P,1] */
+static int reduce_res_ok(const sctx_t *s)
+{
+    const tir_op_t *op = s->op;
+    if (op->dst2.tensor < 0)
+        return 0;
+    if (shape_is(s, &op->dst2, "reduce_res", &op->src[0], 1))
+        return -1;
+    if (isa_dtype_kind(dt(s, &op->dst2)) != ISA_DK_F)
+        return sfail(s, "reduce_res", "dtype %s (a float dtype)", dname(dt(s, &op->dst2)));
+    return 0;
+}
+
 static int check_ts_common(const sctx_t *s, const char *src_name, const char *s0_name,
                            const char *s1_name)
 {
@@ -170,13 +183,7 @@ static int check_ts_reduce(const sctx_t *s)
                      isa_enum_name(ISA_FT_ALU, (unsigned)op->op0));
     if (check_ts_common(s, "data", "operand0", "reduce_init"))
         return -1;
-    if (op->dst2.tensor >= 0) {
-        if (shape_is(s, &op->dst2, "reduce_res", &op->src[0], 1))
-            return -1;
-        if (isa_dtype_kind(dt(s, &op->dst2)) != ISA_DK_F)
-            return sfail(s, "reduce_res", "dtype %s (a float dtype)", dname(dt(s, &op->dst2)));
-    }
-    return 0;
+    return reduce_res_ok(s);
 }
 
 static int check_sequence_bounds(const sctx_t *s)
@@ -249,13 +256,7 @@ static int check_exponential(const sctx_t *s)
         return -1;
     if (dt(s, &op->dst) == ISA_DT_UINT32)
         return sfail(s, "dst", "dtype uint32 is not an exponential output");
-    if (op->dst2.tensor >= 0) {
-        if (shape_is(s, &op->dst2, "reduce_res", &op->src[0], 1))
-            return -1;
-        if (isa_dtype_kind(dt(s, &op->dst2)) != ISA_DK_F)
-            return sfail(s, "reduce_res", "dtype %s (a float dtype)", dname(dt(s, &op->dst2)));
-    }
-    return 0;
+    return reduce_res_ok(s);
 }
 
 int enc_validate_seq(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err)
