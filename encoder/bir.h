@@ -56,6 +56,11 @@
     X(AFFINE_SELECT, 45, "AffineSelect")                                     \
     X(STREAM_SHUFFLE, 48, "StreamShuffle") X(INDIRECT_COPY, 49, "IndirectCopy") \
     X(POOL_GATHER, 50, "PoolGather")                                         \
+    X(TS_CUMULATIVE, 35, "TensorScalarCacheCumulative")                      \
+    X(TS_REDUCE, 36, "TensorScalarReduce")                                   \
+    X(SEQUENCE_BOUNDS, 51, "GetSequenceBounds")                              \
+    X(NONZERO_WITH_COUNT, 52, "NonzeroWithCount") X(TOPK, 53, "TopK")        \
+    X(EXPONENTIAL, 37, "Exponential")                                        \
     X(DMA_DESC, 60, "PseudoDmaDirect2d")                                     \
     X(DMA_INDIRECT_DESC, 61, "PseudoDmaIndirect2d")                          \
     X(DMA_TRIGGER, 62, "DMATrigger")                                         \

@@ -270,5 +270,8 @@ unsigned enc_legal_engines(tir_opkind_t kind);
 /* The NKI argument name of an op's operand slot, for messages:
  * slot 0..3 = src[i], -1 = dst, -2 = dst2, -3 = index, -4 = bias. */
 const char *enc_operand_name(tir_opkind_t kind, int slot);
+/* Op-specific checks of the accumulator and sequence family
+ * (encoder/validate_seq.c); 0 for other kinds. */
+int enc_validate_seq(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err);
 
 #endif

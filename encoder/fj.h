@@ -82,6 +82,7 @@ extern const fj_opdef_t fj_ops_reg[];        /* fj_ops_reg.c */
 /* inline assembly handlers (fj_ops_asm.c; listed in fj_ops_compute) */
 int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 int fj_h_inline_asm_bytes(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
+extern const fj_opdef_t fj_ops_seq[];      /* fj_ops_seq.c */
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];

@@ -114,6 +114,17 @@ static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
+    bool r0, r1;
+    tir_scalar_t relu;
+    if (fj_get_bool(j, o, path, "reverse0", &r0) || fj_get_bool(j, o, path, "reverse1", &r1) ||
+        fj_get_scalar(j, o, path, "relu_param", &relu, 0))
+        return -1;
+    /* relu_param (prelu's slope): a [P,1] tile in src[1], or the number in value */
+    if (relu.is_ap)
+        op->src[1] = relu.ap;
+    else
+        op->value = relu.imm;
+    op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
         fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, ISA_ALU_BYPASS) ||
         fj_get_scalar(j, o, path, "imm0", &op->s0, 0) ||
@@ -137,6 +148,8 @@ static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     op->nsrc = 2;
     return 1;
 }
+
+static int get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 
 static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
@@ -163,7 +176,14 @@ static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *
             return fj_jfail(j, path, "operand0_reg", "offsets a tile operand0 (a [P,1] "
                             "access), not an immediate");
     }
-    return 1;
+    return get_mask(j, o, path, op) ? -1 : 1;
+}
+
+static int h_tensor_copy(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    if (fj_h_dst_src(j, o, path, op) < 0)
+        return -1;
+    return get_mask(j, o, path, op) ? -1 : 1;
 }
 
 static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
@@ -275,6 +295,33 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 0;
 }
 
+/* NKI mask= (kernel format: "mask": {"pattern", "offset", "channel_multiplier",
+ * "cmp_op"}, the affine_select predicate over dst's indices): elements where
+ * it fails are not computed and keep dst.  One affine predicate, carried by
+ * a PredExt on a TensorScalarPtr (DVE or Pool). */
+static int get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    static const char *const fields[] = {"pattern", "offset", "channel_multiplier", "cmp_op",
+                                         NULL};
+    const cJSON *m = fj_field(o, "mask");
+    if (!m)
+        return 0;
+    if (!cJSON_IsObject(m))
+        return fj_jfail(j, path, "mask", "expected {\"pattern\": [[step, count], ...], "
+                        "\"offset\", \"channel_multiplier\", \"cmp_op\"} (one affine "
+                        "predicate over dst's indices), got %s", fj_type_name(m));
+    char mpath[600];
+    snprintf(mpath, sizeof mpath, "%s.mask", path);
+    if (fj_check_fields(j, m, mpath, fields) || get_pattern(j, m, mpath, op) ||
+        fj_get_enum(j, m, mpath, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE))
+        return -1;
+    if (op->engine == ISA_ENG_ACT)
+        return fj_jfail(j, path, "mask", "a masked %s runs on DVE or Pool (the predicate rides "
+                        "on a TensorScalarPtr), not on engine act", tir_op_name(op->kind));
+    op->flags |= TIR_F_MASK;
+    return 0;
+}
+
 static int h_iota(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int64_t lm;
@@ -368,14 +415,20 @@ static int h_copy_predicated(jx_t *j, const cJSON *o, const char *path, tir_op_t
         fj_get_ap(j, o, path, "predicate", true, &op->src[0]) ||
         fj_get_bool(j, o, path, "reverse_pred", &rev))
         return -1;
-    if (rev)
-        return fj_jfail(j, path, "reverse_pred", "not supported (CopyPredicated copies where the "
-                        "predicate is non-zero; invert the predicate first)");
-    const cJSON *f = fj_field(o, "src");
-    if (f && cJSON_IsNumber(f))
-        return fj_jfail(j, path, "src", "a number src is not supported (memset a tile first)");
-    if (fj_get_ap(j, o, path, "src", true, &op->src[1]))
+    tir_scalar_t s;
+    if (!fj_field(o, "src"))
+        return fj_jfail(j, path, "src", "missing");
+    if (fj_get_scalar(j, o, path, "src", &s, 0))
         return -1;
+    if (s.is_ap) {
+        op->src[1] = s.ap;
+    } else {
+        op->src[1] = op->dst;   /* placeholder, not read */
+        op->value = s.imm;
+        op->flags |= TIR_F_SRC_IMM;
+    }
+    if (rev)
+        op->flags |= TIR_F_REV0;
     op->src[2] = op->dst;
     op->nsrc = 3;
     return 1;
@@ -461,35 +514,6 @@ static int h_reciprocal(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (op->engine == ISA_ENG_UNASSIGNED)
         op->engine = ISA_ENG_DVE;
     return 1;
-}
-
-/* NKI exponential(dst, src, max_value, reduce_res, reduce_cmd, reduce_init):
- * exp(src - max_value), optionally summed into reduce_res -- activate2 with
- * op0 = subtract max_value, func = exp, reduce_op = add.  reduce_init must
- * be 0 (load_reduce is the only command that reads it, and it reads
- * reduce_res itself here). */
-static int h_exponential(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
-{
-    double init;
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_scalar(j, o, path, "max_value", &op->s0, 0) ||
-        fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
-        fj_get_num(j, o, path, "reduce_init", &init, 0))
-        return -1;
-    if (init != 0)
-        return fj_jfail(j, path, "reduce_init", "%g: only 0 is supported", init);
-    if (op->s0.is_ap)
-        return fj_jfail(j, path, "max_value", "a tile max_value is not supported (the activation "
-                        "engine's activate2 takes an immediate); subtract it with tensor_scalar "
-                        "first");
-    op->nsrc = 1;
-    op->op0 = ISA_ALU_SUBTRACT;
-    op->op1 = ISA_ALU_BYPASS;
-    op->func = ISA_ACTFN_EXP;
-    bool red = op->dst2.tensor >= 0;
-    op->reduce_op = red ? ISA_ALU_ADD : ISA_ALU_BYPASS;
-    return fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
-                       red ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE) ? -1 : 1;
 }
 
 static int h_dropout(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
@@ -599,13 +623,13 @@ const fj_opdef_t fj_ops_compute[] = {
     {"matmul_sparse", TIR_MATMUL_SPARSE, h_matmul, {F_COMMON, "dst", "stationary", "moving", "tags", "compress_ratio", "accumulate", "tile_position", "tile_size", NULL}},
     {"transpose", TIR_TRANSPOSE, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"activation", TIR_ACTIVATION, h_activation, {F_COMMON, "dst", "src", "func", "scale", "bias", "reduce_op", "reduce_res", "reduce_cmd", "accumulate", NULL}},
-    {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", NULL}},
+    {"activate2", TIR_ACTIVATE2, h_activate2, {F_COMMON, "dst", "src", "op0", "imm0", "op1", "imm1", "func", "bias", "reduce_op", "reduce_res", "reduce_cmd", "reverse0", "reverse1", "relu_param", NULL}},
     {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
-    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "operand0_reg", NULL}},
+    {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "operand0_reg", "mask", NULL}},
     {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},
     {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", NULL}},
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
-    {"tensor_copy", TIR_TENSOR_COPY, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
+    {"tensor_copy", TIR_TENSOR_COPY, h_tensor_copy, {F_COMMON, "dst", "src", "mask", NULL}},
     {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},
     {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", "lnc_multiplier", NULL}},
     {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", NULL}},
@@ -620,7 +644,6 @@ const fj_opdef_t fj_ops_compute[] = {
                                             "recv_from_rank", "pipe_id", "dma_engine", NULL}},
     {"tensor_copy_predicated", TIR_SELECT, h_copy_predicated, {F_COMMON, "dst", "src", "predicate", "reverse_pred", NULL}},
     {"reciprocal", TIR_TENSOR_SCALAR, h_reciprocal, {F_COMMON, "dst", "data", NULL}},
-    {"exponential", TIR_ACTIVATE2, h_exponential, {F_COMMON, "dst", "src", "max_value", "reduce_res", "reduce_cmd", "reduce_init", NULL}},
     {"bn_stats", TIR_BN_STATS, h_dst_data, {F_COMMON, "dst", "data", NULL}},
     {"bn_aggr", TIR_BN_AGGR, h_dst_data, {F_COMMON, "dst", "data", NULL}},
     {"select_reduce", TIR_SELECT_REDUCE, h_select_reduce, {F_COMMON, "dst", "predicate", "on_true", "on_false", "reduce_res", "reduce_cmd", "reduce_op", "reverse_pred", NULL}},

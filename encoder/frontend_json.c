@@ -37,7 +37,7 @@ static const fj_opdef_t *find_opdef(const char *name)
             name = op_aliases[i].name;
     static const fj_opdef_t *const families[] = {fj_ops_dma, fj_ops_compute,
                                                        fj_ops_collective, fj_ops_rng,
-                                                       fj_ops_reg};
+                                                       fj_ops_reg, fj_ops_seq};
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         for (const fj_opdef_t *d = families[f]; d->name; d++)
             if (!strcmp(d->name, name))
@@ -141,6 +141,16 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_o
 {
     if (rename_nki_params(j, o, path, d))
         return -1;
+    if (fj_field(o, "mask")) {   /* NKI mask=: only where one predicate can carry it */
+        bool ok = false;
+        for (int i = 0; d->fields[i]; i++)
+            ok |= !strcmp(d->fields[i], "mask");
+        if (!ok)
+            return fj_jfail(j, path, "mask", "%s cannot take a mask: a mask is one affine "
+                            "predicate on a TensorScalarPtr (tensor_scalar and tensor_copy "
+                            "take one; compute the op into a scratch tile and tensor_copy it "
+                            "with the mask)", d->name);
+    }
     if (fj_check_fields(j, o, path, d->fields))
         return -1;
     tir_op_t op;

@@ -48,6 +48,9 @@ static const lower_entry_t lower_table[] = {
     {"rand_set_state", lower_rng}, {"set_rng_seed", lower_rng},
     {"register_move", lower_reg}, {"register_store", lower_reg},
     {"inline_asm", lower_asm}, {"inline_asm_bytes", lower_asm},
+    {"tensor_scalar_cumulative", lower_seq}, {"tensor_scalar_reduce", lower_seq},
+    {"sequence_bounds", lower_seq}, {"nonzero_with_count", lower_seq}, {"topk", lower_seq},
+    {"exponential", lower_seq},
 };
 
 static lower_fn find_lowering(const char *name)

@@ -35,6 +35,7 @@ int lower_misc(lower_ctx_t *c);        /* core_barrier, load_tensor_to_register 
 int lower_rng(lower_ctx_t *c);         /* rng, rand2, rand_get_state, rand_set_state, set_rng_seed */
 int lower_reg(lower_ctx_t *c);         /* register_move, register_store */
 int lower_asm(lower_ctx_t *c);         /* inline_asm, inline_asm_bytes (lower_asm.c) */
+int lower_seq(lower_ctx_t *c);         /* tensor_scalar_cumulative/reduce, sequence_bounds, nonzero_with_count, topk, exponential */
 
 /* ---- shared helpers (lower.c) ---- */
 /* Error prefixed with the op: "op 3 'add_3' (tensor_tensor, body[2]): ..." */
@@ -105,5 +106,9 @@ typedef struct {
     const isa_fmt_PREDEXT_t *pred;   /* NULL = unpredicated */
 } lw_ts_args_t;
 int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a);
+/* The op's affine pattern (pat_offset, pat_cm, pat_step over dst's
+ * unmerged free dims, cmp) as a PredExt, fill 0 and keep 0
+ * (lower_select.c: affine_select on DVE, NKI masks). */
+int lw_pattern_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p);
 
 #endif

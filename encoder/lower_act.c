@@ -76,6 +76,31 @@ static int lower_activation1(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* prelu's relu_param in the 24-bit field: a [P,1] pointer packed as addr 18b
+ * | dtype 4b | space 2b, or the fp32 value rounded (to nearest, ties to
+ * even) to its top 24 bits: 15 mantissa bits (docs/semantics.md) */
+static int relu_param(lower_ctx_t *c, bir_inst_t *in, isa_fmt_ACT2_t *f)
+{
+    const tir_op_t *op = c->op;
+    if (lw_has(&op->src[1])) {
+        isa_ptr_t p;
+        if (lw_ptr(c, in, &op->src[1], false, "relu_param", &p))
+            return -1;
+        if (p.addr >= (1u << 18))
+            return lw_err(c, "relu_param: address 0x%x does not fit the 18-bit pointer of the "
+                          "24-bit relu field", p.addr);
+        f->relu_is_ptr = 1;
+        f->relu = p.addr | (p.dtype & 0xFu) << 18 | (p.space & 3u) << 22;
+        return 0;
+    }
+    uint32_t b = lw_f32_bits((float)op->value);
+    uint32_t r = b >> 8, low = b & 0xFFu;
+    if (low > 0x80u || (low == 0x80u && (r & 1u)))
+        r++;                       /* the carry may round up into the exponent: still exact */
+    f->relu = r & 0xFFFFFFu;
+    return 0;
+}
+
 static int lower_activate2(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
@@ -100,6 +125,10 @@ static int lower_activate2(lower_ctx_t *c)
     memcpy(&f->imm1, &bits, 4);
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
+    f->rev0 = (op->flags & TIR_F_REV0) != 0;
+    f->rev1 = (op->flags & TIR_F_REV1) != 0;
+    if (relu_param(c, &in, f))
+        return -1;
     f->func = (uint32_t)op->func;
     if (bind_bias(c, &in, &f->bias) ||
         bind_reduce(c, &in, &f->red_op, &f->red_cmd, &f->red_out))

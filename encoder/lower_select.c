@@ -81,7 +81,7 @@ static int lower_iota(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
-static int lower_affine_select(lower_ctx_t *c)
+int lw_pattern_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
 {
     const tir_op_t *op = c->op;
     bir_inst_t probe;
@@ -90,13 +90,22 @@ static int lower_affine_select(lower_ctx_t *c)
     int32_t st[4];
     if (pattern_tap(c, &probe, &op->dst, true, &tap, st))
         return -1;
+    memset(p, 0, sizeof *p);
+    p->offset = (int32_t)op->pat_offset;
+    p->cm = (int32_t)op->pat_cm;
+    p->cmp = (uint32_t)op->cmp;
+    p->step0 = st[0], p->step1 = st[1], p->step2 = st[2], p->step3 = st[3];
+    return 0;
+}
+
+static int lower_affine_select(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    int32_t st[4];
     if (op->engine == ISA_ENG_DVE) {
         isa_fmt_PREDEXT_t p;
-        memset(&p, 0, sizeof p);
-        p.offset = (int32_t)op->pat_offset;
-        p.cm = (int32_t)op->pat_cm;
-        p.cmp = (uint32_t)op->cmp;
-        p.step0 = st[0], p.step1 = st[1], p.step2 = st[2], p.step3 = st[3];
+        if (lw_pattern_pred(c, &p))
+            return -1;
         p.fill = (float)op->fill;
         tir_scalar_t zero = {false, 0.0, {-1, 0, 0, {0}, {0}}};
         lw_ts_args_t a = {&op->src[0], &op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
@@ -215,16 +224,21 @@ static int lower_select_op(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
     isa_fmt_CPRED_t *f = &in.isa.f.CPRED;
+    bool imm = (op->flags & TIR_F_SRC_IMM) != 0;
     if (lw_tap(c, &in, &op->src[0], false, "pred", &f->pred) ||
-        lw_tap(c, &in, &op->src[1], false, "on_true", &f->in) ||
+        (!imm && lw_tap(c, &in, &op->src[1], false, "on_true", &f->in)) ||
         lw_tap(c, &in, &op->dst, true, "dst", &f->out))
         return -1;
     bir_access_t keep = in.acc[in.nacc - 1];
     keep.write = false;
     bir_inst_access(&in, &keep);
     if (lw_same_partitions(c, "select", &f->pred, &f->out) ||
-        lw_same_partitions(c, "select", &f->in, &f->out))
+        (!imm && lw_same_partitions(c, "select", &f->in, &f->out)))
         return -1;
+    f->rev_pred = (op->flags & TIR_F_REV0) != 0;
+    f->in_is_imm = imm;
+    if (imm)
+        f->imm = (float)lw_clip_scalar(op->value, lw_tensor(c, &op->dst)->dtype);
     return lw_emit(c, &in);
 }
 

@@ -41,11 +41,18 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
     lw_inst(c, &in, ptr ? BIR_TENSOR_SCALAR_PTR : BIR_TENSOR_SCALAR,
             ptr ? ISA_OP_TENSOR_SCALAR_PTR : ISA_OP_TENSOR_SCALAR);
     isa_fmt_TS_t *f = &in.isa.f.TS;
+    /* a predicate is evaluated over out's dims: out unmerged, as the steps */
+    unsigned mapped;
     if (lw_tap(c, &in, a->in, false, "src", &f->in) ||
-        lw_tap(c, &in, a->out, true, "dst", &f->out))
+        lw_tap_axes(c, &in, a->out, true, "dst", a->pred ? 0x2Au : 0, &f->out, &mapped))
         return -1;
     if (same_shape(c, "tensor_scalar", &f->in, &f->out))
         return -1;
+    if (a->pred && a->pred->keep) {   /* unselected lanes keep dst: it is read too */
+        bir_access_t keep = in.acc[in.nacc - 1];
+        keep.write = false;
+        bir_inst_access(&in, &keep);
+    }
     if (a->s1 && a->s1->is_ap && a->op1 == ISA_ALU_BYPASS)
         return lw_err(c, "LOGIC FAULT, TSC mode must have op1 set!");
     f->op0 = (uint32_t)a->op0;
@@ -172,8 +179,26 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
     return lw_emit(c, &in);
 }
 
+/* NKI mask= as a PredExt that keeps dst where the predicate fails */
+static int mask_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
+{
+    if (lw_pattern_pred(c, p))
+        return -1;
+    p->keep = 1;
+    return 0;
+}
+
 static int lower_copy(lower_ctx_t *c)
 {
+    if (c->op->flags & TIR_F_MASK) {   /* a masked copy: TensorScalarPtr bypass + PredExt */
+        isa_fmt_PREDEXT_t p;
+        tir_scalar_t zero = {false, 0.0, {-1, 0, 0, {0}, {0}}};
+        if (mask_pred(c, &p))
+            return -1;
+        lw_ts_args_t a = {&c->op->src[0], &c->op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero,
+                          NULL, false, false, &p};
+        return lw_tensor_scalar(c, &a);
+    }
     bool done;
     if (lower_copy_act(c, &done))
         return -1;
@@ -228,8 +253,12 @@ int lower_tensor(lower_ctx_t *c)
     switch (op->kind) {
     case TIR_TENSOR_TENSOR: return lower_tt(c);
     case TIR_TENSOR_SCALAR: {
+        isa_fmt_PREDEXT_t p;
+        if ((op->flags & TIR_F_MASK) && mask_pred(c, &p))
+            return -1;
         lw_ts_args_t a = {&op->src[0], &op->dst, op->op0, op->op1, &op->s0, &op->s1,
-                          !!(op->flags & TIR_F_REV0), !!(op->flags & TIR_F_REV1), NULL};
+                          !!(op->flags & TIR_F_REV0), !!(op->flags & TIR_F_REV1),
+                          (op->flags & TIR_F_MASK) ? &p : NULL};
         return lw_tensor_scalar(c, &a);
     }
     case TIR_SCALAR_TENSOR_TENSOR: return lower_stt(c);

@@ -20,6 +20,8 @@ const char *tir_op_name(tir_opkind_t k)
         "rng", "rand2", "rand_get_state", "rand_set_state", "set_rng_seed",
         "register_move", "register_store", "coll_sync",
         "inline_asm", "inline_asm_bytes",
+        "tensor_scalar_cumulative", "tensor_scalar_reduce",
+        "sequence_bounds", "nonzero_with_count", "topk", "exponential",
     };
     return (unsigned)k < TIR_OP_COUNT ? lower[k] : "?";
 }

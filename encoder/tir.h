@@ -77,7 +77,9 @@ typedef struct {
     X(NOOP) X(RANGE_SELECT) X(SELECT_REDUCE) \
     X(RNG) X(RAND2) X(RAND_GET_STATE) X(RAND_SET_STATE) X(SET_RNG_SEED) \
     X(REGISTER_MOVE) X(REGISTER_STORE) X(COLL_SYNC) \
-    X(INLINE_ASM) X(INLINE_ASM_BYTES)
+    X(INLINE_ASM) X(INLINE_ASM_BYTES) \
+    X(TENSOR_SCALAR_CUMULATIVE) X(TENSOR_SCALAR_REDUCE) X(SEQUENCE_BOUNDS) \
+    X(NONZERO_WITH_COUNT) X(TOPK) X(EXPONENTIAL)
 
 typedef enum {
 #define X(n) TIR_##n,
@@ -112,6 +114,13 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 /* matmul_mx with an output scale: s0 = `scale` (immediate) or `scale_ptr`
  * ([M,1] fp32, one factor per dst partition) */
 #define TIR_F_MX_SCALE     (1u << 21)
+/* SELECT (NKI tensor_copy_predicated with a number src): on_true is the
+ * immediate `value`; src[1] is a placeholder (= dst) and is not read. */
+#define TIR_F_SRC_IMM      (1u << 22)
+/* TENSOR_SCALAR / TENSOR_COPY with NKI mask=: only the elements where the
+ * affine predicate pat_offset + pat_cm*p + sum pat_step[d]*i_d `cmp` 0
+ * holds (p, i_d: indices in dst) are computed; the others keep dst. */
+#define TIR_F_MASK         (1u << 23)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
@@ -192,6 +201,25 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *                ACTIVATION, on the DVE accumulator.                 nsrc=3
  *  SELECT_REDUCE dst = (src[0] != 0, inverted by TIR_F_REV0) ? src[1] :
  *                s0 (imm or [P,1]); reduce as RANGE_SELECT.          nsrc=2
+ *  TENSOR_SCALAR_CUMULATIVE per partition, r = per reduce_cmd (reset_reduce:
+ *                identity of op1, reduce: the DVE accumulator, load_reduce:
+ *                s1); dst[i] = r = (src[0][i] op0 s0) op1 r.          nsrc=1
+ *  TENSOR_SCALAR_REDUCE dst = src[0] op0 s0 (REV0 swaps); reduce_op over the
+ *                row folded into the DVE accumulator per reduce_cmd
+ *                (load_reduce starts from s1 = reduce_init); dst2 =
+ *                reduce_res [P,1] (optional), negated with NEGATE.    nsrc=1
+ *  SEQUENCE_BOUNDS dst [P,2,N]: start and end of the run of equal ids of
+ *                src[0] [P,N] each element lies in (id 0: N and -1). nsrc=1
+ *  NONZERO_WITH_COUNT dst [P,N+1] int32: indices + pat_offset of the nonzero
+ *                elements of src[0] [P,N], `value` padding, count; only
+ *                partitions 0, 16, ... 112.                          nsrc=1
+ *  TOPK          dst = val_dst [P,K] bf16, dst2 = idx_dst [P,K] uint32: the
+ *                K largest of each 16-partition snake of num_valid (n)
+ *                elements of src[0], ascending.                      nsrc=1
+ *  EXPONENTIAL   dst = exp(src[0] - s0) (s0 = max_value, imm or [P,1]);
+ *                reduce_cmd != idle: the DVE accumulator (reset_reduce: 0,
+ *                load_reduce: s1 = reduce_init) += each dst element;
+ *                dst2 = reduce_res [P,1] (optional).                 nsrc=1
  *  MAX8          dst [P,8] = the 8 largest of src[0] per partition,
  *                descending.                                        nsrc=1
  *  FIND_INDEX8   dst [P,8] uint32 = index in src[0] of the first match
@@ -199,8 +227,9 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *  MATCH_REPLACE8 dst = src[0] with the first match of each value of
  *                src[1] [P,8] replaced by `value`; dst2 = the indices
  *                (dst_idx, fused form) or tensor -1.                 nsrc=2
- *  SELECT        dst = src[0] (pred) != 0 ? src[1] : (src[2] if
- *                nsrc == 3, else the immediate `fill`).
+ *  SELECT        dst = src[0] (pred) != 0 (inverted by TIR_F_REV0) ?
+ *                src[1] (the immediate `value` with TIR_F_SRC_IMM) :
+ *                (src[2] if nsrc == 3, else the immediate `fill`).
  *  DROPOUT       dst = src[0] with elements zeroed with probability s0
  *                (imm or [P,1]); prob mirrors s0.imm.               nsrc=1
  *  QUANTIZE_MX   dst (fp8) = quantized src[0]; dst2 = scales (uint8).

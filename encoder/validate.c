@@ -41,12 +41,14 @@ static int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
 const char *enc_operand_name(tir_opkind_t kind, int slot)
 {
     switch (slot) {
-    case -1: return "dst";
+    case -1: return kind == TIR_TOPK ? "val_dst" : "dst";
     case -2:
         switch (kind) {
         case TIR_ACTIVATION: case TIR_ACTIVATE2: case TIR_RANGE_SELECT:
-        case TIR_SELECT_REDUCE: return "reduce_res";
+        case TIR_SELECT_REDUCE: case TIR_TENSOR_SCALAR_REDUCE: case TIR_EXPONENTIAL:
+            return "reduce_res";
         case TIR_MATCH_REPLACE8: return "dst_idx";
+        case TIR_TOPK: return "idx_dst";
         case TIR_QUANTIZE_MX: return "scale";
         default: return "dst2";
         }
@@ -57,7 +59,9 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
         switch (kind) {
         case TIR_ACTIVATION: return "scale";
         case TIR_ACTIVATE2: return "imm0";
-        case TIR_TENSOR_SCALAR: return "operand0";
+        case TIR_TENSOR_SCALAR: case TIR_TENSOR_SCALAR_REDUCE: return "operand0";
+        case TIR_TENSOR_SCALAR_CUMULATIVE: return "imm0";
+        case TIR_EXPONENTIAL: return "max_value";
         case TIR_SCALAR_TENSOR_TENSOR: return "scalar";
         case TIR_TENSOR_TENSOR_SCAN: return "initial";
         case TIR_DROPOUT: return "prob";
@@ -69,6 +73,8 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
         case TIR_ACTIVATE2: return "imm1";
         case TIR_TENSOR_SCALAR: return "operand1";
         case TIR_RAND2: return "max";
+        case TIR_TENSOR_SCALAR_CUMULATIVE: return "imm1";
+        case TIR_TENSOR_SCALAR_REDUCE: case TIR_EXPONENTIAL: return "reduce_init";
         default: return "s1";
         }
     default: break;
@@ -87,12 +93,14 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
     case TIR_LOCAL_GATHER: return "src_buffer";
     case TIR_GATHER_FLATTENED: case TIR_BN_STATS: case TIR_BN_AGGR: return "data";
     case TIR_AFFINE_SELECT: return "on_true";
+    case TIR_ACTIVATE2: return slot == 1 ? "relu_param" : "src";
     case TIR_RANGE_SELECT: return slot == 0 ? "on_true_tile" : slot == 1 ? "bound0" : "bound1";
     case TIR_SELECT_REDUCE: return slot == 0 ? "predicate" : "on_true";
     case TIR_RAND_SET_STATE: case TIR_SET_RNG_SEED: return "src_seeds";
     case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8: return slot == 0 ? "src" : "vals";
     case TIR_SELECT: return slot == 0 ? "pred" : slot == 1 ? "on_true" : "on_false";
-    case TIR_CORE_BARRIER: return "data";
+    case TIR_CORE_BARRIER: case TIR_TENSOR_SCALAR_REDUCE: return "data";
+    case TIR_SEQUENCE_BOUNDS: return "segment_ids";
     default: return "src";
     }
 }
@@ -265,7 +273,10 @@ static unsigned legal_engines(tir_opkind_t k)
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
     case TIR_BN_AGGR: case TIR_RANGE_SELECT: case TIR_SELECT_REDUCE:
+    case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE: case TIR_EXPONENTIAL:
         return M(DVE);
+    case TIR_SEQUENCE_BOUNDS: case TIR_NONZERO_WITH_COUNT: case TIR_TOPK:
+        return M(POOL);
     case TIR_LOAD_TENSOR_TO_REGISTER: case TIR_CORE_BARRIER: case TIR_NOOP:
     case TIR_COLL_SYNC:
     case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES:
@@ -762,6 +773,18 @@ static int check_activation(const vctx_t *v)
     if (op->kind == TIR_ACTIVATE2) {
         if (check_alu(v, op->op0, "op0", true) || check_alu(v, op->op1, "op1", true))
             return -1;
+        if (op->src[1].tensor >= 0 &&
+            (pp_ap(v, &op->src[1], 1, &op->src[0]) ||
+             (tens(v, &op->src[1])->dtype != ISA_DT_FP32 &&
+              vfail(v, "relu_param", "dtype %s (a tile relu_param is float32)",
+                    isa_dtype_numpy_name(tens(v, &op->src[1])->dtype)))))
+            return -1;
+        if (op->src[1].tensor < 0 && !isfinite(op->value))
+            return vfail(v, "relu_param", "%g is not finite", op->value);
+        if ((op->flags & TIR_F_REV0) && op->op0 == ISA_ALU_BYPASS)
+            return vfail(v, "reverse0", "requires op0 to be set");
+        if ((op->flags & TIR_F_REV1) && op->op1 == ISA_ALU_BYPASS)
+            return vfail(v, "reverse1", "requires op1 to be set");
         if (per_partition_scalar(v, &op->s1, 101, &op->src[0]))
             return -1;
     }
@@ -1140,6 +1163,9 @@ static int check_compute(const vctx_t *v)
         return check_gather_flattened(v);
     case TIR_INLINE_ASM: case TIR_INLINE_ASM_BYTES:
         return 0;   /* the instruction's own checks run at lowering and emission */
+    case TIR_TENSOR_SCALAR_CUMULATIVE: case TIR_TENSOR_SCALAR_REDUCE: case TIR_SEQUENCE_BOUNDS:
+    case TIR_NONZERO_WITH_COUNT: case TIR_TOPK: case TIR_EXPONENTIAL:
+        return enc_validate_seq(v->k, op, v->err);
     default:
         return check_misc(v);
     }

@@ -8,7 +8,7 @@
 #include "ops.h"
 #include "vmath.h"
 
-bool sim_actfn_valid(unsigned fn) { return fn <= ISA_ACTFN_SIGN; }
+bool sim_actfn_valid(unsigned fn) { return fn <= ISA_ACTFN_PRELU; }
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -55,6 +55,7 @@ float sim_actfn(unsigned fn, float xf)
     case ISA_ACTFN_ARCTAN: r = atan(x); break;
     case ISA_ACTFN_ABS: return fabsf(xf);
     case ISA_ACTFN_SIGN: r = isnan(x) ? x : (x > 0.0) - (x < 0.0); break;
+    case ISA_ACTFN_PRELU: r = x >= 0.0 ? x : 0.0 * x; break;   /* parameter 0: see act_fn */
     default: r = NAN; break;
     }
     return (float)r;
@@ -101,7 +102,27 @@ typedef struct {
     bool scale_is_ptr;
     uint32_t scale_bits;
     bool imm_is_ptr[2];    /* Activate2: imm0/imm1 are [P,1] pointers (bits) */
+    bool rev0, rev1;       /* Activate2: imm0 op0 x / imm1 op1 t */
+    float relu;            /* Activate2: prelu's parameter (this partition's) */
+    bool relu_is_ptr;
+    uint32_t relu_bits;    /* the 24-bit field */
 } act_args_t;
+
+/* f(z) with Activate2's prelu parameter */
+static float act_fn(const act_args_t *a, float z)
+{
+    if (a->func == ISA_ACTFN_PRELU && !(z >= 0.0f))
+        return isnan(z) ? z : a->relu * z;
+    return sim_actfn(a->func, z);
+}
+
+/* Activate2's pre-ops on one value: (x op0 imm0) op1 imm1, each operand
+ * pair swapped by rev0/rev1 */
+static float act2_pre(const act_args_t *a, float x)
+{
+    float t = a->rev0 ? sim_alu_f(a->op0, a->imm0, x) : sim_alu_f(a->op0, x, a->imm0);
+    return a->rev1 ? sim_alu_f(a->op1, a->imm1, t) : sim_alu_f(a->op1, t, a->imm1);
+}
 
 static int check_reduce(sim_exec_ctx_t *ctx, const act_args_t *a)
 {
@@ -156,8 +177,8 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     float x[SIM_ROW_MAX];
     sim_row_load(x, &s->o[0], p, i, n);
     if (a->act2) {
-        sim_row_alu_s(a->op0, x, x, a->imm0, false, n);
-        sim_row_alu_s(a->op1, x, x, a->imm1, false, n);
+        sim_row_alu_s(a->op0, x, x, a->imm0, a->rev0, n);
+        sim_row_alu_s(a->op1, x, x, a->imm1, a->rev1, n);
     } else
         for (uint32_t k = 0; k < n; k++)
             x[k] = x[k] * s->scale;
@@ -167,7 +188,11 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     else {
         for (uint32_t k = 0; k < n; k++)
             x[k] = x[k] + s->bias;
-        actfn_row(a->func, x, n);
+        if (a->func == ISA_ACTFN_PRELU)   /* its parameter is per partition */
+            for (uint32_t k = 0; k < n; k++)
+                x[k] = act_fn(a, x[k]);
+        else
+            actfn_row(a->func, x, n);
     }
     if (a->acc_out) {
         float y[SIM_ROW_MAX];
@@ -193,7 +218,7 @@ static uint32_t f32_bits(float f)
 
 static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
 {
-    sim_opnd_t o[7]; /* in, out, bias, scale, red_out, imm0, imm1 */
+    sim_opnd_t o[8]; /* in, out, bias, scale, red_out, imm0, imm1, relu */
     sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (!sim_actfn_valid(a->func))
@@ -221,6 +246,9 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
                                              SIM_RD))
             goto done;
     }
+    isa_ptr_t rp = { a->relu_bits & 0x3FFFFu, (a->relu_bits >> 18) & 0xFu, a->relu_bits >> 22 };
+    if (a->relu_is_ptr && sim_opnd_ptr(ctx, &o[7], &rp, st, np, 1, "relu", SIM_RD))
+        goto done;
     bool red = a->red_cmd != ISA_REDCMD_IDLE;
     if (red && a->red_out->space != ISA_SPACE_NONE &&
         sim_opnd_ptr(ctx, &o[4], a->red_out, st, np, 1, "red_out",
@@ -239,6 +267,8 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
                 pa.imm0 = num_load_f32(sim_el(&o[5], p, 0), o[5].dtype);
             if (a->imm_is_ptr[1])
                 pa.imm1 = num_load_f32(sim_el(&o[6], p, 0), o[6].dtype);
+            if (a->relu_is_ptr)
+                pa.relu = num_load_f32(sim_el(&o[7], p, 0), o[7].dtype);
             a = &pa;
             float r = 0.0f;
             if (len) {
@@ -248,9 +278,8 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
             } else
             for (uint32_t i = 0; i < o[0].nfree; i++) {
                 float x = num_load_f32(sim_el(&o[0], p, i), o[0].dtype);
-                float z = a->act2 ? sim_alu_f(a->op1, sim_alu_f(a->op0, x, a->imm0), a->imm1)
-                                  : x * scale;
-                float y = sim_actfn(a->func, z + bias);
+                float z = a->act2 ? act2_pre(a, x) : x * scale;
+                float y = act_fn(a, z + bias);
                 uint8_t *dst = sim_el(&o[1], p, i);
                 if (a->acc_out)
                     y = num_load_f32(dst, o[1].dtype) + y;
@@ -268,7 +297,7 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
     sim_opnd_mark(&o[4]);
     rc = 0;
 done:
-    for (unsigned k = 0; k < 7; k++)
+    for (unsigned k = 0; k < 8; k++)
         sim_opnd_free(&o[k]);
     return rc;
 }
@@ -277,7 +306,7 @@ static act_args_t act_args(const isa_fmt_ACT_t *f, bool acc_out)
 {
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
                      acc_out, false, 0, 0, 0.0f, 0.0f, f->scale_is_ptr != 0, f32_bits(f->scale),
-                     {false, false} };
+                     {false, false}, false, false, 0.0f, false, 0 };
     return a;
 }
 
@@ -298,7 +327,10 @@ static int exec_activate2(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_ACT2_t *f = &d->inst.f.ACT2;
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
                      false, true, f->op0, f->op1, f->imm0, f->imm1, false, f32_bits(1.0f),
-                     {f->imm0_is_ptr != 0, f->imm1_is_ptr != 0} };
+                     {f->imm0_is_ptr != 0, f->imm1_is_ptr != 0}, f->rev0 != 0, f->rev1 != 0,
+                     sim_f32_from_bits(f->relu << 8), f->relu_is_ptr != 0, f->relu };
+    if ((a.rev0 && a.op0 == ISA_ALU_BYPASS) || (a.rev1 && a.op1 == ISA_ALU_BYPASS))
+        return sim_fail(ctx, "rev0/rev1: a reversed operand needs its op (not bypass)");
     return act_run(ctx, &a);
 }
 

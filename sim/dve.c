@@ -331,7 +331,8 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 if (d->has_pred &&
                     !sim_cmp0(d->pred.cmp, sim_affine_value(d->pred.offset, d->pred.cm, steps,
                                                             p, &o[1].tap, i))) {
-                    sim_val_store(dst, o[1].dtype, fill);
+                    if (!d->pred.keep)   /* keep (NKI mask=): out unchanged */
+                        sim_val_store(dst, o[1].dtype, fill);
                     continue;
                 }
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
@@ -1038,7 +1039,7 @@ static uint64_t cost_dropout(const tpb_target_t *t, isa_engine_t e, const isa_de
 }
 
 /* ------------------------------------------------------------------ */
-/* CopyPredicated: out = pred != 0 ? in : out                           */
+/* CopyPredicated: out = (pred != 0) xor rev_pred ? in (or imm) : out  */
 
 static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
@@ -1046,13 +1047,28 @@ static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     sim_opnd_t o[3];
     sim_opnds_none(o, sizeof o / sizeof o[0]);
     int rc = -1;
-    if (opnds_two_in(ctx, o, &f->pred, "pred", &f->in, "in", &f->out))
+    if (f->in_is_imm) {
+        if (f->in.space != ISA_SPACE_NONE) {
+            sim_fail(ctx, "in: in_is_imm takes no in operand");
+            goto done;
+        }
+        if (sim_opnd_tap(ctx, &o[0], &f->pred, "pred", SIM_RD) ||
+            sim_opnd_tap(ctx, &o[2], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[2], &o[0]))
+            goto done;
+    } else if (opnds_two_in(ctx, o, &f->pred, "pred", &f->in, "in", &f->out)) {
         goto done;
+    }
     if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++)
-            for (uint32_t i = 0; i < o[2].nfree; i++)
-                if (num_load_f32(sim_el(&o[0], p, i), o[0].dtype) != 0.0f)
+            for (uint32_t i = 0; i < o[2].nfree; i++) {
+                bool t = num_load_f32(sim_el(&o[0], p, i), o[0].dtype) != 0.0f;
+                if (t == (bool)f->rev_pred)
+                    continue;
+                if (f->in_is_imm)
+                    num_store_f32(sim_el(&o[2], p, i), o[2].dtype, f->imm);
+                else
                     sim_copy_elem(&o[1], p, i, &o[2], p, i);
+            }
     /* Only the selected bytes are written; for --check-uninit the whole out
      * counts as written (unselected lanes keep their previous contents). */
     sim_opnd_mark(&o[2]);

@@ -21,5 +21,7 @@ const sim_opimpl_t *sim_opimpl(isa_op_t op)
         return impl;
     if ((impl = sim_dve_impl(op)) != NULL)
         return impl;
+    if ((impl = sim_dve_tsacc_impl(op)) != NULL || (impl = sim_pool_seq_impl(op)) != NULL)
+        return impl;
     return sim_pool_impl(op);
 }

@@ -215,5 +215,7 @@ const sim_opimpl_t *sim_dve_sel_impl(isa_op_t op);  /* dve_sel.c */
 const sim_opimpl_t *sim_pool_impl(isa_op_t op);
 const sim_opimpl_t *sim_rng_impl(isa_op_t op);      /* rng.c */
 const sim_opimpl_t *sim_seqregs_impl(isa_op_t op);  /* seqregs.c: TensorLoad, TensorStore */
+const sim_opimpl_t *sim_dve_tsacc_impl(isa_op_t op);  /* dve_tsacc.c */
+const sim_opimpl_t *sim_pool_seq_impl(isa_op_t op);   /* pool_seq.c */
 
 #endif

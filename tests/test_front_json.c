@@ -166,12 +166,12 @@ static void test_names_and_unary(void **state)
                "field 'operand0'", "missing");
     /* NKI-named ops: what they do not support is an error naming the field */
     fails_with(T("t", "[128, 512]", "float32") T("p", "[128, 512]", "uint8")
-               "{'op': 'nisa.tensor_copy_predicated', 'dst': 't', 'src': 't', 'predicate': 'p',"
+               "{'op': 'nisa.tensor_copy_predicated', 'dst': 't', 'predicate': 'p',"
                " 'reverse_pred': true}",
-               "field 'reverse_pred'", "not supported");
+               "field 'src'", "missing");
     fails_with(T("t", "[128, 512]", "float32") T("m", "[128, 1]", "float32")
-               "{'op': 'exponential', 'dst': 't', 'src': 't', 'max_value': 'm'}",
-               "field 'max_value'", "immediate");
+               "{'op': 'exponential', 'dst': 't', 'src': 't', 'max_value': 'm', 'reduce_init': 1}",
+               "field 'reduce_init'", "load_reduce");
     fails_with(T("t", "[128, 512]", "float32")
                "{'op': 'reciprocal', 'dst': 't', 'src': 't'}", "field 'src'", "unknown field");
     fails_with(T("t", "[128, 600]", "float32") T("s", "[128, 6]", "float32")

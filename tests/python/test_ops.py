@@ -27,7 +27,8 @@ TILES = [("t", [128, 512], "float32", "sbuf"), ("u", [128, 512], "float32", "sbu
          ("ssc", [4, 128], "uint8", "sbuf"), ("msc", [4, 512], "uint8", "sbuf"),
          ("idx", [128, 1], "int32", "sbuf"), ("bs", [128, 6], "float32", "sbuf"),
          ("ba", [128, 2], "float32", "sbuf"), ("pr", [128, 512], "uint8", "sbuf"),
-         ("gTb", [64, 128], "bfloat16", "sbuf")]
+         ("gTb", [64, 128], "bfloat16", "sbuf"), ("sb", [1, 2, 512], "float32", "sbuf"),
+         ("nzc", [128, 513], "int32", "sbuf"), ("tv", [128, 8], "bfloat16", "sbuf")]
 
 # (python call on the tiles dict T and input a, the same op as JSON)
 CASES = {
@@ -130,6 +131,25 @@ CASES = {
                                                       reduce_res=T["sum"], reverse_pred=True),
                       {"op": "select_reduce", "dst": "u", "predicate": "pr", "on_true": "t",
                        "on_false": "col", "reduce_res": "sum", "reverse_pred": True}),
+    "tensor_scalar_cumulative": (lambda T, a: nisa.tensor_scalar_cumulative(
+        dst=T["u"], src=T["t"], op0=nl.multiply, op1=nl.add, imm0=T["col"], imm1=2.0,
+        reduce_cmd=nisa.reduce_cmd.load_reduce),
+        {"op": "tensor_scalar_cumulative", "dst": "u", "src": "t", "op0": "multiply",
+         "op1": "add", "imm0": "col", "imm1": 2.0, "reduce_cmd": "load_reduce"}),
+    "tensor_scalar_reduce": (lambda T, a: nisa.tensor_scalar_reduce(
+        dst=T["u"], data=T["t"], op0=nl.subtract, operand0=1.5, reduce_op=nl.maximum,
+        reduce_res=T["sum"], reverse0=True, reduce_res_negate=True),
+        {"op": "tensor_scalar_reduce", "dst": "u", "data": "t", "op0": "subtract",
+         "operand0": 1.5, "reduce_op": "maximum", "reduce_res": "sum", "reverse0": True,
+         "reduce_res_negate": True}),
+    "sequence_bounds": (lambda T, a: nisa.sequence_bounds(dst=T["sb"], segment_ids=T["row"]),
+                        {"op": "sequence_bounds", "dst": "sb", "segment_ids": "row"}),
+    "nonzero_with_count": (lambda T, a: nisa.nonzero_with_count(dst=T["nzc"], src=T["ii"],
+                                                                index_offset=3, padding_val=0),
+                           {"op": "nonzero_with_count", "dst": "nzc", "src": "ii",
+                            "index_offset": 3, "padding_val": 0}),
+    "topk": (lambda T, a: nisa.topk(val_dst=T["tv"], idx_dst=T["pos"], src=T["mv"], n=100),
+             {"op": "topk", "val_dst": "tv", "idx_dst": "pos", "src": "mv", "n": 100}),
     "bn_stats": (lambda T, a: nisa.bn_stats(dst=T["bs"], data=T["t"]),
                  {"op": "bn_stats", "dst": "bs", "data": "t"}),
     "bn_aggr": (lambda T, a: nisa.bn_aggr(dst=T["ba"], data=T["bs"]),

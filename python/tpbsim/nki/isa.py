@@ -341,12 +341,16 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
               reverse1=False, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
               name=None):
     loc = _trace.caller_loc()
-    _no(loc, relu_param=(relu_param, 0.0), reverse0=(reverse0, False),
-        reverse1=(reverse1, False))
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("op0", _opn(op0, "op0", loc)), ("imm0", _scalar(imm0, "imm0", loc)),
          ("op1", _opn(op1, "op1", loc)), ("imm1", _scalar(imm1, "imm1", loc)),
          ("func", _opn(op, "op", loc))]
+    if reverse0:
+        f.append(("reverse0", "true"))
+    if reverse1:
+        f.append(("reverse1", "true"))
+    if isinstance(relu_param, NkiTensor) or relu_param != 0.0:
+        f.append(("relu_param", _scalar(relu_param, "relu_param", loc)))
     _act_fields(f, loc, None, 1.0, reduce_op, reduce_res, reduce_cmd)
     _emit("activate2", loc, _common(f, name, None, loc))
 
@@ -452,6 +456,67 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None,
     if reverse_pred:
         f.append(("reverse_pred", "true"))
     _emit("select_reduce", loc, _common(f, name, None, loc))
+
+
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None,
+                             reduce_cmd=reduce_cmd.reset_reduce, name=None):
+    """Kernel-format tensor_scalar_cumulative (docs/kernel-format.md)."""
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc)),
+         ("op0", _opn(op0, "op0", loc)), ("op1", _opn(op1, "op1", loc)),
+         ("imm0", _scalar(imm0, "imm0", loc))]
+    if imm1 is not None:
+        f.append(("imm1", _scalar(imm1, "imm1", loc)))
+    if reduce_cmd.name != "reset_reduce":
+        f.append(("reduce_cmd", '"%s"' % reduce_cmd.name))
+    _emit("tensor_scalar_cumulative", loc, _common(f, name, None, loc))
+
+
+def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
+                         reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None,
+                         reduce_res_negate=False, name=None):
+    """Kernel-format tensor_scalar_reduce (docs/kernel-format.md); operand0
+    None is the unary form."""
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc)),
+         ("op0", _opn(op0, "op0", loc))]
+    if operand0 is not None:
+        f.append(("operand0", _scalar(operand0, "operand0", loc)))
+    f.append(("reduce_op", _opn(reduce_op, "reduce_op", loc)))
+    if reduce_res is not None:
+        f.append(("reduce_res", _t(reduce_res, "reduce_res", loc)))
+    if reverse0:
+        f.append(("reverse0", "true"))
+    if reduce_cmd.name != "reset_reduce":
+        f.append(("reduce_cmd", '"%s"' % reduce_cmd.name))
+    if reduce_init is not None:
+        f.append(("reduce_init", _scalar(reduce_init, "reduce_init", loc)))
+    if reduce_res_negate:
+        f.append(("reduce_res_negate", "true"))
+    _emit("tensor_scalar_reduce", loc, _common(f, name, None, loc))
+
+
+def sequence_bounds(dst, segment_ids, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("segment_ids", _t(segment_ids, "segment_ids", loc))]
+    _emit("sequence_bounds", loc, _common(f, name, None, loc))
+
+
+def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
+    loc = _trace.caller_loc()
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
+    if index_offset != 0:
+        f.append(("index_offset", str(int(index_offset))))
+    if padding_val != -1:
+        f.append(("padding_val", str(int(padding_val))))
+    _emit("nonzero_with_count", loc, _common(f, name, None, loc))
+
+
+def topk(val_dst, idx_dst, src, n, name=None):
+    loc = _trace.caller_loc()
+    f = [("val_dst", _t(val_dst, "val_dst", loc)), ("idx_dst", _t(idx_dst, "idx_dst", loc)),
+         ("src", _t(src, "src", loc)), ("n", str(int(n)))]
+    _emit("topk", loc, _common(f, name, None, loc))
 
 
 def dropout(dst, data, prob, name=None):
@@ -614,16 +679,3 @@ def set_rng_seed(src_seeds, name=None):
     f = [("src_seeds", _t(src_seeds, "src_seeds", loc))]
     _emit("set_rng_seed", loc, _common(f, name, None, loc))
 
-
-def _unsupported(name):
-    def f(*a, **k):
-        raise NkiError("%s: nki.isa.%s is not supported by tpbsim (docs/python.md)" %
-                       (_trace.caller_loc(), name))
-    f.__name__ = name
-    return f
-
-
-for _n in ("tensor_scalar_cumulative", "sequence_bounds", "tensor_scalar_reduce",
-           "nonzero_with_count", "topk"):
-    globals()[_n] = _unsupported(_n)
-del _n
