@@ -3,8 +3,7 @@
  *  - jw_t in compact mode writes exactly cJSON_PrintUnformatted's bytes;
  *  - tpb_sidecar_expand turns a compact document into the full one (the
  *    reference written out by hand from the documented rules);
- *  - the simulator's reader (scanner and cJSON path) applies the same rules,
- *    also when "debug_form" comes after "debug" (then cJSON decides);
+ *  - (the simulator's reader: test_sim_load.c test_compact_form);
  *  - the threshold knob.
  * The end-to-end round trip through tpb compile / sim / dis is
  * tests/sidecar_compact.py. */
@@ -21,7 +20,7 @@
 #include "cJSON.h"
 #include "jsonw.h"
 #include "sidecar_form.h"
-#include "sim_int.h"
+#include "sidecar_texts.h"
 
 static void test_jw_compact_matches_cjson_unformatted(void **state)
 {
@@ -63,35 +62,10 @@ static void test_jw_compact_matches_cjson_unformatted(void **state)
     jw_free(&w);
 }
 
-/* pc 0 sync wait; pc 2 an op; pc 3 its second instruction (a continuation:
- * no name); pc 4 halt.  The stream of make_engine (below) has main bundles
- * at pcs 0, 2, 3 and 4 (pc 1 is a prefix). */
-#define ENTRIES                                                                            \
-    "[{\"name\":\"wait_1\",\"src\":\"body[0]\",\"op\":\"sync\",\"op_index\":1},"               \
-    "{\"pc\":2,\"name\":\"copy_2\",\"src\":\"body[1].body[0]\",\"op\":\"tensor_copy\","      \
-    "\"op_index\":2,\"buf\":\"t#1/3\"},"                                                      \
-    "{\"inst\":\"copy_2.1\"},"                                                                \
-    "{\"name\":\"halt\",\"src\":\"\",\"op\":\"sync\"}]"
-static const char *compact_text =
-    "{\"engine\":\"DVE\",\"debug_form\":\"compact\",\"debug\":" ENTRIES "}";
-/* the same with "debug_form" last */
-static const char *late_text =
-    "{\"engine\":\"DVE\",\"debug\":" ENTRIES ",\"debug_form\":\"compact\"}";
-
-static const char *full_text =
-    "{\"engine\":\"DVE\",\"debug\":["
-    "{\"pc\":0,\"name\":\"wait_1\",\"inst\":\"wait_1\",\"src\":\"body[0]\",\"op\":\"sync\","
-    "\"op_index\":1},"
-    "{\"pc\":2,\"name\":\"copy_2\",\"inst\":\"copy_2\",\"src\":\"body[1].body[0]\","
-    "\"op\":\"tensor_copy\",\"op_index\":2,\"buf\":\"t#1/3\"},"
-    "{\"pc\":3,\"name\":\"copy_2\",\"inst\":\"copy_2.1\",\"src\":\"body[1].body[0]\","
-    "\"op\":\"tensor_copy\",\"op_index\":2,\"buf\":\"t#1/3\"},"
-    "{\"pc\":4,\"name\":\"halt\",\"inst\":\"halt\",\"src\":\"\",\"op\":\"sync\"}]}";
-
 static void test_expand_gives_the_full_form(void **state)
 {
     (void)state;
-    cJSON *c = cJSON_Parse(compact_text), *f = cJSON_Parse(full_text);
+    cJSON *c = cJSON_Parse(SIDECAR_COMPACT_TEXT), *f = cJSON_Parse(SIDECAR_FULL_TEXT);
     assert_non_null(c);
     assert_non_null(f);
     assert_true(tpb_sidecar_is_compact(c));
@@ -108,84 +82,6 @@ static void test_expand_gives_the_full_form(void **state)
     cJSON_Delete(f2);
     cJSON_Delete(c);
     cJSON_Delete(f);
-}
-
-static void make_engine(sim_engine_t *e)
-{
-    memset(e, 0, sizeof *e);
-    uint8_t buf[5][ISA_BUNDLE_BYTES];
-    isa_err_t ie;
-    isa_inst_t in;
-    memset(&in, 0, sizeof in);
-    in.op = ISA_OP_NOP;
-    assert_int_equal(isa_encode(&in, buf[0], &ie), ISA_OK);
-    assert_int_equal(isa_encode(&in, buf[3], &ie), ISA_OK);
-    in.op = ISA_OP_HALT;
-    assert_int_equal(isa_encode(&in, buf[4], &ie), ISA_OK);
-    memset(&in, 0, sizeof in);
-    in.op = ISA_OP_TENSOR_COPY;
-    isa_tap_t t;
-    memset(&t, 0, sizeof t);
-    t.dtype = ISA_DT_FP32;
-    t.space = ISA_SPACE_SBUF;
-    t.nparts = 4;
-    t.ndims = 3;
-    t.step[0] = 1, t.count[0] = 8;
-    t.step[1] = 8, t.count[1] = 2;
-    t.step[2] = 16, t.count[2] = 2;
-    in.f.COPY.in = t;
-    t.addr = 256;
-    in.f.COPY.out = t;
-    unsigned n = 0;
-    uint8_t two[2][ISA_BUNDLE_BYTES];
-    assert_int_equal(isa_encode_with_prefixes(&in, two, &n, &ie), ISA_OK);
-    assert_int_equal(n, 2);
-    memcpy(buf[1], two, sizeof two);
-    assert_int_equal(isa_stream_decode(&buf[0][0], sizeof buf, ISA_ENG_UNASSIGNED, &e->stream,
-                                       &ie), ISA_OK);
-    assert_int_equal(e->stream.count, 4);
-}
-
-static void expect(const sim_debug_t *d, const char *name, const char *src, const char *buf)
-{
-    assert_non_null(d->name);
-    assert_string_equal(d->name, name);
-    assert_non_null(d->src);
-    assert_string_equal(d->src, src);
-    if (buf) {
-        assert_non_null(d->buf);
-        assert_string_equal(d->buf, buf);
-    } else {
-        assert_null(d->buf);
-    }
-}
-
-static void parse_and_check(const char *text, bool fast, bool want_scanned)
-{
-    sim_engine_t e;
-    make_engine(&e);
-    tpb_err_t err = { { 0 } };
-    bool scanned = !want_scanned;
-    assert_int_equal(sim_sidecar_parse(&e, "x/DVE.json", (const uint8_t *)text, strlen(text),
-                                       fast, &scanned, &err), 0);
-    assert_int_equal(scanned, want_scanned);
-    assert_non_null(e.debug);
-    expect(&e.debug[0], "wait_1", "body[0]", NULL);
-    expect(&e.debug[1], "copy_2", "body[1].body[0]", "t#1/3");
-    expect(&e.debug[2], "copy_2", "body[1].body[0]", "t#1/3");
-    expect(&e.debug[3], "halt", "", NULL);
-    sim_debug_free(&e);
-    isa_stream_free(&e.stream);
-}
-
-static void test_sim_reads_the_compact_form(void **state)
-{
-    (void)state;
-    parse_and_check(compact_text, true, true);
-    parse_and_check(compact_text, false, false);
-    parse_and_check(full_text, true, true);
-    /* "debug_form" after "debug": the scanner hands over to cJSON */
-    parse_and_check(late_text, true, false);
 }
 
 static void test_threshold_knob(void **state)
@@ -207,7 +103,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jw_compact_matches_cjson_unformatted),
         cmocka_unit_test(test_expand_gives_the_full_form),
-        cmocka_unit_test(test_sim_reads_the_compact_form),
         cmocka_unit_test(test_threshold_knob),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
