@@ -97,18 +97,22 @@ typedef struct {
     double pc;
     sink_str_t name, src, buf;
     bool name_seen, src_seen, buf_seen;
+    bool is_object;              /* the entry is an object */
 } sink_ent_t;
 
 /* debug[i].  In a compact sidecar (common/sidecar_form.h) an absent pc is
  * the previous entry's + 1, an absent src the previous entry's src, and an
  * absent name the previous entry's name and (unless given) buf; the first
- * entry's previous pc is -1, its previous strings none. */
+ * entry's previous pc is -1, its previous strings none.  A compact entry
+ * that is not an object has no pc (as in the full form). */
 static void sink_entry(debug_sink_t *k, int i, sink_ent_t x)
 {
     if (!k->active || k->rc)
         return;
     sim_engine_t *e = k->e;
     if (k->compact) {
+        if (!x.is_object)
+            x.pc_kind = PC_OTHER;
         if (x.pc_kind == PC_ABSENT)
             x.pc_kind = PC_NUMBER, x.pc = k->prev_pc + 1;
         if (x.pc_kind == PC_NUMBER)
@@ -344,7 +348,8 @@ static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
 {
     scan_val_t pc = { .kind = SV_OTHER }, name = pc, src = pc, buf = pc;
     bool seen[4] = { false, false, false, false };
-    if (!scan_peek(j, '{')) {
+    bool is_object = scan_peek(j, '{');
+    if (!is_object) {
         scan_val_t v = { .want_num = false };
         if (!scan_value(j, &v, 2))
             return false;
@@ -373,7 +378,7 @@ static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
     sink_entry(k, i, (sink_ent_t){ !seen[0] ? PC_ABSENT : pc.kind == SV_NUMBER ? PC_NUMBER
                                                                           : PC_OTHER,
                                    pc.num, scan_str(&name), scan_str(&src), scan_str(&buf),
-                                   seen[1], seen[2], seen[3] });
+                                   seen[1], seen[2], seen[3], is_object });
     return true;
 }
 
@@ -537,7 +542,8 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
                                                                             : PC_OTHER,
                                            cJSON_IsNumber(pc) ? pc->valuedouble : 0,
                                            cjson_str(name), cjson_str(src), cjson_str(buf),
-                                           name != NULL, src != NULL, buf != NULL });
+                                           name != NULL, src != NULL, buf != NULL,
+                                           cJSON_IsObject(j) });
             i++;
         }
     }
