@@ -293,6 +293,11 @@ void jw_init_file(jw_t *w, FILE *f)
     jb_init_file(&w->b, f, JW_CHUNK);
 }
 
+void jw_set_compact(jw_t *w)
+{
+    w->compact = true;
+}
+
 void jw_free(jw_t *w)
 {
     jb_free(&w->b);
@@ -301,7 +306,7 @@ void jw_free(jw_t *w)
 
 static void tabs(jw_t *w, int n)
 {
-    if (n <= 0 || !jb_reserve(&w->b, (size_t)n))
+    if (w->compact || n <= 0 || !jb_reserve(&w->b, (size_t)n))
         return;
     memset(w->b.buf + w->b.len, '\t', (size_t)n);
     w->b.len += (size_t)n;
@@ -313,8 +318,12 @@ static void before_value(jw_t *w)
 {
     if (w->depth <= 0 || w->depth > JW_MAX_DEPTH || w->is_obj[w->depth - 1])
         return;
-    if (w->has_item[w->depth - 1])
-        jb_lit(&w->b, ", ");
+    if (w->has_item[w->depth - 1]) {
+        if (w->compact)
+            jb_putc(&w->b, ',');
+        else
+            jb_lit(&w->b, ", ");
+    }
     w->has_item[w->depth - 1] = true;
 }
 
@@ -329,7 +338,7 @@ static void open_container(jw_t *w, bool obj)
     w->is_obj[w->depth] = obj;
     w->has_item[w->depth] = false;
     w->depth++;
-    if (obj)
+    if (obj && !w->compact)
         jb_putc(&w->b, '\n');
 }
 
@@ -340,7 +349,7 @@ void jw_obj_end(jw_t *w)
 {
     if (w->depth <= 0)
         return;
-    if (w->has_item[w->depth - 1])
+    if (w->has_item[w->depth - 1] && !w->compact)
         jb_putc(&w->b, '\n');
     tabs(w, w->depth - 1);
     jb_putc(&w->b, '}');
@@ -369,11 +378,16 @@ void jw_key(jw_t *w, const char *key)
     bool sep = w->has_item[w->depth - 1];
     w->has_item[w->depth - 1] = true;
     /* [",\n"] tabs "key" ":\t" */
-    if (sep)
+    if (sep && w->compact)
+        jb_putc(&w->b, ',');
+    else if (sep)
         jb_lit(&w->b, ",\n");
     tabs(w, w->depth);
     put_cjson_string(w, key);
-    jb_lit(&w->b, ":\t");
+    if (w->compact)
+        jb_putc(&w->b, ':');
+    else
+        jb_lit(&w->b, ":\t");
 }
 
 void jw_str(jw_t *w, const char *s)

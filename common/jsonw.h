@@ -114,6 +114,8 @@ typedef struct {
     int depth;                      /* cJSON's print depth */
     bool has_item[JW_MAX_DEPTH];    /* per open container: something written */
     bool is_obj[JW_MAX_DEPTH];
+    bool compact;                   /* cJSON_PrintUnformatted()'s layout instead:
+                                       no whitespace at all (jw_set_compact) */
 } jw_t;
 
 void jw_init(jw_t *w);
@@ -121,6 +123,9 @@ void jw_init(jw_t *w);
  * written yet. */
 void jw_init_file(jw_t *w, FILE *f);
 void jw_free(jw_t *w);
+/* From here on write cJSON_PrintUnformatted()'s bytes (the compact
+ * sidecars, docs/artifacts.md); call before the first value. */
+void jw_set_compact(jw_t *w);
 void jw_obj_begin(jw_t *w);
 void jw_obj_end(jw_t *w);
 void jw_arr_begin(jw_t *w);

@@ -17,6 +17,7 @@
 #include "txn.h"
 #include "jsonw.h"
 #include "npy.h"
+#include "sidecar_form.h"
 
 static int write_json(cJSON *root, const char *dir, const char *name, tpb_err_t *err)
 {
@@ -84,10 +85,86 @@ static void op_buffers(const bir_module_t *m, const tir_kernel_t *k, const tir_o
         buf_add(m, k, op->s1.ap.tensor, out, cap);
 }
 
+/* What the previous debug entry of a compact sidecar implies
+ * (sidecar_form.h). */
+typedef struct {
+    long long pc;
+    const char *src, *op, *name;
+    int op_index;                /* -1: none */
+    char buf[256];
+} sidecar_prev_t;
+
+/* One debug entry; prev != NULL: the compact form, which leaves out what
+ * the entry before implies (sidecar_form.h). */
+static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k,
+                        const bir_inst_t *in, long long pc, sidecar_prev_t *prev)
+{
+    /* name: the tile-IR op (what a trace shows); inst: the unique
+     * instruction name (also used by --dump-bin-per-inst) */
+    bool has_op = in->tir_op >= 0 && in->tir_op < k->nops;
+    const char *name = has_op ? k->ops[in->tir_op].name : in->name;
+    const char *op = in->op_kind ? in->op_kind : "sync";
+    const char *src = in->src ? in->src : "";
+    char bufs[256] = "";
+    if (has_op)
+        op_buffers(m, k, &k->ops[in->tir_op], bufs, sizeof bufs);
+    /* compact: the same op as the entry before (name, op_index, buf) */
+    bool cont = prev && prev->name && !strcmp(prev->name, name) &&
+                prev->op_index == (has_op ? in->tir_op : -1) && !strcmp(prev->buf, bufs);
+    jw_obj_begin(w);
+    if (!prev || pc != prev->pc + 1) {
+        jw_key(w, "pc");
+        jw_int(w, pc);
+    }
+    if (!cont) {
+        jw_key(w, "name");
+        jw_str(w, name);
+    }
+    if (!prev || strcmp(in->name, name)) {
+        jw_key(w, "inst");
+        jw_str(w, in->name);
+    }
+    if (!prev || !prev->src || strcmp(prev->src, src)) {
+        jw_key(w, "src");
+        jw_str(w, src);
+    }
+    if (!prev || !prev->op || strcmp(prev->op, op)) {
+        jw_key(w, "op");
+        jw_str(w, op);
+    }
+    if (has_op && !cont) {
+        jw_key(w, "op_index");
+        jw_int(w, in->tir_op);
+        const tir_op_t *top = &k->ops[in->tir_op];
+        if (top->kind == TIR_INLINE_ASM_BYTES) {   /* opaque bundle: what the
+                                                      kernel said about it */
+            jw_key(w, "sync_type");
+            jw_str(w, top->sync_type ? "barrier" : "none");
+            jw_key(w, "latency_estimate");
+            jw_int(w, top->latency_estimate);
+        }
+        if (bufs[0]) {
+            jw_key(w, "buf");
+            jw_str(w, bufs);
+        }
+    }
+    jw_obj_end(w);
+    if (prev) {
+        prev->pc = pc;
+        prev->src = src;
+        prev->op = op;
+        prev->name = name;
+        prev->op_index = has_op ? in->tir_op : -1;
+        memcpy(prev->buf, bufs, sizeof bufs);
+    }
+}
+
 /* One <Engine>.json sidecar, streamed (jsonw.h: the same bytes cJSON_Print
- * gives for the same document, without a node per field). */
+ * gives for the same document, without a node per field; compact (a stream
+ * of at least tpb_sidecar_compact_min() entries): the compact form,
+ * cJSON_PrintUnformatted's bytes with the implied members left out). */
 static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k, int e,
-                         const char *dir, tpb_err_t *err)
+                         const char *dir, bool compact, tpb_err_t *err)
 {
     const bir_block_t *b = &m->funcs[0].blocks[0];
     char name[64], path[4096];
@@ -97,6 +174,8 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
         return -1;
     jw_t w;
     jw_init_file(&w, out.f);
+    if (compact)
+        jw_set_compact(&w);
     jw_obj_begin(&w);
     jw_key(&w, "engine");
     jw_str(&w, isa_engine_name((isa_engine_t)e));
@@ -129,44 +208,16 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
                 jw_int(&w, (long long)v);
         jw_arr_end(&w);
     }
+    if (compact) {
+        jw_key(&w, "debug_form");
+        jw_str(&w, "compact");
+    }
     jw_key(&w, "debug");
     jw_arr_begin(&w);
-    for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++) {
-        const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
-        /* name: the tile-IR op (what a trace shows); inst: the unique
-         * instruction name (also used by --dump-bin-per-inst) */
-        bool has_op = in->tir_op >= 0 && in->tir_op < k->nops;
-        jw_obj_begin(&w);
-        jw_key(&w, "pc");
-        jw_int(&w, g->dbg[e][i].pc);
-        jw_key(&w, "name");
-        jw_str(&w, has_op ? k->ops[in->tir_op].name : in->name);
-        jw_key(&w, "inst");
-        jw_str(&w, in->name);
-        jw_key(&w, "src");
-        jw_str(&w, in->src);
-        jw_key(&w, "op");
-        jw_str(&w, in->op_kind ? in->op_kind : "sync");
-        if (has_op) {
-            jw_key(&w, "op_index");
-            jw_int(&w, in->tir_op);
-            const tir_op_t *top = &k->ops[in->tir_op];
-            if (top->kind == TIR_INLINE_ASM_BYTES) {   /* opaque bundle: what the
-                                                          kernel said about it */
-                jw_key(&w, "sync_type");
-                jw_str(&w, top->sync_type ? "barrier" : "none");
-                jw_key(&w, "latency_estimate");
-                jw_int(&w, top->latency_estimate);
-            }
-            char bufs[256];
-            op_buffers(m, k, &k->ops[in->tir_op], bufs, sizeof bufs);
-            if (bufs[0]) {
-                jw_key(&w, "buf");
-                jw_str(&w, bufs);
-            }
-        }
-        jw_obj_end(&w);
-    }
+    sidecar_prev_t prev = { .pc = -1, .op_index = -1 };
+    for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++)
+        debug_entry(&w, m, k, &b->insts[g->dbg[e][i].inst], g->dbg[e][i].pc,
+                    compact ? &prev : NULL);
     jw_arr_end(&w);
     jw_obj_end(&w);
     int rc = 0;
@@ -185,7 +236,8 @@ int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t
                        const char *dir, tpb_err_t *err)
 {
     for (int e = 0; e < ISA_ENG_COUNT; e++)
-        if (g->opened[e] && write_sidecar(g, m, k, e, dir, err))
+        if (g->opened[e] &&
+            write_sidecar(g, m, k, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
             return -1;
     return 0;
 }

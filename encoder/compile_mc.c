@@ -100,6 +100,8 @@ static int write_sidecar(const char *dir, const char *eng, int core, stream_t *s
         root = cJSON_ParseWithLength((const char *)old, len);
         free(old);
     }
+    /* the debug map is rewritten below in the full form */
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "debug_form");
     if (!root) {
         root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "engine", eng);

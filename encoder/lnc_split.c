@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "fileio.h"
 #include "lower.h"
+#include "sidecar_form.h"
 
 /* ---- module building ---- */
 
@@ -690,6 +691,11 @@ static dbg_t *read_sidecar(const char *path, int *n, tpb_err_t *err)
     cJSON *j = read_json(path, false, err);
     if (!j)
         return NULL;
+    if (tpb_sidecar_expand(j)) {
+        cJSON_Delete(j);
+        tpb_errf(err, "out of memory");
+        return NULL;
+    }
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "debug");
     int cnt = cJSON_GetArraySize(d);
     dbg_t *out = calloc((size_t)cnt + 1, sizeof *out);

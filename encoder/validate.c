@@ -7,34 +7,12 @@
 #include "collective.h"
 #include "regalloc.h"
 #include "rng.h"
+#include "validate_int.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef struct {
-    const tir_kernel_t *k;
-    const tpb_target_t *tg;
-    const tir_op_t *op;
-    tpb_err_t *err;
-} vctx_t;
-
-static int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
-{
-    char tmp[800];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (field)
-        return tpb_errf(v->err, "%s (%s): field '%s': %s", v->op->path,
-                        tir_op_name(v->op->kind), field, tmp);
-    return tpb_errf(v->err, "%s (%s): %s", v->op->path, tir_op_name(v->op->kind), tmp);
-}
 
 /* ---- operand names (NKI argument names) ---- */
 
@@ -107,33 +85,6 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
 
 /* ---- helpers ---- */
 
-static const tir_tensor_t *tens(const vctx_t *v, const tir_ap_t *a)
-{
-    return a->tensor >= 0 ? &v->k->tensors[a->tensor] : NULL;
-}
-
-static bool is_tile_kind(tir_tensor_kind_t k)
-{
-    return k == TIR_T_SBUF || k == TIR_T_PSUM;
-}
-
-static const char *space_word(tir_tensor_kind_t k)
-{
-    switch (k) {
-    case TIR_T_SBUF: return "SBUF";
-    case TIR_T_PSUM: return "PSUM";
-    default: return "HBM";
-    }
-}
-
-static int64_t ap_elems(const tir_ap_t *a)
-{
-    int64_t n = 1;
-    for (int d = 0; d < a->ndim; d++)
-        n *= a->count[d];
-    return n;
-}
-
 /* tile APs: partitions = count[0], free = the rest */
 static int64_t ap_parts(const tir_ap_t *a)
 {
@@ -147,35 +98,6 @@ static int64_t ap_free(const tir_ap_t *a)
         n *= a->count[d];
     return n;
 }
-
-static void shape_str(const tir_ap_t *a, char *buf, size_t n)
-{
-    size_t o = 0;
-    o += (size_t)snprintf(buf + o, n - o, "[");
-    for (int d = 0; d < a->ndim && o < n; d++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%lld", d ? ", " : "", (long long)a->count[d]);
-    if (o < n)
-        snprintf(buf + o, n - o, "]");
-}
-
-/* Shapes equal after dropping count-1 dims (DMA operands). */
-static bool squeezed_equal(const tir_ap_t *a, const tir_ap_t *b)
-{
-    int i = 0, j = 0;
-    for (;;) {
-        while (i < a->ndim && a->count[i] == 1)
-            i++;
-        while (j < b->ndim && b->count[j] == 1)
-            j++;
-        if (i >= a->ndim || j >= b->ndim)
-            return i >= a->ndim && j >= b->ndim;
-        if (a->count[i] != b->count[j])
-            return false;
-        i++;
-        j++;
-    }
-}
-
 /* Bounds and tile structure of one AP (slot names the operand). */
 static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound)
 {
@@ -374,28 +296,6 @@ static int check_operands(const vctx_t *v)
     return 0;
 }
 
-static int need(const vctx_t *v, const tir_ap_t *a, int slot)
-{
-    if (a->tensor < 0)
-        return vfail(v, enc_operand_name(v->op->kind, slot), "operand missing");
-    return 0;
-}
-
-static int need_space(const vctx_t *v, const tir_ap_t *a, int slot, unsigned kinds_mask,
-                      const char *what)
-{
-    const tir_tensor_t *t = tens(v, a);
-    if (!t)
-        return need(v, a, slot);
-    if (!(kinds_mask & (1u << t->kind)))
-        return vfail(v, enc_operand_name(v->op->kind, slot), "must be %s ('%s' is in %s)", what,
-                     t->name, space_word(t->kind));
-    return 0;
-}
-
-#define K(x) (1u << TIR_T_##x)
-#define HBM_KINDS (K(INPUT) | K(OUTPUT) | K(CONSTANT) | K(SCRATCH))
-
 /* dst and src: same partitions and free element count (compute ops) */
 static int same_pf(const vctx_t *v, const tir_ap_t *a, int sa, const tir_ap_t *b, int sb)
 {
@@ -437,198 +337,6 @@ static int pp_ap(const vctx_t *v, const tir_ap_t *a, int slot, const tir_ap_t *r
     s.is_ap = true;
     s.ap = *a;
     return per_partition_scalar(v, &s, slot, ref);
-}
-
-/* ---- DMA ---- */
-
-static int check_oob_direct(const vctx_t *v)
-{
-    if (v->op->oob_mode == ISA_OOB_SKIP || (v->op->flags & TIR_F_OOB_SKIP))
-        return vfail(v, "oob_mode", "oob_mode.skip is not supported for direct memory access. "
-                     "Only oob_mode.error is allowed (got oob_mode.skip)");
-    return 0;
-}
-
-static int check_dma_common(const vctx_t *v)
-{
-    const tir_op_t *op = v->op;
-    if (op->qos < 0 || op->qos > 255)
-        return vfail(v, "dma_qos", "%d out of range 0..255", op->qos);
-    if (!isa_enum_name(ISA_FT_DGE, (unsigned)op->dge_mode))
-        return vfail(v, "dge_mode", "invalid value %d", op->dge_mode);
-    if (!isa_enum_name(ISA_FT_OOB, (unsigned)op->oob_mode))
-        return vfail(v, "oob_mode", "invalid value %d", op->oob_mode);
-    return 0;
-}
-
-static int check_dma_shapes(const vctx_t *v)
-{
-    const tir_op_t *op = v->op;
-    if (!squeezed_equal(&op->dst, &op->src[0])) {
-        char x[96], y[96];
-        shape_str(&op->dst, x, sizeof x);
-        shape_str(&op->src[0], y, sizeof y);
-        return vfail(v, "src", "shape %s does not match 'dst' shape %s", y, x);
-    }
-    return 0;
-}
-
-static int check_index_tile(const vctx_t *v, int64_t rows)
-{
-    const tir_op_t *op = v->op;
-    if (need(v, &op->index, -3))
-        return -1;
-    const tir_tensor_t *it = tens(v, &op->index);
-    if (!is_tile_kind(it->kind))
-        return vfail(v, "index", "must be an SBUF tile ('%s' is in %s)", it->name,
-                     space_word(it->kind));
-    if (it->dtype != ISA_DT_INT32 && it->dtype != ISA_DT_UINT32)
-        return vfail(v, "index", "dtype %s not allowed (int32 or uint32)",
-                     isa_dtype_numpy_name(it->dtype));
-    if (ap_elems(&op->index) != rows)
-        return vfail(v, "index", "%lld index values for %lld indirect rows",
-                     (long long)ap_elems(&op->index), (long long)rows);
-    if (op->index_bound < 1)
-        return vfail(v, "index", "no valid index range (index_bound %lld)",
-                     (long long)op->index_bound);
-    /* dge_mode hw is the dynamic (DGE vector-indirect) mode: the back-end
-     * decides per target (lower_dma.c) */
-    return 0;
-}
-
-static void axes_str(const tir_op_t *op, char *buf, size_t n)
-{
-    size_t o = (size_t)snprintf(buf, n, "(");
-    for (int i = 0; i < op->n_transpose_axes && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%d", i ? ", " : "", op->transpose_axes[i]);
-    if (o < n)
-        snprintf(buf + o, n - o, op->n_transpose_axes == 1 ? ",)" : ")");
-}
-
-static bool axes_are(const tir_op_t *op, int n, const int *want)
-{
-    if (op->n_transpose_axes != n)
-        return false;
-    for (int i = 0; i < n; i++)
-        if (op->transpose_axes[i] != want[i])
-            return false;
-    return true;
-}
-
-static int check_dma_transpose(const vctx_t *v)
-{
-    const tir_op_t *op = v->op;
-    const tir_ap_t *s = &op->src[0];
-    char ax[64];
-    axes_str(op, ax, sizeof ax);
-    static const int a2[] = {1, 0}, a3[] = {2, 1, 0}, a4[] = {3, 1, 2, 0};
-    bool gather = op->index.tensor >= 0;
-    if (gather) {
-        if (s->ndim != 3)
-            return vfail(v, "axes", "%s provided for gather transpose, only 3D supported.", ax);
-    }
-    switch (s->ndim) {
-    case 2:
-        if (!axes_are(op, 2, a2))
-            return vfail(v, "axes", "%s provided for 2D transpose, only (1, 0) supported.", ax);
-        break;
-    case 3:
-        if (!axes_are(op, 3, a3))
-            return vfail(v, "axes", "%s provided for 3D transpose, only (2, 1, 0) supported.", ax);
-        break;
-    case 4:
-        if (!axes_are(op, 4, a4))
-            return vfail(v, "axes", "%s provided for 4D transpose, only (3, 1, 2, 0) supported.",
-                         ax);
-        break;
-    default:
-        return vfail(v, "src", "unsupported tile.ndim %d for dma_transpose (2D, 3D or 4D)",
-                     s->ndim);
-    }
-    if (!gather && check_oob_direct(v))
-        return -1;
-    const tir_tensor_t *st = tens(v, s), *dt = tens(v, &op->dst);
-    if (st->dtype != dt->dtype)
-        return vfail(v, "dst", "dtype %s differs from src dtype %s (a transpose does not cast)",
-                     isa_dtype_numpy_name(dt->dtype), isa_dtype_numpy_name(st->dtype));
-    unsigned sz = isa_dtype_size(st->dtype);
-    if (sz != 2 && sz != 4)
-        return vfail(v, "src", "DMA transpose moves 2- or 4-byte elements (%s is %u bytes)",
-                     isa_dtype_numpy_name(st->dtype), sz);
-    tir_ap_t want = *s;
-    for (int i = 0; i < s->ndim; i++)
-        want.count[i] = s->count[op->transpose_axes[i]];
-    if (!squeezed_equal(&want, &op->dst)) {
-        char x[96], y[96];
-        shape_str(&op->dst, x, sizeof x);
-        shape_str(&want, y, sizeof y);
-        return vfail(v, "dst", "shape %s is not the transposed src shape %s", x, y);
-    }
-    if (gather && check_index_tile(v, s->count[0]))
-        return -1;
-    return 0;
-}
-
-static int check_dma(const vctx_t *v)
-{
-    const tir_op_t *op = v->op;
-    if (check_dma_common(v))
-        return -1;
-    switch (op->kind) {
-    case TIR_LOAD:
-        if (need_space(v, &op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile"))
-            return -1;
-        return check_oob_direct(v) ? -1 : check_dma_shapes(v);
-    case TIR_STORE:
-        if (need_space(v, &op->dst, -1, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
-            return -1;
-        return check_oob_direct(v) ? -1 : check_dma_shapes(v);
-    case TIR_DMA_COPY:
-        if (need(v, &op->dst, -1))
-            return -1;
-        return check_oob_direct(v) ? -1 : check_dma_shapes(v);
-    case TIR_DMA_TRANSPOSE:
-        if (need(v, &op->dst, -1))
-            return -1;
-        return check_dma_transpose(v);
-    case TIR_INDIRECT_LOAD: {
-        if (need_space(v, &op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile"))
-            return -1;
-        if (op->flags & TIR_F_RMW_ADD)
-            return vfail(v, "rmw_op", "``dst_rmw_op`` is not supported indirect memory access "
-                         "on source (``src``) operand");
-        if (check_index_tile(v, op->src[0].count[0]))
-            return -1;
-        return check_dma_shapes(v);
-    }
-    case TIR_INDIRECT_SAVE: {
-        if (need_space(v, &op->dst, -1, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
-            return -1;
-        if (op->op0 != ISA_ALU_BYPASS && op->op0 != ISA_ALU_ADD)
-            return vfail(v, "rmw_op", "scatter op can only support bypass or add for now");
-        bool add = op->op0 == ISA_ALU_ADD || (op->flags & TIR_F_RMW_ADD);
-        if (add && (op->oob_mode != ISA_OOB_ERROR || (op->flags & TIR_F_OOB_SKIP)))
-            return vfail(v, "oob_mode", "scatter add cannot have other modes except for error");
-        if (check_index_tile(v, op->dst.count[0]))
-            return -1;
-        return check_dma_shapes(v);
-    }
-    case TIR_SENDRECV: {
-        if (need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile") ||
-            need_space(v, &op->src[0], 0, K(SBUF), "an SBUF tile"))
-            return -1;
-        if (op->peer < 0 || op->peer >= v->k->num_programs || op->peer == v->k->program_id)
-            return vfail(v, "peer", "%d is not another program (num_programs %d, this is %d)",
-                         op->peer, v->k->num_programs, v->k->program_id);
-        return check_dma_shapes(v);
-    }
-    default:
-        return 0;
-    }
 }
 
 /* ---- compute ---- */
@@ -1230,6 +938,6 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
     if (check_operands(&v))
         return -1;
     if (is_dma(op->kind))
-        return check_dma(&v);
+        return enc_validate_dma(&v);
     return check_compute(&v) ? -1 : 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../common/fileio.h"
+#include "../common/sidecar_form.h"
 #include "dis.h"
 
 int tpb_cmd_dis(int argc, char **argv);
@@ -98,6 +99,10 @@ static void load_notes(const char *binpath, size_t nbundles, notes_t *nt)
     cJSON *j = load_json(path);
     if (!j)
         return;
+    if (tpb_sidecar_expand(j)) { /* out of memory: no notes */
+        cJSON_Delete(j);
+        return;
+    }
     const cJSON *dbg = cJSON_GetObjectItemCaseSensitive(j, "debug");
     nt->v = nbundles ? calloc(nbundles, sizeof *nt->v) : NULL;
     nt->n = nt->v ? nbundles : 0;

@@ -2,13 +2,14 @@
  * body and one cost function per opcode.  Ops that are also legal on
  * Activation/Pool (TensorCopy, TensorTensor, TensorScalar[Ptr],
  * TensorReduce, Memset) live here, their primary engine.  TensorLoad (legal
- * on every engine) lives here too.  Semantics: docs/semantics.md; costs:
- * docs/timing-compute.md. */
+ * on every engine) lives here too.  The other DVE ops: dve_max8.c (Max8
+ * family), dve_move.c (Transpose32, StreamShuffle, Dropout), dve_bn.c,
+ * dve_sel.c.  Semantics: docs/semantics.md; costs: docs/timing-compute.md. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
+#include "dve_int.h"
 
 /* ------------------------------------------------------------------ */
 /* shared pieces                                                        */
@@ -61,12 +62,6 @@ static int opnds_two_in(sim_exec_ctx_t *ctx, sim_opnd_t o[3], const isa_tap_t *a
     return sim_same_shape(ctx, &o[2], &o[0]) || sim_same_shape(ctx, &o[2], &o[1]) ? -1 : 0;
 }
 
-static void free_all(sim_opnd_t *o, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        sim_opnd_free(&o[i]);
-}
-
 /* DVE perf mode (ARCH3): 16-bit float in and out; f*f when both in SBUF and
  * contiguous in the innermost dim, else f.  f = 1 on targets without it. */
 static uint64_t perf_div(const tpb_target_t *t, const isa_tap_t *in, const isa_tap_t *out)
@@ -80,17 +75,6 @@ static uint64_t perf_div(const tpb_target_t *t, const isa_tap_t *in, const isa_t
     return (contig && sbuf) ? (uint64_t)f * f : f;
 }
 
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-/* DVE cost with the strided-port penalty (ARCH2: innermost stride > 16 B
- * halves bandwidth) and a perf-mode divisor. */
-static uint64_t dve_work(uint64_t work, const isa_tap_t *a, const isa_tap_t *b,
-                         const isa_tap_t *c, uint64_t div)
-{
-    if ((a && sim_tap_strided(a)) || (b && sim_tap_strided(b)) || (c && sim_tap_strided(c)))
-        work *= 2;
-    return ceil_div(work, div ? div : 1);
-}
 
 /* ------------------------------------------------------------------ */
 /* TensorCopy                                                           */
@@ -667,378 +651,6 @@ static uint64_t cost_memset(const tpb_target_t *t, isa_engine_t e, const isa_dec
 }
 
 /* ------------------------------------------------------------------ */
-/* Max8 family                                                          */
-
-/* Order used by Max8: NaN above everything, then the usual float order. */
-static bool gt_nan(float a, float b)
-{
-    if (isnan(a))
-        return !isnan(b);
-    if (isnan(b))
-        return false;
-    return a > b;
-}
-
-static float *load_row(const sim_opnd_t *o, unsigned p, float *buf)
-{
-    for (uint32_t i = 0; i < o->nfree; i++)
-        buf[i] = num_load_f32(sim_el(o, p, i), o->dtype);
-    return buf;
-}
-
-static int exec_max8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
-    sim_opnd_t o[2];
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
-    float *row = NULL;
-    uint8_t *taken = NULL;
-    int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
-        goto done;
-    if (o[0].nfree < 8 || o[1].nfree != 8 || o[1].nparts != o[0].nparts) {
-        sim_fail(ctx, "in/out: Max8 needs in with >= 8 elements per partition (got %u) and "
-                 "out with 8 (got %u) on the same partition count", o[0].nfree, o[1].nfree);
-        goto done;
-    }
-    if (!ctx->timing_only) {
-        row = malloc((size_t)o[0].nfree * sizeof *row);
-        taken = malloc(o[0].nfree);
-        if (!row || !taken) {
-            sim_fail(ctx, "out of memory");
-            goto done;
-        }
-        for (unsigned p = 0; p < o[0].nparts; p++) {
-            load_row(&o[0], p, row);
-            memset(taken, 0, o[0].nfree);
-            for (unsigned k = 0; k < 8; k++) {
-                uint32_t best = UINT32_MAX;
-                for (uint32_t i = 0; i < o[0].nfree; i++)
-                    if (!taken[i] && (best == UINT32_MAX || gt_nan(row[i], row[best])))
-                        best = i;
-                taken[best] = 1;
-                num_store_f32(sim_el(&o[1], p, k), o[1].dtype, row[best]);
-            }
-        }
-    }
-    sim_opnd_mark(&o[1]);
-    rc = 0;
-done:
-    free(row);
-    free(taken);
-    free_all(o, 2);
-    return rc;
-}
-
-/* MaxIndex8 / MatchReplace8 / fused.  vals: 8 values per partition (first
- * TAP's partitions).  For MatchReplace the j-th value replaces the first
- * not-yet-replaced element equal to it; indices report those positions.
- * MaxIndex8 alone reports the first occurrence (duplicates share it). */
-typedef struct {
-    bool want_idx_first; /* MaxIndex8: plain first occurrence */
-    bool replace;
-    float imm;
-} m8_mode_t;
-
-static int m8_run(sim_exec_ctx_t *ctx, const isa_tap_t *in, const isa_tap_t *out,
-                  const isa_ptr_t *vals, const isa_ptr_t *idxp, m8_mode_t m)
-{
-    sim_opnd_t o[4];
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
-    float *row = NULL;
-    uint8_t *done_el = NULL;
-    int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], in, "in", SIM_RD) ||
-        sim_opnd_ptr(ctx, &o[2], vals, in->start, in->nparts, 8, "vals", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], out, "out", SIM_WR))
-        goto done;
-    if (m.replace && sim_same_shape(ctx, &o[1], &o[0]))
-        goto done;
-    if (!m.replace && (o[1].nfree != 8 || o[1].nparts != o[0].nparts)) {
-        sim_fail(ctx, "out: MaxIndex8 writes 8 indices per partition on %u partitions "
-                 "(got %u x %u)", o[0].nparts, o[1].nparts, o[1].nfree);
-        goto done;
-    }
-    if (!m.replace && isa_dtype_kind(o[1].dtype) == ISA_DK_F) {
-        sim_fail(ctx, "out: indices need an integer dtype, not %s", isa_dtype_name(o[1].dtype));
-        goto done;
-    }
-    if (idxp && sim_opnd_ptr(ctx, &o[3], idxp, in->start, in->nparts, 8, "idx", SIM_WR))
-        goto done;
-    if (idxp && isa_dtype_kind(o[3].dtype) == ISA_DK_F) {
-        sim_fail(ctx, "idx: indices need an integer dtype, not %s", isa_dtype_name(o[3].dtype));
-        goto done;
-    }
-    if (!ctx->timing_only) {
-        row = malloc((size_t)o[0].nfree * sizeof *row);
-        done_el = malloc(o[0].nfree);
-        if (!row || !done_el) {
-            sim_fail(ctx, "out of memory");
-            goto done;
-        }
-        for (unsigned p = 0; p < o[0].nparts; p++) {
-            load_row(&o[0], p, row);
-            memset(done_el, 0, o[0].nfree);
-            int64_t idx[8];
-            for (unsigned j = 0; j < 8; j++) {
-                float v = num_load_f32(sim_el(&o[2], p, j), o[2].dtype);
-                idx[j] = -1; /* all ones in the index dtype */
-                for (uint32_t i = 0; i < o[0].nfree; i++)
-                    if (row[i] == v && (m.want_idx_first || !done_el[i])) {
-                        idx[j] = i;
-                        done_el[i] = 1;
-                        break;
-                    }
-            }
-            if (m.replace) {
-                for (uint32_t i = 0; i < o[0].nfree; i++)
-                    num_store_f32(sim_el(&o[1], p, i), o[1].dtype, done_el[i] ? m.imm : row[i]);
-                if (idxp)
-                    for (unsigned j = 0; j < 8; j++)
-                        num_store_i64_wrap(sim_el(&o[3], p, j), o[3].dtype, idx[j]);
-            } else
-                for (unsigned j = 0; j < 8; j++)
-                    num_store_i64_wrap(sim_el(&o[1], p, j), o[1].dtype, idx[j]);
-        }
-    }
-    sim_opnd_mark(&o[1]);
-    sim_opnd_mark(&o[3]);
-    rc = 0;
-done:
-    free(row);
-    free(done_el);
-    free_all(o, 4);
-    return rc;
-}
-
-static int exec_max_index8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_FIDX_t *f = &d->inst.f.FIDX;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ true, false, 0.0f });
-}
-
-static int exec_match_replace8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_MR_t *f = &d->inst.f.MR;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ false, true, f->imm });
-}
-
-static int exec_mimr(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_MIMR_t *f = &d->inst.f.MIMR;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, &f->idx, (m8_mode_t){ false, true, f->imm });
-}
-
-/* Max8 family: N cycles (one pass over the input). */
-static uint64_t cost_copy_n(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
-    return sim_cost_dve(t, dve_work(sim_tap_n(&f->in), &f->in, NULL, NULL, 1));
-}
-
-static uint64_t cost_fidx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    return sim_cost_dve(t, dve_work(sim_tap_n(&d->inst.f.FIDX.in), &d->inst.f.FIDX.in, NULL, NULL, 1));
-}
-
-static uint64_t cost_mr(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    return sim_cost_dve(t, dve_work(sim_tap_n(&d->inst.f.MR.in), &d->inst.f.MR.in, NULL, NULL, 1));
-}
-
-static uint64_t cost_mimr(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    return sim_cost_dve(t, dve_work(sim_tap_n(&d->inst.f.MIMR.in), &d->inst.f.MIMR.in, NULL, NULL, 1));
-}
-
-/* ------------------------------------------------------------------ */
-/* Transpose32: 32x32 blocks inside each 32-partition group             */
-
-/* Snapshot of a whole operand (for ops whose output may overlap the input
- * at other positions). */
-static uint8_t *snapshot(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
-{
-    uint8_t *buf = malloc((size_t)o->nparts * o->nfree * o->esize + 1);
-    if (!buf) {
-        sim_fail(ctx, "out of memory");
-        return NULL;
-    }
-    for (unsigned p = 0; p < o->nparts; p++)
-        for (uint32_t i = 0; i < o->nfree; i++)
-            memcpy(buf + ((size_t)p * o->nfree + i) * o->esize, sim_el(o, p, i), o->esize);
-    return buf;
-}
-
-/* View of a snapshot as an operand with dense offsets (partition pitch =
- * nfree * esize). */
-static sim_opnd_t snap_view(const sim_opnd_t *o, uint8_t *buf, uint32_t *offs)
-{
-    sim_opnd_t v = *o;
-    v.mem = buf;
-    v.start = 0;
-    v.pb = o->nfree * o->esize;
-    for (uint32_t i = 0; i < o->nfree; i++)
-        offs[i] = i * o->esize;
-    v.off = offs;
-    v.owned = false; /* offs belongs to the caller */
-    return v;
-}
-
-static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_COPY_t *f = &d->inst.f.COPY;
-    sim_opnd_t o[2];
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
-    uint8_t *buf = NULL;
-    uint32_t *offs = NULL;
-    int rc = -1;
-    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
-        goto done;
-    if (o[0].nparts % 32 || o[0].start % 32 || o[1].start % 32 || o[0].nfree % 32) {
-        sim_fail(ctx, "in/out: Transpose32 needs quadrant-aligned starts (in %u, out %u), a "
-                 "multiple of 32 partitions (%u) and of 32 elements per partition (%u)",
-                 o[0].start, o[1].start, o[0].nparts, o[0].nfree);
-        goto done;
-    }
-    if (!ctx->timing_only) {
-        buf = snapshot(ctx, &o[0]);
-        offs = malloc((size_t)o[0].nfree * sizeof *offs);
-        if (!buf || !offs) {
-            sim_fail(ctx, "out of memory");
-            goto done;
-        }
-        sim_opnd_t v = snap_view(&o[0], buf, offs);
-        for (unsigned g = 0; g < o[0].nparts; g += 32)
-            for (uint32_t b = 0; b < o[0].nfree; b += 32)
-                for (unsigned i = 0; i < 32; i++)
-                    for (unsigned j = 0; j < 32; j++)
-                        sim_copy_elem(&v, g + i, b + j, &o[1], g + j, b + i);
-    }
-    sim_opnd_mark(&o[1]);
-    rc = 0;
-done:
-    free(buf);
-    free(offs);
-    free_all(o, 2);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* StreamShuffle                                                        */
-
-static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_SHUF_t *f = &d->inst.f.SHUF;
-    const uint32_t m[32] = { f->m0, f->m1, f->m2, f->m3, f->m4, f->m5, f->m6, f->m7,
-                             f->m8, f->m9, f->m10, f->m11, f->m12, f->m13, f->m14, f->m15,
-                             f->m16, f->m17, f->m18, f->m19, f->m20, f->m21, f->m22, f->m23,
-                             f->m24, f->m25, f->m26, f->m27, f->m28, f->m29, f->m30, f->m31 };
-    sim_opnd_t o[2];
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
-    uint8_t *buf = NULL;
-    uint32_t *offs = NULL;
-    int rc = -1;
-    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
-        goto done;
-    if (o[0].dtype != o[1].dtype) {
-        sim_fail(ctx, "in/out: StreamShuffle needs the same dtype (in %s, out %s)",
-                 isa_dtype_name(o[0].dtype), isa_dtype_name(o[1].dtype));
-        goto done;
-    }
-    for (unsigned i = 0; i < 32; i++)
-        if (m[i] != ISA_SHUFFLE_KEEP && m[i] >= 32) {
-            sim_fail(ctx, "m%u: %u is neither a partition 0..31 of the quadrant nor 63 (keep)",
-                     i, m[i]);
-            goto done;
-        }
-    for (unsigned q = 0; q < o[1].nparts; q++)
-        if (m[q % 32] != ISA_SHUFFLE_KEEP && (q / 32) * 32 + m[q % 32] >= o[0].nparts) {
-            sim_fail(ctx, "m%u: source partition %u is outside in's %u partitions", q % 32,
-                     (q / 32) * 32 + m[q % 32], o[0].nparts);
-            goto done;
-        }
-    if (!ctx->timing_only) {
-        buf = snapshot(ctx, &o[0]);
-        offs = malloc((size_t)o[0].nfree * sizeof *offs);
-        if (!buf || !offs) {
-            sim_fail(ctx, "out of memory");
-            goto done;
-        }
-        sim_opnd_t v = snap_view(&o[0], buf, offs);
-        for (unsigned q = 0; q < o[1].nparts; q++) {
-            if (m[q % 32] == ISA_SHUFFLE_KEEP)
-                continue;
-            unsigned src = (q / 32) * 32 + m[q % 32];
-            for (uint32_t i = 0; i < o[1].nfree; i++)
-                sim_copy_elem(&v, src, i, &o[1], q, i);
-        }
-    }
-    sim_opnd_mark(&o[1]);
-    rc = 0;
-done:
-    free(buf);
-    free(offs);
-    free_all(o, 2);
-    return rc;
-}
-
-/* One pass over in -> out (StreamShuffle, Dropout). */
-static uint64_t cost_one_pass(const tpb_target_t *t, const isa_tap_t *in, const isa_tap_t *out)
-{
-    return sim_cost_dve(t, dve_work(sim_tap_n(in), in, out, NULL, 1));
-}
-
-static uint64_t cost_shuffle(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    return cost_one_pass(t, &d->inst.f.SHUF.in, &d->inst.f.SHUF.out);
-}
-
-/* ------------------------------------------------------------------ */
-/* Dropout                                                              */
-
-static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_DROP_t *f = &d->inst.f.DROP;
-    sim_opnd_t o[2];
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
-    int rc = -1;
-    if (!(f->prob >= 0.0f && f->prob <= 1.0f))
-        return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
-    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
-        goto done;
-    if (o[1].start + o[1].nparts > SIM_RNG_LANES) {
-        sim_fail(ctx, "out: partitions beyond the %u PRNG lanes", SIM_RNG_LANES);
-        goto done;
-    }
-    unsigned gens = sim_rng_gens(ctx->engine);
-    if (!ctx->timing_only)
-        for (unsigned p = 0; p < o[0].nparts; p++)
-            for (uint32_t i = 0; i < o[0].nfree; i++) {
-                /* u uniform in [0, 1): the lane's generator i % gens */
-                float u = sim_rng_unit(ctx->rng, o[1].start + p, i % gens);
-                sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
-                sim_val_store(sim_el(&o[1], p, i), o[1].dtype, u < f->prob ? sim_val_f(0.0f) : x);
-            }
-    sim_opnd_mark(&o[1]);
-    rc = 0;
-done:
-    free_all(o, 2);
-    return rc;
-}
-
-static uint64_t cost_dropout(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    return cost_one_pass(t, &d->inst.f.DROP.in, &d->inst.f.DROP.out);
-}
-
-/* ------------------------------------------------------------------ */
 /* CopyPredicated: out = (pred != 0) xor rev_pred ? in (or imm) : out  */
 
 static int exec_copy_predicated(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -1180,13 +792,6 @@ static const sim_opimpl_t impl_stt = { exec_stt, cost_stt };
 static const sim_opimpl_t impl_red = { exec_tensor_reduce, cost_tensor_reduce };
 static const sim_opimpl_t impl_scan = { exec_scan, cost_scan };
 static const sim_opimpl_t impl_memset = { exec_memset, cost_memset };
-static const sim_opimpl_t impl_max8 = { exec_max8, cost_copy_n };
-static const sim_opimpl_t impl_fidx = { exec_max_index8, cost_fidx };
-static const sim_opimpl_t impl_mr = { exec_match_replace8, cost_mr };
-static const sim_opimpl_t impl_mimr = { exec_mimr, cost_mimr };
-static const sim_opimpl_t impl_t32 = { exec_transpose32, cost_copy_n };
-static const sim_opimpl_t impl_shuf = { exec_stream_shuffle, cost_shuffle };
-static const sim_opimpl_t impl_drop = { exec_dropout, cost_dropout };
 static const sim_opimpl_t impl_cpred = { exec_copy_predicated, cost_copy_predicated };
 static const sim_opimpl_t impl_qmx = { exec_quantize_mx, cost_quantize_mx };
 
@@ -1201,15 +806,10 @@ const sim_opimpl_t *sim_dve_impl(isa_op_t op)
     case ISA_OP_TENSOR_REDUCE: return &impl_red;
     case ISA_OP_TENSOR_TENSOR_SCAN: return &impl_scan;
     case ISA_OP_MEMSET: return &impl_memset;
-    case ISA_OP_MAX8: return &impl_max8;
-    case ISA_OP_MAX_INDEX8: return &impl_fidx;
-    case ISA_OP_MATCH_REPLACE8: return &impl_mr;
-    case ISA_OP_MAX_INDEX_AND_MATCH_REPLACE: return &impl_mimr;
-    case ISA_OP_TRANSPOSE32: return &impl_t32;
-    case ISA_OP_STREAM_SHUFFLE: return &impl_shuf;
-    case ISA_OP_DROPOUT: return &impl_drop;
     case ISA_OP_COPY_PREDICATED: return &impl_cpred;
     case ISA_OP_QUANTIZE_MX: return &impl_qmx;
-    default: return NULL;
+    default: break;
     }
+    const sim_opimpl_t *impl = sim_dve_max8_impl(op);
+    return impl ? impl : sim_dve_move_impl(op);
 }

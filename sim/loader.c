@@ -387,13 +387,13 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
      * the system maps lazily (calloc of a large block), never touched */
     c->sbuf = s->opt.timing_only ? calloc(sb, 1) : malloc(sb);
     c->psum = s->opt.timing_only ? calloc(pb, 1) : malloc(pb);
-    c->pe = calloc(1, sizeof *c->pe);
+    /* c->pe: on the first PE op (sim.c exec_compute) */
     c->queues = calloc(s->t->dma_queues ? s->t->dma_queues : 1, sizeof *c->queues);
     if (s->opt.check_uninit) {
         c->sbuf_init = calloc(sb, 1);
         c->psum_init = calloc(pb, 1);
     }
-    if (!c->sbuf || !c->psum || !c->pe || !c->queues ||
+    if (!c->sbuf || !c->psum || !c->queues ||
         (s->opt.check_uninit && (!c->sbuf_init || !c->psum_init)))
         return tpb_errf(err, "out of memory (core %u state)", c->index);
     if (!s->opt.timing_only) {

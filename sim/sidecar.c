@@ -6,7 +6,9 @@
  * Building a cJSON tree of it costs ~17 allocations per entry; instead a
  * small scanner walks the text once, keeps only debug[].pc/name/src and
  * copies the strings into the block of the debug table, after the table (a
- * repeated string, such as the src of a loop body, is stored once).
+ * repeated string, such as the src of a loop body, is stored once).  A
+ * compact sidecar (common/sidecar_form.h) leaves out what the previous entry
+ * implies; sink_entry fills it back in, for both parsers alike.
  *
  * The scanner accepts plain JSON only: no escapes, no control characters
  * in strings, the four JSON whitespace characters, RFC 8259 numbers, depth
@@ -21,10 +23,17 @@
 #include "cJSON.h"
 #include "hugepage.h"
 #include "jsonread.h"
+#include "sidecar_form.h"
 
 #define SCAN_MAX_DEPTH 256  /* cJSON's limit is 1000 */
 
 /* ---- where the debug entries go (shared by both parsers) ---- */
+
+/* A string member of a debug entry: its text (NULL: absent or not a string). */
+typedef struct {
+    const char *s;
+    size_t n;
+} sink_str_t;
 
 typedef struct {
     sim_engine_t *e;
@@ -36,6 +45,9 @@ typedef struct {
     size_t cap, used;
     const char *last[3];         /* last stored name / src / buf (for sharing) */
     size_t last_n[3];
+    bool compact;                /* "debug_form": "compact" (common/sidecar_form.h) */
+    double prev_pc;              /* compact: the previous entry's pc, src, name, buf */
+    sink_str_t prev_src, prev_name, prev_buf;
 } debug_sink_t;
 
 /* The debug array starts: allocate e->debug, one block holding the table
@@ -76,20 +88,48 @@ static char *sink_store(debug_sink_t *k, int which, const char *s, size_t n)
     return d;
 }
 
-/* A string member of a debug entry: its text (NULL: absent or not a string). */
-typedef struct {
-    const char *s;
-    size_t n;
-} sink_str_t;
+/* One debug entry as read: pc (absent, a number or something else), name,
+ * src and buf (*_seen: the member is there). */
+typedef enum { PC_ABSENT, PC_NUMBER, PC_OTHER } pc_kind_t;
 
-/* debug[i]: pc (pc_ok: is a number), name, src and buf. */
-static void sink_entry(debug_sink_t *k, int i, bool pc_ok, double pc, sink_str_t name,
-                       sink_str_t src, sink_str_t buf)
+typedef struct {
+    pc_kind_t pc_kind;
+    double pc;
+    sink_str_t name, src, buf;
+    bool name_seen, src_seen, buf_seen;
+    bool is_object;              /* the entry is an object */
+} sink_ent_t;
+
+/* debug[i].  In a compact sidecar (common/sidecar_form.h) an absent pc is
+ * the previous entry's + 1, an absent src the previous entry's src, and an
+ * absent name the previous entry's name and (unless given) buf; the first
+ * entry's previous pc is -1, its previous strings none.  A compact entry
+ * that is not an object has no pc (as in the full form). */
+static void sink_entry(debug_sink_t *k, int i, sink_ent_t x)
 {
     if (!k->active || k->rc)
         return;
     sim_engine_t *e = k->e;
-    if (!pc_ok || pc < 0 || pc >= (double)e->stream.nbundles) {
+    if (k->compact) {
+        if (!x.is_object)
+            x.pc_kind = PC_OTHER;
+        if (x.pc_kind == PC_ABSENT)
+            x.pc_kind = PC_NUMBER, x.pc = k->prev_pc + 1;
+        if (x.pc_kind == PC_NUMBER)
+            k->prev_pc = x.pc;
+        if (!x.src_seen)
+            x.src = k->prev_src;
+        if (!x.name_seen && !x.buf_seen)
+            x.buf = k->prev_buf;
+        if (!x.name_seen)
+            x.name = k->prev_name;
+        k->prev_src = x.src;
+        k->prev_name = x.name;
+        k->prev_buf = x.buf;
+    }
+    sink_str_t name = x.name, src = x.src, buf = x.buf;
+    double pc = x.pc;
+    if (x.pc_kind != PC_NUMBER || pc < 0 || pc >= (double)e->stream.nbundles) {
         k->rc = tpb_errf(k->err, "%s: debug[%d]: field pc missing or outside the stream (%zu "
                          "bundles)", k->path, i, e->stream.nbundles);
         return;
@@ -308,7 +348,8 @@ static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
 {
     scan_val_t pc = { .kind = SV_OTHER }, name = pc, src = pc, buf = pc;
     bool seen[4] = { false, false, false, false };
-    if (!scan_peek(j, '{')) {
+    bool is_object = scan_peek(j, '{');
+    if (!is_object) {
         scan_val_t v = { .want_num = false };
         if (!scan_value(j, &v, 2))
             return false;
@@ -334,8 +375,10 @@ static bool scan_debug_entry(scan_t *j, debug_sink_t *k, int i)
                 return false;
         }
     }
-    sink_entry(k, i, pc.kind == SV_NUMBER, pc.num, scan_str(&name), scan_str(&src),
-               scan_str(&buf));
+    sink_entry(k, i, (sink_ent_t){ !seen[0] ? PC_ABSENT : pc.kind == SV_NUMBER ? PC_NUMBER
+                                                                          : PC_OTHER,
+                                   pc.num, scan_str(&name), scan_str(&src), scan_str(&buf),
+                                   seen[1], seen[2], seen[3], is_object });
     return true;
 }
 
@@ -411,13 +454,21 @@ static bool scan_document(scan_t *j, size_t len, debug_sink_t *k)
     j->p++;
     if (scan_char(j, '}'))
         return true;
-    bool have_debug = false;
+    bool have_debug = false, have_form = false;
     do {
         const char *key;
         size_t kn;
         if (!scan_string(j, &key, &kn) || !scan_char(j, ':'))
             return false;
-        if (!have_debug && key_is(key, kn, "debug")) {
+        if (!have_form && key_is(key, kn, "debug_form")) {
+            /* the form must be known before the entries: after them, let
+             * cJSON (which looks it up first) decide */
+            have_form = true;
+            scan_val_t v = { .want_num = false };
+            if (have_debug || !scan_value(j, &v, 1))
+                return false;
+            k->compact = v.kind == SV_STRING && key_is(v.s, v.n, "compact");
+        } else if (!have_debug && key_is(key, kn, "debug")) {
             have_debug = true;
             if (!scan_debug(j, k, len))
                 return false;
@@ -457,6 +508,7 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
     cJSON *root;
     if (tpb_json_parse(buf, len, k->path, &root, k->err))
         return -1;
+    k->compact = tpb_sidecar_is_compact(root);
     const cJSON *tab = cJSON_GetObjectItemCaseSensitive(root, "dve_table");
     if (tab) {
         k->e->has_table = true;
@@ -486,8 +538,12 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
             const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
             const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "src");
             const cJSON *buf = cJSON_GetObjectItemCaseSensitive(j, "buf");
-            sink_entry(k, i, cJSON_IsNumber(pc), cJSON_IsNumber(pc) ? pc->valuedouble : 0,
-                       cjson_str(name), cjson_str(src), cjson_str(buf));
+            sink_entry(k, i, (sink_ent_t){ !pc ? PC_ABSENT : cJSON_IsNumber(pc) ? PC_NUMBER
+                                                                            : PC_OTHER,
+                                           cJSON_IsNumber(pc) ? pc->valuedouble : 0,
+                                           cjson_str(name), cjson_str(src), cjson_str(buf),
+                                           name != NULL, src != NULL, buf != NULL,
+                                           cJSON_IsObject(j) });
             i++;
         }
     }
@@ -509,7 +565,7 @@ int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, siz
                       bool fast, bool *scanned, tpb_err_t *err)
 {
     sim_debug_free(e);
-    debug_sink_t k = { .e = e, .path = path, .err = err };
+    debug_sink_t k = { .e = e, .path = path, .err = err, .prev_pc = -1 };
     bool ok = fast && scan_sidecar(buf, len, &k);
     if (scanned)
         *scanned = ok;
@@ -517,6 +573,6 @@ int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, siz
         return k.rc ? -1 : 0;
     /* not plain JSON: start over with cJSON */
     sim_debug_free(e);
-    debug_sink_t c = { .e = e, .path = path, .err = err };
+    debug_sink_t c = { .e = e, .path = path, .err = err, .prev_pc = -1 };
     return parse_with_cjson(buf, len, &c) ? -1 : 0;
 }

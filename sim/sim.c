@@ -10,6 +10,7 @@
  * engine keeps issuing inline (the hot loop), applying semaphore updates
  * that fall due in between.  See docs/timing.md. */
 #include "sim_int.h"
+#include "ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -242,6 +243,9 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     if (!impl || !impl->exec || !impl->cost)
         return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
                              isa_ops[d->inst.op].mnemonic);
+    /* the PE array state (230 KB): allocated when a core first uses it */
+    if (!c->pe && sim_pe_impl(d->inst.op) && !(c->pe = calloc(1, sizeof *c->pe)))
+        return sim_inst_errf(err, c, e, e->idx, "out of memory (PE state)");
     sim_exec_ctx_t ctx = {
         .target = s->t, .core = (int)c->index, .engine = e->id,
         .sbuf = c->sbuf, .psum = c->psum,

@@ -17,6 +17,7 @@
 #include "asm.h"
 #include "isa.h"
 #include "npy.h"
+#include "sidecar_texts.h"
 #include "sim_int.h"
 
 /* ---- a small stream: Nop, ApExt + TensorCopy, Nop, Halt ----
@@ -532,6 +533,37 @@ static void test_npy_read_matches_parse(void **state)
     free(buf);
 }
 
+/* A compact sidecar (docs/artifacts.md "Compact sidecars"): both parsers
+ * fill in what the entries leave out; a "debug_form" after "debug" sends
+ * the scanner to cJSON. */
+static void expect_debug(const sim_debug_t *d, const char *name, const char *src, const char *buf)
+{
+    assert_true(same_str(d->name, name) && same_str(d->src, src) && same_str(d->buf, buf));
+}
+
+static void test_compact_form(void **state)
+{
+    (void)state;
+    const char *texts[] = { SIDECAR_COMPACT_TEXT, SIDECAR_LATE_TEXT, SIDECAR_FULL_TEXT };
+    const bool scanned_want[] = { true, false, true };
+    for (int i = 0; i < 3; i++)
+        for (int fast = 0; fast < 2; fast++) {
+            sim_engine_t e;
+            make_engine(&e, false);
+            tpb_err_t err = { { 0 } };
+            bool scanned = false;
+            assert_int_equal(sim_sidecar_parse(&e, "x/DVE.json", (const uint8_t *)texts[i],
+                                               strlen(texts[i]), fast, &scanned, &err), 0);
+            assert_int_equal(scanned, fast && scanned_want[i]);
+            assert_non_null(e.debug);
+            expect_debug(&e.debug[0], "wait_1", "body[0]", NULL);
+            expect_debug(&e.debug[1], "copy_2", "body[1].body[0]", "t#1/3");
+            expect_debug(&e.debug[2], "copy_2", "body[1].body[0]", "t#1/3");
+            expect_debug(&e.debug[3], "halt", "", NULL);
+            free_engine(&e);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_mutations_agree),
         cmocka_unit_test(test_stream_decode_matches_isa_decode),
         cmocka_unit_test(test_npy_read_matches_parse),
+        cmocka_unit_test(test_compact_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,15 @@
 /* fuzz_sidecar: the <Engine>.json sidecar reader.  The fast plain-JSON
  * scanner (sim/sidecar.c) and the cJSON path must agree on every input:
- * same result, same message, same debug table. */
+ * same result, same message, same debug table.  A compact sidecar
+ * (common/sidecar_form.h) that reads, expanded by tpb_sidecar_expand (the
+ * other implementation of the rules, used by tpb dis and the linker) and
+ * read again, gives the same debug table. */
 #include <stdint.h>
 #include <string.h>
 
+#include "cJSON.h"
 #include "fuzz_util.h"
+#include "sidecar_form.h"
 #include "sim_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +35,39 @@ static int same_str(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+static void same_table(const sim_engine_t *f, const sim_engine_t *c, const char *what)
+{
+    FUZZ_CHECK((f->debug == NULL) == (c->debug == NULL), "%s: one has a debug table", what);
+    for (size_t i = 0; f->debug && i < f->stream.count; i++)
+        FUZZ_CHECK(same_str(f->debug[i].name, c->debug[i].name) &&
+                       same_str(f->debug[i].src, c->debug[i].src) &&
+                       same_str(f->debug[i].buf, c->debug[i].buf), "%s: entry %zu differs", what, i);
+}
+
+/* An accepted compact sidecar, expanded to the full form and read again. */
+static void check_expanded(const sim_engine_t *f, const uint8_t *buf, size_t len, unsigned n)
+{
+    cJSON *root = cJSON_ParseWithLength((const char *)buf, len);
+    if (!root || !tpb_sidecar_is_compact(root)) {
+        cJSON_Delete(root);
+        return;
+    }
+    FUZZ_CHECK(tpb_sidecar_expand(root) == 0, "out of memory");
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    FUZZ_CHECK(text != NULL, "out of memory");
+    sim_engine_t x;
+    make_engine(&x, n);
+    tpb_err_t ex = { { 0 } };
+    int rx = sim_sidecar_parse(&x, "x/DVE.json", (const uint8_t *)text, strlen(text), false, NULL,
+                               &ex);
+    FUZZ_CHECK(rx == 0, "the expanded form does not read: %s\n%s", ex.msg, text);
+    same_table(f, &x, "compact vs expanded");
+    free(text);
+    sim_debug_free(&x);
+    isa_stream_free(&x.stream);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 1 << 16)
@@ -50,11 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(!strcmp(ef.msg, ec.msg), "'%s' vs '%s'", ef.msg, ec.msg);
         FUZZ_CHECK(strstr(ef.msg, "x/DVE.json") != NULL, "message without the file: %s", ef.msg);
     } else {
-        FUZZ_CHECK((f.debug == NULL) == (c.debug == NULL), "one has a debug table");
-        for (size_t i = 0; f.debug && i < f.stream.count; i++)
-            FUZZ_CHECK(same_str(f.debug[i].name, c.debug[i].name) &&
-                           same_str(f.debug[i].src, c.debug[i].src) &&
-                           same_str(f.debug[i].buf, c.debug[i].buf), "entry %zu differs", i);
+        same_table(&f, &c, "scanner vs cJSON");
+        check_expanded(&f, buf, size - 1, n);
     }
     sim_debug_free(&f);
     sim_debug_free(&c);

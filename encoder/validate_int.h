@@ -1,0 +1,96 @@
+/* validate_int.h - pieces shared by the op validator files (validate.c,
+ * validate_dma.c): the validation context, the message builder and the
+ * operand helpers. */
+#ifndef TPB_ENC_VALIDATE_INT_H
+#define TPB_ENC_VALIDATE_INT_H
+
+#include "builder.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+typedef struct {
+    const tir_kernel_t *k;
+    const tpb_target_t *tg;
+    const tir_op_t *op;
+    tpb_err_t *err;
+} vctx_t;
+
+static inline int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline int vfail(const vctx_t *v, const char *field, const char *fmt, ...)
+{
+    char tmp[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (field)
+        return tpb_errf(v->err, "%s (%s): field '%s': %s", v->op->path,
+                        tir_op_name(v->op->kind), field, tmp);
+    return tpb_errf(v->err, "%s (%s): %s", v->op->path, tir_op_name(v->op->kind), tmp);
+}
+
+static inline const tir_tensor_t *tens(const vctx_t *v, const tir_ap_t *a)
+{
+    return a->tensor >= 0 ? &v->k->tensors[a->tensor] : NULL;
+}
+
+static inline bool is_tile_kind(tir_tensor_kind_t k)
+{
+    return k == TIR_T_SBUF || k == TIR_T_PSUM;
+}
+
+static inline const char *space_word(tir_tensor_kind_t k)
+{
+    switch (k) {
+    case TIR_T_SBUF: return "SBUF";
+    case TIR_T_PSUM: return "PSUM";
+    default: return "HBM";
+    }
+}
+
+static inline int64_t ap_elems(const tir_ap_t *a)
+{
+    int64_t n = 1;
+    for (int d = 0; d < a->ndim; d++)
+        n *= a->count[d];
+    return n;
+}
+
+static inline void shape_str(const tir_ap_t *a, char *buf, size_t n)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, n - o, "[");
+    for (int d = 0; d < a->ndim && o < n; d++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%lld", d ? ", " : "", (long long)a->count[d]);
+    if (o < n)
+        snprintf(buf + o, n - o, "]");
+}
+
+static inline int need(const vctx_t *v, const tir_ap_t *a, int slot)
+{
+    if (a->tensor < 0)
+        return vfail(v, enc_operand_name(v->op->kind, slot), "operand missing");
+    return 0;
+}
+
+static inline int need_space(const vctx_t *v, const tir_ap_t *a, int slot,
+                             unsigned kinds_mask, const char *what)
+{
+    const tir_tensor_t *t = tens(v, a);
+    if (!t)
+        return need(v, a, slot);
+    if (!(kinds_mask & (1u << t->kind)))
+        return vfail(v, enc_operand_name(v->op->kind, slot), "must be %s ('%s' is in %s)", what,
+                     t->name, space_word(t->kind));
+    return 0;
+}
+
+#define K(x) (1u << TIR_T_##x)
+#define HBM_KINDS (K(INPUT) | K(OUTPUT) | K(CONSTANT) | K(SCRATCH))
+
+int enc_validate_dma(const vctx_t *v);   /* validate_dma.c */
+
+#endif
