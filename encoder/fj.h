@@ -7,6 +7,7 @@
  *   fj_ops_compute.c     the compute op families (table + handlers)
  *   fj_ops_rng.c         the random-number ops (table + handlers)
  *   fj_ops_reg.c         the NKI register ops (table + handlers)
+ *   fj_mask.c            NKI mask= on ops without their own predicate
  * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
  * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
  * frontend_json.c appends it through enc_emit) or calls a typed builder
