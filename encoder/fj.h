@@ -45,7 +45,8 @@ typedef struct {
     /* NKI virtual registers (fj_ops_reg.c): name -> physical register */
     struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
     int nvregs;
-    int mask_tile;               /* fj_mask.c: tensor id + 1 that "dst" resolves to, 0 */
+    bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
+    tir_ap_t mask_dst;
 } jx_t;
 
 struct memo_entry {

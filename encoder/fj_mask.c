@@ -2,7 +2,7 @@
  * (docs/kernel-format.md "mask").  tensor_scalar and tensor_copy carry the
  * mask themselves (a PredExt in keep mode); every other op listed in
  * `general` is computed into a fresh compiler tile of dst's shape, dtype and
- * buffer, then a masked tensor_copy moves it into dst, so masked-out dst
+ * buffer (from dst's start partition), then a masked tensor_copy moves it into dst, so masked-out dst
  * elements keep their value.  That is NKI's meaning exactly when every dst
  * element comes from its own point of the iteration space and the op has no
  * other effect; the ops where it is not are refused with the reason. */
@@ -84,17 +84,25 @@ int fj_masked_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d,
     if (t->kind != TIR_T_SBUF && t->kind != TIR_T_PSUM)
         return fj_jfail(j, path, "mask", "a masked %s writes a tile (SBUF or PSUM), not "
                         "tensor '%s'", d->name, t->name);
+    /* the scratch starts at dst's partition (engines keep partitions) */
+    int64_t row = 1, shape[TIR_MAX_DIMS];
+    for (int i = 1; i < t->ndim; i++)
+        row *= t->shape[i];
+    int64_t p0 = cp.dst.offset / row;
+    memcpy(shape, cp.dst.count, sizeof shape);
+    shape[0] = p0 + cp.dst.count[0];
     char name[64];
     snprintf(name, sizeof name, "%.36s_unmasked%d", nm ? nm : d->name, j->b.k->ntensors % 100000);
-    int tile = enc_tile(&j->b, name, t->kind, t->dtype, cp.dst.ndim, cp.dst.count);
+    int tile = enc_tile(&j->b, name, t->kind, t->dtype, cp.dst.ndim, shape);
     if (tile < 0)
         return -1;
-    j->mask_tile = tile + 1;   /* the op's "dst" is the scratch tile */
+    cp.src[0] = enc_ap(&j->b, tile, 1, (enc_slice_t[]){ENC_RANGE(p0, shape[0])}, "dst");
+    j->mask_dst = cp.src[0];   /* the op's "dst" is the scratch tile */
+    j->mask_redirect = true;
     int rc = run(j, o, path, d);
-    j->mask_tile = 0;
+    j->mask_redirect = false;
     if (rc < 0)
         return -1;
-    cp.src[0] = enc_ap_full(&j->b, tile);
     cp.nsrc = 1;
     cp.engine = eng == ISA_ENG_DVE || eng == ISA_ENG_POOL ? eng : ISA_ENG_UNASSIGNED;
     if (fj_get_mask(j, o, path, &cp))
