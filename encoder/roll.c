@@ -70,7 +70,8 @@ int roll_candidates(const tir_kernel_t *k, bool loops_opt, unsigned char **cand,
     for (int i = 0; i < k->nloops; i++)
         for (int64_t it = 0; c[i] && it < k->loops[i].trips; it++)
             e[m++] = (sched_rr_event_t){k->loop_marks[k->loops[i].first + it], i, it == 0};
-    qsort(e, (size_t)m, sizeof *e, by_op);
+    if (m)   /* qsort(NULL, 0) is undefined (UBSan) */
+        qsort(e, (size_t)m, sizeof *e, by_op);
     *cand = c, *ev = e, *nev = m;
     return 0;
 }
