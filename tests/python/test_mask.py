@@ -13,11 +13,11 @@ import tpbsim.nki.language as nl
 @nki.jit
 def masked_ops(x, y, z):
     P, F = x.shape
-    outs = [nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(3)]
+    outs = [nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(4)]
     ti = nl.ndarray((P, F), dtype=nl.int32, buffer=nl.shared_hbm)
     tx = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
     ty = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
-    res = [nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf) for _ in range(3)]
+    res = [nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf) for _ in range(4)]
     io = nl.ndarray((P, F), dtype=nl.int32, buffer=nl.sbuf)
     nisa.dma_copy(dst=tx, src=x)
     nisa.dma_copy(dst=ty, src=y)
@@ -36,6 +36,9 @@ def masked_ops(x, y, z):
                               op1=nl.subtract, operand1=ty,
                               mask={"pattern": [[0, F]], "offset": -40,
                                     "channel_multiplier": 1, "cmp_op": nl.less})
+    # f - p >= 0
+    nisa.reciprocal(dst=res[3], data=tx,
+                    mask={"pattern": [[1, F]], "channel_multiplier": -1, "cmp_op": "greater_equal"})
     # f < p
     nisa.iota(dst=io, pattern=[[1, F]], offset=0, channel_multiplier=100,
               mask={"pattern": [[-1, F]], "channel_multiplier": 1, "cmp_op": "greater"})
@@ -49,11 +52,12 @@ def test_masked_ops_numpy():
     rng = np.random.default_rng(12)
     P, F = 64, 48
     x, y, z = (rng.standard_normal((P, F)).astype(np.float32) for _ in range(3))
-    a, b, c, i = masked_ops(x, y, z)
+    a, b, c, r, i = masked_ops(x, y, z)
     p, f = np.meshgrid(np.arange(P), np.arange(F), indexing="ij")
     np.testing.assert_allclose(a, np.where(f >= 8, np.exp(x), z), rtol=1e-5)
     np.testing.assert_array_equal(b, np.where(p - f >= 0, x + y, z))
     np.testing.assert_array_equal(c, np.where(p < 40, x * np.float32(3) - y, z))
+    np.testing.assert_allclose(r, np.where(f - p >= 0, 1 / x, z), rtol=1e-6)
     np.testing.assert_array_equal(i, np.where(p > f, 100 * p + f, -1).astype(np.int32))
 
 

@@ -253,10 +253,10 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
     _emit("matmul_mx", loc, _common(f, name, None, loc))
 
 
-def nc_transpose(dst, data, engine=engine.unknown, name=None):
+def nc_transpose(dst, data, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
-    _emit("transpose", loc, _common(f, name, engine, loc))
+    _emit("transpose", loc, _mask(_common(f, name, engine, loc), mask, loc))
 
 
 # ---- elementwise and reductions ----
@@ -310,11 +310,11 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
     _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
-def tensor_partition_reduce(dst, op, data, name=None):
+def tensor_partition_reduce(dst, op, data, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc))]
-    _emit("tensor_partition_reduce", loc, _common(f, name, None, loc))
+    _emit("tensor_partition_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
@@ -378,10 +378,10 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
     _emit("activate2", loc, _common(f, name, None, loc))
 
 
-def reciprocal(dst, data, name=None):
+def reciprocal(dst, data, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc))]
-    _emit("reciprocal", loc, _common(f, name, None, loc))
+    _emit("reciprocal", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle,
