@@ -7,6 +7,7 @@
  *   fj_ops_compute.c     the compute op families (table + handlers)
  *   fj_ops_rng.c         the random-number ops (table + handlers)
  *   fj_ops_reg.c         the NKI register ops (table + handlers)
+ *   fj_mask.c            NKI mask= on ops without their own predicate
  * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
  * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
  * frontend_json.c appends it through enc_emit) or calls a typed builder
@@ -44,6 +45,8 @@ typedef struct {
     /* NKI virtual registers (fj_ops_reg.c): name -> physical register */
     struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
     int nvregs;
+    bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
+    tir_ap_t mask_dst;
 } jx_t;
 
 struct memo_entry {
@@ -76,6 +79,12 @@ typedef struct {
 /* the op families: tables terminated by an entry with name NULL */
 extern const fj_opdef_t fj_ops_dma[];
 extern const fj_opdef_t fj_ops_compute[];
+/* NKI mask= (fj_ops_compute.c): parse o's "mask" into op (TIR_F_MASK) */
+int fj_get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
+/* NKI mask= on an op without its own predicate (fj_mask.c): `run` computes
+ * the op into a compiler tile shaped like dst, then a masked tensor_copy. */
+typedef int (*fj_run_fn)(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d);
+int fj_masked_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d, fj_run_fn run);
 extern const fj_opdef_t fj_ops_collective[];
 extern const fj_opdef_t fj_ops_rng[];        /* fj_ops_rng.c */
 extern const fj_opdef_t fj_ops_reg[];        /* fj_ops_reg.c */

@@ -617,6 +617,10 @@ int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
 int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
               tir_ap_t *out)
 {
+    if (j->mask_redirect && !strcmp(fname, "dst")) {   /* a masked op's scratch (fj_mask.c) */
+        *out = j->mask_dst;
+        return 0;
+    }
     fj_operand_t o;
     if (fj_get_operand(j, obj, path, fname, required, false, &o))
         return -1;

@@ -149,8 +149,6 @@ static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     return 1;
 }
 
-static int get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
-
 static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     bool r0, r1;
@@ -176,14 +174,14 @@ static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *
             return fj_jfail(j, path, "operand0_reg", "offsets a tile operand0 (a [P,1] "
                             "access), not an immediate");
     }
-    return get_mask(j, o, path, op) ? -1 : 1;
+    return fj_get_mask(j, o, path, op) ? -1 : 1;
 }
 
 static int h_tensor_copy(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     if (fj_h_dst_src(j, o, path, op) < 0)
         return -1;
-    return get_mask(j, o, path, op) ? -1 : 1;
+    return fj_get_mask(j, o, path, op) ? -1 : 1;
 }
 
 static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
@@ -299,7 +297,7 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
  * "cmp_op"}, the affine_select predicate over dst's indices): elements where
  * it fails are not computed and keep dst.  One affine predicate, carried by
  * a PredExt on a TensorScalarPtr (DVE or Pool). */
-static int get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+int fj_get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     static const char *const fields[] = {"pattern", "offset", "channel_multiplier", "cmp_op",
                                          NULL};

@@ -137,22 +137,8 @@ static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
     return 0;
 }
 
-static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
+static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
-    if (rename_nki_params(j, o, path, d))
-        return -1;
-    if (fj_field(o, "mask")) {   /* NKI mask=: only where one predicate can carry it */
-        bool ok = false;
-        for (int i = 0; d->fields[i]; i++)
-            ok |= !strcmp(d->fields[i], "mask");
-        if (!ok)
-            return fj_jfail(j, path, "mask", "%s cannot take a mask: a mask is one affine "
-                            "predicate on a TensorScalarPtr (tensor_scalar and tensor_copy "
-                            "take one; compute the op into a scratch tile and tensor_copy it "
-                            "with the mask)", d->name);
-    }
-    if (fj_check_fields(j, o, path, d->fields))
-        return -1;
     tir_op_t op;
     tir_op_init(&op, d->kind);
     const char *nm;
@@ -167,6 +153,20 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_o
     if (rc > 0 && enc_emit(&j->b, &op) < 0)   /* else the handler emitted through a builder */
         return -1;
     return set_deps(j, o, path, n0);
+}
+
+static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
+{
+    if (rename_nki_params(j, o, path, d))
+        return -1;
+    bool native = false;   /* NKI mask= carried by the op's own predicate */
+    for (int i = 0; d->fields[i]; i++)
+        native |= !strcmp(d->fields[i], "mask");
+    if (fj_field(o, "mask") && !native)   /* compute into a tile, masked copy (fj_mask.c) */
+        return fj_masked_op(j, o, path, d, run_compute_op);
+    if (fj_check_fields(j, o, path, d->fields))
+        return -1;
+    return run_compute_op(j, o, path, d);
 }
 
 /* ---- statements ---- */

@@ -1,6 +1,6 @@
 /* test_front_seq.c - bad input to the accumulator and sequence op family
  * (encoder/fj_ops_seq.c, validate_seq.c), to activate2's NKI parameters and
- * to NKI mask= (fj_ops_compute.c get_mask, frontend_json.c):
+ * to NKI mask= (fj_ops_compute.c fj_get_mask, fj_mask.c):
  * every error names the op path and the field.  The working forms are pinned by the golden cases
  * ts_cumulative_scan, ts_reduce_chain, sequence_bounds, nonzero_count and
  * topk_snake. */
@@ -117,8 +117,24 @@ static const bad_t bad[] = {
     {"{'op': 'nisa.activate2', 'dst': 'y', 'data': 'x', 'imm0': 'r', 'imm1': 2, 'op0': 'add'}",
      "field 'imm0'", NULL},
     /* NKI mask= */
+    {"{'op': 'tensor_tensor_scan', 'dst': 'y', 'in0': 'x', 'in1': 'x', 'initial': 0, "
+     "'op0': 'add', 'op1': 'add', 'mask': {'pattern': [[1, 32]]}}", "field 'mask'",
+     "tensor_tensor_scan cannot take a mask: each element carries the scan"},
+    {"{'op': 'max8', 'dst': 'v', 'src': 'v', 'mask': {'pattern': [[1, 8]]}}", "field 'mask'",
+     "max8 cannot take a mask"},
+    {"{'op': 'dma_copy', 'dst': 'y', 'src': 'x', 'mask': {'pattern': [[1, 32]]}}",
+     "field 'mask'", "dma_copy cannot take a mask"},
+    {"{'op': 'activation', 'dst': 'y', 'src': 'x', 'func': 'exp', 'reduce_op': 'add', "
+     "'reduce_res': 'c', 'mask': {'pattern': [[1, 32]]}}", "field 'mask'",
+     "cannot also write reduce_res"},
+    {"{'op': 'matmul', 'dst': 'y', 'stationary': 'x', 'moving': 'x', "
+     "'mask': {'pattern': [[1, 32]]}}", "field 'mask'", "must overwrite"},
     {"{'op': 'tensor_tensor', 'dst': 'y', 'in0': 'x', 'in1': 'x', 'operator': 'add', "
-     "'mask': {'pattern': [[1, 32]]}}", "field 'mask'", "tensor_tensor cannot take a mask"},
+     "'mask': {'pattern': [[1, 16]]}}", "field 'pattern'", "does not match dst"},
+    {"{'op': 'tensor_tensor', 'dst': 'y', 'in0': 'x', 'in1': 'x', 'operator': 'add', "
+     "'mask': {'pattern': [[1, 32]], 'fill': 1}}", "field 'fill'", NULL},
+    {"{'op': 'tensor_tensor', 'dst': 'y', 'in0': 'x', 'in1': 'x', 'operator': 'add', "
+     "'bogus': 1, 'mask': {'pattern': [[1, 32]]}}", "field 'bogus'", NULL},
     {"{'op': 'tensor_scalar', 'dst': 'y', 'src': 'x', 'op0': 'add', 'operand0': 1, "
      "'mask': 'i > 3'}", "field 'mask'", "one affine predicate"},
     {"{'op': 'tensor_scalar', 'dst': 'y', 'src': 'x', 'op0': 'add', 'operand0': 1, "

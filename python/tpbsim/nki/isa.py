@@ -104,6 +104,29 @@ def _common(f, name, eng, loc):
     return f
 
 
+def _mask(f, mask, loc):
+    """NKI mask=: one affine predicate over dst's indices, given as the
+    kernel format's mask ({"pattern": [[step, count], ...], "offset",
+    "channel_multiplier", "cmp_op"}; docs/kernel-format.md "mask")."""
+    if mask is None:
+        return f
+    if not isinstance(mask, dict) or "pattern" not in mask:
+        raise NkiError("%s: field 'mask': expected {'pattern': [[step, count], ...], 'offset', "
+                       "'channel_multiplier', 'cmp_op'} (one affine predicate over dst's "
+                       "indices), got %r" % (loc, mask))
+    m = {}
+    for k, v in mask.items():
+        if k == "pattern":
+            v = [[int(a), int(b)] for a, b in v]
+        elif k == "cmp_op":
+            v = _op_name(v, "%s: field 'mask.cmp_op'" % loc)
+        elif k in ("offset", "channel_multiplier"):
+            v = int(v)
+        m[k] = v
+    f.append(("mask", json.dumps(m)))
+    return f
+
+
 def _opn(x, what, loc):
     n = _op_name(x, "%s: field '%s'" % (loc, what))
     return '"%s"' % n
@@ -145,16 +168,16 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     _emit("dma_transpose", loc, _common(f, name, None, loc))
 
 
-def tensor_copy(dst, src, engine=engine.unknown, name=None):
+def tensor_copy(dst, src, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
-    _emit("tensor_copy", loc, _common(f, name, engine, loc))
+    _emit("tensor_copy", loc, _mask(_common(f, name, engine, loc), mask, loc))
 
 
-def memset(dst, value, engine=engine.unknown, name=None):
+def memset(dst, value, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("value", _scalar(value, "value", loc))]
-    _emit("memset", loc, _common(f, name, engine, loc))
+    _emit("memset", loc, _mask(_common(f, name, engine, loc), mask, loc))
 
 
 def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
@@ -192,7 +215,7 @@ def _pe_tiling(f, tile_position, tile_size):
 
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
-              perf_mode=matmul_perf_mode.none, name=None):
+              perf_mode=matmul_perf_mode.none, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("stationary", _t(stationary, "stationary", loc)),
          ("moving", _t(moving, "moving", loc))]
@@ -214,7 +237,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     pm = perf_mode.value if isinstance(perf_mode, matmul_perf_mode) else perf_mode
     if pm not in (None, "none"):
         f.append(("perf_mode", '"%s"' % pm))
-    _emit("matmul", loc, _common(f, name, None, loc))
+    _emit("matmul", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
@@ -230,23 +253,23 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
     _emit("matmul_mx", loc, _common(f, name, None, loc))
 
 
-def nc_transpose(dst, data, engine=engine.unknown, name=None):
+def nc_transpose(dst, data, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
-    _emit("transpose", loc, _common(f, name, engine, loc))
+    _emit("transpose", loc, _mask(_common(f, name, engine, loc), mask, loc))
 
 
 # ---- elementwise and reductions ----
 
-def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
+def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data1, "data1", loc)),
          ("in1", _t(data2, "data2", loc)), ("operator", _opn(op, "op", loc))]
-    _emit("tensor_tensor", loc, _common(f, name, engine, loc))
+    _emit("tensor_tensor", loc, _mask(_common(f, name, engine, loc), mask, loc))
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
-                  reverse1=False, engine=engine.unknown, name=None):
+                  reverse1=False, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("op0", _opn(op0, "op0", loc)), ("operand0", _scalar(operand0, "operand0", loc))]
@@ -257,17 +280,17 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
         f.append(("operand1", _scalar(operand1, "operand1", loc)))
         if reverse1:
             f.append(("reverse1", "true"))
-    _emit("tensor_scalar", loc, _common(f, name, engine, loc))
+    _emit("tensor_scalar", loc, _mask(_common(f, name, engine, loc), mask, loc))
 
 
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
-                         reverse1=False, name=None):
+                         reverse1=False, name=None, mask=None):
     loc = _trace.caller_loc()
     _no(loc, reverse0=(reverse0, False), reverse1=(reverse1, False))
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data, "data", loc)),
          ("op0", _opn(op0, "op0", loc)), ("scalar", _scalar(operand0, "operand0", loc)),
          ("op1", _opn(op1, "op1", loc)), ("in1", _t(operand1, "operand1", loc))]
-    _emit("scalar_tensor_tensor", loc, _common(f, name, None, loc))
+    _emit("scalar_tensor_tensor", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def _axis(axis):
@@ -276,7 +299,7 @@ def _axis(axis):
     return str(int(axis))
 
 
-def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
@@ -284,14 +307,14 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
         f.append(("negate", "true"))
     if keepdims:
         f.append(("keepdims", "true"))
-    _emit("tensor_reduce", loc, _common(f, name, None, loc))
+    _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
-def tensor_partition_reduce(dst, op, data, name=None):
+def tensor_partition_reduce(dst, op, data, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc))]
-    _emit("tensor_partition_reduce", loc, _common(f, name, None, loc))
+    _emit("tensor_partition_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
@@ -321,12 +344,12 @@ def _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd_):
 
 
 def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
-               reduce_cmd=reduce_cmd.idle, name=None):
+               reduce_cmd=reduce_cmd.idle, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("func", _opn(op, "op", loc))]
     _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd)
-    _emit("activation", loc, _common(f, name, None, loc))
+    _emit("activation", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
@@ -355,10 +378,10 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
     _emit("activate2", loc, _common(f, name, None, loc))
 
 
-def reciprocal(dst, data, name=None):
+def reciprocal(dst, data, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc))]
-    _emit("reciprocal", loc, _common(f, name, None, loc))
+    _emit("reciprocal", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle,
@@ -400,12 +423,12 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
 
 # ---- Pool patterns, selection, top-k ----
 
-def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
+def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("pattern", json.dumps([[int(a), int(b)]
                                                               for a, b in pattern])),
          ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier)))]
-    _emit("iota", loc, _common(f, name, None, loc))
+    _emit("iota", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None,
