@@ -85,19 +85,6 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
 
 /* ---- helpers ---- */
 
-/* tile APs: partitions = count[0], free = the rest */
-static int64_t ap_parts(const tir_ap_t *a)
-{
-    return a->ndim > 0 ? a->count[0] : 1;
-}
-
-static int64_t ap_free(const tir_ap_t *a)
-{
-    int64_t n = 1;
-    for (int d = 1; d < a->ndim; d++)
-        n *= a->count[d];
-    return n;
-}
 /* Bounds and tile structure of one AP (slot names the operand). */
 static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound)
 {

@@ -37,6 +37,20 @@ static inline const tir_tensor_t *tens(const vctx_t *v, const tir_ap_t *a)
     return a->tensor >= 0 ? &v->k->tensors[a->tensor] : NULL;
 }
 
+/* tile APs: partitions = count[0], free = the rest */
+static inline int64_t ap_parts(const tir_ap_t *a)
+{
+    return a->ndim > 0 ? a->count[0] : 1;
+}
+
+static inline int64_t ap_free(const tir_ap_t *a)
+{
+    int64_t n = 1;
+    for (int d = 1; d < a->ndim; d++)
+        n *= a->count[d];
+    return n;
+}
+
 static inline bool is_tile_kind(tir_tensor_kind_t k)
 {
     return k == TIR_T_SBUF || k == TIR_T_PSUM;
