@@ -61,7 +61,10 @@ static int tensor(const tir_kernel_t *k, const char *name)
     return -1;
 }
 
-static void colour(const char *text, colour_t *c)
+/* Edits core `core`'s split kernel before the layout. */
+typedef void (*edit_fn)(tir_kernel_t *k, int core);
+
+static void colour_edit(const char *text, colour_t *c, edit_fn edit)
 {
     tpb_err_t err = {{0}};
     memset(c, 0, sizeof *c);
@@ -69,11 +72,41 @@ static void colour(const char *text, colour_t *c)
         assert_int_equal(enc_parse_kernel_json(text, strlen(text), "k.json", NULL, NULL, i,
                                                &c->p[i], &err), 0);
     assert_int_equal(lnc_split(c->p, 2, &c->s, &err), 0);
+    for (int i = 0; edit && i < 2; i++)
+        edit(&c->s.core_k[i], i);
     assert_int_equal(enc_hbm_layout(&c->s.core_k[0], &c->hbm, &err), 0);
     assert_int_equal(lnc_color_dram_shared(&c->s, &c->hbm, &err), 0);
     c->s1 = tensor(&c->s.core_k[0], "s1");
     c->s2 = tensor(&c->s.core_k[0], "s2");
     assert_true(c->s1 >= 0 && c->s2 >= 0);
+}
+
+static void colour(const char *text, colour_t *c)
+{
+    colour_edit(text, c, NULL);
+}
+
+/* The n-th core barrier of k. */
+static tir_op_t *barrier(tir_kernel_t *k, int nth)
+{
+    for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].kind == TIR_CORE_BARRIER && nth-- == 0)
+            return &k->ops[i];
+    fail();
+    return NULL;
+}
+
+/* the middle barrier names only the core itself: no rendezvous of all */
+static void middle_self_only(tir_kernel_t *k, int core)
+{
+    barrier(k, 1)->barrier_cores = 1u << core;
+}
+
+/* core 1 loses its last barrier: the cores disagree on the epochs */
+static void core1_drops_last(tir_kernel_t *k, int core)
+{
+    if (core == 1)
+        barrier(k, 2)->kind = TIR_NOOP;
 }
 
 static void colour_free(colour_t *c)
@@ -119,6 +152,23 @@ static void test_no_rendezvous_no_sharing(void **state)
     assert_int_equal(c.hbm.live_hi[c.s1], 1);
     assert_int_equal(c.hbm.live_lo[c.s2], 1);
     assert_int_equal(c.hbm.total, 4 * 4096);
+    colour_free(&c);
+    free(text);
+}
+
+static void test_partial_barriers(void **state)
+{
+    (void)state;
+    char *text = read_kernel();
+    colour_t c;
+    colour_edit(text, &c, middle_self_only);
+    assert_int_not_equal(c.hbm.addr[c.s1], c.hbm.addr[c.s2]);
+    assert_int_equal(c.hbm.live_hi[c.s1], 1);
+    assert_int_equal(c.hbm.live_lo[c.s2], 1);
+    colour_free(&c);
+    colour_edit(text, &c, core1_drops_last);
+    assert_null(c.hbm.live_lo);   /* dense */
+    assert_int_equal(c.hbm.addr[c.s2], c.hbm.addr[c.s1] + 4096);
     colour_free(&c);
     free(text);
 }
@@ -183,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disjoint_epochs_share),
         cmocka_unit_test(test_no_rendezvous_no_sharing),
+        cmocka_unit_test(test_partial_barriers),
         cmocka_unit_test(test_one_epoch_is_dense),
         cmocka_unit_test(test_verify_shared_bytes),
     };
