@@ -90,6 +90,8 @@ int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
 void enc_hbm_layout_free(enc_hbm_layout_t *l)
 {
     free(l->addr);
+    free(l->live_lo);
+    free(l->live_hi);
     memset(l, 0, sizeof *l);
 }
 

@@ -387,6 +387,12 @@ int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
             cJSON_AddStringToObject(o, "print_prefix", tt->print_prefix);
         cJSON_AddNumberToObject(o, "hbm_addr", (double)hbm->addr[i]);
         cJSON_AddNumberToObject(o, "bytes", (double)enc_tensor_bytes(tt));
+        if (hbm->live_lo && tt->kind == TIR_T_SCRATCH) {
+            /* shared DRAM colouring: the rendezvous epochs it is live in */
+            cJSON *le = cJSON_AddArrayToObject(o, "live_epochs");
+            cJSON_AddItemToArray(le, cJSON_CreateNumber(hbm->live_lo[i]));
+            cJSON_AddItemToArray(le, cJSON_CreateNumber(hbm->live_hi[i]));
+        }
         /* the production map's sbuf_compatible: the tensor fits SBUF as
          * [partitions = dim 0, the rest along the free dim] */
         uint64_t row = tt->ndim > 0 && tt->shape[0] > 0

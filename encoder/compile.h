@@ -62,6 +62,10 @@ typedef struct {
     uint64_t *addr;            /* [ntensors] */
     int ntensors;
     uint64_t total;
+    /* multi-core shared DRAM colouring (lnc_color.c): per tensor, the
+     * rendezvous epochs its scratch bytes are live in; NULL = dense layout
+     * (no two tensors share bytes) */
+    int *live_lo, *live_hi;
 } enc_hbm_layout_t;
 
 int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err);

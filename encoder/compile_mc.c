@@ -407,7 +407,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     memset(&s, 0, sizeof s);
     lnc_module_t lnk;
     memset(&lnk, 0, sizeof lnk);
-    enc_hbm_layout_t hbm = {NULL, 0, 0};
+    enc_hbm_layout_t hbm = {.addr = NULL};
     char tmp[4096] = "", outp[4096] = "";
     if (parse_programs(kernel_path, o.target, &progs, &np, err) || lnc_split(progs, np, &s, err))
         goto out;
@@ -419,7 +419,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
                  t->name, t->max_cores);
         goto out;
     }
-    if (enc_hbm_layout(&s.core_k[0], &hbm, err))
+    if (enc_hbm_layout(&s.core_k[0], &hbm, err) || lnc_color_dram_shared(&s, &hbm, err))
         goto out;
     if (enc_check_hbm_fits(&hbm, t, err))
         goto out;

@@ -191,6 +191,13 @@ void lnc_split_free(lnc_split_t *s);
 /* Physical core of program pid. */
 int lnc_core_of(const tir_kernel_t *progs, int pid);
 
+/* coloring_allocator_dram_shared (lnc_color.c): re-place the kernel's HBM
+ * scratch tensors so that tensors live in disjoint rendezvous epochs (all-
+ * core barriers between them) share bytes; records each tensor's epochs in
+ * hbm->live_lo/live_hi.  No-op (dense layout kept) for one core, no all-core
+ * barrier, inline assembly, or unequal barrier counts. */
+int lnc_color_dram_shared(const lnc_split_t *s, enc_hbm_layout_t *hbm, tpb_err_t *err);
+
 /* Fill core module m's functions, queues and semaphores from a compiled
  * core directory (<dir>/<Engine>.bin, .json sidecars, def.json).  The
  * trailing Halt of each stream is dropped (the linked function returns). */

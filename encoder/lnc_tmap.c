@@ -16,7 +16,32 @@
 typedef struct {
     const char *name;
     double addr, bytes;
+    double lo, hi;           /* live_epochs (shared DRAM colouring); lo > hi: none */
 } tm_ent_t;
+
+/* "live_epochs": [lo, hi] of a coloured scratch tensor (lnc_color.c). */
+static int live_epochs(const char *path, const cJSON *t, const char *name, tm_ent_t *e,
+                       tpb_err_t *err)
+{
+    const cJSON *le = cJSON_GetObjectItemCaseSensitive(t, "live_epochs");
+    e->lo = 1, e->hi = 0;
+    if (!le)
+        return 0;
+    const cJSON *a = cJSON_GetArrayItem(le, 0), *b = cJSON_GetArrayItem(le, 1);
+    if (!cJSON_IsArray(le) || cJSON_GetArraySize(le) != 2 || !cJSON_IsNumber(a) ||
+        !cJSON_IsNumber(b) || a->valuedouble < 0 || b->valuedouble < a->valuedouble)
+        return tpb_errf(err, "verifyTensorMap: %s: tensor '%s': live_epochs must be [first, "
+                             "last] with 0 <= first <= last", path, name);
+    e->lo = a->valuedouble, e->hi = b->valuedouble;
+    return 0;
+}
+
+/* Two regions may share bytes only when both are coloured scratch live in
+ * disjoint epochs (a rendezvous of every core separates them). */
+static bool may_share(const tm_ent_t *x, const tm_ent_t *y)
+{
+    return x->lo <= x->hi && y->lo <= y->hi && (x->hi < y->lo || y->hi < x->lo);
+}
 
 static int by_addr(const void *a, const void *b)
 {
@@ -43,13 +68,16 @@ static int check_entries(const char *path, const cJSON *ts, double hbm, tm_ent_t
             return tpb_errf(err, "verifyTensorMap: %s: tensor '%s' [%.0f, %.0f) is outside the "
                                  "%.0f bytes of HBM", path, nm->valuestring, a->valuedouble,
                             a->valuedouble + b->valuedouble, hbm);
-        e[i] = (tm_ent_t){nm->valuestring, a->valuedouble, b->valuedouble};
+        e[i] = (tm_ent_t){nm->valuestring, a->valuedouble, b->valuedouble, 1, 0};
+        if (live_epochs(path, t, nm->valuestring, &e[i], err))
+            return -1;
     }
     qsort(e, (size_t)n, sizeof *e, by_addr);
     for (i = 1; i < n; i++)
-        if (e[i - 1].addr + e[i - 1].bytes > e[i].addr)
-            return tpb_errf(err, "verifyTensorMap: %s: tensors '%s' and '%s' overlap", path,
-                            e[i - 1].name, e[i].name);
+        for (int j = i - 1; j >= 0; j--)   /* every earlier region reaching into e[i] */
+            if (e[j].addr + e[j].bytes > e[i].addr && !may_share(&e[j], &e[i]))
+                return tpb_errf(err, "verifyTensorMap: %s: tensors '%s' and '%s' overlap",
+                                path, e[j].name, e[i].name);
     return 0;
 }
 

@@ -575,7 +575,7 @@ static void test_collective_addresses(void **state)
     lnc_split_t s;
     split_all_reduce(2, &ps, &s);
     tpb_err_t err = {{0}};
-    enc_hbm_layout_t hbm = {NULL, 0, 0};
+    enc_hbm_layout_t hbm = {.addr = NULL};
     assert_int_equal(enc_hbm_layout(&s.core_k[0], &hbm, &err), 0);
     const tpb_target_t *t = tpb_target_default();
     assert_int_equal(lnc_coll_check_addresses(s.core_k, 2, t, &hbm, &err), 0);
