@@ -94,6 +94,27 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     return enc_store(&j->b, enc_ap_full(&j->b, t), src, false) < 0 ? -1 : 0;
 }
 
+/* load `other` (seed 004: dst.tensor.init_value = other): the fill value of
+ * every dst element the load does not reach.  The destination access is
+ * memset to `other` first (same engine choice as a memset op), then the load
+ * overwrites what it reaches: rows an oob_mode skip gather leaves out keep
+ * `other` (docs/kernel-format.md). */
+static int load_other(jx_t *j, const cJSON *o, const char *path, const tir_op_t *op,
+                      const fj_operand_t *dst)
+{
+    if (!fj_field(o, "other"))
+        return 0;
+    double v;
+    if (fj_get_num(j, o, path, "other", &v, 0))
+        return -1;
+    if (op->kind != TIR_LOAD && op->kind != TIR_INDIRECT_LOAD)
+        return fj_jfail(j, path, "other", "only a load takes a fill value");
+    const tir_tensor_t *t = dst->ap.tensor >= 0 ? &j->b.k->tensors[dst->ap.tensor] : NULL;
+    if (!t || t->kind != TIR_T_SBUF || dst->index.tensor >= 0)
+        return fj_jfail(j, path, "other", "the load destination must be an SBUF tile");
+    return enc_memset(&j->b, dst->ap, v, ISA_ENG_UNASSIGNED) < 0 ? -1 : 0;
+}
+
 static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
@@ -116,6 +137,8 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
                      "({\"tensor\", \"index\"})");
     if (op->kind == TIR_LOAD && rmw != ISA_ALU_BYPASS)
         return fj_jfail(j, path, "rmw_op", "load has no rmw_op");
+    if (load_other(j, o, path, op, &dst))
+        return -1;
     bool indirect = src.index.tensor >= 0 || dst.index.tensor >= 0;
     if (op->kind == TIR_LOAD || op->kind == TIR_STORE) {
         if (!indirect) {
@@ -349,11 +372,11 @@ static int h_dma_compute(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
 }
 
 const fj_opdef_t fj_ops_dma[] = {
-    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", NULL}},
+    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", "other", NULL}},
     {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", "unique_indices", NULL}},
     {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
-    {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "other", NULL}},
     {"device_print", TIR_STORE, h_device_print, {F_COMMON, "prefix", "src", NULL}},
     {"indirect_save", TIR_INDIRECT_SAVE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"local_gather", TIR_LOCAL_GATHER, h_local_gather, {F_COMMON, "dst", "src", "src_buffer", "index", "num_elem_per_idx", "num_valid_indices", NULL}},
