@@ -769,7 +769,7 @@ static void test_dma_transpose(void **state)
 
 /* DMAIndirectTranspose (seed 002 s.3): src [n, 1, 32] gathered by index
  * (dim 0), dst [32, 1, n] = the gathered rows transposed, in ONE indirect
- * descriptor: a gather (GenericIndirectLoad) on Pool, OOB skip forced,
+ * descriptor: a gather descriptor on Pool, OOB skip forced,
  * a DMACopy trigger with transpose_op XZYW; the tile side's row step crosses
  * partitions and its per-index step is one element. */
 static void test_dma_gather_transpose(void **state)
