@@ -62,15 +62,18 @@ bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype)
     return false;
 }
 
+/* The DRAM identity (seed 004 shared_identity_matrix(n =
+ * statebuf_num_partitions, dtype = int8)): 128 x 128 int8, whatever the
+ * transposes' dtype; the load_identity DMA converts it to the SBUF tile's
+ * dtype (1 -> 1.0 exactly in every PE dtype). */
 void *enc_identity_data(unsigned dtype)
 {
-    unsigned dsz = isa_dtype_size(dtype);
-    uint8_t *d = calloc(128 * 128, dsz ? dsz : 4);
+    (void)dtype;
+    uint8_t *d = calloc(128 * 128, 1);
     if (!d)
         return NULL;
-    uint32_t one = lw_fill_bits(1.0, dtype);
     for (int i = 0; i < 128; i++)
-        memcpy(d + ((size_t)i * 128 + (size_t)i) * dsz, &one, dsz);
+        d[(size_t)i * 128 + (size_t)i] = 1;
     return d;
 }
 
@@ -79,7 +82,7 @@ void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tenso
     memset(c, 0, sizeof *c);
     snprintf(c->name, sizeof c->name, "identity");
     c->kind = TIR_T_CONSTANT;
-    c->dtype = dtype;
+    c->dtype = ISA_DT_INT8;
     c->ndim = 2;
     c->shape[0] = c->shape[1] = 128;
     snprintf(c->path, sizeof c->path, ENC_IDENT_PATH);
@@ -88,6 +91,7 @@ void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tenso
     *sb = *c;
     snprintf(sb->name, sizeof sb->name, "identity_sb");
     sb->kind = TIR_T_SBUF;
+    sb->dtype = dtype;   /* the first dtype-changing transpose's source dtype */
     sb->const_data = NULL;
 }
 

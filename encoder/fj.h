@@ -148,5 +148,10 @@ int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname
                   tir_scalar_t *out, double dflt);
 /* dst, src (tensor_copy, transpose, max8, broadcast_partition, ...) */
 int fj_h_dst_src(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
+/* combine_tiles' broadcast_num_to_memset (fj_ops_dma.c) */
+int fj_num_tile(jx_t *j, const char *base, const char *what, unsigned dtype, int ndim,
+                const int64_t *shape, double v, tir_ap_t *out);
+int fj_get_ap_or_num(jx_t *j, const cJSON *o, const char *path, const char *fname,
+                     const tir_op_t *op, tir_ap_t *out);
 
 #endif

@@ -139,8 +139,10 @@ static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "in0", true, &op->src[0]) ||
-        fj_get_ap(j, o, path, "in1", true, &op->src[1]) ||
+    /* a number in0/in1: a memset tile (combine_tiles, fj_get_ap_or_num) */
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
+        fj_get_ap_or_num(j, o, path, "in0", op, &op->src[0]) ||
+        fj_get_ap_or_num(j, o, path, "in1", op, &op->src[1]) ||
         fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1))
         return -1;
     if (op->op0 < 0)

@@ -25,10 +25,45 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
     return 0;
 }
 
+/* combine_tiles' broadcast_num_to_memset (seed 004): a bare number where an
+ * operand tile is expected becomes a compiler SBUF tile <base>_<what><n> of
+ * the given shape and dtype, memset to the number before the op. */
+int fj_num_tile(jx_t *j, const char *base, const char *what, unsigned dtype, int ndim,
+                const int64_t *shape, double v, tir_ap_t *out)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%.36s_%.8s%d", base, what, j->b.k->ntensors % 100000);
+    int tile = enc_tile(&j->b, name, TIR_T_SBUF, dtype, ndim, shape);
+    if (tile < 0)
+        return -1;
+    *out = enc_ap_full(&j->b, tile);
+    return enc_memset(&j->b, *out, v, ISA_ENG_UNASSIGNED) < 0 ? -1 : 0;
+}
+
+/* An operand field of a compute op that may be a bare number: the number
+ * becomes a memset tile shaped like the op's (already parsed) dst access, in
+ * its dtype (fj_num_tile); anything else is an ordinary access. */
+int fj_get_ap_or_num(jx_t *j, const cJSON *o, const char *path, const char *fname,
+                     const tir_op_t *op, tir_ap_t *out)
+{
+    const cJSON *it = fj_field(o, fname);
+    if (!cJSON_IsNumber(it))
+        return fj_get_ap(j, o, path, fname, true, out);
+    const tir_ap_t *d = &op->dst;
+    if (d->tensor < 0 || d->ndim < 1)
+        return fj_jfail(j, path, fname, "a number operand needs a dst access");
+    if (d->count[0] > 128)
+        return fj_jfail(j, path, fname, "a number operand fills at most 128 rows (dst has %lld)",
+                        (long long)d->count[0]);
+    return fj_num_tile(j, op->name[0] ? op->name : "operand", fname,
+                       j->b.k->tensors[d->tensor].dtype, d->ndim, d->count, it->valuedouble, out);
+}
+
 /* load/store/dma_copy/indirect_*: the NKI fork on indirect operands */
-/* legalize_store_value: store of a number = memset of a compiler tile shaped
- * like the destination access ([P, rest], P <= partitions), then a store of
- * that tile (docs/kernel-format.md). */
+/* legalize_store_value: store (or dma_copy) of a number = memset of a
+ * compiler tile shaped like the destination access ([P, rest],
+ * P <= partitions), then a store / copy of that tile
+ * (docs/kernel-format.md). */
 static int store_scalar(jx_t *j, const cJSON *o, const char *path, const tir_op_t *op)
 {
     fj_operand_t dst;
@@ -42,18 +77,17 @@ static int store_scalar(jx_t *j, const cJSON *o, const char *path, const tir_op_
     if (shape[0] > 128)
         return fj_jfail(j, path, "src", "a stored value fills at most 128 rows (dst has %lld)",
                         (long long)shape[0]);
-    char name[64];
-    snprintf(name, sizeof name, "%.36s_value%d", op->name[0] ? op->name : "store",
-             j->b.k->ntensors % 100000);
-    int tile = enc_tile(&j->b, name, TIR_T_SBUF, t->dtype, 2, shape);
-    if (tile < 0)
+    tir_ap_t full;
+    if (fj_num_tile(j, op->name[0] ? op->name : (op->kind == TIR_STORE ? "store" : "dma_copy"),
+                    "value", t->dtype, 2, shape,
+                    cJSON_GetObjectItemCaseSensitive(o, "src")->valuedouble, &full))
         return -1;
-    tir_ap_t full = enc_ap_full(&j->b, tile);
-    if (enc_memset(&j->b, full, cJSON_GetObjectItemCaseSensitive(o, "src")->valuedouble,
-                   ISA_ENG_UNASSIGNED) < 0 ||
-        enc_store(&j->b, dst.ap, full, false) < 0)
-        return -1;
-    return 0;
+    if (op->kind == TIR_STORE)
+        return enc_store(&j->b, dst.ap, full, false) < 0 ? -1 : 0;
+    enc_dma_operand_t dd = {dst.ap, enc_ap_none(), 0}, sd = {full, enc_ap_none(), 0};
+    return enc_dma_copy_ex(&j->b, &dd, &sd, op->dge_mode, op->oob_mode, ISA_ALU_BYPASS, op->qos) < 0
+               ? -1
+               : 0;
 }
 
 /* device_print (seed 002 codegenNeuronPrintInst: a prefix and a
@@ -94,12 +128,34 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     return enc_store(&j->b, enc_ap_full(&j->b, t), src, false) < 0 ? -1 : 0;
 }
 
+/* load `other` (seed 004: dst.tensor.init_value = other): the fill value of
+ * every dst element the load does not reach.  The destination access is
+ * memset to `other` first (same engine choice as a memset op), then the load
+ * overwrites what it reaches: rows an oob_mode skip gather leaves out keep
+ * `other` (docs/kernel-format.md). */
+static int load_other(jx_t *j, const cJSON *o, const char *path, const tir_op_t *op,
+                      const fj_operand_t *dst)
+{
+    if (!fj_field(o, "other"))
+        return 0;
+    double v;
+    if (fj_get_num(j, o, path, "other", &v, 0))
+        return -1;
+    if (op->kind != TIR_LOAD && op->kind != TIR_INDIRECT_LOAD)
+        return fj_jfail(j, path, "other", "only a load takes a fill value");
+    const tir_tensor_t *t = dst->ap.tensor >= 0 ? &j->b.k->tensors[dst->ap.tensor] : NULL;
+    if (!t || t->kind != TIR_T_SBUF || dst->index.tensor >= 0)
+        return fj_jfail(j, path, "other", "the load destination must be an SBUF tile");
+    return enc_memset(&j->b, dst->ap, v, ISA_ENG_UNASSIGNED) < 0 ? -1 : 0;
+}
+
 static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
     if (dma_opts(j, o, path, op, &rmw))
         return -1;
-    if (op->kind == TIR_STORE && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "src"))) {
+    if ((op->kind == TIR_STORE || op->kind == TIR_DMA_COPY) &&
+        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "src"))) {
         if (rmw != ISA_ALU_BYPASS || fj_field(o, "dst_reg"))
             return fj_jfail(j, path, "src", "a stored value takes no rmw_op or dst_reg");
         return store_scalar(j, o, path, op);
@@ -116,6 +172,8 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
                      "({\"tensor\", \"index\"})");
     if (op->kind == TIR_LOAD && rmw != ISA_ALU_BYPASS)
         return fj_jfail(j, path, "rmw_op", "load has no rmw_op");
+    if (load_other(j, o, path, op, &dst))
+        return -1;
     bool indirect = src.index.tensor >= 0 || dst.index.tensor >= 0;
     if (op->kind == TIR_LOAD || op->kind == TIR_STORE) {
         if (!indirect) {
@@ -349,11 +407,11 @@ static int h_dma_compute(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
 }
 
 const fj_opdef_t fj_ops_dma[] = {
-    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", NULL}},
+    {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", "other", NULL}},
     {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", "unique_indices", NULL}},
     {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
-    {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", NULL}},
+    {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "other", NULL}},
     {"device_print", TIR_STORE, h_device_print, {F_COMMON, "prefix", "src", NULL}},
     {"indirect_save", TIR_INDIRECT_SAVE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
     {"local_gather", TIR_LOCAL_GATHER, h_local_gather, {F_COMMON, "dst", "src", "src_buffer", "index", "num_elem_per_idx", "num_valid_indices", NULL}},

@@ -242,6 +242,8 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     lw_inst(c, &tr, trigger_l1(c->op), ISA_OP_DMA_TRIGGER);
     tr.isa.f.DTRIG.ndesc = ndesc;
     tr.isa.f.DTRIG.unique = !!(c->op->flags & TIR_F_UNIQUE_IDX);
+    /* setTransposeOp: the fixed XZYW code on every transpose (seed 002 s.3) */
+    tr.isa.f.DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
     tr.dma_group = group;
     tr.engine = o->engine;
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
@@ -375,6 +377,8 @@ static int requested_engine(lower_ctx_t *c, int dflt, bool pinned, int *eng)
     return 0;
 }
 
+static int lower_indirect(lower_ctx_t *c);
+
 static int lower_transpose_dma(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
@@ -389,7 +393,7 @@ static int lower_transpose_dma(lower_ctx_t *c)
         return lw_err(c, "dma_transpose with %d axes needs %d-D src and dst (got %d and %d)", n, n,
                       op->src[0].ndim, op->dst.ndim);
     if (lw_has(&op->index))
-        return lw_err(c, "gather-transpose (indirect dma_transpose) is not supported yet");
+        return lower_indirect(c);   /* DMAIndirectTranspose */
     tir_ap_t ps = op->src[0];
     for (int i = 0; i < n; i++) {
         ps.step[i] = op->src[0].step[op->transpose_axes[i]];
@@ -451,16 +455,58 @@ static int indirect_dap(lower_ctx_t *c, const tir_ap_t *a, const char *role, boo
     return 0;
 }
 
+/* Tile side of a gather-transpose (DMAIndirectTranspose): src [n, A, B]
+ * (dim 0 indirect, a row of A*B elements with A or B = 1), dst = src
+ * permuted by the axes (2, 1, 0): [B, A, n].  Row element r of index j
+ * lands at dst[.., j] along the dst dim that holds the row's src dim, so
+ * the DAP's dim 0 (row) steps over that dst dim -- partitions when it is
+ * dst dim 0 -- and dim 1 (one per index) over dst dim 2. */
+static int gather_transpose_tile(lower_ctx_t *c, isa_dap_t *tp)
+{
+    const tir_op_t *op = c->op;
+    const tir_ap_t *s = &op->src[0], *d = &op->dst;
+    if (s->count[1] > 1 && s->count[2] > 1)
+        return lw_err(c, "gather-transpose rows must be one dim: src dims 1 and 2 have %lld and "
+                         "%lld elements (one must be 1)",
+                      (long long)s->count[1], (long long)s->count[2]);
+    int64_t bstep[3];
+    unsigned dsz = isa_dtype_size(tp->dtype);
+    for (int k = 0; k < 3; k++)
+        bstep[k] = k == 0 ? (d->step[0] ? (int64_t)ISA_DMA_PARTITION_PITCH : 0)
+                          : d->step[k] * (int64_t)dsz;
+    int kn = -1, kr = -1, rdim = s->count[2] > 1 ? 2 : 1;
+    for (int k = 0; k < 3; k++) {
+        if (op->transpose_axes[k] == 0)
+            kn = k;
+        if (op->transpose_axes[k] == rdim)
+            kr = k;
+    }
+    if (kn < 0 || kr < 0 || d->count[kn] != s->count[0])
+        return lw_err(c, "gather-transpose dst must be src permuted by the axes (2, 1, 0)");
+    tp->step[0] = s->count[rdim] > 1 ? (int32_t)bstep[kr] : (int32_t)dsz;
+    tp->step[1] = (int32_t)bstep[kn];
+    tp->count[1] = (uint32_t)d->count[kn];
+    return 0;
+}
+
 static int lower_indirect(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     bool scatter = op->kind == TIR_INDIRECT_SAVE;
     bool rmw = scatter && (op->flags & TIR_F_RMW_ADD);
+    bool gt = op->kind == TIR_DMA_TRANSPOSE;   /* gather-transpose */
     if (dge_of(c))
         return -1;
     unsigned dge = (unsigned)op->dge_mode;
     unsigned oob = (op->flags & TIR_F_OOB_SKIP) || op->oob_mode == ISA_OOB_SKIP ? ISA_OOB_SKIP
                                                                                : ISA_OOB_ERROR;
+    if (gt) {
+        /* codegenDMAIndirectTranspose: software DGE, OOB indices skipped */
+        if (dge == ISA_DGE_HW)
+            return lw_err(c, "gather-transpose runs on software DGE (dge_mode none or sw, "
+                             "got hw)");
+        oob = ISA_OOB_SKIP;
+    }
     if (dge == ISA_DGE_HW) {
         if (c->t->dge_on_vector_indirect_dma) {
             /* dynamic (DGE vector-indirect) mode */
@@ -491,9 +537,6 @@ static int lower_indirect(lower_ctx_t *c)
         return -1;
     if (ts.space == ISA_SPACE_HBM)
         return lw_err(c, "the tile side of an indirect DMA must be SBUF");
-    /* tile side: [P (one index per partition), row] as two DAP dims */
-    if (ts.nd > 2)
-        return lw_err(c, "the tile side of an indirect DMA must be [P, row]");
     isa_dap_t *tp = scatter ? &f->src : &f->dst;
     memset(tp, 0, sizeof *tp);
     tp->addr = (uint32_t)ts.base;
@@ -501,12 +544,20 @@ static int lower_indirect(lower_ctx_t *c)
     tp->space = ts.space;
     const isa_dap_t *rp = scatter ? &f->dst : &f->src;
     tp->count[0] = rp->count[0];
-    tp->step[0] = (int32_t)ts.dsz;
-    for (int i = 0; i < ts.nd; i++)
-        if (ts.d[i].step != (int64_t)ISA_DMA_PARTITION_PITCH)
-            tp->step[0] = (int32_t)ts.d[i].step;
-    tp->step[1] = (int32_t)ISA_DMA_PARTITION_PITCH;
-    tp->count[1] = (uint32_t)(ts.elems / (rp->count[0] ? rp->count[0] : 1));
+    if (gt) {
+        if (gather_transpose_tile(c, tp))
+            return -1;
+    } else {
+        /* tile side: [P (one index per partition), row] as two DAP dims */
+        if (ts.nd > 2)
+            return lw_err(c, "the tile side of an indirect DMA must be [P, row]");
+        tp->step[0] = (int32_t)ts.dsz;
+        for (int i = 0; i < ts.nd; i++)
+            if (ts.d[i].step != (int64_t)ISA_DMA_PARTITION_PITCH)
+                tp->step[0] = (int32_t)ts.d[i].step;
+        tp->step[1] = (int32_t)ISA_DMA_PARTITION_PITCH;
+        tp->count[1] = (uint32_t)(ts.elems / (rp->count[0] ? rp->count[0] : 1));
+    }
     if ((uint64_t)tp->count[1] * rp->count[0] != ts.elems)
         return lw_err(c, "tile side has %llu elements, not a multiple of the %u-element row",
                       (unsigned long long)ts.elems, rp->count[0]);
@@ -528,8 +579,8 @@ static int lower_indirect(lower_ctx_t *c)
     de.is_dma_desc = true;
     int group = c->m->next_dma_group++;
     de.dma_group = group;
-    dma_opts_t o = {false, f->compute, dge, ISA_ENG_POOL};
-    if (requested_engine(c, ISA_ENG_POOL, false, &o.engine))
+    dma_opts_t o = {gt, f->compute, dge, ISA_ENG_POOL};
+    if (requested_engine(c, ISA_ENG_POOL, gt, &o.engine))
         return -1;
     de.engine = o.engine;
     bir_access_t idxacc = de.acc[0];

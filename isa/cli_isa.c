@@ -331,6 +331,7 @@ static void print_markdown(void)
     md_enum("DMA descriptor generation", ISA_FT_DGE);
     md_enum("DMA out-of-bounds mode", ISA_FT_OOB);
     md_enum("DMA compute op", ISA_FT_DMAOP);
+    md_enum("DMA transpose op (TransposeOps)", ISA_FT_XPOSE);
     printf("Field types: `U` unsigned decimal, `S` signed (sign-extended), `HEX`\n"
            "unsigned shown in hex, `F32` IEEE float bits, `BOOL` 0/1, `DTYPE` a data\n"
            "type, other names are the enumerations above.\n");

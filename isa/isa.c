@@ -107,7 +107,7 @@ const char *isa_ftype_name(isa_ftype_t t)
 {
     static const char *const n[ISA_FT_COUNT] = {
         "U", "S", "F32", "HEX", "BOOL", "DTYPE", "SPACE", "ALU", "ACTFN", "CMP",
-        "SEMOP", "REDCMD", "MEMSET", "PERF", "DGE", "OOB", "DMAOP"
+        "SEMOP", "REDCMD", "MEMSET", "PERF", "DGE", "OOB", "DMAOP", "XPOSE"
     };
     return (unsigned)t < ISA_FT_COUNT ? n[t] : "?";
 }

@@ -82,7 +82,7 @@ typedef enum {
     ISA_FT_U, ISA_FT_S, ISA_FT_F32, ISA_FT_HEX, ISA_FT_BOOL, ISA_FT_DTYPE,
     ISA_FT_SPACE, ISA_FT_ALU, ISA_FT_ACTFN, ISA_FT_CMP, ISA_FT_SEMOP,
     ISA_FT_REDCMD, ISA_FT_MEMSET, ISA_FT_PERF, ISA_FT_DGE, ISA_FT_OOB,
-    ISA_FT_DMAOP, ISA_FT_COUNT
+    ISA_FT_DMAOP, ISA_FT_XPOSE, ISA_FT_COUNT
 } isa_ftype_t;
 
 /* Name of value v of an enum field type; NULL when v is not a member. */
@@ -140,6 +140,7 @@ typedef struct {
 #define ISA_CT_DGE uint32_t
 #define ISA_CT_OOB uint32_t
 #define ISA_CT_DMAOP uint32_t
+#define ISA_CT_XPOSE uint32_t
 
 #define FMT_BEGIN(F, doc) typedef struct {
 #define FMT_END(F) char _end; } isa_fmt_##F##_t;

@@ -258,6 +258,31 @@ static int push_start(sim_t *s, sim_core_t *c, unsigned q, uint64_t t, tpb_err_t
     return sim_heap_push(s, ev, err);
 }
 
+/* The trigger's transpose_op (TransposeOps, docs/semantics-dma.md): XZYW
+ * makes the transfer a transpose -- every direct descriptor has its
+ * CopyMode transpose bit set and every indirect one is a gather (a
+ * gather-transpose: its tile side's steps place the row across the
+ * transposed dims); none makes it a copy, so no descriptor may be a
+ * transpose.  Other codes do not decode (enum XPOSE). */
+static int check_transpose_op(const sim_core_t *c, const sim_engine_t *e, size_t idx,
+                              unsigned op, const sim_desc_t *ds, uint32_t n, tpb_err_t *err)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const isa_inst_t *in = &ds[i].d->inst;
+        bool direct = in->op == ISA_OP_DMA_DIRECT2D;
+        if (op == ISA_XPOSE_XZYW && (direct ? !in->f.DDESC.transpose : in->f.DIND.scatter))
+            return sim_inst_errf(err, c, e, idx,
+                                 "transpose_op xzyw but descriptor %u (pc %u) is not a "
+                                 "transpose (%s)", i, ds[i].pc,
+                                 direct ? "transpose = 0" : "an indirect scatter");
+        if (op == ISA_XPOSE_NONE && direct && in->f.DDESC.transpose)
+            return sim_inst_errf(err, c, e, idx,
+                                 "descriptor %u (pc %u) is a transpose but the trigger's "
+                                 "transpose_op is none (a transpose needs xzyw)", i, ds[i].pc);
+    }
+    return 0;
+}
+
 int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64_t t,
                     tpb_err_t *err)
 {
@@ -272,6 +297,9 @@ int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64
         return sim_inst_errf(err, c, e, idx,
                              "ndesc %u but only %u descriptor(s) are queued on queue %u", n,
                              Q->npending, q);
+    if (check_transpose_op(c, e, idx, d->inst.f.DTRIG.transpose_op,
+                           Q->pending + (Q->npending - n), n, err))
+        return -1;
     sim_xfer_t *x = calloc(1, sizeof *x);
     if (!x || !(x->descs = malloc(n * sizeof *x->descs))) {
         free(x);
@@ -559,6 +587,20 @@ static int move_indirect(mover_t *m)
     unsigned eb = elem_bytes(src, dst);
     uint32_t rows = f->scatter ? src->count[1] : dst->count[1], n0 = src->count[0];
     bool copy = !m->s->opt.timing_only;
+    /* a gather-transpose (transpose_op xzyw) goes through the transpose
+     * unit like a direct transpose (docs/timing.md): each gathered row is
+     * one run of its contiguous bytes, at the target's transpose share */
+    uint64_t xrun = eb;
+    if (m->x->trigger->inst.f.DTRIG.transpose_op == ISA_XPOSE_XZYW) {
+        const tpb_target_t *t = m->s->t;
+        unsigned x = on_chip(indexed->space) ? t->dma_transpose_sbuf_permille
+                                             : t->dma_transpose_hbm_permille;
+        if (x) {
+            m->xpermille = x;
+            if (indexed->step[0] == (int32_t)isa_dtype_size(indexed->dtype))
+                xrun = (uint64_t)n0 * eb;
+        }
+    }
     for (uint32_t j = 0; j < rows; j++) {
         int64_t ix = j;
         if (copy) {
@@ -588,7 +630,7 @@ static int move_indirect(mover_t *m)
         else
             for (uint32_t i = 0; i < n0; i++)
                 charge(m, engine_of(m, dst, da + (int64_t)i * dst->step[0], src,
-                                    sa + (int64_t)i * src->step[0], j), eb, eb, src, dst);
+                                    sa + (int64_t)i * src->step[0], j), eb, xrun, src, dst);
         for (uint32_t i = 0; copy && i < n0; i++) {
             int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
             if (move_elem(m, dst, b, src, a))

@@ -540,10 +540,20 @@ static void test_pe_transpose_identity(void **state)
     /* one identity load (front of kernel) for both transposes */
     isa_stream_t s;
     assert_int_equal(read_stream(dir, "SP", &s, ISA_ENG_SP), 0);
-    int trig = 0;
-    for (size_t i = 0; i < s.count; i++)
+    int trig = 0, ndesc = 0;
+    for (size_t i = 0; i < s.count; i++) {
         trig += s.insts[i].inst.op == ISA_OP_DMA_TRIGGER;
+        if (s.insts[i].inst.op != ISA_OP_DMA_DIRECT2D)
+            continue;
+        /* seed 004 shared_identity_matrix(128, int8): the DRAM identity is
+         * 128 x 128 int8; the load converts it to the transposes' bf16 */
+        const isa_fmt_DDESC_t *f = &s.insts[i].inst.f.DDESC;
+        assert_int_equal(f->src.dtype, ISA_DT_INT8);
+        assert_int_equal(f->dst.dtype, ISA_DT_BF16);
+        ndesc++;
+    }
     assert_int_equal(trig, 1);
+    assert_true(ndesc >= 1);
     isa_stream_free(&s);
     assert_int_equal(read_stream(dir, "PE", &s, ISA_ENG_PE), 0);
     int mm = 0;

@@ -747,6 +747,10 @@ static void test_dma_transpose(void **state)
     assert_int_equal(d->engine, ISA_ENG_POOL);
     assert_int_equal(d->isa.f.DDESC.transpose, 1);   /* CopyMode Transpose */
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc, BIR_DMA_COPY);
+    /* setTransposeOp(XZYW): TransposeOps 11 on the transfer's trigger */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].isa.f.DTRIG.transpose_op,
+                     11);
+    assert_int_equal(ISA_XPOSE_XZYW, 11);
     /* dst[p, j] = src[j, p]: src walks columns: inner step = a row (256 B) */
     assert_int_equal(d->isa.f.DDESC.src.step[0], 128 * 2);
     assert_int_equal(d->isa.f.DDESC.src.step[1], 2);
@@ -759,6 +763,62 @@ static void test_dma_transpose(void **state)
     k.ops[0].transpose_axes[0] = 0;
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "[3,1,2,0]"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* DMAIndirectTranspose (seed 002 s.3): src [n, 1, 32] gathered by index
+ * (dim 0), dst [32, 1, n] = the gathered rows transposed, in ONE indirect
+ * descriptor: a gather descriptor on Pool, OOB skip forced,
+ * a DMACopy trigger with transpose_op XZYW; the tile side's row step crosses
+ * partitions and its per-index step is one element. */
+static void test_dma_gather_transpose(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int tab = BU_T(&k, "table", TIR_T_INPUT, ISA_DT_FP32, 100, 1, 32);
+    int idx = BU_T(&k, "idx", TIR_T_SBUF, ISA_DT_INT32, 128, 1);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 32, 1, 128);
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_TRANSPOSE);
+    op.dst = bu_full(&k, t);
+    op.src[0] = bu_ap(tab, 0, 3, (int64_t)32, (int64_t)128, (int64_t)32, (int64_t)1, (int64_t)1,
+                      (int64_t)32);
+    op.index = bu_full(&k, idx);
+    op.nsrc = 1;
+    op.n_transpose_axes = 3, op.transpose_axes[0] = 2, op.transpose_axes[1] = 1,
+    op.transpose_axes[2] = 0;
+    bu_op(&k, &op, "gt");
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_INDIRECT2D), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
+    bir_inst_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->engine, ISA_ENG_POOL);
+    assert_int_equal(g->isa.f.DIND.scatter, 0);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    assert_int_equal(g->isa.f.DIND.src.count[0], 32);               /* one row */
+    assert_int_equal(g->isa.f.DIND.src.step[1], 32 * 4);            /* row pitch */
+    assert_int_equal(g->isa.f.DIND.dst.step[0], ISA_DMA_PARTITION_PITCH);   /* row -> partitions */
+    assert_int_equal(g->isa.f.DIND.dst.step[1], 4);                 /* index j -> column j */
+    assert_int_equal(g->isa.f.DIND.dst.count[1], 128);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->opc, BIR_DMA_COPY);   /* notes: DMACopy with a transpose mode */
+    assert_int_equal(tr->isa.f.DTRIG.transpose_op, ISA_XPOSE_XZYW);
+    bu_free(&r);
+    /* pinned to Pool; software DGE only */
+    k.ops[0].engine = ISA_ENG_SP;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "pinned to the Pool engine"));
+    bu_free(&r);
+    k.ops[0].engine = ISA_ENG_UNASSIGNED;
+    k.ops[0].dge_mode = ISA_DGE_HW;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "software DGE"));
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -939,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_indirect),
+        cmocka_unit_test(test_dma_gather_transpose),
         cmocka_unit_test(test_dma_transpose),
         cmocka_unit_test(test_broadcast_partition),
         cmocka_unit_test(test_tap_limits),

@@ -766,6 +766,14 @@ static void test_inline_asm_and_unique_errors(void **state)
     fails_with(T("g", "[128, 64]", "float32")
                "{'op': 'dma_copy', 'dst': 'g', 'src': 'a[0:128, 0:64]', 'unique_indices': true}",
                "field 'unique_indices'", "applies to a scatter-add");
+    /* load `other` (init_value): a memset fill, so an SBUF destination only */
+    fails_with("{'op': 'tile', 'name': 'pp', 'shape': [128, 64], 'dtype': 'float32', "
+               "'buffer': 'psum'},"
+               "{'op': 'load', 'dst': 'pp', 'src': 'a[0:128, 0:64]', 'other': 0}",
+               "field 'other'", "must be an SBUF tile");
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'store', 'dst': 'a[0:128, 0:64]', 'src': 'g', 'other': 0}",
+               "'other'", NULL);
 }
 
 static void test_seed_messages_dma(void **state)

@@ -197,7 +197,9 @@ static uint64_t transpose_cycles(bool src_sbuf, bool hw)
     isa_inst_t d = tb_dma(tb_sb(0, 0, ISA_DT_BF16, 64, 32, 2, 32), src, 0);
     d.f.DDESC.transpose = 1;
     tb_add(&b, 0, TB_SP, d);
-    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    isa_inst_t tr = tb_trig(0, 1);
+    tr.f.DTRIG.transpose_op = ISA_XPOSE_XZYW;
+    tb_add(&b, 0, TB_SP, tr);
     tb_write(&b);
     sim_options_t o;
     sim_options_default(&o);
@@ -234,6 +236,54 @@ static void test_transpose_timing(void **state)
     /* the worked example's figures, to the nanosecond */
     assert_int_equal((uint64_t)(data_ps(2048, 2048, 0.9) / 1000), 121);
     assert_int_equal((uint64_t)(data_ps(2048, 2048, 0.5) / 1000), 219);
+}
+
+/* The trigger's transpose_op (TransposeOps, seed 002 setTransposeOp):
+ * XZYW (11) and the descriptors' CopyMode transpose bit must agree; no other
+ * code can be encoded. */
+static int transpose_op_run(unsigned op, bool desc_transpose, tpb_err_t *err)
+{
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t sh[2] = { 32, 32 };
+    uint64_t a = tb_tensor(&b, "a", "input", ISA_DT_BF16, 2, sh);
+    isa_inst_t d = tb_dma(tb_sb(0, 0, ISA_DT_BF16, 64, 32, 2, 32),
+                          tb_hbm(a, ISA_DT_BF16, 2, 32, 64, 32), 0);
+    d.f.DDESC.transpose = desc_transpose;
+    tb_add(&b, 0, TB_SP, d);
+    isa_inst_t tr = tb_trig(0, 1);
+    tr.f.DTRIG.transpose_op = op;
+    tb_add(&b, 0, TB_SP, tr);
+    sim_options_t o;
+    sim_options_default(&o);
+    o.timing_only = true;
+    sim_t *s;
+    int rc = tb_run(&b, &o, &s, err);
+    sim_free(s);
+    tb_free(&b);
+    return rc;
+}
+
+static void test_transpose_op(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    assert_int_equal(transpose_op_run(ISA_XPOSE_XZYW, true, &err), 0);
+    assert_int_equal(transpose_op_run(ISA_XPOSE_NONE, false, &err), 0);
+    assert_int_equal(transpose_op_run(ISA_XPOSE_NONE, true, &err), -1);
+    assert_non_null(strstr(err.msg, "a transpose needs xzyw"));
+    assert_int_equal(transpose_op_run(ISA_XPOSE_XZYW, false, &err), -1);
+    assert_non_null(strstr(err.msg, "is not a transpose (transpose = 0)"));
+    /* other codes cannot be encoded (enum XPOSE) */
+    isa_inst_t tr;
+    memset(&tr, 0, sizeof tr);
+    tr.op = ISA_OP_DMA_TRIGGER;
+    tr.f.DTRIG.ndesc = 1;
+    tr.f.DTRIG.transpose_op = 5;
+    uint8_t bytes[ISA_BUNDLE_BYTES];
+    isa_err_t ie;
+    assert_int_not_equal(isa_encode(&tr, bytes, &ie), ISA_OK);
+    assert_non_null(strstr(ie.msg, "transpose_op"));
 }
 
 static void test_cast(void **state)
@@ -907,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_queue_ordering),
         cmocka_unit_test(test_partition_spread_formula),
         cmocka_unit_test(test_transpose_timing),
+        cmocka_unit_test(test_transpose_op),
         cmocka_unit_test(test_cast),
         cmocka_unit_test(test_accumulate_and_registers),
         cmocka_unit_test(test_untriggered_warning_and_trigger_errors),

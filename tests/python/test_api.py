@@ -257,6 +257,30 @@ def scatter_rows(src_data, indices, base):
     return out
 
 
+@nki.jit
+def gather_transpose(data, indices):
+    """out = data[indices[:, 0], :].T in one DMA (NKI's indirect dma_transpose)."""
+    P, F = data.shape[1], indices.shape[0]
+    output = nl.ndarray((P, F), dtype=data.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((F, 1), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=indices)
+    dst = nl.ndarray((P, F), dtype=data.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=dst, value=0)
+    nisa.dma_transpose(dst=dst, src=data.ap(pattern=[[P, F], [1, P]], vector_offset=idx,
+                                            indirect_dim=0), axes=(1, 0))
+    nisa.dma_copy(dst=output, src=dst)
+    return output
+
+
+def test_gather_transpose():
+    r = np.random.default_rng(9)
+    data = r.standard_normal((300, 32)).astype(np.float32)
+    ind = r.integers(0, 300, 128).astype(np.uint32).reshape(128, 1)
+    np.testing.assert_array_equal(gather_transpose(data, ind), data[ind[:, 0]].T)
+    text = tpbsim.kernel_json(gather_transpose, data, ind)
+    assert '"axes": [2, 1, 0]' in text and "reshape(300, 1, 32)" in text
+
+
 def test_vector_offset_gather_and_scatter():
     r = np.random.default_rng(6)
     data = r.standard_normal((300, 64)).astype(np.float32)

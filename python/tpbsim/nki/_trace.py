@@ -113,7 +113,7 @@ class _Base:
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt")
 
     def __init__(self, base, offset, ap, sl=None):
         self.base = base
@@ -124,6 +124,9 @@ class NkiTensor:
         # dim [start, step, count] (kept) or an index (dropped); None after
         # .ap() / .reshape()
         self._sl = sl
+        # an indirect row access: the kernel text of its 3-D [n, 1, row]
+        # form, which a gather-transpose (dma_transpose) takes
+        self._gt = None
 
     # NKI attributes
     @property
@@ -258,6 +261,8 @@ class NkiTensor:
         t = NkiTensor(b, off, pat)
         t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (name, r0, c0, c0 + pat[1][1],
                                                                index.text())
+        t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
+            b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
         return t
 
     def reshape(self, shape):

@@ -7,7 +7,7 @@ import json
 from enum import Enum
 
 from . import _trace
-from ._trace import NkiError, NkiTensor
+from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
 
@@ -163,6 +163,20 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                   oob_mode=oob_mode.error, name=None):
     loc = _trace.caller_loc()
     f = _dma("dma_transpose", dst, src, loc, oob_mode, dge_mode, priority)
+    if isinstance(src, NkiTensor) and src._gt is not None:
+        # NKI's 2-D gather-transpose (src rows [n, P] by vector_offset, dst
+        # [P, n]) is the kernel format's 3-D one: src [n, 1, P], dst
+        # [P, 1, n], axes (2, 1, 0) (docs/compiler.md)
+        if axes is not None and tuple(int(a) for a in axes) != (1, 0):
+            raise NkiError("%s: dma_transpose: %s provided for gather transpose, only (1, 0) "
+                           "supported." % (loc, tuple(axes)))
+        if not isinstance(dst, NkiTensor) or len(dst._ap) != 2:
+            raise NkiError("%s: dma_transpose: a gather-transpose dst must be a 2-D tile" % loc)
+        (s0, n0), (s1, n1) = dst._ap
+        f[0] = ("dst", '{"tensor": "%s", "offset": %s, "ap": %s}' % (
+            dst.base.name, _num(dst.offset), json.dumps([[s0, n0], [1, 1], [s1, n1]])))
+        f[1] = ("src", src._gt)
+        axes = (2, 1, 0)
     if axes is not None:
         f.append(("axes", json.dumps([int(a) for a in axes])))
     _emit("dma_transpose", loc, _common(f, name, None, loc))
