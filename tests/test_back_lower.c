@@ -201,6 +201,48 @@ static void test_tensor_scalar(void **state)
     tir_kernel_free(&k);
 }
 
+/* Seed 001 set_reverse_pred on both affine_select forms and set_keep_rate
+ * on Dropout: the TIR flags reach the instruction bits. */
+static void test_reverse_pred_keep_rate(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_AFFINE_SELECT);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.pat_offset = 0, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+    op.cmp = ISA_CMP_GE, op.fill = 0.0, op.flags = TIR_F_REV0;
+    op.engine = ISA_ENG_DVE;
+    bu_op(&k, &op, "rev_dve");
+    op.engine = ISA_ENG_POOL;
+    bu_op(&k, &op, "rev_pool");
+    op.flags = 0;
+    bu_op(&k, &op, "fwd_pool");
+    tir_op_init(&op, TIR_DROPOUT);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.s0.imm = 0.8, op.prob = 0.8, op.flags = TIR_F_KEEP_RATE;
+    bu_op(&k, &op, "keep");
+    op.flags = 0;
+    bu_op(&k, &op, "drop");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *t = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
+    assert_true(t->has_pred);
+    assert_int_equal(t->pred.rev_pred, 1);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 0)].isa.f.AFSEL.rev_pred, 1);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 1)].isa.f.AFSEL.rev_pred, 0);
+    const isa_fmt_DROP_t *d0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 0)].isa.f.DROP;
+    const isa_fmt_DROP_t *d1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 1)].isa.f.DROP;
+    assert_int_equal(d0->is_keep_rate, 1);
+    assert_true(d0->prob == 0.8f);
+    assert_int_equal(d1->is_keep_rate, 0);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 static void test_tsc_needs_op1(void **state)
 {
     (void)state;
@@ -924,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_matmul_errors),
         cmocka_unit_test(test_activation),
         cmocka_unit_test(test_tensor_scalar),
+        cmocka_unit_test(test_reverse_pred_keep_rate),
         cmocka_unit_test(test_tsc_needs_op1),
         cmocka_unit_test(test_reduce_local_and_chain),
         cmocka_unit_test(test_reduce_multistep),

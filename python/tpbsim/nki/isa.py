@@ -432,13 +432,17 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
 
 
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None,
-                  offset=0, name=None):
+                  offset=0, name=None, reverse_pred=False):
+    """reverse_pred (a tpbsim extension, seed 001 set_reverse_pred): select
+    on_true_tile where the predicate fails."""
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
          ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
          ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier))),
          ("cmp_op", _opn(cmp_op if cmp_op is not None else "equal", "cmp_op", loc)),
          ("on_false_value", _scalar(on_false_value, "on_false_value", loc))]
+    if reverse_pred:
+        f.append(("reverse_pred", "true"))
     _emit("affine_select", loc, _common(f, name, None, loc))
 
 
@@ -542,10 +546,17 @@ def topk(val_dst, idx_dst, src, n, name=None):
     _emit("topk", loc, _common(f, name, None, loc))
 
 
-def dropout(dst, data, prob, name=None):
+def dropout(dst, data, prob=None, name=None, keep_rate=None):
+    """prob is NKI's drop probability; keep_rate (a tpbsim extension, seed 001
+    set_keep_rate) gives the keep probability instead.  Exactly one."""
     loc = _trace.caller_loc()
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
-         ("prob", _scalar(prob, "prob", loc))]
+    if (prob is None) == (keep_rate is None):
+        raise NkiError("%s: field 'prob': give prob (drop probability) or keep_rate, exactly one" % loc)
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
+    if keep_rate is None:
+        f.append(("prob", _scalar(prob, "prob", loc)))
+    else:
+        f.append(("keep_rate", _scalar(keep_rate, "keep_rate", loc)))
     _emit("dropout", loc, _common(f, name, None, loc))
 
 
