@@ -202,15 +202,17 @@ static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 static int h_tensor_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    bool neg, keep;
+    bool neg, keep, per_axis;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
         fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1) ||
-        fj_get_bool(j, o, path, "negate", &neg) || fj_get_bool(j, o, path, "keepdims", &keep))
+        fj_get_bool(j, o, path, "negate", &neg) || fj_get_bool(j, o, path, "keepdims", &keep) ||
+        fj_get_bool(j, o, path, "per_axis", &per_axis))
         return -1;
     if (op->reduce_op < 0)
         return fj_jfail(j, path, "operator", "missing");
     op->nsrc = 1;
-    op->flags |= (neg ? TIR_F_NEGATE : 0) | (keep ? TIR_F_KEEPDIMS : 0);
+    op->flags |= (neg ? TIR_F_NEGATE : 0) | (keep ? TIR_F_KEEPDIMS : 0) |
+                 (per_axis ? TIR_F_PER_AXIS : 0);
     const cJSON *ax = fj_field(o, "axis");
     int nfree = op->src[0].ndim - 1;
     if (!ax)
@@ -643,7 +645,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
     {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "operand0_reg", "mask", NULL}},
     {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},
-    {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", NULL}},
+    {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", "per_axis", NULL}},
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
     {"tensor_copy", TIR_TENSOR_COPY, h_tensor_copy, {F_COMMON, "dst", "src", "mask", NULL}},
     {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},

@@ -124,6 +124,9 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 /* DROPOUT: s0 is the keep rate (seed 001 set_keep_rate, kernel `keep_rate`),
  * not the drop probability; the Dropout instruction's is_keep_rate bit */
 #define TIR_F_KEEP_RATE    (1u << 24)
+/* TENSOR_REDUCE: one TensorReduce per reduced axis (seed 001
+ * NeuronReduceMacro), kernel `per_axis` */
+#define TIR_F_PER_AXIS     (1u << 25)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----

@@ -299,7 +299,10 @@ def _axis(axis):
     return str(int(axis))
 
 
-def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, mask=None):
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, mask=None,
+                  per_axis=False):
+    """per_axis (a tpbsim extension, seed 001 NeuronReduceMacro): one
+    TensorReduce per reduced axis instead of one for all."""
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
@@ -307,6 +310,8 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
         f.append(("negate", "true"))
     if keepdims:
         f.append(("keepdims", "true"))
+    if per_axis:
+        f.append(("per_axis", "true"))
     _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
