@@ -42,6 +42,7 @@ static void test_matmul_plain(void **state)
     assert_int_equal(ld->isa.f.LDW.src.count[0], 64);
     assert_int_equal(ld->isa.f.LDW.row_size, 128);
     assert_int_equal(mm->isa.f.MM.dst.space, ISA_SPACE_PSUM);
+    assert_int_equal(mm->isa.f.MM.num_active_partitions, 128);   /* seed 001 setnum_active_channels */
     assert_int_equal(mm->isa.f.MM.dst.nparts, 64);
     assert_int_equal(mm->isa.f.MM.dst.count[0], 512);
     assert_int_equal(mm->isa.f.MM.moving.count[0], 512);
