@@ -204,15 +204,17 @@ static int h_stt(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 
 static int h_tensor_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    bool neg, keep;
+    bool neg, keep, per_axis;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
         fj_get_enum(j, o, path, "operator", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, -1) ||
-        fj_get_bool(j, o, path, "negate", &neg) || fj_get_bool(j, o, path, "keepdims", &keep))
+        fj_get_bool(j, o, path, "negate", &neg) || fj_get_bool(j, o, path, "keepdims", &keep) ||
+        fj_get_bool(j, o, path, "per_axis", &per_axis))
         return -1;
     if (op->reduce_op < 0)
         return fj_jfail(j, path, "operator", "missing");
     op->nsrc = 1;
-    op->flags |= (neg ? TIR_F_NEGATE : 0) | (keep ? TIR_F_KEEPDIMS : 0);
+    op->flags |= (neg ? TIR_F_NEGATE : 0) | (keep ? TIR_F_KEEPDIMS : 0) |
+                 (per_axis ? TIR_F_PER_AXIS : 0);
     const cJSON *ax = fj_field(o, "axis");
     int nfree = op->src[0].ndim - 1;
     if (!ax)
@@ -334,15 +336,24 @@ static int h_iota(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* reverse_pred (seed 001 set_reverse_pred; NKI spells it so on
+ * tensor_copy_predicated): on_true where the predicate FAILS.  It rides on
+ * the instruction as a rev_pred bit (PredExt on DVE, AffineSelect on Pool). */
 static int h_affine_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
+    bool rev;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "on_true", true, &op->src[0]) ||
         get_pattern(j, o, path, op) ||
         fj_get_enum(j, o, path, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE) ||
-        fj_get_num(j, o, path, "on_false_value", &op->fill, 0))
+        fj_get_num(j, o, path, "on_false_value", &op->fill, 0) ||
+        fj_get_bool(j, o, path, "reverse_pred", &rev))
         return -1;
     if (!fj_field(o, "on_false_value"))
         return fj_jfail(j, path, "on_false_value", "missing");
+    if (rev)
+        op->flags |= TIR_F_REV0;
+    if (op->engine == ISA_ENG_UNASSIGNED)   /* NKI: GpSimd; engine dve picks the PredExt form */
+        op->engine = ISA_ENG_POOL;
     op->nsrc = 1;
     return 1;
 }
@@ -516,13 +527,22 @@ static int h_reciprocal(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
+/* prob (NKI: the drop probability) or keep_rate (seed 001 Dropout
+ * set_keep_rate / is_keep_rate: the keep probability), exactly one. */
 static int h_dropout(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
+    bool keep = fj_field(o, "keep_rate") != NULL;
+    if (keep && fj_field(o, "prob"))
+        return fj_jfail(j, path, "keep_rate", "give prob (drop probability) or keep_rate "
+                        "(keep probability), not both");
+    const char *key = keep ? "keep_rate" : "prob";
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        fj_get_scalar(j, o, path, "prob", &op->s0, 0))
+        fj_get_scalar(j, o, path, key, &op->s0, 0))
         return -1;
-    if (!fj_field(o, "prob"))
+    if (!fj_field(o, key))
         return fj_jfail(j, path, "prob", "missing");
+    if (keep)
+        op->flags |= TIR_F_KEEP_RATE;
     op->prob = op->s0.is_ap ? 0 : op->s0.imm;
     op->nsrc = 1;
     return 1;
@@ -627,17 +647,17 @@ const fj_opdef_t fj_ops_compute[] = {
     {"tensor_tensor", TIR_TENSOR_TENSOR, h_tensor_tensor, {F_COMMON, "dst", "in0", "in1", "operator", NULL}},
     {"tensor_scalar", TIR_TENSOR_SCALAR, h_tensor_scalar, {F_COMMON, "dst", "src", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1", "operand0_reg", "mask", NULL}},
     {"scalar_tensor_tensor", TIR_SCALAR_TENSOR_TENSOR, h_stt, {F_COMMON, "dst", "in0", "op0", "scalar", "op1", "in1", NULL}},
-    {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", NULL}},
+    {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", "per_axis", NULL}},
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
     {"tensor_copy", TIR_TENSOR_COPY, h_tensor_copy, {F_COMMON, "dst", "src", "mask", NULL}},
     {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},
     {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", "lnc_multiplier", NULL}},
-    {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", NULL}},
+    {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", "reverse_pred", NULL}},
     {"max8", TIR_MAX8, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},
     {"find_index8", TIR_FIND_INDEX8, h_find_index8, {F_COMMON, "dst", "src", "vals", NULL}},
     {"match_replace8", TIR_MATCH_REPLACE8, h_find_index8, {F_COMMON, "dst", "src", "vals", "imm", "dst_idx", NULL}},
     {"select", TIR_SELECT, h_select, {F_COMMON, "dst", "pred", "on_true", "on_false", NULL}},
-    {"dropout", TIR_DROPOUT, h_dropout, {F_COMMON, "dst", "src", "prob", NULL}},
+    {"dropout", TIR_DROPOUT, h_dropout, {F_COMMON, "dst", "src", "prob", "keep_rate", NULL}},
     {"quantize_mx", TIR_QUANTIZE_MX, h_quantize_mx, {F_COMMON, "dst", "src", "scale", NULL}},
     {"core_barrier", TIR_CORE_BARRIER, h_core_barrier, {F_COMMON, "cores", "data", NULL}},
     {"sendrecv", TIR_SENDRECV, h_sendrecv, {F_COMMON, "dst", "src", "peer", "send_to_rank",

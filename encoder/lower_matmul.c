@@ -184,6 +184,9 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
     g->transpose = transpose;
     g->ifmap_quant_offset = (uint32_t)op->quant_offset;
+    /* seed 001 setnum_active_channels(num_active_partitions): the PE rows
+     * the moving data drives, i.e. its partitions (K) */
+    g->num_active_partitions = g->moving.nparts;
     if (op->quant_offset && transpose)
         return lw_err(c, "ifmap_quant_offset: a transpose copies the moving identity; no offset");
     if (transpose && g->dst.dtype != st.dtype)

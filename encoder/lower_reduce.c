@@ -9,7 +9,14 @@
  *                        the source), the last step folds the partial over
  *                        the outer dim into dst (negate applied there).
  *                        When the 5th dim is kept, the op splits into one
- *                        local reduce per outer slice instead.
+ *                        local reduce per outer slice instead;
+ *   per-axis chain       (TIR_F_PER_AXIS, kernel `per_axis`: the seed's
+ *                        NeuronReduceMacro granularity) one TensorReduce per
+ *                        reduced dim of the access pattern, outermost first:
+ *                        only the first reads the source (is_first_reduce),
+ *                        each later one folds the previous fp32 / int32
+ *                        partial (two scratch buffers, ping-pong); the last
+ *                        writes dst and applies negate.
  * tensor_partition_reduce -> TensorPartitionReduce on Pool. */
 #include "lower.h"
 
@@ -37,12 +44,31 @@ static uint64_t dst_free_elems(const tir_ap_t *a)
     return n;
 }
 
+/* Per-axis chain: two partials, each at most the source with its outermost
+ * reduced dim removed (later partials are smaller). */
+static uint64_t per_axis_scratch(const tir_ap_t *s, unsigned axes)
+{
+    int o = -1, nred = 0;
+    uint64_t n = 1;
+    for (int d = 1; d < s->ndim; d++) {
+        n *= (uint64_t)s->count[d];
+        if (s->count[d] > 1 && dim_reduced(s, axes, d)) {
+            if (o < 0)
+                o = d;
+            nred++;
+        }
+    }
+    return nred < 2 ? 0 : 2 * (n / (uint64_t)s->count[o]) * 4;
+}
+
 uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op)
 {
     (void)k;
     if (op->kind != TIR_TENSOR_REDUCE || op->src[0].tensor < 0)
         return 0;
     const tir_ap_t *s = &op->src[0];
+    if (op->flags & TIR_F_PER_AXIS)
+        return per_axis_scratch(s, op->axes);
     if (lw_count_free_dims(s, op->axes) <= ISA_MAX_FREE_DIMS)
         return 0;
     int o = outer_free_dim(s);
@@ -161,6 +187,91 @@ static int reduce_multistep(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* A dense [P, dims of t without dim `drop`] partial at scratch byte addr. */
+static isa_tap_t partial_tap(const isa_tap_t *t, unsigned drop, unsigned dtype, uint64_t addr)
+{
+    isa_tap_t p;
+    memset(&p, 0, sizeof p);
+    p.space = ISA_SPACE_SBUF;
+    p.dtype = dtype;
+    p.start = t->start;
+    p.nparts = t->nparts;
+    p.addr = (uint32_t)addr;
+    int32_t step = 1;
+    for (unsigned i = 0; i < t->ndims; i++) {
+        if (i == drop)
+            continue;
+        p.step[p.ndims] = step;
+        p.count[p.ndims] = t->count[i];
+        step *= (int32_t)t->count[i];
+        p.ndims++;
+    }
+    return p;
+}
+
+static void partial_access(bir_inst_t *in, const isa_tap_t *p, bool write)
+{
+    bir_access_t a = {ISA_SPACE_SBUF, p->start, p->start + p->nparts, p->addr,
+                      p->addr + isa_tap_free_elems(p) * 4, write};
+    bir_inst_access(in, &a);
+}
+
+/* seed 001 NeuronReduceMacro: one Reduce per axis (see the file comment). */
+static int reduce_per_axis(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bool neg = op->flags & TIR_F_NEGATE;
+    isa_tap_t cur;
+    unsigned mapped;
+    bir_inst_t probe;
+    bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
+    if (lw_tap_axes(c, &probe, &op->src[0], false, "src", op->axes, &cur, &mapped))
+        return -1;
+    int nred = __builtin_popcount(mapped);
+    if (nred < 2)   /* one reduced dim: the chain is a single step */
+        return emit_reduce(c, &op->src[0], &op->dst, op->axes, neg);
+    const bir_mloc_t *sc = &c->m->op_scratch[c->opi];
+    const tir_tensor_t *dt = lw_tensor(c, &op->dst);
+    unsigned pdt = isa_dtype_kind(dt->dtype) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
+    uint64_t half = sc->bytes / 2;
+    for (int k = 0; k < nred; k++) {
+        int i = 31 - __builtin_clz(mapped);   /* outermost reduced TAP dim */
+        mapped &= ~(1u << i);
+        bir_inst_t in;
+        lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
+        isa_fmt_RED_t *f = &in.isa.f.RED;
+        unsigned m0;
+        if (k == 0) {   /* is_first_reduce: the only step that reads the source */
+            if (lw_tap_axes(c, &in, &op->src[0], false, "src", op->axes, &f->in, &m0))
+                return -1;
+        } else {
+            f->in = cur;
+            partial_access(&in, &f->in, false);
+        }
+        isa_tap_t next = partial_tap(&cur, (unsigned)i, pdt, sc->addr + (uint64_t)(k % 2) * half);
+        if (k == nred - 1) {
+            if (lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+                return -1;
+            if (isa_tap_free_elems(&f->out) != isa_tap_free_elems(&next))
+                return lw_err(c, "dst has %llu elements per partition but the kept axes have %llu",
+                              (unsigned long long)isa_tap_free_elems(&f->out),
+                              (unsigned long long)isa_tap_free_elems(&next));
+        } else {
+            if (!sc->bytes || isa_tap_free_elems(&next) * 4 > half)
+                return lw_err(c, "internal: per-axis reduce partial exceeds its scratch");
+            f->out = next;
+            partial_access(&in, &f->out, true);
+        }
+        f->op = (uint32_t)op->reduce_op;
+        f->axes = 1u << i;
+        f->negate = k == nred - 1 && neg;
+        if (lw_emit(c, &in))
+            return -1;
+        cur = next;
+    }
+    return 0;
+}
+
 static int lower_partition_reduce(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
@@ -189,5 +300,7 @@ int lower_reduce(lower_ctx_t *c)
         return lw_err(c, "tensor_reduce needs at least one axis");
     if (lw_count_free_dims(&op->src[0], op->axes) > ISA_MAX_FREE_DIMS)
         return reduce_multistep(c);
+    if (op->flags & TIR_F_PER_AXIS)
+        return reduce_per_axis(c);
     return emit_reduce(c, &op->src[0], &op->dst, op->axes, op->flags & TIR_F_NEGATE);
 }

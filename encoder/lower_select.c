@@ -107,6 +107,7 @@ static int lower_affine_select(lower_ctx_t *c)
         if (lw_pattern_pred(c, &p))
             return -1;
         p.fill = (float)op->fill;
+        p.rev_pred = (op->flags & TIR_F_REV0) != 0;   /* seed 001 set_reverse_pred */
         tir_scalar_t zero = {false, 0.0, {-1, 0, 0, {0}, {0}}};
         lw_ts_args_t a = {&op->src[0], &op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
                           false, false, &p};
@@ -125,6 +126,7 @@ static int lower_affine_select(lower_ctx_t *c)
     f->cmp = (uint32_t)op->cmp;
     f->step0 = st[0], f->step1 = st[1], f->step2 = st[2], f->step3 = st[3];
     f->fill = (float)op->fill;
+    f->rev_pred = (op->flags & TIR_F_REV0) != 0;
     return lw_emit(c, &in);
 }
 
@@ -259,6 +261,7 @@ static int lower_dropout(lower_ctx_t *c)
     if (lw_same_partitions(c, "dropout", &f->in, &f->out))
         return -1;
     f->prob = (float)p;
+    f->is_keep_rate = (op->flags & TIR_F_KEEP_RATE) != 0;
     return lw_emit(c, &in);
 }
 

@@ -121,6 +121,12 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * affine predicate pat_offset + pat_cm*p + sum pat_step[d]*i_d `cmp` 0
  * holds (p, i_d: indices in dst) are computed; the others keep dst. */
 #define TIR_F_MASK         (1u << 23)
+/* DROPOUT: s0 is the keep rate (seed 001 set_keep_rate, kernel `keep_rate`),
+ * not the drop probability; the Dropout instruction's is_keep_rate bit */
+#define TIR_F_KEEP_RATE    (1u << 24)
+/* TENSOR_REDUCE: one TensorReduce per reduced axis (seed 001
+ * NeuronReduceMacro), kernel `per_axis` */
+#define TIR_F_PER_AXIS     (1u << 25)
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
@@ -193,7 +199,8 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *                element i: r = (src[0][i] op0 r) op1 src[1][i]; dst[i] = r.
  *  IOTA          dst[p, i..] = pat_offset + pat_cm*p + sum pat_step[d]*i_d
  *                over the dst free dims (pat_ndim = their number).  nsrc=0
- *  AFFINE_SELECT dst = (pattern value as IOTA) cmp 0 ? src[0] : fill.
+ *  AFFINE_SELECT dst = (pattern value as IOTA) cmp 0 ? src[0] : fill;
+ *                TIR_F_REV0 reverses the predicate (reverse_pred).
  *  RANGE_SELECT  dst = ((j + pat_offset) cmp src[1]) and ((j + pat_offset)
  *                cmp1 src[2]) ? src[0] : fill, j = flattened free index;
  *                src[1], src[2] [P,1] fp32 bounds; reduce_op (max) /
@@ -231,7 +238,8 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  *                src[1] (the immediate `value` with TIR_F_SRC_IMM) :
  *                (src[2] if nsrc == 3, else the immediate `fill`).
  *  DROPOUT       dst = src[0] with elements zeroed with probability s0
- *                (imm or [P,1]); prob mirrors s0.imm.               nsrc=1
+ *                (imm or [P,1]); prob mirrors s0.imm.  TIR_F_KEEP_RATE:
+ *                s0 is the keep probability instead.               nsrc=1
  *  QUANTIZE_MX   dst (fp8) = quantized src[0]; dst2 = scales (uint8).
  *  CORE_BARRIER  barrier_cores (bitmask), barrier_id, engine; src[0] is
  *                the optional data tile it orders.

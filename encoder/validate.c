@@ -175,9 +175,11 @@ static unsigned legal_engines(tir_opkind_t k)
         return M(DVE) | M(POOL);
     case TIR_TENSOR_SCALAR: case TIR_TENSOR_COPY: case TIR_BROADCAST_PARTITION:
         return M(DVE) | M(ACT) | M(POOL);
-    case TIR_TENSOR_PARTITION_REDUCE: case TIR_IOTA: case TIR_AFFINE_SELECT:
+    case TIR_TENSOR_PARTITION_REDUCE: case TIR_IOTA:
     case TIR_LOCAL_GATHER: case TIR_GATHER_FLATTENED:
         return M(POOL);
+    case TIR_AFFINE_SELECT:   /* Pool AffineSelect, or (seed 001) a predicated TensorScalarPtr on DVE */
+        return M(POOL) | M(DVE);
     case TIR_MEMSET: return M(DVE) | M(POOL);
     case TIR_TENSOR_TENSOR_SCAN: case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
     case TIR_DROPOUT: case TIR_QUANTIZE_MX: case TIR_STREAM_SHUFFLE: case TIR_BN_STATS:
@@ -758,7 +760,8 @@ static int check_misc(const vctx_t *v)
         return 0;
     case TIR_DROPOUT:
         if (!op->s0.is_ap && !(op->s0.imm >= 0.0 && op->s0.imm <= 1.0))
-            return vfail(v, "prob", "%g outside [0, 1]", op->s0.imm);
+            return vfail(v, op->flags & TIR_F_KEEP_RATE ? "keep_rate" : "prob", "%g outside [0, 1]",
+                         op->s0.imm);
         return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
                per_partition_scalar(v, &op->s0, 100, &op->src[0]);
     case TIR_QUANTIZE_MX: {

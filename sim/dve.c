@@ -313,8 +313,9 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             for (uint32_t i = 0; i < o[1].nfree; i++) {
                 uint8_t *dst = sim_el(&o[1], p, i);
                 if (d->has_pred &&
-                    !sim_cmp0(d->pred.cmp, sim_affine_value(d->pred.offset, d->pred.cm, steps,
-                                                            p, &o[1].tap, i))) {
+                    sim_cmp0(d->pred.cmp, sim_affine_value(d->pred.offset, d->pred.cm, steps,
+                                                           p, &o[1].tap, i)) ==
+                        (bool)d->pred.rev_pred) {   /* predicate false (after rev_pred) */
                     if (!d->pred.keep)   /* keep (NKI mask=): out unchanged */
                         sim_val_store(dst, o[1].dtype, fill);
                     continue;

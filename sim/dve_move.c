@@ -160,6 +160,9 @@ static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     int rc = -1;
     if (!(f->prob >= 0.0f && f->prob <= 1.0f))
         return sim_fail(ctx, "prob: %g is not a probability in [0, 1]", (double)f->prob);
+    /* seed 001 Dropout set_keep_rate: with is_keep_rate the immediate is the
+     * probability of keeping an element, so the drop probability is 1 - prob */
+    float drop = f->is_keep_rate ? 1.0f - f->prob : f->prob;
     if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
     if (o[1].start + o[1].nparts > SIM_RNG_LANES) {
@@ -173,7 +176,7 @@ static int exec_dropout(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 /* u uniform in [0, 1): the lane's generator i % gens */
                 float u = sim_rng_unit(ctx->rng, o[1].start + p, i % gens);
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
-                sim_val_store(sim_el(&o[1], p, i), o[1].dtype, u < f->prob ? sim_val_f(0.0f) : x);
+                sim_val_store(sim_el(&o[1], p, i), o[1].dtype, u < drop ? sim_val_f(0.0f) : x);
             }
     sim_opnd_mark(&o[1]);
     rc = 0;

@@ -539,11 +539,22 @@ done:
     return rc;
 }
 
+/* num_active_partitions (seed 001 setnum_active_channels): the PE rows the
+ * moving data drives.  0 = not stated (the moving partitions); otherwise it
+ * must name exactly the moving operand's partitions (K). */
+static int active_check(sim_exec_ctx_t *ctx, const isa_fmt_MM_t *f)
+{
+    if (f->num_active_partitions && f->num_active_partitions != f->moving.nparts)
+        return sim_fail(ctx, "num_active_partitions: %u but moving drives %u partitions (K)",
+                        f->num_active_partitions, f->moving.nparts);
+    return 0;
+}
+
 static int exec_matmul(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_MM_t *f = &d->inst.f.MM;
     pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
-    if (perf_check(ctx, f->perf))
+    if (perf_check(ctx, f->perf) || active_check(ctx, f))
         return -1;
     if (f->transpose && f->perf == ISA_PERF_DOUBLE_ROW)
         return sim_fail(ctx, "perf: double_row cannot be combined with transpose");
@@ -563,7 +574,7 @@ static int exec_matmul_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     pe_tile_t t = { f->row_pos, f->col_pos, f->row_size, f->col_size };
     if (f->transpose)
         return sim_fail(ctx, "transpose: a sparse matmul cannot transpose");
-    if (perf_check(ctx, f->perf) || tile_check(ctx, t))
+    if (perf_check(ctx, f->perf) || active_check(ctx, f) || tile_check(ctx, t))
         return -1;
     if (f->perf == ISA_PERF_DOUBLE_ROW)
         return sim_fail(ctx, "perf: double_row cannot be combined with a sparse matmul");

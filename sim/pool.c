@@ -134,7 +134,7 @@ static uint64_t cost_iota(const tpb_target_t *t, isa_engine_t e, const isa_decod
     return sim_cost_pool(t, sim_tap_n(&d->inst.f.IOTA.out));
 }
 
-/* ---- AffineSelect: out = pred ? in : fill ---- */
+/* ---- AffineSelect: out = pred xor rev_pred ? in : fill ---- */
 
 static int exec_affine_select(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
@@ -151,7 +151,7 @@ static int exec_affine_select(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         for (unsigned p = 0; p < o[1].nparts; p++)
             for (uint32_t i = 0; i < o[1].nfree; i++) {
                 bool keep = sim_cmp0(f->cmp, sim_affine_value(f->offset, f->cm, steps, p,
-                                                              &o[1].tap, i));
+                                                              &o[1].tap, i)) != (bool)f->rev_pred;
                 sim_val_t v = keep ? sim_val_load(sim_el(&o[0], p, i), o[0].dtype)
                                    : sim_val_f(f->fill);
                 sim_val_store(sim_el(&o[1], p, i), o[1].dtype, v);

@@ -42,6 +42,7 @@ static void test_matmul_plain(void **state)
     assert_int_equal(ld->isa.f.LDW.src.count[0], 64);
     assert_int_equal(ld->isa.f.LDW.row_size, 128);
     assert_int_equal(mm->isa.f.MM.dst.space, ISA_SPACE_PSUM);
+    assert_int_equal(mm->isa.f.MM.num_active_partitions, 128);   /* seed 001 setnum_active_channels */
     assert_int_equal(mm->isa.f.MM.dst.nparts, 64);
     assert_int_equal(mm->isa.f.MM.dst.count[0], 512);
     assert_int_equal(mm->isa.f.MM.moving.count[0], 512);
@@ -201,6 +202,48 @@ static void test_tensor_scalar(void **state)
     tir_kernel_free(&k);
 }
 
+/* Seed 001 set_reverse_pred on both affine_select forms and set_keep_rate
+ * on Dropout: the TIR flags reach the instruction bits. */
+static void test_reverse_pred_keep_rate(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_AFFINE_SELECT);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.pat_offset = 0, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+    op.cmp = ISA_CMP_GE, op.fill = 0.0, op.flags = TIR_F_REV0;
+    op.engine = ISA_ENG_DVE;
+    bu_op(&k, &op, "rev_dve");
+    op.engine = ISA_ENG_POOL;
+    bu_op(&k, &op, "rev_pool");
+    op.flags = 0;
+    bu_op(&k, &op, "fwd_pool");
+    tir_op_init(&op, TIR_DROPOUT);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.s0.imm = 0.8, op.prob = 0.8, op.flags = TIR_F_KEEP_RATE;
+    bu_op(&k, &op, "keep");
+    op.flags = 0;
+    bu_op(&k, &op, "drop");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *t = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
+    assert_true(t->has_pred);
+    assert_int_equal(t->pred.rev_pred, 1);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 0)].isa.f.AFSEL.rev_pred, 1);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 1)].isa.f.AFSEL.rev_pred, 0);
+    const isa_fmt_DROP_t *d0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 0)].isa.f.DROP;
+    const isa_fmt_DROP_t *d1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 1)].isa.f.DROP;
+    assert_int_equal(d0->is_keep_rate, 1);
+    assert_true(d0->prob == 0.8f);
+    assert_int_equal(d1->is_keep_rate, 0);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 static void test_tsc_needs_op1(void **state)
 {
     (void)state;
@@ -302,6 +345,57 @@ static void test_reduce_multistep(void **state)
     assert_int_equal(f->isa.f.RED.in.count[1], 3);
     assert_int_equal(f->isa.f.RED.out.addr, r.m.mlocs[o].addr);
     assert_int_equal(f->isa.f.RED.negate, 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* seed 001 NeuronReduceMacro granularity (TIR_F_PER_AXIS): one TensorReduce
+ * per reduced axis, outermost first; only the first reads the source, the
+ * rest fold the partial (ping-pong scratch); negate on the last step only. */
+static void test_reduce_per_axis(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    /* [128, 3, 4, 5, 6]: reduce axes 1 (3) and 3 (5), keep 4 and 6: the
+     * kept dims separate them, so two reduced dims in the access pattern */
+    int src = BU_T(&k, "src", TIR_T_SBUF, ISA_DT_FP32, 128, 3, 4, 5, 6);
+    int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 6);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_REDUCE);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, src), op.nsrc = 1;
+    op.reduce_op = ISA_ALU_MAX;
+    op.axes = 0xA;    /* bit 3 = axis 1 (3), bit 1 = axis 3 (5) */
+    op.flags = TIR_F_NEGATE | TIR_F_PER_AXIS;
+    bu_op(&k, &op, "per_axis");
+    op.flags = TIR_F_NEGATE;
+    bu_op(&k, &op, "packed");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_TENSOR_REDUCE), 3);   /* 2 steps + 1 packed */
+    const bir_mloc_t *sc = &r.m.op_scratch[0];
+    assert_int_equal(sc->bytes, 2 * 4 * 5 * 6 * 4);
+    bir_inst_t *s0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 0)];
+    bir_inst_t *s1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 1)];
+    bir_inst_t *pk = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 2)];
+    /* step 1: source [6, 5, 4, 3] (innermost first), reduce the 3 -> partial [6, 5, 4] */
+    assert_int_equal(s0->isa.f.RED.in.addr, r.m.mlocs[src].addr);
+    assert_int_equal(s0->isa.f.RED.in.ndims, 4);
+    assert_int_equal(s0->isa.f.RED.axes, 0x8);
+    assert_int_equal(s0->isa.f.RED.out.addr, sc->addr);
+    assert_int_equal(s0->isa.f.RED.out.dtype, ISA_DT_FP32);
+    assert_int_equal(isa_tap_free_elems(&s0->isa.f.RED.out), 120);
+    assert_int_equal(s0->isa.f.RED.negate, 0);
+    /* step 2 folds the partial over the 5 into dst, negated */
+    assert_int_equal(s1->isa.f.RED.in.addr, sc->addr);
+    assert_int_equal(s1->isa.f.RED.in.ndims, 3);
+    assert_int_equal(s1->isa.f.RED.in.count[1], 5);
+    assert_int_equal(s1->isa.f.RED.axes, 0x2);
+    assert_int_equal(s1->isa.f.RED.out.addr, r.m.mlocs[o].addr);
+    assert_int_equal(s1->isa.f.RED.negate, 1);
+    /* without per_axis: one TensorReduce over both dims */
+    assert_int_equal(pk->isa.f.RED.axes, 0xA);
+    assert_int_equal(pk->isa.f.RED.in.addr, r.m.mlocs[src].addr);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -984,9 +1078,11 @@ int main(void)
         cmocka_unit_test(test_matmul_errors),
         cmocka_unit_test(test_activation),
         cmocka_unit_test(test_tensor_scalar),
+        cmocka_unit_test(test_reverse_pred_keep_rate),
         cmocka_unit_test(test_tsc_needs_op1),
         cmocka_unit_test(test_reduce_local_and_chain),
         cmocka_unit_test(test_reduce_multistep),
+        cmocka_unit_test(test_reduce_per_axis),
         cmocka_unit_test(test_memset_fill_bits),
         cmocka_unit_test(test_max8_family_and_select),
         cmocka_unit_test(test_bir_numbering),

@@ -561,6 +561,46 @@ static void test_compute_ops_parse(void **state)
     tir_kernel_free(&k);
 }
 
+/* Seed 001: dropout keep_rate (set_keep_rate / is_keep_rate), affine_select
+ * reverse_pred (set_reverse_pred) and tensor_reduce per_axis
+ * (NeuronReduceMacro) in the kernel format. */
+static void test_keep_rate_and_reverse_pred(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("r", "[128, 64]", "float32") T("c", "[128, 1]", "float32")
+           "{'op': 'dropout', 'dst': 'r', 'src': 'r', 'keep_rate': 0.75},"
+           "{'op': 'dropout', 'dst': 'r', 'src': 'r', 'prob': 0.75},"
+           "{'op': 'affine_select', 'dst': 'r', 'on_true': 'r', 'pattern': [[1, 64]],"
+           " 'channel_multiplier': -1, 'cmp_op': 'is_ge', 'on_false_value': 0,"
+           " 'reverse_pred': true, 'engine': 'vector'},"
+           "{'op': 'affine_select', 'dst': 'r', 'on_true': 'r', 'pattern': [[1, 64]],"
+           " 'channel_multiplier': -1, 'cmp_op': 'is_ge', 'on_false_value': 0},"
+           "{'op': 'tensor_reduce', 'dst': 'c', 'src': 'r', 'operator': 'add', 'axis': 1,"
+           " 'keepdims': true, 'per_axis': true}",
+           &k);
+    assert_int_equal(k.nops, 5);
+    assert_true(k.ops[4].flags & TIR_F_PER_AXIS);
+    assert_true(k.ops[0].flags & TIR_F_KEEP_RATE);
+    assert_true(k.ops[0].s0.imm == 0.75);
+    assert_false(k.ops[1].flags & TIR_F_KEEP_RATE);
+    assert_true(k.ops[2].flags & TIR_F_REV0);
+    assert_int_equal(k.ops[2].engine, ISA_ENG_DVE);
+    assert_false(k.ops[3].flags & TIR_F_REV0);
+    assert_int_equal(k.ops[3].engine, ISA_ENG_POOL);   /* NKI's GpSimd by default */
+    tir_kernel_free(&k);
+    fails_with(T("r", "[128, 64]", "float32")
+               "{'op': 'dropout', 'dst': 'r', 'src': 'r', 'keep_rate': 0.5, 'prob': 0.5}",
+               "keep_rate", "not both");
+    fails_with(T("r", "[128, 64]", "float32")
+               "{'op': 'dropout', 'dst': 'r', 'src': 'r', 'keep_rate': 1.5}",
+               "keep_rate", "outside [0, 1]");
+    fails_with(T("r", "[128, 64]", "float32")
+               "{'op': 'affine_select', 'dst': 'r', 'on_true': 'r', 'pattern': [[1, 64]],"
+               " 'channel_multiplier': -1, 'on_false_value': 0, 'reverse_pred': 2}",
+               "reverse_pred", NULL);
+}
+
 /* Numeric fields take constant expressions ("1/sqrt(d)"); strings that
  * start with a tile name stay [P,1] accesses. */
 static void test_constant_expressions(void **state)
@@ -1183,6 +1223,7 @@ int main(void)
         cmocka_unit_test(test_indirect_and_transpose),
         cmocka_unit_test(test_compute_ops_parse),
         cmocka_unit_test(test_constant_expressions),
+        cmocka_unit_test(test_keep_rate_and_reverse_pred),
         cmocka_unit_test(test_constants),
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_seed_messages_dma),

@@ -393,6 +393,13 @@ static void test_tensor_scalar_ptr_pred(void **state)
     assert_feq(fx_get(fx, SB, 0, 64, F32, 1), -9.0f);
     assert_feq(fx_get(fx, SB, 1, 64, F32, 1), 102.0f);
     assert_feq(fx_get(fx, SB, 1, 64, F32, 2), -9.0f);
+    /* rev_pred (seed 001 set_reverse_pred): computed where p - i >= 0 fails */
+    d.pred.rev_pred = 1;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 0), -9.0f);
+    assert_feq(fx_get(fx, SB, 0, 64, F32, 1), 102.0f);
+    assert_feq(fx_get(fx, SB, 1, 64, F32, 1), -9.0f);
+    assert_feq(fx_get(fx, SB, 1, 64, F32, 2), 103.0f);
     fx_free(fx);
 }
 
@@ -779,6 +786,17 @@ static void test_dropout_cpred_tload(void **state)
     assert_true(zeros > 8 && zeros < 56);
     d.inst.f.DROP.prob = 1.5f;
     FX_FAILS(fx, &d, "prob");
+    /* is_keep_rate (seed 001 set_keep_rate): prob is the keep probability */
+    d.inst.f.DROP.is_keep_rate = 1;
+    d.inst.f.DROP.prob = 1.0f;
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned i = 0; i < 64; i++)
+        assert_feq(fx_get(fx, SB, 0, 512, F32, i), v[i]);
+    d.inst.f.DROP.prob = 0.0f;
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned i = 0; i < 64; i++)
+        assert_feq(fx_get(fx, SB, 0, 512, F32, i), 0.0f);
+    d.inst.f.DROP.is_keep_rate = 0;
 
     /* CopyPredicated */
     float pred[4] = { 1, 0, 2, 0 }, in[4] = { 10, 20, 30, 40 }, out[4] = { 0, 0, 0, 0 };

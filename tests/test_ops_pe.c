@@ -61,6 +61,13 @@ static void test_matmul(void **state)
     d.inst.f.MM.dst.dtype = ISA_DT_INT32;
     FX_FAILS(fx, &d, "dst", "fp32, bf16 or fp16");
     d.inst.f.MM.dst.dtype = F32;
+    /* num_active_partitions (seed 001 setnum_active_channels): 0 or K */
+    d.inst.f.MM.num_active_partitions = 2;
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, PS, 2, 0, F32, 1), 30.0f);
+    d.inst.f.MM.num_active_partitions = 1;
+    FX_FAILS(fx, &d, "num_active_partitions", "1 but moving drives 2 partitions");
+    d.inst.f.MM.num_active_partitions = 0;
     /* K mismatch: one moving partition, two loaded rows */
     d.inst.f.MM.moving.nparts = 1;
     FX_FAILS(fx, &d, "moving", "more rows");

@@ -56,6 +56,12 @@ static void test_affine_select(void **state)
     assert_int_equal(fx_run(fx, &d), 0);
     assert_feq(fx_get(fx, SB, 1, 64, ISA_DT_BF16, 1), 2.0f);
     assert_feq(fx_get(fx, SB, 1, 64, ISA_DT_BF16, 0), 0.0f);
+    d.inst.f.AFSEL.rev_pred = 1;     /* seed 001 set_reverse_pred: off the diagonal */
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 1, 64, ISA_DT_BF16, 1), 0.0f);
+    assert_feq(fx_get(fx, SB, 1, 64, ISA_DT_BF16, 0), 1.0f);
+    assert_feq(fx_get(fx, SB, 0, 64, ISA_DT_BF16, 2), 3.0f);
+    d.inst.f.AFSEL.rev_pred = 0;
     d.inst.f.AFSEL.cmp = 9;
     FX_FAILS(fx, &d, "cmp");
     fx_free(fx);

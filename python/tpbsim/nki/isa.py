@@ -313,7 +313,10 @@ def _axis(axis):
     return str(int(axis))
 
 
-def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, mask=None):
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, mask=None,
+                  per_axis=False):
+    """per_axis (a tpbsim extension, seed 001 NeuronReduceMacro): one
+    TensorReduce per reduced axis instead of one for all."""
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
@@ -321,6 +324,8 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
         f.append(("negate", "true"))
     if keepdims:
         f.append(("keepdims", "true"))
+    if per_axis:
+        f.append(("per_axis", "true"))
     _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
 
 
@@ -446,13 +451,17 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
 
 
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None,
-                  offset=0, name=None):
+                  offset=0, name=None, reverse_pred=False):
+    """reverse_pred (a tpbsim extension, seed 001 set_reverse_pred): select
+    on_true_tile where the predicate fails."""
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
          ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
          ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier))),
          ("cmp_op", _opn(cmp_op if cmp_op is not None else "equal", "cmp_op", loc)),
          ("on_false_value", _scalar(on_false_value, "on_false_value", loc))]
+    if reverse_pred:
+        f.append(("reverse_pred", "true"))
     _emit("affine_select", loc, _common(f, name, None, loc))
 
 
@@ -556,10 +565,17 @@ def topk(val_dst, idx_dst, src, n, name=None):
     _emit("topk", loc, _common(f, name, None, loc))
 
 
-def dropout(dst, data, prob, name=None):
+def dropout(dst, data, prob=None, name=None, keep_rate=None):
+    """prob is NKI's drop probability; keep_rate (a tpbsim extension, seed 001
+    set_keep_rate) gives the keep probability instead.  Exactly one."""
     loc = _trace.caller_loc()
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
-         ("prob", _scalar(prob, "prob", loc))]
+    if (prob is None) == (keep_rate is None):
+        raise NkiError("%s: field 'prob': give prob (drop probability) or keep_rate, exactly one" % loc)
+    f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
+    if keep_rate is None:
+        f.append(("prob", _scalar(prob, "prob", loc)))
+    else:
+        f.append(("keep_rate", _scalar(keep_rate, "keep_rate", loc)))
     _emit("dropout", loc, _common(f, name, None, loc))
 
 
