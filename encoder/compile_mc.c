@@ -194,6 +194,16 @@ int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
 
 /* ---- the link directory (setupLinkDir) ---- */
 
+/* Write malloc'ed JSON text (NULL: out of memory) to path and free it. */
+static int write_json_text(const char *path, char *txt, tpb_err_t *err)
+{
+    if (!txt)
+        return tpb_errf(err, "%s: out of memory", path);
+    int rc = fio_write_atomic(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
+}
+
 static int symlink_rel(const char *target, const char *linkpath, tpb_err_t *err)
 {
     unlink(linkpath);
@@ -243,13 +253,8 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
     snprintf(path, sizeof path, "%s/tensor-map.json", lnkdir);
     if (symlink_rel("../tensor-map.json", path, err))
         return -1;
-    char *txt = lnc_module_json(lnk);
-    if (!txt)
-        return tpb_errf(err, "out of memory (link.json)");
     snprintf(path, sizeof path, "%s/link.json", lnkdir);
-    int rc = fio_write_atomic(path, txt, strlen(txt), err);
-    free(txt);
-    return rc;
+    return write_json_text(path, lnc_module_json(lnk), err);
 }
 
 static int verify_tensor_map(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
@@ -378,13 +383,8 @@ static int write_bir_link(const lnc_bir_module_t *lm, const char *tmp, tpb_err_t
     snprintf(path, sizeof path, "%s/sgLnk", tmp);
     if (fio_mkdirs(path, err))
         return -1;
-    char *txt = lnc_bir_module_json(lm);
-    if (!txt)
-        return tpb_errf(err, "out of memory (bir_link.json)");
     snprintf(path, sizeof path, "%s/sgLnk/bir_link.json", tmp);
-    int rc = fio_write_atomic(path, txt, strlen(txt), err);
-    free(txt);
-    return rc;
+    return write_json_text(path, lnc_bir_module_json(lm), err);
 }
 
 /* The pipeline in the seed's order (docs/multicore.md "Pipeline"): the
