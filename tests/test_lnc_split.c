@@ -859,6 +859,12 @@ static void test_bir_link_errors(void **state)
     assert_int_equal(regs_named(bir_main_block(&f->body.m), ISA_ENG_SP), 3ull << 62);
     lnc_bir_module_free(&lm);
 
+    int q0engine = p.cc[1].m.queues[0].engine;   /* one queue name, two issuers */
+    p.cc[1].m.queues[0].engine = q0engine == ISA_ENG_SP ? ISA_ENG_ACT : ISA_ENG_SP;
+    assert_int_equal(lnc_bir_link(p.cc, 2, "kr", &lm, &err), -1);
+    assert_non_null(strstr(err.msg, "of core 1 is issued by"));
+    p.cc[1].m.queues[0].engine = q0engine;
+
     enc_core_t two0[2] = {p.cc[0], p.cc[0]};
     assert_int_equal(lnc_bir_link(two0, 2, "kr", &lm, &err), -1);
     assert_non_null(strstr(err.msg, "NeuronCoreId 0"));
@@ -873,6 +879,47 @@ static void test_bir_link_errors(void **state)
     assert_non_null(strstr(err.msg, "nc1: instruction"));
     assert_non_null(strstr(err.msg, "outside the file"));
     prelinked_free(&p);
+}
+
+/* A 4-core all_reduce: the pool keeps the collective slots where every
+ * peer names them (BIR_COLL_SEM0 ..), the queue semaphores after them. */
+static void test_bir_link_collective_pool(void **state)
+{
+    (void)state;
+    progs_t ps;
+    lnc_split_t s;
+    split_all_reduce(4, &ps, &s);
+    tpb_err_t err = {{0}};
+    enc_hbm_layout_t hbm;
+    assert_int_equal(enc_hbm_layout(&s.core_k[0], &hbm, &err), 0);
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false};
+    enc_core_t cc[4];
+    for (int c = 0; c < 4; c++) {
+        enc_stats_t st;
+        memset(&st, 0, sizeof st);
+        if (enc_core_prelink(&s.core_k[c], c, tpb_target_default(), &hbm, &o, &cc[c], &st, &err))
+            fail_msg("prelink core %d: %s", c, err.msg);
+    }
+    lnc_bir_module_t lm;
+    assert_int_equal(lnc_bir_link(cc, 4, "c", &lm, &err), 0);
+    assert_int_equal(lnc_bir_alloc_semaphores(&lm, &err), 0);
+    assert_true(lm.coll_sems >= 2);
+    assert_int_equal(lm.coll_sems, cc[0].m.coll_sems);
+    assert_string_equal(lm.sems[BIR_COLL_SEM0].name, "CollDone");
+    assert_string_equal(lm.sems[BIR_COLL_SEM0 + 1].name, "CollReady+1");
+    for (int u = 0; u < lm.nqueues; u++) {
+        assert_int_equal(lm.queues[u].semaphore, BIR_COLL_SEM0 + lm.coll_sems + u);
+        assert_int_equal(lm.queues[u].ninst, 4);
+    }
+    for (int c = 0; c < 4; c++) {
+        assert_int_equal(lm.funcs[c].body.m.coll_sems, lm.coll_sems);
+        assert_memory_equal(lm.funcs[c].body.m.sems, lm.sems, sizeof lm.sems);
+        enc_core_free(&cc[c]);
+    }
+    lnc_bir_module_free(&lm);
+    enc_hbm_layout_free(&hbm);
+    lnc_split_free(&s);
+    free_all(&ps);
 }
 
 /* The driver end to end: each core's registers hold their own values
@@ -941,6 +988,7 @@ int main(void)
         cmocka_unit_test(test_collective_addresses),
         cmocka_unit_test(test_bir_link_pipeline),
         cmocka_unit_test(test_bir_link_errors),
+        cmocka_unit_test(test_bir_link_collective_pool),
         cmocka_unit_test(test_bir_link_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
