@@ -155,6 +155,24 @@ int art_install_dir(const char *src, const char *dst, tpb_err_t *err);
  * removed; tmp is "" on error). */
 int art_begin_dir(const char *out_dir, char *norm, size_t nnorm, char *tmp, size_t ntmp,
                   tpb_err_t *err);
+/* compile.c: enc_compile_core in two halves, so the multi-core driver can
+ * link the backend IR between them (docs/multicore.md, "Pipeline").
+ * prelink: allocation, lowering, engine and DMA queue assignment (the
+ * per-core main pipeline); postlink: synchronisation (semaphore waits and
+ * updates), rolled loops (their counter registers), codegen and artifacts
+ * into core_dir (modes as enc_compile_core).  cc->m's queue and semaphore
+ * ids may be rewritten between the two (the unified pool). */
+typedef struct {
+    const tir_kernel_t *k;
+    bir_module_t m;
+    unsigned char *cand;     /* rolled-loop candidates (roll_candidates) */
+} enc_core_t;
+int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                     const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
+                     enc_stats_t *st, tpb_err_t *err);
+int enc_core_postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
+                      enc_stats_t *st, tpb_err_t *err);
+void enc_core_free(enc_core_t *cc);
 /* compile.c: "HBM layout needs N bytes; target T has M" when it does not fit. */
 int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err);
 

@@ -228,50 +228,50 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, tpb_err_t 
     return 0;
 }
 
-int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
-                     const enc_hbm_layout_t *hbm, const enc_options_t *opts,
-                     const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
+int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                     const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
+                     enc_stats_t *st, tpb_err_t *err)
 {
-    enc_stats_t local;
-    enc_stats_t *st = stats ? stats : &local;
-    memset(st, 0, sizeof *st);
+    memset(cc, 0, sizeof *cc);
+    cc->k = k;
+    if (bir_module_init(&cc->m, core, k->ntensors, err))
+        return -1;
+    lower_ctx_t c = {k, t, &cc->m, err, 0, NULL, 0, -1, enc_ident_tile(k)};
+    if (alloc_kernel_buffers(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, err) ||
+        lower_kernel(&c))
+        return -1;
+    if (opts && opts->enable_ldw_opt)
+        lw_ldw_opt(&cc->m);
+    sched_rr_event_t *ev = NULL;
+    int nev = 0;
+    if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))
+        return -1;
+    int rc = sched_assign_engines(&cc->m, err) ||
+             sched_assign_queues_rr(&cc->m, t, ev, nev, k->nloops, err);
+    free(ev);
+    return rc ? -1 : 0;
+}
+
+int enc_core_postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
+                      enc_stats_t *st, tpb_err_t *err)
+{
+    const tir_kernel_t *k = cc->k;
+    bir_module_t *mp = &cc->m;
+    int core = mp->core;
     int mode = opts ? opts->mode : ENC_RUN_ISA_CHECKS;
-    if (enc_check_mode(mode, err))
-        return -1;
-    if (mode == ENC_RUN_ISA_CHECKS && !core_dir)
-        return tpb_errf(err, "RUN_ISA_CHECKS needs an artifact directory");
-    bir_module_t m;
-    if (bir_module_init(&m, core, k->ntensors, err))
-        return -1;
     gen_t collect, run;
     memset(&collect, 0, sizeof collect);
     memset(&run, 0, sizeof run);
     int rc = -1;
-    lower_ctx_t c = {k, t, &m, err, 0, NULL, 0, -1, enc_ident_tile(k)};
-    if (alloc_kernel_buffers(k, t, hbm, &m, st, opts ? opts->buffers : 0, err) ||
-        lower_kernel(&c))
-        goto out;
-    if (opts && opts->enable_ldw_opt)
-        lw_ldw_opt(&m);
-    unsigned char *cand = NULL;
-    sched_rr_event_t *ev = NULL;
-    int nev = 0;
-    if (roll_candidates(k, opts && opts->loops, &cand, &ev, &nev, err))
-        goto out;
-    int qrc = sched_assign_engines(&m, err) ||
-              sched_assign_queues_rr(&m, t, ev, nev, k->nloops, err) ||
-              sched_synchronise(&m, st, err) || roll_loops(&m, k, cand, st, err);
-    free(cand);
-    free(ev);
-    if (qrc)
+    if (sched_synchronise(mp, st, err) || roll_loops(mp, k, cc->cand, st, err))
         goto out;
     /* COLLECT_OPCODES first: the per-engine opcode sets feed the DVE check */
-    if (gen_init(&collect, ENC_COLLECT_OPCODES, &m, core_dir, false, err) ||
+    if (gen_init(&collect, ENC_COLLECT_OPCODES, mp, core_dir, false, err) ||
         gen_run(&collect, err) || gen_check_dve_coverage(&collect, err))
         goto out;
     memcpy(st->engine_opcodes, collect.engine_opcodes, sizeof st->engine_opcodes);
     if (mode != ENC_COLLECT_OPCODES) {
-        if (gen_init(&run, mode, &m, core_dir, opts && opts->dump_bin_per_inst, err))
+        if (gen_init(&run, mode, mp, core_dir, opts && opts->dump_bin_per_inst, err))
             goto out;
         memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);
         memcpy(run.table_opcodes, collect.table_opcodes, sizeof run.table_opcodes);
@@ -282,8 +282,8 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
             goto out;
         }
         if (mode == ENC_RUN_ISA_CHECKS) {
-            if (gen_finish(&run, true, err) || art_write_sidecars(&run, &m, k, core_dir, err) ||
-                art_write_def(&m, &run, core_dir, err) ||
+            if (gen_finish(&run, true, err) || art_write_sidecars(&run, mp, k, core_dir, err) ||
+                art_write_def(mp, &run, core_dir, err) ||
                 (core == 0 && art_write_constants(k, core_dir, err)))
                 goto out;
         }
@@ -297,8 +297,33 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
 out:
     gen_free(&collect);
     gen_free(&run);
-    bir_module_free(&m);
     return rc;
+}
+
+void enc_core_free(enc_core_t *cc)
+{
+    bir_module_free(&cc->m);
+    free(cc->cand);
+    cc->cand = NULL;
+}
+
+int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                     const enc_hbm_layout_t *hbm, const enc_options_t *opts,
+                     const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
+{
+    enc_stats_t local;
+    enc_stats_t *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    int mode = opts ? opts->mode : ENC_RUN_ISA_CHECKS;
+    if (enc_check_mode(mode, err))
+        return -1;
+    if (mode == ENC_RUN_ISA_CHECKS && !core_dir)
+        return tpb_errf(err, "RUN_ISA_CHECKS needs an artifact directory");
+    enc_core_t cc;
+    int rc = enc_core_prelink(k, core, t, hbm, opts, &cc, st, err) ||
+             enc_core_postlink(&cc, opts, core_dir, st, err);
+    enc_core_free(&cc);
+    return rc ? -1 : 0;
 }
 
 int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err)

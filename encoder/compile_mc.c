@@ -5,6 +5,7 @@
  * linked module per core.  See lnc.h and docs/multicore.md. */
 #include "collective.h"
 #include "lnc.h"
+#include "lnc_bir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -193,6 +194,16 @@ int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
 
 /* ---- the link directory (setupLinkDir) ---- */
 
+/* Write malloc'ed JSON text (NULL: out of memory) to path and free it. */
+static int write_json_text(const char *path, char *txt, tpb_err_t *err)
+{
+    if (!txt)
+        return tpb_errf(err, "%s: out of memory", path);
+    int rc = fio_write_atomic(path, txt, strlen(txt), err);
+    free(txt);
+    return rc;
+}
+
 static int symlink_rel(const char *target, const char *linkpath, tpb_err_t *err)
 {
     unlink(linkpath);
@@ -242,13 +253,8 @@ static int setup_link_dir(const char *root, const lnc_module_t *lnk, tpb_err_t *
     snprintf(path, sizeof path, "%s/tensor-map.json", lnkdir);
     if (symlink_rel("../tensor-map.json", path, err))
         return -1;
-    char *txt = lnc_module_json(lnk);
-    if (!txt)
-        return tpb_errf(err, "out of memory (link.json)");
     snprintf(path, sizeof path, "%s/link.json", lnkdir);
-    int rc = fio_write_atomic(path, txt, strlen(txt), err);
-    free(txt);
-    return rc;
+    return write_json_text(path, lnc_module_json(lnk), err);
 }
 
 static int verify_tensor_map(const char *root, const lnc_module_t *lnk, tpb_err_t *err)
@@ -370,24 +376,72 @@ static void free_programs(tir_kernel_t *p, int n)
     free(p);
 }
 
+/* sgLnk/bir_link.json: the merged backend-IR module after allocation. */
+static int write_bir_link(const lnc_bir_module_t *lm, const char *tmp, tpb_err_t *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sgLnk", tmp);
+    if (fio_mkdirs(path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/sgLnk/bir_link.json", tmp);
+    return write_json_text(path, lnc_bir_module_json(lm), err);
+}
+
+/* The pipeline in the seed's order (docs/multicore.md "Pipeline"): the
+ * per-core main pipeline, the backend-IR link (L1), alloc_semaphores over
+ * the unified pool and the post-link register allocator on the merged
+ * module, then synchronisation, rolled loops and codegen per function; the
+ * per-core streams are read back as the sgLnk module's functions. */
 static int compile_cores(lnc_split_t *s, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                          const enc_options_t *o, const char *tmp, enc_stats_t *st, tpb_err_t *err)
 {
-    for (int c = 0; c < s->ncores; c++) {
-        char dir[4200];
-        snprintf(dir, sizeof dir, "%s/nc%d/sg0", tmp, c);
-        bool write = o->mode == ENC_RUN_ISA_CHECKS;
-        if (write && fio_mkdirs(dir, err))
-            return -1;
-        enc_stats_t cs;
-        tpb_err_t ce = {{0}};
-        if (enc_compile_core(&s->core_k[c], c, t, hbm, o, write ? dir : NULL, &cs, &ce))
-            return tpb_errf(err, "core %d: %s", c, ce.msg);
-        add_stats(st, &cs);
-        if (write && lnc_load_core_artifacts(&s->core_m[c], dir, err))
-            return -1;
+    enc_core_t *cc = calloc((size_t)s->ncores, sizeof *cc);
+    enc_stats_t *cs = calloc((size_t)s->ncores, sizeof *cs);
+    lnc_bir_module_t lm;
+    memset(&lm, 0, sizeof lm);
+    int rc = -1;
+    if (!cc || !cs) {
+        tpb_errf(err, "out of memory (per-core modules)");
+        goto out;
     }
-    return 0;
+    for (int c = 0; c < s->ncores; c++) {
+        tpb_err_t ce = {{0}};
+        if (enc_core_prelink(&s->core_k[c], c, t, hbm, o, &cc[c], &cs[c], &ce)) {
+            tpb_errf(err, "core %d: %s", c, ce.msg);
+            goto out;
+        }
+    }
+    if (lnc_bir_link(cc, s->ncores, s->core_k[0].name, &lm, err) ||
+        lnc_bir_alloc_semaphores(&lm, err) || lnc_bir_alloc_registers(&lm, err))
+        goto out;
+    for (int c = 0; c < s->ncores; c++)   /* the per-core modules end with the link */
+        enc_core_free(&cc[c]);
+    bool write = o->mode == ENC_RUN_ISA_CHECKS;
+    if (write && write_bir_link(&lm, tmp, err))
+        goto out;
+    for (int i = 0; i < lm.nfuncs; i++) {
+        lnc_bir_func_t *f = &lm.funcs[i];
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/nc%d/sg0", tmp, f->core);
+        if (write && fio_mkdirs(dir, err))
+            goto out;
+        tpb_err_t ce = {{0}};
+        if (enc_core_postlink(&f->body, o, write ? dir : NULL, &cs[f->core], &ce)) {
+            tpb_errf(err, "core %d: %s", f->core, ce.msg);
+            goto out;
+        }
+        add_stats(st, &cs[f->core]);
+        if (write && lnc_load_core_artifacts(&s->core_m[f->core], dir, err))
+            goto out;
+    }
+    rc = 0;
+out:
+    for (int c = 0; cc && c < s->ncores; c++)
+        enc_core_free(&cc[c]);
+    free(cc);
+    free(cs);
+    lnc_bir_module_free(&lm);
+    return rc;
 }
 
 int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,

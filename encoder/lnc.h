@@ -10,8 +10,11 @@
  *       peers' SBUF (lnc_collective.c), and every
  *       HBM buffer one core produces and another consumes is recorded as a
  *       remote-local target;
- *   compiled per core (compile_mc.c)   enc_compile_core on each core's kernel
- *       with one shared HBM layout (every core agrees on every address);
+ *   compiled per core and linked as backend IR (compile_mc.c, lnc_bir.h)
+ *       enc_core_prelink on each core's kernel with one shared HBM layout
+ *       (every core agrees on every address), lnc_bir_link into one
+ *       module, the unified semaphore pool and the post-link register
+ *       allocator over it, then synchronisation and codegen per function;
  *   linked (N -> 1, lnc_link.c)   per docs/multicore.md and the bir_linker
  *       notes: a fresh "<name>/sgLnk" module, each core copied in as its own
  *       function, a dispatcher block of call_def_<core>_instance_<idx>,

@@ -17,6 +17,7 @@
 #include "frontend.h"
 #include "collective.h"
 #include "lnc.h"
+#include "lnc_bir.h"
 #include "npy.h"
 #include "sim.h"
 
@@ -652,6 +653,325 @@ static void test_collective_errors(void **state)
     }
 }
 
+/* ---- the backend-IR link (encoder/lnc_birlink.c) ---- */
+
+/* Two cores, each with a register of its own (register_alloc: r63 holds
+ * pid*10+7) and a register loaded from memory (r3), a load and a store. */
+static const char *reg_kernel =
+    "{\"kernel\": \"kr\", \"grid\": [\"nc(2)\"],"
+    " \"inputs\": [{\"name\": \"a\", \"shape\": [2, 4], \"dtype\": \"int32\"}],"
+    " \"outputs\": [{\"name\": \"out\", \"shape\": [2, 4], \"dtype\": \"int32\"}],"
+    " \"body\": ["
+    "  {\"op\": \"register_alloc\", \"reg\": \"r\", \"x\": \"pid*10+7\"},"
+    "  {\"op\": \"tile\", \"name\": \"t\", \"shape\": [1, 4], \"dtype\": \"int32\"},"
+    "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[pid:pid+1, :]\"},"
+    "  {\"op\": \"load_tensor_to_register\", \"src\": \"t[0, 1]\", \"reg\": 3},"
+    "  {\"op\": \"register_store\", \"dst\": \"t[0, 0]\", \"src\": \"r\"},"
+    "  {\"op\": \"store\", \"dst\": \"out[pid:pid+1, :]\", \"src\": \"t\"}]}";
+
+typedef struct {
+    progs_t ps;
+    lnc_split_t s;
+    enc_hbm_layout_t hbm;
+    enc_core_t cc[2];
+} prelinked_t;
+
+/* Parse, split and run the per-core main pipeline (enc_core_prelink). */
+static void prelink_reg_kernel(prelinked_t *p)
+{
+    tpb_err_t err = {{0}};
+    memset(p, 0, sizeof *p);
+    assert_int_equal(parse_all(reg_kernel, &p->ps, &err), 0);
+    assert_int_equal(lnc_split(p->ps.p, p->ps.n, &p->s, &err), 0);
+    assert_int_equal(p->s.ncores, 2);
+    assert_int_equal(enc_hbm_layout(&p->s.core_k[0], &p->hbm, &err), 0);
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false};
+    for (int c = 0; c < 2; c++) {
+        enc_stats_t st;
+        memset(&st, 0, sizeof st);
+        if (enc_core_prelink(&p->s.core_k[c], c, tpb_target_default(), &p->hbm, &o, &p->cc[c],
+                             &st, &err))
+            fail_msg("prelink core %d: %s", c, err.msg);
+    }
+}
+
+static void prelinked_free(prelinked_t *p)
+{
+    for (int c = 0; c < 2; c++)
+        enc_core_free(&p->cc[c]);
+    enc_hbm_layout_free(&p->hbm);
+    lnc_split_free(&p->s);
+    free_all(&p->ps);
+}
+
+static uint32_t queue_field(const bir_inst_t *in)
+{
+    return in->isa.op == ISA_OP_DMA_DIRECT2D     ? in->isa.f.DDESC.queue
+           : in->isa.op == ISA_OP_DMA_INDIRECT2D ? in->isa.f.DIND.queue
+                                                 : in->isa.f.DTRIG.queue;
+}
+
+static void collect_regs(void *ctx, uint32_t *field, int count)
+{
+    (void)count;
+    uint64_t *seen = ctx;
+    *seen |= 1ull << (*field & 63);
+}
+
+/* The registers instruction operands name on engine e of block b. */
+static uint64_t regs_named(bir_block_t *b, int e)
+{
+    uint64_t seen = 0;
+    for (int i = 0; i < b->ninsts; i++)
+        if (b->insts[i].engine == e)
+            lnc_bir_for_regs(&b->insts[i], collect_regs, &seen);
+    return seen;
+}
+
+/* Core 1's queues in the other order: a module the per-core allocation
+ * would give other queue and semaphore ids than core 0's. */
+static void reverse_queues(bir_module_t *m)
+{
+    assert_true(m->nqueues >= 2);
+    bir_queue_t q0 = m->queues[0];
+    m->queues[0] = m->queues[1], m->queues[1] = q0;
+    m->queues[0].id = 0, m->queues[1].id = 1;
+    bir_block_t *b = bir_main_block(m);
+    for (int i = 0; i < b->ninsts; i++)
+        if (b->insts[i].queue == 0 || b->insts[i].queue == 1) {
+            bir_inst_t *in = &b->insts[i];
+            in->queue ^= 1;
+            if (in->isa.op == ISA_OP_DMA_DIRECT2D)
+                in->isa.f.DDESC.queue = (uint32_t)in->queue;
+            else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+                in->isa.f.DIND.queue = (uint32_t)in->queue;
+            else if (in->isa.op == ISA_OP_DMA_TRIGGER)
+                in->isa.f.DTRIG.queue = (uint32_t)in->queue;
+        }
+}
+
+static void test_bir_link_pipeline(void **state)
+{
+    (void)state;
+    prelinked_t p;
+    prelink_reg_kernel(&p);
+    tpb_err_t err = {{0}};
+    reverse_queues(&p.cc[1].m);
+    /* before the link: physical registers r3 and r63 on every engine */
+    for (int c = 0; c < 2; c++)
+        assert_int_equal(regs_named(bir_main_block(&p.cc[c].m), ISA_ENG_SP),
+                         1ull << 3 | 1ull << 63);
+    bir_block_t *b1 = bir_main_block(&p.cc[1].m);
+    size_t nb = (size_t)b1->ninsts * sizeof *b1->insts;
+    bir_inst_t *snap = malloc(nb);
+    assert_non_null(snap);
+    memcpy(snap, b1->insts, nb);
+    lnc_bir_module_t lm;
+    enc_core_t swapped[2] = {p.cc[1], p.cc[0]};   /* any order: the link sorts by core */
+    if (lnc_bir_link(swapped, 2, "kr", &lm, &err))
+        fail_msg("link: %s", err.msg);
+    assert_string_equal(lm.name, "kr/sgLnk");
+    assert_int_equal(lm.nfuncs, 2);
+    assert_memory_equal(b1->insts, snap, nb);   /* the inputs were copied, not edited */
+    free(snap);
+    int moved = 0;
+    for (int c = 0; c < 2; c++) {
+        lnc_bir_func_t *f = &lm.funcs[c];
+        assert_int_equal(f->core, c);
+        assert_int_equal(f->body.m.core, c);
+        char nm[16];
+        snprintf(nm, sizeof nm, "nc%d", c);
+        assert_string_equal(f->name, nm);
+        bir_block_t *b = bir_main_block(&f->body.m);
+        const bir_block_t *pre = bir_main_block(&p.cc[c].m);
+        assert_int_equal(b->ninsts, pre->ninsts);
+        /* queues: every operand names the unified queue of its name */
+        for (int i = 0; i < b->ninsts; i++) {
+            if (b->insts[i].queue < 0)
+                continue;
+            uint32_t u = queue_field(&b->insts[i]);
+            assert_true(u < (uint32_t)lm.nqueues);
+            assert_string_equal(lm.queues[u].name, f->body.m.queues[b->insts[i].queue].name);
+            moved += u != queue_field(&pre->insts[i]);
+        }
+        /* registers: regDM numbers r3 and r63 as virtual 0 and 1 */
+        for (int e = 0; e < ISA_ENG_COUNT; e++) {
+            if (e != ISA_ENG_SP && e != ISA_ENG_POOL)
+                continue;
+            assert_int_equal(f->nvregs[e], 2);
+            assert_int_equal(f->regdm[e][3], 0);
+            assert_int_equal(f->regdm[e][63], 1);
+            assert_int_equal(f->vregs[e][1].orig, 63);
+            assert_int_equal(regs_named(b, e), 1ull << 0 | 1ull << 1);
+        }
+    }
+    assert_true(moved > 0);   /* core 1's reversed queues were renamed */
+    for (int u = 0; u < lm.nqueues; u++) {
+        assert_int_equal(lm.queues[u].ninst, 2);   /* one instance per core */
+        assert_int_equal(lm.queues[u].semaphore, -1);
+    }
+    /* alloc_semaphores over the unified pool: a queue name has one
+     * semaphore on every core */
+    assert_int_equal(lnc_bir_alloc_semaphores(&lm, &err), 0);
+    assert_int_equal(lm.nsems, 5 + lm.coll_sems + lm.nqueues);
+    for (int c = 0; c < 2; c++) {
+        bir_module_t *m = &lm.funcs[c].body.m;
+        assert_int_equal(m->nsems, lm.nsems);
+        for (int q = 0; q < m->nqueues; q++) {
+            int u = lm.funcs[c].qmap[q];
+            assert_int_equal(m->queues[q].semaphore, lm.queues[u].semaphore);
+            assert_string_equal(lm.sems[m->queues[q].semaphore].name, m->queues[q].name);
+        }
+    }
+    assert_int_equal(lm.funcs[0].body.m.queues[0].semaphore,
+                     lm.funcs[1].body.m.queues[1].semaphore);
+    /* the post-link register allocator: back to the cores' numbers */
+    assert_int_equal(lnc_bir_alloc_registers(&lm, &err), 0);
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(regs_named(bir_main_block(&lm.funcs[c].body.m), ISA_ENG_SP),
+                         1ull << 3 | 1ull << 63);
+        assert_int_equal(lm.funcs[c].vregs[ISA_ENG_SP][1].phys, 63);
+    }
+    char *js = lnc_bir_module_json(&lm);
+    assert_non_null(js);
+    assert_non_null(strstr(js, "alloc_semaphores (unified pool)"));
+    free(js);
+    lnc_bir_module_free(&lm);
+    prelinked_free(&p);
+}
+
+/* A virtual register whose core register is taken gets the highest free
+ * one; a module claiming another's core, or a register range past r63, is
+ * rejected with a message naming it. */
+static void test_bir_link_errors(void **state)
+{
+    (void)state;
+    prelinked_t p;
+    prelink_reg_kernel(&p);
+    tpb_err_t err = {{0}};
+    lnc_bir_module_t lm;
+    assert_int_equal(lnc_bir_link(p.cc, 2, "kr", &lm, &err), 0);
+    lnc_bir_func_t *f = &lm.funcs[1];
+    f->vregs[ISA_ENG_SP][0].orig = 63;   /* both want r63 */
+    assert_int_equal(lnc_bir_alloc_registers(&lm, &err), 0);
+    assert_int_equal(f->vregs[ISA_ENG_SP][0].phys, 63);
+    assert_int_equal(f->vregs[ISA_ENG_SP][1].phys, 62);
+    assert_int_equal(regs_named(bir_main_block(&f->body.m), ISA_ENG_SP), 3ull << 62);
+    lnc_bir_module_free(&lm);
+
+    int q0engine = p.cc[1].m.queues[0].engine;   /* one queue name, two issuers */
+    p.cc[1].m.queues[0].engine = q0engine == ISA_ENG_SP ? ISA_ENG_ACT : ISA_ENG_SP;
+    assert_int_equal(lnc_bir_link(p.cc, 2, "kr", &lm, &err), -1);
+    assert_non_null(strstr(err.msg, "of core 1 is issued by"));
+    p.cc[1].m.queues[0].engine = q0engine;
+
+    enc_core_t two0[2] = {p.cc[0], p.cc[0]};
+    assert_int_equal(lnc_bir_link(two0, 2, "kr", &lm, &err), -1);
+    assert_non_null(strstr(err.msg, "NeuronCoreId 0"));
+    bir_block_t *b = bir_main_block(&p.cc[1].m);
+    for (int i = 0; i < b->ninsts; i++)
+        if (b->insts[i].isa.op == ISA_OP_TENSOR_LOAD) {
+            b->insts[i].isa.f.TLOAD.reg = 63;
+            b->insts[i].isa.f.TLOAD.count = 2;
+            break;
+        }
+    assert_int_equal(lnc_bir_link(p.cc, 2, "kr", &lm, &err), -1);
+    assert_non_null(strstr(err.msg, "nc1: instruction"));
+    assert_non_null(strstr(err.msg, "outside the file"));
+    prelinked_free(&p);
+}
+
+/* A 4-core all_reduce: the pool keeps the collective slots where every
+ * peer names them (BIR_COLL_SEM0 ..), the queue semaphores after them. */
+static void test_bir_link_collective_pool(void **state)
+{
+    (void)state;
+    progs_t ps;
+    lnc_split_t s;
+    split_all_reduce(4, &ps, &s);
+    tpb_err_t err = {{0}};
+    enc_hbm_layout_t hbm;
+    assert_int_equal(enc_hbm_layout(&s.core_k[0], &hbm, &err), 0);
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false};
+    enc_core_t cc[4];
+    for (int c = 0; c < 4; c++) {
+        enc_stats_t st;
+        memset(&st, 0, sizeof st);
+        if (enc_core_prelink(&s.core_k[c], c, tpb_target_default(), &hbm, &o, &cc[c], &st, &err))
+            fail_msg("prelink core %d: %s", c, err.msg);
+    }
+    lnc_bir_module_t lm;
+    assert_int_equal(lnc_bir_link(cc, 4, "c", &lm, &err), 0);
+    assert_int_equal(lnc_bir_alloc_semaphores(&lm, &err), 0);
+    assert_true(lm.coll_sems >= 2);
+    assert_int_equal(lm.coll_sems, cc[0].m.coll_sems);
+    assert_string_equal(lm.sems[BIR_COLL_SEM0].name, "CollDone");
+    assert_string_equal(lm.sems[BIR_COLL_SEM0 + 1].name, "CollReady+1");
+    for (int u = 0; u < lm.nqueues; u++) {
+        assert_int_equal(lm.queues[u].semaphore, BIR_COLL_SEM0 + lm.coll_sems + u);
+        assert_int_equal(lm.queues[u].ninst, 4);
+    }
+    for (int c = 0; c < 4; c++) {
+        assert_int_equal(lm.funcs[c].body.m.coll_sems, lm.coll_sems);
+        assert_memory_equal(lm.funcs[c].body.m.sems, lm.sems, sizeof lm.sems);
+        enc_core_free(&cc[c]);
+    }
+    lnc_bir_module_free(&lm);
+    enc_hbm_layout_free(&hbm);
+    lnc_split_free(&s);
+    free_all(&ps);
+}
+
+/* The driver end to end: each core's registers hold their own values
+ * after the link and the allocators, and the merged module is recorded. */
+static void test_bir_link_driver(void **state)
+{
+    (void)state;
+    char root[512], path[800], dir[600], cmd[800];
+    snprintf(root, sizeof root, "%s/test_lnc_bir.%ld", TPB_BINARY_DIR, (long)getpid());
+    tpb_err_t err = {{0}};
+    assert_int_equal(fio_mkdirs(root, &err), 0);
+    snprintf(path, sizeof path, "%s/kr.json", root);
+    assert_int_equal(fio_write_atomic(path, reg_kernel, strlen(reg_kernel), &err), 0);
+    snprintf(dir, sizeof dir, "%s/out", root);
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false};
+    if (enc_compile_mc(path, &o, NULL, &err))
+        fail_msg("compile: %s", err.msg);
+    snprintf(path, sizeof path, "%s/sgLnk/bir_link.json", dir);
+    uint8_t *txt;
+    size_t len;
+    assert_int_equal(fio_read_all(path, &txt, &len, &err), 0);
+    assert_non_null(strstr((char *)txt, "\"module\":\t\"kr/sgLnk\""));
+    assert_non_null(strstr((char *)txt, "coloring_allocator_reg (post-link)"));
+    free(txt);
+    sim_options_t so;
+    sim_options_default(&so);
+    sim_t *s = NULL;
+    if (sim_load(dir, &so, &s, &err))
+        fail_msg("load: %s", err.msg);
+    npy_array_t a, out;
+    int64_t shape[2] = {2, 4};
+    assert_int_equal(npy_alloc(&a, ISA_DT_INT32, 2, shape, &err), 0);
+    int32_t *av = a.data;
+    for (int i = 0; i < 8; i++)
+        av[i] = 100 + i;
+    assert_int_equal(sim_set_input(s, "a", &a, &err), 0);
+    if (sim_run(s, &err))
+        fail_msg("run: %s", err.msg);
+    assert_int_equal(sim_get_tensor(s, "out", &out, &err), 0);
+    const int32_t *ov = out.data;
+    for (int c = 0; c < 2; c++) {
+        assert_int_equal(ov[c * 4], c * 10 + 7);   /* r63 of core c */
+        for (int j = 1; j < 4; j++)
+            assert_int_equal(ov[c * 4 + j], av[c * 4 + j]);
+    }
+    npy_free(&out);
+    npy_free(&a);
+    sim_free(s);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -666,6 +986,10 @@ int main(void)
         cmocka_unit_test(test_all_reduce_split_form),
         cmocka_unit_test(test_collective_errors),
         cmocka_unit_test(test_collective_addresses),
+        cmocka_unit_test(test_bir_link_pipeline),
+        cmocka_unit_test(test_bir_link_errors),
+        cmocka_unit_test(test_bir_link_collective_pool),
+        cmocka_unit_test(test_bir_link_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
