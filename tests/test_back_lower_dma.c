@@ -1,0 +1,346 @@
+/* DMA lowering: descriptors, casts, complicated and indirect DMAs,
+ * transposes and partition broadcast. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+
+#include "back_util.h"
+
+
+static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
+
+static void test_dma_simple(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 256, 512);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 512);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t);
+    op.src[0] = bu_ap(a, 128 * 512, 2, (int64_t)512, (int64_t)128, (int64_t)1, (int64_t)512);
+    op.nsrc = 1;
+    op.qos = 5;
+    bu_op(&k, &op, "ld");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_TRIGGER), 1);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    isa_fmt_DDESC_t *f = &d->isa.f.DDESC;
+    /* HBM side: rows of 512 fp32 = 2048 B apart; contiguous run of 512 */
+    assert_int_equal(f->src.space, ISA_SPACE_HBM);
+    assert_int_equal(f->src.addr, r.hbm.addr[a] + 128 * 512 * 4);
+    assert_int_equal(f->src.step[0], 4);
+    assert_int_equal(f->src.count[0], 512);
+    assert_int_equal(f->src.step[1], 2048);
+    assert_int_equal(f->src.count[1], 128);
+    /* SBUF side: partition pitch 2^18 */
+    assert_int_equal(f->dst.space, ISA_SPACE_SBUF);
+    assert_int_equal(f->dst.step[1], ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(f->dst.count[1], 128);
+    assert_int_equal(f->dst.step[0], 4);
+    assert_int_equal(f->qos, 5);
+    assert_int_equal(f->transpose, 0);   /* CopyMode Copy = 0 */
+    assert_int_equal(f->src_reg, ISA_REG_NONE);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
+    assert_int_equal(tr->isa.f.DTRIG.queue, f->queue);
+    assert_int_equal(tr->engine, ISA_ENG_SP);
+    assert_int_equal(tr->opc, BIR_INST_LOAD);      /* a load's trigger is InstLoad (19) */
+    assert_int_equal(d->opc, BIR_DMA_DESC);
+    assert_string_equal(r.m.queues[f->queue].name, "qSyncIO0");
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_dma_casts(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 64);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "ld_cast");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    /* steps are per side, in that side's bytes */
+    assert_int_equal(d->isa.f.DDESC.src.dtype, ISA_DT_FP32);
+    assert_int_equal(d->isa.f.DDESC.dst.dtype, ISA_DT_BF16);
+    assert_int_equal(d->isa.f.DDESC.src.step[0], 4);
+    assert_int_equal(d->isa.f.DDESC.dst.step[0], 2);
+    assert_int_equal(d->isa.f.DDESC.src.step[1], 64 * 4);
+    assert_int_equal(d->isa.f.DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_dma_complicated_and_limit(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 4, 8, 64);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 4, 32);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t);
+    /* a[j, p, 0:32] -> t[p, j, :]: 3 joint dims (p, j, 32 contiguous) */
+    op.src[0] = bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
+                      (int64_t)32);
+    op.nsrc = 1;
+    bu_op(&k, &op, "ld3");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    /* inner 2 joint dims per descriptor (j: 4 x 32 elems); outer p: 8 descriptors */
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
+    bir_inst_t *d3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 3)];
+    assert_int_equal(d3->isa.f.DDESC.src.addr, r.hbm.addr[a] + 3 * 64 * 4);
+    assert_int_equal(d3->isa.f.DDESC.dst.addr, 3 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
+    assert_int_equal(d3->isa.f.DDESC.src.step[1], 512 * 4);
+    assert_int_equal(d3->isa.f.DDESC.dst.step[1], 32 * 4);
+    bu_free(&r);
+    /* the same on a target that allows only 4 descriptors per DMA */
+    tpb_target_t small = *trn2();
+    small.dma_max_descriptors = 4;
+    assert_int_not_equal(bu_lower(&r, &k, &small, false), 0);
+    assert_non_null(strstr(r.err.msg, "Cannot legalize strided load!"));
+    bu_free(&r);
+    /* and as a store */
+    tir_kernel_t k2;
+    tir_kernel_init(&k2);
+    a = BU_T(&k2, "a", TIR_T_OUTPUT, ISA_DT_FP32, 4, 8, 64);
+    t = BU_T(&k2, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 4, 32);
+    tir_op_init(&op, TIR_STORE);
+    op.src[0] = bu_full(&k2, t);
+    op.dst = bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
+                   (int64_t)32);
+    op.nsrc = 1;
+    bu_op(&k2, &op, "st3");
+    assert_int_not_equal(bu_lower(&r, &k2, &small, false), 0);
+    assert_non_null(strstr(r.err.msg, "Cannot legalize strided store!"));
+    bu_free(&r);
+    tir_kernel_free(&k2);
+    tir_kernel_free(&k);
+}
+
+static void test_dma_indirect(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int tab = BU_T(&k, "table", TIR_T_INPUT, ISA_DT_FP32, 1000, 64);
+    int out = BU_T(&k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 1000, 64);
+    int idx = BU_T(&k, "idx", TIR_T_SBUF, ISA_DT_INT32, 128, 1);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_INDIRECT_LOAD);
+    op.dst = bu_full(&k, t);
+    op.src[0] = bu_ap(tab, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+    op.index = bu_full(&k, idx);
+    op.nsrc = 1;
+    op.oob_mode = ISA_OOB_SKIP;
+    bu_op(&k, &op, "gather");
+    tir_op_init(&op, TIR_INDIRECT_SAVE);
+    op.src[0] = bu_full(&k, t);
+    op.dst = bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+    op.index = bu_full(&k, idx);
+    op.nsrc = 1;
+    op.flags = TIR_F_RMW_ADD;
+    bu_op(&k, &op, "scatter_add");
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_INDIRECT2D), 2);
+    bir_inst_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->engine, ISA_ENG_POOL);
+    assert_int_equal(g->isa.f.DIND.scatter, 0);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    assert_int_equal(g->isa.f.DIND.src.step[1], 64 * 4);     /* row pitch */
+    assert_int_equal(g->isa.f.DIND.src.count[1], 1000);      /* reachable rows */
+    assert_int_equal(g->isa.f.DIND.src.count[0], 64);
+    assert_int_equal(g->isa.f.DIND.dst.count[1], 128);
+    assert_int_equal(g->isa.f.DIND.idx.nparts, 128);
+    bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 1)];
+    assert_int_equal(s->isa.f.DIND.scatter, 1);
+    assert_int_equal(s->isa.f.DIND.compute, ISA_DMAOP_ADD);
+    /* L1 opcodes of the triggers: gather = GenericIndirectLoad, scatter-add =
+     * DMACopy with the add compute op (seed 002's RMW fork) */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc,
+                     BIR_GENERIC_INDIRECT_LOAD);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)].opc, BIR_DMA_COPY);
+    bu_free(&r);
+    /* a plain scatter (overwrite) is GenericIndirectSave */
+    k.ops[1].flags = 0;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)].opc,
+                     BIR_GENERIC_INDIRECT_SAVE);
+    bu_free(&r);
+    k.ops[1].flags = TIR_F_RMW_ADD;
+    /* scatter-add in dynamic (DGE vector-indirect) mode is refused on trn2 */
+    k.ops[1].dge_mode = ISA_DGE_HW;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "IndirectRMW does not support dynamic DMA mode"));
+    bu_free(&r);
+    /* a gather with dge_mode hw: the dynamic form (dge hw, OOB skip) on trn2,
+     * the standard form (dge sw) on trn1, which has no vector-indirect DGE */
+    k.ops[1].dge_mode = ISA_DGE_NONE;
+    k.ops[0].dge_mode = ISA_DGE_HW;
+    k.ops[0].oob_mode = ISA_OOB_ERROR;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_HW);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    bu_free(&r);
+    assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
+    g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_SW);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_ERROR);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_dma_transpose(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_BF16, 64, 128);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_TRANSPOSE);
+    op.dst = bu_full(&k, t), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.n_transpose_axes = 2, op.transpose_axes[0] = 1, op.transpose_axes[1] = 0;
+    bu_op(&k, &op, "dt");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    assert_int_equal(d->engine, ISA_ENG_POOL);
+    assert_int_equal(d->isa.f.DDESC.transpose, 1);   /* CopyMode Transpose */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc, BIR_DMA_COPY);
+    /* setTransposeOp(XZYW): TransposeOps 11 on the transfer's trigger */
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].isa.f.DTRIG.transpose_op,
+                     11);
+    assert_int_equal(ISA_XPOSE_XZYW, 11);
+    /* dst[p, j] = src[j, p]: src walks columns: inner step = a row (256 B) */
+    assert_int_equal(d->isa.f.DDESC.src.step[0], 128 * 2);
+    assert_int_equal(d->isa.f.DDESC.src.step[1], 2);
+    bu_free(&r);
+    k.ops[0].engine = ISA_ENG_SP;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "pinned to the Pool engine"));
+    bu_free(&r);
+    k.ops[0].engine = ISA_ENG_UNASSIGNED;
+    k.ops[0].transpose_axes[0] = 0;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "[3,1,2,0]"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* DMAIndirectTranspose (seed 002 s.3): src [n, 1, 32] gathered by index
+ * (dim 0), dst [32, 1, n] = the gathered rows transposed, in ONE indirect
+ * descriptor: a gather descriptor on Pool, OOB skip forced,
+ * a DMACopy trigger with transpose_op XZYW; the tile side's row step crosses
+ * partitions and its per-index step is one element. */
+static void test_dma_gather_transpose(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int tab = BU_T(&k, "table", TIR_T_INPUT, ISA_DT_FP32, 100, 1, 32);
+    int idx = BU_T(&k, "idx", TIR_T_SBUF, ISA_DT_INT32, 128, 1);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 32, 1, 128);
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_TRANSPOSE);
+    op.dst = bu_full(&k, t);
+    op.src[0] = bu_ap(tab, 0, 3, (int64_t)32, (int64_t)128, (int64_t)32, (int64_t)1, (int64_t)1,
+                      (int64_t)32);
+    op.index = bu_full(&k, idx);
+    op.nsrc = 1;
+    op.n_transpose_axes = 3, op.transpose_axes[0] = 2, op.transpose_axes[1] = 1,
+    op.transpose_axes[2] = 0;
+    bu_op(&k, &op, "gt");
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_INDIRECT2D), 1);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
+    bir_inst_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
+    assert_int_equal(g->engine, ISA_ENG_POOL);
+    assert_int_equal(g->isa.f.DIND.scatter, 0);
+    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    assert_int_equal(g->isa.f.DIND.src.count[0], 32);               /* one row */
+    assert_int_equal(g->isa.f.DIND.src.step[1], 32 * 4);            /* row pitch */
+    assert_int_equal(g->isa.f.DIND.dst.step[0], ISA_DMA_PARTITION_PITCH);   /* row -> partitions */
+    assert_int_equal(g->isa.f.DIND.dst.step[1], 4);                 /* index j -> column j */
+    assert_int_equal(g->isa.f.DIND.dst.count[1], 128);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->opc, BIR_DMA_COPY);   /* notes: DMACopy with a transpose mode */
+    assert_int_equal(tr->isa.f.DTRIG.transpose_op, ISA_XPOSE_XZYW);
+    bu_free(&r);
+    /* pinned to Pool; software DGE only */
+    k.ops[0].engine = ISA_ENG_SP;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "pinned to the Pool engine"));
+    bu_free(&r);
+    k.ops[0].engine = ISA_ENG_UNASSIGNED;
+    k.ops[0].dge_mode = ISA_DGE_HW;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "software DGE"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+static void test_broadcast_partition(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 1, 64);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_BROADCAST_PARTITION);
+    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "bc");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    assert_int_equal(d->isa.f.DDESC.src.step[1], 0);     /* the same row for every partition */
+    assert_int_equal(d->isa.f.DDESC.src.count[1], 128);
+    assert_int_equal(d->isa.f.DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(d->isa.f.DDESC.src.count[0], 64);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dma_simple),
+        cmocka_unit_test(test_dma_casts),
+        cmocka_unit_test(test_dma_complicated_and_limit),
+        cmocka_unit_test(test_dma_indirect),
+        cmocka_unit_test(test_dma_transpose),
+        cmocka_unit_test(test_dma_gather_transpose),
+        cmocka_unit_test(test_broadcast_partition),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
