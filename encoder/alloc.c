@@ -250,14 +250,15 @@ static void rot_free(rot_t *r)
     free(r->orig);
 }
 
-/* A tile declared in a dynamic_range body is not rotated: the body is
- * emitted once for any trip count (docs/compiler.md "Dynamic loops"). */
-static bool in_dynamic_loop(const tir_kernel_t *k, const char *path)
+/* A tile declared in a dynamic_range body (its instances are first used
+ * inside the loop's ops) is not rotated: the body is emitted once for any
+ * trip count (docs/compiler.md "Dynamic loops"). */
+static bool in_dynamic_loop(const tir_kernel_t *k, int first_use)
 {
     for (int i = 0; i < k->nloops; i++) {
-        size_t n = strlen(k->loops[i].path);
-        if (k->loops[i].dynamic && !strncmp(path, k->loops[i].path, n) &&
-            !strncmp(path + n, ".body", 5))
+        const tir_loop_t *l = &k->loops[i];
+        if (l->dynamic && first_use >= k->loop_marks[l->first] &&
+            first_use < k->loop_marks[l->first + l->trips])
             return true;
     }
     return false;
@@ -277,7 +278,7 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, req_t *reqs, int nr, unsign
     for (int i = 0; i < nr; i++) {
         r->orig[i] = reqs[i].ml->last_use;
         if (max > 1 && reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0] &&
-            !in_dynamic_loop(k, reqs[i].path))
+            !in_dynamic_loop(k, reqs[i].ml->first_use))
             r->by[n++] = &reqs[i];
     }
     qsort(r->by, (size_t)n, sizeof *r->by, cmp_group);

@@ -7,7 +7,7 @@ the front-end's compile-time guess.  Every run must match an independent
 NumPy reference (rows the loop does not reach stay unwritten: NaN), and
 equal the same kernel written as an unrolled sequential_range of that
 count; the emitted program must not grow with the trip count.  Also: the
-refusals (nested dynamic loop, two dynamic loops, step <= 0).
+refusals (nested dynamic loop, two dynamic loops, step <= 0, a launch grid).
 usage: check_dynamic_loops.py <tpb> <workdir>
 """
 import json
@@ -190,6 +190,9 @@ def main():
     step0 = json.loads(json.dumps(k))
     step0["body"][-2]["range"] = [0, "cnt", 0]
     refused(tpb, work, "step0", step0, "step must be a positive compile-time integer")
+    grid = json.loads(json.dumps(k))
+    grid["grid"] = [2]
+    refused(tpb, work, "grid", grid, "supported in single-core kernels only")
     print("dynamic loops: ok")
 
 
