@@ -347,6 +347,10 @@ static int dynamic_range_of(jx_t *j, const cJSON *o, const char *path, int64_t r
     for (const cJSON *c = rg->child; c; c = c->next, k++) {
         if (c == stop)
             continue;
+        for (int i = 0; cJSON_IsString(c) && i < j->nvregs; i++)
+            if (!strcmp(j->vregs[i].name, fj_strip_prefix(c->valuestring)))
+                return fj_jfail(j, path, "range", "only the stop of a dynamic_range may be a "
+                                "register ('%s' is one)", c->valuestring);
         bool dep;
         if (fj_get_int_item(j, c, path, "range", &v[k], &dep))
             return -1;

@@ -190,6 +190,16 @@ def main():
     step0 = json.loads(json.dumps(k))
     step0["body"][-2]["range"] = [0, "cnt", 0]
     refused(tpb, work, "step0", step0, "step must be a positive compile-time integer")
+    regstart = json.loads(json.dumps(k))
+    regstart["body"][-2]["range"] = ["cnt", "cnt"]
+    refused(tpb, work, "regstart", regstart, "only the stop of a dynamic_range may be a register")
+    moving = json.loads(json.dumps(k))   # a compute operand that moves with i
+    moving["body"][-3] = tile("acc", [ROWS, 640])
+    moving["body"][-2]["body"][5]["dst"] = moving["body"][-2]["body"][5]["in0"] = \
+        "acc[:, i*64:(i+1)*64]"
+    moving["body"][-1]["src"] = "acc[:, 0:64]"
+    refused(tpb, work, "moving", moving, "dynamic_range: the loop body cannot be emitted as one "
+            "loop: an instruction differs")
     grid = json.loads(json.dumps(k))
     grid["grid"] = [2]
     refused(tpb, work, "grid", grid, "supported in single-core kernels only")
