@@ -448,6 +448,30 @@ static bool count_range(const remit_t *R, int a, int z, int64_t *cnt)
     return true;
 }
 
+/* Does instruction in write sequencer register r? */
+static bool writes_reg(const isa_inst_t *in, int r)
+{
+    if (in->op == ISA_OP_TENSOR_LOAD)
+        return r >= (int)in->f.TLOAD.reg && r < (int)(in->f.TLOAD.reg + in->f.TLOAD.count);
+    if (in->op == ISA_OP_REG_SET || in->op == ISA_OP_REG_ADD)
+        return (int)in->f.REG.reg == r;
+    return in->op == ISA_OP_REG_MOVE && (int)in->f.REGMV.reg == r;
+}
+
+/* Every engine that runs the loop control reads the trip count from its
+ * own copy of the register: each must have written it before the loop. */
+static bool trip_reg_everywhere(const remit_t *R, int q, uint32_t engines)
+{
+    int r = R->k->loops[R->P[q].loop].dyn_reg;
+    uint32_t set = 0;
+    for (int x = 0; x < R->P[q].pst[0]; x++) {
+        const bir_inst_t *in = &R->b->insts[x];
+        if (in->engine >= 0 && in->engine < ISA_ENG_COUNT && writes_reg(&in->isa, r))
+            set |= 1u << in->engine;
+    }
+    return (engines & ~set) == 0;
+}
+
 static int dyn_count(remit_t *R, int q)
 {
     const roll_plan_t *p = &R->P[q];
@@ -492,6 +516,11 @@ static int dyn_count(remit_t *R, int q)
         int e = R->b->insts[x].engine;
         if (e >= 0 && e < ISA_ENG_COUNT)
             D->engines |= 1u << e;
+    }
+    if (ok && !trip_reg_everywhere(R, q, D->engines)) {
+        R->why = "the trip-count register is not set on every engine before the loop "
+                 "(register_load / load_tensor_to_register without an engine set it on all)";
+        ok = false;
     }
     return ok ? 0 : 1;
 }

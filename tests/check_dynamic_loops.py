@@ -200,6 +200,10 @@ def main():
     moving["body"][-1]["src"] = "acc[:, 0:64]"
     refused(tpb, work, "moving", moving, "dynamic_range: the loop body cannot be emitted as one "
             "loop: an instruction differs")
+    oneeng = json.loads(json.dumps(k))   # the trip count in one engine's register only
+    oneeng["body"][3] = {"op": "load_tensor_to_register", "src": "tn", "reg": "cnt",
+                         "engine": "sp"}
+    refused(tpb, work, "oneeng", oneeng, "the trip-count register is not set on every engine")
     grid = json.loads(json.dumps(k))
     grid["grid"] = [2]
     refused(tpb, work, "grid", grid, "supported in single-core kernels only")
