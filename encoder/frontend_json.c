@@ -372,12 +372,80 @@ static int dynamic_range_of(jx_t *j, const cJSON *o, const char *path, int64_t r
     return 0;
 }
 
+/* Record a loop about to run (rec: kind, trips, dynamic fields) with its
+ * "roll" field: true / false roll this loop or never (docs/compiler.md
+ * "Rolled loops"); the record lets the back-end find each iteration.  The
+ * loop index, or -1 after the error. */
+static int add_loop_record(jx_t *j, const cJSON *o, const char *path, tir_loop_t *rec)
+{
+    const cJSON *rl = fj_field(o, "roll");
+    if (rl && !cJSON_IsBool(rl))
+        return fj_jfail(j, path, "roll", "expected true or false, got %s", fj_type_name(rl));
+    rec->roll = rl ? cJSON_IsTrue(rl) : -1;
+    rec->parent = j->cur_loop;
+    /* a dynamic loop's body is emitted once: loops inside it stay unrolled */
+    for (int q = j->cur_loop; q >= 0; q = j->b.k->loops[q].parent)
+        if (j->b.k->loops[q].dynamic) {
+            if (rec->roll == 1)
+                return fj_jfail(j, path, "roll", "a loop inside a dynamic_range loop is not "
+                                "rolled on its own");
+            rec->roll = 0;
+        }
+    if (rec->dynamic)
+        rec->roll = 1;
+    su_copy(rec->path, sizeof rec->path, path);
+    int li = tir_add_loop(j->b.k, rec);
+    return li < 0 ? fj_jfail(j, path, NULL, "out of memory") : li;
+}
+
+/* A loop the Python front-end traced (docs/kernel-format.md
+ * "iterations"): each iteration's ops as one array, no loop variable, no
+ * scope (tiles stay visible after it, as in Python); recorded like any
+ * loop, so the back-end can roll it. */
+static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
+{
+    static const char *const allowed[] = {"op", "iterations", "roll", NULL};
+    if (fj_check_fields(j, o, path, allowed))
+        return -1;
+    const cJSON *its = fj_field(o, "iterations");
+    if (kind == 2)
+        return fj_jfail(j, path, "iterations", "a dynamic_range loop takes a range and a body");
+    int64_t trips = cJSON_GetArraySize(its), iter_cap = sat_mul(j->max_ops, MAX_LOOP_ITERATIONS_FACTOR);
+    for (const cJSON *c = its->child; c; c = c->next)
+        if (!cJSON_IsArray(c))
+            return fj_jfail(j, path, "iterations", "expected an array of ops per iteration, "
+                            "got %s", fj_type_name(c));
+    if (sat_add(j->iterations, trips) > iter_cap)
+        return fj_jfail(j, path, "iterations", "the kernel would run more than %lld loop "
+                        "iterations", (long long)iter_cap);
+    j->iterations += trips;
+    tir_loop_t rec = {.sequential = kind == 1, .trips = trips, .dyn_reg = -1};
+    int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;
+    if (li < 0)
+        return -1;
+    int it = 0;
+    for (const cJSON *c = its->child; c; c = c->next, it++) {
+        char sub[ENC_PATH_MAX + 32];
+        snprintf(sub, sizeof sub, "%s.iterations[%d]", path, it);
+        tir_loop_mark(j->b.k, li, it);
+        j->cur_loop = li;
+        int rc = exec_block(j, c, sub);   /* no scope: Python's names outlive the loop */
+        j->cur_loop = outer;
+        if (rc)
+            return -1;
+    }
+    tir_loop_mark(j->b.k, li, trips);
+    return 0;
+}
+
 /* kind: 0 affine/static, 1 sequential_range, 2 dynamic_range / fori_loop */
 static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
 {
     static const char *const allowed[] = {"op", "var", "range", "body", "roll", NULL};
     static const char *const allowed_dyn[] = {"op", "var", "range", "body", "guess", NULL};
     bool sequential = kind > 0;
+    if (cJSON_IsArray(fj_field(o, "iterations")))
+        return exec_iterations(j, o, path, kind);
     if (fj_check_fields(j, o, path, kind == 2 ? allowed_dyn : allowed))
         return -1;
     const char *var;
@@ -412,28 +480,11 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         return fj_jfail(j, path, "range", "the loop unrolls to about %lld ops, more than the limit "
                      "of %lld", (long long)est, (long long)j->max_ops);
     j->iterations += trips;
-    /* "roll": true / false: roll this loop or never (docs/compiler.md
-     * "Rolled loops"); the record lets the back-end find each iteration */
-    const cJSON *rl = fj_field(o, "roll");
-    if (rl && !cJSON_IsBool(rl))
-        return fj_jfail(j, path, "roll", "expected true or false, got %s", fj_type_name(rl));
-    tir_loop_t rec = {.sequential = sequential, .roll = rl ? cJSON_IsTrue(rl) : -1,
-                      .parent = j->cur_loop, .trips = trips, .dynamic = dreg >= 0,
+    tir_loop_t rec = {.sequential = sequential, .trips = trips, .dynamic = dreg >= 0,
                       .dyn_reg = dreg, .dyn_start = r[0], .dyn_step = r[2]};
-    /* a dynamic loop's body is emitted once: loops inside it stay unrolled */
-    for (int q = j->cur_loop; q >= 0; q = j->b.k->loops[q].parent)
-        if (j->b.k->loops[q].dynamic) {
-            if (rec.roll == 1)
-                return fj_jfail(j, path, "roll", "a loop inside a dynamic_range loop is not "
-                                "rolled on its own");
-            rec.roll = 0;
-        }
-    if (rec.dynamic)
-        rec.roll = 1;
-    su_copy(rec.path, sizeof rec.path, path);
-    int li = tir_add_loop(j->b.k, &rec), outer = j->cur_loop;
+    int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;
     if (li < 0)
-        return fj_jfail(j, path, NULL, "out of memory");
+        return -1;
     char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
     int mark = j->env.n;

@@ -88,7 +88,39 @@ def _range(start, stop=None, step=1):
     return range(start, stop, step)
 
 
-affine_range = sequential_range = static_range = _range
+static_range = _range
+
+
+def _traced_loop(kind, r, loc):
+    """Run the loop in Python (the variable is an int), but group each
+    iteration's ops into one kernel-format loop op with "iterations"
+    (docs/python.md), so the compiler knows the loop and can roll it
+    (tpb compile --loops, docs/compiler.md "Rolled loops")."""
+    tr = _trace.current()
+    mark = len(tr.body)
+    iters = []
+    try:
+        for v in r:
+            yield v
+            iters.append(tr.body[mark:])
+            del tr.body[mark:]
+    finally:
+        if len(tr.body) > mark:   # left by break: the iteration ran up to it
+            iters.append(tr.body[mark:])
+            del tr.body[mark:]
+        if iters:
+            tr.body.append('{"op": "%s", "loc": "%s", "iterations": [%s]}' % (
+                kind, loc, ",\n".join("[\n%s\n]" % ",\n".join(it) for it in iters)))
+
+
+def affine_range(start, stop=None, step=1):
+    r = _range(start, stop, step)
+    return _traced_loop("affine_range", r, _trace.caller_loc()) if _trace.stack() else r
+
+
+def sequential_range(start, stop=None, step=1):
+    r = _range(start, stop, step)
+    return _traced_loop("sequential_range", r, _trace.caller_loc()) if _trace.stack() else r
 
 
 def _is_vreg(x):
