@@ -18,6 +18,8 @@ import sys
 
 import numpy as np
 
+import check_rolled_loops
+
 ROWS = 128
 
 
@@ -64,28 +66,19 @@ def k_stream(loop, rng_):
 
 
 def k_multi(loop, rng_):
-    """Every engine in the body: DMA in, PE matmul into PSUM, Activation
-    exp, DVE scale, Pool add, DMA out; a post-loop op on other data."""
-    body = [tile("x", [128, 128]), tile("p", [128, 128], "psum"), tile("y", [128, 128]),
-            tile("z", [128, 128]),
-            {"op": "load", "dst": "x", "src": "x_in[i*128:(i+1)*128, :]"},
-            {"op": "matmul", "dst": "p", "stationary": "w", "moving": "x"},
-            {"op": "activation", "dst": "y", "src": "p", "func": "exp"},
-            {"op": "tensor_scalar", "dst": "z", "src": "y", "op0": "multiply", "operand0": 0.5},
-            {"op": "tensor_tensor", "dst": "z", "in0": "z", "in1": "y", "operator": "add",
-             "engine": "pool"},
-            {"op": "store", "dst": "out[i*128:(i+1)*128, :]", "src": "z"}]
+    """check_rolled_loops' multi-engine body (DMA in, PE matmul, Activation
+    exp, DVE scale, Pool add, DMA out) in a dynamic loop, and a post-loop op
+    on other data."""
     nb = 8
-    k = {"kernel": "dyn_multi", "target": "trn2",
-         "inputs": [{"name": "x_in", "shape": [128 * nb, 128], "dtype": "float32"},
-                    {"name": "w_in", "shape": [128, 128], "dtype": "float32"},
-                    {"name": "n", "shape": [1, 1], "dtype": "int32"}],
-         "outputs": [{"name": "out", "shape": [128 * nb, 128], "dtype": "float32"},
-                     {"name": "w2", "shape": [128, 128], "dtype": "float32"}],
-         "body": prologue() + [tile("w", [128, 128]), {"op": "load", "dst": "w", "src": "w_in"},
-                               {"op": loop, "var": "i", "range": rng_, "body": body},
-                               {"op": "activation", "dst": "w", "src": "w", "func": "exp"},
-                               {"op": "store", "dst": "w2", "src": "w"}]}
+    k, _ = check_rolled_loops.k_multi(nb)
+    lp = k["body"][-1]
+    lp["op"], lp["range"] = loop, rng_
+    k["kernel"] = "dyn_multi"
+    k["inputs"].append({"name": "n", "shape": [1, 1], "dtype": "int32"})
+    k["outputs"].append({"name": "w2", "shape": [128, 128], "dtype": "float32"})
+    k["body"] = prologue() + k["body"] + [
+        {"op": "activation", "dst": "w", "src": "w", "func": "exp"},
+        {"op": "store", "dst": "w2", "src": "w"}]
 
     def ref(x, idx):
         out = np.full((128 * nb, 128), np.nan, np.float32)

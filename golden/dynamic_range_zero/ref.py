@@ -1,23 +1,6 @@
-"""NKI dynamic_range whose trip count n is a register value (register_load
-of the input): n = 0: the loop body never runs (the guard branches skip it and
-the exit barrier still orders the zero stores).  out = zeros with the first n 32-row blocks = a*b; total = the sum of
-those blocks, accumulated in iteration order in float32."""
-import numpy as np
+"""dynamic_range with a register trip count n = 0: the body never runs (the
+guard branches skip it; the exit barrier still orders the zero stores
+before the loop); reference in golden/_dynamic_range.py."""
+from _dynamic_range import inputs_with, reference  # noqa: F401
 
-N = 0
-
-
-def make_inputs(rng):
-    return {"a": rng.standard_normal((256, 16)), "b": rng.standard_normal((256, 16)),
-            "n": np.array([[N]])}
-
-
-def reference(a, b, n):
-    a, b = a.astype(np.float32), b.astype(np.float32)
-    out = np.zeros((256, 16), np.float32)
-    total = np.zeros((32, 16), np.float32)
-    for i in range(int(n[0, 0])):
-        blk = a[i * 32:(i + 1) * 32] * b[i * 32:(i + 1) * 32]
-        out[i * 32:(i + 1) * 32] = blk
-        total = total + blk
-    return {"out": out, "total": total}
+make_inputs = inputs_with(0)
