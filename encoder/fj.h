@@ -47,6 +47,8 @@ typedef struct {
     int nvregs;
     bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
     tir_ap_t mask_dst;
+    int once_depth;              /* depth of the innermost "iterations" loop body: its
+                                    objects are visited once (no memo there) */
 } jx_t;
 
 struct memo_entry {

@@ -423,7 +423,8 @@ static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
     int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;
     if (li < 0)
         return -1;
-    int it = 0;
+    int it = 0, once = j->once_depth;
+    j->once_depth = j->depth;
     for (const cJSON *c = its->child; c; c = c->next, it++) {
         char sub[ENC_PATH_MAX + 32];
         snprintf(sub, sizeof sub, "%s.iterations[%d]", path, it);
@@ -431,9 +432,12 @@ static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
         j->cur_loop = li;
         int rc = exec_block(j, c, sub);   /* no scope: Python's names outlive the loop */
         j->cur_loop = outer;
-        if (rc)
+        if (rc) {
+            j->once_depth = once;
             return -1;
+        }
     }
+    j->once_depth = once;
     tir_loop_mark(j->b.k, li, trips);
     return 0;
 }
