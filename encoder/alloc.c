@@ -252,7 +252,21 @@ static void rot_free(rot_t *r)
     free(r->orig);
 }
 
-static int rot_init(rot_t *r, req_t *reqs, int nr, unsigned max)
+/* A tile declared in a dynamic_range body (its instances are first used
+ * inside the loop's ops) is not rotated: the body is emitted once for any
+ * trip count (docs/compiler.md "Dynamic loops"). */
+static bool in_dynamic_loop(const tir_kernel_t *k, int first_use)
+{
+    for (int i = 0; i < k->nloops; i++) {
+        const tir_loop_t *l = &k->loops[i];
+        if (l->dynamic && first_use >= k->loop_marks[l->first] &&
+            first_use < k->loop_marks[l->first + l->trips])
+            return true;
+    }
+    return false;
+}
+
+static int rot_init(rot_t *r, const tir_kernel_t *k, req_t *reqs, int nr, unsigned max)
 {
     memset(r, 0, sizeof *r);
     size_t n1 = (size_t)(nr > 0 ? nr : 1);
@@ -265,7 +279,8 @@ static int rot_init(rot_t *r, req_t *reqs, int nr, unsigned max)
     int n = 0;
     for (int i = 0; i < nr; i++) {
         r->orig[i] = reqs[i].ml->last_use;
-        if (max > 1 && reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0])
+        if (max > 1 && reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0] &&
+            !in_dynamic_loop(k, reqs[i].ml->first_use))
             r->by[n++] = &reqs[i];
     }
     qsort(r->by, (size_t)n, sizeof *r->by, cmp_group);
@@ -432,7 +447,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
     if (!sorted)
         qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
-    if (rot_init(&rot, reqs, nr, max)) {
+    if (rot_init(&rot, k, reqs, nr, max)) {
         rc = tpb_errf(err, "out of memory in the allocator");
         goto out;
     }

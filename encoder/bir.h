@@ -147,6 +147,9 @@ typedef struct {
 #define BIR_LOOP_HEAD_END 2  /* last head instruction of its engine: the body starts
                                 at the next pc (the branch-hint target) */
 #define BIR_LOOP_BACK 3      /* the back branch: BranchCmp to that target */
+#define BIR_LOOP_SKIP 4      /* a dynamic loop's forward branch to its exit label */
+#define BIR_LOOP_GUARD 5     /* BIR_LOOP_SKIP that is also the last head instruction */
+#define BIR_LOOP_EXIT 6      /* first instruction of its engine at the exit label */
 
 /* A rolled loop: the InstLoop (105) marker at `marker`, its body the next
  * instructions up to `end` (heads, body, tails).  target_pc: per engine,
@@ -157,6 +160,7 @@ typedef struct {
     int64_t peeled;          /* iterations emitted unrolled before it */
     int unroll;              /* source iterations per rolled iteration */
     int marker, end;
+    bool dynamic;            /* dynamic_range: trips/peeled are the compile-time guess */
 } bir_loop_t;
 
 typedef struct {

@@ -306,6 +306,13 @@ static int parse_programs(const char *path, const char *target, tir_kernel_t **o
         tir_kernel_free(&first);
         return -1;
     }
+    for (int i = 0; i < first.nloops; i++)
+        if (first.loops[i].dynamic) {   /* the split drops loop records */
+            tpb_errf(err, "%s: dynamic_range / fori_loop is supported in single-core "
+                     "kernels only (docs/compiler.md \"Dynamic loops\")", first.loops[i].path);
+            tir_kernel_free(&first);
+            return -1;
+        }
     int np = first.num_programs > 0 ? first.num_programs : 1;
     tir_kernel_t *p = calloc((size_t)np, sizeof *p);
     if (!p) {

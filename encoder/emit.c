@@ -151,10 +151,11 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
     const bir_block_t *b = &m->funcs[0].blocks[0];
     g->ncollect = b->ninsts;
     if (m->nloops > 0) {
-        g->loop_pc = calloc((size_t)m->nloops, sizeof *g->loop_pc);
+        /* [0, nloops): back-branch targets; [nloops, 2 nloops): exit labels */
+        g->loop_pc = calloc((size_t)m->nloops * 2, sizeof *g->loop_pc);
         if (!g->loop_pc)
             return tpb_errf(err, "out of memory in the generator");
-        g->nloop_pc = m->nloops;
+        g->nloop_pc = m->nloops * 2;
     }
     if (mode == ENC_COLLECT_OPCODES)
         g->collect = calloc((size_t)(b->ninsts > 0 ? b->ninsts : 1), sizeof *g->collect);
@@ -396,8 +397,12 @@ static void branch_hint(gen_t *g, const bir_inst_t *in, unsigned nb)
     int e = in->engine;
     if (e < 0 || e >= ISA_ENG_COUNT)
         return;
+    int xl = g->m->nloops + in->loop;   /* exit label slot (dynamic loops) */
+    if (in->loop_role == BIR_LOOP_EXIT && in->loop >= 0 && xl < g->nloop_pc)
+        g->loop_pc[xl][e] = g->pcs[e];
     g->pcs[e] += nb;
-    if (in->loop_role == BIR_LOOP_HEAD_END && in->loop >= 0 && in->loop < g->nloop_pc)
+    if ((in->loop_role == BIR_LOOP_HEAD_END || in->loop_role == BIR_LOOP_GUARD) &&
+        in->loop >= 0 && in->loop < g->nloop_pc)
         g->loop_pc[in->loop][e] = g->pcs[e];
 }
 
@@ -407,11 +412,13 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     if (in->opc == BIR_INST_LOOP)
         return 0;   /* the InstLoop marker: not an ISA instruction */
     bir_inst_t br;
-    if (in->loop_role == BIR_LOOP_BACK && g->mode != ENC_COLLECT_OPCODES) {
+    bool fwd = in->loop_role == BIR_LOOP_SKIP || in->loop_role == BIR_LOOP_GUARD;
+    if ((in->loop_role == BIR_LOOP_BACK || fwd) && g->mode != ENC_COLLECT_OPCODES) {
         br = *in;
-        if (in->loop >= 0 && in->loop < g->nloop_pc && in->engine >= 0 &&
+        int slot = in->loop + (fwd ? g->m->nloops : 0);
+        if (in->loop >= 0 && slot < g->nloop_pc && in->engine >= 0 &&
             in->engine < ISA_ENG_COUNT)
-            br.isa.f.BR.target = g->loop_pc[in->loop][in->engine];
+            br.isa.f.BR.target = g->loop_pc[slot][in->engine];
         in = &br;
     }
     uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */

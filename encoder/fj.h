@@ -47,6 +47,8 @@ typedef struct {
     int nvregs;
     bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
     tir_ap_t mask_dst;
+    int once_depth;              /* depth of the innermost "iterations" loop body: its
+                                    objects are visited once (no memo there) */
 } jx_t;
 
 struct memo_entry {
@@ -92,6 +94,8 @@ extern const fj_opdef_t fj_ops_reg[];        /* fj_ops_reg.c */
 int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 int fj_h_inline_asm_bytes(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 extern const fj_opdef_t fj_ops_seq[];      /* fj_ops_seq.c */
+/* a register name's physical register, -1 after the error (fj_ops_reg.c) */
+int fj_vreg(jx_t *j, const char *path, const char *field, const char *name);
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];

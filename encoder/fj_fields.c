@@ -36,8 +36,9 @@ const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what)
 /* Best effort: when memory runs out the answer is simply not kept. */
 void fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
 {
-    if (!j->depth)
-        return;   /* outside loops and ifs every object is visited once */
+    if (!j->depth || j->depth == j->once_depth)
+        return;   /* outside loops and ifs (and directly in an "iterations" loop, whose
+                     every iteration is its own objects) every object is visited once */
     if (2 * (j->memo_n + 1) > j->memo_cap) {
         size_t nc = j->memo_cap ? 2 * j->memo_cap : 256;
         struct memo_entry *old = j->memo, *nw = calloc(nc, sizeof *nw);

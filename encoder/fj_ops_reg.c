@@ -170,3 +170,10 @@ const fj_opdef_t fj_ops_reg[] = {
     {"register_store", TIR_REGISTER_STORE, h_store, {F_COMMON, "dst", "src", NULL}},
     {NULL, 0, NULL, {NULL}},
 };
+
+/* A register name's physical register (dynamic_range's stop), -1 after
+ * the error. */
+int fj_vreg(jx_t *j, const char *path, const char *field, const char *name)
+{
+    return find_vreg(j, path, field, fj_strip_prefix(name));
+}

@@ -327,10 +327,130 @@ static void add_loop_note(jx_t *j)
     }
 }
 
-static int exec_for(jx_t *j, const cJSON *o, const char *path, bool sequential)
+/* dynamic_range / fori_loop (docs/compiler.md "Dynamic loops"): "range"
+ * [stop], [start, stop] or [start, stop, step] whose stop names a register.
+ * *reg = its physical register, or -1 when stop is not a register name (a
+ * compile-time loop); r[1] = start + guess * step then. */
+static int dynamic_range_of(jx_t *j, const cJSON *o, const char *path, int64_t r[3], int *reg)
+{
+    *reg = -1;
+    const cJSON *rg = fj_field(o, "range");
+    int n = cJSON_IsArray(rg) ? cJSON_GetArraySize(rg) : 0;
+    const cJSON *stop = n ? cJSON_GetArrayItem(rg, n == 1 ? 0 : 1) : NULL;
+    bool named = false;
+    for (int i = 0; cJSON_IsString(stop) && i < j->nvregs; i++)
+        named |= !strcmp(j->vregs[i].name, fj_strip_prefix(stop->valuestring));
+    if (!named)
+        return 1;
+    int64_t v[3] = {0, 0, 1};
+    int k = 0;
+    for (const cJSON *c = rg->child; c; c = c->next, k++) {
+        if (c == stop)
+            continue;
+        for (int i = 0; cJSON_IsString(c) && i < j->nvregs; i++)
+            if (!strcmp(j->vregs[i].name, fj_strip_prefix(c->valuestring)))
+                return fj_jfail(j, path, "range", "only the stop of a dynamic_range may be a "
+                                "register ('%s' is one)", c->valuestring);
+        bool dep;
+        if (fj_get_int_item(j, c, path, "range", &v[k], &dep))
+            return -1;
+    }
+    if (v[2] <= 0)
+        return fj_jfail(j, path, "range", "dynamic_range step must be a positive compile-time "
+                        "integer, got %lld", (long long)v[2]);
+    if ((*reg = fj_vreg(j, path, "range", stop->valuestring)) < 0)
+        return -1;
+    int64_t guess = 6;
+    if (fj_get_int(j, o, path, "guess", &guess, 6, false))
+        return -1;
+    if (guess < 2 || guess > 64)
+        return fj_jfail(j, path, "guess", "expected 2..64 iterations, got %lld", (long long)guess);
+    if (j->cur_loop >= 0)
+        return fj_jfail(j, path, NULL, "a dynamic_range loop cannot be nested in another loop");
+    r[0] = v[0], r[2] = v[2];
+    r[1] = r[0] + guess * r[2];
+    return 0;
+}
+
+/* Record a loop about to run (rec: kind, trips, dynamic fields) with its
+ * "roll" field: true / false roll this loop or never (docs/compiler.md
+ * "Rolled loops"); the record lets the back-end find each iteration.  The
+ * loop index, or -1 after the error. */
+static int add_loop_record(jx_t *j, const cJSON *o, const char *path, tir_loop_t *rec)
+{
+    const cJSON *rl = fj_field(o, "roll");
+    if (rl && !cJSON_IsBool(rl))
+        return fj_jfail(j, path, "roll", "expected true or false, got %s", fj_type_name(rl));
+    rec->roll = rl ? cJSON_IsTrue(rl) : -1;
+    rec->parent = j->cur_loop;
+    /* a dynamic loop's body is emitted once: loops inside it stay unrolled */
+    for (int q = j->cur_loop; q >= 0; q = j->b.k->loops[q].parent)
+        if (j->b.k->loops[q].dynamic) {
+            if (rec->roll == 1)
+                return fj_jfail(j, path, "roll", "a loop inside a dynamic_range loop is not "
+                                "rolled on its own");
+            rec->roll = 0;
+        }
+    if (rec->dynamic)
+        rec->roll = 1;
+    su_copy(rec->path, sizeof rec->path, path);
+    int li = tir_add_loop(j->b.k, rec);
+    return li < 0 ? fj_jfail(j, path, NULL, "out of memory") : li;
+}
+
+/* A loop the Python front-end traced (docs/kernel-format.md
+ * "iterations"): each iteration's ops as one array, no loop variable, no
+ * scope (tiles stay visible after it, as in Python); recorded like any
+ * loop, so the back-end can roll it. */
+static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
+{
+    static const char *const allowed[] = {"op", "iterations", "roll", NULL};
+    if (fj_check_fields(j, o, path, allowed))
+        return -1;
+    const cJSON *its = fj_field(o, "iterations");
+    if (kind == 2)
+        return fj_jfail(j, path, "iterations", "a dynamic_range loop takes a range and a body");
+    int64_t trips = cJSON_GetArraySize(its), iter_cap = sat_mul(j->max_ops, MAX_LOOP_ITERATIONS_FACTOR);
+    for (const cJSON *c = its->child; c; c = c->next)
+        if (!cJSON_IsArray(c))
+            return fj_jfail(j, path, "iterations", "expected an array of ops per iteration, "
+                            "got %s", fj_type_name(c));
+    if (sat_add(j->iterations, trips) > iter_cap)
+        return fj_jfail(j, path, "iterations", "the kernel would run more than %lld loop "
+                        "iterations", (long long)iter_cap);
+    j->iterations += trips;
+    tir_loop_t rec = {.sequential = kind == 1, .trips = trips, .dyn_reg = -1};
+    int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;
+    if (li < 0)
+        return -1;
+    int it = 0, once = j->once_depth;
+    j->once_depth = j->depth;
+    for (const cJSON *c = its->child; c; c = c->next, it++) {
+        char sub[ENC_PATH_MAX + 32];
+        snprintf(sub, sizeof sub, "%s.iterations[%d]", path, it);
+        tir_loop_mark(j->b.k, li, it);
+        j->cur_loop = li;
+        int rc = exec_block(j, c, sub);   /* no scope: Python's names outlive the loop */
+        j->cur_loop = outer;
+        if (rc) {
+            j->once_depth = once;
+            return -1;
+        }
+    }
+    j->once_depth = once;
+    tir_loop_mark(j->b.k, li, trips);
+    return 0;
+}
+
+/* kind: 0 affine/static, 1 sequential_range, 2 dynamic_range / fori_loop */
+static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
 {
     static const char *const allowed[] = {"op", "var", "range", "body", "roll", NULL};
-    if (fj_check_fields(j, o, path, allowed))
+    static const char *const allowed_dyn[] = {"op", "var", "range", "body", "guess", NULL};
+    bool sequential = kind > 0;
+    if (cJSON_IsArray(fj_field(o, "iterations")))
+        return exec_iterations(j, o, path, kind);
+    if (fj_check_fields(j, o, path, kind == 2 ? allowed_dyn : allowed))
         return -1;
     const char *var;
     if (fj_get_str(j, o, path, "var", &var, true))
@@ -341,8 +461,9 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, bool sequential)
     if (!cJSON_IsArray(body))
         return fj_jfail(j, path, "body", "expected an array of ops, got %s", fj_type_name(body));
     int64_t r[3];
-    bool dep;
-    if (range_of(j, o, path, r, &dep, false))
+    bool dep = false;
+    int dreg = -1, drc = kind == 2 ? dynamic_range_of(j, o, path, r, &dreg) : 1;
+    if (drc < 0 || (drc > 0 && range_of(j, o, path, r, &dep, false)))
         return -1;
     if (dep)
         return fj_jfail(j, path, "range", "control flow may not depend on 'pid' (every program "
@@ -363,17 +484,11 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, bool sequential)
         return fj_jfail(j, path, "range", "the loop unrolls to about %lld ops, more than the limit "
                      "of %lld", (long long)est, (long long)j->max_ops);
     j->iterations += trips;
-    /* "roll": true / false: roll this loop or never (docs/compiler.md
-     * "Rolled loops"); the record lets the back-end find each iteration */
-    const cJSON *rl = fj_field(o, "roll");
-    if (rl && !cJSON_IsBool(rl))
-        return fj_jfail(j, path, "roll", "expected true or false, got %s", fj_type_name(rl));
-    tir_loop_t rec = {.sequential = sequential, .roll = rl ? cJSON_IsTrue(rl) : -1,
-                      .parent = j->cur_loop, .trips = trips};
-    su_copy(rec.path, sizeof rec.path, path);
-    int li = tir_add_loop(j->b.k, &rec), outer = j->cur_loop;
+    tir_loop_t rec = {.sequential = sequential, .trips = trips, .dynamic = dreg >= 0,
+                      .dyn_reg = dreg, .dyn_start = r[0], .dyn_step = r[2]};
+    int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;
     if (li < 0)
-        return fj_jfail(j, path, NULL, "out of memory");
+        return -1;
     char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
     int mark = j->env.n;
@@ -448,15 +563,16 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     if (!strcmp(name, "let"))
         return exec_let(j, o, path);
     const char *nn = fj_strip_prefix(name);
-    bool sequential = !strcmp(nn, "sequential_range");
-    if (!strcmp(nn, "affine_range") || !strcmp(nn, "sequential_range") ||
-        !strcmp(nn, "static_range") || !strcmp(nn, "range"))
+    int kind = !strcmp(nn, "sequential_range") ? 1
+               : !strcmp(nn, "dynamic_range") || !strcmp(nn, "fori_loop") ? 2 : 0;
+    if (!strcmp(nn, "affine_range") || !strcmp(nn, "static_range") || !strcmp(nn, "range") ||
+        kind > 0)
         name = "for";
     if (!strcmp(name, "for") || !strcmp(name, "if")) {
         if (++j->depth > ENC_MAX_NESTING)
             return fj_jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
                          ENC_MAX_NESTING);
-        int rc = name[0] == 'f' ? exec_for(j, o, path, sequential) : exec_if(j, o, path);
+        int rc = name[0] == 'f' ? exec_for(j, o, path, kind) : exec_if(j, o, path);
         j->depth--;
         return rc;
     }

@@ -203,12 +203,15 @@ static const char *plan_loop(const bir_block_t *b, const int *eff, const tir_ker
         goto oom;
     for (int it = 0; it <= n; it++)
         st[it] = first_at(eff, b->ninsts, k->loop_marks[l->first + it]);
-    for (int u = 1; u <= ROLL_MAX_UNROLL && 2 * u <= n; u++) {
+    /* a dynamic loop's trip count is known at run time only: one source
+     * iteration per rolled one, guarded peeled iterations in front only */
+    int umax = l->dynamic ? 1 : ROLL_MAX_UNROLL;
+    for (int u = 1; u <= umax && 2 * u <= n; u++) {
         for (int tp = 0; tp <= ROLL_MAX_PEEL * ROLL_MAX_PEEL + ROLL_MAX_PEEL; tp++) {
             /* p peeled in front, q after: small totals first */
             int p = (n - tp / (ROLL_MAX_PEEL + 1)) % u + tp % (ROLL_MAX_PEEL + 1) * u;
             int q = tp / (ROLL_MAX_PEEL + 1);
-            if (p + q + 2 * u > n || (n - p - q) % u)
+            if (p + q + 2 * u > n || (n - p - q) % u || (l->dynamic && (q || p > ROLL_DYN_MAX_PEEL)))
                 continue;
             int R = (n - p - q) / u;
             roll_plan_free(pl);
@@ -225,6 +228,9 @@ static const char *plan_loop(const bir_block_t *b, const int *eff, const tir_ker
             if (!w) {
                 pl->loop = i, pl->p = p, pl->n = n, pl->u = u, pl->R = R;
                 pl->s0 = pl->sb[0], pl->s1 = pl->sb[1], pl->end = pl->sb[R];
+                pl->dyn = l->dynamic;
+                for (int j = 0; l->dynamic && j <= p; j++)
+                    pl->pst[j] = st[j];
                 free(st);
                 return NULL;
             }
@@ -257,10 +263,15 @@ static bool steps_agree(const roll_plan_t *c, const roll_plan_t *q)
     return true;
 }
 
+/* First instruction of a plan's emitted region (a dynamic loop's guarded
+ * peeled iterations belong to it). */
+static int roll_start(const roll_plan_t *p) { return p->dyn ? p->pst[0] : p->s0; }
+
 static int by_start(const void *a, const void *b)
 {
     const roll_plan_t *x = a, *y = b;
-    return x->s0 != y->s0 ? (x->s0 < y->s0 ? -1 : 1) : x->depth - y->depth;
+    int sx = roll_start(x), sy = roll_start(y);
+    return sx != sy ? (sx < sy ? -1 : 1) : x->depth - y->depth;
 }
 
 static void note(enc_stats_t *st, const char *path, const char *why)
@@ -283,8 +294,19 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
         tpb_errf(err, "out of memory rolling loops");
         goto out;
     }
+    int ndyn = 0;
+    for (int i = 0; i < k->nloops; i++)
+        if (k->loops[i].dynamic && ++ndyn > 1) {
+            tpb_errf(err, "%s: only one dynamic_range / fori_loop loop per kernel",
+                     k->loops[i].path);
+            goto out;
+        }
     for (int i = 1; i < b->ninsts; i++)
         if (eff[i] < eff[i - 1]) {
+            if (ndyn) {
+                tpb_errf(err, "dynamic_range: the scheduled instructions are not in op order");
+                goto out;
+            }
             note(st, k->loops[0].path, "instructions are not in op order");
             rc = 0;
             goto out;
@@ -317,9 +339,15 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
             if (!steps_agree(&P[q], &pl))
                 why = "its iterations move differently with an enclosing rolled loop";
         for (int q = 0; !why && q < np; q++)
-            if (q != par && pl.s0 < P[q].end && P[q].s0 < pl.end &&
-                !(pl.s0 >= P[q].s0 && pl.end <= P[q].s1))
+            if (q != par && roll_start(&pl) < P[q].end && roll_start(&P[q]) < pl.end &&
+                !(roll_start(&pl) >= P[q].s0 && pl.end <= P[q].s1))
                 why = "it overlaps a rolled loop";
+        if (why && l->dynamic) {
+            roll_plan_free(&pl);
+            tpb_errf(err, "%s: dynamic_range: the loop body cannot be emitted as one loop: %s",
+                     l->path, why);
+            goto out;
+        }
         if (why) {
             roll_plan_free(&pl);
             note(st, l->path, why);
@@ -362,6 +390,12 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
         int erc = roll_emit(m, k, P, np, &why, err);
         if (erc < 0)
             goto out;
+        for (int q = 0; erc > 0 && q < np; q++)
+            if (P[q].dyn) {
+                tpb_errf(err, "%s: dynamic_range: the loop body cannot be emitted as one loop: %s",
+                         k->loops[P[q].loop].path, why);
+                goto out;
+            }
         if (erc > 0) {
             note(st, k->loops[P[0].loop].path, why);
             rc = 0;

@@ -7,6 +7,7 @@
 
 #define ROLL_MAXD 4              /* rolled loops nested at most this deep */
 #define ROLL_WAIT_REGS 15        /* wait_reg 1..15 -> r63..r49 */
+#define ROLL_DYN_MAX_PEEL 3      /* guarded peeled iterations of a dynamic loop */
 
 /* One loop instance that will be rolled.  Positions are indices of the
  * scheduled (unrolled) block.  Rolled iteration j covers [sb[j], sb[j+1]):
@@ -21,6 +22,10 @@ typedef struct {
     int64_t *sstep, *dstep;  /* DDESC src/dst address steps (bytes) */
     int parent;              /* enclosing plan (index), -1 = top level */
     int depth;               /* 0 = top level */
+    /* dynamic_range (docs/compiler.md "Dynamic loops"): u = 1, no trailing
+     * iterations; peeled iteration j is [pst[j], pst[j + 1]), pst[p] = s0 */
+    bool dyn;
+    int pst[ROLL_DYN_MAX_PEEL + 1];
 } roll_plan_t;
 
 void roll_plan_free(roll_plan_t *p);

@@ -32,6 +32,22 @@ typedef struct {
     int n, cap;
 } ibuf_t;
 
+#define DYN_SEMS 256             /* upd_sem / wait_sem are 8-bit */
+#define DYN_MAX_PROF 16
+
+/* A dynamic loop's semaphore accounting (docs/compiler.md "Dynamic
+ * loops"): increments of each semaphore before the loop, in each peeled
+ * iteration, per rolled iteration and over the whole compiled guess. */
+typedef struct {
+    int q;                       /* its plan, -1 = none */
+    int64_t pre[DYN_SEMS], tot[DYN_SEMS];
+    int prof[DYN_SEMS];          /* index into inc[], -1 = never incremented in the loop */
+    int64_t inc[DYN_MAX_PROF][ROLL_DYN_MAX_PEEL + 1];   /* per peeled iteration, then rolled */
+    int nprof;
+    int acc[ISA_ENG_COUNT][DYN_MAX_PROF];               /* wait registers: iterations done */
+    uint32_t engines;            /* engines running the loop control: all from its start on */
+} rdyn_t;
+
 typedef struct {
     bir_module_t *m;
     const tir_kernel_t *k;
@@ -49,6 +65,7 @@ typedef struct {
     ibuf_t out;
     const char *why;
     tpb_err_t *err;
+    rdyn_t dyn;
 } remit_t;
 
 static bir_inst_t *push(remit_t *R)
@@ -214,6 +231,9 @@ static int alloc_tree(remit_t *R, int top)
 }
 
 static int emit_range(remit_t *R, int a, int z, int depth);
+static int dyn_adjust(remit_t *R, int x, bir_inst_t *in);
+static int emit_dyn(remit_t *R, int q);
+static int dyn_count(remit_t *R, int q);
 
 static int copy_inst(remit_t *R, int x)
 {
@@ -222,6 +242,9 @@ static int copy_inst(remit_t *R, int x)
         return -1;
     *in = R->b->insts[x];
     int q = R->owner[x];
+    int dr = dyn_adjust(R, x, in);
+    if (dr)
+        return dr;
     if (q < 0)
         return 0;
     in->loop = R->bl[q];
@@ -234,6 +257,10 @@ static int copy_inst(remit_t *R, int x)
         if (r < 0)
             return 1;
         in = &R->out.v[R->out.n - 1];
+        if (kind == 0 && in->isa.sync.wait_reg) {
+            R->why = "a rolled loop after a dynamic_range loop waits on its semaphores";
+            return 1;
+        }
         if (kind == 0)
             in->isa.sync.wait_reg = (uint32_t)(ISA_NUM_REGS - r);
         else if (kind == 1)
@@ -244,7 +271,9 @@ static int copy_inst(remit_t *R, int x)
     return 0;
 }
 
-static int emit_plan(remit_t *R, int q)
+/* The loop record, the registers of a top-level loop and the InstLoop
+ * marker. */
+static int emit_plan_head(remit_t *R, int q)
 {
     const roll_plan_t *p = &R->P[q];
     R->cur = q + 1;
@@ -269,6 +298,15 @@ static int emit_plan(remit_t *R, int q)
     mk->src = L->path;
     mk->op_kind = "loop";
     snprintf(mk->name, sizeof mk->name, "loop");
+    return 0;
+}
+
+static int emit_plan(remit_t *R, int q)
+{
+    const roll_plan_t *p = &R->P[q];
+    int rc = emit_plan_head(R, q), li = R->bl[q];
+    if (rc)
+        return rc;
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         if (!(R->engines[q] >> e & 1u))
             continue;
@@ -316,8 +354,9 @@ static int emit_plan(remit_t *R, int q)
 static int emit_range(remit_t *R, int a, int z, int depth)
 {
     for (int x = a; x < z;) {
-        if (R->cur < R->np && R->P[R->cur].s0 == x && R->P[R->cur].depth == depth) {
-            int q = R->cur, rc = emit_plan(R, q);
+        const roll_plan_t *c = R->cur < R->np ? &R->P[R->cur] : NULL;
+        if (c && (c->dyn ? c->pst[0] : c->s0) == x && c->depth == depth) {
+            int q = R->cur, rc = c->dyn ? emit_dyn(R, q) : emit_plan(R, q);
             if (rc)
                 return rc;
             x = R->P[q].end;
@@ -358,6 +397,12 @@ int roll_emit(bir_module_t *m, const tir_kernel_t *k, const roll_plan_t *pl, int
                 R->engines[c] |= 1u << e;
         }
     int saved = m->nloops;
+    R->dyn.q = -1;
+    for (int q = 0; q < npl; q++)
+        if (pl[q].dyn && (rc = dyn_count(R, q)) != 0) {
+            *why = R->why;
+            goto out;
+        }
     rc = emit_range(R, 0, b->ninsts, 0);
     if (rc > 0) {
         m->nloops = saved;
@@ -377,4 +422,275 @@ out:
     free(R->counter);
     free(R);
     return rc;
+}
+
+/* ---- dynamic_range / fori_loop (docs/compiler.md "Dynamic loops") ---- */
+
+/* Add instruction in's semaphore increment to cnt; false when it updates a
+ * semaphore other than by a local increment (the count would not be a
+ * sum of iterations). */
+static bool count_inc(const bir_inst_t *in, int64_t *cnt)
+{
+    const isa_sync_t *h = &in->isa.sync;
+    if (in->is_dma_desc || !h->upd_en)
+        return true;
+    if (h->upd_remote || (h->upd_op != ISA_SEMOP_SEM_INC && h->upd_op != ISA_SEMOP_SEM_ADD_IMM))
+        return false;
+    cnt[h->upd_sem % DYN_SEMS] += h->upd_op == ISA_SEMOP_SEM_INC ? 1 : h->upd_val;
+    return true;
+}
+
+static bool count_range(const remit_t *R, int a, int z, int64_t *cnt)
+{
+    for (int x = a; x < z; x++)
+        if (!count_inc(&R->b->insts[x], cnt))
+            return false;
+    return true;
+}
+
+/* Does instruction in write sequencer register r? */
+static bool writes_reg(const isa_inst_t *in, int r)
+{
+    if (in->op == ISA_OP_TENSOR_LOAD)
+        return r >= (int)in->f.TLOAD.reg && r < (int)(in->f.TLOAD.reg + in->f.TLOAD.count);
+    if (in->op == ISA_OP_REG_SET || in->op == ISA_OP_REG_ADD)
+        return (int)in->f.REG.reg == r;
+    return in->op == ISA_OP_REG_MOVE && (int)in->f.REGMV.reg == r;
+}
+
+/* Every engine that runs the loop control reads the trip count from its
+ * own copy of the register: each must have written it before the loop. */
+static bool trip_reg_everywhere(const remit_t *R, int q, uint32_t engines)
+{
+    int r = R->k->loops[R->P[q].loop].dyn_reg;
+    uint32_t set = 0;
+    for (int x = 0; x < R->P[q].pst[0]; x++) {
+        const bir_inst_t *in = &R->b->insts[x];
+        if (in->engine >= 0 && in->engine < ISA_ENG_COUNT && writes_reg(&in->isa, r))
+            set |= 1u << in->engine;
+    }
+    return (engines & ~set) == 0;
+}
+
+static int dyn_count(remit_t *R, int q)
+{
+    const roll_plan_t *p = &R->P[q];
+    rdyn_t *D = &R->dyn;
+    memset(D, 0, sizeof *D);
+    D->q = q;
+    int64_t (*it)[DYN_SEMS] = calloc((size_t)p->p + 1, sizeof *it);
+    if (!it)
+        return tpb_errf(R->err, "out of memory rolling loops");
+    bool ok = count_range(R, 0, p->pst[0], D->pre) && count_range(R, p->pst[0], p->end, D->tot) &&
+              count_range(R, p->s0, p->s1, it[p->p]);
+    for (int j = 0; ok && j < p->p; j++)
+        ok = count_range(R, p->pst[j], p->pst[j + 1], it[j]);
+    if (!ok)
+        R->why = "a semaphore is updated other than by a local increment";
+    for (int s = 0; ok && s < DYN_SEMS; s++) {
+        D->prof[s] = -1;
+        if (!D->tot[s])
+            continue;
+        int k = 0;
+        for (; k < D->nprof; k++) {
+            bool same = true;
+            for (int j = 0; j <= p->p; j++)
+                same &= D->inc[k][j] == it[j][s];
+            if (same)
+                break;
+        }
+        if (k == D->nprof) {
+            if (k == DYN_MAX_PROF) {
+                R->why = "too many semaphore increment patterns in the loop";
+                ok = false;
+                break;
+            }
+            for (int j = 0; j <= p->p; j++)
+                D->inc[k][j] = it[j][s];
+            D->nprof++;
+        }
+        D->prof[s] = k;
+    }
+    free(it);
+    for (int x = p->pst[0]; ok && x < R->b->ninsts; x++) {
+        int e = R->b->insts[x].engine;
+        if (e >= 0 && e < ISA_ENG_COUNT)
+            D->engines |= 1u << e;
+    }
+    if (ok && !trip_reg_everywhere(R, q, D->engines)) {
+        R->why = "the trip-count register is not set on every engine before the loop "
+                 "(register_load / load_tensor_to_register without an engine set it on all)";
+        ok = false;
+    }
+    return ok ? 0 : 1;
+}
+
+/* After the loop, a wait on a semaphore the loop increments: the exit
+ * barrier already covers a producer before or in the loop; a later
+ * producer's count moves by the increments actually done (register). */
+static int dyn_adjust(remit_t *R, int x, bir_inst_t *in)
+{
+    const rdyn_t *D = &R->dyn;
+    isa_sync_t *h = &in->isa.sync;
+    if (D->q < 0 || x < R->P[D->q].end || !h->wait_en || D->prof[h->wait_sem % DYN_SEMS] < 0)
+        return 0;
+    int s = (int)(h->wait_sem % DYN_SEMS);
+    int64_t v = h->wait_val;
+    if (v <= D->pre[s])
+        return 0;
+    if (v <= D->pre[s] + D->tot[s]) {
+        h->wait_val = (uint32_t)D->pre[s];
+        return 0;
+    }
+    if (h->wait_reg || in->engine < 0 || in->engine >= ISA_ENG_COUNT) {
+        R->why = "an instruction after a dynamic_range loop already waits on a register";
+        return 1;
+    }
+    h->wait_val = (uint32_t)(v - D->tot[s]);
+    h->wait_reg = (uint32_t)(ISA_NUM_REGS - D->acc[in->engine][D->prof[s]]);
+    return 0;
+}
+
+static bir_inst_t *dyn_ctl(remit_t *R, isa_op_t op, int e, int reg, int32_t imm, int q,
+                           const char *what, int cmp, uint8_t role)
+{
+    bir_inst_t *in = ctl(R, op == ISA_OP_REG_MOVE ? ISA_OP_REG_SET : op, e, reg, imm, q, what);
+    if (!in)
+        return NULL;
+    if (op == ISA_OP_REG_MOVE) {   /* reg = register imm */
+        bir_inst_init(in, BIR_REG_SET, ISA_OP_REG_MOVE);
+        in->engine = e;
+        in->loop = R->bl[q];
+        in->op_kind = "loop";
+        in->src = R->k->loops[R->P[q].loop].path;
+        snprintf(in->name, sizeof in->name, "loop.%s", what);
+        in->isa.f.REGMV.reg = (uint32_t)reg;
+        in->isa.f.REGMV.src = (uint32_t)imm;
+    }
+    if (op == ISA_OP_BRANCH_CMP)
+        in->isa.f.BR.cmp = (uint32_t)cmp;
+    in->loop_role = role;
+    return in;
+}
+
+/* The accumulator adds of iteration j (j = p: a rolled iteration) and the
+ * trip counter's step down. */
+static int dyn_tail(remit_t *R, int q, int e, int j)
+{
+    const rdyn_t *D = &R->dyn;
+    const roll_plan_t *p = &R->P[q];
+    const tir_loop_t *tl = &R->k->loops[p->loop];
+    for (int k = 0; k < D->nprof; k++)
+        if (D->inc[k][j] && !fits32(D->inc[k][j])) {
+            R->why = "a semaphore increment passes 32 bits";
+            return 1;
+        } else if (D->inc[k][j] &&
+                   !dyn_ctl(R, ISA_OP_REG_ADD, e, D->acc[e][k], (int32_t)D->inc[k][j], q, "count", 0, 0))
+            return -1;
+    return dyn_ctl(R, ISA_OP_REG_ADD, e, R->counter[q][e], (int32_t)-tl->dyn_step, q, "next", 0, 0)
+               ? 0 : -1;
+}
+
+static int emit_dyn(remit_t *R, int q)
+{
+    const roll_plan_t *p = &R->P[q];
+    rdyn_t *D = &R->dyn;
+    const tir_loop_t *tl = &R->k->loops[p->loop];
+    int rc = emit_plan_head(R, q);
+    if (rc)
+        return rc;
+    R->m->loops[R->bl[q]].dynamic = true;
+    const char *lpath = R->k->loops[p->loop].path;
+    if (!fits32(tl->dyn_start) || !fits32(tl->dyn_step)) {
+        R->why = "the range start or step passes 32 bits";
+        return 1;
+    }
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!(D->engines >> e & 1u))
+            continue;
+        if (!(R->engines[q] >> e & 1u) && (R->counter[q][e] = free_reg(R, e, false)) < 0)
+            return 1;
+        for (int k = 0; k < D->nprof; k++)
+            if ((D->acc[e][k] = free_reg(R, e, true)) < 0)
+                return 1;
+    }
+    for (int e = 0; e < ISA_ENG_COUNT; e++)   /* read until the end of the program */
+        for (int k = 0; (D->engines >> e & 1u) && k < D->nprof; k++)
+            R->used[D->acc[e][k]] = true;
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!(D->engines >> e & 1u))
+            continue;
+        if (!dyn_ctl(R, ISA_OP_REG_MOVE, e, R->counter[q][e], tl->dyn_reg, q, "trips", 0, 0) ||
+            (tl->dyn_start && !dyn_ctl(R, ISA_OP_REG_ADD, e, R->counter[q][e],
+                                       (int32_t)-tl->dyn_start, q, "trips", 0, 0)))
+            return -1;
+        for (int k = 0; k < D->nprof; k++)
+            if (!dyn_ctl(R, ISA_OP_REG_SET, e, D->acc[e][k], 0, q, "count", 0, 0))
+                return -1;
+        for (int g = 0; g < R->nregs; g++)
+            if (R->regs[g].engine == e && !ctl(R, ISA_OP_REG_SET, e, R->regs[g].reg, 0, q, "step"))
+                return -1;
+    }
+    for (int j = 0; j <= p->p; j++) {   /* guarded peeled iterations, then the body */
+        for (int e = 0; e < ISA_ENG_COUNT; e++)
+            if ((D->engines >> e & 1u) &&
+                !dyn_ctl(R, ISA_OP_BRANCH_CMP, e, R->counter[q][e], 0, q, "skip", ISA_CMP_LE,
+                         j == p->p ? BIR_LOOP_GUARD : BIR_LOOP_SKIP))
+                return -1;
+        if ((rc = emit_range(R, j < p->p ? p->pst[j] : p->s0, j < p->p ? p->pst[j + 1] : p->s1, 1)))
+            return rc;
+        for (int e = 0; e < ISA_ENG_COUNT; e++) {
+            if (!(D->engines >> e & 1u))
+                continue;
+            for (int g = 0; j == p->p && g < R->nregs; g++) {
+                const rreg_t *G = &R->regs[g];
+                if (G->engine != e || !G->step[0])
+                    continue;
+                if (!fits32(G->step[0])) {
+                    R->why = "a register step passes 32 bits";
+                    return 1;
+                }
+                if (!ctl(R, ISA_OP_REG_ADD, e, G->reg, (int32_t)G->step[0], q, "step"))
+                    return -1;
+            }
+            if ((rc = dyn_tail(R, q, e, j)))
+                return rc;
+            if (j == p->p && !dyn_ctl(R, ISA_OP_BRANCH_CMP, e, R->counter[q][e], 0, q, "back",
+                                      ISA_CMP_GT, BIR_LOOP_BACK))
+                return -1;
+        }
+    }
+    /* exit label: every engine waits until all work before the loop's end
+     * is counted (pre + increments done), whatever the trip count */
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        if (!(D->engines >> e & 1u))
+            continue;
+        bool first = true;
+        for (int s = 0; s <= DYN_SEMS; s++) {
+            if (s < DYN_SEMS && !D->pre[s] && !D->tot[s])
+                continue;
+            if (s == DYN_SEMS && !first)
+                break;
+            bir_inst_t *in = push(R);
+            if (!in)
+                return -1;
+            bir_inst_init(in, BIR_NOP, ISA_OP_NOP);
+            in->engine = e;
+            in->loop = R->bl[q];
+            in->op_kind = "sync";
+            in->src = lpath;
+            snprintf(in->name, sizeof in->name, "loop.exit");
+            in->loop_role = first ? BIR_LOOP_EXIT : 0;
+            first = false;
+            if (s == DYN_SEMS)
+                break;
+            in->isa.sync.wait_en = 1;
+            in->isa.sync.wait_sem = (uint32_t)s;
+            in->isa.sync.wait_val = (uint32_t)D->pre[s];
+            if (D->prof[s] >= 0)
+                in->isa.sync.wait_reg = (uint32_t)(ISA_NUM_REGS - D->acc[e][D->prof[s]]);
+        }
+    }
+    R->m->loops[R->bl[q]].end = R->out.n;
+    return 0;
 }

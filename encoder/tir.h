@@ -403,6 +403,13 @@ typedef struct {
     int parent;                   /* enclosing recorded loop, -1 = none */
     int64_t trips;
     int first;                    /* its trips + 1 boundaries in loop_marks */
+    /* dynamic_range / fori_loop (docs/compiler.md "Dynamic loops"): the
+     * trip count comes from register dyn_reg at run time (stop value,
+     * iterations start, start + step, .. < stop); trips is the compile-time
+     * guess the front-end unrolled */
+    bool dynamic;
+    int dyn_reg;
+    int64_t dyn_start, dyn_step;
 } tir_loop_t;
 
 typedef struct {

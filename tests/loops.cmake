@@ -15,3 +15,14 @@ if(TPB_LOOPS_PYTHON)
   set_tests_properties(test_rolled_loops_tutorial PROPERTIES LABELS "loops;full"
                        PASS_REGULAR_EXPRESSION "rolled tutorial: ok")
 endif()
+
+# dynamic_range / fori_loop with a register trip count (docs/compiler.md
+# "Dynamic loops"): one artifact, trip counts 0, 1, below and above the
+# compile-time guess, against NumPy and the unrolled loop; the refusals.
+if(TPB_LOOPS_PYTHON)
+  add_test(NAME test_dynamic_loops
+           COMMAND ${TPB_LOOPS_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_dynamic_loops.py
+                   $<TARGET_FILE:tpb> ${PROJECT_BINARY_DIR}/dynamic_loops)
+  set_tests_properties(test_dynamic_loops PROPERTIES LABELS "quick;loops"
+                       PASS_REGULAR_EXPRESSION "dynamic loops: ok")
+endif()

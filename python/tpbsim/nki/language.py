@@ -88,7 +88,82 @@ def _range(start, stop=None, step=1):
     return range(start, stop, step)
 
 
-affine_range = sequential_range = static_range = _range
+static_range = _range
+
+
+def _traced_loop(kind, r, loc):
+    """Run the loop in Python (the variable is an int), but group each
+    iteration's ops into one kernel-format loop op with "iterations"
+    (docs/python.md), so the compiler knows the loop and can roll it
+    (tpb compile --loops, docs/compiler.md "Rolled loops")."""
+    tr = _trace.current()
+    mark = len(tr.body)
+    iters = []
+    try:
+        for v in r:
+            yield v
+            iters.append(tr.body[mark:])
+            del tr.body[mark:]
+    finally:
+        if len(tr.body) > mark:   # left by break: the iteration ran up to it
+            iters.append(tr.body[mark:])
+            del tr.body[mark:]
+        if iters:
+            tr.body.append('{"op": "%s", "loc": "%s", "iterations": [%s]}' % (
+                kind, loc, ",\n".join("[\n%s\n]" % ",\n".join(it) for it in iters)))
+
+
+def affine_range(start, stop=None, step=1):
+    r = _range(start, stop, step)
+    return _traced_loop("affine_range", r, _trace.caller_loc()) if _trace.stack() else r
+
+
+def sequential_range(start, stop=None, step=1):
+    r = _range(start, stop, step)
+    return _traced_loop("sequential_range", r, _trace.caller_loc()) if _trace.stack() else r
+
+
+def _is_vreg(x):
+    return type(x).__name__ == "VirtualRegister" and hasattr(x, "name")
+
+
+def dynamic_range(start, stop=None, step=1):
+    """NKI's dynamic loop: with a stop that is a register (register_alloc),
+    the body is traced once into one kernel-format dynamic_range op whose
+    trip count is read from the register at run time (docs/python.md,
+    docs/compiler.md "Dynamic loops"); the loop variable is a symbol that
+    may move DMA addresses (slices).  With integer bounds it is a
+    sequential_range."""
+    loc = _trace.caller_loc()
+    if stop is None:
+        start, stop = 0, start
+    if _is_vreg(start):
+        raise NkiError("%s: nl.dynamic_range: a register start is not supported (give the "
+                       "start as an integer and the stop as the register)" % loc)
+    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
+        raise NkiError("%s: nl.dynamic_range: step must be a positive compile-time integer, "
+                       "got %r" % (loc, step))
+    if not _is_vreg(stop):
+        return range(int(start), int(stop), step)
+    return _dynamic_loop(int(start), stop, step, loc)
+
+
+def _dynamic_loop(start, reg, step, loc):
+    tr = _trace.current()
+    var = tr.unique("dyn_i")
+    mark = len(tr.body)
+    yield Lin(0, {var: 1})
+    body = tr.body[mark:]
+    del tr.body[mark:]
+    tr.body.append('{"op": "dynamic_range", "var": "%s", "range": [%d, "%s", %d], '
+                   '"loc": "%s", "body": [\n%s\n]}' % (var, start, reg.name, step, loc,
+                                                       ",\n".join(body)))
+
+
+def fori_loop(lower, upper, body_fun, step=1):
+    """NKI's fori_loop: body_fun(i) for i in dynamic_range(lower, upper, step)."""
+    for i in dynamic_range(lower, upper, step):
+        body_fun(i)
 
 
 def program_id(axis=0):
@@ -348,7 +423,7 @@ def _unsupported(name):
 for _n in ("mean", "prod", "var", "all", "softmax", "rms_norm",
            "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
-           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "dynamic_range", "fori_loop", "while_loop", "no_reorder"):
+           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "while_loop", "no_reorder"):
     globals()[_n] = _unsupported(_n)
 del _n
 
