@@ -158,4 +158,11 @@ int fj_num_tile(jx_t *j, const char *base, const char *what, unsigned dtype, int
 int fj_get_ap_or_num(jx_t *j, const cJSON *o, const char *path, const char *fname,
                      const tir_op_t *op, tir_ap_t *out);
 
+/* The kernel file's declarations (fj_decl.c): tensors of one kind, the
+ * inline/file constants, and the launch grid for one program id. */
+int fj_decl_tensors(jx_t *j, const cJSON *root, const char *key, tir_tensor_kind_t kind);
+int fj_decl_constants(jx_t *j, const cJSON *root);
+int fj_parse_grid(jx_t *j, const cJSON *root, int program_id, int *nprog, int *ncores,
+                  int *core);
+
 #endif
