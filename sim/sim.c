@@ -552,6 +552,7 @@ int sim_run(sim_t *s, tpb_err_t *err)
     if (s->ran)
         return tpb_errf(err, "sim_run: this simulation already ran");
     s->ran = true;
+    sim_fill_pending(s);
     char missing[512];
     if (s->opt.timing_only)
         sim_inputs_timing_only(s);
