@@ -451,9 +451,13 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
     if (!c->sbuf || !c->psum || !c->queues ||
         (s->opt.check_uninit && (!c->sbuf_init || !c->psum_init)))
         return tpb_errf(err, "out of memory (core %u state)", c->index);
+    /* the sentinel is written a cell at a time on first use (lazy.h) */
     if (!s->opt.timing_only) {
-        fill_sentinel(c->sbuf, sb);
-        fill_sentinel(c->psum, pb);
+        tpb_advise_huge_pages(c->sbuf, sb);
+        tpb_advise_huge_pages(c->psum, pb);
+        if (!sim_lazy_init(&c->sbuf_z, c->sbuf, s->t->partitions, s->t->sbuf_partition_bytes) ||
+            !sim_lazy_init(&c->psum_z, c->psum, s->t->partitions, s->t->psum_partition_bytes))
+            return tpb_errf(err, "out of memory (core %u state)", c->index);
     }
     for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
         c->sem[i].last_writer = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };

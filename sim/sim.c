@@ -251,6 +251,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         .sbuf = c->sbuf, .psum = c->psum,
         .sbuf_pb = s->t->sbuf_partition_bytes, .psum_pb = s->t->psum_partition_bytes,
         .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
+        .sbuf_z = &c->sbuf_z, .psum_z = &c->psum_z,
         .acc = e->acc, .regs = e->regs, .rng = &e->rng,
         .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
     };
@@ -685,6 +686,8 @@ void sim_free(sim_t *s)
         }
         free(c->sbuf);
         free(c->psum);
+        sim_lazy_free(&c->sbuf_z);
+        sim_lazy_free(&c->psum_z);
         free(c->sbuf_init);
         free(c->psum_init);
         free(c->pe);

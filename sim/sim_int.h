@@ -134,6 +134,7 @@ typedef struct {
     unsigned dma_rr;             /* round-robin pointer across queues */
     uint8_t *sbuf, *psum;
     uint8_t *sbuf_init, *psum_init;
+    sim_lazy_t sbuf_z, psum_z;   /* their sentinel, filled on first use (lazy.h) */
     sim_pe_state_t *pe;
 } sim_core_t;
 

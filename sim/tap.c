@@ -270,6 +270,8 @@ static inline int opnd_common(sim_exec_ctx_t *ctx, sim_opnd_t *o, const char *na
         return -1;
     }
     space_of(ctx, o->space, &o->mem, &o->pb, &o->init); /* sbuf or psum: checked */
+    sim_lazy_touch(o->space == ISA_SPACE_SBUF ? ctx->sbuf_z : ctx->psum_z, o->start, o->nparts,
+                   o->lo, o->hi);
     if ((acc & SIM_RD) && o->init && sim_opnd_check_init(ctx, o) != 0) {
         sim_opnd_free(o);
         o->mem = NULL;

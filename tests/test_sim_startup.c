@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fileio.h"
+#include "lazy.h"
 #include "sim_int.h"
 #include "sim_testlib.h"
 
@@ -145,10 +146,121 @@ static void test_sentinel_and_direct_input(void **state)
     tb_free(&b);
 }
 
+/* SBUF written by a DMA of 8 bytes into partition 3, then 64 bytes around
+ * it copied out: the bytes the kernel never wrote read as the sentinel
+ * (lazy.h fills the cell before the write, never after) */
+static void test_lazy_sbuf_sentinel(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t s2[1] = { 2 }, s16[1] = { 16 };
+    uint64_t a = tb_tensor(&b, "a", "input", F32, 1, s2);
+    uint64_t o = tb_tensor(&b, "out", "output", F32, 1, s16);
+    /* partition 3, bytes 4096 + [96, 160): inside one cell */
+    tb_add(&b, 0, TB_SP, tb_dma(tb_sb(3, 4196, F32, 4, 2, 0, 1), tb_hbm(a, F32, 4, 2, 0, 1), 2));
+    isa_inst_t t1 = tb_trig(2, 1);
+    tb_upd(&t1, 5, ISA_SEMOP_SEM_INC, 0, false);
+    tb_add(&b, 0, TB_SP, t1);
+    tb_add(&b, 0, TB_ACT, tb_dma(tb_hbm(o, F32, 4, 16, 0, 1), tb_sb(3, 4192, F32, 4, 16, 0, 1), 3));
+    isa_inst_t t2 = tb_trig(3, 1);
+    tb_wait(&t2, 5, 1);
+    tb_add(&b, 0, TB_ACT, t2);
+    tb_write(&b);
+    sim_t *s = tb_load(&b, NULL);
+    float in[2] = { 1.5f, -2.25f };
+    tb_input_f32(s, "a", in, 1, s2);
+    tpb_err_t err;
+    if (sim_run(s, &err) != 0)
+        fail_msg("%s", err.msg);
+    const uint8_t *out = s->hbm + o;
+    assert_true(all_ff(out, 4));
+    assert_memory_equal(out + 4, in, 8);
+    assert_true(all_ff(out + 12, 52));
+    /* only the cells used were filled: partition 3's second cell */
+    assert_int_equal(s->cores[0].sbuf_z.left,
+                     (uint64_t)s->cores[0].sbuf_z.nchunks * s->cores[0].sbuf_z.parts - 1);
+    sim_free(s);
+    tb_free(&b);
+}
+
+/* sim_lazy_touch_dap covers every byte of random 2-D patterns (steps of
+ * any sign, across partitions), and a second touch never refills a cell */
+static void test_lazy_dap_cover(void **state)
+{
+    (void)state;
+    const uint32_t pb = 3 * SIM_LAZY_CHUNK + 512;
+    const unsigned parts = 128;
+    uint8_t *mem = malloc((size_t)parts * pb);
+    assert_non_null(mem);
+    uint64_t seed = 12345;
+    int checked = 0;
+    for (int iter = 0; iter < 3000; iter++) {
+        memset(mem, 0, (size_t)parts * pb);
+        sim_lazy_t z;
+        assert_true(sim_lazy_init(&z, mem, parts, pb));
+        int64_t pitch = PITCH;
+        int32_t step[2];
+        uint32_t count[2];
+        int64_t base;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned es = 1u << ((seed >> 60) % 3);
+        {
+            unsigned p = (unsigned)(seed >> 33) % parts;
+            base = (int64_t)p * pitch + (int64_t)((seed >> 20) % (pb - es));
+            count[0] = 1 + (uint32_t)((seed >> 8) % 40);
+            count[1] = 1 + (uint32_t)((seed >> 14) % 12);
+            int64_t r0 = (int64_t)((seed >> 40) % 64) - 32, r1 = (int64_t)((seed >> 46) % 9) - 4;
+            step[0] = (int32_t)(((seed >> 52) & 1) ? r0 * (int64_t)es : r0 * pitch / 16);
+            step[1] = (int32_t)(((seed >> 53) & 1) ? r1 * pitch + r0 : r1 * 700);
+        }
+        bool valid = true; /* the pattern must stay inside the image, as dma.c checks */
+        for (uint32_t j = 0; j < count[1] && valid; j++)
+            for (uint32_t i = 0; i < count[0] && valid; i++) {
+                int64_t a = base + (int64_t)i * step[0] + (int64_t)j * step[1];
+                valid = a >= 0 && a / pitch < parts && a % pitch + es <= pb;
+            }
+        if (!valid) {
+            sim_lazy_free(&z);
+            continue;
+        }
+        checked++;
+        sim_lazy_touch_dap(&z, base, step, count, es, pitch);
+        for (uint32_t j = 0; j < count[1]; j++)
+            for (uint32_t i = 0; i < count[0]; i++) {
+                int64_t a = base + (int64_t)i * step[0] + (int64_t)j * step[1];
+                uint8_t *e = mem + (a / pitch) * pb + a % pitch;
+                if (!all_ff(e, es))
+                    fail_msg("iter %d: element (%u, %u) at %lld not filled (base %lld steps %d %d "
+                             "counts %u %u size %u)", iter, i, j, (long long)a, (long long)base,
+                             step[0], step[1], count[0], count[1], es);
+            }
+        for (uint32_t j = 0; j < count[1]; j++) /* written by the kernel: must survive */
+            for (uint32_t i = 0; i < count[0]; i++) {
+                int64_t a = base + (int64_t)i * step[0] + (int64_t)j * step[1];
+                memset(mem + (a / pitch) * pb + a % pitch, 0x11, es);
+            }
+        uint64_t left = z.left;
+        sim_lazy_touch_dap(&z, base, step, count, es, pitch);
+        assert_int_equal(z.left, left);
+        for (uint32_t j = 0; j < count[1]; j++)
+            for (uint32_t i = 0; i < count[0]; i++) {
+                int64_t a = base + (int64_t)i * step[0] + (int64_t)j * step[1];
+                assert_int_equal(mem[(a / pitch) * pb + a % pitch], 0x11);
+            }
+        sim_lazy_free(&z);
+    }
+    free(mem);
+    print_message("%d valid patterns checked\n", checked);
+    assert_true(checked > 500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sentinel_and_direct_input),
+        cmocka_unit_test(test_lazy_sbuf_sentinel),
+        cmocka_unit_test(test_lazy_dap_cover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
