@@ -521,13 +521,10 @@ static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const ch
                         got, want);
     }
     uint8_t *dst = s->hbm + t->addr;
-    unsigned size = isa_dtype_size(t->dtype);
     if (a->dtype == t->dtype) {
         memcpy(dst, a->data, t->bytes);
     } else if (a->dtype == ISA_DT_FP32 && isa_dtype_kind(t->dtype) == ISA_DK_F) {
-        const float *f = a->data;
-        for (size_t i = 0; i < a->count; i++)
-            num_store_f32(dst + i * size, t->dtype, f[i]);
+        num_store_f32_array(dst, t->dtype, a->data, a->count);
     } else {
         return tpb_errf(err,
                         "%s '%s': element type %s does not match the tensor's %s (allowed: %s, "
@@ -661,10 +658,7 @@ int sim_get_tensor(const sim_t *s, const char *name, npy_array_t *out, tpb_err_t
     if (dt == t->dtype) {
         memcpy(out->data, src, t->bytes);
     } else {
-        float *f = out->data;
-        unsigned size = isa_dtype_size(t->dtype);
-        for (size_t i = 0; i < out->count; i++)
-            f[i] = num_load_f32(src + i * size, t->dtype);
+        num_load_f32_array(out->data, src, t->dtype, out->count);
     }
     return 0;
 }
