@@ -1,25 +1,19 @@
 /* lazy.c - SBUF/PSUM sentinel cells filled on first use (lazy.h). */
 #include "lazy.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-bool sim_lazy_init(sim_lazy_t *z, uint8_t *mem, unsigned parts, uint32_t pb)
+void sim_lazy_init(sim_lazy_t *z, uint8_t *mem, unsigned parts, uint32_t pb)
 {
+    memset(z, 0, sizeof *z);
     z->mem = mem;
     z->pb = pb;
     z->parts = parts < SIM_LAZY_PARTS ? parts : SIM_LAZY_PARTS;
-    z->nchunks = (pb + SIM_LAZY_CHUNK - 1) / SIM_LAZY_CHUNK;
+    z->shift = 12; /* SIM_LAZY_CHUNK */
+    while (((uint64_t)pb + (1ull << z->shift) - 1) >> z->shift > 64)
+        z->shift++;
+    z->nchunks = (uint32_t)(((uint64_t)pb + (1ull << z->shift) - 1) >> z->shift);
     z->left = (uint64_t)z->nchunks * z->parts;
-    z->done = calloc(z->nchunks ? z->nchunks : 1, sizeof *z->done);
-    return z->done != NULL;
-}
-
-void sim_lazy_free(sim_lazy_t *z)
-{
-    free(z->done);
-    z->done = NULL;
-    z->left = 0;
 }
 
 void sim_lazy_fill(sim_lazy_t *z, unsigned p0, unsigned np, int64_t lo, int64_t hi)
@@ -28,29 +22,30 @@ void sim_lazy_fill(sim_lazy_t *z, unsigned p0, unsigned np, int64_t lo, int64_t 
         return;
     if (np > z->parts - p0)
         np = z->parts - p0;
-    uint64_t want[2] = { 0, 0 };
-    for (unsigned w = 0; w < 2; w++) { /* bits p0 .. p0 + np - 1 */
-        unsigned a = p0 > 64 * w ? p0 - 64 * w : 0, b = p0 + np - 64 * w;
-        if (p0 + np <= 64 * w || p0 >= 64 * (w + 1))
+    uint64_t c0 = lo < 0 ? 0 : (uint64_t)lo >> z->shift;
+    uint64_t c1 = ((hi > (int64_t)z->pb ? z->pb : (uint64_t)hi) - 1) >> z->shift;
+    uint64_t want = (~0ull >> (63 - c1)) & (~0ull << c0);
+    uint64_t cw = 1ull << z->shift;
+    bool changed = false;
+    for (unsigned p = p0; p < p0 + np; p++) {
+        uint64_t miss = want & ~z->done[p];
+        if (!miss)
             continue;
-        b = b > 64 ? 64 : b;
-        want[w] = (b - a == 64 ? ~0ull : ((1ull << (b - a)) - 1)) << a;
-    }
-    uint32_t c0 = lo < 0 ? 0 : (uint32_t)(lo / SIM_LAZY_CHUNK);
-    uint32_t c1 = (uint32_t)((hi > (int64_t)z->pb ? z->pb : (uint64_t)hi) - 1) / SIM_LAZY_CHUNK;
-    for (uint32_t c = c0; c <= c1; c++) {
-        uint32_t off = c * SIM_LAZY_CHUNK;
-        size_t len = z->pb - off < SIM_LAZY_CHUNK ? z->pb - off : SIM_LAZY_CHUNK;
-        for (unsigned w = 0; w < 2; w++) {
-            uint64_t miss = want[w] & ~z->done[c][w];
-            z->done[c][w] |= miss;
-            while (miss) {
-                unsigned p = 64 * w + (unsigned)__builtin_ctzll(miss);
-                miss &= miss - 1;
-                memset(z->mem + (size_t)p * z->pb + off, 0xFF, len);
-                z->left--;
-            }
+        z->done[p] |= miss;
+        changed = true;
+        while (miss) { /* the cells not filled yet */
+            uint64_t c = (uint64_t)__builtin_ctzll(miss);
+            miss &= miss - 1;
+            uint64_t off = c << z->shift;
+            memset(z->mem + (size_t)p * z->pb + off, 0xFF, z->pb - off < cw ? z->pb - off : cw);
+            z->left--;
         }
+    }
+    if (changed) {
+        uint64_t all = ~0ull;
+        for (unsigned p = 0; p < z->parts; p++)
+            all &= z->done[p];
+        z->full = all;
     }
 }
 

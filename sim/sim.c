@@ -686,8 +686,6 @@ void sim_free(sim_t *s)
         }
         free(c->sbuf);
         free(c->psum);
-        sim_lazy_free(&c->sbuf_z);
-        sim_lazy_free(&c->psum_z);
         free(c->sbuf_init);
         free(c->psum_init);
         free(c->pe);

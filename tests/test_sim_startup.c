@@ -189,16 +189,17 @@ static void test_lazy_sbuf_sentinel(void **state)
 static void test_lazy_dap_cover(void **state)
 {
     (void)state;
-    const uint32_t pb = 3 * SIM_LAZY_CHUNK + 512;
     const unsigned parts = 128;
-    uint8_t *mem = malloc((size_t)parts * pb);
+    uint8_t *mem = malloc((size_t)parts * 300000);
     assert_non_null(mem);
     uint64_t seed = 12345;
     int checked = 0;
-    for (int iter = 0; iter < 3000; iter++) {
+    for (int iter = 0; iter < 4000; iter++) {
+        /* 4 cells of 4 KiB; or 37 cells of 8 KiB (at most 64 per partition) */
+        const uint32_t pb = iter % 2 ? 3 * SIM_LAZY_CHUNK + 512 : 300000;
         memset(mem, 0, (size_t)parts * pb);
         sim_lazy_t z;
-        assert_true(sim_lazy_init(&z, mem, parts, pb));
+        sim_lazy_init(&z, mem, parts, pb);
         int64_t pitch = PITCH;
         int32_t step[2];
         uint32_t count[2];
@@ -220,10 +221,8 @@ static void test_lazy_dap_cover(void **state)
                 int64_t a = base + (int64_t)i * step[0] + (int64_t)j * step[1];
                 valid = a >= 0 && a / pitch < parts && a % pitch + es <= pb;
             }
-        if (!valid) {
-            sim_lazy_free(&z);
+        if (!valid)
             continue;
-        }
         checked++;
         sim_lazy_touch_dap(&z, base, step, count, es, pitch);
         for (uint32_t j = 0; j < count[1]; j++)
@@ -248,8 +247,21 @@ static void test_lazy_dap_cover(void **state)
                 int64_t a = base + (int64_t)i * step[0] + (int64_t)j * step[1];
                 assert_int_equal(mem[(a / pitch) * pb + a % pitch], 0x11);
             }
-        sim_lazy_free(&z);
     }
+    /* a column filled in every partition answers every later touch of it */
+    sim_lazy_t z;
+    memset(mem, 0, (size_t)parts * 300000);
+    sim_lazy_init(&z, mem, parts, 300000);
+    assert_int_equal(z.shift, 13);
+    sim_lazy_touch(&z, 0, 128, 0, 100);
+    assert_int_equal(z.full, 1);
+    assert_true(all_ff(mem + 5 * 300000 + 8000, 192));
+    assert_int_equal(mem[5 * 300000 + 8192], 0);
+    memset(mem + 5 * 300000, 0x11, 8192);
+    sim_lazy_touch(&z, 5, 1, 10, 50);
+    sim_lazy_touch(&z, 0, 64, 8000, 8192);
+    assert_int_equal(mem[5 * 300000 + 8000], 0x11);
+    assert_int_equal(z.left, (uint64_t)128 * 37 - 128);
     free(mem);
     print_message("%d valid patterns checked\n", checked);
     assert_true(checked > 500);
