@@ -92,7 +92,10 @@ static int parse_shape(const char *hdr, const char *name, size_t hstart, int64_t
     }
 }
 
-int npy_alloc(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape, tpb_err_t *err)
+/* npy_alloc without the allocation: dtype, rank, shape and count set,
+ * data NULL */
+static int npy_describe(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape,
+                        tpb_err_t *err)
 {
     memset(a, 0, sizeof *a);
     if (ndim < 0 || ndim > NPY_MAX_DIMS)
@@ -107,11 +110,21 @@ int npy_alloc(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape, tp
     a->dtype = dtype;
     a->ndim = ndim;
     a->count = count;
-    a->data = calloc(count ? count : 1, isa_dtype_size(dtype));
-    if (!a->data)
-        return tpb_errf(err, "npy: out of memory for %zu elements", count);
-    tpb_advise_huge_pages(a->data, count * isa_dtype_size(dtype));
     return 0;
+}
+
+static int npy_alloc_data(npy_array_t *a, tpb_err_t *err)
+{
+    a->data = calloc(a->count ? a->count : 1, isa_dtype_size(a->dtype));
+    if (!a->data)
+        return tpb_errf(err, "npy: out of memory for %zu elements", a->count);
+    tpb_advise_huge_pages(a->data, a->count * isa_dtype_size(a->dtype));
+    return 0;
+}
+
+int npy_alloc(npy_array_t *a, unsigned dtype, int ndim, const int64_t *shape, tpb_err_t *err)
+{
+    return npy_describe(a, dtype, ndim, shape, err) || npy_alloc_data(a, err) ? -1 : 0;
 }
 
 void npy_free(npy_array_t *a)
@@ -133,7 +146,7 @@ typedef struct {
  * buf holds at least the first hstart + hlen bytes of a file of len bytes
  * (all of them for npy_parse).  On success out is allocated. */
 static int parse_header(const uint8_t *buf, size_t len, const char *name, npy_array_t *out,
-                        npy_layout_t *lay, tpb_err_t *err)
+                        npy_layout_t *lay, bool alloc, tpb_err_t *err)
 {
     memset(out, 0, sizeof *out);
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
@@ -233,7 +246,8 @@ static int parse_header(const uint8_t *buf, size_t len, const char *name, npy_ar
                  dstart, (unsigned long long)need, len - dstart);
         goto out;
     }
-    if (npy_alloc(out, f64 ? ISA_DT_FP32 : (unsigned)dt, ndim, shape, err)) {
+    if (npy_describe(out, f64 ? ISA_DT_FP32 : (unsigned)dt, ndim, shape, err) ||
+        (alloc && npy_alloc_data(out, err))) {
         tpb_err_prefix(err, "%s", name);
         goto out;
     }
@@ -249,7 +263,7 @@ out:
 int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out, tpb_err_t *err)
 {
     npy_layout_t lay;
-    if (parse_header(buf, len, name, out, &lay, err))
+    if (parse_header(buf, len, name, out, &lay, true, err))
         return -1;
     if (lay.f64) {
         float *d = out->data;
@@ -271,7 +285,20 @@ int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out
  * npy_read, or 1 when the whole-file path must decide (an unusual file, a
  * float64 array, a file that changed while read): that path then gives
  * exactly the old results and errors. */
-static int read_direct(const char *path, npy_array_t *out, tpb_err_t *err)
+/* want/dst (npy_read_into): an array of exactly want's dtype and shape
+ * is read into dst instead of a new buffer */
+static bool same_array(const npy_array_t *a, const npy_array_t *want)
+{
+    if (a->dtype != want->dtype || a->ndim != want->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != want->shape[d])
+            return false;
+    return true;
+}
+
+static int read_direct(const char *path, npy_array_t *out, const npy_array_t *want, void *dst,
+                       tpb_err_t *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -306,14 +333,22 @@ static int read_direct(const char *path, npy_array_t *out, tpb_err_t *err)
             goto done;
     }
     npy_layout_t lay;
-    if (parse_header(hb, len, path, out, &lay, err) != 0) {
+    if (parse_header(hb, len, path, out, &lay, false, err) != 0) {
         rc = -1;
         goto done;
     }
+    if (lay.f64)
+        goto done;
+    bool place = dst && same_array(out, want);
+    if (!place && npy_alloc_data(out, err) != 0) {
+        rc = tpb_err_prefix(err, "%s", path);
+        goto done;
+    }
     size_t bytes = out->count * lay.esz;
-    if (lay.f64 || fseek(f, (long)lay.dstart, SEEK_SET) != 0 ||
-        fread(out->data, 1, bytes, f) != bytes) {
-        npy_free(out);
+    if (fseek(f, (long)lay.dstart, SEEK_SET) != 0 ||
+        fread(place ? dst : out->data, 1, bytes, f) != bytes) {
+        if (!place)
+            npy_free(out);
         goto done;
     }
     rc = 0;
@@ -326,10 +361,16 @@ done:
 
 int npy_read(const char *path, npy_array_t *out, tpb_err_t *err)
 {
+    return npy_read_into(path, NULL, NULL, out, err);
+}
+
+int npy_read_into(const char *path, const npy_array_t *want, void *dst, npy_array_t *out,
+                  tpb_err_t *err)
+{
     uint8_t *buf;
     size_t len;
     memset(out, 0, sizeof *out);
-    int direct = read_direct(path, out, err);
+    int direct = read_direct(path, out, want, dst, err);
     if (direct != 1)
         return direct;
     memset(out, 0, sizeof *out);
@@ -340,7 +381,7 @@ int npy_read(const char *path, npy_array_t *out, tpb_err_t *err)
     return rc;
 }
 
-int npy_serialize(const npy_array_t *a, uint8_t **bufp, size_t *lenp, tpb_err_t *err)
+int npy_header(const npy_array_t *a, uint8_t *buf, size_t *lenp, tpb_err_t *err)
 {
     const char *d = npy_descr(a->dtype);
     if (!d)
@@ -355,20 +396,31 @@ int npy_serialize(const npy_array_t *a, uint8_t **bufp, size_t *lenp, tpb_err_t 
     size_t total = 10 + (size_t)n + 1;
     size_t pad = (64 - total % 64) % 64;
     size_t hlen = (size_t)n + pad + 1;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (uint8_t)(hlen & 0xFF);
+    buf[9] = (uint8_t)(hlen >> 8);
+    memcpy(buf + 10, dict, (size_t)n);
+    memset(buf + 10 + n, ' ', pad);
+    buf[10 + hlen - 1] = '\n';
+    *lenp = 10 + hlen;
+    return 0;
+}
+
+int npy_serialize(const npy_array_t *a, uint8_t **bufp, size_t *lenp, tpb_err_t *err)
+{
+    uint8_t head[NPY_HEADER_MAX];
+    size_t hl;
+    if (npy_header(a, head, &hl, err))
+        return -1;
     size_t dbytes = a->count * isa_dtype_size(a->dtype);
-    uint8_t *b = malloc(10 + hlen + dbytes);
+    uint8_t *b = malloc(hl + dbytes);
     if (!b)
         return tpb_errf(err, "npy: out of memory");
-    tpb_advise_huge_pages(b, 10 + hlen + dbytes);
-    memcpy(b, "\x93NUMPY\x01\x00", 8);
-    b[8] = (uint8_t)(hlen & 0xFF);
-    b[9] = (uint8_t)(hlen >> 8);
-    memcpy(b + 10, dict, (size_t)n);
-    memset(b + 10 + n, ' ', pad);
-    b[10 + hlen - 1] = '\n';
-    memcpy(b + 10 + hlen, a->data, dbytes);
+    tpb_advise_huge_pages(b, hl + dbytes);
+    memcpy(b, head, hl);
+    memcpy(b + hl, a->data, dbytes);
     *bufp = b;
-    *lenp = 10 + hlen + dbytes;
+    *lenp = hl + dbytes;
     return 0;
 }
 

@@ -34,9 +34,20 @@ typedef struct {
 /* Parse an in-memory .npy; `name` is used in error messages. */
 int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out, tpb_err_t *err);
 int npy_read(const char *path, npy_array_t *out, tpb_err_t *err);
+/* npy_read, except that a file holding exactly want's dtype and shape
+ * (want->count elements, not float64) is read straight into dst: then out
+ * describes the array with out->data NULL.  Otherwise, and on a file the
+ * direct read cannot take, exactly npy_read (same results and errors); a
+ * failed read may have overwritten dst. */
+int npy_read_into(const char *path, const npy_array_t *want, void *dst, npy_array_t *out,
+                  tpb_err_t *err);
 /* Atomic write (temp + rename).  dtype must be one with a NumPy type
  * (not bf16/fp8: convert to fp32 first). */
 int npy_write(const char *path, const npy_array_t *a, tpb_err_t *err);
+/* The .npy header npy_serialize writes before the elements: at most
+ * NPY_HEADER_MAX bytes into buf, its length in *len. */
+#define NPY_HEADER_MAX 640
+int npy_header(const npy_array_t *a, uint8_t *buf, size_t *len, tpb_err_t *err);
 /* Serialise to a malloc'ed buffer. */
 int npy_serialize(const npy_array_t *a, uint8_t **buf, size_t *len, tpb_err_t *err);
 /* Allocate a zeroed array. */

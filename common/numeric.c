@@ -173,6 +173,80 @@ void num_store_f32(void *p, unsigned dt, float v)
     }
 }
 
+void num_load_f32_array(float *dst, const void *src, unsigned dt, size_t n)
+{
+    const uint8_t *b = src;
+    switch (dt) {
+    case ISA_DT_FP32:
+        memcpy(dst, b, n * 4);
+        return;
+    case ISA_DT_BF16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, b + 2 * i, 2);
+            dst[i] = num_bf16_to_f32(h);
+        }
+        return;
+    case ISA_DT_FP16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, b + 2 * i, 2);
+            dst[i] = num_f16_to_f32(h);
+        }
+        return;
+    case ISA_DT_FP8E4M3:
+        for (size_t i = 0; i < n; i++)
+            dst[i] = num_fp8e4m3_to_f32(b[i]);
+        return;
+    case ISA_DT_FP8E5M2:
+        for (size_t i = 0; i < n; i++)
+            dst[i] = num_fp8e5m2_to_f32(b[i]);
+        return;
+    default: {
+        size_t sz = isa_dtype_size(dt);
+        for (size_t i = 0; i < n; i++)
+            dst[i] = num_load_f32(b + i * sz, dt);
+        return;
+    }
+    }
+}
+
+void num_store_f32_array(void *dst, unsigned dt, const float *src, size_t n)
+{
+    uint8_t *b = dst;
+    switch (dt) {
+    case ISA_DT_FP32:
+        memcpy(b, src, n * 4);
+        return;
+    case ISA_DT_BF16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h = num_f32_to_bf16(src[i]);
+            memcpy(b + 2 * i, &h, 2);
+        }
+        return;
+    case ISA_DT_FP16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t h = num_f32_to_f16(src[i]);
+            memcpy(b + 2 * i, &h, 2);
+        }
+        return;
+    case ISA_DT_FP8E4M3:
+        for (size_t i = 0; i < n; i++)
+            b[i] = num_f32_to_fp8e4m3(src[i]);
+        return;
+    case ISA_DT_FP8E5M2:
+        for (size_t i = 0; i < n; i++)
+            b[i] = num_f32_to_fp8e5m2(src[i]);
+        return;
+    default: {
+        size_t sz = isa_dtype_size(dt);
+        for (size_t i = 0; i < n; i++)
+            num_store_f32(b + i * sz, dt, src[i]);
+        return;
+    }
+    }
+}
+
 int64_t num_load_i64(const void *p, unsigned dt)
 {
     const uint8_t *b = p;

@@ -10,6 +10,7 @@
 #ifndef TPB_NUMERIC_H
 #define TPB_NUMERIC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 uint16_t num_f32_to_bf16(float f);
@@ -25,6 +26,11 @@ float num_fp8e5m2_to_f32(uint8_t v);
 float num_load_f32(const void *p, unsigned dt);
 /* Store float v to one element of dtype dt at p with the rules above. */
 void num_store_f32(void *p, unsigned dt, float v);
+/* Whole arrays of n elements: exactly num_load_f32 / num_store_f32 per
+ * element, with the dtype switch outside the loop (loading and saving
+ * tensors; no libm call for any float dtype). */
+void num_load_f32_array(float *dst, const void *src, unsigned dt, size_t n);
+void num_store_f32_array(void *dst, unsigned dt, const float *src, size_t n);
 /* Integer views (for bitwise ALU ops and iota): load as int64 / store with
  * wrap-around to the dtype width (bit pattern semantics). */
 int64_t num_load_i64(const void *p, unsigned dt);

@@ -501,12 +501,31 @@ static uint64_t transpose_run(mover_t *m, const isa_dap_t *src, const isa_dap_t 
     return a > b ? a : b;
 }
 
+/* The sentinel of every on-chip byte a descriptor side may touch, whose
+ * pattern starts at address a (lazy.h) */
+static void touch_side(const sim_t *s, const isa_dap_t *p, int64_t a)
+{
+    if (!on_chip(p->space) || p->core >= s->ncores)
+        return;
+    sim_core_t *o = &s->cores[p->core];
+    sim_lazy_touch_dap(p->space == ISA_SPACE_SBUF ? &o->sbuf_z : &o->psum_z, a, p->step,
+                       p->count, isa_dtype_size(p->dtype), PITCH);
+}
+
+static void touch_sides(const mover_t *m, const isa_dap_t *src, const isa_dap_t *dst)
+{
+    touch_side(m->s, src, m->sd->src_addr);
+    touch_side(m->s, dst, m->sd->dst_addr);
+}
+
 static int move_direct(mover_t *m)
 {
     const isa_fmt_DDESC_t *f = &m->sd->d->inst.f.DDESC;
     const isa_dap_t *src = &f->src, *dst = &f->dst;
     unsigned eb = elem_bytes(src, dst);
     bool copy = !m->s->opt.timing_only;
+    if (copy)
+        touch_sides(m, src, dst);
     uint64_t total = dap_elems(src);
     if (!total)
         return 0;
@@ -573,7 +592,9 @@ static int64_t read_index(const mover_t *m, const isa_tap_t *t, uint64_t j, bool
         r /= t->count[d];
     }
     unsigned size = isa_dtype_size(t->dtype);
-    uint64_t byte = p * m->s->t->sbuf_partition_bytes + (uint64_t)((int64_t)t->addr + off * size);
+    int64_t col = (int64_t)t->addr + off * size;
+    sim_lazy_touch(&m->c->sbuf_z, (unsigned)p, 1, col, col + size);
+    uint64_t byte = p * m->s->t->sbuf_partition_bytes + (uint64_t)col;
     if (m->c->sbuf_init && !all_init(m->c->sbuf_init + byte, size))
         *uninit = true;
     return num_load_i64(m->c->sbuf + byte, t->dtype);
@@ -601,6 +622,8 @@ static int move_indirect(mover_t *m)
                 xrun = (uint64_t)n0 * eb;
         }
     }
+    if (copy)
+        touch_sides(m, src, dst);
     for (uint32_t j = 0; j < rows; j++) {
         int64_t ix = j;
         if (copy) {

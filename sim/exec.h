@@ -10,6 +10,7 @@
 
 #include "diag.h"
 #include "isa.h"
+#include "lazy.h"
 #include "target.h"
 
 /* PE array state: the stationary weights held in the 128x128 systolic
@@ -70,6 +71,7 @@ typedef struct sim_exec_ctx {
     uint32_t sbuf_pb, psum_pb;  /* bytes per partition */
     uint8_t *sbuf_init;         /* --check-uninit: byte map, 1 = written; else NULL */
     uint8_t *psum_init;
+    sim_lazy_t *sbuf_z, *psum_z; /* sentinel filled on first use (lazy.h); NULL: all filled */
     sim_pe_state_t *pe;         /* this core's PE array */
     float *acc;                 /* [128] accumulator registers of this engine (fused reduce) */
     uint32_t *regs;             /* [64] sequencer registers of this engine */

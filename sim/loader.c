@@ -4,6 +4,7 @@
 #include "sim_int.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,60 @@ static void fill_sentinel(uint8_t *p, size_t n)
     memset(p, 0xFF, n);
 }
 
+/* HBM's sentinel, without filling bytes that are overwritten before
+ * anything reads them: the range of an input or constant tensor that shares
+ * no byte with another tensor is written whole when it is bound
+ * (store_array), so it is left unfilled here and marked pending; an input
+ * never bound is filled by sim_fill_pending before the run (sim_run refuses
+ * to run without it anyway).  Everything else is filled now. */
+static int by_addr(const void *a, const void *b)
+{
+    const sim_tensor_t *x = *(const sim_tensor_t *const *)a, *y = *(const sim_tensor_t *const *)b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void fill_hbm(sim_t *s)
+{
+    sim_tensor_t **v = malloc((s->ntensors ? s->ntensors : 1) * sizeof *v);
+    unsigned n = 0;
+    for (unsigned i = 0; v && i < s->ntensors; i++)
+        if (s->tensors[i].bytes)
+            v[n++] = &s->tensors[i];
+    if (!v || !n) {
+        free(v);
+        fill_sentinel(s->hbm, s->hbm_bytes);
+        return;
+    }
+    qsort(v, n, sizeof *v, by_addr);
+    uint64_t reach = 0; /* end of the furthest range before v[i] */
+    for (unsigned i = 0; i < n; i++) {
+        sim_tensor_t *t = v[i];
+        uint64_t end = t->addr + t->bytes;
+        bool alone = t->addr >= reach && (i + 1 == n || v[i + 1]->addr >= end);
+        t->sentinel_pending = alone && (!strcmp(t->kind, "input") || !strcmp(t->kind, "constant"));
+        reach = end > reach ? end : reach;
+    }
+    tpb_advise_huge_pages(s->hbm, s->hbm_bytes);
+    uint64_t at = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (v[i]->sentinel_pending) {
+            memset(s->hbm + at, 0xFF, v[i]->addr - at);
+            at = v[i]->addr + v[i]->bytes;
+        }
+    memset(s->hbm + at, 0xFF, s->hbm_bytes - at);
+    free(v);
+}
+
+void sim_fill_pending(sim_t *s)
+{
+    for (unsigned i = 0; i < s->ntensors; i++) {
+        sim_tensor_t *t = &s->tensors[i];
+        if (t->sentinel_pending)
+            memset(s->hbm + t->addr, 0xFF, t->bytes);
+        t->sentinel_pending = false;
+    }
+}
+
 static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
 {
     size_t sb = (size_t)s->t->partitions * s->t->sbuf_partition_bytes;
@@ -396,9 +451,12 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
     if (!c->sbuf || !c->psum || !c->queues ||
         (s->opt.check_uninit && (!c->sbuf_init || !c->psum_init)))
         return tpb_errf(err, "out of memory (core %u state)", c->index);
+    /* the sentinel is written a cell at a time on first use (lazy.h) */
     if (!s->opt.timing_only) {
-        fill_sentinel(c->sbuf, sb);
-        fill_sentinel(c->psum, pb);
+        tpb_advise_huge_pages(c->sbuf, sb);
+        tpb_advise_huge_pages(c->psum, pb);
+        sim_lazy_init(&c->sbuf_z, c->sbuf, s->t->partitions, s->t->sbuf_partition_bytes);
+        sim_lazy_init(&c->psum_z, c->psum, s->t->partitions, s->t->psum_partition_bytes);
     }
     for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
         c->sem[i].last_writer = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
@@ -462,13 +520,10 @@ static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const ch
                         got, want);
     }
     uint8_t *dst = s->hbm + t->addr;
-    unsigned size = isa_dtype_size(t->dtype);
     if (a->dtype == t->dtype) {
         memcpy(dst, a->data, t->bytes);
     } else if (a->dtype == ISA_DT_FP32 && isa_dtype_kind(t->dtype) == ISA_DK_F) {
-        const float *f = a->data;
-        for (size_t i = 0; i < a->count; i++)
-            num_store_f32(dst + i * size, t->dtype, f[i]);
+        num_store_f32_array(dst, t->dtype, a->data, a->count);
     } else {
         return tpb_errf(err,
                         "%s '%s': element type %s does not match the tensor's %s (allowed: %s, "
@@ -478,6 +533,7 @@ static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const ch
     }
     if (s->hbm_init)
         memset(s->hbm_init + t->addr, 1, t->bytes);
+    t->sentinel_pending = false;
     return 0;
 }
 
@@ -494,11 +550,29 @@ int sim_set_input(sim_t *s, const char *name, const npy_array_t *a, tpb_err_t *e
     return 0;
 }
 
+/* An input not yet bound whose range no other tensor shares is read
+ * straight from the file into HBM when the file holds exactly its dtype and
+ * shape (no intermediate buffer or copy); any other file goes through
+ * npy_read and sim_set_input with their checks and messages. */
 int sim_load_input_file(sim_t *s, const char *name, const char *path, tpb_err_t *err)
 {
     npy_array_t a;
-    if (npy_read(path, &a, err) != 0)
+    sim_tensor_t *t = (sim_tensor_t *)sim_find_tensor(s, name);
+    if (t && !strcmp(t->kind, "input") && t->sentinel_pending && npy_descr(t->dtype)) {
+        npy_array_t want = { .dtype = t->dtype, .ndim = t->ndim };
+        memcpy(want.shape, t->shape, sizeof want.shape);
+        if (npy_read_into(path, &want, s->hbm + t->addr, &a, err) != 0)
+            return -1;
+        if (!a.data) {
+            if (s->hbm_init)
+                memset(s->hbm_init + t->addr, 1, t->bytes);
+            t->sentinel_pending = false;
+            t->bound = true;
+            return 0;
+        }
+    } else if (npy_read(path, &a, err) != 0) {
         return -1;
+    }
     int rc = sim_set_input(s, name, &a, err);
     if (rc)
         tpb_err_prefix(err, "%s", path);
@@ -583,34 +657,47 @@ int sim_get_tensor(const sim_t *s, const char *name, npy_array_t *out, tpb_err_t
     if (dt == t->dtype) {
         memcpy(out->data, src, t->bytes);
     } else {
-        float *f = out->data;
-        unsigned size = isa_dtype_size(t->dtype);
-        for (size_t i = 0; i < out->count; i++)
-            f[i] = num_load_f32(src + i * size, t->dtype);
+        num_load_f32_array(out->data, src, t->dtype, out->count);
     }
     return 0;
 }
 
-/* Tensor t as a .npy file image.  A dtype NumPy has is serialised straight
- * from HBM (one copy); bf16/fp8 go through sim_get_tensor (float32). */
+/* Tensor t as a .npy file image: a dtype NumPy has is written straight
+ * from HBM after its header (*data points into HBM: no copy); bf16/fp8 go
+ * through sim_get_tensor (float32) into one buffer (*data NULL). */
 static int serialize_output(const sim_t *s, const sim_tensor_t *t, uint8_t **buf, size_t *len,
-                            tpb_err_t *err)
+                            const uint8_t **data, tpb_err_t *err)
 {
     npy_array_t a;
+    *data = NULL;
     if (npy_descr(t->dtype)) {
         memset(&a, 0, sizeof a);
         a.dtype = t->dtype;
         a.ndim = t->ndim;
         memcpy(a.shape, t->shape, sizeof a.shape);
-        a.count = (size_t)(t->bytes / isa_dtype_size(t->dtype));
-        a.data = s->hbm + t->addr;
-        return npy_serialize(&a, buf, len, err);
+        if (!(*buf = malloc(NPY_HEADER_MAX)))
+            return tpb_errf(err, "out of memory");
+        *data = s->hbm + t->addr;
+        return npy_header(&a, *buf, len, err);
     }
     if (sim_get_tensor(s, t->name, &a, err) != 0)
         return -1;
     int rc = npy_serialize(&a, buf, len, err);
     npy_free(&a);
     return rc;
+}
+
+static int write_output(const char *path, const uint8_t *head, size_t hlen, const uint8_t *data,
+                        size_t dlen, tpb_err_t *err)
+{
+    fio_atomic_t f;
+    if (fio_atomic_open(&f, path, err))
+        return -1;
+    if (fwrite(head, 1, hlen, f.f) != hlen || (dlen && fwrite(data, 1, dlen, f.f) != dlen)) {
+        fio_atomic_abort(&f);
+        return tpb_errf(err, "%s: write failed: %s", path, strerror(errno));
+    }
+    return fio_atomic_commit(&f, err);
 }
 
 int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_err_t *err)
@@ -622,16 +709,17 @@ int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_er
         n += !strcmp(s->tensors[i].kind, "output");
     uint8_t **bufs = calloc(n ? n : 1, sizeof *bufs);
     size_t *lens = calloc(n ? n : 1, sizeof *lens);
-    const char **names = calloc(n ? n : 1, sizeof *names);
+    const sim_tensor_t **outs = calloc(n ? n : 1, sizeof *outs);
+    const uint8_t **datas = calloc(n ? n : 1, sizeof *datas);
     int rc = 0;
     unsigned k = 0;
-    if (!bufs || !lens || !names)
+    if (!bufs || !lens || !outs || !datas)
         rc = tpb_errf(err, "out of memory");
     for (unsigned i = 0; i < s->ntensors && !rc; i++) {
         if (strcmp(s->tensors[i].kind, "output"))
             continue;
-        names[k] = s->tensors[i].name;
-        rc = serialize_output(s, &s->tensors[i], &bufs[k], &lens[k], err);
+        outs[k] = &s->tensors[i];
+        rc = serialize_output(s, &s->tensors[i], &bufs[k], &lens[k], &datas[k], err);
         k++;
     }
     if (!rc && fio_exists(outdir) && !fio_is_dir(outdir))
@@ -642,15 +730,16 @@ int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_er
     for (unsigned i = 0; i < k && !rc; i++) {
         char path[4400];
         const char *stage;
-        snprintf(path, sizeof path, "%s/%s.npy", outdir, names[i]);
+        snprintf(path, sizeof path, "%s/%s.npy", outdir, outs[i]->name);
         rc = tpb_txn_stage(txn, path, &stage, err) ||
-             fio_write_atomic(stage, bufs[i], lens[i], err);
+             write_output(stage, bufs[i], lens[i], datas[i], datas[i] ? outs[i]->bytes : 0, err);
     }
     for (unsigned i = 0; i < k; i++)
         free(bufs[i]);
     free(bufs);
     free(lens);
-    free(names);
+    free(outs);
+    free(datas);
     if (rc)
         tpb_txn_fix_msg(txn, err);
     return rc ? -1 : 0;
@@ -703,7 +792,7 @@ int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err)
                        t->bytes < s->hbm_bytes - t->addr ? t->bytes : s->hbm_bytes - t->addr);
         }
     else
-        fill_sentinel(s->hbm, s->hbm_bytes);
+        fill_hbm(s);
     if (s->opt.check_uninit && !(s->hbm_init = calloc(s->hbm_bytes ? s->hbm_bytes : 1, 1)))
         return tpb_errf(err, "out of memory (HBM init map)");
     s->cores = calloc(s->ncores, sizeof *s->cores);

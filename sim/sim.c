@@ -251,6 +251,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         .sbuf = c->sbuf, .psum = c->psum,
         .sbuf_pb = s->t->sbuf_partition_bytes, .psum_pb = s->t->psum_partition_bytes,
         .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
+        .sbuf_z = &c->sbuf_z, .psum_z = &c->psum_z,
         .acc = e->acc, .regs = e->regs, .rng = &e->rng,
         .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
     };
@@ -552,6 +553,7 @@ int sim_run(sim_t *s, tpb_err_t *err)
     if (s->ran)
         return tpb_errf(err, "sim_run: this simulation already ran");
     s->ran = true;
+    sim_fill_pending(s);
     char missing[512];
     if (s->opt.timing_only)
         sim_inputs_timing_only(s);

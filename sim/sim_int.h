@@ -134,6 +134,7 @@ typedef struct {
     unsigned dma_rr;             /* round-robin pointer across queues */
     uint8_t *sbuf, *psum;
     uint8_t *sbuf_init, *psum_init;
+    sim_lazy_t sbuf_z, psum_z;   /* their sentinel, filled on first use (lazy.h) */
     sim_pe_state_t *pe;
 } sim_core_t;
 
@@ -221,6 +222,7 @@ typedef struct {
     char *file;
     char *print_prefix;          /* device_print debug buffer: its prefix, or NULL */
     bool bound;                  /* input supplied */
+    bool sentinel_pending;       /* HBM range not yet filled with the sentinel (loader.c) */
 } sim_tensor_t;
 
 struct sim {
@@ -345,6 +347,7 @@ void sim_debug_free(sim_engine_t *e);
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */
 void sim_inputs_timing_only(sim_t *s);
+void sim_fill_pending(sim_t *s);
 int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err);
 const sim_tensor_t *sim_find_tensor(const sim_t *s, const char *name);
 

@@ -359,6 +359,37 @@ static void test_widen_integer(void **state)
     }
 }
 
+/* num_load_f32_array / num_store_f32_array equal the per-element
+ * functions bit for bit on every dtype: random bit patterns (NaN, inf,
+ * subnormals included) and every 16-bit pattern through bf16/fp16. */
+static void test_array_conversions(void **state)
+{
+    (void)state;
+    enum { N = 70000 };
+    static float f[N], back[N], one[N];
+    static uint8_t raw[N * 4], want[N * 4];
+    uint64_t seed = 99;
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t u = i < 65536 ? (uint32_t)i << 16 | (uint32_t)(seed >> 48) : (uint32_t)(seed >> 32);
+        memcpy(&f[i], &u, 4);
+        memcpy(raw + 4 * i, &u, 4);
+    }
+    for (unsigned dt = 0; dt < ISA_DT_COUNT; dt++) {
+        if (!isa_dtype_valid(dt))
+            continue;
+        unsigned sz = isa_dtype_size(dt);
+        num_store_f32_array(raw, dt, f, N);
+        for (size_t i = 0; i < N; i++)
+            num_store_f32(want + i * sz, dt, f[i]);
+        assert_memory_equal(raw, want, (size_t)N * sz);
+        num_load_f32_array(back, raw, dt, N);
+        for (size_t i = 0; i < N; i++)
+            one[i] = num_load_f32(raw + i * sz, dt);
+        assert_memory_equal(back, one, sizeof back);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_float_to_int),
         cmocka_unit_test(test_int_views),
         cmocka_unit_test(test_reference_table),
+        cmocka_unit_test(test_array_conversions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -519,6 +519,27 @@ static void test_npy_read_matches_parse(void **state)
             fail_msg("case %zu: npy_read %d '%s', npy_parse %d '%s'", i, ra, ra ? ea.msg : "", rb,
                      rb ? eb.msg : "");
         if (!ra) {
+            /* npy_read_into: the same array read into a caller's buffer
+             * when it is what the caller wants, else exactly npy_read */
+            npy_array_t c, want = b;
+            uint8_t *dst = malloc(b.count * isa_dtype_size(b.dtype) + 1);
+            assert_non_null(dst);
+            tpb_err_t ec = { { 0 } };
+            assert_int_equal(npy_read_into(path, &want, dst, &c, &ec), 0);
+            assert_int_equal(c.count, b.count);
+            assert_memory_equal(c.shape, b.shape, sizeof c.shape);
+            assert_int_equal(c.data == NULL, !b.converted_from_f64);
+            assert_memory_equal(c.data ? c.data : dst, b.data, b.count * isa_dtype_size(b.dtype));
+            npy_free(&c);
+            want.shape[0] = b.ndim ? b.shape[0] + 1 : 0;
+            want.ndim = b.ndim ? b.ndim : 1;
+            memset(dst, 0xA5, 1);
+            assert_int_equal(npy_read_into(path, &want, dst, &c, &ec), 0);
+            assert_non_null(c.data); /* not the wanted shape: a buffer of its own */
+            assert_memory_equal(c.data, b.data, b.count * isa_dtype_size(b.dtype));
+            assert_int_equal(dst[0], 0xA5);
+            npy_free(&c);
+            free(dst);
             assert_int_equal(a.dtype, b.dtype);
             assert_int_equal(a.ndim, b.ndim);
             assert_int_equal(a.count, b.count);

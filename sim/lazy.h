@@ -1,0 +1,63 @@
+/* lazy.h - the 0xFF sentinel of SBUF and PSUM, written on first use.
+ *
+ * A fresh SBUF/PSUM image is all 0xFF (NaN in every float dtype; see
+ * docs/simulator.md).  Filling 24-28 MiB per core up front dominated short
+ * runs (the kernel zeroes every page, then the fill writes it again), so
+ * the image is cut into cells of one partition x SIM_LAZY_CHUNK bytes and a
+ * cell is filled the first time any access may touch it: operand
+ * resolution (tap.c) and every DMA descriptor side or index tap (dma.c)
+ * call sim_lazy_touch with a range that covers everything they read or
+ * write, before they do.  Bytes never touched are never read, so every
+ * observable byte is what the up-front fill gave.  Cells are 4 KiB, or
+ * wider so that a partition has at most 64 (one mask word per partition).
+ * docs/performance.md. */
+#ifndef TPB_SIM_LAZY_H
+#define TPB_SIM_LAZY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SIM_LAZY_CHUNK 4096u  /* smallest cell width; wider when a partition has > 64 */
+#define SIM_LAZY_PARTS 128u
+
+typedef struct {
+    uint8_t *mem;          /* partition p at mem + p * pb */
+    uint32_t pb;
+    unsigned parts;        /* partitions in the image (at most SIM_LAZY_PARTS) */
+    unsigned shift;        /* cell width 1 << shift bytes: at most 64 cells per partition */
+    uint32_t nchunks;      /* cells per partition: ceil(pb >> shift) */
+    uint64_t left;         /* cells not filled yet; 0: nothing to do */
+    uint64_t full;         /* bit c: cell c filled in every partition */
+    uint64_t done[SIM_LAZY_PARTS]; /* [p] bit c: cell (p, c) filled */
+} sim_lazy_t;
+
+/* mem of parts (<= 128) partitions x pb bytes, nothing filled.  An image
+ * that is never lazily filled (--timing-only) stays zeroed with left = 0. */
+void sim_lazy_init(sim_lazy_t *z, uint8_t *mem, unsigned parts, uint32_t pb);
+
+void sim_lazy_fill(sim_lazy_t *z, unsigned p0, unsigned np, int64_t lo, int64_t hi);
+
+/* Make partitions [p0, p0 + np) x bytes [lo, hi) of each hold their
+ * sentinel unless already used (ranges are clamped to the image).  Inline
+ * part: the usual case (every cell already filled) in a few instructions,
+ * as it runs for every operand of every instruction. */
+static inline void sim_lazy_touch(sim_lazy_t *z, unsigned p0, unsigned np, int64_t lo, int64_t hi)
+{
+    if (!z || !z->left)
+        return;
+    if (lo >= 0 && hi > lo && hi <= (int64_t)z->pb) {
+        uint64_t want = (~0ull >> (63 - ((uint64_t)(hi - 1) >> z->shift))) &
+                        (~0ull << ((uint64_t)lo >> z->shift));
+        if ((z->full & want) == want || (np == 1 && p0 < z->parts && (z->done[p0] & want) == want))
+            return;
+    }
+    sim_lazy_fill(z, p0, np, lo, hi);
+}
+
+/* The same for a 2-D DMA pattern in the linear on-chip address space
+ * (partition * pitch + byte): base, steps in bytes, counts in elements of
+ * esize bytes. */
+void sim_lazy_touch_dap(sim_lazy_t *z, int64_t base, const int32_t step[2],
+                        const uint32_t count[2], unsigned esize, int64_t pitch);
+
+#endif
