@@ -13,4 +13,12 @@
  * before the block is first written. */
 void tpb_advise_huge_pages(void *p, size_t len);
 
+/* The same advice for a growing array that realloc() just returned (len =
+ * its new capacity in bytes): the range is rounded out to whole pages, so
+ * a block glibc serves from its own mapping is advised whole and stays one
+ * mapping (advising only its interior would split it, and realloc could
+ * then no longer move it with mremap but would copy it).  Where the block
+ * shares pages with neighbours they get the (harmless) advice too. */
+void tpb_advise_huge_pages_array(void *p, size_t len);
+
 #endif

@@ -341,13 +341,13 @@ int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err)
         if (t->const_data) {
             if (const_to_npy(t, &a, err))
                 return -1;
-        } else if (t->const_file[0]) {
-            if (npy_read(t->const_file, &a, err))
+        } else if (t->const_path && t->const_path[0]) {
+            if (npy_read(t->const_path, &a, err))
                 return tpb_err_prefix(err, "constant '%s'", t->name);
             if ((uint64_t)a.count != enc_tensor_elems(t)) {
                 npy_free(&a);
                 return tpb_errf(err, "constant '%s': %s has %zu elements, the tensor has %llu",
-                                t->name, t->const_file, a.count,
+                                t->name, t->const_path, a.count,
                                 (unsigned long long)enc_tensor_elems(t));
             }
         } else {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hugepage.h"
+
 const char *bir_opcode_name(bir_opcode_t o)
 {
     switch (o) {
@@ -65,6 +67,7 @@ static int grow(bir_block_t *b, tpb_err_t *err)
     bir_inst_t *p = realloc(b->insts, (size_t)nc * sizeof *p);
     if (!p)
         return tpb_errf(err, "out of memory growing block %s", b->name);
+    tpb_advise_huge_pages_array(p, (size_t)nc * sizeof *p);   /* 10^5+ instructions */
     b->insts = p;
     b->cap = nc;
     return 0;

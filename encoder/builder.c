@@ -367,9 +367,13 @@ int enc_shared_constant_file(enc_builder_t *b, const char *name, unsigned dtype,
     int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape);
     if (id < 0)
         return -1;
-    if (!file || strlen(file) >= sizeof b->k->tensors[id].const_file)
+    if (!file || strlen(file) >= TIR_CONST_PATH_MAX)
         return tfail(b, "constant '%s': field 'file': missing or too long", name);
-    snprintf(b->k->tensors[id].const_file, sizeof b->k->tensors[id].const_file, "%s", file);
+    size_t n = strlen(file) + 1;
+    char *copy = malloc(n);
+    if (!copy)
+        return tfail(b, "out of memory");
+    b->k->tensors[id].const_path = memcpy(copy, file, n);
     return id;
 }
 

@@ -504,6 +504,18 @@ bool gen_is_sync_inst(const bir_inst_t *in)
     return in->opc == BIR_NOP || in->opc == BIR_HALT || in->opc == BIR_CORE_BARRIER;
 }
 
+/* The first byte of bundle pc of stream rf, *at bundles of which were
+ * consumed already (pc >= *at). */
+static bool read_bundle_l2(FILE *rf, long *at, int pc, uint8_t *byte)
+{
+    uint8_t b[ISA_BUNDLE_BYTES];
+    for (; *at <= pc; (*at)++)
+        if (fread(b, sizeof b, 1, rf) != 1)
+            return false;
+    *byte = b[0];
+    return true;
+}
+
 int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
 {
     const bir_block_t *b = &g->m->funcs[0].blocks[0];
@@ -518,7 +530,10 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
         if (!rf)
             return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_tmp[e],
                             strerror(errno));
+        /* the entries' pcs rise: read the stream front to back through
+         * stdio's buffer (a seek per entry costs a system call each) */
         int prev = -1, rc = 0;
+        long at = 0;   /* bundles consumed from rf */
         for (int i = 0; i < g->ndbg[e]; i++) {
             const gen_debug_t *d = &g->dbg[e][i];
             const bir_inst_t *in = d->inst >= 0 && d->inst < b->ninsts ? &b->insts[d->inst] : NULL;
@@ -530,8 +545,7 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
                 why = "an instruction of another engine";
             else if (d->pc <= prev || d->pc < 0 || (unsigned)d->pc >= g->pcs[e])
                 why = "a pc out of order or outside the stream";
-            else if (fseek(rf, (long)d->pc * ISA_BUNDLE_BYTES, SEEK_SET) != 0 ||
-                     fread(&byte, 1, 1, rf) != 1)
+            else if (!read_bundle_l2(rf, &at, d->pc, &byte))
                 why = "a bundle that cannot be read back";
             else if (byte != isa_ops[in->isa.op].l2)
                 why = "a bundle with another opcode";

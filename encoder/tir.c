@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hugepage.h"
+
 const char *tir_op_name(tir_opkind_t k)
 {
     /* NKI spellings, in TIR_OPS order */
@@ -38,7 +40,7 @@ void tir_kernel_init(tir_kernel_t *k)
 void tir_kernel_free(tir_kernel_t *k)
 {
     for (int i = 0; i < k->ntensors; i++)
-        free(k->tensors[i].const_data);
+        free(k->tensors[i].const_data), free(k->tensors[i].const_path);
     free(k->tensors);
     free(k->ops);
     free(k->loops);
@@ -54,6 +56,8 @@ static int grow(void **arr, int *cap, int n, size_t elem)
     void *p = realloc(*arr, (size_t)nc * elem);
     if (!p)
         return -1;
+    /* kernels unroll to 10^5+ ops: fault the array in 2 MiB pages */
+    tpb_advise_huge_pages_array(p, (size_t)nc * elem);
     *arr = p;
     *cap = nc;
     return 0;

@@ -17,6 +17,7 @@
 #define TIR_MAX_DIMS 6          /* HBM tensors: up to 6 dims; tiles: partition + 4 free */
 #define TIR_NAME_LEN 64
 #define TIR_PATH_LEN 96
+#define TIR_CONST_PATH_MAX 1024 /* a constant's .npy path: strlen < this */
 
 typedef enum {
     TIR_T_INPUT,      /* HBM, provided by the user (.npy) */
@@ -35,8 +36,12 @@ typedef struct {
     int64_t shape[TIR_MAX_DIMS];
     char path[TIR_PATH_LEN];      /* where it was declared: "inputs[0]", "body[2].body[0]" */
     /* constants: either a file (.npy, path relative to the kernel file's
-     * directory, resolved by the front-end) or inline data */
-    char const_file[1024];
+     * directory, resolved by the front-end; shorter than TIR_CONST_PATH_MAX)
+     * or inline data.  Both owned by the kernel that declared the tensor
+     * (freed by tir_kernel_free; copies of the tensor made by later passes
+     * borrow them).  A pointer, not an array: kernels declare 10^5 tiles
+     * (one per loop iteration), which never carry a file. */
+    char *const_path;             /* owned; NULL = none */
     void *const_data;             /* owned; dtype-sized elements, C order; NULL if file */
     int shared_with;              /* multi-core: -1, else id of the owning core's tensor */
     char print_prefix[48];        /* device_print's debug buffer (an output): the

@@ -186,8 +186,8 @@ int enc_tir_format(const tir_kernel_t *k, char **text, size_t *len, tpb_err_t *e
         sb_printf(&s, "]");
         if (t->path[0])
             sb_printf(&s, " @%s", t->path);
-        if (t->const_file[0])
-            sb_printf(&s, " file=%s", t->const_file);
+        if (t->const_path && t->const_path[0])
+            sb_printf(&s, " file=%s", t->const_path);
         else if (t->const_data)
             sb_printf(&s, " inline");
         sb_printf(&s, "\n");

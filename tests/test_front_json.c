@@ -601,7 +601,7 @@ static void test_constants(void **state)
     const uint16_t *hv = k.tensors[3].const_data;
     assert_int_equal(hv[0], 0x3800);   /* 0.5 in fp16 */
     assert_int_equal(hv[1], 0xC000);   /* -2 */
-    assert_string_equal(k.tensors[4].const_file, EX "/w.npy");
+    assert_string_equal(k.tensors[4].const_path, EX "/w.npy");
     assert_null(k.tensors[4].const_data);
     tir_kernel_free(&k);
 }
