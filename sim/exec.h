@@ -97,6 +97,9 @@ typedef struct {
 /* The implementation of a compute opcode, or NULL when the scheduler
  * handles it (control, sync, DMA, prefixes). */
 const sim_opimpl_t *sim_opimpl(isa_op_t op);
+/* The whole table at once: tab[op] = sim_opimpl(op), pe[op] = whether the
+ * PE implements op (the scheduler looks these up once per instruction). */
+void sim_opimpl_table(const sim_opimpl_t **tab, bool *pe, unsigned nops);
 
 /* Bounds check of a compute access pattern against its space (SBUF/PSUM
  * sizes of ctx); on failure fills ctx->err naming `operand`, the

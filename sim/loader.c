@@ -816,6 +816,7 @@ int sim_load(const char *dir, const sim_options_t *opt, sim_t **out, tpb_err_t *
         s->opt = *opt;
     else
         sim_options_default(&s->opt);
+    sim_opimpl_table(s->impl, s->impl_pe, ISA_OP_COUNT);
     if (sim_load_artifacts(s, dir, err) != 0) {
         if (!s->t)
             s->t = tpb_target_default();

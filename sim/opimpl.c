@@ -25,3 +25,11 @@ const sim_opimpl_t *sim_opimpl(isa_op_t op)
         return impl;
     return sim_pool_impl(op);
 }
+
+void sim_opimpl_table(const sim_opimpl_t **tab, bool *pe, unsigned nops)
+{
+    for (unsigned op = 0; op < nops; op++) {
+        tab[op] = sim_opimpl((isa_op_t)op);
+        pe[op] = sim_pe_impl((isa_op_t)op) != NULL;
+    }
+}

@@ -239,12 +239,12 @@ static bool sem_event_next(sim_t *s, uint64_t t)
 static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
                         uint64_t *cycles, tpb_err_t *err)
 {
-    const sim_opimpl_t *impl = sim_opimpl(d->inst.op);
+    const sim_opimpl_t *impl = d->inst.op < ISA_OP_COUNT ? s->impl[d->inst.op] : NULL;
     if (!impl || !impl->exec || !impl->cost)
         return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
                              isa_ops[d->inst.op].mnemonic);
     /* the PE array state (230 KB): allocated when a core first uses it */
-    if (!c->pe && sim_pe_impl(d->inst.op) && !(c->pe = calloc(1, sizeof *c->pe)))
+    if (!c->pe && s->impl_pe[d->inst.op] && !(c->pe = calloc(1, sizeof *c->pe)))
         return sim_inst_errf(err, c, e, e->idx, "out of memory (PE state)");
     sim_exec_ctx_t ctx = {
         .target = s->t, .core = (int)c->index, .engine = e->id,

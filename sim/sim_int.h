@@ -258,6 +258,8 @@ struct sim {
     unsigned nwarnings;
     sim_trace_t tr;
     uint64_t dma_lat_ps;
+    const sim_opimpl_t *impl[ISA_OP_COUNT]; /* sim_opimpl() of each opcode (sim_load) */
+    bool impl_pe[ISA_OP_COUNT];             /* the opcode is the PE's */
 };
 
 /* ---- sim.c ---- */
