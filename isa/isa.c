@@ -1,6 +1,7 @@
 /* isa.c - tables and the generic table-driven bundle codec. */
 #include "isa.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,7 @@ int isa_dtype_by_name(const char *name)
  * A value >= ISA_ENUM_MAX in enums.def fails to compile (initializer out of
  * bounds); a NULL slot is not a member. */
 #define ISA_ENUM_MAX 64
+_Static_assert(ISA_DT_COUNT <= 64, "decode plans keep valid dtypes in a 64-bit mask");
 static const char *const enum_names[ISA_FT_COUNT][ISA_ENUM_MAX] = {
 #define ENUMV(E, ID, value, name) [ISA_FT_##E][value] = name,
 #include "enums.def"
@@ -201,6 +203,19 @@ const isa_fmtinfo_t isa_formats[ISA_FMT_COUNT] = {
 };
 
 /* ------------------------------------------------------------ bit access */
+/* 8 bundle bytes as a little-endian number, on any host */
+static uint64_t load_le64(const uint8_t *b)
+{
+    uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, b, 8);
+#else
+    for (unsigned i = 8; i-- > 0;)
+        v = (v << 8) | b[i];
+#endif
+    return v;
+}
+
 static uint32_t get_bits(const uint8_t *b, unsigned pos, unsigned width)
 {
     uint64_t v = 0;
@@ -416,7 +431,19 @@ static void mark_bits(uint8_t *b, unsigned pos, unsigned width)
  * tap_by_slot), which stay as the fallback for a format with more fields
  * than a plan holds. */
 #define PLAN_MAX_FIELDS 128
+#define PLAN_MAX_HDR_FIELDS 32
 static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot);
+/* One field as the decode loop needs it: 8 little-endian bundle bytes
+ * from `byte`, shifted right by `shift` and masked, land at byte `dst` of
+ * isa_inst_t.  byte <= 56 and shift + width <= 64 (see plan_field). */
+typedef enum { PF_PLAIN, PF_SIGNED, PF_ENUM } plan_fkind_t;
+typedef struct {
+    const isa_field_t *f;               /* for the enum check and its error */
+    uint64_t valid;                     /* enums: bit v set = isa_enum_name(type, v) */
+    uint32_t mask;
+    uint16_t dst;
+    uint8_t byte, shift, width, kind;
+} plan_field_t;
 typedef struct {
     bool built;
     bool generic;                       /* too many fields: use the helpers */
@@ -426,22 +453,44 @@ typedef struct {
     uint8_t reg[PLAN_MAX_FIELDS];       /* format field index of each register */
     bool reg_none_ok[PLAN_MAX_FIELDS];  /* src_reg / dst_reg accept 0xFF */
     const isa_field_t *tap_slot[3];     /* ApExt slot -> TAP ".addr", or NULL */
+    unsigned nfld;                      /* header then format fields (not generic) */
+    plan_field_t fld[PLAN_MAX_HDR_FIELDS + PLAN_MAX_FIELDS]; /* last: not cleared */
 } fmt_plan_t;
+
+static plan_field_t plan_field(const isa_field_t *f, size_t base)
+{
+    unsigned byte = f->bitpos / 8 <= ISA_BUNDLE_BYTES - 8 ? f->bitpos / 8 : ISA_BUNDLE_BYTES - 8;
+    plan_field_t x = {
+        .f = f, .mask = f->width >= 32 ? 0xFFFFFFFFu : (1u << f->width) - 1,
+        .dst = (uint16_t)(base + f->offset), .byte = (uint8_t)byte,
+        .shift = (uint8_t)(f->bitpos - byte * 8), .width = f->width,
+        .kind = f->type == ISA_FT_S ? PF_SIGNED : ftype_is_enum(f->type) ? PF_ENUM : PF_PLAIN,
+    };
+    /* every enum value is below 64 (ISA_ENUM_MAX; dtypes: checked here) */
+    for (unsigned v = 0; x.kind == PF_ENUM && v < 64; v++)
+        if (isa_enum_name(f->type, v))
+            x.valid |= 1ull << v;
+    return x;
+}
 
 static void plan_build(fmt_plan_t *p, isa_format_t fmt)
 {
     const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR], *fi = &isa_formats[fmt];
-    memset(p, 0, sizeof *p);
+    memset(p, 0, offsetof(fmt_plan_t, fld));
     p->built = true;
     p->used[0] = p->used[1] = 0xFF;
     for (unsigned i = 0; i < h->nfields; i++)
         mark_bits(p->used, h->fields[i].bitpos, h->fields[i].width);
     for (unsigned i = 0; i < fi->nfields; i++)
         mark_bits(p->used, fi->fields[i].bitpos, fi->fields[i].width);
-    if (fi->nfields > PLAN_MAX_FIELDS) {
+    if (fi->nfields > PLAN_MAX_FIELDS || h->nfields > PLAN_MAX_HDR_FIELDS) {
         p->generic = true;
         return;
     }
+    for (unsigned i = 0; i < h->nfields; i++)
+        p->fld[p->nfld++] = plan_field(&h->fields[i], offsetof(isa_inst_t, sync));
+    for (unsigned i = 0; i < fi->nfields; i++)
+        p->fld[p->nfld++] = plan_field(&fi->fields[i], offsetof(isa_inst_t, f));
     for (unsigned i = 0; i < fi->nfields; i++) {
         const isa_field_t *f = &fi->fields[i];
         if (f->operand && strstr(f->name, ".addr"))
@@ -539,7 +588,18 @@ static isa_status_t decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offs
 
     const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[oi->format] };
     uint8_t *base[2] = { (uint8_t *)&out->sync, (uint8_t *)&out->f };
-    for (int k = 0; k < 2; k++) {
+    for (unsigned i = 0; i < p->nfld; i++) { /* the plan's fields, in table order */
+        const plan_field_t *x = &p->fld[i];
+        uint32_t v = (uint32_t)(load_le64(b + x->byte) >> x->shift) & x->mask;
+        if (x->kind == PF_SIGNED)
+            v = (uint32_t)sign_extend(v, x->width);
+        else if (x->kind == PF_ENUM && (v >= 64 || !(x->valid >> v & 1)))
+            return fail(err, ISA_E_RANGE, offset, x->f->name,
+                        "%s: field '%s' has invalid %s value %u", oi->mnemonic,
+                        x->f->name, isa_ftype_name(x->f->type), v);
+        memcpy((uint8_t *)out + x->dst, &v, sizeof v);
+    }
+    for (int k = 0; k < 2 && p->generic; k++) {
         for (unsigned i = 0; i < parts[k]->nfields; i++) {
             const isa_field_t *f = &parts[k]->fields[i];
             uint32_t v = get_bits(b, f->bitpos, f->width);
