@@ -181,6 +181,19 @@ static bool scan_peek(scan_t *j, char c)
     return j->p < j->end && *j->p == c;
 }
 
+/* Whole-word byte tests (exact as booleans): some byte of w is 0, some
+ * byte is below n (n <= 128). */
+#define BYTES_OF(x) (0x0101010101010101ull * (uint8_t)(x))
+static inline bool word_has_zero(uint64_t w)
+{
+    return ((w - BYTES_OF(1)) & ~w & BYTES_OF(0x80)) != 0;
+}
+
+static inline bool word_has_less(uint64_t w, unsigned n)
+{
+    return ((w - BYTES_OF(n)) & ~w & BYTES_OF(0x80)) != 0;
+}
+
 /* A string with no escape and no control character. */
 static bool scan_string(scan_t *j, const char **s, size_t *n)
 {
@@ -189,7 +202,14 @@ static bool scan_string(scan_t *j, const char **s, size_t *n)
     const char *q = memchr(j->p, '"', (size_t)(j->end - j->p));
     if (!q)
         return false;
-    for (const char *c = j->p; c < q; c++)
+    const char *c = j->p;
+    for (; q - c >= 8; c += 8) { /* 8 bytes at a time: any '\\' or byte < 0x20? */
+        uint64_t w;
+        memcpy(&w, c, 8);
+        if (word_has_less(w, 0x20) || word_has_zero(w ^ (BYTES_OF('\\'))))
+            break; /* the byte loop below finds it */
+    }
+    for (; c < q; c++)
         if (*c == '\\' || (unsigned char)*c < 0x20)
             return false;
     *s = j->p;

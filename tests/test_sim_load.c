@@ -284,6 +284,33 @@ static void test_empty_stream_ignores_entries(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* The scanner takes a string 8 bytes at a time: an escape or a control
+ * byte at any position of a name of any length sends the text to cJSON
+ * (same result either way); a plain name of that length stays scanned. */
+static void test_string_escape_any_position(void **state)
+{
+    (void)state;
+    static const char bad[] = { '\\', 0x01, 0x1f, '\n' };
+    char text[128], name[40];
+    for (unsigned n = 1; n <= 33; n++)
+        for (unsigned at = 0; at <= n; at++)
+            for (unsigned k = 0; k < sizeof bad; k++) {
+                for (unsigned i = 0; i < n; i++)
+                    name[i] = (char)('a' + (i * 7 + k) % 26);
+                if (at < n)
+                    name[at] = bad[k];
+                if (at < n && bad[k] == '\\' && at + 1 < n)
+                    name[at + 1] = 'n'; /* a valid escape for cJSON */
+                int len = snprintf(text, sizeof text, "{\"debug\": [{\"pc\": 0, \"name\": \"%.*s\"}]}",
+                                   (int)n, name);
+                int rc;
+                bool scanned = parse_both_len(text, (size_t)len, false, &rc);
+                if (scanned != (at == n))
+                    fail_msg("name of %u bytes, byte %u = 0x%02x: scanned %d", n, at,
+                             (unsigned)(unsigned char)bad[k], scanned);
+            }
+}
+
 /* Random edits of the compiler's text: both paths agree on each. */
 static void test_mutations_agree(void **state)
 {
@@ -594,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_nesting_depth),
         cmocka_unit_test(test_empty_stream_ignores_entries),
         cmocka_unit_test(test_mutations_agree),
+        cmocka_unit_test(test_string_escape_any_position),
         cmocka_unit_test(test_stream_decode_matches_isa_decode),
         cmocka_unit_test(test_npy_read_matches_parse),
         cmocka_unit_test(test_compact_form),
