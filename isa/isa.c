@@ -130,12 +130,18 @@ const isa_opinfo_t isa_ops[ISA_OP_COUNT] = {
 #undef OPCODE
 };
 
+/* l2 opcode byte -> ISA_OP_ + 1 (0: no opcode).  Two opcodes with one l2
+ * byte would initialise an entry twice, which -Werror (gcc -Woverride-init
+ * in -Wextra, clang -Winitializer-overrides) refuses. */
+static const uint16_t op_of_l2[256] = {
+#define OPCODE(ID, mn, l2, eng, fmt, cls) [l2] = ISA_OP_##ID + 1,
+#include "opcodes.def"
+#undef OPCODE
+};
+
 const isa_opinfo_t *isa_op_by_l2(uint8_t l2)
 {
-    for (unsigned i = 0; i < ISA_OP_COUNT; i++)
-        if (isa_ops[i].l2 == l2)
-            return &isa_ops[i];
-    return NULL;
+    return op_of_l2[l2] ? &isa_ops[op_of_l2[l2] - 1] : NULL;
 }
 
 const isa_opinfo_t *isa_op_by_mnemonic(const char *mn)
