@@ -246,19 +246,24 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     /* the PE array state (230 KB): allocated when a core first uses it */
     if (!c->pe && s->impl_pe[d->inst.op] && !(c->pe = calloc(1, sizeof *c->pe)))
         return sim_inst_errf(err, c, e, e->idx, "out of memory (PE state)");
-    sim_exec_ctx_t ctx = {
-        .target = s->t, .core = (int)c->index, .engine = e->id,
-        .sbuf = c->sbuf, .psum = c->psum,
-        .sbuf_pb = s->t->sbuf_partition_bytes, .psum_pb = s->t->psum_partition_bytes,
-        .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
-        .sbuf_z = &c->sbuf_z, .psum_z = &c->psum_z,
-        .acc = e->acc, .regs = e->regs, .rng = &e->rng,
-        .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
-    };
+    /* the same for every instruction of the engine (memories, its
+     * registers); rebuilt once the PE state exists or err changes */
+    if (!e->ctx_ok || e->ctx.pe != c->pe || e->ctx.err != err) {
+        e->ctx = (sim_exec_ctx_t){
+            .target = s->t, .core = (int)c->index, .engine = e->id,
+            .sbuf = c->sbuf, .psum = c->psum,
+            .sbuf_pb = s->t->sbuf_partition_bytes, .psum_pb = s->t->psum_partition_bytes,
+            .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
+            .sbuf_z = &c->sbuf_z, .psum_z = &c->psum_z,
+            .acc = e->acc, .regs = e->regs, .rng = &e->rng,
+            .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
+        };
+        e->ctx_ok = true;
+    }
     sim_scratch_reset(&e->scratch);
     if (err)
         err->msg[0] = 0;
-    if (impl->exec(&ctx, d) != 0) {
+    if (impl->exec(&e->ctx, d) != 0) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "failed");
         return sim_inst_errf(err, c, e, e->idx, "%s", why);

@@ -58,6 +58,8 @@ typedef struct {
     float acc[128];
     sim_rng_t rng;               /* PRNG state (rng.c) */
     sim_scratch_t scratch;       /* operand offset tables (see exec.h) */
+    sim_exec_ctx_t ctx;          /* what its compute ops see: built once (sim.c) */
+    bool ctx_ok;
     uint32_t call_stack[SIM_CALL_DEPTH]; /* return instruction indices */
     unsigned call_depth;
     size_t idx;                  /* next instruction index */
