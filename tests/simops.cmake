@@ -1,6 +1,7 @@
 # simops: dtype conversions and compute-op semantics/cost unit tests.
 tpb_add_test(test_numeric "quick;unit" test_numeric.c)
 tpb_add_test(test_ops_dve "quick;unit" test_ops_dve.c)
+tpb_add_test(test_ops_dve_more "quick;unit" test_ops_dve_more.c)
 tpb_add_test(test_ops_act "quick;unit" test_ops_act.c)
 tpb_add_test(test_ops_pe "quick;unit" test_ops_pe.c)
 tpb_add_test(test_pe_mac "quick;unit" test_pe_mac.c)
