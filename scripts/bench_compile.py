@@ -1,0 +1,147 @@
+"""bench_compile - the compile workloads of scripts/bench: kernels of n small
+ops (tiny chains, mixed engines, side DMAs, long live ranges, three
+interleaved chains) and the measurement of `tpb compile` on them: CPU per op,
+ratio per doubling, peak RSS and KiB per op."""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+
+def compile_tiny_kernel(n):
+    """n dependent tensor_scalar adds on a [1,4] tile: the smallest op there is."""
+    return {"kernel": "compile_tiny", "target": "trn2",
+            "inputs": [{"name": "a", "shape": [1, 4], "dtype": "float32"}],
+            "outputs": [{"name": "out", "shape": [1, 4], "dtype": "float32"}],
+            "body": [
+                {"op": "tile", "name": "t", "shape": [1, 4], "dtype": "float32"},
+                {"op": "tile", "name": "u", "shape": [1, 4], "dtype": "float32"},
+                {"op": "load", "dst": "t", "src": "a"},
+                {"op": "tensor_copy", "dst": "u", "src": "t", "engine": "dve"},
+                {"op": "for", "var": "i", "range": [0, n], "body": [
+                    {"op": "tensor_scalar", "dst": "u", "src": "u", "op0": "add", "operand0": 1.0,
+                     "engine": "dve"}]},
+                {"op": "store", "dst": "out", "src": "u"}]}, n + 3
+
+
+def compile_mixed_kernel(n):
+    """n iterations of: 4 tiles declared in the loop, a load of a slice that
+    depends on i, DVE / Act / Pool ops, a store of a slice (5 ops)."""
+    sl = "[(i%2)*128:(i%2)*128+128, :]"
+    body = [{"op": "tile", "name": t, "shape": [128, 64], "dtype": "float32"} for t in "tuvw"]
+    body += [{"op": "load", "dst": "t", "src": "a" + sl},
+             {"op": "tensor_scalar", "dst": "u", "src": "t", "op0": "add", "operand0": 1.0, "engine": "dve"},
+             {"op": "activation", "dst": "v", "src": "u", "func": "exp", "engine": "act"},
+             {"op": "tensor_tensor", "dst": "w", "in0": "v", "in1": "t", "operator": "add", "engine": "pool"},
+             {"op": "store", "dst": "out" + sl, "src": "w"}]
+    return {"kernel": "compile_mixed", "target": "trn2",
+            "inputs": [{"name": "a", "shape": [256, 64], "dtype": "float32"}],
+            "outputs": [{"name": "out", "shape": [256, 64], "dtype": "float32"}],
+            "body": [{"op": "for", "var": "i", "range": [0, n], "body": body}]}, 5 * n
+
+
+def compile_sidedma_kernel(n):
+    """n x (a load into a fresh tile nobody reads, a DVE add on a tile no
+    DMA touches): DVE never waits on the DMA queues."""
+    return {"kernel": "compile_sidedma", "target": "trn2",
+            "inputs": [{"name": "a", "shape": [128, 64], "dtype": "float32"}],
+            "outputs": [{"name": "out", "shape": [128, 64], "dtype": "float32"}],
+            "body": [
+                {"op": "tile", "name": "u", "shape": [128, 64], "dtype": "float32"},
+                {"op": "memset", "dst": "u", "value": 0.0, "engine": "dve"},
+                {"op": "for", "var": "i", "range": [0, n], "body": [
+                    {"op": "tile", "name": "t", "shape": [128, 64], "dtype": "float32"},
+                    {"op": "load", "dst": "t", "src": "a"},
+                    {"op": "tensor_scalar", "dst": "u", "src": "u", "op0": "add", "operand0": 1.0,
+                     "engine": "dve"}]},
+                {"op": "store", "dst": "out", "src": "u"}]}, 2 * n + 2
+
+
+def compile_live_kernel(n):
+    """n [1,4] tiles, each loaded from its own row, all stored at the end:
+    n tiles live at the same time."""
+    body = [{"op": "tile", "name": f"t{i}", "shape": [1, 4], "dtype": "float32"} for i in range(n)]
+    body += [{"op": "load", "dst": f"t{i}", "src": f"a[{i}:{i + 1}, :]"} for i in range(n)]
+    body += [{"op": "store", "dst": f"out[{i}:{i + 1}, :]", "src": f"t{i}"} for i in range(n)]
+    return {"kernel": "compile_live", "target": "trn2",
+            "inputs": [{"name": "a", "shape": [n, 4], "dtype": "float32"}],
+            "outputs": [{"name": "out", "shape": [n, 4], "dtype": "float32"}], "body": body}, 2 * n
+
+
+def compile_once(tpb, kf, art):
+    """One `tpb compile --stats`: (wall s, cpu s, peak RSS bytes, output),
+    or None on failure (output printed by the caller)."""
+    shutil.rmtree(art, ignore_errors=True)
+    t0 = time.perf_counter()
+    p = subprocess.Popen([tpb, "compile", kf, "-o", art, "--stats"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    p.stdout.close()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        return None, out
+    # ru_maxrss is in KiB on Linux
+    return (wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024, out), out
+
+
+def compile_mix3_kernel(n):
+    """The tiny-mixed kernel: n iterations of three independent [1,4] chains
+    (DVE tensor_scalar, Activation relu, Pool tensor_tensor), 3n + 7 ops."""
+    tiles = [{"op": "tile", "name": nm, "shape": [1, 4], "dtype": "float32"}
+             for nm in ["tx", "td", "ta", "tp"]]
+    return {"kernel": "compile_mix3", "target": "trn2",
+            "inputs": [{"name": "x", "shape": [1, 4], "dtype": "float32"}],
+            "outputs": [{"name": nm, "shape": [1, 4], "dtype": "float32"} for nm in ["od", "oa", "op"]],
+            "body": tiles + [
+                {"op": "load", "dst": "tx", "src": "x"},
+                {"op": "tensor_copy", "dst": "td", "src": "tx", "engine": "dve"},
+                {"op": "tensor_copy", "dst": "ta", "src": "tx", "engine": "act"},
+                {"op": "tensor_copy", "dst": "tp", "src": "tx", "engine": "pool"},
+                {"op": "for", "var": "i", "range": [0, n], "body": [
+                    {"op": "tensor_scalar", "dst": "td", "src": "td", "op0": "multiply",
+                     "operand0": 0.5, "engine": "dve"},
+                    {"op": "activation", "dst": "ta", "src": "ta", "func": "relu"},
+                    {"op": "tensor_tensor", "dst": "tp", "in0": "tp", "in1": "tx", "operator": "add",
+                     "engine": "pool"}]},
+                {"op": "store", "dst": "od", "src": "td"},
+                {"op": "store", "dst": "oa", "src": "ta"},
+                {"op": "store", "dst": "op", "src": "tp"}]}, 3 * n + 7
+
+
+def bench_compile(tpb, work, name, make, n, reps=3):
+    """Time `tpb compile` of make(n) (best wall of reps; CPU = user+sys and
+    peak RSS of that run) and of make(n // 2) (best of reps), and print the
+    ratio per doubling (CPU time at n over CPU time at n/2) and the memory
+    per op (peak RSS / ops)."""
+    best = {}
+    for size in (n // 2, n):
+        kernel, ops = make(size)
+        kf = os.path.join(work, f"{name}-{size}.json")
+        with open(kf, "w") as f:
+            json.dump(kernel, f)
+        art = os.path.join(work, name)
+        for _ in range(reps):
+            r, out = compile_once(tpb, kf, art)
+            if r is None:
+                print(f"{name:24s} compile failed: " + (out.strip().splitlines() or ["?"])[-1])
+                return
+            if size not in best or r[0] < best[size][0]:
+                best[size] = r + (ops,)
+    wall, cpu, rss, out, ops = best[n]
+    half_cpu, half_rss, half_ops = best[n // 2][1], best[n // 2][2], best[n // 2][4]
+    # the growth of peak RSS per added op (the fixed start-up memory cancels)
+    marginal = (rss - half_rss) / max(1, ops - half_ops) / 1024
+    bundles = 0
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in ("PE", "Activation", "Pool", "DVE", "SP") and parts[1].isdigit():
+            bundles += int(parts[1])
+    ratio = cpu / half_cpu if half_cpu > 0 else float("nan")
+    print(f"{name:24s} {ops:>11,d} ops  {bundles:>10,d} bundles  compile {wall:7.3f} s wall"
+          f"  {cpu:7.3f} s cpu  {cpu / ops * 1e6:6.2f} us/op cpu  {ops / cpu / 1e6 if cpu else 0:5.2f} M ops/s")
+    print(f"{'':24s} ratio per doubling {ratio:4.2f} (cpu at {best[n // 2][4]:,d} ops: {half_cpu:.3f} s)"
+          f"  peak RSS {rss / 2**20:7.1f} MiB  {rss / ops / 1024:6.2f} KiB/op"
+          f" ({marginal:5.2f} KiB per added op)")
