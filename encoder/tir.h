@@ -56,8 +56,9 @@ typedef struct {
  * offset / row and the free offset is offset % row. */
 typedef struct {
     int tensor;                   /* index into tir_kernel_t.tensors, -1 = none */
+    int ndim;                     /* next to tensor: no padding (112 bytes, not 120;
+                                     ten of these sit in every tir_op_t) */
     int64_t offset;               /* element offset of the first element */
-    int ndim;
     int64_t step[TIR_MAX_DIMS];   /* in elements */
     int64_t count[TIR_MAX_DIMS];
 } tir_ap_t;
