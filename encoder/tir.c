@@ -45,6 +45,8 @@ void tir_kernel_free(tir_kernel_t *k)
     free(k->ops);
     free(k->loops);
     free(k->loop_marks);
+    for (tir_asm_t *a = k->asms, *next; a; a = next)
+        next = a->next, free(a);
     memset(k, 0, sizeof *k);
 }
 
@@ -148,9 +150,19 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->reg_src = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
-    for (int i = 0; i < 6; i++)
-        op->asm_opnd[i] = -1;
     op->s0_reg = -1;
+}
+
+tir_asm_t *tir_new_asm(tir_kernel_t *k)
+{
+    tir_asm_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    for (int i = 0; i < 6; i++)
+        a->asm_opnd[i] = -1;
+    a->next = k->asms;
+    k->asms = a;
+    return a;
 }
 
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)
