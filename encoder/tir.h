@@ -323,7 +323,9 @@ typedef struct tir_asm {
 typedef struct {
     tir_opkind_t kind;
     char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
-    char path[TIR_PATH_LEN];      /* JSON path "body[3].body[1]" or C call site */
+    const char *path;             /* JSON path "body[3].body[1]" or C call site (shorter
+                                     than TIR_PATH_LEN): interned (tir_intern) -- every
+                                     iteration of a loop shares one copy; "" = none */
     int engine;                   /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
     int core;                     /* owning core (multi-core), 0 for single-core */
 
@@ -454,6 +456,8 @@ typedef struct {
     int nmarks, cap_marks;
     uint64_t regs_used;           /* physical sequencer registers allocated (regalloc.h) */
     tir_asm_t *asms;              /* owned inline-assembly records (tir_new_asm) */
+    char **strs;                  /* interned strings (tir_intern): a hash set, */
+    int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);
@@ -473,7 +477,10 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
 /* A zeroed inline-assembly record (asm_opnd -1) owned by k; NULL on
  * out-of-memory. */
 tir_asm_t *tir_new_asm(tir_kernel_t *k);
-/* An op with every AP's tensor = -1 and defaults set. */
+/* The kernel's one copy of s (owned by k, freed by tir_kernel_free; copies
+ * of ops made by later passes borrow it); NULL on out-of-memory. */
+const char *tir_intern(tir_kernel_t *k, const char *s);
+/* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, offset, dimensions, steps and counts. */
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b);
