@@ -123,7 +123,7 @@ static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t 
         }
         if (ident >= 0 && lower_pe_transpose_needs_identity(k, op)) {
             /* a PE transpose reads the shared identity (moving operand) */
-            tir_ap_t id = {ident, 0, 0, {0}, {0}};
+            tir_ap_t id = {.tensor = ident};
             touch(m->mlocs, m->nmlocs, &id, i);
         }
         touch(m->mlocs, m->nmlocs, &op->dst, i);

@@ -136,12 +136,12 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k,
         jw_key(w, "op_index");
         jw_int(w, in->tir_op);
         const tir_op_t *top = &k->ops[in->tir_op];
-        if (top->kind == TIR_INLINE_ASM_BYTES) {   /* opaque bundle: what the
+        if (top->kind == TIR_INLINE_ASM_BYTES && top->inl) {   /* opaque bundle: what the
                                                       kernel said about it */
             jw_key(w, "sync_type");
-            jw_str(w, top->sync_type ? "barrier" : "none");
+            jw_str(w, top->inl->sync_type ? "barrier" : "none");
             jw_key(w, "latency_estimate");
-            jw_int(w, top->latency_estimate);
+            jw_int(w, top->inl->latency_estimate);
         }
         if (bufs[0]) {
             jw_key(w, "buf");

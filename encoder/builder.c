@@ -719,10 +719,13 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     if (b->k->nops >= b->max_ops)
         return enc_fail(b, "%s: the kernel unrolls to more than %lld ops (runaway loop?)",
                         b->path[0] ? b->path : "op", (long long)b->max_ops);
+    char path[TIR_PATH_LEN];
     if (b->path[0])
-        copy_path(op->path, b->path);
+        copy_path(path, b->path);
     else
-        snprintf(op->path, sizeof op->path, "op[%d]", b->k->nops);
+        snprintf(path, sizeof path, "op[%d]", b->k->nops);
+    if (!(op->path = tir_intern(b->k, path)))
+        return enc_fail(b, "%s: out of memory", path);
     if (!op->name[0] && b->next_name[0])
         su_copy(op->name, sizeof op->name, b->next_name);
     b->next_name[0] = 0;

@@ -99,9 +99,9 @@ void enc_identity_load(int ci, int si, tir_op_t *ld)
 {
     tir_op_init(ld, TIR_LOAD);
     snprintf(ld->name, sizeof ld->name, "load_identity");
-    snprintf(ld->path, sizeof ld->path, ENC_IDENT_PATH);
-    ld->dst = (tir_ap_t){si, 0, 2, {128, 1}, {128, 128}};
-    ld->src[0] = (tir_ap_t){ci, 0, 2, {128, 1}, {128, 128}};
+    ld->path = ENC_IDENT_PATH;   /* a literal: lives as long as the program */
+    ld->dst = (tir_ap_t){.tensor = si, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
+    ld->src[0] = (tir_ap_t){.tensor = ci, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
     ld->nsrc = 1;
 }
 

@@ -49,13 +49,13 @@ static int asm_operand(jx_t *j, const cJSON *it, const char *path, isa_format_t 
     return (int)(f - isa_formats[fmt].fields);
 }
 
-static int asm_attr(jx_t *j, const cJSON *a, const char *path, isa_format_t fmt, tir_op_t *op)
+static int asm_attr(jx_t *j, const cJSON *a, const char *path, isa_format_t fmt, tir_asm_t *r)
 {
     const isa_field_t *f = isa_field_by_name(fmt, a->string);
     if (!f || f->operand)
         return fj_jfail(j, path, "asm_attrs", "'%s' is not a field of format %s (operands go in "
                         "'operands')", a->string, isa_formats[fmt].name);
-    if (op->n_asm_attrs >= 12)
+    if (r->n_asm_attrs >= 12)
         return fj_jfail(j, path, "asm_attrs", "more than 12 fields");
     uint32_t v;
     if (cJSON_IsBool(a)) {
@@ -81,8 +81,8 @@ static int asm_attr(jx_t *j, const cJSON *a, const char *path, isa_format_t fmt,
         return fj_jfail(j, path, "asm_attrs", "%s: expected a number, boolean or enum name",
                         a->string);
     }
-    op->asm_attr_field[op->n_asm_attrs] = (int16_t)(f - isa_formats[fmt].fields);
-    op->asm_attr_val[op->n_asm_attrs++] = v;
+    r->asm_attr_field[r->n_asm_attrs] = (int16_t)(f - isa_formats[fmt].fields);
+    r->asm_attr_val[r->n_asm_attrs++] = v;
     return 0;
 }
 
@@ -90,10 +90,13 @@ int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     const isa_opinfo_t *oi = NULL;
     int nin;
+    tir_asm_t *r = op->inl = tir_new_asm(j->b.k);
+    if (!r)
+        return fj_jfail(j, path, NULL, "out of memory");
     if (asm_opcode(j, o, path, &oi) ||
         fj_get_int_range(j, o, path, "num_inputs", &nin, 0, 0, 4))
         return -1;
-    op->asm_op = (int)oi->op;
+    r->asm_op = (int)oi->op;
     const cJSON *ops = fj_field(o, "operands");
     if (!ops || !cJSON_IsArray(ops))
         return fj_jfail(j, path, "operands", "expected [[\"operand field\", access], ...]");
@@ -107,10 +110,10 @@ int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         if (fi < 0)
             return -1;
         for (int k = 0; k < 6; k++)
-            if (op->asm_opnd[k] == fi)
+            if (r->asm_opnd[k] == fi)
                 return fj_jfail(j, path, "operands", "entry %d binds '%s' twice", n,
                                 it->child->valuestring);
-        op->asm_opnd[in ? n : 4 + nout++] = (int16_t)fi;
+        r->asm_opnd[in ? n : 4 + nout++] = (int16_t)fi;
     }
     if (n < nin)
         return fj_jfail(j, path, "num_inputs", "%d but only %d operands", nin, n);
@@ -119,7 +122,7 @@ int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (attrs && !cJSON_IsObject(attrs))
         return fj_jfail(j, path, "asm_attrs", "expected an object {field: value}");
     for (const cJSON *a = attrs ? attrs->child : NULL; a; a = a->next)
-        if (asm_attr(j, a, path, oi->format, op))
+        if (asm_attr(j, a, path, oi->format, r))
             return -1;
     return 1;
 }
@@ -127,9 +130,12 @@ int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 int fj_h_inline_asm_bytes(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     const char *hex, *sync;
+    tir_asm_t *r = op->inl = tir_new_asm(j->b.k);
+    if (!r)
+        return fj_jfail(j, path, NULL, "out of memory");
     if (fj_get_str(j, o, path, "asm_bytes", &hex, true) ||
         fj_get_str(j, o, path, "sync_type", &sync, false) ||
-        fj_get_int_range(j, o, path, "latency_estimate", &op->latency_estimate, 0, 0, 1 << 30))
+        fj_get_int_range(j, o, path, "latency_estimate", &r->latency_estimate, 0, 0, 1 << 30))
         return -1;
     size_t n = 0;
     for (const char *p = hex; *p; p++) {
@@ -138,15 +144,15 @@ int fj_h_inline_asm_bytes(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
         if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) || n == 64)
             return fj_jfail(j, path, "asm_bytes", "expected 64 bytes as hex digit pairs");
         char b[3] = {p[0], p[1], 0};
-        op->asm_bytes[n++] = (uint8_t)strtoul(b, NULL, 16);
+        r->asm_bytes[n++] = (uint8_t)strtoul(b, NULL, 16);
         p++;
     }
     if (n != 64)
         return fj_jfail(j, path, "asm_bytes", "%zu bytes; a bundle is 64", n);
     if (!sync || !strcmp(sync, "none"))
-        op->sync_type = 0;
+        r->sync_type = 0;
     else if (!strcmp(sync, "barrier"))
-        op->sync_type = 1;
+        r->sync_type = 1;
     else
         return fj_jfail(j, path, "sync_type", "unknown '%s' (none, barrier)", sync);
     return 1;

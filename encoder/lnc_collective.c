@@ -279,7 +279,7 @@ static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
         snprintf(o->name, sizeof o->name, "%.40s.%s%d", x->op->name, what, r);
     else
         snprintf(o->name, sizeof o->name, "%.40s.%s", x->op->name, what);
-    snprintf(o->path, sizeof o->path, "%s", x->op->path);
+    o->path = x->op->path;   /* interned by the kernel it came from */
     o->core = x->in->core;
     return o;
 }

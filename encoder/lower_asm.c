@@ -29,18 +29,19 @@ static int asm_bind(lower_ctx_t *c, bir_inst_t *in, int fi, const tir_ap_t *ap, 
 static int lower_inline_asm(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
+    const tir_asm_t *r = op->inl;
     bir_inst_t in;
-    lw_inst(c, &in, BIR_INLINE_ASM, (isa_op_t)op->asm_op);
+    lw_inst(c, &in, BIR_INLINE_ASM, (isa_op_t)r->asm_op);
     for (int i = 0; i < op->nsrc; i++)
-        if (op->asm_opnd[i] >= 0 && asm_bind(c, &in, op->asm_opnd[i], &op->src[i], false))
+        if (r->asm_opnd[i] >= 0 && asm_bind(c, &in, r->asm_opnd[i], &op->src[i], false))
             return -1;
-    if (op->asm_opnd[4] >= 0 && asm_bind(c, &in, op->asm_opnd[4], &op->dst, true))
+    if (r->asm_opnd[4] >= 0 && asm_bind(c, &in, r->asm_opnd[4], &op->dst, true))
         return -1;
-    if (op->asm_opnd[5] >= 0 && asm_bind(c, &in, op->asm_opnd[5], &op->dst2, true))
+    if (r->asm_opnd[5] >= 0 && asm_bind(c, &in, r->asm_opnd[5], &op->dst2, true))
         return -1;
     const isa_fmtinfo_t *fmt = &isa_formats[isa_ops[in.isa.op].format];
-    for (int i = 0; i < op->n_asm_attrs; i++)
-        isa_field_set(&in.isa, &fmt->fields[op->asm_attr_field[i]], op->asm_attr_val[i]);
+    for (int i = 0; i < r->n_asm_attrs; i++)
+        isa_field_set(&in.isa, &fmt->fields[r->asm_attr_field[i]], r->asm_attr_val[i]);
     /* catch a value that does not fit its field here, naming the op */
     uint8_t b[2][ISA_BUNDLE_BYTES];
     unsigned nb;
@@ -52,10 +53,10 @@ static int lower_inline_asm(lower_ctx_t *c)
 
 static int lower_inline_asm_bytes(lower_ctx_t *c)
 {
-    const tir_op_t *op = c->op;
+    const tir_asm_t *r = c->op->inl;
     isa_inst_t dec;
     isa_err_t e;
-    if (isa_decode(op->asm_bytes, 0, &dec, &e) != ISA_OK)
+    if (isa_decode(r->asm_bytes, 0, &dec, &e) != ISA_OK)
         return lw_err(c, "asm_bytes: not a valid instruction: %s", e.msg);
     const isa_opinfo_t *oi = &isa_ops[dec.op];
     if (oi->cls > ISA_CLASS_POOL)
@@ -68,7 +69,7 @@ static int lower_inline_asm_bytes(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_INLINE_ASM, dec.op);
     in.isa = dec;
-    if (op->sync_type == 1) {
+    if (r->sync_type == 1) {
         static const bir_access_t all[3] = {
             {ISA_SPACE_SBUF, 0, ISA_NUM_PARTITIONS, 0, UINT64_MAX, true},
             {ISA_SPACE_PSUM, 0, ISA_NUM_PARTITIONS, 0, UINT64_MAX, true},
@@ -82,5 +83,7 @@ static int lower_inline_asm_bytes(lower_ctx_t *c)
 
 int lower_asm(lower_ctx_t *c)
 {
+    if (!c->op->inl)
+        return lw_err(c, "inline assembly without its record (tir_new_asm)");
     return c->op->kind == TIR_INLINE_ASM ? lower_inline_asm(c) : lower_inline_asm_bytes(c);
 }

@@ -108,7 +108,7 @@ static int lower_affine_select(lower_ctx_t *c)
             return -1;
         p.fill = (float)op->fill;
         p.rev_pred = (op->flags & TIR_F_REV0) != 0;   /* seed 001 set_reverse_pred */
-        tir_scalar_t zero = {false, 0.0, {-1, 0, 0, {0}, {0}}};
+        tir_scalar_t zero = {.is_ap = false, .imm = 0.0, .ap = {.tensor = -1}};
         lw_ts_args_t a = {&op->src[0], &op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
                           false, false, &p};
         return lw_tensor_scalar(c, &a);

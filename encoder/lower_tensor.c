@@ -192,7 +192,7 @@ static int lower_copy(lower_ctx_t *c)
 {
     if (c->op->flags & TIR_F_MASK) {   /* a masked copy: TensorScalarPtr bypass + PredExt */
         isa_fmt_PREDEXT_t p;
-        tir_scalar_t zero = {false, 0.0, {-1, 0, 0, {0}, {0}}};
+        tir_scalar_t zero = {.is_ap = false, .imm = 0.0, .ap = {.tensor = -1}};
         if (mask_pred(c, &p))
             return -1;
         lw_ts_args_t a = {&c->op->src[0], &c->op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero,

@@ -20,6 +20,7 @@
  * with the declaration error and the first condition that failed. */
 #include "builder.h"
 #include "backend.h"
+#include "strutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,7 +204,7 @@ static int part_tile(tir_kernel_t *k, int t, int n, const tir_op_t *use, tir_ap_
     nt.dtype = ot->dtype;
     nt.ndim = ap->ndim;
     nt.shared_with = -1;
-    memcpy(nt.path, use->path, sizeof nt.path);   /* one rotation group per use site */
+    su_copy(nt.path, sizeof nt.path, use->path);   /* one rotation group per use site */
     int64_t step = 1;
     for (int d = ap->ndim - 1; d >= 0; d--) {
         nt.shape[d] = ap->count[d];

@@ -45,6 +45,11 @@ void tir_kernel_free(tir_kernel_t *k)
     free(k->ops);
     free(k->loops);
     free(k->loop_marks);
+    for (tir_asm_t *a = k->asms, *next; a; a = next)
+        next = a->next, free(a);
+    for (int i = 0; i < k->cap_strs; i++)
+        free(k->strs[i]);
+    free(k->strs);
     memset(k, 0, sizeof *k);
 }
 
@@ -125,6 +130,7 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
 {
     memset(op, 0, sizeof *op);
     op->kind = kind;
+    op->path = "";
     op->engine = ISA_ENG_UNASSIGNED;
     ap_none(&op->dst);
     ap_none(&op->dst2);
@@ -148,9 +154,67 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->reg_src = -1;
     for (int i = 0; i < 32; i++)
         op->shuffle_mask[i] = 255;
-    for (int i = 0; i < 6; i++)
-        op->asm_opnd[i] = -1;
     op->s0_reg = -1;
+}
+
+tir_asm_t *tir_new_asm(tir_kernel_t *k)
+{
+    tir_asm_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    for (int i = 0; i < 6; i++)
+        a->asm_opnd[i] = -1;
+    a->next = k->asms;
+    k->asms = a;
+    return a;
+}
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot of s in the set: its entry, or the empty slot it goes in. */
+static int str_slot(char *const *set, int cap, const char *s)
+{
+    int i = (int)(str_hash(s) & (uint64_t)(cap - 1));
+    while (set[i] && strcmp(set[i], s))
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+const char *tir_intern(tir_kernel_t *k, const char *s)
+{
+    if (k->cap_strs) {
+        int i = str_slot(k->strs, k->cap_strs, s);
+        if (k->strs[i])
+            return k->strs[i];
+    }
+    if (2 * (k->nstrs + 1) > k->cap_strs) {   /* keep the set at most half full */
+        if (k->cap_strs > INT32_MAX / 4)
+            return NULL;
+        int nc = k->cap_strs ? 2 * k->cap_strs : 64;
+        char **set = calloc((size_t)nc, sizeof *set);
+        if (!set)
+            return NULL;
+        for (int i = 0; i < k->cap_strs; i++)
+            if (k->strs[i])
+                set[str_slot(set, nc, k->strs[i])] = k->strs[i];
+        free(k->strs);
+        k->strs = set;
+        k->cap_strs = nc;
+    }
+    size_t n = strlen(s) + 1;
+    char *copy = malloc(n);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, n);
+    k->strs[str_slot(k->strs, k->cap_strs, copy)] = copy;
+    k->nstrs++;
+    return copy;
 }
 
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)

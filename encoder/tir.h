@@ -56,8 +56,9 @@ typedef struct {
  * offset / row and the free offset is offset % row. */
 typedef struct {
     int tensor;                   /* index into tir_kernel_t.tensors, -1 = none */
+    int ndim;                     /* next to tensor: no padding (112 bytes, not 120;
+                                     ten of these sit in every tir_op_t) */
     int64_t offset;               /* element offset of the first element */
-    int ndim;
     int64_t step[TIR_MAX_DIMS];   /* in elements */
     int64_t count[TIR_MAX_DIMS];
 } tir_ap_t;
@@ -132,6 +133,31 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 /* TENSOR_REDUCE: one TensorReduce per reduced axis (seed 001
  * NeuronReduceMacro), kernel `per_axis` */
 #define TIR_F_PER_AXIS     (1u << 25)
+
+/* Inline assembly (seed 001 codegenInlineASMInst /
+ * codegenInlineASMBytesInst), reached from tir_op_t.inl:
+ * INLINE_ASM: asm_op (isa_op_t) built field by field; inputs src[0..nsrc)
+ * and outputs dst, dst2 bound to the format operands whose ".addr" field
+ * index is asm_opnd[0..3] (inputs), asm_opnd[4], asm_opnd[5] (outputs), -1
+ * unused; asm_attr_*: other fields set by value.
+ * INLINE_ASM_BYTES: asm_bytes is the bundle, sync header zero; sync_type 0 =
+ * none (ordered only on its engine), 1 = barrier (after every earlier
+ * access, before every later one); latency_estimate in cycles (recorded for
+ * the scheduler's view, docs/compiler.md).
+ * Allocated by tir_new_asm() and owned by the kernel that declared the op
+ * (freed by tir_kernel_free); copies of the op made by later passes borrow
+ * it, like a tensor's const_data. */
+typedef struct tir_asm {
+    int asm_op;
+    int16_t asm_opnd[6];
+    int n_asm_attrs;
+    int16_t asm_attr_field[12];
+    uint32_t asm_attr_val[12];
+    uint8_t asm_bytes[64];
+    int sync_type;
+    int latency_estimate;
+    struct tir_asm *next;         /* the owning kernel's list */
+} tir_asm_t;
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
@@ -297,7 +323,9 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 typedef struct {
     tir_opkind_t kind;
     char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
-    char path[TIR_PATH_LEN];      /* JSON path "body[3].body[1]" or C call site */
+    const char *path;             /* JSON path "body[3].body[1]" or C call site (shorter
+                                     than TIR_PATH_LEN): interned (tir_intern) -- every
+                                     iteration of a loop shares one copy; "" = none */
     int engine;                   /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
     int core;                     /* owning core (multi-core), 0 for single-core */
 
@@ -375,23 +403,9 @@ typedef struct {
     /* seed 001/002 rows (docs/seed-coverage.md) */
     int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
                                      moving value before the multiply */
-    /* inline assembly (seed 001 codegenInlineASMInst / codegenInlineASMBytesInst):
-     * INLINE_ASM: asm_op (isa_op_t) built field by field; inputs src[0..nsrc)
-     * and outputs dst, dst2 bound to the format operands whose ".addr"
-     * field index is asm_opnd[0..3] (inputs), asm_opnd[4], asm_opnd[5]
-     * (outputs), -1 unused; asm_attr_*: other fields set by value.
-     * INLINE_ASM_BYTES: asm_bytes is the bundle, sync header zero;
-     * sync_type 0 = none (ordered only on its engine), 1 = barrier (after
-     * every earlier access, before every later one); latency_estimate in
-     * cycles (recorded for the scheduler's view, docs/compiler.md). */
-    int asm_op;
-    int16_t asm_opnd[6];
-    int n_asm_attrs;
-    int16_t asm_attr_field[12];
-    uint32_t asm_attr_val[12];
-    uint8_t asm_bytes[64];
-    int sync_type;
-    int latency_estimate;
+    /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
+     * NULL for every other op: 170 bytes few ops use, kept out of the op */
+    struct tir_asm *inl;
     int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
                                      register whose value (an element offset) moves
                                      the operand0 pointer at execution; -1 none */
@@ -441,6 +455,9 @@ typedef struct {
     int *loop_marks;              /* op-index boundaries of every loop's iterations */
     int nmarks, cap_marks;
     uint64_t regs_used;           /* physical sequencer registers allocated (regalloc.h) */
+    tir_asm_t *asms;              /* owned inline-assembly records (tir_new_asm) */
+    char **strs;                  /* interned strings (tir_intern): a hash set, */
+    int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);
@@ -457,7 +474,13 @@ void tir_loop_mark(tir_kernel_t *k, int loop, int64_t i);
 /* Renumber the loop boundaries after ops were inserted/removed: newpos[i]
  * = new index of old op i's position (newpos[nops_old] = new nops). */
 void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
-/* An op with every AP's tensor = -1 and defaults set. */
+/* A zeroed inline-assembly record (asm_opnd -1) owned by k; NULL on
+ * out-of-memory. */
+tir_asm_t *tir_new_asm(tir_kernel_t *k);
+/* The kernel's one copy of s (owned by k, freed by tir_kernel_free; copies
+ * of ops made by later passes borrow it); NULL on out-of-memory. */
+const char *tir_intern(tir_kernel_t *k, const char *s);
+/* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, offset, dimensions, steps and counts. */
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b);

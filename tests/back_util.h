@@ -67,7 +67,10 @@ static inline tir_ap_t bu_ap(int t, int64_t off, int ndim, ...)
 static inline int bu_op(tir_kernel_t *k, tir_op_t *op, const char *name)
 {
     snprintf(op->name, sizeof op->name, "%s", name);
-    snprintf(op->path, sizeof op->path, "body[%d]", k->nops);
+    char path[TIR_PATH_LEN];
+    snprintf(path, sizeof path, "body[%d]", k->nops);
+    if (!(op->path = tir_intern(k, path)))
+        return -1;
     return tir_add_op(k, op);
 }
 

@@ -90,7 +90,7 @@ static void test_out_of_scope_and_sticky(void **state)
     assert_int_equal(enc_memset(b, enc_ap_none(), 0, ISA_ENG_DVE), -1);
     expect_msg(f, "kernel.c:42 (memset): field 'dst': operand missing");
     /* sticky: the first error stays; later calls do nothing */
-    tir_ap_t sap = {s, 0, 2, {512, 1}, {128, 512}};
+    tir_ap_t sap = {.tensor = s, .ndim = 2, .step = {512, 1}, .count = {128, 512}};
     assert_int_equal(enc_memset(b, sap, 0, ISA_ENG_DVE), -1);
     expect_msg(f, "operand missing");
     assert_int_equal(enc_builder_finish(b), -1);
@@ -380,7 +380,8 @@ static void test_hand_built_op_overflow(void **state)
     enc_builder_t *b = &f->b;
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = (tir_ap_t){f->t, 0, 3, {0, 0, 0}, {(int64_t)1 << 40, (int64_t)1 << 40, 128}};
+    op.dst = (tir_ap_t){.tensor = f->t, .ndim = 3, .step = {0, 0, 0},
+                         .count = {(int64_t)1 << 40, (int64_t)1 << 40, 128}};
     assert_int_equal(enc_emit(b, &op), -1);
     expect_msg(f, "op[0] (memset): field 'dst': access pattern is too large");
 }

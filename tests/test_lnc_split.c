@@ -585,7 +585,7 @@ static void test_collective_addresses(void **state)
     tir_op_t m;
     tir_op_init(&m, TIR_MEMSET);
     int w = find_tensor(k, "wide");
-    m.dst = (tir_ap_t){w, 0, 2, {64, 1}, {128, 64}};
+    m.dst = (tir_ap_t){.tensor = w, .ndim = 2, .step = {64, 1}, .count = {128, 64}};
     assert_true(tir_add_op(k, &m) >= 0 && tir_add_op(k, &m) >= 0);
     memmove(&k->ops[1], &k->ops[0], (size_t)(k->nops - 2) * sizeof *k->ops);
     k->ops[0] = m;
