@@ -56,7 +56,8 @@ static void usage(FILE *f)
             "                         more than SIZE bytes (K/M/G suffixes; default 3/4\n"
             "                         of physical memory; docs/reliability.md)\n"
             "  --stats                print per-engine instruction counts, the opcode\n"
-            "                         histogram, memory peaks and the sync summary\n"
+            "                         histogram, memory peaks, the sync summary and\n"
+            "                         the compiler's own peak memory\n"
             "  -h, --help             this text\n"
             "\n"
             "exit status: 0 ok, 1 compile error, 2 usage error\n",
@@ -93,6 +94,24 @@ static void print_opcode_set(FILE *f, const uint32_t set[8])
     }
 }
 
+/* This process's peak resident memory in KiB, or 0 where unknown.  VmHWM
+ * belongs to the address space exec created, so unlike getrusage()'s
+ * ru_maxrss it does not include the pages of the parent the process was
+ * forked from (a large benchmark driver, say). */
+static unsigned long long peak_rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
 static void print_stats(const enc_stats_t *st, bool histogram)
 {
     printf("engine       bundles\n");
@@ -118,6 +137,9 @@ static void print_stats(const enc_stats_t *st, bool histogram)
     if (st->rolled || st->roll_failed)
         printf("rolled loops: %u rolled, %u left unrolled%s%s%s\n", st->rolled, st->roll_failed,
                st->roll_note[0] ? " (first: " : "", st->roll_note, st->roll_note[0] ? ")" : "");
+    unsigned long long kib = peak_rss_kib();
+    if (kib)
+        printf("peak memory %llu KiB\n", kib);
 }
 
 /* Memory budget (docs/reliability.md): a compile holds every unrolled op
