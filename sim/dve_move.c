@@ -9,34 +9,29 @@
 /* ------------------------------------------------------------------ */
 /* Transpose32: 32x32 blocks inside each 32-partition group             */
 
-/* Snapshot of a whole operand (for ops whose output may overlap the input
- * at other positions). */
-static uint8_t *snapshot(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
+/* A copy of a whole operand, viewed as an operand with dense offsets
+ * (partition pitch = nfree * esize), for ops whose output may overlap the
+ * input at other positions.  *buf and *offs are the caller's to free, also
+ * on failure. */
+static int snapshot(sim_exec_ctx_t *ctx, const sim_opnd_t *o, uint8_t **buf, uint32_t **offs,
+                    sim_opnd_t *view)
 {
-    uint8_t *buf = malloc((size_t)o->nparts * o->nfree * o->esize + 1);
-    if (!buf) {
-        sim_fail(ctx, "out of memory");
-        return NULL;
-    }
+    *buf = malloc((size_t)o->nparts * o->nfree * o->esize + 1);
+    *offs = malloc((size_t)o->nfree * sizeof **offs + 1);
+    if (!*buf || !*offs)
+        return sim_fail(ctx, "out of memory");
     for (unsigned p = 0; p < o->nparts; p++)
         for (uint32_t i = 0; i < o->nfree; i++)
-            memcpy(buf + ((size_t)p * o->nfree + i) * o->esize, sim_el(o, p, i), o->esize);
-    return buf;
-}
-
-/* View of a snapshot as an operand with dense offsets (partition pitch =
- * nfree * esize). */
-static sim_opnd_t snap_view(const sim_opnd_t *o, uint8_t *buf, uint32_t *offs)
-{
-    sim_opnd_t v = *o;
-    v.mem = buf;
-    v.start = 0;
-    v.pb = o->nfree * o->esize;
+            memcpy(*buf + ((size_t)p * o->nfree + i) * o->esize, sim_el(o, p, i), o->esize);
+    *view = *o;
+    view->mem = *buf;
+    view->start = 0;
+    view->pb = o->nfree * o->esize;
     for (uint32_t i = 0; i < o->nfree; i++)
-        offs[i] = i * o->esize;
-    v.off = offs;
-    v.owned = false; /* offs belongs to the caller */
-    return v;
+        (*offs)[i] = i * o->esize;
+    view->off = *offs;
+    view->owned = false; /* offs belongs to the caller */
+    return 0;
 }
 
 static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -56,13 +51,9 @@ static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         goto done;
     }
     if (!ctx->timing_only) {
-        buf = snapshot(ctx, &o[0]);
-        offs = malloc((size_t)o[0].nfree * sizeof *offs);
-        if (!buf || !offs) {
-            sim_fail(ctx, "out of memory");
+        sim_opnd_t v;
+        if (snapshot(ctx, &o[0], &buf, &offs, &v))
             goto done;
-        }
-        sim_opnd_t v = snap_view(&o[0], buf, offs);
         for (unsigned g = 0; g < o[0].nparts; g += 32)
             for (uint32_t b = 0; b < o[0].nfree; b += 32)
                 for (unsigned i = 0; i < 32; i++)
@@ -113,13 +104,9 @@ static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             goto done;
         }
     if (!ctx->timing_only) {
-        buf = snapshot(ctx, &o[0]);
-        offs = malloc((size_t)o[0].nfree * sizeof *offs);
-        if (!buf || !offs) {
-            sim_fail(ctx, "out of memory");
+        sim_opnd_t v;
+        if (snapshot(ctx, &o[0], &buf, &offs, &v))
             goto done;
-        }
-        sim_opnd_t v = snap_view(&o[0], buf, offs);
         for (unsigned q = 0; q < o[1].nparts; q++) {
             if (m[q % 32] == ISA_SHUFFLE_KEEP)
                 continue;
