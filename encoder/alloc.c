@@ -15,13 +15,15 @@
  * Rotating buffers (docs/compiler.md): the instances of a tile declared in
  * a loop body (same declaration path, one per iteration) get up to N
  * buffers, so iteration i+1's loads do not wait for iteration i's
- * consumers.  For placement only, instance j of a group is kept live until
- * the first use of instance j+N-1 (or of the last instance): instances
- * j..j+N-1 then overlap and get N different addresses, and instance j+N
- * may take instance j's.  N is the
- * largest value up to the target's maximum (SBUF: sbuf_max_buffers, PSUM:
- * psum_max_buffers = its banks; or --buffers) for which the space fits;
- * N = 1 is plain first fit. */
+ * consumers.  Placement is modulo: the group's N buffers are placed like
+ * tiles live from the first use of instance b (b < N) to the group's last
+ * use, and instance j takes buffer j mod N, so a group's addresses repeat
+ * with period N and rolled loops see the same addresses in every
+ * iteration.  N is the largest value up to the target's maximum (SBUF:
+ * sbuf_max_buffers, PSUM: psum_max_buffers = its banks; or --buffers) for
+ * which the space fits and which divides the group's instances per
+ * iteration of each enclosing rolling candidate loop; N = 1 is plain
+ * first fit. */
 #include "backend.h"
 
 #include <stdio.h>
@@ -235,13 +237,23 @@ static int cmp_group(const void *x, const void *y)
 }
 
 /* Rotation groups: the instances of each loop-declared tile (same
- * declaration path), in first-use order, with a buffer count per group. */
+ * declaration path), in first-use order, with a buffer count per group.
+ * A group with nb > 1 is placed modulo: nb buffer requests (buf), buffer
+ * b live from the first use of instance b to the group's last use, and
+ * instance j at buffer j mod nb's address; a group whose instance j + nb
+ * starts before instance j ends is placed as single tiles with stretched
+ * live ranges instead (rot_apply). */
 typedef struct {
     req_t **by;                  /* members, grouped, first-use order within */
     int *start;                  /* [ngroups + 1] */
     unsigned *nb;                /* [ngroups] buffers */
     int ngroups;
     int *orig;                   /* [nr] real last uses */
+    bir_mloc_t *buf;             /* [nr] buffer requests (group g: from start[g]) */
+    req_t *work;                 /* [nr] this pass's placement requests */
+    req_t *base;                 /* the requests orig[] is indexed by */
+    bool *mod;                   /* [ngroups] placed modulo */
+    uint64_t *div;               /* [ngroups] counts must divide it (0: any) */
 } rot_t;
 
 static void rot_free(rot_t *r)
@@ -250,6 +262,10 @@ static void rot_free(rot_t *r)
     free(r->start);
     free(r->nb);
     free(r->orig);
+    free(r->buf);
+    free(r->work);
+    free(r->mod);
+    free(r->div);
 }
 
 /* A tile declared in a dynamic_range body (its instances are first used
@@ -266,7 +282,73 @@ static bool in_dynamic_loop(const tir_kernel_t *k, int first_use)
     return false;
 }
 
-static int rot_init(rot_t *r, const tir_kernel_t *k, req_t *reqs, int nr, unsigned max)
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* Instances of group g first used in ops [lo, hi) (first-use order). */
+static int64_t count_in(const rot_t *r, int g, int lo, int hi)
+{
+    int s = r->start[g], e = r->start[g + 1];
+    int a = s, b = e;
+    while (a < b) {   /* first instance used at or after lo */
+        int mid = (a + b) / 2;
+        if (r->by[mid]->ml->first_use < lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    int j = a;
+    b = e;
+    while (j < b) {   /* first instance used at or after hi */
+        int mid = (j + b) / 2;
+        if (r->by[mid]->ml->first_use < hi)
+            j = mid + 1;
+        else
+            b = mid;
+    }
+    return j - a;
+}
+
+/* Periods that let rolled loops repeat (docs/compiler.md "Rotating
+ * buffers"): for every rolling candidate loop whose iterations each hold
+ * the same number c >= 2 of a group's instances, the group's buffer count
+ * must divide c, so that each iteration of that loop sees the same
+ * buffers (c = 1: the loop declares the tile and rolls N iterations at a
+ * time).  r->div[g] = gcd of those c (0: no such loop). */
+static void rot_periods(rot_t *r, const tir_kernel_t *k, const unsigned char *cand)
+{
+    for (int i = 0; cand && i < k->nloops; i++) {
+        const tir_loop_t *l = &k->loops[i];
+        if (!cand[i] || l->trips < 2)
+            continue;
+        const int *mk = &k->loop_marks[l->first];
+        for (int g = 0; g < r->ngroups; g++) {
+            int64_t c = count_in(r, g, mk[0], mk[1]);
+            for (int64_t it = 1; c >= 2 && it < l->trips; it++)
+                if (count_in(r, g, mk[it], mk[it + 1]) != c)
+                    c = 0;   /* uneven iterations: they differ anyway */
+            if (c >= 2)
+                r->div[g] = gcd(r->div[g], (uint64_t)c);
+        }
+    }
+}
+
+/* The largest buffer count <= nb that group g may take. */
+static unsigned rot_fit_period(const rot_t *r, int g, unsigned nb)
+{
+    while (nb > 1 && r->div[g] && r->div[g] % nb)
+        nb--;
+    return nb;
+}
+
+static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, req_t *reqs,
+                    int nr, unsigned max)
 {
     memset(r, 0, sizeof *r);
     size_t n1 = (size_t)(nr > 0 ? nr : 1);
@@ -274,7 +356,12 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, req_t *reqs, int nr, unsign
     r->start = malloc((n1 + 1) * sizeof *r->start);
     r->nb = malloc(n1 * sizeof *r->nb);
     r->orig = malloc(n1 * sizeof *r->orig);
-    if (!r->by || !r->start || !r->nb || !r->orig)
+    r->buf = calloc(n1, sizeof *r->buf);
+    r->work = malloc(n1 * sizeof *r->work);
+    r->mod = calloc(n1, sizeof *r->mod);
+    r->div = calloc(n1, sizeof *r->div);
+    r->base = reqs;
+    if (!r->by || !r->start || !r->nb || !r->orig || !r->buf || !r->work || !r->mod || !r->div)
         return -1;
     int n = 0;
     for (int i = 0; i < nr; i++) {
@@ -295,24 +382,94 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, req_t *reqs, int nr, unsign
         r->start[r->ngroups] = e;
         g = e;
     }
+    rot_periods(r, k, cand);
+    for (int g = 0; g < r->ngroups; g++)
+        r->nb[g] = rot_fit_period(r, g, r->nb[g]);
     return 0;
 }
 
-/* Placement live ranges for the current buffer counts: instance j of a
- * group stays live until the first use of instance j + nb - 1 (or of the
- * group's last instance), so instance j + nb is the first that may take
- * instance j's buffer. */
-static void rot_apply(rot_t *r, req_t *reqs, int nr)
+/* Buffers group g uses: its count, at most one per instance. */
+static int rot_nbe(const rot_t *r, int g)
 {
-    for (int i = 0; i < nr; i++)
+    int n = r->start[g + 1] - r->start[g];
+    return (int)r->nb[g] < n ? (int)r->nb[g] : n;
+}
+
+/* Can group g be placed modulo its buffers: does each instance j start
+ * after every instance up to j - nb (so every earlier one of its buffer)
+ * has ended? */
+static bool rot_modulo(const rot_t *r, int g)
+{
+    int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g), last = -1;
+    if (nb < 2)
+        return false;
+    for (int j = s + nb; j < e; j++) {
+        int o = r->orig[r->by[j - nb] - r->base];
+        last = o > last ? o : last;
+        if (r->by[j]->ml->first_use <= last)
+            return false;
+    }
+    return true;
+}
+
+/* This pass's requests (r->work, first-use order; returns their count):
+ * the single tiles, the buffers of each modulo group, and the instances
+ * of the other groups with their live ranges stretched: instance j stays
+ * live until the first use of instance j + nb - 1 (or of the group's
+ * last instance), so instance j + nb is the first that may take instance
+ * j's address. */
+static int rot_apply(rot_t *r, req_t *reqs, int nr)
+{
+    for (int i = 0; i < nr; i++) {
         reqs[i].ml->last_use = r->orig[i];
+        reqs[i].ml->rot_buf = 0;
+        reqs[i].ml->rot_nbuf = 0;   /* 0: not in a modulo group */
+    }
     for (int g = 0; g < r->ngroups; g++) {
-        int nb = (int)r->nb[g], last = r->start[g + 1] - 1;
-        for (int j = r->start[g]; nb > 1 && j < last; j++) {
-            int until = r->by[j + nb - 1 < last ? j + nb - 1 : last]->ml->first_use;
+        int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
+        r->mod[g] = rot_modulo(r, g);
+        if (r->mod[g]) {
+            int end = 0;
+            for (int j = s; j < e; j++)
+                end = r->by[j]->ml->last_use > end ? r->by[j]->ml->last_use : end;
+            for (int b = 0; b < nb; b++) {
+                bir_mloc_t *bf = &r->buf[s + b];
+                *bf = *r->by[s + b]->ml;
+                bf->last_use = end;
+                for (int j = s + b; j < e; j += nb) {
+                    bir_mloc_t *ml = r->by[j]->ml;
+                    ml->rot_nbuf = 1;
+                    bf->bytes = ml->bytes > bf->bytes ? ml->bytes : bf->bytes;
+                }
+            }
+            continue;
+        }
+        for (int j = s; nb > 1 && j < e - 1; j++) {
+            int until = r->by[j + nb - 1 < e - 1 ? j + nb - 1 : e - 1]->ml->first_use;
             if (until > r->by[j]->ml->last_use)
                 r->by[j]->ml->last_use = until;
         }
+    }
+    int n = 0;
+    for (int i = 0; i < nr; i++)
+        if (!reqs[i].ml->rot_nbuf)
+            r->work[n++] = reqs[i];
+    for (int g = 0; g < r->ngroups; g++)
+        for (int b = 0; r->mod[g] && b < rot_nbe(r, g); b++) {
+            req_t *q = r->by[r->start[g] + b];
+            r->work[n++] = (req_t){&r->buf[r->start[g] + b], q->name, q->path};
+        }
+    qsort(r->work, (size_t)n, sizeof *r->work, cmp_first_use);
+    return n;
+}
+
+/* After a modulo pass: every instance at its buffer's address. */
+static void rot_spread(rot_t *r)
+{
+    for (int g = 0; g < r->ngroups; g++) {
+        int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
+        for (int j = s; r->mod[g] && j < e; j++)
+            r->by[j]->ml->addr = r->buf[s + (j - s) % nb].addr;
     }
 }
 
@@ -329,7 +486,7 @@ static int rot_shrink(rot_t *r)
     }
     if (best < 0)
         return 0;
-    r->nb[best]--;
+    r->nb[best] = rot_fit_period(r, best, r->nb[best] - 1);
     return 1;
 }
 
@@ -414,8 +571,8 @@ static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **p
 }
 
 static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
-                       unsigned space, unsigned max, uint64_t *peak, unsigned *used,
-                       tpb_err_t *err)
+                       const unsigned char *cand, unsigned space, unsigned max, uint64_t *peak,
+                       unsigned *used, tpb_err_t *err)
 {
     bool psum = space == ISA_SPACE_PSUM;
     uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
@@ -447,13 +604,15 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
     if (!sorted)
         qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
-    if (rot_init(&rot, k, reqs, nr, max)) {
+    if (rot_init(&rot, k, cand, reqs, nr, max)) {
         rc = tpb_errf(err, "out of memory in the allocator");
         goto out;
     }
     for (;;) {
-        rot_apply(&rot, reqs, nr);
-        rc = place_pass(k, reqs, nr, placed, byaddr, psum, cap, peak, err);
+        int nw = rot_apply(&rot, reqs, nr);
+        rc = place_pass(k, rot.work, nw, placed, byaddr, psum, cap, peak, err);
+        if (rc == 0)
+            rot_spread(&rot);
         if (rc == 0 || !rot_shrink(&rot))
             break;
     }
@@ -479,6 +638,13 @@ int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_lay
 int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
                          const enc_hbm_layout_t *hbm, bir_module_t *m, enc_stats_t *st,
                          int buffers, tpb_err_t *err)
+{
+    return alloc_kernel_loops(k, t, hbm, m, st, buffers, NULL, err);
+}
+
+int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
+                       bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
+                       tpb_err_t *err)
 {
     m->nops = k->nops;
     m->op_scratch = calloc((size_t)(k->nops > 0 ? k->nops : 1), sizeof *m->op_scratch);
@@ -509,8 +675,8 @@ int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
         smax = smax < (unsigned)buffers ? smax : (unsigned)buffers;
         pmax = pmax < (unsigned)buffers ? pmax : (unsigned)buffers;
     }
-    if (place_space(k, t, m, ISA_SPACE_SBUF, smax, &sp, &sb, err) ||
-        place_space(k, t, m, ISA_SPACE_PSUM, pmax, &pp, &pb, err))
+    if (place_space(k, t, m, cand, ISA_SPACE_SBUF, smax, &sp, &sb, err) ||
+        place_space(k, t, m, cand, ISA_SPACE_PSUM, pmax, &pp, &pb, err))
         return -1;
     if (st) {
         st->sbuf_buffers = sb;

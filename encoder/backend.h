@@ -39,6 +39,13 @@ int alloc_kernel(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_lay
 int alloc_kernel_buffers(const tir_kernel_t *k, const tpb_target_t *t,
                          const enc_hbm_layout_t *hbm, bir_module_t *m, enc_stats_t *st,
                          int buffers, tpb_err_t *err);
+/* The same, with the rolling candidates (roll_candidates; NULL = none):
+ * a rotated tile's buffer count then repeats with every candidate loop
+ * whose iterations hold several of its instances (docs/compiler.md
+ * "Rotating buffers"). */
+int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
+                       bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
+                       tpb_err_t *err);
 
 /* schedule.c */
 int sched_assign_engines(bir_module_t *m, tpb_err_t *err);

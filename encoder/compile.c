@@ -237,15 +237,17 @@ int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     if (bir_module_init(&cc->m, core, k->ntensors, err))
         return -1;
     lower_ctx_t c = {k, t, &cc->m, err, 0, NULL, 0, -1, enc_ident_tile(k)};
-    if (alloc_kernel_buffers(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, err) ||
-        lower_kernel(&c))
-        return -1;
-    if (opts && opts->enable_ldw_opt)
-        lw_ldw_opt(&cc->m);
     sched_rr_event_t *ev = NULL;
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))
         return -1;
+    if (alloc_kernel_loops(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand, err) ||
+        lower_kernel(&c)) {
+        free(ev);
+        return -1;
+    }
+    if (opts && opts->enable_ldw_opt)
+        lw_ldw_opt(&cc->m);
     int rc = sched_assign_engines(&cc->m, err) ||
              sched_assign_queues_rr(&cc->m, t, ev, nev, k->nloops, err);
     free(ev);
