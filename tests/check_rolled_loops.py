@@ -5,8 +5,8 @@ Each kernel is compiled twice, plain (every loop unrolled) and with
 the outputs must be bit-identical and match a NumPy reference, the
 simulated cycles must agree within CYCLE_TOL, and the rolled artifact must
 be smaller.  Also: the iteration numbers in the trace, the refusals, and
-(with --tutorial) the fully optimised trn2 tutorial matmul: < 5000 bundles
-rolled, timing-only cycles within 1 % of the unrolled form.
+(with --tutorial) a fully optimised tutorial matmul (trn1 or trn2): < 5000
+bundles rolled, timing-only cycles within 1 % of the unrolled form.
 usage: check_rolled_loops.py <tpb> <workdir> [--tutorial <kernel.json>]
 """
 import json
@@ -96,7 +96,7 @@ def k_kreg(roll):
     return k, ref
 
 
-def k_tutorial(N, K, M, bm_n, bk_n):
+def k_tutorial(N, K, M, bm_n, bk_n, target="trn2"):
     """The tutorial's optimised loop nest (examples/kernels/
     mm_tutorial_optimized_trn2.json) at a small size: n (affine) over
     sequential k, blocks of bk_n x 128 rows of K, bm_n x 128 columns of M,
@@ -135,7 +135,7 @@ def k_tutorial(N, K, M, bm_n, bk_n):
                      {"op": "store", "src": "result_packed",
                       "dst": "result[(%d*m+bm)*128:(%d*m+bm+1)*128, 1024*n:1024*(n+1)]"
                              % (bm_n, bm_n)}]}]}]
-    k = {"kernel": "roll_tutorial", "target": "trn2",
+    k = {"kernel": "roll_tutorial", "target": target,
          "inputs": [{"name": "lhsT", "shape": [K, M], "dtype": "float32"},
                     {"name": "rhs", "shape": [K, N], "dtype": "float32"}],
          "outputs": [{"name": "result", "shape": [M, N], "dtype": "float32"}],
@@ -299,6 +299,11 @@ def main():
     compare(tpb, work, "multi", k_multi(12), ["--loops"], 1, base=("--buffers", "1"))
     compare(tpb, work, "nested", k_tutorial(3072, 1536, 512, 2, 2), ["--loops"], 3,
             base=("--buffers", "1"))
+    # rotating buffers (2 per tile, placed modulo): rhs_tiles alternate per
+    # k, so k rolls two iterations at a time; every other group repeats per
+    # n iteration, so n rolls too
+    compare(tpb, work, "rotating", k_tutorial(4096, 1024, 512, 2, 1, "trn1"), ["--loops"], 4,
+            base=("--buffers", "2"))
     compare(tpb, work, "kreg", k_kreg(True), [], 3, base=("--buffers", "1"),
             plain=k_kreg(False)[0])
     check_refusals(tpb, work)

@@ -88,6 +88,43 @@ static void test_rotation_shrinks_to_fit(void **state)
     tir_kernel_free(&k);
 }
 
+/* Modulo placement and the period rule (docs/compiler.md "Rotating
+ * buffers"): an outer loop of 4 iterations, each running 3 instances of
+ * tile t (2 KiB).  Instance j sits in buffer j mod N: N = 4 (the trn2
+ * maximum) when nothing rolls; when the outer loop is a rolling candidate
+ * N must divide its 3 instances per iteration, so N = 3 and every outer
+ * iteration sees the same three addresses. */
+static void test_rotation_modulo_period(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    int t[12];
+    build_loop(&k, 12, 512, t);
+    tir_loop_t l = {.path = "body[0]", .roll = -1, .parent = -1, .trips = 4};
+    int li = tir_add_loop(&k, &l);
+    assert_true(li >= 0);
+    for (int i = 0; i <= 4; i++)
+        k.loop_marks[k.loops[li].first + i] = 6 * i;   /* 3 instances x (load, store) */
+    bu_run_t r;
+    assert_int_equal(lower_buffers(&r, &k, 0), 0);
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 4) * 2048);
+    assert_int_equal(r.st.sbuf_buffers, 4);
+    bu_free(&r);
+    unsigned char cand[1] = {1};
+    memset(&r, 0, sizeof r);
+    assert_int_equal(enc_hbm_layout(&k, &r.hbm, &r.err), 0);
+    assert_int_equal(bir_module_init(&r.m, 0, k.ntensors, &r.err), 0);
+    assert_int_equal(alloc_kernel_loops(&k, trn2(), &r.hbm, &r.m, &r.st, 0, cand, &r.err), 0);
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 3) * 2048);
+        assert_int_equal(r.m.mlocs[t[i]].rot_buf, (unsigned)(i % 3));
+    }
+    assert_int_equal(r.st.sbuf_buffers, 3);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* SP spreads transfers round-robin over 16 queues (rings) in program
  * order: the 17th transfer is back on qSyncIO0. */
 static void test_queue_spreading(void **state)
@@ -116,6 +153,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rotation_addresses),
         cmocka_unit_test(test_rotation_shrinks_to_fit),
+        cmocka_unit_test(test_rotation_modulo_period),
         cmocka_unit_test(test_queue_spreading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
