@@ -291,28 +291,24 @@ static uint64_t gcd(uint64_t a, uint64_t b)
     return a;
 }
 
-/* Instances of group g first used in ops [lo, hi) (first-use order). */
-static int64_t count_in(const rot_t *r, int g, int lo, int hi)
+/* The first of by[a..e) (first-use order) used at or after op lo. */
+static int first_from(const rot_t *r, int a, int e, int lo)
 {
-    int s = r->start[g], e = r->start[g + 1];
-    int a = s, b = e;
-    while (a < b) {   /* first instance used at or after lo */
-        int mid = (a + b) / 2;
+    while (a < e) {
+        int mid = (a + e) / 2;
         if (r->by[mid]->ml->first_use < lo)
             a = mid + 1;
         else
-            b = mid;
+            e = mid;
     }
-    int j = a;
-    b = e;
-    while (j < b) {   /* first instance used at or after hi */
-        int mid = (j + b) / 2;
-        if (r->by[mid]->ml->first_use < hi)
-            j = mid + 1;
-        else
-            b = mid;
-    }
-    return j - a;
+    return a;
+}
+
+/* Instances of group g first used in ops [lo, hi). */
+static int64_t count_in(const rot_t *r, int g, int lo, int hi)
+{
+    int a = first_from(r, r->start[g], r->start[g + 1], lo);
+    return first_from(r, a, r->start[g + 1], hi) - a;
 }
 
 /* Periods that let rolled loops repeat (docs/compiler.md "Rotating

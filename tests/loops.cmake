@@ -8,20 +8,20 @@ if(TPB_LOOPS_PYTHON)
                    $<TARGET_FILE:tpb> ${PROJECT_BINARY_DIR}/rolled_loops)
   set_tests_properties(test_rolled_loops PROPERTIES LABELS "quick;loops"
                        PASS_REGULAR_EXPRESSION "rolled loops: ok")
-  add_test(NAME test_rolled_loops_tutorial
-           COMMAND ${TPB_LOOPS_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_rolled_loops.py
-                   $<TARGET_FILE:tpb> ${PROJECT_BINARY_DIR}/rolled_loops_tutorial --tutorial
-                   ${PROJECT_SOURCE_DIR}/examples/kernels/mm_tutorial_optimized_trn2.json)
-  set_tests_properties(test_rolled_loops_tutorial PROPERTIES LABELS "loops;full"
-                       PASS_REGULAR_EXPRESSION "rolled tutorial: ok")
   # trn1 (bf16): its tiles rotate (modulo placement, docs/compiler.md
   # "Rotating buffers"), the k loop rolls two iterations at a time
-  add_test(NAME test_rolled_loops_tutorial_trn1
-           COMMAND ${TPB_LOOPS_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_rolled_loops.py
-                   $<TARGET_FILE:tpb> ${PROJECT_BINARY_DIR}/rolled_loops_tutorial_trn1 --tutorial
-                   ${PROJECT_SOURCE_DIR}/examples/kernels/mm_tutorial_optimized_trn1.json)
-  set_tests_properties(test_rolled_loops_tutorial_trn1 PROPERTIES LABELS "loops;full"
-                       PASS_REGULAR_EXPRESSION "rolled tutorial: ok")
+  foreach(tgt trn2 trn1)
+    set(tname test_rolled_loops_tutorial)
+    if(tgt STREQUAL "trn1")
+      set(tname test_rolled_loops_tutorial_trn1)
+    endif()
+    add_test(NAME ${tname}
+             COMMAND ${TPB_LOOPS_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/check_rolled_loops.py
+                     $<TARGET_FILE:tpb> ${PROJECT_BINARY_DIR}/rolled_loops_tutorial_${tgt}
+                     --tutorial ${PROJECT_SOURCE_DIR}/examples/kernels/mm_tutorial_optimized_${tgt}.json)
+    set_tests_properties(${tname} PROPERTIES LABELS "loops;full"
+                         PASS_REGULAR_EXPRESSION "rolled tutorial: ok")
+  endforeach()
 endif()
 
 # dynamic_range / fori_loop with a register trip count (docs/compiler.md
