@@ -72,6 +72,22 @@ def k_multi(n):
     return k, ref
 
 
+def k_dma_compute(n):
+    """A tiled dma_compute (seed 001-75): per 128-row tile, out = 2 a - b / 2
+    on the DMA engine; rolled, one body's scaled descriptors move per tile
+    by src_reg / dst_reg."""
+    sl = "[i*128:(i+1)*128, :]"
+    k = {"kernel": "roll_dma_compute", "target": "trn2",
+         "inputs": [{"name": "a", "shape": [128 * n, 64], "dtype": "float32"},
+                    {"name": "b", "shape": [128 * n, 64], "dtype": "float32"}],
+         "outputs": [{"name": "out", "shape": [128 * n, 64], "dtype": "float32"}],
+         "body": [{"op": "sequential_range", "var": "i", "range": [n], "body": [
+             {"op": "dma_compute", "dst": "out" + sl, "srcs": ["a" + sl, "b" + sl],
+              "reduce_op": "add", "scales": [2.0, -0.5]}]}]}
+    ref = lambda x: {"out": 2.0 * x["a"].astype(np.float64) - 0.5 * x["b"]}
+    return k, ref
+
+
 def k_kreg(roll):
     """Nested "roll": true loops next to a kernel register (r47 from
     load_tensor_to_register, a load at a register offset): the rolled loops
@@ -304,6 +320,7 @@ def main():
     # n iteration, so n rolls too
     compare(tpb, work, "rotating", k_tutorial(4096, 1024, 512, 2, 1, "trn1"), ["--loops"], 4,
             base=("--buffers", "2"))
+    compare(tpb, work, "dmacompute", k_dma_compute(8), ["--loops"], 1)
     compare(tpb, work, "kreg", k_kreg(True), [], 3, base=("--buffers", "1"),
             plain=k_kreg(False)[0])
     check_refusals(tpb, work)
