@@ -125,6 +125,30 @@ static void test_rotation_modulo_period(void **state)
     tir_kernel_free(&k);
 }
 
+/* A group whose instances stay live past the next ones (each is stored
+ * again after the loop) cannot share buffers modulo N: it is placed as
+ * single tiles, every instance at its own address. */
+static void test_rotation_modulo_fallback(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    int t[6];
+    build_loop(&k, 6, 512, t);
+    int out = 1;   /* build_loop's second tensor */
+    for (int i = 0; i < 6; i++) {
+        tir_op_t op;
+        tir_op_init(&op, TIR_STORE);
+        op.dst = bu_full(&k, out), op.src[0] = bu_full(&k, t[i]), op.nsrc = 1;
+        bu_op(&k, &op, "st_again");
+    }
+    bu_run_t r;
+    assert_int_equal(lower_buffers(&r, &k, 0), 0);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)i * 2048);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* SP spreads transfers round-robin over 16 queues (rings) in program
  * order: the 17th transfer is back on qSyncIO0. */
 static void test_queue_spreading(void **state)
@@ -154,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_rotation_addresses),
         cmocka_unit_test(test_rotation_shrinks_to_fit),
         cmocka_unit_test(test_rotation_modulo_period),
+        cmocka_unit_test(test_rotation_modulo_fallback),
         cmocka_unit_test(test_queue_spreading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
