@@ -32,12 +32,26 @@ static void build_loop(tir_kernel_t *k, int n, int64_t elems, int *inst)
     }
 }
 
-static int lower_buffers(bu_run_t *r, const tir_kernel_t *k, int buffers)
+/* Allocate k with at most `buffers` rotating buffers and the rolling
+ * candidates cand (NULL: none). */
+static int lower_cand(bu_run_t *r, const tir_kernel_t *k, int buffers, const unsigned char *cand)
 {
     memset(r, 0, sizeof *r);
     if (enc_hbm_layout(k, &r->hbm, &r->err) || bir_module_init(&r->m, 0, k->ntensors, &r->err))
         return -1;
-    return alloc_kernel_buffers(k, trn2(), &r->hbm, &r->m, &r->st, buffers, &r->err);
+    return alloc_kernel_loops(k, trn2(), &r->hbm, &r->m, &r->st, buffers, cand, &r->err);
+}
+
+static int lower_buffers(bu_run_t *r, const tir_kernel_t *k, int buffers)
+{
+    return lower_cand(r, k, buffers, NULL);
+}
+
+/* Instance i of t[0..n) sits at (i mod period) x bytes. */
+static void expect_modulo(const bu_run_t *r, const int *t, int n, int period, uint64_t bytes)
+{
+    for (int i = 0; i < n; i++)
+        assert_int_equal(r->m.mlocs[t[i]].addr, (uint64_t)(i % period) * bytes);
 }
 
 /* 6 iterations of a 2 KiB tile: 4 buffers (trn2 sbuf_max_buffers) at
@@ -60,13 +74,11 @@ static void test_rotation_addresses(void **state)
     bu_free(&r);
     /* --buffers 2: two buffers alternate */
     assert_int_equal(lower_buffers(&r, &k, 2), 0);
-    for (int i = 0; i < 6; i++)
-        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 2) * 2048);
+    expect_modulo(&r, t, 6, 2, 2048);
     bu_free(&r);
     /* --buffers 1: plain first fit, every instance at 0 */
     assert_int_equal(lower_buffers(&r, &k, 1), 0);
-    for (int i = 0; i < 6; i++)
-        assert_int_equal(r.m.mlocs[t[i]].addr, 0);
+    expect_modulo(&r, t, 6, 1, 2048);
     assert_int_equal(r.st.sbuf_buffers, 1);
     bu_free(&r);
     tir_kernel_free(&k);
@@ -82,8 +94,7 @@ static void test_rotation_shrinks_to_fit(void **state)
     bu_run_t r;
     assert_int_equal(lower_buffers(&r, &k, 0), 0);
     assert_int_equal(r.st.sbuf_buffers, 2);
-    for (int i = 0; i < 5; i++)
-        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 2) * 102400);
+    expect_modulo(&r, t, 5, 2, 102400);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -107,19 +118,14 @@ static void test_rotation_modulo_period(void **state)
         k.loop_marks[k.loops[li].first + i] = 6 * i;   /* 3 instances x (load, store) */
     bu_run_t r;
     assert_int_equal(lower_buffers(&r, &k, 0), 0);
-    for (int i = 0; i < 12; i++)
-        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 4) * 2048);
+    expect_modulo(&r, t, 12, 4, 2048);
     assert_int_equal(r.st.sbuf_buffers, 4);
     bu_free(&r);
     unsigned char cand[1] = {1};
-    memset(&r, 0, sizeof r);
-    assert_int_equal(enc_hbm_layout(&k, &r.hbm, &r.err), 0);
-    assert_int_equal(bir_module_init(&r.m, 0, k.ntensors, &r.err), 0);
-    assert_int_equal(alloc_kernel_loops(&k, trn2(), &r.hbm, &r.m, &r.st, 0, cand, &r.err), 0);
-    for (int i = 0; i < 12; i++) {
-        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)(i % 3) * 2048);
+    assert_int_equal(lower_cand(&r, &k, 0, cand), 0);
+    expect_modulo(&r, t, 12, 3, 2048);
+    for (int i = 0; i < 12; i++)
         assert_int_equal(r.m.mlocs[t[i]].rot_buf, (unsigned)(i % 3));
-    }
     assert_int_equal(r.st.sbuf_buffers, 3);
     bu_free(&r);
     tir_kernel_free(&k);
@@ -143,8 +149,7 @@ static void test_rotation_modulo_fallback(void **state)
     }
     bu_run_t r;
     assert_int_equal(lower_buffers(&r, &k, 0), 0);
-    for (int i = 0; i < 6; i++)
-        assert_int_equal(r.m.mlocs[t[i]].addr, (uint64_t)i * 2048);
+    expect_modulo(&r, t, 6, 6, 2048);
     bu_free(&r);
     tir_kernel_free(&k);
 }
