@@ -169,7 +169,7 @@ out:
     return rc;
 }
 
-int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
+static int emit_bound(const lnc_module_t *m, const char *root, tpb_err_t *err)
 {
     if (m->nfuncs < 1 || m->funcs[0].nblocks < 1)
         return tpb_errf(err, "%s: no dispatcher", m->name);
@@ -190,6 +190,19 @@ int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
                 return -1;
     }
     return 0;
+}
+
+/* Each core's section holds its instance bound for it (lnc_bind_instances). */
+int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
+{
+    if (m->ndefs == 0)
+        return emit_bound(m, root, err);
+    lnc_module_t view;
+    if (lnc_bind_instances(m, &view, err))
+        return -1;
+    int rc = emit_bound(&view, root, err);
+    lnc_module_free(&view);
+    return rc;
 }
 
 /* ---- the link directory (setupLinkDir) ---- */

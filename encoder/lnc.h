@@ -93,6 +93,8 @@ typedef struct {
     int qinst;               /* SQI: instance index within the queue */
     int local_id;            /* CoreBarrier: id before the global renumber */
     char src[96];            /* sidecar debug path, if any */
+    int call_core;           /* CALL: the NeuronCoreId the instance runs on; else -1 */
+    int call_inst;           /* CALL: instance index within the callee's definition */
 } lnc_inst_t;
 
 /* A basic block; a core function has one block per engine stream. */
@@ -110,7 +112,30 @@ typedef struct {
     int nblocks;
     int ndeps, ncross;       /* dependency edges: on this core's updaters /
                                 on other cores' (lnc_copy_deps) */
+    /* moveModulesAsFunctions (lnc_instance.c): a module definition and its
+     * instances.  ninsts == 0: not yet collapsed (one implicit instance). */
+    int def_id;              /* definition number (call_def_<def_id>_...) */
+    struct lnc_param *params;   /* funcArgs: HBM address operands of the body */
+    int nparams;
+    struct lnc_instance *insts; /* call sites, instance order */
+    int ninsts;
 } lnc_func_t;
+
+/* A parameter (funcArg) of a module definition: the HBM address of one
+ * descriptor side that differs between the definition's instances. */
+typedef struct lnc_param {
+    int block, inst;         /* position in the definition's body */
+    int side;                /* 0: dst, 1: src */
+} lnc_param_t;
+
+/* One instance of a module definition (a dispatcher call site). */
+typedef struct lnc_instance {
+    int core;                /* NeuronCoreId the instance runs on */
+    int idx;                 /* instance index within the definition */
+    int unique_id;           /* unique over the linked module (dispatcher order) */
+    uint32_t *args;          /* [nparams]: the HBM address bound to each parameter */
+    int ndeps, ncross;       /* its dependency edges (lnc_copy_deps on the bound body) */
+} lnc_instance_t;
 
 /* DMA queue: one unified queue per name, one instance per core using it. */
 typedef struct {
@@ -155,6 +180,7 @@ typedef struct {
     lnc_alias_t *aliases;
     int naliases;
     int nbarrier_ids;        /* linked: global CoreBarrier ids used (0..n-1) */
+    int ndefs;               /* linked: module definitions (functions but main) */
 } lnc_module_t;
 
 /* ---- module building ---- */
@@ -255,6 +281,25 @@ char *lnc_module_json(const lnc_module_t *m);
  * function) entries (lnc_report.c). */
 struct cJSON *lnc_link_log_json(const lnc_module_t *m);
 struct cJSON *lnc_post_link_mmt_report(const lnc_module_t *m);
+
+/* moveModulesAsFunctions (lnc_instance.c): core functions whose bodies are
+ * equal once their HBM address operands are set aside (core-relative SBUF
+ * sides and remote semaphore cores, I-SQIs by queue) become instances of one
+ * definition: the first such function keeps the body, its differing HBM
+ * addresses become the definition's parameters (funcArgs), every instance
+ * binds its own values and gets a unique id, and the dispatcher calls
+ * call_def_<def>_instance_<idx>.  Functions that match no other stay one
+ * definition with one instance.  0, or -1 (err set). */
+int lnc_move_modules_as_functions(lnc_module_t *m, tpb_err_t *err);
+/* The per-core expansion of a linked module (what each core's section
+ * holds): a fresh module whose dispatcher calls one bound copy of its
+ * definition per instance (parameters bound, core-relative operands
+ * rebased, I-SQIs resolved for the instance's core, link names
+ * renamed for it), in dispatcher order.  Free with lnc_module_free. */
+int lnc_bind_instances(const lnc_module_t *m, lnc_module_t *view, tpb_err_t *err);
+/* link.json's "definition" of a function: its id, parameters (block,
+ * instruction, operand) and instances (core, index, unique id, arguments). */
+struct cJSON *lnc_definition_json(const lnc_func_t *f);
 
 /* ---- emission ---- */
 /* Codegen of a linked module, main-first: for each Call of the dispatcher

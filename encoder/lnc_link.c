@@ -278,6 +278,7 @@ static int add_fn_calls(lnc_module_t *out, tpb_err_t *err)
         lnc_inst_t call;
         lnc_inst_init(&call, LNC_OPC_CALL, name);
         call.callee = f;
+        call.call_core = out->funcs[f].core;
         call.isa.op = ISA_OP_CALL;
         call.isa.l2 = isa_ops[ISA_OP_CALL].l2;
         if (lnc_block_append(disp, &call, err) < 0)
@@ -487,6 +488,38 @@ int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base)
     return used < 0 ? -1 : base + used;
 }
 
+/* copyDeps / addBarrier per instance: on the bound bodies, where every
+ * core's updates are visible. */
+static int instance_deps(lnc_module_t *m, tpb_err_t *err)
+{
+    lnc_module_t view;
+    if (lnc_bind_instances(m, &view, err))
+        return -1;
+    if (lnc_copy_deps(&view)) {
+        lnc_module_free(&view);
+        return tpb_errf(err, "out of memory (dependencies)");
+    }
+    const lnc_block_t *disp = &m->funcs[0].blocks[0];
+    for (int i = 0, v = 1; i < disp->n && v < view.nfuncs; i++) {
+        const lnc_inst_t *call = &disp->insts[i];
+        if (call->opc != LNC_OPC_CALL)
+            continue;
+        lnc_func_t *d = &m->funcs[call->callee];
+        const lnc_func_t *b = &view.funcs[v++];
+        for (int k = 0; k < d->ninsts; k++)
+            if (d->insts[k].idx == call->call_inst) {
+                d->insts[k].ndeps = b->ndeps;
+                d->insts[k].ncross = b->ncross;
+            }
+        if (call->call_inst == 0) {
+            d->ndeps = b->ndeps;
+            d->ncross = b->ncross;
+        }
+    }
+    lnc_module_free(&view);
+    return 0;
+}
+
 static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t *rlts,
                         int nrlts, lnc_module_t *out, tpb_err_t *err)
 {
@@ -503,10 +536,14 @@ static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t
     if (init_queues(cores, n, out, err))
         goto fail;
     fix_output_kind(out);
-    if (lnc_renumber_core_barriers(out) < 0 || lnc_copy_deps(out)) {
-        tpb_errf(err, "out of memory (barrier renumber, dependencies)");
+    if (lnc_move_modules_as_functions(out, err))
+        goto fail;
+    if (lnc_renumber_core_barriers(out) < 0) {
+        tpb_errf(err, "out of memory (barrier renumber)");
         goto fail;
     }
+    if (instance_deps(out, err))
+        goto fail;
     return 0;
 fail:
     lnc_module_free(out);
@@ -596,6 +633,8 @@ static cJSON *inst_json(const lnc_module_t *m, const lnc_inst_t *in)
         cJSON_AddNumberToObject(o, "cores", in->isa.f.CB.cores);
     } else if (in->opc == LNC_OPC_CALL) {
         cJSON_AddStringToObject(o, "callee", m->funcs[in->callee].name);
+        cJSON_AddNumberToObject(o, "core", in->call_core);
+        cJSON_AddNumberToObject(o, "instance", in->call_inst);
     } else if (in->opc == LNC_OPC_SQI && in->queue >= 0) {
         cJSON_AddStringToObject(o, "queue", m->queues[in->queue].name);
         cJSON_AddNumberToObject(o, "instance", in->qinst);
@@ -622,6 +661,8 @@ char *lnc_module_json(const lnc_module_t *m)
             cJSON_AddNumberToObject(fo, "dependency_edges", fn->ndeps);
             cJSON_AddNumberToObject(fo, "cross_core_edges", fn->ncross);
         }
+        if (fn->ninsts > 0)
+            cJSON_AddItemToObject(fo, "definition", lnc_definition_json(fn));
         cJSON *bs = cJSON_AddArrayToObject(fo, "blocks");
         for (int b = 0; b < fn->nblocks; b++) {
             const lnc_block_t *bl = &fn->blocks[b];

@@ -316,19 +316,28 @@ static void build_four(lnc_module_t c[4])
 static void test_link_four_cores(void **state)
 {
     (void)state;
-    lnc_module_t c[4], l;
+    lnc_module_t c[4], l, lk;
     build_four(c);
     tpb_err_t err = {{0}};
-    assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
-    assert_int_equal(l.nfuncs, 5);
-    const lnc_block_t *d = &l.funcs[0].blocks[0];
+    assert_int_equal(lnc_link(c, 4, NULL, 0, &lk, &err), 0);
+    /* cores 0 and 1 run one body (pair 0x3), cores 2 and 3 another (0xC):
+     * two module definitions with two instances each */
+    assert_int_equal(lk.nfuncs, 3);
+    assert_int_equal(lk.ndefs, 2);
+    const lnc_block_t *d = &lk.funcs[0].blocks[0];
     assert_int_equal(d->n, 4);
     for (int i = 0; i < 4; i++) {
         char want[64];
-        snprintf(want, sizeof want, "call_def_%d_instance_0", i);
+        snprintf(want, sizeof want, "call_def_%d_instance_%d", i / 2, i % 2);
         assert_string_equal(d->insts[i].name, want);
-        assert_int_equal(l.funcs[d->insts[i].callee].core, i);
+        assert_int_equal(lk.funcs[d->insts[i].callee].core, i / 2 * 2);
+        assert_int_equal(d->insts[i].call_core, i);
     }
+    /* the per-core sections: each instance bound for its core */
+    assert_int_equal(lnc_bind_instances(&lk, &l, &err), 0);
+    assert_int_equal(l.nfuncs, 5);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(l.funcs[l.funcs[0].blocks[0].insts[i].callee].core, i);
     check_barrier_ids(&l);
     /* pairs {0,1} share ids, {2,3} share ids, the two pairs never do */
     for (int k = 0; k < 3; k++) {
@@ -353,6 +362,7 @@ static void test_link_four_cores(void **state)
     assert_int_equal(l.nqueues, 1);
     assert_int_equal(l.queues[0].ninst, 4);
     lnc_module_free(&l);
+    lnc_module_free(&lk);
     for (int i = 0; i < 4; i++)
         lnc_module_free(&c[i]);
 }
