@@ -249,20 +249,19 @@ int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
 int lnc_link_dry_run(const lnc_module_t *cores, int n, tpb_err_t *err);
 /* BirLinker::run(Module&): the LNC=1 path through the same machinery. */
 int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
-/* backend::renumberCoreBarriers: one monotonic pass over the merged module.
- * Barriers that rendezvous (same cores mask, same per-mask ordinal on each
- * participating core) form one group and share the group's id; no two
- * groups share an id; completion barriers (cb_return_) group only among
- * themselves.  Returns the number of ids used, -1 when out of memory. */
+/* backend::renumberCoreBarriers: one monotonic pass over the merged module:
+ * functions in order, each function's barriers in program (core-local id)
+ * order, every CoreBarrier gets the next id -- ids are unique over the
+ * module, so two cores never collide on one.  Cores meet at barriers by
+ * counting per cores mask (the ISA's CoreBarrier), not by id.  Returns the
+ * number of ids used. */
 int lnc_renumber_core_barriers(lnc_module_t *m);
-/* renumberCoreBarriers(vector<Module>&, base): the same renumber across the
+/* renumberCoreBarriers(vector<Module>&, base): the same pass across the
  * still-separate per-core modules (walked in core order, the dispatcher's
- * order), ids from `base`: one id per rendezvous group, unique across the
- * modules, so the per-core modules stop colliding on their core-local ids
- * before the merge.  The merged renumber keys on the core-local ids
- * (local_id), not on these, and renumbers again once the completion
- * barriers exist.  Returns the next free id, -1 when out of memory or when
- * the modules are not one per core 0..n-1. */
+ * order), ids from `base`, unique across the modules.  The merged renumber
+ * walks in core-local id order (local_id) and renumbers again once the
+ * completion barriers exist.  Returns the next free id, -1 when the modules
+ * are not one per core 0..n-1 or out of memory. */
 int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base);
 /* Name of the dispatcher call for core/idx: "call_def_<core>_instance_<idx>". */
 void lnc_call_name(char *buf, size_t len, int core, int idx);

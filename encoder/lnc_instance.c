@@ -55,6 +55,8 @@ static bool canonical(const lnc_inst_t *in, int core, uint8_t out[ISA_BUNDLE_BYT
     for (int s = 0; s < 2; s++)
         if (side[s] && side[s]->space == ISA_SPACE_HBM)
             side[s]->addr = 0;
+    if (x.op == ISA_OP_CORE_BARRIER)   /* renumbered after the move; local_id compared */
+        x.f.CB.id = 0;
     isa_err_t e;
     memset(out, 0, ISA_BUNDLE_BYTES);
     return isa_encode(&x, out, &e) == ISA_OK;

@@ -375,74 +375,38 @@ static void fix_output_kind(lnc_module_t *out)
     }
 }
 
-typedef struct {
-    unsigned mask;
-    bool completion;
-    int ordinal;
-    int id;
-} bgroup_t;
-
-/* Completion barriers (cb_return_) rendezvous only with each other: a
- * core that skipped a user barrier must not pair it with the completion
- * barrier of another core (the simulator then reports the deadlock). */
-static bool is_completion(const lnc_inst_t *in)
-{
-    return !strncmp(in->name, "cb_return_", 10);
-}
-
-/* The renumber over a list of core functions (walk order), ids from base;
- * returns the ids used, -1 when out of memory. */
+/* backend::renumberCoreBarriers: one monotonic counter; every CoreBarrier
+ * (BIR opcode 87) of every function, in walk order, gets the next id.
+ * Within a function the walk is program order, i.e. core-local id order
+ * (the completion barrier last); ids are unique over the module.  The seed
+ * skips barriers flagged 0xff ("not flagged"); tpbsim creates none.  Cores
+ * meet at barriers by counting, not by id (the ISA's CoreBarrier, docs/
+ * multicore.md "CoreBarrier renumber").  Returns the ids used. */
 static int renumber_funcs(lnc_func_t *const *fns, int nf, int base)
 {
-    bgroup_t *groups = NULL;
-    int ngroups = 0, ctr = base;
+    int ctr = base;
     for (int f = 0; f < nf; f++) {
         lnc_func_t *fn = fns[f];
-        /* program order of a core's barriers = their core-local ids */
         for (int want = 0;; want++) {
             lnc_inst_t *hit = NULL;
-            int best = -1;
             for (int b = 0; b < fn->nblocks; b++)
                 for (int i = 0; i < fn->blocks[b].n; i++) {
                     lnc_inst_t *in = &fn->blocks[b].insts[i];
-                    if (in->opc != BIR_CORE_BARRIER || in->local_id < want)
-                        continue;
-                    if (best < 0 || in->local_id < best) {
-                        best = in->local_id;
+                    if (in->opc == BIR_CORE_BARRIER && in->local_id >= want &&
+                        (!hit || in->local_id < hit->local_id))
                         hit = in;
-                    }
                 }
             if (!hit)
                 break;
-            want = best;
-            unsigned mask = hit->isa.f.CB.cores;
-            bool comp = is_completion(hit);
-            int ordinal = 0;
-            for (int b = 0; b < fn->nblocks; b++)
+            want = hit->local_id;
+            for (int b = 0; b < fn->nblocks; b++)   /* equal local ids: block order */
                 for (int i = 0; i < fn->blocks[b].n; i++) {
-                    const lnc_inst_t *in = &fn->blocks[b].insts[i];
-                    ordinal += in->opc == BIR_CORE_BARRIER && in->isa.f.CB.cores == mask &&
-                               is_completion(in) == comp && in->local_id < best;
+                    lnc_inst_t *in = &fn->blocks[b].insts[i];
+                    if (in->opc == BIR_CORE_BARRIER && in->local_id == want)
+                        in->isa.f.CB.id = (uint32_t)ctr++;
                 }
-            int id = -1;
-            for (int g = 0; g < ngroups && id < 0; g++)
-                if (groups[g].mask == mask && groups[g].completion == comp &&
-                    groups[g].ordinal == ordinal)
-                    id = groups[g].id;
-            if (id < 0) {
-                bgroup_t *g = realloc(groups, (size_t)(ngroups + 1) * sizeof *g);
-                if (!g) {
-                    free(groups);
-                    return -1;
-                }
-                groups = g;
-                id = ctr++;
-                groups[ngroups++] = (bgroup_t){mask, comp, ordinal, id};
-            }
-            hit->isa.f.CB.id = (uint32_t)id;
         }
     }
-    free(groups);
     return ctr - base;
 }
 
