@@ -140,16 +140,22 @@ static int emit_block(const lnc_module_t *m, const lnc_inst_t *call, const lnc_b
     /* the dispatcher's Call for this core: Call the body, [the completion
      * barrier once it returned,] Halt */
     bool cb = ends_with_completion(bl);
+    int na = 0;   /* the call site's arguments (descriptor reuse) come first */
+    while (na < bl->n && bl->insts[na].opc == LNC_OPC_ARG)
+        na++;
     int body = cb ? 3 : 2, n = cb ? bl->n - 1 : bl->n;
     lnc_inst_t c = *call, h;
-    c.isa.f.CALL.target = (uint32_t)body;
+    c.isa.f.CALL.target = (uint32_t)(na + body);
     lnc_inst_init(&h, LNC_OPC_ISA, "halt_dispatcher");
     h.isa.op = ISA_OP_HALT;
     h.isa.l2 = isa_ops[ISA_OP_HALT].l2;
+    for (int i = 0; i < na; i++)
+        if (emit_inst(&s, &bl->insts[i], 0, err))
+            goto out;
     if (emit_inst(&s, &c, 0, err) || (cb && emit_inst(&s, &bl->insts[bl->n - 1], 0, err)) ||
         emit_inst(&s, &h, 0, err))
         goto out;
-    for (int i = 0; i < n; i++)
+    for (int i = na; i < n; i++)
         if (emit_inst(&s, &bl->insts[i], body, err))
             goto out;
     char path[4400];
@@ -516,6 +522,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
             goto out;
         }
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
+            (o.dma_desc_reuse && lnc_dma_desc_reuse(&lnk, err)) ||
             lnc_check_waits(&lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             write_placement(progs, np, s.ncores, tmp, err) ||

@@ -48,6 +48,8 @@ enum {
     LNC_OPC_RETURN = 201,    /* InstReturn: end of a core function */
     LNC_OPC_SQI = 202,       /* InstSwitchQueueInstance: emits no bundle */
     LNC_OPC_ISA = 203,       /* any other cloned machine instruction */
+    LNC_OPC_ARG = 204,       /* a call site's argument (RegSet): emitted before the
+                                dispatcher's Call (descriptor reuse) */
 };
 
 /* Memory-location kinds.  Per-core modules: INPUT = the core reads it and
@@ -119,6 +121,8 @@ typedef struct {
     int nparams;
     struct lnc_instance *insts; /* call sites, instance order */
     int ninsts;
+    bool desc_reuse;         /* its descriptors are shared: funcArgs in registers */
+    int ndesc, nshared;      /* its DMA descriptors; those shared as they are */
 } lnc_func_t;
 
 /* A parameter (funcArg) of a module definition: the HBM address of one
@@ -126,6 +130,8 @@ typedef struct {
 typedef struct lnc_param {
     int block, inst;         /* position in the definition's body */
     int side;                /* 0: dst, 1: src */
+    int reg;                 /* descriptor reuse: the register carrying it, else -1 */
+    uint32_t elem;           /* descriptor reuse: its side's element size (bytes) */
 } lnc_param_t;
 
 /* One instance of a module definition (a dispatcher call site). */
@@ -180,6 +186,7 @@ typedef struct {
     lnc_alias_t *aliases;
     int naliases;
     int nbarrier_ids;        /* linked: global CoreBarrier ids used (0..n-1) */
+    bool desc_reuse;         /* enableDmaDescReuse (lnc_dma_desc_reuse ran) */
     int ndefs;               /* linked: module definitions (functions but main) */
 } lnc_module_t;
 
@@ -296,6 +303,21 @@ int lnc_move_modules_as_functions(lnc_module_t *m, tpb_err_t *err);
  * rebased, I-SQIs resolved for the instance's core, link names
  * renamed for it), in dispatcher order.  Free with lnc_module_free. */
 int lnc_bind_instances(const lnc_module_t *m, lnc_module_t *view, tpb_err_t *err);
+/* enableDmaDescReuse (lnc_descreuse.c): every definition with more than
+ * one instance shares its DMA descriptors between them -- each parameter
+ * keeps the first instance's address and gets a register offset of the
+ * issuing engine (parameters whose instances differ by the same element
+ * count share one register); each call site sets those registers before
+ * its Call (LNC_OPC_ARG), so every instance runs the definition's
+ * descriptors unchanged.  A definition it cannot serve (a parameter on an
+ * indirect descriptor or a side that already has a register offset, an
+ * offset outside int32, no free register) keeps its bound copies.
+ * Records "DMA Descriptor ReUse Enabled" in the link log.  0 or -1. */
+int lnc_dma_desc_reuse(lnc_module_t *m, tpb_err_t *err);
+/* A call site's arguments under descriptor reuse: the RegSets (LNC_OPC_ARG)
+ * instance x needs for block b of definition d, into out[ISA_NUM_REGS];
+ * returns the count (0 without reuse). */
+int lnc_call_args(const lnc_func_t *d, const lnc_instance_t *x, int b, lnc_inst_t *out);
 /* link.json's "definition" of a function: its id, parameters (block,
  * instruction, operand) and instances (core, index, unique id, arguments). */
 struct cJSON *lnc_definition_json(const lnc_func_t *f);

@@ -129,7 +129,7 @@ static int find_params(lnc_func_t *d, lnc_func_t *const *mem, int nmem, tpb_err_
                 if (!p)
                     return tpb_errf(err, "out of memory (parameters of %s)", d->name);
                 d->params = p;
-                d->params[d->nparams++] = (lnc_param_t){k, i, side};
+                d->params[d->nparams++] = (lnc_param_t){k, i, side, -1, 0};
             }
         }
     return 0;
@@ -285,6 +285,11 @@ static int bind_function(const lnc_module_t *m, const lnc_func_t *d, const lnc_i
         lnc_block_t *db = lnc_func_block(view, fi, sb->engine, sb->name, err);
         if (!db)
             return -1;
+        lnc_inst_t args[ISA_NUM_REGS];   /* descriptor reuse: the call site's */
+        int na = x->args ? lnc_call_args(d, x, b, args) : 0;
+        for (int i = 0; i < na; i++)
+            if (lnc_block_append(db, &args[i], err) < 0)
+                return -1;
         for (int i = 0; i < sb->n; i++) {
             lnc_inst_t in = sb->insts[i];
             if (bind_inst(m, &in, d->core, x->core, err) || lnc_block_append(db, &in, err) < 0)
@@ -292,9 +297,12 @@ static int bind_function(const lnc_module_t *m, const lnc_func_t *d, const lnc_i
         }
     }
     lnc_func_t *f = &view->funcs[fi];
-    for (int p = 0; p < d->nparams; p++) {   /* funcArgs */
+    for (int p = 0; p < d->nparams && !d->desc_reuse; p++) {   /* funcArgs */
         isa_dap_t *s[2];
-        dap_sides(&f->blocks[d->params[p].block].insts[d->params[p].inst].isa, s);
+        int na = 0;   /* leading call-site arguments of that block */
+        while (f->blocks[d->params[p].block].insts[na].opc == LNC_OPC_ARG)
+            na++;
+        dap_sides(&f->blocks[d->params[p].block].insts[na + d->params[p].inst].isa, s);
         s[d->params[p].side]->addr = x->args[p];
     }
     return fi;
@@ -380,7 +388,13 @@ struct cJSON *lnc_definition_json(const lnc_func_t *f)
         cJSON_AddNumberToObject(po, "inst", q->inst);
         cJSON_AddStringToObject(po, "name", f->blocks[q->block].insts[q->inst].name);
         cJSON_AddStringToObject(po, "operand", q->side ? "src" : "dst");
+        if (q->reg >= 0)
+            cJSON_AddNumberToObject(po, "register", q->reg);
         cJSON_AddItemToArray(ps, po);
+    }
+    if (f->ndesc > 0) {   /* counted by descriptor reuse */
+        cJSON_AddNumberToObject(o, "dma_descriptors", f->ndesc);
+        cJSON_AddNumberToObject(o, "shared_descriptors", f->nshared);
     }
     cJSON *is = cJSON_AddArrayToObject(o, "instances");
     for (int k = 0; k < f->ninsts; k++) {

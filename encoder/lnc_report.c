@@ -37,6 +37,8 @@ struct cJSON *lnc_link_log_json(const lnc_module_t *m)
             ndefs++;
             nmods += m->funcs[f].ninsts > 0 ? m->funcs[f].ninsts : 1;
         }
+    if (m->desc_reuse)   /* gated on enableDmaDescReuse */
+        cJSON_AddItemToArray(a, cJSON_CreateString("DMA Descriptor ReUse Enabled"));
     log_line(a, "runModuleDefPasses numModules %d", nmods, 0);
     log_line(a, "Num Module Definitions %d", ndefs, 0);
     if (m->nfuncs > 0 && m->funcs[0].nblocks > 0) {
