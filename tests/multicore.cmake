@@ -93,3 +93,11 @@ add_test(NAME mc_desc_reuse_check
                  ${PROJECT_SOURCE_DIR}/golden/mc_tensor_add)
 set_tests_properties(mc_desc_reuse_check PROPERTIES LABELS "quick;multicore"
                      FIXTURES_REQUIRED mc_reuse_out PASS_REGULAR_EXPRESSION "overall: PASS")
+# The back-end passes as registered with the pass manager (encoder/lnc_passes.c):
+# bir_linker is the core-parallel pass between the per-core main pipeline and
+# the whole-program passes.
+add_test(NAME mc_pass_registry
+         COMMAND ${CMAKE_COMMAND} -E cat ${PROJECT_BINARY_DIR}/mc-report/sgLnk/bir_link.json)
+set_tests_properties(mc_pass_registry PROPERTIES LABELS "quick;multicore"
+                     FIXTURES_REQUIRED mc_report_art
+                     PASS_REGULAR_EXPRESSION "\"main_pipeline\",[ \t\n]*\"kind\":[ \t]*\"per_core\".*\"bir_linker\",[ \t\n]*\"kind\":[ \t]*\"core_parallel\".*\"alloc_semaphores\",[ \t\n]*\"kind\":[ \t]*\"whole_program\"")

@@ -18,6 +18,7 @@
 #include "compile.h"
 #include "fileio.h"
 #include "lnc.h"
+#include "lnc_passes.h"
 
 /* One core: an SP descriptor HBM (src_addr) -> its own SBUF (sbuf_addr),
  * then a Nop.  The SBUF side is core-relative (core 0 = "local") as a
@@ -264,12 +265,58 @@ static void test_tensor_add_end_to_end(void **state)
     art_rmtree(dir);
 }
 
+/* The pass manager: registration order is checked, passes run in order,
+ * a per-core pass once per core, a failure names its core. */
+typedef struct {
+    char log[256];
+    int fail_core;
+} pm_ctx_t;
+
+static int log_pass(pm_ctx_t *x, const char *tag, int core, tpb_err_t *err)
+{
+    size_t n = strlen(x->log);
+    snprintf(x->log + n, sizeof x->log - n, "%s%d ", tag, core);
+    if (core >= 0 && core == x->fail_core)
+        return tpb_errf(err, "%s failed", tag);
+    return 0;
+}
+
+static int pass_a(void *ctx, int core, tpb_err_t *err) { return log_pass(ctx, "a", core, err); }
+static int pass_l(void *ctx, int core, tpb_err_t *err) { return log_pass(ctx, "l", core, err); }
+static int pass_w(void *ctx, int core, tpb_err_t *err) { return log_pass(ctx, "w", core, err); }
+
+static void test_pass_manager(void **state)
+{
+    (void)state;
+    lnc_pass_manager_t pm;
+    tpb_err_t err = {{0}};
+    lnc_pm_init(&pm, 3);
+    assert_int_not_equal(lnc_pm_add(&pm, "early", LNC_PASS_WHOLE_PROGRAM, pass_w, &err), 0);
+    assert_non_null(strstr(err.msg, "no core-parallel pass merges"));
+    assert_int_equal(lnc_pm_add(&pm, "main", LNC_PASS_PER_CORE, pass_a, &err), 0);
+    assert_int_equal(lnc_pm_add(&pm, "bir_linker", LNC_PASS_CORE_PARALLEL, pass_l, &err), 0);
+    assert_int_not_equal(lnc_pm_add(&pm, "late", LNC_PASS_PER_CORE, pass_a, &err), 0);
+    assert_non_null(strstr(err.msg, "already merged the core modules"));
+    assert_int_not_equal(lnc_pm_add(&pm, "again", LNC_PASS_CORE_PARALLEL, pass_l, &err), 0);
+    assert_int_equal(lnc_pm_add(&pm, "codegen", LNC_PASS_WHOLE_PROGRAM, pass_w, &err), 0);
+    pm_ctx_t x = {"", -1};
+    assert_int_equal(lnc_pm_run(&pm, &x, &err), 0);
+    assert_string_equal(x.log, "a0 a1 a2 l-1 w-1 ");
+    assert_int_equal(pm.nran, 3);
+    pm_ctx_t y = {"", 1};
+    assert_int_not_equal(lnc_pm_run(&pm, &y, &err), 0);
+    assert_string_equal(err.msg, "core 1: a failed");
+    assert_string_equal(y.log, "a0 a1 ");
+    assert_int_equal(pm.nran, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_instances_and_args),
         cmocka_unit_test(test_reuse_refused),
         cmocka_unit_test(test_tensor_add_end_to_end),
+        cmocka_unit_test(test_pass_manager),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
