@@ -78,6 +78,8 @@ typedef struct {
     /* remote_local_target: the producing core's name for this buffer */
     char remote_name[LNC_NAME_LEN];
     int remote_core;         /* -1: none */
+    bool whole_ap;           /* linked input: its whole-tensor access pattern is attached */
+    int ap_readers;          /* instructions reading it through that pattern */
 } lnc_mloc_t;
 
 /* One instruction of a module: a machine instruction cloned from a core's
@@ -97,6 +99,7 @@ typedef struct {
     char src[96];            /* sidecar debug path, if any */
     int call_core;           /* CALL: the NeuronCoreId the instance runs on; else -1 */
     int call_inst;           /* CALL: instance index within the callee's definition */
+    int input_ap;            /* linked input (mloc) whose whole-tensor pattern it reads; -1 */
 } lnc_inst_t;
 
 /* A basic block; a core function has one block per engine stream. */
@@ -288,6 +291,13 @@ char *lnc_module_json(const lnc_module_t *m);
 struct cJSON *lnc_link_log_json(const lnc_module_t *m);
 struct cJSON *lnc_post_link_mmt_report(const lnc_module_t *m);
 
+/* attachWholeTensorInputAP (lnc_inputap.c): every linked input (a kernel
+ * input or constant in HBM) gets its whole-tensor access pattern [addr,
+ * addr + bytes), and every cloned descriptor that reads it is attached to
+ * it (input_ap).  A statically known read that starts inside an input but
+ * leaves its whole-tensor pattern is an error naming the core, the
+ * instruction and the input.  0 or -1. */
+int lnc_attach_whole_tensor_input_aps(lnc_module_t *m, tpb_err_t *err);
 /* moveModulesAsFunctions (lnc_instance.c): core functions whose bodies are
  * equal once their HBM address operands are set aside (core-relative SBUF
  * sides and remote semaphore cores, I-SQIs by queue) become instances of one

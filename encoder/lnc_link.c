@@ -500,7 +500,7 @@ static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t
     if (init_queues(cores, n, out, err))
         goto fail;
     fix_output_kind(out);
-    if (lnc_move_modules_as_functions(out, err))
+    if (lnc_attach_whole_tensor_input_aps(out, err) || lnc_move_modules_as_functions(out, err))
         goto fail;
     if (lnc_renumber_core_barriers(out) < 0) {
         tpb_errf(err, "out of memory (barrier renumber)");
@@ -654,6 +654,12 @@ char *lnc_module_json(const lnc_module_t *m)
         cJSON_AddBoolToObject(o, "external", ml->external);
         cJSON_AddNumberToObject(o, "hbm_addr", (double)ml->addr);
         cJSON_AddNumberToObject(o, "bytes", (double)ml->bytes);
+        if (ml->whole_ap) {   /* attachWholeTensorInputAP */
+            cJSON *ap = cJSON_AddObjectToObject(o, "whole_tensor_ap");
+            cJSON_AddNumberToObject(ap, "addr", (double)ml->addr);
+            cJSON_AddNumberToObject(ap, "bytes", (double)ml->bytes);
+            cJSON_AddNumberToObject(ap, "readers", ml->ap_readers);
+        }
         cJSON_AddItemToArray(ms, o);
     }
     cJSON *as = cJSON_AddArrayToObject(root, "aliases");

@@ -135,6 +135,7 @@ void lnc_inst_init(lnc_inst_t *in, int opc, const char *name)
     in->callee = in->queue = in->qinst = in->local_id = -1;
     in->call_core = -1;
     in->call_inst = 0;
+    in->input_ap = -1;
 }
 
 /* ---- split ---- */

@@ -50,6 +50,16 @@ static void build_core(lnc_module_t *m, int core, int ncores, uint32_t src_addr,
     n.isa.op = ISA_OP_NOP;
     n.isa.l2 = isa_ops[ISA_OP_NOP].l2;
     assert_true(lnc_block_append(b, &n, NULL) >= 0);
+    lnc_mloc_t a;   /* the kernel input the descriptor reads */
+    memset(&a, 0, sizeof a);
+    snprintf(a.name, sizeof a.name, "a");
+    a.kind = a.kkind = LNC_ML_INPUT;
+    a.external = true;
+    a.space = ISA_SPACE_HBM;
+    a.addr = 1024;
+    a.bytes = 4096;
+    a.remote_core = -1;
+    assert_true(lnc_add_mloc(m, &a, NULL) >= 0);
 }
 
 static const lnc_inst_t *first_desc(const lnc_func_t *f)
@@ -265,6 +275,41 @@ static void test_tensor_add_end_to_end(void **state)
     art_rmtree(dir);
 }
 
+/* attachWholeTensorInputAP: the linked input 'a' carries its whole-tensor
+ * pattern and the descriptors reading it are attached; a read that leaves
+ * it is an error. */
+static void test_whole_tensor_input_ap(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_core(&c[0], 0, 2, 1024, 0);
+    build_core(&c[1], 1, 2, 1024 + 64, 64);   /* a different body: two definitions */
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    int a = lnc_find_mloc(&l, "a");
+    assert_true(a >= 0);
+    assert_true(l.mlocs[a].whole_ap);
+    assert_int_equal(l.mlocs[a].ap_readers, 2);
+    for (int f = 1; f < 3; f++) {
+        assert_int_equal(first_desc(&l.funcs[f])->input_ap, a);
+        assert_int_equal(l.funcs[f].blocks[0].insts[1].input_ap, -1);   /* the Nop */
+    }
+    char *js = lnc_module_json(&l);
+    assert_non_null(strstr(js, "\"whole_tensor_ap\""));
+    free(js);
+    lnc_module_free(&l);
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+    /* 16 fp32 from 1024 + 4090 leave [1024, 5120) */
+    build_core(&c[0], 0, 2, 1024, 0);
+    build_core(&c[1], 1, 2, 1024 + 4090, 0);
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_string_equal(err.msg, "nc1 instruction 'load' reads [5114, 5178) of input 'a', "
+                                 "outside its whole-tensor access pattern [1024, 5120)");
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
 /* The pass manager: registration order is checked, passes run in order,
  * a per-core pass once per core, a failure names its core. */
 typedef struct {
@@ -317,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_reuse_refused),
         cmocka_unit_test(test_tensor_add_end_to_end),
         cmocka_unit_test(test_pass_manager),
+        cmocka_unit_test(test_whole_tensor_input_ap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
