@@ -291,6 +291,9 @@ char *lnc_module_json(const lnc_module_t *m);
 struct cJSON *lnc_link_log_json(const lnc_module_t *m);
 struct cJSON *lnc_post_link_mmt_report(const lnc_module_t *m);
 
+/* The dst and src access patterns of a DMA descriptor (DmaDirect2d,
+ * DmaIndirect2d); both NULL for any other instruction. */
+void lnc_dap_sides(isa_inst_t *x, isa_dap_t *side[2]);
 /* attachWholeTensorInputAP (lnc_inputap.c): every linked input (a kernel
  * input or constant in HBM) gets its whole-tensor access pattern [addr,
  * addr + bytes), and every cloned descriptor that reads it is attached to

@@ -12,8 +12,7 @@
 
 #include "lnc.h"
 
-/* The two DMA access patterns of a descriptor (NULL when not one). */
-static void dap_sides(isa_inst_t *x, isa_dap_t *side[2])
+void lnc_dap_sides(isa_inst_t *x, isa_dap_t *side[2])
 {
     side[0] = side[1] = NULL;
     if (x->op == ISA_OP_DMA_DIRECT2D) {
@@ -36,7 +35,7 @@ static bool on_chip(const isa_dap_t *d)
 static void rebase(isa_inst_t *x, int from, int to)
 {
     isa_dap_t *side[2];
-    dap_sides(x, side);
+    lnc_dap_sides(x, side);
     for (int s = 0; s < 2; s++)
         if (side[s] && on_chip(side[s]))
             side[s]->core = (side[s]->core - (uint32_t)from + (uint32_t)to) & 7u;
@@ -51,7 +50,7 @@ static bool canonical(const lnc_inst_t *in, int core, uint8_t out[ISA_BUNDLE_BYT
     isa_inst_t x = in->isa;
     rebase(&x, core, 0);
     isa_dap_t *side[2];
-    dap_sides(&x, side);
+    lnc_dap_sides(&x, side);
     for (int s = 0; s < 2; s++)
         if (side[s] && side[s]->space == ISA_SPACE_HBM)
             side[s]->addr = 0;
@@ -102,7 +101,7 @@ static uint32_t hbm_addr(const lnc_inst_t *in, int side)
 {
     isa_inst_t x = in->isa;
     isa_dap_t *s[2];
-    dap_sides(&x, s);
+    lnc_dap_sides(&x, s);
     return s[side] ? s[side]->addr : 0;
 }
 
@@ -114,7 +113,7 @@ static int find_params(lnc_func_t *d, lnc_func_t *const *mem, int nmem, tpb_err_
         for (int i = 0; i < d->blocks[k].n; i++) {
             isa_inst_t x = d->blocks[k].insts[i].isa;
             isa_dap_t *s[2];
-            dap_sides(&x, s);
+            lnc_dap_sides(&x, s);
             if (d->blocks[k].insts[i].opc != LNC_OPC_ISA)
                 continue;
             for (int side = 0; side < 2; side++) {
@@ -302,7 +301,7 @@ static int bind_function(const lnc_module_t *m, const lnc_func_t *d, const lnc_i
         int na = 0;   /* leading call-site arguments of that block */
         while (f->blocks[d->params[p].block].insts[na].opc == LNC_OPC_ARG)
             na++;
-        dap_sides(&f->blocks[d->params[p].block].insts[na + d->params[p].inst].isa, s);
+        lnc_dap_sides(&f->blocks[d->params[p].block].insts[na + d->params[p].inst].isa, s);
         s[d->params[p].side]->addr = x->args[p];
     }
     return fi;

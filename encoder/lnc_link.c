@@ -39,14 +39,8 @@ static int init_call_graph_module(lnc_module_t *out, tpb_err_t *err)
  * peer's SBUF has it); in the linked program a stream runs on core `core`. */
 static void remap_dap_cores(isa_inst_t *in, int core)
 {
-    isa_dap_t *sides[2] = {NULL, NULL};
-    if (in->op == ISA_OP_DMA_DIRECT2D) {
-        sides[0] = &in->f.DDESC.dst;
-        sides[1] = &in->f.DDESC.src;
-    } else if (in->op == ISA_OP_DMA_INDIRECT2D) {
-        sides[0] = &in->f.DIND.dst;
-        sides[1] = &in->f.DIND.src;
-    }
+    isa_dap_t *sides[2];
+    lnc_dap_sides(in, sides);
     for (int i = 0; i < 2; i++)
         if (sides[i] && sides[i]->space != ISA_SPACE_HBM && sides[i]->space != ISA_SPACE_NONE)
             sides[i]->core = (sides[i]->core + (uint32_t)core) & 7u;
