@@ -49,6 +49,9 @@ static void usage(FILE *f)
             "  --link                 compile a one-program kernel through the multi-core\n"
             "                         split/link too (LNC=1: a one-call dispatcher and\n"
             "                         OUTDIR/sgLnk/; see docs/multicore.md)\n"
+            "  --dma-desc-reuse       multi-core: the instances of one module definition\n"
+            "                         share its DMA descriptors (funcArgs in registers,\n"
+            "                         set by the dispatcher; docs/multicore.md)\n"
             "  --buffers N            at most N rotating buffers per tile declared in a\n"
             "                         loop body (default: up to 4 in SBUF, 8 in PSUM, as\n"
             "                         many as fit; 1 = none; docs/compiler.md)\n"
@@ -200,6 +203,7 @@ int tpb_cmd_compile(int argc, char **argv)
     const char *in = NULL, *out = NULL, *target = NULL;
     int mode = ENC_RUN_ISA_CHECKS;
     bool dump = false, stats = false, link = false, ldw_opt = false, loops = false;
+    bool desc_reuse = false;
     int buffers = 0;
     uint64_t max_memory = 0;
     for (int i = 1; i < argc; i++) {
@@ -251,6 +255,8 @@ int tpb_cmd_compile(int argc, char **argv)
             stats = true;
         } else if (!strcmp(a, "--link")) {
             link = true;
+        } else if (!strcmp(a, "--dma-desc-reuse")) {
+            desc_reuse = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "tpb compile: unknown option '%s' (see tpb compile --help)\n", a);
             return 2;
@@ -310,7 +316,8 @@ int tpb_cmd_compile(int argc, char **argv)
         return 1;
     }
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
-                       .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops};
+                       .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops,
+                       .dma_desc_reuse = desc_reuse};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */

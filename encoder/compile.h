@@ -40,6 +40,9 @@ typedef struct {
                                   unrolled instructions pass ENC_ROLL_THRESHOLD
                                   (docs/compiler.md "Rolled loops"); a loop's "roll"
                                   field applies either way */
+    bool dma_desc_reuse;       /* --dma-desc-reuse: the instances of one module
+                                  definition share its DMA descriptors, their
+                                  funcArgs passed in registers (docs/multicore.md) */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */

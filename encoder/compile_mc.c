@@ -6,6 +6,7 @@
 #include "collective.h"
 #include "lnc.h"
 #include "lnc_bir.h"
+#include "lnc_passes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -140,16 +141,22 @@ static int emit_block(const lnc_module_t *m, const lnc_inst_t *call, const lnc_b
     /* the dispatcher's Call for this core: Call the body, [the completion
      * barrier once it returned,] Halt */
     bool cb = ends_with_completion(bl);
+    int na = 0;   /* the call site's arguments (descriptor reuse) come first */
+    while (na < bl->n && bl->insts[na].opc == LNC_OPC_ARG)
+        na++;
     int body = cb ? 3 : 2, n = cb ? bl->n - 1 : bl->n;
     lnc_inst_t c = *call, h;
-    c.isa.f.CALL.target = (uint32_t)body;
+    c.isa.f.CALL.target = (uint32_t)(na + body);
     lnc_inst_init(&h, LNC_OPC_ISA, "halt_dispatcher");
     h.isa.op = ISA_OP_HALT;
     h.isa.l2 = isa_ops[ISA_OP_HALT].l2;
+    for (int i = 0; i < na; i++)
+        if (emit_inst(&s, &bl->insts[i], 0, err))
+            goto out;
     if (emit_inst(&s, &c, 0, err) || (cb && emit_inst(&s, &bl->insts[bl->n - 1], 0, err)) ||
         emit_inst(&s, &h, 0, err))
         goto out;
-    for (int i = 0; i < n; i++)
+    for (int i = na; i < n; i++)
         if (emit_inst(&s, &bl->insts[i], body, err))
             goto out;
     char path[4400];
@@ -169,7 +176,7 @@ out:
     return rc;
 }
 
-int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
+static int emit_bound(const lnc_module_t *m, const char *root, tpb_err_t *err)
 {
     if (m->nfuncs < 1 || m->funcs[0].nblocks < 1)
         return tpb_errf(err, "%s: no dispatcher", m->name);
@@ -190,6 +197,19 @@ int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
                 return -1;
     }
     return 0;
+}
+
+/* Each core's section holds its instance bound for it (lnc_bind_instances). */
+int lnc_emit_linked(const lnc_module_t *m, const char *root, tpb_err_t *err)
+{
+    if (m->ndefs == 0)
+        return emit_bound(m, root, err);
+    lnc_module_t view;
+    if (lnc_bind_instances(m, &view, err))
+        return -1;
+    int rc = emit_bound(&view, root, err);
+    lnc_module_free(&view);
+    return rc;
 }
 
 /* ---- the link directory (setupLinkDir) ---- */
@@ -394,60 +414,115 @@ static int write_bir_link(const lnc_bir_module_t *lm, const char *tmp, tpb_err_t
     return write_json_text(path, lnc_bir_module_json(lm), err);
 }
 
-/* The pipeline in the seed's order (docs/multicore.md "Pipeline"): the
- * per-core main pipeline, the backend-IR link (L1), alloc_semaphores over
- * the unified pool and the post-link register allocator on the merged
- * module, then synchronisation, rolled loops and codegen per function; the
+/* The state the back-end passes share (compile_cores). */
+typedef struct {
+    lnc_split_t *s;
+    const tpb_target_t *t;
+    const enc_hbm_layout_t *hbm;
+    const enc_options_t *o;
+    const char *tmp;
+    enc_stats_t *st;
+    enc_core_t *cc;            /* per-core modules until the link */
+    enc_stats_t *cs;
+    lnc_bir_module_t lm;       /* the merged module */
+    const lnc_pass_manager_t *pm;
+} mc_pipe_t;
+
+/* main pipeline (per core): allocation, lowering, engines, DMA queues */
+static int pass_main_pipeline(void *ctx, int c, tpb_err_t *err)
+{
+    mc_pipe_t *p = ctx;
+    return enc_core_prelink(&p->s->core_k[c], c, p->t, p->hbm, p->o, &p->cc[c], &p->cs[c], err);
+}
+
+/* bir_linker (L1, core-parallel): the per-core modules become one merged
+ * module and are destroyed */
+static int pass_bir_linker(void *ctx, int core, tpb_err_t *err)
+{
+    mc_pipe_t *p = ctx;
+    (void)core;
+    if (lnc_bir_link(p->cc, p->s->ncores, p->s->core_k[0].name, &p->lm, err))
+        return -1;
+    for (int c = 0; c < p->s->ncores; c++)
+        enc_core_free(&p->cc[c]);
+    return 0;
+}
+
+static int pass_alloc_semaphores(void *ctx, int core, tpb_err_t *err)
+{
+    (void)core;
+    return lnc_bir_alloc_semaphores(&((mc_pipe_t *)ctx)->lm, err);
+}
+
+static int pass_alloc_registers(void *ctx, int core, tpb_err_t *err)
+{
+    (void)core;
+    return lnc_bir_alloc_registers(&((mc_pipe_t *)ctx)->lm, err);
+}
+
+/* per function of the merged module: synchroniser, rolled loops, codegen
+ * into nc<c>/sg0/ (the streams are read back as the sgLnk functions) */
+static int pass_codegen(void *ctx, int core, tpb_err_t *err)
+{
+    mc_pipe_t *p = ctx;
+    (void)core;
+    bool write = p->o->mode == ENC_RUN_ISA_CHECKS;
+    for (int i = 0; i < p->pm->npasses; i++) {
+        p->lm.pass_name[i] = p->pm->passes[i].name;
+        p->lm.pass_kind[i] = lnc_pass_kind_name(p->pm->passes[i].kind);
+    }
+    p->lm.npasses = p->pm->npasses;
+    if (write && write_bir_link(&p->lm, p->tmp, err))
+        return -1;
+    for (int i = 0; i < p->lm.nfuncs; i++) {
+        lnc_bir_func_t *f = &p->lm.funcs[i];
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/nc%d/sg0", p->tmp, f->core);
+        if (write && fio_mkdirs(dir, err))
+            return -1;
+        tpb_err_t ce = {{0}};
+        if (enc_core_postlink(&f->body, p->o, write ? dir : NULL, &p->cs[f->core], &ce))
+            return tpb_errf(err, "core %d: %s", f->core, ce.msg);
+        add_stats(p->st, &p->cs[f->core]);
+        if (write && lnc_load_core_artifacts(&p->s->core_m[f->core], dir, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* The pipeline in the seed's order (docs/multicore.md "Pipeline"),
+ * registered with the pass manager: the per-core main pipeline, the
+ * backend-IR link as a core-parallel pass (L1), alloc_semaphores over the
+ * unified pool and the post-link register allocator on the merged module,
+ * then synchronisation, rolled loops and codegen per function; the
  * per-core streams are read back as the sgLnk module's functions. */
 static int compile_cores(lnc_split_t *s, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
                          const enc_options_t *o, const char *tmp, enc_stats_t *st, tpb_err_t *err)
 {
-    enc_core_t *cc = calloc((size_t)s->ncores, sizeof *cc);
-    enc_stats_t *cs = calloc((size_t)s->ncores, sizeof *cs);
-    lnc_bir_module_t lm;
-    memset(&lm, 0, sizeof lm);
+    lnc_pass_manager_t pm;
+    mc_pipe_t p = {s, t, hbm, o, tmp, st, calloc((size_t)s->ncores, sizeof *p.cc),
+                   calloc((size_t)s->ncores, sizeof *p.cs), {.name = ""}, &pm};
     int rc = -1;
-    if (!cc || !cs) {
+    lnc_pm_init(&pm, s->ncores);
+    if (!p.cc || !p.cs) {
         tpb_errf(err, "out of memory (per-core modules)");
         goto out;
     }
-    for (int c = 0; c < s->ncores; c++) {
-        tpb_err_t ce = {{0}};
-        if (enc_core_prelink(&s->core_k[c], c, t, hbm, o, &cc[c], &cs[c], &ce)) {
-            tpb_errf(err, "core %d: %s", c, ce.msg);
-            goto out;
-        }
-    }
-    if (lnc_bir_link(cc, s->ncores, s->core_k[0].name, &lm, err) ||
-        lnc_bir_alloc_semaphores(&lm, err) || lnc_bir_alloc_registers(&lm, err))
+    if (lnc_pm_add(&pm, "main_pipeline", LNC_PASS_PER_CORE, pass_main_pipeline, err) ||
+        lnc_pm_add(&pm, "bir_linker", LNC_PASS_CORE_PARALLEL, pass_bir_linker, err) ||
+        lnc_pm_add(&pm, "alloc_semaphores", LNC_PASS_WHOLE_PROGRAM, pass_alloc_semaphores, err) ||
+        lnc_pm_add(&pm, "coloring_allocator_reg", LNC_PASS_WHOLE_PROGRAM, pass_alloc_registers,
+                   err) ||
+        lnc_pm_add(&pm, "codegen", LNC_PASS_WHOLE_PROGRAM, pass_codegen, err) ||
+        lnc_pm_run(&pm, &p, err))
         goto out;
-    for (int c = 0; c < s->ncores; c++)   /* the per-core modules end with the link */
-        enc_core_free(&cc[c]);
-    bool write = o->mode == ENC_RUN_ISA_CHECKS;
-    if (write && write_bir_link(&lm, tmp, err))
-        goto out;
-    for (int i = 0; i < lm.nfuncs; i++) {
-        lnc_bir_func_t *f = &lm.funcs[i];
-        char dir[4200];
-        snprintf(dir, sizeof dir, "%s/nc%d/sg0", tmp, f->core);
-        if (write && fio_mkdirs(dir, err))
-            goto out;
-        tpb_err_t ce = {{0}};
-        if (enc_core_postlink(&f->body, o, write ? dir : NULL, &cs[f->core], &ce)) {
-            tpb_errf(err, "core %d: %s", f->core, ce.msg);
-            goto out;
-        }
-        add_stats(st, &cs[f->core]);
-        if (write && lnc_load_core_artifacts(&s->core_m[f->core], dir, err))
-            goto out;
-    }
     rc = 0;
 out:
-    for (int c = 0; cc && c < s->ncores; c++)
-        enc_core_free(&cc[c]);
-    free(cc);
-    free(cs);
-    lnc_bir_module_free(&lm);
+    for (int c = 0; p.cc && c < s->ncores; c++)
+        enc_core_free(&p.cc[c]);
+    free(p.cc);
+    free(p.cs);
+    lnc_bir_module_free(&p.lm);
     return rc;
 }
 
@@ -503,6 +578,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
             goto out;
         }
         if (lnc_link(s.core_m, s.ncores, s.rlts, s.nrlts, &lnk, err) ||
+            (o.dma_desc_reuse && lnc_dma_desc_reuse(&lnk, err)) ||
             lnc_check_waits(&lnk, err) ||
             enc_write_tensor_map(&s.core_k[0], t, &hbm, tmp, err) ||
             write_placement(progs, np, s.ncores, tmp, err) ||

@@ -48,6 +48,8 @@ enum {
     LNC_OPC_RETURN = 201,    /* InstReturn: end of a core function */
     LNC_OPC_SQI = 202,       /* InstSwitchQueueInstance: emits no bundle */
     LNC_OPC_ISA = 203,       /* any other cloned machine instruction */
+    LNC_OPC_ARG = 204,       /* a call site's argument (RegSet): emitted before the
+                                dispatcher's Call (descriptor reuse) */
 };
 
 /* Memory-location kinds.  Per-core modules: INPUT = the core reads it and
@@ -76,6 +78,8 @@ typedef struct {
     /* remote_local_target: the producing core's name for this buffer */
     char remote_name[LNC_NAME_LEN];
     int remote_core;         /* -1: none */
+    bool whole_ap;           /* linked input: its whole-tensor access pattern is attached */
+    int ap_readers;          /* instructions reading it through that pattern */
 } lnc_mloc_t;
 
 /* One instruction of a module: a machine instruction cloned from a core's
@@ -93,6 +97,9 @@ typedef struct {
     int qinst;               /* SQI: instance index within the queue */
     int local_id;            /* CoreBarrier: id before the global renumber */
     char src[96];            /* sidecar debug path, if any */
+    int call_core;           /* CALL: the NeuronCoreId the instance runs on; else -1 */
+    int call_inst;           /* CALL: instance index within the callee's definition */
+    int input_ap;            /* linked input (mloc) whose whole-tensor pattern it reads; -1 */
 } lnc_inst_t;
 
 /* A basic block; a core function has one block per engine stream. */
@@ -110,7 +117,34 @@ typedef struct {
     int nblocks;
     int ndeps, ncross;       /* dependency edges: on this core's updaters /
                                 on other cores' (lnc_copy_deps) */
+    /* moveModulesAsFunctions (lnc_instance.c): a module definition and its
+     * instances.  ninsts == 0: not yet collapsed (one implicit instance). */
+    int def_id;              /* definition number (call_def_<def_id>_...) */
+    struct lnc_param *params;   /* funcArgs: HBM address operands of the body */
+    int nparams;
+    struct lnc_instance *insts; /* call sites, instance order */
+    int ninsts;
+    bool desc_reuse;         /* its descriptors are shared: funcArgs in registers */
+    int ndesc, nshared;      /* its DMA descriptors; those shared as they are */
 } lnc_func_t;
+
+/* A parameter (funcArg) of a module definition: the HBM address of one
+ * descriptor side that differs between the definition's instances. */
+typedef struct lnc_param {
+    int block, inst;         /* position in the definition's body */
+    int side;                /* 0: dst, 1: src */
+    int reg;                 /* descriptor reuse: the register carrying it, else -1 */
+    uint32_t elem;           /* descriptor reuse: its side's element size (bytes) */
+} lnc_param_t;
+
+/* One instance of a module definition (a dispatcher call site). */
+typedef struct lnc_instance {
+    int core;                /* NeuronCoreId the instance runs on */
+    int idx;                 /* instance index within the definition */
+    int unique_id;           /* unique over the linked module (dispatcher order) */
+    uint32_t *args;          /* [nparams]: the HBM address bound to each parameter */
+    int ndeps, ncross;       /* its dependency edges (lnc_copy_deps on the bound body) */
+} lnc_instance_t;
 
 /* DMA queue: one unified queue per name, one instance per core using it. */
 typedef struct {
@@ -155,6 +189,8 @@ typedef struct {
     lnc_alias_t *aliases;
     int naliases;
     int nbarrier_ids;        /* linked: global CoreBarrier ids used (0..n-1) */
+    bool desc_reuse;         /* enableDmaDescReuse (lnc_dma_desc_reuse ran) */
+    int ndefs;               /* linked: module definitions (functions but main) */
 } lnc_module_t;
 
 /* ---- module building ---- */
@@ -223,20 +259,19 @@ int lnc_link(const lnc_module_t *cores, int n, const lnc_rlt_t *rlts, int nrlts,
 int lnc_link_dry_run(const lnc_module_t *cores, int n, tpb_err_t *err);
 /* BirLinker::run(Module&): the LNC=1 path through the same machinery. */
 int lnc_link_one(const lnc_module_t *core, lnc_module_t *out, tpb_err_t *err);
-/* backend::renumberCoreBarriers: one monotonic pass over the merged module.
- * Barriers that rendezvous (same cores mask, same per-mask ordinal on each
- * participating core) form one group and share the group's id; no two
- * groups share an id; completion barriers (cb_return_) group only among
- * themselves.  Returns the number of ids used, -1 when out of memory. */
+/* backend::renumberCoreBarriers: one monotonic pass over the merged module:
+ * functions in order, each function's barriers in program (core-local id)
+ * order, every CoreBarrier gets the next id -- ids are unique over the
+ * module, so two cores never collide on one.  Cores meet at barriers by
+ * counting per cores mask (the ISA's CoreBarrier), not by id.  Returns the
+ * number of ids used. */
 int lnc_renumber_core_barriers(lnc_module_t *m);
-/* renumberCoreBarriers(vector<Module>&, base): the same renumber across the
+/* renumberCoreBarriers(vector<Module>&, base): the same pass across the
  * still-separate per-core modules (walked in core order, the dispatcher's
- * order), ids from `base`: one id per rendezvous group, unique across the
- * modules, so the per-core modules stop colliding on their core-local ids
- * before the merge.  The merged renumber keys on the core-local ids
- * (local_id), not on these, and renumbers again once the completion
- * barriers exist.  Returns the next free id, -1 when out of memory or when
- * the modules are not one per core 0..n-1. */
+ * order), ids from `base`, unique across the modules.  The merged renumber
+ * walks in core-local id order (local_id) and renumbers again once the
+ * completion barriers exist.  Returns the next free id, -1 when the modules
+ * are not one per core 0..n-1 or out of memory. */
 int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base);
 /* Name of the dispatcher call for core/idx: "call_def_<core>_instance_<idx>". */
 void lnc_call_name(char *buf, size_t len, int core, int idx);
@@ -255,6 +290,50 @@ char *lnc_module_json(const lnc_module_t *m);
  * function) entries (lnc_report.c). */
 struct cJSON *lnc_link_log_json(const lnc_module_t *m);
 struct cJSON *lnc_post_link_mmt_report(const lnc_module_t *m);
+
+/* The dst and src access patterns of a DMA descriptor (DmaDirect2d,
+ * DmaIndirect2d); both NULL for any other instruction. */
+void lnc_dap_sides(isa_inst_t *x, isa_dap_t *side[2]);
+/* attachWholeTensorInputAP (lnc_inputap.c): every linked input (a kernel
+ * input or constant in HBM) gets its whole-tensor access pattern [addr,
+ * addr + bytes), and every cloned descriptor that reads it is attached to
+ * it (input_ap).  A statically known read that starts inside an input but
+ * leaves its whole-tensor pattern is an error naming the core, the
+ * instruction and the input.  0 or -1. */
+int lnc_attach_whole_tensor_input_aps(lnc_module_t *m, tpb_err_t *err);
+/* moveModulesAsFunctions (lnc_instance.c): core functions whose bodies are
+ * equal once their HBM address operands are set aside (core-relative SBUF
+ * sides and remote semaphore cores, I-SQIs by queue) become instances of one
+ * definition: the first such function keeps the body, its differing HBM
+ * addresses become the definition's parameters (funcArgs), every instance
+ * binds its own values and gets a unique id, and the dispatcher calls
+ * call_def_<def>_instance_<idx>.  Functions that match no other stay one
+ * definition with one instance.  0, or -1 (err set). */
+int lnc_move_modules_as_functions(lnc_module_t *m, tpb_err_t *err);
+/* The per-core expansion of a linked module (what each core's section
+ * holds): a fresh module whose dispatcher calls one bound copy of its
+ * definition per instance (parameters bound, core-relative operands
+ * rebased, I-SQIs resolved for the instance's core, link names
+ * renamed for it), in dispatcher order.  Free with lnc_module_free. */
+int lnc_bind_instances(const lnc_module_t *m, lnc_module_t *view, tpb_err_t *err);
+/* enableDmaDescReuse (lnc_descreuse.c): every definition with more than
+ * one instance shares its DMA descriptors between them -- each parameter
+ * keeps the first instance's address and gets a register offset of the
+ * issuing engine (parameters whose instances differ by the same element
+ * count share one register); each call site sets those registers before
+ * its Call (LNC_OPC_ARG), so every instance runs the definition's
+ * descriptors unchanged.  A definition it cannot serve (a parameter on an
+ * indirect descriptor or a side that already has a register offset, an
+ * offset outside int32, no free register) keeps its bound copies.
+ * Records "DMA Descriptor ReUse Enabled" in the link log.  0 or -1. */
+int lnc_dma_desc_reuse(lnc_module_t *m, tpb_err_t *err);
+/* A call site's arguments under descriptor reuse: the RegSets (LNC_OPC_ARG)
+ * instance x needs for block b of definition d, into out[ISA_NUM_REGS];
+ * returns the count (0 without reuse). */
+int lnc_call_args(const lnc_func_t *d, const lnc_instance_t *x, int b, lnc_inst_t *out);
+/* link.json's "definition" of a function: its id, parameters (block,
+ * instruction, operand) and instances (core, index, unique id, arguments). */
+struct cJSON *lnc_definition_json(const lnc_func_t *f);
 
 /* ---- emission ---- */
 /* Codegen of a linked module, main-first: for each Call of the dispatcher

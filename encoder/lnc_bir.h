@@ -61,6 +61,9 @@ typedef struct {
     int nsems;
     int coll_sems;
     bool regs_allocated;
+    /* the back-end passes as registered (lnc_passes.h): name, kind */
+    const char *pass_name[16], *pass_kind[16];
+    int npasses;
 } lnc_bir_module_t;
 
 /* bir_linker run(vector<Module>) at L1: clone the n per-core modules

@@ -397,6 +397,13 @@ char *lnc_bir_module_json(const lnc_bir_module_t *m)
         "per function: synchronizer, rolled loops, codegen", "sgLnk assembly"};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
         cJSON_AddItemToArray(p, cJSON_CreateString(steps[i]));
+    cJSON *pm = cJSON_AddArrayToObject(root, "passes");
+    for (int i = 0; i < m->npasses; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", m->pass_name[i]);
+        cJSON_AddStringToObject(o, "kind", m->pass_kind[i]);
+        cJSON_AddItemToArray(pm, o);
+    }
     cJSON *fs = cJSON_AddArrayToObject(root, "functions");
     for (int i = 0; i < m->nfuncs; i++)
         cJSON_AddItemToArray(fs, func_json(&m->funcs[i]));

@@ -104,7 +104,7 @@ static const char *sem_name(const lnc_module_t *m, int core, unsigned id)
     return "?";
 }
 
-int lnc_check_waits(const lnc_module_t *m, tpb_err_t *err)
+static int check_bound(const lnc_module_t *m, tpb_err_t *err)
 {
     if (has_control_flow(m))
         return 0;
@@ -134,5 +134,17 @@ int lnc_check_waits(const lnc_module_t *m, tpb_err_t *err)
             }
     }
     free(cnt);
+    return rc;
+}
+
+int lnc_check_waits(const lnc_module_t *m, tpb_err_t *err)
+{
+    if (m->ndefs == 0)   /* one function per core already */
+        return check_bound(m, err);
+    lnc_module_t view;   /* every instance bound for its core */
+    if (lnc_bind_instances(m, &view, err))
+        return -1;
+    int rc = check_bound(&view, err);
+    lnc_module_free(&view);
     return rc;
 }

@@ -39,14 +39,8 @@ static int init_call_graph_module(lnc_module_t *out, tpb_err_t *err)
  * peer's SBUF has it); in the linked program a stream runs on core `core`. */
 static void remap_dap_cores(isa_inst_t *in, int core)
 {
-    isa_dap_t *sides[2] = {NULL, NULL};
-    if (in->op == ISA_OP_DMA_DIRECT2D) {
-        sides[0] = &in->f.DDESC.dst;
-        sides[1] = &in->f.DDESC.src;
-    } else if (in->op == ISA_OP_DMA_INDIRECT2D) {
-        sides[0] = &in->f.DIND.dst;
-        sides[1] = &in->f.DIND.src;
-    }
+    isa_dap_t *sides[2];
+    lnc_dap_sides(in, sides);
     for (int i = 0; i < 2; i++)
         if (sides[i] && sides[i]->space != ISA_SPACE_HBM && sides[i]->space != ISA_SPACE_NONE)
             sides[i]->core = (sides[i]->core + (uint32_t)core) & 7u;
@@ -278,6 +272,7 @@ static int add_fn_calls(lnc_module_t *out, tpb_err_t *err)
         lnc_inst_t call;
         lnc_inst_init(&call, LNC_OPC_CALL, name);
         call.callee = f;
+        call.call_core = out->funcs[f].core;
         call.isa.op = ISA_OP_CALL;
         call.isa.l2 = isa_ops[ISA_OP_CALL].l2;
         if (lnc_block_append(disp, &call, err) < 0)
@@ -374,74 +369,38 @@ static void fix_output_kind(lnc_module_t *out)
     }
 }
 
-typedef struct {
-    unsigned mask;
-    bool completion;
-    int ordinal;
-    int id;
-} bgroup_t;
-
-/* Completion barriers (cb_return_) rendezvous only with each other: a
- * core that skipped a user barrier must not pair it with the completion
- * barrier of another core (the simulator then reports the deadlock). */
-static bool is_completion(const lnc_inst_t *in)
-{
-    return !strncmp(in->name, "cb_return_", 10);
-}
-
-/* The renumber over a list of core functions (walk order), ids from base;
- * returns the ids used, -1 when out of memory. */
+/* backend::renumberCoreBarriers: one monotonic counter; every CoreBarrier
+ * (BIR opcode 87) of every function, in walk order, gets the next id.
+ * Within a function the walk is program order, i.e. core-local id order
+ * (the completion barrier last); ids are unique over the module.  The seed
+ * skips barriers flagged 0xff ("not flagged"); tpbsim creates none.  Cores
+ * meet at barriers by counting, not by id (the ISA's CoreBarrier, docs/
+ * multicore.md "CoreBarrier renumber").  Returns the ids used. */
 static int renumber_funcs(lnc_func_t *const *fns, int nf, int base)
 {
-    bgroup_t *groups = NULL;
-    int ngroups = 0, ctr = base;
+    int ctr = base;
     for (int f = 0; f < nf; f++) {
         lnc_func_t *fn = fns[f];
-        /* program order of a core's barriers = their core-local ids */
         for (int want = 0;; want++) {
             lnc_inst_t *hit = NULL;
-            int best = -1;
             for (int b = 0; b < fn->nblocks; b++)
                 for (int i = 0; i < fn->blocks[b].n; i++) {
                     lnc_inst_t *in = &fn->blocks[b].insts[i];
-                    if (in->opc != BIR_CORE_BARRIER || in->local_id < want)
-                        continue;
-                    if (best < 0 || in->local_id < best) {
-                        best = in->local_id;
+                    if (in->opc == BIR_CORE_BARRIER && in->local_id >= want &&
+                        (!hit || in->local_id < hit->local_id))
                         hit = in;
-                    }
                 }
             if (!hit)
                 break;
-            want = best;
-            unsigned mask = hit->isa.f.CB.cores;
-            bool comp = is_completion(hit);
-            int ordinal = 0;
-            for (int b = 0; b < fn->nblocks; b++)
+            want = hit->local_id;
+            for (int b = 0; b < fn->nblocks; b++)   /* equal local ids: block order */
                 for (int i = 0; i < fn->blocks[b].n; i++) {
-                    const lnc_inst_t *in = &fn->blocks[b].insts[i];
-                    ordinal += in->opc == BIR_CORE_BARRIER && in->isa.f.CB.cores == mask &&
-                               is_completion(in) == comp && in->local_id < best;
+                    lnc_inst_t *in = &fn->blocks[b].insts[i];
+                    if (in->opc == BIR_CORE_BARRIER && in->local_id == want)
+                        in->isa.f.CB.id = (uint32_t)ctr++;
                 }
-            int id = -1;
-            for (int g = 0; g < ngroups && id < 0; g++)
-                if (groups[g].mask == mask && groups[g].completion == comp &&
-                    groups[g].ordinal == ordinal)
-                    id = groups[g].id;
-            if (id < 0) {
-                bgroup_t *g = realloc(groups, (size_t)(ngroups + 1) * sizeof *g);
-                if (!g) {
-                    free(groups);
-                    return -1;
-                }
-                groups = g;
-                id = ctr++;
-                groups[ngroups++] = (bgroup_t){mask, comp, ordinal, id};
-            }
-            hit->isa.f.CB.id = (uint32_t)id;
         }
     }
-    free(groups);
     return ctr - base;
 }
 
@@ -487,6 +446,38 @@ int lnc_renumber_core_barriers_premerge(lnc_module_t *cores, int n, int base)
     return used < 0 ? -1 : base + used;
 }
 
+/* copyDeps / addBarrier per instance: on the bound bodies, where every
+ * core's updates are visible. */
+static int instance_deps(lnc_module_t *m, tpb_err_t *err)
+{
+    lnc_module_t view;
+    if (lnc_bind_instances(m, &view, err))
+        return -1;
+    if (lnc_copy_deps(&view)) {
+        lnc_module_free(&view);
+        return tpb_errf(err, "out of memory (dependencies)");
+    }
+    const lnc_block_t *disp = &m->funcs[0].blocks[0];
+    for (int i = 0, v = 1; i < disp->n && v < view.nfuncs; i++) {
+        const lnc_inst_t *call = &disp->insts[i];
+        if (call->opc != LNC_OPC_CALL)
+            continue;
+        lnc_func_t *d = &m->funcs[call->callee];
+        const lnc_func_t *b = &view.funcs[v++];
+        for (int k = 0; k < d->ninsts; k++)
+            if (d->insts[k].idx == call->call_inst) {
+                d->insts[k].ndeps = b->ndeps;
+                d->insts[k].ncross = b->ncross;
+            }
+        if (call->call_inst == 0) {
+            d->ndeps = b->ndeps;
+            d->ncross = b->ncross;
+        }
+    }
+    lnc_module_free(&view);
+    return 0;
+}
+
 static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t *rlts,
                         int nrlts, lnc_module_t *out, tpb_err_t *err)
 {
@@ -503,10 +494,14 @@ static int link_modules(const lnc_module_t *const *cores, int n, const lnc_rlt_t
     if (init_queues(cores, n, out, err))
         goto fail;
     fix_output_kind(out);
-    if (lnc_renumber_core_barriers(out) < 0 || lnc_copy_deps(out)) {
-        tpb_errf(err, "out of memory (barrier renumber, dependencies)");
+    if (lnc_attach_whole_tensor_input_aps(out, err) || lnc_move_modules_as_functions(out, err))
+        goto fail;
+    if (lnc_renumber_core_barriers(out) < 0) {
+        tpb_errf(err, "out of memory (barrier renumber)");
         goto fail;
     }
+    if (instance_deps(out, err))
+        goto fail;
     return 0;
 fail:
     lnc_module_free(out);
@@ -596,6 +591,8 @@ static cJSON *inst_json(const lnc_module_t *m, const lnc_inst_t *in)
         cJSON_AddNumberToObject(o, "cores", in->isa.f.CB.cores);
     } else if (in->opc == LNC_OPC_CALL) {
         cJSON_AddStringToObject(o, "callee", m->funcs[in->callee].name);
+        cJSON_AddNumberToObject(o, "core", in->call_core);
+        cJSON_AddNumberToObject(o, "instance", in->call_inst);
     } else if (in->opc == LNC_OPC_SQI && in->queue >= 0) {
         cJSON_AddStringToObject(o, "queue", m->queues[in->queue].name);
         cJSON_AddNumberToObject(o, "instance", in->qinst);
@@ -622,6 +619,8 @@ char *lnc_module_json(const lnc_module_t *m)
             cJSON_AddNumberToObject(fo, "dependency_edges", fn->ndeps);
             cJSON_AddNumberToObject(fo, "cross_core_edges", fn->ncross);
         }
+        if (fn->ninsts > 0)
+            cJSON_AddItemToObject(fo, "definition", lnc_definition_json(fn));
         cJSON *bs = cJSON_AddArrayToObject(fo, "blocks");
         for (int b = 0; b < fn->nblocks; b++) {
             const lnc_block_t *bl = &fn->blocks[b];
@@ -649,6 +648,12 @@ char *lnc_module_json(const lnc_module_t *m)
         cJSON_AddBoolToObject(o, "external", ml->external);
         cJSON_AddNumberToObject(o, "hbm_addr", (double)ml->addr);
         cJSON_AddNumberToObject(o, "bytes", (double)ml->bytes);
+        if (ml->whole_ap) {   /* attachWholeTensorInputAP */
+            cJSON *ap = cJSON_AddObjectToObject(o, "whole_tensor_ap");
+            cJSON_AddNumberToObject(ap, "addr", (double)ml->addr);
+            cJSON_AddNumberToObject(ap, "bytes", (double)ml->bytes);
+            cJSON_AddNumberToObject(ap, "readers", ml->ap_readers);
+        }
         cJSON_AddItemToArray(ms, o);
     }
     cJSON *as = cJSON_AddArrayToObject(root, "aliases");

@@ -31,19 +31,23 @@ static void log_line(cJSON *a, const char *fmt, int x, int y)
 struct cJSON *lnc_link_log_json(const lnc_module_t *m)
 {
     cJSON *a = cJSON_CreateArray();
-    int ndefs = 0;
+    int nmods = 0, ndefs = 0;   /* the modules linked; their definitions */
     for (int f = 0; f < m->nfuncs; f++)
-        ndefs += m->funcs[f].core >= 0;
-    log_line(a, "runModuleDefPasses numModules %d", ndefs, 0);
+        if (m->funcs[f].core >= 0) {
+            ndefs++;
+            nmods += m->funcs[f].ninsts > 0 ? m->funcs[f].ninsts : 1;
+        }
+    if (m->desc_reuse)   /* gated on enableDmaDescReuse */
+        cJSON_AddItemToArray(a, cJSON_CreateString("DMA Descriptor ReUse Enabled"));
+    log_line(a, "runModuleDefPasses numModules %d", nmods, 0);
     log_line(a, "Num Module Definitions %d", ndefs, 0);
     if (m->nfuncs > 0 && m->funcs[0].nblocks > 0) {
         const lnc_block_t *d = &m->funcs[0].blocks[0];
         for (int i = 0; i < d->n; i++)
             if (d->insts[i].opc == LNC_OPC_CALL && d->insts[i].callee >= 0) {
-                int def = -1, idx = 0;   /* call_def_<def>_instance_<idx> */
-                if (sscanf(d->insts[i].name, "call_def_%d_instance_%d", &def, &idx) != 2)
-                    idx = 0;
-                log_line(a, "Module Instance %d DefID %d", idx, m->funcs[d->insts[i].callee].core);
+                const lnc_func_t *def = &m->funcs[d->insts[i].callee];
+                log_line(a, "Module Instance %d DefID %d", d->insts[i].call_inst,
+                         def->ninsts > 0 ? def->def_id : def->core);
             }
     }
     return a;
@@ -84,6 +88,7 @@ struct cJSON *lnc_post_link_mmt_report(const lnc_module_t *m)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "function", fn->name);
         cJSON_AddNumberToObject(o, "NeuronCoreId", fn->core);
+        cJSON_AddNumberToObject(o, "instances", fn->ninsts > 0 ? fn->ninsts : 1);
         cJSON_AddNumberToObject(o, "matmuls", (double)count);
         cJSON_AddNumberToObject(o, "macs", (double)macs);
         cJSON_AddNumberToObject(o, "array_utilisation", peak ? (double)macs / (double)peak : 0.0);

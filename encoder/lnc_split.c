@@ -39,6 +39,10 @@ void lnc_module_free(lnc_module_t *m)
         for (int b = 0; b < m->funcs[f].nblocks; b++)
             free(m->funcs[f].blocks[b].insts);
         free(m->funcs[f].blocks);
+        for (int k = 0; k < m->funcs[f].ninsts; k++)
+            free(m->funcs[f].insts[k].args);
+        free(m->funcs[f].insts);
+        free(m->funcs[f].params);
     }
     free(m->funcs);
     free(m->mlocs);
@@ -129,6 +133,9 @@ void lnc_inst_init(lnc_inst_t *in, int opc, const char *name)
     snprintf(in->name, sizeof in->name, "%s", name ? name : "");
     in->engine = -1;
     in->callee = in->queue = in->qinst = in->local_id = -1;
+    in->call_core = -1;
+    in->call_inst = 0;
+    in->input_ap = -1;
 }
 
 /* ---- split ---- */

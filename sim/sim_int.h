@@ -73,6 +73,8 @@ typedef struct {
     uint64_t ninst;
     uint64_t pe_bg_cycles;       /* PE: cycles of the Matmul just run (background LS) */
     sim_ref_t barrier_last;      /* the last arriver that released us */
+    uint32_t barrier_seq;        /* the rendezvous it waits at: its core's arrival
+                                    number at barriers of that cores mask */
     bool loops_checked;          /* trace: execs decided (sim_trace_iter) */
     uint32_t *execs;             /* trace, streams with a backward branch: times each
                                     instruction ran (its loop iteration), else NULL */
@@ -138,11 +140,16 @@ typedef struct {
     uint8_t *sbuf_init, *psum_init;
     sim_lazy_t sbuf_z, psum_z;   /* their sentinel, filled on first use (lazy.h) */
     sim_pe_state_t *pe;
+    uint32_t barrier_seq[256];   /* CoreBarrier arrivals so far, per cores mask */
 } sim_core_t;
 
+/* One rendezvous: the seq-th CoreBarrier of every core in mask (a barrier
+ * is a remote semaphore signal to each peer and a local wait: cores meet by
+ * counting, the id is the instruction's label). */
 typedef struct {
-    uint32_t id;
-    uint32_t mask;               /* participants (from the first arriver) */
+    uint32_t id;                 /* the first arriver's barrier id (reports) */
+    uint32_t seq;
+    uint32_t mask;               /* participants */
     uint32_t arrived;
     uint64_t last_ps;
     sim_ref_t last;

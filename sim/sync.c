@@ -109,13 +109,21 @@ int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
 
 /* ---- core barriers ---- */
 
-static sim_barrier_t *find_barrier(sim_t *s, uint32_t id, bool create)
+static sim_barrier_t *find_barrier(sim_t *s, uint32_t mask, uint32_t seq, bool create)
 {
     for (unsigned i = 0; i < s->nbarriers; i++)
-        if (s->barriers[i].id == id)
+        if (s->barriers[i].mask == mask && s->barriers[i].seq == seq)
             return &s->barriers[i];
     if (!create)
         return NULL;
+    for (unsigned i = 0; i < s->nbarriers; i++)   /* reuse a released one */
+        if (!s->barriers[i].arrived) {
+            sim_barrier_t *b = &s->barriers[i];
+            memset(b, 0, sizeof *b);
+            b->mask = mask;
+            b->seq = seq;
+            return b;
+        }
     if (s->nbarriers == s->cbarriers) {
         unsigned nc = s->cbarriers ? s->cbarriers * 2 : 8;
         sim_barrier_t *b = realloc(s->barriers, nc * sizeof *b);
@@ -126,7 +134,8 @@ static sim_barrier_t *find_barrier(sim_t *s, uint32_t id, bool create)
     }
     sim_barrier_t *b = &s->barriers[s->nbarriers++];
     memset(b, 0, sizeof *b);
-    b->id = id;
+    b->mask = mask;
+    b->seq = seq;
     return b;
 }
 
@@ -138,10 +147,8 @@ static void release_barrier(sim_t *s, sim_barrier_t *b, uint64_t t)
         sim_core_t *c = &s->cores[ci];
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &c->eng[k];
-            if (e->state != ENG_WAIT_BARRIER)
-                continue;
-            const isa_decoded_t *d = &e->stream.insts[e->idx];
-            if (d->inst.f.CB.id != b->id)
+            if (e->state != ENG_WAIT_BARRIER || e->barrier_seq != b->seq ||
+                e->stream.insts[e->idx].inst.f.CB.cores != b->mask)
                 continue;
             e->state = ENG_BARRIER_RELEASED;
             e->barrier_last = b->last;
@@ -149,9 +156,13 @@ static void release_barrier(sim_t *s, sim_barrier_t *b, uint64_t t)
         }
     }
     b->arrived = 0;
-    b->mask = 0;
 }
 
+/* The cores in `cores` rendezvous by counting (hardware-facts §3: each core
+ * signals a remote semaphore on its peers and waits on its own): a core's
+ * k-th CoreBarrier with a given mask meets every other participant's k-th
+ * with that mask.  The id labels the instruction (unique after the link's
+ * renumber) and is not compared. */
 int sim_barrier_arrive(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
                        uint64_t t, tpb_err_t *err)
 {
@@ -168,28 +179,22 @@ int sim_barrier_arrive(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decod
         return sim_inst_errf(err, c, e, e->idx,
                              "CoreBarrier %u: cores mask 0x%x does not include this core", id,
                              mask);
-    sim_barrier_t *b = find_barrier(s, id, true);
+    uint32_t seq = c->barrier_seq[mask & 0xffu]++;
+    sim_barrier_t *b = find_barrier(s, mask, seq, true);
     if (!b)
         return tpb_errf(err, "out of memory (barriers)");
-    if (b->arrived && b->mask != mask)
-        return sim_inst_errf(err, c, e, e->idx,
-                             "CoreBarrier %u: cores mask 0x%x differs from 0x%x given by the "
-                             "cores already waiting",
-                             id, mask, b->mask);
-    if (b->arrived & me)
-        return sim_inst_errf(err, c, e, e->idx,
-                             "CoreBarrier %u: core %u arrived twice before the barrier released "
-                             "(two engines of one core at the same barrier id?)",
-                             id, c->index);
-    b->mask = mask;
+    if (!b->arrived)
+        b->id = id;
     b->arrived |= me;
     b->last_ps = t;
     b->last = (sim_ref_t){ .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
                            .start_ps = SIM_NO_TIME };
+    e->barrier_seq = seq;
     if (b->arrived != b->mask)
         return 1;
     e->barrier_last = b->last;
     release_barrier(s, b, t);
+    b->seq = UINT32_MAX;   /* released: free for reuse */
     return 0;
 }
 
@@ -210,9 +215,10 @@ void sim_describe_block(const sim_t *s, const sim_core_t *c, const sim_engine_t 
     const isa_decoded_t *d = &e->stream.insts[e->idx];
     if (e->state == ENG_WAIT_BARRIER) {
         uint32_t id = d->inst.f.CB.id;
-        sim_barrier_t *b = NULL;
+        const sim_barrier_t *b = NULL;
         for (unsigned i = 0; i < s->nbarriers; i++)
-            if (s->barriers[i].id == id)
+            if (s->barriers[i].arrived && s->barriers[i].seq == e->barrier_seq &&
+                s->barriers[i].mask == d->inst.f.CB.cores)
                 b = &s->barriers[i];
         char have[64], miss[64];
         cores_text(b ? b->arrived : 0, have, sizeof have);

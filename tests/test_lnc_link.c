@@ -142,13 +142,8 @@ static void check_barrier_ids(const lnc_module_t *m)
                     if (in->opc == BIR_CORE_BARRIER && in->local_id == want)
                         ids[n++] = (int)in->isa.f.CB.id;
                 }
-        for (int i = 0; i < n; i++) {
-            for (int j = 0; j < i; j++)
-                assert_int_not_equal(ids[i], ids[j]);
-            assert_true(ids[i] <= seen);
-            if (ids[i] == seen)
-                seen++;
-        }
+        for (int i = 0; i < n; i++)   /* every barrier a new id, in walk order */
+            assert_int_equal(ids[i], seen++);
     }
     assert_int_equal(seen, m->nbarrier_ids);
 }
@@ -238,12 +233,13 @@ static void test_link_two_cores(void **state)
     assert_non_null(find_inst(func_of_core(&l, 1), "I-SQI-qPool0-nc1"));
     assert_null(find_inst(func_of_core(&l, 0), "I-SQI-qPool0-nc0"));
 
-    /* barrier ids: the user barrier pair shares id 0, the completion 1 */
-    assert_int_equal(l.nbarrier_ids, 2);
+    /* barrier ids: one monotonic pass, unique over the module (the cores
+     * meet by counting, not by id) */
+    assert_int_equal(l.nbarrier_ids, 4);
     assert_int_equal(find_inst(func_of_core(&l, 0), "barrier_0")->isa.f.CB.id, 0);
-    assert_int_equal(find_inst(func_of_core(&l, 1), "barrier_0")->isa.f.CB.id, 0);
     assert_int_equal(find_inst(func_of_core(&l, 0), "cb_return_0")->isa.f.CB.id, 1);
-    assert_int_equal(find_inst(func_of_core(&l, 1), "cb_return_1")->isa.f.CB.id, 1);
+    assert_int_equal(find_inst(func_of_core(&l, 1), "barrier_0")->isa.f.CB.id, 2);
+    assert_int_equal(find_inst(func_of_core(&l, 1), "cb_return_1")->isa.f.CB.id, 3);
     check_barrier_ids(&l);
 
     /* one location per shared buffer, locals kept apart */
@@ -316,21 +312,31 @@ static void build_four(lnc_module_t c[4])
 static void test_link_four_cores(void **state)
 {
     (void)state;
-    lnc_module_t c[4], l;
+    lnc_module_t c[4], l, lk;
     build_four(c);
     tpb_err_t err = {{0}};
-    assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
-    assert_int_equal(l.nfuncs, 5);
-    const lnc_block_t *d = &l.funcs[0].blocks[0];
+    assert_int_equal(lnc_link(c, 4, NULL, 0, &lk, &err), 0);
+    /* cores 0 and 1 run one body (pair 0x3), cores 2 and 3 another (0xC):
+     * two module definitions with two instances each */
+    assert_int_equal(lk.nfuncs, 3);
+    assert_int_equal(lk.ndefs, 2);
+    const lnc_block_t *d = &lk.funcs[0].blocks[0];
     assert_int_equal(d->n, 4);
     for (int i = 0; i < 4; i++) {
         char want[64];
-        snprintf(want, sizeof want, "call_def_%d_instance_0", i);
+        snprintf(want, sizeof want, "call_def_%d_instance_%d", i / 2, i % 2);
         assert_string_equal(d->insts[i].name, want);
-        assert_int_equal(l.funcs[d->insts[i].callee].core, i);
+        assert_int_equal(lk.funcs[d->insts[i].callee].core, i / 2 * 2);
+        assert_int_equal(d->insts[i].call_core, i);
     }
-    check_barrier_ids(&l);
-    /* pairs {0,1} share ids, {2,3} share ids, the two pairs never do */
+    /* the per-core sections: each instance bound for its core */
+    assert_int_equal(lnc_bind_instances(&lk, &l, &err), 0);
+    assert_int_equal(l.nfuncs, 5);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(l.funcs[l.funcs[0].blocks[0].insts[i].callee].core, i);
+    check_barrier_ids(&lk);
+    /* the instances of one definition run its barriers (one id), the two
+     * definitions never share one */
     for (int k = 0; k < 3; k++) {
         char bn[32];
         snprintf(bn, sizeof bn, "barrier_%d", k);
@@ -340,19 +346,19 @@ static void test_link_four_cores(void **state)
         unsigned i3 = find_inst(func_of_core(&l, 3), bn)->isa.f.CB.id;
         assert_int_equal(i0, i1);
         assert_int_equal(i2, i3);
-        if (k == 1)
-            assert_int_equal(i0, i2);   /* the all-core barrier */
-        else
-            assert_int_not_equal(i0, i2);
+        assert_int_equal(i0, (unsigned)k);
+        assert_int_equal(i2, 4u + (unsigned)k);
     }
-    /* pair01 #0, all #0, pair01 #1, completion, pair23 #0, pair23 #1 */
-    assert_int_equal(l.nbarrier_ids, 6);
+    /* definition 0: pair #0, all #0, pair #1, completion; definition 1 the same */
+    assert_int_equal(l.nbarrier_ids, 8);
     unsigned cb = find_inst(func_of_core(&l, 3), "cb_return_3")->isa.f.CB.id;
-    assert_int_equal(cb, find_inst(func_of_core(&l, 0), "cb_return_0")->isa.f.CB.id);
+    assert_int_equal(cb, 7);
+    assert_int_equal(find_inst(func_of_core(&l, 0), "cb_return_0")->isa.f.CB.id, 3);
     assert_int_equal(find_inst(func_of_core(&l, 3), "cb_return_3")->isa.f.CB.cores, 0xF);
     assert_int_equal(l.nqueues, 1);
     assert_int_equal(l.queues[0].ninst, 4);
     lnc_module_free(&l);
+    lnc_module_free(&lk);
     for (int i = 0; i < 4; i++)
         lnc_module_free(&c[i]);
 }
@@ -422,15 +428,15 @@ static void test_link_errors(void **state)
 }
 
 /* The pre-merge renumber (renumberCoreBarriers(vector, base)): over the
- * still-separate modules, one id per rendezvous group from `base`, unique
- * across the modules; the merged renumber does not depend on it. */
+ * still-separate modules in core order, every barrier the next id from
+ * `base`, unique across the modules; the merged renumber does not depend
+ * on it. */
 static void test_premerge_renumber(void **state)
 {
     (void)state;
-    lnc_module_t c[4], l;
+    lnc_module_t c[4], l, lk;
     build_four(c);
-    /* groups in core order: pair01 #0, all #0, pair01 #1, pair23 #0, pair23 #1 */
-    assert_int_equal(lnc_renumber_core_barriers_premerge(c, 4, 10), 15);
+    assert_int_equal(lnc_renumber_core_barriers_premerge(c, 4, 10), 22);
     unsigned id[4][3];
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 3; k++) {
@@ -438,20 +444,18 @@ static void test_premerge_renumber(void **state)
             snprintf(bn, sizeof bn, "barrier_%d", k);
             id[c[i].core][k] = find_inst(func_of_core(&c[i], c[i].core), bn)->isa.f.CB.id;
         }
-    unsigned want01[3] = {10, 11, 12}, want23[3] = {13, 11, 14};
-    for (int k = 0; k < 3; k++) {
-        assert_int_equal(id[0][k], want01[k]);
-        assert_int_equal(id[1][k], want01[k]);
-        assert_int_equal(id[2][k], want23[k]);
-        assert_int_equal(id[3][k], want23[k]);
-    }
+    for (int core = 0; core < 4; core++)
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(id[core][k], 10u + 3u * (unsigned)core + (unsigned)k);
     /* the merged renumber gives the same answer with or without it */
     tpb_err_t err = {{0}};
-    assert_int_equal(lnc_link(c, 4, NULL, 0, &l, &err), 0);
-    check_barrier_ids(&l);
-    assert_int_equal(l.nbarrier_ids, 6);
+    assert_int_equal(lnc_link(c, 4, NULL, 0, &lk, &err), 0);
+    check_barrier_ids(&lk);
+    assert_int_equal(lk.nbarrier_ids, 8);
+    assert_int_equal(lnc_bind_instances(&lk, &l, &err), 0);
     assert_int_equal(find_inst(func_of_core(&l, 2), "barrier_0")->isa.f.CB.id, 4u);
     lnc_module_free(&l);
+    lnc_module_free(&lk);
     for (int i = 0; i < 4; i++)
         lnc_module_free(&c[i]);
     assert_int_equal(lnc_renumber_core_barriers_premerge(c, 0, 0), -1);
@@ -586,9 +590,11 @@ static void build_skipper(lnc_module_t c[2], lnc_module_t *l)
     assert_int_equal(lnc_link(c, 2, NULL, 0, l, &err), 0);
 }
 
-/* Core 0 waits at a barrier core 1 never reaches: the emitted program
- * deadlocks and the simulator names both cores' positions (core 1 waits at
- * its completion barrier). */
+/* Core 0 runs a barrier core 1 never reaches.  Cores meet by counting
+ * (hardware-facts §3: a remote semaphore signal and a local wait), so core
+ * 1's completion barrier meets core 0's barrier_0 and core 1 finishes;
+ * core 0 then waits at its completion barrier forever, and the simulator
+ * names both cores' positions. */
 static void test_skipped_barrier_deadlocks(void **state)
 {
     (void)state;
@@ -597,8 +603,10 @@ static void test_skipped_barrier_deadlocks(void **state)
     tpb_err_t err;
     emit_and_fail(&l, &err);
     assert_non_null(strstr(err.msg, "deadlock"));
-    assert_non_null(strstr(err.msg, "core 0 SP"));
-    assert_non_null(strstr(err.msg, "core 1 SP"));
+    assert_non_null(strstr(err.msg, "core 0 SP instruction 1 (pc 1) CoreBarrier [cb_return_0]: "
+                                    "waits at CoreBarrier 1 (cores 0x3): arrived core(s) 0; "
+                                    "not arrived: 1"));
+    assert_non_null(strstr(err.msg, "core 1: finished"));
     lnc_module_free(&l);
     lnc_module_free(&c[0]);
     lnc_module_free(&c[1]);
