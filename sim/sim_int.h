@@ -44,6 +44,16 @@ typedef struct {
     char *buf;                   /* sidecar debug rotating buffers ("t#2/4"), or NULL */
 } sim_debug_t;
 
+/* What the run learnt about one class of identical compute instructions
+ * (memo.c). */
+#define SIM_NO_CLASS UINT32_MAX
+typedef struct {
+    uint64_t cost;               /* cycles (impl->cost), once cost_ok */
+    bool cost_ok;
+    bool checked;                /* --timing-only: a member passed its checks
+                                    (pure opcodes only: sim_memo_pure) */
+} sim_memo_t;
+
 typedef struct {
     bool present;                /* has a stream */
     isa_engine_t id;
@@ -76,6 +86,10 @@ typedef struct {
     bool loops_checked;          /* trace: execs decided (sim_trace_iter) */
     uint32_t *execs;             /* trace, streams with a backward branch: times each
                                     instruction ran (its loop iteration), else NULL */
+    uint32_t *cls;               /* [stream.count] instruction class (memo.c), or
+                                    SIM_NO_CLASS; NULL: no classes (out of memory) */
+    sim_memo_t *memo;            /* [nclasses] what the run learnt about each class */
+    uint32_t nclasses;
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -347,6 +361,15 @@ void sim_trace_free(sim_trace_t *tr);
 int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,
                       bool fast, bool *scanned, tpb_err_t *err);
 void sim_debug_free(sim_engine_t *e);
+
+/* ---- memo.c ---- */
+/* Group e's compute instructions into classes of identical ones (e->cls,
+ * e->memo); on out of memory leaves e without classes (nothing is
+ * remembered, the run is the same). */
+void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl);
+void sim_memo_free(sim_engine_t *e);
+/* true when d's --timing-only execution is only a check of d itself */
+bool sim_memo_pure(const isa_decoded_t *d);
 
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */
