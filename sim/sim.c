@@ -263,7 +263,8 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
             .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
             .sbuf_z = &c->sbuf_z, .psum_z = &c->psum_z,
             .acc = e->acc, .regs = e->regs, .rng = &e->rng,
-            .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
+            .timing_only = s->opt.timing_only, .scratch = &e->scratch,
+            .tap_memo = e->tap_memo, .err = err,
         };
         e->ctx_ok = true;
     }

@@ -68,6 +68,7 @@ typedef struct {
     float acc[128];
     sim_rng_t rng;               /* PRNG state (rng.c) */
     sim_scratch_t scratch;       /* operand offset tables (see exec.h) */
+    sim_tap_memo_t tap_memo[SIM_TAP_MEMO]; /* checked linear patterns (exec.h) */
     sim_exec_ctx_t ctx;          /* what its compute ops see: built once (sim.c) */
     bool ctx_ok;
     uint32_t call_stack[SIM_CALL_DEPTH]; /* return instruction indices */
@@ -339,7 +340,13 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
 int sim_dma_done(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
 /* The header's "at complete" update fires when the DMA transfer completes
  * (a DmaTrigger's, and a descriptor's remote semaphore), not at issue. */
-bool sim_dma_upd_at_transfer_end(const isa_inst_t *in);
+static inline bool sim_dma_upd_at_transfer_end(const isa_inst_t *in)
+{
+    if (in->op == ISA_OP_DMA_TRIGGER)
+        return true;
+    return (in->op == ISA_OP_DMA_DIRECT2D || in->op == ISA_OP_DMA_INDIRECT2D) &&
+           in->sync.upd_remote;
+}
 void sim_dma_free(sim_core_t *c, unsigned nqueues);
 /* Bytes of a transfer assigned to each DMA engine and the resulting
  * duration (exposed for the timing tests through docs/timing.md). */
