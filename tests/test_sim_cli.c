@@ -81,6 +81,9 @@ static void test_help_and_usage(void **state)
                            "--timing-only", "--seed", "--check-uninit", "--fsync", "--help" };
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
         assert_non_null(strstr(out, opts[i]));
+    /* SDL2 is dlopen'ed by `tpb view` only (viz/sdl_dyn.h): not at every start */
+    if (run(out, sizeof out, "ldd %s", tb_tpb()) == 0)
+        assert_null(strstr(out, "libSDL2"));
     assert_int_equal(run(out, sizeof out, "%s sim", tb_tpb()), 2);
     assert_non_null(strstr(out, "missing <artifact-dir>"));
     assert_int_equal(run(out, sizeof out, "%s sim /tmp --bogus", tb_tpb()), 2);
