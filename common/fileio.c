@@ -87,7 +87,7 @@ int fio_atomic_commit(fio_atomic_t *a, tpb_err_t *err)
     int bad = 0;
     if (fflush(a->f) != 0 || ferror(a->f))
         bad = errno ? errno : EIO;
-    if (!bad && fsync(fileno(a->f)) != 0 && errno != EINVAL)
+    if (!bad && !a->nosync && fsync(fileno(a->f)) != 0 && errno != EINVAL)
         bad = errno;
     if (fclose(a->f) != 0 && !bad)
         bad = errno;
@@ -115,9 +115,16 @@ void fio_atomic_abort(fio_atomic_t *a)
 
 int fio_write_atomic(const char *path, const void *data, size_t len, tpb_err_t *err)
 {
+    return fio_write_atomic_sync(path, data, len, true, err);
+}
+
+int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool sync,
+                          tpb_err_t *err)
+{
     fio_atomic_t a;
     if (fio_atomic_open(&a, path, err))
         return -1;
+    a.nosync = !sync;
     if (len && fwrite(data, 1, len, a.f) != len) {
         fio_atomic_abort(&a);
         return tpb_errf(err, "%s: write failed: %s", path, strerror(errno));

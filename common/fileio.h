@@ -15,6 +15,10 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err);
 
 /* Write data to path atomically: write <path>.tpbtmp.<pid>, fsync, rename. */
 int fio_write_atomic(const char *path, const void *data, size_t len, tpb_err_t *err);
+/* The same; the fsync only when sync (without it the replacement is still
+ * all or nothing for the processes, but not across an OS crash). */
+int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool sync,
+                          tpb_err_t *err);
 
 /* Streaming atomic writer: fio_atomic_open() gives a FILE* on a temp file;
  * fio_atomic_commit() renames it over the final path; fio_atomic_abort()
@@ -23,6 +27,7 @@ typedef struct {
     FILE *f;
     char tmp[4096];
     char path[4096];
+    bool nosync;      /* set after open: commit skips the fsync (see fio_write_atomic_sync) */
 } fio_atomic_t;
 int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err);
 int fio_atomic_commit(fio_atomic_t *a, tpb_err_t *err);

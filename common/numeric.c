@@ -218,9 +218,13 @@ void num_store_f32_array(void *dst, unsigned dt, const float *src, size_t n)
     case ISA_DT_FP32:
         memcpy(b, src, n * 4);
         return;
-    case ISA_DT_BF16:
+    case ISA_DT_BF16: /* num_f32_to_bf16 without branches or calls (vectorises) */
         for (size_t i = 0; i < n; i++) {
-            uint16_t h = num_f32_to_bf16(src[i]);
+            uint32_t u;
+            memcpy(&u, &src[i], 4);
+            uint32_t r = (u + 0x7FFFu + (u >> 16 & 1u)) >> 16;
+            uint32_t q = (u >> 16 & 0x8000u) | FMT_BF16.nan;
+            uint16_t h = (uint16_t)((u & 0x7FFFFFFFu) > 0x7F800000u ? q : r);
             memcpy(b + 2 * i, &h, 2);
         }
         return;

@@ -144,7 +144,7 @@ static int write_journals(const tpb_txn_t *t, tpb_err_t *err)
         if (journal_path(jp, sizeof jp, dir, (long)getpid()))
             rc = tpb_errf(err, "%s: path too long", dir);
         else
-            rc = fio_write_atomic(jp, text, (size_t)(p - text), err);
+            rc = fio_write_atomic_sync(jp, text, (size_t)(p - text), t->durable, err);
     }
     free(text);
     return rc;

@@ -29,6 +29,8 @@ typedef struct {
     int n, cap;
     char **final;                   /* the paths the user asked for */
     char **stage;                   /* <final>.tpbtmp.<pid> */
+    bool durable;                   /* fsync the journal (the writers of staged files
+                                       fsync those themselves when asked: sim --fsync) */
 } tpb_txn_t;
 
 void tpb_txn_init(tpb_txn_t *t);

@@ -35,6 +35,10 @@ static void usage(FILE *f)
             "                          input is read (--inputs is optional and ignored)\n"
             "  --seed <n>              seed of Memset random / Dropout generators (default 0)\n"
             "  --check-uninit          stop at the first read of never-written SBUF/PSUM/HBM\n"
+            "  --fsync                 also survive an OS crash or power loss: fsync every\n"
+            "                          output before renaming it into place (slower; by\n"
+            "                          default the outputs are all-or-nothing for killed\n"
+            "                          and failed runs, docs/reliability.md)\n"
             "  --recover <dir>         only finish or remove what killed runs left in <dir>\n"
             "                          (every run does this for its output directories)\n"
             "  -q, --quiet             no summary on stdout\n"
@@ -138,6 +142,8 @@ static int parse_args(int argc, char **argv, sim_cli_t *c)
             c->opt.timing_only = true;
         } else if (!strcmp(a, "--check-uninit")) {
             c->opt.check_uninit = true;
+        } else if (!strcmp(a, "--fsync")) {
+            c->opt.fsync = true;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             c->quiet = true;
         } else if (a[0] == '-') {
@@ -261,6 +267,7 @@ static int write_run_outputs(const sim_t *s, const sim_cli_t *c, bool ok, tpb_er
 {
     tpb_txn_t txn;
     tpb_txn_init(&txn);
+    txn.durable = c->opt.fsync;
     bool made_out = false;
     const char *stage;
     int rc = 0;

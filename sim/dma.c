@@ -885,14 +885,6 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     return 0;
 }
 
-bool sim_dma_upd_at_transfer_end(const isa_inst_t *in)
-{
-    if (in->op == ISA_OP_DMA_TRIGGER)
-        return true;
-    return (in->op == ISA_OP_DMA_DIRECT2D || in->op == ISA_OP_DMA_INDIRECT2D) &&
-           in->sync.upd_remote;
-}
-
 int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
 {
     sim_queue_t *Q = &c->queues[q];

@@ -25,7 +25,7 @@ typedef struct {
 static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is_ptr,
                         const sim_opnd_t *first, const char *name)
 {
-    sim_opnds_none(&s->o, 1);
+    /* s->o: cleared by the caller (sim_opnds_none) before anything can fail */
     s->is_ptr = is_ptr;
     s->bits = bits;
     if (!is_ptr)

@@ -43,6 +43,19 @@ typedef struct {
     size_t cap, used, want;     /* in uint32 entries */
 } sim_scratch_t;
 
+/* Per-engine memo of access patterns that passed the bounds checks and
+ * collapse to one stride (tap.c:sim_opnd_tap): the checks and the extent
+ * depend only on the pattern and the memory sizes, so a pattern seen again
+ * (the same tile, instruction after instruction) skips them.  Direct
+ * mapped; an entry is replaced by the next pattern of its slot. */
+#define SIM_TAP_MEMO 8
+typedef struct {
+    isa_tap_t tap;
+    int64_t lo, hi, lstep;      /* byte extent in a partition; bytes per flat element */
+    uint32_t n;                 /* elements per partition */
+    bool valid;
+} sim_tap_memo_t;
+
 /* Reset before an instruction (grows buf to the last instruction's
  * demand); free at the end of a run. */
 void sim_scratch_reset(sim_scratch_t *s);
@@ -78,6 +91,7 @@ typedef struct sim_exec_ctx {
     sim_rng_t *rng;             /* this engine's PRNG (Rng, Rand2, Memset random, Dropout) */
     bool timing_only;           /* validate bounds, skip arithmetic */
     sim_scratch_t *scratch;     /* this engine's offset-table scratch, or NULL (malloc) */
+    sim_tap_memo_t *tap_memo;   /* [SIM_TAP_MEMO] this engine's checked patterns, or NULL */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */
 } sim_exec_ctx_t;
 

@@ -362,6 +362,7 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
                         ie.offset / ISA_BUNDLE_BYTES, ie.field ? ": field " : "",
                         ie.field ? ie.field : "", ie.msg);
     e->present = true;
+    sim_memo_build(e, s->impl);
     snprintf(path, sizeof path, "%s/%s.json", cdir, isa_engine_name(e->id));
     if (load_sidecar(e, path, err) || check_table(e, path, err))
         return -1;
@@ -688,11 +689,12 @@ static int serialize_output(const sim_t *s, const sim_tensor_t *t, uint8_t **buf
 }
 
 static int write_output(const char *path, const uint8_t *head, size_t hlen, const uint8_t *data,
-                        size_t dlen, tpb_err_t *err)
+                        size_t dlen, bool sync, tpb_err_t *err)
 {
     fio_atomic_t f;
     if (fio_atomic_open(&f, path, err))
         return -1;
+    f.nosync = !sync;
     if (fwrite(head, 1, hlen, f.f) != hlen || (dlen && fwrite(data, 1, dlen, f.f) != dlen)) {
         fio_atomic_abort(&f);
         return tpb_errf(err, "%s: write failed: %s", path, strerror(errno));
@@ -732,7 +734,8 @@ int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_er
         const char *stage;
         snprintf(path, sizeof path, "%s/%s.npy", outdir, outs[i]->name);
         rc = tpb_txn_stage(txn, path, &stage, err) ||
-             write_output(stage, bufs[i], lens[i], datas[i], datas[i] ? outs[i]->bytes : 0, err);
+             write_output(stage, bufs[i], lens[i], datas[i], datas[i] ? outs[i]->bytes : 0,
+                          s->opt.fsync, err);
     }
     for (unsigned i = 0; i < k; i++)
         free(bufs[i]);
@@ -749,6 +752,7 @@ int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
 {
     tpb_txn_t txn;
     tpb_txn_init(&txn);
+    txn.durable = s->opt.fsync;
     if (sim_stage_outputs(s, outdir, &txn, err)) {
         tpb_txn_abort(&txn);
         return -1;

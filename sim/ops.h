@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exec.h"
@@ -57,7 +58,15 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
 int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
                  unsigned start, unsigned nparts, unsigned nelems,
                  const char *name, sim_access_t acc);
-void sim_opnd_free(sim_opnd_t *o);
+/* Release o's offset table if it owns one (inline: runs for every operand
+ * of every instruction). */
+static inline void sim_opnd_free(sim_opnd_t *o)
+{
+    if (o->owned)
+        free(o->off);
+    o->off = NULL;
+    o->owned = false;
+}
 /* Mark every byte of a written operand as initialised (--check-uninit). */
 void sim_opnd_mark(sim_opnd_t *o);
 /* Uninitialised-read check of one operand (done by sim_opnd_* for reads). */

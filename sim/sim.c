@@ -243,6 +243,13 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
     if (!impl || !impl->exec || !impl->cost)
         return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
                              isa_ops[d->inst.op].mnemonic);
+    /* a class member already passed the same timing-only checks (memo.c) */
+    uint32_t k = e->cls ? e->cls[e->idx] : SIM_NO_CLASS;
+    sim_memo_t *m = k != SIM_NO_CLASS ? &e->memo[k] : NULL;
+    if (m && m->checked) {
+        *cycles = m->cost;
+        return 0;
+    }
     /* the PE array state (230 KB): allocated when a core first uses it */
     if (!c->pe && s->impl_pe[d->inst.op] && !(c->pe = calloc(1, sizeof *c->pe)))
         return sim_inst_errf(err, c, e, e->idx, "out of memory (PE state)");
@@ -256,7 +263,8 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
             .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
             .sbuf_z = &c->sbuf_z, .psum_z = &c->psum_z,
             .acc = e->acc, .regs = e->regs, .rng = &e->rng,
-            .timing_only = s->opt.timing_only, .scratch = &e->scratch, .err = err,
+            .timing_only = s->opt.timing_only, .scratch = &e->scratch,
+            .tap_memo = e->tap_memo, .err = err,
         };
         e->ctx_ok = true;
     }
@@ -268,7 +276,16 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         snprintf(why, sizeof why, "%s", err && err->msg[0] ? err->msg : "failed");
         return sim_inst_errf(err, c, e, e->idx, "%s", why);
     }
-    *cycles = impl->cost(s->t, e->id, d);
+    if (!m) {
+        *cycles = impl->cost(s->t, e->id, d);
+        return 0;
+    }
+    if (!m->cost_ok) {
+        m->cost = impl->cost(s->t, e->id, d);
+        m->cost_ok = true;
+    }
+    *cycles = m->cost;
+    m->checked = s->opt.timing_only && !c->sbuf_init && !c->psum_init && sim_memo_pure(d);
     return 0;
 }
 
@@ -679,6 +696,7 @@ void sim_free(sim_t *s)
             sim_engine_t *e = &c->eng[k];
             sim_debug_free(e);
             free(e->execs);
+            sim_memo_free(e);
             isa_stream_free(&e->stream);
             sim_scratch_free(&e->scratch);
         }

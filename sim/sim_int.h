@@ -44,6 +44,16 @@ typedef struct {
     char *buf;                   /* sidecar debug rotating buffers ("t#2/4"), or NULL */
 } sim_debug_t;
 
+/* What the run learnt about one class of identical compute instructions
+ * (memo.c). */
+#define SIM_NO_CLASS UINT32_MAX
+typedef struct {
+    uint64_t cost;               /* cycles (impl->cost), once cost_ok */
+    bool cost_ok;
+    bool checked;                /* --timing-only: a member passed its checks
+                                    (pure opcodes only: sim_memo_pure) */
+} sim_memo_t;
+
 typedef struct {
     bool present;                /* has a stream */
     isa_engine_t id;
@@ -58,6 +68,7 @@ typedef struct {
     float acc[128];
     sim_rng_t rng;               /* PRNG state (rng.c) */
     sim_scratch_t scratch;       /* operand offset tables (see exec.h) */
+    sim_tap_memo_t tap_memo[SIM_TAP_MEMO]; /* checked linear patterns (exec.h) */
     sim_exec_ctx_t ctx;          /* what its compute ops see: built once (sim.c) */
     bool ctx_ok;
     uint32_t call_stack[SIM_CALL_DEPTH]; /* return instruction indices */
@@ -78,6 +89,10 @@ typedef struct {
     bool loops_checked;          /* trace: execs decided (sim_trace_iter) */
     uint32_t *execs;             /* trace, streams with a backward branch: times each
                                     instruction ran (its loop iteration), else NULL */
+    uint32_t *cls;               /* [stream.count] instruction class (memo.c), or
+                                    SIM_NO_CLASS; NULL: no classes (out of memory) */
+    sim_memo_t *memo;            /* [nclasses] what the run learnt about each class */
+    uint32_t nclasses;
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -332,7 +347,13 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
 int sim_dma_done(sim_t *s, sim_core_t *c, unsigned queue, tpb_err_t *err);
 /* The header's "at complete" update fires when the DMA transfer completes
  * (a DmaTrigger's, and a descriptor's remote semaphore), not at issue. */
-bool sim_dma_upd_at_transfer_end(const isa_inst_t *in);
+static inline bool sim_dma_upd_at_transfer_end(const isa_inst_t *in)
+{
+    if (in->op == ISA_OP_DMA_TRIGGER)
+        return true;
+    return (in->op == ISA_OP_DMA_DIRECT2D || in->op == ISA_OP_DMA_INDIRECT2D) &&
+           in->sync.upd_remote;
+}
 void sim_dma_free(sim_core_t *c, unsigned nqueues);
 /* Bytes of a transfer assigned to each DMA engine and the resulting
  * duration (exposed for the timing tests through docs/timing.md). */
@@ -354,6 +375,15 @@ void sim_trace_free(sim_trace_t *tr);
 int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, size_t len,
                       bool fast, bool *scanned, tpb_err_t *err);
 void sim_debug_free(sim_engine_t *e);
+
+/* ---- memo.c ---- */
+/* Group e's compute instructions into classes of identical ones (e->cls,
+ * e->memo); on out of memory leaves e without classes (nothing is
+ * remembered, the run is the same). */
+void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl);
+void sim_memo_free(sim_engine_t *e);
+/* true when d's --timing-only execution is only a check of d itself */
+bool sim_memo_pure(const isa_decoded_t *d);
 
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */

@@ -139,7 +139,7 @@ int sim_write_stats_json(const sim_t *s, const char *path, tpb_err_t *err)
     }
     memcpy(withnl, txt, n);
     withnl[n] = '\n';
-    int rc = fio_write_atomic(path, withnl, n + 1, err);
+    int rc = fio_write_atomic_sync(path, withnl, n + 1, s->opt.fsync, err);
     free(withnl);
     free(txt);
     return rc;

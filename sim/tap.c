@@ -149,9 +149,9 @@ int sim_ptr_check(sim_exec_ctx_t *ctx, const isa_ptr_t *p, unsigned start,
     return 0;
 }
 
-/* Engine access rules: Pool has no PSUM port; PE reads SBUF, writes PSUM. */
-static int space_allowed(sim_exec_ctx_t *ctx, unsigned space, sim_access_t acc,
-                         const char *name)
+/* Engine access rules: Pool has no PSUM port; PE reads SBUF, writes PSUM.
+ * DVE and Activation reach both spaces (the inline test below). */
+static int space_rule(sim_exec_ctx_t *ctx, unsigned space, sim_access_t acc, const char *name)
 {
     if (ctx->engine == ISA_ENG_POOL && space == ISA_SPACE_PSUM)
         return sim_fail(ctx, "%s: the Pool engine cannot access psum", name);
@@ -164,6 +164,14 @@ static int space_allowed(sim_exec_ctx_t *ctx, unsigned space, sim_access_t acc,
                             space_name(space));
     }
     return 0;
+}
+
+static inline int space_allowed(sim_exec_ctx_t *ctx, unsigned space, sim_access_t acc,
+                                const char *name)
+{
+    if (ctx->engine != ISA_ENG_POOL && ctx->engine != ISA_ENG_PE)
+        return 0;
+    return space_rule(ctx, space, acc, name);
 }
 
 int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
@@ -192,14 +200,6 @@ void sim_opnd_mark(sim_opnd_t *o)
         for (uint32_t i = 0; i < o->nfree; i++)
             memset(row + sim_off(o, i), 1, o->esize);
     }
-}
-
-void sim_opnd_free(sim_opnd_t *o)
-{
-    if (o->owned)
-        free(o->off);
-    o->off = NULL;
-    o->owned = false;
 }
 
 void sim_scratch_reset(sim_scratch_t *s)
@@ -304,6 +304,29 @@ static inline bool tap_ok_fast(const sim_exec_ctx_t *ctx, const isa_tap_t *t, in
     return true;
 }
 
+/* tap_memo slot of a pattern, and whether two patterns are the same (all
+ * members are 32-bit: no padding) */
+static inline unsigned tap_memo_slot(const isa_tap_t *t)
+{
+    return (t->addr >> 2 ^ t->addr >> 9 ^ t->count[0] ^ t->start) & (SIM_TAP_MEMO - 1);
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline bool tap_same(const isa_tap_t *a, const isa_tap_t *b)
+{
+    _Static_assert(sizeof(isa_tap_t) == 14 * 4, "isa_tap_t has no padding");
+    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+    return ((ld64(x) ^ ld64(y)) | (ld64(x + 8) ^ ld64(y + 8)) | (ld64(x + 16) ^ ld64(y + 16)) |
+            (ld64(x + 24) ^ ld64(y + 24)) | (ld64(x + 32) ^ ld64(y + 32)) |
+            (ld64(x + 40) ^ ld64(y + 40)) | (ld64(x + 48) ^ ld64(y + 48))) == 0;
+}
+
 /* Every field of o is assigned (no memset: this runs for each operand of
  * each instruction). */
 int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
@@ -315,10 +338,24 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
     o->pb = 0;
     o->off = NULL;
     o->owned = false;
+    bool linear;
     uint64_t n = 0;
-    if (!tap_ok_fast(ctx, t, &o->lo, &o->hi, &n) &&
-        tap_check_ext(ctx, t, name, &o->lo, &o->hi, &n) != 0)
-        return -1;
+    sim_tap_memo_t *m = ctx->tap_memo ? &ctx->tap_memo[tap_memo_slot(t)] : NULL;
+    if (m && m->valid && tap_same(&m->tap, t)) {
+        o->lo = m->lo;
+        o->hi = m->hi;
+        n = m->n;
+        o->lstep = m->lstep;
+        linear = true;
+    } else {
+        if (!tap_ok_fast(ctx, t, &o->lo, &o->hi, &n) &&
+            tap_check_ext(ctx, t, name, &o->lo, &o->hi, &n) != 0)
+            return -1;
+        linear = tap_linear(t, isa_dtype_size(t->dtype), &o->lstep);
+        if (m && linear)
+            *m = (sim_tap_memo_t){ .tap = *t, .lo = o->lo, .hi = o->hi, .lstep = o->lstep,
+                                   .n = (uint32_t)n, .valid = true };
+    }
     o->tap = *t;
     o->space = t->space;
     o->dtype = t->dtype;
@@ -328,7 +365,7 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
     o->acc = acc;
     o->nfree = (uint32_t)n;
     o->base = t->addr;
-    if (!tap_linear(t, o->esize, &o->lstep)) {
+    if (!linear) {
         o->lstep = 0;
         if (offsets_alloc(ctx, o, o->nfree) != 0)
             return -1;

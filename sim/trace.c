@@ -491,6 +491,7 @@ int sim_write_trace(const sim_t *s, const char *path, tpb_err_t *err)
     fio_atomic_t a;
     if (fio_atomic_open(&a, path, err) != 0)
         return -1;
+    a.nosync = !s->opt.fsync;
     trace_writer_t w;
     if (writer_init(&w, s, a.f) != 0) {
         writer_free(&w);

@@ -5,15 +5,18 @@ tpb_add_test(test_viz_layout "quick;unit" test_viz_layout.c)
 tpb_add_test(test_viz_app "quick;unit" test_viz_app.c)
 if(TPB_WITH_VIEWER)
   tpb_add_test(test_viz_render "quick;unit" test_viz_render.c)
+  target_link_libraries(test_viz_render PRIVATE PkgConfig::SDL2) # SDL calls of its own
 endif()
 if(TPB_WITH_VIEWER)
   tpb_add_test(test_viz_large "unit" test_viz_large.c)
+  target_link_libraries(test_viz_large PRIVATE PkgConfig::SDL2)
 endif()
 if(TPB_WITH_VIEWER)
   # The window: skips (cmocka skip) when no display can be opened; when
   # xvfb-run is installed (scripts/setup installs it) it also runs under a
   # virtual X server, and so does the CLI's interactive path.
   tpb_add_test(test_viz_window "unit" test_viz_window.c)
+  target_link_libraries(test_viz_window PRIVATE PkgConfig::SDL2)
   find_program(TPB_XVFB_RUN xvfb-run)
   if(TPB_XVFB_RUN)
     add_test(NAME test_viz_window_xvfb COMMAND ${TPB_XVFB_RUN} -a $<TARGET_FILE:test_viz_window>

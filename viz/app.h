@@ -43,7 +43,7 @@ void viz_app_select(viz_app_t *a, int64_t ev);
 void viz_app_step(viz_app_t *a, int dir);
 
 #ifdef TPB_WITH_VIEWER
-#include <SDL.h>
+#include "sdl_dyn.h"  /* <SDL.h>, its functions loaded on first use */
 /* Handle one SDL event. */
 void viz_app_event(viz_app_t *a, const SDL_Event *e);
 /* Open a window and run until quit.  err is filled when no window can be

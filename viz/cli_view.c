@@ -186,7 +186,10 @@ int tpb_cmd_view(int argc, char **argv)
         print_summary(&t);
     } else if (a.screenshot) {
 #ifdef TPB_WITH_VIEWER
-        if (viz_render_screenshot(&t, (int)a.width, (int)a.height, from, to, sel, a.screenshot,
+        if (tpb_sdl_load(&err) != 0) {
+            fprintf(stderr, "tpb view: %s\n", err.msg);
+            rc = 1;
+        } else if (viz_render_screenshot(&t, (int)a.width, (int)a.height, from, to, sel, a.screenshot,
                                   &err)) {
             fprintf(stderr, "tpb view: %s\n", err.msg);
             rc = 1;
@@ -198,7 +201,10 @@ int tpb_cmd_view(int argc, char **argv)
     } else {
 #ifdef TPB_WITH_VIEWER
         viz_app_opts_t o = { (int)a.width, (int)a.height, from, to, sel, (long)a.exit_after };
-        if (viz_app_run(&t, &o, &err)) {
+        if (tpb_sdl_load(&err) != 0) {
+            fprintf(stderr, "tpb view: %s\n", err.msg);
+            rc = 1;
+        } else if (viz_app_run(&t, &o, &err)) {
             fprintf(stderr, "tpb view: %s (use --screenshot FILE without a display)\n", err.msg);
             rc = 1;
         }

@@ -42,7 +42,7 @@ typedef struct {
 void viz_ui_init(viz_ui_t *ui);
 
 #ifdef TPB_WITH_VIEWER
-#include <SDL.h>
+#include "sdl_dyn.h"  /* <SDL.h>, its functions loaded on first use */
 
 /* Draw one frame. */
 void viz_render(SDL_Renderer *r, const viz_trace_t *t, const viz_layout_t *L, const viz_ui_t *ui);

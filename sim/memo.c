@@ -1,0 +1,142 @@
+/* memo.c - instruction classes: what the run may remember about a compute
+ * instruction it has already executed once.
+ *
+ * At load, the compute instructions of each engine stream are grouped into
+ * classes of identical instructions: same opcode, same format fields (every
+ * byte of the format struct), same folded PredExt.  Synchronisation fields
+ * and positions are not part of the key, so the unrolled copies of one
+ * loop body, or the iterations of a rolled loop, share a class.  What the
+ * scheduler keeps per class (sim.c:exec_compute):
+ *
+ * - the cost: a cost function sees only the target, the engine and the
+ *   decoded instruction (sim_cost_fn), so one call per class gives every
+ *   member's cycles;
+ * - with --timing-only, that one member passed the operand checks, for the
+ *   opcodes whose timing-only execution is nothing but those checks
+ *   (sim_memo_pure): later members skip the execution.  The first member
+ *   of a class always runs in full, so errors (which stop the run) are the
+ *   same, at the same instruction.
+ *
+ * docs/performance.md ("Instruction classes"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+
+static size_t body_bytes(const isa_decoded_t *d)
+{
+    return isa_formats[isa_ops[d->inst.op].format].struct_size;
+}
+
+static uint64_t mix(uint64_t h, uint64_t w)
+{
+    h ^= w;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = mix(h, w);
+    }
+    for (; i < n; i++)
+        h = mix(h, b[i]);
+    return h;
+}
+
+static uint64_t key_hash(const isa_decoded_t *d)
+{
+    uint64_t h = mix(0x9e3779b97f4a7c15ull, (uint64_t)d->inst.op << 16 | (uint64_t)d->inst.l2 << 8 |
+                                                 d->has_pred);
+    h = bytes_hash(h, &d->inst.f, body_bytes(d));
+    if (d->has_pred)
+        h = bytes_hash(h, &d->pred, sizeof d->pred);
+    return h;
+}
+
+static bool key_eq(const isa_decoded_t *a, const isa_decoded_t *b)
+{
+    return a->inst.op == b->inst.op && a->inst.l2 == b->inst.l2 && a->has_pred == b->has_pred &&
+           memcmp(&a->inst.f, &b->inst.f, body_bytes(a)) == 0 &&
+           (!a->has_pred || memcmp(&a->pred, &b->pred, sizeof a->pred) == 0);
+}
+
+void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl)
+{
+    size_t n = e->stream.count;
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    uint32_t *slot = calloc(cap, sizeof *slot);       /* representative index + 1 */
+    uint32_t *cls = malloc((n ? n : 1) * sizeof *cls);
+    if (!slot || !cls || n >= UINT32_MAX) {           /* no memo: every instruction runs */
+        free(slot);
+        free(cls);
+        return;
+    }
+    uint32_t ncls = 0;
+    for (size_t i = 0; i < n; i++) {
+        const isa_decoded_t *d = &e->stream.insts[i];
+        cls[i] = SIM_NO_CLASS;
+        if (d->inst.op >= ISA_OP_COUNT || !impl[d->inst.op])
+            continue;
+        size_t j = (size_t)key_hash(d) & (cap - 1);
+        while (slot[j] && !key_eq(&e->stream.insts[slot[j] - 1], d))
+            j = (j + 1) & (cap - 1);
+        if (!slot[j]) {
+            slot[j] = (uint32_t)i + 1;
+            cls[i] = ncls++;
+        } else
+            cls[i] = cls[slot[j] - 1];
+    }
+    free(slot);
+    sim_memo_t *m = calloc(ncls ? ncls : 1, sizeof *m);
+    if (!m) {
+        free(cls);
+        return;
+    }
+    e->cls = cls;
+    e->memo = m;
+    e->nclasses = ncls;
+}
+
+void sim_memo_free(sim_engine_t *e)
+{
+    free(e->cls);
+    free(e->memo);
+    e->cls = NULL;
+    e->memo = NULL;
+    e->nclasses = 0;
+}
+
+/* Opcodes whose --timing-only execution only checks the instruction's
+ * operands against the memory sizes and engine rules: it reads no memory,
+ * register, accumulator, PE or generator state and changes none (their
+ * arithmetic, accumulator and PRNG updates are all behind !timing_only;
+ * see dve.c, act.c, pool.c).  TensorScalarGEP's s0 is moved by a
+ * register, so its check is not a function of the instruction alone. */
+bool sim_memo_pure(const isa_decoded_t *d)
+{
+    switch (d->inst.op) {
+    case ISA_OP_TENSOR_SCALAR:
+    case ISA_OP_TENSOR_SCALAR_PTR:
+        return !d->inst.f.TS.s0_reg_en;
+    case ISA_OP_TENSOR_COPY:
+    case ISA_OP_TENSOR_TENSOR:
+    case ISA_OP_TENSOR_TENSOR_BITVEC:
+    case ISA_OP_SCALAR_TENSOR_TENSOR:
+    case ISA_OP_TENSOR_REDUCE:
+    case ISA_OP_TENSOR_PARTITION_REDUCE:
+    case ISA_OP_ACTIVATION:
+    case ISA_OP_ACTIVATE2:
+    case ISA_OP_ACTIVATION_ACC:
+        return true;
+    default:
+        return false;
+    }
+}
