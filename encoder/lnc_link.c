@@ -40,7 +40,7 @@ static int init_call_graph_module(lnc_module_t *out, tpb_err_t *err)
 static void remap_dap_cores(isa_inst_t *in, int core)
 {
     isa_dap_t *sides[2] = {NULL, NULL};
-    if (in->op == ISA_OP_DMA_DIRECT2D) {
+    if (isa_op_is_direct_dma(in->op)) {
         sides[0] = &in->f.DDESC.dst;
         sides[1] = &in->f.DDESC.src;
     } else if (in->op == ISA_OP_DMA_INDIRECT2D) {

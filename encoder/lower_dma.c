@@ -13,10 +13,12 @@
  * splits them so every joint dim is one dim on each side; contiguous runs are
  * collapsed (on both sides at once); dims whose count exceeds the 16-bit
  * field are factored.  If the joint dims fit the target's stride budget
- * (dma_max_strides) the DMA is simple: one descriptor.  Otherwise it is
- * complicated: the outer dims are enumerated, one descriptor per outer index,
- * all under one DmaTrigger -- unless that needs more than
- * dma_max_descriptors, when it cannot be legalised. */
+ * (dma_max_strides) the DMA is simple: one PseudoDmaDirect2d.  Otherwise it
+ * is complicated: one multi-dim PseudoDmaDirect3d when the joint dims fit
+ * its 3 dims (dma_desc_dims) and the transfer is not scaled; beyond that the
+ * outer dims are enumerated, one descriptor per outer index, all under one
+ * DmaTrigger -- unless that needs more than dma_max_descriptors, when it
+ * cannot be legalised. */
 #include "lower.h"
 
 #include <string.h>
@@ -305,16 +307,22 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
     unsigned per = c->t->dma_max_strides < 2 ? c->t->dma_max_strides : 2;
     if (per == 0)
         per = 1;
-    /* simple: the joint dims fit one descriptor; complicated: enumerate outer dims */
+    /* simple: the joint dims fit the stride budget: one 2-D descriptor.
+     * Complicated: one multi-dim (3-D) descriptor when the target has it,
+     * the joint dims fit it and the transfer is not scaled (D3DESC has no
+     * scale); more joint dims than that enumerate the outer ones, one
+     * descriptor per outer index (the N-descriptor fallback). */
+    bool d3 = nj > (int)per && per >= 2 && c->t->dma_desc_dims >= 3 && !op->dma_scaled;
+    int width = d3 ? 3 : (int)per;
     uint64_t ndesc = 1;
-    for (int i = (int)per; i < nj; i++)
+    for (int i = width; i < nj; i++)
         ndesc *= (uint64_t)j[i].count;
     if (ndesc > c->t->dma_max_descriptors || ndesc > 65535)
         return lw_err(c, "%s (%llu descriptors needed, target %s allows %u)",
                       load ? "Cannot legalize strided load!" : "Cannot legalize strided store!",
                       (unsigned long long)ndesc, c->t->name, c->t->dma_max_descriptors);
     int group = c->m->next_dma_group++;
-    int inner = nj < (int)per ? nj : (int)per;
+    int inner = nj < width ? nj : width;   /* dims inside one descriptor */
     for (uint64_t k = 0; k < ndesc; k++) {
         /* outer index k -> byte offsets on each side */
         int64_t so = 0, dof = 0;
@@ -326,8 +334,10 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
             dof += idx * j[i].d_step;
         }
         bir_inst_t de;
-        lw_inst(c, &de, BIR_DMA_DESC, ISA_OP_DMA_DIRECT2D);
-        isa_fmt_DDESC_t *f = &de.isa.f.DDESC;
+        /* the wire format follows the dim count (seed 002: chosen
+         * downstream of the AP from dim count + dtype + DGE) */
+        lw_inst(c, &de, BIR_DMA_DESC, d3 ? ISA_OP_DMA_DIRECT3D : ISA_OP_DMA_DIRECT2D);
+        isa_fmt_DDESC_t *f = &de.isa.f.DDESC;   /* D3DESC: the same leading fields */
         set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
         set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
         /* a collective's pull from a peer's SBUF: per-core streams name
@@ -338,8 +348,15 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         f->transpose = o->transpose;
         f->dge = o->dge;
         f->compute = o->compute;
-        f->scaled = op->dma_scaled;
-        f->scale = op->dma_scale;
+        if (d3) {
+            isa_fmt_D3DESC_t *g = &de.isa.f.D3DESC;
+            g->count2 = inner > 2 ? (uint32_t)j[2].count : 1;
+            g->src_step2 = inner > 2 ? (int32_t)j[2].s_step : 0;
+            g->dst_step2 = inner > 2 ? (int32_t)j[2].d_step : 0;
+        } else {
+            f->scaled = op->dma_scaled;
+            f->scale = op->dma_scale;
+        }
         f->qos = (uint32_t)op->qos;
         f->src_reg = op->src_reg >= 0 ? (uint32_t)op->src_reg : ISA_REG_NONE;
         f->dst_reg = op->dst_reg >= 0 ? (uint32_t)op->dst_reg : ISA_REG_NONE;

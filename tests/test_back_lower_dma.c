@@ -102,9 +102,36 @@ static void test_dma_complicated_and_limit(void **state)
     bu_op(&k, &op, "ld3");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
-    /* inner 2 joint dims per descriptor (j: 4 x 32 elems); outer p: 8 descriptors */
-    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    /* complicated (3 joint dims > dma_max_strides 2): ONE multi-dim
+     * descriptor, the 3-D wire format picked from the dim count */
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 1);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
+    bir_inst_t *m3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 0)];
+    assert_int_equal(m3->opc, BIR_DMA_DESC);   /* one BIR descriptor kind; wire form downstream */
+    const isa_fmt_D3DESC_t *g = &m3->isa.f.D3DESC;
+    assert_int_equal(g->src.addr, r.hbm.addr[a]);
+    assert_int_equal(g->dst.addr, r.m.mlocs[t].addr);
+    assert_int_equal(g->src.step[0], 4);
+    assert_int_equal(g->src.count[0], 32);
+    assert_int_equal(g->src.step[1], 512 * 4);   /* j */
+    assert_int_equal(g->dst.step[1], 32 * 4);
+    assert_int_equal(g->src.count[1], 4);
+    assert_int_equal(g->count2, 8);              /* p: the outer dim, shared */
+    assert_int_equal(g->src_step2, 64 * 4);
+    assert_int_equal(g->dst_step2, ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(g->queue, tr->isa.f.DTRIG.queue);
+    assert_int_equal(g->src_reg, ISA_REG_NONE);
+    bu_free(&r);
+    /* the N-2-D fallback on a target without the 3-D format: inner 2 joint
+     * dims per descriptor (j: 4 x 32 elems), outer p enumerated */
+    tpb_target_t two = *trn2();
+    two.dma_desc_dims = 2;
+    assert_int_equal(bu_lower(&r, &k, &two, true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 0);
+    tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
     assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
     bir_inst_t *d3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 3)];
     assert_int_equal(d3->isa.f.DDESC.src.addr, r.hbm.addr[a] + 3 * 64 * 4);
@@ -112,9 +139,19 @@ static void test_dma_complicated_and_limit(void **state)
     assert_int_equal(d3->isa.f.DDESC.src.step[1], 512 * 4);
     assert_int_equal(d3->isa.f.DDESC.dst.step[1], 32 * 4);
     bu_free(&r);
-    /* the same on a target that allows only 4 descriptors per DMA */
+    /* a scaled transfer (dma_compute) stays 2-D: D3DESC has no scale */
+    k.ops[0].dma_scaled = true;
+    k.ops[0].dma_scale = 2.0f;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 0);
+    bu_free(&r);
+    k.ops[0].dma_scaled = false;
+    /* without the 3-D format, on a target that allows only 4 descriptors
+     * per DMA: the 8 descriptors cannot be legalised */
     tpb_target_t small = *trn2();
     small.dma_max_descriptors = 4;
+    small.dma_desc_dims = 2;
     assert_int_not_equal(bu_lower(&r, &k, &small, false), 0);
     assert_non_null(strstr(r.err.msg, "Cannot legalize strided load!"));
     bu_free(&r);
@@ -133,6 +170,44 @@ static void test_dma_complicated_and_limit(void **state)
     assert_non_null(strstr(r.err.msg, "Cannot legalize strided store!"));
     bu_free(&r);
     tir_kernel_free(&k2);
+    tir_kernel_free(&k);
+}
+
+/* 4 joint dims: more than one 3-D descriptor holds, so the dim past the
+ * third is enumerated: count3 PseudoDmaDirect3d under one trigger. */
+static void test_dma_multidim_4d(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 4096);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 192);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t);
+    /* src dims (8,3,4,16) steps (500,130,33,1): none collapses with the
+     * tile's [8 partitions, 192 contiguous] */
+    op.src[0] = bu_ap(a, 0, 4, (int64_t)500, (int64_t)8, (int64_t)130, (int64_t)3, (int64_t)33,
+                      (int64_t)4, (int64_t)1, (int64_t)16);
+    op.nsrc = 1;
+    bu_op(&k, &op, "ld4");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 8);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
+    const isa_fmt_D3DESC_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 5)].isa.f.D3DESC;
+    assert_int_equal(g->src.addr, r.hbm.addr[a] + 5 * 500 * 4);
+    assert_int_equal(g->dst.addr, 5 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
+    assert_int_equal(g->src.count[0], 16);
+    assert_int_equal(g->src.step[1], 33 * 4);
+    assert_int_equal(g->dst.step[1], 16 * 4);
+    assert_int_equal(g->src.count[1], 4);
+    assert_int_equal(g->count2, 3);
+    assert_int_equal(g->src_step2, 130 * 4);
+    assert_int_equal(g->dst_step2, 64 * 4);
+    bu_free(&r);
     tir_kernel_free(&k);
 }
 
@@ -337,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_dma_simple),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
+        cmocka_unit_test(test_dma_multidim_4d),
         cmocka_unit_test(test_dma_indirect),
         cmocka_unit_test(test_dma_transpose),
         cmocka_unit_test(test_dma_gather_transpose),
