@@ -67,6 +67,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
     if (a->offset < 0)
         return lw_err(c, "%s: negative offset", role);
     int64_t lo = 0, hi = 0;   /* element offsets relative to the base (free part) */
+    int64_t tile_row = 1;     /* SBUF/PSUM: elements per partition row */
     if (s->space == ISA_SPACE_HBM) {
         s->base = ml->addr + (uint64_t)a->offset * s->dsz;
         for (int d = 0; d < a->ndim; d++) {
@@ -86,13 +87,22 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
         int64_t row = 1;
         for (int d = 1; d < t->ndim; d++)
             row *= t->shape[d];
+        tile_row = row;
         int64_t start = a->offset / row, foff = a->offset % row;
         int64_t np = a->ndim >= 1 ? a->count[0] : 1;
-        if (a->ndim >= 1 && np > 1 && a->step[0] != row && a->step[0] != 0)
+        if (a->ndim >= 1 && np > 1 && a->step[0] != 0 && (a->step[0] < 0 || a->step[0] % row))
             return lw_err(c, "%s: dim 0 of an access to tile '%s' must step over partitions", role,
                           t->name);
         int64_t pstep = a->ndim >= 1 ? a->step[0] : row;
-        if (start + (pstep ? np : 1) > (int64_t)c->t->partitions)
+        /* partition AP (seed 002 addComplicatedDMAAP): the access names np
+         * partitions (local_access_partition_size) over a hull of
+         * (np-1)*m+1 (input_hull_size); when they differ (stride m > 1) the
+         * partition AP is re-derived with step m partitions
+         * (tonga_partition_ap), else it is the access's own: step one
+         * partition, or 0 for a partition broadcast */
+        int64_t m = np > 1 ? pstep / row : 1;
+        int64_t hull = pstep ? (np - 1) * m + 1 : 1;
+        if (start + hull > (int64_t)c->t->partitions)
             return lw_err(c, "%s: partitions of '%s' exceed %u", role, t->name, c->t->partitions);
         for (int d = 1; d < a->ndim; d++) {
             int64_t span = a->step[d] * (a->count[d] - 1);
@@ -101,7 +111,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
         if (foff + lo < 0 || foff + hi >= row)
             return lw_err(c, "%s: access runs outside tile '%s'", role, t->name);
         s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + ml->addr + (uint64_t)foff * s->dsz;
-        unsigned p1 = (unsigned)(start + (pstep ? np : 1));
+        unsigned p1 = (unsigned)(start + hull);
         s->acc = (bir_access_t){s->space, (unsigned)start, p1,
                                 ml->addr + (uint64_t)(foff + lo) * s->dsz,
                                 ml->addr + (uint64_t)(foff + hi + 1) * s->dsz, write};
@@ -113,7 +123,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
         if (s->nd >= MAX_BDIMS)
             return lw_err(c, "%s: too many dims", role);
         bool pdim = d == 0 && s->space != ISA_SPACE_HBM;
-        s->d[s->nd].step = pdim ? (a->step[0] ? (int64_t)ISA_DMA_PARTITION_PITCH : 0)
+        s->d[s->nd].step = pdim ? (a->step[0] ? (a->step[0] / tile_row) * (int64_t)ISA_DMA_PARTITION_PITCH : 0)
                                 : a->step[d] * (int64_t)s->dsz;
         s->d[s->nd].count = a->count[d];
         s->nd++;

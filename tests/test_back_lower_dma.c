@@ -211,6 +211,53 @@ static void test_dma_multidim_4d(void **state)
     tir_kernel_free(&k);
 }
 
+/* Partition-AP re-derivation (seed 002 tonga_partition_ap): a load into
+ * every other partition names 64 partitions over a hull of 127, so the
+ * tile side's partition step is re-derived as 2 partitions; a contiguous
+ * access keeps its own one-partition step.  The validator accepts the
+ * stride on direct DMAs only. */
+static void test_dma_partition_stride(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 64, 16);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_ap(t, 16, 2, (int64_t)32, (int64_t)64, (int64_t)1, (int64_t)16);   /* t[1:128:2] */
+    op.src[0] = bu_full(&k, a);
+    op.nsrc = 1;
+    bu_op(&k, &op, "ld_odd");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    const isa_fmt_DDESC_t *f = &d->isa.f.DDESC;
+    assert_int_equal(f->dst.addr, ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
+    assert_int_equal(f->dst.step[1], 2 * ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(f->dst.count[1], 64);
+    assert_int_equal(f->dst.step[0], 4);
+    assert_int_equal(f->src.step[1], 64);
+    /* the trigger's write range: the hull, partitions 1..127 */
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    bool found = false;
+    for (int i = 0; i < tr->nacc; i++)
+        if (tr->acc[i].write) {
+            assert_int_equal(tr->acc[i].p0, 1);
+            assert_int_equal(tr->acc[i].p1, 128);
+            found = true;
+        }
+    assert_true(found);
+    bu_free(&r);
+    /* a stride that is not a whole number of partitions stays refused */
+    k.ops[0].dst.step[0] = 24;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "must step over partitions"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 static void test_dma_indirect(void **state)
 {
     (void)state;
@@ -413,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_multidim_4d),
+        cmocka_unit_test(test_dma_partition_stride),
         cmocka_unit_test(test_dma_indirect),
         cmocka_unit_test(test_dma_transpose),
         cmocka_unit_test(test_dma_gather_transpose),
