@@ -743,6 +743,21 @@ static void test_hbm_read_audit(void **state)
              (unsigned long long)(y + 8), (unsigned long long)(y + 72));
     assert_non_null(strstr(err.msg, want));
     assert_non_null(strstr(err.msg, "nearest tensor 'y' (scratch)"));
+    /* a PseudoDmaDirect3d is audited plane by plane: plane 0 reads x; plane
+     * 1 starts 32 bytes into y and runs 32 bytes past its end */
+    b.n[0][TB_SP] = 0;
+    isa_inst_t p3 = tb_dma(tb_sb(0, 0, F32, 4, 16, 0, 1), tb_hbm(x, F32, 4, 16, 0, 1), 0);
+    p3.op = ISA_OP_DMA_DIRECT3D;
+    p3.f.D3DESC.count2 = 2;
+    p3.f.D3DESC.src_step2 = (int32_t)(y - x) + 32;
+    p3.f.D3DESC.dst_step2 = (int32_t)PITCH;
+    tb_add(&b, 0, TB_SP, p3);
+    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    tb_write(&b);
+    assert_int_equal(sim_load(b.dir, &opt, &s, &err), -1);
+    snprintf(want, sizeof want, "operand src reads HBM bytes [%llu, %llu)",
+             (unsigned long long)(y + 32), (unsigned long long)(y + 96));
+    assert_non_null(strstr(err.msg, want));
     tb_free(&b);
 }
 
