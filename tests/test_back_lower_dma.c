@@ -197,6 +197,9 @@ static void test_dma_multidim_4d(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 8);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
     assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
+    for (int i = 0; i < 8; i++)   /* one queue for the op's descriptors and its trigger */
+        assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, i)].isa.f.D3DESC.queue,
+                         tr->isa.f.DTRIG.queue);
     const isa_fmt_D3DESC_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 5)].isa.f.D3DESC;
     assert_int_equal(g->src.addr, r.hbm.addr[a] + 5 * 500 * 4);
     assert_int_equal(g->dst.addr, 5 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
