@@ -224,6 +224,51 @@ typedef struct {
     int engine;              /* pinned issuing engine or UNASSIGNED */
 } dma_opts_t;
 
+/* setReplicaGroups (seed 002 §6): every DMA instruction of a collective
+ * (the split's pulls, encoder/lnc_collective.c) carries the replica group
+ * of each of the kernel's ranks; any other DMA carries none. */
+static void set_replica_groups(const lower_ctx_t *c, bir_inst_t *in)
+{
+    const tir_op_t *op = c->op;
+    int n = c->k->num_cores < 8 ? c->k->num_cores : 8;
+    bool any = false;
+    for (int r = 0; r < 8; r++)
+        any |= op->rgroup[r] >= 0;
+    in->nreplica = any && n > 0 ? (uint8_t)n : 0;
+    memcpy(in->replica, op->rgroup, sizeof in->replica);
+}
+
+/* has_cc_expr_in_access (seed 002 §6): the access names a cross-core
+ * index, i.e. its source is a tile in a peer core's SBUF (a collective's
+ * pull). */
+static bool has_cc_expr_in_access(const tir_op_t *op, const dside_t *src)
+{
+    return op->remote_core >= 0 && src->space != ISA_SPACE_HBM;
+}
+
+/* add_sb_to_sb_cc_ap (seed 002 §6): the SB<->SB collective access pattern.
+ * The joint dims (the same flattening as every DMA, 002-16) give the
+ * strides; the source side names the peer's SBUF by a core index relative
+ * to the issuing core (0 = local; the linker makes it absolute,
+ * docs/multicore.md "Collectives"). The peer must be in the issuing
+ * core's replica group when the DMA carries groups. */
+static int add_sb_to_sb_cc_ap(lower_ctx_t *c, const dside_t *dst, isa_dap_t *src)
+{
+    const tir_op_t *op = c->op;
+    if (dst->space == ISA_SPACE_HBM)
+        return lw_err(c, "a collective pull from core %d's SBUF needs an SBUF destination",
+                      op->remote_core);
+    if (op->remote_core >= 8 || op->remote_core == op->core)
+        return lw_err(c, "collective peer core %d is not another core of the kernel",
+                      op->remote_core);
+    if (op->core >= 0 && op->core < 8 && op->rgroup[op->core] >= 0 &&
+        op->rgroup[op->remote_core] != op->rgroup[op->core])
+        return lw_err(c, "collective peer core %d is outside replica group %d", op->remote_core,
+                      op->rgroup[op->core]);
+    src->core = (uint32_t)(op->remote_core - op->core) & 7u;
+    return 0;
+}
+
 static int dge_of(lower_ctx_t *c)
 {
     int g = c->op->dge_mode;
@@ -258,6 +303,7 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     tr.isa.f.DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
     tr.dma_group = group;
     tr.engine = o->engine;
+    set_replica_groups(c, &tr);
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
         bir_inst_access(&tr, &src->acc);
     bir_inst_access(&tr, &dst->acc);
@@ -350,11 +396,9 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         isa_fmt_DDESC_t *f = &de.isa.f.DDESC;   /* D3DESC: the same leading fields */
         set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
         set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
-        /* a collective's pull from a peer's SBUF: per-core streams name
-         * cores relative to their own (0 = local); the linker makes it
-         * absolute (docs/multicore.md "Collectives") */
-        if (op->remote_core >= 0 && s.space != ISA_SPACE_HBM)
-            f->src.core = (uint32_t)(op->remote_core - op->core) & 7u;
+        set_replica_groups(c, &de);
+        if (has_cc_expr_in_access(op, &s) && add_sb_to_sb_cc_ap(c, &d, &f->src))
+            return -1;
         f->transpose = o->transpose;
         f->dge = o->dge;
         f->compute = o->compute;
@@ -384,7 +428,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
     }
     /* a peer's tile is the peer's memory: no local access conflicts with
      * reading it (its readiness is the collective's semaphores) */
-    if (op->remote_core >= 0 && s.space != ISA_SPACE_HBM)
+    if (has_cc_expr_in_access(op, &s))
         s.acc.hi = s.acc.lo;
     return emit_trigger(c, group, (unsigned)ndesc, &s, &d, o);
 }
