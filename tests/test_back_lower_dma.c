@@ -14,6 +14,48 @@
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
 
+/* Seed 002 §6: a collective's pull carries its replica groups on every
+ * DMA instruction; a peer-SBUF source (the cc-expr gate) gets the
+ * relative core field, a peer outside the group is refused. */
+static void test_dma_cc_ap(void **state)
+{
+    (void)state;
+    for (int peer = 3; peer >= 2; peer--) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        k.num_cores = 4;
+        int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+        int d = BU_T(&k, "d", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+        tir_op_t op;
+        tir_op_init(&op, TIR_DMA_COPY);
+        op.dst = bu_full(&k, d);
+        op.src[0] = bu_full(&k, s);
+        op.nsrc = 1;
+        op.core = 1;
+        op.remote_core = peer;
+        const int8_t groups[8] = {0, 1, 0, 1, -1, -1, -1, -1};   /* [[0, 2], [1, 3]] */
+        memcpy(op.rgroup, groups, sizeof groups);
+        bu_op(&k, &op, "pull");
+        bu_run_t r;
+        if (peer == 2) {   /* core 1's group is [1, 3] */
+            assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+            assert_non_null(strstr(r.err.msg, "collective peer core 2 is outside replica group 1"));
+        } else {
+            assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+            bir_inst_t *de = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+            bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+            assert_int_equal(de->isa.f.DDESC.src.core, 2);   /* 3 - 1 */
+            assert_int_equal(de->isa.f.DDESC.dst.core, 0);
+            assert_int_equal(de->nreplica, 4);
+            assert_int_equal(tr->nreplica, 4);
+            assert_memory_equal(de->replica, groups, 4);
+            assert_memory_equal(tr->replica, groups, 4);
+        }
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
 static void test_dma_simple(void **state)
 {
     (void)state;
@@ -460,6 +502,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dma_simple),
+        cmocka_unit_test(test_dma_cc_ap),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_multidim_4d),
