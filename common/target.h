@@ -27,6 +27,7 @@ typedef struct {
     unsigned dma_queues;             /* queue ids per core */
     unsigned dma_max_strides;        /* neuron_max_strides: strided dims one descriptor side can express */
     unsigned dma_max_descriptors;    /* descriptors one DMA op may expand to */
+    unsigned dma_desc_dims;          /* joint dims one descriptor holds: 3 = PseudoDmaDirect3d, 2 = 2-D only */
     double dma_bytes_per_ns_per_engine; /* 17 (v2) / 23 (v3) B/ns */
     double dma_fixed_latency_ns;     /* ~1300 ns descriptor/sync/semaphore-to-start */
     /* hardware DMA transpose (2-/4-byte elements): permille of the DMA

@@ -159,6 +159,45 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k,
     }
 }
 
+/* setReplicaGroups made visible: "replica_groups" lists each collective
+ * DMA instruction of the engine (descriptors and trigger) with its groups
+ * as rank lists (docs/multicore.md "Collectives"); absent when none. */
+static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
+{
+    bool open = false;
+    for (int i = 0; i < g->ndbg[e]; i++) {
+        const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
+        if (!in->nreplica)
+            continue;
+        if (!open) {
+            jw_key(w, "replica_groups");
+            jw_arr_begin(w);
+            open = true;
+        }
+        jw_obj_begin(w);
+        jw_key(w, "inst");
+        jw_str(w, in->name);
+        jw_key(w, "groups");
+        jw_arr_begin(w);
+        for (int grp = 0; grp < 8; grp++) {
+            bool any = false;
+            for (int r = 0; r < in->nreplica && r < 8; r++)
+                if (in->replica[r] == grp) {
+                    if (!any)
+                        jw_arr_begin(w);
+                    any = true;
+                    jw_int(w, r);
+                }
+            if (any)
+                jw_arr_end(w);
+        }
+        jw_arr_end(w);
+        jw_obj_end(w);
+    }
+    if (open)
+        jw_arr_end(w);
+}
+
 /* One <Engine>.json sidecar, streamed (jsonw.h: the same bytes cJSON_Print
  * gives for the same document, without a node per field; compact (a stream
  * of at least tpb_sidecar_compact_min() entries): the compact form,
@@ -208,6 +247,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
                 jw_int(&w, (long long)v);
         jw_arr_end(&w);
     }
+    write_replica_groups(&w, g, b, e);
     if (compact) {
         jw_key(&w, "debug_form");
         jw_str(&w, "compact");

@@ -140,6 +140,11 @@ typedef struct {
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */
     int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
     uint8_t loop_role;       /* BIR_LOOP_* */
+    /* setReplicaGroups (seed 002 §6): a collective's DMA carries the
+     * replica group of every rank (-1: in none); nreplica ranks, 0 = not
+     * a collective DMA */
+    uint8_t nreplica;
+    int8_t replica[8];
 } bir_inst_t;
 
 /* Roles in a rolled loop (encoder/roll.c, docs/compiler.md "Rolled loops"). */

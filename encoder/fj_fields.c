@@ -520,20 +520,40 @@ int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fnam
 }
 
 
+/* The AP moved so that its dim `ad` (the indirect dim) comes first, the
+ * others keeping their order: the lowering's indirect dims (the seed's
+ * generic_dims) always read dim 0 as the indexed one. */
+static void indirect_first(tir_ap_t *a, int ad)
+{
+    int64_t st = a->step[ad], ct = a->count[ad];
+    for (int d = ad; d > 0; d--) {
+        a->step[d] = a->step[d - 1];
+        a->count[d] = a->count[d - 1];
+    }
+    a->step[0] = st;
+    a->count[0] = ct;
+}
+
 /* An indirect operand {"tensor": "table[...]", "index": "idx[...]",
- * "rows": "a:b", "cols": "c:d"}: dim 0 of the table is the indirect dim. */
+ * "rows": "a:b", "cols": "c:d", "indirect_dim": d}: dim d (default 0, NKI's
+ * `.ap(indirect_dim=)`) of the table is the indirect dim. */
 int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fname,
                       fj_operand_t *out)
 {
-    static const char *const allowed[] = {"tensor", "index", "rows", "cols", NULL};
+    static const char *const allowed[] = {"tensor", "index", "rows", "cols", "indirect_dim", NULL};
     char sub[ENC_PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s.%s", path, fname);
     if (fj_check_fields(j, it, sub, allowed))
         return -1;
     const char *tn, *ix, *rows, *cols;
+    int idim;
     if (fj_get_str(j, it, sub, "tensor", &tn, true) || fj_get_str(j, it, sub, "index", &ix, true) ||
-        fj_get_str(j, it, sub, "rows", &rows, false) || fj_get_str(j, it, sub, "cols", &cols, false))
+        fj_get_str(j, it, sub, "rows", &rows, false) || fj_get_str(j, it, sub, "cols", &cols, false) ||
+        fj_get_int_range(j, it, sub, "indirect_dim", &idim, 0, 0, TIR_MAX_DIMS - 1))
         return -1;
+    if (idim && cols)
+        return fj_jfail(j, sub, "cols", "applies with indirect_dim 0 only; slice the tensor "
+                        "instead");
     enc_slice_t sl[ENC_MAX_SLICES];
     int ns = 0, t = -1, vnd;
     int64_t vshape[TIR_MAX_DIMS];
@@ -542,25 +562,35 @@ int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fn
     char msg[400];
     bool dep;
     const char *over[2] = {rows, cols};
+    int tnd = vnd ? vnd : j->b.k->tensors[t].ndim;
+    if (idim >= tnd)
+        return fj_jfail(j, sub, "indirect_dim", "%d is not a dimension of a %d-D tensor", idim,
+                        tnd);
     for (int d = 0; d < 2; d++) {
         if (!over[d])
             continue;
         enc_slice_t one[ENC_MAX_SLICES];
-        int n1;
+        int n1, at = d ? 1 : idim;   /* rows: the indirect dim; cols: dim 1 */
         if (enc_parse_slices(over[d], &j->env, one, &n1, &dep, msg, sizeof msg))
             return fj_jfail(j, sub, d ? "cols" : "rows", "%s", msg);
         if (n1 != 1)
             return fj_jfail(j, sub, d ? "cols" : "rows", "expected one slice");
-        while (ns <= d)
+        while (ns <= at)
             sl[ns++] = ENC_ALL;
-        sl[d] = one[0];
+        sl[at] = one[0];
     }
-    if (ns > 0 && sl[0].kind == ENC_SL_INDEX)
-        return fj_jfail(j, sub, "tensor", "the indirect dimension (0) must be a slice, not an index");
+    if (ns > idim && sl[idim].kind == ENC_SL_INDEX)
+        return fj_jfail(j, sub, "tensor", "the indirect dimension (%d) must be a slice, not an "
+                        "index", idim);
+    int ad = idim;   /* its dim in the AP: integer-indexed dims before it are dropped */
+    for (int d = 0; d < idim && d < ns; d++)
+        ad -= sl[d].kind == ENC_SL_INDEX;
     out->ap = vnd ? enc_ap_view(&j->b, t, vnd, vshape, ns, sl, fname)
                   : enc_ap(&j->b, t, ns, sl, fname);
     if (j->b.failed)
         return -1;
+    if (ad > 0 && ad < out->ap.ndim)
+        indirect_first(&out->ap, ad);
     int it_t = -1;
     enc_slice_t isl[ENC_MAX_SLICES];
     int ins = 0;

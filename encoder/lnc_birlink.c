@@ -38,6 +38,7 @@ void lnc_bir_for_regs(bir_inst_t *in, void (*fn)(void *ctx, uint32_t *field, int
             fn(ctx, &x->f.TS.s0_reg, 1);
         break;
     case ISA_FMT_DDESC:
+    case ISA_FMT_D3DESC:   /* the same leading fields (isa.h) */
         if (x->f.DDESC.src_reg != ISA_REG_NONE)
             fn(ctx, &x->f.DDESC.src_reg, 1);
         if (x->f.DDESC.dst_reg != ISA_REG_NONE)
@@ -182,7 +183,7 @@ static int unified_queue(lnc_bir_module_t *m, const bir_queue_t *q, int core, tp
 
 static void set_queue_field(bir_inst_t *in, uint32_t id)
 {
-    if (in->isa.op == ISA_OP_DMA_DIRECT2D)
+    if (isa_op_is_direct_dma(in->isa.op))
         in->isa.f.DDESC.queue = id;
     else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
         in->isa.f.DIND.queue = id;

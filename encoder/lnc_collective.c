@@ -331,6 +331,9 @@ static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
     p->nsrc = 1;
     p->qos = x->op->qos;
     p->engine = ISA_ENG_SP;
+    /* setReplicaGroups (seed 002 §6): every DMA of a collective carries
+     * the collective's replica groups (a permute has pairs, not groups) */
+    memcpy(p->rgroup, x->op->rgroup, sizeof p->rgroup);
     if (r != in->core) {
         if (is_tile(in->k, src))
             p->remote_core = r;

@@ -16,7 +16,7 @@
 static isa_dap_t *param_side(lnc_func_t *d, const lnc_param_t *p)
 {
     isa_inst_t *x = &d->blocks[p->block].insts[p->inst].isa;
-    if (x->op != ISA_OP_DMA_DIRECT2D)
+    if (!isa_op_is_direct_dma(x->op))
         return NULL;   /* DmaIndirect2d sides have no register offset */
     return p->side ? &x->f.DDESC.src : &x->f.DDESC.dst;
 }
@@ -113,7 +113,7 @@ static int count_descriptors(const lnc_func_t *d)
         for (int i = 0; i < d->blocks[b].n; i++) {
             unsigned op = d->blocks[b].insts[i].isa.op;
             n += d->blocks[b].insts[i].opc == LNC_OPC_ISA &&
-                 (op == ISA_OP_DMA_DIRECT2D || op == ISA_OP_DMA_INDIRECT2D);
+                 (isa_op_is_direct_dma(op) || op == ISA_OP_DMA_INDIRECT2D);
         }
     return n;
 }

@@ -13,12 +13,16 @@ static bool linked_input(const lnc_mloc_t *ml)
 }
 
 /* Bytes [lo, hi) a descriptor side spans (steps in bytes, counts in
- * elements, either sign). */
-static void dap_span(const isa_dap_t *d, int64_t *lo, int64_t *hi)
+ * elements, either sign); a 3-D descriptor adds its planes (outer step
+ * step2 bytes, count2 planes). */
+static void dap_span(const isa_dap_t *d, int64_t step2, uint32_t count2, int64_t *lo,
+                     int64_t *hi)
 {
     int64_t a = (int64_t)d->addr, mn = a, mx = a;
-    for (int k = 0; k < 2; k++) {
-        int64_t ext = (int64_t)d->step[k] * (int64_t)(d->count[k] > 0 ? d->count[k] - 1 : 0);
+    for (int k = 0; k < 3; k++) {
+        int64_t step = k < 2 ? (int64_t)d->step[k] : step2;
+        int64_t count = k < 2 ? (int64_t)d->count[k] : (int64_t)count2;
+        int64_t ext = step * (count > 0 ? count - 1 : 0);
         if (ext < 0)
             mn += ext;
         else
@@ -32,9 +36,15 @@ static int attach(lnc_module_t *m, const lnc_func_t *fn, lnc_inst_t *in, tpb_err
 {
     const isa_dap_t *src;
     bool ranged;
-    if (in->isa.op == ISA_OP_DMA_DIRECT2D) {
+    int64_t step2 = 0;
+    uint32_t count2 = 1;
+    if (isa_op_is_direct_dma(in->isa.op)) {
         src = &in->isa.f.DDESC.src;
         ranged = in->isa.f.DDESC.src_reg == ISA_REG_NONE;
+        if (in->isa.op == ISA_OP_DMA_DIRECT3D) {
+            step2 = in->isa.f.D3DESC.src_step2;
+            count2 = in->isa.f.D3DESC.count2;
+        }
     } else if (in->isa.op == ISA_OP_DMA_INDIRECT2D) {
         src = &in->isa.f.DIND.src;
         ranged = false;   /* rows picked at run time */
@@ -44,7 +54,7 @@ static int attach(lnc_module_t *m, const lnc_func_t *fn, lnc_inst_t *in, tpb_err
     if (src->space != ISA_SPACE_HBM)
         return 0;
     int64_t lo, hi;
-    dap_span(src, &lo, &hi);
+    dap_span(src, step2, count2, &lo, &hi);
     for (int i = 0; i < m->nmlocs; i++) {
         lnc_mloc_t *ml = &m->mlocs[i];
         int64_t a = (int64_t)ml->addr, b = a + (int64_t)ml->bytes;

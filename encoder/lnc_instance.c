@@ -15,7 +15,7 @@
 void lnc_dap_sides(isa_inst_t *x, isa_dap_t *side[2])
 {
     side[0] = side[1] = NULL;
-    if (x->op == ISA_OP_DMA_DIRECT2D) {
+    if (isa_op_is_direct_dma(x->op)) {
         side[0] = &x->f.DDESC.dst;
         side[1] = &x->f.DDESC.src;
     } else if (x->op == ISA_OP_DMA_INDIRECT2D) {

@@ -13,10 +13,12 @@
  * splits them so every joint dim is one dim on each side; contiguous runs are
  * collapsed (on both sides at once); dims whose count exceeds the 16-bit
  * field are factored.  If the joint dims fit the target's stride budget
- * (dma_max_strides) the DMA is simple: one descriptor.  Otherwise it is
- * complicated: the outer dims are enumerated, one descriptor per outer index,
- * all under one DmaTrigger -- unless that needs more than
- * dma_max_descriptors, when it cannot be legalised. */
+ * (dma_max_strides) the DMA is simple: one PseudoDmaDirect2d.  Otherwise it
+ * is complicated: one multi-dim PseudoDmaDirect3d when the joint dims fit
+ * its 3 dims (dma_desc_dims) and the transfer is not scaled; beyond that the
+ * outer dims are enumerated, one descriptor per outer index, all under one
+ * DmaTrigger -- unless that needs more than dma_max_descriptors, when it
+ * cannot be legalised. */
 #include "lower.h"
 
 #include <string.h>
@@ -65,6 +67,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
     if (a->offset < 0)
         return lw_err(c, "%s: negative offset", role);
     int64_t lo = 0, hi = 0;   /* element offsets relative to the base (free part) */
+    int64_t tile_row = 1;     /* SBUF/PSUM: elements per partition row */
     if (s->space == ISA_SPACE_HBM) {
         s->base = ml->addr + (uint64_t)a->offset * s->dsz;
         for (int d = 0; d < a->ndim; d++) {
@@ -84,13 +87,22 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
         int64_t row = 1;
         for (int d = 1; d < t->ndim; d++)
             row *= t->shape[d];
+        tile_row = row;
         int64_t start = a->offset / row, foff = a->offset % row;
         int64_t np = a->ndim >= 1 ? a->count[0] : 1;
-        if (a->ndim >= 1 && np > 1 && a->step[0] != row && a->step[0] != 0)
+        if (a->ndim >= 1 && np > 1 && a->step[0] != 0 && (a->step[0] < 0 || a->step[0] % row))
             return lw_err(c, "%s: dim 0 of an access to tile '%s' must step over partitions", role,
                           t->name);
         int64_t pstep = a->ndim >= 1 ? a->step[0] : row;
-        if (start + (pstep ? np : 1) > (int64_t)c->t->partitions)
+        /* partition AP (seed 002 addComplicatedDMAAP): the access names np
+         * partitions (local_access_partition_size) over a hull of
+         * (np-1)*m+1 (input_hull_size); when they differ (stride m > 1) the
+         * partition AP is re-derived with step m partitions
+         * (tonga_partition_ap), else it is the access's own: step one
+         * partition, or 0 for a partition broadcast */
+        int64_t m = np > 1 ? pstep / row : 1;
+        int64_t hull = pstep ? (np - 1) * m + 1 : 1;
+        if (start + hull > (int64_t)c->t->partitions)
             return lw_err(c, "%s: partitions of '%s' exceed %u", role, t->name, c->t->partitions);
         for (int d = 1; d < a->ndim; d++) {
             int64_t span = a->step[d] * (a->count[d] - 1);
@@ -99,7 +111,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
         if (foff + lo < 0 || foff + hi >= row)
             return lw_err(c, "%s: access runs outside tile '%s'", role, t->name);
         s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + ml->addr + (uint64_t)foff * s->dsz;
-        unsigned p1 = (unsigned)(start + (pstep ? np : 1));
+        unsigned p1 = (unsigned)(start + hull);
         s->acc = (bir_access_t){s->space, (unsigned)start, p1,
                                 ml->addr + (uint64_t)(foff + lo) * s->dsz,
                                 ml->addr + (uint64_t)(foff + hi + 1) * s->dsz, write};
@@ -111,7 +123,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
         if (s->nd >= MAX_BDIMS)
             return lw_err(c, "%s: too many dims", role);
         bool pdim = d == 0 && s->space != ISA_SPACE_HBM;
-        s->d[s->nd].step = pdim ? (a->step[0] ? (int64_t)ISA_DMA_PARTITION_PITCH : 0)
+        s->d[s->nd].step = pdim ? (a->step[0] ? (a->step[0] / tile_row) * (int64_t)ISA_DMA_PARTITION_PITCH : 0)
                                 : a->step[d] * (int64_t)s->dsz;
         s->d[s->nd].count = a->count[d];
         s->nd++;
@@ -212,6 +224,51 @@ typedef struct {
     int engine;              /* pinned issuing engine or UNASSIGNED */
 } dma_opts_t;
 
+/* setReplicaGroups (seed 002 §6): every DMA instruction of a collective
+ * (the split's pulls, encoder/lnc_collective.c) carries the replica group
+ * of each of the kernel's ranks; any other DMA carries none. */
+static void set_replica_groups(const lower_ctx_t *c, bir_inst_t *in)
+{
+    const tir_op_t *op = c->op;
+    int n = c->k->num_cores < 8 ? c->k->num_cores : 8;
+    bool any = false;
+    for (int r = 0; r < 8; r++)
+        any |= op->rgroup[r] >= 0;
+    in->nreplica = any && n > 0 ? (uint8_t)n : 0;
+    memcpy(in->replica, op->rgroup, sizeof in->replica);
+}
+
+/* has_cc_expr_in_access (seed 002 §6): the access names a cross-core
+ * index, i.e. its source is a tile in a peer core's SBUF (a collective's
+ * pull). */
+static bool has_cc_expr_in_access(const tir_op_t *op, const dside_t *src)
+{
+    return op->remote_core >= 0 && src->space != ISA_SPACE_HBM;
+}
+
+/* add_sb_to_sb_cc_ap (seed 002 §6): the SB<->SB collective access pattern.
+ * The joint dims (the same flattening as every DMA, 002-16) give the
+ * strides; the source side names the peer's SBUF by a core index relative
+ * to the issuing core (0 = local; the linker makes it absolute,
+ * docs/multicore.md "Collectives"). The peer must be in the issuing
+ * core's replica group when the DMA carries groups. */
+static int add_sb_to_sb_cc_ap(lower_ctx_t *c, const dside_t *dst, isa_dap_t *src)
+{
+    const tir_op_t *op = c->op;
+    if (dst->space == ISA_SPACE_HBM)
+        return lw_err(c, "a collective pull from core %d's SBUF needs an SBUF destination",
+                      op->remote_core);
+    if (op->remote_core >= 8 || op->remote_core == op->core)
+        return lw_err(c, "collective peer core %d is not another core of the kernel",
+                      op->remote_core);
+    if (op->core >= 0 && op->core < 8 && op->rgroup[op->core] >= 0 &&
+        op->rgroup[op->remote_core] != op->rgroup[op->core])
+        return lw_err(c, "collective peer core %d is outside replica group %d", op->remote_core,
+                      op->rgroup[op->core]);
+    src->core = (uint32_t)(op->remote_core - op->core) & 7u;
+    return 0;
+}
+
 static int dge_of(lower_ctx_t *c)
 {
     int g = c->op->dge_mode;
@@ -246,6 +303,7 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     tr.isa.f.DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
     tr.dma_group = group;
     tr.engine = o->engine;
+    set_replica_groups(c, &tr);
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
         bir_inst_access(&tr, &src->acc);
     bir_inst_access(&tr, &dst->acc);
@@ -305,16 +363,22 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
     unsigned per = c->t->dma_max_strides < 2 ? c->t->dma_max_strides : 2;
     if (per == 0)
         per = 1;
-    /* simple: the joint dims fit one descriptor; complicated: enumerate outer dims */
+    /* simple: the joint dims fit the stride budget: one 2-D descriptor.
+     * Complicated: one multi-dim (3-D) descriptor when the target has it,
+     * the joint dims fit it and the transfer is not scaled (D3DESC has no
+     * scale); more joint dims than that enumerate the outer ones, one
+     * descriptor per outer index (the N-descriptor fallback). */
+    bool d3 = nj > (int)per && per >= 2 && c->t->dma_desc_dims >= 3 && !op->dma_scaled;
+    int width = d3 ? 3 : (int)per;
     uint64_t ndesc = 1;
-    for (int i = (int)per; i < nj; i++)
+    for (int i = width; i < nj; i++)
         ndesc *= (uint64_t)j[i].count;
     if (ndesc > c->t->dma_max_descriptors || ndesc > 65535)
         return lw_err(c, "%s (%llu descriptors needed, target %s allows %u)",
                       load ? "Cannot legalize strided load!" : "Cannot legalize strided store!",
                       (unsigned long long)ndesc, c->t->name, c->t->dma_max_descriptors);
     int group = c->m->next_dma_group++;
-    int inner = nj < (int)per ? nj : (int)per;
+    int inner = nj < width ? nj : width;   /* dims inside one descriptor */
     for (uint64_t k = 0; k < ndesc; k++) {
         /* outer index k -> byte offsets on each side */
         int64_t so = 0, dof = 0;
@@ -326,20 +390,27 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
             dof += idx * j[i].d_step;
         }
         bir_inst_t de;
-        lw_inst(c, &de, BIR_DMA_DESC, ISA_OP_DMA_DIRECT2D);
-        isa_fmt_DDESC_t *f = &de.isa.f.DDESC;
+        /* the wire format follows the dim count (seed 002: chosen
+         * downstream of the AP from dim count + dtype + DGE) */
+        lw_inst(c, &de, BIR_DMA_DESC, d3 ? ISA_OP_DMA_DIRECT3D : ISA_OP_DMA_DIRECT2D);
+        isa_fmt_DDESC_t *f = &de.isa.f.DDESC;   /* D3DESC: the same leading fields */
         set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
         set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
-        /* a collective's pull from a peer's SBUF: per-core streams name
-         * cores relative to their own (0 = local); the linker makes it
-         * absolute (docs/multicore.md "Collectives") */
-        if (op->remote_core >= 0 && s.space != ISA_SPACE_HBM)
-            f->src.core = (uint32_t)(op->remote_core - op->core) & 7u;
+        set_replica_groups(c, &de);
+        if (has_cc_expr_in_access(op, &s) && add_sb_to_sb_cc_ap(c, &d, &f->src))
+            return -1;
         f->transpose = o->transpose;
         f->dge = o->dge;
         f->compute = o->compute;
-        f->scaled = op->dma_scaled;
-        f->scale = op->dma_scale;
+        if (d3) {
+            isa_fmt_D3DESC_t *g = &de.isa.f.D3DESC;
+            g->count2 = inner > 2 ? (uint32_t)j[2].count : 1;
+            g->src_step2 = inner > 2 ? (int32_t)j[2].s_step : 0;
+            g->dst_step2 = inner > 2 ? (int32_t)j[2].d_step : 0;
+        } else {
+            f->scaled = op->dma_scaled;
+            f->scale = op->dma_scale;
+        }
         f->qos = (uint32_t)op->qos;
         f->src_reg = op->src_reg >= 0 ? (uint32_t)op->src_reg : ISA_REG_NONE;
         f->dst_reg = op->dst_reg >= 0 ? (uint32_t)op->dst_reg : ISA_REG_NONE;
@@ -357,7 +428,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
     }
     /* a peer's tile is the peer's memory: no local access conflicts with
      * reading it (its readiness is the collective's semaphores) */
-    if (op->remote_core >= 0 && s.space != ISA_SPACE_HBM)
+    if (has_cc_expr_in_access(op, &s))
         s.acc.hi = s.acc.lo;
     return emit_trigger(c, group, (unsigned)ndesc, &s, &d, o);
 }

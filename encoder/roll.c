@@ -125,7 +125,7 @@ static bool same_body(const bir_inst_t *a, const bir_inst_t *b)
         return false;
     isa_inst_t x = a->isa, y = b->isa;
     x.sync.wait_val = y.sync.wait_val = 0;
-    if (x.op == ISA_OP_DMA_DIRECT2D) {
+    if (isa_op_is_direct_dma(x.op)) {
         x.f.DDESC.src.addr = y.f.DDESC.src.addr = 0;
         x.f.DDESC.dst.addr = y.f.DDESC.dst.addr = 0;
     }
@@ -149,7 +149,7 @@ static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_pl
     for (int t = 0; t < len; t++) {
         pl->wstep[t] = (int64_t)B[t].isa.sync.wait_val - (int64_t)A[t].isa.sync.wait_val;
         pl->sstep[t] = pl->dstep[t] = 0;
-        if (A[t].isa.op == ISA_OP_DMA_DIRECT2D) {
+        if (isa_op_is_direct_dma(A[t].isa.op)) {
             pl->sstep[t] = (int64_t)B[t].isa.f.DDESC.src.addr - (int64_t)A[t].isa.f.DDESC.src.addr;
             pl->dstep[t] = (int64_t)B[t].isa.f.DDESC.dst.addr - (int64_t)A[t].isa.f.DDESC.dst.addr;
         }
@@ -162,14 +162,14 @@ static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_pl
                        "wait values";
             if (!linear(A[t].isa.sync.wait_val, C[t].isa.sync.wait_val, i, pl->wstep[t]))
                 return "a wait value does not grow linearly";
-            if (A[t].isa.op == ISA_OP_DMA_DIRECT2D &&
+            if (isa_op_is_direct_dma(A[t].isa.op) &&
                 (!linear(A[t].isa.f.DDESC.src.addr, C[t].isa.f.DDESC.src.addr, i, pl->sstep[t]) ||
                  !linear(A[t].isa.f.DDESC.dst.addr, C[t].isa.f.DDESC.dst.addr, i, pl->dstep[t])))
                 return "a DMA address does not move linearly";
         }
     }
     for (int t = 0; t < len; t++) {
-        if (A[t].isa.op != ISA_OP_DMA_DIRECT2D)
+        if (!isa_op_is_direct_dma(A[t].isa.op))
             continue;
         const isa_fmt_DDESC_t *f = &A[t].isa.f.DDESC;
         if ((pl->sstep[t] && (f->src_reg != ISA_REG_NONE ||

@@ -96,7 +96,7 @@ static void used_regs(const tir_kernel_t *k, const bir_block_t *b, bool used[ISA
         if (in->op == ISA_OP_TENSOR_LOAD)
             for (uint32_t r = in->f.TLOAD.reg; r < ISA_NUM_REGS && r < in->f.TLOAD.reg + 8; r++)
                 used[r] = true;
-        if (in->op == ISA_OP_DMA_DIRECT2D) {
+        if (isa_op_is_direct_dma(in->op)) {
             if (in->f.DDESC.src_reg < ISA_NUM_REGS)
                 used[in->f.DDESC.src_reg] = true;
             if (in->f.DDESC.dst_reg < ISA_NUM_REGS)
@@ -126,7 +126,7 @@ static bool steps_of(const remit_t *R, int x, int kind, int64_t step[ROLL_MAXD])
     const bir_inst_t *in = &R->b->insts[x];
     if (kind == 0 && !in->isa.sync.wait_en)
         return false;
-    if (kind > 0 && in->isa.op != ISA_OP_DMA_DIRECT2D)
+    if (kind > 0 && !isa_op_is_direct_dma(in->isa.op))
         return false;
     bool any = false;
     for (int q = R->owner[x]; q >= 0; q = R->P[q].parent) {

@@ -173,7 +173,7 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
             }
         }
         in->queue = cur_q;
-        if (in->isa.op == ISA_OP_DMA_DIRECT2D)
+        if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
             in->isa.f.DDESC.queue = (uint32_t)cur_q;
         else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
             in->isa.f.DIND.queue = (uint32_t)cur_q;

@@ -120,7 +120,13 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
         if (a->count[0] > (int64_t)v->tg->partitions)
             return vfail(v, f, "partition dim %lld > %u", (long long)a->count[0],
                          v->tg->partitions);
-        if (a->count[0] > 1 && a->step[0] != row)
+        /* a direct DMA may take every m-th partition: its partition AP is
+         * re-derived with that stride (seed 002 tonga_partition_ap,
+         * docs/compiler.md "DMA lowering") */
+        tir_opkind_t kd = v->op->kind;
+        bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
+        bool pstride = dma && a->step[0] > row && a->step[0] % row == 0;
+        if (a->count[0] > 1 && a->step[0] != row && !pstride)
             return vfail(v, f, "dim 0 of a tile access must step over partitions (step %lld, "
                          "row size %lld)", (long long)a->step[0], (long long)row);
         /* the free part must stay inside one partition row */

@@ -280,7 +280,13 @@ static void print_markdown(void)
     printf("### DAP: DMA access pattern (18 bytes)\n\n"
            "`addr` is a linear byte address: an HBM offset, or for SBUF/PSUM\n"
            "`partition * 0x%x + offset`.  Steps in bytes, counts in elements, dim 0\n"
-           "innermost.  `core` names the core owning an SBUF/PSUM side.\n\n",
+           "innermost.  `core` names the core owning an SBUF/PSUM side.\n\n"
+           "A `PseudoDmaDirect2d` moves its two DAPs' elements in order.  A\n"
+           "`PseudoDmaDirect3d` has the same fields at the same bytes (no `scaled`/\n"
+           "`scale`) plus one outer dim shared by both sides: it moves `count2`\n"
+           "planes, plane k being the 2-D copy with `src.addr + k * src_step2` and\n"
+           "`dst.addr + k * dst_step2` (bytes).  The compiler picks the format from\n"
+           "the transfer's dim count (docs/compiler.md, DMA lowering).\n\n",
            ISA_DMA_PARTITION_PITCH);
     md_operand_layout(ISA_OPND_DAP);
 

@@ -77,6 +77,20 @@ int isa_dtype_by_name(const char *name)
  * bounds); a NULL slot is not a member. */
 #define ISA_ENUM_MAX 64
 _Static_assert(ISA_DT_COUNT <= 64, "decode plans keep valid dtypes in a 64-bit mask");
+/* D3DESC starts with DDESC's members at the same offsets (isa.h,
+ * isa_op_is_direct_dma): the common initial sequence other code relies on */
+#define ISA_SAME_OFF(m) _Static_assert(offsetof(isa_fmt_DDESC_t, m) == offsetof(isa_fmt_D3DESC_t, m), \
+                                       "D3DESC." #m " must sit where DDESC." #m " does")
+ISA_SAME_OFF(dst);
+ISA_SAME_OFF(src);
+ISA_SAME_OFF(queue);
+ISA_SAME_OFF(transpose);
+ISA_SAME_OFF(dge);
+ISA_SAME_OFF(compute);
+ISA_SAME_OFF(qos);
+ISA_SAME_OFF(src_reg);
+ISA_SAME_OFF(dst_reg);
+#undef ISA_SAME_OFF
 static const char *const enum_names[ISA_FT_COUNT][ISA_ENUM_MAX] = {
 #define ENUMV(E, ID, value, name) [ISA_FT_##E][value] = name,
 #include "enums.def"

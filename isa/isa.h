@@ -249,6 +249,17 @@ typedef struct {
     } f;
 } isa_inst_t;
 
+/* The direct DMA descriptors: PseudoDmaDirect2d and PseudoDmaDirect3d.
+ * D3DESC begins with DDESC's members (dst, src, queue, transpose, dge,
+ * compute, qos, src_reg, dst_reg) in the same order and bytes, a common
+ * initial sequence of the union `f` (asserted in isa.c): code reading or
+ * setting those fields may use `f.DDESC` for either opcode.  Only DDESC has
+ * scaled/scale; only D3DESC has count2/src_step2/dst_step2. */
+static inline bool isa_op_is_direct_dma(isa_op_t op)
+{
+    return op == ISA_OP_DMA_DIRECT2D || op == ISA_OP_DMA_DIRECT3D;
+}
+
 /* ---- errors ---- */
 typedef enum {
     ISA_OK = 0,

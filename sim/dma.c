@@ -145,6 +145,20 @@ static int check_queue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uin
 
 static uint64_t dap_elems(const isa_dap_t *p) { return (uint64_t)p->count[0] * p->count[1]; }
 
+/* The planes of a direct descriptor: one for PseudoDmaDirect2d, count2 for
+ * PseudoDmaDirect3d (plane k at k * step bytes on each side). */
+typedef struct {
+    uint32_t n;
+    int64_t sstep, dstep;
+} plane_t;
+
+static plane_t planes_of(const isa_inst_t *in)
+{
+    if (in->op != ISA_OP_DMA_DIRECT3D)
+        return (plane_t){1, 0, 0};
+    return (plane_t){in->f.D3DESC.count2, in->f.D3DESC.src_step2, in->f.D3DESC.dst_step2};
+}
+
 static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, sim_desc_t *sd,
                         tpb_err_t *err)
 {
@@ -169,9 +183,13 @@ static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, si
         return -1;
     sd->src_addr = (int64_t)f->src.addr + so;
     sd->dst_addr = (int64_t)f->dst.addr + dof;
-    if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr, err) ||
-        dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr, err))
-        return -1;
+    /* PseudoDmaDirect3d: every plane k is the 2-D pattern at src_step2 /
+     * dst_step2 bytes times k (D3DESC shares DDESC's leading fields) */
+    plane_t pl = planes_of(&sd->d->inst);
+    for (uint32_t k = 0; k < pl.n; k++)
+        if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr + (int64_t)k * pl.sstep, err) ||
+            dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr + (int64_t)k * pl.dstep, err))
+            return -1;
     return f->queue;
 }
 
@@ -238,7 +256,7 @@ int sim_dma_descriptor(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, tpb
 {
     sim_desc_t sd = { .d = &e->stream.insts[idx], .pc = e->stream.insts[idx].pc,
                       .engine_slot = (uint8_t)e->slot };
-    int q = sd.d->inst.op == ISA_OP_DMA_DIRECT2D ? direct_issue(s, c, e, idx, &sd, err)
+    int q = isa_op_is_direct_dma(sd.d->inst.op) ? direct_issue(s, c, e, idx, &sd, err)
                                                  : indirect_issue(s, c, e, idx, &sd, err);
     if (q < 0)
         return -1;
@@ -269,7 +287,7 @@ static int check_transpose_op(const sim_core_t *c, const sim_engine_t *e, size_t
 {
     for (uint32_t i = 0; i < n; i++) {
         const isa_inst_t *in = &ds[i].d->inst;
-        bool direct = in->op == ISA_OP_DMA_DIRECT2D;
+        bool direct = isa_op_is_direct_dma(in->op);
         if (op == ISA_XPOSE_XZYW && (direct ? !in->f.DDESC.transpose : in->f.DIND.scatter))
             return sim_inst_errf(err, c, e, idx,
                                  "transpose_op xzyw but descriptor %u (pc %u) is not a "
@@ -518,14 +536,20 @@ static void touch_sides(const mover_t *m, const isa_dap_t *src, const isa_dap_t 
     touch_side(m->s, dst, m->sd->dst_addr);
 }
 
-static int move_direct(mover_t *m)
+/* One 2-D plane of a direct descriptor, its sides starting at src_addr /
+ * dst_addr (a PseudoDmaDirect2d is one plane; a PseudoDmaDirect3d's planes
+ * are moved and costed one after another exactly as that many 2-D
+ * descriptors would be: docs/timing.md). */
+static int move_plane(mover_t *m, int64_t src_addr, int64_t dst_addr)
 {
     const isa_fmt_DDESC_t *f = &m->sd->d->inst.f.DDESC;
     const isa_dap_t *src = &f->src, *dst = &f->dst;
     unsigned eb = elem_bytes(src, dst);
     bool copy = !m->s->opt.timing_only;
-    if (copy)
-        touch_sides(m, src, dst);
+    if (copy) {
+        touch_side(m->s, src, src_addr);
+        touch_side(m->s, dst, dst_addr);
+    }
     uint64_t total = dap_elems(src);
     if (!total)
         return 0;
@@ -540,8 +564,8 @@ static int move_direct(mover_t *m)
         bool cd = dst->step[0] == (int32_t)isa_dtype_size(dst->dtype);
         uint64_t run = f->transpose ? trun : cs && cd ? (uint64_t)n0 * eb : eb;
         for (uint32_t j = 0; j < src->count[1]; j++) {
-            int64_t sa = m->sd->src_addr + (int64_t)j * src->step[1];
-            int64_t da = m->sd->dst_addr + (int64_t)j * dst->step[1];
+            int64_t sa = src_addr + (int64_t)j * src->step[1];
+            int64_t da = dst_addr + (int64_t)j * dst->step[1];
             if (row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0)) {
                 charge(m, engine_of(m, dst, da, src, sa, j), (uint64_t)n0 * eb, run, src, dst);
                 if (!copy)
@@ -570,14 +594,24 @@ static int move_direct(mover_t *m)
     /* different row shapes: element k of src to element k of dst */
     uint32_t si = 0, sj = 0, di = 0, dj = 0;
     for (uint64_t k = 0; k < total; k++) {
-        int64_t a = m->sd->src_addr + (int64_t)sj * src->step[1] + (int64_t)si * src->step[0];
-        int64_t b = m->sd->dst_addr + (int64_t)dj * dst->step[1] + (int64_t)di * dst->step[0];
+        int64_t a = src_addr + (int64_t)sj * src->step[1] + (int64_t)si * src->step[0];
+        int64_t b = dst_addr + (int64_t)dj * dst->step[1] + (int64_t)di * dst->step[0];
         charge(m, engine_of(m, dst, b, src, a, dj), eb, f->transpose ? trun : eb, src, dst);
         if (copy && move_elem(m, dst, b, src, a))
             return -1;
         if (++si == src->count[0]) { si = 0; sj++; }
         if (++di == dst->count[0]) { di = 0; dj++; }
     }
+    return 0;
+}
+
+static int move_direct(mover_t *m)
+{
+    plane_t pl = planes_of(&m->sd->d->inst);
+    for (uint32_t k = 0; k < pl.n; k++)
+        if (move_plane(m, m->sd->src_addr + (int64_t)k * pl.sstep,
+                       m->sd->dst_addr + (int64_t)k * pl.dstep))
+            return -1;
     return 0;
 }
 
@@ -737,7 +771,7 @@ static uint64_t dge_hw_book(sim_t *s, sim_core_t *c, const sim_xfer_t *x, uint64
     bool hw = false;
     for (unsigned i = 0; i < x->ndesc && !hw; i++) {
         const isa_inst_t *in = &x->descs[i].d->inst;
-        hw = (in->op == ISA_OP_DMA_DIRECT2D ? in->f.DDESC.dge : in->f.DIND.dge) == ISA_DGE_HW;
+        hw = (isa_op_is_direct_dma(in->op) ? in->f.DDESC.dge : in->f.DIND.dge) == ISA_DGE_HW;
     }
     if (!hw)
         return 0;
@@ -825,12 +859,13 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     }
     for (unsigned i = 0; i < x->ndesc; i++) {
         const sim_desc_t *sd = &x->descs[i];
-        bool direct = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;
+        bool direct = isa_op_is_direct_dma(sd->d->inst.op);
+        bool d2 = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;   /* only DDESC has scale */
         unsigned dmaop = direct ? sd->d->inst.f.DDESC.compute : sd->d->inst.f.DIND.compute;
         mover_t m = { .s = s, .c = c, .x = x, .sd = sd, .eng_bytes = eng, .eng_cost = cost,
                       .nengines = ne, .xpermille = 1000, .add = dmaop == ISA_DMAOP_ADD, .err = err,
-                      .scaled = direct && sd->d->inst.f.DDESC.scaled,
-                      .scale = direct ? sd->d->inst.f.DDESC.scale : 1.0f };
+                      .scaled = d2 && sd->d->inst.f.DDESC.scaled,
+                      .scale = d2 ? sd->d->inst.f.DDESC.scale : 1.0f };
         if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
             return -1;
         hbm += m.hbm_bytes;

@@ -2,7 +2,7 @@
  * lies inside a tensor of tensor-map.json (docs/simulator.md, "HBM reads
  * outside the tensor map").
  *
- * Checked statically: PseudoDmaDirect2d with an HBM source and no src_reg
+ * Checked statically: PseudoDmaDirect2d/3d (each plane) with an HBM source and no src_reg
  * (and its HBM destination when compute=add, which reads it too).  Skipped:
  * a side with a register offset (its address is known only at run time) and
  * PseudoDmaIndirect2d (the rows it reads depend on index values); those
@@ -90,14 +90,25 @@ int sim_check_hbm_reads(const sim_t *s, const sim_core_t *c, const sim_engine_t 
 {
     for (size_t i = 0; i < e->stream.count; i++) {
         const isa_decoded_t *d = &e->stream.insts[i];
-        if (d->inst.op != ISA_OP_DMA_DIRECT2D)
+        if (!isa_op_is_direct_dma(d->inst.op))
             continue;
+        /* D3DESC shares DDESC's leading fields (isa.h); each of its planes
+         * is a 2-D pattern at the plane's addresses */
         const isa_fmt_DDESC_t *f = &d->inst.f.DDESC;
-        if (f->src_reg == ISA_REG_NONE && check_read(s, c, e, i, "src", &f->src, err))
-            return -1;
-        if (f->compute == ISA_DMAOP_ADD && f->dst_reg == ISA_REG_NONE &&
-            check_read(s, c, e, i, "dst (compute=add)", &f->dst, err))
-            return -1;
+        bool d3 = d->inst.op == ISA_OP_DMA_DIRECT3D;
+        uint32_t np = d3 ? d->inst.f.D3DESC.count2 : 1;
+        for (uint32_t k = 0; k < np; k++) {
+            isa_dap_t sp = f->src, dp = f->dst;
+            if (d3) {
+                sp.addr = (uint32_t)((int64_t)sp.addr + (int64_t)k * d->inst.f.D3DESC.src_step2);
+                dp.addr = (uint32_t)((int64_t)dp.addr + (int64_t)k * d->inst.f.D3DESC.dst_step2);
+            }
+            if (f->src_reg == ISA_REG_NONE && check_read(s, c, e, i, "src", &sp, err))
+                return -1;
+            if (f->compute == ISA_DMAOP_ADD && f->dst_reg == ISA_REG_NONE &&
+                check_read(s, c, e, i, "dst (compute=add)", &dp, err))
+                return -1;
+        }
     }
     return 0;
 }

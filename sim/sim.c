@@ -308,6 +308,7 @@ static int dispatch(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_
     case ISA_OP_REG_MOVE:
         return sim_control_exec(s, c, e, d, next, err);
     case ISA_OP_DMA_DIRECT2D:
+    case ISA_OP_DMA_DIRECT3D:
     case ISA_OP_DMA_INDIRECT2D:
         return sim_dma_descriptor(s, c, e, e->idx, err);
     case ISA_OP_DMA_TRIGGER:

@@ -351,7 +351,7 @@ static inline bool sim_dma_upd_at_transfer_end(const isa_inst_t *in)
 {
     if (in->op == ISA_OP_DMA_TRIGGER)
         return true;
-    return (in->op == ISA_OP_DMA_DIRECT2D || in->op == ISA_OP_DMA_INDIRECT2D) &&
+    return (isa_op_is_direct_dma(in->op) || in->op == ISA_OP_DMA_INDIRECT2D) &&
            in->sync.upd_remote;
 }
 void sim_dma_free(sim_core_t *c, unsigned nqueues);

@@ -120,3 +120,11 @@ add_test(NAME seed_dge_hw_timed
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/dge_hw_loads.json
                  ${PROJECT_BINARY_DIR}/seed_dge_hw)
 set_tests_properties(seed_dge_hw_timed PROPERTIES LABELS "quick;back")
+
+# seed 002 §6: collective DMAs carry their replica groups and read only the
+# group peer's SBUF (the SB<->SB collective AP); values: golden mc_rank_groups_4
+add_test(NAME seed_cc_replica_groups
+         COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/check_cc_ap.py
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/golden/mc_rank_groups_4/kernel.json
+                 ${PROJECT_BINARY_DIR}/seed_cc_ap)
+set_tests_properties(seed_cc_replica_groups PROPERTIES LABELS "quick;back")

@@ -14,6 +14,48 @@
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
 
+/* Seed 002 §6: a collective's pull carries its replica groups on every
+ * DMA instruction; a peer-SBUF source (the cc-expr gate) gets the
+ * relative core field, a peer outside the group is refused. */
+static void test_dma_cc_ap(void **state)
+{
+    (void)state;
+    for (int peer = 3; peer >= 2; peer--) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        k.num_cores = 4;
+        int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+        int d = BU_T(&k, "d", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+        tir_op_t op;
+        tir_op_init(&op, TIR_DMA_COPY);
+        op.dst = bu_full(&k, d);
+        op.src[0] = bu_full(&k, s);
+        op.nsrc = 1;
+        op.core = 1;
+        op.remote_core = peer;
+        const int8_t groups[8] = {0, 1, 0, 1, -1, -1, -1, -1};   /* [[0, 2], [1, 3]] */
+        memcpy(op.rgroup, groups, sizeof groups);
+        bu_op(&k, &op, "pull");
+        bu_run_t r;
+        if (peer == 2) {   /* core 1's group is [1, 3] */
+            assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+            assert_non_null(strstr(r.err.msg, "collective peer core 2 is outside replica group 1"));
+        } else {
+            assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+            bir_inst_t *de = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+            bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+            assert_int_equal(de->isa.f.DDESC.src.core, 2);   /* 3 - 1 */
+            assert_int_equal(de->isa.f.DDESC.dst.core, 0);
+            assert_int_equal(de->nreplica, 4);
+            assert_int_equal(tr->nreplica, 4);
+            assert_memory_equal(de->replica, groups, 4);
+            assert_memory_equal(tr->replica, groups, 4);
+        }
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
 static void test_dma_simple(void **state)
 {
     (void)state;
@@ -102,9 +144,36 @@ static void test_dma_complicated_and_limit(void **state)
     bu_op(&k, &op, "ld3");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
-    /* inner 2 joint dims per descriptor (j: 4 x 32 elems); outer p: 8 descriptors */
-    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    /* complicated (3 joint dims > dma_max_strides 2): ONE multi-dim
+     * descriptor, the 3-D wire format picked from the dim count */
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 1);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
+    bir_inst_t *m3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 0)];
+    assert_int_equal(m3->opc, BIR_DMA_DESC);   /* one BIR descriptor kind; wire form downstream */
+    const isa_fmt_D3DESC_t *g = &m3->isa.f.D3DESC;
+    assert_int_equal(g->src.addr, r.hbm.addr[a]);
+    assert_int_equal(g->dst.addr, r.m.mlocs[t].addr);
+    assert_int_equal(g->src.step[0], 4);
+    assert_int_equal(g->src.count[0], 32);
+    assert_int_equal(g->src.step[1], 512 * 4);   /* j */
+    assert_int_equal(g->dst.step[1], 32 * 4);
+    assert_int_equal(g->src.count[1], 4);
+    assert_int_equal(g->count2, 8);              /* p: the outer dim, shared */
+    assert_int_equal(g->src_step2, 64 * 4);
+    assert_int_equal(g->dst_step2, ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(g->queue, tr->isa.f.DTRIG.queue);
+    assert_int_equal(g->src_reg, ISA_REG_NONE);
+    bu_free(&r);
+    /* the N-2-D fallback on a target without the 3-D format: inner 2 joint
+     * dims per descriptor (j: 4 x 32 elems), outer p enumerated */
+    tpb_target_t two = *trn2();
+    two.dma_desc_dims = 2;
+    assert_int_equal(bu_lower(&r, &k, &two, true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 0);
+    tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
     assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
     bir_inst_t *d3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 3)];
     assert_int_equal(d3->isa.f.DDESC.src.addr, r.hbm.addr[a] + 3 * 64 * 4);
@@ -112,9 +181,19 @@ static void test_dma_complicated_and_limit(void **state)
     assert_int_equal(d3->isa.f.DDESC.src.step[1], 512 * 4);
     assert_int_equal(d3->isa.f.DDESC.dst.step[1], 32 * 4);
     bu_free(&r);
-    /* the same on a target that allows only 4 descriptors per DMA */
+    /* a scaled transfer (dma_compute) stays 2-D: D3DESC has no scale */
+    k.ops[0].dma_scaled = true;
+    k.ops[0].dma_scale = 2.0f;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 0);
+    bu_free(&r);
+    k.ops[0].dma_scaled = false;
+    /* without the 3-D format, on a target that allows only 4 descriptors
+     * per DMA: the 8 descriptors cannot be legalised */
     tpb_target_t small = *trn2();
     small.dma_max_descriptors = 4;
+    small.dma_desc_dims = 2;
     assert_int_not_equal(bu_lower(&r, &k, &small, false), 0);
     assert_non_null(strstr(r.err.msg, "Cannot legalize strided load!"));
     bu_free(&r);
@@ -133,6 +212,94 @@ static void test_dma_complicated_and_limit(void **state)
     assert_non_null(strstr(r.err.msg, "Cannot legalize strided store!"));
     bu_free(&r);
     tir_kernel_free(&k2);
+    tir_kernel_free(&k);
+}
+
+/* 4 joint dims: more than one 3-D descriptor holds, so the dim past the
+ * third is enumerated: count3 PseudoDmaDirect3d under one trigger. */
+static void test_dma_multidim_4d(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 4096);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 192);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_full(&k, t);
+    /* src dims (8,3,4,16) steps (500,130,33,1): none collapses with the
+     * tile's [8 partitions, 192 contiguous] */
+    op.src[0] = bu_ap(a, 0, 4, (int64_t)500, (int64_t)8, (int64_t)130, (int64_t)3, (int64_t)33,
+                      (int64_t)4, (int64_t)1, (int64_t)16);
+    op.nsrc = 1;
+    bu_op(&k, &op, "ld4");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 8);
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
+    for (int i = 0; i < 8; i++)   /* one queue for the op's descriptors and its trigger */
+        assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, i)].isa.f.D3DESC.queue,
+                         tr->isa.f.DTRIG.queue);
+    const isa_fmt_D3DESC_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 5)].isa.f.D3DESC;
+    assert_int_equal(g->src.addr, r.hbm.addr[a] + 5 * 500 * 4);
+    assert_int_equal(g->dst.addr, 5 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
+    assert_int_equal(g->src.count[0], 16);
+    assert_int_equal(g->src.step[1], 33 * 4);
+    assert_int_equal(g->dst.step[1], 16 * 4);
+    assert_int_equal(g->src.count[1], 4);
+    assert_int_equal(g->count2, 3);
+    assert_int_equal(g->src_step2, 130 * 4);
+    assert_int_equal(g->dst_step2, 64 * 4);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* Partition-AP re-derivation (seed 002 tonga_partition_ap): a load into
+ * every other partition names 64 partitions over a hull of 127, so the
+ * tile side's partition step is re-derived as 2 partitions; a contiguous
+ * access keeps its own one-partition step.  The validator accepts the
+ * stride on direct DMAs only. */
+static void test_dma_partition_stride(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 64, 16);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_ap(t, 16, 2, (int64_t)32, (int64_t)64, (int64_t)1, (int64_t)16);   /* t[1:128:2] */
+    op.src[0] = bu_full(&k, a);
+    op.nsrc = 1;
+    bu_op(&k, &op, "ld_odd");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
+    bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    const isa_fmt_DDESC_t *f = &d->isa.f.DDESC;
+    assert_int_equal(f->dst.addr, ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
+    assert_int_equal(f->dst.step[1], 2 * ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(f->dst.count[1], 64);
+    assert_int_equal(f->dst.step[0], 4);
+    assert_int_equal(f->src.step[1], 64);
+    /* the trigger's write range: the hull, partitions 1..127 */
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    bool found = false;
+    for (int i = 0; i < tr->nacc; i++)
+        if (tr->acc[i].write) {
+            assert_int_equal(tr->acc[i].p0, 1);
+            assert_int_equal(tr->acc[i].p1, 128);
+            found = true;
+        }
+    assert_true(found);
+    bu_free(&r);
+    /* a stride that is not a whole number of partitions stays refused */
+    k.ops[0].dst.step[0] = 24;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "must step over partitions"));
+    bu_free(&r);
     tir_kernel_free(&k);
 }
 
@@ -335,8 +502,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dma_simple),
+        cmocka_unit_test(test_dma_cc_ap),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
+        cmocka_unit_test(test_dma_multidim_4d),
+        cmocka_unit_test(test_dma_partition_stride),
         cmocka_unit_test(test_dma_indirect),
         cmocka_unit_test(test_dma_transpose),
         cmocka_unit_test(test_dma_gather_transpose),

@@ -43,9 +43,45 @@ static void test_inline_asm_and_unique_errors(void **state)
                "'other'", NULL);
 }
 
+/* indirect_dim (NKI .ap(indirect_dim=)): the indexed dim moves to the
+ * front of the AP (the lowering's indirect dims); the refusals name it. */
+static void test_indirect_dim(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("idx", "[128, 1]", "int32") T("g", "[128, 150]", "float32")
+           "{'op': 'load', 'dst': 'g', 'src': {'tensor': 'a.reshape([150, 2, 512])[0:150, 0:2, 5]',"
+           " 'index': 'idx', 'indirect_dim': 1}}", &k);
+    const tir_op_t *op = &k.ops[k.nops - 1];
+    assert_int_equal(op->kind, TIR_INDIRECT_LOAD);
+    assert_int_equal(op->src[0].step[0], 512);    /* dim 1: the indexed one */
+    assert_int_equal(op->src[0].count[0], 128);   /* one row per index */
+    assert_int_equal(op->src[0].step[1], 1024);
+    assert_int_equal(op->src[0].count[1], 150);
+    assert_int_equal(op->src[0].offset, 5);
+    assert_int_equal(op->index_bound, 2);
+    tir_kernel_free(&k);
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx', 'indirect_dim': 2}}",
+               "field 'indirect_dim'", "2 is not a dimension of a 2-D tensor");
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx', 'indirect_dim': 1,"
+               " 'cols': '0:64'}}",
+               "field 'cols'", "applies with indirect_dim 0 only");
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': 'g', 'src': {'tensor': 'tab[0:128, 3]', 'index': 'idx',"
+               " 'indirect_dim': 1}}",
+               "the indirect dimension (1) must be a slice, not an index", NULL);
+}
+
 static void test_seed_messages_dma(void **state)
 {
     (void)state;
+    /* a partition stride is a re-derived partition AP on a direct DMA only
+     * (docs/compiler.md "DMA lowering"); a compute op still refuses it */
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'memset', 'dst': 'g[0:128:2, :]', 'value': 0}",
+               "dim 0 of a tile access must step over partitions (step 128, row size 64)", NULL);
     fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
                "{'op': 'dma_copy', 'dst': {'tensor': 'tab', 'index': 'idx'},"
                " 'src': {'tensor': 'tab', 'index': 'idx'}}",
@@ -440,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inline_asm_and_unique_errors),
         cmocka_unit_test(test_seed_messages_dma),
+        cmocka_unit_test(test_indirect_dim),
         cmocka_unit_test(test_seed_gather_flattened_and_rank),
         cmocka_unit_test(test_deps),
         cmocka_unit_test(test_seed_messages_engines),

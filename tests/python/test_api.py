@@ -281,6 +281,49 @@ def test_gather_transpose():
     assert '"axes": [2, 1, 0]' in text and "reshape(300, 1, 32)" in text
 
 
+@nki.jit
+def gather_dims(data, indices, cidx):
+    """rows[p, :] = data[2, indices[p], :] (indirect_dim=1) and
+    cols[p, :] = data[1, :, cidx[p]] (indirect_dim=2, a strided row)."""
+    A, B, C = data.shape
+    P, Q = indices.shape[0], cidx.shape[0]
+    rows = nl.ndarray((P, C), dtype=data.dtype, buffer=nl.shared_hbm)
+    cols = nl.ndarray((Q, B), dtype=data.dtype, buffer=nl.shared_hbm)
+    idx = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=indices)
+    ci = nl.ndarray((Q, 1), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ci, src=cidx)
+    g = nl.ndarray((P, C), dtype=data.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=g, src=data.ap(pattern=[[C, P], [1, C]], offset=2 * B * C,
+                                     vector_offset=idx, indirect_dim=1))
+    c = nl.ndarray((Q, B), dtype=data.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=c, src=data.ap(pattern=[[1, Q], [C, B]], offset=B * C,
+                                     vector_offset=ci, indirect_dim=2))
+    nisa.dma_copy(dst=rows, src=g)
+    nisa.dma_copy(dst=cols, src=c)
+    return rows, cols
+
+
+def test_vector_offset_indirect_dim():
+    """NKI's indirect_dim: the index scales that dim's stride."""
+    r = np.random.default_rng(7)
+    data = r.standard_normal((4, 40, 24)).astype(np.float32)
+    ind = r.integers(0, 40, 128).astype(np.uint32).reshape(128, 1)
+    cid = r.integers(0, 24, 16).astype(np.uint32).reshape(16, 1)
+    rows, cols = gather_dims(data, ind, cid)
+    np.testing.assert_array_equal(rows, data[2][ind[:, 0], :])
+    np.testing.assert_array_equal(cols, data[1][:, cid[:, 0]].T)
+    text = tpbsim.kernel_json(gather_dims, data, ind, cid)
+    assert '"indirect_dim": 1' in text and '"indirect_dim": 2' in text
+
+    def bad(d, i):   # partition stride 7 is not dim 1's stride (24)
+        t = nl.ndarray((128, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=i)
+        return d.ap(pattern=[[7, 128], [1, 24]], vector_offset=t, indirect_dim=1)
+    with pytest.raises(tpbsim.NkiError, match=r"indirect_dim=1\): pattern"):
+        nki.jit(bad)(data, ind)
+
+
 def test_vector_offset_gather_and_scatter():
     r = np.random.default_rng(6)
     data = r.standard_normal((300, 64)).astype(np.float32)

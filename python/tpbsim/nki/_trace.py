@@ -244,9 +244,11 @@ class NkiTensor:
         """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
         format's "name.reshape(r, c)" view)."""
         b = self.base
+        if indirect_dim != 0:
+            return self._indirect_dim(off, pat, index, indirect_dim)
         reshaped = (isinstance(self.offset, int) and self.offset == 0 and self._contig() and
                     len(self.shape) == 2 and tuple(b.shape) != tuple(self.shape))
-        if b.kind == "tile" or (len(b.shape) != 2 and not reshaped) or indirect_dim != 0:
+        if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
             raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
                            "tensor or 2-D reshape of one (indirect_dim=0)")
         if not isinstance(index, NkiTensor) or index.base.kind != "tile":
@@ -263,6 +265,38 @@ class NkiTensor:
                                                                index.text())
         t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
             b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
+        return t
+
+    def _indirect_dim(self, off, pat, index, d):
+        """NKI's .ap(vector_offset=idx, indirect_dim=d) on an HBM tensor:
+        partition p reads from off + idx[p] * stride(d) along the pattern's
+        one free [step, n] pair, which must run along one other dim of the
+        tensor (the kernel format's indirect operand with "indirect_dim")."""
+        b = self.base
+        shape = list(b.shape)
+        if b.kind == "tile" or not 0 < d < len(shape):
+            raise NkiError(".ap(indirect_dim=%r): needs an HBM tensor with a dim %r" % (d, d))
+        if not isinstance(index, NkiTensor) or index.base.kind != "tile":
+            raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
+        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+        if not isinstance(off, int) or off < 0:
+            raise NkiError(".ap(indirect_dim=%r): the offset must be a constant" % d)
+        coord, rem = [], off
+        for st in strides:
+            coord.append(rem // st)
+            rem %= st
+        e = strides.index(pat[1][0]) if len(pat) == 2 and pat[1][0] in strides else -1
+        if (len(pat) != 2 or pat[0][0] != strides[d] or e < 0 or e == d or
+                coord[e] + pat[1][1] > shape[e]):
+            raise NkiError(".ap(indirect_dim=%d): pattern %s at offset %s is not [[%d, P], "
+                           "[step, n]] along one other dim of '%s'" % (d, pat, off, strides[d],
+                                                                     b.name))
+        sl = [str(c) for c in coord]
+        sl[d] = "%d:" % coord[d]
+        sl[e] = "%d:%d" % (coord[e], coord[e] + pat[1][1])
+        t = NkiTensor(b, off, pat)
+        t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
+            b.name, ", ".join(sl), index.text(), d)
         return t
 
     def reshape(self, shape):
