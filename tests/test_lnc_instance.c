@@ -308,6 +308,20 @@ static void test_whole_tensor_input_ap(void **state)
                                  "outside its whole-tensor access pattern [1024, 5120)");
     lnc_module_free(&c[0]);
     lnc_module_free(&c[1]);
+    /* a 3-D descriptor spans its planes: plane 1 at +4040 ends at 5128 */
+    build_core(&c[0], 0, 2, 1024, 0);
+    build_core(&c[1], 1, 2, 1024, 0);
+    isa_inst_t *x = &c[1].funcs[0].blocks[0].insts[0].isa;
+    x->op = ISA_OP_DMA_DIRECT3D;
+    x->l2 = isa_ops[ISA_OP_DMA_DIRECT3D].l2;
+    x->f.D3DESC.count2 = 2;
+    x->f.D3DESC.src_step2 = 4040;
+    x->f.D3DESC.dst_step2 = 64;
+    assert_int_not_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    assert_string_equal(err.msg, "nc1 instruction 'load' reads [1024, 5128) of input 'a', "
+                                 "outside its whole-tensor access pattern [1024, 5120)");
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
 }
 
 /* The pass manager: registration order is checked, passes run in order,
