@@ -113,6 +113,28 @@ def _traced_loop(kind, r, loc):
                 kind, loc, ",\n".join("[\n%s\n]" % ",\n".join(it) for it in iters)))
 
 
+class no_reorder:
+    """NKI's `with nl.no_reorder():` -- the ops traced inside (dynamically
+    scoped: also those of functions called there) each run after the
+    block's previous op; one kernel-format "no_reorder" op (docs/python.md,
+    docs/kernel-format.md "Scheduling")."""
+
+    def __enter__(self):
+        tr = _trace.current()
+        self._mark = len(tr.body)
+        self._loc = _trace.caller_loc()
+        return self
+
+    def __exit__(self, *exc):
+        tr = _trace.current()
+        body = tr.body[self._mark:]
+        del tr.body[self._mark:]
+        if body:
+            tr.body.append('{"op": "no_reorder", "loc": "%s", "body": [\n%s\n]}' % (
+                self._loc, ",\n".join(body)))
+        return False
+
+
 def affine_range(start, stop=None, step=1):
     r = _range(start, stop, step)
     return _traced_loop("affine_range", r, _trace.caller_loc()) if _trace.stack() else r
@@ -423,7 +445,7 @@ def _unsupported(name):
 for _n in ("mean", "prod", "var", "all", "softmax", "rms_norm",
            "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
-           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "while_loop", "no_reorder"):
+           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "while_loop"):
     globals()[_n] = _unsupported(_n)
 del _n
 
