@@ -115,6 +115,17 @@ typedef struct {
  * so the ordinary overlap rule orders them (encoder/lower.c). */
 #define BIR_SPACE_DEP 4
 
+/* A further affine predicate of a predicated instruction (a 2nd.. PredExt;
+ * fill and keep are the first's): the PredExt fields, compactly. */
+typedef struct {
+    int32_t offset;
+    int16_t cm;
+    int16_t step[4];
+    uint8_t cmp, rev_pred;
+} bir_pred_t;
+
+#define BIR_MAX_PRED_MORE (ISA_MAX_PREDEXT - 1)
+
 /* The fields the scheduling passes read for every instruction come first,
  * in one cache line: kernels unroll to 10^5+ instructions and each pass
  * over them is bound by memory traffic. */
@@ -133,6 +144,8 @@ typedef struct {
     int tir_op;              /* source op index, -1 for compiler-made instructions */
     isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
     isa_fmt_PREDEXT_t pred;
+    uint8_t npred_more;      /* further PredExt prefixes, ANDed with pred (NKI masks) */
+    bir_pred_t pred_more[BIR_MAX_PRED_MORE];
     bir_access_t acc[BIR_MAX_ACCESS];
     char name[64];           /* instruction name: "<op name>" or "<op name>.<k>" */
     const char *src;         /* source path: the tile-IR op's path (the kernel outlives

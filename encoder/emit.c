@@ -39,6 +39,8 @@ int enc_check_mode(int mode, tpb_err_t *err)
  * read exactly as without the cache.  Direct-mapped, GEN_CACHE_SLOTS
  * entries; a collision just replaces the entry. */
 #define GEN_CACHE_SLOTS 4096u
+/* bundles of one instruction: its PredExt prefixes, an ApExt, itself */
+#define EMIT_MAX_BUNDLES (ISA_MAX_PREDEXT + 2)
 
 struct gen_cache_entry {
     bool used;
@@ -243,7 +245,7 @@ static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31)
 
 
 /* Encode one BIR instruction: [PredExt] [ApExt] main. */
-static int encode(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES], unsigned *nb,
+static int encode(const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES], unsigned *nb,
                   int idx, tpb_err_t *err)
 {
     isa_err_t ie;
@@ -253,11 +255,22 @@ static int encode(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES], unsign
         memset(&p, 0, sizeof p);
         p.op = ISA_OP_PRED_EXT;
         p.l2 = isa_ops[ISA_OP_PRED_EXT].l2;
-        p.f.PREDEXT = in->pred;
-        if (isa_encode(&p, out[n], &ie) != ISA_OK)
-            return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name, in->src ? in->src : "",
-                            ie.msg);
-        n++;
+        for (unsigned q = 0; q <= in->npred_more; q++) {
+            p.f.PREDEXT = in->pred;
+            if (q) {   /* a further predicate: the first's fill and keep */
+                const bir_pred_t *m = &in->pred_more[q - 1];
+                p.f.PREDEXT.offset = m->offset;
+                p.f.PREDEXT.cm = m->cm;
+                p.f.PREDEXT.cmp = m->cmp;
+                p.f.PREDEXT.rev_pred = m->rev_pred;
+                p.f.PREDEXT.step0 = m->step[0], p.f.PREDEXT.step1 = m->step[1];
+                p.f.PREDEXT.step2 = m->step[2], p.f.PREDEXT.step3 = m->step[3];
+            }
+            if (isa_encode(&p, out[n], &ie) != ISA_OK)
+                return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name,
+                                in->src ? in->src : "", ie.msg);
+            n++;
+        }
     }
     unsigned k = 0;
     if (isa_encode_with_prefixes(&in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k, &ie) != ISA_OK)
@@ -311,9 +324,14 @@ static int validate_bundles(const bir_inst_t *in, int idx, uint8_t (*bundles)[IS
 
 /* encode() through the cache; *c is the instruction's cache entry when it
  * holds this body (NULL when there is no cache). */
-static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES],
+static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES],
                          unsigned *nb, int idx, struct gen_cache_entry **c, tpb_err_t *err)
 {
+    if (in->npred_more) {   /* rare (NKI mask conjunctions): not cached */
+        *c = NULL;
+        memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
+        return encode(in, out, nb, idx, err);
+    }
     isa_inst_t key;
     isa_fmt_PREDEXT_t pred;
     cache_key(in, &key, &pred);
@@ -329,7 +347,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[3][ISA_BUND
             return 0;
         }
     }
-    memset(out, 0, 3 * ISA_BUNDLE_BYTES);
+    memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
     if (encode(in, out, nb, idx, err))
         return -1;
     g->cache_misses++;
@@ -422,7 +440,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         in = &br;
     }
     uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */
-    uint8_t bundles[3][ISA_BUNDLE_BYTES];
+    uint8_t bundles[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES];
     unsigned nb = 0;
     struct gen_cache_entry *ce = NULL;
     switch (g->mode) {
@@ -470,7 +488,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     case ENC_COLLECT_OPCODES: {
         unsigned n = 1;
         if (in->has_pred)
-            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n++;
+            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n += 1u + in->npred_more;
         if (needs_apext(g, in))
             bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2), n++;
         bitset_add(g->collect[idx], l2);

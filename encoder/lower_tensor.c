@@ -87,6 +87,17 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         in.has_pred = true;
         in.pred = *a->pred;
         /* lanes whose predicate fails keep the fill value: dst is fully written */
+        if (a->npred > ISA_MAX_PREDEXT)
+            return lw_err(c, "%d predicates on one instruction (at most %d)", a->npred,
+                          ISA_MAX_PREDEXT);
+        for (int q = 1; q < a->npred; q++) {   /* ANDed: one more PredExt each */
+            const isa_fmt_PREDEXT_t *p = &a->pred[q];
+            in.pred_more[q - 1] = (bir_pred_t){(int32_t)p->offset, (int16_t)p->cm,
+                                               {(int16_t)p->step0, (int16_t)p->step1,
+                                                (int16_t)p->step2, (int16_t)p->step3},
+                                               (uint8_t)p->cmp, (uint8_t)p->rev_pred};
+        }
+        in.npred_more = (uint8_t)(a->npred > 1 ? a->npred - 1 : 0);
     }
     return lw_emit(c, &in);
 }
@@ -179,24 +190,34 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
     return lw_emit(c, &in);
 }
 
-/* NKI mask= as a PredExt that keeps dst where the predicate fails */
-static int mask_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
+/* NKI mask= as PredExts (one per predicate, ANDed) that keep dst where the
+ * mask fails; returns how many (-1 on error) */
+static int lw_mask_preds(lower_ctx_t *c, isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS])
 {
-    if (lw_pattern_pred(c, p))
+    const tir_op_t *op = c->op;
+    if (op->nmask_more < 0 || op->nmask_more >= TIR_MAX_MASK_PREDS)
+        return lw_err(c, "mask: %d predicates (at most %d)", op->nmask_more + 1,
+                      TIR_MAX_MASK_PREDS);
+    if (lw_pattern_pred(c, &p[0]))
         return -1;
-    p->keep = 1;
-    return 0;
+    for (int q = 0; q < op->nmask_more; q++)
+        if (lw_pred_of(c, &op->mask_more[q], &p[q + 1]))
+            return -1;
+    for (int q = 0; q <= op->nmask_more; q++)
+        p[q].keep = 1;
+    return op->nmask_more + 1;
 }
 
 static int lower_copy(lower_ctx_t *c)
 {
     if (c->op->flags & TIR_F_MASK) {   /* a masked copy: TensorScalarPtr bypass + PredExt */
-        isa_fmt_PREDEXT_t p;
+        isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS];
         tir_scalar_t zero = {.is_ap = false, .imm = 0.0, .ap = {.tensor = -1}};
-        if (mask_pred(c, &p))
+        int n = lw_mask_preds(c, p);
+        if (n < 0)
             return -1;
         lw_ts_args_t a = {&c->op->src[0], &c->op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero,
-                          NULL, false, false, &p};
+                          NULL, false, false, p, n};
         return lw_tensor_scalar(c, &a);
     }
     bool done;
@@ -253,12 +274,13 @@ int lower_tensor(lower_ctx_t *c)
     switch (op->kind) {
     case TIR_TENSOR_TENSOR: return lower_tt(c);
     case TIR_TENSOR_SCALAR: {
-        isa_fmt_PREDEXT_t p;
-        if ((op->flags & TIR_F_MASK) && mask_pred(c, &p))
+        isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS];
+        int n = (op->flags & TIR_F_MASK) ? lw_mask_preds(c, p) : 0;
+        if (n < 0)
             return -1;
         lw_ts_args_t a = {&op->src[0], &op->dst, op->op0, op->op1, &op->s0, &op->s1,
                           !!(op->flags & TIR_F_REV0), !!(op->flags & TIR_F_REV1),
-                          (op->flags & TIR_F_MASK) ? &p : NULL};
+                          n ? p : NULL, n};
         return lw_tensor_scalar(c, &a);
     }
     case TIR_SCALAR_TENSOR_TENSOR: return lower_stt(c);
