@@ -103,29 +103,14 @@ static bool ap_overlap(const tir_ap_t *a, const tir_ap_t *b)
     return lo[0] <= hi[1] && lo[1] <= hi[0];
 }
 
-/* the APs an op reads (r) and writes (w) */
-static int footprint(const tir_op_t *op, const tir_ap_t **r, const tir_ap_t **w, int *nw)
-{
-    int nr = 0;
-    *nw = 0;
-    w[(*nw)++] = &op->dst;
-    w[(*nw)++] = &op->dst2;
-    for (int i = 0; i < 4; i++)
-        r[nr++] = &op->src[i];
-    r[nr++] = &op->index;
-    r[nr++] = &op->bias;
-    r[nr++] = &op->s0.ap;
-    r[nr++] = &op->s1.ap;
-    return nr;
-}
-
-static bool conflict(const tir_op_t *a, const tir_op_t *b)
+static bool conflict(tir_op_t *a, tir_op_t *b)
 {
     if (is_barrier(a) || is_barrier(b))
         return true;
-    const tir_ap_t *ra[8], *wa[2], *rb[8], *wb[2];
-    int nwa, nwb;
-    int nra = footprint(a, ra, wa, &nwa), nrb = footprint(b, rb, wb, &nwb);
+    tir_ap_t *ra[TIR_MAX_READ_APS], *rb[TIR_MAX_READ_APS];
+    const tir_ap_t *wa[2] = {&a->dst, &a->dst2}, *wb[2] = {&b->dst, &b->dst2};
+    int nwa = 2, nwb = 2;
+    int nra = tir_op_read_aps(a, ra), nrb = tir_op_read_aps(b, rb);
     for (int x = 0; x < nwa; x++) {
         for (int y = 0; y < nwb; y++)
             if (ap_overlap(wa[x], wb[y]))
@@ -167,7 +152,7 @@ static int cmp_edge(const void *x, const void *y)
 /* op id x must stay after some op of S (memory, deps, edges) */
 static bool joins(const sched_ctx_t *c, int x, const int *s, int ns)
 {
-    const tir_op_t *op = &c->k->ops[x];
+    tir_op_t *op = &c->k->ops[x];
     for (int d = 0; d < op->ndeps; d++)
         if (op->deps[d] >= 0 && c->in_s[op->deps[d]])
             return true;

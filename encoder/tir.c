@@ -171,6 +171,18 @@ tir_asm_t *tir_new_asm(tir_kernel_t *k)
     return a;
 }
 
+int tir_op_read_aps(tir_op_t *op, tir_ap_t **out)
+{
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        out[n++] = &op->src[i];
+    out[n++] = &op->index;
+    out[n++] = &op->bias;
+    out[n++] = &op->s0.ap;
+    out[n++] = &op->s1.ap;
+    return n;
+}
+
 tir_pred_t *tir_new_preds(tir_kernel_t *k, int n)
 {
     tir_pred_t *p = calloc((size_t)(n > 0 ? n : 1), sizeof *p);

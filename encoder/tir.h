@@ -495,6 +495,10 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
 /* A zeroed inline-assembly record (asm_opnd -1) owned by k; NULL on
  * out-of-memory. */
 tir_asm_t *tir_new_asm(tir_kernel_t *k);
+/* The APs an op reads (up to TIR_MAX_READ_APS; absent ones have tensor -1):
+ * src[0..3], index, bias, s0.ap, s1.ap.  dst and dst2 are its writes. */
+#define TIR_MAX_READ_APS 8
+int tir_op_read_aps(tir_op_t *op, tir_ap_t **out);
 /* n zeroed predicates owned by k (freed by tir_kernel_free); NULL on
  * out-of-memory. */
 tir_pred_t *tir_new_preds(tir_kernel_t *k, int n);

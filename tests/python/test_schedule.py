@@ -72,23 +72,41 @@ def _loop_body(i, in_tiles, out_tiles):
     out_tiles.append(o)
 
 
-@nki.jit
-def three_exps(a, b, c):
-    in_tiles = []
-    for inp in (a, b, c):
+def _load_all(*inputs):
+    tiles = []
+    for inp in inputs:
         t = nl.ndarray(inp.shape, inp.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=inp)
-        in_tiles.append(t)
-    out_tiles = []
-    with nl.no_reorder():
-        for i in range(len(in_tiles)):
-            _loop_body(i, in_tiles, out_tiles)   # dynamically scoped: still in the block
+        tiles.append(t)
+    return tiles
+
+
+def _store_all(tiles):
     outs = []
-    for t in out_tiles:
+    for t in tiles:
         o = nl.ndarray(t.shape, t.dtype, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=o, src=t)
         outs.append(o)
     return tuple(outs)
+
+
+@nki.jit
+def three_exps(a, b, c):
+    in_tiles = _load_all(a, b, c)
+    out_tiles = []
+    with nl.no_reorder():
+        for i in range(len(in_tiles)):
+            _loop_body(i, in_tiles, out_tiles)   # dynamically scoped: still in the block
+    return _store_all(out_tiles)
+
+
+@nki.jit
+def three_exps_plain(a, b, c):
+    in_tiles = _load_all(a, b, c)
+    out_tiles = []
+    for i in range(len(in_tiles)):
+        _loop_body(i, in_tiles, out_tiles)
+    return _store_all(out_tiles)
 
 
 def test_no_reorder():
@@ -98,26 +116,9 @@ def test_no_reorder():
     blocks = [o for o in k["body"] if o["op"] == "no_reorder"]
     assert len(blocks) == 1
     assert [o["name"] for o in blocks[0]["body"] if o["op"] != "tile"] == ["act0", "act1", "act2"]
-    outs = three_exps(*xs)
-    for o, x in zip(outs, xs):
+    for o, x in zip(three_exps(*xs), xs):
         np.testing.assert_allclose(o, np.exp(x), rtol=2e-3)
     # the NKI guide's explicit-edge spelling of the same order
-    @nki.jit
-    def plain(a, b, c):
-        ins = []
-        for inp in (a, b, c):
-            t = nl.ndarray(inp.shape, inp.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=t, src=inp)
-            ins.append(t)
-        res = []
-        for i in range(3):
-            _loop_body(i, ins, res)
-        outs = []
-        for t in res:
-            o = nl.ndarray(t.shape, t.dtype, buffer=nl.shared_hbm)
-            nisa.dma_copy(dst=o, src=t)
-            outs.append(o)
-        return tuple(outs)
     edges = [("act%d" % i, "act%d" % (i - 1)) for i in range(1, 3)]
-    for o, x in zip(plain.with_schedule(edges)(*xs), xs):
+    for o, x in zip(three_exps_plain.with_schedule(edges)(*xs), xs):
         np.testing.assert_allclose(o, np.exp(x), rtol=2e-3)
