@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
 
 #define SCHED_MAX_WINDOW 20000    /* ops between the two ends of one moving edge */
 
