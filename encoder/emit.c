@@ -424,11 +424,34 @@ static void branch_hint(gen_t *g, const bir_inst_t *in, unsigned nb)
         g->loop_pc[in->loop][e] = g->pcs[e];
 }
 
+/* A descriptor whose 1-bit wire compute field is not codegen's map of its
+ * BIR DgeComputeOp (bypass 0 -> 0, add 2 -> 1). */
+static bool bad_dge_compute(const bir_inst_t *in)
+{
+    unsigned want = bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
+    if (in->isa.op == ISA_OP_DMA_DIRECT2D)
+        return in->isa.f.DDESC.compute != want;
+    if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+        return in->isa.f.DIND.compute != want;
+    return false;
+}
+
 static int visit(gen_t *g, int idx, tpb_err_t *err)
 {
     const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[idx];
     if (in->opc == BIR_INST_LOOP)
         return 0;   /* the InstLoop marker: not an ISA instruction */
+    if (in->isa.op != bir_codegen_isa_op(in))   /* mode flags pick the encoding */
+        return tpb_errf(err, "instruction %d '%s': BIR %s%s%s is ISA %s, not %s", idx, in->name,
+                        bir_opcode_name(in->opc), in->is_activate2 ? " is_activate2=1" : "",
+                        in->is_stt ? " is_stt=1" : "", isa_ops[bir_codegen_isa_op(in)].mnemonic,
+                        isa_ops[in->isa.op].mnemonic);
+    if (bad_dge_compute(in))
+        return tpb_errf(err, "instruction %d '%s': DgeComputeOp %u is wire compute %u, not %u",
+                        idx, in->name, (unsigned)in->dge_compute,
+                        bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute),
+                        in->isa.op == ISA_OP_DMA_DIRECT2D ? (unsigned)in->isa.f.DDESC.compute
+                                                          : (unsigned)in->isa.f.DIND.compute);
     bir_inst_t br;
     bool fwd = in->loop_role == BIR_LOOP_SKIP || in->loop_role == BIR_LOOP_GUARD;
     if ((in->loop_role == BIR_LOOP_BACK || fwd) && g->mode != ENC_COLLECT_OPCODES) {

@@ -3,7 +3,9 @@
  *   tensor_tensor         -> TensorTensor (TensorTensorBitVec for bitwise
  *                            ops on integer data, DVE only)
  *   tensor_scalar         -> the shared tensor-scalar emitter
- *   scalar_tensor_tensor  -> ScalarTensorTensor
+ *   scalar_tensor_tensor  -> BIR TensorScalarPtr with is_stt set (the
+ *                            notes' set_is_scalar_tensor_tensor); codegen
+ *                            emits ISA ScalarTensorTensor
  *   tensor_copy           -> TensorCopy
  *   tensor_tensor_scan    -> TensorTensorScan
  *   quantize_mx           -> QuantizeMX
@@ -34,12 +36,23 @@ static int same_shape(lower_ctx_t *c, const char *what, const isa_tap_t *a, cons
     return 0;
 }
 
+/* The notes' getTensorScalarPtr instruction: a BIR TensorScalarPtr; stt
+ * flips set_is_scalar_tensor_tensor, from which codegen picks the ISA
+ * ScalarTensorTensor encoding (bir_codegen_isa_op). */
+static void ts_ptr_inst(lower_ctx_t *c, bir_inst_t *in, bool stt)
+{
+    lw_inst(c, in, BIR_TENSOR_SCALAR_PTR, ISA_OP_TENSOR_SCALAR_PTR);
+    bir_inst_set_is_stt(in, stt);
+}
+
 int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
 {
     bool ptr = a->s0->is_ap || (a->s1 && a->s1->is_ap) || a->pred;
     bir_inst_t in;
-    lw_inst(c, &in, ptr ? BIR_TENSOR_SCALAR_PTR : BIR_TENSOR_SCALAR,
-            ptr ? ISA_OP_TENSOR_SCALAR_PTR : ISA_OP_TENSOR_SCALAR);
+    if (ptr)
+        ts_ptr_inst(c, &in, false);
+    else
+        lw_inst(c, &in, BIR_TENSOR_SCALAR, ISA_OP_TENSOR_SCALAR);
     isa_fmt_TS_t *f = &in.isa.f.TS;
     /* a predicate is evaluated over out's dims: out unmerged, as the steps */
     unsigned mapped;
@@ -132,7 +145,7 @@ static int lower_stt(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     bir_inst_t in;
-    lw_inst(c, &in, BIR_SCALAR_TENSOR_TENSOR, ISA_OP_SCALAR_TENSOR_TENSOR);
+    ts_ptr_inst(c, &in, true);
     isa_fmt_STT_t *f = &in.isa.f.STT;
     if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
         lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
