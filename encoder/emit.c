@@ -479,6 +479,9 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         if (fwrite(bundles, ISA_BUNDLE_BYTES, nb, f) != nb)
             return tpb_errf(err, "%s/%s.bin: write failed", g->dir,
                             isa_engine_name((isa_engine_t)in->engine));
+        if (g->staging && gen_stage(g->staging, in->engine,
+                                    (const uint8_t(*)[ISA_BUNDLE_BYTES])bundles, nb, err))
+            return -1;   /* the staging vector: the second, independent sink */
         if (g->dump_per_inst && dump_inst(g, in, (const uint8_t(*)[ISA_BUNDLE_BYTES])bundles, nb, err))
             return -1;
         int e = in->engine;
@@ -501,6 +504,9 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
             if (ce)
                 ce->validated |= ebit;
         }
+        if (g->staging && gen_stage(g->staging, in->engine,
+                                    (const uint8_t(*)[ISA_BUNDLE_BYTES])bundles, nb, err))
+            return -1;
         /* the census is kept in this mode too (for --stats) */
         if (in->engine >= 0 && in->engine < ISA_ENG_COUNT)
             g->pcs[in->engine] += nb;
