@@ -632,14 +632,10 @@ static void test_staging_vector(void **state)
     build_kernel(&k);
     char dir[4096];
     tmpdir(dir, sizeof dir, "staging");
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false};
     enc_staging_t sv = {0};
     enc_stats_t st;
     tpb_err_t err;
-    int rc = enc_compile_staged(&k, &o, &sv, &st, &err);
-    if (rc)
-        print_error("%s\n", err.msg);
-    assert_int_equal(rc, 0);
+    assert_int_equal(bu_compile(&k, dir, ENC_RUN_ISA_CHECKS, &sv, &st), 0);
     size_t total = 0;
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         uint8_t *mem, *file = NULL;
@@ -664,9 +660,8 @@ static void test_staging_vector(void **state)
     /* program order: the first staged bundle is SP's (the load's descriptor) */
     assert_int_equal(sv.engine[0], ISA_ENG_SP);
     /* GENERATE_ISACODE: no directory, the same bundles staged after the first */
-    enc_options_t g = {NULL, "trn2", ENC_GENERATE_ISACODE, false, 0, false, false};
     size_t n1 = sv.n;
-    assert_int_equal(enc_compile_staged(&k, &g, &sv, NULL, &err), 0);
+    assert_int_equal(bu_compile(&k, NULL, ENC_GENERATE_ISACODE, &sv, NULL), 0);
     assert_int_equal(sv.n, 2 * n1);
     assert_memory_equal(sv.bundles[0], sv.bundles[n1], n1 * ISA_BUNDLE_BYTES);
     assert_memory_equal(sv.engine, sv.engine + n1, n1);

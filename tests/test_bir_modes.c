@@ -69,6 +69,18 @@ static const bir_inst_t *by_name(bu_run_t *r, const char *name)
     return NULL;
 }
 
+/* One GENERATE_ISACODE run over the module: 0, or -1 with err set. */
+static int gen_check(bu_run_t *r, tpb_err_t *err)
+{
+    gen_t g;
+    if (gen_init(&g, ENC_GENERATE_ISACODE, &r->m, NULL, false, err))
+        return -1;
+    int rc = gen_run(&g, err);
+    gen_finish(&g, rc == 0, err);
+    gen_free(&g);
+    return rc;
+}
+
 static void test_flags_pick_the_isa_op(void **state)
 {
     (void)state;
@@ -126,61 +138,57 @@ static void test_emit_checks_the_flag(void **state)
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);
     tpb_err_t err;
-    gen_t g;
-    assert_int_equal(gen_init(&g, ENC_GENERATE_ISACODE, &r.m, NULL, false, &err), 0);
-    assert_int_equal(gen_run(&g, &err), 0);
-    gen_finish(&g, true, &err);
-    gen_free(&g);
+    assert_int_equal(gen_check(&r, &err), 0);
     bir_inst_t *x = (bir_inst_t *)by_name(&r, "stt");
     x->is_stt = false;   /* flag cleared behind the setter's back */
-    assert_int_equal(gen_init(&g, ENC_GENERATE_ISACODE, &r.m, NULL, false, &err), 0);
-    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_int_not_equal(gen_check(&r, &err), 0);
     assert_non_null(strstr(err.msg, "'stt': BIR TensorScalarPtr is ISA TensorScalarPtr, not "));
-    gen_finish(&g, false, &err);
-    gen_free(&g);
     x->is_stt = true;
     x = (bir_inst_t *)by_name(&r, "act2");
     x->isa.op = ISA_OP_ACTIVATION;
-    assert_int_equal(gen_init(&g, ENC_GENERATE_ISACODE, &r.m, NULL, false, &err), 0);
-    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_int_not_equal(gen_check(&r, &err), 0);
     assert_non_null(strstr(err.msg, "BIR Activation is_activate2=1 is ISA Activate2, not "));
-    gen_finish(&g, false, &err);
-    gen_free(&g);
     bu_free(&r);
     tir_kernel_free(&k);
 }
 
-static bool stream_has(const char *dir, const char *eng, uint8_t l2)
+/* The bytes of <dir>/nc0/sg0/<name> (malloc'd, NUL-terminated), or NULL. */
+static char *slurp(const char *dir, const char *name, size_t *len)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/nc0/sg0/%s.bin", dir, eng);
+    snprintf(path, sizeof path, "%s/nc0/sg0/%s", dir, name);
     uint8_t *buf;
-    size_t len;
     tpb_err_t err;
-    if (fio_read_all(path, &buf, &len, &err))
-        return false;
+    if (fio_read_all(path, &buf, len, &err))
+        return NULL;
+    char *s = malloc(*len + 1);
+    if (s) {
+        memcpy(s, buf, *len);
+        s[*len] = 0;
+    }
+    free(buf);
+    return s;
+}
+
+static bool stream_has(const char *dir, const char *eng, uint8_t l2)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.bin", eng);
+    size_t len;
+    char *buf = slurp(dir, name, &len);
     bool found = false;
-    for (size_t o = 0; o + ISA_BUNDLE_BYTES <= len; o += ISA_BUNDLE_BYTES)
-        found |= buf[o] == l2;
+    for (size_t o = 0; buf && o + ISA_BUNDLE_BYTES <= len; o += ISA_BUNDLE_BYTES)
+        found |= (uint8_t)buf[o] == l2;
     free(buf);
     return found;
 }
 
 static bool file_has(const char *dir, const char *name, const char *needle)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/nc0/sg0/%s", dir, name);
-    uint8_t *buf;
     size_t len;
-    tpb_err_t err;
-    if (fio_read_all(path, &buf, &len, &err))
-        return false;
-    char *s = malloc(len + 1);
-    memcpy(s, buf, len);
-    s[len] = 0;
-    bool found = strstr(s, needle) != NULL;
+    char *s = slurp(dir, name, &len);
+    bool found = s && strstr(s, needle) != NULL;
     free(s);
-    free(buf);
     return found;
 }
 
@@ -193,13 +201,7 @@ static void test_streams_and_sidecars(void **state)
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/bir_modes_%ld", TPB_BINARY_DIR, (long)getpid());
     art_rmtree(dir);
-    enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false};
-    enc_stats_t st;
-    tpb_err_t err;
-    int rc = enc_compile(&k, &o, &st, &err);
-    if (rc)
-        print_error("%s\n", err.msg);
-    assert_int_equal(rc, 0);
+    assert_int_equal(bu_compile(&k, dir, ENC_RUN_ISA_CHECKS, NULL, NULL), 0);
     assert_true(stream_has(dir, "Activation", 0x21));
     assert_true(stream_has(dir, "Activation", isa_ops[ISA_OP_ACTIVATION].l2));
     assert_true(stream_has(dir, "DVE", 0x44));
@@ -264,20 +266,13 @@ static void test_dge_compute_add_is_2(void **state)
     }
     assert_true(seen[0] >= 2 && seen[1] >= 2 && seen[2] >= 2);
     tpb_err_t err;
-    gen_t g;
-    assert_int_equal(gen_init(&g, ENC_GENERATE_ISACODE, &r.m, NULL, false, &err), 0);
-    assert_int_equal(gen_run(&g, &err), 0);
-    gen_finish(&g, true, &err);
-    gen_free(&g);
+    assert_int_equal(gen_check(&r, &err), 0);
     /* the wire value written straight as the BIR value 2 would not fit the bit:
      * a descriptor whose wire field is not the map of its DgeComputeOp is refused */
     bir_inst_t *d = &b->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
     d->dge_compute = BIR_DGE_COMPUTE_BYPASS;
-    assert_int_equal(gen_init(&g, ENC_GENERATE_ISACODE, &r.m, NULL, false, &err), 0);
-    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_int_not_equal(gen_check(&r, &err), 0);
     assert_non_null(strstr(err.msg, "DgeComputeOp 0 is wire compute 0, not 1"));
-    gen_finish(&g, false, &err);
-    gen_free(&g);
     bu_free(&r);
     tir_kernel_free(&k);
 }
