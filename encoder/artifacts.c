@@ -132,6 +132,10 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k,
         jw_key(w, "op");
         jw_str(w, op);
     }
+    if (in->is_activate2 || in->is_stt) {   /* the BIR form behind the ISA opcode */
+        jw_key(w, "bir");
+        jw_str(w, in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
+    }
     if (has_op && !cont) {
         jw_key(w, "op_index");
         jw_int(w, in->tir_op);

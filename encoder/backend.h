@@ -126,10 +126,14 @@ typedef struct {
      * targets (COLLECT's updateBranchHintTargetPC; copied to the run) */
     unsigned (*loop_pc)[ISA_ENG_COUNT];
     int nloop_pc;
+    enc_staging_t *staging;  /* in-memory staging vector (run modes), or NULL */
 } gen_t;
 
 int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool dump_per_inst,
              tpb_err_t *err);
+/* Append nb bundles of engine e to the staging vector (staging.c). */
+int gen_stage(enc_staging_t *s, int e, const uint8_t (*bundles)[ISA_BUNDLE_BYTES], unsigned nb,
+              tpb_err_t *err);
 /* One program-order walk over the module. */
 int gen_run(gen_t *g, tpb_err_t *err);
 /* Close (commit) every engine file; on error pass ok=false to delete them. */

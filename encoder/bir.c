@@ -107,6 +107,52 @@ void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     in->src = "";
 }
 
+isa_op_t bir_codegen_isa_op(const bir_inst_t *in)
+{
+    switch (in->opc) {
+    case BIR_ACTIVATION:
+        return in->is_activate2 ? ISA_OP_ACTIVATE2 : ISA_OP_ACTIVATION;
+    case BIR_TENSOR_SCALAR_PTR:
+        return in->is_stt ? ISA_OP_SCALAR_TENSOR_TENSOR : ISA_OP_TENSOR_SCALAR_PTR;
+    default:
+        return in->isa.op;
+    }
+}
+
+static void set_codegen_op(bir_inst_t *in)
+{
+    isa_op_t op = bir_codegen_isa_op(in);
+    in->isa.op = op;
+    in->isa.l2 = isa_ops[op].l2;
+    in->engines = isa_ops[op].engines;
+}
+
+void bir_inst_set_is_activate2(bir_inst_t *in, bool on)
+{
+    in->is_activate2 = on;
+    set_codegen_op(in);
+}
+
+void bir_inst_set_is_stt(bir_inst_t *in, bool on)
+{
+    in->is_stt = on;
+    set_codegen_op(in);
+}
+
+unsigned bir_dge_compute_wire(bir_dge_compute_t v)
+{
+    return v == BIR_DGE_COMPUTE_ADD ? ISA_DMAOP_ADD : ISA_DMAOP_BYPASS;
+}
+
+void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v)
+{
+    in->dge_compute = (uint8_t)v;
+    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's fields */
+        in->isa.f.DDESC.compute = bir_dge_compute_wire(v);
+    else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+        in->isa.f.DIND.compute = bir_dge_compute_wire(v);
+}
+
 bool bir_inst_access(bir_inst_t *in, const bir_access_t *a)
 {
     if (in->nacc >= BIR_MAX_ACCESS)

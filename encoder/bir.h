@@ -28,7 +28,9 @@
  * "Backend IR").  A DMA's trigger carries its op's L1 opcode (InstLoad for a
  * load, DMACopy for store/dma_copy/dma_transpose/broadcast and the scatter-add
  * RMW, GenericIndirectLoad/Save for gather/scatter); its descriptors are the
- * pseudo instructions 60/61.  BIR(ID, value, name) */
+ * pseudo instructions 60/61.  12 and 23 are unused: Activate2 is an
+ * Activation with is_activate2, ScalarTensorTensor a TensorScalarPtr with
+ * is_stt (the notes' mode flags; bir_codegen_isa_op).  BIR(ID, value, name) */
 #define BIR_OPCODES(X)                                                       \
     X(LOAD_WEIGHTS, 1, "LoadWeights") X(MATMULT, 2, "Matmult")               \
     X(LOAD_WEIGHTS_MX, 3, "LoadWeightsMx") X(MATMULT_MX, 4, "MatmultMx")     \
@@ -36,11 +38,9 @@
     X(MATMULT_SPARSE, 6, "MatmultSparse")                                    \
     X(ACTIVATION, 10, "Activation")                                          \
     X(ACTIVATION_ACC, 11, "ActivationAccumulationOp")                        \
-    X(ACTIVATE2, 12, "Activate2")                                            \
     X(INST_LOAD, 19, "InstLoad")                                             \
     X(TENSOR_TENSOR, 20, "TensorTensor") X(TENSOR_SCALAR, 21, "TensorScalar")\
     X(TENSOR_SCALAR_PTR, 22, "TensorScalarPtr")                              \
-    X(SCALAR_TENSOR_TENSOR, 23, "ScalarTensorTensor")                        \
     X(TENSOR_REDUCE, 24, "TensorReduce")                                     \
     X(PARTITION_REDUCE, 25, "TensorPartitionReduce")                         \
     X(TENSOR_COPY, 26, "TensorCopy") X(TENSOR_SCAN, 27, "TensorTensorScan")  \
@@ -115,6 +115,17 @@ typedef struct {
  * so the ordinary overlap rule orders them (encoder/lower.c). */
 #define BIR_SPACE_DEP 4
 
+/* A further affine predicate of a predicated instruction (a 2nd.. PredExt;
+ * fill and keep are the first's): the PredExt fields, compactly. */
+typedef struct {
+    int32_t offset;
+    int16_t cm;
+    int16_t step[4];
+    uint8_t cmp, rev_pred;
+} bir_pred_t;
+
+#define BIR_MAX_PRED_MORE (ISA_MAX_PREDEXT - 1)
+
 /* The fields the scheduling passes read for every instruction come first,
  * in one cache line: kernels unroll to 10^5+ instructions and each pass
  * over them is bound by memory traffic. */
@@ -133,6 +144,8 @@ typedef struct {
     int tir_op;              /* source op index, -1 for compiler-made instructions */
     isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
     isa_fmt_PREDEXT_t pred;
+    uint8_t npred_more;      /* further PredExt prefixes, ANDed with pred (NKI masks) */
+    bir_pred_t pred_more[BIR_MAX_PRED_MORE];
     bir_access_t acc[BIR_MAX_ACCESS];
     char name[64];           /* instruction name: "<op name>" or "<op name>.<k>" */
     const char *src;         /* source path: the tile-IR op's path (the kernel outlives
@@ -145,7 +158,19 @@ typedef struct {
      * a collective DMA */
     uint8_t nreplica;
     int8_t replica[8];
+    bool is_activate2;       /* Activation: the notes' setIsActivate2 (ISA Activate2) */
+    bool is_stt;             /* TensorScalarPtr: set_is_scalar_tensor_tensor (ISA
+                                ScalarTensorTensor) */
+    uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
 } bir_inst_t;
+
+/* DgeComputeOp of a DMA (the notes' BIR enum; the scatter-add RMW is add).
+ * The descriptors' wire `compute` field is one bit (ISA_DMAOP_*: bypass 0,
+ * add 1); codegen maps the BIR value to it (bir_dge_compute_wire). */
+typedef enum {
+    BIR_DGE_COMPUTE_BYPASS = 0,
+    BIR_DGE_COMPUTE_ADD = 2,
+} bir_dge_compute_t;
 
 /* Roles in a rolled loop (encoder/roll.c, docs/compiler.md "Rolled loops"). */
 #define BIR_LOOP_BODY 1      /* an instruction of the rolled body */
@@ -230,6 +255,22 @@ int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *e
 /* A blank instruction of ISA op `op`: engines = the ISA legality bitmap,
  * engine unassigned, queue/group -1. */
 void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
+/* Codegen's hardware opcode of a BIR instruction: its BIR opcode and mode
+ * flags (Activation + is_activate2 -> Activate2, TensorScalarPtr + is_stt ->
+ * ScalarTensorTensor); any other instruction keeps the ISA op it was built
+ * with.  Emission refuses an instruction whose ISA op disagrees. */
+isa_op_t bir_codegen_isa_op(const bir_inst_t *in);
+/* The mode-flag setters of the shared builders (setIsActivate2,
+ * set_is_scalar_tensor_tensor): set the flag, then the ISA op, L2 opcode and
+ * engine bitmap codegen derives from it.  Call before filling the body. */
+void bir_inst_set_is_activate2(bir_inst_t *in, bool on);
+void bir_inst_set_is_stt(bir_inst_t *in, bool on);
+/* DgeComputeOp -> the descriptor's 1-bit wire compute field (ISA_DMAOP_*). */
+unsigned bir_dge_compute_wire(bir_dge_compute_t v);
+/* Set a DMA instruction's DgeComputeOp; on a descriptor (DmaDirect2d /
+ * DmaIndirect2d) also its wire field.  Emission refuses a descriptor whose
+ * wire field disagrees. */
+void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v);
 /* Record a memory access; false when the access list is full. */
 bool bir_inst_access(bir_inst_t *in, const bir_access_t *a);
 bool bir_access_overlap(const bir_access_t *a, const bir_access_t *b);

@@ -254,8 +254,8 @@ int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     return rc ? -1 : 0;
 }
 
-int enc_core_postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
-                      enc_stats_t *st, tpb_err_t *err)
+static int postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
+                    enc_staging_t *staging, enc_stats_t *st, tpb_err_t *err)
 {
     const tir_kernel_t *k = cc->k;
     bir_module_t *mp = &cc->m;
@@ -275,6 +275,7 @@ int enc_core_postlink(enc_core_t *cc, const enc_options_t *opts, const char *cor
     if (mode != ENC_COLLECT_OPCODES) {
         if (gen_init(&run, mode, mp, core_dir, opts && opts->dump_bin_per_inst, err))
             goto out;
+        run.staging = staging;
         memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);
         memcpy(run.table_opcodes, collect.table_opcodes, sizeof run.table_opcodes);
         if (run.nloop_pc)   /* the branch hints the COLLECT pass found */
@@ -302,6 +303,12 @@ out:
     return rc;
 }
 
+int enc_core_postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
+                      enc_stats_t *st, tpb_err_t *err)
+{
+    return postlink(cc, opts, core_dir, NULL, st, err);
+}
+
 void enc_core_free(enc_core_t *cc)
 {
     bir_module_free(&cc->m);
@@ -309,9 +316,10 @@ void enc_core_free(enc_core_t *cc)
     cc->cand = NULL;
 }
 
-int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
-                     const enc_hbm_layout_t *hbm, const enc_options_t *opts,
-                     const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
+static int compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                        const enc_hbm_layout_t *hbm, const enc_options_t *opts,
+                        const char *core_dir, enc_staging_t *staging, enc_stats_t *stats,
+                        tpb_err_t *err)
 {
     enc_stats_t local;
     enc_stats_t *st = stats ? stats : &local;
@@ -323,9 +331,16 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
         return tpb_errf(err, "RUN_ISA_CHECKS needs an artifact directory");
     enc_core_t cc;
     int rc = enc_core_prelink(k, core, t, hbm, opts, &cc, st, err) ||
-             enc_core_postlink(&cc, opts, core_dir, st, err);
+             postlink(&cc, opts, core_dir, staging, st, err);
     enc_core_free(&cc);
     return rc ? -1 : 0;
+}
+
+int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                     const enc_hbm_layout_t *hbm, const enc_options_t *opts,
+                     const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
+{
+    return compile_core(k, core, t, hbm, opts, core_dir, NULL, stats, err);
 }
 
 int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err)
@@ -337,8 +352,8 @@ int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_e
     return 0;
 }
 
-int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
-                tpb_err_t *err)
+int enc_compile_staged(const tir_kernel_t *k, const enc_options_t *opts, enc_staging_t *staging,
+                       enc_stats_t *stats, tpb_err_t *err)
 {
     enc_options_t o = opts ? *opts : (enc_options_t){.mode = ENC_RUN_ISA_CHECKS};
     if (enc_check_mode(o.mode, err))
@@ -373,8 +388,8 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
         if (fio_mkdirs(core_dir, err))
             goto out;
     }
-    if (enc_compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
-                         stats, err))
+    if (compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
+                     staging, stats, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
@@ -390,4 +405,10 @@ out:
     enc_hbm_layout_free(&hbm);
     work_free(&w);
     return rc;
+}
+
+int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
+                tpb_err_t *err)
+{
+    return enc_compile_staged(k, opts, NULL, stats, err);
 }

@@ -28,6 +28,22 @@ typedef enum {
  * this many tile-IR ops in total (docs/compiler.md "Rolled loops"). */
 #define ENC_ROLL_THRESHOLD 4096
 
+/* The in-memory staging vector (seed 000: the Generator's stagingVec):
+ * every bundle the run pass builds, in program order, with its engine.  It
+ * is filled in lock-step with the <Engine>.bin file sink but independently
+ * of it: GENERATE_ISACODE writes no file and still stages. */
+typedef struct {
+    uint8_t (*bundles)[ISA_BUNDLE_BYTES];
+    uint8_t *engine;           /* isa_engine_t of each bundle */
+    size_t n, cap;
+} enc_staging_t;
+
+void enc_staging_free(enc_staging_t *s);
+/* Engine e's stream out of the staging vector (the bytes its <Engine>.bin
+ * holds): a malloc'd copy in *out (NULL, 0 for an engine with no bundle). */
+int enc_staging_stream(const enc_staging_t *s, int e, uint8_t **out, size_t *len,
+                       tpb_err_t *err);
+
 typedef struct {
     const char *out_dir;       /* artifact directory (replaced atomically) */
     const char *target;        /* NULL: the kernel's target, else trn2 */
@@ -79,6 +95,12 @@ void enc_hbm_layout_free(enc_hbm_layout_t *l);
  * Modes 0 and 2 write no artifact directory.  stats may be NULL. */
 int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                 tpb_err_t *err);
+
+/* enc_compile that also stages every bundle of the run pass in *staging
+ * (appended; free with enc_staging_free): RUN_ISA_CHECKS writes the
+ * artifact directory and stages, GENERATE_ISACODE only stages. */
+int enc_compile_staged(const tir_kernel_t *k, const enc_options_t *opts, enc_staging_t *staging,
+                       enc_stats_t *stats, tpb_err_t *err);
 
 /* The per-core pipeline, callable per core by a multi-core split/link:
  * compile kernel k (one core's program) for core `core` into core_dir

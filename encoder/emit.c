@@ -39,6 +39,8 @@ int enc_check_mode(int mode, tpb_err_t *err)
  * read exactly as without the cache.  Direct-mapped, GEN_CACHE_SLOTS
  * entries; a collision just replaces the entry. */
 #define GEN_CACHE_SLOTS 4096u
+/* bundles of one instruction: its PredExt prefixes, an ApExt, itself */
+#define EMIT_MAX_BUNDLES (ISA_MAX_PREDEXT + 2)
 
 struct gen_cache_entry {
     bool used;
@@ -243,7 +245,7 @@ static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31)
 
 
 /* Encode one BIR instruction: [PredExt] [ApExt] main. */
-static int encode(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES], unsigned *nb,
+static int encode(const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES], unsigned *nb,
                   int idx, tpb_err_t *err)
 {
     isa_err_t ie;
@@ -253,11 +255,22 @@ static int encode(const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES], unsign
         memset(&p, 0, sizeof p);
         p.op = ISA_OP_PRED_EXT;
         p.l2 = isa_ops[ISA_OP_PRED_EXT].l2;
-        p.f.PREDEXT = in->pred;
-        if (isa_encode(&p, out[n], &ie) != ISA_OK)
-            return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name, in->src ? in->src : "",
-                            ie.msg);
-        n++;
+        for (unsigned q = 0; q <= in->npred_more; q++) {
+            p.f.PREDEXT = in->pred;
+            if (q) {   /* a further predicate: the first's fill and keep */
+                const bir_pred_t *m = &in->pred_more[q - 1];
+                p.f.PREDEXT.offset = m->offset;
+                p.f.PREDEXT.cm = m->cm;
+                p.f.PREDEXT.cmp = m->cmp;
+                p.f.PREDEXT.rev_pred = m->rev_pred;
+                p.f.PREDEXT.step0 = m->step[0], p.f.PREDEXT.step1 = m->step[1];
+                p.f.PREDEXT.step2 = m->step[2], p.f.PREDEXT.step3 = m->step[3];
+            }
+            if (isa_encode(&p, out[n], &ie) != ISA_OK)
+                return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name,
+                                in->src ? in->src : "", ie.msg);
+            n++;
+        }
     }
     unsigned k = 0;
     if (isa_encode_with_prefixes(&in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k, &ie) != ISA_OK)
@@ -311,9 +324,14 @@ static int validate_bundles(const bir_inst_t *in, int idx, uint8_t (*bundles)[IS
 
 /* encode() through the cache; *c is the instruction's cache entry when it
  * holds this body (NULL when there is no cache). */
-static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[3][ISA_BUNDLE_BYTES],
+static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES],
                          unsigned *nb, int idx, struct gen_cache_entry **c, tpb_err_t *err)
 {
+    if (in->npred_more) {   /* rare (NKI mask conjunctions): not cached */
+        *c = NULL;
+        memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
+        return encode(in, out, nb, idx, err);
+    }
     isa_inst_t key;
     isa_fmt_PREDEXT_t pred;
     cache_key(in, &key, &pred);
@@ -329,7 +347,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[3][ISA_BUND
             return 0;
         }
     }
-    memset(out, 0, 3 * ISA_BUNDLE_BYTES);
+    memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
     if (encode(in, out, nb, idx, err))
         return -1;
     g->cache_misses++;
@@ -406,11 +424,34 @@ static void branch_hint(gen_t *g, const bir_inst_t *in, unsigned nb)
         g->loop_pc[in->loop][e] = g->pcs[e];
 }
 
+/* A descriptor whose 1-bit wire compute field is not codegen's map of its
+ * BIR DgeComputeOp (bypass 0 -> 0, add 2 -> 1). */
+static bool bad_dge_compute(const bir_inst_t *in)
+{
+    unsigned want = bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
+    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's fields */
+        return in->isa.f.DDESC.compute != want;
+    if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+        return in->isa.f.DIND.compute != want;
+    return false;
+}
+
 static int visit(gen_t *g, int idx, tpb_err_t *err)
 {
     const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[idx];
     if (in->opc == BIR_INST_LOOP)
         return 0;   /* the InstLoop marker: not an ISA instruction */
+    if (in->isa.op != bir_codegen_isa_op(in))   /* mode flags pick the encoding */
+        return tpb_errf(err, "instruction %d '%s': BIR %s%s%s is ISA %s, not %s", idx, in->name,
+                        bir_opcode_name(in->opc), in->is_activate2 ? " is_activate2=1" : "",
+                        in->is_stt ? " is_stt=1" : "", isa_ops[bir_codegen_isa_op(in)].mnemonic,
+                        isa_ops[in->isa.op].mnemonic);
+    if (bad_dge_compute(in))
+        return tpb_errf(err, "instruction %d '%s': DgeComputeOp %u is wire compute %u, not %u",
+                        idx, in->name, (unsigned)in->dge_compute,
+                        bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute),
+                        isa_op_is_direct_dma(in->isa.op) ? (unsigned)in->isa.f.DDESC.compute
+                                                          : (unsigned)in->isa.f.DIND.compute);
     bir_inst_t br;
     bool fwd = in->loop_role == BIR_LOOP_SKIP || in->loop_role == BIR_LOOP_GUARD;
     if ((in->loop_role == BIR_LOOP_BACK || fwd) && g->mode != ENC_COLLECT_OPCODES) {
@@ -422,7 +463,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         in = &br;
     }
     uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */
-    uint8_t bundles[3][ISA_BUNDLE_BYTES];
+    uint8_t bundles[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES];
     unsigned nb = 0;
     struct gen_cache_entry *ce = NULL;
     switch (g->mode) {
@@ -438,6 +479,9 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         if (fwrite(bundles, ISA_BUNDLE_BYTES, nb, f) != nb)
             return tpb_errf(err, "%s/%s.bin: write failed", g->dir,
                             isa_engine_name((isa_engine_t)in->engine));
+        if (g->staging && gen_stage(g->staging, in->engine,
+                                    (const uint8_t(*)[ISA_BUNDLE_BYTES])bundles, nb, err))
+            return -1;   /* the staging vector: the second, independent sink */
         if (g->dump_per_inst && dump_inst(g, in, (const uint8_t(*)[ISA_BUNDLE_BYTES])bundles, nb, err))
             return -1;
         int e = in->engine;
@@ -460,6 +504,9 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
             if (ce)
                 ce->validated |= ebit;
         }
+        if (g->staging && gen_stage(g->staging, in->engine,
+                                    (const uint8_t(*)[ISA_BUNDLE_BYTES])bundles, nb, err))
+            return -1;
         /* the census is kept in this mode too (for --stats) */
         if (in->engine >= 0 && in->engine < ISA_ENG_COUNT)
             g->pcs[in->engine] += nb;
@@ -470,7 +517,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     case ENC_COLLECT_OPCODES: {
         unsigned n = 1;
         if (in->has_pred)
-            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n++;
+            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n += 1u + in->npred_more;
         if (needs_apext(g, in))
             bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2), n++;
         bitset_add(g->collect[idx], l2);

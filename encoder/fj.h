@@ -26,6 +26,21 @@
 
 #define MAX_LOOP_ITERATIONS_FACTOR 4   /* total iterations <= factor * max_ops */
 
+/* scheduling hints (fj_schedule.c): per-op "schedule" names (op, -1,
+ * name), no_reorder chain edges (op, before, NULL), top-level pairs as two
+ * refs (-1, -1, after name) + (-1, -1, before name) */
+typedef struct {
+    int op, before;
+    const char *name;            /* interned in the kernel */
+} fj_sched_ref_t;
+
+typedef struct {
+    fj_sched_ref_t *refs;
+    int n, cap;
+    int depth;                   /* no_reorder blocks open */
+    int last;                    /* the open block's latest op, -1 */
+} fj_sched_t;
+
 typedef struct {
     enc_builder_t b;
     enc_env_t env;
@@ -49,6 +64,7 @@ typedef struct {
     tir_ap_t mask_dst;
     int once_depth;              /* depth of the innermost "iterations" loop body: its
                                     objects are visited once (no memo there) */
+    fj_sched_t sched;            /* fj_schedule.c */
 } jx_t;
 
 struct memo_entry {
@@ -76,7 +92,7 @@ typedef struct {
     const char *fields[24];       /* allowed fields, NULL-terminated */
 } fj_opdef_t;
 
-#define F_COMMON "op", "name", "engine", "deps"
+#define F_COMMON "op", "name", "engine", "deps", "schedule"
 
 /* the op families: tables terminated by an entry with name NULL */
 extern const fj_opdef_t fj_ops_dma[];
@@ -96,6 +112,13 @@ int fj_h_inline_asm_bytes(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
 extern const fj_opdef_t fj_ops_seq[];      /* fj_ops_seq.c */
 /* a register name's physical register, -1 after the error (fj_ops_reg.c) */
 int fj_vreg(jx_t *j, const char *path, const char *field, const char *name);
+
+/* scheduling hints (fj_schedule.c, docs/kernel-format.md "Scheduling"):
+ * record the "schedule" field and the open no_reorder block for the ops a
+ * statement emitted ([n0, nops)); after the body, apply every edge (program
+ * order + explicit deps) */
+int fj_sched_op(jx_t *j, const cJSON *o, const char *path, int n0);
+int fj_sched_apply(jx_t *j, const cJSON *root);
 
 extern const fj_alias_t fj_alu_aliases[];
 extern const fj_alias_t fj_act_aliases[];

@@ -297,26 +297,68 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 0;
 }
 
-/* NKI mask= (kernel format: "mask": {"pattern", "offset", "channel_multiplier",
- * "cmp_op"}, the affine_select predicate over dst's indices): elements where
- * it fails are not computed and keep dst.  One affine predicate, carried by
- * a PredExt on a TensorScalarPtr (DVE or Pool). */
-int fj_get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+/* One predicate object of a mask into op's pat_* / cmp. */
+static int get_one_pred(jx_t *j, const cJSON *m, const char *mpath, tir_op_t *op)
 {
     static const char *const fields[] = {"pattern", "offset", "channel_multiplier", "cmp_op",
                                          NULL};
+    if (!cJSON_IsObject(m))
+        return fj_jfail(j, mpath, NULL, "expected {\"pattern\": [[step, count], ...], "
+                        "\"offset\", \"channel_multiplier\", \"cmp_op\"} (an affine "
+                        "predicate over dst's indices), got %s", fj_type_name(m));
+    return fj_check_fields(j, m, mpath, fields) || get_pattern(j, m, mpath, op) ||
+                   fj_get_enum(j, m, mpath, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp,
+                               ISA_CMP_GE)
+               ? -1
+               : 0;
+}
+
+/* NKI mask= (kernel format: "mask": {"pattern", "offset", "channel_multiplier",
+ * "cmp_op"}, the affine_select predicate over dst's indices, or a list of up
+ * to 4 of them, ANDed -- NKI's (i_p < n) & (i_f < m)): elements where it
+ * fails are not computed and keep dst.  Each predicate is one PredExt on a
+ * TensorScalarPtr (DVE or Pool). */
+int fj_get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
     const cJSON *m = fj_field(o, "mask");
     if (!m)
         return 0;
-    if (!cJSON_IsObject(m))
+    if (!cJSON_IsObject(m) && !cJSON_IsArray(m))
         return fj_jfail(j, path, "mask", "expected {\"pattern\": [[step, count], ...], "
                         "\"offset\", \"channel_multiplier\", \"cmp_op\"} (one affine "
-                        "predicate over dst's indices), got %s", fj_type_name(m));
+                        "predicate over dst's indices) or a list of up to %d of them (ANDed), "
+                        "got %s", TIR_MAX_MASK_PREDS, fj_type_name(m));
     char mpath[600];
     snprintf(mpath, sizeof mpath, "%s.mask", path);
-    if (fj_check_fields(j, m, mpath, fields) || get_pattern(j, m, mpath, op) ||
-        fj_get_enum(j, m, mpath, "cmp_op", ISA_FT_CMP, fj_cmp_aliases, &op->cmp, ISA_CMP_GE))
+    if (cJSON_IsArray(m)) {
+        int n = cJSON_GetArraySize(m);
+        if (n < 1 || n > TIR_MAX_MASK_PREDS)
+            return fj_jfail(j, path, "mask", "a list of 1 to %d predicates (ANDed), got %d",
+                            TIR_MAX_MASK_PREDS, n);
+        tir_pred_t *more = n > 1 ? tir_new_preds(j->b.k, n - 1) : NULL;
+        if (n > 1 && !more)
+            return fj_jfail(j, path, "mask", "out of memory");
+        int i = 0;
+        for (const cJSON *c = m->child; c; c = c->next, i++) {
+            char ipath[640];
+            snprintf(ipath, sizeof ipath, "%s[%d]", mpath, i);
+            if (!i) {
+                if (get_one_pred(j, c, ipath, op))
+                    return -1;
+                continue;
+            }
+            tir_op_t t = *op;
+            if (get_one_pred(j, c, ipath, &t))
+                return -1;
+            tir_pred_t *q = &more[i - 1];
+            q->offset = t.pat_offset, q->cm = t.pat_cm, q->ndim = t.pat_ndim, q->cmp = t.cmp;
+            memcpy(q->step, t.pat_step, sizeof q->step);
+        }
+        op->mask_more = more;
+        op->nmask_more = n - 1;
+    } else if (get_one_pred(j, m, mpath, op)) {
         return -1;
+    }
     if (op->engine == ISA_ENG_ACT)
         return fj_jfail(j, path, "mask", "a masked %s runs on DVE or Pool (the predicate rides "
                         "on a TensorScalarPtr), not on engine act", tir_op_name(op->kind));

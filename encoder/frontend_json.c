@@ -152,7 +152,7 @@ static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_op
         return -1;
     if (rc > 0 && enc_emit(&j->b, &op) < 0)   /* else the handler emitted through a builder */
         return -1;
-    return set_deps(j, o, path, n0);
+    return set_deps(j, o, path, n0) || fj_sched_op(j, o, path, n0) ? -1 : 0;
 }
 
 static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
@@ -544,6 +544,25 @@ static int exec_if(jx_t *j, const cJSON *o, const char *path)
     return rc;
 }
 
+/* NKI's `with nl.no_reorder():` -- every op of the body runs after the
+ * block's previous op (fj_schedule.c); no scope, as in Python */
+static int exec_no_reorder(jx_t *j, const cJSON *o, const char *path)
+{
+    static const char *const allowed[] = {"op", "body", NULL};
+    if (fj_check_fields(j, o, path, allowed))
+        return -1;
+    const cJSON *body = fj_field(o, "body");
+    if (!cJSON_IsArray(body))
+        return fj_jfail(j, path, "body", "expected an array of ops, got %s", fj_type_name(body));
+    char sub[ENC_PATH_MAX + 8];
+    snprintf(sub, sizeof sub, "%s.body", path);
+    if (j->sched.depth++ == 0)
+        j->sched.last = -1;
+    int rc = exec_block(j, body, sub);
+    j->sched.depth--;
+    return rc;
+}
+
 static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
 {
     if (!cJSON_IsObject(o))
@@ -562,6 +581,8 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
         return exec_tile(j, o, path);
     if (!strcmp(name, "let"))
         return exec_let(j, o, path);
+    if (!strcmp(fj_strip_prefix(name), "no_reorder"))
+        return exec_no_reorder(j, o, path);
     const char *nn = fj_strip_prefix(name);
     int kind = !strcmp(nn, "sequential_range") ? 1
                : !strcmp(nn, "dynamic_range") || !strcmp(nn, "fori_loop") ? 2 : 0;
@@ -617,7 +638,8 @@ static void line_col(const char *text, const char *at, int *line, int *col)
 static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
 {
     static const char *const allowed[] = {"kernel", "target", "grid", "inputs", "outputs",
-                                          "scratch", "constants", "body", "description", NULL};
+                                          "scratch", "constants", "body", "description",
+                                          "schedule", NULL};
     if (!cJSON_IsObject(root))
         return fj_jfail(j, "(top level)", NULL, "expected a JSON object, got %s", fj_type_name(root));
     if (fj_check_fields(j, root, "(top level)", allowed))
@@ -669,7 +691,7 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return fj_jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, "(top level)", "body", "expected an array of ops, got %s", fj_type_name(body));
-    return exec_block(j, body, "body");
+    return exec_block(j, body, "body") || fj_sched_apply(j, root) ? -1 : 0;
 }
 
 int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_name,
@@ -735,6 +757,7 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     }
 done:
     free(j->memo);
+    free(j->sched.refs);
     enc_env_free(&j->env);
     enc_builder_free(&j->b);
     free(j);

@@ -104,11 +104,15 @@ typedef struct {
     const tir_scalar_t *s0, *s1;
     bool rev0, rev1;
     const isa_fmt_PREDEXT_t *pred;   /* NULL = unpredicated */
+    int npred;                       /* pred[0..npred) ANDed (0 = 1 when pred is set);
+                                        the first's fill and keep apply */
 } lw_ts_args_t;
 int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a);
 /* The op's affine pattern (pat_offset, pat_cm, pat_step over dst's
  * unmerged free dims, cmp) as a PredExt, fill 0 and keep 0
  * (lower_select.c: affine_select on DVE, NKI masks). */
 int lw_pattern_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p);
+/* The same for another predicate over the op's dst (a mask's 2nd.. one). */
+int lw_pred_of(lower_ctx_t *c, const tir_pred_t *pat, isa_fmt_PREDEXT_t *p);
 
 #endif

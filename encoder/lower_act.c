@@ -4,7 +4,9 @@
  *                   (bir ActivationAccumulationOp); scale immediate or [P,1]
  *                   pointer; bias [P,1] pointer; fused free-axis reduce with
  *                   its reduce command (red_op/red_cmd/red_out)
- *   activate2    -> Activate2: func((in op0 imm0) op1 imm1 + bias) */
+ *   activate2    -> the same BIR Activation with is_activate2 set (the
+ *                   notes' setIsActivate2); codegen emits ISA Activate2:
+ *                   func((in op0 imm0) op1 imm1 + bias) */
 #include "lower.h"
 
 #include <string.h>
@@ -36,26 +38,58 @@ static int bind_bias(lower_ctx_t *c, bir_inst_t *in, isa_ptr_t *bias)
     return lw_ptr(c, in, &c->op->bias, false, "bias", bias);
 }
 
+/* The shared Activation builder (the notes' codegenActivationOp and
+ * codegenActivate2 share one): a BIR Activation, ActivationAccumulationOp
+ * when accumulating; the activate2 form flips setIsActivate2, from which
+ * codegen picks the ISA Activate2 encoding (bir_codegen_isa_op).  Binds
+ * in/out; the caller fills the form's scalars, then act_finish. */
+static int act_begin(lower_ctx_t *c, bir_inst_t *in)
+{
+    const tir_op_t *op = c->op;
+    bool act2 = op->kind == TIR_ACTIVATE2;
+    bool acc = !act2 && (op->flags & TIR_F_ACCUMULATE);
+    lw_inst(c, in, acc ? BIR_ACTIVATION_ACC : BIR_ACTIVATION,
+            acc ? ISA_OP_ACTIVATION_ACC : ISA_OP_ACTIVATION);
+    if (act2)
+        bir_inst_set_is_activate2(in, true);
+    isa_tap_t *src = act2 ? &in->isa.f.ACT2.in : &in->isa.f.ACT.in;
+    isa_tap_t *dst = act2 ? &in->isa.f.ACT2.out : &in->isa.f.ACT.out;
+    if (lw_tap(c, in, &op->src[0], false, "src", src) ||
+        lw_tap(c, in, &op->dst, true, "dst", dst))
+        return -1;
+    if (lw_same_partitions(c, act2 ? "activate2" : "activation", src, dst))
+        return -1;
+    if (!act2 && isa_tap_free_elems(src) != isa_tap_free_elems(dst))
+        return lw_err(c, "src and dst have different element counts");
+    if (acc) {  /* ActivationAcc reads the accumulator it adds into */
+        bir_access_t r = in->acc[1];
+        r.write = false;
+        bir_inst_access(in, &r);
+    }
+    return 0;
+}
+
+/* func, bias and the fused reduce (both forms), then append. */
+static int act_finish(lower_ctx_t *c, bir_inst_t *in)
+{
+    bool act2 = in->is_activate2;
+    isa_fmt_ACT_t *f = &in->isa.f.ACT;
+    isa_fmt_ACT2_t *f2 = &in->isa.f.ACT2;
+    *(act2 ? &f2->func : &f->func) = (uint32_t)c->op->func;
+    if (bind_bias(c, in, act2 ? &f2->bias : &f->bias) ||
+        bind_reduce(c, in, act2 ? &f2->red_op : &f->red_op, act2 ? &f2->red_cmd : &f->red_cmd,
+                    act2 ? &f2->red_out : &f->red_out))
+        return -1;
+    return lw_emit(c, in);
+}
+
 static int lower_activation1(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bool acc = op->flags & TIR_F_ACCUMULATE;
     bir_inst_t in;
-    lw_inst(c, &in, acc ? BIR_ACTIVATION_ACC : BIR_ACTIVATION,
-            acc ? ISA_OP_ACTIVATION_ACC : ISA_OP_ACTIVATION);
+    if (act_begin(c, &in))
+        return -1;
     isa_fmt_ACT_t *f = &in.isa.f.ACT;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
-        return -1;
-    if (lw_same_partitions(c, "activation", &f->in, &f->out))
-        return -1;
-    if (isa_tap_free_elems(&f->in) != isa_tap_free_elems(&f->out))
-        return lw_err(c, "src and dst have different element counts");
-    if (acc) {  /* ActivationAcc reads the accumulator it adds into */
-        bir_access_t r = in.acc[1];
-        r.write = false;
-        bir_inst_access(&in, &r);
-    }
     uint32_t bits, is_ptr;
     if (lw_scalar(c, &in, &op->s0, "scale", &bits, &is_ptr))
         return -1;
@@ -69,11 +103,7 @@ static int lower_activation1(lower_ctx_t *c)
     } else {
         f->scale = (float)op->s0.imm;
     }
-    f->func = (uint32_t)op->func;
-    if (bind_bias(c, &in, &f->bias) ||
-        bind_reduce(c, &in, &f->red_op, &f->red_cmd, &f->red_out))
-        return -1;
-    return lw_emit(c, &in);
+    return act_finish(c, &in);
 }
 
 /* prelu's relu_param in the 24-bit field: a [P,1] pointer packed as addr 18b
@@ -105,13 +135,9 @@ static int lower_activate2(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     bir_inst_t in;
-    lw_inst(c, &in, BIR_ACTIVATE2, ISA_OP_ACTIVATE2);
+    if (act_begin(c, &in))
+        return -1;
     isa_fmt_ACT2_t *f = &in.isa.f.ACT2;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
-        return -1;
-    if (lw_same_partitions(c, "activate2", &f->in, &f->out))
-        return -1;
     /* imm0/imm1: constants, or [P,1] pointers riding in the 32-bit slots
      * (the notes' SymbolicImmediateValue imm0_ptr/imm1_ptr) */
     uint32_t bits, is_ptr;
@@ -129,11 +155,7 @@ static int lower_activate2(lower_ctx_t *c)
     f->rev1 = (op->flags & TIR_F_REV1) != 0;
     if (relu_param(c, &in, f))
         return -1;
-    f->func = (uint32_t)op->func;
-    if (bind_bias(c, &in, &f->bias) ||
-        bind_reduce(c, &in, &f->red_op, &f->red_cmd, &f->red_out))
-        return -1;
-    return lw_emit(c, &in);
+    return act_finish(c, &in);
 }
 
 int lower_activation(lower_ctx_t *c)

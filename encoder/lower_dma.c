@@ -219,7 +219,7 @@ static void set_dap(isa_dap_t *p, const dside_t *s, uint64_t addr, const jdim_t 
 
 typedef struct {
     bool transpose;
-    unsigned compute;        /* ISA_DMAOP_* */
+    bir_dge_compute_t compute; /* BIR DgeComputeOp (bypass 0, add 2) */
     unsigned dge;
     int engine;              /* pinned issuing engine or UNASSIGNED */
 } dma_opts_t;
@@ -307,7 +307,8 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
         bir_inst_access(&tr, &src->acc);
     bir_inst_access(&tr, &dst->acc);
-    if (o->compute == ISA_DMAOP_ADD) {   /* accumulate: the destination is read too */
+    bir_inst_set_dge_compute(&tr, o->compute);
+    if (o->compute == BIR_DGE_COMPUTE_ADD) {   /* accumulate: the destination is read too */
         bir_access_t r = dst->acc;
         r.write = false;
         bir_inst_access(&tr, &r);
@@ -401,7 +402,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
             return -1;
         f->transpose = o->transpose;
         f->dge = o->dge;
-        f->compute = o->compute;
+        bir_inst_set_dge_compute(&de, o->compute);   /* wire bit: codegen's map */
         if (d3) {
             isa_fmt_D3DESC_t *g = &de.isa.f.D3DESC;
             g->count2 = inner > 2 ? (uint32_t)j[2].count : 1;
@@ -474,7 +475,7 @@ static int lower_transpose_dma(lower_ctx_t *c)
         if (ps.count[i] != op->dst.count[i])
             return lw_err(c, "dst dim %d has %lld elements, permuted src has %lld", i,
                           (long long)op->dst.count[i], (long long)ps.count[i]);
-    dma_opts_t o = {true, ISA_DMAOP_BYPASS, (unsigned)op->dge_mode, ISA_ENG_POOL};
+    dma_opts_t o = {true, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->dge_mode, ISA_ENG_POOL};
     if (requested_engine(c, ISA_ENG_POOL, true, &o.engine))
         return -1;
     return lower_direct(c, &ps, &op->dst, &o);
@@ -644,13 +645,13 @@ static int lower_indirect(lower_ctx_t *c)
         return lw_err(c, "%llu indices for %u rows", (unsigned long long)nidx, tp->count[1]);
     f->scatter = scatter;
     f->oob = oob;
-    f->compute = rmw ? ISA_DMAOP_ADD : ISA_DMAOP_BYPASS;
+    bir_inst_set_dge_compute(&de, rmw ? BIR_DGE_COMPUTE_ADD : BIR_DGE_COMPUTE_BYPASS);
     f->dge = dge;
     f->qos = (uint32_t)op->qos;
     de.is_dma_desc = true;
     int group = c->m->next_dma_group++;
     de.dma_group = group;
-    dma_opts_t o = {gt, f->compute, dge, ISA_ENG_POOL};
+    dma_opts_t o = {gt, (bir_dge_compute_t)de.dge_compute, dge, ISA_ENG_POOL};
     if (requested_engine(c, ISA_ENG_POOL, gt, &o.engine))
         return -1;
     de.engine = o.engine;
@@ -722,9 +723,9 @@ int lower_dma(lower_ctx_t *c)
     }
     if (dge_of(c))
         return -1;
-    dma_opts_t o = {false, ISA_DMAOP_BYPASS, (unsigned)op->dge_mode, ISA_ENG_UNASSIGNED};
+    dma_opts_t o = {false, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->dge_mode, ISA_ENG_UNASSIGNED};
     if (op->flags & TIR_F_RMW_ADD)
-        o.compute = ISA_DMAOP_ADD;
+        o.compute = BIR_DGE_COMPUTE_ADD;
     if (requested_engine(c, ISA_ENG_UNASSIGNED, false, &o.engine))
         return -1;
     const tir_tensor_t *dt = lw_tensor(c, &op->dst);

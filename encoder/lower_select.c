@@ -32,25 +32,33 @@ static int lower_memset_to(lower_ctx_t *c, const tir_ap_t *dst, double value, bo
     return lw_emit(c, &in);
 }
 
+/* The op's own pattern (pat_*, cmp) as a predicate. */
+static tir_pred_t op_pattern(const tir_op_t *op)
+{
+    tir_pred_t p = {.offset = op->pat_offset, .cm = op->pat_cm, .ndim = op->pat_ndim,
+                    .cmp = op->cmp};
+    memcpy(p.step, op->pat_step, sizeof p.step);
+    return p;
+}
+
 /* dst TAP with one ISA dim per non-unit tile-IR free dim (no merging), and
- * the pattern steps mapped onto those dims. */
-static int pattern_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool write,
-                       isa_tap_t *tap, int32_t steps[4])
+ * the pattern's steps mapped onto those dims. */
+static int pattern_tap_of(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool write,
+                          const tir_pred_t *pat, isa_tap_t *tap, int32_t steps[4])
 {
     unsigned mapped;
     if (lw_tap_axes(c, in, dst, write, write ? "dst" : "src", 0x2Au /* alternate: no merging */,
                     tap, &mapped))
         return -1;
-    const tir_op_t *op = c->op;
     int nfree = dst->ndim - 1;
-    if (op->pat_ndim && op->pat_ndim != nfree)
-        return lw_err(c, "pattern has %d dims but the access has %d free dims", op->pat_ndim,
+    if (pat->ndim && pat->ndim != nfree)
+        return lw_err(c, "pattern has %d dims but the access has %d free dims", pat->ndim,
                       nfree);
     int k = 0;
     for (int d = dst->ndim - 1; d >= 1; d--) {
         if (dst->count[d] == 1)
             continue;
-        int64_t s = op->pat_ndim ? op->pat_step[d - 1] : 0;
+        int64_t s = pat->ndim ? pat->step[d - 1] : 0;
         if (s < -32768 || s > 32767)
             return lw_err(c, "pattern step %lld does not fit 16 bits", (long long)s);
         steps[k++] = (int32_t)s;
@@ -60,11 +68,18 @@ static int pattern_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool
                       tap->ndims);
     for (; k < 4; k++)
         steps[k] = 0;
-    if (op->pat_cm < -32768 || op->pat_cm > 32767)
-        return lw_err(c, "channel_multiplier %lld does not fit 16 bits", (long long)op->pat_cm);
-    if (op->pat_offset < INT32_MIN || op->pat_offset > INT32_MAX)
-        return lw_err(c, "pattern offset %lld does not fit 32 bits", (long long)op->pat_offset);
+    if (pat->cm < -32768 || pat->cm > 32767)
+        return lw_err(c, "channel_multiplier %lld does not fit 16 bits", (long long)pat->cm);
+    if (pat->offset < INT32_MIN || pat->offset > INT32_MAX)
+        return lw_err(c, "pattern offset %lld does not fit 32 bits", (long long)pat->offset);
     return 0;
+}
+
+static int pattern_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *dst, bool write,
+                       isa_tap_t *tap, int32_t steps[4])
+{
+    tir_pred_t pat = op_pattern(c->op);
+    return pattern_tap_of(c, in, dst, write, &pat, tap, steps);
 }
 
 static int lower_iota(lower_ctx_t *c)
@@ -81,21 +96,26 @@ static int lower_iota(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
-int lw_pattern_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
+int lw_pred_of(lower_ctx_t *c, const tir_pred_t *pat, isa_fmt_PREDEXT_t *p)
 {
-    const tir_op_t *op = c->op;
     bir_inst_t probe;
     bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
     isa_tap_t tap;
     int32_t st[4];
-    if (pattern_tap(c, &probe, &op->dst, true, &tap, st))
+    if (pattern_tap_of(c, &probe, &c->op->dst, true, pat, &tap, st))
         return -1;
     memset(p, 0, sizeof *p);
-    p->offset = (int32_t)op->pat_offset;
-    p->cm = (int32_t)op->pat_cm;
-    p->cmp = (uint32_t)op->cmp;
+    p->offset = (int32_t)pat->offset;
+    p->cm = (int32_t)pat->cm;
+    p->cmp = (uint32_t)pat->cmp;
     p->step0 = st[0], p->step1 = st[1], p->step2 = st[2], p->step3 = st[3];
     return 0;
+}
+
+int lw_pattern_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
+{
+    tir_pred_t pat = op_pattern(c->op);
+    return lw_pred_of(c, &pat, p);
 }
 
 static int lower_affine_select(lower_ctx_t *c)
@@ -110,7 +130,7 @@ static int lower_affine_select(lower_ctx_t *c)
         p.rev_pred = (op->flags & TIR_F_REV0) != 0;   /* seed 001 set_reverse_pred */
         tir_scalar_t zero = {.is_ap = false, .imm = 0.0, .ap = {.tensor = -1}};
         lw_ts_args_t a = {&op->src[0], &op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
-                          false, false, &p};
+                          false, false, &p, 1};
         return lw_tensor_scalar(c, &a);
     }
     bir_inst_t in;

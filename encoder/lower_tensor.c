@@ -3,7 +3,9 @@
  *   tensor_tensor         -> TensorTensor (TensorTensorBitVec for bitwise
  *                            ops on integer data, DVE only)
  *   tensor_scalar         -> the shared tensor-scalar emitter
- *   scalar_tensor_tensor  -> ScalarTensorTensor
+ *   scalar_tensor_tensor  -> BIR TensorScalarPtr with is_stt set (the
+ *                            notes' set_is_scalar_tensor_tensor); codegen
+ *                            emits ISA ScalarTensorTensor
  *   tensor_copy           -> TensorCopy
  *   tensor_tensor_scan    -> TensorTensorScan
  *   quantize_mx           -> QuantizeMX
@@ -34,12 +36,23 @@ static int same_shape(lower_ctx_t *c, const char *what, const isa_tap_t *a, cons
     return 0;
 }
 
+/* The notes' getTensorScalarPtr instruction: a BIR TensorScalarPtr; stt
+ * flips set_is_scalar_tensor_tensor, from which codegen picks the ISA
+ * ScalarTensorTensor encoding (bir_codegen_isa_op). */
+static void ts_ptr_inst(lower_ctx_t *c, bir_inst_t *in, bool stt)
+{
+    lw_inst(c, in, BIR_TENSOR_SCALAR_PTR, ISA_OP_TENSOR_SCALAR_PTR);
+    bir_inst_set_is_stt(in, stt);
+}
+
 int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
 {
     bool ptr = a->s0->is_ap || (a->s1 && a->s1->is_ap) || a->pred;
     bir_inst_t in;
-    lw_inst(c, &in, ptr ? BIR_TENSOR_SCALAR_PTR : BIR_TENSOR_SCALAR,
-            ptr ? ISA_OP_TENSOR_SCALAR_PTR : ISA_OP_TENSOR_SCALAR);
+    if (ptr)
+        ts_ptr_inst(c, &in, false);
+    else
+        lw_inst(c, &in, BIR_TENSOR_SCALAR, ISA_OP_TENSOR_SCALAR);
     isa_fmt_TS_t *f = &in.isa.f.TS;
     /* a predicate is evaluated over out's dims: out unmerged, as the steps */
     unsigned mapped;
@@ -87,6 +100,17 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         in.has_pred = true;
         in.pred = *a->pred;
         /* lanes whose predicate fails keep the fill value: dst is fully written */
+        if (a->npred > ISA_MAX_PREDEXT)
+            return lw_err(c, "%d predicates on one instruction (at most %d)", a->npred,
+                          ISA_MAX_PREDEXT);
+        for (int q = 1; q < a->npred; q++) {   /* ANDed: one more PredExt each */
+            const isa_fmt_PREDEXT_t *p = &a->pred[q];
+            in.pred_more[q - 1] = (bir_pred_t){(int32_t)p->offset, (int16_t)p->cm,
+                                               {(int16_t)p->step0, (int16_t)p->step1,
+                                                (int16_t)p->step2, (int16_t)p->step3},
+                                               (uint8_t)p->cmp, (uint8_t)p->rev_pred};
+        }
+        in.npred_more = (uint8_t)(a->npred > 1 ? a->npred - 1 : 0);
     }
     return lw_emit(c, &in);
 }
@@ -121,7 +145,7 @@ static int lower_stt(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     bir_inst_t in;
-    lw_inst(c, &in, BIR_SCALAR_TENSOR_TENSOR, ISA_OP_SCALAR_TENSOR_TENSOR);
+    ts_ptr_inst(c, &in, true);
     isa_fmt_STT_t *f = &in.isa.f.STT;
     if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
         lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
@@ -179,24 +203,34 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
     return lw_emit(c, &in);
 }
 
-/* NKI mask= as a PredExt that keeps dst where the predicate fails */
-static int mask_pred(lower_ctx_t *c, isa_fmt_PREDEXT_t *p)
+/* NKI mask= as PredExts (one per predicate, ANDed) that keep dst where the
+ * mask fails; returns how many (-1 on error) */
+static int lw_mask_preds(lower_ctx_t *c, isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS])
 {
-    if (lw_pattern_pred(c, p))
+    const tir_op_t *op = c->op;
+    if (op->nmask_more < 0 || op->nmask_more >= TIR_MAX_MASK_PREDS)
+        return lw_err(c, "mask: %d predicates (at most %d)", op->nmask_more + 1,
+                      TIR_MAX_MASK_PREDS);
+    if (lw_pattern_pred(c, &p[0]))
         return -1;
-    p->keep = 1;
-    return 0;
+    for (int q = 0; q < op->nmask_more; q++)
+        if (lw_pred_of(c, &op->mask_more[q], &p[q + 1]))
+            return -1;
+    for (int q = 0; q <= op->nmask_more; q++)
+        p[q].keep = 1;
+    return op->nmask_more + 1;
 }
 
 static int lower_copy(lower_ctx_t *c)
 {
     if (c->op->flags & TIR_F_MASK) {   /* a masked copy: TensorScalarPtr bypass + PredExt */
-        isa_fmt_PREDEXT_t p;
+        isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS];
         tir_scalar_t zero = {.is_ap = false, .imm = 0.0, .ap = {.tensor = -1}};
-        if (mask_pred(c, &p))
+        int n = lw_mask_preds(c, p);
+        if (n < 0)
             return -1;
         lw_ts_args_t a = {&c->op->src[0], &c->op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero,
-                          NULL, false, false, &p};
+                          NULL, false, false, p, n};
         return lw_tensor_scalar(c, &a);
     }
     bool done;
@@ -253,12 +287,13 @@ int lower_tensor(lower_ctx_t *c)
     switch (op->kind) {
     case TIR_TENSOR_TENSOR: return lower_tt(c);
     case TIR_TENSOR_SCALAR: {
-        isa_fmt_PREDEXT_t p;
-        if ((op->flags & TIR_F_MASK) && mask_pred(c, &p))
+        isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS];
+        int n = (op->flags & TIR_F_MASK) ? lw_mask_preds(c, p) : 0;
+        if (n < 0)
             return -1;
         lw_ts_args_t a = {&op->src[0], &op->dst, op->op0, op->op1, &op->s0, &op->s1,
                           !!(op->flags & TIR_F_REV0), !!(op->flags & TIR_F_REV1),
-                          (op->flags & TIR_F_MASK) ? &p : NULL};
+                          n ? p : NULL, n};
         return lw_tensor_scalar(c, &a);
     }
     case TIR_SCALAR_TENSOR_TENSOR: return lower_stt(c);

@@ -41,19 +41,6 @@ typedef struct {
     char why[300];
 } rl_ctx_t;
 
-/* The APs an op reads (dst and dst2 are writes; listed separately). */
-static int read_aps(tir_op_t *op, tir_ap_t **out)
-{
-    int n = 0;
-    for (int i = 0; i < 4; i++)
-        out[n++] = &op->src[i];
-    out[n++] = &op->index;
-    out[n++] = &op->bias;
-    out[n++] = &op->s0.ap;
-    out[n++] = &op->s1.ap;
-    return n;
-}
-
 /* Mark the elements of `a` in the bitmap; false if one was already set. */
 static bool mark_disjoint(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
 {
@@ -172,7 +159,7 @@ static bool reloadable(rl_ctx_t *c, int *slot_load)
             break;
         }
         tir_ap_t *aps[8];
-        int n = read_aps(op, aps);
+        int n = tir_op_read_aps(op, aps);
         for (int a = 0; a < n && ok; a++) {
             if (aps[a]->tensor != t)
                 continue;
@@ -239,7 +226,7 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
         if (op.kind == TIR_LOAD && op.dst.tensor >= 0 && reload[op.dst.tensor])
             continue;   /* reloaded at each use */
         tir_ap_t *aps[RL_SLOTS];
-        int na = read_aps(&op, aps);
+        int na = tir_op_read_aps(&op, aps);
         for (int a = 0; a < na; a++) {
             int j = slot_load[(size_t)i * RL_SLOTS + (size_t)a];
             if (j < 0)

@@ -47,6 +47,8 @@ void tir_kernel_free(tir_kernel_t *k)
     free(k->loop_marks);
     for (tir_asm_t *a = k->asms, *next; a; a = next)
         next = a->next, free(a);
+    for (tir_pred_t *p = k->preds, *next; p; p = next)
+        next = p->next_block, free(p);
     for (int i = 0; i < k->cap_strs; i++)
         free(k->strs[i]);
     free(k->strs);
@@ -167,6 +169,28 @@ tir_asm_t *tir_new_asm(tir_kernel_t *k)
     a->next = k->asms;
     k->asms = a;
     return a;
+}
+
+int tir_op_read_aps(tir_op_t *op, tir_ap_t **out)
+{
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        out[n++] = &op->src[i];
+    out[n++] = &op->index;
+    out[n++] = &op->bias;
+    out[n++] = &op->s0.ap;
+    out[n++] = &op->s1.ap;
+    return n;
+}
+
+tir_pred_t *tir_new_preds(tir_kernel_t *k, int n)
+{
+    tir_pred_t *p = calloc((size_t)(n > 0 ? n : 1), sizeof *p);
+    if (!p)
+        return NULL;
+    p->next_block = k->preds;
+    k->preds = p;
+    return p;
 }
 
 static uint64_t str_hash(const char *s)

@@ -147,6 +147,19 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
  * Allocated by tir_new_asm() and owned by the kernel that declared the op
  * (freed by tir_kernel_free); copies of the op made by later passes borrow
  * it, like a tensor's const_data. */
+/* A further affine predicate of an NKI mask conjunction (tir_op_t.mask_more):
+ * offset + cm*p + sum(step[d]*i_d) cmp 0 over dst's free dims, as the
+ * op's own pat_* / cmp.  Owned by the kernel (tir_new_preds). */
+typedef struct tir_pred {
+    int64_t offset, cm;
+    int64_t step[4];
+    int ndim;
+    int cmp;                      /* ISA_CMP_* */
+    struct tir_pred *next_block;  /* the owning kernel's list (first of a block only) */
+} tir_pred_t;
+
+#define TIR_MAX_MASK_PREDS 4      /* predicates of one mask (ANDed; ISA_MAX_PREDEXT) */
+
 typedef struct tir_asm {
     int asm_op;
     int16_t asm_opnd[6];
@@ -409,6 +422,10 @@ typedef struct {
     int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
                                      register whose value (an element offset) moves
                                      the operand0 pointer at execution; -1 none */
+    /* TIR_F_MASK with several predicates (NKI (i_p < n) & (i_f < m)): the
+     * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
+    const tir_pred_t *mask_more;
+    int nmask_more;               /* < TIR_MAX_MASK_PREDS */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the
@@ -456,6 +473,7 @@ typedef struct {
     int nmarks, cap_marks;
     uint64_t regs_used;           /* physical sequencer registers allocated (regalloc.h) */
     tir_asm_t *asms;              /* owned inline-assembly records (tir_new_asm) */
+    tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
     char **strs;                  /* interned strings (tir_intern): a hash set, */
     int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
 } tir_kernel_t;
@@ -477,6 +495,13 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
 /* A zeroed inline-assembly record (asm_opnd -1) owned by k; NULL on
  * out-of-memory. */
 tir_asm_t *tir_new_asm(tir_kernel_t *k);
+/* The APs an op reads (up to TIR_MAX_READ_APS; absent ones have tensor -1):
+ * src[0..3], index, bias, s0.ap, s1.ap.  dst and dst2 are its writes. */
+#define TIR_MAX_READ_APS 8
+int tir_op_read_aps(tir_op_t *op, tir_ap_t **out);
+/* n zeroed predicates owned by k (freed by tir_kernel_free); NULL on
+ * out-of-memory. */
+tir_pred_t *tir_new_preds(tir_kernel_t *k, int n);
 /* The kernel's one copy of s (owned by k, freed by tir_kernel_free; copies
  * of ops made by later passes borrow it); NULL on out-of-memory. */
 const char *tir_intern(tir_kernel_t *k, const char *s);

@@ -50,7 +50,8 @@ typedef struct {
     uint32_t pc;
     /* prefix lines waiting for the instruction they extend */
     bool pend_ext, pend_pred;
-    size_t ext_item, pred_item;
+    size_t ext_item, pred_item;   /* pred_item: the first pending PredExt */
+    int npend_pred;               /* PredExt lines pending (ANDed, at most ISA_MAX_PREDEXT) */
 } asm_t;
 
 static void add_diag(asm_t *a, const isa_asm_diag_t *d)
@@ -170,12 +171,22 @@ static int check_engine(asm_t *a, lex_t *lx, const char *at, const isa_inst_t *i
 static int place_inst(asm_t *a, lex_t *lx, const char *ms, item_t *it)
 {
     isa_op_t op = it->inst.op;
-    if (op == ISA_OP_AP_EXT || op == ISA_OP_PRED_EXT) {
-        bool *pend = op == ISA_OP_AP_EXT ? &a->pend_ext : &a->pend_pred;
-        if (*pend)
+    if (op == ISA_OP_PRED_EXT) {   /* several in a row: their predicates are ANDed */
+        if (a->npend_pred == ISA_MAX_PREDEXT)
+            return asm_perr(lx, ms, "prefix", "more than %d PredExt prefixes before one "
+                            "instruction", ISA_MAX_PREDEXT);
+        if (!a->pend_pred)
+            a->pred_item = a->nitems - 1;
+        a->pend_pred = true;
+        a->npend_pred++;
+        it->nbundles = 1;
+        return 0;
+    }
+    if (op == ISA_OP_AP_EXT) {
+        if (a->pend_ext)
             return asm_perr(lx, ms, "prefix", "two %s prefixes in a row", isa_ops[op].mnemonic);
-        *pend = true;
-        *(op == ISA_OP_AP_EXT ? &a->ext_item : &a->pred_item) = a->nitems - 1;
+        a->pend_ext = true;
+        a->ext_item = a->nitems - 1;
         it->nbundles = 1;
         return 0;
     }
@@ -190,6 +201,7 @@ static int place_inst(asm_t *a, lex_t *lx, const char *ms, item_t *it)
     it->ext_item = a->ext_item;
     it->nbundles = (need && !a->pend_ext) ? 2 : 1;
     a->pend_ext = a->pend_pred = false;
+    a->npend_pred = 0;
     return 0;
 }
 

@@ -316,14 +316,19 @@ static void print_markdown(void)
 
     printf("## Prefixes\n\n"
            "`ApExt` and `PredExt` extend the next non-prefix bundle of the same stream\n"
-           "(at most one of each, in either order, and they carry no header fields).\n\n"
+           "(at most one `ApExt` and up to 4 `PredExt`, in any order, and they carry\n"
+           "no header fields).\n\n"
            "- `ApExt` holds free dims 2 and 3 (`oN_step2/oN_count2/oN_step3/oN_count3`)\n"
            "  of the TAP in operand slot N (0-2) of the instruction it extends.  It is\n"
            "  required exactly when some TAP has `ndims` > 2; slots of TAPs with fewer\n"
            "  dims must be zero.\n"
            "- `PredExt` adds an affine predicate to the next `TensorScalarPtr`.\n"
-           "- A prefix at the end of a stream, two of the same kind in a row, or a\n"
-           "  prefix that its instruction does not use is an error.\n\n");
+           "  Several `PredExt` (at most 4) are ANDed: a lane is selected when every\n"
+           "  predicate holds (each after its own `rev_pred`); they must share `fill`\n"
+           "  and `keep`.  This is NKI's `mask=(i_p < n) & (i_f < m)`.\n"
+           "- A prefix at the end of a stream, two `ApExt` or more than 4 `PredExt`\n"
+           "  in a row, `PredExt`s of one instruction with different `fill`/`keep`,\n"
+           "  or a prefix that its instruction does not use is an error.\n\n");
 
     printf("## Enumerations\n\n");
     md_enum("Memory space", ISA_FT_SPACE);

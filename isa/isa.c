@@ -805,6 +805,26 @@ static isa_status_t stream_decode_bundle(const uint8_t *b, size_t off, fmt_plan_
     return decode_fields(b, off, oi, p, in, err);
 }
 
+/* The 2nd.. PredExt before one instruction (their predicates are ANDed with
+ * the first's): at most ISA_MAX_PREDEXT in all, with the first's fill and
+ * keep; stored at out->preds_more[at + n] (the array is allocated on the
+ * first such prefix, one entry per bundle, so it never moves). */
+static isa_status_t more_pred(isa_stream_t *out, size_t nb, size_t at,
+                              const isa_fmt_PREDEXT_t *first, const isa_fmt_PREDEXT_t *p,
+                              unsigned n, size_t off, isa_err_t *err)
+{
+    if (n + 1 >= ISA_MAX_PREDEXT)
+        return fail(err, ISA_E_PREFIX, off, "prefix", "more than %d PredExt prefixes before "
+                    "one instruction", ISA_MAX_PREDEXT);
+    if (memcmp(&p->fill, &first->fill, sizeof p->fill) || p->keep != first->keep)
+        return fail(err, ISA_E_PREFIX, off, "PredExt", "the PredExt prefixes of one "
+                    "instruction must share fill and keep (their predicates are ANDed)");
+    if (!out->preds_more && !(out->preds_more = calloc(nb, sizeof *out->preds_more)))
+        return fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
+    out->preds_more[at + n] = *p;
+    return ISA_OK;
+}
+
 isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engine,
                                isa_stream_t *out, isa_err_t *err)
 {
@@ -827,6 +847,8 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
     bool have_ext = false, have_pred = false;
     isa_fmt_APEXT_t ext;
     isa_fmt_PREDEXT_t pred;
+    unsigned npred_more = 0;
+    size_t npred_at = 0;   /* next free entry of out->preds_more */
     size_t first_prefix = 0;
     isa_status_t st = ISA_OK;
     for (size_t i = 0; i < nb; i++) {
@@ -848,8 +870,7 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
                           isa_ops[in->op].mnemonic);
                 goto bad;
             }
-            bool dup = in->op == ISA_OP_AP_EXT ? have_ext : have_pred;
-            if (dup) {
+            if (in->op == ISA_OP_AP_EXT && have_ext) {
                 st = fail(err, ISA_E_PREFIX, off, "prefix", "two %s prefixes in a row",
                           isa_ops[in->op].mnemonic);
                 goto bad;
@@ -859,9 +880,16 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
             if (in->op == ISA_OP_AP_EXT) {
                 have_ext = true;
                 ext = in->f.APEXT;
-            } else {
+            } else if (!have_pred) {
                 have_pred = true;
                 pred = in->f.PREDEXT;
+                npred_more = 0;
+            } else if ((st = more_pred(out, nb, npred_at, &pred, &in->f.PREDEXT, npred_more, off,
+                                 err)) !=
+                       ISA_OK) {
+                goto bad;
+            } else {
+                npred_more++;
             }
             continue;
         }
@@ -882,8 +910,14 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
         d->pc = (uint32_t)i;
         d->prefix_pc = (uint32_t)((have_ext || have_pred) ? first_prefix : i);
         d->has_pred = have_pred;
-        if (have_pred)
+        d->npred_more = 0;
+        d->pred_more = NULL;
+        if (have_pred) {
             d->pred = pred;
+            d->npred_more = (uint8_t)npred_more;
+            d->pred_more = npred_more ? out->preds_more + npred_at : NULL;
+            npred_at += npred_more;
+        }
         for (size_t p = d->prefix_pc; p <= i; p++)
             out->pc_to_index[p] = (uint32_t)out->count;
         out->count++;
@@ -904,6 +938,7 @@ bad:
 
 void isa_stream_free(isa_stream_t *s)
 {
+    free(s->preds_more);
     free(s->insts);
     free(s->pc_to_index);
     memset(s, 0, sizeof *s);

@@ -318,7 +318,14 @@ typedef struct {
     uint32_t prefix_pc;   /* bundle index of its first prefix, == pc if none */
     bool has_pred;        /* a PredExt was folded in */
     isa_fmt_PREDEXT_t pred;
+    /* further PredExt prefixes of the same instruction (ANDed with pred; same
+     * fill and keep): npred_more entries owned by the stream, NULL if none */
+    uint8_t npred_more;
+    const isa_fmt_PREDEXT_t *pred_more;
 } isa_decoded_t;
+
+/* PredExt prefixes one TensorScalarPtr may carry (their predicates are ANDed) */
+#define ISA_MAX_PREDEXT 4
 
 typedef struct {
     isa_decoded_t *insts; /* prefixes are not listed as separate entries */
@@ -326,6 +333,8 @@ typedef struct {
     uint32_t *pc_to_index;/* bundle index -> insts index (prefix bundles map
                              to the instruction they extend); nbundles entries */
     size_t nbundles;
+    isa_fmt_PREDEXT_t *preds_more; /* the 2nd.. PredExt of each instruction (allocated
+                             on the first one, nbundles entries: never moves) */
 } isa_stream_t;
 
 /* Decode a whole stream; `engine` (a TPB engine) is checked against each

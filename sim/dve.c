@@ -236,6 +236,37 @@ static uint64_t cost_tensor_tensor(const tpb_target_t *t, isa_engine_t e, const 
 /* ------------------------------------------------------------------ */
 /* TensorScalar / TensorScalarPtr (+ folded PredExt)                    */
 
+/* The instruction's PredExt predicates, steps unpacked once. */
+typedef struct {
+    unsigned n;
+    const isa_fmt_PREDEXT_t *p[ISA_MAX_PREDEXT];
+    int32_t steps[ISA_MAX_PREDEXT][4];
+} preds_t;
+
+static void preds_init(preds_t *ps, const isa_decoded_t *d)
+{
+    ps->n = d->has_pred ? 1u + d->npred_more : 0;
+    for (unsigned q = 0; q < ps->n && q < ISA_MAX_PREDEXT; q++) {
+        const isa_fmt_PREDEXT_t *pq = q ? &d->pred_more[q - 1] : &d->pred;
+        ps->p[q] = pq;
+        ps->steps[q][0] = pq->step0, ps->steps[q][1] = pq->step1;
+        ps->steps[q][2] = pq->step2, ps->steps[q][3] = pq->step3;
+    }
+}
+
+/* Every predicate holds at (p, i), each after its rev_pred: the lane is
+ * selected (several PredExt are ANDed). */
+static bool preds_hold(const preds_t *ps, unsigned p, const isa_tap_t *out, uint32_t i)
+{
+    for (unsigned q = 0; q < ps->n; q++) {
+        const isa_fmt_PREDEXT_t *pq = ps->p[q];
+        if (sim_cmp0(pq->cmp, sim_affine_value(pq->offset, pq->cm, ps->steps[q], p, out, i)) ==
+            (bool)pq->rev_pred)
+            return false;
+    }
+    return true;
+}
+
 /* Row fast path (no predicate, arithmetic ops): o[0] in, o[1] out. */
 typedef struct {
     const sim_opnd_t *o;
@@ -294,9 +325,12 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         scalar_setup(ctx, &s0, s0bits, f->s0_is_ptr, &o[0], "s0") ||
         scalar_setup(ctx, &s1, f->s1, f->s1_is_ptr, &o[0], "s1"))
         goto done;
-    if (d->has_pred && d->pred.cmp > ISA_CMP_LT) {
-        sim_fail(ctx, "pred.cmp: invalid comparison %u", d->pred.cmp);
-        goto done;
+    for (unsigned q = 0; d->has_pred && q <= d->npred_more; q++) {
+        const isa_fmt_PREDEXT_t *pq = q ? &d->pred_more[q - 1] : &d->pred;
+        if (pq->cmp > ISA_CMP_LT) {
+            sim_fail(ctx, "pred.cmp: invalid comparison %u (PredExt %u)", pq->cmp, q);
+            goto done;
+        }
     }
     const sim_opnd_t *ins[1] = { &o[0] };
     uint32_t len = ctx->timing_only || d->has_pred || sim_alu_is_bitwise(f->op0) ||
@@ -305,17 +339,15 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         ts_rows_t r = { o, &s0, &s1, f->op0, f->op1, f->rev0, f->rev1, 0.0f, 0.0f };
         sim_rows_each(&o[1], len, ts_row, &r);
     } else if (!ctx->timing_only) {
-        int32_t steps[4] = { d->pred.step0, d->pred.step1, d->pred.step2, d->pred.step3 };
         sim_val_t fill = sim_val_f(d->pred.fill);
+        preds_t ps;
+        preds_init(&ps, d);
         bool via_f32 = ctx->engine == ISA_ENG_ACT;
         for (unsigned p = 0; p < o[1].nparts; p++) {
             sim_val_t a0 = scalar_get(&s0, p), a1 = scalar_get(&s1, p);
             for (uint32_t i = 0; i < o[1].nfree; i++) {
                 uint8_t *dst = sim_el(&o[1], p, i);
-                if (d->has_pred &&
-                    sim_cmp0(d->pred.cmp, sim_affine_value(d->pred.offset, d->pred.cm, steps,
-                                                           p, &o[1].tap, i)) ==
-                        (bool)d->pred.rev_pred) {   /* predicate false (after rev_pred) */
+                if (ps.n && !preds_hold(&ps, p, &o[1].tap, i)) {
                     if (!d->pred.keep)   /* keep (NKI mask=): out unchanged */
                         sim_val_store(dst, o[1].dtype, fill);
                     continue;

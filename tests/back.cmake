@@ -65,3 +65,6 @@ add_test(NAME cli_sim_dve_table_enforced
                  ${PROJECT_BINARY_DIR}/cli_sim_dve_table ${PROJECT_SOURCE_DIR}/examples/kernels/tensor_add.json)
 set_tests_properties(cli_sim_dve_table_enforced PROPERTIES LABELS "quick;back"
   PASS_REGULAR_EXPRESSION "DVE.json: dve_table: opcode 0x41 \\(TensorTensor\\) of the instruction at pc 1 is not in the engine's DVE table")
+
+# BIR mode flags: is_activate2 / is_stt pick the ISA opcode (seed rows 001-41, 001-46)
+tpb_add_test(test_bir_modes "quick;unit;back" test_bir_modes.c)

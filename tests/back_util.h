@@ -116,6 +116,19 @@ static inline int bu_lower(bu_run_t *r, const tir_kernel_t *k, const tpb_target_
     return 0;
 }
 
+/* Compile k for trn2 in `mode` into dir (NULL for GENERATE_ISACODE),
+ * staging the bundles in *sv when given; prints the error on failure. */
+static inline int bu_compile(const tir_kernel_t *k, const char *dir, int mode, enc_staging_t *sv,
+                             enc_stats_t *st)
+{
+    enc_options_t o = {dir, "trn2", mode, false, 0, false, false, false};
+    tpb_err_t err;
+    int rc = enc_compile_staged(k, &o, sv, st, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    return rc;
+}
+
 static inline void bu_free(bu_run_t *r)
 {
     bir_module_free(&r->m);

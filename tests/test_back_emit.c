@@ -621,10 +621,61 @@ static void test_pe_transpose_mode(void **state)
     tir_kernel_free(&k);
 }
 
+/* The staging vector (seed 000 stagingVec) and the file sink are two
+ * independent sinks of the same run pass: per engine, the staged bundles are
+ * the <Engine>.bin bytes; GENERATE_ISACODE writes no file and stages the same
+ * bundles; a second compile appends. */
+static void test_staging_vector(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "staging");
+    enc_staging_t sv = {0};
+    enc_stats_t st;
+    tpb_err_t err;
+    assert_int_equal(bu_compile(&k, dir, ENC_RUN_ISA_CHECKS, &sv, &st), 0);
+    size_t total = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        uint8_t *mem, *file = NULL;
+        size_t mlen, flen = 0;
+        assert_int_equal(enc_staging_stream(&sv, e, &mem, &mlen, &err), 0);
+        char p[4200];
+        snprintf(p, sizeof p, "%s/nc0/sg0/%s.bin", dir, isa_engine_name((isa_engine_t)e));
+        bool has_file = access(p, F_OK) == 0;
+        assert_int_equal(has_file, mlen > 0);
+        if (has_file)
+            assert_int_equal(fio_read_all(p, &file, &flen, &err), 0);
+        assert_int_equal(mlen, flen);
+        assert_int_equal(mlen, (size_t)st.insts[e] * ISA_BUNDLE_BYTES);
+        if (mlen)
+            assert_memory_equal(mem, file, mlen);
+        total += mlen / ISA_BUNDLE_BYTES;
+        free(mem);
+        free(file);
+    }
+    assert_int_equal(total, sv.n);
+    assert_true(sv.n >= 6);
+    /* program order: the first staged bundle is SP's (the load's descriptor) */
+    assert_int_equal(sv.engine[0], ISA_ENG_SP);
+    /* GENERATE_ISACODE: no directory, the same bundles staged after the first */
+    size_t n1 = sv.n;
+    assert_int_equal(bu_compile(&k, NULL, ENC_GENERATE_ISACODE, &sv, NULL), 0);
+    assert_int_equal(sv.n, 2 * n1);
+    assert_memory_equal(sv.bundles[0], sv.bundles[n1], n1 * ISA_BUNDLE_BYTES);
+    assert_memory_equal(sv.engine, sv.engine + n1, n1);
+    enc_staging_free(&sv);
+    assert_int_equal(sv.n, 0);
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_artifact_dir_decodes),
+        cmocka_unit_test(test_staging_vector),
         cmocka_unit_test(test_modes_agree),
         cmocka_unit_test(test_find_bin_rejects_non_tpb),
         cmocka_unit_test(test_dve_coverage_check),

@@ -278,7 +278,7 @@ static void test_names_and_types(void **state)
                "k.json: body[0]: field 'dst': unknown tensor or tile 'nope'", NULL);
     fails_with("{'op': 'frobnicate'}", "body[0]: field 'op': unknown op 'frobnicate'", NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'colour': 1}",
-               "body[1]: field 'colour': unknown field (allowed: op, name, engine, deps, dst, value, random)",
+               "body[1]: field 'colour': unknown field (allowed: op, name, engine, deps, schedule, dst, value, random)",
                NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'value': 1}",
                "field 'value': given twice", NULL);

@@ -53,6 +53,26 @@ class Kernel:
         self.opts = opts
         functools.update_wrapper(self, fn)
 
+    def with_schedule(self, edges):
+        """NKI's scheduling API: `kernel.with_schedule([("b", "a"), ("c",
+        ["a", "b"])])` -- a copy of the kernel in which the op named by the
+        first item of each pair runs after the op(s) named by the second
+        (docs/kernel-format.md "Scheduling")."""
+        pairs = []
+        for e in edges:
+            if not isinstance(e, (tuple, list)) or len(e) != 2:
+                raise NkiError("%s.with_schedule: expected (name, name or [names]) pairs, got "
+                               "%r" % (self.fn.__name__, e))
+            a, b = e
+            b = [b] if isinstance(b, str) else list(b)
+            if not isinstance(a, str) or not all(isinstance(x, str) for x in b):
+                raise NkiError("%s.with_schedule: instruction names are strings, got %r" %
+                               (self.fn.__name__, e))
+            pairs.append([a, b])
+        k = Kernel(self.fn, self.grid, **self.opts)
+        k.opts["schedule"] = self.opts.get("schedule", []) + pairs
+        return k
+
     def __getitem__(self, g):
         if not isinstance(g, tuple):
             g = (g,)
@@ -111,7 +131,7 @@ class Kernel:
             if not isinstance(o, NkiTensor) or o.base.kind != "hbm":
                 raise NkiError("%s: the kernel must return HBM tensors made with nl.ndarray("
                                "..., buffer=nl.shared_hbm), got %r" % (self.fn.__name__, o))
-        return tr.to_json(outs), outs, arrays, isinstance(ret, (tuple, list))
+        return tr.to_json(outs, self.opts.get("schedule")), outs, arrays, isinstance(ret, (tuple, list))
 
     def __call__(self, *args, **kwargs):
         from .. import simulate as _simulate

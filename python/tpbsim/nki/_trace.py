@@ -448,7 +448,7 @@ class Trace:
         self.inputs.append(b)
         return NkiTensor(b, 0, _c_ap(b.shape), _whole(b.shape))
 
-    def to_json(self, outputs):
+    def to_json(self, outputs, schedule=None):
         outs = [o.base for o in outputs]
         decl = lambda b: '{"name": "%s", "shape": %s, "dtype": "%s"}' % (b.name, list(b.shape),
                                                                        b.dtype)
@@ -461,6 +461,8 @@ class Trace:
         scratch = [b for b in self.hbm if b not in outs]
         if scratch:
             head.append('"scratch": [%s]' % ", ".join(decl(b) for b in scratch))
+        if schedule:
+            head.append('"schedule": %s' % json.dumps(schedule))
         return "{%s,\n\"body\": [\n%s\n]}\n" % (",\n".join(head), ",\n".join(self.body))
 
 

@@ -6,7 +6,7 @@ Ops tpbsim cannot run raise NkiError naming the kernel line
 import json
 from enum import Enum
 
-from . import _trace
+from . import _trace, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -104,25 +104,44 @@ def _common(f, name, eng, loc):
     return f
 
 
-def _mask(f, mask, loc):
-    """NKI mask=: one affine predicate over dst's indices, given as the
-    kernel format's mask ({"pattern": [[step, count], ...], "offset",
-    "channel_multiplier", "cmp_op"}; docs/kernel-format.md "mask")."""
-    if mask is None:
-        return f
-    if not isinstance(mask, dict) or "pattern" not in mask:
-        raise NkiError("%s: field 'mask': expected {'pattern': [[step, count], ...], 'offset', "
-                       "'channel_multiplier', 'cmp_op'} (one affine predicate over dst's "
-                       "indices), got %r" % (loc, mask))
-    m = {}
-    for k, v in mask.items():
+def _one_pred(m, loc):
+    out = {}
+    for k, v in m.items():
         if k == "pattern":
             v = [[int(a), int(b)] for a, b in v]
         elif k == "cmp_op":
             v = _op_name(v, "%s: field 'mask.cmp_op'" % loc)
         elif k in ("offset", "channel_multiplier"):
             v = int(v)
-        m[k] = v
+        out[k] = v
+    return out
+
+
+def _mask(f, mask, loc, dst=None):
+    """NKI mask=: an index expression over nl.arange indices (`(i_p < n) &
+    (i_f >= 2)`, an AND of up to 4 affine comparisons), or the kernel
+    format's mask written out: one affine predicate over dst's indices
+    ({"pattern": [[step, count], ...], "offset", "channel_multiplier",
+    "cmp_op"}) or a list of them, ANDed (docs/kernel-format.md "mask")."""
+    if mask is None:
+        return f
+    if isinstance(mask, (language.IndexPredicate, language.IndexMask)):
+        if not isinstance(dst, NkiTensor):
+            raise NkiError("%s: field 'mask': an index-expression mask needs a dst tensor" % loc)
+        try:
+            m = mask.kernel_mask(dst.shape)
+        except ValueError as e:
+            raise NkiError("%s: field 'mask': %s" % (loc, e)) from None
+    elif isinstance(mask, dict) and "pattern" in mask:
+        m = _one_pred(mask, loc)
+    elif (isinstance(mask, (list, tuple)) and mask and
+          all(isinstance(x, dict) and "pattern" in x for x in mask)):
+        m = [_one_pred(x, loc) for x in mask]
+    else:
+        raise NkiError("%s: field 'mask': expected an index expression over nl.arange "
+                       "((i_p < n) & (i_f < m)), {'pattern': [[step, count], ...], 'offset', "
+                       "'channel_multiplier', 'cmp_op'} (one affine predicate over dst's "
+                       "indices) or a list of them, got %r" % (loc, mask))
     f.append(("mask", json.dumps(m)))
     return f
 
@@ -185,13 +204,13 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
 def tensor_copy(dst, src, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
-    _emit("tensor_copy", loc, _mask(_common(f, name, engine, loc), mask, loc))
+    _emit("tensor_copy", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 
 def memset(dst, value, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("value", _scalar(value, "value", loc))]
-    _emit("memset", loc, _mask(_common(f, name, engine, loc), mask, loc))
+    _emit("memset", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 
 def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
@@ -251,7 +270,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     pm = perf_mode.value if isinstance(perf_mode, matmul_perf_mode) else perf_mode
     if pm not in (None, "none"):
         f.append(("perf_mode", '"%s"' % pm))
-    _emit("matmul", loc, _mask(_common(f, name, None, loc), mask, loc))
+    _emit("matmul", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
@@ -270,7 +289,7 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
 def nc_transpose(dst, data, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
-    _emit("transpose", loc, _mask(_common(f, name, engine, loc), mask, loc))
+    _emit("transpose", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 
 # ---- elementwise and reductions ----
@@ -279,7 +298,7 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None, mask=
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data1, "data1", loc)),
          ("in1", _t(data2, "data2", loc)), ("operator", _opn(op, "op", loc))]
-    _emit("tensor_tensor", loc, _mask(_common(f, name, engine, loc), mask, loc))
+    _emit("tensor_tensor", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
@@ -294,7 +313,7 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
         f.append(("operand1", _scalar(operand1, "operand1", loc)))
         if reverse1:
             f.append(("reverse1", "true"))
-    _emit("tensor_scalar", loc, _mask(_common(f, name, engine, loc), mask, loc))
+    _emit("tensor_scalar", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
@@ -304,7 +323,7 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data, "data", loc)),
          ("op0", _opn(op0, "op0", loc)), ("scalar", _scalar(operand0, "operand0", loc)),
          ("op1", _opn(op1, "op1", loc)), ("in1", _t(operand1, "operand1", loc))]
-    _emit("scalar_tensor_tensor", loc, _mask(_common(f, name, None, loc), mask, loc))
+    _emit("scalar_tensor_tensor", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def _axis(axis):
@@ -326,14 +345,14 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
         f.append(("keepdims", "true"))
     if per_axis:
         f.append(("per_axis", "true"))
-    _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
+    _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def tensor_partition_reduce(dst, op, data, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc))]
-    _emit("tensor_partition_reduce", loc, _mask(_common(f, name, None, loc), mask, loc))
+    _emit("tensor_partition_reduce", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
@@ -368,7 +387,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("func", _opn(op, "op", loc))]
     _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd)
-    _emit("activation", loc, _mask(_common(f, name, None, loc), mask, loc))
+    _emit("activation", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
@@ -400,7 +419,7 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
 def reciprocal(dst, data, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("data", _t(data, "data", loc))]
-    _emit("reciprocal", loc, _mask(_common(f, name, None, loc), mask, loc))
+    _emit("reciprocal", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle,
@@ -447,7 +466,7 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
     f = [("dst", _t(dst, "dst", loc)), ("pattern", json.dumps([[int(a), int(b)]
                                                               for a, b in pattern])),
          ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier)))]
-    _emit("iota", loc, _mask(_common(f, name, None, loc), mask, loc))
+    _emit("iota", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None,

@@ -113,6 +113,185 @@ def _traced_loop(kind, r, loc):
                 kind, loc, ",\n".join("[\n%s\n]" % ",\n".join(it) for it in iters)))
 
 
+class no_reorder:
+    """NKI's `with nl.no_reorder():` -- the ops traced inside (dynamically
+    scoped: also those of functions called there) each run after the
+    block's previous op; one kernel-format "no_reorder" op (docs/python.md,
+    docs/kernel-format.md "Scheduling")."""
+
+    def __enter__(self):
+        tr = _trace.current()
+        self._mark = len(tr.body)
+        self._loc = _trace.caller_loc()
+        return self
+
+    def __exit__(self, *exc):
+        tr = _trace.current()
+        body = tr.body[self._mark:]
+        del tr.body[self._mark:]
+        if body:
+            tr.body.append('{"op": "no_reorder", "loc": "%s", "body": [\n%s\n]}' % (
+                self._loc, ",\n".join(body)))
+        return False
+
+
+# ---- index expressions for mask= (NKI: i_p = nl.arange(P)[:, None]) ----
+
+_CMP_OPS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+            "eq": "equal", "ne": "not_equal"}
+
+
+class IndexExpr:
+    """c + sum(coef[axis] * index[axis]): nl.arange(n) placed on an axis by
+    indexing ([:, None] = the partition axis, [None, :] = free axis 1, ...),
+    and integer-affine combinations of such.  Comparing two gives an
+    IndexPredicate; `&` of predicates an IndexMask (mask= only)."""
+    __slots__ = ("c", "coef", "ndim", "size")
+
+    def __init__(self, c=0, coef=None, ndim=None, size=None):
+        self.c, self.coef, self.ndim, self.size = c, dict(coef or {}), ndim, size
+
+    def __getitem__(self, key):
+        if self.coef != {None: 1} or self.c:
+            raise NkiError("index: only a bare nl.arange(n) is placed on an axis ([:, None])")
+        key = key if isinstance(key, tuple) else (key,)
+        axes = [i for i, k in enumerate(key) if isinstance(k, slice)]
+        if len(axes) != 1 or any(k is not None and not isinstance(k, slice) for k in key):
+            raise NkiError("index: place nl.arange(n) with one ':' and Nones, e.g. [:, None], "
+                           "got %r" % (key,))
+        return IndexExpr(0, {axes[0]: 1}, len(key), self.size)
+
+    @staticmethod
+    def _of(x):
+        if isinstance(x, IndexExpr):
+            return x
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise NkiError("index expressions combine with integers only, got %r" % (x,))
+        return IndexExpr(x)
+
+    def _lin(self, o, k):
+        o = IndexExpr._of(o)
+        coef = dict(self.coef)
+        for a, v in o.coef.items():
+            coef[a] = coef.get(a, 0) + k * v
+        nd = self.ndim if self.ndim is not None else o.ndim
+        if self.ndim is not None and o.ndim is not None and self.ndim != o.ndim:
+            raise NkiError("index expressions over %d and %d axes" % (self.ndim, o.ndim))
+        return IndexExpr(self.c + k * o.c, coef, nd, None)
+
+    def __add__(self, o):
+        return self._lin(o, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._lin(o, -1)
+
+    def __rsub__(self, o):
+        return IndexExpr._of(o)._lin(self, -1)
+
+    def __neg__(self):
+        return IndexExpr(-self.c, {a: -v for a, v in self.coef.items()}, self.ndim)
+
+    def __mul__(self, o):
+        if isinstance(o, bool) or not isinstance(o, int):
+            raise NkiError("index expressions multiply by integers only, got %r" % (o,))
+        return IndexExpr(self.c * o, {a: v * o for a, v in self.coef.items()}, self.ndim)
+
+    __rmul__ = __mul__
+
+    def _cmp(self, o, op):
+        return IndexPredicate(self - o, op)
+
+    def __lt__(self, o):
+        return self._cmp(o, "lt")
+
+    def __le__(self, o):
+        return self._cmp(o, "le")
+
+    def __gt__(self, o):
+        return self._cmp(o, "gt")
+
+    def __ge__(self, o):
+        return self._cmp(o, "ge")
+
+    def __eq__(self, o):
+        return self._cmp(o, "eq")
+
+    def __ne__(self, o):
+        return self._cmp(o, "ne")
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise NkiError("an index expression has no truth value at trace time (use it in mask=)")
+
+
+class IndexPredicate:
+    """expr CMP 0 over dst's indices: one affine predicate (one PredExt)."""
+    __slots__ = ("e", "op")
+
+    def __init__(self, e, op):
+        self.e, self.op = e, op
+
+    def __and__(self, o):
+        return IndexMask([self]) & o
+
+    def __bool__(self):
+        raise NkiError("a mask comparison has no truth value (combine masks with &, not 'and')")
+
+    def kernel_pred(self, shape):
+        e = self.e
+        if e.ndim is not None and e.ndim != len(shape):
+            raise ValueError("the mask indexes %d axes but dst has %d" % (e.ndim, len(shape)))
+        if None in e.coef and e.coef[None]:
+            raise ValueError("nl.arange(n) must be placed on an axis ([:, None] / [None, :])")
+        bad = [a for a in e.coef if a is not None and not 0 <= a < len(shape)]
+        if bad:
+            raise ValueError("axis %d is not an axis of dst %s" % (bad[0], list(shape)))
+        return {"pattern": [[e.coef.get(d, 0), int(shape[d])] for d in range(1, len(shape))],
+                "offset": e.c, "channel_multiplier": e.coef.get(0, 0),
+                "cmp_op": _CMP_OPS[self.op]}
+
+
+class IndexMask:
+    """An AND of IndexPredicates (at most 4: one PredExt each)."""
+    __slots__ = ("preds",)
+
+    def __init__(self, preds):
+        self.preds = list(preds)
+
+    def __and__(self, o):
+        if isinstance(o, IndexPredicate):
+            return IndexMask(self.preds + [o])
+        if isinstance(o, IndexMask):
+            return IndexMask(self.preds + o.preds)
+        raise NkiError("a mask combines with another mask comparison, got %r" % (o,))
+
+    __rand__ = __and__
+
+    def __bool__(self):
+        raise NkiError("a mask has no truth value (use it in mask=)")
+
+    def kernel_mask(self, shape):
+        if len(self.preds) > 4:
+            raise ValueError("%d comparisons ANDed (at most 4)" % len(self.preds))
+        return [p.kernel_pred(shape) for p in self.preds]
+
+
+IndexPredicate.kernel_mask = lambda self, shape: self.kernel_pred(shape)
+
+
+def arange(*args):
+    """nl.arange(n) (or arange(0, n)): an index for mask=, placed on an axis
+    by indexing: nl.arange(P)[:, None] (partitions), nl.arange(F)[None, :]."""
+    r = range(*args)
+    if r.step != 1 or r.start != 0:
+        raise NkiError("nl.arange: only arange(n) / arange(0, n) (add an offset to the "
+                       "expression instead)")
+    return IndexExpr(0, {None: 1}, None, len(r))
+
+
 def affine_range(start, stop=None, step=1):
     r = _range(start, stop, step)
     return _traced_loop("affine_range", r, _trace.caller_loc()) if _trace.stack() else r
@@ -423,7 +602,7 @@ def _unsupported(name):
 for _n in ("mean", "prod", "var", "all", "softmax", "rms_norm",
            "dropout", "ones", "full", "zeros_like", "empty_like", "matmul",
            "transpose", "load_transpose2d", "gather_flattened", "shared_constant",
-           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "while_loop", "no_reorder"):
+           "shared_identity_matrix", "device_print", "rand", "random_seed", "expand_dims", "while_loop"):
     globals()[_n] = _unsupported(_n)
 del _n
 
