@@ -278,6 +278,34 @@ static void add_inst(bir_module_t *m, bir_opcode_t opc, isa_op_t op, int engine,
     assert_true(bir_block_append(bir_main_block(m), &in, &err) >= 0);
 }
 
+/* The aggregation skips non-ISA instructions: an InstLoop marker (BIR
+ * InstLoop, never emitted) adds nothing to its engine's census or DVE
+ * table, even when it carries a non-sync ISA opcode. */
+static void test_collect_skips_non_isa(void **state)
+{
+    (void)state;
+    const unsigned act = isa_ops[ISA_OP_TENSOR_SCALAR].l2, tt = isa_ops[ISA_OP_TENSOR_TENSOR].l2;
+    for (int marker = 0; marker < 2; marker++) {
+        bir_module_t m;
+        tpb_err_t err;
+        assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+        /* the loop marker (or, as a control, a real TensorScalar) on DVE */
+        add_inst(&m, marker ? BIR_INST_LOOP : BIR_TENSOR_SCALAR, ISA_OP_TENSOR_SCALAR, ISA_ENG_DVE, "x");
+        add_inst(&m, BIR_TENSOR_TENSOR, ISA_OP_TENSOR_TENSOR, ISA_ENG_DVE, "tt");
+        gen_t g;
+        assert_int_equal(gen_init(&g, ENC_COLLECT_OPCODES, &m, NULL, false, &err), 0);
+        assert_int_equal(gen_run(&g, &err), 0);
+        bool in_census = g.engine_opcodes[ISA_ENG_DVE][act >> 5] >> (act & 31) & 1u;
+        bool in_table = g.table_opcodes[ISA_ENG_DVE][act >> 5] >> (act & 31) & 1u;
+        assert_true(g.table_opcodes[ISA_ENG_DVE][tt >> 5] >> (tt & 31) & 1u);
+        assert_int_equal(in_census, !marker);
+        assert_int_equal(in_table, !marker);
+        gen_finish(&g, false, &err);
+        gen_free(&g);
+        bir_module_free(&m);
+    }
+}
+
 static int read_json_file(const char *path, cJSON **out, tpb_err_t *err)
 {
     uint8_t *buf;
@@ -680,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_find_bin_rejects_non_tpb),
         cmocka_unit_test(test_dve_coverage_check),
         cmocka_unit_test(test_dve_table_and_registry),
+        cmocka_unit_test(test_collect_skips_non_isa),
         cmocka_unit_test(test_create_bin_1007),
         cmocka_unit_test(test_asm_mapping_check),
         cmocka_unit_test(test_requested_engine_checked),
