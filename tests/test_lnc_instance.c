@@ -324,6 +324,50 @@ static void test_whole_tensor_input_ap(void **state)
     lnc_module_free(&c[1]);
 }
 
+/* Codegen walks the linked module main-first (seed 000's driver): it
+ * follows the dispatcher's Calls into each core's function, so a
+ * dispatcher instruction that is not a Call of a core function stops it. */
+static void test_emit_walks_main_first(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    build_core(&c[0], 0, 2, 1024, 0);
+    build_core(&c[1], 1, 2, 1024 + 64, 64);
+    tpb_err_t err = {{0}};
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    char root[512];
+    snprintf(root, sizeof root, "%s/test_lnc_main_first.%ld", TPB_BINARY_DIR, (long)getpid());
+    assert_int_equal(fio_mkdirs(root, &err), 0);
+    assert_int_equal(lnc_emit_linked(&l, root, &err), 0);
+    for (int k = 0; k < 2; k++) {   /* each core's stream: the dispatcher's Call first */
+        char p[700];
+        snprintf(p, sizeof p, "%s/nc%d/sg0/SP.bin", root, k);
+        uint8_t *buf;
+        size_t len;
+        assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+        isa_stream_t st;
+        isa_err_t ie;
+        assert_int_equal(isa_stream_decode(buf, len, ISA_ENG_SP, &st, &ie), ISA_OK);
+        assert_int_equal(st.insts[0].inst.op, ISA_OP_CALL);
+        isa_stream_free(&st);
+        free(buf);
+    }
+    lnc_inst_t x;
+    lnc_inst_init(&x, LNC_OPC_ISA, "stray");
+    x.engine = ISA_ENG_SP;
+    x.isa.op = ISA_OP_NOP;
+    x.isa.l2 = isa_ops[ISA_OP_NOP].l2;
+    assert_true(lnc_block_append(&l.funcs[0].blocks[0], &x, NULL) >= 0);
+    assert_int_not_equal(lnc_emit_linked(&l, root, &err), 0);
+    assert_non_null(strstr(err.msg, "dispatcher instruction 'stray' is not a call of a core function"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+    lnc_module_free(&l);
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
 /* The pass manager: registration order is checked, passes run in order,
  * a per-core pass once per core, a failure names its core. */
 typedef struct {
@@ -377,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_tensor_add_end_to_end),
         cmocka_unit_test(test_pass_manager),
         cmocka_unit_test(test_whole_tensor_input_ap),
+        cmocka_unit_test(test_emit_walks_main_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
