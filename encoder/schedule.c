@@ -481,8 +481,8 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
 static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
 {
     unsigned sh = chunk_shift(a->space);
-    *c0 = a->lo >> sh;
-    *c1 = (a->hi - 1) >> sh;
+    *c0 = (uint64_t)a->lo >> sh;
+    *c1 = ((uint64_t)a->hi - 1) >> sh;   /* hi > lo here: no wrap */
     return *c1 - *c0 >= PIX_WIDE_CHUNKS;
 }
 
