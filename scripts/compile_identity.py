@@ -11,7 +11,7 @@ compile-speed change leaves every emitted stream byte-identical
 (docs/compiler.md "Compile time").
 
 usage: compile_identity.py OLD_TPB NEW_TPB [--bench-sizes N,N,..] [--work DIR] [--plain]
-                           [--bench-only]
+                           [--bench-only] [--only SUBSTRING]
 exit status 0 when everything matches, 1 otherwise.
 """
 import argparse
@@ -74,6 +74,7 @@ def main():
     ap.add_argument("--plain", action="store_true",
                     help="repository kernels with --stats only (not every option set)")
     ap.add_argument("--bench-only", action="store_true", help="only the bench workloads")
+    ap.add_argument("--only", default="", help="only repository kernels whose path contains this")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="tpb-ident-")
     os.makedirs(work, exist_ok=True)
@@ -82,7 +83,7 @@ def main():
                      glob.glob(os.path.join(ROOT, "examples", "kernels", "*.json")) +
                      glob.glob(os.path.join(ROOT, "tests", "golden-data", "*.json")) +
                      glob.glob(os.path.join(ROOT, "tests", "golden-data", "*", "kernel.json")))
-    for kf in [] if a.bench_only else kernels:
+    for kf in [] if a.bench_only else [k for k in kernels if a.only in k]:
         for tg in ("trn1", "trn2"):
             for opts in OPTION_SETS[:1] if a.plain else OPTION_SETS:
                 jobs.append((kf, ["--target", tg] + opts))
