@@ -21,4 +21,13 @@ void tpb_advise_huge_pages(void *p, size_t len);
  * shares pages with neighbours they get the (harmless) advice too. */
 void tpb_advise_huge_pages_array(void *p, size_t len);
 
+/* For a growing array that realloc() just moved (p: its new address, len:
+ * the bytes in use): the move (mremap) splits the huge pages it had into 4
+ * KiB ones when the new address has another offset within 2 MiB, so later
+ * passes over the array take a TLB miss per 4 KiB again; ask the OS to
+ * collapse the whole 2 MiB pages inside [p, p + len) back (Linux
+ * MADV_COLLAPSE, a copy of the in-use part).  Advice only, like the above:
+ * no effect on contents, errors ignored, nothing where unsupported. */
+void tpb_collapse_huge_pages(void *p, size_t len);
+
 #endif

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,54 @@ static void op_buffers(const bir_module_t *m, const tir_kernel_t *k, const tir_o
         buf_add(m, k, op->s1.ap.tensor, out, cap);
 }
 
+/* Each op's "buf" string, computed once for all its instructions on every
+ * engine (op_buffers reads ten operand slots spread over the op's cache
+ * lines, and a rotating operand costs a few string scans): off[i] is 0
+ * when op i is not done yet, -1 for "", else 1 + its offset in pool.
+ * Without memory for it, every entry computes its own (same bytes). */
+typedef struct {
+    bool any_rot;   /* some tile rotates: else every op's string is "" */
+    int *off;
+    char *pool;
+    size_t used, cap;
+} buf_memo_t;
+
+static void op_buffers_memo(buf_memo_t *bm, const bir_module_t *m, const tir_kernel_t *k, int i,
+                            char *out, size_t cap)
+{
+    if (!bm->any_rot) {
+        out[0] = 0;   /* what op_buffers gives, without reading the op's operands */
+        return;
+    }
+    if (!bm->off) {
+        op_buffers(m, k, &k->ops[i], out, cap);
+        return;
+    }
+    if (bm->off[i]) {
+        snprintf(out, cap, "%s", bm->off[i] < 0 ? "" : bm->pool + bm->off[i] - 1);
+        return;
+    }
+    op_buffers(m, k, &k->ops[i], out, cap);
+    size_t n = strlen(out) + 1;
+    if (n == 1) {
+        bm->off[i] = -1;
+        return;
+    }
+    if (bm->used + n > bm->cap) {
+        size_t nc = bm->cap ? bm->cap * 2 : 4096;
+        while (nc < bm->used + n)
+            nc *= 2;
+        char *p = nc < (size_t)INT32_MAX ? realloc(bm->pool, nc) : NULL;
+        if (!p)
+            return;     /* not memoised: computed again next time */
+        bm->pool = p;
+        bm->cap = nc;
+    }
+    memcpy(bm->pool + bm->used, out, n);
+    bm->off[i] = (int)bm->used + 1;
+    bm->used += n;
+}
+
 /* What the previous debug entry of a compact sidecar implies
  * (sidecar_form.h). */
 typedef struct {
@@ -96,7 +145,7 @@ typedef struct {
 
 /* One debug entry; prev != NULL: the compact form, which leaves out what
  * the entry before implies (sidecar_form.h). */
-static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k,
+static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k, buf_memo_t *bm,
                         const bir_inst_t *in, long long pc, sidecar_prev_t *prev)
 {
     /* name: the tile-IR op (what a trace shows); inst: the unique
@@ -107,7 +156,7 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k,
     const char *src = in->src ? in->src : "";
     char bufs[256] = "";
     if (has_op)
-        op_buffers(m, k, &k->ops[in->tir_op], bufs, sizeof bufs);
+        op_buffers_memo(bm, m, k, in->tir_op, bufs, sizeof bufs);
     /* compact: the same op as the entry before (name, op_index, buf) */
     bool cont = prev && prev->name && !strcmp(prev->name, name) &&
                 prev->op_index == (has_op ? in->tir_op : -1) && !strcmp(prev->buf, bufs);
@@ -206,8 +255,8 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
  * gives for the same document, without a node per field; compact (a stream
  * of at least tpb_sidecar_compact_min() entries): the compact form,
  * cJSON_PrintUnformatted's bytes with the implied members left out). */
-static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k, int e,
-                         const char *dir, bool compact, tpb_err_t *err)
+static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
+                         buf_memo_t *bm, int e, const char *dir, bool compact, tpb_err_t *err)
 {
     const bir_block_t *b = &m->funcs[0].blocks[0];
     char name[64], path[4096];
@@ -260,7 +309,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     jw_arr_begin(&w);
     sidecar_prev_t prev = { .pc = -1, .op_index = -1 };
     for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++)
-        debug_entry(&w, m, k, &b->insts[g->dbg[e][i].inst], g->dbg[e][i].pc,
+        debug_entry(&w, m, k, bm, &b->insts[g->dbg[e][i].inst], g->dbg[e][i].pc,
                     compact ? &prev : NULL);
     jw_arr_end(&w);
     jw_obj_end(&w);
@@ -279,11 +328,19 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err)
 {
-    for (int e = 0; e < ISA_ENG_COUNT; e++)
+    buf_memo_t bm = { .off = NULL };
+    for (int t = 0; t < m->nmlocs && !bm.any_rot; t++)
+        bm.any_rot = m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;   /* as buf_add */
+    if (bm.any_rot && k->nops > 0)
+        bm.off = calloc((size_t)k->nops, sizeof(int));
+    int rc = 0;
+    for (int e = 0; e < ISA_ENG_COUNT && !rc; e++)
         if (g->opened[e] &&
-            write_sidecar(g, m, k, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
-            return -1;
-    return 0;
+            write_sidecar(g, m, k, &bm, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
+            rc = -1;
+    free(bm.off);
+    free(bm.pool);
+    return rc;
 }
 
 int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err)

@@ -64,10 +64,13 @@ static int grow(bir_block_t *b, tpb_err_t *err)
     if (b->ninsts < b->cap)
         return 0;
     int nc = b->cap ? b->cap * 2 : 256;
+    uintptr_t old = (uintptr_t)b->insts;   /* compared as a number: freed if moved */
     bir_inst_t *p = realloc(b->insts, (size_t)nc * sizeof *p);
     if (!p)
         return tpb_errf(err, "out of memory growing block %s", b->name);
     tpb_advise_huge_pages_array(p, (size_t)nc * sizeof *p);   /* 10^5+ instructions */
+    if ((uintptr_t)p != old)
+        tpb_collapse_huge_pages(p, (size_t)b->ninsts * sizeof *p);
     b->insts = p;
     b->cap = nc;
     return 0;

@@ -100,14 +100,23 @@ typedef struct {
 } bir_mloc_t;
 
 /* One memory range an instruction touches (a conservative bounding box).
- * Narrow fields (32 bytes, not 40): eight of these sit in every BIR
- * instruction.  Partitions are at most 128 (checked by the lowering). */
-typedef struct {
-    uint8_t space;           /* ISA_SPACE_* */
-    uint16_t p0, p1;         /* partitions [p0, p1) (HBM: 0, 1) */
-    uint64_t lo, hi;         /* bytes [lo, hi) in the partition / in HBM */
-    bool write;
+ * Packed into 16 bytes (eight of these sit in every BIR instruction), the
+ * members in their original order (positional initialisers still work):
+ * partitions are at most 128 (checked by the lowering); byte addresses
+ * are below 2^48 (HBM addresses are at most 2^40 elements of at most 8
+ * bytes past the base; explicit-dependency tokens are op indices).  A
+ * bound the lowering computes as "everything" (BIR_ACCESS_END) or that
+ * wraps below zero keeps its order against every real address after the
+ * truncation to 48 bits, so overlap answers are unchanged.  Cast lo/hi to
+ * uint64_t before arithmetic: gcc computes in 48 bits, clang in 64. */
+typedef struct __attribute__((packed, aligned(8))) {
+    uint64_t space : 8;      /* ISA_SPACE_* */
+    uint64_t p0 : 8, p1 : 8; /* partitions [p0, p1) (HBM: 0, 1) */
+    uint64_t lo : 48, hi : 48; /* bytes [lo, hi) in the partition / in HBM */
+    uint64_t write : 8;      /* 0 or 1 */
 } bir_access_t;
+/* The largest byte bound an access can hold ("to the end of the space"). */
+#define BIR_ACCESS_END ((UINT64_C(1) << 48) - 1)
 
 #define BIR_MAX_ACCESS 8
 /* Pseudo memory space of explicit dependencies (a kernel's "deps"): op i's

@@ -131,12 +131,12 @@ static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
     return 0;
 }
 
-static int work_init(work_t *w, const tir_kernel_t *k, tpb_err_t *err)
+/* ident: check_kernel's enc_needs_identity answer (dt its dtype). */
+static int work_init(work_t *w, const tir_kernel_t *k, bool ident, unsigned dt, tpb_err_t *err)
 {
     memset(w, 0, sizeof *w);
     w->k = *k;
-    unsigned dt;
-    if (!enc_needs_identity(k, &dt))
+    if (!ident)
         return 0;   /* compiled as given: borrow the arrays */
     w->owned = true;
     w->k.tensors = NULL, w->k.ops = NULL;
@@ -168,8 +168,12 @@ int enc_ident_tile(const tir_kernel_t *k)
     return -1;
 }
 
-static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, tpb_err_t *err)
+/* Also answers enc_needs_identity (*ident, *dtype) in the same pass over
+ * the ops: a pass costs a cache miss or more per op on 10^5-op kernels. */
+static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *ident,
+                        unsigned *dtype, tpb_err_t *err)
 {
+    *ident = false;
     if (k->nops == 0)
         return tpb_errf(err, "kernel '%s' has no ops", k->name);
     if (k->num_programs > 1 || k->num_cores > 1)
@@ -218,6 +222,11 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, tpb_err_t 
                     return tpb_errf(err, "op %d '%s' (%s): access dim %d has step %lld", i,
                                     op->name, op->path, d, (long long)aps[a]->step[d]);
             }
+        }
+        if (!*ident && lower_pe_transpose_needs_identity(k, op)) {
+            int s = op->src[0].tensor;   /* as enc_needs_identity: the first such op */
+            *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
+            *ident = true;
         }
         if (op->core != 0)
             return tpb_errf(err, "op %d '%s' (%s): core %d: the single-core back-end compiles "
@@ -361,12 +370,14 @@ int enc_compile_staged(const tir_kernel_t *k, const enc_options_t *opts, enc_sta
     const tpb_target_t *t = pick_target(k, &o, err);
     if (!t)
         return -1;
-    if (check_kernel(k, t, err))
+    bool ident;
+    unsigned ident_dt = ISA_DT_FP32;
+    if (check_kernel(k, t, &ident, &ident_dt, err))
         return -1;
     if (o.mode == ENC_RUN_ISA_CHECKS && (!o.out_dir || !o.out_dir[0]))
         return tpb_errf(err, "no output directory given");
     work_t w;
-    if (work_init(&w, k, err)) {
+    if (work_init(&w, k, ident, ident_dt, err)) {
         work_free(&w);
         return -1;
     }

@@ -88,7 +88,8 @@ static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
             int who = d < 0 ? c->opi : op->deps[d];
             if (d < 0 && !target[c->opi])
                 continue;
-            bir_access_t t = {BIR_SPACE_DEP, 0, 1, (uint64_t)who, (uint64_t)who + 1, d < 0};
+            bir_access_t t = {.space = BIR_SPACE_DEP, .p0 = 0, .p1 = 1, .lo = (uint64_t)who,
+                              .hi = (uint64_t)who + 1, .write = d < 0};
             if (!bir_inst_access(in, &t))
                 return lw_err(c, "too many memory accesses to add a dependency token");
         }
@@ -330,8 +331,9 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
     out->start = (uint32_t)start;
     out->nparts = (uint32_t)nparts;
     out->ndims = (uint32_t)nf;
-    bir_access_t acc = {out->space, (unsigned)start, (unsigned)(start + nparts),
-                        ml->addr + (uint64_t)lo * dsz, ml->addr + (uint64_t)(hi + 1) * dsz, write};
+    bir_access_t acc = {.space = out->space, .p0 = (unsigned)start,
+                        .p1 = (unsigned)(start + nparts), .lo = ml->addr + (uint64_t)lo * dsz,
+                        .hi = ml->addr + (uint64_t)(hi + 1) * dsz, .write = write};
     if (!bir_inst_access(in, &acc))
         return lw_err(c, "%s: too many operands", role);
     return 0;

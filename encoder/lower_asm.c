@@ -71,9 +71,12 @@ static int lower_inline_asm_bytes(lower_ctx_t *c)
     in.isa = dec;
     if (r->sync_type == 1) {
         static const bir_access_t all[3] = {
-            {ISA_SPACE_SBUF, 0, ISA_NUM_PARTITIONS, 0, UINT64_MAX, true},
-            {ISA_SPACE_PSUM, 0, ISA_NUM_PARTITIONS, 0, UINT64_MAX, true},
-            {ISA_SPACE_HBM, 0, 1, 0, UINT64_MAX, true},
+            {.space = ISA_SPACE_SBUF, .p1 = ISA_NUM_PARTITIONS, .hi = BIR_ACCESS_END,
+             .write = 1},
+            {.space = ISA_SPACE_PSUM, .p1 = ISA_NUM_PARTITIONS, .hi = BIR_ACCESS_END,
+             .write = 1},
+            {.space = ISA_SPACE_HBM, .p1 = 1, .hi = BIR_ACCESS_END,
+             .write = 1},
         };
         for (int i = 0; i < 3; i++)
             bir_inst_access(&in, &all[i]);

@@ -81,8 +81,9 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
             return lw_err(c, "%s: access runs outside '%s' (elements %lld..%lld of %lld)", role,
                           t->name, (long long)(a->offset + lo), (long long)(a->offset + hi),
                           (long long)total);
-        s->acc = (bir_access_t){ISA_SPACE_HBM, 0, 1, s->base + (uint64_t)lo * s->dsz,
-                                s->base + (uint64_t)(hi + 1) * s->dsz, write};
+        s->acc = (bir_access_t){.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1,
+                                .lo = s->base + (uint64_t)lo * s->dsz,
+                                .hi = s->base + (uint64_t)(hi + 1) * s->dsz, .write = write};
     } else {
         int64_t row = 1;
         for (int d = 1; d < t->ndim; d++)
@@ -112,9 +113,10 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
             return lw_err(c, "%s: access runs outside tile '%s'", role, t->name);
         s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + ml->addr + (uint64_t)foff * s->dsz;
         unsigned p1 = (unsigned)(start + hull);
-        s->acc = (bir_access_t){s->space, (unsigned)start, p1,
-                                ml->addr + (uint64_t)(foff + lo) * s->dsz,
-                                ml->addr + (uint64_t)(foff + hi + 1) * s->dsz, write};
+        s->acc = (bir_access_t){.space = s->space, .p0 = (unsigned)start, .p1 = p1,
+                                .lo = ml->addr + (uint64_t)(foff + lo) * s->dsz,
+                                .hi = ml->addr + (uint64_t)(foff + hi + 1) * s->dsz,
+                                .write = write};
     }
     for (int d = 0; d < a->ndim; d++) {
         s->elems *= (uint64_t)a->count[d];
@@ -521,9 +523,10 @@ static int indirect_dap(lower_ctx_t *c, const tir_ap_t *a, const char *role, boo
     p->count[1] = (uint32_t)bound;
     *rows = (uint64_t)bound;
     /* any row may be touched: the whole reachable table region */
-    *acc = (bir_access_t){ISA_SPACE_HBM, 0, 1, p->addr,
-                          p->addr + (uint64_t)((bound - 1) * a->step[0] + (row_elems - 1) * inner_step + 1) * dsz,
-                          write};
+    *acc = (bir_access_t){.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1, .lo = p->addr,
+                          .hi = p->addr + (uint64_t)((bound - 1) * a->step[0] +
+                                                     (row_elems - 1) * inner_step + 1) * dsz,
+                          .write = write};
     return 0;
 }
 

@@ -340,11 +340,15 @@ static int transpose_dve(lower_ctx_t *c)
             b->addr = d.addr + bi * (uint32_t)(d.ndims ? d.step[0] : 1) * isa_dtype_size(d.dtype);
             b->ndims = 1, b->count[0] = np;
             b->step[0] = d.ndims ? d.step[0] : 1;
-            bir_access_t ra = {a->space, a->start, a->start + np, a->addr,
-                               a->addr + (uint64_t)nf * (uint32_t)a->step[0] * dsz, false};
-            bir_access_t wa = {b->space, b->start, b->start + nf, b->addr,
-                               b->addr + (uint64_t)np * (uint32_t)b->step[0] * isa_dtype_size(b->dtype),
-                               true};
+            bir_access_t ra = {.space = a->space, .p0 = a->start, .p1 = a->start + np,
+                               .lo = a->addr,
+                               .hi = a->addr + (uint64_t)nf * (uint32_t)a->step[0] * dsz,
+                               .write = 0};
+            bir_access_t wa = {.space = b->space, .p0 = b->start, .p1 = b->start + nf,
+                               .lo = b->addr,
+                               .hi = b->addr + (uint64_t)np * (uint32_t)b->step[0] *
+                                                   isa_dtype_size(b->dtype),
+                               .write = 1};
             bir_inst_access(&in, &ra);
             bir_inst_access(&in, &wa);
             in.engine = ISA_ENG_DVE;

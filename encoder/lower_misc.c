@@ -18,7 +18,8 @@ static int lower_barrier(lower_ctx_t *c)
     if (op->engine == ISA_ENG_UNASSIGNED)
         in.engine = ISA_ENG_POOL;   /* NKI default: GpSimd blocks */
     /* a barrier orders everything on its engine: model it as touching all memory */
-    bir_access_t all = {ISA_SPACE_HBM, 0, 1, 0, UINT64_MAX, true};
+    bir_access_t all = {.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1, .lo = 0, .hi = BIR_ACCESS_END,
+                        .write = 1};
     bir_inst_access(&in, &all);
     /* the data tile it orders (a collective's source): written, so the
      * barrier waits for every earlier reader and writer of the tile and
@@ -41,7 +42,8 @@ static int sync_data(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool wri
         return lw_tap(c, in, a, write, "data", &tap);
     }
     const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
-    bir_access_t acc = {ISA_SPACE_HBM, 0, 1, ml->addr, ml->addr + ml->bytes, write};
+    bir_access_t acc = {.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1, .lo = ml->addr,
+                        .hi = ml->addr + ml->bytes, .write = write};
     bir_inst_access(in, &acc);
     return 0;
 }

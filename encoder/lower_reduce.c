@@ -156,8 +156,9 @@ static int reduce_multistep(lower_ctx_t *c)
         f->out.count[0] = (uint32_t)kept;
         for (int i = 1; i < 4; i++)
             f->out.step[i] = 0, f->out.count[i] = 0;
-        bir_access_t w = {ISA_SPACE_SBUF, f->out.start, f->out.start + f->out.nparts,
-                          f->out.addr, f->out.addr + kept * 4, true};
+        bir_access_t w = {.space = ISA_SPACE_SBUF, .p0 = f->out.start,
+                          .p1 = f->out.start + f->out.nparts, .lo = f->out.addr,
+                          .hi = f->out.addr + kept * 4, .write = 1};
         bir_inst_access(&in, &w);
         f->op = (uint32_t)op->reduce_op;
         f->axes = mapped;
@@ -178,8 +179,9 @@ static int reduce_multistep(lower_ctx_t *c)
     f->in.step[1] = (int32_t)kept, f->in.count[1] = (uint32_t)n_o;
     f->in.step[2] = f->in.step[3] = 0;
     f->in.count[2] = f->in.count[3] = 0;
-    bir_access_t r = {ISA_SPACE_SBUF, f->in.start, f->in.start + f->in.nparts, sc->addr,
-                      sc->addr + (uint64_t)n_o * kept * 4, false};
+    bir_access_t r = {.space = ISA_SPACE_SBUF, .p0 = f->in.start,
+                      .p1 = f->in.start + f->in.nparts, .lo = sc->addr,
+                      .hi = sc->addr + (uint64_t)n_o * kept * 4, .write = 0};
     bir_inst_access(&in, &r);
     f->op = (uint32_t)op->reduce_op;
     f->axes = 2;     /* dim 1 of the partial: the outer slices */
@@ -211,8 +213,8 @@ static isa_tap_t partial_tap(const isa_tap_t *t, unsigned drop, unsigned dtype, 
 
 static void partial_access(bir_inst_t *in, const isa_tap_t *p, bool write)
 {
-    bir_access_t a = {ISA_SPACE_SBUF, p->start, p->start + p->nparts, p->addr,
-                      p->addr + isa_tap_free_elems(p) * 4, write};
+    bir_access_t a = {.space = ISA_SPACE_SBUF, .p0 = p->start, .p1 = p->start + p->nparts,
+                      .lo = p->addr, .hi = p->addr + isa_tap_free_elems(p) * 4, .write = write};
     bir_inst_access(in, &a);
 }
 

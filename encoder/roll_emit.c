@@ -14,8 +14,11 @@
  * taken. */
 #include "roll.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "hugepage.h"
 
 #define ROLL_MAX_REGS 96         /* step registers per top-level rolled loop */
 
@@ -73,11 +76,15 @@ static bir_inst_t *push(remit_t *R)
     ibuf_t *o = &R->out;
     if (o->n == o->cap) {
         int nc = o->cap ? o->cap * 2 : 1024;
+        uintptr_t old = (uintptr_t)o->v;   /* compared as a number: freed if moved */
         bir_inst_t *q = realloc(o->v, (size_t)nc * sizeof *q);
         if (!q) {
             tpb_errf(R->err, "out of memory rolling loops");
             return NULL;
         }
+        tpb_advise_huge_pages_array(q, (size_t)nc * sizeof *q);   /* as bir_block_append */
+        if ((uintptr_t)q != old)
+            tpb_collapse_huge_pages(q, (size_t)o->n * sizeof *q);
         o->v = q, o->cap = nc;
     }
     return &o->v[o->n++];

@@ -18,8 +18,11 @@
 #include "backend.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "hugepage.h"
 
 int sched_engine_sem(int engine)
 {
@@ -281,9 +284,14 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
         return 0;
     int n = b->ninsts, total = n + p->n;
     if (total > b->cap) {
+        uintptr_t old = (uintptr_t)b->insts;   /* compared as a number: freed if moved */
         bir_inst_t *q = realloc(b->insts, (size_t)total * sizeof *q);
         if (!q)
             return tpb_errf(err, "out of memory growing block %s", b->name);
+        /* every later pass reads the block: keep it in 2 MiB pages */
+        tpb_advise_huge_pages_array(q, (size_t)total * sizeof *q);
+        if ((uintptr_t)q != old)
+            tpb_collapse_huge_pages(q, (size_t)n * sizeof *q);
         b->insts = q;
         b->cap = total;
     }
@@ -481,8 +489,8 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
 static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
 {
     unsigned sh = chunk_shift(a->space);
-    *c0 = a->lo >> sh;
-    *c1 = (a->hi - 1) >> sh;
+    *c0 = (uint64_t)a->lo >> sh;
+    *c1 = ((uint64_t)a->hi - 1) >> sh;   /* hi > lo here: no wrap */
     return *c1 - *c0 >= PIX_WIDE_CHUNKS;
 }
 

@@ -60,11 +60,15 @@ static int grow(void **arr, int *cap, int n, size_t elem)
     if (n < *cap)
         return 0;
     int nc = *cap ? *cap * 2 : 64;
+    uintptr_t old = (uintptr_t)*arr;   /* compared as a number: freed if moved */
     void *p = realloc(*arr, (size_t)nc * elem);
     if (!p)
         return -1;
-    /* kernels unroll to 10^5+ ops: fault the array in 2 MiB pages */
+    /* kernels unroll to 10^5+ ops: fault the array in 2 MiB pages (and
+     * rebuild them where the move split them) */
     tpb_advise_huge_pages_array(p, (size_t)nc * elem);
+    if ((uintptr_t)p != old)
+        tpb_collapse_huge_pages(p, (size_t)n * elem);
     *arr = p;
     *cap = nc;
     return 0;
