@@ -198,6 +198,38 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
         jw_arr_end(w);
 }
 
+/* codegenLocalReduceOp made visible: "reduces" lists each Reduce (38)
+ * instruction of the engine with its op, kind and local flag
+ * (docs/multicore.md "Collectives"); absent when none. */
+static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
+{
+    bool open = false;
+    for (int i = 0; i < g->ndbg[e]; i++) {
+        const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
+        if (in->opc != BIR_REDUCE)
+            continue;
+        if (!open) {
+            jw_key(w, "reduces");
+            jw_arr_begin(w);
+            open = true;
+        }
+        jw_obj_begin(w);
+        jw_key(w, "inst");
+        jw_str(w, in->name);
+        jw_key(w, "opcode");
+        jw_str(w, bir_opcode_name(in->opc));
+        jw_key(w, "op");
+        jw_str(w, isa_enum_name(ISA_FT_ALU, in->red_op));
+        jw_key(w, "kind");
+        jw_str(w, bir_rkind_name(in->red_kind));
+        jw_key(w, "local");
+        jw_int(w, in->red_local);
+        jw_obj_end(w);
+    }
+    if (open)
+        jw_arr_end(w);
+}
+
 /* One <Engine>.json sidecar, streamed (jsonw.h: the same bytes cJSON_Print
  * gives for the same document, without a node per field; compact (a stream
  * of at least tpb_sidecar_compact_min() entries): the compact form,
@@ -248,6 +280,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
         jw_arr_end(&w);
     }
     write_replica_groups(&w, g, b, e);
+    write_reduces(&w, g, b, e);
     if (compact) {
         jw_key(&w, "debug_form");
         jw_str(&w, "compact");

@@ -409,6 +409,9 @@ typedef struct {
     int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
                                      register whose value (an element offset) moves
                                      the operand0 pointer at execution; -1 none */
+    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
+                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
+                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the
