@@ -159,6 +159,16 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k,
     }
 }
 
+/* Start the optional list `key` at its first entry. */
+static void list_open(jw_t *w, const char *key, bool *open)
+{
+    if (*open)
+        return;
+    jw_key(w, key);
+    jw_arr_begin(w);
+    *open = true;
+}
+
 /* setReplicaGroups made visible: "replica_groups" lists each collective
  * DMA instruction of the engine (descriptors and trigger) with its groups
  * as rank lists (docs/multicore.md "Collectives"); absent when none. */
@@ -169,11 +179,7 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
         if (!in->nreplica)
             continue;
-        if (!open) {
-            jw_key(w, "replica_groups");
-            jw_arr_begin(w);
-            open = true;
-        }
+        list_open(w, "replica_groups", &open);
         jw_obj_begin(w);
         jw_key(w, "inst");
         jw_str(w, in->name);
@@ -208,11 +214,7 @@ static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
         if (in->opc != BIR_REDUCE)
             continue;
-        if (!open) {
-            jw_key(w, "reduces");
-            jw_arr_begin(w);
-            open = true;
-        }
+        list_open(w, "reduces", &open);
         jw_obj_begin(w);
         jw_key(w, "inst");
         jw_str(w, in->name);
