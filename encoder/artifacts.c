@@ -212,6 +212,16 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k, b
     }
 }
 
+/* Start the optional list `key` at its first entry. */
+static void list_open(jw_t *w, const char *key, bool *open)
+{
+    if (*open)
+        return;
+    jw_key(w, key);
+    jw_arr_begin(w);
+    *open = true;
+}
+
 /* setReplicaGroups made visible: "replica_groups" lists each collective
  * DMA instruction of the engine (descriptors and trigger) with its groups
  * as rank lists (docs/multicore.md "Collectives"); absent when none. */
@@ -222,11 +232,7 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
         if (!in->nreplica)
             continue;
-        if (!open) {
-            jw_key(w, "replica_groups");
-            jw_arr_begin(w);
-            open = true;
-        }
+        list_open(w, "replica_groups", &open);
         jw_obj_begin(w);
         jw_key(w, "inst");
         jw_str(w, in->name);
@@ -245,6 +251,34 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
                 jw_arr_end(w);
         }
         jw_arr_end(w);
+        jw_obj_end(w);
+    }
+    if (open)
+        jw_arr_end(w);
+}
+
+/* codegenLocalReduceOp made visible: "reduces" lists each Reduce (38)
+ * instruction of the engine with its op, kind and local flag
+ * (docs/multicore.md "Collectives"); absent when none. */
+static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
+{
+    bool open = false;
+    for (int i = 0; i < g->ndbg[e]; i++) {
+        const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
+        if (in->opc != BIR_REDUCE)
+            continue;
+        list_open(w, "reduces", &open);
+        jw_obj_begin(w);
+        jw_key(w, "inst");
+        jw_str(w, in->name);
+        jw_key(w, "opcode");
+        jw_str(w, bir_opcode_name(in->opc));
+        jw_key(w, "op");
+        jw_str(w, isa_enum_name(ISA_FT_ALU, in->red_op));
+        jw_key(w, "kind");
+        jw_str(w, bir_rkind_name(in->red_kind));
+        jw_key(w, "local");
+        jw_int(w, in->red_local);
         jw_obj_end(w);
     }
     if (open)
@@ -301,6 +335,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
         jw_arr_end(&w);
     }
     write_replica_groups(&w, g, b, e);
+    write_reduces(&w, g, b, e);
     if (compact) {
         jw_key(&w, "debug_form");
         jw_str(&w, "compact");

@@ -16,6 +16,15 @@ const char *bir_opcode_name(bir_opcode_t o)
     return "?";
 }
 
+const char *bir_rkind_name(int kind)
+{
+    switch (kind) {
+    case BIR_RKIND_ALL_REDUCE: return "all_reduce";
+    case BIR_RKIND_REDUCE_SCATTER: return "reduce_scatter";
+    default: return "none";
+    }
+}
+
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err)
 {
     memset(m, 0, sizeof *m);

@@ -78,7 +78,8 @@
     X(RAND_GET_STATE, 112, "RandGetState")                                   \
     X(RAND_SET_STATE, 113, "RandSetState") X(SET_RNG_SEED, 114, "SetRngSeed")  \
     X(REG_MOVE, 116, "RegMove")  \
-    X(INLINE_ASM, 117, "InlineAsm")
+    X(INLINE_ASM, 117, "InlineAsm")                                          \
+    X(REDUCE, 38, "Reduce")
 
 typedef enum {
 #define X(id, v, n) BIR_##id = v,
@@ -171,6 +172,10 @@ typedef struct {
     bool is_stt;             /* TensorScalarPtr: set_is_scalar_tensor_tensor (ISA
                                 ScalarTensorTensor) */
     uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
+    /* codegenLocalReduceOp (seed 001 s.5.1): a Reduce (38) trigger's
+     * setop (ISA ALU op), setKind (BIR_RKIND_*) and setLocal; 0 otherwise */
+    uint8_t red_op, red_kind;
+    bool red_local;
 } bir_inst_t;
 
 /* DgeComputeOp of a DMA (the notes' BIR enum; the scatter-add RMW is add).
@@ -180,6 +185,12 @@ typedef enum {
     BIR_DGE_COMPUTE_BYPASS = 0,
     BIR_DGE_COMPUTE_ADD = 2,
 } bir_dge_compute_t;
+
+/* setKind of a Reduce: the collective whose local reduce step it is */
+#define BIR_RKIND_NONE 0
+#define BIR_RKIND_ALL_REDUCE 1
+#define BIR_RKIND_REDUCE_SCATTER 2
+const char *bir_rkind_name(int kind);   /* "all_reduce", "reduce_scatter", "none" */
 
 /* Roles in a rolled loop (encoder/roll.c, docs/compiler.md "Rolled loops"). */
 #define BIR_LOOP_BODY 1      /* an instruction of the rolled body */

@@ -424,9 +424,12 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
             for (int k = 0; k < n; k++) {
                 const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
                 tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;
-                if (k)
-                    pull(x, &op->dst, &piece, g[k])->flags |= TIR_F_RMW_ADD;
-                else
+                if (k) {   /* the LocalReduce (seed 001 s.5.1): dst op= piece on the DMA */
+                    tir_op_t *p = pull(x, &op->dst, &piece, g[k]);
+                    p->flags |= TIR_F_RMW_ADD;
+                    p->local_reduce = op->kind;
+                    p->op0 = op->op0;
+                } else
                     pull(x, &op->dst, &piece, g[k]);
             }
             return 0;

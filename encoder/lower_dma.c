@@ -285,6 +285,8 @@ static int dge_of(lower_ctx_t *c)
  * scatter-add RMW (a DMACopy with the add compute op) -> DMACopy (32). */
 static bir_opcode_t trigger_l1(const tir_op_t *op)
 {
+    if (op->local_reduce)
+        return BIR_REDUCE;   /* codegenLocalReduceOp: a collective's reduce step */
     switch (op->kind) {
     case TIR_LOAD: return BIR_INST_LOAD;
     case TIR_INDIRECT_LOAD: return BIR_GENERIC_INDIRECT_LOAD;
@@ -306,6 +308,12 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     tr.dma_group = group;
     tr.engine = o->engine;
     set_replica_groups(c, &tr);
+    if (tr.opc == BIR_REDUCE) {   /* setop, setKind, setLocal(True) */
+        tr.red_op = (uint8_t)c->op->op0;
+        tr.red_kind = c->op->local_reduce == TIR_REDUCE_SCATTER ? BIR_RKIND_REDUCE_SCATTER
+                                                                : BIR_RKIND_ALL_REDUCE;
+        tr.red_local = true;
+    }
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
         bir_inst_access(&tr, &src->acc);
     bir_inst_access(&tr, &dst->acc);
@@ -729,6 +737,12 @@ int lower_dma(lower_ctx_t *c)
     dma_opts_t o = {false, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->dge_mode, ISA_ENG_UNASSIGNED};
     if (op->flags & TIR_F_RMW_ADD)
         o.compute = BIR_DGE_COMPUTE_ADD;
+    /* a LocalReduce's op becomes the descriptors' DMA compute op: the
+     * DMA engines compute add only (isa/enums.def DMAOP) */
+    if (op->local_reduce && (op->kind != TIR_DMA_COPY || op->op0 != ISA_ALU_ADD ||
+                             o.compute != BIR_DGE_COMPUTE_ADD))
+        return lw_err(c, "LocalReduce with operator %s: the DMA computes add only",
+                      isa_enum_name(ISA_FT_ALU, (unsigned)op->op0));
     if (requested_engine(c, ISA_ENG_UNASSIGNED, false, &o.engine))
         return -1;
     const tir_tensor_t *dt = lw_tensor(c, &op->dst);

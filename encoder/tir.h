@@ -426,6 +426,9 @@ typedef struct {
      * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
     const tir_pred_t *mask_more;
     int nmask_more;               /* < TIR_MAX_MASK_PREDS */
+    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
+                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
+                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the

@@ -128,3 +128,13 @@ add_test(NAME seed_cc_replica_groups
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/golden/mc_rank_groups_4/kernel.json
                  ${PROJECT_BINARY_DIR}/seed_cc_ap)
 set_tests_properties(seed_cc_replica_groups PROPERTIES LABELS "quick;back")
+
+# seed 001 §5.1 (codegenLocalReduceOp): the accumulating pulls of an HBM
+# all_reduce / reduce_scatter are Reduce (38) instructions (op add, kind,
+# local, replica groups) lowered to DMA-add descriptors; values: golden
+# mc_all_reduce_hbm_4
+add_test(NAME seed_local_reduce
+         COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/check_local_reduce.py
+                 $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/golden/mc_all_reduce_hbm_4/kernel.json
+                 ${PROJECT_BINARY_DIR}/seed_local_reduce 4)
+set_tests_properties(seed_local_reduce PROPERTIES LABELS "quick;back")

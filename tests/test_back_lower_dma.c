@@ -56,6 +56,59 @@ static void test_dma_cc_ap(void **state)
     }
 }
 
+/* codegenLocalReduceOp (seed 001 s.5.1): the accumulating pull of an HBM
+ * all_reduce / reduce_scatter is a Reduce (38) carrying setop, setKind,
+ * setLocal(True) and the replica groups; its descriptors are the ones the
+ * ordinary DMA builder makes (codegenNdDMAAP), with the add compute op. */
+static void test_dma_local_reduce(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    k.num_cores = 2;
+    int x = BU_T(&k, "x", TIR_T_INPUT, ISA_DT_FP32, 64, 32);
+    int o = BU_T(&k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 64, 32);
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_COPY);
+    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, x), op.nsrc = 1;
+    op.core = 0;
+    const int8_t groups[8] = {0, 0, -1, -1, -1, -1, -1, -1};
+    memcpy(op.rgroup, groups, sizeof groups);
+    bu_op(&k, &op, "plain");
+    op.flags = TIR_F_RMW_ADD;
+    op.local_reduce = TIR_REDUCE_SCATTER;
+    op.op0 = ISA_ALU_ADD;
+    bu_op(&k, &op, "lr");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bir_inst_t *p = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
+    bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)];
+    assert_int_equal(p->opc, BIR_DMA_COPY);
+    assert_int_equal(p->red_local, 0);
+    assert_int_equal(tr->opc, BIR_REDUCE);
+    assert_int_equal(BIR_REDUCE, 38);
+    assert_string_equal(bir_opcode_name(tr->opc), "Reduce");
+    assert_int_equal(tr->red_op, ISA_ALU_ADD);
+    assert_int_equal(tr->red_kind, BIR_RKIND_REDUCE_SCATTER);
+    assert_true(tr->red_local);
+    assert_int_equal(tr->nreplica, 2);
+    assert_memory_equal(tr->replica, groups, 2);
+    bir_inst_t *pd = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
+    bir_inst_t *rd = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 1)];
+    assert_int_equal(pd->isa.f.DDESC.compute, ISA_DMAOP_BYPASS);
+    assert_int_equal(rd->isa.f.DDESC.compute, ISA_DMAOP_ADD);
+    /* the same access pattern as the plain copy: one builder */
+    assert_memory_equal(&rd->isa.f.DDESC.src, &pd->isa.f.DDESC.src, sizeof(isa_dap_t));
+    assert_memory_equal(&rd->isa.f.DDESC.dst, &pd->isa.f.DDESC.dst, sizeof(isa_dap_t));
+    bu_free(&r);
+    /* the DMA computes add only */
+    k.ops[1].op0 = ISA_ALU_MAX;
+    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+    assert_non_null(strstr(r.err.msg, "LocalReduce with operator max: the DMA computes add only"));
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 static void test_dma_simple(void **state)
 {
     (void)state;
@@ -503,6 +556,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dma_simple),
         cmocka_unit_test(test_dma_cc_ap),
+        cmocka_unit_test(test_dma_local_reduce),
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_multidim_4d),
