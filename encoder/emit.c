@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytehash.h"
 #include "fileio.h"
 
 int enc_check_mode(int mode, tpb_err_t *err)
@@ -63,25 +64,10 @@ static void cache_key(const bir_inst_t *in, isa_inst_t *key, isa_fmt_PREDEXT_t *
         memset(pred, 0, sizeof *pred);
 }
 
-static uint64_t mix_bytes(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-        h ^= h >> 29;
-    }
-    for (; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static uint64_t cache_hash(const isa_inst_t *key, bool has_pred, const isa_fmt_PREDEXT_t *pred)
 {
-    uint64_t h = mix_bytes(0xcbf29ce484222325ull ^ (uint64_t)has_pred, key, sizeof *key);
-    return mix_bytes(h, pred, sizeof *pred);
+    uint64_t h = tpb_hash_bytes(0xcbf29ce484222325ull ^ (uint64_t)has_pred, key, sizeof *key);
+    return tpb_hash_bytes(h, pred, sizeof *pred);
 }
 
 static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytehash.h"
 #include "sim_int.h"
 
 static size_t body_bytes(const isa_decoded_t *d)
@@ -28,34 +29,14 @@ static size_t body_bytes(const isa_decoded_t *d)
     return isa_formats[isa_ops[d->inst.op].format].struct_size;
 }
 
-static uint64_t mix(uint64_t h, uint64_t w)
-{
-    h ^= w;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 32);
-}
-
-static uint64_t bytes_hash(uint64_t h, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = mix(h, w);
-    }
-    for (; i < n; i++)
-        h = mix(h, b[i]);
-    return h;
-}
 
 static uint64_t key_hash(const isa_decoded_t *d)
 {
-    uint64_t h = mix(0x9e3779b97f4a7c15ull, (uint64_t)d->inst.op << 16 | (uint64_t)d->inst.l2 << 8 |
+    uint64_t h = tpb_hash_word(0x9e3779b97f4a7c15ull, (uint64_t)d->inst.op << 16 | (uint64_t)d->inst.l2 << 8 |
                                                  d->has_pred);
-    h = bytes_hash(h, &d->inst.f, body_bytes(d));
+    h = tpb_hash_bytes(h, &d->inst.f, body_bytes(d));
     if (d->has_pred)
-        h = bytes_hash(h, &d->pred, sizeof d->pred);
+        h = tpb_hash_bytes(h, &d->pred, sizeof d->pred);
     return h;
 }
 
