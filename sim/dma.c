@@ -536,6 +536,34 @@ static void touch_sides(const mover_t *m, const isa_dap_t *src, const isa_dap_t 
     touch_side(m->s, dst, m->sd->dst_addr);
 }
 
+/* A destination whose every row is copied whole into one partition (the
+ * memmove rows of move_plane) replaces every byte of the sentinel cells
+ * its rows cover completely: those are not filled (sim_lazy_cover; the
+ * partly covered ones are).  false: touch the destination as usual. */
+static bool cover_rows(const mover_t *m, const isa_dap_t *src, const isa_dap_t *dst,
+                       int64_t src_addr, int64_t dst_addr)
+{
+    const sim_t *s = m->s;
+    if (!on_chip(dst->space) || dst->core >= s->ncores || dst_addr < 0 ||
+        src->count[0] != dst->count[0] || !src->count[0] || !row_fast(m, dst, src))
+        return false;
+    sim_core_t *o = &s->cores[dst->core];
+    sim_lazy_t *z = dst->space == ISA_SPACE_SBUF ? &o->sbuf_z : &o->psum_z;
+    uint32_t n0 = dst->count[0];
+    for (uint32_t j = 0; j < dst->count[1]; j++)
+        if (!row_in_one_partition(src, src_addr + (int64_t)j * src->step[1], n0) ||
+            !row_in_one_partition(dst, dst_addr + (int64_t)j * dst->step[1], n0))
+            return false;
+    int64_t len = (int64_t)n0 * isa_dtype_size(dst->dtype);
+    for (uint32_t j = 0; j < dst->count[1] && z->left; j++) {
+        int64_t da = dst_addr + (int64_t)j * dst->step[1];
+        if (da < 0)
+            return false;
+        sim_lazy_cover(z, (unsigned)(da / PITCH), da % PITCH, da % PITCH + len);
+    }
+    return true;
+}
+
 /* One 2-D plane of a direct descriptor, its sides starting at src_addr /
  * dst_addr (a PseudoDmaDirect2d is one plane; a PseudoDmaDirect3d's planes
  * are moved and costed one after another exactly as that many 2-D
@@ -547,8 +575,9 @@ static int move_plane(mover_t *m, int64_t src_addr, int64_t dst_addr)
     unsigned eb = elem_bytes(src, dst);
     bool copy = !m->s->opt.timing_only;
     if (copy) {
-        touch_side(m->s, src, src_addr);
-        touch_side(m->s, dst, dst_addr);
+        touch_side(m->s, src, src_addr); /* first: a source in cells the copy covers is filled */
+        if (!cover_rows(m, src, dst, src_addr, dst_addr))
+            touch_side(m->s, dst, dst_addr);
     }
     uint64_t total = dap_elems(src);
     if (!total)

@@ -16,6 +16,14 @@ void sim_lazy_init(sim_lazy_t *z, uint8_t *mem, unsigned parts, uint32_t pb)
     z->left = (uint64_t)z->nchunks * z->parts;
 }
 
+static void update_full(sim_lazy_t *z)
+{
+    uint64_t all = ~0ull;
+    for (unsigned p = 0; p < z->parts; p++)
+        all &= z->done[p];
+    z->full = all;
+}
+
 void sim_lazy_fill(sim_lazy_t *z, unsigned p0, unsigned np, int64_t lo, int64_t hi)
 {
     if (p0 >= z->parts || np == 0 || hi <= lo || hi <= 0 || lo >= (int64_t)z->pb)
@@ -36,17 +44,48 @@ void sim_lazy_fill(sim_lazy_t *z, unsigned p0, unsigned np, int64_t lo, int64_t 
         while (miss) { /* the cells not filled yet */
             uint64_t c = (uint64_t)__builtin_ctzll(miss);
             miss &= miss - 1;
-            uint64_t off = c << z->shift;
-            memset(z->mem + (size_t)p * z->pb + off, 0xFF, z->pb - off < cw ? z->pb - off : cw);
+            uint64_t off = c << z->shift, w = z->pb - off < cw ? z->pb - off : cw;
+            uint64_t k = z->cov[p][c]; /* bytes already written whole (sim_lazy_cover) */
+            memset(z->mem + (size_t)p * z->pb + off + k, 0xFF, w - k);
             z->left--;
         }
     }
-    if (changed) {
-        uint64_t all = ~0ull;
-        for (unsigned p = 0; p < z->parts; p++)
-            all &= z->done[p];
-        z->full = all;
+    if (changed)
+        update_full(z);
+}
+
+void sim_lazy_cover(sim_lazy_t *z, unsigned p, int64_t lo, int64_t hi)
+{
+    if (!z || !z->left || p >= z->parts)
+        return;
+    if (lo < 0)
+        lo = 0;
+    if (hi > (int64_t)z->pb)
+        hi = z->pb;
+    if (hi <= lo)
+        return;
+    uint64_t c0 = (uint64_t)lo >> z->shift, c1 = (uint64_t)(hi - 1) >> z->shift;
+    uint64_t cw = 1ull << z->shift, filled = 0;
+    for (uint64_t c = c0; c <= c1; c++) {
+        if (z->done[p] >> c & 1)
+            continue;
+        uint64_t cs = c << z->shift, ce = z->pb - cs < cw ? z->pb : cs + cw;
+        uint64_t from = (uint64_t)lo > cs ? (uint64_t)lo - cs : 0;
+        uint64_t to = ((uint64_t)hi < ce ? (uint64_t)hi : ce) - cs;
+        if (from > z->cov[p][c]) { /* a gap before the write: fill as usual */
+            sim_lazy_fill(z, p, 1, (int64_t)cs, (int64_t)ce);
+            continue;
+        }
+        if (to > z->cov[p][c])
+            z->cov[p][c] = (uint32_t)to;
+        if (z->cov[p][c] == ce - cs) {
+            z->done[p] |= 1ull << c;
+            z->left--;
+            filled++;
+        }
     }
+    if (filled)
+        update_full(z);
 }
 
 /* Extremes of base + i0 * s0 + i1 * s1 split into partition and byte: each

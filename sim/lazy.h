@@ -29,6 +29,9 @@ typedef struct {
     uint64_t left;         /* cells not filled yet; 0: nothing to do */
     uint64_t full;         /* bit c: cell c filled in every partition */
     uint64_t done[SIM_LAZY_PARTS]; /* [p] bit c: cell (p, c) filled */
+    uint32_t cov[SIM_LAZY_PARTS][64]; /* cell (p, c) not filled yet: its first cov
+                                         bytes were written whole (sim_lazy_cover),
+                                         its fill starts after them */
 } sim_lazy_t;
 
 /* mem of parts (<= 128) partitions x pb bytes, nothing filled.  An image
@@ -53,6 +56,16 @@ static inline void sim_lazy_touch(sim_lazy_t *z, unsigned p0, unsigned np, int64
     }
     sim_lazy_fill(z, p0, np, lo, hi);
 }
+
+/* Partition p bytes [lo, hi) are about to be written completely (a DMA
+ * row copy, before any other access).  A cell not filled yet whose written
+ * prefix the range extends keeps the longer prefix and is not filled for
+ * it; a cell whose prefix reaches its end counts as filled without ever
+ * being filled (the writes replaced every byte).  A cell the range reaches
+ * past a gap is filled as by sim_lazy_touch.  So rows written one after
+ * another into a fresh cell (two 2 KiB rows of a 4 KiB cell) skip the
+ * fill, and every byte not written still reads as the sentinel. */
+void sim_lazy_cover(sim_lazy_t *z, unsigned p, int64_t lo, int64_t hi);
 
 /* The same for a 2-D DMA pattern in the linear on-chip address space
  * (partition * pitch + byte): base, steps in bytes, counts in elements of

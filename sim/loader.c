@@ -338,6 +338,7 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
     sim_engine_t *e = &c->eng[k];
     e->id = isa_tpb_engines[k];
     e->slot = k;
+    e->due_bit = (uint8_t)(c->index * 8 + k);
     e->clk_mhz = sim_mhz(engine_ghz(s->t, e->id));
     uint64_t seed = s->opt.seed ^ ((uint64_t)c->index << 8 | k);
     sim_rng_seed(&e->rng, splitmix64(&seed));

@@ -162,17 +162,30 @@ static sim_event_t heap_pop(sim_heap_t *h)
  * instruction when several engines interleave. */
 void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t)
 {
+    /* the cached first due engine f stays known without a scan unless e is
+     * f (its step moves, maybe later): e either steps before f (earlier, or
+     * as early with a lower (core, slot) bit) and becomes the first, or
+     * steps after f, which stays first */
+    sim_engine_t *f = s->first_due;
+    if (!s->first_due_ok || e == f) {
+        s->first_due_ok = false;
+    } else if (!f || t < f->due_t || (t == f->due_t && e->due_bit < f->due_bit)) {
+        s->first_due = e;
+        s->first_due_core = &s->cores[e->due_bit >> 3];
+    }
     s->ndue += !e->due;
+    s->due_mask |= 1ull << e->due_bit;
     e->due = true;
     e->due_t = t;
-    s->first_due_ok = false;
 }
 
 static void unschedule_engine(sim_t *s, sim_engine_t *e)
 {
     e->due = false;
     s->ndue--;
-    s->first_due_ok = false;
+    s->due_mask &= ~(1ull << e->due_bit);
+    if (e == s->first_due)
+        s->first_due_ok = false;
 }
 
 static void push_engine(sim_t *s, sim_engine_t *e, uint64_t t)
@@ -190,16 +203,19 @@ static sim_engine_t *first_due_engine(sim_t *s, sim_core_t **core)
         *core = s->first_due_core;
         return s->first_due;
     }
+    /* only the due engines, in (core, slot) order: a later one replaces the
+     * best only when strictly earlier, so ties go to the lowest (core, slot) */
     sim_engine_t *best = NULL;
     sim_core_t *bc = NULL;
-    for (unsigned ci = 0; ci < s->ncores && s->ndue; ci++)
-        for (unsigned k = 0; k < SIM_ENGINES; k++) {
-            sim_engine_t *e = &s->cores[ci].eng[k];
-            if (e->due && (!best || e->due_t < best->due_t)) {
-                best = e;
-                bc = &s->cores[ci];
-            }
+    for (uint64_t m = s->due_mask; m; m &= m - 1) {
+        unsigned b = (unsigned)__builtin_ctzll(m);
+        sim_core_t *c = &s->cores[b >> 3];
+        sim_engine_t *e = &c->eng[b & 7];
+        if (!best || e->due_t < best->due_t) {
+            best = e;
+            bc = c;
         }
+    }
     s->first_due = best;
     s->first_due_core = bc;
     s->first_due_ok = true;
@@ -352,6 +368,7 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
     if (h->wait_en) {
         if (!sim_sync_wait_ok(c, e, h)) {
             e->state = ENG_WAIT_SEM;
+            c->sem_waiters |= (uint8_t)(1u << e->slot);
             return 1;
         }
         tr->wait_kind = 1;
@@ -397,7 +414,7 @@ static uint32_t sim_trace_iter(sim_engine_t *e)
 static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 {
     uint64_t now = s->now;
-    uint64_t lat = sim_cycles_to_ps(s->t->clk_ref, s->t->sem_latency_cycles);
+    uint64_t lat = s->sem_lat_ps;
     for (;;) {
         if (e->idx >= e->stream.count) {
             engine_done(s, e, now);
@@ -587,6 +604,7 @@ int sim_run(sim_t *s, tpb_err_t *err)
     uint64_t mhz = sim_mhz(s->t->clk_ref);
     s->max_ps = maxc > UINT64_MAX / 1000000ull ? UINT64_MAX : maxc * 1000000ull / mhz;
     s->next_progress = 1u << 20;
+    s->sem_lat_ps = sim_cycles_to_ps(s->t->clk_ref, s->t->sem_latency_cycles);
     for (unsigned ci = 0; ci < s->ncores; ci++)
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &s->cores[ci].eng[k];

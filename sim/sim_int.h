@@ -79,6 +79,7 @@ typedef struct {
     uint64_t edge_ps, edge_cycle; /* end of its last instruction: ps and engine cycle */
     bool due;                    /* a step is pending at due_t (sim_schedule_engine) */
     uint64_t due_t;
+    uint8_t due_bit;             /* its bit in sim_t.due_mask: core * 8 + slot */
     uint64_t arrive_ps;          /* when its semaphore wait ended (barrier arrival) */
     uint64_t busy_ps, sem_wait_ps, barrier_wait_ps;
     uint64_t ninst;
@@ -156,6 +157,7 @@ typedef struct {
     sim_lazy_t sbuf_z, psum_z;   /* their sentinel, filled on first use (lazy.h) */
     sim_pe_state_t *pe;
     uint32_t barrier_seq[256];   /* CoreBarrier arrivals so far, per cores mask */
+    uint8_t sem_waiters;         /* bit per engine slot in ENG_WAIT_SEM (sync.c) */
 } sim_core_t;
 
 /* One rendezvous: the seq-th CoreBarrier of every core in mask (a barrier
@@ -181,6 +183,7 @@ typedef enum {
  * packed into one word (kind 2 bits | core 3 | unit 16 | sequence 43). */
 #define SIM_EV_SEQ_BITS 43
 _Static_assert(SIM_MAX_CORES <= 8 && EV_ENGINE <= 3, "event order packs core in 3 bits, kind in 2");
+_Static_assert(SIM_ENGINES <= 8, "sim_t.due_mask packs 8 engine bits per core");
 static inline uint64_t sim_ev_order(unsigned kind, unsigned core, unsigned unit, uint64_t seq)
 {
     return (uint64_t)kind << 62 | (uint64_t)core << 59 | (uint64_t)unit << SIM_EV_SEQ_BITS |
@@ -266,6 +269,8 @@ struct sim {
     unsigned nbarriers, cbarriers;
     sim_heap_t heap;
     unsigned ndue;               /* engines with a pending step (eng[].due) */
+    uint64_t due_mask;           /* their due_bit's: ascending bit = (core, slot) order */
+    uint64_t sem_lat_ps;         /* semaphore update latency (set by sim_run) */
     bool first_due_ok;           /* cache of the earliest due engine (sim.c) */
     sim_engine_t *first_due;
     sim_core_t *first_due_core;

@@ -41,15 +41,18 @@ int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint6
     return sim_heap_push(s, ev, err);
 }
 
+/* The engines blocked on `sem` whose wait now passes become ready, in slot
+ * order.  Only the engines in ENG_WAIT_SEM are looked at (c->sem_waiters,
+ * kept by sim.c pass_wait): usually none, and the update costs nothing. */
 static void wake_waiters(sim_t *s, sim_core_t *c, unsigned sem)
 {
-    for (unsigned k = 0; k < SIM_ENGINES; k++) {
+    for (unsigned m = c->sem_waiters; m; m &= m - 1) {
+        unsigned k = (unsigned)__builtin_ctz(m);
         sim_engine_t *e = &c->eng[k];
-        if (e->state != ENG_WAIT_SEM)
-            continue;
         const isa_sync_t *h = &e->stream.insts[e->idx].inst.sync;
         if (h->wait_sem != sem || !sim_sync_wait_ok(c, e, h))
             continue;
+        c->sem_waiters &= (uint8_t)~(1u << k);
         e->state = ENG_READY;
         sim_schedule_engine(s, e, s->now);
     }
@@ -103,7 +106,8 @@ int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
     S->last_writer = ev->ref;
     if (s->opt.trace)
         sim_trace_sem(s, c->index, ev->unit, S->value);
-    wake_waiters(s, c, ev->unit);
+    if (c->sem_waiters)
+        wake_waiters(s, c, ev->unit);
     return 0;
 }
 

@@ -267,12 +267,108 @@ static void test_lazy_dap_cover(void **state)
     assert_true(checked > 500);
 }
 
+/* DMA rows that start a fresh cell (sim_lazy_cover): 16 bytes written at the
+ * start of partition 3's second cell leave it unfilled, and a later read of
+ * 64 bytes there still sees the sentinel after them (the fill starts after
+ * the written prefix); two 2 KiB rows fill partition 5's second cell whole
+ * and it is never filled; one row past a gap (partition 7, bytes 100..116
+ * of the cell) fills the cell first. */
+static void test_lazy_cover_rows(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t s4[1] = { 4 }, s16[1] = { 16 }, s1k[1] = { 1024 }, s32[1] = { 32 };
+    uint64_t a = tb_tensor(&b, "a", "input", F32, 1, s4);
+    uint64_t w = tb_tensor(&b, "w", "input", F32, 1, s1k);
+    uint64_t o = tb_tensor(&b, "out", "output", F32, 1, s16);
+    uint64_t o2 = tb_tensor(&b, "o2", "output", F32, 1, s1k);
+    uint64_t o3 = tb_tensor(&b, "o3", "output", F32, 1, s32);
+    tb_add(&b, 0, TB_SP, tb_dma(tb_sb(3, 4096, F32, 4, 4, 0, 1), tb_hbm(a, F32, 4, 4, 0, 1), 2));
+    tb_add(&b, 0, TB_SP, tb_dma(tb_sb(5, 4096, F32, 4, 512, 0, 1), tb_hbm(w, F32, 4, 512, 0, 1), 2));
+    tb_add(&b, 0, TB_SP,
+           tb_dma(tb_sb(5, 6144, F32, 4, 512, 0, 1), tb_hbm(w + 2048, F32, 4, 512, 0, 1), 2));
+    tb_add(&b, 0, TB_SP, tb_dma(tb_sb(7, 4196, F32, 4, 4, 0, 1), tb_hbm(a, F32, 4, 4, 0, 1), 2));
+    isa_inst_t t1 = tb_trig(2, 4);
+    tb_upd(&t1, 5, ISA_SEMOP_SEM_INC, 0, false);
+    tb_add(&b, 0, TB_SP, t1);
+    tb_add(&b, 0, TB_ACT, tb_dma(tb_hbm(o, F32, 4, 16, 0, 1), tb_sb(3, 4096, F32, 4, 16, 0, 1), 3));
+    tb_add(&b, 0, TB_ACT,
+           tb_dma(tb_hbm(o2, F32, 4, 1024, 0, 1), tb_sb(5, 4096, F32, 4, 1024, 0, 1), 3));
+    tb_add(&b, 0, TB_ACT, tb_dma(tb_hbm(o3, F32, 4, 32, 0, 1), tb_sb(7, 4096, F32, 4, 32, 0, 1), 3));
+    isa_inst_t t2 = tb_trig(3, 3);
+    tb_wait(&t2, 5, 1);
+    tb_add(&b, 0, TB_ACT, t2);
+    tb_write(&b);
+    sim_t *s = tb_load(&b, NULL);
+    float in[4] = { 1.5f, -2.25f, 3.0f, 7.0f }, wv[1024];
+    for (int i = 0; i < 1024; i++)
+        wv[i] = (float)i * 0.5f - 100.0f;
+    tb_input_f32(s, "a", in, 1, s4);
+    tb_input_f32(s, "w", wv, 1, s1k);
+    tpb_err_t err;
+    if (sim_run(s, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_memory_equal(s->hbm + o, in, 16);
+    assert_true(all_ff(s->hbm + o + 16, 48));
+    assert_memory_equal(s->hbm + o2, wv, sizeof wv);
+    assert_true(all_ff(s->hbm + o3, 100));
+    assert_memory_equal(s->hbm + o3 + 100, in, 16);
+    assert_true(all_ff(s->hbm + o3 + 116, 12));
+    const sim_lazy_t *z = &s->cores[0].sbuf_z;
+    assert_int_equal(z->left, (uint64_t)z->nchunks * z->parts - 3);
+    assert_int_equal(z->cov[5][1], SIM_LAZY_CHUNK); /* done by the two rows, never filled */
+    assert_int_equal(z->done[5], 2);
+    sim_free(s);
+    tb_free(&b);
+}
+
+/* sim_lazy_cover on its own: the written prefix grows with rows that start
+ * where it ends (or overlap it), a gap fills the cell, a touch fills only
+ * the bytes after the prefix, and a short last cell counts as covered at
+ * the image's end */
+static void test_lazy_cover_unit(void **state)
+{
+    (void)state;
+    const uint32_t pb = 2 * SIM_LAZY_CHUNK + 100;
+    uint8_t *mem = calloc(4, pb);
+    assert_non_null(mem);
+    sim_lazy_t z;
+    sim_lazy_init(&z, mem, 4, pb);
+    uint64_t left = z.left;
+    sim_lazy_cover(&z, 1, 0, 1000);
+    memset(mem + pb, 0x22, 1000);
+    sim_lazy_cover(&z, 1, 500, 3000); /* overlaps the prefix: extends it */
+    memset(mem + pb + 500, 0x33, 2500);
+    assert_int_equal(z.cov[1][0], 3000);
+    assert_int_equal(z.left, left);
+    sim_lazy_touch(&z, 1, 1, 0, 10);
+    assert_int_equal(mem[pb + 499], 0x22);
+    assert_int_equal(mem[pb + 2999], 0x33);
+    assert_true(all_ff(mem + pb + 3000, SIM_LAZY_CHUNK - 3000));
+    assert_int_equal(z.left, left - 1);
+    sim_lazy_cover(&z, 2, 10, 20); /* a gap: the whole cell is filled */
+    assert_true(all_ff(mem + 2 * pb, SIM_LAZY_CHUNK));
+    assert_int_equal(z.left, left - 2);
+    sim_lazy_cover(&z, 0, 2 * SIM_LAZY_CHUNK, pb); /* the short last cell */
+    assert_int_equal(z.done[0], 4);
+    assert_int_equal(mem[2 * SIM_LAZY_CHUNK], 0);
+    sim_lazy_cover(&z, 3, 0, pb); /* every cell of a partition, none filled */
+    assert_int_equal(z.done[3], 7);
+    assert_int_equal(z.left, left - 6);
+    for (uint32_t i = 0; i < pb; i++)
+        assert_int_equal(mem[3 * pb + i], 0);
+    free(mem);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sentinel_and_direct_input),
         cmocka_unit_test(test_lazy_sbuf_sentinel),
         cmocka_unit_test(test_lazy_dap_cover),
+        cmocka_unit_test(test_lazy_cover_rows),
+        cmocka_unit_test(test_lazy_cover_unit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
