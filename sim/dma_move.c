@@ -1,0 +1,469 @@
+/* dma_move.c - DMA data movement: a transfer's descriptors move their
+ * elements when the transfer starts (direct planes and rows, indirect
+ * gathers and scatters, casts, DMA compute add, scale), charging bytes to
+ * the DMA engines for the timing in dma.c; and the unique_indices check.
+ * Exact rules: docs/semantics-dma.md. */
+#include "dma_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numeric.h"
+
+
+typedef struct {
+    sim_t *s;
+    sim_core_t *c;               /* issuing core */
+    sim_xfer_t *x;
+    const sim_desc_t *sd;
+    uint64_t *eng_bytes;         /* [nengines] */
+    uint64_t *eng_cost;          /* [nengines] engine time in milli-bytes at peak */
+    uint64_t hbm_bytes;          /* bytes read from or written to HBM */
+    unsigned nengines;
+    unsigned xpermille;          /* transpose bandwidth share (1000: none) */
+    bool add;
+    bool scaled;                 /* DDESC scaled: src * scale in fp32 (dma_compute) */
+    float scale;
+    tpb_err_t *err;
+} mover_t;
+
+static int mover_errf(mover_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int mover_errf(mover_t *m, const char *fmt, ...)
+{
+    char body[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    sim_engine_t *e = &m->c->eng[m->x->engine_slot];
+    return sim_inst_errf(m->err, m->c, e, m->x->trigger_idx,
+                         "transfer on queue %u, descriptor %s at pc %u: %s", m->x->queue,
+                         isa_ops[m->sd->d->inst.op].mnemonic, m->sd->pc, body);
+}
+
+static uint8_t *side_ptr(const sim_t *s, const isa_dap_t *p, int64_t a, uint8_t **init)
+{
+    if (p->space == ISA_SPACE_HBM) {
+        *init = s->hbm_init ? s->hbm_init + a : NULL;
+        return s->hbm + a;
+    }
+    sim_core_t *o = &s->cores[p->core];
+    uint64_t off = (uint64_t)(a / PITCH) * space_pb(s, p->space) + (uint64_t)(a % PITCH);
+    if (p->space == ISA_SPACE_SBUF) {
+        *init = o->sbuf_init ? o->sbuf_init + off : NULL;
+        return o->sbuf + off;
+    }
+    *init = o->psum_init ? o->psum_init + off : NULL;
+    return o->psum + off;
+}
+
+static unsigned engine_of(const mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap_t *src,
+                          int64_t sa, uint32_t row)
+{
+    const tpb_target_t *t = m->s->t;
+    int64_t part;
+    if (on_chip(dst->space))
+        part = da / PITCH;
+    else if (on_chip(src->space))
+        part = sa / PITCH;
+    else
+        return row % m->nengines;
+    unsigned e = (unsigned)(part / (t->dma_partitions_per_engine ? t->dma_partitions_per_engine : 1));
+    return e < m->nengines ? e : m->nengines - 1;
+}
+
+/* Attribute `bytes` moved in contiguous runs of `run` bytes to engine e. */
+static void charge(mover_t *m, unsigned e, uint64_t bytes, uint64_t run, const isa_dap_t *src,
+                   const isa_dap_t *dst)
+{
+    m->eng_bytes[e] += bytes;
+    uint64_t cost = sim_dma_row_cost(m->s->t, bytes, run);
+    if (m->xpermille && m->xpermille != 1000)
+        cost = (cost * 1000ull + m->xpermille - 1) / m->xpermille;
+    m->eng_cost[e] += cost;
+    m->hbm_bytes += (src->space == ISA_SPACE_HBM ? bytes : 0) +
+                    (dst->space == ISA_SPACE_HBM ? bytes : 0);
+}
+
+static bool all_init(const uint8_t *init, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (!init[i])
+            return false;
+    return true;
+}
+
+/* Move one element: cast through fp32 when dtypes differ (and scale it there
+ * when the descriptor is scaled), accumulate with
+ * compute=add. */
+static int move_elem(mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap_t *src,
+                     int64_t sa)
+{
+    uint8_t *si, *di;
+    uint8_t *sp = side_ptr(m->s, src, sa, &si), *dp = side_ptr(m->s, dst, da, &di);
+    unsigned ss = isa_dtype_size(src->dtype), ds = isa_dtype_size(dst->dtype);
+    if (si && !all_init(si, ss))
+        return mover_errf(m, "read of never-written %s memory at src address 0x%llx (--check-uninit)",
+                          space_name(src->space), (unsigned long long)sa);
+    if (m->add && di && !all_init(di, ds))
+        return mover_errf(m, "accumulate into never-written %s memory at dst address 0x%llx "
+                          "(--check-uninit)", space_name(dst->space), (unsigned long long)da);
+    if (!m->add && !m->scaled && src->dtype == dst->dtype) {
+        memmove(dp, sp, ss);
+    } else {
+        float v = num_load_f32(sp, src->dtype);
+        if (m->scaled)
+            v = v * m->scale;
+        if (m->add)
+            v = num_load_f32(dp, dst->dtype) + v;
+        num_store_f32(dp, dst->dtype, v);
+    }
+    if (di)
+        memset(di, 1, ds);
+    return 0;
+}
+
+static unsigned elem_bytes(const isa_dap_t *a, const isa_dap_t *b)
+{
+    unsigned x = isa_dtype_size(a->dtype), y = isa_dtype_size(b->dtype);
+    return x > y ? x : y;
+}
+
+/* Copy a contiguous row with memcpy when nothing else is needed. */
+static bool row_fast(const mover_t *m, const isa_dap_t *dst, const isa_dap_t *src)
+{
+    unsigned size = isa_dtype_size(src->dtype);
+    return !m->add && !m->scaled && src->dtype == dst->dtype && src->step[0] == (int32_t)size &&
+           dst->step[0] == (int32_t)size && !m->s->opt.check_uninit;
+}
+
+static bool row_in_one_partition(const isa_dap_t *p, int64_t a, uint32_t n)
+{
+    if (!on_chip(p->space))
+        return true;
+    int64_t last = a + (int64_t)p->step[0] * (n - 1);
+    return a / PITCH == last / PITCH && last >= a;
+}
+
+/* Contiguous bytes one side of a transpose descriptor covers: the whole
+ * descriptor when its two dims tile one dense block (an on-chip side's
+ * partition step never does), else the longer dim that steps by one
+ * element, else one element. */
+static uint64_t side_run(const isa_dap_t *p, unsigned eb)
+{
+    int64_t z = (int64_t)isa_dtype_size(p->dtype);
+    int64_t c0 = p->count[0], c1 = p->count[1];
+    if ((p->step[0] == z && p->step[1] == c0 * z) || (p->step[1] == z && p->step[0] == c1 * z))
+        return (uint64_t)(c0 * c1) * eb;
+    uint64_t r = eb;
+    if (p->step[0] == z && (uint64_t)c0 * eb > r)
+        r = (uint64_t)c0 * eb;
+    if (p->step[1] == z && (uint64_t)c1 * eb > r)
+        r = (uint64_t)c1 * eb;
+    return r;
+}
+
+/* Hardware DMA transpose (docs/timing.md): the transpose unit reads and
+ * writes whole blocks, so the run is the longer contiguous extent of the
+ * two sides, at the target's transpose share of the bandwidth (source in
+ * HBM or on chip).  Without hardware transpose every element is its own
+ * run at full share. */
+static uint64_t transpose_run(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, unsigned eb)
+{
+    const tpb_target_t *t = m->s->t;
+    unsigned x = on_chip(src->space) ? t->dma_transpose_sbuf_permille : t->dma_transpose_hbm_permille;
+    if (!x)
+        return eb;
+    m->xpermille = x;
+    uint64_t a = side_run(src, eb), b = side_run(dst, eb);
+    return a > b ? a : b;
+}
+
+/* The sentinel of every on-chip byte a descriptor side may touch, whose
+ * pattern starts at address a (lazy.h) */
+static void touch_side(const sim_t *s, const isa_dap_t *p, int64_t a)
+{
+    if (!on_chip(p->space) || p->core >= s->ncores)
+        return;
+    sim_core_t *o = &s->cores[p->core];
+    sim_lazy_touch_dap(p->space == ISA_SPACE_SBUF ? &o->sbuf_z : &o->psum_z, a, p->step,
+                       p->count, isa_dtype_size(p->dtype), PITCH);
+}
+
+static void touch_sides(const mover_t *m, const isa_dap_t *src, const isa_dap_t *dst)
+{
+    touch_side(m->s, src, m->sd->src_addr);
+    touch_side(m->s, dst, m->sd->dst_addr);
+}
+
+/* A destination whose every row is copied whole into one partition (the
+ * memmove rows of move_plane) replaces every byte of the sentinel cells
+ * its rows cover completely: those are not filled (sim_lazy_cover; the
+ * partly covered ones are).  false: touch the destination as usual. */
+static bool cover_rows(const mover_t *m, const isa_dap_t *src, const isa_dap_t *dst,
+                       int64_t src_addr, int64_t dst_addr)
+{
+    const sim_t *s = m->s;
+    if (!on_chip(dst->space) || dst->core >= s->ncores || dst_addr < 0 ||
+        src->count[0] != dst->count[0] || !src->count[0] || !row_fast(m, dst, src))
+        return false;
+    sim_core_t *o = &s->cores[dst->core];
+    sim_lazy_t *z = dst->space == ISA_SPACE_SBUF ? &o->sbuf_z : &o->psum_z;
+    uint32_t n0 = dst->count[0];
+    for (uint32_t j = 0; j < dst->count[1]; j++)
+        if (!row_in_one_partition(src, src_addr + (int64_t)j * src->step[1], n0) ||
+            !row_in_one_partition(dst, dst_addr + (int64_t)j * dst->step[1], n0))
+            return false;
+    int64_t len = (int64_t)n0 * isa_dtype_size(dst->dtype);
+    for (uint32_t j = 0; j < dst->count[1] && z->left; j++) {
+        int64_t da = dst_addr + (int64_t)j * dst->step[1];
+        if (da < 0)
+            return false;
+        sim_lazy_cover(z, (unsigned)(da / PITCH), da % PITCH, da % PITCH + len);
+    }
+    return true;
+}
+
+/* One 2-D plane of a direct descriptor, its sides starting at src_addr /
+ * dst_addr (a PseudoDmaDirect2d is one plane; a PseudoDmaDirect3d's planes
+ * are moved and costed one after another exactly as that many 2-D
+ * descriptors would be: docs/timing.md). */
+static int move_plane(mover_t *m, int64_t src_addr, int64_t dst_addr)
+{
+    const isa_fmt_DDESC_t *f = &m->sd->d->inst.f.DDESC;
+    const isa_dap_t *src = &f->src, *dst = &f->dst;
+    unsigned eb = elem_bytes(src, dst);
+    bool copy = !m->s->opt.timing_only;
+    if (copy) {
+        touch_side(m->s, src, src_addr); /* first: a source in cells the copy covers is filled */
+        if (!cover_rows(m, src, dst, src_addr, dst_addr))
+            touch_side(m->s, dst, dst_addr);
+    }
+    uint64_t total = dap_elems(src);
+    if (!total)
+        return 0;
+    uint64_t trun = f->transpose ? transpose_run(m, src, dst, eb) : eb;
+    if (src->count[0] == dst->count[0]) {
+        /* same row shape: row by row */
+        uint32_t n0 = src->count[0];
+        bool fast = row_fast(m, dst, src);
+        /* a row is one contiguous run when both sides step by one element
+         * (a transpose: see transpose_run) */
+        bool cs = src->step[0] == (int32_t)isa_dtype_size(src->dtype);
+        bool cd = dst->step[0] == (int32_t)isa_dtype_size(dst->dtype);
+        uint64_t run = f->transpose ? trun : cs && cd ? (uint64_t)n0 * eb : eb;
+        for (uint32_t j = 0; j < src->count[1]; j++) {
+            int64_t sa = src_addr + (int64_t)j * src->step[1];
+            int64_t da = dst_addr + (int64_t)j * dst->step[1];
+            if (row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0)) {
+                charge(m, engine_of(m, dst, da, src, sa, j), (uint64_t)n0 * eb, run, src, dst);
+                if (!copy)
+                    continue;
+                if (fast) {
+                    uint8_t *si, *di;
+                    memmove(side_ptr(m->s, dst, da, &di), side_ptr(m->s, src, sa, &si),
+                            (size_t)n0 * isa_dtype_size(src->dtype));
+                    continue;
+                }
+                for (uint32_t i = 0; i < n0; i++)
+                    if (move_elem(m, dst, da + (int64_t)i * dst->step[0], src,
+                                  sa + (int64_t)i * src->step[0]))
+                        return -1;
+                continue;
+            }
+            for (uint32_t i = 0; i < n0; i++) {
+                int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
+                charge(m, engine_of(m, dst, b, src, a, j), eb, f->transpose ? trun : eb, src, dst);
+                if (copy && move_elem(m, dst, b, src, a))
+                    return -1;
+            }
+        }
+        return 0;
+    }
+    /* different row shapes: element k of src to element k of dst */
+    uint32_t si = 0, sj = 0, di = 0, dj = 0;
+    for (uint64_t k = 0; k < total; k++) {
+        int64_t a = src_addr + (int64_t)sj * src->step[1] + (int64_t)si * src->step[0];
+        int64_t b = dst_addr + (int64_t)dj * dst->step[1] + (int64_t)di * dst->step[0];
+        charge(m, engine_of(m, dst, b, src, a, dj), eb, f->transpose ? trun : eb, src, dst);
+        if (copy && move_elem(m, dst, b, src, a))
+            return -1;
+        if (++si == src->count[0]) { si = 0; sj++; }
+        if (++di == dst->count[0]) { di = 0; dj++; }
+    }
+    return 0;
+}
+
+static int move_direct(mover_t *m)
+{
+    plane_t pl = planes_of(&m->sd->d->inst);
+    for (uint32_t k = 0; k < pl.n; k++)
+        if (move_plane(m, m->sd->src_addr + (int64_t)k * pl.sstep,
+                       m->sd->dst_addr + (int64_t)k * pl.dstep))
+            return -1;
+    return 0;
+}
+
+/* Index j of the idx TAP (partition-major, then free dims outer to inner). */
+static int64_t read_index(const mover_t *m, const isa_tap_t *t, uint64_t j, bool *uninit)
+{
+    uint64_t per = isa_tap_free_elems(t);
+    uint64_t p = t->start + j / per, r = j % per;
+    int64_t off = 0;
+    for (unsigned d = 0; d < t->ndims; d++) {
+        off += (int64_t)(r % t->count[d]) * t->step[d];
+        r /= t->count[d];
+    }
+    unsigned size = isa_dtype_size(t->dtype);
+    int64_t col = (int64_t)t->addr + off * size;
+    sim_lazy_touch(&m->c->sbuf_z, (unsigned)p, 1, col, col + size);
+    uint64_t byte = p * m->s->t->sbuf_partition_bytes + (uint64_t)col;
+    if (m->c->sbuf_init && !all_init(m->c->sbuf_init + byte, size))
+        *uninit = true;
+    return num_load_i64(m->c->sbuf + byte, t->dtype);
+}
+
+static int move_indirect(mover_t *m)
+{
+    const isa_fmt_DIND_t *f = &m->sd->d->inst.f.DIND;
+    const isa_dap_t *src = &f->src, *dst = &f->dst;
+    const isa_dap_t *indexed = f->scatter ? dst : src;
+    unsigned eb = elem_bytes(src, dst);
+    uint32_t rows = f->scatter ? src->count[1] : dst->count[1], n0 = src->count[0];
+    bool copy = !m->s->opt.timing_only;
+    /* a gather-transpose (transpose_op xzyw) goes through the transpose
+     * unit like a direct transpose (docs/timing.md): each gathered row is
+     * one run of its contiguous bytes, at the target's transpose share */
+    uint64_t xrun = eb;
+    if (m->x->trigger->inst.f.DTRIG.transpose_op == ISA_XPOSE_XZYW) {
+        const tpb_target_t *t = m->s->t;
+        unsigned x = on_chip(indexed->space) ? t->dma_transpose_sbuf_permille
+                                             : t->dma_transpose_hbm_permille;
+        if (x) {
+            m->xpermille = x;
+            if (indexed->step[0] == (int32_t)isa_dtype_size(indexed->dtype))
+                xrun = (uint64_t)n0 * eb;
+        }
+    }
+    if (copy)
+        touch_sides(m, src, dst);
+    for (uint32_t j = 0; j < rows; j++) {
+        int64_t ix = j;
+        if (copy) {
+            bool uninit = false;
+            ix = read_index(m, &f->idx, j, &uninit);
+            if (uninit)
+                return mover_errf(m, "index %u read from never-written SBUF (--check-uninit)", j);
+            if (ix < 0 || ix >= (int64_t)indexed->count[1]) {
+                if (f->oob == ISA_OOB_SKIP)
+                    continue;
+                return mover_errf(m,
+                                  "index %lld (idx element %u) is out of range [0, %u) of the "
+                                  "indexed %s side (oob=error)",
+                                  (long long)ix, j, indexed->count[1], f->scatter ? "dst" : "src");
+            }
+        } else if (j >= indexed->count[1]) {
+            continue;
+        }
+        int64_t sa = m->sd->src_addr + (f->scatter ? (int64_t)j : ix) * src->step[1];
+        int64_t da = m->sd->dst_addr + (f->scatter ? ix : (int64_t)j) * dst->step[1];
+        /* a gathered/scattered row is one run when both sides are contiguous */
+        if (n0 && src->step[0] == (int32_t)isa_dtype_size(src->dtype) &&
+            dst->step[0] == (int32_t)isa_dtype_size(dst->dtype) &&
+            row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0))
+            charge(m, engine_of(m, dst, da, src, sa, j), (uint64_t)n0 * eb, (uint64_t)n0 * eb, src,
+                   dst);
+        else
+            for (uint32_t i = 0; i < n0; i++)
+                charge(m, engine_of(m, dst, da + (int64_t)i * dst->step[0], src,
+                                    sa + (int64_t)i * src->step[0], j), eb, xrun, src, dst);
+        for (uint32_t i = 0; copy && i < n0; i++) {
+            int64_t a = sa + (int64_t)i * src->step[0], b = da + (int64_t)i * dst->step[0];
+            if (move_elem(m, dst, b, src, a))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* unique_indices (DmaTrigger unique = 1): the kernel promised that no
+ * destination row of the transfer's scatter descriptors repeats (seed 002
+ * NeuronIndirectRMW unique_indices); a repeat is an error naming both idx
+ * elements, so a wrong promise cannot pass silently. */
+typedef struct {
+    int64_t addr;
+    uint32_t desc, j;
+} uniq_row_t;
+
+static int uniq_cmp(const void *a, const void *b)
+{
+    const uniq_row_t *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int check_unique(mover_t *m)
+{
+    size_t n = 0, cap = 0;
+    uniq_row_t *rows = NULL;
+    int rc = 0;
+    for (unsigned i = 0; i < m->x->ndesc && !rc; i++) {
+        const sim_desc_t *sd = &m->x->descs[i];
+        if (sd->d->inst.op != ISA_OP_DMA_INDIRECT2D || !sd->d->inst.f.DIND.scatter)
+            continue;
+        const isa_fmt_DIND_t *f = &sd->d->inst.f.DIND;
+        m->sd = sd;
+        for (uint32_t j = 0; j < f->src.count[1]; j++) {
+            bool uninit = false;
+            int64_t ix = read_index(m, &f->idx, j, &uninit);
+            if (uninit || ix < 0 || ix >= (int64_t)f->dst.count[1])
+                continue;   /* reported by the move itself */
+            if (n == cap) {
+                cap = cap ? 2 * cap : 256;
+                uniq_row_t *r = realloc(rows, cap * sizeof *r);
+                if (!r) {
+                    free(rows);
+                    return tpb_errf(m->err, "out of memory (unique_indices check)");
+                }
+                rows = r;
+            }
+            rows[n++] = (uniq_row_t){sd->dst_addr + ix * f->dst.step[1], i, j};
+        }
+    }
+    qsort(rows, n, sizeof *rows, uniq_cmp);
+    for (size_t k = 1; k < n && !rc; k++)
+        if (rows[k].addr == rows[k - 1].addr) {
+            m->sd = &m->x->descs[rows[k].desc];
+            rc = mover_errf(m, "unique_indices: destination row at 0x%llx is scattered to twice "
+                            "(idx element %u of descriptor %u and element %u of descriptor %u)",
+                            (unsigned long long)rows[k].addr, rows[k - 1].j, rows[k - 1].desc,
+                            rows[k].j, rows[k].desc);
+        }
+    free(rows);
+    return rc;
+}
+
+
+int sim_dma_move_desc(sim_t *s, sim_core_t *c, sim_xfer_t *x, const sim_desc_t *sd, uint64_t *eng,
+                      uint64_t *cost, unsigned ne, uint64_t *hbm, tpb_err_t *err)
+{
+    bool direct = isa_op_is_direct_dma(sd->d->inst.op);
+    bool d2 = sd->d->inst.op == ISA_OP_DMA_DIRECT2D;   /* only DDESC has scale */
+    unsigned dmaop = direct ? sd->d->inst.f.DDESC.compute : sd->d->inst.f.DIND.compute;
+    mover_t m = { .s = s, .c = c, .x = x, .sd = sd, .eng_bytes = eng, .eng_cost = cost,
+                  .nengines = ne, .xpermille = 1000, .add = dmaop == ISA_DMAOP_ADD, .err = err,
+                  .scaled = d2 && sd->d->inst.f.DDESC.scaled,
+                  .scale = d2 ? sd->d->inst.f.DDESC.scale : 1.0f };
+    if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
+        return -1;
+    *hbm += m.hbm_bytes;
+    return 0;
+}
+
+int sim_dma_check_unique(sim_t *s, sim_core_t *c, sim_xfer_t *x, tpb_err_t *err)
+{
+    mover_t um = { .s = s, .c = c, .x = x, .sd = &x->descs[0], .err = err };
+    return check_unique(&um);
+}
