@@ -27,20 +27,6 @@ struct enc_acc_region {
     bool dead;
 };
 
-static void ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)
-{
-    int64_t a = ap->offset, z = ap->offset;
-    for (int d = 0; d < ap->ndim; d++) {
-        int64_t span = ap->step[d] * (ap->count[d] - 1);
-        if (span < 0)
-            a += span;
-        else
-            z += span;
-    }
-    *lo = a;
-    *hi = z;
-}
-
 static bool is_matmul(tir_opkind_t kind)
 {
     return kind == TIR_MATMUL || kind == TIR_MATMUL_MX || kind == TIR_MATMUL_SPARSE;
@@ -61,7 +47,7 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
     if (!is_matmul(op->kind) || (op->flags & TIR_F_TRANSPOSE))
         return 0;   /* a transpose never accumulates */
     int64_t lo, hi;
-    ap_range(&op->dst, &lo, &hi);
+    tir_ap_range(&op->dst, &lo, &hi);
     for (int r = head_of(b, op->dst.tensor); r >= 0; r = b->acc[r].next) {
         const struct enc_acc_region *g = &b->acc[r];
         if (g->dead || g->hi < lo || g->lo > hi)
@@ -119,7 +105,7 @@ int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
         if (t < 0 || t >= b->k->ntensors || b->k->tensors[t].kind != TIR_T_PSUM)
             continue;
         int64_t lo, hi;
-        ap_range(w[i], &lo, &hi);
+        tir_ap_range(w[i], &lo, &hi);
         bool group = i == 0 && is_matmul(op->kind) && !(op->flags & TIR_F_TRANSPOSE);
         bool known = false;
         for (int r = head_of(b, t); r >= 0; r = b->acc[r].next) {

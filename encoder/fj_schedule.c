@@ -88,17 +88,8 @@ static bool ap_overlap(const tir_ap_t *a, const tir_ap_t *b)
     if (a->tensor < 0 || a->tensor != b->tensor)
         return false;
     int64_t lo[2], hi[2];
-    const tir_ap_t *x[2] = {a, b};
-    for (int s = 0; s < 2; s++) {
-        lo[s] = hi[s] = x[s]->offset;
-        for (int d = 0; d < x[s]->ndim; d++) {
-            int64_t span = (x[s]->count[d] - 1) * x[s]->step[d];
-            if (span < 0)
-                lo[s] += span;
-            else
-                hi[s] += span;
-        }
-    }
+    tir_ap_range(a, &lo[0], &hi[0]);
+    tir_ap_range(b, &lo[1], &hi[1]);
     return lo[0] <= hi[1] && lo[1] <= hi[0];
 }
 

@@ -12,24 +12,17 @@ static bool linked_input(const lnc_mloc_t *ml)
            (ml->kind == LNC_ML_INPUT || ml->kind == LNC_ML_CONSTANT);
 }
 
-/* Bytes [lo, hi) a descriptor side spans (steps in bytes, counts in
- * elements, either sign); a 3-D descriptor adds its planes (outer step
- * step2 bytes, count2 planes). */
+/* Bytes [lo, hi) a descriptor side spans; a 3-D descriptor adds its
+ * planes (outer step step2 bytes, count2 planes). */
 static void dap_span(const isa_dap_t *d, int64_t step2, uint32_t count2, int64_t *lo,
                      int64_t *hi)
 {
-    int64_t a = (int64_t)d->addr, mn = a, mx = a;
-    for (int k = 0; k < 3; k++) {
-        int64_t step = k < 2 ? (int64_t)d->step[k] : step2;
-        int64_t count = k < 2 ? (int64_t)d->count[k] : (int64_t)count2;
-        int64_t ext = step * (count > 0 ? count - 1 : 0);
-        if (ext < 0)
-            mn += ext;
-        else
-            mx += ext;
-    }
-    *lo = mn;
-    *hi = mx + (int64_t)isa_dtype_size(d->dtype);
+    isa_dap_span(d, (int64_t)d->addr, lo, hi);
+    int64_t ext = step2 * (count2 ? (int64_t)count2 - 1 : 0);
+    if (ext < 0)
+        *lo += ext;
+    else
+        *hi += ext;
 }
 
 static int attach(lnc_module_t *m, const lnc_func_t *fn, lnc_inst_t *in, tpb_err_t *err)

@@ -245,6 +245,20 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
     return copy;
 }
 
+void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)
+{
+    int64_t a = ap->offset, z = ap->offset;
+    for (int d = 0; d < ap->ndim; d++) {
+        int64_t span = ap->step[d] * (ap->count[d] - 1);
+        if (span < 0)
+            a += span;
+        else
+            z += span;
+    }
+    *lo = a;
+    *hi = z;
+}
+
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)
 {
     if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim)

@@ -512,5 +512,8 @@ const char *tir_intern(tir_kernel_t *k, const char *s);
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, offset, dimensions, steps and counts. */
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b);
+/* The flat element range [*lo, *hi] (inclusive, offset included) an AP
+ * touches in its tensor. */
+void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi);
 
 #endif

@@ -260,6 +260,22 @@ static inline bool isa_op_is_direct_dma(isa_op_t op)
     return op == ISA_OP_DMA_DIRECT2D || op == ISA_OP_DMA_DIRECT3D;
 }
 
+/* [*lo, *hi) bytes of a descriptor side's 2-D pattern p placed at address
+ * a (steps in bytes, either sign; an empty dim adds nothing). */
+static inline void isa_dap_span(const isa_dap_t *p, int64_t a, int64_t *lo, int64_t *hi)
+{
+    int64_t mn = a, mx = a;
+    for (int k = 0; k < 2; k++) {
+        int64_t ext = (int64_t)p->step[k] * (p->count[k] ? (int64_t)p->count[k] - 1 : 0);
+        if (ext < 0)
+            mn += ext;
+        else
+            mx += ext;
+    }
+    *lo = mn;
+    *hi = mx + (int64_t)isa_dtype_size(p->dtype);
+}
+
 /* ---- errors ---- */
 typedef enum {
     ISA_OK = 0,

@@ -57,7 +57,7 @@ static int dap_check(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, const
     int64_t s0 = p->step[0], s1 = p->step[1];
     if (p->space == ISA_SPACE_HBM) {
         int64_t lo, hi;
-        sim_dap_span(p, addr, &lo, &hi);
+        isa_dap_span(p, addr, &lo, &hi);
         if (lo < 0)
             return addr_error(s, c, e, idx, opnd, p, lo, err);
         if (hi > (int64_t)s->hbm_bytes)

@@ -11,14 +11,6 @@
 
 #include <stdio.h>
 
-void sim_dap_span(const isa_dap_t *p, int64_t a, int64_t *lo, int64_t *hi)
-{
-    int64_t e0 = (int64_t)p->step[0] * (int64_t)(p->count[0] - 1);
-    int64_t e1 = (int64_t)p->step[1] * (int64_t)(p->count[1] - 1);
-    *lo = a + (e0 < 0 ? e0 : 0) + (e1 < 0 ? e1 : 0);
-    *hi = a + (e0 > 0 ? e0 : 0) + (e1 > 0 ? e1 : 0) + isa_dtype_size(p->dtype);
-}
-
 static bool inside_one(const sim_t *s, int64_t lo, int64_t hi)
 {
     for (unsigned i = 0; i < s->ntensors; i++) {
@@ -71,14 +63,14 @@ static int check_read(const sim_t *s, const sim_core_t *c, const sim_engine_t *e
     if (p->space != ISA_SPACE_HBM || !p->count[0] || !p->count[1])
         return 0;
     int64_t lo, hi;
-    sim_dap_span(p, (int64_t)p->addr, &lo, &hi);
+    isa_dap_span(p, (int64_t)p->addr, &lo, &hi);
     if (inside_one(s, lo, hi))
         return 0;
     isa_dap_t row = *p;
     row.count[1] = 1;
     for (uint32_t j = 0; j < p->count[1]; j++) {
         int64_t rl, rh;
-        sim_dap_span(&row, (int64_t)p->addr + (int64_t)j * p->step[1], &rl, &rh);
+        isa_dap_span(&row, (int64_t)p->addr + (int64_t)j * p->step[1], &rl, &rh);
         if (!inside_one(s, rl, rh))
             return range_error(s, c, e, idx, opnd, rl, rh, err);
     }

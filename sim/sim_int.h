@@ -341,9 +341,6 @@ uint64_t sim_pe_pipelined_cycles(uint64_t *bg, isa_op_t op, uint64_t cycles, boo
 int sim_dma_descriptor(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, tpb_err_t *err);
 /* hbmcheck.c: load-time audit that every statically known HBM read of the
  * stream's DMA descriptors lies inside a tensor of the tensor map */
-/* [lo, hi) bytes of the 2-D pattern p placed at address a (HBM: steps in
- * bytes, may be negative; empty counts are the caller's case) */
-void sim_dap_span(const isa_dap_t *p, int64_t a, int64_t *lo, int64_t *hi);
 int sim_check_hbm_reads(const sim_t *s, const sim_core_t *c, const sim_engine_t *e,
                         tpb_err_t *err);
 int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64_t t,
