@@ -183,7 +183,8 @@ typedef enum {
  * packed into one word (kind 2 bits | core 3 | unit 16 | sequence 43). */
 #define SIM_EV_SEQ_BITS 43
 _Static_assert(SIM_MAX_CORES <= 8 && EV_ENGINE <= 3, "event order packs core in 3 bits, kind in 2");
-_Static_assert(SIM_ENGINES <= 8, "sim_t.due_mask packs 8 engine bits per core");
+_Static_assert(SIM_MAX_CORES * 8 <= 64 && SIM_ENGINES <= 8,
+               "sim_t.due_mask holds one bit per (core, engine slot): core * 8 + slot");
 static inline uint64_t sim_ev_order(unsigned kind, unsigned core, unsigned unit, uint64_t seq)
 {
     return (uint64_t)kind << 62 | (uint64_t)core << 59 | (uint64_t)unit << SIM_EV_SEQ_BITS |
