@@ -233,6 +233,9 @@ static int grid_axis(jx_t *j, const cJSON *c, int d, int64_t *size, int64_t *nc,
         if (k < 1 || m < 1 || k > LNC_MAX_CORES)
             return fj_jfail(j, "grid", NULL, "axis %d: nc(%lld) with %lld instances per core "
                          "(1..%d cores, at least one instance)", d, k, m, LNC_MAX_CORES);
+        if (m > GRID_MAX_INSTANCES / k)   /* also keeps k * m from overflowing */
+            return fj_jfail(j, "grid", NULL, "axis %d: nc(%lld) with %lld instances per core is "
+                         "more than %d instances", d, k, m, GRID_MAX_INSTANCES);
         *nc = k;
         *size = k * m;
         return 0;
