@@ -92,6 +92,9 @@ typedef struct sim_exec_ctx {
     bool timing_only;           /* validate bounds, skip arithmetic */
     sim_scratch_t *scratch;     /* this engine's offset-table scratch, or NULL (malloc) */
     sim_tap_memo_t *tap_memo;   /* [SIM_TAP_MEMO] this engine's checked patterns, or NULL */
+    struct sim_plan *plan;      /* the running instruction's class: its resolved operands
+                                   (ops.h sim_plan_t), or NULL */
+    unsigned plan_i;            /* operands resolved so far by this instruction */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */
 } sim_exec_ctx_t;
 

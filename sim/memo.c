@@ -88,6 +88,8 @@ void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl)
 
 void sim_memo_free(sim_engine_t *e)
 {
+    for (uint32_t k = 0; e->memo && k < e->nclasses; k++)
+        free(e->memo[k].plan);
     free(e->cls);
     free(e->memo);
     e->cls = NULL;

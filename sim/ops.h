@@ -49,6 +49,36 @@ static inline void sim_opnds_none(sim_opnd_t *o, unsigned n)
         memset(&o[k], 0, offsetof(sim_opnd_t, tap));
 }
 
+/* The operands one class of identical instructions (memo.c) resolved the
+ * last time, in the order it resolved them (sim_opnd_tap): operand k of a
+ * member is the stored one when its pattern, name and access equal the
+ * stored one's, as resolution depends only on those and on the engine's
+ * fixed context (memories, sizes, engine rules).  Only linear patterns
+ * without --check-uninit are stored; mem == NULL marks an empty slot. */
+#define SIM_PLAN_OPNDS 4
+typedef struct sim_plan {
+    sim_opnd_t o[SIM_PLAN_OPNDS];
+} sim_plan_t;
+
+/* Whether two patterns are the same, every member (all 32-bit: no padding;
+ * seven 64-bit compares instead of a memcmp call). */
+static inline uint64_t sim_ld64(const void *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline bool sim_tap_same(const isa_tap_t *a, const isa_tap_t *b)
+{
+    _Static_assert(sizeof(isa_tap_t) == 14 * 4, "isa_tap_t has no padding");
+    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+    return ((sim_ld64(x) ^ sim_ld64(y)) | (sim_ld64(x + 8) ^ sim_ld64(y + 8)) |
+            (sim_ld64(x + 16) ^ sim_ld64(y + 16)) | (sim_ld64(x + 24) ^ sim_ld64(y + 24)) |
+            (sim_ld64(x + 32) ^ sim_ld64(y + 32)) | (sim_ld64(x + 40) ^ sim_ld64(y + 40)) |
+            (sim_ld64(x + 48) ^ sim_ld64(y + 48))) == 0;
+}
+
 /* Resolve a TAP: presence, space legal for the engine/direction, dtype,
  * shape, bounds; for reads, the uninitialised-byte check. */
 int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,

@@ -311,26 +311,10 @@ static inline unsigned tap_memo_slot(const isa_tap_t *t)
     return (t->addr >> 2 ^ t->addr >> 9 ^ t->count[0] ^ t->start) & (SIM_TAP_MEMO - 1);
 }
 
-static inline uint64_t ld64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline bool tap_same(const isa_tap_t *a, const isa_tap_t *b)
-{
-    _Static_assert(sizeof(isa_tap_t) == 14 * 4, "isa_tap_t has no padding");
-    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
-    return ((ld64(x) ^ ld64(y)) | (ld64(x + 8) ^ ld64(y + 8)) | (ld64(x + 16) ^ ld64(y + 16)) |
-            (ld64(x + 24) ^ ld64(y + 24)) | (ld64(x + 32) ^ ld64(y + 32)) |
-            (ld64(x + 40) ^ ld64(y + 40)) | (ld64(x + 48) ^ ld64(y + 48))) == 0;
-}
-
 /* Every field of o is assigned (no memset: this runs for each operand of
  * each instruction). */
-int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
-                 const char *name, sim_access_t acc)
+static int opnd_tap_resolve(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                            const char *name, sim_access_t acc)
 {
     o->name = name;
     o->mem = NULL;
@@ -341,7 +325,7 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
     bool linear;
     uint64_t n = 0;
     sim_tap_memo_t *m = ctx->tap_memo ? &ctx->tap_memo[tap_memo_slot(t)] : NULL;
-    if (m && m->valid && tap_same(&m->tap, t)) {
+    if (m && m->valid && sim_tap_same(&m->tap, t)) {
         o->lo = m->lo;
         o->hi = m->hi;
         n = m->n;
@@ -384,6 +368,30 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
         }
     }
     return opnd_common(ctx, o, name, acc);
+}
+
+/* With a class plan (ops.h sim_plan_t), operand k of the instruction is
+ * the plan's k-th one when pattern, name and access are the same: then
+ * every check passed before with the same inputs, and the lazy sentinel
+ * cells it touched are filled for good (cells are never emptied during a
+ * run), so the copy is the whole resolution. */
+int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                 const char *name, sim_access_t acc)
+{
+    sim_plan_t *pl = ctx->plan;
+    unsigned k = ctx->plan_i++;
+    if (!pl || k >= SIM_PLAN_OPNDS)
+        return opnd_tap_resolve(ctx, o, t, name, acc);
+    sim_opnd_t *c = &pl->o[k];
+    if (c->mem && c->name == name && c->acc == acc && sim_tap_same(&c->tap, t)) {
+        *o = *c;
+        return 0;
+    }
+    if (opnd_tap_resolve(ctx, o, t, name, acc) != 0)
+        return -1;
+    if (!o->off && !o->init) /* linear, no --check-uninit map: nothing per run */
+        *c = *o;
+    return 0;
 }
 
 int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
