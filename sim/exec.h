@@ -58,7 +58,14 @@ typedef struct {
 
 /* Reset before an instruction (grows buf to the last instruction's
  * demand); free at the end of a run. */
-void sim_scratch_reset(sim_scratch_t *s);
+void sim_scratch_grow(sim_scratch_t *s);
+static inline void sim_scratch_reset(sim_scratch_t *s)
+{
+    if (s->want > s->cap)
+        sim_scratch_grow(s);
+    s->used = 0;
+    s->want = 0;
+}
 void sim_scratch_free(sim_scratch_t *s);
 
 /* An engine's pseudo-random generators (sim/rng.c, docs/semantics.md

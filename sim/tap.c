@@ -191,10 +191,8 @@ int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
     return 0;
 }
 
-void sim_opnd_mark(sim_opnd_t *o)
+void sim_opnd_mark_init(sim_opnd_t *o)
 {
-    if (!o->init || !(o->acc & SIM_WR))
-        return;
     for (unsigned p = 0; p < o->nparts; p++) {
         uint8_t *row = o->init + (uint64_t)(o->start + p) * o->pb;
         for (uint32_t i = 0; i < o->nfree; i++)
@@ -202,17 +200,13 @@ void sim_opnd_mark(sim_opnd_t *o)
     }
 }
 
-void sim_scratch_reset(sim_scratch_t *s)
+void sim_scratch_grow(sim_scratch_t *s)
 {
-    if (s->want > s->cap) {
-        uint32_t *b = realloc(s->buf, s->want * sizeof *b);
-        if (b) { /* on failure keep the old buffer: tables fall back to malloc */
-            s->buf = b;
-            s->cap = s->want;
-        }
+    uint32_t *b = realloc(s->buf, s->want * sizeof *b);
+    if (b) { /* on failure keep the old buffer: tables fall back to malloc */
+        s->buf = b;
+        s->cap = s->want;
     }
-    s->used = 0;
-    s->want = 0;
 }
 
 void sim_scratch_free(sim_scratch_t *s)
@@ -322,6 +316,8 @@ static int opnd_tap_resolve(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t 
     o->pb = 0;
     o->off = NULL;
     o->owned = false;
+    o->plan = NULL;
+    o->pslot = 0;
     bool linear;
     uint64_t n = 0;
     sim_tap_memo_t *m = ctx->tap_memo ? &ctx->tap_memo[tap_memo_slot(t)] : NULL;
@@ -370,27 +366,17 @@ static int opnd_tap_resolve(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t 
     return opnd_common(ctx, o, name, acc);
 }
 
-/* With a class plan (ops.h sim_plan_t), operand k of the instruction is
- * the plan's k-th one when pattern, name and access are the same: then
- * every check passed before with the same inputs, and the lazy sentinel
- * cells it touched are filled for good (cells are never emptied during a
- * run), so the copy is the whole resolution. */
-int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
-                 const char *name, sim_access_t acc)
+int sim_opnd_tap_slow(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                      const char *name, sim_access_t acc, unsigned k)
 {
-    sim_plan_t *pl = ctx->plan;
-    unsigned k = ctx->plan_i++;
-    if (!pl || k >= SIM_PLAN_OPNDS)
-        return opnd_tap_resolve(ctx, o, t, name, acc);
-    sim_opnd_t *c = &pl->o[k];
-    if (c->mem && c->name == name && c->acc == acc && sim_tap_same(&c->tap, t)) {
-        *o = *c;
-        return 0;
-    }
     if (opnd_tap_resolve(ctx, o, t, name, acc) != 0)
         return -1;
-    if (!o->off && !o->init) /* linear, no --check-uninit map: nothing per run */
-        *c = *o;
+    sim_plan_t *pl = ctx->plan;
+    if (pl && k < SIM_PLAN_OPNDS && !o->off && !o->init) {
+        /* linear, no --check-uninit map: nothing depends on the run */
+        pl->o[k] = *o;
+        pl->row_ok = false;
+    }
     return 0;
 }
 
@@ -430,19 +416,6 @@ void sim_copy_elem(const sim_opnd_t *src, unsigned sp, uint32_t si, const sim_op
         sim_val_store(t, dst->dtype, sim_val_load(s, src->dtype));
 }
 
-isa_ptr_t sim_ptr_from_bits(uint32_t bits)
-{
-    isa_ptr_t p = { bits & 0xFFFFFFu, (bits >> 24) & 0xFu, (bits >> 28) & 0x3u };
-    return p;
-}
-
-float sim_f32_from_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
                      const isa_tap_t *out)
 {
@@ -451,7 +424,7 @@ int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
     return sim_same_shape(ctx, &o[1], &o[0]);
 }
 
-int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b)
+int sim_shape_error(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b)
 {
     if (a->nparts != b->nparts)
         return sim_fail(ctx, "%s has %u partitions but %s has %u", b->name, b->nparts,
