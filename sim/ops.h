@@ -221,7 +221,35 @@ bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in);
 /* Length of the runs over which out and every in are contiguous, all
  * fp32/bf16 and free of partial aliasing; 0 when the fast path does not
  * apply (use the generic element path). */
-uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin);
+uint32_t sim_row_len_slow(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin,
+                          uint32_t key);
+/* The key of operands all taken unchanged from one class plan: their slots
+ * (2 bits each) and the count; 0 when any is not. */
+static inline uint32_t sim_row_plan_key(const sim_opnd_t *out, const sim_opnd_t *const *in,
+                                        unsigned nin)
+{
+    _Static_assert(SIM_PLAN_OPNDS <= 4, "2 bits per slot");
+    if (!out->plan || nin > 8)
+        return 0;
+    uint32_t key = 1u << 24 | nin << 20 | out->pslot;
+    for (unsigned k = 0; k < nin; k++) {
+        if (in[k]->plan != out->plan)
+            return 0;
+        key |= in[k]->pslot << (2 * k + 2);
+    }
+    return key;
+}
+/* Operands taken unchanged from a class plan (sim_opnd_tap) get the
+ * result the plan remembers for the same slots (the length is a function
+ * of the operands alone); inline: once per elementwise instruction. */
+static inline uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in,
+                                   unsigned nin)
+{
+    uint32_t key = sim_row_plan_key(out, in, nin);
+    if (key && out->plan->row_ok && out->plan->row_key == key)
+        return out->plan->row_len;
+    return sim_row_len_slow(out, in, nin, key);
+}
 /* Call fn for every chunk (partition p, first flat index i, n <= SIM_ROW_MAX
  * elements inside one run of len), in element order. */
 void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg);

@@ -95,32 +95,12 @@ static uint32_t row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsi
     return len;
 }
 
-/* The key of operands all taken unchanged from one class plan: their slots
- * (2 bits each, SIM_PLAN_OPNDS == 4) and the count; 0 when any is not. */
-static inline uint32_t plan_key(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin)
+uint32_t sim_row_len_slow(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin,
+                          uint32_t key)
 {
-    _Static_assert(SIM_PLAN_OPNDS <= 4, "2 bits per slot");
-    if (!out->plan || nin > 8)
-        return 0;
-    uint32_t key = 1u << 24 | nin << 20 | out->pslot;
-    for (unsigned k = 0; k < nin; k++) {
-        if (in[k]->plan != out->plan)
-            return 0;
-        key |= in[k]->pslot << (2 * k + 2);
-    }
-    return key;
-}
-
-/* A function of the operands alone: operands taken unchanged from a class
- * plan (tap.c) get the result the plan remembers for the same slots. */
-uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin)
-{
-    uint32_t key = plan_key(out, in, nin);
-    sim_plan_t *pl = out->plan;
-    if (key && pl->row_ok && pl->row_key == key)
-        return pl->row_len;
     uint32_t len = row_len(out, in, nin);
     if (key) {
+        sim_plan_t *pl = out->plan;
         pl->row_ok = true;
         pl->row_key = key;
         pl->row_len = len;
