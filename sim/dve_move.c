@@ -31,6 +31,7 @@ static int snapshot(sim_exec_ctx_t *ctx, const sim_opnd_t *o, uint8_t **buf, uin
         (*offs)[i] = i * o->esize;
     view->off = *offs;
     view->owned = false; /* offs belongs to the caller */
+    view->plan = NULL;   /* not a class plan's operand any more (rows.c) */
     return 0;
 }
 

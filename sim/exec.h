@@ -58,7 +58,14 @@ typedef struct {
 
 /* Reset before an instruction (grows buf to the last instruction's
  * demand); free at the end of a run. */
-void sim_scratch_reset(sim_scratch_t *s);
+void sim_scratch_grow(sim_scratch_t *s);
+static inline void sim_scratch_reset(sim_scratch_t *s)
+{
+    if (s->want > s->cap)
+        sim_scratch_grow(s);
+    s->used = 0;
+    s->want = 0;
+}
 void sim_scratch_free(sim_scratch_t *s);
 
 /* An engine's pseudo-random generators (sim/rng.c, docs/semantics.md
@@ -92,6 +99,9 @@ typedef struct sim_exec_ctx {
     bool timing_only;           /* validate bounds, skip arithmetic */
     sim_scratch_t *scratch;     /* this engine's offset-table scratch, or NULL (malloc) */
     sim_tap_memo_t *tap_memo;   /* [SIM_TAP_MEMO] this engine's checked patterns, or NULL */
+    struct sim_plan *plan;      /* the running instruction's class: its resolved operands
+                                   (ops.h sim_plan_t), or NULL */
+    unsigned plan_i;            /* operands resolved so far by this instruction */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */
 } sim_exec_ctx_t;
 

@@ -15,7 +15,10 @@
  *   opcodes whose timing-only execution is nothing but those checks
  *   (sim_memo_pure): later members skip the execution.  The first member
  *   of a class always runs in full, so errors (which stop the run) are the
- *   same, at the same instruction.
+ *   same, at the same instruction;
+ * - from its second member on, the operands a member resolved (ops.h
+ *   sim_plan_t, sim.c:class_plan): a later member copies operand k when
+ *   its pattern, name and access are the stored one's (tap.c).
  *
  * docs/performance.md ("Instruction classes"). */
 #include <stdlib.h>
@@ -88,6 +91,8 @@ void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl)
 
 void sim_memo_free(sim_engine_t *e)
 {
+    for (uint32_t k = 0; e->memo && k < e->nclasses; k++)
+        free(e->memo[k].plan);
     free(e->cls);
     free(e->memo);
     e->cls = NULL;

@@ -37,6 +37,8 @@ typedef struct {
     bool owned;           /* off was malloc'ed (no scratch arena): freed by sim_opnd_free */
     int64_t lo, hi;       /* byte range [lo, hi) touched inside a partition */
     sim_access_t acc;
+    struct sim_plan *plan; /* taken unchanged from slot pslot of this class plan, or NULL */
+    unsigned pslot;
     isa_tap_t tap;        /* the pattern (for shape-aware ops); last, see sim_opnds_none */
 } sim_opnd_t;
 
@@ -49,10 +51,68 @@ static inline void sim_opnds_none(sim_opnd_t *o, unsigned n)
         memset(&o[k], 0, offsetof(sim_opnd_t, tap));
 }
 
+/* The operands one class of identical instructions (memo.c) resolved the
+ * last time, in the order it resolved them (sim_opnd_tap): operand k of a
+ * member is the stored one when its pattern, name and access equal the
+ * stored one's, as resolution depends only on those and on the engine's
+ * fixed context (memories, sizes, engine rules).  Only linear patterns
+ * without --check-uninit are stored; mem == NULL marks an empty slot. */
+#define SIM_PLAN_OPNDS 4
+typedef struct sim_plan {
+    sim_opnd_t o[SIM_PLAN_OPNDS];
+    /* sim_row_len of operands all taken from this plan, by their slots
+     * (row_key): valid until a slot is stored again */
+    bool row_ok;
+    uint32_t row_key, row_len;
+} sim_plan_t;
+
+/* Whether two patterns are the same, every member (all 32-bit: no padding;
+ * seven 64-bit compares instead of a memcmp call). */
+static inline uint64_t sim_ld64(const void *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline bool sim_tap_same(const isa_tap_t *a, const isa_tap_t *b)
+{
+    _Static_assert(sizeof(isa_tap_t) == 14 * 4, "isa_tap_t has no padding");
+    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+    return ((sim_ld64(x) ^ sim_ld64(y)) | (sim_ld64(x + 8) ^ sim_ld64(y + 8)) |
+            (sim_ld64(x + 16) ^ sim_ld64(y + 16)) | (sim_ld64(x + 24) ^ sim_ld64(y + 24)) |
+            (sim_ld64(x + 32) ^ sim_ld64(y + 32)) | (sim_ld64(x + 40) ^ sim_ld64(y + 40)) |
+            (sim_ld64(x + 48) ^ sim_ld64(y + 48))) == 0;
+}
+
+/* sim_opnd_tap without a plan hit: resolves in full and, with a plan,
+ * stores the result in slot k (tap.c). */
+int sim_opnd_tap_slow(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                      const char *name, sim_access_t acc, unsigned k);
+
 /* Resolve a TAP: presence, space legal for the engine/direction, dtype,
- * shape, bounds; for reads, the uninitialised-byte check. */
-int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
-                 const char *name, sim_access_t acc);
+ * shape, bounds; for reads, the uninitialised-byte check.
+ * With a class plan (sim_plan_t), operand k of the instruction is the
+ * plan's k-th one when pattern, name and access are the same: every check
+ * passed before with the same inputs, and the lazy sentinel cells it
+ * touched stay filled for the whole run, so the copy is the whole
+ * resolution.  Inline: this runs for every operand of every instruction. */
+static inline int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                               const char *name, sim_access_t acc)
+{
+    sim_plan_t *pl = ctx->plan;
+    unsigned k = ctx->plan_i++;
+    if (pl && k < SIM_PLAN_OPNDS) {
+        const sim_opnd_t *c = &pl->o[k];
+        if (c->mem && c->name == name && c->acc == acc && sim_tap_same(&c->tap, t)) {
+            *o = *c;
+            o->plan = pl;
+            o->pslot = k;
+            return 0;
+        }
+    }
+    return sim_opnd_tap_slow(ctx, o, t, name, acc, k);
+}
 /* Resolve a per-partition pointer as nelems consecutive elements in
  * partitions [start, start+nparts). */
 int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
@@ -68,7 +128,12 @@ static inline void sim_opnd_free(sim_opnd_t *o)
     o->owned = false;
 }
 /* Mark every byte of a written operand as initialised (--check-uninit). */
-void sim_opnd_mark(sim_opnd_t *o);
+void sim_opnd_mark_init(sim_opnd_t *o);
+static inline void sim_opnd_mark(sim_opnd_t *o)
+{
+    if (o->init && (o->acc & SIM_WR))
+        sim_opnd_mark_init(o);
+}
 /* Uninitialised-read check of one operand (done by sim_opnd_* for reads). */
 int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o);
 
@@ -93,8 +158,18 @@ void sim_tap_extent(const isa_tap_t *t, int64_t *lo, int64_t *hi);
 /* A pointer operand packed into 32 bits (ACT scale, TS s0/s1, STT s0,
  * SCAN init when *_is_ptr): the isa PTR layout addr 24b | dtype 4b |
  * space 2b. */
-isa_ptr_t sim_ptr_from_bits(uint32_t bits);
-float sim_f32_from_bits(uint32_t bits);
+static inline isa_ptr_t sim_ptr_from_bits(uint32_t bits)
+{
+    isa_ptr_t p = { bits & 0xFFFFFFu, (bits >> 24) & 0xFu, (bits >> 28) & 0x3u };
+    return p;
+}
+
+static inline float sim_f32_from_bits(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
 
 /* Errors naming the operand: all return -1. */
 int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -103,7 +178,13 @@ int sim_fail(sim_exec_ctx_t *ctx, const char *fmt, ...) __attribute__((format(pr
 int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
                      const isa_tap_t *out);
 /* Same partition count and elements per partition. */
-int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b);
+int sim_shape_error(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b);
+static inline int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b)
+{
+    if (a->nparts == b->nparts && a->nfree == b->nfree)
+        return 0;
+    return sim_shape_error(ctx, a, b);
+}
 
 /* ---- ALU (dve.c) ---- */
 /* A value flowing through the ALU: fp32, or an integer bit pattern (for
@@ -140,7 +221,35 @@ bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in);
 /* Length of the runs over which out and every in are contiguous, all
  * fp32/bf16 and free of partial aliasing; 0 when the fast path does not
  * apply (use the generic element path). */
-uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin);
+uint32_t sim_row_len_slow(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin,
+                          uint32_t key);
+/* The key of operands all taken unchanged from one class plan: their slots
+ * (2 bits each) and the count; 0 when any is not. */
+static inline uint32_t sim_row_plan_key(const sim_opnd_t *out, const sim_opnd_t *const *in,
+                                        unsigned nin)
+{
+    _Static_assert(SIM_PLAN_OPNDS <= 4, "2 bits per slot");
+    if (!out->plan || nin > 8)
+        return 0;
+    uint32_t key = 1u << 24 | nin << 20 | out->pslot;
+    for (unsigned k = 0; k < nin; k++) {
+        if (in[k]->plan != out->plan)
+            return 0;
+        key |= in[k]->pslot << (2 * k + 2);
+    }
+    return key;
+}
+/* Operands taken unchanged from a class plan (sim_opnd_tap) get the
+ * result the plan remembers for the same slots (the length is a function
+ * of the operands alone); inline: once per elementwise instruction. */
+static inline uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in,
+                                   unsigned nin)
+{
+    uint32_t key = sim_row_plan_key(out, in, nin);
+    if (key && out->plan->row_ok && out->plan->row_key == key)
+        return out->plan->row_len;
+    return sim_row_len_slow(out, in, nin, key);
+}
 /* Call fn for every chunk (partition p, first flat index i, n <= SIM_ROW_MAX
  * elements inside one run of len), in element order. */
 void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg);

@@ -12,14 +12,19 @@
 
 #include "ops.h"
 
-bool sim_row_dtype(unsigned dt)
+static inline bool row_dtype(unsigned dt)
 {
     return dt == ISA_DT_FP32 || dt == ISA_DT_BF16;
 }
 
+bool sim_row_dtype(unsigned dt)
+{
+    return row_dtype(dt);
+}
+
 /* Elements of o that are consecutive in memory starting at any multiple of
  * the result (dims merged while each step equals the run below it). */
-static uint32_t contiguous_run(const sim_opnd_t *o)
+static inline uint32_t contiguous_run(const sim_opnd_t *o)
 {
     if (!o->off && o->lstep == (int64_t)o->esize)
         return o->nfree; /* one linear run (see sim_opnd_tap) */
@@ -45,8 +50,11 @@ static uint32_t gcd_u32(uint32_t a, uint32_t b)
 static bool same_pattern(const sim_opnd_t *a, const sim_opnd_t *b)
 {
     const isa_tap_t *x = &a->tap, *y = &b->tap;
-    if (x->addr != y->addr || a->dtype != b->dtype || a->start != b->start ||
-        a->nparts != b->nparts || x->ndims != y->ndims)
+    if (a->dtype != b->dtype || a->start != b->start || a->nparts != b->nparts)
+        return false;
+    if (sim_tap_same(x, y)) /* the usual in-place case: one pattern twice */
+        return true;
+    if (x->addr != y->addr || x->ndims != y->ndims)
         return false;
     for (unsigned d = 0; d < x->ndims; d++)
         if (x->step[d] != y->step[d] || x->count[d] != y->count[d])
@@ -54,7 +62,7 @@ static bool same_pattern(const sim_opnd_t *a, const sim_opnd_t *b)
     return true;
 }
 
-bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
+static inline bool row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
 {
     if (out->space != in->space || out->start >= in->start + in->nparts ||
         in->start >= out->start + out->nparts)
@@ -63,21 +71,39 @@ bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
     return hi0 <= lo1 || hi1 <= lo0 || same_pattern(out, in);
 }
 
-uint32_t sim_row_run(const sim_opnd_t *o)
+bool sim_row_no_alias(const sim_opnd_t *out, const sim_opnd_t *in)
 {
-    return sim_row_dtype(o->dtype) ? contiguous_run(o) : 0;
+    return row_no_alias(out, in);
 }
 
-uint32_t sim_row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin)
+uint32_t sim_row_run(const sim_opnd_t *o)
 {
-    if (!sim_row_dtype(out->dtype))
+    return row_dtype(o->dtype) ? contiguous_run(o) : 0;
+}
+
+static uint32_t row_len(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin)
+{
+    if (!row_dtype(out->dtype))
         return 0;
     uint32_t len = contiguous_run(out);
     for (unsigned k = 0; k < nin && len; k++) {
-        if (!sim_row_dtype(in[k]->dtype) || !sim_row_no_alias(out, in[k]))
+        if (!row_dtype(in[k]->dtype) || !row_no_alias(out, in[k]))
             return 0;
         uint32_t r = contiguous_run(in[k]);
-        len = r ? gcd_u32(len, r) : 0;
+        len = r == len ? len : r ? gcd_u32(len, r) : 0;
+    }
+    return len;
+}
+
+uint32_t sim_row_len_slow(const sim_opnd_t *out, const sim_opnd_t *const *in, unsigned nin,
+                          uint32_t key)
+{
+    uint32_t len = row_len(out, in, nin);
+    if (key) {
+        sim_plan_t *pl = out->plan;
+        pl->row_ok = true;
+        pl->row_key = key;
+        pl->row_len = len;
     }
     return len;
 }

@@ -252,6 +252,17 @@ static bool sem_event_next(sim_t *s, uint64_t t)
 
 /* ---- one instruction ---- */
 
+/* The class's operand plan (ops.h sim_plan_t), made when a second member
+ * runs (a class that runs once never needs one); none with --check-uninit,
+ * whose check depends on what was written since. */
+static sim_plan_t *class_plan(const sim_core_t *c, sim_memo_t *m)
+{
+    if (!m->plan && m->ran && !c->sbuf_init && !c->psum_init)
+        m->plan = calloc(1, sizeof *m->plan); /* NULL: resolve in full */
+    m->ran = true;
+    return m->plan;
+}
+
 static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
                         uint64_t *cycles, tpb_err_t *err)
 {
@@ -284,6 +295,8 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
         };
         e->ctx_ok = true;
     }
+    e->ctx.plan = m ? class_plan(c, m) : NULL;
+    e->ctx.plan_i = 0;
     sim_scratch_reset(&e->scratch);
     if (err)
         err->msg[0] = 0;

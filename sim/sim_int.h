@@ -52,6 +52,8 @@ typedef struct {
     bool cost_ok;
     bool checked;                /* --timing-only: a member passed its checks
                                     (pure opcodes only: sim_memo_pure) */
+    bool ran;                    /* a member ran (its plan is made on the second) */
+    struct sim_plan *plan;       /* the operands a member resolved (ops.h), or NULL */
 } sim_memo_t;
 
 typedef struct {

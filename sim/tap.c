@@ -191,10 +191,8 @@ int sim_opnd_check_init(sim_exec_ctx_t *ctx, const sim_opnd_t *o)
     return 0;
 }
 
-void sim_opnd_mark(sim_opnd_t *o)
+void sim_opnd_mark_init(sim_opnd_t *o)
 {
-    if (!o->init || !(o->acc & SIM_WR))
-        return;
     for (unsigned p = 0; p < o->nparts; p++) {
         uint8_t *row = o->init + (uint64_t)(o->start + p) * o->pb;
         for (uint32_t i = 0; i < o->nfree; i++)
@@ -202,17 +200,13 @@ void sim_opnd_mark(sim_opnd_t *o)
     }
 }
 
-void sim_scratch_reset(sim_scratch_t *s)
+void sim_scratch_grow(sim_scratch_t *s)
 {
-    if (s->want > s->cap) {
-        uint32_t *b = realloc(s->buf, s->want * sizeof *b);
-        if (b) { /* on failure keep the old buffer: tables fall back to malloc */
-            s->buf = b;
-            s->cap = s->want;
-        }
+    uint32_t *b = realloc(s->buf, s->want * sizeof *b);
+    if (b) { /* on failure keep the old buffer: tables fall back to malloc */
+        s->buf = b;
+        s->cap = s->want;
     }
-    s->used = 0;
-    s->want = 0;
 }
 
 void sim_scratch_free(sim_scratch_t *s)
@@ -311,26 +305,10 @@ static inline unsigned tap_memo_slot(const isa_tap_t *t)
     return (t->addr >> 2 ^ t->addr >> 9 ^ t->count[0] ^ t->start) & (SIM_TAP_MEMO - 1);
 }
 
-static inline uint64_t ld64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static inline bool tap_same(const isa_tap_t *a, const isa_tap_t *b)
-{
-    _Static_assert(sizeof(isa_tap_t) == 14 * 4, "isa_tap_t has no padding");
-    const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
-    return ((ld64(x) ^ ld64(y)) | (ld64(x + 8) ^ ld64(y + 8)) | (ld64(x + 16) ^ ld64(y + 16)) |
-            (ld64(x + 24) ^ ld64(y + 24)) | (ld64(x + 32) ^ ld64(y + 32)) |
-            (ld64(x + 40) ^ ld64(y + 40)) | (ld64(x + 48) ^ ld64(y + 48))) == 0;
-}
-
 /* Every field of o is assigned (no memset: this runs for each operand of
  * each instruction). */
-int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
-                 const char *name, sim_access_t acc)
+static int opnd_tap_resolve(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                            const char *name, sim_access_t acc)
 {
     o->name = name;
     o->mem = NULL;
@@ -338,10 +316,12 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
     o->pb = 0;
     o->off = NULL;
     o->owned = false;
+    o->plan = NULL;
+    o->pslot = 0;
     bool linear;
     uint64_t n = 0;
     sim_tap_memo_t *m = ctx->tap_memo ? &ctx->tap_memo[tap_memo_slot(t)] : NULL;
-    if (m && m->valid && tap_same(&m->tap, t)) {
+    if (m && m->valid && sim_tap_same(&m->tap, t)) {
         o->lo = m->lo;
         o->hi = m->hi;
         n = m->n;
@@ -386,6 +366,20 @@ int sim_opnd_tap(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
     return opnd_common(ctx, o, name, acc);
 }
 
+int sim_opnd_tap_slow(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_tap_t *t,
+                      const char *name, sim_access_t acc, unsigned k)
+{
+    if (opnd_tap_resolve(ctx, o, t, name, acc) != 0)
+        return -1;
+    sim_plan_t *pl = ctx->plan;
+    if (pl && k < SIM_PLAN_OPNDS && !o->off && !o->init) {
+        /* linear, no --check-uninit map: nothing depends on the run */
+        pl->o[k] = *o;
+        pl->row_ok = false;
+    }
+    return 0;
+}
+
 int sim_opnd_ptr(sim_exec_ctx_t *ctx, sim_opnd_t *o, const isa_ptr_t *p,
                  unsigned start, unsigned nparts, unsigned nelems,
                  const char *name, sim_access_t acc)
@@ -422,19 +416,6 @@ void sim_copy_elem(const sim_opnd_t *src, unsigned sp, uint32_t si, const sim_op
         sim_val_store(t, dst->dtype, sim_val_load(s, src->dtype));
 }
 
-isa_ptr_t sim_ptr_from_bits(uint32_t bits)
-{
-    isa_ptr_t p = { bits & 0xFFFFFFu, (bits >> 24) & 0xFu, (bits >> 28) & 0x3u };
-    return p;
-}
-
-float sim_f32_from_bits(uint32_t bits)
-{
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
 int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
                      const isa_tap_t *out)
 {
@@ -443,7 +424,7 @@ int sim_opnds_in_out(sim_exec_ctx_t *ctx, sim_opnd_t o[2], const isa_tap_t *in,
     return sim_same_shape(ctx, &o[1], &o[0]);
 }
 
-int sim_same_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b)
+int sim_shape_error(sim_exec_ctx_t *ctx, const sim_opnd_t *a, const sim_opnd_t *b)
 {
     if (a->nparts != b->nparts)
         return sim_fail(ctx, "%s has %u partitions but %s has %u", b->name, b->nparts,

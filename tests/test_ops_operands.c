@@ -201,6 +201,127 @@ static void test_strided_op_uses_tables(void **state)
     fx_free(fx);
 }
 
+/* One field of base changed (or none): patterns that share a plan slot
+ * but differ in a single member. */
+static isa_tap_t mutate(isa_tap_t t, uint64_t *s)
+{
+    switch (rnd_range(s, 0, 9)) {
+    case 0: t.addr += (uint32_t)rnd_range(s, 1, 64); break;
+    case 1: t.dtype = (unsigned)rnd_range(s, 0, ISA_DT_COUNT - 1); break;
+    case 2: t.space = t.space == ISA_SPACE_SBUF ? ISA_SPACE_PSUM : ISA_SPACE_SBUF; break;
+    case 3: t.start = (unsigned)rnd_range(s, 0, 3) * 32; break;
+    case 4: t.nparts = (unsigned)rnd_range(s, 1, 128); break;
+    case 5: t.count[rnd_range(s, 0, ISA_MAX_FREE_DIMS - 1)] = (uint32_t)rnd_range(s, 1, 6); break;
+    case 6: t.step[rnd_range(s, 0, ISA_MAX_FREE_DIMS - 1)] = (int32_t)rnd_range(s, -4, 4); break;
+    case 7: t.ndims = (unsigned)rnd_range(s, 0, ISA_MAX_FREE_DIMS); break;
+    case 8: t.addr = (uint32_t)rnd_range(s, FX_SBUF_PB - 64, FX_SBUF_PB); break;
+    default: break;
+    }
+    return t;
+}
+
+static void assert_same_opnd(const sim_opnd_t *a, const sim_opnd_t *b)
+{
+    assert_ptr_equal(a->mem, b->mem);
+    assert_ptr_equal(a->init, b->init);
+    assert_true(a->pb == b->pb && a->space == b->space && a->dtype == b->dtype &&
+                a->esize == b->esize && a->start == b->start && a->nparts == b->nparts &&
+                a->nfree == b->nfree && a->lo == b->lo && a->hi == b->hi && a->acc == b->acc);
+    assert_string_equal(a->name, b->name);
+    assert_memory_equal(&a->tap, &b->tap, sizeof a->tap);
+    for (uint32_t i = 0; i < a->nfree; i++)
+        assert_int_equal(sim_off(a, i), sim_off(b, i));
+}
+
+/* With a class plan (ops.h sim_plan_t) an operand is taken from the plan
+ * only when pattern, name and access equal the stored ones: patterns that
+ * differ from the stored one in any single member, or an other name or
+ * access at the same position, resolve exactly as without a plan (the
+ * same operand, or the same error message). */
+static void test_plan_matches_full_resolution(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_PE); /* PE: the access decides the legal space */
+    fx_t *ref = fx_new("trn2", ISA_ENG_PE);
+    sim_plan_t *plan = calloc(1, sizeof *plan);
+    assert_non_null(plan);
+    static const char *const names[] = { "in", "out" };
+    uint64_t s = 77;
+    unsigned hits = 0, misses = 0, errors = 0;
+    /* slot k: a pattern read (SBUF) or written (PSUM), as the PE allows */
+    isa_tap_t base[SIM_PLAN_OPNDS];
+    for (unsigned k = 0; k < SIM_PLAN_OPNDS; k++)
+        base[k] = tap1(k % 2 ? ISA_SPACE_PSUM : ISA_SPACE_SBUF, ISA_DT_FP32, 64 * k, 0, 32, 8);
+    for (int it = 0; it < 20000; it++) {
+        unsigned k = (unsigned)rnd_range(&s, 0, SIM_PLAN_OPNDS - 1);
+        bool same = rnd_range(&s, 0, 1) == 0;  /* half the time: the slot's own operand */
+        isa_tap_t t = same ? base[k] : mutate(base[k], &s);
+        const char *name = names[k % 2];
+        sim_access_t acc = k % 2 ? SIM_WR : SIM_RD;
+        if (!same && rnd_range(&s, 0, 3) == 0)
+            name = names[1 - k % 2];
+        if (!same && rnd_range(&s, 0, 3) == 0)
+            acc = k % 2 ? SIM_RD : SIM_WR;
+        fx->ctx.plan = plan;
+        fx->ctx.plan_i = k;
+        sim_scratch_reset(fx->ctx.scratch);
+        sim_scratch_reset(ref->ctx.scratch);
+        const sim_opnd_t before = plan->o[k];
+        bool hit = before.mem && before.name == name && before.acc == acc &&
+                   memcmp(&before.tap, &t, sizeof t) == 0;
+        fx->err.msg[0] = ref->err.msg[0] = 0;
+        sim_opnd_t a, b;
+        int ra = sim_opnd_tap(&fx->ctx, &a, &t, name, acc);
+        int rb = sim_opnd_tap(&ref->ctx, &b, &t, name, acc);
+        assert_int_equal(ra, rb);
+        assert_string_equal(fx->err.msg, ref->err.msg);
+        if (ra == 0) {
+            /* both contexts' memories differ: compare against the plan's */
+            b.mem = a.mem;
+            assert_same_opnd(&a, &b);
+            assert_ptr_equal(a.plan, hit ? plan : NULL);
+        } else
+            errors++;
+        hits += hit;
+        misses += !hit;
+        sim_opnd_free(&a);
+        sim_opnd_free(&b);
+    }
+    assert_true(hits > 1000 && misses > 1000 && errors > 1000);
+    free(plan);
+    fx_free(fx);
+    fx_free(ref);
+}
+
+/* sim_row_len of operands taken from a plan is remembered by the plan
+ * until one of its slots is stored again: an input that changes from the
+ * output itself (in place: one run) to a partial overlap (no row path)
+ * is seen. */
+static void test_plan_row_len_invalidated(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    sim_plan_t *plan = calloc(1, sizeof *plan);
+    assert_non_null(plan);
+    isa_tap_t out = tap1(ISA_SPACE_SBUF, ISA_DT_FP32, 0, 0, 1, 8);
+    isa_tap_t ins[2] = { out, tap1(ISA_SPACE_SBUF, ISA_DT_FP32, 4, 0, 1, 8) };
+    static const uint32_t want[] = { 8, 8, 0, 0, 8 };
+    static const unsigned which[] = { 0, 0, 1, 1, 0 };
+    for (unsigned r = 0; r < 5; r++) {
+        fx->ctx.plan = plan;
+        fx->ctx.plan_i = 0;
+        sim_opnd_t o[2];
+        assert_int_equal(sim_opnd_tap(&fx->ctx, &o[0], &ins[which[r]], "in", SIM_RD), 0);
+        assert_int_equal(sim_opnd_tap(&fx->ctx, &o[1], &out, "out", SIM_WR), 0);
+        const sim_opnd_t *in[1] = { &o[0] };
+        assert_int_equal(sim_row_len(&o[1], in, 1), want[r]);
+        /* taken from the plan on the repeated instruction only */
+        assert_true((o[0].plan != NULL) == (r > 0 && which[r] == which[r - 1]));
+    }
+    free(plan);
+    fx_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +329,8 @@ int main(void)
         cmocka_unit_test(test_patterns_without_scratch),
         cmocka_unit_test(test_scratch_disjoint_and_grows),
         cmocka_unit_test(test_strided_op_uses_tables),
+        cmocka_unit_test(test_plan_matches_full_resolution),
+        cmocka_unit_test(test_plan_row_len_invalidated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

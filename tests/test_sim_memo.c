@@ -134,12 +134,89 @@ static void test_gep_not_remembered(void **state)
     }
 }
 
+/* Memset of n fp32 elements at SBUF byte addr of partition 0 to v. */
+static isa_inst_t ms_f32(uint32_t addr, uint32_t n, float v)
+{
+    isa_inst_t i = tb_op(ISA_OP_MEMSET);
+    i.f.MEMSET.out = sb_tap(addr, n);
+    memcpy(&i.f.MEMSET.value, &v, 4);
+    return i;
+}
+
+static float sb_f32(const sim_t *s, uint32_t addr)
+{
+    float f;
+    memcpy(&f, s->cores[0].sbuf + addr, 4);
+    return f;
+}
+
+/* Members of one class after the first take their operands from the class
+ * plan (sim/tap.c): the plan holds where the operands are, never their
+ * values.  Pool overwrites the DVE's tile between two members of the DVE's
+ * in-place add class: the later members read Pool's values. */
+static void test_plan_reads_other_engine_writes(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    isa_inst_t add = ts_add(0, 0, 1.0f), add1 = add, add2 = add, pool = ms_f32(0, 4, 10.0f);
+    tb_add(&b, 0, TB_DVE, ms_f32(0, 4, 1.0f));
+    tb_add(&b, 0, TB_DVE, add);
+    tb_upd(&add1, 0, ISA_SEMOP_SEM_INC, 1, false);
+    tb_add(&b, 0, TB_DVE, add1);                 /* x = 3, then Pool may write */
+    tb_wait(&pool, 0, 1);
+    tb_upd(&pool, 1, ISA_SEMOP_SEM_INC, 1, false);
+    tb_add(&b, 0, TB_POOL, pool);                /* x = 10 */
+    tb_wait(&add2, 1, 1);
+    tb_add(&b, 0, TB_DVE, add2);                 /* x = 11 */
+    tb_add(&b, 0, TB_DVE, add);                  /* x = 12 */
+    sim_t *s;
+    tpb_err_t err;
+    assert_int_equal(tb_run(&b, NULL, &s, &err), 0);
+    const sim_engine_t *e = &s->cores[0].eng[TB_DVE];
+    assert_int_equal(e->cls[1], e->cls[4]);
+    assert_non_null(e->memo[e->cls[1]].plan); /* the later members used a plan */
+    for (uint32_t k = 0; k < 4; k++)
+        assert_true(sb_f32(s, 4 * k) == 12.0f);
+    sim_free(s);
+    tb_free(&b);
+}
+
+/* Two identical TensorScalarGEP instructions, r1 moving the pointer s0
+ * between them: the second one's in/out come from the class plan, its s0
+ * is read at the moved address. */
+static void test_plan_gep_register_moved(void **state)
+{
+    (void)state;
+    tb_t b;
+    tb_init(&b, 1);
+    tb_add(&b, 0, TB_DVE, ms_f32(0, 1, 5.0f));
+    tb_add(&b, 0, TB_DVE, ms_f32(4, 1, 7.0f));
+    tb_add(&b, 0, TB_DVE, ms_f32(64, 4, 1.0f));
+    tb_add(&b, 0, TB_DVE, tb_reg(ISA_OP_REG_SET, 1, 0));
+    tb_add(&b, 0, TB_DVE, ts_gep());             /* out = 1 + 5 */
+    tb_add(&b, 0, TB_DVE, tb_reg(ISA_OP_REG_SET, 1, 1));
+    tb_add(&b, 0, TB_DVE, ts_gep());             /* out = 1 + 7 */
+    sim_t *s;
+    tpb_err_t err;
+    assert_int_equal(tb_run(&b, NULL, &s, &err), 0);
+    const sim_engine_t *e = &s->cores[0].eng[TB_DVE];
+    assert_int_equal(e->cls[4], e->cls[6]);
+    assert_non_null(e->memo[e->cls[4]].plan);
+    for (uint32_t k = 0; k < 4; k++)
+        assert_true(sb_f32(s, 128 + 4 * k) == 8.0f);
+    sim_free(s);
+    tb_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_timing_only_same_cycles),
         cmocka_unit_test(test_gep_not_remembered),
+        cmocka_unit_test(test_plan_reads_other_engine_writes),
+        cmocka_unit_test(test_plan_gep_register_moved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
