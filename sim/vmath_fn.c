@@ -34,7 +34,7 @@ double sim_vfn_ref(sim_vfn_t f, double x)
 /* log(x), x > 0 finite: x = 2^k m with m in [sqrt(1/2), sqrt(2)),
  * log(m) = 2 atanh(s), s = f / (2 + f), f = m - 1 (exact), by the odd
  * series to s^21 (|s| <= 0.1716: truncation < 2^-60 relative). */
-static inline double log_core(double x)
+VM_INLINE double log_core(double x)
 {
     const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
     const uint64_t c = 0x3FE6A09E667F3BCDull; /* sqrt(1/2) */
@@ -47,23 +47,23 @@ static inline double log_core(double x)
     double s = f / (2.0 + f);
     double z = s * s;
     double q = 2.0 / 21;
-    q = q * z + 2.0 / 19;
-    q = q * z + 2.0 / 17;
-    q = q * z + 2.0 / 15;
-    q = q * z + 2.0 / 13;
-    q = q * z + 2.0 / 11;
-    q = q * z + 2.0 / 9;
-    q = q * z + 2.0 / 7;
-    q = q * z + 2.0 / 5;
-    q = q * z + 2.0 / 3;
-    double lm = 2.0 * s + s * z * q;
+    q = fma(q, z, 2.0 / 19);
+    q = fma(q, z, 2.0 / 17);
+    q = fma(q, z, 2.0 / 15);
+    q = fma(q, z, 2.0 / 13);
+    q = fma(q, z, 2.0 / 11);
+    q = fma(q, z, 2.0 / 9);
+    q = fma(q, z, 2.0 / 7);
+    q = fma(q, z, 2.0 / 5);
+    q = fma(q, z, 2.0 / 3);
+    double lm = fma(s * z, q, 2.0 * s);
     return kd * ln2_hi + (lm + kd * ln2_lo);
 }
 
 /* tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|) = (s - 1) + s p from the
  * exp kernel (s - 1 exact for k <= 53); |x| is clamped to 44, where the
  * double result is 1 (tanh(44) is within 2^-120 of 1). */
-static inline double tanh_core(double x)
+VM_INLINE double tanh_core(double x)
 {
     uint64_t sign = dbits(x) & 0x8000000000000000ull;
     double a = dfrom(dbits(x) ^ sign);
@@ -75,7 +75,7 @@ static inline double tanh_core(double x)
     return dfrom(dbits(t) | sign);
 }
 
-static inline double sigmoid_core(double x) { return 1.0 / (1.0 + vexp_core(-x)); }
+VM_INLINE double sigmoid_core(double x) { return 1.0 / (1.0 + vexp_core(-x)); }
 
 /* the kernels, composed as sim_vfn_ref composes the libm functions */
 #define log_CORE(x) log_core(x)
