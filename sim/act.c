@@ -30,7 +30,7 @@ float sim_actfn(unsigned fn, float xf)
     case ISA_ACTFN_TANH: r = sim_vfn_ref(SIM_VF_TANH, x); break;
     case ISA_ACTFN_SIGMOID: r = sim_vfn_ref(SIM_VF_SIGMOID, x); break;
     case ISA_ACTFN_RELU: r = isnan(x) ? x : (x > 0.0 ? x : 0.0); break;
-    case ISA_ACTFN_GELU: r = 0.5 * x * (1.0 + erf(x / sqrt(2.0))); break;
+    case ISA_ACTFN_GELU: r = sim_vfn_ref(SIM_VF_GELU, x); break;
     case ISA_ACTFN_GELU_DX:
         r = 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * pi);
         break;
@@ -61,7 +61,7 @@ float sim_actfn(unsigned fn, float xf)
 }
 
 /* x[k] = sim_actfn(fn, x[k]) for a run, bit for bit: exp, log, tanh,
- * sigmoid, silu and the approximate gelus through the vectorised kernels
+ * sigmoid, silu, gelu and the approximate gelus through the vectorised kernels
  * (vmath.h); square, reciprocal and sqrt in fp32, which
  * gives the same bits as the double evaluation rounded once (the exact
  * product fits a double; for one division or square root, rounding to
@@ -77,6 +77,7 @@ static void actfn_row(unsigned fn, float *x, uint32_t n)
     case ISA_ACTFN_SILU: sim_vfn(SIM_VF_SILU, x, x, n); return;
     case ISA_ACTFN_GELU_APPRX_TANH: sim_vfn(SIM_VF_GELU_TANH, x, x, n); return;
     case ISA_ACTFN_GELU_APPRX_SIGMOID: sim_vfn(SIM_VF_GELU_SIGMOID, x, x, n); return;
+    case ISA_ACTFN_GELU: sim_vfn(SIM_VF_GELU, x, x, n); return;
     case ISA_ACTFN_SQUARE:
         for (uint32_t k = 0; k < n; k++)
             x[k] = x[k] * x[k];

@@ -29,6 +29,8 @@ int main(void)
         { SIM_VF_SILU, ISA_ACTFN_SILU, "silu", -10, 10 },
         { SIM_VF_GELU_TANH, ISA_ACTFN_GELU_APPRX_TANH, "gelu_apprx_tanh", -4, 4 },
         { SIM_VF_GELU_SIGMOID, ISA_ACTFN_GELU_APPRX_SIGMOID, "gelu_apprx_sigmoid", -4, 4 },
+        { SIM_VF_GELU, ISA_ACTFN_GELU, "gelu", -4, 4 },
+        { SIM_VF_GELU, ISA_ACTFN_GELU, "gelu on [-2, 2.8]", -2, 2.8 },
     };
     float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
     if (!x || !y)

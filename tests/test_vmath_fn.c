@@ -1,5 +1,5 @@
-/* sim/vmath_fn.c: the vectorised log, tanh, sigmoid, silu and approximate
- * gelus against the libm path (sim_actfn, today's per-element
+/* sim/vmath_fn.c: the vectorised log, tanh, sigmoid, silu, gelu and the
+ * approximate gelus against the libm path (sim_actfn, today's per-element
  * evaluation).  Over the whole fp32 input range -- every STRIDE-th bit
  * pattern of all 2^32 (both signs, NaN and inf included), plus every
  * pattern next to each kernel's range ends, around 0 and 1, and the
@@ -101,7 +101,7 @@ static void around(fn_case_t *c, float v)
 
 static void run_case(fn_case_t *c)
 {
-    static const float ends[] = { 87.0f, 51.0f, 44.0f, 2.0f, 1.0f, 0.5f, 1e-3f,
+    static const float ends[] = { 87.0f, 51.0f, 44.0f, 2.8f, 2.0f, 1.0f, 0.5f, 1e-3f,
                                   1.17549435e-38f, 3.4028235e38f };
     const float specials[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, fb(1), fb(0x807FFFFFu),
                                1.702f, -1.702f, 88.7f, -88.7f, 1e30f, -1e30f };
@@ -133,6 +133,7 @@ CASE(SIM_VF_SIGMOID, ISA_ACTFN_SIGMOID, sigmoid, SIM_VSIGMOID_ULPS)
 CASE(SIM_VF_SILU, ISA_ACTFN_SILU, silu, SIM_VSILU_ULPS)
 CASE(SIM_VF_GELU_TANH, ISA_ACTFN_GELU_APPRX_TANH, gelu_apprx_tanh, SIM_VGELUT_ULPS)
 CASE(SIM_VF_GELU_SIGMOID, ISA_ACTFN_GELU_APPRX_SIGMOID, gelu_apprx_sigmoid, SIM_VGELUS_ULPS)
+CASE(SIM_VF_GELU, ISA_ACTFN_GELU, gelu, SIM_VGELU_ULPS)
 
 /* inputs whose double kernel result is within the guard of a fp32
  * rounding boundary take the libm path: find some per function and check
@@ -143,7 +144,7 @@ static void test_guard_path_and_lengths(void **state)
     for (int f = 0; f < SIM_VF_COUNT; f++) {
         static const unsigned isa[] = { ISA_ACTFN_LOG, ISA_ACTFN_TANH, ISA_ACTFN_SIGMOID,
                                         ISA_ACTFN_SILU, ISA_ACTFN_GELU_APPRX_TANH,
-                                        ISA_ACTFN_GELU_APPRX_SIGMOID };
+                                        ISA_ACTFN_GELU_APPRX_SIGMOID, ISA_ACTFN_GELU };
         fn_case_t c = { (sim_vfn_t)f, isa[f], "guard", 1LL << 40, 0, 0, 0, 0 };
         float x[CHUNK];
         uint32_t n = 0;
@@ -179,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_silu),
         cmocka_unit_test(test_gelu_apprx_tanh),
         cmocka_unit_test(test_gelu_apprx_sigmoid),
+        cmocka_unit_test(test_gelu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
