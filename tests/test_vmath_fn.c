@@ -6,7 +6,7 @@
  * special values -- each double kernel's error, in ulps of the libm
  * expression's double result, stays within its documented bound wherever
  * the kernel is used, and every variant this CPU has gives the fp32 bits
- * of the libm path.  STRIDE is 1021 in optimised builds and 8191 in
+ * of the libm path.  STRIDE is 1021 in optimised builds and 16381 in
  * unoptimised or sanitised ones (to stay within a few seconds there). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,7 +26,7 @@
 #if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
 #define STRIDE 1021u
 #else
-#define STRIDE 8191u
+#define STRIDE 16381u
 #endif
 
 enum { CHUNK = 4096 };
