@@ -10,7 +10,8 @@
 
 bool sim_actfn_valid(unsigned fn) { return fn <= ISA_ACTFN_PRELU; }
 
-static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* 1 / (1 + exp(-x)); vmath_fn.c holds the definitions it vectorises */
+static double sigmoid(double x) { return sim_vfn_ref(SIM_VF_SIGMOID, x); }
 
 /* softplus in the overflow-free form max(x,0) + log1p(exp(-|x|)) */
 static double softplus(double x) { return fmax(x, 0.0) + log1p(exp(-fabs(x))); }
@@ -25,19 +26,17 @@ float sim_actfn(unsigned fn, float xf)
     switch (fn) {
     case ISA_ACTFN_COPY: return xf;
     case ISA_ACTFN_EXP: r = exp(x); break;
-    case ISA_ACTFN_LOG: r = log(x); break;
-    case ISA_ACTFN_TANH: r = tanh(x); break;
-    case ISA_ACTFN_SIGMOID: r = sigmoid(x); break;
+    case ISA_ACTFN_LOG: r = sim_vfn_ref(SIM_VF_LOG, x); break;
+    case ISA_ACTFN_TANH: r = sim_vfn_ref(SIM_VF_TANH, x); break;
+    case ISA_ACTFN_SIGMOID: r = sim_vfn_ref(SIM_VF_SIGMOID, x); break;
     case ISA_ACTFN_RELU: r = isnan(x) ? x : (x > 0.0 ? x : 0.0); break;
-    case ISA_ACTFN_GELU: r = 0.5 * x * (1.0 + erf(x / sqrt(2.0))); break;
+    case ISA_ACTFN_GELU: r = sim_vfn_ref(SIM_VF_GELU, x); break;
     case ISA_ACTFN_GELU_DX:
         r = 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * pi);
         break;
-    case ISA_ACTFN_GELU_APPRX_TANH:
-        r = 0.5 * x * (1.0 + tanh(sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
-        break;
-    case ISA_ACTFN_GELU_APPRX_SIGMOID: r = x * sigmoid(1.702 * x); break;
-    case ISA_ACTFN_SILU: r = x * sigmoid(x); break;
+    case ISA_ACTFN_GELU_APPRX_TANH: r = sim_vfn_ref(SIM_VF_GELU_TANH, x); break;
+    case ISA_ACTFN_GELU_APPRX_SIGMOID: r = sim_vfn_ref(SIM_VF_GELU_SIGMOID, x); break;
+    case ISA_ACTFN_SILU: r = sim_vfn_ref(SIM_VF_SILU, x); break;
     case ISA_ACTFN_SILU_DX: {
         double s = sigmoid(x);
         r = s * (1.0 + x * (1.0 - s));
@@ -61,8 +60,9 @@ float sim_actfn(unsigned fn, float xf)
     return (float)r;
 }
 
-/* x[k] = sim_actfn(fn, x[k]) for a run, bit for bit: exp through the
- * vectorised kernel (vmath.h); square, reciprocal and sqrt in fp32, which
+/* x[k] = sim_actfn(fn, x[k]) for a run, bit for bit: exp, log, tanh,
+ * sigmoid, silu, gelu and the approximate gelus through the vectorised kernels
+ * (vmath.h); square, reciprocal and sqrt in fp32, which
  * gives the same bits as the double evaluation rounded once (the exact
  * product fits a double; for one division or square root, rounding to
  * double and then to fp32 equals rounding to fp32 directly, as
@@ -71,6 +71,13 @@ static void actfn_row(unsigned fn, float *x, uint32_t n)
 {
     switch (fn) {
     case ISA_ACTFN_EXP: sim_vexp(x, x, n); return;
+    case ISA_ACTFN_LOG: sim_vfn(SIM_VF_LOG, x, x, n); return;
+    case ISA_ACTFN_TANH: sim_vfn(SIM_VF_TANH, x, x, n); return;
+    case ISA_ACTFN_SIGMOID: sim_vfn(SIM_VF_SIGMOID, x, x, n); return;
+    case ISA_ACTFN_SILU: sim_vfn(SIM_VF_SILU, x, x, n); return;
+    case ISA_ACTFN_GELU_APPRX_TANH: sim_vfn(SIM_VF_GELU_TANH, x, x, n); return;
+    case ISA_ACTFN_GELU_APPRX_SIGMOID: sim_vfn(SIM_VF_GELU_SIGMOID, x, x, n); return;
+    case ISA_ACTFN_GELU: sim_vfn(SIM_VF_GELU, x, x, n); return;
     case ISA_ACTFN_SQUARE:
         for (uint32_t k = 0; k < n; k++)
             x[k] = x[k] * x[k];

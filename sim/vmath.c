@@ -7,57 +7,10 @@
 #include <math.h>
 #include <string.h>
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define VM_X86 1
-#else
-#define VM_X86 0
-#endif
+#include "vmath_int.h"
 
 #define VEXP_LO (-87.0)  /* exp(-87) > 2^-126: normal fp32 results only */
 #define VEXP_HI 88.5     /* exp(88.5) < FLT_MAX */
-
-static inline uint64_t dbits(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-
-static inline double dfrom(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-/* exp(x) = 2^k * exp(r), k = nearest integer to x / ln 2, r = x - k ln 2
- * (|r| <= 0.35; ln2_hi has 32 significant bits, so k * ln2_hi is exact),
- * exp(r) by its Taylor polynomial of degree 13 (truncation < 2^-57). */
-static inline double vexp_core(double x)
-{
-    const double inv_ln2 = 1.4426950408889634074, shift = 6755399441055744.0; /* 1.5 * 2^52 */
-    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-    double kd = x * inv_ln2 + shift;
-    uint64_t ki = dbits(kd);
-    kd -= shift;
-    double r = (x - kd * ln2_hi) - kd * ln2_lo;
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r * r + r;  /* r + r^2/2 + ... */
-    /* the low bits of ki are k (two's complement); 2^k by exponent add */
-    double s = dfrom((ki << 52) + dbits(1.0));
-    return s + s * p;
-}
 
 double sim_vexp_core(double x) { return vexp_core(x); }
 
@@ -102,8 +55,6 @@ bool sim_vm_have(sim_vm_variant_t v)
     default: return false;
     }
 }
-
-enum { VM_BLOCK = 256 };
 
 void sim_vexp_run(float *y, const float *x, uint32_t n, sim_vm_variant_t v)
 {
