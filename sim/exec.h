@@ -12,6 +12,7 @@
 #include "isa.h"
 #include "lazy.h"
 #include "target.h"
+#include "threads.h"
 
 /* PE array state: the stationary weights held in the 128x128 systolic
  * array (rows = K / partitions, cols = M), as values after dtype
@@ -90,6 +91,7 @@ typedef struct sim_exec_ctx {
     uint32_t *regs;             /* [64] sequencer registers of this engine */
     sim_rng_t *rng;             /* this engine's PRNG (Rng, Rand2, Memset random, Dropout) */
     bool timing_only;           /* validate bounds, skip arithmetic */
+    sim_pool_t *pool;           /* split large work (threads.h), or NULL: one thread */
     sim_scratch_t *scratch;     /* this engine's offset-table scratch, or NULL (malloc) */
     sim_tap_memo_t *tap_memo;   /* [SIM_TAP_MEMO] this engine's checked patterns, or NULL */
     tpb_err_t *err;             /* filled on failure: operand, address, reason */

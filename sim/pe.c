@@ -429,22 +429,60 @@ done:
 /* Convert the moving tile into x (k rows of xn floats), folding every
  * value into st: fp32/bf16 rows a contiguous run at a time, one pass;
  * other dtypes and MX-scaled data element by element, then scanned. */
-static void mm_moving(const sim_opnd_t *mv, const sim_opnd_t *scale, float qoff, float *x,
-                      uint32_t xn, sim_pe_fstats_t *st)
+/* --threads: the moving tile's conversion is split by rows when each
+ * part gets at least this many elements (about 10 us of conversion). */
+#define MM_SPLIT_LOAD (1u << 15)
+
+typedef struct {
+    const sim_opnd_t *mv;
+    float *x;
+    uint32_t xn, run;
+    unsigned parts;
+    sim_pe_fstats_t st[SIM_MAX_THREADS];
+} mm_load_t;
+
+/* Part i of the one-pass load: rows [r0, r1), folded into st[i]. */
+static void mm_load_part(void *arg, unsigned i)
+{
+    mm_load_t *l = arg;
+    const sim_opnd_t *mv = l->mv;
+    unsigned r0 = (unsigned)((uint64_t)mv->nparts * i / l->parts);
+    unsigned r1 = (unsigned)((uint64_t)mv->nparts * (i + 1) / l->parts);
+    sim_pe_stats_init(&l->st[i]);
+    for (unsigned r = r0; r < r1; r++)
+        for (uint32_t j = 0; j < l->xn; j += l->run) {
+            uint32_t len = l->xn - j < l->run ? l->xn - j : l->run;
+            float *dst = l->x + (size_t)r * l->xn + j;
+            if (mv->dtype == ISA_DT_FP32)
+                sim_pe_load_f32(dst, sim_el(mv, r, j), len, &l->st[i]);
+            else
+                sim_pe_load_bf16(dst, sim_el(mv, r, j), len, &l->st[i]);
+        }
+}
+
+/* The parts' scans are an OR, a min and a max: merged in any order they
+ * give the one-pass scan's result. */
+static void stats_merge(sim_pe_fstats_t *st, const sim_pe_fstats_t *p)
+{
+    st->or_mant |= p->or_mant;
+    st->emin = p->emin < st->emin ? p->emin : st->emin;
+    st->emax = p->emax > st->emax ? p->emax : st->emax;
+}
+
+static void mm_moving(sim_pool_t *pool, const sim_opnd_t *mv, const sim_opnd_t *scale,
+                      float qoff, float *x, uint32_t xn, sim_pe_fstats_t *st)
 {
     unsigned k = mv->nparts;
     uint32_t run = scale || qoff != 0.0f ? 0 : sim_row_run(mv);
-    for (unsigned r = 0; r < k && run; r++)
-        for (uint32_t j = 0; j < xn; j += run) {
-            uint32_t len = xn - j < run ? xn - j : run;
-            float *dst = x + (size_t)r * xn + j;
-            if (mv->dtype == ISA_DT_FP32)
-                sim_pe_load_f32(dst, sim_el(mv, r, j), len, st);
-            else
-                sim_pe_load_bf16(dst, sim_el(mv, r, j), len, st);
-        }
-    if (run)
+    if (run) {
+        mm_load_t l = { .mv = mv, .x = x, .xn = xn, .run = run };
+        l.parts = sim_pool_parts(pool, (uint64_t)k * xn, MM_SPLIT_LOAD);
+        l.parts = l.parts < k ? l.parts : (k ? k : 1);
+        sim_pool_run(pool, l.parts, mm_load_part, &l);
+        for (unsigned i = 0; i < l.parts; i++)
+            stats_merge(st, &l.st[i]);
         return;
+    }
     for (unsigned r = 0; r < k; r++)
         for (uint32_t j = 0; j < xn; j++) {
             /* ifmap_quant_offset: the moving value relative to its zero
@@ -469,6 +507,41 @@ static float *mm_direct_out(const sim_opnd_t *dst, size_t *stride)
     return (float *)(void *)p;
 }
 
+/* --threads: a matmul is split only when each thread gets at least this
+ * many multiply-adds: 2^21 take about 20 us in the AVX-512 kernel, ten
+ * times what waking a worker and waiting for it costs, so the split pays
+ * at a 128x128x256 matmul and a 128x128x128 one runs on the caller. */
+#define MM_SPLIT_MACS (1u << 21)
+/* Output elements per part: a multiple of the widest kernel block. */
+#define MM_SPLIT_ALIGN 32u
+
+typedef struct {
+    const sim_pe_mac_t *a;
+    unsigned parts;
+    sim_pe_variant_t v;
+} mm_split_t;
+
+/* Part i of a split matmul: output elements [j0, j1) of every column, each
+ * summed over the contraction rows in order exactly as the whole call would
+ * (vector lanes never hold partial sums of one element, pe_mac.h), with
+ * the variant and the fused/unfused choice made once for the whole call. */
+static void mm_part(void *arg, unsigned i)
+{
+    const mm_split_t *sp = arg;
+    sim_pe_mac_t b = *sp->a;
+    uint32_t blocks = (b.n + MM_SPLIT_ALIGN - 1) / MM_SPLIT_ALIGN;
+    uint32_t j0 = (uint32_t)((uint64_t)blocks * i / sp->parts) * MM_SPLIT_ALIGN;
+    uint32_t j1 = (uint32_t)((uint64_t)blocks * (i + 1) / sp->parts) * MM_SPLIT_ALIGN;
+    j1 = j1 < b.n ? j1 : b.n;
+    if (j0 >= j1)
+        return;
+    b.x[0] += j0;
+    b.x[1] += j0;
+    b.out += j0;
+    b.n = j1 - j0;
+    sim_pe_mac_run(&b, sp->v);
+}
+
 /* dst[c][j] (=|+=) sum_r w[row+r][col+c] * x[r][j] (then, double_row, the
  * rows of w_dr against x[r][n + j]), r in order; x optionally scaled by an
  * MX block scale.  The sums run in sim/pe_mac.c. */
@@ -485,7 +558,7 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
     sim_pe_fstats_t xs, ws;
     sim_pe_stats_init(&xs);
     sim_pe_stats_init(&ws);
-    mm_moving(mv, o[2].mem ? &o[2] : NULL, (float)qoff, x, xn, &xs);
+    mm_moving(ctx->pool, mv, o[2].mem ? &o[2] : NULL, (float)qoff, x, xn, &xs);
     for (unsigned r = 0; r < k; r++) {
         sim_pe_stats_f32(&ws, &pe->w[t.row_pos + r][t.col_pos], m);
         if (dr)
@@ -509,10 +582,10 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
     }
     /* inf/NaN inputs: the reference loop, so NaN payloads propagate as
      * they always did */
-    if (sim_pe_stats_finite(&ws) && sim_pe_stats_finite(&xs))
-        sim_pe_mac(&a);
-    else
-        sim_pe_mac_run(&a, SIM_PE_SCALAR);
+    mm_split_t sp = { &a, 1, sim_pe_stats_finite(&ws) && sim_pe_stats_finite(&xs)
+                                 ? sim_pe_mac_best() : SIM_PE_SCALAR };
+    sp.parts = sim_pool_parts(ctx->pool, (uint64_t)k * m * n * a.nseg, MM_SPLIT_MACS);
+    sim_pool_run(ctx->pool, sp.parts, mm_part, &sp);
     for (unsigned c = 0; res && c < m; c++)
         for (uint32_t j = 0; j < n; j++) {
             uint8_t *p = sim_el(dst, c, j);
