@@ -38,6 +38,8 @@ static void usage(FILE *f)
             "                          at least 2^21 multiply-adds per thread), counting\n"
             "                          the main one; results and cycles do not depend on n;\n"
             "                          default: the online CPUs (%u here), 1 = no threads\n"
+            "  --split-all             (testing) split every splittable instruction across\n"
+            "                          the --threads, however small\n"
             "  --seed <n>              seed of Memset random / Dropout generators (default 0)\n"
             "  --check-uninit          stop at the first read of never-written SBUF/PSUM/HBM\n"
             "  --fsync                 also survive an OS crash or power loss: fsync every\n"
@@ -165,6 +167,8 @@ static int parse_args(int argc, char **argv, sim_cli_t *c)
             c->opt.timing_only = true;
         } else if (!strcmp(a, "--check-uninit")) {
             c->opt.check_uninit = true;
+        } else if (!strcmp(a, "--split-all")) {
+            c->opt.split_all = true;
         } else if (!strcmp(a, "--fsync")) {
             c->opt.fsync = true;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {

@@ -608,7 +608,7 @@ int sim_run(sim_t *s, tpb_err_t *err)
     /* workers start on the first instruction worth splitting; a pool that
      * cannot be had (out of memory) leaves the run on one thread */
     if (s->opt.threads > 1 && !s->opt.timing_only)
-        s->pool = sim_pool_new(s->opt.threads);
+        s->pool = sim_pool_new(s->opt.threads, s->opt.split_all);
     for (unsigned ci = 0; ci < s->ncores; ci++)
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &s->cores[ci].eng[k];

@@ -21,6 +21,7 @@ struct sim_pool {
     unsigned nthreads;  /* counting the caller */
     unsigned started;   /* workers running (0 until the first split job) */
     bool failed;        /* a worker could not be started: run on the caller */
+    bool split_all;     /* ignore sim_pool_parts' threshold (tests) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     uint64_t gen;       /* job generation */
@@ -59,12 +60,13 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-sim_pool_t *sim_pool_new(unsigned nthreads)
+sim_pool_t *sim_pool_new(unsigned nthreads, bool split_all)
 {
     sim_pool_t *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->nthreads = nthreads ? nthreads : 1;
+    p->split_all = split_all;
     if (pthread_mutex_init(&p->mu, NULL) != 0) {
         free(p);
         return NULL;
@@ -164,6 +166,8 @@ void sim_pool_run(sim_pool_t *p, unsigned parts, sim_pool_fn fn, void *arg)
 unsigned sim_pool_parts(const sim_pool_t *p, uint64_t work, uint64_t threshold)
 {
     unsigned n = sim_pool_threads(p);
+    if (p && p->split_all)
+        return n;
     uint64_t by_work = threshold ? work / threshold : n;
     if (by_work < n)
         n = by_work ? (unsigned)by_work : 1;
