@@ -33,6 +33,10 @@ typedef struct {
      * sparse or double_row load. */
     uint32_t w_bits[128][128];
     uint8_t w_bits_ok;
+    /* 0 while w_dr, sparse_tags and mx_scale are all zero (the state is
+     * calloc'ed; set by the loads that write them): plain LdWeights then
+     * skips clearing them (pe.c tile_clear). */
+    uint8_t aux_dirty;
 } sim_pe_state_t;
 
 /* Per-engine scratch for operand offset tables, so resolving an operand

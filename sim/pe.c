@@ -67,16 +67,22 @@ static int double_row_check(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *
 }
 
 /* Clear a tile before a load: cells outside the loaded K x M stay zero and
- * are marked not loaded. */
-static void tile_clear(sim_pe_state_t *pe, pe_tile_t t)
+ * are marked not loaded.  The caller writes w and w_loaded of the first
+ * k rows x m columns itself (0, 0: nothing), so only the rest of those is
+ * cleared; w_dr, sparse_tags and mx_scale only once a load wrote them. */
+static void tile_clear(sim_pe_state_t *pe, pe_tile_t t, unsigned k, unsigned m)
 {
     for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++) {
-        memset(&pe->w[r][t.col_pos], 0, t.col_size * sizeof pe->w[0][0]);
+        unsigned c0 = r - t.row_pos < k ? m : 0; /* columns [0, c0) are written */
+        memset(&pe->w[r][t.col_pos + c0], 0, (t.col_size - c0) * sizeof pe->w[0][0]);
+        memset(&pe->w_loaded[r][t.col_pos + c0], 0, t.col_size - c0);
+        if (!pe->aux_dirty)
+            continue;
         memset(&pe->w_dr[r][t.col_pos], 0, t.col_size * sizeof pe->w_dr[0][0]);
-        memset(&pe->w_loaded[r][t.col_pos], 0, t.col_size);
         memset(&pe->sparse_tags[r][t.col_pos], 0, t.col_size);
     }
-    for (unsigned b = t.row_pos / MX_BLOCK; b < (t.row_pos + t.row_size) / MX_BLOCK; b++)
+    for (unsigned b = t.row_pos / MX_BLOCK;
+         pe->aux_dirty && b < (t.row_pos + t.row_size) / MX_BLOCK; b++)
         memset(&pe->mx_scale[b][t.col_pos], 0, t.col_size);
 }
 
@@ -91,32 +97,25 @@ static int fits_tile(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned m, c
 /* ---- LdWeights ---- */
 
 /* The raw bits of one partition's m_cols elements (transpose mode copies
- * them).  Contiguous 2- and 4-byte runs are copied with a fixed-size
- * load per element the compiler vectorises; the general form (a memcpy of
- * esize bytes per element through sim_el) was a fifth of a matmul-2048
- * process. */
-static void ldw_bits(uint32_t *dst, const sim_opnd_t *s, unsigned k, uint32_t m_cols, uint32_t run)
+ * them).  fp32/bf16 runs were converted into w bit-exactly (a copy, a
+ * 16-bit shift), so their bits are w's, taken from the row just written;
+ * other dtypes are read back from the source. */
+static void ldw_bits(uint32_t *dst, const float *w, const sim_opnd_t *s, unsigned k,
+                     uint32_t m_cols, uint32_t run)
 {
-    for (uint32_t m = 0; m < m_cols;) {
-        uint32_t len = run ? run - m % run : 1;
-        len = len < m_cols - m ? len : m_cols - m;
-        const uint8_t *p = sim_el(s, k, m);
-        if (run && s->esize == 2) {
-            for (uint32_t i = 0; i < len; i++) {
-                uint16_t h;
-                memcpy(&h, p + 2 * (size_t)i, 2);
-                dst[m + i] = h;
-            }
-        } else if (run && s->esize == 4) {
-            memcpy(&dst[m], p, 4 * (size_t)len);
-        } else {
-            for (uint32_t i = 0; i < len; i++) {
-                uint32_t bits = 0;
-                memcpy(&bits, sim_el(s, k, m + i), s->esize);
-                dst[m + i] = bits;
-            }
+    if (run) {
+        unsigned shift = s->esize == 2 ? 16 : 0;
+        for (uint32_t m = 0; m < m_cols; m++) {
+            uint32_t u;
+            memcpy(&u, &w[m], 4);
+            dst[m] = u >> shift;
         }
-        m += len;
+        return;
+    }
+    for (uint32_t m = 0; m < m_cols; m++) {
+        uint32_t bits = 0;
+        memcpy(&bits, sim_el(s, k, m), s->esize);
+        dst[m] = bits;
     }
 }
 
@@ -138,13 +137,14 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return -1;
     }
     sim_pe_state_t *pe = ctx->pe;
-    tile_clear(pe, t);
+    /* fits_tile: k <= row_size, m_cols <= col_size */
+    tile_clear(pe, t, ctx->timing_only ? 0 : s.nparts, ctx->timing_only ? 0 : m_cols);
+    pe->aux_dirty |= dr;
     uint32_t run = sim_row_run(&s);
     for (unsigned k = 0; k < s.nparts; k++) {
         memset(&pe->w_loaded[t.row_pos + k][t.col_pos], 1, m_cols);
         if (ctx->timing_only)
             continue;
-        ldw_bits(pe->w_bits[t.row_pos + k] + t.col_pos, &s, k, m_cols, run);
         /* flat element j of partition k: w[k][j], then (double_row) w_dr[k][j - M] */
         for (uint32_t j = 0; j < s.nfree;) {
             float *dst = j < m_cols ? &pe->w[t.row_pos + k][t.col_pos + j] : &pe->w_dr[k][j - m_cols];
@@ -159,6 +159,8 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 j++;
             }
         }
+        ldw_bits(pe->w_bits[t.row_pos + k] + t.col_pos, pe->w[t.row_pos + k] + t.col_pos, &s, k,
+                 m_cols, run);
     }
     pe->w_dtype = s.dtype;
     pe->sparse_ratio = 0;
@@ -211,7 +213,8 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         goto done;
     }
     sim_pe_state_t *pe = ctx->pe;
-    tile_clear(pe, t);
+    tile_clear(pe, t, 0, 0);
+    pe->aux_dirty = 1;
     for (unsigned k = 0; k < o[0].nparts; k++)
         for (uint32_t m = 0; m < o[0].nfree; m++) {
             unsigned r = t.row_pos + k, c = t.col_pos + m;
@@ -280,7 +283,8 @@ static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 }
         }
     sim_pe_state_t *pe = ctx->pe;
-    tile_clear(pe, t);
+    tile_clear(pe, t, 0, 0);
+    pe->aux_dirty = 1;
     for (unsigned k = 0; k < kdense; k++)
         for (uint32_t m = 0; m < o[0].nfree; m++)
             pe->w_loaded[t.row_pos + k][t.col_pos + m] = 1;
