@@ -1,13 +1,18 @@
 /* threads.c - the worker pool behind tpb sim --threads (threads.h).
  *
- * One job at a time: the caller publishes (fn, arg, parts) under the mutex
- * and bumps a generation counter; worker w (1..n-1) runs part w of every
- * generation it has not seen yet when w < parts, then counts itself done.
- * The caller runs part 0 and waits until every worker has checked in, so
- * nothing of a job outlives sim_pool_run. */
+ * One job at a time.  The caller publishes (fn, arg, parts) under the
+ * mutex, bumps a generation counter and wakes the workers; then the caller
+ * and every worker that is awake claim parts from one atomic ticket (the
+ * generation in the high half, the next part in the low half) until none
+ * is left.  A worker that wakes late, after its job is over, finds another
+ * generation in the ticket and claims nothing, so the caller never waits
+ * for a worker that is not running (a busy machine, more threads than
+ * cores): it runs the parts itself.  The caller returns once every part
+ * has finished, so nothing of a job outlives sim_pool_run. */
 #include "threads.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -24,21 +29,49 @@ struct sim_pool {
     bool split_all;     /* ignore sim_pool_parts' threshold (tests) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint64_t gen;       /* job generation */
-    unsigned pending;   /* workers yet to finish the current generation */
+    uint32_t gen;       /* job generation (under mu) */
+    unsigned finished;  /* parts of the current job finished (under mu) */
     bool quit;
     sim_pool_fn fn;
     void *arg;
     unsigned parts;
+    _Atomic uint64_t ticket; /* gen << 32 | next part to claim */
     pthread_t *tid;
     sim_worker_t *w;
 };
+
+/* Claim the next part of generation gen; false when none is left or the
+ * job is over. */
+static bool claim(sim_pool_t *p, uint32_t gen, unsigned parts, unsigned *part)
+{
+    uint64_t t = atomic_load(&p->ticket);
+    for (;;) {
+        if ((uint32_t)(t >> 32) != gen || (uint32_t)t >= parts)
+            return false;
+        if (atomic_compare_exchange_weak(&p->ticket, &t, t + 1)) {
+            *part = (uint32_t)t;
+            return true;
+        }
+    }
+}
+
+/* Run the parts of generation gen this thread can claim; returns how many. */
+static unsigned run_parts(sim_pool_t *p, uint32_t gen, unsigned parts, sim_pool_fn fn,
+                          void *arg)
+{
+    unsigned n = 0, part;
+    while (claim(p, gen, parts, &part)) {
+        fn(arg, part);
+        n++;
+    }
+    return n;
+}
 
 static void *worker_main(void *arg)
 {
     sim_worker_t *w = arg;
     sim_pool_t *p = w->pool;
-    uint64_t seen = 0;
+    uint32_t seen = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->quit && p->gen == seen)
@@ -48,12 +81,14 @@ static void *worker_main(void *arg)
         seen = p->gen;
         sim_pool_fn fn = p->fn;
         void *a = p->arg;
-        bool mine = w->id < p->parts;
+        unsigned parts = p->parts;
         pthread_mutex_unlock(&p->mu);
-        if (mine)
-            fn(a, w->id);
+        unsigned n = run_parts(p, seen, parts, fn, a);
         pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0)
+        /* only parts of this generation were claimed: its job is still
+         * waiting for them */
+        p->finished += n;
+        if (n && p->finished == parts)
             pthread_cond_signal(&p->done);
     }
     pthread_mutex_unlock(&p->mu);
@@ -143,7 +178,7 @@ void sim_pool_run(sim_pool_t *p, unsigned parts, sim_pool_fn fn, void *arg)
     bool split = parts > 1 && p && !p->failed && p->nthreads > 1;
     if (split && p->started == 0 && !start_workers(p))
         split = false;
-    if (!split || parts > p->nthreads) {
+    if (!split) {
         for (unsigned i = 0; i < parts; i++)
             fn(arg, i);
         return;
@@ -152,13 +187,15 @@ void sim_pool_run(sim_pool_t *p, unsigned parts, sim_pool_fn fn, void *arg)
     p->fn = fn;
     p->arg = arg;
     p->parts = parts;
-    p->pending = p->started;
-    p->gen++;
+    p->finished = 0;
+    uint32_t gen = ++p->gen;
+    atomic_store(&p->ticket, (uint64_t)gen << 32);
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
-    fn(arg, 0);
+    unsigned n = run_parts(p, gen, parts, fn, arg);
     pthread_mutex_lock(&p->mu);
-    while (p->pending)
+    p->finished += n;
+    while (p->finished < parts)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }

@@ -2,7 +2,8 @@
  * work (tpb sim --threads N; docs/simulator.md "Threads").
  *
  * sim_pool_run(p, parts, fn, arg) calls fn(arg, i) once for every i in
- * 0..parts-1, part 0 on the calling thread and the others on workers, and
+ * 0..parts-1, each on whichever thread claims it first (the caller claims
+ * too, so parts a busy machine leaves to no worker still run at once), and
  * returns when all have finished.  The callers split work so that each part
  * writes its own output elements and computes each of them exactly as the
  * one-thread path does, so results do not depend on the thread count.  The
@@ -29,9 +30,8 @@ sim_pool_t *sim_pool_new(unsigned nthreads, bool split_all);
 void sim_pool_destroy(sim_pool_t *p);
 /* Threads available counting the caller (1 for NULL). */
 unsigned sim_pool_threads(const sim_pool_t *p);
-/* Run parts 0..parts-1 (parts <= sim_pool_threads; more are run by the
- * caller one after another).  A pool whose workers cannot be started runs
- * every part on the caller: the same results, one thread. */
+/* Run parts 0..parts-1.  A pool whose workers cannot be started runs every
+ * part on the caller: the same results, one thread. */
 void sim_pool_run(sim_pool_t *p, unsigned parts, sim_pool_fn fn, void *arg);
 /* How many parts to split work of `work` units into: one per threshold
  * units, at most the pool's threads (1 below 2 x threshold; with
