@@ -430,9 +430,6 @@ done:
     return rc;
 }
 
-/* Convert the moving tile into x (k rows of xn floats, row r at x + r*xs), folding every
- * value into st: fp32/bf16 rows a contiguous run at a time, one pass;
- * other dtypes and MX-scaled data element by element, then scanned. */
 /* --threads: the moving tile's conversion is split by rows when each
  * part gets at least this many elements (about 10 us of conversion). */
 #define MM_SPLIT_LOAD (1u << 15)
@@ -473,6 +470,10 @@ static void stats_merge(sim_pe_fstats_t *st, const sim_pe_fstats_t *p)
     st->emax = p->emax > st->emax ? p->emax : st->emax;
 }
 
+/* Convert the moving tile into x (k rows of xn floats, row r at x + r*xs),
+ * folding every value into st: fp32/bf16 rows a contiguous run at a time,
+ * one pass (split by rows across the pool's threads); other dtypes and
+ * MX-scaled data element by element, then scanned. */
 static void mm_moving(sim_pool_t *pool, const sim_opnd_t *mv, const sim_opnd_t *scale,
                       float qoff, float *x, uint32_t xn, uint32_t xs, sim_pe_fstats_t *st)
 {
