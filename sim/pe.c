@@ -514,9 +514,10 @@ static float *mm_direct_out(const sim_opnd_t *dst, size_t *stride)
 }
 
 /* --threads: a matmul is split only when each thread gets at least this
- * many multiply-adds: 2^21 take about 20 us in the AVX-512 kernel, ten
- * times what waking a worker and waiting for it costs, so the split pays
- * at a 128x128x256 matmul and a 128x128x128 one runs on the caller. */
+ * many multiply-adds: 2^21 take about 40 us in the AVX-512 kernel (~100
+ * GFLOP/s), several times a worker's wake-up round trip when a core is
+ * free (measured 1-50 us; docs/simulator.md "Threads"), so the split pays
+ * from a 128x128x256 matmul on and a 128x128x128 one runs on the caller. */
 #define MM_SPLIT_MACS (1u << 21)
 /* Output elements per part: a multiple of the widest kernel block. */
 #define MM_SPLIT_ALIGN 32u
