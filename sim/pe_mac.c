@@ -305,8 +305,8 @@ TGT_AVX512 static inline __mmask16 a5_mask(uint32_t left)
 /* 8 columns from c0: their weights are packed, segment s at wp + s*k*8,
  * row r's 8 values contiguous at + r*8 (mac_walk_avx512). */
 TGT_AVX512 static inline __attribute__((always_inline)) void
-blk8_avx512(const sim_pe_mac_t *a, const float *wp, unsigned c0, uint32_t j0, uint32_t jn,
-            bool fma)
+blk8_avx512_ld(const sim_pe_mac_t *a, const float *wp, unsigned c0, uint32_t j0, uint32_t jn,
+               bool fma, bool full)
 {
     __m512 z = _mm512_setzero_ps();
     __m512 p0 = z, q0 = z, p1 = z, q1 = z, p2 = z, q2 = z, p3 = z, q3 = z;
@@ -317,7 +317,8 @@ blk8_avx512(const sim_pe_mac_t *a, const float *wp, unsigned c0, uint32_t j0, ui
     for (unsigned s = 0; s < a->nseg; s++) {
         const float *w = wp + (size_t)s * k * A5C, *x = a->x[s] + j0;
         for (unsigned r = 0; r < k; r++, w += ws, x += xs) {
-            __m512 x0 = _mm512_maskz_loadu_ps(k0, x), x1 = _mm512_maskz_loadu_ps(k1, x + 16);
+            __m512 x0 = full ? _mm512_loadu_ps(x) : _mm512_maskz_loadu_ps(k0, x);
+            __m512 x1 = full ? _mm512_loadu_ps(x + 16) : _mm512_maskz_loadu_ps(k1, x + 16);
             A5_COL(0, p0, q0);
             A5_COL(1, p1, q1);
             A5_COL(2, p2, q2);
@@ -336,6 +337,18 @@ blk8_avx512(const sim_pe_mac_t *a, const float *wp, unsigned c0, uint32_t j0, ui
     A5_OUT(5, p5, q5);
     A5_OUT(6, p6, q6);
     A5_OUT(7, p7, q7);
+}
+
+/* Full 32-element blocks load x without masks (mask registers are set up
+ * on the FMA port), the tail block with them. */
+TGT_AVX512 static inline __attribute__((always_inline)) void
+blk8_avx512(const sim_pe_mac_t *a, const float *wp, unsigned c0, uint32_t j0, uint32_t jn,
+            bool fma)
+{
+    if (jn == A5J)
+        blk8_avx512_ld(a, wp, c0, j0, jn, fma, true);
+    else
+        blk8_avx512_ld(a, wp, c0, j0, jn, fma, false);
 }
 
 /* One column (the tail when m is not a multiple of 8). */
