@@ -228,7 +228,7 @@ TGT_AVX2 static inline __m256i a2_mask(uint32_t left)
 /* 4 columns from c0 x jn (<= 16) elements from j0, accumulators in
  * named registers. */
 TGT_AVX2 static inline __attribute__((always_inline)) void
-blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
+blk4_avx2_ld(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma, bool full)
 {
     __m256 z = _mm256_setzero_ps();
     __m256 p0 = z, q0 = z, p1 = z, q1 = z, p2 = z, q2 = z, p3 = z, q3 = z;
@@ -238,7 +238,8 @@ blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma
     for (unsigned s = 0; s < a->nseg; s++) {
         const float *w = a->w[s] + c0, *x = a->x[s] + j0;
         for (unsigned r = 0; r < k; r++, w += ws, x += xs) {
-            __m256 x0 = _mm256_maskload_ps(x, k0), x1 = _mm256_maskload_ps(x + 8, k1);
+            __m256 x0 = full ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, k0);
+            __m256 x1 = full ? _mm256_loadu_ps(x + 8) : _mm256_maskload_ps(x + 8, k1);
             A2_COL(0, p0, q0);
             A2_COL(1, p1, q1);
             A2_COL(2, p2, q2);
@@ -249,6 +250,16 @@ blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma
     A2_OUT(1, p1, q1);
     A2_OUT(2, p2, q2);
     A2_OUT(3, p3, q3);
+}
+
+/* Full 16-element blocks load x without masks (a masked load is slower). */
+TGT_AVX2 static inline __attribute__((always_inline)) void
+blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
+{
+    if (jn == A2J)
+        blk4_avx2_ld(a, c0, j0, jn, fma, true);
+    else
+        blk4_avx2_ld(a, c0, j0, jn, fma, false);
 }
 
 TGT_AVX2 static inline __attribute__((always_inline)) void
