@@ -9,6 +9,7 @@
 #include "fileio.h"
 #include "hugepage.h"
 #include "isa.h"
+#include "numeric.h"
 
 static const struct { const char *descr; unsigned dtype; } descr_map[] = {
     { "<f4", ISA_DT_FP32 }, { "<f2", ISA_DT_FP16 },
@@ -297,6 +298,33 @@ static bool same_array(const npy_array_t *a, const npy_array_t *want)
     return true;
 }
 
+/* float32 data of want's shape for a narrower float dtype (bf16, fp16,
+ * fp8): converted into dst a chunk at a time, so neither a buffer of the
+ * whole array nor its first-touch page clearing is needed. */
+static bool convert_f32(const npy_array_t *a, const npy_array_t *want)
+{
+    npy_array_t as_want = *a;
+    as_want.dtype = want->dtype;
+    return a->dtype == ISA_DT_FP32 && want->dtype != ISA_DT_FP32 &&
+           isa_dtype_kind(want->dtype) == ISA_DK_F && same_array(&as_want, want);
+}
+
+static bool read_converted(FILE *f, size_t count, unsigned dtype, uint8_t *dst)
+{
+    enum { CHUNK = 16384 }; /* floats: 64 KiB, stays in L2 */
+    float *buf = malloc(CHUNK * sizeof *buf);
+    size_t esz = isa_dtype_size(dtype), done = 0;
+    while (buf && done < count) {
+        size_t n = count - done < CHUNK ? count - done : CHUNK;
+        if (fread(buf, sizeof *buf, n, f) != n)
+            break;
+        num_store_f32_array(dst + done * esz, dtype, buf, n);
+        done += n;
+    }
+    free(buf);
+    return done == count;
+}
+
 static int read_direct(const char *path, npy_array_t *out, const npy_array_t *want, void *dst,
                        tpb_err_t *err)
 {
@@ -340,6 +368,12 @@ static int read_direct(const char *path, npy_array_t *out, const npy_array_t *wa
     if (lay.f64)
         goto done;
     bool place = dst && same_array(out, want);
+    if (dst && !place && convert_f32(out, want)) {
+        if (fseek(f, (long)lay.dstart, SEEK_SET) == 0 &&
+            read_converted(f, out->count, want->dtype, dst))
+            rc = 0;
+        goto done;
+    }
     if (!place && npy_alloc_data(out, err) != 0) {
         rc = tpb_err_prefix(err, "%s", path);
         goto done;

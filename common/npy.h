@@ -35,8 +35,10 @@ typedef struct {
 int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out, tpb_err_t *err);
 int npy_read(const char *path, npy_array_t *out, tpb_err_t *err);
 /* npy_read, except that a file holding exactly want's dtype and shape
- * (want->count elements, not float64) is read straight into dst: then out
- * describes the array with out->data NULL.  Otherwise, and on a file the
+ * (want->count elements, not float64) is read straight into dst, and a
+ * float32 file of want's shape for a bf16/fp16/fp8 want is converted into
+ * dst a chunk at a time (num_store_f32_array: nearest even): then out
+ * describes the file's array with out->data NULL.  Otherwise, and on a file the
  * direct read cannot take, exactly npy_read (same results and errors); a
  * failed read may have overwritten dst. */
 int npy_read_into(const char *path, const npy_array_t *want, void *dst, npy_array_t *out,

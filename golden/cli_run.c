@@ -37,6 +37,8 @@ typedef struct {
     const char *stats;          /* --stats-json FILE (default <out>/stats.json) */
     const char *max_cycles;     /* passed through to tpb sim */
     const char *seed;           /* passed through to tpb sim */
+    const char *threads;        /* passed through to tpb sim */
+    bool split_all;             /* passed through to tpb sim */
     const char *inputs;         /* --inputs DIR */
     bool timing_only;
     bool ignore_cycles;
@@ -80,6 +82,9 @@ static void print_usage(FILE *f)
         "  --max-cycles N      stop the simulation after N cycles (passed to tpb sim)\n"
         "  --seed N            simulator seed (random memset, dropout) and input seed;\n"
         "                      default: the case's \"seed\"\n"
+        "  --threads N         threads splitting large instructions (passed to tpb sim;\n"
+        "                      default: the online CPUs; results do not depend on N)\n"
+        "  --split-all         (testing) split every splittable instruction (tpb sim)\n"
         "  --timing-only       simulate timing only; values are not checked\n"
         "  --inputs DIR        take the input .npy files from DIR\n"
         "  --ignore-cycles     do not check the case's cycle range (it is also skipped\n"
@@ -128,13 +133,16 @@ static int parse_valued(run_opts_t *o, const char *a, const char *v)
         o->stats = v;
     else if (strcmp(a, "--inputs") == 0)
         o->inputs = v;
-    else if (strcmp(a, "--max-cycles") == 0 || strcmp(a, "--seed") == 0) {
+    else if (strcmp(a, "--max-cycles") == 0 || strcmp(a, "--seed") == 0 ||
+             strcmp(a, "--threads") == 0) {
         if (!is_uint(v)) {
             fprintf(stderr, "tpb run: %s needs a non-negative integer, got '%s'\n", a, v);
             return -1;
         }
         if (a[2] == 'm')
             o->max_cycles = v;
+        else if (a[2] == 't')
+            o->threads = v; /* the range is checked by tpb sim */
         else
             o->seed = v;
     } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
@@ -155,8 +163,8 @@ static int parse_valued(run_opts_t *o, const char *a, const char *v)
 static bool takes_value(const char *a)
 {
     static const char *const v[] = { "-o", "--out", "--target", "--trace", "--stats-json",
-                                     "--inputs", "--max-cycles", "--seed", "--rtol", "--atol",
-                                     NULL };
+                                     "--inputs", "--max-cycles", "--seed", "--threads",
+                                     "--rtol", "--atol", NULL };
     for (int i = 0; v[i]; i++)
         if (strcmp(a, v[i]) == 0)
             return true;
@@ -182,6 +190,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
             o->no_trace = true;
         } else if (strcmp(a, "--timing-only") == 0) {
             o->timing_only = true;
+        } else if (strcmp(a, "--split-all") == 0) {
+            o->split_all = true;
         } else if (strcmp(a, "--ignore-cycles") == 0) {
             o->ignore_cycles = true;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
@@ -498,6 +508,12 @@ static step_t step_sim(const run_plan_t *p, const run_opts_t *o, const char *see
         arg_push(&a, "--seed");
         arg_push(&a, seed);
     }
+    if (o->threads) {
+        arg_push(&a, "--threads");
+        arg_push(&a, o->threads);
+    }
+    if (o->split_all)
+        arg_push(&a, "--split-all");
     if (o->timing_only)
         arg_push(&a, "--timing-only");
     if (o->check.quiet)

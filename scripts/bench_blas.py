@@ -107,17 +107,21 @@ def numpy_matmul_time(work, a32, b32, reps):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def report_matmul(name, n, st, npr, why):
+def report_matmul(name, n, runs, npr, why):
     """sim_run against NumPy's a @ b, and the whole `tpb sim` process
     against a NumPy process step with the same boundaries (load the
-    inputs, compute, save the output)."""
-    if st is None or npr is None:
+    inputs, compute, save the output): one line per `tpb sim --threads`
+    count in runs [(threads, stats)], NumPy single-threaded in every one."""
+    if runs is None or npr is None:
         print(f"{name:24s} skipped: {why or 'NumPy reference failed'}")
         return
     flop = 2.0 * n ** 3
-    sim, e2e = st["wall_seconds"], st["process_wall"]
-    print(f"{name:24s} {st['instructions']:>11,d} inst  {st['total_cycles']:>12,d} cycles  "
-          f"sim {sim:8.3f} s ({flop / sim / 1e9:5.1f} GFLOP/s)  e2e {e2e:7.3f} s  "
-          f"numpy {npr['compute'] * 1e3:8.1f} ms, e2e {npr['e2e'] * 1e3:8.1f} ms  "
-          f"ratio sim {sim / npr['compute']:5.2f}x, e2e {e2e / npr['e2e']:5.2f}x")
+    for i, (threads, st) in enumerate(runs):
+        sim, e2e = st["wall_seconds"], st["process_wall"]
+        label = name if i == 0 else ""
+        print(f"{label:24s} {st['instructions']:>11,d} inst  {st['total_cycles']:>12,d} cycles  "
+              f"sim {sim:8.3f} s ({flop / sim / 1e9:5.1f} GFLOP/s)  e2e {e2e:7.3f} s  "
+              f"numpy {npr['compute'] * 1e3:8.1f} ms, e2e {npr['e2e'] * 1e3:8.1f} ms  "
+              f"ratio sim {sim / npr['compute']:5.2f}x, e2e {e2e / npr['e2e']:5.2f}x  "
+              f"(tpb sim --threads {threads})")
     print(f"{'':24s} numpy BLAS: {npr['blas']}, threads {npr['threads']}")

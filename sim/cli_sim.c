@@ -8,6 +8,7 @@
 
 #include "fileio.h"
 #include "sim.h"
+#include "threads.h"
 
 int tpb_cmd_sim(int argc, char **argv);
 
@@ -33,6 +34,12 @@ static void usage(FILE *f)
             "  --stats-json <file>     write the summary as JSON (top-level total_cycles)\n"
             "  --timing-only           skip arithmetic and data movement, keep timing; no\n"
             "                          input is read (--inputs is optional and ignored)\n"
+            "  --threads <n>           threads that split one large instruction (matmuls of\n"
+            "                          at least 2^21 multiply-adds per thread), counting\n"
+            "                          the main one; results and cycles do not depend on n;\n"
+            "                          default: the online CPUs (%u here), 1 = no threads\n"
+            "  --split-all             (testing) split every splittable instruction across\n"
+            "                          the --threads, however small\n"
             "  --seed <n>              seed of Memset random / Dropout generators (default 0)\n"
             "  --check-uninit          stop at the first read of never-written SBUF/PSUM/HBM\n"
             "  --fsync                 also survive an OS crash or power loss: fsync every\n"
@@ -46,7 +53,7 @@ static void usage(FILE *f)
             "\n"
             "exit status: 0 success, 1 simulation error (bad artifact, bounds violation,\n"
             "deadlock, cycle limit), 2 usage or input error.\n",
-            tpb_target_names(), (unsigned long long)SIM_DEFAULT_MAX_CYCLES);
+            tpb_target_names(), (unsigned long long)SIM_DEFAULT_MAX_CYCLES, sim_online_cpus());
 }
 
 typedef struct {
@@ -74,6 +81,20 @@ static int parse_u64(const char *opt, const char *v, uint64_t *out)
         return -1;
     }
     *out = x;
+    return 0;
+}
+
+/* --threads: 1..SIM_MAX_THREADS */
+static int parse_threads(const char *v, unsigned *out)
+{
+    uint64_t n = 0;
+    if (parse_u64("--threads", v, &n))
+        return -1;
+    if (n < 1 || n > SIM_MAX_THREADS) {
+        fprintf(stderr, "tpb sim: --threads must be 1..%u, not %s\n", SIM_MAX_THREADS, v);
+        return -1;
+    }
+    *out = (unsigned)n;
     return 0;
 }
 
@@ -111,7 +132,8 @@ static int parse_args(int argc, char **argv, sim_cli_t *c)
             }
         } else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--trace") ||
                    !strcmp(a, "--stats-json") || !strcmp(a, "--target") ||
-                   !strcmp(a, "--max-cycles") || !strcmp(a, "--seed")) {
+                   !strcmp(a, "--max-cycles") || !strcmp(a, "--seed") ||
+                   !strcmp(a, "--threads")) {
             if (!next) {
                 fprintf(stderr, "tpb sim: %s needs a value\n", a);
                 return -1;
@@ -136,12 +158,17 @@ static int parse_args(int argc, char **argv, sim_cli_t *c)
                         fprintf(stderr, "tpb sim: --max-cycles must be at least 1\n");
                     return -1;
                 }
+            } else if (!strcmp(a, "--threads")) {
+                if (parse_threads(next, &c->opt.threads))
+                    return -1;
             } else if (parse_u64(a, next, &c->opt.seed))
                 return -1;
         } else if (!strcmp(a, "--timing-only")) {
             c->opt.timing_only = true;
         } else if (!strcmp(a, "--check-uninit")) {
             c->opt.check_uninit = true;
+        } else if (!strcmp(a, "--split-all")) {
+            c->opt.split_all = true;
         } else if (!strcmp(a, "--fsync")) {
             c->opt.fsync = true;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -295,6 +322,7 @@ int tpb_cmd_sim(int argc, char **argv)
     sim_cli_t c;
     memset(&c, 0, sizeof c);
     sim_options_default(&c.opt);
+    c.opt.threads = sim_online_cpus();
     c.input_pairs = calloc((size_t)argc + 1, sizeof *c.input_pairs);
     if (!c.input_pairs)
         return 1;

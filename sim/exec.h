@@ -12,6 +12,7 @@
 #include "isa.h"
 #include "lazy.h"
 #include "target.h"
+#include "threads.h"
 
 /* PE array state: the stationary weights held in the 128x128 systolic
  * array (rows = K / partitions, cols = M), as values after dtype
@@ -32,6 +33,10 @@ typedef struct {
      * sparse or double_row load. */
     uint32_t w_bits[128][128];
     uint8_t w_bits_ok;
+    /* 0 while w_dr, sparse_tags and mx_scale are all zero (the state is
+     * calloc'ed; set by the loads that write them): plain LdWeights then
+     * skips clearing them (pe.c tile_clear). */
+    uint8_t aux_dirty;
 } sim_pe_state_t;
 
 /* Per-engine scratch for operand offset tables, so resolving an operand
@@ -97,6 +102,7 @@ typedef struct sim_exec_ctx {
     uint32_t *regs;             /* [64] sequencer registers of this engine */
     sim_rng_t *rng;             /* this engine's PRNG (Rng, Rand2, Memset random, Dropout) */
     bool timing_only;           /* validate bounds, skip arithmetic */
+    sim_pool_t *pool;           /* split large work (threads.h), or NULL: one thread */
     sim_scratch_t *scratch;     /* this engine's offset-table scratch, or NULL (malloc) */
     sim_tap_memo_t *tap_memo;   /* [SIM_TAP_MEMO] this engine's checked patterns, or NULL */
     struct sim_plan *plan;      /* the running instruction's class: its resolved operands

@@ -554,13 +554,15 @@ int sim_set_input(sim_t *s, const char *name, const npy_array_t *a, tpb_err_t *e
 
 /* An input not yet bound whose range no other tensor shares is read
  * straight from the file into HBM when the file holds exactly its dtype and
- * shape (no intermediate buffer or copy); any other file goes through
+ * shape (no intermediate buffer or copy), or float32 of its shape for a
+ * bf16/fp16/fp8 tensor (converted a chunk at a time); any other file goes through
  * npy_read and sim_set_input with their checks and messages. */
 int sim_load_input_file(sim_t *s, const char *name, const char *path, tpb_err_t *err)
 {
     npy_array_t a;
     sim_tensor_t *t = (sim_tensor_t *)sim_find_tensor(s, name);
-    if (t && !strcmp(t->kind, "input") && t->sentinel_pending && npy_descr(t->dtype)) {
+    if (t && !strcmp(t->kind, "input") && t->sentinel_pending &&
+        (npy_descr(t->dtype) || isa_dtype_kind(t->dtype) == ISA_DK_F)) {
         npy_array_t want = { .dtype = t->dtype, .ndim = t->ndim };
         memcpy(want.shape, t->shape, sizeof want.shape);
         if (npy_read_into(path, &want, s->hbm + t->addr, &a, err) != 0)

@@ -67,16 +67,22 @@ static int double_row_check(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *
 }
 
 /* Clear a tile before a load: cells outside the loaded K x M stay zero and
- * are marked not loaded. */
-static void tile_clear(sim_pe_state_t *pe, pe_tile_t t)
+ * are marked not loaded.  The caller writes w and w_loaded of the first
+ * k rows x m columns itself (0, 0: nothing), so only the rest of those is
+ * cleared; w_dr, sparse_tags and mx_scale only once a load wrote them. */
+static void tile_clear(sim_pe_state_t *pe, pe_tile_t t, unsigned k, unsigned m)
 {
     for (unsigned r = t.row_pos; r < t.row_pos + t.row_size; r++) {
-        memset(&pe->w[r][t.col_pos], 0, t.col_size * sizeof pe->w[0][0]);
+        unsigned c0 = r - t.row_pos < k ? m : 0; /* columns [0, c0) are written */
+        memset(&pe->w[r][t.col_pos + c0], 0, (t.col_size - c0) * sizeof pe->w[0][0]);
+        memset(&pe->w_loaded[r][t.col_pos + c0], 0, t.col_size - c0);
+        if (!pe->aux_dirty)
+            continue;
         memset(&pe->w_dr[r][t.col_pos], 0, t.col_size * sizeof pe->w_dr[0][0]);
-        memset(&pe->w_loaded[r][t.col_pos], 0, t.col_size);
         memset(&pe->sparse_tags[r][t.col_pos], 0, t.col_size);
     }
-    for (unsigned b = t.row_pos / MX_BLOCK; b < (t.row_pos + t.row_size) / MX_BLOCK; b++)
+    for (unsigned b = t.row_pos / MX_BLOCK;
+         pe->aux_dirty && b < (t.row_pos + t.row_size) / MX_BLOCK; b++)
         memset(&pe->mx_scale[b][t.col_pos], 0, t.col_size);
 }
 
@@ -89,6 +95,29 @@ static int fits_tile(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned m, c
 }
 
 /* ---- LdWeights ---- */
+
+/* The raw bits of one partition's m_cols elements (transpose mode copies
+ * them).  fp32/bf16 runs were converted into w bit-exactly (a copy, a
+ * 16-bit shift), so their bits are w's, taken from the row just written;
+ * other dtypes are read back from the source. */
+static void ldw_bits(uint32_t *dst, const float *w, const sim_opnd_t *s, unsigned k,
+                     uint32_t m_cols, uint32_t run)
+{
+    if (run) {
+        unsigned shift = s->esize == 2 ? 16 : 0;
+        for (uint32_t m = 0; m < m_cols; m++) {
+            uint32_t u;
+            memcpy(&u, &w[m], 4);
+            dst[m] = u >> shift;
+        }
+        return;
+    }
+    for (uint32_t m = 0; m < m_cols; m++) {
+        uint32_t bits = 0;
+        memcpy(&bits, sim_el(s, k, m), s->esize);
+        dst[m] = bits;
+    }
+}
 
 static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
@@ -108,17 +137,14 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         return -1;
     }
     sim_pe_state_t *pe = ctx->pe;
-    tile_clear(pe, t);
+    /* fits_tile: k <= row_size, m_cols <= col_size */
+    tile_clear(pe, t, ctx->timing_only ? 0 : s.nparts, ctx->timing_only ? 0 : m_cols);
+    pe->aux_dirty |= dr;
     uint32_t run = sim_row_run(&s);
     for (unsigned k = 0; k < s.nparts; k++) {
         memset(&pe->w_loaded[t.row_pos + k][t.col_pos], 1, m_cols);
         if (ctx->timing_only)
             continue;
-        for (uint32_t m = 0; m < m_cols; m++) { /* raw bits for transpose mode */
-            uint32_t bits = 0;
-            memcpy(&bits, sim_el(&s, k, m), s.esize);
-            pe->w_bits[t.row_pos + k][t.col_pos + m] = bits;
-        }
         /* flat element j of partition k: w[k][j], then (double_row) w_dr[k][j - M] */
         for (uint32_t j = 0; j < s.nfree;) {
             float *dst = j < m_cols ? &pe->w[t.row_pos + k][t.col_pos + j] : &pe->w_dr[k][j - m_cols];
@@ -133,6 +159,8 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 j++;
             }
         }
+        ldw_bits(pe->w_bits[t.row_pos + k] + t.col_pos, pe->w[t.row_pos + k] + t.col_pos, &s, k,
+                 m_cols, run);
     }
     pe->w_dtype = s.dtype;
     pe->sparse_ratio = 0;
@@ -185,7 +213,8 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
         goto done;
     }
     sim_pe_state_t *pe = ctx->pe;
-    tile_clear(pe, t);
+    tile_clear(pe, t, 0, 0);
+    pe->aux_dirty = 1;
     for (unsigned k = 0; k < o[0].nparts; k++)
         for (uint32_t m = 0; m < o[0].nfree; m++) {
             unsigned r = t.row_pos + k, c = t.col_pos + m;
@@ -254,7 +283,8 @@ static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 }
         }
     sim_pe_state_t *pe = ctx->pe;
-    tile_clear(pe, t);
+    tile_clear(pe, t, 0, 0);
+    pe->aux_dirty = 1;
     for (unsigned k = 0; k < kdense; k++)
         for (uint32_t m = 0; m < o[0].nfree; m++)
             pe->w_loaded[t.row_pos + k][t.col_pos + m] = 1;
@@ -284,12 +314,15 @@ static int weights_check(sim_exec_ctx_t *ctx, pe_tile_t t, unsigned k, unsigned 
     const sim_pe_state_t *pe = ctx->pe;
     if (fits_tile(ctx, t, k, m, "moving/dst (K x M)"))
         return -1;
-    for (unsigned r = 0; r < k; r++)
-        for (unsigned c = 0; c < m; c++)
-            if (!pe->w_loaded[t.row_pos + r][t.col_pos + c])
-                return sim_fail(ctx, "weights: PE cell row %u col %u was not loaded (matmul "
-                                "uses K=%u rows x M=%u cols of tile rows %u, cols %u)",
-                                t.row_pos + r, t.col_pos + c, k, m, t.row_pos, t.col_pos);
+    for (unsigned r = 0; r < k; r++) {
+        const uint8_t *row = &pe->w_loaded[t.row_pos + r][t.col_pos];
+        const uint8_t *z = memchr(row, 0, m); /* vectorised: runs once per matmul */
+        if (z)
+            return sim_fail(ctx, "weights: PE cell row %u col %u was not loaded (matmul "
+                            "uses K=%u rows x M=%u cols of tile rows %u, cols %u)",
+                            t.row_pos + r, t.col_pos + (unsigned)(z - row), k, m, t.row_pos,
+                            t.col_pos);
+    }
     if (k < t.row_size && pe->w_loaded[t.row_pos + k][t.col_pos])
         return sim_fail(ctx, "moving: %u partitions (K) but the loaded weights have more rows",
                         k);
@@ -397,33 +430,73 @@ done:
     return rc;
 }
 
-/* Convert the moving tile into x (k rows of xn floats), folding every
- * value into st: fp32/bf16 rows a contiguous run at a time, one pass;
- * other dtypes and MX-scaled data element by element, then scanned. */
-static void mm_moving(const sim_opnd_t *mv, const sim_opnd_t *scale, float qoff, float *x,
-                      uint32_t xn, sim_pe_fstats_t *st)
+/* --threads: the moving tile's conversion is split by rows when each
+ * part gets at least this many elements (about 10 us of conversion). */
+#define MM_SPLIT_LOAD (1u << 15)
+
+typedef struct {
+    const sim_opnd_t *mv;
+    float *x;
+    uint32_t xn, xs, run;
+    unsigned parts;
+    sim_pe_fstats_t st[SIM_MAX_THREADS];
+} mm_load_t;
+
+/* Part i of the one-pass load: rows [r0, r1), folded into st[i]. */
+static void mm_load_part(void *arg, unsigned i)
+{
+    mm_load_t *l = arg;
+    const sim_opnd_t *mv = l->mv;
+    unsigned r0 = (unsigned)((uint64_t)mv->nparts * i / l->parts);
+    unsigned r1 = (unsigned)((uint64_t)mv->nparts * (i + 1) / l->parts);
+    sim_pe_stats_init(&l->st[i]);
+    for (unsigned r = r0; r < r1; r++)
+        for (uint32_t j = 0; j < l->xn; j += l->run) {
+            uint32_t len = l->xn - j < l->run ? l->xn - j : l->run;
+            float *dst = l->x + (size_t)r * l->xs + j;
+            if (mv->dtype == ISA_DT_FP32)
+                sim_pe_load_f32(dst, sim_el(mv, r, j), len, &l->st[i]);
+            else
+                sim_pe_load_bf16(dst, sim_el(mv, r, j), len, &l->st[i]);
+        }
+}
+
+/* The parts' scans are an OR, a min and a max: merged in any order they
+ * give the one-pass scan's result. */
+static void stats_merge(sim_pe_fstats_t *st, const sim_pe_fstats_t *p)
+{
+    st->or_mant |= p->or_mant;
+    st->emin = p->emin < st->emin ? p->emin : st->emin;
+    st->emax = p->emax > st->emax ? p->emax : st->emax;
+}
+
+/* Convert the moving tile into x (k rows of xn floats, row r at x + r*xs),
+ * folding every value into st: fp32/bf16 rows a contiguous run at a time,
+ * one pass (split by rows across the pool's threads); other dtypes and
+ * MX-scaled data element by element, then scanned. */
+static void mm_moving(sim_pool_t *pool, const sim_opnd_t *mv, const sim_opnd_t *scale,
+                      float qoff, float *x, uint32_t xn, uint32_t xs, sim_pe_fstats_t *st)
 {
     unsigned k = mv->nparts;
     uint32_t run = scale || qoff != 0.0f ? 0 : sim_row_run(mv);
-    for (unsigned r = 0; r < k && run; r++)
-        for (uint32_t j = 0; j < xn; j += run) {
-            uint32_t len = xn - j < run ? xn - j : run;
-            float *dst = x + (size_t)r * xn + j;
-            if (mv->dtype == ISA_DT_FP32)
-                sim_pe_load_f32(dst, sim_el(mv, r, j), len, st);
-            else
-                sim_pe_load_bf16(dst, sim_el(mv, r, j), len, st);
-        }
-    if (run)
+    if (run) {
+        mm_load_t l = { .mv = mv, .x = x, .xn = xn, .xs = xs, .run = run };
+        l.parts = sim_pool_parts(pool, (uint64_t)k * xn, MM_SPLIT_LOAD);
+        l.parts = l.parts < k ? l.parts : (k ? k : 1);
+        sim_pool_run(pool, l.parts, mm_load_part, &l);
+        for (unsigned i = 0; i < l.parts; i++)
+            stats_merge(st, &l.st[i]);
         return;
+    }
     for (unsigned r = 0; r < k; r++)
         for (uint32_t j = 0; j < xn; j++) {
             /* ifmap_quant_offset: the moving value relative to its zero
              * point, in fp32, before the multiply */
             float v = num_load_f32(sim_el(mv, r, j), mv->dtype) - qoff;
-            x[(size_t)r * xn + j] = scale ? e8m0_scale(v, *sim_el(scale, r / MX_BLOCK, j)) : v;
+            x[(size_t)r * xs + j] = scale ? e8m0_scale(v, *sim_el(scale, r / MX_BLOCK, j)) : v;
         }
-    sim_pe_stats_f32(st, x, (size_t)k * xn);
+    for (unsigned r = 0; r < k; r++)
+        sim_pe_stats_f32(st, x + (size_t)r * xs, xn);
 }
 
 /* The fp32 PSUM rows of dst as a float array (row c at out + c * stride),
@@ -440,6 +513,52 @@ static float *mm_direct_out(const sim_opnd_t *dst, size_t *stride)
     return (float *)(void *)p;
 }
 
+/* --threads: a matmul is split only when each thread gets at least this
+ * many multiply-adds: 2^21 take about 40 us in the AVX-512 kernel (~100
+ * GFLOP/s), several times a worker's wake-up round trip when a core is
+ * free (measured 1-50 us; docs/simulator.md "Threads"), so the split pays
+ * from a 128x128x256 matmul on and a 128x128x128 one runs on the caller. */
+#define MM_SPLIT_MACS (1u << 21)
+/* Output elements per part: a multiple of the widest kernel block. */
+#define MM_SPLIT_ALIGN 32u
+
+typedef struct {
+    const sim_pe_mac_t *a;
+    unsigned parts;
+    sim_pe_variant_t v;
+} mm_split_t;
+
+/* Part i of a split matmul: output elements [j0, j1) of every column, each
+ * summed over the contraction rows in order exactly as the whole call would
+ * (vector lanes never hold partial sums of one element, pe_mac.h), with
+ * the variant and the fused/unfused choice made once for the whole call. */
+static void mm_part(void *arg, unsigned i)
+{
+    const mm_split_t *sp = arg;
+    sim_pe_mac_t b = *sp->a;
+    uint32_t blocks = (b.n + MM_SPLIT_ALIGN - 1) / MM_SPLIT_ALIGN;
+    uint32_t j0 = (uint32_t)((uint64_t)blocks * i / sp->parts) * MM_SPLIT_ALIGN;
+    uint32_t j1 = (uint32_t)((uint64_t)blocks * (i + 1) / sp->parts) * MM_SPLIT_ALIGN;
+    j1 = j1 < b.n ? j1 : b.n;
+    if (j0 >= j1)
+        return;
+    b.x[0] += j0;
+    b.x[1] += j0;
+    b.out += j0;
+    b.n = j1 - j0;
+    sim_pe_mac_run(&b, sp->v);
+}
+
+/* Row stride of the converted moving tile: whole 64-byte lines, and not a
+ * multiple of 1 KiB, where the kernel's column of rows (32 elements of
+ * every row) would fall into a few L1 sets and evict itself (measured:
+ * a 512-element row stride ran the kernel ~15% slower than 528). */
+static uint32_t mm_row_stride(uint32_t xn)
+{
+    uint32_t xs = (xn + 15u) & ~15u;
+    return xs % 256u == 0 ? xs + 16u : xs;
+}
+
 /* dst[c][j] (=|+=) sum_r w[row+r][col+c] * x[r][j] (then, double_row, the
  * rows of w_dr against x[r][n + j]), r in order; x optionally scaled by an
  * MX block scale.  The sums run in sim/pe_mac.c. */
@@ -450,13 +569,14 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
     const sim_pe_state_t *pe = ctx->pe;
     unsigned k = mv->nparts, m = dst->nparts;
     uint32_t xn = mv->nfree, n = dr ? xn / 2 : xn; /* moving row: n, or 2n in double_row */
-    float *x = malloc(((size_t)k * xn + 1) * sizeof *x), *res = NULL;
+    uint32_t xs = mm_row_stride(xn);
+    float *x = malloc(((size_t)k * xs + 1) * sizeof *x), *res = NULL;
     if (!x)
         return sim_fail(ctx, "out of memory");
-    sim_pe_fstats_t xs, ws;
-    sim_pe_stats_init(&xs);
+    sim_pe_fstats_t xst, ws;
+    sim_pe_stats_init(&xst);
     sim_pe_stats_init(&ws);
-    mm_moving(mv, o[2].mem ? &o[2] : NULL, (float)qoff, x, xn, &xs);
+    mm_moving(ctx->pool, mv, o[2].mem ? &o[2] : NULL, (float)qoff, x, xn, xs, &xst);
     for (unsigned r = 0; r < k; r++) {
         sim_pe_stats_f32(&ws, &pe->w[t.row_pos + r][t.col_pos], m);
         if (dr)
@@ -464,8 +584,8 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
     }
     sim_pe_mac_t a = {
         .w = { &pe->w[t.row_pos][t.col_pos], &pe->w_dr[0][0] }, .x = { x, x + n },
-        .wstride = PE_DIM, .xstride = xn, .nseg = dr ? 2 : 1, .k = k, .m = m, .n = n,
-        .accumulate = accumulate, .fma = sim_pe_mac_exact(&ws, &xs),
+        .wstride = PE_DIM, .xstride = xs, .nseg = dr ? 2 : 1, .k = k, .m = m, .n = n,
+        .accumulate = accumulate, .fma = sim_pe_mac_exact(&ws, &xst),
     };
     a.out = rscale ? NULL : mm_direct_out(dst, &a.ostride);
     if (!a.out) {
@@ -480,10 +600,10 @@ static int mm_compute(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *o, boo
     }
     /* inf/NaN inputs: the reference loop, so NaN payloads propagate as
      * they always did */
-    if (sim_pe_stats_finite(&ws) && sim_pe_stats_finite(&xs))
-        sim_pe_mac(&a);
-    else
-        sim_pe_mac_run(&a, SIM_PE_SCALAR);
+    mm_split_t sp = { &a, 1, sim_pe_stats_finite(&ws) && sim_pe_stats_finite(&xst)
+                                 ? sim_pe_mac_best() : SIM_PE_SCALAR };
+    sp.parts = sim_pool_parts(ctx->pool, (uint64_t)k * m * n * a.nseg, MM_SPLIT_MACS);
+    sim_pool_run(ctx->pool, sp.parts, mm_part, &sp);
     for (unsigned c = 0; res && c < m; c++)
         for (uint32_t j = 0; j < n; j++) {
             uint8_t *p = sim_el(dst, c, j);

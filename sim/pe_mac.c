@@ -14,6 +14,7 @@
  * the scalar and portable variants only. */
 #include "pe_mac.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -227,7 +228,7 @@ TGT_AVX2 static inline __m256i a2_mask(uint32_t left)
 /* 4 columns from c0 x jn (<= 16) elements from j0, accumulators in
  * named registers. */
 TGT_AVX2 static inline __attribute__((always_inline)) void
-blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
+blk4_avx2_ld(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma, bool full)
 {
     __m256 z = _mm256_setzero_ps();
     __m256 p0 = z, q0 = z, p1 = z, q1 = z, p2 = z, q2 = z, p3 = z, q3 = z;
@@ -237,7 +238,8 @@ blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma
     for (unsigned s = 0; s < a->nseg; s++) {
         const float *w = a->w[s] + c0, *x = a->x[s] + j0;
         for (unsigned r = 0; r < k; r++, w += ws, x += xs) {
-            __m256 x0 = _mm256_maskload_ps(x, k0), x1 = _mm256_maskload_ps(x + 8, k1);
+            __m256 x0 = full ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, k0);
+            __m256 x1 = full ? _mm256_loadu_ps(x + 8) : _mm256_maskload_ps(x + 8, k1);
             A2_COL(0, p0, q0);
             A2_COL(1, p1, q1);
             A2_COL(2, p2, q2);
@@ -248,6 +250,16 @@ blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma
     A2_OUT(1, p1, q1);
     A2_OUT(2, p2, q2);
     A2_OUT(3, p3, q3);
+}
+
+/* Full 16-element blocks load x without masks (a masked load is slower). */
+TGT_AVX2 static inline __attribute__((always_inline)) void
+blk4_avx2(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
+{
+    if (jn == A2J)
+        blk4_avx2_ld(a, c0, j0, jn, fma, true);
+    else
+        blk4_avx2_ld(a, c0, j0, jn, fma, false);
 }
 
 TGT_AVX2 static inline __attribute__((always_inline)) void
@@ -301,19 +313,23 @@ TGT_AVX512 static inline __mmask16 a5_mask(uint32_t left)
         _mm512_mask_storeu_ps(o_ + 16, k1, v1_);                                                \
     } while (0)
 
+/* 8 columns from c0: their weights are packed, segment s at wp + s*k*8,
+ * row r's 8 values contiguous at + r*8 (mac_walk_avx512). */
 TGT_AVX512 static inline __attribute__((always_inline)) void
-blk8_avx512(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
+blk8_avx512_ld(const sim_pe_mac_t *a, const float *wp, unsigned c0, uint32_t j0, uint32_t jn,
+               bool fma, bool full)
 {
     __m512 z = _mm512_setzero_ps();
     __m512 p0 = z, q0 = z, p1 = z, q1 = z, p2 = z, q2 = z, p3 = z, q3 = z;
     __m512 p4 = z, q4 = z, p5 = z, q5 = z, p6 = z, q6 = z, p7 = z, q7 = z;
     __mmask16 k0 = a5_mask(jn), k1 = a5_mask(jn > 16 ? jn - 16 : 0);
-    size_t ws = a->wstride, xs = a->xstride;
+    size_t ws = A5C, xs = a->xstride;
     unsigned k = a->k;
     for (unsigned s = 0; s < a->nseg; s++) {
-        const float *w = a->w[s] + c0, *x = a->x[s] + j0;
+        const float *w = wp + (size_t)s * k * A5C, *x = a->x[s] + j0;
         for (unsigned r = 0; r < k; r++, w += ws, x += xs) {
-            __m512 x0 = _mm512_maskz_loadu_ps(k0, x), x1 = _mm512_maskz_loadu_ps(k1, x + 16);
+            __m512 x0 = full ? _mm512_loadu_ps(x) : _mm512_maskz_loadu_ps(k0, x);
+            __m512 x1 = full ? _mm512_loadu_ps(x + 16) : _mm512_maskz_loadu_ps(k1, x + 16);
             A5_COL(0, p0, q0);
             A5_COL(1, p1, q1);
             A5_COL(2, p2, q2);
@@ -334,6 +350,18 @@ blk8_avx512(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool f
     A5_OUT(7, p7, q7);
 }
 
+/* Full 32-element blocks load x without masks (mask registers are set up
+ * on the FMA port), the tail block with them. */
+TGT_AVX512 static inline __attribute__((always_inline)) void
+blk8_avx512(const sim_pe_mac_t *a, const float *wp, unsigned c0, uint32_t j0, uint32_t jn,
+            bool fma)
+{
+    if (jn == A5J)
+        blk8_avx512_ld(a, wp, c0, j0, jn, fma, true);
+    else
+        blk8_avx512_ld(a, wp, c0, j0, jn, fma, false);
+}
+
 /* One column (the tail when m is not a multiple of 8). */
 TGT_AVX512 static inline __attribute__((always_inline)) void
 blk1_avx512(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool fma)
@@ -350,7 +378,36 @@ blk1_avx512(const sim_pe_mac_t *a, unsigned c0, uint32_t j0, uint32_t jn, bool f
     A5_OUT(0, p0, q0);
 }
 
-MAC_ENTRIES(TGT_AVX512, avx512, A5C, A5J, blk8_avx512, blk1_avx512)
+/* The walk of MAC_ENTRIES with the weights of each 8-column block packed
+ * first, row after row (32 contiguous bytes per row instead of 32 bytes
+ * every 512): the blocks' weights then stream through L2 in order instead
+ * of one partly used cache line per row.  Same values, same order per
+ * output element, so the same bits.  Without memory for the copy, the
+ * columns run one at a time (blk1, unpacked). */
+TGT_AVX512 static inline __attribute__((always_inline)) void mac_walk_avx512(const sim_pe_mac_t *a,
+                                                                            bool fma)
+{
+    unsigned nb = a->m / A5C;
+    size_t per = (size_t)a->nseg * a->k * A5C;
+    float *pk = nb && per ? malloc(nb * per * sizeof *pk) : NULL;
+    if (!pk)
+        nb = 0;
+    for (unsigned b = 0; b < nb; b++)
+        for (unsigned s = 0; s < a->nseg; s++)
+            for (unsigned r = 0; r < a->k; r++)
+                memcpy(pk + b * per + ((size_t)s * a->k + r) * A5C,
+                       a->w[s] + r * a->wstride + b * A5C, A5C * sizeof *pk);
+    for (uint32_t j0 = 0; j0 < a->n; j0 += A5J) {
+        uint32_t jn = a->n - j0 < A5J ? a->n - j0 : A5J;
+        for (unsigned b = 0; b < nb; b++)
+            blk8_avx512(a, pk + b * per, b * A5C, j0, jn, fma);
+        for (unsigned c0 = nb * A5C; c0 < a->m; c0++)
+            blk1_avx512(a, c0, j0, jn, fma);
+    }
+    free(pk);
+}
+TGT_AVX512 static void mac_avx512_fma(const sim_pe_mac_t *a) { mac_walk_avx512(a, true); }
+TGT_AVX512 static void mac_avx512_mul(const sim_pe_mac_t *a) { mac_walk_avx512(a, false); }
 
 /* ---- vector scans: the portable scan's result, 16 / 8 lanes at a time ---- */
 

@@ -290,7 +290,7 @@ static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_deco
             .sbuf_init = c->sbuf_init, .psum_init = c->psum_init, .pe = c->pe,
             .sbuf_z = &c->sbuf_z, .psum_z = &c->psum_z,
             .acc = e->acc, .regs = e->regs, .rng = &e->rng,
-            .timing_only = s->opt.timing_only, .scratch = &e->scratch,
+            .timing_only = s->opt.timing_only, .pool = s->pool, .scratch = &e->scratch,
             .tap_memo = e->tap_memo, .err = err,
         };
         e->ctx_ok = true;
@@ -618,6 +618,10 @@ int sim_run(sim_t *s, tpb_err_t *err)
     s->max_ps = maxc > UINT64_MAX / 1000000ull ? UINT64_MAX : maxc * 1000000ull / mhz;
     s->next_progress = 1u << 20;
     s->sem_lat_ps = sim_cycles_to_ps(s->t->clk_ref, s->t->sem_latency_cycles);
+    /* workers start on the first instruction worth splitting; a pool that
+     * cannot be had (out of memory) leaves the run on one thread */
+    if (s->opt.threads > 1 && !s->opt.timing_only)
+        s->pool = sim_pool_new(s->opt.threads, s->opt.split_all);
     for (unsigned ci = 0; ci < s->ncores; ci++)
         for (unsigned k = 0; k < SIM_ENGINES; k++) {
             sim_engine_t *e = &s->cores[ci].eng[k];
@@ -659,6 +663,8 @@ int sim_run(sim_t *s, tpb_err_t *err)
                     break;
                 }
     }
+    sim_pool_destroy(s->pool);
+    s->pool = NULL;
     if (rc == 0)
         check_leftovers(s);
     s->wall_seconds = wall_now() - w0;

@@ -39,6 +39,10 @@ typedef struct {
     uint64_t seed;              /* Memset random / Dropout generators */
     bool check_uninit;          /* stop at the first read of never-written memory */
     bool trace;                 /* record events for sim_write_trace() */
+    unsigned threads;           /* threads splitting one large instruction, counting the
+                                   caller (tpb sim --threads; 0 or 1: none, the default) */
+    bool split_all;             /* split every splittable instruction, however small
+                                   (tpb sim --split-all; tests) */
     bool fsync;                 /* fsync each file the sim writes before renaming it
                                    into place (tpb sim --fsync; docs/reliability.md) */
     sim_progress_fn progress;

@@ -78,7 +78,8 @@ static void test_help_and_usage(void **state)
     char out[8192];
     assert_int_equal(run(out, sizeof out, "%s sim --help", tb_tpb()), 0);
     const char *opts[] = { "--inputs", "-o", "--target", "--max-cycles", "--trace", "--stats-json",
-                           "--timing-only", "--seed", "--check-uninit", "--fsync", "--help" };
+                           "--timing-only", "--seed", "--check-uninit", "--fsync", "--help",
+                           "--threads", "--split-all" };
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
         assert_non_null(strstr(out, opts[i]));
     /* SDL2 is dlopen'ed by `tpb view` only (viz/sdl_dyn.h): not at every start */
@@ -92,6 +93,14 @@ static void test_help_and_usage(void **state)
     assert_int_equal(run(out, sizeof out, "%s sim /tmp --target trn9", tb_tpb()), 2);
     assert_non_null(strstr(out, "unknown target 'trn9'"));
     assert_int_equal(run(out, sizeof out, "%s sim /tmp --max-cycles abc", tb_tpb()), 2);
+    /* --threads: 1..256 */
+    assert_int_equal(run(out, sizeof out, "%s sim /tmp --threads 0", tb_tpb()), 2);
+    assert_non_null(strstr(out, "--threads must be 1..256, not 0"));
+    assert_int_equal(run(out, sizeof out, "%s sim /tmp --threads 257", tb_tpb()), 2);
+    assert_int_equal(run(out, sizeof out, "%s sim /tmp --threads two", tb_tpb()), 2);
+    assert_non_null(strstr(out, "'two' is not an integer"));
+    assert_int_equal(run(out, sizeof out, "%s sim /tmp --threads", tb_tpb()), 2);
+    assert_non_null(strstr(out, "--threads needs a value"));
 }
 
 static void test_run_ok(void **state)

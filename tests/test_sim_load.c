@@ -17,6 +17,7 @@
 #include "asm.h"
 #include "isa.h"
 #include "npy.h"
+#include "numeric.h"
 #include "sidecar_texts.h"
 #include "sim_int.h"
 
@@ -581,6 +582,66 @@ static void test_npy_read_matches_parse(void **state)
     free(buf);
 }
 
+/* npy_read_into of a float32 file for a bf16/fp16/fp8 destination: the
+ * file is converted into dst chunk by chunk (no buffer of its own), giving
+ * exactly num_store_f32_array of the whole array -- rounding ties, NaN,
+ * inf, subnormals and a length that is no multiple of the chunk.  A
+ * truncated file falls back to npy_read's error. */
+static void test_npy_read_into_converts(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_sim_load_cv_%ld.npy", TPB_BINARY_DIR, (long)getpid());
+    const int64_t shape[2] = { 3, 13001 }; /* 39003 floats: 2 chunks and a tail */
+    npy_array_t f;
+    tpb_err_t err = { { 0 } };
+    assert_int_equal(npy_alloc(&f, ISA_DT_FP32, 2, shape, &err), 0);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < f.count; i++) {
+        x = x * 1664525u + 1013904223u;
+        uint32_t u = x;
+        if (i % 7 == 0)
+            u = (u & 0xFFFF0000u) | 0x8000u; /* bf16 tie */
+        if (i % 101 == 0)
+            u = 0x7FC01234u; /* NaN with a payload */
+        if (i % 103 == 0)
+            u = 0xFF800000u; /* -inf */
+        if (i % 107 == 0)
+            u &= 0x807FFFFFu; /* subnormal */
+        memcpy((uint8_t *)f.data + 4 * i, &u, 4);
+    }
+    assert_int_equal(npy_write(path, &f, &err), 0);
+    const unsigned dts[] = { ISA_DT_BF16, ISA_DT_FP16, ISA_DT_FP8E4M3, ISA_DT_FP8E5M2 };
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        size_t bytes = f.count * isa_dtype_size(dts[d]);
+        uint8_t *want_bytes = malloc(bytes), *dst = malloc(bytes);
+        assert_true(want_bytes && dst);
+        num_store_f32_array(want_bytes, dts[d], f.data, f.count);
+        npy_array_t want = { .dtype = dts[d], .ndim = 2, .shape = { 3, 13001 } }, c;
+        assert_int_equal(npy_read_into(path, &want, dst, &c, &err), 0);
+        assert_null(c.data);
+        assert_int_equal(c.dtype, ISA_DT_FP32);
+        assert_int_equal(c.count, f.count);
+        assert_memory_equal(dst, want_bytes, bytes);
+        free(want_bytes);
+        free(dst);
+    }
+    /* truncated data: npy_read's message, not a partial conversion */
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(ftruncate(fileno(fp), 1000), 0);
+    fclose(fp);
+    uint8_t small[40000];
+    npy_array_t want = { .dtype = ISA_DT_BF16, .ndim = 2, .shape = { 3, 13001 } }, c, r;
+    tpb_err_t e1 = { { 0 } }, e2 = { { 0 } };
+    int r1 = npy_read_into(path, &want, small, &c, &e1), r2 = npy_read(path, &r, &e2);
+    assert_int_not_equal(r1, 0);
+    assert_int_equal(r1, r2);
+    assert_string_equal(e1.msg, e2.msg);
+    remove(path);
+    npy_free(&f);
+}
+
 /* A compact sidecar (docs/artifacts.md "Compact sidecars"): both parsers
  * fill in what the entries leave out; a "debug_form" after "debug" sends
  * the scanner to cJSON. */
@@ -624,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_string_escape_any_position),
         cmocka_unit_test(test_stream_decode_matches_isa_decode),
         cmocka_unit_test(test_npy_read_matches_parse),
+        cmocka_unit_test(test_npy_read_into_converts),
         cmocka_unit_test(test_compact_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
