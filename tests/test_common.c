@@ -1,4 +1,5 @@
-/* common/: npy read/write, atomic writes, malformed .npy. */
+/* common/: npy read/write, atomic writes, malformed .npy, growing arrays. */
+#define _GNU_SOURCE /* MAP_FIXED_NOREPLACE */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "fileio.h"
+#include "hugepage.h"
 #include "isa.h"
 #include "npy.h"
 
@@ -100,12 +103,62 @@ static void test_atomic_abort_leaves_nothing(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/x"));
 }
 
+static void fill(uint32_t *a, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        a[i] = (uint32_t)(i * 2654435761u);
+}
+
+static void expect_filled(const uint32_t *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != (uint32_t)(i * 2654435761u))
+            fail_msg("element %zu lost", i);
+}
+
+/* tpb_array_grow: contents survive the switch from malloc'ed memory to a
+ * mapping and a grow that cannot extend in place (the next 2 MiB taken);
+ * a mapped block starts at a 2 MiB boundary, so its huge pages stay whole
+ * when it moves. */
+static void test_array_grow(void **state)
+{
+    (void)state;
+    size_t n0 = 1 << 18, n1 = 1 << 21, n2 = 1 << 22;   /* 1, 8, 16 MiB of uint32 */
+    uint32_t *a = tpb_array_grow(NULL, 0, n0 * 4);
+    assert_non_null(a);
+    fill(a, 0, n0);
+    a = tpb_array_grow(a, n0 * 4, n1 * 4);
+    assert_non_null(a);
+    expect_filled(a, n0);
+    fill(a, n0, n1);
+#ifdef __linux__
+    assert_int_equal((uintptr_t)a % ((uintptr_t)2 << 20), 0);
+    /* occupy the address space right after it: the next grow must move */
+    void *blocker = mmap((char *)a + n1 * 4, 4096, PROT_READ,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    assert_true(blocker != MAP_FAILED);
+#endif
+    uint32_t *b = tpb_array_grow(a, n1 * 4, n2 * 4);
+    assert_non_null(b);
+    expect_filled(b, n1);
+    fill(b, n1, n2);
+    expect_filled(b, n2);
+#ifdef __linux__
+    assert_ptr_not_equal(b, a);
+    assert_int_equal((uintptr_t)b % ((uintptr_t)2 << 20), 0);
+    munmap(blocker, 4096);
+#endif
+    tpb_array_free(b, n2 * 4);
+    tpb_array_free(NULL, n2 * 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_npy_roundtrip),
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
+        cmocka_unit_test(test_array_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
