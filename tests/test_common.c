@@ -15,6 +15,7 @@
 #include "hugepage.h"
 #include "isa.h"
 #include "npy.h"
+#include "tir.h"
 
 static void test_npy_roundtrip(void **state)
 {
@@ -152,6 +153,38 @@ static void test_array_grow(void **state)
     tpb_array_free(NULL, n2 * 4);
 }
 
+/* The tile-IR op array past the mapping threshold (4 MiB: 2 600 ops): every
+ * op survives the growth, a rebuilt array installed with tir_ops_set
+ * replaces it, and tir_kernel_free releases both kinds (run under ASan). */
+static void test_tir_ops_grow(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int n = (int)(TPB_ARRAY_MAP_MIN / sizeof(tir_op_t)) * 2 + 5;
+    for (int i = 0; i < n; i++) {
+        tir_op_t op;
+        tir_op_init(&op, TIR_TENSOR_COPY);
+        op.dst.offset = i;
+        assert_int_equal(tir_add_op(&k, &op), i);
+    }
+    assert_true((size_t)k.cap_ops * sizeof(tir_op_t) >= TPB_ARRAY_MAP_MIN);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(k.ops[i].dst.offset, i);
+    tir_op_t *ops = tir_ops_new(n / 2);
+    assert_non_null(ops);
+    for (int i = 0; i < n / 2; i++)
+        ops[i] = k.ops[2 * i];
+    tir_ops_set(&k, ops, n / 2, n / 2);
+    for (int i = 0; i < n / 2; i++)
+        assert_int_equal(k.ops[i].dst.offset, 2 * i);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    assert_int_equal(tir_add_op(&k, &op), n / 2);   /* grows the installed array */
+    assert_int_equal(k.ops[n / 2 - 1].dst.offset, 2 * (n / 2 - 1));
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
         cmocka_unit_test(test_array_grow),
+        cmocka_unit_test(test_tir_ops_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
