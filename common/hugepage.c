@@ -32,24 +32,6 @@ void tpb_advise_huge_pages(void *p, size_t len) { advise(p, len, false); }
 
 void tpb_advise_huge_pages_array(void *p, size_t len) { advise(p, len, true); }
 
-#if defined(__linux__) && !defined(MADV_COLLAPSE)
-#define MADV_COLLAPSE 25   /* Linux 6.1 */
-#endif
-
-void tpb_collapse_huge_pages(void *p, size_t len)
-{
-#ifdef MADV_COLLAPSE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);   /* whole 2 MiB pages inside */
-    uintptr_t hi = ((uintptr_t)p + len) & ~(huge - 1);
-    if (p && hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_COLLAPSE);
-#else
-    (void)p;
-    (void)len;
-#endif
-}
-
 #if defined(__linux__) && defined(MREMAP_FIXED)
 #define HUGE_BYTES ((size_t)2 << 20)
 
