@@ -1,8 +1,10 @@
-#define _DEFAULT_SOURCE /* madvise */
+#define _GNU_SOURCE /* madvise, mremap */
 #include "hugepage.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,20 +32,94 @@ void tpb_advise_huge_pages(void *p, size_t len) { advise(p, len, false); }
 
 void tpb_advise_huge_pages_array(void *p, size_t len) { advise(p, len, true); }
 
-#if defined(__linux__) && !defined(MADV_COLLAPSE)
-#define MADV_COLLAPSE 25   /* Linux 6.1 */
-#endif
+#if defined(__linux__) && defined(MREMAP_FIXED)
+#define HUGE_BYTES ((size_t)2 << 20)
 
-void tpb_collapse_huge_pages(void *p, size_t len)
+static size_t map_len(size_t bytes) { return (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1); }
+
+/* A fresh anonymous mapping of len bytes (a multiple of 2 MiB) starting at
+ * a 2 MiB boundary, advised for huge pages; NULL on failure. */
+static void *map_aligned(size_t len)
 {
-#ifdef MADV_COLLAPSE
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);   /* whole 2 MiB pages inside */
-    uintptr_t hi = ((uintptr_t)p + len) & ~(huge - 1);
-    if (p && hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_COLLAPSE);
-#else
-    (void)p;
-    (void)len;
+    size_t span = len + HUGE_BYTES;
+    if (span < len)
+        return NULL;
+    char *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    uintptr_t a = ((uintptr_t)p + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
+    size_t head = (size_t)(a - (uintptr_t)p), tail = span - head - len;
+    if (head)
+        (void)munmap(p, head);
+    if (tail)
+        (void)munmap((char *)a + len, tail);
+#ifdef MADV_HUGEPAGE
+    (void)madvise((void *)a, len, MADV_HUGEPAGE);
 #endif
+    return (void *)a;
 }
+
+void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes)
+{
+    if (new_bytes < TPB_ARRAY_MAP_MIN) {
+        void *q = realloc(p, new_bytes ? new_bytes : 1);
+        if (q)
+            tpb_advise_huge_pages_array(q, new_bytes);
+        return q;
+    }
+    size_t nl = map_len(new_bytes);
+    if (old_bytes < TPB_ARRAY_MAP_MIN) {   /* malloc'ed: one copy of < 4 MiB */
+        void *q = map_aligned(nl);
+        if (!q)
+            return NULL;
+        if (p)
+            memcpy(q, p, old_bytes);
+        free(p);
+        return q;
+    }
+    size_t ol = map_len(old_bytes);
+    if (nl <= ol)
+        return p;
+    if (mremap(p, ol, nl, 0) != MAP_FAILED) {   /* extended in place */
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, nl, MADV_HUGEPAGE);
+#endif
+        return p;
+    }
+    /* move the pages (page tables, not bytes) to the start of a new
+     * aligned mapping: both ends 2 MiB-aligned, so huge pages stay whole */
+    void *q = map_aligned(nl);
+    if (!q)
+        return NULL;
+    if (mremap(p, ol, ol, MREMAP_MAYMOVE | MREMAP_FIXED, q) == MAP_FAILED) {
+        (void)munmap(q, nl);
+        return NULL;
+    }
+    return q;
+}
+
+void tpb_array_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (bytes < TPB_ARRAY_MAP_MIN)
+        free(p);
+    else
+        (void)munmap(p, map_len(bytes));
+}
+#else
+void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes)
+{
+    (void)old_bytes;
+    void *q = realloc(p, new_bytes ? new_bytes : 1);
+    if (q)
+        tpb_advise_huge_pages_array(q, new_bytes);
+    return q;
+}
+
+void tpb_array_free(void *p, size_t bytes)
+{
+    (void)bytes;
+    free(p);
+}
+#endif

@@ -21,13 +21,20 @@ void tpb_advise_huge_pages(void *p, size_t len);
  * shares pages with neighbours they get the (harmless) advice too. */
 void tpb_advise_huge_pages_array(void *p, size_t len);
 
-/* For a growing array that realloc() just moved (p: its new address, len:
- * the bytes in use): the move (mremap) splits the huge pages it had into 4
- * KiB ones when the new address has another offset within 2 MiB, so later
- * passes over the array take a TLB miss per 4 KiB again; ask the OS to
- * collapse the whole 2 MiB pages inside [p, p + len) back (Linux
- * MADV_COLLAPSE, a copy of the in-use part).  Advice only, like the above:
- * no effect on contents, errors ignored, nothing where unsupported. */
-void tpb_collapse_huge_pages(void *p, size_t len);
+/* A growing array of 10^5+ elements (tile-IR ops and tensors, BIR blocks) in
+ * its own 2 MiB-aligned mapping once it reaches TPB_ARRAY_MAP_MIN bytes,
+ * smaller ones in malloc'ed memory.  Growing it moves no bytes: the mapping
+ * is extended in place where the address space after it is free, else its
+ * pages are moved (mremap) to a new 2 MiB-aligned mapping, which keeps the
+ * huge pages whole -- realloc's move shifted the offset within 2 MiB, split
+ * them, and they had to be rebuilt by copying (MADV_COLLAPSE, no longer
+ * used).
+ * old_bytes: the capacity p was obtained with (0 for NULL); returns the new
+ * block or NULL when out of memory (p then stays valid).  Free it with
+ * tpb_array_free(p, its capacity in bytes), never free(): which allocator
+ * holds a block follows from its capacity alone. */
+#define TPB_ARRAY_MAP_MIN ((size_t)4 << 20)
+void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes);
+void tpb_array_free(void *p, size_t bytes);
 
 #endif

@@ -56,7 +56,8 @@ void bir_module_free(bir_module_t *m)
 {
     for (int f = 0; f < m->nfuncs && m->funcs; f++) {
         for (int b = 0; b < m->funcs[f].nblocks; b++)
-            free(m->funcs[f].blocks[b].insts);
+            tpb_array_free(m->funcs[f].blocks[b].insts,
+                           (size_t)m->funcs[f].blocks[b].cap * sizeof(bir_inst_t));
         free(m->funcs[f].blocks);
     }
     free(m->funcs);
@@ -73,13 +74,10 @@ static int grow(bir_block_t *b, tpb_err_t *err)
     if (b->ninsts < b->cap)
         return 0;
     int nc = b->cap ? b->cap * 2 : 256;
-    uintptr_t old = (uintptr_t)b->insts;   /* compared as a number: freed if moved */
-    bir_inst_t *p = realloc(b->insts, (size_t)nc * sizeof *p);
+    /* 10^5+ instructions: grown without copying, in 2 MiB pages */
+    bir_inst_t *p = tpb_array_grow(b->insts, (size_t)b->cap * sizeof *p, (size_t)nc * sizeof *p);
     if (!p)
         return tpb_errf(err, "out of memory growing block %s", b->name);
-    tpb_advise_huge_pages_array(p, (size_t)nc * sizeof *p);   /* 10^5+ instructions */
-    if ((uintptr_t)p != old)
-        tpb_collapse_huge_pages(p, (size_t)b->ninsts * sizeof *p);
     b->insts = p;
     b->cap = nc;
     return 0;

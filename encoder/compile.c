@@ -41,8 +41,8 @@ typedef struct {
 static void work_free(work_t *w)
 {
     if (w->owned) {
-        free(w->k.tensors);
-        free(w->k.ops);
+        tir_array_free(w->k.tensors, w->k.cap_tensors, sizeof *w->k.tensors);
+        tir_array_free(w->k.ops, w->k.cap_ops, sizeof *w->k.ops);
         free(w->k.loop_marks);
     }
     free(w->ident_data);

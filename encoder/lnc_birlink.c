@@ -4,6 +4,8 @@
  * semaphore pool (alloc_semaphores) and the post-link register allocator. */
 #include "lnc_bir.h"
 
+#include "hugepage.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,7 +144,8 @@ static int clone_body(const enc_core_t *src, enc_core_t *dst, tpb_err_t *err)
     const bir_block_t *sb = &s->funcs[0].blocks[0];
     bir_block_t *db = bir_main_block(d);
     if (sb->ninsts > 0) {
-        if (!(db->insts = malloc((size_t)sb->ninsts * sizeof *db->insts)))
+        /* a block's array (bir_module_free): tpb_array_grow's memory */
+        if (!(db->insts = tpb_array_grow(NULL, 0, (size_t)sb->ninsts * sizeof *db->insts)))
             return tpb_errf(err, "out of memory cloning core %d", s->core);
         memcpy(db->insts, sb->insts, (size_t)sb->ninsts * sizeof *db->insts);
         db->ninsts = db->cap = sb->ninsts;

@@ -205,8 +205,8 @@ static int check_programs(const tir_kernel_t *p, int n, tpb_err_t *err)
 static void kernel_release(tir_kernel_t *k)
 {
     /* tensors borrow constant data from the parsed programs */
-    free(k->tensors);
-    free(k->ops);
+    tir_array_free(k->tensors, k->cap_tensors, sizeof *k->tensors);
+    tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
     memset(k, 0, sizeof *k);
 }
 

@@ -212,10 +212,11 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
     size_t nuse = 0;
     for (size_t i = 0; i < (size_t)k->nops * RL_SLOTS; i++)
         nuse += slot_load[i] >= 0;
-    tir_op_t *ops = malloc(sizeof *ops * ((size_t)k->nops + nuse + 1));
+    int cap = (int)((size_t)k->nops + nuse + 1);   /* nuse < nops * RL_SLOTS */
+    tir_op_t *ops = tir_ops_new(cap);
     int *newpos = malloc(sizeof *newpos * ((size_t)k->nops + 1));
     if (!ops || !newpos) {
-        free(ops);
+        tir_array_free(ops, cap, sizeof *ops);
         free(newpos);
         return tpb_errf(err, "out of memory reloading oversize tiles");
     }
@@ -234,7 +235,7 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
             tir_op_t ld = k->ops[j];
             int t = aps[a]->tensor;
             if (part_tile(k, t, parts++, &op, &ld.dst) < 0) {
-                free(ops);
+                tir_array_free(ops, cap, sizeof *ops);
                 free(newpos);
                 return tpb_errf(err, "%s: cannot name a reload tile of '%s'", op.path,
                                 k->tensors[t].name);
@@ -247,10 +248,7 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
     newpos[k->nops] = n;
     tir_loops_renumber(k, newpos);   /* the loop records follow the ops */
     free(newpos);
-    free(k->ops);
-    k->ops = ops;
-    k->nops = n;
-    k->cap_ops = n + 1;
+    tir_ops_set(k, ops, n, cap);
     return 0;
 }
 

@@ -76,15 +76,12 @@ static bir_inst_t *push(remit_t *R)
     ibuf_t *o = &R->out;
     if (o->n == o->cap) {
         int nc = o->cap ? o->cap * 2 : 1024;
-        uintptr_t old = (uintptr_t)o->v;   /* compared as a number: freed if moved */
-        bir_inst_t *q = realloc(o->v, (size_t)nc * sizeof *q);
+        /* becomes the block's array: allocated as bir_block_append's */
+        bir_inst_t *q = tpb_array_grow(o->v, (size_t)o->cap * sizeof *q, (size_t)nc * sizeof *q);
         if (!q) {
             tpb_errf(R->err, "out of memory rolling loops");
             return NULL;
         }
-        tpb_advise_huge_pages_array(q, (size_t)nc * sizeof *q);   /* as bir_block_append */
-        if ((uintptr_t)q != old)
-            tpb_collapse_huge_pages(q, (size_t)o->n * sizeof *q);
         o->v = q, o->cap = nc;
     }
     return &o->v[o->n++];
@@ -415,14 +412,14 @@ int roll_emit(bir_module_t *m, const tir_kernel_t *k, const roll_plan_t *pl, int
         m->nloops = saved;
         *why = R->why;
     } else if (rc == 0) {
-        free(b->insts);
+        tpb_array_free(b->insts, (size_t)b->cap * sizeof *b->insts);
         b->insts = R->out.v;
         b->ninsts = R->out.n;
         b->cap = R->out.cap;
         R->out.v = NULL;
     }
 out:
-    free(R->out.v);
+    tpb_array_free(R->out.v, (size_t)R->out.cap * sizeof *R->out.v);
     free(R->owner);
     free(R->bl);
     free(R->engines);

@@ -284,14 +284,11 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
         return 0;
     int n = b->ninsts, total = n + p->n;
     if (total > b->cap) {
-        uintptr_t old = (uintptr_t)b->insts;   /* compared as a number: freed if moved */
-        bir_inst_t *q = realloc(b->insts, (size_t)total * sizeof *q);
+        /* every later pass reads the block: grown in place, 2 MiB pages */
+        bir_inst_t *q = tpb_array_grow(b->insts, (size_t)b->cap * sizeof *q,
+                                       (size_t)total * sizeof *q);
         if (!q)
             return tpb_errf(err, "out of memory growing block %s", b->name);
-        /* every later pass reads the block: keep it in 2 MiB pages */
-        tpb_advise_huge_pages_array(q, (size_t)total * sizeof *q);
-        if ((uintptr_t)q != old)
-            tpb_collapse_huge_pages(q, (size_t)n * sizeof *q);
         b->insts = q;
         b->cap = total;
     }

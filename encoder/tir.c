@@ -41,8 +41,8 @@ void tir_kernel_free(tir_kernel_t *k)
 {
     for (int i = 0; i < k->ntensors; i++)
         free(k->tensors[i].const_data), free(k->tensors[i].const_path);
-    free(k->tensors);
-    free(k->ops);
+    tir_array_free(k->tensors, k->cap_tensors, sizeof *k->tensors);
+    tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
     free(k->loops);
     free(k->loop_marks);
     for (tir_asm_t *a = k->asms, *next; a; a = next)
@@ -55,22 +55,47 @@ void tir_kernel_free(tir_kernel_t *k)
     memset(k, 0, sizeof *k);
 }
 
+/* The ops and tensors arrays: 10^5+ elements, grown without moving bytes
+ * (tpb_array_grow); free them with tir_array_free. */
 static int grow(void **arr, int *cap, int n, size_t elem)
 {
     if (n < *cap)
         return 0;
     int nc = *cap ? *cap * 2 : 64;
-    uintptr_t old = (uintptr_t)*arr;   /* compared as a number: freed if moved */
-    void *p = realloc(*arr, (size_t)nc * elem);
+    void *p = tpb_array_grow(*arr, (size_t)*cap * elem, (size_t)nc * elem);
     if (!p)
         return -1;
-    /* kernels unroll to 10^5+ ops: fault the array in 2 MiB pages (and
-     * rebuild them where the move split them) */
-    tpb_advise_huge_pages_array(p, (size_t)nc * elem);
-    if ((uintptr_t)p != old)
-        tpb_collapse_huge_pages(p, (size_t)n * elem);
     *arr = p;
     *cap = nc;
+    return 0;
+}
+
+void tir_array_free(void *arr, int cap, size_t elem) { tpb_array_free(arr, (size_t)cap * elem); }
+
+tir_op_t *tir_ops_new(int cap)
+{
+    return tpb_array_grow(NULL, 0, (size_t)(cap > 0 ? cap : 1) * sizeof(tir_op_t));
+}
+
+void tir_ops_set(tir_kernel_t *k, tir_op_t *ops, int n, int cap)
+{
+    tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
+    k->ops = ops;
+    k->nops = n;
+    k->cap_ops = cap > 0 ? cap : 1;
+}
+
+/* The loop records: few, in malloc'ed memory. */
+static int grow_loops(tir_kernel_t *k)
+{
+    if (k->nloops < k->cap_loops)
+        return 0;
+    int nc = k->cap_loops ? k->cap_loops * 2 : 64;
+    tir_loop_t *p = realloc(k->loops, (size_t)nc * sizeof *p);
+    if (!p)
+        return -1;
+    k->loops = p;
+    k->cap_loops = nc;
     return 0;
 }
 
@@ -93,7 +118,7 @@ int tir_add_op(tir_kernel_t *k, const tir_op_t *op)
 int tir_add_loop(tir_kernel_t *k, const tir_loop_t *l)
 {
     if (l->trips < 0 || l->trips >= INT32_MAX - 1 || k->nmarks > INT32_MAX - 1 - (int)l->trips ||
-        grow((void **)&k->loops, &k->cap_loops, k->nloops, sizeof *l))
+        grow_loops(k))
         return -1;
     int need = k->nmarks + (int)l->trips + 1;
     if (need > k->cap_marks) {

@@ -487,6 +487,14 @@ void tir_kernel_free(tir_kernel_t *k);
  * point for tensors and for ops. */
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t);
 int tir_add_op(tir_kernel_t *k, const tir_op_t *op);
+/* The ops and tensors arrays live in memory of their own (grown without
+ * copying, common/hugepage.h): free them with tir_array_free(array,
+ * capacity, element size), never free().  A pass that rebuilds the ops
+ * allocates the new array with tir_ops_new(capacity) (NULL when out of
+ * memory) and installs it with tir_ops_set, which frees the old one. */
+void tir_array_free(void *arr, int cap, size_t elem);
+tir_op_t *tir_ops_new(int cap);
+void tir_ops_set(tir_kernel_t *k, tir_op_t *ops, int n, int cap);
 /* Record a loop about to run trips iterations starting at op k->nops;
  * returns its index (-1 out of memory).  tir_loop_mark(k, l, i) records
  * the start of iteration i (i == trips: the end). */

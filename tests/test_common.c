@@ -1,4 +1,5 @@
-/* common/: npy read/write, atomic writes, malformed .npy. */
+/* common/: npy read/write, atomic writes, malformed .npy, growing arrays. */
+#define _GNU_SOURCE /* MAP_FIXED_NOREPLACE */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "fileio.h"
+#include "hugepage.h"
 #include "isa.h"
 #include "npy.h"
+#include "tir.h"
 
 static void test_npy_roundtrip(void **state)
 {
@@ -100,12 +104,95 @@ static void test_atomic_abort_leaves_nothing(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/x"));
 }
 
+static void fill(uint32_t *a, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        a[i] = (uint32_t)(i * 2654435761u);
+}
+
+static void expect_filled(const uint32_t *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != (uint32_t)(i * 2654435761u))
+            fail_msg("element %zu lost", i);
+}
+
+/* tpb_array_grow: contents survive the switch from malloc'ed memory to a
+ * mapping and a grow that cannot extend in place (the next 2 MiB taken);
+ * a mapped block starts at a 2 MiB boundary, so its huge pages stay whole
+ * when it moves. */
+static void test_array_grow(void **state)
+{
+    (void)state;
+    size_t n0 = 1 << 18, n1 = 1 << 21, n2 = 1 << 22;   /* 1, 8, 16 MiB of uint32 */
+    uint32_t *a = tpb_array_grow(NULL, 0, n0 * 4);
+    assert_non_null(a);
+    fill(a, 0, n0);
+    a = tpb_array_grow(a, n0 * 4, n1 * 4);
+    assert_non_null(a);
+    expect_filled(a, n0);
+    fill(a, n0, n1);
+#ifdef __linux__
+    assert_int_equal((uintptr_t)a % ((uintptr_t)2 << 20), 0);
+    /* occupy the address space right after it: the next grow must move */
+    void *blocker = mmap((char *)a + n1 * 4, 4096, PROT_READ,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    assert_true(blocker != MAP_FAILED);
+#endif
+    uint32_t *b = tpb_array_grow(a, n1 * 4, n2 * 4);
+    assert_non_null(b);
+    expect_filled(b, n1);
+    fill(b, n1, n2);
+    expect_filled(b, n2);
+#ifdef __linux__
+    assert_ptr_not_equal(b, a);
+    assert_int_equal((uintptr_t)b % ((uintptr_t)2 << 20), 0);
+    munmap(blocker, 4096);
+#endif
+    tpb_array_free(b, n2 * 4);
+    tpb_array_free(NULL, n2 * 4);
+}
+
+/* The tile-IR op array past the mapping threshold (4 MiB: 2 600 ops): every
+ * op survives the growth, a rebuilt array installed with tir_ops_set
+ * replaces it, and tir_kernel_free releases both kinds (run under ASan). */
+static void test_tir_ops_grow(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int n = (int)(TPB_ARRAY_MAP_MIN / sizeof(tir_op_t)) * 2 + 5;
+    for (int i = 0; i < n; i++) {
+        tir_op_t op;
+        tir_op_init(&op, TIR_TENSOR_COPY);
+        op.dst.offset = i;
+        assert_int_equal(tir_add_op(&k, &op), i);
+    }
+    assert_true((size_t)k.cap_ops * sizeof(tir_op_t) >= TPB_ARRAY_MAP_MIN);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(k.ops[i].dst.offset, i);
+    tir_op_t *ops = tir_ops_new(n / 2);
+    assert_non_null(ops);
+    for (int i = 0; i < n / 2; i++)
+        ops[i] = k.ops[2 * i];
+    tir_ops_set(&k, ops, n / 2, n / 2);
+    for (int i = 0; i < n / 2; i++)
+        assert_int_equal(k.ops[i].dst.offset, 2 * i);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MEMSET);
+    assert_int_equal(tir_add_op(&k, &op), n / 2);   /* grows the installed array */
+    assert_int_equal(k.ops[n / 2 - 1].dst.offset, 2 * (n / 2 - 1));
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_npy_roundtrip),
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
+        cmocka_unit_test(test_array_grow),
+        cmocka_unit_test(test_tir_ops_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
