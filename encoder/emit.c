@@ -51,7 +51,8 @@ struct gen_cache_entry {
     uint8_t nb;
     uint32_t validated;      /* engines whose wire validation passed (mode 2) */
     uint64_t hash;
-    isa_inst_t key;          /* op and body bytes compared; the rest unused */
+    isa_inst_t key;          /* op and body bytes compared; sync: the header
+                                the bundles carry */
     isa_fmt_PREDEXT_t pred;
     uint8_t bundles[3][ISA_BUNDLE_BYTES];
 };
@@ -139,16 +140,23 @@ static bool header_value_ok(const isa_field_t *f, uint32_t v)
     }
 }
 
-/* Rewrite the sync header fields of bundle b from in->sync; false when a
- * value would not encode (the caller encodes from scratch for the error). */
-static bool patch_header(const isa_inst_t *in, uint8_t *b)
+/* Rewrite the sync header fields of bundle b, which carries ref's header,
+ * from in->sync: only the fields whose values differ (ref's passed the
+ * encoder's checks); false when a value would not encode (the caller
+ * encodes from scratch for the error). */
+static bool patch_header(const isa_inst_t *in, const isa_inst_t *ref, uint8_t *b)
 {
+    if (memcmp(&in->sync, &ref->sync, sizeof in->sync) == 0)
+        return true;
     const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR];
-    const uint8_t *sync = (const uint8_t *)&in->sync;
+    const uint8_t *sync = (const uint8_t *)&in->sync, *rsync = (const uint8_t *)&ref->sync;
     for (unsigned i = 0; i < h->nfields; i++) {
         const isa_field_t *f = &h->fields[i];
-        uint32_t v;
+        uint32_t v, r;
         memcpy(&v, sync + f->offset, sizeof v);   /* isa_field_get of a header field */
+        memcpy(&r, rsync + f->offset, sizeof r);
+        if (v == r)
+            continue;
         if (!header_value_ok(f, v))
             return false;
         if (f->bitpos / 8 + 8 <= ISA_BUNDLE_BYTES)
@@ -361,7 +369,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     struct gen_cache_entry *e = cache_slot(g, h);
     if (e && cache_match(e, h, in, body)) {
         memcpy(out, e->bundles, sizeof e->bundles);
-        if (patch_header(&in->isa, out[e->nb - 1])) {
+        if (patch_header(&in->isa, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
             g->cache_hits++;
