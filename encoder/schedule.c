@@ -156,6 +156,10 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
     bir_block_t *b = bir_main_block(m);
     int rr[ISA_ENG_COUNT] = {0};
     int cur_group = -1, cur_q = -1;
+    /* get_queue's answer per (engine, k), once known: queue names do not
+     * change here, so the lookup by name is done once per queue */
+    int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
+    memset(known_q, -1, sizeof known_q);
     for (int i = 0; i < b->ninsts; i++) {
         bir_inst_t *in = &b->insts[i];
         if (in->dma_group < 0)
@@ -169,11 +173,13 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
                     memcpy(rr, slots[ev[nextev].slot], sizeof rr);
             }
             int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
-            cur_q = get_queue(m, t, in->engine, k, err);
+            int *kq = &known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
+            cur_q = *kq >= 0 ? *kq : get_queue(m, t, in->engine, k, err);
             if (cur_q < 0) {
                 free(slots);
                 return -1;
             }
+            *kq = cur_q;
         }
         in->queue = cur_q;
         if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
@@ -271,7 +277,14 @@ static void nop_for(bir_inst_t *nop, const bir_inst_t *in, int sem, uint32_t v)
     nop->engine = in->engine;
     nop->tir_op = in->tir_op;
     nop->op_kind = "sync";
-    snprintf(nop->name, sizeof nop->name, "wait.%.50s", in->name);
+    /* "wait." and at most 50 bytes of the name (as "wait.%.50s") */
+    _Static_assert(sizeof nop->name >= 5 + 50 + 1, "room for wait.<50 bytes>");
+    size_t n = 0;
+    while (n < 50 && in->name[n])
+        n++;
+    memcpy(nop->name, "wait.", 5);
+    memcpy(nop->name + 5, in->name, n);
+    nop->name[5 + n] = 0;
     nop->src = in->src;
     set_wait(nop, sem, v);
 }
