@@ -418,16 +418,16 @@ static void key_slow(jw_t *w, const char *key, bool sep)
         jb_lit(&w->b, ":\t");
 }
 
-void jw_key(jw_t *w, const char *key)
+/* The key of the next member: [",\n"] tabs "key" ":\t" (compact: no
+ * whitespace), written with one reservation; `plain`: key[0..n) needs no
+ * escaping. */
+static void put_key(jw_t *w, const char *key, size_t n, bool plain)
 {
     if (w->depth <= 0)
         return;
     bool sep = w->has_item[w->depth - 1];
     w->has_item[w->depth - 1] = true;
-    if (!key)
-        key = "";
-    size_t n = strlen(key), ntab = w->compact ? 0 : (size_t)w->depth;
-    /* [",\n"] tabs "key" ":\t" with one reservation */
+    size_t ntab = w->compact ? 0 : (size_t)w->depth;
     if (n > JW_SHORT_STR || !jb_reserve(&w->b, 2 + ntab + 6 * n + 2 + 2 + 8)) {
         key_slow(w, key, sep);
         return;
@@ -441,12 +441,29 @@ void jw_key(jw_t *w, const char *key)
     for (size_t i = 0; i < ntab; i++)
         *o++ = '\t';
     *o++ = '"';
-    o += escape_into(o, key, n, true);
+    if (plain) {
+        memcpy(o, key, n);
+        o += n;
+    } else {
+        o += escape_into(o, key, n, true);
+    }
     *o++ = '"';
     *o++ = ':';
     if (!w->compact)
         *o++ = '\t';
     w->b.len = (size_t)(o - w->b.buf);
+}
+
+void jw_key(jw_t *w, const char *key)
+{
+    if (!key)
+        key = "";
+    put_key(w, key, strlen(key), false);
+}
+
+void jw_key_plain(jw_t *w, const char *key, size_t n)
+{
+    put_key(w, key, n, true);
 }
 
 void jw_str(jw_t *w, const char *s)
