@@ -110,8 +110,7 @@ static void buf_add(jb_t *pool, size_t from, const bir_module_t *m, const tir_ke
         pool->len = from + used;   /* take it back */
 }
 
-/* Op i's string, appended to the pool with its NUL; its offset. */
-static size_t op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k, const tir_op_t *op)
+size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k, const tir_op_t *op)
 {
     size_t from = pool->len;
     buf_add(pool, from, m, k, op->dst.tensor);
@@ -144,7 +143,7 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
         return -1;
     jb_putc(&bt->pool, 0);
     for (int i = 0; i < k->nops && !bt->pool.failed; i++) {
-        size_t o = op_buffers(&bt->pool, m, k, &k->ops[i]);
+        size_t o = art_op_buffers(&bt->pool, m, k, &k->ops[i]);
         if (o > UINT32_MAX)
             return -1;
         bt->off[i] = (uint32_t)o;
