@@ -582,13 +582,28 @@ bool gen_is_sync_inst(const bir_inst_t *in)
 
 /* The first byte of bundle pc of stream rf, *at bundles of which were
  * consumed already (pc >= *at). */
-static bool read_bundle_l2(FILE *rf, long *at, int pc, uint8_t *byte)
+/* A stream read front to back in blocks of bundles (the entries' pcs
+ * rise): bundles [first, first + n) are in buf. */
+#define READBACK_BUNDLES 256
+typedef struct {
+    FILE *f;
+    long first, n;
+    uint8_t buf[READBACK_BUNDLES][ISA_BUNDLE_BYTES];
+} readback_t;
+
+/* The opcode byte of bundle pc (not below the block held); false when the
+ * stream ends first. */
+static bool read_bundle_l2(readback_t *r, long pc, uint8_t *byte)
 {
-    uint8_t b[ISA_BUNDLE_BYTES];
-    for (; *at <= pc; (*at)++)
-        if (fread(b, sizeof b, 1, rf) != 1)
+    while (pc >= r->first + r->n) {
+        r->first += r->n;
+        r->n = (long)fread(r->buf, ISA_BUNDLE_BYTES, READBACK_BUNDLES, r->f);
+        if (r->n <= 0)
             return false;
-    *byte = b[0];
+    }
+    if (pc < r->first)
+        return false;
+    *byte = r->buf[pc - r->first][0];
     return true;
 }
 
@@ -602,14 +617,13 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
             return tpb_errf(err, "assembly mapping: %s has debug entries but no open stream",
                             isa_engine_name((isa_engine_t)e));
         /* read the stream back from its (still temporary) file */
-        FILE *rf = fopen(g->bin_tmp[e], "rb");
-        if (!rf)
+        readback_t rb = {.f = fopen(g->bin_tmp[e], "rb")};
+        if (!rb.f)
             return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_tmp[e],
                             strerror(errno));
-        /* the entries' pcs rise: read the stream front to back through
-         * stdio's buffer (a seek per entry costs a system call each) */
+        /* the entries' pcs rise: read the stream front to back (a seek
+         * per entry costs a system call each) */
         int prev = -1, rc = 0;
-        long at = 0;   /* bundles consumed from rf */
         for (int i = 0; i < g->ndbg[e]; i++) {
             const gen_debug_t *d = &g->dbg[e][i];
             const bir_inst_t *in = d->inst >= 0 && d->inst < b->ninsts ? &b->insts[d->inst] : NULL;
@@ -621,7 +635,7 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
                 why = "an instruction of another engine";
             else if (d->pc <= prev || d->pc < 0 || (unsigned)d->pc >= g->pcs[e])
                 why = "a pc out of order or outside the stream";
-            else if (!read_bundle_l2(rf, &at, d->pc, &byte))
+            else if (!read_bundle_l2(&rb, d->pc, &byte))
                 why = "a bundle that cannot be read back";
             else if (byte != isa_ops[in->isa.op].l2)
                 why = "a bundle with another opcode";
@@ -634,7 +648,7 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
             }
             prev = d->pc;
         }
-        fclose(rf);
+        fclose(rb.f);
         if (rc)
             return rc;
     }
