@@ -688,7 +688,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     int giver[BIR_MAX_SEMS];
     uint32_t *kn = w->known[in->engine];
     accs_t ax;
-    accs_load(&ax, in);
+    ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
@@ -697,6 +697,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         if (--budget < 0 && !w->index.oom) {
             /* a long way back: ask the index instead (same answer) */
             memset(need, 0, sizeof need);
+            if (ax.n < 0)
+                accs_load(&ax, in);
             search_index(w, b, in, &ax, is_dma, kn, need, giver);
             break;
         }
@@ -706,6 +708,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             continue;   /* implied by a later producer on the same semaphore */
         if (!pr->is_dma && !is_dma && pr->engine == in->engine)
             continue;   /* same engine, in order */
+        if (ax.n < 0)
+            accs_load(&ax, in);
         if (conflicts(&ax, &b->insts[pr->inst])) {
             need[pr->tok.sem] = pr->tok.value;
             giver[pr->tok.sem] = p;
