@@ -101,9 +101,9 @@ static void set_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
     }
 }
 
-/* set_bits for a field of at most 32 bits that lies in the bundle's first
- * 8 + 8 bytes (the header): one 64-bit little-endian read-modify-write of
- * the bytes it touches (pos % 8 + width <= 39 bits). */
+/* set_bits for a field of at most 32 bits with 8 bytes of the bundle from
+ * its first byte on (the header fields): one 64-bit little-endian
+ * read-modify-write of the bytes it touches (pos % 8 + width <= 39 bits). */
 static void set_bits_word(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
 {
     uint8_t *p = b + pos / 8;
