@@ -136,14 +136,22 @@ static char *u64_digits(uint64_t v, char *end)
     return p;
 }
 
+/* The number of decimal digits of v. */
+static size_t u64_ndigits(uint64_t v)
+{
+    size_t n = 1;
+    for (; v >= 10000; v /= 10000)
+        n += 4;
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
 void jb_u64(jb_t *b, uint64_t v)
 {
     if (!jb_reserve(b, 20))
         return;
-    char tmp[20];
-    char *p = u64_digits(v, tmp + sizeof tmp);
-    size_t n = (size_t)(tmp + sizeof tmp - p);
-    memcpy(b->buf + b->len, p, n);
+    /* the digits go straight to their place */
+    size_t n = u64_ndigits(v);
+    u64_digits(v, b->buf + b->len + n);
     b->len += n;
 }
 
@@ -190,9 +198,7 @@ static bool word_needs_escape(uint64_t w)
     return (lt20 | zq | zb) != 0;
 }
 
-/* Escape s[0..n) into out (room for 6n bytes); returns the bytes written.
- * Runs of 8 plain bytes (the common case) are copied a word at a time. */
-/* Escape s[0..n) into out (room for 6 bytes per input byte): '"' and '\\'
+/* Escape s[0..n) into out (room for 6 bytes per input byte and 8 more): '"' and '\\'
  * get a backslash, other bytes below 0x20 become \u00xx, or with `cjson`
  * the short forms \b \f \n \r \t first (cJSON's print_string_ptr). */
 static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
@@ -207,6 +213,17 @@ static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
             o += 8;
             i += 8;
             continue;
+        }
+        if (i + 8 > n) {
+            /* the last 1..7 bytes, padded with a plain byte: one test when
+             * none needs escaping (short strings: keys, names) */
+            w = 0x6161616161616161ull;
+            memcpy(&w, s + i, n - i);
+            if (!word_needs_escape(w)) {
+                memcpy(o, &w, 8);   /* out has room for 6 bytes per byte left */
+                o += n - i;
+                break;
+            }
         }
         unsigned char c = (unsigned char)s[i++];
         if (!needs_escape(c)) {
@@ -237,7 +254,7 @@ static void jstr_body(jb_t *b, const char *s, bool cjson)
     size_t n = strlen(s);
     while (n) {
         size_t k = n < JB_ESCAPE_CHUNK ? n : JB_ESCAPE_CHUNK;
-        if (!jb_reserve(b, 6 * k))
+        if (!jb_reserve(b, 6 * k + 8))   /* + 8: escape_into's tail word */
             return;
         b->len += escape_into(b->buf + b->len, s, k, cjson);
         s += k;
@@ -364,20 +381,31 @@ void jw_arr_end(jw_t *w)
     w->depth--;
 }
 
+/* The longest string written with one reservation (the common case: keys,
+ * names); longer ones go through jstr_body's chunks. */
+#define JW_SHORT_STR 256u
+
 static void put_cjson_string(jw_t *w, const char *s)
 {
+    if (!s)
+        s = "";
+    size_t n = strlen(s);
+    if (n <= JW_SHORT_STR && jb_reserve(&w->b, 6 * n + 2 + 8)) {
+        char *o = w->b.buf + w->b.len;
+        *o++ = '"';
+        o += escape_into(o, s, n, true);
+        *o++ = '"';
+        w->b.len = (size_t)(o - w->b.buf);
+        return;
+    }
     jb_putc(&w->b, '"');
-    jstr_body(&w->b, s ? s : "", true);
+    jstr_body(&w->b, s, true);
     jb_putc(&w->b, '"');
 }
 
-void jw_key(jw_t *w, const char *key)
+/* The slow half of jw_key: a long key, or the buffer must drain or grow. */
+static void key_slow(jw_t *w, const char *key, bool sep)
 {
-    if (w->depth <= 0)
-        return;
-    bool sep = w->has_item[w->depth - 1];
-    w->has_item[w->depth - 1] = true;
-    /* [",\n"] tabs "key" ":\t" */
     if (sep && w->compact)
         jb_putc(&w->b, ',');
     else if (sep)
@@ -388,6 +416,54 @@ void jw_key(jw_t *w, const char *key)
         jb_putc(&w->b, ':');
     else
         jb_lit(&w->b, ":\t");
+}
+
+/* The key of the next member: [",\n"] tabs "key" ":\t" (compact: no
+ * whitespace), written with one reservation; `plain`: key[0..n) needs no
+ * escaping. */
+static void put_key(jw_t *w, const char *key, size_t n, bool plain)
+{
+    if (w->depth <= 0)
+        return;
+    bool sep = w->has_item[w->depth - 1];
+    w->has_item[w->depth - 1] = true;
+    size_t ntab = w->compact ? 0 : (size_t)w->depth;
+    if (n > JW_SHORT_STR || !jb_reserve(&w->b, 2 + ntab + 6 * n + 2 + 2 + 8)) {
+        key_slow(w, key, sep);
+        return;
+    }
+    char *o = w->b.buf + w->b.len;
+    if (sep) {
+        *o++ = ',';
+        if (!w->compact)
+            *o++ = '\n';
+    }
+    for (size_t i = 0; i < ntab; i++)
+        *o++ = '\t';
+    *o++ = '"';
+    if (plain) {
+        memcpy(o, key, n);
+        o += n;
+    } else {
+        o += escape_into(o, key, n, true);
+    }
+    *o++ = '"';
+    *o++ = ':';
+    if (!w->compact)
+        *o++ = '\t';
+    w->b.len = (size_t)(o - w->b.buf);
+}
+
+void jw_key(jw_t *w, const char *key)
+{
+    if (!key)
+        key = "";
+    put_key(w, key, strlen(key), false);
+}
+
+void jw_key_plain(jw_t *w, const char *key, size_t n)
+{
+    put_key(w, key, n, true);
 }
 
 void jw_str(jw_t *w, const char *s)

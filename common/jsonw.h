@@ -132,6 +132,11 @@ void jw_arr_begin(jw_t *w);
 void jw_arr_end(jw_t *w);
 /* The key of the next member of the innermost object. */
 void jw_key(jw_t *w, const char *key);
+/* The same for a key (a C string of length n) known to need no escaping (no '"', '\\'
+ * or byte below 0x20): the bytes of jw_key without measuring or escaping
+ * it; jw_keyl for a string literal. */
+void jw_key_plain(jw_t *w, const char *key, size_t n);
+#define jw_keyl(w, lit) jw_key_plain((w), "" lit "", sizeof(lit) - 1)
 /* Values: in an array they are the next element; in an object they follow
  * jw_key. */
 void jw_str(jw_t *w, const char *s);

@@ -48,90 +48,119 @@ static const char *kind_name(tir_tensor_kind_t k)
     }
 }
 
-/* Append "name#b/n" for a rotated tile operand (once per tensor). */
-static void buf_add(const bir_module_t *m, const tir_kernel_t *k, int t, char *out, size_t cap)
+/* Each op's "buf" string (docs/artifacts.md "buf"): the rotating buffers
+ * its operands use, "name#b/n" each, outputs first, then inputs in argument
+ * order, separated by single spaces, a repeat left out; "" when none
+ * rotates.  All ops' strings are built once, in one linear pass, into one
+ * pool of NUL-terminated strings (an op's instructions on every engine
+ * share its string): off[i] is op i's offset in pool (0: the empty string
+ * at the pool's start).  off == NULL: no tile rotates, every string is "". */
+typedef struct {
+    jb_t pool;
+    uint32_t *off;
+} buf_table_t;
+
+/* A further name is left out when the string so far and it would pass this
+ * many bytes (the limit of the fixed-size buffer the string once had). */
+#define BUF_STR_MAX 254
+
+/* Whether the token pool->buf[tok, tok + n) occurs in the string
+ * pool->buf[from, end) as a whole space-separated item (scanning as
+ * strstr does from each match's end). */
+static bool buf_has_item(const jb_t *pool, size_t from, size_t end, size_t tok, size_t n)
+{
+    const char *s = pool->buf + from, *e = pool->buf + end, *t = pool->buf + tok;
+    for (const char *p = s; p + n <= e;) {
+        if (memcmp(p, t, n) != 0) {
+            p++;
+            continue;
+        }
+        if ((p == s || p[-1] == ' ') && (p + n == e || p[n] == ' '))
+            return true;
+        p += n;
+    }
+    return false;
+}
+
+/* Append " name#b/n" (no space first) for operand tensor t of the op whose
+ * string starts at `from`, unless it does not rotate, repeats or does not
+ * fit. */
+static void buf_add(jb_t *pool, size_t from, const bir_module_t *m, const tir_kernel_t *k, int t)
 {
     if (t < 0 || t >= m->nmlocs || m->mlocs[t].tensor != t || !m->mlocs[t].rot_nbuf)
         return;
     /* the declared name: a loop instance is named "<tile>#<iteration>" */
     const char *nm = k->tensors[t].name, *h = strrchr(nm, '#');
-    int len = (int)strlen(nm);
+    size_t len = strlen(nm);
     if (h && h[1] && strspn(h + 1, "0123456789") == strlen(h + 1))
-        len = (int)(h - nm);
-    char one[TIR_NAME_LEN + 32];
-    snprintf(one, sizeof one, "%.*s#%u/%u", len, nm, m->mlocs[t].rot_buf, m->mlocs[t].rot_nbuf);
-    size_t n = strlen(one), used = strlen(out);
-    for (const char *p = out; (p = strstr(p, one)) != NULL; p += n)
-        if ((p == out || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
-            return;
-    if (used + n + 2 <= cap)
-        snprintf(out + used, cap - used, "%s%s", used ? " " : "", one);
+        len = (size_t)(h - nm);
+    size_t used = pool->len - from, sep = used ? 1 : 0;
+    if (sep)
+        jb_putc(pool, ' ');
+    size_t tok = pool->len;
+    jb_put(pool, nm, len);
+    jb_putc(pool, '#');
+    jb_u64(pool, m->mlocs[t].rot_buf);
+    jb_putc(pool, '/');
+    jb_u64(pool, m->mlocs[t].rot_nbuf);
+    if (pool->failed)
+        return;
+    size_t n = pool->len - tok;
+    if (used + n > BUF_STR_MAX || buf_has_item(pool, from, from + used, tok, n))
+        pool->len = from + used;   /* take it back */
 }
 
-/* The rotating buffers an op's operands use (docs/artifacts.md "buf"):
- * outputs first, then inputs in argument order; "" when none rotates. */
-static void op_buffers(const bir_module_t *m, const tir_kernel_t *k, const tir_op_t *op,
-                       char *out, size_t cap)
+size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k, const tir_op_t *op)
 {
-    out[0] = 0;
-    buf_add(m, k, op->dst.tensor, out, cap);
-    buf_add(m, k, op->dst2.tensor, out, cap);
+    size_t from = pool->len;
+    buf_add(pool, from, m, k, op->dst.tensor);
+    buf_add(pool, from, m, k, op->dst2.tensor);
     for (int i = 0; i < op->nsrc && i < 4; i++)
-        buf_add(m, k, op->src[i].tensor, out, cap);
-    buf_add(m, k, op->index.tensor, out, cap);
-    buf_add(m, k, op->bias.tensor, out, cap);
+        buf_add(pool, from, m, k, op->src[i].tensor);
+    buf_add(pool, from, m, k, op->index.tensor);
+    buf_add(pool, from, m, k, op->bias.tensor);
     if (op->s0.is_ap)
-        buf_add(m, k, op->s0.ap.tensor, out, cap);
+        buf_add(pool, from, m, k, op->s0.ap.tensor);
     if (op->s1.is_ap)
-        buf_add(m, k, op->s1.ap.tensor, out, cap);
+        buf_add(pool, from, m, k, op->s1.ap.tensor);
+    if (pool->len == from)
+        return 0;   /* the shared "" */
+    jb_putc(pool, 0);
+    return from;
 }
 
-/* Each op's "buf" string, computed once for all its instructions on every
- * engine (op_buffers reads ten operand slots spread over the op's cache
- * lines, and a rotating operand costs a few string scans): off[i] is 0
- * when op i is not done yet, -1 for "", else 1 + its offset in pool.
- * Without memory for it, every entry computes its own (same bytes). */
-typedef struct {
-    bool any_rot;   /* some tile rotates: else every op's string is "" */
-    int *off;
-    char *pool;
-    size_t used, cap;
-} buf_memo_t;
-
-static void op_buffers_memo(buf_memo_t *bm, const bir_module_t *m, const tir_kernel_t *k, int i,
-                            char *out, size_t cap)
+/* Build the table; -1 when out of memory. */
+static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k)
 {
-    if (!bm->any_rot) {
-        out[0] = 0;   /* what op_buffers gives, without reading the op's operands */
-        return;
+    memset(bt, 0, sizeof *bt);
+    bool any_rot = false;
+    for (int t = 0; t < m->nmlocs && !any_rot; t++)
+        any_rot = m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;   /* as buf_add */
+    if (!any_rot || k->nops <= 0)
+        return 0;
+    bt->off = malloc((size_t)k->nops * sizeof *bt->off);
+    if (!bt->off || jb_init_mem(&bt->pool, 4096))
+        return -1;
+    jb_putc(&bt->pool, 0);
+    for (int i = 0; i < k->nops && !bt->pool.failed; i++) {
+        size_t o = art_op_buffers(&bt->pool, m, k, &k->ops[i]);
+        if (o > UINT32_MAX)
+            return -1;
+        bt->off[i] = (uint32_t)o;
     }
-    if (!bm->off) {
-        op_buffers(m, k, &k->ops[i], out, cap);
-        return;
-    }
-    if (bm->off[i]) {
-        snprintf(out, cap, "%s", bm->off[i] < 0 ? "" : bm->pool + bm->off[i] - 1);
-        return;
-    }
-    op_buffers(m, k, &k->ops[i], out, cap);
-    size_t n = strlen(out) + 1;
-    if (n == 1) {
-        bm->off[i] = -1;
-        return;
-    }
-    if (bm->used + n > bm->cap) {
-        size_t nc = bm->cap ? bm->cap * 2 : 4096;
-        while (nc < bm->used + n)
-            nc *= 2;
-        char *p = nc < (size_t)INT32_MAX ? realloc(bm->pool, nc) : NULL;
-        if (!p)
-            return;     /* not memoised: computed again next time */
-        bm->pool = p;
-        bm->cap = nc;
-    }
-    memcpy(bm->pool + bm->used, out, n);
-    bm->off[i] = (int)bm->used + 1;
-    bm->used += n;
+    return bt->pool.failed ? -1 : 0;
+}
+
+static void buf_table_free(buf_table_t *bt)
+{
+    free(bt->off);
+    if (bt->pool.buf)
+        jb_free(&bt->pool);
+}
+
+static const char *buf_string(const buf_table_t *bt, int op)
+{
+    return bt->off ? bt->pool.buf + bt->off[op] : "";
 }
 
 /* What the previous debug entry of a compact sidecar implies
@@ -140,12 +169,12 @@ typedef struct {
     long long pc;
     const char *src, *op, *name;
     int op_index;                /* -1: none */
-    char buf[256];
+    const char *buf;             /* in the buf table, or "" */
 } sidecar_prev_t;
 
 /* One debug entry; prev != NULL: the compact form, which leaves out what
  * the entry before implies (sidecar_form.h). */
-static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k, buf_memo_t *bm,
+static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
                         const bir_inst_t *in, long long pc, sidecar_prev_t *prev)
 {
     /* name: the tile-IR op (what a trace shows); inst: the unique
@@ -154,50 +183,49 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k, b
     const char *name = has_op ? k->ops[in->tir_op].name : in->name;
     const char *op = in->op_kind ? in->op_kind : "sync";
     const char *src = in->src ? in->src : "";
-    char bufs[256] = "";
-    if (has_op)
-        op_buffers_memo(bm, m, k, in->tir_op, bufs, sizeof bufs);
+    const char *bufs = has_op ? buf_string(bt, in->tir_op) : "";
     /* compact: the same op as the entry before (name, op_index, buf) */
     bool cont = prev && prev->name && !strcmp(prev->name, name) &&
-                prev->op_index == (has_op ? in->tir_op : -1) && !strcmp(prev->buf, bufs);
+                prev->op_index == (has_op ? in->tir_op : -1) &&
+                (prev->buf == bufs || !strcmp(prev->buf, bufs));
     jw_obj_begin(w);
     if (!prev || pc != prev->pc + 1) {
-        jw_key(w, "pc");
+        jw_keyl(w, "pc");
         jw_int(w, pc);
     }
     if (!cont) {
-        jw_key(w, "name");
+        jw_keyl(w, "name");
         jw_str(w, name);
     }
     if (!prev || strcmp(in->name, name)) {
-        jw_key(w, "inst");
+        jw_keyl(w, "inst");
         jw_str(w, in->name);
     }
     if (!prev || !prev->src || strcmp(prev->src, src)) {
-        jw_key(w, "src");
+        jw_keyl(w, "src");
         jw_str(w, src);
     }
     if (!prev || !prev->op || strcmp(prev->op, op)) {
-        jw_key(w, "op");
+        jw_keyl(w, "op");
         jw_str(w, op);
     }
     if (in->is_activate2 || in->is_stt) {   /* the BIR form behind the ISA opcode */
-        jw_key(w, "bir");
+        jw_keyl(w, "bir");
         jw_str(w, in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
     }
     if (has_op && !cont) {
-        jw_key(w, "op_index");
+        jw_keyl(w, "op_index");
         jw_int(w, in->tir_op);
         const tir_op_t *top = &k->ops[in->tir_op];
         if (top->kind == TIR_INLINE_ASM_BYTES && top->inl) {   /* opaque bundle: what the
                                                       kernel said about it */
-            jw_key(w, "sync_type");
+            jw_keyl(w, "sync_type");
             jw_str(w, top->inl->sync_type ? "barrier" : "none");
-            jw_key(w, "latency_estimate");
+            jw_keyl(w, "latency_estimate");
             jw_int(w, top->inl->latency_estimate);
         }
         if (bufs[0]) {
-            jw_key(w, "buf");
+            jw_keyl(w, "buf");
             jw_str(w, bufs);
         }
     }
@@ -208,7 +236,7 @@ static void debug_entry(jw_t *w, const bir_module_t *m, const tir_kernel_t *k, b
         prev->op = op;
         prev->name = name;
         prev->op_index = has_op ? in->tir_op : -1;
-        memcpy(prev->buf, bufs, sizeof bufs);
+        prev->buf = bufs;
     }
 }
 
@@ -290,7 +318,7 @@ static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
  * of at least tpb_sidecar_compact_min() entries): the compact form,
  * cJSON_PrintUnformatted's bytes with the implied members left out). */
 static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
-                         buf_memo_t *bm, int e, const char *dir, bool compact, tpb_err_t *err)
+                         const buf_table_t *bt, int e, const char *dir, bool compact, tpb_err_t *err)
 {
     const bir_block_t *b = &m->funcs[0].blocks[0];
     char name[64], path[4096];
@@ -342,9 +370,9 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     }
     jw_key(&w, "debug");
     jw_arr_begin(&w);
-    sidecar_prev_t prev = { .pc = -1, .op_index = -1 };
+    sidecar_prev_t prev = { .pc = -1, .op_index = -1, .buf = "" };
     for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++)
-        debug_entry(&w, m, k, bm, &b->insts[g->dbg[e][i].inst], g->dbg[e][i].pc,
+        debug_entry(&w, k, bt, &b->insts[g->dbg[e][i].inst], g->dbg[e][i].pc,
                     compact ? &prev : NULL);
     jw_arr_end(&w);
     jw_obj_end(&w);
@@ -363,18 +391,15 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err)
 {
-    buf_memo_t bm = { .off = NULL };
-    for (int t = 0; t < m->nmlocs && !bm.any_rot; t++)
-        bm.any_rot = m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;   /* as buf_add */
-    if (bm.any_rot && k->nops > 0)
-        bm.off = calloc((size_t)k->nops, sizeof(int));
+    buf_table_t bt;
     int rc = 0;
+    if (buf_table_build(&bt, m, k))
+        rc = tpb_errf(err, "%s: out of memory building the sidecars' buf table", dir);
     for (int e = 0; e < ISA_ENG_COUNT && !rc; e++)
         if (g->opened[e] &&
-            write_sidecar(g, m, k, &bm, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
+            write_sidecar(g, m, k, &bt, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
             rc = -1;
-    free(bm.off);
-    free(bm.pool);
+    buf_table_free(&bt);
     return rc;
 }
 

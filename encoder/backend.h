@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "bir.h"
+#include "jsonw.h"
 #include "compile.h"
 #include "lower.h"
 
@@ -151,6 +152,12 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err);
 bool gen_is_sync_inst(const bir_inst_t *in);
 
 /* artifacts.c */
+/* Op's "buf" string (docs/artifacts.md: the rotating buffers its operands
+ * use) appended to pool with its NUL: its offset in pool->buf.  When the
+ * string is "" nothing is appended and 0 is returned (the sidecar writer's
+ * pool starts with a NUL byte). */
+size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k,
+                      const tir_op_t *op);
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err);
 int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err);

@@ -32,10 +32,12 @@ int enc_check_mode(int mode, tpb_err_t *err)
 /* ---- encode cache ----
  * Unrolled loops emit the same instruction body again and again; only the
  * synchronisation header (wait/update values) changes.  isa_encode is a pure
- * function of the isa_inst_t's bytes, so the bundles of a body are cached
- * (key: the isa_inst_t with a zeroed header, plus the PredExt prefix) and on
- * a hit only the header fields of the main bundle are rewritten, from the
- * ISA table's HDR field descriptors, with the encoder's own range checks.
+ * function of the instruction's opcode, header and body (the members of its
+ * format's struct: isa_encode reads no other byte of the union), so the
+ * bundles of a body are cached (key: the opcode and those body bytes, plus
+ * the PredExt prefix) and on a hit only the header fields of the main
+ * bundle are rewritten, from the ISA table's HDR field descriptors, with the
+ * encoder's own range checks.
  * A header value those checks reject falls back to isa_encode, so errors
  * read exactly as without the cache.  Direct-mapped, GEN_CACHE_SLOTS
  * entries; a collision just replaces the entry. */
@@ -49,25 +51,31 @@ struct gen_cache_entry {
     uint8_t nb;
     uint32_t validated;      /* engines whose wire validation passed (mode 2) */
     uint64_t hash;
-    isa_inst_t key;          /* sync zeroed */
+    isa_inst_t key;          /* op and body bytes compared; sync: the header
+                                the bundles carry */
     isa_fmt_PREDEXT_t pred;
     uint8_t bundles[3][ISA_BUNDLE_BYTES];
 };
 
-static void cache_key(const bir_inst_t *in, isa_inst_t *key, isa_fmt_PREDEXT_t *pred)
+/* The bytes of in->f the encoding depends on: its format's struct. */
+static size_t body_size(const isa_inst_t *in)
 {
-    memcpy(key, &in->isa, sizeof *key);
-    memset(&key->sync, 0, sizeof key->sync);
-    if (in->has_pred)
-        memcpy(pred, &in->pred, sizeof *pred);
-    else
-        memset(pred, 0, sizeof *pred);
+    return isa_formats[isa_ops[in->op].format].struct_size;
 }
 
-static uint64_t cache_hash(const isa_inst_t *key, bool has_pred, const isa_fmt_PREDEXT_t *pred)
+/* The PredExt prefix of the key: in->pred, or zeros. */
+static const isa_fmt_PREDEXT_t *key_pred(const bir_inst_t *in)
 {
-    uint64_t h = tpb_hash_bytes(0xcbf29ce484222325ull ^ (uint64_t)has_pred, key, sizeof *key);
-    return tpb_hash_bytes(h, pred, sizeof *pred);
+    static const isa_fmt_PREDEXT_t none;
+    return in->has_pred ? &in->pred : &none;
+}
+
+static uint64_t cache_hash(const bir_inst_t *in, size_t body)
+{
+    uint64_t h = tpb_hash_word(0xcbf29ce484222325ull ^ (uint64_t)in->has_pred,
+                               (uint64_t)in->isa.op);
+    h = tpb_hash_bytes(h, &in->isa.f, body);
+    return in->has_pred ? tpb_hash_bytes(h, &in->pred, sizeof in->pred) : h;
 }
 
 static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
@@ -75,11 +83,12 @@ static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
     return g->cache ? &g->cache[(h ^ h >> 32) & (GEN_CACHE_SLOTS - 1)] : NULL;
 }
 
-static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const isa_inst_t *key,
-                        bool has_pred, const isa_fmt_PREDEXT_t *pred)
+static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const bir_inst_t *in,
+                        size_t body)
 {
-    return c->used && c->hash == h && c->has_pred == has_pred &&
-           memcmp(&c->key, key, sizeof *key) == 0 && memcmp(&c->pred, pred, sizeof *pred) == 0;
+    return c->used && c->hash == h && c->has_pred == in->has_pred && c->key.op == in->isa.op &&
+           memcmp(&c->key.f, &in->isa.f, body) == 0 &&
+           memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0;
 }
 
 static void set_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
@@ -90,6 +99,26 @@ static void set_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
         b[p / 8] = (uint8_t)((b[p / 8] & ~mask) | ((v >> i) << sh & mask));
         i += n;
     }
+}
+
+/* set_bits for a field of at most 32 bits with 8 bytes of the bundle from
+ * its first byte on (the header fields): one 64-bit little-endian
+ * read-modify-write of the bytes it touches (pos % 8 + width <= 39 bits). */
+static void set_bits_word(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
+{
+    uint8_t *p = b + pos / 8;
+    uint64_t w = 0, mask = ((1ull << width) - 1) << (pos % 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&w, p, 8);
+    w = (w & ~mask) | ((uint64_t)v << (pos % 8) & mask);
+    memcpy(p, &w, 8);
+#else
+    for (int i = 0; i < 8; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    w = (w & ~mask) | ((uint64_t)v << (pos % 8) & mask);
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(w >> (8 * i));
+#endif
 }
 
 /* The checks isa_encode applies to one field value. */
@@ -111,17 +140,29 @@ static bool header_value_ok(const isa_field_t *f, uint32_t v)
     }
 }
 
-/* Rewrite the sync header fields of bundle b from in->sync; false when a
- * value would not encode (the caller encodes from scratch for the error). */
-static bool patch_header(const isa_inst_t *in, uint8_t *b)
+/* Rewrite the sync header fields of bundle b, which carries ref's header,
+ * from in->sync: only the fields whose values differ (ref's passed the
+ * encoder's checks); false when a value would not encode (the caller
+ * encodes from scratch for the error). */
+static bool patch_header(const isa_inst_t *in, const isa_inst_t *ref, uint8_t *b)
 {
+    if (memcmp(&in->sync, &ref->sync, sizeof in->sync) == 0)
+        return true;
     const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR];
+    const uint8_t *sync = (const uint8_t *)&in->sync, *rsync = (const uint8_t *)&ref->sync;
     for (unsigned i = 0; i < h->nfields; i++) {
         const isa_field_t *f = &h->fields[i];
-        uint32_t v = isa_field_get(in, f);
+        uint32_t v, r;
+        memcpy(&v, sync + f->offset, sizeof v);   /* isa_field_get of a header field */
+        memcpy(&r, rsync + f->offset, sizeof r);
+        if (v == r)
+            continue;
         if (!header_value_ok(f, v))
             return false;
-        set_bits(b, f->bitpos, f->width, v);
+        if (f->bitpos / 8 + 8 <= ISA_BUNDLE_BYTES)
+            set_bits_word(b, f->bitpos, f->width, v);
+        else
+            set_bits(b, f->bitpos, f->width, v);
     }
     return true;
 }
@@ -318,15 +359,17 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
         return encode(in, out, nb, idx, err);
     }
-    isa_inst_t key;
-    isa_fmt_PREDEXT_t pred;
-    cache_key(in, &key, &pred);
-    uint64_t h = cache_hash(&key, in->has_pred, &pred);
-    struct gen_cache_entry *e = cache_slot(g, h);
     *c = NULL;
-    if (e && cache_match(e, h, &key, in->has_pred, &pred)) {
+    if ((unsigned)in->isa.op >= ISA_OP_COUNT) {   /* isa_encode reports it */
+        memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
+        return encode(in, out, nb, idx, err);
+    }
+    size_t body = body_size(&in->isa);
+    uint64_t h = cache_hash(in, body);
+    struct gen_cache_entry *e = cache_slot(g, h);
+    if (e && cache_match(e, h, in, body)) {
         memcpy(out, e->bundles, sizeof e->bundles);
-        if (patch_header(&in->isa, out[e->nb - 1])) {
+        if (patch_header(&in->isa, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
             g->cache_hits++;
@@ -341,8 +384,8 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         e->used = true;
         e->hash = h;
         e->has_pred = in->has_pred;
-        e->key = key;
-        e->pred = pred;
+        e->key = in->isa;
+        e->pred = *key_pred(in);
         e->nb = (uint8_t)*nb;
         e->validated = 0;
         memcpy(e->bundles, out, sizeof e->bundles);
@@ -539,13 +582,28 @@ bool gen_is_sync_inst(const bir_inst_t *in)
 
 /* The first byte of bundle pc of stream rf, *at bundles of which were
  * consumed already (pc >= *at). */
-static bool read_bundle_l2(FILE *rf, long *at, int pc, uint8_t *byte)
+/* A stream read front to back in blocks of bundles (the entries' pcs
+ * rise): bundles [first, first + n) are in buf. */
+#define READBACK_BUNDLES 256
+typedef struct {
+    FILE *f;
+    long first, n;
+    uint8_t buf[READBACK_BUNDLES][ISA_BUNDLE_BYTES];
+} readback_t;
+
+/* The opcode byte of bundle pc (not below the block held); false when the
+ * stream ends first. */
+static bool read_bundle_l2(readback_t *r, long pc, uint8_t *byte)
 {
-    uint8_t b[ISA_BUNDLE_BYTES];
-    for (; *at <= pc; (*at)++)
-        if (fread(b, sizeof b, 1, rf) != 1)
+    while (pc >= r->first + r->n) {
+        r->first += r->n;
+        r->n = (long)fread(r->buf, ISA_BUNDLE_BYTES, READBACK_BUNDLES, r->f);
+        if (r->n <= 0)
             return false;
-    *byte = b[0];
+    }
+    if (pc < r->first)
+        return false;
+    *byte = r->buf[pc - r->first][0];
     return true;
 }
 
@@ -559,14 +617,13 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
             return tpb_errf(err, "assembly mapping: %s has debug entries but no open stream",
                             isa_engine_name((isa_engine_t)e));
         /* read the stream back from its (still temporary) file */
-        FILE *rf = fopen(g->bin_tmp[e], "rb");
-        if (!rf)
+        readback_t rb = {.f = fopen(g->bin_tmp[e], "rb")};
+        if (!rb.f)
             return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_tmp[e],
                             strerror(errno));
-        /* the entries' pcs rise: read the stream front to back through
-         * stdio's buffer (a seek per entry costs a system call each) */
+        /* the entries' pcs rise: read the stream front to back (a seek
+         * per entry costs a system call each) */
         int prev = -1, rc = 0;
-        long at = 0;   /* bundles consumed from rf */
         for (int i = 0; i < g->ndbg[e]; i++) {
             const gen_debug_t *d = &g->dbg[e][i];
             const bir_inst_t *in = d->inst >= 0 && d->inst < b->ninsts ? &b->insts[d->inst] : NULL;
@@ -578,7 +635,7 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
                 why = "an instruction of another engine";
             else if (d->pc <= prev || d->pc < 0 || (unsigned)d->pc >= g->pcs[e])
                 why = "a pc out of order or outside the stream";
-            else if (!read_bundle_l2(rf, &at, d->pc, &byte))
+            else if (!read_bundle_l2(&rb, d->pc, &byte))
                 why = "a bundle that cannot be read back";
             else if (byte != isa_ops[in->isa.op].l2)
                 why = "a bundle with another opcode";
@@ -591,7 +648,7 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
             }
             prev = d->pc;
         }
-        fclose(rf);
+        fclose(rb.f);
         if (rc)
             return rc;
     }

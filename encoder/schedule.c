@@ -156,6 +156,10 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
     bir_block_t *b = bir_main_block(m);
     int rr[ISA_ENG_COUNT] = {0};
     int cur_group = -1, cur_q = -1;
+    /* get_queue's answer per (engine, k), once known: queue names do not
+     * change here, so the lookup by name is done once per queue */
+    int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
+    memset(known_q, -1, sizeof known_q);
     for (int i = 0; i < b->ninsts; i++) {
         bir_inst_t *in = &b->insts[i];
         if (in->dma_group < 0)
@@ -169,11 +173,13 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
                     memcpy(rr, slots[ev[nextev].slot], sizeof rr);
             }
             int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
-            cur_q = get_queue(m, t, in->engine, k, err);
+            int *kq = &known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
+            cur_q = *kq >= 0 ? *kq : get_queue(m, t, in->engine, k, err);
             if (cur_q < 0) {
                 free(slots);
                 return -1;
             }
+            *kq = cur_q;
         }
         in->queue = cur_q;
         if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
@@ -235,12 +241,47 @@ static void merge(uint32_t *dst, const uint32_t *src, int n)
             dst[s] = src[s];
 }
 
-static bool conflicts(const bir_inst_t *a, const bir_inst_t *b)
+/* An instruction's accesses out of their packed bitfields: one
+ * instruction's scan tests it against hundreds of producers, and reading
+ * the 48-bit fields again for every pair cost most of the scan. */
+typedef struct {
+    uint64_t lo, hi;
+    unsigned space, p0, p1;
+    bool write;
+} acc_plain_t;
+
+typedef struct {
+    int n;
+    acc_plain_t a[BIR_MAX_ACCESS];
+} accs_t;
+
+static void accs_load(accs_t *x, const bir_inst_t *in)
 {
-    for (int i = 0; i < a->nacc; i++)
-        for (int j = 0; j < b->nacc; j++)
-            if ((a->acc[i].write || b->acc[j].write) && bir_access_overlap(&a->acc[i], &b->acc[j]))
+    x->n = in->nacc < BIR_MAX_ACCESS ? in->nacc : BIR_MAX_ACCESS;
+    for (int i = 0; i < x->n; i++) {
+        const bir_access_t *y = &in->acc[i];
+        x->a[i].lo = y->lo, x->a[i].hi = y->hi;
+        x->a[i].space = (unsigned)y->space, x->a[i].p0 = (unsigned)y->p0;
+        x->a[i].p1 = (unsigned)y->p1, x->a[i].write = y->write != 0;
+    }
+}
+
+/* Some access of x and some access of b overlap and one of them writes
+ * (bir_access_overlap's test, on x's unpacked fields). */
+static bool conflicts(const accs_t *x, const bir_inst_t *b)
+{
+    for (int j = 0; j < b->nacc; j++) {
+        const bir_access_t *y = &b->acc[j];
+        unsigned space = (unsigned)y->space, p0 = (unsigned)y->p0, p1 = (unsigned)y->p1;
+        uint64_t lo = y->lo, hi = y->hi;
+        bool wr = y->write != 0;
+        for (int i = 0; i < x->n; i++) {
+            const acc_plain_t *a = &x->a[i];
+            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 && a->lo < hi &&
+                lo < a->hi)
                 return true;
+        }
+    }
     return false;
 }
 
@@ -271,7 +312,14 @@ static void nop_for(bir_inst_t *nop, const bir_inst_t *in, int sem, uint32_t v)
     nop->engine = in->engine;
     nop->tir_op = in->tir_op;
     nop->op_kind = "sync";
-    snprintf(nop->name, sizeof nop->name, "wait.%.50s", in->name);
+    /* "wait." and at most 50 bytes of the name (as "wait.%.50s") */
+    _Static_assert(sizeof nop->name >= 5 + 50 + 1, "room for wait.<50 bytes>");
+    size_t n = 0;
+    while (n < 50 && in->name[n])
+        n++;
+    memcpy(nop->name, "wait.", 5);
+    memcpy(nop->name + 5, in->name, n);
+    nop->name[5 + n] = 0;
     nop->src = in->src;
     set_wait(nop, sem, v);
 }
@@ -329,7 +377,7 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
  * of a barrier) are filed once, in a per-space "wide" list that every query
  * of that space also scans, and such an access asks every producer. */
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
-#define PIX_SCAN_BUDGET 256
+#define PIX_SCAN_BUDGET 16
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
 
 typedef struct {
@@ -548,15 +596,16 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
     return 0;
 }
 
-/* Newest producer in list l above *lim that conflicts with in. */
-static void scan_list(const sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+/* Newest producer in list l above *lim that conflicts with in (accesses
+ * ax). */
+static void scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                       const ivec_t *l, uint32_t *lim, int *giver)
 {
     for (int k = l->n - 1; k >= 0; k--) {
         const prod_t *pr = &w->prods[l->v[k]];
         if (pr->tok.value <= *lim)
             return;   /* older entries have smaller values */
-        if (conflicts(in, &b->insts[pr->inst])) {
+        if (conflicts(ax, &b->insts[pr->inst])) {
             *lim = pr->tok.value;
             *giver = l->v[k];
             return;
@@ -565,14 +614,14 @@ static void scan_list(const sync_walk_t *w, const bir_block_t *b, const bir_inst
 }
 
 /* Scan every semaphore's list of bucket b (NULL: no producer there). */
-static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                         const pbucket_t *bk, int own, uint32_t *lim, int *giver)
 {
     if (!bk)
         return;
     for (int s = 0; s < w->nsems; s++)
         if (s != own && bk->by_sem[s].n)
-            scan_list(w, b, in, &bk->by_sem[s], &lim[s], &giver[s]);
+            scan_list(w, b, ax, &bk->by_sem[s], &lim[s], &giver[s]);
 }
 
 /* The dependency search on the index: per semaphore, the newest producer
@@ -580,8 +629,9 @@ static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const bir_in
  * up chunk by chunk (plus the space's wide list); a wide one scans every
  * producer instead. */
 
-static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in, bool is_dma,
-                         const uint32_t *kn, uint32_t *need, int *giver)
+static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                         const accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                         int *giver)
 {
     int own = is_dma ? -1 : sched_engine_sem(in->engine);
     uint32_t lim[BIR_MAX_SEMS];
@@ -600,7 +650,7 @@ static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t 
                     continue;   /* same engine, in order */
                 for (uint32_t v = w->count[s]; v > lim[s]; v--) {
                     int p = w->by_val[s][v];
-                    if (conflicts(in, &b->insts[w->prods[p].inst])) {
+                    if (conflicts(ax, &b->insts[w->prods[p].inst])) {
                         lim[s] = v, g[s] = p;
                         break;
                     }
@@ -610,10 +660,10 @@ static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t 
         }
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
-            scan_bucket(w, b, in, pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
+            scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
                         own, lim, g);
             for (uint64_t c = c0; c <= c1; c++)
-                scan_bucket(w, b, in, pix_bucket(&w->index, pix_key(ac->space, c, kind), false), own,
+                scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, c, kind), false), own,
                             lim, g);
         }
     }
@@ -634,6 +684,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     uint32_t need[BIR_MAX_SEMS] = {0};
     int giver[BIR_MAX_SEMS];
     uint32_t *kn = w->known[in->engine];
+    accs_t ax;
+    ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
@@ -642,7 +694,9 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         if (--budget < 0 && !w->index.oom) {
             /* a long way back: ask the index instead (same answer) */
             memset(need, 0, sizeof need);
-            search_index(w, b, in, is_dma, kn, need, giver);
+            if (ax.n < 0)
+                accs_load(&ax, in);
+            search_index(w, b, in, &ax, is_dma, kn, need, giver);
             break;
         }
         const prod_t *pr = &w->prods[p];
@@ -651,7 +705,9 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             continue;   /* implied by a later producer on the same semaphore */
         if (!pr->is_dma && !is_dma && pr->engine == in->engine)
             continue;   /* same engine, in order */
-        if (conflicts(in, &b->insts[pr->inst])) {
+        if (ax.n < 0)
+            accs_load(&ax, in);
+        if (conflicts(&ax, &b->insts[pr->inst])) {
             need[pr->tok.sem] = pr->tok.value;
             giver[pr->tok.sem] = p;
             stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);

@@ -1,0 +1,329 @@
+/* The sidecar writer's printf-free paths must give the bytes of the code
+ * they replace:
+ *  - each op's "buf" string (art_op_buffers: the rotating buffers of its
+ *    operands) against the snprintf/strstr builder it replaced, on random
+ *    kernels: loop-instance names, repeats, names that contain others,
+ *    operands out of range, strings past the length limit;
+ *  - jw_key_plain against jw_key, and short strings (one reservation, the
+ *    padded tail word of the escaper) against cJSON's printers, in both
+ *    layouts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cJSON.h"
+#include "jsonw.h"
+
+typedef struct {
+    uint64_t s;
+} rng_t;
+
+static uint64_t next(rng_t *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+static int below(rng_t *r, int n)
+{
+    return (int)(next(r) % (uint64_t)n);
+}
+
+/* ------------------------------------------- the replaced "buf" builder */
+
+/* The builder before art_op_buffers, kept as the reference: one token per
+ * rotating operand with snprintf, a repeat found with strstr, a 256-byte
+ * output buffer. */
+static void ref_buf_add(const bir_module_t *m, const tir_kernel_t *k, int t, char *out, size_t cap)
+{
+    if (t < 0 || t >= m->nmlocs || m->mlocs[t].tensor != t || !m->mlocs[t].rot_nbuf)
+        return;
+    const char *nm = k->tensors[t].name, *h = strrchr(nm, '#');
+    int len = (int)strlen(nm);
+    if (h && h[1] && strspn(h + 1, "0123456789") == strlen(h + 1))
+        len = (int)(h - nm);
+    char one[TIR_NAME_LEN + 32];
+    snprintf(one, sizeof one, "%.*s#%u/%u", len, nm, m->mlocs[t].rot_buf, m->mlocs[t].rot_nbuf);
+    size_t n = strlen(one), used = strlen(out);
+    for (const char *p = out; (p = strstr(p, one)) != NULL; p += n)
+        if ((p == out || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
+            return;
+    if (used + n + 2 <= cap)
+        snprintf(out + used, cap - used, "%s%s", used ? " " : "", one);
+}
+
+static void ref_op_buffers(const bir_module_t *m, const tir_kernel_t *k, const tir_op_t *op,
+                           char *out, size_t cap)
+{
+    out[0] = 0;
+    ref_buf_add(m, k, op->dst.tensor, out, cap);
+    ref_buf_add(m, k, op->dst2.tensor, out, cap);
+    for (int i = 0; i < op->nsrc && i < 4; i++)
+        ref_buf_add(m, k, op->src[i].tensor, out, cap);
+    ref_buf_add(m, k, op->index.tensor, out, cap);
+    ref_buf_add(m, k, op->bias.tensor, out, cap);
+    if (op->s0.is_ap)
+        ref_buf_add(m, k, op->s0.ap.tensor, out, cap);
+    if (op->s1.is_ap)
+        ref_buf_add(m, k, op->s1.ap.tensor, out, cap);
+}
+
+/* A tensor name of one of the shapes the rule treats differently. */
+static void random_name(rng_t *r, char *out, size_t cap)
+{
+    static const char *stems[] = {"t", "xt", "t#", "tile", "a b", "a", "b#x", "ti", "le"};
+    const char *stem = stems[below(r, (int)(sizeof stems / sizeof stems[0]))];
+    switch (below(r, 5)) {
+    case 0:   /* a loop instance: "<tile>#<iteration>" */
+        snprintf(out, cap, "%s#%d", stem, below(r, 12));
+        break;
+    case 1: { /* long, up to as long as a name can be: strings reach the
+                 length limit with every possible remainder */
+        size_t n = cap - 1 - (size_t)below(r, 24);
+        memset(out, 'a' + below(r, 3), n);
+        out[n] = 0;
+        if (below(r, 2))
+            snprintf(out + n - 3, 4, "#%d", below(r, 10));
+        break;
+    }
+    case 2:
+        snprintf(out, cap, "%s#%d%c", stem, below(r, 5), below(r, 2) ? 'x' : '#');
+        break;
+    default:
+        snprintf(out, cap, "%s", stem);
+        break;
+    }
+}
+
+/* An operand: mostly a tensor of the kernel, sometimes none or one past
+ * the module's locations. */
+static int random_operand(rng_t *r, int nt)
+{
+    int v = below(r, nt + 3) - 1;
+    return v;
+}
+
+static void test_buf_strings_match_snprintf(void **state)
+{
+    (void)state;
+    rng_t r = {0x9e3779b97f4a7c15ull};
+    for (int round = 0; round < 2000; round++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int nt = 1 + below(&r, 14);
+        for (int i = 0; i < nt; i++) {
+            tir_tensor_t t;
+            memset(&t, 0, sizeof t);
+            random_name(&r, t.name, sizeof t.name);
+            t.kind = TIR_T_SBUF;
+            t.dtype = ISA_DT_FP32;
+            t.ndim = 1;
+            t.shape[0] = 1;
+            t.shared_with = -1;
+            assert_true(tir_add_tensor(&k, &t) >= 0);
+        }
+        bir_module_t m;
+        memset(&m, 0, sizeof m);
+        m.nmlocs = nt - below(&r, 2);   /* sometimes one tensor has no location */
+        m.mlocs = calloc((size_t)nt, sizeof *m.mlocs);
+        assert_non_null(m.mlocs);
+        for (int i = 0; i < m.nmlocs; i++) {
+            m.mlocs[i].tensor = below(&r, 8) ? i : (i + 1) % nt;
+            m.mlocs[i].rot_nbuf = below(&r, 4) ? 1 + (unsigned)below(&r, 4) : 0;
+            m.mlocs[i].rot_buf = (unsigned)below(&r, 4) * (below(&r, 9) ? 1u : 1000000u);
+        }
+        jb_t pool;
+        assert_int_equal(jb_init_mem(&pool, 16), 0);
+        jb_putc(&pool, 0);
+        for (int o = 0; o < 20; o++) {
+            tir_op_t op;
+            tir_op_init(&op, TIR_TENSOR_TENSOR);
+            op.dst.tensor = random_operand(&r, nt);
+            op.dst2.tensor = random_operand(&r, nt);
+            op.nsrc = below(&r, 6);
+            for (int i = 0; i < 4; i++)
+                op.src[i].tensor = random_operand(&r, nt);
+            op.index.tensor = random_operand(&r, nt);
+            op.bias.tensor = random_operand(&r, nt);
+            op.s0.is_ap = below(&r, 2);
+            op.s0.ap.tensor = random_operand(&r, nt);
+            op.s1.is_ap = below(&r, 2);
+            op.s1.ap.tensor = random_operand(&r, nt);
+            char want[256];
+            ref_op_buffers(&m, &k, &op, want, sizeof want);
+            size_t off = art_op_buffers(&pool, &m, &k, &op);
+            assert_false(jb_failed(&pool));
+            assert_true(off < pool.len);
+            if (strcmp(pool.buf + off, want) != 0)
+                fail_msg("round %d op %d: '%s', the reference gives '%s'", round, o,
+                         pool.buf + off, want);
+            assert_true(want[0] ? off > 0 : off == 0);
+        }
+        jb_free(&pool);
+        free(m.mlocs);
+        tir_kernel_free(&k);
+    }
+}
+
+/* Around the length limit: three long tokens, then one whose length puts
+ * the string just under, at and just over what the old 256-byte buffer
+ * held. */
+static void test_buf_strings_at_the_limit(void **state)
+{
+    (void)state;
+    for (size_t last = 40; last <= 60; last++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        bir_module_t m;
+        memset(&m, 0, sizeof m);
+        m.nmlocs = 4;
+        m.mlocs = calloc(4, sizeof *m.mlocs);
+        assert_non_null(m.mlocs);
+        for (int i = 0; i < 4; i++) {
+            tir_tensor_t t;
+            memset(&t, 0, sizeof t);
+            size_t n = i < 3 ? TIR_NAME_LEN - 1 : last;
+            memset(t.name, 'p' + i, n);
+            t.kind = TIR_T_SBUF, t.dtype = ISA_DT_FP32, t.ndim = 1, t.shape[0] = 1;
+            t.shared_with = -1;
+            assert_true(tir_add_tensor(&k, &t) >= 0);
+            m.mlocs[i] = (bir_mloc_t){.tensor = i, .rot_buf = 1, .rot_nbuf = 2};
+        }
+        tir_op_t op;
+        tir_op_init(&op, TIR_TENSOR_TENSOR);
+        op.dst.tensor = 0, op.dst2.tensor = 1, op.nsrc = 2;
+        op.src[0].tensor = 2, op.src[1].tensor = 3;
+        char want[256];
+        ref_op_buffers(&m, &k, &op, want, sizeof want);
+        jb_t pool;
+        assert_int_equal(jb_init_mem(&pool, 16), 0);
+        jb_putc(&pool, 0);
+        size_t off = art_op_buffers(&pool, &m, &k, &op);
+        assert_string_equal(pool.buf + off, want);
+        jb_free(&pool);
+        free(m.mlocs);
+        tir_kernel_free(&k);
+    }
+}
+
+/* ---------------------------------------------------------------- jsonw */
+
+/* A short string: n plain bytes, with `bad` at position at (at < n). */
+static void short_string(char *out, size_t n, size_t at, char bad)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)('a' + (int)(i % 26));
+    if (at < n)
+        out[at] = bad;
+    out[n] = 0;
+}
+
+static char *jw_text(jw_t *w)
+{
+    assert_int_equal(jw_finish(w), 0);
+    char *s = strdup(w->b.buf);
+    jw_free(w);
+    return s;
+}
+
+/* Every length up to past two words, each escapable kind at every
+ * position, as keys and as values: jw's bytes == cJSON's. */
+static void test_jsonw_short_strings_match_cjson(void **state)
+{
+    (void)state;
+    const char bads[] = {'"', '\\', '\n', '\x01', '\x1f', 'z'};
+    for (int compact = 0; compact < 2; compact++) {
+        cJSON *root = cJSON_CreateObject();
+        jw_t w;
+        jw_init(&w);
+        if (compact)
+            jw_set_compact(&w);
+        jw_obj_begin(&w);
+        cJSON *arr = cJSON_AddArrayToObject(root, "v");
+        jw_key(&w, "v"), jw_arr_begin(&w);
+        int id = 0;
+        for (size_t n = 0; n <= 20; n++)
+            for (size_t b = 0; b < sizeof bads; b++)
+                for (size_t at = 0; at <= n; at++) {
+                    char s[32];
+                    short_string(s, n, at, bads[b]);
+                    cJSON_AddItemToArray(arr, cJSON_CreateString(s));
+                    jw_str(&w, s);
+                    /* keys must be unique for cJSON's object: a prefix */
+                    char key[48];
+                    snprintf(key, sizeof key, "%d%s", id++, s);
+                    cJSON_AddNumberToObject(root, key, 1);
+                }
+        jw_arr_end(&w);
+        id = 0;
+        for (size_t n = 0; n <= 20; n++)
+            for (size_t b = 0; b < sizeof bads; b++)
+                for (size_t at = 0; at <= n; at++) {
+                    char s[32], key[48];
+                    short_string(s, n, at, bads[b]);
+                    snprintf(key, sizeof key, "%d%s", id++, s);
+                    jw_key(&w, key), jw_int(&w, 1);
+                }
+        jw_obj_end(&w);
+        char *ref = compact ? cJSON_PrintUnformatted(root) : cJSON_Print(root);
+        char *got = jw_text(&w);
+        assert_non_null(ref);
+        assert_string_equal(got, ref);
+        free(got);
+        free(ref);
+        cJSON_Delete(root);
+    }
+}
+
+/* jw_key_plain writes what jw_key writes, at any depth, in both layouts,
+ * for keys short and long (past the one-reservation limit). */
+static void test_jsonw_key_plain_matches_key(void **state)
+{
+    (void)state;
+    for (int compact = 0; compact < 2; compact++) {
+        jw_t a, b;
+        jw_init(&a);
+        jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        for (int d = 0; d < 4; d++) {
+            jw_obj_begin(&a), jw_obj_begin(&b);
+            for (size_t n = 0; n <= 300; n += (n < 24 ? 1 : 37)) {
+                char key[320];
+                short_string(key, n, n, 0);
+                jw_key(&a, key), jw_int(&a, (long long)n);
+                jw_key_plain(&b, key, n), jw_int(&b, (long long)n);
+            }
+            jw_key(&a, "next");
+            jw_keyl(&b, "next");
+        }
+        jw_int(&a, 0), jw_int(&b, 0);
+        for (int d = 0; d < 4; d++)
+            jw_obj_end(&a), jw_obj_end(&b);
+        char *ta = jw_text(&a), *tb = jw_text(&b);
+        assert_string_equal(tb, ta);
+        free(ta);
+        free(tb);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buf_strings_match_snprintf),
+        cmocka_unit_test(test_buf_strings_at_the_limit),
+        cmocka_unit_test(test_jsonw_short_strings_match_cjson),
+        cmocka_unit_test(test_jsonw_key_plain_matches_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
