@@ -368,7 +368,7 @@ static const int small_ints[64] = {
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
     22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
     43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
-static const char enum_tags[5][256];   /* [alias table][type]; [4][0]: the engine */
+static const char enum_tags[5][256];   /* [alias table][type]; [4][0]: engine, [4][1]: dtype */
 
 static const void *enum_tag(isa_ftype_t type, const fj_alias_t *aliases)
 {
@@ -390,8 +390,8 @@ int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
     const cJSON *it = fj_field(obj, fname);
     const void *tag = enum_tag(type, aliases);
     const int *known = it && tag ? fj_memo_get(j, it, tag) : NULL;
-    if (known) {
-        *out = *known;
+    if (known || !it) {   /* absent: the default, as fj_get_str gives NULL */
+        *out = known ? *known : dflt;
         return 0;
     }
     if (fj_get_str(j, obj, path, fname, &s, false))
@@ -468,6 +468,12 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
 int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 {
     const char *s;
+    const cJSON *it = fj_field(obj, "dtype");
+    const int *known = it ? fj_memo_get(j, it, &enum_tags[4][1]) : NULL;
+    if (known) {
+        *out = (unsigned)*known;
+        return 0;
+    }
     if (fj_get_str(j, obj, path, "dtype", &s, true))
         return -1;
     const char *n = fj_strip_prefix(s);
@@ -481,6 +487,7 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
     if (v < 0)
         return fj_jfail(j, path, "dtype", "unknown dtype '%s' (float32 bfloat16 float16 "
                      "float8_e4m3fn float8_e5m2 int8 int16 int32 uint8 uint16 uint32 bool)", s);
+    enum_keep(j, it, &enum_tags[4][1], v);
     *out = (unsigned)v;
     return 0;
 }
