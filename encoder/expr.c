@@ -1,7 +1,8 @@
 /* expr.c - the expression grammar of the kernel file (index and number
- * fields alike) and slice operands (see expr.h).  A small recursive-descent
- * parser over a NUL-terminated string with a depth limit, evaluating as it
- * parses. */
+ * fields alike; slice operands are in expr_slice.c, see expr.h).  A small
+ * recursive-descent parser over a NUL-terminated string with a depth
+ * limit, evaluating as it parses and, when asked, recording a postfix
+ * program that replays the same evaluation (loop bodies). */
 #include "expr.h"
 #include "strutil.h"
 

@@ -2,7 +2,8 @@
  * shared by its files:
  *   frontend_json.c      statements (for/let/if/tile), tensors, grid, entry
  *   fj_fields.c          field readers: ints, numbers, booleans, enums,
- *                        operands (slices, .ap(), indirect), scalars
+ *                        operands (slices, .ap(), indirect), scalars; the
+ *                        memo and the compiled operand strings of loops
  *   fj_ops_dma.c         the data-movement op family (table + handlers)
  *   fj_ops_compute.c     the compute op families (table + handlers)
  *   fj_ops_rng.c         the random-number ops (table + handlers)
