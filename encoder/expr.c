@@ -1,7 +1,8 @@
 /* expr.c - the expression grammar of the kernel file (index and number
- * fields alike) and slice operands (see expr.h).  A small recursive-descent
- * parser over a NUL-terminated string with a depth limit, evaluating as it
- * parses. */
+ * fields alike; slice operands are in expr_slice.c, see expr.h).  A small
+ * recursive-descent parser over a NUL-terminated string with a depth
+ * limit, evaluating as it parses and, when asked, recording a postfix
+ * program that replays the same evaluation (loop bodies). */
 #include "expr.h"
 #include "strutil.h"
 
@@ -74,6 +75,7 @@ typedef struct {
     char *msg;
     size_t n;
     bool failed;
+    struct enc_expr *rec;   /* non-NULL: also record the postfix program */
 } px_t;
 
 typedef struct {
@@ -82,6 +84,59 @@ typedef struct {
     double d;
     bool dep;            /* derives from pid */
 } nv_t;
+
+/* A compiled expression: the postfix program the parser recorded while it
+ * evaluated the text once (docs/compiler.md "Front-end").  Replaying it
+ * applies the same arithmetic helpers as the parser, so a value is the
+ * parser's; a replay that fails is reported by parsing the text again. */
+enum { XI_CONST, XI_VAR, XI_NEG, XI_POW, XI_MUL, XI_ADD, XI_CMP, XI_CALL };
+typedef struct {
+    unsigned char op;
+    int arg;             /* XI_MUL/XI_ADD: the operator; XI_CMP: which; XI_CALL: argc */
+    nv_t val;            /* XI_CONST */
+    char name[ENC_VAR_NAME];   /* XI_VAR, XI_CALL */
+} xins_t;
+
+#define XSTACK 64        /* longer operand stacks are not compiled */
+
+struct enc_expr {
+    xins_t *ins;
+    int n, cap;
+    int sp, max_sp;      /* operand stack while recording */
+    bool bad;            /* out of memory or too deep: not usable */
+};
+
+static void rec_emit(px_t *x, int op, int arg, const nv_t *val, const char *name)
+{
+    struct enc_expr *e = x->rec;
+    if (!e || e->bad)
+        return;
+    if (e->n == e->cap) {
+        int nc = e->cap ? 2 * e->cap : 8;
+        xins_t *ni = realloc(e->ins, (size_t)nc * sizeof *ni);
+        if (!ni) {
+            e->bad = true;
+            return;
+        }
+        e->ins = ni;
+        e->cap = nc;
+    }
+    xins_t *in = &e->ins[e->n++];
+    memset(in, 0, sizeof *in);
+    in->op = (unsigned char)op;
+    in->arg = arg;
+    if (val)
+        in->val = *val;
+    if (name)
+        snprintf(in->name, sizeof in->name, "%s", name);
+    /* stack effect: constants and names push, unary ops keep, binary pop one,
+     * a call pops its arguments and pushes its result */
+    e->sp += op == XI_CONST || op == XI_VAR ? 1 : op == XI_NEG ? 0 : op == XI_CALL ? 1 - arg : -1;
+    if (e->sp > e->max_sp)
+        e->max_sp = e->sp;
+    if (e->max_sp > XSTACK)
+        e->bad = true;
+}
 
 static int pfail(px_t *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -260,6 +315,15 @@ static int call_num(px_t *x, const char *fn, nv_t *a, int na, nv_t *out)
                  "trunc, sign, pow, fmod, program_id, num_programs, program_ndim)", fn);
 }
 
+static int op_call(px_t *x, const char *fn, nv_t *a, int na, nv_t *out)
+{
+    *out = (nv_t){false, 0, 0, false};
+    for (int i = 0; i < na; i++)
+        out->dep |= a[i].dep;
+    int rc = call_int(x, fn, a, na, out);
+    return rc <= 0 ? rc : call_num(x, fn, a, na, out);
+}
+
 static int parse_call(px_t *x, const char *fn, nv_t *out)
 {
     nv_t a[16];
@@ -277,11 +341,8 @@ static int parse_call(px_t *x, const char *fn, nv_t *out)
                 return pfail(x, "expected ',' or ')'");
         }
     }
-    *out = (nv_t){false, 0, 0, false};
-    for (int i = 0; i < na; i++)
-        out->dep |= a[i].dep;
-    int rc = call_int(x, fn, a, na, out);
-    return rc <= 0 ? rc : call_num(x, fn, a, na, out);
+    rec_emit(x, XI_CALL, na, NULL, fn);
+    return op_call(x, fn, a, na, out);
 }
 
 /* digits [. digits] [e [+-] digits]: an integer, or a float when it has a
@@ -317,6 +378,20 @@ static int parse_number(px_t *x, nv_t *out)
                 return pfail(x, "integer literal too large");
     }
     x->p = q;
+    rec_emit(x, XI_CONST, 0, out, NULL);
+    return 0;
+}
+
+/* a name: a binding (innermost first), else pi */
+static int op_var(px_t *x, const char *id, nv_t *out)
+{
+    const enc_var_t *var = enc_env_find(x->env, id);
+    if (var)
+        *out = (nv_t){false, var->value, 0, var->pid_dep};
+    else if (!strcmp(id, "pi"))
+        *out = (nv_t){true, 0, 3.14159265358979323846, false};
+    else
+        return pfail(x, "unknown name '%s'", id);
     return 0;
 }
 
@@ -349,13 +424,9 @@ static int parse_primary(px_t *x, nv_t *out)
         if (accept(x, "(")) {
             rc = parse_call(x, id, out);
         } else {
-            const enc_var_t *var = enc_env_find(x->env, id);
-            if (var)
-                *out = (nv_t){false, var->value, 0, var->pid_dep};
-            else if (!strcmp(id, "pi"))
-                *out = (nv_t){true, 0, 3.14159265358979323846, false};
-            else
-                return pfail(x, "unknown name '%s'", id);
+            if (op_var(x, id, out))
+                return -1;
+            rec_emit(x, XI_VAR, 0, NULL, id);
         }
     } else if (*x->p == 0) {
         return pfail(x, "unexpected end of expression");
@@ -367,6 +438,18 @@ static int parse_primary(px_t *x, nv_t *out)
 }
 
 static int parse_unary(px_t *x, nv_t *out);
+static int op_pow(px_t *x, nv_t *out, const nv_t *ep);
+
+static int op_neg(px_t *x, nv_t *out)
+{
+    if (out->fl)
+        out->d = -out->d;
+    else if (out->i == INT64_MIN)
+        return pfail(x, "integer overflow");
+    else
+        out->i = -out->i;
+    return 0;
+}
 
 /* primary ['**' unary]: right associative; binds tighter than a unary minus
  * on its left (-2**2 is -4) */
@@ -379,6 +462,13 @@ static int parse_power(px_t *x, nv_t *out)
     nv_t e;
     if (parse_unary(x, &e))
         return -1;
+    rec_emit(x, XI_POW, 0, NULL, NULL);
+    return op_pow(x, out, &e);
+}
+
+static int op_pow(px_t *x, nv_t *out, const nv_t *ep)
+{
+    nv_t e = *ep;
     out->dep |= e.dep;
     if (!out->fl && !e.fl && e.i >= 0) {
         int64_t r = 1;
@@ -405,15 +495,41 @@ static int parse_unary(px_t *x, nv_t *out)
         if (parse_unary(x, out))
             return -1;
         x->depth--;
-        if (neg && out->fl)
-            out->d = -out->d;
-        else if (neg && out->i == INT64_MIN)
-            return pfail(x, "integer overflow");
-        else if (neg)
-            out->i = -out->i;
-        return 0;
+        if (neg)
+            rec_emit(x, XI_NEG, 0, NULL, NULL);
+        return neg ? op_neg(x, out) : 0;
     }
     return parse_power(x, out);
+}
+
+/* out = out <op> r for * // % / */
+static int op_mul(px_t *x, int op, nv_t *out, const nv_t *rp)
+{
+    nv_t r = *rp;
+    out->dep |= r.dep;
+    bool ints = !out->fl && !r.fl;
+    if (op == '*') {
+        if (ints) {
+            if (__builtin_mul_overflow(out->i, r.i, &out->i))
+                return pfail(x, "integer overflow");
+        } else {
+            set_f(out, dv(out) * dv(&r));
+        }
+        return 0;
+    }
+    if (ints ? r.i == 0 : dv(&r) == 0)
+        return pfail(x, "division by zero");
+    if (op == '/') {
+        set_f(out, dv(out) / dv(&r));
+    } else if (ints) {
+        if (out->i == INT64_MIN && r.i == -1)
+            return pfail(x, "integer overflow");
+        out->i = op == 'f' ? floordiv(out->i, r.i) : floormod(out->i, r.i);
+    } else {
+        double a = dv(out), b = dv(&r), q = floor(a / b);
+        set_f(out, op == 'f' ? q : a - b * q);
+    }
+    return 0;
 }
 
 static int parse_mul(px_t *x, nv_t *out)
@@ -435,30 +551,25 @@ static int parse_mul(px_t *x, nv_t *out)
         nv_t r;
         if (parse_unary(x, &r))
             return -1;
-        out->dep |= r.dep;
-        bool ints = !out->fl && !r.fl;
-        if (op == '*') {
-            if (ints) {
-                if (__builtin_mul_overflow(out->i, r.i, &out->i))
-                    return pfail(x, "integer overflow");
-            } else {
-                set_f(out, dv(out) * dv(&r));
-            }
-            continue;
-        }
-        if (ints ? r.i == 0 : dv(&r) == 0)
-            return pfail(x, "division by zero");
-        if (op == '/') {
-            set_f(out, dv(out) / dv(&r));
-        } else if (ints) {
-            if (out->i == INT64_MIN && r.i == -1)
-                return pfail(x, "integer overflow");
-            out->i = op == 'f' ? floordiv(out->i, r.i) : floormod(out->i, r.i);
-        } else {
-            double a = dv(out), b = dv(&r), q = floor(a / b);
-            set_f(out, op == 'f' ? q : a - b * q);
-        }
+        rec_emit(x, XI_MUL, op, NULL, NULL);
+        if (op_mul(x, op, out, &r))
+            return -1;
     }
+}
+
+static int op_add(px_t *x, int op, nv_t *out, const nv_t *rp)
+{
+    nv_t r = *rp;
+    out->dep |= r.dep;
+    if (!out->fl && !r.fl) {
+        bool ovf = op == '+' ? __builtin_add_overflow(out->i, r.i, &out->i)
+                             : __builtin_sub_overflow(out->i, r.i, &out->i);
+        if (ovf)
+            return pfail(x, "integer overflow");
+    } else {
+        set_f(out, op == '+' ? dv(out) + dv(&r) : dv(out) - dv(&r));
+    }
+    return 0;
 }
 
 static int parse_add(px_t *x, nv_t *out)
@@ -476,16 +587,25 @@ static int parse_add(px_t *x, nv_t *out)
         nv_t r;
         if (parse_mul(x, &r))
             return -1;
-        out->dep |= r.dep;
-        if (!out->fl && !r.fl) {
-            bool ovf = op == '+' ? __builtin_add_overflow(out->i, r.i, &out->i)
-                                 : __builtin_sub_overflow(out->i, r.i, &out->i);
-            if (ovf)
-                return pfail(x, "integer overflow");
-        } else {
-            set_f(out, op == '+' ? dv(out) + dv(&r) : dv(out) - dv(&r));
-        }
+        rec_emit(x, XI_ADD, op, NULL, NULL);
+        if (op_add(x, op, out, &r))
+            return -1;
     }
+}
+
+/* comparison i of "<=", ">=", "==", "!=", "<", ">" (0/1) */
+static void op_cmp(int i, nv_t *out, const nv_t *rp)
+{
+    nv_t r = *rp;
+    bool ints = !out->fl && !r.fl;
+    double a = dv(out), b = dv(&r);
+    bool res = ints ? (i == 0 ? out->i <= r.i : i == 1 ? out->i >= r.i : i == 2 ? out->i == r.i
+                       : i == 3 ? out->i != r.i : i == 4 ? out->i < r.i : out->i > r.i)
+                    : (i == 0 ? a <= b : i == 1 ? a >= b : i == 2 ? a == b : i == 3 ? a != b
+                       : i == 4 ? a < b : a > b);
+    out->fl = false;
+    out->i = res;
+    out->dep |= r.dep;
 }
 
 static int parse_expr(px_t *x, nv_t *out)
@@ -501,15 +621,8 @@ static int parse_expr(px_t *x, nv_t *out)
         nv_t r;
         if (parse_add(x, &r))
             return -1;
-        bool ints = !out->fl && !r.fl;
-        double a = dv(out), b = dv(&r);
-        bool res = ints ? (i == 0 ? out->i <= r.i : i == 1 ? out->i >= r.i : i == 2 ? out->i == r.i
-                           : i == 3 ? out->i != r.i : i == 4 ? out->i < r.i : out->i > r.i)
-                        : (i == 0 ? a <= b : i == 1 ? a >= b : i == 2 ? a == b : i == 3 ? a != b
-                           : i == 4 ? a < b : a > b);
-        out->fl = false;
-        out->i = res;
-        out->dep |= r.dep;
+        rec_emit(x, XI_CMP, i, NULL, NULL);
+        op_cmp(i, out, &r);
         break;
     }
     x->depth--;
@@ -517,9 +630,9 @@ static int parse_expr(px_t *x, nv_t *out)
 }
 
 static int parse_all(const char *text, const enc_env_t *env, nv_t *out, char *msg, size_t n,
-                     px_t *x)
+                     px_t *x, struct enc_expr *rec)
 {
-    *x = (px_t){text, text, env, 0, msg, n, false};
+    *x = (px_t){text, text, env, 0, msg, n, false, rec};
     if (parse_expr(x, out))
         return -1;
     skip_ws(x);
@@ -530,13 +643,30 @@ static int parse_all(const char *text, const enc_env_t *env, nv_t *out, char *ms
 
 int enc_expr_eval(const char *text, const enc_env_t *env, enc_val_t *out, char *msg, size_t n)
 {
+    return enc_expr_compile(text, env, NULL, out, msg, n);
+}
+
+int enc_expr_compile(const char *text, const enc_env_t *env, enc_expr_t **prog, enc_val_t *out,
+                     char *msg, size_t n)
+{
     px_t x;
     nv_t v;
-    if (parse_all(text, env, &v, msg, n, &x))
+    struct enc_expr *rec = NULL;
+    if (prog) {
+        *prog = NULL;
+        rec = calloc(1, sizeof *rec);   /* NULL: evaluated, not compiled */
+    }
+    int rc = parse_all(text, env, &v, msg, n, &x, rec);
+    if (!rc && v.fl)
+        rc = pfail(&x, "only integers are allowed in index expressions (this one is a "
+                   "float; use '//' for integer division, floor() to round down)");
+    if (!rc && rec && !rec->bad) {
+        *prog = rec;
+        rec = NULL;
+    }
+    enc_expr_free(rec);
+    if (rc)
         return -1;
-    if (v.fl)
-        return pfail(&x, "only integers are allowed in index expressions (this one is a "
-                     "float; use '//' for integer division, floor() to round down)");
     out->v = v.i;
     out->pid_dep = v.dep;
     return 0;
@@ -546,7 +676,7 @@ int enc_fexpr_eval(const char *text, const enc_env_t *env, double *out, char *ms
 {
     px_t x;
     nv_t v;
-    if (parse_all(text, env, &v, msg, n, &x))
+    if (parse_all(text, env, &v, msg, n, &x, NULL))
         return -1;
     *out = dv(&v);
     if (!isfinite(*out))
@@ -554,214 +684,48 @@ int enc_fexpr_eval(const char *text, const enc_env_t *env, double *out, char *ms
     return 0;
 }
 
-/* ---- slices ---- */
-
-/* Copy text[a, b) into buf; trims blanks. */
-static void sub(const char *a, const char *b, char *buf, size_t n)
+void enc_expr_free(enc_expr_t *e)
 {
-    while (a < b && isspace((unsigned char)*a))
-        a++;
-    while (b > a && isspace((unsigned char)b[-1]))
-        b--;
-    size_t len = (size_t)(b - a);
-    if (len >= n)
-        len = n - 1;
-    memcpy(buf, a, len);
-    buf[len] = 0;
+    if (e) {
+        free(e->ins);
+        free(e);
+    }
 }
 
-static int eval_part(const char *text, const enc_env_t *env, int64_t *v, bool *dep, char *msg,
-                     size_t n)
+/* Replay a compiled expression; -1 on any error (no message: the caller
+ * evaluates the text again for the parser's exact message). */
+int enc_expr_run(const enc_expr_t *e, const enc_env_t *env, enc_val_t *out)
 {
-    enc_val_t r;
-    if (enc_expr_eval(text, env, &r, msg, n))
-        return -1;
-    *v = r.v;
-    *dep |= r.pid_dep;
-    return 0;
-}
-
-/* NKI nl.ds(start, size): the range start:start+size. */
-static int parse_ds(const char *text, const enc_env_t *env, enc_slice_t *s, bool *dep, char *msg,
-                    size_t n)
-{
-    const char *open = strchr(text, '(');
-    size_t len = strlen(text);
-    if (len < 2 || text[len - 1] != ')') {
-        snprintf(msg, n, "malformed ds(start, size) in \"%.80s\"", text);
-        return -1;
-    }
-    /* split the arguments at the top-level comma */
-    int depth = 0;
-    const char *comma = NULL;
-    for (const char *p = open + 1; p < text + len - 1; p++) {
-        if (*p == '(')
-            depth++;
-        else if (*p == ')')
-            depth--;
-        else if (*p == ',' && depth == 0 && !comma)
-            comma = p;
-    }
-    if (!comma) {
-        snprintf(msg, n, "ds() takes (start, size) in \"%.80s\"", text);
-        return -1;
-    }
-    char a[512], b[512];
-    sub(open + 1, comma, a, sizeof a);
-    sub(comma + 1, text + len - 1, b, sizeof b);
-    int64_t start, size;
-    if (eval_part(a, env, &start, dep, msg, n) || eval_part(b, env, &size, dep, msg, n))
-        return -1;
-    if (size < 1) {
-        snprintf(msg, n, "ds() size %lld must be >= 1", (long long)size);
-        return -1;
-    }
-    int64_t stop;
-    if (__builtin_add_overflow(start, size, &stop)) {
-        snprintf(msg, n, "integer overflow in ds()");
-        return -1;
-    }
-    *s = ENC_RANGE(start, stop);
-    return 0;
-}
-
-/* One comma-separated item: "e", "a:b", "a:b:c", ":", "::2", ... */
-static int parse_item(const char *a, const char *b, const enc_env_t *env, enc_slice_t *s,
-                      bool *dep, char *msg, size_t n)
-{
-    const char *colon[2] = {NULL, NULL};
-    int nc = 0, depth = 0;
-    for (const char *p = a; p < b; p++) {
-        if (*p == '(')
-            depth++;
-        else if (*p == ')')
-            depth--;
-        else if (*p == ':' && depth == 0) {
-            if (nc == 2) {
-                snprintf(msg, n, "too many ':' in slice");
-                return -1;
-            }
-            colon[nc++] = p;
+    char msg[8];
+    px_t x = {"", "", env, 0, msg, sizeof msg, false, NULL};
+    nv_t st[XSTACK];
+    int sp = 0;
+    for (int k = 0; k < e->n; k++) {
+        const xins_t *in = &e->ins[k];
+        int rc = 0;
+        switch (in->op) {
+        case XI_CONST: st[sp++] = in->val; break;
+        case XI_VAR: rc = op_var(&x, in->name, &st[sp++]); break;
+        case XI_NEG: rc = op_neg(&x, &st[sp - 1]); break;
+        case XI_POW: sp--; rc = op_pow(&x, &st[sp - 1], &st[sp]); break;
+        case XI_MUL: sp--; rc = op_mul(&x, in->arg, &st[sp - 1], &st[sp]); break;
+        case XI_ADD: sp--; rc = op_add(&x, in->arg, &st[sp - 1], &st[sp]); break;
+        case XI_CMP: sp--; op_cmp(in->arg, &st[sp - 1], &st[sp]); break;
+        default: {
+            nv_t a[16], r;
+            sp -= in->arg;
+            memcpy(a, &st[sp], (size_t)in->arg * sizeof a[0]);
+            rc = op_call(&x, in->name, a, in->arg, &r);
+            st[sp++] = r;
         }
-    }
-    char buf[512];
-    if (b - a >= (long)sizeof buf) {
-        snprintf(msg, n, "slice expression too long");
-        return -1;
-    }
-    sub(a, b, buf, sizeof buf);
-    if (nc == 0 && (!strncmp(buf, "ds(", 3) || !strncmp(buf, "nl.ds(", 6)))
-        return parse_ds(buf, env, s, dep, msg, n);
-    if (nc == 0) {
-        sub(a, b, buf, sizeof buf);
-        if (!buf[0]) {
-            snprintf(msg, n, "empty index");
+        }
+        if (rc)
             return -1;
-        }
-        *s = ENC_INDEX(0);
-        return eval_part(buf, env, &s->start, dep, msg, n);
     }
-    *s = ENC_ALL;
-    s->kind = ENC_SL_RANGE;
-    s->step = 1;
-    const char *ends[3] = {colon[0], nc > 1 ? colon[1] : b, b};
-    const char *starts[3] = {a, colon[0] + 1, nc > 1 ? colon[1] + 1 : b};
-    for (int i = 0; i <= nc; i++) {
-        sub(starts[i], ends[i], buf, sizeof buf);
-        if (!buf[0])
-            continue;
-        int64_t v;
-        if (eval_part(buf, env, &v, dep, msg, n))
-            return -1;
-        if (i == 0) {
-            s->start = v;
-            s->has_start = true;
-        } else if (i == 1) {
-            s->stop = v;
-            s->has_stop = true;
-        } else {
-            s->step = v;
-        }
-    }
+    if (sp != 1 || st[0].fl)
+        return -1;   /* a float: the parser's "only integers" message */
+    out->v = st[0].i;
+    out->pid_dep = st[0].dep;
     return 0;
 }
 
-int enc_parse_slices(const char *text, const enc_env_t *env, enc_slice_t *slices, int *nslices,
-                     bool *pid_dep, char *msg, size_t n)
-{
-    *nslices = 0;
-    *pid_dep = false;
-    const char *a = text;
-    int depth = 0;
-    for (const char *p = text;; p++) {
-        if (*p == '(')
-            depth++;
-        else if (*p == ')')
-            depth--;
-        if ((*p == ',' && depth == 0) || *p == 0) {
-            if (*nslices == ENC_MAX_SLICES) {
-                snprintf(msg, n, "more than %d indices", ENC_MAX_SLICES);
-                return -1;
-            }
-            if (parse_item(a, p, env, &slices[*nslices], pid_dep, msg, n))
-                return -1;
-            (*nslices)++;
-            a = p + 1;
-            if (*p == 0)
-                break;
-        }
-    }
-    return 0;
-}
-
-int enc_parse_slice_operand(const char *text, const enc_env_t *env, char *name, size_t name_len,
-                            enc_slice_t *slices, int *nslices, bool *pid_dep, char *msg,
-                            size_t n)
-{
-    const char *p = text;
-    while (isspace((unsigned char)*p))
-        p++;
-    const char *a = p;
-    while (isalnum((unsigned char)*p) || *p == '_')
-        p++;
-    if (p == a || isdigit((unsigned char)*a)) {
-        snprintf(msg, n, "expected a tensor or tile name in \"%.80s\"", text);
-        return -1;
-    }
-    sub(a, p, name, name_len);
-    if ((size_t)(p - a) >= name_len) {
-        snprintf(msg, n, "name too long in \"%.80s\"", text);
-        return -1;
-    }
-    while (isspace((unsigned char)*p))
-        p++;
-    *nslices = 0;
-    *pid_dep = false;
-    if (*p == 0)
-        return 0;
-    if (*p != '[') {
-        snprintf(msg, n, "expected '[' after '%s' in \"%.80s\"", name, text);
-        return -1;
-    }
-    const char *close = strrchr(p, ']');
-    if (!close) {
-        snprintf(msg, n, "missing ']' in \"%.80s\"", text);
-        return -1;
-    }
-    for (const char *q = close + 1; *q; q++)
-        if (!isspace((unsigned char)*q)) {
-            snprintf(msg, n, "unexpected text after ']' in \"%.80s\"", text);
-            return -1;
-        }
-    size_t len = (size_t)(close - p - 1);
-    char *body = malloc(len + 1);
-    if (!body) {
-        snprintf(msg, n, "out of memory");
-        return -1;
-    }
-    memcpy(body, p + 1, len);
-    body[len] = 0;
-    int rc = enc_parse_slices(body, env, slices, nslices, pid_dep, msg, n);
-    free(body);
-    return rc;
-}

@@ -49,6 +49,18 @@ const enc_var_t *enc_env_find(const enc_env_t *e, const char *name);
  * returns -1 and writes a message (with the offset) to msg. */
 int enc_expr_eval(const char *text, const enc_env_t *env, enc_val_t *out, char *msg, size_t n);
 
+/* Compiled expressions (a loop body's fields are parsed once): the same
+ * evaluation as enc_expr_eval, which also records the parse as a postfix
+ * program in *prog when it succeeds (*prog stays NULL when it cannot be
+ * kept).  enc_expr_run replays it under another environment; it returns -1
+ * without a message on any error: evaluate the text with enc_expr_eval for
+ * the parser's exact message. */
+typedef struct enc_expr enc_expr_t;
+int enc_expr_compile(const char *text, const enc_env_t *env, enc_expr_t **prog, enc_val_t *out,
+                     char *msg, size_t n);
+int enc_expr_run(const enc_expr_t *e, const enc_env_t *env, enc_val_t *out);
+void enc_expr_free(enc_expr_t *e);
+
 /* Evaluate a number field's expression in the same grammar; an integer
  * result is converted to double.  A result that is not finite is an
  * error. */
@@ -61,6 +73,18 @@ int enc_fexpr_eval(const char *text, const enc_env_t *env, double *out, char *ms
 int enc_parse_slice_operand(const char *text, const enc_env_t *env, char *name, size_t name_len,
                             enc_slice_t *slices, int *nslices, bool *pid_dep, char *msg,
                             size_t n);
+
+/* The same, also compiling the slice list into *prog (NULL when it cannot
+ * be kept); enc_slice_prog_run evaluates it under another environment and
+ * returns -1 without a message on any error (parse the text again for the
+ * message).  The name is the caller's to keep. */
+typedef struct enc_slice_prog enc_slice_prog_t;
+int enc_slice_operand_compile(const char *text, const enc_env_t *env, char *name,
+                              size_t name_len, enc_slice_t *slices, int *nslices, bool *pid_dep,
+                              char *msg, size_t n, enc_slice_prog_t **prog);
+int enc_slice_prog_run(const enc_slice_prog_t *p, const enc_env_t *env, enc_slice_t *slices,
+                       int *nslices, bool *pid_dep);
+void enc_slice_prog_free(enc_slice_prog_t *p);
 
 /* Parse just a slice list body "a:b, c" (no name, no brackets), e.g. for
  * the `rows` field of indirect operands. */

@@ -2,7 +2,8 @@
  * shared by its files:
  *   frontend_json.c      statements (for/let/if/tile), tensors, grid, entry
  *   fj_fields.c          field readers: ints, numbers, booleans, enums,
- *                        operands (slices, .ap(), indirect), scalars
+ *                        operands (slices, .ap(), indirect), scalars; the
+ *                        memo and the compiled operand strings of loops
  *   fj_ops_dma.c         the data-movement op family (table + handlers)
  *   fj_ops_compute.c     the compute op families (table + handlers)
  *   fj_ops_rng.c         the random-number ops (table + handlers)
@@ -65,6 +66,10 @@ typedef struct {
     int once_depth;              /* depth of the innermost "iterations" loop body: its
                                     objects are visited once (no memo there) */
     fj_sched_t sched;            /* fj_schedule.c */
+    /* what the run owns for its memo: compiled operands and statements,
+     * freed at the end (fj_keep, fj_cache_free) */
+    struct fj_kept { void *p; void (*fr)(void *); } *keep;
+    size_t nkeep, capkeep;
 } jx_t;
 
 struct memo_entry {
@@ -127,7 +132,13 @@ extern const fj_alias_t fj_cmp_aliases[];
 int fj_jfail(jx_t *j, const char *path, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what);
-void fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value);
+bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value);
+/* whether fj_memo_put keeps answers here (inside a loop or an if) */
+bool fj_memo_keeps(const jx_t *j);
+/* own p until the end of the run (false: not owned, out of memory); free
+ * everything owned (fj_fields.c) */
+bool fj_keep(jx_t *j, void *p, void (*fr)(void *));
+void fj_cache_free(jx_t *j);
 const char *fj_type_name(const cJSON *it);
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed);
 const cJSON *fj_field(const cJSON *obj, const char *name);

@@ -33,17 +33,23 @@ const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what)
     }
 }
 
-/* Best effort: when memory runs out the answer is simply not kept. */
-void fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
+bool fj_memo_keeps(const jx_t *j)
 {
-    if (!j->depth || j->depth == j->once_depth)
-        return;   /* outside loops and ifs (and directly in an "iterations" loop, whose
-                     every iteration is its own objects) every object is visited once */
+    /* outside loops and ifs (and directly in an "iterations" loop, whose
+       every iteration is its own objects) every object is visited once */
+    return j->depth && j->depth != j->once_depth;
+}
+
+/* Best effort: when memory runs out the answer is simply not kept (false). */
+bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
+{
+    if (!fj_memo_keeps(j))
+        return false;
     if (2 * (j->memo_n + 1) > j->memo_cap) {
         size_t nc = j->memo_cap ? 2 * j->memo_cap : 256;
         struct memo_entry *old = j->memo, *nw = calloc(nc, sizeof *nw);
         if (!nw)
-            return;
+            return false;
         size_t oc = j->memo_cap;
         j->memo = nw;
         j->memo_cap = nc;
@@ -62,6 +68,77 @@ void fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
     if (!j->memo[k].obj)
         j->memo_n++;
     j->memo[k] = (struct memo_entry){obj, what, value};
+    return true;
+}
+
+/* ---- compiled operand strings ----
+ *
+ * A loop body's operand string ("a[(i%2)*128:(i%2)*128+128, :]") is parsed
+ * once into the expression grammar's programs (enc_slice_operand_compile);
+ * later iterations only evaluate them and resolve the tensor name (a tile
+ * declared in the body is a new tensor every iteration).  Any failure of
+ * the compiled path falls back to parsing the text, which reports the
+ * error exactly as before.  Keyed by the string's cJSON item, which lives
+ * as long as the kernel file's tree. */
+struct fj_cop {
+    char name[TIR_NAME_LEN];
+    enc_slice_prog_t *prog;
+};
+
+static const char cop_tag = 0;   /* the memo question "compiled operand" */
+
+static void cop_free(void *p)
+{
+    struct fj_cop *c = p;
+    enc_slice_prog_free(c->prog);
+    free(c);
+}
+
+/* Own p until the end of the run (fr frees it); false (p not owned) when
+ * memory runs out. */
+bool fj_keep(jx_t *j, void *p, void (*fr)(void *))
+{
+    if (j->nkeep == j->capkeep) {
+        size_t nc = j->capkeep ? 2 * j->capkeep : 64;
+        struct fj_kept *nk = realloc(j->keep, nc * sizeof *nk);
+        if (!nk)
+            return false;
+        j->keep = nk;
+        j->capkeep = nc;
+    }
+    j->keep[j->nkeep++] = (struct fj_kept){p, fr};
+    return true;
+}
+
+void fj_cache_free(jx_t *j)
+{
+    for (size_t i = 0; i < j->nkeep; i++)
+        j->keep[i].fr(j->keep[i].p);
+    free(j->keep);
+    j->keep = NULL;
+    j->nkeep = j->capkeep = 0;
+}
+
+/* Parse text (no reshape) and, in a loop, keep its compiled form for key. */
+static int parse_keep(jx_t *j, const cJSON *key, const char *text, char *name, size_t nlen,
+                      enc_slice_t *sl, int *ns, char *msg, size_t n)
+{
+    bool dep;
+    if (!key || !fj_memo_keeps(j))
+        return enc_parse_slice_operand(text, &j->env, name, nlen, sl, ns, &dep, msg, n);
+    enc_slice_prog_t *prog;
+    if (enc_slice_operand_compile(text, &j->env, name, nlen, sl, ns, &dep, msg, n, &prog))
+        return -1;
+    struct fj_cop *c = prog ? calloc(1, sizeof *c) : NULL;
+    if (!c || strlen(name) >= sizeof c->name || !fj_keep(j, c, cop_free)) {
+        enc_slice_prog_free(prog);
+        free(c);
+        return 0;
+    }
+    memcpy(c->name, name, strlen(name) + 1);
+    c->prog = prog;
+    fj_memo_put(j, key, &cop_tag, c);   /* not kept: c is still freed at the end */
+    return 0;
 }
 
 /* ---- errors ---- */
@@ -123,9 +200,17 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
     return 0;
 }
 
+/* cJSON_GetObjectItemCaseSensitive (the first key equal to name; a child
+ * without a key ends the search), comparing the first characters before
+ * calling strcmp: this is the front-end's most frequent call. */
 const cJSON *fj_field(const cJSON *obj, const char *name)
 {
-    return cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!obj || !name)
+        return NULL;
+    for (const cJSON *c = obj->child; c && c->string; c = c->next)
+        if (c->string[0] == name[0] && !strcmp(c->string, name))
+            return c;
+    return NULL;
 }
 
 /* ---- scalar fields ---- */
@@ -268,6 +353,8 @@ const char *fj_strip_prefix(const char *s)
 {
     static const char *const pre[] = {"nki.language.", "nki.isa.", "nl.", "np.", "nisa.",
                                       "numpy.", "oob_mode.", "dge_mode.", "engine.", NULL};
+    if (!strchr(s, '.'))
+        return s;   /* every prefix has a dot */
     for (int i = 0; pre[i]; i++)
         if (!strncmp(s, pre[i], strlen(pre[i])))
             return s + strlen(pre[i]);
@@ -275,10 +362,38 @@ const char *fj_strip_prefix(const char *s)
 }
 
 
+/* Decoded names, memoised per string item in loops: the memo's value
+ * points into small_ints, its question names the type and alias table. */
+static const int small_ints[64] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+    43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+static const char enum_tags[5][256];   /* [alias table][type]; [4][0]: engine, [4][1]: dtype */
+
+static const void *enum_tag(isa_ftype_t type, const fj_alias_t *aliases)
+{
+    int a = !aliases ? 0 : aliases == fj_alu_aliases ? 1 : aliases == fj_act_aliases ? 2
+            : aliases == fj_cmp_aliases ? 3 : -1;
+    return a < 0 || (unsigned)type >= 256 ? NULL : &enum_tags[a][type];
+}
+
+static void enum_keep(jx_t *j, const cJSON *it, const void *tag, int v)
+{
+    if (tag && it && v >= 0 && v < 64)
+        fj_memo_put(j, it, tag, &small_ints[v]);
+}
+
 int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                 isa_ftype_t type, const fj_alias_t *aliases, int *out, int dflt)
 {
     const char *s;
+    const cJSON *it = fj_field(obj, fname);
+    const void *tag = enum_tag(type, aliases);
+    const int *known = it && tag ? fj_memo_get(j, it, tag) : NULL;
+    if (known || !it) {   /* absent: the default, as fj_get_str gives NULL */
+        *out = known ? *known : dflt;
+        return 0;
+    }
     if (fj_get_str(j, obj, path, fname, &s, false))
         return -1;
     if (!s) {
@@ -301,6 +416,7 @@ int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
         }
         return fj_jfail(j, path, fname, "unknown name '%s' (one of: %s)", s, list);
     }
+    enum_keep(j, it, tag, v);
     *out = v;
     return 0;
 }
@@ -322,6 +438,12 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
 {
     const char *s;
     *out = ISA_ENG_UNASSIGNED;
+    const cJSON *it = fj_field(obj, "engine");
+    const int *known = it ? fj_memo_get(j, it, &enum_tags[4][0]) : NULL;
+    if (known) {
+        *out = *known;
+        return 0;
+    }
     if (fj_get_str(j, obj, path, "engine", &s, false))
         return -1;
     if (!s)
@@ -337,6 +459,7 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcasecmp(n, names[i].n)) {
             *out = names[i].e;
+            enum_keep(j, it, &enum_tags[4][0], *out);
             return 0;
         }
     return fj_jfail(j, path, "engine", "unknown engine '%s' (pe, act, pool, dve, sp, dma, auto)", s);
@@ -345,6 +468,12 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
 int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 {
     const char *s;
+    const cJSON *it = fj_field(obj, "dtype");
+    const int *known = it ? fj_memo_get(j, it, &enum_tags[4][1]) : NULL;
+    if (known) {
+        *out = (unsigned)*known;
+        return 0;
+    }
     if (fj_get_str(j, obj, path, "dtype", &s, true))
         return -1;
     const char *n = fj_strip_prefix(s);
@@ -358,6 +487,7 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
     if (v < 0)
         return fj_jfail(j, path, "dtype", "unknown dtype '%s' (float32 bfloat16 float16 "
                      "float8_e4m3fn float8_e5m2 int8 int16 int32 uint8 uint16 uint32 bool)", s);
+    enum_keep(j, it, &enum_tags[4][1], v);
     *out = (unsigned)v;
     return 0;
 }
@@ -452,17 +582,27 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
     return 0;
 }
 
-int fj_parse_view_ap(jx_t *j, const char *text, const char *path, const char *fname,
-                     tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns, int *vnd,
-                     int64_t *vshape)
+/* fj_parse_view_ap of a string item (key) or of any text (key NULL) */
+static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path,
+                   const char *fname, tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns,
+                   int *vnd, int64_t *vshape)
 {
     char name[TIR_NAME_LEN], msg[400], plain[1024];
+    const char *nm = name;
+    const struct fj_cop *c = key ? fj_memo_get(j, key, &cop_tag) : NULL;
     bool dep;
-    if (split_reshape(j, text, path, fname, plain, sizeof plain, vnd, vshape))
-        return -1;
-    if (enc_parse_slice_operand(plain, &j->env, name, sizeof name, sl, ns, &dep, msg, sizeof msg))
-        return fj_jfail(j, path, fname, "%s", msg);
-    int t = fj_lookup(j, name, path, fname);
+    if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
+        *vnd = 0;
+        nm = c->name;
+    } else {
+        if (split_reshape(j, text, path, fname, plain, sizeof plain, vnd, vshape))
+            return -1;
+        if (c || *vnd ? enc_parse_slice_operand(plain, &j->env, name, sizeof name, sl, ns, &dep,
+                                                msg, sizeof msg)
+                      : parse_keep(j, key, plain, name, sizeof name, sl, ns, msg, sizeof msg))
+            return fj_jfail(j, path, fname, "%s", msg);
+    }
+    int t = fj_lookup(j, nm, path, fname);
     if (t < 0)
         return -1;
     *tensor = t;
@@ -473,6 +613,13 @@ int fj_parse_view_ap(jx_t *j, const char *text, const char *path, const char *fn
             return -1;
     }
     return 0;
+}
+
+int fj_parse_view_ap(jx_t *j, const char *text, const char *path, const char *fname,
+                     tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns, int *vnd,
+                     int64_t *vshape)
+{
+    return view_ap(j, NULL, text, path, fname, out, tensor, sl, ns, vnd, vshape);
 }
 
 int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
@@ -629,9 +776,10 @@ int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
     out->index = enc_ap_none();
     out->bound = 0;
     if (cJSON_IsString(it)) {
-        int t = -1, ns = 0;
+        int t = -1, ns = 0, vnd;
         enc_slice_t sl[ENC_MAX_SLICES];
-        return fj_parse_slice_ap(j, it->valuestring, path, fname, &out->ap, &t, sl, &ns);
+        int64_t vshape[TIR_MAX_DIMS];
+        return view_ap(j, it, it->valuestring, path, fname, &out->ap, &t, sl, &ns, &vnd, vshape);
     }
     if (cJSON_IsObject(it)) {
         if (fj_field(it, "index")) {
@@ -650,6 +798,17 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
 {
     if (j->mask_redirect && !strcmp(fname, "dst")) {   /* a masked op's scratch (fj_mask.c) */
         *out = j->mask_dst;
+        return 0;
+    }
+    const cJSON *it = fj_field(obj, fname);
+    if (cJSON_IsString(it)) {   /* the common case, without the operand's index and bound */
+        int t = -1, ns = 0, vnd;
+        enc_slice_t sl[ENC_MAX_SLICES];
+        int64_t vshape[TIR_MAX_DIMS];
+        tir_ap_t ap;
+        if (view_ap(j, it, it->valuestring, path, fname, &ap, &t, sl, &ns, &vnd, vshape))
+            return -1;
+        *out = ap;
         return 0;
     }
     fj_operand_t o;

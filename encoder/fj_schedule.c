@@ -40,7 +40,7 @@ static int add_ref(jx_t *j, int op, int before, const char *name)
 int fj_sched_op(jx_t *j, const cJSON *o, const char *path, int n0)
 {
     tir_kernel_t *k = j->b.k;
-    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "schedule");
+    const cJSON *sc = fj_field(o, "schedule");
     if (sc) {
         int n = cJSON_IsString(sc) ? 1 : cJSON_IsArray(sc) ? cJSON_GetArraySize(sc) : -1;
         if (n < 1)

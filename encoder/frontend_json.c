@@ -98,7 +98,7 @@ static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj
  * on every op the statement emitted ([n0, nops)). */
 static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
 {
-    const cJSON *deps = cJSON_GetObjectItemCaseSensitive(o, "deps");
+    const cJSON *deps = fj_field(o, "deps");
     if (!deps)
         return 0;
     tir_kernel_t *k = j->b.k;
@@ -155,17 +155,39 @@ static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_op
     return set_deps(j, o, path, n0) || fj_sched_op(j, o, path, n0) ? -1 : 0;
 }
 
-static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
+/* A statement decoded once (exec_stmt): a loop body's objects are
+ * executed every iteration, their kind, op table entry and loc do not
+ * change.  Kept in the memo (inside loops) and owned by the run. */
+enum { ST_TILE, ST_LET, ST_NO_REORDER, ST_FOR, ST_IF, ST_OP };
+typedef struct {
+    int what;                    /* ST_* */
+    int for_kind;                /* ST_FOR: exec_for's kind */
+    const char *loc;             /* replaces the path, or NULL */
+    const fj_opdef_t *d;         /* ST_OP */
+    bool prepared;               /* ST_OP: NKI names renamed, fields checked */
+    bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
+} fj_stmt_t;
+
+static const char stmt_tag = 0;   /* the memo question "decoded statement" */
+
+static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
+    const fj_opdef_t *d = st->d;
+    if (st->prepared)   /* renaming is done, the field check passed */
+        return st->masked ? fj_masked_op(j, o, path, d, run_compute_op)
+                          : run_compute_op(j, o, path, d);
     if (rename_nki_params(j, o, path, d))
         return -1;
     bool native = false;   /* NKI mask= carried by the op's own predicate */
     for (int i = 0; d->fields[i]; i++)
         native |= !strcmp(d->fields[i], "mask");
-    if (fj_field(o, "mask") && !native)   /* compute into a tile, masked copy (fj_mask.c) */
+    if (fj_field(o, "mask") && !native) {  /* compute into a tile, masked copy (fj_mask.c) */
+        st->prepared = st->masked = true;
         return fj_masked_op(j, o, path, d, run_compute_op);
+    }
     if (fj_check_fields(j, o, path, d->fields))
         return -1;
+    st->prepared = true;
     return run_compute_op(j, o, path, d);
 }
 
@@ -563,8 +585,10 @@ static int exec_no_reorder(jx_t *j, const cJSON *o, const char *path)
     return rc;
 }
 
-static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
+/* What statement o is (its errors are the statement's first errors). */
+static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
+    *st = (fj_stmt_t){0};
     if (!cJSON_IsObject(o))
         return fj_jfail(j, path, NULL, "expected an op object, got %s", fj_type_name(o));
     const char *name;
@@ -576,33 +600,62 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     if (fj_get_str(j, o, path, "loc", &loc, false))
         return -1;
     if (loc && loc[0] && strcmp(name, "for") && strcmp(name, "if"))
-        path = loc;
-    if (!strcmp(name, "tile"))
-        return exec_tile(j, o, path);
-    if (!strcmp(name, "let"))
-        return exec_let(j, o, path);
-    if (!strcmp(fj_strip_prefix(name), "no_reorder"))
-        return exec_no_reorder(j, o, path);
+        st->loc = loc;
     const char *nn = fj_strip_prefix(name);
     int kind = !strcmp(nn, "sequential_range") ? 1
                : !strcmp(nn, "dynamic_range") || !strcmp(nn, "fori_loop") ? 2 : 0;
+    if (!strcmp(name, "tile") || !strcmp(name, "let") || !strcmp(nn, "no_reorder")) {
+        st->what = !strcmp(name, "tile") ? ST_TILE : !strcmp(name, "let") ? ST_LET
+                   : ST_NO_REORDER;
+        return 0;
+    }
     if (!strcmp(nn, "affine_range") || !strcmp(nn, "static_range") || !strcmp(nn, "range") ||
         kind > 0)
         name = "for";
     if (!strcmp(name, "for") || !strcmp(name, "if")) {
-        if (++j->depth > ENC_MAX_NESTING)
-            return fj_jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
-                         ENC_MAX_NESTING);
-        int rc = name[0] == 'f' ? exec_for(j, o, path, kind) : exec_if(j, o, path);
-        j->depth--;
-        return rc;
+        st->what = name[0] == 'f' ? ST_FOR : ST_IF;
+        st->for_kind = kind;
+        return 0;
     }
-    const fj_opdef_t *d = fj_memo_get(j, o, fj_ops_dma);
-    if (!d && (d = find_opdef(fj_strip_prefix(name))))
-        fj_memo_put(j, o, fj_ops_dma, d);
-    if (!d)
+    st->what = ST_OP;
+    st->d = find_opdef(nn);
+    if (!st->d)
         return fj_jfail(j, path, "op", "unknown op '%s' (see docs/kernel-format.md)", name);
-    return exec_compute_op(j, o, path, d);
+    return 0;
+}
+
+static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
+{
+    fj_stmt_t *st = cJSON_IsObject(o) ? (fj_stmt_t *)fj_memo_get(j, o, &stmt_tag) : NULL;
+    fj_stmt_t local;
+    if (!st) {
+        if (decode_stmt(j, o, path, &local))
+            return -1;
+        st = &local;
+        fj_stmt_t *kept = fj_memo_keeps(j) ? malloc(sizeof *kept) : NULL;
+        if (kept && fj_keep(j, kept, free)) {
+            *kept = local;
+            st = kept;
+            fj_memo_put(j, o, &stmt_tag, kept);   /* not kept: still freed at the end */
+        } else {
+            free(kept);
+        }
+    }
+    if (st->loc)
+        path = st->loc;
+    switch (st->what) {
+    case ST_TILE: return exec_tile(j, o, path);
+    case ST_LET: return exec_let(j, o, path);
+    case ST_NO_REORDER: return exec_no_reorder(j, o, path);
+    case ST_OP: return exec_compute_op(j, o, path, st);
+    default: break;
+    }
+    if (++j->depth > ENC_MAX_NESTING)
+        return fj_jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
+                        ENC_MAX_NESTING);
+    int rc = st->what == ST_FOR ? exec_for(j, o, path, st->for_kind) : exec_if(j, o, path);
+    j->depth--;
+    return rc;
 }
 
 static int exec_block(jx_t *j, const cJSON *body, const char *path)
@@ -757,6 +810,7 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     }
 done:
     free(j->memo);
+    fj_cache_free(j);
     free(j->sched.refs);
     enc_env_free(&j->env);
     enc_builder_free(&j->b);

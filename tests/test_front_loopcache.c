@@ -1,0 +1,241 @@
+/* The front-end's compiled loop bodies (encoder/expr.c enc_expr_compile,
+ * expr_slice.c, fj_fields.c, frontend_json.c decode_stmt): a loop body's
+ * statements, operand strings and index expressions are parsed once and
+ * re-evaluated every iteration.  These tests fail on a cache that keeps a
+ * value, a tensor or an error from the wrong iteration. */
+#include "front_json_util.h"
+
+#include "expr.h"
+
+/* ---- compiled expressions against the parser ---- */
+
+static const char *const exprs[] = {
+    "i * 128 + n // 3", "(i % 2) * 128", "-i ** 2", "2 ** i", "min(i, n) + max(1, 2, i)",
+    "cdiv(n, i + 4)", "floor(n / 7) - i", "i >= 2", "(i == 1) * 5 + (i != 1)", "n // (i - 3)",
+    "n % (i + 1)", "abs(i - 2) * sign(i)", "trunc(i / 2)", "nl.program_id(0) + i", "floor(pi) + i",
+    "i * 4611686018427387904", "ceil(i * 0.5)", "+i - -i",
+};
+
+/* eval(text) at every i in -4..6 equals the program compiled at i0 run at i:
+ * the same value and pid dependence, or a failure of both. */
+static void replay_matches(const char *text, int64_t i0)
+{
+    enc_env_t env;
+    enc_env_init(&env);
+    enc_env_push(&env, "pid", 1, true);
+    enc_env_push(&env, "pid0", 1, true);
+    enc_env_push(&env, "n", 300, false);
+    enc_env_push(&env, "i", i0, false);
+    enc_expr_t *prog = NULL;
+    enc_val_t v, w;
+    char msg[256];
+    if (enc_expr_compile(text, &env, &prog, &v, msg, sizeof msg))
+        fail_msg("'%s' at i=%lld: %s", text, (long long)i0, msg);
+    assert_non_null(prog);
+    for (int64_t i = -4; i <= 6; i++) {
+        env.vars[env.n - 1].value = i;
+        int a = enc_expr_eval(text, &env, &v, msg, sizeof msg);
+        int b = enc_expr_run(prog, &env, &w);
+        if (a != b)
+            fail_msg("'%s' at i=%lld: eval %d, replay %d", text, (long long)i, a, b);
+        if (!a && (v.v != w.v || v.pid_dep != w.pid_dep))
+            fail_msg("'%s' at i=%lld: eval %lld, replay %lld", text, (long long)i,
+                     (long long)v.v, (long long)w.v);
+    }
+    enc_expr_free(prog);
+    enc_env_free(&env);
+}
+
+static void test_expr_replay(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof exprs / sizeof exprs[0]; k++)
+        replay_matches(exprs[k], 1);
+}
+
+/* A name bound by an inner `let` after compiling is found by the replay. */
+static void test_expr_replay_shadow(void **state)
+{
+    (void)state;
+    enc_env_t env;
+    enc_env_init(&env);
+    enc_env_push(&env, "k", 5, false);
+    enc_expr_t *prog = NULL;
+    enc_val_t v;
+    char msg[128];
+    assert_int_equal(enc_expr_compile("k * 2", &env, &prog, &v, msg, sizeof msg), 0);
+    assert_int_equal(v.v, 10);
+    enc_env_push(&env, "k", 7, true);
+    assert_int_equal(enc_expr_run(prog, &env, &v), 0);
+    assert_int_equal(v.v, 14);
+    assert_true(v.pid_dep);
+    enc_env_pop_to(&env, 0);
+    assert_int_equal(enc_expr_run(prog, &env, &v), -1);   /* k unbound: the parser's error */
+    enc_expr_free(prog);
+    enc_env_free(&env);
+}
+
+/* Slice operands: compiled at one i, run at others, equal to the parser. */
+static void test_slice_replay(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {
+        "a[(i%2)*128:(i%2)*128+128, :]", "t[i, ::2, 1:, :i+3:2]", "x[ds(i * 4, 4 - i), i]",
+        "y", "z[n // (i - 2)]",
+    };
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        enc_env_t env;
+        enc_env_init(&env);
+        enc_env_push(&env, "n", 300, false);
+        enc_env_push(&env, "i", 0, false);
+        enc_slice_t s1[ENC_MAX_SLICES], s2[ENC_MAX_SLICES];
+        int n1, n2;
+        bool d1, d2;
+        char name[64], msg[256];
+        enc_slice_prog_t *prog = NULL;
+        if (enc_slice_operand_compile(ops[k], &env, name, sizeof name, s1, &n1, &d1, msg,
+                                      sizeof msg, &prog))
+            fail_msg("'%s': %s", ops[k], msg);
+        assert_non_null(prog);
+        for (int64_t i = -3; i <= 6; i++) {
+            env.vars[1].value = i;
+            int a = enc_parse_slice_operand(ops[k], &env, name, sizeof name, s1, &n1, &d1, msg,
+                                            sizeof msg);
+            int b = enc_slice_prog_run(prog, &env, s2, &n2, &d2);
+            if (a != b)
+                fail_msg("'%s' at i=%lld: parse %d, replay %d", ops[k], (long long)i, a, b);
+            if (a)
+                continue;
+            assert_int_equal(n1, n2);
+            assert_int_equal(d1, d2);
+            for (int q = 0; q < n1; q++) {
+                assert_int_equal(s1[q].kind, s2[q].kind);
+                assert_int_equal(s1[q].start, s2[q].start);
+                assert_int_equal(s1[q].stop, s2[q].stop);
+                assert_int_equal(s1[q].step, s2[q].step);
+                assert_int_equal(s1[q].has_start, s2[q].has_start);
+                assert_int_equal(s1[q].has_stop, s2[q].has_stop);
+            }
+        }
+        enc_slice_prog_free(prog);
+        enc_env_free(&env);
+    }
+}
+
+/* ---- kernels ---- */
+
+static char *err_of(const char *body)
+{
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(body, &k, &e);
+    tir_kernel_free(&k);
+    if (rc != -1)
+        fail_msg("expected a failure for: %s", body);
+    return strdup(e.msg);
+}
+
+/* An error at a late iteration (the compiled form exists by then) reads
+ * exactly as when that iteration is the loop's first (nothing compiled). */
+static void test_late_error_same_text(void **state)
+{
+    (void)state;
+    static const char *const pairs[][2] = {
+        {T("t", "[32, 512]", "float32")
+         "{'op': 'for', 'var': 'i', 'range': [0, 12], 'body': ["
+         " {'op': 'load', 'dst': 't', 'src': 'a[i*32:i*32+32, :]'}]}",
+         T("t", "[32, 512]", "float32")
+         "{'op': 'for', 'var': 'i', 'range': [9, 12], 'body': ["
+         " {'op': 'load', 'dst': 't', 'src': 'a[i*32:i*32+32, :]'}]}"},
+        {T("t", "[1, 512]", "float32")
+         "{'op': 'for', 'var': 'i', 'range': [0, 6], 'body': ["
+         " {'op': 'load', 'dst': 't', 'src': 'a[60 // (i - 4) + 70, :]'}]}",
+         T("t", "[1, 512]", "float32")
+         "{'op': 'for', 'var': 'i', 'range': [4, 6], 'body': ["
+         " {'op': 'load', 'dst': 't', 'src': 'a[60 // (i - 4) + 70, :]'}]}"},
+        {T("t", "[1, 512]", "float32")
+         "{'op': 'for', 'var': 'i', 'range': [0, 6], 'body': ["
+         " {'op': 'load', 'dst': 't[:, 0:3]', 'src': 'a[0:1, ds(i, 3 * (i < 3))]'}]}",
+         T("t", "[1, 512]", "float32")
+         "{'op': 'for', 'var': 'i', 'range': [3, 6], 'body': ["
+         " {'op': 'load', 'dst': 't[:, 0:3]', 'src': 'a[0:1, ds(i, 3 * (i < 3))]'}]}"},
+    };
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+        char *late = err_of(pairs[p][0]), *first = err_of(pairs[p][1]);
+        if (strcmp(late, first))
+            fail_msg("late '%s' != first '%s'", late, first);
+        assert_non_null(strstr(late, "body[1].body[0]"));
+        free(late);
+        free(first);
+    }
+}
+
+/* A tile declared in the body (shadowing an outer one) is a new tensor in
+ * every iteration; the body's operands resolve to this iteration's. */
+static void test_body_tile_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[1, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+                        T("w", "[1, 512]", "float32")
+                        " {'op': 'load', 'dst': 'w', 'src': 'a[i:i+1, :]'},"
+                        " {'op': 'store', 'dst': 'out[3-i:4-i, :]', 'src': 'w'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 8);
+    for (int i = 0; i < 4; i++) {
+        const tir_op_t *ld = &k.ops[2 * i], *st = &k.ops[2 * i + 1];
+        assert_int_equal(ld->src[0].offset, (int64_t)i * 512);
+        assert_int_equal(st->dst.offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(ld->dst.tensor, st->src[0].tensor);
+        for (int q = 0; q < i; q++)
+            assert_int_not_equal(ld->dst.tensor, k.ops[2 * q].dst.tensor);
+        assert_string_equal(k.tensors[ld->dst.tensor].path, "body[1].body[0]");   /* not the outer w */
+    }
+    tir_kernel_free(&k);
+}
+
+/* Nested loops, an index of both variables, and a `let` rebound every
+ * iteration. */
+static void test_nested_and_let(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[1, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+                        " {'op': 'for', 'var': 'j', 'range': [0, 4], 'body': ["
+                        "  {'op': 'let', 'var': 'r', 'value': '(i * 4 + j) * 2'},"
+                        "  {'op': 'load', 'dst': 'w', 'src': 'a[i*4+j:i*4+j+1, :]'},"
+                        "  {'op': 'store', 'dst': 'out[r:r+1, ds(j * 8, 8)]', 'src': 'w[:, 0:8]'}]}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 24);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            const tir_op_t *ld = &k.ops[2 * (i * 4 + j)], *st = ld + 1;
+            assert_int_equal(ld->src[0].offset, (int64_t)(i * 4 + j) * 512);
+            assert_int_equal(st->dst.offset, (int64_t)(i * 4 + j) * 2 * 512 + j * 8);
+        }
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_expr_replay),
+        cmocka_unit_test(test_expr_replay_shadow),
+        cmocka_unit_test(test_slice_replay),
+        cmocka_unit_test(test_late_error_same_text),
+        cmocka_unit_test(test_body_tile_per_iteration),
+        cmocka_unit_test(test_nested_and_let),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
