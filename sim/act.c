@@ -326,7 +326,7 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
         for (unsigned k = 0; k < 8; k++)
             all[k] = &o[k];
         /* o[4] (red_out) and the accumulator registers are per partition */
-        unsigned parts = sim_rows_parts(ctx, all, 8, np, (uint64_t)np * o[0].nfree);
+        unsigned parts = sim_rows_parts(ctx, all, 8, np, sim_opnd_elems(&o[0]));
         sim_rows_split(ctx->pool, parts, np, act_span, &j);
     }
     sim_opnd_mark(&o[1]);

@@ -265,6 +265,11 @@ void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
  * Elements (partitions x free elements) per part below which an
  * elementwise instruction stays on one thread: docs/simulator.md "Threads". */
 #define SIM_ROWS_SPLIT (1u << 16)
+/* Elements of an operand: partitions x free elements (the work measure). */
+static inline uint64_t sim_opnd_elems(const sim_opnd_t *o)
+{
+    return (uint64_t)o->nparts * o->nfree;
+}
 /* How many parts to split partitions [0, np) of an instruction into (1:
  * do not split): the pool's threads while each part gets SIM_ROWS_SPLIT
  * of `work` elements, at most np; 1 when a written operand overlaps

@@ -10,3 +10,7 @@ add_test(NAME sim_threads_identical
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/golden
                  ${PROJECT_BINARY_DIR}/sim_threads_identical)
 set_tests_properties(sim_threads_identical PROPERTIES LABELS "quick;golden;sim" TIMEOUT 300)
+# time of one elementwise instruction on 1 and 2 threads by width: where
+# splitting by partitions pays (SIM_ROWS_SPLIT; not a test)
+add_executable(bench_split bench_split.c)
+target_link_libraries(bench_split PRIVATE tpb_sim tpb_isa tpb_common)
