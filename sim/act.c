@@ -266,6 +266,34 @@ static void act_partition(const act_job_t *j, unsigned p)
     }
 }
 
+/* Work per element in SIM_ROWS_SPLIT's units (~0.3 ns on one thread;
+ * tests/bench_split): the row's load, scale, bias and store 1; the
+ * vectorised functions (vmath.h) 3 more; square, reciprocal, sqrt and copy
+ * nothing more; the others, sim_actfn per element, 6 more; the element
+ * loop 4 more; a fused reduce that folds element after element (all but
+ * max/min) 2 more; Activate2's pre-ops and ActivationAcc's read 1 each. */
+static uint64_t act_weight(const act_args_t *a, uint32_t len)
+{
+    uint64_t w = 1;
+    switch (a->func) {
+    case ISA_ACTFN_EXP: case ISA_ACTFN_LOG: case ISA_ACTFN_TANH: case ISA_ACTFN_SIGMOID:
+    case ISA_ACTFN_SILU: case ISA_ACTFN_GELU: case ISA_ACTFN_GELU_APPRX_TANH:
+    case ISA_ACTFN_GELU_APPRX_SIGMOID:
+        w += 3;
+        break;
+    case ISA_ACTFN_COPY: case ISA_ACTFN_SQUARE: case ISA_ACTFN_RECIPROCAL: case ISA_ACTFN_SQRT:
+        break;
+    default:
+        w += 6;
+        break;
+    }
+    if (!len)
+        w += 4;
+    if (a->red_cmd != ISA_REDCMD_IDLE && a->red_op != ISA_ALU_MAX && a->red_op != ISA_ALU_MIN)
+        w += 2;
+    return w + a->act2 + a->acc_out;
+}
+
 static void act_span(void *arg, unsigned part, unsigned p0, unsigned p1)
 {
     (void)part;
@@ -326,7 +354,8 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
         for (unsigned k = 0; k < 8; k++)
             all[k] = &o[k];
         /* o[4] (red_out) and the accumulator registers are per partition */
-        unsigned parts = sim_rows_parts(ctx, all, 8, np, sim_opnd_elems(&o[0]));
+        uint64_t work = sim_opnd_elems(&o[0]) * act_weight(a, len);
+        unsigned parts = sim_rows_parts(ctx, all, 8, np, work);
         sim_rows_split(ctx->pool, parts, np, act_span, &j);
     }
     sim_opnd_mark(&o[1]);

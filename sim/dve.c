@@ -110,9 +110,8 @@ static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (len) {
         copy_rows_t r = { o, ctx->engine == ISA_ENG_ACT };
         const sim_opnd_t *all[2] = { &o[0], &o[1] };
-        /* a copy moves memory at ~0.15 ns per fp32 element (tests/bench_split),
-         * a quarter of the cheapest ALU row op: a quarter of the work */
-        uint64_t work = sim_opnd_elems(&o[1]) / 4;
+        /* a copy: ~0.15 ns per fp32 element, weight 1/2 (SIM_ROWS_SPLIT) */
+        uint64_t work = sim_opnd_elems(&o[1]) / 2;
         unsigned parts = sim_rows_parts(ctx, all, 2, o[1].nparts, work);
         sim_rows_each_split(ctx->pool, parts, &o[1], len, copy_row, &r);
     } else if (!ctx->timing_only) {
@@ -545,7 +544,10 @@ static int reduce_rows(sim_exec_ctx_t *ctx, const sim_opnd_t *in, const sim_opnd
     for (unsigned k = 0; k < in->tap.ndims && (axes >> k & 1u); k++)
         g *= in->tap.count[k];
     const sim_opnd_t *all[2] = { in, out };
-    unsigned parts = sim_rows_parts(ctx, all, 2, in->nparts, sim_opnd_elems(in));
+    /* weight (SIM_ROWS_SPLIT): max/min fold 16 lanes at once, 1; the other
+     * ops fold one element after another, 2 */
+    unsigned w = op == ISA_ALU_MAX || op == ISA_ALU_MIN ? 1 : 2;
+    unsigned parts = sim_rows_parts(ctx, all, 2, in->nparts, sim_opnd_elems(in) * w);
     float *res = malloc((size_t)parts * ((size_t)out->nfree + 1) * sizeof *res);
     if (!res)
         return sim_fail(ctx, "out of memory");

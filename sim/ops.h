@@ -262,10 +262,16 @@ void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
 /* ---- one instruction's partitions split over the pool (rows.c) ----
  * Each part takes a range of partitions [p0, p1) and computes them exactly
  * as the one-thread loop does, so results do not depend on the split.
- * Elements (partitions x free elements) per part below which an
- * elementwise instruction stays on one thread: docs/simulator.md "Threads". */
-#define SIM_ROWS_SPLIT (1u << 16)
-/* Elements of an operand: partitions x free elements (the work measure). */
+ * Work is counted in elements (partitions x free elements) times a weight
+ * per op: 1 for about 0.3 ns per element on one thread, the cost of a
+ * TensorScalar row (tests/bench_split).  An instruction is split only when
+ * each part gets SIM_ROWS_SPLIT units (~80 us): on the 2-vCPU machine this
+ * was measured on, a split costs ~30 us (a halted vCPU waking, the rows
+ * crossing to the other core's cache), so memory-bound ops of a 128 x 2048
+ * fp32 tile ran slower split and only the heavier ones gained
+ * (docs/simulator.md "Threads"). */
+#define SIM_ROWS_SPLIT (1u << 18)
+/* Elements of an operand: partitions x free elements. */
 static inline uint64_t sim_opnd_elems(const sim_opnd_t *o)
 {
     return (uint64_t)o->nparts * o->nfree;

@@ -31,7 +31,7 @@ static isa_decoded_t inst(unsigned kind, uint32_t w)
 {
     isa_decoded_t d;
     memset(&d, 0, sizeof d);
-    isa_ptr_t col = { (uint32_t)PB - 16, ISA_DT_FP32, ISA_SPACE_SBUF };
+    isa_ptr_t col = { (uint32_t)PB - 16, ISA_DT_FP32, ISA_SPACE_SBUF }; /* bias: -5.0 */
     switch (kind) {
     case 0:
         d.inst.op = ISA_OP_TENSOR_COPY;
@@ -50,10 +50,14 @@ static isa_decoded_t inst(unsigned kind, uint32_t w)
     case 2:
         d.inst.op = ISA_OP_TENSOR_REDUCE;
         d.inst.f.RED.in = rows(0, w);
-        d.inst.f.RED.out = rows(PB - 16, 1);
+        d.inst.f.RED.out = rows(PB - 32, 1);
         d.inst.f.RED.op = ISA_ALU_MAX;
         d.inst.f.RED.axes = 1;
         break;
+    case 3:
+        d = inst(2, w);
+        d.inst.f.RED.op = ISA_ALU_ADD;
+        return d;
     default:
         d.inst.op = ISA_OP_ACTIVATION;
         d.inst.f.ACT.in = rows(0, w);
@@ -63,7 +67,8 @@ static isa_decoded_t inst(unsigned kind, uint32_t w)
         d.inst.f.ACT.bias = col;
         d.inst.f.ACT.red_out = (isa_ptr_t){ (uint32_t)PB - 8, ISA_DT_FP32, ISA_SPACE_SBUF };
         d.inst.f.ACT.red_op = ISA_ALU_ADD;
-        d.inst.f.ACT.red_cmd = ISA_REDCMD_RESET_REDUCE;
+        d.inst.f.ACT.red_cmd = kind == 4 || kind == 6 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE;
+        d.inst.f.ACT.func = kind >= 6 ? ISA_ACTFN_SQUARE : ISA_ACTFN_EXP;
         break;
     }
     d.inst.l2 = isa_ops[d.inst.op].l2;
@@ -93,7 +98,8 @@ static double time_inst(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 int main(void)
 {
     static const char *names[] = { "tensor_copy", "tensor_scalar", "tensor_reduce max",
-                                   "activation exp+reduce" };
+                                   "tensor_reduce add", "activation exp+add", "activation exp",
+                                   "activation square+add", "activation square" };
     static const uint32_t widths[] = { 64, 128, 256, 512, 1024, 2048, 4096 };
     uint8_t *sbuf = malloc((size_t)128 * PB);
     float acc[128] = { 0 };
@@ -117,7 +123,7 @@ int main(void)
     sim_pool_t *pool = sim_pool_new(2, true);
     printf("%-22s %6s %10s %10s %8s\n", "op (128 x W fp32)", "W", "1 thread", "2 threads",
            "speedup");
-    for (unsigned kind = 0; kind < 4; kind++)
+    for (unsigned kind = 0; kind < 8; kind++)
         for (unsigned wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
             isa_decoded_t d = inst(kind, widths[wi]);
             ctx.pool = NULL;
