@@ -65,11 +65,13 @@ def rowwise_numpy(kind, ins):
     return xc / np.sqrt(var + np.float32(1e-5)) * ins["gamma"] + ins["beta"]
 
 
-def make_rowwise(tpb, work, kind, rows, cols, run, simulate):
-    """Compile (run) and simulate (simulate) a large softmax/layernorm,
-    check it against a float64 NumPy reference (the golden cases'
-    tolerances); returns (stats, float32 NumPy callable, why).  The stats
-    get numpy_e2e: NumPy with the `tpb sim` process's boundaries."""
+def make_rowwise(tpb, work, kind, rows, cols, run, simulate, threads=(1,)):
+    """Compile (run) and simulate (simulate) a large softmax/layernorm with
+    `tpb sim --threads T` for each T in threads (the outputs and cycles
+    must equal the first's), check it against a float64 NumPy reference
+    (the golden cases' tolerances); returns ([(T, stats)], float32 NumPy
+    callable, why).  The first stats get numpy_e2e: NumPy with the `tpb
+    sim` process's boundaries."""
     name = f"{kind}-big"
     kdir = os.path.join(work, name + "-kernel")
     os.makedirs(os.path.join(kdir, "inputs"), exist_ok=True)
@@ -87,10 +89,21 @@ def make_rowwise(tpb, work, kind, rows, cols, run, simulate):
         ins["beta"] = rng.standard_normal((1, cols)).astype(np.float32)
     for nm, v in ins.items():
         np.save(os.path.join(kdir, "inputs", nm + ".npy"), v)
-    out = os.path.join(work, name + "-out")
-    st, why = simulate(tpb, art, os.path.join(kdir, "inputs"), out)
-    if st is not None:
-        got = np.load(os.path.join(out, "out", "out.npy"))
+    runs, ref, why = [], None, None
+    for t in threads:
+        out = os.path.join(work, f"{name}-out-t{t}")
+        st, why = simulate(tpb, art, os.path.join(kdir, "inputs"), out, threads=t)
+        if st is None:
+            return None, None, why
+        with open(os.path.join(out, "out", "out.npy"), "rb") as f:
+            got_bytes = f.read()
+        if ref is not None and (got_bytes != ref[0] or st["total_cycles"] != ref[1]):
+            return None, None, f"--threads {t} output or cycles differ from --threads {threads[0]}"
+        ref = ref or (got_bytes, st["total_cycles"])
+        runs.append((t, st))
+    if runs:
+        st = runs[0][1]
+        got = np.load(os.path.join(work, f"{name}-out-t{threads[0]}", "out", "out.npy"))
         want = rowwise_numpy(kind, {k: v.astype(np.float64) for k, v in ins.items()})
         rtol, atol = (1e-4, 1e-7) if kind == "softmax" else (1e-4, 1e-5)  # the golden cases'
         if not np.allclose(got, want, rtol=rtol, atol=atol):
@@ -98,7 +111,7 @@ def make_rowwise(tpb, work, kind, rows, cols, run, simulate):
                                f"{np.abs(got - want).max():.3g})"
         st["numpy_e2e"] = numpy_e2e(kind, os.path.join(kdir, "inputs"), list(ins),
                                     os.path.join(work, name + "-numpy-out.npy"))
-    return st, (lambda: rowwise_numpy(kind, ins)), why
+    return runs, (lambda: rowwise_numpy(kind, ins)), why
 
 
 def numpy_e2e(kind, indir, names, out, reps=3):
@@ -115,16 +128,21 @@ def numpy_e2e(kind, indir, names, out, reps=3):
     return {"wall": wall, "cpu": cpu}
 
 
-def report_rowwise(name, st, np_s, why):
+def report_rowwise(name, runs, np_s, why):
     """sim_run against NumPy's computation, and the whole `tpb sim` process
     against numpy_e2e, in wall time and in CPU time (the CPU figures are
-    the steadier ones on a shared machine)."""
-    if st is None:
+    the steadier ones on a shared machine): one line per `tpb sim
+    --threads` count in runs [(threads, stats)]; NumPy is single-threaded
+    in every one."""
+    if runs is None:
         print(f"{name:24s} skipped: {why}")
         return
-    e2e, ne = st["process_wall"], st["numpy_e2e"]
-    print(f"{name:24s} {st['instructions']:>11,d} inst  {st['total_cycles']:>12,d} cycles  "
-          f"sim {st['wall_seconds']:8.3f} s  e2e {e2e:7.3f} s (cpu {st['process_cpu']:6.3f} s)  "
-          f"numpy {np_s * 1e3:8.1f} ms, e2e {ne['wall'] * 1e3:8.1f} ms (cpu {ne['cpu'] * 1e3:6.1f} ms)  "
-          f"ratio sim {st['wall_seconds'] / np_s:5.2f}x, e2e {e2e / ne['wall']:5.2f}x, "
-          f"e2e cpu {st['process_cpu'] / ne['cpu']:5.2f}x")
+    ne = runs[0][1]["numpy_e2e"]
+    for i, (threads, st) in enumerate(runs):
+        e2e = st["process_wall"]
+        label = name if i == 0 else ""
+        print(f"{label:24s} {st['instructions']:>11,d} inst  {st['total_cycles']:>12,d} cycles  "
+              f"sim {st['wall_seconds']:8.3f} s  e2e {e2e:7.3f} s (cpu {st['process_cpu']:6.3f} s)  "
+              f"numpy {np_s * 1e3:8.1f} ms, e2e {ne['wall'] * 1e3:8.1f} ms (cpu {ne['cpu'] * 1e3:6.1f} ms)  "
+              f"ratio sim {st['wall_seconds'] / np_s:5.2f}x, e2e {e2e / ne['wall']:5.2f}x, "
+              f"e2e cpu {st['process_cpu'] / ne['cpu']:5.2f}x  (tpb sim --threads {threads})")

@@ -216,6 +216,91 @@ static void act_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     }
 }
 
+/* One Activation instruction's partitions: each computed on its own, so
+ * ranges of them may run on different threads (sim_rows_split). */
+typedef struct {
+    sim_exec_ctx_t *ctx;
+    const act_args_t *a;
+    const sim_opnd_t *o;   /* in, out, bias, scale, red_out, imm0, imm1, relu */
+    uint32_t len;          /* sim_row_len, 0: the element loop */
+    bool red;
+} act_job_t;
+
+/* Partition p: its scale, bias and Activate2 pointer immediates, the
+ * elements, then the fused reduce into accumulator st + p and red_out. */
+static void act_partition(const act_job_t *j, unsigned p)
+{
+    const sim_opnd_t *o = j->o;
+    act_args_t pa = *j->a;
+    const act_args_t *a = &pa;
+    float scale = a->scale_is_ptr ? num_load_f32(sim_el(&o[3], p, 0), o[3].dtype)
+                                  : sim_f32_from_bits(a->scale_bits);
+    float bias = o[2].mem ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
+    if (a->imm_is_ptr[0])
+        pa.imm0 = num_load_f32(sim_el(&o[5], p, 0), o[5].dtype);
+    if (a->imm_is_ptr[1])
+        pa.imm1 = num_load_f32(sim_el(&o[6], p, 0), o[6].dtype);
+    if (a->relu_is_ptr)
+        pa.relu = num_load_f32(sim_el(&o[7], p, 0), o[7].dtype);
+    float r = 0.0f;
+    if (j->len) {
+        act_rows_t rows = { a, o, scale, bias, j->red, 0.0f };
+        sim_rows_part(&o[1], j->len, p, act_row, &rows);
+        r = rows.r;
+    } else
+        for (uint32_t i = 0; i < o[0].nfree; i++) {
+            float x = num_load_f32(sim_el(&o[0], p, i), o[0].dtype);
+            float z = a->act2 ? act2_pre(a, x) : x * scale;
+            float y = act_fn(a, z + bias);
+            uint8_t *dst = sim_el(&o[1], p, i);
+            if (a->acc_out)
+                y = num_load_f32(dst, o[1].dtype) + y;
+            num_store_f32(dst, o[1].dtype, y);
+            if (j->red)
+                r = i == 0 ? y : sim_alu_f(a->red_op, r, y);
+        }
+    if (j->red) {
+        float v = apply_red_cmd(j->ctx, a, o[0].start + p, r, &o[4], p);
+        if (o[4].mem)
+            num_store_f32(sim_el(&o[4], p, 0), o[4].dtype, v);
+    }
+}
+
+/* Work per element in SIM_ROWS_SPLIT's units (~0.3 ns on one thread;
+ * tests/bench_split): the row's load, scale, bias and store 1; the
+ * vectorised functions (vmath.h) 3 more; square, reciprocal, sqrt and copy
+ * nothing more; the others, sim_actfn per element, 6 more; the element
+ * loop 4 more; a fused reduce that folds element after element (all but
+ * max/min) 2 more; Activate2's pre-ops and ActivationAcc's read 1 each. */
+static uint64_t act_weight(const act_args_t *a, uint32_t len)
+{
+    uint64_t w = 1;
+    switch (a->func) {
+    case ISA_ACTFN_EXP: case ISA_ACTFN_LOG: case ISA_ACTFN_TANH: case ISA_ACTFN_SIGMOID:
+    case ISA_ACTFN_SILU: case ISA_ACTFN_GELU: case ISA_ACTFN_GELU_APPRX_TANH:
+    case ISA_ACTFN_GELU_APPRX_SIGMOID:
+        w += 3;
+        break;
+    case ISA_ACTFN_COPY: case ISA_ACTFN_SQUARE: case ISA_ACTFN_RECIPROCAL: case ISA_ACTFN_SQRT:
+        break;
+    default:
+        w += 6;
+        break;
+    }
+    if (!len)
+        w += 4;
+    if (a->red_cmd != ISA_REDCMD_IDLE && a->red_op != ISA_ALU_MAX && a->red_op != ISA_ALU_MIN)
+        w += 2;
+    return w + a->act2 + a->acc_out;
+}
+
+static void act_span(void *arg, unsigned part, unsigned p0, unsigned p1)
+{
+    (void)part;
+    for (unsigned p = p0; p < p1; p++)
+        act_partition(arg, p);
+}
+
 static uint32_t f32_bits(float f)
 {
     uint32_t b;
@@ -263,43 +348,16 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
         goto done;
     const sim_opnd_t *ins[1] = { &o[0] };
     uint32_t len = ctx->timing_only ? 0 : sim_row_len(&o[1], ins, 1);
-    act_args_t pa = *a;   /* per partition: Activate2 pointer immediates loaded */
-    if (!ctx->timing_only)
-        for (unsigned p = 0; p < np; p++) {
-            float scale = a->scale_is_ptr ? num_load_f32(sim_el(&o[3], p, 0), o[3].dtype)
-                                          : sim_f32_from_bits(a->scale_bits);
-            float bias = o[2].mem ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
-            /* this partition's Activate2 immediates (pointers read here) */
-            if (a->imm_is_ptr[0])
-                pa.imm0 = num_load_f32(sim_el(&o[5], p, 0), o[5].dtype);
-            if (a->imm_is_ptr[1])
-                pa.imm1 = num_load_f32(sim_el(&o[6], p, 0), o[6].dtype);
-            if (a->relu_is_ptr)
-                pa.relu = num_load_f32(sim_el(&o[7], p, 0), o[7].dtype);
-            a = &pa;
-            float r = 0.0f;
-            if (len) {
-                act_rows_t rows = { a, o, scale, bias, red, 0.0f };
-                sim_rows_part(&o[1], len, p, act_row, &rows);
-                r = rows.r;
-            } else
-            for (uint32_t i = 0; i < o[0].nfree; i++) {
-                float x = num_load_f32(sim_el(&o[0], p, i), o[0].dtype);
-                float z = a->act2 ? act2_pre(a, x) : x * scale;
-                float y = act_fn(a, z + bias);
-                uint8_t *dst = sim_el(&o[1], p, i);
-                if (a->acc_out)
-                    y = num_load_f32(dst, o[1].dtype) + y;
-                num_store_f32(dst, o[1].dtype, y);
-                if (red)
-                    r = i == 0 ? y : sim_alu_f(a->red_op, r, y);
-            }
-            if (red) {
-                float v = apply_red_cmd(ctx, a, st + p, r, &o[4], p);
-                if (o[4].mem)
-                    num_store_f32(sim_el(&o[4], p, 0), o[4].dtype, v);
-            }
-        }
+    if (!ctx->timing_only) {
+        act_job_t j = { ctx, a, o, len, red };
+        const sim_opnd_t *all[8];
+        for (unsigned k = 0; k < 8; k++)
+            all[k] = &o[k];
+        /* o[4] (red_out) and the accumulator registers are per partition */
+        uint64_t work = sim_opnd_elems(&o[0]) * act_weight(a, len);
+        unsigned parts = sim_rows_parts(ctx, all, 8, np, work);
+        sim_rows_split(ctx->pool, parts, np, act_span, &j);
+    }
     sim_opnd_mark(&o[1]);
     sim_opnd_mark(&o[4]);
     rc = 0;

@@ -109,7 +109,11 @@ static int exec_tensor_copy(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint32_t len = ctx->timing_only ? 0 : sim_row_len(&o[1], ins, 1);
     if (len) {
         copy_rows_t r = { o, ctx->engine == ISA_ENG_ACT };
-        sim_rows_each(&o[1], len, copy_row, &r);
+        const sim_opnd_t *all[2] = { &o[0], &o[1] };
+        /* a copy: ~0.15 ns per fp32 element, weight 1/2 (SIM_ROWS_SPLIT) */
+        uint64_t work = sim_opnd_elems(&o[1]) / 2;
+        unsigned parts = sim_rows_parts(ctx, all, 2, o[1].nparts, work);
+        sim_rows_each_split(ctx->pool, parts, &o[1], len, copy_row, &r);
     } else if (!ctx->timing_only) {
         /* Activation computes through fp32; DVE/Pool copy integers exactly. */
         bool via_f32 = ctx->engine == ISA_ENG_ACT;
@@ -185,7 +189,9 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
     uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op) ? 0 : sim_row_len(&o[2], ins, 2);
     if (len) {
         tt_rows_t r = { o, f->op };
-        sim_rows_each(&o[2], len, tt_row, &r);
+        const sim_opnd_t *all[3] = { &o[0], &o[1], &o[2] };
+        unsigned parts = sim_rows_parts(ctx, all, 3, o[2].nparts, sim_opnd_elems(&o[2]));
+        sim_rows_each_split(ctx->pool, parts, &o[2], len, tt_row, &r);
     } else if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++)
             for (uint32_t i = 0; i < o[2].nfree; i++) {
@@ -273,6 +279,7 @@ typedef struct {
     const scalar_t *s0, *s1;
     unsigned op0, op1;
     bool rev0, rev1;
+    uint32_t len;          /* sim_row_len */
     float a0, a1;          /* the scalars of the current partition */
 } ts_rows_t;
 
@@ -288,6 +295,16 @@ static void ts_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
     sim_row_alu_s(r->op1, x, x, r->a1, r->rev1, n);
     sim_row_store(&r->o[1], p, i, x, n);
+}
+
+/* Partitions [p0, p1) of the row path, with this part's own copy of the
+ * per-partition scalars. */
+static void ts_span(void *arg, unsigned part, unsigned p0, unsigned p1)
+{
+    (void)part;
+    ts_rows_t r = *(const ts_rows_t *)arg;
+    for (unsigned p = p0; p < p1; p++)
+        sim_rows_part(&r.o[1], r.len, p, ts_row, &r);
 }
 
 static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -336,8 +353,10 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint32_t len = ctx->timing_only || d->has_pred || sim_alu_is_bitwise(f->op0) ||
                    sim_alu_is_bitwise(f->op1) ? 0 : sim_row_len(&o[1], ins, 1);
     if (len) {
-        ts_rows_t r = { o, &s0, &s1, f->op0, f->op1, f->rev0, f->rev1, 0.0f, 0.0f };
-        sim_rows_each(&o[1], len, ts_row, &r);
+        ts_rows_t r = { o, &s0, &s1, f->op0, f->op1, f->rev0, f->rev1, len, 0.0f, 0.0f };
+        const sim_opnd_t *all[4] = { &o[0], &o[1], &s0.o, &s1.o };
+        unsigned parts = sim_rows_parts(ctx, all, 4, o[1].nparts, sim_opnd_elems(&o[1]));
+        sim_rows_split(ctx->pool, parts, o[1].nparts, ts_span, &r);
     } else if (!ctx->timing_only) {
         sim_val_t fill = sim_val_f(d->pred.fill);
         preds_t ps;
@@ -391,6 +410,7 @@ typedef struct {
     const scalar_t *s0;
     unsigned op0, op1;
     bool rev0;
+    uint32_t len;          /* sim_row_len */
     float a0;              /* the scalar of the current partition */
 } stt_rows_t;
 
@@ -405,6 +425,15 @@ static void stt_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
     sim_row_alu(r->op1, x, x, y, n);
     sim_row_store(&r->o[2], p, i, x, n);
+}
+
+/* Partitions [p0, p1), with this part's own copy of the scalar. */
+static void stt_span(void *arg, unsigned part, unsigned p0, unsigned p1)
+{
+    (void)part;
+    stt_rows_t r = *(const stt_rows_t *)arg;
+    for (unsigned p = p0; p < p1; p++)
+        sim_rows_part(&r.o[2], r.len, p, stt_row, &r);
 }
 
 static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
@@ -424,8 +453,10 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op0) || sim_alu_is_bitwise(f->op1)
                    ? 0 : sim_row_len(&o[2], ins, 2);
     if (len) {
-        stt_rows_t r = { o, &s0, f->op0, f->op1, f->rev0, 0.0f };
-        sim_rows_each(&o[2], len, stt_row, &r);
+        stt_rows_t r = { o, &s0, f->op0, f->op1, f->rev0, len, 0.0f };
+        const sim_opnd_t *all[4] = { &o[0], &o[1], &o[2], &s0.o };
+        unsigned parts = sim_rows_parts(ctx, all, 4, o[2].nparts, sim_opnd_elems(&o[2]));
+        sim_rows_split(ctx->pool, parts, o[2].nparts, stt_span, &r);
     } else if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++) {
             sim_val_t a0 = scalar_get(&s0, p);
@@ -469,17 +500,23 @@ static bool reduce_rows_ok(const sim_opnd_t *in, unsigned op, unsigned axes)
     return sim_row_run(in) != 0 && !sim_alu_is_bitwise(op) && (axes & (axes + 1)) == 0;
 }
 
-static int reduce_rows(sim_exec_ctx_t *ctx, const sim_opnd_t *in, const sim_opnd_t *out,
-                       unsigned op, unsigned axes, bool negate)
+typedef struct {
+    const sim_opnd_t *in, *out;
+    unsigned op;
+    bool negate;
+    uint32_t g;            /* elements folded into one output */
+    float *res;            /* out->nfree + 1 floats per part */
+} reduce_rows_t;
+
+/* Partitions [p0, p1) of the TensorReduce fast path. */
+static void reduce_span(void *arg, unsigned part, unsigned p0, unsigned p1)
 {
-    uint32_t g = 1, run = sim_row_run(in), nout = out->nfree;
-    for (unsigned k = 0; k < in->tap.ndims && (axes >> k & 1u); k++)
-        g *= in->tap.count[k];
-    float *res = malloc(((size_t)nout + 1) * sizeof *res);
-    if (!res)
-        return sim_fail(ctx, "out of memory");
+    const reduce_rows_t *r = arg;
+    const sim_opnd_t *in = r->in, *out = r->out;
+    uint32_t g = r->g, run = sim_row_run(in), nout = out->nfree;
+    float *res = r->res + (size_t)part * (nout + 1);
     float buf[SIM_ROW_MAX];
-    for (unsigned p = 0; p < in->nparts; p++) {
+    for (unsigned p = p0; p < p1; p++) {
         for (uint32_t j = 0; j < nout; j++) {
             float acc = 0.0f;
             for (uint32_t i = j * g, end = i + g; i < end;) {
@@ -490,14 +527,32 @@ static int reduce_rows(sim_exec_ctx_t *ctx, const sim_opnd_t *in, const sim_opnd
                 uint32_t q = 0;
                 if (i == j * g)
                     acc = buf[q++];
-                acc = sim_row_fold(op, acc, buf + q, n - q);
+                acc = sim_row_fold(r->op, acc, buf + q, n - q);
                 i += n;
             }
-            res[j] = negate ? -acc : acc;
+            res[j] = r->negate ? -acc : acc;
         }
         for (uint32_t j = 0; j < nout; j++)
             num_store_f32(sim_el(out, p, j), out->dtype, res[j]);
     }
+}
+
+static int reduce_rows(sim_exec_ctx_t *ctx, const sim_opnd_t *in, const sim_opnd_t *out,
+                       unsigned op, unsigned axes, bool negate)
+{
+    uint32_t g = 1;
+    for (unsigned k = 0; k < in->tap.ndims && (axes >> k & 1u); k++)
+        g *= in->tap.count[k];
+    const sim_opnd_t *all[2] = { in, out };
+    /* weight (SIM_ROWS_SPLIT): max/min fold 16 lanes at once, 1; the other
+     * ops fold one element after another, 2 */
+    unsigned w = op == ISA_ALU_MAX || op == ISA_ALU_MIN ? 1 : 2;
+    unsigned parts = sim_rows_parts(ctx, all, 2, in->nparts, sim_opnd_elems(in) * w);
+    float *res = malloc((size_t)parts * ((size_t)out->nfree + 1) * sizeof *res);
+    if (!res)
+        return sim_fail(ctx, "out of memory");
+    reduce_rows_t r = { in, out, op, negate, g, res };
+    sim_rows_split(ctx->pool, parts, in->nparts, reduce_span, &r);
     free(res);
     return 0;
 }

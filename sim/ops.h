@@ -258,6 +258,42 @@ void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg);
 uint32_t sim_row_run(const sim_opnd_t *o);
 /* The same for one partition p. */
 void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg);
+
+/* ---- one instruction's partitions split over the pool (rows.c) ----
+ * Each part takes a range of partitions [p0, p1) and computes them exactly
+ * as the one-thread loop does, so results do not depend on the split.
+ * Work is counted in elements (partitions x free elements) times a weight
+ * per op: 1 for about 0.3 ns per element on one thread, the cost of a
+ * TensorScalar row (tests/bench_split).  An instruction is split only when
+ * each part gets SIM_ROWS_SPLIT units (~80 us): on the 2-vCPU machine this
+ * was measured on, a split costs ~30 us (a halted vCPU waking, the rows
+ * crossing to the other core's cache), so memory-bound ops of a 128 x 2048
+ * fp32 tile ran slower split and only the heavier ones gained
+ * (docs/simulator.md "Threads"). */
+#define SIM_ROWS_SPLIT (1u << 18)
+/* Elements of an operand: partitions x free elements. */
+static inline uint64_t sim_opnd_elems(const sim_opnd_t *o)
+{
+    return (uint64_t)o->nparts * o->nfree;
+}
+/* How many parts to split partitions [0, np) of an instruction into (1:
+ * do not split): the pool's threads while each part gets SIM_ROWS_SPLIT
+ * of `work` elements, at most np; 1 when a written operand overlaps
+ * another operand (the same memory, partitions and bytes) with a
+ * different first partition, as part p then touches memory another part
+ * writes (the one-thread loop's order would matter).  Operands with mem ==
+ * NULL are ignored. */
+unsigned sim_rows_parts(const sim_exec_ctx_t *ctx, const sim_opnd_t *const *ops, unsigned nops,
+                        unsigned np, uint64_t work);
+/* fn(arg, part, p0, p1) for part 0..parts-1 cutting [0, np), on the pool when parts > 1 (fn
+ * then runs concurrently: it may write only partitions [p0, p1) of its
+ * outputs and per-part state of its own). */
+typedef void (*sim_span_fn)(void *arg, unsigned part, unsigned p0, unsigned p1);
+void sim_rows_split(sim_pool_t *pool, unsigned parts, unsigned np, sim_span_fn fn, void *arg);
+/* sim_rows_each with partitions split into parts: fn's arg is shared by
+ * the parts, so fn must only read it. */
+void sim_rows_each_split(sim_pool_t *pool, unsigned parts, const sim_opnd_t *o, uint32_t len,
+                         sim_row_fn fn, void *arg);
 void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n);
 void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src, uint32_t n);
 /* r[k] = a[k] op b[k] / a[k] op s (rev: s op a[k]), exactly as sim_alu_f. */

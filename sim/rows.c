@@ -123,6 +123,88 @@ void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg)
         sim_rows_part(o, len, p, fn, arg);
 }
 
+/* Operands a and b touch common bytes: the same memory, overlapping
+ * partitions and overlapping byte ranges inside a partition. */
+static bool opnd_overlap(const sim_opnd_t *a, const sim_opnd_t *b)
+{
+    return a->mem == b->mem && a->start < b->start + b->nparts &&
+           b->start < a->start + a->nparts && a->lo < b->hi && b->lo < a->hi;
+}
+
+/* Every part p0..p1 touches only partitions start + [p0, p1) of each
+ * operand: parts are independent when no written operand shares bytes with
+ * another operand that numbers its partitions from another start. */
+static bool parts_independent(const sim_opnd_t *const *ops, unsigned nops)
+{
+    for (unsigned i = 0; i < nops; i++) {
+        const sim_opnd_t *w = ops[i];
+        if (!w->mem || !(w->acc & SIM_WR))
+            continue;
+        for (unsigned j = 0; j < nops; j++)
+            if (j != i && ops[j]->mem && ops[j]->start != w->start && opnd_overlap(w, ops[j]))
+                return false;
+    }
+    return true;
+}
+
+unsigned sim_rows_parts(const sim_exec_ctx_t *ctx, const sim_opnd_t *const *ops, unsigned nops,
+                        unsigned np, uint64_t work)
+{
+    if (sim_pool_threads(ctx->pool) < 2 || np < 2)
+        return 1;
+    unsigned n = sim_pool_parts(ctx->pool, work, SIM_ROWS_SPLIT);
+    if (n < 2 || !parts_independent(ops, nops))
+        return 1;
+    return n < np ? n : np;
+}
+
+typedef struct {
+    sim_span_fn fn;
+    void *arg;
+    unsigned np, parts;
+} span_job_t;
+
+static void span_part(void *arg, unsigned part)
+{
+    const span_job_t *j = arg;
+    unsigned p0 = (unsigned)((uint64_t)j->np * part / j->parts);
+    unsigned p1 = (unsigned)((uint64_t)j->np * (part + 1) / j->parts);
+    if (p0 < p1)
+        j->fn(j->arg, part, p0, p1);
+}
+
+void sim_rows_split(sim_pool_t *pool, unsigned parts, unsigned np, sim_span_fn fn, void *arg)
+{
+    if (parts <= 1) {
+        fn(arg, 0, 0, np);
+        return;
+    }
+    span_job_t j = { fn, arg, np, parts };
+    sim_pool_run(pool, parts, span_part, &j);
+}
+
+typedef struct {
+    const sim_opnd_t *o;
+    uint32_t len;
+    sim_row_fn fn;
+    void *arg;
+} rows_job_t;
+
+static void rows_span(void *arg, unsigned part, unsigned p0, unsigned p1)
+{
+    (void)part;
+    const rows_job_t *j = arg;
+    for (unsigned p = p0; p < p1; p++)
+        sim_rows_part(j->o, j->len, p, j->fn, j->arg);
+}
+
+void sim_rows_each_split(sim_pool_t *pool, unsigned parts, const sim_opnd_t *o, uint32_t len,
+                         sim_row_fn fn, void *arg)
+{
+    rows_job_t j = { o, len, fn, arg };
+    sim_rows_split(pool, parts, o->nparts, rows_span, &j);
+}
+
 void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n)
 {
     const uint8_t *src = sim_el(o, p, i);
