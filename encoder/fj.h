@@ -62,6 +62,8 @@ typedef struct {
     struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
     int nvregs;
     bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
+    const char **path_slot;      /* the running statement's interned op path
+                                    (enc_set_path_slot), NULL = none */
     tir_ap_t mask_dst;
     int once_depth;              /* depth of the innermost "iterations" loop body: its
                                     objects are visited once (no memo there) */

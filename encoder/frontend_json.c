@@ -145,12 +145,14 @@ static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_op
     if (fj_get_str(j, o, path, "name", &nm, false) || fj_get_engine(j, o, path, &op.engine))
         return -1;
     enc_set_path(&j->b, path);
+    enc_set_path_slot(&j->b, j->path_slot);
     enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
     int n0 = j->b.k->nops;
     int rc = d->fn(j, o, path, &op);
+    if (rc > 0)
+        rc = enc_emit(&j->b, &op) < 0 ? -1 : 0;   /* else the handler emitted through a builder */
+    enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
     if (rc < 0)
-        return -1;
-    if (rc > 0 && enc_emit(&j->b, &op) < 0)   /* else the handler emitted through a builder */
         return -1;
     return set_deps(j, o, path, n0) || fj_sched_op(j, o, path, n0) ? -1 : 0;
 }
@@ -166,11 +168,12 @@ typedef struct {
     const fj_opdef_t *d;         /* ST_OP */
     bool prepared;               /* ST_OP: NKI names renamed, fields checked */
     bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
+    const char *ipath;           /* ST_OP: its ops' path interned (enc_set_path_slot) */
 } fj_stmt_t;
 
 static const char stmt_tag = 0;   /* the memo question "decoded statement" */
 
-static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
+static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
     const fj_opdef_t *d = st->d;
     if (st->prepared)   /* renaming is done, the field check passed */
@@ -189,6 +192,15 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t 
         return -1;
     st->prepared = true;
     return run_compute_op(j, o, path, d);
+}
+
+/* The statement's ops intern their path once (enc_set_path_slot). */
+static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
+{
+    j->path_slot = &st->ipath;
+    int rc = exec_compute_op_slot(j, o, path, st);
+    j->path_slot = NULL;
+    return rc;
 }
 
 /* ---- statements ---- */

@@ -538,6 +538,51 @@ static void test_op_init_defaults(void **state)
     assert_int_equal(op.local_reduce, 0);
 }
 
+/* enc_set_path_slot: the slot keeps the interned path; a stale slot (another
+ * statement's path) is corrected, a long path is still truncated, and
+ * without a path ops are numbered as before. */
+static void test_path_slot(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_ap_t t = enc_ap(b, f->t, 0, NULL, "dst");
+    const char *slot = NULL;
+    enc_set_path(b, "body[1].body[0]");
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_string_equal(f->k.ops[0].path, "body[1].body[0]");
+    assert_ptr_equal(slot, f->k.ops[0].path);
+    enc_set_path(b, "body[1].body[0]");
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_ptr_equal(f->k.ops[1].path, f->k.ops[0].path);
+    enc_set_path(b, "body[1].body[1]");   /* the slot names another path */
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_string_equal(f->k.ops[2].path, "body[1].body[1]");
+    assert_ptr_equal(slot, f->k.ops[2].path);
+    char longp[200];
+    memset(longp, 'x', sizeof longp - 2);
+    longp[sizeof longp - 2] = 'y';
+    longp[sizeof longp - 1] = 0;
+    for (int i = 3; i < 5; i++) {   /* twice: the truncated copy never matches the path */
+        enc_set_path(b, longp);
+        enc_set_path_slot(b, &slot);
+        assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+        assert_int_equal(strlen(f->k.ops[i].path), TIR_PATH_LEN - 1);
+        assert_memory_equal(f->k.ops[i].path, "...", 3);
+        assert_int_equal(f->k.ops[i].path[TIR_PATH_LEN - 2], 'y');
+    }
+    enc_set_path(b, "");
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_string_equal(f->k.ops[5].path, "op[5]");
+    assert_string_equal(f->k.ops[6].path, "op[6]");
+    enc_set_path_slot(b, NULL);
+    assert_int_equal(enc_builder_finish(b), 0);
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -551,7 +596,7 @@ int main(void)
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
-        cmocka_unit_test(test_op_init_defaults),
+        cmocka_unit_test(test_op_init_defaults), FX(test_path_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
