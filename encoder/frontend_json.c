@@ -137,15 +137,58 @@ static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
     return 0;
 }
 
+/* A statement decoded once (exec_stmt): a loop body's objects are
+ * executed every iteration, their kind, op table entry and loc do not
+ * change.  Kept in the memo (inside loops) and owned by the run. */
+enum { ST_TILE, ST_LET, ST_NO_REORDER, ST_FOR, ST_IF, ST_OP };
+typedef struct fj_stmt {
+    int what;                    /* ST_* */
+    int for_kind;                /* ST_FOR: exec_for's kind */
+    const char *loc;             /* replaces the path, or NULL */
+    const fj_opdef_t *d;         /* ST_OP */
+    bool prepared;               /* ST_OP: NKI names renamed, fields checked */
+    bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
+    const char *ipath;           /* ST_OP: its ops' path interned (enc_set_path_slot) */
+    /* ST_OP, once run_compute_op read them (constants of the object): */
+    const cJSON *obj;            /* the statement's object */
+    bool head;                   /* name, engine, deps, sched below are known */
+    const char *name;            /* NKI name=, NULL */
+    int engine;
+    bool deps, sched;            /* "deps" / "schedule" given */
+} fj_stmt_t;
+
+/* The op's name and engine, and whether deps / schedule are given: read
+ * once per statement (they are constants of its object). */
+static int op_head(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st, tir_op_t *op,
+                   const char **nm)
+{
+    if (st && st->head) {
+        *nm = st->name;
+        op->engine = st->engine;
+        return 0;
+    }
+    if (fj_get_str(j, o, path, "name", nm, false) || fj_get_engine(j, o, path, &op->engine))
+        return -1;
+    if (st) {
+        st->name = *nm;
+        st->engine = op->engine;
+        st->deps = fj_field(o, "deps") != NULL;
+        st->sched = fj_field(o, "schedule") != NULL;
+        st->head = true;
+    }
+    return 0;
+}
+
 static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
     tir_op_t op;
     tir_op_init(&op, d->kind);
     const char *nm;
-    if (fj_get_str(j, o, path, "name", &nm, false) || fj_get_engine(j, o, path, &op.engine))
+    fj_stmt_t *st = j->stmt && j->stmt->obj == o ? j->stmt : NULL;
+    if (op_head(j, o, path, st, &op, &nm))
         return -1;
     enc_set_path(&j->b, path);
-    enc_set_path_slot(&j->b, j->path_slot);
+    enc_set_path_slot(&j->b, st ? &st->ipath : NULL);
     enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
     int n0 = j->b.k->nops;
     int rc = d->fn(j, o, path, &op);
@@ -154,22 +197,10 @@ static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_op
     enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
     if (rc < 0)
         return -1;
+    if (st && !st->deps && !st->sched)
+        return fj_sched_chain(j, path, n0);   /* what set_deps and fj_sched_op do then */
     return set_deps(j, o, path, n0) || fj_sched_op(j, o, path, n0) ? -1 : 0;
 }
-
-/* A statement decoded once (exec_stmt): a loop body's objects are
- * executed every iteration, their kind, op table entry and loc do not
- * change.  Kept in the memo (inside loops) and owned by the run. */
-enum { ST_TILE, ST_LET, ST_NO_REORDER, ST_FOR, ST_IF, ST_OP };
-typedef struct {
-    int what;                    /* ST_* */
-    int for_kind;                /* ST_FOR: exec_for's kind */
-    const char *loc;             /* replaces the path, or NULL */
-    const fj_opdef_t *d;         /* ST_OP */
-    bool prepared;               /* ST_OP: NKI names renamed, fields checked */
-    bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
-    const char *ipath;           /* ST_OP: its ops' path interned (enc_set_path_slot) */
-} fj_stmt_t;
 
 static const char stmt_tag = 0;   /* the memo question "decoded statement" */
 
@@ -194,12 +225,15 @@ static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_st
     return run_compute_op(j, o, path, d);
 }
 
-/* The statement's ops intern their path once (enc_set_path_slot). */
+/* The statement's ops intern their path and read its head once
+ * (enc_set_path_slot, op_head). */
 static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
-    j->path_slot = &st->ipath;
+    struct fj_stmt *outer = j->stmt;
+    st->obj = o;
+    j->stmt = st;
     int rc = exec_compute_op_slot(j, o, path, st);
-    j->path_slot = NULL;
+    j->stmt = outer;
     return rc;
 }
 

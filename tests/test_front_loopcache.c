@@ -227,6 +227,47 @@ static void test_nested_and_let(void **state)
     tir_kernel_free(&k);
 }
 
+/* A body statement's name, engine, deps and schedule are read once
+ * (frontend_json.c op_head) and its op path interned once: every
+ * iteration's op still carries them, deps resolve to this iteration's op,
+ * and ops without a name keep their per-op default name. */
+static void test_op_head_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[1, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+                        " {'op': 'tensor_scalar', 'name': 'ts', 'engine': 'pool', 'dst': 'w',"
+                        "  'src': 'w', 'op0': 'add', 'operand0': 1.0},"
+                        " {'op': 'tensor_copy', 'deps': ['ts'], 'engine': 'act', 'dst': 'w',"
+                        "  'src': 'w'},"
+                        " {'op': 'tensor_copy', 'dst': 'w', 'src': 'w'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 9);
+    for (int i = 0; i < 3; i++) {
+        const tir_op_t *ts = &k.ops[3 * i], *cp = ts + 1, *cp2 = ts + 2;
+        assert_string_equal(ts->name, "ts");
+        assert_int_equal(ts->engine, ISA_ENG_POOL);
+        assert_int_equal(ts->ndeps, 0);
+        assert_string_equal(ts->path, "body[1].body[0]");
+        assert_int_equal(cp->engine, ISA_ENG_ACT);
+        assert_int_equal(cp->ndeps, 1);
+        assert_int_equal(cp->deps[0], 3 * i);
+        assert_string_equal(cp->path, "body[1].body[1]");
+        assert_int_equal(cp2->engine, ISA_ENG_UNASSIGNED);
+        assert_int_equal(cp2->ndeps, 0);
+        assert_string_equal(cp2->path, "body[1].body[2]");
+        char want[32];
+        snprintf(want, sizeof want, "tensor_copy_%d", 3 * i + 2);
+        assert_string_equal(cp2->name, want);
+    }
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_late_error_same_text),
         cmocka_unit_test(test_body_tile_per_iteration),
         cmocka_unit_test(test_nested_and_let),
+        cmocka_unit_test(test_op_head_per_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
