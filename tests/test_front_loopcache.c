@@ -268,6 +268,67 @@ static void test_op_head_per_iteration(void **state)
     tir_kernel_free(&k);
 }
 
+/* tensor_scalar and activation keep a body statement's constant fields
+ * (fj_ops_compute.c op_consts_t): the operands still move every iteration,
+ * and fields given as loop expressions are never kept. */
+static void test_op_consts_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[3-i:4-i, :]',"
+                        "  'op0': 'multiply', 'operand0': 2.5, 'reverse0': true, 'op1': 'add',"
+                        "  'operand1': -1},"
+                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[i:i+1, :]',"
+                        "  'op0': 'add', 'operand0': 'i * 2', 'reverse1': 'i > 1'},"
+                        " {'op': 'activation', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
+                        "  'func': 'exp', 'scale': 0.5, 'accumulate': true},"
+                        " {'op': 'activation', 'dst': 'w[0:1, :]', 'src': 'w[i:i+1, :]',"
+                        "  'func': 'relu', 'scale': 'i + 1'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 16);
+    for (int i = 0; i < 4; i++) {
+        const tir_op_t *a = &k.ops[4 * i], *b = a + 1, *c = a + 2, *d = a + 3;
+        assert_int_equal(a->dst.offset, (int64_t)i * 512);
+        assert_int_equal(a->src[0].offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(a->op0, ISA_ALU_MULTIPLY);
+        assert_int_equal(a->op1, ISA_ALU_ADD);
+        assert_true(a->s0.imm == 2.5 && a->s1.imm == -1 && !a->s0.is_ap);
+        assert_int_equal(a->flags & (TIR_F_REV0 | TIR_F_REV1), TIR_F_REV0);
+        assert_int_equal(b->op0, ISA_ALU_ADD);
+        assert_true(b->s0.imm == 2 * i);
+        assert_int_equal(b->flags & (TIR_F_REV0 | TIR_F_REV1), i > 1 ? TIR_F_REV1 : 0);
+        assert_int_equal(c->dst.offset, (int64_t)i * 512);
+        assert_int_equal(c->func, ISA_ACTFN_EXP);
+        assert_true(c->s0.imm == 0.5);
+        assert_true(c->flags & TIR_F_ACCUMULATE);
+        assert_int_equal(d->src[0].offset, (int64_t)i * 512);
+        assert_int_equal(d->func, ISA_ACTFN_RELU);
+        assert_true(d->s0.imm == i + 1);
+        assert_false(d->flags & TIR_F_ACCUMULATE);
+    }
+    tir_kernel_free(&k);
+    /* an operand error in a later iteration reads as in the first */
+    char *late = err_of(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 6], 'body': ["
+                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
+                        "  'op0': 'add', 'operand0': 1.0}]}");
+    char *first = err_of(T("w", "[4, 512]", "float32")
+                         "{'op': 'for', 'var': 'i', 'range': [4, 6], 'body': ["
+                         " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
+                         "  'op0': 'add', 'operand0': 1.0}]}");
+    if (strcmp(late, first))
+        fail_msg("late '%s' != first '%s'", late, first);
+    assert_non_null(strstr(late, "dst"));
+    free(late);
+    free(first);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_body_tile_per_iteration),
         cmocka_unit_test(test_nested_and_let),
         cmocka_unit_test(test_op_head_per_iteration),
+        cmocka_unit_test(test_op_consts_per_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
