@@ -252,26 +252,64 @@ static int valid_ident(const char *s)
     return 1;
 }
 
-static int exec_tile(jx_t *j, const cJSON *o, const char *path)
+/* A tile statement's fields, read once in a loop body when its shape is
+ * all numbers (a shape of loop expressions is read every iteration). */
+typedef struct {
+    const char *name;
+    unsigned dt;
+    tir_tensor_kind_t kind;
+    int nd;
+    int64_t shape[TIR_MAX_DIMS];
+} tile_decl_t;
+
+static const char tile_tag = 0;   /* the memo question "tile fields" */
+
+static void tile_keep(jx_t *j, const cJSON *o, const tile_decl_t *t)
+{
+    if (!fj_memo_keeps(j))
+        return;
+    for (const cJSON *c = fj_field(o, "shape")->child; c; c = c->next)
+        if (!cJSON_IsNumber(c))
+            return;
+    tile_decl_t *k = malloc(sizeof *k);
+    if (!k || !fj_keep(j, k, free)) {
+        free(k);
+        return;
+    }
+    *k = *t;
+    fj_memo_put(j, o, &tile_tag, k);
+}
+
+static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
 {
     static const char *const allowed[] = {"op", "name", "shape", "dtype", "buffer", NULL};
     if (fj_check_fields(j, o, path, allowed))
         return -1;
-    const char *name, *buf;
-    unsigned dt;
-    int64_t shape[TIR_MAX_DIMS];
-    int nd;
-    if (fj_get_str(j, o, path, "name", &name, true) || fj_get_dtype(j, o, path, &dt) ||
-        fj_get_shape(j, o, path, "shape", shape, &nd, 1 + ISA_MAX_FREE_DIMS) ||
+    const char *buf;
+    if (fj_get_str(j, o, path, "name", &t->name, true) || fj_get_dtype(j, o, path, &t->dt) ||
+        fj_get_shape(j, o, path, "shape", t->shape, &t->nd, 1 + ISA_MAX_FREE_DIMS) ||
         fj_get_str(j, o, path, "buffer", &buf, false))
         return -1;
-    tir_tensor_kind_t kind = TIR_T_SBUF;
+    t->kind = TIR_T_SBUF;
     if (buf && !strcmp(fj_strip_prefix(buf), "psum"))
-        kind = TIR_T_PSUM;
+        t->kind = TIR_T_PSUM;
     else if (buf && strcmp(fj_strip_prefix(buf), "sbuf"))
         return fj_jfail(j, path, "buffer", "unknown buffer '%s' (sbuf, psum)", buf);
+    tile_keep(j, o, t);
+    return 0;
+}
+
+static int exec_tile(jx_t *j, const cJSON *o, const char *path)
+{
+    tile_decl_t local;
+    const tile_decl_t *t = fj_memo_get(j, o, &tile_tag);
+    if (!t) {
+        if (read_tile(j, o, path, &local))
+            return -1;
+        t = &local;
+    }
     enc_set_path(&j->b, path);
-    int id = enc_tile(&j->b, name, kind, dt, nd, shape);
+    int id = enc_tile(&j->b, t->name, t->kind, t->dt, t->nd, t->shape);
     return id < 0 ? -1 : 0;
 }
 

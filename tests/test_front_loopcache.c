@@ -329,6 +329,44 @@ static void test_op_consts_per_iteration(void **state)
     free(first);
 }
 
+/* A body tile's fields are read once when its shape is all numbers
+ * (frontend_json.c tile_decl_t); a shape of loop expressions is read every
+ * iteration, and every iteration declares a new tile. */
+static void test_tile_decl_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+                        " {'op': 'tile', 'name': 'p', 'shape': [2, 8], 'dtype': 'float32',"
+                        "  'buffer': 'psum'},"
+                        " {'op': 'tile', 'name': 'q', 'shape': [2, 'i + 1'], 'dtype': 'bfloat16'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    int np = 0, nq = 0;
+    for (int t = 0; t < k.ntensors; t++) {
+        const tir_tensor_t *x = &k.tensors[t];
+        if (!strncmp(x->name, "p", 1) && (x->name[1] == 0 || x->name[1] == '#')) {
+            assert_int_equal(x->kind, TIR_T_PSUM);
+            assert_int_equal(x->dtype, ISA_DT_FP32);
+            assert_int_equal(x->ndim, 2);
+            assert_true(x->shape[0] == 2 && x->shape[1] == 8);
+            assert_string_equal(x->path, "body[0].body[0]");
+            np++;
+        } else if (!strncmp(x->name, "q", 1) && (x->name[1] == 0 || x->name[1] == '#')) {
+            assert_int_equal(x->kind, TIR_T_SBUF);
+            assert_int_equal(x->dtype, ISA_DT_BF16);
+            assert_true(x->shape[0] == 2 && x->shape[1] == nq + 1);
+            nq++;
+        }
+    }
+    assert_int_equal(np, 3);
+    assert_int_equal(nq, 3);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -340,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_nested_and_let),
         cmocka_unit_test(test_op_head_per_iteration),
         cmocka_unit_test(test_op_consts_per_iteration),
+        cmocka_unit_test(test_tile_decl_per_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
