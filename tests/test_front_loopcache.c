@@ -367,6 +367,36 @@ static void test_tile_decl_per_iteration(void **state)
     tir_kernel_free(&k);
 }
 
+/* A body DMA's options are kept when dma_qos is a number (fj_ops_dma.c
+ * dma_opts_t); a dma_qos expression is read every iteration. */
+static void test_dma_opts_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+                        " {'op': 'load', 'dst': 'w[i:i+1, :]', 'src': 'a[i:i+1, :]',"
+                        "  'dma_qos': 7, 'dge_mode': 'hw'},"
+                        " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 'w[i:i+1, :]',"
+                        "  'dma_qos': 'i * 3', 'rmw_op': 'add'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 6);
+    for (int i = 0; i < 3; i++) {
+        const tir_op_t *ld = &k.ops[2 * i], *st = ld + 1;
+        assert_int_equal(ld->qos, 7);
+        assert_int_equal(ld->dge_mode, ISA_DGE_HW);
+        assert_int_equal(ld->src[0].offset, (int64_t)i * 512);
+        assert_int_equal(st->qos, 3 * i);
+        assert_true(st->flags & TIR_F_RMW_ADD);
+        assert_int_equal(st->dst.offset, (int64_t)i * 512);
+    }
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_op_head_per_iteration),
         cmocka_unit_test(test_op_consts_per_iteration),
         cmocka_unit_test(test_tile_decl_per_iteration),
+        cmocka_unit_test(test_dma_opts_per_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
