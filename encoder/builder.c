@@ -78,7 +78,14 @@ int enc_builder_finish(enc_builder_t *b)
 void enc_set_path(enc_builder_t *b, const char *path)
 {
     su_copy(b->path, sizeof b->path, path ? path : "");
+    b->path_slot = NULL;
 }
+
+void enc_set_path_slot(enc_builder_t *b, const char **slot)
+{
+    b->path_slot = slot;
+}
+
 
 void enc_set_name(enc_builder_t *b, const char *name)
 {
@@ -294,10 +301,10 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     tir_tensor_t t;
     memset(&t, 0, sizeof t);
     int inst = b->names[entry].count;
-    if (inst > 0)
-        snprintf(t.name, sizeof t.name, "%s#%d", name, inst);
+    if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
+        su_join_int(t.name, sizeof t.name, name, -1, '#', inst, 0);
     else
-        snprintf(t.name, sizeof t.name, "%s", name);
+        su_copy(t.name, sizeof t.name, name);
     t.kind = kind;
     t.dtype = dtype;
     t.ndim = ndim;
@@ -710,6 +717,24 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
 
 /* ---- the one append point ---- */
 
+/* op->path: b->path interned in the kernel.  A statement executed once per
+ * loop iteration emits the same path every time: the caller's slot keeps
+ * the interned copy, checked by one comparison instead of hashing. */
+static const char *op_path(enc_builder_t *b, char path[TIR_PATH_LEN])
+{
+    const char **slot = b->path_slot;
+    if (slot && *slot && !strcmp(*slot, b->path))
+        return *slot;   /* a path shorter than TIR_PATH_LEN: copy_path kept it whole */
+    if (b->path[0])
+        copy_path(path, b->path);
+    else
+        snprintf(path, TIR_PATH_LEN, "op[%d]", b->k->nops);
+    const char *p = tir_intern(b->k, path);
+    if (slot && p && b->path[0])
+        *slot = p;
+    return p;
+}
+
 int enc_emit(enc_builder_t *b, tir_op_t *op)
 {
     if (b->failed)
@@ -720,11 +745,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         return enc_fail(b, "%s: the kernel unrolls to more than %lld ops (runaway loop?)",
                         b->path[0] ? b->path : "op", (long long)b->max_ops);
     char path[TIR_PATH_LEN];
-    if (b->path[0])
-        copy_path(path, b->path);
-    else
-        snprintf(path, sizeof path, "op[%d]", b->k->nops);
-    if (!(op->path = tir_intern(b->k, path)))
+    if (!(op->path = op_path(b, path)))
         return enc_fail(b, "%s: out of memory", path);
     if (!op->name[0] && b->next_name[0])
         su_copy(op->name, sizeof op->name, b->next_name);

@@ -62,6 +62,8 @@ typedef struct {
     struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
     int nvregs;
     bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
+    struct fj_stmt *stmt;        /* the running compute statement, decoded once
+                                    (frontend_json.c), NULL = none */
     tir_ap_t mask_dst;
     int once_depth;              /* depth of the innermost "iterations" loop body: its
                                     objects are visited once (no memo there) */
@@ -123,6 +125,8 @@ int fj_vreg(jx_t *j, const char *path, const char *field, const char *name);
  * statement emitted ([n0, nops)); after the body, apply every edge (program
  * order + explicit deps) */
 int fj_sched_op(jx_t *j, const cJSON *o, const char *path, int n0);
+/* fj_sched_op's part without a "schedule" field: no_reorder chaining */
+int fj_sched_chain(jx_t *j, const char *path, int n0);
 int fj_sched_apply(jx_t *j, const cJSON *root);
 
 extern const fj_alias_t fj_alu_aliases[];

@@ -96,7 +96,62 @@ static int reduce_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 0;
 }
 
-static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+/* ---- a body statement's constant fields, read once ----
+ * When the first full read of a statement succeeded and each of these
+ * fields was a JSON constant (a name, a number, a boolean, or absent), they
+ * are kept in the memo; later iterations read only the operands (first, as
+ * the full read does, so their errors are the same) and copy the rest. */
+typedef struct {
+    int op0, op1, func, reduce_op, reduce_cmd;
+    double imm0, imm1;           /* s0 / s1 immediates */
+    unsigned flags;
+} op_consts_t;
+
+static const char ts_tag = 0, act_tag = 0;   /* memo questions */
+
+static bool const_num(const cJSON *it)
+{
+    return !it || cJSON_IsNumber(it);
+}
+
+static bool const_bool(const cJSON *it)
+{
+    return !it || cJSON_IsNull(it) || cJSON_IsBool(it);
+}
+
+static void consts_keep(jx_t *j, const cJSON *o, const void *tag, const tir_op_t *op)
+{
+    if (!fj_memo_keeps(j))
+        return;
+    op_consts_t *c = malloc(sizeof *c);
+    if (!c || !fj_keep(j, c, free)) {
+        free(c);
+        return;
+    }
+    *c = (op_consts_t){op->op0, op->op1, op->func, op->reduce_op, op->reduce_cmd,
+                       op->s0.imm, op->s1.imm, op->flags};
+    fj_memo_put(j, o, tag, c);
+}
+
+/* dst and src[0] of this iteration, the rest from c; 1 (emit) or -1 */
+static int consts_apply(jx_t *j, const cJSON *o, const char *path, const op_consts_t *c,
+                        tir_op_t *op)
+{
+    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]))
+        return -1;
+    op->op0 = c->op0;
+    op->op1 = c->op1;
+    op->func = c->func;
+    op->reduce_op = c->reduce_op;
+    op->reduce_cmd = c->reduce_cmd;
+    op->s0.imm = c->imm0;
+    op->s1.imm = c->imm1;
+    op->flags |= c->flags;
+    op->nsrc = 1;
+    return 1;
+}
+
+static int activation_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     bool acc;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
@@ -110,6 +165,18 @@ static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (acc)
         op->flags |= TIR_F_ACCUMULATE;
     return 1;
+}
+
+static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    const op_consts_t *c = fj_memo_get(j, o, &act_tag);
+    if (c)
+        return consts_apply(j, o, path, c, op);
+    int rc = activation_read(j, o, path, op);
+    if (rc == 1 && const_num(fj_field(o, "scale")) && !fj_field(o, "bias") &&
+        !fj_field(o, "reduce_res") && const_bool(fj_field(o, "accumulate")))
+        consts_keep(j, o, &act_tag, op);
+    return rc;
 }
 
 static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
@@ -151,7 +218,7 @@ static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     return 1;
 }
 
-static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+static int tensor_scalar_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     bool r0, r1;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
@@ -177,6 +244,19 @@ static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *
                             "access), not an immediate");
     }
     return fj_get_mask(j, o, path, op) ? -1 : 1;
+}
+
+static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    const op_consts_t *c = fj_memo_get(j, o, &ts_tag);
+    if (c)
+        return consts_apply(j, o, path, c, op);
+    int rc = tensor_scalar_read(j, o, path, op);
+    if (rc == 1 && const_num(fj_field(o, "operand0")) && const_num(fj_field(o, "operand1")) &&
+        const_bool(fj_field(o, "reverse0")) && const_bool(fj_field(o, "reverse1")) &&
+        !fj_field(o, "operand0_reg") && !fj_field(o, "mask"))
+        consts_keep(j, o, &ts_tag, op);
+    return rc;
 }
 
 static int h_tensor_copy(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)

@@ -14,14 +14,35 @@
 
 
 
+/* The DMA options of a body statement, kept after the first read when
+ * dma_qos is a number or absent (the names are constants). */
+typedef struct { int dge_mode, oob_mode, qos, rmw; } dma_opts_t;
+static const char dma_opts_tag = 0;   /* the memo question */
+
 static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw)
 {
+    const dma_opts_t *c = fj_memo_get(j, o, &dma_opts_tag);
+    if (c) {
+        op->dge_mode = c->dge_mode;
+        op->oob_mode = c->oob_mode;
+        op->qos = c->qos;
+        *rmw = c->rmw;
+        return 0;
+    }
     *rmw = ISA_ALU_BYPASS;
     if (fj_get_enum(j, o, path, "dge_mode", ISA_FT_DGE, NULL, &op->dge_mode, ISA_DGE_NONE) ||
         fj_get_enum(j, o, path, "oob_mode", ISA_FT_OOB, NULL, &op->oob_mode, ISA_OOB_ERROR) ||
         fj_get_int_range(j, o, path, "dma_qos", &op->qos, 0, -1000000, 1000000) ||
         fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS))
         return -1;
+    const cJSON *q = fj_field(o, "dma_qos");
+    dma_opts_t *k = fj_memo_keeps(j) && (!q || cJSON_IsNumber(q)) ? malloc(sizeof *k) : NULL;
+    if (k && fj_keep(j, k, free)) {
+        *k = (dma_opts_t){op->dge_mode, op->oob_mode, op->qos, *rmw};
+        fj_memo_put(j, o, &dma_opts_tag, k);
+    } else {
+        free(k);
+    }
     return 0;
 }
 

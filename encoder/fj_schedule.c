@@ -55,6 +55,12 @@ int fj_sched_op(jx_t *j, const cJSON *o, const char *path, int n0)
                     return fj_jfail(j, path, "schedule", "out of memory");
         }
     }
+    return fj_sched_chain(j, path, n0);
+}
+
+int fj_sched_chain(jx_t *j, const char *path, int n0)
+{
+    tir_kernel_t *k = j->b.k;
     /* no_reorder: every op after the block's previous op */
     if (j->sched.depth > 0)
         for (int i = n0; i < k->nops; i++) {

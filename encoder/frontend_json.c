@@ -137,40 +137,74 @@ static int set_deps(jx_t *j, const cJSON *o, const char *path, int n0)
     return 0;
 }
 
-static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
-{
-    tir_op_t op;
-    tir_op_init(&op, d->kind);
-    const char *nm;
-    if (fj_get_str(j, o, path, "name", &nm, false) || fj_get_engine(j, o, path, &op.engine))
-        return -1;
-    enc_set_path(&j->b, path);
-    enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
-    int n0 = j->b.k->nops;
-    int rc = d->fn(j, o, path, &op);
-    if (rc < 0)
-        return -1;
-    if (rc > 0 && enc_emit(&j->b, &op) < 0)   /* else the handler emitted through a builder */
-        return -1;
-    return set_deps(j, o, path, n0) || fj_sched_op(j, o, path, n0) ? -1 : 0;
-}
-
 /* A statement decoded once (exec_stmt): a loop body's objects are
  * executed every iteration, their kind, op table entry and loc do not
  * change.  Kept in the memo (inside loops) and owned by the run. */
 enum { ST_TILE, ST_LET, ST_NO_REORDER, ST_FOR, ST_IF, ST_OP };
-typedef struct {
+typedef struct fj_stmt {
     int what;                    /* ST_* */
     int for_kind;                /* ST_FOR: exec_for's kind */
     const char *loc;             /* replaces the path, or NULL */
     const fj_opdef_t *d;         /* ST_OP */
     bool prepared;               /* ST_OP: NKI names renamed, fields checked */
     bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
+    const char *ipath;           /* ST_OP: its ops' path interned (enc_set_path_slot) */
+    /* ST_OP, once run_compute_op read them (constants of the object): */
+    const cJSON *obj;            /* the statement's object */
+    bool head;                   /* name, engine, deps, sched below are known */
+    const char *name;            /* NKI name=, NULL */
+    int engine;
+    bool deps, sched;            /* "deps" / "schedule" given */
 } fj_stmt_t;
+
+/* The op's name and engine, and whether deps / schedule are given: read
+ * once per statement (they are constants of its object). */
+static int op_head(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st, tir_op_t *op,
+                   const char **nm)
+{
+    if (st && st->head) {
+        *nm = st->name;
+        op->engine = st->engine;
+        return 0;
+    }
+    if (fj_get_str(j, o, path, "name", nm, false) || fj_get_engine(j, o, path, &op->engine))
+        return -1;
+    if (st) {
+        st->name = *nm;
+        st->engine = op->engine;
+        st->deps = fj_field(o, "deps") != NULL;
+        st->sched = fj_field(o, "schedule") != NULL;
+        st->head = true;
+    }
+    return 0;
+}
+
+static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
+{
+    tir_op_t op;
+    tir_op_init(&op, d->kind);
+    const char *nm;
+    fj_stmt_t *st = j->stmt && j->stmt->obj == o ? j->stmt : NULL;
+    if (op_head(j, o, path, st, &op, &nm))
+        return -1;
+    enc_set_path(&j->b, path);
+    enc_set_path_slot(&j->b, st ? &st->ipath : NULL);
+    enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
+    int n0 = j->b.k->nops;
+    int rc = d->fn(j, o, path, &op);
+    if (rc > 0)
+        rc = enc_emit(&j->b, &op) < 0 ? -1 : 0;   /* else the handler emitted through a builder */
+    enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
+    if (rc < 0)
+        return -1;
+    if (st && !st->deps && !st->sched)
+        return fj_sched_chain(j, path, n0);   /* what set_deps and fj_sched_op do then */
+    return set_deps(j, o, path, n0) || fj_sched_op(j, o, path, n0) ? -1 : 0;
+}
 
 static const char stmt_tag = 0;   /* the memo question "decoded statement" */
 
-static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
+static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
     const fj_opdef_t *d = st->d;
     if (st->prepared)   /* renaming is done, the field check passed */
@@ -191,6 +225,18 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t 
     return run_compute_op(j, o, path, d);
 }
 
+/* The statement's ops intern their path and read its head once
+ * (enc_set_path_slot, op_head). */
+static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
+{
+    struct fj_stmt *outer = j->stmt;
+    st->obj = o;
+    j->stmt = st;
+    int rc = exec_compute_op_slot(j, o, path, st);
+    j->stmt = outer;
+    return rc;
+}
+
 /* ---- statements ---- */
 
 static int exec_block(jx_t *j, const cJSON *body, const char *path);
@@ -206,26 +252,64 @@ static int valid_ident(const char *s)
     return 1;
 }
 
-static int exec_tile(jx_t *j, const cJSON *o, const char *path)
+/* A tile statement's fields, read once in a loop body when its shape is
+ * all numbers (a shape of loop expressions is read every iteration). */
+typedef struct {
+    const char *name;
+    unsigned dt;
+    tir_tensor_kind_t kind;
+    int nd;
+    int64_t shape[TIR_MAX_DIMS];
+} tile_decl_t;
+
+static const char tile_tag = 0;   /* the memo question "tile fields" */
+
+static void tile_keep(jx_t *j, const cJSON *o, const tile_decl_t *t)
+{
+    if (!fj_memo_keeps(j))
+        return;
+    for (const cJSON *c = fj_field(o, "shape")->child; c; c = c->next)
+        if (!cJSON_IsNumber(c))
+            return;
+    tile_decl_t *k = malloc(sizeof *k);
+    if (!k || !fj_keep(j, k, free)) {
+        free(k);
+        return;
+    }
+    *k = *t;
+    fj_memo_put(j, o, &tile_tag, k);
+}
+
+static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
 {
     static const char *const allowed[] = {"op", "name", "shape", "dtype", "buffer", NULL};
     if (fj_check_fields(j, o, path, allowed))
         return -1;
-    const char *name, *buf;
-    unsigned dt;
-    int64_t shape[TIR_MAX_DIMS];
-    int nd;
-    if (fj_get_str(j, o, path, "name", &name, true) || fj_get_dtype(j, o, path, &dt) ||
-        fj_get_shape(j, o, path, "shape", shape, &nd, 1 + ISA_MAX_FREE_DIMS) ||
+    const char *buf;
+    if (fj_get_str(j, o, path, "name", &t->name, true) || fj_get_dtype(j, o, path, &t->dt) ||
+        fj_get_shape(j, o, path, "shape", t->shape, &t->nd, 1 + ISA_MAX_FREE_DIMS) ||
         fj_get_str(j, o, path, "buffer", &buf, false))
         return -1;
-    tir_tensor_kind_t kind = TIR_T_SBUF;
+    t->kind = TIR_T_SBUF;
     if (buf && !strcmp(fj_strip_prefix(buf), "psum"))
-        kind = TIR_T_PSUM;
+        t->kind = TIR_T_PSUM;
     else if (buf && strcmp(fj_strip_prefix(buf), "sbuf"))
         return fj_jfail(j, path, "buffer", "unknown buffer '%s' (sbuf, psum)", buf);
+    tile_keep(j, o, t);
+    return 0;
+}
+
+static int exec_tile(jx_t *j, const cJSON *o, const char *path)
+{
+    tile_decl_t local;
+    const tile_decl_t *t = fj_memo_get(j, o, &tile_tag);
+    if (!t) {
+        if (read_tile(j, o, path, &local))
+            return -1;
+        t = &local;
+    }
     enc_set_path(&j->b, path);
-    int id = enc_tile(&j->b, name, kind, dt, nd, shape);
+    int id = enc_tile(&j->b, t->name, t->kind, t->dt, t->nd, t->shape);
     return id < 0 ? -1 : 0;
 }
 

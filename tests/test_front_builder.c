@@ -489,6 +489,100 @@ static void test_reload_oversize_refused_span(void **state)
     expect_msg(f, "(store) reads a part of it that no single earlier load wrote");
 }
 
+/* tir_op_init copies one template: every default the passes rely on
+ * (no-tensor APs, -1 ids, bypass ALU ops, keep-all shuffle), the rest zero,
+ * and a reused op is fully reset. */
+static void test_op_init_defaults(void **state)
+{
+    (void)state;
+    tir_op_t op;
+    memset(&op, 0x5a, sizeof op);
+    tir_op_init(&op, TIR_TENSOR_SCALAR);
+    assert_int_equal(op.kind, TIR_TENSOR_SCALAR);
+    assert_string_equal(op.path, "");
+    assert_int_equal(op.engine, ISA_ENG_UNASSIGNED);
+    const tir_ap_t *aps[] = {&op.dst, &op.dst2, &op.src[0], &op.src[1], &op.src[2], &op.src[3],
+                             &op.index, &op.bias, &op.s0.ap, &op.s1.ap};
+    for (size_t i = 0; i < sizeof aps / sizeof aps[0]; i++) {
+        tir_ap_t none;
+        memset(&none, 0, sizeof none);
+        none.tensor = -1;
+        assert_memory_equal(aps[i], &none, sizeof none);
+    }
+    assert_false(op.s0.is_ap);
+    assert_false(op.s1.is_ap);
+    assert_true(op.s0.imm == 0 && op.s1.imm == 0);
+    assert_int_equal(op.op0, ISA_ALU_BYPASS);
+    assert_int_equal(op.op1, ISA_ALU_BYPASS);
+    assert_int_equal(op.reduce_op, ISA_ALU_BYPASS);
+    assert_int_equal(op.func, ISA_ACTFN_COPY);
+    assert_int_equal(op.cmp, ISA_CMP_GE);
+    assert_int_equal(op.cmp1, ISA_CMP_GE);
+    int minus1[] = {op.barrier_id, op.peer, op.remote_core, op.sync_core, op.sync_sem,
+                    op.src_reg, op.dst_reg, op.reg_src, op.s0_reg};
+    for (size_t i = 0; i < sizeof minus1 / sizeof minus1[0]; i++)
+        assert_int_equal(minus1[i], -1);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(op.rgroup[i], -1);
+        assert_int_equal(op.perm_from[i], -1);
+    }
+    for (int i = 0; i < 32; i++)
+        assert_int_equal(op.shuffle_mask[i], 255);
+    assert_int_equal(op.nsrc, 0);
+    assert_int_equal(op.flags, 0);
+    assert_int_equal(op.ndeps, 0);
+    assert_int_equal(op.name[0], 0);
+    assert_null(op.inl);
+    assert_null(op.mask_more);
+    assert_int_equal(op.sync_val, 0);
+    assert_int_equal(op.local_reduce, 0);
+}
+
+/* enc_set_path_slot: the slot keeps the interned path; a stale slot (another
+ * statement's path) is corrected, a long path is still truncated, and
+ * without a path ops are numbered as before. */
+static void test_path_slot(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_ap_t t = enc_ap(b, f->t, 0, NULL, "dst");
+    const char *slot = NULL;
+    enc_set_path(b, "body[1].body[0]");
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_string_equal(f->k.ops[0].path, "body[1].body[0]");
+    assert_ptr_equal(slot, f->k.ops[0].path);
+    enc_set_path(b, "body[1].body[0]");
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_ptr_equal(f->k.ops[1].path, f->k.ops[0].path);
+    enc_set_path(b, "body[1].body[1]");   /* the slot names another path */
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_string_equal(f->k.ops[2].path, "body[1].body[1]");
+    assert_ptr_equal(slot, f->k.ops[2].path);
+    char longp[200];
+    memset(longp, 'x', sizeof longp - 2);
+    longp[sizeof longp - 2] = 'y';
+    longp[sizeof longp - 1] = 0;
+    for (int i = 3; i < 5; i++) {   /* twice: the truncated copy never matches the path */
+        enc_set_path(b, longp);
+        enc_set_path_slot(b, &slot);
+        assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+        assert_int_equal(strlen(f->k.ops[i].path), TIR_PATH_LEN - 1);
+        assert_memory_equal(f->k.ops[i].path, "...", 3);
+        assert_int_equal(f->k.ops[i].path[TIR_PATH_LEN - 2], 'y');
+    }
+    enc_set_path(b, "");
+    enc_set_path_slot(b, &slot);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_true(enc_memset(b, t, 0, ISA_ENG_DVE) >= 0);
+    assert_string_equal(f->k.ops[5].path, "op[5]");
+    assert_string_equal(f->k.ops[6].path, "op[6]");
+    enc_set_path_slot(b, NULL);
+    assert_int_equal(enc_builder_finish(b), 0);
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -502,6 +596,7 @@ int main(void)
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
+        cmocka_unit_test(test_op_init_defaults), FX(test_path_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,6 +227,176 @@ static void test_nested_and_let(void **state)
     tir_kernel_free(&k);
 }
 
+/* A body statement's name, engine, deps and schedule are read once
+ * (frontend_json.c op_head) and its op path interned once: every
+ * iteration's op still carries them, deps resolve to this iteration's op,
+ * and ops without a name keep their per-op default name. */
+static void test_op_head_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[1, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+                        " {'op': 'tensor_scalar', 'name': 'ts', 'engine': 'pool', 'dst': 'w',"
+                        "  'src': 'w', 'op0': 'add', 'operand0': 1.0},"
+                        " {'op': 'tensor_copy', 'deps': ['ts'], 'engine': 'act', 'dst': 'w',"
+                        "  'src': 'w'},"
+                        " {'op': 'tensor_copy', 'dst': 'w', 'src': 'w'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 9);
+    for (int i = 0; i < 3; i++) {
+        const tir_op_t *ts = &k.ops[3 * i], *cp = ts + 1, *cp2 = ts + 2;
+        assert_string_equal(ts->name, "ts");
+        assert_int_equal(ts->engine, ISA_ENG_POOL);
+        assert_int_equal(ts->ndeps, 0);
+        assert_string_equal(ts->path, "body[1].body[0]");
+        assert_int_equal(cp->engine, ISA_ENG_ACT);
+        assert_int_equal(cp->ndeps, 1);
+        assert_int_equal(cp->deps[0], 3 * i);
+        assert_string_equal(cp->path, "body[1].body[1]");
+        assert_int_equal(cp2->engine, ISA_ENG_UNASSIGNED);
+        assert_int_equal(cp2->ndeps, 0);
+        assert_string_equal(cp2->path, "body[1].body[2]");
+        char want[32];
+        snprintf(want, sizeof want, "tensor_copy_%d", 3 * i + 2);
+        assert_string_equal(cp2->name, want);
+    }
+    tir_kernel_free(&k);
+}
+
+/* tensor_scalar and activation keep a body statement's constant fields
+ * (fj_ops_compute.c op_consts_t): the operands still move every iteration,
+ * and fields given as loop expressions are never kept. */
+static void test_op_consts_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[3-i:4-i, :]',"
+                        "  'op0': 'multiply', 'operand0': 2.5, 'reverse0': true, 'op1': 'add',"
+                        "  'operand1': -1},"
+                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[i:i+1, :]',"
+                        "  'op0': 'add', 'operand0': 'i * 2', 'reverse1': 'i > 1'},"
+                        " {'op': 'activation', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
+                        "  'func': 'exp', 'scale': 0.5, 'accumulate': true},"
+                        " {'op': 'activation', 'dst': 'w[0:1, :]', 'src': 'w[i:i+1, :]',"
+                        "  'func': 'relu', 'scale': 'i + 1'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 16);
+    for (int i = 0; i < 4; i++) {
+        const tir_op_t *a = &k.ops[4 * i], *b = a + 1, *c = a + 2, *d = a + 3;
+        assert_int_equal(a->dst.offset, (int64_t)i * 512);
+        assert_int_equal(a->src[0].offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(a->op0, ISA_ALU_MULTIPLY);
+        assert_int_equal(a->op1, ISA_ALU_ADD);
+        assert_true(a->s0.imm == 2.5 && a->s1.imm == -1 && !a->s0.is_ap);
+        assert_int_equal(a->flags & (TIR_F_REV0 | TIR_F_REV1), TIR_F_REV0);
+        assert_int_equal(b->op0, ISA_ALU_ADD);
+        assert_true(b->s0.imm == 2 * i);
+        assert_int_equal(b->flags & (TIR_F_REV0 | TIR_F_REV1), i > 1 ? TIR_F_REV1 : 0);
+        assert_int_equal(c->dst.offset, (int64_t)i * 512);
+        assert_int_equal(c->func, ISA_ACTFN_EXP);
+        assert_true(c->s0.imm == 0.5);
+        assert_true(c->flags & TIR_F_ACCUMULATE);
+        assert_int_equal(d->src[0].offset, (int64_t)i * 512);
+        assert_int_equal(d->func, ISA_ACTFN_RELU);
+        assert_true(d->s0.imm == i + 1);
+        assert_false(d->flags & TIR_F_ACCUMULATE);
+    }
+    tir_kernel_free(&k);
+    /* an operand error in a later iteration reads as in the first */
+    char *late = err_of(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 6], 'body': ["
+                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
+                        "  'op0': 'add', 'operand0': 1.0}]}");
+    char *first = err_of(T("w", "[4, 512]", "float32")
+                         "{'op': 'for', 'var': 'i', 'range': [4, 6], 'body': ["
+                         " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
+                         "  'op0': 'add', 'operand0': 1.0}]}");
+    if (strcmp(late, first))
+        fail_msg("late '%s' != first '%s'", late, first);
+    assert_non_null(strstr(late, "dst"));
+    free(late);
+    free(first);
+}
+
+/* A body tile's fields are read once when its shape is all numbers
+ * (frontend_json.c tile_decl_t); a shape of loop expressions is read every
+ * iteration, and every iteration declares a new tile. */
+static void test_tile_decl_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+                        " {'op': 'tile', 'name': 'p', 'shape': [2, 8], 'dtype': 'float32',"
+                        "  'buffer': 'psum'},"
+                        " {'op': 'tile', 'name': 'q', 'shape': [2, 'i + 1'], 'dtype': 'bfloat16'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    int np = 0, nq = 0;
+    for (int t = 0; t < k.ntensors; t++) {
+        const tir_tensor_t *x = &k.tensors[t];
+        if (!strncmp(x->name, "p", 1) && (x->name[1] == 0 || x->name[1] == '#')) {
+            assert_int_equal(x->kind, TIR_T_PSUM);
+            assert_int_equal(x->dtype, ISA_DT_FP32);
+            assert_int_equal(x->ndim, 2);
+            assert_true(x->shape[0] == 2 && x->shape[1] == 8);
+            assert_string_equal(x->path, "body[0].body[0]");
+            np++;
+        } else if (!strncmp(x->name, "q", 1) && (x->name[1] == 0 || x->name[1] == '#')) {
+            assert_int_equal(x->kind, TIR_T_SBUF);
+            assert_int_equal(x->dtype, ISA_DT_BF16);
+            assert_true(x->shape[0] == 2 && x->shape[1] == nq + 1);
+            nq++;
+        }
+    }
+    assert_int_equal(np, 3);
+    assert_int_equal(nq, 3);
+    tir_kernel_free(&k);
+}
+
+/* A body DMA's options are kept when dma_qos is a number (fj_ops_dma.c
+ * dma_opts_t); a dma_qos expression is read every iteration. */
+static void test_dma_opts_per_iteration(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    memset(&e, 0, sizeof e);
+    int rc = parse_body(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+                        " {'op': 'load', 'dst': 'w[i:i+1, :]', 'src': 'a[i:i+1, :]',"
+                        "  'dma_qos': 7, 'dge_mode': 'hw'},"
+                        " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 'w[i:i+1, :]',"
+                        "  'dma_qos': 'i * 3', 'rmw_op': 'add'}]}",
+                        &k, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 6);
+    for (int i = 0; i < 3; i++) {
+        const tir_op_t *ld = &k.ops[2 * i], *st = ld + 1;
+        assert_int_equal(ld->qos, 7);
+        assert_int_equal(ld->dge_mode, ISA_DGE_HW);
+        assert_int_equal(ld->src[0].offset, (int64_t)i * 512);
+        assert_int_equal(st->qos, 3 * i);
+        assert_true(st->flags & TIR_F_RMW_ADD);
+        assert_int_equal(st->dst.offset, (int64_t)i * 512);
+    }
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +406,10 @@ int main(void)
         cmocka_unit_test(test_late_error_same_text),
         cmocka_unit_test(test_body_tile_per_iteration),
         cmocka_unit_test(test_nested_and_let),
+        cmocka_unit_test(test_op_head_per_iteration),
+        cmocka_unit_test(test_op_consts_per_iteration),
+        cmocka_unit_test(test_tile_decl_per_iteration),
+        cmocka_unit_test(test_dma_opts_per_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
