@@ -286,12 +286,14 @@ static bool conflicts(const accs_t *x, const bir_inst_t *b)
 }
 
 /* Index of the oldest producer not implied by max(known, need) on its
- * semaphore; producers older than that need no look. */
+ * semaphore; producers older than that need no look.  Only semaphores in
+ * `open` (known < count) can hold such a producer. */
 static int oldest_unimplied(const uint32_t *known, const uint32_t *need, const uint32_t *count,
-                            int *const *by_val, int nsems)
+                            int *const *by_val, uint64_t open)
 {
     int stop = INT_MAX;
-    for (int s = 0; s < nsems; s++) {
+    for (; open; open &= open - 1) {
+        int s = __builtin_ctzll(open);
         uint32_t thr = need[s] > known[s] ? need[s] : known[s];
         if (thr < count[s] && by_val[s][thr + 1] < stop)
             stop = by_val[s][thr + 1];
@@ -376,6 +378,7 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
  * wider than PIX_WIDE_CHUNKS chunks (huge HBM ranges, the all-of-HBM range
  * of a barrier) are filed once, in a per-space "wide" list that every query
  * of that space also scans, and such an access asks every producer. */
+_Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
@@ -564,6 +567,7 @@ typedef struct {
     int *by_val[BIR_MAX_SEMS];       /* [s][v]: producer index whose token is (s, v) */
     uint32_t count[BIR_MAX_SEMS];
     uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];   /* engine e waited for sem s >= known */
+    uint64_t open[ISA_ENG_COUNT];    /* bit s: known[e][s] < count[s] (sems worth a look) */
     bool used[ISA_ENG_COUNT];
     int np;
     unsigned waits, nops;
@@ -629,9 +633,9 @@ static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t
  * up chunk by chunk (plus the space's wide list); a wide one scans every
  * producer instead. */
 
-static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                         const accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
-                         int *giver)
+static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                             const accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                             int *giver)
 {
     int own = is_dma ? -1 : sched_engine_sem(in->engine);
     uint32_t lim[BIR_MAX_SEMS];
@@ -667,11 +671,24 @@ static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t 
                             lim, g);
         }
     }
+    uint64_t set = 0;
     for (int s = 0; s < w->nsems; s++)
         if (g[s] >= 0) {
             need[s] = lim[s];
             giver[s] = g[s];
+            set |= 1ull << s;
         }
+    return set;
+}
+
+/* The semaphores whose count engine known (kn) has not reached. */
+static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn)
+{
+    uint64_t open = 0;
+    for (int s = 0; s < w->nsems; s++)
+        if (kn[s] < w->count[s])
+            open |= 1ull << s;
+    return open;
 }
 
 /* Waits and the completion update of instruction i (in place). */
@@ -688,7 +705,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
-    int stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
+    uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
+    int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
     int budget = scan_budget;
     for (int p = w->np - 1; p >= stop; p--) {
         if (--budget < 0 && !w->index.oom) {
@@ -696,7 +714,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             memset(need, 0, sizeof need);
             if (ax.n < 0)
                 accs_load(&ax, in);
-            search_index(w, b, in, &ax, is_dma, kn, need, giver);
+            needs = search_index(w, b, in, &ax, is_dma, kn, need, giver);
             break;
         }
         const prod_t *pr = &w->prods[p];
@@ -710,7 +728,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         if (conflicts(&ax, &b->insts[pr->inst])) {
             need[pr->tok.sem] = pr->tok.value;
             giver[pr->tok.sem] = p;
-            stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
+            needs |= 1ull << pr->tok.sem;
+            stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
         }
     }
     /* wait for the strongest producer first: what its completion implies
@@ -719,15 +738,19 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     int wsem[BIR_MAX_SEMS];
     for (;;) {
         int best = -1;
-        for (int s2 = 0; s2 < nsems; s2++)
+        for (uint64_t q = needs; q; q &= q - 1) {   /* ascending: same ties as a full loop */
+            int s2 = __builtin_ctzll(q);
             if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
                 best = s2;
+        }
         if (best < 0)
             break;
         wsem[nw++] = best;
         kn[best] = need[best];
         merge(kn, &w->snaps[(size_t)giver[best] * (size_t)nsems], nsems);
     }
+    if (nw)
+        w->open[in->engine] = open_sems(w, kn);
     for (int k = 0; k < nw; k++) {
         int s2 = wsem[k];
         w->waits++;
@@ -749,6 +772,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     in->isa.sync.upd_val = 1;
     in->isa.sync.upd_at_read = 0;
     w->count[sem]++;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)   /* known <= the old count < the new one */
+        w->open[e] |= 1ull << sem;
     w->by_val[sem][w->count[sem]] = w->np;
     uint32_t *snap = &w->snaps[(size_t)w->np * (size_t)nsems];
     prod_t *pr = &w->prods[w->np++];
@@ -758,8 +783,10 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     snap[sem] = w->count[sem];
     pix_ctx_t pc = {b->insts, w->prods};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
-    if (!is_dma)   /* later instructions of this engine follow it in order */
+    if (!is_dma) {   /* later instructions of this engine follow it in order */
         kn[sem] = w->count[sem];
+        w->open[in->engine] &= ~(1ull << sem);
+    }
     if (is_dma)
         m->queues[in->queue].transfers++;
     return 0;
