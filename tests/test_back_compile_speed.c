@@ -9,6 +9,8 @@
  *  - the scheduler's memory index against its plain backward scan;
  *  - the allocator's address-ordered first fit against the repeated-pass
  *    rule it replaced;
+ *  - the allocator's grouping by path (ranks of distinct paths) against a
+ *    qsort with strcmp and the index as tie-break;
  *  - enc_compile compiling the caller's kernel without copying it leaves
  *    that kernel untouched. */
 #include <setjmp.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "alloc_order.h"
 #include "back_util.h"
 #include "cJSON.h"
 #include "fileio.h"
@@ -525,6 +528,55 @@ static void test_alloc_matches_reference_first_fit(void **state)
     }
 }
 
+/* -------------------------------------------------------- path grouping */
+
+typedef struct {
+    const char *s;
+    int i;
+} sidx_t;
+
+static int cmp_sidx(const void *x, const void *y)
+{
+    const sidx_t *a = x, *b = y;
+    int c = strcmp(a->s, b->s);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/* Random paths from a few shapes (shared prefixes, "" and lengths past 8
+ * bytes, many repeats): the rank-based order equals the strcmp order with
+ * equal paths kept in index order. */
+static void test_path_order_matches_strcmp_sort(void **state)
+{
+    (void)state;
+    static const char *const base[] = {"",         "body[1]",         "body[1].body[0]",
+                                       "body[10]", "body[1].body[10]", "body[2].body[3].body[4]",
+                                       "b",        "body[1].body[0]x"};
+    enum { NB = sizeof base / sizeof base[0] };
+    for (uint32_t seed = 1; seed <= 30; seed++) {
+        uint32_t st = seed * 2654435761u;
+        int n = (int)(lcg(&st) % 3000);
+        const char **s = malloc((size_t)(n ? n : 1) * sizeof *s);
+        sidx_t *ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
+        int *perm = malloc((size_t)(n ? n : 1) * sizeof *perm);
+        char(*own)[40] = malloc((size_t)(n ? n : 1) * sizeof *own);
+        assert_non_null(s), assert_non_null(ref), assert_non_null(perm), assert_non_null(own);
+        int ndistinct = 1 + (int)(lcg(&st) % 200);
+        for (int i = 0; i < n; i++) {
+            /* a private copy: equal strings at different addresses */
+            uint32_t v = lcg(&st) % (uint32_t)ndistinct;
+            snprintf(own[i], sizeof own[i], "%s%s%u", base[v % NB], v % 3 ? "." : "",
+                     v % 3 ? v : 0u);
+            s[i] = own[i];
+            ref[i] = (sidx_t){s[i], i};
+        }
+        qsort(ref, (size_t)n, sizeof *ref, cmp_sidx);
+        assert_int_equal(enc_stable_order_by_str(s, n, perm), 0);
+        for (int i = 0; i < n; i++)
+            assert_int_equal(perm[i], ref[i].i);
+        free(s), free(ref), free(perm), free(own);
+    }
+}
+
 /* ---------------------------------------------------------- encode cache */
 
 /* load; 6 x (t += 1) on DVE; 3 x predicated select on DVE (PredExt);
@@ -809,6 +861,7 @@ int main(void)
         cmocka_unit_test(test_sync_index_matches_scan),
         cmocka_unit_test(test_sync_index_chains_match_scan),
         cmocka_unit_test(test_alloc_matches_reference_first_fit),
+        cmocka_unit_test(test_path_order_matches_strcmp_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
