@@ -273,12 +273,12 @@ static bool conflicts(const accs_t *x, const bir_inst_t *b)
     for (int j = 0; j < b->nacc; j++) {
         const bir_access_t *y = &b->acc[j];
         unsigned space = (unsigned)y->space, p0 = (unsigned)y->p0, p1 = (unsigned)y->p1;
-        uint64_t lo = y->lo, hi = y->hi;
         bool wr = y->write != 0;
         for (int i = 0; i < x->n; i++) {
             const acc_plain_t *a = &x->a[i];
-            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 && a->lo < hi &&
-                lo < a->hi)
+            /* the 48-bit byte bounds are read only past the cheap tests */
+            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 &&
+                a->lo < (uint64_t)y->hi && (uint64_t)y->lo < a->hi)
                 return true;
         }
     }
@@ -390,6 +390,7 @@ typedef struct {
 
 typedef struct {
     ivec_t by_sem[BIR_MAX_SEMS];   /* producer indices, ascending */
+    uint64_t nonempty;             /* bit s: by_sem[s].n > 0 */
 } pbucket_t;
 
 typedef struct {
@@ -532,6 +533,7 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
         l->v = nv, l->cap = nc;
     }
     l->v[l->n++] = p;
+    b->nonempty |= 1ull << sem;
 }
 
 static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
@@ -601,31 +603,38 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 }
 
 /* Newest producer in list l above *lim that conflicts with in (accesses
- * ax). */
-static void scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+ * ax); whether one was found. */
+static bool scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                       const ivec_t *l, uint32_t *lim, int *giver)
 {
     for (int k = l->n - 1; k >= 0; k--) {
         const prod_t *pr = &w->prods[l->v[k]];
         if (pr->tok.value <= *lim)
-            return;   /* older entries have smaller values */
+            return false;   /* older entries have smaller values */
         if (conflicts(ax, &b->insts[pr->inst])) {
             *lim = pr->tok.value;
             *giver = l->v[k];
-            return;
+            return true;
         }
     }
+    return false;
 }
 
-/* Scan every semaphore's list of bucket b (NULL: no producer there). */
-static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
-                        const pbucket_t *bk, int own, uint32_t *lim, int *giver)
+/* Scan every non-empty semaphore list of bucket b (NULL: no producer
+ * there) but the own one (bit `own_bit`); the semaphores that found a
+ * producer. */
+static uint64_t scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+                            const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
+    uint64_t found = 0;
     if (!bk)
-        return;
-    for (int s = 0; s < w->nsems; s++)
-        if (s != own && bk->by_sem[s].n)
-            scan_list(w, b, ax, &bk->by_sem[s], &lim[s], &giver[s]);
+        return 0;
+    for (uint64_t q = bk->nonempty & ~own_bit; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (scan_list(w, b, ax, &bk->by_sem[s], &lim[s], &giver[s]))
+            found |= 1ull << s;
+    }
+    return found;
 }
 
 /* The dependency search on the index: per semaphore, the newest producer
@@ -638,6 +647,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
                              int *giver)
 {
     int own = is_dma ? -1 : sched_engine_sem(in->engine);
+    uint64_t own_bit = own < 0 ? 0 : 1ull << own, set = 0;
     uint32_t lim[BIR_MAX_SEMS];
     int g[BIR_MAX_SEMS];
     for (int s = 0; s < w->nsems; s++)
@@ -656,6 +666,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
                     int p = w->by_val[s][v];
                     if (conflicts(ax, &b->insts[w->prods[p].inst])) {
                         lim[s] = v, g[s] = p;
+                        set |= 1ull << s;
                         break;
                     }
                 }
@@ -664,20 +675,19 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
         }
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
-            scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
-                        own, lim, g);
+            set |= scan_bucket(w, b, ax,
+                               pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
+                               own_bit, lim, g);
             for (uint64_t c = c0; c <= c1; c++)
-                scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, c, kind), false), own,
-                            lim, g);
+                set |= scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, c, kind), false),
+                                   own_bit, lim, g);
         }
     }
-    uint64_t set = 0;
-    for (int s = 0; s < w->nsems; s++)
-        if (g[s] >= 0) {
-            need[s] = lim[s];
-            giver[s] = g[s];
-            set |= 1ull << s;
-        }
+    for (uint64_t q = set; q; q &= q - 1) {   /* the semaphores with g[s] >= 0 */
+        int s = __builtin_ctzll(q);
+        need[s] = lim[s];
+        giver[s] = g[s];
+    }
     return set;
 }
 
