@@ -1,9 +1,9 @@
 /* The compile-time shortcuts must not change a single output byte:
  *  - the streaming sidecar writer (encoder/jsonw.c) against cJSON_Print;
  *  - the Generator's encode cache (same body, new header; bytes past the
- *    op's format struct ignored) against isa_encode run on every
- *    instruction, including header values the encoder rejects on a cache
- *    hit;
+ *    op's format struct ignored) and its batched stream writes against
+ *    isa_encode run on every instruction, including header values the
+ *    encoder rejects on a cache hit;
  *  - the printf-free name/path builders (encoder/strutil.h) against the
  *    snprintf calls they replace;
  *  - the scheduler's memory index against its plain backward scan;
@@ -733,6 +733,25 @@ static void test_encode_cache_bytes_match_isa_encode(void **state)
     tir_kernel_free(&k);
 }
 
+/* Streams longer than the generator's per-stream batch (GEN_BIN_BUF, 256
+ * bundles): 400 instructions on each of three engines reach the files
+ * whole and in order. */
+static void test_long_streams_match_isa_encode(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_chains(&k, 400);
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    vary_headers(bu_block(&r));
+    streams_match_isa_encode(&r, "long", false);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* The cache key is the opcode and the bytes of the op's format struct:
  * what lies past it in the instruction's union (never read by isa_encode)
  * differs from instruction to instruction here, and the repeated bodies
@@ -855,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_jsonw_sink_matches_buffer),
         cmocka_unit_test(test_strutil_matches_snprintf),
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
+        cmocka_unit_test(test_long_streams_match_isa_encode),
         cmocka_unit_test(test_encode_cache_ignores_bytes_past_the_format),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),
