@@ -193,41 +193,29 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
         jw_keyl(w, "pc");
         jw_int(w, pc);
     }
-    if (!cont) {
-        jw_keyl(w, "name");
-        jw_str(w, name);
-    }
-    if (!prev || strcmp(in->name, name)) {
-        jw_keyl(w, "inst");
-        jw_str(w, in->name);
-    }
-    if (!prev || !prev->src || strcmp(prev->src, src)) {
-        jw_keyl(w, "src");
-        jw_str(w, src);
-    }
-    if (!prev || !prev->op || strcmp(prev->op, op)) {
-        jw_keyl(w, "op");
-        jw_str(w, op);
-    }
-    if (in->is_activate2 || in->is_stt) {   /* the BIR form behind the ISA opcode */
-        jw_keyl(w, "bir");
-        jw_str(w, in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
-    }
+    if (!cont)
+        jw_kvl(w, "name", name);
+    if (!prev || strcmp(in->name, name))
+        jw_kvl(w, "inst", in->name);
+    if (!prev || !prev->src || strcmp(prev->src, src))
+        jw_kvl(w, "src", src);
+    if (!prev || !prev->op || strcmp(prev->op, op))
+        jw_kvl(w, "op", op);
+    if (in->is_activate2 || in->is_stt)   /* the BIR form behind the ISA opcode */
+        jw_kvl(w, "bir",
+               in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
     if (has_op && !cont) {
         jw_keyl(w, "op_index");
         jw_int(w, in->tir_op);
         const tir_op_t *top = &k->ops[in->tir_op];
         if (top->kind == TIR_INLINE_ASM_BYTES && top->inl) {   /* opaque bundle: what the
                                                       kernel said about it */
-            jw_keyl(w, "sync_type");
-            jw_str(w, top->inl->sync_type ? "barrier" : "none");
+            jw_kvl(w, "sync_type", top->inl->sync_type ? "barrier" : "none");
             jw_keyl(w, "latency_estimate");
             jw_int(w, top->inl->latency_estimate);
         }
-        if (bufs[0]) {
-            jw_keyl(w, "buf");
-            jw_str(w, bufs);
-        }
+        if (bufs[0])
+            jw_kvl(w, "buf", bufs);
     }
     jw_obj_end(w);
     if (prev) {

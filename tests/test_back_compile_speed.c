@@ -212,6 +212,56 @@ static void test_jsonw_sink_matches_buffer(void **state)
     }
 }
 
+/* One document written with jw_member_str and with jw_key_plain + jw_str:
+ * nesting past 8 tabs, compact, escapes, values past JW_SHORT_STR, NULL,
+ * and the misuse cases (inside an array, at depth 0) that take the
+ * general path. */
+static void write_members(jw_t *w, bool fused, const char *long_s)
+{
+    const char *vals[] = {"tensor_scalar", "", "tab\there \"q\"", NULL, long_s, "\x01\\"};
+    jw_obj_begin(w);
+    for (int d = 0; d < 11; d++) {
+        for (int v = 0; v < 6; v++) {
+            if (fused)
+                jw_kvl(w, "name", vals[v]);
+            else
+                jw_keyl(w, "name"), jw_str(w, vals[v]);
+        }
+        jw_keyl(w, "next");
+        jw_obj_begin(w);
+    }
+    for (int d = 0; d < 11; d++)
+        jw_obj_end(w);
+    jw_keyl(w, "arr");
+    jw_arr_begin(w);
+    if (fused)
+        jw_kvl(w, "x", "in an array");
+    else
+        jw_keyl(w, "x"), jw_str(w, "in an array");
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static void test_jsonw_member_str_matches_key_then_str(void **state)
+{
+    (void)state;
+    char long_s[700];
+    memset(long_s, 'x', sizeof long_s - 1);
+    long_s[sizeof long_s - 1] = 0;
+    for (int compact = 0; compact < 2; compact++) {
+        jw_t a, b;
+        jw_init(&a), jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        write_members(&a, false, long_s);
+        write_members(&b, true, long_s);
+        jw_kvl(&a, "depth0", "x"), jw_keyl(&b, "depth0"), jw_str(&b, "x");
+        assert_int_equal(a.b.len, b.b.len);
+        assert_memory_equal(a.b.buf, b.b.buf, a.b.len);
+        jw_free(&a), jw_free(&b);
+    }
+}
+
 /* ------------------------------------------------------------- strutil */
 
 static void test_strutil_matches_snprintf(void **state)
@@ -872,6 +922,7 @@ int main(void)
         cmocka_unit_test(test_jsonw_numbers_match_cjson),
         cmocka_unit_test(test_jsonw_unbalanced_is_an_error),
         cmocka_unit_test(test_jsonw_sink_matches_buffer),
+        cmocka_unit_test(test_jsonw_member_str_matches_key_then_str),
         cmocka_unit_test(test_strutil_matches_snprintf),
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
         cmocka_unit_test(test_long_streams_match_isa_encode),
