@@ -82,6 +82,25 @@ static bool buf_has_item(const jb_t *pool, size_t from, size_t end, size_t tok, 
     return false;
 }
 
+/* Length of a tile name without its "#<digits>" instance suffix (the
+ * suffix after the last '#', when it is one or more digits only). */
+static size_t base_name_len(const char *nm)
+{
+    size_t len = strlen(nm), i = len;
+    while (i > 0 && nm[i - 1] >= '0' && nm[i - 1] <= '9')
+        i--;
+    return i > 0 && i < len && nm[i - 1] == '#' ? i - 1 : len;
+}
+
+/* jb_u64 with the one-digit case (buffer numbers) inline. */
+static void put_small_u64(jb_t *pool, uint64_t v)
+{
+    if (v < 10)
+        jb_putc(pool, (char)('0' + v));
+    else
+        jb_u64(pool, v);
+}
+
 /* Append " name#b/n" (no space first) for operand tensor t of the op whose
  * string starts at `from`, unless it does not rotate, repeats or does not
  * fit. */
@@ -90,19 +109,17 @@ static void buf_add(jb_t *pool, size_t from, const bir_module_t *m, const tir_ke
     if (t < 0 || t >= m->nmlocs || m->mlocs[t].tensor != t || !m->mlocs[t].rot_nbuf)
         return;
     /* the declared name: a loop instance is named "<tile>#<iteration>" */
-    const char *nm = k->tensors[t].name, *h = strrchr(nm, '#');
-    size_t len = strlen(nm);
-    if (h && h[1] && strspn(h + 1, "0123456789") == strlen(h + 1))
-        len = (size_t)(h - nm);
+    const char *nm = k->tensors[t].name;
+    size_t len = base_name_len(nm);
     size_t used = pool->len - from, sep = used ? 1 : 0;
     if (sep)
         jb_putc(pool, ' ');
     size_t tok = pool->len;
     jb_put(pool, nm, len);
     jb_putc(pool, '#');
-    jb_u64(pool, m->mlocs[t].rot_buf);
+    put_small_u64(pool, m->mlocs[t].rot_buf);
     jb_putc(pool, '/');
-    jb_u64(pool, m->mlocs[t].rot_nbuf);
+    put_small_u64(pool, m->mlocs[t].rot_nbuf);
     if (pool->failed)
         return;
     size_t n = pool->len - tok;
