@@ -484,15 +484,19 @@ typedef struct {
 } pix_ctx_t;
 
 /* Two instructions touching exactly the same ranges conflict with the
- * same instructions. */
+ * same instructions.  The fields of an access fill its 16 bytes (no
+ * padding bits), so equal fields are equal bytes: compared as two words,
+ * not field by field out of the bit-fields. */
+_Static_assert(sizeof(bir_access_t) == 16, "bir_access_t: 8+8+8+48+48+8 bits, no padding");
 static bool same_accesses(const bir_inst_t *a, const bir_inst_t *b)
 {
     if (a->nacc != b->nacc)
         return false;
     for (int i = 0; i < a->nacc; i++) {
-        const bir_access_t *x = &a->acc[i], *y = &b->acc[i];
-        if (x->space != y->space || x->p0 != y->p0 || x->p1 != y->p1 || x->lo != y->lo ||
-            x->hi != y->hi || x->write != y->write)
+        uint64_t x[2], y[2];
+        memcpy(x, &a->acc[i], sizeof x);
+        memcpy(y, &b->acc[i], sizeof y);
+        if (x[0] != y[0] || x[1] != y[1])
             return false;
     }
     return true;
