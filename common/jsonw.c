@@ -419,8 +419,8 @@ static void key_slow(jw_t *w, const char *key, bool sep)
 }
 
 /* put_key's text at o (room reserved: 2 + ntab + 6 * n + 4 + 8 bytes). */
-static char *key_into(const jw_t *w, char *o, const char *key, size_t n, bool plain, bool sep,
-                      size_t ntab)
+static inline char *key_into(const jw_t *w, char *o, const char *key, size_t n, bool plain,
+                             bool sep, size_t ntab)
 {
     if (sep) {
         *o++ = ',';
