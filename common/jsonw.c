@@ -418,6 +418,36 @@ static void key_slow(jw_t *w, const char *key, bool sep)
         jb_lit(&w->b, ":\t");
 }
 
+/* put_key's text at o (room reserved: 2 + ntab + 6 * n + 4 + 8 bytes). */
+static inline char *key_into(const jw_t *w, char *o, const char *key, size_t n, bool plain,
+                             bool sep, size_t ntab)
+{
+    if (sep) {
+        *o++ = ',';
+        if (!w->compact)
+            *o++ = '\n';
+    }
+    if (ntab <= 8) {   /* one store: the reservation has 8 bytes to spare */
+        memcpy(o, "\t\t\t\t\t\t\t\t", 8);
+        o += ntab;
+    } else {
+        for (size_t i = 0; i < ntab; i++)
+            *o++ = '\t';
+    }
+    *o++ = '"';
+    if (plain) {
+        memcpy(o, key, n);
+        o += n;
+    } else {
+        o += escape_into(o, key, n, true);
+    }
+    *o++ = '"';
+    *o++ = ':';
+    if (!w->compact)
+        *o++ = '\t';
+    return o;
+}
+
 /* The key of the next member: [",\n"] tabs "key" ":\t" (compact: no
  * whitespace), written with one reservation; `plain`: key[0..n) needs no
  * escaping. */
@@ -432,25 +462,7 @@ static void put_key(jw_t *w, const char *key, size_t n, bool plain)
         key_slow(w, key, sep);
         return;
     }
-    char *o = w->b.buf + w->b.len;
-    if (sep) {
-        *o++ = ',';
-        if (!w->compact)
-            *o++ = '\n';
-    }
-    for (size_t i = 0; i < ntab; i++)
-        *o++ = '\t';
-    *o++ = '"';
-    if (plain) {
-        memcpy(o, key, n);
-        o += n;
-    } else {
-        o += escape_into(o, key, n, true);
-    }
-    *o++ = '"';
-    *o++ = ':';
-    if (!w->compact)
-        *o++ = '\t';
+    char *o = key_into(w, w->b.buf + w->b.len, key, n, plain, sep, ntab);
     w->b.len = (size_t)(o - w->b.buf);
 }
 
@@ -464,6 +476,27 @@ void jw_key(jw_t *w, const char *key)
 void jw_key_plain(jw_t *w, const char *key, size_t n)
 {
     put_key(w, key, n, true);
+}
+
+void jw_member_str(jw_t *w, const char *key, size_t n, const char *s)
+{
+    if (!s)
+        s = "";
+    size_t ns = strlen(s);
+    size_t ntab = w->compact ? 0 : (size_t)w->depth;
+    if (w->depth <= 0 || !w->is_obj[w->depth - 1] || n > JW_SHORT_STR || ns > JW_SHORT_STR ||
+        !jb_reserve(&w->b, 2 + ntab + 6 * n + 4 + 6 * ns + 2 + 8)) {
+        jw_key_plain(w, key, n);   /* the general path, the same bytes */
+        jw_str(w, s);
+        return;
+    }
+    bool sep = w->has_item[w->depth - 1];
+    w->has_item[w->depth - 1] = true;
+    char *o = key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
+    *o++ = '"';
+    o += escape_into(o, s, ns, true);
+    *o++ = '"';
+    w->b.len = (size_t)(o - w->b.buf);
 }
 
 void jw_str(jw_t *w, const char *s)

@@ -137,6 +137,10 @@ void jw_key(jw_t *w, const char *key);
  * it; jw_keyl for a string literal. */
 void jw_key_plain(jw_t *w, const char *key, size_t n);
 #define jw_keyl(w, lit) jw_key_plain((w), "" lit "", sizeof(lit) - 1)
+/* jw_key_plain(w, key, n) then jw_str(w, s), with one reservation: a member
+ * of the innermost object with a plain key and a string value. */
+void jw_member_str(jw_t *w, const char *key, size_t n, const char *s);
+#define jw_kvl(w, lit, s) jw_member_str((w), "" lit "", sizeof(lit) - 1, (s))
 /* Values: in an array they are the next element; in an object they follow
  * jw_key. */
 void jw_str(jw_t *w, const char *s);

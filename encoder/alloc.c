@@ -25,6 +25,7 @@
  * iteration of each enclosing rolling candidate loop; N = 1 is plain
  * first fit. */
 #include "backend.h"
+#include "alloc_order.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,35 @@ static int cmp_group(const void *x, const void *y)
     return cmp_first_use(a, b);
 }
 
+/* by[0..n) into cmp_group's order.  When by is already in strict
+ * first-use order (reqs is sorted so, and each tile is its own tensor) that
+ * order is a stable sort by path, done on ranks of the distinct paths
+ * instead of a strcmp per compared pair; otherwise qsort as before. */
+static int group_by_path(req_t **by, int n)
+{
+    bool strict = true;
+    for (int i = 1; i < n && strict; i++)
+        strict = cmp_first_use(by[i - 1], by[i]) < 0;
+    if (!strict) {
+        qsort(by, (size_t)n, sizeof *by, cmp_group);
+        return 0;
+    }
+    size_t n1 = (size_t)(n > 0 ? n : 1);
+    const char **paths = malloc(n1 * sizeof *paths);
+    int *perm = malloc(n1 * sizeof *perm);
+    req_t **was = malloc(n1 * sizeof *was);
+    int rc = -1;
+    if (paths && perm && was) {
+        for (int i = 0; i < n; i++)
+            paths[i] = by[i]->path, was[i] = by[i];
+        rc = enc_stable_order_by_str(paths, n, perm);
+        for (int i = 0; rc == 0 && i < n; i++)
+            by[i] = was[perm[i]];
+    }
+    free(paths), free(perm), free(was);
+    return rc;
+}
+
 /* Rotation groups: the instances of each loop-declared tile (same
  * declaration path), in first-use order, with a buffer count per group.
  * A group with nb > 1 is placed modulo: nb buffer requests (buf), buffer
@@ -366,7 +396,8 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, 
             !in_dynamic_loop(k, reqs[i].ml->first_use))
             r->by[n++] = &reqs[i];
     }
-    qsort(r->by, (size_t)n, sizeof *r->by, cmp_group);
+    if (group_by_path(r->by, n))
+        return -1;
     for (int g = 0; g < n;) {
         int e = g + 1;
         while (e < n && strcmp(r->by[e]->path, r->by[g]->path) == 0)

@@ -82,6 +82,25 @@ static bool buf_has_item(const jb_t *pool, size_t from, size_t end, size_t tok, 
     return false;
 }
 
+/* Length of a tile name without its "#<digits>" instance suffix (the
+ * suffix after the last '#', when it is one or more digits only). */
+static size_t base_name_len(const char *nm)
+{
+    size_t len = strlen(nm), i = len;
+    while (i > 0 && nm[i - 1] >= '0' && nm[i - 1] <= '9')
+        i--;
+    return i > 0 && i < len && nm[i - 1] == '#' ? i - 1 : len;
+}
+
+/* jb_u64 with the one-digit case (buffer numbers) inline. */
+static void put_small_u64(jb_t *pool, uint64_t v)
+{
+    if (v < 10)
+        jb_putc(pool, (char)('0' + v));
+    else
+        jb_u64(pool, v);
+}
+
 /* Append " name#b/n" (no space first) for operand tensor t of the op whose
  * string starts at `from`, unless it does not rotate, repeats or does not
  * fit. */
@@ -90,19 +109,17 @@ static void buf_add(jb_t *pool, size_t from, const bir_module_t *m, const tir_ke
     if (t < 0 || t >= m->nmlocs || m->mlocs[t].tensor != t || !m->mlocs[t].rot_nbuf)
         return;
     /* the declared name: a loop instance is named "<tile>#<iteration>" */
-    const char *nm = k->tensors[t].name, *h = strrchr(nm, '#');
-    size_t len = strlen(nm);
-    if (h && h[1] && strspn(h + 1, "0123456789") == strlen(h + 1))
-        len = (size_t)(h - nm);
+    const char *nm = k->tensors[t].name;
+    size_t len = base_name_len(nm);
     size_t used = pool->len - from, sep = used ? 1 : 0;
     if (sep)
         jb_putc(pool, ' ');
     size_t tok = pool->len;
     jb_put(pool, nm, len);
     jb_putc(pool, '#');
-    jb_u64(pool, m->mlocs[t].rot_buf);
+    put_small_u64(pool, m->mlocs[t].rot_buf);
     jb_putc(pool, '/');
-    jb_u64(pool, m->mlocs[t].rot_nbuf);
+    put_small_u64(pool, m->mlocs[t].rot_nbuf);
     if (pool->failed)
         return;
     size_t n = pool->len - tok;
@@ -193,41 +210,29 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
         jw_keyl(w, "pc");
         jw_int(w, pc);
     }
-    if (!cont) {
-        jw_keyl(w, "name");
-        jw_str(w, name);
-    }
-    if (!prev || strcmp(in->name, name)) {
-        jw_keyl(w, "inst");
-        jw_str(w, in->name);
-    }
-    if (!prev || !prev->src || strcmp(prev->src, src)) {
-        jw_keyl(w, "src");
-        jw_str(w, src);
-    }
-    if (!prev || !prev->op || strcmp(prev->op, op)) {
-        jw_keyl(w, "op");
-        jw_str(w, op);
-    }
-    if (in->is_activate2 || in->is_stt) {   /* the BIR form behind the ISA opcode */
-        jw_keyl(w, "bir");
-        jw_str(w, in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
-    }
+    if (!cont)
+        jw_kvl(w, "name", name);
+    if (!prev || strcmp(in->name, name))
+        jw_kvl(w, "inst", in->name);
+    if (!prev || !prev->src || strcmp(prev->src, src))
+        jw_kvl(w, "src", src);
+    if (!prev || !prev->op || strcmp(prev->op, op))
+        jw_kvl(w, "op", op);
+    if (in->is_activate2 || in->is_stt)   /* the BIR form behind the ISA opcode */
+        jw_kvl(w, "bir",
+               in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
     if (has_op && !cont) {
         jw_keyl(w, "op_index");
         jw_int(w, in->tir_op);
         const tir_op_t *top = &k->ops[in->tir_op];
         if (top->kind == TIR_INLINE_ASM_BYTES && top->inl) {   /* opaque bundle: what the
                                                       kernel said about it */
-            jw_keyl(w, "sync_type");
-            jw_str(w, top->inl->sync_type ? "barrier" : "none");
+            jw_kvl(w, "sync_type", top->inl->sync_type ? "barrier" : "none");
             jw_keyl(w, "latency_estimate");
             jw_int(w, top->inl->latency_estimate);
         }
-        if (bufs[0]) {
-            jw_keyl(w, "buf");
-            jw_str(w, bufs);
-        }
+        if (bufs[0])
+            jw_kvl(w, "buf", bufs);
     }
     jw_obj_end(w);
     if (prev) {

@@ -93,6 +93,7 @@ typedef struct {
     const bir_module_t *m;
     /* per engine */
     FILE *bin[ISA_ENG_COUNT];
+    jb_t binbuf[ISA_ENG_COUNT];           /* bundles batched in front of bin[e] (GEN_BIN_BUF) */
     char bin_tmp[ISA_ENG_COUNT][4096];
     bool opened[ISA_ENG_COUNT];
     unsigned pcs[ISA_ENG_COUNT];          /* bundles written */

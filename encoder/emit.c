@@ -199,6 +199,7 @@ void gen_free(gen_t *g)
 {
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         if (g->bin[e]) {
+            jb_free(&g->binbuf[e]);   /* an abandoned stream: nothing more written */
             fclose(g->bin[e]);
             unlink(g->bin_tmp[e]);
             g->bin[e] = NULL;
@@ -214,6 +215,18 @@ void gen_free(gen_t *g)
     g->collect = NULL;
     g->checks = NULL;
     g->cache = NULL;
+}
+
+/* Bundles collected per stream before one fwrite: a call per instruction
+ * cost more than encoding it from the cache.  Small, as the compile
+ * memory of small kernels counts. */
+#define GEN_BIN_BUF ((size_t)256 * ISA_BUNDLE_BYTES)
+
+/* Write what stream e holds to its file; -1 when a write failed. */
+static int bin_drain(gen_t *g, int e)
+{
+    jb_flush(&g->binbuf[e]);
+    return jb_failed(&g->binbuf[e]) ? -1 : 0;
 }
 
 /* createBin: open <Engine>.bin (as a temp file renamed at commit). */
@@ -232,6 +245,13 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
         /* the notes' NeuronAssertion at generator.cpp:58, error code 1007 */
         tpb_errf(err, "%s: cannot create: %s (assertion 'bin != __null' failed, error code 1007)",
                  path, strerror(errno));
+        return NULL;
+    }
+    if (jb_init_file(&g->binbuf[e], f, GEN_BIN_BUF)) {
+        jb_free(&g->binbuf[e]);
+        fclose(f);
+        unlink(g->bin_tmp[e]);
+        tpb_errf(err, "out of memory in the generator");
         return NULL;
     }
     g->bin[e] = f;
@@ -505,7 +525,9 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         FILE *f = find_bin(g, in, err);
         if (!f)
             return -1;
-        if (fwrite(bundles, ISA_BUNDLE_BYTES, nb, f) != nb)
+        jb_t *bb = &g->binbuf[in->engine];
+        jb_put(bb, (const char *)bundles, (size_t)nb * ISA_BUNDLE_BYTES);
+        if (jb_failed(bb))
             return tpb_errf(err, "%s/%s.bin: write failed", g->dir,
                             isa_engine_name((isa_engine_t)in->engine));
         if (g->staging && gen_stage(g->staging, in->engine,
@@ -613,7 +635,7 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         if (!g->ndbg[e])
             continue;
-        if (!g->bin[e] || fflush(g->bin[e]) != 0)
+        if (!g->bin[e] || bin_drain(g, e) || fflush(g->bin[e]) != 0)
             return tpb_errf(err, "assembly mapping: %s has debug entries but no open stream",
                             isa_engine_name((isa_engine_t)e));
         /* read the stream back from its (still temporary) file */
@@ -704,7 +726,8 @@ int gen_finish(gen_t *g, bool ok, tpb_err_t *err)
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         if (!g->bin[e])
             continue;
-        bool good = ok && fflush(g->bin[e]) == 0 && !ferror(g->bin[e]);
+        bool good = ok && bin_drain(g, e) == 0 && fflush(g->bin[e]) == 0 && !ferror(g->bin[e]);
+        jb_free(&g->binbuf[e]);
         if (fclose(g->bin[e]) != 0)
             good = false;
         g->bin[e] = NULL;

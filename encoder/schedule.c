@@ -273,12 +273,12 @@ static bool conflicts(const accs_t *x, const bir_inst_t *b)
     for (int j = 0; j < b->nacc; j++) {
         const bir_access_t *y = &b->acc[j];
         unsigned space = (unsigned)y->space, p0 = (unsigned)y->p0, p1 = (unsigned)y->p1;
-        uint64_t lo = y->lo, hi = y->hi;
         bool wr = y->write != 0;
         for (int i = 0; i < x->n; i++) {
             const acc_plain_t *a = &x->a[i];
-            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 && a->lo < hi &&
-                lo < a->hi)
+            /* the 48-bit byte bounds are read only past the cheap tests */
+            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 &&
+                a->lo < (uint64_t)y->hi && (uint64_t)y->lo < a->hi)
                 return true;
         }
     }
@@ -286,12 +286,14 @@ static bool conflicts(const accs_t *x, const bir_inst_t *b)
 }
 
 /* Index of the oldest producer not implied by max(known, need) on its
- * semaphore; producers older than that need no look. */
+ * semaphore; producers older than that need no look.  Only semaphores in
+ * `open` (known < count) can hold such a producer. */
 static int oldest_unimplied(const uint32_t *known, const uint32_t *need, const uint32_t *count,
-                            int *const *by_val, int nsems)
+                            int *const *by_val, uint64_t open)
 {
     int stop = INT_MAX;
-    for (int s = 0; s < nsems; s++) {
+    for (; open; open &= open - 1) {
+        int s = __builtin_ctzll(open);
         uint32_t thr = need[s] > known[s] ? need[s] : known[s];
         if (thr < count[s] && by_val[s][thr + 1] < stop)
             stop = by_val[s][thr + 1];
@@ -376,6 +378,7 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
  * wider than PIX_WIDE_CHUNKS chunks (huge HBM ranges, the all-of-HBM range
  * of a barrier) are filed once, in a per-space "wide" list that every query
  * of that space also scans, and such an access asks every producer. */
+_Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
@@ -387,6 +390,7 @@ typedef struct {
 
 typedef struct {
     ivec_t by_sem[BIR_MAX_SEMS];   /* producer indices, ascending */
+    uint64_t nonempty;             /* bit s: by_sem[s].n > 0 */
 } pbucket_t;
 
 typedef struct {
@@ -480,15 +484,19 @@ typedef struct {
 } pix_ctx_t;
 
 /* Two instructions touching exactly the same ranges conflict with the
- * same instructions. */
+ * same instructions.  The fields of an access fill its 16 bytes (no
+ * padding bits), so equal fields are equal bytes: compared as two words,
+ * not field by field out of the bit-fields. */
+_Static_assert(sizeof(bir_access_t) == 16, "bir_access_t: 8+8+8+48+48+8 bits, no padding");
 static bool same_accesses(const bir_inst_t *a, const bir_inst_t *b)
 {
     if (a->nacc != b->nacc)
         return false;
     for (int i = 0; i < a->nacc; i++) {
-        const bir_access_t *x = &a->acc[i], *y = &b->acc[i];
-        if (x->space != y->space || x->p0 != y->p0 || x->p1 != y->p1 || x->lo != y->lo ||
-            x->hi != y->hi || x->write != y->write)
+        uint64_t x[2], y[2];
+        memcpy(x, &a->acc[i], sizeof x);
+        memcpy(y, &b->acc[i], sizeof y);
+        if (x[0] != y[0] || x[1] != y[1])
             return false;
     }
     return true;
@@ -529,6 +537,7 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
         l->v = nv, l->cap = nc;
     }
     l->v[l->n++] = p;
+    b->nonempty |= 1ull << sem;
 }
 
 static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
@@ -564,6 +573,7 @@ typedef struct {
     int *by_val[BIR_MAX_SEMS];       /* [s][v]: producer index whose token is (s, v) */
     uint32_t count[BIR_MAX_SEMS];
     uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];   /* engine e waited for sem s >= known */
+    uint64_t open[ISA_ENG_COUNT];    /* bit s: known[e][s] < count[s] (sems worth a look) */
     bool used[ISA_ENG_COUNT];
     int np;
     unsigned waits, nops;
@@ -597,31 +607,38 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 }
 
 /* Newest producer in list l above *lim that conflicts with in (accesses
- * ax). */
-static void scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+ * ax); whether one was found. */
+static bool scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                       const ivec_t *l, uint32_t *lim, int *giver)
 {
     for (int k = l->n - 1; k >= 0; k--) {
         const prod_t *pr = &w->prods[l->v[k]];
         if (pr->tok.value <= *lim)
-            return;   /* older entries have smaller values */
+            return false;   /* older entries have smaller values */
         if (conflicts(ax, &b->insts[pr->inst])) {
             *lim = pr->tok.value;
             *giver = l->v[k];
-            return;
+            return true;
         }
     }
+    return false;
 }
 
-/* Scan every semaphore's list of bucket b (NULL: no producer there). */
-static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
-                        const pbucket_t *bk, int own, uint32_t *lim, int *giver)
+/* Scan every non-empty semaphore list of bucket b (NULL: no producer
+ * there) but the own one (bit `own_bit`); the semaphores that found a
+ * producer. */
+static uint64_t scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+                            const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
+    uint64_t found = 0;
     if (!bk)
-        return;
-    for (int s = 0; s < w->nsems; s++)
-        if (s != own && bk->by_sem[s].n)
-            scan_list(w, b, ax, &bk->by_sem[s], &lim[s], &giver[s]);
+        return 0;
+    for (uint64_t q = bk->nonempty & ~own_bit; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (scan_list(w, b, ax, &bk->by_sem[s], &lim[s], &giver[s]))
+            found |= 1ull << s;
+    }
+    return found;
 }
 
 /* The dependency search on the index: per semaphore, the newest producer
@@ -629,11 +646,12 @@ static void scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t
  * up chunk by chunk (plus the space's wide list); a wide one scans every
  * producer instead. */
 
-static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                         const accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
-                         int *giver)
+static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                             const accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                             int *giver)
 {
     int own = is_dma ? -1 : sched_engine_sem(in->engine);
+    uint64_t own_bit = own < 0 ? 0 : 1ull << own, set = 0;
     uint32_t lim[BIR_MAX_SEMS];
     int g[BIR_MAX_SEMS];
     for (int s = 0; s < w->nsems; s++)
@@ -652,6 +670,7 @@ static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t 
                     int p = w->by_val[s][v];
                     if (conflicts(ax, &b->insts[w->prods[p].inst])) {
                         lim[s] = v, g[s] = p;
+                        set |= 1ull << s;
                         break;
                     }
                 }
@@ -660,18 +679,30 @@ static void search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t 
         }
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
-            scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
-                        own, lim, g);
+            set |= scan_bucket(w, b, ax,
+                               pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
+                               own_bit, lim, g);
             for (uint64_t c = c0; c <= c1; c++)
-                scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, c, kind), false), own,
-                            lim, g);
+                set |= scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, c, kind), false),
+                                   own_bit, lim, g);
         }
     }
+    for (uint64_t q = set; q; q &= q - 1) {   /* the semaphores with g[s] >= 0 */
+        int s = __builtin_ctzll(q);
+        need[s] = lim[s];
+        giver[s] = g[s];
+    }
+    return set;
+}
+
+/* The semaphores whose count engine known (kn) has not reached. */
+static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn)
+{
+    uint64_t open = 0;
     for (int s = 0; s < w->nsems; s++)
-        if (g[s] >= 0) {
-            need[s] = lim[s];
-            giver[s] = g[s];
-        }
+        if (kn[s] < w->count[s])
+            open |= 1ull << s;
+    return open;
 }
 
 /* Waits and the completion update of instruction i (in place). */
@@ -688,7 +719,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
-    int stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
+    uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
+    int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
     int budget = scan_budget;
     for (int p = w->np - 1; p >= stop; p--) {
         if (--budget < 0 && !w->index.oom) {
@@ -696,7 +728,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             memset(need, 0, sizeof need);
             if (ax.n < 0)
                 accs_load(&ax, in);
-            search_index(w, b, in, &ax, is_dma, kn, need, giver);
+            needs = search_index(w, b, in, &ax, is_dma, kn, need, giver);
             break;
         }
         const prod_t *pr = &w->prods[p];
@@ -710,7 +742,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         if (conflicts(&ax, &b->insts[pr->inst])) {
             need[pr->tok.sem] = pr->tok.value;
             giver[pr->tok.sem] = p;
-            stop = oldest_unimplied(kn, need, w->count, w->by_val, nsems);
+            needs |= 1ull << pr->tok.sem;
+            stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
         }
     }
     /* wait for the strongest producer first: what its completion implies
@@ -719,15 +752,19 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     int wsem[BIR_MAX_SEMS];
     for (;;) {
         int best = -1;
-        for (int s2 = 0; s2 < nsems; s2++)
+        for (uint64_t q = needs; q; q &= q - 1) {   /* ascending: same ties as a full loop */
+            int s2 = __builtin_ctzll(q);
             if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
                 best = s2;
+        }
         if (best < 0)
             break;
         wsem[nw++] = best;
         kn[best] = need[best];
         merge(kn, &w->snaps[(size_t)giver[best] * (size_t)nsems], nsems);
     }
+    if (nw)
+        w->open[in->engine] = open_sems(w, kn);
     for (int k = 0; k < nw; k++) {
         int s2 = wsem[k];
         w->waits++;
@@ -749,6 +786,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     in->isa.sync.upd_val = 1;
     in->isa.sync.upd_at_read = 0;
     w->count[sem]++;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)   /* known <= the old count < the new one */
+        w->open[e] |= 1ull << sem;
     w->by_val[sem][w->count[sem]] = w->np;
     uint32_t *snap = &w->snaps[(size_t)w->np * (size_t)nsems];
     prod_t *pr = &w->prods[w->np++];
@@ -758,8 +797,10 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     snap[sem] = w->count[sem];
     pix_ctx_t pc = {b->insts, w->prods};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
-    if (!is_dma)   /* later instructions of this engine follow it in order */
+    if (!is_dma) {   /* later instructions of this engine follow it in order */
         kn[sem] = w->count[sem];
+        w->open[in->engine] &= ~(1ull << sem);
+    }
     if (is_dma)
         m->queues[in->queue].transfers++;
     return 0;

@@ -1,14 +1,16 @@
 /* The compile-time shortcuts must not change a single output byte:
  *  - the streaming sidecar writer (encoder/jsonw.c) against cJSON_Print;
  *  - the Generator's encode cache (same body, new header; bytes past the
- *    op's format struct ignored) against isa_encode run on every
- *    instruction, including header values the encoder rejects on a cache
- *    hit;
+ *    op's format struct ignored) and its batched stream writes against
+ *    isa_encode run on every instruction, including header values the
+ *    encoder rejects on a cache hit;
  *  - the printf-free name/path builders (encoder/strutil.h) against the
  *    snprintf calls they replace;
  *  - the scheduler's memory index against its plain backward scan;
  *  - the allocator's address-ordered first fit against the repeated-pass
  *    rule it replaced;
+ *  - the allocator's grouping by path (ranks of distinct paths) against a
+ *    qsort with strcmp and the index as tie-break;
  *  - enc_compile compiling the caller's kernel without copying it leaves
  *    that kernel untouched. */
 #include <setjmp.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "alloc_order.h"
 #include "back_util.h"
 #include "cJSON.h"
 #include "fileio.h"
@@ -206,6 +209,56 @@ static void test_jsonw_sink_matches_buffer(void **state)
         assert_true(b.b.io_error);
         jw_free(&b);
         fclose(full);
+    }
+}
+
+/* One document written with jw_member_str and with jw_key_plain + jw_str:
+ * nesting past 8 tabs, compact, escapes, values past JW_SHORT_STR, NULL,
+ * and the misuse cases (inside an array, at depth 0) that take the
+ * general path. */
+static void write_members(jw_t *w, bool fused, const char *long_s)
+{
+    const char *vals[] = {"tensor_scalar", "", "tab\there \"q\"", NULL, long_s, "\x01\\"};
+    jw_obj_begin(w);
+    for (int d = 0; d < 11; d++) {
+        for (int v = 0; v < 6; v++) {
+            if (fused)
+                jw_kvl(w, "name", vals[v]);
+            else
+                jw_keyl(w, "name"), jw_str(w, vals[v]);
+        }
+        jw_keyl(w, "next");
+        jw_obj_begin(w);
+    }
+    for (int d = 0; d < 11; d++)
+        jw_obj_end(w);
+    jw_keyl(w, "arr");
+    jw_arr_begin(w);
+    if (fused)
+        jw_kvl(w, "x", "in an array");
+    else
+        jw_keyl(w, "x"), jw_str(w, "in an array");
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static void test_jsonw_member_str_matches_key_then_str(void **state)
+{
+    (void)state;
+    char long_s[700];
+    memset(long_s, 'x', sizeof long_s - 1);
+    long_s[sizeof long_s - 1] = 0;
+    for (int compact = 0; compact < 2; compact++) {
+        jw_t a, b;
+        jw_init(&a), jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        write_members(&a, false, long_s);
+        write_members(&b, true, long_s);
+        jw_kvl(&a, "depth0", "x"), jw_keyl(&b, "depth0"), jw_str(&b, "x");
+        assert_int_equal(a.b.len, b.b.len);
+        assert_memory_equal(a.b.buf, b.b.buf, a.b.len);
+        jw_free(&a), jw_free(&b);
     }
 }
 
@@ -525,6 +578,55 @@ static void test_alloc_matches_reference_first_fit(void **state)
     }
 }
 
+/* -------------------------------------------------------- path grouping */
+
+typedef struct {
+    const char *s;
+    int i;
+} sidx_t;
+
+static int cmp_sidx(const void *x, const void *y)
+{
+    const sidx_t *a = x, *b = y;
+    int c = strcmp(a->s, b->s);
+    return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/* Random paths from a few shapes (shared prefixes, "" and lengths past 8
+ * bytes, many repeats): the rank-based order equals the strcmp order with
+ * equal paths kept in index order. */
+static void test_path_order_matches_strcmp_sort(void **state)
+{
+    (void)state;
+    static const char *const base[] = {"",         "body[1]",         "body[1].body[0]",
+                                       "body[10]", "body[1].body[10]", "body[2].body[3].body[4]",
+                                       "b",        "body[1].body[0]x"};
+    enum { NB = sizeof base / sizeof base[0] };
+    for (uint32_t seed = 1; seed <= 30; seed++) {
+        uint32_t st = seed * 2654435761u;
+        int n = (int)(lcg(&st) % 3000);
+        const char **s = malloc((size_t)(n ? n : 1) * sizeof *s);
+        sidx_t *ref = malloc((size_t)(n ? n : 1) * sizeof *ref);
+        int *perm = malloc((size_t)(n ? n : 1) * sizeof *perm);
+        char(*own)[40] = malloc((size_t)(n ? n : 1) * sizeof *own);
+        assert_non_null(s), assert_non_null(ref), assert_non_null(perm), assert_non_null(own);
+        int ndistinct = 1 + (int)(lcg(&st) % 200);
+        for (int i = 0; i < n; i++) {
+            /* a private copy: equal strings at different addresses */
+            uint32_t v = lcg(&st) % (uint32_t)ndistinct;
+            snprintf(own[i], sizeof own[i], "%s%s%u", base[v % NB], v % 3 ? "." : "",
+                     v % 3 ? v : 0u);
+            s[i] = own[i];
+            ref[i] = (sidx_t){s[i], i};
+        }
+        qsort(ref, (size_t)n, sizeof *ref, cmp_sidx);
+        assert_int_equal(enc_stable_order_by_str(s, n, perm), 0);
+        for (int i = 0; i < n; i++)
+            assert_int_equal(perm[i], ref[i].i);
+        free(s), free(ref), free(perm), free(own);
+    }
+}
+
 /* ---------------------------------------------------------- encode cache */
 
 /* load; 6 x (t += 1) on DVE; 3 x predicated select on DVE (PredExt);
@@ -681,6 +783,25 @@ static void test_encode_cache_bytes_match_isa_encode(void **state)
     tir_kernel_free(&k);
 }
 
+/* Streams longer than the generator's per-stream batch (GEN_BIN_BUF, 256
+ * bundles): 400 instructions on each of three engines reach the files
+ * whole and in order. */
+static void test_long_streams_match_isa_encode(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_chains(&k, 400);
+    bu_run_t r;
+    int rc = bu_lower(&r, &k, trn2(), true);
+    if (rc)
+        print_error("%s\n", r.err.msg);
+    assert_int_equal(rc, 0);
+    vary_headers(bu_block(&r));
+    streams_match_isa_encode(&r, "long", false);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* The cache key is the opcode and the bytes of the op's format struct:
  * what lies past it in the instruction's union (never read by isa_encode)
  * differs from instruction to instruction here, and the repeated bodies
@@ -801,14 +922,17 @@ int main(void)
         cmocka_unit_test(test_jsonw_numbers_match_cjson),
         cmocka_unit_test(test_jsonw_unbalanced_is_an_error),
         cmocka_unit_test(test_jsonw_sink_matches_buffer),
+        cmocka_unit_test(test_jsonw_member_str_matches_key_then_str),
         cmocka_unit_test(test_strutil_matches_snprintf),
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
+        cmocka_unit_test(test_long_streams_match_isa_encode),
         cmocka_unit_test(test_encode_cache_ignores_bytes_past_the_format),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),
         cmocka_unit_test(test_sync_index_matches_scan),
         cmocka_unit_test(test_sync_index_chains_match_scan),
         cmocka_unit_test(test_alloc_matches_reference_first_fit),
+        cmocka_unit_test(test_path_order_matches_strcmp_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,7 +81,7 @@ static void ref_op_buffers(const bir_module_t *m, const tir_kernel_t *k, const t
 /* A tensor name of one of the shapes the rule treats differently. */
 static void random_name(rng_t *r, char *out, size_t cap)
 {
-    static const char *stems[] = {"t", "xt", "t#", "tile", "a b", "a", "b#x", "ti", "le"};
+    static const char *stems[] = {"t", "xt", "t#", "tile", "a b", "a", "b#x", "ti", "le", "", "x##"};
     const char *stem = stems[below(r, (int)(sizeof stems / sizeof stems[0]))];
     switch (below(r, 5)) {
     case 0:   /* a loop instance: "<tile>#<iteration>" */
