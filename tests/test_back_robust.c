@@ -10,13 +10,11 @@
 #include <stdlib.h>
 
 #include "back_util.h"
+#include "xorshift.h"
 
 static uint64_t rng_next(uint64_t *s)
 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
+    return xorshift64(s);
 }
 
 static int64_t pick(uint64_t *s, const int64_t *vals, int n) { return vals[rng_next(s) % (uint64_t)n]; }

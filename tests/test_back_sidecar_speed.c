@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "cJSON.h"
 #include "jsonw.h"
+#include "xorshift.h"
 
 typedef struct {
     uint64_t s;
@@ -28,10 +29,7 @@ typedef struct {
 
 static uint64_t next(rng_t *r)
 {
-    r->s ^= r->s << 13;
-    r->s ^= r->s >> 7;
-    r->s ^= r->s << 17;
-    return r->s;
+    return xorshift64(&r->s);
 }
 
 static int below(rng_t *r, int n)

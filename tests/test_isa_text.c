@@ -12,16 +12,14 @@
 #include "asm.h"
 #include "dis.h"
 #include "isa.h"
+#include "xorshift.h"
 
 /* ------------------------------------------------------------ random */
 typedef struct { uint64_t s; } rng_t;
 
 static uint32_t rnd(rng_t *r)
 {
-    r->s ^= r->s << 13;
-    r->s ^= r->s >> 7;
-    r->s ^= r->s << 17;
-    return (uint32_t)(r->s >> 11);
+    return (uint32_t)(xorshift64(&r->s) >> 11);
 }
 
 static uint32_t rnd_below(rng_t *r, uint32_t n) { return n ? rnd(r) % n : 0; }

@@ -6,14 +6,12 @@
 
 #include "ops_fixture.h"
 #include "ops.h"
+#include "xorshift.h"
 
 /* xorshift64: reproducible random patterns */
 static uint64_t rnd(uint64_t *s)
 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
+    return xorshift64(s);
 }
 
 static int64_t rnd_range(uint64_t *s, int64_t lo, int64_t hi)

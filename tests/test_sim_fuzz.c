@@ -12,13 +12,11 @@
 
 #include "sim_testlib.h"
 #include "target.h"
+#include "xorshift.h"
 
 static uint64_t rnd(uint64_t *s)
 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
+    return xorshift64(s);
 }
 
 static const isa_op_t fuzz_ops[] = {

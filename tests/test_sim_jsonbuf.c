@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "jsonw.h"
+#include "xorshift.h"
 
 typedef struct {
     uint64_t s;
@@ -20,10 +21,7 @@ typedef struct {
 
 static uint64_t next(rng_t *r)
 {
-    r->s ^= r->s << 13;
-    r->s ^= r->s >> 7;
-    r->s ^= r->s << 17;
-    return r->s;
+    return xorshift64(&r->s);
 }
 
 /* A value of random magnitude: all digit counts are equally likely. */

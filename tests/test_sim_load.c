@@ -20,6 +20,7 @@
 #include "numeric.h"
 #include "sidecar_texts.h"
 #include "sim_int.h"
+#include "xorshift.h"
 
 /* ---- a small stream: Nop, ApExt + TensorCopy, Nop, Halt ----
  * 5 bundles, 4 instructions; pcs 1 and 2 both map to instruction 1. */
@@ -326,7 +327,7 @@ static void test_mutations_agree(void **state)
         size_t len = base;
         unsigned edits = 1 + (unsigned)(x % 3);
         for (unsigned k = 0; k < edits; k++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            xorshift64(&x);
             size_t pos = (size_t)(x >> 8) % len;
             char c = alphabet[(x >> 40) % (sizeof alphabet - 1)];
             switch ((x >> 60) % 3) {
@@ -410,15 +411,15 @@ static void test_stream_decode_matches_isa_decode(void **state)
     /* up to 8 bundles: streams of more than 4 cache their plans */
     for (unsigned it = 0; it < 20000; it++) {
         uint8_t buf[8 * ISA_BUNDLE_BYTES];
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        xorshift64(&x);
         unsigned nb = 1 + (unsigned)(x % 8);
         bool clean = (x >> 32) % 2; /* half the streams unmutated */
         for (unsigned k = 0; k < nb; k++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            xorshift64(&x);
             memcpy(buf + k * ISA_BUNDLE_BYTES, corpus + (x >> 8) % nc * ISA_BUNDLE_BYTES,
                    ISA_BUNDLE_BYTES);
             for (unsigned f = clean ? 0 : (unsigned)(x >> 60) % 4; f > 0; f--) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                xorshift64(&x);
                 unsigned bit = 16 + (unsigned)(x >> 20) % (ISA_BUNDLE_BYTES * 8 - 16);
                 buf[k * ISA_BUNDLE_BYTES + bit / 8] ^= (uint8_t)(1u << (bit % 8));
             }
