@@ -7,6 +7,9 @@ status, messages, every output .npy byte for byte, and stats and traces as
 JSON without their wall-clock fields.  Prints one line per case; exit 1 when
 any case differs (docs/performance.md, eighth session)."""
 import json, os, subprocess, sys, filecmp
+if len(sys.argv) != 5 or sys.argv[1] in ("-h", "--help"):
+    sys.stderr.write(__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n", 1)[1] + "\n")
+    sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
 old, new, gdir, work = sys.argv[1:5]
 WALL = {"wall_seconds", "sim_instructions_per_second"}
 
