@@ -29,7 +29,9 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
  * huge pages whole -- realloc's move shifted the offset within 2 MiB, split
  * them, and they had to be rebuilt by copying (MADV_COLLAPSE, no longer
  * used).
- * old_bytes: the capacity p was obtained with (0 for NULL); returns the new
+ * old_bytes: the capacity p was obtained with (0 for NULL); new_bytes >=
+ * old_bytes (arrays only grow: a shrink below TPB_ARRAY_MAP_MIN would hand
+ * a mapping to realloc); returns the new
  * block or NULL when out of memory (p then stays valid).  Free it with
  * tpb_array_free(p, its capacity in bytes), never free(): which allocator
  * holds a block follows from its capacity alone. */
