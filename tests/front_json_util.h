@@ -65,16 +65,22 @@ static inline int parse_body(const char *body, tir_kernel_t *k, tpb_err_t *e)
     return rc;
 }
 
-/* The body must fail with a message containing every needle. */
-static inline void fails_with(const char *body, const char *n1, const char *n2)
+/* The body must fail; its error is left in *e. */
+static inline void fails(const char *body, tpb_err_t *e)
 {
     tir_kernel_t k;
-    tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body(body, &k, &e);
+    memset(e, 0, sizeof *e);
+    int rc = parse_body(body, &k, e);
     tir_kernel_free(&k);
     if (rc != -1)
         fail_msg("expected a failure for: %s", body);
+}
+
+/* The body must fail with a message containing every needle. */
+static inline void fails_with(const char *body, const char *n1, const char *n2)
+{
+    tpb_err_t e;
+    fails(body, &e);
     if (!strstr(e.msg, n1) || (n2 && !strstr(e.msg, n2)))
         fail_msg("message '%s' lacks '%s' / '%s'", e.msg, n1, n2 ? n2 : "");
 }

@@ -126,13 +126,8 @@ static void test_slice_replay(void **state)
 
 static char *err_of(const char *body)
 {
-    tir_kernel_t k;
     tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body(body, &k, &e);
-    tir_kernel_free(&k);
-    if (rc != -1)
-        fail_msg("expected a failure for: %s", body);
+    fails(body, &e);
     return strdup(e.msg);
 }
 
@@ -177,16 +172,12 @@ static void test_body_tile_per_iteration(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body(T("w", "[1, 512]", "float32")
-                        "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
-                        T("w", "[1, 512]", "float32")
-                        " {'op': 'load', 'dst': 'w', 'src': 'a[i:i+1, :]'},"
-                        " {'op': 'store', 'dst': 'out[3-i:4-i, :]', 'src': 'w'}]}",
-                        &k, &e);
-    if (rc)
-        fail_msg("%s", e.msg);
+    parses(T("w", "[1, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+           T("w", "[1, 512]", "float32")
+           " {'op': 'load', 'dst': 'w', 'src': 'a[i:i+1, :]'},"
+           " {'op': 'store', 'dst': 'out[3-i:4-i, :]', 'src': 'w'}]}",
+           &k);
     assert_int_equal(k.nops, 8);
     for (int i = 0; i < 4; i++) {
         const tir_op_t *ld = &k.ops[2 * i], *st = &k.ops[2 * i + 1];
@@ -206,17 +197,13 @@ static void test_nested_and_let(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body(T("w", "[1, 512]", "float32")
-                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
-                        " {'op': 'for', 'var': 'j', 'range': [0, 4], 'body': ["
-                        "  {'op': 'let', 'var': 'r', 'value': '(i * 4 + j) * 2'},"
-                        "  {'op': 'load', 'dst': 'w', 'src': 'a[i*4+j:i*4+j+1, :]'},"
-                        "  {'op': 'store', 'dst': 'out[r:r+1, ds(j * 8, 8)]', 'src': 'w[:, 0:8]'}]}]}",
-                        &k, &e);
-    if (rc)
-        fail_msg("%s", e.msg);
+    parses(T("w", "[1, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'for', 'var': 'j', 'range': [0, 4], 'body': ["
+           "  {'op': 'let', 'var': 'r', 'value': '(i * 4 + j) * 2'},"
+           "  {'op': 'load', 'dst': 'w', 'src': 'a[i*4+j:i*4+j+1, :]'},"
+           "  {'op': 'store', 'dst': 'out[r:r+1, ds(j * 8, 8)]', 'src': 'w[:, 0:8]'}]}]}",
+           &k);
     assert_int_equal(k.nops, 24);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++) {
@@ -235,18 +222,14 @@ static void test_op_head_per_iteration(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body(T("w", "[1, 512]", "float32")
-                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
-                        " {'op': 'tensor_scalar', 'name': 'ts', 'engine': 'pool', 'dst': 'w',"
-                        "  'src': 'w', 'op0': 'add', 'operand0': 1.0},"
-                        " {'op': 'tensor_copy', 'deps': ['ts'], 'engine': 'act', 'dst': 'w',"
-                        "  'src': 'w'},"
-                        " {'op': 'tensor_copy', 'dst': 'w', 'src': 'w'}]}",
-                        &k, &e);
-    if (rc)
-        fail_msg("%s", e.msg);
+    parses(T("w", "[1, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'tensor_scalar', 'name': 'ts', 'engine': 'pool', 'dst': 'w',"
+           "  'src': 'w', 'op0': 'add', 'operand0': 1.0},"
+           " {'op': 'tensor_copy', 'deps': ['ts'], 'engine': 'act', 'dst': 'w',"
+           "  'src': 'w'},"
+           " {'op': 'tensor_copy', 'dst': 'w', 'src': 'w'}]}",
+           &k);
     assert_int_equal(k.nops, 9);
     for (int i = 0; i < 3; i++) {
         const tir_op_t *ts = &k.ops[3 * i], *cp = ts + 1, *cp2 = ts + 2;
@@ -275,22 +258,18 @@ static void test_op_consts_per_iteration(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body(T("w", "[4, 512]", "float32")
-                        "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
-                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[3-i:4-i, :]',"
-                        "  'op0': 'multiply', 'operand0': 2.5, 'reverse0': true, 'op1': 'add',"
-                        "  'operand1': -1},"
-                        " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[i:i+1, :]',"
-                        "  'op0': 'add', 'operand0': 'i * 2', 'reverse1': 'i > 1'},"
-                        " {'op': 'activation', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
-                        "  'func': 'exp', 'scale': 0.5, 'accumulate': true},"
-                        " {'op': 'activation', 'dst': 'w[0:1, :]', 'src': 'w[i:i+1, :]',"
-                        "  'func': 'relu', 'scale': 'i + 1'}]}",
-                        &k, &e);
-    if (rc)
-        fail_msg("%s", e.msg);
+    parses(T("w", "[4, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+           " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[3-i:4-i, :]',"
+           "  'op0': 'multiply', 'operand0': 2.5, 'reverse0': true, 'op1': 'add',"
+           "  'operand1': -1},"
+           " {'op': 'tensor_scalar', 'dst': 'w[i:i+1, :]', 'src': 'w[i:i+1, :]',"
+           "  'op0': 'add', 'operand0': 'i * 2', 'reverse1': 'i > 1'},"
+           " {'op': 'activation', 'dst': 'w[i:i+1, :]', 'src': 'w[0:1, :]',"
+           "  'func': 'exp', 'scale': 0.5, 'accumulate': true},"
+           " {'op': 'activation', 'dst': 'w[0:1, :]', 'src': 'w[i:i+1, :]',"
+           "  'func': 'relu', 'scale': 'i + 1'}]}",
+           &k);
     assert_int_equal(k.nops, 16);
     for (int i = 0; i < 4; i++) {
         const tir_op_t *a = &k.ops[4 * i], *b = a + 1, *c = a + 2, *d = a + 3;
@@ -336,15 +315,11 @@ static void test_tile_decl_per_iteration(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
-                        " {'op': 'tile', 'name': 'p', 'shape': [2, 8], 'dtype': 'float32',"
-                        "  'buffer': 'psum'},"
-                        " {'op': 'tile', 'name': 'q', 'shape': [2, 'i + 1'], 'dtype': 'bfloat16'}]}",
-                        &k, &e);
-    if (rc)
-        fail_msg("%s", e.msg);
+    parses("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'tile', 'name': 'p', 'shape': [2, 8], 'dtype': 'float32',"
+           "  'buffer': 'psum'},"
+           " {'op': 'tile', 'name': 'q', 'shape': [2, 'i + 1'], 'dtype': 'bfloat16'}]}",
+           &k);
     int np = 0, nq = 0;
     for (int t = 0; t < k.ntensors; t++) {
         const tir_tensor_t *x = &k.tensors[t];
@@ -373,17 +348,13 @@ static void test_dma_opts_per_iteration(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    tpb_err_t e;
-    memset(&e, 0, sizeof e);
-    int rc = parse_body(T("w", "[4, 512]", "float32")
-                        "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
-                        " {'op': 'load', 'dst': 'w[i:i+1, :]', 'src': 'a[i:i+1, :]',"
-                        "  'dma_qos': 7, 'dge_mode': 'hw'},"
-                        " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 'w[i:i+1, :]',"
-                        "  'dma_qos': 'i * 3', 'rmw_op': 'add'}]}",
-                        &k, &e);
-    if (rc)
-        fail_msg("%s", e.msg);
+    parses(T("w", "[4, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'load', 'dst': 'w[i:i+1, :]', 'src': 'a[i:i+1, :]',"
+           "  'dma_qos': 7, 'dge_mode': 'hw'},"
+           " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 'w[i:i+1, :]',"
+           "  'dma_qos': 'i * 3', 'rmw_op': 'add'}]}",
+           &k);
     assert_int_equal(k.nops, 6);
     for (int i = 0; i < 3; i++) {
         const tir_op_t *ld = &k.ops[2 * i], *st = ld + 1;
