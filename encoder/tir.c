@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytehash.h"
 #include "hugepage.h"
 
 const char *tir_op_name(tir_opkind_t k)
@@ -218,10 +219,7 @@ tir_pred_t *tir_new_preds(tir_kernel_t *k, int n)
 
 static uint64_t str_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return tpb_hash_bytes(0x9e3779b97f4a7c15ull, s, strlen(s));
 }
 
 /* The slot of s in the set: its entry, or the empty slot it goes in. */
