@@ -64,6 +64,7 @@ void bir_module_free(bir_module_t *m)
     free(m->mlocs);
     free(m->op_scratch);
     free(m->loops);
+    tpb_arena_free(&m->arena);
     memset(m, 0, sizeof *m);
 }
 
@@ -83,9 +84,16 @@ static int grow(bir_block_t *b, tpb_err_t *err)
     return 0;
 }
 
+/* An instruction whose name could not be stored (bir_inst_set_name ran out
+ * of memory) is refused here, where every caller already checks errors. */
+static int check_named(const bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
+{
+    return in->name ? 0 : tpb_errf(err, "out of memory naming an instruction of block %s", b->name);
+}
+
 int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 {
-    if (grow(b, err))
+    if (check_named(b, in, err) || grow(b, err))
         return -1;
     b->insts[b->ninsts] = *in;
     return b->ninsts++;
@@ -93,7 +101,7 @@ int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 
 int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *err)
 {
-    if (grow(b, err))
+    if (check_named(b, in, err) || grow(b, err))
         return -1;
     memmove(&b->insts[pos + 1], &b->insts[pos], (size_t)(b->ninsts - pos) * sizeof *in);
     b->insts[pos] = *in;
@@ -115,6 +123,22 @@ void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     in->loop = -1;
     in->op_kind = "sync";
     in->src = "";
+    in->name = "";
+}
+
+bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
+{
+    size_t n = strnlen(s, BIR_NAME_LEN - 1);
+    char *p = tpb_arena_alloc(&m->arena, n + 1, 1);
+    if (p)
+        memcpy(p, s, n);   /* the arena zeroes: p[n] is the terminator */
+    in->name = p;
+    return p != NULL;
+}
+
+bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in)
+{
+    return bir_inst_set_name(m, in, in->name);
 }
 
 isa_op_t bir_codegen_isa_op(const bir_inst_t *in)

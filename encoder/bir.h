@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "diag.h"
 #include "isa.h"
 
@@ -136,6 +137,10 @@ typedef struct {
 
 #define BIR_MAX_PRED_MORE (ISA_MAX_PREDEXT - 1)
 
+/* Longest instruction name + 1 (names are cut to fit, as when they were an
+ * inline char[64]). */
+#define BIR_NAME_LEN 64
+
 /* The fields the scheduling passes read for every instruction come first,
  * in one cache line: kernels unroll to 10^5+ instructions and each pass
  * over them is bound by memory traffic. */
@@ -157,7 +162,9 @@ typedef struct {
     uint8_t npred_more;      /* further PredExt prefixes, ANDed with pred (NKI masks) */
     bir_pred_t pred_more[BIR_MAX_PRED_MORE];
     bir_access_t acc[BIR_MAX_ACCESS];
-    char name[64];           /* instruction name: "<op name>" or "<op name>.<k>" */
+    const char *name;        /* instruction name: "<op name>" or "<op name>.<k>", at most
+                                BIR_NAME_LEN - 1 bytes; in the module's arena
+                                (bir_inst_set_name) or a string literal */
     const char *src;         /* source path: the tile-IR op's path (the kernel outlives
                                 the module), "" for compiler-made instructions */
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */
@@ -262,6 +269,8 @@ typedef struct {
     bir_loop_t *loops;       /* rolled loops (encoder/roll.c) */
     int nloops;
     int coll_sems;           /* collective semaphore slots (ids 5 .. 5+coll_sems-1), 0 = none */
+    tpb_arena_t arena;       /* the instructions' names: exact-length copies that live
+                                as long as the module (bir_inst_set_name) */
 } bir_module_t;
 
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);
@@ -270,6 +279,12 @@ void bir_module_free(bir_module_t *m);
 bir_block_t *bir_main_block(bir_module_t *m);
 /* Append a copy of *in; returns its index or -1 (out of memory, err set). */
 int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
+/* Set in->name to an arena copy of s (cut to BIR_NAME_LEN - 1 bytes); false
+ * when out of memory (in->name is then NULL, which append/insert refuse). */
+bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
+/* Copy what *in borrows from another module's arena (its name) into m's, so
+ * it stays valid after that module is freed; false when out of memory. */
+bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in);
 /* Insert a copy of *in before index pos. */
 int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *err);
 /* A blank instruction of ISA op `op`: engines = the ISA legality bitmap,

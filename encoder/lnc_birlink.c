@@ -149,6 +149,10 @@ static int clone_body(const enc_core_t *src, enc_core_t *dst, tpb_err_t *err)
             return tpb_errf(err, "out of memory cloning core %d", s->core);
         memcpy(db->insts, sb->insts, (size_t)sb->ninsts * sizeof *db->insts);
         db->ninsts = db->cap = sb->ninsts;
+        /* the source module is freed after the link: names move to d's arena */
+        for (int i = 0; i < db->ninsts; i++)
+            if (!bir_inst_adopt(d, &db->insts[i]))
+                return tpb_errf(err, "out of memory cloning core %d", s->core);
     }
     if (k && k->nloops > 0 && src->cand) {
         if (!(dst->cand = malloc((size_t)k->nloops)))

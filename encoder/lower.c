@@ -174,10 +174,12 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     bir_inst_init(in, opc, op);
     in->tir_op = c->opi;
     in->op_kind = tir_op_name(c->op->kind);
+    char name[BIR_NAME_LEN];
     if (c->sub == 0)
-        su_copy(in->name, sizeof in->name, c->op->name);
+        su_copy(name, sizeof name, c->op->name);
     else
-        su_join_int(in->name, sizeof in->name, c->op->name, 50, '.', c->sub, 0);
+        su_join_int(name, sizeof name, c->op->name, 50, '.', c->sub, 0);
+    bir_inst_set_name(c->m, in, name);   /* out of memory: lw_emit's append refuses it */
     in->src = c->op->path;
     c->sub++;
 }

@@ -198,7 +198,10 @@ static bir_inst_t *ctl(remit_t *R, isa_op_t op, int engine, int reg, int32_t imm
     in->loop = R->bl[q];
     in->op_kind = "loop";
     in->src = R->k->loops[R->P[q].loop].path;
-    snprintf(in->name, sizeof in->name, "loop.%s", what);
+    char name[BIR_NAME_LEN];
+    snprintf(name, sizeof name, "loop.%s", what);
+    if (!bir_inst_set_name(R->m, in, name))
+        return NULL;
     if (op == ISA_OP_BRANCH_CMP) {
         in->isa.f.BR.reg = (uint32_t)reg;
         in->isa.f.BR.cmp = ISA_CMP_LT;
@@ -301,7 +304,7 @@ static int emit_plan_head(remit_t *R, int q)
     mk->loop = li;
     mk->src = L->path;
     mk->op_kind = "loop";
-    snprintf(mk->name, sizeof mk->name, "loop");
+    mk->name = "loop";
     return 0;
 }
 
@@ -567,7 +570,10 @@ static bir_inst_t *dyn_ctl(remit_t *R, isa_op_t op, int e, int reg, int32_t imm,
         in->loop = R->bl[q];
         in->op_kind = "loop";
         in->src = R->k->loops[R->P[q].loop].path;
-        snprintf(in->name, sizeof in->name, "loop.%s", what);
+        char name[BIR_NAME_LEN];
+        snprintf(name, sizeof name, "loop.%s", what);
+        if (!bir_inst_set_name(R->m, in, name))
+            return NULL;
         in->isa.f.REGMV.reg = (uint32_t)reg;
         in->isa.f.REGMV.src = (uint32_t)imm;
     }
@@ -683,7 +689,7 @@ static int emit_dyn(remit_t *R, int q)
             in->loop = R->bl[q];
             in->op_kind = "sync";
             in->src = lpath;
-            snprintf(in->name, sizeof in->name, "loop.exit");
+            in->name = "loop.exit";
             in->loop_role = first ? BIR_LOOP_EXIT : 0;
             first = false;
             if (s == DYN_SEMS)

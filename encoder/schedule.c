@@ -308,27 +308,29 @@ static void set_wait(bir_inst_t *in, int sem, uint32_t v)
     in->isa.sync.wait_val = v;
 }
 
-static void nop_for(bir_inst_t *nop, const bir_inst_t *in, int sem, uint32_t v)
+static bool nop_for(bir_module_t *m, bir_inst_t *nop, const bir_inst_t *in, int sem, uint32_t v)
 {
     bir_inst_init(nop, BIR_NOP, ISA_OP_NOP);
     nop->engine = in->engine;
     nop->tir_op = in->tir_op;
     nop->op_kind = "sync";
     /* "wait." and at most 50 bytes of the name (as "wait.%.50s") */
-    _Static_assert(sizeof nop->name >= 5 + 50 + 1, "room for wait.<50 bytes>");
+    char name[BIR_NAME_LEN];
+    _Static_assert(sizeof name >= 5 + 50 + 1, "room for wait.<50 bytes>");
     size_t n = 0;
     while (n < 50 && in->name[n])
         n++;
-    memcpy(nop->name, "wait.", 5);
-    memcpy(nop->name + 5, in->name, n);
-    nop->name[5 + n] = 0;
+    memcpy(name, "wait.", 5);
+    memcpy(name + 5, in->name, n);
+    name[5 + n] = 0;
     nop->src = in->src;
     set_wait(nop, sem, v);
+    return bir_inst_set_name(m, nop, name);
 }
 
 /* Insert the pending Nops (sorted by `before`, in wait order) into the
  * block: one pass from the back, every instruction moved once. */
-static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
+static int insert_nops(bir_module_t *m, bir_block_t *b, const pending_t *p, tpb_err_t *err)
 {
     if (!p->n)
         return 0;
@@ -344,6 +346,7 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
     }
     /* invariant: dst_end - src_end == k, the Nops still to place */
     int k = p->n, src_end = n, dst_end = total;
+    bool named = true;
     while (k > 0) {
         int before = p->v[k - 1].before;
         int run = src_end - before;
@@ -355,12 +358,12 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
             j--;
         const bir_inst_t *in = &b->insts[dst_end];   /* instruction `before`, moved */
         for (int q = j; q < k; q++)
-            nop_for(&b->insts[dst_end - (k - q)], in, p->v[q].sem, p->v[q].value);
+            named &= nop_for(m, &b->insts[dst_end - (k - q)], in, p->v[q].sem, p->v[q].value);
         dst_end -= k - j;
         k = j;
     }
     b->ninsts = total;
-    return 0;
+    return named ? 0 : tpb_errf(err, "out of memory naming the wait Nops of block %s", b->name);
 }
 
 /* ---- producer index ----
@@ -817,7 +820,9 @@ static int append_tail(sync_walk_t *w, bir_module_t *m, bir_block_t *b, tpb_err_
         bir_inst_t nop;
         bir_inst_init(&nop, BIR_NOP, ISA_OP_NOP);
         nop.engine = qu->engine;
-        snprintf(nop.name, sizeof nop.name, "drain.%s", qu->name);
+        char name[BIR_NAME_LEN];
+        snprintf(name, sizeof name, "drain.%s", qu->name);
+        bir_inst_set_name(m, &nop, name);   /* out of memory: the append refuses it */
         set_wait(&nop, qu->semaphore, w->count[qu->semaphore]);
         w->waits++;
         w->nops++;
@@ -830,7 +835,7 @@ static int append_tail(sync_walk_t *w, bir_module_t *m, bir_block_t *b, tpb_err_
         bir_inst_t h;
         bir_inst_init(&h, BIR_HALT, ISA_OP_HALT);
         h.engine = e;
-        snprintf(h.name, sizeof h.name, "halt");
+        h.name = "halt";
         if (bir_block_append(b, &h, err) < 0)
             return -1;
     }
@@ -858,7 +863,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i, scan_budget))
             rc = tpb_errf(err, "out of memory in the scheduler");
     }
-    if (!rc && (insert_nops(b, &w.pending, err) || append_tail(&w, m, b, err)))
+    if (!rc && (insert_nops(m, b, &w.pending, err) || append_tail(&w, m, b, err)))
         rc = -1;
     if (!rc && st) {
         st->sems = (unsigned)m->nsems;

@@ -209,7 +209,7 @@ static void test_find_bin_rejects_non_tpb(void **state)
     bir_inst_t in;
     bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
     in.engine = ISA_ENG_DMA;
-    snprintf(in.name, sizeof in.name, "bad");
+    in.name = "bad";
     assert_true(bir_block_append(bir_main_block(&m), &in, &err) >= 0);
     char dir[4096];
     tmpdir(dir, sizeof dir, "findbin");
@@ -274,7 +274,7 @@ static void add_inst(bir_module_t *m, bir_opcode_t opc, isa_op_t op, int engine,
     tpb_err_t err;
     bir_inst_init(&in, opc, op);
     in.engine = engine;
-    snprintf(in.name, sizeof in.name, "%s", name);
+    assert_true(bir_inst_set_name(m, &in, name));
     assert_true(bir_block_append(bir_main_block(m), &in, &err) >= 0);
 }
 

@@ -1,0 +1,71 @@
+/* arena.c - a bump allocator (arena.h). */
+#include "arena.h"
+
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A chunk: its header, then `size` bytes of records. */
+struct tpb_arena_chunk {
+    tpb_arena_chunk_t *prev;
+    size_t size;
+    alignas(max_align_t) unsigned char data[];
+};
+
+/* Chunks start at 4 KiB and double up to 1 MiB: a module with a handful of
+ * instructions stays small, one with 10^5 allocates a few dozen chunks. */
+#define CHUNK_MIN ((size_t)4 << 10)
+#define CHUNK_MAX ((size_t)1 << 20)
+
+static int new_chunk(tpb_arena_t *a, size_t need)
+{
+    size_t size = a->head ? a->head->size * 2 : CHUNK_MIN;
+    if (size > CHUNK_MAX)
+        size = CHUNK_MAX;
+    if (size < need)
+        size = need;
+    if (size > SIZE_MAX - sizeof(tpb_arena_chunk_t))
+        return -1;
+    tpb_arena_chunk_t *c = malloc(sizeof *c + size);
+    if (!c)
+        return -1;
+    c->prev = a->head;
+    c->size = size;
+    a->head = c;
+    a->used = 0;
+    return 0;
+}
+
+void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align)
+{
+    size_t at = a->head ? (a->used + align - 1) & ~(align - 1) : 0;
+    if (!a->head || at > a->head->size || n > a->head->size - at) {
+        if (new_chunk(a, n))
+            return NULL;
+        at = 0;
+    }
+    void *p = a->head->data + at;
+    a->used = at + n;
+    memset(p, 0, n);
+    return p;
+}
+
+const char *tpb_arena_strdup(tpb_arena_t *a, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = tpb_arena_alloc(a, n, 1);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+void tpb_arena_free(tpb_arena_t *a)
+{
+    for (tpb_arena_chunk_t *c = a->head, *prev; c; c = prev) {
+        prev = c->prev;
+        free(c);
+    }
+    a->head = NULL;
+    a->used = 0;
+}

@@ -1,0 +1,26 @@
+/* arena.h - a bump allocator for many small records that live as long as
+ * their owner (the backend module's instruction names and rare parts).
+ *
+ * Records never move (memory comes in chunks that are never reallocated),
+ * so pointers into an arena may be copied freely while it lives; everything
+ * is freed at once by tpb_arena_free.  A zeroed tpb_arena_t is empty. */
+#ifndef TPB_ARENA_H
+#define TPB_ARENA_H
+
+#include <stddef.h>
+
+typedef struct tpb_arena_chunk tpb_arena_chunk_t;
+
+typedef struct {
+    tpb_arena_chunk_t *head;   /* newest chunk, allocated from; NULL = none */
+    size_t used;               /* bytes used in head */
+} tpb_arena_t;
+
+/* n bytes aligned to `align` (a power of two, at most alignof(max_align_t)),
+ * zeroed; NULL when out of memory. */
+void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align);
+/* An exact-length copy of s; NULL when out of memory. */
+const char *tpb_arena_strdup(tpb_arena_t *a, const char *s);
+void tpb_arena_free(tpb_arena_t *a);
+
+#endif

@@ -1,0 +1,131 @@
+/* The backend's arena (common/arena.h) and what lives in it: instruction
+ * names (bir_inst_set_name) and their move to another module when a core's
+ * module is cloned and freed (bir_inst_adopt). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdalign.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arena.h"
+#include "bir.h"
+
+/* Records never move while the arena grows: every one still holds what was
+ * written into it after 10^4 more allocations (several chunks, one larger
+ * than the biggest chunk), each aligned and zeroed when handed out. */
+static void test_arena_records_stay(void **state)
+{
+    (void)state;
+    tpb_arena_t a = {0};
+    enum { N = 10000 };
+    static uint64_t *rec[N];
+    for (int i = 0; i < N; i++) {
+        size_t n = (size_t)(i % 7 + 1) * sizeof(uint64_t);
+        rec[i] = tpb_arena_alloc(&a, n, alignof(uint64_t));
+        assert_non_null(rec[i]);
+        assert_int_equal((uintptr_t)rec[i] % alignof(uint64_t), 0);
+        for (size_t w = 0; w < n / sizeof(uint64_t); w++) {
+            assert_int_equal(rec[i][w], 0);
+            rec[i][w] = (uint64_t)i * 131 + w;
+        }
+        if (i == N / 2)
+            assert_non_null(tpb_arena_alloc(&a, (size_t)3 << 20, 1));   /* own chunk */
+        (void)tpb_arena_alloc(&a, 1, 1);   /* misalign the next one */
+    }
+    for (int i = 0; i < N; i++)
+        for (size_t w = 0; w < (size_t)(i % 7 + 1); w++)
+            assert_int_equal(rec[i][w], (uint64_t)i * 131 + w);
+    tpb_arena_free(&a);
+    assert_null(a.head);
+}
+
+/* strdup keeps the exact bytes and length; consecutive copies are packed
+ * (no per-string padding beyond the terminator). */
+static void test_arena_strdup_exact(void **state)
+{
+    (void)state;
+    tpb_arena_t a = {0};
+    const char *x = tpb_arena_strdup(&a, "add.3"), *y = tpb_arena_strdup(&a, "");
+    const char *z = tpb_arena_strdup(&a, "wait.mul");
+    assert_string_equal(x, "add.3");
+    assert_string_equal(y, "");
+    assert_string_equal(z, "wait.mul");
+    assert_ptr_equal(y, x + 6);
+    assert_ptr_equal(z, y + 1);
+    tpb_arena_free(&a);
+}
+
+/* A name is cut to BIR_NAME_LEN - 1 bytes, as the old inline char[64] did. */
+static void test_name_cut(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    char longname[200];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
+    assert_string_equal(in.name, "");
+    assert_true(bir_inst_set_name(&m, &in, longname));
+    assert_int_equal(strlen(in.name), BIR_NAME_LEN - 1);
+    assert_memory_equal(in.name, longname, BIR_NAME_LEN - 1);
+    assert_true(bir_inst_set_name(&m, &in, "mul.7"));
+    assert_string_equal(in.name, "mul.7");
+    bir_module_free(&m);
+}
+
+/* An instruction refused without a name (what bir_inst_set_name leaves when
+ * out of memory): the append reports it instead of storing NULL. */
+static void test_append_refuses_unnamed(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
+    in.name = NULL;
+    assert_true(bir_block_append(bir_main_block(&m), &in, &err) < 0);
+    assert_non_null(strstr(err.msg, "out of memory naming"));
+    assert_int_equal(bir_main_block(&m)->ninsts, 0);
+    bir_module_free(&m);
+}
+
+/* A copy adopted by another module keeps its name after the first module is
+ * freed (the multi-core link clones each core's module, then frees it). */
+static void test_adopt_outlives_source(void **state)
+{
+    (void)state;
+    bir_module_t a, b;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&a, 0, 1, &err), 0);
+    assert_int_equal(bir_module_init(&b, 1, 1, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
+    assert_true(bir_inst_set_name(&a, &in, "load.2"));
+    bir_inst_t copy = in;
+    assert_true(bir_inst_adopt(&b, &copy));
+    assert_ptr_not_equal(copy.name, in.name);
+    bir_module_free(&a);   /* ASan: a use after free if copy still borrowed a's arena */
+    assert_string_equal(copy.name, "load.2");
+    bir_module_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arena_records_stay),
+        cmocka_unit_test(test_arena_strdup_exact),
+        cmocka_unit_test(test_name_cut),
+        cmocka_unit_test(test_append_refuses_unnamed),
+        cmocka_unit_test(test_adopt_outlives_source),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
