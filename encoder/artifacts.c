@@ -263,7 +263,8 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
     bool open = false;
     for (int i = 0; i < g->ndbg[e]; i++) {
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
-        if (!in->nreplica)
+        const bir_rare_t *rare = bir_rare(in);
+        if (!rare->nreplica)
             continue;
         list_open(w, "replica_groups", &open);
         jw_obj_begin(w);
@@ -273,8 +274,8 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
         jw_arr_begin(w);
         for (int grp = 0; grp < 8; grp++) {
             bool any = false;
-            for (int r = 0; r < in->nreplica && r < 8; r++)
-                if (in->replica[r] == grp) {
+            for (int r = 0; r < rare->nreplica && r < 8; r++)
+                if (rare->replica[r] == grp) {
                     if (!any)
                         jw_arr_begin(w);
                     any = true;
@@ -307,11 +308,11 @@ static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
         jw_key(w, "opcode");
         jw_str(w, bir_opcode_name(in->opc));
         jw_key(w, "op");
-        jw_str(w, isa_enum_name(ISA_FT_ALU, in->red_op));
+        jw_str(w, isa_enum_name(ISA_FT_ALU, bir_rare(in)->red_op));
         jw_key(w, "kind");
-        jw_str(w, bir_rkind_name(in->red_kind));
+        jw_str(w, bir_rkind_name(bir_rare(in)->red_kind));
         jw_key(w, "local");
-        jw_int(w, in->red_local);
+        jw_int(w, bir_rare(in)->red_local);
         jw_obj_end(w);
     }
     if (open)

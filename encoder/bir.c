@@ -136,9 +136,21 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
     return p != NULL;
 }
 
+const bir_rare_t bir_rare_none;
+
+bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in)
+{
+    bir_rare_t *r = tpb_arena_alloc(&m->arena, sizeof *r, _Alignof(bir_rare_t));
+    if (!r)
+        return NULL;
+    *r = *bir_rare(in);
+    in->rare = r;
+    return r;
+}
+
 bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in)
 {
-    return bir_inst_set_name(m, in, in->name);
+    return bir_inst_set_name(m, in, in->name) && (!in->rare || bir_inst_rare(m, in));
 }
 
 isa_op_t bir_codegen_isa_op(const bir_inst_t *in)

@@ -141,6 +141,24 @@ typedef struct {
  * inline char[64]). */
 #define BIR_NAME_LEN 64
 
+/* The parts of an instruction that few instructions have, out of line (the
+ * module's arena, bir_inst_rare): kept in every instruction they were half
+ * of its bytes after the ISA body. */
+typedef struct {
+    isa_fmt_PREDEXT_t pred;  /* has_pred: the PredExt prefix */
+    uint8_t npred_more;      /* further PredExt prefixes, ANDed with pred (NKI masks) */
+    bir_pred_t pred_more[BIR_MAX_PRED_MORE];
+    /* setReplicaGroups (seed 002 §6): a collective's DMA carries the
+     * replica group of every rank (-1: in none); nreplica ranks, 0 = not
+     * a collective DMA */
+    uint8_t nreplica;
+    int8_t replica[8];
+    /* codegenLocalReduceOp (seed 001 s.5.1): a Reduce (38) trigger's
+     * setop (ISA ALU op), setKind (BIR_RKIND_*) and setLocal; 0 otherwise */
+    uint8_t red_op, red_kind;
+    bool red_local;
+} bir_rare_t;
+
 /* The fields the scheduling passes read for every instruction come first,
  * in one cache line: kernels unroll to 10^5+ instructions and each pass
  * over them is bound by memory traffic. */
@@ -158,9 +176,7 @@ typedef struct {
     int nacc;
     int tir_op;              /* source op index, -1 for compiler-made instructions */
     isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
-    isa_fmt_PREDEXT_t pred;
-    uint8_t npred_more;      /* further PredExt prefixes, ANDed with pred (NKI masks) */
-    bir_pred_t pred_more[BIR_MAX_PRED_MORE];
+    int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
     bir_access_t acc[BIR_MAX_ACCESS];
     const char *name;        /* instruction name: "<op name>" or "<op name>.<k>", at most
                                 BIR_NAME_LEN - 1 bytes; in the module's arena
@@ -168,22 +184,21 @@ typedef struct {
     const char *src;         /* source path: the tile-IR op's path (the kernel outlives
                                 the module), "" for compiler-made instructions */
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */
-    int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
+    const bir_rare_t *rare;  /* predicates, replica groups, reduce fields: NULL when all
+                                are zero (most instructions); read with bir_rare() */
     uint8_t loop_role;       /* BIR_LOOP_* */
-    /* setReplicaGroups (seed 002 §6): a collective's DMA carries the
-     * replica group of every rank (-1: in none); nreplica ranks, 0 = not
-     * a collective DMA */
-    uint8_t nreplica;
-    int8_t replica[8];
     bool is_activate2;       /* Activation: the notes' setIsActivate2 (ISA Activate2) */
     bool is_stt;             /* TensorScalarPtr: set_is_scalar_tensor_tensor (ISA
                                 ScalarTensorTensor) */
     uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
-    /* codegenLocalReduceOp (seed 001 s.5.1): a Reduce (38) trigger's
-     * setop (ISA ALU op), setKind (BIR_RKIND_*) and setLocal; 0 otherwise */
-    uint8_t red_op, red_kind;
-    bool red_local;
 } bir_inst_t;
+
+/* The zero record: what bir_rare() reads for an instruction without one. */
+extern const bir_rare_t bir_rare_none;
+static inline const bir_rare_t *bir_rare(const bir_inst_t *in)
+{
+    return in->rare ? in->rare : &bir_rare_none;
+}
 
 /* DgeComputeOp of a DMA (the notes' BIR enum; the scatter-add RMW is add).
  * The descriptors' wire `compute` field is one bit (ISA_DMAOP_*: bypass 0,
@@ -269,8 +284,8 @@ typedef struct {
     bir_loop_t *loops;       /* rolled loops (encoder/roll.c) */
     int nloops;
     int coll_sems;           /* collective semaphore slots (ids 5 .. 5+coll_sems-1), 0 = none */
-    tpb_arena_t arena;       /* the instructions' names: exact-length copies that live
-                                as long as the module (bir_inst_set_name) */
+    tpb_arena_t arena;       /* the instructions' names (exact-length copies) and rare
+                                parts; live as long as the module */
 } bir_module_t;
 
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);
@@ -282,8 +297,14 @@ int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
 /* Set in->name to an arena copy of s (cut to BIR_NAME_LEN - 1 bytes); false
  * when out of memory (in->name is then NULL, which append/insert refuse). */
 bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
-/* Copy what *in borrows from another module's arena (its name) into m's, so
- * it stays valid after that module is freed; false when out of memory. */
+/* A writable copy of in's rare parts (zeros when it has none) in m's arena,
+ * installed as in->rare; NULL when out of memory (in unchanged).  Copies of
+ * an instruction share its record: each call makes a fresh one, so writing
+ * through it never changes another instruction. */
+bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in);
+/* Copy what *in borrows from another module's arena (its name and rare
+ * parts) into m's, so it stays valid after that module is freed; false when
+ * out of memory. */
 bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in);
 /* Insert a copy of *in before index pos. */
 int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *err);

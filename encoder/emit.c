@@ -67,7 +67,7 @@ static size_t body_size(const isa_inst_t *in)
 static const isa_fmt_PREDEXT_t *key_pred(const bir_inst_t *in)
 {
     static const isa_fmt_PREDEXT_t none;
-    return in->has_pred ? &in->pred : &none;
+    return in->has_pred ? &bir_rare(in)->pred : &none;
 }
 
 static uint64_t cache_hash(const bir_inst_t *in, size_t body)
@@ -75,7 +75,7 @@ static uint64_t cache_hash(const bir_inst_t *in, size_t body)
     uint64_t h = tpb_hash_word(0xcbf29ce484222325ull ^ (uint64_t)in->has_pred,
                                (uint64_t)in->isa.op);
     h = tpb_hash_bytes(h, &in->isa.f, body);
-    return in->has_pred ? tpb_hash_bytes(h, &in->pred, sizeof in->pred) : h;
+    return in->has_pred ? tpb_hash_bytes(h, &bir_rare(in)->pred, sizeof(isa_fmt_PREDEXT_t)) : h;
 }
 
 static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
@@ -302,10 +302,11 @@ static int encode(const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE
         memset(&p, 0, sizeof p);
         p.op = ISA_OP_PRED_EXT;
         p.l2 = isa_ops[ISA_OP_PRED_EXT].l2;
-        for (unsigned q = 0; q <= in->npred_more; q++) {
-            p.f.PREDEXT = in->pred;
+        const bir_rare_t *r = bir_rare(in);
+        for (unsigned q = 0; q <= r->npred_more; q++) {
+            p.f.PREDEXT = r->pred;
             if (q) {   /* a further predicate: the first's fill and keep */
-                const bir_pred_t *m = &in->pred_more[q - 1];
+                const bir_pred_t *m = &r->pred_more[q - 1];
                 p.f.PREDEXT.offset = m->offset;
                 p.f.PREDEXT.cm = m->cm;
                 p.f.PREDEXT.cmp = m->cmp;
@@ -374,7 +375,7 @@ static int validate_bundles(const bir_inst_t *in, int idx, uint8_t (*bundles)[IS
 static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES],
                          unsigned *nb, int idx, struct gen_cache_entry **c, tpb_err_t *err)
 {
-    if (in->npred_more) {   /* rare (NKI mask conjunctions): not cached */
+    if (bir_rare(in)->npred_more) {   /* rare (NKI mask conjunctions): not cached */
         *c = NULL;
         memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
         return encode(in, out, nb, idx, err);
@@ -568,7 +569,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     case ENC_COLLECT_OPCODES: {
         unsigned n = 1;
         if (in->has_pred)
-            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n += 1u + in->npred_more;
+            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n += 1u + bir_rare(in)->npred_more;
         if (needs_apext(g, in))
             bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2), n++;
         bitset_add(g->collect[idx], l2);

@@ -229,15 +229,21 @@ typedef struct {
 /* setReplicaGroups (seed 002 §6): every DMA instruction of a collective
  * (the split's pulls, encoder/lnc_collective.c) carries the replica group
  * of each of the kernel's ranks; any other DMA carries none. */
-static void set_replica_groups(const lower_ctx_t *c, bir_inst_t *in)
+static int set_replica_groups(lower_ctx_t *c, bir_inst_t *in)
 {
     const tir_op_t *op = c->op;
     int n = c->k->num_cores < 8 ? c->k->num_cores : 8;
     bool any = false;
     for (int r = 0; r < 8; r++)
         any |= op->rgroup[r] >= 0;
-    in->nreplica = any && n > 0 ? (uint8_t)n : 0;
-    memcpy(in->replica, op->rgroup, sizeof in->replica);
+    if (!any || n <= 0)   /* nreplica 0: the groups are never read */
+        return 0;
+    bir_rare_t *r = bir_inst_rare(c->m, in);
+    if (!r)
+        return lw_err(c, "out of memory");
+    r->nreplica = (uint8_t)n;
+    memcpy(r->replica, op->rgroup, sizeof r->replica);
+    return 0;
 }
 
 /* has_cc_expr_in_access (seed 002 §6): the access names a cross-core
@@ -307,12 +313,16 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     tr.isa.f.DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
     tr.dma_group = group;
     tr.engine = o->engine;
-    set_replica_groups(c, &tr);
+    if (set_replica_groups(c, &tr))
+        return -1;
     if (tr.opc == BIR_REDUCE) {   /* setop, setKind, setLocal(True) */
-        tr.red_op = (uint8_t)c->op->op0;
-        tr.red_kind = c->op->local_reduce == TIR_REDUCE_SCATTER ? BIR_RKIND_REDUCE_SCATTER
+        bir_rare_t *r = bir_inst_rare(c->m, &tr);
+        if (!r)
+            return lw_err(c, "out of memory");
+        r->red_op = (uint8_t)c->op->op0;
+        r->red_kind = c->op->local_reduce == TIR_REDUCE_SCATTER ? BIR_RKIND_REDUCE_SCATTER
                                                                 : BIR_RKIND_ALL_REDUCE;
-        tr.red_local = true;
+        r->red_local = true;
     }
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
         bir_inst_access(&tr, &src->acc);
@@ -407,7 +417,8 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         isa_fmt_DDESC_t *f = &de.isa.f.DDESC;   /* D3DESC: the same leading fields */
         set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
         set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
-        set_replica_groups(c, &de);
+        if (set_replica_groups(c, &de))
+            return -1;
         if (has_cc_expr_in_access(op, &s) && add_sb_to_sb_cc_ap(c, &d, &f->src))
             return -1;
         f->transpose = o->transpose;

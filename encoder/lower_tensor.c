@@ -97,20 +97,23 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         lw_scalar_for(c, &in, a->s1, "operand1", a->op1, &f->s1, &f->s1_is_ptr))
         return -1;
     if (a->pred) {
+        bir_rare_t *r = bir_inst_rare(c->m, &in);
+        if (!r)
+            return lw_err(c, "out of memory");
         in.has_pred = true;
-        in.pred = *a->pred;
+        r->pred = *a->pred;
         /* lanes whose predicate fails keep the fill value: dst is fully written */
         if (a->npred > ISA_MAX_PREDEXT)
             return lw_err(c, "%d predicates on one instruction (at most %d)", a->npred,
                           ISA_MAX_PREDEXT);
         for (int q = 1; q < a->npred; q++) {   /* ANDed: one more PredExt each */
             const isa_fmt_PREDEXT_t *p = &a->pred[q];
-            in.pred_more[q - 1] = (bir_pred_t){(int32_t)p->offset, (int16_t)p->cm,
+            r->pred_more[q - 1] = (bir_pred_t){(int32_t)p->offset, (int16_t)p->cm,
                                                {(int16_t)p->step0, (int16_t)p->step1,
                                                 (int16_t)p->step2, (int16_t)p->step3},
                                                (uint8_t)p->cmp, (uint8_t)p->rev_pred};
         }
-        in.npred_more = (uint8_t)(a->npred > 1 ? a->npred - 1 : 0);
+        r->npred_more = (uint8_t)(a->npred > 1 ? a->npred - 1 : 0);
     }
     return lw_emit(c, &in);
 }

@@ -121,9 +121,10 @@ static bool same_body(const bir_inst_t *a, const bir_inst_t *b)
     if (a->engine != b->engine || a->opc != b->opc || a->isa.op != b->isa.op ||
         a->has_pred != b->has_pred || a->is_dma_desc != b->is_dma_desc || a->queue != b->queue)
         return false;
-    if (a->has_pred && (memcmp(&a->pred, &b->pred, sizeof a->pred) ||
-                        a->npred_more != b->npred_more ||
-                        memcmp(a->pred_more, b->pred_more, sizeof a->pred_more)))
+    const bir_rare_t *ra = bir_rare(a), *rb = bir_rare(b);
+    if (a->has_pred && (memcmp(&ra->pred, &rb->pred, sizeof ra->pred) ||
+                        ra->npred_more != rb->npred_more ||
+                        memcmp(ra->pred_more, rb->pred_more, sizeof ra->pred_more)))
         return false;
     isa_inst_t x = a->isa, y = b->isa;
     x.sync.wait_val = y.sync.wait_val = 0;

@@ -699,7 +699,7 @@ static unsigned reference_bundles(const bir_inst_t *in, uint8_t out[3][ISA_BUNDL
         memset(&p, 0, sizeof p);
         p.op = ISA_OP_PRED_EXT;
         p.l2 = isa_ops[ISA_OP_PRED_EXT].l2;
-        p.f.PREDEXT = in->pred;
+        p.f.PREDEXT = bir_rare(in)->pred;
         assert_int_equal(isa_encode(&p, out[n++], &ie), ISA_OK);
     }
     unsigned k = 0;

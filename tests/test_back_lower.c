@@ -192,11 +192,11 @@ static void test_tensor_scalar(void **state)
     assert_false(t1->has_pred);
     bir_inst_t *t2 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 1)];
     assert_true(t2->has_pred);
-    assert_int_equal(t2->pred.offset, -3);
-    assert_int_equal(t2->pred.cm, 1);
-    assert_int_equal(t2->pred.step0, -1);
-    assert_int_equal(t2->pred.cmp, ISA_CMP_GE);
-    assert_true(t2->pred.fill == -9.0f);
+    assert_int_equal(bir_rare(t2)->pred.offset, -3);
+    assert_int_equal(bir_rare(t2)->pred.cm, 1);
+    assert_int_equal(bir_rare(t2)->pred.step0, -1);
+    assert_int_equal(bir_rare(t2)->pred.cmp, ISA_CMP_GE);
+    assert_true(bir_rare(t2)->pred.fill == -9.0f);
     assert_int_equal(t2->engine, ISA_ENG_DVE);
     bu_free(&r);
     tir_kernel_free(&k);
@@ -232,7 +232,7 @@ static void test_reverse_pred_keep_rate(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_inst_t *t = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
     assert_true(t->has_pred);
-    assert_int_equal(t->pred.rev_pred, 1);
+    assert_int_equal(bir_rare(t)->pred.rev_pred, 1);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 0)].isa.f.AFSEL.rev_pred, 1);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 1)].isa.f.AFSEL.rev_pred, 0);
     const isa_fmt_DROP_t *d0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 0)].isa.f.DROP;

@@ -46,10 +46,10 @@ static void test_dma_cc_ap(void **state)
             bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
             assert_int_equal(de->isa.f.DDESC.src.core, 2);   /* 3 - 1 */
             assert_int_equal(de->isa.f.DDESC.dst.core, 0);
-            assert_int_equal(de->nreplica, 4);
-            assert_int_equal(tr->nreplica, 4);
-            assert_memory_equal(de->replica, groups, 4);
-            assert_memory_equal(tr->replica, groups, 4);
+            assert_int_equal(bir_rare(de)->nreplica, 4);
+            assert_int_equal(bir_rare(tr)->nreplica, 4);
+            assert_memory_equal(bir_rare(de)->replica, groups, 4);
+            assert_memory_equal(bir_rare(tr)->replica, groups, 4);
         }
         bu_free(&r);
         tir_kernel_free(&k);
@@ -84,15 +84,15 @@ static void test_dma_local_reduce(void **state)
     bir_inst_t *p = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 1)];
     assert_int_equal(p->opc, BIR_DMA_COPY);
-    assert_int_equal(p->red_local, 0);
+    assert_int_equal(bir_rare(p)->red_local, 0);
     assert_int_equal(tr->opc, BIR_REDUCE);
     assert_int_equal(BIR_REDUCE, 38);
     assert_string_equal(bir_opcode_name(tr->opc), "Reduce");
-    assert_int_equal(tr->red_op, ISA_ALU_ADD);
-    assert_int_equal(tr->red_kind, BIR_RKIND_REDUCE_SCATTER);
-    assert_true(tr->red_local);
-    assert_int_equal(tr->nreplica, 2);
-    assert_memory_equal(tr->replica, groups, 2);
+    assert_int_equal(bir_rare(tr)->red_op, ISA_ALU_ADD);
+    assert_int_equal(bir_rare(tr)->red_kind, BIR_RKIND_REDUCE_SCATTER);
+    assert_true(bir_rare(tr)->red_local);
+    assert_int_equal(bir_rare(tr)->nreplica, 2);
+    assert_memory_equal(bir_rare(tr)->replica, groups, 2);
     bir_inst_t *pd = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
     bir_inst_t *rd = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 1)];
     assert_int_equal(pd->isa.f.DDESC.compute, ISA_DMAOP_BYPASS);

@@ -1,6 +1,6 @@
 /* The backend's arena (common/arena.h) and what lives in it: instruction
- * names (bir_inst_set_name) and their move to another module when a core's
- * module is cloned and freed (bir_inst_adopt). */
+ * names (bir_inst_set_name), rare parts (bir_inst_rare) and their move to
+ * another module when a core's module is cloned and freed (bir_inst_adopt). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,6 +118,62 @@ static void test_adopt_outlives_source(void **state)
     bir_module_free(&b);
 }
 
+/* An instruction without rare parts reads zeros; bir_inst_rare gives it a
+ * record of its own, and a second call on a copy makes a fresh one, so
+ * writing through it leaves the original's record as it was. */
+static void test_rare_copy_on_write(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_DMA_TRIGGER, ISA_OP_DMA_TRIGGER);
+    assert_null(in.rare);
+    assert_int_equal(bir_rare(&in)->nreplica, 0);
+    assert_int_equal(bir_rare(&in)->pred.offset, 0);
+    bir_rare_t *r = bir_inst_rare(&m, &in);
+    assert_non_null(r);
+    assert_ptr_equal(in.rare, r);
+    r->nreplica = 2, r->replica[1] = 5, r->red_op = 3;
+    bir_inst_t copy = in;
+    bir_rare_t *rc = bir_inst_rare(&m, &copy);
+    assert_non_null(rc);
+    assert_ptr_not_equal(rc, r);
+    assert_int_equal(rc->replica[1], 5);   /* the contents come along */
+    rc->replica[1] = 7;
+    assert_int_equal(bir_rare(&in)->replica[1], 5);
+    assert_int_equal(bir_rare(&copy)->replica[1], 7);
+    assert_int_equal(bir_rare_none.nreplica, 0);   /* the shared zero record stays zero */
+    bir_module_free(&m);
+}
+
+/* Adoption moves the rare record too: it survives its source module. */
+static void test_adopt_rare(void **state)
+{
+    (void)state;
+    bir_module_t a, b;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&a, 0, 1, &err), 0);
+    assert_int_equal(bir_module_init(&b, 1, 1, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_REDUCE, ISA_OP_DMA_TRIGGER);
+    bir_rare_t *r = bir_inst_rare(&a, &in);
+    assert_non_null(r);
+    r->red_kind = BIR_RKIND_ALL_REDUCE, r->red_local = true;
+    bir_inst_t copy = in;
+    assert_true(bir_inst_adopt(&b, &copy));
+    assert_ptr_not_equal(copy.rare, in.rare);
+    bir_module_free(&a);
+    assert_int_equal(bir_rare(&copy)->red_kind, BIR_RKIND_ALL_REDUCE);
+    assert_true(bir_rare(&copy)->red_local);
+    bir_inst_t plain;   /* without one: adoption leaves it NULL */
+    bir_inst_init(&plain, BIR_NOP, ISA_OP_NOP);
+    assert_true(bir_inst_adopt(&b, &plain));
+    assert_null(plain.rare);
+    bir_module_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +182,8 @@ int main(void)
         cmocka_unit_test(test_name_cut),
         cmocka_unit_test(test_append_refuses_unnamed),
         cmocka_unit_test(test_adopt_outlives_source),
+        cmocka_unit_test(test_rare_copy_on_write),
+        cmocka_unit_test(test_adopt_rare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

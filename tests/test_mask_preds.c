@@ -104,12 +104,12 @@ static void test_kernel_mask_list(void **state)
     assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);
     const bir_inst_t *in = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
     assert_true(in->has_pred);
-    assert_int_equal(in->pred.keep, 1);
-    assert_int_equal(in->pred.offset, -40);
-    assert_int_equal(in->npred_more, 1);
-    assert_int_equal(in->pred_more[0].offset, -8);
-    assert_int_equal(in->pred_more[0].step[0], 1);
-    assert_int_equal(in->pred_more[0].cm, 0);
+    assert_int_equal(bir_rare(in)->pred.keep, 1);
+    assert_int_equal(bir_rare(in)->pred.offset, -40);
+    assert_int_equal(bir_rare(in)->npred_more, 1);
+    assert_int_equal(bir_rare(in)->pred_more[0].offset, -8);
+    assert_int_equal(bir_rare(in)->pred_more[0].step[0], 1);
+    assert_int_equal(bir_rare(in)->pred_more[0].cm, 0);
     bu_free(&r);
     tir_kernel_free(&k);
     /* an op without its own predicate: the masked copy carries both */
