@@ -51,6 +51,20 @@ void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align)
     return p;
 }
 
+void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size_t align)
+{
+    unsigned char *end = p ? (unsigned char *)p + old_n : NULL;
+    if (p && a->head && end == a->head->data + a->used && new_n - old_n <= a->head->size - a->used) {
+        memset(end, 0, new_n - old_n);
+        a->used += new_n - old_n;
+        return p;
+    }
+    void *q = tpb_arena_alloc(a, new_n, align);
+    if (q && old_n)
+        memcpy(q, p, old_n);
+    return q;
+}
+
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s)
 {
     size_t n = strlen(s) + 1;

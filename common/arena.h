@@ -19,6 +19,13 @@ typedef struct {
 /* n bytes aligned to `align` (a power of two, at most alignof(max_align_t)),
  * zeroed; NULL when out of memory. */
 void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align);
+/* Grow the block p of old_n bytes (from tpb_arena_alloc/extend with the same
+ * align; NULL with old_n 0) to new_n >= old_n bytes: in place when it is the
+ * arena's newest block and its chunk has room, else a new block holding a
+ * copy of the old bytes (the old one stays valid and unchanged, so copies
+ * of a pointer to it never see the growth).  The new bytes are zeroed;
+ * NULL when out of memory (p unchanged). */
+void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size_t align);
 /* An exact-length copy of s; NULL when out of memory. */
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s);
 void tpb_arena_free(tpb_arena_t *a);

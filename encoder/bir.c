@@ -84,16 +84,18 @@ static int grow(bir_block_t *b, tpb_err_t *err)
     return 0;
 }
 
-/* An instruction whose name could not be stored (bir_inst_set_name ran out
- * of memory) is refused here, where every caller already checks errors. */
-static int check_named(const bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
+/* An instruction whose arena parts could not be stored (bir_inst_set_name,
+ * bir_inst_access, bir_inst_rare ran out of memory) is refused here, where
+ * every caller already checks errors. */
+static int check_built(const bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 {
-    return in->name ? 0 : tpb_errf(err, "out of memory naming an instruction of block %s", b->name);
+    return in->oom ? tpb_errf(err, "out of memory building an instruction of block %s", b->name)
+                   : 0;
 }
 
 int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 {
-    if (check_named(b, in, err) || grow(b, err))
+    if (check_built(b, in, err) || grow(b, err))
         return -1;
     b->insts[b->ninsts] = *in;
     return b->ninsts++;
@@ -101,7 +103,7 @@ int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 
 int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *err)
 {
-    if (check_named(b, in, err) || grow(b, err))
+    if (check_built(b, in, err) || grow(b, err))
         return -1;
     memmove(&b->insts[pos + 1], &b->insts[pos], (size_t)(b->ninsts - pos) * sizeof *in);
     b->insts[pos] = *in;
@@ -130,10 +132,14 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
 {
     size_t n = strnlen(s, BIR_NAME_LEN - 1);
     char *p = tpb_arena_alloc(&m->arena, n + 1, 1);
-    if (p)
-        memcpy(p, s, n);   /* the arena zeroes: p[n] is the terminator */
+    if (!p) {
+        in->name = "";
+        in->oom = true;
+        return false;
+    }
+    memcpy(p, s, n);   /* the arena zeroes: p[n] is the terminator */
     in->name = p;
-    return p != NULL;
+    return true;
 }
 
 const bir_rare_t bir_rare_none;
@@ -141,8 +147,10 @@ const bir_rare_t bir_rare_none;
 bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in)
 {
     bir_rare_t *r = tpb_arena_alloc(&m->arena, sizeof *r, _Alignof(bir_rare_t));
-    if (!r)
+    if (!r) {
+        in->oom = true;
         return NULL;
+    }
     *r = *bir_rare(in);
     in->rare = r;
     return r;
@@ -150,7 +158,15 @@ bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in)
 
 bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in)
 {
-    return bir_inst_set_name(m, in, in->name) && (!in->rare || bir_inst_rare(m, in));
+    if (in->nacc > 0) {
+        const bir_access_t *a = in->acc;
+        in->acc = NULL;
+        int n = in->nacc;
+        in->nacc = 0;
+        for (int i = 0; i < n; i++)
+            bir_inst_access(m, in, &a[i]);
+    }
+    return bir_inst_set_name(m, in, in->name) && (!in->rare || bir_inst_rare(m, in)) && !in->oom;
 }
 
 isa_op_t bir_codegen_isa_op(const bir_inst_t *in)
@@ -199,11 +215,19 @@ void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v)
         in->isa.f.DIND.compute = bir_dge_compute_wire(v);
 }
 
-bool bir_inst_access(bir_inst_t *in, const bir_access_t *a)
+bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
 {
     if (in->nacc >= BIR_MAX_ACCESS)
         return false;
-    in->acc[in->nacc++] = *a;
+    /* consecutive accesses of one instruction extend its block in place */
+    bir_access_t *v = tpb_arena_extend(&m->arena, (void *)in->acc, (size_t)in->nacc * sizeof *v,
+                                       (size_t)(in->nacc + 1) * sizeof *v, _Alignof(bir_access_t));
+    if (!v) {
+        in->oom = true;
+        return false;
+    }
+    v[in->nacc++] = *a;
+    in->acc = v;
     return true;
 }
 

@@ -177,7 +177,8 @@ typedef struct {
     int tir_op;              /* source op index, -1 for compiler-made instructions */
     isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
     int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
-    bir_access_t acc[BIR_MAX_ACCESS];
+    const bir_access_t *acc; /* nacc accesses in the module's arena (bir_inst_access),
+                                NULL when none; copies of the instruction share them */
     const char *name;        /* instruction name: "<op name>" or "<op name>.<k>", at most
                                 BIR_NAME_LEN - 1 bytes; in the module's arena
                                 (bir_inst_set_name) or a string literal */
@@ -191,6 +192,8 @@ typedef struct {
     bool is_stt;             /* TensorScalarPtr: set_is_scalar_tensor_tensor (ISA
                                 ScalarTensorTensor) */
     uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
+    bool oom;                /* an arena allocation for it failed (name, accesses, rare
+                                parts): bir_block_append/insert refuse it */
 } bir_inst_t;
 
 /* The zero record: what bir_rare() reads for an instruction without one. */
@@ -295,15 +298,15 @@ bir_block_t *bir_main_block(bir_module_t *m);
 /* Append a copy of *in; returns its index or -1 (out of memory, err set). */
 int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
 /* Set in->name to an arena copy of s (cut to BIR_NAME_LEN - 1 bytes); false
- * when out of memory (in->name is then NULL, which append/insert refuse). */
+ * when out of memory (in->oom is then set, which append/insert refuse). */
 bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
 /* A writable copy of in's rare parts (zeros when it has none) in m's arena,
  * installed as in->rare; NULL when out of memory (in unchanged).  Copies of
  * an instruction share its record: each call makes a fresh one, so writing
  * through it never changes another instruction. */
 bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in);
-/* Copy what *in borrows from another module's arena (its name and rare
- * parts) into m's, so it stays valid after that module is freed; false when
+/* Copy what *in borrows from another module's arena (its name, accesses and
+ * rare parts) into m's, so it stays valid after that module is freed; false when
  * out of memory. */
 bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in);
 /* Insert a copy of *in before index pos. */
@@ -327,8 +330,9 @@ unsigned bir_dge_compute_wire(bir_dge_compute_t v);
  * DmaIndirect2d) also its wire field.  Emission refuses a descriptor whose
  * wire field disagrees. */
 void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v);
-/* Record a memory access; false when the access list is full. */
-bool bir_inst_access(bir_inst_t *in, const bir_access_t *a);
+/* Record a memory access (in m's arena); false when the access list is full
+ * (BIR_MAX_ACCESS) or out of memory (in->oom is then set). */
+bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a);
 bool bir_access_overlap(const bir_access_t *a, const bir_access_t *b);
 
 #endif

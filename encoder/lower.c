@@ -90,8 +90,9 @@ static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
                 continue;
             bir_access_t t = {.space = BIR_SPACE_DEP, .p0 = 0, .p1 = 1, .lo = (uint64_t)who,
                               .hi = (uint64_t)who + 1, .write = d < 0};
-            if (!bir_inst_access(in, &t))
-                return lw_err(c, "too many memory accesses to add a dependency token");
+            if (!bir_inst_access(c->m, in, &t))
+                return in->oom ? lw_err(c, "out of memory")
+                               : lw_err(c, "too many memory accesses to add a dependency token");
         }
     }
     return 0;
@@ -336,8 +337,8 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
     bir_access_t acc = {.space = out->space, .p0 = (unsigned)start,
                         .p1 = (unsigned)(start + nparts), .lo = ml->addr + (uint64_t)lo * dsz,
                         .hi = ml->addr + (uint64_t)(hi + 1) * dsz, .write = write};
-    if (!bir_inst_access(in, &acc))
-        return lw_err(c, "%s: too many operands", role);
+    if (!bir_inst_access(c->m, in, &acc))
+        return in->oom ? lw_err(c, "out of memory") : lw_err(c, "%s: too many operands", role);
     return 0;
 }
 

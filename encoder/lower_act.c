@@ -64,7 +64,7 @@ static int act_begin(lower_ctx_t *c, bir_inst_t *in)
     if (acc) {  /* ActivationAcc reads the accumulator it adds into */
         bir_access_t r = in->acc[1];
         r.write = false;
-        bir_inst_access(in, &r);
+        bir_inst_access(c->m, in, &r);
     }
     return 0;
 }

@@ -79,7 +79,7 @@ static int lower_inline_asm_bytes(lower_ctx_t *c)
              .write = 1},
         };
         for (int i = 0; i < 3; i++)
-            bir_inst_access(&in, &all[i]);
+            bir_inst_access(c->m, &in, &all[i]);
     }
     return lw_emit(c, &in);
 }

@@ -325,13 +325,13 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
         r->red_local = true;
     }
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
-        bir_inst_access(&tr, &src->acc);
-    bir_inst_access(&tr, &dst->acc);
+        bir_inst_access(c->m, &tr, &src->acc);
+    bir_inst_access(c->m, &tr, &dst->acc);
     bir_inst_set_dge_compute(&tr, o->compute);
     if (o->compute == BIR_DGE_COMPUTE_ADD) {   /* accumulate: the destination is read too */
         bir_access_t r = dst->acc;
         r.write = false;
-        bir_inst_access(&tr, &r);
+        bir_inst_access(c->m, &tr, &r);
     }
     return bir_block_append(bir_main_block(c->m), &tr, c->err) < 0 ? -1 : 0;
 }
@@ -691,8 +691,8 @@ static int lower_indirect(lower_ctx_t *c)
     if (emit_trigger(c, group, 1, &sside, &dside, &o))
         return -1;
     bir_inst_t *tr = &bir_main_block(c->m)->insts[bir_main_block(c->m)->ninsts - 1];
-    bir_inst_access(tr, &idxacc);
-    return 0;
+    bir_inst_access(c->m, tr, &idxacc);
+    return tr->oom ? lw_err(c, "out of memory") : 0;
 }
 
 static int lower_local_gather(lower_ctx_t *c)

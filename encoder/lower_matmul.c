@@ -197,7 +197,7 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     /* the Matmul reads the weights its LdWeights loaded: keep them together
      * on PE by also charging the stationary read to the Matmul */
     for (int i = 0; i < ldw.nacc; i++)
-        bir_inst_access(&mm, &ldw.acc[i]);
+        bir_inst_access(c->m, &mm, &ldw.acc[i]);
     if (lw_emit(c, &ldw) || lw_emit(c, &mm))
         return -1;
     return 0;
@@ -255,7 +255,7 @@ static int lower_matmul_mx(lower_ctx_t *c)
         g->out_scale = bits;
     }
     for (int i = 0; i < ldw.nacc; i++)
-        bir_inst_access(&mm, &ldw.acc[i]);
+        bir_inst_access(c->m, &mm, &ldw.acc[i]);
     return lw_emit(c, &ldw) || lw_emit(c, &mm) ? -1 : 0;
 }
 
@@ -349,8 +349,8 @@ static int transpose_dve(lower_ctx_t *c)
                                .hi = b->addr + (uint64_t)np * (uint32_t)b->step[0] *
                                                    isa_dtype_size(b->dtype),
                                .write = 1};
-            bir_inst_access(&in, &ra);
-            bir_inst_access(&in, &wa);
+            bir_inst_access(c->m, &in, &ra);
+            bir_inst_access(c->m, &in, &wa);
             in.engine = ISA_ENG_DVE;
             if (bir_block_append(bir_main_block(c->m), &in, c->err) < 0)
                 return -1;

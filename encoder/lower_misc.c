@@ -20,7 +20,7 @@ static int lower_barrier(lower_ctx_t *c)
     /* a barrier orders everything on its engine: model it as touching all memory */
     bir_access_t all = {.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1, .lo = 0, .hi = BIR_ACCESS_END,
                         .write = 1};
-    bir_inst_access(&in, &all);
+    bir_inst_access(c->m, &in, &all);
     /* the data tile it orders (a collective's source): written, so the
      * barrier waits for every earlier reader and writer of the tile and
      * every later access waits for the barrier */
@@ -44,7 +44,7 @@ static int sync_data(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool wri
     const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
     bir_access_t acc = {.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1, .lo = ml->addr,
                         .hi = ml->addr + ml->bytes, .write = write};
-    bir_inst_access(in, &acc);
+    bir_inst_access(c->m, in, &acc);
     return 0;
 }
 
@@ -105,7 +105,7 @@ static int lower_tload(lower_ctx_t *c)
         if (k > 0)
             lw_inst(c, &each, BIR_TENSOR_LOAD, ISA_OP_TENSOR_LOAD);
         each.isa.f.TLOAD = in.isa.f.TLOAD;
-        memcpy(each.acc, in.acc, sizeof in.acc);
+        each.acc = in.acc;   /* shared: the accesses never change after lowering */
         each.nacc = in.nacc;
         each.engine = isa_tpb_engines[k];
         if (lw_emit(c, &each))

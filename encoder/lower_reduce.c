@@ -159,7 +159,7 @@ static int reduce_multistep(lower_ctx_t *c)
         bir_access_t w = {.space = ISA_SPACE_SBUF, .p0 = f->out.start,
                           .p1 = f->out.start + f->out.nparts, .lo = f->out.addr,
                           .hi = f->out.addr + kept * 4, .write = 1};
-        bir_inst_access(&in, &w);
+        bir_inst_access(c->m, &in, &w);
         f->op = (uint32_t)op->reduce_op;
         f->axes = mapped;
         if (lw_emit(c, &in))
@@ -182,7 +182,7 @@ static int reduce_multistep(lower_ctx_t *c)
     bir_access_t r = {.space = ISA_SPACE_SBUF, .p0 = f->in.start,
                       .p1 = f->in.start + f->in.nparts, .lo = sc->addr,
                       .hi = sc->addr + (uint64_t)n_o * kept * 4, .write = 0};
-    bir_inst_access(&in, &r);
+    bir_inst_access(c->m, &in, &r);
     f->op = (uint32_t)op->reduce_op;
     f->axes = 2;     /* dim 1 of the partial: the outer slices */
     f->negate = neg;
@@ -211,11 +211,11 @@ static isa_tap_t partial_tap(const isa_tap_t *t, unsigned drop, unsigned dtype, 
     return p;
 }
 
-static void partial_access(bir_inst_t *in, const isa_tap_t *p, bool write)
+static void partial_access(lower_ctx_t *c, bir_inst_t *in, const isa_tap_t *p, bool write)
 {
     bir_access_t a = {.space = ISA_SPACE_SBUF, .p0 = p->start, .p1 = p->start + p->nparts,
                       .lo = p->addr, .hi = p->addr + isa_tap_free_elems(p) * 4, .write = write};
-    bir_inst_access(in, &a);
+    bir_inst_access(c->m, in, &a);
 }
 
 /* seed 001 NeuronReduceMacro: one Reduce per axis (see the file comment). */
@@ -248,7 +248,7 @@ static int reduce_per_axis(lower_ctx_t *c)
                 return -1;
         } else {
             f->in = cur;
-            partial_access(&in, &f->in, false);
+            partial_access(c, &in, &f->in, false);
         }
         isa_tap_t next = partial_tap(&cur, (unsigned)i, pdt, sc->addr + (uint64_t)(k % 2) * half);
         if (k == nred - 1) {
@@ -262,7 +262,7 @@ static int reduce_per_axis(lower_ctx_t *c)
             if (!sc->bytes || isa_tap_free_elems(&next) * 4 > half)
                 return lw_err(c, "internal: per-axis reduce partial exceeds its scratch");
             f->out = next;
-            partial_access(&in, &f->out, true);
+            partial_access(c, &in, &f->out, true);
         }
         f->op = (uint32_t)op->reduce_op;
         f->axes = 1u << i;

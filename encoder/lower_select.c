@@ -253,7 +253,7 @@ static int lower_select_op(lower_ctx_t *c)
         return -1;
     bir_access_t keep = in.acc[in.nacc - 1];
     keep.write = false;
-    bir_inst_access(&in, &keep);
+    bir_inst_access(c->m, &in, &keep);
     if (lw_same_partitions(c, "select", &f->pred, &f->out) ||
         (!imm && lw_same_partitions(c, "select", &f->in, &f->out)))
         return -1;
@@ -296,7 +296,7 @@ static int lower_shuffle(lower_ctx_t *c)
         return -1;
     bir_access_t keep = in.acc[in.nacc - 1];
     keep.write = false;
-    bir_inst_access(&in, &keep);
+    bir_inst_access(c->m, &in, &keep);
     uint32_t *m = &f->m0;   /* m0..m31 are consecutive 32-bit members */
     for (int i = 0; i < 32; i++) {
         unsigned v = op->shuffle_mask[i];

@@ -64,7 +64,7 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
     if (a->pred && a->pred->keep) {   /* unselected lanes keep dst: it is read too */
         bir_access_t keep = in.acc[in.nacc - 1];
         keep.write = false;
-        bir_inst_access(&in, &keep);
+        bir_inst_access(c->m, &in, &keep);
     }
     if (a->s1 && a->s1->is_ap && a->op1 == ISA_ALU_BYPASS)
         return lw_err(c, "LOGIC FAULT, TSC mode must have op1 set!");

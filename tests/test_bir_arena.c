@@ -1,5 +1,6 @@
 /* The backend's arena (common/arena.h) and what lives in it: instruction
- * names (bir_inst_set_name), rare parts (bir_inst_rare) and their move to
+ * names (bir_inst_set_name), accesses (bir_inst_access), rare parts
+ * (bir_inst_rare) and their move to
  * another module when a core's module is cloned and freed (bir_inst_adopt). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,6 +61,77 @@ static void test_arena_strdup_exact(void **state)
     tpb_arena_free(&a);
 }
 
+/* Extending the newest block grows it in place; extending an older one (or
+ * one whose chunk is full) copies it, leaving the old block as it was. */
+static void test_arena_extend(void **state)
+{
+    (void)state;
+    tpb_arena_t a = {0};
+    uint32_t *p = tpb_arena_extend(&a, NULL, 0, 4, 4);
+    assert_non_null(p);
+    p[0] = 11;
+    uint32_t *q = tpb_arena_extend(&a, p, 4, 8, 4);
+    assert_ptr_equal(q, p);   /* newest: in place */
+    assert_int_equal(q[0], 11);
+    assert_int_equal(q[1], 0);
+    q[1] = 22;
+    uint32_t *other = tpb_arena_alloc(&a, 4, 4);
+    assert_non_null(other);
+    uint32_t *r = tpb_arena_extend(&a, p, 8, 12, 4);   /* no longer newest */
+    assert_ptr_not_equal(r, p);
+    assert_int_equal(r[0], 11);
+    assert_int_equal(r[1], 22);
+    assert_int_equal(r[2], 0);
+    r[0] = 99;
+    assert_int_equal(p[0], 11);   /* the old block is untouched */
+    /* newest again, but its chunk (4 KiB, the first) has no room for 2 MiB:
+     * the block moves to a chunk of its own */
+    uint32_t *s = tpb_arena_extend(&a, r, 12, (size_t)2 << 20, 4);
+    assert_non_null(s);
+    assert_ptr_not_equal(s, r);
+    assert_int_equal(s[0], 99);
+    assert_int_equal(s[3], 0);
+    tpb_arena_free(&a);
+}
+
+/* Accesses live in the arena: consecutive ones of one instruction are one
+ * block; a copy shares them, and adding one to the copy never changes
+ * what the original holds; a full list refuses the ninth. */
+static void test_access_sharing(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+    assert_null(in.acc);
+    bir_access_t r = {.space = ISA_SPACE_SBUF, .p0 = 0, .p1 = 4, .lo = 0, .hi = 16, .write = 0};
+    bir_access_t w = {.space = ISA_SPACE_SBUF, .p0 = 0, .p1 = 4, .lo = 64, .hi = 80, .write = 1};
+    assert_true(bir_inst_access(&m, &in, &r));
+    const bir_access_t *first = in.acc;
+    assert_true(bir_inst_access(&m, &in, &w));
+    assert_ptr_equal(in.acc, first);   /* grown in place */
+    bir_inst_t copy = in;
+    bir_access_t x = w;
+    x.lo = 128, x.hi = 144;
+    assert_true(bir_inst_access(&m, &copy, &x));
+    assert_true(bir_inst_access(&m, &in, &r));   /* the original after the copy grew */
+    assert_int_equal(copy.nacc, 3);
+    assert_int_equal(in.nacc, 3);
+    assert_int_equal((uint64_t)copy.acc[2].lo, 128);
+    assert_int_equal((uint64_t)in.acc[2].lo, 0);
+    assert_int_equal((uint64_t)in.acc[1].lo, 64);
+    assert_int_equal((uint64_t)copy.acc[1].lo, 64);
+    while (in.nacc < BIR_MAX_ACCESS)
+        assert_true(bir_inst_access(&m, &in, &r));
+    assert_false(bir_inst_access(&m, &in, &r));
+    assert_false(in.oom);   /* full, not out of memory */
+    assert_int_equal(in.nacc, BIR_MAX_ACCESS);
+    assert_true(bir_block_append(bir_main_block(&m), &in, &err) >= 0);
+    bir_module_free(&m);
+}
+
 /* A name is cut to BIR_NAME_LEN - 1 bytes, as the old inline char[64] did. */
 static void test_name_cut(void **state)
 {
@@ -81,8 +153,9 @@ static void test_name_cut(void **state)
     bir_module_free(&m);
 }
 
-/* An instruction refused without a name (what bir_inst_set_name leaves when
- * out of memory): the append reports it instead of storing NULL. */
+/* An instruction whose arena parts could not be allocated (oom, set by
+ * bir_inst_set_name / bir_inst_access / bir_inst_rare) is refused by the
+ * append and the insert instead of being stored incomplete. */
 static void test_append_refuses_unnamed(void **state)
 {
     (void)state;
@@ -91,9 +164,10 @@ static void test_append_refuses_unnamed(void **state)
     assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
     bir_inst_t in;
     bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
-    in.name = NULL;
+    in.oom = true;
     assert_true(bir_block_append(bir_main_block(&m), &in, &err) < 0);
-    assert_non_null(strstr(err.msg, "out of memory naming"));
+    assert_non_null(strstr(err.msg, "out of memory building an instruction"));
+    assert_true(bir_block_insert(bir_main_block(&m), 0, &in, &err) < 0);
     assert_int_equal(bir_main_block(&m)->ninsts, 0);
     bir_module_free(&m);
 }
@@ -110,11 +184,18 @@ static void test_adopt_outlives_source(void **state)
     bir_inst_t in;
     bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
     assert_true(bir_inst_set_name(&a, &in, "load.2"));
+    bir_access_t acc = {.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1, .lo = 8, .hi = 24, .write = 1};
+    assert_true(bir_inst_access(&a, &in, &acc));
+    assert_true(bir_inst_access(&a, &in, &acc));
     bir_inst_t copy = in;
     assert_true(bir_inst_adopt(&b, &copy));
     assert_ptr_not_equal(copy.name, in.name);
+    assert_ptr_not_equal(copy.acc, in.acc);
     bir_module_free(&a);   /* ASan: a use after free if copy still borrowed a's arena */
     assert_string_equal(copy.name, "load.2");
+    assert_int_equal(copy.nacc, 2);
+    assert_int_equal((uint64_t)copy.acc[1].hi, 24);
+    assert_int_equal((uint64_t)copy.acc[1].write, 1);
     bir_module_free(&b);
 }
 
@@ -179,6 +260,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena_records_stay),
         cmocka_unit_test(test_arena_strdup_exact),
+        cmocka_unit_test(test_arena_extend),
+        cmocka_unit_test(test_access_sharing),
         cmocka_unit_test(test_name_cut),
         cmocka_unit_test(test_append_refuses_unnamed),
         cmocka_unit_test(test_adopt_outlives_source),
