@@ -1,6 +1,8 @@
 /* arena.c - a bump allocator (arena.h). */
 #include "arena.h"
 
+#include "hugepage.h"
+
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,23 +15,29 @@ struct tpb_arena_chunk {
     alignas(max_align_t) unsigned char data[];
 };
 
-/* Chunks start at 4 KiB and double up to 1 MiB: a module with a handful of
- * instructions stays small, one with 10^5 allocates a few dozen chunks. */
+/* Chunks (header included) start at 4 KiB and grow 4x up to
+ * TPB_ARRAY_MAP_MIN (4 MiB): a module with a handful of instructions stays
+ * small; from there on each chunk is a 2 MiB-aligned mapping of its own in
+ * huge pages (tpb_array_grow), so 10^5 instructions' names and accesses
+ * cost a few page faults, not one per 4 KiB. */
 #define CHUNK_MIN ((size_t)4 << 10)
-#define CHUNK_MAX ((size_t)1 << 20)
+#define CHUNK_MAX TPB_ARRAY_MAP_MIN
+
+static size_t chunk_bytes(const tpb_arena_chunk_t *c) { return sizeof *c + c->size; }
 
 static int new_chunk(tpb_arena_t *a, size_t need)
 {
-    size_t size = a->head ? a->head->size * 2 : CHUNK_MIN;
-    if (size > CHUNK_MAX)
-        size = CHUNK_MAX;
-    if (size < need)
-        size = need;
-    if (size > SIZE_MAX - sizeof(tpb_arena_chunk_t))
+    size_t total = a->head ? chunk_bytes(a->head) * 4 : CHUNK_MIN;
+    if (total > CHUNK_MAX)
+        total = CHUNK_MAX;
+    if (need > SIZE_MAX - sizeof(tpb_arena_chunk_t))
         return -1;
-    tpb_arena_chunk_t *c = malloc(sizeof *c + size);
+    if (total < sizeof(tpb_arena_chunk_t) + need)
+        total = sizeof(tpb_arena_chunk_t) + need;
+    tpb_arena_chunk_t *c = tpb_array_grow(NULL, 0, total);
     if (!c)
         return -1;
+    size_t size = total - sizeof *c;
     c->prev = a->head;
     c->size = size;
     a->head = c;
@@ -78,7 +86,7 @@ void tpb_arena_free(tpb_arena_t *a)
 {
     for (tpb_arena_chunk_t *c = a->head, *prev; c; c = prev) {
         prev = c->prev;
-        free(c);
+        tpb_array_free(c, chunk_bytes(c));
     }
     a->head = NULL;
     a->used = 0;
