@@ -124,9 +124,12 @@ static int clone_body(const enc_core_t *src, enc_core_t *dst, tpb_err_t *err)
     bir_module_t *d = &dst->m;
     memcpy(d->mlocs, s->mlocs, (size_t)s->nmlocs * sizeof *d->mlocs);
     if (s->nops > 0) {
-        if (!(d->op_scratch = malloc((size_t)s->nops * sizeof *d->op_scratch)))
+        if (!(d->op_scratch = calloc((size_t)s->nops, sizeof *d->op_scratch)))
             return tpb_errf(err, "out of memory cloning core %d", s->core);
-        memcpy(d->op_scratch, s->op_scratch, (size_t)s->nops * sizeof *d->op_scratch);
+        /* few ops have a scratch tile: the others stay untouched zero pages */
+        for (int i = 0; i < s->nops; i++)
+            if (s->op_scratch[i].bytes)
+                d->op_scratch[i] = s->op_scratch[i];
     }
     d->nops = s->nops;
     if (s->nloops > 0) {
