@@ -30,11 +30,6 @@ uint64_t sim_mhz(double ghz)
     return m ? m : 1;
 }
 
-uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz)
-{
-    return (c / mhz) * 1000000ull + ((c % mhz) * 1000000ull + mhz - 1) / mhz;
-}
-
 uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz)
 {
     /* every ps time is an exact time rounded up by < SIM_PS_EPS ps, so step
@@ -192,17 +187,18 @@ static sim_plan_t *class_plan(const sim_core_t *c, sim_memo_t *m)
 static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
                         uint64_t *cycles, tpb_err_t *err)
 {
-    const sim_opimpl_t *impl = d->inst.op < ISA_OP_COUNT ? s->impl[d->inst.op] : NULL;
-    if (!impl || !impl->exec || !impl->cost)
-        return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
-                             isa_ops[d->inst.op].mnemonic);
-    /* a class member already passed the same timing-only checks (memo.c) */
+    /* a class member already passed the same timing-only checks (memo.c),
+     * so the opcode has an implementation */
     uint32_t k = e->cls ? e->cls[e->idx] : SIM_NO_CLASS;
     sim_memo_t *m = k != SIM_NO_CLASS ? &e->memo[k] : NULL;
     if (m && m->checked) {
         *cycles = m->cost;
         return 0;
     }
+    const sim_opimpl_t *impl = d->inst.op < ISA_OP_COUNT ? s->impl[d->inst.op] : NULL;
+    if (!impl || !impl->exec || !impl->cost)
+        return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
+                             isa_ops[d->inst.op].mnemonic);
     /* the PE array state (230 KB): allocated when a core first uses it */
     if (!c->pe && s->impl_pe[d->inst.op] && !(c->pe = calloc(1, sizeof *c->pe)))
         return sim_inst_errf(err, c, e, e->idx, "out of memory (PE state)");
@@ -360,9 +356,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return 0;
         }
         const isa_decoded_t *d = &e->stream.insts[e->idx];
-        sim_tr_inst_t tr = { .issue_ps = e->issue_ps, .idx = (uint32_t)e->idx,
-                             .core = (uint8_t)c->index, .slot = (uint8_t)e->slot,
-                             .waited_for = { .core = -1, .start_ps = SIM_NO_TIME } };
+        sim_tr_inst_t tr; /* pass_wait fills the wait; the rest only for a trace */
+        tr.wait_kind = 0;
         int w = pass_wait(s, c, e, d, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
@@ -392,10 +387,10 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->edge_ps = end;
         e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
-        sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
-                         .start_ps = start };
         if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst))) {
             uint64_t at = (h->upd_at_read ? start : end) + lat;
+            sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
+                             .pc = d->pc, .start_ps = start };
             if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
                 return -1;
         }
@@ -404,6 +399,12 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         s->ninst++;
         s->by_class[isa_ops[d->inst.op].cls]++;
         if (s->opt.trace) {
+            if (!tr.wait_kind)
+                tr.waited_for = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
+            tr.issue_ps = e->issue_ps; /* this instruction's until updated below */
+            tr.idx = (uint32_t)e->idx;
+            tr.core = (uint8_t)c->index;
+            tr.slot = (uint8_t)e->slot;
             tr.iter = sim_trace_iter(e);
             tr.start_ps = start;
             tr.end_ps = end;

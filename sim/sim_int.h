@@ -360,7 +360,10 @@ uint64_t sim_mhz(double ghz);
 #define SIM_PS_EPS 4             /* ps rounding tolerance, see sim_ps_to_cycle_ceil */
 /* Exact clock conversions: time of cycle c of a clock (rounded up to ps),
  * and the first clock edge at or after ps. */
-uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz);
+static inline uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz)
+{
+    return (c / mhz) * 1000000ull + ((c % mhz) * 1000000ull + mhz - 1) / mhz;
+}
 uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz);
 /* A duration in ps as reference cycles, rounded to nearest. */
 uint64_t sim_ps_dur_to_ref(const tpb_target_t *t, uint64_t ps);
@@ -389,12 +392,19 @@ static inline int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sy
     sim_event_t ev = sim_sync_event(h, c->index, t, writer);
     return sim_heap_push(s, &ev, err);
 }
+/* The value a wait needs: wait_val, plus register r(64 - wait_reg) of the
+ * waiting engine for a register-relative wait (wait_reg 1..15; rolled
+ * loops, docs/compiler.md "Rolled loops"). */
+static inline uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync_t *h)
+{
+    return h->wait_reg ? h->wait_val + e->regs[ISA_NUM_REGS - h->wait_reg] : h->wait_val;
+}
 /* Apply an EV_SEM event; wakes waiters. */
 int sim_sync_apply_slow(sim_t *s, const sim_event_t *ev, tpb_err_t *err);
 /* The usual update inline: an increment that cannot overflow, no trace
- * to record and no engine of the core blocked on this semaphore (others
- * may be: a final store waits all run long); everything else (other ops,
- * errors, wake-ups, trace) in sim_sync_apply_slow. */
+ * to record and no engine of the core that the update wakes (a final
+ * store may wait on it all run long); everything else (other ops, errors,
+ * wake-ups, trace) in sim_sync_apply_slow. */
 static inline int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
 {
     sim_core_t *c = &s->cores[ev->core];
@@ -403,19 +413,13 @@ static inline int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err
         return sim_sync_apply_slow(s, ev, err);
     for (unsigned m = c->sem_waiters; m; m &= m - 1) {
         const sim_engine_t *w = &c->eng[__builtin_ctz(m)];
-        if (w->stream.insts[w->idx].inst.sync.wait_sem == ev->unit)
-            return sim_sync_apply_slow(s, ev, err);
+        const isa_sync_t *h = &w->stream.insts[w->idx].inst.sync;
+        if (h->wait_sem == ev->unit && S->value + 1 >= sim_sync_wait_value(w, h))
+            return sim_sync_apply_slow(s, ev, err); /* wakes w */
     }
     S->value++;
     S->last_writer = ev->ref;
     return 0;
-}
-/* The value a wait needs: wait_val, plus register r(64 - wait_reg) of the
- * waiting engine for a register-relative wait (wait_reg 1..15; rolled
- * loops, docs/compiler.md "Rolled loops"). */
-static inline uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync_t *h)
-{
-    return h->wait_reg ? h->wait_val + e->regs[ISA_NUM_REGS - h->wait_reg] : h->wait_val;
 }
 /* true when the wait of h is satisfied on core c */
 static inline bool sim_sync_wait_ok(const sim_core_t *c, const sim_engine_t *e,
