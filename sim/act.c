@@ -366,12 +366,15 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
     uint32_t len = ctx->timing_only ? 0 : sim_row_len(&o[1], ins, 1);
     if (!ctx->timing_only) {
         act_job_t j = { ctx, a, o, len, red };
-        const sim_opnd_t *all[8];
-        for (unsigned k = 0; k < 8; k++)
-            all[k] = &o[k];
-        /* o[4] (red_out) and the accumulator registers are per partition */
-        uint64_t work = sim_opnd_elems(&o[0]) * act_weight(a, len);
-        unsigned parts = sim_rows_parts(ctx, all, 8, np, work);
+        unsigned parts = 1;
+        if (np > 1) { /* one partition is never split: no need to weigh it */
+            const sim_opnd_t *all[8];
+            for (unsigned k = 0; k < 8; k++)
+                all[k] = &o[k];
+            /* o[4] (red_out) and the accumulator registers are per partition */
+            uint64_t work = sim_opnd_elems(&o[0]) * act_weight(a, len);
+            parts = sim_rows_parts(ctx, all, 8, np, work);
+        }
         sim_rows_split(ctx->pool, parts, np, act_span, &j);
     }
     sim_opnd_mark(&o[1]);

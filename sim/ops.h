@@ -274,7 +274,17 @@ void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg);
  * innermost step != 1); sim_row_load accepts any n inside one run. */
 uint32_t sim_row_run(const sim_opnd_t *o);
 /* The same for one partition p. */
-void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg);
+void sim_rows_part_runs(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
+                        void *arg);
+/* Inline: a partition that is one chunk (every tiny op) is one call. */
+static inline void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
+                                 void *arg)
+{
+    if (o->nfree == len && len && len <= SIM_ROW_MAX)
+        fn(arg, p, 0, len);
+    else
+        sim_rows_part_runs(o, len, p, fn, arg);
+}
 
 /* ---- one instruction's partitions split over the pool (rows.c) ----
  * Each part takes a range of partitions [p0, p1) and computes them exactly
@@ -330,7 +340,10 @@ static inline void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uin
         return;
     }
     const uint8_t *src = sim_el(o, p, i);
-    for (uint32_t k = 0; k < n; k++)
+    uint32_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        memcpy(&dst[k], src + 4 * k, 16);
+    for (; k < n; k++)
         memcpy(&dst[k], src + 4 * k, 4);
 }
 static inline void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src,
@@ -341,7 +354,10 @@ static inline void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, co
         return;
     }
     uint8_t *dst = sim_el(o, p, i);
-    for (uint32_t k = 0; k < n; k++)
+    uint32_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        memcpy(dst + 4 * k, &src[k], 16);
+    for (; k < n; k++)
         memcpy(dst + 4 * k, &src[k], 4);
 }
 /* r[k] = a[k] op b[k] / a[k] op s (rev: s op a[k]), exactly as sim_alu_f. */

@@ -108,7 +108,8 @@ uint32_t sim_row_len_slow(const sim_opnd_t *out, const sim_opnd_t *const *in, un
     return len;
 }
 
-void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg)
+void sim_rows_part_runs(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
+                        void *arg)
 {
     for (uint32_t i = 0; i < o->nfree; i += len)
         for (uint32_t j = 0; j < len; j += SIM_ROW_MAX) {
