@@ -16,6 +16,14 @@ static double sigmoid(double x) { return sim_vfn_ref(SIM_VF_SIGMOID, x); }
 /* softplus in the overflow-free form max(x,0) + log1p(exp(-|x|)) */
 static double softplus(double x) { return fmax(x, 0.0) + log1p(exp(-fabs(x))); }
 
+/* relu in double, rounded once (as every function below); one definition
+ * for the element (sim_actfn) and the row (actfn_row) path. */
+static inline float relu_f(float xf)
+{
+    const double x = xf;
+    return (float)(isnan(x) ? x : (x > 0.0 ? x : 0.0));
+}
+
 /* Each function is evaluated in double from the fp32 argument and rounded
  * to fp32 once, so a NumPy reference (float64 math, one cast) matches. */
 float sim_actfn(unsigned fn, float xf)
@@ -29,7 +37,7 @@ float sim_actfn(unsigned fn, float xf)
     case ISA_ACTFN_LOG: r = sim_vfn_ref(SIM_VF_LOG, x); break;
     case ISA_ACTFN_TANH: r = sim_vfn_ref(SIM_VF_TANH, x); break;
     case ISA_ACTFN_SIGMOID: r = sim_vfn_ref(SIM_VF_SIGMOID, x); break;
-    case ISA_ACTFN_RELU: r = isnan(x) ? x : (x > 0.0 ? x : 0.0); break;
+    case ISA_ACTFN_RELU: return relu_f(xf);
     case ISA_ACTFN_GELU: r = sim_vfn_ref(SIM_VF_GELU, x); break;
     case ISA_ACTFN_GELU_DX:
         r = 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * pi);
@@ -89,6 +97,10 @@ static void actfn_row(unsigned fn, float *x, uint32_t n)
     case ISA_ACTFN_SQRT:
         for (uint32_t k = 0; k < n; k++)
             x[k] = sqrtf(x[k]);
+        return;
+    case ISA_ACTFN_RELU:
+        for (uint32_t k = 0; k < n; k++)
+            x[k] = relu_f(x[k]);
         return;
     default:
         for (uint32_t k = 0; k < n; k++)
@@ -311,7 +323,7 @@ static uint32_t f32_bits(float f)
 static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
 {
     sim_opnd_t o[8]; /* in, out, bias, scale, red_out, imm0, imm1, relu */
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_absent(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (!sim_actfn_valid(a->func))
         return sim_fail(ctx, "func: invalid activation function %u", a->func);
@@ -333,14 +345,18 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
     if (a->scale_is_ptr && sim_opnd_ptr(ctx, &o[3], &sp, st, np, 1, "scale", SIM_RD))
         goto done;
     for (int k = 0; k < 2; k++) {
+        if (!a->imm_is_ptr[k])
+            continue;
         isa_ptr_t ip = sim_ptr_from_bits(f32_bits(k ? a->imm1 : a->imm0));
-        if (a->imm_is_ptr[k] && sim_opnd_ptr(ctx, &o[5 + k], &ip, st, np, 1, k ? "imm1" : "imm0",
-                                             SIM_RD))
+        if (sim_opnd_ptr(ctx, &o[5 + k], &ip, st, np, 1, k ? "imm1" : "imm0", SIM_RD))
             goto done;
     }
-    isa_ptr_t rp = { a->relu_bits & 0x3FFFFu, (a->relu_bits >> 18) & 0xFu, a->relu_bits >> 22 };
-    if (a->relu_is_ptr && sim_opnd_ptr(ctx, &o[7], &rp, st, np, 1, "relu", SIM_RD))
-        goto done;
+    if (a->relu_is_ptr) {
+        isa_ptr_t rp = { a->relu_bits & 0x3FFFFu, (a->relu_bits >> 18) & 0xFu,
+                         a->relu_bits >> 22 };
+        if (sim_opnd_ptr(ctx, &o[7], &rp, st, np, 1, "relu", SIM_RD))
+            goto done;
+    }
     bool red = a->red_cmd != ISA_REDCMD_IDLE;
     if (red && a->red_out->space != ISA_SPACE_NONE &&
         sim_opnd_ptr(ctx, &o[4], a->red_out, st, np, 1, "red_out",
@@ -350,12 +366,15 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
     uint32_t len = ctx->timing_only ? 0 : sim_row_len(&o[1], ins, 1);
     if (!ctx->timing_only) {
         act_job_t j = { ctx, a, o, len, red };
-        const sim_opnd_t *all[8];
-        for (unsigned k = 0; k < 8; k++)
-            all[k] = &o[k];
-        /* o[4] (red_out) and the accumulator registers are per partition */
-        uint64_t work = sim_opnd_elems(&o[0]) * act_weight(a, len);
-        unsigned parts = sim_rows_parts(ctx, all, 8, np, work);
+        unsigned parts = 1;
+        if (np > 1) { /* one partition is never split: no need to weigh it */
+            const sim_opnd_t *all[8];
+            for (unsigned k = 0; k < 8; k++)
+                all[k] = &o[k];
+            /* o[4] (red_out) and the accumulator registers are per partition */
+            uint64_t work = sim_opnd_elems(&o[0]) * act_weight(a, len);
+            parts = sim_rows_parts(ctx, all, 8, np, work);
+        }
         sim_rows_split(ctx->pool, parts, np, act_span, &j);
     }
     sim_opnd_mark(&o[1]);

@@ -244,7 +244,7 @@ static int push_start(sim_t *s, sim_core_t *c, unsigned q, uint64_t t, tpb_err_t
      * pointer go first */
     sim_event_t ev = { .t = t, .kind = EV_DMA_START, .core = (uint8_t)c->index,
                        .unit = (uint16_t)((q + nq - c->dma_rr % nq) % nq), .val = q };
-    return sim_heap_push(s, ev, err);
+    return sim_heap_push(s, &ev, err);
 }
 
 /* The trigger's transpose_op (TransposeOps, docs/semantics-dma.md): XZYW
@@ -465,7 +465,7 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     c->dma_rr = (q + 1) % s->t->dma_queues;
     sim_event_t ev = { .t = end, .kind = EV_DMA_DONE, .core = (uint8_t)c->index,
                        .unit = (uint16_t)q };
-    if (sim_heap_push(s, ev, err))
+    if (sim_heap_push(s, &ev, err))
         return -1;
     if (Q->next_start && Q->inflight < depth) {
         Q->busy = true;

@@ -25,7 +25,7 @@ typedef struct {
 static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is_ptr,
                         const sim_opnd_t *first, const char *name)
 {
-    /* s->o: cleared by the caller (sim_opnds_none) before anything can fail */
+    /* s->o: marked absent by the caller (sim_opnds_absent) before anything can fail */
     s->is_ptr = is_ptr;
     s->bits = bits;
     if (!is_ptr)
@@ -165,7 +165,7 @@ static int tt_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d, bool bitvec)
 {
     const isa_fmt_TT_t *f = &d->inst.f.TT;
     sim_opnd_t o[3];
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
+    sim_opnds_absent(o, sizeof o / sizeof o[0]);
     int rc = -1;
     if (check_alu(ctx, f->op, "op"))
         return -1;
@@ -293,7 +293,8 @@ static void ts_row(void *arg, unsigned p, uint32_t i, uint32_t n)
     }
     sim_row_load(x, &r->o[0], p, i, n);
     sim_row_alu_s(r->op0, x, x, r->a0, r->rev0, n);
-    sim_row_alu_s(r->op1, x, x, r->a1, r->rev1, n);
+    if (r->op1 != ISA_ALU_BYPASS || r->rev1) /* x bypass s: x unchanged */
+        sim_row_alu_s(r->op1, x, x, r->a1, r->rev1, n);
     sim_row_store(&r->o[1], p, i, x, n);
 }
 
@@ -312,9 +313,9 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     const isa_fmt_TS_t *f = &d->inst.f.TS;
     sim_opnd_t o[2];
     scalar_t s0, s1;
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
-    sim_opnds_none(&s0.o, 1);
-    sim_opnds_none(&s1.o, 1);
+    sim_opnds_absent(o, sizeof o / sizeof o[0]);
+    sim_opnds_absent(&s0.o, 1);
+    sim_opnds_absent(&s1.o, 1);
     int rc = -1;
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;

@@ -51,6 +51,23 @@ static inline void sim_opnds_none(sim_opnd_t *o, unsigned n)
         memset(&o[k], 0, offsetof(sim_opnd_t, tap));
 }
 
+/* Mark n operands absent more cheaply, for op bodies that read nothing of
+ * an operand they never resolve but mem (NULL: absent), and free and mark
+ * it (off, owned, init, acc); plan too.  Every resolution (sim_opnd_tap,
+ * sim_opnd_ptr) assigns every field, so only never-resolved operands keep
+ * the other fields unset (act.c, dve.c TensorTensor and TensorScalar). */
+static inline void sim_opnds_absent(sim_opnd_t *o, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++) {
+        o[k].mem = NULL;
+        o[k].init = NULL;
+        o[k].off = NULL;
+        o[k].owned = false;
+        o[k].acc = 0;
+        o[k].plan = NULL;
+    }
+}
+
 /* The operands one class of identical instructions (memo.c) resolved the
  * last time, in the order it resolved them (sim_opnd_tap): operand k of a
  * member is the stored one when its pattern, name and access equal the
@@ -257,7 +274,17 @@ void sim_rows_each(const sim_opnd_t *o, uint32_t len, sim_row_fn fn, void *arg);
  * innermost step != 1); sim_row_load accepts any n inside one run. */
 uint32_t sim_row_run(const sim_opnd_t *o);
 /* The same for one partition p. */
-void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg);
+void sim_rows_part_runs(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
+                        void *arg);
+/* Inline: a partition that is one chunk (every tiny op) is one call. */
+static inline void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
+                                 void *arg)
+{
+    if (o->nfree == len && len && len <= SIM_ROW_MAX)
+        fn(arg, p, 0, len);
+    else
+        sim_rows_part_runs(o, len, p, fn, arg);
+}
 
 /* ---- one instruction's partitions split over the pool (rows.c) ----
  * Each part takes a range of partitions [p0, p1) and computes them exactly
@@ -283,8 +310,15 @@ static inline uint64_t sim_opnd_elems(const sim_opnd_t *o)
  * different first partition, as part p then touches memory another part
  * writes (the one-thread loop's order would matter).  Operands with mem ==
  * NULL are ignored. */
-unsigned sim_rows_parts(const sim_exec_ctx_t *ctx, const sim_opnd_t *const *ops, unsigned nops,
-                        unsigned np, uint64_t work);
+unsigned sim_rows_parts_pool(const sim_exec_ctx_t *ctx, const sim_opnd_t *const *ops,
+                             unsigned nops, unsigned np, uint64_t work);
+static inline unsigned sim_rows_parts(const sim_exec_ctx_t *ctx, const sim_opnd_t *const *ops,
+                                      unsigned nops, unsigned np, uint64_t work)
+{
+    if (!ctx->pool || np < 2)
+        return 1; /* one thread, or one partition: nothing to split */
+    return sim_rows_parts_pool(ctx, ops, nops, np, work);
+}
 /* fn(arg, part, p0, p1) for part 0..parts-1 cutting [0, np), on the pool when parts > 1 (fn
  * then runs concurrently: it may write only partitions [p0, p1) of its
  * outputs and per-part state of its own). */
@@ -294,8 +328,38 @@ void sim_rows_split(sim_pool_t *pool, unsigned parts, unsigned np, sim_span_fn f
  * the parts, so fn must only read it. */
 void sim_rows_each_split(sim_pool_t *pool, unsigned parts, const sim_opnd_t *o, uint32_t len,
                          sim_row_fn fn, void *arg);
-void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n);
-void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src, uint32_t n);
+void sim_row_load_any(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n);
+void sim_row_store_any(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src, uint32_t n);
+/* A run into floats and back; tiny fp32 runs inline (a call per row of 4
+ * elements costs more than the copy), the rest in rows.c. */
+static inline void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i,
+                                uint32_t n)
+{
+    if (o->dtype != ISA_DT_FP32 || n > 8) {
+        sim_row_load_any(dst, o, p, i, n);
+        return;
+    }
+    const uint8_t *src = sim_el(o, p, i);
+    uint32_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        memcpy(&dst[k], src + 4 * k, 16);
+    for (; k < n; k++)
+        memcpy(&dst[k], src + 4 * k, 4);
+}
+static inline void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src,
+                                 uint32_t n)
+{
+    if (o->dtype != ISA_DT_FP32 || n > 8) {
+        sim_row_store_any(o, p, i, src, n);
+        return;
+    }
+    uint8_t *dst = sim_el(o, p, i);
+    uint32_t k = 0;
+    for (; k + 4 <= n; k += 4)
+        memcpy(dst + 4 * k, &src[k], 16);
+    for (; k < n; k++)
+        memcpy(dst + 4 * k, &src[k], 4);
+}
 /* r[k] = a[k] op b[k] / a[k] op s (rev: s op a[k]), exactly as sim_alu_f. */
 void sim_row_alu(unsigned op, float *r, const float *a, const float *b, uint32_t n);
 void sim_row_alu_s(unsigned op, float *r, const float *a, float s, bool rev, uint32_t n);

@@ -108,7 +108,8 @@ uint32_t sim_row_len_slow(const sim_opnd_t *out, const sim_opnd_t *const *in, un
     return len;
 }
 
-void sim_rows_part(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn, void *arg)
+void sim_rows_part_runs(const sim_opnd_t *o, uint32_t len, unsigned p, sim_row_fn fn,
+                        void *arg)
 {
     for (uint32_t i = 0; i < o->nfree; i += len)
         for (uint32_t j = 0; j < len; j += SIM_ROW_MAX) {
@@ -147,8 +148,8 @@ static bool parts_independent(const sim_opnd_t *const *ops, unsigned nops)
     return true;
 }
 
-unsigned sim_rows_parts(const sim_exec_ctx_t *ctx, const sim_opnd_t *const *ops, unsigned nops,
-                        unsigned np, uint64_t work)
+unsigned sim_rows_parts_pool(const sim_exec_ctx_t *ctx, const sim_opnd_t *const *ops,
+                             unsigned nops, unsigned np, uint64_t work)
 {
     if (sim_pool_threads(ctx->pool) < 2 || np < 2)
         return 1;
@@ -205,7 +206,7 @@ void sim_rows_each_split(sim_pool_t *pool, unsigned parts, const sim_opnd_t *o, 
     sim_rows_split(pool, parts, o->nparts, rows_span, &j);
 }
 
-void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n)
+void sim_row_load_any(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint32_t n)
 {
     const uint8_t *src = sim_el(o, p, i);
     if (o->dtype == ISA_DT_FP32) {
@@ -220,7 +221,7 @@ void sim_row_load(float *dst, const sim_opnd_t *o, unsigned p, uint32_t i, uint3
     }
 }
 
-void sim_row_store(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src, uint32_t n)
+void sim_row_store_any(const sim_opnd_t *o, unsigned p, uint32_t i, const float *src, uint32_t n)
 {
     uint8_t *dst = sim_el(o, p, i);
     if (o->dtype == ISA_DT_FP32) {

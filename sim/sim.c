@@ -30,11 +30,6 @@ uint64_t sim_mhz(double ghz)
     return m ? m : 1;
 }
 
-uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz)
-{
-    return (c / mhz) * 1000000ull + ((c % mhz) * 1000000ull + mhz - 1) / mhz;
-}
-
 uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz)
 {
     /* every ps time is an exact time rounded up by < SIM_PS_EPS ps, so step
@@ -103,89 +98,37 @@ void sim_add_warning(sim_t *s, const char *fmt, ...)
 
 /* ---- event heap ---- */
 
-static bool ev_before(const sim_event_t *a, const sim_event_t *b)
+int sim_heap_grow(sim_heap_t *h, tpb_err_t *err)
 {
-    return a->t != b->t ? a->t < b->t : a->ord < b->ord;
-}
-
-int sim_heap_push(sim_t *s, sim_event_t ev, tpb_err_t *err)
-{
-    sim_heap_t *h = &s->heap;
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 64;
-        sim_event_t *v = realloc(h->v, nc * sizeof *v);
-        if (!v)
-            return tpb_errf(err, "out of memory (event queue)");
-        h->v = v;
-        h->cap = nc;
-    }
-    ev.ord = sim_ev_order(ev.kind, ev.core, ev.unit, h->seq++);
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!ev_before(&ev, &h->v[p]))
-            break;
-        h->v[i] = h->v[p];
-        i = p;
-    }
-    h->v[i] = ev;
+    size_t nc = h->cap ? h->cap * 2 : 64;
+    sim_event_t *v = realloc(h->v, nc * sizeof *v);
+    if (!v)
+        return tpb_errf(err, "out of memory (event queue)");
+    h->v = v;
+    h->cap = nc;
     return 0;
 }
 
 static sim_event_t heap_pop(sim_heap_t *h)
 {
     sim_event_t top = h->v[0];
-    sim_event_t last = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l >= h->n)
-            break;
-        m = l;
-        if (l + 1 < h->n && ev_before(&h->v[l + 1], &h->v[l]))
-            m = l + 1;
-        if (!ev_before(&h->v[m], &last))
-            break;
-        h->v[i] = h->v[m];
-        i = m;
-    }
-    if (h->n)
-        h->v[i] = last;
+    sim_heap_drop(h);
     return top;
 }
 
 /* Engine steps are not heap events: each engine has at most one pending
  * step (due, due_t), and the run loop takes the earliest of the heap top and
- * the due engines.  Every other event kind sorts before an engine step at
- * the same time, and due engines tie-break by (core, slot) -- the order the
- * heap would give them -- at a fraction of the cost of a push and a pop per
- * instruction when several engines interleave. */
-void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t)
-{
-    /* the cached first due engine f stays known without a scan unless e is
-     * f (its step moves, maybe later): e either steps before f (earlier, or
-     * as early with a lower (core, slot) bit) and becomes the first, or
-     * steps after f, which stays first */
-    sim_engine_t *f = s->first_due;
-    if (!s->first_due_ok || e == f) {
-        s->first_due_ok = false;
-    } else if (!f || t < f->due_t || (t == f->due_t && e->due_bit < f->due_bit)) {
-        s->first_due = e;
-        s->first_due_core = &s->cores[e->due_bit >> 3];
-    }
-    s->ndue += !e->due;
-    s->due_mask |= 1ull << e->due_bit;
-    e->due = true;
-    e->due_t = t;
-}
+ * the first due engine.  Every other event kind sorts before an engine step
+ * at the same time, and due engines tie-break by (core, slot) -- the order
+ * the heap would give them -- at a fraction of the cost of a push and a pop
+ * per instruction when several engines interleave.  The due engines are
+ * kept in step order (dueq.h, sim_int.h sim_schedule_engine). */
 
-static void unschedule_engine(sim_t *s, sim_engine_t *e)
+/* e is the first due engine (first_due_engine) */
+static void unschedule_first(sim_t *s, sim_engine_t *e)
 {
     e->due = false;
-    s->ndue--;
-    s->due_mask &= ~(1ull << e->due_bit);
-    if (e == s->first_due)
-        s->first_due_ok = false;
+    sim_dueq_pop(&s->dueq);
 }
 
 static void push_engine(sim_t *s, sim_engine_t *e, uint64_t t)
@@ -195,59 +138,37 @@ static void push_engine(sim_t *s, sim_engine_t *e, uint64_t t)
 }
 
 /* The due engine that steps first (earliest time, then core, then slot), or
- * NULL.  Cached until the set of due engines changes: a running engine is
- * never due, so the answer holds while it keeps issuing. */
+ * NULL. */
 static sim_engine_t *first_due_engine(sim_t *s, sim_core_t **core)
 {
-    if (s->first_due_ok) {
-        *core = s->first_due_core;
-        return s->first_due;
-    }
-    /* only the due engines, in (core, slot) order: a later one replaces the
-     * best only when strictly earlier, so ties go to the lowest (core, slot) */
-    sim_engine_t *best = NULL;
-    sim_core_t *bc = NULL;
-    for (uint64_t m = s->due_mask; m; m &= m - 1) {
-        unsigned b = (unsigned)__builtin_ctzll(m);
-        sim_core_t *c = &s->cores[b >> 3];
-        sim_engine_t *e = &c->eng[b & 7];
-        if (!best || e->due_t < best->due_t) {
-            best = e;
-            bc = c;
-        }
-    }
-    s->first_due = best;
-    s->first_due_core = bc;
-    s->first_due_ok = true;
-    *core = bc;
-    return best;
+    if (!s->dueq.n)
+        return NULL;
+    unsigned b = sim_dueq_first(&s->dueq).bit;
+    *core = &s->cores[b >> 3];
+    return &(*core)->eng[b & 7];
 }
 
 /* true when the engine may keep issuing at time t without yielding: no
- * heap event and no other engine step comes first */
-static bool may_continue(sim_t *s, const sim_core_t *c, const sim_engine_t *e, uint64_t t)
+ * heap event and no other engine step comes first (e itself is running,
+ * not due) */
+static bool may_continue(const sim_t *s, const sim_engine_t *e, uint64_t t)
 {
     if (s->heap.n && s->heap.v[0].t <= t)
         return false; /* other kinds sort before engine steps at equal times */
-    sim_core_t *oc = NULL;
-    const sim_engine_t *o = first_due_engine(s, &oc); /* e itself is running, not due */
-    if (!o)
+    if (!s->dueq.n)
         return true;
-    if (o->due_t != t)
-        return t < o->due_t;
-    return c->index < oc->index || (c->index == oc->index && e->slot < o->slot);
+    sim_due_t o = sim_dueq_first(&s->dueq);
+    return o.t != t ? t < o.t : e->due_bit < o.bit;
 }
 
 /* true when the next thing to happen before the running engine's step at
  * t is a semaphore update on the heap (no other engine steps before it; the
- * running engine is not due, so first_due_engine never returns it) */
-static bool sem_event_next(sim_t *s, uint64_t t)
+ * running engine is not due) */
+static bool sem_event_next(const sim_t *s, uint64_t t)
 {
     if (!s->heap.n || s->heap.v[0].kind != EV_SEM || s->heap.v[0].t > t)
         return false;
-    sim_core_t *oc = NULL;
-    const sim_engine_t *o = first_due_engine(s, &oc);
-    return !o || s->heap.v[0].t <= o->due_t;
+    return !s->dueq.n || s->heap.v[0].t <= sim_dueq_first(&s->dueq).t;
 }
 
 /* ---- one instruction ---- */
@@ -266,17 +187,18 @@ static sim_plan_t *class_plan(const sim_core_t *c, sim_memo_t *m)
 static int exec_compute(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
                         uint64_t *cycles, tpb_err_t *err)
 {
-    const sim_opimpl_t *impl = d->inst.op < ISA_OP_COUNT ? s->impl[d->inst.op] : NULL;
-    if (!impl || !impl->exec || !impl->cost)
-        return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
-                             isa_ops[d->inst.op].mnemonic);
-    /* a class member already passed the same timing-only checks (memo.c) */
+    /* a class member already passed the same timing-only checks (memo.c),
+     * so the opcode has an implementation */
     uint32_t k = e->cls ? e->cls[e->idx] : SIM_NO_CLASS;
     sim_memo_t *m = k != SIM_NO_CLASS ? &e->memo[k] : NULL;
     if (m && m->checked) {
         *cycles = m->cost;
         return 0;
     }
+    const sim_opimpl_t *impl = d->inst.op < ISA_OP_COUNT ? s->impl[d->inst.op] : NULL;
+    if (!impl || !impl->exec || !impl->cost)
+        return sim_inst_errf(err, c, e, e->idx, "opcode %s has no implementation",
+                             isa_ops[d->inst.op].mnemonic);
     /* the PE array state (230 KB): allocated when a core first uses it */
     if (!c->pe && s->impl_pe[d->inst.op] && !(c->pe = calloc(1, sizeof *c->pe)))
         return sim_inst_errf(err, c, e, e->idx, "out of memory (PE state)");
@@ -434,9 +356,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             return 0;
         }
         const isa_decoded_t *d = &e->stream.insts[e->idx];
-        sim_tr_inst_t tr = { .issue_ps = e->issue_ps, .idx = (uint32_t)e->idx,
-                             .core = (uint8_t)c->index, .slot = (uint8_t)e->slot,
-                             .waited_for = { .core = -1, .start_ps = SIM_NO_TIME } };
+        sim_tr_inst_t tr; /* pass_wait fills the wait; the rest only for a trace */
+        tr.wait_kind = 0;
         int w = pass_wait(s, c, e, d, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
@@ -466,10 +387,10 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->edge_ps = end;
         e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
-        sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1), .pc = d->pc,
-                         .start_ps = start };
         if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst))) {
             uint64_t at = (h->upd_at_read ? start : end) + lat;
+            sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
+                             .pc = d->pc, .start_ps = start };
             if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
                 return -1;
         }
@@ -478,6 +399,12 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         s->ninst++;
         s->by_class[isa_ops[d->inst.op].cls]++;
         if (s->opt.trace) {
+            if (!tr.wait_kind)
+                tr.waited_for = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
+            tr.issue_ps = e->issue_ps; /* this instruction's until updated below */
+            tr.idx = (uint32_t)e->idx;
+            tr.core = (uint8_t)c->index;
+            tr.slot = (uint8_t)e->slot;
             tr.iter = sim_trace_iter(e);
             tr.start_ps = start;
             tr.end_ps = end;
@@ -502,15 +429,16 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         /* Semaphore updates due before our next start are applied here, in
          * heap order, instead of yielding to the main loop for each one
          * (every instruction usually bumps its engine's semaphore). */
-        while (!may_continue(s, c, e, end)) {
+        while (!may_continue(s, e, end)) {
             if (!sem_event_next(s, end)) {
                 push_engine(s, e, end);
                 return 0;
             }
-            sim_event_t ev = heap_pop(&s->heap);
-            s->now = ev.t;
-            if (sim_sync_apply(s, &ev, err) != 0)
+            /* applied where it lies, then dropped: an update pushes nothing */
+            s->now = s->heap.v[0].t;
+            if (sim_sync_apply(s, &s->heap.v[0], err) != 0)
                 return -1;
+            sim_heap_drop(&s->heap);
         }
         s->now = end;
     }
@@ -649,7 +577,7 @@ int sim_run(sim_t *s, tpb_err_t *err)
             sim_event_t ev = heap_pop(&s->heap);
             rc = handle_event(s, &ev, err);
         } else {
-            unschedule_engine(s, e);
+            unschedule_first(s, e);
             rc = engine_run(s, ec, e, err);
         }
         if (rc != 0)

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "dueq.h"
 #include "exec.h"
 #include "sim.h"
 
@@ -81,7 +82,7 @@ typedef struct {
     uint64_t edge_ps, edge_cycle; /* end of its last instruction: ps and engine cycle */
     bool due;                    /* a step is pending at due_t (sim_schedule_engine) */
     uint64_t due_t;
-    uint8_t due_bit;             /* its bit in sim_t.due_mask: core * 8 + slot */
+    uint8_t due_bit;             /* its tie order in sim_t.dueq: core * 8 + slot */
     uint64_t arrive_ps;          /* when its semaphore wait ended (barrier arrival) */
     uint64_t busy_ps, sem_wait_ps, barrier_wait_ps;
     uint64_t ninst;
@@ -185,8 +186,8 @@ typedef enum {
  * packed into one word (kind 2 bits | core 3 | unit 16 | sequence 43). */
 #define SIM_EV_SEQ_BITS 43
 _Static_assert(SIM_MAX_CORES <= 8 && EV_ENGINE <= 3, "event order packs core in 3 bits, kind in 2");
-_Static_assert(SIM_MAX_CORES * 8 <= 64 && SIM_ENGINES <= 8,
-               "sim_t.due_mask holds one bit per (core, engine slot): core * 8 + slot");
+_Static_assert(SIM_MAX_CORES * 8 <= SIM_DUEQ_MAX && SIM_ENGINES <= 8,
+               "sim_t.dueq holds one entry per (core, engine slot): core * 8 + slot");
 static inline uint64_t sim_ev_order(unsigned kind, unsigned core, unsigned unit, uint64_t seq)
 {
     return (uint64_t)kind << 62 | (uint64_t)core << 59 | (uint64_t)unit << SIM_EV_SEQ_BITS |
@@ -271,12 +272,8 @@ struct sim {
     sim_barrier_t *barriers;
     unsigned nbarriers, cbarriers;
     sim_heap_t heap;
-    unsigned ndue;               /* engines with a pending step (eng[].due) */
-    uint64_t due_mask;           /* their due_bit's: ascending bit = (core, slot) order */
+    sim_dueq_t dueq;             /* engines with a pending step, in step order (dueq.h) */
     uint64_t sem_lat_ps;         /* semaphore update latency (set by sim_run) */
-    bool first_due_ok;           /* cache of the earliest due engine (sim.c) */
-    sim_engine_t *first_due;
-    sim_core_t *first_due_core;
     uint64_t now;                /* ps */
     uint64_t max_ps;
     uint64_t end_ps;
@@ -296,9 +293,64 @@ struct sim {
 };
 
 /* ---- sim.c ---- */
-int sim_heap_push(sim_t *s, sim_event_t ev, tpb_err_t *err);
-/* Let engine e take its next step at time t (ps). */
-void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t);
+/* a happens before b: time, then the tie order */
+static inline bool sim_ev_before(const sim_event_t *a, const sim_event_t *b)
+{
+    return a->t != b->t ? a->t < b->t : a->ord < b->ord;
+}
+int sim_heap_grow(sim_heap_t *h, tpb_err_t *err);
+/* Queue an event (its ord is set here).  Inline: every instruction that
+ * updates a semaphore pushes one. */
+static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+{
+    sim_heap_t *h = &s->heap;
+    if (h->n == h->cap && sim_heap_grow(h, err) != 0)
+        return -1;
+    sim_event_t x = *ev;
+    x.ord = sim_ev_order(x.kind, x.core, x.unit, h->seq++);
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!sim_ev_before(&x, &h->v[p]))
+            break;
+        h->v[i] = h->v[p];
+        i = p;
+    }
+    h->v[i] = x;
+    return 0;
+}
+/* Remove the top event v[0] (read it first): the last one sifts down from
+ * the root, compared where it lies, so nothing is copied out. */
+static inline void sim_heap_drop(sim_heap_t *h)
+{
+    size_t n = --h->n, i = 0;
+    if (!n)
+        return;
+    sim_event_t *v = h->v;
+    const sim_event_t *last = &v[n];
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && sim_ev_before(&v[l + 1], &v[l]))
+            m = l + 1;
+        if (!sim_ev_before(&v[m], last))
+            break;
+        v[i] = v[m];
+        i = m;
+    }
+    v[i] = *last;
+}
+/* Let engine e take its next step at time t (ps).  Inline: once per
+ * instruction when engines interleave. */
+static inline void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t)
+{
+    if (e->due)
+        sim_dueq_remove(&s->dueq, e->due_bit);
+    sim_dueq_insert(&s->dueq, t, e->due_bit);
+    e->due = true;
+    e->due_t = t;
+}
 /* Prefix for errors about instruction idx of engine e on core c:
  * "core 0 SP instruction 3 (pc 3) PseudoDmaDirect2d: ". */
 int sim_inst_errf(tpb_err_t *err, const sim_core_t *c, const sim_engine_t *e, size_t idx,
@@ -308,20 +360,73 @@ uint64_t sim_mhz(double ghz);
 #define SIM_PS_EPS 4             /* ps rounding tolerance, see sim_ps_to_cycle_ceil */
 /* Exact clock conversions: time of cycle c of a clock (rounded up to ps),
  * and the first clock edge at or after ps. */
-uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz);
+static inline uint64_t sim_cycle_to_ps(uint64_t c, uint64_t mhz)
+{
+    return (c / mhz) * 1000000ull + ((c % mhz) * 1000000ull + mhz - 1) / mhz;
+}
 uint64_t sim_ps_to_cycle_ceil(uint64_t ps, uint64_t mhz);
 /* A duration in ps as reference cycles, rounded to nearest. */
 uint64_t sim_ps_dur_to_ref(const tpb_target_t *t, uint64_t ps);
 
 /* ---- sync.c ---- */
-/* Schedule the header update of d (local or remote) to apply at t. */
-int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint64_t t,
+/* The update event of header h on the semaphores of `core` at t. */
+static inline sim_event_t sim_sync_event(const isa_sync_t *h, unsigned core, uint64_t t,
+                                         sim_ref_t writer)
+{
+    return (sim_event_t){ .t = t, .kind = EV_SEM, .core = (uint8_t)core,
+                          .unit = (uint16_t)h->upd_sem,
+                          .val = (uint32_t)h->upd_op << 24 | (h->upd_val & 0xFFFFu),
+                          .ref = writer };
+}
+/* sim_sync_schedule_update of a remote update (checks upd_core). */
+int sim_sync_schedule_remote(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint64_t t,
                              sim_ref_t writer, const sim_engine_t *e, size_t idx, tpb_err_t *err);
+/* Schedule the header update of d (local or remote) to apply at t.
+ * Inline: most compute instructions update a semaphore. */
+static inline int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h,
+                                           uint64_t t, sim_ref_t writer, const sim_engine_t *e,
+                                           size_t idx, tpb_err_t *err)
+{
+    if (h->upd_remote)
+        return sim_sync_schedule_remote(s, c, h, t, writer, e, idx, err);
+    sim_event_t ev = sim_sync_event(h, c->index, t, writer);
+    return sim_heap_push(s, &ev, err);
+}
+/* The value a wait needs: wait_val, plus register r(64 - wait_reg) of the
+ * waiting engine for a register-relative wait (wait_reg 1..15; rolled
+ * loops, docs/compiler.md "Rolled loops"). */
+static inline uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync_t *h)
+{
+    return h->wait_reg ? h->wait_val + e->regs[ISA_NUM_REGS - h->wait_reg] : h->wait_val;
+}
 /* Apply an EV_SEM event; wakes waiters. */
-int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err);
+int sim_sync_apply_slow(sim_t *s, const sim_event_t *ev, tpb_err_t *err);
+/* The usual update inline: an increment that cannot overflow, no trace
+ * to record and no engine of the core that the update wakes (a final
+ * store may wait on it all run long); everything else (other ops, errors,
+ * wake-ups, trace) in sim_sync_apply_slow. */
+static inline int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+{
+    sim_core_t *c = &s->cores[ev->core];
+    sim_sem_t *S = &c->sem[ev->unit];
+    if ((ev->val >> 24) != ISA_SEMOP_SEM_INC || S->value == UINT32_MAX || s->opt.trace)
+        return sim_sync_apply_slow(s, ev, err);
+    for (unsigned m = c->sem_waiters; m; m &= m - 1) {
+        const sim_engine_t *w = &c->eng[__builtin_ctz(m)];
+        const isa_sync_t *h = &w->stream.insts[w->idx].inst.sync;
+        if (h->wait_sem == ev->unit && S->value + 1 >= sim_sync_wait_value(w, h))
+            return sim_sync_apply_slow(s, ev, err); /* wakes w */
+    }
+    S->value++;
+    S->last_writer = ev->ref;
+    return 0;
+}
 /* true when the wait of h is satisfied on core c */
-uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync_t *h);
-bool sim_sync_wait_ok(const sim_core_t *c, const sim_engine_t *e, const isa_sync_t *h);
+static inline bool sim_sync_wait_ok(const sim_core_t *c, const sim_engine_t *e,
+                                    const isa_sync_t *h)
+{
+    return !h->wait_en || c->sem[h->wait_sem].value >= sim_sync_wait_value(e, h);
+}
 /* Arrive at a CoreBarrier; returns 1 if the engine must block, 0 if the
  * barrier released (all arrived), -1 on error. */
 int sim_barrier_arrive(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,

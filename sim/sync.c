@@ -7,38 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The value a wait needs: wait_val, plus register r(64 - wait_reg) of the
- * waiting engine for a register-relative wait (wait_reg 1..15; rolled
- * loops, docs/compiler.md "Rolled loops"). */
-uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync_t *h)
-{
-    return h->wait_reg ? h->wait_val + e->regs[ISA_NUM_REGS - h->wait_reg] : h->wait_val;
-}
-
-bool sim_sync_wait_ok(const sim_core_t *c, const sim_engine_t *e, const isa_sync_t *h)
-{
-    return !h->wait_en || c->sem[h->wait_sem].value >= sim_sync_wait_value(e, h);
-}
-
-int sim_sync_schedule_update(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint64_t t,
+int sim_sync_schedule_remote(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint64_t t,
                              sim_ref_t writer, const sim_engine_t *e, size_t idx, tpb_err_t *err)
 {
-    unsigned core = c->index;
-    if (h->upd_remote) {
-        if (h->upd_core >= s->ncores) {
-            if (e)
-                return sim_inst_errf(err, c, e, idx,
-                                     "remote semaphore update names core %u (upd_core) but the "
-                                     "artifact has %u core(s)",
-                                     h->upd_core, s->ncores);
-            return tpb_errf(err, "core %u: remote semaphore update names core %u but the artifact "
-                            "has %u core(s)", c->index, h->upd_core, s->ncores);
-        }
-        core = h->upd_core;
+    if (h->upd_core >= s->ncores) {
+        if (e)
+            return sim_inst_errf(err, c, e, idx,
+                                 "remote semaphore update names core %u (upd_core) but the "
+                                 "artifact has %u core(s)",
+                                 h->upd_core, s->ncores);
+        return tpb_errf(err, "core %u: remote semaphore update names core %u but the artifact "
+                        "has %u core(s)", c->index, h->upd_core, s->ncores);
     }
-    sim_event_t ev = { .t = t, .kind = EV_SEM, .core = (uint8_t)core, .unit = (uint16_t)h->upd_sem,
-                       .val = (uint32_t)h->upd_op << 24 | (h->upd_val & 0xFFFFu), .ref = writer };
-    return sim_heap_push(s, ev, err);
+    sim_event_t ev = sim_sync_event(h, h->upd_core, t, writer);
+    return sim_heap_push(s, &ev, err);
 }
 
 /* The engines blocked on `sem` whose wait now passes become ready, in slot
@@ -72,7 +54,7 @@ static const char *writer_text(const sim_t *s, sim_ref_t r, char *buf, size_t le
     return buf;
 }
 
-int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+int sim_sync_apply_slow(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
 {
     sim_core_t *c = &s->cores[ev->core];
     sim_sem_t *S = &c->sem[ev->unit];

@@ -308,12 +308,12 @@ static void test_row_fold_matches_alu(void **state)
 }
 
 /* Activation functions with a row fast path (exp, square, reciprocal,
- * sqrt): contiguous operands against the generic element path. */
+ * sqrt, tanh, relu): contiguous operands against the generic element path. */
 static void test_act_fast_funcs_match_generic(void **state)
 {
     (void)state;
     const unsigned fns[] = { ISA_ACTFN_EXP, ISA_ACTFN_SQUARE, ISA_ACTFN_RECIPROCAL,
-                             ISA_ACTFN_SQRT, ISA_ACTFN_TANH };
+                             ISA_ACTFN_SQRT, ISA_ACTFN_TANH, ISA_ACTFN_RELU };
     fx_t *fx = fx_new("trn2", ISA_ENG_ACT);
     for (unsigned j = 0; j < sizeof fns / sizeof fns[0]; j++)
         for (unsigned dt = 0; dt < 2; dt++) {
@@ -344,6 +344,63 @@ static void test_act_fast_funcs_match_generic(void **state)
     fx_free(fx);
 }
 
+/* Tiny rows (1..12 elements, 1..3 partitions: the inline fp32 load/store
+ * of up to 8 elements, 4 at a time, and the one-chunk partition) through
+ * TensorTensor and TensorScalar, fp32 and bf16 out, against the generic
+ * element path and plain C. */
+static void test_tiny_rows_match_generic(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new("trn2", ISA_ENG_DVE);
+    for (unsigned n = 1; n <= 12; n++)
+        for (unsigned np = 1; np <= 3; np++)
+            for (unsigned dt = 0; dt < 2; dt++) {
+                unsigned odt = dt ? BF16 : F32;
+                for (unsigned p = 0; p < np; p++)
+                    for (unsigned i = 0; i < n; i++) {
+                        float a = val(p, i, 40 + n), b = val(p, i, 60 + n);
+                        fx_put(fx, SB, p, i * 4, F32, &a, 1);        /* dense */
+                        fx_put(fx, SB, p, 256 + i * 4, F32, &b, 1);
+                        fx_put(fx, SB, 32 + p, i * 8, F32, &a, 1);   /* stride 2 */
+                        fx_put(fx, SB, 32 + p, 256 + i * 8, F32, &b, 1);
+                    }
+                for (unsigned ts = 0; ts < 2; ts++) {
+                    isa_decoded_t d[2];
+                    for (unsigned g = 0; g < 2; g++) { /* g = 1: generic (strided in) */
+                        unsigned st = g ? 32 : 0;
+                        int32_t s = g ? 2 : 1;
+                        isa_tap_t a = tap2(SB, F32, 0, st, np, n, s, 1, n * s);
+                        isa_tap_t b = tap2(SB, F32, 256, st, np, n, s, 1, n * s);
+                        isa_tap_t o = tap1(SB, odt, 1024, st, np, n);
+                        if (ts) {
+                            d[g] = mk(ISA_OP_TENSOR_SCALAR);
+                            d[g].inst.f.TS.in = a;
+                            d[g].inst.f.TS.out = o;
+                            d[g].inst.f.TS.op0 = ISA_ALU_MULTIPLY;
+                            d[g].inst.f.TS.op1 = ISA_ALU_BYPASS;
+                            float h = 0.5f;
+                            memcpy(&d[g].inst.f.TS.s0, &h, 4);
+                        } else
+                            d[g] = tt(ISA_ALU_SUBTRACT, a, b, o);
+                        if (fx_run(fx, &d[g]) != 0)
+                            fail_msg("n %u np %u: %s", n, np, fx->err.msg);
+                    }
+                    for (unsigned p = 0; p < np; p++)
+                        for (unsigned i = 0; i < n; i++) {
+                            float a = val(p, i, 40 + n), b = val(p, i, 60 + n);
+                            float want = num_round_to(ts ? a * 0.5f : a - b, odt);
+                            float got = fx_get(fx, SB, p, 1024, odt, i);
+                            float gen = fx_get(fx, SB, 32 + p, 1024, odt, i);
+                            if (!same_bits(got, want) || !same_bits(got, gen))
+                                fail_msg("%s n %u np %u dt %u p %u i %u: fast %a generic %a "
+                                         "want %a", ts ? "ts" : "tt", n, np, odt, p, i, got,
+                                         gen, want);
+                        }
+                }
+            }
+    fx_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_reduce_fast_matches_generic),
         cmocka_unit_test(test_row_fold_matches_alu),
         cmocka_unit_test(test_act_fast_funcs_match_generic),
+        cmocka_unit_test(test_tiny_rows_match_generic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,207 @@
+/* The scheduler's ordered sets (sim/dueq.h, sim_int.h): the due engines in
+ * step order against the scan of every due engine they replaced, the event
+ * heap's pop order against a plain minimum search, and the inline
+ * semaphore update against the general one (sync.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sim_int.h"
+#include "sim_testlib.h"
+
+static uint64_t rng_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* The former search: due engines in ascending bit order, a later one
+ * replacing the best only when strictly earlier. */
+static int scan_first(const bool *due, const uint64_t *t)
+{
+    int best = -1;
+    for (int b = 0; b < SIM_DUEQ_MAX; b++)
+        if (due[b] && (best < 0 || t[b] < t[best]))
+            best = b;
+    return best;
+}
+
+static void test_dueq_matches_scan(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int round = 0; round < 200; round++) {
+        sim_dueq_t q = { .n = 0 };
+        bool due[SIM_DUEQ_MAX] = { false };
+        uint64_t t[SIM_DUEQ_MAX] = { 0 };
+        /* few bits and few times: many ties, full and empty sets */
+        unsigned nbits = 1 + (unsigned)(rng_next(&x) % SIM_DUEQ_MAX);
+        uint64_t span = 1 + rng_next(&x) % 8;
+        uint64_t now = 0;
+        for (int step = 0; step < 2000; step++) {
+            unsigned r = (unsigned)(rng_next(&x) % 8);
+            unsigned b = (unsigned)(rng_next(&x) % nbits);
+            if (r < 4) { /* (re)schedule at or after now */
+                uint64_t at = now + rng_next(&x) % span;
+                if (due[b])
+                    sim_dueq_remove(&q, b);
+                sim_dueq_insert(&q, at, b);
+                due[b] = true;
+                t[b] = at;
+            } else if (r < 7) { /* the first one steps */
+                int f = scan_first(due, t);
+                if (f < 0) {
+                    assert_int_equal(q.n, 0);
+                    continue;
+                }
+                assert_true(q.n > 0);
+                sim_due_t d = sim_dueq_first(&q);
+                assert_int_equal(d.bit, f);
+                assert_int_equal(d.t, t[f]);
+                sim_dueq_pop(&q);
+                due[f] = false;
+                now = t[f];
+            } else { /* any one leaves (or none, if b is not due) */
+                sim_dueq_remove(&q, b);
+                due[b] = false;
+            }
+            unsigned n = 0;
+            for (unsigned k = 0; k < SIM_DUEQ_MAX; k++)
+                n += due[k];
+            assert_int_equal(q.n, n);
+        }
+    }
+}
+
+/* Random events pushed and popped in any interleaving come out by time,
+ * then kind, core, unit and insertion order. */
+static void test_heap_order(void **state)
+{
+    (void)state;
+    sim_t *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    enum { N = 4000 };
+    uint64_t *pend_t = malloc(N * sizeof *pend_t), *pend_o = malloc(N * sizeof *pend_o);
+    uint32_t *pend_v = malloc(N * sizeof *pend_v);
+    assert_non_null(pend_t);
+    assert_non_null(pend_o);
+    assert_non_null(pend_v);
+    uint64_t x = 12345, seq = 0;
+    size_t np = 0;
+    tpb_err_t err;
+    for (int step = 0; step < 3 * N; step++) {
+        bool push = np < N && (np == 0 || rng_next(&x) % 3 != 0);
+        if (push) {
+            sim_event_t ev = { .t = rng_next(&x) % 16, .kind = (uint8_t)(rng_next(&x) % 3),
+                               .core = (uint8_t)(rng_next(&x) % 4),
+                               .unit = (uint16_t)(rng_next(&x) % 5),
+                               .val = (uint32_t)step };
+            assert_int_equal(sim_heap_push(s, &ev, &err), 0);
+            pend_t[np] = ev.t;
+            pend_o[np] = sim_ev_order(ev.kind, ev.core, ev.unit, seq++);
+            pend_v[np] = ev.val;
+            np++;
+            continue;
+        }
+        size_t best = 0;
+        for (size_t k = 1; k < np; k++)
+            if (pend_t[k] < pend_t[best] || (pend_t[k] == pend_t[best] && pend_o[k] < pend_o[best]))
+                best = k;
+        assert_int_equal(s->heap.n, np);
+        assert_int_equal(s->heap.v[0].t, pend_t[best]);
+        assert_int_equal(s->heap.v[0].ord, pend_o[best]);
+        assert_int_equal(s->heap.v[0].val, pend_v[best]);
+        sim_heap_drop(&s->heap);
+        np--;
+        pend_t[best] = pend_t[np];
+        pend_o[best] = pend_o[np];
+        pend_v[best] = pend_v[np];
+    }
+    free(pend_t);
+    free(pend_o);
+    free(pend_v);
+    free(s->heap.v);
+    free(s);
+}
+
+/* Three engines bump semaphores (their own and shared ones, at read or at
+ * completion) while SP waits on each in turn: the run without a trace
+ * (inline updates whenever no engine waits on the updated semaphore) has
+ * the cycles and per-engine statistics of the run with one (every update
+ * through sync.c). */
+static void run_stats(tb_t *b, bool trace, sim_engine_stats_t st[5], uint64_t *cycles)
+{
+    sim_options_t o;
+    sim_options_default(&o);
+    o.trace = trace;
+    sim_t *s;
+    tpb_err_t err;
+    assert_int_equal(tb_run(b, &o, &s, &err), 0);
+    *cycles = tb_cycles(s);
+    for (unsigned k = 0; k < 5; k++)
+        sim_get_engine_stats(s, 0, k, &st[k]);
+    sim_free(s);
+}
+
+static void test_inline_update_wakes(void **state)
+{
+    (void)state;
+    uint64_t x = 777;
+    for (int round = 0; round < 20; round++) {
+        tb_t b;
+        tb_init(&b, 1);
+        const unsigned eng[3] = { TB_ACT, TB_POOL, TB_DVE };
+        uint32_t total[4] = { 0 };
+        for (unsigned e = 0; e < 3; e++) {
+            unsigned n = 20 + (unsigned)(rng_next(&x) % 40);
+            for (unsigned i = 0; i < n; i++) {
+                isa_inst_t in = tb_op(ISA_OP_NOP);
+                unsigned sem = (unsigned)(rng_next(&x) % 4);
+                tb_upd(&in, sem, ISA_SEMOP_SEM_INC, 0, rng_next(&x) % 2);
+                total[sem]++;
+                tb_add(&b, 0, eng[e], in);
+            }
+        }
+        /* SP waits for growing values of each semaphore, in turn */
+        uint32_t need[4] = { 0 };
+        for (int w = 0; w < 12; w++) {
+            unsigned sem = (unsigned)(rng_next(&x) % 4);
+            if (need[sem] >= total[sem])
+                continue;
+            need[sem] += 1 + (uint32_t)(rng_next(&x) % (total[sem] - need[sem]));
+            isa_inst_t in = tb_op(ISA_OP_NOP);
+            tb_wait(&in, sem, need[sem]);
+            tb_add(&b, 0, TB_SP, in);
+        }
+        tb_add(&b, 0, TB_SP, tb_op(ISA_OP_NOP));
+        tb_write(&b);
+        sim_engine_stats_t a[5], t[5];
+        uint64_t ca, ct;
+        run_stats(&b, false, a, &ca);
+        run_stats(&b, true, t, &ct);
+        assert_int_equal(ca, ct);
+        for (unsigned k = 0; k < 5; k++) {
+            assert_int_equal(a[k].instructions, t[k].instructions);
+            assert_int_equal(a[k].busy_cycles, t[k].busy_cycles);
+            assert_int_equal(a[k].sem_wait_cycles, t[k].sem_wait_cycles);
+        }
+        tb_free(&b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dueq_matches_scan),
+        cmocka_unit_test(test_heap_order),
+        cmocka_unit_test(test_inline_update_wakes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
