@@ -377,11 +377,21 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
  * known); the index just skips producers that cannot overlap.  Accesses
  * wider than PIX_WIDE_CHUNKS chunks (huge HBM ranges, the all-of-HBM range
  * of a barrier) are filed once, in a per-space "wide" list that every query
- * of that space also scans, and such an access asks every producer. */
+ * of that space also scans, and such an access asks every producer.
+ *
+ * HBM has two chunk sizes.  With only 64 KiB chunks, thousands of small
+ * transfers to separate rows of one tensor share a chunk and each query
+ * tests them all (quadratic).  So an HBM access spanning at most
+ * PIX_FINE_MAX 256-byte chunks is filed per fine chunk (level FINE), a
+ * larger one per 64 KiB chunk (level BIG), and every non-wide access also
+ * per 64 KiB chunk in level ALL.  A small query looks up FINE and BIG, a
+ * large one ALL: whatever overlaps it shares a chunk of the level it reads. */
 _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
+#define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
+enum { PIX_FINE, PIX_BIG, PIX_ALL };   /* levels (SBUF and PSUM use FINE only) */
 
 typedef struct {
     int *v;
@@ -404,9 +414,9 @@ typedef struct {
 
 static unsigned chunk_shift(unsigned space) { return space == ISA_SPACE_HBM ? 16 : 8; }
 
-static uint64_t pix_key(unsigned space, uint64_t chunk, bool write)
+static uint64_t pix_key(unsigned space, unsigned level, uint64_t chunk, bool write)
 {
-    return (((chunk << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
+    return (((((chunk << 2) | level) << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
 }
 
 static size_t pix_hash(uint64_t k, size_t cap)
@@ -548,6 +558,37 @@ static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
     return *c1 - *c0 >= PIX_WIDE_CHUNKS;
 }
 
+/* Chunks c0..c1 of one index level. */
+typedef struct {
+    unsigned level;
+    uint64_t c0, c1;
+} pix_range_t;
+
+/* The chunk ranges a non-wide access (chunks c0..c1 of chunk_shift) is
+ * filed under (query false) or looked up in (query true); how many. */
+static int pix_ranges(const bir_access_t *a, uint64_t c0, uint64_t c1, bool query,
+                      pix_range_t *out)
+{
+    if (a->space != ISA_SPACE_HBM) {
+        out[0] = (pix_range_t){PIX_FINE, c0, c1};
+        return 1;
+    }
+    uint64_t f0 = (uint64_t)a->lo >> 8, f1 = ((uint64_t)a->hi - 1) >> 8;
+    bool fine = f1 - f0 + 1 <= PIX_FINE_MAX;
+    if (query) {
+        if (!fine) {
+            out[0] = (pix_range_t){PIX_ALL, c0, c1};
+            return 1;
+        }
+        out[0] = (pix_range_t){PIX_FINE, f0, f1};
+        out[1] = (pix_range_t){PIX_BIG, c0, c1};
+        return 2;
+    }
+    out[0] = fine ? (pix_range_t){PIX_FINE, f0, f1} : (pix_range_t){PIX_BIG, c0, c1};
+    out[1] = (pix_range_t){PIX_ALL, c0, c1};
+    return 2;
+}
+
 /* File producer p (semaphore sem) under every chunk its accesses touch. */
 static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
 {
@@ -557,11 +598,14 @@ static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix
             continue;   /* touches nothing */
         uint64_t c0, c1;
         if (access_wide(ac, &c0, &c1)) {
-            pix_append(x, pix_key(ac->space, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx);
+            pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx);
             continue;
         }
-        for (uint64_t c = c0; c <= c1; c++)
-            pix_append(x, pix_key(ac->space, c, ac->write), sem, p, in, ctx);
+        pix_range_t rg[2];
+        int nr = pix_ranges(ac, c0, c1, false, rg);
+        for (int r = 0; r < nr; r++)
+            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
+                pix_append(x, pix_key(ac->space, rg[r].level, c, ac->write), sem, p, in, ctx);
     }
 }
 
@@ -577,6 +621,7 @@ typedef struct {
     bool used[ISA_ENG_COUNT];
     int np;
     unsigned waits, nops;
+    uint64_t tests;                  /* conflicts() calls (enc_stats_t sync_tests) */
     pending_t pending;
     pindex_t index;
 } sync_walk_t;
@@ -608,14 +653,14 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 
 /* Newest producer in list l above *lim that conflicts with in (accesses
  * ax); whether one was found. */
-static bool scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                       const ivec_t *l, uint32_t *lim, int *giver)
 {
     for (int k = l->n - 1; k >= 0; k--) {
         const prod_t *pr = &w->prods[l->v[k]];
         if (pr->tok.value <= *lim)
             return false;   /* older entries have smaller values */
-        if (conflicts(ax, &b->insts[pr->inst])) {
+        if (w->tests++, conflicts(ax, &b->insts[pr->inst])) {
             *lim = pr->tok.value;
             *giver = l->v[k];
             return true;
@@ -627,7 +672,7 @@ static bool scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *
 /* Scan every non-empty semaphore list of bucket b (NULL: no producer
  * there) but the own one (bit `own_bit`); the semaphores that found a
  * producer. */
-static uint64_t scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                             const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
     uint64_t found = 0;
@@ -668,7 +713,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
                     continue;   /* same engine, in order */
                 for (uint32_t v = w->count[s]; v > lim[s]; v--) {
                     int p = w->by_val[s][v];
-                    if (conflicts(ax, &b->insts[w->prods[p].inst])) {
+                    if (w->tests++, conflicts(ax, &b->insts[w->prods[p].inst])) {
                         lim[s] = v, g[s] = p;
                         set |= 1ull << s;
                         break;
@@ -677,14 +722,20 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             }
             continue;
         }
+        pix_range_t rg[2];
+        int nr = pix_ranges(ac, c0, c1, true, rg);
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,
-                               pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
+                               pix_bucket(&w->index,
+                                          pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, kind), false),
                                own_bit, lim, g);
-            for (uint64_t c = c0; c <= c1; c++)
-                set |= scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, c, kind), false),
-                                   own_bit, lim, g);
+            for (int r = 0; r < nr; r++)
+                for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
+                    set |= scan_bucket(w, b, ax,
+                                       pix_bucket(&w->index, pix_key(ac->space, rg[r].level, c, kind),
+                                                  false),
+                                       own_bit, lim, g);
         }
     }
     for (uint64_t q = set; q; q &= q - 1) {   /* the semaphores with g[s] >= 0 */
@@ -739,7 +790,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             continue;   /* same engine, in order */
         if (ax.n < 0)
             accs_load(&ax, in);
-        if (conflicts(&ax, &b->insts[pr->inst])) {
+        if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
             need[pr->tok.sem] = pr->tok.value;
             giver[pr->tok.sem] = p;
             needs |= 1ull << pr->tok.sem;
@@ -865,6 +916,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         st->queues = (unsigned)m->nqueues;
         st->waits = w.waits;
         st->nops = w.nops;
+        st->sync_tests = w.tests;
     }
     walk_free(&w);
     return rc;
