@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "alloc_fit.h"
 #include "back_util.h"
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
@@ -179,12 +180,123 @@ static void test_sync_live_tests_bounded(void **state)
     assert_true(big < 40);
 }
 
+/* ------------------------------------------------ allocator free runs */
+
+/* The lowest g with [g, g + need) free, by looking at every start. */
+static int brute_first(const bool *used, int n, int need)
+{
+    for (int g = 0;; g++) {
+        int k = 0;
+        while (k < need && g + k < n && !used[g + k])
+            k++;
+        if (k == need || g + k >= n)
+            return g;
+    }
+}
+
+/* Random runs marked used and freed (overlapping, clipped at both ends):
+ * every query answers what a scan of a plain bitmap answers. */
+static void test_fit_runs_matches_bitmap(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 8; seed++) {
+        uint32_t st = seed * 40503u;
+        int n = 1 + (int)(lcg(&st) % 300);
+        bool *used = calloc((size_t)n, sizeof *used);
+        assert_non_null(used);
+        fit_runs_t fr;
+        assert_int_equal(fit_runs_init(&fr, n), 0);
+        for (int step = 0; step < 3000; step++) {
+            int lo = (int)(lcg(&st) % (uint32_t)(n + 4)) - 2;
+            int hi = lo + (int)(lcg(&st) % (lcg(&st) % 4 ? 8u : (uint32_t)n + 2));
+            bool u = lcg(&st) % 3 != 0;
+            fit_runs_set(&fr, lo, hi, u);
+            for (int g = lo < 0 ? 0 : lo; g < hi && g < n; g++)
+                used[g] = u;
+            int need = (int)(lcg(&st) % (lcg(&st) % 2 ? 6u : (uint32_t)n + 3));
+            assert_int_equal(fit_runs_first(&fr, need), need ? brute_first(used, n, need) : 0);
+        }
+        fit_runs_free(&fr);
+        free(used);
+    }
+}
+
+/* Hundreds of SBUF tiles of random widths live at once, with staggered
+ * live ranges: every address is the lowest 64-byte multiple that overlaps
+ * no earlier-placed tile whose live range overlaps (checked address by
+ * address against the placed tiles, an oracle independent of both the
+ * sweep and the free-run tree). */
+static void test_alloc_many_live_lowest_address(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 4; seed++) {
+        uint32_t st = seed * 7919u;
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        enum { NT = 600 };
+        int *tiles = malloc(NT * sizeof *tiles);
+        assert_non_null(tiles);
+        for (int i = 0; i < NT; i++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "t%d", i);
+            int64_t w = lcg(&st) % 8 ? 1 + lcg(&st) % 40 : 1 + lcg(&st) % 600;
+            tiles[i] = BU_T(&k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, w);
+        }
+        /* op o first uses tile o and touches an earlier one again (up to
+         * 40 or 400 ops back): live ranges of random length */
+        for (int o = 0; o < NT + 400; o++) {
+            tir_op_t op;
+            tir_op_init(&op, TIR_MEMSET);
+            int cur = o < NT ? o : NT - 1;
+            int back = (int)(lcg(&st) % (lcg(&st) % 4 ? 40u : 400u));
+            op.dst = bu_full(&k, tiles[cur]);
+            op.dst2 = bu_full(&k, tiles[cur - back < 0 ? 0 : cur - back]);
+            bu_op(&k, &op, "touch");
+        }
+        bir_module_t m;
+        tpb_err_t err;
+        assert_int_equal(bir_module_init(&m, 0, k.ntensors, &err), 0);
+        enc_stats_t es;
+        memset(&es, 0, sizeof es);
+        int rc = alloc_kernel(&k, trn2(), NULL, &m, &es, &err);
+        if (rc)
+            print_error("seed %u: %s\n", seed, err.msg);
+        assert_int_equal(rc, 0);
+        int maxlive = 0;
+        for (int i = 0; i < NT; i++) {   /* tiles come in first-use order */
+            const bir_mloc_t *r = &m.mlocs[tiles[i]];
+            int live = 0;
+            uint64_t a = 0;
+            for (bool moved = true; moved;) {
+                moved = false;
+                live = 0;
+                for (int j = 0; j < i; j++) {
+                    const bir_mloc_t *p = &m.mlocs[tiles[j]];
+                    if (p->last_use < r->first_use)
+                        continue;
+                    live++;
+                    if (p->addr < a + r->bytes && a < p->addr + p->bytes)
+                        a += 64, moved = true;
+                }
+            }
+            maxlive = live > maxlive ? live : maxlive;
+            assert_int_equal(r->addr, a);
+        }
+        assert_true(maxlive > 100);
+        bir_module_free(&m);
+        tir_kernel_free(&k);
+        free(tiles);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync_live_index_matches_scan),
         cmocka_unit_test(test_sync_hbm_levels_match_scan),
         cmocka_unit_test(test_sync_live_tests_bounded),
+        cmocka_unit_test(test_fit_runs_matches_bitmap),
+        cmocka_unit_test(test_alloc_many_live_lowest_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
