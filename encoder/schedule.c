@@ -1,5 +1,6 @@
-/* schedule.c - engines, DMA queues, dependencies and semaphores.
+/* schedule.c - dependencies and semaphores.
  *
+ * Engines and DMA queues are assigned in sched_queues.c.
  * Semaphore scheme (docs/compiler.md):
  *   - one semaphore per TPB engine (ids 0..4 in the order PE, Activation,
  *     Pool, DVE, SP) counting that engine's completed instructions: every
@@ -23,175 +24,6 @@
 #include <string.h>
 
 #include "hugepage.h"
-
-int sched_engine_sem(int engine)
-{
-    for (int i = 0; i < 5; i++)
-        if ((int)isa_tpb_engines[i] == engine)
-            return i;
-    return -1;
-}
-
-static int pick_engine(const bir_inst_t *in)
-{
-    static const int pref_vector[] = {ISA_ENG_DVE, ISA_ENG_POOL, ISA_ENG_ACT};
-    static const int pref_pool[] = {ISA_ENG_POOL, ISA_ENG_DVE};
-    static const int pref_act[] = {ISA_ENG_ACT};
-    static const int pref_pe[] = {ISA_ENG_PE};
-    static const int pref_any[] = {ISA_ENG_SP, ISA_ENG_POOL, ISA_ENG_ACT, ISA_ENG_DVE, ISA_ENG_PE};
-    const int *pref;
-    int n;
-    switch (isa_ops[in->isa.op].cls) {
-    case ISA_CLASS_MATMUL: pref = pref_pe, n = 1; break;
-    case ISA_CLASS_ACT: pref = pref_act, n = 1; break;
-    case ISA_CLASS_POOL: pref = pref_pool, n = 2; break;
-    case ISA_CLASS_VECTOR: pref = pref_vector, n = 3; break;
-    default: pref = pref_any, n = 5; break;
-    }
-    for (int i = 0; i < n; i++)
-        if (in->engines & (1u << pref[i]))
-            return pref[i];
-    return ISA_ENG_UNASSIGNED;
-}
-
-int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
-{
-    bir_block_t *b = bir_main_block(m);
-    for (int i = 0; i < b->ninsts; i++) {
-        bir_inst_t *in = &b->insts[i];
-        if (in->dma_group >= 0) {
-            /* descriptors and trigger issue from one engine: SP unless pinned */
-            if (in->engine == ISA_ENG_UNASSIGNED)
-                in->engine = ISA_ENG_SP;
-        } else if (in->engine == ISA_ENG_UNASSIGNED) {
-            in->engine = pick_engine(in);
-        }
-        if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
-            !(isa_ops[in->isa.op].engines & (1u << in->engine)))
-            return tpb_errf(err, "instruction %d '%s' (%s, %s): %s cannot run on %s", i, in->name,
-                            in->src ? in->src : "", isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
-                            in->engine == ISA_ENG_UNASSIGNED
-                                ? "any engine"
-                                : isa_engine_name((isa_engine_t)in->engine));
-    }
-    return 0;
-}
-
-/* Queue spreading (docs/compiler.md): SP, the DMA issuer unless an op
- * pins another engine, spreads its transfers round-robin in program order
- * over one queue per DMA ring (dma_engines = 16: qSyncIO0..qSyncIO15, DMA
- * overview: 16 queues per engine, a transfer uses one queue id on all 16
- * engines); another issuing engine alternates between two queues. */
-static void queue_name(int engine, int k, char *out, size_t len)
-{
-    const char *base;
-    switch (engine) {
-    case ISA_ENG_SP: base = "qSyncIO"; break;
-    case ISA_ENG_ACT: base = "qActIO"; break;
-    case ISA_ENG_POOL: base = "qGpSimdIO"; break;
-    case ISA_ENG_DVE: base = "qVectorIO"; break;
-    default: base = "qPEIO"; break;
-    }
-    snprintf(out, len, "%s%d", base, k);
-}
-
-#define QUEUES_PER_OTHER_ENGINE 2
-#define SP_RINGS_MAX 16
-
-static unsigned queues_for(const tpb_target_t *t, int engine)
-{
-    if (engine != ISA_ENG_SP)
-        return QUEUES_PER_OTHER_ENGINE;
-    unsigned n = t->dma_engines < SP_RINGS_MAX ? t->dma_engines : SP_RINGS_MAX;
-    return n ? n : 1;
-}
-
-static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, tpb_err_t *err)
-{
-    char name[32];
-    queue_name(engine, k, name, sizeof name);
-    for (int q = 0; q < m->nqueues; q++)
-        if (strcmp(m->queues[q].name, name) == 0)
-            return q;
-    if (m->nqueues >= BIR_MAX_QUEUES || (unsigned)m->nqueues >= t->dma_queues ||
-        m->nsems >= BIR_MAX_SEMS)
-        return tpb_errf(err, "out of DMA queues");
-    bir_queue_t *q = &m->queues[m->nqueues];
-    q->id = m->nqueues;
-    snprintf(q->name, sizeof q->name, "%s", name);
-    q->engine = engine;
-    q->semaphore = m->nsems;
-    m->sems[m->nsems].id = m->nsems;
-    snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "%s", name);
-    m->nsems++;
-    return m->nqueues++;
-}
-
-int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
-{
-    return sched_assign_queues_rr(m, t, NULL, 0, 0, err);
-}
-
-int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
-                           int nev, int nslots, tpb_err_t *err)
-{
-    int (*slots)[ISA_ENG_COUNT] = nslots > 0 ? calloc((size_t)nslots, sizeof *slots) : NULL;
-    if (nslots > 0 && !slots)
-        return tpb_errf(err, "out of memory assigning DMA queues");
-    int nextev = 0;
-    /* engine semaphores first: ids 0..4; then the collective slots (ids
-     * BIR_COLL_SEM0.., the same on every core: peers name them) */
-    m->nsems = 5;
-    for (int i = 0; i < 5; i++) {
-        m->sems[i].id = i;
-        snprintf(m->sems[i].name, sizeof m->sems[i].name, "%s", isa_engine_name(isa_tpb_engines[i]));
-    }
-    for (int i = 0; i < m->coll_sems && m->nsems < BIR_MAX_SEMS; i++, m->nsems++) {
-        m->sems[m->nsems].id = m->nsems;
-        if (i == 0)
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone");
-        else
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+%d", i);
-    }
-    bir_block_t *b = bir_main_block(m);
-    int rr[ISA_ENG_COUNT] = {0};
-    int cur_group = -1, cur_q = -1;
-    /* get_queue's answer per (engine, k), once known: queue names do not
-     * change here, so the lookup by name is done once per queue */
-    int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
-    memset(known_q, -1, sizeof known_q);
-    for (int i = 0; i < b->ninsts; i++) {
-        bir_inst_t *in = &b->insts[i];
-        if (in->dma_group < 0)
-            continue;
-        if (in->dma_group != cur_group) {
-            cur_group = in->dma_group;
-            for (; nextev < nev && ev[nextev].op <= in->tir_op; nextev++) {
-                if (ev[nextev].save)
-                    memcpy(slots[ev[nextev].slot], rr, sizeof rr);
-                else
-                    memcpy(rr, slots[ev[nextev].slot], sizeof rr);
-            }
-            int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
-            int *kq = &known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
-            cur_q = *kq >= 0 ? *kq : get_queue(m, t, in->engine, k, err);
-            if (cur_q < 0) {
-                free(slots);
-                return -1;
-            }
-            *kq = cur_q;
-        }
-        in->queue = cur_q;
-        if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
-            in->isa.f.DDESC.queue = (uint32_t)cur_q;
-        else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-            in->isa.f.DIND.queue = (uint32_t)cur_q;
-        else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-            in->isa.f.DTRIG.queue = (uint32_t)cur_q;
-    }
-    free(slots);
-    return 0;
-}
 
 /* A completed producer: which semaphore reaches which value. */
 typedef struct {
@@ -389,6 +221,8 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
 _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
+#define PIX_FAR_FACTOR 4   /* more than 4 budgets of producers to scan: the index at once */
+#define PIX_MEMO_SPAN 64   /* search_memo: at most this many producers since the last search */
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
 #define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
 enum { PIX_FINE, PIX_BIG, PIX_ALL };   /* levels (SBUF and PSUM use FINE only) */
@@ -609,6 +443,16 @@ static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix
     }
 }
 
+/* An engine's last dependency search (search_memo). */
+typedef struct {
+    int inst;                        /* the instruction searched; -1: none yet */
+    bool is_dma;
+    int np;                          /* producers 0..np-1 were searched */
+    uint64_t found;                  /* semaphores with a producer (val, giver) */
+    uint32_t val[BIR_MAX_SEMS];
+    int giver[BIR_MAX_SEMS];
+} sync_memo_t;
+
 /* Per-walk state of sched_synchronise. */
 typedef struct {
     int nsems;
@@ -624,6 +468,7 @@ typedef struct {
     uint64_t tests;                  /* conflicts() calls (enc_stats_t sync_tests) */
     pending_t pending;
     pindex_t index;
+    sync_memo_t memo[ISA_ENG_COUNT];
 } sync_walk_t;
 
 static void walk_free(sync_walk_t *w)
@@ -640,6 +485,8 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 {
     memset(w, 0, sizeof *w);
     w->nsems = nsems;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        w->memo[e].inst = -1;
     size_t np = (size_t)(n > 0 ? n : 1);
     w->prods = calloc(np, sizeof *w->prods);
     w->snaps = calloc(np * (size_t)(nsems > 0 ? nsems : 1), sizeof *w->snaps);
@@ -756,31 +603,30 @@ static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn)
     return open;
 }
 
-/* Waits and the completion update of instruction i (in place). */
-static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int scan_budget)
+/* The dependency search of instruction in: per semaphore s, the newest
+ * conflicting producer (giver[s]) whose value (need[s]) is above what the
+ * engine knows (kn); bit s of the result: one was found.  A backward scan
+ * over the producers, switching to the index after scan_budget of them. */
+static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
+                            int scan_budget)
 {
-    bir_inst_t *in = &b->insts[i];
-    int nsems = w->nsems;
-    bool is_dma = in->isa.op == ISA_OP_DMA_TRIGGER;
-    /* collect the largest needed value per semaphore (and who gives it) */
-    uint32_t need[BIR_MAX_SEMS] = {0};
-    int giver[BIR_MAX_SEMS];
-    uint32_t *kn = w->known[in->engine];
     accs_t ax;
     ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
     uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
-    int budget = scan_budget;
+    /* a range far past the budget is rarely cut short by what the scan
+     * finds: go to the index at once (the answer is the same) */
+    int budget = (int64_t)w->np - stop > PIX_FAR_FACTOR * (int64_t)scan_budget ? 0 : scan_budget;
     for (int p = w->np - 1; p >= stop; p--) {
         if (--budget < 0 && !w->index.oom) {
             /* a long way back: ask the index instead (same answer) */
-            memset(need, 0, sizeof need);
+            memset(need, 0, BIR_MAX_SEMS * sizeof *need);
             if (ax.n < 0)
                 accs_load(&ax, in);
-            needs = search_index(w, b, in, &ax, is_dma, kn, need, giver);
-            break;
+            return search_index(w, b, in, &ax, is_dma, kn, need, giver);
         }
         const prod_t *pr = &w->prods[p];
         uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
@@ -796,6 +642,66 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             needs |= 1ull << pr->tok.sem;
             stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
         }
+    }
+    return needs;
+}
+
+/* The search of an instruction with exactly the accesses (and the DMA-ness)
+ * of this engine's previous search, memo m: among the producers m saw, the
+ * newest conflicting one per semaphore is m's answer, still needed if above
+ * what the engine knows now (known only grows); only the producers filed
+ * since are tested.  A chain of instructions repeating their tiles (a loop
+ * body on one engine) thus tests a few producers instead of a search. */
+static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            bool is_dma, const sync_memo_t *m, const uint32_t *kn, uint32_t *need,
+                            int *giver)
+{
+    uint64_t needs = 0;
+    for (uint64_t q = m->found; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (m->val[s] > kn[s])
+            need[s] = m->val[s], giver[s] = m->giver[s], needs |= 1ull << s;
+    }
+    accs_t ax;
+    ax.n = -1;
+    for (int p = w->np - 1; p >= m->np; p--) {   /* newest first, as the scan */
+        const prod_t *pr = &w->prods[p];
+        uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
+        if (thr >= pr->tok.value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
+            continue;
+        if (ax.n < 0)
+            accs_load(&ax, in);
+        if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
+            need[pr->tok.sem] = pr->tok.value;
+            giver[pr->tok.sem] = p;
+            needs |= 1ull << pr->tok.sem;
+        }
+    }
+    return needs;
+}
+
+/* Waits and the completion update of instruction i (in place). */
+static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int scan_budget)
+{
+    bir_inst_t *in = &b->insts[i];
+    int nsems = w->nsems;
+    bool is_dma = in->isa.op == ISA_OP_DMA_TRIGGER;
+    /* collect the largest needed value per semaphore (and who gives it) */
+    uint32_t need[BIR_MAX_SEMS] = {0};
+    int giver[BIR_MAX_SEMS];
+    uint32_t *kn = w->known[in->engine];
+    sync_memo_t *mm = &w->memo[in->engine];
+    uint64_t needs;
+    /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
+    if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
+        w->np - mm->np <= PIX_MEMO_SPAN && same_accesses(&b->insts[mm->inst], in))
+        needs = search_memo(w, b, in, is_dma, mm, kn, need, giver);
+    else
+        needs = search_scan(w, b, in, is_dma, kn, need, giver, scan_budget);
+    mm->inst = i, mm->is_dma = is_dma, mm->np = w->np, mm->found = needs;
+    for (uint64_t q = needs; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        mm->val[s] = need[s], mm->giver[s] = giver[s];
     }
     /* wait for the strongest producer first: what its completion implies
      * (transitively) may make the other waits redundant */

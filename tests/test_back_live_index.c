@@ -180,6 +180,84 @@ static void test_sync_live_tests_bounded(void **state)
     assert_true(big < 40);
 }
 
+/* Three [1,4] chains on DVE, Activation and Pool (the compile-mix3
+ * kernel); with `mixed`, now and then a chain reads its neighbour's tile,
+ * a load refills a tile and a store reads one, so an engine's accesses
+ * change and repeat in irregular runs. */
+static void build_chains3(tir_kernel_t *k, int iters, bool mixed)
+{
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "chains3");
+    int x = BU_T(k, "x", TIR_T_INPUT, ISA_DT_FP32, 1, 4);
+    int o = BU_T(k, "o", TIR_T_OUTPUT, ISA_DT_FP32, 1, 4);
+    int t[3];
+    for (int i = 0; i < 3; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "t%d", i);
+        t[i] = BU_T(k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, 4);
+    }
+    const int engines[] = {ISA_ENG_DVE, ISA_ENG_ACT, ISA_ENG_POOL};
+    uint32_t st = 12345;
+    tir_op_t op;
+    for (int i = 0; i < 3; i++) {
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_full(k, t[i]), op.src[0] = bu_full(k, x), op.nsrc = 1;
+        bu_op(k, &op, "ld");
+    }
+    for (int it = 0; it < iters; it++)
+        for (int c = 0; c < 3; c++) {
+            uint32_t r = mixed ? lcg(&st) % 16 : 99;
+            if (r == 0) {
+                tir_op_init(&op, TIR_LOAD);
+                op.dst = bu_full(k, t[c]), op.src[0] = bu_full(k, x), op.nsrc = 1;
+                bu_op(k, &op, "ld");
+                continue;
+            }
+            if (r == 1) {
+                tir_op_init(&op, TIR_STORE);
+                op.dst = bu_full(k, o), op.src[0] = bu_full(k, t[c]), op.nsrc = 1;
+                bu_op(k, &op, "st");
+                continue;
+            }
+            tir_op_init(&op, TIR_TENSOR_SCALAR);
+            op.dst = bu_full(k, t[c]);
+            op.src[0] = bu_full(k, r < 4 ? t[(c + 1) % 3] : t[c]);
+            op.nsrc = 1;
+            op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 0.5;
+            op.engine = engines[r == 5 ? (c + 1) % 3 : c];
+            bu_op(k, &op, "ts");
+        }
+}
+
+/* The per-engine memo of the last search answers like the plain scan when
+ * accesses repeat, change and come back, with DMAs in between. */
+static void test_sync_memo_matches_scan(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_chains3(&k, 700, true);
+    expect_index_matches_scan(&k, 200);
+    tir_kernel_free(&k);
+}
+
+/* Chains that never meet: each instruction repeats its engine's previous
+ * accesses, so the memo leaves only the producers filed since to test
+ * (two per instruction), where the index tested every other chain's list
+ * in the shared chunk. */
+static void test_sync_chain_tests_bounded(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_chains3(&k, 3000, false);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    uint64_t n = (uint64_t)bu_block(&r)->ninsts;
+    assert_true(n > 9000);
+    assert_true(r.st.sync_tests <= 3 * n);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* ------------------------------------------------ allocator free runs */
 
 /* The lowest g with [g, g + need) free, by looking at every start. */
@@ -295,6 +373,8 @@ int main(void)
         cmocka_unit_test(test_sync_live_index_matches_scan),
         cmocka_unit_test(test_sync_hbm_levels_match_scan),
         cmocka_unit_test(test_sync_live_tests_bounded),
+        cmocka_unit_test(test_sync_memo_matches_scan),
+        cmocka_unit_test(test_sync_chain_tests_bounded),
         cmocka_unit_test(test_fit_runs_matches_bitmap),
         cmocka_unit_test(test_alloc_many_live_lowest_address),
     };
