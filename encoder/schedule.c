@@ -213,11 +213,11 @@ static int insert_nops(bir_block_t *b, const pending_t *p, tpb_err_t *err)
  *
  * HBM has two chunk sizes.  With only 64 KiB chunks, thousands of small
  * transfers to separate rows of one tensor share a chunk and each query
- * tests them all (quadratic).  So an HBM access spanning at most
- * PIX_FINE_MAX 256-byte chunks is filed per fine chunk (level FINE), a
- * larger one per 64 KiB chunk (level BIG), and every non-wide access also
- * per 64 KiB chunk in level ALL.  A small query looks up FINE and BIG, a
- * large one ALL: whatever overlaps it shares a chunk of the level it reads. */
+ * tests them all (quadratic).  So a small HBM access (at most PIX_FINE_MAX
+ * 256-byte chunks) is filed per fine chunk (level FINE) and per 64 KiB
+ * chunk (level SMALL), a larger one per 64 KiB chunk only (level BIG).  A
+ * small query looks up FINE and BIG, a large one BIG and SMALL: whatever
+ * overlaps it shares a chunk of a level it reads. */
 _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
@@ -225,7 +225,7 @@ _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_MEMO_SPAN 64   /* search_memo: at most this many producers since the last search */
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
 #define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
-enum { PIX_FINE, PIX_BIG, PIX_ALL };   /* levels (SBUF and PSUM use FINE only) */
+enum { PIX_FINE, PIX_BIG, PIX_SMALL };   /* levels (SBUF and PSUM use FINE only) */
 
 typedef struct {
     int *v;
@@ -408,18 +408,13 @@ static int pix_ranges(const bir_access_t *a, uint64_t c0, uint64_t c1, bool quer
         return 1;
     }
     uint64_t f0 = (uint64_t)a->lo >> 8, f1 = ((uint64_t)a->hi - 1) >> 8;
-    bool fine = f1 - f0 + 1 <= PIX_FINE_MAX;
-    if (query) {
-        if (!fine) {
-            out[0] = (pix_range_t){PIX_ALL, c0, c1};
-            return 1;
-        }
-        out[0] = (pix_range_t){PIX_FINE, f0, f1};
-        out[1] = (pix_range_t){PIX_BIG, c0, c1};
-        return 2;
+    if (f1 - f0 + 1 > PIX_FINE_MAX) {   /* large: filed once; asks both coarse levels */
+        out[0] = (pix_range_t){PIX_BIG, c0, c1};
+        out[1] = (pix_range_t){PIX_SMALL, c0, c1};
+        return query ? 2 : 1;
     }
-    out[0] = fine ? (pix_range_t){PIX_FINE, f0, f1} : (pix_range_t){PIX_BIG, c0, c1};
-    out[1] = (pix_range_t){PIX_ALL, c0, c1};
+    out[0] = (pix_range_t){PIX_FINE, f0, f1};
+    out[1] = (pix_range_t){query ? PIX_BIG : PIX_SMALL, c0, c1};
     return 2;
 }
 
@@ -693,8 +688,10 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     sync_memo_t *mm = &w->memo[in->engine];
     uint64_t needs;
     /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
-    if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
-        w->np - mm->np <= PIX_MEMO_SPAN && same_accesses(&b->insts[mm->inst], in))
+    if (!w->open[in->engine])
+        needs = 0;   /* every producer implied by what the engine knows: no search */
+    else if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
+             w->np - mm->np <= PIX_MEMO_SPAN && same_accesses(&b->insts[mm->inst], in))
         needs = search_memo(w, b, in, is_dma, mm, kn, need, giver);
     else
         needs = search_scan(w, b, in, is_dma, kn, need, giver, scan_budget);
