@@ -555,7 +555,7 @@ static int rot_record(const rot_t *r)
     return 0;
 }
 
-/* The error for request i at address a; the live tiles listed are the
+/* The error for request r at address a; the live tiles listed are the
  * placed ones (in placement order) whose live range overlaps it. */
 static int place_error(const tir_kernel_t *k, const req_t *r, bir_mloc_t **placed, int np,
                        bool psum, uint64_t a, uint64_t cap, tpb_err_t *err)
@@ -571,7 +571,7 @@ static int place_error(const tir_kernel_t *k, const req_t *r, bir_mloc_t **place
                     live[0] ? live : "none");
 }
 
-/* Whether place_fit gives place_sweep's addresses for reqs: SBUF (one
+/* Whether place_fit gives the sweep's addresses for reqs: SBUF (one
  * alignment, no bank rule), requests in first-use order with non-empty
  * live ranges and sizes.  Then the tiles live at a request's first use
  * are exactly the placed ones not yet ended, they never overlap each
