@@ -25,8 +25,10 @@
  * iteration of each enclosing rolling candidate loop; N = 1 is plain
  * first fit. */
 #include "backend.h"
+#include "alloc_fit.h"
 #include "alloc_order.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -553,12 +555,110 @@ static int rot_record(const rot_t *r)
     return 0;
 }
 
+/* The error for request r at address a; the live tiles listed are the
+ * placed ones (in placement order) whose live range overlaps it. */
+static int place_error(const tir_kernel_t *k, const req_t *r, bir_mloc_t **placed, int np,
+                       bool psum, uint64_t a, uint64_t cap, tpb_err_t *err)
+{
+    char live[512];
+    live_names(r, placed, np, k, live, sizeof live);
+    return tpb_errf(err, "%s allocation failed: tile '%s' (%s) needs %llu bytes per "
+                         "partition while live over ops %d..%d, but only %llu of %llu "
+                         "bytes are free (live: %s)",
+                    psum ? "PSUM" : "SBUF", r->name, r->path[0] ? r->path : "?",
+                    (unsigned long long)r->ml->bytes, r->ml->first_use, r->ml->last_use,
+                    (unsigned long long)(a < cap ? cap - a : 0), (unsigned long long)cap,
+                    live[0] ? live : "none");
+}
+
+/* Whether place_fit gives the sweep's addresses for reqs: SBUF (one
+ * alignment, no bank rule), requests in first-use order with non-empty
+ * live ranges and sizes.  Then the tiles live at a request's first use
+ * are exactly the placed ones not yet ended, they never overlap each
+ * other, and with 64-byte aligned starts two tiles overlap in bytes iff
+ * they share a 64-byte granule; so the lowest feasible address is the
+ * start of the lowest run of free granules long enough. */
+static bool fit_applies(const req_t *reqs, int nr, bool psum, uint64_t cap)
+{
+    if (psum || cap / SBUF_ALIGN >= (uint64_t)INT_MAX / 4)
+        return false;
+    for (int i = 0; i < nr; i++) {
+        const bir_mloc_t *ml = reqs[i].ml;
+        if (ml->bytes == 0 || ml->bytes > cap || ml->first_use > ml->last_use ||
+            (i && ml->first_use < reqs[i - 1].ml->first_use))
+            return false;
+    }
+    return true;
+}
+
+/* A request's last use and index, ordered by both. */
+typedef struct {
+    int last, i;
+} end_t;
+
+static int cmp_end(const void *x, const void *y)
+{
+    const end_t *a = x, *b = y;
+    if (a->last != b->last)
+        return a->last < b->last ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* fit_applies' case of place_pass: the live tiles are kept as used 64-byte
+ * granules in a free-run tree (alloc_fit.h) instead of a list swept per
+ * request; a tile's granules are freed once a request starts after its
+ * last use (the sweep's filter). */
+static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **placed,
+                     uint64_t cap, uint64_t *peak, tpb_err_t *err)
+{
+    fit_runs_t fr;
+    end_t *ends = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *ends);
+    int rc = fit_runs_init(&fr, (int)((cap + SBUF_ALIGN - 1) / SBUF_ALIGN));
+    if (rc || !ends) {
+        fit_runs_free(&fr);
+        free(ends);
+        return tpb_errf(err, "out of memory in the allocator");
+    }
+    for (int i = 0; i < nr; i++)
+        ends[i] = (end_t){reqs[i].ml->last_use, i};
+    qsort(ends, (size_t)nr, sizeof *ends, cmp_end);
+    *peak = 0;
+    for (int i = 0, e = 0; i < nr; i++) {
+        bir_mloc_t *ml = reqs[i].ml;
+        /* ended before this first use: placed already (first-use order) */
+        for (; e < nr && ends[e].last < ml->first_use; e++) {
+            const bir_mloc_t *d = reqs[ends[e].i].ml;
+            fit_runs_set(&fr, (int)(d->addr / SBUF_ALIGN),
+                         (int)((d->addr + d->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN), false);
+        }
+        int need = (int)((ml->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN);
+        uint64_t a = (uint64_t)fit_runs_first(&fr, need) * SBUF_ALIGN;
+        if (a + ml->bytes > cap) {
+            int np = 0;
+            for (int j = 0; j < i; j++)
+                if (reqs[j].ml->last_use >= ml->first_use)
+                    placed[np++] = reqs[j].ml;
+            rc = place_error(k, &reqs[i], placed, np, false, a, cap, err);
+            break;
+        }
+        ml->addr = a;
+        fit_runs_set(&fr, (int)(a / SBUF_ALIGN), (int)(a / SBUF_ALIGN) + need, true);
+        if (a + ml->bytes > *peak)
+            *peak = a + ml->bytes;
+    }
+    fit_runs_free(&fr);
+    free(ends);
+    return rc;
+}
+
 /* One first-fit pass over reqs (first-use order) with their current live
  * ranges. */
 static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **placed,
                       bir_mloc_t **byaddr, bool psum, uint64_t cap, uint64_t *peak,
                       tpb_err_t *err)
 {
+    if (fit_applies(reqs, nr, psum, cap))
+        return place_fit(k, reqs, nr, placed, cap, peak, err);
     int np = 0;
     int rc = 0;
     *peak = 0;
@@ -576,16 +676,7 @@ static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **p
         np = keep;
         uint64_t a = first_fit(&reqs[i], byaddr, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
         if (a + reqs[i].ml->bytes > cap) {
-            char live[512];
-            live_names(&reqs[i], placed, np, k, live, sizeof live);
-            rc = tpb_errf(err, "%s allocation failed: tile '%s' (%s) needs %llu bytes per "
-                               "partition while live over ops %d..%d, but only %llu of %llu "
-                               "bytes are free (live: %s)",
-                          psum ? "PSUM" : "SBUF", reqs[i].name, reqs[i].path[0] ? reqs[i].path : "?",
-                          (unsigned long long)reqs[i].ml->bytes, reqs[i].ml->first_use,
-                          reqs[i].ml->last_use,
-                          (unsigned long long)(a < cap ? cap - a : 0), (unsigned long long)cap,
-                          live[0] ? live : "none");
+            rc = place_error(k, &reqs[i], placed, np, psum, a, cap, err);
             break;
         }
         reqs[i].ml->addr = a;

@@ -72,7 +72,8 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
 int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err);
 /* The same with the scan budget given: after scan_budget producers the
  * dependency search switches to the memory index (same result; tests run
- * both extremes: 0 = always the index, INT_MAX = never). */
+ * both extremes: 0 = always the index (and the per-engine memo), INT_MAX =
+ * the plain scan with no shortcut). */
 int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, tpb_err_t *err);
 /* Semaphore id of a TPB engine / a queue. */
 int sched_engine_sem(int engine);

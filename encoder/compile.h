@@ -67,6 +67,8 @@ typedef struct {
     unsigned histogram[256];              /* bundles per L2 opcode */
     uint32_t engine_opcodes[ISA_ENG_COUNT][8];  /* COLLECT: per-engine opcode set (bitset) */
     unsigned sems, queues, waits, nops;   /* sync summary */
+    uint64_t sync_tests;                  /* overlap tests the synchroniser ran (a work
+                                             count for tests; not printed) */
     uint64_t sbuf_peak, psum_peak;        /* bytes per partition */
     unsigned sbuf_buffers, psum_buffers;  /* rotating buffers the allocator used */
     uint64_t hbm_bytes;

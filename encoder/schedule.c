@@ -1,5 +1,6 @@
-/* schedule.c - engines, DMA queues, dependencies and semaphores.
+/* schedule.c - dependencies and semaphores.
  *
+ * Engines and DMA queues are assigned in sched_queues.c.
  * Semaphore scheme (docs/compiler.md):
  *   - one semaphore per TPB engine (ids 0..4 in the order PE, Activation,
  *     Pool, DVE, SP) counting that engine's completed instructions: every
@@ -23,175 +24,6 @@
 #include <string.h>
 
 #include "hugepage.h"
-
-int sched_engine_sem(int engine)
-{
-    for (int i = 0; i < 5; i++)
-        if ((int)isa_tpb_engines[i] == engine)
-            return i;
-    return -1;
-}
-
-static int pick_engine(const bir_inst_t *in)
-{
-    static const int pref_vector[] = {ISA_ENG_DVE, ISA_ENG_POOL, ISA_ENG_ACT};
-    static const int pref_pool[] = {ISA_ENG_POOL, ISA_ENG_DVE};
-    static const int pref_act[] = {ISA_ENG_ACT};
-    static const int pref_pe[] = {ISA_ENG_PE};
-    static const int pref_any[] = {ISA_ENG_SP, ISA_ENG_POOL, ISA_ENG_ACT, ISA_ENG_DVE, ISA_ENG_PE};
-    const int *pref;
-    int n;
-    switch (isa_ops[in->isa.op].cls) {
-    case ISA_CLASS_MATMUL: pref = pref_pe, n = 1; break;
-    case ISA_CLASS_ACT: pref = pref_act, n = 1; break;
-    case ISA_CLASS_POOL: pref = pref_pool, n = 2; break;
-    case ISA_CLASS_VECTOR: pref = pref_vector, n = 3; break;
-    default: pref = pref_any, n = 5; break;
-    }
-    for (int i = 0; i < n; i++)
-        if (in->engines & (1u << pref[i]))
-            return pref[i];
-    return ISA_ENG_UNASSIGNED;
-}
-
-int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
-{
-    bir_block_t *b = bir_main_block(m);
-    for (int i = 0; i < b->ninsts; i++) {
-        bir_inst_t *in = &b->insts[i];
-        if (in->dma_group >= 0) {
-            /* descriptors and trigger issue from one engine: SP unless pinned */
-            if (in->engine == ISA_ENG_UNASSIGNED)
-                in->engine = ISA_ENG_SP;
-        } else if (in->engine == ISA_ENG_UNASSIGNED) {
-            in->engine = pick_engine(in);
-        }
-        if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
-            !(isa_ops[in->isa.op].engines & (1u << in->engine)))
-            return tpb_errf(err, "instruction %d '%s' (%s, %s): %s cannot run on %s", i, in->name,
-                            in->src ? in->src : "", isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
-                            in->engine == ISA_ENG_UNASSIGNED
-                                ? "any engine"
-                                : isa_engine_name((isa_engine_t)in->engine));
-    }
-    return 0;
-}
-
-/* Queue spreading (docs/compiler.md): SP, the DMA issuer unless an op
- * pins another engine, spreads its transfers round-robin in program order
- * over one queue per DMA ring (dma_engines = 16: qSyncIO0..qSyncIO15, DMA
- * overview: 16 queues per engine, a transfer uses one queue id on all 16
- * engines); another issuing engine alternates between two queues. */
-static void queue_name(int engine, int k, char *out, size_t len)
-{
-    const char *base;
-    switch (engine) {
-    case ISA_ENG_SP: base = "qSyncIO"; break;
-    case ISA_ENG_ACT: base = "qActIO"; break;
-    case ISA_ENG_POOL: base = "qGpSimdIO"; break;
-    case ISA_ENG_DVE: base = "qVectorIO"; break;
-    default: base = "qPEIO"; break;
-    }
-    snprintf(out, len, "%s%d", base, k);
-}
-
-#define QUEUES_PER_OTHER_ENGINE 2
-#define SP_RINGS_MAX 16
-
-static unsigned queues_for(const tpb_target_t *t, int engine)
-{
-    if (engine != ISA_ENG_SP)
-        return QUEUES_PER_OTHER_ENGINE;
-    unsigned n = t->dma_engines < SP_RINGS_MAX ? t->dma_engines : SP_RINGS_MAX;
-    return n ? n : 1;
-}
-
-static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, tpb_err_t *err)
-{
-    char name[32];
-    queue_name(engine, k, name, sizeof name);
-    for (int q = 0; q < m->nqueues; q++)
-        if (strcmp(m->queues[q].name, name) == 0)
-            return q;
-    if (m->nqueues >= BIR_MAX_QUEUES || (unsigned)m->nqueues >= t->dma_queues ||
-        m->nsems >= BIR_MAX_SEMS)
-        return tpb_errf(err, "out of DMA queues");
-    bir_queue_t *q = &m->queues[m->nqueues];
-    q->id = m->nqueues;
-    snprintf(q->name, sizeof q->name, "%s", name);
-    q->engine = engine;
-    q->semaphore = m->nsems;
-    m->sems[m->nsems].id = m->nsems;
-    snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "%s", name);
-    m->nsems++;
-    return m->nqueues++;
-}
-
-int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
-{
-    return sched_assign_queues_rr(m, t, NULL, 0, 0, err);
-}
-
-int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
-                           int nev, int nslots, tpb_err_t *err)
-{
-    int (*slots)[ISA_ENG_COUNT] = nslots > 0 ? calloc((size_t)nslots, sizeof *slots) : NULL;
-    if (nslots > 0 && !slots)
-        return tpb_errf(err, "out of memory assigning DMA queues");
-    int nextev = 0;
-    /* engine semaphores first: ids 0..4; then the collective slots (ids
-     * BIR_COLL_SEM0.., the same on every core: peers name them) */
-    m->nsems = 5;
-    for (int i = 0; i < 5; i++) {
-        m->sems[i].id = i;
-        snprintf(m->sems[i].name, sizeof m->sems[i].name, "%s", isa_engine_name(isa_tpb_engines[i]));
-    }
-    for (int i = 0; i < m->coll_sems && m->nsems < BIR_MAX_SEMS; i++, m->nsems++) {
-        m->sems[m->nsems].id = m->nsems;
-        if (i == 0)
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone");
-        else
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+%d", i);
-    }
-    bir_block_t *b = bir_main_block(m);
-    int rr[ISA_ENG_COUNT] = {0};
-    int cur_group = -1, cur_q = -1;
-    /* get_queue's answer per (engine, k), once known: queue names do not
-     * change here, so the lookup by name is done once per queue */
-    int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
-    memset(known_q, -1, sizeof known_q);
-    for (int i = 0; i < b->ninsts; i++) {
-        bir_inst_t *in = &b->insts[i];
-        if (in->dma_group < 0)
-            continue;
-        if (in->dma_group != cur_group) {
-            cur_group = in->dma_group;
-            for (; nextev < nev && ev[nextev].op <= in->tir_op; nextev++) {
-                if (ev[nextev].save)
-                    memcpy(slots[ev[nextev].slot], rr, sizeof rr);
-                else
-                    memcpy(rr, slots[ev[nextev].slot], sizeof rr);
-            }
-            int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
-            int *kq = &known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
-            cur_q = *kq >= 0 ? *kq : get_queue(m, t, in->engine, k, err);
-            if (cur_q < 0) {
-                free(slots);
-                return -1;
-            }
-            *kq = cur_q;
-        }
-        in->queue = cur_q;
-        if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
-            in->isa.f.DDESC.queue = (uint32_t)cur_q;
-        else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-            in->isa.f.DIND.queue = (uint32_t)cur_q;
-        else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-            in->isa.f.DTRIG.queue = (uint32_t)cur_q;
-    }
-    free(slots);
-    return 0;
-}
 
 /* A completed producer: which semaphore reaches which value. */
 typedef struct {
@@ -380,11 +212,23 @@ static int insert_nops(bir_module_t *m, bir_block_t *b, const pending_t *p, tpb_
  * known); the index just skips producers that cannot overlap.  Accesses
  * wider than PIX_WIDE_CHUNKS chunks (huge HBM ranges, the all-of-HBM range
  * of a barrier) are filed once, in a per-space "wide" list that every query
- * of that space also scans, and such an access asks every producer. */
+ * of that space also scans, and such an access asks every producer.
+ *
+ * HBM has two chunk sizes.  With only 64 KiB chunks, thousands of small
+ * transfers to separate rows of one tensor share a chunk and each query
+ * tests them all (quadratic).  So a small HBM access (at most PIX_FINE_MAX
+ * 256-byte chunks) is filed per fine chunk (level FINE) and per 64 KiB
+ * chunk (level SMALL), a larger one per 64 KiB chunk only (level BIG).  A
+ * small query looks up FINE and BIG, a large one BIG and SMALL: whatever
+ * overlaps it shares a chunk of a level it reads. */
 _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
+#define PIX_FAR_FACTOR 4   /* more than 4 budgets of producers to scan: the index at once */
+#define PIX_MEMO_SPAN 64   /* search_memo: at most this many producers since the last search */
 #define PIX_WIDE_CHUNK ((1ull << 56) - 1)
+#define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
+enum { PIX_FINE, PIX_BIG, PIX_SMALL };   /* levels (SBUF and PSUM use FINE only) */
 
 typedef struct {
     int *v;
@@ -407,9 +251,9 @@ typedef struct {
 
 static unsigned chunk_shift(unsigned space) { return space == ISA_SPACE_HBM ? 16 : 8; }
 
-static uint64_t pix_key(unsigned space, uint64_t chunk, bool write)
+static uint64_t pix_key(unsigned space, unsigned level, uint64_t chunk, bool write)
 {
-    return (((chunk << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
+    return (((((chunk << 2) | level) << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
 }
 
 static size_t pix_hash(uint64_t k, size_t cap)
@@ -551,6 +395,32 @@ static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
     return *c1 - *c0 >= PIX_WIDE_CHUNKS;
 }
 
+/* Chunks c0..c1 of one index level. */
+typedef struct {
+    unsigned level;
+    uint64_t c0, c1;
+} pix_range_t;
+
+/* The chunk ranges a non-wide access (chunks c0..c1 of chunk_shift) is
+ * filed under (query false) or looked up in (query true); how many. */
+static int pix_ranges(const bir_access_t *a, uint64_t c0, uint64_t c1, bool query,
+                      pix_range_t *out)
+{
+    if (a->space != ISA_SPACE_HBM) {
+        out[0] = (pix_range_t){PIX_FINE, c0, c1};
+        return 1;
+    }
+    uint64_t f0 = (uint64_t)a->lo >> 8, f1 = ((uint64_t)a->hi - 1) >> 8;
+    if (f1 - f0 + 1 > PIX_FINE_MAX) {   /* large: filed once; asks both coarse levels */
+        out[0] = (pix_range_t){PIX_BIG, c0, c1};
+        out[1] = (pix_range_t){PIX_SMALL, c0, c1};
+        return query ? 2 : 1;
+    }
+    out[0] = (pix_range_t){PIX_FINE, f0, f1};
+    out[1] = (pix_range_t){query ? PIX_BIG : PIX_SMALL, c0, c1};
+    return 2;
+}
+
 /* File producer p (semaphore sem) under every chunk its accesses touch. */
 static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
 {
@@ -560,13 +430,26 @@ static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix
             continue;   /* touches nothing */
         uint64_t c0, c1;
         if (access_wide(ac, &c0, &c1)) {
-            pix_append(x, pix_key(ac->space, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx);
+            pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx);
             continue;
         }
-        for (uint64_t c = c0; c <= c1; c++)
-            pix_append(x, pix_key(ac->space, c, ac->write), sem, p, in, ctx);
+        pix_range_t rg[2];
+        int nr = pix_ranges(ac, c0, c1, false, rg);
+        for (int r = 0; r < nr; r++)
+            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
+                pix_append(x, pix_key(ac->space, rg[r].level, c, ac->write), sem, p, in, ctx);
     }
 }
+
+/* An engine's last dependency search (search_memo). */
+typedef struct {
+    int inst;                        /* the instruction searched; -1: none yet */
+    bool is_dma;
+    int np;                          /* producers 0..np-1 were searched */
+    uint64_t found;                  /* semaphores with a producer (val, giver) */
+    uint32_t val[BIR_MAX_SEMS];
+    int giver[BIR_MAX_SEMS];
+} sync_memo_t;
 
 /* Per-walk state of sched_synchronise. */
 typedef struct {
@@ -580,8 +463,10 @@ typedef struct {
     bool used[ISA_ENG_COUNT];
     int np;
     unsigned waits, nops;
+    uint64_t tests;                  /* conflicts() calls (enc_stats_t sync_tests) */
     pending_t pending;
     pindex_t index;
+    sync_memo_t memo[ISA_ENG_COUNT];
 } sync_walk_t;
 
 static void walk_free(sync_walk_t *w)
@@ -598,6 +483,8 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 {
     memset(w, 0, sizeof *w);
     w->nsems = nsems;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        w->memo[e].inst = -1;
     size_t np = (size_t)(n > 0 ? n : 1);
     w->prods = calloc(np, sizeof *w->prods);
     w->snaps = calloc(np * (size_t)(nsems > 0 ? nsems : 1), sizeof *w->snaps);
@@ -611,14 +498,14 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 
 /* Newest producer in list l above *lim that conflicts with in (accesses
  * ax); whether one was found. */
-static bool scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                       const ivec_t *l, uint32_t *lim, int *giver)
 {
     for (int k = l->n - 1; k >= 0; k--) {
         const prod_t *pr = &w->prods[l->v[k]];
         if (pr->tok.value <= *lim)
             return false;   /* older entries have smaller values */
-        if (conflicts(ax, &b->insts[pr->inst])) {
+        if (w->tests++, conflicts(ax, &b->insts[pr->inst])) {
             *lim = pr->tok.value;
             *giver = l->v[k];
             return true;
@@ -630,7 +517,7 @@ static bool scan_list(const sync_walk_t *w, const bir_block_t *b, const accs_t *
 /* Scan every non-empty semaphore list of bucket b (NULL: no producer
  * there) but the own one (bit `own_bit`); the semaphores that found a
  * producer. */
-static uint64_t scan_bucket(const sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
                             const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
     uint64_t found = 0;
@@ -671,7 +558,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
                     continue;   /* same engine, in order */
                 for (uint32_t v = w->count[s]; v > lim[s]; v--) {
                     int p = w->by_val[s][v];
-                    if (conflicts(ax, &b->insts[w->prods[p].inst])) {
+                    if (w->tests++, conflicts(ax, &b->insts[w->prods[p].inst])) {
                         lim[s] = v, g[s] = p;
                         set |= 1ull << s;
                         break;
@@ -680,14 +567,20 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             }
             continue;
         }
+        pix_range_t rg[2];
+        int nr = pix_ranges(ac, c0, c1, true, rg);
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,
-                               pix_bucket(&w->index, pix_key(ac->space, PIX_WIDE_CHUNK, kind), false),
+                               pix_bucket(&w->index,
+                                          pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, kind), false),
                                own_bit, lim, g);
-            for (uint64_t c = c0; c <= c1; c++)
-                set |= scan_bucket(w, b, ax, pix_bucket(&w->index, pix_key(ac->space, c, kind), false),
-                                   own_bit, lim, g);
+            for (int r = 0; r < nr; r++)
+                for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
+                    set |= scan_bucket(w, b, ax,
+                                       pix_bucket(&w->index, pix_key(ac->space, rg[r].level, c, kind),
+                                                  false),
+                                       own_bit, lim, g);
         }
     }
     for (uint64_t q = set; q; q &= q - 1) {   /* the semaphores with g[s] >= 0 */
@@ -708,6 +601,83 @@ static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn)
     return open;
 }
 
+/* The dependency search of instruction in: per semaphore s, the newest
+ * conflicting producer (giver[s]) whose value (need[s]) is above what the
+ * engine knows (kn); bit s of the result: one was found.  A backward scan
+ * over the producers, switching to the index after scan_budget of them. */
+static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
+                            int scan_budget)
+{
+    accs_t ax;
+    ax.n = -1;   /* loaded at the first test: many instructions test none */
+    /* scan back only while some older producer is not yet implied by what
+     * this engine knows or already needs */
+    uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
+    int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
+    /* a range far past the budget is rarely cut short by what the scan
+     * finds: go to the index at once (the answer is the same) */
+    int budget = (int64_t)w->np - stop > PIX_FAR_FACTOR * (int64_t)scan_budget ? 0 : scan_budget;
+    for (int p = w->np - 1; p >= stop; p--) {
+        if (--budget < 0 && !w->index.oom) {
+            /* a long way back: ask the index instead (same answer) */
+            memset(need, 0, BIR_MAX_SEMS * sizeof *need);
+            if (ax.n < 0)
+                accs_load(&ax, in);
+            return search_index(w, b, in, &ax, is_dma, kn, need, giver);
+        }
+        const prod_t *pr = &w->prods[p];
+        uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
+        if (thr >= pr->tok.value)
+            continue;   /* implied by a later producer on the same semaphore */
+        if (!pr->is_dma && !is_dma && pr->engine == in->engine)
+            continue;   /* same engine, in order */
+        if (ax.n < 0)
+            accs_load(&ax, in);
+        if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
+            need[pr->tok.sem] = pr->tok.value;
+            giver[pr->tok.sem] = p;
+            needs |= 1ull << pr->tok.sem;
+            stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
+        }
+    }
+    return needs;
+}
+
+/* The search of an instruction with exactly the accesses (and the DMA-ness)
+ * of this engine's previous search, memo m: among the producers m saw, the
+ * newest conflicting one per semaphore is m's answer, still needed if above
+ * what the engine knows now (known only grows); only the producers filed
+ * since are tested.  A chain of instructions repeating their tiles (a loop
+ * body on one engine) thus tests a few producers instead of a search. */
+static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            bool is_dma, const sync_memo_t *m, const uint32_t *kn, uint32_t *need,
+                            int *giver)
+{
+    uint64_t needs = 0;
+    for (uint64_t q = m->found; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (m->val[s] > kn[s])
+            need[s] = m->val[s], giver[s] = m->giver[s], needs |= 1ull << s;
+    }
+    accs_t ax;
+    ax.n = -1;
+    for (int p = w->np - 1; p >= m->np; p--) {   /* newest first, as the scan */
+        const prod_t *pr = &w->prods[p];
+        uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
+        if (thr >= pr->tok.value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
+            continue;
+        if (ax.n < 0)
+            accs_load(&ax, in);
+        if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
+            need[pr->tok.sem] = pr->tok.value;
+            giver[pr->tok.sem] = p;
+            needs |= 1ull << pr->tok.sem;
+        }
+    }
+    return needs;
+}
+
 /* Waits and the completion update of instruction i (in place). */
 static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int scan_budget)
 {
@@ -718,36 +688,20 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     uint32_t need[BIR_MAX_SEMS] = {0};
     int giver[BIR_MAX_SEMS];
     uint32_t *kn = w->known[in->engine];
-    accs_t ax;
-    ax.n = -1;   /* loaded at the first test: many instructions test none */
-    /* scan back only while some older producer is not yet implied by what
-     * this engine knows or already needs */
-    uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
-    int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
-    int budget = scan_budget;
-    for (int p = w->np - 1; p >= stop; p--) {
-        if (--budget < 0 && !w->index.oom) {
-            /* a long way back: ask the index instead (same answer) */
-            memset(need, 0, sizeof need);
-            if (ax.n < 0)
-                accs_load(&ax, in);
-            needs = search_index(w, b, in, &ax, is_dma, kn, need, giver);
-            break;
-        }
-        const prod_t *pr = &w->prods[p];
-        uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
-        if (thr >= pr->tok.value)
-            continue;   /* implied by a later producer on the same semaphore */
-        if (!pr->is_dma && !is_dma && pr->engine == in->engine)
-            continue;   /* same engine, in order */
-        if (ax.n < 0)
-            accs_load(&ax, in);
-        if (conflicts(&ax, &b->insts[pr->inst])) {
-            need[pr->tok.sem] = pr->tok.value;
-            giver[pr->tok.sem] = p;
-            needs |= 1ull << pr->tok.sem;
-            stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
-        }
+    sync_memo_t *mm = &w->memo[in->engine];
+    uint64_t needs;
+    /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
+    if (!w->open[in->engine])
+        needs = 0;   /* every producer implied by what the engine knows: no search */
+    else if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
+             w->np - mm->np <= PIX_MEMO_SPAN && same_accesses(&b->insts[mm->inst], in))
+        needs = search_memo(w, b, in, is_dma, mm, kn, need, giver);
+    else
+        needs = search_scan(w, b, in, is_dma, kn, need, giver, scan_budget);
+    mm->inst = i, mm->is_dma = is_dma, mm->np = w->np, mm->found = needs;
+    for (uint64_t q = needs; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        mm->val[s] = need[s], mm->giver[s] = giver[s];
     }
     /* wait for the strongest producer first: what its completion implies
      * (transitively) may make the other waits redundant */
@@ -870,6 +824,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         st->queues = (unsigned)m->nqueues;
         st->waits = w.waits;
         st->nops = w.nops;
+        st->sync_tests = w.tests;
     }
     walk_free(&w);
     return rc;

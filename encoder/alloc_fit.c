@@ -1,0 +1,109 @@
+/* alloc_fit.c - free runs of granules (alloc_fit.h). */
+#include "alloc_fit.h"
+
+#include <stdlib.h>
+
+enum { NONE = -1, FREE = 0, USED = 1 };
+
+static void apply(fit_runs_t *r, int node, int len, int v)
+{
+    int f = v == USED ? 0 : len;
+    r->pre[node] = r->suf[node] = r->best[node] = f;
+    r->lazy[node] = (signed char)v;
+}
+
+static void push(fit_runs_t *r, int node, int lo, int mid, int hi)
+{
+    if (r->lazy[node] == NONE)
+        return;
+    apply(r, 2 * node, mid - lo, r->lazy[node]);
+    apply(r, 2 * node + 1, hi - mid, r->lazy[node]);
+    r->lazy[node] = NONE;
+}
+
+static int max3(int a, int b, int c)
+{
+    int m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+static void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
+{
+    int L = 2 * node, R = L + 1;
+    r->pre[node] = r->pre[L] == mid - lo ? mid - lo + r->pre[R] : r->pre[L];
+    r->suf[node] = r->suf[R] == hi - mid ? hi - mid + r->suf[L] : r->suf[R];
+    r->best[node] = max3(r->best[L], r->best[R], r->suf[L] + r->pre[R]);
+}
+
+int fit_runs_init(fit_runs_t *r, int n)
+{
+    r->n = n > 0 ? n : 1;
+    size_t nodes = 4 * (size_t)r->n;
+    r->pre = malloc(nodes * sizeof *r->pre);
+    r->suf = malloc(nodes * sizeof *r->suf);
+    r->best = malloc(nodes * sizeof *r->best);
+    r->lazy = malloc(nodes);
+    if (!r->pre || !r->suf || !r->best || !r->lazy)
+        return -1;
+    apply(r, 1, r->n, FREE);   /* children are set when first pushed into */
+    return 0;
+}
+
+void fit_runs_free(fit_runs_t *r)
+{
+    free(r->pre), free(r->suf), free(r->best), free(r->lazy);
+    r->pre = r->suf = r->best = NULL;
+    r->lazy = NULL;
+}
+
+static void set_rec(fit_runs_t *r, int node, int lo, int hi, int a, int b, int v)
+{
+    if (b <= lo || hi <= a)
+        return;
+    if (a <= lo && hi <= b) {
+        apply(r, node, hi - lo, v);
+        return;
+    }
+    int mid = lo + (hi - lo) / 2;
+    push(r, node, lo, mid, hi);
+    set_rec(r, 2 * node, lo, mid, a, b, v);
+    set_rec(r, 2 * node + 1, mid, hi, a, b, v);
+    pull(r, node, lo, mid, hi);
+}
+
+void fit_runs_set(fit_runs_t *r, int lo, int hi, bool used)
+{
+    if (lo < 0)
+        lo = 0;
+    if (hi > r->n)
+        hi = r->n;
+    if (lo < hi)
+        set_rec(r, 1, 0, r->n, lo, hi, used ? USED : FREE);
+}
+
+/* Leftmost start of `need` free granules inside node (best >= need).  A
+ * node with a pending assignment is all free (best >= need > 0) or all
+ * used (never entered), so its stale children are never read. */
+static int first_rec(const fit_runs_t *r, int node, int lo, int hi, int need)
+{
+    while (r->best[node] < hi - lo) {   /* not all free */
+        int mid = lo + (hi - lo) / 2, L = 2 * node, R = L + 1;
+        if (r->best[L] >= need) {
+            node = L, hi = mid;
+        } else if (r->suf[L] + r->pre[R] >= need) {
+            return mid - r->suf[L];
+        } else {
+            node = R, lo = mid;
+        }
+    }
+    return lo;
+}
+
+int fit_runs_first(const fit_runs_t *r, int need)
+{
+    if (need <= 0)
+        return 0;
+    if (r->best[1] >= need)
+        return first_rec(r, 1, 0, r->n, need);
+    return r->n - r->suf[1];   /* the free run at the end, continued past n */
+}

@@ -1,0 +1,26 @@
+/* alloc_fit.h - free runs of fixed-size granules (encoder/alloc.c: first
+ * fit over many live SBUF tiles without sweeping them all per tile). */
+#ifndef TPB_ALLOC_FIT_H
+#define TPB_ALLOC_FIT_H
+
+#include <stdbool.h>
+
+/* Granules 0..n-1, each free or used (all free at first); everything at n
+ * and beyond counts as free.  A segment tree: per node the free run at its
+ * start, at its end and the longest inside, and a pending assignment. */
+typedef struct {
+    int n;
+    int *pre, *suf, *best;
+    signed char *lazy;   /* -1 none, 0 free, 1 used: the whole node */
+} fit_runs_t;
+
+/* 0, or -1 when out of memory (r is then safe to free). */
+int fit_runs_init(fit_runs_t *r, int n);
+void fit_runs_free(fit_runs_t *r);
+/* Mark granules [lo, hi) (clipped to 0..n) used or free. */
+void fit_runs_set(fit_runs_t *r, int lo, int hi, bool used);
+/* The lowest g such that granules [g, g + need) are all free (need 0: 0).
+ * O(log n). */
+int fit_runs_first(const fit_runs_t *r, int need);
+
+#endif

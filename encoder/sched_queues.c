@@ -1,0 +1,177 @@
+/* sched_queues.c - engines and DMA queues of the instructions
+ * (docs/compiler.md "Engines and queues"); the synchronisation that follows
+ * is in schedule.c. */
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sched_engine_sem(int engine)
+{
+    for (int i = 0; i < 5; i++)
+        if ((int)isa_tpb_engines[i] == engine)
+            return i;
+    return -1;
+}
+
+static int pick_engine(const bir_inst_t *in)
+{
+    static const int pref_vector[] = {ISA_ENG_DVE, ISA_ENG_POOL, ISA_ENG_ACT};
+    static const int pref_pool[] = {ISA_ENG_POOL, ISA_ENG_DVE};
+    static const int pref_act[] = {ISA_ENG_ACT};
+    static const int pref_pe[] = {ISA_ENG_PE};
+    static const int pref_any[] = {ISA_ENG_SP, ISA_ENG_POOL, ISA_ENG_ACT, ISA_ENG_DVE, ISA_ENG_PE};
+    const int *pref;
+    int n;
+    switch (isa_ops[in->isa.op].cls) {
+    case ISA_CLASS_MATMUL: pref = pref_pe, n = 1; break;
+    case ISA_CLASS_ACT: pref = pref_act, n = 1; break;
+    case ISA_CLASS_POOL: pref = pref_pool, n = 2; break;
+    case ISA_CLASS_VECTOR: pref = pref_vector, n = 3; break;
+    default: pref = pref_any, n = 5; break;
+    }
+    for (int i = 0; i < n; i++)
+        if (in->engines & (1u << pref[i]))
+            return pref[i];
+    return ISA_ENG_UNASSIGNED;
+}
+
+int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
+{
+    bir_block_t *b = bir_main_block(m);
+    for (int i = 0; i < b->ninsts; i++) {
+        bir_inst_t *in = &b->insts[i];
+        if (in->dma_group >= 0) {
+            /* descriptors and trigger issue from one engine: SP unless pinned */
+            if (in->engine == ISA_ENG_UNASSIGNED)
+                in->engine = ISA_ENG_SP;
+        } else if (in->engine == ISA_ENG_UNASSIGNED) {
+            in->engine = pick_engine(in);
+        }
+        if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
+            !(isa_ops[in->isa.op].engines & (1u << in->engine)))
+            return tpb_errf(err, "instruction %d '%s' (%s, %s): %s cannot run on %s", i, in->name,
+                            in->src ? in->src : "", isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
+                            in->engine == ISA_ENG_UNASSIGNED
+                                ? "any engine"
+                                : isa_engine_name((isa_engine_t)in->engine));
+    }
+    return 0;
+}
+
+/* Queue spreading (docs/compiler.md): SP, the DMA issuer unless an op
+ * pins another engine, spreads its transfers round-robin in program order
+ * over one queue per DMA ring (dma_engines = 16: qSyncIO0..qSyncIO15, DMA
+ * overview: 16 queues per engine, a transfer uses one queue id on all 16
+ * engines); another issuing engine alternates between two queues. */
+static void queue_name(int engine, int k, char *out, size_t len)
+{
+    const char *base;
+    switch (engine) {
+    case ISA_ENG_SP: base = "qSyncIO"; break;
+    case ISA_ENG_ACT: base = "qActIO"; break;
+    case ISA_ENG_POOL: base = "qGpSimdIO"; break;
+    case ISA_ENG_DVE: base = "qVectorIO"; break;
+    default: base = "qPEIO"; break;
+    }
+    snprintf(out, len, "%s%d", base, k);
+}
+
+#define QUEUES_PER_OTHER_ENGINE 2
+#define SP_RINGS_MAX 16
+
+static unsigned queues_for(const tpb_target_t *t, int engine)
+{
+    if (engine != ISA_ENG_SP)
+        return QUEUES_PER_OTHER_ENGINE;
+    unsigned n = t->dma_engines < SP_RINGS_MAX ? t->dma_engines : SP_RINGS_MAX;
+    return n ? n : 1;
+}
+
+static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, tpb_err_t *err)
+{
+    char name[32];
+    queue_name(engine, k, name, sizeof name);
+    for (int q = 0; q < m->nqueues; q++)
+        if (strcmp(m->queues[q].name, name) == 0)
+            return q;
+    if (m->nqueues >= BIR_MAX_QUEUES || (unsigned)m->nqueues >= t->dma_queues ||
+        m->nsems >= BIR_MAX_SEMS)
+        return tpb_errf(err, "out of DMA queues");
+    bir_queue_t *q = &m->queues[m->nqueues];
+    q->id = m->nqueues;
+    snprintf(q->name, sizeof q->name, "%s", name);
+    q->engine = engine;
+    q->semaphore = m->nsems;
+    m->sems[m->nsems].id = m->nsems;
+    snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "%s", name);
+    m->nsems++;
+    return m->nqueues++;
+}
+
+int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
+{
+    return sched_assign_queues_rr(m, t, NULL, 0, 0, err);
+}
+
+int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
+                           int nev, int nslots, tpb_err_t *err)
+{
+    int (*slots)[ISA_ENG_COUNT] = nslots > 0 ? calloc((size_t)nslots, sizeof *slots) : NULL;
+    if (nslots > 0 && !slots)
+        return tpb_errf(err, "out of memory assigning DMA queues");
+    int nextev = 0;
+    /* engine semaphores first: ids 0..4; then the collective slots (ids
+     * BIR_COLL_SEM0.., the same on every core: peers name them) */
+    m->nsems = 5;
+    for (int i = 0; i < 5; i++) {
+        m->sems[i].id = i;
+        snprintf(m->sems[i].name, sizeof m->sems[i].name, "%s", isa_engine_name(isa_tpb_engines[i]));
+    }
+    for (int i = 0; i < m->coll_sems && m->nsems < BIR_MAX_SEMS; i++, m->nsems++) {
+        m->sems[m->nsems].id = m->nsems;
+        if (i == 0)
+            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone");
+        else
+            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+%d", i);
+    }
+    bir_block_t *b = bir_main_block(m);
+    int rr[ISA_ENG_COUNT] = {0};
+    int cur_group = -1, cur_q = -1;
+    /* get_queue's answer per (engine, k), once known: queue names do not
+     * change here, so the lookup by name is done once per queue */
+    int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
+    memset(known_q, -1, sizeof known_q);
+    for (int i = 0; i < b->ninsts; i++) {
+        bir_inst_t *in = &b->insts[i];
+        if (in->dma_group < 0)
+            continue;
+        if (in->dma_group != cur_group) {
+            cur_group = in->dma_group;
+            for (; nextev < nev && ev[nextev].op <= in->tir_op; nextev++) {
+                if (ev[nextev].save)
+                    memcpy(slots[ev[nextev].slot], rr, sizeof rr);
+                else
+                    memcpy(rr, slots[ev[nextev].slot], sizeof rr);
+            }
+            int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
+            int *kq = &known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
+            cur_q = *kq >= 0 ? *kq : get_queue(m, t, in->engine, k, err);
+            if (cur_q < 0) {
+                free(slots);
+                return -1;
+            }
+            *kq = cur_q;
+        }
+        in->queue = cur_q;
+        if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
+            in->isa.f.DDESC.queue = (uint32_t)cur_q;
+        else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+            in->isa.f.DIND.queue = (uint32_t)cur_q;
+        else if (in->isa.op == ISA_OP_DMA_TRIGGER)
+            in->isa.f.DTRIG.queue = (uint32_t)cur_q;
+    }
+    free(slots);
+    return 0;
+}

@@ -1,0 +1,382 @@
+/* Many tiles live at once (issue #16, compile-live): the synchroniser's
+ * two-level HBM index and the allocator's placement index must give
+ * exactly the answers of the plain scans they shortcut, and their work
+ * per instruction / per tile must not grow with the number of live tiles
+ * (counted, not timed). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "alloc_fit.h"
+#include "back_util.h"
+
+static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
+
+static uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+/* The compile-live kernel: n [1,4] tiles, each loaded from its own row of
+ * a, then all stored to their rows of out. */
+static void build_live(tir_kernel_t *k, int n)
+{
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "live");
+    int a = BU_T(k, "a", TIR_T_INPUT, ISA_DT_FP32, n, 4);
+    int out = BU_T(k, "out", TIR_T_OUTPUT, ISA_DT_FP32, n, 4);
+    int *t = malloc((size_t)n * sizeof *t);
+    assert_non_null(t);
+    for (int i = 0; i < n; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "t%d", i);
+        t[i] = BU_T(k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, 4);
+    }
+    tir_op_t op;
+    for (int i = 0; i < n; i++) {
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_full(k, t[i]);
+        op.src[0] = bu_ap(a, (int64_t)4 * i, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)4);
+        op.nsrc = 1;
+        bu_op(k, &op, "ld");
+    }
+    for (int i = 0; i < n; i++) {
+        tir_op_init(&op, TIR_STORE);
+        op.dst = bu_ap(out, (int64_t)4 * i, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)4);
+        op.src[0] = bu_full(k, t[i]);
+        op.nsrc = 1;
+        bu_op(k, &op, "st");
+    }
+    free(t);
+}
+
+/* Loads and stores of random widths (16 B to 32 KiB, so HBM accesses on
+ * both sides of the fine/coarse split and across 64 KiB chunks) at random
+ * offsets of two HBM tensors, with DVE/Pool/Act work on the tiles. */
+static void build_random_hbm(tir_kernel_t *k, uint32_t seed, int nops)
+{
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "hbm_mix");
+    const int64_t cols = 1 << 16;   /* 256 KiB per row */
+    int a = BU_T(k, "a", TIR_T_INPUT, ISA_DT_FP32, 4, cols);
+    int out = BU_T(k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 4, cols);
+    static const int64_t widths[] = {4, 16, 64, 256, 1024, 1088, 4096, 8192};
+    int t[8];
+    for (int i = 0; i < 8; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "t%d", i);
+        t[i] = BU_T(k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, widths[i]);
+    }
+    const int engines[] = {ISA_ENG_DVE, ISA_ENG_ACT, ISA_ENG_POOL};
+    uint32_t st = seed * 2654435761u;
+    tir_op_t op;
+    for (int i = 0; i < nops; i++) {
+        int ti = (int)(lcg(&st) % 8);
+        int64_t w = widths[ti];
+        int64_t row = (int64_t)(lcg(&st) % 4), col = (int64_t)(lcg(&st) % (uint32_t)(cols - w + 1));
+        uint32_t r = lcg(&st) % 8;
+        if (r < 3) {
+            tir_op_init(&op, TIR_LOAD);
+            op.dst = bu_full(k, t[ti]);
+            op.src[0] = bu_ap(lcg(&st) & 1 ? a : out, row * cols + col, 2, cols, (int64_t)1,
+                              (int64_t)1, w);
+            op.nsrc = 1;
+            bu_op(k, &op, "ld");
+        } else if (r < 6) {
+            tir_op_init(&op, TIR_STORE);
+            op.dst = bu_ap(out, row * cols + col, 2, cols, (int64_t)1, (int64_t)1, w);
+            op.src[0] = bu_full(k, t[ti]);
+            op.nsrc = 1;
+            bu_op(k, &op, "st");
+        } else {
+            tir_op_init(&op, TIR_TENSOR_SCALAR);
+            op.dst = bu_full(k, t[ti]), op.src[0] = bu_full(k, t[ti]), op.nsrc = 1;
+            op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0;
+            op.engine = engines[lcg(&st) % 3];
+            bu_op(k, &op, "ts");
+        }
+    }
+}
+
+static int lower_and_sync(bu_run_t *r, const tir_kernel_t *k, int budget)
+{
+    if (bu_lower(r, k, trn2(), false))
+        return -1;
+    if (sched_assign_engines(&r->m, &r->err) || sched_assign_queues(&r->m, trn2(), &r->err))
+        return -1;
+    return sched_synchronise_budget(&r->m, &r->st, budget, &r->err);
+}
+
+/* Index-only and scan-only synchronisation give the same headers. */
+static void expect_index_matches_scan(const tir_kernel_t *k, unsigned min_waits)
+{
+    bu_run_t lin, idx;
+    int rc = lower_and_sync(&lin, k, INT_MAX);
+    if (rc)
+        print_error("%s\n", lin.err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(lower_and_sync(&idx, k, 0), 0);
+    bir_block_t *a = bu_block(&lin), *b = bu_block(&idx);
+    assert_int_equal(a->ninsts, b->ninsts);
+    assert_true(lin.st.waits >= min_waits);
+    assert_int_equal(lin.st.waits, idx.st.waits);
+    assert_int_equal(lin.st.nops, idx.st.nops);
+    for (int i = 0; i < a->ninsts; i++) {
+        assert_string_equal(a->insts[i].name, b->insts[i].name);
+        assert_memory_equal(&a->insts[i].isa.sync, &b->insts[i].isa.sync,
+                            sizeof a->insts[i].isa.sync);
+    }
+    bu_free(&lin);
+    bu_free(&idx);
+}
+
+static void test_sync_live_index_matches_scan(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_live(&k, 600);
+    expect_index_matches_scan(&k, 600);
+    tir_kernel_free(&k);
+}
+
+static void test_sync_hbm_levels_match_scan(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 10; seed++) {
+        tir_kernel_t k;
+        build_random_hbm(&k, seed, 300);
+        expect_index_matches_scan(&k, 20);
+        tir_kernel_free(&k);
+    }
+}
+
+/* A store of row i overlaps only the load of row i, though all rows share
+ * one 64 KiB HBM chunk: the overlap tests per instruction stay bounded as
+ * the live tiles double (they grew with n before the fine HBM level). */
+static uint64_t sync_tests_per_inst(int n)
+{
+    tir_kernel_t k;
+    build_live(&k, n);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    uint64_t per = r.st.sync_tests / (uint64_t)bu_block(&r)->ninsts;
+    bu_free(&r);
+    tir_kernel_free(&k);
+    return per;
+}
+
+static void test_sync_live_tests_bounded(void **state)
+{
+    (void)state;
+    uint64_t small = sync_tests_per_inst(1000), big = sync_tests_per_inst(3000);
+    assert_true(big <= small + 2);
+    assert_true(big < 40);
+}
+
+/* Three [1,4] chains on DVE, Activation and Pool (the compile-mix3
+ * kernel); with `mixed`, now and then a chain reads its neighbour's tile,
+ * a load refills a tile and a store reads one, so an engine's accesses
+ * change and repeat in irregular runs. */
+static void build_chains3(tir_kernel_t *k, int iters, bool mixed)
+{
+    tir_kernel_init(k);
+    snprintf(k->name, sizeof k->name, "chains3");
+    int x = BU_T(k, "x", TIR_T_INPUT, ISA_DT_FP32, 1, 4);
+    int o = BU_T(k, "o", TIR_T_OUTPUT, ISA_DT_FP32, 1, 4);
+    int t[3];
+    for (int i = 0; i < 3; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "t%d", i);
+        t[i] = BU_T(k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, 4);
+    }
+    const int engines[] = {ISA_ENG_DVE, ISA_ENG_ACT, ISA_ENG_POOL};
+    uint32_t st = 12345;
+    tir_op_t op;
+    for (int i = 0; i < 3; i++) {
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_full(k, t[i]), op.src[0] = bu_full(k, x), op.nsrc = 1;
+        bu_op(k, &op, "ld");
+    }
+    for (int it = 0; it < iters; it++)
+        for (int c = 0; c < 3; c++) {
+            uint32_t r = mixed ? lcg(&st) % 16 : 99;
+            if (r == 0) {
+                tir_op_init(&op, TIR_LOAD);
+                op.dst = bu_full(k, t[c]), op.src[0] = bu_full(k, x), op.nsrc = 1;
+                bu_op(k, &op, "ld");
+                continue;
+            }
+            if (r == 1) {
+                tir_op_init(&op, TIR_STORE);
+                op.dst = bu_full(k, o), op.src[0] = bu_full(k, t[c]), op.nsrc = 1;
+                bu_op(k, &op, "st");
+                continue;
+            }
+            tir_op_init(&op, TIR_TENSOR_SCALAR);
+            op.dst = bu_full(k, t[c]);
+            op.src[0] = bu_full(k, r < 4 ? t[(c + 1) % 3] : t[c]);
+            op.nsrc = 1;
+            op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 0.5;
+            op.engine = engines[r == 5 ? (c + 1) % 3 : c];
+            bu_op(k, &op, "ts");
+        }
+}
+
+/* The per-engine memo of the last search answers like the plain scan when
+ * accesses repeat, change and come back, with DMAs in between. */
+static void test_sync_memo_matches_scan(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_chains3(&k, 700, true);
+    expect_index_matches_scan(&k, 200);
+    tir_kernel_free(&k);
+}
+
+/* Chains that never meet: each instruction repeats its engine's previous
+ * accesses, so the memo leaves only the producers filed since to test
+ * (two per instruction), where the index tested every other chain's list
+ * in the shared chunk. */
+static void test_sync_chain_tests_bounded(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_chains3(&k, 3000, false);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    uint64_t n = (uint64_t)bu_block(&r)->ninsts;
+    assert_true(n > 9000);
+    assert_true(r.st.sync_tests <= 3 * n);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* ------------------------------------------------ allocator free runs */
+
+/* The lowest g with [g, g + need) free, by looking at every start. */
+static int brute_first(const bool *used, int n, int need)
+{
+    for (int g = 0;; g++) {
+        int k = 0;
+        while (k < need && g + k < n && !used[g + k])
+            k++;
+        if (k == need || g + k >= n)
+            return g;
+    }
+}
+
+/* Random runs marked used and freed (overlapping, clipped at both ends):
+ * every query answers what a scan of a plain bitmap answers. */
+static void test_fit_runs_matches_bitmap(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 8; seed++) {
+        uint32_t st = seed * 40503u;
+        int n = 1 + (int)(lcg(&st) % 300);
+        bool *used = calloc((size_t)n, sizeof *used);
+        assert_non_null(used);
+        fit_runs_t fr;
+        assert_int_equal(fit_runs_init(&fr, n), 0);
+        for (int step = 0; step < 3000; step++) {
+            int lo = (int)(lcg(&st) % (uint32_t)(n + 4)) - 2;
+            int hi = lo + (int)(lcg(&st) % (lcg(&st) % 4 ? 8u : (uint32_t)n + 2));
+            bool u = lcg(&st) % 3 != 0;
+            fit_runs_set(&fr, lo, hi, u);
+            for (int g = lo < 0 ? 0 : lo; g < hi && g < n; g++)
+                used[g] = u;
+            int need = (int)(lcg(&st) % (lcg(&st) % 2 ? 6u : (uint32_t)n + 3));
+            assert_int_equal(fit_runs_first(&fr, need), need ? brute_first(used, n, need) : 0);
+        }
+        fit_runs_free(&fr);
+        free(used);
+    }
+}
+
+/* Hundreds of SBUF tiles of random widths live at once, with staggered
+ * live ranges: every address is the lowest 64-byte multiple that overlaps
+ * no earlier-placed tile whose live range overlaps (checked address by
+ * address against the placed tiles, an oracle independent of both the
+ * sweep and the free-run tree). */
+static void test_alloc_many_live_lowest_address(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 4; seed++) {
+        uint32_t st = seed * 7919u;
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        enum { NT = 600 };
+        int *tiles = malloc(NT * sizeof *tiles);
+        assert_non_null(tiles);
+        for (int i = 0; i < NT; i++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "t%d", i);
+            int64_t w = lcg(&st) % 8 ? 1 + lcg(&st) % 40 : 1 + lcg(&st) % 600;
+            tiles[i] = BU_T(&k, nm, TIR_T_SBUF, ISA_DT_FP32, 1, w);
+        }
+        /* op o first uses tile o and touches an earlier one again (up to
+         * 40 or 400 ops back): live ranges of random length */
+        for (int o = 0; o < NT + 400; o++) {
+            tir_op_t op;
+            tir_op_init(&op, TIR_MEMSET);
+            int cur = o < NT ? o : NT - 1;
+            int back = (int)(lcg(&st) % (lcg(&st) % 4 ? 40u : 400u));
+            op.dst = bu_full(&k, tiles[cur]);
+            op.dst2 = bu_full(&k, tiles[cur - back < 0 ? 0 : cur - back]);
+            bu_op(&k, &op, "touch");
+        }
+        bir_module_t m;
+        tpb_err_t err;
+        assert_int_equal(bir_module_init(&m, 0, k.ntensors, &err), 0);
+        enc_stats_t es;
+        memset(&es, 0, sizeof es);
+        int rc = alloc_kernel(&k, trn2(), NULL, &m, &es, &err);
+        if (rc)
+            print_error("seed %u: %s\n", seed, err.msg);
+        assert_int_equal(rc, 0);
+        int maxlive = 0;
+        for (int i = 0; i < NT; i++) {   /* tiles come in first-use order */
+            const bir_mloc_t *r = &m.mlocs[tiles[i]];
+            int live = 0;
+            uint64_t a = 0;
+            for (bool moved = true; moved;) {
+                moved = false;
+                live = 0;
+                for (int j = 0; j < i; j++) {
+                    const bir_mloc_t *p = &m.mlocs[tiles[j]];
+                    if (p->last_use < r->first_use)
+                        continue;
+                    live++;
+                    if (p->addr < a + r->bytes && a < p->addr + p->bytes)
+                        a += 64, moved = true;
+                }
+            }
+            maxlive = live > maxlive ? live : maxlive;
+            assert_int_equal(r->addr, a);
+        }
+        assert_true(maxlive > 100);
+        bir_module_free(&m);
+        tir_kernel_free(&k);
+        free(tiles);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sync_live_index_matches_scan),
+        cmocka_unit_test(test_sync_hbm_levels_match_scan),
+        cmocka_unit_test(test_sync_live_tests_bounded),
+        cmocka_unit_test(test_sync_memo_matches_scan),
+        cmocka_unit_test(test_sync_chain_tests_bounded),
+        cmocka_unit_test(test_fit_runs_matches_bitmap),
+        cmocka_unit_test(test_alloc_many_live_lowest_address),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
