@@ -8,7 +8,7 @@
 
 /* srcs/dsts: a one-tensor list (or a bare operand) */
 static int one_of_list(jx_t *j, const cJSON *o, const char *path, const char *fname,
-                       tir_ap_t *out)
+                       const tir_ap_t **out)
 {
     const cJSON *it = fj_field(o, fname);
     if (!it)
@@ -22,8 +22,7 @@ static int one_of_list(jx_t *j, const cJSON *o, const char *path, const char *fn
     fj_operand_t op;
     if (fj_operand_item(j, it, path, fname, false, &op))
         return -1;
-    *out = op.ap;
-    return 0;
+    return fj_intern_ap(j, path, fname, &op.ap, out);
 }
 
 static int int_list(jx_t *j, const cJSON *it, const char *path, const char *fname, int64_t *v,

@@ -53,6 +53,7 @@ void tir_kernel_free(tir_kernel_t *k)
     for (int i = 0; i < k->cap_strs; i++)
         free(k->strs[i]);
     free(k->strs);
+    tir_ap_pool_free(k);
     memset(k, 0, sizeof *k);
 }
 
@@ -152,10 +153,12 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos)
         k->loop_marks[i] = newpos[k->loop_marks[i]];
 }
 
+const tir_ap_t tir_ap_none = {.tensor = -1};
+
 /* The initial op: every field zero except these.  A static object (its
  * padding is zero too) copied whole: ops are made once per loop iteration,
- * and filling 1.6 KB field by field cost ~480 instructions per op. */
-#define AP_NONE {.tensor = -1}
+ * and filling the op field by field cost ~480 instructions per op. */
+#define AP_NONE (&tir_ap_none)
 static const tir_op_t op_template = {
     .path = "",
     .engine = ISA_ENG_UNASSIGNED,
@@ -183,6 +186,11 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
     op->kind = kind;
 }
 
+tir_scalar_t tir_scalar_imm(double v)
+{
+    return (tir_scalar_t){.is_ap = false, .imm = v, .ap = &tir_ap_none};
+}
+
 tir_asm_t *tir_new_asm(tir_kernel_t *k)
 {
     tir_asm_t *a = calloc(1, sizeof *a);
@@ -195,7 +203,19 @@ tir_asm_t *tir_new_asm(tir_kernel_t *k)
     return a;
 }
 
-int tir_op_read_aps(tir_op_t *op, tir_ap_t **out)
+int tir_op_read_aps(const tir_op_t *op, const tir_ap_t **out)
+{
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        out[n++] = op->src[i];
+    out[n++] = op->index;
+    out[n++] = op->bias;
+    out[n++] = op->s0.ap;
+    out[n++] = op->s1.ap;
+    return n;
+}
+
+int tir_op_read_slots(tir_op_t *op, const tir_ap_t **out[])
 {
     int n = 0;
     for (int i = 0; i < 4; i++)
@@ -260,6 +280,105 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
     k->strs[str_slot(k->strs, k->cap_strs, copy)] = copy;
     k->nstrs++;
     return copy;
+}
+
+/* The AP pool: records in fixed-size chunks (a record never moves, so an
+ * op's operand pointers survive the pool's growth) and an open-addressing
+ * set of pointers to them, at most half full.  Loop iterations mostly
+ * repeat the same APs, so the pool stays far smaller than the ops. */
+#define TIR_AP_CHUNK 256
+struct tir_ap_chunk {
+    struct tir_ap_chunk *next;
+    int n;
+    tir_ap_t ap[TIR_AP_CHUNK];
+};
+
+void tir_ap_pool_detach(tir_kernel_t *k)
+{
+    k->ap_chunks = NULL;
+    k->aps = NULL;
+    k->naps = k->cap_aps = 0;
+}
+
+void tir_ap_pool_free(tir_kernel_t *k)
+{
+    for (struct tir_ap_chunk *c = k->ap_chunks, *next; c; c = next)
+        next = c->next, free(c);
+    free(k->aps);
+    tir_ap_pool_detach(k);
+}
+
+static uint64_t ap_hash(const tir_ap_t *ap)
+{
+    return tpb_hash_bytes(0x9e3779b97f4a7c15ull, ap, sizeof *ap);
+}
+
+/* The slot of ap in the set: its record, or the empty slot it goes in. */
+static int ap_slot(const tir_ap_t *const *set, int cap, const tir_ap_t *ap)
+{
+    int i = (int)(ap_hash(ap) & (uint64_t)(cap - 1));
+    while (set[i] && memcmp(set[i], ap, sizeof *ap))
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static int ap_set_grow(tir_kernel_t *k)
+{
+    if (k->cap_aps > INT32_MAX / 4)
+        return -1;
+    int nc = k->cap_aps ? 2 * k->cap_aps : 256;
+    const tir_ap_t **set = calloc((size_t)nc, sizeof *set);
+    if (!set)
+        return -1;
+    for (int i = 0; i < k->cap_aps; i++)
+        if (k->aps[i])
+            set[ap_slot(set, nc, k->aps[i])] = k->aps[i];
+    free(k->aps);
+    k->aps = set;
+    k->cap_aps = nc;
+    return 0;
+}
+
+const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap)
+{
+    if (!memcmp(ap, &tir_ap_none, sizeof *ap))
+        return &tir_ap_none;
+    if (k->cap_aps) {
+        int i = ap_slot(k->aps, k->cap_aps, ap);
+        if (k->aps[i])
+            return k->aps[i];
+    }
+    if (2 * (k->naps + 1) > k->cap_aps && ap_set_grow(k))
+        return NULL;
+    struct tir_ap_chunk *c = k->ap_chunks;
+    if (!c || c->n == TIR_AP_CHUNK) {
+        c = malloc(sizeof *c);
+        if (!c)
+            return NULL;
+        c->next = k->ap_chunks;
+        c->n = 0;
+        k->ap_chunks = c;
+    }
+    tir_ap_t *rec = &c->ap[c->n++];
+    *rec = *ap;
+    k->aps[ap_slot(k->aps, k->cap_aps, rec)] = rec;
+    k->naps++;
+    return rec;
+}
+
+int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)
+{
+    const tir_ap_t **slot[TIR_MAX_READ_APS + 2];
+    int n = tir_op_read_slots(op, slot);
+    slot[n++] = &op->dst;
+    slot[n++] = &op->dst2;
+    for (int i = 0; i < n; i++) {
+        const tir_ap_t *ap = tir_ap_intern(k, *slot[i]);
+        if (!ap)
+            return -1;
+        *slot[i] = ap;
+    }
+    return 0;
 }
 
 void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)

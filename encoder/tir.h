@@ -63,11 +63,17 @@ typedef struct {
     int64_t count[TIR_MAX_DIMS];
 } tir_ap_t;
 
-/* A scalar operand: an immediate or a per-partition [P,1] tile reference. */
+/* The AP every absent operand points at: tensor -1, everything else zero
+ * (tir_op_init sets every operand to it, so `op->bias->tensor >= 0` needs
+ * no NULL check). */
+extern const tir_ap_t tir_ap_none;
+
+/* A scalar operand: an immediate or a per-partition [P,1] tile reference
+ * (ap: interned, &tir_ap_none when absent). */
 typedef struct {
     bool is_ap;
     double imm;
-    tir_ap_t ap;
+    const tir_ap_t *ap;
 } tir_scalar_t;
 
 #define TIR_OPS(X) \
@@ -342,14 +348,18 @@ typedef struct {
     int engine;                   /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
     int core;                     /* owning core (multi-core), 0 for single-core */
 
-    tir_ap_t dst;                 /* main output */
-    tir_ap_t dst2;                /* second output: reduce result, index output (dst_idx) */
-    tir_ap_t src[4];              /* inputs in NKI argument order (see docs/kernel-format.md) */
+    /* Operands: records of the kernel's AP pool (tir_ap_intern; identical
+     * APs share one record, which never moves and is never written), or
+     * &tir_ap_none when absent.  To change one: copy, modify, intern.  An
+     * op copied into another kernel re-interns them (tir_op_copy_into). */
+    const tir_ap_t *dst;          /* main output */
+    const tir_ap_t *dst2;         /* second output: reduce result, index output (dst_idx) */
+    const tir_ap_t *src[4];       /* inputs in NKI argument order (see docs/kernel-format.md) */
     int nsrc;
-    tir_ap_t index;               /* indirect DMA index tile / gather indices */
+    const tir_ap_t *index;        /* indirect DMA index tile / gather indices */
 
     tir_scalar_t s0, s1;          /* tensor_scalar operands, activation scale, scan initial */
-    tir_ap_t bias;                /* activation bias [P,1], tensor = -1 when absent */
+    const tir_ap_t *bias;         /* activation bias [P,1], tensor = -1 when absent */
     int op0, op1;                 /* ISA_ALU_* */
     int reduce_op;                /* ISA_ALU_* for fused/standalone reduce */
     int reduce_cmd;               /* ISA_REDCMD_* */
@@ -479,6 +489,9 @@ typedef struct {
     tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
     char **strs;                  /* interned strings (tir_intern): a hash set, */
     int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
+    struct tir_ap_chunk *ap_chunks; /* the AP pool (tir_ap_intern): records in chunks */
+    const tir_ap_t **aps;         /* that never move, and a hash set over them */
+    int naps, cap_aps;            /* (open addressing, cap_aps a power of two) */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);
@@ -507,15 +520,34 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
  * out-of-memory. */
 tir_asm_t *tir_new_asm(tir_kernel_t *k);
 /* The APs an op reads (up to TIR_MAX_READ_APS; absent ones have tensor -1):
- * src[0..3], index, bias, s0.ap, s1.ap.  dst and dst2 are its writes. */
+ * src[0..3], index, bias, s0.ap, s1.ap.  dst and dst2 are its writes.
+ * tir_op_read_slots gives the operands' slots instead (to replace one by
+ * another interned AP), in the same order. */
 #define TIR_MAX_READ_APS 8
-int tir_op_read_aps(tir_op_t *op, tir_ap_t **out);
+int tir_op_read_aps(const tir_op_t *op, const tir_ap_t **out);
+int tir_op_read_slots(tir_op_t *op, const tir_ap_t **out[]);
+/* k's one record equal (byte for byte) to *ap: stable for k's lifetime
+ * (freed by tir_kernel_free), never to be written; &tir_ap_none for an AP
+ * equal to it; NULL on out-of-memory.  Construct APs zeroed (an AP's
+ * unused dims are part of its bytes). */
+const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap);
+/* k, a shallow copy of another kernel that borrows its arrays, gets an
+ * empty AP pool of its own: the borrowed ops keep pointing into the
+ * original's pool, what k interns from now on is k's, freed by
+ * tir_ap_pool_free (which tir_kernel_free calls). */
+void tir_ap_pool_detach(tir_kernel_t *k);
+void tir_ap_pool_free(tir_kernel_t *k);
+/* Re-intern op's operands into k (op came from another kernel, whose pool
+ * may be freed first); -1 on out-of-memory. */
+int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op);
 /* n zeroed predicates owned by k (freed by tir_kernel_free); NULL on
  * out-of-memory. */
 tir_pred_t *tir_new_preds(tir_kernel_t *k, int n);
 /* The kernel's one copy of s (owned by k, freed by tir_kernel_free; copies
  * of ops made by later passes borrow it); NULL on out-of-memory. */
 const char *tir_intern(tir_kernel_t *k, const char *s);
+/* An immediate scalar operand (ap = &tir_ap_none). */
+tir_scalar_t tir_scalar_imm(double v);
 /* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, offset, dimensions, steps and counts. */

@@ -72,7 +72,7 @@ static void scalar_str(sb_t *s, const tir_kernel_t *k, const char *label, const 
                        const tir_scalar_t *dflt)
 {
     if (v->is_ap)
-        ap_str(s, k, label, &v->ap);
+        ap_str(s, k, label, v->ap);
     else if (v->imm != dflt->imm)
         sb_printf(s, " %s=%g", label, v->imm);
 }
@@ -93,15 +93,15 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
         sb_printf(s, " engine=%s", isa_engine_name((isa_engine_t)o->engine));
     if (o->core)
         sb_printf(s, " core=%d", o->core);
-    ap_str(s, k, "dst", &o->dst);
-    ap_str(s, k, "dst2", &o->dst2);
+    ap_str(s, k, "dst", o->dst);
+    ap_str(s, k, "dst2", o->dst2);
     for (int j = 0; j < o->nsrc && j < 4; j++) {
         char l[16];
         snprintf(l, sizeof l, "src%d", j);
-        ap_str(s, k, l, &o->src[j]);
+        ap_str(s, k, l, o->src[j]);
     }
-    ap_str(s, k, "index", &o->index);
-    ap_str(s, k, "bias", &o->bias);
+    ap_str(s, k, "index", o->index);
+    ap_str(s, k, "bias", o->bias);
     scalar_str(s, k, "s0", &o->s0, &d.s0);
     scalar_str(s, k, "s1", &o->s1, &d.s1);
     if (o->op0 != d.op0)
