@@ -342,6 +342,7 @@ typedef struct tir_asm {
 typedef struct {
     tir_opkind_t kind;
     char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
+    int nsrc;                     /* inputs used in src[] (fields ordered to leave no holes) */
     const char *path;             /* JSON path "body[3].body[1]" or C call site (shorter
                                      than TIR_PATH_LEN): interned (tir_intern) -- every
                                      iteration of a loop shares one copy; "" = none */
@@ -355,7 +356,6 @@ typedef struct {
     const tir_ap_t *dst;          /* main output */
     const tir_ap_t *dst2;         /* second output: reduce result, index output (dst_idx) */
     const tir_ap_t *src[4];       /* inputs in NKI argument order (see docs/kernel-format.md) */
-    int nsrc;
     const tir_ap_t *index;        /* indirect DMA index tile / gather indices */
 
     tir_scalar_t s0, s1;          /* tensor_scalar operands, activation scale, scan initial */
@@ -368,9 +368,9 @@ typedef struct {
     unsigned axes;                /* tensor_reduce: bit i = free dim i counted from the
                                      innermost (bit 0 = last axis) */
     /* iota / affine_select / predicates */
+    int pat_ndim;                 /* pat_step entries used */
     int64_t pat_offset, pat_cm;
     int64_t pat_step[4];          /* per free dim, outermost first */
-    int pat_ndim;
     int cmp;                      /* ISA_CMP_* */
     int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
     double fill;                  /* affine_select on_false / select scalar */
@@ -383,11 +383,11 @@ typedef struct {
     int dge_mode, oob_mode, qos;  /* ISA_DGE_*, ISA_OOB_*, 0..255 */
     int transpose_axes[4];
     int n_transpose_axes;
+    int reg;                      /* load_tensor_to_register: first register */
     /* misc */
     double prob;                  /* dropout */
     int num_elem_per_idx, num_valid;   /* local_gather */
     uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
-    int reg;                      /* load_tensor_to_register: first register */
     int deps[4];                  /* explicit dependencies: indices of earlier ops
                                      this one waits for ("deps" in a kernel) */
     int ndeps;
@@ -405,9 +405,9 @@ typedef struct {
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
     int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
+    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
+                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
     int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
-    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
-    float dma_scale;              /* (before the optional TIR_F_RMW_ADD accumulate) */
     /* added by the multi-core split (collectives, encoder/lnc_collective.c):
      * a collective semaphore slot of a core (docs/multicore.md
      * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
@@ -426,19 +426,20 @@ typedef struct {
     /* seed 001/002 rows (docs/seed-coverage.md) */
     int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
                                      moving value before the multiply */
-    /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
-     * NULL for every other op: 170 bytes few ops use, kept out of the op */
-    struct tir_asm *inl;
     int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
                                      register whose value (an element offset) moves
                                      the operand0 pointer at execution; -1 none */
+    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
+                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
+                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
+     * NULL for every other op: 170 bytes few ops use, kept out of the op */
+    struct tir_asm *inl;
     /* TIR_F_MASK with several predicates (NKI (i_p < n) & (i_f < m)): the
      * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
     const tir_pred_t *mask_more;
     int nmask_more;               /* < TIR_MAX_MASK_PREDS */
-    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
-                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
-                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the
