@@ -494,6 +494,15 @@ const tir_ap_t *enc_in(enc_builder_t *b, tir_ap_t ap)
     return &tir_ap_none;
 }
 
+const tir_op_rare_t *enc_rare_in(enc_builder_t *b, const tir_op_rare_t *r)
+{
+    const tir_op_rare_t *p = tir_rare_intern(b->k, r);
+    if (p)
+        return p;
+    enc_fail(b, "%s: out of memory", b->path[0] ? b->path : "op");
+    return &tir_rare_default;
+}
+
 tir_scalar_t enc_scalar_in(enc_builder_t *b, enc_scalar_t s)
 {
     return (tir_scalar_t){.is_ap = s.is_ap, .imm = s.imm, .ap = enc_in(b, s.ap)};

@@ -155,6 +155,8 @@ enc_scalar_t enc_scalar_ap(tir_ap_t ap);
  * &tir_ap_none. */
 const tir_ap_t *enc_in(enc_builder_t *b, tir_ap_t ap);
 tir_scalar_t enc_scalar_in(enc_builder_t *b, enc_scalar_t s);
+/* An op's rare fields interned the same way (tir_rare_intern). */
+const tir_op_rare_t *enc_rare_in(enc_builder_t *b, const tir_op_rare_t *r);
 
 /* ---- the one append point ---- */
 /* Validate `op` (path/name/core filled in here) and append it.  Returns

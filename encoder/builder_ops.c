@@ -106,9 +106,11 @@ int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, c
     if (naxes < 0 || naxes > 4 || (naxes > 0 && !axes))
         return enc_fail(b, "%s (dma_transpose): field 'axes': %d axes given (at most 4)",
                         b->path[0] ? b->path : "op", naxes);
+    tir_op_rare_t r = tir_rare_default;
     for (int i = 0; i < naxes; i++)
-        op.transpose_axes[i] = axes[i];
-    op.n_transpose_axes = naxes;
+        r.transpose_axes[i] = axes[i];
+    r.n_transpose_axes = naxes;
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }
 
@@ -184,7 +186,9 @@ int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8
     if (!mask)
         return enc_fail(b, "%s (stream_shuffle): field 'shuffle_mask': missing",
                         b->path[0] ? b->path : "op");
-    memcpy(op.shuffle_mask, mask, 32);
+    tir_op_rare_t r = tir_rare_default;
+    memcpy(r.shuffle_mask, mask, 32);
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }
 

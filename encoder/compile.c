@@ -45,7 +45,7 @@ static void work_free(work_t *w)
         tir_array_free(w->k.ops, w->k.cap_ops, sizeof *w->k.ops);
         free(w->k.loop_marks);
     }
-    tir_ap_pool_free(&w->k);
+    tir_pools_free(&w->k);
     free(w->ident_data);
     memset(w, 0, sizeof *w);
 }
@@ -139,7 +139,7 @@ static int work_init(work_t *w, const tir_kernel_t *k, bool ident, unsigned dt, 
 {
     memset(w, 0, sizeof *w);
     w->k = *k;
-    tir_ap_pool_detach(&w->k);   /* the identity load's APs: w's own (work_free) */
+    tir_pools_detach(&w->k);   /* the identity load's APs: w's own (work_free) */
     if (!ident)
         return 0;   /* compiled as given: borrow the arrays */
     w->owned = true;

@@ -274,12 +274,14 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     if (op->oob_mode == ISA_OOB_SKIP)
         op->flags |= TIR_F_OOB_SKIP;
     const cJSON *ax = fj_field(o, "axes");
+    tir_op_rare_t r = *op->rare;
     if (!ax) {   /* default: the supported permutation for the rank */
         static const int def[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
         int n = src.ap.ndim;
-        op->n_transpose_axes = n >= 2 && n <= 4 ? n : 0;
-        for (int i = 0; i < op->n_transpose_axes; i++)
-            op->transpose_axes[i] = def[n][i];
+        r.n_transpose_axes = n >= 2 && n <= 4 ? n : 0;
+        for (int i = 0; i < r.n_transpose_axes; i++)
+            r.transpose_axes[i] = def[n][i];
+        op->rare = enc_rare_in(&j->b, &r);
         return transpose_cast(j, op);
     }
     if (!cJSON_IsArray(ax))
@@ -294,9 +296,10 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
             return -1;
         if (v < 0 || v > 7)
             return fj_jfail(j, path, "axes", "axis %lld out of range", (long long)v);
-        op->transpose_axes[i] = (int)v;
+        r.transpose_axes[i] = (int)v;
     }
-    op->n_transpose_axes = n;
+    r.n_transpose_axes = n;
+    op->rare = enc_rare_in(&j->b, &r);
     return transpose_cast(j, op);
 }
 
@@ -344,14 +347,16 @@ static int h_stream_shuffle(jx_t *j, const cJSON *o, const char *path, tir_op_t 
     if (!cJSON_IsArray(m) || cJSON_GetArraySize(m) != 32)
         return fj_jfail(j, path, "shuffle_mask", "expected 32 integers (255 = keep)");
     int i = 0;
+    tir_op_rare_t r = *op->rare;
     for (const cJSON *c = m->child; c; c = c->next, i++) {
         int64_t v;
         if (fj_get_int_item(j, c, path, "shuffle_mask", &v, NULL))
             return -1;
         if (v < 0 || v > 255)
             return fj_jfail(j, path, "shuffle_mask", "entry %d is %lld (0..31 or 255)", i, (long long)v);
-        op->shuffle_mask[i] = (uint8_t)v;
+        r.shuffle_mask[i] = (uint8_t)v;
     }
+    op->rare = enc_rare_in(&j->b, &r);
     return 1;
 }
 

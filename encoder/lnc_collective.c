@@ -108,10 +108,10 @@ int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t
     if (dt->dtype != st->dtype)
         return cfail(err, op, "dsts", "dtype differs from srcs ('%s')", st->name);
     int maxdim = op->kind == TIR_ALL_GATHER && dsb ? 1 : 0;
-    if (op->coll_dim > maxdim)
+    if (op->rare->coll_dim > maxdim)
         return cfail(err, op, "collective_dim", "%lld: only 0..%lld is supported here",
-                     (long long)op->coll_dim, (long long)maxdim);
-    if (dsb && op->coll_dim == 1 && (d->ndim != 2 || s->ndim != 2))
+                     (long long)op->rare->coll_dim, (long long)maxdim);
+    if (dsb && op->rare->coll_dim == 1 && (d->ndim != 2 || s->ndim != 2))
         return cfail(err, op, "srcs", "SBUF collectives along dim 1 take 2-D [P, F] tiles "
                      "(got %lld and %lld dims)", (long long)s->ndim, (long long)d->ndim);
     if ((op->kind == TIR_ALL_REDUCE || op->kind == TIR_COLLECTIVE_PERMUTE) && !same_shape(d, s))
@@ -128,8 +128,8 @@ static int group_of(const tir_op_t *op, int c, int *g)
     if (op->kind == TIR_COLLECTIVE_PERMUTE) {
         bool in[8] = {false};
         for (int t = 0; t < 8; t++)
-            if (op->perm_from[t] >= 0)
-                in[t] = in[(int)op->perm_from[t]] = true;
+            if (op->rare->perm_from[t] >= 0)
+                in[t] = in[(int)op->rare->perm_from[t]] = true;
         if (!in[c])
             return 0;
         for (int r = 0; r < 8; r++)
@@ -137,10 +137,10 @@ static int group_of(const tir_op_t *op, int c, int *g)
                 g[n++] = r;
         return n;
     }
-    if (op->rgroup[c] < 0)
+    if (op->rare->rgroup[c] < 0)
         return 0;
     for (int r = 0; r < 8; r++)
-        if (op->rgroup[r] == op->rgroup[c])
+        if (op->rare->rgroup[r] == op->rare->rgroup[c])
             g[n++] = r;
     return n;
 }
@@ -247,7 +247,7 @@ void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, t
 {
     const tir_ap_t *s = op->src[0];
     int sd = ar_split_dim(k0, op);
-    tir_ap_t p = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, op->coll_dim, max_group(op), 0)
+    tir_ap_t p = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, op->rare->coll_dim, max_group(op), 0)
                : sd >= 0 ? ap_piece(s, sd, max_group(op), 0)
                          : *s;
     memset(out, 0, sizeof *out);
@@ -342,7 +342,11 @@ static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
     p->engine = ISA_ENG_SP;
     /* setReplicaGroups (seed 002 §6): every DMA of a collective carries
      * the collective's replica groups (a permute has pairs, not groups) */
-    memcpy(p->rgroup, x->op->rgroup, sizeof p->rgroup);
+    tir_op_rare_t rare = tir_rare_default;
+    memcpy(rare.rgroup, x->op->rare->rgroup, sizeof rare.rgroup);
+    p->rare = tir_rare_intern(x->in->k, &rare);
+    x->oom |= !p->rare;
+    p->rare = p->rare ? p->rare : &tir_rare_default;
     if (r != in->core) {
         if (is_tile(in->k, src))
             p->remote_core = r;
@@ -355,7 +359,7 @@ static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
 static int divisible(const tir_op_t *op, const tir_ap_t *a, int n, const char *field,
                      tpb_err_t *err)
 {
-    int d = op->coll_dim;
+    int d = op->rare->coll_dim;
     if (d >= a->ndim || a->count[d] % n)
         return cfail(err, op, field, "dim %lld is not divisible by the group size %lld",
                      (long long)d, (long long)n);
@@ -365,7 +369,7 @@ static int divisible(const tir_op_t *op, const tir_ap_t *a, int n, const char *f
 static int shapes(const tir_op_t *op, int n, tpb_err_t *err)
 {
     const tir_ap_t *d = op->dst, *s = op->src[0];
-    int cd = op->coll_dim;
+    int cd = op->rare->coll_dim;
     tir_ap_t big = op->kind == TIR_ALL_GATHER ? *d : *s, small = op->kind == TIR_ALL_GATHER ? *s
                                                                                           : *d;
     if (op->kind == TIR_ALL_TO_ALL) {
@@ -427,7 +431,7 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
 {
     const tir_op_t *op = x->op;
     const lnc_coll_in_t *in = x->in;
-    int cd = op->coll_dim;
+    int cd = op->rare->coll_dim;
     switch (op->kind) {
     case TIR_ALL_REDUCE: case TIR_REDUCE_SCATTER:
         if (!is_tile(in->k, op->dst)) {   /* HBM, add: dst = src@G[0], then += each */
@@ -472,7 +476,7 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
         }
         return 0;
     case TIR_COLLECTIVE_PERMUTE: {
-        int from = op->perm_from[in->core];
+        int from = op->rare->perm_from[in->core];
         if (from >= 0)
             pull(x, op->dst, in->rank_op[from]->src[0], from);
         return 0;
@@ -491,10 +495,10 @@ static int check_agree(const lnc_coll_in_t *in, tpb_err_t *err)
         const tir_op_t *b = in->rank_op[r];
         if (!b || b == a)
             continue;
-        const char *f = memcmp(a->rgroup, b->rgroup, sizeof a->rgroup) ? "replica_group"
-                      : memcmp(a->perm_from, b->perm_from, sizeof a->perm_from)
+        const char *f = memcmp(a->rare->rgroup, b->rare->rgroup, sizeof a->rare->rgroup) ? "replica_group"
+                      : memcmp(a->rare->perm_from, b->rare->perm_from, sizeof a->rare->perm_from)
                           ? "source_target_pairs"
-                      : a->coll_dim != b->coll_dim ? "collective_dim"
+                      : a->rare->coll_dim != b->rare->coll_dim ? "collective_dim"
                       : a->op0 != b->op0 ? "operator" : NULL;
         if (f)
             return cfail(err, a, f, "differs between core %d and core %d (it may not depend on "
@@ -530,7 +534,7 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
         int p = g[k];
         if (p == in->core)
             continue;
-        if (op->kind != TIR_COLLECTIVE_PERMUTE || op->perm_from[p] == in->core)
+        if (op->kind != TIR_COLLECTIVE_PERMUTE || op->rare->perm_from[p] == in->core)
             pullers[np++] = p;
     }
     for (int k = 0; k < np; k++)

@@ -208,7 +208,7 @@ static void kernel_release(tir_kernel_t *k)
      * operands are the core kernel's own (remap_op) */
     tir_array_free(k->tensors, k->cap_tensors, sizeof *k->tensors);
     tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
-    tir_ap_pool_free(k);
+    tir_pools_free(k);
     memset(k, 0, sizeof *k);
 }
 
@@ -436,11 +436,16 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *e
     }
     pm[me] = *op;
     pm[me].kind = TIR_COLLECTIVE_PERMUTE;
-    pm[me].perm_from[me] = (int8_t)peer;
-    pm[me].perm_from[peer] = (int8_t)me;
+    tir_op_rare_t pair = *op->rare;
+    pair.perm_from[me] = (int8_t)peer;
+    pair.perm_from[peer] = (int8_t)me;
     in.rank_op[me] = &pm[me];
-    for (int c = 0; c < e->ncores; c++)   /* the pair as every core sees it */
-        memcpy(pm[c].perm_from, pm[me].perm_from, sizeof pm[c].perm_from);
+    for (int c = 0; c < e->ncores; c++) {   /* the pair as every core sees it */
+        tir_op_rare_t r = *pm[c].rare;
+        memcpy(r.perm_from, pair.perm_from, sizeof r.perm_from);
+        if (!(pm[c].rare = tir_rare_intern(e->k, &r)))
+            return tpb_errf(err, "out of memory (split)");
+    }
     return add_expanded(e, &in, err);
 }
 

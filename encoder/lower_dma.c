@@ -235,9 +235,9 @@ static void set_replica_groups(const lower_ctx_t *c, bir_inst_t *in)
     int n = c->k->num_cores < 8 ? c->k->num_cores : 8;
     bool any = false;
     for (int r = 0; r < 8; r++)
-        any |= op->rgroup[r] >= 0;
+        any |= op->rare->rgroup[r] >= 0;
     in->nreplica = any && n > 0 ? (uint8_t)n : 0;
-    memcpy(in->replica, op->rgroup, sizeof in->replica);
+    memcpy(in->replica, op->rare->rgroup, sizeof in->replica);
 }
 
 /* has_cc_expr_in_access (seed 002 §6): the access names a cross-core
@@ -263,10 +263,10 @@ static int add_sb_to_sb_cc_ap(lower_ctx_t *c, const dside_t *dst, isa_dap_t *src
     if (op->remote_core >= 8 || op->remote_core == op->core)
         return lw_err(c, "collective peer core %d is not another core of the kernel",
                       op->remote_core);
-    if (op->core >= 0 && op->core < 8 && op->rgroup[op->core] >= 0 &&
-        op->rgroup[op->remote_core] != op->rgroup[op->core])
+    if (op->core >= 0 && op->core < 8 && op->rare->rgroup[op->core] >= 0 &&
+        op->rare->rgroup[op->remote_core] != op->rare->rgroup[op->core])
         return lw_err(c, "collective peer core %d is outside replica group %d", op->remote_core,
-                      op->rgroup[op->core]);
+                      op->rare->rgroup[op->core]);
     src->core = (uint32_t)(op->remote_core - op->core) & 7u;
     return 0;
 }
@@ -465,9 +465,9 @@ static int lower_transpose_dma(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     static const int allowed[3][4] = {{1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
-    int n = op->n_transpose_axes, which = -1;
+    int n = op->rare->n_transpose_axes, which = -1;
     for (int i = 0; i < 3; i++)
-        if (n == i + 2 && memcmp(op->transpose_axes, allowed[i], (size_t)n * sizeof(int)) == 0)
+        if (n == i + 2 && memcmp(op->rare->transpose_axes, allowed[i], (size_t)n * sizeof(int)) == 0)
             which = i;
     if (which < 0)
         return lw_err(c, "dma_transpose axes must be [1,0], [2,1,0] or [3,1,2,0]");
@@ -478,8 +478,8 @@ static int lower_transpose_dma(lower_ctx_t *c)
         return lower_indirect(c);   /* DMAIndirectTranspose */
     tir_ap_t ps = *op->src[0];
     for (int i = 0; i < n; i++) {
-        ps.step[i] = op->src[0]->step[op->transpose_axes[i]];
-        ps.count[i] = op->src[0]->count[op->transpose_axes[i]];
+        ps.step[i] = op->src[0]->step[op->rare->transpose_axes[i]];
+        ps.count[i] = op->src[0]->count[op->rare->transpose_axes[i]];
     }
     for (int i = 0; i < n; i++)
         if (ps.count[i] != op->dst->count[i])
@@ -559,9 +559,9 @@ static int gather_transpose_tile(lower_ctx_t *c, isa_dap_t *tp)
                           : d->step[k] * (int64_t)dsz;
     int kn = -1, kr = -1, rdim = s->count[2] > 1 ? 2 : 1;
     for (int k = 0; k < 3; k++) {
-        if (op->transpose_axes[k] == 0)
+        if (op->rare->transpose_axes[k] == 0)
             kn = k;
-        if (op->transpose_axes[k] == rdim)
+        if (op->rare->transpose_axes[k] == rdim)
             kr = k;
     }
     if (kn < 0 || kr < 0 || d->count[kn] != s->count[0])

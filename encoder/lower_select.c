@@ -299,7 +299,7 @@ static int lower_shuffle(lower_ctx_t *c)
     bir_inst_access(&in, &keep);
     uint32_t *m = &f->m0;   /* m0..m31 are consecutive 32-bit members */
     for (int i = 0; i < 32; i++) {
-        unsigned v = op->shuffle_mask[i];
+        unsigned v = op->rare->shuffle_mask[i];
         if (v == 255)
             v = ISA_SHUFFLE_KEEP;
         else if (v >= 32)

@@ -1,5 +1,6 @@
 #include "tir.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,7 @@ void tir_kernel_free(tir_kernel_t *k)
     for (int i = 0; i < k->cap_strs; i++)
         free(k->strs[i]);
     free(k->strs);
-    tir_ap_pool_free(k);
+    tir_pools_free(k);
     memset(k, 0, sizeof *k);
 }
 
@@ -155,6 +156,13 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos)
 
 const tir_ap_t tir_ap_none = {.tensor = -1};
 
+const tir_op_rare_t tir_rare_default = {
+    .shuffle_mask = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+                     255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
+    .rgroup = {-1, -1, -1, -1, -1, -1, -1, -1},
+    .perm_from = {-1, -1, -1, -1, -1, -1, -1, -1},
+};
+
 /* The initial op: every field zero except these.  A static object (its
  * padding is zero too) copied whole: ops are made once per loop iteration,
  * and filling the op field by field cost ~480 instructions per op. */
@@ -171,11 +179,8 @@ static const tir_op_t op_template = {
     .cmp = ISA_CMP_GE, .cmp1 = ISA_CMP_GE,
     .barrier_id = -1, .peer = -1, .remote_core = -1,
     .sync_core = -1, .sync_sem = -1,
-    .rgroup = {-1, -1, -1, -1, -1, -1, -1, -1},
-    .perm_from = {-1, -1, -1, -1, -1, -1, -1, -1},
     .src_reg = -1, .dst_reg = -1, .reg_src = -1,
-    .shuffle_mask = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-                     255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
+    .rare = &tir_rare_default,
     .s0_reg = -1,
 };
 #undef AP_NONE
@@ -282,88 +287,106 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
     return copy;
 }
 
-/* The AP pool: records in fixed-size chunks (a record never moves, so an
- * op's operand pointers survive the pool's growth) and an open-addressing
- * set of pointers to them, at most half full.  Loop iterations mostly
- * repeat the same APs, so the pool stays far smaller than the ops. */
-#define TIR_AP_CHUNK 256
-struct tir_ap_chunk {
-    struct tir_ap_chunk *next;
-    int n;
-    tir_ap_t ap[TIR_AP_CHUNK];
+/* The pools (tir_pool_t): records in chunks of about 32 KiB (a record
+ * never moves, so an op's pointers survive the pool's growth) and an
+ * open-addressing set of pointers to them, at most half full.  Loop
+ * iterations mostly repeat the same APs, so a pool stays far smaller than
+ * the ops. */
+#define TIR_POOL_CHUNK (32 * 1024)
+struct tir_pool_chunk {
+    struct tir_pool_chunk *next;
+    size_t used;                  /* bytes of data in use */
+    max_align_t data[TIR_POOL_CHUNK / sizeof(max_align_t)];
 };
 
-void tir_ap_pool_detach(tir_kernel_t *k)
+static void pool_free(tir_pool_t *p)
 {
-    k->ap_chunks = NULL;
-    k->aps = NULL;
-    k->naps = k->cap_aps = 0;
-}
-
-void tir_ap_pool_free(tir_kernel_t *k)
-{
-    for (struct tir_ap_chunk *c = k->ap_chunks, *next; c; c = next)
+    for (struct tir_pool_chunk *c = p->chunks, *next; c; c = next)
         next = c->next, free(c);
-    free(k->aps);
-    tir_ap_pool_detach(k);
+    free(p->set);
+    memset(p, 0, sizeof *p);
 }
 
-static uint64_t ap_hash(const tir_ap_t *ap)
+void tir_pools_detach(tir_kernel_t *k)
 {
-    return tpb_hash_bytes(0x9e3779b97f4a7c15ull, ap, sizeof *ap);
+    memset(&k->aps, 0, sizeof k->aps);
+    memset(&k->rares, 0, sizeof k->rares);
 }
 
-/* The slot of ap in the set: its record, or the empty slot it goes in. */
-static int ap_slot(const tir_ap_t *const *set, int cap, const tir_ap_t *ap)
+void tir_pools_free(tir_kernel_t *k)
 {
-    int i = (int)(ap_hash(ap) & (uint64_t)(cap - 1));
-    while (set[i] && memcmp(set[i], ap, sizeof *ap))
+    pool_free(&k->aps);
+    pool_free(&k->rares);
+}
+
+/* The slot of the record equal to rec (size bytes): its entry, or the
+ * empty slot it goes in. */
+static int pool_slot(const void *const *set, int cap, const void *rec, size_t size)
+{
+    uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, rec, size);
+    int i = (int)(h & (uint64_t)(cap - 1));
+    while (set[i] && memcmp(set[i], rec, size))
         i = (i + 1) & (cap - 1);
     return i;
 }
 
-static int ap_set_grow(tir_kernel_t *k)
+static int pool_grow_set(tir_pool_t *p, size_t size)
 {
-    if (k->cap_aps > INT32_MAX / 4)
+    if (p->cap > INT32_MAX / 4)
         return -1;
-    int nc = k->cap_aps ? 2 * k->cap_aps : 256;
-    const tir_ap_t **set = calloc((size_t)nc, sizeof *set);
+    int nc = p->cap ? 2 * p->cap : 256;
+    const void **set = calloc((size_t)nc, sizeof *set);
     if (!set)
         return -1;
-    for (int i = 0; i < k->cap_aps; i++)
-        if (k->aps[i])
-            set[ap_slot(set, nc, k->aps[i])] = k->aps[i];
-    free(k->aps);
-    k->aps = set;
-    k->cap_aps = nc;
+    for (int i = 0; i < p->cap; i++)
+        if (p->set[i])
+            set[pool_slot(set, nc, p->set[i], size)] = p->set[i];
+    free(p->set);
+    p->set = set;
+    p->cap = nc;
     return 0;
+}
+
+/* The pool's record equal to rec (size: a multiple of 8, at most a
+ * chunk), added if new; NULL on out-of-memory. */
+static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
+{
+    if (p->cap) {
+        int i = pool_slot(p->set, p->cap, rec, size);
+        if (p->set[i])
+            return p->set[i];
+    }
+    if (2 * (p->n + 1) > p->cap && pool_grow_set(p, size))
+        return NULL;
+    struct tir_pool_chunk *c = p->chunks;
+    if (!c || c->used + size > sizeof c->data) {
+        c = malloc(sizeof *c);
+        if (!c)
+            return NULL;
+        c->next = p->chunks;
+        c->used = 0;
+        p->chunks = c;
+    }
+    void *copy = (char *)c->data + c->used;
+    c->used += size;
+    memcpy(copy, rec, size);
+    p->set[pool_slot(p->set, p->cap, copy, size)] = copy;
+    p->n++;
+    return copy;
 }
 
 const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap)
 {
     if (!memcmp(ap, &tir_ap_none, sizeof *ap))
         return &tir_ap_none;
-    if (k->cap_aps) {
-        int i = ap_slot(k->aps, k->cap_aps, ap);
-        if (k->aps[i])
-            return k->aps[i];
-    }
-    if (2 * (k->naps + 1) > k->cap_aps && ap_set_grow(k))
-        return NULL;
-    struct tir_ap_chunk *c = k->ap_chunks;
-    if (!c || c->n == TIR_AP_CHUNK) {
-        c = malloc(sizeof *c);
-        if (!c)
-            return NULL;
-        c->next = k->ap_chunks;
-        c->n = 0;
-        k->ap_chunks = c;
-    }
-    tir_ap_t *rec = &c->ap[c->n++];
-    *rec = *ap;
-    k->aps[ap_slot(k->aps, k->cap_aps, rec)] = rec;
-    k->naps++;
-    return rec;
+    return pool_intern(&k->aps, ap, sizeof *ap);
+}
+
+const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r)
+{
+    if (!memcmp(r, &tir_rare_default, sizeof *r))
+        return &tir_rare_default;
+    return pool_intern(&k->rares, r, sizeof *r);
 }
 
 int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)
@@ -378,7 +401,7 @@ int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)
             return -1;
         *slot[i] = ap;
     }
-    return 0;
+    return (op->rare = tir_rare_intern(k, op->rare)) ? 0 : -1;
 }
 
 void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)

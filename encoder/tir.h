@@ -178,6 +178,21 @@ typedef struct tir_asm {
     struct tir_asm *next;         /* the owning kernel's list */
 } tir_asm_t;
 
+/* The fields of an op that few op kinds use (tir_op_t.rare), kept out of
+ * the op: records of the kernel's pool like the operands (tir_rare_intern;
+ * to change one: copy, modify, intern).  tir_rare_default holds the
+ * defaults every op starts with (shuffle_mask all 255, rgroup and
+ * perm_from all -1, the rest 0). */
+typedef struct {
+    uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
+    int transpose_axes[4];        /* dma_transpose */
+    int n_transpose_axes;
+    int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
+    int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
+    int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
+} tir_op_rare_t;
+extern const tir_op_rare_t tir_rare_default;
+
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
  *
@@ -381,13 +396,11 @@ typedef struct {
     unsigned compress_ratio;
     /* DMA */
     int dge_mode, oob_mode, qos;  /* ISA_DGE_*, ISA_OOB_*, 0..255 */
-    int transpose_axes[4];
-    int n_transpose_axes;
     int reg;                      /* load_tensor_to_register: first register */
+    int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* misc */
     double prob;                  /* dropout */
     int num_elem_per_idx, num_valid;   /* local_gather */
-    uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
     int deps[4];                  /* explicit dependencies: indices of earlier ops
                                      this one waits for ("deps" in a kernel) */
     int ndeps;
@@ -398,10 +411,6 @@ typedef struct {
     int barrier_id;               /* core_barrier */
     unsigned barrier_cores;       /* bitmask of participating cores */
     int peer;                     /* sendrecv peer core */
-    int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
-    int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
-    int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
-    int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
     int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
@@ -432,6 +441,10 @@ typedef struct {
     int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
                                      (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
                                      TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
+     * perm_from, coll_dim): interned like the operands, &tir_rare_default
+     * (shared) for every op that keeps the defaults */
+    const tir_op_rare_t *rare;
     /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
      * NULL for every other op: 170 bytes few ops use, kept out of the op */
     struct tir_asm *inl;
@@ -462,6 +475,16 @@ typedef struct {
     int64_t dyn_start, dyn_step;
 } tir_loop_t;
 
+/* A set of interned fixed-size records (tir_ap_intern, tir_rare_intern):
+ * the records sit in chunks that never move, so pointers to them stay
+ * valid as the pool grows; an open-addressing hash set over them (cap a
+ * power of two, at most half full) finds equal ones. */
+typedef struct {
+    struct tir_pool_chunk *chunks;
+    const void **set;
+    int n, cap;                   /* records, set slots */
+} tir_pool_t;
+
 typedef struct {
     char name[TIR_NAME_LEN];
     char target[16];              /* "trn1", "trn2" */
@@ -490,9 +513,8 @@ typedef struct {
     tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
     char **strs;                  /* interned strings (tir_intern): a hash set, */
     int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
-    struct tir_ap_chunk *ap_chunks; /* the AP pool (tir_ap_intern): records in chunks */
-    const tir_ap_t **aps;         /* that never move, and a hash set over them */
-    int naps, cap_aps;            /* (open addressing, cap_aps a power of two) */
+    tir_pool_t aps;               /* the ops' operands (tir_ap_intern) */
+    tir_pool_t rares;             /* the ops' rare fields (tir_rare_intern) */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);
@@ -532,14 +554,16 @@ int tir_op_read_slots(tir_op_t *op, const tir_ap_t **out[]);
  * equal to it; NULL on out-of-memory.  Construct APs zeroed (an AP's
  * unused dims are part of its bytes). */
 const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap);
-/* k, a shallow copy of another kernel that borrows its arrays, gets an
- * empty AP pool of its own: the borrowed ops keep pointing into the
- * original's pool, what k interns from now on is k's, freed by
- * tir_ap_pool_free (which tir_kernel_free calls). */
-void tir_ap_pool_detach(tir_kernel_t *k);
-void tir_ap_pool_free(tir_kernel_t *k);
-/* Re-intern op's operands into k (op came from another kernel, whose pool
- * may be freed first); -1 on out-of-memory. */
+/* The same for an op's rare fields (&tir_rare_default for the defaults). */
+const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r);
+/* k, a shallow copy of another kernel that borrows its arrays, gets empty
+ * pools of its own: the borrowed ops keep pointing into the original's
+ * pools, what k interns from now on is k's, freed by tir_pools_free (which
+ * tir_kernel_free calls). */
+void tir_pools_detach(tir_kernel_t *k);
+void tir_pools_free(tir_kernel_t *k);
+/* Re-intern op's operands and rare fields into k (op came from another
+ * kernel, whose pools may be freed first); -1 on out-of-memory. */
 int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op);
 /* n zeroed predicates owned by k (freed by tir_kernel_free); NULL on
  * out-of-memory. */

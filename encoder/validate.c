@@ -730,9 +730,9 @@ static int check_misc(const vctx_t *v)
             return vfail(v, "src", "stream_shuffle works on one 32-partition quadrant (got %lld "
                          "partitions)", (long long)ap_parts(op->src[0]));
         for (int i = 0; i < 32; i++)
-            if (op->shuffle_mask[i] != 255 && op->shuffle_mask[i] >= ap_parts(op->src[0]))
+            if (op->rare->shuffle_mask[i] != 255 && op->rare->shuffle_mask[i] >= ap_parts(op->src[0]))
                 return vfail(v, "shuffle_mask", "entry %d is %u (a source partition < %lld, or "
-                             "255 = keep)", i, op->shuffle_mask[i], (long long)ap_parts(op->src[0]));
+                             "255 = keep)", i, op->rare->shuffle_mask[i], (long long)ap_parts(op->src[0]));
         return same_pf(v, op->dst, -1, op->src[0], 0);
     case TIR_LOAD_TENSOR_TO_REGISTER:
         if (ap_elems(op->src[0]) != 1)

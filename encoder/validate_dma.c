@@ -79,18 +79,18 @@ static int check_index_tile(const vctx_t *v, int64_t rows)
 static void axes_str(const tir_op_t *op, char *buf, size_t n)
 {
     size_t o = (size_t)snprintf(buf, n, "(");
-    for (int i = 0; i < op->n_transpose_axes && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%d", i ? ", " : "", op->transpose_axes[i]);
+    for (int i = 0; i < op->rare->n_transpose_axes && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%d", i ? ", " : "", op->rare->transpose_axes[i]);
     if (o < n)
-        snprintf(buf + o, n - o, op->n_transpose_axes == 1 ? ",)" : ")");
+        snprintf(buf + o, n - o, op->rare->n_transpose_axes == 1 ? ",)" : ")");
 }
 
 static bool axes_are(const tir_op_t *op, int n, const int *want)
 {
-    if (op->n_transpose_axes != n)
+    if (op->rare->n_transpose_axes != n)
         return false;
     for (int i = 0; i < n; i++)
-        if (op->transpose_axes[i] != want[i])
+        if (op->rare->transpose_axes[i] != want[i])
             return false;
     return true;
 }
@@ -137,7 +137,7 @@ static int check_dma_transpose(const vctx_t *v)
                      isa_dtype_numpy_name(st->dtype), sz);
     tir_ap_t want = *s;
     for (int i = 0; i < s->ndim; i++)
-        want.count[i] = s->count[op->transpose_axes[i]];
+        want.count[i] = s->count[op->rare->transpose_axes[i]];
     if (!squeezed_equal(&want, op->dst)) {
         char x[96], y[96];
         shape_str(op->dst, x, sizeof x);

@@ -75,6 +75,16 @@ static inline const tir_ap_t *bu_in(tir_kernel_t *k, tir_ap_t ap)
     return r;
 }
 
+/* An op's rare fields interned into k (tir_rare_intern); aborts the test
+ * on out-of-memory. */
+static inline const tir_op_rare_t *bu_rare(tir_kernel_t *k, tir_op_rare_t r)
+{
+    const tir_op_rare_t *p = tir_rare_intern(k, &r);
+    if (!p)
+        abort();
+    return p;
+}
+
 /* The whole tensor as an op operand (bu_full interned into k). */
 static inline const tir_ap_t *bu_whole(tir_kernel_t *k, int t) { return bu_in(k, bu_full(k, t)); }
 

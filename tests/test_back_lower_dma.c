@@ -34,7 +34,9 @@ static void test_dma_cc_ap(void **state)
         op.core = 1;
         op.remote_core = peer;
         const int8_t groups[8] = {0, 1, 0, 1, -1, -1, -1, -1};   /* [[0, 2], [1, 3]] */
-        memcpy(op.rgroup, groups, sizeof groups);
+        tir_op_rare_t rare = tir_rare_default;
+        memcpy(rare.rgroup, groups, sizeof groups);
+        op.rare = bu_rare(&k, rare);
         bu_op(&k, &op, "pull");
         bu_run_t r;
         if (peer == 2) {   /* core 1's group is [1, 3] */
@@ -73,7 +75,9 @@ static void test_dma_local_reduce(void **state)
     op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, x), op.nsrc = 1;
     op.core = 0;
     const int8_t groups[8] = {0, 0, -1, -1, -1, -1, -1, -1};
-    memcpy(op.rgroup, groups, sizeof groups);
+    tir_op_rare_t rare = tir_rare_default;
+    memcpy(rare.rgroup, groups, sizeof groups);
+    op.rare = bu_rare(&k, rare);
     bu_op(&k, &op, "plain");
     op.flags = TIR_F_RMW_ADD;
     op.local_reduce = TIR_REDUCE_SCATTER;
@@ -444,7 +448,9 @@ static void test_dma_transpose(void **state)
     tir_op_t op;
     tir_op_init(&op, TIR_DMA_TRANSPOSE);
     op.dst = bu_whole(&k, t), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
-    op.n_transpose_axes = 2, op.transpose_axes[0] = 1, op.transpose_axes[1] = 0;
+    tir_op_rare_t rare = tir_rare_default;
+    rare.n_transpose_axes = 2, rare.transpose_axes[0] = 1, rare.transpose_axes[1] = 0;
+    op.rare = bu_rare(&k, rare);
     bu_op(&k, &op, "dt");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -465,7 +471,8 @@ static void test_dma_transpose(void **state)
     assert_non_null(strstr(r.err.msg, "pinned to the Pool engine"));
     bu_free(&r);
     k.ops[0].engine = ISA_ENG_UNASSIGNED;
-    k.ops[0].transpose_axes[0] = 0;
+    rare.transpose_axes[0] = 0;
+    k.ops[0].rare = bu_rare(&k, rare);
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "[3,1,2,0]"));
     bu_free(&r);
@@ -492,8 +499,10 @@ static void test_dma_gather_transpose(void **state)
                       (int64_t)32));
     op.index = bu_whole(&k, idx);
     op.nsrc = 1;
-    op.n_transpose_axes = 3, op.transpose_axes[0] = 2, op.transpose_axes[1] = 1,
-    op.transpose_axes[2] = 0;
+    tir_op_rare_t rare = tir_rare_default;
+    rare.n_transpose_axes = 3, rare.transpose_axes[0] = 2, rare.transpose_axes[1] = 1;
+    rare.transpose_axes[2] = 0;
+    op.rare = bu_rare(&k, rare);
     bu_op(&k, &op, "gt");
     bu_run_t r;
     int rc = bu_lower(&r, &k, trn2(), true);

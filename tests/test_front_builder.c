@@ -238,8 +238,10 @@ static void test_seed_messages_table(void **state)
             op.nsrc = 1;
             op.index = enc_in(b, enc_ap_full(b, f->idx));
             op.index_bound = 1000;
-            op.n_transpose_axes = 2;
-            op.transpose_axes[0] = 1;
+            tir_op_rare_t r = tir_rare_default;
+            r.n_transpose_axes = 2;
+            r.transpose_axes[0] = 1;
+            op.rare = enc_rare_in(b, &r);
             rc = enc_emit(b, &op);
             break;
         }
@@ -523,11 +525,11 @@ static void test_op_init_defaults(void **state)
     for (size_t i = 0; i < sizeof minus1 / sizeof minus1[0]; i++)
         assert_int_equal(minus1[i], -1);
     for (int i = 0; i < 8; i++) {
-        assert_int_equal(op.rgroup[i], -1);
-        assert_int_equal(op.perm_from[i], -1);
+        assert_int_equal(op.rare->rgroup[i], -1);
+        assert_int_equal(op.rare->perm_from[i], -1);
     }
     for (int i = 0; i < 32; i++)
-        assert_int_equal(op.shuffle_mask[i], 255);
+        assert_int_equal(op.rare->shuffle_mask[i], 255);
     assert_int_equal(op.nsrc, 0);
     assert_int_equal(op.flags, 0);
     assert_int_equal(op.ndeps, 0);

@@ -296,9 +296,11 @@ static void test_fuzz_c_ops(void **state)
         op.dge_mode = (int)(rnd(&r) % 4) - 1;
         op.oob_mode = (int)(rnd(&r) % 3) - 1;
         op.qos = (int)(rnd(&r) % 300) - 20;
-        op.n_transpose_axes = (int)(rnd(&r) % 5);
+        tir_op_rare_t rare = tir_rare_default;
+        rare.n_transpose_axes = (int)(rnd(&r) % 5);
         for (int j = 0; j < 4; j++)
-            op.transpose_axes[j] = (int)(rnd(&r) % 6);
+            rare.transpose_axes[j] = (int)(rnd(&r) % 6);
+        op.rare = enc_rare_in(&b, &rare);
         op.num_elem_per_idx = (int)(rnd(&r) % 40);
         op.num_valid = (int)(rnd(&r) % 5000) - 10;
         op.reg = (int)(rnd(&r) % 80) - 5;

@@ -432,9 +432,9 @@ static void test_indirect_and_transpose(void **state)
     assert_int_equal(s->dst->offset, 32);
     assert_int_equal(s->index_bound, 1000);
     assert_int_equal(t->kind, TIR_DMA_TRANSPOSE);
-    assert_int_equal(t->n_transpose_axes, 2);
-    assert_int_equal(t->transpose_axes[0], 1);
-    assert_int_equal(t->transpose_axes[1], 0);
+    assert_int_equal(t->rare->n_transpose_axes, 2);
+    assert_int_equal(t->rare->transpose_axes[0], 1);
+    assert_int_equal(t->rare->transpose_axes[1], 0);
     tir_kernel_free(&k);
 }
 

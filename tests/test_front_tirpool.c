@@ -1,9 +1,10 @@
-/* The tile IR's AP pool (encoder/tir.c tir_ap_intern): an op's operands
- * are pointers to kernel-owned records that identical APs share.  These
- * tests fail on a pool that does not share, moves records as it grows,
- * hands out a record for the absent operand, or leaves an op copied into
- * another kernel pointing into the first one's pool (run them under
- * -DTPB_SANITIZE=ON: a dangling operand is a use after free there). */
+/* The tile IR's pools (encoder/tir.c tir_ap_intern, tir_rare_intern): an
+ * op's operands and rare fields point to kernel-owned records that equal
+ * values share.  These tests fail on a pool that does not share, moves
+ * records as it grows, hands out a record for the defaults, or leaves an
+ * op copied into another kernel pointing into the first one's pool (run
+ * them under -DTPB_SANITIZE=ON: a dangling pointer is a use after free
+ * there). */
 #include "front_json_util.h"
 
 static tir_ap_t ap_of(int tensor, int64_t offset, int64_t count)
@@ -35,7 +36,7 @@ static void test_intern_shares(void **state)
     assert_memory_equal(pc, &c, sizeof c);
     c.step[1] = 2;
     assert_ptr_not_equal(tir_ap_intern(&k, &c), pc);
-    assert_int_equal(k.naps, 3);
+    assert_int_equal(k.aps.n, 3);
     tir_kernel_free(&k);
 }
 
@@ -59,7 +60,7 @@ static void test_none_ap(void **state)
     tir_kernel_t k;
     tir_kernel_init(&k);
     assert_ptr_equal(tir_ap_intern(&k, &none), &tir_ap_none);
-    assert_int_equal(k.naps, 0);
+    assert_int_equal(k.aps.n, 0);
     none.offset = 5;   /* tensor -1 with another offset is an AP of its own */
     assert_ptr_not_equal(tir_ap_intern(&k, &none), &tir_ap_none);
     tir_scalar_t s = tir_scalar_imm(2.5);
@@ -83,13 +84,13 @@ static void test_pointers_survive_growth(void **state)
         tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
         assert_non_null(p[i] = tir_ap_intern(&k, &a));
     }
-    assert_int_equal(k.naps, N);
+    assert_int_equal(k.aps.n, N);
     for (int i = 0; i < N; i++) {
         tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
         assert_memory_equal(p[i], &a, sizeof a);
         assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
     }
-    assert_int_equal(k.naps, N);
+    assert_int_equal(k.aps.n, N);
     free(p);
     tir_kernel_free(&k);
 }
@@ -115,12 +116,44 @@ static void test_copy_into_survives_source(void **state)
     assert_ptr_not_equal(op.dst, old_dst);
     assert_ptr_equal(op.dst, tir_ap_intern(&dst, &d));
     assert_ptr_equal(op.bias, &tir_ap_none);   /* absent stays the shared none */
-    assert_int_equal(dst.naps, 3);
+    assert_int_equal(dst.aps.n, 3);
     tir_kernel_free(&src);
     assert_memory_equal(op.dst, &d, sizeof d);
     assert_memory_equal(op.src[0], &s0, sizeof s0);
     assert_memory_equal(op.s0.ap, &sc, sizeof sc);
     assert_int_equal(tir_add_op(&dst, &op), 0);
+    tir_kernel_free(&dst);
+}
+
+/* The rare fields: the defaults are the one shared tir_rare_default (every
+ * fresh op points at it), equal blocks share a record, and an op copied
+ * into another kernel gets that kernel's record. */
+static void test_rare_fields(void **state)
+{
+    (void)state;
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_TRANSPOSE);
+    assert_ptr_equal(op.rare, &tir_rare_default);
+    for (int i = 0; i < 32; i++)
+        assert_int_equal(op.rare->shuffle_mask[i], 255);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(op.rare->rgroup[i], -1), assert_int_equal(op.rare->perm_from[i], -1);
+    assert_int_equal(op.rare->n_transpose_axes, 0);
+    tir_kernel_t src, dst;
+    tir_kernel_init(&src);
+    tir_kernel_init(&dst);
+    tir_op_rare_t r = tir_rare_default;
+    assert_ptr_equal(tir_rare_intern(&src, &r), &tir_rare_default);
+    assert_int_equal(src.rares.n, 0);
+    r.n_transpose_axes = 2, r.transpose_axes[0] = 1;
+    op.rare = tir_rare_intern(&src, &r);
+    assert_non_null(op.rare);
+    assert_ptr_equal(tir_rare_intern(&src, &r), op.rare);
+    assert_int_equal(src.rares.n, 1);
+    assert_int_equal(tir_op_copy_into(&dst, &op), 0);
+    tir_kernel_free(&src);
+    assert_memory_equal(op.rare, &r, sizeof r);
+    assert_ptr_equal(tir_rare_intern(&dst, &r), op.rare);
     tir_kernel_free(&dst);
 }
 
@@ -134,12 +167,12 @@ static void test_detach(void **state)
     tir_ap_t a = ap_of(0, 0, 128), b = ap_of(0, 512, 128);
     const tir_ap_t *pa = tir_ap_intern(&k, &a);
     tir_kernel_t w = k;
-    tir_ap_pool_detach(&w);
+    tir_pools_detach(&w);
     const tir_ap_t *pb = tir_ap_intern(&w, &b), *pa2 = tir_ap_intern(&w, &a);
     assert_ptr_not_equal(pa2, pa);   /* w's own record */
-    assert_int_equal(k.naps, 1);
-    assert_int_equal(w.naps, 2);
-    tir_ap_pool_free(&w);
+    assert_int_equal(k.aps.n, 1);
+    assert_int_equal(w.aps.n, 2);
+    tir_pools_free(&w);
     assert_memory_equal(pa, &a, sizeof a);
     assert_ptr_equal(tir_ap_intern(&k, &a), pa);
     (void)pb;
@@ -159,7 +192,7 @@ static void test_loop_iterations_share(void **state)
            " {'op': 'store', 'dst': 'out[0:1, :]', 'src': 'w'}]}",
            &k);
     assert_int_equal(k.nops, 128);
-    assert_int_equal(k.naps, 4);   /* w, a[0], a[1], out[0] */
+    assert_int_equal(k.aps.n, 4);   /* w, a[0], a[1], out[0] */
     for (int i = 4; i < 128; i++)   /* two iterations back: the same a row */
         assert_ptr_equal(k.ops[i].src[0], k.ops[i - 4].src[0]);
     assert_ptr_equal(k.ops[0].dst, k.ops[1].src[0]);
@@ -173,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_none_ap),
         cmocka_unit_test(test_pointers_survive_growth),
         cmocka_unit_test(test_copy_into_survives_source),
+        cmocka_unit_test(test_rare_fields),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_loop_iterations_share),
     };
