@@ -287,23 +287,27 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
     return copy;
 }
 
-/* The pools (tir_pool_t): records in chunks of about 32 KiB (a record
- * never moves, so an op's pointers survive the pool's growth) and an
- * open-addressing set of pointers to them, at most half full.  Loop
- * iterations mostly repeat the same APs, so a pool stays far smaller than
- * the ops. */
-#define TIR_POOL_CHUNK (32 * 1024)
+/* The pools (tir_pool_t): records in chunks (a record never moves, so an
+ * op's pointers survive the pool's growth) and an open-addressing set of
+ * pointers to them, at most half full.  Loop iterations mostly repeat the
+ * same APs, so a pool stays far smaller than the ops; where it does not
+ * (a fresh tile per iteration), the chunks double from 16 KiB to 8 MiB
+ * and, like the set, come from tpb_array_grow, so the large ones are
+ * 2 MiB-page mappings (one page fault per 2 MiB, common/hugepage.h). */
+#define TIR_POOL_CHUNK_MIN ((size_t)16 << 10)
+#define TIR_POOL_CHUNK_MAX ((size_t)8 << 20)
 struct tir_pool_chunk {
     struct tir_pool_chunk *next;
-    size_t used;                  /* bytes of data in use */
-    max_align_t data[TIR_POOL_CHUNK / sizeof(max_align_t)];
+    size_t bytes;                 /* the allocation (tpb_array_free) */
+    size_t used, cap;             /* bytes of data in use, available */
+    max_align_t data[];
 };
 
 static void pool_free(tir_pool_t *p)
 {
     for (struct tir_pool_chunk *c = p->chunks, *next; c; c = next)
-        next = c->next, free(c);
-    free(p->set);
+        next = c->next, tpb_array_free(c, c->bytes);
+    tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
     memset(p, 0, sizeof *p);
 }
 
@@ -335,20 +339,21 @@ static int pool_grow_set(tir_pool_t *p, size_t size)
     if (p->cap > INT32_MAX / 4)
         return -1;
     int nc = p->cap ? 2 * p->cap : 256;
-    const void **set = calloc((size_t)nc, sizeof *set);
+    const void **set = tpb_array_grow(NULL, 0, (size_t)nc * sizeof *set);
     if (!set)
         return -1;
+    memset(set, 0, (size_t)nc * sizeof *set);
     for (int i = 0; i < p->cap; i++)
         if (p->set[i])
             set[pool_slot(set, nc, p->set[i], size)] = p->set[i];
-    free(p->set);
+    tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
     p->set = set;
     p->cap = nc;
     return 0;
 }
 
-/* The pool's record equal to rec (size: a multiple of 8, at most a
- * chunk), added if new; NULL on out-of-memory. */
+/* The pool's record equal to rec (size: a multiple of 8, at most
+ * TIR_POOL_CHUNK_MIN), added if new; NULL on out-of-memory. */
 static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
 {
     if (p->cap) {
@@ -359,13 +364,17 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
     if (2 * (p->n + 1) > p->cap && pool_grow_set(p, size))
         return NULL;
     struct tir_pool_chunk *c = p->chunks;
-    if (!c || c->used + size > sizeof c->data) {
-        c = malloc(sizeof *c);
-        if (!c)
+    if (!c || c->used + size > c->cap) {
+        size_t cap = !c ? TIR_POOL_CHUNK_MIN : c->cap < TIR_POOL_CHUNK_MAX ? 2 * c->cap : c->cap;
+        size_t bytes = offsetof(struct tir_pool_chunk, data) + cap;
+        struct tir_pool_chunk *n = tpb_array_grow(NULL, 0, bytes);
+        if (!n)
             return NULL;
-        c->next = p->chunks;
-        c->used = 0;
-        p->chunks = c;
+        n->next = c;
+        n->bytes = bytes;
+        n->used = 0;
+        n->cap = cap;
+        p->chunks = c = n;
     }
     void *copy = (char *)c->data + c->used;
     c->used += size;
