@@ -131,16 +131,16 @@ static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t 
             tir_ap_t id = {.tensor = ident};
             touch(m->mlocs, m->nmlocs, &id, i);
         }
-        touch(m->mlocs, m->nmlocs, &op->dst, i);
-        touch(m->mlocs, m->nmlocs, &op->dst2, i);
+        touch(m->mlocs, m->nmlocs, op->dst, i);
+        touch(m->mlocs, m->nmlocs, op->dst2, i);
         for (int s = 0; s < 4; s++)
-            touch(m->mlocs, m->nmlocs, &op->src[s], i);
-        touch(m->mlocs, m->nmlocs, &op->index, i);
-        touch(m->mlocs, m->nmlocs, &op->bias, i);
+            touch(m->mlocs, m->nmlocs, op->src[s], i);
+        touch(m->mlocs, m->nmlocs, op->index, i);
+        touch(m->mlocs, m->nmlocs, op->bias, i);
         if (op->s0.is_ap)
-            touch(m->mlocs, m->nmlocs, &op->s0.ap, i);
+            touch(m->mlocs, m->nmlocs, op->s0.ap, i);
         if (op->s1.is_ap)
-            touch(m->mlocs, m->nmlocs, &op->s1.ap, i);
+            touch(m->mlocs, m->nmlocs, op->s1.ap, i);
     }
 }
 

@@ -130,16 +130,16 @@ static void buf_add(jb_t *pool, size_t from, const bir_module_t *m, const tir_ke
 size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k, const tir_op_t *op)
 {
     size_t from = pool->len;
-    buf_add(pool, from, m, k, op->dst.tensor);
-    buf_add(pool, from, m, k, op->dst2.tensor);
+    buf_add(pool, from, m, k, op->dst->tensor);
+    buf_add(pool, from, m, k, op->dst2->tensor);
     for (int i = 0; i < op->nsrc && i < 4; i++)
-        buf_add(pool, from, m, k, op->src[i].tensor);
-    buf_add(pool, from, m, k, op->index.tensor);
-    buf_add(pool, from, m, k, op->bias.tensor);
+        buf_add(pool, from, m, k, op->src[i]->tensor);
+    buf_add(pool, from, m, k, op->index->tensor);
+    buf_add(pool, from, m, k, op->bias->tensor);
     if (op->s0.is_ap)
-        buf_add(pool, from, m, k, op->s0.ap.tensor);
+        buf_add(pool, from, m, k, op->s0.ap->tensor);
     if (op->s1.is_ap)
-        buf_add(pool, from, m, k, op->s1.ap.tensor);
+        buf_add(pool, from, m, k, op->s1.ap->tensor);
     if (pool->len == from)
         return 0;   /* the shared "" */
     jb_putc(pool, 0);

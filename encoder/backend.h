@@ -24,7 +24,7 @@ bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype);
  * the load of constant ci into tile si. */
 void *enc_identity_data(unsigned dtype);
 void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb);
-void enc_identity_load(int ci, int si, tir_op_t *ld);
+int enc_identity_load(tir_kernel_t *k, int ci, int si, tir_op_t *ld);   /* APs interned in k */
 
 /* alloc.c: elements and bytes of a whole tensor (shapes are bounded by the
  * validator, so the product fits in 64 bits). */

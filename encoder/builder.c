@@ -467,22 +467,45 @@ tir_ap_t enc_ap_none(void)
     return a;
 }
 
-tir_scalar_t enc_imm(double v)
+enc_scalar_t enc_imm(double v)
 {
-    tir_scalar_t s;
+    enc_scalar_t s;
     memset(&s, 0, sizeof s);
     s.imm = v;
     s.ap.tensor = -1;
     return s;
 }
 
-tir_scalar_t enc_scalar_ap(tir_ap_t ap)
+enc_scalar_t enc_scalar_ap(tir_ap_t ap)
 {
-    tir_scalar_t s;
+    enc_scalar_t s;
     memset(&s, 0, sizeof s);
     s.is_ap = true;
     s.ap = ap;
     return s;
+}
+
+const tir_ap_t *enc_in(enc_builder_t *b, tir_ap_t ap)
+{
+    const tir_ap_t *r = tir_ap_intern(b->k, &ap);
+    if (r)
+        return r;
+    enc_fail(b, "%s: out of memory", b->path[0] ? b->path : "op");
+    return &tir_ap_none;
+}
+
+const tir_op_rare_t *enc_rare_in(enc_builder_t *b, const tir_op_rare_t *r)
+{
+    const tir_op_rare_t *p = tir_rare_intern(b->k, r);
+    if (p)
+        return p;
+    enc_fail(b, "%s: out of memory", b->path[0] ? b->path : "op");
+    return &tir_rare_default;
+}
+
+tir_scalar_t enc_scalar_in(enc_builder_t *b, enc_scalar_t s)
+{
+    return (tir_scalar_t){.is_ap = s.is_ap, .imm = s.imm, .ap = enc_in(b, s.ap)};
 }
 
 #define PATHP(b) (b)->path, (b)->path[0] ? ": " : ""
@@ -754,8 +777,8 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         su_join_int(op->name, sizeof op->name, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
     op->core = b->core;
     /* tiles used after their scope ended */
-    const tir_ap_t *aps[] = {&op->dst, &op->dst2, &op->src[0], &op->src[1], &op->src[2],
-                             &op->src[3], &op->index, &op->bias, &op->s0.ap, &op->s1.ap};
+    const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
+                             op->src[3], op->index, op->bias, op->s0.ap, op->s1.ap};
     static const int slots[] = {-1, -2, 0, 1, 2, 3, -3, -4, 100, 101};
     for (size_t i = 0; i < sizeof aps / sizeof aps[0]; i++) {
         int t = aps[i]->tensor;

@@ -142,8 +142,21 @@ tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shap
 tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
                     const int64_t pairs[][2], const char *field);
 tir_ap_t enc_ap_none(void);
-tir_scalar_t enc_imm(double v);
-tir_scalar_t enc_scalar_ap(tir_ap_t ap);
+/* A scalar operand by value (the builder interns its AP into the kernel). */
+typedef struct {
+    bool is_ap;
+    double imm;
+    tir_ap_t ap;
+} enc_scalar_t;
+enc_scalar_t enc_imm(double v);
+enc_scalar_t enc_scalar_ap(tir_ap_t ap);
+/* An op operand: ap interned into the builder's kernel (tir_ap_intern); on
+ * out-of-memory the builder fails (enc_emit returns -1) and the result is
+ * &tir_ap_none. */
+const tir_ap_t *enc_in(enc_builder_t *b, tir_ap_t ap);
+tir_scalar_t enc_scalar_in(enc_builder_t *b, enc_scalar_t s);
+/* An op's rare fields interned the same way (tir_rare_intern). */
+const tir_op_rare_t *enc_rare_in(enc_builder_t *b, const tir_op_rare_t *r);
 
 /* ---- the one append point ---- */
 /* Validate `op` (path/name/core filled in here) and append it.  Returns
@@ -193,24 +206,24 @@ int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_a
                       tir_ap_t tags, unsigned compress_ratio, unsigned flags);
 int enc_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine);
 /* bias: enc_ap_none() when absent */
-int enc_activation(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func, tir_scalar_t scale,
+int enc_activation(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func, enc_scalar_t scale,
                    tir_ap_t bias);
 int enc_activation_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func,
-                          tir_scalar_t scale, tir_ap_t bias, int reduce_op, tir_ap_t reduce_res);
+                          enc_scalar_t scale, tir_ap_t bias, int reduce_op, tir_ap_t reduce_res);
 int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double imm0, int op1,
                   double imm1, int func, tir_ap_t bias);
 int enc_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1, int op);
-int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, tir_scalar_t s0,
-                      bool reverse0, int op1, tir_scalar_t s1, bool reverse1);
+int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, enc_scalar_t s0,
+                      bool reverse0, int op1, enc_scalar_t s1, bool reverse1);
 int enc_scalar_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, int op0,
-                             tir_scalar_t scalar, int op1, tir_ap_t in1);
+                             enc_scalar_t scalar, int op1, tir_ap_t in1);
 /* axes: NKI numbering, 1 = first free axis */
 int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op, int naxes,
                       const int *axes, bool negate, bool keepdims);
 int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op);
 int enc_tensor_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine);
 int enc_tensor_tensor_scan(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1,
-                           tir_scalar_t initial, int op0, int op1);
+                           enc_scalar_t initial, int op0, int op1);
 int enc_iota(enc_builder_t *b, tir_ap_t dst, int64_t offset, int64_t channel_multiplier,
              int npattern, const int64_t *steps);
 int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t offset,
@@ -232,7 +245,7 @@ int enc_range_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int cmp0,
 /* NKI select_reduce: dst = predicate (xor reverse_pred) ? on_true :
  * on_false (number or [P,1] tile); optional max reduce as range_select. */
 int enc_select_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t predicate, tir_ap_t on_true,
-                      tir_scalar_t on_false, tir_ap_t reduce_res, int reduce_cmd, int reduce_op,
+                      enc_scalar_t on_false, tir_ap_t reduce_res, int reduce_cmd, int reduce_op,
                       bool reverse_pred);
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals);
 /* dst_idx: enc_ap_none() for the unfused form */
@@ -241,7 +254,7 @@ int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t va
 /* on_false: a tile AP, or enc_ap_none() to use on_false_value */
 int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
                tir_ap_t on_false, double on_false_value);
-int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob);
+int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, enc_scalar_t prob);
 int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale);
 int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data);
 int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer);
@@ -250,7 +263,7 @@ int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer);
  * numbers").  engine: ISA_ENG_UNASSIGNED = NKI's default (rng: Vector,
  * rand_get_state / rand_set_state: GpSimd). ---- */
 int enc_rng(enc_builder_t *b, tir_ap_t dst, int engine);
-int enc_rand2(enc_builder_t *b, tir_ap_t dst, tir_scalar_t min, tir_scalar_t max);
+int enc_rand2(enc_builder_t *b, tir_ap_t dst, enc_scalar_t min, enc_scalar_t max);
 int enc_rand_get_state(enc_builder_t *b, tir_ap_t dst, int engine);
 int enc_rand_set_state(enc_builder_t *b, tir_ap_t src_seeds, int engine);
 int enc_set_rng_seed(enc_builder_t *b, tir_ap_t src_seeds);

@@ -47,12 +47,12 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
     if (!is_matmul(op->kind) || (op->flags & TIR_F_TRANSPOSE))
         return 0;   /* a transpose never accumulates */
     int64_t lo, hi;
-    tir_ap_range(&op->dst, &lo, &hi);
-    for (int r = head_of(b, op->dst.tensor); r >= 0; r = b->acc[r].next) {
+    tir_ap_range(op->dst, &lo, &hi);
+    for (int r = head_of(b, op->dst->tensor); r >= 0; r = b->acc[r].next) {
         const struct enc_acc_region *g = &b->acc[r];
         if (g->dead || g->hi < lo || g->lo > hi)
             continue;
-        if (tir_ap_equal(&g->ap, &op->dst)) {
+        if (tir_ap_equal(&g->ap, op->dst)) {
             op->flags |= TIR_F_ACCUMULATE;
             return 0;
         }
@@ -99,7 +99,7 @@ static int add_region(enc_builder_t *b, const tir_ap_t *ap, int64_t lo, int64_t 
 
 int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
 {
-    const tir_ap_t *w[2] = {&op->dst, &op->dst2};
+    const tir_ap_t *w[2] = {op->dst, op->dst2};
     for (int i = 0; i < 2; i++) {
         int t = w[i]->tensor;
         if (t < 0 || t >= b->k->ntensors || b->k->tensors[t].kind != TIR_T_PSUM)

@@ -10,8 +10,8 @@ static int emit_rng(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t 
 {
     tir_op_t op;
     tir_op_init(&op, kind);
-    op.dst = dst;
-    op.src[0] = src;
+    op.dst = enc_in(b, dst);
+    op.src[0] = enc_in(b, src);
     op.nsrc = src.tensor >= 0 ? 1 : 0;
     op.engine = engine == ISA_ENG_UNASSIGNED ? enc_rng_default_engine(kind) : engine;
     return enc_emit(b, &op);
@@ -37,14 +37,14 @@ int enc_set_rng_seed(enc_builder_t *b, tir_ap_t src_seeds)
     return emit_rng(b, TIR_SET_RNG_SEED, enc_ap_none(), src_seeds, ISA_ENG_DVE);
 }
 
-int enc_rand2(enc_builder_t *b, tir_ap_t dst, tir_scalar_t min, tir_scalar_t max)
+int enc_rand2(enc_builder_t *b, tir_ap_t dst, enc_scalar_t min, enc_scalar_t max)
 {
     tir_op_t op;
     tir_op_init(&op, TIR_RAND2);
-    op.dst = dst;
+    op.dst = enc_in(b, dst);
     op.nsrc = 0;
-    op.s0 = min;
-    op.s1 = max;
+    op.s0 = enc_scalar_in(b, min);
+    op.s1 = enc_scalar_in(b, max);
     op.engine = ISA_ENG_DVE;
     return enc_emit(b, &op);
 }
@@ -74,8 +74,8 @@ int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const 
                             path, i);
         tir_op_t op;
         tir_op_init(&op, TIR_DMA_COPY);
-        op.dst = dst;
-        op.src[0] = srcs[i];
+        op.dst = enc_in(b, dst);
+        op.src[0] = enc_in(b, srcs[i]);
         op.nsrc = 1;
         op.dma_scaled = scales[i] != 1.0;
         op.dma_scale = (float)scales[i];

@@ -6,27 +6,29 @@
 
 /* The common start of a builder: an op of `kind` writing dst from one or two
  * sources; the caller sets the op's own fields after. */
-static void op_init1(tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src)
+static void op_init1(enc_builder_t *b, tir_op_t *op, tir_opkind_t kind, tir_ap_t dst,
+                     tir_ap_t src)
 {
     tir_op_init(op, kind);
-    op->dst = dst;
-    op->src[0] = src;
+    op->dst = enc_in(b, dst);
+    op->src[0] = enc_in(b, src);
     op->nsrc = 1;
 }
 
-static void op_init2(tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1)
+static void op_init2(enc_builder_t *b, tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t in0,
+                     tir_ap_t in1)
 {
     tir_op_init(op, kind);
-    op->dst = dst;
-    op->src[0] = in0;
-    op->src[1] = in1;
+    op->dst = enc_in(b, dst);
+    op->src[0] = enc_in(b, in0);
+    op->src[1] = enc_in(b, in1);
     op->nsrc = 2;
 }
 
 static int emit1(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src)
 {
     tir_op_t op;
-    op_init1(&op, kind, dst, src);
+    op_init1(b, &op, kind, dst, src);
     return enc_emit(b, &op);
 }
 
@@ -38,7 +40,7 @@ int enc_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
 int enc_store(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, bool rmw_add)
 {
     tir_op_t op;
-    op_init1(&op, TIR_STORE, dst, src);
+    op_init1(b, &op, TIR_STORE, dst, src);
     if (rmw_add)
         op.flags |= TIR_F_RMW_ADD;
     return enc_emit(b, &op);
@@ -48,7 +50,7 @@ int enc_dma_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int dge_mode, int
                  bool rmw_add)
 {
     tir_op_t op;
-    op_init1(&op, TIR_DMA_COPY, dst, src);
+    op_init1(b, &op, TIR_DMA_COPY, dst, src);
     op.dge_mode = dge_mode;
     op.oob_mode = oob_mode;
     if (oob_mode == ISA_OOB_SKIP)
@@ -70,8 +72,8 @@ int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dm
                         "memory accesses", path);
     tir_op_t op;
     tir_op_init(&op, si ? TIR_INDIRECT_LOAD : di ? TIR_INDIRECT_SAVE : TIR_DMA_COPY);
-    op.dst = dst->ap;
-    op.src[0] = src->ap;
+    op.dst = enc_in(b, dst->ap);
+    op.src[0] = enc_in(b, src->ap);
     op.nsrc = 1;
     op.dge_mode = dge_mode;
     op.oob_mode = oob_mode;
@@ -79,13 +81,13 @@ int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dm
     if (oob_mode == ISA_OOB_SKIP)
         op.flags |= TIR_F_OOB_SKIP;
     if (si) {
-        op.index = src->index;
+        op.index = enc_in(b, src->index);
         op.index_bound = src->index_bound;
         if (rmw_op != ISA_ALU_BYPASS)
             return enc_fail(b, "%s (dma_copy): field 'rmw_op': ``dst_rmw_op`` is not supported "
                             "indirect memory access on source (``src``) operand", path);
     } else if (di) {
-        op.index = dst->index;
+        op.index = enc_in(b, dst->index);
         op.index_bound = dst->index_bound;
         op.op0 = rmw_op;
     } else if (rmw_op != ISA_ALU_BYPASS && rmw_op != ISA_ALU_ADD) {
@@ -100,13 +102,15 @@ int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dm
 int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, const int *axes)
 {
     tir_op_t op;
-    op_init1(&op, TIR_DMA_TRANSPOSE, dst, src);
+    op_init1(b, &op, TIR_DMA_TRANSPOSE, dst, src);
     if (naxes < 0 || naxes > 4 || (naxes > 0 && !axes))
         return enc_fail(b, "%s (dma_transpose): field 'axes': %d axes given (at most 4)",
                         b->path[0] ? b->path : "op", naxes);
+    tir_op_rare_t r = tir_rare_default;
     for (int i = 0; i < naxes; i++)
-        op.transpose_axes[i] = axes[i];
-    op.n_transpose_axes = naxes;
+        r.transpose_axes[i] = axes[i];
+    r.n_transpose_axes = naxes;
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }
 
@@ -114,8 +118,8 @@ int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t i
                       int64_t index_bound, int oob_mode)
 {
     tir_op_t op;
-    op_init1(&op, TIR_INDIRECT_LOAD, dst, table);
-    op.index = index;
+    op_init1(b, &op, TIR_INDIRECT_LOAD, dst, table);
+    op.index = enc_in(b, index);
     op.index_bound = index_bound;
     op.oob_mode = oob_mode;
     if (oob_mode == ISA_OOB_SKIP)
@@ -127,8 +131,8 @@ int enc_indirect_save(enc_builder_t *b, tir_ap_t table, tir_ap_t index, int64_t 
                       tir_ap_t src, int rmw_op, int oob_mode)
 {
     tir_op_t op;
-    op_init1(&op, TIR_INDIRECT_SAVE, table, src);
-    op.index = index;
+    op_init1(b, &op, TIR_INDIRECT_SAVE, table, src);
+    op.index = enc_in(b, index);
     op.index_bound = index_bound;
     op.op0 = rmw_op;   /* validated, then folded into TIR_F_RMW_ADD */
     op.oob_mode = oob_mode;
@@ -143,8 +147,8 @@ int enc_local_gather(enc_builder_t *b, tir_ap_t dst, tir_ap_t src_buffer, tir_ap
                      int num_elem_per_idx, int num_valid_indices)
 {
     tir_op_t op;
-    op_init1(&op, TIR_LOCAL_GATHER, dst, src_buffer);
-    op.index = index;
+    op_init1(b, &op, TIR_LOCAL_GATHER, dst, src_buffer);
+    op.index = enc_in(b, index);
     op.num_elem_per_idx = num_elem_per_idx;
     op.num_valid = num_valid_indices;
     op.engine = ISA_ENG_POOL;
@@ -154,8 +158,8 @@ int enc_local_gather(enc_builder_t *b, tir_ap_t dst, tir_ap_t src_buffer, tir_ap
 int enc_gather_flattened(enc_builder_t *b, tir_ap_t dst, tir_ap_t data, tir_ap_t indices)
 {
     tir_op_t op;
-    op_init1(&op, TIR_GATHER_FLATTENED, dst, data);
-    op.index = indices;
+    op_init1(b, &op, TIR_GATHER_FLATTENED, dst, data);
+    op.index = enc_in(b, indices);
     op.engine = ISA_ENG_POOL;
     return enc_emit(b, &op);
 }
@@ -164,7 +168,7 @@ int enc_memset(enc_builder_t *b, tir_ap_t dst, double value, int engine)
 {
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = dst;
+    op.dst = enc_in(b, dst);
     op.value = value;
     op.engine = engine;
     return enc_emit(b, &op);
@@ -178,11 +182,13 @@ int enc_broadcast_partition(enc_builder_t *b, tir_ap_t dst, tir_ap_t src)
 int enc_stream_shuffle(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, const uint8_t mask[32])
 {
     tir_op_t op;
-    op_init1(&op, TIR_STREAM_SHUFFLE, dst, src);
+    op_init1(b, &op, TIR_STREAM_SHUFFLE, dst, src);
     if (!mask)
         return enc_fail(b, "%s (stream_shuffle): field 'shuffle_mask': missing",
                         b->path[0] ? b->path : "op");
-    memcpy(op.shuffle_mask, mask, 32);
+    tir_op_rare_t r = tir_rare_default;
+    memcpy(r.shuffle_mask, mask, 32);
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }
 
@@ -190,16 +196,16 @@ int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg)
 {
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD_TENSOR_TO_REGISTER);
-    op.src[0] = src;
+    op.src[0] = enc_in(b, src);
     op.nsrc = 1;
     op.reg = reg;
     return enc_emit(b, &op);
 }
 
-static void matmul_common(tir_op_t *op, tir_opkind_t kind, tir_ap_t dst, tir_ap_t st,
-                          tir_ap_t mv, unsigned flags)
+static void matmul_common(enc_builder_t *b, tir_op_t *op, tir_opkind_t kind, tir_ap_t dst,
+                          tir_ap_t st, tir_ap_t mv, unsigned flags)
 {
-    op_init2(op, kind, dst, st, mv);
+    op_init2(b, op, kind, dst, st, mv);
     op->flags = flags;
     op->engine = ISA_ENG_PE;
 }
@@ -208,7 +214,7 @@ int enc_matmul(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t mov
                unsigned flags)
 {
     tir_op_t op;
-    matmul_common(&op, TIR_MATMUL, dst, stationary, moving, flags);
+    matmul_common(b, &op, TIR_MATMUL, dst, stationary, moving, flags);
     return enc_emit(b, &op);
 }
 
@@ -216,9 +222,9 @@ int enc_matmul_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t 
                   tir_ap_t stationary_scale, tir_ap_t moving_scale, unsigned flags)
 {
     tir_op_t op;
-    matmul_common(&op, TIR_MATMUL_MX, dst, stationary, moving, flags);
-    op.src[2] = stationary_scale;
-    op.src[3] = moving_scale;
+    matmul_common(b, &op, TIR_MATMUL_MX, dst, stationary, moving, flags);
+    op.src[2] = enc_in(b, stationary_scale);
+    op.src[3] = enc_in(b, moving_scale);
     op.nsrc = 4;
     return enc_emit(b, &op);
 }
@@ -227,8 +233,8 @@ int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_a
                       tir_ap_t tags, unsigned compress_ratio, unsigned flags)
 {
     tir_op_t op;
-    matmul_common(&op, TIR_MATMUL_SPARSE, dst, stationary, moving, flags);
-    op.src[2] = tags;
+    matmul_common(b, &op, TIR_MATMUL_SPARSE, dst, stationary, moving, flags);
+    op.src[2] = enc_in(b, tags);
     op.nsrc = 3;
     op.compress_ratio = compress_ratio;
     return enc_emit(b, &op);
@@ -237,27 +243,27 @@ int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_a
 int enc_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
 {
     tir_op_t op;
-    op_init1(&op, TIR_TRANSPOSE, dst, src);
+    op_init1(b, &op, TIR_TRANSPOSE, dst, src);
     op.engine = engine;
     return enc_emit(b, &op);
 }
 
-int enc_activation(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func, tir_scalar_t scale,
+int enc_activation(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func, enc_scalar_t scale,
                    tir_ap_t bias)
 {
     return enc_activation_reduce(b, dst, src, func, scale, bias, ISA_ALU_BYPASS, enc_ap_none());
 }
 
 int enc_activation_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int func,
-                          tir_scalar_t scale, tir_ap_t bias, int reduce_op, tir_ap_t reduce_res)
+                          enc_scalar_t scale, tir_ap_t bias, int reduce_op, tir_ap_t reduce_res)
 {
     tir_op_t op;
-    op_init1(&op, TIR_ACTIVATION, dst, src);
+    op_init1(b, &op, TIR_ACTIVATION, dst, src);
     op.func = func;
-    op.s0 = scale;
-    op.bias = bias;
+    op.s0 = enc_scalar_in(b, scale);
+    op.bias = enc_in(b, bias);
     op.reduce_op = reduce_op;
-    op.dst2 = reduce_res;
+    op.dst2 = enc_in(b, reduce_res);
     op.engine = ISA_ENG_ACT;
     return enc_emit(b, &op);
 }
@@ -266,13 +272,13 @@ int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double 
                   double imm1, int func, tir_ap_t bias)
 {
     tir_op_t op;
-    op_init1(&op, TIR_ACTIVATE2, dst, src);
+    op_init1(b, &op, TIR_ACTIVATE2, dst, src);
     op.op0 = op0;
-    op.s0 = enc_imm(imm0);
+    op.s0 = enc_scalar_in(b, enc_imm(imm0));
     op.op1 = op1;
-    op.s1 = enc_imm(imm1);
+    op.s1 = enc_scalar_in(b, enc_imm(imm1));
     op.func = func;
-    op.bias = bias;
+    op.bias = enc_in(b, bias);
     op.engine = ISA_ENG_ACT;
     return enc_emit(b, &op);
 }
@@ -280,20 +286,20 @@ int enc_activate2(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, double 
 int enc_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1, int aluop)
 {
     tir_op_t op;
-    op_init2(&op, TIR_TENSOR_TENSOR, dst, in0, in1);
+    op_init2(b, &op, TIR_TENSOR_TENSOR, dst, in0, in1);
     op.op0 = aluop;
     return enc_emit(b, &op);
 }
 
-int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, tir_scalar_t s0,
-                      bool reverse0, int op1, tir_scalar_t s1, bool reverse1)
+int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, enc_scalar_t s0,
+                      bool reverse0, int op1, enc_scalar_t s1, bool reverse1)
 {
     tir_op_t op;
-    op_init1(&op, TIR_TENSOR_SCALAR, dst, src);
+    op_init1(b, &op, TIR_TENSOR_SCALAR, dst, src);
     op.op0 = op0;
-    op.s0 = s0;
+    op.s0 = enc_scalar_in(b, s0);
     op.op1 = op1;
-    op.s1 = s1;
+    op.s1 = enc_scalar_in(b, s1);
     if (reverse0)
         op.flags |= TIR_F_REV0;
     if (reverse1)
@@ -302,12 +308,12 @@ int enc_tensor_scalar(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int op0, tir
 }
 
 int enc_scalar_tensor_tensor(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, int op0,
-                             tir_scalar_t scalar, int op1, tir_ap_t in1)
+                             enc_scalar_t scalar, int op1, tir_ap_t in1)
 {
     tir_op_t op;
-    op_init2(&op, TIR_SCALAR_TENSOR_TENSOR, dst, in0, in1);
+    op_init2(b, &op, TIR_SCALAR_TENSOR_TENSOR, dst, in0, in1);
     op.op0 = op0;
-    op.s0 = scalar;
+    op.s0 = enc_scalar_in(b, scalar);
     op.op1 = op1;
     return enc_emit(b, &op);
 }
@@ -316,7 +322,7 @@ int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop, i
                       const int *axes, bool negate, bool keepdims)
 {
     tir_op_t op;
-    op_init1(&op, TIR_TENSOR_REDUCE, dst, src);
+    op_init1(b, &op, TIR_TENSOR_REDUCE, dst, src);
     op.reduce_op = aluop;
     int nfree = src.ndim - 1;
     if (naxes > 0 && !axes)
@@ -337,7 +343,7 @@ int enc_tensor_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop, i
 int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int aluop)
 {
     tir_op_t op;
-    op_init1(&op, TIR_TENSOR_PARTITION_REDUCE, dst, src);
+    op_init1(b, &op, TIR_TENSOR_PARTITION_REDUCE, dst, src);
     op.reduce_op = aluop;
     op.engine = ISA_ENG_POOL;
     return enc_emit(b, &op);
@@ -346,17 +352,17 @@ int enc_tensor_partition_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, in
 int enc_tensor_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int engine)
 {
     tir_op_t op;
-    op_init1(&op, TIR_TENSOR_COPY, dst, src);
+    op_init1(b, &op, TIR_TENSOR_COPY, dst, src);
     op.engine = engine;
     return enc_emit(b, &op);
 }
 
 int enc_tensor_tensor_scan(enc_builder_t *b, tir_ap_t dst, tir_ap_t in0, tir_ap_t in1,
-                           tir_scalar_t initial, int op0, int op1)
+                           enc_scalar_t initial, int op0, int op1)
 {
     tir_op_t op;
-    op_init2(&op, TIR_TENSOR_TENSOR_SCAN, dst, in0, in1);
-    op.s0 = initial;
+    op_init2(b, &op, TIR_TENSOR_TENSOR_SCAN, dst, in0, in1);
+    op.s0 = enc_scalar_in(b, initial);
     op.op0 = op0;
     op.op1 = op1;
     return enc_emit(b, &op);
@@ -381,7 +387,7 @@ int enc_iota(enc_builder_t *b, tir_ap_t dst, int64_t offset, int64_t channel_mul
 {
     tir_op_t op;
     tir_op_init(&op, TIR_IOTA);
-    op.dst = dst;
+    op.dst = enc_in(b, dst);
     op.engine = ISA_ENG_POOL;
     if (set_pattern(b, &op, offset, channel_multiplier, npattern, steps))
         return -1;
@@ -393,7 +399,7 @@ int enc_affine_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int64_t 
                       double on_false_value)
 {
     tir_op_t op;
-    op_init1(&op, TIR_AFFINE_SELECT, dst, on_true);
+    op_init1(b, &op, TIR_AFFINE_SELECT, dst, on_true);
     op.cmp = cmp;
     op.fill = on_false_value;
     op.engine = ISA_ENG_POOL;
@@ -422,30 +428,30 @@ int enc_range_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int cmp0,
                      int reduce_op, int64_t range_start, double on_false_value)
 {
     tir_op_t op;
-    op_init1(&op, TIR_RANGE_SELECT, dst, on_true);
-    op.src[1] = bound0;
-    op.src[2] = bound1;
+    op_init1(b, &op, TIR_RANGE_SELECT, dst, on_true);
+    op.src[1] = enc_in(b, bound0);
+    op.src[2] = enc_in(b, bound1);
     op.nsrc = 3;
     op.cmp = cmp0;
     op.cmp1 = cmp1;
     op.reduce_cmd = reduce_cmd;
     op.reduce_op = reduce_op;
-    op.dst2 = reduce_res;
+    op.dst2 = enc_in(b, reduce_res);
     op.pat_offset = range_start;
     op.fill = on_false_value;
     return enc_emit(b, &op);
 }
 
 int enc_select_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t predicate, tir_ap_t on_true,
-                      tir_scalar_t on_false, tir_ap_t reduce_res, int reduce_cmd, int reduce_op,
+                      enc_scalar_t on_false, tir_ap_t reduce_res, int reduce_cmd, int reduce_op,
                       bool reverse_pred)
 {
     tir_op_t op;
-    op_init1(&op, TIR_SELECT_REDUCE, dst, predicate);
-    op.src[1] = on_true;
+    op_init1(b, &op, TIR_SELECT_REDUCE, dst, predicate);
+    op.src[1] = enc_in(b, on_true);
     op.nsrc = 2;
-    op.s0 = on_false;
-    op.dst2 = reduce_res;
+    op.s0 = enc_scalar_in(b, on_false);
+    op.dst2 = enc_in(b, reduce_res);
     op.reduce_cmd = reduce_cmd;
     op.reduce_op = reduce_op;
     if (reverse_pred)
@@ -456,7 +462,7 @@ int enc_select_reduce(enc_builder_t *b, tir_ap_t dst, tir_ap_t predicate, tir_ap
 int enc_find_index8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t vals)
 {
     tir_op_t op;
-    op_init2(&op, TIR_FIND_INDEX8, dst, src, vals);
+    op_init2(b, &op, TIR_FIND_INDEX8, dst, src, vals);
     return enc_emit(b, &op);
 }
 
@@ -464,9 +470,9 @@ int enc_match_replace8(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t va
                        tir_ap_t dst_idx)
 {
     tir_op_t op;
-    op_init2(&op, TIR_MATCH_REPLACE8, dst, src, vals);
+    op_init2(b, &op, TIR_MATCH_REPLACE8, dst, src, vals);
     op.value = imm;
-    op.dst2 = dst_idx;
+    op.dst2 = enc_in(b, dst_idx);
     return enc_emit(b, &op);
 }
 
@@ -474,9 +480,9 @@ int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
                tir_ap_t on_false, double on_false_value)
 {
     tir_op_t op;
-    op_init2(&op, TIR_SELECT, dst, pred, on_true);
+    op_init2(b, &op, TIR_SELECT, dst, pred, on_true);
     if (on_false.tensor >= 0) {
-        op.src[2] = on_false;
+        op.src[2] = enc_in(b, on_false);
         op.nsrc = 3;
     } else {
         op.fill = on_false_value;
@@ -484,11 +490,11 @@ int enc_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t pred, tir_ap_t on_true,
     return enc_emit(b, &op);
 }
 
-int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
+int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, enc_scalar_t prob)
 {
     tir_op_t op;
-    op_init1(&op, TIR_DROPOUT, dst, src);
-    op.s0 = prob;
+    op_init1(b, &op, TIR_DROPOUT, dst, src);
+    op.s0 = enc_scalar_in(b, prob);
     op.prob = prob.is_ap ? 0 : prob.imm;
     return enc_emit(b, &op);
 }
@@ -496,8 +502,8 @@ int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_scalar_t prob)
 int enc_quantize_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, tir_ap_t scale)
 {
     tir_op_t op;
-    op_init1(&op, TIR_QUANTIZE_MX, dst, src);
-    op.dst2 = scale;
+    op_init1(b, &op, TIR_QUANTIZE_MX, dst, src);
+    op.dst2 = enc_in(b, scale);
     return enc_emit(b, &op);
 }
 
@@ -508,7 +514,7 @@ int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data
     op.barrier_cores = cores;
     op.engine = engine;
     if (data.tensor >= 0) {
-        op.src[0] = data;
+        op.src[0] = enc_in(b, data);
         op.nsrc = 1;
     }
     return enc_emit(b, &op);
@@ -517,7 +523,7 @@ int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data
 int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer)
 {
     tir_op_t op;
-    op_init1(&op, TIR_SENDRECV, dst, src);
+    op_init1(b, &op, TIR_SENDRECV, dst, src);
     op.peer = peer;
     return enc_emit(b, &op);
 }

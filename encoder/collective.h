@@ -35,7 +35,8 @@ typedef struct {
 } lnc_coll_sync_t;
 
 typedef struct {
-    const tir_kernel_t *k;         /* this core's kernel (tensor kinds) */
+    tir_kernel_t *k;               /* this core's kernel (tensor kinds; the expanded ops'
+                                      operands are interned there) */
     lnc_coll_sync_t *sync;         /* this core's counts, advanced by the expansion */
     const tir_op_t *rank_op[8];    /* the collective as each core's program has it */
     int core, ncores;

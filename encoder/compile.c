@@ -45,6 +45,7 @@ static void work_free(work_t *w)
         tir_array_free(w->k.ops, w->k.cap_ops, sizeof *w->k.ops);
         free(w->k.loop_marks);
     }
+    tir_pools_free(&w->k);
     free(w->ident_data);
     memset(w, 0, sizeof *w);
 }
@@ -54,7 +55,7 @@ bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype)
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
         if (lower_pe_transpose_needs_identity(k, op)) {
-            int s = op->src[0].tensor;
+            int s = op->src[0]->tensor;
             *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
             return true;
         }
@@ -95,14 +96,17 @@ void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tenso
     sb->const_data = NULL;
 }
 
-void enc_identity_load(int ci, int si, tir_op_t *ld)
+int enc_identity_load(tir_kernel_t *k, int ci, int si, tir_op_t *ld)
 {
     tir_op_init(ld, TIR_LOAD);
     snprintf(ld->name, sizeof ld->name, "load_identity");
     ld->path = ENC_IDENT_PATH;   /* a literal: lives as long as the program */
-    ld->dst = (tir_ap_t){.tensor = si, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
-    ld->src[0] = (tir_ap_t){.tensor = ci, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
+    tir_ap_t dst = {.tensor = si, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
+    tir_ap_t src = {.tensor = ci, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
+    ld->dst = tir_ap_intern(k, &dst);
+    ld->src[0] = tir_ap_intern(k, &src);
     ld->nsrc = 1;
+    return ld->dst && ld->src[0] ? 0 : -1;
 }
 
 /* The shared identity for PE transposes: an HBM constant, an SBUF tile, and
@@ -118,8 +122,7 @@ static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
     if (ci < 0 || si < 0)
         return tpb_errf(err, "out of memory building the identity");
     tir_op_t ld;
-    enc_identity_load(ci, si, &ld);
-    if (tir_add_op(&w->k, &ld) < 0)
+    if (enc_identity_load(&w->k, ci, si, &ld) || tir_add_op(&w->k, &ld) < 0)
         return tpb_errf(err, "out of memory building the identity");
     /* move it to the front (explicit deps name op indices: shift them) */
     tir_op_t tmp = w->k.ops[w->k.nops - 1];
@@ -136,6 +139,7 @@ static int work_init(work_t *w, const tir_kernel_t *k, bool ident, unsigned dt, 
 {
     memset(w, 0, sizeof *w);
     w->k = *k;
+    tir_pools_detach(&w->k);   /* the identity load's APs: w's own (work_free) */
     if (!ident)
         return 0;   /* compiled as given: borrow the arrays */
     w->owned = true;
@@ -200,8 +204,8 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
     }
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
-        const tir_ap_t *aps[] = {&op->dst, &op->dst2, &op->src[0], &op->src[1], &op->src[2],
-                                 &op->src[3], &op->index, &op->bias, &op->s0.ap, &op->s1.ap};
+        const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
+                                 op->src[3], op->index, op->bias, op->s0.ap, op->s1.ap};
         for (size_t a = 0; a < sizeof aps / sizeof aps[0]; a++) {
             if (aps[a]->tensor >= k->ntensors || aps[a]->tensor < -1)
                 return tpb_errf(err, "op %d '%s' (%s): operand names tensor %d of %d", i, op->name,
@@ -224,7 +228,7 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
             }
         }
         if (!*ident && lower_pe_transpose_needs_identity(k, op)) {
-            int s = op->src[0].tensor;   /* as enc_needs_identity: the first such op */
+            int s = op->src[0]->tensor;   /* as enc_needs_identity: the first such op */
             *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
             *ident = true;
         }

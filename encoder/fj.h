@@ -183,8 +183,16 @@ int fj_get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fnam
                    bool required, bool allow_indirect, fj_operand_t *out);
 int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
                     bool allow_indirect, fj_operand_t *out);
+int fj_get_ap_value(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
+                    tir_ap_t *out);
+/* fj_get_ap_value interned into the kernel: *slot = the pool's record (an
+ * op's operand); an absent optional field gives &tir_ap_none. */
 int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
-              tir_ap_t *out);
+              const tir_ap_t **slot);
+/* *slot = ap interned into the kernel (tir_ap_intern); -1 (error naming
+ * path.fname) on out-of-memory. */
+int fj_intern_ap(jx_t *j, const char *path, const char *fname, const tir_ap_t *ap,
+                 const tir_ap_t **slot);
 const char *fj_leading_name(const char *text, char *name, size_t n);
 int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                   tir_scalar_t *out, double dflt);
@@ -194,7 +202,7 @@ int fj_h_dst_src(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 int fj_num_tile(jx_t *j, const char *base, const char *what, unsigned dtype, int ndim,
                 const int64_t *shape, double v, tir_ap_t *out);
 int fj_get_ap_or_num(jx_t *j, const cJSON *o, const char *path, const char *fname,
-                     const tir_op_t *op, tir_ap_t *out);
+                     const tir_op_t *op, const tir_ap_t **out);
 
 /* The kernel file's declarations (fj_decl.c): tensors of one kind, the
  * inline/file constants, and the launch grid for one program id. */

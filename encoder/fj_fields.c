@@ -793,8 +793,8 @@ int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
                  "got %s", fj_type_name(it));
 }
 
-int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
-              tir_ap_t *out)
+int fj_get_ap_value(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
+                    tir_ap_t *out)
 {
     if (j->mask_redirect && !strcmp(fname, "dst")) {   /* a masked op's scratch (fj_mask.c) */
         *out = j->mask_dst;
@@ -815,6 +815,25 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
     if (fj_get_operand(j, obj, path, fname, required, false, &o))
         return -1;
     *out = o.ap;
+    return 0;
+}
+
+int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
+              const tir_ap_t **slot)
+{
+    tir_ap_t ap;
+    if (fj_get_ap_value(j, obj, path, fname, required, &ap))
+        return -1;
+    return fj_intern_ap(j, path, fname, &ap, slot);
+}
+
+int fj_intern_ap(jx_t *j, const char *path, const char *fname, const tir_ap_t *ap,
+                 const tir_ap_t **slot)
+{
+    const tir_ap_t *r = tir_ap_intern(j->b.k, ap);
+    if (!r)
+        return fj_jfail(j, path, fname, "out of memory");
+    *slot = r;
     return 0;
 }
 
@@ -844,15 +863,15 @@ int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname
                   tir_scalar_t *out, double dflt)
 {
     const cJSON *it = fj_field(obj, fname);
-    *out = enc_imm(dflt);
+    *out = tir_scalar_imm(dflt);
     if (!it)
         return 0;
     if (cJSON_IsNumber(it)) {
-        *out = enc_imm(it->valuedouble);
+        *out = tir_scalar_imm(it->valuedouble);
         return 0;
     }
     if (cJSON_IsString(it) && (!strcmp(it->valuestring, "inf") || !strcmp(it->valuestring, "-inf"))) {
-        *out = enc_imm(it->valuestring[0] == '-' ? -INFINITY : INFINITY);
+        *out = tir_scalar_imm(it->valuestring[0] == '-' ? -INFINITY : INFINITY);
         return 0;
     }
     /* A string that does not start with a tensor or tile name may be a
@@ -865,7 +884,7 @@ int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname
         if (!name[0] || enc_find_tensor(&j->b, name) < 0) {
             double v;
             if (fj_eval_number(j, it->valuestring, &v, msg, sizeof msg) == 0) {
-                *out = enc_imm(v);
+                *out = tir_scalar_imm(v);
                 return 0;
             }
             bool expr_like = !name[0] || *after == '(' || enc_env_find(&j->env, name) ||
@@ -875,8 +894,10 @@ int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname
         }
     }
     tir_ap_t ap;
-    if (fj_get_ap(j, obj, path, fname, true, &ap))
+    if (fj_get_ap_value(j, obj, path, fname, true, &ap))
         return -1;
-    *out = enc_scalar_ap(ap);
+    out->is_ap = true;
+    out->imm = 0;
+    return fj_intern_ap(j, path, fname, &ap, &out->ap);
     return 0;
 }

@@ -80,7 +80,7 @@ int fj_masked_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d,
     if (fj_get_ap(j, o, path, "dst", true, &cp.dst) || fj_get_str(j, o, path, "name", &nm, false) ||
         fj_get_engine(j, o, path, &eng))
         return -1;
-    const tir_tensor_t *t = &j->b.k->tensors[cp.dst.tensor];
+    const tir_tensor_t *t = &j->b.k->tensors[cp.dst->tensor];
     if (t->kind != TIR_T_SBUF && t->kind != TIR_T_PSUM)
         return fj_jfail(j, path, "mask", "a masked %s writes a tile (SBUF or PSUM), not "
                         "tensor '%s'", d->name, t->name);
@@ -88,16 +88,16 @@ int fj_masked_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d,
     int64_t row = 1, shape[TIR_MAX_DIMS];
     for (int i = 1; i < t->ndim; i++)
         row *= t->shape[i];
-    int64_t p0 = cp.dst.offset / row;
-    memcpy(shape, cp.dst.count, sizeof shape);
-    shape[0] = p0 + cp.dst.count[0];
+    int64_t p0 = cp.dst->offset / row;
+    memcpy(shape, cp.dst->count, sizeof shape);
+    shape[0] = p0 + cp.dst->count[0];
     char name[64];
     snprintf(name, sizeof name, "%.36s_unmasked%d", nm ? nm : d->name, j->b.k->ntensors % 100000);
-    int tile = enc_tile(&j->b, name, t->kind, t->dtype, cp.dst.ndim, shape);
+    int tile = enc_tile(&j->b, name, t->kind, t->dtype, cp.dst->ndim, shape);
     if (tile < 0)
         return -1;
-    cp.src[0] = enc_ap(&j->b, tile, 1, (enc_slice_t[]){ENC_RANGE(p0, shape[0])}, "dst");
-    j->mask_dst = cp.src[0];   /* the op's "dst" is the scratch tile */
+    j->mask_dst = enc_ap(&j->b, tile, 1, (enc_slice_t[]){ENC_RANGE(p0, shape[0])}, "dst");
+    cp.src[0] = enc_in(&j->b, j->mask_dst);   /* the op's "dst" is the scratch tile */
     j->mask_redirect = true;
     int rc = run(j, o, path, d);
     j->mask_redirect = false;

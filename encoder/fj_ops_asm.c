@@ -32,7 +32,7 @@ static int asm_opcode(jx_t *j, const cJSON *o, const char *path, const isa_opinf
 /* One operand [field, access]: the field names a TAP or PTR operand of the
  * format; returns the index of its ".addr" field. */
 static int asm_operand(jx_t *j, const cJSON *it, const char *path, isa_format_t fmt, int n,
-                       tir_ap_t *ap)
+                       const tir_ap_t **ap)
 {
     if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 2 || !cJSON_IsString(it->child))
         return fj_jfail(j, path, "operands", "entry %d must be [\"operand field\", access]", n);
@@ -45,7 +45,8 @@ static int asm_operand(jx_t *j, const cJSON *it, const char *path, isa_format_t 
     fj_operand_t opnd;
     if (fj_operand_item(j, it->child->next, path, "operands", false, &opnd))
         return -1;
-    *ap = opnd.ap;
+    if (fj_intern_ap(j, path, "operands", &opnd.ap, ap))
+        return -1;
     return (int)(f - isa_formats[fmt].fields);
 }
 
@@ -105,7 +106,7 @@ int fj_h_inline_asm(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         bool in = n < nin;
         if (!in && nout == 2)
             return fj_jfail(j, path, "operands", "at most 2 outputs (after %d inputs)", nin);
-        tir_ap_t *ap = in ? &op->src[n] : nout == 0 ? &op->dst : &op->dst2;
+        const tir_ap_t **ap = in ? &op->src[n] : nout == 0 ? &op->dst : &op->dst2;
         int fi = asm_operand(j, it, path, oi->format, n, ap);
         if (fi < 0)
             return -1;

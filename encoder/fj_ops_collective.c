@@ -8,7 +8,7 @@
 
 /* srcs/dsts: a one-tensor list (or a bare operand) */
 static int one_of_list(jx_t *j, const cJSON *o, const char *path, const char *fname,
-                       tir_ap_t *out)
+                       const tir_ap_t **out)
 {
     const cJSON *it = fj_field(o, fname);
     if (!it)
@@ -22,8 +22,7 @@ static int one_of_list(jx_t *j, const cJSON *o, const char *path, const char *fn
     fj_operand_t op;
     if (fj_operand_item(j, it, path, fname, false, &op))
         return -1;
-    *out = op.ap;
-    return 0;
+    return fj_intern_ap(j, path, fname, &op.ap, out);
 }
 
 static int int_list(jx_t *j, const cJSON *it, const char *path, const char *fname, int64_t *v,
@@ -45,12 +44,12 @@ static int int_list(jx_t *j, const cJSON *it, const char *path, const char *fnam
 }
 
 /* replica_group: [[0, 1, 2, 3]] or [[0, 1], [2, 3]]; absent = every core. */
-static int get_replica_group(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+static int get_replica_group(jx_t *j, const cJSON *o, const char *path, tir_op_rare_t *r)
 {
     const cJSON *rg = fj_field(o, "replica_group");
     if (!rg) {   /* every core of the kernel */
-        for (int r = 0; r < 8 && r < j->b.k->num_cores; r++)
-            op->rgroup[r] = 0;
+        for (int c = 0; c < 8 && c < j->b.k->num_cores; c++)
+            r->rgroup[c] = 0;
         return 0;
     }
     if (!cJSON_IsArray(rg) || !rg->child)
@@ -63,16 +62,16 @@ static int get_replica_group(jx_t *j, const cJSON *o, const char *path, tir_op_t
         if (int_list(j, sub, path, "replica_group", v, 8, &n))
             return -1;
         for (int i = 0; i < n; i++) {
-            if (op->rgroup[v[i]] >= 0)
+            if (r->rgroup[v[i]] >= 0)
                 return fj_jfail(j, path, "replica_group", "rank %lld is in more than one group "
                                 "(sub-groups may not overlap)", (long long)v[i]);
-            op->rgroup[v[i]] = (int8_t)g;
+            r->rgroup[v[i]] = (int8_t)g;
         }
     }
     return 0;
 }
 
-static int get_permute_pairs(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+static int get_permute_pairs(jx_t *j, const cJSON *o, const char *path, tir_op_rare_t *r)
 {
     const cJSON *pairs = fj_field(o, "source_target_pairs");
     if (!pairs || !cJSON_IsArray(pairs))
@@ -85,10 +84,10 @@ static int get_permute_pairs(jx_t *j, const cJSON *o, const char *path, tir_op_t
             return -1;
         if (n != 2)
             return fj_jfail(j, path, "source_target_pairs", "each pair is [source, target]");
-        if (op->perm_from[v[1]] >= 0)
+        if (r->perm_from[v[1]] >= 0)
             return fj_jfail(j, path, "source_target_pairs", "rank %lld is the target of two pairs",
                             (long long)v[1]);
-        op->perm_from[v[1]] = (int8_t)v[0];
+        r->perm_from[v[1]] = (int8_t)v[0];
     }
     return 0;
 }
@@ -110,12 +109,14 @@ static int h_collective(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         if (op->op0 != ISA_ALU_ADD && op->op0 != ISA_ALU_MAX && op->op0 != ISA_ALU_MIN)
             return fj_jfail(j, path, "operator", "must be add, maximum or minimum");
     }
+    tir_op_rare_t r = *op->rare;
     if (op->kind != TIR_ALL_REDUCE && op->kind != TIR_COLLECTIVE_PERMUTE &&
-        fj_get_int_range(j, o, path, "collective_dim", &op->coll_dim, 0, 0, 1))
+        fj_get_int_range(j, o, path, "collective_dim", &r.coll_dim, 0, 0, 1))
         return -1;
-    if (op->kind == TIR_COLLECTIVE_PERMUTE)
-        return get_permute_pairs(j, o, path, op) ? -1 : 1;
-    return get_replica_group(j, o, path, op) ? -1 : 1;
+    int rc = op->kind == TIR_COLLECTIVE_PERMUTE ? get_permute_pairs(j, o, path, &r)
+                                                : get_replica_group(j, o, path, &r);
+    op->rare = enc_rare_in(&j->b, &r);
+    return rc ? -1 : 1;
 }
 
 const fj_opdef_t fj_ops_collective[] = {

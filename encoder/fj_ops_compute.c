@@ -63,7 +63,7 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         if (fj_get_ap(j, o, path, "stationary_scale", true, &op->src[2]) ||
             fj_get_ap(j, o, path, "moving_scale", true, &op->src[3]) ||
             fj_get_num(j, o, path, "scale", &sc, 1.0) ||
-            fj_get_ap(j, o, path, "scale_ptr", false, &sp))
+            fj_get_ap_value(j, o, path, "scale_ptr", false, &sp))
             return -1;
         op->nsrc = 4;
         /* seed 001 codegenMatMulMXOp: an output scale, immediate or per
@@ -72,7 +72,7 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             return fj_jfail(j, path, "scale", "Scale should be 1.0 if scale_ptr is specified");
         if (sp.tensor >= 0 || fj_field(o, "scale")) {
             op->flags |= TIR_F_MX_SCALE;
-            op->s0 = sp.tensor >= 0 ? enc_scalar_ap(sp) : enc_imm(sc);
+            op->s0 = sp.tensor >= 0 ? enc_scalar_in(&j->b, enc_scalar_ap(sp)) : tir_scalar_imm(sc);
         }
     }
     if (op->kind == TIR_MATMUL_SPARSE) {
@@ -296,7 +296,7 @@ static int h_tensor_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     op->flags |= (neg ? TIR_F_NEGATE : 0) | (keep ? TIR_F_KEEPDIMS : 0) |
                  (per_axis ? TIR_F_PER_AXIS : 0);
     const cJSON *ax = fj_field(o, "axis");
-    int nfree = op->src[0].ndim - 1;
+    int nfree = op->src[0]->ndim - 1;
     if (!ax)
         return fj_jfail(j, path, "axis", "missing");
     const cJSON *one = ax;
@@ -366,7 +366,7 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         if (fj_get_int_item(j, c->child, path, "pattern", &st, NULL) ||
             fj_get_int_item(j, c->child->next, path, "pattern", &cnt, NULL))
             return -1;
-        if (cnt < 1 || i + 1 >= op->dst.ndim || cnt != op->dst.count[i + 1])
+        if (cnt < 1 || i + 1 >= op->dst->ndim || cnt != op->dst->count[i + 1])
             return fj_jfail(j, path, "pattern", "entry %d count %lld does not match dst free dim %d",
                          i, (long long)cnt, i + 1);
         total *= cnt;
@@ -486,7 +486,7 @@ static int h_affine_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *
  * (broadcast_partition into a fresh [P, 8] tile). */
 static int broadcast_vals(jx_t *j, tir_op_t *op)
 {
-    const tir_ap_t *v = &op->src[1], *s = &op->src[0];
+    const tir_ap_t *v = op->src[1], *s = op->src[0];
     if (v->tensor < 0 || s->tensor < 0 || v->ndim < 1 || s->ndim < 1 || v->count[0] != 1 ||
         s->count[0] <= 1)
         return 0;
@@ -497,7 +497,7 @@ static int broadcast_vals(jx_t *j, tir_op_t *op)
                      shape);
     if (t < 0 || enc_broadcast_partition(&j->b, enc_ap_full(&j->b, t), *v) < 0)
         return -1;
-    op->src[1] = enc_ap_full(&j->b, t);
+    op->src[1] = enc_in(&j->b, enc_ap_full(&j->b, t));
     return 0;
 }
 
@@ -627,7 +627,7 @@ static int h_select_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     if (!fj_field(o, "on_false"))
         return fj_jfail(j, path, "on_false", "missing");
     if (fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
-                    op->dst2.tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
+                    op->dst2->tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
         return -1;
     if (rev)
         op->flags |= TIR_F_REV0;
@@ -696,7 +696,7 @@ static int h_core_barrier(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     }
     if (fj_get_ap(j, o, path, "data", false, &op->src[0]))
         return -1;
-    op->nsrc = op->src[0].tensor >= 0 ? 1 : 0;
+    op->nsrc = op->src[0]->tensor >= 0 ? 1 : 0;
     return 1;
 }
 
@@ -728,8 +728,8 @@ static int sendrecv_nki(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (strcmp(e, "gpsimd_dma") && strcmp(e, "dma"))
         return fj_jfail(j, path, "dma_engine", "'%s': expected dma or gpsimd_dma", eng);
     int64_t n = 1;
-    for (int d = 1; d < op->src[0].ndim; d++)
-        n *= op->src[0].count[d];
+    for (int d = 1; d < op->src[0]->ndim; d++)
+        n *= op->src[0]->count[d];
     if (!strcmp(e, "gpsimd_dma") && n > 256)
         return fj_jfail(j, path, "dma_engine", "gpsimd_dma moves at most 1024/512/256 bytes "
                         "per partition of a 32/16/8-bit type (256 elements); src has %lld",

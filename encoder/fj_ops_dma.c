@@ -65,19 +65,22 @@ int fj_num_tile(jx_t *j, const char *base, const char *what, unsigned dtype, int
  * becomes a memset tile shaped like the op's (already parsed) dst access, in
  * its dtype (fj_num_tile); anything else is an ordinary access. */
 int fj_get_ap_or_num(jx_t *j, const cJSON *o, const char *path, const char *fname,
-                     const tir_op_t *op, tir_ap_t *out)
+                     const tir_op_t *op, const tir_ap_t **out)
 {
     const cJSON *it = fj_field(o, fname);
     if (!cJSON_IsNumber(it))
         return fj_get_ap(j, o, path, fname, true, out);
-    const tir_ap_t *d = &op->dst;
+    const tir_ap_t *d = op->dst;
     if (d->tensor < 0 || d->ndim < 1)
         return fj_jfail(j, path, fname, "a number operand needs a dst access");
     if (d->count[0] > 128)
         return fj_jfail(j, path, fname, "a number operand fills at most 128 rows (dst has %lld)",
                         (long long)d->count[0]);
-    return fj_num_tile(j, op->name[0] ? op->name : "operand", fname,
-                       j->b.k->tensors[d->tensor].dtype, d->ndim, d->count, it->valuedouble, out);
+    tir_ap_t full;
+    if (fj_num_tile(j, op->name[0] ? op->name : "operand", fname,
+                    j->b.k->tensors[d->tensor].dtype, d->ndim, d->count, it->valuedouble, &full))
+        return -1;
+    return fj_intern_ap(j, path, fname, &full, out);
 }
 
 /* load/store/dma_copy/indirect_*: the NKI fork on indirect operands */
@@ -122,7 +125,7 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     const char *prefix;
     tir_ap_t src;
     if (fj_get_str(j, o, path, "prefix", &prefix, true) ||
-        fj_get_ap(j, o, path, "src", true, &src))
+        fj_get_ap_value(j, o, path, "src", true, &src))
         return -1;
     if (strlen(prefix) >= sizeof j->b.k->tensors[0].print_prefix)
         return fj_jfail(j, path, "prefix", "longer than %zu characters",
@@ -198,8 +201,8 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     bool indirect = src.index.tensor >= 0 || dst.index.tensor >= 0;
     if (op->kind == TIR_LOAD || op->kind == TIR_STORE) {
         if (!indirect) {
-            op->dst = dst.ap;
-            op->src[0] = src.ap;
+            op->dst = enc_in(&j->b, dst.ap);
+            op->src[0] = enc_in(&j->b, src.ap);
             op->nsrc = 1;
             /* register-offset (dynamic) DMA: docs/kernel-format.md */
             if ((fj_field(o, "src_reg") &&
@@ -238,16 +241,16 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 static int transpose_cast(jx_t *j, tir_op_t *op)
 {
     const tir_kernel_t *k = j->b.k;
-    int s = op->src[0].tensor, d = op->dst.tensor;
-    if (s < 0 || d < 0 || op->index.tensor >= 0 || k->tensors[s].dtype == k->tensors[d].dtype ||
+    int s = op->src[0]->tensor, d = op->dst->tensor;
+    if (s < 0 || d < 0 || op->index->tensor >= 0 || k->tensors[s].dtype == k->tensors[d].dtype ||
         k->tensors[d].kind != TIR_T_SBUF)
         return 1;
-    tir_ap_t final = op->dst;
+    tir_ap_t final = *op->dst;
     int t = enc_tile(&j->b, "dma_transpose_cast", TIR_T_SBUF, k->tensors[s].dtype, final.ndim,
                      final.count);
     if (t < 0)
         return -1;
-    op->dst = enc_ap_full(&j->b, t);
+    op->dst = enc_in(&j->b, enc_ap_full(&j->b, t));
     if (enc_emit(&j->b, op) < 0)
         return -1;
     return enc_tensor_copy(&j->b, final, enc_ap_full(&j->b, t), ISA_ENG_UNASSIGNED) < 0 ? -1 : 0;
@@ -264,19 +267,21 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_operand(j, o, path, "src", true, true, &src))
         return -1;
-    op->src[0] = src.ap;
+    op->src[0] = enc_in(&j->b, src.ap);
     op->nsrc = 1;
-    op->index = src.index;
+    op->index = enc_in(&j->b, src.index);
     op->index_bound = src.bound;
     if (op->oob_mode == ISA_OOB_SKIP)
         op->flags |= TIR_F_OOB_SKIP;
     const cJSON *ax = fj_field(o, "axes");
+    tir_op_rare_t r = *op->rare;
     if (!ax) {   /* default: the supported permutation for the rank */
         static const int def[5][4] = {{0}, {0}, {1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
         int n = src.ap.ndim;
-        op->n_transpose_axes = n >= 2 && n <= 4 ? n : 0;
-        for (int i = 0; i < op->n_transpose_axes; i++)
-            op->transpose_axes[i] = def[n][i];
+        r.n_transpose_axes = n >= 2 && n <= 4 ? n : 0;
+        for (int i = 0; i < r.n_transpose_axes; i++)
+            r.transpose_axes[i] = def[n][i];
+        op->rare = enc_rare_in(&j->b, &r);
         return transpose_cast(j, op);
     }
     if (!cJSON_IsArray(ax))
@@ -291,9 +296,10 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
             return -1;
         if (v < 0 || v > 7)
             return fj_jfail(j, path, "axes", "axis %lld out of range", (long long)v);
-        op->transpose_axes[i] = (int)v;
+        r.transpose_axes[i] = (int)v;
     }
-    op->n_transpose_axes = n;
+    r.n_transpose_axes = n;
+    op->rare = enc_rare_in(&j->b, &r);
     return transpose_cast(j, op);
 }
 
@@ -341,14 +347,16 @@ static int h_stream_shuffle(jx_t *j, const cJSON *o, const char *path, tir_op_t 
     if (!cJSON_IsArray(m) || cJSON_GetArraySize(m) != 32)
         return fj_jfail(j, path, "shuffle_mask", "expected 32 integers (255 = keep)");
     int i = 0;
+    tir_op_rare_t r = *op->rare;
     for (const cJSON *c = m->child; c; c = c->next, i++) {
         int64_t v;
         if (fj_get_int_item(j, c, path, "shuffle_mask", &v, NULL))
             return -1;
         if (v < 0 || v > 255)
             return fj_jfail(j, path, "shuffle_mask", "entry %d is %lld (0..31 or 255)", i, (long long)v);
-        op->shuffle_mask[i] = (uint8_t)v;
+        r.shuffle_mask[i] = (uint8_t)v;
     }
+    op->rare = enc_rare_in(&j->b, &r);
     return 1;
 }
 
@@ -424,7 +432,7 @@ static int h_dma_compute(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
     }
     if (oob != ISA_OOB_ERROR)
         return fj_jfail(j, path, "oob_mode", "skip applies to indirect accesses only");
-    return enc_dma_compute(&j->b, op->dst, ap, scale, n) < 0 ? -1 : 0;
+    return enc_dma_compute(&j->b, *op->dst, ap, scale, n) < 0 ? -1 : 0;
 }
 
 const fj_opdef_t fj_ops_dma[] = {

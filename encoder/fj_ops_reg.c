@@ -128,18 +128,18 @@ static int h_load(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         fj_get_ap(j, o, path, "src", true, &op->src[0]))
         return -1;
     int64_t n = 1;
-    for (int d = 0; d < op->src[0].ndim; d++)
-        n *= op->src[0].count[d];
+    for (int d = 0; d < op->src[0]->ndim; d++)
+        n *= op->src[0]->count[d];
     if (n != 1)
         return fj_jfail(j, path, "src", "%lld elements; a register load reads exactly one",
                         (long long)n);
     op->kind = TIR_LOAD_TENSOR_TO_REGISTER;
     op->nsrc = 1;
-    if (in_hbm(j, &op->src[0])) {
+    if (in_hbm(j, op->src[0])) {
         tir_ap_t full;
-        if (bounce_tile(j, &op->src[0], "load", &full) || enc_load(&j->b, full, op->src[0]) < 0)
+        if (bounce_tile(j, op->src[0], "load", &full) || enc_load(&j->b, full, *op->src[0]) < 0)
             return -1;
-        op->src[0] = full;
+        op->src[0] = enc_in(&j->b, full);
     }
     return 1;
 }
@@ -152,12 +152,12 @@ static int h_store(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         (op->reg = get_vreg(j, o, path, "src")) < 0)
         return -1;
     op->nsrc = 0;
-    if (!in_hbm(j, &op->dst))
+    if (!in_hbm(j, op->dst))
         return 1;
-    tir_ap_t hbm = op->dst, full;
+    tir_ap_t hbm = *op->dst, full;
     if (bounce_tile(j, &hbm, "store", &full))
         return -1;
-    op->dst = full;
+    op->dst = enc_in(&j->b, full);
     if (enc_emit(&j->b, op) < 0 || enc_store(&j->b, hbm, full, false) < 0)
         return -1;
     return 0;

@@ -129,7 +129,7 @@ static int h_exponential(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
         fj_get_ap(j, o, path, "reduce_res", false, &op->dst2) ||
         fj_get_scalar(j, o, path, "reduce_init", &op->s1, 0) ||
         fj_get_enum(j, o, path, "reduce_cmd", ISA_FT_REDCMD, NULL, &op->reduce_cmd,
-                    op->dst2.tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
+                    op->dst2->tensor >= 0 ? ISA_REDCMD_RESET_REDUCE : ISA_REDCMD_IDLE))
         return -1;
     if (op->reduce_cmd != ISA_REDCMD_LOAD_REDUCE && (op->s1.is_ap || op->s1.imm != 0))
         return fj_jfail(j, path, "reduce_init", "only with reduce_cmd load_reduce (else unset "

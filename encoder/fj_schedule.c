@@ -103,8 +103,8 @@ static bool conflict(tir_op_t *a, tir_op_t *b)
 {
     if (is_barrier(a) || is_barrier(b))
         return true;
-    tir_ap_t *ra[TIR_MAX_READ_APS], *rb[TIR_MAX_READ_APS];
-    const tir_ap_t *wa[2] = {&a->dst, &a->dst2}, *wb[2] = {&b->dst, &b->dst2};
+    const tir_ap_t *ra[TIR_MAX_READ_APS], *rb[TIR_MAX_READ_APS];
+    const tir_ap_t *wa[2] = {a->dst, a->dst2}, *wb[2] = {b->dst, b->dst2};
     int nwa = 2, nwb = 2;
     int nra = tir_op_read_aps(a, ra), nrb = tir_op_read_aps(b, rb);
     for (int x = 0; x < nwa; x++) {

@@ -68,7 +68,7 @@ static bool same_shape(const tir_ap_t *a, const tir_ap_t *b)
 
 int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err)
 {
-    const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    const tir_ap_t *d = op->dst, *s = op->src[0];
     if (k->num_cores < 2)
         return tpb_errf(err, "%s (%s): collectives run across the cores of a multi-core kernel "
                              "(\"grid\": [n] with n >= 2, one program per core); this kernel "
@@ -108,10 +108,10 @@ int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t
     if (dt->dtype != st->dtype)
         return cfail(err, op, "dsts", "dtype differs from srcs ('%s')", st->name);
     int maxdim = op->kind == TIR_ALL_GATHER && dsb ? 1 : 0;
-    if (op->coll_dim > maxdim)
+    if (op->rare->coll_dim > maxdim)
         return cfail(err, op, "collective_dim", "%lld: only 0..%lld is supported here",
-                     (long long)op->coll_dim, (long long)maxdim);
-    if (dsb && op->coll_dim == 1 && (d->ndim != 2 || s->ndim != 2))
+                     (long long)op->rare->coll_dim, (long long)maxdim);
+    if (dsb && op->rare->coll_dim == 1 && (d->ndim != 2 || s->ndim != 2))
         return cfail(err, op, "srcs", "SBUF collectives along dim 1 take 2-D [P, F] tiles "
                      "(got %lld and %lld dims)", (long long)s->ndim, (long long)d->ndim);
     if ((op->kind == TIR_ALL_REDUCE || op->kind == TIR_COLLECTIVE_PERMUTE) && !same_shape(d, s))
@@ -128,8 +128,8 @@ static int group_of(const tir_op_t *op, int c, int *g)
     if (op->kind == TIR_COLLECTIVE_PERMUTE) {
         bool in[8] = {false};
         for (int t = 0; t < 8; t++)
-            if (op->perm_from[t] >= 0)
-                in[t] = in[(int)op->perm_from[t]] = true;
+            if (op->rare->perm_from[t] >= 0)
+                in[t] = in[(int)op->rare->perm_from[t]] = true;
         if (!in[c])
             return 0;
         for (int r = 0; r < 8; r++)
@@ -137,10 +137,10 @@ static int group_of(const tir_op_t *op, int c, int *g)
                 g[n++] = r;
         return n;
     }
-    if (op->rgroup[c] < 0)
+    if (op->rare->rgroup[c] < 0)
         return 0;
     for (int r = 0; r < 8; r++)
-        if (op->rgroup[r] == op->rgroup[c])
+        if (op->rare->rgroup[r] == op->rare->rgroup[c])
             g[n++] = r;
     return n;
 }
@@ -178,7 +178,7 @@ static int max_group(const tir_op_t *op)
 int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op)
 {
     if ((op->kind != TIR_ALL_REDUCE && op->kind != TIR_REDUCE_SCATTER) ||
-        op->dst.tensor < 0 || !is_tile(k0, &op->dst))
+        op->dst->tensor < 0 || !is_tile(k0, op->dst))
         return 0;   /* HBM: the pulls accumulate into dst */
     int n = max_group(op);
     return n > 1 ? n - 1 : 0;
@@ -205,8 +205,8 @@ static uint64_t run_cost(const tpb_target_t *t, uint64_t run)
 static int ar_split_dim(const tir_kernel_t *k0, const tir_op_t *op)
 {
     int n = max_group(op);
-    const tir_ap_t *s = &op->src[0];
-    if (op->kind != TIR_ALL_REDUCE || op->dst.tensor < 0 || !is_tile(k0, &op->dst) || n < 2 ||
+    const tir_ap_t *s = op->src[0];
+    if (op->kind != TIR_ALL_REDUCE || op->dst->tensor < 0 || !is_tile(k0, op->dst) || n < 2 ||
         s->ndim < 2 || s->count[1] % n)
         return -1;
     const tpb_target_t *t = tpb_target_get(k0->target);
@@ -245,9 +245,9 @@ static tir_ap_t whole(int tensor, const tir_ap_t *like)
 
 void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out)
 {
-    const tir_ap_t *s = &op->src[0];
+    const tir_ap_t *s = op->src[0];
     int sd = ar_split_dim(k0, op);
-    tir_ap_t p = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, op->coll_dim, max_group(op), 0)
+    tir_ap_t p = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, op->rare->coll_dim, max_group(op), 0)
                : sd >= 0 ? ap_piece(s, sd, max_group(op), 0)
                          : *s;
     memset(out, 0, sizeof *out);
@@ -269,7 +269,16 @@ typedef struct {
     tir_op_t *out;
     int n;
     int rounds;        /* ready signals per peer (2: all_reduce's gather round) */
+    bool oom;          /* interning an operand failed */
 } xp_t;
+
+/* An operand of an expanded op: ap interned into the core kernel. */
+static const tir_ap_t *opnd(xp_t *x, const tir_ap_t *ap)
+{
+    const tir_ap_t *r = tir_ap_intern(x->in->k, ap);
+    x->oom |= !r;
+    return r ? r : &tir_ap_none;
+}
 
 static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
 {
@@ -301,7 +310,7 @@ static void signal_ready(xp_t *x, int peer, const tir_ap_t *data)
     o->engine = SYNC_ENGINE;
     o->sync_core = peer;
     o->sync_sem = slot_ready(peer, x->in->core, x->in->ncores);
-    o->src[0] = *data;
+    o->src[0] = opnd(x, data);
     o->nsrc = 1;
 }
 
@@ -313,7 +322,7 @@ static void wait_slot(xp_t *x, const char *what, int r, int engine, int slot, ui
     o->sync_sem = slot;
     o->sync_val = value;
     if (guard)
-        o->dst = *guard;
+        o->dst = opnd(x, guard);
 }
 
 /* dst <- `src` as rank r's program addresses it (r's SBUF when a tile);
@@ -326,14 +335,18 @@ static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
         wait_slot(x, "wait", r, ISA_ENG_SP, slot_ready(in->core, r, in->ncores),
                   ++in->sync->ready[r], NULL);
     tir_op_t *p = next(x, TIR_DMA_COPY, "pull", r);
-    p->dst = *dst;
-    p->src[0] = *src;
+    p->dst = opnd(x, dst);
+    p->src[0] = opnd(x, src);
     p->nsrc = 1;
     p->qos = x->op->qos;
     p->engine = ISA_ENG_SP;
     /* setReplicaGroups (seed 002 §6): every DMA of a collective carries
      * the collective's replica groups (a permute has pairs, not groups) */
-    memcpy(p->rgroup, x->op->rgroup, sizeof p->rgroup);
+    tir_op_rare_t rare = tir_rare_default;
+    memcpy(rare.rgroup, x->op->rare->rgroup, sizeof rare.rgroup);
+    p->rare = tir_rare_intern(x->in->k, &rare);
+    x->oom |= !p->rare;
+    p->rare = p->rare ? p->rare : &tir_rare_default;
     if (r != in->core) {
         if (is_tile(in->k, src))
             p->remote_core = r;
@@ -346,7 +359,7 @@ static tir_op_t *pull(xp_t *x, const tir_ap_t *dst, const tir_ap_t *src, int r)
 static int divisible(const tir_op_t *op, const tir_ap_t *a, int n, const char *field,
                      tpb_err_t *err)
 {
-    int d = op->coll_dim;
+    int d = op->rare->coll_dim;
     if (d >= a->ndim || a->count[d] % n)
         return cfail(err, op, field, "dim %lld is not divisible by the group size %lld",
                      (long long)d, (long long)n);
@@ -355,8 +368,8 @@ static int divisible(const tir_op_t *op, const tir_ap_t *a, int n, const char *f
 
 static int shapes(const tir_op_t *op, int n, tpb_err_t *err)
 {
-    const tir_ap_t *d = &op->dst, *s = &op->src[0];
-    int cd = op->coll_dim;
+    const tir_ap_t *d = op->dst, *s = op->src[0];
+    int cd = op->rare->coll_dim;
     tir_ap_t big = op->kind == TIR_ALL_GATHER ? *d : *s, small = op->kind == TIR_ALL_GATHER ? *s
                                                                                           : *d;
     if (op->kind == TIR_ALL_TO_ALL) {
@@ -376,9 +389,10 @@ static int shapes(const tir_op_t *op, int n, tpb_err_t *err)
 static void reduce_into(xp_t *x, const tir_ap_t *dst, int tmp, const tir_ap_t *like, int r)
 {
     tir_op_t *t = next(x, TIR_TENSOR_TENSOR, "reduce", r);
-    t->dst = *dst;
-    t->src[0] = *dst;
-    t->src[1] = whole(tmp, like);
+    t->dst = opnd(x, dst);
+    t->src[0] = opnd(x, dst);
+    tir_ap_t w = whole(tmp, like);
+    t->src[1] = opnd(x, &w);
     t->nsrc = 2;
     t->op0 = x->op->op0;
 }
@@ -391,13 +405,13 @@ static int all_reduce_split(xp_t *x, const int *g, int n, int i)
     const tir_op_t *op = x->op;
     const lnc_coll_in_t *in = x->in;
     int sd = ar_split_dim(in->k, op);
-    tir_ap_t mine = ap_piece(&op->dst, sd, n, i);
+    tir_ap_t mine = ap_piece(op->dst, sd, n, i);
     for (int k = 0; k < n; k++) {
-        tir_ap_t piece = ap_piece(&in->rank_op[g[k]]->src[0], sd, n, i);
+        tir_ap_t piece = ap_piece(in->rank_op[g[k]]->src[0], sd, n, i);
         tir_ap_t dst = k == 0 ? mine : whole(in->temps[k - 1], &piece);
         pull(x, &dst, &piece, g[k]);
     }
-    tir_ap_t like = ap_piece(&op->src[0], sd, n, i);
+    tir_ap_t like = ap_piece(op->src[0], sd, n, i);
     for (int k = 1; k < n; k++)
         reduce_into(x, &mine, in->temps[k - 1], &like, g[k]);
     for (int k = 0; k < n; k++)
@@ -405,8 +419,8 @@ static int all_reduce_split(xp_t *x, const int *g, int n, int i)
             signal_ready(x, g[k], &mine);
     for (int k = 0; k < n; k++)
         if (k != i) {
-            tir_ap_t dst = ap_piece(&op->dst, sd, n, k);
-            tir_ap_t src = ap_piece(&in->rank_op[g[k]]->dst, sd, n, k);
+            tir_ap_t dst = ap_piece(op->dst, sd, n, k);
+            tir_ap_t src = ap_piece(in->rank_op[g[k]]->dst, sd, n, k);
             pull(x, &dst, &src, g[k]);
         }
     x->rounds = 2;
@@ -417,54 +431,54 @@ static int expand_kind(xp_t *x, const int *g, int n, int i, tpb_err_t *err)
 {
     const tir_op_t *op = x->op;
     const lnc_coll_in_t *in = x->in;
-    int cd = op->coll_dim;
+    int cd = op->rare->coll_dim;
     switch (op->kind) {
     case TIR_ALL_REDUCE: case TIR_REDUCE_SCATTER:
-        if (!is_tile(in->k, &op->dst)) {   /* HBM, add: dst = src@G[0], then += each */
+        if (!is_tile(in->k, op->dst)) {   /* HBM, add: dst = src@G[0], then += each */
             for (int k = 0; k < n; k++) {
-                const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
+                const tir_ap_t *s = in->rank_op[g[k]]->src[0];
                 tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;
                 if (k) {   /* the LocalReduce (seed 001 s.5.1): dst op= piece on the DMA */
-                    tir_op_t *p = pull(x, &op->dst, &piece, g[k]);
+                    tir_op_t *p = pull(x, op->dst, &piece, g[k]);
                     p->flags |= TIR_F_RMW_ADD;
                     p->local_reduce = op->kind;
                     p->op0 = op->op0;
                 } else
-                    pull(x, &op->dst, &piece, g[k]);
+                    pull(x, op->dst, &piece, g[k]);
             }
             return 0;
         }
         if (ar_split_dim(in->k, op) >= 0)
             return all_reduce_split(x, g, n, i);
         for (int k = 0; k < n; k++) {   /* rank order: reduction k can start once pull k is in */
-            const tir_ap_t *s = &in->rank_op[g[k]]->src[0];
+            const tir_ap_t *s = in->rank_op[g[k]]->src[0];
             tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(s, cd, n, i) : *s;
-            tir_ap_t dst = k == 0 ? op->dst : whole(in->temps[k - 1], &piece);
+            tir_ap_t dst = k == 0 ? *op->dst : whole(in->temps[k - 1], &piece);
             pull(x, &dst, &piece, g[k]);
         }
         for (int k = 1; k < n; k++) {
-            tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(&op->src[0], cd, n, i)
-                                                            : op->src[0];
-            reduce_into(x, &op->dst, in->temps[k - 1], &piece, g[k]);
+            tir_ap_t piece = op->kind == TIR_REDUCE_SCATTER ? ap_piece(op->src[0], cd, n, i)
+                                                            : *op->src[0];
+            reduce_into(x, op->dst, in->temps[k - 1], &piece, g[k]);
         }
         return 0;
     case TIR_ALL_GATHER:
         for (int k = 0; k < n; k++) {
-            tir_ap_t dst = ap_piece(&op->dst, cd, n, k);
-            pull(x, &dst, &in->rank_op[g[k]]->src[0], g[k]);
+            tir_ap_t dst = ap_piece(op->dst, cd, n, k);
+            pull(x, &dst, in->rank_op[g[k]]->src[0], g[k]);
         }
         return 0;
     case TIR_ALL_TO_ALL:
         for (int k = 0; k < n; k++) {
-            tir_ap_t dst = ap_piece(&op->dst, cd, n, k);
-            tir_ap_t src = ap_piece(&in->rank_op[g[k]]->src[0], cd, n, i);
+            tir_ap_t dst = ap_piece(op->dst, cd, n, k);
+            tir_ap_t src = ap_piece(in->rank_op[g[k]]->src[0], cd, n, i);
             pull(x, &dst, &src, g[k]);
         }
         return 0;
     case TIR_COLLECTIVE_PERMUTE: {
-        int from = op->perm_from[in->core];
+        int from = op->rare->perm_from[in->core];
         if (from >= 0)
-            pull(x, &op->dst, &in->rank_op[from]->src[0], from);
+            pull(x, op->dst, in->rank_op[from]->src[0], from);
         return 0;
     }
     default:
@@ -481,10 +495,10 @@ static int check_agree(const lnc_coll_in_t *in, tpb_err_t *err)
         const tir_op_t *b = in->rank_op[r];
         if (!b || b == a)
             continue;
-        const char *f = memcmp(a->rgroup, b->rgroup, sizeof a->rgroup) ? "replica_group"
-                      : memcmp(a->perm_from, b->perm_from, sizeof a->perm_from)
+        const char *f = memcmp(a->rare->rgroup, b->rare->rgroup, sizeof a->rare->rgroup) ? "replica_group"
+                      : memcmp(a->rare->perm_from, b->rare->perm_from, sizeof a->rare->perm_from)
                           ? "source_target_pairs"
-                      : a->coll_dim != b->coll_dim ? "collective_dim"
+                      : a->rare->coll_dim != b->rare->coll_dim ? "collective_dim"
                       : a->op0 != b->op0 ? "operator" : NULL;
         if (f)
             return cfail(err, a, f, "differs between core %d and core %d (it may not depend on "
@@ -496,13 +510,13 @@ static int check_agree(const lnc_coll_in_t *in, tpb_err_t *err)
 int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
 {
     const tir_op_t *op = in->rank_op[in->core];
-    xp_t x = {in, op, out, 0, 1};
+    xp_t x = {in, op, out, 0, 1, false};
     if (op->kind == TIR_RANK_ID) {
         tir_op_t *m = next(&x, TIR_MEMSET, "rank", -1);
-        m->dst = op->dst;
+        m->dst = opnd(&x, op->dst);
         m->value = in->core;
         m->engine = op->engine;
-        return x.n;
+        return x.oom ? tpb_errf(err, "out of memory (split)") : x.n;
     }
     if (check_agree(in, err) || check_groups(op, in->ncores, err))
         return -1;
@@ -520,20 +534,20 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
         int p = g[k];
         if (p == in->core)
             continue;
-        if (op->kind != TIR_COLLECTIVE_PERMUTE || op->perm_from[p] == in->core)
+        if (op->kind != TIR_COLLECTIVE_PERMUTE || op->rare->perm_from[p] == in->core)
             pullers[np++] = p;
     }
     for (int k = 0; k < np; k++)
-        signal_ready(&x, pullers[k], &op->src[0]);
+        signal_ready(&x, pullers[k], op->src[0]);
     if (expand_kind(&x, g, n, i, err))
         return -1;
     if (np) {   /* every peer has read what it pulls from here (src, and dst's piece) */
         in->sync->done += (uint32_t)(np * x.rounds);
-        wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, &op->src[0]);
+        wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, op->src[0]);
         if (x.rounds > 1)
-            wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, &op->dst);
+            wait_slot(&x, "release", -1, SYNC_ENGINE, SLOT_DONE, in->sync->done, op->dst);
     }
-    return x.n;
+    return x.oom ? tpb_errf(err, "out of memory (split)") : x.n;
 }
 
 /* ---- one address per pulled tile ----
@@ -557,8 +571,8 @@ int lnc_coll_check_addresses(const tir_kernel_t *core_k, int ncores, const tpb_t
     for (int c = 0; c < ncores; c++)
         for (int o = 0; o < core_k[c].nops; o++) {
             const tir_op_t *op = &core_k[c].ops[o];
-            if (op->remote_core >= 0 && op->src[0].tensor >= 0 && op->src[0].tensor < nt)
-                pulled[op->src[0].tensor] = any = true;
+            if (op->remote_core >= 0 && op->src[0]->tensor >= 0 && op->src[0]->tensor < nt)
+                pulled[op->src[0]->tensor] = any = true;
         }
     for (int c = 0; any && c < ncores && !rc; c++) {
         bir_module_t m;

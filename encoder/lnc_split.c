@@ -204,9 +204,11 @@ static int check_programs(const tir_kernel_t *p, int n, tpb_err_t *err)
 
 static void kernel_release(tir_kernel_t *k)
 {
-    /* tensors borrow constant data from the parsed programs */
+    /* tensors borrow constant data from the parsed programs; the ops'
+     * operands are the core kernel's own (remap_op) */
     tir_array_free(k->tensors, k->cap_tensors, sizeof *k->tensors);
     tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
+    tir_pools_free(k);
     memset(k, 0, sizeof *k);
 }
 
@@ -318,31 +320,34 @@ static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t 
     if (tm->ident_c < 0)
         return 0;
     tir_op_t ld;
-    enc_identity_load(tm->ident_c, tm->ident_sb, &ld);
+    if (enc_identity_load(k, tm->ident_c, tm->ident_sb, &ld))
+        return tpb_errf(err, "out of memory (split)");
     ld.core = core;
     if (tir_add_op(k, &ld) < 0)
         return tpb_errf(err, "out of memory (split)");
     return 0;
 }
 
-static void remap_ap(tir_ap_t *ap, const tmap_t *tm, int slot)
+/* The op's operands re-interned into core kernel k (the program kernels'
+ * pools may be freed first), tensors renumbered to program slot `slot`'s
+ * (slot -1: kept); -1 on out-of-memory. */
+static int remap_ap(tir_kernel_t *k, const tir_ap_t **opnd, const tmap_t *tm, int slot)
 {
-    if (ap->tensor >= 0 && ap->tensor < tm->base)
-        ap->tensor = tm->slot_map[slot * tm->base + ap->tensor];
+    tir_ap_t ap = **opnd;
+    if (slot >= 0 && ap.tensor >= 0 && ap.tensor < tm->base)
+        ap.tensor = tm->slot_map[slot * tm->base + ap.tensor];
+    return (*opnd = tir_ap_intern(k, &ap)) ? 0 : -1;
 }
 
-static void remap_op(tir_op_t *op, const tmap_t *tm, int slot)
+static int remap_op(tir_kernel_t *k, tir_op_t *op, const tmap_t *tm, int slot)
 {
-    remap_ap(&op->dst, tm, slot);
-    remap_ap(&op->dst2, tm, slot);
+    int rc = remap_ap(k, &op->dst, tm, slot) | remap_ap(k, &op->dst2, tm, slot);
     for (int i = 0; i < 4; i++)
-        remap_ap(&op->src[i], tm, slot);
-    remap_ap(&op->index, tm, slot);
-    remap_ap(&op->bias, tm, slot);
-    if (op->s0.is_ap)
-        remap_ap(&op->s0.ap, tm, slot);
-    if (op->s1.is_ap)
-        remap_ap(&op->s1.ap, tm, slot);
+        rc |= remap_ap(k, &op->src[i], tm, slot);
+    rc |= remap_ap(k, &op->index, tm, slot) | remap_ap(k, &op->bias, tm, slot);
+    rc |= remap_ap(k, &op->s0.ap, tm, op->s0.is_ap ? slot : -1);
+    rc |= remap_ap(k, &op->s1.ap, tm, op->s1.is_ap ? slot : -1);
+    return rc;
 }
 
 /* Every instruction of a launch-grid instance carries the instance id:
@@ -431,11 +436,16 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *e
     }
     pm[me] = *op;
     pm[me].kind = TIR_COLLECTIVE_PERMUTE;
-    pm[me].perm_from[me] = (int8_t)peer;
-    pm[me].perm_from[peer] = (int8_t)me;
+    tir_op_rare_t pair = *op->rare;
+    pair.perm_from[me] = (int8_t)peer;
+    pair.perm_from[peer] = (int8_t)me;
     in.rank_op[me] = &pm[me];
-    for (int c = 0; c < e->ncores; c++)   /* the pair as every core sees it */
-        memcpy(pm[c].perm_from, pm[me].perm_from, sizeof pm[c].perm_from);
+    for (int c = 0; c < e->ncores; c++) {   /* the pair as every core sees it */
+        tir_op_rare_t r = *pm[c].rare;
+        memcpy(r.perm_from, pair.perm_from, sizeof r.perm_from);
+        if (!(pm[c].rare = tir_rare_intern(e->k, &r)))
+            return tpb_errf(err, "out of memory (split)");
+    }
     return add_expanded(e, &in, err);
 }
 
@@ -466,18 +476,18 @@ static void access_masks(const tir_kernel_t *k, int core, unsigned *rd, unsigned
 {
     for (int o = 0; o < k->nops; o++) {
         const tir_op_t *op = &k->ops[o];
-        const tir_ap_t *w[] = {&op->dst, &op->dst2};
-        const tir_ap_t *r[] = {&op->src[0], &op->src[1], &op->src[2], &op->src[3], &op->index,
-                               &op->bias, op->s0.is_ap ? &op->s0.ap : NULL,
-                               op->s1.is_ap ? &op->s1.ap : NULL};
+        const tir_ap_t *w[] = {op->dst, op->dst2};
+        const tir_ap_t *r[] = {op->src[0], op->src[1], op->src[2], op->src[3], op->index,
+                               op->bias, op->s0.is_ap ? op->s0.ap : NULL,
+                               op->s1.is_ap ? op->s1.ap : NULL};
         for (int i = 0; i < 2; i++)
             if (w[i]->tensor >= 0)
                 wr[w[i]->tensor] |= 1u << core;
         for (int i = 0; i < 8; i++)
             if (r[i] && r[i]->tensor >= 0 && (i < op->nsrc || i >= 4))
                 rd[r[i]->tensor] |= 1u << core;
-        if (op->flags & TIR_F_RMW_ADD && op->dst.tensor >= 0)
-            rd[op->dst.tensor] |= 1u << core;
+        if (op->flags & TIR_F_RMW_ADD && op->dst->tensor >= 0)
+            rd[op->dst->tensor] |= 1u << core;
     }
 }
 
@@ -615,7 +625,11 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
             }
             for (int o = 0; o < progs[p].nops; o++) {
                 tir_op_t op = progs[p].ops[o];
-                remap_op(&op, &tm, slot);
+                if (remap_op(k, &op, &tm, slot)) {
+                    free(at);
+                    tpb_errf(err, "out of memory (split)");
+                    goto out;
+                }
                 instance_name(&op, p);
                 op.core = c;
                 for (int d = 0; d < op.ndeps; d++)

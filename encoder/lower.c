@@ -388,7 +388,7 @@ int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char 
         return 0;
     }
     isa_ptr_t p = {0, 0, 0};
-    if (lw_ptr(c, in, &s->ap, false, role, &p))
+    if (lw_ptr(c, in, s->ap, false, role, &p))
         return -1;
     /* a pointer scalar packs like a PTR operand: addr 24b | dtype 4b | space 2b */
     *bits = (p.addr & 0xFFFFFFu) | (p.dtype & 0xFu) << 24 | (p.space & 3u) << 28;

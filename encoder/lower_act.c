@@ -18,24 +18,24 @@ static int bind_reduce(lower_ctx_t *c, bir_inst_t *in, uint32_t *red_op, uint32_
     *red_op = (uint32_t)op->reduce_op;
     *red_cmd = (uint32_t)op->reduce_cmd;
     if (op->reduce_op == ISA_ALU_BYPASS) {
-        if (lw_has(&op->dst2))
+        if (lw_has(op->dst2))
             return lw_err(c, "reduce_res given without reduce_op");
         return 0;
     }
-    if (!lw_has(&op->dst2))
+    if (!lw_has(op->dst2))
         return lw_err(c, "reduce_op %d needs a reduce_res [P,1] output", op->reduce_op);
     if (op->reduce_cmd == ISA_REDCMD_IDLE)
         *red_cmd = ISA_REDCMD_RESET_REDUCE;   /* a fused reduce with no command: fresh result */
-    return lw_ptr(c, in, &op->dst2, true, "reduce_res", red_out);
+    return lw_ptr(c, in, op->dst2, true, "reduce_res", red_out);
 }
 
 static int bind_bias(lower_ctx_t *c, bir_inst_t *in, isa_ptr_t *bias)
 {
-    if (!lw_has(&c->op->bias)) {
+    if (!lw_has(c->op->bias)) {
         bias->space = ISA_SPACE_NONE;
         return 0;
     }
-    return lw_ptr(c, in, &c->op->bias, false, "bias", bias);
+    return lw_ptr(c, in, c->op->bias, false, "bias", bias);
 }
 
 /* The shared Activation builder (the notes' codegenActivationOp and
@@ -54,8 +54,8 @@ static int act_begin(lower_ctx_t *c, bir_inst_t *in)
         bir_inst_set_is_activate2(in, true);
     isa_tap_t *src = act2 ? &in->isa.f.ACT2.in : &in->isa.f.ACT.in;
     isa_tap_t *dst = act2 ? &in->isa.f.ACT2.out : &in->isa.f.ACT.out;
-    if (lw_tap(c, in, &op->src[0], false, "src", src) ||
-        lw_tap(c, in, &op->dst, true, "dst", dst))
+    if (lw_tap(c, in, op->src[0], false, "src", src) ||
+        lw_tap(c, in, op->dst, true, "dst", dst))
         return -1;
     if (lw_same_partitions(c, act2 ? "activate2" : "activation", src, dst))
         return -1;
@@ -112,9 +112,9 @@ static int lower_activation1(lower_ctx_t *c)
 static int relu_param(lower_ctx_t *c, bir_inst_t *in, isa_fmt_ACT2_t *f)
 {
     const tir_op_t *op = c->op;
-    if (lw_has(&op->src[1])) {
+    if (lw_has(op->src[1])) {
         isa_ptr_t p;
-        if (lw_ptr(c, in, &op->src[1], false, "relu_param", &p))
+        if (lw_ptr(c, in, op->src[1], false, "relu_param", &p))
             return -1;
         if (p.addr >= (1u << 18))
             return lw_err(c, "relu_param: address 0x%x does not fit the 18-bit pointer of the "

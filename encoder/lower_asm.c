@@ -33,11 +33,11 @@ static int lower_inline_asm(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_INLINE_ASM, (isa_op_t)r->asm_op);
     for (int i = 0; i < op->nsrc; i++)
-        if (r->asm_opnd[i] >= 0 && asm_bind(c, &in, r->asm_opnd[i], &op->src[i], false))
+        if (r->asm_opnd[i] >= 0 && asm_bind(c, &in, r->asm_opnd[i], op->src[i], false))
             return -1;
-    if (r->asm_opnd[4] >= 0 && asm_bind(c, &in, r->asm_opnd[4], &op->dst, true))
+    if (r->asm_opnd[4] >= 0 && asm_bind(c, &in, r->asm_opnd[4], op->dst, true))
         return -1;
-    if (r->asm_opnd[5] >= 0 && asm_bind(c, &in, r->asm_opnd[5], &op->dst2, true))
+    if (r->asm_opnd[5] >= 0 && asm_bind(c, &in, r->asm_opnd[5], op->dst2, true))
         return -1;
     const isa_fmtinfo_t *fmt = &isa_formats[isa_ops[in.isa.op].format];
     for (int i = 0; i < r->n_asm_attrs; i++)

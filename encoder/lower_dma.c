@@ -235,14 +235,14 @@ static int set_replica_groups(lower_ctx_t *c, bir_inst_t *in)
     int n = c->k->num_cores < 8 ? c->k->num_cores : 8;
     bool any = false;
     for (int r = 0; r < 8; r++)
-        any |= op->rgroup[r] >= 0;
+        any |= op->rare->rgroup[r] >= 0;
     if (!any || n <= 0)   /* nreplica 0: the groups are never read */
         return 0;
     bir_rare_t *r = bir_inst_rare(c->m, in);
     if (!r)
         return lw_err(c, "out of memory");
     r->nreplica = (uint8_t)n;
-    memcpy(r->replica, op->rgroup, sizeof r->replica);
+    memcpy(r->replica, op->rare->rgroup, sizeof r->replica);
     return 0;
 }
 
@@ -269,10 +269,10 @@ static int add_sb_to_sb_cc_ap(lower_ctx_t *c, const dside_t *dst, isa_dap_t *src
     if (op->remote_core >= 8 || op->remote_core == op->core)
         return lw_err(c, "collective peer core %d is not another core of the kernel",
                       op->remote_core);
-    if (op->core >= 0 && op->core < 8 && op->rgroup[op->core] >= 0 &&
-        op->rgroup[op->remote_core] != op->rgroup[op->core])
+    if (op->core >= 0 && op->core < 8 && op->rare->rgroup[op->core] >= 0 &&
+        op->rare->rgroup[op->remote_core] != op->rare->rgroup[op->core])
         return lw_err(c, "collective peer core %d is outside replica group %d", op->remote_core,
-                      op->rgroup[op->core]);
+                      op->rare->rgroup[op->core]);
     src->core = (uint32_t)(op->remote_core - op->core) & 7u;
     return 0;
 }
@@ -476,30 +476,30 @@ static int lower_transpose_dma(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     static const int allowed[3][4] = {{1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
-    int n = op->n_transpose_axes, which = -1;
+    int n = op->rare->n_transpose_axes, which = -1;
     for (int i = 0; i < 3; i++)
-        if (n == i + 2 && memcmp(op->transpose_axes, allowed[i], (size_t)n * sizeof(int)) == 0)
+        if (n == i + 2 && memcmp(op->rare->transpose_axes, allowed[i], (size_t)n * sizeof(int)) == 0)
             which = i;
     if (which < 0)
         return lw_err(c, "dma_transpose axes must be [1,0], [2,1,0] or [3,1,2,0]");
-    if (op->src[0].ndim != n || op->dst.ndim != n)
+    if (op->src[0]->ndim != n || op->dst->ndim != n)
         return lw_err(c, "dma_transpose with %d axes needs %d-D src and dst (got %d and %d)", n, n,
-                      op->src[0].ndim, op->dst.ndim);
-    if (lw_has(&op->index))
+                      op->src[0]->ndim, op->dst->ndim);
+    if (lw_has(op->index))
         return lower_indirect(c);   /* DMAIndirectTranspose */
-    tir_ap_t ps = op->src[0];
+    tir_ap_t ps = *op->src[0];
     for (int i = 0; i < n; i++) {
-        ps.step[i] = op->src[0].step[op->transpose_axes[i]];
-        ps.count[i] = op->src[0].count[op->transpose_axes[i]];
+        ps.step[i] = op->src[0]->step[op->rare->transpose_axes[i]];
+        ps.count[i] = op->src[0]->count[op->rare->transpose_axes[i]];
     }
     for (int i = 0; i < n; i++)
-        if (ps.count[i] != op->dst.count[i])
+        if (ps.count[i] != op->dst->count[i])
             return lw_err(c, "dst dim %d has %lld elements, permuted src has %lld", i,
-                          (long long)op->dst.count[i], (long long)ps.count[i]);
+                          (long long)op->dst->count[i], (long long)ps.count[i]);
     dma_opts_t o = {true, BIR_DGE_COMPUTE_BYPASS, (unsigned)op->dge_mode, ISA_ENG_POOL};
     if (requested_engine(c, ISA_ENG_POOL, true, &o.engine))
         return -1;
-    return lower_direct(c, &ps, &op->dst, &o);
+    return lower_direct(c, &ps, op->dst, &o);
 }
 
 /* Row geometry of the table side of an indirect DMA: dim 0 indirect. */
@@ -558,7 +558,7 @@ static int indirect_dap(lower_ctx_t *c, const tir_ap_t *a, const char *role, boo
 static int gather_transpose_tile(lower_ctx_t *c, isa_dap_t *tp)
 {
     const tir_op_t *op = c->op;
-    const tir_ap_t *s = &op->src[0], *d = &op->dst;
+    const tir_ap_t *s = op->src[0], *d = op->dst;
     if (s->count[1] > 1 && s->count[2] > 1)
         return lw_err(c, "gather-transpose rows must be one dim: src dims 1 and 2 have %lld and "
                          "%lld elements (one must be 1)",
@@ -570,9 +570,9 @@ static int gather_transpose_tile(lower_ctx_t *c, isa_dap_t *tp)
                           : d->step[k] * (int64_t)dsz;
     int kn = -1, kr = -1, rdim = s->count[2] > 1 ? 2 : 1;
     for (int k = 0; k < 3; k++) {
-        if (op->transpose_axes[k] == 0)
+        if (op->rare->transpose_axes[k] == 0)
             kn = k;
-        if (op->transpose_axes[k] == rdim)
+        if (op->rare->transpose_axes[k] == rdim)
             kr = k;
     }
     if (kn < 0 || kr < 0 || d->count[kn] != s->count[0])
@@ -621,8 +621,8 @@ static int lower_indirect(lower_ctx_t *c)
     isa_fmt_DIND_t *f = &de.isa.f.DIND;
     bir_access_t tacc;
     uint64_t rows;
-    const tir_ap_t *table = scatter ? &op->dst : &op->src[0];
-    const tir_ap_t *tile = scatter ? &op->src[0] : &op->dst;
+    const tir_ap_t *table = scatter ? op->dst : op->src[0];
+    const tir_ap_t *tile = scatter ? op->src[0] : op->dst;
     if (indirect_dap(c, table, scatter ? "dst" : "src", scatter, scatter ? &f->dst : &f->src,
                      &tacc, &rows))
         return -1;
@@ -658,7 +658,7 @@ static int lower_indirect(lower_ctx_t *c)
     if (isa_dtype_size(ts.dtype) != isa_dtype_size(rp->dtype))
         return lw_err(c, "indirect DMA cannot convert between %s and %s",
                       isa_dtype_name(ts.dtype), isa_dtype_name(rp->dtype));
-    if (lw_tap(c, &de, &op->index, false, "index", &f->idx))
+    if (lw_tap(c, &de, op->index, false, "index", &f->idx))
         return -1;
     if (f->idx.dtype != ISA_DT_INT32 && f->idx.dtype != ISA_DT_UINT32)
         return lw_err(c, "index tile must be int32 or uint32");
@@ -701,9 +701,9 @@ static int lower_local_gather(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_INDIRECT_COPY, ISA_OP_INDIRECT_COPY);
     isa_fmt_ICOPY_t *f = &in.isa.f.ICOPY;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->src) ||
-        lw_tap(c, &in, &op->index, false, "index", &f->idx) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->src) ||
+        lw_tap(c, &in, op->index, false, "index", &f->idx) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     if (f->idx.dtype != ISA_DT_UINT16)
         return lw_err(c, "local_gather index must be a uint16 tile");
@@ -722,10 +722,10 @@ static int lower_gather_flat(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_POOL_GATHER, ISA_OP_POOL_GATHER);
     isa_fmt_PGATH_t *f = &in.isa.f.PGATH;
-    const tir_ap_t *idx = lw_has(&op->index) ? &op->index : &op->src[1];
-    if (lw_tap(c, &in, &op->src[0], false, "data", &f->data) ||
+    const tir_ap_t *idx = lw_has(op->index) ? op->index : op->src[1];
+    if (lw_tap(c, &in, op->src[0], false, "data", &f->data) ||
         lw_tap(c, &in, idx, false, "indices", &f->idx) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     if (f->idx.dtype != ISA_DT_UINT32)
         return lw_err(c, "gather_flattened indices must be a uint32 tile");
@@ -756,19 +756,19 @@ int lower_dma(lower_ctx_t *c)
                       isa_enum_name(ISA_FT_ALU, (unsigned)op->op0));
     if (requested_engine(c, ISA_ENG_UNASSIGNED, false, &o.engine))
         return -1;
-    const tir_tensor_t *dt = lw_tensor(c, &op->dst);
+    const tir_tensor_t *dt = lw_tensor(c, op->dst);
     if (dt && dt->kind == TIR_T_CONSTANT)
         return lw_err(c, "cannot write to constant tensor '%s'", dt->name);
     if (op->kind == TIR_LOAD && dt && dt->kind != TIR_T_SBUF && dt->kind != TIR_T_PSUM)
         return lw_err(c, "load destination must be an on-chip tile");
     if (op->kind == TIR_BROADCAST_PARTITION) {
         /* one source row read by every destination partition: partition step 0 */
-        tir_ap_t b = op->src[0];
-        if (b.ndim < 1 || b.count[0] != 1 || op->dst.ndim < 1)
+        tir_ap_t b = *op->src[0];
+        if (b.ndim < 1 || b.count[0] != 1 || op->dst->ndim < 1)
             return lw_err(c, "broadcast_partition src must be one partition row [1,F]");
-        b.count[0] = op->dst.count[0];
+        b.count[0] = op->dst->count[0];
         b.step[0] = 0;
-        return lower_direct(c, &b, &op->dst, &o);
+        return lower_direct(c, &b, op->dst, &o);
     }
-    return lower_direct(c, &op->src[0], &op->dst, &o);
+    return lower_direct(c, op->src[0], op->dst, &o);
 }

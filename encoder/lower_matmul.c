@@ -150,7 +150,7 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     if (sparse) {
         isa_fmt_LDWSP_t *f = &ldw.isa.f.LDWSP;
         if (mm_tap(c, &ldw, stat, false, "stationary", &f->src) ||
-            mm_tap(c, &ldw, &op->src[2], false, "tags", &f->tags))
+            mm_tap(c, &ldw, op->src[2], false, "tags", &f->tags))
             return -1;
         if (op->compress_ratio != 2 && op->compress_ratio != 4)
             return lw_err(c, "compress_ratio %u must be 2 (2:4) or 4 (1:4)", op->compress_ratio);
@@ -214,11 +214,11 @@ static int lower_matmul_mx(lower_ctx_t *c)
     lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
     isa_fmt_LDWMX_t *f = &ldw.isa.f.LDWMX;
     isa_fmt_MMMX_t *g = &mm.isa.f.MMMX;
-    if (mm_tap(c, &ldw, &op->src[0], false, "stationary", &f->src) ||
-        mm_tap(c, &ldw, &op->src[2], false, "stationary_scale", &f->scale) ||
-        mm_tap(c, &mm, &op->src[1], false, "moving", &g->moving) ||
-        mm_tap(c, &mm, &op->src[3], false, "moving_scale", &g->scale) ||
-        mm_tap(c, &mm, &op->dst, true, "dst", &g->dst))
+    if (mm_tap(c, &ldw, op->src[0], false, "stationary", &f->src) ||
+        mm_tap(c, &ldw, op->src[2], false, "stationary_scale", &f->scale) ||
+        mm_tap(c, &mm, op->src[1], false, "moving", &g->moving) ||
+        mm_tap(c, &mm, op->src[3], false, "moving_scale", &g->scale) ||
+        mm_tap(c, &mm, op->dst, true, "dst", &g->dst))
         return -1;
     if (f->scale.dtype != ISA_DT_UINT8 || g->scale.dtype != ISA_DT_UINT8)
         return lw_err(c, "MX scales must be uint8 (E8M0) tiles");
@@ -241,7 +241,7 @@ static int lower_matmul_mx(lower_ctx_t *c)
         /* output scale: immediate fp32, or a pointer read per dst partition */
         if (op->s0.is_ap) {
             isa_tap_t sp;
-            if (lw_tap(c, &mm, &op->s0.ap, false, "scale_ptr", &sp))
+            if (lw_tap(c, &mm, op->s0.ap, false, "scale_ptr", &sp))
                 return -1;
             if (sp.start != g->dst.start || sp.nparts != g->dst.nparts || sp.dtype != ISA_DT_FP32)
                 return lw_err(c, "scale_ptr must be an fp32 [M,1] access on dst's partitions "
@@ -264,7 +264,7 @@ int lower_matmul(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     if (op->kind == TIR_MATMUL_MX)
         return lower_matmul_mx(c);
-    return lower_matmul_plain(c, &op->src[0], &op->src[1], &op->dst,
+    return lower_matmul_plain(c, op->src[0], op->src[1], op->dst,
                               !!(op->flags & TIR_F_ACCUMULATE), !!(op->flags & TIR_F_TRANSPOSE));
 }
 
@@ -274,7 +274,7 @@ bool lower_pe_transpose_needs_identity(const tir_kernel_t *k, const tir_op_t *op
 {
     if (op->kind != TIR_TRANSPOSE || op->engine == ISA_ENG_DVE)
         return false;
-    int s = op->src[0].tensor, d = op->dst.tensor;
+    int s = op->src[0]->tensor, d = op->dst->tensor;
     if (s < 0 || d < 0 || s >= k->ntensors || d >= k->ntensors)
         return false;
     return true;
@@ -285,10 +285,10 @@ static int transpose_pe(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     if (c->ident_tile < 0)
         return lw_err(c, "internal: PE transpose without the shared identity tile");
-    const tir_tensor_t *src = lw_tensor(c, &op->src[0]);
+    const tir_tensor_t *src = lw_tensor(c, op->src[0]);
     if (!src)
         return lw_err(c, "src: missing operand");
-    int64_t k = op->src[0].ndim >= 1 ? op->src[0].count[0] : 1;
+    int64_t k = op->src[0]->ndim >= 1 ? op->src[0]->count[0] : 1;
     /* moving = identity[0:K, 0:K] */
     tir_ap_t id;
     memset(&id, 0, sizeof id);
@@ -297,8 +297,8 @@ static int transpose_pe(lower_ctx_t *c)
     id.ndim = 2;
     id.step[0] = 128, id.count[0] = k;
     id.step[1] = 1, id.count[1] = k;
-    const tir_tensor_t *dst = lw_tensor(c, &op->dst);
-    return lower_matmul_plain(c, &op->src[0], &id, &op->dst, false,
+    const tir_tensor_t *dst = lw_tensor(c, op->dst);
+    return lower_matmul_plain(c, op->src[0], &id, op->dst, false,
                               dst && dst->dtype == src->dtype);
 }
 
@@ -308,8 +308,8 @@ static int transpose_dve(lower_ctx_t *c)
     bir_inst_t probe;
     bir_inst_init(&probe, BIR_TRANSPOSE32, ISA_OP_TRANSPOSE32);
     isa_tap_t s, d;
-    if (lw_tap(c, &probe, &op->src[0], false, "src", &s) ||
-        lw_tap(c, &probe, &op->dst, true, "dst", &d))
+    if (lw_tap(c, &probe, op->src[0], false, "src", &s) ||
+        lw_tap(c, &probe, op->dst, true, "dst", &d))
         return -1;
     if (s.ndims > 1 || d.ndims > 1)
         return lw_err(c, "DVE transpose takes 2-D [P,F] operands");

@@ -25,7 +25,7 @@ static int lower_barrier(lower_ctx_t *c)
      * barrier waits for every earlier reader and writer of the tile and
      * every later access waits for the barrier */
     isa_tap_t t;
-    if (op->nsrc > 0 && lw_tap(c, &in, &op->src[0], true, "data", &t))
+    if (op->nsrc > 0 && lw_tap(c, &in, op->src[0], true, "data", &t))
         return -1;
     return lw_emit(c, &in);
 }
@@ -62,14 +62,14 @@ static int lower_coll_sync(lower_ctx_t *c)
     in.engine = op->engine == ISA_ENG_UNASSIGNED ? ISA_ENG_POOL : op->engine;
     if (op->sync_core >= 0) {
         in.preset_upd = true;
-        if (op->nsrc > 0 && sync_data(c, &in, &op->src[0], false))
+        if (op->nsrc > 0 && sync_data(c, &in, op->src[0], false))
             return -1;
     } else {
         in.preset_wait = true;
         in.isa.sync.wait_en = 1;
         in.isa.sync.wait_sem = (uint32_t)(BIR_COLL_SEM0 + op->sync_sem);
         in.isa.sync.wait_val = op->sync_val;
-        if (op->dst.tensor >= 0 && sync_data(c, &in, &op->dst, true))
+        if (op->dst->tensor >= 0 && sync_data(c, &in, op->dst, true))
             return -1;
     }
     return lw_emit(c, &in);
@@ -81,7 +81,7 @@ static int lower_tload(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_LOAD, ISA_OP_TENSOR_LOAD);
     isa_tap_t t;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &t))
+    if (lw_tap(c, &in, op->src[0], false, "src", &t))
         return -1;
     uint64_t n = isa_tap_free_elems(&t);
     if (t.nparts != 1 || n < 1 || n > 8)
@@ -121,8 +121,8 @@ static int lower_bn(lower_ctx_t *c)
     bool st = op->kind == TIR_BN_STATS;
     bir_inst_t in;
     lw_inst(c, &in, st ? BIR_BN_STATS : BIR_BN_AGGR, st ? ISA_OP_BN_STATS : ISA_OP_BN_AGGR);
-    if (lw_tap(c, &in, &op->src[0], false, "data", &in.isa.f.COPY.in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &in.isa.f.COPY.out))
+    if (lw_tap(c, &in, op->src[0], false, "data", &in.isa.f.COPY.in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &in.isa.f.COPY.out))
         return -1;
     if (lw_same_partitions(c, st ? "bn_stats" : "bn_aggr", &in.isa.f.COPY.in, &in.isa.f.COPY.out))
         return -1;

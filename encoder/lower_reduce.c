@@ -64,9 +64,9 @@ static uint64_t per_axis_scratch(const tir_ap_t *s, unsigned axes)
 uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op)
 {
     (void)k;
-    if (op->kind != TIR_TENSOR_REDUCE || op->src[0].tensor < 0)
+    if (op->kind != TIR_TENSOR_REDUCE || op->src[0]->tensor < 0)
         return 0;
-    const tir_ap_t *s = &op->src[0];
+    const tir_ap_t *s = op->src[0];
     if (op->flags & TIR_F_PER_AXIS)
         return per_axis_scratch(s, op->axes);
     if (lw_count_free_dims(s, op->axes) <= ISA_MAX_FREE_DIMS)
@@ -74,7 +74,7 @@ uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op)
     int o = outer_free_dim(s);
     if (o < 0 || !dim_reduced(s, op->axes, o))
         return 0;
-    return (uint64_t)s->count[o] * dst_free_elems(&op->dst) * 4;
+    return (uint64_t)s->count[o] * dst_free_elems(op->dst) * 4;
 }
 
 static int emit_reduce(lower_ctx_t *c, const tir_ap_t *src, const tir_ap_t *dst, unsigned axes,
@@ -114,17 +114,17 @@ static tir_ap_t slice_outer(const tir_ap_t *a, int o, int64_t j)
 static int reduce_multistep(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    const tir_ap_t *src = &op->src[0];
+    const tir_ap_t *src = op->src[0];
     int o = outer_free_dim(src);
     bool neg = op->flags & TIR_F_NEGATE;
     if (!dim_reduced(src, op->axes, o)) {
         /* kept outer dim: one local reduce per slice, src slice -> dst slice */
-        int od = outer_free_dim(&op->dst);
-        if (od < 0 || op->dst.count[od] != src->count[o])
+        int od = outer_free_dim(op->dst);
+        if (od < 0 || op->dst->count[od] != src->count[o])
             return lw_err(c, "dst outer dim does not match the kept source dim (%lld)",
                           (long long)src->count[o]);
         for (int64_t j = 0; j < src->count[o]; j++) {
-            tir_ap_t s = slice_outer(src, o, j), d = slice_outer(&op->dst, od, j);
+            tir_ap_t s = slice_outer(src, o, j), d = slice_outer(op->dst, od, j);
             if (emit_reduce(c, &s, &d, op->axes, neg))
                 return -1;
         }
@@ -135,9 +135,9 @@ static int reduce_multistep(lower_ctx_t *c)
         return lw_err(c, "internal: multi-step reduce without a scratch partial");
     /* partial tile: [P, n_o, kept...] fp32 (int32 for integer data), addressed
      * as a raw AP over a pseudo tensor: emit TAPs directly */
-    const tir_tensor_t *dt = lw_tensor(c, &op->dst);
+    const tir_tensor_t *dt = lw_tensor(c, op->dst);
     unsigned pdt = isa_dtype_kind(dt->dtype) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
-    uint64_t kept = dst_free_elems(&op->dst);
+    uint64_t kept = dst_free_elems(op->dst);
     int64_t n_o = src->count[o];
     for (int64_t j = 0; j < n_o; j++) {
         tir_ap_t s = slice_outer(src, o, j);
@@ -169,7 +169,7 @@ static int reduce_multistep(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
     isa_fmt_RED_t *f = &in.isa.f.RED;
-    if (lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     f->in = f->out;
     f->in.dtype = pdt;
@@ -227,13 +227,13 @@ static int reduce_per_axis(lower_ctx_t *c)
     unsigned mapped;
     bir_inst_t probe;
     bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
-    if (lw_tap_axes(c, &probe, &op->src[0], false, "src", op->axes, &cur, &mapped))
+    if (lw_tap_axes(c, &probe, op->src[0], false, "src", op->axes, &cur, &mapped))
         return -1;
     int nred = __builtin_popcount(mapped);
     if (nred < 2)   /* one reduced dim: the chain is a single step */
-        return emit_reduce(c, &op->src[0], &op->dst, op->axes, neg);
+        return emit_reduce(c, op->src[0], op->dst, op->axes, neg);
     const bir_mloc_t *sc = &c->m->op_scratch[c->opi];
-    const tir_tensor_t *dt = lw_tensor(c, &op->dst);
+    const tir_tensor_t *dt = lw_tensor(c, op->dst);
     unsigned pdt = isa_dtype_kind(dt->dtype) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
     uint64_t half = sc->bytes / 2;
     for (int k = 0; k < nred; k++) {
@@ -244,7 +244,7 @@ static int reduce_per_axis(lower_ctx_t *c)
         isa_fmt_RED_t *f = &in.isa.f.RED;
         unsigned m0;
         if (k == 0) {   /* is_first_reduce: the only step that reads the source */
-            if (lw_tap_axes(c, &in, &op->src[0], false, "src", op->axes, &f->in, &m0))
+            if (lw_tap_axes(c, &in, op->src[0], false, "src", op->axes, &f->in, &m0))
                 return -1;
         } else {
             f->in = cur;
@@ -252,7 +252,7 @@ static int reduce_per_axis(lower_ctx_t *c)
         }
         isa_tap_t next = partial_tap(&cur, (unsigned)i, pdt, sc->addr + (uint64_t)(k % 2) * half);
         if (k == nred - 1) {
-            if (lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+            if (lw_tap(c, &in, op->dst, true, "dst", &f->out))
                 return -1;
             if (isa_tap_free_elems(&f->out) != isa_tap_free_elems(&next))
                 return lw_err(c, "dst has %llu elements per partition but the kept axes have %llu",
@@ -280,8 +280,8 @@ static int lower_partition_reduce(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_PARTITION_REDUCE, ISA_OP_TENSOR_PARTITION_REDUCE);
     isa_fmt_PRED_t *f = &in.isa.f.PRED;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     if (f->out.nparts != 1)
         return lw_err(c, "dst must have 1 partition, has %u", f->out.nparts);
@@ -300,9 +300,9 @@ int lower_reduce(lower_ctx_t *c)
         return lw_err(c, "tensor_reduce needs a reduce op");
     if (!op->axes)
         return lw_err(c, "tensor_reduce needs at least one axis");
-    if (lw_count_free_dims(&op->src[0], op->axes) > ISA_MAX_FREE_DIMS)
+    if (lw_count_free_dims(op->src[0], op->axes) > ISA_MAX_FREE_DIMS)
         return reduce_multistep(c);
     if (op->flags & TIR_F_PER_AXIS)
         return reduce_per_axis(c);
-    return emit_reduce(c, &op->src[0], &op->dst, op->axes, op->flags & TIR_F_NEGATE);
+    return emit_reduce(c, op->src[0], op->dst, op->axes, op->flags & TIR_F_NEGATE);
 }

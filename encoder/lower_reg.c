@@ -39,7 +39,7 @@ static int lower_store(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_STORE, ISA_OP_TENSOR_STORE);
     isa_tap_t t;
-    if (lw_tap(c, &in, &op->dst, true, "dst", &t))
+    if (lw_tap(c, &in, op->dst, true, "dst", &t))
         return -1;
     if (t.nparts != 1 || isa_tap_free_elems(&t) != 1)
         return lw_err(c, "register_store writes one element");

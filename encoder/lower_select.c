@@ -88,7 +88,7 @@ static int lower_iota(lower_ctx_t *c)
     lw_inst(c, &in, BIR_IOTA, ISA_OP_IOTA);
     isa_fmt_IOTA_t *f = &in.isa.f.IOTA;
     int32_t st[4];
-    if (pattern_tap(c, &in, &c->op->dst, true, &f->out, st))
+    if (pattern_tap(c, &in, c->op->dst, true, &f->out, st))
         return -1;
     f->offset = (int32_t)c->op->pat_offset;
     f->cm = (int32_t)c->op->pat_cm;
@@ -102,7 +102,7 @@ int lw_pred_of(lower_ctx_t *c, const tir_pred_t *pat, isa_fmt_PREDEXT_t *p)
     bir_inst_init(&probe, BIR_NOP, ISA_OP_NOP);
     isa_tap_t tap;
     int32_t st[4];
-    if (pattern_tap_of(c, &probe, &c->op->dst, true, pat, &tap, st))
+    if (pattern_tap_of(c, &probe, c->op->dst, true, pat, &tap, st))
         return -1;
     memset(p, 0, sizeof *p);
     p->offset = (int32_t)pat->offset;
@@ -128,16 +128,16 @@ static int lower_affine_select(lower_ctx_t *c)
             return -1;
         p.fill = (float)op->fill;
         p.rev_pred = (op->flags & TIR_F_REV0) != 0;   /* seed 001 set_reverse_pred */
-        tir_scalar_t zero = {.is_ap = false, .imm = 0.0, .ap = {.tensor = -1}};
-        lw_ts_args_t a = {&op->src[0], &op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
+        tir_scalar_t zero = tir_scalar_imm(0.0);
+        lw_ts_args_t a = {op->src[0], op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero, NULL,
                           false, false, &p, 1};
         return lw_tensor_scalar(c, &a);
     }
     bir_inst_t in;
     lw_inst(c, &in, BIR_AFFINE_SELECT, ISA_OP_AFFINE_SELECT);
     isa_fmt_AFSEL_t *f = &in.isa.f.AFSEL;
-    if (pattern_tap(c, &in, &op->dst, true, &f->out, st) ||
-        lw_tap_axes(c, &in, &op->src[0], false, "on_true", 0x2Au, &f->in, &(unsigned){0}))
+    if (pattern_tap(c, &in, op->dst, true, &f->out, st) ||
+        lw_tap_axes(c, &in, op->src[0], false, "on_true", 0x2Au, &f->in, &(unsigned){0}))
         return -1;
     if (lw_same_partitions(c, "affine_select", &f->in, &f->out))
         return -1;
@@ -169,8 +169,8 @@ static int lower_max8_family(lower_ctx_t *c)
     bir_inst_t in;
     if (op->kind == TIR_MAX8) {
         lw_inst(c, &in, BIR_MAX, ISA_OP_MAX8);
-        if (lw_tap(c, &in, &op->src[0], false, "src", &in.isa.f.COPY.in) ||
-            lw_tap(c, &in, &op->dst, true, "dst", &in.isa.f.COPY.out))
+        if (lw_tap(c, &in, op->src[0], false, "src", &in.isa.f.COPY.in) ||
+            lw_tap(c, &in, op->dst, true, "dst", &in.isa.f.COPY.out))
             return -1;
         if (isa_tap_free_elems(&in.isa.f.COPY.out) != 8)
             return lw_err(c, "max8 dst must be [P,8]");
@@ -181,9 +181,9 @@ static int lower_max8_family(lower_ctx_t *c)
     if (op->kind == TIR_FIND_INDEX8) {
         lw_inst(c, &in, BIR_MAX_INDEX, ISA_OP_MAX_INDEX8);
         isa_fmt_FIDX_t *f = &in.isa.f.FIDX;
-        if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-            lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
-            vals_ptr(c, &in, &op->src[1], false, "vals", &f->vals))
+        if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+            lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
+            vals_ptr(c, &in, op->src[1], false, "vals", &f->vals))
             return -1;
         if (isa_tap_free_elems(&f->out) != 8)
             return lw_err(c, "find_index8 dst must be [P,8]");
@@ -192,13 +192,13 @@ static int lower_max8_family(lower_ctx_t *c)
         return lw_emit(c, &in);
     }
     /* match_replace8: fused with the index output when dst_idx is present */
-    if (lw_has(&op->dst2)) {
+    if (lw_has(op->dst2)) {
         lw_inst(c, &in, BIR_MAX_INDEX_MATCH_REPLACE, ISA_OP_MAX_INDEX_AND_MATCH_REPLACE);
         isa_fmt_MIMR_t *f = &in.isa.f.MIMR;
-        if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-            lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
-            vals_ptr(c, &in, &op->src[1], false, "vals", &f->vals) ||
-            vals_ptr(c, &in, &op->dst2, true, "dst_idx", &f->idx))
+        if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+            lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
+            vals_ptr(c, &in, op->src[1], false, "vals", &f->vals) ||
+            vals_ptr(c, &in, op->dst2, true, "dst_idx", &f->idx))
             return -1;
         if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
             return -1;
@@ -207,9 +207,9 @@ static int lower_max8_family(lower_ctx_t *c)
     }
     lw_inst(c, &in, BIR_MATCH_REPLACE, ISA_OP_MATCH_REPLACE8);
     isa_fmt_MR_t *f = &in.isa.f.MR;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
-        vals_ptr(c, &in, &op->src[1], false, "vals", &f->vals))
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
+        vals_ptr(c, &in, op->src[1], false, "vals", &f->vals))
         return -1;
     if (lw_same_partitions(c, "match_replace8", &f->in, &f->out))
         return -1;
@@ -222,24 +222,24 @@ static int lower_select_op(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     /* 1: dst = on_false (nothing to do when on_false is dst itself: NKI
      * tensor_copy_predicated) */
-    const tir_ap_t *f0 = &op->src[2], *d0 = &op->dst;
+    const tir_ap_t *f0 = op->src[2], *d0 = op->dst;
     bool keep_dst = op->nsrc >= 3 && f0->tensor == d0->tensor && f0->offset == d0->offset &&
                     f0->ndim == d0->ndim &&
                     !memcmp(f0->step, d0->step, sizeof f0->step[0] * (size_t)f0->ndim) &&
                     !memcmp(f0->count, d0->count, sizeof f0->count[0] * (size_t)f0->ndim);
     if (keep_dst) {
-    } else if (op->nsrc >= 3 && lw_has(&op->src[2])) {
+    } else if (op->nsrc >= 3 && lw_has(op->src[2])) {
         bir_inst_t cp;
         lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
-        if (lw_tap(c, &cp, &op->src[2], false, "on_false", &cp.isa.f.COPY.in) ||
-            lw_tap(c, &cp, &op->dst, true, "dst", &cp.isa.f.COPY.out))
+        if (lw_tap(c, &cp, op->src[2], false, "on_false", &cp.isa.f.COPY.in) ||
+            lw_tap(c, &cp, op->dst, true, "dst", &cp.isa.f.COPY.out))
             return -1;
         if (lw_same_partitions(c, "select", &cp.isa.f.COPY.in, &cp.isa.f.COPY.out))
             return -1;
         cp.engine = ISA_ENG_DVE;
         if (lw_emit(c, &cp))
             return -1;
-    } else if (lower_memset_to(c, &op->dst, op->fill, false)) {
+    } else if (lower_memset_to(c, op->dst, op->fill, false)) {
         return -1;
     }
     /* 2: dst = pred ? on_true : dst */
@@ -247,9 +247,9 @@ static int lower_select_op(lower_ctx_t *c)
     lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
     isa_fmt_CPRED_t *f = &in.isa.f.CPRED;
     bool imm = (op->flags & TIR_F_SRC_IMM) != 0;
-    if (lw_tap(c, &in, &op->src[0], false, "pred", &f->pred) ||
-        (!imm && lw_tap(c, &in, &op->src[1], false, "on_true", &f->in)) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "pred", &f->pred) ||
+        (!imm && lw_tap(c, &in, op->src[1], false, "on_true", &f->in)) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     bir_access_t keep = in.acc[in.nacc - 1];
     keep.write = false;
@@ -260,7 +260,7 @@ static int lower_select_op(lower_ctx_t *c)
     f->rev_pred = (op->flags & TIR_F_REV0) != 0;
     f->in_is_imm = imm;
     if (imm)
-        f->imm = (float)lw_clip_scalar(op->value, lw_tensor(c, &op->dst)->dtype);
+        f->imm = (float)lw_clip_scalar(op->value, lw_tensor(c, op->dst)->dtype);
     return lw_emit(c, &in);
 }
 
@@ -275,8 +275,8 @@ static int lower_dropout(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_DROPOUT, ISA_OP_DROPOUT);
     isa_fmt_DROP_t *f = &in.isa.f.DROP;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     if (lw_same_partitions(c, "dropout", &f->in, &f->out))
         return -1;
@@ -291,15 +291,15 @@ static int lower_shuffle(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_STREAM_SHUFFLE, ISA_OP_STREAM_SHUFFLE);
     isa_fmt_SHUF_t *f = &in.isa.f.SHUF;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     bir_access_t keep = in.acc[in.nacc - 1];
     keep.write = false;
     bir_inst_access(c->m, &in, &keep);
     uint32_t *m = &f->m0;   /* m0..m31 are consecutive 32-bit members */
     for (int i = 0; i < 32; i++) {
-        unsigned v = op->shuffle_mask[i];
+        unsigned v = op->rare->shuffle_mask[i];
         if (v == 255)
             v = ISA_SHUFFLE_KEEP;
         else if (v >= 32)
@@ -317,16 +317,16 @@ static int lower_range_select(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_RANGE_SELECT, ISA_OP_RANGE_SELECT);
     isa_fmt_RSEL_t *f = &in.isa.f.RSEL;
-    if (lw_tap(c, &in, &op->src[0], false, "on_true_tile", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
-        lw_ptr(c, &in, &op->src[1], false, "bound0", &f->bound0) ||
-        lw_ptr(c, &in, &op->src[2], false, "bound1", &f->bound1))
+    if (lw_tap(c, &in, op->src[0], false, "on_true_tile", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
+        lw_ptr(c, &in, op->src[1], false, "bound0", &f->bound0) ||
+        lw_ptr(c, &in, op->src[2], false, "bound1", &f->bound1))
         return -1;
     if (lw_same_partitions(c, "range_select", &f->in, &f->out))
         return -1;
     f->red_out.space = ISA_SPACE_NONE;
-    if (lw_has(&op->dst2) &&
-        lw_ptr(c, &in, &op->dst2, true, "reduce_res", &f->red_out))
+    if (lw_has(op->dst2) &&
+        lw_ptr(c, &in, op->dst2, true, "reduce_res", &f->red_out))
         return -1;
     f->cmp0 = (uint32_t)op->cmp;
     f->cmp1 = (uint32_t)op->cmp1;
@@ -347,17 +347,17 @@ static int lower_select_reduce(lower_ctx_t *c)
     lw_inst(c, &in, BIR_SELECT_REDUCE, ISA_OP_SELECT_REDUCE);
     isa_fmt_SELR_t *f = &in.isa.f.SELR;
     uint32_t bits, is_ptr;
-    if (lw_tap(c, &in, &op->src[0], false, "predicate", &f->pred) ||
-        lw_tap(c, &in, &op->src[1], false, "on_true", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+    if (lw_tap(c, &in, op->src[0], false, "predicate", &f->pred) ||
+        lw_tap(c, &in, op->src[1], false, "on_true", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_scalar(c, &in, &op->s0, "on_false", &bits, &is_ptr))
         return -1;
     if (lw_same_partitions(c, "select_reduce", &f->in, &f->out) ||
         lw_same_partitions(c, "select_reduce", &f->pred, &f->out))
         return -1;
     f->red_out.space = ISA_SPACE_NONE;
-    if (lw_has(&op->dst2) &&
-        lw_ptr(c, &in, &op->dst2, true, "reduce_res", &f->red_out))
+    if (lw_has(op->dst2) &&
+        lw_ptr(c, &in, op->dst2, true, "reduce_res", &f->red_out))
         return -1;
     f->on_false = bits;
     f->on_false_is_ptr = is_ptr;
@@ -372,7 +372,7 @@ int lower_select(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     switch (op->kind) {
-    case TIR_MEMSET: return lower_memset_to(c, &op->dst, op->value, op->flags & TIR_F_RANDOM);
+    case TIR_MEMSET: return lower_memset_to(c, op->dst, op->value, op->flags & TIR_F_RANDOM);
     case TIR_IOTA: return lower_iota(c);
     case TIR_AFFINE_SELECT: return lower_affine_select(c);
     case TIR_RANGE_SELECT: return lower_range_select(c);

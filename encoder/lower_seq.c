@@ -26,8 +26,8 @@ static int lower_ts_acc(lower_ctx_t *c)
         lw_inst(c, &in, BIR_TS_REDUCE, ISA_OP_TENSOR_SCALAR_REDUCE);
     isa_fmt_TSACC_t *f = &in.isa.f.TSACC;
     const char *what = tir_op_name(op->kind);
-    if (lw_tap(c, &in, &op->src[0], false, enc_operand_name(op->kind, 0), &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+    if (lw_tap(c, &in, op->src[0], false, enc_operand_name(op->kind, 0), &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_same_partitions(c, what, &f->in, &f->out) ||
         lw_scalar(c, &in, &op->s0, enc_operand_name(op->kind, 100), &f->s0, &f->s0_is_ptr))
         return -1;
@@ -36,8 +36,8 @@ static int lower_ts_acc(lower_ctx_t *c)
                           &f->s1_is_ptr))
         return -1;
     f->red_out.space = ISA_SPACE_NONE;
-    if (!cumulative && lw_has(&op->dst2) &&
-        lw_ptr(c, &in, &op->dst2, true, "reduce_res", &f->red_out))
+    if (!cumulative && lw_has(op->dst2) &&
+        lw_ptr(c, &in, op->dst2, true, "reduce_res", &f->red_out))
         return -1;
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)(op->kind == TIR_TENSOR_SCALAR_REDUCE ? op->reduce_op : op->op1);
@@ -54,8 +54,8 @@ static int lower_sequence_bounds(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_SEQUENCE_BOUNDS, ISA_OP_GET_SEQUENCE_BOUNDS);
     isa_fmt_COPY_t *f = &in.isa.f.COPY;
-    if (lw_tap(c, &in, &op->src[0], false, "segment_ids", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+    if (lw_tap(c, &in, op->src[0], false, "segment_ids", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_same_partitions(c, "sequence_bounds", &f->in, &f->out))
         return -1;
     in.engine = ISA_ENG_POOL;
@@ -70,8 +70,8 @@ static int lower_nonzero(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_NONZERO_WITH_COUNT, ISA_OP_NONZERO_WITH_COUNT);
     isa_fmt_NZC_t *f = &in.isa.f.NZC;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_same_partitions(c, "nonzero_with_count", &f->in, &f->out))
         return -1;
     f->offset = (int32_t)op->pat_offset;
@@ -86,9 +86,9 @@ static int lower_topk(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_TOPK, ISA_OP_TOPK);
     isa_fmt_TOPK_t *f = &in.isa.f.TOPK;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "val_dst", &f->out) ||
-        lw_tap(c, &in, &op->dst2, true, "idx_dst", &f->idx) ||
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "val_dst", &f->out) ||
+        lw_tap(c, &in, op->dst2, true, "idx_dst", &f->idx) ||
         lw_same_partitions(c, "topk", &f->in, &f->out) ||
         lw_same_partitions(c, "topk", &f->in, &f->idx))
         return -1;

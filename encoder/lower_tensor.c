@@ -78,14 +78,14 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         /* TensorScalarGEP (seed 001): the scalar is fetched at the pointer
          * plus a register-held element offset, so any element of the
          * operand's rows may be read: record them all */
-        const tir_tensor_t *t = lw_tensor(c, &a->s0->ap);
-        tir_ap_t rows = a->s0->ap;
+        const tir_tensor_t *t = lw_tensor(c, a->s0->ap);
+        tir_ap_t rows = *a->s0->ap;
         int64_t row = 1;
         for (int d = 1; d < t->ndim; d++)
             row *= t->shape[d];
         rows.offset -= rows.offset % row;
         rows.ndim = 2;
-        rows.step[0] = row, rows.count[0] = a->s0->ap.count[0];
+        rows.step[0] = row, rows.count[0] = a->s0->ap->count[0];
         rows.step[1] = 1, rows.count[1] = row;
         isa_tap_t whole;
         if (lw_tap(c, &in, &rows, false, "operand0", &whole))
@@ -124,9 +124,9 @@ static int lower_tt(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_TENSOR, ISA_OP_TENSOR_TENSOR);
     isa_fmt_TT_t *f = &in.isa.f.TT;
-    if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
-        lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "tensor_tensor", &f->in0, &f->out) ||
         same_shape(c, "tensor_tensor", &f->in1, &f->out))
@@ -150,9 +150,9 @@ static int lower_stt(lower_ctx_t *c)
     bir_inst_t in;
     ts_ptr_inst(c, &in, true);
     isa_fmt_STT_t *f = &in.isa.f.STT;
-    if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
-        lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "scalar_tensor_tensor", &f->in0, &f->out) ||
         same_shape(c, "scalar_tensor_tensor", &f->in1, &f->out))
@@ -168,8 +168,8 @@ static int lower_stt(lower_ctx_t *c)
 /* src -> dst operands of a copy, same shape. */
 static int copy_operands(lower_ctx_t *c, bir_inst_t *in, isa_tap_t *src, isa_tap_t *dst)
 {
-    if (lw_tap(c, in, &c->op->src[0], false, "src", src) ||
-        lw_tap(c, in, &c->op->dst, true, "dst", dst))
+    if (lw_tap(c, in, c->op->src[0], false, "src", src) ||
+        lw_tap(c, in, c->op->dst, true, "dst", dst))
         return -1;
     return same_shape(c, "tensorcopy", src, dst);
 }
@@ -186,7 +186,7 @@ static bool is_float_dtype(unsigned dt)
 static int lower_copy_act(lower_ctx_t *c, bool *done)
 {
     const tir_op_t *op = c->op;
-    const tir_tensor_t *st = lw_tensor(c, &op->src[0]), *dt = lw_tensor(c, &op->dst);
+    const tir_tensor_t *st = lw_tensor(c, op->src[0]), *dt = lw_tensor(c, op->dst);
     *done = false;
     if (op->engine != ISA_ENG_ACT || !st || !dt || !is_float_dtype(st->dtype) ||
         !is_float_dtype(dt->dtype))
@@ -228,11 +228,11 @@ static int lower_copy(lower_ctx_t *c)
 {
     if (c->op->flags & TIR_F_MASK) {   /* a masked copy: TensorScalarPtr bypass + PredExt */
         isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS];
-        tir_scalar_t zero = {.is_ap = false, .imm = 0.0, .ap = {.tensor = -1}};
+        tir_scalar_t zero = tir_scalar_imm(0.0);
         int n = lw_mask_preds(c, p);
         if (n < 0)
             return -1;
-        lw_ts_args_t a = {&c->op->src[0], &c->op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero,
+        lw_ts_args_t a = {c->op->src[0], c->op->dst, ISA_ALU_BYPASS, ISA_ALU_BYPASS, &zero,
                           NULL, false, false, p, n};
         return lw_tensor_scalar(c, &a);
     }
@@ -255,9 +255,9 @@ static int lower_scan(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_SCAN, ISA_OP_TENSOR_TENSOR_SCAN);
     isa_fmt_SCAN_t *f = &in.isa.f.SCAN;
-    if (lw_tap(c, &in, &op->src[0], false, "in0", &f->in0) ||
-        lw_tap(c, &in, &op->src[1], false, "in1", &f->in1) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "tensor_tensor_scan", &f->in0, &f->out) ||
         same_shape(c, "tensor_tensor_scan", &f->in1, &f->out))
@@ -275,9 +275,9 @@ static int lower_quantize(lower_ctx_t *c)
     bir_inst_t in;
     lw_inst(c, &in, BIR_QUANTIZE_MX, ISA_OP_QUANTIZE_MX);
     isa_fmt_QMX_t *f = &in.isa.f.QMX;
-    if (lw_tap(c, &in, &op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, &op->dst, true, "dst", &f->out) ||
-        lw_tap(c, &in, &op->dst2, true, "scale", &f->scale))
+    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
+        lw_tap(c, &in, op->dst2, true, "scale", &f->scale))
         return -1;
     if (f->scale.dtype != ISA_DT_UINT8)
         return lw_err(c, "quantize_mx scale output must be uint8 (E8M0)");
@@ -294,7 +294,7 @@ int lower_tensor(lower_ctx_t *c)
         int n = (op->flags & TIR_F_MASK) ? lw_mask_preds(c, p) : 0;
         if (n < 0)
             return -1;
-        lw_ts_args_t a = {&op->src[0], &op->dst, op->op0, op->op1, &op->s0, &op->s1,
+        lw_ts_args_t a = {op->src[0], op->dst, op->op0, op->op1, &op->s0, &op->s1,
                           !!(op->flags & TIR_F_REV0), !!(op->flags & TIR_F_REV1),
                           n ? p : NULL, n};
         return lw_tensor_scalar(c, &a);

@@ -77,10 +77,10 @@ static unsigned char *written_tensors(const tir_kernel_t *k)
 {
     unsigned char *w = calloc((size_t)k->ntensors + 1, 1);
     for (int i = 0; w && i < k->nops; i++) {
-        if (k->ops[i].dst.tensor >= 0)
-            w[k->ops[i].dst.tensor] = 1;
-        if (k->ops[i].dst2.tensor >= 0)
-            w[k->ops[i].dst2.tensor] = 1;
+        if (k->ops[i].dst->tensor >= 0)
+            w[k->ops[i].dst->tensor] = 1;
+        if (k->ops[i].dst2->tensor >= 0)
+            w[k->ops[i].dst2->tensor] = 1;
     }
     return w;
 }
@@ -106,7 +106,7 @@ static int find_load(const rl_ctx_t *c, const tir_ap_t *ap, int before)
     if (lo == c->nloads || c->loads[lo].offset != ap->offset)
         return -1;
     int j = c->loads[lo].op;
-    return j < before && tir_ap_equal(&c->k->ops[j].dst, ap) ? j : -1;
+    return j < before && tir_ap_equal(c->k->ops[j].dst, ap) ? j : -1;
 }
 
 #define RL_SLOTS 8
@@ -131,26 +131,26 @@ static bool reloadable(rl_ctx_t *c, int *slot_load)
     }
     c->nloads = 0;
     for (int i = 0; i < k->nops; i++)
-        if (k->ops[i].kind == TIR_LOAD && k->ops[i].dst.tensor == t)
-            c->loads[c->nloads++] = (rl_load_t){ k->ops[i].dst.offset, i };
+        if (k->ops[i].kind == TIR_LOAD && k->ops[i].dst->tensor == t)
+            c->loads[c->nloads++] = (rl_load_t){ k->ops[i].dst->offset, i };
     qsort(c->loads, c->nloads, sizeof *c->loads, cmp_ld);
     bool ok = true;
     for (int i = 0; i < k->nops && ok; i++) {
         tir_op_t *op = &k->ops[i];
-        if (op->dst.tensor == t || op->dst2.tensor == t) {
-            int s = op->src[0].tensor;
+        if (op->dst->tensor == t || op->dst2->tensor == t) {
+            int s = op->src[0]->tensor;
             tir_tensor_kind_t sk = s >= 0 ? k->tensors[s].kind : TIR_T_SBUF;
-            if (op->kind != TIR_LOAD || op->dst2.tensor == t || op->index.tensor >= 0)
+            if (op->kind != TIR_LOAD || op->dst2->tensor == t || op->index->tensor >= 0)
                 snprintf(c->why, sizeof c->why, "%s (%s) writes it (only loads can be reloaded)",
                          op->path, tir_op_name(op->kind));
             else if ((sk != TIR_T_INPUT && sk != TIR_T_CONSTANT) || c->written[s])
                 snprintf(c->why, sizeof c->why,
                          "%s (load) reads '%s', which is not a read-only HBM tensor", op->path,
                          s >= 0 ? k->tensors[s].name : "?");
-            else if (part_bytes(k, &op->dst) > c->cap)
+            else if (part_bytes(k, op->dst) > c->cap)
                 snprintf(c->why, sizeof c->why,
                          "%s (load) alone writes more than a partition holds", op->path);
-            else if (!mark_disjoint(&op->dst, bits, nbits))
+            else if (!mark_disjoint(op->dst, bits, nbits))
                 snprintf(c->why, sizeof c->why, "%s (load) writes a part already loaded",
                          op->path);
             else
@@ -158,7 +158,7 @@ static bool reloadable(rl_ctx_t *c, int *slot_load)
             ok = false;
             break;
         }
-        tir_ap_t *aps[8];
+        const tir_ap_t *aps[8];
         int n = tir_op_read_aps(op, aps);
         for (int a = 0; a < n && ok; a++) {
             if (aps[a]->tensor != t)
@@ -224,21 +224,27 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
     for (int i = 0; i < k->nops; i++) {
         newpos[i] = n;
         tir_op_t op = k->ops[i];
-        if (op.kind == TIR_LOAD && op.dst.tensor >= 0 && reload[op.dst.tensor])
+        if (op.kind == TIR_LOAD && op.dst->tensor >= 0 && reload[op.dst->tensor])
             continue;   /* reloaded at each use */
-        tir_ap_t *aps[RL_SLOTS];
-        int na = tir_op_read_aps(&op, aps);
+        const tir_ap_t **aps[RL_SLOTS];
+        int na = tir_op_read_slots(&op, aps);
         for (int a = 0; a < na; a++) {
             int j = slot_load[(size_t)i * RL_SLOTS + (size_t)a];
             if (j < 0)
                 continue;
             tir_op_t ld = k->ops[j];
-            int t = aps[a]->tensor;
-            if (part_tile(k, t, parts++, &op, &ld.dst) < 0) {
+            int t = (*aps[a])->tensor;
+            tir_ap_t part = *ld.dst;
+            if (part_tile(k, t, parts++, &op, &part) < 0) {
                 tir_array_free(ops, cap, sizeof *ops);
                 free(newpos);
                 return tpb_errf(err, "%s: cannot name a reload tile of '%s'", op.path,
                                 k->tensors[t].name);
+            }
+            if (!(ld.dst = tir_ap_intern(k, &part))) {
+                tir_array_free(ops, cap, sizeof *ops);
+                free(newpos);
+                return tpb_errf(err, "out of memory reloading oversize tiles");
             }
             *aps[a] = ld.dst;
             ops[n++] = ld;

@@ -1,5 +1,6 @@
 #include "tir.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,7 @@ void tir_kernel_free(tir_kernel_t *k)
     for (int i = 0; i < k->cap_strs; i++)
         free(k->strs[i]);
     free(k->strs);
+    tir_pools_free(k);
     memset(k, 0, sizeof *k);
 }
 
@@ -152,10 +154,19 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos)
         k->loop_marks[i] = newpos[k->loop_marks[i]];
 }
 
+const tir_ap_t tir_ap_none = {.tensor = -1};
+
+const tir_op_rare_t tir_rare_default = {
+    .shuffle_mask = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+                     255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
+    .rgroup = {-1, -1, -1, -1, -1, -1, -1, -1},
+    .perm_from = {-1, -1, -1, -1, -1, -1, -1, -1},
+};
+
 /* The initial op: every field zero except these.  A static object (its
  * padding is zero too) copied whole: ops are made once per loop iteration,
- * and filling 1.6 KB field by field cost ~480 instructions per op. */
-#define AP_NONE {.tensor = -1}
+ * and filling the op field by field cost ~480 instructions per op. */
+#define AP_NONE (&tir_ap_none)
 static const tir_op_t op_template = {
     .path = "",
     .engine = ISA_ENG_UNASSIGNED,
@@ -168,11 +179,8 @@ static const tir_op_t op_template = {
     .cmp = ISA_CMP_GE, .cmp1 = ISA_CMP_GE,
     .barrier_id = -1, .peer = -1, .remote_core = -1,
     .sync_core = -1, .sync_sem = -1,
-    .rgroup = {-1, -1, -1, -1, -1, -1, -1, -1},
-    .perm_from = {-1, -1, -1, -1, -1, -1, -1, -1},
     .src_reg = -1, .dst_reg = -1, .reg_src = -1,
-    .shuffle_mask = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-                     255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
+    .rare = &tir_rare_default,
     .s0_reg = -1,
 };
 #undef AP_NONE
@@ -181,6 +189,11 @@ void tir_op_init(tir_op_t *op, tir_opkind_t kind)
 {
     memcpy(op, &op_template, sizeof *op);
     op->kind = kind;
+}
+
+tir_scalar_t tir_scalar_imm(double v)
+{
+    return (tir_scalar_t){.is_ap = false, .imm = v, .ap = &tir_ap_none};
 }
 
 tir_asm_t *tir_new_asm(tir_kernel_t *k)
@@ -195,7 +208,19 @@ tir_asm_t *tir_new_asm(tir_kernel_t *k)
     return a;
 }
 
-int tir_op_read_aps(tir_op_t *op, tir_ap_t **out)
+int tir_op_read_aps(const tir_op_t *op, const tir_ap_t **out)
+{
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        out[n++] = op->src[i];
+    out[n++] = op->index;
+    out[n++] = op->bias;
+    out[n++] = op->s0.ap;
+    out[n++] = op->s1.ap;
+    return n;
+}
+
+int tir_op_read_slots(tir_op_t *op, const tir_ap_t **out[])
 {
     int n = 0;
     for (int i = 0; i < 4; i++)
@@ -260,6 +285,132 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
     k->strs[str_slot(k->strs, k->cap_strs, copy)] = copy;
     k->nstrs++;
     return copy;
+}
+
+/* The pools (tir_pool_t): records in chunks (a record never moves, so an
+ * op's pointers survive the pool's growth) and an open-addressing set of
+ * pointers to them, at most half full.  Loop iterations mostly repeat the
+ * same APs, so a pool stays far smaller than the ops; where it does not
+ * (a fresh tile per iteration), the chunks double from 16 KiB to 8 MiB
+ * and, like the set, come from tpb_array_grow, so the large ones are
+ * 2 MiB-page mappings (one page fault per 2 MiB, common/hugepage.h). */
+#define TIR_POOL_CHUNK_MIN ((size_t)16 << 10)
+#define TIR_POOL_CHUNK_MAX ((size_t)8 << 20)
+struct tir_pool_chunk {
+    struct tir_pool_chunk *next;
+    size_t bytes;                 /* the allocation (tpb_array_free) */
+    size_t used, cap;             /* bytes of data in use, available */
+    max_align_t data[];
+};
+
+static void pool_free(tir_pool_t *p)
+{
+    for (struct tir_pool_chunk *c = p->chunks, *next; c; c = next)
+        next = c->next, tpb_array_free(c, c->bytes);
+    tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
+    memset(p, 0, sizeof *p);
+}
+
+void tir_pools_detach(tir_kernel_t *k)
+{
+    memset(&k->aps, 0, sizeof k->aps);
+    memset(&k->rares, 0, sizeof k->rares);
+}
+
+void tir_pools_free(tir_kernel_t *k)
+{
+    pool_free(&k->aps);
+    pool_free(&k->rares);
+}
+
+/* The slot of the record equal to rec (size bytes): its entry, or the
+ * empty slot it goes in. */
+static int pool_slot(const void *const *set, int cap, const void *rec, size_t size)
+{
+    uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, rec, size);
+    int i = (int)(h & (uint64_t)(cap - 1));
+    while (set[i] && memcmp(set[i], rec, size))
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+static int pool_grow_set(tir_pool_t *p, size_t size)
+{
+    if (p->cap > INT32_MAX / 4)
+        return -1;
+    int nc = p->cap ? 2 * p->cap : 256;
+    const void **set = tpb_array_grow(NULL, 0, (size_t)nc * sizeof *set);
+    if (!set)
+        return -1;
+    memset(set, 0, (size_t)nc * sizeof *set);
+    for (int i = 0; i < p->cap; i++)
+        if (p->set[i])
+            set[pool_slot(set, nc, p->set[i], size)] = p->set[i];
+    tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
+    p->set = set;
+    p->cap = nc;
+    return 0;
+}
+
+/* The pool's record equal to rec (size: a multiple of 8, at most
+ * TIR_POOL_CHUNK_MIN), added if new; NULL on out-of-memory. */
+static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
+{
+    if (p->cap) {
+        int i = pool_slot(p->set, p->cap, rec, size);
+        if (p->set[i])
+            return p->set[i];
+    }
+    if (2 * (p->n + 1) > p->cap && pool_grow_set(p, size))
+        return NULL;
+    struct tir_pool_chunk *c = p->chunks;
+    if (!c || c->used + size > c->cap) {
+        size_t cap = !c ? TIR_POOL_CHUNK_MIN : c->cap < TIR_POOL_CHUNK_MAX ? 2 * c->cap : c->cap;
+        size_t bytes = offsetof(struct tir_pool_chunk, data) + cap;
+        struct tir_pool_chunk *n = tpb_array_grow(NULL, 0, bytes);
+        if (!n)
+            return NULL;
+        n->next = c;
+        n->bytes = bytes;
+        n->used = 0;
+        n->cap = cap;
+        p->chunks = c = n;
+    }
+    void *copy = (char *)c->data + c->used;
+    c->used += size;
+    memcpy(copy, rec, size);
+    p->set[pool_slot(p->set, p->cap, copy, size)] = copy;
+    p->n++;
+    return copy;
+}
+
+const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap)
+{
+    if (!memcmp(ap, &tir_ap_none, sizeof *ap))
+        return &tir_ap_none;
+    return pool_intern(&k->aps, ap, sizeof *ap);
+}
+
+const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r)
+{
+    if (!memcmp(r, &tir_rare_default, sizeof *r))
+        return &tir_rare_default;
+    return pool_intern(&k->rares, r, sizeof *r);
+}
+
+int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)
+{
+    const tir_ap_t **slot[TIR_MAX_READ_APS + 2];
+    int n = tir_op_read_slots(op, slot);
+    slot[n++] = &op->dst;
+    slot[n++] = &op->dst2;
+    for (int i = 0; i < n; i++) {
+        const tir_ap_t *ap = tir_ap_intern(k, *slot[i]);
+        if (!ap)
+            return -1;
+        *slot[i] = ap;
+    }
+    return (op->rare = tir_rare_intern(k, op->rare)) ? 0 : -1;
 }
 
 void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)

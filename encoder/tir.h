@@ -63,11 +63,17 @@ typedef struct {
     int64_t count[TIR_MAX_DIMS];
 } tir_ap_t;
 
-/* A scalar operand: an immediate or a per-partition [P,1] tile reference. */
+/* The AP every absent operand points at: tensor -1, everything else zero
+ * (tir_op_init sets every operand to it, so `op->bias->tensor >= 0` needs
+ * no NULL check). */
+extern const tir_ap_t tir_ap_none;
+
+/* A scalar operand: an immediate or a per-partition [P,1] tile reference
+ * (ap: interned, &tir_ap_none when absent). */
 typedef struct {
     bool is_ap;
     double imm;
-    tir_ap_t ap;
+    const tir_ap_t *ap;
 } tir_scalar_t;
 
 #define TIR_OPS(X) \
@@ -171,6 +177,21 @@ typedef struct tir_asm {
     int latency_estimate;
     struct tir_asm *next;         /* the owning kernel's list */
 } tir_asm_t;
+
+/* The fields of an op that few op kinds use (tir_op_t.rare), kept out of
+ * the op: records of the kernel's pool like the operands (tir_rare_intern;
+ * to change one: copy, modify, intern).  tir_rare_default holds the
+ * defaults every op starts with (shuffle_mask all 255, rgroup and
+ * perm_from all -1, the rest 0). */
+typedef struct {
+    uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
+    int transpose_axes[4];        /* dma_transpose */
+    int n_transpose_axes;
+    int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
+    int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
+    int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
+} tir_op_rare_t;
+extern const tir_op_rare_t tir_rare_default;
 
 /* ---- Per-op field meanings (the front-end fills exactly these; every
  * field not listed keeps its tir_op_init() default) ----
@@ -336,20 +357,24 @@ typedef struct tir_asm {
 typedef struct {
     tir_opkind_t kind;
     char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
+    int nsrc;                     /* inputs used in src[] (fields ordered to leave no holes) */
     const char *path;             /* JSON path "body[3].body[1]" or C call site (shorter
                                      than TIR_PATH_LEN): interned (tir_intern) -- every
                                      iteration of a loop shares one copy; "" = none */
     int engine;                   /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
     int core;                     /* owning core (multi-core), 0 for single-core */
 
-    tir_ap_t dst;                 /* main output */
-    tir_ap_t dst2;                /* second output: reduce result, index output (dst_idx) */
-    tir_ap_t src[4];              /* inputs in NKI argument order (see docs/kernel-format.md) */
-    int nsrc;
-    tir_ap_t index;               /* indirect DMA index tile / gather indices */
+    /* Operands: records of the kernel's AP pool (tir_ap_intern; identical
+     * APs share one record, which never moves and is never written), or
+     * &tir_ap_none when absent.  To change one: copy, modify, intern.  An
+     * op copied into another kernel re-interns them (tir_op_copy_into). */
+    const tir_ap_t *dst;          /* main output */
+    const tir_ap_t *dst2;         /* second output: reduce result, index output (dst_idx) */
+    const tir_ap_t *src[4];       /* inputs in NKI argument order (see docs/kernel-format.md) */
+    const tir_ap_t *index;        /* indirect DMA index tile / gather indices */
 
     tir_scalar_t s0, s1;          /* tensor_scalar operands, activation scale, scan initial */
-    tir_ap_t bias;                /* activation bias [P,1], tensor = -1 when absent */
+    const tir_ap_t *bias;         /* activation bias [P,1], tensor = -1 when absent */
     int op0, op1;                 /* ISA_ALU_* */
     int reduce_op;                /* ISA_ALU_* for fused/standalone reduce */
     int reduce_cmd;               /* ISA_REDCMD_* */
@@ -358,9 +383,9 @@ typedef struct {
     unsigned axes;                /* tensor_reduce: bit i = free dim i counted from the
                                      innermost (bit 0 = last axis) */
     /* iota / affine_select / predicates */
+    int pat_ndim;                 /* pat_step entries used */
     int64_t pat_offset, pat_cm;
     int64_t pat_step[4];          /* per free dim, outermost first */
-    int pat_ndim;
     int cmp;                      /* ISA_CMP_* */
     int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
     double fill;                  /* affine_select on_false / select scalar */
@@ -371,13 +396,11 @@ typedef struct {
     unsigned compress_ratio;
     /* DMA */
     int dge_mode, oob_mode, qos;  /* ISA_DGE_*, ISA_OOB_*, 0..255 */
-    int transpose_axes[4];
-    int n_transpose_axes;
+    int reg;                      /* load_tensor_to_register: first register */
+    int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* misc */
     double prob;                  /* dropout */
     int num_elem_per_idx, num_valid;   /* local_gather */
-    uint8_t shuffle_mask[32];     /* stream_shuffle, 255 = keep */
-    int reg;                      /* load_tensor_to_register: first register */
     int deps[4];                  /* explicit dependencies: indices of earlier ops
                                      this one waits for ("deps" in a kernel) */
     int ndeps;
@@ -388,16 +411,12 @@ typedef struct {
     int barrier_id;               /* core_barrier */
     unsigned barrier_cores;       /* bitmask of participating cores */
     int peer;                     /* sendrecv peer core */
-    int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
-    int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
-    int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
-    int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* added by the front-end (additive) */
     int64_t index_bound;          /* indirect DMA: valid index values (see above) */
     int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
+    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
+                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
     int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
-    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
-    float dma_scale;              /* (before the optional TIR_F_RMW_ADD accumulate) */
     /* added by the multi-core split (collectives, encoder/lnc_collective.c):
      * a collective semaphore slot of a core (docs/multicore.md
      * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
@@ -416,19 +435,24 @@ typedef struct {
     /* seed 001/002 rows (docs/seed-coverage.md) */
     int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
                                      moving value before the multiply */
-    /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
-     * NULL for every other op: 170 bytes few ops use, kept out of the op */
-    struct tir_asm *inl;
     int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
                                      register whose value (an element offset) moves
                                      the operand0 pointer at execution; -1 none */
+    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
+                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
+                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
+     * perm_from, coll_dim): interned like the operands, &tir_rare_default
+     * (shared) for every op that keeps the defaults */
+    const tir_op_rare_t *rare;
+    /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
+     * NULL for every other op: 170 bytes few ops use, kept out of the op */
+    struct tir_asm *inl;
     /* TIR_F_MASK with several predicates (NKI (i_p < n) & (i_f < m)): the
      * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
     const tir_pred_t *mask_more;
     int nmask_more;               /* < TIR_MAX_MASK_PREDS */
-    int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
-                                     (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
-                                     TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the
@@ -450,6 +474,16 @@ typedef struct {
     int dyn_reg;
     int64_t dyn_start, dyn_step;
 } tir_loop_t;
+
+/* A set of interned fixed-size records (tir_ap_intern, tir_rare_intern):
+ * the records sit in chunks that never move, so pointers to them stay
+ * valid as the pool grows; an open-addressing hash set over them (cap a
+ * power of two, at most half full) finds equal ones. */
+typedef struct {
+    struct tir_pool_chunk *chunks;
+    const void **set;
+    int n, cap;                   /* records, set slots */
+} tir_pool_t;
 
 typedef struct {
     char name[TIR_NAME_LEN];
@@ -479,6 +513,8 @@ typedef struct {
     tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
     char **strs;                  /* interned strings (tir_intern): a hash set, */
     int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
+    tir_pool_t aps;               /* the ops' operands (tir_ap_intern) */
+    tir_pool_t rares;             /* the ops' rare fields (tir_rare_intern) */
 } tir_kernel_t;
 
 void tir_kernel_init(tir_kernel_t *k);
@@ -507,15 +543,36 @@ void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
  * out-of-memory. */
 tir_asm_t *tir_new_asm(tir_kernel_t *k);
 /* The APs an op reads (up to TIR_MAX_READ_APS; absent ones have tensor -1):
- * src[0..3], index, bias, s0.ap, s1.ap.  dst and dst2 are its writes. */
+ * src[0..3], index, bias, s0.ap, s1.ap.  dst and dst2 are its writes.
+ * tir_op_read_slots gives the operands' slots instead (to replace one by
+ * another interned AP), in the same order. */
 #define TIR_MAX_READ_APS 8
-int tir_op_read_aps(tir_op_t *op, tir_ap_t **out);
+int tir_op_read_aps(const tir_op_t *op, const tir_ap_t **out);
+int tir_op_read_slots(tir_op_t *op, const tir_ap_t **out[]);
+/* k's one record equal (byte for byte) to *ap: stable for k's lifetime
+ * (freed by tir_kernel_free), never to be written; &tir_ap_none for an AP
+ * equal to it; NULL on out-of-memory.  Construct APs zeroed (an AP's
+ * unused dims are part of its bytes). */
+const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap);
+/* The same for an op's rare fields (&tir_rare_default for the defaults). */
+const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r);
+/* k, a shallow copy of another kernel that borrows its arrays, gets empty
+ * pools of its own: the borrowed ops keep pointing into the original's
+ * pools, what k interns from now on is k's, freed by tir_pools_free (which
+ * tir_kernel_free calls). */
+void tir_pools_detach(tir_kernel_t *k);
+void tir_pools_free(tir_kernel_t *k);
+/* Re-intern op's operands and rare fields into k (op came from another
+ * kernel, whose pools may be freed first); -1 on out-of-memory. */
+int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op);
 /* n zeroed predicates owned by k (freed by tir_kernel_free); NULL on
  * out-of-memory. */
 tir_pred_t *tir_new_preds(tir_kernel_t *k, int n);
 /* The kernel's one copy of s (owned by k, freed by tir_kernel_free; copies
  * of ops made by later passes borrow it); NULL on out-of-memory. */
 const char *tir_intern(tir_kernel_t *k, const char *s);
+/* An immediate scalar operand (ap = &tir_ap_none). */
+tir_scalar_t tir_scalar_imm(double v);
 /* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, offset, dimensions, steps and counts. */

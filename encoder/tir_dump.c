@@ -72,7 +72,7 @@ static void scalar_str(sb_t *s, const tir_kernel_t *k, const char *label, const 
                        const tir_scalar_t *dflt)
 {
     if (v->is_ap)
-        ap_str(s, k, label, &v->ap);
+        ap_str(s, k, label, v->ap);
     else if (v->imm != dflt->imm)
         sb_printf(s, " %s=%g", label, v->imm);
 }
@@ -93,15 +93,15 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
         sb_printf(s, " engine=%s", isa_engine_name((isa_engine_t)o->engine));
     if (o->core)
         sb_printf(s, " core=%d", o->core);
-    ap_str(s, k, "dst", &o->dst);
-    ap_str(s, k, "dst2", &o->dst2);
+    ap_str(s, k, "dst", o->dst);
+    ap_str(s, k, "dst2", o->dst2);
     for (int j = 0; j < o->nsrc && j < 4; j++) {
         char l[16];
         snprintf(l, sizeof l, "src%d", j);
-        ap_str(s, k, l, &o->src[j]);
+        ap_str(s, k, l, o->src[j]);
     }
-    ap_str(s, k, "index", &o->index);
-    ap_str(s, k, "bias", &o->bias);
+    ap_str(s, k, "index", o->index);
+    ap_str(s, k, "bias", o->bias);
     scalar_str(s, k, "s0", &o->s0, &d.s0);
     scalar_str(s, k, "s1", &o->s1, &d.s1);
     if (o->op0 != d.op0)
@@ -147,10 +147,10 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
         sb_printf(s, " oob_mode=%d", o->oob_mode);
     if (o->qos)
         sb_printf(s, " qos=%d", o->qos);
-    if (o->n_transpose_axes) {
+    if (o->rare->n_transpose_axes) {
         sb_printf(s, " axes=(");
-        for (int j = 0; j < o->n_transpose_axes && j < 4; j++)
-            sb_printf(s, "%s%d", j ? "," : "", o->transpose_axes[j]);
+        for (int j = 0; j < o->rare->n_transpose_axes && j < 4; j++)
+            sb_printf(s, "%s%d", j ? "," : "", o->rare->transpose_axes[j]);
         sb_printf(s, ")");
     }
     if (o->index_bound)
@@ -159,10 +159,10 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
         sb_printf(s, " prob=%g", o->prob);
     if (o->num_elem_per_idx || o->num_valid)
         sb_printf(s, " num_elem_per_idx=%d num_valid=%d", o->num_elem_per_idx, o->num_valid);
-    if (memcmp(o->shuffle_mask, d.shuffle_mask, 32)) {
+    if (memcmp(o->rare->shuffle_mask, d.rare->shuffle_mask, 32)) {
         sb_printf(s, " shuffle_mask=");
         for (int j = 0; j < 32; j++)
-            sb_printf(s, "%s%u", j ? "," : "", o->shuffle_mask[j]);
+            sb_printf(s, "%s%u", j ? "," : "", o->rare->shuffle_mask[j]);
     }
     if (o->kind == TIR_LOAD_TENSOR_TO_REGISTER)
         sb_printf(s, " reg=%d", o->reg);

@@ -248,14 +248,14 @@ static int check_operands(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
     const struct { const tir_ap_t *a; int slot; } all[] = {
-        {&op->dst, -1}, {&op->dst2, -2}, {&op->src[0], 0}, {&op->src[1], 1},
-        {&op->src[2], 2}, {&op->src[3], 3}, {&op->index, -3}, {&op->bias, -4},
-        {&op->s0.ap, 100}, {&op->s1.ap, 101},
+        {op->dst, -1}, {op->dst2, -2}, {op->src[0], 0}, {op->src[1], 1},
+        {op->src[2], 2}, {op->src[3], 3}, {op->index, -3}, {op->bias, -4},
+        {op->s0.ap, 100}, {op->s1.ap, 101},
     };
     if (op->nsrc < 0 || op->nsrc > 4)
         return vfail(v, NULL, "nsrc %d out of range", op->nsrc);
     for (int i = 0; i < op->nsrc; i++)
-        if (op->src[i].tensor < 0)
+        if (op->src[i]->tensor < 0)
             return vfail(v, enc_operand_name(op->kind, i), "operand missing");
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         const tir_ap_t *a = all[i].a;
@@ -266,7 +266,7 @@ static int check_operands(const vctx_t *v)
             continue;
         if ((all[i].slot == 100 && !op->s0.is_ap) || (all[i].slot == 101 && !op->s1.is_ap))
             continue;
-        bool indirect_side = op->index.tensor >= 0 &&
+        bool indirect_side = op->index->tensor >= 0 &&
                              ((op->kind == TIR_INDIRECT_LOAD && all[i].slot == 0) ||
                               (op->kind == TIR_DMA_TRANSPOSE && all[i].slot == 0) ||
                               (op->kind == TIR_INDIRECT_SAVE && all[i].slot == -1));
@@ -284,9 +284,9 @@ static int check_operands(const vctx_t *v)
             return vfail(v, enc_operand_name(op->kind, all[i].slot),
                          "constant '%s' cannot be written", t->name);
     }
-    if (op->s0.is_ap && op->s0.ap.tensor < 0)
+    if (op->s0.is_ap && op->s0.ap->tensor < 0)
         return vfail(v, enc_operand_name(op->kind, 100), "scalar tile operand missing");
-    if (op->s1.is_ap && op->s1.ap.tensor < 0)
+    if (op->s1.is_ap && op->s1.ap->tensor < 0)
         return vfail(v, enc_operand_name(op->kind, 101), "scalar tile operand missing");
     return 0;
 }
@@ -315,11 +315,11 @@ static int per_partition_scalar(const vctx_t *v, const tir_scalar_t *s, int slot
             return vfail(v, enc_operand_name(v->op->kind, slot), "immediate is NaN");
         return 0;
     }
-    if (ap_free(&s->ap) != 1 || (ref->tensor >= 0 && ap_parts(&s->ap) != ap_parts(ref)))
+    if (ap_free(s->ap) != 1 || (ref->tensor >= 0 && ap_parts(s->ap) != ap_parts(ref)))
         return vfail(v, enc_operand_name(v->op->kind, slot),
                      "a per-partition scalar must be a [%lld, 1] tile access (got %lld "
                      "partitions x %lld)", (long long)ap_parts(ref),
-                     (long long)ap_parts(&s->ap), (long long)ap_free(&s->ap));
+                     (long long)ap_parts(s->ap), (long long)ap_free(s->ap));
     return 0;
 }
 
@@ -330,7 +330,7 @@ static int pp_ap(const vctx_t *v, const tir_ap_t *a, int slot, const tir_ap_t *r
     tir_scalar_t s;
     memset(&s, 0, sizeof s);
     s.is_ap = true;
-    s.ap = *a;
+    s.ap = a;
     return per_partition_scalar(v, &s, slot, ref);
 }
 
@@ -339,7 +339,7 @@ static int pp_ap(const vctx_t *v, const tir_ap_t *a, int slot, const tir_ap_t *r
 static int check_matmul(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    const tir_ap_t *d = &op->dst, *st = &op->src[0], *mv = &op->src[1];
+    const tir_ap_t *d = op->dst, *st = op->src[0], *mv = op->src[1];
     if (need_space(v, d, -1, K(PSUM), "a PSUM tile") ||
         need_space(v, st, 0, K(SBUF), "an SBUF tile") ||
         need_space(v, mv, 1, K(SBUF), "an SBUF tile"))
@@ -356,16 +356,16 @@ static int check_matmul(const vctx_t *v)
             return vfail(v, is_fp8(stt->dtype) ? "moving" : "stationary",
                          "matmul_mx takes float8 operands");
         for (int i = 2; i < 4; i++) {
-            if (need_space(v, &op->src[i], i, K(SBUF), "an SBUF tile"))
+            if (need_space(v, op->src[i], i, K(SBUF), "an SBUF tile"))
                 return -1;
-            if (tens(v, &op->src[i])->dtype != ISA_DT_UINT8)
+            if (tens(v, op->src[i])->dtype != ISA_DT_UINT8)
                 return vfail(v, enc_operand_name(op->kind, i), "scales are uint8 (E8M0)");
         }
     }
     if (op->kind == TIR_MATMUL_SPARSE) {
-        if (need_space(v, &op->src[2], 2, K(SBUF), "an SBUF tile"))
+        if (need_space(v, op->src[2], 2, K(SBUF), "an SBUF tile"))
             return -1;
-        if (tens(v, &op->src[2])->dtype != ISA_DT_UINT8)
+        if (tens(v, op->src[2])->dtype != ISA_DT_UINT8)
             return vfail(v, "tags", "tags are uint8");
         if (op->compress_ratio != 2 && op->compress_ratio != 4)
             return vfail(v, "compress_ratio", "%u (2 or 4)", op->compress_ratio);
@@ -470,25 +470,25 @@ static int check_activation(const vctx_t *v)
     const tir_op_t *op = v->op;
     if (!isa_enum_name(ISA_FT_ACTFN, (unsigned)op->func))
         return vfail(v, "func", "invalid activation function %d", op->func);
-    if (same_pf(v, &op->dst, -1, &op->src[0], 0) ||
-        per_partition_scalar(v, &op->s0, 100, &op->src[0]) || pp_ap(v, &op->bias, -4, &op->src[0]))
+    if (same_pf(v, op->dst, -1, op->src[0], 0) ||
+        per_partition_scalar(v, &op->s0, 100, op->src[0]) || pp_ap(v, op->bias, -4, op->src[0]))
         return -1;
     if (op->kind == TIR_ACTIVATE2) {
         if (check_alu(v, op->op0, "op0", true) || check_alu(v, op->op1, "op1", true))
             return -1;
-        if (op->src[1].tensor >= 0 &&
-            (pp_ap(v, &op->src[1], 1, &op->src[0]) ||
-             (tens(v, &op->src[1])->dtype != ISA_DT_FP32 &&
+        if (op->src[1]->tensor >= 0 &&
+            (pp_ap(v, op->src[1], 1, op->src[0]) ||
+             (tens(v, op->src[1])->dtype != ISA_DT_FP32 &&
               vfail(v, "relu_param", "dtype %s (a tile relu_param is float32)",
-                    isa_dtype_numpy_name(tens(v, &op->src[1])->dtype)))))
+                    isa_dtype_numpy_name(tens(v, op->src[1])->dtype)))))
             return -1;
-        if (op->src[1].tensor < 0 && !isfinite(op->value))
+        if (op->src[1]->tensor < 0 && !isfinite(op->value))
             return vfail(v, "relu_param", "%g is not finite", op->value);
         if ((op->flags & TIR_F_REV0) && op->op0 == ISA_ALU_BYPASS)
             return vfail(v, "reverse0", "requires op0 to be set");
         if ((op->flags & TIR_F_REV1) && op->op1 == ISA_ALU_BYPASS)
             return vfail(v, "reverse1", "requires op1 to be set");
-        if (per_partition_scalar(v, &op->s1, 101, &op->src[0]))
+        if (per_partition_scalar(v, &op->s1, 101, op->src[0]))
             return -1;
     }
     if (op->reduce_op != ISA_ALU_BYPASS) {
@@ -496,9 +496,9 @@ static int check_activation(const vctx_t *v)
             return -1;
         if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
             return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
-        if (need(v, &op->dst2, -2) || pp_ap(v, &op->dst2, -2, &op->src[0]))
+        if (need(v, op->dst2, -2) || pp_ap(v, op->dst2, -2, op->src[0]))
             return -1;
-    } else if (op->dst2.tensor >= 0) {
+    } else if (op->dst2->tensor >= 0) {
         return vfail(v, "reduce_res", "given without a reduce_op");
     }
     return 0;
@@ -507,7 +507,7 @@ static int check_activation(const vctx_t *v)
 static int check_transpose(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    const tir_ap_t *d = op->dst, *s = op->src[0];
     const tir_tensor_t *dt = tens(v, d), *st = tens(v, s);
     if (ap_parts(d) != ap_free(s) || ap_free(d) != ap_parts(s))
         return vfail(v, "dst", "shape %lld x %lld is not the transpose of src %lld x %lld",
@@ -535,15 +535,15 @@ static int check_transpose(const vctx_t *v)
 static int check_local_gather(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (need(v, &op->index, -3) || need(v, &op->dst, -1))
+    if (need(v, op->index, -3) || need(v, op->dst, -1))
         return -1;
-    const tir_tensor_t *it = tens(v, &op->index);
+    const tir_tensor_t *it = tens(v, op->index);
     if (it->dtype != ISA_DT_UINT16)
         return vfail(v, "index", "dtype %s not allowed (uint16)", isa_dtype_numpy_name(it->dtype));
     /* each GpSimd core serves 16 partitions; its indices are those of its
      * partitions' rows */
-    int64_t parts = ap_parts(&op->index);
-    int64_t per_core = (parts < 16 ? parts : 16) * ap_free(&op->index);
+    int64_t parts = ap_parts(op->index);
+    int64_t per_core = (parts < 16 ? parts : 16) * ap_free(op->index);
     int64_t nvalid = op->num_valid > 0 ? op->num_valid : per_core;
     if (op->num_valid < 0)
         return vfail(v, "num_valid_indices", "%d is negative", op->num_valid);
@@ -554,14 +554,14 @@ static int check_local_gather(const vctx_t *v)
     int e = op->num_elem_per_idx;
     if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16 && e != 32)
         return vfail(v, "num_elem_per_idx", "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]");
-    if (ap_parts(&op->src[0]) != parts)
+    if (ap_parts(op->src[0]) != parts)
         return vfail(v, "index", "src_buffer and index must have same partition dimension size");
     /* NKI: dst is [P, num_valid_indices, num_elem_per_idx] */
-    if (ap_parts(&op->dst) != parts || ap_free(&op->dst) != nvalid * e)
+    if (ap_parts(op->dst) != parts || ap_free(op->dst) != nvalid * e)
         return vfail(v, "dst", "shape must be [%lld, %lld, %d] (P, num_valid_indices, "
                      "num_elem_per_idx): %lld elements per partition, not %lld", (long long)parts,
-                     (long long)nvalid, e, (long long)(nvalid * e), (long long)ap_free(&op->dst));
-    if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
+                     (long long)nvalid, e, (long long)(nvalid * e), (long long)ap_free(op->dst));
+    if (tens(v, op->dst)->dtype != tens(v, op->src[0])->dtype)
         return vfail(v, "dst", "dtype differs from src_buffer dtype");
     return 0;
 }
@@ -569,17 +569,17 @@ static int check_local_gather(const vctx_t *v)
 static int check_gather_flattened(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (need(v, &op->index, -3) || need(v, &op->dst, -1))
+    if (need(v, op->index, -3) || need(v, op->dst, -1))
         return -1;
-    const tir_tensor_t *it = tens(v, &op->index);
+    const tir_tensor_t *it = tens(v, op->index);
     if (it->dtype != ISA_DT_UINT32)
         return vfail(v, "indices", "dtype %s not allowed (uint32)", isa_dtype_numpy_name(it->dtype));
-    if (ap_parts(&op->src[0]) != ap_parts(&op->index))
+    if (ap_parts(op->src[0]) != ap_parts(op->index))
         return vfail(v, "indices", "partition size %lld differs from data's %lld",
-                     (long long)ap_parts(&op->index), (long long)ap_parts(&op->src[0]));
-    if (same_pf(v, &op->index, -3, &op->dst, -1))
+                     (long long)ap_parts(op->index), (long long)ap_parts(op->src[0]));
+    if (same_pf(v, op->index, -3, op->dst, -1))
         return -1;
-    if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
+    if (tens(v, op->dst)->dtype != tens(v, op->src[0])->dtype)
         return vfail(v, "dst", "dtype differs from data dtype");
     return 0;
 }
@@ -589,9 +589,9 @@ static int check_pattern(const vctx_t *v)
     const tir_op_t *op = v->op;
     if (op->pat_ndim < 0 || op->pat_ndim > 4)
         return vfail(v, "pattern", "%d dims (at most 4)", op->pat_ndim);
-    if (op->pat_ndim > 0 && op->pat_ndim != op->dst.ndim - 1)
+    if (op->pat_ndim > 0 && op->pat_ndim != op->dst->ndim - 1)
         return vfail(v, "pattern", "%d pattern dims for %d free dims of dst", op->pat_ndim,
-                     op->dst.ndim - 1);
+                     op->dst->ndim - 1);
     if (!isa_enum_name(ISA_FT_CMP, (unsigned)op->cmp))
         return vfail(v, "cmp_op", "invalid comparison %d", op->cmp);
     return 0;
@@ -602,7 +602,7 @@ static int check_pattern(const vctx_t *v)
 static int check_bn(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    const tir_ap_t *d = op->dst, *s = op->src[0];
     bool st = op->kind == TIR_BN_STATS;
     int64_t want = st ? 6 : 2;
     if (ap_parts(d) != ap_parts(s) || ap_free(d) != want)
@@ -629,10 +629,10 @@ static int check_max_reduce(const vctx_t *v, const tir_ap_t *ref)
         return vfail(v, "reduce_op", "only maximum is supported (NKI %s)", tir_op_name(op->kind));
     if (!isa_enum_name(ISA_FT_REDCMD, (unsigned)op->reduce_cmd))
         return vfail(v, "reduce_cmd", "invalid value %d", op->reduce_cmd);
-    if (op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && op->dst2.tensor < 0)
+    if (op->reduce_cmd == ISA_REDCMD_LOAD_REDUCE && op->dst2->tensor < 0)
         return vfail(v, "reduce_res", "load_reduce reads the accumulator from reduce_res, "
                      "which is absent");
-    return pp_ap(v, &op->dst2, -2, ref);
+    return pp_ap(v, op->dst2, -2, ref);
 }
 
 /* range_select: float on_true_tile, fp32 [P,1] bounds, max reduce only
@@ -640,19 +640,19 @@ static int check_max_reduce(const vctx_t *v, const tir_ap_t *ref)
 static int check_range_select(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (same_pf(v, &op->dst, -1, &op->src[0], 0))
+    if (same_pf(v, op->dst, -1, op->src[0], 0))
         return -1;
-    if (!is_float(tens(v, &op->src[0])->dtype))
+    if (!is_float(tens(v, op->src[0])->dtype))
         return vfail(v, "on_true_tile", "dtype %s (range_select selects float data)",
-                     isa_dtype_numpy_name(tens(v, &op->src[0])->dtype));
+                     isa_dtype_numpy_name(tens(v, op->src[0])->dtype));
     for (int k = 1; k <= 2; k++) {
-        if (need(v, &op->src[k], k) || pp_ap(v, &op->src[k], k, &op->src[0]))
+        if (need(v, op->src[k], k) || pp_ap(v, op->src[k], k, op->src[0]))
             return -1;
-        if (tens(v, &op->src[k])->dtype != ISA_DT_FP32)
+        if (tens(v, op->src[k])->dtype != ISA_DT_FP32)
             return vfail(v, enc_operand_name(op->kind, k), "dtype %s (the bounds are float32)",
-                         isa_dtype_numpy_name(tens(v, &op->src[k])->dtype));
+                         isa_dtype_numpy_name(tens(v, op->src[k])->dtype));
     }
-    return check_max_reduce(v, &op->src[0]);
+    return check_max_reduce(v, op->src[0]);
 }
 
 /* select_reduce: integer predicate (8/16-bit), on_true not 32-bit integer,
@@ -660,32 +660,32 @@ static int check_range_select(const vctx_t *v)
 static int check_select_reduce(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (same_pf(v, &op->dst, -1, &op->src[0], 0) || same_pf(v, &op->dst, -1, &op->src[1], 1))
+    if (same_pf(v, op->dst, -1, op->src[0], 0) || same_pf(v, op->dst, -1, op->src[1], 1))
         return -1;
-    unsigned pd = tens(v, &op->src[0])->dtype, td = tens(v, &op->src[1])->dtype;
+    unsigned pd = tens(v, op->src[0])->dtype, td = tens(v, op->src[1])->dtype;
     if (is_float(pd) || isa_dtype_size(pd) > 2)
         return vfail(v, "predicate", "dtype %s (int8, uint8, int16 or uint16)",
                      isa_dtype_numpy_name(pd));
     if (td == ISA_DT_INT32 || td == ISA_DT_UINT32)
         return vfail(v, "on_true", "dtype %s (32-bit integers are not selectable)",
                      isa_dtype_numpy_name(td));
-    if (tens(v, &op->src[0])->kind == TIR_T_PSUM && tens(v, &op->src[1])->kind == TIR_T_PSUM)
+    if (tens(v, op->src[0])->kind == TIR_T_PSUM && tens(v, op->src[1])->kind == TIR_T_PSUM)
         return vfail(v, "on_true", "on_true and predicate cannot both be in psum");
-    if (per_partition_scalar(v, &op->s0, 100, &op->src[1]))
+    if (per_partition_scalar(v, &op->s0, 100, op->src[1]))
         return -1;
-    if (op->s0.is_ap && tens(v, &op->s0.ap)->dtype != ISA_DT_FP32)
+    if (op->s0.is_ap && tens(v, op->s0.ap)->dtype != ISA_DT_FP32)
         return vfail(v, "on_false", "dtype %s (a tile on_false is float32)",
-                     isa_dtype_numpy_name(tens(v, &op->s0.ap)->dtype));
-    if (op->dst2.tensor >= 0 && !is_float(tens(v, &op->dst2)->dtype))
+                     isa_dtype_numpy_name(tens(v, op->s0.ap)->dtype));
+    if (op->dst2->tensor >= 0 && !is_float(tens(v, op->dst2)->dtype))
         return vfail(v, "reduce_res", "dtype %s (a float dtype)",
-                     isa_dtype_numpy_name(tens(v, &op->dst2)->dtype));
-    return check_max_reduce(v, &op->src[1]);
+                     isa_dtype_numpy_name(tens(v, op->dst2)->dtype));
+    return check_max_reduce(v, op->src[1]);
 }
 
 static int check_8(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    const tir_ap_t *d = &op->dst, *s = &op->src[0];
+    const tir_ap_t *d = op->dst, *s = op->src[0];
     if (op->kind == TIR_MAX8 || op->kind == TIR_FIND_INDEX8) {
         if (ap_free(d) != 8 || ap_parts(d) != ap_parts(s))
             return vfail(v, "dst", "must be [%lld, 8] (got %lld x %lld)", (long long)ap_parts(s),
@@ -699,15 +699,15 @@ static int check_8(const vctx_t *v)
             return vfail(v, "dst", "dtype %s (indices are uint32)", isa_dtype_numpy_name(dt));
     }
     if (op->kind == TIR_FIND_INDEX8 || op->kind == TIR_MATCH_REPLACE8) {
-        if (ap_free(&op->src[1]) != 8 || ap_parts(&op->src[1]) != ap_parts(s))
+        if (ap_free(op->src[1]) != 8 || ap_parts(op->src[1]) != ap_parts(s))
             return vfail(v, "vals", "must be [%lld, 8]", (long long)ap_parts(s));
     }
     if (op->kind == TIR_MATCH_REPLACE8) {
         if (same_pf(v, s, 0, d, -1))
             return -1;
-        if (op->dst2.tensor >= 0) {
-            unsigned dt = tens(v, &op->dst2)->dtype;
-            if (ap_free(&op->dst2) != 8 || ap_parts(&op->dst2) != ap_parts(s))
+        if (op->dst2->tensor >= 0) {
+            unsigned dt = tens(v, op->dst2)->dtype;
+            if (ap_free(op->dst2) != 8 || ap_parts(op->dst2) != ap_parts(s))
                 return vfail(v, "dst_idx", "must be [%lld, 8]", (long long)ap_parts(s));
             if (dt != ISA_DT_UINT32 && dt != ISA_DT_INT32)
                 return vfail(v, "dst_idx", "dtype %s (indices are uint32)",
@@ -722,65 +722,65 @@ static int check_misc(const vctx_t *v)
     const tir_op_t *op = v->op;
     switch (op->kind) {
     case TIR_MEMSET:
-        return need(v, &op->dst, -1);
+        return need(v, op->dst, -1);
     case TIR_STREAM_SHUFFLE:
-        if (tens(v, &op->dst)->dtype != tens(v, &op->src[0])->dtype)
+        if (tens(v, op->dst)->dtype != tens(v, op->src[0])->dtype)
             return vfail(v, "dst", "src and dst must have the same dtype");
-        if (ap_parts(&op->src[0]) > 32 || ap_parts(&op->dst) > 32)
+        if (ap_parts(op->src[0]) > 32 || ap_parts(op->dst) > 32)
             return vfail(v, "src", "stream_shuffle works on one 32-partition quadrant (got %lld "
-                         "partitions)", (long long)ap_parts(&op->src[0]));
+                         "partitions)", (long long)ap_parts(op->src[0]));
         for (int i = 0; i < 32; i++)
-            if (op->shuffle_mask[i] != 255 && op->shuffle_mask[i] >= ap_parts(&op->src[0]))
+            if (op->rare->shuffle_mask[i] != 255 && op->rare->shuffle_mask[i] >= ap_parts(op->src[0]))
                 return vfail(v, "shuffle_mask", "entry %d is %u (a source partition < %lld, or "
-                             "255 = keep)", i, op->shuffle_mask[i], (long long)ap_parts(&op->src[0]));
-        return same_pf(v, &op->dst, -1, &op->src[0], 0);
+                             "255 = keep)", i, op->rare->shuffle_mask[i], (long long)ap_parts(op->src[0]));
+        return same_pf(v, op->dst, -1, op->src[0], 0);
     case TIR_LOAD_TENSOR_TO_REGISTER:
-        if (ap_elems(&op->src[0]) != 1)
-            return vfail(v, "src", "must be one element (got %lld)", (long long)ap_elems(&op->src[0]));
+        if (ap_elems(op->src[0]) != 1)
+            return vfail(v, "src", "must be one element (got %lld)", (long long)ap_elems(op->src[0]));
         if (op->reg < 0 || op->reg >= ISA_NUM_REGS)
             return vfail(v, "reg", "%d out of range 0..%d", op->reg, ISA_NUM_REGS - 1);
-        if (isa_dtype_size(tens(v, &op->src[0])->dtype) != 4)
+        if (isa_dtype_size(tens(v, op->src[0])->dtype) != 4)
             return vfail(v, "src", "registers are 32-bit (dtype %s)",
-                         isa_dtype_numpy_name(tens(v, &op->src[0])->dtype));
+                         isa_dtype_numpy_name(tens(v, op->src[0])->dtype));
         return 0;
     case TIR_BROADCAST_PARTITION:
-        if (ap_parts(&op->src[0]) != 1)
+        if (ap_parts(op->src[0]) != 1)
             return vfail(v, "src", "must be one partition (got %lld)",
-                         (long long)ap_parts(&op->src[0]));
-        if (ap_free(&op->src[0]) != ap_free(&op->dst))
+                         (long long)ap_parts(op->src[0]));
+        if (ap_free(op->src[0]) != ap_free(op->dst))
             return vfail(v, "dst", "free size %lld differs from src's %lld",
-                         (long long)ap_free(&op->dst), (long long)ap_free(&op->src[0]));
+                         (long long)ap_free(op->dst), (long long)ap_free(op->src[0]));
         return 0;
     case TIR_TENSOR_PARTITION_REDUCE:
         if (check_reduce_alu(v, op->reduce_op, "operator"))
             return -1;
-        if (ap_parts(&op->dst) != 1 || ap_free(&op->dst) != ap_free(&op->src[0]))
+        if (ap_parts(op->dst) != 1 || ap_free(op->dst) != ap_free(op->src[0]))
             return vfail(v, "dst", "must be [1, %lld] (got %lld x %lld)",
-                         (long long)ap_free(&op->src[0]), (long long)ap_parts(&op->dst),
-                         (long long)ap_free(&op->dst));
+                         (long long)ap_free(op->src[0]), (long long)ap_parts(op->dst),
+                         (long long)ap_free(op->dst));
         return 0;
     case TIR_SELECT:
         for (int i = 0; i < op->nsrc; i++)
-            if (same_pf(v, &op->dst, -1, &op->src[i], i))
+            if (same_pf(v, op->dst, -1, op->src[i], i))
                 return -1;
         return 0;
     case TIR_DROPOUT:
         if (!op->s0.is_ap && !(op->s0.imm >= 0.0 && op->s0.imm <= 1.0))
             return vfail(v, op->flags & TIR_F_KEEP_RATE ? "keep_rate" : "prob", "%g outside [0, 1]",
                          op->s0.imm);
-        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
-               per_partition_scalar(v, &op->s0, 100, &op->src[0]);
+        return same_pf(v, op->dst, -1, op->src[0], 0) ||
+               per_partition_scalar(v, &op->s0, 100, op->src[0]);
     case TIR_QUANTIZE_MX: {
-        unsigned sd = tens(v, &op->src[0])->dtype, dd = tens(v, &op->dst)->dtype;
+        unsigned sd = tens(v, op->src[0])->dtype, dd = tens(v, op->dst)->dtype;
         if (sd != ISA_DT_BF16 && sd != ISA_DT_FP16 && sd != ISA_DT_FP32)
             return vfail(v, "src", "dtype %s (bfloat16, float16 or float32)", isa_dtype_numpy_name(sd));
         if (!is_fp8(dd))
             return vfail(v, "dst", "dtype %s (float8)", isa_dtype_numpy_name(dd));
-        if (need(v, &op->dst2, -2))
+        if (need(v, op->dst2, -2))
             return -1;
-        if (tens(v, &op->dst2)->dtype != ISA_DT_UINT8)
+        if (tens(v, op->dst2)->dtype != ISA_DT_UINT8)
             return vfail(v, "scale", "scales are uint8 (E8M0)");
-        return same_pf(v, &op->dst, -1, &op->src[0], 0);
+        return same_pf(v, op->dst, -1, op->src[0], 0);
     }
     case TIR_CORE_BARRIER: {
         unsigned all = v->k->num_programs >= 32 ? 0xffffffffu : (1u << v->k->num_programs) - 1;
@@ -805,29 +805,29 @@ static int check_compute(const vctx_t *v)
     case TIR_ACTIVATION: case TIR_ACTIVATE2:
         return check_activation(v);
     case TIR_TENSOR_TENSOR: {
-        if (check_alu(v, op->op0, "operator", false) || same_pf(v, &op->dst, -1, &op->src[0], 0) ||
-            same_pf(v, &op->dst, -1, &op->src[1], 1))
+        if (check_alu(v, op->op0, "operator", false) || same_pf(v, op->dst, -1, op->src[0], 0) ||
+            same_pf(v, op->dst, -1, op->src[1], 1))
             return -1;
-        if (tens(v, &op->src[0])->kind == TIR_T_PSUM && tens(v, &op->src[1])->kind == TIR_T_PSUM)
+        if (tens(v, op->src[0])->kind == TIR_T_PSUM && tens(v, op->src[1])->kind == TIR_T_PSUM)
             return vfail(v, "in1", "in0 and in1 cannot both be in PSUM");
         return 0;
     }
     case TIR_TENSOR_SCALAR:
         if (check_alu(v, op->op0, "op0", false) || check_alu(v, op->op1, "op1", true))
             return -1;
-        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
-               per_partition_scalar(v, &op->s0, 100, &op->src[0]) ||
-               per_partition_scalar(v, &op->s1, 101, &op->src[0]);
+        return same_pf(v, op->dst, -1, op->src[0], 0) ||
+               per_partition_scalar(v, &op->s0, 100, op->src[0]) ||
+               per_partition_scalar(v, &op->s1, 101, op->src[0]);
     case TIR_SCALAR_TENSOR_TENSOR:
         if (check_alu(v, op->op0, "op0", false) || check_alu(v, op->op1, "op1", false))
             return -1;
-        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
-               same_pf(v, &op->dst, -1, &op->src[1], 1) ||
-               per_partition_scalar(v, &op->s0, 100, &op->src[0]);
+        return same_pf(v, op->dst, -1, op->src[0], 0) ||
+               same_pf(v, op->dst, -1, op->src[1], 1) ||
+               per_partition_scalar(v, &op->s0, 100, op->src[0]);
     case TIR_TENSOR_REDUCE: {
         if (check_reduce_alu(v, op->reduce_op, "operator"))
             return -1;
-        const tir_ap_t *s = &op->src[0];
+        const tir_ap_t *s = op->src[0];
         int nfree = s->ndim - 1;
         if (op->axes == 0 || nfree < 1 || (op->axes >> nfree))
             return vfail(v, "axis", "must name free axes of src (1..%d)", nfree);
@@ -835,24 +835,24 @@ static int check_compute(const vctx_t *v)
         for (int d = 1; d < s->ndim; d++)
             if (!(op->axes & (1u << (s->ndim - 1 - d))))
                 keep *= s->count[d];
-        if (ap_parts(&op->dst) != ap_parts(s) || ap_free(&op->dst) != keep)
+        if (ap_parts(op->dst) != ap_parts(s) || ap_free(op->dst) != keep)
             return vfail(v, "dst", "shape has %lld x %lld elements, expected %lld x %lld after "
-                         "the reduction", (long long)ap_parts(&op->dst), (long long)ap_free(&op->dst),
+                         "the reduction", (long long)ap_parts(op->dst), (long long)ap_free(op->dst),
                          (long long)ap_parts(s), (long long)keep);
         return 0;
     }
     case TIR_TENSOR_COPY:
-        return same_pf(v, &op->dst, -1, &op->src[0], 0);
+        return same_pf(v, op->dst, -1, op->src[0], 0);
     case TIR_TENSOR_TENSOR_SCAN:
         if (check_alu(v, op->op0, "op0", false) || check_alu(v, op->op1, "op1", false))
             return -1;
-        return same_pf(v, &op->dst, -1, &op->src[0], 0) ||
-               same_pf(v, &op->dst, -1, &op->src[1], 1) ||
-               per_partition_scalar(v, &op->s0, 100, &op->src[0]);
+        return same_pf(v, op->dst, -1, op->src[0], 0) ||
+               same_pf(v, op->dst, -1, op->src[1], 1) ||
+               per_partition_scalar(v, &op->s0, 100, op->src[0]);
     case TIR_IOTA:
         return check_pattern(v);
     case TIR_AFFINE_SELECT:
-        return check_pattern(v) || same_pf(v, &op->dst, -1, &op->src[0], 0);
+        return check_pattern(v) || same_pf(v, op->dst, -1, op->src[0], 0);
     case TIR_MAX8: case TIR_FIND_INDEX8: case TIR_MATCH_REPLACE8:
         return check_8(v);
     case TIR_BN_STATS: case TIR_BN_AGGR:
@@ -925,7 +925,7 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
     bool needs_dst = op->kind != TIR_LOAD_TENSOR_TO_REGISTER && op->kind != TIR_CORE_BARRIER &&
                      op->kind != TIR_NOOP && op->kind != TIR_INLINE_ASM &&
                      op->kind != TIR_INLINE_ASM_BYTES;
-    if (needs_dst && need(&v, &op->dst, -1))
+    if (needs_dst && need(&v, op->dst, -1))
         return -1;
     if (op->nsrc < min_srcs(op->kind))
         return vfail(&v, enc_operand_name(op->kind, op->nsrc < 0 ? 0 : op->nsrc),

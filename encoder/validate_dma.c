@@ -44,10 +44,10 @@ static int check_dma_common(const vctx_t *v)
 static int check_dma_shapes(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (!squeezed_equal(&op->dst, &op->src[0])) {
+    if (!squeezed_equal(op->dst, op->src[0])) {
         char x[96], y[96];
-        shape_str(&op->dst, x, sizeof x);
-        shape_str(&op->src[0], y, sizeof y);
+        shape_str(op->dst, x, sizeof x);
+        shape_str(op->src[0], y, sizeof y);
         return vfail(v, "src", "shape %s does not match 'dst' shape %s", y, x);
     }
     return 0;
@@ -56,18 +56,18 @@ static int check_dma_shapes(const vctx_t *v)
 static int check_index_tile(const vctx_t *v, int64_t rows)
 {
     const tir_op_t *op = v->op;
-    if (need(v, &op->index, -3))
+    if (need(v, op->index, -3))
         return -1;
-    const tir_tensor_t *it = tens(v, &op->index);
+    const tir_tensor_t *it = tens(v, op->index);
     if (!is_tile_kind(it->kind))
         return vfail(v, "index", "must be an SBUF tile ('%s' is in %s)", it->name,
                      space_word(it->kind));
     if (it->dtype != ISA_DT_INT32 && it->dtype != ISA_DT_UINT32)
         return vfail(v, "index", "dtype %s not allowed (int32 or uint32)",
                      isa_dtype_numpy_name(it->dtype));
-    if (ap_elems(&op->index) != rows)
+    if (ap_elems(op->index) != rows)
         return vfail(v, "index", "%lld index values for %lld indirect rows",
-                     (long long)ap_elems(&op->index), (long long)rows);
+                     (long long)ap_elems(op->index), (long long)rows);
     if (op->index_bound < 1)
         return vfail(v, "index", "no valid index range (index_bound %lld)",
                      (long long)op->index_bound);
@@ -79,18 +79,18 @@ static int check_index_tile(const vctx_t *v, int64_t rows)
 static void axes_str(const tir_op_t *op, char *buf, size_t n)
 {
     size_t o = (size_t)snprintf(buf, n, "(");
-    for (int i = 0; i < op->n_transpose_axes && o < n; i++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%d", i ? ", " : "", op->transpose_axes[i]);
+    for (int i = 0; i < op->rare->n_transpose_axes && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%d", i ? ", " : "", op->rare->transpose_axes[i]);
     if (o < n)
-        snprintf(buf + o, n - o, op->n_transpose_axes == 1 ? ",)" : ")");
+        snprintf(buf + o, n - o, op->rare->n_transpose_axes == 1 ? ",)" : ")");
 }
 
 static bool axes_are(const tir_op_t *op, int n, const int *want)
 {
-    if (op->n_transpose_axes != n)
+    if (op->rare->n_transpose_axes != n)
         return false;
     for (int i = 0; i < n; i++)
-        if (op->transpose_axes[i] != want[i])
+        if (op->rare->transpose_axes[i] != want[i])
             return false;
     return true;
 }
@@ -98,11 +98,11 @@ static bool axes_are(const tir_op_t *op, int n, const int *want)
 static int check_dma_transpose(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    const tir_ap_t *s = &op->src[0];
+    const tir_ap_t *s = op->src[0];
     char ax[64];
     axes_str(op, ax, sizeof ax);
     static const int a2[] = {1, 0}, a3[] = {2, 1, 0}, a4[] = {3, 1, 2, 0};
-    bool gather = op->index.tensor >= 0;
+    bool gather = op->index->tensor >= 0;
     if (gather) {
         if (s->ndim != 3)
             return vfail(v, "axes", "%s provided for gather transpose, only 3D supported.", ax);
@@ -127,7 +127,7 @@ static int check_dma_transpose(const vctx_t *v)
     }
     if (!gather && check_oob_direct(v))
         return -1;
-    const tir_tensor_t *st = tens(v, s), *dt = tens(v, &op->dst);
+    const tir_tensor_t *st = tens(v, s), *dt = tens(v, op->dst);
     if (st->dtype != dt->dtype)
         return vfail(v, "dst", "dtype %s differs from src dtype %s (a transpose does not cast)",
                      isa_dtype_numpy_name(dt->dtype), isa_dtype_numpy_name(st->dtype));
@@ -137,10 +137,10 @@ static int check_dma_transpose(const vctx_t *v)
                      isa_dtype_numpy_name(st->dtype), sz);
     tir_ap_t want = *s;
     for (int i = 0; i < s->ndim; i++)
-        want.count[i] = s->count[op->transpose_axes[i]];
-    if (!squeezed_equal(&want, &op->dst)) {
+        want.count[i] = s->count[op->rare->transpose_axes[i]];
+    if (!squeezed_equal(&want, op->dst)) {
         char x[96], y[96];
-        shape_str(&op->dst, x, sizeof x);
+        shape_str(op->dst, x, sizeof x);
         shape_str(&want, y, sizeof y);
         return vfail(v, "dst", "shape %s is not the transposed src shape %s", x, y);
     }
@@ -156,50 +156,50 @@ int enc_validate_dma(const vctx_t *v)
         return -1;
     switch (op->kind) {
     case TIR_LOAD:
-        if (need_space(v, &op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile"))
+        if (need_space(v, op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, op->dst, -1, K(SBUF), "an SBUF tile"))
             return -1;
         return check_oob_direct(v) ? -1 : check_dma_shapes(v);
     case TIR_STORE:
-        if (need_space(v, &op->dst, -1, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
+        if (need_space(v, op->dst, -1, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
             return -1;
         return check_oob_direct(v) ? -1 : check_dma_shapes(v);
     case TIR_DMA_COPY:
-        if (need(v, &op->dst, -1))
+        if (need(v, op->dst, -1))
             return -1;
         return check_oob_direct(v) ? -1 : check_dma_shapes(v);
     case TIR_DMA_TRANSPOSE:
-        if (need(v, &op->dst, -1))
+        if (need(v, op->dst, -1))
             return -1;
         return check_dma_transpose(v);
     case TIR_INDIRECT_LOAD: {
-        if (need_space(v, &op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile"))
+        if (need_space(v, op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, op->dst, -1, K(SBUF), "an SBUF tile"))
             return -1;
         if (op->flags & TIR_F_RMW_ADD)
             return vfail(v, "rmw_op", "``dst_rmw_op`` is not supported indirect memory access "
                          "on source (``src``) operand");
-        if (check_index_tile(v, op->src[0].count[0]))
+        if (check_index_tile(v, op->src[0]->count[0]))
             return -1;
         return check_dma_shapes(v);
     }
     case TIR_INDIRECT_SAVE: {
-        if (need_space(v, &op->dst, -1, HBM_KINDS, "an HBM tensor") ||
-            need_space(v, &op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
+        if (need_space(v, op->dst, -1, HBM_KINDS, "an HBM tensor") ||
+            need_space(v, op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
             return -1;
         if (op->op0 != ISA_ALU_BYPASS && op->op0 != ISA_ALU_ADD)
             return vfail(v, "rmw_op", "scatter op can only support bypass or add for now");
         bool add = op->op0 == ISA_ALU_ADD || (op->flags & TIR_F_RMW_ADD);
         if (add && (op->oob_mode != ISA_OOB_ERROR || (op->flags & TIR_F_OOB_SKIP)))
             return vfail(v, "oob_mode", "scatter add cannot have other modes except for error");
-        if (check_index_tile(v, op->dst.count[0]))
+        if (check_index_tile(v, op->dst->count[0]))
             return -1;
         return check_dma_shapes(v);
     }
     case TIR_SENDRECV: {
-        if (need_space(v, &op->dst, -1, K(SBUF), "an SBUF tile") ||
-            need_space(v, &op->src[0], 0, K(SBUF), "an SBUF tile"))
+        if (need_space(v, op->dst, -1, K(SBUF), "an SBUF tile") ||
+            need_space(v, op->src[0], 0, K(SBUF), "an SBUF tile"))
             return -1;
         if (op->peer < 0 || op->peer >= v->k->num_programs || op->peer == v->k->program_id)
             return vfail(v, "peer", "%d is not another program (num_programs %d, this is %d)",

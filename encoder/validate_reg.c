@@ -31,7 +31,7 @@ int enc_validate_register(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *
     }
     if (reg_ok(op, op->reg, "src", err))
         return -1;
-    const tir_ap_t *d = &op->dst;
+    const tir_ap_t *d = op->dst;
     if (d->tensor < 0)
         return tpb_errf(err, "%s (register_store): field 'dst': missing", op->path);
     int64_t n = 1;

@@ -73,11 +73,11 @@ static int rand2_bound(const vctx_t *c, const tir_scalar_t *s, const char *field
             return vfail(c, field, "%g is not a finite number", s->imm);
         return 0;
     }
-    const tir_tensor_t *bt = tens(c, &s->ap);
-    if (ap_free(&s->ap) != 1 || ap_parts(&s->ap) != ap_parts(&c->op->dst))
+    const tir_tensor_t *bt = tens(c, s->ap);
+    if (ap_free(s->ap) != 1 || ap_parts(s->ap) != ap_parts(c->op->dst))
         return vfail(c, field, "a per-partition value must be a [%lld, 1] tile access (got %lld "
-                     "x %lld)", (long long)ap_parts(&c->op->dst), (long long)ap_parts(&s->ap),
-                     (long long)ap_free(&s->ap));
+                     "x %lld)", (long long)ap_parts(c->op->dst), (long long)ap_parts(s->ap),
+                     (long long)ap_free(s->ap));
     if (bt->dtype != ISA_DT_FP32)
         return vfail(c, field, "dtype %s: a tile bound is float32",
                      isa_dtype_numpy_name(bt->dtype));
@@ -91,9 +91,9 @@ int enc_validate_rng(const tir_kernel_t *k, const tpb_target_t *t, const tir_op_
     int eng = op->engine == ISA_ENG_UNASSIGNED ? enc_rng_default_engine(op->kind) : op->engine;
     switch (op->kind) {
     case TIR_RNG: {
-        if (need_tile(&c, &op->dst, "dst") || pool_not_psum(&c, eng, &op->dst, "dst"))
+        if (need_tile(&c, op->dst, "dst") || pool_not_psum(&c, eng, op->dst, "dst"))
             return -1;
-        unsigned dt = tens(&c, &op->dst)->dtype;
+        unsigned dt = tens(&c, op->dst)->dtype;
         if (isa_dtype_kind(dt) == ISA_DK_F)
             return vfail(&c, "dst", "dtype %s: rng writes an integer dtype (int8, int16, int32, "
                          "uint8, uint16, uint32)", isa_dtype_numpy_name(dt));
@@ -102,7 +102,7 @@ int enc_validate_rng(const tir_kernel_t *k, const tpb_target_t *t, const tir_op_
         return 0;
     }
     case TIR_RAND2:
-        if (need_tile(&c, &op->dst, "dst") || rand2_bound(&c, &op->s0, "min") ||
+        if (need_tile(&c, op->dst, "dst") || rand2_bound(&c, &op->s0, "min") ||
             rand2_bound(&c, &op->s1, "max"))
             return -1;
         if (!op->s0.is_ap && !op->s1.is_ap && !(op->s0.imm < op->s1.imm))
@@ -110,19 +110,19 @@ int enc_validate_rng(const tir_kernel_t *k, const tpb_target_t *t, const tir_op_
                          op->s0.imm);
         return 0;
     case TIR_RAND_GET_STATE:
-        return need_tile(&c, &op->dst, "dst") || v3_plus(&c, t) ||
-               pool_not_psum(&c, eng, &op->dst, "dst") || state_shape(&c, eng, &op->dst, "dst");
+        return need_tile(&c, op->dst, "dst") || v3_plus(&c, t) ||
+               pool_not_psum(&c, eng, op->dst, "dst") || state_shape(&c, eng, op->dst, "dst");
     case TIR_RAND_SET_STATE:
-        if (need_tile(&c, &op->src[0], "src_seeds") || v3_plus(&c, t) ||
-            state_shape(&c, eng, &op->src[0], "src_seeds"))
+        if (need_tile(&c, op->src[0], "src_seeds") || v3_plus(&c, t) ||
+            state_shape(&c, eng, op->src[0], "src_seeds"))
             return -1;
-        if (tens(&c, &op->src[0])->kind != TIR_T_SBUF)
+        if (tens(&c, op->src[0])->kind != TIR_T_SBUF)
             return vfail(&c, "src_seeds", "must be in SBUF");
         return 0;
     case TIR_SET_RNG_SEED: {
-        if (need_tile(&c, &op->src[0], "src_seeds"))
+        if (need_tile(&c, op->src[0], "src_seeds"))
             return -1;
-        const tir_ap_t *s = &op->src[0];
+        const tir_ap_t *s = op->src[0];
         unsigned dt = tens(&c, s)->dtype;
         if (ap_parts(s) != 1 || ap_free(s) != 1)
             return vfail(&c, "src_seeds", "must be a [1, 1] tile access (got %lld x %lld)",

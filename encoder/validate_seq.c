@@ -70,11 +70,11 @@ static int scalar_ok(const vctx_t *s, const tir_scalar_t *sc, const char *field,
 {
     if (!sc->is_ap)
         return 0;
-    if (ap_free(&sc->ap) != 1 || ap_parts(&sc->ap) != ap_parts(ref))
+    if (ap_free(sc->ap) != 1 || ap_parts(sc->ap) != ap_parts(ref))
         return vfail(s, field, "a tile must be [%lld, 1] (got %lld x %lld)",
-                     (long long)ap_parts(ref), (long long)ap_parts(&sc->ap), (long long)ap_free(&sc->ap));
-    if (dt(s, &sc->ap) != ISA_DT_FP32)
-        return vfail(s, field, "dtype %s (a tile is float32)", dname(dt(s, &sc->ap)));
+                     (long long)ap_parts(ref), (long long)ap_parts(sc->ap), (long long)ap_free(sc->ap));
+    if (dt(s, sc->ap) != ISA_DT_FP32)
+        return vfail(s, field, "dtype %s (a tile is float32)", dname(dt(s, sc->ap)));
     return 0;
 }
 
@@ -91,12 +91,12 @@ static int red_cmd_ok(const vctx_t *s)
 static int reduce_res_ok(const vctx_t *s)
 {
     const tir_op_t *op = s->op;
-    if (op->dst2.tensor < 0)
+    if (op->dst2->tensor < 0)
         return 0;
-    if (shape_is(s, &op->dst2, "reduce_res", &op->src[0], 1))
+    if (shape_is(s, op->dst2, "reduce_res", op->src[0], 1))
         return -1;
-    if (isa_dtype_kind(dt(s, &op->dst2)) != ISA_DK_F)
-        return vfail(s, "reduce_res", "dtype %s (a float dtype)", dname(dt(s, &op->dst2)));
+    if (isa_dtype_kind(dt(s, op->dst2)) != ISA_DK_F)
+        return vfail(s, "reduce_res", "dtype %s (a float dtype)", dname(dt(s, op->dst2)));
     return 0;
 }
 
@@ -105,10 +105,10 @@ static int check_ts_common(const vctx_t *s, const char *src_name, const char *s0
 {
     const tir_op_t *op = s->op;
     if (arith(s, op->op0, "op0") || red_cmd_ok(s) ||
-        shape_is(s, &op->dst, "dst", &op->src[0], ap_free(&op->src[0])) ||
-        acc_dtype(s, &op->src[0], src_name) || acc_dtype(s, &op->dst, "dst") ||
-        scalar_ok(s, &op->s0, s0_name, &op->src[0]) ||
-        scalar_ok(s, &op->s1, s1_name, &op->src[0]))
+        shape_is(s, op->dst, "dst", op->src[0], ap_free(op->src[0])) ||
+        acc_dtype(s, op->src[0], src_name) || acc_dtype(s, op->dst, "dst") ||
+        scalar_ok(s, &op->s0, s0_name, op->src[0]) ||
+        scalar_ok(s, &op->s1, s1_name, op->src[0]))
         return -1;
     return 0;
 }
@@ -149,50 +149,50 @@ static int check_sequence_bounds(const vctx_t *s)
 {
     const tir_op_t *op = s->op;
     for (int k = 0; k < 2; k++) {
-        const tir_ap_t *a = k ? &op->dst : &op->src[0];
+        const tir_ap_t *a = k ? op->dst : op->src[0];
         const char *f = k ? "dst" : "segment_ids";
         if (dt(s, a) != ISA_DT_FP32 && dt(s, a) != ISA_DT_INT32)
             return vfail(s, f, "dtype %s (float32 or int32)", dname(dt(s, a)));
         if (in_sbuf(s, a, f))
             return -1;
     }
-    return shape_is(s, &op->dst, "dst", &op->src[0], 2 * ap_free(&op->src[0]));
+    return shape_is(s, op->dst, "dst", op->src[0], 2 * ap_free(op->src[0]));
 }
 
 static int check_nonzero(const vctx_t *s)
 {
     const tir_op_t *op = s->op;
-    unsigned sd = dt(s, &op->src[0]);
+    unsigned sd = dt(s, op->src[0]);
     if (sd != ISA_DT_FP32 && sd != ISA_DT_INT32)
         return vfail(s, "src", "dtype %s (float32 or int32)", dname(sd));
-    if (dt(s, &op->dst) != ISA_DT_INT32)
-        return vfail(s, "dst", "dtype %s (int32)", dname(dt(s, &op->dst)));
-    if (in_sbuf(s, &op->src[0], "src") || in_sbuf(s, &op->dst, "dst"))
+    if (dt(s, op->dst) != ISA_DT_INT32)
+        return vfail(s, "dst", "dtype %s (int32)", dname(dt(s, op->dst)));
+    if (in_sbuf(s, op->src[0], "src") || in_sbuf(s, op->dst, "dst"))
         return -1;
-    return shape_is(s, &op->dst, "dst", &op->src[0], ap_free(&op->src[0]) + 1);
+    return shape_is(s, op->dst, "dst", op->src[0], ap_free(op->src[0]) + 1);
 }
 
 static int check_topk(const vctx_t *s)
 {
     const tir_op_t *op = s->op;
-    const tir_ap_t *src = &op->src[0];
-    int64_t k = ap_free(&op->dst), n = op->num_valid;
+    const tir_ap_t *src = op->src[0];
+    int64_t k = ap_free(op->dst), n = op->num_valid;
     if (dt(s, src) != ISA_DT_BF16)
         return vfail(s, "src", "dtype %s (bfloat16)", dname(dt(s, src)));
-    if (dt(s, &op->dst) != ISA_DT_BF16)
-        return vfail(s, "val_dst", "dtype %s (bfloat16)", dname(dt(s, &op->dst)));
-    if (op->dst2.tensor < 0)
+    if (dt(s, op->dst) != ISA_DT_BF16)
+        return vfail(s, "val_dst", "dtype %s (bfloat16)", dname(dt(s, op->dst)));
+    if (op->dst2->tensor < 0)
         return vfail(s, "idx_dst", "operand missing");
-    if (dt(s, &op->dst2) != ISA_DT_UINT32)
-        return vfail(s, "idx_dst", "dtype %s (uint32)", dname(dt(s, &op->dst2)));
-    if (in_sbuf(s, src, "src") || in_sbuf(s, &op->dst, "val_dst") ||
-        in_sbuf(s, &op->dst2, "idx_dst"))
+    if (dt(s, op->dst2) != ISA_DT_UINT32)
+        return vfail(s, "idx_dst", "dtype %s (uint32)", dname(dt(s, op->dst2)));
+    if (in_sbuf(s, src, "src") || in_sbuf(s, op->dst, "val_dst") ||
+        in_sbuf(s, op->dst2, "idx_dst"))
         return -1;
     int64_t p0 = src->ndim > 0 && src->step[0] > 0 ? src->offset / src->step[0] : 0;
     if (ap_parts(src) % 16 || p0 % 16)
         return vfail(s, "src", "%lld partitions from partition %lld: the partitions must be "
                      "whole 16-partition groups", (long long)ap_parts(src), (long long)p0);
-    if (shape_is(s, &op->dst, "val_dst", src, -1) || shape_is(s, &op->dst2, "idx_dst", src, k))
+    if (shape_is(s, op->dst, "val_dst", src, -1) || shape_is(s, op->dst2, "idx_dst", src, k))
         return -1;
     if (k < 1 || k >= 32768 || k > n)
         return vfail(s, "val_dst", "k = %lld values per partition (1 <= k < 32768, k <= n = "
@@ -209,11 +209,11 @@ static int check_exponential(const vctx_t *s)
     int c = op->reduce_cmd;
     if (c == ISA_REDCMD_RESET || !isa_enum_name(ISA_FT_REDCMD, (unsigned)c))
         return vfail(s, "reduce_cmd", "%d (idle, reset_reduce, reduce or load_reduce)", c);
-    if (shape_is(s, &op->dst, "dst", &op->src[0], ap_free(&op->src[0])) ||
-        scalar_ok(s, &op->s0, "max_value", &op->src[0]) ||
-        scalar_ok(s, &op->s1, "reduce_init", &op->src[0]))
+    if (shape_is(s, op->dst, "dst", op->src[0], ap_free(op->src[0])) ||
+        scalar_ok(s, &op->s0, "max_value", op->src[0]) ||
+        scalar_ok(s, &op->s1, "reduce_init", op->src[0]))
         return -1;
-    if (dt(s, &op->dst) == ISA_DT_UINT32)
+    if (dt(s, op->dst) == ISA_DT_UINT32)
         return vfail(s, "dst", "dtype uint32 is not an exponential output");
     return reduce_res_ok(s);
 }

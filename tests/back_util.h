@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
@@ -63,6 +64,38 @@ static inline tir_ap_t bu_ap(int t, int64_t off, int ndim, ...)
     va_end(ap);
     return a;
 }
+
+/* An op operand: ap interned into k's pool (tir_ap_intern); aborts the
+ * test on out-of-memory. */
+static inline const tir_ap_t *bu_in(tir_kernel_t *k, tir_ap_t ap)
+{
+    const tir_ap_t *r = tir_ap_intern(k, &ap);
+    if (!r)
+        abort();
+    return r;
+}
+
+/* An op's rare fields interned into k (tir_rare_intern); aborts the test
+ * on out-of-memory. */
+static inline const tir_op_rare_t *bu_rare(tir_kernel_t *k, tir_op_rare_t r)
+{
+    const tir_op_rare_t *p = tir_rare_intern(k, &r);
+    if (!p)
+        abort();
+    return p;
+}
+
+/* The whole tensor as an op operand (bu_full interned into k). */
+static inline const tir_ap_t *bu_whole(tir_kernel_t *k, int t) { return bu_in(k, bu_full(k, t)); }
+
+/* Change one field of an op operand (records are shared, never written):
+ * copy, edit, re-intern into k. */
+#define BU_EDIT(k, opnd, field, value)    \
+    do {                                  \
+        tir_ap_t bu_e_ = *(opnd);         \
+        bu_e_.field = (value);            \
+        (opnd) = bu_in((k), bu_e_);       \
+    } while (0)
 
 static inline int bu_op(tir_kernel_t *k, tir_op_t *op, const char *name)
 {

@@ -24,10 +24,10 @@ static void build_loop(tir_kernel_t *k, int n, int64_t elems, int *inst)
         snprintf(k->tensors[inst[i]].path, sizeof k->tensors[0].path, "body[0].body[0]");
         tir_op_t op;
         tir_op_init(&op, TIR_LOAD);
-        op.dst = bu_full(k, inst[i]), op.src[0] = bu_full(k, a), op.nsrc = 1;
+        op.dst = bu_whole(k, inst[i]), op.src[0] = bu_whole(k, a), op.nsrc = 1;
         bu_op(k, &op, "ld");
         tir_op_init(&op, TIR_STORE);
-        op.dst = bu_full(k, out), op.src[0] = bu_full(k, inst[i]), op.nsrc = 1;
+        op.dst = bu_whole(k, out), op.src[0] = bu_whole(k, inst[i]), op.nsrc = 1;
         bu_op(k, &op, "st");
     }
 }
@@ -144,7 +144,7 @@ static void test_rotation_modulo_fallback(void **state)
     for (int i = 0; i < 6; i++) {
         tir_op_t op;
         tir_op_init(&op, TIR_STORE);
-        op.dst = bu_full(&k, out), op.src[0] = bu_full(&k, t[i]), op.nsrc = 1;
+        op.dst = bu_whole(&k, out), op.src[0] = bu_whole(&k, t[i]), op.nsrc = 1;
         bu_op(&k, &op, "st_again");
     }
     bu_run_t r;

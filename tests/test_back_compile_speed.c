@@ -325,14 +325,14 @@ static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
     tir_op_t op;
     for (int i = 0; i < 4; i++) {   /* every tile defined first */
         tir_op_init(&op, TIR_LOAD);
-        op.dst = bu_full(k, tiles[i]);
-        op.src[0] = bu_ap(a, (int64_t)(i % 4) * 128 * 64, 2, (int64_t)64, (int64_t)128, (int64_t)1,
-                          (int64_t)64);
+        op.dst = bu_whole(k, tiles[i]);
+        op.src[0] = bu_in(k, bu_ap(a, (int64_t)(i % 4) * 128 * 64, 2, (int64_t)64, (int64_t)128, (int64_t)1,
+                          (int64_t)64));
         op.nsrc = 1;
         bu_op(k, &op, "ld0");
     }
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(k, wide), op.src[0] = bu_full(k, big_in), op.nsrc = 1;
+    op.dst = bu_whole(k, wide), op.src[0] = bu_whole(k, big_in), op.nsrc = 1;
     bu_op(k, &op, "ldw");
     for (int i = 0; i < nops; i++) {
         uint32_t r = lcg(&st) % 10;
@@ -340,14 +340,14 @@ static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
         int64_t row = (int64_t)(lcg(&st) % 4) * 128 * 64;
         if (r < 2) {
             tir_op_init(&op, TIR_LOAD);
-            op.dst = bu_full(k, d);
-            op.src[0] = bu_ap(a, row, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+            op.dst = bu_whole(k, d);
+            op.src[0] = bu_in(k, bu_ap(a, row, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
             op.nsrc = 1;
             bu_op(k, &op, "ld");
         } else if (r < 3) {
             tir_op_init(&op, TIR_STORE);
-            op.dst = bu_ap(out, row, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
-            op.src[0] = bu_full(k, s0);
+            op.dst = bu_in(k, bu_ap(out, row, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
+            op.src[0] = bu_whole(k, s0);
             op.nsrc = 1;
             bu_op(k, &op, "st");
         } else if (r < 4) {
@@ -356,15 +356,15 @@ static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
             int64_t col = (int64_t)(lcg(&st) % 128) * 64;
             tir_ap_t wslice = bu_ap(wide, col, 2, (int64_t)8192, (int64_t)128, (int64_t)1, (int64_t)64);
             if (lcg(&st) & 1)
-                op.dst = wslice, op.src[0] = bu_full(k, s0);
+                op.dst = bu_in(k, wslice), op.src[0] = bu_whole(k, s0);
             else
-                op.dst = bu_full(k, d), op.src[0] = wslice;
+                op.dst = bu_whole(k, d), op.src[0] = bu_in(k, wslice);
             op.nsrc = 1;
             op.engine = engines[lcg(&st) % 3];
             bu_op(k, &op, "cp");
         } else if (r < 7) {
             tir_op_init(&op, TIR_TENSOR_SCALAR);
-            op.dst = bu_full(k, d), op.src[0] = bu_full(k, s0), op.nsrc = 1;
+            op.dst = bu_whole(k, d), op.src[0] = bu_whole(k, s0), op.nsrc = 1;
             op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0;
             op.engine = engines[lcg(&st) % 3];
             bu_op(k, &op, "ts");
@@ -376,8 +376,8 @@ static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
             bu_op(k, &op, "bar");
         } else {
             tir_op_init(&op, TIR_TENSOR_TENSOR);
-            op.dst = bu_full(k, d), op.src[0] = bu_full(k, s0);
-            op.src[1] = bu_full(k, tiles[lcg(&st) % 4]);
+            op.dst = bu_whole(k, d), op.src[0] = bu_whole(k, s0);
+            op.src[1] = bu_in(k, bu_full(k, tiles[lcg(&st) % 4]));
             op.nsrc = 2;
             op.op0 = ISA_ALU_ADD;
             op.engine = lcg(&st) & 1 ? ISA_ENG_DVE : ISA_ENG_POOL;
@@ -385,8 +385,8 @@ static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
         }
     }
     tir_op_init(&op, TIR_STORE);
-    op.dst = bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
-    op.src[0] = bu_full(k, tiles[0]);
+    op.dst = bu_in(k, bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
+    op.src[0] = bu_whole(k, tiles[0]);
     op.nsrc = 1;
     bu_op(k, &op, "st_end");
 }
@@ -448,15 +448,15 @@ static void build_chains(tir_kernel_t *k, int iters)
     tir_op_t op;
     for (int i = 0; i < 4; i++) {
         tir_op_init(&op, TIR_LOAD);
-        op.dst = bu_full(k, t[i]), op.src[0] = bu_full(k, x), op.nsrc = 1;
+        op.dst = bu_whole(k, t[i]), op.src[0] = bu_whole(k, x), op.nsrc = 1;
         bu_op(k, &op, "ld");
     }
     for (int it = 0; it < iters; it++)
         for (int c = 0; c < 3; c++) {
             tir_op_init(&op, TIR_TENSOR_SCALAR);
-            op.dst = bu_full(k, t[c]);
+            op.dst = bu_whole(k, t[c]);
             /* every 7th step of a chain reads the next chain's tile */
-            op.src[0] = bu_full(k, it % 7 == 6 ? t[(c + 1) % 3] : t[c]);
+            op.src[0] = bu_in(k, bu_full(k, it % 7 == 6 ? t[(c + 1) % 3] : t[c]));
             op.nsrc = 1;
             op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 0.5;
             op.engine = engines[c];
@@ -533,9 +533,9 @@ static void test_alloc_matches_reference_first_fit(void **state)
         for (int o = 0; o < 120; o++) {
             tir_op_t op;
             tir_op_init(&op, TIR_MEMSET);
-            op.dst = bu_full(&k, tiles[lcg(&st) % nt]);
+            op.dst = bu_in(&k, bu_full(&k, tiles[lcg(&st) % nt]));
             if (lcg(&st) & 1)
-                op.dst2 = bu_full(&k, tiles[lcg(&st) % nt]);
+                op.dst2 = bu_in(&k, bu_full(&k, tiles[lcg(&st) % nt]));
             bu_op(&k, &op, "touch");
         }
         bir_module_t m;
@@ -642,34 +642,34 @@ static void build_repetitive(tir_kernel_t *k)
     int v = BU_T(k, "v", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 4, 4);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(k, t), op.src[0] = bu_full(k, a), op.nsrc = 1;
+    op.dst = bu_whole(k, t), op.src[0] = bu_whole(k, a), op.nsrc = 1;
     bu_op(k, &op, "ld");
     for (int i = 0; i < 6; i++) {
         tir_op_init(&op, TIR_TENSOR_SCALAR);
-        op.dst = bu_full(k, t), op.src[0] = bu_full(k, t), op.nsrc = 1;
+        op.dst = bu_whole(k, t), op.src[0] = bu_whole(k, t), op.nsrc = 1;
         op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0, op.engine = ISA_ENG_DVE;
         bu_op(k, &op, "inc");
     }
     for (int i = 0; i < 3; i++) {
         tir_op_init(&op, TIR_AFFINE_SELECT);
-        op.dst = bu_full(k, u), op.src[0] = bu_full(k, t), op.nsrc = 1;
+        op.dst = bu_whole(k, u), op.src[0] = bu_whole(k, t), op.nsrc = 1;
         op.engine = ISA_ENG_DVE;
         op.pat_offset = -3, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
         op.cmp = ISA_CMP_GE, op.fill = -9.0;
         bu_op(k, &op, "sel");
         tir_op_init(&op, TIR_TENSOR_TENSOR);
-        op.dst = bu_ap(v, 0, 4, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)4, (int64_t)4,
-                       (int64_t)4, (int64_t)16, (int64_t)4);
-        op.src[0] = bu_ap(u, 0, 4, (int64_t)64, (int64_t)128, (int64_t)16, (int64_t)4,
-                          (int64_t)4, (int64_t)4, (int64_t)1, (int64_t)4);
+        op.dst = bu_in(k, bu_ap(v, 0, 4, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)4, (int64_t)4,
+                       (int64_t)4, (int64_t)16, (int64_t)4));
+        op.src[0] = bu_in(k, bu_ap(u, 0, 4, (int64_t)64, (int64_t)128, (int64_t)16, (int64_t)4,
+                          (int64_t)4, (int64_t)4, (int64_t)1, (int64_t)4));
         op.src[1] = op.src[0];
-        op.src[1].tensor = t;
+        BU_EDIT(k, op.src[1], tensor, t);
         op.nsrc = 2;
         op.op0 = ISA_ALU_ADD, op.engine = ISA_ENG_POOL;
         bu_op(k, &op, "add3");
     }
     tir_op_init(&op, TIR_STORE);
-    op.dst = bu_full(k, out), op.src[0] = bu_full(k, u), op.nsrc = 1;
+    op.dst = bu_whole(k, out), op.src[0] = bu_whole(k, u), op.nsrc = 1;
     bu_op(k, &op, "st");
 }
 

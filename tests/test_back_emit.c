@@ -33,25 +33,25 @@ static void build_kernel(tir_kernel_t *k)
     int t3 = BU_T(k, "t3", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 4, 4);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(k, t), op.src[0] = bu_full(k, a), op.nsrc = 1;
+    op.dst = bu_whole(k, t), op.src[0] = bu_whole(k, a), op.nsrc = 1;
     bu_op(k, &op, "ld");
     tir_op_init(&op, TIR_ACTIVATION);
-    op.dst = bu_full(k, t2), op.src[0] = bu_full(k, t), op.nsrc = 1;
+    op.dst = bu_whole(k, t2), op.src[0] = bu_whole(k, t), op.nsrc = 1;
     op.func = ISA_ACTFN_EXP, op.s0.imm = 1.0;
     bu_op(k, &op, "exp");
     tir_op_init(&op, TIR_TENSOR_TENSOR);
     /* t3 as [128, 4, 4, 4] with a permuted (non-mergeable) view: 3 free dims -> ApExt */
-    op.dst = bu_ap(t3, 0, 4, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)4, (int64_t)4,
-                   (int64_t)4, (int64_t)16, (int64_t)4);
-    op.src[0] = bu_full(k, t2), op.src[1] = bu_full(k, t), op.nsrc = 2;
-    op.src[0] = bu_ap(t2, 0, 4, (int64_t)64, (int64_t)128, (int64_t)16, (int64_t)4, (int64_t)4,
-                      (int64_t)4, (int64_t)1, (int64_t)4);
+    op.dst = bu_in(k, bu_ap(t3, 0, 4, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)4, (int64_t)4,
+                   (int64_t)4, (int64_t)16, (int64_t)4));
+    op.src[0] = bu_whole(k, t2), op.src[1] = bu_whole(k, t), op.nsrc = 2;
+    op.src[0] = bu_in(k, bu_ap(t2, 0, 4, (int64_t)64, (int64_t)128, (int64_t)16, (int64_t)4, (int64_t)4,
+                      (int64_t)4, (int64_t)1, (int64_t)4));
     op.src[1] = op.src[0];
-    op.src[1].tensor = t;
+    BU_EDIT(k, op.src[1], tensor, t);
     op.op0 = ISA_ALU_ADD;
     bu_op(k, &op, "add");
     tir_op_init(&op, TIR_STORE);
-    op.dst = bu_full(k, out), op.src[0] = bu_full(k, t3), op.nsrc = 1;
+    op.dst = bu_whole(k, out), op.src[0] = bu_whole(k, t3), op.nsrc = 1;
     bu_op(k, &op, "st");
 }
 
@@ -503,7 +503,7 @@ static void test_error_leaves_nothing(void **state)
     tir_kernel_t k;
     build_kernel(&k);
     /* make the store shape-mismatched: lowering fails after allocation */
-    k.ops[3].dst.count[0] = 64;
+    BU_EDIT(&k, k.ops[3].dst, count[0], 64);
     char dir[4096];
     tmpdir(dir, sizeof dir, "err");
     enc_options_t o = {dir, "trn2", ENC_RUN_ISA_CHECKS, false, 0, false, false, false};
@@ -516,19 +516,19 @@ static void test_error_leaves_nothing(void **state)
     snprintf(tmp, sizeof tmp, "%s.tpbtmp.%ld", dir, (long)getpid());
     assert_false(fio_exists(tmp));
     /* an existing artifact directory survives a failed recompile */
-    k.ops[3].dst.count[0] = 128;
+    BU_EDIT(&k, k.ops[3].dst, count[0], 128);
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
-    k.ops[3].dst.count[0] = 64;
+    BU_EDIT(&k, k.ops[3].dst, count[0], 64);
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
     char p[4200];
     snprintf(p, sizeof p, "%s/nc0/sg0/SP.bin", dir);
     assert_true(fio_exists(p));
     /* bad inputs never crash: out-of-range tensor index, unknown target */
-    k.ops[3].dst.count[0] = 128;
-    k.ops[1].src[0].tensor = 99;
+    BU_EDIT(&k, k.ops[3].dst, count[0], 128);
+    BU_EDIT(&k, k.ops[1].src[0], tensor, 99);
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
     assert_non_null(strstr(err.msg, "tensor 99"));
-    k.ops[1].src[0].tensor = 2;
+    BU_EDIT(&k, k.ops[1].src[0], tensor, 2);
     k.num_programs = 2;
     assert_int_not_equal(enc_compile(&k, &o, &st, &err), 0);
     assert_non_null(strstr(err.msg, "multi-core"));
@@ -549,11 +549,11 @@ static void test_pe_transpose_identity(void **state)
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 96, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a), op.value = 1.0;
     bu_op(&k, &op, "m");
     for (int i = 0; i < 2; i++) {
         tir_op_init(&op, TIR_TRANSPOSE);
-        op.dst = bu_full(&k, p), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+        op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
         bu_op(&k, &op, i ? "tr1" : "tr0");
     }
     char dir[4096];
@@ -618,10 +618,10 @@ static void test_pe_transpose_mode(void **state)
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 96, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a), op.value = 1.0;
     bu_op(&k, &op, "m");
     tir_op_init(&op, TIR_TRANSPOSE);
-    op.dst = bu_full(&k, p), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     bu_op(&k, &op, "tr");
     char dir[4096];
     tmpdir(dir, sizeof dir, "tflag");

@@ -42,15 +42,17 @@ static void build_live(tir_kernel_t *k, int n)
     tir_op_t op;
     for (int i = 0; i < n; i++) {
         tir_op_init(&op, TIR_LOAD);
-        op.dst = bu_full(k, t[i]);
-        op.src[0] = bu_ap(a, (int64_t)4 * i, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)4);
+        op.dst = bu_whole(k, t[i]);
+        op.src[0] = bu_in(k, bu_ap(a, (int64_t)4 * i, 2, (int64_t)4, (int64_t)1,
+                                     (int64_t)1, (int64_t)4));
         op.nsrc = 1;
         bu_op(k, &op, "ld");
     }
     for (int i = 0; i < n; i++) {
         tir_op_init(&op, TIR_STORE);
-        op.dst = bu_ap(out, (int64_t)4 * i, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)4);
-        op.src[0] = bu_full(k, t[i]);
+        op.dst = bu_in(k, bu_ap(out, (int64_t)4 * i, 2, (int64_t)4, (int64_t)1,
+                                (int64_t)1, (int64_t)4));
+        op.src[0] = bu_whole(k, t[i]);
         op.nsrc = 1;
         bu_op(k, &op, "st");
     }
@@ -84,20 +86,20 @@ static void build_random_hbm(tir_kernel_t *k, uint32_t seed, int nops)
         uint32_t r = lcg(&st) % 8;
         if (r < 3) {
             tir_op_init(&op, TIR_LOAD);
-            op.dst = bu_full(k, t[ti]);
-            op.src[0] = bu_ap(lcg(&st) & 1 ? a : out, row * cols + col, 2, cols, (int64_t)1,
-                              (int64_t)1, w);
+            op.dst = bu_whole(k, t[ti]);
+            op.src[0] = bu_in(k, bu_ap(lcg(&st) & 1 ? a : out, row * cols + col, 2, cols,
+                                         (int64_t)1, (int64_t)1, w));
             op.nsrc = 1;
             bu_op(k, &op, "ld");
         } else if (r < 6) {
             tir_op_init(&op, TIR_STORE);
-            op.dst = bu_ap(out, row * cols + col, 2, cols, (int64_t)1, (int64_t)1, w);
-            op.src[0] = bu_full(k, t[ti]);
+            op.dst = bu_in(k, bu_ap(out, row * cols + col, 2, cols, (int64_t)1, (int64_t)1, w));
+            op.src[0] = bu_whole(k, t[ti]);
             op.nsrc = 1;
             bu_op(k, &op, "st");
         } else {
             tir_op_init(&op, TIR_TENSOR_SCALAR);
-            op.dst = bu_full(k, t[ti]), op.src[0] = bu_full(k, t[ti]), op.nsrc = 1;
+            op.dst = bu_whole(k, t[ti]), op.src[0] = bu_whole(k, t[ti]), op.nsrc = 1;
             op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0;
             op.engine = engines[lcg(&st) % 3];
             bu_op(k, &op, "ts");
@@ -201,7 +203,7 @@ static void build_chains3(tir_kernel_t *k, int iters, bool mixed)
     tir_op_t op;
     for (int i = 0; i < 3; i++) {
         tir_op_init(&op, TIR_LOAD);
-        op.dst = bu_full(k, t[i]), op.src[0] = bu_full(k, x), op.nsrc = 1;
+        op.dst = bu_whole(k, t[i]), op.src[0] = bu_whole(k, x), op.nsrc = 1;
         bu_op(k, &op, "ld");
     }
     for (int it = 0; it < iters; it++)
@@ -209,19 +211,19 @@ static void build_chains3(tir_kernel_t *k, int iters, bool mixed)
             uint32_t r = mixed ? lcg(&st) % 16 : 99;
             if (r == 0) {
                 tir_op_init(&op, TIR_LOAD);
-                op.dst = bu_full(k, t[c]), op.src[0] = bu_full(k, x), op.nsrc = 1;
+                op.dst = bu_whole(k, t[c]), op.src[0] = bu_whole(k, x), op.nsrc = 1;
                 bu_op(k, &op, "ld");
                 continue;
             }
             if (r == 1) {
                 tir_op_init(&op, TIR_STORE);
-                op.dst = bu_full(k, o), op.src[0] = bu_full(k, t[c]), op.nsrc = 1;
+                op.dst = bu_whole(k, o), op.src[0] = bu_whole(k, t[c]), op.nsrc = 1;
                 bu_op(k, &op, "st");
                 continue;
             }
             tir_op_init(&op, TIR_TENSOR_SCALAR);
-            op.dst = bu_full(k, t[c]);
-            op.src[0] = bu_full(k, r < 4 ? t[(c + 1) % 3] : t[c]);
+            op.dst = bu_whole(k, t[c]);
+            op.src[0] = bu_whole(k, r < 4 ? t[(c + 1) % 3] : t[c]);
             op.nsrc = 1;
             op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 0.5;
             op.engine = engines[r == 5 ? (c + 1) % 3 : c];
@@ -327,8 +329,8 @@ static void test_alloc_many_live_lowest_address(void **state)
             tir_op_init(&op, TIR_MEMSET);
             int cur = o < NT ? o : NT - 1;
             int back = (int)(lcg(&st) % (lcg(&st) % 4 ? 40u : 400u));
-            op.dst = bu_full(&k, tiles[cur]);
-            op.dst2 = bu_full(&k, tiles[cur - back < 0 ? 0 : cur - back]);
+            op.dst = bu_whole(&k, tiles[cur]);
+            op.dst2 = bu_whole(&k, tiles[cur - back < 0 ? 0 : cur - back]);
             bu_op(&k, &op, "touch");
         }
         bir_module_t m;

@@ -23,9 +23,9 @@ static void test_matmul_plain(void **state)
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 64, 512);
     tir_op_t op;
     tir_op_init(&op, TIR_MATMUL);
-    op.dst = bu_full(&k, p);
-    op.src[0] = bu_full(&k, w);
-    op.src[1] = bu_full(&k, x);
+    op.dst = bu_whole(&k, p);
+    op.src[0] = bu_whole(&k, w);
+    op.src[1] = bu_whole(&k, x);
     op.nsrc = 2;
     op.flags = TIR_F_ACCUMULATE | TIR_F_ONEZERO_W | TIR_F_ONEZERO_M;
     bu_op(&k, &op, "mm");
@@ -67,14 +67,14 @@ static void test_matmul_mx_sparse(void **state)
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 256);
     tir_op_t op;
     tir_op_init(&op, TIR_MATMUL_MX);
-    op.dst = bu_full(&k, p);
-    op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x);
-    op.src[2] = bu_full(&k, ws), op.src[3] = bu_full(&k, xs);
+    op.dst = bu_whole(&k, p);
+    op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
+    op.src[2] = bu_whole(&k, ws), op.src[3] = bu_whole(&k, xs);
     op.nsrc = 4;
     bu_op(&k, &op, "mmx");
     tir_op_init(&op, TIR_MATMUL_SPARSE);
-    op.dst = bu_full(&k, p);
-    op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x), op.src[2] = bu_full(&k, tg);
+    op.dst = bu_whole(&k, p);
+    op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x), op.src[2] = bu_whole(&k, tg);
     op.nsrc = 3;
     op.compress_ratio = 4;
     bu_op(&k, &op, "mms");
@@ -103,7 +103,7 @@ static void test_matmul_errors(void **state)
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 512);
     tir_op_t op;
     tir_op_init(&op, TIR_MATMUL);
-    op.dst = bu_full(&k, p), op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x);
+    op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
     op.nsrc = 2;
     bu_op(&k, &op, "bad_mm");
     bu_run_t r;
@@ -126,16 +126,16 @@ static void test_activation(void **state)
     int red = BU_T(&k, "red", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
     tir_op_t op;
     tir_op_init(&op, TIR_ACTIVATION);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.func = ISA_ACTFN_EXP;
     op.s0.imm = 0.5;
-    op.bias = bu_full(&k, bias);
+    op.bias = bu_whole(&k, bias);
     op.reduce_op = ISA_ALU_ADD;
-    op.dst2 = bu_full(&k, red);
+    op.dst2 = bu_whole(&k, red);
     bu_op(&k, &op, "act");
     op.flags = TIR_F_ACCUMULATE;
     op.reduce_op = ISA_ALU_BYPASS;
-    op.dst2.tensor = -1;
+    BU_EDIT(&k, op.dst2, tensor, -1);
     bu_op(&k, &op, "acc");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -164,16 +164,16 @@ static void test_tensor_scalar(void **state)
     int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
     tir_op_t op;
     tir_op_init(&op, TIR_TENSOR_SCALAR);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 2.0;
     op.op1 = ISA_ALU_ADD, op.s1.imm = -1.0;
     op.flags = TIR_F_REV1;
     bu_op(&k, &op, "ts_imm");
-    op.s0.is_ap = true, op.s0.ap = bu_full(&k, s);
+    op.s0.is_ap = true, op.s0.ap = bu_whole(&k, s);
     bu_op(&k, &op, "ts_ptr");
     /* affine_select on DVE -> predicated TensorScalarPtr */
     tir_op_init(&op, TIR_AFFINE_SELECT);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.engine = ISA_ENG_DVE;
     op.pat_offset = -3, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
     op.cmp = ISA_CMP_GE, op.fill = -9.0;
@@ -213,7 +213,7 @@ static void test_reverse_pred_keep_rate(void **state)
     int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_AFFINE_SELECT);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.pat_offset = 0, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
     op.cmp = ISA_CMP_GE, op.fill = 0.0, op.flags = TIR_F_REV0;
     op.engine = ISA_ENG_DVE;
@@ -223,7 +223,7 @@ static void test_reverse_pred_keep_rate(void **state)
     op.flags = 0;
     bu_op(&k, &op, "fwd_pool");
     tir_op_init(&op, TIR_DROPOUT);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.s0.imm = 0.8, op.prob = 0.8, op.flags = TIR_F_KEEP_RATE;
     bu_op(&k, &op, "keep");
     op.flags = 0;
@@ -253,9 +253,9 @@ static void test_tsc_needs_op1(void **state)
     int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
     tir_op_t op;
     tir_op_init(&op, TIR_TENSOR_SCALAR);
-    op.dst = bu_full(&k, a), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, a), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.op0 = ISA_ALU_ADD;
-    op.s1.is_ap = true, op.s1.ap = bu_full(&k, s);
+    op.s1.is_ap = true, op.s1.ap = bu_whole(&k, s);
     bu_op(&k, &op, "ts");
     bu_run_t r;
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
@@ -277,7 +277,7 @@ static void test_reduce_local_and_chain(void **state)
     int o2 = BU_T(&k, "o2", TIR_T_SBUF, ISA_DT_FP32, 128, 4);
     tir_op_t op;
     tir_op_init(&op, TIR_TENSOR_REDUCE);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.reduce_op = ISA_ALU_MAX;
     op.axes = 1;   /* innermost */
     bu_op(&k, &op, "rmax");
@@ -285,7 +285,7 @@ static void test_reduce_local_and_chain(void **state)
     /* break contiguity between dims so nothing merges: step the tile with a
      * strided innermost dim? all dims of `big` are contiguous, but dims with
      * different reduce status never merge: kept dim 3 (bit 2) separates */
-    op.dst = bu_full(&k, o2), op.src[0] = bu_full(&k, big), op.nsrc = 1;
+    op.dst = bu_whole(&k, o2), op.src[0] = bu_whole(&k, big), op.nsrc = 1;
     op.reduce_op = ISA_ALU_ADD;
     op.axes = 0x1B;  /* bits 0,1,3,4: dims 5,4,2,1 reduced; dim 3 (bit 2) kept */
     op.flags = TIR_F_NEGATE;
@@ -322,7 +322,7 @@ static void test_reduce_multistep(void **state)
     int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 6);
     tir_op_t op;
     tir_op_init(&op, TIR_TENSOR_REDUCE);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, big), op.nsrc = 1;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, big), op.nsrc = 1;
     op.reduce_op = ISA_ALU_ADD;
     op.axes = 0x15;
     op.flags = TIR_F_NEGATE;
@@ -363,7 +363,7 @@ static void test_reduce_per_axis(void **state)
     int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_FP32, 128, 4, 6);
     tir_op_t op;
     tir_op_init(&op, TIR_TENSOR_REDUCE);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, src), op.nsrc = 1;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, src), op.nsrc = 1;
     op.reduce_op = ISA_ALU_MAX;
     op.axes = 0xA;    /* bit 3 = axis 1 (3), bit 1 = axis 3 (5) */
     op.flags = TIR_F_NEGATE | TIR_F_PER_AXIS;
@@ -411,11 +411,11 @@ static void test_memset_fill_bits(void **state)
     int c = BU_T(&k, "c", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a), op.value = 1.0;
     bu_op(&k, &op, "m0");
-    op.dst = bu_full(&k, b), op.value = -2.0;
+    op.dst = bu_whole(&k, b), op.value = -2.0;
     bu_op(&k, &op, "m1");
-    op.dst = bu_full(&k, c), op.value = 448.0;
+    op.dst = bu_whole(&k, c), op.value = 448.0;
     bu_op(&k, &op, "m2");
     op.flags = TIR_F_RANDOM;
     bu_op(&k, &op, "m3");
@@ -443,16 +443,16 @@ static void test_max8_family_and_select(void **state)
     int pr = BU_T(&k, "pr", TIR_T_SBUF, ISA_DT_UINT8, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MAX8);
-    op.dst = bu_full(&k, v), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, v), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     bu_op(&k, &op, "max8");
     tir_op_init(&op, TIR_MATCH_REPLACE8);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, a), op.src[1] = bu_whole(&k, v), op.nsrc = 2;
     op.value = -1e30;
     bu_op(&k, &op, "mr");
-    op.dst2 = bu_full(&k, ix);
+    op.dst2 = bu_whole(&k, ix);
     bu_op(&k, &op, "mr_idx");
     tir_op_init(&op, TIR_SELECT);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, pr), op.src[1] = bu_full(&k, a), op.nsrc = 2;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, pr), op.src[1] = bu_whole(&k, a), op.nsrc = 2;
     op.fill = 3.0;
     bu_op(&k, &op, "sel");
     bu_run_t r;
@@ -500,13 +500,13 @@ static void test_bir_numbering(void **state)
     int ix = BU_T(&k, "ix", TIR_T_SBUF, ISA_DT_UINT32, 128, 8);
     tir_op_t op;
     tir_op_init(&op, TIR_MAX8);
-    op.dst = bu_full(&k, v), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, v), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     bu_op(&k, &op, "max8");
     tir_op_init(&op, TIR_FIND_INDEX8);
-    op.dst = bu_full(&k, ix), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    op.dst = bu_whole(&k, ix), op.src[0] = bu_whole(&k, a), op.src[1] = bu_whole(&k, v), op.nsrc = 2;
     bu_op(&k, &op, "fi8");
     int ix16 = BU_T(&k, "ix16", TIR_T_SBUF, ISA_DT_UINT16, 128, 8);   /* the uint16 index view */
-    op.dst = bu_full(&k, ix16);
+    op.dst = bu_whole(&k, ix16);
     bu_op(&k, &op, "fi8_u16");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -535,7 +535,7 @@ static void test_match_replace_imm_clipped(void **state)
     int o = BU_T(&k, "o", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MATCH_REPLACE8);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, v), op.nsrc = 2;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, a), op.src[1] = bu_whole(&k, v), op.nsrc = 2;
     op.value = 1e300;
     bu_op(&k, &op, "mr");
     bu_run_t r;
@@ -560,13 +560,13 @@ static void test_copy_on_act_is_identity_activation(void **state)
     int j = BU_T(&k, "j", TIR_T_SBUF, ISA_DT_INT32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_TENSOR_COPY);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.engine = ISA_ENG_ACT;
     bu_op(&k, &op, "cast_act");
-    op.dst = bu_full(&k, j), op.src[0] = bu_full(&k, i);
+    op.dst = bu_whole(&k, j), op.src[0] = bu_whole(&k, i);
     bu_op(&k, &op, "int_act");
     op.engine = ISA_ENG_DVE;
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a);
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a);
     bu_op(&k, &op, "cast_dve");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -597,7 +597,7 @@ static void test_tload_all_engines(void **state)
     int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_INT32, 128, 4);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD_TENSOR_TO_REGISTER);
-    op.src[0] = bu_ap(a, 2, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)2);
+    op.src[0] = bu_in(&k, bu_ap(a, 2, 2, (int64_t)4, (int64_t)1, (int64_t)1, (int64_t)2));
     op.nsrc = 1;
     op.reg = 7;
     bu_op(&k, &op, "ltr");
@@ -631,8 +631,8 @@ static void test_tap_limits(void **state)
     int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 2);
     tir_op_t op;
     tir_op_init(&op, TIR_TENSOR_COPY);
-    op.dst = bu_full(&k, b);
-    op.src[0] = bu_ap(a, 0, 2, (int64_t)40000, (int64_t)128, (int64_t)39999, (int64_t)2);
+    op.dst = bu_whole(&k, b);
+    op.src[0] = bu_in(&k, bu_ap(a, 0, 2, (int64_t)40000, (int64_t)128, (int64_t)39999, (int64_t)2));
     op.nsrc = 1;
     bu_op(&k, &op, "far");
     bu_run_t r;
@@ -640,14 +640,14 @@ static void test_tap_limits(void **state)
     assert_non_null(strstr(r.err.msg, "16-bit step"));
     bu_free(&r);
     /* quadrant rule: partitions 16..47 cross a 32-partition boundary */
-    k.ops[0].src[0] = bu_ap(a, 16 * 40000, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2);
-    k.ops[0].dst = bu_ap(b, 16 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2);
+    k.ops[0].src[0] = bu_in(&k, bu_ap(a, 16 * 40000, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2));
+    k.ops[0].dst = bu_in(&k, bu_ap(b, 16 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2));
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "quadrant"));
     bu_free(&r);
     /* start partition mismatch */
-    k.ops[0].src[0] = bu_ap(a, 0, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2);
-    k.ops[0].dst = bu_ap(b, 32 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2);
+    k.ops[0].src[0] = bu_in(&k, bu_ap(a, 0, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2));
+    k.ops[0].dst = bu_in(&k, bu_ap(b, 32 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2));
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "tensorcopy src start_partition(0) or dst start_partition(32)"));
     bu_free(&r);
@@ -663,7 +663,7 @@ static void test_dve_transpose_blocks(void **state)
     int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 32, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_TRANSPOSE);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "tr");
     bu_run_t r;
@@ -694,13 +694,13 @@ static void test_ldw_opt(void **state)
         int p2 = BU_T(&k, "p2", TIR_T_PSUM, ISA_DT_FP32, 64, 512);
         tir_op_t op;
         tir_op_init(&op, TIR_MATMUL);
-        op.dst = bu_full(&k, p1), op.src[0] = bu_full(&k, w), op.src[1] = bu_full(&k, x);
+        op.dst = bu_whole(&k, p1), op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
         op.nsrc = 2;
         bu_op(&k, &op, "mm1");
         if (variant == 1) {   /* the weights' memory is rewritten in between */
             tir_op_t ms;
             tir_op_init(&ms, TIR_MEMSET);
-            ms.dst = bu_full(&k, w), ms.value = 1.0;
+            ms.dst = bu_whole(&k, w), ms.value = 1.0;
             bu_op(&k, &ms, "ms");
         }
         if (variant == 2) {   /* a transpose-mode Matmul uses PE differently */
@@ -712,11 +712,11 @@ static void test_ldw_opt(void **state)
             tir_op_t tr;
             tir_op_init(&tr, TIR_MATMUL);
             tr.flags |= TIR_F_TRANSPOSE;
-            tr.dst = bu_full(&k, pt), tr.src[0] = bu_full(&k, t), tr.src[1] = bu_full(&k, id);
+            tr.dst = bu_whole(&k, pt), tr.src[0] = bu_whole(&k, t), tr.src[1] = bu_whole(&k, id);
             tr.nsrc = 2;
             bu_op(&k, &tr, "tr");
         }
-        op.dst = bu_full(&k, p2);
+        op.dst = bu_whole(&k, p2);
         bu_op(&k, &op, "mm2");
         bu_run_t r;
         assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
@@ -741,7 +741,7 @@ static void test_noop_emits_nothing(void **state)
     int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 4);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, a), op.value = 1.0;
+    op.dst = bu_whole(&k, a), op.value = 1.0;
     bu_op(&k, &op, "ms");
     tir_op_init(&op, TIR_NOOP);
     bu_op(&k, &op, "nothing");

@@ -28,13 +28,15 @@ static void test_dma_cc_ap(void **state)
         int d = BU_T(&k, "d", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
         tir_op_t op;
         tir_op_init(&op, TIR_DMA_COPY);
-        op.dst = bu_full(&k, d);
-        op.src[0] = bu_full(&k, s);
+        op.dst = bu_whole(&k, d);
+        op.src[0] = bu_whole(&k, s);
         op.nsrc = 1;
         op.core = 1;
         op.remote_core = peer;
         const int8_t groups[8] = {0, 1, 0, 1, -1, -1, -1, -1};   /* [[0, 2], [1, 3]] */
-        memcpy(op.rgroup, groups, sizeof groups);
+        tir_op_rare_t rare = tir_rare_default;
+        memcpy(rare.rgroup, groups, sizeof groups);
+        op.rare = bu_rare(&k, rare);
         bu_op(&k, &op, "pull");
         bu_run_t r;
         if (peer == 2) {   /* core 1's group is [1, 3] */
@@ -70,10 +72,12 @@ static void test_dma_local_reduce(void **state)
     int o = BU_T(&k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 64, 32);
     tir_op_t op;
     tir_op_init(&op, TIR_DMA_COPY);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, x), op.nsrc = 1;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, x), op.nsrc = 1;
     op.core = 0;
     const int8_t groups[8] = {0, 0, -1, -1, -1, -1, -1, -1};
-    memcpy(op.rgroup, groups, sizeof groups);
+    tir_op_rare_t rare = tir_rare_default;
+    memcpy(rare.rgroup, groups, sizeof groups);
+    op.rare = bu_rare(&k, rare);
     bu_op(&k, &op, "plain");
     op.flags = TIR_F_RMW_ADD;
     op.local_reduce = TIR_REDUCE_SCATTER;
@@ -118,8 +122,8 @@ static void test_dma_simple(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 512);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(&k, t);
-    op.src[0] = bu_ap(a, 128 * 512, 2, (int64_t)512, (int64_t)128, (int64_t)1, (int64_t)512);
+    op.dst = bu_whole(&k, t);
+    op.src[0] = bu_in(&k, bu_ap(a, 128 * 512, 2, (int64_t)512, (int64_t)128, (int64_t)1, (int64_t)512));
     op.nsrc = 1;
     op.qos = 5;
     bu_op(&k, &op, "ld");
@@ -164,7 +168,7 @@ static void test_dma_casts(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(&k, t), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, t), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     bu_op(&k, &op, "ld_cast");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
@@ -189,10 +193,10 @@ static void test_dma_complicated_and_limit(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 4, 32);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(&k, t);
+    op.dst = bu_whole(&k, t);
     /* a[j, p, 0:32] -> t[p, j, :]: 3 joint dims (p, j, 32 contiguous) */
-    op.src[0] = bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
-                      (int64_t)32);
+    op.src[0] = bu_in(&k, bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
+                      (int64_t)32));
     op.nsrc = 1;
     bu_op(&k, &op, "ld3");
     bu_run_t r;
@@ -256,9 +260,9 @@ static void test_dma_complicated_and_limit(void **state)
     a = BU_T(&k2, "a", TIR_T_OUTPUT, ISA_DT_FP32, 4, 8, 64);
     t = BU_T(&k2, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 4, 32);
     tir_op_init(&op, TIR_STORE);
-    op.src[0] = bu_full(&k2, t);
-    op.dst = bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
-                   (int64_t)32);
+    op.src[0] = bu_whole(&k2, t);
+    op.dst = bu_in(&k2, bu_ap(a, 0, 3, (int64_t)64, (int64_t)8, (int64_t)512, (int64_t)4, (int64_t)1,
+                   (int64_t)32));
     op.nsrc = 1;
     bu_op(&k2, &op, "st3");
     assert_int_not_equal(bu_lower(&r, &k2, &small, false), 0);
@@ -279,11 +283,11 @@ static void test_dma_multidim_4d(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 192);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(&k, t);
+    op.dst = bu_whole(&k, t);
     /* src dims (8,3,4,16) steps (500,130,33,1): none collapses with the
      * tile's [8 partitions, 192 contiguous] */
-    op.src[0] = bu_ap(a, 0, 4, (int64_t)500, (int64_t)8, (int64_t)130, (int64_t)3, (int64_t)33,
-                      (int64_t)4, (int64_t)1, (int64_t)16);
+    op.src[0] = bu_in(&k, bu_ap(a, 0, 4, (int64_t)500, (int64_t)8, (int64_t)130, (int64_t)3, (int64_t)33,
+                      (int64_t)4, (int64_t)1, (int64_t)16));
     op.nsrc = 1;
     bu_op(&k, &op, "ld4");
     bu_run_t r;
@@ -323,8 +327,8 @@ static void test_dma_partition_stride(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_ap(t, 16, 2, (int64_t)32, (int64_t)64, (int64_t)1, (int64_t)16);   /* t[1:128:2] */
-    op.src[0] = bu_full(&k, a);
+    op.dst = bu_in(&k, bu_ap(t, 16, 2, (int64_t)32, (int64_t)64, (int64_t)1, (int64_t)16));   /* t[1:128:2] */
+    op.src[0] = bu_whole(&k, a);
     op.nsrc = 1;
     bu_op(&k, &op, "ld_odd");
     bu_run_t r;
@@ -349,7 +353,7 @@ static void test_dma_partition_stride(void **state)
     assert_true(found);
     bu_free(&r);
     /* a stride that is not a whole number of partitions stays refused */
-    k.ops[0].dst.step[0] = 24;
+    BU_EDIT(&k, k.ops[0].dst, step[0], 24);
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "must step over partitions"));
     bu_free(&r);
@@ -367,16 +371,16 @@ static void test_dma_indirect(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_INDIRECT_LOAD);
-    op.dst = bu_full(&k, t);
-    op.src[0] = bu_ap(tab, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
-    op.index = bu_full(&k, idx);
+    op.dst = bu_whole(&k, t);
+    op.src[0] = bu_in(&k, bu_ap(tab, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
+    op.index = bu_whole(&k, idx);
     op.nsrc = 1;
     op.oob_mode = ISA_OOB_SKIP;
     bu_op(&k, &op, "gather");
     tir_op_init(&op, TIR_INDIRECT_SAVE);
-    op.src[0] = bu_full(&k, t);
-    op.dst = bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
-    op.index = bu_full(&k, idx);
+    op.src[0] = bu_whole(&k, t);
+    op.dst = bu_in(&k, bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
+    op.index = bu_whole(&k, idx);
     op.nsrc = 1;
     op.flags = TIR_F_RMW_ADD;
     bu_op(&k, &op, "scatter_add");
@@ -443,8 +447,10 @@ static void test_dma_transpose(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_DMA_TRANSPOSE);
-    op.dst = bu_full(&k, t), op.src[0] = bu_full(&k, a), op.nsrc = 1;
-    op.n_transpose_axes = 2, op.transpose_axes[0] = 1, op.transpose_axes[1] = 0;
+    op.dst = bu_whole(&k, t), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
+    tir_op_rare_t rare = tir_rare_default;
+    rare.n_transpose_axes = 2, rare.transpose_axes[0] = 1, rare.transpose_axes[1] = 0;
+    op.rare = bu_rare(&k, rare);
     bu_op(&k, &op, "dt");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -465,7 +471,8 @@ static void test_dma_transpose(void **state)
     assert_non_null(strstr(r.err.msg, "pinned to the Pool engine"));
     bu_free(&r);
     k.ops[0].engine = ISA_ENG_UNASSIGNED;
-    k.ops[0].transpose_axes[0] = 0;
+    rare.transpose_axes[0] = 0;
+    k.ops[0].rare = bu_rare(&k, rare);
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "[3,1,2,0]"));
     bu_free(&r);
@@ -487,13 +494,15 @@ static void test_dma_gather_transpose(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 32, 1, 128);
     tir_op_t op;
     tir_op_init(&op, TIR_DMA_TRANSPOSE);
-    op.dst = bu_full(&k, t);
-    op.src[0] = bu_ap(tab, 0, 3, (int64_t)32, (int64_t)128, (int64_t)32, (int64_t)1, (int64_t)1,
-                      (int64_t)32);
-    op.index = bu_full(&k, idx);
+    op.dst = bu_whole(&k, t);
+    op.src[0] = bu_in(&k, bu_ap(tab, 0, 3, (int64_t)32, (int64_t)128, (int64_t)32, (int64_t)1, (int64_t)1,
+                      (int64_t)32));
+    op.index = bu_whole(&k, idx);
     op.nsrc = 1;
-    op.n_transpose_axes = 3, op.transpose_axes[0] = 2, op.transpose_axes[1] = 1,
-    op.transpose_axes[2] = 0;
+    tir_op_rare_t rare = tir_rare_default;
+    rare.n_transpose_axes = 3, rare.transpose_axes[0] = 2, rare.transpose_axes[1] = 1;
+    rare.transpose_axes[2] = 0;
+    op.rare = bu_rare(&k, rare);
     bu_op(&k, &op, "gt");
     bu_run_t r;
     int rc = bu_lower(&r, &k, trn2(), true);
@@ -537,7 +546,7 @@ static void test_broadcast_partition(void **state)
     int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_BROADCAST_PARTITION);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     bu_op(&k, &op, "bc");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);

@@ -33,38 +33,39 @@ static void build(tir_kernel_t *k)
     int ix = BU_T(k, "ix", TIR_T_SBUF, ISA_DT_INT32, 128, 1);
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(k, t), op.src[0] = bu_ap(a, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
+    op.dst = bu_whole(k, t), op.src[0] = bu_in(k, bu_ap(a, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
     op.nsrc = 1;
     bu_op(k, &op, "ld");
     tir_op_init(&op, TIR_ACTIVATION);
-    op.dst = bu_full(k, u), op.src[0] = bu_full(k, t), op.nsrc = 1, op.func = ISA_ACTFN_EXP;
-    op.bias = bu_full(k, s), op.reduce_op = ISA_ALU_ADD, op.dst2 = bu_full(k, s);
+    op.dst = bu_whole(k, u), op.src[0] = bu_whole(k, t), op.nsrc = 1, op.func = ISA_ACTFN_EXP;
+    op.bias = bu_whole(k, s), op.reduce_op = ISA_ALU_ADD, op.dst2 = bu_whole(k, s);
     bu_op(k, &op, "act");
     tir_op_init(&op, TIR_MATMUL);
-    op.dst = bu_full(k, p), op.src[0] = bu_full(k, w), op.src[1] = bu_full(k, u), op.nsrc = 2;
+    op.dst = bu_whole(k, p), op.src[0] = bu_whole(k, w), op.src[1] = bu_whole(k, u), op.nsrc = 2;
     bu_op(k, &op, "mm");
     tir_op_init(&op, TIR_TENSOR_SCALAR);
-    op.dst = bu_full(k, t), op.src[0] = bu_full(k, p), op.nsrc = 1;
-    op.op0 = ISA_ALU_MULTIPLY, op.s0.is_ap = true, op.s0.ap = bu_full(k, s);
+    op.dst = bu_whole(k, t), op.src[0] = bu_whole(k, p), op.nsrc = 1;
+    op.op0 = ISA_ALU_MULTIPLY, op.s0.is_ap = true, op.s0.ap = bu_whole(k, s);
     bu_op(k, &op, "ts");
     tir_op_init(&op, TIR_TENSOR_REDUCE);
-    op.dst = bu_full(k, s), op.src[0] = bu_full(k, t), op.nsrc = 1, op.reduce_op = ISA_ALU_MAX;
+    op.dst = bu_whole(k, s), op.src[0] = bu_whole(k, t), op.nsrc = 1, op.reduce_op = ISA_ALU_MAX;
     op.axes = 1;
     bu_op(k, &op, "red");
     tir_op_init(&op, TIR_IOTA);
-    op.dst = bu_full(k, ix), op.pat_ndim = 1, op.pat_cm = 1;
+    op.dst = bu_whole(k, ix), op.pat_ndim = 1, op.pat_cm = 1;
     bu_op(k, &op, "iota");
     tir_op_init(&op, TIR_INDIRECT_SAVE);
-    op.dst = bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
-    op.src[0] = bu_full(k, t), op.index = bu_full(k, ix), op.nsrc = 1, op.flags = TIR_F_RMW_ADD;
+    op.dst = bu_in(k, bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
+    op.src[0] = bu_whole(k, t), op.index = bu_whole(k, ix), op.nsrc = 1, op.flags = TIR_F_RMW_ADD;
     bu_op(k, &op, "scatter");
     tir_op_init(&op, TIR_STORE);
-    op.dst = bu_ap(out, 128 * 64, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
-    op.src[0] = bu_full(k, u), op.nsrc = 1;
+    op.dst = bu_in(k, bu_ap(out, 128 * 64, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
+    op.src[0] = bu_whole(k, u), op.nsrc = 1;
     bu_op(k, &op, "st");
 }
 
-static tir_ap_t *some_ap(tir_op_t *op, uint64_t *s)
+/* An operand slot of op (its AP is shared: mutate a copy, re-intern). */
+static const tir_ap_t **some_ap(tir_op_t *op, uint64_t *s)
 {
     switch (rng_next(s) % 6) {
     case 0: return &op->dst;
@@ -83,7 +84,8 @@ static void mutate(tir_kernel_t *k, uint64_t *s)
                                    INT64_MAX, INT64_MIN};
     const int N = (int)(sizeof nums / sizeof nums[0]);
     tir_op_t *op = &k->ops[rng_next(s) % (uint64_t)k->nops];
-    tir_ap_t *a = some_ap(op, s);
+    const tir_ap_t **slot = some_ap(op, s);
+    tir_ap_t ap = **slot, *a = &ap;
     switch (rng_next(s) % 14) {
     case 0: a->count[rng_next(s) % TIR_MAX_DIMS] = pick(s, nums, N); break;
     case 1: a->step[rng_next(s) % TIR_MAX_DIMS] = pick(s, nums, N); break;
@@ -101,9 +103,13 @@ static void mutate(tir_kernel_t *k, uint64_t *s)
     default:
         op->dge_mode = (int)(rng_next(s) % 5) - 1, op->qos = (int)pick(s, nums, N);
         op->pat_ndim = (int)(rng_next(s) % 7) - 1, op->pat_step[0] = pick(s, nums, N);
-        op->tile_pos[0] = (int)(rng_next(s) % 200), op->n_transpose_axes = (int)(rng_next(s) % 6);
+        op->tile_pos[0] = (int)(rng_next(s) % 200);
+        tir_op_rare_t r = *op->rare;
+        r.n_transpose_axes = (int)(rng_next(s) % 6);
+        op->rare = bu_rare(k, r);
         break;
     }
+    *slot = bu_in(k, ap);
 }
 
 static void test_random_corruption(void **state)

@@ -24,21 +24,21 @@ static void build_chain(tir_kernel_t *k)
     int z = BU_T(k, "z", TIR_T_PSUM, ISA_DT_FP32, 128, 64); /* no SBUF reuse */
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(k, t), op.src[0] = bu_full(k, a), op.nsrc = 1;
+    op.dst = bu_whole(k, t), op.src[0] = bu_whole(k, a), op.nsrc = 1;
     bu_op(k, &op, "ld");
     tir_op_init(&op, TIR_TENSOR_TENSOR);
-    op.dst = bu_full(k, t2), op.src[0] = bu_full(k, t), op.src[1] = bu_full(k, t), op.nsrc = 2;
+    op.dst = bu_whole(k, t2), op.src[0] = bu_whole(k, t), op.src[1] = bu_whole(k, t), op.nsrc = 2;
     op.op0 = ISA_ALU_ADD;
     bu_op(k, &op, "add");
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(k, z), op.engine = ISA_ENG_POOL;
+    op.dst = bu_whole(k, z), op.engine = ISA_ENG_POOL;
     bu_op(k, &op, "indep");
     tir_op_init(&op, TIR_TENSOR_SCALAR);
-    op.dst = bu_full(k, t3), op.src[0] = bu_full(k, t2), op.nsrc = 1;
+    op.dst = bu_whole(k, t3), op.src[0] = bu_whole(k, t2), op.nsrc = 1;
     op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 2.0, op.engine = ISA_ENG_ACT;
     bu_op(k, &op, "mul");
     tir_op_init(&op, TIR_STORE);
-    op.dst = bu_full(k, out), op.src[0] = bu_full(k, t3), op.nsrc = 1;
+    op.dst = bu_whole(k, out), op.src[0] = bu_whole(k, t3), op.nsrc = 1;
     bu_op(k, &op, "st");
 }
 
@@ -105,16 +105,16 @@ static void test_multiple_waits_use_nops(void **state)
     int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, x), op.engine = ISA_ENG_DVE;
+    op.dst = bu_whole(&k, x), op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "px");
-    op.dst = bu_full(&k, a), op.engine = ISA_ENG_POOL;
+    op.dst = bu_whole(&k, a), op.engine = ISA_ENG_POOL;
     bu_op(&k, &op, "pa");
     /* independent of pa: Act reads x */
     tir_op_init(&op, TIR_TENSOR_SCALAR);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, x), op.nsrc = 1, op.engine = ISA_ENG_ACT;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, x), op.nsrc = 1, op.engine = ISA_ENG_ACT;
     bu_op(&k, &op, "ab");
     tir_op_init(&op, TIR_TENSOR_TENSOR);
-    op.dst = bu_full(&k, c), op.src[0] = bu_full(&k, a), op.src[1] = bu_full(&k, b), op.nsrc = 2;
+    op.dst = bu_whole(&k, c), op.src[0] = bu_whole(&k, a), op.src[1] = bu_whole(&k, b), op.nsrc = 2;
     bu_op(&k, &op, "abc");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -136,7 +136,7 @@ static void test_multiple_waits_use_nops(void **state)
     assert_int_equal(r.st.nops, 1);
     bu_free(&r);
     /* make ab depend on pa: waiting for ab then implies pa, one wait only */
-    k.ops[2].src[0] = bu_full(&k, a);
+    k.ops[2].src[0] = bu_whole(&k, a);
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     assert_int_equal(r.st.nops, 0);
     bir_inst_t *abc2 = by_name(&r, "abc");
@@ -154,15 +154,15 @@ static void test_same_engine_and_implied_waits(void **state)
     int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, a);
+    op.dst = bu_whole(&k, a);
     bu_op(&k, &op, "m");              /* DVE */
     tir_op_init(&op, TIR_TENSOR_COPY);
-    op.dst = bu_full(&k, b), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     bu_op(&k, &op, "c1");             /* DVE: same engine, no wait */
     op.engine = ISA_ENG_ACT;
     bu_op(&k, &op, "c2");             /* Act: WAW on b + RAW on a -> waits DVE >= 2 */
     op.engine = ISA_ENG_ACT;
-    op.dst = bu_full(&k, a), op.src[0] = bu_full(&k, b);
+    op.dst = bu_whole(&k, a), op.src[0] = bu_whole(&k, b);
     bu_op(&k, &op, "c3");             /* Act: needs DVE >= 2 again: implied, no wait */
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -193,10 +193,10 @@ static void test_alloc_liveness_reuse(void **state)
     tir_op_t op;
     for (int i = 0; i < 3; i++) {
         tir_op_init(&op, TIR_MEMSET);
-        op.dst = bu_full(&k, t[i]);
+        op.dst = bu_whole(&k, t[i]);
         bu_op(&k, &op, "m");
         tir_op_init(&op, TIR_TENSOR_COPY);
-        op.dst = bu_full(&k, keep), op.src[0] = bu_full(&k, t[i]), op.nsrc = 1;
+        op.dst = bu_whole(&k, keep), op.src[0] = bu_whole(&k, t[i]), op.nsrc = 1;
         bu_op(&k, &op, "c");
     }
     bu_run_t r;
@@ -210,7 +210,7 @@ static void test_alloc_liveness_reuse(void **state)
     bu_free(&r);
     /* keep t0 alive to the end: three live 100 KiB tiles do not fit */
     tir_op_init(&op, TIR_TENSOR_COPY);
-    op.dst = bu_full(&k, keep), op.src[0] = bu_full(&k, t[0]), op.nsrc = 1;
+    op.dst = bu_whole(&k, keep), op.src[0] = bu_whole(&k, t[0]), op.nsrc = 1;
     bu_op(&k, &op, "late");
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "SBUF allocation failed"));
@@ -231,12 +231,12 @@ static void test_psum_banks(void **state)
     int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 384);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, p0);
+    op.dst = bu_whole(&k, p0);
     bu_op(&k, &op, "m0");
-    op.dst = bu_full(&k, p1);
+    op.dst = bu_whole(&k, p1);
     bu_op(&k, &op, "m1");
     tir_op_init(&op, TIR_TENSOR_TENSOR);
-    op.dst = bu_full(&k, s), op.src[0] = bu_full(&k, p0), op.src[1] = bu_full(&k, p1), op.nsrc = 2;
+    op.dst = bu_whole(&k, s), op.src[0] = bu_whole(&k, p0), op.src[1] = bu_whole(&k, p1), op.nsrc = 2;
     bu_op(&k, &op, "add");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
@@ -257,13 +257,13 @@ static void test_dma_war_on_reused_space(void **state)
     int t1 = BU_T(&k, "t1", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = bu_full(&k, t0);
+    op.dst = bu_whole(&k, t0);
     bu_op(&k, &op, "m");
     tir_op_init(&op, TIR_STORE);
-    op.dst = bu_full(&k, o), op.src[0] = bu_full(&k, t0), op.nsrc = 1;
+    op.dst = bu_whole(&k, o), op.src[0] = bu_whole(&k, t0), op.nsrc = 1;
     bu_op(&k, &op, "st");
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(&k, t1), op.src[0] = bu_full(&k, a), op.nsrc = 1;
+    op.dst = bu_whole(&k, t1), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     bu_op(&k, &op, "ld");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
@@ -292,19 +292,19 @@ static void test_explicit_deps(void **state)
         int c2 = BU_T(&k, "c", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
         tir_op_t op;
         tir_op_init(&op, TIR_MEMSET);
-        op.dst = bu_full(&k, a), op.value = 1.0, op.engine = ISA_ENG_DVE;
+        op.dst = bu_whole(&k, a), op.value = 1.0, op.engine = ISA_ENG_DVE;
         bu_op(&k, &op, "ms");
         tir_op_init(&op, TIR_MEMSET);
-        op.dst = bu_full(&k, b), op.value = 2.0, op.engine = ISA_ENG_DVE;
+        op.dst = bu_whole(&k, b), op.value = 2.0, op.engine = ISA_ENG_DVE;
         bu_op(&k, &op, "ms_b");
         tir_op_init(&op, TIR_ACTIVATION);
-        op.dst = bu_full(&k, c2), op.src[0] = bu_full(&k, b), op.nsrc = 1;
+        op.dst = bu_whole(&k, c2), op.src[0] = bu_whole(&k, b), op.nsrc = 1;
         op.func = ISA_ACTFN_EXP, op.s0.imm = 1.0;
         bu_op(&k, &op, "act");
         /* keep a live past act, so act's c never reuses a's space */
         int d2 = BU_T(&k, "d", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
         tir_op_init(&op, TIR_TENSOR_COPY);
-        op.dst = bu_full(&k, d2), op.src[0] = bu_full(&k, a), op.nsrc = 1, op.engine = ISA_ENG_DVE;
+        op.dst = bu_whole(&k, d2), op.src[0] = bu_whole(&k, a), op.nsrc = 1, op.engine = ISA_ENG_DVE;
         bu_op(&k, &op, "keep");
         if (with) {
             k.ops[2].deps[0] = 0;   /* "deps": ["ms"] */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "back_util.h"
 #include "cJSON.h"
 #include "jsonw.h"
 #include "xorshift.h"
@@ -64,16 +64,16 @@ static void ref_op_buffers(const bir_module_t *m, const tir_kernel_t *k, const t
                            char *out, size_t cap)
 {
     out[0] = 0;
-    ref_buf_add(m, k, op->dst.tensor, out, cap);
-    ref_buf_add(m, k, op->dst2.tensor, out, cap);
+    ref_buf_add(m, k, op->dst->tensor, out, cap);
+    ref_buf_add(m, k, op->dst2->tensor, out, cap);
     for (int i = 0; i < op->nsrc && i < 4; i++)
-        ref_buf_add(m, k, op->src[i].tensor, out, cap);
-    ref_buf_add(m, k, op->index.tensor, out, cap);
-    ref_buf_add(m, k, op->bias.tensor, out, cap);
+        ref_buf_add(m, k, op->src[i]->tensor, out, cap);
+    ref_buf_add(m, k, op->index->tensor, out, cap);
+    ref_buf_add(m, k, op->bias->tensor, out, cap);
     if (op->s0.is_ap)
-        ref_buf_add(m, k, op->s0.ap.tensor, out, cap);
+        ref_buf_add(m, k, op->s0.ap->tensor, out, cap);
     if (op->s1.is_ap)
-        ref_buf_add(m, k, op->s1.ap.tensor, out, cap);
+        ref_buf_add(m, k, op->s1.ap->tensor, out, cap);
 }
 
 /* A tensor name of one of the shapes the rule treats differently. */
@@ -146,17 +146,17 @@ static void test_buf_strings_match_snprintf(void **state)
         for (int o = 0; o < 20; o++) {
             tir_op_t op;
             tir_op_init(&op, TIR_TENSOR_TENSOR);
-            op.dst.tensor = random_operand(&r, nt);
-            op.dst2.tensor = random_operand(&r, nt);
+            BU_EDIT(&k, op.dst, tensor, random_operand(&r, nt));
+            BU_EDIT(&k, op.dst2, tensor, random_operand(&r, nt));
             op.nsrc = below(&r, 6);
             for (int i = 0; i < 4; i++)
-                op.src[i].tensor = random_operand(&r, nt);
-            op.index.tensor = random_operand(&r, nt);
-            op.bias.tensor = random_operand(&r, nt);
+                BU_EDIT(&k, op.src[i], tensor, random_operand(&r, nt));
+            BU_EDIT(&k, op.index, tensor, random_operand(&r, nt));
+            BU_EDIT(&k, op.bias, tensor, random_operand(&r, nt));
             op.s0.is_ap = below(&r, 2);
-            op.s0.ap.tensor = random_operand(&r, nt);
+            BU_EDIT(&k, op.s0.ap, tensor, random_operand(&r, nt));
             op.s1.is_ap = below(&r, 2);
-            op.s1.ap.tensor = random_operand(&r, nt);
+            BU_EDIT(&k, op.s1.ap, tensor, random_operand(&r, nt));
             char want[256];
             ref_op_buffers(&m, &k, &op, want, sizeof want);
             size_t off = art_op_buffers(&pool, &m, &k, &op);
@@ -199,8 +199,11 @@ static void test_buf_strings_at_the_limit(void **state)
         }
         tir_op_t op;
         tir_op_init(&op, TIR_TENSOR_TENSOR);
-        op.dst.tensor = 0, op.dst2.tensor = 1, op.nsrc = 2;
-        op.src[0].tensor = 2, op.src[1].tensor = 3;
+        BU_EDIT(&k, op.dst, tensor, 0);
+        BU_EDIT(&k, op.dst2, tensor, 1);
+        op.nsrc = 2;
+        BU_EDIT(&k, op.src[0], tensor, 2);
+        BU_EDIT(&k, op.src[1], tensor, 3);
         char want[256];
         ref_op_buffers(&m, &k, &op, want, sizeof want);
         jb_t pool;

@@ -33,29 +33,29 @@ static void build_kernel(tir_kernel_t *k)
     }
     tir_op_t op;
     tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_full(k, t[1]), op.src[0] = bu_full(k, a), op.nsrc = 1;
+    op.dst = bu_whole(k, t[1]), op.src[0] = bu_whole(k, a), op.nsrc = 1;
     bu_op(k, &op, "ld");
     tir_op_init(&op, TIR_ACTIVATION);
-    op.dst = bu_full(k, t[2]), op.src[0] = bu_full(k, t[1]), op.nsrc = 1;
+    op.dst = bu_whole(k, t[2]), op.src[0] = bu_whole(k, t[1]), op.nsrc = 1;
     op.func = ISA_ACTFN_EXP, op.s0.imm = 1.0;
     bu_op(k, &op, "act");
     tir_op_init(&op, TIR_ACTIVATE2);
-    op.dst = bu_full(k, t[3]), op.src[0] = bu_full(k, t[1]), op.nsrc = 1;
+    op.dst = bu_whole(k, t[3]), op.src[0] = bu_whole(k, t[1]), op.nsrc = 1;
     op.func = ISA_ACTFN_COPY, op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0;
     op.op1 = ISA_ALU_MULTIPLY, op.s1.imm = 3.0;
     bu_op(k, &op, "act2");
     tir_op_init(&op, TIR_SCALAR_TENSOR_TENSOR);
-    op.dst = bu_full(k, t[4]), op.src[0] = bu_full(k, t[1]), op.src[1] = bu_full(k, t[2]);
+    op.dst = bu_whole(k, t[4]), op.src[0] = bu_whole(k, t[1]), op.src[1] = bu_whole(k, t[2]);
     op.nsrc = 2, op.op0 = ISA_ALU_MULTIPLY, op.s0.imm = 2.0, op.op1 = ISA_ALU_ADD;
     bu_op(k, &op, "stt");
     tir_op_init(&op, TIR_TENSOR_SCALAR);
-    op.dst = bu_full(k, t[5]), op.src[0] = bu_full(k, t[4]), op.nsrc = 1;
+    op.dst = bu_whole(k, t[5]), op.src[0] = bu_whole(k, t[4]), op.nsrc = 1;
     op.op0 = ISA_ALU_ADD, op.op1 = ISA_ALU_BYPASS;
-    op.s0.is_ap = true, op.s0.ap = bu_ap(t[3], 0, 2, (int64_t)64, (int64_t)128, (int64_t)1,
-                                         (int64_t)1);
+    op.s0.is_ap = true, op.s0.ap = bu_in(k, bu_ap(t[3], 0, 2, (int64_t)64, (int64_t)128, (int64_t)1,
+                                         (int64_t)1));
     bu_op(k, &op, "tsp");
     tir_op_init(&op, TIR_STORE);
-    op.dst = bu_full(k, out), op.src[0] = bu_full(k, t[5]), op.nsrc = 1;
+    op.dst = bu_whole(k, out), op.src[0] = bu_whole(k, t[5]), op.nsrc = 1;
     bu_op(k, &op, "st");
 }
 
@@ -230,18 +230,18 @@ static void test_dge_compute_add_is_2(void **state)
     int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
     tir_op_t op;
     tir_op_init(&op, TIR_INDIRECT_SAVE);   /* scatter-add: indirect descriptor */
-    op.src[0] = bu_full(&k, t);
-    op.dst = bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64);
-    op.index = bu_full(&k, idx);
+    op.src[0] = bu_whole(&k, t);
+    op.dst = bu_in(&k, bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
+    op.index = bu_whole(&k, idx);
     op.nsrc = 1;
     op.flags = TIR_F_RMW_ADD;
     bu_op(&k, &op, "scatter_add");
     tir_op_init(&op, TIR_STORE);           /* store with rmw add: direct descriptors */
-    op.dst = bu_full(&k, acc), op.src[0] = bu_full(&k, t), op.nsrc = 1;
+    op.dst = bu_whole(&k, acc), op.src[0] = bu_whole(&k, t), op.nsrc = 1;
     op.flags = TIR_F_RMW_ADD;
     bu_op(&k, &op, "st_add");
     tir_op_init(&op, TIR_STORE);           /* plain store: bypass */
-    op.dst = bu_full(&k, acc), op.src[0] = bu_full(&k, t), op.nsrc = 1;
+    op.dst = bu_whole(&k, acc), op.src[0] = bu_whole(&k, t), op.nsrc = 1;
     bu_op(&k, &op, "st");
     bu_run_t r;
     int rc = bu_lower(&r, &k, tpb_target_get("trn2"), true);

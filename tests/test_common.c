@@ -165,23 +165,25 @@ static void test_tir_ops_grow(void **state)
     for (int i = 0; i < n; i++) {
         tir_op_t op;
         tir_op_init(&op, TIR_TENSOR_COPY);
-        op.dst.offset = i;
+        tir_ap_t d = tir_ap_none;
+        d.offset = i;
+        op.dst = tir_ap_intern(&k, &d);
         assert_int_equal(tir_add_op(&k, &op), i);
     }
     assert_true((size_t)k.cap_ops * sizeof(tir_op_t) >= TPB_ARRAY_MAP_MIN);
     for (int i = 0; i < n; i++)
-        assert_int_equal(k.ops[i].dst.offset, i);
+        assert_int_equal(k.ops[i].dst->offset, i);
     tir_op_t *ops = tir_ops_new(n / 2);
     assert_non_null(ops);
     for (int i = 0; i < n / 2; i++)
         ops[i] = k.ops[2 * i];
     tir_ops_set(&k, ops, n / 2, n / 2);
     for (int i = 0; i < n / 2; i++)
-        assert_int_equal(k.ops[i].dst.offset, 2 * i);
+        assert_int_equal(k.ops[i].dst->offset, 2 * i);
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
     assert_int_equal(tir_add_op(&k, &op), n / 2);   /* grows the installed array */
-    assert_int_equal(k.ops[n / 2 - 1].dst.offset, 2 * (n / 2 - 1));
+    assert_int_equal(k.ops[n / 2 - 1].dst->offset, 2 * (n / 2 - 1));
     tir_kernel_free(&k);
 }
 

@@ -68,12 +68,12 @@ static void test_build_tensor_add(void **state)
     }
     assert_false(b->failed);
     assert_int_equal(f->k.nops, 9);
-    assert_int_equal(f->k.ops[6].src[0].offset, 256 * 512);
-    assert_int_equal(f->k.ops[6].src[0].count[0], 44);   /* clipped edge tile */
-    assert_int_equal(f->k.ops[6].dst.count[0], 44);
+    assert_int_equal(f->k.ops[6].src[0]->offset, 256 * 512);
+    assert_int_equal(f->k.ops[6].src[0]->count[0], 44);   /* clipped edge tile */
+    assert_int_equal(f->k.ops[6].dst->count[0], 44);
     assert_string_equal(f->k.ops[6].path, "op[6]");
     assert_string_equal(f->k.ops[6].name, "load_6");
-    assert_string_equal(f->k.tensors[f->k.ops[6].dst.tensor].name, "ta#2");
+    assert_string_equal(f->k.tensors[f->k.ops[6].dst->tensor].name, "ta#2");
     assert_int_equal(f->k.ops[1].engine, ISA_ENG_UNASSIGNED);   /* DVE or Pool: compiler picks */
     assert_int_equal(enc_builder_finish(b), 0);
 }
@@ -233,13 +233,15 @@ static void test_seed_messages_table(void **state)
         case 2: {
             tir_op_t op;
             tir_op_init(&op, TIR_DMA_TRANSPOSE);
-            op.dst = enc_ap_full(b, f->u);
-            op.src[0] = gsrc;
+            op.dst = enc_in(b, enc_ap_full(b, f->u));
+            op.src[0] = enc_in(b, gsrc);
             op.nsrc = 1;
-            op.index = enc_ap_full(b, f->idx);
+            op.index = enc_in(b, enc_ap_full(b, f->idx));
             op.index_bound = 1000;
-            op.n_transpose_axes = 2;
-            op.transpose_axes[0] = 1;
+            tir_op_rare_t r = tir_rare_default;
+            r.n_transpose_axes = 2;
+            r.transpose_axes[0] = 1;
+            op.rare = enc_rare_in(b, &r);
             rc = enc_emit(b, &op);
             break;
         }
@@ -367,7 +369,7 @@ static void test_activation_and_scalars(void **state)
     const tir_op_t *op = &f->k.ops[0];
     assert_int_equal(op->engine, ISA_ENG_ACT);
     assert_true(op->s0.is_ap);
-    assert_int_equal(op->dst2.tensor, s1);
+    assert_int_equal(op->dst2->tensor, s1);
     assert_int_equal(enc_tensor_scalar(b, enc_ap_full(b, f->t), enc_ap_full(b, f->t),
                                        ISA_ALU_ADD, enc_imm(1), false, ISA_ALU_MULTIPLY,
                                        enc_scalar_ap(enc_ap_full(b, f->u)), true), -1);
@@ -380,8 +382,8 @@ static void test_hand_built_op_overflow(void **state)
     enc_builder_t *b = &f->b;
     tir_op_t op;
     tir_op_init(&op, TIR_MEMSET);
-    op.dst = (tir_ap_t){.tensor = f->t, .ndim = 3, .step = {0, 0, 0},
-                         .count = {(int64_t)1 << 40, (int64_t)1 << 40, 128}};
+    op.dst = enc_in(b, (tir_ap_t){.tensor = f->t, .ndim = 3, .step = {0, 0, 0},
+                         .count = {(int64_t)1 << 40, (int64_t)1 << 40, 128}});
     assert_int_equal(enc_emit(b, &op), -1);
     expect_msg(f, "op[0] (memset): field 'dst': access pattern is too large");
 }
@@ -458,10 +460,10 @@ static void test_reload_oversize(void **state)
         const tir_op_t *ld = &f->k.ops[2 * i], *st = &f->k.ops[2 * i + 1];
         assert_int_equal(ld->kind, TIR_LOAD);
         assert_int_equal(st->kind, TIR_STORE);
-        assert_int_not_equal(ld->dst.tensor, T);
-        assert_int_equal(st->src[0].tensor, ld->dst.tensor);
-        assert_int_equal(ld->src[0].offset, (int64_t)(i % 60) * 128 * 1024);   /* same HBM part */
-        const tir_tensor_t *p = &f->k.tensors[ld->dst.tensor];
+        assert_int_not_equal(ld->dst->tensor, T);
+        assert_int_equal(st->src[0]->tensor, ld->dst->tensor);
+        assert_int_equal(ld->src[0]->offset, (int64_t)(i % 60) * 128 * 1024);   /* same HBM part */
+        const tir_tensor_t *p = &f->k.tensors[ld->dst->tensor];
         assert_int_equal(p->kind, TIR_T_SBUF);
         assert_int_equal(p->shape[p->ndim - 1] * 4 * (p->ndim == 3 ? p->shape[1] : 1), 4096);
         char name[32];
@@ -501,8 +503,8 @@ static void test_op_init_defaults(void **state)
     assert_int_equal(op.kind, TIR_TENSOR_SCALAR);
     assert_string_equal(op.path, "");
     assert_int_equal(op.engine, ISA_ENG_UNASSIGNED);
-    const tir_ap_t *aps[] = {&op.dst, &op.dst2, &op.src[0], &op.src[1], &op.src[2], &op.src[3],
-                             &op.index, &op.bias, &op.s0.ap, &op.s1.ap};
+    const tir_ap_t *aps[] = {op.dst, op.dst2, op.src[0], op.src[1], op.src[2], op.src[3],
+                             op.index, op.bias, op.s0.ap, op.s1.ap};
     for (size_t i = 0; i < sizeof aps / sizeof aps[0]; i++) {
         tir_ap_t none;
         memset(&none, 0, sizeof none);
@@ -523,11 +525,11 @@ static void test_op_init_defaults(void **state)
     for (size_t i = 0; i < sizeof minus1 / sizeof minus1[0]; i++)
         assert_int_equal(minus1[i], -1);
     for (int i = 0; i < 8; i++) {
-        assert_int_equal(op.rgroup[i], -1);
-        assert_int_equal(op.perm_from[i], -1);
+        assert_int_equal(op.rare->rgroup[i], -1);
+        assert_int_equal(op.rare->perm_from[i], -1);
     }
     for (int i = 0; i < 32; i++)
-        assert_int_equal(op.shuffle_mask[i], 255);
+        assert_int_equal(op.rare->shuffle_mask[i], 255);
     assert_int_equal(op.nsrc, 0);
     assert_int_equal(op.flags, 0);
     assert_int_equal(op.ndeps, 0);

@@ -105,7 +105,7 @@ static void fuzz_file(const char *path, uint64_t seed, int rounds)
             ok++;
             assert_true(k.nops >= 0 && k.nops <= 100000);
             for (int n = 0; n < k.nops; n++)
-                assert_true(k.ops[n].dst.tensor < k.ntensors);
+                assert_true(k.ops[n].dst->tensor < k.ntensors);
         } else {
             assert_int_equal(rc, -1);
             failed++;
@@ -267,19 +267,19 @@ static void test_fuzz_c_ops(void **state)
         tir_op_t op;
         tir_op_init(&op, (tir_opkind_t)(rnd(&r) % TIR_OP_COUNT));
         op.nsrc = (int)(rnd(&r) % 5);
-        op.dst = random_ap(&r, nt);
+        op.dst = enc_in(&b, random_ap(&r, nt));
         for (int j = 0; j < 4; j++)
-            op.src[j] = random_ap(&r, nt);
+            op.src[j] = enc_in(&b, random_ap(&r, nt));
         if (rnd(&r) % 2)
-            op.dst2 = random_ap(&r, nt);
+            op.dst2 = enc_in(&b, random_ap(&r, nt));
         if (rnd(&r) % 2)
-            op.index = random_ap(&r, nt);
+            op.index = enc_in(&b, random_ap(&r, nt));
         if (rnd(&r) % 2)
-            op.bias = random_ap(&r, nt);
+            op.bias = enc_in(&b, random_ap(&r, nt));
         op.s0.is_ap = rnd(&r) % 3 == 0;
-        op.s0.ap = random_ap(&r, nt);
+        op.s0.ap = enc_in(&b, random_ap(&r, nt));
         op.s1.is_ap = rnd(&r) % 3 == 0;
-        op.s1.ap = random_ap(&r, nt);
+        op.s1.ap = enc_in(&b, random_ap(&r, nt));
         op.engine = (int)(rnd(&r) % 9) - 1;
         op.op0 = (int)(rnd(&r) % 32) - 1;
         op.op1 = (int)(rnd(&r) % 32) - 1;
@@ -296,9 +296,11 @@ static void test_fuzz_c_ops(void **state)
         op.dge_mode = (int)(rnd(&r) % 4) - 1;
         op.oob_mode = (int)(rnd(&r) % 3) - 1;
         op.qos = (int)(rnd(&r) % 300) - 20;
-        op.n_transpose_axes = (int)(rnd(&r) % 5);
+        tir_op_rare_t rare = tir_rare_default;
+        rare.n_transpose_axes = (int)(rnd(&r) % 5);
         for (int j = 0; j < 4; j++)
-            op.transpose_axes[j] = (int)(rnd(&r) % 6);
+            rare.transpose_axes[j] = (int)(rnd(&r) % 6);
+        op.rare = enc_rare_in(&b, &rare);
         op.num_elem_per_idx = (int)(rnd(&r) % 40);
         op.num_valid = (int)(rnd(&r) % 5000) - 10;
         op.reg = (int)(rnd(&r) % 80) - 5;

@@ -105,7 +105,7 @@ static void test_names_and_unary(void **state)
            "{'op': 'nisa.scalar_tensor_tensor', 'dst': 'p', 'data': 'p', 'op0': 'multiply',"
            " 'operand0': 2.0, 'op1': 'add', 'operand1': 'q'}", &k);
     assert_int_equal(k.ops[0].op0, ISA_ALU_ADD);
-    assert_int_equal(k.ops[0].src[1].tensor, k.ops[3].src[1].tensor);
+    assert_int_equal(k.ops[0].src[1]->tensor, k.ops[3].src[1]->tensor);
     assert_int_equal(k.ops[1].func, ISA_ACTFN_EXP);
     assert_int_equal(k.ops[2].reduce_op, ISA_ALU_MAX);
     assert_true(k.ops[3].s0.imm == 2.0);
@@ -175,23 +175,23 @@ static void test_tensor_add_example(void **state)
     for (int it = 0; it < 3; it++) {
         const tir_op_t *ld = &k.ops[it * 4], *st = &k.ops[it * 4 + 3];
         int64_t rows = it < 2 ? 128 : 44;     /* 300 = 128 + 128 + 44 */
-        assert_int_equal(ld->src[0].tensor, a);
-        assert_int_equal(ld->src[0].offset, it * 128 * 512);
-        assert_int_equal(ld->src[0].ndim, 2);
-        assert_int_equal(ld->src[0].step[0], 512);
-        assert_int_equal(ld->src[0].count[0], rows);
-        assert_int_equal(ld->src[0].step[1], 1);
-        assert_int_equal(ld->src[0].count[1], 512);
-        assert_int_equal(ld->dst.offset, 0);
-        assert_int_equal(ld->dst.count[0], rows);
-        assert_int_equal(st->dst.tensor, out);
-        assert_int_equal(st->dst.offset, it * 128 * 512);
-        assert_int_equal(st->dst.count[0], rows);
+        assert_int_equal(ld->src[0]->tensor, a);
+        assert_int_equal(ld->src[0]->offset, it * 128 * 512);
+        assert_int_equal(ld->src[0]->ndim, 2);
+        assert_int_equal(ld->src[0]->step[0], 512);
+        assert_int_equal(ld->src[0]->count[0], rows);
+        assert_int_equal(ld->src[0]->step[1], 1);
+        assert_int_equal(ld->src[0]->count[1], 512);
+        assert_int_equal(ld->dst->offset, 0);
+        assert_int_equal(ld->dst->count[0], rows);
+        assert_int_equal(st->dst->tensor, out);
+        assert_int_equal(st->dst->offset, it * 128 * 512);
+        assert_int_equal(st->dst->count[0], rows);
         assert_string_equal(ld->path, "body[0].body[3]");
         assert_int_equal(k.ops[it * 4 + 2].op0, ISA_ALU_ADD);
     }
     /* a fresh tile per iteration */
-    int t0 = k.ops[0].dst.tensor, t1 = k.ops[4].dst.tensor, t2 = k.ops[8].dst.tensor;
+    int t0 = k.ops[0].dst->tensor, t1 = k.ops[4].dst->tensor, t2 = k.ops[8].dst->tensor;
     assert_true(t0 != t1 && t1 != t2 && t0 != t2);
     assert_string_equal(k.tensors[t0].name, "ta");
     assert_string_equal(k.tensors[t1].name, "ta#1");
@@ -212,11 +212,11 @@ static void test_matmul_example(void **state)
     assert_int_equal(mm->kind, TIR_MATMUL);
     assert_int_equal(mm->engine, ISA_ENG_PE);
     assert_int_equal(mm->nsrc, 2);
-    assert_string_equal(k.tensors[mm->src[0].tensor].name, "sa");
-    assert_string_equal(k.tensors[mm->src[1].tensor].name, "sb");
-    assert_int_equal(k.tensors[mm->dst.tensor].kind, TIR_T_PSUM);
-    assert_int_equal(mm->dst.count[0], 128);
-    assert_int_equal(mm->dst.count[1], 512);
+    assert_string_equal(k.tensors[mm->src[0]->tensor].name, "sa");
+    assert_string_equal(k.tensors[mm->src[1]->tensor].name, "sb");
+    assert_int_equal(k.tensors[mm->dst->tensor].kind, TIR_T_PSUM);
+    assert_int_equal(mm->dst->count[0], 128);
+    assert_int_equal(mm->dst->count[1], 512);
     assert_int_equal(mm->flags & TIR_F_ACCUMULATE, 0);
     assert_int_equal(k.ops[3].kind, TIR_TENSOR_COPY);
     assert_int_equal(k.ops[3].engine, ISA_ENG_UNASSIGNED);
@@ -235,23 +235,23 @@ static void test_softmax_example(void **state)
     assert_int_equal(red->reduce_op, ISA_ALU_MAX);
     assert_int_equal(red->axes, 1u);          /* the last (only) free axis */
     assert_true(red->flags & TIR_F_NEGATE);
-    assert_int_equal(red->dst.count[0], 128);
-    assert_int_equal(red->dst.count[1], 1);
+    assert_int_equal(red->dst->count[0], 128);
+    assert_int_equal(red->dst->count[1], 1);
     assert_int_equal(act->kind, TIR_ACTIVATION);
     assert_int_equal(act->engine, ISA_ENG_ACT);
     assert_int_equal(act->func, ISA_ACTFN_EXP);
     assert_false(act->s0.is_ap);
     assert_true(act->s0.imm == 1.0);
-    assert_int_equal(act->bias.tensor, red->dst.tensor);
+    assert_int_equal(act->bias->tensor, red->dst->tensor);
     assert_int_equal(act->reduce_op, ISA_ALU_ADD);
     assert_int_equal(act->reduce_cmd, ISA_REDCMD_RESET_REDUCE);
-    assert_string_equal(k.tensors[act->dst2.tensor].name, "sum");
+    assert_string_equal(k.tensors[act->dst2->tensor].name, "sum");
     assert_int_equal(ts->op0, ISA_ALU_DIVIDE);
     assert_true(ts->s0.is_ap);
-    assert_int_equal(ts->s0.ap.tensor, act->dst2.tensor);
+    assert_int_equal(ts->s0.ap->tensor, act->dst2->tensor);
     assert_int_equal(ts->op1, ISA_ALU_BYPASS);
     /* second iteration reads rows 128..255 */
-    assert_int_equal(k.ops[5].src[0].offset, 128 * 512);
+    assert_int_equal(k.ops[5].src[0]->offset, 128 * 512);
     tir_kernel_free(&k);
 }
 
@@ -285,7 +285,7 @@ static void test_attention_example(void **state)
     /* qk: stationary q [64, 128] */
     assert_int_equal(k.ops[3].kind, TIR_MATMUL);
     assert_string_equal(k.ops[3].name, "qk");
-    assert_int_equal(k.ops[3].src[0].count[0], 64);
+    assert_int_equal(k.ops[3].src[0]->count[0], 64);
     tir_kernel_free(&k);
 }
 
@@ -300,8 +300,8 @@ static void test_multicore_example(void **state)
         assert_int_equal(k.num_cores, 2);
         assert_int_equal(k.nops, 6);
         for (int i = 0; i < 2; i++) {
-            assert_int_equal(k.ops[i * 3].src[0].offset, (pid * 256 + i * 128) * 256);
-            assert_int_equal(k.ops[i * 3 + 2].dst.offset, (pid * 256 + i * 128) * 256);
+            assert_int_equal(k.ops[i * 3].src[0]->offset, (pid * 256 + i * 128) * 256);
+            assert_int_equal(k.ops[i * 3 + 2].dst->offset, (pid * 256 + i * 128) * 256);
             assert_int_equal(k.ops[i * 3].core, pid);
             assert_int_equal(k.ops[i * 3 + 1].func, ISA_ACTFN_RELU);
         }
@@ -345,20 +345,20 @@ static void test_let_min_and_step(void **state)
            "{'op': 'load', 'dst': 'u[0:1, 2, :]', 'src': 'a[7, 8:16]'}",
            &k);
     assert_int_equal(k.nops, 2);
-    const tir_ap_t *s = &k.ops[0].src[0];
+    const tir_ap_t *s = k.ops[0].src[0];
     assert_int_equal(s->offset, 256 * 512);
     assert_int_equal(s->count[0], 44);
     assert_int_equal(s->step[1], 2);
     assert_int_equal(s->count[1], 256);
-    assert_int_equal(k.ops[0].dst.count[0], 44);
+    assert_int_equal(k.ops[0].dst->count[0], 44);
     /* integer index on a free dim drops it; partition dim kept */
-    const tir_ap_t *d = &k.ops[1].dst;
+    const tir_ap_t *d = k.ops[1].dst;
     assert_int_equal(d->ndim, 2);
     assert_int_equal(d->offset, 2 * 8);
     assert_int_equal(d->count[0], 1);
     assert_int_equal(d->step[0], 32);
     assert_int_equal(d->count[1], 8);
-    const tir_ap_t *h = &k.ops[1].src[0];
+    const tir_ap_t *h = k.ops[1].src[0];
     assert_int_equal(h->ndim, 1);
     assert_int_equal(h->offset, 7 * 512 + 8);
     tir_kernel_free(&k);
@@ -375,9 +375,9 @@ static void test_many_iterations_scoping(void **state)
            "  {'op': 'memset', 'dst': 't', 'value': 'i'}]},"
            "{'op': 'memset', 'dst': 't', 'value': 7}", &k);
     assert_int_equal(k.nops, 3001);
-    assert_string_equal(k.tensors[k.ops[2999].dst.tensor].name, "t#3000");
+    assert_string_equal(k.tensors[k.ops[2999].dst->tensor].name, "t#3000");
     assert_true(k.ops[2999].value == 2999.0);
-    assert_string_equal(k.tensors[k.ops[3000].dst.tensor].name, "t");
+    assert_string_equal(k.tensors[k.ops[3000].dst->tensor].name, "t");
     tir_kernel_free(&k);
 }
 
@@ -396,9 +396,9 @@ static void test_raw_ap_and_if(void **state)
     assert_int_equal(k.ops[0].kind, TIR_MEMSET);
     assert_string_equal(k.ops[0].path, "body[1].body[0].else[0]");
     assert_int_equal(k.ops[1].kind, TIR_LOAD);
-    assert_int_equal(k.ops[1].src[0].offset, 512);
-    assert_int_equal(k.ops[1].src[0].step[0], 512);
-    assert_int_equal(k.ops[1].src[0].count[0], 128);
+    assert_int_equal(k.ops[1].src[0]->offset, 512);
+    assert_int_equal(k.ops[1].src[0]->step[0], 512);
+    assert_int_equal(k.ops[1].src[0]->count[0], 128);
     tir_kernel_free(&k);
 }
 
@@ -419,22 +419,22 @@ static void test_indirect_and_transpose(void **state)
     const tir_op_t *l = &k.ops[0], *s = &k.ops[1], *t = &k.ops[2];
     assert_int_equal(l->kind, TIR_INDIRECT_LOAD);
     assert_int_equal(l->index_bound, 1000);
-    assert_int_equal(l->src[0].count[0], 128);
-    assert_int_equal(l->src[0].step[0], 64);
-    assert_int_equal(l->src[0].step[1], 2);
-    assert_int_equal(l->src[0].count[1], 32);
+    assert_int_equal(l->src[0]->count[0], 128);
+    assert_int_equal(l->src[0]->step[0], 64);
+    assert_int_equal(l->src[0]->step[1], 2);
+    assert_int_equal(l->src[0]->count[1], 32);
     assert_int_equal(l->oob_mode, ISA_OOB_SKIP);
     assert_true(l->flags & TIR_F_OOB_SKIP);
     assert_int_equal(l->dge_mode, ISA_DGE_SW);
-    assert_string_equal(k.tensors[l->index.tensor].name, "idx");
+    assert_string_equal(k.tensors[l->index->tensor].name, "idx");
     assert_int_equal(s->kind, TIR_INDIRECT_SAVE);
     assert_true(s->flags & TIR_F_RMW_ADD);
-    assert_int_equal(s->dst.offset, 32);
+    assert_int_equal(s->dst->offset, 32);
     assert_int_equal(s->index_bound, 1000);
     assert_int_equal(t->kind, TIR_DMA_TRANSPOSE);
-    assert_int_equal(t->n_transpose_axes, 2);
-    assert_int_equal(t->transpose_axes[0], 1);
-    assert_int_equal(t->transpose_axes[1], 0);
+    assert_int_equal(t->rare->n_transpose_axes, 2);
+    assert_int_equal(t->rare->transpose_axes[0], 1);
+    assert_int_equal(t->rare->transpose_axes[1], 0);
     tir_kernel_free(&k);
 }
 
@@ -628,7 +628,7 @@ static void test_multicore_pid(void **state)
         assert_int_equal(k.num_cores, 2);
         assert_int_equal(k.program_id, pid);
         assert_int_equal(k.nops, 2);
-        assert_int_equal(k.ops[0].src[0].offset, pid * 128 * 64);
+        assert_int_equal(k.ops[0].src[0]->offset, pid * 128 * 64);
         assert_int_equal(k.ops[0].core, pid / 2);
         assert_int_equal(k.ntensors, 3);
         tir_kernel_free(&k);
@@ -654,7 +654,7 @@ static void test_multicore_pid(void **state)
         assert_int_equal(k.num_programs, 6);
         assert_int_equal(k.num_cores, 1);   /* NKI: one core unless an axis has nc() */
         assert_int_equal(k.ops[0].core, 0);
-        assert_int_equal(k.ops[0].src[0].offset, pid * 64);
+        assert_int_equal(k.ops[0].src[0]->offset, pid * 64);
         tir_kernel_free(&k);
     }
     free(g);
@@ -682,7 +682,7 @@ static void test_multicore_pid(void **state)
             assert_int_equal(k.num_programs, 8);
             assert_int_equal(k.num_cores, 2);
             assert_int_equal(k.ops[0].core, place[c].core[pid]);
-            assert_int_equal(k.ops[0].src[0].offset, pid * 64);
+            assert_int_equal(k.ops[0].src[0]->offset, pid * 64);
             tir_kernel_free(&k);
         }
         free(gj);

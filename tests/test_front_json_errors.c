@@ -54,11 +54,11 @@ static void test_indirect_dim(void **state)
            " 'index': 'idx', 'indirect_dim': 1}}", &k);
     const tir_op_t *op = &k.ops[k.nops - 1];
     assert_int_equal(op->kind, TIR_INDIRECT_LOAD);
-    assert_int_equal(op->src[0].step[0], 512);    /* dim 1: the indexed one */
-    assert_int_equal(op->src[0].count[0], 128);   /* one row per index */
-    assert_int_equal(op->src[0].step[1], 1024);
-    assert_int_equal(op->src[0].count[1], 150);
-    assert_int_equal(op->src[0].offset, 5);
+    assert_int_equal(op->src[0]->step[0], 512);    /* dim 1: the indexed one */
+    assert_int_equal(op->src[0]->count[0], 128);   /* one row per index */
+    assert_int_equal(op->src[0]->step[1], 1024);
+    assert_int_equal(op->src[0]->count[1], 150);
+    assert_int_equal(op->src[0]->offset, 5);
     assert_int_equal(op->index_bound, 2);
     tir_kernel_free(&k);
     fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
@@ -357,8 +357,8 @@ static void test_bounds(void **state)
         tir_kernel_t k;
         parses(T("t", "[128, 64]", "float32")
                "{'op': 'load', 'dst': 't[0:1, 0:64]', 'src': 'a[5:10:1000000000000000000, 0:64]'}", &k);
-        assert_int_equal(k.ops[0].src[0].offset, 5 * 512);
-        assert_int_equal(k.ops[0].src[0].count[0], 1);
+        assert_int_equal(k.ops[0].src[0]->offset, 5 * 512);
+        assert_int_equal(k.ops[0].src[0]->count[0], 1);
         tir_kernel_free(&k);
     }
     fails_with(T("t", "[128, 64]", "float32")
@@ -468,9 +468,9 @@ static void test_runaway_loops(void **state)
            "{'op': 'for', 'var': 'i', 'range': [2, -1, -1], 'body': ["
            "  {'op': 'load', 'dst': 't[0:min(128, 300 - i*128)]', 'src': 'a[i*128:i*128+128, 0:64]'}]}", &k);
     assert_int_equal(k.nops, 3);
-    assert_int_equal(k.ops[0].src[0].offset, 256 * 512);
-    assert_int_equal(k.ops[0].src[0].count[0], 44);
-    assert_int_equal(k.ops[2].src[0].offset, 0);
+    assert_int_equal(k.ops[0].src[0]->offset, 256 * 512);
+    assert_int_equal(k.ops[0].src[0]->count[0], 44);
+    assert_int_equal(k.ops[2].src[0]->offset, 0);
     tir_kernel_free(&k);
 }
 

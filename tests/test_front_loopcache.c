@@ -181,12 +181,12 @@ static void test_body_tile_per_iteration(void **state)
     assert_int_equal(k.nops, 8);
     for (int i = 0; i < 4; i++) {
         const tir_op_t *ld = &k.ops[2 * i], *st = &k.ops[2 * i + 1];
-        assert_int_equal(ld->src[0].offset, (int64_t)i * 512);
-        assert_int_equal(st->dst.offset, (int64_t)(3 - i) * 512);
-        assert_int_equal(ld->dst.tensor, st->src[0].tensor);
+        assert_int_equal(ld->src[0]->offset, (int64_t)i * 512);
+        assert_int_equal(st->dst->offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(ld->dst->tensor, st->src[0]->tensor);
         for (int q = 0; q < i; q++)
-            assert_int_not_equal(ld->dst.tensor, k.ops[2 * q].dst.tensor);
-        assert_string_equal(k.tensors[ld->dst.tensor].path, "body[1].body[0]");   /* not the outer w */
+            assert_int_not_equal(ld->dst->tensor, k.ops[2 * q].dst->tensor);
+        assert_string_equal(k.tensors[ld->dst->tensor].path, "body[1].body[0]");   /* not the outer w */
     }
     tir_kernel_free(&k);
 }
@@ -208,8 +208,8 @@ static void test_nested_and_let(void **state)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 4; j++) {
             const tir_op_t *ld = &k.ops[2 * (i * 4 + j)], *st = ld + 1;
-            assert_int_equal(ld->src[0].offset, (int64_t)(i * 4 + j) * 512);
-            assert_int_equal(st->dst.offset, (int64_t)(i * 4 + j) * 2 * 512 + j * 8);
+            assert_int_equal(ld->src[0]->offset, (int64_t)(i * 4 + j) * 512);
+            assert_int_equal(st->dst->offset, (int64_t)(i * 4 + j) * 2 * 512 + j * 8);
         }
     tir_kernel_free(&k);
 }
@@ -273,8 +273,8 @@ static void test_op_consts_per_iteration(void **state)
     assert_int_equal(k.nops, 16);
     for (int i = 0; i < 4; i++) {
         const tir_op_t *a = &k.ops[4 * i], *b = a + 1, *c = a + 2, *d = a + 3;
-        assert_int_equal(a->dst.offset, (int64_t)i * 512);
-        assert_int_equal(a->src[0].offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(a->dst->offset, (int64_t)i * 512);
+        assert_int_equal(a->src[0]->offset, (int64_t)(3 - i) * 512);
         assert_int_equal(a->op0, ISA_ALU_MULTIPLY);
         assert_int_equal(a->op1, ISA_ALU_ADD);
         assert_true(a->s0.imm == 2.5 && a->s1.imm == -1 && !a->s0.is_ap);
@@ -282,11 +282,11 @@ static void test_op_consts_per_iteration(void **state)
         assert_int_equal(b->op0, ISA_ALU_ADD);
         assert_true(b->s0.imm == 2 * i);
         assert_int_equal(b->flags & (TIR_F_REV0 | TIR_F_REV1), i > 1 ? TIR_F_REV1 : 0);
-        assert_int_equal(c->dst.offset, (int64_t)i * 512);
+        assert_int_equal(c->dst->offset, (int64_t)i * 512);
         assert_int_equal(c->func, ISA_ACTFN_EXP);
         assert_true(c->s0.imm == 0.5);
         assert_true(c->flags & TIR_F_ACCUMULATE);
-        assert_int_equal(d->src[0].offset, (int64_t)i * 512);
+        assert_int_equal(d->src[0]->offset, (int64_t)i * 512);
         assert_int_equal(d->func, ISA_ACTFN_RELU);
         assert_true(d->s0.imm == i + 1);
         assert_false(d->flags & TIR_F_ACCUMULATE);
@@ -360,10 +360,10 @@ static void test_dma_opts_per_iteration(void **state)
         const tir_op_t *ld = &k.ops[2 * i], *st = ld + 1;
         assert_int_equal(ld->qos, 7);
         assert_int_equal(ld->dge_mode, ISA_DGE_HW);
-        assert_int_equal(ld->src[0].offset, (int64_t)i * 512);
+        assert_int_equal(ld->src[0]->offset, (int64_t)i * 512);
         assert_int_equal(st->qos, 3 * i);
         assert_true(st->flags & TIR_F_RMW_ADD);
-        assert_int_equal(st->dst.offset, (int64_t)i * 512);
+        assert_int_equal(st->dst->offset, (int64_t)i * 512);
     }
     tir_kernel_free(&k);
 }

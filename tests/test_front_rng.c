@@ -267,10 +267,10 @@ static void test_reshape(void **state)
             "{'op': 'dma_copy', 'dst': 't', 'src': {'tensor': 'a.reshape([64, 128])', 'index': 'i'}}",
             &k, &e))
         fail_msg("%s", e.msg);
-    assert_int_equal(k.ops[0].src[0].step[0], 128);
-    assert_int_equal(k.ops[1].src[0].offset, 32 * 128);
+    assert_int_equal(k.ops[0].src[0]->step[0], 128);
+    assert_int_equal(k.ops[1].src[0]->offset, 32 * 128);
     assert_int_equal(k.ops[2].kind, TIR_INDIRECT_LOAD);
-    assert_int_equal(k.ops[2].src[0].step[0], 128);
+    assert_int_equal(k.ops[2].src[0]->step[0], 128);
     assert_int_equal(k.ops[2].index_bound, 64);
     tir_kernel_free(&k);
     bad("trn2", T("t", "[64, 128]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a.reshape(64, 100)'}",

@@ -94,8 +94,8 @@ static void check_mapping(const char *mapping, const int want[2][2])
             assert_int_equal(k->ops[o].core, c);
             if (k->ops[o].kind != TIR_LOAD)
                 continue;
-            assert_int_equal(k->ops[o].src[0].offset, (int64_t)want[c][nload] * 128 * 64);
-            assert_int_equal(k->ops[o].dst.tensor, nload ? copy : find_tensor(k, "ta"));
+            assert_int_equal(k->ops[o].src[0]->offset, (int64_t)want[c][nload] * 128 * 64);
+            assert_int_equal(k->ops[o].dst->tensor, nload ? copy : find_tensor(k, "ta"));
             nload++;
         }
         assert_int_equal(nload, 2);
@@ -196,7 +196,7 @@ static void test_split_sendrecv(void **state)
         assert_int_equal(k->ops[1].kind, TIR_COLL_SYNC);
         assert_int_equal(k->ops[1].sync_core, peer);   /* signal: peer's "ready from c" */
         assert_int_equal(k->ops[1].sync_sem, 1);
-        assert_int_equal(k->ops[1].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[1].src[0]->tensor, find_tensor(k, "m"));
         assert_int_equal(k->ops[1].engine, ISA_ENG_POOL);
         assert_int_equal(k->ops[2].kind, TIR_COLL_SYNC);
         assert_int_equal(k->ops[2].sync_core, -1);     /* wait: "ready from peer" >= 1 */
@@ -204,8 +204,8 @@ static void test_split_sendrecv(void **state)
         assert_int_equal(k->ops[2].sync_val, 1u);
         assert_int_equal(k->ops[2].engine, ISA_ENG_SP);
         assert_int_equal(k->ops[3].kind, TIR_DMA_COPY);
-        assert_int_equal(k->ops[3].dst.tensor, find_tensor(k, "o"));
-        assert_int_equal(k->ops[3].src[0].tensor, find_tensor(k, "m"));
+        assert_int_equal(k->ops[3].dst->tensor, find_tensor(k, "o"));
+        assert_int_equal(k->ops[3].src[0]->tensor, find_tensor(k, "m"));
         assert_int_equal(k->ops[3].remote_core, peer);
         assert_int_equal(k->ops[3].sync_core, peer);   /* descriptor: peer's "done" */
         assert_int_equal(k->ops[3].sync_sem, 0);
@@ -213,7 +213,7 @@ static void test_split_sendrecv(void **state)
         assert_int_equal(k->ops[4].sync_core, -1);     /* release: "done" >= 1 */
         assert_int_equal(k->ops[4].sync_sem, 0);
         assert_int_equal(k->ops[4].sync_val, 1u);
-        assert_int_equal(k->ops[4].dst.tensor, find_tensor(k, "m"));   /* keeps m alive */
+        assert_int_equal(k->ops[4].dst->tensor, find_tensor(k, "m"));   /* keeps m alive */
         assert_int_equal(find_tensor(k, "sendrecv0.nc0"), -1);   /* no HBM mailbox */
     }
     assert_int_equal(s.nrlts, 0);   /* nothing goes through HBM */
@@ -442,7 +442,7 @@ static void test_collective_split(void **state)
             assert_int_equal(sg->kind, TIR_COLL_SYNC);
             assert_int_equal(sg->sync_core, peer);
             assert_int_equal(sg->sync_sem, (c - peer + 4) % 4);   /* peer's slot for c */
-            assert_int_equal(sg->src[0].tensor, find_tensor(k, "xs"));
+            assert_int_equal(sg->src[0]->tensor, find_tensor(k, "xs"));
         }
         int at = 4;
         for (int r = 0; r < 4; r++) {   /* pulls in rank order; a peer's after its signal */
@@ -456,19 +456,19 @@ static void test_collective_split(void **state)
             }
             const tir_op_t *p = &k->ops[at++];
             assert_int_equal(p->kind, TIR_DMA_COPY);
-            assert_int_equal(p->src[0].tensor, find_tensor(k, "xs"));
+            assert_int_equal(p->src[0]->tensor, find_tensor(k, "xs"));
             assert_int_equal(p->remote_core, r == c ? -1 : r);
             assert_int_equal(p->sync_core, r == c ? -1 : r);
             char recv[32];
             snprintf(recv, sizeof recv, "coll0.recv%d", r);
-            assert_int_equal(p->dst.tensor, r ? find_tensor(k, recv) : find_tensor(k, "acc"));
+            assert_int_equal(p->dst->tensor, r ? find_tensor(k, recv) : find_tensor(k, "acc"));
         }
         for (int r = 1; r < 4; r++) {   /* reduced in rank order on every core */
             assert_int_equal(k->ops[10 + r].kind, TIR_TENSOR_TENSOR);
-            assert_int_equal(k->ops[10 + r].dst.tensor, find_tensor(k, "acc"));
+            assert_int_equal(k->ops[10 + r].dst->tensor, find_tensor(k, "acc"));
             char recv[32];
             snprintf(recv, sizeof recv, "coll0.recv%d", r);
-            assert_int_equal(k->ops[10 + r].src[1].tensor, find_tensor(k, recv));
+            assert_int_equal(k->ops[10 + r].src[1]->tensor, find_tensor(k, recv));
         }
         assert_int_equal(k->ops[14].kind, TIR_COLL_SYNC);
         assert_int_equal(k->ops[14].sync_sem, 0);
@@ -528,21 +528,21 @@ static void test_all_reduce_split_form(void **state)
             at += r != c;
             const tir_op_t *p = &k->ops[at++];
             assert_int_equal(p->kind, TIR_DMA_COPY);
-            assert_int_equal(p->src[0].tensor, xs);
-            assert_int_equal(p->src[0].count[1], 512);              /* piece c of rank r */
-            assert_int_equal(p->src[0].offset, 512 * c);
+            assert_int_equal(p->src[0]->tensor, xs);
+            assert_int_equal(p->src[0]->count[1], 512);              /* piece c of rank r */
+            assert_int_equal(p->src[0]->offset, 512 * c);
             pulls++;
         }
         for (int r = 1; r < 4; r++, at++) {
             assert_int_equal(k->ops[at].kind, TIR_TENSOR_TENSOR);
-            assert_int_equal(k->ops[at].dst.tensor, acc);
-            assert_int_equal(k->ops[at].dst.offset, 512 * c);       /* only piece c */
-            assert_int_equal(k->ops[at].dst.count[1], 512);
+            assert_int_equal(k->ops[at].dst->tensor, acc);
+            assert_int_equal(k->ops[at].dst->offset, 512 * c);       /* only piece c */
+            assert_int_equal(k->ops[at].dst->count[1], 512);
         }
         for (int t = 0; t < 3; t++, at++) {
             assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
             assert_true(k->ops[at].sync_core >= 0);
-            assert_int_equal(k->ops[at].src[0].tensor, acc);        /* "piece c is reduced" */
+            assert_int_equal(k->ops[at].src[0]->tensor, acc);        /* "piece c is reduced" */
         }
         for (int r = 0; r < 4; r++) {
             if (r == c)
@@ -550,17 +550,17 @@ static void test_all_reduce_split_form(void **state)
             assert_int_equal(k->ops[at].kind, TIR_COLL_SYNC);
             assert_int_equal(k->ops[at++].sync_val, 2u);            /* r's second signal */
             const tir_op_t *p = &k->ops[at++];
-            assert_int_equal(p->src[0].tensor, acc);                /* r's reduced piece r */
-            assert_int_equal(p->src[0].offset, 512 * r);
-            assert_int_equal(p->dst.offset, 512 * r);
+            assert_int_equal(p->src[0]->tensor, acc);                /* r's reduced piece r */
+            assert_int_equal(p->src[0]->offset, 512 * r);
+            assert_int_equal(p->dst->offset, 512 * r);
             assert_int_equal(p->remote_core, r);
             pulls++;
         }
         assert_int_equal(pulls, 7);
         assert_int_equal(k->ops[at].sync_val, 6u);                  /* 3 peers x 2 rounds */
-        assert_int_equal(k->ops[at++].dst.tensor, xs);
+        assert_int_equal(k->ops[at++].dst->tensor, xs);
         assert_int_equal(k->ops[at].sync_val, 6u);
-        assert_int_equal(k->ops[at++].dst.tensor, acc);
+        assert_int_equal(k->ops[at++].dst->tensor, acc);
         assert_int_equal(k->ops[at].kind, TIR_STORE);
     }
     lnc_split_free(&s);
@@ -585,7 +585,7 @@ static void test_collective_addresses(void **state)
     tir_op_t m;
     tir_op_init(&m, TIR_MEMSET);
     int w = find_tensor(k, "wide");
-    m.dst = (tir_ap_t){.tensor = w, .ndim = 2, .step = {64, 1}, .count = {128, 64}};
+    m.dst = tir_ap_intern(k, &(tir_ap_t){.tensor = w, .ndim = 2, .step = {64, 1}, .count = {128, 64}});
     assert_true(tir_add_op(k, &m) >= 0 && tir_add_op(k, &m) >= 0);
     memmove(&k->ops[1], &k->ops[0], (size_t)(k->nops - 2) * sizeof *k->ops);
     k->ops[0] = m;

@@ -1,0 +1,214 @@
+/* The tile IR's pools (encoder/tir.c tir_ap_intern, tir_rare_intern): an
+ * op's operands and rare fields point to kernel-owned records that equal
+ * values share.  These tests fail on a pool that does not share, moves
+ * records as it grows, hands out a record for the defaults, or leaves an
+ * op copied into another kernel pointing into the first one's pool (run
+ * them under -DTPB_SANITIZE=ON: a dangling pointer is a use after free
+ * there). */
+#include "front_json_util.h"
+
+static tir_ap_t ap_of(int tensor, int64_t offset, int64_t count)
+{
+    tir_ap_t a;
+    memset(&a, 0, sizeof a);
+    a.tensor = tensor;
+    a.ndim = 2;
+    a.offset = offset;
+    a.step[0] = 512, a.count[0] = count;
+    a.step[1] = 1, a.count[1] = 512;
+    return a;
+}
+
+/* Equal APs share one record; any differing byte makes another. */
+static void test_intern_shares(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    tir_ap_t a = ap_of(0, 1024, 128), b = a, c = ap_of(0, 1024, 64);
+    const tir_ap_t *pa = tir_ap_intern(&k, &a), *pb = tir_ap_intern(&k, &b);
+    const tir_ap_t *pc = tir_ap_intern(&k, &c);
+    assert_non_null(pa);
+    assert_ptr_equal(pa, pb);
+    assert_ptr_not_equal(pa, pc);
+    assert_ptr_not_equal(pa, &a);   /* a copy, not the caller's object */
+    assert_memory_equal(pa, &a, sizeof a);
+    assert_memory_equal(pc, &c, sizeof c);
+    c.step[1] = 2;
+    assert_ptr_not_equal(tir_ap_intern(&k, &c), pc);
+    assert_int_equal(k.aps.n, 3);
+    tir_kernel_free(&k);
+}
+
+/* The absent operand: every operand of a fresh op is the one shared "none"
+ * AP (tensor -1, all else zero), and interning that value gives it back
+ * without a pool record, in any kernel. */
+static void test_none_ap(void **state)
+{
+    (void)state;
+    tir_ap_t none;
+    memset(&none, 0, sizeof none);
+    none.tensor = -1;
+    assert_memory_equal(&tir_ap_none, &none, sizeof none);
+    tir_op_t op;
+    tir_op_init(&op, TIR_ACTIVATION);
+    const tir_ap_t *all[] = {op.dst, op.dst2, op.src[0], op.src[1], op.src[2],
+                             op.src[3], op.index, op.bias, op.s0.ap, op.s1.ap};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        assert_ptr_equal(all[i], &tir_ap_none);
+    assert_int_equal(op.bias->tensor, -1);   /* readable without a NULL check */
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    assert_ptr_equal(tir_ap_intern(&k, &none), &tir_ap_none);
+    assert_int_equal(k.aps.n, 0);
+    none.offset = 5;   /* tensor -1 with another offset is an AP of its own */
+    assert_ptr_not_equal(tir_ap_intern(&k, &none), &tir_ap_none);
+    tir_scalar_t s = tir_scalar_imm(2.5);
+    assert_false(s.is_ap);
+    assert_ptr_equal(s.ap, &tir_ap_none);
+    tir_kernel_free(&k);
+}
+
+/* Records never move: pointers taken before the pool grew (many chunks,
+ * the set rehashed several times) still hold their values and are what
+ * interning the value again returns. */
+static void test_pointers_survive_growth(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    const tir_ap_t **p = malloc(N * sizeof *p);
+    assert_non_null(p);
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
+        assert_non_null(p[i] = tir_ap_intern(&k, &a));
+    }
+    assert_int_equal(k.aps.n, N);
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
+        assert_memory_equal(p[i], &a, sizeof a);
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
+    }
+    assert_int_equal(k.aps.n, N);
+    free(p);
+    tir_kernel_free(&k);
+}
+
+/* tir_op_copy_into: the op's operands become records of the destination
+ * kernel, so the op stays valid after the source kernel is freed. */
+static void test_copy_into_survives_source(void **state)
+{
+    (void)state;
+    tir_kernel_t src, dst;
+    tir_kernel_init(&src);
+    tir_kernel_init(&dst);
+    tir_ap_t d = ap_of(1, 0, 128), s0 = ap_of(2, 512, 128), sc = ap_of(3, 0, 128);
+    sc.ndim = 1, sc.count[1] = 0, sc.step[1] = 0;
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_SCALAR);
+    op.dst = tir_ap_intern(&src, &d);
+    op.src[0] = tir_ap_intern(&src, &s0);
+    op.s0.is_ap = true;
+    op.s0.ap = tir_ap_intern(&src, &sc);
+    const tir_ap_t *old_dst = op.dst;
+    assert_int_equal(tir_op_copy_into(&dst, &op), 0);
+    assert_ptr_not_equal(op.dst, old_dst);
+    assert_ptr_equal(op.dst, tir_ap_intern(&dst, &d));
+    assert_ptr_equal(op.bias, &tir_ap_none);   /* absent stays the shared none */
+    assert_int_equal(dst.aps.n, 3);
+    tir_kernel_free(&src);
+    assert_memory_equal(op.dst, &d, sizeof d);
+    assert_memory_equal(op.src[0], &s0, sizeof s0);
+    assert_memory_equal(op.s0.ap, &sc, sizeof sc);
+    assert_int_equal(tir_add_op(&dst, &op), 0);
+    tir_kernel_free(&dst);
+}
+
+/* The rare fields: the defaults are the one shared tir_rare_default (every
+ * fresh op points at it), equal blocks share a record, and an op copied
+ * into another kernel gets that kernel's record. */
+static void test_rare_fields(void **state)
+{
+    (void)state;
+    tir_op_t op;
+    tir_op_init(&op, TIR_DMA_TRANSPOSE);
+    assert_ptr_equal(op.rare, &tir_rare_default);
+    for (int i = 0; i < 32; i++)
+        assert_int_equal(op.rare->shuffle_mask[i], 255);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(op.rare->rgroup[i], -1), assert_int_equal(op.rare->perm_from[i], -1);
+    assert_int_equal(op.rare->n_transpose_axes, 0);
+    tir_kernel_t src, dst;
+    tir_kernel_init(&src);
+    tir_kernel_init(&dst);
+    tir_op_rare_t r = tir_rare_default;
+    assert_ptr_equal(tir_rare_intern(&src, &r), &tir_rare_default);
+    assert_int_equal(src.rares.n, 0);
+    r.n_transpose_axes = 2, r.transpose_axes[0] = 1;
+    op.rare = tir_rare_intern(&src, &r);
+    assert_non_null(op.rare);
+    assert_ptr_equal(tir_rare_intern(&src, &r), op.rare);
+    assert_int_equal(src.rares.n, 1);
+    assert_int_equal(tir_op_copy_into(&dst, &op), 0);
+    tir_kernel_free(&src);
+    assert_memory_equal(op.rare, &r, sizeof r);
+    assert_ptr_equal(tir_rare_intern(&dst, &r), op.rare);
+    tir_kernel_free(&dst);
+}
+
+/* A shallow copy of a kernel (the compile's work copy) detaches the pool:
+ * what it interns is its own and the original's pool is untouched. */
+static void test_detach(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    tir_ap_t a = ap_of(0, 0, 128), b = ap_of(0, 512, 128);
+    const tir_ap_t *pa = tir_ap_intern(&k, &a);
+    tir_kernel_t w = k;
+    tir_pools_detach(&w);
+    const tir_ap_t *pb = tir_ap_intern(&w, &b), *pa2 = tir_ap_intern(&w, &a);
+    assert_ptr_not_equal(pa2, pa);   /* w's own record */
+    assert_int_equal(k.aps.n, 1);
+    assert_int_equal(w.aps.n, 2);
+    tir_pools_free(&w);
+    assert_memory_equal(pa, &a, sizeof a);
+    assert_ptr_equal(tir_ap_intern(&k, &a), pa);
+    (void)pb;
+    tir_kernel_free(&k);
+}
+
+/* The front-end interns: 64 iterations of a loop that reuse one tile and
+ * step through an input share their records (the pool holds the distinct
+ * APs, not one per op). */
+static void test_loop_iterations_share(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[1, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 64], 'body': ["
+           " {'op': 'load', 'dst': 'w', 'src': 'a[i % 2:i % 2 + 1, :]'},"
+           " {'op': 'store', 'dst': 'out[0:1, :]', 'src': 'w'}]}",
+           &k);
+    assert_int_equal(k.nops, 128);
+    assert_int_equal(k.aps.n, 4);   /* w, a[0], a[1], out[0] */
+    for (int i = 4; i < 128; i++)   /* two iterations back: the same a row */
+        assert_ptr_equal(k.ops[i].src[0], k.ops[i - 4].src[0]);
+    assert_ptr_equal(k.ops[0].dst, k.ops[1].src[0]);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_intern_shares),
+        cmocka_unit_test(test_none_ap),
+        cmocka_unit_test(test_pointers_survive_growth),
+        cmocka_unit_test(test_copy_into_survives_source),
+        cmocka_unit_test(test_rare_fields),
+        cmocka_unit_test(test_detach),
+        cmocka_unit_test(test_loop_iterations_share),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
