@@ -83,6 +83,7 @@ bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
 struct fj_cop {
     char name[TIR_NAME_LEN];
     enc_slice_prog_t *prog;
+    enc_ap_memo_t apm;   /* the access patterns it gave last (enc_ap_memo) */
 };
 
 static const char cop_tag = 0;   /* the memo question "compiled operand" */
@@ -589,7 +590,7 @@ static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path
 {
     char name[TIR_NAME_LEN], msg[400], plain[1024];
     const char *nm = name;
-    const struct fj_cop *c = key ? fj_memo_get(j, key, &cop_tag) : NULL;
+    struct fj_cop *c = key ? (struct fj_cop *)fj_memo_get(j, key, &cop_tag) : NULL;
     bool dep;
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
         *vnd = 0;
@@ -608,7 +609,7 @@ static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path
     *tensor = t;
     if (out) {
         *out = *vnd ? enc_ap_view(&j->b, t, *vnd, vshape, *ns, sl, fname)
-                    : enc_ap(&j->b, t, *ns, sl, fname);
+                    : enc_ap_memo(&j->b, c ? &c->apm : NULL, t, *ns, sl, fname);
         if (j->b.failed)
             return -1;
     }
