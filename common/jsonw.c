@@ -201,19 +201,71 @@ static bool word_needs_escape(uint64_t w)
 /* Escape s[0..n) into out (room for 6 bytes per input byte and 8 more): '"' and '\\'
  * get a backslash, other bytes below 0x20 become \u00xx, or with `cjson`
  * the short forms \b \f \n \r \t first (cJSON's print_string_ptr). */
+/* s[0..n), n <= 16, copied to out when no byte needs escaping: two
+ * overlapping loads of the string's own bytes, no padding copy (names,
+ * paths, op kinds); false (nothing written) otherwise. */
+static bool short_plain(char *out, const char *s, size_t n)
+{
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        if (word_needs_escape(a) || word_needs_escape(b))
+            return false;
+        memcpy(out, &a, 8);
+        memcpy(out + n - 8, &b, 8);
+        return true;
+    }
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        if (word_needs_escape((uint64_t)a | (uint64_t)b << 32))
+            return false;
+        memcpy(out, &a, 4);
+        memcpy(out + n - 4, &b, 4);
+        return true;
+    }
+    if (n == 0)
+        return true;
+    unsigned char c0 = (unsigned char)s[0], c1 = (unsigned char)s[n / 2],
+                  c2 = (unsigned char)s[n - 1];
+    if (word_needs_escape(0x6161616161000000ull | (uint64_t)c2 << 16 | (uint64_t)c1 << 8 | c0))
+        return false;
+    out[0] = (char)c0;
+    out[n / 2] = (char)c1;
+    out[n - 1] = (char)c2;
+    return true;
+}
+
 static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
 {
     static const char hex[] = "0123456789abcdef";
+    if (n <= 16 && short_plain(out, s, n))
+        return n;
     char *o = out;
     size_t i = 0;
+    bool chunk = false;   /* the last step copied 8 plain bytes as they are */
     while (i < n) {
         uint64_t w;
         if (i + 8 <= n && (memcpy(&w, s + i, 8), !word_needs_escape(w))) {
             memcpy(o, &w, 8);
             o += 8;
             i += 8;
+            chunk = true;
             continue;
         }
+        if (i + 8 > n && chunk) {
+            /* the last 1..7 bytes: the 8 ending the string, whose first
+             * bytes went out unchanged just before */
+            memcpy(&w, s + n - 8, 8);
+            if (!word_needs_escape(w)) {
+                memcpy(o + (n - i) - 8, &w, 8);
+                o += n - i;
+                break;
+            }
+        }
+        chunk = false;
         if (i + 8 > n) {
             /* the last 1..7 bytes, padded with a plain byte: one test when
              * none needs escaping (short strings: keys, names) */

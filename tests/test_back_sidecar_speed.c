@@ -234,7 +234,8 @@ static char *jw_text(jw_t *w)
     return s;
 }
 
-/* Every length up to past two words, each escapable kind at every
+/* Every length up to past five words (the short path, whole words and the
+ * overlapping last word), each escapable kind at every
  * position, as keys and as values: jw's bytes == cJSON's. */
 static void test_jsonw_short_strings_match_cjson(void **state)
 {
@@ -250,24 +251,24 @@ static void test_jsonw_short_strings_match_cjson(void **state)
         cJSON *arr = cJSON_AddArrayToObject(root, "v");
         jw_key(&w, "v"), jw_arr_begin(&w);
         int id = 0;
-        for (size_t n = 0; n <= 20; n++)
+        for (size_t n = 0; n <= 40; n++)
             for (size_t b = 0; b < sizeof bads; b++)
                 for (size_t at = 0; at <= n; at++) {
-                    char s[32];
+                    char s[48];
                     short_string(s, n, at, bads[b]);
                     cJSON_AddItemToArray(arr, cJSON_CreateString(s));
                     jw_str(&w, s);
                     /* keys must be unique for cJSON's object: a prefix */
-                    char key[48];
+                    char key[64];
                     snprintf(key, sizeof key, "%d%s", id++, s);
                     cJSON_AddNumberToObject(root, key, 1);
                 }
         jw_arr_end(&w);
         id = 0;
-        for (size_t n = 0; n <= 20; n++)
+        for (size_t n = 0; n <= 40; n++)
             for (size_t b = 0; b < sizeof bads; b++)
                 for (size_t at = 0; at <= n; at++) {
-                    char s[32], key[48];
+                    char s[48], key[64];
                     short_string(s, n, at, bads[b]);
                     snprintf(key, sizeof key, "%d%s", id++, s);
                     jw_key(&w, key), jw_int(&w, 1);
