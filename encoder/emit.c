@@ -50,6 +50,8 @@ struct gen_cache_entry {
     bool has_pred;
     uint8_t nb;
     uint32_t validated;      /* engines whose wire validation passed (mode 2) */
+    int8_t last_engine;      /* the engine of its last use (-1: none) */
+    unsigned last_use;       /* that engine's instruction count then */
     uint64_t hash;
     isa_inst_t key;          /* op and body bytes compared; sync: the header
                                 the bundles carry */
@@ -89,6 +91,39 @@ static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const bir_i
     return c->used && c->hash == h && c->has_pred == in->has_pred && c->key.op == in->isa.op &&
            memcmp(&c->key.f, &in->isa.f, body) == 0 &&
            memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0;
+}
+
+/* The entry in's engine used `period` instructions ago when it holds in's
+ * body (NULL: no such entry; compared by content, so an entry since
+ * replaced by another body is no match; a match is the entry the hash
+ * would pick). */
+static struct gen_cache_entry *recent_find(gen_t *g, const bir_inst_t *in, size_t body)
+{
+    if (!g->cache || in->engine < 0 || in->engine >= ISA_ENG_COUNT)
+        return NULL;
+    unsigned p = g->period[in->engine], n = g->nrecent[in->engine];
+    if (!p || p > n)
+        return NULL;
+    struct gen_cache_entry *c = g->recent[in->engine][(n - p) % GEN_RECENT];
+    return c && cache_match(c, c->hash, in, body) ? c : NULL;
+}
+
+/* c serves in's engine's next instruction; after a wrong guess the period
+ * becomes the distance to c's last use on this engine. */
+static void recent_note(gen_t *g, const bir_inst_t *in, struct gen_cache_entry *c, bool guessed)
+{
+    if (!c || in->engine < 0 || in->engine >= ISA_ENG_COUNT)
+        return;
+    int e = in->engine;
+    unsigned n = g->nrecent[e];
+    if (!guessed) {
+        unsigned d = c->last_engine == e ? n - c->last_use : 0;
+        g->period[e] = d <= GEN_RECENT ? d : 0;
+    }
+    c->last_engine = (int8_t)e;
+    c->last_use = n;
+    g->recent[e][n % GEN_RECENT] = c;
+    g->nrecent[e] = n + 1;
 }
 
 static void set_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
@@ -385,14 +420,19 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         return encode(in, out, nb, idx, err);
     }
     size_t body = body_size(&in->isa);
-    uint64_t h = cache_hash(in, body);
-    struct gen_cache_entry *e = cache_slot(g, h);
-    if (e && cache_match(e, h, in, body)) {
+    struct gen_cache_entry *e = recent_find(g, in, body);
+    uint64_t h = e ? e->hash : cache_hash(in, body);
+    bool recent = e != NULL;
+    if (!e)
+        e = cache_slot(g, h);
+    if (e && (recent || cache_match(e, h, in, body))) {
         memcpy(out, e->bundles, sizeof e->bundles);
         if (patch_header(&in->isa, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
             g->cache_hits++;
+            g->cache_recent_hits += recent;
+            recent_note(g, in, e, recent);
             return 0;
         }
     }
@@ -408,8 +448,10 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         e->pred = *key_pred(in);
         e->nb = (uint8_t)*nb;
         e->validated = 0;
+        e->last_engine = -1;   /* a new body */
         memcpy(e->bundles, out, sizeof e->bundles);
         *c = e;
+        recent_note(g, in, e, false);
     }
     return 0;
 }
