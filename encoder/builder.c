@@ -225,6 +225,17 @@ int enc_find_tensor(const enc_builder_t *b, const char *name)
     return e >= 0 ? b->names[e].head : -1;   /* the head is always live */
 }
 
+int enc_find_tensor_at(const enc_builder_t *b, const char *name, int *slot)
+{
+    if (*slot > 0 && *slot <= b->nnames)
+        return b->names[*slot - 1].head;
+    int e = name_lookup(b, name);
+    if (e < 0)
+        return -1;
+    *slot = e + 1;
+    return b->names[e].head;
+}
+
 static int grow_tensor_info(enc_builder_t *b, int n)
 {
     if (n < b->cap_tensor_info)

@@ -116,6 +116,11 @@ void enc_scope_begin(enc_builder_t *b);
 void enc_scope_end(enc_builder_t *b);
 /* Tensor by name (innermost live declaration), -1 if none. */
 int enc_find_tensor(const enc_builder_t *b, const char *name);
+/* The same, with *slot a caller's cache of the name's entry (0: not yet
+ * known): a name's entry in the builder's table never moves or goes, so
+ * once found only its innermost declaration is read.  One slot per name
+ * and builder. */
+int enc_find_tensor_at(const enc_builder_t *b, const char *name, int *slot);
 
 /* ---- access patterns ---- */
 typedef enum { ENC_SL_ALL, ENC_SL_RANGE, ENC_SL_INDEX } enc_slice_kind_t;

@@ -84,6 +84,7 @@ struct fj_cop {
     char name[TIR_NAME_LEN];
     enc_slice_prog_t *prog;
     enc_ap_memo_t apm;   /* the access patterns it gave last (enc_ap_memo) */
+    int entry;           /* name's entry in the builder (enc_find_tensor_at) */
 };
 
 static const char cop_tag = 0;   /* the memo question "compiled operand" */
@@ -514,9 +515,10 @@ int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
 
 /* ---- operands ---- */
 
-int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
+/* fj_lookup with a cached name entry (enc_find_tensor_at; slot NULL: none) */
+static int lookup_at(jx_t *j, const char *name, const char *path, const char *fname, int *slot)
 {
-    int t = enc_find_tensor(&j->b, name);
+    int t = slot ? enc_find_tensor_at(&j->b, name, slot) : enc_find_tensor(&j->b, name);
     if (t < 0) {
         /* a tile that existed but went out of scope gets a precise message */
         for (int i = j->b.k->ntensors - 1; i >= 0; i--) {
@@ -529,6 +531,11 @@ int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
         return fj_jfail(j, path, fname, "unknown tensor or tile '%s'", name);
     }
     return t;
+}
+
+int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
+{
+    return lookup_at(j, name, path, fname, NULL);
 }
 
 /* NKI tensor.reshape in an operand: "name.reshape(d0, d1, ...)" (or a
@@ -603,7 +610,7 @@ static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path
                       : parse_keep(j, key, plain, name, sizeof name, sl, ns, msg, sizeof msg))
             return fj_jfail(j, path, fname, "%s", msg);
     }
-    int t = fj_lookup(j, nm, path, fname);
+    int t = lookup_at(j, nm, path, fname, c && nm == c->name ? &c->entry : NULL);
     if (t < 0)
         return -1;
     *tensor = t;
@@ -757,11 +764,11 @@ int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fn
 int fj_get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                    bool required, bool allow_indirect, fj_operand_t *out)
 {
-    out->ap = enc_ap_none();
-    out->index = enc_ap_none();
-    out->bound = 0;
     const cJSON *it = fj_field(obj, fname);
-    if (!it) {
+    if (!it) {   /* (fj_operand_item sets out otherwise) */
+        out->ap = enc_ap_none();
+        out->index = enc_ap_none();
+        out->bound = 0;
         if (required)
             return fj_jfail(j, path, fname, "missing");
         return 0;

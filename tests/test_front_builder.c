@@ -680,6 +680,44 @@ static void test_ap_memo(void **state)
     tir_kernel_free(&k);
 }
 
+/* enc_find_tensor_at with a kept slot answers as enc_find_tensor through
+ * declarations, shadowing in nested scopes, scope ends (out of scope: -1)
+ * and a name looked up before it is declared (the slot stays unknown). */
+static void test_find_tensor_at(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    const char *names[] = {"x", "t", "y", "a"};
+    int slot[4] = {0, 0, 0, 0};
+    int checks = 0;
+    for (int it = 0; it < 6; it++) {
+        for (int n = 0; n < 4; n++) {
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+            checks++;
+        }
+        enc_scope_begin(b);
+        if (it > 0)
+            enc_tile(b, "x", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 4});
+        enc_tile(b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 4});   /* shadows f->t */
+        for (int n = 0; n < 4; n++)
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+        enc_scope_begin(b);
+        enc_tile(b, "x", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 4});
+        for (int n = 0; n < 4; n++)
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+        enc_scope_end(b);
+        for (int n = 0; n < 4; n++)
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+        enc_scope_end(b);
+    }
+    assert_false(b->failed);
+    assert_int_equal(enc_find_tensor_at(b, "x", &slot[0]), -1);   /* out of scope */
+    assert_true(slot[0] > 0);
+    assert_int_equal(slot[2], 0);                                 /* never declared */
+    assert_int_equal(enc_find_tensor_at(b, "t", &slot[1]), f->t);
+    assert_int_equal(checks, 24);
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -694,6 +732,7 @@ int main(void)
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
         cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), cmocka_unit_test(test_ap_memo),
+        FX(test_find_tensor_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
