@@ -238,6 +238,31 @@ static bool short_plain(char *out, const char *s, size_t n)
     return true;
 }
 
+/* memcpy of a short plain key: up to 16 bytes with two overlapping moves
+ * instead of a call */
+static inline void copy_short(char *o, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(o, &a, 8);
+        memcpy(o + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(o, &a, 4);
+        memcpy(o + n - 4, &b, 4);
+    } else if (n > 0 && n < 4) {
+        o[0] = s[0];
+        o[n / 2] = s[n / 2];
+        o[n - 1] = s[n - 1];
+    } else if (n) {
+        memcpy(o, s, n);
+    }
+}
+
 static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
 {
     static const char hex[] = "0123456789abcdef";
@@ -488,7 +513,7 @@ static inline char *key_into(const jw_t *w, char *o, const char *key, size_t n, 
     }
     *o++ = '"';
     if (plain) {
-        memcpy(o, key, n);
+        copy_short(o, key, n);
         o += n;
     } else {
         o += escape_into(o, key, n, true);
