@@ -400,9 +400,12 @@ void jw_free(jw_t *w)
 
 static void tabs(jw_t *w, int n)
 {
-    if (w->compact || n <= 0 || !jb_reserve(&w->b, (size_t)n))
+    if (w->compact || n <= 0 || !jb_reserve(&w->b, (size_t)n + 8))
         return;
-    memset(w->b.buf + w->b.len, '\t', (size_t)n);
+    if (n <= 8)   /* one store (8 bytes reserved past them) */
+        memcpy(w->b.buf + w->b.len, "\t\t\t\t\t\t\t\t", 8);
+    else
+        memset(w->b.buf + w->b.len, '\t', (size_t)n);
     w->b.len += (size_t)n;
 }
 

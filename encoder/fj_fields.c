@@ -205,12 +205,25 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
 /* cJSON_GetObjectItemCaseSensitive (the first key equal to name; a child
  * without a key ends the search), comparing the first characters before
  * calling strcmp: this is the front-end's most frequent call. */
+/* strcmp(k, name) == 0, the first two bytes tested inline (field names
+ * of one object often share their first letter: op, op0, operand0) */
+static bool key_is(const char *k, const char *name)
+{
+    if (k[0] != name[0])
+        return false;
+    if (!name[0])
+        return true;
+    if (k[1] != name[1])
+        return false;
+    return !name[1] || !strcmp(k + 2, name + 2);
+}
+
 const cJSON *fj_field(const cJSON *obj, const char *name)
 {
     if (!obj || !name)
         return NULL;
     for (const cJSON *c = obj->child; c && c->string; c = c->next)
-        if (c->string[0] == name[0] && !strcmp(c->string, name))
+        if (key_is(c->string, name))
             return c;
     return NULL;
 }

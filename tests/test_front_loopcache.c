@@ -6,6 +6,7 @@
 #include "front_json_util.h"
 
 #include "expr.h"
+#include "fj.h"
 
 /* ---- compiled expressions against the parser ---- */
 
@@ -368,6 +369,29 @@ static void test_dma_opts_per_iteration(void **state)
     tir_kernel_free(&k);
 }
 
+/* fj_field finds a key among keys that share its first one or two bytes,
+ * and the empty or one-letter keys; the first of duplicate keys wins. */
+static void test_field_lookup(void **state)
+{
+    (void)state;
+    cJSON *o = cJSON_Parse("{\"op\": 1, \"op0\": 2, \"operand0\": 3, \"o\": 4, \"\": 5, "
+                           "\"operator\": 6, \"op\": 7, \"dst\": 8, \"d\": 9}");
+    assert_non_null(o);
+    const char *keys[] = {"op", "op0", "operand0", "o", "", "operator", "dst", "d"};
+    const int want[] = {1, 2, 3, 4, 5, 6, 8, 9};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *it = fj_field(o, keys[i]);
+        assert_non_null(it);
+        assert_int_equal(it->valueint, want[i]);
+    }
+    const char *absent[] = {"ops", "op1", "operand", "opera", "ds", "dstx", "x", "p"};
+    for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++)
+        assert_null(fj_field(o, absent[i]));
+    assert_null(fj_field(o, NULL));
+    assert_null(fj_field(NULL, "op"));
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_op_consts_per_iteration),
         cmocka_unit_test(test_tile_decl_per_iteration),
         cmocka_unit_test(test_dma_opts_per_iteration),
+        cmocka_unit_test(test_field_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
