@@ -268,6 +268,18 @@ static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
     static const char hex[] = "0123456789abcdef";
     if (n <= 16 && short_plain(out, s, n))
         return n;
+    if (n > 16 && n <= 24) {   /* three words, the last ending the string (op names with a number) */
+        uint64_t a, b, c;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + 8, 8);
+        memcpy(&c, s + n - 8, 8);
+        if (!word_needs_escape(a) && !word_needs_escape(b) && !word_needs_escape(c)) {
+            memcpy(out, &a, 8);
+            memcpy(out + 8, &b, 8);
+            memcpy(out + n - 8, &c, 8);
+            return n;
+        }
+    }
     char *o = out;
     size_t i = 0;
     bool chunk = false;   /* the last step copied 8 plain bytes as they are */
