@@ -624,39 +624,42 @@ static bool same_slice(const enc_slice_t *x, const enc_slice_t *y)
 static bool memo_hit(const enc_ap_memo_entry_t *e, const tir_tensor_t *t, int nslices,
                      const enc_slice_t *s)
 {
-    if (!e->valid || e->tile != is_tile(t->kind) || e->nd != t->ndim || e->ns != nslices ||
-        memcmp(e->shape, t->shape, (size_t)t->ndim * sizeof *t->shape) != 0)
+    if (!e->valid || e->tile != is_tile(t->kind) || e->nd != t->ndim || e->ns != nslices)
         return false;
+    for (int d = 0; d < t->ndim; d++)   /* (a loop: at most 6 dims, cheaper than a memcmp call) */
+        if (e->shape[d] != t->shape[d])
+            return false;
     for (int i = 0; i < nslices; i++)
         if (!same_slice(&e->sl[i], &s[i]))
             return false;
     return true;
 }
 
-tir_ap_t enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
-                     const enc_slice_t *s, const char *field)
+void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                 const enc_slice_t *s, const char *field, tir_ap_t *out)
 {
     if (!m || b->failed || tensor < 0 || tensor >= b->k->ntensors || nslices < 0 ||
-        nslices > TIR_MAX_DIMS || (nslices > 0 && !s))
-        return enc_ap(b, tensor, nslices, s, field);
+        nslices > TIR_MAX_DIMS || (nslices > 0 && !s)) {
+        *out = enc_ap(b, tensor, nslices, s, field);
+        return;
+    }
     const tir_tensor_t *t = &b->k->tensors[tensor];
     for (int i = 0; i < 2; i++)
         if (memo_hit(&m->e[i], t, nslices, s)) {
-            tir_ap_t a = m->e[i].ap;
-            a.tensor = tensor;
-            return a;
+            *out = m->e[i].ap;
+            out->tensor = tensor;
+            return;
         }
-    tir_ap_t a = enc_ap(b, tensor, nslices, s, field);
+    *out = enc_ap(b, tensor, nslices, s, field);
     if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
-        return a;
+        return;
     enc_ap_memo_entry_t *e = &m->e[m->next];
     m->next ^= 1u;
     *e = (enc_ap_memo_entry_t){.valid = true, .tile = is_tile(t->kind), .nd = t->ndim,
-                               .ns = nslices, .ap = a};
+                               .ns = nslices, .ap = *out};
     memcpy(e->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
     if (nslices)
         memcpy(e->sl, s, (size_t)nslices * sizeof *s);
-    return a;
 }
 
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,

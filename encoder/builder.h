@@ -139,10 +139,10 @@ typedef struct {
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field);
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor);
-/* enc_ap through a caller-owned memo of its last two results (one per
- * operand text of a loop body): the access pattern depends only on the
- * tensor's shape, whether it is a tile, and the slices, so a body tile
- * declared anew each iteration, or a slice alternating between two
+/* *out = enc_ap(...), through a caller-owned memo of its last two results
+ * (one per operand text of a loop body): the access pattern depends only
+ * on the tensor's shape, whether it is a tile, and the slices, so a body
+ * tile declared anew each iteration, or a slice alternating between two
  * values, reuses it.  Same result and messages as enc_ap; m may be NULL. */
 typedef struct {
     bool valid, tile;
@@ -155,8 +155,8 @@ typedef struct {
     enc_ap_memo_entry_t e[2];
     unsigned next;   /* the entry a miss replaces */
 } enc_ap_memo_t;
-tir_ap_t enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
-                     const enc_slice_t *s, const char *field);
+void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                 const enc_slice_t *s, const char *field, tir_ap_t *out);
 /* enc_ap over an HBM tensor viewed with another C-order shape (NKI
  * tensor.reshape): same element count; a tile is an error. */
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,

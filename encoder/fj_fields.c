@@ -628,8 +628,10 @@ static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path
         return -1;
     *tensor = t;
     if (out) {
-        *out = *vnd ? enc_ap_view(&j->b, t, *vnd, vshape, *ns, sl, fname)
-                    : enc_ap_memo(&j->b, c ? &c->apm : NULL, t, *ns, sl, fname);
+        if (*vnd)
+            *out = enc_ap_view(&j->b, t, *vnd, vshape, *ns, sl, fname);
+        else
+            enc_ap_memo(&j->b, c ? &c->apm : NULL, t, *ns, sl, fname, out);
         if (j->b.failed)
             return -1;
     }
@@ -826,11 +828,8 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
         int t = -1, ns = 0, vnd;
         enc_slice_t sl[ENC_MAX_SLICES];
         int64_t vshape[TIR_MAX_DIMS];
-        tir_ap_t ap;
-        if (view_ap(j, it, it->valuestring, path, fname, &ap, &t, sl, &ns, &vnd, vshape))
-            return -1;
-        *out = ap;
-        return 0;
+        /* written in place: after an error (-1, the run fails) *out is not used */
+        return view_ap(j, it, it->valuestring, path, fname, out, &t, sl, &ns, &vnd, vshape) ? -1 : 0;
     }
     fj_operand_t o;
     if (fj_get_operand(j, obj, path, fname, required, false, &o))

@@ -643,7 +643,8 @@ static void test_ap_memo(void **state)
                 sl[d] = rand_slice(&seed, tt->shape[d]);
             unsigned next = m.next;
             bool was = m.e[0].valid || m.e[1].valid;
-            tir_ap_t x = enc_ap_memo(&b1, &m, t, ns, sl, "src");
+            tir_ap_t x;
+            enc_ap_memo(&b1, &m, t, ns, sl, "src", &x);
             tir_ap_t y = enc_ap(&b2, t, ns, sl, "src");
             assert_int_equal(b1.failed, b2.failed);
             assert_memory_equal(&x, &y, sizeof x);
@@ -669,9 +670,11 @@ static void test_ap_memo(void **state)
     int c = enc_tile(&b, "c", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 8});
     enc_ap_memo_t m;
     memset(&m, 0, sizeof m);
-    tir_ap_t x = enc_ap_memo(&b, &m, a, 0, NULL, "dst"), y = enc_ap_memo(&b, NULL, c, 0, NULL, "dst");
+    tir_ap_t x, y, z;
+    enc_ap_memo(&b, &m, a, 0, NULL, "dst", &x);
+    enc_ap_memo(&b, NULL, c, 0, NULL, "dst", &y);
     assert_int_equal(m.next, 1);
-    tir_ap_t z = enc_ap_memo(&b, &m, c, 0, NULL, "dst");   /* a hit: another tile, same shape */
+    enc_ap_memo(&b, &m, c, 0, NULL, "dst", &z);   /* a hit: another tile, same shape */
     assert_int_equal(m.next, 1);
     assert_memory_equal(&y, &z, sizeof y);
     assert_int_equal(x.tensor, a);
