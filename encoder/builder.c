@@ -266,7 +266,8 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     if (!valid_name(name))
         return tfail(b, "%s name '%s' is not a valid identifier (letters, digits, _; "
                         "at most %d characters)", what, name ? name : "(null)", TIR_NAME_LEN - 9);
-    if (!strcmp(name, "pid") || !strcmp(name, "num_programs"))
+    if ((name[0] == 'p' && !strcmp(name, "pid")) ||
+        (name[0] == 'n' && !strcmp(name, "num_programs")))
         return tfail(b, "%s name '%s' is reserved", what, name);
     if (!isa_dtype_valid(dtype))
         return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
