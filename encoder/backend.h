@@ -101,9 +101,7 @@ typedef struct {
     int ndbg[ISA_ENG_COUNT], capdbg[ISA_ENG_COUNT];
     /* census */
     unsigned histogram[256];
-    /* COLLECT: per-instruction opcode sets (256-bit bitsets) */
-    uint32_t (*collect)[8];
-    int ncollect;
+    /* COLLECT: per engine, the opcodes of its instructions (256-bit sets) */
     uint32_t engine_opcodes[ISA_ENG_COUNT][8];
     /* COLLECT, LowerDVE's aggregation: the same union with sync instructions
      * (Nop, Halt, CoreBarrier) skipped -- the DVE table (DVE.json) */

@@ -212,8 +212,6 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
     g->m = m;
     g->dir = dir;
     g->dump_per_inst = dump_per_inst;
-    const bir_block_t *b = &m->funcs[0].blocks[0];
-    g->ncollect = b->ninsts;
     if (m->nloops > 0) {
         /* [0, nloops): back-branch targets; [nloops, 2 nloops): exit labels */
         g->loop_pc = calloc((size_t)m->nloops * 2, sizeof *g->loop_pc);
@@ -221,12 +219,11 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
             return tpb_errf(err, "out of memory in the generator");
         g->nloop_pc = m->nloops * 2;
     }
-    if (mode == ENC_COLLECT_OPCODES)
-        g->collect = calloc((size_t)(b->ninsts > 0 ? b->ninsts : 1), sizeof *g->collect);
-    else
+    if (mode != ENC_COLLECT_OPCODES) {
         g->cache = calloc(GEN_CACHE_SLOTS, sizeof *g->cache);
-    if (mode == ENC_COLLECT_OPCODES ? !g->collect : !g->cache)
-        return tpb_errf(err, "out of memory in the generator");
+        if (!g->cache)
+            return tpb_errf(err, "out of memory in the generator");
+    }
     return 0;
 }
 
@@ -242,12 +239,10 @@ void gen_free(gen_t *g)
         free(g->dbg[e]);
         g->dbg[e] = NULL;
     }
-    free(g->collect);
     free(g->loop_pc);
     g->loop_pc = NULL;
     free(g->checks);
     free(g->cache);
-    g->collect = NULL;
     g->checks = NULL;
     g->cache = NULL;
 }
@@ -324,6 +319,21 @@ static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[IS
 }
 
 static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31); }
+
+/* Add an instruction's opcodes to its engine's sets: the whole census,
+ * and LowerDVE's view that skips sync instructions (the DVE table). */
+static void collect_opcodes(gen_t *g, const bir_inst_t *in, const uint8_t *ops, unsigned n)
+{
+    int e = in->engine;
+    if (e < 0 || e >= ISA_ENG_COUNT)
+        return;
+    bool sync = gen_is_sync_inst(in);
+    for (unsigned i = 0; i < n; i++) {
+        bitset_add(g->engine_opcodes[e], ops[i]);
+        if (!sync)
+            bitset_add(g->table_opcodes[e], ops[i]);
+    }
+}
 
 
 /* Encode one BIR instruction: [PredExt] [ApExt] main. */
@@ -609,11 +619,14 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     }
     case ENC_COLLECT_OPCODES: {
         unsigned n = 1;
+        uint8_t ops[3];   /* the instruction's opcodes: its prefixes' and its own */
+        unsigned nops = 0;
         if (in->has_pred)
-            bitset_add(g->collect[idx], isa_ops[ISA_OP_PRED_EXT].l2), n += 1u + in->npred_more;
+            ops[nops++] = isa_ops[ISA_OP_PRED_EXT].l2, n += 1u + in->npred_more;
         if (needs_apext(g, in))
-            bitset_add(g->collect[idx], isa_ops[ISA_OP_AP_EXT].l2), n++;
-        bitset_add(g->collect[idx], l2);
+            ops[nops++] = isa_ops[ISA_OP_AP_EXT].l2, n++;
+        ops[nops++] = l2;
+        collect_opcodes(g, in, ops, nops);
         branch_hint(g, in, n);
         return 0;
     }
@@ -725,22 +738,8 @@ int gen_run(gen_t *g, tpb_err_t *err)
     for (int i = 0; i < b->ninsts; i++)
         if (visit(g, i, err))
             return -1;
-    if (g->mode == ENC_COLLECT_OPCODES) {
-        /* aggregate per-instruction sets per engine: the whole census, and
-         * LowerDVE's view that skips sync instructions (the DVE table) */
-        for (int i = 0; i < b->ninsts; i++) {
-            int e = b->insts[i].engine;
-            if (e < 0 || e >= ISA_ENG_COUNT)
-                continue;
-            bool sync = gen_is_sync_inst(&b->insts[i]);
-            for (int w = 0; w < 8; w++) {
-                g->engine_opcodes[e][w] |= g->collect[i][w];
-                if (!sync)
-                    g->table_opcodes[e][w] |= g->collect[i][w];
-            }
-        }
-        return 0;
-    }
+    if (g->mode == ENC_COLLECT_OPCODES)
+        return 0;   /* visit added each instruction's opcodes to its engine's sets */
     if (flush_checks(g, err))
         return -1;
     return g->mode == ENC_RUN_ISA_CHECKS ? gen_check_asm_mappings(g, err) : 0;
