@@ -386,8 +386,15 @@ static int add_debug(gen_t *g, int e, int pc, int inst, tpb_err_t *err)
     return 0;
 }
 
+/* Queue the L2 legality check of an instruction; one that passes (the
+ * opcode is legal on the engine) is known at once and needs no entry: only
+ * failing ones wait for flush_checks, which reports the first after the
+ * walk, as when every check waited. */
 static int enqueue_check(gen_t *g, int inst, int engine, uint8_t l2, tpb_err_t *err)
 {
+    const isa_opinfo_t *oi = isa_op_by_l2(l2);
+    if (oi && (oi->engines & (1u << engine)))
+        return 0;
     if (g->nchecks == g->capchecks) {
         int nc = g->capchecks ? g->capchecks * 2 : 256;
         struct gen_check *p = realloc(g->checks, (size_t)nc * sizeof *p);

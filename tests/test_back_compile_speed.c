@@ -847,6 +847,46 @@ static void test_encode_cache_ignores_bytes_past_the_format(void **state)
 
 /* A header value the encoder rejects fails on a cache hit exactly as it
  * does without the cache (same message), in modes 1 and 2. */
+/* The L2 legality check: instructions whose opcode is illegal on their
+ * engine (two TensorScalars moved to PE) fail the walk after it ends, the
+ * first of them named, with legal ones before, between and after. */
+static void test_illegal_engine_first_reported(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_repetitive(&k);
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    bir_block_t *b = bu_block(&r);
+    int ts[8], n = 0;
+    for (int i = 0; i < b->ninsts && n < 8; i++)
+        if (b->insts[i].isa.op == ISA_OP_TENSOR_SCALAR)
+            ts[n++] = i;
+    assert_true(n >= 5);
+    const isa_opinfo_t *oi = isa_op_by_l2(isa_ops[ISA_OP_TENSOR_SCALAR].l2);
+    assert_non_null(oi);
+    assert_false(oi->engines & (1u << ISA_ENG_PE));
+    b->insts[ts[1]].engine = ISA_ENG_PE;
+    b->insts[ts[3]].engine = ISA_ENG_PE;
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "illegal");
+    tpb_err_t err;
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    gen_t g;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &r.m, dir, false, &err), 0);
+    assert_int_not_equal(gen_run(&g, &err), 0);
+    assert_int_equal(g.nchecks, 2);   /* only the failing checks waited */
+    char want[64];
+    snprintf(want, sizeof want, "instruction %d '", ts[1]);
+    if (!strstr(err.msg, want) || !strstr(err.msg, "is not legal on PE"))
+        fail_msg("unexpected message: %s", err.msg);
+    gen_finish(&g, false, &err);
+    gen_free(&g);
+    art_rmtree(dir);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 static void test_encode_cache_bad_header_same_error(void **state)
 {
     (void)state;
@@ -943,6 +983,7 @@ int main(void)
         cmocka_unit_test(test_long_streams_match_isa_encode),
         cmocka_unit_test(test_encode_cache_ignores_bytes_past_the_format),
         cmocka_unit_test(test_encode_cache_bad_header_same_error),
+        cmocka_unit_test(test_illegal_engine_first_reported),
         cmocka_unit_test(test_compile_leaves_kernel_untouched),
         cmocka_unit_test(test_sync_index_matches_scan),
         cmocka_unit_test(test_sync_index_chains_match_scan),
