@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "smallfmt.h"
+
 /* 256 KiB: large enough that write() calls are few, small enough to stay in
  * the L2 cache while the kernel copies it out. */
 #define JB_DEFAULT_CAP (256u * 1024u)
@@ -111,47 +113,13 @@ void jb_put_slow(jb_t *b, const char *s, size_t n)
     b->len += n;
 }
 
-static const char jb_digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Decimal digits of v, right-aligned ending at end; returns the first. */
-static char *u64_digits(uint64_t v, char *end)
-{
-    char *p = end;
-    while (v >= 100) {
-        unsigned k = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--p = jb_digit_pairs[k + 1];
-        *--p = jb_digit_pairs[k];
-    }
-    if (v >= 10) {
-        unsigned k = (unsigned)v * 2;
-        *--p = jb_digit_pairs[k + 1];
-        *--p = jb_digit_pairs[k];
-    } else {
-        *--p = (char)('0' + v);
-    }
-    return p;
-}
-
-/* The number of decimal digits of v. */
-static size_t u64_ndigits(uint64_t v)
-{
-    size_t n = 1;
-    for (; v >= 10000; v /= 10000)
-        n += 4;
-    return n + (v >= 10) + (v >= 100) + (v >= 1000);
-}
-
 void jb_u64(jb_t *b, uint64_t v)
 {
     if (!jb_reserve(b, 20))
         return;
     /* the digits go straight to their place */
-    size_t n = u64_ndigits(v);
-    u64_digits(v, b->buf + b->len + n);
+    size_t n = tpb_u64_ndigits(v);
+    tpb_u64_digits(v, b->buf + b->len + n);
     b->len += n;
 }
 
@@ -236,31 +204,6 @@ static bool short_plain(char *out, const char *s, size_t n)
     out[n / 2] = (char)c1;
     out[n - 1] = (char)c2;
     return true;
-}
-
-/* memcpy of a short plain key: up to 16 bytes with two overlapping moves
- * instead of a call */
-static inline void copy_short(char *o, const char *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(o, &a, 8);
-        memcpy(o + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(o, &a, 4);
-        memcpy(o + n - 4, &b, 4);
-    } else if (n > 0 && n < 4) {
-        o[0] = s[0];
-        o[n / 2] = s[n / 2];
-        o[n - 1] = s[n - 1];
-    } else if (n) {
-        memcpy(o, s, n);
-    }
 }
 
 static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
@@ -528,7 +471,7 @@ static inline char *key_into(const jw_t *w, char *o, const char *key, size_t n, 
     }
     *o++ = '"';
     if (plain) {
-        copy_short(o, key, n);
+        tpb_copy_short(o, key, n);
         o += n;
     } else {
         o += escape_into(o, key, n, true);

@@ -264,31 +264,49 @@ static void test_jsonw_member_str_matches_key_then_str(void **state)
 
 /* ------------------------------------------------------------- strutil */
 
+/* Every string length 0..40 (the short copies of smallfmt.h: 0-3, 4-7,
+ * 8-16 bytes and past them) and a long one, every cap 1..48 and some
+ * larger, numbers at every digit count: the same bytes as snprintf, and
+ * nothing written past cap. */
 static void test_strutil_matches_snprintf(void **state)
 {
     (void)state;
     char longs[300];
     memset(longs, 'x', sizeof longs - 1);
     longs[sizeof longs - 1] = 0;
-    const char *strs[] = {"", "a", "tensor_scalar", "body[4].body[0]", longs};
-    const long long vals[] = {0, 7, -3, 1234567, 2147483647, -2147483648LL};
-    const size_t caps[] = {1, 2, 5, 16, 64, 96, 1024};
-    for (size_t si = 0; si < sizeof strs / sizeof strs[0]; si++)
-        for (size_t ci = 0; ci < sizeof caps / sizeof caps[0]; ci++) {
+    char pre[41][48];
+    const char *strs[43];
+    size_t ns = 0;
+    for (size_t n = 0; n <= 40; n++) {
+        for (size_t i = 0; i < n; i++)
+            pre[n][i] = (char)('a' + (int)((i * 7 + n) % 26));
+        pre[n][n] = 0;
+        strs[ns++] = pre[n];
+    }
+    strs[ns++] = "body[4].body[0]";
+    strs[ns++] = longs;
+    const long long vals[] = {0, 7, -3, 9, 10, 99, 100, 1234567, 99999999, 100000000,
+                              2147483647, -2147483648LL, LLONG_MAX, LLONG_MIN};
+    size_t caps[52], nc = 0;
+    for (size_t c = 1; c <= 48; c++)
+        caps[nc++] = c;
+    caps[nc++] = 64, caps[nc++] = 96, caps[nc++] = 1024;
+    for (size_t si = 0; si < ns; si++)
+        for (size_t ci = 0; ci < nc; ci++) {
             size_t cap = caps[ci];
             char a[1100], b[1100];
             memset(a, 'Z', sizeof a), memset(b, 'Z', sizeof b);
             int ref = snprintf(a, cap, "%s", strs[si]);
             assert_int_equal(su_copy(b, cap, strs[si]), (size_t)ref);
-            assert_memory_equal(a, b, cap);
+            assert_memory_equal(a, b, sizeof a);
             for (size_t vi = 0; vi < sizeof vals / sizeof vals[0]; vi++) {
                 memset(a, 'Z', sizeof a), memset(b, 'Z', sizeof b);
                 ref = snprintf(a, cap, "%.50s.%lld", strs[si], vals[vi]);
                 assert_int_equal(su_join_int(b, cap, strs[si], 50, '.', vals[vi], 0), (size_t)ref);
-                assert_memory_equal(a, b, cap);
+                assert_memory_equal(a, b, sizeof a);
                 ref = snprintf(a, cap, "%s[%lld]", strs[si], vals[vi]);
                 assert_int_equal(su_join_int(b, cap, strs[si], -1, '[', vals[vi], ']'), (size_t)ref);
-                assert_memory_equal(a, b, cap);
+                assert_memory_equal(a, b, sizeof a);
             }
         }
 }
