@@ -534,6 +534,30 @@ void jw_member_str(jw_t *w, const char *key, size_t n, const char *s)
     w->b.len = (size_t)(o - w->b.buf);
 }
 
+void jw_member_int(jw_t *w, const char *key, size_t n, long long v)
+{
+    size_t ntab = w->compact ? 0 : (size_t)w->depth;
+    /* jw_int's integer form: |v| < 10^15 (else put_number) */
+    if (w->depth <= 0 || !w->is_obj[w->depth - 1] || n > JW_SHORT_STR ||
+        v <= -1000000000000000LL || v >= 1000000000000000LL ||
+        !jb_reserve(&w->b, 2 + ntab + n + 4 + 21 + 8)) {
+        jw_key_plain(w, key, n);   /* the general path, the same bytes */
+        jw_int(w, v);
+        return;
+    }
+    bool sep = w->has_item[w->depth - 1];
+    w->has_item[w->depth - 1] = true;
+    char *o = key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        *o++ = '-';
+        u = (uint64_t)0 - u;
+    }
+    size_t nd = tpb_u64_ndigits(u);
+    tpb_u64_digits(u, o + nd);
+    w->b.len = (size_t)(o + nd - w->b.buf);
+}
+
 void jw_str(jw_t *w, const char *s)
 {
     before_value(w);

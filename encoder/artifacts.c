@@ -206,10 +206,8 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
                 (prev->name == name || !strcmp(prev->name, name)) &&
                 (prev->buf == bufs || !strcmp(prev->buf, bufs));
     jw_obj_begin(w);
-    if (!prev || pc != prev->pc + 1) {
-        jw_keyl(w, "pc");
-        jw_int(w, pc);
-    }
+    if (!prev || pc != prev->pc + 1)
+        jw_kvl_int(w, "pc", pc);
     if (!cont)
         jw_kvl(w, "name", name);
     if (!prev || strcmp(in->name, name))
@@ -223,8 +221,7 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
         jw_kvl(w, "bir",
                in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
     if (has_op && !cont) {
-        jw_keyl(w, "op_index");
-        jw_int(w, in->tir_op);
+        jw_kvl_int(w, "op_index", in->tir_op);
         const tir_op_t *top = &k->ops[in->tir_op];
         if (top->kind == TIR_INLINE_ASM_BYTES && top->inl) {   /* opaque bundle: what the
                                                       kernel said about it */

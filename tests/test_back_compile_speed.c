@@ -262,6 +262,55 @@ static void test_jsonw_member_str_matches_key_then_str(void **state)
     }
 }
 
+/* The same for jw_member_int against jw_key_plain + jw_int: values at
+ * every digit count, the 10^15 edge where jw_int changes form, the
+ * extremes, nesting past 8 tabs, compact, and the misuse cases. */
+static void write_int_members(jw_t *w, bool fused)
+{
+    const long long vals[] = {0, 1, -1, 9, 10, -10, 99, 100, 12345678901LL,
+                              999999999999999LL, 1000000000000000LL, -999999999999999LL,
+                              -1000000000000000LL, LLONG_MAX, LLONG_MIN};
+    const size_t nv = sizeof vals / sizeof vals[0];
+    jw_obj_begin(w);
+    for (int d = 0; d < 11; d++) {
+        for (size_t v = 0; v < nv; v++) {
+            if (fused)
+                jw_kvl_int(w, "pc", vals[v]);
+            else
+                jw_keyl(w, "pc"), jw_int(w, vals[v]);
+        }
+        jw_keyl(w, "next");
+        jw_obj_begin(w);
+    }
+    for (int d = 0; d < 11; d++)
+        jw_obj_end(w);
+    jw_keyl(w, "arr");
+    jw_arr_begin(w);
+    if (fused)
+        jw_kvl_int(w, "x", 5);
+    else
+        jw_keyl(w, "x"), jw_int(w, 5);
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static void test_jsonw_member_int_matches_key_then_int(void **state)
+{
+    (void)state;
+    for (int compact = 0; compact < 2; compact++) {
+        jw_t a, b;
+        jw_init(&a), jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        write_int_members(&a, false);
+        write_int_members(&b, true);
+        jw_keyl(&a, "depth0"), jw_int(&a, 3), jw_kvl_int(&b, "depth0", 3);
+        assert_int_equal(a.b.len, b.b.len);
+        assert_memory_equal(a.b.buf, b.b.buf, a.b.len);
+        jw_free(&a), jw_free(&b);
+    }
+}
+
 /* ------------------------------------------------------------- strutil */
 
 /* Every string length 0..40 (the short copies of smallfmt.h: 0-3, 4-7,
@@ -997,6 +1046,7 @@ int main(void)
         cmocka_unit_test(test_jsonw_sink_matches_buffer),
         cmocka_unit_test(test_jsonw_member_str_matches_key_then_str),
         cmocka_unit_test(test_strutil_matches_snprintf),
+        cmocka_unit_test(test_jsonw_member_int_matches_key_then_int),
         cmocka_unit_test(test_encode_cache_bytes_match_isa_encode),
         cmocka_unit_test(test_long_streams_match_isa_encode),
         cmocka_unit_test(test_encode_cache_ignores_bytes_past_the_format),
