@@ -205,17 +205,14 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
 /* cJSON_GetObjectItemCaseSensitive (the first key equal to name; a child
  * without a key ends the search), comparing the first characters before
  * calling strcmp: this is the front-end's most frequent call. */
-/* strcmp(k, name) == 0, the first two bytes tested inline (field names
- * of one object often share their first letter: op, op0, operand0) */
+/* strcmp(k, name) == 0 inline: field names are a few bytes, shorter than
+ * a call (and those of one object often share a first letter: op, op0,
+ * operand0) */
 static bool key_is(const char *k, const char *name)
 {
-    if (k[0] != name[0])
-        return false;
-    if (!name[0])
-        return true;
-    if (k[1] != name[1])
-        return false;
-    return !name[1] || !strcmp(k + 2, name + 2);
+    while (*k && *k == *name)
+        k++, name++;
+    return *k == *name;
 }
 
 const cJSON *fj_field(const cJSON *obj, const char *name)
