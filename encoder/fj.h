@@ -185,6 +185,10 @@ int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
                     bool allow_indirect, fj_operand_t *out);
 int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
               tir_ap_t *out);
+/* fj_get_ap of a string operand already found: `it` is obj's field fname
+ * and a string (a statement whose fields were read once keeps it). */
+int fj_get_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                  tir_ap_t *out);
 const char *fj_leading_name(const char *text, char *name, size_t n);
 int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                   tir_scalar_t *out, double dflt);

@@ -813,6 +813,16 @@ int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
                  "got %s", fj_type_name(it));
 }
 
+int fj_get_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                  tir_ap_t *out)
+{
+    int t = -1, ns = 0, vnd;
+    enc_slice_t sl[ENC_MAX_SLICES];
+    int64_t vshape[TIR_MAX_DIMS];
+    /* written in place: after an error (-1, the run fails) *out is not used */
+    return view_ap(j, it, it->valuestring, path, fname, out, &t, sl, &ns, &vnd, vshape) ? -1 : 0;
+}
+
 int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
               tir_ap_t *out)
 {
@@ -821,13 +831,8 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
         return 0;
     }
     const cJSON *it = fj_field(obj, fname);
-    if (cJSON_IsString(it)) {   /* the common case, without the operand's index and bound */
-        int t = -1, ns = 0, vnd;
-        enc_slice_t sl[ENC_MAX_SLICES];
-        int64_t vshape[TIR_MAX_DIMS];
-        /* written in place: after an error (-1, the run fails) *out is not used */
-        return view_ap(j, it, it->valuestring, path, fname, out, &t, sl, &ns, &vnd, vshape) ? -1 : 0;
-    }
+    if (cJSON_IsString(it))   /* the common case, without the operand's index and bound */
+        return fj_get_ap_str(j, it, path, fname, out);
     fj_operand_t o;
     if (fj_get_operand(j, obj, path, fname, required, false, &o))
         return -1;

@@ -105,6 +105,7 @@ typedef struct {
     int op0, op1, func, reduce_op, reduce_cmd;
     double imm0, imm1;           /* s0 / s1 immediates */
     unsigned flags;
+    const cJSON *dst, *src;      /* the operand fields when strings, else NULL */
 } op_consts_t;
 
 static const char ts_tag = 0, act_tag = 0;   /* memo questions */
@@ -128,16 +129,27 @@ static void consts_keep(jx_t *j, const cJSON *o, const void *tag, const tir_op_t
         free(c);
         return;
     }
+    const cJSON *dst = fj_field(o, "dst"), *src = fj_field(o, "src");
     *c = (op_consts_t){op->op0, op->op1, op->func, op->reduce_op, op->reduce_cmd,
-                       op->s0.imm, op->s1.imm, op->flags};
+                       op->s0.imm, op->s1.imm, op->flags,
+                       cJSON_IsString(dst) ? dst : NULL, cJSON_IsString(src) ? src : NULL};
     fj_memo_put(j, o, tag, c);
+}
+
+/* fj_get_ap of operand field fname, it when kept (the same reading) */
+static int kept_ap(jx_t *j, const cJSON *o, const char *path, const char *fname,
+                   const cJSON *it, tir_ap_t *out)
+{
+    if (it && !j->mask_redirect)
+        return fj_get_ap_str(j, it, path, fname, out);
+    return fj_get_ap(j, o, path, fname, true, out);
 }
 
 /* dst and src[0] of this iteration, the rest from c; 1 (emit) or -1 */
 static int consts_apply(jx_t *j, const cJSON *o, const char *path, const op_consts_t *c,
                         tir_op_t *op)
 {
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]))
+    if (kept_ap(j, o, path, "dst", c->dst, &op->dst) || kept_ap(j, o, path, "src", c->src, &op->src[0]))
         return -1;
     op->op0 = c->op0;
     op->op1 = c->op1;

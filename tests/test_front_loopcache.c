@@ -309,6 +309,33 @@ static void test_op_consts_per_iteration(void **state)
     free(first);
 }
 
+/* A kept statement reads a string operand from the field it found at the
+ * first iteration, and an operand given as a raw access pattern (an
+ * object, whose offset may be a loop expression) the full way, each
+ * iteration. */
+static void test_op_consts_kept_operands(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[4, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+           " {'op': 'tensor_scalar', 'dst': {'tensor': 'w', 'offset': 'i*512', "
+           "  'ap': [[512, 1], [1, 512]]}, 'src': 'w[3-i:4-i, :]', 'op0': 'add', 'operand0': 1},"
+           " {'op': 'activation', 'dst': 'w[i:i+1, :]', 'src': {'tensor': 'w', "
+           "  'offset': '(3-i)*512', 'ap': [[512, 1], [1, 512]]}, 'func': 'exp'}]}",
+           &k);
+    assert_int_equal(k.nops, 8);
+    for (int i = 0; i < 4; i++) {
+        const tir_op_t *a = &k.ops[2 * i], *b = a + 1;
+        assert_int_equal(a->dst.offset, (int64_t)i * 512);
+        assert_int_equal(a->src[0].offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(b->dst.offset, (int64_t)i * 512);
+        assert_int_equal(b->src[0].offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(b->func, ISA_ACTFN_EXP);
+    }
+    tir_kernel_free(&k);
+}
+
 /* A body tile's fields are read once when its shape is all numbers
  * (frontend_json.c tile_decl_t); a shape of loop expressions is read every
  * iteration, and every iteration declares a new tile. */
@@ -403,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_nested_and_let),
         cmocka_unit_test(test_op_head_per_iteration),
         cmocka_unit_test(test_op_consts_per_iteration),
+        cmocka_unit_test(test_op_consts_kept_operands),
         cmocka_unit_test(test_tile_decl_per_iteration),
         cmocka_unit_test(test_dma_opts_per_iteration),
         cmocka_unit_test(test_field_lookup),
