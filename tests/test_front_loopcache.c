@@ -309,10 +309,11 @@ static void test_op_consts_per_iteration(void **state)
     free(first);
 }
 
-/* A kept statement reads a string operand from the field it found at the
- * first iteration, and an operand given as a raw access pattern (an
- * object, whose offset may be a loop expression) the full way, each
- * iteration. */
+/* A kept statement (tensor_scalar, activation, tensor_tensor) reads a
+ * string operand from the field it found at the first iteration, and an
+ * operand given as a raw access pattern (an object, whose offset may be a
+ * loop expression) or a number (tensor_tensor: a memset tile) the full
+ * way, each iteration; a late operand error reads as a first one. */
 static void test_op_consts_kept_operands(void **state)
 {
     (void)state;
@@ -322,18 +323,58 @@ static void test_op_consts_kept_operands(void **state)
            " {'op': 'tensor_scalar', 'dst': {'tensor': 'w', 'offset': 'i*512', "
            "  'ap': [[512, 1], [1, 512]]}, 'src': 'w[3-i:4-i, :]', 'op0': 'add', 'operand0': 1},"
            " {'op': 'activation', 'dst': 'w[i:i+1, :]', 'src': {'tensor': 'w', "
-           "  'offset': '(3-i)*512', 'ap': [[512, 1], [1, 512]]}, 'func': 'exp'}]}",
+           "  'offset': '(3-i)*512', 'ap': [[512, 1], [1, 512]]}, 'func': 'exp'},"
+           " {'op': 'tensor_tensor', 'dst': 'w[i:i+1, :]', 'in0': 'w[3-i:4-i, :]',"
+           "  'in1': 'w[0:1, :]', 'operator': 'subtract'}]}",
            &k);
-    assert_int_equal(k.nops, 8);
+    assert_int_equal(k.nops, 12);
     for (int i = 0; i < 4; i++) {
-        const tir_op_t *a = &k.ops[2 * i], *b = a + 1;
+        const tir_op_t *a = &k.ops[3 * i], *b = a + 1, *c = a + 2;
         assert_int_equal(a->dst.offset, (int64_t)i * 512);
         assert_int_equal(a->src[0].offset, (int64_t)(3 - i) * 512);
         assert_int_equal(b->dst.offset, (int64_t)i * 512);
         assert_int_equal(b->src[0].offset, (int64_t)(3 - i) * 512);
         assert_int_equal(b->func, ISA_ACTFN_EXP);
+        assert_int_equal(c->dst.offset, (int64_t)i * 512);
+        assert_int_equal(c->src[0].offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(c->src[1].offset, 0);
+        assert_int_equal(c->op0, ISA_ALU_SUBTRACT);
+        assert_int_equal(c->nsrc, 2);
     }
     tir_kernel_free(&k);
+    /* a number in1 (a memset tile each iteration) is not kept: every
+     * iteration makes its own */
+    parses(T("w", "[4, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'tensor_tensor', 'dst': 'w[i:i+1, :]', 'in0': 'w[i:i+1, :]',"
+           "  'in1': 2.0, 'operator': 'add'}]}",
+           &k);
+    int tt = 0, fills = 0;
+    for (int i = 0; i < k.nops; i++) {
+        fills += k.ops[i].kind == TIR_MEMSET;
+        if (k.ops[i].kind != TIR_TENSOR_TENSOR)
+            continue;
+        assert_int_equal(k.ops[i].dst.offset, (int64_t)tt * 512);
+        assert_int_equal(k.ops[i].op0, ISA_ALU_ADD);
+        tt++;
+    }
+    assert_int_equal(tt, 3);
+    assert_int_equal(fills, 3);
+    tir_kernel_free(&k);
+    /* a late tensor_tensor operand error reads as in the first iteration */
+    char *late = err_of(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 6], 'body': ["
+                        " {'op': 'tensor_tensor', 'dst': 'w[0:1, :]', 'in0': 'w[0:1, :]',"
+                        "  'in1': 'w[i:i+1, :]', 'operator': 'add'}]}");
+    char *first = err_of(T("w", "[4, 512]", "float32")
+                         "{'op': 'for', 'var': 'i', 'range': [4, 6], 'body': ["
+                         " {'op': 'tensor_tensor', 'dst': 'w[0:1, :]', 'in0': 'w[0:1, :]',"
+                         "  'in1': 'w[i:i+1, :]', 'operator': 'add'}]}");
+    if (strcmp(late, first))
+        fail_msg("late '%s' != first '%s'", late, first);
+    assert_non_null(strstr(late, "in1"));
+    free(late);
+    free(first);
 }
 
 /* A body tile's fields are read once when its shape is all numbers
