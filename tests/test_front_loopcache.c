@@ -437,6 +437,53 @@ static void test_dma_opts_per_iteration(void **state)
     tir_kernel_free(&k);
 }
 
+/* A plain load/store keeps its dst/src fields after the first iteration:
+ * a body tile is each iteration's own, slices follow the loop variable, a
+ * load with `other` (a memset first) is never kept, and a late operand
+ * error reads as a first one. */
+static void test_dma_kept_operands(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'tile', 'name': 'b', 'shape': [1, 512], 'dtype': 'float32'},"
+           " {'op': 'load', 'dst': 'b', 'src': 'a[2*i:2*i+1, :]'},"
+           " {'op': 'load', 'dst': 'b', 'src': 'a[i:i+1, :]', 'other': 0.5},"
+           " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 'b'}]}",
+           &k);
+    int loads = 0, stores = 0, fills = 0, prev_tile = -1;
+    for (int i = 0; i < k.nops; i++) {
+        const tir_op_t *op = &k.ops[i];
+        if (op->kind == TIR_MEMSET)
+            fills++;
+        else if (op->kind == TIR_LOAD && loads++ % 2 == 0) {
+            int it = loads / 2;
+            assert_int_equal(op->src[0].offset, (int64_t)2 * it * 512);
+            assert_true(op->dst.tensor != prev_tile);   /* this iteration's tile */
+            prev_tile = op->dst.tensor;
+        } else if (op->kind == TIR_STORE) {
+            assert_int_equal(op->dst.offset, (int64_t)stores * 512);
+            assert_int_equal(op->src[0].tensor, prev_tile);
+            stores++;
+        }
+    }
+    assert_int_equal(loads, 6);
+    assert_int_equal(stores, 3);
+    assert_int_equal(fills, 3);
+    tir_kernel_free(&k);
+    char *late = err_of("{'op': 'for', 'var': 'i', 'range': [0, 400], 'body': ["
+                        " {'op': 'tile', 'name': 'b', 'shape': [1, 512], 'dtype': 'float32'},"
+                        " {'op': 'load', 'dst': 'b', 'src': 'a[i:i+1, :]'}]}");
+    char *first = err_of("{'op': 'for', 'var': 'i', 'range': [300, 400], 'body': ["
+                         " {'op': 'tile', 'name': 'b', 'shape': [1, 512], 'dtype': 'float32'},"
+                         " {'op': 'load', 'dst': 'b', 'src': 'a[i:i+1, :]'}]}");
+    if (strcmp(late, first))
+        fail_msg("late '%s' != first '%s'", late, first);
+    assert_non_null(strstr(late, "src"));
+    free(late);
+    free(first);
+}
+
 /* fj_field finds a key among keys that share its first one or two bytes,
  * and the empty or one-letter keys; the first of duplicate keys wins. */
 static void test_field_lookup(void **state)
@@ -474,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_op_consts_kept_operands),
         cmocka_unit_test(test_tile_decl_per_iteration),
         cmocka_unit_test(test_dma_opts_per_iteration),
+        cmocka_unit_test(test_dma_kept_operands),
         cmocka_unit_test(test_field_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
