@@ -117,6 +117,7 @@ typedef struct {
     unsigned seq;            /* per-inst dump counter */
     /* encode cache (emit.c): bundles by instruction body, header patched */
     struct gen_cache_entry *cache;
+    uint64_t *cache_used;    /* a bit per entry: it holds a body */
     unsigned cache_hits, cache_misses;
     /* per engine, the entries of its last GEN_RECENT instructions (a ring
      * indexed by the engine's instruction count) and the period of its

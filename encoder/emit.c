@@ -46,7 +46,6 @@ int enc_check_mode(int mode, tpb_err_t *err)
 #define EMIT_MAX_BUNDLES (ISA_MAX_PREDEXT + 2)
 
 struct gen_cache_entry {
-    bool used;
     bool has_pred;
     uint8_t nb;
     uint32_t validated;      /* engines whose wire validation passed (mode 2) */
@@ -85,10 +84,26 @@ static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
     return g->cache ? &g->cache[(h ^ h >> 32) & (GEN_CACHE_SLOTS - 1)] : NULL;
 }
 
-static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const bir_inst_t *in,
-                        size_t body)
+/* Whether entry c has been filled: the entries are not zeroed (a calloc
+ * of the whole cache cleared about 2.4 MB, and faulted its pages in, on
+ * every compile); a bit per entry says which hold a body. */
+static bool slot_used(const gen_t *g, const struct gen_cache_entry *c)
 {
-    return c->used && c->hash == h && c->has_pred == in->has_pred && c->key.op == in->isa.op &&
+    size_t i = (size_t)(c - g->cache);
+    return (g->cache_used[i / 64] >> (i % 64)) & 1u;
+}
+
+static void slot_set_used(gen_t *g, const struct gen_cache_entry *c)
+{
+    size_t i = (size_t)(c - g->cache);
+    g->cache_used[i / 64] |= 1ull << (i % 64);
+}
+
+static bool cache_match(const gen_t *g, const struct gen_cache_entry *c, uint64_t h,
+                        const bir_inst_t *in, size_t body)
+{
+    return slot_used(g, c) && c->hash == h && c->has_pred == in->has_pred &&
+           c->key.op == in->isa.op &&
            memcmp(&c->key.f, &in->isa.f, body) == 0 &&
            memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0;
 }
@@ -105,7 +120,7 @@ static struct gen_cache_entry *recent_find(gen_t *g, const bir_inst_t *in, size_
     if (!p || p > n)
         return NULL;
     struct gen_cache_entry *c = g->recent[in->engine][(n - p) % GEN_RECENT];
-    return c && cache_match(c, c->hash, in, body) ? c : NULL;
+    return c && cache_match(g, c, c->hash, in, body) ? c : NULL;
 }
 
 /* c serves in's engine's next instruction; after a wrong guess the period
@@ -220,8 +235,9 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
         g->nloop_pc = m->nloops * 2;
     }
     if (mode != ENC_COLLECT_OPCODES) {
-        g->cache = calloc(GEN_CACHE_SLOTS, sizeof *g->cache);
-        if (!g->cache)
+        g->cache = malloc(GEN_CACHE_SLOTS * sizeof *g->cache);   /* filled on use */
+        g->cache_used = calloc(GEN_CACHE_SLOTS / 64, sizeof *g->cache_used);
+        if (!g->cache || !g->cache_used)
             return tpb_errf(err, "out of memory in the generator");
     }
     return 0;
@@ -243,8 +259,10 @@ void gen_free(gen_t *g)
     g->loop_pc = NULL;
     free(g->checks);
     free(g->cache);
+    free(g->cache_used);
     g->checks = NULL;
     g->cache = NULL;
+    g->cache_used = NULL;
 }
 
 /* Bundles collected per stream before one fwrite: a call per instruction
@@ -442,7 +460,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     bool recent = e != NULL;
     if (!e)
         e = cache_slot(g, h);
-    if (e && (recent || cache_match(e, h, in, body))) {
+    if (e && (recent || cache_match(g, e, h, in, body))) {
         memcpy(out, e->bundles, sizeof e->bundles);
         if (patch_header(&in->isa, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
@@ -458,7 +476,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         return -1;
     g->cache_misses++;
     if (e) {
-        e->used = true;
+        slot_set_used(g, e);
         e->hash = h;
         e->has_pred = in->has_pred;
         e->key = in->isa;
