@@ -85,8 +85,8 @@ static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
 }
 
 /* Whether entry c has been filled: the entries are not zeroed (a calloc
- * of the whole cache cleared about 2.4 MB, and faulted its pages in, on
- * every compile); a bit per entry says which hold a body. */
+ * of the whole cache cleared about 2.4 MB of reused heap memory in a large
+ * compile); a bit per entry says which hold a body. */
 static bool slot_used(const gen_t *g, const struct gen_cache_entry *c)
 {
     size_t i = (size_t)(c - g->cache);

@@ -202,9 +202,6 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
     return 0;
 }
 
-/* cJSON_GetObjectItemCaseSensitive (the first key equal to name; a child
- * without a key ends the search), comparing the first characters before
- * calling strcmp: this is the front-end's most frequent call. */
 /* strcmp(k, name) == 0 inline: field names are a few bytes, shorter than
  * a call (and those of one object often share a first letter: op, op0,
  * operand0) */
@@ -215,6 +212,9 @@ static bool key_is(const char *k, const char *name)
     return *k == *name;
 }
 
+/* cJSON_GetObjectItemCaseSensitive (the first key equal to name; a child
+ * without a key ends the search), comparing keys inline: this is the
+ * front-end's most frequent call. */
 const cJSON *fj_field(const cJSON *obj, const char *name)
 {
     if (!obj || !name)

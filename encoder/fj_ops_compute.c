@@ -255,9 +255,11 @@ static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         return 1;
     }
     int rc = tensor_tensor_read(j, o, path, op);
+    if (rc != 1 || c || !fj_memo_keeps(j))
+        return rc;
     const cJSON *dst = fj_field(o, "dst"), *in0 = fj_field(o, "in0"), *in1 = fj_field(o, "in1");
-    if (rc != 1 || c || !fj_memo_keeps(j) || !cJSON_IsString(dst) || !cJSON_IsString(in0) ||
-        !cJSON_IsString(in1) || !cJSON_IsString(fj_field(o, "operator")))
+    if (!cJSON_IsString(dst) || !cJSON_IsString(in0) || !cJSON_IsString(in1) ||
+        !cJSON_IsString(fj_field(o, "operator")))
         return rc;
     tt_consts_t *k = malloc(sizeof *k);
     if (!k || !fj_keep(j, k, free)) {

@@ -199,9 +199,10 @@ static int dma_plain(jx_t *j, const dma_kept_t *c, const char *path, tir_op_t *o
 
 static void dma_keep(jx_t *j, const cJSON *o, const tir_op_t *op)
 {
+    if ((op->kind != TIR_LOAD && op->kind != TIR_STORE) || !fj_memo_keeps(j))
+        return;
     const cJSON *dst = fj_field(o, "dst"), *src = fj_field(o, "src");
-    if ((op->kind != TIR_LOAD && op->kind != TIR_STORE) || !fj_memo_keeps(j) ||
-        !cJSON_IsString(dst) || !cJSON_IsString(src) || fj_field(o, "other") ||
+    if (!cJSON_IsString(dst) || !cJSON_IsString(src) || fj_field(o, "other") ||
         fj_field(o, "src_reg") || fj_field(o, "dst_reg"))
         return;
     dma_kept_t *c = malloc(sizeof *c);
