@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "smallfmt.h"
+
 /* 256 KiB: large enough that write() calls are few, small enough to stay in
  * the L2 cache while the kernel copies it out. */
 #define JB_DEFAULT_CAP (256u * 1024u)
@@ -111,47 +113,13 @@ void jb_put_slow(jb_t *b, const char *s, size_t n)
     b->len += n;
 }
 
-static const char jb_digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Decimal digits of v, right-aligned ending at end; returns the first. */
-static char *u64_digits(uint64_t v, char *end)
-{
-    char *p = end;
-    while (v >= 100) {
-        unsigned k = (unsigned)(v % 100) * 2;
-        v /= 100;
-        *--p = jb_digit_pairs[k + 1];
-        *--p = jb_digit_pairs[k];
-    }
-    if (v >= 10) {
-        unsigned k = (unsigned)v * 2;
-        *--p = jb_digit_pairs[k + 1];
-        *--p = jb_digit_pairs[k];
-    } else {
-        *--p = (char)('0' + v);
-    }
-    return p;
-}
-
-/* The number of decimal digits of v. */
-static size_t u64_ndigits(uint64_t v)
-{
-    size_t n = 1;
-    for (; v >= 10000; v /= 10000)
-        n += 4;
-    return n + (v >= 10) + (v >= 100) + (v >= 1000);
-}
-
 void jb_u64(jb_t *b, uint64_t v)
 {
     if (!jb_reserve(b, 20))
         return;
     /* the digits go straight to their place */
-    size_t n = u64_ndigits(v);
-    u64_digits(v, b->buf + b->len + n);
+    size_t n = tpb_u64_ndigits(v);
+    tpb_u64_digits(v, b->buf + b->len + n);
     b->len += n;
 }
 
@@ -201,19 +169,83 @@ static bool word_needs_escape(uint64_t w)
 /* Escape s[0..n) into out (room for 6 bytes per input byte and 8 more): '"' and '\\'
  * get a backslash, other bytes below 0x20 become \u00xx, or with `cjson`
  * the short forms \b \f \n \r \t first (cJSON's print_string_ptr). */
+/* s[0..n), n <= 16, copied to out when no byte needs escaping: two
+ * overlapping loads of the string's own bytes, no padding copy (names,
+ * paths, op kinds); false (nothing written) otherwise. */
+static bool short_plain(char *out, const char *s, size_t n)
+{
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        if (word_needs_escape(a) || word_needs_escape(b))
+            return false;
+        memcpy(out, &a, 8);
+        memcpy(out + n - 8, &b, 8);
+        return true;
+    }
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        if (word_needs_escape((uint64_t)a | (uint64_t)b << 32))
+            return false;
+        memcpy(out, &a, 4);
+        memcpy(out + n - 4, &b, 4);
+        return true;
+    }
+    if (n == 0)
+        return true;
+    unsigned char c0 = (unsigned char)s[0], c1 = (unsigned char)s[n / 2],
+                  c2 = (unsigned char)s[n - 1];
+    if (word_needs_escape(0x6161616161000000ull | (uint64_t)c2 << 16 | (uint64_t)c1 << 8 | c0))
+        return false;
+    out[0] = (char)c0;
+    out[n / 2] = (char)c1;
+    out[n - 1] = (char)c2;
+    return true;
+}
+
 static size_t escape_into(char *out, const char *s, size_t n, bool cjson)
 {
     static const char hex[] = "0123456789abcdef";
+    if (n <= 16 && short_plain(out, s, n))
+        return n;
+    if (n > 16 && n <= 24) {   /* three words, the last ending the string (op names with a number) */
+        uint64_t a, b, c;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + 8, 8);
+        memcpy(&c, s + n - 8, 8);
+        if (!word_needs_escape(a) && !word_needs_escape(b) && !word_needs_escape(c)) {
+            memcpy(out, &a, 8);
+            memcpy(out + 8, &b, 8);
+            memcpy(out + n - 8, &c, 8);
+            return n;
+        }
+    }
     char *o = out;
     size_t i = 0;
+    bool chunk = false;   /* the last step copied 8 plain bytes as they are */
     while (i < n) {
         uint64_t w;
         if (i + 8 <= n && (memcpy(&w, s + i, 8), !word_needs_escape(w))) {
             memcpy(o, &w, 8);
             o += 8;
             i += 8;
+            chunk = true;
             continue;
         }
+        if (i + 8 > n && chunk) {
+            /* the last 1..7 bytes: the 8 ending the string, whose first
+             * bytes went out unchanged just before */
+            memcpy(&w, s + n - 8, 8);
+            if (!word_needs_escape(w)) {
+                memcpy(o + (n - i) - 8, &w, 8);
+                o += n - i;
+                break;
+            }
+        }
+        chunk = false;
         if (i + 8 > n) {
             /* the last 1..7 bytes, padded with a plain byte: one test when
              * none needs escaping (short strings: keys, names) */
@@ -323,9 +355,12 @@ void jw_free(jw_t *w)
 
 static void tabs(jw_t *w, int n)
 {
-    if (w->compact || n <= 0 || !jb_reserve(&w->b, (size_t)n))
+    if (w->compact || n <= 0 || !jb_reserve(&w->b, (size_t)n + 8))
         return;
-    memset(w->b.buf + w->b.len, '\t', (size_t)n);
+    if (n <= 8)   /* one store (8 bytes reserved past them) */
+        memcpy(w->b.buf + w->b.len, "\t\t\t\t\t\t\t\t", 8);
+    else
+        memset(w->b.buf + w->b.len, '\t', (size_t)n);
     w->b.len += (size_t)n;
 }
 
@@ -436,7 +471,7 @@ static inline char *key_into(const jw_t *w, char *o, const char *key, size_t n, 
     }
     *o++ = '"';
     if (plain) {
-        memcpy(o, key, n);
+        tpb_copy_short(o, key, n);
         o += n;
     } else {
         o += escape_into(o, key, n, true);
@@ -497,6 +532,30 @@ void jw_member_str(jw_t *w, const char *key, size_t n, const char *s)
     o += escape_into(o, s, ns, true);
     *o++ = '"';
     w->b.len = (size_t)(o - w->b.buf);
+}
+
+void jw_member_int(jw_t *w, const char *key, size_t n, long long v)
+{
+    size_t ntab = w->compact ? 0 : (size_t)w->depth;
+    /* jw_int's integer form: |v| < 10^15 (else put_number) */
+    if (w->depth <= 0 || !w->is_obj[w->depth - 1] || n > JW_SHORT_STR ||
+        v <= -1000000000000000LL || v >= 1000000000000000LL ||
+        !jb_reserve(&w->b, 2 + ntab + n + 4 + 21 + 8)) {
+        jw_key_plain(w, key, n);   /* the general path, the same bytes */
+        jw_int(w, v);
+        return;
+    }
+    bool sep = w->has_item[w->depth - 1];
+    w->has_item[w->depth - 1] = true;
+    char *o = key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        *o++ = '-';
+        u = (uint64_t)0 - u;
+    }
+    size_t nd = tpb_u64_ndigits(u);
+    tpb_u64_digits(u, o + nd);
+    w->b.len = (size_t)(o + nd - w->b.buf);
 }
 
 void jw_str(jw_t *w, const char *s)

@@ -141,6 +141,10 @@ void jw_key_plain(jw_t *w, const char *key, size_t n);
  * of the innermost object with a plain key and a string value. */
 void jw_member_str(jw_t *w, const char *key, size_t n, const char *s);
 #define jw_kvl(w, lit, s) jw_member_str((w), "" lit "", sizeof(lit) - 1, (s))
+/* jw_key_plain(w, key, n) then jw_int(w, v), with one reservation (the
+ * debug entries' pc and op_index); jw_kvl_int for a string literal. */
+void jw_member_int(jw_t *w, const char *key, size_t n, long long v);
+#define jw_kvl_int(w, lit, v) jw_member_int((w), "" lit "", sizeof(lit) - 1, (v))
 /* Values: in an array they are the next element; in an object they follow
  * jw_key. */
 void jw_str(jw_t *w, const char *s);

@@ -202,28 +202,26 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
     const char *src = in->src ? in->src : "";
     const char *bufs = has_op ? buf_string(bt, in->tir_op) : "";
     /* compact: the same op as the entry before (name, op_index, buf) */
-    bool cont = prev && prev->name && !strcmp(prev->name, name) &&
-                prev->op_index == (has_op ? in->tir_op : -1) &&
+    bool cont = prev && prev->name && prev->op_index == (has_op ? in->tir_op : -1) &&
+                (prev->name == name || !strcmp(prev->name, name)) &&
                 (prev->buf == bufs || !strcmp(prev->buf, bufs));
     jw_obj_begin(w);
-    if (!prev || pc != prev->pc + 1) {
-        jw_keyl(w, "pc");
-        jw_int(w, pc);
-    }
+    if (!prev || pc != prev->pc + 1)
+        jw_kvl_int(w, "pc", pc);
     if (!cont)
         jw_kvl(w, "name", name);
     if (!prev || strcmp(in->name, name))
         jw_kvl(w, "inst", in->name);
-    if (!prev || !prev->src || strcmp(prev->src, src))
+    /* src and op are mostly the same pointer (interned paths, op names) */
+    if (!prev || !prev->src || (prev->src != src && strcmp(prev->src, src)))
         jw_kvl(w, "src", src);
-    if (!prev || !prev->op || strcmp(prev->op, op))
+    if (!prev || !prev->op || (prev->op != op && strcmp(prev->op, op)))
         jw_kvl(w, "op", op);
     if (in->is_activate2 || in->is_stt)   /* the BIR form behind the ISA opcode */
         jw_kvl(w, "bir",
                in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
     if (has_op && !cont) {
-        jw_keyl(w, "op_index");
-        jw_int(w, in->tir_op);
+        jw_kvl_int(w, "op_index", in->tir_op);
         const tir_op_t *top = &k->ops[in->tir_op];
         if (top->kind == TIR_INLINE_ASM_BYTES && top->inl) {   /* opaque bundle: what the
                                                       kernel said about it */

@@ -102,8 +102,7 @@ typedef struct {
     int ndbg[ISA_ENG_COUNT], capdbg[ISA_ENG_COUNT];
     /* census */
     unsigned histogram[256];
-    /* COLLECT: per engine, the union of its instructions' opcode sets
-     * (256-bit bitsets; added as each instruction is visited) */
+    /* COLLECT: per engine, the opcodes of its instructions (256-bit sets) */
     uint32_t engine_opcodes[ISA_ENG_COUNT][8];
     /* COLLECT, LowerDVE's aggregation: the same union with sync instructions
      * (Nop, Halt, CoreBarrier) skipped -- the DVE table (DVE.json) */
@@ -119,7 +118,18 @@ typedef struct {
     unsigned seq;            /* per-inst dump counter */
     /* encode cache (emit.c): bundles by instruction body, header patched */
     struct gen_cache_entry *cache;
+    uint64_t *cache_used;    /* a bit per entry: it holds a body */
     unsigned cache_hits, cache_misses;
+    /* per engine, the entries of its last GEN_RECENT instructions (a ring
+     * indexed by the engine's instruction count) and the period of its
+     * stream: an unrolled body repeats on its engine every `period`
+     * instructions (rotating buffers, alternating slices), so the entry of
+     * the instruction that far back is compared before the body is hashed;
+     * a wrong guess learns the period again from the entry found */
+#define GEN_RECENT 64u
+    struct gen_cache_entry *recent[ISA_ENG_COUNT][GEN_RECENT];
+    unsigned nrecent[ISA_ENG_COUNT], period[ISA_ENG_COUNT];
+    unsigned cache_recent_hits;
     /* COLLECT: per format, the TAP ".ndims" fields of ApExt slots (lazy) */
     bool fmt_ready[ISA_FMT_COUNT];
     uint8_t fmt_nndims[ISA_FMT_COUNT];

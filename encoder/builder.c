@@ -225,6 +225,17 @@ int enc_find_tensor(const enc_builder_t *b, const char *name)
     return e >= 0 ? b->names[e].head : -1;   /* the head is always live */
 }
 
+int enc_find_tensor_at(const enc_builder_t *b, const char *name, int *slot)
+{
+    if (*slot > 0 && *slot <= b->nnames)
+        return b->names[*slot - 1].head;
+    int e = name_lookup(b, name);
+    if (e < 0)
+        return -1;
+    *slot = e + 1;
+    return b->names[e].head;
+}
+
 static int grow_tensor_info(enc_builder_t *b, int n)
 {
     if (n < b->cap_tensor_info)
@@ -255,7 +266,8 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     if (!valid_name(name))
         return tfail(b, "%s name '%s' is not a valid identifier (letters, digits, _; "
                         "at most %d characters)", what, name ? name : "(null)", TIR_NAME_LEN - 9);
-    if (!strcmp(name, "pid") || !strcmp(name, "num_programs"))
+    if ((name[0] == 'p' && !strcmp(name, "pid")) ||
+        (name[0] == 'n' && !strcmp(name, "num_programs")))
         return tfail(b, "%s name '%s' is reserved", what, name);
     if (!isa_dtype_valid(dtype))
         return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
@@ -625,6 +637,53 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
         return enc_ap_none();
     const tir_tensor_t *t = &b->k->tensors[tensor];
     return ap_over(b, tensor, t->ndim, t->shape, nslices, s, field);
+}
+
+static bool same_slice(const enc_slice_t *x, const enc_slice_t *y)
+{
+    return x->kind == y->kind && x->start == y->start && x->stop == y->stop &&
+           x->step == y->step && x->has_start == y->has_start && x->has_stop == y->has_stop;
+}
+
+static bool memo_hit(const enc_ap_memo_entry_t *e, const tir_tensor_t *t, int nslices,
+                     const enc_slice_t *s)
+{
+    if (!e->valid || e->tile != is_tile(t->kind) || e->nd != t->ndim || e->ns != nslices)
+        return false;
+    for (int d = 0; d < t->ndim; d++)   /* (a loop: at most 6 dims, cheaper than a memcmp call) */
+        if (e->shape[d] != t->shape[d])
+            return false;
+    for (int i = 0; i < nslices; i++)
+        if (!same_slice(&e->sl[i], &s[i]))
+            return false;
+    return true;
+}
+
+void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                 const enc_slice_t *s, const char *field, tir_ap_t *out)
+{
+    if (!m || b->failed || tensor < 0 || tensor >= b->k->ntensors || nslices < 0 ||
+        nslices > TIR_MAX_DIMS || (nslices > 0 && !s)) {
+        *out = enc_ap(b, tensor, nslices, s, field);
+        return;
+    }
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    for (int i = 0; i < 2; i++)
+        if (memo_hit(&m->e[i], t, nslices, s)) {
+            *out = m->e[i].ap;
+            out->tensor = tensor;
+            return;
+        }
+    *out = enc_ap(b, tensor, nslices, s, field);
+    if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
+        return;
+    enc_ap_memo_entry_t *e = &m->e[m->next];
+    m->next ^= 1u;
+    *e = (enc_ap_memo_entry_t){.valid = true, .tile = is_tile(t->kind), .nd = t->ndim,
+                               .ns = nslices, .ap = *out};
+    memcpy(e->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
+    if (nslices)
+        memcpy(e->sl, s, (size_t)nslices * sizeof *s);
 }
 
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,

@@ -116,6 +116,11 @@ void enc_scope_begin(enc_builder_t *b);
 void enc_scope_end(enc_builder_t *b);
 /* Tensor by name (innermost live declaration), -1 if none. */
 int enc_find_tensor(const enc_builder_t *b, const char *name);
+/* The same, with *slot a caller's cache of the name's entry (0: not yet
+ * known): a name's entry in the builder's table never moves or goes, so
+ * once found only its innermost declaration is read.  One slot per name
+ * and builder. */
+int enc_find_tensor_at(const enc_builder_t *b, const char *name, int *slot);
 
 /* ---- access patterns ---- */
 typedef enum { ENC_SL_ALL, ENC_SL_RANGE, ENC_SL_INDEX } enc_slice_kind_t;
@@ -134,6 +139,24 @@ typedef struct {
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field);
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor);
+/* *out = enc_ap(...), through a caller-owned memo of its last two results
+ * (one per operand text of a loop body): the access pattern depends only
+ * on the tensor's shape, whether it is a tile, and the slices, so a body
+ * tile declared anew each iteration, or a slice alternating between two
+ * values, reuses it.  Same result and messages as enc_ap; m may be NULL. */
+typedef struct {
+    bool valid, tile;
+    int nd, ns;
+    int64_t shape[TIR_MAX_DIMS];
+    enc_slice_t sl[TIR_MAX_DIMS];
+    tir_ap_t ap;
+} enc_ap_memo_entry_t;
+typedef struct {
+    enc_ap_memo_entry_t e[2];
+    unsigned next;   /* the entry a miss replaces */
+} enc_ap_memo_t;
+void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                 const enc_slice_t *s, const char *field, tir_ap_t *out);
 /* enc_ap over an HBM tensor viewed with another C-order shape (NKI
  * tensor.reshape): same element count; a tile is an error. */
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,

@@ -166,8 +166,9 @@ static int work_init(work_t *w, const tir_kernel_t *k, bool ident, unsigned dt, 
 
 int enc_ident_tile(const tir_kernel_t *k)
 {
-    for (int i = 0; i < k->ntensors; i++)
-        if (k->tensors[i].kind == TIR_T_SBUF && strcmp(k->tensors[i].path, ENC_IDENT_PATH) == 0)
+    for (int i = 0; i < k->ntensors; i++)   /* the first byte first: no call per tile */
+        if (k->tensors[i].kind == TIR_T_SBUF && k->tensors[i].path[0] == ENC_IDENT_PATH[0] &&
+            strcmp(k->tensors[i].path, ENC_IDENT_PATH) == 0)
             return i;
     return -1;
 }

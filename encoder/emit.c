@@ -46,10 +46,11 @@ int enc_check_mode(int mode, tpb_err_t *err)
 #define EMIT_MAX_BUNDLES (ISA_MAX_PREDEXT + 2)
 
 struct gen_cache_entry {
-    bool used;
     bool has_pred;
     uint8_t nb;
     uint32_t validated;      /* engines whose wire validation passed (mode 2) */
+    int8_t last_engine;      /* the engine of its last use (-1: none) */
+    unsigned last_use;       /* that engine's instruction count then */
     uint64_t hash;
     isa_inst_t key;          /* op and body bytes compared; sync: the header
                                 the bundles carry */
@@ -83,12 +84,61 @@ static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
     return g->cache ? &g->cache[(h ^ h >> 32) & (GEN_CACHE_SLOTS - 1)] : NULL;
 }
 
-static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const bir_inst_t *in,
-                        size_t body)
+/* Whether entry c has been filled: the entries are not zeroed (a calloc
+ * of the whole cache cleared about 2.4 MB of reused heap memory in a large
+ * compile); a bit per entry says which hold a body. */
+static bool slot_used(const gen_t *g, const struct gen_cache_entry *c)
 {
-    return c->used && c->hash == h && c->has_pred == in->has_pred && c->key.op == in->isa.op &&
+    size_t i = (size_t)(c - g->cache);
+    return (g->cache_used[i / 64] >> (i % 64)) & 1u;
+}
+
+static void slot_set_used(gen_t *g, const struct gen_cache_entry *c)
+{
+    size_t i = (size_t)(c - g->cache);
+    g->cache_used[i / 64] |= 1ull << (i % 64);
+}
+
+static bool cache_match(const gen_t *g, const struct gen_cache_entry *c, uint64_t h,
+                        const bir_inst_t *in, size_t body)
+{
+    return slot_used(g, c) && c->hash == h && c->has_pred == in->has_pred &&
+           c->key.op == in->isa.op &&
            memcmp(&c->key.f, &in->isa.f, body) == 0 &&
            memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0;
+}
+
+/* The entry in's engine used `period` instructions ago when it holds in's
+ * body (NULL: no such entry; compared by content, so an entry since
+ * replaced by another body is no match; a match is the entry the hash
+ * would pick). */
+static struct gen_cache_entry *recent_find(gen_t *g, const bir_inst_t *in, size_t body)
+{
+    if (!g->cache || in->engine < 0 || in->engine >= ISA_ENG_COUNT)
+        return NULL;
+    unsigned p = g->period[in->engine], n = g->nrecent[in->engine];
+    if (!p || p > n)
+        return NULL;
+    struct gen_cache_entry *c = g->recent[in->engine][(n - p) % GEN_RECENT];
+    return c && cache_match(g, c, c->hash, in, body) ? c : NULL;
+}
+
+/* c serves in's engine's next instruction; after a wrong guess the period
+ * becomes the distance to c's last use on this engine. */
+static void recent_note(gen_t *g, const bir_inst_t *in, struct gen_cache_entry *c, bool guessed)
+{
+    if (!c || in->engine < 0 || in->engine >= ISA_ENG_COUNT)
+        return;
+    int e = in->engine;
+    unsigned n = g->nrecent[e];
+    if (!guessed) {
+        unsigned d = c->last_engine == e ? n - c->last_use : 0;
+        g->period[e] = d <= GEN_RECENT ? d : 0;
+    }
+    c->last_engine = (int8_t)e;
+    c->last_use = n;
+    g->recent[e][n % GEN_RECENT] = c;
+    g->nrecent[e] = n + 1;
 }
 
 static void set_bits(uint8_t *b, unsigned pos, unsigned width, uint32_t v)
@@ -184,8 +234,12 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
             return tpb_errf(err, "out of memory in the generator");
         g->nloop_pc = m->nloops * 2;
     }
-    if (mode != ENC_COLLECT_OPCODES && !(g->cache = calloc(GEN_CACHE_SLOTS, sizeof *g->cache)))
-        return tpb_errf(err, "out of memory in the generator");
+    if (mode != ENC_COLLECT_OPCODES) {
+        g->cache = malloc(GEN_CACHE_SLOTS * sizeof *g->cache);   /* filled on use */
+        g->cache_used = calloc(GEN_CACHE_SLOTS / 64, sizeof *g->cache_used);
+        if (!g->cache || !g->cache_used)
+            return tpb_errf(err, "out of memory in the generator");
+    }
     return 0;
 }
 
@@ -205,8 +259,10 @@ void gen_free(gen_t *g)
     g->loop_pc = NULL;
     free(g->checks);
     free(g->cache);
+    free(g->cache_used);
     g->checks = NULL;
     g->cache = NULL;
+    g->cache_used = NULL;
 }
 
 /* Bundles collected per stream before one fwrite: a call per instruction
@@ -282,19 +338,18 @@ static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[IS
 
 static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31); }
 
-/* COLLECT: add one instruction's opcode set to its engine's unions: the
- * whole census, and LowerDVE's view that skips sync instructions (the DVE
- * table).  Unions are order-free, so nothing is kept per instruction. */
-static void collect_add(gen_t *g, const bir_inst_t *in, const uint32_t set[8])
+/* Add an instruction's opcodes to its engine's sets: the whole census,
+ * and LowerDVE's view that skips sync instructions (the DVE table). */
+static void collect_opcodes(gen_t *g, const bir_inst_t *in, const uint8_t *ops, unsigned n)
 {
     int e = in->engine;
     if (e < 0 || e >= ISA_ENG_COUNT)
         return;
     bool sync = gen_is_sync_inst(in);
-    for (int w = 0; w < 8; w++) {
-        g->engine_opcodes[e][w] |= set[w];
+    for (unsigned i = 0; i < n; i++) {
+        bitset_add(g->engine_opcodes[e], ops[i]);
         if (!sync)
-            g->table_opcodes[e][w] |= set[w];
+            bitset_add(g->table_opcodes[e], ops[i]);
     }
 }
 
@@ -350,8 +405,15 @@ static int add_debug(gen_t *g, int e, int pc, int inst, tpb_err_t *err)
     return 0;
 }
 
+/* Queue the L2 legality check of an instruction; one that passes (the
+ * opcode is legal on the engine) is known at once and needs no entry: only
+ * failing ones wait for flush_checks, which reports the first after the
+ * walk, as when every check waited. */
 static int enqueue_check(gen_t *g, int inst, int engine, uint8_t l2, tpb_err_t *err)
 {
+    const isa_opinfo_t *oi = isa_op_by_l2(l2);
+    if (oi && (oi->engines & (1u << engine)))
+        return 0;
     if (g->nchecks == g->capchecks) {
         int nc = g->capchecks ? g->capchecks * 2 : 256;
         struct gen_check *p = realloc(g->checks, (size_t)nc * sizeof *p);
@@ -394,14 +456,19 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         return encode(in, out, nb, idx, err);
     }
     size_t body = body_size(&in->isa);
-    uint64_t h = cache_hash(in, body);
-    struct gen_cache_entry *e = cache_slot(g, h);
-    if (e && cache_match(e, h, in, body)) {
+    struct gen_cache_entry *e = recent_find(g, in, body);
+    uint64_t h = e ? e->hash : cache_hash(in, body);
+    bool recent = e != NULL;
+    if (!e)
+        e = cache_slot(g, h);
+    if (e && (recent || cache_match(g, e, h, in, body))) {
         memcpy(out, e->bundles, sizeof e->bundles);
         if (patch_header(&in->isa, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
             g->cache_hits++;
+            g->cache_recent_hits += recent;
+            recent_note(g, in, e, recent);
             return 0;
         }
     }
@@ -410,15 +477,17 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         return -1;
     g->cache_misses++;
     if (e) {
-        e->used = true;
+        slot_set_used(g, e);
         e->hash = h;
         e->has_pred = in->has_pred;
         e->key = in->isa;
         e->pred = *key_pred(in);
         e->nb = (uint8_t)*nb;
         e->validated = 0;
+        e->last_engine = -1;   /* a new body */
         memcpy(e->bundles, out, sizeof e->bundles);
         *c = e;
+        recent_note(g, in, e, false);
     }
     return 0;
 }
@@ -576,13 +645,14 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     }
     case ENC_COLLECT_OPCODES: {
         unsigned n = 1;
-        uint32_t set[8] = {0};
+        uint8_t ops[3];   /* the instruction's opcodes: its prefixes' and its own */
+        unsigned nops = 0;
         if (in->has_pred)
-            bitset_add(set, isa_ops[ISA_OP_PRED_EXT].l2), n += 1u + bir_rare(in)->npred_more;
+            ops[nops++] = isa_ops[ISA_OP_PRED_EXT].l2, n += 1u + bir_rare(in)->npred_more;
         if (needs_apext(g, in))
-            bitset_add(set, isa_ops[ISA_OP_AP_EXT].l2), n++;
-        bitset_add(set, l2);
-        collect_add(g, in, set);
+            ops[nops++] = isa_ops[ISA_OP_AP_EXT].l2, n++;
+        ops[nops++] = l2;
+        collect_opcodes(g, in, ops, nops);
         branch_hint(g, in, n);
         return 0;
     }
@@ -694,8 +764,8 @@ int gen_run(gen_t *g, tpb_err_t *err)
     for (int i = 0; i < b->ninsts; i++)
         if (visit(g, i, err))
             return -1;
-    if (g->mode == ENC_COLLECT_OPCODES)   /* the unions were built by visit */
-        return 0;
+    if (g->mode == ENC_COLLECT_OPCODES)
+        return 0;   /* visit added each instruction's opcodes to its engine's sets */
     if (flush_checks(g, err))
         return -1;
     return g->mode == ENC_RUN_ISA_CHECKS ? gen_check_asm_mappings(g, err) : 0;

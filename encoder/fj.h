@@ -193,6 +193,13 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
  * path.fname) on out-of-memory. */
 int fj_intern_ap(jx_t *j, const char *path, const char *fname, const tir_ap_t *ap,
                  const tir_ap_t **slot);
+/* fj_get_ap_value of a string operand already found: `it` is obj's field
+ * fname and a string (a statement whose fields were read once keeps it). */
+int fj_get_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                  tir_ap_t *out);
+/* fj_get_ap_str interned into the kernel (*slot, like fj_get_ap) */
+int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                     const tir_ap_t **slot);
 const char *fj_leading_name(const char *text, char *name, size_t n);
 int fj_get_scalar(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                   tir_scalar_t *out, double dflt);

@@ -83,6 +83,8 @@ bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
 struct fj_cop {
     char name[TIR_NAME_LEN];
     enc_slice_prog_t *prog;
+    enc_ap_memo_t apm;   /* the access patterns it gave last (enc_ap_memo) */
+    int entry;           /* name's entry in the builder (enc_find_tensor_at) */
 };
 
 static const char cop_tag = 0;   /* the memo question "compiled operand" */
@@ -200,15 +202,25 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
     return 0;
 }
 
+/* strcmp(k, name) == 0 inline: field names are a few bytes, shorter than
+ * a call (and those of one object often share a first letter: op, op0,
+ * operand0) */
+static bool key_is(const char *k, const char *name)
+{
+    while (*k && *k == *name)
+        k++, name++;
+    return *k == *name;
+}
+
 /* cJSON_GetObjectItemCaseSensitive (the first key equal to name; a child
- * without a key ends the search), comparing the first characters before
- * calling strcmp: this is the front-end's most frequent call. */
+ * without a key ends the search), comparing keys inline: this is the
+ * front-end's most frequent call. */
 const cJSON *fj_field(const cJSON *obj, const char *name)
 {
     if (!obj || !name)
         return NULL;
     for (const cJSON *c = obj->child; c && c->string; c = c->next)
-        if (c->string[0] == name[0] && !strcmp(c->string, name))
+        if (key_is(c->string, name))
             return c;
     return NULL;
 }
@@ -513,9 +525,10 @@ int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
 
 /* ---- operands ---- */
 
-int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
+/* fj_lookup with a cached name entry (enc_find_tensor_at; slot NULL: none) */
+static int lookup_at(jx_t *j, const char *name, const char *path, const char *fname, int *slot)
 {
-    int t = enc_find_tensor(&j->b, name);
+    int t = slot ? enc_find_tensor_at(&j->b, name, slot) : enc_find_tensor(&j->b, name);
     if (t < 0) {
         /* a tile that existed but went out of scope gets a precise message */
         for (int i = j->b.k->ntensors - 1; i >= 0; i--) {
@@ -528,6 +541,11 @@ int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
         return fj_jfail(j, path, fname, "unknown tensor or tile '%s'", name);
     }
     return t;
+}
+
+int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
+{
+    return lookup_at(j, name, path, fname, NULL);
 }
 
 /* NKI tensor.reshape in an operand: "name.reshape(d0, d1, ...)" (or a
@@ -589,7 +607,7 @@ static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path
 {
     char name[TIR_NAME_LEN], msg[400], plain[1024];
     const char *nm = name;
-    const struct fj_cop *c = key ? fj_memo_get(j, key, &cop_tag) : NULL;
+    struct fj_cop *c = key ? (struct fj_cop *)fj_memo_get(j, key, &cop_tag) : NULL;
     bool dep;
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
         *vnd = 0;
@@ -602,13 +620,15 @@ static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path
                       : parse_keep(j, key, plain, name, sizeof name, sl, ns, msg, sizeof msg))
             return fj_jfail(j, path, fname, "%s", msg);
     }
-    int t = fj_lookup(j, nm, path, fname);
+    int t = lookup_at(j, nm, path, fname, c && nm == c->name ? &c->entry : NULL);
     if (t < 0)
         return -1;
     *tensor = t;
     if (out) {
-        *out = *vnd ? enc_ap_view(&j->b, t, *vnd, vshape, *ns, sl, fname)
-                    : enc_ap(&j->b, t, *ns, sl, fname);
+        if (*vnd)
+            *out = enc_ap_view(&j->b, t, *vnd, vshape, *ns, sl, fname);
+        else
+            enc_ap_memo(&j->b, c ? &c->apm : NULL, t, *ns, sl, fname, out);
         if (j->b.failed)
             return -1;
     }
@@ -756,11 +776,11 @@ int fj_parse_indirect(jx_t *j, const cJSON *it, const char *path, const char *fn
 int fj_get_operand(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                    bool required, bool allow_indirect, fj_operand_t *out)
 {
-    out->ap = enc_ap_none();
-    out->index = enc_ap_none();
-    out->bound = 0;
     const cJSON *it = fj_field(obj, fname);
-    if (!it) {
+    if (!it) {   /* (fj_operand_item sets out otherwise) */
+        out->ap = enc_ap_none();
+        out->index = enc_ap_none();
+        out->bound = 0;
         if (required)
             return fj_jfail(j, path, fname, "missing");
         return 0;
@@ -793,6 +813,16 @@ int fj_operand_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
                  "got %s", fj_type_name(it));
 }
 
+int fj_get_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                  tir_ap_t *out)
+{
+    int t = -1, ns = 0, vnd;
+    enc_slice_t sl[ENC_MAX_SLICES];
+    int64_t vshape[TIR_MAX_DIMS];
+    /* written in place: after an error (-1, the run fails) *out is not used */
+    return view_ap(j, it, it->valuestring, path, fname, out, &t, sl, &ns, &vnd, vshape) ? -1 : 0;
+}
+
 int fj_get_ap_value(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool required,
                     tir_ap_t *out)
 {
@@ -801,16 +831,8 @@ int fj_get_ap_value(jx_t *j, const cJSON *obj, const char *path, const char *fna
         return 0;
     }
     const cJSON *it = fj_field(obj, fname);
-    if (cJSON_IsString(it)) {   /* the common case, without the operand's index and bound */
-        int t = -1, ns = 0, vnd;
-        enc_slice_t sl[ENC_MAX_SLICES];
-        int64_t vshape[TIR_MAX_DIMS];
-        tir_ap_t ap;
-        if (view_ap(j, it, it->valuestring, path, fname, &ap, &t, sl, &ns, &vnd, vshape))
-            return -1;
-        *out = ap;
-        return 0;
-    }
+    if (cJSON_IsString(it))   /* the common case, without the operand's index and bound */
+        return fj_get_ap_str(j, it, path, fname, out);
     fj_operand_t o;
     if (fj_get_operand(j, obj, path, fname, required, false, &o))
         return -1;
@@ -823,6 +845,15 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
 {
     tir_ap_t ap;
     if (fj_get_ap_value(j, obj, path, fname, required, &ap))
+        return -1;
+    return fj_intern_ap(j, path, fname, &ap, slot);
+}
+
+int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                     const tir_ap_t **slot)
+{
+    tir_ap_t ap;
+    if (fj_get_ap_str(j, it, path, fname, &ap))
         return -1;
     return fj_intern_ap(j, path, fname, &ap, slot);
 }

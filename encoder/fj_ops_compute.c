@@ -105,6 +105,7 @@ typedef struct {
     int op0, op1, func, reduce_op, reduce_cmd;
     double imm0, imm1;           /* s0 / s1 immediates */
     unsigned flags;
+    const cJSON *dst, *src;      /* the operand fields when strings, else NULL */
 } op_consts_t;
 
 static const char ts_tag = 0, act_tag = 0;   /* memo questions */
@@ -128,16 +129,27 @@ static void consts_keep(jx_t *j, const cJSON *o, const void *tag, const tir_op_t
         free(c);
         return;
     }
+    const cJSON *dst = fj_field(o, "dst"), *src = fj_field(o, "src");
     *c = (op_consts_t){op->op0, op->op1, op->func, op->reduce_op, op->reduce_cmd,
-                       op->s0.imm, op->s1.imm, op->flags};
+                       op->s0.imm, op->s1.imm, op->flags,
+                       cJSON_IsString(dst) ? dst : NULL, cJSON_IsString(src) ? src : NULL};
     fj_memo_put(j, o, tag, c);
+}
+
+/* fj_get_ap of operand field fname, it when kept (the same reading) */
+static int kept_ap(jx_t *j, const cJSON *o, const char *path, const char *fname,
+                   const cJSON *it, const tir_ap_t **slot)
+{
+    if (it && !j->mask_redirect)
+        return fj_intern_ap_str(j, it, path, fname, slot);
+    return fj_get_ap(j, o, path, fname, true, slot);
 }
 
 /* dst and src[0] of this iteration, the rest from c; 1 (emit) or -1 */
 static int consts_apply(jx_t *j, const cJSON *o, const char *path, const op_consts_t *c,
                         tir_op_t *op)
 {
-    if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]))
+    if (kept_ap(j, o, path, "dst", c->dst, &op->dst) || kept_ap(j, o, path, "src", c->src, &op->src[0]))
         return -1;
     op->op0 = c->op0;
     op->op1 = c->op1;
@@ -204,7 +216,15 @@ static int h_activate2(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return 1;
 }
 
-static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+/* tensor_tensor's kept fields: the operator and the three string operands */
+typedef struct {
+    int op0;
+    const cJSON *dst, *in0, *in1;
+} tt_consts_t;
+
+static const char tt_tag = 0;
+
+static int tensor_tensor_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     /* a number in0/in1: a memset tile (combine_tiles, fj_get_ap_or_num) */
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
@@ -216,6 +236,39 @@ static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *
         return fj_jfail(j, path, "operator", "missing");
     op->nsrc = 2;
     return 1;
+}
+
+/* After a successful first read with the three operands strings and the
+ * operator a name, later iterations read the operands from their kept
+ * fields (in the same order, so errors read the same) and copy the
+ * operator. */
+static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    const tt_consts_t *c = fj_memo_get(j, o, &tt_tag);
+    if (c && !j->mask_redirect) {
+        if (fj_intern_ap_str(j, c->dst, path, "dst", &op->dst) ||
+            fj_intern_ap_str(j, c->in0, path, "in0", &op->src[0]) ||
+            fj_intern_ap_str(j, c->in1, path, "in1", &op->src[1]))
+            return -1;
+        op->op0 = c->op0;
+        op->nsrc = 2;
+        return 1;
+    }
+    int rc = tensor_tensor_read(j, o, path, op);
+    if (rc != 1 || c || !fj_memo_keeps(j))
+        return rc;
+    const cJSON *dst = fj_field(o, "dst"), *in0 = fj_field(o, "in0"), *in1 = fj_field(o, "in1");
+    if (!cJSON_IsString(dst) || !cJSON_IsString(in0) || !cJSON_IsString(in1) ||
+        !cJSON_IsString(fj_field(o, "operator")))
+        return rc;
+    tt_consts_t *k = malloc(sizeof *k);
+    if (!k || !fj_keep(j, k, free)) {
+        free(k);
+        return rc;
+    }
+    *k = (tt_consts_t){op->op0, dst, in0, in1};
+    fj_memo_put(j, o, &tt_tag, k);
+    return rc;
 }
 
 static int tensor_scalar_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)

@@ -173,11 +173,69 @@ static int load_other(jx_t *j, const cJSON *o, const char *path, const tir_op_t 
     return enc_memset(&j->b, dst->ap, v, ISA_ENG_UNASSIGNED) < 0 ? -1 : 0;
 }
 
+/* A plain load or store in a loop body (dst and src strings; no other,
+ * src_reg, dst_reg): after a successful first read the two operand fields
+ * are kept and later iterations read only them, then apply rmw_op as the
+ * full read does, in its order (so errors read the same). */
+typedef struct {
+    const cJSON *dst, *src;
+} dma_kept_t;
+
+static const char dma_tag = 0;
+
+static int dma_plain(jx_t *j, const dma_kept_t *c, const char *path, tir_op_t *op, int rmw)
+{
+    if (fj_intern_ap_str(j, c->dst, path, "dst", &op->dst) ||
+        fj_intern_ap_str(j, c->src, path, "src", &op->src[0]))
+        return -1;
+    if (op->kind == TIR_LOAD && rmw != ISA_ALU_BYPASS)
+        return fj_jfail(j, path, "rmw_op", "load has no rmw_op");
+    op->nsrc = 1;
+    if (op->oob_mode == ISA_OOB_SKIP)
+        op->flags |= TIR_F_OOB_SKIP;
+    if (rmw == ISA_ALU_ADD)
+        op->flags |= TIR_F_RMW_ADD;
+    else if (rmw != ISA_ALU_BYPASS)
+        return fj_jfail(j, path, "rmw_op", "only add is supported");
+    return 1;
+}
+
+static void dma_keep(jx_t *j, const cJSON *o, const tir_op_t *op)
+{
+    if ((op->kind != TIR_LOAD && op->kind != TIR_STORE) || !fj_memo_keeps(j))
+        return;
+    const cJSON *dst = fj_field(o, "dst"), *src = fj_field(o, "src");
+    if (!cJSON_IsString(dst) || !cJSON_IsString(src) || fj_field(o, "other") ||
+        fj_field(o, "src_reg") || fj_field(o, "dst_reg"))
+        return;
+    dma_kept_t *c = malloc(sizeof *c);
+    if (!c || !fj_keep(j, c, free)) {
+        free(c);
+        return;
+    }
+    *c = (dma_kept_t){dst, src};
+    fj_memo_put(j, o, &dma_tag, c);
+}
+
+static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int rmw);
+
 static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
     if (dma_opts(j, o, path, op, &rmw))
         return -1;
+    const dma_kept_t *c = fj_memo_get(j, o, &dma_tag);
+    if (c)
+        return dma_plain(j, c, path, op, rmw);
+    int rc = dma_read(j, o, path, op, rmw);
+    if (rc == 1 && !c)
+        dma_keep(j, o, op);
+    return rc;
+}
+
+/* h_dma's full read, after dma_opts */
+static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int rmw)
+{
     if ((op->kind == TIR_STORE || op->kind == TIR_DMA_COPY) &&
         cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "src"))) {
         if (rmw != ISA_ALU_BYPASS || fj_field(o, "dst_reg"))

@@ -8,13 +8,15 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "smallfmt.h"
+
 /* snprintf(dst, cap, "%s", src): at most cap-1 bytes, always terminated
  * (cap > 0); returns strlen(src). */
 static inline size_t su_copy(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);
     size_t k = n < cap ? n : cap - 1;
-    memcpy(dst, src, k);
+    tpb_copy_short(dst, src, k);
     dst[k] = 0;
     return n;
 }
@@ -23,19 +25,12 @@ static inline size_t su_copy(char *dst, size_t cap, const char *src)
  * (at most 20). */
 static inline size_t su_long(char out[21], long long v)
 {
-    char tmp[21];
-    size_t n = 0;
     unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    size_t k = 0;
+    size_t k = v < 0, n = tpb_u64_ndigits(u);
     if (v < 0)
-        out[k++] = '-';
-    while (n)
-        out[k++] = tmp[--n];
-    return k;
+        out[0] = '-';
+    tpb_u64_digits(u, out + k + n);
+    return k + n;
 }
 
 /* snprintf(dst, cap, "%.*s%c%lld%c", maxlen, s, sep, v, end) with the
@@ -54,9 +49,9 @@ static inline size_t su_join_int(char *dst, size_t cap, const char *s, int maxle
     if (end)
         tail[t++] = end;
     size_t k = n < cap - 1 ? n : cap - 1;
-    memcpy(dst, s, k);
+    tpb_copy_short(dst, s, k);
     size_t r = t < cap - 1 - k ? t : cap - 1 - k;
-    memcpy(dst + k, tail, r);
+    tpb_copy_short(dst + k, tail, r);
     dst[k + r] = 0;
     return n + t;
 }

@@ -86,19 +86,21 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
 /* ---- helpers ---- */
 
 /* Bounds and tile structure of one AP (slot names the operand). */
+/* The operand's field name: looked up only for a message. */
+#define AP_FIELD enc_operand_name(v->op->kind, slot)
+
 static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound)
 {
-    const char *f = enc_operand_name(v->op->kind, slot);
     const tir_tensor_t *t = tens(v, a);
     if (a->ndim < 1 || a->ndim > TIR_MAX_DIMS)
-        return vfail(v, f, "access pattern has %d dims (1..%d)", a->ndim, TIR_MAX_DIMS);
+        return vfail(v, AP_FIELD, "access pattern has %d dims (1..%d)", a->ndim, TIR_MAX_DIMS);
     int64_t total = 1;
     for (int d = 0; d < t->ndim; d++)
         total *= t->shape[d];
     int64_t lo = a->offset, hi = a->offset, elems = 1;
     for (int d = 0; d < a->ndim; d++) {
         if (a->count[d] < 1)
-            return vfail(v, f, "access pattern dim %d has count %lld", d, (long long)a->count[d]);
+            return vfail(v, AP_FIELD, "access pattern dim %d has count %lld", d, (long long)a->count[d]);
         int64_t c = (d == 0 && indirect_bound > 0) ? indirect_bound : a->count[d];
         int64_t span;
         bool ovf = __builtin_mul_overflow(a->step[d], c - 1, &span) ||
@@ -106,19 +108,19 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
                    (span >= 0 ? __builtin_add_overflow(hi, span, &hi)
                               : __builtin_add_overflow(lo, span, &lo));
         if (ovf || elems > ((int64_t)1 << 40))
-            return vfail(v, f, "access pattern is too large (dim %d: step %lld, count %lld)", d,
+            return vfail(v, AP_FIELD, "access pattern is too large (dim %d: step %lld, count %lld)", d,
                          (long long)a->step[d], (long long)c);
     }
     if (lo < 0 || hi >= total)
-        return vfail(v, f, "access pattern reaches elements %lld..%lld of '%s' which has %lld "
+        return vfail(v, AP_FIELD, "access pattern reaches elements %lld..%lld of '%s' which has %lld "
                      "elements", (long long)lo, (long long)hi, t->name, (long long)total);
     if (is_tile_kind(t->kind)) {
         int64_t row = total / t->shape[0];
         if (a->ndim - 1 > ISA_MAX_FREE_DIMS)
-            return vfail(v, f, "%d free dims on tile '%s' (at most %d)", a->ndim - 1, t->name,
+            return vfail(v, AP_FIELD, "%d free dims on tile '%s' (at most %d)", a->ndim - 1, t->name,
                          ISA_MAX_FREE_DIMS);
         if (a->count[0] > (int64_t)v->tg->partitions)
-            return vfail(v, f, "partition dim %lld > %u", (long long)a->count[0],
+            return vfail(v, AP_FIELD, "partition dim %lld > %u", (long long)a->count[0],
                          v->tg->partitions);
         /* a direct DMA may take every m-th partition: its partition AP is
          * re-derived with that stride (seed 002 tonga_partition_ap,
@@ -127,7 +129,7 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
         bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
         bool pstride = dma && a->step[0] > row && a->step[0] % row == 0;
         if (a->count[0] > 1 && a->step[0] != row && !pstride)
-            return vfail(v, f, "dim 0 of a tile access must step over partitions (step %lld, "
+            return vfail(v, AP_FIELD, "dim 0 of a tile access must step over partitions (step %lld, "
                          "row size %lld)", (long long)a->step[0], (long long)row);
         /* the free part must stay inside one partition row */
         int64_t flo = a->offset % row, fhi = flo;
@@ -138,12 +140,14 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
                 flo += a->step[d] * (a->count[d] - 1);
         }
         if (flo < 0 || fhi >= row)
-            return vfail(v, f, "free access %lld..%lld leaves the partition row of tile '%s' "
+            return vfail(v, AP_FIELD, "free access %lld..%lld leaves the partition row of tile '%s' "
                          "(%lld elements)", (long long)flo, (long long)fhi, t->name,
                          (long long)row);
     }
     return 0;
 }
+
+#undef AP_FIELD
 
 static bool engine_in(int e, unsigned mask)
 {

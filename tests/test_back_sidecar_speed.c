@@ -6,7 +6,10 @@
  *    operands out of range, strings past the length limit;
  *  - jw_key_plain against jw_key, and short strings (one reservation, the
  *    padded tail word of the escaper) against cJSON's printers, in both
- *    layouts. */
+ *    layouts;
+ *  - jw_member_str / jw_member_int against a key then a value (moved here
+ *    from test_back_compile_speed.c with the other jsonw tests). */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -237,7 +240,8 @@ static char *jw_text(jw_t *w)
     return s;
 }
 
-/* Every length up to past two words, each escapable kind at every
+/* Every length up to past five words (the short path, whole words and the
+ * overlapping last word), each escapable kind at every
  * position, as keys and as values: jw's bytes == cJSON's. */
 static void test_jsonw_short_strings_match_cjson(void **state)
 {
@@ -253,24 +257,24 @@ static void test_jsonw_short_strings_match_cjson(void **state)
         cJSON *arr = cJSON_AddArrayToObject(root, "v");
         jw_key(&w, "v"), jw_arr_begin(&w);
         int id = 0;
-        for (size_t n = 0; n <= 20; n++)
+        for (size_t n = 0; n <= 40; n++)
             for (size_t b = 0; b < sizeof bads; b++)
                 for (size_t at = 0; at <= n; at++) {
-                    char s[32];
+                    char s[48];
                     short_string(s, n, at, bads[b]);
                     cJSON_AddItemToArray(arr, cJSON_CreateString(s));
                     jw_str(&w, s);
                     /* keys must be unique for cJSON's object: a prefix */
-                    char key[48];
+                    char key[64];
                     snprintf(key, sizeof key, "%d%s", id++, s);
                     cJSON_AddNumberToObject(root, key, 1);
                 }
         jw_arr_end(&w);
         id = 0;
-        for (size_t n = 0; n <= 20; n++)
+        for (size_t n = 0; n <= 40; n++)
             for (size_t b = 0; b < sizeof bads; b++)
                 for (size_t at = 0; at <= n; at++) {
-                    char s[32], key[48];
+                    char s[48], key[64];
                     short_string(s, n, at, bads[b]);
                     snprintf(key, sizeof key, "%d%s", id++, s);
                     jw_key(&w, key), jw_int(&w, 1);
@@ -318,6 +322,105 @@ static void test_jsonw_key_plain_matches_key(void **state)
     }
 }
 
+/* One document written with jw_member_str and with jw_key_plain + jw_str:
+ * nesting past 8 tabs, compact, escapes, values past JW_SHORT_STR, NULL,
+ * and the misuse cases (inside an array, at depth 0) that take the
+ * general path. */
+static void write_members(jw_t *w, bool fused, const char *long_s)
+{
+    const char *vals[] = {"tensor_scalar", "", "tab\there \"q\"", NULL, long_s, "\x01\\"};
+    jw_obj_begin(w);
+    for (int d = 0; d < 11; d++) {
+        for (int v = 0; v < 6; v++) {
+            if (fused)
+                jw_kvl(w, "name", vals[v]);
+            else
+                jw_keyl(w, "name"), jw_str(w, vals[v]);
+        }
+        jw_keyl(w, "next");
+        jw_obj_begin(w);
+    }
+    for (int d = 0; d < 11; d++)
+        jw_obj_end(w);
+    jw_keyl(w, "arr");
+    jw_arr_begin(w);
+    if (fused)
+        jw_kvl(w, "x", "in an array");
+    else
+        jw_keyl(w, "x"), jw_str(w, "in an array");
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static void test_jsonw_member_str_matches_key_then_str(void **state)
+{
+    (void)state;
+    char long_s[700];
+    memset(long_s, 'x', sizeof long_s - 1);
+    long_s[sizeof long_s - 1] = 0;
+    for (int compact = 0; compact < 2; compact++) {
+        jw_t a, b;
+        jw_init(&a), jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        write_members(&a, false, long_s);
+        write_members(&b, true, long_s);
+        jw_kvl(&a, "depth0", "x"), jw_keyl(&b, "depth0"), jw_str(&b, "x");
+        assert_int_equal(a.b.len, b.b.len);
+        assert_memory_equal(a.b.buf, b.b.buf, a.b.len);
+        jw_free(&a), jw_free(&b);
+    }
+}
+
+/* The same for jw_member_int against jw_key_plain + jw_int: values at
+ * every digit count, the 10^15 edge where jw_int changes form, the
+ * extremes, nesting past 8 tabs, compact, and the misuse cases. */
+static void write_int_members(jw_t *w, bool fused)
+{
+    const long long vals[] = {0, 1, -1, 9, 10, -10, 99, 100, 12345678901LL,
+                              999999999999999LL, 1000000000000000LL, -999999999999999LL,
+                              -1000000000000000LL, LLONG_MAX, LLONG_MIN};
+    const size_t nv = sizeof vals / sizeof vals[0];
+    jw_obj_begin(w);
+    for (int d = 0; d < 11; d++) {
+        for (size_t v = 0; v < nv; v++) {
+            if (fused)
+                jw_kvl_int(w, "pc", vals[v]);
+            else
+                jw_keyl(w, "pc"), jw_int(w, vals[v]);
+        }
+        jw_keyl(w, "next");
+        jw_obj_begin(w);
+    }
+    for (int d = 0; d < 11; d++)
+        jw_obj_end(w);
+    jw_keyl(w, "arr");
+    jw_arr_begin(w);
+    if (fused)
+        jw_kvl_int(w, "x", 5);
+    else
+        jw_keyl(w, "x"), jw_int(w, 5);
+    jw_arr_end(w);
+    jw_obj_end(w);
+}
+
+static void test_jsonw_member_int_matches_key_then_int(void **state)
+{
+    (void)state;
+    for (int compact = 0; compact < 2; compact++) {
+        jw_t a, b;
+        jw_init(&a), jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        write_int_members(&a, false);
+        write_int_members(&b, true);
+        jw_keyl(&a, "depth0"), jw_int(&a, 3), jw_kvl_int(&b, "depth0", 3);
+        assert_int_equal(a.b.len, b.b.len);
+        assert_memory_equal(a.b.buf, b.b.buf, a.b.len);
+        jw_free(&a), jw_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -325,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_buf_strings_at_the_limit),
         cmocka_unit_test(test_jsonw_short_strings_match_cjson),
         cmocka_unit_test(test_jsonw_key_plain_matches_key),
+        cmocka_unit_test(test_jsonw_member_str_matches_key_then_str),
+        cmocka_unit_test(test_jsonw_member_int_matches_key_then_int),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

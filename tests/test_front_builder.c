@@ -585,6 +585,144 @@ static void test_path_slot(void **state)
     assert_int_equal(enc_builder_finish(b), 0);
 }
 
+/* A random slice over an extent n: mostly valid, sometimes an error
+ * (index out of range, step 0 or negative, an empty range). */
+static enc_slice_t rand_slice(unsigned *seed, int64_t n)
+{
+    int r = (int)(rand_r(seed) % 64);
+    int64_t a = (int64_t)(rand_r(seed) % (unsigned)(n + 2)), c = (int64_t)(rand_r(seed) % (unsigned)(n + 2));
+    if (r < 30)
+        return ENC_ALL;
+    if (r < 40)
+        return ENC_INDEX(r == 39 ? n : a % n);
+    if (r == 40)
+        return ENC_RANGE_STEP(a, c, rand_r(seed) % 2 ? 0 : -1);
+    enc_slice_t s = ENC_RANGE_STEP(a < c ? a : c, a < c ? c : a + 1, 1 + (int64_t)(rand_r(seed) % 3));
+    s.has_start = r != 41;
+    s.has_stop = r != 42;
+    return s;
+}
+
+/* enc_ap_memo gives enc_ap's access pattern (every byte) and message for
+ * random tensors (tiles and HBM, shapes repeating between tensors) and
+ * slices; a tensor of another id with the same shape is a hit that leaves
+ * the memo's replacement slot alone. */
+static void test_ap_memo(void **state)
+{
+    (void)state;
+    unsigned seed = 16;
+    int hits = 0;
+    for (int round = 0; round < 300; round++) {
+        tir_kernel_t k1, k2;
+        tpb_err_t e1, e2;
+        enc_builder_t b1, b2;
+        memset(&k1, 0, sizeof k1);
+        memset(&k2, 0, sizeof k2);
+        assert_int_equal(enc_builder_init(&b1, &k1, "m", "trn2", &e1), 0);
+        assert_int_equal(enc_builder_init(&b2, &k2, "m", "trn2", &e2), 0);
+        enc_ap_memo_t m;
+        memset(&m, 0, sizeof m);
+        int ids[8];
+        for (int i = 0; i < 8; i++) {
+            int64_t sh[3] = {1 + (int64_t)(rand_r(&seed) % 2) * 63, 1 + (int64_t)(rand_r(&seed) % 3),
+                             4};
+            int nd = 1 + (int)(rand_r(&seed) % 3);
+            char nm[8];
+            snprintf(nm, sizeof nm, "t%d", i);
+            bool tile = rand_r(&seed) % 2;
+            ids[i] = tile ? enc_tile(&b1, nm, TIR_T_SBUF, ISA_DT_FP32, nd, sh)
+                          : enc_input(&b1, nm, ISA_DT_FP32, nd, sh);
+            int id2 = tile ? enc_tile(&b2, nm, TIR_T_SBUF, ISA_DT_FP32, nd, sh)
+                           : enc_input(&b2, nm, ISA_DT_FP32, nd, sh);
+            assert_int_equal(ids[i], id2);
+        }
+        for (int call = 0; call < 40 && !b1.failed; call++) {
+            int t = ids[rand_r(&seed) % 8];
+            const tir_tensor_t *tt = &k1.tensors[t];
+            enc_slice_t sl[TIR_MAX_DIMS];
+            int ns = (int)(rand_r(&seed) % (unsigned)(tt->ndim + 1));
+            for (int d = 0; d < ns; d++)
+                sl[d] = rand_slice(&seed, tt->shape[d]);
+            unsigned next = m.next;
+            bool was = m.e[0].valid || m.e[1].valid;
+            tir_ap_t x;
+            enc_ap_memo(&b1, &m, t, ns, sl, "src", &x);
+            tir_ap_t y = enc_ap(&b2, t, ns, sl, "src");
+            assert_int_equal(b1.failed, b2.failed);
+            assert_memory_equal(&x, &y, sizeof x);
+            if (b1.failed)
+                assert_string_equal(e1.msg, e2.msg);
+            else if (was && m.next == next)
+                hits++;
+        }
+        enc_builder_free(&b1);
+        enc_builder_free(&b2);
+        tir_kernel_free(&k1);
+        tir_kernel_free(&k2);
+    }
+    if (hits < 100)
+        fail_msg("only %d memo hits", hits);
+    /* a NULL memo is enc_ap */
+    tir_kernel_t k;
+    tpb_err_t e;
+    enc_builder_t b;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(enc_builder_init(&b, &k, "m", "trn2", &e), 0);
+    int a = enc_tile(&b, "a", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 8});
+    int c = enc_tile(&b, "c", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 8});
+    enc_ap_memo_t m;
+    memset(&m, 0, sizeof m);
+    tir_ap_t x, y, z;
+    enc_ap_memo(&b, &m, a, 0, NULL, "dst", &x);
+    enc_ap_memo(&b, NULL, c, 0, NULL, "dst", &y);
+    assert_int_equal(m.next, 1);
+    enc_ap_memo(&b, &m, c, 0, NULL, "dst", &z);   /* a hit: another tile, same shape */
+    assert_int_equal(m.next, 1);
+    assert_memory_equal(&y, &z, sizeof y);
+    assert_int_equal(x.tensor, a);
+    assert_int_equal(z.tensor, c);
+    enc_builder_free(&b);
+    tir_kernel_free(&k);
+}
+
+/* enc_find_tensor_at with a kept slot answers as enc_find_tensor through
+ * declarations, shadowing in nested scopes, scope ends (out of scope: -1)
+ * and a name looked up before it is declared (the slot stays unknown). */
+static void test_find_tensor_at(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    const char *names[] = {"x", "t", "y", "a"};
+    int slot[4] = {0, 0, 0, 0};
+    int checks = 0;
+    for (int it = 0; it < 6; it++) {
+        for (int n = 0; n < 4; n++) {
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+            checks++;
+        }
+        enc_scope_begin(b);
+        if (it > 0)
+            enc_tile(b, "x", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 4});
+        enc_tile(b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 4});   /* shadows f->t */
+        for (int n = 0; n < 4; n++)
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+        enc_scope_begin(b);
+        enc_tile(b, "x", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 4});
+        for (int n = 0; n < 4; n++)
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+        enc_scope_end(b);
+        for (int n = 0; n < 4; n++)
+            assert_int_equal(enc_find_tensor_at(b, names[n], &slot[n]), enc_find_tensor(b, names[n]));
+        enc_scope_end(b);
+    }
+    assert_false(b->failed);
+    assert_int_equal(enc_find_tensor_at(b, "x", &slot[0]), -1);   /* out of scope */
+    assert_true(slot[0] > 0);
+    assert_int_equal(slot[2], 0);                                 /* never declared */
+    assert_int_equal(enc_find_tensor_at(b, "t", &slot[1]), f->t);
+    assert_int_equal(checks, 24);
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -598,7 +736,8 @@ int main(void)
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
-        cmocka_unit_test(test_op_init_defaults), FX(test_path_slot),
+        cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), cmocka_unit_test(test_ap_memo),
+        FX(test_find_tensor_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include "front_json_util.h"
 
 #include "expr.h"
+#include "fj.h"
 
 /* ---- compiled expressions against the parser ---- */
 
@@ -308,6 +309,74 @@ static void test_op_consts_per_iteration(void **state)
     free(first);
 }
 
+/* A kept statement (tensor_scalar, activation, tensor_tensor) reads a
+ * string operand from the field it found at the first iteration, and an
+ * operand given as a raw access pattern (an object, whose offset may be a
+ * loop expression) or a number (tensor_tensor: a memset tile) the full
+ * way, each iteration; a late operand error reads as a first one. */
+static void test_op_consts_kept_operands(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[4, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+           " {'op': 'tensor_scalar', 'dst': {'tensor': 'w', 'offset': 'i*512', "
+           "  'ap': [[512, 1], [1, 512]]}, 'src': 'w[3-i:4-i, :]', 'op0': 'add', 'operand0': 1},"
+           " {'op': 'activation', 'dst': 'w[i:i+1, :]', 'src': {'tensor': 'w', "
+           "  'offset': '(3-i)*512', 'ap': [[512, 1], [1, 512]]}, 'func': 'exp'},"
+           " {'op': 'tensor_tensor', 'dst': 'w[i:i+1, :]', 'in0': 'w[3-i:4-i, :]',"
+           "  'in1': 'w[0:1, :]', 'operator': 'subtract'}]}",
+           &k);
+    assert_int_equal(k.nops, 12);
+    for (int i = 0; i < 4; i++) {
+        const tir_op_t *a = &k.ops[3 * i], *b = a + 1, *c = a + 2;
+        assert_int_equal(a->dst->offset, (int64_t)i * 512);
+        assert_int_equal(a->src[0]->offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(b->dst->offset, (int64_t)i * 512);
+        assert_int_equal(b->src[0]->offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(b->func, ISA_ACTFN_EXP);
+        assert_int_equal(c->dst->offset, (int64_t)i * 512);
+        assert_int_equal(c->src[0]->offset, (int64_t)(3 - i) * 512);
+        assert_int_equal(c->src[1]->offset, 0);
+        assert_int_equal(c->op0, ISA_ALU_SUBTRACT);
+        assert_int_equal(c->nsrc, 2);
+    }
+    tir_kernel_free(&k);
+    /* a number in1 (a memset tile each iteration) is not kept: every
+     * iteration makes its own */
+    parses(T("w", "[4, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'tensor_tensor', 'dst': 'w[i:i+1, :]', 'in0': 'w[i:i+1, :]',"
+           "  'in1': 2.0, 'operator': 'add'}]}",
+           &k);
+    int tt = 0, fills = 0;
+    for (int i = 0; i < k.nops; i++) {
+        fills += k.ops[i].kind == TIR_MEMSET;
+        if (k.ops[i].kind != TIR_TENSOR_TENSOR)
+            continue;
+        assert_int_equal(k.ops[i].dst->offset, (int64_t)tt * 512);
+        assert_int_equal(k.ops[i].op0, ISA_ALU_ADD);
+        tt++;
+    }
+    assert_int_equal(tt, 3);
+    assert_int_equal(fills, 3);
+    tir_kernel_free(&k);
+    /* a late tensor_tensor operand error reads as in the first iteration */
+    char *late = err_of(T("w", "[4, 512]", "float32")
+                        "{'op': 'for', 'var': 'i', 'range': [0, 6], 'body': ["
+                        " {'op': 'tensor_tensor', 'dst': 'w[0:1, :]', 'in0': 'w[0:1, :]',"
+                        "  'in1': 'w[i:i+1, :]', 'operator': 'add'}]}");
+    char *first = err_of(T("w", "[4, 512]", "float32")
+                         "{'op': 'for', 'var': 'i', 'range': [4, 6], 'body': ["
+                         " {'op': 'tensor_tensor', 'dst': 'w[0:1, :]', 'in0': 'w[0:1, :]',"
+                         "  'in1': 'w[i:i+1, :]', 'operator': 'add'}]}");
+    if (strcmp(late, first))
+        fail_msg("late '%s' != first '%s'", late, first);
+    assert_non_null(strstr(late, "in1"));
+    free(late);
+    free(first);
+}
+
 /* A body tile's fields are read once when its shape is all numbers
  * (frontend_json.c tile_decl_t); a shape of loop expressions is read every
  * iteration, and every iteration declares a new tile. */
@@ -368,6 +437,76 @@ static void test_dma_opts_per_iteration(void **state)
     tir_kernel_free(&k);
 }
 
+/* A plain load/store keeps its dst/src fields after the first iteration:
+ * a body tile is each iteration's own, slices follow the loop variable, a
+ * load with `other` (a memset first) is never kept, and a late operand
+ * error reads as a first one. */
+static void test_dma_kept_operands(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'tile', 'name': 'b', 'shape': [1, 512], 'dtype': 'float32'},"
+           " {'op': 'load', 'dst': 'b', 'src': 'a[2*i:2*i+1, :]'},"
+           " {'op': 'load', 'dst': 'b', 'src': 'a[i:i+1, :]', 'other': 0.5},"
+           " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 'b'}]}",
+           &k);
+    int loads = 0, stores = 0, fills = 0, prev_tile = -1;
+    for (int i = 0; i < k.nops; i++) {
+        const tir_op_t *op = &k.ops[i];
+        if (op->kind == TIR_MEMSET)
+            fills++;
+        else if (op->kind == TIR_LOAD && loads++ % 2 == 0) {
+            int it = loads / 2;
+            assert_int_equal(op->src[0]->offset, (int64_t)2 * it * 512);
+            assert_true(op->dst->tensor != prev_tile);   /* this iteration's tile */
+            prev_tile = op->dst->tensor;
+        } else if (op->kind == TIR_STORE) {
+            assert_int_equal(op->dst->offset, (int64_t)stores * 512);
+            assert_int_equal(op->src[0]->tensor, prev_tile);
+            stores++;
+        }
+    }
+    assert_int_equal(loads, 6);
+    assert_int_equal(stores, 3);
+    assert_int_equal(fills, 3);
+    tir_kernel_free(&k);
+    char *late = err_of("{'op': 'for', 'var': 'i', 'range': [0, 400], 'body': ["
+                        " {'op': 'tile', 'name': 'b', 'shape': [1, 512], 'dtype': 'float32'},"
+                        " {'op': 'load', 'dst': 'b', 'src': 'a[i:i+1, :]'}]}");
+    char *first = err_of("{'op': 'for', 'var': 'i', 'range': [300, 400], 'body': ["
+                         " {'op': 'tile', 'name': 'b', 'shape': [1, 512], 'dtype': 'float32'},"
+                         " {'op': 'load', 'dst': 'b', 'src': 'a[i:i+1, :]'}]}");
+    if (strcmp(late, first))
+        fail_msg("late '%s' != first '%s'", late, first);
+    assert_non_null(strstr(late, "src"));
+    free(late);
+    free(first);
+}
+
+/* fj_field finds a key among keys that share its first one or two bytes,
+ * and the empty or one-letter keys; the first of duplicate keys wins. */
+static void test_field_lookup(void **state)
+{
+    (void)state;
+    cJSON *o = cJSON_Parse("{\"op\": 1, \"op0\": 2, \"operand0\": 3, \"o\": 4, \"\": 5, "
+                           "\"operator\": 6, \"op\": 7, \"dst\": 8, \"d\": 9}");
+    assert_non_null(o);
+    const char *keys[] = {"op", "op0", "operand0", "o", "", "operator", "dst", "d"};
+    const int want[] = {1, 2, 3, 4, 5, 6, 8, 9};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *it = fj_field(o, keys[i]);
+        assert_non_null(it);
+        assert_int_equal(it->valueint, want[i]);
+    }
+    const char *absent[] = {"ops", "op1", "operand", "opera", "ds", "dstx", "x", "p"};
+    for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++)
+        assert_null(fj_field(o, absent[i]));
+    assert_null(fj_field(o, NULL));
+    assert_null(fj_field(NULL, "op"));
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,8 +518,11 @@ int main(void)
         cmocka_unit_test(test_nested_and_let),
         cmocka_unit_test(test_op_head_per_iteration),
         cmocka_unit_test(test_op_consts_per_iteration),
+        cmocka_unit_test(test_op_consts_kept_operands),
         cmocka_unit_test(test_tile_decl_per_iteration),
         cmocka_unit_test(test_dma_opts_per_iteration),
+        cmocka_unit_test(test_dma_kept_operands),
+        cmocka_unit_test(test_field_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
