@@ -130,6 +130,7 @@ typedef struct {
     struct gen_cache_entry *recent[ISA_ENG_COUNT][GEN_RECENT];
     unsigned nrecent[ISA_ENG_COUNT], period[ISA_ENG_COUNT];
     unsigned cache_recent_hits;
+    isa_plans_t *plans;      /* per-format encode plans (a cache miss encodes) */
     /* COLLECT: per format, the TAP ".ndims" fields of ApExt slots (lazy) */
     bool fmt_ready[ISA_FMT_COUNT];
     uint8_t fmt_nndims[ISA_FMT_COUNT];

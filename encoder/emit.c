@@ -237,7 +237,8 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
     if (mode != ENC_COLLECT_OPCODES) {
         g->cache = malloc(GEN_CACHE_SLOTS * sizeof *g->cache);   /* filled on use */
         g->cache_used = calloc(GEN_CACHE_SLOTS / 64, sizeof *g->cache_used);
-        if (!g->cache || !g->cache_used)
+        g->plans = isa_plans_new();
+        if (!g->cache || !g->cache_used || !g->plans)
             return tpb_errf(err, "out of memory in the generator");
     }
     return 0;
@@ -260,6 +261,8 @@ void gen_free(gen_t *g)
     free(g->checks);
     free(g->cache);
     free(g->cache_used);
+    isa_plans_free(g->plans);
+    g->plans = NULL;
     g->checks = NULL;
     g->cache = NULL;
     g->cache_used = NULL;
@@ -355,8 +358,9 @@ static void collect_opcodes(gen_t *g, const bir_inst_t *in, const uint8_t *ops, 
 
 
 /* Encode one BIR instruction: [PredExt] [ApExt] main. */
-static int encode(const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES], unsigned *nb,
-                  int idx, tpb_err_t *err)
+static int encode(isa_plans_t *ps, const bir_inst_t *in,
+                  uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES], unsigned *nb, int idx,
+                  tpb_err_t *err)
 {
     isa_err_t ie;
     unsigned n = 0;
@@ -377,14 +381,15 @@ static int encode(const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE
                 p.f.PREDEXT.step0 = m->step[0], p.f.PREDEXT.step1 = m->step[1];
                 p.f.PREDEXT.step2 = m->step[2], p.f.PREDEXT.step3 = m->step[3];
             }
-            if (isa_encode(&p, out[n], &ie) != ISA_OK)
+            if (isa_encode_planned(ps, &p, out[n], &ie) != ISA_OK)
                 return tpb_errf(err, "instruction %d '%s' (%s): PredExt: %s", idx, in->name,
                                 in->src ? in->src : "", ie.msg);
             n++;
         }
     }
     unsigned k = 0;
-    if (isa_encode_with_prefixes(&in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k, &ie) != ISA_OK)
+    if (isa_encode_with_prefixes_planned(ps, &in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k,
+                                         &ie) != ISA_OK)
         return tpb_errf(err, "instruction %d '%s' (%s, %s): %s", idx, in->name,
                         in->src && in->src[0] ? in->src : "compiler", isa_ops[in->isa.op].mnemonic, ie.msg);
     *nb = n + k;
@@ -448,12 +453,12 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     if (bir_rare(in)->npred_more) {   /* rare (NKI mask conjunctions): not cached */
         *c = NULL;
         memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
-        return encode(in, out, nb, idx, err);
+        return encode(g->plans, in, out, nb, idx, err);
     }
     *c = NULL;
     if ((unsigned)in->isa.op >= ISA_OP_COUNT) {   /* isa_encode reports it */
         memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
-        return encode(in, out, nb, idx, err);
+        return encode(g->plans, in, out, nb, idx, err);
     }
     size_t body = body_size(&in->isa);
     struct gen_cache_entry *e = recent_find(g, in, body);
@@ -473,7 +478,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         }
     }
     memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
-    if (encode(in, out, nb, idx, err))
+    if (encode(g->plans, in, out, nb, idx, err))
         return -1;
     g->cache_misses++;
     if (e) {

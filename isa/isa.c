@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hugepage.h"
+#include "isa_plan.h"
 
 /* ------------------------------------------------------------------ names */
 static const char *const engine_names[ISA_ENG_COUNT] = {
@@ -316,12 +316,8 @@ const char *isa_strerror(isa_status_t s)
 }
 
 #include <stdarg.h>
-static isa_status_t fail(isa_err_t *err, isa_status_t st, size_t offset,
-                         const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static isa_status_t fail(isa_err_t *err, isa_status_t st, size_t offset,
-                         const char *field, const char *fmt, ...)
+isa_status_t isa_fail(isa_err_t *err, isa_status_t st, size_t offset,
+                      const char *field, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -359,38 +355,38 @@ static isa_status_t check_operand(const isa_inst_t *in, const isa_field_t *f, si
         if (t->space == ISA_SPACE_NONE) {
             if (t->addr || t->dtype || t->start || t->nparts || t->ndims ||
                 t->step[0] || t->count[0] || t->step[1] || t->count[1])
-                return fail(err, ISA_E_RANGE, offset, f->operand,
+                return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                             "operand '%s' is absent (space none) but has fields set", f->operand);
             return ISA_OK;
         }
         if (t->space == ISA_SPACE_HBM)
-            return fail(err, ISA_E_RANGE, offset, f->operand,
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "operand '%s': compute engines cannot address hbm", f->operand);
         if (t->nparts < 1 || t->nparts > ISA_NUM_PARTITIONS)
-            return fail(err, ISA_E_RANGE, offset, f->operand,
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "operand '%s': nparts %u not in 1..128", f->operand, t->nparts);
         if (t->start + t->nparts > ISA_NUM_PARTITIONS)
-            return fail(err, ISA_E_RANGE, offset, f->operand,
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "operand '%s': partitions %u..%u exceed 128", f->operand,
                         t->start, t->start + t->nparts - 1);
         if (t->ndims > ISA_MAX_FREE_DIMS)
-            return fail(err, ISA_E_RANGE, offset, f->operand,
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "operand '%s': ndims %u > 4", f->operand, t->ndims);
         for (unsigned d = 0; d < 2; d++) {
             if (d < t->ndims && t->count[d] == 0)
-                return fail(err, ISA_E_RANGE, offset, f->operand,
+                return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                             "operand '%s': count[%u] is 0", f->operand, d);
             if (d >= t->ndims && (t->count[d] || t->step[d]))
-                return fail(err, ISA_E_RANGE, offset, f->operand,
+                return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                             "operand '%s': dim %u set beyond ndims %u", f->operand, d, t->ndims);
         }
     } else if (f->opnd_kind == ISA_OPND_PTR) {
         const isa_ptr_t *p = (const isa_ptr_t *)(body + f->offset);
         if (p->space == ISA_SPACE_NONE && (p->addr || p->dtype))
-            return fail(err, ISA_E_RANGE, offset, f->operand,
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "pointer '%s' is absent (space none) but has fields set", f->operand);
         if (p->space == ISA_SPACE_HBM)
-            return fail(err, ISA_E_RANGE, offset, f->operand,
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "pointer '%s': compute engines cannot address hbm", f->operand);
     }
     return ISA_OK;
@@ -423,7 +419,7 @@ static isa_status_t check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi,
             continue;
         uint32_t v = isa_field_get(in, f);
         if (v >= ISA_NUM_REGS && !(none_ok && v == ISA_REG_NONE))
-            return fail(err, ISA_E_RANGE, offset, f->name,
+            return isa_fail(err, ISA_E_RANGE, offset, f->name,
                         "field '%s': register %u not in 0..63%s", f->name, v,
                         none_ok ? " or 255 (none)" : "");
     }
@@ -449,34 +445,8 @@ static void mark_bits(uint8_t *b, unsigned pos, unsigned width)
  * so the per-bundle work is no longer name matching.  The results are the
  * same as the name-based helpers above (check_operands, check_regs,
  * tap_by_slot), which stay as the fallback for a format with more fields
- * than a plan holds. */
-#define PLAN_MAX_FIELDS 128
-#define PLAN_MAX_HDR_FIELDS 32
+ * than a plan holds.  The plan types are in isa_plan.h. */
 static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot);
-/* One field as the decode loop needs it: 8 little-endian bundle bytes
- * from `byte`, shifted right by `shift` and masked, land at byte `dst` of
- * isa_inst_t.  byte <= 56 and shift + width <= 64 (see plan_field). */
-typedef enum { PF_PLAIN, PF_SIGNED, PF_ENUM } plan_fkind_t;
-typedef struct {
-    const isa_field_t *f;               /* for the enum check and its error */
-    uint64_t valid;                     /* enums: bit v set = isa_enum_name(type, v) */
-    uint32_t mask;
-    uint16_t dst;
-    uint8_t byte, shift, width, kind;
-} plan_field_t;
-typedef struct {
-    bool built;
-    bool generic;                       /* too many fields: use the helpers */
-    uint8_t used[ISA_BUNDLE_BYTES];     /* header + format bits */
-    uint8_t nopnd, nreg;
-    uint8_t opnd[PLAN_MAX_FIELDS];      /* format field index of each ".addr" */
-    uint8_t reg[PLAN_MAX_FIELDS];       /* format field index of each register */
-    bool reg_none_ok[PLAN_MAX_FIELDS];  /* src_reg / dst_reg accept 0xFF */
-    const isa_field_t *tap_slot[3];     /* ApExt slot -> TAP ".addr", or NULL */
-    unsigned nfld;                      /* header then format fields (not generic) */
-    plan_field_t fld[PLAN_MAX_HDR_FIELDS + PLAN_MAX_FIELDS]; /* last: not cleared */
-} fmt_plan_t;
-
 static plan_field_t plan_field(const isa_field_t *f, size_t base)
 {
     unsigned byte = f->bitpos / 8 <= ISA_BUNDLE_BYTES - 8 ? f->bitpos / 8 : ISA_BUNDLE_BYTES - 8;
@@ -493,7 +463,7 @@ static plan_field_t plan_field(const isa_field_t *f, size_t base)
     return x;
 }
 
-static void plan_build(fmt_plan_t *p, isa_format_t fmt)
+void isa_plan_build(fmt_plan_t *p, isa_format_t fmt)
 {
     const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR], *fi = &isa_formats[fmt];
     memset(p, 0, offsetof(fmt_plan_t, fld));
@@ -529,7 +499,7 @@ static void plan_build(fmt_plan_t *p, isa_format_t fmt)
 }
 
 /* The TAP of ApExt slot s of `in`, or NULL (tap_by_slot through a plan). */
-static isa_tap_t *plan_tap(const fmt_plan_t *p, isa_inst_t *in, int s)
+isa_tap_t *isa_plan_tap(const fmt_plan_t *p, isa_inst_t *in, int s)
 {
     if (p->generic)
         return (isa_tap_t *)tap_by_slot(in, &isa_formats[isa_ops[in->op].format], s);
@@ -562,7 +532,7 @@ static isa_status_t plan_check_regs(const isa_inst_t *in, const isa_fmtinfo_t *f
         memcpy(&v, (const uint8_t *)&in->f + f->offset, sizeof v);
         bool none_ok = p->reg_none_ok[k];
         if (v >= ISA_NUM_REGS && !(none_ok && v == ISA_REG_NONE))
-            return fail(err, ISA_E_RANGE, offset, f->name,
+            return isa_fail(err, ISA_E_RANGE, offset, f->name,
                         "field '%s': register %u not in 0..63%s", f->name, v,
                         none_ok ? " or 255 (none)" : "");
     }
@@ -570,23 +540,23 @@ static isa_status_t plan_check_regs(const isa_inst_t *in, const isa_fmtinfo_t *f
 }
 
 /* The header and opcode checks of isa_decode; *oi gets the opcode. */
-static isa_status_t decode_opcode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
-                                  const isa_opinfo_t **oi, isa_err_t *err)
+isa_status_t isa_decode_opcode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                               const isa_opinfo_t **oi, isa_err_t *err)
 {
     if (b[1] != ISA_HEADER_BYTE1)
-        return fail(err, ISA_E_HEADER, offset, "header",
+        return isa_fail(err, ISA_E_HEADER, offset, "header",
                     "field 'header': byte 1 is 0x%02x, expected 0x10", b[1]);
     *oi = isa_op_by_l2(b[0]);
     if (!*oi)
-        return fail(err, ISA_E_OPCODE, offset, "opcode",
+        return isa_fail(err, ISA_E_OPCODE, offset, "opcode",
                     "field 'opcode': unknown opcode 0x%02x", b[0]);
     return ISA_OK;
 }
 
 /* The rest of isa_decode once the opcode is known (out already zeroed). */
-static isa_status_t decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
-                                  const isa_opinfo_t *oi, const fmt_plan_t *p,
-                                  isa_inst_t *out, isa_err_t *err)
+isa_status_t isa_decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                               const isa_opinfo_t *oi, const fmt_plan_t *p,
+                               isa_inst_t *out, isa_err_t *err)
 {
     out->op = oi->op;
     out->l2 = oi->l2;
@@ -602,7 +572,7 @@ static isa_status_t decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offs
             unsigned bit = 0;
             while (!((b[i] & ~p->used[i]) >> bit & 1u))
                 bit++;
-            return fail(err, ISA_E_RESERVED, offset, "reserved",
+            return isa_fail(err, ISA_E_RESERVED, offset, "reserved",
                         "%s: reserved bit %u of byte %u is set", oi->mnemonic, bit, i);
         }
 
@@ -614,7 +584,7 @@ static isa_status_t decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offs
         if (x->kind == PF_SIGNED)
             v = (uint32_t)sign_extend(v, x->width);
         else if (x->kind == PF_ENUM && (v >= 64 || !(x->valid >> v & 1)))
-            return fail(err, ISA_E_RANGE, offset, x->f->name,
+            return isa_fail(err, ISA_E_RANGE, offset, x->f->name,
                         "%s: field '%s' has invalid %s value %u", oi->mnemonic,
                         x->f->name, isa_ftype_name(x->f->type), v);
         memcpy((uint8_t *)out + x->dst, &v, sizeof v);
@@ -626,7 +596,7 @@ static isa_status_t decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offs
             if (f->type == ISA_FT_S)
                 v = (uint32_t)sign_extend(v, f->width);
             else if (ftype_is_enum(f->type) && !isa_enum_name(f->type, v))
-                return fail(err, ISA_E_RANGE, offset, f->name,
+                return isa_fail(err, ISA_E_RANGE, offset, f->name,
                             "%s: field '%s' has invalid %s value %u", oi->mnemonic,
                             f->name, isa_ftype_name(f->type), v);
             memcpy(base[k] + f->offset, &v, sizeof v);
@@ -643,19 +613,19 @@ isa_status_t isa_decode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
 {
     memset(out, 0, sizeof *out);
     const isa_opinfo_t *oi;
-    isa_status_t st = decode_opcode(b, offset, &oi, err);
+    isa_status_t st = isa_decode_opcode(b, offset, &oi, err);
     if (st != ISA_OK)
         return st;
     fmt_plan_t plan;
-    plan_build(&plan, oi->format);
-    return decode_fields(b, offset, oi, &plan, out, err);
+    isa_plan_build(&plan, oi->format);
+    return isa_decode_fields(b, offset, oi, &plan, out, err);
 }
 
 isa_status_t isa_encode(const isa_inst_t *in, uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
 {
     memset(b, 0, ISA_BUNDLE_BYTES);
     if ((unsigned)in->op >= ISA_OP_COUNT)
-        return fail(err, ISA_E_OPCODE, 0, "opcode", "field 'opcode': invalid op %d", (int)in->op);
+        return isa_fail(err, ISA_E_OPCODE, 0, "opcode", "field 'opcode': invalid op %d", (int)in->op);
     const isa_opinfo_t *oi = &isa_ops[in->op];
     b[0] = oi->l2;
     b[1] = ISA_HEADER_BYTE1;
@@ -669,17 +639,17 @@ isa_status_t isa_encode(const isa_inst_t *in, uint8_t b[ISA_BUNDLE_BYTES], isa_e
                 if (f->width < 32) {
                     int32_t lo = -(int32_t)(1u << (f->width - 1)), hi = (int32_t)(1u << (f->width - 1)) - 1;
                     if (s < lo || s > hi)
-                        return fail(err, ISA_E_RANGE, 0, f->name,
+                        return isa_fail(err, ISA_E_RANGE, 0, f->name,
                                     "%s: field '%s' value %d does not fit %u signed bits",
                                     oi->mnemonic, f->name, s, f->width);
                 }
             } else if (f->width < 32 && v >> f->width) {
-                return fail(err, ISA_E_RANGE, 0, f->name,
+                return isa_fail(err, ISA_E_RANGE, 0, f->name,
                             "%s: field '%s' value %u does not fit %u bits",
                             oi->mnemonic, f->name, v, f->width);
             }
             if (ftype_is_enum(f->type) && !isa_enum_name(f->type, v))
-                return fail(err, ISA_E_RANGE, 0, f->name, "%s: field '%s' has invalid %s value %u",
+                return isa_fail(err, ISA_E_RANGE, 0, f->name, "%s: field '%s' has invalid %s value %u",
                             oi->mnemonic, f->name, isa_ftype_name(f->type), v);
             put_bits(b, f->bitpos, f->width, v);
         }
@@ -699,20 +669,127 @@ static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *f
     return NULL;
 }
 
-isa_status_t isa_encode_with_prefixes(const isa_inst_t *in, uint8_t out[2][ISA_BUNDLE_BYTES],
-                                      unsigned *nbundles, isa_err_t *err)
+/* ------------------------------------------------------- planned encoding */
+/* The plans of every format a caller met, built on first use (a format whose
+ * plan cannot be allocated is planned on the stack per call instead). */
+struct isa_plans {
+    fmt_plan_t *fmt[ISA_FMT_COUNT];
+};
+
+isa_plans_t *isa_plans_new(void) { return calloc(1, sizeof(isa_plans_t)); }
+
+void isa_plans_free(isa_plans_t *ps)
+{
+    if (!ps)
+        return;
+    for (unsigned i = 0; i < ISA_FMT_COUNT; i++)
+        free(ps->fmt[i]);
+    free(ps);
+}
+
+/* The plan of format fmt: the cached one, else built into *one. */
+static const fmt_plan_t *plan_of(isa_plans_t *ps, isa_format_t fmt, fmt_plan_t *one)
+{
+    if (ps && !ps->fmt[fmt] && (ps->fmt[fmt] = malloc(sizeof(fmt_plan_t))) != NULL)
+        isa_plan_build(ps->fmt[fmt], fmt);
+    if (ps && ps->fmt[fmt])
+        return ps->fmt[fmt];
+    isa_plan_build(one, fmt);
+    return one;
+}
+
+/* Write the low x->width bits of v at the field's position. */
+static void plan_put(uint8_t *b, const plan_field_t *x, uint32_t v)
+{
+    uint64_t m = (uint64_t)x->mask << x->shift, w = load_le64(b + x->byte);
+    w = (w & ~m) | ((uint64_t)(v & x->mask) << x->shift);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(b + x->byte, &w, 8);
+#else
+    for (unsigned i = 0; i < 8; i++, w >>= 8)
+        b[x->byte + i] = (uint8_t)w;
+#endif
+}
+
+/* isa_encode's checks of one field value, in its order and words. */
+static isa_status_t plan_check_value(const plan_field_t *x, const isa_opinfo_t *oi, uint32_t v,
+                                     isa_err_t *err)
+{
+    const isa_field_t *f = x->f;
+    if (x->kind == PF_SIGNED) {
+        int32_t s = (int32_t)v;
+        if (f->width < 32 && (s < -(int32_t)(1u << (f->width - 1)) ||
+                              s > (int32_t)(1u << (f->width - 1)) - 1))
+            return isa_fail(err, ISA_E_RANGE, 0, f->name,
+                            "%s: field '%s' value %d does not fit %u signed bits", oi->mnemonic,
+                            f->name, s, f->width);
+        return ISA_OK;
+    }
+    if (f->width < 32 && v >> f->width)
+        return isa_fail(err, ISA_E_RANGE, 0, f->name, "%s: field '%s' value %u does not fit %u bits",
+                        oi->mnemonic, f->name, v, f->width);
+    /* valid holds isa_enum_name's answer for every v < 64; none is >= 64 */
+    if (x->kind == PF_ENUM && (v >= 64 || !(x->valid >> v & 1)))
+        return isa_fail(err, ISA_E_RANGE, 0, f->name, "%s: field '%s' has invalid %s value %u",
+                        oi->mnemonic, f->name, isa_ftype_name(f->type), v);
+    return ISA_OK;
+}
+
+/* isa_encode through the format's plan: the same checks in the same order
+ * (header fields, then the format's, in table order), the same bits, and
+ * the same round trip through the decoder (isa_decode_fields with the
+ * cached plan, which is what isa_decode runs after building one). */
+isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
+                                uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
+{
+    if (!ps || (unsigned)in->op >= ISA_OP_COUNT)
+        return isa_encode(in, b, err);
+    const isa_opinfo_t *oi = &isa_ops[in->op];
+    fmt_plan_t one;
+    const fmt_plan_t *p = plan_of(ps, oi->format, &one);
+    if (p->generic)
+        return isa_encode(in, b, err);
+    memset(b, 0, ISA_BUNDLE_BYTES);
+    b[0] = oi->l2;
+    b[1] = ISA_HEADER_BYTE1;
+    for (unsigned i = 0; i < p->nfld; i++) {
+        const plan_field_t *x = &p->fld[i];
+        uint32_t v;
+        memcpy(&v, (const uint8_t *)in + x->dst, sizeof v);
+        isa_status_t st = plan_check_value(x, oi, v, err);
+        if (st != ISA_OK)
+            return st;
+        plan_put(b, x, v);
+    }
+    const isa_opinfo_t *dec;
+    isa_status_t st = isa_decode_opcode(b, 0, &dec, err);
+    if (st != ISA_OK)
+        return st;
+    if (dec->format != oi->format)
+        p = plan_of(ps, dec->format, &one);
+    isa_inst_t tmp;
+    memset(&tmp, 0, sizeof tmp);
+    return isa_decode_fields(b, 0, dec, p, &tmp, err);
+}
+
+/* isa_encode_with_prefixes; ps NULL: isa_encode and the table walk. */
+isa_status_t isa_encode_with_prefixes_planned(isa_plans_t *ps, const isa_inst_t *in,
+                                              uint8_t out[2][ISA_BUNDLE_BYTES],
+                                              unsigned *nbundles, isa_err_t *err)
 {
     *nbundles = 0;
     if ((unsigned)in->op >= ISA_OP_COUNT) /* before indexing isa_ops */
         return isa_encode(in, out[0], err);
     const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
+    fmt_plan_t one;
+    const fmt_plan_t *p = ps ? plan_of(ps, isa_ops[in->op].format, &one) : NULL;
     bool need_ext = false;
     isa_inst_t ext;
     memset(&ext, 0, sizeof ext);
     ext.op = ISA_OP_AP_EXT;
     uint32_t *slots = (uint32_t *)&ext.f.APEXT; /* o0_step2,o0_count2,o0_step3,o0_count3,o1_... */
     for (int s = 0; s < 3; s++) {
-        const isa_tap_t *t = tap_by_slot(in, fi, s);
+        const isa_tap_t *t = p ? isa_plan_tap(p, (isa_inst_t *)in, s) : tap_by_slot(in, fi, s);
         if (!t || t->ndims <= 2)
             continue;
         need_ext = true;
@@ -724,224 +801,19 @@ isa_status_t isa_encode_with_prefixes(const isa_inst_t *in, uint8_t out[2][ISA_B
     unsigned n = 0;
     isa_status_t st;
     if (need_ext) {
-        if ((st = isa_encode(&ext, out[n++], err)) != ISA_OK)
+        if ((st = isa_encode_planned(ps, &ext, out[n++], err)) != ISA_OK)
             return st;
     }
-    if ((st = isa_encode(in, out[n++], err)) != ISA_OK)
+    if ((st = isa_encode_planned(ps, in, out[n++], err)) != ISA_OK)
         return st;
     *nbundles = n;
     return ISA_OK;
 }
 
-/* ---------------------------------------------------------------- streams */
-static isa_status_t fold_apext(isa_inst_t *in, const fmt_plan_t *p, const isa_fmt_APEXT_t *x,
-                               size_t offset, isa_err_t *err)
+isa_status_t isa_encode_with_prefixes(const isa_inst_t *in, uint8_t out[2][ISA_BUNDLE_BYTES],
+                                      unsigned *nbundles, isa_err_t *err)
 {
-    const uint32_t *slots = (const uint32_t *)x;
-    bool used = false;
-    for (int s = 0; s < 3; s++) {
-        isa_tap_t *t = plan_tap(p, in, s);
-        bool has = slots[s * 4 + 0] || slots[s * 4 + 1] || slots[s * 4 + 2] || slots[s * 4 + 3];
-        if (!t || t->ndims <= 2) {
-            if (has)
-                return fail(err, ISA_E_PREFIX, offset, "ApExt",
-                            "ApExt slot %d is set but operand slot %d of %s has at most 2 dims",
-                            s, s, isa_ops[in->op].mnemonic);
-            continue;
-        }
-        used = true;
-        t->step[2] = (int32_t)slots[s * 4 + 0];
-        t->count[2] = slots[s * 4 + 1];
-        t->step[3] = t->ndims > 3 ? (int32_t)slots[s * 4 + 2] : 0;
-        t->count[3] = t->ndims > 3 ? slots[s * 4 + 3] : 0;
-        if (t->ndims <= 3 && (slots[s * 4 + 2] || slots[s * 4 + 3]))
-            return fail(err, ISA_E_PREFIX, offset, "ApExt",
-                        "ApExt slot %d sets dim 3 but the operand has 3 dims", s);
-        for (unsigned d = 2; d < t->ndims; d++)
-            if (t->count[d] == 0)
-                return fail(err, ISA_E_RANGE, offset, "ApExt",
-                            "ApExt slot %d: count%u is 0", s, d);
-    }
-    if (!used)
-        return fail(err, ISA_E_PREFIX, offset, "ApExt",
-                    "ApExt precedes %s, which has no operand with more than 2 free dims",
-                    isa_ops[in->op].mnemonic);
-    return ISA_OK;
-}
-
-static bool needs_apext(isa_inst_t *in, const fmt_plan_t *p)
-{
-    for (int s = 0; s < 3; s++) {
-        const isa_tap_t *t = plan_tap(p, in, s);
-        if (t && t->ndims > 2)
-            return true;
-    }
-    return false;
-}
-
-static bool sync_is_zero(const isa_sync_t *s)
-{
-    return !s->wait_en && !s->upd_en && !s->upd_at_read && !s->upd_remote && !s->wait_sem &&
-           !s->wait_reg && !s->wait_val && !s->upd_sem && !s->upd_op && !s->upd_core && !s->upd_val;
-}
-
-/* One bundle of a stream: decode into *in with the format's cached plan,
- * or with a plan built into *one when there is no cache (a short stream:
- * building the few plans it needs is cheaper than a cache for every
- * format).  Same checks and errors as isa_decode. */
-static isa_status_t stream_decode_bundle(const uint8_t *b, size_t off, fmt_plan_t *plans,
-                                         fmt_plan_t *one, isa_inst_t *in,
-                                         const fmt_plan_t **plan, isa_err_t *err)
-{
-    memset(in, 0, sizeof *in);
-    const isa_opinfo_t *oi;
-    isa_status_t st = decode_opcode(b, off, &oi, err);
-    if (st != ISA_OK)
-        return st;
-    fmt_plan_t *p = plans ? &plans[oi->format] : one;
-    if (!plans || !p->built)
-        plan_build(p, oi->format);
-    *plan = p;
-    return decode_fields(b, off, oi, p, in, err);
-}
-
-/* The 2nd.. PredExt before one instruction (their predicates are ANDed with
- * the first's): at most ISA_MAX_PREDEXT in all, with the first's fill and
- * keep; stored at out->preds_more[at + n] (the array is allocated on the
- * first such prefix, one entry per bundle, so it never moves). */
-static isa_status_t more_pred(isa_stream_t *out, size_t nb, size_t at,
-                              const isa_fmt_PREDEXT_t *first, const isa_fmt_PREDEXT_t *p,
-                              unsigned n, size_t off, isa_err_t *err)
-{
-    if (n + 1 >= ISA_MAX_PREDEXT)
-        return fail(err, ISA_E_PREFIX, off, "prefix", "more than %d PredExt prefixes before "
-                    "one instruction", ISA_MAX_PREDEXT);
-    if (memcmp(&p->fill, &first->fill, sizeof p->fill) || p->keep != first->keep)
-        return fail(err, ISA_E_PREFIX, off, "PredExt", "the PredExt prefixes of one "
-                    "instruction must share fill and keep (their predicates are ANDed)");
-    if (!out->preds_more && !(out->preds_more = calloc(nb, sizeof *out->preds_more)))
-        return fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
-    out->preds_more[at + n] = *p;
-    return ISA_OK;
-}
-
-isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engine,
-                               isa_stream_t *out, isa_err_t *err)
-{
-    memset(out, 0, sizeof *out);
-    if (len % ISA_BUNDLE_BYTES)
-        return fail(err, ISA_E_SIZE, len - len % ISA_BUNDLE_BYTES, "size",
-                    "size %zu is not a multiple of 64 (%zu trailing bytes)", len,
-                    len % ISA_BUNDLE_BYTES);
-    size_t nb = len / ISA_BUNDLE_BYTES;
-    out->insts = calloc(nb ? nb : 1, sizeof *out->insts);
-    out->pc_to_index = calloc(nb ? nb : 1, sizeof *out->pc_to_index);
-    fmt_plan_t one, *plans = nb > 4 ? calloc(ISA_FMT_COUNT, sizeof *plans) : NULL;
-    if (!out->insts || !out->pc_to_index || (nb > 4 && !plans)) {
-        free(plans);
-        isa_stream_free(out);
-        return fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
-    }
-    tpb_advise_huge_pages(out->insts, (nb ? nb : 1) * sizeof *out->insts);
-    out->nbundles = nb;
-    bool have_ext = false, have_pred = false;
-    isa_fmt_APEXT_t ext;
-    isa_fmt_PREDEXT_t pred;
-    unsigned npred_more = 0;
-    size_t npred_at = 0;   /* next free entry of out->preds_more */
-    size_t first_prefix = 0;
-    isa_status_t st = ISA_OK;
-    for (size_t i = 0; i < nb; i++) {
-        size_t off = i * ISA_BUNDLE_BYTES;
-        /* decode in place: a prefix is copied out and its slot reused */
-        isa_decoded_t *d = &out->insts[out->count];
-        isa_inst_t *in = &d->inst;
-        const fmt_plan_t *plan;
-        if ((st = stream_decode_bundle(buf + off, off, plans, &one, in, &plan, err)) != ISA_OK)
-            goto bad;
-        if (engine != ISA_ENG_UNASSIGNED && !(isa_ops[in->op].engines & (1u << engine))) {
-            st = fail(err, ISA_E_ENGINE, off, "opcode", "%s is not legal on engine %s",
-                      isa_ops[in->op].mnemonic, isa_engine_name(engine));
-            goto bad;
-        }
-        if (isa_ops[in->op].cls == ISA_CLASS_PREFIX) {
-            if (!sync_is_zero(&in->sync)) {
-                st = fail(err, ISA_E_PREFIX, off, "sync", "%s: a prefix carries no semaphore fields",
-                          isa_ops[in->op].mnemonic);
-                goto bad;
-            }
-            if (in->op == ISA_OP_AP_EXT && have_ext) {
-                st = fail(err, ISA_E_PREFIX, off, "prefix", "two %s prefixes in a row",
-                          isa_ops[in->op].mnemonic);
-                goto bad;
-            }
-            if (!have_ext && !have_pred)
-                first_prefix = i;
-            if (in->op == ISA_OP_AP_EXT) {
-                have_ext = true;
-                ext = in->f.APEXT;
-            } else if (!have_pred) {
-                have_pred = true;
-                pred = in->f.PREDEXT;
-                npred_more = 0;
-            } else if ((st = more_pred(out, nb, npred_at, &pred, &in->f.PREDEXT, npred_more, off,
-                                 err)) !=
-                       ISA_OK) {
-                goto bad;
-            } else {
-                npred_more++;
-            }
-            continue;
-        }
-        if (have_ext) {
-            if ((st = fold_apext(in, plan, &ext, off, err)) != ISA_OK)
-                goto bad;
-        } else if (needs_apext(in, plan)) {
-            st = fail(err, ISA_E_PREFIX, off, "ndims",
-                      "%s has an operand with more than 2 free dims but no ApExt prefix",
-                      isa_ops[in->op].mnemonic);
-            goto bad;
-        }
-        if (have_pred && in->op != ISA_OP_TENSOR_SCALAR_PTR) {
-            st = fail(err, ISA_E_PREFIX, off, "PredExt", "PredExt precedes %s; only TensorScalarPtr takes it",
-                      isa_ops[in->op].mnemonic);
-            goto bad;
-        }
-        d->pc = (uint32_t)i;
-        d->prefix_pc = (uint32_t)((have_ext || have_pred) ? first_prefix : i);
-        d->has_pred = have_pred;
-        d->npred_more = 0;
-        d->pred_more = NULL;
-        if (have_pred) {
-            d->pred = pred;
-            d->npred_more = (uint8_t)npred_more;
-            d->pred_more = npred_more ? out->preds_more + npred_at : NULL;
-            npred_at += npred_more;
-        }
-        for (size_t p = d->prefix_pc; p <= i; p++)
-            out->pc_to_index[p] = (uint32_t)out->count;
-        out->count++;
-        have_ext = have_pred = false;
-    }
-    if (have_ext || have_pred) {
-        st = fail(err, ISA_E_PREFIX, first_prefix * ISA_BUNDLE_BYTES, "prefix",
-                  "prefix at the end of the stream extends no instruction");
-        goto bad;
-    }
-    free(plans);
-    return ISA_OK;
-bad:
-    free(plans);
-    isa_stream_free(out);
-    return st;
-}
-
-void isa_stream_free(isa_stream_t *s)
-{
-    free(s->preds_more);
-    free(s->insts);
-    free(s->pc_to_index);
-    memset(s, 0, sizeof *s);
+    return isa_encode_with_prefixes_planned(NULL, in, out, nbundles, err);
 }
 
 uint64_t isa_tap_free_elems(const isa_tap_t *t)

@@ -318,6 +318,22 @@ isa_status_t isa_encode_with_prefixes(const isa_inst_t *in,
                                       uint8_t out[2][ISA_BUNDLE_BYTES],
                                       unsigned *nbundles, isa_err_t *err);
 
+/* Encoding many instructions: the per-format plans (field positions, masks,
+ * enum sets, operand and register fields) that isa_encode and isa_decode
+ * work out from the tables on every call are kept here, built on first use.
+ * isa_encode_planned / isa_encode_with_prefixes_planned give exactly the
+ * bytes, status and message of isa_encode / isa_encode_with_prefixes,
+ * round trip through the decoder's checks included (ps NULL: the same
+ * functions without a cache).  Not thread-safe: one per thread. */
+typedef struct isa_plans isa_plans_t;
+isa_plans_t *isa_plans_new(void);   /* NULL when out of memory */
+void isa_plans_free(isa_plans_t *ps);
+isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
+                                uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err);
+isa_status_t isa_encode_with_prefixes_planned(isa_plans_t *ps, const isa_inst_t *in,
+                                              uint8_t out[2][ISA_BUNDLE_BYTES],
+                                              unsigned *nbundles, isa_err_t *err);
+
 /* Generic field access by descriptor (value as raw 32 bits). */
 uint32_t isa_field_get(const isa_inst_t *in, const isa_field_t *f);
 void isa_field_set(isa_inst_t *in, const isa_field_t *f, uint32_t v);

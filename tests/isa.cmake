@@ -1,6 +1,7 @@
 # ISA tools: assembler, disassembler, golden encodings, tpb as/dis/isa.
 tpb_add_test(test_isa_text "quick;unit" test_isa_text.c)
 tpb_add_test(test_isa_golden "quick;unit;golden" test_isa_golden.c)
+tpb_add_test(test_isa_planned "quick;unit" test_isa_planned.c)
 
 # docs/isa.md is generated from the table and must not drift from it.
 add_test(NAME isa_docs_uptodate

@@ -1,0 +1,55 @@
+/* isa_plan.h - internal to isa/: the per-format decode plans shared by the
+ * bundle codec (isa.c), the stream decoder (isa_stream.c) and the planned
+ * encoder (isa_plans.c).  Not part of the public ISA API. */
+#ifndef TPB_ISA_PLAN_H
+#define TPB_ISA_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa.h"
+
+#define PLAN_MAX_FIELDS 128
+#define PLAN_MAX_HDR_FIELDS 32
+/* One field as the decode loop needs it: 8 little-endian bundle bytes
+ * from `byte`, shifted right by `shift` and masked, land at byte `dst` of
+ * isa_inst_t.  byte <= 56 and shift + width <= 64 (see plan_field). */
+typedef enum { PF_PLAIN, PF_SIGNED, PF_ENUM } plan_fkind_t;
+typedef struct {
+    const isa_field_t *f;               /* for the enum check and its error */
+    uint64_t valid;                     /* enums: bit v set = isa_enum_name(type, v) */
+    uint32_t mask;
+    uint16_t dst;
+    uint8_t byte, shift, width, kind;
+} plan_field_t;
+typedef struct {
+    bool built;
+    bool generic;                       /* too many fields: use the helpers */
+    uint8_t used[ISA_BUNDLE_BYTES];     /* header + format bits */
+    uint8_t nopnd, nreg;
+    uint8_t opnd[PLAN_MAX_FIELDS];      /* format field index of each ".addr" */
+    uint8_t reg[PLAN_MAX_FIELDS];       /* format field index of each register */
+    bool reg_none_ok[PLAN_MAX_FIELDS];  /* src_reg / dst_reg accept 0xFF */
+    const isa_field_t *tap_slot[3];     /* ApExt slot -> TAP ".addr", or NULL */
+    unsigned nfld;                      /* header then format fields (not generic) */
+    plan_field_t fld[PLAN_MAX_HDR_FIELDS + PLAN_MAX_FIELDS]; /* last: not cleared */
+} fmt_plan_t;
+
+
+/* Fill *err (when not NULL) and return st. */
+isa_status_t isa_fail(isa_err_t *err, isa_status_t st, size_t offset, const char *field,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Work out the plan of format fmt from the field table. */
+void isa_plan_build(fmt_plan_t *p, isa_format_t fmt);
+/* The TAP of ApExt slot s of `in`, or NULL. */
+isa_tap_t *isa_plan_tap(const fmt_plan_t *p, isa_inst_t *in, int s);
+/* isa_decode's header and opcode checks; *oi gets the opcode. */
+isa_status_t isa_decode_opcode(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                               const isa_opinfo_t **oi, isa_err_t *err);
+/* The rest of isa_decode once the opcode is known (out already zeroed). */
+isa_status_t isa_decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
+                               const isa_opinfo_t *oi, const fmt_plan_t *p, isa_inst_t *out,
+                               isa_err_t *err);
+
+#endif

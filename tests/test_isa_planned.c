@@ -1,0 +1,207 @@
+/* isa_encode_planned (per-format plans kept across calls) against
+ * isa_encode, which works the plan out again on every call: the same bytes,
+ * status, field and message for random instructions of every opcode,
+ * including values that do not fit, invalid enums, bad registers and
+ * operands the decoder's round trip rejects (nparts 0, hbm on a compute
+ * engine, fields set on an absent operand, dims beyond ndims). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "isa.h"
+
+typedef struct {
+    uint64_t s;
+} rng_t;
+
+static uint32_t rnd(rng_t *r)
+{
+    r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(r->s >> 33);
+}
+
+/* A value for field f: mostly one that fits (a valid enum for enums),
+ * sometimes 0, sometimes any 32 bits. */
+static uint32_t field_value(rng_t *r, const isa_field_t *f)
+{
+    unsigned k = rnd(r) % 16;
+    if (k == 0)
+        return 0;
+    if (k == 1)
+        return rnd(r) ^ (rnd(r) << 16);
+    uint32_t mask = f->width >= 32 ? 0xFFFFFFFFu : (1u << f->width) - 1;
+    uint32_t v = rnd(r) & mask;
+    if (f->type == ISA_FT_S && f->width < 32 && (v >> (f->width - 1) & 1))
+        v |= ~mask;   /* negative, in range */
+    if (f->type == ISA_FT_DTYPE || f->type == ISA_FT_BOOL || f->type >= ISA_FT_SPACE) {
+        for (unsigned t = 0; t < 8 && !isa_enum_name(f->type, v); t++)
+            v = rnd(r) % 64;
+    }
+    return v;
+}
+
+/* Make a TAP operand well formed (or absent), so that the cases reach the
+ * round trip and mostly pass it; the rest keep their random shape. */
+static void repair_tap(rng_t *r, isa_tap_t *t)
+{
+    if (rnd(r) % 6 == 0) {
+        memset(t, 0, sizeof *t);
+        return;
+    }
+    t->space = 1 + rnd(r) % 2;   /* sbuf or psum */
+    t->nparts = 1 + rnd(r) % 128;
+    t->start = rnd(r) % (129 - t->nparts);
+    t->ndims = rnd(r) % 5;
+    for (unsigned d = 0; d < ISA_MAX_FREE_DIMS; d++) {
+        t->count[d] = d < t->ndims ? 1 + rnd(r) % 64 : 0;
+        t->step[d] = d < t->ndims ? (int32_t)(rnd(r) % 64) - 16 : 0;
+    }
+    t->addr &= 0xFFFF;
+}
+
+static void random_inst(rng_t *r, isa_op_t op, isa_inst_t *in)
+{
+    memset(in, 0, sizeof *in);
+    in->op = op;
+    in->l2 = isa_ops[op].l2;
+    const isa_fmtinfo_t *parts[2] = { &isa_formats[ISA_FMT_HDR], &isa_formats[isa_ops[op].format] };
+    for (int k = 0; k < 2; k++)
+        for (unsigned i = 0; i < parts[k]->nfields; i++)
+            isa_field_set(in, &parts[k]->fields[i], field_value(r, &parts[k]->fields[i]));
+    const isa_fmtinfo_t *fi = parts[1];
+    for (unsigned i = 0; i < fi->nfields; i++) {
+        const isa_field_t *f = &fi->fields[i];
+        if (f->opnd_kind == ISA_OPND_TAP && strstr(f->name, ".addr") && rnd(r) % 4)
+            repair_tap(r, (isa_tap_t *)((uint8_t *)&in->f + f->offset));
+        if ((!strcmp(f->name, "reg") || !strcmp(f->name, "src_reg") || !strcmp(f->name, "dst_reg")) &&
+            rnd(r) % 4)
+            isa_field_set(in, f, rnd(r) % 2 ? rnd(r) % 64 : 255);
+    }
+}
+
+static void assert_same_err(isa_status_t s1, const isa_err_t *e1, isa_status_t s2, const isa_err_t *e2)
+{
+    assert_int_equal(s1, s2);
+    if (s1 == ISA_OK)
+        return;
+    assert_int_equal(e1->status, e2->status);
+    assert_int_equal(e1->offset, e2->offset);
+    assert_string_equal(e1->msg, e2->msg);
+    if (e1->field || e2->field)
+        assert_string_equal(e1->field ? e1->field : "", e2->field ? e2->field : "");
+}
+
+typedef struct {
+    unsigned ok, range, structural;
+} tally_t;
+
+static void compare_one(isa_plans_t *ps, const isa_inst_t *in, tally_t *t)
+{
+    uint8_t b1[ISA_BUNDLE_BYTES], b2[ISA_BUNDLE_BYTES];
+    isa_err_t e1, e2;
+    memset(&e1, 0, sizeof e1);
+    memset(&e2, 0, sizeof e2);
+    memset(b2, 0xA5, sizeof b2);
+    isa_status_t s1 = isa_encode(in, b1, &e1);
+    isa_status_t s2 = isa_encode_planned(ps, in, b2, &e2);
+    assert_same_err(s1, &e1, s2, &e2);
+    assert_memory_equal(b1, b2, ISA_BUNDLE_BYTES);
+    if (s1 == ISA_OK)
+        t->ok++;
+    else if (strstr(e1.msg, "does not fit") || strstr(e1.msg, "has invalid"))
+        t->range++;
+    else
+        t->structural++;   /* reported by the decoder's round trip */
+
+    uint8_t p1[2][ISA_BUNDLE_BYTES], p2[2][ISA_BUNDLE_BYTES];
+    unsigned n1 = 9, n2 = 9;
+    memset(p1, 0, sizeof p1);
+    memset(p2, 0, sizeof p2);
+    s1 = isa_encode_with_prefixes(in, p1, &n1, &e1);
+    s2 = isa_encode_with_prefixes_planned(ps, in, p2, &n2, &e2);
+    assert_same_err(s1, &e1, s2, &e2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(p1, p2, sizeof p1);
+}
+
+static void test_planned_matches_encode(void **state)
+{
+    (void)state;
+    rng_t r = { 12345 };
+    isa_plans_t *ps = isa_plans_new();
+    assert_non_null(ps);
+    tally_t t = { 0, 0, 0 };
+    for (unsigned round = 0; round < 60; round++)
+        for (unsigned op = 0; op < ISA_OP_COUNT; op++) {
+            isa_inst_t in;
+            random_inst(&r, (isa_op_t)op, &in);
+            compare_one(ps, &in, &t);
+            compare_one(NULL, &in, &t);   /* no cache: isa_encode itself */
+        }
+    /* every kind of outcome was exercised */
+    assert_true(t.ok > 100);
+    assert_true(t.range > 100);
+    assert_true(t.structural > 100);
+    isa_plans_free(ps);
+}
+
+/* One injected mis-encoding per kind the round trip catches, on a DMA-free
+ * compute op with a TAP operand: the planned encoder reports it with
+ * isa_encode's words. */
+static void test_planned_injected(void **state)
+{
+    (void)state;
+    isa_plans_t *ps = isa_plans_new();
+    assert_non_null(ps);
+    rng_t r = { 99 };
+    unsigned hits = 0;
+    for (unsigned op = 0; op < ISA_OP_COUNT; op++) {
+        const isa_fmtinfo_t *fi = &isa_formats[isa_ops[op].format];
+        const isa_field_t *tap = NULL;
+        for (unsigned i = 0; i < fi->nfields && !tap; i++)
+            if (fi->fields[i].opnd_kind == ISA_OPND_TAP && strstr(fi->fields[i].name, ".addr"))
+                tap = &fi->fields[i];
+        if (!tap)
+            continue;
+        for (unsigned kind = 0; kind < 4; kind++) {
+            isa_inst_t in;
+            memset(&in, 0, sizeof in);
+            in.op = (isa_op_t)op;
+            isa_tap_t *t = (isa_tap_t *)((uint8_t *)&in.f + tap->offset);
+            repair_tap(&r, t);
+            t->space = 1;
+            t->nparts = 4;
+            t->start = 0;
+            if (kind == 0)
+                t->nparts = 0;
+            else if (kind == 1)
+                t->space = 3;   /* hbm */
+            else if (kind == 2)
+                t->space = 0, t->nparts = 1;   /* absent but set */
+            else
+                t->ndims = 0, t->count[0] = 3;   /* dim beyond ndims */
+            uint8_t b1[ISA_BUNDLE_BYTES], b2[ISA_BUNDLE_BYTES];
+            isa_err_t e1, e2;
+            isa_status_t s1 = isa_encode(&in, b1, &e1), s2 = isa_encode_planned(ps, &in, b2, &e2);
+            if (s1 == ISA_OK)
+                continue;   /* e.g. the field is not encoded for this op */
+            assert_same_err(s1, &e1, s2, &e2);
+            assert_non_null(strstr(e2.msg, "operand"));
+            hits++;
+        }
+    }
+    assert_true(hits >= 4);
+    isa_plans_free(ps);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_planned_matches_encode),
+        cmocka_unit_test(test_planned_injected),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
