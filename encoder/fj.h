@@ -68,6 +68,16 @@ typedef struct {
     int once_depth;              /* depth of the innermost "iterations" loop body: its
                                     objects are visited once (no memo there) */
     fj_sched_t sched;            /* fj_schedule.c */
+    /* what each op name makes a statement (frontend_json.c decode_stmt):
+     * a flat body repeats a few names thousands of times, and finding one
+     * is a strcmp against every statement kind and op table entry */
+#define FJ_OPNAMES 8
+    struct fj_opname {
+        char name[24];
+        int what, for_kind;
+        const struct fj_opdef *d;
+    } opnames[FJ_OPNAMES];
+    unsigned nopnames;           /* entries filled; the next goes at nopnames % 8 */
     /* what the run owns for its memo: compiled operands and statements,
      * freed at the end (fj_keep, fj_cache_free) */
     struct fj_kept { void *p; void (*fr)(void *); } *keep;
@@ -92,7 +102,7 @@ typedef struct {
 
 typedef int (*fj_op_fn)(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 
-typedef struct {
+typedef struct fj_opdef {
     const char *name;             /* NKI name (without nl./nisa. prefix) */
     tir_opkind_t kind;
     fj_op_fn fn;

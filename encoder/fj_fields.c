@@ -178,14 +178,24 @@ const char *fj_type_name(const cJSON *it)
 }
 
 /* Reject fields outside `allowed` (NULL-terminated) and duplicate keys. */
+/* strcmp(k, name) == 0 inline: field names are a few bytes, shorter than
+ * a call (and those of one object often share a first letter: op, op0,
+ * operand0) */
+static bool key_is(const char *k, const char *name)
+{
+    while (*k && *k == *name)
+        k++, name++;
+    return *k == *name;
+}
+
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed)
 {
     if (fj_memo_get(j, obj, allowed))
         return 0;   /* this object passed this check before (an earlier iteration) */
     for (const cJSON *c = obj->child; c; c = c->next) {
-        bool ok = !strcmp(c->string, "comment") || !strcmp(c->string, "loc");
+        bool ok = key_is(c->string, "comment") || key_is(c->string, "loc");
         for (int i = 0; !ok && allowed[i]; i++)
-            ok = !strcmp(c->string, allowed[i]);
+            ok = key_is(c->string, allowed[i]);
         if (!ok) {
             char list[512];
             size_t o = 0;
@@ -195,21 +205,11 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
             return fj_jfail(j, path, c->string, "unknown field (allowed: %s)", list);
         }
         for (const cJSON *d = obj->child; d != c; d = d->next)
-            if (!strcmp(d->string, c->string))
+            if (key_is(d->string, c->string))
                 return fj_jfail(j, path, c->string, "given twice");
     }
     fj_memo_put(j, obj, allowed, obj);
     return 0;
-}
-
-/* strcmp(k, name) == 0 inline: field names are a few bytes, shorter than
- * a call (and those of one object often share a first letter: op, op0,
- * operand0) */
-static bool key_is(const char *k, const char *name)
-{
-    while (*k && *k == *name)
-        k++, name++;
-    return *k == *name;
 }
 
 /* cJSON_GetObjectItemCaseSensitive (the first key equal to name; a child
@@ -557,7 +557,7 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
     *nd = 0;
     const char *r = strstr(text, ".reshape(");
     if (!r) {
-        snprintf(rest, n, "%s", text);
+        su_copy(rest, n, text);
         return 0;
     }
     const char *p = r + strlen(".reshape("), *q = p;

@@ -669,6 +669,58 @@ static int exec_no_reorder(jx_t *j, const cJSON *o, const char *path)
     return rc;
 }
 
+/* What the op name makes a statement (kind, loop kind, op table entry);
+ * false: no such op. */
+static bool name_kind(const char *name, fj_stmt_t *st)
+{
+    const char *nn = fj_strip_prefix(name);
+    int kind = !strcmp(nn, "sequential_range") ? 1
+               : !strcmp(nn, "dynamic_range") || !strcmp(nn, "fori_loop") ? 2 : 0;
+    if (!strcmp(name, "tile") || !strcmp(name, "let") || !strcmp(nn, "no_reorder")) {
+        st->what = !strcmp(name, "tile") ? ST_TILE : !strcmp(name, "let") ? ST_LET
+                   : ST_NO_REORDER;
+        return true;
+    }
+    if (!strcmp(nn, "affine_range") || !strcmp(nn, "static_range") || !strcmp(nn, "range") ||
+        kind > 0)
+        name = "for";
+    if (!strcmp(name, "for") || !strcmp(name, "if")) {
+        st->what = name[0] == 'f' ? ST_FOR : ST_IF;
+        st->for_kind = kind;
+        return true;
+    }
+    st->what = ST_OP;
+    st->d = find_opdef(nn);
+    return st->d != NULL;
+}
+
+/* name_kind through the run's cache of op names (j->opnames); a name too
+ * long for an entry is looked up every time. */
+static bool name_kind_cached(jx_t *j, const char *name, fj_stmt_t *st)
+{
+    unsigned n = j->nopnames < FJ_OPNAMES ? j->nopnames : FJ_OPNAMES;
+    for (unsigned i = 0; i < n; i++) {
+        const struct fj_opname *c = &j->opnames[i];
+        if (c->name[0] == name[0] && !strcmp(c->name, name)) {
+            st->what = c->what;
+            st->for_kind = c->for_kind;
+            st->d = c->d;
+            return true;
+        }
+    }
+    if (!name_kind(name, st))
+        return false;
+    size_t len = strlen(name);
+    if (len < sizeof j->opnames[0].name) {
+        struct fj_opname *c = &j->opnames[j->nopnames++ % FJ_OPNAMES];
+        memcpy(c->name, name, len + 1);
+        c->what = st->what;
+        c->for_kind = st->for_kind;
+        c->d = st->d;
+    }
+    return true;
+}
+
 /* What statement o is (its errors are the statement's first errors). */
 static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
@@ -685,25 +737,7 @@ static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
         return -1;
     if (loc && loc[0] && strcmp(name, "for") && strcmp(name, "if"))
         st->loc = loc;
-    const char *nn = fj_strip_prefix(name);
-    int kind = !strcmp(nn, "sequential_range") ? 1
-               : !strcmp(nn, "dynamic_range") || !strcmp(nn, "fori_loop") ? 2 : 0;
-    if (!strcmp(name, "tile") || !strcmp(name, "let") || !strcmp(nn, "no_reorder")) {
-        st->what = !strcmp(name, "tile") ? ST_TILE : !strcmp(name, "let") ? ST_LET
-                   : ST_NO_REORDER;
-        return 0;
-    }
-    if (!strcmp(nn, "affine_range") || !strcmp(nn, "static_range") || !strcmp(nn, "range") ||
-        kind > 0)
-        name = "for";
-    if (!strcmp(name, "for") || !strcmp(name, "if")) {
-        st->what = name[0] == 'f' ? ST_FOR : ST_IF;
-        st->for_kind = kind;
-        return 0;
-    }
-    st->what = ST_OP;
-    st->d = find_opdef(nn);
-    if (!st->d)
+    if (!name_kind_cached(j, name, st))
         return fj_jfail(j, path, "op", "unknown op '%s' (see docs/kernel-format.md)", name);
     return 0;
 }

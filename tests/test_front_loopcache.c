@@ -507,6 +507,67 @@ static void test_field_lookup(void **state)
     cJSON_Delete(o);
 }
 
+/* decode_stmt's cache of op names (jx_t.opnames, 8 entries): a flat body
+ * cycling through more spellings than it holds (evictions), a spelling too
+ * long for an entry (24+ bytes), loops, tiles and lets between them: every
+ * op gets its own kind and engine; an unknown op after many cached names
+ * reads as at the first statement. */
+static void test_op_name_cache(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {
+        "tensor_copy", "nl.tensor_copy", "nisa.tensor_copy", "nki.isa.tensor_copy",
+        "nki.language.tensor_copy", "np.tensor_copy", "numpy.tensor_copy", "tensor_scalar",
+        "nisa.tensor_scalar", "nki.isa.tensor_scalar", "nki.language.tensor_scalar",
+    };
+    enum { NOPS = sizeof ops / sizeof ops[0] };
+    char body[16384];
+    size_t o = (size_t)snprintf(body, sizeof body, T("w", "[1, 512]", "float32") "%s", "");
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < NOPS; i++) {
+            bool ts = strstr(ops[i], "tensor_scalar") != NULL;
+            o += (size_t)snprintf(body + o, sizeof body - o,
+                                  "{'op': '%s', 'engine': '%s', 'dst': 'w', 'src': 'w'%s},%s",
+                                  ops[i], i % 2 ? "act" : "pool",
+                                  ts ? ", 'op0': 'add', 'operand0': 1.0" : "",
+                                  i == 4 ? "{'op': 'let', 'var': 'q', 'value': 2}," : "");
+            assert_true(o < sizeof body);
+        }
+    snprintf(body + o, sizeof body - o,
+             "{'op': 'for', 'var': 'i', 'range': [0, 2], 'body': ["
+             " {'op': 'tensor_copy', 'dst': 'w', 'src': 'w'}]}");
+    tir_kernel_t k;
+    parses(body, &k);
+    assert_int_equal(k.nops, 3 * NOPS + 2);
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < NOPS; i++) {
+            const tir_op_t *op = &k.ops[round * NOPS + i];
+            bool ts = strstr(ops[i], "tensor_scalar") != NULL;
+            assert_int_equal(op->kind, ts ? TIR_TENSOR_SCALAR : TIR_TENSOR_COPY);
+            assert_int_equal(op->engine, i % 2 ? ISA_ENG_ACT : ISA_ENG_POOL);
+        }
+    assert_int_equal(k.ops[3 * NOPS].kind, TIR_TENSOR_COPY);
+    tir_kernel_free(&k);
+
+    /* the unknown op's message, first statement and after the cached names */
+    char *first = err_of("{'op': 'tensor_cpy', 'dst': 'w', 'src': 'w'}");
+    o = (size_t)snprintf(body, sizeof body, T("w", "[1, 512]", "float32") "%s", "");
+    for (int i = 0; i < NOPS; i++)
+        o += (size_t)snprintf(body + o, sizeof body - o,
+                              "{'op': '%s', 'dst': 'w', 'src': 'w'%s},", ops[i],
+                              strstr(ops[i], "tensor_scalar") ? ", 'op0': 'add', 'operand0': 1.0"
+                                                               : "");
+    snprintf(body + o, sizeof body - o, "{'op': 'tensor_cpy', 'dst': 'w', 'src': 'w'}");
+    char *late = err_of(body);
+    assert_non_null(strstr(first, "unknown op 'tensor_cpy'"));
+    assert_string_equal(strstr(first, "field 'op'"), strstr(late, "field 'op'"));
+    char want[32];
+    snprintf(want, sizeof want, "body[%d]", NOPS + 1);
+    assert_non_null(strstr(late, want));
+    free(first);
+    free(late);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_dma_opts_per_iteration),
         cmocka_unit_test(test_dma_kept_operands),
         cmocka_unit_test(test_field_lookup),
+        cmocka_unit_test(test_op_name_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
