@@ -39,10 +39,27 @@ struct enc_slice_prog {
     bool bad;                    /* some part could not be compiled */
 };
 
+/* A part that is only decimal digits (a flat body's "a[5:6, :]"): its
+ * value, as the expression parser gives it (no pid dependence; 18 digits
+ * cannot overflow), without parsing. */
+static bool plain_int(const char *t, int64_t *v)
+{
+    int64_t x = 0;
+    size_t k = 0;
+    for (; k < 18 && t[k] >= '0' && t[k] <= '9'; k++)
+        x = x * 10 + (t[k] - '0');
+    if (k == 0 || t[k])   /* not only digits, or more than 18 */
+        return false;
+    *v = x;
+    return true;
+}
+
 /* One part; with slot (compiling) its program goes there. */
 static int eval_part(const char *text, const enc_env_t *env, int64_t *v, bool *dep, char *msg,
                      size_t n, struct enc_slice_prog *rec, enc_expr_t **slot)
 {
+    if (!rec && plain_int(text, v))
+        return 0;
     enc_val_t r;
     if (enc_expr_compile(text, env, rec ? slot : NULL, &r, msg, n))
         return -1;

@@ -568,6 +568,66 @@ static void test_op_name_cache(void **state)
     free(late);
 }
 
+/* Slice parts that are only digits skip the expression parser
+ * (expr_slice.c plain_int): the same slices as the parser's answer for the
+ * same numbers in parentheses, at every length up to 20 digits (19 and 20
+ * overflow or come close: the parser decides), leading zeros, blanks, and
+ * parts that only start with digits. */
+static void test_slice_plain_ints(void **state)
+{
+    (void)state;
+    enc_env_t env;
+    enc_env_init(&env);
+    enc_env_push(&env, "i", 3, false);
+    uint64_t r = 7;
+    char a[128], b[128], num[3][32];
+    for (int t = 0; t < 3000; t++) {
+        for (int q = 0; q < 3; q++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            int len = 1 + (int)((r >> 40) % 20);
+            for (int c = 0; c < len; c++) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                num[q][c] = (char)('0' + (r >> 50) % 10);
+            }
+            num[q][len] = 0;
+            if (t % 7 == 0 && q == 1)
+                snprintf(num[q], sizeof num[q], "%s", "12i");   /* not only digits */
+        }
+        static const char *const forms[][2] = {
+            {"x[%s:%s, %s]", "x[(%s):(%s), (%s)]"},
+            {"x[ %s : %s :%s ]", "x[(%s):(%s):(%s)]"},
+            {"x[%s, %s:, :%s]", "x[(%s), (%s):, :(%s)]"},
+            {"x[ds(%s, %s), %s]", "x[ds((%s), (%s)), (%s)]"},
+        };
+        const char *const *f = forms[t % 4];
+        snprintf(a, sizeof a, f[0], num[0], num[1], num[2]);
+        snprintf(b, sizeof b, f[1], num[0], num[1], num[2]);
+        enc_slice_t s1[ENC_MAX_SLICES], s2[ENC_MAX_SLICES];
+        int n1 = -1, n2 = -1;
+        bool d1 = true, d2 = false;
+        char nm1[64], nm2[64], m1[256], m2[256];
+        int rc1 = enc_parse_slice_operand(a, &env, nm1, sizeof nm1, s1, &n1, &d1, m1, sizeof m1);
+        int rc2 = enc_parse_slice_operand(b, &env, nm2, sizeof nm2, s2, &n2, &d2, m2, sizeof m2);
+        if (rc1 != rc2)
+            fail_msg("'%s' %d ('%s') vs '%s' %d ('%s')", a, rc1, rc1 ? m1 : "", b, rc2,
+                     rc2 ? m2 : "");
+        if (rc1)
+            continue;
+        assert_string_equal(nm1, nm2);
+        assert_int_equal(n1, n2);
+        assert_int_equal(d1, d2);
+        for (int q = 0; q < n1; q++) {
+            assert_int_equal(s1[q].kind, s2[q].kind);
+            assert_int_equal(s1[q].start, s2[q].start);
+            assert_int_equal(s1[q].stop, s2[q].stop);
+            assert_int_equal(s1[q].step, s2[q].step);
+            assert_int_equal(s1[q].has_start, s2[q].has_start);
+            assert_int_equal(s1[q].has_stop, s2[q].has_stop);
+        }
+    }
+    enc_env_free(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -585,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_dma_kept_operands),
         cmocka_unit_test(test_field_lookup),
         cmocka_unit_test(test_op_name_cache),
+        cmocka_unit_test(test_slice_plain_ints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
