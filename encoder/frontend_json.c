@@ -70,10 +70,15 @@ static const struct { const char *op, *nki, *field; } nki_params[] = {
 
 static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
-    for (cJSON *c = o->child; c; c = c->next) {
-        for (size_t i = 0; i < sizeof nki_params / sizeof nki_params[0]; i++) {
-            if (strcmp(nki_params[i].op, d->name) || !c->string ||
-                strcmp(c->string, nki_params[i].nki))
+    enum { NP = sizeof nki_params / sizeof nki_params[0] };
+    size_t mine[NP], nmine = 0;   /* the op's entries, in table order */
+    for (size_t i = 0; i < NP; i++)
+        if (nki_params[i].op[0] == d->name[0] && !strcmp(nki_params[i].op, d->name))
+            mine[nmine++] = i;
+    for (cJSON *c = o->child; c && nmine; c = c->next) {
+        for (size_t m = 0; m < nmine; m++) {
+            size_t i = mine[m];
+            if (!c->string || strcmp(c->string, nki_params[i].nki))
                 continue;
             if (fj_field(o, nki_params[i].field))
                 return fj_jfail(j, path, nki_params[i].nki, "given twice (also as '%s')",
