@@ -432,13 +432,13 @@ static int enqueue_check(gen_t *g, int inst, int engine, uint8_t l2, tpb_err_t *
 }
 
 /* The L2 wire validator: decode what was built and check the engine bitmap. */
-static int validate_bundles(const bir_inst_t *in, int idx, uint8_t (*bundles)[ISA_BUNDLE_BYTES],
-                            unsigned nb, tpb_err_t *err)
+static int validate_bundles(isa_plans_t *ps, const bir_inst_t *in, int idx,
+                            uint8_t (*bundles)[ISA_BUNDLE_BYTES], unsigned nb, tpb_err_t *err)
 {
     isa_stream_t s;
     isa_err_t ie;
-    if (isa_stream_decode(&bundles[0][0], (size_t)nb * ISA_BUNDLE_BYTES,
-                          (isa_engine_t)in->engine, &s, &ie) != ISA_OK)
+    if (isa_stream_decode_planned(ps, &bundles[0][0], (size_t)nb * ISA_BUNDLE_BYTES,
+                                  (isa_engine_t)in->engine, &s, &ie) != ISA_OK)
         return tpb_errf(err, "instruction %d '%s' (%s): ISA check failed: %s", idx, in->name,
                         isa_ops[in->isa.op].mnemonic, ie.msg);
     isa_stream_free(&s);
@@ -633,7 +633,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
          * header values passed the encoder's checks) */
         uint32_t ebit = in->engine >= 0 && in->engine < 32 ? 1u << in->engine : 0;
         if (!(ce && ebit && (ce->validated & ebit))) {
-            if (validate_bundles(in, idx, bundles, nb, err))
+            if (validate_bundles(g->plans, in, idx, bundles, nb, err))
                 return -1;
             if (ce)
                 ce->validated |= ebit;

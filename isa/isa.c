@@ -688,7 +688,7 @@ void isa_plans_free(isa_plans_t *ps)
 }
 
 /* The plan of format fmt: the cached one, else built into *one. */
-static const fmt_plan_t *plan_of(isa_plans_t *ps, isa_format_t fmt, fmt_plan_t *one)
+const fmt_plan_t *isa_plans_get(isa_plans_t *ps, isa_format_t fmt, fmt_plan_t *one)
 {
     if (ps && !ps->fmt[fmt] && (ps->fmt[fmt] = malloc(sizeof(fmt_plan_t))) != NULL)
         isa_plan_build(ps->fmt[fmt], fmt);
@@ -746,7 +746,7 @@ isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
         return isa_encode(in, b, err);
     const isa_opinfo_t *oi = &isa_ops[in->op];
     fmt_plan_t one;
-    const fmt_plan_t *p = plan_of(ps, oi->format, &one);
+    const fmt_plan_t *p = isa_plans_get(ps, oi->format, &one);
     if (p->generic)
         return isa_encode(in, b, err);
     memset(b, 0, ISA_BUNDLE_BYTES);
@@ -766,7 +766,7 @@ isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
     if (st != ISA_OK)
         return st;
     if (dec->format != oi->format)
-        p = plan_of(ps, dec->format, &one);
+        p = isa_plans_get(ps, dec->format, &one);
     isa_inst_t tmp;
     memset(&tmp, 0, sizeof tmp);
     return isa_decode_fields(b, 0, dec, p, &tmp, err);
@@ -782,7 +782,7 @@ isa_status_t isa_encode_with_prefixes_planned(isa_plans_t *ps, const isa_inst_t 
         return isa_encode(in, out[0], err);
     const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
     fmt_plan_t one;
-    const fmt_plan_t *p = ps ? plan_of(ps, isa_ops[in->op].format, &one) : NULL;
+    const fmt_plan_t *p = ps ? isa_plans_get(ps, isa_ops[in->op].format, &one) : NULL;
     bool need_ext = false;
     isa_inst_t ext;
     memset(&ext, 0, sizeof ext);

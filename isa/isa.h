@@ -373,6 +373,10 @@ typedef struct {
  * opcode's legality bitmap unless it is ISA_ENG_UNASSIGNED. */
 isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engine,
                                isa_stream_t *out, isa_err_t *err);
+/* The same with the caller's per-format plans (isa_plans_t): the same
+ * results; a stream of a few bundles then builds no plan. */
+isa_status_t isa_stream_decode_planned(isa_plans_t *ps, const uint8_t *buf, size_t len,
+                                       isa_engine_t engine, isa_stream_t *out, isa_err_t *err);
 void isa_stream_free(isa_stream_t *s);
 
 /* Number of elements addressed by a TAP (partitions x free counts) and by its

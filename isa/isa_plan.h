@@ -40,6 +40,9 @@ typedef struct {
 /* Fill *err (when not NULL) and return st. */
 isa_status_t isa_fail(isa_err_t *err, isa_status_t st, size_t offset, const char *field,
                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The plan of format fmt kept in ps (built on first use), or built into
+ * *one when it cannot be allocated. */
+const fmt_plan_t *isa_plans_get(isa_plans_t *ps, isa_format_t fmt, fmt_plan_t *one);
 /* Work out the plan of format fmt from the field table. */
 void isa_plan_build(fmt_plan_t *p, isa_format_t fmt);
 /* The TAP of ApExt slot s of `in`, or NULL. */

@@ -62,8 +62,8 @@ static bool sync_is_zero(const isa_sync_t *s)
  * or with a plan built into *one when there is no cache (a short stream:
  * building the few plans it needs is cheaper than a cache for every
  * format).  Same checks and errors as isa_decode. */
-static isa_status_t stream_decode_bundle(const uint8_t *b, size_t off, fmt_plan_t *plans,
-                                         fmt_plan_t *one, isa_inst_t *in,
+static isa_status_t stream_decode_bundle(const uint8_t *b, size_t off, isa_plans_t *ps,
+                                         fmt_plan_t *plans, fmt_plan_t *one, isa_inst_t *in,
                                          const fmt_plan_t **plan, isa_err_t *err)
 {
     memset(in, 0, sizeof *in);
@@ -71,9 +71,15 @@ static isa_status_t stream_decode_bundle(const uint8_t *b, size_t off, fmt_plan_
     isa_status_t st = isa_decode_opcode(b, off, &oi, err);
     if (st != ISA_OK)
         return st;
-    fmt_plan_t *p = plans ? &plans[oi->format] : one;
-    if (!plans || !p->built)
-        isa_plan_build(p, oi->format);
+    const fmt_plan_t *p;
+    if (ps) {
+        p = isa_plans_get(ps, oi->format, one);
+    } else {
+        fmt_plan_t *q = plans ? &plans[oi->format] : one;
+        if (!plans || !q->built)
+            isa_plan_build(q, oi->format);
+        p = q;
+    }
     *plan = p;
     return isa_decode_fields(b, off, oi, p, in, err);
 }
@@ -101,6 +107,13 @@ static isa_status_t more_pred(isa_stream_t *out, size_t nb, size_t at,
 isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engine,
                                isa_stream_t *out, isa_err_t *err)
 {
+    return isa_stream_decode_planned(NULL, buf, len, engine, out, err);
+}
+
+/* ps: the caller's plans (a short stream then costs no plan building). */
+isa_status_t isa_stream_decode_planned(isa_plans_t *ps, const uint8_t *buf, size_t len,
+                                       isa_engine_t engine, isa_stream_t *out, isa_err_t *err)
+{
     memset(out, 0, sizeof *out);
     if (len % ISA_BUNDLE_BYTES)
         return isa_fail(err, ISA_E_SIZE, len - len % ISA_BUNDLE_BYTES, "size",
@@ -109,8 +122,9 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
     size_t nb = len / ISA_BUNDLE_BYTES;
     out->insts = calloc(nb ? nb : 1, sizeof *out->insts);
     out->pc_to_index = calloc(nb ? nb : 1, sizeof *out->pc_to_index);
-    fmt_plan_t one, *plans = nb > 4 ? calloc(ISA_FMT_COUNT, sizeof *plans) : NULL;
-    if (!out->insts || !out->pc_to_index || (nb > 4 && !plans)) {
+    bool own = nb > 4 && !ps;   /* a plan per format for this stream */
+    fmt_plan_t one, *plans = own ? calloc(ISA_FMT_COUNT, sizeof *plans) : NULL;
+    if (!out->insts || !out->pc_to_index || (own && !plans)) {
         free(plans);
         isa_stream_free(out);
         return isa_fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
@@ -130,7 +144,7 @@ isa_status_t isa_stream_decode(const uint8_t *buf, size_t len, isa_engine_t engi
         isa_decoded_t *d = &out->insts[out->count];
         isa_inst_t *in = &d->inst;
         const fmt_plan_t *plan;
-        if ((st = stream_decode_bundle(buf + off, off, plans, &one, in, &plan, err)) != ISA_OK)
+        if ((st = stream_decode_bundle(buf + off, off, ps, plans, &one, in, &plan, err)) != ISA_OK)
             goto bad;
         if (engine != ISA_ENG_UNASSIGNED && !(isa_ops[in->op].engines & (1u << engine))) {
             st = isa_fail(err, ISA_E_ENGINE, off, "opcode", "%s is not legal on engine %s",

@@ -197,11 +197,72 @@ static void test_planned_injected(void **state)
     isa_plans_free(ps);
 }
 
+/* isa_stream_decode_planned against isa_stream_decode: streams of 1-12
+ * bundles (the encoder's output for random instructions, some bytes then
+ * flipped), every engine: the same status, message and decoded
+ * instructions, with one set of plans shared by all streams. */
+static void test_stream_planned(void **state)
+{
+    (void)state;
+    rng_t r = { 4242 };
+    isa_plans_t *ps = isa_plans_new();
+    assert_non_null(ps);
+    unsigned ok = 0, bad = 0;
+    for (unsigned t = 0; t < 3000; t++) {
+        uint8_t buf[12][ISA_BUNDLE_BYTES];
+        size_t nb = 0;
+        unsigned want = 1 + rnd(&r) % 6;
+        for (unsigned q = 0; q < 40 && nb < want; q++) {
+            isa_inst_t in;
+            random_inst(&r, (isa_op_t)(rnd(&r) % ISA_OP_COUNT), &in);
+            uint8_t two[2][ISA_BUNDLE_BYTES];
+            unsigned n = 0;
+            if (isa_encode_with_prefixes(&in, two, &n, NULL) != ISA_OK)
+                continue;
+            for (unsigned k = 0; k < n && nb < 12; k++)
+                memcpy(buf[nb++], two[k], ISA_BUNDLE_BYTES);
+        }
+        if (t % 3 == 0 && nb) {   /* a flipped bit somewhere */
+            unsigned at = rnd(&r) % (unsigned)(nb * ISA_BUNDLE_BYTES);
+            buf[at / ISA_BUNDLE_BYTES][at % ISA_BUNDLE_BYTES] ^= (uint8_t)(1u << rnd(&r) % 8);
+        }
+        isa_engine_t eng = (isa_engine_t)(rnd(&r) % ISA_ENG_COUNT);
+        isa_stream_t s1, s2;
+        isa_err_t e1, e2;
+        memset(&e1, 0, sizeof e1);
+        memset(&e2, 0, sizeof e2);
+        size_t len = nb * ISA_BUNDLE_BYTES;
+        isa_status_t st1 = isa_stream_decode(&buf[0][0], len, eng, &s1, &e1);
+        isa_status_t st2 = isa_stream_decode_planned(ps, &buf[0][0], len, eng, &s2, &e2);
+        assert_same_err(st1, &e1, st2, &e2);
+        if (st1 != ISA_OK) {
+            bad++;
+            continue;
+        }
+        ok++;
+        assert_int_equal(s1.count, s2.count);
+        assert_int_equal(s1.nbundles, s2.nbundles);
+        assert_memory_equal(s1.pc_to_index, s2.pc_to_index, s1.nbundles * sizeof *s1.pc_to_index);
+        for (size_t i = 0; i < s1.count; i++) {
+            assert_memory_equal(&s1.insts[i].inst, &s2.insts[i].inst, sizeof s1.insts[i].inst);
+            assert_int_equal(s1.insts[i].pc, s2.insts[i].pc);
+            assert_int_equal(s1.insts[i].prefix_pc, s2.insts[i].prefix_pc);
+            assert_int_equal(s1.insts[i].has_pred, s2.insts[i].has_pred);
+        }
+        isa_stream_free(&s1);
+        isa_stream_free(&s2);
+    }
+    assert_true(ok > 100);
+    assert_true(bad > 100);
+    isa_plans_free(ps);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planned_matches_encode),
         cmocka_unit_test(test_planned_injected),
+        cmocka_unit_test(test_stream_planned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
