@@ -258,7 +258,8 @@ static int parse_slice_operand(const char *text, const enc_env_t *env, char *nam
             return -1;
         }
     size_t len = (size_t)(close - p - 1);
-    char *body = malloc(len + 1);
+    char small[256];   /* most slice lists: no allocation */
+    char *body = len < sizeof small ? small : malloc(len + 1);
     if (!body) {
         snprintf(msg, n, "out of memory");
         return -1;
@@ -266,7 +267,8 @@ static int parse_slice_operand(const char *text, const enc_env_t *env, char *nam
     memcpy(body, p + 1, len);
     body[len] = 0;
     int rc = parse_slices(body, env, slices, nslices, pid_dep, msg, n, rec);
-    free(body);
+    if (body != small)
+        free(body);
     return rc;
 }
 

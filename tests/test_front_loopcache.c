@@ -625,6 +625,23 @@ static void test_slice_plain_ints(void **state)
             assert_int_equal(s1[q].has_stop, s2[q].has_stop);
         }
     }
+    /* slice lists around the 256-byte stack copy (expr_slice.c): blanks
+     * padded in, the same slices at every length */
+    for (int pad = 230; pad < 280; pad++) {
+        char big[400];
+        snprintf(big, sizeof big, "x[%*s3:i+4, 2%*s]", pad / 2, "", pad - pad / 2, "");
+        enc_slice_t s1[ENC_MAX_SLICES];
+        int n1 = 0;
+        bool d1 = true;
+        char nm1[64], m1[256];
+        assert_int_equal(enc_parse_slice_operand(big, &env, nm1, sizeof nm1, s1, &n1, &d1, m1,
+                                                 sizeof m1), 0);
+        assert_int_equal(n1, 2);
+        assert_int_equal(s1[0].start, 3);
+        assert_int_equal(s1[0].stop, 7);
+        assert_int_equal(s1[1].start, 2);
+        assert_false(d1);
+    }
     enc_env_free(&env);
 }
 
