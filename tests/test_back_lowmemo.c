@@ -1,6 +1,7 @@
-/* The lowering's operand memo (lower.c lw_tap_axes) and the back-end's
- * AP-bounds memo (compile.c check_kernel) answer as the full checks do,
- * errors included. */
+/* The lowering's operand memo (lower.c lw_tap_axes), the back-end's
+ * AP-bounds memo (compile.c check_kernel) and the validator's in-place
+ * operand shortcut (validate.c check_operands) answer as the full checks
+ * do, errors included. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <cmocka.h>
 
 #include "back_util.h"
+#include "builder.h"
 #include "lower.h"
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
@@ -199,12 +201,64 @@ static void test_check_kernel_memo(void **state)
     tir_kernel_free(&k);
 }
 
+/* ---- validate.c: one record named twice by an op (dst = src) ---- */
+
+static void validate_msg(const tir_kernel_t *k, const tir_op_t *op, const char *want)
+{
+    tpb_err_t err;
+    err.msg[0] = 0;
+    int rc = enc_validate_op(k, trn2(), op, &err);
+    if (!want) {
+        assert_int_equal(rc, 0);
+        return;
+    }
+    assert_int_not_equal(rc, 0);
+    assert_string_equal(err.msg, want);
+}
+
+static void test_validate_in_place(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int u = BU_T(&k, "u", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_SCALAR);
+    op.path = "body[0]";
+    op.op0 = ISA_ALU_ADD, op.s0.imm = 1.0, op.engine = ISA_ENG_DVE, op.nsrc = 1;
+    op.dst = op.src[0] = bu_whole(&k, u);
+    validate_msg(&k, &op, NULL);
+    /* the shared record is bad: named at its first slot */
+    tir_ap_t bad = *bu_whole(&k, u);
+    bad.offset = 64;
+    op.dst = op.src[0] = bu_in(&k, bad);
+    validate_msg(&k, &op, "body[0] (tensor_scalar): field 'dst': access pattern reaches "
+                          "elements 64..8255 of 'u' which has 8192 elements");
+    /* a good dst, then another (bad) record as src: still checked */
+    op.dst = bu_whole(&k, w);
+    validate_msg(&k, &op, "body[0] (tensor_scalar): field 'src': access pattern reaches "
+                          "elements 64..8255 of 'u' which has 8192 elements");
+    /* the record passed as dst is then a good src, and a bad in1 after it */
+    tir_op_init(&op, TIR_TENSOR_TENSOR);
+    op.path = "body[1]";
+    op.op0 = ISA_ALU_ADD, op.engine = ISA_ENG_DVE, op.nsrc = 2;
+    op.dst = op.src[0] = bu_whole(&k, u);
+    op.src[1] = bu_in(&k, bad);
+    validate_msg(&k, &op, "body[1] (tensor_tensor): field 'in1': access pattern reaches "
+                          "elements 64..8255 of 'u' which has 8192 elements");
+    op.src[1] = op.dst;
+    validate_msg(&k, &op, NULL);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tap_memo_matches_full),
         cmocka_unit_test(test_tap_memo_records),
         cmocka_unit_test(test_check_kernel_memo),
+        cmocka_unit_test(test_validate_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
