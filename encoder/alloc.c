@@ -694,7 +694,13 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
 {
     bool psum = space == ISA_SPACE_PSUM;
     uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
-    int n = m->nmlocs + m->nops;
+    /* the requests first counted: sized by them, not by tensors + ops
+     * (zeroing 10^5-op arrays per space costs more than the count) */
+    int n = 0;
+    for (int i = 0; i < m->nmlocs; i++)
+        n += m->mlocs[i].space == space && m->mlocs[i].first_use >= 0;
+    for (int i = 0; !psum && i < m->nops; i++)
+        n += m->op_scratch[i].bytes != 0;
     req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
     bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
     bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);

@@ -173,6 +173,36 @@ int enc_ident_tile(const tir_kernel_t *k)
     return -1;
 }
 
+#define CHECKED_APS 16   /* check_kernel's memo (a power of two) */
+
+/* One operand's tensor id, dims, offset, counts and steps (op i). */
+static int check_ap_bounds(const tir_kernel_t *k, int i, const tir_op_t *op, const tir_ap_t *ap,
+                           tpb_err_t *err)
+{
+    if (ap->tensor >= k->ntensors || ap->tensor < -1)
+        return tpb_errf(err, "op %d '%s' (%s): operand names tensor %d of %d", i, op->name,
+                        op->path, ap->tensor, k->ntensors);
+    if (ap->tensor < 0)
+        return 0;
+    if (ap->ndim < 0 || ap->ndim > TIR_MAX_DIMS)
+        return tpb_errf(err, "op %d '%s' (%s): access with %d dims", i, op->name, op->path,
+                        ap->ndim);
+    if (ap->offset < 0 || ap->offset > AP_LIMIT)
+        return tpb_errf(err, "op %d '%s' (%s): access offset %lld out of range", i, op->name,
+                        op->path, (long long)ap->offset);
+    uint64_t n = 1;
+    for (int d = 0; d < ap->ndim; d++) {
+        if (ap->count[d] < 1 || ap->count[d] > COUNT_LIMIT ||
+            (n *= (uint64_t)ap->count[d]) > (uint64_t)AP_LIMIT)
+            return tpb_errf(err, "op %d '%s' (%s): access dim %d has count %lld", i, op->name,
+                            op->path, d, (long long)ap->count[d]);
+        if (ap->step[d] < -STEP_LIMIT || ap->step[d] > STEP_LIMIT)
+            return tpb_errf(err, "op %d '%s' (%s): access dim %d has step %lld", i, op->name,
+                            op->path, d, (long long)ap->step[d]);
+    }
+    return 0;
+}
+
 /* Also answers enc_needs_identity (*ident, *dtype) in the same pass over
  * the ops: a pass costs a cache miss or more per op on 10^5-op kernels. */
 static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *ident,
@@ -203,30 +233,21 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
                                 tt->path);
         }
     }
+    /* the APs already found in bounds: an AP's check reads only the AP and
+     * ntensors, neither of which changes in this pass, and interned
+     * operands repeat op after op.  Direct-mapped on the pointer. */
+    const tir_ap_t *seen[CHECKED_APS] = {NULL};
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
         const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
                                  op->src[3], op->index, op->bias, op->s0.ap, op->s1.ap};
         for (size_t a = 0; a < sizeof aps / sizeof aps[0]; a++) {
-            if (aps[a]->tensor >= k->ntensors || aps[a]->tensor < -1)
-                return tpb_errf(err, "op %d '%s' (%s): operand names tensor %d of %d", i, op->name,
-                                op->path, aps[a]->tensor, k->ntensors);
-            if (aps[a]->tensor >= 0 && (aps[a]->ndim < 0 || aps[a]->ndim > TIR_MAX_DIMS))
-                return tpb_errf(err, "op %d '%s' (%s): access with %d dims", i, op->name, op->path,
-                                aps[a]->ndim);
-            if (aps[a]->tensor >= 0 && (aps[a]->offset < 0 || aps[a]->offset > AP_LIMIT))
-                return tpb_errf(err, "op %d '%s' (%s): access offset %lld out of range", i,
-                                op->name, op->path, (long long)aps[a]->offset);
-            uint64_t n = 1;
-            for (int d = 0; aps[a]->tensor >= 0 && d < aps[a]->ndim; d++) {
-                if (aps[a]->count[d] < 1 || aps[a]->count[d] > COUNT_LIMIT ||
-                    (n *= (uint64_t)aps[a]->count[d]) > (uint64_t)AP_LIMIT)
-                    return tpb_errf(err, "op %d '%s' (%s): access dim %d has count %lld", i,
-                                    op->name, op->path, d, (long long)aps[a]->count[d]);
-                if (aps[a]->step[d] < -STEP_LIMIT || aps[a]->step[d] > STEP_LIMIT)
-                    return tpb_errf(err, "op %d '%s' (%s): access dim %d has step %lld", i,
-                                    op->name, op->path, d, (long long)aps[a]->step[d]);
-            }
+            const tir_ap_t **slot = &seen[((uintptr_t)aps[a] >> 4) % CHECKED_APS];
+            if (*slot == aps[a])
+                continue;
+            if (check_ap_bounds(k, i, op, aps[a], err))
+                return -1;
+            *slot = aps[a];
         }
         if (!*ident && lower_pe_transpose_needs_identity(k, op)) {
             int s = op->src[0]->tensor;   /* as enc_needs_identity: the first such op */
@@ -250,7 +271,8 @@ int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     cc->k = k;
     if (bir_module_init(&cc->m, core, k->ntensors, err))
         return -1;
-    lower_ctx_t c = {k, t, &cc->m, err, 0, NULL, 0, -1, enc_ident_tile(k)};
+    lower_ctx_t c = {.k = k, .t = t, .m = &cc->m, .err = err, .ident_hbm = -1,
+                     .ident_tile = enc_ident_tile(k)};
     sched_rr_event_t *ev = NULL;
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))

@@ -118,6 +118,7 @@ int lower_kernel(lower_ctx_t *c)
             target[who] = true;
         }
     int rc = 0;
+    lw_tap_memo_clear(c);
     for (int i = 0; i < c->k->nops && !rc; i++) {
         c->opi = i;
         c->op = &c->k->ops[i];
@@ -175,12 +176,15 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     bir_inst_init(in, opc, op);
     in->tir_op = c->opi;
     in->op_kind = tir_op_name(c->op->kind);
-    char name[BIR_NAME_LEN];
-    if (c->sub == 0)
-        su_copy(name, sizeof name, c->op->name);
-    else
+    /* out of memory: lw_emit's append refuses it.  The first instruction
+     * takes the op's name as it is (set_name cuts it as su_copy would). */
+    if (c->sub == 0) {
+        bir_inst_set_name(c->m, in, c->op->name);
+    } else {
+        char name[BIR_NAME_LEN];
         su_join_int(name, sizeof name, c->op->name, 50, '.', c->sub, 0);
-    bir_inst_set_name(c->m, in, name);   /* out of memory: lw_emit's append refuses it */
+        bir_inst_set_name(c->m, in, name);
+    }
     in->src = c->op->path;
     c->sub++;
 }
@@ -264,8 +268,54 @@ int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const 
     return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
 }
 
+static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned axes)
+{
+    uintptr_t h = ((uintptr_t)a >> 4) ^ axes;   /* pool records: 112 = 7 * 16 bytes apart */
+    return &c->tap_memo[h % LW_TAP_MEMO];
+}
+
+static int record_access(lower_ctx_t *c, bir_inst_t *in, bir_access_t acc, bool write,
+                         const char *role)
+{
+    acc.write = write;
+    if (!bir_inst_access(c->m, in, &acc))
+        return in->oom ? lw_err(c, "out of memory") : lw_err(c, "%s: too many operands", role);
+    return 0;
+}
+
+static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigned axes,
+                    isa_tap_t *out, unsigned *mapped, bir_access_t *acc);
+
 int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
                 unsigned axes, isa_tap_t *out, unsigned *mapped)
+{
+    lw_tap_memo_t *e = tap_memo_slot(c, a, axes);
+    if (!e->valid || e->axes != axes || !tir_ap_equal(&e->ap, a)) {
+        bir_access_t acc;
+        if (tap_full(c, a, role, axes, out, mapped, &acc))
+            return -1;
+        e->valid = true;
+        e->axes = axes;
+        e->mapped = *mapped;
+        e->ap = *a;
+        e->tap = *out;
+        e->acc = acc;
+    } else {
+        *out = e->tap;
+        *mapped = e->mapped;
+    }
+    return record_access(c, in, e->acc, write, role);
+}
+
+void lw_tap_memo_clear(lower_ctx_t *c)
+{
+    memset(c->tap_memo, 0, sizeof c->tap_memo);
+}
+
+/* The TAP of a (errors with their messages) and the access it makes
+ * (write = 0). */
+static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigned axes,
+                    isa_tap_t *out, unsigned *mapped, bir_access_t *acc)
 {
     const tir_tensor_t *t = lw_tensor(c, a);
     if (!t)
@@ -334,11 +384,9 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
     out->start = (uint32_t)start;
     out->nparts = (uint32_t)nparts;
     out->ndims = (uint32_t)nf;
-    bir_access_t acc = {.space = out->space, .p0 = (unsigned)start,
-                        .p1 = (unsigned)(start + nparts), .lo = ml->addr + (uint64_t)lo * dsz,
-                        .hi = ml->addr + (uint64_t)(hi + 1) * dsz, .write = write};
-    if (!bir_inst_access(c->m, in, &acc))
-        return in->oom ? lw_err(c, "out of memory") : lw_err(c, "%s: too many operands", role);
+    *acc = (bir_access_t){.space = out->space, .p0 = (unsigned)start,
+                          .p1 = (unsigned)(start + nparts), .lo = ml->addr + (uint64_t)lo * dsz,
+                          .hi = ml->addr + (uint64_t)(hi + 1) * dsz, .write = 0};
     return 0;
 }
 

@@ -8,6 +8,22 @@
 #include "target.h"
 #include "tir.h"
 
+/* lw_tap_axes results already computed in this lowering, keyed by the
+ * AP's contents and the reduce axes: the TAP and the access depend on
+ * nothing else that changes during lower_kernel (the tensor, its mloc and
+ * the target are fixed).  The contents, not the pointer: some lowerings
+ * pass APs they build on the stack.  Only successes are stored, so every
+ * error still comes from the full path.  Direct-mapped on the pointer
+ * (interned operands repeat it op after op); valid = false is empty. */
+#define LW_TAP_MEMO 8
+typedef struct {
+    bool valid;
+    unsigned axes, mapped;
+    tir_ap_t ap;
+    isa_tap_t tap;
+    bir_access_t acc;         /* write = 0; the caller's flag is set on a hit */
+} lw_tap_memo_t;
+
 typedef struct {
     const tir_kernel_t *k;
     const tpb_target_t *t;
@@ -18,6 +34,7 @@ typedef struct {
     int sub;                  /* instructions emitted for the current op */
     int ident_hbm;            /* tensor index of the shared identity constant, -1 */
     int ident_tile;           /* tensor index of its SBUF copy, -1 */
+    lw_tap_memo_t tap_memo[LW_TAP_MEMO];   /* zeroed: empty (lower_kernel clears it) */
 } lower_ctx_t;
 
 /* Lower every op of k into m (mlocs must be allocated). */
@@ -60,6 +77,8 @@ int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const 
  * max_dims_ok is used by the caller (see lower_reduce.c). */
 int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
                 unsigned axes, isa_tap_t *out, unsigned *mapped);
+/* Empty the lw_tap_axes memo (the kernel, its mlocs or the target changed). */
+void lw_tap_memo_clear(lower_ctx_t *c);
 /* Free dims a tile AP needs after merging (see lw_tap_axes). */
 int lw_count_free_dims(const tir_ap_t *a, unsigned axes);
 /* Per-partition scratch bytes an op needs during its lowering (the

@@ -251,18 +251,22 @@ static bool alu_valid(int alu)
 static int check_operands(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    const struct { const tir_ap_t *a; int slot; } all[] = {
-        {op->dst, -1}, {op->dst2, -2}, {op->src[0], 0}, {op->src[1], 1},
-        {op->src[2], 2}, {op->src[3], 3}, {op->index, -3}, {op->bias, -4},
-        {op->s0.ap, 100}, {op->s1.ap, 101},
+    const tir_ap_t *const aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
+                                   op->src[3], op->index, op->bias, op->s0.ap, op->s1.ap};
+    static const struct { int slot; } all[] = {
+        {-1}, {-2}, {0}, {1}, {2}, {3}, {-3}, {-4}, {100}, {101},
     };
     if (op->nsrc < 0 || op->nsrc > 4)
         return vfail(v, NULL, "nsrc %d out of range", op->nsrc);
     for (int i = 0; i < op->nsrc; i++)
         if (op->src[i]->tensor < 0)
             return vfail(v, enc_operand_name(op->kind, i), "operand missing");
+    const tir_ap_t *passed = NULL;   /* the last operand check_ap accepted */
+    int64_t passed_bound = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        const tir_ap_t *a = all[i].a;
+        const tir_ap_t *a = aps[i];
+        if (a == &tir_ap_none)   /* most slots: absent (tensor -1, skipped below) */
+            continue;
         if (a->tensor < -1 || a->tensor >= v->k->ntensors)
             return vfail(v, enc_operand_name(op->kind, all[i].slot), "no such tensor (id %d)",
                          a->tensor);
@@ -274,8 +278,12 @@ static int check_operands(const vctx_t *v)
                              ((op->kind == TIR_INDIRECT_LOAD && all[i].slot == 0) ||
                               (op->kind == TIR_DMA_TRANSPOSE && all[i].slot == 0) ||
                               (op->kind == TIR_INDIRECT_SAVE && all[i].slot == -1));
-        if (check_ap(v, a, all[i].slot, indirect_side ? op->index_bound : 0))
+        int64_t bound = indirect_side ? op->index_bound : 0;
+        /* an in-place op names one record twice (dst = src): check_ap reads
+         * only it, the bound and this op, so its second answer is the first */
+        if (!(a == passed && bound == passed_bound) && check_ap(v, a, all[i].slot, bound))
             return -1;
+        passed = a, passed_bound = bound;
         const tir_tensor_t *t = tens(v, a);
         if (!is_dma(op->kind) && op->kind != TIR_CORE_BARRIER && !is_tile_kind(t->kind))
             return vfail(v, enc_operand_name(op->kind, all[i].slot),
