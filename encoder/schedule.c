@@ -469,14 +469,27 @@ typedef struct {
     sync_memo_t memo[ISA_ENG_COUNT];
 } sync_walk_t;
 
-static void walk_free(sync_walk_t *w)
+/* The search's arrays, freed once the walk is done: the Nop insertion
+ * that follows grows the block, and the compile's peak memory is the
+ * larger of the two. */
+static void walk_free_search(sync_walk_t *w)
 {
     free(w->prods);
+    w->prods = NULL;
     free(w->snaps);
-    for (int s = 0; s < BIR_MAX_SEMS; s++)
+    w->snaps = NULL;
+    for (int s = 0; s < BIR_MAX_SEMS; s++) {
         free(w->by_val[s]);
-    free(w->pending.v);
+        w->by_val[s] = NULL;
+    }
     pix_free(&w->index);
+}
+
+static void walk_free(sync_walk_t *w)
+{
+    walk_free_search(w);
+    free(w->pending.v);
+    w->pending.v = NULL;
 }
 
 static int walk_init(sync_walk_t *w, int n, int nsems)
@@ -817,6 +830,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i, scan_budget))
             rc = tpb_errf(err, "out of memory in the scheduler");
     }
+    walk_free_search(&w);   /* the tail reads only known, count and used */
     if (!rc && (insert_nops(m, b, &w.pending, err) || append_tail(&w, m, b, err)))
         rc = -1;
     if (!rc && st) {
