@@ -1,0 +1,81 @@
+/* sched_clock.c - per-engine vector clocks with a log of past states
+ * (sched_clock.h). */
+#include "sched_clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void sclk_init(sclk_t *c, int nsems)
+{
+    memset(c, 0, sizeof *c);
+    c->nsems = nsems;
+}
+
+void sclk_free(sclk_t *c)
+{
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        free(c->log[e].val);
+        free(c->log[e].sem);
+        free(c->log[e].ck);
+    }
+    memset(c->log, 0, sizeof c->log);
+}
+
+/* Room for one more change (and its checkpoint when one is due). */
+static int log_reserve(sclk_log_t *l, int nsems)
+{
+    if (l->n == l->cap) {
+        uint32_t nc = l->cap ? 2 * l->cap : 256;
+        uint32_t *nv = realloc(l->val, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        l->val = nv;
+        uint8_t *ns = realloc(l->sem, (size_t)nc * sizeof *ns);
+        if (!ns)
+            return -1;
+        l->sem = ns, l->cap = nc;
+    }
+    if (l->n % SCLK_SPAN == 0 && l->nck == l->capck) {
+        uint32_t nc = l->capck ? 2 * l->capck : 16;
+        size_t per = (size_t)(nsems > 0 ? nsems : 1);
+        uint32_t *nk = realloc(l->ck, (size_t)nc * per * sizeof *nk);
+        if (!nk)
+            return -1;
+        l->ck = nk, l->capck = nc;
+    }
+    return 0;
+}
+
+int sclk_raise(sclk_t *c, int e, int s, uint32_t v)
+{
+    uint32_t *now = c->now[e];
+    if (v <= now[s])
+        return 0;
+    sclk_log_t *l = &c->log[e];
+    if (log_reserve(l, c->nsems))
+        return -1;
+    if (l->n % SCLK_SPAN == 0)   /* the state before change n: checkpoint n / SCLK_SPAN */
+        memcpy(&l->ck[(size_t)l->nck++ * (size_t)c->nsems], now, (size_t)c->nsems * sizeof *now);
+    l->val[l->n] = v;
+    l->sem[l->n++] = (uint8_t)s;
+    now[s] = v;
+    return 0;
+}
+
+int sclk_merge(sclk_t *c, int dst, int src, uint32_t mark)
+{
+    if (!mark)
+        return 0;   /* the initial clock: all zero */
+    /* the newest checkpoint at or before the mark, then the changes after
+     * it (indices: the log may grow when dst == src, though a past state
+     * of the own clock never raises it) */
+    uint32_t ck = (mark - 1) / SCLK_SPAN;
+    const sclk_log_t *l = &c->log[src];
+    for (int s = 0; s < c->nsems; s++)
+        if (sclk_raise(c, dst, s, l->ck[(size_t)ck * (size_t)c->nsems + (size_t)s]))
+            return -1;
+    for (uint32_t i = ck * SCLK_SPAN; i < mark; i++)
+        if (sclk_raise(c, dst, l->sem[i], l->val[i]))
+            return -1;
+    return 0;
+}
