@@ -46,7 +46,7 @@ static int log_reserve(sclk_log_t *l, int nsems)
     return 0;
 }
 
-int sclk_raise(sclk_t *c, int e, int s, uint32_t v)
+int sclk_raise_slow(sclk_t *c, int e, int s, uint32_t v)
 {
     uint32_t *now = c->now[e];
     if (v <= now[s])
@@ -62,20 +62,39 @@ int sclk_raise(sclk_t *c, int e, int s, uint32_t v)
     return 0;
 }
 
+/* Raise dst's clock to at least entries [from, to) of src's log. */
+static int replay(sclk_t *c, int dst, int src, uint32_t from, uint32_t to)
+{
+    const sclk_log_t *l = &c->log[src];
+    const uint32_t *now = c->now[dst];
+    for (uint32_t i = from; i < to; i++)
+        if (l->val[i] > now[l->sem[i]] && sclk_raise(c, dst, l->sem[i], l->val[i]))
+            return -1;
+    return 0;
+}
+
 int sclk_merge(sclk_t *c, int dst, int src, uint32_t mark)
 {
-    if (!mark)
-        return 0;   /* the initial clock: all zero */
+    uint32_t seen = c->seen[dst][src];
+    if (dst == src || mark <= seen)
+        return 0;   /* dst's clock is at least that state already */
     /* the newest checkpoint at or before the mark, then the changes after
-     * it (indices: the log may grow when dst == src, though a past state
-     * of the own clock never raises it) */
-    uint32_t ck = (mark - 1) / SCLK_SPAN;
-    const sclk_log_t *l = &c->log[src];
-    for (int s = 0; s < c->nsems; s++)
-        if (sclk_raise(c, dst, s, l->ck[(size_t)ck * (size_t)c->nsems + (size_t)s]))
-            return -1;
-    for (uint32_t i = ck * SCLK_SPAN; i < mark; i++)
-        if (sclk_raise(c, dst, l->sem[i], l->val[i]))
-            return -1;
+     * it; or, when fewer, the changes since the last merged mark (dst holds
+     * that state).  Only values above dst's go through sclk_raise (most do
+     * not); the log is read by index, as dst's log may grow. */
+    uint32_t ck = (mark - 1) / SCLK_SPAN, from = ck * SCLK_SPAN;
+    if (mark - seen > (mark - from) + (uint32_t)c->nsems) {
+        const sclk_log_t *l = &c->log[src];
+        const uint32_t *now = c->now[dst];
+        for (int s = 0; s < c->nsems; s++) {
+            uint32_t v = l->ck[(size_t)ck * (size_t)c->nsems + (size_t)s];
+            if (v > now[s] && sclk_raise(c, dst, s, v))
+                return -1;
+        }
+        seen = from;
+    }
+    if (replay(c, dst, src, seen, mark))
+        return -1;
+    c->seen[dst][src] = mark;
     return 0;
 }
