@@ -488,13 +488,16 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
     w->nsems = nsems;
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         w->memo[e].inst = -1;
+    /* not cleared: entries are written before they are read (prods[p]
+     * when producer p is filed, by_val[s][v] when s reaches v >= 1), so
+     * only the pages in use become resident */
     size_t np = (size_t)(n > 0 ? n : 1);
-    w->prods = calloc(np, sizeof *w->prods);
+    w->prods = malloc(np * sizeof *w->prods);
     sclk_init(&w->clk, nsems);
     if (!w->prods)
         return -1;
     for (int s = 0; s < nsems; s++)
-        if (!(w->by_val[s] = calloc((size_t)n + 2, sizeof(int))))
+        if (!(w->by_val[s] = malloc(((size_t)n + 2) * sizeof(int))))
             return -1;
     return 0;
 }
@@ -810,6 +813,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
     bir_block_t *b = bir_main_block(m);
     int n = b->ninsts;
     sync_walk_t w;
+    tpb_heap_trim();   /* the lowering's freed blocks: the walk takes fresh pages */
     if (walk_init(&w, n, m->nsems)) {
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
