@@ -2,6 +2,7 @@
  * (sched_clock.h). */
 #include "sched_clock.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ void sclk_free(sclk_t *c)
 static int log_reserve(sclk_log_t *l, int nsems)
 {
     if (l->n == l->cap) {
+        if (l->cap > UINT32_MAX / 2)
+            return -1;   /* 2^31 changes: refused as out of memory */
         uint32_t nc = l->cap ? 2 * l->cap : 256;
         uint32_t *nv = realloc(l->val, (size_t)nc * sizeof *nv);
         if (!nv)
@@ -36,6 +39,8 @@ static int log_reserve(sclk_log_t *l, int nsems)
         l->sem = ns, l->cap = nc;
     }
     if (l->n % SCLK_SPAN == 0 && l->nck == l->capck) {
+        if (l->capck > UINT32_MAX / 2)
+            return -1;
         uint32_t nc = l->capck ? 2 * l->capck : 16;
         size_t per = (size_t)(nsems > 0 ? nsems : 1);
         uint32_t *nk = realloc(l->ck, (size_t)nc * per * sizeof *nk);
