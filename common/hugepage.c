@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* Advise the whole pages inside [p, p + len) (outward: the pages the block
  * touches) for huge pages, when the block is at least 2 MiB. */
@@ -31,6 +34,13 @@ static void advise(void *p, size_t len, bool outward)
 void tpb_advise_huge_pages(void *p, size_t len) { advise(p, len, false); }
 
 void tpb_advise_huge_pages_array(void *p, size_t len) { advise(p, len, true); }
+
+void tpb_heap_trim(void)
+{
+#ifdef __GLIBC__
+    (void)malloc_trim(0);
+#endif
+}
 
 #if defined(__linux__) && defined(MREMAP_FIXED)
 #define HUGE_BYTES ((size_t)2 << 20)

@@ -38,5 +38,10 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
 #define TPB_ARRAY_MAP_MIN ((size_t)4 << 20)
 void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes);
 void tpb_array_free(void *p, size_t bytes);
+/* Give the pages of freed malloc memory back to the system (glibc:
+ * malloc_trim; elsewhere nothing).  A pass that frees many small blocks
+ * before the next one allocates fresh pages calls it, or the freed ones stay
+ * resident and both count in the peak. */
+void tpb_heap_trim(void);
 
 #endif

@@ -24,18 +24,17 @@
 #include <string.h>
 
 #include "hugepage.h"
+#include "sched_clock.h"
 
-/* A completed producer: which semaphore reaches which value. */
-typedef struct {
-    int sem;
-    uint32_t value;
-} token_t;
-
+/* A completed producer: semaphore sem reaches value at its completion;
+ * its vector clock is its engine's clock at `mark` plus that token. */
 typedef struct {
     int inst;        /* index in the ORIGINAL order */
-    int engine;
+    uint32_t mark;   /* sclk_mark of its engine's clock when it was issued */
+    uint32_t value;
+    uint8_t sem;
+    uint8_t engine;
     bool is_dma;
-    token_t tok;
 } prod_t;
 
 /* A wait that needs its own Nop, placed right before instruction `before`
@@ -64,13 +63,6 @@ static int pending_add(pending_t *p, int before, int sem, uint32_t value)
     }
     p->v[p->n++] = (pending_nop_t){before, sem, value};
     return 0;
-}
-
-static void merge(uint32_t *dst, const uint32_t *src, int n)
-{
-    for (int s = 0; s < n; s++)
-        if (src[s] > dst[s])
-            dst[s] = src[s];
 }
 
 /* An instruction's accesses out of their packed bitfields: one
@@ -455,10 +447,9 @@ typedef struct {
 typedef struct {
     int nsems;
     prod_t *prods;
-    uint32_t *snaps;                 /* per producer: nsems values (vector clock) */
     int *by_val[BIR_MAX_SEMS];       /* [s][v]: producer index whose token is (s, v) */
     uint32_t count[BIR_MAX_SEMS];
-    uint32_t known[ISA_ENG_COUNT][BIR_MAX_SEMS];   /* engine e waited for sem s >= known */
+    sclk_t clk;                      /* clk.now[e][s]: engine e waited for sem s >= it */
     uint64_t open[ISA_ENG_COUNT];    /* bit s: known[e][s] < count[s] (sems worth a look) */
     bool used[ISA_ENG_COUNT];
     int np;
@@ -469,14 +460,26 @@ typedef struct {
     sync_memo_t memo[ISA_ENG_COUNT];
 } sync_walk_t;
 
-static void walk_free(sync_walk_t *w)
+/* The search's arrays, freed once the walk is done: the Nop insertion
+ * that follows grows the block, and the compile's peak memory is the
+ * larger of the two. */
+static void walk_free_search(sync_walk_t *w)
 {
     free(w->prods);
-    free(w->snaps);
-    for (int s = 0; s < BIR_MAX_SEMS; s++)
+    w->prods = NULL;
+    sclk_free(&w->clk);
+    for (int s = 0; s < BIR_MAX_SEMS; s++) {
         free(w->by_val[s]);
-    free(w->pending.v);
+        w->by_val[s] = NULL;
+    }
     pix_free(&w->index);
+}
+
+static void walk_free(sync_walk_t *w)
+{
+    walk_free_search(w);
+    free(w->pending.v);
+    w->pending.v = NULL;
 }
 
 static int walk_init(sync_walk_t *w, int n, int nsems)
@@ -485,13 +488,16 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
     w->nsems = nsems;
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         w->memo[e].inst = -1;
+    /* not cleared: entries are written before they are read (prods[p]
+     * when producer p is filed, by_val[s][v] when s reaches v >= 1), so
+     * only the pages in use become resident */
     size_t np = (size_t)(n > 0 ? n : 1);
-    w->prods = calloc(np, sizeof *w->prods);
-    w->snaps = calloc(np * (size_t)(nsems > 0 ? nsems : 1), sizeof *w->snaps);
-    if (!w->prods || !w->snaps)
+    w->prods = malloc(np * sizeof *w->prods);
+    sclk_init(&w->clk, nsems);
+    if (!w->prods)
         return -1;
     for (int s = 0; s < nsems; s++)
-        if (!(w->by_val[s] = calloc((size_t)n + 2, sizeof(int))))
+        if (!(w->by_val[s] = malloc(((size_t)n + 2) * sizeof(int))))
             return -1;
     return 0;
 }
@@ -503,10 +509,10 @@ static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
 {
     for (int k = l->n - 1; k >= 0; k--) {
         const prod_t *pr = &w->prods[l->v[k]];
-        if (pr->tok.value <= *lim)
+        if (pr->value <= *lim)
             return false;   /* older entries have smaller values */
         if (w->tests++, conflicts(ax, &b->insts[pr->inst])) {
-            *lim = pr->tok.value;
+            *lim = pr->value;
             *giver = l->v[k];
             return true;
         }
@@ -627,17 +633,17 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
             return search_index(w, b, in, &ax, is_dma, kn, need, giver);
         }
         const prod_t *pr = &w->prods[p];
-        uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
-        if (thr >= pr->tok.value)
+        uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
+        if (thr >= pr->value)
             continue;   /* implied by a later producer on the same semaphore */
         if (!pr->is_dma && !is_dma && pr->engine == in->engine)
             continue;   /* same engine, in order */
         if (ax.n < 0)
             accs_load(&ax, in);
         if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
-            need[pr->tok.sem] = pr->tok.value;
-            giver[pr->tok.sem] = p;
-            needs |= 1ull << pr->tok.sem;
+            need[pr->sem] = pr->value;
+            giver[pr->sem] = p;
+            needs |= 1ull << pr->sem;
             stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
         }
     }
@@ -664,15 +670,15 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
     ax.n = -1;
     for (int p = w->np - 1; p >= m->np; p--) {   /* newest first, as the scan */
         const prod_t *pr = &w->prods[p];
-        uint32_t thr = need[pr->tok.sem] > kn[pr->tok.sem] ? need[pr->tok.sem] : kn[pr->tok.sem];
-        if (thr >= pr->tok.value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
+        uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
+        if (thr >= pr->value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
             continue;
         if (ax.n < 0)
             accs_load(&ax, in);
         if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
-            need[pr->tok.sem] = pr->tok.value;
-            giver[pr->tok.sem] = p;
-            needs |= 1ull << pr->tok.sem;
+            need[pr->sem] = pr->value;
+            giver[pr->sem] = p;
+            needs |= 1ull << pr->sem;
         }
     }
     return needs;
@@ -682,12 +688,11 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
 static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int scan_budget)
 {
     bir_inst_t *in = &b->insts[i];
-    int nsems = w->nsems;
     bool is_dma = in->isa.op == ISA_OP_DMA_TRIGGER;
     /* collect the largest needed value per semaphore (and who gives it) */
     uint32_t need[BIR_MAX_SEMS] = {0};
     int giver[BIR_MAX_SEMS];
-    uint32_t *kn = w->known[in->engine];
+    const uint32_t *kn = w->clk.now[in->engine];
     sync_memo_t *mm = &w->memo[in->engine];
     uint64_t needs;
     /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
@@ -717,8 +722,11 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         if (best < 0)
             break;
         wsem[nw++] = best;
-        kn[best] = need[best];
-        merge(kn, &w->snaps[(size_t)giver[best] * (size_t)nsems], nsems);
+        const prod_t *g = &w->prods[giver[best]];
+        if (sclk_raise(&w->clk, in->engine, best, need[best]) ||
+            sclk_merge(&w->clk, in->engine, g->engine, g->mark) ||
+            sclk_raise(&w->clk, in->engine, g->sem, g->value))
+            return -1;
     }
     if (nw)
         w->open[in->engine] = open_sems(w, kn);
@@ -746,16 +754,15 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     for (int e = 0; e < ISA_ENG_COUNT; e++)   /* known <= the old count < the new one */
         w->open[e] |= 1ull << sem;
     w->by_val[sem][w->count[sem]] = w->np;
-    uint32_t *snap = &w->snaps[(size_t)w->np * (size_t)nsems];
     prod_t *pr = &w->prods[w->np++];
-    pr->inst = i, pr->engine = in->engine, pr->is_dma = is_dma;
-    pr->tok = (token_t){sem, w->count[sem]};
-    memcpy(snap, kn, (size_t)nsems * sizeof *snap);
-    snap[sem] = w->count[sem];
+    pr->inst = i, pr->engine = (uint8_t)in->engine, pr->is_dma = is_dma;
+    pr->sem = (uint8_t)sem, pr->value = w->count[sem];
+    pr->mark = sclk_mark(&w->clk, in->engine);
     pix_ctx_t pc = {b->insts, w->prods};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma) {   /* later instructions of this engine follow it in order */
-        kn[sem] = w->count[sem];
+        if (sclk_raise(&w->clk, in->engine, sem, w->count[sem]))
+            return -1;
         w->open[in->engine] &= ~(1ull << sem);
     }
     if (is_dma)
@@ -769,7 +776,7 @@ static int append_tail(sync_walk_t *w, bir_module_t *m, bir_block_t *b, tpb_err_
 {
     for (int q = 0; q < m->nqueues; q++) {
         const bir_queue_t *qu = &m->queues[q];
-        if (!qu->transfers || w->known[qu->engine][qu->semaphore] >= w->count[qu->semaphore])
+        if (!qu->transfers || w->clk.now[qu->engine][qu->semaphore] >= w->count[qu->semaphore])
             continue;
         bir_inst_t nop;
         bir_inst_init(&nop, BIR_NOP, ISA_OP_NOP);
@@ -806,6 +813,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
     bir_block_t *b = bir_main_block(m);
     int n = b->ninsts;
     sync_walk_t w;
+    tpb_heap_trim();   /* the lowering's freed blocks: the walk takes fresh pages */
     if (walk_init(&w, n, m->nsems)) {
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
@@ -817,6 +825,8 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i, scan_budget))
             rc = tpb_errf(err, "out of memory in the scheduler");
     }
+    walk_free_search(&w);   /* the tail reads only clk.now, count and used */
+    tpb_heap_trim();        /* before the Nops take fresh pages */
     if (!rc && (insert_nops(m, b, &w.pending, err) || append_tail(&w, m, b, err)))
         rc = -1;
     if (!rc && st) {

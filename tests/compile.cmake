@@ -8,3 +8,5 @@ target_link_libraries(test_back_sidecar_speed PRIVATE PkgConfig::CJSON)
 # Many live tiles: the synchroniser's HBM levels and the allocator's
 # placement index against the plain scans, and their work bounded.
 tpb_add_test(test_back_live_index "quick;unit;back" test_back_live_index.c)
+# The synchroniser's logged vector clocks against dense copies.
+tpb_add_test(test_back_sched_clock "quick;unit;back" test_back_sched_clock.c)

@@ -1,0 +1,67 @@
+/* sched_clock.h - the synchronise pass's per-engine vector clocks, with
+ * past states kept as a log of changes instead of one copy per producer.
+ *
+ * now[e][s] is the value of semaphore s that engine e is known to have
+ * waited for; it only grows.  Each change is appended to e's log, and
+ * every SCLK_SPAN changes the whole clock is kept (a checkpoint), so the
+ * state at any earlier point (a mark) is a checkpoint plus at most
+ * SCLK_SPAN changes.  A producer's vector clock used to be a copy of its
+ * engine's clock (4 bytes x semaphores per producer); it is now a mark
+ * (4 bytes) and the log costs 5 bytes per change plus a checkpoint per
+ * SCLK_SPAN changes -- most producers change one or two semaphores. */
+#ifndef TPB_SCHED_CLOCK_H
+#define TPB_SCHED_CLOCK_H
+
+#include <stdint.h>
+
+#include "bir.h"
+#include "isa.h"
+
+#define SCLK_SPAN 32u
+
+typedef struct {
+    uint32_t *val;   /* change i: now[sem[i]] became val[i] */
+    uint8_t *sem;
+    uint32_t n, cap;
+    uint32_t *ck;    /* checkpoint c: the clock after changes 0..c*SCLK_SPAN-1 */
+    uint32_t nck, capck;
+} sclk_log_t;
+
+typedef struct {
+    int nsems;
+    uint32_t now[ISA_ENG_COUNT][BIR_MAX_SEMS];
+    sclk_log_t log[ISA_ENG_COUNT];
+    /* seen[d][s]: the newest mark of engine s's clock merged into engine
+     * d's (d's clock is at least that state, clocks only grow): a merge of
+     * an older mark changes nothing, a newer one needs only the changes
+     * since -- consecutive waits of a loop merge marks a few changes apart */
+    uint32_t seen[ISA_ENG_COUNT][ISA_ENG_COUNT];
+} sclk_t;
+
+void sclk_init(sclk_t *c, int nsems);
+void sclk_free(sclk_t *c);
+/* sclk_raise when the log needs room or a checkpoint. */
+int sclk_raise_slow(sclk_t *c, int e, int s, uint32_t v);
+/* Raise now[e][s] to v (no change when it is already >= v); -1 when out
+ * of memory (the clock is then unchanged).  Inline: called for every
+ * producer and every semaphore a wait may raise. */
+static inline int sclk_raise(sclk_t *c, int e, int s, uint32_t v)
+{
+    uint32_t *now = c->now[e];
+    if (v <= now[s])
+        return 0;
+    sclk_log_t *l = &c->log[e];
+    if (l->n == l->cap || l->n % SCLK_SPAN == 0)
+        return sclk_raise_slow(c, e, s, v);
+    l->val[l->n] = v;
+    l->sem[l->n++] = (uint8_t)s;
+    now[s] = v;
+    return 0;
+}
+/* A mark of engine e's clock as it is now. */
+static inline uint32_t sclk_mark(const sclk_t *c, int e) { return c->log[e].n; }
+/* Raise engine dst's clock to engine src's clock at mark `mark`
+ * (elementwise maximum); -1 when out of memory. */
+int sclk_merge(sclk_t *c, int dst, int src, uint32_t mark);
+
+#endif

@@ -1,0 +1,168 @@
+/* The synchronise pass's vector clocks (encoder/sched_clock.c): past
+ * states kept as a log of changes with a checkpoint every SCLK_SPAN
+ * changes must merge exactly like the full copy per producer they
+ * replace (a dense model here), and cost one log entry per change. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_clock.h"
+
+static uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+#define NENG 4
+#define MAXMARK 4096
+#define PROBE NENG
+_Static_assert(ISA_ENG_COUNT > NENG, "a probe engine besides the NENG random ones");
+
+/* A recorded mark and the dense copy of the clock it stands for. */
+typedef struct {
+    int eng;
+    uint32_t mark;
+    uint32_t dense[BIR_MAX_SEMS];
+} rec_t;
+
+/* Engine e's clock back to all zero (the tests' probes; the pass never
+ * lowers a clock, so its record of merged marks goes too). */
+static void zero_clock(sclk_t *c, int e)
+{
+    memset(c->now[e], 0, sizeof c->now[e]);
+    memset(c->seen[e], 0, sizeof c->seen[e]);
+}
+
+static void check_now(const sclk_t *c, uint32_t model[][BIR_MAX_SEMS], int nsems)
+{
+    for (int e = 0; e < NENG; e++)
+        for (int s = 0; s < nsems; s++)
+            assert_int_equal(c->now[e][s], model[e][s]);
+}
+
+/* Random raises (mostly one semaphore at a time, as producers do), marks
+ * and merges of earlier marks, on nsems semaphores. */
+static void run_random(uint32_t seed, int nsems, int steps)
+{
+    sclk_t c;
+    sclk_init(&c, nsems);
+    static uint32_t model[NENG][BIR_MAX_SEMS];
+    memset(model, 0, sizeof model);
+    rec_t *rec = calloc(MAXMARK, sizeof *rec);
+    assert_non_null(rec);
+    int nrec = 0;
+    uint32_t count[BIR_MAX_SEMS] = {0};
+    for (int i = 0; i < steps; i++) {
+        int e = (int)(lcg(&seed) % NENG);
+        uint32_t op = lcg(&seed) % 8;
+        if (op < 4) {   /* a producer: mark, then its own semaphore advances */
+            if (nrec < MAXMARK) {
+                rec[nrec].eng = e;
+                rec[nrec].mark = sclk_mark(&c, e);
+                memcpy(rec[nrec].dense, model[e], sizeof rec[nrec].dense);
+                nrec++;
+            }
+            int s = (int)(lcg(&seed) % (uint32_t)nsems);
+            count[s] += 1 + lcg(&seed) % 3;
+            assert_int_equal(sclk_raise(&c, e, s, count[s]), 0);
+            if (count[s] > model[e][s])
+                model[e][s] = count[s];
+        } else if (op < 7 && nrec) {   /* a wait: merge an earlier producer's clock */
+            const rec_t *r = &rec[lcg(&seed) % (uint32_t)nrec];
+            assert_int_equal(sclk_merge(&c, e, r->eng, r->mark), 0);
+            for (int s = 0; s < nsems; s++)
+                if (r->dense[s] > model[e][s])
+                    model[e][s] = r->dense[s];
+        } else {   /* a raise below the current value changes nothing */
+            int s = (int)(lcg(&seed) % (uint32_t)nsems);
+            assert_int_equal(sclk_raise(&c, e, s, model[e][s] / 2), 0);
+        }
+        check_now(&c, model, nsems);
+    }
+    /* every recorded state is still reproduced exactly: merged into an
+     * all-zero probe engine (never a source, so zeroing it between probes
+     * breaks nothing), and into its own engine, which is ahead of it */
+    for (int r = 0; r < nrec; r++) {
+        zero_clock(&c, PROBE);
+        assert_int_equal(sclk_merge(&c, PROBE, rec[r].eng, rec[r].mark), 0);
+        for (int s = 0; s < nsems; s++)
+            assert_int_equal(c.now[PROBE][s], rec[r].dense[s]);
+        uint32_t n = c.log[rec[r].eng].n;
+        assert_int_equal(sclk_merge(&c, rec[r].eng, rec[r].eng, rec[r].mark), 0);
+        assert_int_equal(c.log[rec[r].eng].n, n);
+    }
+    sclk_free(&c);
+    free(rec);
+}
+
+static void test_random_small(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 1; seed <= 20; seed++)
+        run_random(seed, 7, 3000);
+}
+
+static void test_random_wide(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 100; seed <= 105; seed++)
+        run_random(seed, BIR_MAX_SEMS, 5000);
+    run_random(7, 1, 2000);
+}
+
+/* Marks exactly on checkpoint boundaries (0, SCLK_SPAN, 2 x SCLK_SPAN)
+ * and right after them. */
+static void test_span_edges(void **state)
+{
+    (void)state;
+    sclk_t c;
+    sclk_init(&c, 3);
+    uint32_t dense[4 * SCLK_SPAN + 2][3];
+    uint32_t marks[4 * SCLK_SPAN + 2];
+    for (uint32_t i = 0; i < 4 * SCLK_SPAN + 2; i++) {
+        marks[i] = sclk_mark(&c, 0);
+        memcpy(dense[i], c.now[0], sizeof dense[i]);
+        assert_int_equal(sclk_raise(&c, 0, (int)(i % 3), i + 1), 0);
+    }
+    for (uint32_t i = 0; i < 4 * SCLK_SPAN + 2; i++) {
+        zero_clock(&c, 1);
+        assert_int_equal(sclk_merge(&c, 1, 0, marks[i]), 0);
+        for (int s = 0; s < 3; s++)
+            assert_int_equal(c.now[1][s], dense[i][s]);
+    }
+    sclk_free(&c);
+}
+
+/* One change per producer costs one log entry and a checkpoint per
+ * SCLK_SPAN of them, not a copy of all semaphores. */
+static void test_sparse_cost(void **state)
+{
+    (void)state;
+    sclk_t c;
+    sclk_init(&c, BIR_MAX_SEMS);
+    const uint32_t n = 10000;
+    for (uint32_t i = 1; i <= n; i++)
+        assert_int_equal(sclk_raise(&c, 2, 3, i), 0);
+    assert_int_equal(c.log[2].n, n);
+    assert_int_equal(c.log[2].nck, (n + SCLK_SPAN - 1) / SCLK_SPAN);
+    assert_int_equal(c.log[0].n, 0);
+    sclk_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_small),
+        cmocka_unit_test(test_random_wide),
+        cmocka_unit_test(test_span_edges),
+        cmocka_unit_test(test_sparse_cost),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
