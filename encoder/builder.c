@@ -312,16 +312,19 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     }
     tir_tensor_t t;
     memset(&t, 0, sizeof t);
+    char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
     if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
-        su_join_int(t.name, sizeof t.name, name, -1, '#', inst, 0);
+        su_join_int(tname, sizeof tname, name, -1, '#', inst, 0);
     else
-        su_copy(t.name, sizeof t.name, name);
+        su_copy(tname, sizeof tname, name);
+    t.name = tname;
     t.kind = kind;
     t.dtype = dtype;
     t.ndim = ndim;
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
-    copy_path(t.path, b->path);
+    copy_path(tpath, b->path);
+    t.path = tpath;
     t.shared_with = -1;
     if (grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");

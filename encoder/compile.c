@@ -81,16 +81,16 @@ void *enc_identity_data(unsigned dtype)
 void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb)
 {
     memset(c, 0, sizeof *c);
-    snprintf(c->name, sizeof c->name, "identity");
+    c->name = "identity";   /* literals: tir_add_tensor copies them */
     c->kind = TIR_T_CONSTANT;
     c->dtype = ISA_DT_INT8;
     c->ndim = 2;
     c->shape[0] = c->shape[1] = 128;
-    snprintf(c->path, sizeof c->path, ENC_IDENT_PATH);
+    c->path = ENC_IDENT_PATH;
     c->const_data = data;
     c->shared_with = -1;
     *sb = *c;
-    snprintf(sb->name, sizeof sb->name, "identity_sb");
+    sb->name = "identity_sb";
     sb->kind = TIR_T_SBUF;
     sb->dtype = dtype;   /* the first dtype-changing transpose's source dtype */
     sb->const_data = NULL;

@@ -278,7 +278,8 @@ static int build_coll_temps(const tir_kernel_t *k0, tir_kernel_t *out, tmap_t *t
         tm->coll_base[j] = out->ntensors;
         for (int t = 0; t < lnc_coll_ntemps(k0, op); t++) {
             tir_tensor_t tt;
-            lnc_coll_temp(k0, op, j, t, &tt);
+            char name[TIR_NAME_LEN], path[TIR_PATH_LEN];   /* tir_add_tensor copies them */
+            lnc_coll_temp(k0, op, j, t, &tt, name, path);
             if (tir_add_tensor(out, &tt) < 0)
                 return tpb_errf(err, "out of memory (split)");
         }
@@ -306,7 +307,9 @@ static int build_tensors(const tir_kernel_t *k0, int per_core,
             if (!is_local(&k0->tensors[t]))
                 continue;
             tir_tensor_t c = k0->tensors[t];
-            snprintf(c.name, sizeof c.name, "%.50s@p%d", k0->tensors[t].name, s);
+            char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
+            snprintf(name, sizeof name, "%.50s@p%d", k0->tensors[t].name, s);
+            c.name = name;
             int i = tir_add_tensor(out, &c);
             if (i < 0)
                 return tpb_errf(err, "out of memory (split)");

@@ -12,11 +12,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "isa.h"
 
 #define TIR_MAX_DIMS 6          /* HBM tensors: up to 6 dims; tiles: partition + 4 free */
 #define TIR_NAME_LEN 64
 #define TIR_PATH_LEN 96
+#define TIR_PRINT_PREFIX_LEN 48  /* a tensor's print_prefix: strlen < this */
 #define TIR_CONST_PATH_MAX 1024 /* a constant's .npy path: strlen < this */
 
 typedef enum {
@@ -29,23 +31,28 @@ typedef enum {
 } tir_tensor_kind_t;
 
 typedef struct {
-    char name[TIR_NAME_LEN];
-    tir_tensor_kind_t kind;
-    unsigned dtype;               /* isa_dtype_t */
-    int ndim;
+    /* The three strings are owned by the kernel that holds the tensor:
+     * tir_add_tensor copies name (exact length, cut to TIR_NAME_LEN - 1
+     * bytes), path (interned, cut to TIR_PATH_LEN - 1: every iteration of a
+     * loop shares one) and print_prefix (interned, cut to
+     * TIR_PRINT_PREFIX_LEN - 1) into it, "" for NULL.  Pointers, not
+     * arrays: kernels declare 10^5 tiles, one per loop iteration. */
+    const char *name;
+    const char *path;             /* where it was declared: "inputs[0]", "body[2].body[0]" */
+    const char *print_prefix;     /* device_print's debug buffer (an output): the
+                                     prefix the simulator prints it with; "" = none */
     int64_t shape[TIR_MAX_DIMS];
-    char path[TIR_PATH_LEN];      /* where it was declared: "inputs[0]", "body[2].body[0]" */
     /* constants: either a file (.npy, path relative to the kernel file's
      * directory, resolved by the front-end; shorter than TIR_CONST_PATH_MAX)
      * or inline data.  Both owned by the kernel that declared the tensor
      * (freed by tir_kernel_free; copies of the tensor made by later passes
-     * borrow them).  A pointer, not an array: kernels declare 10^5 tiles
-     * (one per loop iteration), which never carry a file. */
+     * borrow them). */
     char *const_path;             /* owned; NULL = none */
     void *const_data;             /* owned; dtype-sized elements, C order; NULL if file */
+    tir_tensor_kind_t kind;
+    unsigned dtype;               /* isa_dtype_t */
+    int ndim;
     int shared_with;              /* multi-core: -1, else id of the owning core's tensor */
-    char print_prefix[48];        /* device_print's debug buffer (an output): the
-                                     prefix the simulator prints it with; "" = none */
 } tir_tensor_t;
 
 /* A concrete access pattern over one tensor, in elements: element i of the
@@ -513,6 +520,7 @@ typedef struct {
     tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
     char **strs;                  /* interned strings (tir_intern): a hash set, */
     int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
+    tpb_arena_t names;            /* exact-length strings: tensor names (tir_add_tensor) */
     tir_pool_t aps;               /* the ops' operands (tir_ap_intern) */
     tir_pool_t rares;             /* the ops' rare fields (tir_rare_intern) */
 } tir_kernel_t;
@@ -557,9 +565,9 @@ const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap);
 /* The same for an op's rare fields (&tir_rare_default for the defaults). */
 const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r);
 /* k, a shallow copy of another kernel that borrows its arrays, gets empty
- * pools of its own: the borrowed ops keep pointing into the original's
- * pools, what k interns from now on is k's, freed by tir_pools_free (which
- * tir_kernel_free calls). */
+ * pools, string set and name arena of its own: the borrowed ops and
+ * tensors keep pointing into the original's, what k interns or copies from
+ * now on is k's, freed by tir_pools_free (which tir_kernel_free calls). */
 void tir_pools_detach(tir_kernel_t *k);
 void tir_pools_free(tir_kernel_t *k);
 /* Re-intern op's operands and rare fields into k (op came from another
