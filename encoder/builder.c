@@ -832,11 +832,16 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     char path[TIR_PATH_LEN];
     if (!(op->path = op_path(b, path)))
         return enc_fail(b, "%s: out of memory", path);
-    if (!op->name[0] && b->next_name[0])
-        su_copy(op->name, sizeof op->name, b->next_name);
+    if (!op->name[0] && b->next_name[0])   /* a user name: interned (loops repeat it) */
+        op->name = tir_intern(b->k, b->next_name);
     b->next_name[0] = 0;
-    if (!op->name[0])
-        su_join_int(op->name, sizeof op->name, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+    if (op->name && !op->name[0]) {   /* generated, unique: an exact-length copy */
+        char gen[TIR_NAME_LEN];
+        su_join_int(gen, sizeof gen, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+        op->name = tir_name(b->k, gen);
+    }
+    if (!op->name)
+        return enc_fail(b, "%s: out of memory", op->path);
     op->core = b->core;
     /* tiles used after their scope ended */
     const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],

@@ -99,7 +99,7 @@ void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tenso
 int enc_identity_load(tir_kernel_t *k, int ci, int si, tir_op_t *ld)
 {
     tir_op_init(ld, TIR_LOAD);
-    snprintf(ld->name, sizeof ld->name, "load_identity");
+    ld->name = "load_identity";
     ld->path = ENC_IDENT_PATH;   /* a literal: lives as long as the program */
     tir_ap_t dst = {.tensor = si, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
     tir_ap_t src = {.tensor = ci, .ndim = 2, .step = {128, 1}, .count = {128, 128}};

@@ -287,10 +287,15 @@ static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
 {
     tir_op_t *o = &x->out[x->n++];
     tir_op_init(o, kind);
+    char name[TIR_NAME_LEN];
     if (r >= 0)
-        snprintf(o->name, sizeof o->name, "%.40s.%s%d", x->op->name, what, r);
+        snprintf(name, sizeof name, "%.40s.%s%d", x->op->name, what, r);
     else
-        snprintf(o->name, sizeof o->name, "%.40s.%s", x->op->name, what);
+        snprintf(name, sizeof name, "%.40s.%s", x->op->name, what);
+    o->name = tir_name(x->in->k, name);   /* the core kernel's copy */
+    x->oom |= !o->name;
+    if (!o->name)
+        o->name = "";
     o->path = x->op->path;   /* interned by the kernel it came from */
     o->core = x->in->core;
     return o;

@@ -118,6 +118,11 @@ static const char *own_str(tir_kernel_t *k, const char *s, size_t max, bool inte
     return intern ? tir_intern(k, s) : tpb_arena_strdup(&k->names, s);
 }
 
+const char *tir_name(tir_kernel_t *k, const char *s)
+{
+    return own_str(k, s, TIR_NAME_LEN, false);
+}
+
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t)
 {
     tir_tensor_t c = *t;
@@ -188,6 +193,7 @@ const tir_op_rare_t tir_rare_default = {
  * and filling the op field by field cost ~480 instructions per op. */
 #define AP_NONE (&tir_ap_none)
 static const tir_op_t op_template = {
+    .name = "",
     .path = "",
     .engine = ISA_ENG_UNASSIGNED,
     .dst = AP_NONE, .dst2 = AP_NONE,

@@ -363,8 +363,11 @@ extern const tir_op_rare_t tir_rare_default;
  */
 typedef struct {
     tir_opkind_t kind;
-    char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
     int nsrc;                     /* inputs used in src[] (fields ordered to leave no holes) */
+    const char *name;             /* user-given (interned) or generated ("matmul_3": an
+                                     exact-length copy, tir_name) in the kernel, or a
+                                     literal; shorter than TIR_NAME_LEN; "" = none.
+                                     Copies of the op borrow it, like path */
     const char *path;             /* JSON path "body[3].body[1]" or C call site (shorter
                                      than TIR_PATH_LEN): interned (tir_intern) -- every
                                      iteration of a loop shares one copy; "" = none */
@@ -579,6 +582,10 @@ tir_pred_t *tir_new_preds(tir_kernel_t *k, int n);
 /* The kernel's one copy of s (owned by k, freed by tir_kernel_free; copies
  * of ops made by later passes borrow it); NULL on out-of-memory. */
 const char *tir_intern(tir_kernel_t *k, const char *s);
+/* k's exact-length copy of s, cut to TIR_NAME_LEN - 1 bytes (names of
+ * ops and tensors; freed by tir_kernel_free / tir_pools_free); NULL on
+ * out-of-memory. */
+const char *tir_name(tir_kernel_t *k, const char *s);
 /* An immediate scalar operand (ap = &tir_ap_none). */
 tir_scalar_t tir_scalar_imm(double v);
 /* An op with every AP's tensor = -1 and defaults set (path ""). */

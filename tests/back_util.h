@@ -101,7 +101,8 @@ static inline const tir_ap_t *bu_whole(tir_kernel_t *k, int t) { return bu_in(k,
 
 static inline int bu_op(tir_kernel_t *k, tir_op_t *op, const char *name)
 {
-    snprintf(op->name, sizeof op->name, "%s", name);
+    if (!(op->name = tir_name(k, name)))
+        return -1;
     char path[TIR_PATH_LEN];
     snprintf(path, sizeof path, "body[%d]", k->nops);
     if (!(op->path = tir_intern(k, path)))

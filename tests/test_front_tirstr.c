@@ -185,6 +185,51 @@ static void test_front_loop_tiles(void **state)
     tir_kernel_free(&k);
 }
 
+/* Op names: tir_name makes an exact-length copy in the kernel, cut to
+ * TIR_NAME_LEN - 1 bytes; it outlives the caller's buffer. */
+static void test_op_name_copy_cut(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    char buf[200];
+    memset(buf, 'n', sizeof buf - 1);
+    buf[sizeof buf - 1] = 0;
+    const char *a = tir_name(&k, buf), *b = tir_name(&k, "i1:ld");
+    assert_non_null(a);
+    assert_int_equal(strlen(a), TIR_NAME_LEN - 1);
+    memset(buf, 'x', 10);
+    assert_int_equal(a[0], 'n');
+    assert_string_equal(b, "i1:ld");
+    assert_ptr_not_equal(tir_name(&k, "i1:ld"), b);   /* copies, not interned */
+    assert_string_equal(tir_name(&k, ""), "");
+    assert_string_equal(tir_name(&k, NULL), "");
+    tir_kernel_free(&k);
+}
+
+/* The front-end: user names (NKI name=) are interned, so a loop's
+ * iterations share one; generated "<op>_<index>" names are the kernel's
+ * copies, each exactly its string. */
+static void test_front_op_names(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[1, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+           " {'op': 'load', 'name': 'ld_w', 'dst': 'w', 'src': 'a[i % 2:i % 2 + 1, :]'},"
+           " {'op': 'store', 'dst': 'out[0:1, :]', 'src': 'w'}]}",
+           &k);
+    assert_int_equal(k.nops, 8);
+    for (int i = 0; i < 8; i += 2) {
+        char want[TIR_NAME_LEN];
+        snprintf(want, sizeof want, "store_%d", i + 1);
+        assert_string_equal(k.ops[i].name, "ld_w");
+        assert_ptr_equal(k.ops[i].name, k.ops[0].name);
+        assert_string_equal(k.ops[i + 1].name, want);
+    }
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +240,8 @@ int main(void)
         cmocka_unit_test(test_tensor_copy_outlives_source),
         cmocka_unit_test(test_tensor_detached_copy),
         cmocka_unit_test(test_front_loop_tiles),
+        cmocka_unit_test(test_op_name_copy_cut),
+        cmocka_unit_test(test_front_op_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
