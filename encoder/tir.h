@@ -197,6 +197,13 @@ typedef struct {
     int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
     int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
     int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
+    /* the affine pattern (iota, affine_select, a mask predicate) and
+     * offset (range_select range_start, nonzero_with_count index_offset) */
+    int pat_ndim;                 /* pat_step entries used */
+    int zero;                     /* always 0: no padding bytes (records are
+                                     compared byte for byte) */
+    int64_t pat_offset, pat_cm;
+    int64_t pat_step[4];          /* per free dim, outermost first */
 } tir_op_rare_t;
 extern const tir_op_rare_t tir_rare_default;
 
@@ -393,9 +400,6 @@ typedef struct {
     unsigned axes;                /* tensor_reduce: bit i = free dim i counted from the
                                      innermost (bit 0 = last axis) */
     /* iota / affine_select / predicates */
-    int pat_ndim;                 /* pat_step entries used */
-    int64_t pat_offset, pat_cm;
-    int64_t pat_step[4];          /* per free dim, outermost first */
     int cmp;                      /* ISA_CMP_* */
     int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
     double fill;                  /* affine_select on_false / select scalar */
@@ -452,8 +456,8 @@ typedef struct {
                                      (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
                                      TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
     /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
-     * perm_from, coll_dim): interned like the operands, &tir_rare_default
-     * (shared) for every op that keeps the defaults */
+     * perm_from, coll_dim, the pat_* pattern): interned like the operands,
+     * &tir_rare_default (shared) for every op that keeps the defaults */
     const tir_op_rare_t *rare;
     /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
      * NULL for every other op: 170 bytes few ops use, kept out of the op */

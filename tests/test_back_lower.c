@@ -175,7 +175,9 @@ static void test_tensor_scalar(void **state)
     tir_op_init(&op, TIR_AFFINE_SELECT);
     op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.engine = ISA_ENG_DVE;
-    op.pat_offset = -3, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+    tir_op_rare_t pr = tir_rare_default;
+    pr.pat_offset = -3, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
+    op.rare = bu_rare(&k, pr);
     op.cmp = ISA_CMP_GE, op.fill = -9.0;
     bu_op(&k, &op, "causal");
     bu_run_t r;
@@ -214,7 +216,9 @@ static void test_reverse_pred_keep_rate(void **state)
     tir_op_t op;
     tir_op_init(&op, TIR_AFFINE_SELECT);
     op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
-    op.pat_offset = 0, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+    tir_op_rare_t pr = tir_rare_default;
+    pr.pat_offset = 0, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
+    op.rare = bu_rare(&k, pr);
     op.cmp = ISA_CMP_GE, op.fill = 0.0, op.flags = TIR_F_REV0;
     op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "rev_dve");
