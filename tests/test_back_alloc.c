@@ -69,6 +69,7 @@ static void test_rotation_addresses(void **state)
         assert_int_equal(r.m.mlocs[t[i]].addr, want[i]);
     assert_int_equal(r.st.sbuf_buffers, 4);
     assert_int_equal(r.st.sbuf_peak, 8192);
+    assert_int_equal(r.m.nscratch, 0);   /* no op needs a scratch partial */
     /* live ranges are the real ones again after placement */
     assert_int_equal(r.m.mlocs[t[0]].last_use, 1);
     bu_free(&r);

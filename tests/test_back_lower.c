@@ -337,6 +337,12 @@ static void test_reduce_multistep(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_TENSOR_REDUCE), 4);
     const bir_mloc_t *sc = &r.m.op_scratch[0];
     assert_int_equal(sc->bytes, 3 * 24 * 4);
+    /* counted (the allocator reads op_scratch only when some op has one)
+     * and placed clear of the tiles */
+    assert_int_equal(r.m.nscratch, 1);
+    const bir_mloc_t *bm = &r.m.mlocs[big], *om = &r.m.mlocs[o];
+    assert_true(sc->addr >= bm->addr + bm->bytes || sc->addr + sc->bytes <= bm->addr);
+    assert_true(sc->addr >= om->addr + om->bytes || sc->addr + sc->bytes <= om->addr);
     for (int j = 0; j < 3; j++) {
         bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, j)];
         /* only the first steps read the source; they write the partial */
