@@ -832,14 +832,19 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     char path[TIR_PATH_LEN];
     if (!(op->path = op_path(b, path)))
         return enc_fail(b, "%s: out of memory", path);
-    if (!op->name[0] && b->next_name[0])   /* a user name: interned (loops repeat it) */
-        op->name = tir_intern(b->k, b->next_name);
-    b->next_name[0] = 0;
-    if (op->name && !op->name[0]) {   /* generated, unique: an exact-length copy */
-        char gen[TIR_NAME_LEN];
-        su_join_int(gen, sizeof gen, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
-        op->name = tir_name(b->k, gen);
+    /* a user name (the op's own, else the pending NKI name=): interned in
+     * the kernel (loops repeat it; the caller's string need not outlive
+     * the op); otherwise "<op>_<index>", unique: an exact-length copy */
+    const char *user = op->name && op->name[0] ? op->name : b->next_name;
+    char nm[TIR_NAME_LEN];   /* cut to TIR_NAME_LEN - 1 bytes, as the array held it */
+    if (user[0]) {
+        su_copy(nm, sizeof nm, user);
+        op->name = tir_intern(b->k, nm);
+    } else {
+        su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+        op->name = tir_name(b->k, nm);
     }
+    b->next_name[0] = 0;
     if (!op->name)
         return enc_fail(b, "%s: out of memory", op->path);
     op->core = b->core;

@@ -527,7 +527,8 @@ typedef struct {
     tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
     char **strs;                  /* interned strings (tir_intern): a hash set, */
     int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
-    tpb_arena_t names;            /* exact-length strings: tensor names (tir_add_tensor) */
+    tpb_arena_t names;            /* exact-length strings: tensor names (tir_add_tensor),
+                                     generated op names (tir_name) */
     tir_pool_t aps;               /* the ops' operands (tir_ap_intern) */
     tir_pool_t rares;             /* the ops' rare fields (tir_rare_intern) */
 } tir_kernel_t;
