@@ -119,6 +119,7 @@ static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t 
         const tir_op_t *op = &k->ops[i];
         uint64_t sb = lower_scratch_bytes(k, op);
         if (sb) {
+            m->nscratch++;
             bir_mloc_t *sc = &m->op_scratch[i];
             sc->tensor = -1;
             sc->space = ISA_SPACE_SBUF;
@@ -694,13 +695,11 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
 {
     bool psum = space == ISA_SPACE_PSUM;
     uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
-    /* the requests first counted: sized by them, not by tensors + ops
-     * (zeroing 10^5-op arrays per space costs more than the count) */
-    int n = 0;
+    /* the requests, counted first: sized to the tiles of this space, not to
+     * every tensor and op (10^5 ops with a few tiles would clear megabytes) */
+    int n = psum ? 0 : m->nscratch;
     for (int i = 0; i < m->nmlocs; i++)
         n += m->mlocs[i].space == space && m->mlocs[i].first_use >= 0;
-    for (int i = 0; !psum && i < m->nops; i++)
-        n += m->op_scratch[i].bytes != 0;
     req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
     bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
     bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
@@ -717,7 +716,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         if (ml->space == space && ml->first_use >= 0)
             reqs[nr++] = (req_t){ml, k->tensors[i].name, k->tensors[i].path};
     }
-    for (int i = 0; !psum && i < m->nops; i++)
+    for (int i = 0; !psum && m->nscratch && i < m->nops; i++)
         if (m->op_scratch[i].bytes)
             reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
     /* tiles are mostly declared in the order they are first used: sort
@@ -771,6 +770,7 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
                        tpb_err_t *err)
 {
     m->nops = k->nops;
+    m->nscratch = 0;
     m->op_scratch = calloc((size_t)(k->nops > 0 ? k->nops : 1), sizeof *m->op_scratch);
     if (!m->op_scratch)
         return tpb_errf(err, "out of memory in the allocator");

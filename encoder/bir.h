@@ -279,6 +279,9 @@ typedef struct {
     int nmlocs;
     bir_mloc_t *op_scratch;  /* per tile-IR op: scratch tile (bytes 0 = none) */
     int nops;
+    int nscratch;            /* op_scratch records with bytes != 0: when 0, passes skip
+                                reading the array (its untouched zero pages each cost a
+                                page fault to read) */
     bir_queue_t queues[BIR_MAX_QUEUES];
     int nqueues;
     bir_sem_t sems[BIR_MAX_SEMS];

@@ -312,16 +312,19 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     }
     tir_tensor_t t;
     memset(&t, 0, sizeof t);
+    char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
     if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
-        su_join_int(t.name, sizeof t.name, name, -1, '#', inst, 0);
+        su_join_int(tname, sizeof tname, name, -1, '#', inst, 0);
     else
-        su_copy(t.name, sizeof t.name, name);
+        su_copy(tname, sizeof tname, name);
+    t.name = tname;
     t.kind = kind;
     t.dtype = dtype;
     t.ndim = ndim;
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
-    copy_path(t.path, b->path);
+    copy_path(tpath, b->path);
+    t.path = tpath;
     t.shared_with = -1;
     if (grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
@@ -829,11 +832,21 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     char path[TIR_PATH_LEN];
     if (!(op->path = op_path(b, path)))
         return enc_fail(b, "%s: out of memory", path);
-    if (!op->name[0] && b->next_name[0])
-        su_copy(op->name, sizeof op->name, b->next_name);
+    /* a user name (the op's own, else the pending NKI name=): interned in
+     * the kernel (loops repeat it; the caller's string need not outlive
+     * the op); otherwise "<op>_<index>", unique: an exact-length copy */
+    const char *user = op->name && op->name[0] ? op->name : b->next_name;
+    char nm[TIR_NAME_LEN];   /* cut to TIR_NAME_LEN - 1 bytes, as the array held it */
+    if (user[0]) {
+        su_copy(nm, sizeof nm, user);
+        op->name = tir_intern(b->k, nm);
+    } else {
+        su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+        op->name = tir_name(b->k, nm);
+    }
     b->next_name[0] = 0;
-    if (!op->name[0])
-        su_join_int(op->name, sizeof op->name, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+    if (!op->name)
+        return enc_fail(b, "%s: out of memory", op->path);
     op->core = b->core;
     /* tiles used after their scope ended */
     const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],

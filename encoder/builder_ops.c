@@ -374,11 +374,13 @@ static int set_pattern(enc_builder_t *b, tir_op_t *op, int64_t offset, int64_t c
     if (n < 0 || n > 4 || (n > 0 && !steps))
         return enc_fail(b, "%s (%s): field 'pattern': %d dims (at most 4)",
                         b->path[0] ? b->path : "op", tir_op_name(op->kind), n);
-    op->pat_offset = offset;
-    op->pat_cm = cm;
-    op->pat_ndim = n;
+    tir_op_rare_t r = *op->rare;
+    r.pat_offset = offset;
+    r.pat_cm = cm;
+    r.pat_ndim = n;
     for (int i = 0; i < n; i++)
-        op->pat_step[i] = steps[i];
+        r.pat_step[i] = steps[i];
+    op->rare = enc_rare_in(b, &r);
     return 0;
 }
 
@@ -437,7 +439,9 @@ int enc_range_select(enc_builder_t *b, tir_ap_t dst, tir_ap_t on_true, int cmp0,
     op.reduce_cmd = reduce_cmd;
     op.reduce_op = reduce_op;
     op.dst2 = enc_in(b, reduce_res);
-    op.pat_offset = range_start;
+    tir_op_rare_t r = *op.rare;
+    r.pat_offset = range_start;
+    op.rare = enc_rare_in(b, &r);
     op.fill = on_false_value;
     return enc_emit(b, &op);
 }

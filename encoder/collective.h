@@ -23,9 +23,11 @@ bool enc_is_collective(tir_opkind_t k);
 int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *err);
 
 /* Receive tiles a reduction needs on every core (group size - 1), and
- * their tensor description (SBUF, the shape of one pulled piece). */
+ * their tensor description (SBUF, the shape of one pulled piece; its name
+ * and path are written to the caller's buffers, which tir_add_tensor copies). */
 int lnc_coll_ntemps(const tir_kernel_t *k0, const tir_op_t *op);
-void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out);
+void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out,
+                   char name[TIR_NAME_LEN], char path[TIR_PATH_LEN]);
 
 /* One core's collective semaphore counts so far (program order): ready
  * signals received from each core, pulls of its data completed. */

@@ -81,16 +81,16 @@ void *enc_identity_data(unsigned dtype)
 void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb)
 {
     memset(c, 0, sizeof *c);
-    snprintf(c->name, sizeof c->name, "identity");
+    c->name = "identity";   /* literals: tir_add_tensor copies them */
     c->kind = TIR_T_CONSTANT;
     c->dtype = ISA_DT_INT8;
     c->ndim = 2;
     c->shape[0] = c->shape[1] = 128;
-    snprintf(c->path, sizeof c->path, ENC_IDENT_PATH);
+    c->path = ENC_IDENT_PATH;
     c->const_data = data;
     c->shared_with = -1;
     *sb = *c;
-    snprintf(sb->name, sizeof sb->name, "identity_sb");
+    sb->name = "identity_sb";
     sb->kind = TIR_T_SBUF;
     sb->dtype = dtype;   /* the first dtype-changing transpose's source dtype */
     sb->const_data = NULL;
@@ -99,7 +99,7 @@ void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tenso
 int enc_identity_load(tir_kernel_t *k, int ci, int si, tir_op_t *ld)
 {
     tir_op_init(ld, TIR_LOAD);
-    snprintf(ld->name, sizeof ld->name, "load_identity");
+    ld->name = "load_identity";
     ld->path = ENC_IDENT_PATH;   /* a literal: lives as long as the program */
     tir_ap_t dst = {.tensor = si, .ndim = 2, .step = {128, 1}, .count = {128, 128}};
     tir_ap_t src = {.tensor = ci, .ndim = 2, .step = {128, 1}, .count = {128, 128}};

@@ -400,8 +400,9 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (fj_get_int(j, o, path, "offset", &off, 0, false) ||
         fj_get_int(j, o, path, "channel_multiplier", &cm, 0, false))
         return -1;
-    op->pat_offset = off;
-    op->pat_cm = cm;
+    tir_op_rare_t r = *op->rare;
+    r.pat_offset = off;
+    r.pat_cm = cm;
     const cJSON *p = fj_field(o, "pattern");
     if (!p)
         return fj_jfail(j, path, "pattern", "missing");
@@ -423,11 +424,12 @@ static int get_pattern(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             return fj_jfail(j, path, "pattern", "entry %d count %lld does not match dst free dim %d",
                          i, (long long)cnt, i + 1);
         total *= cnt;
-        op->pat_step[i] = st;
+        r.pat_step[i] = st;
     }
-    op->pat_ndim = n;
+    r.pat_ndim = n;
     (void)total;
-    return 0;
+    op->rare = enc_rare_in(&j->b, &r);
+    return j->b.failed ? -1 : 0;
 }
 
 /* One predicate object of a mask into op's pat_* / cmp. */
@@ -484,8 +486,9 @@ int fj_get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
             if (get_one_pred(j, c, ipath, &t))
                 return -1;
             tir_pred_t *q = &more[i - 1];
-            q->offset = t.pat_offset, q->cm = t.pat_cm, q->ndim = t.pat_ndim, q->cmp = t.cmp;
-            memcpy(q->step, t.pat_step, sizeof q->step);
+            q->offset = t.rare->pat_offset, q->cm = t.rare->pat_cm, q->ndim = t.rare->pat_ndim;
+            q->cmp = t.cmp;
+            memcpy(q->step, t.rare->pat_step, sizeof q->step);
         }
         op->mask_more = more;
         op->nmask_more = n - 1;
@@ -507,8 +510,10 @@ static int h_iota(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         return -1;
     /* seed 001 IndexValue: lnc_id folded into the value.  Each physical
      * core is compiled on its own, so the term is a constant here. */
-    op->pat_offset += lm * j->b.core;
-    return 1;
+    tir_op_rare_t r = *op->rare;
+    r.pat_offset += lm * j->b.core;
+    op->rare = enc_rare_in(&j->b, &r);
+    return j->b.failed ? -1 : 1;
 }
 
 /* reverse_pred (seed 001 set_reverse_pred; NKI spells it so on
@@ -651,7 +656,9 @@ static int h_range_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
         return -1;
     if (start != (double)(int64_t)start)
         return fj_jfail(j, path, "range_start", "%g is not an integer", start);
-    op->pat_offset = (int64_t)start;
+    tir_op_rare_t r = *op->rare;
+    r.pat_offset = (int64_t)start;
+    op->rare = enc_rare_in(&j->b, &r);
     for (int k = 0; k < 2; k++) {
         const char *f = k ? "comp_op1" : "comp_op0";
         int c = k ? op->cmp1 : op->cmp;

@@ -127,9 +127,9 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     if (fj_get_str(j, o, path, "prefix", &prefix, true) ||
         fj_get_ap_value(j, o, path, "src", true, &src))
         return -1;
-    if (strlen(prefix) >= sizeof j->b.k->tensors[0].print_prefix)
-        return fj_jfail(j, path, "prefix", "longer than %zu characters",
-                        sizeof j->b.k->tensors[0].print_prefix - 1);
+    if (strlen(prefix) >= TIR_PRINT_PREFIX_LEN)
+        return fj_jfail(j, path, "prefix", "longer than %d characters",
+                        TIR_PRINT_PREFIX_LEN - 1);
     char base[48], name[96];
     size_t n = 0;
     for (const char *p = prefix; *p && n < 32; p++)
@@ -147,8 +147,8 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     int t = enc_output(&j->b, name, st->dtype, src.ndim, shape);
     if (t < 0)
         return -1;
-    snprintf(j->b.k->tensors[t].print_prefix, sizeof j->b.k->tensors[t].print_prefix, "%s",
-             prefix);
+    if (!(j->b.k->tensors[t].print_prefix = tir_intern(j->b.k, prefix)))
+        return fj_jfail(j, path, "prefix", "out of memory");
     return enc_store(&j->b, enc_ap_full(&j->b, t), src, false) < 0 ? -1 : 0;
 }
 

@@ -91,11 +91,13 @@ static int get_i32(jx_t *j, const cJSON *o, const char *path, const char *f, int
 static int h_nonzero_with_count(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int64_t pad;
+    tir_op_rare_t r = *op->rare;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
-        get_i32(j, o, path, "index_offset", &op->pat_offset, 0) ||
+        get_i32(j, o, path, "index_offset", &r.pat_offset, 0) ||
         get_i32(j, o, path, "padding_val", &pad, -1))
         return -1;
+    op->rare = enc_rare_in(&j->b, &r);
     op->value = (double)pad;
     op->nsrc = 1;
     return 1;

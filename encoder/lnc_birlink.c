@@ -127,11 +127,12 @@ static int clone_body(const enc_core_t *src, enc_core_t *dst, tpb_err_t *err)
         if (!(d->op_scratch = calloc((size_t)s->nops, sizeof *d->op_scratch)))
             return tpb_errf(err, "out of memory cloning core %d", s->core);
         /* few ops have a scratch tile: the others stay untouched zero pages */
-        for (int i = 0; i < s->nops; i++)
+        for (int i = 0; s->nscratch && i < s->nops; i++)
             if (s->op_scratch[i].bytes)
                 d->op_scratch[i] = s->op_scratch[i];
     }
     d->nops = s->nops;
+    d->nscratch = s->nscratch;
     if (s->nloops > 0) {
         if (!(d->loops = malloc((size_t)s->nloops * sizeof *d->loops)))
             return tpb_errf(err, "out of memory cloning core %d", s->core);

@@ -243,7 +243,8 @@ static tir_ap_t whole(int tensor, const tir_ap_t *like)
     return a;
 }
 
-void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out)
+void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, tir_tensor_t *out,
+                   char name[TIR_NAME_LEN], char path[TIR_PATH_LEN])
 {
     const tir_ap_t *s = op->src[0];
     int sd = ar_split_dim(k0, op);
@@ -251,13 +252,15 @@ void lnc_coll_temp(const tir_kernel_t *k0, const tir_op_t *op, int j, int idx, t
                : sd >= 0 ? ap_piece(s, sd, max_group(op), 0)
                          : *s;
     memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "coll%d.recv%d", j, idx + 1);
+    snprintf(name, TIR_NAME_LEN, "coll%d.recv%d", j, idx + 1);
+    out->name = name;
     out->kind = TIR_T_SBUF;
     out->dtype = k0->tensors[s->tensor].dtype;
     out->ndim = p.ndim;
     for (int d = 0; d < p.ndim; d++)
         out->shape[d] = p.count[d];
-    snprintf(out->path, sizeof out->path, "%.80s (recv)", op->path);
+    snprintf(path, TIR_PATH_LEN, "%.80s (recv)", op->path);
+    out->path = path;
     out->shared_with = -1;
 }
 
@@ -284,10 +287,15 @@ static tir_op_t *next(xp_t *x, tir_opkind_t kind, const char *what, int r)
 {
     tir_op_t *o = &x->out[x->n++];
     tir_op_init(o, kind);
+    char name[TIR_NAME_LEN];
     if (r >= 0)
-        snprintf(o->name, sizeof o->name, "%.40s.%s%d", x->op->name, what, r);
+        snprintf(name, sizeof name, "%.40s.%s%d", x->op->name, what, r);
     else
-        snprintf(o->name, sizeof o->name, "%.40s.%s", x->op->name, what);
+        snprintf(name, sizeof name, "%.40s.%s", x->op->name, what);
+    o->name = tir_name(x->in->k, name);   /* the core kernel's copy */
+    x->oom |= !o->name;
+    if (!o->name)
+        o->name = "";
     o->path = x->op->path;   /* interned by the kernel it came from */
     o->core = x->in->core;
     return o;

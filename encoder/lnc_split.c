@@ -278,7 +278,8 @@ static int build_coll_temps(const tir_kernel_t *k0, tir_kernel_t *out, tmap_t *t
         tm->coll_base[j] = out->ntensors;
         for (int t = 0; t < lnc_coll_ntemps(k0, op); t++) {
             tir_tensor_t tt;
-            lnc_coll_temp(k0, op, j, t, &tt);
+            char name[TIR_NAME_LEN], path[TIR_PATH_LEN];   /* tir_add_tensor copies them */
+            lnc_coll_temp(k0, op, j, t, &tt, name, path);
             if (tir_add_tensor(out, &tt) < 0)
                 return tpb_errf(err, "out of memory (split)");
         }
@@ -306,7 +307,9 @@ static int build_tensors(const tir_kernel_t *k0, int per_core,
             if (!is_local(&k0->tensors[t]))
                 continue;
             tir_tensor_t c = k0->tensors[t];
-            snprintf(c.name, sizeof c.name, "%.50s@p%d", k0->tensors[t].name, s);
+            char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
+            snprintf(name, sizeof name, "%.50s@p%d", k0->tensors[t].name, s);
+            c.name = name;
             int i = tir_add_tensor(out, &c);
             if (i < 0)
                 return tpb_errf(err, "out of memory (split)");
@@ -352,12 +355,11 @@ static int remap_op(tir_kernel_t *k, tir_op_t *op, const tmap_t *tm, int slot)
 
 /* Every instruction of a launch-grid instance carries the instance id:
  * "i<pid>:<name>" (docs/multicore.md, placement). */
-static void instance_name(tir_op_t *op, int pid)
+static int instance_name(tir_kernel_t *k, tir_op_t *op, int pid)
 {
     char n[TIR_NAME_LEN + 16];
     snprintf(n, sizeof n, "i%d:%s", pid, op->name);
-    memcpy(op->name, n, TIR_NAME_LEN - 1);
-    op->name[TIR_NAME_LEN - 1] = 0;
+    return (op->name = tir_name(k, n)) ? 0 : -1;   /* k's copy, cut to TIR_NAME_LEN - 1 */
 }
 
 typedef struct {
@@ -625,12 +627,11 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
             }
             for (int o = 0; o < progs[p].nops; o++) {
                 tir_op_t op = progs[p].ops[o];
-                if (remap_op(k, &op, &tm, slot)) {
+                if (remap_op(k, &op, &tm, slot) || instance_name(k, &op, p)) {
                     free(at);
                     tpb_errf(err, "out of memory (split)");
                     goto out;
                 }
-                instance_name(&op, p);
                 op.core = c;
                 for (int d = 0; d < op.ndeps; d++)
                     op.deps[d] = op.deps[d] >= 0 && op.deps[d] < o ? at[op.deps[d]] : -1;

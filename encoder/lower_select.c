@@ -35,9 +35,10 @@ static int lower_memset_to(lower_ctx_t *c, const tir_ap_t *dst, double value, bo
 /* The op's own pattern (pat_*, cmp) as a predicate. */
 static tir_pred_t op_pattern(const tir_op_t *op)
 {
-    tir_pred_t p = {.offset = op->pat_offset, .cm = op->pat_cm, .ndim = op->pat_ndim,
+    const tir_op_rare_t *r = op->rare;
+    tir_pred_t p = {.offset = r->pat_offset, .cm = r->pat_cm, .ndim = r->pat_ndim,
                     .cmp = op->cmp};
-    memcpy(p.step, op->pat_step, sizeof p.step);
+    memcpy(p.step, op->rare->pat_step, sizeof p.step);
     return p;
 }
 
@@ -90,8 +91,8 @@ static int lower_iota(lower_ctx_t *c)
     int32_t st[4];
     if (pattern_tap(c, &in, c->op->dst, true, &f->out, st))
         return -1;
-    f->offset = (int32_t)c->op->pat_offset;
-    f->cm = (int32_t)c->op->pat_cm;
+    f->offset = (int32_t)c->op->rare->pat_offset;
+    f->cm = (int32_t)c->op->rare->pat_cm;
     f->step0 = st[0], f->step1 = st[1], f->step2 = st[2], f->step3 = st[3];
     return lw_emit(c, &in);
 }
@@ -141,8 +142,8 @@ static int lower_affine_select(lower_ctx_t *c)
         return -1;
     if (lw_same_partitions(c, "affine_select", &f->in, &f->out))
         return -1;
-    f->offset = (int32_t)op->pat_offset;
-    f->cm = (int32_t)op->pat_cm;
+    f->offset = (int32_t)op->rare->pat_offset;
+    f->cm = (int32_t)op->rare->pat_cm;
     f->cmp = (uint32_t)op->cmp;
     f->step0 = st[0], f->step1 = st[1], f->step2 = st[2], f->step3 = st[3];
     f->fill = (float)op->fill;
@@ -332,7 +333,7 @@ static int lower_range_select(lower_ctx_t *c)
     f->cmp1 = (uint32_t)op->cmp1;
     f->red_op = (uint32_t)op->reduce_op;
     f->red_cmd = (uint32_t)op->reduce_cmd;
-    f->start = (int32_t)op->pat_offset;
+    f->start = (int32_t)op->rare->pat_offset;
     f->fill = (float)op->fill;
     in.engine = ISA_ENG_DVE;
     return lw_emit(c, &in);

@@ -74,7 +74,7 @@ static int lower_nonzero(lower_ctx_t *c)
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_same_partitions(c, "nonzero_with_count", &f->in, &f->out))
         return -1;
-    f->offset = (int32_t)op->pat_offset;
+    f->offset = (int32_t)op->rare->pat_offset;
     f->pad = (int32_t)op->value;
     in.engine = ISA_ENG_POOL;
     return lw_emit(c, &in);

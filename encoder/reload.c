@@ -185,13 +185,15 @@ static int part_tile(tir_kernel_t *k, int t, int n, const tir_op_t *use, tir_ap_
     tir_tensor_t nt;
     memset(&nt, 0, sizeof nt);
     const tir_tensor_t *ot = &k->tensors[t];
-    if ((size_t)snprintf(nt.name, sizeof nt.name, "%.40s.r%d", ot->name, n) >= sizeof nt.name)
+    char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
+    if ((size_t)snprintf(name, sizeof name, "%.40s.r%d", ot->name, n) >= sizeof name)
         return -1;
+    nt.name = name;
     nt.kind = TIR_T_SBUF;
     nt.dtype = ot->dtype;
     nt.ndim = ap->ndim;
     nt.shared_with = -1;
-    su_copy(nt.path, sizeof nt.path, use->path);   /* one rotation group per use site */
+    nt.path = use->path;   /* one rotation group per use site (copied, cut as before) */
     int64_t step = 1;
     for (int d = ap->ndim - 1; d >= 0; d--) {
         nt.shape[d] = ap->count[d];

@@ -51,9 +51,6 @@ void tir_kernel_free(tir_kernel_t *k)
         next = a->next, free(a);
     for (tir_pred_t *p = k->preds, *next; p; p = next)
         next = p->next_block, free(p);
-    for (int i = 0; i < k->cap_strs; i++)
-        free(k->strs[i]);
-    free(k->strs);
     tir_pools_free(k);
     memset(k, 0, sizeof *k);
 }
@@ -102,11 +99,39 @@ static int grow_loops(tir_kernel_t *k)
     return 0;
 }
 
+/* k's copy of s (NULL: ""), cut to max - 1 bytes as a char[max] held it:
+ * interned (shared by equal strings) or an exact-length copy in k's name
+ * arena (names are unique per loop iteration: a set would not share them,
+ * only cost its slots).  NULL on out-of-memory. */
+static const char *own_str(tir_kernel_t *k, const char *s, size_t max, bool intern)
+{
+    if (!s || !*s)
+        return "";
+    char cut[TIR_PATH_LEN > TIR_NAME_LEN ? TIR_PATH_LEN : TIR_NAME_LEN];
+    _Static_assert(TIR_PRINT_PREFIX_LEN <= sizeof cut, "room for every cut string");
+    size_t n = strnlen(s, max);
+    if (n >= max) {
+        memcpy(cut, s, max - 1);
+        cut[max - 1] = '\0';
+        s = cut;
+    }
+    return intern ? tir_intern(k, s) : tpb_arena_strdup(&k->names, s);
+}
+
+const char *tir_name(tir_kernel_t *k, const char *s)
+{
+    return own_str(k, s, TIR_NAME_LEN, false);
+}
+
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t)
 {
-    if (grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof *t))
+    tir_tensor_t c = *t;
+    if (!(c.name = own_str(k, t->name, TIR_NAME_LEN, false)) ||
+        !(c.path = own_str(k, t->path, TIR_PATH_LEN, true)) ||
+        !(c.print_prefix = own_str(k, t->print_prefix, TIR_PRINT_PREFIX_LEN, true)) ||
+        grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof *t))
         return -1;
-    k->tensors[k->ntensors] = *t;
+    k->tensors[k->ntensors] = c;
     return k->ntensors++;
 }
 
@@ -168,6 +193,7 @@ const tir_op_rare_t tir_rare_default = {
  * and filling the op field by field cost ~480 instructions per op. */
 #define AP_NONE (&tir_ap_none)
 static const tir_op_t op_template = {
+    .name = "",
     .path = "",
     .engine = ISA_ENG_UNASSIGNED,
     .dst = AP_NONE, .dst2 = AP_NONE,
@@ -315,12 +341,21 @@ void tir_pools_detach(tir_kernel_t *k)
 {
     memset(&k->aps, 0, sizeof k->aps);
     memset(&k->rares, 0, sizeof k->rares);
+    memset(&k->names, 0, sizeof k->names);
+    k->strs = NULL;
+    k->nstrs = k->cap_strs = 0;
 }
 
 void tir_pools_free(tir_kernel_t *k)
 {
     pool_free(&k->aps);
     pool_free(&k->rares);
+    tpb_arena_free(&k->names);
+    for (int i = 0; i < k->cap_strs; i++)
+        free(k->strs[i]);
+    free(k->strs);
+    k->strs = NULL;
+    k->nstrs = k->cap_strs = 0;
 }
 
 /* The slot of the record equal to rec (size bytes): its entry, or the

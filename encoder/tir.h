@@ -12,11 +12,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "isa.h"
 
 #define TIR_MAX_DIMS 6          /* HBM tensors: up to 6 dims; tiles: partition + 4 free */
 #define TIR_NAME_LEN 64
 #define TIR_PATH_LEN 96
+#define TIR_PRINT_PREFIX_LEN 48  /* a tensor's print_prefix: strlen < this */
 #define TIR_CONST_PATH_MAX 1024 /* a constant's .npy path: strlen < this */
 
 typedef enum {
@@ -29,23 +31,28 @@ typedef enum {
 } tir_tensor_kind_t;
 
 typedef struct {
-    char name[TIR_NAME_LEN];
-    tir_tensor_kind_t kind;
-    unsigned dtype;               /* isa_dtype_t */
-    int ndim;
+    /* The three strings are owned by the kernel that holds the tensor:
+     * tir_add_tensor copies name (exact length, cut to TIR_NAME_LEN - 1
+     * bytes), path (interned, cut to TIR_PATH_LEN - 1: every iteration of a
+     * loop shares one) and print_prefix (interned, cut to
+     * TIR_PRINT_PREFIX_LEN - 1) into it, "" for NULL.  Pointers, not
+     * arrays: kernels declare 10^5 tiles, one per loop iteration. */
+    const char *name;
+    const char *path;             /* where it was declared: "inputs[0]", "body[2].body[0]" */
+    const char *print_prefix;     /* device_print's debug buffer (an output): the
+                                     prefix the simulator prints it with; "" = none */
     int64_t shape[TIR_MAX_DIMS];
-    char path[TIR_PATH_LEN];      /* where it was declared: "inputs[0]", "body[2].body[0]" */
     /* constants: either a file (.npy, path relative to the kernel file's
      * directory, resolved by the front-end; shorter than TIR_CONST_PATH_MAX)
      * or inline data.  Both owned by the kernel that declared the tensor
      * (freed by tir_kernel_free; copies of the tensor made by later passes
-     * borrow them).  A pointer, not an array: kernels declare 10^5 tiles
-     * (one per loop iteration), which never carry a file. */
+     * borrow them). */
     char *const_path;             /* owned; NULL = none */
     void *const_data;             /* owned; dtype-sized elements, C order; NULL if file */
+    tir_tensor_kind_t kind;
+    unsigned dtype;               /* isa_dtype_t */
+    int ndim;
     int shared_with;              /* multi-core: -1, else id of the owning core's tensor */
-    char print_prefix[48];        /* device_print's debug buffer (an output): the
-                                     prefix the simulator prints it with; "" = none */
 } tir_tensor_t;
 
 /* A concrete access pattern over one tensor, in elements: element i of the
@@ -190,6 +197,13 @@ typedef struct {
     int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
     int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
     int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
+    /* the affine pattern (iota, affine_select, a mask predicate) and
+     * offset (range_select range_start, nonzero_with_count index_offset) */
+    int pat_ndim;                 /* pat_step entries used */
+    int zero;                     /* always 0: no padding bytes (records are
+                                     compared byte for byte) */
+    int64_t pat_offset, pat_cm;
+    int64_t pat_step[4];          /* per free dim, outermost first */
 } tir_op_rare_t;
 extern const tir_op_rare_t tir_rare_default;
 
@@ -356,8 +370,11 @@ extern const tir_op_rare_t tir_rare_default;
  */
 typedef struct {
     tir_opkind_t kind;
-    char name[TIR_NAME_LEN];      /* user-given or generated ("matmul_3") */
     int nsrc;                     /* inputs used in src[] (fields ordered to leave no holes) */
+    const char *name;             /* user-given (interned) or generated ("matmul_3": an
+                                     exact-length copy, tir_name) in the kernel, or a
+                                     literal; shorter than TIR_NAME_LEN; "" = none.
+                                     Copies of the op borrow it, like path */
     const char *path;             /* JSON path "body[3].body[1]" or C call site (shorter
                                      than TIR_PATH_LEN): interned (tir_intern) -- every
                                      iteration of a loop shares one copy; "" = none */
@@ -383,9 +400,6 @@ typedef struct {
     unsigned axes;                /* tensor_reduce: bit i = free dim i counted from the
                                      innermost (bit 0 = last axis) */
     /* iota / affine_select / predicates */
-    int pat_ndim;                 /* pat_step entries used */
-    int64_t pat_offset, pat_cm;
-    int64_t pat_step[4];          /* per free dim, outermost first */
     int cmp;                      /* ISA_CMP_* */
     int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
     double fill;                  /* affine_select on_false / select scalar */
@@ -442,8 +456,8 @@ typedef struct {
                                      (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
                                      TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
     /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
-     * perm_from, coll_dim): interned like the operands, &tir_rare_default
-     * (shared) for every op that keeps the defaults */
+     * perm_from, coll_dim, the pat_* pattern): interned like the operands,
+     * &tir_rare_default (shared) for every op that keeps the defaults */
     const tir_op_rare_t *rare;
     /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
      * NULL for every other op: 170 bytes few ops use, kept out of the op */
@@ -513,6 +527,8 @@ typedef struct {
     tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
     char **strs;                  /* interned strings (tir_intern): a hash set, */
     int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
+    tpb_arena_t names;            /* exact-length strings: tensor names (tir_add_tensor),
+                                     generated op names (tir_name) */
     tir_pool_t aps;               /* the ops' operands (tir_ap_intern) */
     tir_pool_t rares;             /* the ops' rare fields (tir_rare_intern) */
 } tir_kernel_t;
@@ -557,9 +573,9 @@ const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap);
 /* The same for an op's rare fields (&tir_rare_default for the defaults). */
 const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r);
 /* k, a shallow copy of another kernel that borrows its arrays, gets empty
- * pools of its own: the borrowed ops keep pointing into the original's
- * pools, what k interns from now on is k's, freed by tir_pools_free (which
- * tir_kernel_free calls). */
+ * pools, string set and name arena of its own: the borrowed ops and
+ * tensors keep pointing into the original's, what k interns or copies from
+ * now on is k's, freed by tir_pools_free (which tir_kernel_free calls). */
 void tir_pools_detach(tir_kernel_t *k);
 void tir_pools_free(tir_kernel_t *k);
 /* Re-intern op's operands and rare fields into k (op came from another
@@ -571,6 +587,10 @@ tir_pred_t *tir_new_preds(tir_kernel_t *k, int n);
 /* The kernel's one copy of s (owned by k, freed by tir_kernel_free; copies
  * of ops made by later passes borrow it); NULL on out-of-memory. */
 const char *tir_intern(tir_kernel_t *k, const char *s);
+/* k's exact-length copy of s, cut to TIR_NAME_LEN - 1 bytes (names of
+ * ops and tensors; freed by tir_kernel_free / tir_pools_free); NULL on
+ * out-of-memory. */
+const char *tir_name(tir_kernel_t *k, const char *s);
 /* An immediate scalar operand (ap = &tir_ap_none). */
 tir_scalar_t tir_scalar_imm(double v);
 /* An op with every AP's tensor = -1 and defaults set (path ""). */

@@ -120,16 +120,17 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
     if (o->axes)
         sb_printf(s, " axes=0x%x", o->axes);
     if (o->kind == TIR_IOTA || o->kind == TIR_AFFINE_SELECT) {
-        sb_printf(s, " pattern=%lld+%lld*p", (long long)o->pat_offset, (long long)o->pat_cm);
-        for (int j = 0; j < o->pat_ndim && j < 4; j++)
-            sb_printf(s, "+%lld*i%d", (long long)o->pat_step[j], j);
+        sb_printf(s, " pattern=%lld+%lld*p", (long long)o->rare->pat_offset,
+                  (long long)o->rare->pat_cm);
+        for (int j = 0; j < o->rare->pat_ndim && j < 4; j++)
+            sb_printf(s, "+%lld*i%d", (long long)o->rare->pat_step[j], j);
     }
     if (o->cmp != d.cmp)
         sb_printf(s, " cmp=%d", o->cmp);
     if (o->cmp1 != d.cmp1)
         sb_printf(s, " cmp1=%d", o->cmp1);
-    if (o->kind == TIR_RANGE_SELECT && o->pat_offset)
-        sb_printf(s, " range_start=%lld", (long long)o->pat_offset);
+    if (o->kind == TIR_RANGE_SELECT && o->rare->pat_offset)
+        sb_printf(s, " range_start=%lld", (long long)o->rare->pat_offset);
     if (o->fill != d.fill)
         sb_printf(s, " fill=%g", o->fill);
     if (o->value != d.value)

@@ -599,10 +599,10 @@ static int check_gather_flattened(const vctx_t *v)
 static int check_pattern(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (op->pat_ndim < 0 || op->pat_ndim > 4)
-        return vfail(v, "pattern", "%d dims (at most 4)", op->pat_ndim);
-    if (op->pat_ndim > 0 && op->pat_ndim != op->dst->ndim - 1)
-        return vfail(v, "pattern", "%d pattern dims for %d free dims of dst", op->pat_ndim,
+    if (op->rare->pat_ndim < 0 || op->rare->pat_ndim > 4)
+        return vfail(v, "pattern", "%d dims (at most 4)", op->rare->pat_ndim);
+    if (op->rare->pat_ndim > 0 && op->rare->pat_ndim != op->dst->ndim - 1)
+        return vfail(v, "pattern", "%d pattern dims for %d free dims of dst", op->rare->pat_ndim,
                      op->dst->ndim - 1);
     if (!isa_enum_name(ISA_FT_CMP, (unsigned)op->cmp))
         return vfail(v, "cmp_op", "invalid comparison %d", op->cmp);

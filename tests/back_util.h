@@ -15,13 +15,15 @@ static inline int bu_tensor(tir_kernel_t *k, const char *name, tir_tensor_kind_t
 {
     tir_tensor_t t;
     memset(&t, 0, sizeof t);
-    snprintf(t.name, sizeof t.name, "%s", name);
+    t.name = name;   /* tir_add_tensor copies name and path */
     t.kind = kind;
     t.dtype = dt;
     t.ndim = ndim;
     for (int i = 0; i < ndim; i++)
         t.shape[i] = shape[i];
-    snprintf(t.path, sizeof t.path, "decl.%s", name);
+    char path[TIR_PATH_LEN];
+    snprintf(path, sizeof path, "decl.%s", name);
+    t.path = path;
     t.shared_with = -1;
     return tir_add_tensor(k, &t);
 }
@@ -99,7 +101,8 @@ static inline const tir_ap_t *bu_whole(tir_kernel_t *k, int t) { return bu_in(k,
 
 static inline int bu_op(tir_kernel_t *k, tir_op_t *op, const char *name)
 {
-    snprintf(op->name, sizeof op->name, "%s", name);
+    if (!(op->name = tir_name(k, name)))
+        return -1;
     char path[TIR_PATH_LEN];
     snprintf(path, sizeof path, "body[%d]", k->nops);
     if (!(op->path = tir_intern(k, path)))

@@ -623,7 +623,9 @@ static void build_repetitive(tir_kernel_t *k)
         tir_op_init(&op, TIR_AFFINE_SELECT);
         op.dst = bu_whole(k, u), op.src[0] = bu_whole(k, t), op.nsrc = 1;
         op.engine = ISA_ENG_DVE;
-        op.pat_offset = -3, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+        tir_op_rare_t pr = tir_rare_default;
+        pr.pat_offset = -3, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
+        op.rare = bu_rare(k, pr);
         op.cmp = ISA_CMP_GE, op.fill = -9.0;
         bu_op(k, &op, "sel");
         tir_op_init(&op, TIR_TENSOR_TENSOR);

@@ -175,7 +175,9 @@ static void test_tensor_scalar(void **state)
     tir_op_init(&op, TIR_AFFINE_SELECT);
     op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
     op.engine = ISA_ENG_DVE;
-    op.pat_offset = -3, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+    tir_op_rare_t pr = tir_rare_default;
+    pr.pat_offset = -3, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
+    op.rare = bu_rare(&k, pr);
     op.cmp = ISA_CMP_GE, op.fill = -9.0;
     bu_op(&k, &op, "causal");
     bu_run_t r;
@@ -214,7 +216,9 @@ static void test_reverse_pred_keep_rate(void **state)
     tir_op_t op;
     tir_op_init(&op, TIR_AFFINE_SELECT);
     op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
-    op.pat_offset = 0, op.pat_cm = 1, op.pat_ndim = 1, op.pat_step[0] = -1;
+    tir_op_rare_t pr = tir_rare_default;
+    pr.pat_offset = 0, pr.pat_cm = 1, pr.pat_ndim = 1, pr.pat_step[0] = -1;
+    op.rare = bu_rare(&k, pr);
     op.cmp = ISA_CMP_GE, op.fill = 0.0, op.flags = TIR_F_REV0;
     op.engine = ISA_ENG_DVE;
     bu_op(&k, &op, "rev_dve");
@@ -333,6 +337,12 @@ static void test_reduce_multistep(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_TENSOR_REDUCE), 4);
     const bir_mloc_t *sc = &r.m.op_scratch[0];
     assert_int_equal(sc->bytes, 3 * 24 * 4);
+    /* counted (the allocator reads op_scratch only when some op has one)
+     * and placed clear of the tiles */
+    assert_int_equal(r.m.nscratch, 1);
+    const bir_mloc_t *bm = &r.m.mlocs[big], *om = &r.m.mlocs[o];
+    assert_true(sc->addr >= bm->addr + bm->bytes || sc->addr + sc->bytes <= bm->addr);
+    assert_true(sc->addr >= om->addr + om->bytes || sc->addr + sc->bytes <= om->addr);
     for (int j = 0; j < 3; j++) {
         bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, j)];
         /* only the first steps read the source; they write the partial */

@@ -52,7 +52,10 @@ static void build(tir_kernel_t *k)
     op.axes = 1;
     bu_op(k, &op, "red");
     tir_op_init(&op, TIR_IOTA);
-    op.dst = bu_whole(k, ix), op.pat_ndim = 1, op.pat_cm = 1;
+    op.dst = bu_whole(k, ix);
+    tir_op_rare_t pr = tir_rare_default;
+    pr.pat_ndim = 1, pr.pat_cm = 1;
+    op.rare = bu_rare(k, pr);
     bu_op(k, &op, "iota");
     tir_op_init(&op, TIR_INDIRECT_SAVE);
     op.dst = bu_in(k, bu_ap(out, 0, 2, (int64_t)64, (int64_t)128, (int64_t)1, (int64_t)64));
@@ -102,9 +105,9 @@ static void mutate(tir_kernel_t *k, uint64_t *s)
     case 12: k->tensors[rng_next(s) % (uint64_t)k->ntensors].shape[rng_next(s) % 2] = pick(s, nums, N); break;
     default:
         op->dge_mode = (int)(rng_next(s) % 5) - 1, op->qos = (int)pick(s, nums, N);
-        op->pat_ndim = (int)(rng_next(s) % 7) - 1, op->pat_step[0] = pick(s, nums, N);
-        op->tile_pos[0] = (int)(rng_next(s) % 200);
         tir_op_rare_t r = *op->rare;
+        r.pat_ndim = (int)(rng_next(s) % 7) - 1, r.pat_step[0] = pick(s, nums, N);
+        op->tile_pos[0] = (int)(rng_next(s) % 200);
         r.n_transpose_axes = (int)(rng_next(s) % 6);
         op->rare = bu_rare(k, r);
         break;

@@ -327,8 +327,8 @@ static void test_explicit_deps(void **state)
         tir_op_t t = k.ops[0];
         k.ops[0] = k.ops[1];
         k.ops[1] = t;
-        snprintf(k.ops[0].name, sizeof k.ops[0].name, "ms_b");
-        snprintf(k.ops[1].name, sizeof k.ops[1].name, "ms");
+        k.ops[0].name = "ms_b";   /* literals outlive k */
+        k.ops[1].name = "ms";
         if (with)
             k.ops[2].deps[0] = 1;
         assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn2"), true), 0);

@@ -125,7 +125,9 @@ static void test_buf_strings_match_snprintf(void **state)
         for (int i = 0; i < nt; i++) {
             tir_tensor_t t;
             memset(&t, 0, sizeof t);
-            random_name(&r, t.name, sizeof t.name);
+            char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
+            random_name(&r, name, sizeof name);
+            t.name = name;
             t.kind = TIR_T_SBUF;
             t.dtype = ISA_DT_FP32;
             t.ndim = 1;
@@ -194,7 +196,9 @@ static void test_buf_strings_at_the_limit(void **state)
             tir_tensor_t t;
             memset(&t, 0, sizeof t);
             size_t n = i < 3 ? TIR_NAME_LEN - 1 : last;
-            memset(t.name, 'p' + i, n);
+            char name[TIR_NAME_LEN] = {0};   /* tir_add_tensor copies it */
+            memset(name, 'p' + i, n);
+            t.name = name;
             t.kind = TIR_T_SBUF, t.dtype = ISA_DT_FP32, t.ndim = 1, t.shape[0] = 1;
             t.shared_with = -1;
             assert_true(tir_add_tensor(&k, &t) >= 0);

@@ -723,6 +723,44 @@ static void test_find_tensor_at(void **state)
     assert_int_equal(checks, 24);
 }
 
+/* Op names are the kernel's strings: a name the caller passes (in the op
+ * or by enc_set_name) is copied, cut to TIR_NAME_LEN - 1 bytes as the
+ * array cut it, and shared by ops with the same name; generated names
+ * are exact "<op>_<index>" copies. */
+static void test_op_names_owned(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    char buf[128];
+    memset(buf, 'q', sizeof buf - 1);
+    buf[sizeof buf - 1] = 0;
+    tir_op_t op;
+    for (int i = 0; i < 2; i++) {
+        tir_op_init(&op, TIR_TENSOR_COPY);
+        op.dst = enc_in(b, enc_ap_full(b, f->t));
+        op.src[0] = op.dst, op.nsrc = 1;
+        op.name = buf;
+        assert_true(enc_emit(b, &op) >= 0);
+    }
+    enc_set_name(b, "nm");
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = op.src[0] = enc_in(b, enc_ap_full(b, f->t)), op.nsrc = 1;
+    assert_true(enc_emit(b, &op) >= 0);
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = op.src[0] = enc_in(b, enc_ap_full(b, f->t)), op.nsrc = 1;
+    assert_true(enc_emit(b, &op) >= 0);
+    memset(buf, 'x', sizeof buf - 1);   /* the kernel kept its own copy */
+    const tir_op_t *o = &f->k.ops[f->k.nops - 4];
+    assert_int_equal(strlen(o[0].name), TIR_NAME_LEN - 1);
+    assert_int_equal(o[0].name[0], 'q');
+    assert_ptr_equal(o[1].name, o[0].name);
+    assert_string_equal(o[2].name, "nm");
+    char want[TIR_NAME_LEN];
+    snprintf(want, sizeof want, "tensor_copy_%d", f->k.nops - 1);
+    assert_string_equal(o[3].name, want);
+    assert_false(b->failed);
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -736,7 +774,8 @@ int main(void)
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
-        cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), cmocka_unit_test(test_ap_memo),
+        cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), FX(test_op_names_owned),
+        cmocka_unit_test(test_ap_memo),
         FX(test_find_tensor_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -289,7 +289,7 @@ static void test_fuzz_c_ops(void **state)
         op.flags = rnd(&r) & 0xfff;
         op.axes = rnd(&r) % 64;
         op.cmp = (int)(rnd(&r) % 8) - 1;
-        op.pat_ndim = (int)(rnd(&r) % 6) - 1;
+        int pat_ndim = (int)(rnd(&r) % 6) - 1;
         op.tile_pos[0] = (int)(rnd(&r) % 160) - 16;
         op.tile_size[1] = (int)(rnd(&r) % 160) - 16;
         op.compress_ratio = rnd(&r) % 5;
@@ -297,6 +297,7 @@ static void test_fuzz_c_ops(void **state)
         op.oob_mode = (int)(rnd(&r) % 3) - 1;
         op.qos = (int)(rnd(&r) % 300) - 20;
         tir_op_rare_t rare = tir_rare_default;
+        rare.pat_ndim = pat_ndim;
         rare.n_transpose_axes = (int)(rnd(&r) % 5);
         for (int j = 0; j < 4; j++)
             rare.transpose_axes[j] = (int)(rnd(&r) % 6);

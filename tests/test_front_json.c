@@ -276,9 +276,9 @@ static void test_attention_example(void **state)
     const tir_op_t *s = &k.ops[sel];
     assert_string_equal(s->name, "causal_mask");
     assert_int_equal(s->engine, ISA_ENG_POOL);
-    assert_int_equal(s->pat_ndim, 1);
-    assert_int_equal(s->pat_step[0], -1);
-    assert_int_equal(s->pat_cm, 1);
+    assert_int_equal(s->rare->pat_ndim, 1);
+    assert_int_equal(s->rare->pat_step[0], -1);
+    assert_int_equal(s->rare->pat_cm, 1);
     assert_int_equal(s->cmp, ISA_CMP_GE);
     assert_true(s->fill == -30000.0);
     assert_int_equal(k.ops[tr].engine, ISA_ENG_PE);
@@ -470,10 +470,10 @@ static void test_compute_ops_parse(void **state)
     assert_int_equal(ts->op1, ISA_ALU_MULTIPLY);
     assert_true(ts->s1.imm == 2.5);
     const tir_op_t *io = &k.ops[3];
-    assert_int_equal(io->pat_ndim, 2);
-    assert_int_equal(io->pat_step[0], 16);
-    assert_int_equal(io->pat_offset, 3);
-    assert_int_equal(io->pat_cm, 64);
+    assert_int_equal(io->rare->pat_ndim, 2);
+    assert_int_equal(io->rare->pat_step[0], 16);
+    assert_int_equal(io->rare->pat_offset, 3);
+    assert_int_equal(io->rare->pat_cm, 64);
     assert_int_equal(k.ops[4].engine, ISA_ENG_POOL);
     assert_int_equal(k.ops[5].engine, ISA_ENG_DVE);
     assert_int_equal(k.ops[6].nsrc, 2);

@@ -199,6 +199,40 @@ static void test_loop_iterations_share(void **state)
     tir_kernel_free(&k);
 }
 
+/* The affine pattern lives in the rare record: an iota repeated by a
+ * loop shares one record holding it, an op without a pattern keeps the
+ * shared defaults, and a record copied, edited and interned back equals
+ * the original byte for byte when nothing changed (no padding bytes). */
+static void test_pattern_in_rare(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("iv", "[128, 4, 16]", "int32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 16], 'body': ["
+           " {'op': 'iota', 'dst': 'iv', 'pattern': [[16, 4], [1, 16]], 'offset': 3,"
+           "  'channel_multiplier': 64},"
+           " {'op': 'store', 'dst': 'out[0:1, 0:4]', 'src': 'iv[0:1, 0, 0:4]'}]}",
+           &k);
+    assert_int_equal(k.nops, 32);
+    const tir_op_rare_t *r = k.ops[0].rare;
+    assert_ptr_not_equal(r, &tir_rare_default);
+    assert_int_equal(r->pat_ndim, 2);
+    assert_int_equal(r->pat_step[0], 16);
+    assert_int_equal(r->pat_step[1], 1);
+    assert_int_equal(r->pat_offset, 3);
+    assert_int_equal(r->pat_cm, 64);
+    for (int i = 0; i < 32; i += 2) {
+        assert_ptr_equal(k.ops[i].rare, r);
+        assert_ptr_equal(k.ops[i + 1].rare, &tir_rare_default);
+    }
+    tir_op_rare_t copy = *r;
+    assert_ptr_equal(tir_rare_intern(&k, &copy), r);
+    assert_int_equal(tir_rare_default.zero, 0);
+    assert_int_equal(sizeof(tir_op_rare_t),
+                     offsetof(tir_op_rare_t, pat_step) + sizeof copy.pat_step);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_rare_fields),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_loop_iterations_share),
+        cmocka_unit_test(test_pattern_in_rare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

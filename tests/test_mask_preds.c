@@ -94,7 +94,7 @@ static void test_kernel_mask_list(void **state)
            &k);
     const tir_op_t *op = &k.ops[k.nops - 1];
     assert_true(op->flags & TIR_F_MASK);
-    assert_int_equal(op->pat_cm, 1);
+    assert_int_equal(op->rare->pat_cm, 1);
     assert_int_equal(op->cmp, ISA_CMP_LT);
     assert_int_equal(op->nmask_more, 1);
     assert_int_equal(op->mask_more[0].offset, -8);
