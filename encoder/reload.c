@@ -289,7 +289,7 @@ int enc_reload_oversize(tir_kernel_t *k, const tpb_target_t *target, tpb_err_t *
             continue;
         }
         char base[TIR_NAME_LEN];
-        memcpy(base, tt->name, sizeof base);
+        su_copy(base, sizeof base, tt->name);
         char *hash = strchr(base, '#');
         if (hash)
             *hash = 0;
