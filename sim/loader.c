@@ -460,8 +460,10 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
         sim_lazy_init(&c->sbuf_z, c->sbuf, s->t->partitions, s->t->sbuf_partition_bytes);
         sim_lazy_init(&c->psum_z, c->psum, s->t->partitions, s->t->psum_partition_bytes);
     }
-    for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
+    for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++) {
         c->sem[i].last_writer = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
+        c->sem[i].wake_at = UINT32_MAX;
+    }
     return 0;
 }
 

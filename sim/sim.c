@@ -301,9 +301,13 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
         return 0;
     }
     if (h->wait_en) {
-        if (!sim_sync_wait_ok(c, e, h)) {
+        uint32_t need = sim_sync_wait_value(e, h);
+        sim_sem_t *S = &c->sem[h->wait_sem];
+        if (S->value < need) {
             e->state = ENG_WAIT_SEM;
             c->sem_waiters |= (uint8_t)(1u << e->slot);
+            if (need < S->wake_at)
+                S->wake_at = need;
             return 1;
         }
         tr->wait_kind = 1;
@@ -350,6 +354,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 {
     uint64_t now = s->now;
     uint64_t lat = s->sem_lat_ps;
+    sim_event_t held; /* our own update, queued after the updates before it */
     for (;;) {
         if (e->idx >= e->stream.count) {
             engine_done(s, e, now);
@@ -387,11 +392,18 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->edge_ps = end;
         e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
+        bool hold = false;
         if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst))) {
             uint64_t at = (h->upd_at_read ? start : end) + lat;
             sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
                              .pc = d->pc, .start_ps = start };
-            if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
+            if (!h->upd_remote && at > end) {
+                /* a local update after our end: no event at or before end
+                 * depends on it, so it is stamped now and queued below */
+                held = sim_sync_event(h, c->index, at, me);
+                sim_heap_stamp(&s->heap, &held);
+                hold = true;
+            } else if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
                 return -1;
         }
         e->busy_ps += end - start;
@@ -422,6 +434,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         now = end;
         e->issue_ps = end;
         if (next == SIZE_MAX) {
+            if (hold && sim_heap_insert(s, &held, err) != 0)
+                return -1;
             engine_done(s, e, end);
             return 0;
         }
@@ -431,15 +445,24 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
          * (every instruction usually bumps its engine's semaphore). */
         while (!may_continue(s, e, end)) {
             if (!sem_event_next(s, end)) {
+                if (hold && sim_heap_insert(s, &held, err) != 0)
+                    return -1;
                 push_engine(s, e, end);
                 return 0;
             }
-            /* applied where it lies, then dropped: an update pushes nothing */
+            /* applied where it lies, then dropped (or replaced by our held
+             * update): an update pushes nothing */
             s->now = s->heap.v[0].t;
             if (sim_sync_apply(s, &s->heap.v[0], err) != 0)
                 return -1;
-            sim_heap_drop(&s->heap);
+            if (hold)
+                sim_heap_replace_top(&s->heap, &held);
+            else
+                sim_heap_drop(&s->heap);
+            hold = false;
         }
+        if (hold && sim_heap_insert(s, &held, err) != 0)
+            return -1;
         s->now = end;
     }
 }

@@ -139,6 +139,9 @@ typedef struct {
 typedef struct {
     uint32_t value;
     sim_ref_t last_writer;
+    uint32_t wake_at;            /* the least value that an engine blocked on it
+                                    needs (UINT32_MAX: none; kept by sim.c
+                                    pass_wait and sync.c wake_waiters) */
     char *name;                  /* def.json, owned, or NULL */
 } sim_sem_t;
 
@@ -299,15 +302,18 @@ static inline bool sim_ev_before(const sim_event_t *a, const sim_event_t *b)
     return a->t != b->t ? a->t < b->t : a->ord < b->ord;
 }
 int sim_heap_grow(sim_heap_t *h, tpb_err_t *err);
-/* Queue an event (its ord is set here).  Inline: every instruction that
- * updates a semaphore pushes one. */
-static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+/* Give an event its fixed tie order (its insertion order is now). */
+static inline void sim_heap_stamp(sim_heap_t *h, sim_event_t *ev)
+{
+    ev->ord = sim_ev_order(ev->kind, ev->core, ev->unit, h->seq++);
+}
+/* Queue an event stamped by sim_heap_stamp. */
+static inline int sim_heap_insert(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
 {
     sim_heap_t *h = &s->heap;
     if (h->n == h->cap && sim_heap_grow(h, err) != 0)
         return -1;
-    sim_event_t x = *ev;
-    x.ord = sim_ev_order(x.kind, x.core, x.unit, h->seq++);
+    const sim_event_t x = *ev;
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -318,6 +324,14 @@ static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
     }
     h->v[i] = x;
     return 0;
+}
+/* Queue an event (its ord is set here).  Inline: every instruction that
+ * updates a semaphore pushes one. */
+static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+{
+    sim_event_t x = *ev;
+    sim_heap_stamp(&s->heap, &x);
+    return sim_heap_insert(s, &x, err);
 }
 /* Remove the top event v[0] (read it first): the last one sifts down from
  * the root, compared where it lies, so nothing is copied out. */
@@ -340,6 +354,27 @@ static inline void sim_heap_drop(sim_heap_t *h)
         i = m;
     }
     v[i] = *last;
+}
+/* Replace the top event v[0] (read it first) by ev, stamped by
+ * sim_heap_stamp: one sift-down instead of sim_heap_drop and then
+ * sim_heap_insert (an engine's hot loop applies an update and queues its
+ * own).  The pop order is the same: events are ordered by (t, ord) alone. */
+static inline void sim_heap_replace_top(sim_heap_t *h, const sim_event_t *ev)
+{
+    size_t n = h->n, i = 0;
+    sim_event_t *v = h->v;
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && sim_ev_before(&v[l + 1], &v[l]))
+            m = l + 1;
+        if (!sim_ev_before(&v[m], ev))
+            break;
+        v[i] = v[m];
+        i = m;
+    }
+    v[i] = *ev;
 }
 /* Let engine e take its next step at time t (ps).  Inline: once per
  * instruction when engines interleave. */
@@ -403,7 +438,8 @@ static inline uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync
 int sim_sync_apply_slow(sim_t *s, const sim_event_t *ev, tpb_err_t *err);
 /* The usual update inline: an increment that cannot overflow, no trace
  * to record and no engine of the core that the update wakes (a final
- * store may wait on it all run long); everything else (other ops, errors,
+ * store may wait on it all run long: the semaphore's wake_at says what
+ * the engines blocked on it need, without a look at each); everything else (other ops, errors,
  * wake-ups, trace) in sim_sync_apply_slow. */
 static inline int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
 {
@@ -411,12 +447,8 @@ static inline int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err
     sim_sem_t *S = &c->sem[ev->unit];
     if ((ev->val >> 24) != ISA_SEMOP_SEM_INC || S->value == UINT32_MAX || s->opt.trace)
         return sim_sync_apply_slow(s, ev, err);
-    for (unsigned m = c->sem_waiters; m; m &= m - 1) {
-        const sim_engine_t *w = &c->eng[__builtin_ctz(m)];
-        const isa_sync_t *h = &w->stream.insts[w->idx].inst.sync;
-        if (h->wait_sem == ev->unit && S->value + 1 >= sim_sync_wait_value(w, h))
-            return sim_sync_apply_slow(s, ev, err); /* wakes w */
-    }
+    if (S->value + 1 >= S->wake_at)
+        return sim_sync_apply_slow(s, ev, err); /* wakes an engine */
     S->value++;
     S->last_writer = ev->ref;
     return 0;

@@ -81,7 +81,9 @@ static void test_dueq_matches_scan(void **state)
 }
 
 /* Random events pushed and popped in any interleaving come out by time,
- * then kind, core, unit and insertion order. */
+ * then kind, core, unit and insertion order; a pop may also replace the
+ * top by an event stamped earlier (sim_heap_replace_top, the engine hot
+ * loop's held update) or queue a stamped event later (sim_heap_insert). */
 static void test_heap_order(void **state)
 {
     (void)state;
@@ -98,18 +100,26 @@ static void test_heap_order(void **state)
     tpb_err_t err;
     for (int step = 0; step < 3 * N; step++) {
         bool push = np < N && (np == 0 || rng_next(&x) % 3 != 0);
-        if (push) {
-            sim_event_t ev = { .t = rng_next(&x) % 16, .kind = (uint8_t)(rng_next(&x) % 3),
-                               .core = (uint8_t)(rng_next(&x) % 4),
-                               .unit = (uint16_t)(rng_next(&x) % 5),
-                               .val = (uint32_t)step };
-            assert_int_equal(sim_heap_push(s, &ev, &err), 0);
+        unsigned how = (unsigned)(rng_next(&x) % 3); /* push, stamp then insert, replace */
+        sim_event_t ev = { .t = rng_next(&x) % 16, .kind = (uint8_t)(rng_next(&x) % 3),
+                           .core = (uint8_t)(rng_next(&x) % 4),
+                           .unit = (uint16_t)(rng_next(&x) % 5), .val = (uint32_t)step };
+        if (push && how < 2) {
+            if (how == 0) {
+                assert_int_equal(sim_heap_push(s, &ev, &err), 0);
+            } else {
+                sim_heap_stamp(&s->heap, &ev);
+                assert_int_equal(sim_heap_insert(s, &ev, &err), 0);
+            }
             pend_t[np] = ev.t;
             pend_o[np] = sim_ev_order(ev.kind, ev.core, ev.unit, seq++);
             pend_v[np] = ev.val;
             np++;
             continue;
         }
+        bool replace = push; /* pop the top and queue ev in one step */
+        if (replace)
+            sim_heap_stamp(&s->heap, &ev);
         size_t best = 0;
         for (size_t k = 1; k < np; k++)
             if (pend_t[k] < pend_t[best] || (pend_t[k] == pend_t[best] && pend_o[k] < pend_o[best]))
@@ -118,6 +128,13 @@ static void test_heap_order(void **state)
         assert_int_equal(s->heap.v[0].t, pend_t[best]);
         assert_int_equal(s->heap.v[0].ord, pend_o[best]);
         assert_int_equal(s->heap.v[0].val, pend_v[best]);
+        if (replace) {
+            sim_heap_replace_top(&s->heap, &ev);
+            pend_t[best] = ev.t;
+            pend_o[best] = sim_ev_order(ev.kind, ev.core, ev.unit, seq++);
+            pend_v[best] = ev.val;
+            continue;
+        }
         sim_heap_drop(&s->heap);
         np--;
         pend_t[best] = pend_t[np];
