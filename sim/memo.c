@@ -126,3 +126,25 @@ bool sim_memo_pure(const isa_decoded_t *d)
         return false;
     }
 }
+
+uint8_t sim_step_flags(const isa_decoded_t *d)
+{
+    const isa_sync_t *h = &d->inst.sync;
+    unsigned f = 0;
+    if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst)))
+        f = (h->upd_at_read ? SIM_STEP_UPD_READ : SIM_STEP_UPD_END) |
+            (h->upd_remote ? SIM_STEP_UPD_REMOTE : 0);
+    unsigned cls = d->inst.op < ISA_OP_COUNT ? (unsigned)isa_ops[d->inst.op].cls : 0;
+    return (uint8_t)(f | cls << SIM_STEP_CLASS_SHIFT);
+}
+
+int sim_step_build(sim_engine_t *e, tpb_err_t *err)
+{
+    size_t n = e->stream.count;
+    e->step = malloc(n ? n : 1);
+    if (!e->step)
+        return tpb_errf(err, "out of memory (%zu instruction flags)", n);
+    for (size_t i = 0; i < n; i++)
+        e->step[i] = sim_step_flags(&e->stream.insts[i]);
+    return 0;
+}

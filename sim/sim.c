@@ -393,11 +393,12 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
         bool hold = false;
-        if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst))) {
-            uint64_t at = (h->upd_at_read ? start : end) + lat;
+        unsigned step = e->step[e->idx];
+        if (step & (SIM_STEP_UPD_READ | SIM_STEP_UPD_END)) {
+            uint64_t at = (step & SIM_STEP_UPD_READ ? start : end) + lat;
             sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
                              .pc = d->pc, .start_ps = start };
-            if (!h->upd_remote && at > end) {
+            if (!(step & SIM_STEP_UPD_REMOTE) && at > end) {
                 /* a local update after our end: no event at or before end
                  * depends on it, so it is stamped now and queued below */
                 held = sim_sync_event(h, c->index, at, me);
@@ -409,7 +410,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->busy_ps += end - start;
         e->ninst++;
         s->ninst++;
-        s->by_class[isa_ops[d->inst.op].cls]++;
+        s->by_class[step >> SIM_STEP_CLASS_SHIFT]++;
         if (s->opt.trace) {
             if (!tr.wait_kind)
                 tr.waited_for = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
@@ -685,6 +686,7 @@ void sim_free(sim_t *s)
             sim_engine_t *e = &c->eng[k];
             sim_debug_free(e);
             free(e->execs);
+            free(e->step);
             sim_memo_free(e);
             isa_stream_free(&e->stream);
             sim_scratch_free(&e->scratch);

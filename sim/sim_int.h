@@ -97,6 +97,7 @@ typedef struct {
                                     SIM_NO_CLASS; NULL: no classes (out of memory) */
     sim_memo_t *memo;            /* [nclasses] what the run learnt about each class */
     uint32_t nclasses;
+    uint8_t *step;               /* [stream.count] sim_step_flags() of each instruction */
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -527,6 +528,21 @@ void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl);
 void sim_memo_free(sim_engine_t *e);
 /* true when d's --timing-only execution is only a check of d itself */
 bool sim_memo_pure(const isa_decoded_t *d);
+
+/* What the engine's hot loop asks of an instruction besides its class
+ * (sim.c engine_run), decided once at load: when its header's semaphore
+ * update is scheduled as the instruction runs (not at a DMA transfer's
+ * end), whether it is remote, and the opcode's class for the statistics. */
+enum {
+    SIM_STEP_UPD_READ = 1,       /* at its start + latency (upd_at_read) */
+    SIM_STEP_UPD_END = 2,        /* at its end + latency */
+    SIM_STEP_UPD_REMOTE = 4,     /* on core upd_core (upd_remote) */
+};
+#define SIM_STEP_CLASS_SHIFT 3   /* bits 3..7: isa_ops[op].cls */
+_Static_assert(ISA_CLASS_COUNT <= 32, "the class fits in bits 3..7 of a step byte");
+uint8_t sim_step_flags(const isa_decoded_t *d);
+/* Fill e->step; -1 (out of memory) with err set. */
+int sim_step_build(sim_engine_t *e, tpb_err_t *err);
 
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */

@@ -1,7 +1,8 @@
 /* The scheduler's ordered sets (sim/dueq.h, sim_int.h): the due engines in
  * step order against the scan of every due engine they replaced, the event
  * heap's pop order against a plain minimum search, and the inline
- * semaphore update against the general one (sync.c). */
+ * semaphore update against the general one (sync.c), and the per-instruction
+ * step byte against the header and opcode it summarises (memo.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -213,12 +214,43 @@ static void test_inline_update_wakes(void **state)
     }
 }
 
+/* The step byte made at load (memo.c sim_step_flags) says what the hot
+ * loop used to work out from the header and opcode of each instruction:
+ * an update is scheduled as the instruction runs unless it waits for a DMA
+ * transfer's end (a DmaTrigger's, a descriptor's remote one), at its start
+ * or end, local or remote; and the opcode's class. */
+static void test_step_flags(void **state)
+{
+    (void)state;
+    for (unsigned op = 0; op < ISA_OP_COUNT; op++)
+        for (unsigned bits = 0; bits < 8; bits++) {
+            isa_decoded_t d;
+            memset(&d, 0, sizeof d);
+            d.inst.op = (isa_op_t)op;
+            d.inst.sync.upd_en = bits & 1;
+            d.inst.sync.upd_at_read = bits >> 1 & 1;
+            d.inst.sync.upd_remote = bits >> 2 & 1;
+            unsigned f = sim_step_flags(&d);
+            bool at_issue = d.inst.sync.upd_en &&
+                            (d.inst.sync.upd_at_read || !sim_dma_upd_at_transfer_end(&d.inst));
+            bool dma_end = op == ISA_OP_DMA_TRIGGER ||
+                           ((op == ISA_OP_DMA_DIRECT2D || op == ISA_OP_DMA_DIRECT3D ||
+                             op == ISA_OP_DMA_INDIRECT2D) && (bits & 4));
+            assert_int_equal(at_issue, (bits & 1) && ((bits & 2) || !dma_end));
+            assert_int_equal((f & SIM_STEP_UPD_READ) != 0, at_issue && (bits & 2));
+            assert_int_equal((f & SIM_STEP_UPD_END) != 0, at_issue && !(bits & 2));
+            assert_int_equal((f & SIM_STEP_UPD_REMOTE) != 0, at_issue && (bits & 4));
+            assert_int_equal(f >> SIM_STEP_CLASS_SHIFT, isa_ops[op].cls);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dueq_matches_scan),
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_inline_update_wakes),
+        cmocka_unit_test(test_step_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
