@@ -127,24 +127,31 @@ bool sim_memo_pure(const isa_decoded_t *d)
     }
 }
 
-uint8_t sim_step_flags(const isa_decoded_t *d)
+sim_step_t sim_step_of(const isa_decoded_t *d)
 {
     const isa_sync_t *h = &d->inst.sync;
     unsigned f = 0;
     if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst)))
         f = (h->upd_at_read ? SIM_STEP_UPD_READ : SIM_STEP_UPD_END) |
             (h->upd_remote ? SIM_STEP_UPD_REMOTE : 0);
-    unsigned cls = d->inst.op < ISA_OP_COUNT ? (unsigned)isa_ops[d->inst.op].cls : 0;
-    return (uint8_t)(f | cls << SIM_STEP_CLASS_SHIFT);
+    f |= (h->wait_en ? SIM_STEP_WAIT : 0) |
+         (d->inst.op == ISA_OP_CORE_BARRIER ? SIM_STEP_BARRIER : 0);
+    return (sim_step_t){
+        .pc = d->pc, .wait_val = h->wait_val, .upd_val = (uint16_t)h->upd_val,
+        .flags = (uint8_t)f,
+        .cls = (uint8_t)(d->inst.op < ISA_OP_COUNT ? isa_ops[d->inst.op].cls : 0),
+        .wait_sem = (uint8_t)h->wait_sem, .wait_reg = (uint8_t)h->wait_reg,
+        .upd_sem = (uint8_t)h->upd_sem, .upd_op = (uint8_t)h->upd_op,
+    };
 }
 
 int sim_step_build(sim_engine_t *e, tpb_err_t *err)
 {
     size_t n = e->stream.count;
-    e->step = malloc(n ? n : 1);
+    e->step = malloc((n ? n : 1) * sizeof *e->step);
     if (!e->step)
-        return tpb_errf(err, "out of memory (%zu instruction flags)", n);
+        return tpb_errf(err, "out of memory (%zu instruction records)", n);
     for (size_t i = 0; i < n; i++)
-        e->step[i] = sim_step_flags(&e->stream.insts[i]);
+        e->step[i] = sim_step_of(&e->stream.insts[i]);
     return 0;
 }

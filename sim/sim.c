@@ -290,9 +290,8 @@ static int cycle_limit_error(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t
 /* Passes the wait of the current instruction.  Returns 1 when the engine
  * must block, 0 to start now, -1 on error.  Fills the trace wait info. */
 static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
-                     uint64_t now, sim_tr_inst_t *tr, tpb_err_t *err)
+                     const sim_step_t *st, uint64_t now, sim_tr_inst_t *tr, tpb_err_t *err)
 {
-    const isa_sync_t *h = &d->inst.sync;
     if (e->state == ENG_BARRIER_RELEASED) {
         e->barrier_wait_ps += now - e->arrive_ps;
         tr->wait_kind = 2;
@@ -300,9 +299,9 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
         e->state = ENG_READY;
         return 0;
     }
-    if (h->wait_en) {
-        uint32_t need = sim_sync_wait_value(e, h);
-        sim_sem_t *S = &c->sem[h->wait_sem];
+    if (st->flags & SIM_STEP_WAIT) {
+        uint32_t need = sim_step_wait_value(e, st);
+        sim_sem_t *S = &c->sem[st->wait_sem];
         if (S->value < need) {
             e->state = ENG_WAIT_SEM;
             c->sem_waiters |= (uint8_t)(1u << e->slot);
@@ -311,12 +310,12 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
             return 1;
         }
         tr->wait_kind = 1;
-        tr->waited_for = c->sem[h->wait_sem].last_writer;
+        tr->waited_for = S->last_writer;
     }
     e->sem_wait_ps += now - e->issue_ps;
     e->arrive_ps = now;
     e->state = ENG_READY;
-    if (d->inst.op == ISA_OP_CORE_BARRIER) {
+    if (st->flags & SIM_STEP_BARRIER) {
         int r = sim_barrier_arrive(s, c, e, d, now, err);
         if (r != 0) {
             if (r > 0)
@@ -360,10 +359,12 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             engine_done(s, e, now);
             return 0;
         }
+        /* d is read only when st does not say all (sim_step_t) */
         const isa_decoded_t *d = &e->stream.insts[e->idx];
+        const sim_step_t *st = &e->step[e->idx];
         sim_tr_inst_t tr; /* pass_wait fills the wait; the rest only for a trace */
         tr.wait_kind = 0;
-        int w = pass_wait(s, c, e, d, now, &tr, err);
+        int w = pass_wait(s, c, e, d, st, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
         /* instructions start on the engine's clock edges; right after the
@@ -379,7 +380,13 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
                 start = now;
         }
         size_t next;
-        if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
+        /* a member of a class that passed its checks (memo.c): its cost,
+         * as exec_compute would give it (only compute opcodes get there) */
+        uint32_t k = e->cls ? e->cls[e->idx] : SIM_NO_CLASS;
+        if (k != SIM_NO_CLASS && e->memo[k].checked) {
+            cycles = e->memo[k].cost;
+            next = e->idx + 1;
+        } else if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
         if (cycles == 0)
             cycles = 1; /* every instruction advances time: loops always progress */
@@ -393,15 +400,15 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
         bool hold = false;
-        unsigned step = e->step[e->idx];
+        unsigned step = st->flags;
         if (step & (SIM_STEP_UPD_READ | SIM_STEP_UPD_END)) {
             uint64_t at = (step & SIM_STEP_UPD_READ ? start : end) + lat;
             sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
-                             .pc = d->pc, .start_ps = start };
+                             .pc = st->pc, .start_ps = start };
             if (!(step & SIM_STEP_UPD_REMOTE) && at > end) {
                 /* a local update after our end: no event at or before end
                  * depends on it, so it is stamped now and queued below */
-                held = sim_sync_event(h, c->index, at, me);
+                held = sim_step_event(st, c->index, at, me);
                 sim_heap_stamp(&s->heap, &held);
                 hold = true;
             } else if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
@@ -410,7 +417,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->busy_ps += end - start;
         e->ninst++;
         s->ninst++;
-        s->by_class[step >> SIM_STEP_CLASS_SHIFT]++;
+        s->by_class[st->cls]++;
         if (s->opt.trace) {
             if (!tr.wait_kind)
                 tr.waited_for = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };

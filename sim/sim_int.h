@@ -97,7 +97,7 @@ typedef struct {
                                     SIM_NO_CLASS; NULL: no classes (out of memory) */
     sim_memo_t *memo;            /* [nclasses] what the run learnt about each class */
     uint32_t nclasses;
-    uint8_t *step;               /* [stream.count] sim_step_flags() of each instruction */
+    struct sim_step *step;       /* [stream.count] sim_step_of() each instruction (memo.c) */
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -529,20 +529,42 @@ void sim_memo_free(sim_engine_t *e);
 /* true when d's --timing-only execution is only a check of d itself */
 bool sim_memo_pure(const isa_decoded_t *d);
 
-/* What the engine's hot loop asks of an instruction besides its class
- * (sim.c engine_run), decided once at load: when its header's semaphore
- * update is scheduled as the instruction runs (not at a DMA transfer's
- * end), whether it is remote, and the opcode's class for the statistics. */
+/* What the engine's hot loop reads of an instruction, copied at load into
+ * 16 bytes (memo.c sim_step_of): the header's wait and update, the pc, the
+ * opcode's class, and when the update is scheduled.  A --timing-only run
+ * of a class already checked (memo.c) then never reads the 368-byte
+ * decoded instruction, whose stream is much larger than the caches. */
 enum {
-    SIM_STEP_UPD_READ = 1,       /* at its start + latency (upd_at_read) */
-    SIM_STEP_UPD_END = 2,        /* at its end + latency */
-    SIM_STEP_UPD_REMOTE = 4,     /* on core upd_core (upd_remote) */
+    SIM_STEP_UPD_READ = 1,       /* update at its start + latency (upd_at_read) */
+    SIM_STEP_UPD_END = 2,        /* update at its end + latency (not at a DMA
+                                    transfer's end: sim_dma_upd_at_transfer_end) */
+    SIM_STEP_UPD_REMOTE = 4,     /* that update is on core upd_core (upd_remote) */
+    SIM_STEP_WAIT = 8,           /* wait_en */
+    SIM_STEP_BARRIER = 16,       /* a CoreBarrier */
 };
-#define SIM_STEP_CLASS_SHIFT 3   /* bits 3..7: isa_ops[op].cls */
-_Static_assert(ISA_CLASS_COUNT <= 32, "the class fits in bits 3..7 of a step byte");
-uint8_t sim_step_flags(const isa_decoded_t *d);
+typedef struct sim_step {
+    uint32_t pc;                 /* bundle index (isa_decoded_t.pc) */
+    uint32_t wait_val;           /* the header's fields of the same names */
+    uint16_t upd_val;
+    uint8_t flags;               /* SIM_STEP_* */
+    uint8_t cls;                 /* isa_ops[op].cls (statistics) */
+    uint8_t wait_sem, wait_reg, upd_sem, upd_op;
+} sim_step_t;
+_Static_assert(sizeof(sim_step_t) == 16, "one step record is 16 bytes");
+sim_step_t sim_step_of(const isa_decoded_t *d);
 /* Fill e->step; -1 (out of memory) with err set. */
 int sim_step_build(sim_engine_t *e, tpb_err_t *err);
+/* sim_sync_wait_value and sim_sync_event of the step's header copy */
+static inline uint32_t sim_step_wait_value(const sim_engine_t *e, const sim_step_t *st)
+{
+    return st->wait_reg ? st->wait_val + e->regs[ISA_NUM_REGS - st->wait_reg] : st->wait_val;
+}
+static inline sim_event_t sim_step_event(const sim_step_t *st, unsigned core, uint64_t t,
+                                         sim_ref_t writer)
+{
+    return (sim_event_t){ .t = t, .kind = EV_SEM, .core = (uint8_t)core, .unit = st->upd_sem,
+                          .val = (uint32_t)st->upd_op << 24 | st->upd_val, .ref = writer };
+}
 
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */

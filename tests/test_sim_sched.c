@@ -2,7 +2,7 @@
  * step order against the scan of every due engine they replaced, the event
  * heap's pop order against a plain minimum search, and the inline
  * semaphore update against the general one (sync.c), and the per-instruction
- * step byte against the header and opcode it summarises (memo.c). */
+ * step record against the decoded instruction it copies (memo.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,34 +214,62 @@ static void test_inline_update_wakes(void **state)
     }
 }
 
-/* The step byte made at load (memo.c sim_step_flags) says what the hot
- * loop used to work out from the header and opcode of each instruction:
- * an update is scheduled as the instruction runs unless it waits for a DMA
- * transfer's end (a DmaTrigger's, a descriptor's remote one), at its start
- * or end, local or remote; and the opcode's class. */
-static void test_step_flags(void **state)
+/* The step record made at load (memo.c sim_step_of) says what the hot loop
+ * used to read of the decoded instruction: an update is scheduled as the
+ * instruction runs unless it waits for a DMA transfer's end (a
+ * DmaTrigger's, a descriptor's remote one), at its start or end, local or
+ * remote; the wait, the pc and the opcode's class; wait values and events
+ * made from it are those made from the header. */
+static void test_step_record(void **state)
 {
     (void)state;
+    uint64_t x = 99;
+    sim_engine_t *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    for (unsigned r = 0; r < ISA_NUM_REGS; r++)
+        e->regs[r] = (uint32_t)rng_next(&x);
     for (unsigned op = 0; op < ISA_OP_COUNT; op++)
-        for (unsigned bits = 0; bits < 8; bits++) {
+        for (unsigned bits = 0; bits < 32; bits++) {
             isa_decoded_t d;
             memset(&d, 0, sizeof d);
             d.inst.op = (isa_op_t)op;
-            d.inst.sync.upd_en = bits & 1;
-            d.inst.sync.upd_at_read = bits >> 1 & 1;
-            d.inst.sync.upd_remote = bits >> 2 & 1;
-            unsigned f = sim_step_flags(&d);
-            bool at_issue = d.inst.sync.upd_en &&
-                            (d.inst.sync.upd_at_read || !sim_dma_upd_at_transfer_end(&d.inst));
+            d.pc = (uint32_t)rng_next(&x);
+            isa_sync_t *h = &d.inst.sync;
+            h->upd_en = bits & 1;
+            h->upd_at_read = bits >> 1 & 1;
+            h->upd_remote = bits >> 2 & 1;
+            h->wait_en = bits >> 3 & 1;
+            h->wait_reg = bits >> 4 & 1 ? 1 + (uint32_t)(rng_next(&x) % 15) : 0;
+            h->wait_sem = (uint32_t)(rng_next(&x) % 256);
+            h->wait_val = (uint32_t)rng_next(&x);
+            h->upd_sem = (uint32_t)(rng_next(&x) % 256);
+            h->upd_op = (uint32_t)(rng_next(&x) % 16);
+            h->upd_val = (uint32_t)(rng_next(&x) % 65536);
+            sim_step_t st = sim_step_of(&d);
+            bool at_issue = h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d.inst));
             bool dma_end = op == ISA_OP_DMA_TRIGGER ||
                            ((op == ISA_OP_DMA_DIRECT2D || op == ISA_OP_DMA_DIRECT3D ||
                              op == ISA_OP_DMA_INDIRECT2D) && (bits & 4));
             assert_int_equal(at_issue, (bits & 1) && ((bits & 2) || !dma_end));
-            assert_int_equal((f & SIM_STEP_UPD_READ) != 0, at_issue && (bits & 2));
-            assert_int_equal((f & SIM_STEP_UPD_END) != 0, at_issue && !(bits & 2));
-            assert_int_equal((f & SIM_STEP_UPD_REMOTE) != 0, at_issue && (bits & 4));
-            assert_int_equal(f >> SIM_STEP_CLASS_SHIFT, isa_ops[op].cls);
+            assert_int_equal((st.flags & SIM_STEP_UPD_READ) != 0, at_issue && (bits & 2));
+            assert_int_equal((st.flags & SIM_STEP_UPD_END) != 0, at_issue && !(bits & 2));
+            assert_int_equal((st.flags & SIM_STEP_UPD_REMOTE) != 0, at_issue && (bits & 4));
+            assert_int_equal((st.flags & SIM_STEP_WAIT) != 0, h->wait_en);
+            assert_int_equal((st.flags & SIM_STEP_BARRIER) != 0, op == ISA_OP_CORE_BARRIER);
+            assert_int_equal(st.cls, isa_ops[op].cls);
+            assert_int_equal(st.pc, d.pc);
+            assert_int_equal(st.wait_sem, h->wait_sem);
+            assert_int_equal(sim_step_wait_value(e, &st), sim_sync_wait_value(e, h));
+            sim_ref_t w = { .core = 1, .tid = 2, .pc = 3, .start_ps = 4 };
+            sim_event_t a = sim_step_event(&st, 3, 77, w), b = sim_sync_event(h, 3, 77, w);
+            assert_int_equal(a.t, b.t);
+            assert_int_equal(a.kind, b.kind);
+            assert_int_equal(a.core, b.core);
+            assert_int_equal(a.unit, b.unit);
+            assert_int_equal(a.val, b.val);
+            assert_memory_equal(&a.ref, &b.ref, sizeof a.ref);
         }
+    free(e);
 }
 
 int main(void)
@@ -250,7 +278,7 @@ int main(void)
         cmocka_unit_test(test_dueq_matches_scan),
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_inline_update_wakes),
-        cmocka_unit_test(test_step_flags),
+        cmocka_unit_test(test_step_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
