@@ -455,7 +455,11 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             if (!sem_event_next(s, end)) {
                 if (hold && sim_heap_insert(s, &held, err) != 0)
                     return -1;
-                push_engine(s, e, end);
+                /* e is ready (pass_wait) and not due (the run loop took its
+                 * step; only blocked engines are woken or released) */
+                sim_dueq_insert(&s->dueq, end, e->due_bit);
+                e->due = true;
+                e->due_t = end;
                 return 0;
             }
             /* applied where it lies, then dropped (or replaced by our held

@@ -446,10 +446,11 @@ static inline int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err
 {
     sim_core_t *c = &s->cores[ev->core];
     sim_sem_t *S = &c->sem[ev->unit];
-    if ((ev->val >> 24) != ISA_SEMOP_SEM_INC || S->value == UINT32_MAX || s->opt.trace)
+    if ((ev->val >> 24) != ISA_SEMOP_SEM_INC || s->opt.trace)
         return sim_sync_apply_slow(s, ev, err);
-    if (S->value + 1 >= S->wake_at)
-        return sim_sync_apply_slow(s, ev, err); /* wakes an engine */
+    /* wakes an engine, or overflows (value UINT32_MAX; wake_at <= UINT32_MAX) */
+    if ((uint64_t)S->value + 1 >= S->wake_at)
+        return sim_sync_apply_slow(s, ev, err);
     S->value++;
     S->last_writer = ev->ref;
     return 0;

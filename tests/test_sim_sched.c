@@ -272,6 +272,32 @@ static void test_step_record(void **state)
     free(e);
 }
 
+/* The inline increment leaves an update that would pass 2^32-1 to the
+ * general one, which reports it; the one before it is applied inline. */
+static void test_inline_update_overflow(void **state)
+{
+    (void)state;
+    sim_t *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    s->ncores = 1;
+    s->cores = calloc(1, sizeof *s->cores);
+    assert_non_null(s->cores);
+    sim_sem_t *S = &s->cores[0].sem[3];
+    S->value = UINT32_MAX - 1;
+    S->wake_at = UINT32_MAX; /* nobody waits */
+    sim_event_t ev = { .t = 5, .kind = EV_SEM, .unit = 3, .val = (uint32_t)ISA_SEMOP_SEM_INC << 24,
+                       .ref = { .core = 0, .tid = 1, .pc = 9 } };
+    tpb_err_t err = { .msg = "" };
+    assert_int_equal(sim_sync_apply(s, &ev, &err), 0);
+    assert_int_equal(S->value, UINT32_MAX);
+    assert_int_equal(S->last_writer.pc, 9);
+    assert_int_equal(sim_sync_apply(s, &ev, &err), -1);
+    assert_non_null(strstr(err.msg, "overflow"));
+    assert_int_equal(S->value, UINT32_MAX);
+    free(s->cores);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_inline_update_wakes),
         cmocka_unit_test(test_step_record),
+        cmocka_unit_test(test_inline_update_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
