@@ -451,6 +451,7 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         /* Semaphore updates due before our next start are applied here, in
          * heap order, instead of yielding to the main loop for each one
          * (every instruction usually bumps its engine's semaphore). */
+        bool yield = false;
         while (!may_continue(s, e, end)) {
             if (!sem_event_next(s, end)) {
                 if (hold && sim_heap_insert(s, &held, err) != 0)
@@ -460,7 +461,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
                 sim_dueq_insert(&s->dueq, end, e->due_bit);
                 e->due = true;
                 e->due_t = end;
-                return 0;
+                yield = true;
+                break;
             }
             /* applied where it lies, then dropped (or replaced by our held
              * update): an update pushes nothing */
@@ -472,6 +474,12 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
             else
                 sim_heap_drop(&s->heap);
             hold = false;
+        }
+        if (yield) {
+            if (!sim_take_next_engine(s, &c, &e))
+                return 0;
+            now = s->now;
+            continue;
         }
         if (hold && sim_heap_insert(s, &held, err) != 0)
             return -1;

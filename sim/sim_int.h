@@ -387,6 +387,27 @@ static inline void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t)
     e->due = true;
     e->due_t = t;
 }
+/* Take the run's next step when it is an engine's, as the run loop
+ * (sim.c sim_run) would: the first due engine (dueq.h), when no heap event
+ * comes before it (they sort first at equal times) and it is within
+ * --max-cycles.  Then *c and *e are that engine, no longer due, and s->now
+ * its time; false: left to the run loop.  An engine that yields takes the
+ * next step this way (sim.c engine_run), without a return to the run loop
+ * per instruction when engines interleave. */
+static inline bool sim_take_next_engine(sim_t *s, sim_core_t **c, sim_engine_t **e)
+{
+    if (!s->dueq.n)
+        return false;
+    sim_due_t o = sim_dueq_first(&s->dueq);
+    if ((s->heap.n && s->heap.v[0].t <= o.t) || o.t > s->max_ps)
+        return false;
+    sim_dueq_pop(&s->dueq);
+    *c = &s->cores[o.bit >> 3];
+    *e = &(*c)->eng[o.bit & 7];
+    (*e)->due = false;
+    s->now = o.t;
+    return true;
+}
 /* Prefix for errors about instruction idx of engine e on core c:
  * "core 0 SP instruction 3 (pc 3) PseudoDmaDirect2d: ". */
 int sim_inst_errf(tpb_err_t *err, const sim_core_t *c, const sim_engine_t *e, size_t idx,

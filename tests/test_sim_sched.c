@@ -298,6 +298,71 @@ static void test_inline_update_overflow(void **state)
     free(s);
 }
 
+/* sim_take_next_engine takes a step exactly when the run loop would run
+ * that engine next: the first due engine, no heap event at or before its
+ * time, and within --max-cycles (random due sets and heap tops, many
+ * ties). */
+static void test_take_next_engine(void **state)
+{
+    (void)state;
+    sim_t *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    s->ncores = 2;
+    s->cores = calloc(2, sizeof *s->cores);
+    assert_non_null(s->cores);
+    for (unsigned ci = 0; ci < 2; ci++)
+        for (unsigned k = 0; k < SIM_ENGINES; k++)
+            s->cores[ci].eng[k].due_bit = (uint8_t)(ci * 8 + k);
+    uint64_t x = 4242;
+    tpb_err_t err;
+    for (int round = 0; round < 5000; round++) {
+        s->dueq = (sim_dueq_t){ .n = 0 };
+        s->heap.n = 0;
+        s->max_ps = rng_next(&x) % 12;
+        s->now = 99;
+        for (unsigned ci = 0; ci < 2; ci++)
+            for (unsigned k = 0; k < SIM_ENGINES; k++) {
+                sim_engine_t *e = &s->cores[ci].eng[k];
+                e->due = false;
+                if (rng_next(&x) % 3 == 0)
+                    sim_schedule_engine(s, e, rng_next(&x) % 10);
+            }
+        unsigned nev = (unsigned)(rng_next(&x) % 3);
+        for (unsigned i = 0; i < nev; i++) {
+            sim_event_t ev = { .t = rng_next(&x) % 10, .kind = (uint8_t)(rng_next(&x) % 3) };
+            assert_int_equal(sim_heap_push(s, &ev, &err), 0);
+        }
+        /* the run loop's rule: the earliest due engine by (time, core, slot) */
+        sim_engine_t *first = NULL;
+        for (unsigned ci = 0; ci < 2; ci++)
+            for (unsigned k = 0; k < SIM_ENGINES; k++) {
+                sim_engine_t *e = &s->cores[ci].eng[k];
+                if (e->due && (!first || e->due_t < first->due_t))
+                    first = e;
+            }
+        bool expect = first && !(s->heap.n && s->heap.v[0].t <= first->due_t) &&
+                      first->due_t <= s->max_ps;
+        unsigned n0 = s->dueq.n;
+        sim_core_t *c = NULL;
+        sim_engine_t *e = NULL;
+        bool took = sim_take_next_engine(s, &c, &e);
+        assert_int_equal(took, expect);
+        if (took) {
+            assert_ptr_equal(e, first);
+            assert_ptr_equal(c, &s->cores[first->due_bit >> 3]);
+            assert_false(e->due);
+            assert_int_equal(s->now, first->due_t);
+            assert_int_equal(s->dueq.n, n0 - 1);
+        } else {
+            assert_int_equal(s->now, 99);
+            assert_int_equal(s->dueq.n, n0);
+        }
+    }
+    free(s->heap.v);
+    free(s->cores);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_inline_update_wakes),
         cmocka_unit_test(test_step_record),
         cmocka_unit_test(test_inline_update_overflow),
+        cmocka_unit_test(test_take_next_engine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
