@@ -363,8 +363,7 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
                         ie.offset / ISA_BUNDLE_BYTES, ie.field ? ": field " : "",
                         ie.field ? ie.field : "", ie.msg);
     e->present = true;
-    sim_memo_build(e, s->impl);
-    if (sim_step_build(e, err) != 0)
+    if (sim_memo_build(e, s->impl, err) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/%s.json", cdir, isa_engine_name(e->id));
     if (load_sidecar(e, path, err) || check_table(e, path, err))

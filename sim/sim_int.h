@@ -97,7 +97,8 @@ typedef struct {
                                     SIM_NO_CLASS; NULL: no classes (out of memory) */
     sim_memo_t *memo;            /* [nclasses] what the run learnt about each class */
     uint32_t nclasses;
-    struct sim_step *step;       /* [stream.count] sim_step_of() each instruction (memo.c) */
+    struct sim_step *step;       /* [stream.count] sim_step_of() each instruction
+                                    (memo.c sim_memo_build) */
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -543,10 +544,11 @@ int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, siz
 void sim_debug_free(sim_engine_t *e);
 
 /* ---- memo.c ---- */
-/* Group e's compute instructions into classes of identical ones (e->cls,
- * e->memo); on out of memory leaves e without classes (nothing is
- * remembered, the run is the same). */
-void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl);
+/* Make e's step records (e->step; -1 with err set when out of memory), and
+ * group its compute instructions into classes of identical ones (e->cls,
+ * e->memo); without memory for those, leaves e without classes (nothing
+ * is remembered, the run is the same). */
+int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *err);
 void sim_memo_free(sim_engine_t *e);
 /* true when d's --timing-only execution is only a check of d itself */
 bool sim_memo_pure(const isa_decoded_t *d);
@@ -574,8 +576,6 @@ typedef struct sim_step {
 } sim_step_t;
 _Static_assert(sizeof(sim_step_t) == 16, "one step record is 16 bytes");
 sim_step_t sim_step_of(const isa_decoded_t *d);
-/* Fill e->step; -1 (out of memory) with err set. */
-int sim_step_build(sim_engine_t *e, tpb_err_t *err);
 /* sim_sync_wait_value and sim_sync_event of the step's header copy */
 static inline uint32_t sim_step_wait_value(const sim_engine_t *e, const sim_step_t *st)
 {
