@@ -363,7 +363,8 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
                         ie.offset / ISA_BUNDLE_BYTES, ie.field ? ": field " : "",
                         ie.field ? ie.field : "", ie.msg);
     e->present = true;
-    sim_memo_build(e, s->impl);
+    if (sim_memo_build(e, s->impl, err) != 0)
+        return -1;
     snprintf(path, sizeof path, "%s/%s.json", cdir, isa_engine_name(e->id));
     if (load_sidecar(e, path, err) || check_table(e, path, err))
         return -1;
@@ -460,8 +461,10 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
         sim_lazy_init(&c->sbuf_z, c->sbuf, s->t->partitions, s->t->sbuf_partition_bytes);
         sim_lazy_init(&c->psum_z, c->psum, s->t->partitions, s->t->psum_partition_bytes);
     }
-    for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++)
+    for (unsigned i = 0; i < ISA_NUM_SEMAPHORES; i++) {
         c->sem[i].last_writer = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
+        c->sem[i].wake_at = UINT32_MAX;
+    }
     return 0;
 }
 

@@ -20,6 +20,9 @@
  *   sim_plan_t, sim.c:class_plan): a later member copies operand k when
  *   its pattern, name and access are the stored one's (tap.c).
  *
+ * The same pass over the stream copies what the scheduler's hot loop reads
+ * of every instruction into its 16-byte step record (sim_step_of).
+ *
  * docs/performance.md ("Instruction classes"). */
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +53,14 @@ static bool key_eq(const isa_decoded_t *a, const isa_decoded_t *b)
            (!a->has_pred || memcmp(&a->pred, &b->pred, sizeof a->pred) == 0);
 }
 
-void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl)
+int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *err)
 {
     size_t n = e->stream.count;
+    /* the step records are made in the same pass as the classes: the
+     * decoded stream is read once (it is much larger than the caches) */
+    e->step = malloc((n ? n : 1) * sizeof *e->step);
+    if (!e->step)
+        return tpb_errf(err, "out of memory (%zu instruction records)", n);
     size_t cap = 16;
     while (cap < 2 * n)
         cap *= 2;
@@ -61,11 +69,14 @@ void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl)
     if (!slot || !cls || n >= UINT32_MAX) {           /* no memo: every instruction runs */
         free(slot);
         free(cls);
-        return;
+        for (size_t i = 0; i < n; i++)
+            e->step[i] = sim_step_of(&e->stream.insts[i]);
+        return 0;
     }
     uint32_t ncls = 0;
     for (size_t i = 0; i < n; i++) {
         const isa_decoded_t *d = &e->stream.insts[i];
+        e->step[i] = sim_step_of(d);
         cls[i] = SIM_NO_CLASS;
         if (d->inst.op >= ISA_OP_COUNT || !impl[d->inst.op])
             continue;
@@ -82,11 +93,12 @@ void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl)
     sim_memo_t *m = calloc(ncls ? ncls : 1, sizeof *m);
     if (!m) {
         free(cls);
-        return;
+        return 0;
     }
     e->cls = cls;
     e->memo = m;
     e->nclasses = ncls;
+    return 0;
 }
 
 void sim_memo_free(sim_engine_t *e)
@@ -125,4 +137,22 @@ bool sim_memo_pure(const isa_decoded_t *d)
     default:
         return false;
     }
+}
+
+sim_step_t sim_step_of(const isa_decoded_t *d)
+{
+    const isa_sync_t *h = &d->inst.sync;
+    unsigned f = 0;
+    if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst)))
+        f = (h->upd_at_read ? SIM_STEP_UPD_READ : SIM_STEP_UPD_END) |
+            (h->upd_remote ? SIM_STEP_UPD_REMOTE : 0);
+    f |= (h->wait_en ? SIM_STEP_WAIT : 0) |
+         (d->inst.op == ISA_OP_CORE_BARRIER ? SIM_STEP_BARRIER : 0);
+    return (sim_step_t){
+        .pc = d->pc, .wait_val = h->wait_val, .upd_val = (uint16_t)h->upd_val,
+        .flags = (uint8_t)f,
+        .cls = (uint8_t)(d->inst.op < ISA_OP_COUNT ? isa_ops[d->inst.op].cls : 0),
+        .wait_sem = (uint8_t)h->wait_sem, .wait_reg = (uint8_t)h->wait_reg,
+        .upd_sem = (uint8_t)h->upd_sem, .upd_op = (uint8_t)h->upd_op,
+    };
 }

@@ -290,9 +290,8 @@ static int cycle_limit_error(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t
 /* Passes the wait of the current instruction.  Returns 1 when the engine
  * must block, 0 to start now, -1 on error.  Fills the trace wait info. */
 static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
-                     uint64_t now, sim_tr_inst_t *tr, tpb_err_t *err)
+                     const sim_step_t *st, uint64_t now, sim_tr_inst_t *tr, tpb_err_t *err)
 {
-    const isa_sync_t *h = &d->inst.sync;
     if (e->state == ENG_BARRIER_RELEASED) {
         e->barrier_wait_ps += now - e->arrive_ps;
         tr->wait_kind = 2;
@@ -300,19 +299,23 @@ static int pass_wait(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
         e->state = ENG_READY;
         return 0;
     }
-    if (h->wait_en) {
-        if (!sim_sync_wait_ok(c, e, h)) {
+    if (st->flags & SIM_STEP_WAIT) {
+        uint32_t need = sim_step_wait_value(e, st);
+        sim_sem_t *S = &c->sem[st->wait_sem];
+        if (S->value < need) {
             e->state = ENG_WAIT_SEM;
             c->sem_waiters |= (uint8_t)(1u << e->slot);
+            if (need < S->wake_at)
+                S->wake_at = need;
             return 1;
         }
         tr->wait_kind = 1;
-        tr->waited_for = c->sem[h->wait_sem].last_writer;
+        tr->waited_for = S->last_writer;
     }
     e->sem_wait_ps += now - e->issue_ps;
     e->arrive_ps = now;
     e->state = ENG_READY;
-    if (d->inst.op == ISA_OP_CORE_BARRIER) {
+    if (st->flags & SIM_STEP_BARRIER) {
         int r = sim_barrier_arrive(s, c, e, d, now, err);
         if (r != 0) {
             if (r > 0)
@@ -346,19 +349,36 @@ static uint32_t sim_trace_iter(sim_engine_t *e)
     return e->execs ? e->execs[e->idx]++ : UINT32_MAX;
 }
 
+#define SIM_PREFETCH_AHEAD 4 /* instructions; 2, 4 and 8 measured, docs/performance.md */
 static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 {
     uint64_t now = s->now;
     uint64_t lat = s->sem_lat_ps;
+    sim_event_t held; /* our own update, queued after the updates before it */
     for (;;) {
         if (e->idx >= e->stream.count) {
             engine_done(s, e, now);
             return 0;
         }
+        /* d is read only when st does not say all (sim_step_t) */
         const isa_decoded_t *d = &e->stream.insts[e->idx];
+        /* functional runs read the decoded instruction (368 bytes, in a
+         * stream much larger than the caches): fetch the one a few ahead */
+        if (!s->opt.timing_only && e->idx + SIM_PREFETCH_AHEAD < e->stream.count) {
+            const char *p = (const char *)(d + SIM_PREFETCH_AHEAD);
+            _Static_assert(sizeof *d <= 6 * 64, "seven cache lines cover a decoded instruction");
+            __builtin_prefetch(p);
+            __builtin_prefetch(p + 64);
+            __builtin_prefetch(p + 128);
+            __builtin_prefetch(p + 192);
+            __builtin_prefetch(p + 256);
+            __builtin_prefetch(p + 320);
+            __builtin_prefetch(p + sizeof *d - 1);
+        }
+        const sim_step_t *st = &e->step[e->idx];
         sim_tr_inst_t tr; /* pass_wait fills the wait; the rest only for a trace */
         tr.wait_kind = 0;
-        int w = pass_wait(s, c, e, d, now, &tr, err);
+        int w = pass_wait(s, c, e, d, st, now, &tr, err);
         if (w != 0)
             return w < 0 ? -1 : 0;
         /* instructions start on the engine's clock edges; right after the
@@ -374,7 +394,13 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
                 start = now;
         }
         size_t next;
-        if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
+        /* a member of a class that passed its checks (memo.c): its cost,
+         * as exec_compute would give it (only compute opcodes get there) */
+        uint32_t k = e->cls ? e->cls[e->idx] : SIM_NO_CLASS;
+        if (k != SIM_NO_CLASS && e->memo[k].checked) {
+            cycles = e->memo[k].cost;
+            next = e->idx + 1;
+        } else if (dispatch(s, c, e, d, start, &cycles, &next, err) != 0)
             return -1;
         if (cycles == 0)
             cycles = 1; /* every instruction advances time: loops always progress */
@@ -387,17 +413,25 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         e->edge_ps = end;
         e->edge_cycle = c0 + cycles;
         const isa_sync_t *h = &d->inst.sync;
-        if (h->upd_en && (h->upd_at_read || !sim_dma_upd_at_transfer_end(&d->inst))) {
-            uint64_t at = (h->upd_at_read ? start : end) + lat;
+        bool hold = false;
+        unsigned step = st->flags;
+        if (step & (SIM_STEP_UPD_READ | SIM_STEP_UPD_END)) {
+            uint64_t at = (step & SIM_STEP_UPD_READ ? start : end) + lat;
             sim_ref_t me = { .core = (int16_t)c->index, .tid = (uint16_t)(e->slot + 1),
-                             .pc = d->pc, .start_ps = start };
-            if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
+                             .pc = st->pc, .start_ps = start };
+            if (!(step & SIM_STEP_UPD_REMOTE) && at > end) {
+                /* a local update after our end: no event at or before end
+                 * depends on it, so it is stamped now and queued below */
+                held = sim_step_event(st, c->index, at, me);
+                sim_heap_stamp(&s->heap, &held);
+                hold = true;
+            } else if (sim_sync_schedule_update(s, c, h, at, me, e, e->idx, err) != 0)
                 return -1;
         }
         e->busy_ps += end - start;
         e->ninst++;
         s->ninst++;
-        s->by_class[isa_ops[d->inst.op].cls]++;
+        s->by_class[st->cls]++;
         if (s->opt.trace) {
             if (!tr.wait_kind)
                 tr.waited_for = (sim_ref_t){ .core = -1, .start_ps = SIM_NO_TIME };
@@ -422,6 +456,8 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         now = end;
         e->issue_ps = end;
         if (next == SIZE_MAX) {
+            if (hold && sim_heap_insert(s, &held, err) != 0)
+                return -1;
             engine_done(s, e, end);
             return 0;
         }
@@ -429,17 +465,38 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         /* Semaphore updates due before our next start are applied here, in
          * heap order, instead of yielding to the main loop for each one
          * (every instruction usually bumps its engine's semaphore). */
+        bool yield = false;
         while (!may_continue(s, e, end)) {
             if (!sem_event_next(s, end)) {
-                push_engine(s, e, end);
-                return 0;
+                if (hold && sim_heap_insert(s, &held, err) != 0)
+                    return -1;
+                /* e is ready (pass_wait) and not due (the run loop took its
+                 * step; only blocked engines are woken or released) */
+                sim_dueq_insert(&s->dueq, end, e->due_bit);
+                e->due = true;
+                e->due_t = end;
+                yield = true;
+                break;
             }
-            /* applied where it lies, then dropped: an update pushes nothing */
+            /* applied where it lies, then dropped (or replaced by our held
+             * update): an update pushes nothing */
             s->now = s->heap.v[0].t;
             if (sim_sync_apply(s, &s->heap.v[0], err) != 0)
                 return -1;
-            sim_heap_drop(&s->heap);
+            if (hold)
+                sim_heap_replace_top(&s->heap, &held);
+            else
+                sim_heap_drop(&s->heap);
+            hold = false;
         }
+        if (yield) {
+            if (!sim_take_next_engine(s, &c, &e))
+                return 0;
+            now = s->now;
+            continue;
+        }
+        if (hold && sim_heap_insert(s, &held, err) != 0)
+            return -1;
         s->now = end;
     }
 }
@@ -662,6 +719,7 @@ void sim_free(sim_t *s)
             sim_engine_t *e = &c->eng[k];
             sim_debug_free(e);
             free(e->execs);
+            free(e->step);
             sim_memo_free(e);
             isa_stream_free(&e->stream);
             sim_scratch_free(&e->scratch);

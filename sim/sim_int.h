@@ -97,6 +97,8 @@ typedef struct {
                                     SIM_NO_CLASS; NULL: no classes (out of memory) */
     sim_memo_t *memo;            /* [nclasses] what the run learnt about each class */
     uint32_t nclasses;
+    struct sim_step *step;       /* [stream.count] sim_step_of() each instruction
+                                    (memo.c sim_memo_build) */
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -139,6 +141,9 @@ typedef struct {
 typedef struct {
     uint32_t value;
     sim_ref_t last_writer;
+    uint32_t wake_at;            /* the least value that an engine blocked on it
+                                    needs (UINT32_MAX: none; kept by sim.c
+                                    pass_wait and sync.c wake_waiters) */
     char *name;                  /* def.json, owned, or NULL */
 } sim_sem_t;
 
@@ -299,15 +304,18 @@ static inline bool sim_ev_before(const sim_event_t *a, const sim_event_t *b)
     return a->t != b->t ? a->t < b->t : a->ord < b->ord;
 }
 int sim_heap_grow(sim_heap_t *h, tpb_err_t *err);
-/* Queue an event (its ord is set here).  Inline: every instruction that
- * updates a semaphore pushes one. */
-static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+/* Give an event its fixed tie order (its insertion order is now). */
+static inline void sim_heap_stamp(sim_heap_t *h, sim_event_t *ev)
+{
+    ev->ord = sim_ev_order(ev->kind, ev->core, ev->unit, h->seq++);
+}
+/* Queue an event stamped by sim_heap_stamp. */
+static inline int sim_heap_insert(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
 {
     sim_heap_t *h = &s->heap;
     if (h->n == h->cap && sim_heap_grow(h, err) != 0)
         return -1;
-    sim_event_t x = *ev;
-    x.ord = sim_ev_order(x.kind, x.core, x.unit, h->seq++);
+    const sim_event_t x = *ev;
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -318,6 +326,14 @@ static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
     }
     h->v[i] = x;
     return 0;
+}
+/* Queue an event (its ord is set here).  Inline: every instruction that
+ * updates a semaphore pushes one. */
+static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
+{
+    sim_event_t x = *ev;
+    sim_heap_stamp(&s->heap, &x);
+    return sim_heap_insert(s, &x, err);
 }
 /* Remove the top event v[0] (read it first): the last one sifts down from
  * the root, compared where it lies, so nothing is copied out. */
@@ -341,6 +357,27 @@ static inline void sim_heap_drop(sim_heap_t *h)
     }
     v[i] = *last;
 }
+/* Replace the top event v[0] (read it first) by ev, stamped by
+ * sim_heap_stamp: one sift-down instead of sim_heap_drop and then
+ * sim_heap_insert (an engine's hot loop applies an update and queues its
+ * own).  The pop order is the same: events are ordered by (t, ord) alone. */
+static inline void sim_heap_replace_top(sim_heap_t *h, const sim_event_t *ev)
+{
+    size_t n = h->n, i = 0;
+    sim_event_t *v = h->v;
+    for (;;) {
+        size_t l = 2 * i + 1, m = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && sim_ev_before(&v[l + 1], &v[l]))
+            m = l + 1;
+        if (!sim_ev_before(&v[m], ev))
+            break;
+        v[i] = v[m];
+        i = m;
+    }
+    v[i] = *ev;
+}
 /* Let engine e take its next step at time t (ps).  Inline: once per
  * instruction when engines interleave. */
 static inline void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t)
@@ -350,6 +387,27 @@ static inline void sim_schedule_engine(sim_t *s, sim_engine_t *e, uint64_t t)
     sim_dueq_insert(&s->dueq, t, e->due_bit);
     e->due = true;
     e->due_t = t;
+}
+/* Take the run's next step when it is an engine's, as the run loop
+ * (sim.c sim_run) would: the first due engine (dueq.h), when no heap event
+ * comes before it (they sort first at equal times) and it is within
+ * --max-cycles.  Then *c and *e are that engine, no longer due, and s->now
+ * its time; false: left to the run loop.  An engine that yields takes the
+ * next step this way (sim.c engine_run), without a return to the run loop
+ * per instruction when engines interleave. */
+static inline bool sim_take_next_engine(sim_t *s, sim_core_t **c, sim_engine_t **e)
+{
+    if (!s->dueq.n)
+        return false;
+    sim_due_t o = sim_dueq_first(&s->dueq);
+    if ((s->heap.n && s->heap.v[0].t <= o.t) || o.t > s->max_ps)
+        return false;
+    sim_dueq_pop(&s->dueq);
+    *c = &s->cores[o.bit >> 3];
+    *e = &(*c)->eng[o.bit & 7];
+    (*e)->due = false;
+    s->now = o.t;
+    return true;
 }
 /* Prefix for errors about instruction idx of engine e on core c:
  * "core 0 SP instruction 3 (pc 3) PseudoDmaDirect2d: ". */
@@ -403,20 +461,18 @@ static inline uint32_t sim_sync_wait_value(const sim_engine_t *e, const isa_sync
 int sim_sync_apply_slow(sim_t *s, const sim_event_t *ev, tpb_err_t *err);
 /* The usual update inline: an increment that cannot overflow, no trace
  * to record and no engine of the core that the update wakes (a final
- * store may wait on it all run long); everything else (other ops, errors,
+ * store may wait on it all run long: the semaphore's wake_at says what
+ * the engines blocked on it need, without a look at each); everything else (other ops, errors,
  * wake-ups, trace) in sim_sync_apply_slow. */
 static inline int sim_sync_apply(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
 {
     sim_core_t *c = &s->cores[ev->core];
     sim_sem_t *S = &c->sem[ev->unit];
-    if ((ev->val >> 24) != ISA_SEMOP_SEM_INC || S->value == UINT32_MAX || s->opt.trace)
+    if ((ev->val >> 24) != ISA_SEMOP_SEM_INC || s->opt.trace)
         return sim_sync_apply_slow(s, ev, err);
-    for (unsigned m = c->sem_waiters; m; m &= m - 1) {
-        const sim_engine_t *w = &c->eng[__builtin_ctz(m)];
-        const isa_sync_t *h = &w->stream.insts[w->idx].inst.sync;
-        if (h->wait_sem == ev->unit && S->value + 1 >= sim_sync_wait_value(w, h))
-            return sim_sync_apply_slow(s, ev, err); /* wakes w */
-    }
+    /* wakes an engine, or overflows (value UINT32_MAX; wake_at <= UINT32_MAX) */
+    if ((uint64_t)S->value + 1 >= S->wake_at)
+        return sim_sync_apply_slow(s, ev, err);
     S->value++;
     S->last_writer = ev->ref;
     return 0;
@@ -488,13 +544,49 @@ int sim_sidecar_parse(sim_engine_t *e, const char *path, const uint8_t *buf, siz
 void sim_debug_free(sim_engine_t *e);
 
 /* ---- memo.c ---- */
-/* Group e's compute instructions into classes of identical ones (e->cls,
- * e->memo); on out of memory leaves e without classes (nothing is
- * remembered, the run is the same). */
-void sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl);
+/* Make e's step records (e->step; -1 with err set when out of memory), and
+ * group its compute instructions into classes of identical ones (e->cls,
+ * e->memo); without memory for those, leaves e without classes (nothing
+ * is remembered, the run is the same). */
+int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *err);
 void sim_memo_free(sim_engine_t *e);
 /* true when d's --timing-only execution is only a check of d itself */
 bool sim_memo_pure(const isa_decoded_t *d);
+
+/* What the engine's hot loop reads of an instruction, copied at load into
+ * 16 bytes (memo.c sim_step_of): the header's wait and update, the pc, the
+ * opcode's class, and when the update is scheduled.  A --timing-only run
+ * of a class already checked (memo.c) then never reads the 368-byte
+ * decoded instruction, whose stream is much larger than the caches. */
+enum {
+    SIM_STEP_UPD_READ = 1,       /* update at its start + latency (upd_at_read) */
+    SIM_STEP_UPD_END = 2,        /* update at its end + latency (not at a DMA
+                                    transfer's end: sim_dma_upd_at_transfer_end) */
+    SIM_STEP_UPD_REMOTE = 4,     /* that update is on core upd_core (upd_remote) */
+    SIM_STEP_WAIT = 8,           /* wait_en */
+    SIM_STEP_BARRIER = 16,       /* a CoreBarrier */
+};
+typedef struct sim_step {
+    uint32_t pc;                 /* bundle index (isa_decoded_t.pc) */
+    uint32_t wait_val;           /* the header's fields of the same names */
+    uint16_t upd_val;
+    uint8_t flags;               /* SIM_STEP_* */
+    uint8_t cls;                 /* isa_ops[op].cls (statistics) */
+    uint8_t wait_sem, wait_reg, upd_sem, upd_op;
+} sim_step_t;
+_Static_assert(sizeof(sim_step_t) == 16, "one step record is 16 bytes");
+sim_step_t sim_step_of(const isa_decoded_t *d);
+/* sim_sync_wait_value and sim_sync_event of the step's header copy */
+static inline uint32_t sim_step_wait_value(const sim_engine_t *e, const sim_step_t *st)
+{
+    return st->wait_reg ? st->wait_val + e->regs[ISA_NUM_REGS - st->wait_reg] : st->wait_val;
+}
+static inline sim_event_t sim_step_event(const sim_step_t *st, unsigned core, uint64_t t,
+                                         sim_ref_t writer)
+{
+    return (sim_event_t){ .t = t, .kind = EV_SEM, .core = (uint8_t)core, .unit = st->upd_sem,
+                          .val = (uint32_t)st->upd_op << 24 | st->upd_val, .ref = writer };
+}
 
 /* ---- loader.c ---- */
 /* --timing-only: count inputs not supplied as bound and written (loader.c). */

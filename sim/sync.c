@@ -28,16 +28,23 @@ int sim_sync_schedule_remote(sim_t *s, sim_core_t *c, const isa_sync_t *h, uint6
  * kept by sim.c pass_wait): usually none, and the update costs nothing. */
 static void wake_waiters(sim_t *s, sim_core_t *c, unsigned sem)
 {
+    uint32_t wake_at = UINT32_MAX; /* of the engines still blocked on sem */
     for (unsigned m = c->sem_waiters; m; m &= m - 1) {
         unsigned k = (unsigned)__builtin_ctz(m);
         sim_engine_t *e = &c->eng[k];
         const isa_sync_t *h = &e->stream.insts[e->idx].inst.sync;
-        if (h->wait_sem != sem || !sim_sync_wait_ok(c, e, h))
+        if (h->wait_sem != sem)
             continue;
+        if (!sim_sync_wait_ok(c, e, h)) {
+            uint32_t need = sim_sync_wait_value(e, h);
+            wake_at = need < wake_at ? need : wake_at;
+            continue;
+        }
         c->sem_waiters &= (uint8_t)~(1u << k);
         e->state = ENG_READY;
         sim_schedule_engine(s, e, s->now);
     }
+    c->sem[sem].wake_at = wake_at;
 }
 
 static const char *writer_text(const sim_t *s, sim_ref_t r, char *buf, size_t len)
@@ -90,6 +97,8 @@ int sim_sync_apply_slow(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
         sim_trace_sem(s, c->index, ev->unit, S->value);
     if (c->sem_waiters)
         wake_waiters(s, c, ev->unit);
+    else
+        S->wake_at = UINT32_MAX;
     return 0;
 }
 
