@@ -212,7 +212,7 @@ static int name_entry(enc_builder_t *b, const char *name)
         b->cap_hash = nc;
     }
     e = b->nnames++;
-    snprintf(b->names[e].name, sizeof b->names[e].name, "%s", name);
+    su_copy(b->names[e].name, sizeof b->names[e].name, name);
     b->names[e].head = -1;
     b->names[e].count = 0;
     hash_put(b->hash, b->cap_hash, name, e);

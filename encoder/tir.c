@@ -284,12 +284,14 @@ static int str_slot(char *const *set, int cap, const char *s)
 
 const char *tir_intern(tir_kernel_t *k, const char *s)
 {
+    int slot = -1;   /* s's empty slot while the set does not grow (one hash, not two) */
     if (k->cap_strs) {
-        int i = str_slot(k->strs, k->cap_strs, s);
-        if (k->strs[i])
-            return k->strs[i];
+        slot = str_slot(k->strs, k->cap_strs, s);
+        if (k->strs[slot])
+            return k->strs[slot];
     }
     if (2 * (k->nstrs + 1) > k->cap_strs) {   /* keep the set at most half full */
+        slot = -1;
         if (k->cap_strs > INT32_MAX / 4)
             return NULL;
         int nc = k->cap_strs ? 2 * k->cap_strs : 64;
@@ -308,7 +310,7 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
     if (!copy)
         return NULL;
     memcpy(copy, s, n);
-    k->strs[str_slot(k->strs, k->cap_strs, copy)] = copy;
+    k->strs[slot >= 0 ? slot : str_slot(k->strs, k->cap_strs, copy)] = copy;
     k->nstrs++;
     return copy;
 }
@@ -391,13 +393,17 @@ static int pool_grow_set(tir_pool_t *p, size_t size)
  * TIR_POOL_CHUNK_MIN), added if new; NULL on out-of-memory. */
 static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
 {
+    int slot = -1;   /* rec's empty slot while the set does not grow (one hash, not two) */
     if (p->cap) {
-        int i = pool_slot(p->set, p->cap, rec, size);
-        if (p->set[i])
-            return p->set[i];
+        slot = pool_slot(p->set, p->cap, rec, size);
+        if (p->set[slot])
+            return p->set[slot];
     }
-    if (2 * (p->n + 1) > p->cap && pool_grow_set(p, size))
-        return NULL;
+    if (2 * (p->n + 1) > p->cap) {
+        if (pool_grow_set(p, size))
+            return NULL;
+        slot = -1;
+    }
     struct tir_pool_chunk *c = p->chunks;
     if (!c || c->used + size > c->cap) {
         size_t cap = !c ? TIR_POOL_CHUNK_MIN : c->cap < TIR_POOL_CHUNK_MAX ? 2 * c->cap : c->cap;
@@ -414,7 +420,7 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
     void *copy = (char *)c->data + c->used;
     c->used += size;
     memcpy(copy, rec, size);
-    p->set[pool_slot(p->set, p->cap, copy, size)] = copy;
+    p->set[slot >= 0 ? slot : pool_slot(p->set, p->cap, copy, size)] = copy;
     p->n++;
     return copy;
 }
