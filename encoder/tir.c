@@ -306,7 +306,7 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
         k->cap_strs = nc;
     }
     size_t n = strlen(s) + 1;
-    char *copy = malloc(n);
+    char *copy = tpb_arena_alloc(&k->names, n, 1);   /* freed with the arena, not one by one */
     if (!copy)
         return NULL;
     memcpy(copy, s, n);
@@ -352,9 +352,7 @@ void tir_pools_free(tir_kernel_t *k)
 {
     pool_free(&k->aps);
     pool_free(&k->rares);
-    tpb_arena_free(&k->names);
-    for (int i = 0; i < k->cap_strs; i++)
-        free(k->strs[i]);
+    tpb_arena_free(&k->names);   /* also the interned strings */
     free(k->strs);
     k->strs = NULL;
     k->nstrs = k->cap_strs = 0;
