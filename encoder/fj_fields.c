@@ -219,8 +219,9 @@ const cJSON *fj_field(const cJSON *obj, const char *name)
 {
     if (!obj || !name)
         return NULL;
+    const char first = name[0];   /* most lookups are of absent fields: one byte per key */
     for (const cJSON *c = obj->child; c && c->string; c = c->next)
-        if (key_is(c->string, name))
+        if (c->string[0] == first && key_is(c->string, name))
             return c;
     return NULL;
 }
