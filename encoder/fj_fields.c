@@ -345,10 +345,10 @@ int fj_get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, 
     return fj_get_bool3(j, obj, path, fname, out, &given);
 }
 
-int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
-               const char **out, bool required)
+/* fj_get_str of the item it (fname's, NULL when absent) already looked up */
+static int str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    const char **out, bool required)
 {
-    const cJSON *it = fj_field(obj, fname);
     *out = NULL;
     if (!it) {
         if (required)
@@ -359,6 +359,12 @@ int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
         return fj_jfail(j, path, fname, "expected a string, got %s", fj_type_name(it));
     *out = it->valuestring;
     return 0;
+}
+
+int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+               const char **out, bool required)
+{
+    return str_item(j, fj_field(obj, fname), path, fname, out, required);
 }
 
 /* strip NKI module prefixes: "nl.add", "np.add", "nki.language.exp" */
@@ -407,7 +413,7 @@ int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
         *out = known ? *known : dflt;
         return 0;
     }
-    if (fj_get_str(j, obj, path, fname, &s, false))
+    if (str_item(j, it, path, fname, &s, false))
         return -1;
     if (!s) {
         *out = dflt;
@@ -457,7 +463,7 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
         *out = *known;
         return 0;
     }
-    if (fj_get_str(j, obj, path, "engine", &s, false))
+    if (str_item(j, it, path, "engine", &s, false))
         return -1;
     if (!s)
         return 0;
@@ -487,7 +493,7 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
         *out = (unsigned)*known;
         return 0;
     }
-    if (fj_get_str(j, obj, path, "dtype", &s, true))
+    if (str_item(j, it, path, "dtype", &s, true))
         return -1;
     const char *n = fj_strip_prefix(s);
     int v;
