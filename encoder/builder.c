@@ -476,10 +476,7 @@ void enc_scope_end(enc_builder_t *b)
 
 tir_ap_t enc_ap_none(void)
 {
-    tir_ap_t a;
-    memset(&a, 0, sizeof a);
-    a.tensor = -1;
-    return a;
+    return tir_ap_none;   /* tensor -1, all else zero */
 }
 
 enc_scalar_t enc_imm(double v)
