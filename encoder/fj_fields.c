@@ -194,8 +194,9 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
         return 0;   /* this object passed this check before (an earlier iteration) */
     for (const cJSON *c = obj->child; c; c = c->next) {
         bool ok = key_is(c->string, "comment") || key_is(c->string, "loc");
+        const char first = c->string[0];   /* per flat statement: one byte per allowed name */
         for (int i = 0; !ok && allowed[i]; i++)
-            ok = key_is(c->string, allowed[i]);
+            ok = allowed[i][0] == first && key_is(c->string, allowed[i]);
         if (!ok) {
             char list[512];
             size_t o = 0;
