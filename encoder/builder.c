@@ -212,7 +212,7 @@ static int name_entry(enc_builder_t *b, const char *name)
         b->cap_hash = nc;
     }
     e = b->nnames++;
-    snprintf(b->names[e].name, sizeof b->names[e].name, "%s", name);
+    su_copy(b->names[e].name, sizeof b->names[e].name, name);
     b->names[e].head = -1;
     b->names[e].count = 0;
     hash_put(b->hash, b->cap_hash, name, e);
@@ -476,10 +476,7 @@ void enc_scope_end(enc_builder_t *b)
 
 tir_ap_t enc_ap_none(void)
 {
-    tir_ap_t a;
-    memset(&a, 0, sizeof a);
-    a.tensor = -1;
-    return a;
+    return tir_ap_none;   /* tensor -1, all else zero */
 }
 
 enc_scalar_t enc_imm(double v)

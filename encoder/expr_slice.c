@@ -12,12 +12,19 @@
 
 /* ---- slices ---- */
 
+/* isspace in the C locale (the program never sets another), without the
+ * call to find the locale's table: run per slice part of a flat body. */
+static inline bool blank(char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 /* Copy text[a, b) into buf; trims blanks. */
 static void sub(const char *a, const char *b, char *buf, size_t n)
 {
-    while (a < b && isspace((unsigned char)*a))
+    while (a < b && blank(*a))
         a++;
-    while (b > a && isspace((unsigned char)b[-1]))
+    while (b > a && blank(b[-1]))
         b--;
     size_t len = (size_t)(b - a);
     if (len >= n)
@@ -140,11 +147,10 @@ static int parse_item(const char *a, const char *b, const enc_env_t *env, enc_sl
         snprintf(msg, n, "slice expression too long");
         return -1;
     }
-    sub(a, b, buf, sizeof buf);
-    if (nc == 0 && (!strncmp(buf, "ds(", 3) || !strncmp(buf, "nl.ds(", 6)))
-        return parse_ds(buf, env, s, dep, msg, n, rec, ri);
-    if (nc == 0) {
+    if (nc == 0) {   /* a range's parts are copied one by one below */
         sub(a, b, buf, sizeof buf);
+        if (!strncmp(buf, "ds(", 3) || !strncmp(buf, "nl.ds(", 6))
+            return parse_ds(buf, env, s, dep, msg, n, rec, ri);
         if (!buf[0]) {
             snprintf(msg, n, "empty index");
             return -1;

@@ -194,8 +194,9 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
         return 0;   /* this object passed this check before (an earlier iteration) */
     for (const cJSON *c = obj->child; c; c = c->next) {
         bool ok = key_is(c->string, "comment") || key_is(c->string, "loc");
+        const char first = c->string[0];   /* per flat statement: one byte per allowed name */
         for (int i = 0; !ok && allowed[i]; i++)
-            ok = key_is(c->string, allowed[i]);
+            ok = allowed[i][0] == first && key_is(c->string, allowed[i]);
         if (!ok) {
             char list[512];
             size_t o = 0;
@@ -219,8 +220,9 @@ const cJSON *fj_field(const cJSON *obj, const char *name)
 {
     if (!obj || !name)
         return NULL;
+    const char first = name[0];   /* most lookups are of absent fields: one byte per key */
     for (const cJSON *c = obj->child; c && c->string; c = c->next)
-        if (key_is(c->string, name))
+        if (c->string[0] == first && key_is(c->string, name))
             return c;
     return NULL;
 }
@@ -344,10 +346,10 @@ int fj_get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, 
     return fj_get_bool3(j, obj, path, fname, out, &given);
 }
 
-int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
-               const char **out, bool required)
+/* fj_get_str of the item it (fname's, NULL when absent) already looked up */
+static int str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                    const char **out, bool required)
 {
-    const cJSON *it = fj_field(obj, fname);
     *out = NULL;
     if (!it) {
         if (required)
@@ -358,6 +360,12 @@ int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
         return fj_jfail(j, path, fname, "expected a string, got %s", fj_type_name(it));
     *out = it->valuestring;
     return 0;
+}
+
+int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
+               const char **out, bool required)
+{
+    return str_item(j, fj_field(obj, fname), path, fname, out, required);
 }
 
 /* strip NKI module prefixes: "nl.add", "np.add", "nki.language.exp" */
@@ -406,7 +414,7 @@ int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
         *out = known ? *known : dflt;
         return 0;
     }
-    if (fj_get_str(j, obj, path, fname, &s, false))
+    if (str_item(j, it, path, fname, &s, false))
         return -1;
     if (!s) {
         *out = dflt;
@@ -456,7 +464,7 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
         *out = *known;
         return 0;
     }
-    if (fj_get_str(j, obj, path, "engine", &s, false))
+    if (str_item(j, it, path, "engine", &s, false))
         return -1;
     if (!s)
         return 0;
@@ -486,7 +494,7 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
         *out = (unsigned)*known;
         return 0;
     }
-    if (fj_get_str(j, obj, path, "dtype", &s, true))
+    if (str_item(j, it, path, "dtype", &s, true))
         return -1;
     const char *n = fj_strip_prefix(s);
     int v;

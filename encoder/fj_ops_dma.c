@@ -35,7 +35,7 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
         fj_get_int_range(j, o, path, "dma_qos", &op->qos, 0, -1000000, 1000000) ||
         fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS))
         return -1;
-    const cJSON *q = fj_field(o, "dma_qos");
+    const cJSON *q = fj_memo_keeps(j) ? fj_field(o, "dma_qos") : NULL;   /* only in a loop */
     dma_opts_t *k = fj_memo_keeps(j) && (!q || cJSON_IsNumber(q)) ? malloc(sizeof *k) : NULL;
     if (k && fj_keep(j, k, free)) {
         *k = (dma_opts_t){op->dge_mode, op->oob_mode, op->qos, *rmw};

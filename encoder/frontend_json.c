@@ -219,7 +219,7 @@ static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_st
         return -1;
     bool native = false;   /* NKI mask= carried by the op's own predicate */
     for (int i = 0; d->fields[i]; i++)
-        native |= !strcmp(d->fields[i], "mask");
+        native |= d->fields[i][0] == 'm' && !strcmp(d->fields[i], "mask");   /* per flat op */
     if (fj_field(o, "mask") && !native) {  /* compute into a tile, masked copy (fj_mask.c) */
         st->prepared = st->masked = true;
         return fj_masked_op(j, o, path, d, run_compute_op);

@@ -284,12 +284,14 @@ static int str_slot(char *const *set, int cap, const char *s)
 
 const char *tir_intern(tir_kernel_t *k, const char *s)
 {
+    int slot = -1;   /* s's empty slot while the set does not grow (one hash, not two) */
     if (k->cap_strs) {
-        int i = str_slot(k->strs, k->cap_strs, s);
-        if (k->strs[i])
-            return k->strs[i];
+        slot = str_slot(k->strs, k->cap_strs, s);
+        if (k->strs[slot])
+            return k->strs[slot];
     }
     if (2 * (k->nstrs + 1) > k->cap_strs) {   /* keep the set at most half full */
+        slot = -1;
         if (k->cap_strs > INT32_MAX / 4)
             return NULL;
         int nc = k->cap_strs ? 2 * k->cap_strs : 64;
@@ -304,11 +306,11 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
         k->cap_strs = nc;
     }
     size_t n = strlen(s) + 1;
-    char *copy = malloc(n);
+    char *copy = tpb_arena_alloc(&k->names, n, 1);   /* freed with the arena, not one by one */
     if (!copy)
         return NULL;
     memcpy(copy, s, n);
-    k->strs[str_slot(k->strs, k->cap_strs, copy)] = copy;
+    k->strs[slot >= 0 ? slot : str_slot(k->strs, k->cap_strs, copy)] = copy;
     k->nstrs++;
     return copy;
 }
@@ -350,26 +352,46 @@ void tir_pools_free(tir_kernel_t *k)
 {
     pool_free(&k->aps);
     pool_free(&k->rares);
-    tpb_arena_free(&k->names);
-    for (int i = 0; i < k->cap_strs; i++)
-        free(k->strs[i]);
+    tpb_arena_free(&k->names);   /* also the interned strings */
     free(k->strs);
     k->strs = NULL;
     k->nstrs = k->cap_strs = 0;
 }
 
+/* A pool's record hash: equal records, equal hashes. */
+typedef uint64_t (*pool_hash_fn)(const void *rec, size_t size);
+
+static uint64_t hash_all(const void *rec, size_t size)
+{
+    return tpb_hash_bytes(0x9e3779b97f4a7c15ull, rec, size);
+}
+
+/* An AP's tensor, ndim, offset and its first ndim steps and counts: the
+ * dims past ndim (zero in every AP the builders make) are left to the
+ * memcmp, so a [1, 4] operand hashes 6 words, not 14. */
+static uint64_t hash_ap(const void *rec, size_t size)
+{
+    (void)size;
+    const tir_ap_t *a = rec;
+    int nd = a->ndim < 0 ? 0 : a->ndim > TIR_MAX_DIMS ? TIR_MAX_DIMS : a->ndim;
+    uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, a, offsetof(tir_ap_t, step));
+    h = tpb_hash_bytes(h, a->step, (size_t)nd * sizeof a->step[0]);
+    return tpb_hash_bytes(h, a->count, (size_t)nd * sizeof a->count[0]);
+}
+
 /* The slot of the record equal to rec (size bytes): its entry, or the
  * empty slot it goes in. */
-static int pool_slot(const void *const *set, int cap, const void *rec, size_t size)
+static int pool_slot(const void *const *set, int cap, const void *rec, size_t size,
+                     pool_hash_fn hash)
 {
-    uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, rec, size);
+    uint64_t h = hash(rec, size);
     int i = (int)(h & (uint64_t)(cap - 1));
     while (set[i] && memcmp(set[i], rec, size))
         i = (i + 1) & (cap - 1);
     return i;
 }
 
-static int pool_grow_set(tir_pool_t *p, size_t size)
+static int pool_grow_set(tir_pool_t *p, size_t size, pool_hash_fn hash)
 {
     if (p->cap > INT32_MAX / 4)
         return -1;
@@ -380,7 +402,7 @@ static int pool_grow_set(tir_pool_t *p, size_t size)
     memset(set, 0, (size_t)nc * sizeof *set);
     for (int i = 0; i < p->cap; i++)
         if (p->set[i])
-            set[pool_slot(set, nc, p->set[i], size)] = p->set[i];
+            set[pool_slot(set, nc, p->set[i], size, hash)] = p->set[i];
     tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
     p->set = set;
     p->cap = nc;
@@ -389,15 +411,19 @@ static int pool_grow_set(tir_pool_t *p, size_t size)
 
 /* The pool's record equal to rec (size: a multiple of 8, at most
  * TIR_POOL_CHUNK_MIN), added if new; NULL on out-of-memory. */
-static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
+static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool_hash_fn hash)
 {
+    int slot = -1;   /* rec's empty slot while the set does not grow (one hash, not two) */
     if (p->cap) {
-        int i = pool_slot(p->set, p->cap, rec, size);
-        if (p->set[i])
-            return p->set[i];
+        slot = pool_slot(p->set, p->cap, rec, size, hash);
+        if (p->set[slot])
+            return p->set[slot];
     }
-    if (2 * (p->n + 1) > p->cap && pool_grow_set(p, size))
-        return NULL;
+    if (2 * (p->n + 1) > p->cap) {
+        if (pool_grow_set(p, size, hash))
+            return NULL;
+        slot = -1;
+    }
     struct tir_pool_chunk *c = p->chunks;
     if (!c || c->used + size > c->cap) {
         size_t cap = !c ? TIR_POOL_CHUNK_MIN : c->cap < TIR_POOL_CHUNK_MAX ? 2 * c->cap : c->cap;
@@ -414,7 +440,7 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size)
     void *copy = (char *)c->data + c->used;
     c->used += size;
     memcpy(copy, rec, size);
-    p->set[pool_slot(p->set, p->cap, copy, size)] = copy;
+    p->set[slot >= 0 ? slot : pool_slot(p->set, p->cap, copy, size, hash)] = copy;
     p->n++;
     return copy;
 }
@@ -423,14 +449,14 @@ const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap)
 {
     if (!memcmp(ap, &tir_ap_none, sizeof *ap))
         return &tir_ap_none;
-    return pool_intern(&k->aps, ap, sizeof *ap);
+    return pool_intern(&k->aps, ap, sizeof *ap, hash_ap);
 }
 
 const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r)
 {
     if (!memcmp(r, &tir_rare_default, sizeof *r))
         return &tir_rare_default;
-    return pool_intern(&k->rares, r, sizeof *r);
+    return pool_intern(&k->rares, r, sizeof *r, hash_all);
 }
 
 int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)

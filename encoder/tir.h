@@ -525,10 +525,10 @@ typedef struct {
     uint64_t regs_used;           /* physical sequencer registers allocated (regalloc.h) */
     tir_asm_t *asms;              /* owned inline-assembly records (tir_new_asm) */
     tir_pred_t *preds;            /* owned mask predicate blocks (tir_new_preds) */
-    char **strs;                  /* interned strings (tir_intern): a hash set, */
-    int nstrs, cap_strs;          /* open addressing, cap_strs a power of two */
+    char **strs;                  /* interned strings (tir_intern, held in names): a */
+    int nstrs, cap_strs;          /* hash set, open addressing, cap_strs a power of two */
     tpb_arena_t names;            /* exact-length strings: tensor names (tir_add_tensor),
-                                     generated op names (tir_name) */
+                                     generated op names (tir_name), interned strings */
     tir_pool_t aps;               /* the ops' operands (tir_ap_intern) */
     tir_pool_t rares;             /* the ops' rare fields (tir_rare_intern) */
 } tir_kernel_t;

@@ -5,6 +5,8 @@
  * value, a tensor or an error from the wrong iteration. */
 #include "front_json_util.h"
 
+#include <ctype.h>
+
 #include "expr.h"
 #include "fj.h"
 
@@ -573,6 +575,42 @@ static void test_op_name_cache(void **state)
  * same numbers in parentheses, at every length up to 20 digits (19 and 20
  * overflow or come close: the parser decides), leading zeros, blanks, and
  * parts that only start with digits. */
+/* Blanks around slice parts are trimmed exactly for the bytes isspace
+ * names in the C locale (expr_slice.c tests them inline): every byte
+ * around every part either reads as the plain operand (a blank) or not. */
+static void test_slice_blank_bytes(void **state)
+{
+    (void)state;
+    enc_env_t env;
+    enc_env_init(&env);
+    enc_slice_t ref[ENC_MAX_SLICES], s[ENC_MAX_SLICES];
+    int nref = -1, n = -1;
+    bool dep;
+    char nm[64], msg[256], text[64];
+    /* numbers (the digits-only path), an empty start, ds( after blanks */
+    static const char *const forms[][2] = {{"x[%c3%c:%c5%c,%c2%c]", "x[3:5, 2]"},
+                                           {"x[%c:%c5, %cds(1, 2)%c]", "x[:5, ds(1, 2)]"}};
+    for (int f = 0; f < 2; f++) {
+        assert_int_equal(enc_parse_slice_operand(forms[f][1], &env, nm, sizeof nm, ref, &nref,
+                                                 &dep, msg, sizeof msg), 0);
+        for (int c = 1; c < 256; c++) {
+            char b = (char)c;
+            snprintf(text, sizeof text, forms[f][0], b, b, b, b, b, b);
+            int rc = enc_parse_slice_operand(text, &env, nm, sizeof nm, s, &n, &dep, msg,
+                                             sizeof msg);
+            bool same = rc == 0 && n == nref;
+            for (int q = 0; same && q < n; q++)
+                same = s[q].kind == ref[q].kind && s[q].start == ref[q].start &&
+                       s[q].stop == ref[q].stop && s[q].has_start == ref[q].has_start &&
+                       s[q].has_stop == ref[q].has_stop;
+            if (same != (isspace(c) != 0))
+                fail_msg("'%s' byte %d: rc %d, read as the plain operand: %d", forms[f][0], c,
+                         rc, same);
+        }
+    }
+    enc_env_free(&env);
+}
+
 static void test_slice_plain_ints(void **state)
 {
     (void)state;
@@ -663,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_field_lookup),
         cmocka_unit_test(test_op_name_cache),
         cmocka_unit_test(test_slice_plain_ints),
+        cmocka_unit_test(test_slice_blank_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,83 @@ static void test_pointers_survive_growth(void **state)
     tir_kernel_free(&k);
 }
 
+/* A new record goes into the empty slot its lookup found (one hash), or,
+ * when that insert grew the set, a slot found again in the new set: at
+ * every size, in particular right at each growth, every record interned so
+ * far is found again (a record put in a stale slot would be missed and
+ * added twice), for APs and for tir_intern's strings. */
+static void test_intern_one_hash_across_growth(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    const tir_ap_t *p[N];
+    const char *s[N];
+    int grows = 0, last_cap = 0;
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(i % 3, (int64_t)i, 1 + i % 5);
+        char str[32];
+        snprintf(str, sizeof str, "op[%d]", i);
+        assert_non_null(p[i] = tir_ap_intern(&k, &a));
+        assert_non_null(s[i] = tir_intern(&k, str));
+        assert_int_equal(k.aps.n, i + 1);
+        assert_int_equal(k.nstrs, i + 1);
+        if (k.aps.cap != last_cap || (i & (i + 1)) == 0) {   /* grew, or a power of two */
+            grows += k.aps.cap != last_cap;
+            last_cap = k.aps.cap;
+            for (int m = 0; m <= i; m++) {
+                tir_ap_t b = ap_of(m % 3, (int64_t)m, 1 + m % 5);
+                snprintf(str, sizeof str, "op[%d]", m);
+                assert_ptr_equal(tir_ap_intern(&k, &b), p[m]);
+                assert_ptr_equal(tir_intern(&k, str), s[m]);
+                assert_string_equal(s[m], str);
+            }
+            assert_int_equal(k.aps.n, i + 1);
+            assert_int_equal(k.nstrs, i + 1);
+        }
+    }
+    assert_true(grows >= 3);   /* 256 -> 512 -> 1024 -> 2048 -> 4096 */
+    tir_kernel_free(&k);
+}
+
+/* APs hash only their first ndim dims (tir.c hash_ap): records that differ
+ * only past ndim (or by ndim alone) are still records of their own, each
+ * found again, and an out-of-range ndim is hashed without reading past
+ * the record. */
+static void test_ap_hash_past_ndim(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    enum { N = 600 };
+    const tir_ap_t *p[N];
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(1, 4096, 2);   /* ndim 2: dims 2.. zero */
+        if (i % 3 == 1)
+            a.step[2 + i % (TIR_MAX_DIMS - 2)] = i;      /* past ndim */
+        else if (i % 3 == 2)
+            a.count[2 + i % (TIR_MAX_DIMS - 2)] = i, a.ndim = i % 5 == 0 ? -1 : 99;
+        else
+            a.ndim = i % (TIR_MAX_DIMS + 1), a.offset = i;
+        assert_non_null(p[i] = tir_ap_intern(&k, &a));
+        assert_memory_equal(p[i], &a, sizeof a);
+    }
+    int n = k.aps.n;
+    for (int i = 0; i < N; i++)
+        for (int m = 0; m < i; m++)
+            if (memcmp(p[i], p[m], sizeof *p[i]) == 0)
+                assert_ptr_equal(p[i], p[m]);
+            else
+                assert_ptr_not_equal(p[i], p[m]);
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = *p[i];
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
+    }
+    assert_int_equal(k.aps.n, n);
+    tir_kernel_free(&k);
+}
+
 /* tir_op_copy_into: the op's operands become records of the destination
  * kernel, so the op stays valid after the source kernel is freed. */
 static void test_copy_into_survives_source(void **state)
@@ -239,6 +316,8 @@ int main(void)
         cmocka_unit_test(test_intern_shares),
         cmocka_unit_test(test_none_ap),
         cmocka_unit_test(test_pointers_survive_growth),
+        cmocka_unit_test(test_intern_one_hash_across_growth),
+        cmocka_unit_test(test_ap_hash_past_ndim),
         cmocka_unit_test(test_copy_into_survives_source),
         cmocka_unit_test(test_rare_fields),
         cmocka_unit_test(test_detach),
