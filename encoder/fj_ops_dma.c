@@ -183,6 +183,19 @@ typedef struct {
 
 static const char dma_tag = 0;
 
+/* A plain load/store's flags from oob_mode and rmw_op (bypass or add):
+ * 1 (emit the op) or -1. */
+static int dma_flags(jx_t *j, const char *path, tir_op_t *op, int rmw)
+{
+    if (op->oob_mode == ISA_OOB_SKIP)
+        op->flags |= TIR_F_OOB_SKIP;
+    if (rmw == ISA_ALU_ADD)
+        op->flags |= TIR_F_RMW_ADD;
+    else if (rmw != ISA_ALU_BYPASS)
+        return fj_jfail(j, path, "rmw_op", "only add is supported");
+    return 1;
+}
+
 static int dma_plain(jx_t *j, const dma_kept_t *c, const char *path, tir_op_t *op, int rmw)
 {
     if (fj_intern_ap_str(j, c->dst, path, "dst", &op->dst) ||
@@ -191,13 +204,7 @@ static int dma_plain(jx_t *j, const dma_kept_t *c, const char *path, tir_op_t *o
     if (op->kind == TIR_LOAD && rmw != ISA_ALU_BYPASS)
         return fj_jfail(j, path, "rmw_op", "load has no rmw_op");
     op->nsrc = 1;
-    if (op->oob_mode == ISA_OOB_SKIP)
-        op->flags |= TIR_F_OOB_SKIP;
-    if (rmw == ISA_ALU_ADD)
-        op->flags |= TIR_F_RMW_ADD;
-    else if (rmw != ISA_ALU_BYPASS)
-        return fj_jfail(j, path, "rmw_op", "only add is supported");
-    return 1;
+    return dma_flags(j, path, op, rmw);
 }
 
 static void dma_keep(jx_t *j, const cJSON *o, const tir_op_t *op)
@@ -268,13 +275,7 @@ static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
                 (fj_field(o, "dst_reg") &&
                  fj_get_int_range(j, o, path, "dst_reg", &op->dst_reg, -1, 0, ISA_NUM_REGS - 1)))
                 return -1;
-            if (op->oob_mode == ISA_OOB_SKIP)
-                op->flags |= TIR_F_OOB_SKIP;
-            if (rmw == ISA_ALU_ADD)
-                op->flags |= TIR_F_RMW_ADD;
-            else if (rmw != ISA_ALU_BYPASS)
-                return fj_jfail(j, path, "rmw_op", "only add is supported");
-            return 1;   /* emit op */
+            return dma_flags(j, path, op, rmw);   /* 1: emit op */
         }
     }
     bool uniq;
