@@ -143,6 +143,7 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
 }
 
 const bir_rare_t bir_rare_none;
+const isa_body_t bir_body_none;
 
 bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in)
 {
@@ -166,7 +167,67 @@ bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in)
         for (int i = 0; i < n; i++)
             bir_inst_access(m, in, &a[i]);
     }
+    if (in->isa.f)
+        bir_inst_body_own(m, in);
     return bir_inst_set_name(m, in, in->name) && (!in->rare || bir_inst_rare(m, in)) && !in->oom;
+}
+
+size_t bir_body_size(isa_op_t op)
+{
+    /* an op outside the table (isa_encode reports it) has no body */
+    return (unsigned)op < ISA_OP_COUNT ? isa_formats[isa_ops[op].format].struct_size : 0;
+}
+
+static isa_body_t *body_alloc(bir_module_t *m, bir_inst_t *in)
+{
+    isa_body_t *f = tpb_arena_alloc(&m->arena, bir_body_size(in->isa.op), _Alignof(isa_body_t));
+    if (!f) {
+        in->oom = true;
+        memset(&m->oom_body, 0, sizeof m->oom_body);
+        f = &m->oom_body;
+    }
+    return f;
+}
+
+isa_body_t *bir_inst_body_new(bir_module_t *m, bir_inst_t *in)
+{
+    return in->isa.f = body_alloc(m, in);
+}
+
+isa_body_t *bir_inst_body_own(bir_module_t *m, bir_inst_t *in)
+{
+    isa_body_t *f = body_alloc(m, in);
+    if (f != &m->oom_body)
+        memcpy(f, bir_body(in), bir_body_size(in->isa.op));
+    return in->isa.f = f;
+}
+
+void bir_isa_expand(const bir_inst_t *in, isa_inst_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->op = in->isa.op;
+    out->l2 = in->isa.l2;
+    out->sync = in->isa.sync;
+    memcpy(&out->f, bir_body(in), bir_body_size(in->isa.op));
+}
+
+uint32_t bir_body_field(const bir_inst_t *in, const isa_field_t *fd)
+{
+    uint32_t v;
+    memcpy(&v, (const uint8_t *)bir_body(in) + fd->offset, sizeof v);
+    return v;
+}
+
+bool bir_isa_set(bir_module_t *m, bir_inst_t *in, const isa_inst_t *x)
+{
+    in->isa.op = x->op;
+    in->isa.l2 = x->l2;
+    in->isa.sync = x->sync;
+    isa_body_t *f = bir_inst_body_new(m, in);
+    if (in->oom)
+        return false;
+    memcpy(f, &x->f, bir_body_size(x->op));
+    return true;
 }
 
 isa_op_t bir_codegen_isa_op(const bir_inst_t *in)
@@ -189,16 +250,34 @@ static void set_codegen_op(bir_inst_t *in)
     in->engines = isa_ops[op].engines;
 }
 
-void bir_inst_set_is_activate2(bir_inst_t *in, bool on)
+/* The mode flag changed the ISA op: a format with a larger body (ACT 160 ->
+ * ACT2 192 bytes, TS 156 -> STT 192) grows the body; a smaller one keeps it. */
+static void set_mode_op(bir_module_t *m, bir_inst_t *in)
 {
-    in->is_activate2 = on;
+    size_t old = bir_body_size(in->isa.op);
     set_codegen_op(in);
+    size_t now = bir_body_size(in->isa.op);
+    if (!in->isa.f || now <= old)
+        return;
+    isa_body_t *f = tpb_arena_extend(&m->arena, in->isa.f, old, now, _Alignof(isa_body_t));
+    if (!f) {
+        in->oom = true;
+        memset(&m->oom_body, 0, sizeof m->oom_body);
+        f = &m->oom_body;
+    }
+    in->isa.f = f;
 }
 
-void bir_inst_set_is_stt(bir_inst_t *in, bool on)
+void bir_inst_set_is_activate2(bir_module_t *m, bir_inst_t *in, bool on)
+{
+    in->is_activate2 = on;
+    set_mode_op(m, in);
+}
+
+void bir_inst_set_is_stt(bir_module_t *m, bir_inst_t *in, bool on)
 {
     in->is_stt = on;
-    set_codegen_op(in);
+    set_mode_op(m, in);
 }
 
 unsigned bir_dge_compute_wire(bir_dge_compute_t v)
@@ -210,9 +289,9 @@ void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v)
 {
     in->dge_compute = (uint8_t)v;
     if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's fields */
-        in->isa.f.DDESC.compute = bir_dge_compute_wire(v);
+        in->isa.f->DDESC.compute = bir_dge_compute_wire(v);
     else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-        in->isa.f.DIND.compute = bir_dge_compute_wire(v);
+        in->isa.f->DIND.compute = bir_dge_compute_wire(v);
 }
 
 bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)

@@ -159,6 +159,22 @@ typedef struct {
     bool red_local;
 } bir_rare_t;
 
+/* The ISA part of a BIR instruction: the opcode and the sync header inline,
+ * the body out of line, exactly isa_formats[fmt].struct_size bytes of the
+ * module's arena (fields stay 32-bit: the emitter's range checks and their
+ * messages are unchanged).  `f` is NULL until a body is allocated
+ * (bir_inst_body_new; lw_inst does it for the lowering).  Invariant: every
+ * instruction in a block owns its body; a struct copy shares it, so code
+ * that writes the body of a copy whose original is still live first takes
+ * a fresh one with bir_inst_body_own.  bir_isa_expand rebuilds the whole
+ * isa_inst_t the ISA library takes. */
+typedef struct {
+    isa_op_t op;
+    uint8_t l2;
+    isa_sync_t sync;
+    isa_body_t *f;
+} bir_isa_t;
+
 /* The fields the scheduling passes read for every instruction come first,
  * in one cache line: kernels unroll to 10^5+ instructions and each pass
  * over them is bound by memory traffic. */
@@ -175,7 +191,7 @@ typedef struct {
                                 the scheduler keeps it and does not count it as a producer */
     int nacc;
     int tir_op;              /* source op index, -1 for compiler-made instructions */
-    isa_inst_t isa;          /* op + body; sync header filled by the scheduler */
+    bir_isa_t isa;           /* op, sync header (filled by the scheduler), body */
     int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
     const bir_access_t *acc; /* nacc accesses in the module's arena (bir_inst_access),
                                 NULL when none; copies of the instruction share them */
@@ -195,6 +211,14 @@ typedef struct {
     bool oom;                /* an arena allocation for it failed (name, accesses, rare
                                 parts): bir_block_append/insert refuse it */
 } bir_inst_t;
+
+/* The zero body: what bir_body() reads for an instruction without one
+ * (Nops and other bodiless instructions the passes make). */
+extern const isa_body_t bir_body_none;
+static inline const isa_body_t *bir_body(const bir_inst_t *in)
+{
+    return in->isa.f ? in->isa.f : &bir_body_none;
+}
 
 /* The zero record: what bir_rare() reads for an instruction without one. */
 extern const bir_rare_t bir_rare_none;
@@ -290,8 +314,10 @@ typedef struct {
     bir_loop_t *loops;       /* rolled loops (encoder/roll.c) */
     int nloops;
     int coll_sems;           /* collective semaphore slots (ids 5 .. 5+coll_sems-1), 0 = none */
-    tpb_arena_t arena;       /* the instructions' names (exact-length copies) and rare
-                                parts; live as long as the module */
+    tpb_arena_t arena;       /* the instructions' names (exact-length copies), ISA bodies
+                                and rare parts; live as long as the module */
+    isa_body_t oom_body;     /* where an instruction's body writes go when its arena
+                                body could not be allocated (the instruction is refused) */
 } bir_module_t;
 
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);
@@ -308,8 +334,8 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
  * an instruction share its record: each call makes a fresh one, so writing
  * through it never changes another instruction. */
 bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in);
-/* Copy what *in borrows from another module's arena (its name, accesses and
- * rare parts) into m's, so it stays valid after that module is freed; false when
+/* Copy what *in borrows from another module's arena (its name, body, accesses
+ * and rare parts) into m's, so it stays valid after that module is freed; false when
  * out of memory. */
 bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in);
 /* Insert a copy of *in before index pos. */
@@ -325,8 +351,27 @@ isa_op_t bir_codegen_isa_op(const bir_inst_t *in);
 /* The mode-flag setters of the shared builders (setIsActivate2,
  * set_is_scalar_tensor_tensor): set the flag, then the ISA op, L2 opcode and
  * engine bitmap codegen derives from it.  Call before filling the body. */
-void bir_inst_set_is_activate2(bir_inst_t *in, bool on);
-void bir_inst_set_is_stt(bir_inst_t *in, bool on);
+void bir_inst_set_is_activate2(bir_module_t *m, bir_inst_t *in, bool on);
+void bir_inst_set_is_stt(bir_module_t *m, bir_inst_t *in, bool on);
+/* Bytes of the body of ISA op `op` (its format's struct_size). */
+size_t bir_body_size(isa_op_t op);
+/* A zeroed body for in->isa.op in m's arena, installed as in->isa.f->  Out
+ * of memory: in->oom is set (append/insert refuse the instruction) and the
+ * body is m->oom_body, so the caller's writes stay harmless. */
+isa_body_t *bir_inst_body_new(bir_module_t *m, bir_inst_t *in);
+/* Copy before write: a fresh copy of in's body (zeros when it has none) in
+ * m's arena, installed as in->isa.f, so writing it never changes another
+ * instruction that shares the old one.  Out of memory as bir_inst_body_new. */
+isa_body_t *bir_inst_body_own(bir_module_t *m, bir_inst_t *in);
+/* The whole decoded instruction (header + body, the rest of the union
+ * zeroed) for the ISA library (isa_encode, isa_format_inst, ...). */
+void bir_isa_expand(const bir_inst_t *in, isa_inst_t *out);
+/* A body field's value (fd one of the format's fields, not a header one):
+ * isa_field_get without rebuilding the whole instruction. */
+uint32_t bir_body_field(const bir_inst_t *in, const isa_field_t *fd);
+/* Set in's op, header and body from a whole decoded instruction (a fresh
+ * body in m's arena); false when out of memory (in->oom set). */
+bool bir_isa_set(bir_module_t *m, bir_inst_t *in, const isa_inst_t *x);
 /* DgeComputeOp -> the descriptor's 1-bit wire compute field (ISA_DMAOP_*). */
 unsigned bir_dge_compute_wire(bir_dge_compute_t v);
 /* Set a DMA instruction's DgeComputeOp; on a descriptor (DmaDirect2d /

@@ -59,9 +59,9 @@ struct gen_cache_entry {
 };
 
 /* The bytes of in->f the encoding depends on: its format's struct. */
-static size_t body_size(const isa_inst_t *in)
+static size_t body_size(const bir_inst_t *in)
 {
-    return isa_formats[isa_ops[in->op].format].struct_size;
+    return bir_body_size(in->isa.op);
 }
 
 /* The PredExt prefix of the key: in->pred, or zeros. */
@@ -75,7 +75,7 @@ static uint64_t cache_hash(const bir_inst_t *in, size_t body)
 {
     uint64_t h = tpb_hash_word(0xcbf29ce484222325ull ^ (uint64_t)in->has_pred,
                                (uint64_t)in->isa.op);
-    h = tpb_hash_bytes(h, &in->isa.f, body);
+    h = tpb_hash_bytes(h, bir_body(in), body);
     return in->has_pred ? tpb_hash_bytes(h, &bir_rare(in)->pred, sizeof(isa_fmt_PREDEXT_t)) : h;
 }
 
@@ -104,7 +104,7 @@ static bool cache_match(const gen_t *g, const struct gen_cache_entry *c, uint64_
 {
     return slot_used(g, c) && c->hash == h && c->has_pred == in->has_pred &&
            c->key.op == in->isa.op &&
-           memcmp(&c->key.f, &in->isa.f, body) == 0 &&
+           memcmp(&c->key.f, bir_body(in), body) == 0 &&
            memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0;
 }
 
@@ -194,12 +194,12 @@ static bool header_value_ok(const isa_field_t *f, uint32_t v)
  * from in->sync: only the fields whose values differ (ref's passed the
  * encoder's checks); false when a value would not encode (the caller
  * encodes from scratch for the error). */
-static bool patch_header(const isa_inst_t *in, const isa_inst_t *ref, uint8_t *b)
+static bool patch_header(const isa_sync_t *sync_in, const isa_inst_t *ref, uint8_t *b)
 {
-    if (memcmp(&in->sync, &ref->sync, sizeof in->sync) == 0)
+    if (memcmp(sync_in, &ref->sync, sizeof *sync_in) == 0)
         return true;
     const isa_fmtinfo_t *h = &isa_formats[ISA_FMT_HDR];
-    const uint8_t *sync = (const uint8_t *)&in->sync, *rsync = (const uint8_t *)&ref->sync;
+    const uint8_t *sync = (const uint8_t *)sync_in, *rsync = (const uint8_t *)&ref->sync;
     for (unsigned i = 0; i < h->nfields; i++) {
         const isa_field_t *f = &h->fields[i];
         uint32_t v, r;
@@ -388,7 +388,9 @@ static int encode(isa_plans_t *ps, const bir_inst_t *in,
         }
     }
     unsigned k = 0;
-    if (isa_encode_with_prefixes_planned(ps, &in->isa, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k,
+    isa_inst_t whole;
+    bir_isa_expand(in, &whole);
+    if (isa_encode_with_prefixes_planned(ps, &whole, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k,
                                          &ie) != ISA_OK)
         return tpb_errf(err, "instruction %d '%s' (%s, %s): %s", idx, in->name,
                         in->src && in->src[0] ? in->src : "compiler", isa_ops[in->isa.op].mnemonic, ie.msg);
@@ -460,7 +462,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
         return encode(g->plans, in, out, nb, idx, err);
     }
-    size_t body = body_size(&in->isa);
+    size_t body = body_size(in);
     struct gen_cache_entry *e = recent_find(g, in, body);
     uint64_t h = e ? e->hash : cache_hash(in, body);
     bool recent = e != NULL;
@@ -468,7 +470,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         e = cache_slot(g, h);
     if (e && (recent || cache_match(g, e, h, in, body))) {
         memcpy(out, e->bundles, sizeof e->bundles);
-        if (patch_header(&in->isa, &e->key, out[e->nb - 1])) {
+        if (patch_header(&in->isa.sync, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
             g->cache_hits++;
@@ -485,7 +487,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         slot_set_used(g, e);
         e->hash = h;
         e->has_pred = in->has_pred;
-        e->key = in->isa;
+        bir_isa_expand(in, &e->key);
         e->pred = *key_pred(in);
         e->nb = (uint8_t)*nb;
         e->validated = 0;
@@ -526,14 +528,14 @@ static bool needs_apext(gen_t *g, const bir_inst_t *in)
         collect_ndims_fields(g, fmt);
     if (g->fmt_nndims[fmt] != 255) {
         for (unsigned k = 0; k < g->fmt_nndims[fmt]; k++)
-            if (isa_field_get(&in->isa, &fi->fields[g->fmt_ndims[fmt][k]]) > 2)
+            if (bir_body_field(in, &fi->fields[g->fmt_ndims[fmt][k]]) > 2)
                 return true;
         return false;
     }
     for (unsigned fidx = 0; fidx < fi->nfields; fidx++) {
         const isa_field_t *fd = &fi->fields[fidx];
         if (fd->opnd_kind == ISA_OPND_TAP && fd->slot >= 0 && fd->slot < 4 &&
-            strstr(fd->name, ".ndims") && isa_field_get(&in->isa, fd) > 2)
+            strstr(fd->name, ".ndims") && bir_body_field(in, fd) > 2)
             return true;
     }
     return false;
@@ -562,9 +564,9 @@ static bool bad_dge_compute(const bir_inst_t *in)
 {
     unsigned want = bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
     if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's fields */
-        return in->isa.f.DDESC.compute != want;
+        return in->isa.f->DDESC.compute != want;
     if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-        return in->isa.f.DIND.compute != want;
+        return in->isa.f->DIND.compute != want;
     return false;
 }
 
@@ -582,8 +584,8 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         return tpb_errf(err, "instruction %d '%s': DgeComputeOp %u is wire compute %u, not %u",
                         idx, in->name, (unsigned)in->dge_compute,
                         bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute),
-                        isa_op_is_direct_dma(in->isa.op) ? (unsigned)in->isa.f.DDESC.compute
-                                                          : (unsigned)in->isa.f.DIND.compute);
+                        isa_op_is_direct_dma(in->isa.op) ? (unsigned)in->isa.f->DDESC.compute
+                                                          : (unsigned)in->isa.f->DIND.compute);
     bir_inst_t br;
     bool fwd = in->loop_role == BIR_LOOP_SKIP || in->loop_role == BIR_LOOP_GUARD;
     if ((in->loop_role == BIR_LOOP_BACK || fwd) && g->mode != ENC_COLLECT_OPCODES) {
@@ -591,7 +593,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         int slot = in->loop + (fwd ? g->m->nloops : 0);
         if (in->loop >= 0 && slot < g->nloop_pc && in->engine >= 0 &&
             in->engine < ISA_ENG_COUNT)
-            br.isa.f.BR.target = g->loop_pc[slot][in->engine];
+            br.isa.f->BR.target = g->loop_pc[slot][in->engine];
         in = &br;
     }
     uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */

@@ -17,34 +17,36 @@
 void lnc_bir_for_regs(bir_inst_t *in, void (*fn)(void *ctx, uint32_t *field, int count),
                       void *ctx)
 {
-    isa_inst_t *x = &in->isa;
-    switch (isa_ops[x->op].format) {
+    isa_body_t *x = in->isa.f;   /* written in place: the clone owns its bodies */
+    if (!x)
+        return;
+    switch (isa_ops[in->isa.op].format) {
     case ISA_FMT_TLOAD:
-        fn(ctx, &x->f.TLOAD.reg, (int)x->f.TLOAD.count);
+        fn(ctx, &x->TLOAD.reg, (int)x->TLOAD.count);
         break;
     case ISA_FMT_TSTORE:
-        fn(ctx, &x->f.TSTORE.reg, (int)x->f.TSTORE.count);
+        fn(ctx, &x->TSTORE.reg, (int)x->TSTORE.count);
         break;
     case ISA_FMT_BR:
-        fn(ctx, &x->f.BR.reg, 1);
+        fn(ctx, &x->BR.reg, 1);
         break;
     case ISA_FMT_REG:
-        fn(ctx, &x->f.REG.reg, 1);
+        fn(ctx, &x->REG.reg, 1);
         break;
     case ISA_FMT_REGMV:
-        fn(ctx, &x->f.REGMV.reg, 1);
-        fn(ctx, &x->f.REGMV.src, 1);
+        fn(ctx, &x->REGMV.reg, 1);
+        fn(ctx, &x->REGMV.src, 1);
         break;
     case ISA_FMT_TS:
-        if (x->f.TS.s0_reg_en)
-            fn(ctx, &x->f.TS.s0_reg, 1);
+        if (x->TS.s0_reg_en)
+            fn(ctx, &x->TS.s0_reg, 1);
         break;
     case ISA_FMT_DDESC:
     case ISA_FMT_D3DESC:   /* the same leading fields (isa.h) */
-        if (x->f.DDESC.src_reg != ISA_REG_NONE)
-            fn(ctx, &x->f.DDESC.src_reg, 1);
-        if (x->f.DDESC.dst_reg != ISA_REG_NONE)
-            fn(ctx, &x->f.DDESC.dst_reg, 1);
+        if (x->DDESC.src_reg != ISA_REG_NONE)
+            fn(ctx, &x->DDESC.src_reg, 1);
+        if (x->DDESC.dst_reg != ISA_REG_NONE)
+            fn(ctx, &x->DDESC.dst_reg, 1);
         break;
     default:
         break;
@@ -195,11 +197,11 @@ static int unified_queue(lnc_bir_module_t *m, const bir_queue_t *q, int core, tp
 static void set_queue_field(bir_inst_t *in, uint32_t id)
 {
     if (isa_op_is_direct_dma(in->isa.op))
-        in->isa.f.DDESC.queue = id;
+        in->isa.f->DDESC.queue = id;
     else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-        in->isa.f.DIND.queue = id;
+        in->isa.f->DIND.queue = id;
     else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-        in->isa.f.DTRIG.queue = id;
+        in->isa.f->DTRIG.queue = id;
 }
 
 /* copyInstrs2BB's queue side: each of the core's queues becomes its

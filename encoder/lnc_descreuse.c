@@ -41,8 +41,10 @@ static void regs_used(const lnc_block_t *b, bool used[ISA_NUM_REGS])
     memset(used, 0, ISA_NUM_REGS * sizeof *used);
     for (int i = 0; i < b->n; i++) {
         bir_inst_t t;
+        isa_body_t body = b->insts[i].isa.f;   /* a copy: mark_used only reads */
         memset(&t, 0, sizeof t);
-        t.isa = b->insts[i].isa;
+        t.isa.op = b->insts[i].isa.op;
+        t.isa.f = &body;
         lnc_bir_for_regs(&t, mark_used, used);
     }
 }

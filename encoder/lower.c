@@ -186,6 +186,7 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
         bir_inst_set_name(c->m, in, name);
     }
     in->src = c->op->path;
+    bir_inst_body_new(c->m, in);   /* after the name: a mode setter grows it in place */
     c->sub++;
 }
 

@@ -51,9 +51,9 @@ static int act_begin(lower_ctx_t *c, bir_inst_t *in)
     lw_inst(c, in, acc ? BIR_ACTIVATION_ACC : BIR_ACTIVATION,
             acc ? ISA_OP_ACTIVATION_ACC : ISA_OP_ACTIVATION);
     if (act2)
-        bir_inst_set_is_activate2(in, true);
-    isa_tap_t *src = act2 ? &in->isa.f.ACT2.in : &in->isa.f.ACT.in;
-    isa_tap_t *dst = act2 ? &in->isa.f.ACT2.out : &in->isa.f.ACT.out;
+        bir_inst_set_is_activate2(c->m, in, true);
+    isa_tap_t *src = act2 ? &in->isa.f->ACT2.in : &in->isa.f->ACT.in;
+    isa_tap_t *dst = act2 ? &in->isa.f->ACT2.out : &in->isa.f->ACT.out;
     if (lw_tap(c, in, op->src[0], false, "src", src) ||
         lw_tap(c, in, op->dst, true, "dst", dst))
         return -1;
@@ -73,8 +73,8 @@ static int act_begin(lower_ctx_t *c, bir_inst_t *in)
 static int act_finish(lower_ctx_t *c, bir_inst_t *in)
 {
     bool act2 = in->is_activate2;
-    isa_fmt_ACT_t *f = &in->isa.f.ACT;
-    isa_fmt_ACT2_t *f2 = &in->isa.f.ACT2;
+    isa_fmt_ACT_t *f = &in->isa.f->ACT;
+    isa_fmt_ACT2_t *f2 = &in->isa.f->ACT2;
     *(act2 ? &f2->func : &f->func) = (uint32_t)c->op->func;
     if (bind_bias(c, in, act2 ? &f2->bias : &f->bias) ||
         bind_reduce(c, in, act2 ? &f2->red_op : &f->red_op, act2 ? &f2->red_cmd : &f->red_cmd,
@@ -89,7 +89,7 @@ static int lower_activation1(lower_ctx_t *c)
     bir_inst_t in;
     if (act_begin(c, &in))
         return -1;
-    isa_fmt_ACT_t *f = &in.isa.f.ACT;
+    isa_fmt_ACT_t *f = &in.isa.f->ACT;
     uint32_t bits, is_ptr;
     if (lw_scalar(c, &in, &op->s0, "scale", &bits, &is_ptr))
         return -1;
@@ -137,7 +137,7 @@ static int lower_activate2(lower_ctx_t *c)
     bir_inst_t in;
     if (act_begin(c, &in))
         return -1;
-    isa_fmt_ACT2_t *f = &in.isa.f.ACT2;
+    isa_fmt_ACT2_t *f = &in.isa.f->ACT2;
     /* imm0/imm1: constants, or [P,1] pointers riding in the 32-bit slots
      * (the notes' SymbolicImmediateValue imm0_ptr/imm1_ptr) */
     uint32_t bits, is_ptr;

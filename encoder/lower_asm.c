@@ -20,7 +20,7 @@ static int asm_bind(lower_ctx_t *c, bir_inst_t *in, int fi, const tir_ap_t *ap, 
 {
     const isa_fmtinfo_t *fmt = &isa_formats[isa_ops[in->isa.op].format];
     const isa_field_t *f = &fmt->fields[fi];
-    uint8_t *body = isa_inst_body(&in->isa);
+    uint8_t *body = (uint8_t *)in->isa.f;
     if (f->opnd_kind == ISA_OPND_TAP)
         return lw_tap(c, in, ap, write, f->operand, (isa_tap_t *)(void *)(body + f->offset));
     return lw_ptr(c, in, ap, write, f->operand, (isa_ptr_t *)(void *)(body + f->offset));
@@ -40,14 +40,17 @@ static int lower_inline_asm(lower_ctx_t *c)
     if (r->asm_opnd[5] >= 0 && asm_bind(c, &in, r->asm_opnd[5], op->dst2, true))
         return -1;
     const isa_fmtinfo_t *fmt = &isa_formats[isa_ops[in.isa.op].format];
+    isa_inst_t whole;
+    bir_isa_expand(&in, &whole);
     for (int i = 0; i < r->n_asm_attrs; i++)
-        isa_field_set(&in.isa, &fmt->fields[r->asm_attr_field[i]], r->asm_attr_val[i]);
+        isa_field_set(&whole, &fmt->fields[r->asm_attr_field[i]], r->asm_attr_val[i]);
     /* catch a value that does not fit its field here, naming the op */
     uint8_t b[2][ISA_BUNDLE_BYTES];
     unsigned nb;
     isa_err_t e;
-    if (isa_encode_with_prefixes(&in.isa, b, &nb, &e) != ISA_OK)
+    if (isa_encode_with_prefixes(&whole, b, &nb, &e) != ISA_OK)
         return lw_err(c, "%s: %s", isa_ops[in.isa.op].mnemonic, e.msg);
+    bir_isa_set(c->m, &in, &whole);   /* out of memory: lw_emit refuses it */
     return lw_emit(c, &in);
 }
 
@@ -68,7 +71,7 @@ static int lower_inline_asm_bytes(lower_ctx_t *c)
                       "compiler fills them");
     bir_inst_t in;
     lw_inst(c, &in, BIR_INLINE_ASM, dec.op);
-    in.isa = dec;
+    bir_isa_set(c->m, &in, &dec);   /* out of memory: lw_emit refuses it */
     if (r->sync_type == 1) {
         static const bir_access_t all[3] = {
             {.space = ISA_SPACE_SBUF, .p1 = ISA_NUM_PARTITIONS, .hi = BIR_ACCESS_END,

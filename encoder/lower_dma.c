@@ -307,10 +307,10 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
 {
     bir_inst_t tr;
     lw_inst(c, &tr, trigger_l1(c->op), ISA_OP_DMA_TRIGGER);
-    tr.isa.f.DTRIG.ndesc = ndesc;
-    tr.isa.f.DTRIG.unique = !!(c->op->flags & TIR_F_UNIQUE_IDX);
+    tr.isa.f->DTRIG.ndesc = ndesc;
+    tr.isa.f->DTRIG.unique = !!(c->op->flags & TIR_F_UNIQUE_IDX);
     /* setTransposeOp: the fixed XZYW code on every transpose (seed 002 s.3) */
-    tr.isa.f.DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
+    tr.isa.f->DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
     tr.dma_group = group;
     tr.engine = o->engine;
     if (set_replica_groups(c, &tr))
@@ -414,7 +414,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         /* the wire format follows the dim count (seed 002: chosen
          * downstream of the AP from dim count + dtype + DGE) */
         lw_inst(c, &de, BIR_DMA_DESC, d3 ? ISA_OP_DMA_DIRECT3D : ISA_OP_DMA_DIRECT2D);
-        isa_fmt_DDESC_t *f = &de.isa.f.DDESC;   /* D3DESC: the same leading fields */
+        isa_fmt_DDESC_t *f = &de.isa.f->DDESC;   /* D3DESC: the same leading fields */
         set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
         set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
         if (set_replica_groups(c, &de))
@@ -425,7 +425,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         f->dge = o->dge;
         bir_inst_set_dge_compute(&de, o->compute);   /* wire bit: codegen's map */
         if (d3) {
-            isa_fmt_D3DESC_t *g = &de.isa.f.D3DESC;
+            isa_fmt_D3DESC_t *g = &de.isa.f->D3DESC;
             g->count2 = inner > 2 ? (uint32_t)j[2].count : 1;
             g->src_step2 = inner > 2 ? (int32_t)j[2].s_step : 0;
             g->dst_step2 = inner > 2 ? (int32_t)j[2].d_step : 0;
@@ -618,7 +618,7 @@ static int lower_indirect(lower_ctx_t *c)
         return lw_err(c, "dma_qos %d must be 0..7 for indirect DMA", op->qos);
     bir_inst_t de;
     lw_inst(c, &de, BIR_DMA_INDIRECT_DESC, ISA_OP_DMA_INDIRECT2D);
-    isa_fmt_DIND_t *f = &de.isa.f.DIND;
+    isa_fmt_DIND_t *f = &de.isa.f->DIND;
     bir_access_t tacc;
     uint64_t rows;
     const tir_ap_t *table = scatter ? op->dst : op->src[0];
@@ -700,7 +700,7 @@ static int lower_local_gather(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_INDIRECT_COPY, ISA_OP_INDIRECT_COPY);
-    isa_fmt_ICOPY_t *f = &in.isa.f.ICOPY;
+    isa_fmt_ICOPY_t *f = &in.isa.f->ICOPY;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->src) ||
         lw_tap(c, &in, op->index, false, "index", &f->idx) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out))
@@ -721,7 +721,7 @@ static int lower_gather_flat(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_POOL_GATHER, ISA_OP_POOL_GATHER);
-    isa_fmt_PGATH_t *f = &in.isa.f.PGATH;
+    isa_fmt_PGATH_t *f = &in.isa.f->PGATH;
     const tir_ap_t *idx = lw_has(op->index) ? op->index : op->src[1];
     if (lw_tap(c, &in, op->src[0], false, "data", &f->data) ||
         lw_tap(c, &in, idx, false, "indices", &f->idx) ||

@@ -148,7 +148,7 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     isa_tap_t st;
     uint32_t perf = op->flags & TIR_F_DOUBLE_ROW ? ISA_PERF_DOUBLE_ROW : ISA_PERF_NORMAL;
     if (sparse) {
-        isa_fmt_LDWSP_t *f = &ldw.isa.f.LDWSP;
+        isa_fmt_LDWSP_t *f = &ldw.isa.f->LDWSP;
         if (mm_tap(c, &ldw, stat, false, "stationary", &f->src) ||
             mm_tap(c, &ldw, op->src[2], false, "tags", &f->tags))
             return -1;
@@ -162,7 +162,7 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         f->row_size = pt.row_size, f->col_size = pt.col_size;
         st = f->src;
     } else {
-        isa_fmt_LDW_t *f = &ldw.isa.f.LDW;
+        isa_fmt_LDW_t *f = &ldw.isa.f->LDW;
         if (mm_tap(c, &ldw, stat, false, "stationary", &f->src))
             return -1;
         f->row_pos = pt.row_pos, f->col_pos = pt.col_pos;
@@ -171,7 +171,7 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         f->onezero = !!(op->flags & TIR_F_ONEZERO_W);
         st = f->src;
     }
-    isa_fmt_MM_t *g = &mm.isa.f.MM;
+    isa_fmt_MM_t *g = &mm.isa.f->MM;
     if (mm_tap(c, &mm, mov, false, "moving", &g->moving) ||
         mm_tap(c, &mm, dstap, true, "dst", &g->dst))
         return -1;
@@ -212,8 +212,8 @@ static int lower_matmul_mx(lower_ctx_t *c)
     bir_inst_t ldw, mm;
     lw_inst(c, &ldw, BIR_LOAD_WEIGHTS_MX, ISA_OP_LDWEIGHTS_MX);
     lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
-    isa_fmt_LDWMX_t *f = &ldw.isa.f.LDWMX;
-    isa_fmt_MMMX_t *g = &mm.isa.f.MMMX;
+    isa_fmt_LDWMX_t *f = &ldw.isa.f->LDWMX;
+    isa_fmt_MMMX_t *g = &mm.isa.f->MMMX;
     if (mm_tap(c, &ldw, op->src[0], false, "stationary", &f->src) ||
         mm_tap(c, &ldw, op->src[2], false, "stationary_scale", &f->scale) ||
         mm_tap(c, &mm, op->src[1], false, "moving", &g->moving) ||
@@ -330,7 +330,7 @@ static int transpose_dve(lower_ctx_t *c)
             uint32_t np = P - bi < 32 ? P - bi : 32, nf = F - bj < 32 ? F - bj : 32;
             bir_inst_t in;
             lw_inst(c, &in, BIR_TRANSPOSE32, ISA_OP_TRANSPOSE32);
-            isa_tap_t *a = &in.isa.f.COPY.in, *b = &in.isa.f.COPY.out;
+            isa_tap_t *a = &in.isa.f->COPY.in, *b = &in.isa.f->COPY.out;
             *a = s;
             a->start = s.start + bi, a->nparts = np;
             a->addr = s.addr + bj * (uint32_t)s.step[0] * dsz;
@@ -398,7 +398,7 @@ static bool breaks_weights(const bir_inst_t *in)
     case ISA_OP_MATMUL_SPARSE:
         return true;
     case ISA_OP_MATMUL:
-        return in->isa.f.MM.transpose != 0;
+        return in->isa.f->MM.transpose != 0;
     default:
         return false;
     }
@@ -412,8 +412,8 @@ int lw_ldw_opt(bir_module_t *m)
         bir_inst_t *in = &b->insts[i];
         bool drop = false;
         if (in->isa.op == ISA_OP_LDWEIGHTS) {
-            drop = last >= 0 && memcmp(&b->insts[last].isa.f.LDW, &in->isa.f.LDW,
-                                       sizeof in->isa.f.LDW) == 0;
+            drop = last >= 0 && memcmp(&b->insts[last].isa.f->LDW, &in->isa.f->LDW,
+                                       sizeof in->isa.f->LDW) == 0;
             if (!drop)
                 last = out;   /* index after compaction */
         } else if (last >= 0 && (breaks_weights(in) || writes_over(in, &b->insts[last]))) {

@@ -13,8 +13,8 @@ static int lower_barrier(lower_ctx_t *c)
         return lw_err(c, "barrier id %d must be 0..65535", op->barrier_id);
     if (op->barrier_cores == 0 || op->barrier_cores > 0xFF)
         return lw_err(c, "barrier cores mask 0x%x must name cores 0..7", op->barrier_cores);
-    in.isa.f.CB.id = (uint32_t)op->barrier_id;
-    in.isa.f.CB.cores = op->barrier_cores;
+    in.isa.f->CB.id = (uint32_t)op->barrier_id;
+    in.isa.f->CB.cores = op->barrier_cores;
     if (op->engine == ISA_ENG_UNASSIGNED)
         in.engine = ISA_ENG_POOL;   /* NKI default: GpSimd blocks */
     /* a barrier orders everything on its engine: model it as touching all memory */
@@ -89,12 +89,12 @@ static int lower_tload(lower_ctx_t *c)
     if (op->reg < 0 || op->reg + (int)n > ISA_NUM_REGS)
         return lw_err(c, "register %d..%d outside 0..%d", op->reg, op->reg + (int)n - 1,
                       ISA_NUM_REGS - 1);
-    in.isa.f.TLOAD.src.addr = t.addr;
-    in.isa.f.TLOAD.src.dtype = t.dtype;
-    in.isa.f.TLOAD.src.space = t.space;
-    in.isa.f.TLOAD.part = t.start;
-    in.isa.f.TLOAD.reg = (uint32_t)op->reg;
-    in.isa.f.TLOAD.count = (uint32_t)n;
+    in.isa.f->TLOAD.src.addr = t.addr;
+    in.isa.f->TLOAD.src.dtype = t.dtype;
+    in.isa.f->TLOAD.src.space = t.space;
+    in.isa.f->TLOAD.part = t.start;
+    in.isa.f->TLOAD.reg = (uint32_t)op->reg;
+    in.isa.f->TLOAD.count = (uint32_t)n;
     if (op->engine != ISA_ENG_UNASSIGNED)
         return lw_emit(c, &in);
     /* no engine named: EngineType.ALL, as the notes' TensorLoad -- every TPB
@@ -104,7 +104,7 @@ static int lower_tload(lower_ctx_t *c)
         bir_inst_t each = in;
         if (k > 0)
             lw_inst(c, &each, BIR_TENSOR_LOAD, ISA_OP_TENSOR_LOAD);
-        each.isa.f.TLOAD = in.isa.f.TLOAD;
+        each.isa.f->TLOAD = in.isa.f->TLOAD;
         each.acc = in.acc;   /* shared: the accesses never change after lowering */
         each.nacc = in.nacc;
         each.engine = isa_tpb_engines[k];
@@ -121,10 +121,10 @@ static int lower_bn(lower_ctx_t *c)
     bool st = op->kind == TIR_BN_STATS;
     bir_inst_t in;
     lw_inst(c, &in, st ? BIR_BN_STATS : BIR_BN_AGGR, st ? ISA_OP_BN_STATS : ISA_OP_BN_AGGR);
-    if (lw_tap(c, &in, op->src[0], false, "data", &in.isa.f.COPY.in) ||
-        lw_tap(c, &in, op->dst, true, "dst", &in.isa.f.COPY.out))
+    if (lw_tap(c, &in, op->src[0], false, "data", &in.isa.f->COPY.in) ||
+        lw_tap(c, &in, op->dst, true, "dst", &in.isa.f->COPY.out))
         return -1;
-    if (lw_same_partitions(c, st ? "bn_stats" : "bn_aggr", &in.isa.f.COPY.in, &in.isa.f.COPY.out))
+    if (lw_same_partitions(c, st ? "bn_stats" : "bn_aggr", &in.isa.f->COPY.in, &in.isa.f->COPY.out))
         return -1;
     in.engine = ISA_ENG_DVE;
     return lw_emit(c, &in);

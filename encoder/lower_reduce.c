@@ -82,7 +82,7 @@ static int emit_reduce(lower_ctx_t *c, const tir_ap_t *src, const tir_ap_t *dst,
 {
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
-    isa_fmt_RED_t *f = &in.isa.f.RED;
+    isa_fmt_RED_t *f = &in.isa.f->RED;
     unsigned mapped, dm;
     if (lw_tap_axes(c, &in, src, false, "src", axes, &f->in, &mapped) ||
         lw_tap_axes(c, &in, dst, true, "dst", 0, &f->out, &dm))
@@ -143,7 +143,7 @@ static int reduce_multistep(lower_ctx_t *c)
         tir_ap_t s = slice_outer(src, o, j);
         bir_inst_t in;
         lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
-        isa_fmt_RED_t *f = &in.isa.f.RED;
+        isa_fmt_RED_t *f = &in.isa.f->RED;
         unsigned mapped;
         if (lw_tap_axes(c, &in, &s, false, "src", op->axes, &f->in, &mapped))
             return -1;
@@ -168,7 +168,7 @@ static int reduce_multistep(lower_ctx_t *c)
     /* fold: reduce the partial [P, n_o, kept] over n_o into dst */
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
-    isa_fmt_RED_t *f = &in.isa.f.RED;
+    isa_fmt_RED_t *f = &in.isa.f->RED;
     if (lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     f->in = f->out;
@@ -241,7 +241,7 @@ static int reduce_per_axis(lower_ctx_t *c)
         mapped &= ~(1u << i);
         bir_inst_t in;
         lw_inst(c, &in, BIR_TENSOR_REDUCE, ISA_OP_TENSOR_REDUCE);
-        isa_fmt_RED_t *f = &in.isa.f.RED;
+        isa_fmt_RED_t *f = &in.isa.f->RED;
         unsigned m0;
         if (k == 0) {   /* is_first_reduce: the only step that reads the source */
             if (lw_tap_axes(c, &in, op->src[0], false, "src", op->axes, &f->in, &m0))
@@ -279,7 +279,7 @@ static int lower_partition_reduce(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_PARTITION_REDUCE, ISA_OP_TENSOR_PARTITION_REDUCE);
-    isa_fmt_PRED_t *f = &in.isa.f.PRED;
+    isa_fmt_PRED_t *f = &in.isa.f->PRED;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;

@@ -20,11 +20,11 @@ static int lower_move(lower_ctx_t *c)
         bir_inst_t in;
         lw_inst(c, &in, imm ? BIR_REG_SET : BIR_REG_MOVE, imm ? ISA_OP_REG_SET : ISA_OP_REG_MOVE);
         if (imm) {
-            in.isa.f.REG.reg = (uint32_t)op->reg;
-            in.isa.f.REG.imm = (uint32_t)op->reg_imm;
+            in.isa.f->REG.reg = (uint32_t)op->reg;
+            in.isa.f->REG.imm = (uint32_t)op->reg_imm;
         } else {
-            in.isa.f.REGMV.reg = (uint32_t)op->reg;
-            in.isa.f.REGMV.src = (uint32_t)op->reg_src;
+            in.isa.f->REGMV.reg = (uint32_t)op->reg;
+            in.isa.f->REGMV.src = (uint32_t)op->reg_src;
         }
         in.engine = eng;
         if (lw_emit(c, &in))
@@ -43,12 +43,12 @@ static int lower_store(lower_ctx_t *c)
         return -1;
     if (t.nparts != 1 || isa_tap_free_elems(&t) != 1)
         return lw_err(c, "register_store writes one element");
-    in.isa.f.TSTORE.dst.addr = t.addr;
-    in.isa.f.TSTORE.dst.dtype = t.dtype;
-    in.isa.f.TSTORE.dst.space = t.space;
-    in.isa.f.TSTORE.part = t.start;
-    in.isa.f.TSTORE.reg = (uint32_t)op->reg;
-    in.isa.f.TSTORE.count = 1;
+    in.isa.f->TSTORE.dst.addr = t.addr;
+    in.isa.f->TSTORE.dst.dtype = t.dtype;
+    in.isa.f->TSTORE.dst.space = t.space;
+    in.isa.f->TSTORE.part = t.start;
+    in.isa.f->TSTORE.reg = (uint32_t)op->reg;
+    in.isa.f->TSTORE.count = 1;
     in.engine = op->engine != ISA_ENG_UNASSIGNED ? op->engine : ISA_ENG_SP;
     return lw_emit(c, &in);
 }

@@ -19,7 +19,7 @@ static int lower_out(lower_ctx_t *c, bir_opcode_t opc, isa_op_t isa_op)
 {
     bir_inst_t in;
     lw_inst(c, &in, opc, isa_op);
-    if (lw_tap(c, &in, c->op->dst, true, "dst", &in.isa.f.RNG.out))
+    if (lw_tap(c, &in, c->op->dst, true, "dst", &in.isa.f->RNG.out))
         return -1;
     pin_engine(c, &in);
     return lw_emit(c, &in);
@@ -29,7 +29,7 @@ static int lower_in(lower_ctx_t *c, bir_opcode_t opc, isa_op_t isa_op)
 {
     bir_inst_t in;
     lw_inst(c, &in, opc, isa_op);
-    if (lw_tap(c, &in, c->op->src[0], false, "src_seeds", &in.isa.f.RSTATE.in))
+    if (lw_tap(c, &in, c->op->src[0], false, "src_seeds", &in.isa.f->RSTATE.in))
         return -1;
     pin_engine(c, &in);
     return lw_emit(c, &in);
@@ -40,7 +40,7 @@ static int lower_rand2(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_RAND2, ISA_OP_RAND2);
-    isa_fmt_RAND2_t *f = &in.isa.f.RAND2;
+    isa_fmt_RAND2_t *f = &in.isa.f->RAND2;
     if (lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_scalar(c, &in, &op->s0, "min", &f->min, &f->min_is_ptr) ||
         lw_scalar(c, &in, &op->s1, "max", &f->max, &f->max_is_ptr))

@@ -24,7 +24,7 @@ static int lower_memset_to(lower_ctx_t *c, const tir_ap_t *dst, double value, bo
 {
     bir_inst_t in;
     lw_inst(c, &in, BIR_MEMSET, ISA_OP_MEMSET);
-    isa_fmt_MEMSET_t *f = &in.isa.f.MEMSET;
+    isa_fmt_MEMSET_t *f = &in.isa.f->MEMSET;
     if (lw_tap(c, &in, dst, true, "dst", &f->out))
         return -1;
     f->mode = random ? ISA_MEMSET_RANDOM : ISA_MEMSET_CONST;
@@ -87,7 +87,7 @@ static int lower_iota(lower_ctx_t *c)
 {
     bir_inst_t in;
     lw_inst(c, &in, BIR_IOTA, ISA_OP_IOTA);
-    isa_fmt_IOTA_t *f = &in.isa.f.IOTA;
+    isa_fmt_IOTA_t *f = &in.isa.f->IOTA;
     int32_t st[4];
     if (pattern_tap(c, &in, c->op->dst, true, &f->out, st))
         return -1;
@@ -136,7 +136,7 @@ static int lower_affine_select(lower_ctx_t *c)
     }
     bir_inst_t in;
     lw_inst(c, &in, BIR_AFFINE_SELECT, ISA_OP_AFFINE_SELECT);
-    isa_fmt_AFSEL_t *f = &in.isa.f.AFSEL;
+    isa_fmt_AFSEL_t *f = &in.isa.f->AFSEL;
     if (pattern_tap(c, &in, op->dst, true, &f->out, st) ||
         lw_tap_axes(c, &in, op->src[0], false, "on_true", 0x2Au, &f->in, &(unsigned){0}))
         return -1;
@@ -170,18 +170,18 @@ static int lower_max8_family(lower_ctx_t *c)
     bir_inst_t in;
     if (op->kind == TIR_MAX8) {
         lw_inst(c, &in, BIR_MAX, ISA_OP_MAX8);
-        if (lw_tap(c, &in, op->src[0], false, "src", &in.isa.f.COPY.in) ||
-            lw_tap(c, &in, op->dst, true, "dst", &in.isa.f.COPY.out))
+        if (lw_tap(c, &in, op->src[0], false, "src", &in.isa.f->COPY.in) ||
+            lw_tap(c, &in, op->dst, true, "dst", &in.isa.f->COPY.out))
             return -1;
-        if (isa_tap_free_elems(&in.isa.f.COPY.out) != 8)
+        if (isa_tap_free_elems(&in.isa.f->COPY.out) != 8)
             return lw_err(c, "max8 dst must be [P,8]");
-        if (isa_tap_free_elems(&in.isa.f.COPY.in) < 8)
+        if (isa_tap_free_elems(&in.isa.f->COPY.in) < 8)
             return lw_err(c, "max8 src needs at least 8 elements per partition");
         return lw_emit(c, &in);
     }
     if (op->kind == TIR_FIND_INDEX8) {
         lw_inst(c, &in, BIR_MAX_INDEX, ISA_OP_MAX_INDEX8);
-        isa_fmt_FIDX_t *f = &in.isa.f.FIDX;
+        isa_fmt_FIDX_t *f = &in.isa.f->FIDX;
         if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
             lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
             vals_ptr(c, &in, op->src[1], false, "vals", &f->vals))
@@ -195,7 +195,7 @@ static int lower_max8_family(lower_ctx_t *c)
     /* match_replace8: fused with the index output when dst_idx is present */
     if (lw_has(op->dst2)) {
         lw_inst(c, &in, BIR_MAX_INDEX_MATCH_REPLACE, ISA_OP_MAX_INDEX_AND_MATCH_REPLACE);
-        isa_fmt_MIMR_t *f = &in.isa.f.MIMR;
+        isa_fmt_MIMR_t *f = &in.isa.f->MIMR;
         if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
             lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
             vals_ptr(c, &in, op->src[1], false, "vals", &f->vals) ||
@@ -207,7 +207,7 @@ static int lower_max8_family(lower_ctx_t *c)
         return lw_emit(c, &in);
     }
     lw_inst(c, &in, BIR_MATCH_REPLACE, ISA_OP_MATCH_REPLACE8);
-    isa_fmt_MR_t *f = &in.isa.f.MR;
+    isa_fmt_MR_t *f = &in.isa.f->MR;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         vals_ptr(c, &in, op->src[1], false, "vals", &f->vals))
@@ -232,10 +232,10 @@ static int lower_select_op(lower_ctx_t *c)
     } else if (op->nsrc >= 3 && lw_has(op->src[2])) {
         bir_inst_t cp;
         lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
-        if (lw_tap(c, &cp, op->src[2], false, "on_false", &cp.isa.f.COPY.in) ||
-            lw_tap(c, &cp, op->dst, true, "dst", &cp.isa.f.COPY.out))
+        if (lw_tap(c, &cp, op->src[2], false, "on_false", &cp.isa.f->COPY.in) ||
+            lw_tap(c, &cp, op->dst, true, "dst", &cp.isa.f->COPY.out))
             return -1;
-        if (lw_same_partitions(c, "select", &cp.isa.f.COPY.in, &cp.isa.f.COPY.out))
+        if (lw_same_partitions(c, "select", &cp.isa.f->COPY.in, &cp.isa.f->COPY.out))
             return -1;
         cp.engine = ISA_ENG_DVE;
         if (lw_emit(c, &cp))
@@ -246,7 +246,7 @@ static int lower_select_op(lower_ctx_t *c)
     /* 2: dst = pred ? on_true : dst */
     bir_inst_t in;
     lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
-    isa_fmt_CPRED_t *f = &in.isa.f.CPRED;
+    isa_fmt_CPRED_t *f = &in.isa.f->CPRED;
     bool imm = (op->flags & TIR_F_SRC_IMM) != 0;
     if (lw_tap(c, &in, op->src[0], false, "pred", &f->pred) ||
         (!imm && lw_tap(c, &in, op->src[1], false, "on_true", &f->in)) ||
@@ -275,7 +275,7 @@ static int lower_dropout(lower_ctx_t *c)
         return lw_err(c, "dropout probability %g is outside [0, 1]", p);
     bir_inst_t in;
     lw_inst(c, &in, BIR_DROPOUT, ISA_OP_DROPOUT);
-    isa_fmt_DROP_t *f = &in.isa.f.DROP;
+    isa_fmt_DROP_t *f = &in.isa.f->DROP;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
@@ -291,7 +291,7 @@ static int lower_shuffle(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_STREAM_SHUFFLE, ISA_OP_STREAM_SHUFFLE);
-    isa_fmt_SHUF_t *f = &in.isa.f.SHUF;
+    isa_fmt_SHUF_t *f = &in.isa.f->SHUF;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
@@ -317,7 +317,7 @@ static int lower_range_select(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_RANGE_SELECT, ISA_OP_RANGE_SELECT);
-    isa_fmt_RSEL_t *f = &in.isa.f.RSEL;
+    isa_fmt_RSEL_t *f = &in.isa.f->RSEL;
     if (lw_tap(c, &in, op->src[0], false, "on_true_tile", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_ptr(c, &in, op->src[1], false, "bound0", &f->bound0) ||
@@ -346,7 +346,7 @@ static int lower_select_reduce(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_SELECT_REDUCE, ISA_OP_SELECT_REDUCE);
-    isa_fmt_SELR_t *f = &in.isa.f.SELR;
+    isa_fmt_SELR_t *f = &in.isa.f->SELR;
     uint32_t bits, is_ptr;
     if (lw_tap(c, &in, op->src[0], false, "predicate", &f->pred) ||
         lw_tap(c, &in, op->src[1], false, "on_true", &f->in) ||

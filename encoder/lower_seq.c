@@ -24,7 +24,7 @@ static int lower_ts_acc(lower_ctx_t *c)
         lw_inst(c, &in, BIR_EXPONENTIAL, ISA_OP_EXPONENTIAL);
     else
         lw_inst(c, &in, BIR_TS_REDUCE, ISA_OP_TENSOR_SCALAR_REDUCE);
-    isa_fmt_TSACC_t *f = &in.isa.f.TSACC;
+    isa_fmt_TSACC_t *f = &in.isa.f->TSACC;
     const char *what = tir_op_name(op->kind);
     if (lw_tap(c, &in, op->src[0], false, enc_operand_name(op->kind, 0), &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
@@ -53,7 +53,7 @@ static int lower_sequence_bounds(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_SEQUENCE_BOUNDS, ISA_OP_GET_SEQUENCE_BOUNDS);
-    isa_fmt_COPY_t *f = &in.isa.f.COPY;
+    isa_fmt_COPY_t *f = &in.isa.f->COPY;
     if (lw_tap(c, &in, op->src[0], false, "segment_ids", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_same_partitions(c, "sequence_bounds", &f->in, &f->out))
@@ -69,7 +69,7 @@ static int lower_nonzero(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_NONZERO_WITH_COUNT, ISA_OP_NONZERO_WITH_COUNT);
-    isa_fmt_NZC_t *f = &in.isa.f.NZC;
+    isa_fmt_NZC_t *f = &in.isa.f->NZC;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_same_partitions(c, "nonzero_with_count", &f->in, &f->out))
@@ -85,7 +85,7 @@ static int lower_topk(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_TOPK, ISA_OP_TOPK);
-    isa_fmt_TOPK_t *f = &in.isa.f.TOPK;
+    isa_fmt_TOPK_t *f = &in.isa.f->TOPK;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "val_dst", &f->out) ||
         lw_tap(c, &in, op->dst2, true, "idx_dst", &f->idx) ||

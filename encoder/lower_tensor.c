@@ -42,7 +42,7 @@ static int same_shape(lower_ctx_t *c, const char *what, const isa_tap_t *a, cons
 static void ts_ptr_inst(lower_ctx_t *c, bir_inst_t *in, bool stt)
 {
     lw_inst(c, in, BIR_TENSOR_SCALAR_PTR, ISA_OP_TENSOR_SCALAR_PTR);
-    bir_inst_set_is_stt(in, stt);
+    bir_inst_set_is_stt(c->m, in, stt);
 }
 
 int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
@@ -53,7 +53,7 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         ts_ptr_inst(c, &in, false);
     else
         lw_inst(c, &in, BIR_TENSOR_SCALAR, ISA_OP_TENSOR_SCALAR);
-    isa_fmt_TS_t *f = &in.isa.f.TS;
+    isa_fmt_TS_t *f = &in.isa.f->TS;
     /* a predicate is evaluated over out's dims: out unmerged, as the steps */
     unsigned mapped;
     if (lw_tap(c, &in, a->in, false, "src", &f->in) ||
@@ -123,7 +123,7 @@ static int lower_tt(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_TENSOR, ISA_OP_TENSOR_TENSOR);
-    isa_fmt_TT_t *f = &in.isa.f.TT;
+    isa_fmt_TT_t *f = &in.isa.f->TT;
     if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
         lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out))
@@ -149,7 +149,7 @@ static int lower_stt(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     ts_ptr_inst(c, &in, true);
-    isa_fmt_STT_t *f = &in.isa.f.STT;
+    isa_fmt_STT_t *f = &in.isa.f->STT;
     if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
         lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out))
@@ -194,7 +194,7 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
     *done = true;
     bir_inst_t in;
     lw_inst(c, &in, BIR_ACTIVATION, ISA_OP_ACTIVATION);
-    isa_fmt_ACT_t *f = &in.isa.f.ACT;
+    isa_fmt_ACT_t *f = &in.isa.f->ACT;
     if (copy_operands(c, &in, &f->in, &f->out))
         return -1;
     f->func = ISA_ACTFN_COPY;
@@ -243,7 +243,7 @@ static int lower_copy(lower_ctx_t *c)
         return 0;
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
-    isa_fmt_COPY_t *f = &in.isa.f.COPY;
+    isa_fmt_COPY_t *f = &in.isa.f->COPY;
     if (copy_operands(c, &in, &f->in, &f->out))
         return -1;
     return lw_emit(c, &in);
@@ -254,7 +254,7 @@ static int lower_scan(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_TENSOR_SCAN, ISA_OP_TENSOR_TENSOR_SCAN);
-    isa_fmt_SCAN_t *f = &in.isa.f.SCAN;
+    isa_fmt_SCAN_t *f = &in.isa.f->SCAN;
     if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
         lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out))
@@ -274,7 +274,7 @@ static int lower_quantize(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_QUANTIZE_MX, ISA_OP_QUANTIZE_MX);
-    isa_fmt_QMX_t *f = &in.isa.f.QMX;
+    isa_fmt_QMX_t *f = &in.isa.f->QMX;
     if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
         lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
         lw_tap(c, &in, op->dst2, true, "scale", &f->scale))

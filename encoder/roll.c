@@ -126,7 +126,9 @@ static bool same_body(const bir_inst_t *a, const bir_inst_t *b)
                         ra->npred_more != rb->npred_more ||
                         memcmp(ra->pred_more, rb->pred_more, sizeof ra->pred_more)))
         return false;
-    isa_inst_t x = a->isa, y = b->isa;
+    isa_inst_t x, y;
+    bir_isa_expand(a, &x);
+    bir_isa_expand(b, &y);
     x.sync.wait_val = y.sync.wait_val = 0;
     if (isa_op_is_direct_dma(x.op)) {
         x.f.DDESC.src.addr = y.f.DDESC.src.addr = 0;
@@ -153,8 +155,8 @@ static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_pl
         pl->wstep[t] = (int64_t)B[t].isa.sync.wait_val - (int64_t)A[t].isa.sync.wait_val;
         pl->sstep[t] = pl->dstep[t] = 0;
         if (isa_op_is_direct_dma(A[t].isa.op)) {
-            pl->sstep[t] = (int64_t)B[t].isa.f.DDESC.src.addr - (int64_t)A[t].isa.f.DDESC.src.addr;
-            pl->dstep[t] = (int64_t)B[t].isa.f.DDESC.dst.addr - (int64_t)A[t].isa.f.DDESC.dst.addr;
+            pl->sstep[t] = (int64_t)B[t].isa.f->DDESC.src.addr - (int64_t)A[t].isa.f->DDESC.src.addr;
+            pl->dstep[t] = (int64_t)B[t].isa.f->DDESC.dst.addr - (int64_t)A[t].isa.f->DDESC.dst.addr;
         }
     }
     for (int i = 1; i < R; i++) {
@@ -166,15 +168,15 @@ static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_pl
             if (!linear(A[t].isa.sync.wait_val, C[t].isa.sync.wait_val, i, pl->wstep[t]))
                 return "a wait value does not grow linearly";
             if (isa_op_is_direct_dma(A[t].isa.op) &&
-                (!linear(A[t].isa.f.DDESC.src.addr, C[t].isa.f.DDESC.src.addr, i, pl->sstep[t]) ||
-                 !linear(A[t].isa.f.DDESC.dst.addr, C[t].isa.f.DDESC.dst.addr, i, pl->dstep[t])))
+                (!linear(A[t].isa.f->DDESC.src.addr, C[t].isa.f->DDESC.src.addr, i, pl->sstep[t]) ||
+                 !linear(A[t].isa.f->DDESC.dst.addr, C[t].isa.f->DDESC.dst.addr, i, pl->dstep[t])))
                 return "a DMA address does not move linearly";
         }
     }
     for (int t = 0; t < len; t++) {
         if (!isa_op_is_direct_dma(A[t].isa.op))
             continue;
-        const isa_fmt_DDESC_t *f = &A[t].isa.f.DDESC;
+        const isa_fmt_DDESC_t *f = &A[t].isa.f->DDESC;
         if ((pl->sstep[t] && (f->src_reg != ISA_REG_NONE ||
                               pl->sstep[t] % isa_dtype_size(f->src.dtype))) ||
             (pl->dstep[t] && (f->dst_reg != ISA_REG_NONE ||

@@ -96,15 +96,16 @@ static void used_regs(const tir_kernel_t *k, const bir_block_t *b, bool used[ISA
         if (k->regs_used >> r & 1u)
             used[r] = true;
     for (int i = 0; i < b->ninsts; i++) {
-        const isa_inst_t *in = &b->insts[i].isa;
-        if (in->op == ISA_OP_TENSOR_LOAD)
-            for (uint32_t r = in->f.TLOAD.reg; r < ISA_NUM_REGS && r < in->f.TLOAD.reg + 8; r++)
+        isa_op_t op = b->insts[i].isa.op;
+        const isa_body_t *f = bir_body(&b->insts[i]);
+        if (op == ISA_OP_TENSOR_LOAD)
+            for (uint32_t r = f->TLOAD.reg; r < ISA_NUM_REGS && r < f->TLOAD.reg + 8; r++)
                 used[r] = true;
-        if (isa_op_is_direct_dma(in->op)) {
-            if (in->f.DDESC.src_reg < ISA_NUM_REGS)
-                used[in->f.DDESC.src_reg] = true;
-            if (in->f.DDESC.dst_reg < ISA_NUM_REGS)
-                used[in->f.DDESC.dst_reg] = true;
+        if (isa_op_is_direct_dma(op)) {
+            if (f->DDESC.src_reg < ISA_NUM_REGS)
+                used[f->DDESC.src_reg] = true;
+            if (f->DDESC.dst_reg < ISA_NUM_REGS)
+                used[f->DDESC.dst_reg] = true;
         }
     }
 }
@@ -138,9 +139,9 @@ static bool steps_of(const remit_t *R, int x, int kind, int64_t step[ROLL_MAXD])
         int t = x - c->s0;
         int64_t s = kind == 0 ? c->wstep[t] : kind == 1 ? c->sstep[t] : c->dstep[t];
         if (kind == 1)
-            s /= isa_dtype_size(in->isa.f.DDESC.src.dtype);
+            s /= isa_dtype_size(in->isa.f->DDESC.src.dtype);
         else if (kind == 2)
-            s /= isa_dtype_size(in->isa.f.DDESC.dst.dtype);
+            s /= isa_dtype_size(in->isa.f->DDESC.dst.dtype);
         step[c->depth] = s;
         any |= s != 0;
     }
@@ -202,13 +203,17 @@ static bir_inst_t *ctl(remit_t *R, isa_op_t op, int engine, int reg, int32_t imm
     snprintf(name, sizeof name, "loop.%s", what);
     if (!bir_inst_set_name(R->m, in, name))
         return NULL;
+    if (bir_inst_body_new(R->m, in) == &R->m->oom_body) {
+        tpb_errf(R->err, "out of memory rolling loops");
+        return NULL;
+    }
     if (op == ISA_OP_BRANCH_CMP) {
-        in->isa.f.BR.reg = (uint32_t)reg;
-        in->isa.f.BR.cmp = ISA_CMP_LT;
-        in->isa.f.BR.imm = imm;
+        in->isa.f->BR.reg = (uint32_t)reg;
+        in->isa.f->BR.cmp = ISA_CMP_LT;
+        in->isa.f->BR.imm = imm;
     } else {
-        in->isa.f.REG.reg = (uint32_t)reg;
-        in->isa.f.REG.imm = imm;
+        in->isa.f->REG.reg = (uint32_t)reg;
+        in->isa.f->REG.imm = imm;
     }
     return in;
 }
@@ -268,12 +273,18 @@ static int copy_inst(remit_t *R, int x)
             R->why = "a rolled loop after a dynamic_range loop waits on its semaphores";
             return 1;
         }
-        if (kind == 0)
+        if (kind == 0) {
             in->isa.sync.wait_reg = (uint32_t)(ISA_NUM_REGS - r);
-        else if (kind == 1)
-            in->isa.f.DDESC.src_reg = (uint32_t)r;
+            continue;
+        }
+        /* copy before write: *in is a struct copy of source instruction x */
+        isa_body_t *f = bir_inst_body_own(R->m, in);
+        if (f == &R->m->oom_body)
+            return tpb_errf(R->err, "out of memory rolling loops");
+        if (kind == 1)
+            f->DDESC.src_reg = (uint32_t)r;
         else
-            in->isa.f.DDESC.dst_reg = (uint32_t)r;
+            f->DDESC.dst_reg = (uint32_t)r;
     }
     return 0;
 }
@@ -456,13 +467,15 @@ static bool count_range(const remit_t *R, int a, int z, int64_t *cnt)
 }
 
 /* Does instruction in write sequencer register r? */
-static bool writes_reg(const isa_inst_t *in, int r)
+static bool writes_reg(const bir_inst_t *in, int r)
 {
-    if (in->op == ISA_OP_TENSOR_LOAD)
-        return r >= (int)in->f.TLOAD.reg && r < (int)(in->f.TLOAD.reg + in->f.TLOAD.count);
-    if (in->op == ISA_OP_REG_SET || in->op == ISA_OP_REG_ADD)
-        return (int)in->f.REG.reg == r;
-    return in->op == ISA_OP_REG_MOVE && (int)in->f.REGMV.reg == r;
+    isa_op_t op = in->isa.op;
+    const isa_body_t *f = bir_body(in);
+    if (op == ISA_OP_TENSOR_LOAD)
+        return r >= (int)f->TLOAD.reg && r < (int)(f->TLOAD.reg + f->TLOAD.count);
+    if (op == ISA_OP_REG_SET || op == ISA_OP_REG_ADD)
+        return (int)f->REG.reg == r;
+    return op == ISA_OP_REG_MOVE && (int)f->REGMV.reg == r;
 }
 
 /* Every engine that runs the loop control reads the trip count from its
@@ -473,7 +486,7 @@ static bool trip_reg_everywhere(const remit_t *R, int q, uint32_t engines)
     uint32_t set = 0;
     for (int x = 0; x < R->P[q].pst[0]; x++) {
         const bir_inst_t *in = &R->b->insts[x];
-        if (in->engine >= 0 && in->engine < ISA_ENG_COUNT && writes_reg(&in->isa, r))
+        if (in->engine >= 0 && in->engine < ISA_ENG_COUNT && writes_reg(in, r))
             set |= 1u << in->engine;
     }
     return (engines & ~set) == 0;
@@ -574,11 +587,15 @@ static bir_inst_t *dyn_ctl(remit_t *R, isa_op_t op, int e, int reg, int32_t imm,
         snprintf(name, sizeof name, "loop.%s", what);
         if (!bir_inst_set_name(R->m, in, name))
             return NULL;
-        in->isa.f.REGMV.reg = (uint32_t)reg;
-        in->isa.f.REGMV.src = (uint32_t)imm;
+        if (bir_inst_body_new(R->m, in) == &R->m->oom_body) {
+            tpb_errf(R->err, "out of memory rolling loops");
+            return NULL;
+        }
+        in->isa.f->REGMV.reg = (uint32_t)reg;
+        in->isa.f->REGMV.src = (uint32_t)imm;
     }
     if (op == ISA_OP_BRANCH_CMP)
-        in->isa.f.BR.cmp = (uint32_t)cmp;
+        in->isa.f->BR.cmp = (uint32_t)cmp;
     in->loop_role = role;
     return in;
 }

@@ -166,11 +166,11 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
         }
         in->queue = cur_q;
         if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
-            in->isa.f.DDESC.queue = (uint32_t)cur_q;
+            in->isa.f->DDESC.queue = (uint32_t)cur_q;
         else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-            in->isa.f.DIND.queue = (uint32_t)cur_q;
+            in->isa.f->DIND.queue = (uint32_t)cur_q;
         else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-            in->isa.f.DTRIG.queue = (uint32_t)cur_q;
+            in->isa.f->DTRIG.queue = (uint32_t)cur_q;
     }
     free(slots);
     return 0;

@@ -228,11 +228,10 @@ extern const isa_fmtinfo_t isa_formats[ISA_FMT_COUNT]; /* ISA_FMT_HDR first */
 /* ---- decoded instruction ---- */
 typedef isa_fmt_HDR_t isa_sync_t;
 
-typedef struct {
-    isa_op_t op;
-    uint8_t l2;
-    isa_sync_t sync;
-    union {
+/* The body of a decoded instruction: one member per format.  An
+ * instruction of format F uses only the first isa_formats[F].struct_size
+ * bytes (the compiler's BIR keeps exactly those, encoder/bir.h). */
+typedef union {
 #define FMT_BEGIN(F, doc) isa_fmt_##F##_t F;
 #define FMT_END(F)
 #define FIELD(F, name, byte, bit, width, type)
@@ -246,7 +245,13 @@ typedef struct {
 #undef TAP
 #undef PTR
 #undef DAP
-    } f;
+} isa_body_t;
+
+typedef struct {
+    isa_op_t op;
+    uint8_t l2;
+    isa_sync_t sync;
+    isa_body_t f;
 } isa_inst_t;
 
 /* The direct DMA descriptors: PseudoDmaDirect2d and PseudoDmaDirect3d.

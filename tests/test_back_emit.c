@@ -230,8 +230,9 @@ static void test_find_bin_rejects_non_tpb(void **state)
     /* an illegal engine for the opcode: caught by the deferred L2 check */
     b->insts[0].isa.op = ISA_OP_MATMUL;
     b->insts[0].isa.l2 = isa_ops[ISA_OP_MATMUL].l2;
-    b->insts[0].isa.f.MM.moving = (isa_tap_t){0, ISA_DT_FP32, ISA_SPACE_SBUF, 0, 1, 1, {1}, {1}};
-    b->insts[0].isa.f.MM.dst = (isa_tap_t){0, ISA_DT_FP32, ISA_SPACE_PSUM, 0, 1, 1, {1}, {1}};
+    assert_non_null(bir_inst_body_new(&m, &b->insts[0]));   /* a Matmul's body */
+    b->insts[0].isa.f->MM.moving = (isa_tap_t){0, ISA_DT_FP32, ISA_SPACE_SBUF, 0, 1, 1, {1}, {1}};
+    b->insts[0].isa.f->MM.dst = (isa_tap_t){0, ISA_DT_FP32, ISA_SPACE_PSUM, 0, 1, 1, {1}, {1}};
     b->insts[0].engine = ISA_ENG_DVE;
     assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
     assert_int_not_equal(gen_run(&g, &err), 0);

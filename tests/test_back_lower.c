@@ -38,18 +38,18 @@ static void test_matmul_plain(void **state)
     assert_int_equal(mm->engine, ISA_ENG_PE);
     assert_int_equal(ld->opc, BIR_LOAD_WEIGHTS);
     assert_int_equal(mm->opc, BIR_MATMULT);
-    assert_int_equal(ld->isa.f.LDW.src.nparts, 128);
-    assert_int_equal(ld->isa.f.LDW.src.count[0], 64);
-    assert_int_equal(ld->isa.f.LDW.row_size, 128);
-    assert_int_equal(mm->isa.f.MM.dst.space, ISA_SPACE_PSUM);
-    assert_int_equal(mm->isa.f.MM.num_active_partitions, 128);   /* seed 001 setnum_active_channels */
-    assert_int_equal(mm->isa.f.MM.dst.nparts, 64);
-    assert_int_equal(mm->isa.f.MM.dst.count[0], 512);
-    assert_int_equal(mm->isa.f.MM.moving.count[0], 512);
-    assert_int_equal(mm->isa.f.MM.accumulate, 1);
-    assert_int_equal(ld->isa.f.LDW.onezero, 1);   /* is_weight_onezero */
-    assert_int_equal(mm->isa.f.MM.onezero, 1);    /* is_fmap_onezero */
-    assert_int_equal(mm->isa.f.MM.dst.addr % 2048, 0);
+    assert_int_equal(ld->isa.f->LDW.src.nparts, 128);
+    assert_int_equal(ld->isa.f->LDW.src.count[0], 64);
+    assert_int_equal(ld->isa.f->LDW.row_size, 128);
+    assert_int_equal(mm->isa.f->MM.dst.space, ISA_SPACE_PSUM);
+    assert_int_equal(mm->isa.f->MM.num_active_partitions, 128);   /* seed 001 setnum_active_channels */
+    assert_int_equal(mm->isa.f->MM.dst.nparts, 64);
+    assert_int_equal(mm->isa.f->MM.dst.count[0], 512);
+    assert_int_equal(mm->isa.f->MM.moving.count[0], 512);
+    assert_int_equal(mm->isa.f->MM.accumulate, 1);
+    assert_int_equal(ld->isa.f->LDW.onezero, 1);   /* is_weight_onezero */
+    assert_int_equal(mm->isa.f->MM.onezero, 1);    /* is_fmap_onezero */
+    assert_int_equal(mm->isa.f->MM.dst.addr % 2048, 0);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -85,10 +85,10 @@ static void test_matmul_mx_sparse(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS_SPARSE), 1);
     assert_int_equal(bu_count(&r, ISA_OP_MATMUL_SPARSE), 1);
     bir_inst_t *ls = &bu_block(&r)->insts[bu_find(&r, ISA_OP_LDWEIGHTS_SPARSE, 0)];
-    assert_int_equal(ls->isa.f.LDWSP.compress_ratio, 4);
-    assert_int_equal(ls->isa.f.LDWSP.tags.count[0], 128);
+    assert_int_equal(ls->isa.f->LDWSP.compress_ratio, 4);
+    assert_int_equal(ls->isa.f->LDWSP.tags.count[0], 128);
     bir_inst_t *mx = &bu_block(&r)->insts[bu_find(&r, ISA_OP_MATMUL_MX, 0)];
-    assert_int_equal(mx->isa.f.MMMX.scale.nparts, 4);
+    assert_int_equal(mx->isa.f->MMMX.scale.nparts, 4);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -141,13 +141,13 @@ static void test_activation(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_inst_t *in = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
     assert_int_equal(in->engine, ISA_ENG_ACT);
-    assert_int_equal(in->isa.f.ACT.func, ISA_ACTFN_EXP);
-    assert_true(in->isa.f.ACT.scale == 0.5f);
-    assert_int_equal(in->isa.f.ACT.scale_is_ptr, 0);
-    assert_int_equal(in->isa.f.ACT.bias.space, ISA_SPACE_SBUF);
-    assert_int_equal(in->isa.f.ACT.red_op, ISA_ALU_ADD);
-    assert_int_equal(in->isa.f.ACT.red_cmd, ISA_REDCMD_RESET_REDUCE);
-    assert_int_equal(in->isa.f.ACT.red_out.space, ISA_SPACE_SBUF);
+    assert_int_equal(in->isa.f->ACT.func, ISA_ACTFN_EXP);
+    assert_true(in->isa.f->ACT.scale == 0.5f);
+    assert_int_equal(in->isa.f->ACT.scale_is_ptr, 0);
+    assert_int_equal(in->isa.f->ACT.bias.space, ISA_SPACE_SBUF);
+    assert_int_equal(in->isa.f->ACT.red_op, ISA_ALU_ADD);
+    assert_int_equal(in->isa.f->ACT.red_cmd, ISA_REDCMD_RESET_REDUCE);
+    assert_int_equal(in->isa.f->ACT.red_out.space, ISA_SPACE_SBUF);
     assert_int_equal(bu_count(&r, ISA_OP_ACTIVATION_ACC), 1);
     bu_free(&r);
     tir_kernel_free(&k);
@@ -183,14 +183,14 @@ static void test_tensor_scalar(void **state)
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_inst_t *t0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR, 0)];
-    assert_int_equal(t0->isa.f.TS.op0, ISA_ALU_MULTIPLY);
-    assert_int_equal(t0->isa.f.TS.s0, 0x40000000u);   /* 2.0f */
-    assert_int_equal(t0->isa.f.TS.s1, 0xBF800000u);   /* -1.0f */
-    assert_int_equal(t0->isa.f.TS.rev1, 1);
-    assert_int_equal(t0->isa.f.TS.s0_is_ptr, 0);
+    assert_int_equal(t0->isa.f->TS.op0, ISA_ALU_MULTIPLY);
+    assert_int_equal(t0->isa.f->TS.s0, 0x40000000u);   /* 2.0f */
+    assert_int_equal(t0->isa.f->TS.s1, 0xBF800000u);   /* -1.0f */
+    assert_int_equal(t0->isa.f->TS.rev1, 1);
+    assert_int_equal(t0->isa.f->TS.s0_is_ptr, 0);
     assert_false(t0->has_pred);
     bir_inst_t *t1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
-    assert_int_equal(t1->isa.f.TS.s0_is_ptr, 1);
+    assert_int_equal(t1->isa.f->TS.s0_is_ptr, 1);
     assert_false(t1->has_pred);
     bir_inst_t *t2 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 1)];
     assert_true(t2->has_pred);
@@ -237,10 +237,10 @@ static void test_reverse_pred_keep_rate(void **state)
     bir_inst_t *t = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR_PTR, 0)];
     assert_true(t->has_pred);
     assert_int_equal(bir_rare(t)->pred.rev_pred, 1);
-    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 0)].isa.f.AFSEL.rev_pred, 1);
-    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 1)].isa.f.AFSEL.rev_pred, 0);
-    const isa_fmt_DROP_t *d0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 0)].isa.f.DROP;
-    const isa_fmt_DROP_t *d1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 1)].isa.f.DROP;
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 0)].isa.f->AFSEL.rev_pred, 1);
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_AFFINE_SELECT, 1)].isa.f->AFSEL.rev_pred, 0);
+    const isa_fmt_DROP_t *d0 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 0)].isa.f->DROP;
+    const isa_fmt_DROP_t *d1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DROPOUT, 1)].isa.f->DROP;
     assert_int_equal(d0->is_keep_rate, 1);
     assert_true(d0->prob == 0.8f);
     assert_int_equal(d1->is_keep_rate, 0);
@@ -297,20 +297,20 @@ static void test_reduce_local_and_chain(void **state)
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
     bir_inst_t *l = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 0)];
-    assert_int_equal(l->isa.f.RED.axes, 1);
-    assert_int_equal(l->isa.f.RED.in.count[0], 16);
-    assert_int_equal(l->isa.f.RED.in.count[1], 8);
+    assert_int_equal(l->isa.f->RED.axes, 1);
+    assert_int_equal(l->isa.f->RED.in.count[0], 16);
+    assert_int_equal(l->isa.f->RED.in.count[1], 8);
     /* merging: 5,6 (both reduced, contiguous) -> 30; 4 kept; 2,3 (both reduced,
      * contiguous) -> 6: three dims, one local instruction */
     int n = bu_count(&r, ISA_OP_TENSOR_REDUCE);
     assert_int_equal(n, 2);
     bir_inst_t *c = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 1)];
-    assert_int_equal(c->isa.f.RED.in.ndims, 3);
-    assert_int_equal(c->isa.f.RED.in.count[0], 30);
-    assert_int_equal(c->isa.f.RED.in.count[1], 4);
-    assert_int_equal(c->isa.f.RED.in.count[2], 6);
-    assert_int_equal(c->isa.f.RED.axes, 0x5);  /* dims 0 and 2 reduced; dim 1 kept */
-    assert_int_equal(c->isa.f.RED.negate, 1);
+    assert_int_equal(c->isa.f->RED.in.ndims, 3);
+    assert_int_equal(c->isa.f->RED.in.count[0], 30);
+    assert_int_equal(c->isa.f->RED.in.count[1], 4);
+    assert_int_equal(c->isa.f->RED.in.count[2], 6);
+    assert_int_equal(c->isa.f->RED.axes, 0x5);  /* dims 0 and 2 reduced; dim 1 kept */
+    assert_int_equal(c->isa.f->RED.negate, 1);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -346,15 +346,15 @@ static void test_reduce_multistep(void **state)
     for (int j = 0; j < 3; j++) {
         bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, j)];
         /* only the first steps read the source; they write the partial */
-        assert_int_equal(s->isa.f.RED.in.addr, r.m.mlocs[big].addr + (uint64_t)j * 840 * 4);
-        assert_int_equal(s->isa.f.RED.out.addr, sc->addr + (uint64_t)j * 24 * 4);
-        assert_int_equal(s->isa.f.RED.negate, 0);
+        assert_int_equal(s->isa.f->RED.in.addr, r.m.mlocs[big].addr + (uint64_t)j * 840 * 4);
+        assert_int_equal(s->isa.f->RED.out.addr, sc->addr + (uint64_t)j * 24 * 4);
+        assert_int_equal(s->isa.f->RED.negate, 0);
     }
     bir_inst_t *f = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 3)];
-    assert_int_equal(f->isa.f.RED.in.addr, sc->addr);
-    assert_int_equal(f->isa.f.RED.in.count[1], 3);
-    assert_int_equal(f->isa.f.RED.out.addr, r.m.mlocs[o].addr);
-    assert_int_equal(f->isa.f.RED.negate, 1);
+    assert_int_equal(f->isa.f->RED.in.addr, sc->addr);
+    assert_int_equal(f->isa.f->RED.in.count[1], 3);
+    assert_int_equal(f->isa.f->RED.out.addr, r.m.mlocs[o].addr);
+    assert_int_equal(f->isa.f->RED.negate, 1);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -389,23 +389,23 @@ static void test_reduce_per_axis(void **state)
     bir_inst_t *s1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 1)];
     bir_inst_t *pk = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_REDUCE, 2)];
     /* step 1: source [6, 5, 4, 3] (innermost first), reduce the 3 -> partial [6, 5, 4] */
-    assert_int_equal(s0->isa.f.RED.in.addr, r.m.mlocs[src].addr);
-    assert_int_equal(s0->isa.f.RED.in.ndims, 4);
-    assert_int_equal(s0->isa.f.RED.axes, 0x8);
-    assert_int_equal(s0->isa.f.RED.out.addr, sc->addr);
-    assert_int_equal(s0->isa.f.RED.out.dtype, ISA_DT_FP32);
-    assert_int_equal(isa_tap_free_elems(&s0->isa.f.RED.out), 120);
-    assert_int_equal(s0->isa.f.RED.negate, 0);
+    assert_int_equal(s0->isa.f->RED.in.addr, r.m.mlocs[src].addr);
+    assert_int_equal(s0->isa.f->RED.in.ndims, 4);
+    assert_int_equal(s0->isa.f->RED.axes, 0x8);
+    assert_int_equal(s0->isa.f->RED.out.addr, sc->addr);
+    assert_int_equal(s0->isa.f->RED.out.dtype, ISA_DT_FP32);
+    assert_int_equal(isa_tap_free_elems(&s0->isa.f->RED.out), 120);
+    assert_int_equal(s0->isa.f->RED.negate, 0);
     /* step 2 folds the partial over the 5 into dst, negated */
-    assert_int_equal(s1->isa.f.RED.in.addr, sc->addr);
-    assert_int_equal(s1->isa.f.RED.in.ndims, 3);
-    assert_int_equal(s1->isa.f.RED.in.count[1], 5);
-    assert_int_equal(s1->isa.f.RED.axes, 0x2);
-    assert_int_equal(s1->isa.f.RED.out.addr, r.m.mlocs[o].addr);
-    assert_int_equal(s1->isa.f.RED.negate, 1);
+    assert_int_equal(s1->isa.f->RED.in.addr, sc->addr);
+    assert_int_equal(s1->isa.f->RED.in.ndims, 3);
+    assert_int_equal(s1->isa.f->RED.in.count[1], 5);
+    assert_int_equal(s1->isa.f->RED.axes, 0x2);
+    assert_int_equal(s1->isa.f->RED.out.addr, r.m.mlocs[o].addr);
+    assert_int_equal(s1->isa.f->RED.negate, 1);
     /* without per_axis: one TensorReduce over both dims */
-    assert_int_equal(pk->isa.f.RED.axes, 0xA);
-    assert_int_equal(pk->isa.f.RED.in.addr, r.m.mlocs[src].addr);
+    assert_int_equal(pk->isa.f->RED.axes, 0xA);
+    assert_int_equal(pk->isa.f->RED.in.addr, r.m.mlocs[src].addr);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -432,11 +432,11 @@ static void test_memset_fill_bits(void **state)
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
     bir_block_t *bl = bu_block(&r);
-    assert_int_equal(bl->insts[0].isa.f.MEMSET.value, 0x3F80);   /* bf16 1.0 */
-    assert_int_equal(bl->insts[1].isa.f.MEMSET.value, 0xFFFE);   /* int16 -2 */
-    assert_int_equal(bl->insts[2].isa.f.MEMSET.value, 0x7E);     /* e4m3fn 448 = 0 1111 110 */
-    assert_int_equal(bl->insts[2].isa.f.MEMSET.mode, ISA_MEMSET_CONST);
-    assert_int_equal(bl->insts[3].isa.f.MEMSET.mode, ISA_MEMSET_RANDOM);
+    assert_int_equal(bl->insts[0].isa.f->MEMSET.value, 0x3F80);   /* bf16 1.0 */
+    assert_int_equal(bl->insts[1].isa.f->MEMSET.value, 0xFFFE);   /* int16 -2 */
+    assert_int_equal(bl->insts[2].isa.f->MEMSET.value, 0x7E);     /* e4m3fn 448 = 0 1111 110 */
+    assert_int_equal(bl->insts[2].isa.f->MEMSET.mode, ISA_MEMSET_CONST);
+    assert_int_equal(bl->insts[3].isa.f->MEMSET.mode, ISA_MEMSET_RANDOM);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -471,13 +471,13 @@ static void test_max8_family_and_select(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_MATCH_REPLACE8), 1);
     assert_int_equal(bu_count(&r, ISA_OP_MAX_INDEX_AND_MATCH_REPLACE), 1);
     bir_inst_t *f = &bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX_AND_MATCH_REPLACE, 0)];
-    assert_int_equal(f->isa.f.MIMR.idx.addr, r.m.mlocs[ix].addr);
-    assert_int_equal(f->isa.f.MIMR.vals.addr, r.m.mlocs[v].addr);
-    assert_true(f->isa.f.MIMR.imm == -1e30f);
+    assert_int_equal(f->isa.f->MIMR.idx.addr, r.m.mlocs[ix].addr);
+    assert_int_equal(f->isa.f->MIMR.vals.addr, r.m.mlocs[v].addr);
+    assert_true(f->isa.f->MIMR.imm == -1e30f);
     /* select with an immediate on_false: Memset then CopyPredicated */
     int ms = bu_find(&r, ISA_OP_MEMSET, 0), cp = bu_find(&r, ISA_OP_COPY_PREDICATED, 0);
     assert_true(ms >= 0 && cp > ms);
-    assert_int_equal(bu_block(&r)->insts[ms].isa.f.MEMSET.value, 0x40400000u);
+    assert_int_equal(bu_block(&r)->insts[ms].isa.f->MEMSET.value, 0x40400000u);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -522,7 +522,7 @@ static void test_bir_numbering(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX8, 0)].opc, BIR_MAX);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 0)].opc, BIR_MAX_INDEX);
-    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 1)].isa.f.FIDX.out.dtype,
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_MAX_INDEX8, 1)].isa.f->FIDX.out.dtype,
                      ISA_DT_UINT16);
     bu_free(&r);
     tir_kernel_free(&k);
@@ -550,7 +550,7 @@ static void test_match_replace_imm_clipped(void **state)
     bu_op(&k, &op, "mr");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
-    float imm = bu_block(&r)->insts[bu_find(&r, ISA_OP_MATCH_REPLACE8, 0)].isa.f.MR.imm;
+    float imm = bu_block(&r)->insts[bu_find(&r, ISA_OP_MATCH_REPLACE8, 0)].isa.f->MR.imm;
     assert_true(imm == (float)3.3895313892515355e38);
     assert_false(isinf(imm));
     bu_free(&r);
@@ -584,11 +584,11 @@ static void test_copy_on_act_is_identity_activation(void **state)
     bir_inst_t *x = &bu_block(&r)->insts[bu_find(&r, ISA_OP_ACTIVATION, 0)];
     assert_int_equal(x->opc, BIR_ACTIVATION);
     assert_int_equal(x->engine, ISA_ENG_ACT);
-    assert_int_equal(x->isa.f.ACT.func, ISA_ACTFN_COPY);
-    assert_true(x->isa.f.ACT.scale == 1.0f);
-    assert_int_equal(x->isa.f.ACT.bias.space, ISA_SPACE_NONE);
-    assert_int_equal(x->isa.f.ACT.red_cmd, ISA_REDCMD_IDLE);
-    assert_int_equal(x->isa.f.ACT.out.dtype, ISA_DT_BF16);
+    assert_int_equal(x->isa.f->ACT.func, ISA_ACTFN_COPY);
+    assert_true(x->isa.f->ACT.scale == 1.0f);
+    assert_int_equal(x->isa.f->ACT.bias.space, ISA_SPACE_NONE);
+    assert_int_equal(x->isa.f->ACT.red_cmd, ISA_REDCMD_IDLE);
+    assert_int_equal(x->isa.f->ACT.out.dtype, ISA_DT_BF16);
     assert_int_equal(bu_count(&r, ISA_OP_TENSOR_COPY), 2);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_COPY, 0)].engine, ISA_ENG_ACT);
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_COPY, 1)].engine, ISA_ENG_DVE);
@@ -620,9 +620,9 @@ static void test_tload_all_engines(void **state)
     for (int i = 0; i < 5; i++) {
         bir_inst_t *t = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_LOAD, i)];
         assert_int_equal(t->opc, BIR_TENSOR_LOAD);
-        assert_int_equal(t->isa.f.TLOAD.reg, 7);
-        assert_int_equal(t->isa.f.TLOAD.count, 2);
-        assert_int_equal(t->isa.f.TLOAD.src.addr, r.m.mlocs[a].addr + 2 * 4);
+        assert_int_equal(t->isa.f->TLOAD.reg, 7);
+        assert_int_equal(t->isa.f->TLOAD.count, 2);
+        assert_int_equal(t->isa.f->TLOAD.src.addr, r.m.mlocs[a].addr + 2 * 4);
         seen |= 1u << t->engine;
     }
     for (int e = 0; e < 5; e++)
@@ -681,9 +681,9 @@ static void test_dve_transpose_blocks(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_TRANSPOSE32), 2);
     bir_inst_t *t1 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_TRANSPOSE32, 1)];
     /* block (32..63, 0..31) of a -> block (0..31, 32..63) of b */
-    assert_int_equal(t1->isa.f.COPY.in.start, 32);
-    assert_int_equal(t1->isa.f.COPY.out.start, 0);
-    assert_int_equal(t1->isa.f.COPY.out.addr, r.m.mlocs[b].addr + 32 * 4);
+    assert_int_equal(t1->isa.f->COPY.in.start, 32);
+    assert_int_equal(t1->isa.f->COPY.out.start, 0);
+    assert_int_equal(t1->isa.f->COPY.out.addr, r.m.mlocs[b].addr + 32 * 4);
     assert_int_equal(t1->engine, ISA_ENG_DVE);
     bu_free(&r);
     tir_kernel_free(&k);

@@ -46,8 +46,8 @@ static void test_dma_cc_ap(void **state)
             assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
             bir_inst_t *de = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
             bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
-            assert_int_equal(de->isa.f.DDESC.src.core, 2);   /* 3 - 1 */
-            assert_int_equal(de->isa.f.DDESC.dst.core, 0);
+            assert_int_equal(de->isa.f->DDESC.src.core, 2);   /* 3 - 1 */
+            assert_int_equal(de->isa.f->DDESC.dst.core, 0);
             assert_int_equal(bir_rare(de)->nreplica, 4);
             assert_int_equal(bir_rare(tr)->nreplica, 4);
             assert_memory_equal(bir_rare(de)->replica, groups, 4);
@@ -99,11 +99,11 @@ static void test_dma_local_reduce(void **state)
     assert_memory_equal(bir_rare(tr)->replica, groups, 2);
     bir_inst_t *pd = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
     bir_inst_t *rd = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 1)];
-    assert_int_equal(pd->isa.f.DDESC.compute, ISA_DMAOP_BYPASS);
-    assert_int_equal(rd->isa.f.DDESC.compute, ISA_DMAOP_ADD);
+    assert_int_equal(pd->isa.f->DDESC.compute, ISA_DMAOP_BYPASS);
+    assert_int_equal(rd->isa.f->DDESC.compute, ISA_DMAOP_ADD);
     /* the same access pattern as the plain copy: one builder */
-    assert_memory_equal(&rd->isa.f.DDESC.src, &pd->isa.f.DDESC.src, sizeof(isa_dap_t));
-    assert_memory_equal(&rd->isa.f.DDESC.dst, &pd->isa.f.DDESC.dst, sizeof(isa_dap_t));
+    assert_memory_equal(&rd->isa.f->DDESC.src, &pd->isa.f->DDESC.src, sizeof(isa_dap_t));
+    assert_memory_equal(&rd->isa.f->DDESC.dst, &pd->isa.f->DDESC.dst, sizeof(isa_dap_t));
     bu_free(&r);
     /* the DMA computes add only */
     k.ops[1].op0 = ISA_ALU_MAX;
@@ -132,7 +132,7 @@ static void test_dma_simple(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_TRIGGER), 1);
     bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
-    isa_fmt_DDESC_t *f = &d->isa.f.DDESC;
+    isa_fmt_DDESC_t *f = &d->isa.f->DDESC;
     /* HBM side: rows of 512 fp32 = 2048 B apart; contiguous run of 512 */
     assert_int_equal(f->src.space, ISA_SPACE_HBM);
     assert_int_equal(f->src.addr, r.hbm.addr[a] + 128 * 512 * 4);
@@ -149,8 +149,8 @@ static void test_dma_simple(void **state)
     assert_int_equal(f->transpose, 0);   /* CopyMode Copy = 0 */
     assert_int_equal(f->src_reg, ISA_REG_NONE);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
-    assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
-    assert_int_equal(tr->isa.f.DTRIG.queue, f->queue);
+    assert_int_equal(tr->isa.f->DTRIG.ndesc, 1);
+    assert_int_equal(tr->isa.f->DTRIG.queue, f->queue);
     assert_int_equal(tr->engine, ISA_ENG_SP);
     assert_int_equal(tr->opc, BIR_INST_LOAD);      /* a load's trigger is InstLoad (19) */
     assert_int_equal(d->opc, BIR_DMA_DESC);
@@ -174,12 +174,12 @@ static void test_dma_casts(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
     bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
     /* steps are per side, in that side's bytes */
-    assert_int_equal(d->isa.f.DDESC.src.dtype, ISA_DT_FP32);
-    assert_int_equal(d->isa.f.DDESC.dst.dtype, ISA_DT_BF16);
-    assert_int_equal(d->isa.f.DDESC.src.step[0], 4);
-    assert_int_equal(d->isa.f.DDESC.dst.step[0], 2);
-    assert_int_equal(d->isa.f.DDESC.src.step[1], 64 * 4);
-    assert_int_equal(d->isa.f.DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(d->isa.f->DDESC.src.dtype, ISA_DT_FP32);
+    assert_int_equal(d->isa.f->DDESC.dst.dtype, ISA_DT_BF16);
+    assert_int_equal(d->isa.f->DDESC.src.step[0], 4);
+    assert_int_equal(d->isa.f->DDESC.dst.step[0], 2);
+    assert_int_equal(d->isa.f->DDESC.src.step[1], 64 * 4);
+    assert_int_equal(d->isa.f->DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -206,10 +206,10 @@ static void test_dma_complicated_and_limit(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 1);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
-    assert_int_equal(tr->isa.f.DTRIG.ndesc, 1);
+    assert_int_equal(tr->isa.f->DTRIG.ndesc, 1);
     bir_inst_t *m3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 0)];
     assert_int_equal(m3->opc, BIR_DMA_DESC);   /* one BIR descriptor kind; wire form downstream */
-    const isa_fmt_D3DESC_t *g = &m3->isa.f.D3DESC;
+    const isa_fmt_D3DESC_t *g = &m3->isa.f->D3DESC;
     assert_int_equal(g->src.addr, r.hbm.addr[a]);
     assert_int_equal(g->dst.addr, r.m.mlocs[t].addr);
     assert_int_equal(g->src.step[0], 4);
@@ -220,7 +220,7 @@ static void test_dma_complicated_and_limit(void **state)
     assert_int_equal(g->count2, 8);              /* p: the outer dim, shared */
     assert_int_equal(g->src_step2, 64 * 4);
     assert_int_equal(g->dst_step2, ISA_DMA_PARTITION_PITCH);
-    assert_int_equal(g->queue, tr->isa.f.DTRIG.queue);
+    assert_int_equal(g->queue, tr->isa.f->DTRIG.queue);
     assert_int_equal(g->src_reg, ISA_REG_NONE);
     bu_free(&r);
     /* the N-2-D fallback on a target without the 3-D format: inner 2 joint
@@ -231,12 +231,12 @@ static void test_dma_complicated_and_limit(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 8);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 0);
     tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
-    assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
+    assert_int_equal(tr->isa.f->DTRIG.ndesc, 8);
     bir_inst_t *d3 = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 3)];
-    assert_int_equal(d3->isa.f.DDESC.src.addr, r.hbm.addr[a] + 3 * 64 * 4);
-    assert_int_equal(d3->isa.f.DDESC.dst.addr, 3 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
-    assert_int_equal(d3->isa.f.DDESC.src.step[1], 512 * 4);
-    assert_int_equal(d3->isa.f.DDESC.dst.step[1], 32 * 4);
+    assert_int_equal(d3->isa.f->DDESC.src.addr, r.hbm.addr[a] + 3 * 64 * 4);
+    assert_int_equal(d3->isa.f->DDESC.dst.addr, 3 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
+    assert_int_equal(d3->isa.f->DDESC.src.step[1], 512 * 4);
+    assert_int_equal(d3->isa.f->DDESC.dst.step[1], 32 * 4);
     bu_free(&r);
     /* a scaled transfer (dma_compute) stays 2-D: D3DESC has no scale */
     k.ops[0].dma_scaled = true;
@@ -295,11 +295,11 @@ static void test_dma_multidim_4d(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 8);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
-    assert_int_equal(tr->isa.f.DTRIG.ndesc, 8);
+    assert_int_equal(tr->isa.f->DTRIG.ndesc, 8);
     for (int i = 0; i < 8; i++)   /* one queue for the op's descriptors and its trigger */
-        assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, i)].isa.f.D3DESC.queue,
-                         tr->isa.f.DTRIG.queue);
-    const isa_fmt_D3DESC_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 5)].isa.f.D3DESC;
+        assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, i)].isa.f->D3DESC.queue,
+                         tr->isa.f->DTRIG.queue);
+    const isa_fmt_D3DESC_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 5)].isa.f->D3DESC;
     assert_int_equal(g->src.addr, r.hbm.addr[a] + 5 * 500 * 4);
     assert_int_equal(g->dst.addr, 5 * ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
     assert_int_equal(g->src.count[0], 16);
@@ -335,7 +335,7 @@ static void test_dma_partition_stride(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
     bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
-    const isa_fmt_DDESC_t *f = &d->isa.f.DDESC;
+    const isa_fmt_DDESC_t *f = &d->isa.f->DDESC;
     assert_int_equal(f->dst.addr, ISA_DMA_PARTITION_PITCH + r.m.mlocs[t].addr);
     assert_int_equal(f->dst.step[1], 2 * ISA_DMA_PARTITION_PITCH);
     assert_int_equal(f->dst.count[1], 64);
@@ -392,16 +392,16 @@ static void test_dma_indirect(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_DMA_INDIRECT2D), 2);
     bir_inst_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
     assert_int_equal(g->engine, ISA_ENG_POOL);
-    assert_int_equal(g->isa.f.DIND.scatter, 0);
-    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
-    assert_int_equal(g->isa.f.DIND.src.step[1], 64 * 4);     /* row pitch */
-    assert_int_equal(g->isa.f.DIND.src.count[1], 1000);      /* reachable rows */
-    assert_int_equal(g->isa.f.DIND.src.count[0], 64);
-    assert_int_equal(g->isa.f.DIND.dst.count[1], 128);
-    assert_int_equal(g->isa.f.DIND.idx.nparts, 128);
+    assert_int_equal(g->isa.f->DIND.scatter, 0);
+    assert_int_equal(g->isa.f->DIND.oob, ISA_OOB_SKIP);
+    assert_int_equal(g->isa.f->DIND.src.step[1], 64 * 4);     /* row pitch */
+    assert_int_equal(g->isa.f->DIND.src.count[1], 1000);      /* reachable rows */
+    assert_int_equal(g->isa.f->DIND.src.count[0], 64);
+    assert_int_equal(g->isa.f->DIND.dst.count[1], 128);
+    assert_int_equal(g->isa.f->DIND.idx.nparts, 128);
     bir_inst_t *s = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 1)];
-    assert_int_equal(s->isa.f.DIND.scatter, 1);
-    assert_int_equal(s->isa.f.DIND.compute, ISA_DMAOP_ADD);
+    assert_int_equal(s->isa.f->DIND.scatter, 1);
+    assert_int_equal(s->isa.f->DIND.compute, ISA_DMAOP_ADD);
     /* L1 opcodes of the triggers: gather = GenericIndirectLoad, scatter-add =
      * DMACopy with the add compute op (seed 002's RMW fork) */
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc,
@@ -427,13 +427,13 @@ static void test_dma_indirect(void **state)
     k.ops[0].oob_mode = ISA_OOB_ERROR;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
-    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_HW);
-    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
+    assert_int_equal(g->isa.f->DIND.dge, ISA_DGE_HW);
+    assert_int_equal(g->isa.f->DIND.oob, ISA_OOB_SKIP);
     bu_free(&r);
     assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
     g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
-    assert_int_equal(g->isa.f.DIND.dge, ISA_DGE_SW);
-    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_ERROR);
+    assert_int_equal(g->isa.f->DIND.dge, ISA_DGE_SW);
+    assert_int_equal(g->isa.f->DIND.oob, ISA_OOB_ERROR);
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -456,15 +456,15 @@ static void test_dma_transpose(void **state)
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
     bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
     assert_int_equal(d->engine, ISA_ENG_POOL);
-    assert_int_equal(d->isa.f.DDESC.transpose, 1);   /* CopyMode Transpose */
+    assert_int_equal(d->isa.f->DDESC.transpose, 1);   /* CopyMode Transpose */
     assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].opc, BIR_DMA_COPY);
     /* setTransposeOp(XZYW): TransposeOps 11 on the transfer's trigger */
-    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].isa.f.DTRIG.transpose_op,
+    assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)].isa.f->DTRIG.transpose_op,
                      11);
     assert_int_equal(ISA_XPOSE_XZYW, 11);
     /* dst[p, j] = src[j, p]: src walks columns: inner step = a row (256 B) */
-    assert_int_equal(d->isa.f.DDESC.src.step[0], 128 * 2);
-    assert_int_equal(d->isa.f.DDESC.src.step[1], 2);
+    assert_int_equal(d->isa.f->DDESC.src.step[0], 128 * 2);
+    assert_int_equal(d->isa.f->DDESC.src.step[1], 2);
     bu_free(&r);
     k.ops[0].engine = ISA_ENG_SP;
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
@@ -513,16 +513,16 @@ static void test_dma_gather_transpose(void **state)
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
     bir_inst_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_INDIRECT2D, 0)];
     assert_int_equal(g->engine, ISA_ENG_POOL);
-    assert_int_equal(g->isa.f.DIND.scatter, 0);
-    assert_int_equal(g->isa.f.DIND.oob, ISA_OOB_SKIP);
-    assert_int_equal(g->isa.f.DIND.src.count[0], 32);               /* one row */
-    assert_int_equal(g->isa.f.DIND.src.step[1], 32 * 4);            /* row pitch */
-    assert_int_equal(g->isa.f.DIND.dst.step[0], ISA_DMA_PARTITION_PITCH);   /* row -> partitions */
-    assert_int_equal(g->isa.f.DIND.dst.step[1], 4);                 /* index j -> column j */
-    assert_int_equal(g->isa.f.DIND.dst.count[1], 128);
+    assert_int_equal(g->isa.f->DIND.scatter, 0);
+    assert_int_equal(g->isa.f->DIND.oob, ISA_OOB_SKIP);
+    assert_int_equal(g->isa.f->DIND.src.count[0], 32);               /* one row */
+    assert_int_equal(g->isa.f->DIND.src.step[1], 32 * 4);            /* row pitch */
+    assert_int_equal(g->isa.f->DIND.dst.step[0], ISA_DMA_PARTITION_PITCH);   /* row -> partitions */
+    assert_int_equal(g->isa.f->DIND.dst.step[1], 4);                 /* index j -> column j */
+    assert_int_equal(g->isa.f->DIND.dst.count[1], 128);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
     assert_int_equal(tr->opc, BIR_DMA_COPY);   /* notes: DMACopy with a transpose mode */
-    assert_int_equal(tr->isa.f.DTRIG.transpose_op, ISA_XPOSE_XZYW);
+    assert_int_equal(tr->isa.f->DTRIG.transpose_op, ISA_XPOSE_XZYW);
     bu_free(&r);
     /* pinned to Pool; software DGE only */
     k.ops[0].engine = ISA_ENG_SP;
@@ -552,10 +552,10 @@ static void test_broadcast_partition(void **state)
     assert_int_equal(bu_lower(&r, &k, tpb_target_get("trn1"), true), 0);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 1);
     bir_inst_t *d = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT2D, 0)];
-    assert_int_equal(d->isa.f.DDESC.src.step[1], 0);     /* the same row for every partition */
-    assert_int_equal(d->isa.f.DDESC.src.count[1], 128);
-    assert_int_equal(d->isa.f.DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
-    assert_int_equal(d->isa.f.DDESC.src.count[0], 64);
+    assert_int_equal(d->isa.f->DDESC.src.step[1], 0);     /* the same row for every partition */
+    assert_int_equal(d->isa.f->DDESC.src.count[1], 128);
+    assert_int_equal(d->isa.f->DDESC.dst.step[1], ISA_DMA_PARTITION_PITCH);
+    assert_int_equal(d->isa.f->DDESC.src.count[0], 64);
     bu_free(&r);
     tir_kernel_free(&k);
 }

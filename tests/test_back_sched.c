@@ -64,7 +64,7 @@ static void test_raw_waits(void **state)
     assert_non_null(add);
     assert_non_null(indep);
     assert_non_null(mul);
-    int q0 = (int)ld->isa.f.DTRIG.queue;
+    int q0 = (int)ld->isa.f->DTRIG.queue;
     int qsem = r.m.queues[q0].semaphore;
     /* the load's trigger signals its queue semaphore at completion */
     assert_int_equal(ld->isa.sync.upd_en, 1);

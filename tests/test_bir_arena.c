@@ -1,6 +1,6 @@
 /* The backend's arena (common/arena.h) and what lives in it: instruction
- * names (bir_inst_set_name), accesses (bir_inst_access), rare parts
- * (bir_inst_rare) and their move to
+ * names (bir_inst_set_name), accesses (bir_inst_access), ISA bodies
+ * (bir_inst_body_new/own), rare parts (bir_inst_rare) and their move to
  * another module when a core's module is cloned and freed (bir_inst_adopt). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -255,6 +255,139 @@ static void test_adopt_rare(void **state)
     bir_module_free(&b);
 }
 
+/* A body is exactly its format's struct (DmaTrigger: 20 bytes, not the
+ * union's 244); a struct copy shares it, and bir_inst_body_own gives the
+ * copy a fresh one first, so writing it leaves the original unchanged. */
+static void test_body_copy_before_write(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    assert_int_equal(bir_body_size(ISA_OP_DMA_TRIGGER), sizeof(isa_fmt_DTRIG_t));
+    assert_true(bir_body_size(ISA_OP_DMA_TRIGGER) < sizeof(isa_body_t));
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_DMA_TRIGGER, ISA_OP_DMA_TRIGGER);
+    assert_null(in.isa.f);
+    assert_int_equal(bir_body(&in)->DTRIG.ndesc, 0);   /* the zero body */
+    isa_body_t *f = bir_inst_body_new(&m, &in);
+    assert_ptr_equal(in.isa.f, f);
+    assert_int_equal(f->DTRIG.ndesc, 0);
+    f->DTRIG.ndesc = 3, f->DTRIG.queue = 9;
+    assert_true(bir_block_append(bir_main_block(&m), &in, &err) >= 0);
+    bir_inst_t copy = bir_main_block(&m)->insts[0];
+    assert_ptr_equal(copy.isa.f, f);   /* shared until written */
+    isa_body_t *g = bir_inst_body_own(&m, &copy);
+    assert_ptr_not_equal(g, f);
+    assert_int_equal(g->DTRIG.ndesc, 3);   /* the contents come along */
+    g->DTRIG.queue = 4;
+    assert_int_equal(bir_main_block(&m)->insts[0].isa.f->DTRIG.queue, 9);
+    assert_int_equal(copy.isa.f->DTRIG.queue, 4);
+    /* a bodiless instruction (a scheduler's Nop) gets a zero one */
+    bir_inst_t nop;
+    bir_inst_init(&nop, BIR_NOP, ISA_OP_NOP);
+    assert_non_null(bir_inst_body_own(&m, &nop));
+    bir_module_free(&m);
+}
+
+/* A mode setter that moves the instruction to a larger format grows its
+ * body (Activation 160 -> Activate2 192 bytes) keeping what it held. */
+static void test_mode_setter_grows_body(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_ACTIVATION, ISA_OP_ACTIVATION);
+    bir_inst_body_new(&m, &in)->ACT.out.addr = 77;
+    assert_true(bir_body_size(ISA_OP_ACTIVATE2) > bir_body_size(ISA_OP_ACTIVATION));
+    bir_inst_set_is_activate2(&m, &in, true);
+    assert_int_equal(in.isa.op, ISA_OP_ACTIVATE2);
+    in.isa.f->ACT2.imm1 = 2.0f;
+    assert_true(in.isa.f->ACT2.imm1 == 2.0f);
+    /* the last field of Activate2 lies past Activation's 160 bytes */
+    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[ISA_OP_ACTIVATE2].format];
+    unsigned hi = 0;
+    for (unsigned i = 0; i < fi->nfields; i++)
+        hi = fi->fields[i].offset > hi ? fi->fields[i].offset : hi;
+    assert_true(hi >= bir_body_size(ISA_OP_ACTIVATION));
+    uint32_t v = 0x5a5a5a5a;
+    memcpy((uint8_t *)in.isa.f + hi, &v, sizeof v);   /* ASan: inside the body */
+    assert_int_equal(bir_body_field(&in, &fi->fields[0]), in.isa.f->ACT2.in.addr);
+    assert_int_equal(in.isa.f->ACT.out.addr, 77);
+    assert_false(in.oom);
+    bir_module_free(&m);
+}
+
+/* Adoption copies the body into the receiving module: it survives the
+ * source module (the multi-core link frees each core's module). */
+static void test_adopt_body_outlives_source(void **state)
+{
+    (void)state;
+    bir_module_t a, b;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&a, 0, 1, &err), 0);
+    assert_int_equal(bir_module_init(&b, 1, 1, &err), 0);
+    bir_inst_t in;
+    bir_inst_init(&in, BIR_DMA_DESC, ISA_OP_DMA_DIRECT2D);
+    isa_body_t *f = bir_inst_body_new(&a, &in);
+    f->DDESC.src.addr = 0x1234, f->DDESC.qos = 5;
+    bir_inst_t copy = in;
+    assert_true(bir_inst_adopt(&b, &copy));
+    assert_ptr_not_equal(copy.isa.f, f);
+    bir_module_free(&a);
+    assert_int_equal(copy.isa.f->DDESC.src.addr, 0x1234);
+    assert_int_equal(copy.isa.f->DDESC.qos, 5);
+    bir_module_free(&b);
+}
+
+/* Every op's body round-trips: an instruction with as many fields set as
+ * encode (each field given a value of its width, kept when it encodes),
+ * stored as a BIR body and expanded again, is the same instruction with
+ * the same bundle; every field of the format lies inside the body. */
+static void test_every_format_round_trips(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    int checked = 0;
+    for (int op = 0; op < ISA_OP_COUNT; op++) {
+        const isa_fmtinfo_t *fi = &isa_formats[isa_ops[op].format];
+        for (unsigned i = 0; i < fi->nfields; i++)
+            assert_true(fi->fields[i].offset + sizeof(uint32_t) <= bir_body_size((isa_op_t)op));
+        isa_inst_t x;
+        memset(&x, 0, sizeof x);
+        x.op = (isa_op_t)op;
+        x.l2 = isa_ops[op].l2;
+        x.sync.wait_en = 1, x.sync.wait_sem = 2, x.sync.wait_val = 5;
+        uint8_t want[ISA_BUNDLE_BYTES], got[ISA_BUNDLE_BYTES];
+        isa_err_t ie;
+        if (isa_encode(&x, want, &ie) != ISA_OK)
+            continue;   /* not encodable on its own (a prefix's partner, say) */
+        for (unsigned i = 0; i < fi->nfields; i++) {
+            const isa_field_t *fd = &fi->fields[i];
+            uint32_t mask = fd->width >= 32 ? UINT32_MAX : (1u << fd->width) - 1;
+            isa_field_set(&x, fd, (uint32_t)(i * 37u + 5u) & mask);
+            if (isa_encode(&x, want, &ie) != ISA_OK)
+                isa_field_set(&x, fd, 0);
+        }
+        assert_int_equal(isa_encode(&x, want, &ie), ISA_OK);
+        bir_inst_t in;
+        bir_inst_init(&in, BIR_NOP, (isa_op_t)op);
+        assert_true(bir_isa_set(&m, &in, &x));
+        isa_inst_t y;
+        bir_isa_expand(&in, &y);
+        assert_memory_equal(&x, &y, sizeof x);
+        assert_int_equal(isa_encode(&y, got, &ie), ISA_OK);
+        assert_memory_equal(want, got, sizeof want);
+        checked++;
+    }
+    assert_true(checked > ISA_OP_COUNT / 2);
+    bir_module_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +400,10 @@ int main(void)
         cmocka_unit_test(test_adopt_outlives_source),
         cmocka_unit_test(test_rare_copy_on_write),
         cmocka_unit_test(test_adopt_rare),
+        cmocka_unit_test(test_body_copy_before_write),
+        cmocka_unit_test(test_mode_setter_grows_body),
+        cmocka_unit_test(test_adopt_body_outlives_source),
+        cmocka_unit_test(test_every_format_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,7 +99,7 @@ static void test_flags_pick_the_isa_op(void **state)
     assert_int_equal(x->isa.op, ISA_OP_ACTIVATE2);
     assert_int_equal(x->isa.l2, 0x21);
     assert_int_equal(x->engines, isa_ops[ISA_OP_ACTIVATE2].engines);
-    assert_true(x->isa.f.ACT2.imm1 == 3.0f);
+    assert_true(x->isa.f->ACT2.imm1 == 3.0f);
     x = by_name(&r, "act");
     assert_int_equal(x->opc, BIR_ACTIVATION);
     assert_false(x->is_activate2);
@@ -111,7 +111,7 @@ static void test_flags_pick_the_isa_op(void **state)
     assert_false(x->is_activate2);
     assert_int_equal(x->isa.op, ISA_OP_SCALAR_TENSOR_TENSOR);
     assert_int_equal(x->isa.l2, 0x44);
-    assert_int_equal(x->isa.f.STT.s0, 0x40000000u);   /* 2.0f */
+    assert_int_equal(x->isa.f->STT.s0, 0x40000000u);   /* 2.0f */
     x = by_name(&r, "tsp");
     assert_int_equal(x->opc, BIR_TENSOR_SCALAR_PTR);
     assert_false(x->is_stt);
@@ -121,7 +121,7 @@ static void test_flags_pick_the_isa_op(void **state)
     assert_string_equal(bir_opcode_name((bir_opcode_t)23), "?");
     /* the setter re-derives the op: clearing the flag gives plain Activation */
     bir_inst_t y = *by_name(&r, "act2");
-    bir_inst_set_is_activate2(&y, false);
+    bir_inst_set_is_activate2(&r.m, &y, false);
     assert_int_equal(y.isa.op, ISA_OP_ACTIVATION);
     assert_int_equal(bir_codegen_isa_op(&y), ISA_OP_ACTIVATION);
     bu_free(&r);
@@ -259,9 +259,9 @@ static void test_dge_compute_add_is_2(void **state)
         unsigned want = o == 2 ? BIR_DGE_COMPUTE_BYPASS : BIR_DGE_COMPUTE_ADD;
         assert_int_equal(x->dge_compute, want);
         if (x->isa.op == ISA_OP_DMA_INDIRECT2D)
-            assert_int_equal(x->isa.f.DIND.compute, 1);
+            assert_int_equal(x->isa.f->DIND.compute, 1);
         else if (x->isa.op == ISA_OP_DMA_DIRECT2D)
-            assert_int_equal(x->isa.f.DDESC.compute, o == 2 ? 0 : 1);
+            assert_int_equal(x->isa.f->DDESC.compute, o == 2 ? 0 : 1);
         seen[o]++;
     }
     assert_true(seen[0] >= 2 && seen[1] >= 2 && seen[2] >= 2);

@@ -706,9 +706,9 @@ static void prelinked_free(prelinked_t *p)
 
 static uint32_t queue_field(const bir_inst_t *in)
 {
-    return in->isa.op == ISA_OP_DMA_DIRECT2D     ? in->isa.f.DDESC.queue
-           : in->isa.op == ISA_OP_DMA_INDIRECT2D ? in->isa.f.DIND.queue
-                                                 : in->isa.f.DTRIG.queue;
+    return in->isa.op == ISA_OP_DMA_DIRECT2D     ? in->isa.f->DDESC.queue
+           : in->isa.op == ISA_OP_DMA_INDIRECT2D ? in->isa.f->DIND.queue
+                                                 : in->isa.f->DTRIG.queue;
 }
 
 static void collect_regs(void *ctx, uint32_t *field, int count)
@@ -742,11 +742,11 @@ static void reverse_queues(bir_module_t *m)
             bir_inst_t *in = &b->insts[i];
             in->queue ^= 1;
             if (in->isa.op == ISA_OP_DMA_DIRECT2D)
-                in->isa.f.DDESC.queue = (uint32_t)in->queue;
+                in->isa.f->DDESC.queue = (uint32_t)in->queue;
             else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-                in->isa.f.DIND.queue = (uint32_t)in->queue;
+                in->isa.f->DIND.queue = (uint32_t)in->queue;
             else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-                in->isa.f.DTRIG.queue = (uint32_t)in->queue;
+                in->isa.f->DTRIG.queue = (uint32_t)in->queue;
         }
 }
 
@@ -871,8 +871,8 @@ static void test_bir_link_errors(void **state)
     bir_block_t *b = bir_main_block(&p.cc[1].m);
     for (int i = 0; i < b->ninsts; i++)
         if (b->insts[i].isa.op == ISA_OP_TENSOR_LOAD) {
-            b->insts[i].isa.f.TLOAD.reg = 63;
-            b->insts[i].isa.f.TLOAD.count = 2;
+            b->insts[i].isa.f->TLOAD.reg = 63;
+            b->insts[i].isa.f->TLOAD.count = 2;
             break;
         }
     assert_int_equal(lnc_bir_link(p.cc, 2, "kr", &lm, &err), -1);
