@@ -95,6 +95,41 @@ static void test_pointers_survive_growth(void **state)
     tir_kernel_free(&k);
 }
 
+/* The AP hash reads only the dims below ndim: APs that differ only past
+ * ndim (same hash) are still distinct records, found again by contents
+ * after the set has grown; APs with an ndim outside 0..TIR_MAX_DIMS (bad
+ * input, reported later by validation) intern like any other. */
+static void test_hash_past_ndim(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    const tir_ap_t **p = malloc(N * sizeof *p);
+    assert_non_null(p);
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(1, 0, 128);
+        a.step[4] = i;   /* past ndim 2: all N share one hash */
+        a.count[5] = i % 3 == 0 ? 0 : i;
+        if (i % 5 == 0)
+            a.ndim = i % 2 ? -1 : TIR_MAX_DIMS + 1;
+        assert_non_null(p[i] = tir_ap_intern(&k, &a));
+        assert_memory_equal(p[i], &a, sizeof a);
+    }
+    assert_int_equal(k.aps.n, N);
+    for (int i = N - 1; i >= 0; i--) {
+        tir_ap_t a = ap_of(1, 0, 128);
+        a.step[4] = i;
+        a.count[5] = i % 3 == 0 ? 0 : i;
+        if (i % 5 == 0)
+            a.ndim = i % 2 ? -1 : TIR_MAX_DIMS + 1;
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
+    }
+    assert_int_equal(k.aps.n, N);
+    free(p);
+    tir_kernel_free(&k);
+}
+
 /* tir_op_copy_into: the op's operands become records of the destination
  * kernel, so the op stays valid after the source kernel is freed. */
 static void test_copy_into_survives_source(void **state)
@@ -239,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_intern_shares),
         cmocka_unit_test(test_none_ap),
         cmocka_unit_test(test_pointers_survive_growth),
+        cmocka_unit_test(test_hash_past_ndim),
         cmocka_unit_test(test_copy_into_survives_source),
         cmocka_unit_test(test_rare_fields),
         cmocka_unit_test(test_detach),
