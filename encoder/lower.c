@@ -277,7 +277,7 @@ static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned 
     uint64_t h = (uint64_t)a->offset ^ addr << 1 ^ (uint64_t)a->count[0] << 13 ^
                  (uint64_t)a->ndim << 29 ^ (uint64_t)axes << 33;
     h *= 0x9e3779b97f4a7c15ull;
-    return &c->tap_memo[(h >> 32) % LW_TAP_MEMO];
+    return &c->tap_memo[((h >> 32) * LW_TAP_MEMO) >> 32];   /* the product's top bits */
 }
 
 /* a and b equal but for the tensor they name. */
