@@ -25,7 +25,17 @@ static void intern_all(const char *const *s, int n, int *id, dstr_t *d, int *nd,
 {
     memset(slot, 0xff, cap * sizeof *slot);   /* -1: empty */
     *nd = 0;
+    /* the callers' strings are mostly interned (tile paths: one pointer
+     * per declaration, met again every loop iteration): one pointer is
+     * one string, so a pointer met lately takes its id without a hash */
+    enum { NMEMO = 64 };
+    struct { const char *p; int id; } memo[NMEMO] = {{0}};
     for (int i = 0; i < n; i++) {
+        size_t m = ((uintptr_t)s[i] >> 3) & (NMEMO - 1);
+        if (memo[m].p == s[i]) {
+            id[i] = memo[m].id;
+            continue;
+        }
         uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, s[i], strlen(s[i]));
         size_t j = (size_t)(h ^ h >> 29) & (cap - 1);
         while (slot[j] >= 0 && (hs[slot[j]] != h || strcmp(d[slot[j]].s, s[i]) != 0))
@@ -37,6 +47,7 @@ static void intern_all(const char *const *s, int n, int *id, dstr_t *d, int *nd,
             ++*nd;
         }
         id[i] = slot[j];
+        memo[m].p = s[i], memo[m].id = id[i];
     }
 }
 

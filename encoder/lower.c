@@ -269,10 +269,27 @@ int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const 
     return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
 }
 
-static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned axes)
+/* The memo key's hash: the AP's offset, first count, rank, the reduce
+ * axes and the tile's address (the fields that tell apart the operands of
+ * nearby ops). */
+static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned axes,
+                                    uint64_t addr)
 {
-    uintptr_t h = ((uintptr_t)a >> 4) ^ axes;   /* pool records: 112 = 7 * 16 bytes apart */
-    return &c->tap_memo[h % LW_TAP_MEMO];
+    uint64_t h = (uint64_t)a->offset ^ addr << 1 ^ (uint64_t)a->count[0] << 13 ^
+                 (uint64_t)a->ndim << 29 ^ (uint64_t)axes << 33;
+    h *= 0x9e3779b97f4a7c15ull;
+    return &c->tap_memo[((h >> 32) * LW_TAP_MEMO) >> 32];   /* the product's top bits */
+}
+
+/* a and b equal but for the tensor they name. */
+static bool same_pattern(const tir_ap_t *a, const tir_ap_t *b)
+{
+    if (a->offset != b->offset || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
+            return false;
+    return true;
 }
 
 static int record_access(lower_ctx_t *c, bir_inst_t *in, bir_access_t acc, bool write,
@@ -290,17 +307,24 @@ static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigne
 int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
                 unsigned axes, isa_tap_t *out, unsigned *mapped)
 {
-    lw_tap_memo_t *e = tap_memo_slot(c, a, axes);
-    if (!e->valid || e->axes != axes || !tir_ap_equal(&e->ap, a)) {
+    const tir_tensor_t *t = lw_tensor(c, a);
+    if (!t || a->tensor >= c->m->nmlocs) {   /* not a memo key: the full path's error */
         bir_access_t acc;
         if (tap_full(c, a, role, axes, out, mapped, &acc))
             return -1;
-        e->valid = true;
-        e->axes = axes;
-        e->mapped = *mapped;
-        e->ap = *a;
-        e->tap = *out;
-        e->acc = acc;
+        return record_access(c, in, acc, write, role);
+    }
+    int64_t row = tile_row(t);
+    uint64_t addr = c->m->mlocs[a->tensor].addr;
+    lw_tap_memo_t *e = tap_memo_slot(c, a, axes, addr);
+    if (!e->valid || e->axes != axes || e->addr != addr || e->row != row ||
+        e->kind != t->kind || e->dtype != t->dtype || !same_pattern(&e->ap, a)) {
+        bir_access_t acc;
+        if (tap_full(c, a, role, axes, out, mapped, &acc))
+            return -1;
+        *e = (lw_tap_memo_t){.valid = true, .axes = axes, .mapped = *mapped, .kind = t->kind,
+                             .dtype = t->dtype, .row = row, .addr = addr, .ap = *a,
+                             .tap = *out, .acc = acc};
     } else {
         *out = e->tap;
         *mapped = e->mapped;

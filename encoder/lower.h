@@ -9,17 +9,24 @@
 #include "tir.h"
 
 /* lw_tap_axes results already computed in this lowering, keyed by the
- * AP's contents and the reduce axes: the TAP and the access depend on
- * nothing else that changes during lower_kernel (the tensor, its mloc and
- * the target are fixed).  The contents, not the pointer: some lowerings
- * pass APs they build on the stack.  Only successes are stored, so every
- * error still comes from the full path.  Direct-mapped on the pointer
- * (interned operands repeat it op after op); valid = false is empty. */
-#define LW_TAP_MEMO 8
+ * AP's contents but its tensor, the reduce axes and the four things the
+ * result reads of the tensor: its kind, dtype, row size (elements per
+ * partition) and mloc address (the target is fixed during lower_kernel).
+ * So another tile of the same shape in the same buffer (a tile declared in
+ * a loop body: a new tensor every iteration, rotating over the same
+ * addresses) finds the entry of an earlier one.  Contents, not pointers:
+ * some lowerings pass APs they build on the stack.  Only successes are
+ * stored, so every error still comes from the full path.  Direct-mapped on
+ * a hash of the key; valid = false is empty. */
+#define LW_TAP_MEMO 32
 typedef struct {
     bool valid;
     unsigned axes, mapped;
-    tir_ap_t ap;
+    tir_tensor_kind_t kind;   /* of the tensor the entry was computed for */
+    unsigned dtype;
+    int64_t row;
+    uint64_t addr;
+    tir_ap_t ap;              /* ap.tensor: that tensor (not compared) */
     isa_tap_t tap;
     bir_access_t acc;         /* write = 0; the caller's flag is set on a hit */
 } lw_tap_memo_t;

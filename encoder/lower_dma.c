@@ -232,6 +232,8 @@ typedef struct {
 static int set_replica_groups(lower_ctx_t *c, bir_inst_t *in)
 {
     const tir_op_t *op = c->op;
+    if (op->rare == &tir_rare_default)   /* most ops: no groups (all -1) */
+        return 0;
     int n = c->k->num_cores < 8 ? c->k->num_cores : 8;
     bool any = false;
     for (int r = 0; r < 8; r++)

@@ -358,39 +358,44 @@ void tir_pools_free(tir_kernel_t *k)
     k->nstrs = k->cap_strs = 0;
 }
 
-/* A pool's record hash: equal records, equal hashes. */
+/* A pool's record hash: equal records must hash equal. */
 typedef uint64_t (*pool_hash_fn)(const void *rec, size_t size);
 
-static uint64_t hash_all(const void *rec, size_t size)
+static uint64_t pool_hash_bytes(const void *rec, size_t size)
 {
     return tpb_hash_bytes(0x9e3779b97f4a7c15ull, rec, size);
 }
 
-/* An AP's tensor, ndim, offset and its first ndim steps and counts: the
- * dims past ndim (zero in every AP the builders make) are left to the
- * memcmp, so a [1, 4] operand hashes 6 words, not 14. */
-static uint64_t hash_ap(const void *rec, size_t size)
+/* An AP's hash over its used dims only (a 2-D AP: 6 of its 14 words); the
+ * dims past ndim take no part, so equal APs still hash equal.  An ndim
+ * outside 0..TIR_MAX_DIMS (a bad operand, reported by validation) hashes
+ * every byte. */
+static uint64_t pool_hash_ap(const void *rec, size_t size)
 {
-    (void)size;
     const tir_ap_t *a = rec;
-    int nd = a->ndim < 0 ? 0 : a->ndim > TIR_MAX_DIMS ? TIR_MAX_DIMS : a->ndim;
-    uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, a, offsetof(tir_ap_t, step));
-    h = tpb_hash_bytes(h, a->step, (size_t)nd * sizeof a->step[0]);
-    return tpb_hash_bytes(h, a->count, (size_t)nd * sizeof a->count[0]);
+    if (a->ndim < 0 || a->ndim > TIR_MAX_DIMS)
+        return pool_hash_bytes(rec, size);
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    h = tpb_hash_word(h, (uint64_t)(uint32_t)a->tensor | (uint64_t)(uint32_t)a->ndim << 32);
+    h = tpb_hash_word(h, (uint64_t)a->offset);
+    for (int d = 0; d < a->ndim; d++) {
+        h = tpb_hash_word(h, (uint64_t)a->step[d]);
+        h = tpb_hash_word(h, (uint64_t)a->count[d]);
+    }
+    return h;
 }
 
-/* The slot of the record equal to rec (size bytes): its entry, or the
- * empty slot it goes in. */
-static int pool_slot(const void *const *set, int cap, const void *rec, size_t size,
-                     pool_hash_fn hash)
+/* The slot of the record equal to rec (size bytes, hash h): its entry, or
+ * the empty slot it goes in. */
+static int pool_slot(const void *const *set, int cap, const void *rec, size_t size, uint64_t h)
 {
-    uint64_t h = hash(rec, size);
     int i = (int)(h & (uint64_t)(cap - 1));
     while (set[i] && memcmp(set[i], rec, size))
         i = (i + 1) & (cap - 1);
     return i;
 }
 
+/* Every record in the set is distinct: the new set needs no comparisons. */
 static int pool_grow_set(tir_pool_t *p, size_t size, pool_hash_fn hash)
 {
     if (p->cap > INT32_MAX / 4)
@@ -401,8 +406,12 @@ static int pool_grow_set(tir_pool_t *p, size_t size, pool_hash_fn hash)
         return -1;
     memset(set, 0, (size_t)nc * sizeof *set);
     for (int i = 0; i < p->cap; i++)
-        if (p->set[i])
-            set[pool_slot(set, nc, p->set[i], size, hash)] = p->set[i];
+        if (p->set[i]) {
+            int j = (int)(hash(p->set[i], size) & (uint64_t)(nc - 1));
+            while (set[j])
+                j = (j + 1) & (nc - 1);
+            set[j] = p->set[i];
+        }
     tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
     p->set = set;
     p->cap = nc;
@@ -410,19 +419,21 @@ static int pool_grow_set(tir_pool_t *p, size_t size, pool_hash_fn hash)
 }
 
 /* The pool's record equal to rec (size: a multiple of 8, at most
- * TIR_POOL_CHUNK_MIN), added if new; NULL on out-of-memory. */
+ * TIR_POOL_CHUNK_MIN), added if new; NULL on out-of-memory.  One pool is
+ * always used with the same hash. */
 static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool_hash_fn hash)
 {
-    int slot = -1;   /* rec's empty slot while the set does not grow (one hash, not two) */
+    uint64_t h = hash(rec, size);
+    int i = -1;   /* rec's empty slot, while the set is not regrown */
     if (p->cap) {
-        slot = pool_slot(p->set, p->cap, rec, size, hash);
-        if (p->set[slot])
-            return p->set[slot];
+        i = pool_slot(p->set, p->cap, rec, size, h);
+        if (p->set[i])
+            return p->set[i];
     }
     if (2 * (p->n + 1) > p->cap) {
         if (pool_grow_set(p, size, hash))
             return NULL;
-        slot = -1;
+        i = pool_slot(p->set, p->cap, rec, size, h);
     }
     struct tir_pool_chunk *c = p->chunks;
     if (!c || c->used + size > c->cap) {
@@ -440,7 +451,7 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool
     void *copy = (char *)c->data + c->used;
     c->used += size;
     memcpy(copy, rec, size);
-    p->set[slot >= 0 ? slot : pool_slot(p->set, p->cap, copy, size, hash)] = copy;
+    p->set[i] = copy;
     p->n++;
     return copy;
 }
@@ -449,14 +460,14 @@ const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap)
 {
     if (!memcmp(ap, &tir_ap_none, sizeof *ap))
         return &tir_ap_none;
-    return pool_intern(&k->aps, ap, sizeof *ap, hash_ap);
+    return pool_intern(&k->aps, ap, sizeof *ap, pool_hash_ap);
 }
 
 const tir_op_rare_t *tir_rare_intern(tir_kernel_t *k, const tir_op_rare_t *r)
 {
     if (!memcmp(r, &tir_rare_default, sizeof *r))
         return &tir_rare_default;
-    return pool_intern(&k->rares, r, sizeof *r, hash_all);
+    return pool_intern(&k->rares, r, sizeof *r, pool_hash_bytes);
 }
 
 int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)

@@ -580,12 +580,19 @@ static void test_path_order_matches_strcmp_sort(void **state)
         char(*own)[40] = malloc((size_t)(n ? n : 1) * sizeof *own);
         assert_non_null(s), assert_non_null(ref), assert_non_null(perm), assert_non_null(own);
         int ndistinct = 1 + (int)(lcg(&st) % 200);
+        int first[200];
+        for (int v = 0; v < 200; v++)
+            first[v] = -1;
         for (int i = 0; i < n; i++) {
-            /* a private copy: equal strings at different addresses */
+            /* a private copy (equal strings at different addresses) or,
+             * every other time, the first copy's pointer (interned paths:
+             * enc_stable_order_by_str's pointer memo) */
             uint32_t v = lcg(&st) % (uint32_t)ndistinct;
             snprintf(own[i], sizeof own[i], "%s%s%u", base[v % NB], v % 3 ? "." : "",
                      v % 3 ? v : 0u);
-            s[i] = own[i];
+            if (first[v] < 0)
+                first[v] = i;
+            s[i] = lcg(&st) % 2 ? own[first[v]] : own[i];
             ref[i] = (sidx_t){s[i], i};
         }
         qsort(ref, (size_t)n, sizeof *ref, cmp_sidx);

@@ -147,6 +147,50 @@ static void test_tap_memo_records(void **state)
     fix_free(&f);
 }
 
+/* Another tensor (a loop's next tile) finds the entry of an earlier one
+ * only when the result is the same: same kind, dtype, row size and
+ * address.  Each step compares the memo against the full path; the step
+ * that matches all four leaves a's entry only, the one before (same
+ * slot, other dtype) b's. */
+static void test_tap_memo_other_tensor(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_init(&f);
+    lower_ctx_t memo = ctx_of(&f), full = ctx_of(&f);
+    tir_tensor_t *tb = &f.k.tensors[f.b];
+    bir_mloc_t *mb = &f.r.m.mlocs[f.b];
+    const bir_mloc_t *ma = &f.r.m.mlocs[f.a];
+    tir_ap_t pa = *bu_whole(&f.k, f.a), pb = pa;
+    pb.tensor = f.b;   /* the same pattern over b */
+    for (int step = 0; step < 5; step++) {
+        switch (step) {
+        case 1: mb->addr = ma->addr; break;                 /* same buffer, bf16 */
+        case 2: tb->dtype = ISA_DT_FP32; break;             /* now the same in all four */
+        case 3: tb->shape[2] = 32; break;                   /* another row size: an error */
+        case 4: tb->shape[2] = 16; tb->kind = TIR_T_PSUM; break;
+        default: break;
+        }
+        lw_tap_memo_clear(&memo);
+        lw_tap_memo_clear(&full);
+        tap_res_t x = tap_on(&memo, &pa, 1, false), y = tap_on(&full, &pa, 1, false);
+        same_res(&x, &y);
+        lw_tap_memo_clear(&full);
+        x = tap_on(&memo, &pb, 1, true), y = tap_on(&full, &pb, 1, true);
+        same_res(&x, &y);
+        assert_int_equal(x.rc, step == 3 ? -1 : 0);   /* step 3: row 512, dim 0 steps 128 */
+        int n = 0, of_a = 0;
+        for (int i = 0; i < LW_TAP_MEMO; i++)
+            if (memo.tap_memo[i].valid)
+                n++, of_a += memo.tap_memo[i].ap.tensor == f.a;
+        if (step == 1)   /* the dtype is not hashed: b's key takes a's slot, b replaced a */
+            assert_int_equal(n, 1), assert_int_equal(of_a, 0);
+        if (step == 2)   /* b found a's entry: nothing was added */
+            assert_int_equal(n, 1), assert_int_equal(of_a, 1);
+    }
+    fix_free(&f);
+}
+
 /* ---- compile.c check_kernel: operand bounds, first bad op named ---- */
 
 /* load t <- a; n tensor_scalar t <- t (one shared interned AP); store. */
@@ -257,6 +301,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tap_memo_matches_full),
         cmocka_unit_test(test_tap_memo_records),
+        cmocka_unit_test(test_tap_memo_other_tensor),
         cmocka_unit_test(test_check_kernel_memo),
         cmocka_unit_test(test_validate_in_place),
     };
