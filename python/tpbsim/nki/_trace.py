@@ -113,7 +113,7 @@ class _Base:
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views")
 
     def __init__(self, base, offset, ap, sl=None):
         self.base = base
@@ -127,6 +127,9 @@ class NkiTensor:
         # an indirect row access: the kernel text of its 3-D [n, 1, row]
         # form, which a gather-transpose (dma_transpose) takes
         self._gt = None
+        # views of this one already made, by _view_key (a view is never
+        # changed once made, so one index written again returns it as is)
+        self._views = None
 
     # NKI attributes
     @property
@@ -157,6 +160,18 @@ class NkiTensor:
         return self.base.kind == "tile"
 
     def __getitem__(self, key):
+        ck = _view_key(key)
+        if ck is None:
+            return self._index(key)
+        views = self._views
+        if views is None:
+            views = self._views = {}
+        v = views.get(ck)
+        if v is None:
+            v = views[ck] = self._index(key)   # only a valid index is kept
+        return v
+
+    def _index(self, key):
         if not isinstance(key, tuple):
             key = (key,)
         if any(k is Ellipsis for k in key):
@@ -339,6 +354,27 @@ class NkiTensor:
         return self._ap[0][1]
 
 
+def _view_key(key):
+    """A hashable form of an index made of ints and int slices (None when
+    it holds anything else: program ids, nl.ds, tensors, ...)."""
+    if type(key) is not tuple:
+        key = (key,)
+    out = []
+    for k in key:
+        tk = type(k)
+        if tk is int:
+            out.append(k)
+        elif tk is slice:
+            a, b, c = k.start, k.stop, k.step
+            if not ((a is None or type(a) is int) and (b is None or type(b) is int) and
+                    (c is None or type(c) is int)):
+                return None
+            out.append((a, b, c))
+        else:
+            return None
+    return tuple(out)
+
+
 def _no_view(name):
     def f(self, *a, **k):
         raise NkiError("tensor.%s() is not supported by tpbsim (docs/python.md)" % name)
@@ -394,16 +430,25 @@ class DynSlice:
 # ---- the current trace ----
 
 _FILE = {}
+# "file:line" per call site, keyed by (code object, offset of the calling
+# instruction): f_lasti is cheap where f_lineno decodes the line table, and
+# two calls on one line have different offsets but the same line, so the
+# cached text is always the line the call is on
+_LOC = {}
 
 
 def caller_loc(depth=2):
     f = sys._getframe(depth)
-    fn = f.f_code.co_filename
-    b = _FILE.get(fn)
-    if b is None:
-        # JSON-escaped once here: the loc goes into the description as is
-        b = _FILE[fn] = json.dumps(os.path.basename(fn), ensure_ascii=False)[1:-1]
-    return "%s:%d" % (b, f.f_lineno)
+    key = (f.f_code, f.f_lasti)
+    loc = _LOC.get(key)
+    if loc is None:
+        fn = f.f_code.co_filename
+        b = _FILE.get(fn)
+        if b is None:
+            # JSON-escaped once here: the loc goes into the description as is
+            b = _FILE[fn] = json.dumps(os.path.basename(fn), ensure_ascii=False)[1:-1]
+        loc = _LOC[key] = "%s:%d" % (b, f.f_lineno)
+    return loc
 
 
 class Trace:
@@ -417,6 +462,9 @@ class Trace:
         self.body = []         # JSON text per op
         self.names = set()
         self.psum_written = set()   # nc_matmul accumulate=None inference
+        # per shape: its JSON text, C-order access pattern and whole-tensor
+        # slice (shared by the tensors of that shape: never changed in place)
+        self.shapes = {}
 
     def unique(self, want):
         n = want if want and want.isidentifier() else "t"
@@ -428,6 +476,20 @@ class Trace:
         self.names.add(n)
         return n
 
+    def _shape(self, shape):
+        """(shape JSON text, C-order AP, whole slice) of a shape tuple."""
+        c = self.shapes.get(shape)
+        if c is None:
+            c = self.shapes[shape] = (str(list(shape)), _c_ap(shape), _whole(shape))
+        return c
+
+    def _whole_view(self, b):
+        """The whole tensor b as a view; its operand text is its name."""
+        _, ap, sl = self._shape(b.shape)
+        t = NkiTensor(b, 0, ap, sl)
+        t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
+        return t
+
     def new_tensor(self, shape, dtype, buffer, name, loc):
         shape = tuple(int(s) for s in shape)
         if buffer in ("sbuf", "psum"):
@@ -435,18 +497,18 @@ class Trace:
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
-                             '"loc": "%s"}' % (nm, list(shape), dtype, buf, loc))
+                             '"loc": "%s"}' % (nm, self._shape(shape)[0], dtype, buf, loc))
         else:
             nm = self.unique(name or "out")
             b = _Base(nm, shape, dtype, buffer, "hbm", loc)
             self.hbm.append(b)
-        return NkiTensor(b, 0, _c_ap(shape), _whole(shape))
+        return self._whole_view(b)
 
     def add_input(self, name, shape, dtype):
         self.names.add(name)
         b = _Base(name, tuple(shape), dtype, "shared_hbm", "input", None)
         self.inputs.append(b)
-        return NkiTensor(b, 0, _c_ap(b.shape), _whole(b.shape))
+        return self._whole_view(b)
 
     def to_json(self, outputs, schedule=None):
         outs = [o.base for o in outputs]
