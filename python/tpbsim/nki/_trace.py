@@ -491,7 +491,7 @@ class Trace:
         return t
 
     def new_tensor(self, shape, dtype, buffer, name, loc):
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(map(int, shape))
         if buffer in ("sbuf", "psum"):
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)

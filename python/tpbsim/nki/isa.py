@@ -62,11 +62,8 @@ def get_nc_version():
 
 
 def _emit(op, loc, fields):
-    parts = ['"op": "%s"' % op]
-    for k, v in fields:
-        parts.append('"%s": %s' % (k, v))
-    parts.append('"loc": "%s"' % loc)
-    _trace.current().body.append("{" + ", ".join(parts) + "}")
+    _trace.current().body.append('{"op": "%s", %s"loc": "%s"}' % (
+        op, "".join(['"%s": %s, ' % (k, v) for k, v in fields]), loc))
 
 
 def _t(x, what, loc):

@@ -18,9 +18,13 @@ float8_e5m2 = "float8_e5m2"
 tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
 
 _NP_NAMES = {"bool": "bool", "float64": "float32"}
+_PLAIN = frozenset((bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, bfloat16,
+                    float8_e4m3fn, float8_e5m2, tfloat32))
 
 
 def _dtype(d):
+    if type(d) is str and d in _PLAIN:   # the common case: nl.float32 & co.
+        return d
     if isinstance(d, str):
         return d[3:] if d.startswith(("nl.", "np.")) else d
     try:
@@ -48,7 +52,8 @@ def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     loc = _trace.caller_loc()
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     for s in shape:
-        if isinstance(s, Lin) or not isinstance(s, (int, np.integer)) or s <= 0:
+        if (type(s) is not int and (isinstance(s, Lin) or not isinstance(s, (int, np.integer)))
+                or s <= 0):
             raise NkiError("%s: nl.ndarray: bad shape %r" % (loc, shape))
     return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc)
 
