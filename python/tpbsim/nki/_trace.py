@@ -483,26 +483,27 @@ class Trace:
             c = self.shapes[shape] = (str(list(shape)), _c_ap(shape), _whole(shape))
         return c
 
-    def _whole_view(self, b):
+    def _whole_view(self, b, sh=None):
         """The whole tensor b as a view; its operand text is its name."""
-        _, ap, sl = self._shape(b.shape)
+        _, ap, sl = sh or self._shape(b.shape)
         t = NkiTensor(b, 0, ap, sl)
         t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
         return t
 
     def new_tensor(self, shape, dtype, buffer, name, loc):
         shape = tuple(map(int, shape))
-        if buffer in ("sbuf", "psum"):
+        sh = self._shape(shape)
+        if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
-                             '"loc": "%s"}' % (nm, self._shape(shape)[0], dtype, buf, loc))
+                             '"loc": "%s"}' % (nm, sh[0], dtype, buf, loc))
         else:
             nm = self.unique(name or "out")
             b = _Base(nm, shape, dtype, buffer, "hbm", loc)
             self.hbm.append(b)
-        return self._whole_view(b)
+        return self._whole_view(b, sh)
 
     def add_input(self, name, shape, dtype):
         self.names.add(name)
