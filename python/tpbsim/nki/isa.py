@@ -67,6 +67,8 @@ def _emit(op, loc, fields):
 
 
 def _t(x, what, loc):
+    if type(x) is NkiTensor and x._txt is not None:   # the text is made once
+        return x._txt
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
     return x.text()
@@ -144,6 +146,8 @@ def _mask(f, mask, loc, dst=None):
 
 
 def _opn(x, what, loc):
+    if type(x) is language._Fn:   # nl.add & co.: no error text to build
+        return '"%s"' % x.name
     n = _op_name(x, "%s: field '%s'" % (loc, what))
     return '"%s"' % n
 
