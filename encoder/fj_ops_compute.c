@@ -34,6 +34,7 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     bool acc, acc_given, tr, oz_w, oz_m;
     const char *perf;
     const char *trname = fj_field(o, "is_transpose") ? "is_transpose" : "transpose";
+    tir_op_rare_t r = *op->rare;   /* the PE fields live in op->rare */
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap(j, o, path, "stationary", true, &op->src[0]) ||
         fj_get_ap(j, o, path, "moving", true, &op->src[1]) ||
@@ -41,10 +42,10 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         fj_get_bool(j, o, path, trname, &tr) ||
         fj_get_bool(j, o, path, "is_stationary_onezero", &oz_w) ||
         fj_get_bool(j, o, path, "is_moving_onezero", &oz_m) ||
-        get_pair(j, o, path, "tile_position", op->tile_pos) ||
-        get_pair(j, o, path, "tile_size", op->tile_size) ||
+        get_pair(j, o, path, "tile_position", r.tile_pos) ||
+        get_pair(j, o, path, "tile_size", r.tile_size) ||
         fj_get_str(j, o, path, "perf_mode", &perf, false) ||
-        fj_get_int_range(j, o, path, "ifmap_quant_offset", &op->quant_offset, 0, -32768, 32767))
+        fj_get_int_range(j, o, path, "ifmap_quant_offset", &r.quant_offset, 0, -32768, 32767))
         return -1;
     op->nsrc = 2;
     op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (acc_given ? 0 : TIR_F_ACC_AUTO) |
@@ -80,9 +81,10 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         if (fj_get_ap(j, o, path, "tags", true, &op->src[2]) ||
             fj_get_int_range(j, o, path, "compress_ratio", &cr, 2, 0, 64))
             return -1;
-        op->compress_ratio = (unsigned)cr;
+        r.compress_ratio = (unsigned)cr;
         op->nsrc = 3;
     }
+    op->rare = enc_rare_in(&j->b, &r);
     return 1;
 }
 
@@ -725,7 +727,9 @@ static int h_dropout(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         return fj_jfail(j, path, "prob", "missing");
     if (keep)
         op->flags |= TIR_F_KEEP_RATE;
-    op->prob = op->s0.is_ap ? 0 : op->s0.imm;
+    tir_op_rare_t r = *op->rare;
+    r.prob = op->s0.is_ap ? 0 : op->s0.imm;
+    op->rare = enc_rare_in(&j->b, &r);
     op->nsrc = 1;
     return 1;
 }

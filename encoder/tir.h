@@ -197,6 +197,12 @@ typedef struct {
     int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
     int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
     int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
+    /* PE (matmul family) */
+    int tile_pos[2], tile_size[2];/* row, col; 0 = default (whole array) */
+    unsigned compress_ratio;      /* matmul_sparse */
+    int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
+                                     moving value before the multiply */
+    int num_elem_per_idx, num_valid;   /* local_gather; num_valid also nonzero_with_count's n */
     /* the affine pattern (iota, affine_select, a mask predicate) and
      * offset (range_select range_start, nonzero_with_count index_offset) */
     int pat_ndim;                 /* pat_step entries used */
@@ -204,6 +210,9 @@ typedef struct {
                                      compared byte for byte) */
     int64_t pat_offset, pat_cm;
     int64_t pat_step[4];          /* per free dim, outermost first */
+    int64_t index_bound;          /* indirect DMA: valid index values (tir_op_t notes) */
+    int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
+    double prob;                  /* dropout: mirrors s0.imm */
 } tir_op_rare_t;
 extern const tir_op_rare_t tir_rare_default;
 
@@ -405,16 +414,11 @@ typedef struct {
     double fill;                  /* affine_select on_false / select scalar */
     /* memset */
     double value;
-    /* PE */
-    int tile_pos[2], tile_size[2];/* row, col; 0 = default (whole array) */
-    unsigned compress_ratio;
     /* DMA */
     int dge_mode, oob_mode, qos;  /* ISA_DGE_*, ISA_OOB_*, 0..255 */
     int reg;                      /* load_tensor_to_register: first register */
     int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* misc */
-    double prob;                  /* dropout */
-    int num_elem_per_idx, num_valid;   /* local_gather */
     int deps[4];                  /* explicit dependencies: indices of earlier ops
                                      this one waits for ("deps" in a kernel) */
     int ndeps;
@@ -426,11 +430,9 @@ typedef struct {
     unsigned barrier_cores;       /* bitmask of participating cores */
     int peer;                     /* sendrecv peer core */
     /* added by the front-end (additive) */
-    int64_t index_bound;          /* indirect DMA: valid index values (see above) */
     int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
     float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
                                      in fp32, before the optional TIR_F_RMW_ADD accumulate */
-    int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
     /* added by the multi-core split (collectives, encoder/lnc_collective.c):
      * a collective semaphore slot of a core (docs/multicore.md
      * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
@@ -447,8 +449,6 @@ typedef struct {
     int sync_sem;                 /* slot, -1 none */
     uint32_t sync_val;            /* COLL_SYNC wait threshold */
     /* seed 001/002 rows (docs/seed-coverage.md) */
-    int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
-                                     moving value before the multiply */
     int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
                                      register whose value (an element offset) moves
                                      the operand0 pointer at execution; -1 none */
@@ -456,7 +456,9 @@ typedef struct {
                                      (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
                                      TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
     /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
-     * perm_from, coll_dim, the pat_* pattern): interned like the operands,
+     * perm_from, coll_dim, the PE tile position / size, compress_ratio,
+     * quant_offset, num_elem_per_idx, num_valid, the pat_* pattern,
+     * index_bound, reg_imm, prob): interned like the operands,
      * &tir_rare_default (shared) for every op that keeps the defaults */
     const tir_op_rare_t *rare;
     /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),

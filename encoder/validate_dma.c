@@ -68,9 +68,9 @@ static int check_index_tile(const vctx_t *v, int64_t rows)
     if (ap_elems(op->index) != rows)
         return vfail(v, "index", "%lld index values for %lld indirect rows",
                      (long long)ap_elems(op->index), (long long)rows);
-    if (op->index_bound < 1)
+    if (op->rare->index_bound < 1)
         return vfail(v, "index", "no valid index range (index_bound %lld)",
-                     (long long)op->index_bound);
+                     (long long)op->rare->index_bound);
     /* dge_mode hw is the dynamic (DGE vector-indirect) mode: the back-end
      * decides per target (lower_dma.c) */
     return 0;

@@ -237,8 +237,8 @@ static void test_seed_messages_table(void **state)
             op.src[0] = enc_in(b, gsrc);
             op.nsrc = 1;
             op.index = enc_in(b, enc_ap_full(b, f->idx));
-            op.index_bound = 1000;
             tir_op_rare_t r = tir_rare_default;
+            r.index_bound = 1000;
             r.n_transpose_axes = 2;
             r.transpose_axes[0] = 1;
             op.rare = enc_rare_in(b, &r);
