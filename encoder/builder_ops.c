@@ -529,7 +529,9 @@ int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data
 {
     tir_op_t op;
     tir_op_init(&op, TIR_CORE_BARRIER);
-    op.barrier_cores = cores;
+    tir_op_rare_t r = *op.rare;
+    r.barrier_cores = cores;
+    op.rare = enc_rare_in(b, &r);
     op.engine = engine;
     if (data.tensor >= 0) {
         op.src[0] = enc_in(b, data);
@@ -542,6 +544,8 @@ int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer)
 {
     tir_op_t op;
     op_init1(b, &op, TIR_SENDRECV, dst, src);
-    op.peer = peer;
+    tir_op_rare_t r = *op.rare;
+    r.peer = peer;
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }

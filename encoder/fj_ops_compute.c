@@ -750,14 +750,16 @@ static int h_core_barrier(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
         return fj_jfail(j, path, "cores", "missing");
     if (!cJSON_IsArray(c))
         return fj_jfail(j, path, "cores", "expected an array of core ids");
+    tir_op_rare_t r = *op->rare;
     for (const cJSON *x = c->child; x; x = x->next) {
         int64_t v;
         if (fj_get_int_item(j, x, path, "cores", &v, NULL))
             return -1;
         if (v < 0 || v >= 32)
             return fj_jfail(j, path, "cores", "core %lld out of range", (long long)v);
-        op->barrier_cores |= 1u << v;
+        r.barrier_cores |= 1u << v;
     }
+    op->rare = enc_rare_in(&j->b, &r);
     if (fj_get_ap(j, o, path, "data", false, &op->src[0]))
         return -1;
     op->nsrc = op->src[0]->tensor >= 0 ? 1 : 0;
@@ -785,7 +787,9 @@ static int sendrecv_nki(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (send != recv)
         return fj_jfail(j, path, "recv_from_rank", "%d differs from send_to_rank %d: tpbsim's "
                         "sendrecv swaps tiles with one peer program", recv, send);
-    op->peer = send;
+    tir_op_rare_t r = *op->rare;
+    r.peer = send;
+    op->rare = enc_rare_in(&j->b, &r);
     if (!eng)
         return 0;
     const char *e = strrchr(eng, '.') ? strrchr(eng, '.') + 1 : eng;
@@ -808,8 +812,10 @@ static int h_sendrecv(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     op->nsrc = 1;
     if (fj_field(o, "send_to_rank") || fj_field(o, "recv_from_rank"))
         return sendrecv_nki(j, o, path, op) ? -1 : 1;
-    if (fj_get_int_range(j, o, path, "peer", &op->peer, -1, 0, 1 << 20))
+    tir_op_rare_t r = *op->rare;
+    if (fj_get_int_range(j, o, path, "peer", &r.peer, -1, 0, 1 << 20))
         return -1;
+    op->rare = enc_rare_in(&j->b, &r);
     if (!fj_field(o, "peer"))
         return fj_jfail(j, path, "peer", "missing (or NKI's send_to_rank / recv_from_rank)");
     return 1;

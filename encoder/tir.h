@@ -206,8 +206,13 @@ typedef struct {
     /* the affine pattern (iota, affine_select, a mask predicate) and
      * offset (range_select range_start, nonzero_with_count index_offset) */
     int pat_ndim;                 /* pat_step entries used */
-    int zero;                     /* always 0: no padding bytes (records are
-                                     compared byte for byte) */
+    /* multi-core: core_barrier (barrier_cores bitmask, barrier_id -1
+     * until the split numbers it), sendrecv peer core (-1 none); three
+     * ints here keep the record free of padding bytes (records are
+     * compared byte for byte) */
+    int barrier_id;
+    unsigned barrier_cores;
+    int peer;
     int64_t pat_offset, pat_cm;
     int64_t pat_step[4];          /* per free dim, outermost first */
     int64_t index_bound;          /* indirect DMA: valid index values (tir_op_t notes) */
@@ -411,6 +416,8 @@ typedef struct {
     /* iota / affine_select / predicates */
     int cmp;                      /* ISA_CMP_* */
     int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
+    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
+                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
     double fill;                  /* affine_select on_false / select scalar */
     /* memset */
     double value;
@@ -426,13 +433,8 @@ typedef struct {
                                      offset) moves that HBM side's address at
                                      issue -- register-offset (dynamic) DMA;
                                      -1 = none */
-    int barrier_id;               /* core_barrier */
-    unsigned barrier_cores;       /* bitmask of participating cores */
-    int peer;                     /* sendrecv peer core */
     /* added by the front-end (additive) */
     int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
-    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
-                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
     /* added by the multi-core split (collectives, encoder/lnc_collective.c):
      * a collective semaphore slot of a core (docs/multicore.md
      * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
@@ -455,11 +457,15 @@ typedef struct {
     int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
                                      (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
                                      TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    int nmask_more;               /* mask_more entries (below), < TIR_MAX_MASK_PREDS; here
+                                     to fill what would be a hole */
+    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
     /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
      * perm_from, coll_dim, the PE tile position / size, compress_ratio,
-     * quant_offset, num_elem_per_idx, num_valid, the pat_* pattern,
-     * index_bound, reg_imm, prob): interned like the operands,
-     * &tir_rare_default (shared) for every op that keeps the defaults */
+     * quant_offset, num_elem_per_idx, num_valid, barrier_id,
+     * barrier_cores, peer, the pat_* pattern, index_bound, reg_imm,
+     * prob): interned like the operands, &tir_rare_default (shared) for
+     * every op that keeps the defaults */
     const tir_op_rare_t *rare;
     /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
      * NULL for every other op: 170 bytes few ops use, kept out of the op */
@@ -467,8 +473,6 @@ typedef struct {
     /* TIR_F_MASK with several predicates (NKI (i_p < n) & (i_f < m)): the
      * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
     const tir_pred_t *mask_more;
-    int nmask_more;               /* < TIR_MAX_MASK_PREDS */
-    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the

@@ -167,10 +167,10 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
     }
     if (o->kind == TIR_LOAD_TENSOR_TO_REGISTER)
         sb_printf(s, " reg=%d", o->reg);
-    if (o->barrier_cores)
-        sb_printf(s, " cores=0x%x", o->barrier_cores);
-    if (o->peer != d.peer)
-        sb_printf(s, " peer=%d", o->peer);
+    if (o->rare->barrier_cores)
+        sb_printf(s, " cores=0x%x", o->rare->barrier_cores);
+    if (o->rare->peer != d.rare->peer)
+        sb_printf(s, " peer=%d", o->rare->peer);
     sb_printf(s, "\n");
 }
 

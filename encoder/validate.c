@@ -796,8 +796,8 @@ static int check_misc(const vctx_t *v)
     }
     case TIR_CORE_BARRIER: {
         unsigned all = v->k->num_programs >= 32 ? 0xffffffffu : (1u << v->k->num_programs) - 1;
-        if (op->barrier_cores == 0 || (op->barrier_cores & ~all))
-            return vfail(v, "cores", "mask 0x%x names cores outside 0..%d", op->barrier_cores,
+        if (op->rare->barrier_cores == 0 || (op->rare->barrier_cores & ~all))
+            return vfail(v, "cores", "mask 0x%x names cores outside 0..%d", op->rare->barrier_cores,
                          v->k->num_programs - 1);
         return 0;
     }

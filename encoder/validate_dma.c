@@ -201,9 +201,9 @@ int enc_validate_dma(const vctx_t *v)
         if (need_space(v, op->dst, -1, K(SBUF), "an SBUF tile") ||
             need_space(v, op->src[0], 0, K(SBUF), "an SBUF tile"))
             return -1;
-        if (op->peer < 0 || op->peer >= v->k->num_programs || op->peer == v->k->program_id)
+        if (op->rare->peer < 0 || op->rare->peer >= v->k->num_programs || op->rare->peer == v->k->program_id)
             return vfail(v, "peer", "%d is not another program (num_programs %d, this is %d)",
-                         op->peer, v->k->num_programs, v->k->program_id);
+                         op->rare->peer, v->k->num_programs, v->k->program_id);
         return check_dma_shapes(v);
     }
     default:

@@ -307,8 +307,8 @@ static void test_fuzz_c_ops(void **state)
         rare.num_elem_per_idx = (int)(rnd(&r) % 40);
         rare.num_valid = (int)(rnd(&r) % 5000) - 10;
         op.reg = (int)(rnd(&r) % 80) - 5;
-        op.barrier_cores = rnd(&r) % 8;
-        op.peer = (int)(rnd(&r) % 4) - 1;
+        rare.barrier_cores = rnd(&r) % 8;
+        rare.peer = (int)(rnd(&r) % 4) - 1;
         rare.index_bound = (int64_t)(rnd(&r) % 2000) - 10;
         op.rare = enc_rare_in(&b, &rare);
         b.failed = false;

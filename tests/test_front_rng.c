@@ -156,7 +156,7 @@ static void test_sendrecv_nki_names(void **state)
             &k, &e))
         fail_msg("%s", e.msg);
     assert_int_equal(k.ops[0].kind, TIR_SENDRECV);
-    assert_int_equal(k.ops[0].peer, 1);
+    assert_int_equal(k.ops[0].rare->peer, 1);
     tir_kernel_free(&k);
 #define SR_TILES T("m", "[128, 512]", "float32") T("o", "[128, 512]", "float32")
     bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1, "

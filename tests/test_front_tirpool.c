@@ -302,7 +302,8 @@ static void test_pattern_in_rare(void **state)
     }
     tir_op_rare_t copy = *r;
     assert_ptr_equal(tir_rare_intern(&k, &copy), r);
-    assert_int_equal(tir_rare_default.zero, 0);
+    assert_int_equal(tir_rare_default.barrier_id, -1);
+    assert_int_equal(tir_rare_default.peer, -1);
     assert_int_equal(sizeof(tir_op_rare_t), offsetof(tir_op_rare_t, prob) + sizeof copy.prob);
     tir_kernel_free(&k);
 }
