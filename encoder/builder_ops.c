@@ -25,6 +25,14 @@ static void op_init2(enc_builder_t *b, tir_op_t *op, tir_opkind_t kind, tir_ap_t
     op->nsrc = 2;
 }
 
+/* index_bound lives in op->rare (interned): copy, set, intern */
+static void set_index_bound(enc_builder_t *b, tir_op_t *op, int64_t bound)
+{
+    tir_op_rare_t r = *op->rare;
+    r.index_bound = bound;
+    op->rare = enc_rare_in(b, &r);
+}
+
 static int emit1(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src)
 {
     tir_op_t op;
@@ -82,13 +90,13 @@ int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dm
         op.flags |= TIR_F_OOB_SKIP;
     if (si) {
         op.index = enc_in(b, src->index);
-        op.index_bound = src->index_bound;
+        set_index_bound(b, &op, src->index_bound);
         if (rmw_op != ISA_ALU_BYPASS)
             return enc_fail(b, "%s (dma_copy): field 'rmw_op': ``dst_rmw_op`` is not supported "
                             "indirect memory access on source (``src``) operand", path);
     } else if (di) {
         op.index = enc_in(b, dst->index);
-        op.index_bound = dst->index_bound;
+        set_index_bound(b, &op, dst->index_bound);
         op.op0 = rmw_op;
     } else if (rmw_op != ISA_ALU_BYPASS && rmw_op != ISA_ALU_ADD) {
         return enc_fail(b, "%s (dma_copy): field 'rmw_op': only add is supported (got %s)", path,
@@ -120,7 +128,7 @@ int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t i
     tir_op_t op;
     op_init1(b, &op, TIR_INDIRECT_LOAD, dst, table);
     op.index = enc_in(b, index);
-    op.index_bound = index_bound;
+    set_index_bound(b, &op, index_bound);
     op.oob_mode = oob_mode;
     if (oob_mode == ISA_OOB_SKIP)
         op.flags |= TIR_F_OOB_SKIP;
@@ -133,7 +141,7 @@ int enc_indirect_save(enc_builder_t *b, tir_ap_t table, tir_ap_t index, int64_t 
     tir_op_t op;
     op_init1(b, &op, TIR_INDIRECT_SAVE, table, src);
     op.index = enc_in(b, index);
-    op.index_bound = index_bound;
+    set_index_bound(b, &op, index_bound);
     op.op0 = rmw_op;   /* validated, then folded into TIR_F_RMW_ADD */
     op.oob_mode = oob_mode;
     if (oob_mode == ISA_OOB_SKIP)
@@ -149,8 +157,10 @@ int enc_local_gather(enc_builder_t *b, tir_ap_t dst, tir_ap_t src_buffer, tir_ap
     tir_op_t op;
     op_init1(b, &op, TIR_LOCAL_GATHER, dst, src_buffer);
     op.index = enc_in(b, index);
-    op.num_elem_per_idx = num_elem_per_idx;
-    op.num_valid = num_valid_indices;
+    tir_op_rare_t r = *op.rare;
+    r.num_elem_per_idx = num_elem_per_idx;
+    r.num_valid = num_valid_indices;
+    op.rare = enc_rare_in(b, &r);
     op.engine = ISA_ENG_POOL;
     return enc_emit(b, &op);
 }
@@ -236,7 +246,9 @@ int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_a
     matmul_common(b, &op, TIR_MATMUL_SPARSE, dst, stationary, moving, flags);
     op.src[2] = enc_in(b, tags);
     op.nsrc = 3;
-    op.compress_ratio = compress_ratio;
+    tir_op_rare_t r = *op.rare;
+    r.compress_ratio = compress_ratio;
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }
 
@@ -499,7 +511,9 @@ int enc_dropout(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, enc_scalar_t prob)
     tir_op_t op;
     op_init1(b, &op, TIR_DROPOUT, dst, src);
     op.s0 = enc_scalar_in(b, prob);
-    op.prob = prob.is_ap ? 0 : prob.imm;
+    tir_op_rare_t r = *op.rare;
+    r.prob = prob.is_ap ? 0 : prob.imm;
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }
 
@@ -515,7 +529,9 @@ int enc_core_barrier(enc_builder_t *b, unsigned cores, int engine, tir_ap_t data
 {
     tir_op_t op;
     tir_op_init(&op, TIR_CORE_BARRIER);
-    op.barrier_cores = cores;
+    tir_op_rare_t r = *op.rare;
+    r.barrier_cores = cores;
+    op.rare = enc_rare_in(b, &r);
     op.engine = engine;
     if (data.tensor >= 0) {
         op.src[0] = enc_in(b, data);
@@ -528,6 +544,8 @@ int enc_sendrecv(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int peer)
 {
     tir_op_t op;
     op_init1(b, &op, TIR_SENDRECV, dst, src);
-    op.peer = peer;
+    tir_op_rare_t r = *op.rare;
+    r.peer = peer;
+    op.rare = enc_rare_in(b, &r);
     return enc_emit(b, &op);
 }

@@ -34,6 +34,7 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     bool acc, acc_given, tr, oz_w, oz_m;
     const char *perf;
     const char *trname = fj_field(o, "is_transpose") ? "is_transpose" : "transpose";
+    tir_op_rare_t r = *op->rare;   /* the PE fields live in op->rare */
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap(j, o, path, "stationary", true, &op->src[0]) ||
         fj_get_ap(j, o, path, "moving", true, &op->src[1]) ||
@@ -41,10 +42,10 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         fj_get_bool(j, o, path, trname, &tr) ||
         fj_get_bool(j, o, path, "is_stationary_onezero", &oz_w) ||
         fj_get_bool(j, o, path, "is_moving_onezero", &oz_m) ||
-        get_pair(j, o, path, "tile_position", op->tile_pos) ||
-        get_pair(j, o, path, "tile_size", op->tile_size) ||
+        get_pair(j, o, path, "tile_position", r.tile_pos) ||
+        get_pair(j, o, path, "tile_size", r.tile_size) ||
         fj_get_str(j, o, path, "perf_mode", &perf, false) ||
-        fj_get_int_range(j, o, path, "ifmap_quant_offset", &op->quant_offset, 0, -32768, 32767))
+        fj_get_int_range(j, o, path, "ifmap_quant_offset", &r.quant_offset, 0, -32768, 32767))
         return -1;
     op->nsrc = 2;
     op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (acc_given ? 0 : TIR_F_ACC_AUTO) |
@@ -80,9 +81,10 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         if (fj_get_ap(j, o, path, "tags", true, &op->src[2]) ||
             fj_get_int_range(j, o, path, "compress_ratio", &cr, 2, 0, 64))
             return -1;
-        op->compress_ratio = (unsigned)cr;
+        r.compress_ratio = (unsigned)cr;
         op->nsrc = 3;
     }
+    op->rare = enc_rare_in(&j->b, &r);
     return 1;
 }
 
@@ -725,7 +727,9 @@ static int h_dropout(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         return fj_jfail(j, path, "prob", "missing");
     if (keep)
         op->flags |= TIR_F_KEEP_RATE;
-    op->prob = op->s0.is_ap ? 0 : op->s0.imm;
+    tir_op_rare_t r = *op->rare;
+    r.prob = op->s0.is_ap ? 0 : op->s0.imm;
+    op->rare = enc_rare_in(&j->b, &r);
     op->nsrc = 1;
     return 1;
 }
@@ -746,14 +750,16 @@ static int h_core_barrier(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
         return fj_jfail(j, path, "cores", "missing");
     if (!cJSON_IsArray(c))
         return fj_jfail(j, path, "cores", "expected an array of core ids");
+    tir_op_rare_t r = *op->rare;
     for (const cJSON *x = c->child; x; x = x->next) {
         int64_t v;
         if (fj_get_int_item(j, x, path, "cores", &v, NULL))
             return -1;
         if (v < 0 || v >= 32)
             return fj_jfail(j, path, "cores", "core %lld out of range", (long long)v);
-        op->barrier_cores |= 1u << v;
+        r.barrier_cores |= 1u << v;
     }
+    op->rare = enc_rare_in(&j->b, &r);
     if (fj_get_ap(j, o, path, "data", false, &op->src[0]))
         return -1;
     op->nsrc = op->src[0]->tensor >= 0 ? 1 : 0;
@@ -781,7 +787,9 @@ static int sendrecv_nki(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (send != recv)
         return fj_jfail(j, path, "recv_from_rank", "%d differs from send_to_rank %d: tpbsim's "
                         "sendrecv swaps tiles with one peer program", recv, send);
-    op->peer = send;
+    tir_op_rare_t r = *op->rare;
+    r.peer = send;
+    op->rare = enc_rare_in(&j->b, &r);
     if (!eng)
         return 0;
     const char *e = strrchr(eng, '.') ? strrchr(eng, '.') + 1 : eng;
@@ -804,8 +812,10 @@ static int h_sendrecv(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     op->nsrc = 1;
     if (fj_field(o, "send_to_rank") || fj_field(o, "recv_from_rank"))
         return sendrecv_nki(j, o, path, op) ? -1 : 1;
-    if (fj_get_int_range(j, o, path, "peer", &op->peer, -1, 0, 1 << 20))
+    tir_op_rare_t r = *op->rare;
+    if (fj_get_int_range(j, o, path, "peer", &r.peer, -1, 0, 1 << 20))
         return -1;
+    op->rare = enc_rare_in(&j->b, &r);
     if (!fj_field(o, "peer"))
         return fj_jfail(j, path, "peer", "missing (or NKI's send_to_rank / recv_from_rank)");
     return 1;

@@ -329,7 +329,11 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
     op->src[0] = enc_in(&j->b, src.ap);
     op->nsrc = 1;
     op->index = enc_in(&j->b, src.index);
-    op->index_bound = src.bound;
+    {
+        tir_op_rare_t rb = *op->rare;
+        rb.index_bound = src.bound;
+        op->rare = enc_rare_in(&j->b, &rb);
+    }
     if (op->oob_mode == ISA_OOB_SKIP)
         op->flags |= TIR_F_OOB_SKIP;
     const cJSON *ax = fj_field(o, "axes");
@@ -365,12 +369,14 @@ static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *
 static int h_local_gather(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     const char *srcname = fj_field(o, "src_buffer") ? "src_buffer" : "src";
+    tir_op_rare_t r = *op->rare;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) ||
         fj_get_ap(j, o, path, srcname, true, &op->src[0]) ||
         fj_get_ap(j, o, path, "index", true, &op->index) ||
-        fj_get_int_range(j, o, path, "num_elem_per_idx", &op->num_elem_per_idx, 1, -1000000, 1000000) ||
-        fj_get_int_range(j, o, path, "num_valid_indices", &op->num_valid, 0, -1000000, 1000000000))
+        fj_get_int_range(j, o, path, "num_elem_per_idx", &r.num_elem_per_idx, 1, -1000000, 1000000) ||
+        fj_get_int_range(j, o, path, "num_valid_indices", &r.num_valid, 0, -1000000, 1000000000))
         return -1;
+    op->rare = enc_rare_in(&j->b, &r);
     op->nsrc = 1;
     return 1;
 }

@@ -72,8 +72,10 @@ static int h_alloc(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         return 0;   /* uninitialised: nothing to emit */
     op->kind = TIR_REGISTER_MOVE;
     op->reg = phys;
-    if (fj_get_int(j, o, path, "x", &op->reg_imm, 0, true))
+    tir_op_rare_t r = *op->rare;
+    if (fj_get_int(j, o, path, "x", &r.reg_imm, 0, true))
         return -1;
+    op->rare = enc_rare_in(&j->b, &r);
     op->nsrc = 0;
     return 1;
 }
@@ -94,8 +96,10 @@ static int h_move(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
                 break;
             }
     }
-    if (op->reg_src < 0 && fj_get_int(j, o, path, "src", &op->reg_imm, 0, true))
+    tir_op_rare_t r = *op->rare;
+    if (op->reg_src < 0 && fj_get_int(j, o, path, "src", &r.reg_imm, 0, true))
         return -1;
+    op->rare = enc_rare_in(&j->b, &r);
     op->nsrc = 0;
     return 1;
 }

@@ -114,7 +114,9 @@ static int h_topk(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         return -1;
     if (n < 8 || n >= 65536)
         return fj_jfail(j, path, "n", "%lld outside 8 <= n < 65536", (long long)n);
-    op->num_valid = (int)n;
+    tir_op_rare_t r = *op->rare;
+    r.num_valid = (int)n;
+    op->rare = enc_rare_in(&j->b, &r);
     op->nsrc = 1;
     return 1;
 }

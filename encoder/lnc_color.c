@@ -76,7 +76,7 @@ static void touch_op(live_t *lv, const int *slot, int nt, const tir_op_t *op, in
 static bool all_core_barrier(const tir_op_t *op, int ncores)
 {
     unsigned all = (1u << ncores) - 1u;
-    return op->kind == TIR_CORE_BARRIER && (op->barrier_cores & all) == all;
+    return op->kind == TIR_CORE_BARRIER && (op->rare->barrier_cores & all) == all;
 }
 
 /* Number of all-core barriers of core kernel k; -1 when it has inline

@@ -384,15 +384,18 @@ static int add(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
 static int split_barrier(emit_ctx_t *e, tir_op_t *op, tpb_err_t *err)
 {
     unsigned all = (1u << e->ncores) - 1;
-    if (op->barrier_cores & ~all)
+    if (op->rare->barrier_cores & ~all)
         return tpb_errf(err, "op '%s' (%s): core_barrier names cores 0x%x but the kernel runs "
                              "on %d core(s)",
-                        op->name, op->path, op->barrier_cores, e->ncores);
-    if (!(op->barrier_cores & (1u << e->core)))
+                        op->name, op->path, op->rare->barrier_cores, e->ncores);
+    if (!(op->rare->barrier_cores & (1u << e->core)))
         return tpb_errf(err, "op '%s' (%s): core_barrier cores 0x%x do not include core %d, "
                              "which runs it",
-                        op->name, op->path, op->barrier_cores, e->core);
-    op->barrier_id = e->barrier++;
+                        op->name, op->path, op->rare->barrier_cores, e->core);
+    tir_op_rare_t r = *op->rare;
+    r.barrier_id = e->barrier++;
+    if (!(op->rare = tir_rare_intern(e->k, &r)))
+        return tpb_errf(err, "out of memory (split)");
     return add(e, op, err);
 }
 
@@ -414,7 +417,7 @@ static int add_expanded(emit_ctx_t *e, const lnc_coll_in_t *in, tpb_err_t *err)
  * peer when it has been read), release src once the peer has read it. */
 static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
 {
-    int me = e->core, peer = op->peer;
+    int me = e->core, peer = op->rare->peer;
     if (peer < 0 || peer >= e->ncores || peer == me)
         return tpb_errf(err, "op '%s' (%s): sendrecv peer %d: must be another core of 0..%d",
                         op->name, op->path, peer, e->ncores - 1);

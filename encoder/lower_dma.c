@@ -709,12 +709,12 @@ static int lower_local_gather(lower_ctx_t *c)
         return -1;
     if (f->idx.dtype != ISA_DT_UINT16)
         return lw_err(c, "local_gather index must be a uint16 tile");
-    if (op->num_elem_per_idx < 1 || op->num_elem_per_idx > 255)
-        return lw_err(c, "num_elem_per_idx %d must be 1..255", op->num_elem_per_idx);
-    if (op->num_valid < 0 || op->num_valid > 65535)
-        return lw_err(c, "num_valid_indices %d must be 0..65535", op->num_valid);
-    f->elems_per_idx = (uint32_t)op->num_elem_per_idx;
-    f->num_valid = (uint32_t)op->num_valid;
+    if (op->rare->num_elem_per_idx < 1 || op->rare->num_elem_per_idx > 255)
+        return lw_err(c, "num_elem_per_idx %d must be 1..255", op->rare->num_elem_per_idx);
+    if (op->rare->num_valid < 0 || op->rare->num_valid > 65535)
+        return lw_err(c, "num_valid_indices %d must be 0..65535", op->rare->num_valid);
+    f->elems_per_idx = (uint32_t)op->rare->num_elem_per_idx;
+    f->num_valid = (uint32_t)op->rare->num_valid;
     return lw_emit(c, &in);
 }
 

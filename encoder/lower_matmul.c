@@ -33,10 +33,10 @@ typedef struct {
 static int pe_tile(lower_ctx_t *c, pe_tile_t *pt)
 {
     const tir_op_t *op = c->op;
-    pt->row_pos = (uint32_t)op->tile_pos[0];
-    pt->col_pos = (uint32_t)op->tile_pos[1];
-    pt->row_size = op->tile_size[0] ? (uint32_t)op->tile_size[0] : 128;
-    pt->col_size = op->tile_size[1] ? (uint32_t)op->tile_size[1] : 128;
+    pt->row_pos = (uint32_t)op->rare->tile_pos[0];
+    pt->col_pos = (uint32_t)op->rare->tile_pos[1];
+    pt->row_size = op->rare->tile_size[0] ? (uint32_t)op->rare->tile_size[0] : 128;
+    pt->col_size = op->rare->tile_size[1] ? (uint32_t)op->rare->tile_size[1] : 128;
     if (pt->row_pos + pt->row_size > 128 || pt->col_pos + pt->col_size > 128)
         return lw_err(c, "tile_position (%u,%u) + tile_size (%u,%u) exceeds the 128x128 PE array",
                       pt->row_pos, pt->col_pos, pt->row_size, pt->col_size);
@@ -152,12 +152,12 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         if (mm_tap(c, &ldw, stat, false, "stationary", &f->src) ||
             mm_tap(c, &ldw, op->src[2], false, "tags", &f->tags))
             return -1;
-        if (op->compress_ratio != 2 && op->compress_ratio != 4)
-            return lw_err(c, "compress_ratio %u must be 2 (2:4) or 4 (1:4)", op->compress_ratio);
+        if (op->rare->compress_ratio != 2 && op->rare->compress_ratio != 4)
+            return lw_err(c, "compress_ratio %u must be 2 (2:4) or 4 (1:4)", op->rare->compress_ratio);
         if (f->tags.nparts != f->src.nparts ||
             isa_tap_free_elems(&f->tags) != isa_tap_free_elems(&f->src))
             return lw_err(c, "tags must have the shape of the compressed stationary");
-        f->compress_ratio = op->compress_ratio;
+        f->compress_ratio = op->rare->compress_ratio;
         f->row_pos = pt.row_pos, f->col_pos = pt.col_pos;
         f->row_size = pt.row_size, f->col_size = pt.col_size;
         st = f->src;
@@ -183,11 +183,11 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     g->accumulate = accumulate;
     g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
     g->transpose = transpose;
-    g->ifmap_quant_offset = (uint32_t)op->quant_offset;
+    g->ifmap_quant_offset = (uint32_t)op->rare->quant_offset;
     /* seed 001 setnum_active_channels(num_active_partitions): the PE rows
      * the moving data drives, i.e. its partitions (K) */
     g->num_active_partitions = g->moving.nparts;
-    if (op->quant_offset && transpose)
+    if (op->rare->quant_offset && transpose)
         return lw_err(c, "ifmap_quant_offset: a transpose copies the moving identity; no offset");
     if (transpose && g->dst.dtype != st.dtype)
         return lw_err(c, "transpose mode copies stationary bit-exactly: dst must be %s, not %s",

@@ -9,12 +9,12 @@ static int lower_barrier(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     bir_inst_t in;
     lw_inst(c, &in, BIR_CORE_BARRIER, ISA_OP_CORE_BARRIER);
-    if (op->barrier_id < 0 || op->barrier_id > 65535)
-        return lw_err(c, "barrier id %d must be 0..65535", op->barrier_id);
-    if (op->barrier_cores == 0 || op->barrier_cores > 0xFF)
-        return lw_err(c, "barrier cores mask 0x%x must name cores 0..7", op->barrier_cores);
-    in.isa.f->CB.id = (uint32_t)op->barrier_id;
-    in.isa.f->CB.cores = op->barrier_cores;
+    if (op->rare->barrier_id < 0 || op->rare->barrier_id > 65535)
+        return lw_err(c, "barrier id %d must be 0..65535", op->rare->barrier_id);
+    if (op->rare->barrier_cores == 0 || op->rare->barrier_cores > 0xFF)
+        return lw_err(c, "barrier cores mask 0x%x must name cores 0..7", op->rare->barrier_cores);
+    in.isa.f->CB.id = (uint32_t)op->rare->barrier_id;
+    in.isa.f->CB.cores = op->rare->barrier_cores;
     if (op->engine == ISA_ENG_UNASSIGNED)
         in.engine = ISA_ENG_POOL;   /* NKI default: GpSimd blocks */
     /* a barrier orders everything on its engine: model it as touching all memory */

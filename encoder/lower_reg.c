@@ -21,7 +21,7 @@ static int lower_move(lower_ctx_t *c)
         lw_inst(c, &in, imm ? BIR_REG_SET : BIR_REG_MOVE, imm ? ISA_OP_REG_SET : ISA_OP_REG_MOVE);
         if (imm) {
             in.isa.f->REG.reg = (uint32_t)op->reg;
-            in.isa.f->REG.imm = (uint32_t)op->reg_imm;
+            in.isa.f->REG.imm = (uint32_t)op->rare->reg_imm;
         } else {
             in.isa.f->REGMV.reg = (uint32_t)op->reg;
             in.isa.f->REGMV.src = (uint32_t)op->reg_src;

@@ -270,7 +270,7 @@ static int lower_dropout(lower_ctx_t *c)
     const tir_op_t *op = c->op;
     if (op->s0.is_ap)
         return lw_err(c, "dropout takes an immediate probability");
-    double p = op->s0.imm != 0.0 ? op->s0.imm : op->prob;
+    double p = op->s0.imm != 0.0 ? op->s0.imm : op->rare->prob;
     if (!(p >= 0.0 && p <= 1.0))
         return lw_err(c, "dropout probability %g is outside [0, 1]", p);
     bir_inst_t in;

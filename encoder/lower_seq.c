@@ -92,7 +92,7 @@ static int lower_topk(lower_ctx_t *c)
         lw_same_partitions(c, "topk", &f->in, &f->out) ||
         lw_same_partitions(c, "topk", &f->in, &f->idx))
         return -1;
-    f->n = (uint32_t)op->num_valid;
+    f->n = (uint32_t)op->rare->num_valid;
     in.engine = ISA_ENG_POOL;
     return lw_emit(c, &in);
 }

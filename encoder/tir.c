@@ -186,6 +186,7 @@ const tir_op_rare_t tir_rare_default = {
                      255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
     .rgroup = {-1, -1, -1, -1, -1, -1, -1, -1},
     .perm_from = {-1, -1, -1, -1, -1, -1, -1, -1},
+    .barrier_id = -1, .peer = -1,
 };
 
 /* The initial op: every field zero except these.  A static object (its
@@ -203,7 +204,7 @@ static const tir_op_t op_template = {
     .op0 = ISA_ALU_BYPASS, .op1 = ISA_ALU_BYPASS, .reduce_op = ISA_ALU_BYPASS,
     .func = ISA_ACTFN_COPY,
     .cmp = ISA_CMP_GE, .cmp1 = ISA_CMP_GE,
-    .barrier_id = -1, .peer = -1, .remote_core = -1,
+    .remote_core = -1,
     .sync_core = -1, .sync_sem = -1,
     .src_reg = -1, .dst_reg = -1, .reg_src = -1,
     .rare = &tir_rare_default,

@@ -197,13 +197,27 @@ typedef struct {
     int coll_dim;                 /* all_gather / reduce_scatter / all_to_all */
     int8_t rgroup[8];             /* collectives: replica group of each rank, -1 none */
     int8_t perm_from[8];          /* collective_permute: source rank of each target, -1 */
+    /* PE (matmul family) */
+    int tile_pos[2], tile_size[2];/* row, col; 0 = default (whole array) */
+    unsigned compress_ratio;      /* matmul_sparse */
+    int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
+                                     moving value before the multiply */
+    int num_elem_per_idx, num_valid;   /* local_gather; num_valid also nonzero_with_count's n */
     /* the affine pattern (iota, affine_select, a mask predicate) and
      * offset (range_select range_start, nonzero_with_count index_offset) */
     int pat_ndim;                 /* pat_step entries used */
-    int zero;                     /* always 0: no padding bytes (records are
-                                     compared byte for byte) */
+    /* multi-core: core_barrier (barrier_cores bitmask, barrier_id -1
+     * until the split numbers it), sendrecv peer core (-1 none); three
+     * ints here keep the record free of padding bytes (records are
+     * compared byte for byte) */
+    int barrier_id;
+    unsigned barrier_cores;
+    int peer;
     int64_t pat_offset, pat_cm;
     int64_t pat_step[4];          /* per free dim, outermost first */
+    int64_t index_bound;          /* indirect DMA: valid index values (tir_op_t notes) */
+    int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
+    double prob;                  /* dropout: mirrors s0.imm */
 } tir_op_rare_t;
 extern const tir_op_rare_t tir_rare_default;
 
@@ -402,19 +416,16 @@ typedef struct {
     /* iota / affine_select / predicates */
     int cmp;                      /* ISA_CMP_* */
     int cmp1;                     /* range_select comp_op1 (cmp = comp_op0) */
+    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
+                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
     double fill;                  /* affine_select on_false / select scalar */
     /* memset */
     double value;
-    /* PE */
-    int tile_pos[2], tile_size[2];/* row, col; 0 = default (whole array) */
-    unsigned compress_ratio;
     /* DMA */
     int dge_mode, oob_mode, qos;  /* ISA_DGE_*, ISA_OOB_*, 0..255 */
     int reg;                      /* load_tensor_to_register: first register */
     int remote_core;              /* DMA_COPY: src[0] lives on that core's SBUF, -1 local */
     /* misc */
-    double prob;                  /* dropout */
-    int num_elem_per_idx, num_valid;   /* local_gather */
     int deps[4];                  /* explicit dependencies: indices of earlier ops
                                      this one waits for ("deps" in a kernel) */
     int ndeps;
@@ -422,15 +433,8 @@ typedef struct {
                                      offset) moves that HBM side's address at
                                      issue -- register-offset (dynamic) DMA;
                                      -1 = none */
-    int barrier_id;               /* core_barrier */
-    unsigned barrier_cores;       /* bitmask of participating cores */
-    int peer;                     /* sendrecv peer core */
     /* added by the front-end (additive) */
-    int64_t index_bound;          /* indirect DMA: valid index values (see above) */
     int reg_src;                  /* REGISTER_MOVE: source register, -1 = reg_imm */
-    float dma_scale;              /* DMA_COPY from dma_compute (dma_scaled): src * dma_scale
-                                     in fp32, before the optional TIR_F_RMW_ADD accumulate */
-    int64_t reg_imm;              /* REGISTER_MOVE: the immediate (int32) */
     /* added by the multi-core split (collectives, encoder/lnc_collective.c):
      * a collective semaphore slot of a core (docs/multicore.md
      * "Collectives"; semaphore id = BIR_COLL_SEM0 + slot).
@@ -447,17 +451,21 @@ typedef struct {
     int sync_sem;                 /* slot, -1 none */
     uint32_t sync_val;            /* COLL_SYNC wait threshold */
     /* seed 001/002 rows (docs/seed-coverage.md) */
-    int quant_offset;             /* matmul ifmap_quant_offset: subtracted from every
-                                     moving value before the multiply */
     int s0_reg;                   /* tensor_scalar operand0_reg (TensorScalarGEP): the
                                      register whose value (an element offset) moves
                                      the operand0 pointer at execution; -1 none */
     int local_reduce;             /* DMA_COPY made by the split: the LocalReduce step
                                      (seed 001 s.5.1) of this collective (TIR_ALL_REDUCE /
                                      TIR_REDUCE_SCATTER) with ALU op op0; 0 = none */
+    int nmask_more;               /* mask_more entries (below), < TIR_MAX_MASK_PREDS; here
+                                     to fill what would be a hole */
+    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
     /* the fields few op kinds use (shuffle_mask, transpose_axes, rgroup,
-     * perm_from, coll_dim, the pat_* pattern): interned like the operands,
-     * &tir_rare_default (shared) for every op that keeps the defaults */
+     * perm_from, coll_dim, the PE tile position / size, compress_ratio,
+     * quant_offset, num_elem_per_idx, num_valid, barrier_id,
+     * barrier_cores, peer, the pat_* pattern, index_bound, reg_imm,
+     * prob): interned like the operands, &tir_rare_default (shared) for
+     * every op that keeps the defaults */
     const tir_op_rare_t *rare;
     /* inline assembly (INLINE_ASM, INLINE_ASM_BYTES; tir_asm_t below),
      * NULL for every other op: 170 bytes few ops use, kept out of the op */
@@ -465,8 +473,6 @@ typedef struct {
     /* TIR_F_MASK with several predicates (NKI (i_p < n) & (i_f < m)): the
      * 2nd.. predicates, ANDed with pat_* / cmp; kernel-owned, NULL none */
     const tir_pred_t *mask_more;
-    int nmask_more;               /* < TIR_MAX_MASK_PREDS */
-    bool dma_scaled;              /* DMA_COPY from dma_compute: src * dma_scale in fp32 */
 } tir_op_t;
 
 /* One executed loop statement (a `for` / *_range instance) as the

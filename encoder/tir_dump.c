@@ -135,13 +135,13 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
         sb_printf(s, " fill=%g", o->fill);
     if (o->value != d.value)
         sb_printf(s, " value=%g", o->value);
-    if (o->tile_pos[0] || o->tile_pos[1] || o->tile_size[0] || o->tile_size[1])
-        sb_printf(s, " tile=[%d,%d]+[%d,%d]", o->tile_pos[0], o->tile_pos[1], o->tile_size[0],
-                  o->tile_size[1]);
-    if (o->compress_ratio)
-        sb_printf(s, " compress_ratio=%u", o->compress_ratio);
-    if (o->quant_offset)
-        sb_printf(s, " ifmap_quant_offset=%d", o->quant_offset);
+    if (o->rare->tile_pos[0] || o->rare->tile_pos[1] || o->rare->tile_size[0] || o->rare->tile_size[1])
+        sb_printf(s, " tile=[%d,%d]+[%d,%d]", o->rare->tile_pos[0], o->rare->tile_pos[1], o->rare->tile_size[0],
+                  o->rare->tile_size[1]);
+    if (o->rare->compress_ratio)
+        sb_printf(s, " compress_ratio=%u", o->rare->compress_ratio);
+    if (o->rare->quant_offset)
+        sb_printf(s, " ifmap_quant_offset=%d", o->rare->quant_offset);
     if (o->dge_mode)
         sb_printf(s, " dge_mode=%d", o->dge_mode);
     if (o->oob_mode)
@@ -154,12 +154,12 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
             sb_printf(s, "%s%d", j ? "," : "", o->rare->transpose_axes[j]);
         sb_printf(s, ")");
     }
-    if (o->index_bound)
-        sb_printf(s, " index_bound=%lld", (long long)o->index_bound);
-    if (o->prob != d.prob)
-        sb_printf(s, " prob=%g", o->prob);
-    if (o->num_elem_per_idx || o->num_valid)
-        sb_printf(s, " num_elem_per_idx=%d num_valid=%d", o->num_elem_per_idx, o->num_valid);
+    if (o->rare->index_bound)
+        sb_printf(s, " index_bound=%lld", (long long)o->rare->index_bound);
+    if (o->rare->prob != d.rare->prob)
+        sb_printf(s, " prob=%g", o->rare->prob);
+    if (o->rare->num_elem_per_idx || o->rare->num_valid)
+        sb_printf(s, " num_elem_per_idx=%d num_valid=%d", o->rare->num_elem_per_idx, o->rare->num_valid);
     if (memcmp(o->rare->shuffle_mask, d.rare->shuffle_mask, 32)) {
         sb_printf(s, " shuffle_mask=");
         for (int j = 0; j < 32; j++)
@@ -167,10 +167,10 @@ static void op_line(sb_t *s, const tir_kernel_t *k, int i)
     }
     if (o->kind == TIR_LOAD_TENSOR_TO_REGISTER)
         sb_printf(s, " reg=%d", o->reg);
-    if (o->barrier_cores)
-        sb_printf(s, " cores=0x%x", o->barrier_cores);
-    if (o->peer != d.peer)
-        sb_printf(s, " peer=%d", o->peer);
+    if (o->rare->barrier_cores)
+        sb_printf(s, " cores=0x%x", o->rare->barrier_cores);
+    if (o->rare->peer != d.rare->peer)
+        sb_printf(s, " peer=%d", o->rare->peer);
     sb_printf(s, "\n");
 }
 

@@ -278,7 +278,7 @@ static int check_operands(const vctx_t *v)
                              ((op->kind == TIR_INDIRECT_LOAD && all[i].slot == 0) ||
                               (op->kind == TIR_DMA_TRANSPOSE && all[i].slot == 0) ||
                               (op->kind == TIR_INDIRECT_SAVE && all[i].slot == -1));
-        int64_t bound = indirect_side ? op->index_bound : 0;
+        int64_t bound = indirect_side ? op->rare->index_bound : 0;
         /* an in-place op names one record twice (dst = src): check_ap reads
          * only it, the bound and this op, so its second answer is the first */
         if (!(a == passed && bound == passed_bound) && check_ap(v, a, all[i].slot, bound))
@@ -379,8 +379,8 @@ static int check_matmul(const vctx_t *v)
             return -1;
         if (tens(v, op->src[2])->dtype != ISA_DT_UINT8)
             return vfail(v, "tags", "tags are uint8");
-        if (op->compress_ratio != 2 && op->compress_ratio != 4)
-            return vfail(v, "compress_ratio", "%u (2 or 4)", op->compress_ratio);
+        if (op->rare->compress_ratio != 2 && op->rare->compress_ratio != 4)
+            return vfail(v, "compress_ratio", "%u (2 or 4)", op->rare->compress_ratio);
     }
     bool tr = op->flags & TIR_F_TRANSPOSE;
     /* transpose mode (NKI is_transpose): stationary is the data, moving an
@@ -401,8 +401,8 @@ static int check_matmul(const vctx_t *v)
                          isa_dtype_numpy_name(stt->dtype), isa_dtype_numpy_name(mvt->dtype));
         if (tr)
             return vfail(v, "perf_mode", "double_row cannot be combined with transpose");
-        if (op->tile_pos[0] || op->tile_pos[1] || (op->tile_size[0] && op->tile_size[0] != 128) ||
-            (op->tile_size[1] && op->tile_size[1] != 128))
+        if (op->rare->tile_pos[0] || op->rare->tile_pos[1] || (op->rare->tile_size[0] && op->rare->tile_size[0] != 128) ||
+            (op->rare->tile_size[1] && op->rare->tile_size[1] != 128))
             return vfail(v, "perf_mode", "double_row uses the whole 128x128 PE array (no "
                          "tile_position / tile_size)");
         if (M_ % 2 || N_ % 2)
@@ -427,23 +427,23 @@ static int check_matmul(const vctx_t *v)
                      "(stationary.T @ moving)", (long long)ap_parts(d), (long long)ap_free(d),
                      (long long)M_, (long long)N_);
     for (int i = 0; i < 2; i++) {
-        if (op->tile_pos[i] < 0 || op->tile_size[i] < 0 || op->tile_pos[i] + op->tile_size[i] > 128)
+        if (op->rare->tile_pos[i] < 0 || op->rare->tile_size[i] < 0 || op->rare->tile_pos[i] + op->rare->tile_size[i] > 128)
             return vfail(v, i ? "tile_position" : "tile_position",
                          "tile position %d + size %d outside the 128x128 PE array",
-                         op->tile_pos[i], op->tile_size[i]);
-        int sz = op->tile_size[i];
+                         op->rare->tile_pos[i], op->rare->tile_size[i]);
+        int sz = op->rare->tile_size[i];
         if (sz && sz != 32 && sz != 64 && sz != 128)
             return vfail(v, "tile_size", "%d (32, 64 or 128)", sz);
-        if (sz && op->tile_pos[i] % sz)
+        if (sz && op->rare->tile_pos[i] % sz)
             return vfail(v, "tile_position", "%d is not a multiple of the tile size %d",
-                         op->tile_pos[i], sz);
+                         op->rare->tile_pos[i], sz);
     }
-    if (op->tile_size[0] && K_ > op->tile_size[0])
+    if (op->rare->tile_size[0] && K_ > op->rare->tile_size[0])
         return vfail(v, "tile_size", "contraction size %lld exceeds the PE tile rows %d",
-                     (long long)K_, op->tile_size[0]);
-    if (op->tile_size[1] && M_ > op->tile_size[1])
+                     (long long)K_, op->rare->tile_size[0]);
+    if (op->rare->tile_size[1] && M_ > op->rare->tile_size[1])
         return vfail(v, "tile_size", "stationary free size %lld exceeds the PE tile columns %d",
-                     (long long)M_, op->tile_size[1]);
+                     (long long)M_, op->rare->tile_size[1]);
     return 0;
 }
 
@@ -556,14 +556,14 @@ static int check_local_gather(const vctx_t *v)
      * partitions' rows */
     int64_t parts = ap_parts(op->index);
     int64_t per_core = (parts < 16 ? parts : 16) * ap_free(op->index);
-    int64_t nvalid = op->num_valid > 0 ? op->num_valid : per_core;
-    if (op->num_valid < 0)
-        return vfail(v, "num_valid_indices", "%d is negative", op->num_valid);
+    int64_t nvalid = op->rare->num_valid > 0 ? op->rare->num_valid : per_core;
+    if (op->rare->num_valid < 0)
+        return vfail(v, "num_valid_indices", "%d is negative", op->rare->num_valid);
     if (nvalid > per_core)
         return vfail(v, "num_valid_indices", "num_valid_indices cannot exceed total indices per core");
     if (nvalid > 4096)
         return vfail(v, "num_valid_indices", "number of indices per core must be <= 4096");
-    int e = op->num_elem_per_idx;
+    int e = op->rare->num_elem_per_idx;
     if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16 && e != 32)
         return vfail(v, "num_elem_per_idx", "num_elem_per_idx must be one of [1, 2, 4, 8, 16, 32]");
     if (ap_parts(op->src[0]) != parts)
@@ -796,8 +796,8 @@ static int check_misc(const vctx_t *v)
     }
     case TIR_CORE_BARRIER: {
         unsigned all = v->k->num_programs >= 32 ? 0xffffffffu : (1u << v->k->num_programs) - 1;
-        if (op->barrier_cores == 0 || (op->barrier_cores & ~all))
-            return vfail(v, "cores", "mask 0x%x names cores outside 0..%d", op->barrier_cores,
+        if (op->rare->barrier_cores == 0 || (op->rare->barrier_cores & ~all))
+            return vfail(v, "cores", "mask 0x%x names cores outside 0..%d", op->rare->barrier_cores,
                          v->k->num_programs - 1);
         return 0;
     }

@@ -68,9 +68,9 @@ static int check_index_tile(const vctx_t *v, int64_t rows)
     if (ap_elems(op->index) != rows)
         return vfail(v, "index", "%lld index values for %lld indirect rows",
                      (long long)ap_elems(op->index), (long long)rows);
-    if (op->index_bound < 1)
+    if (op->rare->index_bound < 1)
         return vfail(v, "index", "no valid index range (index_bound %lld)",
-                     (long long)op->index_bound);
+                     (long long)op->rare->index_bound);
     /* dge_mode hw is the dynamic (DGE vector-indirect) mode: the back-end
      * decides per target (lower_dma.c) */
     return 0;
@@ -201,9 +201,9 @@ int enc_validate_dma(const vctx_t *v)
         if (need_space(v, op->dst, -1, K(SBUF), "an SBUF tile") ||
             need_space(v, op->src[0], 0, K(SBUF), "an SBUF tile"))
             return -1;
-        if (op->peer < 0 || op->peer >= v->k->num_programs || op->peer == v->k->program_id)
+        if (op->rare->peer < 0 || op->rare->peer >= v->k->num_programs || op->rare->peer == v->k->program_id)
             return vfail(v, "peer", "%d is not another program (num_programs %d, this is %d)",
-                         op->peer, v->k->num_programs, v->k->program_id);
+                         op->rare->peer, v->k->num_programs, v->k->program_id);
         return check_dma_shapes(v);
     }
     default:

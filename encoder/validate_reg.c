@@ -24,9 +24,9 @@ int enc_validate_register(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *
         if (reg_ok(op, op->reg, "dst", err) ||
             (op->reg_src >= 0 && reg_ok(op, op->reg_src, "src", err)))
             return -1;
-        if (op->reg_src < 0 && (op->reg_imm < INT32_MIN || op->reg_imm > UINT32_MAX))
+        if (op->reg_src < 0 && (op->rare->reg_imm < INT32_MIN || op->rare->reg_imm > UINT32_MAX))
             return tpb_errf(err, "%s (register_move): field 'src': %lld does not fit a 32-bit "
-                            "register", op->path, (long long)op->reg_imm);
+                            "register", op->path, (long long)op->rare->reg_imm);
         return 0;
     }
     if (reg_ok(op, op->reg, "src", err))

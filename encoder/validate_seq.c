@@ -176,7 +176,7 @@ static int check_topk(const vctx_t *s)
 {
     const tir_op_t *op = s->op;
     const tir_ap_t *src = op->src[0];
-    int64_t k = ap_free(op->dst), n = op->num_valid;
+    int64_t k = ap_free(op->dst), n = op->rare->num_valid;
     if (dt(s, src) != ISA_DT_BF16)
         return vfail(s, "src", "dtype %s (bfloat16)", dname(dt(s, src)));
     if (dt(s, op->dst) != ISA_DT_BF16)

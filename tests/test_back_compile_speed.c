@@ -340,7 +340,9 @@ static void build_random(tir_kernel_t *k, uint32_t seed, int nops)
         } else if (r == 9 && lcg(&st) % 3 == 0) {
             /* a barrier: modelled as touching all of HBM (a "wide" access) */
             tir_op_init(&op, TIR_CORE_BARRIER);
-            op.barrier_id = 0, op.barrier_cores = 1;
+            tir_op_rare_t br = *op.rare;
+            br.barrier_id = 0, br.barrier_cores = 1;
+            op.rare = bu_rare(k, br);
             op.engine = engines[lcg(&st) % 3];
             bu_op(k, &op, "bar");
         } else {

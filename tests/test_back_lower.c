@@ -76,7 +76,9 @@ static void test_matmul_mx_sparse(void **state)
     op.dst = bu_whole(&k, p);
     op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x), op.src[2] = bu_whole(&k, tg);
     op.nsrc = 3;
-    op.compress_ratio = 4;
+    tir_op_rare_t cr = *op.rare;
+    cr.compress_ratio = 4;
+    op.rare = bu_rare(&k, cr);
     bu_op(&k, &op, "mms");
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
@@ -228,7 +230,9 @@ static void test_reverse_pred_keep_rate(void **state)
     bu_op(&k, &op, "fwd_pool");
     tir_op_init(&op, TIR_DROPOUT);
     op.dst = bu_whole(&k, b), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
-    op.s0.imm = 0.8, op.prob = 0.8, op.flags = TIR_F_KEEP_RATE;
+    tir_op_rare_t dr = *op.rare;
+    dr.prob = 0.8;
+    op.s0.imm = 0.8, op.rare = bu_rare(&k, dr), op.flags = TIR_F_KEEP_RATE;
     bu_op(&k, &op, "keep");
     op.flags = 0;
     bu_op(&k, &op, "drop");

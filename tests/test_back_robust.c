@@ -107,7 +107,7 @@ static void mutate(tir_kernel_t *k, uint64_t *s)
         op->dge_mode = (int)(rng_next(s) % 5) - 1, op->qos = (int)pick(s, nums, N);
         tir_op_rare_t r = *op->rare;
         r.pat_ndim = (int)(rng_next(s) % 7) - 1, r.pat_step[0] = pick(s, nums, N);
-        op->tile_pos[0] = (int)(rng_next(s) % 200);
+        r.tile_pos[0] = (int)(rng_next(s) % 200);
         r.n_transpose_axes = (int)(rng_next(s) % 6);
         op->rare = bu_rare(k, r);
         break;

@@ -237,8 +237,8 @@ static void test_seed_messages_table(void **state)
             op.src[0] = enc_in(b, gsrc);
             op.nsrc = 1;
             op.index = enc_in(b, enc_ap_full(b, f->idx));
-            op.index_bound = 1000;
             tir_op_rare_t r = tir_rare_default;
+            r.index_bound = 1000;
             r.n_transpose_axes = 2;
             r.transpose_axes[0] = 1;
             op.rare = enc_rare_in(b, &r);
@@ -520,7 +520,7 @@ static void test_op_init_defaults(void **state)
     assert_int_equal(op.func, ISA_ACTFN_COPY);
     assert_int_equal(op.cmp, ISA_CMP_GE);
     assert_int_equal(op.cmp1, ISA_CMP_GE);
-    int minus1[] = {op.barrier_id, op.peer, op.remote_core, op.sync_core, op.sync_sem,
+    int minus1[] = {op.rare->barrier_id, op.rare->peer, op.remote_core, op.sync_core, op.sync_sem,
                     op.src_reg, op.dst_reg, op.reg_src, op.s0_reg};
     for (size_t i = 0; i < sizeof minus1 / sizeof minus1[0]; i++)
         assert_int_equal(minus1[i], -1);

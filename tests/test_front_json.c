@@ -418,7 +418,7 @@ static void test_indirect_and_transpose(void **state)
     assert_int_equal(k.nops, 3);
     const tir_op_t *l = &k.ops[0], *s = &k.ops[1], *t = &k.ops[2];
     assert_int_equal(l->kind, TIR_INDIRECT_LOAD);
-    assert_int_equal(l->index_bound, 1000);
+    assert_int_equal(l->rare->index_bound, 1000);
     assert_int_equal(l->src[0]->count[0], 128);
     assert_int_equal(l->src[0]->step[0], 64);
     assert_int_equal(l->src[0]->step[1], 2);
@@ -430,7 +430,7 @@ static void test_indirect_and_transpose(void **state)
     assert_int_equal(s->kind, TIR_INDIRECT_SAVE);
     assert_true(s->flags & TIR_F_RMW_ADD);
     assert_int_equal(s->dst->offset, 32);
-    assert_int_equal(s->index_bound, 1000);
+    assert_int_equal(s->rare->index_bound, 1000);
     assert_int_equal(t->kind, TIR_DMA_TRANSPOSE);
     assert_int_equal(t->rare->n_transpose_axes, 2);
     assert_int_equal(t->rare->transpose_axes[0], 1);
@@ -478,7 +478,7 @@ static void test_compute_ops_parse(void **state)
     assert_int_equal(k.ops[5].engine, ISA_ENG_DVE);
     assert_int_equal(k.ops[6].nsrc, 2);
     assert_true(k.ops[6].fill == -5.0);
-    assert_true(k.ops[7].prob == 0.25);
+    assert_true(k.ops[7].rare->prob == 0.25);
     tir_kernel_free(&k);
 }
 

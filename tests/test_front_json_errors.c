@@ -59,7 +59,7 @@ static void test_indirect_dim(void **state)
     assert_int_equal(op->src[0]->step[1], 1024);
     assert_int_equal(op->src[0]->count[1], 150);
     assert_int_equal(op->src[0]->offset, 5);
-    assert_int_equal(op->index_bound, 2);
+    assert_int_equal(op->rare->index_bound, 2);
     tir_kernel_free(&k);
     fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
                "{'op': 'load', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx', 'indirect_dim': 2}}",

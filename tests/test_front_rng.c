@@ -156,7 +156,7 @@ static void test_sendrecv_nki_names(void **state)
             &k, &e))
         fail_msg("%s", e.msg);
     assert_int_equal(k.ops[0].kind, TIR_SENDRECV);
-    assert_int_equal(k.ops[0].peer, 1);
+    assert_int_equal(k.ops[0].rare->peer, 1);
     tir_kernel_free(&k);
 #define SR_TILES T("m", "[128, 512]", "float32") T("o", "[128, 512]", "float32")
     bad("trn2/nc2", SR_TILES "{'op': 'sendrecv', 'src': 'm', 'dst': 'o', 'send_to_rank': 1, "
@@ -233,14 +233,14 @@ static void test_registers(void **state)
     assert_int_equal(k.nops, 6);
     assert_int_equal(k.ops[0].kind, TIR_REGISTER_MOVE);
     assert_int_equal(k.ops[0].reg, 63);
-    assert_int_equal(k.ops[0].reg_imm, 3);
+    assert_int_equal(k.ops[0].rare->reg_imm, 3);
     assert_int_equal(k.ops[1].reg, 62);
     assert_int_equal(k.ops[1].reg_src, 63);
     assert_int_equal(k.ops[2].reg, 62);            /* same statement, same register */
     assert_int_equal(k.ops[3].kind, TIR_LOAD_TENSOR_TO_REGISTER);
     assert_int_equal(k.ops[4].kind, TIR_REGISTER_STORE);
     assert_int_equal(k.ops[5].reg_src, -1);        /* 'a + 1' is an expression: 64 */
-    assert_int_equal(k.ops[5].reg_imm, 64);
+    assert_int_equal(k.ops[5].rare->reg_imm, 64);
     tir_kernel_free(&k);
     bad("trn2", "{'op': 'register_move', 'dst': 'q', 'src': 1}", "field 'dst'",
         "not a register");
@@ -271,7 +271,7 @@ static void test_reshape(void **state)
     assert_int_equal(k.ops[1].src[0]->offset, 32 * 128);
     assert_int_equal(k.ops[2].kind, TIR_INDIRECT_LOAD);
     assert_int_equal(k.ops[2].src[0]->step[0], 128);
-    assert_int_equal(k.ops[2].index_bound, 64);
+    assert_int_equal(k.ops[2].rare->index_bound, 64);
     tir_kernel_free(&k);
     bad("trn2", T("t", "[64, 128]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a.reshape(64, 100)'}",
         "field 'src'", "(8192 elements) to 6400");

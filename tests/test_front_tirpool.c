@@ -302,9 +302,43 @@ static void test_pattern_in_rare(void **state)
     }
     tir_op_rare_t copy = *r;
     assert_ptr_equal(tir_rare_intern(&k, &copy), r);
-    assert_int_equal(tir_rare_default.zero, 0);
-    assert_int_equal(sizeof(tir_op_rare_t),
-                     offsetof(tir_op_rare_t, pat_step) + sizeof copy.pat_step);
+    assert_int_equal(tir_rare_default.barrier_id, -1);
+    assert_int_equal(tir_rare_default.peer, -1);
+    assert_int_equal(sizeof(tir_op_rare_t), offsetof(tir_op_rare_t, prob) + sizeof copy.prob);
+    tir_kernel_free(&k);
+}
+
+/* The per-kind scalars moved out of tir_op_t (the PE tile fields,
+ * num_elem_per_idx / num_valid, index_bound, reg_imm, prob) live in the
+ * rare record too: a loop's dropouts with one probability share one
+ * record, a different probability gets its own, and an edited copy
+ * interns to a new record while the original stays as it was. */
+static void test_op_scalars_in_rare(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("r", "[128, 64]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 8], 'body': ["
+           " {'op': 'dropout', 'dst': 'r', 'src': 'r', 'prob': 0.25},"
+           " {'op': 'dropout', 'dst': 'r', 'src': 'r', 'prob': 0.5}]}",
+           &k);
+    assert_int_equal(k.nops, 16);
+    const tir_op_rare_t *a = k.ops[0].rare, *b = k.ops[1].rare;
+    assert_true(a->prob == 0.25 && b->prob == 0.5);
+    assert_ptr_not_equal(a, b);
+    for (int i = 2; i < 16; i++)
+        assert_ptr_equal(k.ops[i].rare, k.ops[i - 2].rare);
+    assert_true(tir_rare_default.prob == 0 && tir_rare_default.index_bound == 0 &&
+                tir_rare_default.reg_imm == 0 && tir_rare_default.num_valid == 0 &&
+                tir_rare_default.tile_size[0] == 0 && tir_rare_default.compress_ratio == 0);
+    tir_op_rare_t e = *a;
+    e.index_bound = 77, e.reg_imm = -5, e.num_valid = 9, e.tile_pos[1] = 32;
+    const tir_op_rare_t *p = tir_rare_intern(&k, &e);
+    assert_ptr_not_equal(p, a);
+    assert_true(p->prob == 0.25 && p->index_bound == 77 && p->reg_imm == -5 &&
+                p->num_valid == 9 && p->tile_pos[1] == 32);
+    assert_true(a->index_bound == 0 && a->tile_pos[1] == 0);
+    assert_ptr_equal(tir_rare_intern(&k, &e), p);
     tir_kernel_free(&k);
 }
 
@@ -321,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_loop_iterations_share),
         cmocka_unit_test(test_pattern_in_rare),
+        cmocka_unit_test(test_op_scalars_in_rare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

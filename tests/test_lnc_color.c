@@ -99,7 +99,11 @@ static tir_op_t *barrier(tir_kernel_t *k, int nth)
 /* the middle barrier names only the core itself: no rendezvous of all */
 static void middle_self_only(tir_kernel_t *k, int core)
 {
-    barrier(k, 1)->barrier_cores = 1u << core;
+    tir_op_t *b = barrier(k, 1);
+    tir_op_rare_t r = *b->rare;
+    r.barrier_cores = 1u << core;
+    b->rare = tir_rare_intern(k, &r);
+    assert_non_null(b->rare);
 }
 
 /* core 1 loses its last barrier: the cores disagree on the epochs */

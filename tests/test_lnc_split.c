@@ -154,7 +154,7 @@ static void test_split_exchange(void **state)
         int ids = 0;
         for (int o = 0; o < s.core_k[c].nops; o++)
             if (s.core_k[c].ops[o].kind == TIR_CORE_BARRIER)
-                assert_int_equal(s.core_k[c].ops[o].barrier_id, ids++);   /* core-local */
+                assert_int_equal(s.core_k[c].ops[o].rare->barrier_id, ids++);   /* core-local */
         assert_int_equal(ids, 2);
         const lnc_mloc_t *ml = &s.core_m[c].mlocs[lnc_find_mloc(&s.core_m[c], "part")];
         assert_int_equal(ml->remote_core, 1 - c);
