@@ -42,6 +42,7 @@ static int new_chunk(tpb_arena_t *a, size_t need)
     c->size = size;
     a->head = c;
     a->used = 0;
+    a->head_zero = tpb_array_fresh_zero(total);   /* records only: the header is written */
     return 0;
 }
 
@@ -55,7 +56,8 @@ void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align)
     }
     void *p = a->head->data + at;
     a->used = at + n;
-    memset(p, 0, n);
+    if (!a->head_zero)
+        memset(p, 0, n);
     return p;
 }
 
@@ -63,7 +65,8 @@ void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size
 {
     unsigned char *end = p ? (unsigned char *)p + old_n : NULL;
     if (p && a->head && end == a->head->data + a->used && new_n - old_n <= a->head->size - a->used) {
-        memset(end, 0, new_n - old_n);
+        if (!a->head_zero)
+            memset(end, 0, new_n - old_n);
         a->used += new_n - old_n;
         return p;
     }
@@ -90,4 +93,5 @@ void tpb_arena_free(tpb_arena_t *a)
     }
     a->head = NULL;
     a->used = 0;
+    a->head_zero = false;
 }

@@ -7,6 +7,7 @@
 #ifndef TPB_ARENA_H
 #define TPB_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct tpb_arena_chunk tpb_arena_chunk_t;
@@ -14,6 +15,9 @@ typedef struct tpb_arena_chunk tpb_arena_chunk_t;
 typedef struct {
     tpb_arena_chunk_t *head;   /* newest chunk, allocated from; NULL = none */
     size_t used;               /* bytes used in head */
+    /* head's bytes past `used` are zero (a fresh mapping): a record is
+     * handed out without clearing it */
+    bool head_zero;
 } tpb_arena_t;
 
 /* n bytes aligned to `align` (a power of two, at most alignof(max_align_t)),
