@@ -32,6 +32,9 @@ void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align);
 void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size_t align);
 /* An exact-length copy of s; NULL when out of memory. */
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s);
+/* A copy of s's first n bytes (no NUL among them) and a NUL; NULL when out
+ * of memory.  For a caller that knows the length. */
+const char *tpb_arena_strndup(tpb_arena_t *a, const char *s, size_t n);
 void tpb_arena_free(tpb_arena_t *a);
 
 #endif

@@ -59,6 +59,16 @@ static void test_arena_strdup_exact(void **state)
     assert_string_equal(z, "wait.mul");
     assert_ptr_equal(y, x + 6);
     assert_ptr_equal(z, y + 1);
+    /* strndup: the first n bytes and a terminator, written over bytes a
+     * reused malloc'ed chunk may hold (not cleared first) */
+    char *dirty = tpb_arena_alloc(&a, 64, 1);
+    memset(dirty, 'x', 64);
+    const char *w = tpb_arena_strndup(&a, "load.12345", 4);
+    assert_ptr_equal(w, dirty + 64);
+    assert_string_equal(w, "load");
+    const char *v = tpb_arena_strndup(&a, "q", 0);
+    assert_ptr_equal(v, w + 5);
+    assert_string_equal(v, "");
     tpb_arena_free(&a);
 }
 
