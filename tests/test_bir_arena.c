@@ -59,8 +59,8 @@ static void test_arena_strdup_exact(void **state)
     assert_string_equal(z, "wait.mul");
     assert_ptr_equal(y, x + 6);
     assert_ptr_equal(z, y + 1);
-    /* strndup: the first n bytes and a terminator, written over bytes a
-     * reused malloc'ed chunk may hold (not cleared first) */
+    /* strndup: the first n bytes and a terminator (the bytes are not
+     * cleared first), right after a record filled with other bytes */
     char *dirty = tpb_arena_alloc(&a, 64, 1);
     memset(dirty, 'x', 64);
     const char *w = tpb_arena_strndup(&a, "load.12345", 4);
