@@ -42,10 +42,12 @@ static int new_chunk(tpb_arena_t *a, size_t need)
     c->size = size;
     a->head = c;
     a->used = 0;
+    a->head_zero = tpb_array_fresh_zero(total);   /* records only: the header is written */
     return 0;
 }
 
-void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align)
+/* n bytes aligned to `align`, not cleared; NULL when out of memory. */
+static void *take(tpb_arena_t *a, size_t n, size_t align)
 {
     size_t at = a->head ? (a->used + align - 1) & ~(align - 1) : 0;
     if (!a->head || at > a->head->size || n > a->head->size - at) {
@@ -55,7 +57,14 @@ void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align)
     }
     void *p = a->head->data + at;
     a->used = at + n;
-    memset(p, 0, n);
+    return p;
+}
+
+void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align)
+{
+    void *p = take(a, n, align);
+    if (p && !a->head_zero)
+        memset(p, 0, n);
     return p;
 }
 
@@ -63,7 +72,8 @@ void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size
 {
     unsigned char *end = p ? (unsigned char *)p + old_n : NULL;
     if (p && a->head && end == a->head->data + a->used && new_n - old_n <= a->head->size - a->used) {
-        memset(end, 0, new_n - old_n);
+        if (!a->head_zero)
+            memset(end, 0, new_n - old_n);
         a->used += new_n - old_n;
         return p;
     }
@@ -75,10 +85,18 @@ void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size
 
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s)
 {
-    size_t n = strlen(s) + 1;
-    char *p = tpb_arena_alloc(a, n, 1);
-    if (p)
+    return tpb_arena_strndup(a, s, strlen(s));
+}
+
+const char *tpb_arena_strndup(tpb_arena_t *a, const char *s, size_t n)
+{
+    if (n == SIZE_MAX)
+        return NULL;
+    char *p = take(a, n + 1, 1);   /* every byte written: no clearing */
+    if (p) {
         memcpy(p, s, n);
+        p[n] = '\0';
+    }
     return p;
 }
 
@@ -90,4 +108,5 @@ void tpb_arena_free(tpb_arena_t *a)
     }
     a->head = NULL;
     a->used = 0;
+    a->head_zero = false;
 }

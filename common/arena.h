@@ -7,6 +7,7 @@
 #ifndef TPB_ARENA_H
 #define TPB_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct tpb_arena_chunk tpb_arena_chunk_t;
@@ -14,6 +15,9 @@ typedef struct tpb_arena_chunk tpb_arena_chunk_t;
 typedef struct {
     tpb_arena_chunk_t *head;   /* newest chunk, allocated from; NULL = none */
     size_t used;               /* bytes used in head */
+    /* head's bytes past `used` are zero (a fresh mapping): a record is
+     * handed out without clearing it */
+    bool head_zero;
 } tpb_arena_t;
 
 /* n bytes aligned to `align` (a power of two, at most alignof(max_align_t)),
@@ -28,6 +32,9 @@ void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align);
 void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size_t align);
 /* An exact-length copy of s; NULL when out of memory. */
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s);
+/* A copy of s's first n bytes (no NUL among them) and a NUL; NULL when out
+ * of memory.  For a caller that knows the length. */
+const char *tpb_arena_strndup(tpb_arena_t *a, const char *s, size_t n);
 void tpb_arena_free(tpb_arena_t *a);
 
 #endif

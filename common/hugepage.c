@@ -108,6 +108,8 @@ void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes)
     return q;
 }
 
+bool tpb_array_fresh_zero(size_t bytes) { return bytes >= TPB_ARRAY_MAP_MIN; }
+
 void tpb_array_free(void *p, size_t bytes)
 {
     if (!p)
@@ -125,6 +127,12 @@ void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes)
     if (q)
         tpb_advise_huge_pages_array(q, new_bytes);
     return q;
+}
+
+bool tpb_array_fresh_zero(size_t bytes)
+{
+    (void)bytes;
+    return false;   /* realloc */
 }
 
 void tpb_array_free(void *p, size_t bytes)

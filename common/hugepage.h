@@ -2,6 +2,7 @@
 #ifndef TPB_HUGEPAGE_H
 #define TPB_HUGEPAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Ask the OS to back the pages of [p, p + len) with transparent huge pages
@@ -38,6 +39,9 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
 #define TPB_ARRAY_MAP_MIN ((size_t)4 << 20)
 void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes);
 void tpb_array_free(void *p, size_t bytes);
+/* Whether a new block, tpb_array_grow(NULL, 0, bytes), comes zero-filled
+ * (a fresh anonymous mapping), so its owner need not clear it. */
+bool tpb_array_fresh_zero(size_t bytes);
 /* Give the pages of freed malloc memory back to the system (glibc:
  * malloc_trim; elsewhere nothing).  A pass that frees many small blocks
  * before the next one allocates fresh pages calls it, or the freed ones stay

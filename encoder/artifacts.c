@@ -83,13 +83,21 @@ static bool buf_has_item(const jb_t *pool, size_t from, size_t end, size_t tok, 
 }
 
 /* Length of a tile name without its "#<digits>" instance suffix (the
- * suffix after the last '#', when it is one or more digits only). */
+ * suffix after the last '#', when it is one or more digits only).  One pass:
+ * `at` is the last '#' followed by digits only so far. */
 static size_t base_name_len(const char *nm)
 {
-    size_t len = strlen(nm), i = len;
-    while (i > 0 && nm[i - 1] >= '0' && nm[i - 1] <= '9')
-        i--;
-    return i > 0 && i < len && nm[i - 1] == '#' ? i - 1 : len;
+    size_t i = 0, at = SIZE_MAX;
+    bool digit = false;
+    for (char c; (c = nm[i]) != 0; i++) {
+        if (c == '#')
+            at = i, digit = false;
+        else if (c >= '0' && c <= '9')
+            digit = true;
+        else
+            at = SIZE_MAX;
+    }
+    return at != SIZE_MAX && digit ? at : i;
 }
 
 /* jb_u64 with the one-digit case (buffer numbers) inline. */
@@ -104,9 +112,11 @@ static void put_small_u64(jb_t *pool, uint64_t v)
 /* Append " name#b/n" (no space first) for operand tensor t of the op whose
  * string starts at `from`, unless it does not rotate, repeats or does not
  * fit. */
+static bool buf_rotates(const bir_module_t *m, int t);
+
 static void buf_add(jb_t *pool, size_t from, const bir_module_t *m, const tir_kernel_t *k, int t)
 {
-    if (t < 0 || t >= m->nmlocs || m->mlocs[t].tensor != t || !m->mlocs[t].rot_nbuf)
+    if (!buf_rotates(m, t))
         return;
     /* the declared name: a loop instance is named "<tile>#<iteration>" */
     const char *nm = k->tensors[t].name;
@@ -146,6 +156,79 @@ size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k, 
     return from;
 }
 
+/* Whether tensor t contributes a token (the test buf_add starts with). */
+static bool buf_rotates(const bir_module_t *m, int t)
+{
+    return t >= 0 && t < m->nmlocs && m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;
+}
+
+static bool buf_memo_match(const struct art_buf_memo_entry *e, const struct art_buf_memo_entry *key)
+{
+    if (!e->off || e->n != key->n)
+        return false;
+    for (int j = 0; j < key->n; j++) {
+        if (e->len[j] != key->len[j] || e->buf[j] != key->buf[j] || e->nbuf[j] != key->nbuf[j])
+            return false;
+        for (unsigned b = 0; b < key->len[j]; b++)   /* short names: no memcmp call */
+            if (e->nm[j][b] != key->nm[j][b])
+                return false;
+    }
+    return true;
+}
+
+size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
+                           const tir_kernel_t *k, const tir_op_t *op)
+{
+    if (!memo)
+        return art_op_buffers(pool, m, k, op);
+    /* the operands in art_op_buffers' order */
+    int all[ART_BUF_TOKENS], na = 0;
+    all[na++] = op->dst->tensor;
+    all[na++] = op->dst2->tensor;
+    for (int i = 0; i < op->nsrc && i < 4; i++)
+        all[na++] = op->src[i]->tensor;
+    all[na++] = op->index->tensor;
+    all[na++] = op->bias->tensor;
+    if (op->s0.is_ap)
+        all[na++] = op->s0.ap->tensor;
+    if (op->s1.is_ap)
+        all[na++] = op->s1.ap->tensor;
+    struct art_buf_memo_entry key;
+    key.n = 0;
+    uint64_t h = 0;
+    for (int i = 0; i < na; i++) {
+        int t = all[i];
+        if (!buf_rotates(m, t))
+            continue;
+        const char *nm = k->tensors[t].name;
+        size_t len = base_name_len(nm);
+        _Static_assert(TIR_NAME_LEN <= 256, "a base name length fits a byte");
+        int j = key.n++;
+        key.nm[j] = nm, key.len[j] = (uint8_t)len;
+        key.buf[j] = m->mlocs[t].rot_buf, key.nbuf[j] = m->mlocs[t].rot_nbuf;
+        h = (h ^ len ^ (uint64_t)(unsigned char)nm[0] << 8 ^ (uint64_t)key.buf[j] << 16 ^
+             (uint64_t)key.nbuf[j] << 40) * 0x9e3779b97f4a7c15ull;
+    }
+    if (!key.n)
+        return 0;   /* the shared "" */
+    /* two ways: a loop's few keys rarely evict each other */
+    struct art_buf_memo_entry *way = &memo->e[(h >> 58) & (ART_BUF_MEMO - 2)];
+    memo->clock++;
+    for (int w = 0; w < 2; w++)
+        if (buf_memo_match(&way[w], &key)) {
+            way[w].used = memo->clock;
+            return way[w].off;
+        }
+    size_t off = art_op_buffers(pool, m, k, op);
+    if (off && off <= UINT32_MAX && !pool->failed) {
+        struct art_buf_memo_entry *e = way[0].used <= way[1].used ? &way[0] : &way[1];
+        *e = key;
+        e->off = (uint32_t)off;
+        e->used = memo->clock;
+    }
+    return off;
+}
+
 /* Build the table; -1 when out of memory. */
 static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k)
 {
@@ -156,15 +239,21 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
     if (!any_rot || k->nops <= 0)
         return 0;
     bt->off = malloc((size_t)k->nops * sizeof *bt->off);
-    if (!bt->off || jb_init_mem(&bt->pool, 4096))
+    art_buf_memo_t *memo = calloc(1, sizeof *memo);
+    if (!bt->off || !memo || jb_init_mem(&bt->pool, 4096)) {
+        free(memo);
         return -1;
+    }
     jb_putc(&bt->pool, 0);
     for (int i = 0; i < k->nops && !bt->pool.failed; i++) {
-        size_t o = art_op_buffers(&bt->pool, m, k, &k->ops[i]);
-        if (o > UINT32_MAX)
+        size_t o = art_op_buffers_memo(&bt->pool, memo, m, k, &k->ops[i]);
+        if (o > UINT32_MAX) {
+            free(memo);
             return -1;
+        }
         bt->off[i] = (uint32_t)o;
     }
+    free(memo);
     return bt->pool.failed ? -1 : 0;
 }
 

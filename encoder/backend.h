@@ -170,6 +170,27 @@ bool gen_is_sync_inst(const bir_inst_t *in);
  * pool starts with a NUL byte). */
 size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k,
                       const tir_op_t *op);
+/* The last ops' "buf" strings by their operands' tokens (base name,
+ * buffer, buffer count): a loop's ops name new tiles every iteration but
+ * repeat the same few strings, so an op whose tokens match an entry shares
+ * its string instead of building it again.  Zero it before the first use;
+ * it holds pointers to k's tensor names and offsets into one pool. */
+#define ART_BUF_MEMO 64
+#define ART_BUF_TOKENS 10   /* operand slots art_op_buffers reads */
+typedef struct {
+    struct art_buf_memo_entry {
+        uint32_t off;   /* 0: empty */
+        uint32_t used;  /* clock at the last hit or fill */
+        uint8_t n, len[ART_BUF_TOKENS];
+        const char *nm[ART_BUF_TOKENS];
+        unsigned buf[ART_BUF_TOKENS], nbuf[ART_BUF_TOKENS];
+    } e[ART_BUF_MEMO];
+    uint32_t clock;
+} art_buf_memo_t;
+/* art_op_buffers through memo (the same string; the offset of an equal
+ * earlier one on a hit).  memo NULL: art_op_buffers. */
+size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
+                           const tir_kernel_t *k, const tir_op_t *op);
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err);
 int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err);

@@ -130,14 +130,12 @@ void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
 
 bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
 {
-    size_t n = strnlen(s, BIR_NAME_LEN - 1);
-    char *p = tpb_arena_alloc(&m->arena, n + 1, 1);
+    const char *p = tpb_arena_strndup(&m->arena, s, strnlen(s, BIR_NAME_LEN - 1));
     if (!p) {
         in->name = "";
         in->oom = true;
         return false;
     }
-    memcpy(p, s, n);   /* the arena zeroes: p[n] is the terminator */
     in->name = p;
     return true;
 }

@@ -114,8 +114,9 @@ static const char *own_str(tir_kernel_t *k, const char *s, size_t max, bool inte
         memcpy(cut, s, max - 1);
         cut[max - 1] = '\0';
         s = cut;
+        n = max - 1;
     }
-    return intern ? tir_intern(k, s) : tpb_arena_strdup(&k->names, s);
+    return intern ? tir_intern(k, s) : tpb_arena_strndup(&k->names, s, n);
 }
 
 const char *tir_name(tir_kernel_t *k, const char *s)

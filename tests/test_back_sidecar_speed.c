@@ -145,10 +145,14 @@ static void test_buf_strings_match_snprintf(void **state)
             m.mlocs[i].rot_nbuf = below(&r, 4) ? 1 + (unsigned)below(&r, 4) : 0;
             m.mlocs[i].rot_buf = (unsigned)below(&r, 4) * (below(&r, 9) ? 1u : 1000000u);
         }
-        jb_t pool;
+        jb_t pool, mpool;   /* mpool: through the memo */
         assert_int_equal(jb_init_mem(&pool, 16), 0);
+        assert_int_equal(jb_init_mem(&mpool, 16), 0);
         jb_putc(&pool, 0);
-        for (int o = 0; o < 20; o++) {
+        jb_putc(&mpool, 0);
+        art_buf_memo_t *memo = calloc(1, sizeof *memo);
+        assert_non_null(memo);
+        for (int o = 0; o < 40; o++) {
             tir_op_t op;
             tir_op_init(&op, TIR_TENSOR_TENSOR);
             BU_EDIT(&k, op.dst, tensor, random_operand(&r, nt));
@@ -171,7 +175,15 @@ static void test_buf_strings_match_snprintf(void **state)
                 fail_msg("round %d op %d: '%s', the reference gives '%s'", round, o,
                          pool.buf + off, want);
             assert_true(want[0] ? off > 0 : off == 0);
+            size_t moff = art_op_buffers_memo(&mpool, memo, &m, &k, &op);
+            assert_false(jb_failed(&mpool));
+            if (strcmp(mpool.buf + moff, want) != 0)
+                fail_msg("round %d op %d: memo gives '%s', the reference '%s'", round, o,
+                         mpool.buf + moff, want);
+            assert_true(want[0] ? moff > 0 : moff == 0);
         }
+        free(memo);
+        jb_free(&mpool);
         jb_free(&pool);
         free(m.mlocs);
         tir_kernel_free(&k);
@@ -222,6 +234,69 @@ static void test_buf_strings_at_the_limit(void **state)
         free(m.mlocs);
         tir_kernel_free(&k);
     }
+}
+
+/* The memo shares the string of an earlier op whose tokens match, though
+ * its tensors are others (a loop's next tiles); a different base name,
+ * buffer or buffer count, or another operand order, builds a new one. */
+static void test_buf_memo_shares_loop_strings(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    bir_module_t m;
+    memset(&m, 0, sizeof m);
+    m.nmlocs = N;
+    m.mlocs = calloc(N, sizeof *m.mlocs);
+    assert_non_null(m.mlocs);
+    for (int i = 0; i < N; i++) {
+        tir_tensor_t t;
+        memset(&t, 0, sizeof t);
+        char name[TIR_NAME_LEN];
+        /* pairs per iteration: "t#i" and "u#i"; from 100 on, "tt#i" */
+        snprintf(name, sizeof name, "%s#%d", i % 2 ? "u" : i < 100 ? "t" : "tt", i / 2);
+        t.name = name;
+        t.kind = TIR_T_SBUF, t.dtype = ISA_DT_FP32, t.ndim = 1, t.shape[0] = 1;
+        t.shared_with = -1;
+        assert_true(tir_add_tensor(&k, &t) >= 0);
+        /* two buffers; from 150 on, three */
+        m.mlocs[i] = (bir_mloc_t){.tensor = i, .rot_buf = (unsigned)(i / 2) % 2,
+                                  .rot_nbuf = i < 150 ? 2u : 3u};
+    }
+    jb_t pool;
+    assert_int_equal(jb_init_mem(&pool, 16), 0);
+    jb_putc(&pool, 0);
+    art_buf_memo_t *memo = calloc(1, sizeof *memo);
+    assert_non_null(memo);
+    size_t off[N / 2][2];
+    for (int it = 0; it < N / 2; it++)
+        for (int swap = 0; swap < 2; swap++) {
+            tir_op_t op;
+            tir_op_init(&op, TIR_TENSOR_TENSOR);
+            BU_EDIT(&k, op.dst, tensor, 2 * it + swap);
+            op.nsrc = 1;
+            BU_EDIT(&k, op.src[0], tensor, 2 * it + 1 - swap);
+            char want[256];
+            ref_op_buffers(&m, &k, &op, want, sizeof want);
+            off[it][swap] = art_op_buffers_memo(&pool, memo, &m, &k, &op);
+            assert_string_equal(pool.buf + off[it][swap], want);
+        }
+    for (int it = 2; it < N / 2; it++)
+        for (int swap = 0; swap < 2; swap++) {
+            int t = 2 * it;   /* the tile of the op's dst or src, as named */
+            bool same = (t < 100) == (t - 4 < 100) && (t < 150) == (t - 4 < 150);
+            if (same)
+                assert_int_equal(off[it][swap], off[it - 2][swap]);   /* shared */
+            else
+                assert_int_not_equal(off[it][swap], off[it - 2][swap]);
+            assert_int_not_equal(off[it][swap], off[it - 1][swap]);   /* other buffer */
+            assert_int_not_equal(off[it][0], off[it][1]);             /* other order */
+        }
+    free(memo);
+    jb_free(&pool);
+    free(m.mlocs);
+    tir_kernel_free(&k);
 }
 
 /* ---------------------------------------------------------------- jsonw */
@@ -430,6 +505,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf_strings_match_snprintf),
         cmocka_unit_test(test_buf_strings_at_the_limit),
+        cmocka_unit_test(test_buf_memo_shares_loop_strings),
         cmocka_unit_test(test_jsonw_short_strings_match_cjson),
         cmocka_unit_test(test_jsonw_key_plain_matches_key),
         cmocka_unit_test(test_jsonw_member_str_matches_key_then_str),

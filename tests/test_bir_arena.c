@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "hugepage.h"
 #include "bir.h"
 
 /* Records never move while the arena grows: every one still holds what was
@@ -58,6 +59,16 @@ static void test_arena_strdup_exact(void **state)
     assert_string_equal(z, "wait.mul");
     assert_ptr_equal(y, x + 6);
     assert_ptr_equal(z, y + 1);
+    /* strndup: the first n bytes and a terminator (the bytes are not
+     * cleared first), right after a record filled with other bytes */
+    char *dirty = tpb_arena_alloc(&a, 64, 1);
+    memset(dirty, 'x', 64);
+    const char *w = tpb_arena_strndup(&a, "load.12345", 4);
+    assert_ptr_equal(w, dirty + 64);
+    assert_string_equal(w, "load");
+    const char *v = tpb_arena_strndup(&a, "q", 0);
+    assert_ptr_equal(v, w + 5);
+    assert_string_equal(v, "");
     tpb_arena_free(&a);
 }
 
@@ -92,6 +103,42 @@ static void test_arena_extend(void **state)
     assert_int_equal(s[0], 99);
     assert_int_equal(s[3], 0);
     tpb_arena_free(&a);
+}
+
+/* Records come zeroed whether their chunk is malloc'ed (cleared per
+ * record) or a fresh mapping (not cleared: head_zero).  Every record is
+ * filled with ones before the next is taken, so a skipped clear in a
+ * reused block would show; the mapped chunks are reached (head_zero set
+ * where the platform maps them), and an extend in place zeroes its growth
+ * in both kinds of chunk. */
+static void test_arena_zero_without_clearing(void **state)
+{
+    (void)state;
+    tpb_arena_t a = {0};
+    bool mapped = false;
+    size_t total = 0;
+    unsigned char *prev = NULL;
+    size_t prev_n = 0;
+    for (int i = 0; total < (size_t)24 << 20; i++) {
+        size_t n = 1 + (size_t)(i * 37 % 3001);
+        bool ext = i % 5 == 4 && prev;   /* in place or copied: the old bytes kept */
+        unsigned char *p = ext ? tpb_arena_extend(&a, prev, prev_n, prev_n + n, 8)
+                               : tpb_arena_alloc(&a, n, i % 2 ? 1 : 8);
+        assert_non_null(p);
+        size_t from = ext ? prev_n : 0, to = from + n;
+        for (size_t b = 0; b < from; b++)
+            assert_int_equal(p[b], 0xff);
+        for (size_t b = from; b < to; b++)
+            if (p[b] != 0)
+                fail_msg("record %d: byte %zu of %zu is %u", i, b, to, p[b]);
+        memset(p, 0xff, to);
+        mapped |= a.head_zero;
+        prev = p, prev_n = to;
+        total += n;
+    }
+    assert_int_equal(mapped, tpb_array_fresh_zero(TPB_ARRAY_MAP_MIN));
+    tpb_arena_free(&a);
+    assert_false(a.head_zero);
 }
 
 /* Accesses live in the arena: consecutive ones of one instruction are one
@@ -394,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_arena_records_stay),
         cmocka_unit_test(test_arena_strdup_exact),
         cmocka_unit_test(test_arena_extend),
+        cmocka_unit_test(test_arena_zero_without_clearing),
         cmocka_unit_test(test_access_sharing),
         cmocka_unit_test(test_name_cut),
         cmocka_unit_test(test_append_refuses_unnamed),
