@@ -186,15 +186,13 @@ static bool is_on_chain(const remit_t *R, int q, int owner)
     return false;
 }
 
-static bir_inst_t *ctl(remit_t *R, isa_op_t op, int engine, int reg, int32_t imm, int q,
-                       const char *what)
+/* A loop-control instruction of loop q on engine: its BIR and ISA
+ * opcodes, name "loop.<what>", source path and a fresh ISA body; false on
+ * out-of-memory (reported). */
+static bool ctl_init(remit_t *R, bir_inst_t *in, bir_opcode_t bop, isa_op_t op, int engine,
+                     int q, const char *what)
 {
-    bir_inst_t *in = push(R);
-    if (!in)
-        return NULL;
-    bir_inst_init(in, op == ISA_OP_BRANCH_CMP ? BIR_BRANCH_CMP
-                      : op == ISA_OP_REG_ADD  ? BIR_REG_ADD
-                                              : BIR_REG_SET, op);
+    bir_inst_init(in, bop, op);
     in->engine = engine;
     in->loop = R->bl[q];
     in->op_kind = "loop";
@@ -202,11 +200,24 @@ static bir_inst_t *ctl(remit_t *R, isa_op_t op, int engine, int reg, int32_t imm
     char name[BIR_NAME_LEN];
     snprintf(name, sizeof name, "loop.%s", what);
     if (!bir_inst_set_name(R->m, in, name))
-        return NULL;
+        return false;
     if (bir_inst_body_new(R->m, in) == &R->m->oom_body) {
         tpb_errf(R->err, "out of memory rolling loops");
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+static bir_inst_t *ctl(remit_t *R, isa_op_t op, int engine, int reg, int32_t imm, int q,
+                       const char *what)
+{
+    bir_inst_t *in = push(R);
+    if (!in || !ctl_init(R, in,
+                         op == ISA_OP_BRANCH_CMP ? BIR_BRANCH_CMP
+                         : op == ISA_OP_REG_ADD  ? BIR_REG_ADD
+                                                 : BIR_REG_SET,
+                         op, engine, q, what))
+        return NULL;
     if (op == ISA_OP_BRANCH_CMP) {
         in->isa.f->BR.reg = (uint32_t)reg;
         in->isa.f->BR.cmp = ISA_CMP_LT;
@@ -578,19 +589,8 @@ static bir_inst_t *dyn_ctl(remit_t *R, isa_op_t op, int e, int reg, int32_t imm,
     if (!in)
         return NULL;
     if (op == ISA_OP_REG_MOVE) {   /* reg = register imm */
-        bir_inst_init(in, BIR_REG_SET, ISA_OP_REG_MOVE);
-        in->engine = e;
-        in->loop = R->bl[q];
-        in->op_kind = "loop";
-        in->src = R->k->loops[R->P[q].loop].path;
-        char name[BIR_NAME_LEN];
-        snprintf(name, sizeof name, "loop.%s", what);
-        if (!bir_inst_set_name(R->m, in, name))
+        if (!ctl_init(R, in, BIR_REG_SET, ISA_OP_REG_MOVE, e, q, what))
             return NULL;
-        if (bir_inst_body_new(R->m, in) == &R->m->oom_body) {
-            tpb_errf(R->err, "out of memory rolling loops");
-            return NULL;
-        }
         in->isa.f->REGMV.reg = (uint32_t)reg;
         in->isa.f->REGMV.src = (uint32_t)imm;
     }

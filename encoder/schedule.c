@@ -607,6 +607,28 @@ static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn)
     return open;
 }
 
+/* Producer p against instruction in (accesses ax, loaded at the first
+ * test): skipped when what the engine knows or already needs implies it,
+ * or when it ran earlier on the same engine (in order); else, when their
+ * accesses conflict, it becomes the giver of its semaphore (true). */
+static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                                 bool is_dma, accs_t *ax, int p, const uint32_t *kn,
+                                 uint32_t *need, int *giver, uint64_t *needs)
+{
+    const prod_t *pr = &w->prods[p];
+    uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
+    if (thr >= pr->value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
+        return false;
+    if (ax->n < 0)
+        accs_load(ax, in);
+    if (w->tests++, !conflicts(ax, &b->insts[pr->inst]))
+        return false;
+    need[pr->sem] = pr->value;
+    giver[pr->sem] = p;
+    *needs |= 1ull << pr->sem;
+    return true;
+}
+
 /* The dependency search of instruction in: per semaphore s, the newest
  * conflicting producer (giver[s]) whose value (need[s]) is above what the
  * engine knows (kn); bit s of the result: one was found.  A backward scan
@@ -632,20 +654,8 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
                 accs_load(&ax, in);
             return search_index(w, b, in, &ax, is_dma, kn, need, giver);
         }
-        const prod_t *pr = &w->prods[p];
-        uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
-        if (thr >= pr->value)
-            continue;   /* implied by a later producer on the same semaphore */
-        if (!pr->is_dma && !is_dma && pr->engine == in->engine)
-            continue;   /* same engine, in order */
-        if (ax.n < 0)
-            accs_load(&ax, in);
-        if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
-            need[pr->sem] = pr->value;
-            giver[pr->sem] = p;
-            needs |= 1ull << pr->sem;
+        if (test_producer(w, b, in, is_dma, &ax, p, kn, need, giver, &needs))
             stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
-        }
     }
     return needs;
 }
@@ -668,19 +678,8 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
     }
     accs_t ax;
     ax.n = -1;
-    for (int p = w->np - 1; p >= m->np; p--) {   /* newest first, as the scan */
-        const prod_t *pr = &w->prods[p];
-        uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
-        if (thr >= pr->value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
-            continue;
-        if (ax.n < 0)
-            accs_load(&ax, in);
-        if (w->tests++, conflicts(&ax, &b->insts[pr->inst])) {
-            need[pr->sem] = pr->value;
-            giver[pr->sem] = p;
-            needs |= 1ull << pr->sem;
-        }
-    }
+    for (int p = w->np - 1; p >= m->np; p--)   /* newest first, as the scan */
+        test_producer(w, b, in, is_dma, &ax, p, kn, need, giver, &needs);
     return needs;
 }
 

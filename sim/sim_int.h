@@ -335,28 +335,6 @@ static inline int sim_heap_push(sim_t *s, const sim_event_t *ev, tpb_err_t *err)
     sim_heap_stamp(&s->heap, &x);
     return sim_heap_insert(s, &x, err);
 }
-/* Remove the top event v[0] (read it first): the last one sifts down from
- * the root, compared where it lies, so nothing is copied out. */
-static inline void sim_heap_drop(sim_heap_t *h)
-{
-    size_t n = --h->n, i = 0;
-    if (!n)
-        return;
-    sim_event_t *v = h->v;
-    const sim_event_t *last = &v[n];
-    for (;;) {
-        size_t l = 2 * i + 1, m = l;
-        if (l >= n)
-            break;
-        if (l + 1 < n && sim_ev_before(&v[l + 1], &v[l]))
-            m = l + 1;
-        if (!sim_ev_before(&v[m], last))
-            break;
-        v[i] = v[m];
-        i = m;
-    }
-    v[i] = *last;
-}
 /* Replace the top event v[0] (read it first) by ev, stamped by
  * sim_heap_stamp: one sift-down instead of sim_heap_drop and then
  * sim_heap_insert (an engine's hot loop applies an update and queues its
@@ -377,6 +355,15 @@ static inline void sim_heap_replace_top(sim_heap_t *h, const sim_event_t *ev)
         i = m;
     }
     v[i] = *ev;
+}
+/* Remove the top event v[0] (read it first): the last one takes its place
+ * and sifts down from the root, compared where it lies (v[n] is outside
+ * the shrunk heap, so nothing is copied out first). */
+static inline void sim_heap_drop(sim_heap_t *h)
+{
+    size_t n = --h->n;
+    if (n)
+        sim_heap_replace_top(h, &h->v[n]);
 }
 /* Let engine e take its next step at time t (ps).  Inline: once per
  * instruction when engines interleave. */
