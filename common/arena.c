@@ -83,6 +83,14 @@ void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size
     return q;
 }
 
+void *tpb_arena_copy(tpb_arena_t *a, const void *src, size_t n, size_t align)
+{
+    void *p = take(a, n, align);   /* every byte written: no clearing */
+    if (p)
+        memcpy(p, src, n);
+    return p;
+}
+
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s)
 {
     return tpb_arena_strndup(a, s, strlen(s));

@@ -1,5 +1,6 @@
 /* arena.h - a bump allocator for many small records that live as long as
- * their owner (the backend module's instruction names and rare parts).
+ * their owner (the backend module's instruction names and rare parts, the
+ * tile IR's names and interned records).
  *
  * Records never move (memory comes in chunks that are never reallocated),
  * so pointers into an arena may be copied freely while it lives; everything
@@ -30,6 +31,9 @@ void *tpb_arena_alloc(tpb_arena_t *a, size_t n, size_t align);
  * of a pointer to it never see the growth).  The new bytes are zeroed;
  * NULL when out of memory (p unchanged). */
 void *tpb_arena_extend(tpb_arena_t *a, void *p, size_t old_n, size_t new_n, size_t align);
+/* A copy of the n bytes at src, aligned to `align` (as tpb_arena_alloc),
+ * not cleared first since every byte is written; NULL when out of memory. */
+void *tpb_arena_copy(tpb_arena_t *a, const void *src, size_t n, size_t align);
 /* An exact-length copy of s; NULL when out of memory. */
 const char *tpb_arena_strdup(tpb_arena_t *a, const char *s);
 /* A copy of s's first n bytes (no NUL among them) and a NUL; NULL when out

@@ -307,36 +307,24 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
         k->strs = set;
         k->cap_strs = nc;
     }
-    size_t n = strlen(s) + 1;
-    char *copy = tpb_arena_alloc(&k->names, n, 1);   /* freed with the arena, not one by one */
+    char *copy = tpb_arena_copy(&k->names, s, strlen(s) + 1, 1);   /* freed with the arena */
     if (!copy)
         return NULL;
-    memcpy(copy, s, n);
     k->strs[slot >= 0 ? slot : str_slot(k->strs, k->cap_strs, copy)] = copy;
     k->nstrs++;
     return copy;
 }
 
-/* The pools (tir_pool_t): records in chunks (a record never moves, so an
- * op's pointers survive the pool's growth) and an open-addressing set of
+/* The pools (tir_pool_t): records in an arena (a record never moves, so
+ * an op's pointers survive the pool's growth) and an open-addressing set of
  * pointers to them, at most half full.  Loop iterations mostly repeat the
  * same APs, so a pool stays far smaller than the ops; where it does not
- * (a fresh tile per iteration), the chunks double from 16 KiB to 8 MiB
- * and, like the set, come from tpb_array_grow, so the large ones are
- * 2 MiB-page mappings (one page fault per 2 MiB, common/hugepage.h). */
-#define TIR_POOL_CHUNK_MIN ((size_t)16 << 10)
-#define TIR_POOL_CHUNK_MAX ((size_t)8 << 20)
-struct tir_pool_chunk {
-    struct tir_pool_chunk *next;
-    size_t bytes;                 /* the allocation (tpb_array_free) */
-    size_t used, cap;             /* bytes of data in use, available */
-    max_align_t data[];
-};
-
+ * (a fresh tile per iteration), the arena's large chunks and the set come
+ * from tpb_array_grow, so they are 2 MiB-page mappings (one page fault per
+ * 2 MiB, common/hugepage.h). */
 static void pool_free(tir_pool_t *p)
 {
-    for (struct tir_pool_chunk *c = p->chunks, *next; c; c = next)
-        next = c->next, tpb_array_free(c, c->bytes);
+    tpb_arena_free(&p->recs);
     tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
     memset(p, 0, sizeof *p);
 }
@@ -420,9 +408,8 @@ static int pool_grow_set(tir_pool_t *p, size_t size, pool_hash_fn hash)
     return 0;
 }
 
-/* The pool's record equal to rec (size: a multiple of 8, at most
- * TIR_POOL_CHUNK_MIN), added if new; NULL on out-of-memory.  One pool is
- * always used with the same hash. */
+/* The pool's record equal to rec (size: a multiple of 8), added if new;
+ * NULL on out-of-memory.  One pool is always used with the same hash. */
 static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool_hash_fn hash)
 {
     uint64_t h = hash(rec, size);
@@ -437,22 +424,9 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool
             return NULL;
         i = pool_slot(p->set, p->cap, rec, size, h);
     }
-    struct tir_pool_chunk *c = p->chunks;
-    if (!c || c->used + size > c->cap) {
-        size_t cap = !c ? TIR_POOL_CHUNK_MIN : c->cap < TIR_POOL_CHUNK_MAX ? 2 * c->cap : c->cap;
-        size_t bytes = offsetof(struct tir_pool_chunk, data) + cap;
-        struct tir_pool_chunk *n = tpb_array_grow(NULL, 0, bytes);
-        if (!n)
-            return NULL;
-        n->next = c;
-        n->bytes = bytes;
-        n->used = 0;
-        n->cap = cap;
-        p->chunks = c = n;
-    }
-    void *copy = (char *)c->data + c->used;
-    c->used += size;
-    memcpy(copy, rec, size);
+    void *copy = tpb_arena_copy(&p->recs, rec, size, 8);
+    if (!copy)
+        return NULL;
     p->set[i] = copy;
     p->n++;
     return copy;

@@ -496,11 +496,11 @@ typedef struct {
 } tir_loop_t;
 
 /* A set of interned fixed-size records (tir_ap_intern, tir_rare_intern):
- * the records sit in chunks that never move, so pointers to them stay
- * valid as the pool grows; an open-addressing hash set over them (cap a
- * power of two, at most half full) finds equal ones. */
+ * the records sit in an arena, where they never move, so pointers to them
+ * stay valid as the pool grows; an open-addressing hash set over them (cap
+ * a power of two, at most half full) finds equal ones. */
 typedef struct {
-    struct tir_pool_chunk *chunks;
+    tpb_arena_t recs;
     const void **set;
     int n, cap;                   /* records, set slots */
 } tir_pool_t;

@@ -69,6 +69,14 @@ static void test_arena_strdup_exact(void **state)
     const char *v = tpb_arena_strndup(&a, "q", 0);
     assert_ptr_equal(v, w + 5);
     assert_string_equal(v, "");
+    /* copy: the bytes as given at the requested alignment, after the
+     * 2-byte string above (so padding is needed) */
+    const int64_t rec[3] = {-1, 42, INT64_MAX};
+    int64_t *c = tpb_arena_copy(&a, rec, sizeof rec, 8);
+    assert_non_null(c);
+    assert_int_equal((uintptr_t)c % 8, 0);
+    assert_true((const char *)c > v + 1);
+    assert_memory_equal(c, rec, sizeof rec);
     tpb_arena_free(&a);
 }
 
