@@ -38,6 +38,7 @@ static void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
 int fit_runs_init(fit_runs_t *r, int n)
 {
     r->n = n > 0 ? n : 1;
+    r->visits = 0;
     size_t nodes = 4 * (size_t)r->n;
     r->pre = malloc(nodes * sizeof *r->pre);
     r->suf = malloc(nodes * sizeof *r->suf);
@@ -56,18 +57,21 @@ void fit_runs_free(fit_runs_t *r)
     r->lazy = NULL;
 }
 
+/* [a, b) overlaps [lo, hi): only the children it overlaps are entered (a
+ * one-granule set visits one node per level, not two). */
 static void set_rec(fit_runs_t *r, int node, int lo, int hi, int a, int b, int v)
 {
-    if (b <= lo || hi <= a)
-        return;
+    r->visits++;
     if (a <= lo && hi <= b) {
         apply(r, node, hi - lo, v);
         return;
     }
     int mid = lo + (hi - lo) / 2;
     push(r, node, lo, mid, hi);
-    set_rec(r, 2 * node, lo, mid, a, b, v);
-    set_rec(r, 2 * node + 1, mid, hi, a, b, v);
+    if (a < mid)
+        set_rec(r, 2 * node, lo, mid, a, b, v);
+    if (mid < b)
+        set_rec(r, 2 * node + 1, mid, hi, a, b, v);
     pull(r, node, lo, mid, hi);
 }
 
