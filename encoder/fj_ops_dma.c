@@ -30,18 +30,33 @@ enum {
     DMA_K_ALL = 127
 };
 
+/* strcmp(k, name) == 0, inline: most keys differ in their first bytes */
+static bool key_eq(const char *k, const char *name)
+{
+    while (*k && *k == *name)
+        k++, name++;
+    return *k == *name;
+}
+
 static unsigned dma_keys(const cJSON *o)
 {
-    static const struct { const char *name; unsigned bit; } opt[] = {
-        {"dge_mode", DMA_K_DGE}, {"oob_mode", DMA_K_OOB}, {"dma_qos", DMA_K_QOS},
-        {"rmw_op", DMA_K_RMW}, {"other", DMA_K_OTHER}, {"src_reg", DMA_K_SRC_REG},
-        {"dst_reg", DMA_K_DST_REG},
-    };
     unsigned m = 0;
-    for (const cJSON *c = o->child; c && c->string; c = c->next)   /* fj_field's walk */
-        for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
-            if (c->string[0] == opt[i].name[0] && !strcmp(c->string, opt[i].name))
-                m |= opt[i].bit;
+    for (const cJSON *c = o->child; c && c->string; c = c->next) {   /* fj_field's walk */
+        const char *k = c->string;
+        switch (k[0]) {
+        case 'd':
+            m |= key_eq(k, "dge_mode") ? DMA_K_DGE
+                 : key_eq(k, "dma_qos") ? DMA_K_QOS
+                 : key_eq(k, "dst_reg") ? DMA_K_DST_REG : 0u;
+            break;
+        case 'o':
+            m |= key_eq(k, "oob_mode") ? DMA_K_OOB : key_eq(k, "other") ? DMA_K_OTHER : 0u;
+            break;
+        case 'r': m |= key_eq(k, "rmw_op") ? DMA_K_RMW : 0u; break;
+        case 's': m |= key_eq(k, "src_reg") ? DMA_K_SRC_REG : 0u; break;
+        default: break;
+        }
+    }
     return m;
 }
 
