@@ -75,14 +75,41 @@ static void set_rec(fit_runs_t *r, int node, int lo, int hi, int a, int b, int v
     pull(r, node, lo, mid, hi);
 }
 
+/* set_rec from the root, without a call per level while [lo, hi) lies
+ * inside one child (a tile's few granules: all the way down): the same
+ * pushes on the way down and pulls on the way up, in the same order. */
 void fit_runs_set(fit_runs_t *r, int lo, int hi, bool used)
 {
     if (lo < 0)
         lo = 0;
     if (hi > r->n)
         hi = r->n;
-    if (lo < hi)
-        set_rec(r, 1, 0, r->n, lo, hi, used ? USED : FREE);
+    if (lo >= hi)
+        return;
+    int v = used ? USED : FREE;
+    int pn[64], pl[64], ph[64], depth = 0;   /* the path: node and its range */
+    int node = 1, a = 0, b = r->n;
+    for (;;) {
+        r->visits++;
+        if (lo <= a && b <= hi) {
+            apply(r, node, b - a, v);
+            break;
+        }
+        int mid = a + (b - a) / 2;
+        push(r, node, a, mid, b);
+        pn[depth] = node, pl[depth] = a, ph[depth] = b, depth++;
+        if (hi <= mid) {
+            node = 2 * node, b = mid;
+        } else if (mid <= lo) {
+            node = 2 * node + 1, a = mid;
+        } else {   /* the range splits here: both children */
+            set_rec(r, 2 * node, a, mid, lo, hi, v);
+            set_rec(r, 2 * node + 1, mid, b, lo, hi, v);
+            break;
+        }
+    }
+    while (depth-- > 0)
+        pull(r, pn[depth], pl[depth], pl[depth] + (ph[depth] - pl[depth]) / 2, ph[depth]);
 }
 
 /* Leftmost start of `need` free granules inside node (best >= need).  A
