@@ -5,14 +5,14 @@
 
 enum { NONE = -1, FREE = 0, USED = 1 };
 
-static void apply(fit_runs_t *r, int node, int len, int v)
+static inline void apply(fit_runs_t *r, int node, int len, int v)
 {
     int f = v == USED ? 0 : len;
     r->pre[node] = r->suf[node] = r->best[node] = f;
     r->lazy[node] = (signed char)v;
 }
 
-static void push(fit_runs_t *r, int node, int lo, int mid, int hi)
+static inline void push(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
     if (r->lazy[node] == NONE)
         return;
@@ -27,7 +27,7 @@ static int max3(int a, int b, int c)
     return m > c ? m : c;
 }
 
-static void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
+static inline void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
     int L = 2 * node, R = L + 1;
     r->pre[node] = r->pre[L] == mid - lo ? mid - lo + r->pre[R] : r->pre[L];
