@@ -261,8 +261,9 @@ static int group_by_path(req_t **by, int n)
     if (paths && perm && was) {
         for (int i = 0; i < n; i++)
             paths[i] = by[i]->path, was[i] = by[i];
-        rc = enc_stable_order_by_str(paths, n, perm);
-        for (int i = 0; rc == 0 && i < n; i++)
+        int nd = enc_group_by_str(paths, n, perm);   /* n: no groups, by unchanged */
+        rc = nd < 0 ? -1 : 0;
+        for (int i = 0; nd >= 0 && nd < n && i < n; i++)
             by[i] = was[perm[i]];
     }
     free(paths), free(perm), free(was);
@@ -489,7 +490,8 @@ static int rot_apply(rot_t *r, req_t *reqs, int nr)
             req_t *q = r->by[r->start[g] + b];
             r->work[n++] = (req_t){&r->buf[r->start[g] + b], q->name, q->path};
         }
-    qsort(r->work, (size_t)n, sizeof *r->work, cmp_first_use);
+    /* in order already unless a modulo group added buffers (a total order) */
+    enc_sort_unless_sorted(r->work, (size_t)n, sizeof *r->work, cmp_first_use);
     return n;
 }
 
@@ -622,7 +624,7 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
     }
     for (int i = 0; i < nr; i++)
         ends[i] = (end_t){reqs[i].ml->last_use, i};
-    qsort(ends, (size_t)nr, sizeof *ends, cmp_end);
+    enc_sort_unless_sorted(ends, (size_t)nr, sizeof *ends, cmp_end);   /* often in order */
     *peak = 0;
     for (int i = 0, e = 0; i < nr; i++) {
         bir_mloc_t *ml = reqs[i].ml;
@@ -722,11 +724,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     /* tiles are mostly declared in the order they are first used: sort
      * only when they are not (the order is total, so the result is the
      * same either way) */
-    bool sorted = true;
-    for (int i = 1; i < nr && sorted; i++)
-        sorted = cmp_first_use(&reqs[i - 1], &reqs[i]) <= 0;
-    if (!sorted)
-        qsort(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    enc_sort_unless_sorted(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
     if (rot_init(&rot, k, cand, reqs, nr, max)) {
         rc = tpb_errf(err, "out of memory in the allocator");
         goto out;

@@ -5,14 +5,14 @@
 
 enum { NONE = -1, FREE = 0, USED = 1 };
 
-static void apply(fit_runs_t *r, int node, int len, int v)
+static inline void apply(fit_runs_t *r, int node, int len, int v)
 {
     int f = v == USED ? 0 : len;
     r->pre[node] = r->suf[node] = r->best[node] = f;
     r->lazy[node] = (signed char)v;
 }
 
-static void push(fit_runs_t *r, int node, int lo, int mid, int hi)
+static inline void push(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
     if (r->lazy[node] == NONE)
         return;
@@ -27,7 +27,7 @@ static int max3(int a, int b, int c)
     return m > c ? m : c;
 }
 
-static void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
+static inline void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
     int L = 2 * node, R = L + 1;
     r->pre[node] = r->pre[L] == mid - lo ? mid - lo + r->pre[R] : r->pre[L];
@@ -38,6 +38,7 @@ static void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
 int fit_runs_init(fit_runs_t *r, int n)
 {
     r->n = n > 0 ? n : 1;
+    r->visits = 0;
     size_t nodes = 4 * (size_t)r->n;
     r->pre = malloc(nodes * sizeof *r->pre);
     r->suf = malloc(nodes * sizeof *r->suf);
@@ -56,29 +57,59 @@ void fit_runs_free(fit_runs_t *r)
     r->lazy = NULL;
 }
 
+/* [a, b) overlaps [lo, hi): only the children it overlaps are entered (a
+ * one-granule set visits one node per level, not two). */
 static void set_rec(fit_runs_t *r, int node, int lo, int hi, int a, int b, int v)
 {
-    if (b <= lo || hi <= a)
-        return;
+    r->visits++;
     if (a <= lo && hi <= b) {
         apply(r, node, hi - lo, v);
         return;
     }
     int mid = lo + (hi - lo) / 2;
     push(r, node, lo, mid, hi);
-    set_rec(r, 2 * node, lo, mid, a, b, v);
-    set_rec(r, 2 * node + 1, mid, hi, a, b, v);
+    if (a < mid)
+        set_rec(r, 2 * node, lo, mid, a, b, v);
+    if (mid < b)
+        set_rec(r, 2 * node + 1, mid, hi, a, b, v);
     pull(r, node, lo, mid, hi);
 }
 
+/* set_rec from the root, without a call per level while [lo, hi) lies
+ * inside one child (a tile's few granules: all the way down): the same
+ * pushes on the way down and pulls on the way up, in the same order. */
 void fit_runs_set(fit_runs_t *r, int lo, int hi, bool used)
 {
     if (lo < 0)
         lo = 0;
     if (hi > r->n)
         hi = r->n;
-    if (lo < hi)
-        set_rec(r, 1, 0, r->n, lo, hi, used ? USED : FREE);
+    if (lo >= hi)
+        return;
+    int v = used ? USED : FREE;
+    int pn[64], pl[64], ph[64], depth = 0;   /* the path: node and its range */
+    int node = 1, a = 0, b = r->n;
+    for (;;) {
+        r->visits++;
+        if (lo <= a && b <= hi) {
+            apply(r, node, b - a, v);
+            break;
+        }
+        int mid = a + (b - a) / 2;
+        push(r, node, a, mid, b);
+        pn[depth] = node, pl[depth] = a, ph[depth] = b, depth++;
+        if (hi <= mid) {
+            node = 2 * node, b = mid;
+        } else if (mid <= lo) {
+            node = 2 * node + 1, a = mid;
+        } else {   /* the range splits here: both children */
+            set_rec(r, 2 * node, a, mid, lo, hi, v);
+            set_rec(r, 2 * node + 1, mid, b, lo, hi, v);
+            break;
+        }
+    }
+    while (depth-- > 0)
+        pull(r, pn[depth], pl[depth], pl[depth] + (ph[depth] - pl[depth]) / 2, ph[depth]);
 }
 
 /* Leftmost start of `need` free granules inside node (best >= need).  A

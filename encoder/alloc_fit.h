@@ -12,6 +12,7 @@ typedef struct {
     int n;
     int *pre, *suf, *best;
     signed char *lazy;   /* -1 none, 0 free, 1 used: the whole node */
+    long visits;         /* nodes fit_runs_set entered (tests: O(log n) each) */
 } fit_runs_t;
 
 /* 0, or -1 when out of memory (r is then safe to free). */

@@ -1,6 +1,7 @@
 /* alloc_order.c - stable order of indices by string (alloc_order.h). */
 #include "alloc_order.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,9 @@ static void intern_all(const char *const *s, int n, int *id, dstr_t *d, int *nd,
     }
 }
 
-int enc_stable_order_by_str(const char *const *s, int n, int *perm)
+/* group: all strings distinct -> perm is the identity, no sort (see
+ * enc_group_by_str); returns the number of distinct strings or -1. */
+static int order_by_str(const char *const *s, int n, int *perm, bool group)
 {
     if (n <= 0)
         return 0;
@@ -67,6 +70,12 @@ int enc_stable_order_by_str(const char *const *s, int n, int *perm)
         goto out;
     int nd;
     intern_all(s, n, id, d, &nd, slot, hs, cap);
+    if (group && nd == n) {
+        for (int i = 0; i < n; i++)
+            perm[i] = i;
+        rc = n;
+        goto out;
+    }
     qsort(d, (size_t)nd, sizeof *d, cmp_dstr);
     int *rank = slot;   /* reused: nd <= n < cap */
     for (int r = 0; r < nd; r++)
@@ -78,8 +87,30 @@ int enc_stable_order_by_str(const char *const *s, int n, int *perm)
         start[r + 1] += start[r];
     for (int i = 0; i < n; i++)
         perm[start[rank[id[i]]]++] = i;
-    rc = 0;
+    rc = nd;
 out:
     free(id), free(slot), free(start), free(d), free(hs);
     return rc;
+}
+
+int enc_stable_order_by_str(const char *const *s, int n, int *perm)
+{
+    return order_by_str(s, n, perm, false) < 0 ? -1 : 0;
+}
+
+int enc_group_by_str(const char *const *s, int n, int *perm)
+{
+    return order_by_str(s, n, perm, true);
+}
+
+bool enc_sort_unless_sorted(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+    const char *b = base;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(b + (i - 1) * size, b + i * size) > 0) {
+            qsort(base, n, size, cmp);
+            return true;
+        }
+    return false;
 }

@@ -3,11 +3,27 @@
 #ifndef TPB_ALLOC_ORDER_H
 #define TPB_ALLOC_ORDER_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* perm[0..n) := the indices 0..n-1 ordered by strcmp of s[i], equal strings
  * in index order (a stable sort by string).  The distinct strings are ranked
  * once (hashed, then sorted among themselves), so a few distinct strings over
  * many indices cost O(n) string hashes instead of O(n log n) strcmp calls.
  * Returns 0, or -1 when out of memory (perm unspecified). */
 int enc_stable_order_by_str(const char *const *s, int n, int *perm);
+
+/* For grouping equal strings: as enc_stable_order_by_str, but returns the
+ * number of distinct strings, and when every string is distinct (n) skips
+ * the sort and leaves perm the identity (no two indices group together, so
+ * their order carries nothing).  -1 when out of memory. */
+int enc_group_by_str(const char *const *s, int n, int *perm);
+
+/* qsort(base, n, size, cmp) unless base is already in cmp's order (one
+ * pass of n - 1 compares); true when it sorted.  Gives qsort's result
+ * whenever cmp is a total order on the elements (no two compare equal
+ * unless interchangeable). */
+bool enc_sort_unless_sorted(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *));
 
 #endif

@@ -61,6 +61,30 @@ static bool plain_int(const char *t, int64_t *v)
     return true;
 }
 
+/* plain_int of the part [a, b) (blanks already trimmed) where it lies,
+ * without copying it out first. */
+static bool span_int(const char *a, const char *b, int64_t *v)
+{
+    if (a == b || b - a > 18)
+        return false;
+    int64_t x = 0;
+    for (const char *p = a; p < b; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        x = x * 10 + (*p - '0');
+    }
+    *v = x;
+    return true;
+}
+
+static void trim(const char **a, const char **b)
+{
+    while (*a < *b && blank(**a))
+        ++*a;
+    while (*b > *a && blank((*b)[-1]))
+        --*b;
+}
+
 /* One part; with slot (compiling) its program goes there. */
 static int eval_part(const char *text, const enc_env_t *env, int64_t *v, bool *dep, char *msg,
                      size_t n, struct enc_slice_prog *rec, enc_expr_t **slot)
@@ -148,6 +172,14 @@ static int parse_item(const char *a, const char *b, const enc_env_t *env, enc_sl
         return -1;
     }
     if (nc == 0) {   /* a range's parts are copied one by one below */
+        const char *ta = a, *tb = b;
+        trim(&ta, &tb);
+        int64_t v;
+        if (!rec && span_int(ta, tb, &v)) {   /* eval_part's plain_int, in place */
+            *s = ENC_INDEX(v);
+            ri->kind = 0;
+            return 0;
+        }
         sub(a, b, buf, sizeof buf);
         if (!strncmp(buf, "ds(", 3) || !strncmp(buf, "nl.ds(", 6))
             return parse_ds(buf, env, s, dep, msg, n, rec, ri);
@@ -166,12 +198,16 @@ static int parse_item(const char *a, const char *b, const enc_env_t *env, enc_sl
     const char *ends[3] = {colon[0], nc > 1 ? colon[1] : b, b};
     const char *starts[3] = {a, colon[0] + 1, nc > 1 ? colon[1] + 1 : b};
     for (int i = 0; i <= nc; i++) {
-        sub(starts[i], ends[i], buf, sizeof buf);
-        if (!buf[0])
+        const char *pa = starts[i], *pb = ends[i];
+        trim(&pa, &pb);
+        if (pa == pb)
             continue;
         int64_t v;
-        if (eval_part(buf, env, &v, dep, msg, n, rec, &ri->e[i]))
-            return -1;
+        if (rec || !span_int(pa, pb, &v)) {   /* else eval_part's plain_int, in place */
+            sub(pa, pb, buf, sizeof buf);
+            if (eval_part(buf, env, &v, dep, msg, n, rec, &ri->e[i]))
+                return -1;
+        }
         if (i == 0) {
             s->start = v;
             s->has_start = true;

@@ -19,7 +19,49 @@
 typedef struct { int dge_mode, oob_mode, qos, rmw; } dma_opts_t;
 static const char dma_opts_tag = 0;   /* the memo question */
 
-static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw)
+/* The optional fields a DMA statement names, found in one pass over its
+ * keys: a flat body's load or store names none of them, and looking each
+ * absent one up cost a pass over the keys per field.  DMA_K_ALL: not
+ * known (a kept statement), every field is looked up. */
+enum {
+    DMA_K_DGE = 1, DMA_K_OOB = 2, DMA_K_QOS = 4, DMA_K_RMW = 8,
+    DMA_K_OTHER = 16, DMA_K_SRC_REG = 32, DMA_K_DST_REG = 64,
+    DMA_K_OPTS = DMA_K_DGE | DMA_K_OOB | DMA_K_QOS | DMA_K_RMW,
+    DMA_K_ALL = 127
+};
+
+/* strcmp(k, name) == 0, inline: most keys differ in their first bytes */
+static bool key_eq(const char *k, const char *name)
+{
+    while (*k && *k == *name)
+        k++, name++;
+    return *k == *name;
+}
+
+static unsigned dma_keys(const cJSON *o)
+{
+    unsigned m = 0;
+    for (const cJSON *c = o->child; c && c->string; c = c->next) {   /* fj_field's walk */
+        const char *k = c->string;
+        switch (k[0]) {
+        case 'd':
+            m |= key_eq(k, "dge_mode") ? DMA_K_DGE
+                 : key_eq(k, "dma_qos") ? DMA_K_QOS
+                 : key_eq(k, "dst_reg") ? DMA_K_DST_REG : 0u;
+            break;
+        case 'o':
+            m |= key_eq(k, "oob_mode") ? DMA_K_OOB : key_eq(k, "other") ? DMA_K_OTHER : 0u;
+            break;
+        case 'r': m |= key_eq(k, "rmw_op") ? DMA_K_RMW : 0u; break;
+        case 's': m |= key_eq(k, "src_reg") ? DMA_K_SRC_REG : 0u; break;
+        default: break;
+        }
+    }
+    return m;
+}
+
+static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw,
+                    unsigned *keys)
 {
     const dma_opts_t *c = fj_memo_get(j, o, &dma_opts_tag);
     if (c) {
@@ -30,11 +72,17 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
         return 0;
     }
     *rmw = ISA_ALU_BYPASS;
-    if (fj_get_enum(j, o, path, "dge_mode", ISA_FT_DGE, NULL, &op->dge_mode, ISA_DGE_NONE) ||
-        fj_get_enum(j, o, path, "oob_mode", ISA_FT_OOB, NULL, &op->oob_mode, ISA_OOB_ERROR) ||
-        fj_get_int_range(j, o, path, "dma_qos", &op->qos, 0, -1000000, 1000000) ||
-        fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS))
+    *keys = dma_keys(o);
+    if (!(*keys & DMA_K_OPTS)) {   /* the four reads below, of absent fields */
+        op->dge_mode = ISA_DGE_NONE;
+        op->oob_mode = ISA_OOB_ERROR;
+        op->qos = 0;
+    } else if (fj_get_enum(j, o, path, "dge_mode", ISA_FT_DGE, NULL, &op->dge_mode, ISA_DGE_NONE) ||
+               fj_get_enum(j, o, path, "oob_mode", ISA_FT_OOB, NULL, &op->oob_mode, ISA_OOB_ERROR) ||
+               fj_get_int_range(j, o, path, "dma_qos", &op->qos, 0, -1000000, 1000000) ||
+               fj_get_enum(j, o, path, "rmw_op", ISA_FT_ALU, fj_alu_aliases, rmw, ISA_ALU_BYPASS)) {
         return -1;
+    }
     const cJSON *q = fj_memo_keeps(j) ? fj_field(o, "dma_qos") : NULL;   /* only in a loop */
     dma_opts_t *k = fj_memo_keeps(j) && (!q || cJSON_IsNumber(q)) ? malloc(sizeof *k) : NULL;
     if (k && fj_keep(j, k, free)) {
@@ -158,9 +206,9 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
  * overwrites what it reaches: rows an oob_mode skip gather leaves out keep
  * `other` (docs/kernel-format.md). */
 static int load_other(jx_t *j, const cJSON *o, const char *path, const tir_op_t *op,
-                      const fj_operand_t *dst)
+                      const fj_operand_t *dst, unsigned keys)
 {
-    if (!fj_field(o, "other"))
+    if (!(keys & DMA_K_OTHER) || !fj_field(o, "other"))
         return 0;
     double v;
     if (fj_get_num(j, o, path, "other", &v, 0))
@@ -224,24 +272,27 @@ static void dma_keep(jx_t *j, const cJSON *o, const tir_op_t *op)
     fj_memo_put(j, o, &dma_tag, c);
 }
 
-static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int rmw);
+static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int rmw,
+                    unsigned keys);
 
 static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
-    if (dma_opts(j, o, path, op, &rmw))
+    unsigned keys = DMA_K_ALL;
+    if (dma_opts(j, o, path, op, &rmw, &keys))
         return -1;
     const dma_kept_t *c = fj_memo_get(j, o, &dma_tag);
     if (c)
         return dma_plain(j, c, path, op, rmw);
-    int rc = dma_read(j, o, path, op, rmw);
+    int rc = dma_read(j, o, path, op, rmw, keys);
     if (rc == 1 && !c)
         dma_keep(j, o, op);
     return rc;
 }
 
 /* h_dma's full read, after dma_opts */
-static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int rmw)
+static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int rmw,
+                    unsigned keys)
 {
     if ((op->kind == TIR_STORE || op->kind == TIR_DMA_COPY) &&
         cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "src"))) {
@@ -261,7 +312,7 @@ static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
                      "({\"tensor\", \"index\"})");
     if (op->kind == TIR_LOAD && rmw != ISA_ALU_BYPASS)
         return fj_jfail(j, path, "rmw_op", "load has no rmw_op");
-    if (load_other(j, o, path, op, &dst))
+    if (load_other(j, o, path, op, &dst, keys))
         return -1;
     bool indirect = src.index.tensor >= 0 || dst.index.tensor >= 0;
     if (op->kind == TIR_LOAD || op->kind == TIR_STORE) {
@@ -270,9 +321,9 @@ static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
             op->src[0] = enc_in(&j->b, src.ap);
             op->nsrc = 1;
             /* register-offset (dynamic) DMA: docs/kernel-format.md */
-            if ((fj_field(o, "src_reg") &&
+            if ((keys & DMA_K_SRC_REG && fj_field(o, "src_reg") &&
                  fj_get_int_range(j, o, path, "src_reg", &op->src_reg, -1, 0, ISA_NUM_REGS - 1)) ||
-                (fj_field(o, "dst_reg") &&
+                (keys & DMA_K_DST_REG && fj_field(o, "dst_reg") &&
                  fj_get_int_range(j, o, path, "dst_reg", &op->dst_reg, -1, 0, ISA_NUM_REGS - 1)))
                 return -1;
             return dma_flags(j, path, op, rmw);   /* 1: emit op */
@@ -318,7 +369,8 @@ static int transpose_cast(jx_t *j, tir_op_t *op)
 static int h_dma_transpose(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     int rmw;
-    if (dma_opts(j, o, path, op, &rmw))
+    unsigned keys;
+    if (dma_opts(j, o, path, op, &rmw, &keys))
         return -1;
     if (rmw != ISA_ALU_BYPASS)
         return fj_jfail(j, path, "rmw_op", "dma_transpose has no rmw_op");

@@ -21,6 +21,7 @@
  * cannot be legalised. */
 #include "lower.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define MAX_BDIMS 16
@@ -33,10 +34,10 @@ typedef struct {
 typedef struct {
     unsigned space, dtype, dsz;
     uint64_t base;           /* linear byte address (SBUF/PSUM: partition*pitch + offset) */
-    bdim_t d[MAX_BDIMS];     /* outermost first, count-1 dims dropped */
     int nd;
     uint64_t elems;
     bir_access_t acc;
+    bdim_t d[MAX_BDIMS];     /* outermost first, count-1 dims dropped; only d[0..nd) are set */
 } dside_t;
 
 typedef struct {
@@ -59,7 +60,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
     if (!t)
         return lw_err(c, "%s: missing operand", role);
     const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
-    memset(s, 0, sizeof *s);
+    memset(s, 0, offsetof(dside_t, d));   /* d[] is written up to nd, and read only so far */
     s->space = space_of(t);
     s->dtype = t->dtype;
     s->dsz = isa_dtype_size(t->dtype);

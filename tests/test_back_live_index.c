@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "alloc_fit.h"
+#include "alloc_order.h"
 #include "back_util.h"
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
@@ -301,6 +302,88 @@ static void test_fit_runs_matches_bitmap(void **state)
     }
 }
 
+/* fit_runs_set enters only the children a range overlaps: one granule is
+ * one node per level (the tree has ceil(log2 n) + 1 levels), a range at
+ * most four per level; the runs stay what a bitmap says. */
+static void test_fit_runs_set_visits_path(void **state)
+{
+    (void)state;
+    enum { N = 3584 };   /* trn2's SBUF partition in 64-byte granules */
+    int levels = 1;
+    while ((1 << (levels - 1)) < N)
+        levels++;
+    fit_runs_t fr;
+    assert_int_equal(fit_runs_init(&fr, N), 0);
+    uint32_t st = 99;
+    for (int i = 0; i < 2000; i++) {
+        int g = (int)(lcg(&st) % N);
+        long before = fr.visits;
+        fit_runs_set(&fr, g, g + 1, lcg(&st) % 2);
+        assert_true(fr.visits - before <= levels);
+        int lo = (int)(lcg(&st) % N), hi = lo + 1 + (int)(lcg(&st) % 700);
+        before = fr.visits;
+        fit_runs_set(&fr, lo, hi, lcg(&st) % 2);
+        assert_true(fr.visits - before <= 4 * levels);
+    }
+    fit_runs_set(&fr, 0, N, false);
+    assert_int_equal(fit_runs_first(&fr, N), 0);
+    fit_runs_set(&fr, 100, 101, true);
+    assert_int_equal(fit_runs_first(&fr, 100), 0);
+    assert_int_equal(fit_runs_first(&fr, 101), 101);
+    fit_runs_free(&fr);
+}
+
+/* enc_group_by_str: distinct strings (the paths of a flat body's tiles)
+ * are not sorted, perm stays the identity and the count is n; with one
+ * string repeated it is enc_stable_order_by_str's order and the count of
+ * distinct strings. */
+static void test_group_by_str_distinct(void **state)
+{
+    (void)state;
+    const char *s[] = {"body[9]", "body[10]", "body[1]", "body[2]", "a"};
+    int perm[5], ref[5];
+    assert_int_equal(enc_group_by_str(s, 5, perm), 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(perm[i], i);
+    const char *r[] = {"body[9]", "body[10]", "body[9]", "body[2]", "a"};
+    assert_int_equal(enc_group_by_str(r, 5, perm), 4);
+    assert_int_equal(enc_stable_order_by_str(r, 5, ref), 0);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(perm[i], ref[i]);
+    assert_int_equal(perm[0], 4);   /* "a" first, the two "body[9]" last */
+    assert_int_equal(perm[3], 0);
+    assert_int_equal(perm[4], 2);
+    assert_int_equal(enc_group_by_str(r, 0, perm), 0);
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* enc_sort_unless_sorted sorts what is out of order, and leaves what is in
+ * order (equal neighbours included) without sorting. */
+static void test_sort_unless_sorted(void **state)
+{
+    (void)state;
+    int in_order[] = {1, 2, 2, 5, 9};
+    assert_false(enc_sort_unless_sorted(in_order, 5, sizeof *in_order, cmp_int));
+    int one[] = {3};
+    assert_false(enc_sort_unless_sorted(one, 1, sizeof *one, cmp_int));
+    assert_false(enc_sort_unless_sorted(NULL, 0, sizeof *one, cmp_int));
+    uint32_t st = 5;
+    for (int t = 0; t < 50; t++) {
+        int v[40], w[40];
+        for (int i = 0; i < 40; i++)
+            v[i] = w[i] = (int)(lcg(&st) % 30);
+        qsort(w, 40, sizeof *w, cmp_int);
+        bool was_sorted = !memcmp(v, w, sizeof v);
+        assert_int_equal(enc_sort_unless_sorted(v, 40, sizeof *v, cmp_int), !was_sorted);
+        assert_memory_equal(v, w, sizeof v);
+    }
+}
+
 /* Hundreds of SBUF tiles of random widths live at once, with staggered
  * live ranges: every address is the lowest 64-byte multiple that overlaps
  * no earlier-placed tile whose live range overlaps (checked address by
@@ -378,6 +461,9 @@ int main(void)
         cmocka_unit_test(test_sync_memo_matches_scan),
         cmocka_unit_test(test_sync_chain_tests_bounded),
         cmocka_unit_test(test_fit_runs_matches_bitmap),
+        cmocka_unit_test(test_fit_runs_set_visits_path),
+        cmocka_unit_test(test_group_by_str_distinct),
+        cmocka_unit_test(test_sort_unless_sorted),
         cmocka_unit_test(test_alloc_many_live_lowest_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -439,6 +439,52 @@ static void test_dma_opts_per_iteration(void **state)
     tir_kernel_free(&k);
 }
 
+/* A flat body's DMA statement finds its optional fields in one pass over
+ * its keys (fj_ops_dma.c dma_keys): each field, alone or after the others,
+ * reaches the op as when it was looked up by name; absent ones are the
+ * defaults; a bad value still fails naming the field. */
+static void test_dma_flat_option_keys(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[1, 512]", "float32")
+           "{'op': 'load', 'dst': 'w', 'src': 'a[0:1, :]'},"
+           "{'op': 'load', 'dst': 'w', 'src': 'a[1:2, :]', 'dge_mode': 'hw'},"
+           "{'op': 'load', 'src': 'a[2:3, :]', 'dma_qos': 9, 'dst': 'w'},"
+           "{'op': 'load', 'dst': 'w', 'src': 'a[3:4, :]', 'src_reg': 3},"
+           "{'op': 'load', 'dst': 'w', 'src': 'a[4:5, :]', 'other': 0.5},"
+           "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 'w', 'rmw_op': 'add'},"
+           "{'op': 'store', 'dst': 'out[1:2, :]', 'src': 'w', 'dst_reg': 2},"
+           "{'op': 'store', 'dst': 'out[2:3, :]', 'src': 'w', 'dma_qos': 4, 'rmw_op': 'add',"
+           " 'dge_mode': 'sw'}",
+           &k);
+    assert_int_equal(k.nops, 9);   /* the fill value's memset before the fifth load */
+    const tir_op_t *o = k.ops;
+    for (int i = 0; i < 9; i++) {
+        int want_dge = i == 1 ? ISA_DGE_HW : i == 8 ? ISA_DGE_SW : ISA_DGE_NONE;
+        if (o[i].kind == TIR_MEMSET)
+            continue;
+        assert_int_equal(o[i].dge_mode, want_dge);
+        assert_int_equal(o[i].oob_mode, ISA_OOB_ERROR);
+        assert_int_equal(o[i].qos, i == 2 ? 9 : i == 8 ? 4 : 0);
+        assert_int_equal(o[i].src_reg, i == 3 ? 3 : -1);
+        assert_int_equal(o[i].dst_reg, i == 7 ? 2 : -1);
+        assert_int_equal(!!(o[i].flags & TIR_F_RMW_ADD), i == 6 || i == 8);
+    }
+    assert_int_equal(o[4].kind, TIR_MEMSET);
+    assert_int_equal(o[5].kind, TIR_LOAD);
+    tir_kernel_free(&k);
+    fails_with(T("w", "[1, 512]", "float32")
+               "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 'w', 'rmw_op': 'max'}",
+               "rmw_op", "only add");
+    fails_with(T("w", "[1, 512]", "float32")
+               "{'op': 'load', 'dst': 'w', 'src': 'a[0:1, :]', 'dma_qos': 2000000}",
+               "dma_qos", NULL);
+    fails_with(T("w", "[1, 512]", "float32")
+               "{'op': 'load', 'dst': 'w', 'src': 'a[0:1, :]', 'src_reg': 99}",
+               "src_reg", NULL);
+}
+
 /* A plain load/store keeps its dst/src fields after the first iteration:
  * a body tile is each iteration's own, slices follow the loop variable, a
  * load with `other` (a memset first) is never kept, and a late operand
@@ -698,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_tile_decl_per_iteration),
         cmocka_unit_test(test_dma_opts_per_iteration),
         cmocka_unit_test(test_dma_kept_operands),
+        cmocka_unit_test(test_dma_flat_option_keys),
         cmocka_unit_test(test_field_lookup),
         cmocka_unit_test(test_op_name_cache),
         cmocka_unit_test(test_slice_plain_ints),
