@@ -54,7 +54,7 @@ static void skip_blanks(ja_t *p)
 }
 
 /* n zeroed bytes aligned to `align` (a power of two up to max_align_t's). */
-static void *bump(ja_t *p, size_t n, size_t align)
+static inline void *bump(ja_t *p, size_t n, size_t align)
 {
     size_t pad = (size_t)(-(uintptr_t)p->cur) & (align - 1);
     if (p->room < n || p->room - n < pad) {
