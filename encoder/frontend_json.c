@@ -84,8 +84,8 @@ static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj
             if (fj_field(o, nki_params[i].field))
                 return fj_jfail(j, path, nki_params[i].nki, "given twice (also as '%s')",
                                nki_params[i].field);
-            /* the tree's keys are its arena's (jsonarena.h): the node
-             * points at the table's name and owns neither */
+            /* the tree lives in an arena (jsonarena.h): the key becomes
+             * the table's name, which the node does not own */
             c->string = (char *)nki_params[i].field;
             c->type |= cJSON_StringIsConst;
             break;
