@@ -62,3 +62,49 @@ int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err)
     free(buf);
     return rc;
 }
+
+const char *tpb_json_trailing_text(const char *text, size_t len, const char *end)
+{
+    while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    return end < text + len && *end ? end : NULL;
+}
+
+/* 1-based line and column of `at` in text (a NUL ends the text). */
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+int tpb_json_fail_linecol(const char *text, size_t len, const char *end, bool parsed,
+                          const char *src, tpb_err_t *err)
+{
+    int line = 0, col = 0;
+    if (parsed) {
+        line_col(text, end, &line, &col);
+        return tpb_errf(err, "%s:%d:%d: invalid JSON: unexpected text after the top-level value",
+                        src, line, col);
+    }
+    bool at = text && end && end >= text && end <= text + len;
+    size_t off = at ? (size_t)(end - text) : 0;
+    long deep = text ? tpb_json_too_deep_at((const uint8_t *)text, off + 1 < len ? off + 1 : len,
+                                            CJSON_NESTING_LIMIT)
+                     : -1;
+    if (deep >= 0) {
+        line_col(text, text + deep, &line, &col);
+        return tpb_errf(err, "%s:%d:%d: invalid JSON: nested deeper than the limit of %d levels",
+                        src, line, col, CJSON_NESTING_LIMIT);
+    }
+    if (at)
+        line_col(text, end, &line, &col);
+    return tpb_errf(err, "%s:%d:%d: invalid JSON near here", src, line, col);
+}

@@ -5,6 +5,7 @@
 #ifndef TPB_JSONREAD_H
 #define TPB_JSONREAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,19 @@ int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out
 /* Offset in buf[0..len) where the bracket depth (outside strings) first
  * exceeds `limit`, or -1: why cJSON refused a text that nests too deep. */
 long tpb_json_too_deep_at(const uint8_t *buf, size_t len, size_t limit);
+/* For a parser that reads a whole kernel file (tpb_json_arena_parse,
+ * jsonarena.h) and names positions as "<src>:<line>:<col>": where text
+ * other than blanks (' ', tab, CR, LF) follows the value that ends at
+ * `end` in text[0..len) -- a NUL ends the text -- or NULL when none does. */
+const char *tpb_json_trailing_text(const char *text, size_t len, const char *end);
+/* Its message when the text was refused: `end` is where the parser stopped
+ * (cJSON's return_parse_end; NULL when unknown), `parsed` whether a value
+ * was read before trailing text at `end`.  "<src>:L:C: invalid JSON near
+ * here", "...: invalid JSON: nested deeper than the limit of 1000 levels"
+ * or "...: invalid JSON: unexpected text after the top-level value".
+ * Returns -1. */
+int tpb_json_fail_linecol(const char *text, size_t len, const char *end, bool parsed,
+                          const char *src, tpb_err_t *err);
 /* Read and parse a whole file; an empty file is named as such. */
 int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err);
 

@@ -20,6 +20,7 @@
 #include "expr.h"
 #include "fj.h"
 #include "fileio.h"
+#include "jsonarena.h"
 #include "jsonread.h"
 #include "lnc.h"
 
@@ -83,15 +84,10 @@ static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj
             if (fj_field(o, nki_params[i].field))
                 return fj_jfail(j, path, nki_params[i].nki, "given twice (also as '%s')",
                                nki_params[i].field);
-            size_t n = strlen(nki_params[i].field) + 1;
-            char *k = cJSON_malloc(n);
-            if (!k)
-                return fj_jfail(j, path, NULL, "out of memory");
-            memcpy(k, nki_params[i].field, n);
-            if (!(c->type & cJSON_StringIsConst))
-                cJSON_free(c->string);
-            c->string = k;
-            c->type &= ~cJSON_StringIsConst;
+            /* the tree lives in an arena (jsonarena.h): the key becomes
+             * the table's name, which the node does not own */
+            c->string = (char *)nki_params[i].field;
+            c->type |= cJSON_StringIsConst;
             break;
         }
     }
@@ -797,20 +793,6 @@ static int exec_block(jx_t *j, const cJSON *body, const char *path)
 
 /* ---- entry points ---- */
 
-static void line_col(const char *text, const char *at, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (const char *p = text; p < at && *p; p++) {
-        if (*p == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
-
 static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
 {
     static const char *const allowed[] = {"kernel", "target", "grid", "inputs", "outputs",
@@ -893,45 +875,26 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     enc_env_init(&j->env);
     enc_front_opts_t dflt = {NULL, 0, 0};
     int rc;
+    /* the kernel file's tree: every node, key and string in one arena,
+     * read-only once parsed and freed whole (jsonarena.h) */
+    tpb_arena_t tree = {0};
     const char *end = NULL;
-    cJSON *root = text ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
-    if (root && end) {   /* only blanks may follow the value */
-        while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
-            end++;
-        if (end < text + len && *end) {
-            int line, col;
-            line_col(text, end, &line, &col);
-            rc = tpb_errf(err, "%s:%d:%d: invalid JSON: unexpected text after the top-level value",
-                          src, line, col);
-            cJSON_Delete(root);
-            goto done;
-        }
-    }
-    if (!root) {
-        int line = 0, col = 0;
-        bool at = text && end && end >= text && end <= text + len;
-        size_t off = at ? (size_t)(end - text) : 0;
-        long deep = text ? tpb_json_too_deep_at((const uint8_t *)text,
-                                                off + 1 < len ? off + 1 : len, CJSON_NESTING_LIMIT)
-                         : -1;
-        if (deep >= 0)
-            line_col(text, text + deep, &line, &col);
-        else if (at)
-            line_col(text, end, &line, &col);
-        if (deep >= 0)
-            rc = tpb_errf(err, "%s:%d:%d: invalid JSON: nested deeper than the limit of %d levels",
-                          src, line, col, CJSON_NESTING_LIMIT);
-        else
-            rc = tpb_errf(err, "%s:%d:%d: invalid JSON near here", src, line, col);
+    cJSON *root = NULL;
+    tpb_ja_status_t st = tpb_json_arena_parse(&tree, text, len, &root, &end);
+    if (st == TPB_JA_NOMEM) {
+        rc = tpb_errf(err, "%s: out of memory reading the JSON text", src);
+    } else if (!root) {
+        rc = tpb_json_fail_linecol(text, len, end, false, src, err);
+    } else if ((end = tpb_json_trailing_text(text, len, end)) != NULL) {
+        rc = tpb_json_fail_linecol(text, len, end, true, src, err);
     } else {
         rc = run(j, root, opts ? opts : &dflt) ? -1 : 0;
         if (!rc && enc_builder_complete(&j->b))
             rc = -1;
         if (!rc && j->b.failed)
             rc = -1;
-        cJSON_Delete(root);
     }
-done:
+    tpb_arena_free(&tree);
     free(j->memo);
     fj_cache_free(j);
     free(j->sched.refs);

@@ -1,7 +1,9 @@
 /* fuzz_kernel: kernel JSON front-end and compiler.  Parsing is
  * deterministic (two parses give the same tile IR text), every error names
  * the source, and whatever parses compiles to validated bundles or a clean
- * error (GENERATE_ISACODE mode: nothing is written).  Constant files are
+ * error (GENERATE_ISACODE mode: nothing is written).  The arena JSON
+ * reader the front-end parses with agrees with cJSON on the text (accepts,
+ * position, every node: jsonarena_diff.h).  Constant files are
  * resolved in an empty directory; the op limit is kept small so one input
  * stays fast. */
 #include <stdbool.h>
@@ -12,6 +14,7 @@
 #include "compile.h"
 #include "frontend.h"
 #include "fuzz_util.h"
+#include "../jsonarena_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,6 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 1 << 15)
         return 0;
+    bool json_ok;
+    const char *d = ja_diff_text((const char *)data, size, &json_ok);
+    FUZZ_CHECK(d == NULL, "the arena JSON reader and cJSON differ: %s", d);
     tpb_err_t e1 = { { 0 } }, e2 = { { 0 } };
     int r1, r2;
     char *t1 = parse_text(data, size, true, &r1, &e1);

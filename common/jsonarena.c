@@ -1,0 +1,478 @@
+/* jsonarena.c - JSON text to cJSON-shaped nodes in an arena (jsonarena.h).
+ *
+ * The grammar, the values and every position follow cJSON 1.7.15's parser
+ * (cJSON_ParseWithLengthOpts), including its quirks: any byte <= 32 is a
+ * blank, a blank run reaching the end of the text leaves the position on
+ * its last byte, an object key that does not start with '"' fails one byte
+ * past it, \u with invalid hex digits decodes as code point 0, a UTF-8 BOM
+ * is skipped only in a text longer than 4 bytes.  Numbers are strtod of
+ * the whole run of [0-9+-eE.]: the fix for CVE-2023-26819 (upstream
+ * 1.7.19, backported into the 1.7.15 we link) dropped the original
+ * 63-byte window. */
+#include "jsonarena.h"
+
+#include <limits.h>
+#include <locale.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const unsigned char *s;
+    size_t len;
+    size_t off;     /* the position, as cJSON's parse_buffer.offset */
+    size_t depth;   /* open arrays and objects */
+    tpb_arena_t *a;
+    unsigned char *cur;   /* the unused, zeroed rest of the current region */
+    size_t room;          /* its bytes */
+    size_t region;        /* bytes of the next region */
+    char point;     /* the locale's decimal point for strtod; 0 = not looked up yet */
+    bool nomem;
+} ja_t;
+
+/* Nodes and strings are carved from regions the arena hands out whole
+ * (zeroed), so one costs a pointer bump, not a call: 4 KiB at first, for a
+ * small text, doubling up to 64 KiB (a 4 MiB arena chunk holds 63). */
+#define REGION_MIN ((size_t)4 << 10)
+#define REGION_MAX ((size_t)64 << 10)
+
+static bool parse_value(ja_t *p, cJSON *item);
+
+static bool at_char(const ja_t *p, unsigned char c) { return p->off < p->len && p->s[p->off] == c; }
+
+/* cJSON's buffer_skip_whitespace. */
+static void skip_blanks(ja_t *p)
+{
+    if (p->off >= p->len)
+        return;
+    while (p->off < p->len && p->s[p->off] <= 32)
+        p->off++;
+    if (p->off == p->len)
+        p->off--;
+}
+
+/* n zeroed bytes aligned to `align` (a power of two up to max_align_t's). */
+static inline void *bump(ja_t *p, size_t n, size_t align)
+{
+    size_t pad = (size_t)(-(uintptr_t)p->cur) & (align - 1);
+    if (p->room < n || p->room - n < pad) {
+        size_t size = n > p->region ? n : p->region;
+        unsigned char *r = tpb_arena_alloc(p->a, size, alignof(max_align_t));
+        if (!r) {
+            p->nomem = true;
+            return NULL;
+        }
+        if (p->region < REGION_MAX)
+            p->region *= 2;
+        p->cur = r;
+        p->room = size;
+        pad = 0;
+    }
+    void *q = p->cur + pad;
+    p->cur += pad + n;
+    p->room -= pad + n;
+    return q;
+}
+
+/* Give back the last `n` bytes taken (still zero: never written). */
+static void unbump(ja_t *p, size_t n)
+{
+    p->cur -= n;
+    p->room += n;
+}
+
+static cJSON *new_node(ja_t *p) { return bump(p, sizeof(cJSON), alignof(cJSON)); }
+
+static int hex_digit(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Four hex digits; any other byte makes the whole value 0 (as cJSON). */
+static unsigned hex4(const unsigned char *h)
+{
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        int d = hex_digit(h[k]);
+        if (d < 0)
+            return 0;
+        v = v << 4 | (unsigned)d;
+    }
+    return v;
+}
+
+/* The escape \uXXXX (or a surrogate pair \uXXXX\uXXXX) at in, before end
+ * (the closing quote), as UTF-8 at *out; the escape's length, 0 when it is
+ * refused (truncated, a lone low surrogate, a high one without its low). */
+static size_t utf16_escape(const unsigned char *in, const unsigned char *end, unsigned char **out)
+{
+    if (end - in < 6)
+        return 0;
+    unsigned long cp = hex4(in + 2);
+    size_t used = 6;
+    if (cp >= 0xDC00 && cp <= 0xDFFF)
+        return 0;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        const unsigned char *lo = in + 6;
+        if (end - lo < 6 || lo[0] != '\\' || lo[1] != 'u')
+            return 0;
+        unsigned c2 = hex4(lo + 2);
+        if (c2 < 0xDC00 || c2 > 0xDFFF)
+            return 0;
+        cp = 0x10000 + (((cp & 0x3FF) << 10) | (c2 & 0x3FF));
+        used = 12;
+    }
+    unsigned char *o = *out;
+    if (cp < 0x80) {
+        *o++ = (unsigned char)cp;
+    } else if (cp < 0x800) {
+        *o++ = (unsigned char)(0xC0 | cp >> 6);
+        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        *o++ = (unsigned char)(0xE0 | cp >> 12);
+        *o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+    } else {   /* at most 0x10FFFF */
+        *o++ = (unsigned char)(0xF0 | cp >> 18);
+        *o++ = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+        *o++ = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+    }
+    *out = o;
+    return used;
+}
+
+/* Unescape s[from..to) (to: the closing quote) into buf, *n bytes and a
+ * NUL; the position of the refused escape, or `to` when all went well. */
+static size_t unescape(const unsigned char *s, size_t from, size_t to, unsigned char *buf, size_t *n)
+{
+    static const unsigned char simple[][2] = {
+        {'b', '\b'}, {'f', '\f'}, {'n', '\n'}, {'r', '\r'}, {'t', '\t'},
+        {'"', '"'},  {'\\', '\\'}, {'/', '/'}};
+    unsigned char *o = buf;
+    size_t q = from;
+    while (q < to) {
+        if (s[q] != '\\') {
+            *o++ = s[q++];
+            continue;
+        }
+        size_t used = 0;   /* the escaped byte exists: the scan skipped it */
+        for (size_t k = 0; k < sizeof simple / sizeof simple[0] && !used; k++)
+            if (s[q + 1] == simple[k][0]) {
+                *o++ = simple[k][1];
+                used = 2;
+            }
+        if (!used && s[q + 1] == 'u')
+            used = utf16_escape(s + q, s + to, &o);
+        if (!used)
+            return q;
+        q += used;
+    }
+    *o = '\0';
+    *n = (size_t)(o - buf);
+    return to;
+}
+
+/* The string at the position (its opening quote) into the arena: *out.
+ * Fails one byte past the quote when there is no quote or no closing one,
+ * at the escape when an escape is refused. */
+static bool parse_string(ja_t *p, char **out)
+{
+    const unsigned char *s = p->s;
+    size_t start = p->off, i = start + 1, escapes = 0;
+    p->off = start + 1;
+    if (start >= p->len || s[start] != '"')
+        return false;
+    while (i < p->len && s[i] != '"') {
+        if (s[i] == '\\') {
+            if (i + 1 >= p->len)
+                return false;
+            escapes++;
+            i++;
+        }
+        i++;
+    }
+    if (i >= p->len)
+        return false;
+    size_t bound = i - start - escapes;   /* at most the bytes, and the NUL */
+    unsigned char *buf = bump(p, bound, 1);
+    if (!buf)
+        return false;
+    if (!escapes) {
+        /* bytes copied as they are (a NUL among them ends the C string,
+         * as in cJSON); the region is zeroed: the NUL is there */
+        memcpy(buf, s + start + 1, bound - 1);
+    } else {
+        size_t n = 0, stop = unescape(s, start + 1, i, buf, &n);
+        if (stop != i) {
+            p->off = stop;
+            return false;
+        }
+        unbump(p, bound - n - 1);
+    }
+    *out = (char *)buf;
+    p->off = i + 1;
+    return true;
+}
+
+static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+/* An integer of at most 15 digits (exact in a double, so strtod's value)
+ * not followed by a fraction, an exponent or more digits. */
+static bool small_int(const unsigned char *c, size_t rest, double *v, size_t *used)
+{
+    size_t k = c[0] == '-', d0 = k;
+    uint64_t u = 0;
+    while (k < rest && k - d0 < 16 && is_digit(c[k]))
+        u = u * 10 + (uint64_t)(c[k++] - '0');
+    if (k == d0 || k - d0 > 15)
+        return false;
+    if (k < rest && (is_digit(c[k]) || c[k] == '.' || c[k] == 'e' || c[k] == 'E'))
+        return false;
+    *v = d0 ? -(double)u : (double)u;
+    *used = k;
+    return true;
+}
+
+static bool number_byte(unsigned char c)
+{
+    return is_digit(c) || c == '+' || c == '-' || c == 'e' || c == 'E' || c == '.';
+}
+
+/* What cJSON hands strtod: the whole run of [0-9+-eE.] at c (in a copy, so
+ * strtod cannot read on), '.' as the locale's decimal point.  -1 when out
+ * of memory, else whether strtod read anything. */
+static int strtod_number(ja_t *p, const unsigned char *c, size_t rest, double *v, size_t *used)
+{
+    char small[64];
+    size_t n = 0;
+    while (n < rest && number_byte(c[n]))
+        n++;
+    char *buf = n < sizeof small ? small : malloc(n + 1);   /* a long run is rare */
+    if (!buf)
+        return -1;
+    if (!p->point)
+        p->point = localeconv()->decimal_point[0];
+    for (size_t i = 0; i < n; i++)
+        buf[i] = c[i] == '.' ? p->point : (char)c[i];
+    buf[n] = '\0';
+    char *after = NULL;
+    *v = strtod(buf, &after);
+    *used = (size_t)(after - buf);
+    if (buf != small)
+        free(buf);
+    return *used != 0;
+}
+
+static bool parse_number(ja_t *p, cJSON *item)
+{
+    const unsigned char *c = p->s + p->off;
+    size_t rest = p->len - p->off, used;
+    double v;
+    if (!small_int(c, rest, &v, &used)) {
+        int got = strtod_number(p, c, rest, &v, &used);
+        p->nomem = got < 0;
+        if (got <= 0)
+            return false;
+    }
+    item->valuedouble = v;
+    if (v >= INT_MAX)   /* cJSON saturates */
+        item->valueint = INT_MAX;
+    else if (v <= (double)INT_MIN)
+        item->valueint = INT_MIN;
+    else
+        item->valueint = (int)v;
+    item->type = cJSON_Number;
+    p->off += used;
+    return true;
+}
+
+/* Link n after *last (the list's head is *head). */
+static void append(cJSON **head, cJSON **last, cJSON *n)
+{
+    if (*last) {
+        (*last)->next = n;
+        n->prev = *last;
+    } else {
+        *head = n;
+    }
+    *last = n;
+}
+
+/* After the opening bracket: blanks, then whether the container is empty
+ * (the position on `close`).  false with the position on the bracket when
+ * the text ends. */
+static bool open_container(ja_t *p, unsigned char close, bool *empty)
+{
+    p->off++;
+    skip_blanks(p);
+    *empty = at_char(p, close);
+    if (!*empty && p->off >= p->len) {
+        p->off--;
+        return false;
+    }
+    return true;
+}
+
+/* Close: the first child's prev is the last child (cJSON's append trick). */
+static bool close_container(ja_t *p, cJSON *item, int type, cJSON *head, cJSON *last)
+{
+    p->depth--;
+    if (head)
+        head->prev = last;
+    item->type = type;
+    item->child = head;
+    p->off++;
+    return true;
+}
+
+static bool parse_array(ja_t *p, cJSON *item)
+{
+    if (p->depth >= CJSON_NESTING_LIMIT)
+        return false;
+    p->depth++;
+    cJSON *head = NULL, *last = NULL;
+    bool empty;
+    if (!open_container(p, ']', &empty))
+        return false;
+    if (!empty) {
+        for (;;) {   /* the position is on the element (blanks skipped) */
+            cJSON *n = new_node(p);
+            if (!n)
+                return false;
+            append(&head, &last, n);
+            if (!parse_value(p, n))
+                return false;
+            skip_blanks(p);
+            if (!at_char(p, ','))
+                break;
+            p->off++;
+            skip_blanks(p);
+        }
+        if (!at_char(p, ']'))
+            return false;
+    }
+    return close_container(p, item, cJSON_Array, head, last);
+}
+
+/* One "key": value member into n; the position ends after the value's
+ * trailing blanks. */
+static bool parse_member(ja_t *p, cJSON *n)
+{
+    if (!parse_string(p, &n->string))
+        return false;
+    skip_blanks(p);
+    if (!at_char(p, ':'))
+        return false;
+    p->off++;
+    skip_blanks(p);
+    if (!parse_value(p, n))
+        return false;
+    n->type |= cJSON_StringIsConst;   /* the key is the arena's */
+    skip_blanks(p);
+    return true;
+}
+
+static bool parse_object(ja_t *p, cJSON *item)
+{
+    if (p->depth >= CJSON_NESTING_LIMIT)
+        return false;
+    p->depth++;
+    cJSON *head = NULL, *last = NULL;
+    bool empty;
+    if (!open_container(p, '}', &empty))
+        return false;
+    if (!empty) {
+        for (;;) {
+            cJSON *n = new_node(p);
+            if (!n)
+                return false;
+            append(&head, &last, n);
+            if (!parse_member(p, n))
+                return false;
+            if (!at_char(p, ','))
+                break;
+            p->off++;
+            skip_blanks(p);
+        }
+        if (!at_char(p, '}'))
+            return false;
+    }
+    return close_container(p, item, cJSON_Object, head, last);
+}
+
+static bool starts(const ja_t *p, const char *word, size_t n)
+{
+    return p->len - p->off >= n && !memcmp(p->s + p->off, word, n);
+}
+
+static bool parse_value(ja_t *p, cJSON *item)
+{
+    if (p->off >= p->len)
+        return false;
+    unsigned char c = p->s[p->off];
+    if (c == 'n' && starts(p, "null", 4)) {
+        item->type = cJSON_NULL;
+        p->off += 4;
+        return true;
+    }
+    if (c == 'f' && starts(p, "false", 5)) {
+        item->type = cJSON_False;
+        p->off += 5;
+        return true;
+    }
+    if (c == 't' && starts(p, "true", 4)) {
+        item->type = cJSON_True;
+        item->valueint = 1;
+        p->off += 4;
+        return true;
+    }
+    if (c == '"') {
+        if (!parse_string(p, &item->valuestring))
+            return false;
+        item->type = cJSON_String;
+        return true;
+    }
+    if (c == '-' || is_digit(c))
+        return parse_number(p, item);
+    if (c == '[')
+        return parse_array(p, item);
+    if (c == '{')
+        return parse_object(p, item);
+    return false;
+}
+
+tpb_ja_status_t tpb_json_arena_parse(tpb_arena_t *a, const char *text, size_t len, cJSON **root,
+                                     const char **end)
+{
+    *root = NULL;
+    *end = text;
+    if (!text)
+        return TPB_JA_SYNTAX;
+    if (!len)
+        return TPB_JA_SYNTAX;
+    ja_t p = {(const unsigned char *)text, len, 0, 0, a, NULL, 0, REGION_MIN, 0, false};
+    cJSON *item = new_node(&p);
+    if (!item)
+        return TPB_JA_NOMEM;
+    if (len > 4 && !memcmp(text, "\xEF\xBB\xBF", 3))   /* a UTF-8 byte order mark */
+        p.off = 3;
+    skip_blanks(&p);
+    if (!parse_value(&p, item)) {
+        if (p.nomem)
+            return TPB_JA_NOMEM;
+        *end = text + (p.off < len ? p.off : len - 1);
+        return TPB_JA_SYNTAX;
+    }
+    *root = item;
+    *end = text + p.off;
+    return TPB_JA_OK;
+}

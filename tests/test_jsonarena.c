@@ -1,0 +1,285 @@
+/* common/jsonarena: the arena JSON reader against cJSON 1.7.15 itself.
+ * Every text of a corpus (hand-written cases, their truncations and
+ * single-byte edits, deterministic random documents) is parsed by both;
+ * they must agree on success, on the end / failure position and on every
+ * node (type, key, valuestring, valuedouble's bits, valueint, links). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "jsonarena_diff.h"
+#include "jsonread.h"
+
+typedef struct {
+    const char *s;
+    size_t n;
+} text_t;
+
+#define T(lit) { lit, sizeof lit - 1 }
+
+/* A failure message naming the text (escaped) and what differs. */
+static void diff_fail(const char *s, size_t n, const char *what)
+{
+    char shown[200];
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 5 < sizeof shown; i++) {
+        unsigned char c = (unsigned char)s[i];
+        o += (size_t)snprintf(shown + o, sizeof shown - o, c >= 32 && c < 127 ? "%c" : "\\x%02x", c);
+    }
+    fail_msg("text '%s' (%zu bytes): %s", shown, n, what);
+}
+
+/* Both parsers on s[0..n); returns whether it parsed. */
+static bool check_text(const char *s, size_t n)
+{
+    bool parsed;
+    const char *d = ja_diff_text(s, n, &parsed);
+    if (d)
+        diff_fail(s, n, d);
+    return parsed;
+}
+
+/* The text, each of its prefixes and each single-byte edit to a byte of
+ * `edits`: failure positions everywhere in it. */
+static void check_variants(const char *s, size_t n)
+{
+    static const char edits[] = "\"\\,:[]{} \n\t\x01\x7f\0u0-+eE.xnt9";
+    check_text(s, n);
+    char *buf = malloc(n + 1);
+    assert_non_null(buf);
+    for (size_t k = 0; k < n; k++)
+        check_text(s, k);
+    for (size_t i = 0; i < n; i++)
+        for (size_t e = 0; e < sizeof edits - 1; e++) {
+            memcpy(buf, s, n);
+            buf[i] = edits[e];
+            check_text(buf, n);
+        }
+    free(buf);
+}
+
+static const text_t corpus[] = {
+    T(""), T(" "), T("\n\t\r "), T("\0"), T("null"), T("nul"), T("true"), T("false"), T("fals"),
+    T("True"), T("null "), T(" null"), T("nullx"), T("[null,true,false]"),
+    /* numbers */
+    T("0"), T("-0"), T("-0.0"), T("0.0"), T("1"), T("-1"), T("01"), T("-01"), T("1."), T("-.5"),
+    T(".5"), T("+1"), T("-"), T("--1"), T("-+1"), T("1e5"), T("1E5"), T("1e+5"), T("1e-5"),
+    T("1e"), T("1e+"), T("1ee5"), T("1.5e3.2"), T("0x10"), T("1e400"), T("-1e400"), T("1e-400"),
+    T("4.9e-324"), T("2.2250738585072011e-308"), T("1.7976931348623157e308"),
+    T("2147483647"), T("2147483648"), T("-2147483648"), T("-2147483649"), T("2147483646.5"),
+    T("-2147483648.5"), T("9007199254740993"), T("123456789012345"), T("1234567890123456"),
+    T("999999999999999"), T("-999999999999999"), T("9999999999999999"), T("0.1"),
+    T("0.30000000000000004"), T("1-2"), T("12+"), T("3e2e"), T("[1,-0,2]"),
+    T("123456789012345678901234567890123456789012345678901234567890123"),
+    T("1234567890123456789012345678901234567890123456789012345678901234"),
+    T("0.00000000000000000000000000000000000000000000000000000000000001234"),
+    T("[1111111111111111111111111111111111111111111111111111111111111111111]"),
+    T("-123456789012345678901234567890123456789012345678901234567890123e5"),
+    /* strings */
+    T("\"\""), T("\"abc\""), T("\"a"), T("\""), T("\"\\\""), T("\"\\"), T("\"\\\\\""),
+    T("\"\\b\\f\\n\\r\\t\\/\\\\\\\"\""), T("\"\\x\""), T("\"\\a\""), T("\"\\u0041\""),
+    T("\"\\u00e9\\u20AC\""), T("\"\\u0000x\""), T("\"\\u12\""), T("\"\\u123\""), T("\"\\uZZZZ\""),
+    T("\"\\u00zz\""), T("\"\\ud83d\\ude00\""), T("\"\\uD83D\\uDE00\""), T("\"\\ud83d\""),
+    T("\"\\ud83dx\""), T("\"\\ud83d\\u0041\""), T("\"\\ud83d\\ude0\""), T("\"\\ude00\""),
+    T("\"\\udbff\\udfff\""), T("\"\\ud800\\udc00\""), T("\"\\ud83d\\n\""), T("\"\\uFFFF\\u07FF\\u0080\""),
+    T("\"tab\there\""), T("\"nul\0in\""), T("\"\xc3\xa9\xff\""), T("\"\\u0020\\u007f\""),
+    /* containers */
+    T("[]"), T("[ ]"), T("["), T("]"), T("[1"), T("[1,"), T("[1, "), T("[1,]"), T("[,1]"),
+    T("[1 2]"), T("[1,,2]"), T("[[]]"), T("[[],[[]]]"), T("{}"), T("{ }"), T("{"), T("}"),
+    T("{\"a\""), T("{\"a\":"), T("{\"a\": "), T("{\"a\":1"), T("{\"a\":1,"), T("{\"a\":1, "),
+    T("{\"a\":1,}"), T("{a:1}"), T("{'a':1}"), T("{\"a\" 1}"), T("{\"a\":1 \"b\":2}"),
+    T("{\"a\":1,\"a\":2,\"A\":3}"), T("{\"\":0}"), T("{1:2}"), T("{\"a\":[1,{\"b\":null}],\"c\":\"d\"}"),
+    T("{\"k\\u00e9y\":\"v\\nal\"}"), T("{\"a\"\0:\0 1\0}"), T("[1,\0 2]"), T("[1]\0garbage"),
+    T("[1] x"), T("{\"a\":1}}"), T("[1]]"), T("\xef\xbb\xbf[1]"), T("\xef\xbb\xbf[]"),
+    T("\xef\xbb\xbf" "1"), T("\xef\xbb\xbf"), T("\xef\xbb[1]"), T(" \x01 [\x1f 1 \x20]\x02"),
+    T("{\"op\": \"load\", \"dst\": \"t[0:1, 0:4]\", \"src\": \"a[i, 0:4]\", \"deps\": [\"x\"]}"),
+};
+
+static void test_corpus(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++)
+        check_variants(corpus[i].s, corpus[i].n);
+}
+
+/* Arrays and objects nested to `depth` levels (mixed), with a value inside. */
+static char *nested(size_t depth, bool objects, size_t *n)
+{
+    char *s = malloc(depth * 6 + 8);
+    assert_non_null(s);
+    size_t o = 0;
+    for (size_t i = 0; i < depth; i++) {
+        if (objects && i % 2) {
+            memcpy(s + o, "{\"k\":", 5);
+            o += 5;
+        } else {
+            s[o++] = '[';
+        }
+    }
+    s[o++] = '7';
+    for (size_t i = depth; i-- > 0;)
+        s[o++] = objects && i % 2 ? '}' : ']';
+    *n = o;
+    return s;
+}
+
+static void test_nesting_limit(void **state)
+{
+    (void)state;
+    const size_t depths[] = {1, 2, CJSON_NESTING_LIMIT - 1, CJSON_NESTING_LIMIT,
+                             CJSON_NESTING_LIMIT + 1, CJSON_NESTING_LIMIT + 7};
+    for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++)
+        for (int objects = 0; objects < 2; objects++) {
+            size_t n;
+            char *s = nested(depths[d], objects, &n);
+            bool ok = check_text(s, n);
+            assert_true(ok == (depths[d] <= CJSON_NESTING_LIMIT));
+            check_text(s, n - 1);   /* unclosed */
+            free(s);
+        }
+}
+
+/* A deterministic generator of JSON-ish documents (xorshift). */
+typedef struct {
+    uint64_t x;
+    char *buf;
+    size_t n, cap;
+} gen_t;
+
+static unsigned pick(gen_t *g, unsigned k)
+{
+    g->x ^= g->x << 13;
+    g->x ^= g->x >> 7;
+    g->x ^= g->x << 17;
+    return (unsigned)(g->x % k);
+}
+
+static void put(gen_t *g, const char *s)
+{
+    size_t k = strlen(s);
+    if (g->n + k + 1 > g->cap) {
+        g->cap = (g->n + k + 1) * 2;
+        g->buf = realloc(g->buf, g->cap);
+        assert_non_null(g->buf);
+    }
+    memcpy(g->buf + g->n, s, k);
+    g->n += k;
+}
+
+static void gen_value(gen_t *g, int depth)
+{
+    static const char *const blanks[] = {"", " ", "\n", "\t\r", "  \n "};
+    static const char *const atoms[] = {
+        "0", "-0", "12", "-7", "3.25", "1e400", "-1e-400", "2147483648", "-2147483649",
+        "123456789012345678", "6.02e23", "1E-3", "0.1", "true", "false", "null",
+        "\"\"", "\"op\"", "\"a[i*128:(i+1)*128, 0:64]\"", "\"\\u00e9\\ud83d\\ude00\\n\"",
+        "\"\\\"q\\\"\"", "\"\\ud800\"", "1e", "-", "\"\\q\"", "nul", "01"};
+    put(g, blanks[pick(g, 5)]);
+    unsigned kind = depth > 6 ? 2 : pick(g, 4);
+    if (kind >= 2) {
+        put(g, atoms[pick(g, sizeof atoms / sizeof atoms[0])]);
+    } else {
+        bool obj = kind == 1;
+        put(g, obj ? "{" : "[");
+        unsigned n = pick(g, 5);
+        for (unsigned i = 0; i < n; i++) {
+            if (i)
+                put(g, pick(g, 40) ? "," : ",,");
+            if (obj) {
+                static const char *const keys[] = {"\"op\"", "\"Op\"", "\"dst\"", "\"\"", "\"k\\u0041\"", "k"};
+                put(g, blanks[pick(g, 5)]);
+                put(g, keys[pick(g, 6)]);
+                put(g, blanks[pick(g, 5)]);
+                put(g, pick(g, 40) ? ":" : "");
+            }
+            gen_value(g, depth + 1);
+            put(g, blanks[pick(g, 5)]);
+        }
+        put(g, obj ? "}" : "]");
+    }
+    put(g, blanks[pick(g, 5)]);
+}
+
+static void test_generated(void **state)
+{
+    (void)state;
+    gen_t g = {0x9E3779B97F4A7C15ull, NULL, 0, 0};
+    size_t parsed = 0;
+    for (int i = 0; i < 3000; i++) {
+        g.n = 0;
+        gen_value(&g, 0);
+        parsed += check_text(g.buf, g.n);
+        if (i < 40)
+            check_variants(g.buf, g.n);
+    }
+    free(g.buf);
+    assert_true(parsed > 100);   /* both outcomes are exercised */
+    assert_true(parsed < 2900);
+}
+
+/* cJSON's own lookups work on the arena tree: case-insensitive keys, the
+ * first of duplicates, array size and index. */
+static void test_cjson_calls(void **state)
+{
+    (void)state;
+    const char *s = "{\"Op\": 1, \"op\": 2, \"list\": [10, 20, 30], \"s\": \"x\"}";
+    tpb_arena_t a = {0};
+    cJSON *root;
+    const char *end;
+    assert_int_equal(tpb_json_arena_parse(&a, s, strlen(s), &root, &end), TPB_JA_OK);
+    assert_ptr_equal(end, s + strlen(s));
+    assert_true(cJSON_IsObject(root));
+    assert_int_equal(cJSON_GetObjectItem(root, "OP")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(root, "op")->valueint, 2);
+    assert_null(cJSON_GetObjectItemCaseSensitive(root, "OP"));
+    const cJSON *list = cJSON_GetObjectItem(root, "list");
+    assert_true(cJSON_IsArray(list));
+    assert_int_equal(cJSON_GetArraySize(list), 3);
+    assert_int_equal(cJSON_GetArrayItem(list, 2)->valueint, 30);
+    assert_true(cJSON_IsNumber(cJSON_GetArrayItem(list, 0)));
+    assert_true(cJSON_HasObjectItem(root, "S"));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(root, "s")), "x");
+    tpb_arena_free(&a);
+}
+
+/* The kernel-file messages are made from the reader's positions. */
+static void test_messages(void **state)
+{
+    (void)state;
+    tpb_err_t e;
+    const char *s = "{\n  \"a\": [1,, 2]\n}";
+    tpb_arena_t a = {0};
+    cJSON *root;
+    const char *end;
+    assert_int_equal(tpb_json_arena_parse(&a, s, strlen(s), &root, &end), TPB_JA_SYNTAX);
+    tpb_json_fail_linecol(s, strlen(s), end, false, "k.json", &e);
+    assert_string_equal(e.msg, "k.json:2:11: invalid JSON near here");   /* the second comma */
+    const char *t = "[1] \n x";
+    assert_int_equal(tpb_json_arena_parse(&a, t, strlen(t), &root, &end), TPB_JA_OK);
+    end = tpb_json_trailing_text(t, strlen(t), end);
+    assert_ptr_equal(end, t + 6);
+    tpb_json_fail_linecol(t, strlen(t), end, true, "k.json", &e);
+    assert_string_equal(e.msg, "k.json:2:2: invalid JSON: unexpected text after the top-level value");
+    static const char u[] = "[1] \0x";   /* a NUL ends the text */
+    assert_null(tpb_json_trailing_text(u, sizeof u - 1, u + 3));
+    assert_int_equal(tpb_json_arena_parse(&a, NULL, 0, &root, &end), TPB_JA_SYNTAX);
+    assert_null(end);
+    tpb_arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus),
+        cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_generated),
+        cmocka_unit_test(test_cjson_calls),
+        cmocka_unit_test(test_messages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
