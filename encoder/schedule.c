@@ -25,17 +25,8 @@
 
 #include "hugepage.h"
 #include "sched_clock.h"
+#include "sched_pix.h"
 
-/* A completed producer: semaphore sem reaches value at its completion;
- * its vector clock is its engine's clock at `mark` plus that token. */
-typedef struct {
-    int inst;        /* index in the ORIGINAL order */
-    uint32_t mark;   /* sclk_mark of its engine's clock when it was issued */
-    uint32_t value;
-    uint8_t sem;
-    uint8_t engine;
-    bool is_dma;
-} prod_t;
 
 /* A wait that needs its own Nop, placed right before instruction `before`
  * (original order).  The Nops are materialised once, after the walk, so the
@@ -190,248 +181,9 @@ static int insert_nops(bir_module_t *m, bir_block_t *b, const pending_t *p, tpb_
     return named ? 0 : tpb_errf(err, "out of memory naming the wait Nops of block %s", b->name);
 }
 
-/* ---- producer index ----
- * The dependency search of an instruction scans the producers back from the
- * newest while some of them are not implied by what its engine already
- * waited for.  When an engine never waits on some semaphore (a DVE chain
- * next to a stream of unrelated DMAs, say) that scan reaches back to the
- * start of the program for every instruction: quadratic.  So every producer
- * is also filed by the memory it touches: per (space, chunk of bytes,
- * read/write) a list of producers per semaphore.  A scan that runs long is
- * abandoned and redone on the index, which only visits producers that share
- * a chunk with one of the instruction's accesses.  Both searches give the
- * same answer (per semaphore: the newest conflicting producer above what is
- * known); the index just skips producers that cannot overlap.  Accesses
- * wider than PIX_WIDE_CHUNKS chunks (huge HBM ranges, the all-of-HBM range
- * of a barrier) are filed once, in a per-space "wide" list that every query
- * of that space also scans, and such an access asks every producer.
- *
- * HBM has two chunk sizes.  With only 64 KiB chunks, thousands of small
- * transfers to separate rows of one tensor share a chunk and each query
- * tests them all (quadratic).  So a small HBM access (at most PIX_FINE_MAX
- * 256-byte chunks) is filed per fine chunk (level FINE) and per 64 KiB
- * chunk (level SMALL), a larger one per 64 KiB chunk only (level BIG).  A
- * small query looks up FINE and BIG, a large one BIG and SMALL: whatever
- * overlaps it shares a chunk of a level it reads. */
-_Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
-#define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
 #define PIX_FAR_FACTOR 4   /* more than 4 budgets of producers to scan: the index at once */
 #define PIX_MEMO_SPAN 64   /* search_memo: at most this many producers since the last search */
-#define PIX_WIDE_CHUNK ((1ull << 56) - 1)
-#define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
-enum { PIX_FINE, PIX_BIG, PIX_SMALL };   /* levels (SBUF and PSUM use FINE only) */
-
-typedef struct {
-    int *v;
-    int n, cap;
-} ivec_t;
-
-typedef struct {
-    ivec_t by_sem[BIR_MAX_SEMS];   /* producer indices, ascending */
-    uint64_t nonempty;             /* bit s: by_sem[s].n > 0 */
-} pbucket_t;
-
-typedef struct {
-    uint64_t *keys;                /* open addressing; 0 = empty */
-    int *slot_bucket;
-    size_t cap, n;
-    pbucket_t *buckets;
-    int nb, capb;
-    bool oom;
-} pindex_t;
-
-static unsigned chunk_shift(unsigned space) { return space == ISA_SPACE_HBM ? 16 : 8; }
-
-static uint64_t pix_key(unsigned space, unsigned level, uint64_t chunk, bool write)
-{
-    return (((((chunk << 2) | level) << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
-}
-
-static size_t pix_hash(uint64_t k, size_t cap)
-{
-    k *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(k ^ k >> 31) & (cap - 1);
-}
-
-static void pix_free(pindex_t *x)
-{
-    for (int b = 0; b < x->nb; b++)
-        for (int s = 0; s < BIR_MAX_SEMS; s++)
-            free(x->buckets[b].by_sem[s].v);
-    free(x->buckets);
-    free(x->keys);
-    free(x->slot_bucket);
-    memset(x, 0, sizeof *x);
-}
-
-/* The bucket of key, or NULL (absent and !create, or out of memory). */
-static pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
-{
-    if (x->cap) {
-        for (size_t i = pix_hash(key, x->cap);; i = (i + 1) & (x->cap - 1)) {
-            if (x->keys[i] == key)
-                return &x->buckets[x->slot_bucket[i]];
-            if (!x->keys[i])
-                break;
-        }
-    }
-    if (!create || x->oom)
-        return NULL;
-    if (2 * (x->n + 1) > x->cap) {
-        size_t nc = x->cap ? 2 * x->cap : 1024;
-        uint64_t *nk = calloc(nc, sizeof *nk);
-        int *ns = calloc(nc, sizeof *ns);
-        if (!nk || !ns) {
-            free(nk), free(ns);
-            x->oom = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < x->cap; i++)
-            if (x->keys[i]) {
-                size_t j = pix_hash(x->keys[i], nc);
-                while (nk[j])
-                    j = (j + 1) & (nc - 1);
-                nk[j] = x->keys[i], ns[j] = x->slot_bucket[i];
-            }
-        free(x->keys), free(x->slot_bucket);
-        x->keys = nk, x->slot_bucket = ns, x->cap = nc;
-    }
-    if (x->nb == x->capb) {
-        int nc = x->capb ? 2 * x->capb : 256;
-        pbucket_t *nb = realloc(x->buckets, (size_t)nc * sizeof *nb);
-        if (!nb) {
-            x->oom = true;
-            return NULL;
-        }
-        x->buckets = nb, x->capb = nc;
-    }
-    memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
-    size_t i = pix_hash(key, x->cap);
-    while (x->keys[i])
-        i = (i + 1) & (x->cap - 1);
-    x->keys[i] = key;
-    x->slot_bucket[i] = x->nb;
-    x->n++;
-    return &x->buckets[x->nb++];
-}
-
-/* What pix_append needs to compare a new producer with filed ones. */
-typedef struct {
-    const bir_inst_t *insts;   /* the block, original order */
-    const prod_t *prods;
-} pix_ctx_t;
-
-/* Two instructions touching exactly the same ranges conflict with the
- * same instructions.  The fields of an access fill its 16 bytes (no
- * padding bits), so equal fields are equal bytes: compared as two words,
- * not field by field out of the bit-fields. */
-_Static_assert(sizeof(bir_access_t) == 16, "bir_access_t: 8+8+8+48+48+8 bits, no padding");
-static bool same_accesses(const bir_inst_t *a, const bir_inst_t *b)
-{
-    if (a->nacc != b->nacc)
-        return false;
-    for (int i = 0; i < a->nacc; i++) {
-        uint64_t x[2], y[2];
-        memcpy(x, &a->acc[i], sizeof x);
-        memcpy(y, &b->acc[i], sizeof y);
-        if (x[0] != y[0] || x[1] != y[1])
-            return false;
-    }
-    return true;
-}
-
-/* Producers among the last entries of a list compared with a new one. */
-#define PIX_DEDUP 4
-
-/* Append producer p (instruction in) to a list.  A recent entry on the
- * same semaphore with exactly the same accesses is dropped first: any
- * instruction that conflicts with it conflicts with p, whose value is
- * higher, so a newest-first search never answers with it.  This keeps
- * a chunk's lists short when instructions that never conflict share it
- * (chains on separate small tiles in one chunk, each repeating its
- * accesses), so searching them stays linear in the program. */
-static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst_t *in,
-                       const pix_ctx_t *c)
-{
-    pbucket_t *b = pix_bucket(x, key, true);
-    if (!b)
-        return;
-    ivec_t *l = &b->by_sem[sem];
-    if (l->n && l->v[l->n - 1] == p)
-        return;
-    for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
-        if (same_accesses(in, &c->insts[c->prods[l->v[k]].inst])) {
-            memmove(&l->v[k], &l->v[k + 1], (size_t)(l->n - k - 1) * sizeof *l->v);
-            l->n--;
-            break;
-        }
-    if (l->n == l->cap) {
-        int nc = l->cap ? 2 * l->cap : 8;
-        int *nv = realloc(l->v, (size_t)nc * sizeof *nv);
-        if (!nv) {
-            x->oom = true;
-            return;
-        }
-        l->v = nv, l->cap = nc;
-    }
-    l->v[l->n++] = p;
-    b->nonempty |= 1ull << sem;
-}
-
-static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
-{
-    unsigned sh = chunk_shift(a->space);
-    *c0 = (uint64_t)a->lo >> sh;
-    *c1 = ((uint64_t)a->hi - 1) >> sh;   /* hi > lo here: no wrap */
-    return *c1 - *c0 >= PIX_WIDE_CHUNKS;
-}
-
-/* Chunks c0..c1 of one index level. */
-typedef struct {
-    unsigned level;
-    uint64_t c0, c1;
-} pix_range_t;
-
-/* The chunk ranges a non-wide access (chunks c0..c1 of chunk_shift) is
- * filed under (query false) or looked up in (query true); how many. */
-static int pix_ranges(const bir_access_t *a, uint64_t c0, uint64_t c1, bool query,
-                      pix_range_t *out)
-{
-    if (a->space != ISA_SPACE_HBM) {
-        out[0] = (pix_range_t){PIX_FINE, c0, c1};
-        return 1;
-    }
-    uint64_t f0 = (uint64_t)a->lo >> 8, f1 = ((uint64_t)a->hi - 1) >> 8;
-    if (f1 - f0 + 1 > PIX_FINE_MAX) {   /* large: filed once; asks both coarse levels */
-        out[0] = (pix_range_t){PIX_BIG, c0, c1};
-        out[1] = (pix_range_t){PIX_SMALL, c0, c1};
-        return query ? 2 : 1;
-    }
-    out[0] = (pix_range_t){PIX_FINE, f0, f1};
-    out[1] = (pix_range_t){query ? PIX_BIG : PIX_SMALL, c0, c1};
-    return 2;
-}
-
-/* File producer p (semaphore sem) under every chunk its accesses touch. */
-static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
-{
-    for (int a = 0; a < in->nacc; a++) {
-        const bir_access_t *ac = &in->acc[a];
-        if (ac->hi <= ac->lo)
-            continue;   /* touches nothing */
-        uint64_t c0, c1;
-        if (access_wide(ac, &c0, &c1)) {
-            pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx);
-            continue;
-        }
-        pix_range_t rg[2];
-        int nr = pix_ranges(ac, c0, c1, false, rg);
-        for (int r = 0; r < nr; r++)
-            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                pix_append(x, pix_key(ac->space, rg[r].level, c, ac->write), sem, p, in, ctx);
-    }
-}
 
 /* An engine's last dependency search (search_memo). */
 typedef struct {
@@ -485,6 +237,7 @@ static void walk_free(sync_walk_t *w)
 static int walk_init(sync_walk_t *w, int n, int nsems)
 {
     memset(w, 0, sizeof *w);
+    pix_init(&w->index);
     w->nsems = nsems;
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         w->memo[e].inst = -1;
@@ -557,7 +310,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
         if (ac->hi <= ac->lo)
             continue;
         uint64_t c0, c1;
-        if (access_wide(ac, &c0, &c1)) {
+        if (pix_access_wide(ac, &c0, &c1)) {
             /* every producer on each semaphore, newest first */
             for (int s = 0; s < w->nsems; s++) {
                 if (s == own)
@@ -578,14 +331,12 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,
-                               pix_bucket(&w->index,
-                                          pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, kind), false),
+                               pix_find(&w->index, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, kind)),
                                own_bit, lim, g);
             for (int r = 0; r < nr; r++)
                 for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
                     set |= scan_bucket(w, b, ax,
-                                       pix_bucket(&w->index, pix_key(ac->space, rg[r].level, c, kind),
-                                                  false),
+                                       pix_find(&w->index, pix_key(ac->space, rg[r].level, c, kind)),
                                        own_bit, lim, g);
         }
     }
@@ -698,7 +449,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     if (!w->open[in->engine])
         needs = 0;   /* every producer implied by what the engine knows: no search */
     else if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
-             w->np - mm->np <= PIX_MEMO_SPAN && same_accesses(&b->insts[mm->inst], in))
+             w->np - mm->np <= PIX_MEMO_SPAN && pix_same_accesses(&b->insts[mm->inst], in))
         needs = search_memo(w, b, in, is_dma, mm, kn, need, giver);
     else
         needs = search_scan(w, b, in, is_dma, kn, need, giver, scan_budget);
