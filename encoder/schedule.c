@@ -348,13 +348,16 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
     return set;
 }
 
-/* The semaphores whose count engine known (kn) has not reached. */
-static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn)
+/* Of the semaphores in `open`, those whose count engine known (kn) has
+ * not reached (a semaphore outside `open` has been reached already, and
+ * known only grows). */
+static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn, uint64_t open)
 {
-    uint64_t open = 0;
-    for (int s = 0; s < w->nsems; s++)
-        if (kn[s] < w->count[s])
-            open |= 1ull << s;
+    for (uint64_t q = open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (kn[s] >= w->count[s])
+            open &= ~(1ull << s);
+    }
     return open;
 }
 
@@ -382,11 +385,11 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
 
 /* The dependency search of instruction in: per semaphore s, the newest
  * conflicting producer (giver[s]) whose value (need[s]) is above what the
- * engine knows (kn); bit s of the result: one was found.  A backward scan
- * over the producers, switching to the index after scan_budget of them. */
+ * engine knows (kn); bit s of the result: one was found.  The plain
+ * backward scan over the producers: the reference the tests compare
+ * search_walk and the index with (scan budget INT_MAX). */
 static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
-                            int scan_budget)
+                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver)
 {
     accs_t ax;
     ax.n = -1;   /* loaded at the first test: many instructions test none */
@@ -394,19 +397,57 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
      * this engine knows or already needs */
     uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
-    /* a range far past the budget is rarely cut short by what the scan
-     * finds: go to the index at once (the answer is the same) */
-    int budget = (int64_t)w->np - stop > PIX_FAR_FACTOR * (int64_t)scan_budget ? 0 : scan_budget;
-    for (int p = w->np - 1; p >= stop; p--) {
-        if (--budget < 0 && !w->index.oom) {
-            /* a long way back: ask the index instead (same answer) */
-            memset(need, 0, BIR_MAX_SEMS * sizeof *need);
-            if (ax.n < 0)
-                accs_load(&ax, in);
-            return search_index(w, b, in, &ax, is_dma, kn, need, giver);
-        }
+    for (int p = w->np - 1; p >= stop; p--)
         if (test_producer(w, b, in, is_dma, &ax, p, kn, need, giver, &needs))
             stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
+    return needs;
+}
+
+/* The dependency search per semaphore: the answer for semaphore s is the
+ * newest producer on s above what the engine knows that conflicts with
+ * in, independent of the other semaphores, so each open semaphore's
+ * producers are walked newest first down to the known value (by_val),
+ * stopping at the first conflict.  This tests exactly the producers the
+ * backward scan over all producers tests (search_scan; it also steps over
+ * every implied producer in between and recomputes where to stop after
+ * each find).  More than scan_budget producers to walk: the index. */
+static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
+                            int scan_budget)
+{
+    uint64_t open = w->open[in->engine];
+    if (!is_dma)   /* its own engine's producers run before it, in order */
+        open &= ~(1ull << sched_engine_sem(in->engine));
+    int64_t total = 0;   /* producers above what is known */
+    for (uint64_t q = open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        total += w->count[s] > kn[s] ? w->count[s] - kn[s] : 0;
+    }
+    if (!total)
+        return 0;
+    accs_t ax;
+    accs_load(&ax, in);
+    /* a walk far past the budget is rarely cut short by what it finds:
+     * the index at once (same answer) */
+    if (total > scan_budget && !w->index.oom &&
+        (total > PIX_FAR_FACTOR * (int64_t)scan_budget || scan_budget == 0))
+        return search_index(w, b, in, &ax, is_dma, kn, need, giver);
+    int budget = scan_budget;
+    uint64_t needs = 0;
+    for (uint64_t q = open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        for (uint32_t v = w->count[s]; v > kn[s]; v--) {
+            if (--budget < 0 && !w->index.oom) {
+                memset(need, 0, BIR_MAX_SEMS * sizeof *need);
+                return search_index(w, b, in, &ax, is_dma, kn, need, giver);
+            }
+            int p = w->by_val[s][v];
+            if (w->tests++, conflicts(&ax, &b->insts[w->prods[p].inst])) {
+                need[s] = v, giver[s] = p;
+                needs |= 1ull << s;
+                break;
+            }
+        }
     }
     return needs;
 }
@@ -451,8 +492,10 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     else if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
              w->np - mm->np <= PIX_MEMO_SPAN && pix_same_accesses(&b->insts[mm->inst], in))
         needs = search_memo(w, b, in, is_dma, mm, kn, need, giver);
+    else if (scan_budget == INT_MAX)
+        needs = search_scan(w, b, in, is_dma, kn, need, giver);   /* the tests' reference */
     else
-        needs = search_scan(w, b, in, is_dma, kn, need, giver, scan_budget);
+        needs = search_walk(w, b, in, is_dma, kn, need, giver, scan_budget);
     mm->inst = i, mm->is_dma = is_dma, mm->np = w->np, mm->found = needs;
     for (uint64_t q = needs; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
@@ -479,7 +522,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             return -1;
     }
     if (nw)
-        w->open[in->engine] = open_sems(w, kn);
+        w->open[in->engine] = open_sems(w, kn, w->open[in->engine]);
     for (int k = 0; k < nw; k++) {
         int s2 = wsem[k];
         w->waits++;
