@@ -25,6 +25,7 @@
 
 #include "hugepage.h"
 #include "sched_clock.h"
+#include "sched_conflict.h"
 #include "sched_pix.h"
 
 
@@ -54,50 +55,6 @@ static int pending_add(pending_t *p, int before, int sem, uint32_t value)
     }
     p->v[p->n++] = (pending_nop_t){before, sem, value};
     return 0;
-}
-
-/* An instruction's accesses out of their packed bitfields: one
- * instruction's scan tests it against hundreds of producers, and reading
- * the 48-bit fields again for every pair cost most of the scan. */
-typedef struct {
-    uint64_t lo, hi;
-    unsigned space, p0, p1;
-    bool write;
-} acc_plain_t;
-
-typedef struct {
-    int n;
-    acc_plain_t a[BIR_MAX_ACCESS];
-} accs_t;
-
-static void accs_load(accs_t *x, const bir_inst_t *in)
-{
-    x->n = in->nacc < BIR_MAX_ACCESS ? in->nacc : BIR_MAX_ACCESS;
-    for (int i = 0; i < x->n; i++) {
-        const bir_access_t *y = &in->acc[i];
-        x->a[i].lo = y->lo, x->a[i].hi = y->hi;
-        x->a[i].space = (unsigned)y->space, x->a[i].p0 = (unsigned)y->p0;
-        x->a[i].p1 = (unsigned)y->p1, x->a[i].write = y->write != 0;
-    }
-}
-
-/* Some access of x and some access of b overlap and one of them writes
- * (bir_access_overlap's test, on x's unpacked fields). */
-static bool conflicts(const accs_t *x, const bir_inst_t *b)
-{
-    for (int j = 0; j < b->nacc; j++) {
-        const bir_access_t *y = &b->acc[j];
-        unsigned space = (unsigned)y->space, p0 = (unsigned)y->p0, p1 = (unsigned)y->p1;
-        bool wr = y->write != 0;
-        for (int i = 0; i < x->n; i++) {
-            const acc_plain_t *a = &x->a[i];
-            /* the 48-bit byte bounds are read only past the cheap tests */
-            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 &&
-                a->lo < (uint64_t)y->hi && (uint64_t)y->lo < a->hi)
-                return true;
-        }
-    }
-    return false;
 }
 
 /* Index of the oldest producer not implied by max(known, need) on its
@@ -207,6 +164,8 @@ typedef struct {
     int np;
     unsigned waits, nops;
     uint64_t tests;                  /* conflicts() calls (enc_stats_t sync_tests) */
+    uint32_t *accid;                 /* [p]: producer p's access-set id, 0: not yet known */
+    sconf_t *conf;
     pending_t pending;
     pindex_t index;
     sync_memo_t memo[ISA_ENG_COUNT];
@@ -225,6 +184,10 @@ static void walk_free_search(sync_walk_t *w)
         w->by_val[s] = NULL;
     }
     pix_free(&w->index);
+    free(w->accid);
+    w->accid = NULL;
+    free(w->conf);
+    w->conf = NULL;
 }
 
 static void walk_free(sync_walk_t *w)
@@ -246,13 +209,31 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
      * only the pages in use become resident */
     size_t np = (size_t)(n > 0 ? n : 1);
     w->prods = malloc(np * sizeof *w->prods);
+    w->accid = malloc(np * sizeof *w->accid);
+    w->conf = malloc(sizeof *w->conf);
     sclk_init(&w->clk, nsems);
-    if (!w->prods)
+    if (!w->prods || !w->accid || !w->conf)
         return -1;
+    sconf_init(w->conf);
     for (int s = 0; s < nsems; s++)
         if (!(w->by_val[s] = malloc(((size_t)n + 2) * sizeof(int))))
             return -1;
     return 0;
+}
+
+/* Whether producer p conflicts with the instruction whose accesses are
+ * ax (loaded); p's access-set id is found at its first test. */
+static inline bool conflicts(sync_walk_t *w, const bir_block_t *b, const accs_t *ax, int p)
+{
+    w->tests++;
+    return sconf_test(w->conf, ax, b->insts, w->prods[p].inst, &w->accid[p]);
+}
+
+/* Load instruction in's accesses (and their id) into ax, once. */
+static void load_accs(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in, accs_t *ax)
+{
+    if (ax->n < 0)
+        sconf_load(w->conf, ax, b->insts, (int)(in - b->insts));
 }
 
 /* Newest producer in list l above *lim that conflicts with in (accesses
@@ -264,7 +245,7 @@ static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
         const prod_t *pr = &w->prods[l->v[k]];
         if (pr->value <= *lim)
             return false;   /* older entries have smaller values */
-        if (w->tests++, conflicts(ax, &b->insts[pr->inst])) {
+        if (conflicts(w, b, ax, l->v[k])) {
             *lim = pr->value;
             *giver = l->v[k];
             return true;
@@ -317,7 +298,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
                     continue;   /* same engine, in order */
                 for (uint32_t v = w->count[s]; v > lim[s]; v--) {
                     int p = w->by_val[s][v];
-                    if (w->tests++, conflicts(ax, &b->insts[w->prods[p].inst])) {
+                    if (conflicts(w, b, ax, p)) {
                         lim[s] = v, g[s] = p;
                         set |= 1ull << s;
                         break;
@@ -373,9 +354,8 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
     uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
     if (thr >= pr->value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
         return false;
-    if (ax->n < 0)
-        accs_load(ax, in);
-    if (w->tests++, !conflicts(ax, &b->insts[pr->inst]))
+    load_accs(w, b, in, ax);
+    if (!conflicts(w, b, ax, p))
         return false;
     need[pr->sem] = pr->value;
     giver[pr->sem] = p;
@@ -389,16 +369,15 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
  * backward scan over the producers: the reference the tests compare
  * search_walk and the index with (scan budget INT_MAX). */
 static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver)
+                            accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                            int *giver)
 {
-    accs_t ax;
-    ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
     uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
     for (int p = w->np - 1; p >= stop; p--)
-        if (test_producer(w, b, in, is_dma, &ax, p, kn, need, giver, &needs))
+        if (test_producer(w, b, in, is_dma, ax, p, kn, need, giver, &needs))
             stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
     return needs;
 }
@@ -412,7 +391,7 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
  * every implied producer in between and recomputes where to stop after
  * each find).  More than scan_budget producers to walk: the index. */
 static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
+                            accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
                             int scan_budget)
 {
     uint64_t open = w->open[in->engine];
@@ -425,13 +404,12 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
     }
     if (!total)
         return 0;
-    accs_t ax;
-    accs_load(&ax, in);
+    load_accs(w, b, in, ax);
     /* a walk far past the budget is rarely cut short by what it finds:
      * the index at once (same answer) */
     if (total > scan_budget && !w->index.oom &&
         (total > PIX_FAR_FACTOR * (int64_t)scan_budget || scan_budget == 0))
-        return search_index(w, b, in, &ax, is_dma, kn, need, giver);
+        return search_index(w, b, in, ax, is_dma, kn, need, giver);
     int budget = scan_budget;
     uint64_t needs = 0;
     for (uint64_t q = open; q; q &= q - 1) {
@@ -439,10 +417,10 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
         for (uint32_t v = w->count[s]; v > kn[s]; v--) {
             if (--budget < 0 && !w->index.oom) {
                 memset(need, 0, BIR_MAX_SEMS * sizeof *need);
-                return search_index(w, b, in, &ax, is_dma, kn, need, giver);
+                return search_index(w, b, in, ax, is_dma, kn, need, giver);
             }
             int p = w->by_val[s][v];
-            if (w->tests++, conflicts(&ax, &b->insts[w->prods[p].inst])) {
+            if (conflicts(w, b, ax, p)) {
                 need[s] = v, giver[s] = p;
                 needs |= 1ull << s;
                 break;
@@ -459,7 +437,7 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
  * since are tested.  A chain of instructions repeating their tiles (a loop
  * body on one engine) thus tests a few producers instead of a search. */
 static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                            bool is_dma, const sync_memo_t *m, const uint32_t *kn, uint32_t *need,
+                            accs_t *ax, bool is_dma, const sync_memo_t *m, const uint32_t *kn, uint32_t *need,
                             int *giver)
 {
     uint64_t needs = 0;
@@ -468,10 +446,8 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
         if (m->val[s] > kn[s])
             need[s] = m->val[s], giver[s] = m->giver[s], needs |= 1ull << s;
     }
-    accs_t ax;
-    ax.n = -1;
     for (int p = w->np - 1; p >= m->np; p--)   /* newest first, as the scan */
-        test_producer(w, b, in, is_dma, &ax, p, kn, need, giver, &needs);
+        test_producer(w, b, in, is_dma, ax, p, kn, need, giver, &needs);
     return needs;
 }
 
@@ -486,16 +462,18 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     const uint32_t *kn = w->clk.now[in->engine];
     sync_memo_t *mm = &w->memo[in->engine];
     uint64_t needs;
+    accs_t ax;
+    ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
     if (!w->open[in->engine])
         needs = 0;   /* every producer implied by what the engine knows: no search */
     else if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
              w->np - mm->np <= PIX_MEMO_SPAN && pix_same_accesses(&b->insts[mm->inst], in))
-        needs = search_memo(w, b, in, is_dma, mm, kn, need, giver);
+        needs = search_memo(w, b, in, &ax, is_dma, mm, kn, need, giver);
     else if (scan_budget == INT_MAX)
-        needs = search_scan(w, b, in, is_dma, kn, need, giver);   /* the tests' reference */
+        needs = search_scan(w, b, in, &ax, is_dma, kn, need, giver);   /* the tests' reference */
     else
-        needs = search_walk(w, b, in, is_dma, kn, need, giver, scan_budget);
+        needs = search_walk(w, b, in, &ax, is_dma, kn, need, giver, scan_budget);
     mm->inst = i, mm->is_dma = is_dma, mm->np = w->np, mm->found = needs;
     for (uint64_t q = needs; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
@@ -551,6 +529,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     pr->inst = i, pr->engine = (uint8_t)in->engine, pr->is_dma = is_dma;
     pr->sem = (uint8_t)sem, pr->value = w->count[sem];
     pr->mark = sclk_mark(&w->clk, in->engine);
+    w->accid[w->np - 1] = ax.n >= 0 ? ax.id : 0;   /* else found at its first test */
     pix_ctx_t pc = {b->insts, w->prods};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma) {   /* later instructions of this engine follow it in order */
