@@ -35,7 +35,15 @@ uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i)
 
 void sconf_load(sconf_t *c, accs_t *x, const bir_inst_t *insts, int i)
 {
-    const bir_inst_t *in = &insts[i];
+    x->loaded = true;
+    x->plain = false;
+    x->in = &insts[i];
+    x->id = c->tests + 1 >= c->off_until ? sconf_id(c, insts, i) : 0;
+}
+
+static void unpack(accs_t *x)
+{
+    const bir_inst_t *in = x->in;
     x->n = in->nacc < BIR_MAX_ACCESS ? in->nacc : BIR_MAX_ACCESS;
     for (int k = 0; k < x->n; k++) {
         const bir_access_t *y = &in->acc[k];
@@ -43,11 +51,13 @@ void sconf_load(sconf_t *c, accs_t *x, const bir_inst_t *insts, int i)
         x->a[k].space = (unsigned)y->space, x->a[k].p0 = (unsigned)y->p0;
         x->a[k].p1 = (unsigned)y->p1, x->a[k].write = y->write != 0;
     }
-    x->id = c->tests + 1 >= c->off_until ? sconf_id(c, insts, i) : 0;
+    x->plain = true;
 }
 
-bool sconf_overlap(const accs_t *x, const bir_inst_t *b)
+bool sconf_overlap(accs_t *x, const bir_inst_t *b)
 {
+    if (!x->plain)
+        unpack(x);
     for (int j = 0; j < b->nacc; j++) {
         const bir_access_t *y = &b->acc[j];
         unsigned space = (unsigned)y->space, p0 = (unsigned)y->p0, p1 = (unsigned)y->p1;
@@ -63,7 +73,7 @@ bool sconf_overlap(const accs_t *x, const bir_inst_t *b)
     return false;
 }
 
-bool sconf_test_slow(sconf_t *c, const accs_t *x, const bir_inst_t *b, size_t slot, uint64_t key)
+bool sconf_test_slow(sconf_t *c, accs_t *x, const bir_inst_t *b, size_t slot, uint64_t key)
 {
     bool hit = sconf_overlap(x, b);
     c->pair[slot] = key;

@@ -27,8 +27,11 @@ typedef struct {
 } acc_plain_t;
 
 typedef struct {
-    int n;                           /* -1: not loaded yet */
+    bool loaded;                     /* by sconf_load: in and id */
+    bool plain;                      /* a[0..n-1] unpacked (at the first plain test) */
     uint32_t id;                     /* access-set id (sconf_id), 0: none */
+    const bir_inst_t *in;
+    int n;
     acc_plain_t a[BIR_MAX_ACCESS];
 } accs_t;
 
@@ -56,20 +59,21 @@ typedef struct {
 void sconf_init(sconf_t *c);
 /* The id of instruction insts[i]'s access set; 0 when the ids ran out. */
 uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i);
-/* Load instruction insts[i]'s accesses into x, and their id while the
- * table is in use (else 0). */
+/* Point x at instruction insts[i], with the id of its accesses while the
+ * table is in use (else 0); they are unpacked at the first plain test
+ * (most tests of a loop body are answered by the table). */
 void sconf_load(sconf_t *c, accs_t *x, const bir_inst_t *insts, int i);
 /* Some access of x and some access of b overlap and one of them writes
  * (bir_access_overlap's test, on x's unpacked fields). */
-bool sconf_overlap(const accs_t *x, const bir_inst_t *b);
+bool sconf_overlap(accs_t *x, const bir_inst_t *b);
 /* The overlap test of a pair not in the table, kept in slot `slot`. */
-bool sconf_test_slow(sconf_t *c, const accs_t *x, const bir_inst_t *b, size_t slot, uint64_t key);
+bool sconf_test_slow(sconf_t *c, accs_t *x, const bir_inst_t *b, size_t slot, uint64_t key);
 /* The end of a window of SCONF_WINDOW tests through the table. */
 void sconf_window_end(sconf_t *c);
 
 /* sconf_overlap(x, insts[bi]) through the table; *idb: insts[bi]'s id,
  * found here when 0 and the table is in use. */
-static inline bool sconf_test(sconf_t *c, const accs_t *x, const bir_inst_t *insts, int bi,
+static inline bool sconf_test(sconf_t *c, accs_t *x, const bir_inst_t *insts, int bi,
                               uint32_t *idb)
 {
     if (++c->tests < c->off_until || !x->id)

@@ -223,7 +223,7 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 
 /* Whether producer p conflicts with the instruction whose accesses are
  * ax (loaded); p's access-set id is found at its first test. */
-static inline bool conflicts(sync_walk_t *w, const bir_block_t *b, const accs_t *ax, int p)
+static inline bool conflicts(sync_walk_t *w, const bir_block_t *b, accs_t *ax, int p)
 {
     w->tests++;
     return sconf_test(w->conf, ax, b->insts, w->prods[p].inst, &w->accid[p]);
@@ -232,13 +232,13 @@ static inline bool conflicts(sync_walk_t *w, const bir_block_t *b, const accs_t 
 /* Load instruction in's accesses (and their id) into ax, once. */
 static void load_accs(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in, accs_t *ax)
 {
-    if (ax->n < 0)
+    if (!ax->loaded)
         sconf_load(w->conf, ax, b->insts, (int)(in - b->insts));
 }
 
 /* Newest producer in list l above *lim that conflicts with in (accesses
  * ax); whether one was found. */
-static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static bool scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
                       const ivec_t *l, uint32_t *lim, int *giver)
 {
     for (int k = l->n - 1; k >= 0; k--) {
@@ -257,7 +257,7 @@ static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
 /* Scan every non-empty semaphore list of bucket b (NULL: no producer
  * there) but the own one (bit `own_bit`); the semaphores that found a
  * producer. */
-static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
                             const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
     uint64_t found = 0;
@@ -277,7 +277,7 @@ static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, const accs_t *
  * producer instead. */
 
 static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                             const accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                             accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
                              int *giver)
 {
     int own = is_dma ? -1 : sched_engine_sem(in->engine);
@@ -463,7 +463,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     sync_memo_t *mm = &w->memo[in->engine];
     uint64_t needs;
     accs_t ax;
-    ax.n = -1;   /* loaded at the first test: many instructions test none */
+    ax.loaded = false;   /* at the first test: many instructions test none */
     /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
     if (!w->open[in->engine])
         needs = 0;   /* every producer implied by what the engine knows: no search */
@@ -529,7 +529,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     pr->inst = i, pr->engine = (uint8_t)in->engine, pr->is_dma = is_dma;
     pr->sem = (uint8_t)sem, pr->value = w->count[sem];
     pr->mark = sclk_mark(&w->clk, in->engine);
-    w->accid[w->np - 1] = ax.n >= 0 ? ax.id : 0;   /* else found at its first test */
+    w->accid[w->np - 1] = ax.loaded ? ax.id : 0;   /* else found at its first test */
     pix_ctx_t pc = {b->insts, w->prods};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma) {   /* later instructions of this engine follow it in order */
