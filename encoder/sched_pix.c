@@ -15,9 +15,15 @@ void pix_init(pindex_t *x)
 
 void pix_free(pindex_t *x)
 {
-    for (int b = 0; b < x->nb; b++)
-        for (int s = 0; s < BIR_MAX_SEMS; s++)
-            free(x->buckets[b].by_sem[s].v);
+    for (int b = 0; b < x->nb; b++)   /* a list with storage has had an entry */
+        for (uint64_t q = x->buckets[b].nonempty; q; q &= q - 1) {
+            ivec_t *l = &x->buckets[b].by_sem[__builtin_ctzll(q)];
+            if (l->cap > PIX_SLAB)
+                free(l->v);
+        }
+    for (int k = 0; k < x->nslabs; k++)
+        free(x->slabs[k]);
+    free(x->slabs);
     free(x->buckets);
     free(x->keys);
     free(x->slot_bucket);
@@ -67,6 +73,46 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
     return &x->buckets[x->nb++];
 }
 
+/* A block of PIX_SLAB entries from the newest slab; NULL: out of memory. */
+static int *slab_take(pindex_t *x)
+{
+    if (!x->nslabs || x->slab_used == PIX_SLAB_BLOCKS) {
+        if (x->nslabs == x->capslabs) {
+            int nc = x->capslabs ? 2 * x->capslabs : 16;
+            int **ns = realloc(x->slabs, (size_t)nc * sizeof *ns);
+            if (!ns)
+                return NULL;
+            x->slabs = ns, x->capslabs = nc;
+        }
+        int *slab = malloc((size_t)PIX_SLAB_BLOCKS * PIX_SLAB * sizeof *slab);
+        if (!slab)
+            return NULL;
+        x->slabs[x->nslabs++] = slab;
+        x->slab_used = 0;
+    }
+    return &x->slabs[x->nslabs - 1][(size_t)x->slab_used++ * PIX_SLAB];
+}
+
+/* Room for one more entry in a full list; -1 when out of memory. */
+static int list_grow(pindex_t *x, ivec_t *l)
+{
+    int *nv;
+    if (!l->cap) {
+        nv = slab_take(x);
+    } else if (l->cap == PIX_SLAB) {   /* out of its slab block (left unused) */
+        nv = malloc((size_t)2 * PIX_SLAB * sizeof *nv);
+        if (nv)
+            memcpy(nv, l->v, (size_t)PIX_SLAB * sizeof *nv);
+    } else {
+        nv = realloc(l->v, (size_t)l->cap * 2 * sizeof *nv);
+    }
+    if (!nv)
+        return -1;
+    l->v = nv;
+    l->cap = l->cap ? 2 * l->cap : PIX_SLAB;
+    return 0;
+}
+
 /* Producers among the last entries of a list compared with a new one. */
 #define PIX_DEDUP 4
 
@@ -99,14 +145,9 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
         else
             rec->p = -1;   /* too many to remember */
     }
-    if (l->n == l->cap) {
-        int nc = l->cap ? 2 * l->cap : 8;
-        int *nv = realloc(l->v, (size_t)nc * sizeof *nv);
-        if (!nv) {
-            x->oom = true;
-            return;
-        }
-        l->v = nv, l->cap = nc;
+    if (l->n == l->cap && list_grow(x, l)) {
+        x->oom = true;
+        return;
     }
     l->v[l->n++] = p;
     b->nonempty |= 1ull << sem;
@@ -169,6 +210,7 @@ void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t 
             continue;   /* touches nothing */
         uint64_t c0, c1;
         if (pix_access_wide(ac, &c0, &c1)) {
+            x->wide_any |= (uint16_t)(1u << ((ac->space & 7u) * 2 + (ac->write ? 1u : 0u)));
             pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx, rec);
             continue;
         }

@@ -50,6 +50,8 @@ _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
 #define PIX_LAST_LISTS 8        /* pix_last_t: lists remembered per producer */
 #define PIX_RECENT 4            /* pix_recent_t: producers remembered per semaphore */
+#define PIX_SLAB 8              /* a list's first storage: entries, from a slab */
+#define PIX_SLAB_BLOCKS 1024    /* such blocks per slab */
 enum { PIX_FINE, PIX_BIG, PIX_SMALL };   /* levels (SBUF and PSUM use FINE only) */
 
 typedef struct {
@@ -88,6 +90,12 @@ typedef struct {
     pbucket_t *buckets;
     int nb, capb;
     bool oom;
+    uint16_t wide_any;             /* bit space * 2 + write: a wide list exists */
+    /* Most lists stay short (compile-live: 12 000 lists of one or two
+     * entries): their first PIX_SLAB entries come from slabs, not one
+     * malloc each; a list that outgrows them moves to its own block. */
+    int **slabs;
+    int nslabs, capslabs, slab_used;   /* blocks taken from the newest slab */
     pix_recent_t recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
 } pindex_t;
@@ -148,6 +156,15 @@ static inline pbucket_t *pix_find(const pindex_t *x, uint64_t key)
         }
     }
     return NULL;
+}
+
+/* The wide list's bucket of (space, write), or NULL (most kernels have
+ * none: no hash lookup then). */
+static inline pbucket_t *pix_find_wide(const pindex_t *x, unsigned space, bool write)
+{
+    if (!(x->wide_any >> ((space & 7u) * 2 + (write ? 1u : 0u)) & 1u))
+        return NULL;
+    return pix_find(x, pix_key(space, PIX_FINE, PIX_WIDE_CHUNK, write));
 }
 
 /* Whether access a spans PIX_WIDE_CHUNKS chunks or more; its chunks. */

@@ -312,7 +312,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,
-                               pix_find(&w->index, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, kind)),
+                               pix_find_wide(&w->index, ac->space, kind),
                                own_bit, lim, g);
             for (int r = 0; r < nr; r++)
                 for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)

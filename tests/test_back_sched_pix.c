@@ -1,7 +1,8 @@
 /* The synchronise pass's producer index (encoder/sched_pix.c): filing a
  * producer through the per-semaphore memo of recent producers must leave
  * every list exactly as the list-by-list filing with its duplicate drop
- * (a model here) leaves it, and the memo must actually be taken. */
+ * (a model here) leaves it, and the memo must actually be taken; lists
+ * start in slab blocks and move out when they grow. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -90,8 +91,9 @@ static void model_add(model_t *m, int sem, int p)
 
 /* One of a few access patterns: a rotating set of SBUF tiles (one or two
  * chunks, some sharing a chunk), small and large HBM rows, an all-of-HBM
- * range, an empty range. */
-static bir_access_t pattern(int k, bool write)
+ * range, an empty range, a range of one chunk that differs per producer
+ * (its lists grow). */
+static bir_access_t pattern(int k, bool write, int p)
 {
     bir_access_t a;
     memset(&a, 0, sizeof a);
@@ -116,6 +118,9 @@ static bir_access_t pattern(int k, bool write)
         a.space = ISA_SPACE_HBM, a.p1 = 1;
         a.lo = 0, a.hi = BIR_ACCESS_END;
         break;
+    case 11:                          /* 8 bytes somewhere in one chunk: a new set */
+        a.lo = 2048 + (uint64_t)(p * 8 % 248), a.hi = a.lo + 8;
+        break;
     default:                          /* touches nothing */
         a.lo = 64, a.hi = 64;
         break;
@@ -126,7 +131,7 @@ static bir_access_t pattern(int k, bool write)
 /* Random producers whose accesses repeat with short periods (a loop body
  * rotating buffers) and sometimes change: the index and the model hold
  * the same lists.  Returns how many were filed through the memo. */
-static uint64_t run_random(uint32_t seed, int npat)
+static uint64_t run_random(uint32_t seed, int npat, int *longest_out)
 {
     model_t m;
     m.l = calloc(MODEL_KEYS, sizeof *m.l);
@@ -151,10 +156,10 @@ static uint64_t run_random(uint32_t seed, int npat)
         bir_inst_t *in = &m.insts[p];
         in->nacc = 1 + (int)(lcg(&st) % 2);
         int base = (int)((count[sem] % (uint32_t)period[sem]) + (uint32_t)sem) % npat;
-        if (lcg(&st) % 8 == 0)   /* now and then something else */
-            base = (int)(lcg(&st) % 11);
+        if (lcg(&st) % 4 == 0)   /* now and then something else */
+            base = (int)(lcg(&st) % 13);
         for (int a = 0; a < in->nacc; a++)
-            acc[p][a] = pattern((base + 3 * a) % 11, a == 0);
+            acc[p][a] = pattern(base >= 11 ? 11 : (base + 3 * a) % 11, a == 0, p);
         in->acc = acc[p];
         m.prods[p] = (prod_t){.inst = p, .sem = (uint8_t)sem, .value = ++count[sem]};
         pix_add(&x, in, sem, p, &ctx);
@@ -162,8 +167,10 @@ static uint64_t run_random(uint32_t seed, int npat)
     }
     assert_false(x.oom);
     size_t keys = 0;
+    int longest = 0;
     for (int i = 0; i < m.n; i++) {
         const mlist_t *l = &m.l[i];
+        longest = l->n > longest ? l->n : longest;
         const pbucket_t *b = pix_find(&x, l->key);
         assert_non_null(b);
         const ivec_t *v = &b->by_sem[l->sem];
@@ -176,6 +183,8 @@ static uint64_t run_random(uint32_t seed, int npat)
         keys += first;
     }
     assert_int_equal(x.n, keys);
+    assert_true(x.nslabs >= 1);
+    *longest_out = longest > *longest_out ? longest : *longest_out;
     uint64_t hits = x.recent_hits;
     pix_free(&x);
     free(m.l);
@@ -189,10 +198,12 @@ static void test_pix_recent_matches_list_filing(void **state)
 {
     (void)state;
     uint64_t hits = 0;
+    int longest = 0;
     for (uint32_t seed = 1; seed <= 8; seed++)
         for (int npat = 2; npat <= 11; npat += 3)
-            hits += run_random(seed, npat);
+            hits += run_random(seed, npat, &longest);
     assert_true(hits > 1000);   /* the memo was taken, not only the long way */
+    assert_true(longest > 2 * PIX_SLAB);   /* lists outgrew their slab block */
 }
 
 int main(void)
