@@ -170,7 +170,10 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p
     pix_recent_t *r = &x->recent[sem];
     for (unsigned k = 0; k < PIX_RECENT; k++) {   /* the last one used first */
         pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
-        if (e->p < 0 || !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
+        if (e->p < 0)
+            continue;
+        bool same_id = ctx->accid && ctx->accid[p] && ctx->accid[p] == ctx->accid[e->p];
+        if (!same_id && !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
             continue;
         /* p takes its place at the end of each list; undone when one of
          * them has had a producer on sem filed since (a newer one with

@@ -104,6 +104,9 @@ typedef struct {
 typedef struct {
     const bir_inst_t *insts;   /* the block, original order */
     const prod_t *prods;
+    /* [p]: producer p's access-set id (sched_conflict.h), 0 unknown; equal
+     * ids are equal accesses (a shortcut; NULL: none) */
+    const uint32_t *accid;
 } pix_ctx_t;
 
 /* Chunks c0..c1 of one index level. */

@@ -161,6 +161,7 @@ typedef struct {
     sclk_t clk;                      /* clk.now[e][s]: engine e waited for sem s >= it */
     uint64_t open[ISA_ENG_COUNT];    /* bit s: known[e][s] < count[s] (sems worth a look) */
     bool used[ISA_ENG_COUNT];
+    int engine_sem[ISA_ENG_COUNT];   /* sched_engine_sem, once per engine */
     int np;
     unsigned waits, nops;
     uint64_t tests;                  /* conflicts() calls (enc_stats_t sync_tests) */
@@ -203,7 +204,7 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
     pix_init(&w->index);
     w->nsems = nsems;
     for (int e = 0; e < ISA_ENG_COUNT; e++)
-        w->memo[e].inst = -1;
+        w->memo[e].inst = -1, w->engine_sem[e] = sched_engine_sem(e);
     /* not cleared: entries are written before they are read (prods[p]
      * when producer p is filed, by_val[s][v] when s reaches v >= 1), so
      * only the pages in use become resident */
@@ -280,7 +281,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
                              accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
                              int *giver)
 {
-    int own = is_dma ? -1 : sched_engine_sem(in->engine);
+    int own = is_dma ? -1 : w->engine_sem[in->engine];
     uint64_t own_bit = own < 0 ? 0 : 1ull << own, set = 0;
     uint32_t lim[BIR_MAX_SEMS];
     int g[BIR_MAX_SEMS];
@@ -396,7 +397,7 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
 {
     uint64_t open = w->open[in->engine];
     if (!is_dma)   /* its own engine's producers run before it, in order */
-        open &= ~(1ull << sched_engine_sem(in->engine));
+        open &= ~(1ull << w->engine_sem[in->engine]);
     int64_t total = 0;   /* producers above what is known */
     for (uint64_t q = open; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
@@ -515,7 +516,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     if (in->preset_upd)
         return 0;   /* a remote signal: no local producer (its update is preset) */
     /* completion update */
-    int sem = is_dma ? m->queues[in->queue].semaphore : sched_engine_sem(in->engine);
+    int sem = is_dma ? m->queues[in->queue].semaphore : w->engine_sem[in->engine];
     in->isa.sync.upd_en = 1;
     in->isa.sync.upd_sem = (uint32_t)sem;
     in->isa.sync.upd_op = ISA_SEMOP_SEM_INC;
@@ -530,7 +531,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     pr->sem = (uint8_t)sem, pr->value = w->count[sem];
     pr->mark = sclk_mark(&w->clk, in->engine);
     w->accid[w->np - 1] = ax.loaded ? ax.id : 0;   /* else found at its first test */
-    pix_ctx_t pc = {b->insts, w->prods};
+    pix_ctx_t pc = {b->insts, w->prods, w->accid};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma) {   /* later instructions of this engine follow it in order */
         if (sclk_raise(&w->clk, in->engine, sem, w->count[sem]))
