@@ -6,9 +6,14 @@
 
 #include "sched_pix.h"
 
-#define SCONF_MAX_ID 0x7fffffffu
-
 void sconf_init(sconf_t *c) { memset(c, 0, sizeof *c); }
+
+void sconf_reset(sconf_t *c)
+{
+    memset(c->set_id, 0, sizeof c->set_id);
+    memset(c->pair, 0, sizeof c->pair);
+    c->next_id = 0;
+}
 
 uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i)
 {

@@ -39,6 +39,7 @@ typedef struct {
 #define SCONF_PAIRS 4096u    /* answer table slots (a power of 2) */
 #define SCONF_WINDOW 2048u   /* tests per look at the hit rate */
 #define SCONF_OFF 30720u     /* tests done the plain way after a poor window */
+#define SCONF_MAX_ID 0xffffu /* ids fit a producer's 16 bits (sconf_reset) */
 
 typedef struct {
     uint64_t set_hash[SCONF_SETS];
@@ -57,8 +58,11 @@ typedef struct {
 } sconf_t;
 
 void sconf_init(sconf_t *c);
-/* The id of instruction insts[i]'s access set; 0 when the ids ran out. */
+/* The id of instruction insts[i]'s access set; 0 when the ids ran out
+ * (the owner then forgets every id it holds and calls sconf_reset). */
 uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i);
+/* Forget every id (both tables); the window state is kept. */
+void sconf_reset(sconf_t *c);
 /* Point x at instruction insts[i], with the id of its accesses while the
  * table is in use (else 0); they are unpacked at the first plain test
  * (most tests of a loop body are answered by the table). */
@@ -74,11 +78,11 @@ void sconf_window_end(sconf_t *c);
 /* sconf_overlap(x, insts[bi]) through the table; *idb: insts[bi]'s id,
  * found here when 0 and the table is in use. */
 static inline bool sconf_test(sconf_t *c, accs_t *x, const bir_inst_t *insts, int bi,
-                              uint32_t *idb)
+                              uint16_t *idb)
 {
     if (++c->tests < c->off_until || !x->id)
         return sconf_overlap(x, &insts[bi]);
-    if (!*idb && !(*idb = sconf_id(c, insts, bi)))
+    if (!*idb && !(*idb = (uint16_t)sconf_id(c, insts, bi)))
         return sconf_overlap(x, &insts[bi]);   /* the ids ran out */
     uint64_t key = (uint64_t)x->id << 32 | *idb;
     size_t slot = (size_t)(((x->id * 0x9e3779b1u) ^ (*idb * 0x85ebca77u)) >> 20) & (SCONF_PAIRS - 1);

@@ -172,7 +172,8 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p
         pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
         if (e->p < 0)
             continue;
-        bool same_id = ctx->accid && ctx->accid[p] && ctx->accid[p] == ctx->accid[e->p];
+        uint16_t id = ctx->prods[p].accid;
+        bool same_id = id && id == ctx->prods[e->p].accid;
         if (!same_id && !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
             continue;
         /* p takes its place at the end of each list; undone when one of

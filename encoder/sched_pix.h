@@ -34,15 +34,17 @@
 #include "bir.h"
 
 /* A completed producer: semaphore sem reaches value at its completion;
- * its vector clock is its engine's clock at `mark` plus that token. */
+ * its vector clock is its engine's clock at `mark` plus that token.  A
+ * DMA producer's semaphore is its queue's, any other's its engine's. */
 typedef struct {
     int inst;        /* index in the ORIGINAL order */
     uint32_t mark;   /* sclk_mark of its engine's clock when it was issued */
     uint32_t value;
     uint8_t sem;
     uint8_t engine;
-    bool is_dma;
+    uint16_t accid;  /* its access-set id (sched_conflict.h); 0: not known yet */
 } prod_t;
+_Static_assert(sizeof(prod_t) == 16, "prod_t: 16 bytes per producer");
 
 _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
@@ -103,10 +105,7 @@ typedef struct {
 /* What the index needs to compare a new producer with filed ones. */
 typedef struct {
     const bir_inst_t *insts;   /* the block, original order */
-    const prod_t *prods;
-    /* [p]: producer p's access-set id (sched_conflict.h), 0 unknown; equal
-     * ids are equal accesses (a shortcut; NULL: none) */
-    const uint32_t *accid;
+    const prod_t *prods;   /* equal non-zero accid: equal accesses (a shortcut) */
 } pix_ctx_t;
 
 /* Chunks c0..c1 of one index level. */

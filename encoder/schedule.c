@@ -165,7 +165,6 @@ typedef struct {
     int np;
     unsigned waits, nops;
     uint64_t tests;                  /* conflicts() calls (enc_stats_t sync_tests) */
-    uint32_t *accid;                 /* [p]: producer p's access-set id, 0: not yet known */
     sconf_t *conf;
     pending_t pending;
     pindex_t index;
@@ -185,8 +184,6 @@ static void walk_free_search(sync_walk_t *w)
         w->by_val[s] = NULL;
     }
     pix_free(&w->index);
-    free(w->accid);
-    w->accid = NULL;
     free(w->conf);
     w->conf = NULL;
 }
@@ -210,10 +207,9 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
      * only the pages in use become resident */
     size_t np = (size_t)(n > 0 ? n : 1);
     w->prods = malloc(np * sizeof *w->prods);
-    w->accid = malloc(np * sizeof *w->accid);
     w->conf = malloc(sizeof *w->conf);
     sclk_init(&w->clk, nsems);
-    if (!w->prods || !w->accid || !w->conf)
+    if (!w->prods || !w->conf)
         return -1;
     sconf_init(w->conf);
     for (int s = 0; s < nsems; s++)
@@ -227,7 +223,7 @@ static int walk_init(sync_walk_t *w, int n, int nsems)
 static inline bool conflicts(sync_walk_t *w, const bir_block_t *b, accs_t *ax, int p)
 {
     w->tests++;
-    return sconf_test(w->conf, ax, b->insts, w->prods[p].inst, &w->accid[p]);
+    return sconf_test(w->conf, ax, b->insts, w->prods[p].inst, &w->prods[p].accid);
 }
 
 /* Load instruction in's accesses (and their id) into ax, once. */
@@ -353,7 +349,8 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
 {
     const prod_t *pr = &w->prods[p];
     uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
-    if (thr >= pr->value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
+    /* skipped: a compute producer of in's engine (in is not a DMA) */
+    if (thr >= pr->value || (!is_dma && pr->sem == w->engine_sem[in->engine]))
         return false;
     load_accs(w, b, in, ax);
     if (!conflicts(w, b, ax, p))
@@ -457,6 +454,14 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
 {
     bir_inst_t *in = &b->insts[i];
     bool is_dma = in->isa.op == ISA_OP_DMA_TRIGGER;
+    if (w->conf->next_id >= SCONF_MAX_ID) {
+        /* the 16-bit access-set ids ran out (65 535 sets): every producer
+         * forgets its id before they are handed out again (at most once
+         * per 65 535 new sets, so O(1) per instruction) */
+        for (int p = 0; p < w->np; p++)
+            w->prods[p].accid = 0;
+        sconf_reset(w->conf);
+    }
     /* collect the largest needed value per semaphore (and who gives it) */
     uint32_t need[BIR_MAX_SEMS] = {0};
     int giver[BIR_MAX_SEMS];
@@ -527,11 +532,11 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         w->open[e] |= 1ull << sem;
     w->by_val[sem][w->count[sem]] = w->np;
     prod_t *pr = &w->prods[w->np++];
-    pr->inst = i, pr->engine = (uint8_t)in->engine, pr->is_dma = is_dma;
+    pr->inst = i, pr->engine = (uint8_t)in->engine;
     pr->sem = (uint8_t)sem, pr->value = w->count[sem];
     pr->mark = sclk_mark(&w->clk, in->engine);
-    w->accid[w->np - 1] = ax.loaded ? ax.id : 0;   /* else found at its first test */
-    pix_ctx_t pc = {b->insts, w->prods, w->accid};
+    pr->accid = ax.loaded ? (uint16_t)ax.id : 0;   /* else found at its first test */
+    pix_ctx_t pc = {b->insts, w->prods};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma) {   /* later instructions of this engine follow it in order */
         if (sclk_raise(&w->clk, in->engine, sem, w->count[sem]))

@@ -25,7 +25,7 @@ static uint32_t lcg(uint32_t *s)
 typedef struct {
     bir_inst_t *insts;
     bir_access_t (*acc)[3];
-    uint32_t *ids;   /* per instruction, 0: not known yet (as the pass keeps them) */
+    uint16_t *ids;   /* per instruction, 0: not known yet (as the pass keeps them) */
 } block_t;
 
 /* Instruction i: 1-3 accesses drawn from `kinds` shapes (few kinds:
@@ -116,11 +116,55 @@ static void test_conflict_table_steps_aside(void **state)
     free_block(&b);
 }
 
+/* 16-bit ids: once SCONF_MAX_ID sets have ids, no more are handed out
+ * (the test takes the plain way) until sconf_reset, after which ids start
+ * again at 1 and no answer of the old ids is left. */
+static void test_conflict_ids_run_out(void **state)
+{
+    (void)state;
+    int n = (int)SCONF_MAX_ID + 10;
+    bir_inst_t *insts = calloc((size_t)n, sizeof *insts);
+    bir_access_t *acc = calloc((size_t)n, sizeof *acc);
+    sconf_t *c = malloc(sizeof *c);
+    assert_non_null(insts);
+    assert_non_null(acc);
+    assert_non_null(c);
+    for (int i = 0; i < n; i++) {   /* every set its own */
+        acc[i].space = ISA_SPACE_SBUF, acc[i].p0 = 0, acc[i].p1 = 1;
+        acc[i].lo = (uint64_t)i * 4, acc[i].hi = acc[i].lo + 4, acc[i].write = 1;
+        insts[i].nacc = 1, insts[i].acc = &acc[i];
+    }
+    sconf_init(c);
+    uint32_t last = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t id = sconf_id(c, insts, i);
+        assert_int_equal(id, i < (int)SCONF_MAX_ID ? (uint32_t)i + 1 : 0);
+        last = id ? id : last;
+    }
+    assert_int_equal(last, SCONF_MAX_ID);
+    accs_t x;
+    sconf_load(c, &x, insts, 1);
+    assert_int_equal(x.id, 0);   /* none left: the plain test */
+    uint16_t idb = 0;
+    assert_false(sconf_test(c, &x, insts, 0, &idb));
+    sconf_reset(c);
+    sconf_load(c, &x, insts, n - 1);
+    assert_int_equal(x.id, 1);
+    assert_int_equal(sconf_id(c, insts, 0), 2);   /* set 0 is new again */
+    idb = 0;
+    assert_true(sconf_test(c, &x, insts, n - 1, &idb));   /* a write against itself */
+    assert_int_equal(idb, 1);
+    free(insts);
+    free(acc);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conflict_table_matches_overlap),
         cmocka_unit_test(test_conflict_table_steps_aside),
+        cmocka_unit_test(test_conflict_ids_run_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -160,7 +160,7 @@ static uint64_t run_random(uint32_t seed, int npat, bool with_ids, int *longest_
     pix_init(&x);
     uint32_t *ids = calloc(NPROD, sizeof *ids), nids = 0;
     assert_non_null(ids);
-    pix_ctx_t ctx = {m.insts, m.prods, with_ids ? ids : NULL};
+    pix_ctx_t ctx = {m.insts, m.prods};
     uint32_t st = seed;
     int period[NSEM];
     for (int s = 0; s < NSEM; s++)
@@ -178,6 +178,7 @@ static uint64_t run_random(uint32_t seed, int npat, bool with_ids, int *longest_
         in->acc = acc[p];
         m.prods[p] = (prod_t){.inst = p, .sem = (uint8_t)sem, .value = ++count[sem]};
         ids[p] = set_id(m.insts, p, ids, &nids, &st);
+        m.prods[p].accid = with_ids ? (uint16_t)ids[p] : 0;
         pix_add(&x, in, sem, p, &ctx);
         model_add(&m, sem, p);
     }
