@@ -1,13 +1,13 @@
 /* sched_pix.h - the synchronise pass's producer records and its memory
  * index of producers (sched_pix.c; the search is in schedule.c).
  *
- * The dependency search of an instruction scans the producers back from the
- * newest while some of them are not implied by what its engine already
- * waited for.  When an engine never waits on some semaphore (a DVE chain
- * next to a stream of unrelated DMAs, say) that scan reaches back to the
- * start of the program for every instruction: quadratic.  So every producer
- * is also filed by the memory it touches: per (space, chunk of bytes,
- * read/write) a list of producers per semaphore.  A scan that runs long is
+ * The dependency search of an instruction walks, per semaphore, the
+ * producers not implied by what its engine already waited for, newest
+ * first.  When an engine never waits on some semaphore (a DVE chain next
+ * to a stream of unrelated DMAs, say) that walk reaches back to the start
+ * of the program for every instruction: quadratic.  So every producer is
+ * also filed by the memory it touches: per (space, chunk of bytes,
+ * read/write) a list of producers per semaphore.  A walk that runs long is
  * abandoned and redone on the index, which only visits producers that share
  * a chunk with one of the instruction's accesses.  Both searches give the
  * same answer (per semaphore: the newest conflicting producer above what is
