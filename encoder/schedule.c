@@ -25,17 +25,9 @@
 
 #include "hugepage.h"
 #include "sched_clock.h"
+#include "sched_conflict.h"
+#include "sched_pix.h"
 
-/* A completed producer: semaphore sem reaches value at its completion;
- * its vector clock is its engine's clock at `mark` plus that token. */
-typedef struct {
-    int inst;        /* index in the ORIGINAL order */
-    uint32_t mark;   /* sclk_mark of its engine's clock when it was issued */
-    uint32_t value;
-    uint8_t sem;
-    uint8_t engine;
-    bool is_dma;
-} prod_t;
 
 /* A wait that needs its own Nop, placed right before instruction `before`
  * (original order).  The Nops are materialised once, after the walk, so the
@@ -63,50 +55,6 @@ static int pending_add(pending_t *p, int before, int sem, uint32_t value)
     }
     p->v[p->n++] = (pending_nop_t){before, sem, value};
     return 0;
-}
-
-/* An instruction's accesses out of their packed bitfields: one
- * instruction's scan tests it against hundreds of producers, and reading
- * the 48-bit fields again for every pair cost most of the scan. */
-typedef struct {
-    uint64_t lo, hi;
-    unsigned space, p0, p1;
-    bool write;
-} acc_plain_t;
-
-typedef struct {
-    int n;
-    acc_plain_t a[BIR_MAX_ACCESS];
-} accs_t;
-
-static void accs_load(accs_t *x, const bir_inst_t *in)
-{
-    x->n = in->nacc < BIR_MAX_ACCESS ? in->nacc : BIR_MAX_ACCESS;
-    for (int i = 0; i < x->n; i++) {
-        const bir_access_t *y = &in->acc[i];
-        x->a[i].lo = y->lo, x->a[i].hi = y->hi;
-        x->a[i].space = (unsigned)y->space, x->a[i].p0 = (unsigned)y->p0;
-        x->a[i].p1 = (unsigned)y->p1, x->a[i].write = y->write != 0;
-    }
-}
-
-/* Some access of x and some access of b overlap and one of them writes
- * (bir_access_overlap's test, on x's unpacked fields). */
-static bool conflicts(const accs_t *x, const bir_inst_t *b)
-{
-    for (int j = 0; j < b->nacc; j++) {
-        const bir_access_t *y = &b->acc[j];
-        unsigned space = (unsigned)y->space, p0 = (unsigned)y->p0, p1 = (unsigned)y->p1;
-        bool wr = y->write != 0;
-        for (int i = 0; i < x->n; i++) {
-            const acc_plain_t *a = &x->a[i];
-            /* the 48-bit byte bounds are read only past the cheap tests */
-            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 &&
-                a->lo < (uint64_t)y->hi && (uint64_t)y->lo < a->hi)
-                return true;
-        }
-    }
-    return false;
 }
 
 /* Index of the oldest producer not implied by max(known, need) on its
@@ -190,248 +138,9 @@ static int insert_nops(bir_module_t *m, bir_block_t *b, const pending_t *p, tpb_
     return named ? 0 : tpb_errf(err, "out of memory naming the wait Nops of block %s", b->name);
 }
 
-/* ---- producer index ----
- * The dependency search of an instruction scans the producers back from the
- * newest while some of them are not implied by what its engine already
- * waited for.  When an engine never waits on some semaphore (a DVE chain
- * next to a stream of unrelated DMAs, say) that scan reaches back to the
- * start of the program for every instruction: quadratic.  So every producer
- * is also filed by the memory it touches: per (space, chunk of bytes,
- * read/write) a list of producers per semaphore.  A scan that runs long is
- * abandoned and redone on the index, which only visits producers that share
- * a chunk with one of the instruction's accesses.  Both searches give the
- * same answer (per semaphore: the newest conflicting producer above what is
- * known); the index just skips producers that cannot overlap.  Accesses
- * wider than PIX_WIDE_CHUNKS chunks (huge HBM ranges, the all-of-HBM range
- * of a barrier) are filed once, in a per-space "wide" list that every query
- * of that space also scans, and such an access asks every producer.
- *
- * HBM has two chunk sizes.  With only 64 KiB chunks, thousands of small
- * transfers to separate rows of one tensor share a chunk and each query
- * tests them all (quadratic).  So a small HBM access (at most PIX_FINE_MAX
- * 256-byte chunks) is filed per fine chunk (level FINE) and per 64 KiB
- * chunk (level SMALL), a larger one per 64 KiB chunk only (level BIG).  A
- * small query looks up FINE and BIG, a large one BIG and SMALL: whatever
- * overlaps it shares a chunk of a level it reads. */
-_Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
-#define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
 #define PIX_SCAN_BUDGET 16
 #define PIX_FAR_FACTOR 4   /* more than 4 budgets of producers to scan: the index at once */
 #define PIX_MEMO_SPAN 64   /* search_memo: at most this many producers since the last search */
-#define PIX_WIDE_CHUNK ((1ull << 56) - 1)
-#define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
-enum { PIX_FINE, PIX_BIG, PIX_SMALL };   /* levels (SBUF and PSUM use FINE only) */
-
-typedef struct {
-    int *v;
-    int n, cap;
-} ivec_t;
-
-typedef struct {
-    ivec_t by_sem[BIR_MAX_SEMS];   /* producer indices, ascending */
-    uint64_t nonempty;             /* bit s: by_sem[s].n > 0 */
-} pbucket_t;
-
-typedef struct {
-    uint64_t *keys;                /* open addressing; 0 = empty */
-    int *slot_bucket;
-    size_t cap, n;
-    pbucket_t *buckets;
-    int nb, capb;
-    bool oom;
-} pindex_t;
-
-static unsigned chunk_shift(unsigned space) { return space == ISA_SPACE_HBM ? 16 : 8; }
-
-static uint64_t pix_key(unsigned space, unsigned level, uint64_t chunk, bool write)
-{
-    return (((((chunk << 2) | level) << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
-}
-
-static size_t pix_hash(uint64_t k, size_t cap)
-{
-    k *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(k ^ k >> 31) & (cap - 1);
-}
-
-static void pix_free(pindex_t *x)
-{
-    for (int b = 0; b < x->nb; b++)
-        for (int s = 0; s < BIR_MAX_SEMS; s++)
-            free(x->buckets[b].by_sem[s].v);
-    free(x->buckets);
-    free(x->keys);
-    free(x->slot_bucket);
-    memset(x, 0, sizeof *x);
-}
-
-/* The bucket of key, or NULL (absent and !create, or out of memory). */
-static pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
-{
-    if (x->cap) {
-        for (size_t i = pix_hash(key, x->cap);; i = (i + 1) & (x->cap - 1)) {
-            if (x->keys[i] == key)
-                return &x->buckets[x->slot_bucket[i]];
-            if (!x->keys[i])
-                break;
-        }
-    }
-    if (!create || x->oom)
-        return NULL;
-    if (2 * (x->n + 1) > x->cap) {
-        size_t nc = x->cap ? 2 * x->cap : 1024;
-        uint64_t *nk = calloc(nc, sizeof *nk);
-        int *ns = calloc(nc, sizeof *ns);
-        if (!nk || !ns) {
-            free(nk), free(ns);
-            x->oom = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < x->cap; i++)
-            if (x->keys[i]) {
-                size_t j = pix_hash(x->keys[i], nc);
-                while (nk[j])
-                    j = (j + 1) & (nc - 1);
-                nk[j] = x->keys[i], ns[j] = x->slot_bucket[i];
-            }
-        free(x->keys), free(x->slot_bucket);
-        x->keys = nk, x->slot_bucket = ns, x->cap = nc;
-    }
-    if (x->nb == x->capb) {
-        int nc = x->capb ? 2 * x->capb : 256;
-        pbucket_t *nb = realloc(x->buckets, (size_t)nc * sizeof *nb);
-        if (!nb) {
-            x->oom = true;
-            return NULL;
-        }
-        x->buckets = nb, x->capb = nc;
-    }
-    memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
-    size_t i = pix_hash(key, x->cap);
-    while (x->keys[i])
-        i = (i + 1) & (x->cap - 1);
-    x->keys[i] = key;
-    x->slot_bucket[i] = x->nb;
-    x->n++;
-    return &x->buckets[x->nb++];
-}
-
-/* What pix_append needs to compare a new producer with filed ones. */
-typedef struct {
-    const bir_inst_t *insts;   /* the block, original order */
-    const prod_t *prods;
-} pix_ctx_t;
-
-/* Two instructions touching exactly the same ranges conflict with the
- * same instructions.  The fields of an access fill its 16 bytes (no
- * padding bits), so equal fields are equal bytes: compared as two words,
- * not field by field out of the bit-fields. */
-_Static_assert(sizeof(bir_access_t) == 16, "bir_access_t: 8+8+8+48+48+8 bits, no padding");
-static bool same_accesses(const bir_inst_t *a, const bir_inst_t *b)
-{
-    if (a->nacc != b->nacc)
-        return false;
-    for (int i = 0; i < a->nacc; i++) {
-        uint64_t x[2], y[2];
-        memcpy(x, &a->acc[i], sizeof x);
-        memcpy(y, &b->acc[i], sizeof y);
-        if (x[0] != y[0] || x[1] != y[1])
-            return false;
-    }
-    return true;
-}
-
-/* Producers among the last entries of a list compared with a new one. */
-#define PIX_DEDUP 4
-
-/* Append producer p (instruction in) to a list.  A recent entry on the
- * same semaphore with exactly the same accesses is dropped first: any
- * instruction that conflicts with it conflicts with p, whose value is
- * higher, so a newest-first search never answers with it.  This keeps
- * a chunk's lists short when instructions that never conflict share it
- * (chains on separate small tiles in one chunk, each repeating its
- * accesses), so searching them stays linear in the program. */
-static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst_t *in,
-                       const pix_ctx_t *c)
-{
-    pbucket_t *b = pix_bucket(x, key, true);
-    if (!b)
-        return;
-    ivec_t *l = &b->by_sem[sem];
-    if (l->n && l->v[l->n - 1] == p)
-        return;
-    for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
-        if (same_accesses(in, &c->insts[c->prods[l->v[k]].inst])) {
-            memmove(&l->v[k], &l->v[k + 1], (size_t)(l->n - k - 1) * sizeof *l->v);
-            l->n--;
-            break;
-        }
-    if (l->n == l->cap) {
-        int nc = l->cap ? 2 * l->cap : 8;
-        int *nv = realloc(l->v, (size_t)nc * sizeof *nv);
-        if (!nv) {
-            x->oom = true;
-            return;
-        }
-        l->v = nv, l->cap = nc;
-    }
-    l->v[l->n++] = p;
-    b->nonempty |= 1ull << sem;
-}
-
-static bool access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
-{
-    unsigned sh = chunk_shift(a->space);
-    *c0 = (uint64_t)a->lo >> sh;
-    *c1 = ((uint64_t)a->hi - 1) >> sh;   /* hi > lo here: no wrap */
-    return *c1 - *c0 >= PIX_WIDE_CHUNKS;
-}
-
-/* Chunks c0..c1 of one index level. */
-typedef struct {
-    unsigned level;
-    uint64_t c0, c1;
-} pix_range_t;
-
-/* The chunk ranges a non-wide access (chunks c0..c1 of chunk_shift) is
- * filed under (query false) or looked up in (query true); how many. */
-static int pix_ranges(const bir_access_t *a, uint64_t c0, uint64_t c1, bool query,
-                      pix_range_t *out)
-{
-    if (a->space != ISA_SPACE_HBM) {
-        out[0] = (pix_range_t){PIX_FINE, c0, c1};
-        return 1;
-    }
-    uint64_t f0 = (uint64_t)a->lo >> 8, f1 = ((uint64_t)a->hi - 1) >> 8;
-    if (f1 - f0 + 1 > PIX_FINE_MAX) {   /* large: filed once; asks both coarse levels */
-        out[0] = (pix_range_t){PIX_BIG, c0, c1};
-        out[1] = (pix_range_t){PIX_SMALL, c0, c1};
-        return query ? 2 : 1;
-    }
-    out[0] = (pix_range_t){PIX_FINE, f0, f1};
-    out[1] = (pix_range_t){query ? PIX_BIG : PIX_SMALL, c0, c1};
-    return 2;
-}
-
-/* File producer p (semaphore sem) under every chunk its accesses touch. */
-static void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
-{
-    for (int a = 0; a < in->nacc; a++) {
-        const bir_access_t *ac = &in->acc[a];
-        if (ac->hi <= ac->lo)
-            continue;   /* touches nothing */
-        uint64_t c0, c1;
-        if (access_wide(ac, &c0, &c1)) {
-            pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx);
-            continue;
-        }
-        pix_range_t rg[2];
-        int nr = pix_ranges(ac, c0, c1, false, rg);
-        for (int r = 0; r < nr; r++)
-            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                pix_append(x, pix_key(ac->space, rg[r].level, c, ac->write), sem, p, in, ctx);
-    }
-}
 
 /* An engine's last dependency search (search_memo). */
 typedef struct {
@@ -452,9 +161,11 @@ typedef struct {
     sclk_t clk;                      /* clk.now[e][s]: engine e waited for sem s >= it */
     uint64_t open[ISA_ENG_COUNT];    /* bit s: known[e][s] < count[s] (sems worth a look) */
     bool used[ISA_ENG_COUNT];
+    int engine_sem[ISA_ENG_COUNT];   /* sched_engine_sem, once per engine */
     int np;
     unsigned waits, nops;
     uint64_t tests;                  /* conflicts() calls (enc_stats_t sync_tests) */
+    sconf_t *conf;
     pending_t pending;
     pindex_t index;
     sync_memo_t memo[ISA_ENG_COUNT];
@@ -473,6 +184,8 @@ static void walk_free_search(sync_walk_t *w)
         w->by_val[s] = NULL;
     }
     pix_free(&w->index);
+    free(w->conf);
+    w->conf = NULL;
 }
 
 static void walk_free(sync_walk_t *w)
@@ -485,33 +198,51 @@ static void walk_free(sync_walk_t *w)
 static int walk_init(sync_walk_t *w, int n, int nsems)
 {
     memset(w, 0, sizeof *w);
+    pix_init(&w->index);
     w->nsems = nsems;
     for (int e = 0; e < ISA_ENG_COUNT; e++)
-        w->memo[e].inst = -1;
+        w->memo[e].inst = -1, w->engine_sem[e] = sched_engine_sem(e);
     /* not cleared: entries are written before they are read (prods[p]
      * when producer p is filed, by_val[s][v] when s reaches v >= 1), so
      * only the pages in use become resident */
     size_t np = (size_t)(n > 0 ? n : 1);
     w->prods = malloc(np * sizeof *w->prods);
+    w->conf = malloc(sizeof *w->conf);
     sclk_init(&w->clk, nsems);
-    if (!w->prods)
+    if (!w->prods || !w->conf)
         return -1;
+    sconf_init(w->conf);
     for (int s = 0; s < nsems; s++)
         if (!(w->by_val[s] = malloc(((size_t)n + 2) * sizeof(int))))
             return -1;
     return 0;
 }
 
+/* Whether producer p conflicts with the instruction whose accesses are
+ * ax (loaded); p's access-set id is found at its first test. */
+static inline bool conflicts(sync_walk_t *w, const bir_block_t *b, accs_t *ax, int p)
+{
+    w->tests++;
+    return sconf_test(w->conf, ax, b->insts, w->prods[p].inst, &w->prods[p].accid);
+}
+
+/* Load instruction in's accesses (and their id) into ax, once. */
+static void load_accs(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in, accs_t *ax)
+{
+    if (!ax->loaded)
+        sconf_load(w->conf, ax, b->insts, (int)(in - b->insts));
+}
+
 /* Newest producer in list l above *lim that conflicts with in (accesses
  * ax); whether one was found. */
-static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static bool scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
                       const ivec_t *l, uint32_t *lim, int *giver)
 {
     for (int k = l->n - 1; k >= 0; k--) {
         const prod_t *pr = &w->prods[l->v[k]];
         if (pr->value <= *lim)
             return false;   /* older entries have smaller values */
-        if (w->tests++, conflicts(ax, &b->insts[pr->inst])) {
+        if (conflicts(w, b, ax, l->v[k])) {
             *lim = pr->value;
             *giver = l->v[k];
             return true;
@@ -523,7 +254,7 @@ static bool scan_list(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
 /* Scan every non-empty semaphore list of bucket b (NULL: no producer
  * there) but the own one (bit `own_bit`); the semaphores that found a
  * producer. */
-static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, const accs_t *ax,
+static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
                             const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
     uint64_t found = 0;
@@ -543,10 +274,10 @@ static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, const accs_t *
  * producer instead. */
 
 static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                             const accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                             accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
                              int *giver)
 {
-    int own = is_dma ? -1 : sched_engine_sem(in->engine);
+    int own = is_dma ? -1 : w->engine_sem[in->engine];
     uint64_t own_bit = own < 0 ? 0 : 1ull << own, set = 0;
     uint32_t lim[BIR_MAX_SEMS];
     int g[BIR_MAX_SEMS];
@@ -557,14 +288,14 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
         if (ac->hi <= ac->lo)
             continue;
         uint64_t c0, c1;
-        if (access_wide(ac, &c0, &c1)) {
+        if (pix_access_wide(ac, &c0, &c1)) {
             /* every producer on each semaphore, newest first */
             for (int s = 0; s < w->nsems; s++) {
                 if (s == own)
                     continue;   /* same engine, in order */
                 for (uint32_t v = w->count[s]; v > lim[s]; v--) {
                     int p = w->by_val[s][v];
-                    if (w->tests++, conflicts(ax, &b->insts[w->prods[p].inst])) {
+                    if (conflicts(w, b, ax, p)) {
                         lim[s] = v, g[s] = p;
                         set |= 1ull << s;
                         break;
@@ -578,14 +309,12 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,
-                               pix_bucket(&w->index,
-                                          pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, kind), false),
+                               pix_find_wide(&w->index, ac->space, kind),
                                own_bit, lim, g);
             for (int r = 0; r < nr; r++)
                 for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
                     set |= scan_bucket(w, b, ax,
-                                       pix_bucket(&w->index, pix_key(ac->space, rg[r].level, c, kind),
-                                                  false),
+                                       pix_find(&w->index, pix_key(ac->space, rg[r].level, c, kind)),
                                        own_bit, lim, g);
         }
     }
@@ -597,13 +326,16 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
     return set;
 }
 
-/* The semaphores whose count engine known (kn) has not reached. */
-static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn)
+/* Of the semaphores in `open`, those whose count engine known (kn) has
+ * not reached (a semaphore outside `open` has been reached already, and
+ * known only grows). */
+static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn, uint64_t open)
 {
-    uint64_t open = 0;
-    for (int s = 0; s < w->nsems; s++)
-        if (kn[s] < w->count[s])
-            open |= 1ull << s;
+    for (uint64_t q = open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (kn[s] >= w->count[s])
+            open &= ~(1ull << s);
+    }
     return open;
 }
 
@@ -617,11 +349,11 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
 {
     const prod_t *pr = &w->prods[p];
     uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
-    if (thr >= pr->value || (!pr->is_dma && !is_dma && pr->engine == in->engine))
+    /* skipped: a compute producer of in's engine (in is not a DMA) */
+    if (thr >= pr->value || (!is_dma && pr->sem == w->engine_sem[in->engine]))
         return false;
-    if (ax->n < 0)
-        accs_load(ax, in);
-    if (w->tests++, !conflicts(ax, &b->insts[pr->inst]))
+    load_accs(w, b, in, ax);
+    if (!conflicts(w, b, ax, p))
         return false;
     need[pr->sem] = pr->value;
     giver[pr->sem] = p;
@@ -631,31 +363,67 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
 
 /* The dependency search of instruction in: per semaphore s, the newest
  * conflicting producer (giver[s]) whose value (need[s]) is above what the
- * engine knows (kn); bit s of the result: one was found.  A backward scan
- * over the producers, switching to the index after scan_budget of them. */
+ * engine knows (kn); bit s of the result: one was found.  The plain
+ * backward scan over the producers: the reference the tests compare
+ * search_walk and the index with (scan budget INT_MAX). */
 static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                            bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
-                            int scan_budget)
+                            accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                            int *giver)
 {
-    accs_t ax;
-    ax.n = -1;   /* loaded at the first test: many instructions test none */
     /* scan back only while some older producer is not yet implied by what
      * this engine knows or already needs */
     uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
-    /* a range far past the budget is rarely cut short by what the scan
-     * finds: go to the index at once (the answer is the same) */
-    int budget = (int64_t)w->np - stop > PIX_FAR_FACTOR * (int64_t)scan_budget ? 0 : scan_budget;
-    for (int p = w->np - 1; p >= stop; p--) {
-        if (--budget < 0 && !w->index.oom) {
-            /* a long way back: ask the index instead (same answer) */
-            memset(need, 0, BIR_MAX_SEMS * sizeof *need);
-            if (ax.n < 0)
-                accs_load(&ax, in);
-            return search_index(w, b, in, &ax, is_dma, kn, need, giver);
-        }
-        if (test_producer(w, b, in, is_dma, &ax, p, kn, need, giver, &needs))
+    for (int p = w->np - 1; p >= stop; p--)
+        if (test_producer(w, b, in, is_dma, ax, p, kn, need, giver, &needs))
             stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
+    return needs;
+}
+
+/* The dependency search per semaphore: the answer for semaphore s is the
+ * newest producer on s above what the engine knows that conflicts with
+ * in, independent of the other semaphores, so each open semaphore's
+ * producers are walked newest first down to the known value (by_val),
+ * stopping at the first conflict.  This tests exactly the producers the
+ * backward scan over all producers tests (search_scan; it also steps over
+ * every implied producer in between and recomputes where to stop after
+ * each find).  More than scan_budget producers to walk: the index. */
+static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need, int *giver,
+                            int scan_budget)
+{
+    uint64_t open = w->open[in->engine];
+    if (!is_dma)   /* its own engine's producers run before it, in order */
+        open &= ~(1ull << w->engine_sem[in->engine]);
+    int64_t total = 0;   /* producers above what is known */
+    for (uint64_t q = open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        total += w->count[s] > kn[s] ? w->count[s] - kn[s] : 0;
+    }
+    if (!total)
+        return 0;
+    load_accs(w, b, in, ax);
+    /* a walk far past the budget is rarely cut short by what it finds:
+     * the index at once (same answer) */
+    if (total > scan_budget && !w->index.oom &&
+        (total > PIX_FAR_FACTOR * (int64_t)scan_budget || scan_budget == 0))
+        return search_index(w, b, in, ax, is_dma, kn, need, giver);
+    int budget = scan_budget;
+    uint64_t needs = 0;
+    for (uint64_t q = open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        for (uint32_t v = w->count[s]; v > kn[s]; v--) {
+            if (--budget < 0 && !w->index.oom) {
+                memset(need, 0, BIR_MAX_SEMS * sizeof *need);
+                return search_index(w, b, in, ax, is_dma, kn, need, giver);
+            }
+            int p = w->by_val[s][v];
+            if (conflicts(w, b, ax, p)) {
+                need[s] = v, giver[s] = p;
+                needs |= 1ull << s;
+                break;
+            }
+        }
     }
     return needs;
 }
@@ -667,7 +435,7 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
  * since are tested.  A chain of instructions repeating their tiles (a loop
  * body on one engine) thus tests a few producers instead of a search. */
 static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
-                            bool is_dma, const sync_memo_t *m, const uint32_t *kn, uint32_t *need,
+                            accs_t *ax, bool is_dma, const sync_memo_t *m, const uint32_t *kn, uint32_t *need,
                             int *giver)
 {
     uint64_t needs = 0;
@@ -676,10 +444,8 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
         if (m->val[s] > kn[s])
             need[s] = m->val[s], giver[s] = m->giver[s], needs |= 1ull << s;
     }
-    accs_t ax;
-    ax.n = -1;
     for (int p = w->np - 1; p >= m->np; p--)   /* newest first, as the scan */
-        test_producer(w, b, in, is_dma, &ax, p, kn, need, giver, &needs);
+        test_producer(w, b, in, is_dma, ax, p, kn, need, giver, &needs);
     return needs;
 }
 
@@ -688,20 +454,32 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
 {
     bir_inst_t *in = &b->insts[i];
     bool is_dma = in->isa.op == ISA_OP_DMA_TRIGGER;
+    if (w->conf->next_id >= SCONF_MAX_ID) {
+        /* the 16-bit access-set ids ran out (65 535 sets): every producer
+         * forgets its id before they are handed out again (at most once
+         * per 65 535 new sets, so O(1) per instruction) */
+        for (int p = 0; p < w->np; p++)
+            w->prods[p].accid = 0;
+        sconf_reset(w->conf);
+    }
     /* collect the largest needed value per semaphore (and who gives it) */
     uint32_t need[BIR_MAX_SEMS] = {0};
     int giver[BIR_MAX_SEMS];
     const uint32_t *kn = w->clk.now[in->engine];
     sync_memo_t *mm = &w->memo[in->engine];
     uint64_t needs;
+    accs_t ax;
+    ax.loaded = false;   /* at the first test: many instructions test none */
     /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
     if (!w->open[in->engine])
         needs = 0;   /* every producer implied by what the engine knows: no search */
     else if (scan_budget < INT_MAX && mm->inst >= 0 && mm->is_dma == is_dma &&
-             w->np - mm->np <= PIX_MEMO_SPAN && same_accesses(&b->insts[mm->inst], in))
-        needs = search_memo(w, b, in, is_dma, mm, kn, need, giver);
+             w->np - mm->np <= PIX_MEMO_SPAN && pix_same_accesses(&b->insts[mm->inst], in))
+        needs = search_memo(w, b, in, &ax, is_dma, mm, kn, need, giver);
+    else if (scan_budget == INT_MAX)
+        needs = search_scan(w, b, in, &ax, is_dma, kn, need, giver);   /* the tests' reference */
     else
-        needs = search_scan(w, b, in, is_dma, kn, need, giver, scan_budget);
+        needs = search_walk(w, b, in, &ax, is_dma, kn, need, giver, scan_budget);
     mm->inst = i, mm->is_dma = is_dma, mm->np = w->np, mm->found = needs;
     for (uint64_t q = needs; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
@@ -728,7 +506,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
             return -1;
     }
     if (nw)
-        w->open[in->engine] = open_sems(w, kn);
+        w->open[in->engine] = open_sems(w, kn, w->open[in->engine]);
     for (int k = 0; k < nw; k++) {
         int s2 = wsem[k];
         w->waits++;
@@ -743,7 +521,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     if (in->preset_upd)
         return 0;   /* a remote signal: no local producer (its update is preset) */
     /* completion update */
-    int sem = is_dma ? m->queues[in->queue].semaphore : sched_engine_sem(in->engine);
+    int sem = is_dma ? m->queues[in->queue].semaphore : w->engine_sem[in->engine];
     in->isa.sync.upd_en = 1;
     in->isa.sync.upd_sem = (uint32_t)sem;
     in->isa.sync.upd_op = ISA_SEMOP_SEM_INC;
@@ -754,9 +532,10 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         w->open[e] |= 1ull << sem;
     w->by_val[sem][w->count[sem]] = w->np;
     prod_t *pr = &w->prods[w->np++];
-    pr->inst = i, pr->engine = (uint8_t)in->engine, pr->is_dma = is_dma;
+    pr->inst = i, pr->engine = (uint8_t)in->engine;
     pr->sem = (uint8_t)sem, pr->value = w->count[sem];
     pr->mark = sclk_mark(&w->clk, in->engine);
+    pr->accid = ax.loaded ? (uint16_t)ax.id : 0;   /* else found at its first test */
     pix_ctx_t pc = {b->insts, w->prods};
     pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma) {   /* later instructions of this engine follow it in order */

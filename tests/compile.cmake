@@ -10,3 +10,8 @@ target_link_libraries(test_back_sidecar_speed PRIVATE PkgConfig::CJSON)
 tpb_add_test(test_back_live_index "quick;unit;back" test_back_live_index.c)
 # The synchroniser's logged vector clocks against dense copies.
 tpb_add_test(test_back_sched_clock "quick;unit;back" test_back_sched_clock.c)
+# The synchroniser's producer index: the memo of recent producers against
+# list-by-list filing.
+tpb_add_test(test_back_sched_pix "quick;unit;back" test_back_sched_pix.c)
+# The synchroniser's table of overlap answers per pair of access sets.
+tpb_add_test(test_back_sched_conflict "quick;unit;back" test_back_sched_conflict.c)

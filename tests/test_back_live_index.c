@@ -117,15 +117,17 @@ static int lower_and_sync(bu_run_t *r, const tir_kernel_t *k, int budget)
     return sched_synchronise_budget(&r->m, &r->st, budget, &r->err);
 }
 
-/* Index-only and scan-only synchronisation give the same headers. */
-static void expect_index_matches_scan(const tir_kernel_t *k, unsigned min_waits)
+/* Synchronisation with scan budget `budget` (0: index only; 16: the
+ * per-semaphore walk, then the index; INT_MAX - 1: the walk alone) and
+ * the plain backward scan (INT_MAX) give the same headers. */
+static void expect_budget_matches_scan(const tir_kernel_t *k, int budget, unsigned min_waits)
 {
     bu_run_t lin, idx;
     int rc = lower_and_sync(&lin, k, INT_MAX);
     if (rc)
         print_error("%s\n", lin.err.msg);
     assert_int_equal(rc, 0);
-    assert_int_equal(lower_and_sync(&idx, k, 0), 0);
+    assert_int_equal(lower_and_sync(&idx, k, budget), 0);
     bir_block_t *a = bu_block(&lin), *b = bu_block(&idx);
     assert_int_equal(a->ninsts, b->ninsts);
     assert_true(lin.st.waits >= min_waits);
@@ -138,6 +140,11 @@ static void expect_index_matches_scan(const tir_kernel_t *k, unsigned min_waits)
     }
     bu_free(&lin);
     bu_free(&idx);
+}
+
+static void expect_index_matches_scan(const tir_kernel_t *k, unsigned min_waits)
+{
+    expect_budget_matches_scan(k, 0, min_waits);
 }
 
 static void test_sync_live_index_matches_scan(void **state)
@@ -259,6 +266,30 @@ static void test_sync_chain_tests_bounded(void **state)
     assert_true(r.st.sync_tests <= 3 * n);
     bu_free(&r);
     tir_kernel_free(&k);
+}
+
+/* The per-semaphore walk (alone, and handing over to the index after the
+ * default budget) finds exactly the backward scan's waits: random HBM
+ * rows, chains whose accesses change and repeat, many live tiles. */
+static void test_sync_walk_matches_scan(void **state)
+{
+    (void)state;
+    const int budgets[] = {1, 16, INT_MAX - 1};
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+        for (uint32_t seed = 1; seed <= 6; seed++) {
+            tir_kernel_t k;
+            build_random_hbm(&k, seed, 300);
+            expect_budget_matches_scan(&k, budgets[i], 20);
+            tir_kernel_free(&k);
+        }
+        tir_kernel_t k;
+        build_chains3(&k, 500, true);
+        expect_budget_matches_scan(&k, budgets[i], 200);
+        tir_kernel_free(&k);
+        build_live(&k, 300);
+        expect_budget_matches_scan(&k, budgets[i], 300);
+        tir_kernel_free(&k);
+    }
 }
 
 /* ------------------------------------------------ allocator free runs */
@@ -460,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_sync_live_tests_bounded),
         cmocka_unit_test(test_sync_memo_matches_scan),
         cmocka_unit_test(test_sync_chain_tests_bounded),
+        cmocka_unit_test(test_sync_walk_matches_scan),
         cmocka_unit_test(test_fit_runs_matches_bitmap),
         cmocka_unit_test(test_fit_runs_set_visits_path),
         cmocka_unit_test(test_group_by_str_distinct),

@@ -1,0 +1,94 @@
+/* sched_conflict.c - overlap tests and their cache per pair of access
+ * sets (sched_conflict.h). */
+#include "sched_conflict.h"
+
+#include <string.h>
+
+#include "sched_pix.h"
+
+void sconf_init(sconf_t *c) { memset(c, 0, sizeof *c); }
+
+void sconf_reset(sconf_t *c)
+{
+    memset(c->set_id, 0, sizeof c->set_id);
+    memset(c->pair, 0, sizeof c->pair);
+    c->next_id = 0;
+}
+
+uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i)
+{
+    const bir_inst_t *in = &insts[i];
+    uint64_t h = (uint64_t)in->nacc;
+    for (int k = 0; k < in->nacc; k++) {   /* the 16 bytes of an access as two words */
+        uint64_t wd[2];
+        memcpy(wd, &in->acc[k], sizeof wd);
+        h = (h ^ wd[0]) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ wd[1]) * 0xff51afd7ed558ccdull;
+    }
+    h ^= h >> 32;
+    size_t slot = (size_t)(h >> 20) & (SCONF_SETS - 1);
+    if (c->set_id[slot] && c->set_hash[slot] == h &&
+        pix_same_accesses(in, &insts[c->set_inst[slot]]))
+        return c->set_id[slot];
+    if (c->next_id >= SCONF_MAX_ID)
+        return 0;   /* no more ids: tested the long way */
+    c->set_hash[slot] = h;
+    c->set_inst[slot] = i;
+    c->set_id[slot] = ++c->next_id;
+    return c->set_id[slot];
+}
+
+void sconf_load(sconf_t *c, accs_t *x, const bir_inst_t *insts, int i)
+{
+    x->loaded = true;
+    x->plain = false;
+    x->in = &insts[i];
+    x->id = c->tests + 1 >= c->off_until ? sconf_id(c, insts, i) : 0;
+}
+
+static void unpack(accs_t *x)
+{
+    const bir_inst_t *in = x->in;
+    x->n = in->nacc < BIR_MAX_ACCESS ? in->nacc : BIR_MAX_ACCESS;
+    for (int k = 0; k < x->n; k++) {
+        const bir_access_t *y = &in->acc[k];
+        x->a[k].lo = y->lo, x->a[k].hi = y->hi;
+        x->a[k].space = (unsigned)y->space, x->a[k].p0 = (unsigned)y->p0;
+        x->a[k].p1 = (unsigned)y->p1, x->a[k].write = y->write != 0;
+    }
+    x->plain = true;
+}
+
+bool sconf_overlap(accs_t *x, const bir_inst_t *b)
+{
+    if (!x->plain)
+        unpack(x);
+    for (int j = 0; j < b->nacc; j++) {
+        const bir_access_t *y = &b->acc[j];
+        unsigned space = (unsigned)y->space, p0 = (unsigned)y->p0, p1 = (unsigned)y->p1;
+        bool wr = y->write != 0;
+        for (int i = 0; i < x->n; i++) {
+            const acc_plain_t *a = &x->a[i];
+            /* the 48-bit byte bounds are read only past the cheap tests */
+            if ((a->write || wr) && a->space == space && a->p1 > p0 && p1 > a->p0 &&
+                a->lo < (uint64_t)y->hi && (uint64_t)y->lo < a->hi)
+                return true;
+        }
+    }
+    return false;
+}
+
+bool sconf_test_slow(sconf_t *c, accs_t *x, const bir_inst_t *b, size_t slot, uint64_t key)
+{
+    bool hit = sconf_overlap(x, b);
+    c->pair[slot] = key;
+    c->pair_hit[slot] = hit;
+    return hit;
+}
+
+void sconf_window_end(sconf_t *c)
+{
+    if (c->answered < SCONF_WINDOW / 4)
+        c->off_until = c->tests + SCONF_OFF;
+    c->asked = c->answered = 0;
+}

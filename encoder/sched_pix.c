@@ -1,0 +1,228 @@
+/* sched_pix.c - the synchronise pass's memory index of producers
+ * (sched_pix.h). */
+#include "sched_pix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void pix_init(pindex_t *x)
+{
+    memset(x, 0, sizeof *x);
+    for (int s = 0; s < BIR_MAX_SEMS; s++)
+        for (int k = 0; k < PIX_RECENT; k++)
+            x->recent[s].e[k].p = -1;
+}
+
+void pix_free(pindex_t *x)
+{
+    for (int b = 0; b < x->nb; b++)   /* a list with storage has had an entry */
+        for (uint64_t q = x->buckets[b].nonempty; q; q &= q - 1) {
+            ivec_t *l = &x->buckets[b].by_sem[__builtin_ctzll(q)];
+            if (l->cap > PIX_SLAB)
+                free(l->v);
+        }
+    for (int k = 0; k < x->nslabs; k++)
+        free(x->slabs[k]);
+    free(x->slabs);
+    free(x->buckets);
+    free(x->keys);
+    free(x->slot_bucket);
+    pix_init(x);
+}
+
+pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
+{
+    pbucket_t *found = pix_find(x, key);
+    if (found || !create || x->oom)
+        return found;
+    if (2 * (x->n + 1) > x->cap) {
+        size_t nc = x->cap ? 2 * x->cap : 1024;
+        uint64_t *nk = calloc(nc, sizeof *nk);
+        int *ns = calloc(nc, sizeof *ns);
+        if (!nk || !ns) {
+            free(nk), free(ns);
+            x->oom = true;
+            return NULL;
+        }
+        for (size_t i = 0; i < x->cap; i++)
+            if (x->keys[i]) {
+                size_t j = pix_hash(x->keys[i], nc);
+                while (nk[j])
+                    j = (j + 1) & (nc - 1);
+                nk[j] = x->keys[i], ns[j] = x->slot_bucket[i];
+            }
+        free(x->keys), free(x->slot_bucket);
+        x->keys = nk, x->slot_bucket = ns, x->cap = nc;
+    }
+    if (x->nb == x->capb) {
+        int nc = x->capb ? 2 * x->capb : 256;
+        pbucket_t *nb = realloc(x->buckets, (size_t)nc * sizeof *nb);
+        if (!nb) {
+            x->oom = true;
+            return NULL;
+        }
+        x->buckets = nb, x->capb = nc;
+    }
+    memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
+    size_t i = pix_hash(key, x->cap);
+    while (x->keys[i])
+        i = (i + 1) & (x->cap - 1);
+    x->keys[i] = key;
+    x->slot_bucket[i] = x->nb;
+    x->n++;
+    return &x->buckets[x->nb++];
+}
+
+/* A block of PIX_SLAB entries from the newest slab; NULL: out of memory. */
+static int *slab_take(pindex_t *x)
+{
+    if (!x->nslabs || x->slab_used == PIX_SLAB_BLOCKS) {
+        if (x->nslabs == x->capslabs) {
+            int nc = x->capslabs ? 2 * x->capslabs : 16;
+            int **ns = realloc(x->slabs, (size_t)nc * sizeof *ns);
+            if (!ns)
+                return NULL;
+            x->slabs = ns, x->capslabs = nc;
+        }
+        int *slab = malloc((size_t)PIX_SLAB_BLOCKS * PIX_SLAB * sizeof *slab);
+        if (!slab)
+            return NULL;
+        x->slabs[x->nslabs++] = slab;
+        x->slab_used = 0;
+    }
+    return &x->slabs[x->nslabs - 1][(size_t)x->slab_used++ * PIX_SLAB];
+}
+
+/* Room for one more entry in a full list; -1 when out of memory. */
+static int list_grow(pindex_t *x, ivec_t *l)
+{
+    int *nv;
+    if (!l->cap) {
+        nv = slab_take(x);
+    } else if (l->cap == PIX_SLAB) {   /* out of its slab block (left unused) */
+        nv = malloc((size_t)2 * PIX_SLAB * sizeof *nv);
+        if (nv)
+            memcpy(nv, l->v, (size_t)PIX_SLAB * sizeof *nv);
+    } else {
+        nv = realloc(l->v, (size_t)l->cap * 2 * sizeof *nv);
+    }
+    if (!nv)
+        return -1;
+    l->v = nv;
+    l->cap = l->cap ? 2 * l->cap : PIX_SLAB;
+    return 0;
+}
+
+/* Producers among the last entries of a list compared with a new one. */
+#define PIX_DEDUP 4
+
+/* Append producer p (instruction in) to a list.  A recent entry on the
+ * same semaphore with exactly the same accesses is dropped first: any
+ * instruction that conflicts with it conflicts with p, whose value is
+ * higher, so a newest-first search never answers with it.  This keeps
+ * a chunk's lists short when instructions that never conflict share it
+ * (chains on separate small tiles in one chunk, each repeating its
+ * accesses), so searching them stays linear in the program. */
+static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst_t *in,
+                       const pix_ctx_t *c, pix_last_t *rec)
+{
+    pbucket_t *b = pix_bucket(x, key, true);
+    if (!b)
+        return;
+    ivec_t *l = &b->by_sem[sem];
+    if (l->n && l->v[l->n - 1] == p)
+        return;   /* another access of p in this chunk */
+    for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
+        if (pix_same_accesses(in, &c->insts[c->prods[l->v[k]].inst])) {
+            for (int j = k; j < l->n - 1; j++)   /* at most PIX_DEDUP - 1 moves */
+                l->v[j] = l->v[j + 1];
+            l->n--;
+            break;
+        }
+    if (rec->p == p) {   /* p's lists, each once */
+        if (rec->nlists < PIX_LAST_LISTS)
+            rec->bucket[rec->nlists++] = (int)(b - x->buckets);
+        else
+            rec->p = -1;   /* too many to remember */
+    }
+    if (l->n == l->cap && list_grow(x, l)) {
+        x->oom = true;
+        return;
+    }
+    l->v[l->n++] = p;
+    b->nonempty |= 1ull << sem;
+}
+
+/* The last entry of list (bucket, sem). */
+static int *list_last(pindex_t *x, int bucket, int sem)
+{
+    ivec_t *l = &x->buckets[bucket].by_sem[sem];
+    return &l->v[l->n - 1];
+}
+
+/* Producer p has exactly the accesses of a recent one on its semaphore
+ * that is still the last entry of each of its lists: p takes its place
+ * there (what pix_append would do list by list: the dedup finds it at the
+ * end of each); whether it could. */
+static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p,
+                               const pix_ctx_t *ctx)
+{
+    pix_recent_t *r = &x->recent[sem];
+    for (unsigned k = 0; k < PIX_RECENT; k++) {   /* the last one used first */
+        pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
+        if (e->p < 0)
+            continue;
+        uint16_t id = ctx->prods[p].accid;
+        bool same_id = id && id == ctx->prods[e->p].accid;
+        if (!same_id && !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
+            continue;
+        /* p takes its place at the end of each list; undone when one of
+         * them has had a producer on sem filed since (a newer one with
+         * these accesses, or one sharing a chunk) */
+        int j = 0;
+        for (; j < e->nlists; j++) {
+            int *last = list_last(x, e->bucket[j], sem);
+            if (*last != e->p)
+                break;
+            *last = p;
+        }
+        if (j < e->nlists) {
+            while (j-- > 0)
+                *list_last(x, e->bucket[j], sem) = e->p;
+            continue;
+        }
+        e->p = p;
+        r->used = (unsigned)(e - r->e);
+        x->recent_hits++;
+        return true;
+    }
+    return false;
+}
+
+void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
+{
+    if (!x->oom && pix_replace_recent(x, in, sem, p, ctx))
+        return;
+    pix_recent_t *r = &x->recent[sem];
+    pix_last_t *rec = &r->e[r->next];
+    r->used = r->next;
+    r->next = (r->next + 1) % PIX_RECENT;
+    *rec = (pix_last_t){.p = p, .nlists = 0};   /* pix_append records the lists */
+    for (int a = 0; a < in->nacc; a++) {
+        const bir_access_t *ac = &in->acc[a];
+        if (ac->hi <= ac->lo)
+            continue;   /* touches nothing */
+        uint64_t c0, c1;
+        if (pix_access_wide(ac, &c0, &c1)) {
+            x->wide_any |= (uint16_t)(1u << ((ac->space & 7u) * 2 + (ac->write ? 1u : 0u)));
+            pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx, rec);
+            continue;
+        }
+        pix_range_t rg[2];
+        int nr = pix_ranges(ac, c0, c1, false, rg);
+        for (int r = 0; r < nr; r++)
+            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
+                pix_append(x, pix_key(ac->space, rg[r].level, c, ac->write), sem, p, in, ctx, rec);
+    }
+}
+

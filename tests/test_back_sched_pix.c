@@ -1,0 +1,233 @@
+/* The synchronise pass's producer index (encoder/sched_pix.c): filing a
+ * producer through the per-semaphore memo of recent producers (matched by
+ * access-set id or by comparing the accesses) must leave every list
+ * exactly as the list-by-list filing with its duplicate drop (a model
+ * here) leaves it, and the memo must actually be taken; lists start in
+ * slab blocks and move out when they grow. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_pix.h"
+
+static uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+#define NPROD 3000
+#define NSEM 5
+#define MODEL_KEYS 512
+#define DEDUP 4   /* the list-by-list rule: the last 4 entries are compared */
+
+/* One index list of the model: key, semaphore, producer indices. */
+typedef struct {
+    uint64_t key;
+    int sem;
+    int n;
+    int v[NPROD];
+} mlist_t;
+
+typedef struct {
+    mlist_t *l;
+    int n;
+    bir_inst_t *insts;
+    prod_t *prods;
+} model_t;
+
+static mlist_t *model_list(model_t *m, uint64_t key, int sem)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->l[i].key == key && m->l[i].sem == sem)
+            return &m->l[i];
+    assert_true(m->n < MODEL_KEYS);
+    mlist_t *l = &m->l[m->n++];
+    l->key = key, l->sem = sem, l->n = 0;
+    return l;
+}
+
+/* The filing rule as specified: per list, drop the newest of the last
+ * DEDUP entries with exactly p's accesses, then append p (once). */
+static void model_append(model_t *m, uint64_t key, int sem, int p)
+{
+    mlist_t *l = model_list(m, key, sem);
+    if (l->n && l->v[l->n - 1] == p)
+        return;
+    const bir_inst_t *in = &m->insts[m->prods[p].inst];
+    for (int k = l->n - 1; k >= 0 && k >= l->n - DEDUP; k--)
+        if (pix_same_accesses(in, &m->insts[m->prods[l->v[k]].inst])) {
+            memmove(&l->v[k], &l->v[k + 1], (size_t)(l->n - k - 1) * sizeof l->v[0]);
+            l->n--;
+            break;
+        }
+    l->v[l->n++] = p;
+}
+
+static void model_add(model_t *m, int sem, int p)
+{
+    const bir_inst_t *in = &m->insts[m->prods[p].inst];
+    for (int a = 0; a < in->nacc; a++) {
+        const bir_access_t *ac = &in->acc[a];
+        if (ac->hi <= ac->lo)
+            continue;
+        uint64_t c0, c1;
+        if (pix_access_wide(ac, &c0, &c1)) {
+            model_append(m, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p);
+            continue;
+        }
+        pix_range_t rg[2];
+        int nr = pix_ranges(ac, c0, c1, false, rg);
+        for (int r = 0; r < nr; r++)
+            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
+                model_append(m, pix_key(ac->space, rg[r].level, c, ac->write), sem, p);
+    }
+}
+
+/* One of a few access patterns: a rotating set of SBUF tiles (one or two
+ * chunks, some sharing a chunk), small and large HBM rows, an all-of-HBM
+ * range, an empty range, a range of one chunk that differs per producer
+ * (its lists grow). */
+static bir_access_t pattern(int k, bool write, int p)
+{
+    bir_access_t a;
+    memset(&a, 0, sizeof a);
+    a.write = write;
+    a.space = ISA_SPACE_SBUF, a.p0 = 0, a.p1 = 128;
+    switch (k) {
+    case 0: case 1: case 2: case 3:   /* 128-byte tiles, two per 256-byte chunk */
+        a.lo = (uint64_t)k * 128, a.hi = a.lo + 128;
+        break;
+    case 4: case 5:                   /* 512-byte tiles over two chunks */
+        a.lo = 1024 + (uint64_t)(k - 4) * 512, a.hi = a.lo + 512;
+        break;
+    case 6: case 7:                   /* small HBM rows: fine and small levels */
+        a.space = ISA_SPACE_HBM, a.p1 = 1;
+        a.lo = 4096 + (uint64_t)(k - 6) * 64, a.hi = a.lo + 64;
+        break;
+    case 8:                           /* a large HBM range: big level */
+        a.space = ISA_SPACE_HBM, a.p1 = 1;
+        a.lo = 0, a.hi = 3u << 16;
+        break;
+    case 9:                           /* all of HBM: the wide list */
+        a.space = ISA_SPACE_HBM, a.p1 = 1;
+        a.lo = 0, a.hi = BIR_ACCESS_END;
+        break;
+    case 11:                          /* 8 bytes somewhere in one chunk: a new set */
+        a.lo = 2048 + (uint64_t)(p * 8 % 248), a.hi = a.lo + 8;
+        break;
+    default:                          /* touches nothing */
+        a.lo = 64, a.hi = 64;
+        break;
+    }
+    return a;
+}
+
+/* Random producers whose accesses repeat with short periods (a loop body
+ * rotating buffers) and sometimes change: the index and the model hold
+ * the same lists.  Returns how many were filed through the memo. */
+/* An id per distinct access set (1, 2, ...), or 0 now and then (not
+ * known), as the pass's access-set ids. */
+static uint32_t set_id(const bir_inst_t *insts, int p, uint32_t *ids, uint32_t *nids, uint32_t *st)
+{
+    if (lcg(st) % 5 == 0)
+        return 0;
+    for (int q = 0; q < p; q++)
+        if (ids[q] && pix_same_accesses(&insts[p], &insts[q]))
+            return ids[q];
+    return ++*nids;
+}
+
+static uint64_t run_random(uint32_t seed, int npat, bool with_ids, int *longest_out)
+{
+    model_t m;
+    m.l = calloc(MODEL_KEYS, sizeof *m.l);
+    m.insts = calloc(NPROD, sizeof *m.insts);
+    m.prods = calloc(NPROD, sizeof *m.prods);
+    bir_access_t (*acc)[2] = calloc(NPROD, sizeof *acc);   /* the instructions' accesses */
+    assert_non_null(acc);
+    assert_non_null(m.l);
+    assert_non_null(m.insts);
+    assert_non_null(m.prods);
+    m.n = 0;
+    pindex_t x;
+    pix_init(&x);
+    uint32_t *ids = calloc(NPROD, sizeof *ids), nids = 0;
+    assert_non_null(ids);
+    pix_ctx_t ctx = {m.insts, m.prods};
+    uint32_t st = seed;
+    int period[NSEM];
+    for (int s = 0; s < NSEM; s++)
+        period[s] = 1 + (int)(lcg(&st) % 3);
+    uint32_t count[NSEM] = {0};
+    for (int p = 0; p < NPROD; p++) {
+        int sem = (int)(lcg(&st) % NSEM);
+        bir_inst_t *in = &m.insts[p];
+        in->nacc = 1 + (int)(lcg(&st) % 2);
+        int base = (int)((count[sem] % (uint32_t)period[sem]) + (uint32_t)sem) % npat;
+        if (lcg(&st) % 4 == 0)   /* now and then something else */
+            base = (int)(lcg(&st) % 13);
+        for (int a = 0; a < in->nacc; a++)
+            acc[p][a] = pattern(base >= 11 ? 11 : (base + 3 * a) % 11, a == 0, p);
+        in->acc = acc[p];
+        m.prods[p] = (prod_t){.inst = p, .sem = (uint8_t)sem, .value = ++count[sem]};
+        ids[p] = set_id(m.insts, p, ids, &nids, &st);
+        m.prods[p].accid = with_ids ? (uint16_t)ids[p] : 0;
+        pix_add(&x, in, sem, p, &ctx);
+        model_add(&m, sem, p);
+    }
+    assert_false(x.oom);
+    size_t keys = 0;
+    int longest = 0;
+    for (int i = 0; i < m.n; i++) {
+        const mlist_t *l = &m.l[i];
+        longest = l->n > longest ? l->n : longest;
+        const pbucket_t *b = pix_find(&x, l->key);
+        assert_non_null(b);
+        const ivec_t *v = &b->by_sem[l->sem];
+        assert_int_equal(v->n, l->n);
+        assert_memory_equal(v->v, l->v, (size_t)l->n * sizeof l->v[0]);
+        assert_true((b->nonempty >> l->sem) & 1);
+        bool first = true;   /* distinct keys */
+        for (int j = 0; j < i; j++)
+            first &= m.l[j].key != l->key;
+        keys += first;
+    }
+    assert_int_equal(x.n, keys);
+    assert_true(x.nslabs >= 1);
+    *longest_out = longest > *longest_out ? longest : *longest_out;
+    uint64_t hits = x.recent_hits;
+    pix_free(&x);
+    free(m.l);
+    free(m.insts);
+    free(m.prods);
+    free(acc);
+    free(ids);
+    return hits;
+}
+
+static void test_pix_recent_matches_list_filing(void **state)
+{
+    (void)state;
+    uint64_t hits = 0;
+    int longest = 0;
+    for (uint32_t seed = 1; seed <= 8; seed++)
+        for (int npat = 2; npat <= 11; npat += 3)
+            hits += run_random(seed, npat, seed & 1, &longest);
+    assert_true(hits > 1000);   /* the memo was taken, not only the long way */
+    assert_true(longest > 2 * PIX_SLAB);   /* lists outgrew their slab block */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pix_recent_matches_list_filing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
