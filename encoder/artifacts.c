@@ -269,6 +269,57 @@ static const char *buf_string(const buf_table_t *bt, int op)
     return bt->off ? bt->pool.buf + bt->off[op] : "";
 }
 
+int art_jcache_init(art_jcache_t *c)
+{
+    memset(c, 0, sizeof *c);
+    return jb_init_mem(&c->text, 4096);
+}
+
+void art_jcache_free(art_jcache_t *c)
+{
+    if (c->text.buf)
+        jb_free(&c->text);
+}
+
+/* c's entry for s, filled on a miss; NULL when out of memory. */
+static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
+{
+    uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
+    unsigned i = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS - 1);
+    if (c->s[i] == s) {
+        c->hits++;
+        *len = c->len[i];
+        return c->text.buf + c->off[i];
+    }
+    c->misses++;
+    if (c->text.len > ART_JCACHE_TEXT) {   /* start over: bounded memory */
+        memset(c->s, 0, sizeof c->s);
+        c->text.len = 0;
+    }
+    size_t from = c->text.len;
+    jb_cjson_str(&c->text, s);
+    if (c->text.failed || c->text.len - from > UINT32_MAX) {
+        c->s[i] = NULL;
+        return NULL;
+    }
+    c->s[i] = s;
+    c->off[i] = (uint32_t)from;
+    c->len[i] = (uint32_t)(c->text.len - from);
+    *len = c->len[i];
+    return c->text.buf + from;
+}
+
+void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s)
+{
+    uint32_t len;
+    const char *json = c ? jcache_get(c, s, &len) : NULL;
+    if (json)
+        jw_member_raw(w, key, n, json, len);
+    else
+        jw_member_str(w, key, n, s);
+}
+#define kvl_cached(w, c, lit, s) art_member_cached((w), (c), "" lit "", sizeof(lit) - 1, (s))
+
 /* What the previous debug entry of a compact sidecar implies
  * (sidecar_form.h). */
 typedef struct {
@@ -280,7 +331,7 @@ typedef struct {
 
 /* One debug entry; prev != NULL: the compact form, which leaves out what
  * the entry before implies (sidecar_form.h). */
-static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
+static void debug_entry(jw_t *w, art_jcache_t *jc, const tir_kernel_t *k, const buf_table_t *bt,
                         const bir_inst_t *in, long long pc, sidecar_prev_t *prev)
 {
     /* name: the tile-IR op (what a trace shows); inst: the unique
@@ -303,9 +354,9 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
         jw_kvl(w, "inst", in->name);
     /* src and op are mostly the same pointer (interned paths, op names) */
     if (!prev || !prev->src || (prev->src != src && strcmp(prev->src, src)))
-        jw_kvl(w, "src", src);
+        kvl_cached(w, jc, "src", src);
     if (!prev || !prev->op || (prev->op != op && strcmp(prev->op, op)))
-        jw_kvl(w, "op", op);
+        kvl_cached(w, jc, "op", op);
     if (in->is_activate2 || in->is_stt)   /* the BIR form behind the ISA opcode */
         jw_kvl(w, "bir",
                in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
@@ -319,7 +370,7 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
             jw_int(w, top->inl->latency_estimate);
         }
         if (bufs[0])
-            jw_kvl(w, "buf", bufs);
+            kvl_cached(w, jc, "buf", bufs);
     }
     jw_obj_end(w);
     if (prev) {
@@ -464,9 +515,12 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     jw_key(&w, "debug");
     jw_arr_begin(&w);
     sidecar_prev_t prev = { .pc = -1, .op_index = -1, .buf = "" };
+    art_jcache_t jc;   /* out of memory: every value escaped in place */
+    bool have_jc = art_jcache_init(&jc) == 0;
     for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++)
-        debug_entry(&w, k, bt, &b->insts[g->dbg[e][i].inst], g->dbg[e][i].pc,
-                    compact ? &prev : NULL);
+        debug_entry(&w, have_jc ? &jc : NULL, k, bt, &b->insts[g->dbg[e][i].inst],
+                    g->dbg[e][i].pc, compact ? &prev : NULL);
+    art_jcache_free(&jc);
     jw_arr_end(&w);
     jw_obj_end(&w);
     int rc = 0;

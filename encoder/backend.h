@@ -191,6 +191,27 @@ typedef struct {
  * earlier one on a hit).  memo NULL: art_op_buffers. */
 size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
                            const tir_kernel_t *k, const tir_op_t *op);
+/* The JSON text of a sidecar's repeated member values: the src paths, op
+ * kinds and buf strings are a few interned strings that thousands of
+ * debug entries name by the same pointer, so each is escaped once into
+ * `text` and copied from there (art_member_cached).  Keyed by the string's
+ * address: the strings must not change while the cache is in use (they
+ * are the kernel's and the buf table's, constant while a sidecar is
+ * written).  Direct-mapped; a collision replaces the entry; `text` starts
+ * over when it passes ART_JCACHE_TEXT. */
+#define ART_JCACHE_SLOTS 256
+#define ART_JCACHE_TEXT ((size_t)64 << 10)
+typedef struct {
+    const char *s[ART_JCACHE_SLOTS];   /* NULL: empty */
+    uint32_t off[ART_JCACHE_SLOTS], len[ART_JCACHE_SLOTS];
+    jb_t text;
+    unsigned long hits, misses;
+} art_jcache_t;
+/* 0, or -1 when out of memory. */
+int art_jcache_init(art_jcache_t *c);
+void art_jcache_free(art_jcache_t *c);
+/* jw_member_str(w, key, n, s) (s not NULL), the value's text from c. */
+void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s);
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err);
 int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err);
