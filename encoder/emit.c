@@ -102,10 +102,11 @@ static void slot_set_used(gen_t *g, const struct gen_cache_entry *c)
 static bool cache_match(const gen_t *g, const struct gen_cache_entry *c, uint64_t h,
                         const bir_inst_t *in, size_t body)
 {
+    /* without a PredExt both preds are the zeros of key_pred */
     return slot_used(g, c) && c->hash == h && c->has_pred == in->has_pred &&
            c->key.op == in->isa.op &&
            memcmp(&c->key.f, bir_body(in), body) == 0 &&
-           memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0;
+           (!in->has_pred || memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0);
 }
 
 /* The entry in's engine used `period` instructions ago when it holds in's
@@ -469,7 +470,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     if (!e)
         e = cache_slot(g, h);
     if (e && (recent || cache_match(g, e, h, in, body))) {
-        memcpy(out, e->bundles, sizeof e->bundles);
+        memcpy(out, e->bundles, (size_t)e->nb * ISA_BUNDLE_BYTES);   /* the rest is not read */
         if (patch_header(&in->isa.sync, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
