@@ -184,6 +184,7 @@ static void test_buf_strings_match_snprintf(void **state)
                          mpool.buf + moff, want);
             assert_true(want[0] ? moff > 0 : moff == 0);
         }
+        art_buf_memo_release(memo);
         free(memo);
         jb_free(&mpool);
         jb_free(&pool);
@@ -240,7 +241,8 @@ static void test_buf_strings_at_the_limit(void **state)
 
 /* The memo shares the string of an earlier op whose tokens match, though
  * its tensors are others (a loop's next tiles); a different base name,
- * buffer or buffer count, or another operand order, builds a new one. */
+ * buffer or buffer count, or another operand order, builds a new one; a
+ * tensor's token is worked out once. */
 static void test_buf_memo_shares_loop_strings(void **state)
 {
     (void)state;
@@ -295,6 +297,10 @@ static void test_buf_memo_shares_loop_strings(void **state)
             assert_int_not_equal(off[it][swap], off[it - 1][swap]);   /* other buffer */
             assert_int_not_equal(off[it][0], off[it][1]);             /* other order */
         }
+    /* each tensor's name was scanned for its base once, though every one is
+     * an operand of two ops */
+    assert_int_equal(memo->tok_scans, N);
+    art_buf_memo_release(memo);
     free(memo);
     jb_free(&pool);
     free(m.mlocs);
