@@ -367,24 +367,32 @@ void art_jcache_free(art_jcache_t *c)
         jb_free(&c->text);
 }
 
-/* c's entry for s, filled on a miss; NULL when out of memory. */
+/* c's text for s; NULL when s is not cached (yet): its first sighting only
+ * marks the slot (a string named once, such as a straight-line kernel's
+ * paths, is not worth the copy), the second fills it.  NULL also when out
+ * of memory. */
 static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
 {
     uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
     unsigned i = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS - 1);
-    if (c->s[i] == s) {
+    if (c->s[i] == s && c->len[i] != UINT32_MAX) {
         c->hits++;
         *len = c->len[i];
         return c->text.buf + c->off[i];
     }
     c->misses++;
+    if (c->s[i] != s) {   /* seen once */
+        c->s[i] = s;
+        c->len[i] = UINT32_MAX;
+        return NULL;
+    }
     if (c->text.len > ART_JCACHE_TEXT) {   /* start over: bounded memory */
         memset(c->s, 0, sizeof c->s);
         c->text.len = 0;
     }
     size_t from = c->text.len;
     jb_cjson_str(&c->text, s);
-    if (c->text.failed || c->text.len - from > UINT32_MAX) {
+    if (c->text.failed || c->text.len - from >= UINT32_MAX) {
         c->s[i] = NULL;
         return NULL;
     }

@@ -211,8 +211,9 @@ void art_buf_memo_release(art_buf_memo_t *memo);
  * `text` and copied from there (art_member_cached).  Keyed by the string's
  * address: the strings must not change while the cache is in use (they
  * are the kernel's and the buf table's, constant while a sidecar is
- * written).  Direct-mapped; a collision replaces the entry; `text` starts
- * over when it passes ART_JCACHE_TEXT. */
+ * written).  A string is copied into `text` the second time it is met
+ * (len UINT32_MAX: met once).  Direct-mapped; a collision replaces the
+ * entry; `text` starts over when it passes ART_JCACHE_TEXT. */
 #define ART_JCACHE_SLOTS 256
 #define ART_JCACHE_TEXT ((size_t)64 << 10)
 typedef struct {
