@@ -223,12 +223,11 @@ static uint32_t token_id(art_buf_memo_t *memo, const char *nm, size_t len, unsig
     return memo->nids++;
 }
 
-/* Tensor t's entry of memo->tok (1: no token; 0: out of memory), worked
- * out on its first use. */
-static uint32_t tensor_token(art_buf_memo_t *memo, const bir_module_t *m, const tir_kernel_t *k,
-                             int t)
+/* tensor_token's first use of tensor t (t >= 0). */
+static uint32_t tensor_token_new(art_buf_memo_t *memo, const bir_module_t *m,
+                                 const tir_kernel_t *k, int t)
 {
-    if (t < 0 || t >= m->nmlocs)
+    if (t >= m->nmlocs)
         return 1;
     if (t >= memo->ntok) {
         int n = m->nmlocs;
@@ -239,8 +238,6 @@ static uint32_t tensor_token(art_buf_memo_t *memo, const bir_module_t *m, const 
         memo->tok = p;
         memo->ntok = n;
     }
-    if (memo->tok[t])
-        return memo->tok[t];
     uint32_t v = 1;
     if (buf_rotates(m, t)) {
         const char *nm = k->tensors[t].name;
@@ -252,6 +249,18 @@ static uint32_t tensor_token(art_buf_memo_t *memo, const bir_module_t *m, const 
         v = 2 + id;
     }
     return memo->tok[t] = v;
+}
+
+/* Tensor t's entry of memo->tok (1: no token; 0: out of memory), worked
+ * out on its first use. */
+static inline uint32_t tensor_token(art_buf_memo_t *memo, const bir_module_t *m,
+                                    const tir_kernel_t *k, int t)
+{
+    if (t < 0)
+        return 1;   /* an absent operand */
+    if (t < memo->ntok && memo->tok[t])
+        return memo->tok[t];
+    return tensor_token_new(memo, m, k, t);
 }
 
 static bool buf_memo_match(const struct art_buf_memo_entry *e, const struct art_buf_memo_entry *key)
