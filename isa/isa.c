@@ -426,8 +426,8 @@ static isa_status_t check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi,
     return ISA_OK;
 }
 
-/* Set bits [pos, pos + width) of b, a byte at a time. */
-/* Set bits [pos, pos + width) of b; true when one of them was set already. */
+/* Set bits [pos, pos + width) of b, a byte at a time; true when one of
+ * them was set already. */
 static bool mark_bits(uint8_t *b, unsigned pos, unsigned width)
 {
     bool again = false;
