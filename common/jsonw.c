@@ -172,7 +172,7 @@ static bool word_needs_escape(uint64_t w)
 /* s[0..n), n <= 16, copied to out when no byte needs escaping: two
  * overlapping loads of the string's own bytes, no padding copy (names,
  * paths, op kinds); false (nothing written) otherwise. */
-static bool short_plain(char *out, const char *s, size_t n)
+static inline bool short_plain(char *out, const char *s, size_t n)
 {
     if (n >= 8) {
         uint64_t a, b;
@@ -549,7 +549,8 @@ void jw_member_str(jw_t *w, const char *key, size_t n, const char *s)
         return;
     }
     *o++ = '"';
-    o += escape_into(o, s, ns, true);
+    /* escape_into's first test, inline: names and paths are mostly short */
+    o += ns <= 16 && short_plain(o, s, ns) ? ns : escape_into(o, s, ns, true);
     *o++ = '"';
     w->b.len = (size_t)(o - w->b.buf);
 }
@@ -583,7 +584,7 @@ void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t 
         jb_put(&w->b, json, len);
         return;
     }
-    memcpy(o, json, len);
+    tpb_copy_short(o, json, len);   /* no call for the short values */
     w->b.len = (size_t)(o + len - w->b.buf);
 }
 
