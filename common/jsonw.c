@@ -373,7 +373,7 @@ static void tabs(jw_t *w, int n)
 
 /* Before a value: the ", " separator when it is not the first element of an
  * array (object members are separated in jw_key). */
-static void before_value(jw_t *w)
+static inline void before_value(jw_t *w)
 {
     if (w->depth <= 0 || w->depth > JW_MAX_DEPTH || w->is_obj[w->depth - 1])
         return;
@@ -386,7 +386,7 @@ static void before_value(jw_t *w)
     w->has_item[w->depth - 1] = true;
 }
 
-static void open_container(jw_t *w, bool obj)
+static inline void open_container(jw_t *w, bool obj)
 {
     before_value(w);
     jb_putc(&w->b, obj ? '{' : '[');
