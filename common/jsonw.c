@@ -172,7 +172,7 @@ static bool word_needs_escape(uint64_t w)
 /* s[0..n), n <= 16, copied to out when no byte needs escaping: two
  * overlapping loads of the string's own bytes, no padding copy (names,
  * paths, op kinds); false (nothing written) otherwise. */
-static bool short_plain(char *out, const char *s, size_t n)
+static inline bool short_plain(char *out, const char *s, size_t n)
 {
     if (n >= 8) {
         uint64_t a, b;
@@ -299,6 +299,13 @@ void jb_jstr_body(jb_t *b, const char *s)
     jstr_body(b, s, false);
 }
 
+void jb_cjson_str(jb_t *b, const char *s)
+{
+    jb_putc(b, '"');
+    jstr_body(b, s, true);
+    jb_putc(b, '"');
+}
+
 void jb_jstr(jb_t *b, const char *s)
 {
     jb_putc(b, '"');
@@ -366,7 +373,7 @@ static void tabs(jw_t *w, int n)
 
 /* Before a value: the ", " separator when it is not the first element of an
  * array (object members are separated in jw_key). */
-static void before_value(jw_t *w)
+static inline void before_value(jw_t *w)
 {
     if (w->depth <= 0 || w->depth > JW_MAX_DEPTH || w->is_obj[w->depth - 1])
         return;
@@ -379,7 +386,7 @@ static void before_value(jw_t *w)
     w->has_item[w->depth - 1] = true;
 }
 
-static void open_container(jw_t *w, bool obj)
+static inline void open_container(jw_t *w, bool obj)
 {
     before_value(w);
     jb_putc(&w->b, obj ? '{' : '[');
@@ -513,41 +520,51 @@ void jw_key_plain(jw_t *w, const char *key, size_t n)
     put_key(w, key, n, true);
 }
 
+/* The shared start of the jw_member_* writers: when the innermost container
+ * is an object, the key is short and `room` more bytes (the value's worst
+ * case) fit after the key, write the key with one reservation and return
+ * where the value goes; NULL (nothing written) sends the caller to the
+ * general path, which writes the same bytes. */
+static inline __attribute__((always_inline)) char *member_begin(jw_t *w, const char *key,
+                                                                  size_t n, size_t room)
+{
+    size_t ntab = w->compact ? 0 : (size_t)w->depth;
+    if (w->depth <= 0 || !w->is_obj[w->depth - 1] || n > JW_SHORT_STR ||
+        !jb_reserve(&w->b, 2 + ntab + n + 4 + room + 8))
+        return NULL;
+    bool sep = w->has_item[w->depth - 1];
+    w->has_item[w->depth - 1] = true;
+    return key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
+}
+
 void jw_member_str(jw_t *w, const char *key, size_t n, const char *s)
 {
     if (!s)
         s = "";
     size_t ns = strlen(s);
-    size_t ntab = w->compact ? 0 : (size_t)w->depth;
-    if (w->depth <= 0 || !w->is_obj[w->depth - 1] || n > JW_SHORT_STR || ns > JW_SHORT_STR ||
-        !jb_reserve(&w->b, 2 + ntab + 6 * n + 4 + 6 * ns + 2 + 8)) {
+    char *o = ns <= JW_SHORT_STR ? member_begin(w, key, n, 6 * ns + 2) : NULL;
+    if (!o) {
         jw_key_plain(w, key, n);   /* the general path, the same bytes */
         jw_str(w, s);
         return;
     }
-    bool sep = w->has_item[w->depth - 1];
-    w->has_item[w->depth - 1] = true;
-    char *o = key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
     *o++ = '"';
-    o += escape_into(o, s, ns, true);
+    /* escape_into's first test, inline: names and paths are mostly short */
+    o += ns <= 16 && short_plain(o, s, ns) ? ns : escape_into(o, s, ns, true);
     *o++ = '"';
     w->b.len = (size_t)(o - w->b.buf);
 }
 
 void jw_member_int(jw_t *w, const char *key, size_t n, long long v)
 {
-    size_t ntab = w->compact ? 0 : (size_t)w->depth;
     /* jw_int's integer form: |v| < 10^15 (else put_number) */
-    if (w->depth <= 0 || !w->is_obj[w->depth - 1] || n > JW_SHORT_STR ||
-        v <= -1000000000000000LL || v >= 1000000000000000LL ||
-        !jb_reserve(&w->b, 2 + ntab + n + 4 + 21 + 8)) {
+    char *o = v > -1000000000000000LL && v < 1000000000000000LL ? member_begin(w, key, n, 21)
+                                                                 : NULL;
+    if (!o) {
         jw_key_plain(w, key, n);   /* the general path, the same bytes */
         jw_int(w, v);
         return;
     }
-    bool sep = w->has_item[w->depth - 1];
-    w->has_item[w->depth - 1] = true;
-    char *o = key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
     uint64_t u = (uint64_t)v;
     if (v < 0) {
         *o++ = '-';
@@ -556,6 +573,19 @@ void jw_member_int(jw_t *w, const char *key, size_t n, long long v)
     size_t nd = tpb_u64_ndigits(u);
     tpb_u64_digits(u, o + nd);
     w->b.len = (size_t)(o + nd - w->b.buf);
+}
+
+void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len)
+{
+    char *o = member_begin(w, key, n, len);
+    if (!o) {
+        jw_key_plain(w, key, n);   /* the general path, the same bytes */
+        before_value(w);
+        jb_put(&w->b, json, len);
+        return;
+    }
+    tpb_copy_short(o, json, len);   /* no call for the short values */
+    w->b.len = (size_t)(o + len - w->b.buf);
 }
 
 void jw_str(jw_t *w, const char *s)

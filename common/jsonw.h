@@ -82,6 +82,9 @@ void jb_us(jb_t *b, uint64_t ps);
 void jb_jstr(jb_t *b, const char *s);
 /* The same escaping without the surrounding quotes. */
 void jb_jstr_body(jb_t *b, const char *s);
+/* The string as jw_str writes it (cJSON's escaping, with the short forms
+ * \b \f \n \r \t): a value text for jw_member_raw. */
+void jb_cjson_str(jb_t *b, const char *s);
 /* printf-style, for the few one-off lines (header, metadata). */
 void jb_printf(jb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -145,6 +148,9 @@ void jw_member_str(jw_t *w, const char *key, size_t n, const char *s);
  * debug entries' pc and op_index); jw_kvl_int for a string literal. */
 void jw_member_int(jw_t *w, const char *key, size_t n, long long v);
 #define jw_kvl_int(w, lit, v) jw_member_int((w), "" lit "", sizeof(lit) - 1, (v))
+/* jw_key_plain(w, key, n) then json[0..len), a value's text as jw_* would
+ * write it (e.g. made by jb_cjson_str), copied as it is. */
+void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len);
 /* Values: in an array they are the next element; in an object they follow
  * jw_key. */
 void jw_str(jw_t *w, const char *s);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytehash.h"
 #include "cJSON.h"
 #include "fileio.h"
 #include "txn.h"
@@ -162,17 +163,113 @@ static bool buf_rotates(const bir_module_t *m, int t)
     return t >= 0 && t < m->nmlocs && m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;
 }
 
+void art_buf_memo_release(art_buf_memo_t *memo)
+{
+    free(memo->tok);
+    free(memo->ids);
+    memo->tok = NULL, memo->ids = NULL;
+    memo->ntok = 0, memo->nids = memo->capids = 0;
+}
+
+static uint64_t token_hash(const char *nm, size_t len, unsigned buf, unsigned nbuf)
+{
+    uint64_t h = tpb_hash_bytes(0xcbf29ce484222325ull, nm, len);
+    return tpb_hash_word(h, (uint64_t)buf << 32 | nbuf);
+}
+
+/* Put token x (its id set) into the table ids of cap slots (a power of
+ * two, with a free one). */
+static void token_place(struct art_buf_token *ids, uint32_t cap, const struct art_buf_token *x)
+{
+    uint32_t i = (uint32_t)token_hash(x->nm, x->len, x->buf, x->nbuf) & (cap - 1);
+    while (ids[i].nm)
+        i = (i + 1) & (cap - 1);
+    ids[i] = *x;
+}
+
+/* Room for one more token (the table at most half full); false when out of
+ * memory. */
+static bool token_room(art_buf_memo_t *memo)
+{
+    if (2 * (memo->nids + 1) <= memo->capids)
+        return true;
+    uint32_t cap = memo->capids ? 2 * memo->capids : 64;
+    struct art_buf_token *ids = calloc(cap, sizeof *ids);
+    if (!ids)
+        return false;
+    for (uint32_t i = 0; i < memo->capids; i++)
+        if (memo->ids[i].nm)
+            token_place(ids, cap, &memo->ids[i]);
+    free(memo->ids);
+    memo->ids = ids;
+    memo->capids = cap;
+    return true;
+}
+
+/* The number of the token (base name, buffer, buffer count), interned on
+ * first sight; UINT32_MAX when out of memory. */
+static uint32_t token_id(art_buf_memo_t *memo, const char *nm, size_t len, unsigned buf,
+                         unsigned nbuf)
+{
+    if (!token_room(memo))
+        return UINT32_MAX;
+    uint32_t i = (uint32_t)token_hash(nm, len, buf, nbuf) & (memo->capids - 1);
+    for (; memo->ids[i].nm; i = (i + 1) & (memo->capids - 1)) {
+        const struct art_buf_token *x = &memo->ids[i];
+        if (x->len == len && x->buf == buf && x->nbuf == nbuf && !memcmp(x->nm, nm, len))
+            return x->id;
+    }
+    memo->ids[i] = (struct art_buf_token){nm, (uint32_t)len, buf, nbuf, memo->nids};
+    return memo->nids++;
+}
+
+/* tensor_token's first use of tensor t (t >= 0). */
+static uint32_t tensor_token_new(art_buf_memo_t *memo, const bir_module_t *m,
+                                 const tir_kernel_t *k, int t)
+{
+    if (t >= m->nmlocs)
+        return 1;
+    if (t >= memo->ntok) {
+        int n = m->nmlocs;
+        uint32_t *p = realloc(memo->tok, (size_t)n * sizeof *p);
+        if (!p)
+            return 0;
+        memset(p + memo->ntok, 0, (size_t)(n - memo->ntok) * sizeof *p);
+        memo->tok = p;
+        memo->ntok = n;
+    }
+    uint32_t v = 1;
+    if (buf_rotates(m, t)) {
+        const char *nm = k->tensors[t].name;
+        memo->tok_scans++;
+        uint32_t id = token_id(memo, nm, base_name_len(nm), m->mlocs[t].rot_buf,
+                               m->mlocs[t].rot_nbuf);
+        if (id >= UINT32_MAX - 2)
+            return 0;
+        v = 2 + id;
+    }
+    return memo->tok[t] = v;
+}
+
+/* Tensor t's entry of memo->tok (1: no token; 0: out of memory), worked
+ * out on its first use. */
+static inline uint32_t tensor_token(art_buf_memo_t *memo, const bir_module_t *m,
+                                    const tir_kernel_t *k, int t)
+{
+    if (t < 0)
+        return 1;   /* an absent operand */
+    if (t < memo->ntok && memo->tok[t])
+        return memo->tok[t];
+    return tensor_token_new(memo, m, k, t);
+}
+
 static bool buf_memo_match(const struct art_buf_memo_entry *e, const struct art_buf_memo_entry *key)
 {
     if (!e->off || e->n != key->n)
         return false;
-    for (int j = 0; j < key->n; j++) {
-        if (e->len[j] != key->len[j] || e->buf[j] != key->buf[j] || e->nbuf[j] != key->nbuf[j])
+    for (int j = 0; j < key->n; j++)
+        if (e->tok[j] != key->tok[j])
             return false;
-        for (unsigned b = 0; b < key->len[j]; b++)   /* short names: no memcmp call */
-            if (e->nm[j][b] != key->nm[j][b])
-                return false;
-    }
     return true;
 }
 
@@ -197,17 +294,13 @@ size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t 
     key.n = 0;
     uint64_t h = 0;
     for (int i = 0; i < na; i++) {
-        int t = all[i];
-        if (!buf_rotates(m, t))
+        uint32_t v = tensor_token(memo, m, k, all[i]);
+        if (!v)
+            return art_op_buffers(pool, m, k, op);   /* out of memory: no memo */
+        if (v == 1)
             continue;
-        const char *nm = k->tensors[t].name;
-        size_t len = base_name_len(nm);
-        _Static_assert(TIR_NAME_LEN <= 256, "a base name length fits a byte");
-        int j = key.n++;
-        key.nm[j] = nm, key.len[j] = (uint8_t)len;
-        key.buf[j] = m->mlocs[t].rot_buf, key.nbuf[j] = m->mlocs[t].rot_nbuf;
-        h = (h ^ len ^ (uint64_t)(unsigned char)nm[0] << 8 ^ (uint64_t)key.buf[j] << 16 ^
-             (uint64_t)key.nbuf[j] << 40) * 0x9e3779b97f4a7c15ull;
+        key.tok[key.n++] = v;
+        h = (h ^ v) * 0x9e3779b97f4a7c15ull;
     }
     if (!key.n)
         return 0;   /* the shared "" */
@@ -248,11 +341,13 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
     for (int i = 0; i < k->nops && !bt->pool.failed; i++) {
         size_t o = art_op_buffers_memo(&bt->pool, memo, m, k, &k->ops[i]);
         if (o > UINT32_MAX) {
+            art_buf_memo_release(memo);
             free(memo);
             return -1;
         }
         bt->off[i] = (uint32_t)o;
     }
+    art_buf_memo_release(memo);
     free(memo);
     return bt->pool.failed ? -1 : 0;
 }
@@ -269,6 +364,65 @@ static const char *buf_string(const buf_table_t *bt, int op)
     return bt->off ? bt->pool.buf + bt->off[op] : "";
 }
 
+int art_jcache_init(art_jcache_t *c)
+{
+    memset(c, 0, sizeof *c);
+    return jb_init_mem(&c->text, 4096);
+}
+
+void art_jcache_free(art_jcache_t *c)
+{
+    if (c->text.buf)
+        jb_free(&c->text);
+}
+
+/* c's text for s; NULL when s is not cached (yet): its first sighting only
+ * marks the slot (a string named once, such as a straight-line kernel's
+ * paths, is not worth the copy), the second fills it.  NULL also when out
+ * of memory. */
+static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
+{
+    uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
+    unsigned i = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS - 1);
+    if (c->s[i] == s && c->len[i] != UINT32_MAX) {
+        c->hits++;
+        *len = c->len[i];
+        return c->text.buf + c->off[i];
+    }
+    c->misses++;
+    if (c->s[i] != s) {   /* seen once */
+        c->s[i] = s;
+        c->len[i] = UINT32_MAX;
+        return NULL;
+    }
+    if (c->text.len > ART_JCACHE_TEXT) {   /* start over: bounded memory */
+        memset(c->s, 0, sizeof c->s);
+        c->text.len = 0;
+    }
+    size_t from = c->text.len;
+    jb_cjson_str(&c->text, s);
+    if (c->text.failed || c->text.len - from >= UINT32_MAX) {
+        c->s[i] = NULL;
+        return NULL;
+    }
+    c->s[i] = s;
+    c->off[i] = (uint32_t)from;
+    c->len[i] = (uint32_t)(c->text.len - from);
+    *len = c->len[i];
+    return c->text.buf + from;
+}
+
+void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s)
+{
+    uint32_t len;
+    const char *json = c ? jcache_get(c, s, &len) : NULL;
+    if (json)
+        jw_member_raw(w, key, n, json, len);
+    else
+        jw_member_str(w, key, n, s);
+}
+#define kvl_cached(w, c, lit, s) art_member_cached((w), (c), "" lit "", sizeof(lit) - 1, (s))
+
 /* What the previous debug entry of a compact sidecar implies
  * (sidecar_form.h). */
 typedef struct {
@@ -280,7 +434,7 @@ typedef struct {
 
 /* One debug entry; prev != NULL: the compact form, which leaves out what
  * the entry before implies (sidecar_form.h). */
-static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
+static void debug_entry(jw_t *w, art_jcache_t *jc, const tir_kernel_t *k, const buf_table_t *bt,
                         const bir_inst_t *in, long long pc, sidecar_prev_t *prev)
 {
     /* name: the tile-IR op (what a trace shows); inst: the unique
@@ -303,9 +457,9 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
         jw_kvl(w, "inst", in->name);
     /* src and op are mostly the same pointer (interned paths, op names) */
     if (!prev || !prev->src || (prev->src != src && strcmp(prev->src, src)))
-        jw_kvl(w, "src", src);
+        kvl_cached(w, jc, "src", src);
     if (!prev || !prev->op || (prev->op != op && strcmp(prev->op, op)))
-        jw_kvl(w, "op", op);
+        kvl_cached(w, jc, "op", op);
     if (in->is_activate2 || in->is_stt)   /* the BIR form behind the ISA opcode */
         jw_kvl(w, "bir",
                in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
@@ -319,7 +473,7 @@ static void debug_entry(jw_t *w, const tir_kernel_t *k, const buf_table_t *bt,
             jw_int(w, top->inl->latency_estimate);
         }
         if (bufs[0])
-            jw_kvl(w, "buf", bufs);
+            kvl_cached(w, jc, "buf", bufs);
     }
     jw_obj_end(w);
     if (prev) {
@@ -464,9 +618,12 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     jw_key(&w, "debug");
     jw_arr_begin(&w);
     sidecar_prev_t prev = { .pc = -1, .op_index = -1, .buf = "" };
+    art_jcache_t jc;   /* out of memory: every value escaped in place */
+    bool have_jc = art_jcache_init(&jc) == 0;
     for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++)
-        debug_entry(&w, k, bt, &b->insts[g->dbg[e][i].inst], g->dbg[e][i].pc,
-                    compact ? &prev : NULL);
+        debug_entry(&w, have_jc ? &jc : NULL, k, bt, &b->insts[g->dbg[e][i].inst],
+                    g->dbg[e][i].pc, compact ? &prev : NULL);
+    art_jcache_free(&jc);
     jw_arr_end(&w);
     jw_obj_end(&w);
     int rc = 0;

@@ -173,24 +173,60 @@ size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k,
 /* The last ops' "buf" strings by their operands' tokens (base name,
  * buffer, buffer count): a loop's ops name new tiles every iteration but
  * repeat the same few strings, so an op whose tokens match an entry shares
- * its string instead of building it again.  Zero it before the first use;
- * it holds pointers to k's tensor names and offsets into one pool. */
+ * its string instead of building it again.  Each tensor's token is worked
+ * out once (tok[t]: 0 not yet, 1 the tensor does not rotate, 2 + the
+ * token's number) and interned by its (base name, buffer, buffer count) in
+ * `ids`, so an op's key is its tokens' numbers.  Zero it before the first
+ * use, release it after the last (art_buf_memo_release); one (module,
+ * kernel) pair per memo.  It holds pointers to k's tensor names and offsets
+ * into one pool. */
 #define ART_BUF_MEMO 64
 #define ART_BUF_TOKENS 10   /* operand slots art_op_buffers reads */
 typedef struct {
     struct art_buf_memo_entry {
         uint32_t off;   /* 0: empty */
         uint32_t used;  /* clock at the last hit or fill */
-        uint8_t n, len[ART_BUF_TOKENS];
-        const char *nm[ART_BUF_TOKENS];
-        unsigned buf[ART_BUF_TOKENS], nbuf[ART_BUF_TOKENS];
+        uint8_t n;
+        uint32_t tok[ART_BUF_TOKENS];
     } e[ART_BUF_MEMO];
     uint32_t clock;
+    uint32_t *tok;                  /* per tensor, ntok of them */
+    int ntok;
+    struct art_buf_token {          /* the interned tokens: open addressing */
+        const char *nm;             /* NULL: a free slot */
+        uint32_t len, buf, nbuf, id;
+    } *ids;
+    uint32_t nids, capids;
+    unsigned long tok_scans;        /* tensor names scanned for their base */
 } art_buf_memo_t;
 /* art_op_buffers through memo (the same string; the offset of an equal
  * earlier one on a hit).  memo NULL: art_op_buffers. */
 size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
                            const tir_kernel_t *k, const tir_op_t *op);
+/* Free what the memo allocated (not the memo itself). */
+void art_buf_memo_release(art_buf_memo_t *memo);
+/* The JSON text of a sidecar's repeated member values: the src paths, op
+ * kinds and buf strings are a few interned strings that thousands of
+ * debug entries name by the same pointer, so each is escaped once into
+ * `text` and copied from there (art_member_cached).  Keyed by the string's
+ * address: the strings must not change while the cache is in use (they
+ * are the kernel's and the buf table's, constant while a sidecar is
+ * written).  A string is copied into `text` the second time it is met
+ * (len UINT32_MAX: met once).  Direct-mapped; a collision replaces the
+ * entry; `text` starts over when it passes ART_JCACHE_TEXT. */
+#define ART_JCACHE_SLOTS 256
+#define ART_JCACHE_TEXT ((size_t)64 << 10)
+typedef struct {
+    const char *s[ART_JCACHE_SLOTS];   /* NULL: empty */
+    uint32_t off[ART_JCACHE_SLOTS], len[ART_JCACHE_SLOTS];
+    jb_t text;
+    unsigned long hits, misses;
+} art_jcache_t;
+/* 0, or -1 when out of memory. */
+int art_jcache_init(art_jcache_t *c);
+void art_jcache_free(art_jcache_t *c);
+/* jw_member_str(w, key, n, s) (s not NULL), the value's text from c. */
+void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s);
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err);
 int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err);

@@ -102,10 +102,11 @@ static void slot_set_used(gen_t *g, const struct gen_cache_entry *c)
 static bool cache_match(const gen_t *g, const struct gen_cache_entry *c, uint64_t h,
                         const bir_inst_t *in, size_t body)
 {
+    /* without a PredExt both preds are the zeros of key_pred */
     return slot_used(g, c) && c->hash == h && c->has_pred == in->has_pred &&
            c->key.op == in->isa.op &&
            memcmp(&c->key.f, bir_body(in), body) == 0 &&
-           memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0;
+           (!in->has_pred || memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0);
 }
 
 /* The entry in's engine used `period` instructions ago when it holds in's
@@ -315,6 +316,8 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
 static FILE *find_bin(gen_t *g, const bir_inst_t *in, tpb_err_t *err)
 {
     int e = in->engine;
+    if ((unsigned)e < ISA_ENG_COUNT && g->bin[e])
+        return g->bin[e];   /* opened: a TPB engine (create_bin follows the check) */
     if (e < 0 || e >= ISA_ENG_COUNT || !isa_engine_is_tpb((isa_engine_t)e)) {
         tpb_errf(err, "%s, but DMA, Unassigned and ALL are not valid TPB engines",
                  e >= 0 && e < ISA_ENG_COUNT ? isa_engine_name((isa_engine_t)e) : "?");
@@ -341,6 +344,12 @@ static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[IS
 
 static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31); }
 
+/* gen_is_sync_inst, inline for the walks. */
+static inline bool is_sync_inst(const bir_inst_t *in)
+{
+    return in->opc == BIR_NOP || in->opc == BIR_HALT || in->opc == BIR_CORE_BARRIER;
+}
+
 /* Add an instruction's opcodes to its engine's sets: the whole census,
  * and LowerDVE's view that skips sync instructions (the DVE table). */
 static void collect_opcodes(gen_t *g, const bir_inst_t *in, const uint8_t *ops, unsigned n)
@@ -348,7 +357,7 @@ static void collect_opcodes(gen_t *g, const bir_inst_t *in, const uint8_t *ops, 
     int e = in->engine;
     if (e < 0 || e >= ISA_ENG_COUNT)
         return;
-    bool sync = gen_is_sync_inst(in);
+    bool sync = is_sync_inst(in);
     for (unsigned i = 0; i < n; i++) {
         bitset_add(g->engine_opcodes[e], ops[i]);
         if (!sync)
@@ -469,7 +478,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     if (!e)
         e = cache_slot(g, h);
     if (e && (recent || cache_match(g, e, h, in, body))) {
-        memcpy(out, e->bundles, sizeof e->bundles);
+        memcpy(out, e->bundles, (size_t)e->nb * ISA_BUNDLE_BYTES);   /* the rest is not read */
         if (patch_header(&in->isa.sync, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
             *c = e;
@@ -562,11 +571,11 @@ static void branch_hint(gen_t *g, const bir_inst_t *in, unsigned nb)
  * BIR DgeComputeOp (bypass 0 -> 0, add 2 -> 1). */
 static bool bad_dge_compute(const bir_inst_t *in)
 {
-    unsigned want = bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
     if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's fields */
-        return in->isa.f->DDESC.compute != want;
+        return in->isa.f->DDESC.compute !=
+               bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
     if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-        return in->isa.f->DIND.compute != want;
+        return in->isa.f->DIND.compute != bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
     return false;
 }
 
@@ -612,7 +621,7 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
             return -1;
         jb_t *bb = &g->binbuf[in->engine];
         jb_put(bb, (const char *)bundles, (size_t)nb * ISA_BUNDLE_BYTES);
-        if (jb_failed(bb))
+        if (bb->failed)   /* jb_failed */
             return tpb_errf(err, "%s/%s.bin: write failed", g->dir,
                             isa_engine_name((isa_engine_t)in->engine));
         if (g->staging && gen_stage(g->staging, in->engine,
@@ -687,7 +696,7 @@ static int flush_checks(gen_t *g, tpb_err_t *err)
 
 bool gen_is_sync_inst(const bir_inst_t *in)
 {
-    return in->opc == BIR_NOP || in->opc == BIR_HALT || in->opc == BIR_CORE_BARRIER;
+    return is_sync_inst(in);
 }
 
 /* The first byte of bundle pc of stream rf, *at bundles of which were

@@ -333,6 +333,9 @@ isa_status_t isa_encode_with_prefixes(const isa_inst_t *in,
 typedef struct isa_plans isa_plans_t;
 isa_plans_t *isa_plans_new(void);   /* NULL when out of memory */
 void isa_plans_free(isa_plans_t *ps);
+/* How many of isa_encode_planned's round trips through the decoder's
+ * checks were taken without decoding (*fast) and by decoding (*full). */
+void isa_plans_check_counts(const isa_plans_t *ps, unsigned long *fast, unsigned long *full);
 isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
                                 uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err);
 isa_status_t isa_encode_with_prefixes_planned(isa_plans_t *ps, const isa_inst_t *in,

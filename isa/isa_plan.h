@@ -26,6 +26,9 @@ typedef struct {
 typedef struct {
     bool built;
     bool generic;                       /* too many fields: use the helpers */
+    bool disjoint;                      /* no bit belongs to two fields (header
+                                           and format): isa_encode_planned's
+                                           round trip needs no decode */
     uint8_t used[ISA_BUNDLE_BYTES];     /* header + format bits */
     uint8_t nopnd, nreg;
     uint8_t opnd[PLAN_MAX_FIELDS];      /* format field index of each ".addr" */

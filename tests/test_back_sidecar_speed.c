@@ -8,7 +8,9 @@
  *    padded tail word of the escaper) against cJSON's printers, in both
  *    layouts;
  *  - jw_member_str / jw_member_int against a key then a value (moved here
- *    from test_back_compile_speed.c with the other jsonw tests). */
+ *    from test_back_compile_speed.c with the other jsonw tests);
+ *  - the sidecar's cache of escaped member values (art_member_cached)
+ *    against jw_member_str. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -182,6 +184,7 @@ static void test_buf_strings_match_snprintf(void **state)
                          mpool.buf + moff, want);
             assert_true(want[0] ? moff > 0 : moff == 0);
         }
+        art_buf_memo_release(memo);
         free(memo);
         jb_free(&mpool);
         jb_free(&pool);
@@ -238,7 +241,8 @@ static void test_buf_strings_at_the_limit(void **state)
 
 /* The memo shares the string of an earlier op whose tokens match, though
  * its tensors are others (a loop's next tiles); a different base name,
- * buffer or buffer count, or another operand order, builds a new one. */
+ * buffer or buffer count, or another operand order, builds a new one; a
+ * tensor's token is worked out once. */
 static void test_buf_memo_shares_loop_strings(void **state)
 {
     (void)state;
@@ -293,6 +297,10 @@ static void test_buf_memo_shares_loop_strings(void **state)
             assert_int_not_equal(off[it][swap], off[it - 1][swap]);   /* other buffer */
             assert_int_not_equal(off[it][0], off[it][1]);             /* other order */
         }
+    /* each tensor's name was scanned for its base once, though every one is
+     * an operand of two ops */
+    assert_int_equal(memo->tok_scans, N);
+    art_buf_memo_release(memo);
     free(memo);
     jb_free(&pool);
     free(m.mlocs);
@@ -500,6 +508,63 @@ static void test_jsonw_member_int_matches_key_then_int(void **state)
     }
 }
 
+/* art_member_cached against jw_member_str: the same bytes for strings that
+ * need escaping (quotes, backslashes, the cJSON short forms, other control
+ * bytes), empty, longer than one reservation, in both layouts, nested, in
+ * an array (the general path), and with so many distinct strings that the
+ * cache's text starts over; repeats are served from the cache. */
+static void test_sidecar_value_cache(void **state)
+{
+    (void)state;
+    enum { NDIST = 700, LEN = 150 };
+    static char many[NDIST][LEN + 1];
+    for (int i = 0; i < NDIST; i++) {
+        memset(many[i], 'a' + i % 26, LEN);
+        many[i][i % LEN] = i % 3 ? '"' : '\\';
+        many[i][LEN] = 0;
+    }
+    char long_s[400];
+    memset(long_s, 'q', sizeof long_s - 1);
+    long_s[sizeof long_s - 1] = 0;
+    const char *few[] = {"body[0].body[7]", "tensor_scalar", "w#1/4 v#1/4 t#1/4", "",
+                         "a\"b\\c", "tab\there\nline\b\f\r", "ctl\x01\x1f", long_s};
+    const int nfew = (int)(sizeof few / sizeof few[0]);
+    for (int compact = 0; compact < 2; compact++) {
+        rng_t r = {77 + (uint64_t)compact};
+        art_jcache_t c;
+        assert_int_equal(art_jcache_init(&c), 0);
+        jw_t a, b;
+        jw_init(&a), jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        jw_obj_begin(&a), jw_obj_begin(&b);
+        for (int i = 0; i < 6000; i++) {
+            const char *s = below(&r, 4) ? few[below(&r, nfew)] : many[below(&r, NDIST)];
+            if (i % 500 == 0) {   /* deeper, then back */
+                jw_keyl(&a, "o"), jw_obj_begin(&a);
+                jw_keyl(&b, "o"), jw_obj_begin(&b);
+            } else if (i % 500 == 250) {
+                jw_obj_end(&a), jw_obj_end(&b);
+            }
+            jw_kvl(&a, "src", s);
+            art_member_cached(&b, &c, "src", 3, s);
+        }
+        jw_keyl(&a, "arr"), jw_arr_begin(&a), jw_kvl(&a, "x", few[4]), jw_arr_end(&a);
+        jw_keyl(&b, "arr"), jw_arr_begin(&b), art_member_cached(&b, &c, "x", 1, few[4]);
+        jw_arr_end(&b);
+        for (int d = a.depth; d > 0; d--)
+            jw_obj_end(&a), jw_obj_end(&b);
+        assert_int_equal(jw_finish(&a), 0);
+        assert_int_equal(jw_finish(&b), 0);
+        assert_int_equal(a.b.len, b.b.len);
+        assert_memory_equal(a.b.buf, b.b.buf, a.b.len);
+        assert_true(c.hits > c.misses);   /* the few repeats come from the cache */
+        assert_true(c.misses > NDIST / 2);
+        art_jcache_free(&c);
+        jw_free(&a), jw_free(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_jsonw_key_plain_matches_key),
         cmocka_unit_test(test_jsonw_member_str_matches_key_then_str),
         cmocka_unit_test(test_jsonw_member_int_matches_key_then_int),
+        cmocka_unit_test(test_sidecar_value_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
