@@ -46,6 +46,11 @@ void enc_builder_free(enc_builder_t *b)
     free(b->entry_of);
     free(b->prev_same);
     free(b->live);
+    free(b->full_ap);
+    free(b->check_memo);
+    b->check_memo = NULL;
+    b->full_ap = NULL;
+    b->cap_full_ap = 0;
     free(b->scope_start);
     b->names = NULL;
     b->hash = NULL;
@@ -323,14 +328,23 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     t.dtype = dtype;
     t.ndim = ndim;
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
-    copy_path(tpath, b->path);
-    t.path = tpath;
+    /* the caller's cache of the path interned (enc_set_path_slot), as op_path */
+    const char **slot = b->path_slot;
+    bool interned = slot && *slot && !strcmp(*slot, b->path);
+    if (interned) {
+        t.path = *slot;
+    } else {
+        copy_path(tpath, b->path);
+        t.path = tpath;
+    }
     t.shared_with = -1;
     if (grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
-    int id = tir_add_tensor(b->k, &t);
+    int id = tir_add_tensor_at(b->k, &t, interned);
     if (id < 0)
         return tfail(b, "out of memory");
+    if (slot && !interned && b->path[0])
+        *slot = b->k->tensors[id].path;
     b->entry_of[id] = entry;
     b->prev_same[id] = b->names[entry].head;
     b->live[id] = 1;
@@ -659,31 +673,88 @@ static bool memo_hit(const enc_ap_memo_entry_t *e, const tir_tensor_t *t, int ns
     return true;
 }
 
-void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
-                 const enc_slice_t *s, const char *field, tir_ap_t *out)
+/* enc_ap through m: the entry holding the answer (a hit, or the miss
+ * recorded), NULL when not memoised (*out is enc_ap's answer either way). */
+static enc_ap_memo_entry_t *memo_ap(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                                    const enc_slice_t *s, const char *field, tir_ap_t *out)
 {
     if (!m || b->failed || tensor < 0 || tensor >= b->k->ntensors || nslices < 0 ||
         nslices > TIR_MAX_DIMS || (nslices > 0 && !s)) {
         *out = enc_ap(b, tensor, nslices, s, field);
-        return;
+        return NULL;
     }
     const tir_tensor_t *t = &b->k->tensors[tensor];
     for (int i = 0; i < 2; i++)
         if (memo_hit(&m->e[i], t, nslices, s)) {
             *out = m->e[i].ap;
             out->tensor = tensor;
-            return;
+            return &m->e[i];
         }
     *out = enc_ap(b, tensor, nslices, s, field);
     if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
-        return;
+        return NULL;
     enc_ap_memo_entry_t *e = &m->e[m->next];
     m->next ^= 1u;
     *e = (enc_ap_memo_entry_t){.valid = true, .tile = is_tile(t->kind), .nd = t->ndim,
-                               .ns = nslices, .ap = *out};
+                               .ns = nslices, .ap = *out, .itensor = -1};
     memcpy(e->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
     if (nslices)
         memcpy(e->sl, s, (size_t)nslices * sizeof *s);
+    return e;
+}
+
+void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                 const enc_slice_t *s, const char *field, tir_ap_t *out)
+{
+    memo_ap(b, m, tensor, nslices, s, field, out);
+}
+
+/* The builder's per-tensor slot for its whole access pattern interned,
+ * grown (zeroed) on demand; NULL: out of memory. */
+static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
+{
+    if (tensor >= b->cap_full_ap) {
+        int nc = b->cap_full_ap ? b->cap_full_ap : 64;
+        while (nc <= tensor)
+            nc *= 2;
+        const tir_ap_t **f = realloc(b->full_ap, (size_t)nc * sizeof *f);
+        if (!f)
+            return NULL;
+        memset(f + b->cap_full_ap, 0, (size_t)(nc - b->cap_full_ap) * sizeof *f);
+        b->full_ap = f;
+        b->cap_full_ap = nc;
+    }
+    return &b->full_ap[tensor];
+}
+
+const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                                     const enc_slice_t *s, const char *field)
+{
+    /* a tensor's shape and kind never change, so neither does its whole
+     * access pattern: one answer per tensor, whichever operand text asks */
+    const tir_ap_t **full = NULL;
+    if (nslices == 0 && !b->failed && tensor >= 0 && tensor < b->k->ntensors) {
+        if (!(full = full_slot(b, tensor)))
+            return NULL;
+        if (*full) {
+            b->full_ap_hits++;
+            return *full;
+        }
+    }
+    tir_ap_t ap;
+    enc_ap_memo_entry_t *e = memo_ap(b, m, tensor, nslices, s, field, &ap);
+    if (b->failed)
+        return NULL;
+    if (e && e->iap && e->itensor == tensor)   /* the same tensor and slices as last time */
+        return e->iap;
+    const tir_ap_t *r = tir_ap_intern(b->k, &ap);
+    if (r && e) {
+        e->iap = r;
+        e->itensor = tensor;
+    }
+    if (r && full)
+        *full = r;
+    return r;
 }
 
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
@@ -867,7 +938,9 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     if (enc_acc_resolve(b, op))
         return -1;
     tpb_err_t verr;
-    if (enc_validate_op(b->k, b->target, op, &verr))
+    if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
+        b->check_memo = calloc(1, sizeof *b->check_memo);
+    if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
         return enc_fail(b, "%s", verr.msg);
     int id = tir_add_op(b->k, op);
     if (id < 0)

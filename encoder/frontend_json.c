@@ -153,7 +153,8 @@ typedef struct fj_stmt {
     const fj_opdef_t *d;         /* ST_OP */
     bool prepared;               /* ST_OP: NKI names renamed, fields checked */
     bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
-    const char *ipath;           /* ST_OP: its ops' path interned (enc_set_path_slot) */
+    const char *ipath;           /* ST_OP, ST_TILE: its ops' / tile's path interned
+                                    (enc_set_path_slot) */
     /* ST_OP, once run_compute_op read them (constants of the object): */
     const cJSON *obj;            /* the statement's object */
     bool head;                   /* name, engine, deps, sched below are known */
@@ -304,7 +305,8 @@ static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
     return 0;
 }
 
-static int exec_tile(jx_t *j, const cJSON *o, const char *path)
+/* st: the statement decoded once (its ipath caches the path interned) */
+static int exec_tile(jx_t *j, const cJSON *o, const char *path, struct fj_stmt *st)
 {
     tile_decl_t local;
     const tile_decl_t *t = fj_memo_get(j, o, &tile_tag);
@@ -314,7 +316,9 @@ static int exec_tile(jx_t *j, const cJSON *o, const char *path)
         t = &local;
     }
     enc_set_path(&j->b, path);
+    enc_set_path_slot(&j->b, &st->ipath);
     int id = enc_tile(&j->b, t->name, t->kind, t->dt, t->nd, t->shape);
+    enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
     return id < 0 ? -1 : 0;
 }
 
@@ -767,7 +771,7 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     if (st->loc)
         path = st->loc;
     switch (st->what) {
-    case ST_TILE: return exec_tile(j, o, path);
+    case ST_TILE: return exec_tile(j, o, path, st);
     case ST_LET: return exec_let(j, o, path);
     case ST_NO_REORDER: return exec_no_reorder(j, o, path);
     case ST_OP: return exec_compute_op(j, o, path, st);
