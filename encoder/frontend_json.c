@@ -245,7 +245,15 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t 
 
 /* ---- statements ---- */
 
-static int exec_block(jx_t *j, const cJSON *body, const char *path);
+/* The paths of a loop body's statements ("<path>[i]"), joined once for
+ * all iterations: p[i] NULL when too long (exec_block reports it when it
+ * reaches statement i, as without them).  p NULL: joined per iteration. */
+typedef struct {
+    const char **p;
+    char *buf;
+} body_paths_t;
+
+static int exec_block(jx_t *j, const cJSON *body, const char *path, const body_paths_t *bp);
 
 static int valid_ident(const char *s)
 {
@@ -513,6 +521,42 @@ static int add_loop_record(jx_t *j, const cJSON *o, const char *path, tir_loop_t
     return li < 0 ? fj_jfail(j, path, NULL, "out of memory") : li;
 }
 
+/* Join every statement path of body once (body_paths_t); on
+ * out-of-memory bp->p stays NULL (joined per iteration). */
+static void body_paths(const cJSON *body, const char *path, body_paths_t *bp)
+{
+    size_t n = 0, bytes = 0;
+    char p[ENC_PATH_MAX];
+    for (const cJSON *s = body->child; s; s = s->next, n++) {
+        size_t len = su_join_int(p, sizeof p, path, -1, '[', (long long)n, ']');
+        bytes += len < sizeof p ? len + 1 : 0;
+    }
+    bp->p = n ? malloc(n * sizeof *bp->p) : NULL;
+    bp->buf = n ? malloc(bytes ? bytes : 1) : NULL;
+    if (!bp->p || !bp->buf) {
+        free(bp->p);
+        free(bp->buf);
+        *bp = (body_paths_t){NULL, NULL};
+        return;
+    }
+    char *at = bp->buf;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = su_join_int(p, sizeof p, path, -1, '[', (long long)i, ']');
+        bp->p[i] = NULL;
+        if (len < sizeof p) {
+            memcpy(at, p, len + 1);
+            bp->p[i] = at;
+            at += len + 1;
+        }
+    }
+}
+
+static void body_paths_free(body_paths_t *bp)
+{
+    free(bp->p);
+    free(bp->buf);
+}
+
 /* A loop the Python front-end traced (docs/kernel-format.md
  * "iterations"): each iteration's ops as one array, no loop variable, no
  * scope (tiles stay visible after it, as in Python); recorded like any
@@ -545,7 +589,7 @@ static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
         snprintf(sub, sizeof sub, "%s.iterations[%d]", path, it);
         tir_loop_mark(j->b.k, li, it);
         j->cur_loop = li;
-        int rc = exec_block(j, c, sub);   /* no scope: Python's names outlive the loop */
+        int rc = exec_block(j, c, sub, NULL);   /* no scope: Python's names outlive the loop */
         j->cur_loop = outer;
         if (rc) {
             j->once_depth = once;
@@ -606,6 +650,9 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         return -1;
     char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
+    body_paths_t bp = {NULL, NULL};
+    if (trips > 1)
+        body_paths(body, sub, &bp);
     int mark = j->env.n;
     for (int64_t it = 0; it < trips; it++) {
         tir_loop_mark(j->b.k, li, it);
@@ -613,15 +660,18 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         if (enc_env_push(&j->env, var, r[0] + it * r[2], false))
             return fj_jfail(j, path, NULL, "out of memory");
         enc_scope_begin(&j->b);
-        int rc = exec_block(j, body, sub);
+        int rc = exec_block(j, body, sub, &bp);
         if (rc)
             add_loop_note(j);
         enc_scope_end(&j->b);
         enc_env_pop_to(&j->env, mark);
         j->cur_loop = outer;
-        if (rc)
+        if (rc) {
+            body_paths_free(&bp);
             return -1;
+        }
     }
+    body_paths_free(&bp);
     tir_loop_mark(j->b.k, li, trips);
     return 0;
 }
@@ -653,7 +703,7 @@ static int exec_if(jx_t *j, const cJSON *o, const char *path)
     snprintf(sub, sizeof sub, "%s.%s", path, which);
     int mark = j->env.n;
     enc_scope_begin(&j->b);
-    int rc = exec_block(j, body, sub);
+    int rc = exec_block(j, body, sub, NULL);
     enc_scope_end(&j->b);
     enc_env_pop_to(&j->env, mark);
     return rc;
@@ -673,7 +723,7 @@ static int exec_no_reorder(jx_t *j, const cJSON *o, const char *path)
     snprintf(sub, sizeof sub, "%s.body", path);
     if (j->sched.depth++ == 0)
         j->sched.last = -1;
-    int rc = exec_block(j, body, sub);
+    int rc = exec_block(j, body, sub, NULL);
     j->sched.depth--;
     return rc;
 }
@@ -785,15 +835,19 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     return rc;
 }
 
-static int exec_block(jx_t *j, const cJSON *body, const char *path)
+static int exec_block(jx_t *j, const cJSON *body, const char *path, const body_paths_t *bp)
 {
     int i = 0;
     for (const cJSON *s = body->child; s; s = s->next, i++) {
         char p[ENC_PATH_MAX];
-        size_t n = su_join_int(p, sizeof p, path, -1, '[', i, ']');
-        if (n >= sizeof p)
+        const char *sp = p;
+        if (bp && bp->p)
+            sp = bp->p[i];
+        else if (su_join_int(p, sizeof p, path, -1, '[', i, ']') >= sizeof p)
+            sp = NULL;
+        if (!sp)
             return fj_jfail(j, path, NULL, "op path too long (nesting too deep)");
-        if (exec_stmt(j, s, p))
+        if (exec_stmt(j, s, sp))
             return -1;
     }
     return 0;
@@ -871,7 +925,7 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return fj_jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, "(top level)", "body", "expected an array of ops, got %s", fj_type_name(body));
-    return exec_block(j, body, "body") || fj_sched_apply(j, root) ? -1 : 0;
+    return exec_block(j, body, "body", NULL) || fj_sched_apply(j, root) ? -1 : 0;
 }
 
 int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_name,

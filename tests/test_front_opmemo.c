@@ -161,6 +161,35 @@ static void test_tile_path_slot(void **state)
     assert_false(b->failed);
 }
 
+/* A loop body's statement paths, joined once per loop (frontend_json.c
+ * body_paths): every op of every iteration names its own statement, also
+ * in a nested loop, and an error in a late iteration names its statement. */
+static void test_body_paths(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           T("w", "[1, 512]", "float32")
+           " {'op': 'load', 'dst': 'w', 'src': 'a[i:i+1, :]'},"
+           " {'op': 'for', 'var': 'q', 'range': [0, 2], 'body': ["
+           "   {'op': 'tensor_copy', 'dst': 'w', 'src': 'w'},"
+           "   {'op': 'tensor_scalar', 'dst': 'w', 'src': 'w', 'op0': 'add', 'operand0': 1.0}]},"
+           " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 'w'}]}",
+           &k);
+    static const char *const want[] = {
+        "body[0].body[1]", "body[0].body[2].body[0]", "body[0].body[2].body[1]",
+        "body[0].body[2].body[0]", "body[0].body[2].body[1]", "body[0].body[3]"};
+    assert_int_equal(k.nops, 18);
+    for (int op = 0; op < k.nops; op++)
+        assert_string_equal(k.ops[op].path, want[op % 6]);
+    tir_kernel_free(&k);
+    fails_with("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+               T("w", "[1, 512]", "float32")
+               " {'op': 'load', 'dst': 'w', 'src': 'a[i:i+1, :]'},"
+               " {'op': 'store', 'dst': 'out[i*200:i*200+1, :]', 'src': 'w'}]}",
+               "body[0].body[2]", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +199,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_memo_dma_only, setup, teardown),
         cmocka_unit_test(test_check_memo_json),
         cmocka_unit_test_setup_teardown(test_tile_path_slot, setup, teardown),
+        cmocka_unit_test(test_body_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
