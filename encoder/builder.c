@@ -262,17 +262,22 @@ static int grow_tensor_info(enc_builder_t *b, int n)
     return 0;
 }
 
+/* eslot (NULL: none): the caller's cache of name's entry + 1 (0: not
+ * known), kept for one name: a name that had an entry passed its checks. */
 static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
-                      unsigned dtype, int ndim, const int64_t *shape)
+                      unsigned dtype, int ndim, const int64_t *shape, int *eslot)
 {
     if (b->failed)
         return -1;
     const char *what = kind_word(kind);
-    if (!valid_name(name))
+    bool known = eslot && *eslot > 0 && *eslot <= b->nnames;
+    if (known)
+        ;   /* the name's checks passed when its entry was found */
+    else if (!valid_name(name))
         return tfail(b, "%s name '%s' is not a valid identifier (letters, digits, _; "
                         "at most %d characters)", what, name ? name : "(null)", TIR_NAME_LEN - 9);
-    if ((name[0] == 'p' && !strcmp(name, "pid")) ||
-        (name[0] == 'n' && !strcmp(name, "num_programs")))
+    else if ((name[0] == 'p' && !strcmp(name, "pid")) ||
+             (name[0] == 'n' && !strcmp(name, "num_programs")))
         return tfail(b, "%s name '%s' is reserved", what, name);
     if (!isa_dtype_valid(dtype))
         return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
@@ -291,9 +296,11 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         if (elems > ((int64_t)1 << 40))
             return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
     }
-    int entry = name_entry(b, name);
+    int entry = known ? *eslot - 1 : name_entry(b, name);
     if (entry < 0)
         return tfail(b, "out of memory");
+    if (eslot)
+        *eslot = entry + 1;
     int existing = b->names[entry].head;
     if (b->names[entry].count > 0 && !is_tile(kind))
         return tfail(b, "%s '%s' is declared twice", what, name);
@@ -355,18 +362,18 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
 
 int enc_input(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_INPUT, dtype, ndim, shape);
+    return add_tensor(b, name, TIR_T_INPUT, dtype, ndim, shape, NULL);
 }
 
 int enc_output(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape);
+    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape, NULL);
 }
 
 int enc_scratch(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                 const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_SCRATCH, dtype, ndim, shape);
+    return add_tensor(b, name, TIR_T_SCRATCH, dtype, ndim, shape, NULL);
 }
 
 static int64_t tensor_elems(const tir_tensor_t *t)
@@ -380,7 +387,7 @@ static int64_t tensor_elems(const tir_tensor_t *t)
 int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                         const int64_t *shape, const void *data)
 {
-    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape);
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL);
     if (id < 0)
         return -1;
     tir_tensor_t *t = &b->k->tensors[id];
@@ -400,7 +407,7 @@ int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int 
 int enc_shared_constant_file(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                              const int64_t *shape, const char *file)
 {
-    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape);
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL);
     if (id < 0)
         return -1;
     if (!file || strlen(file) >= TIR_CONST_PATH_MAX)
@@ -449,11 +456,17 @@ int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, un
 int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
              int ndim, const int64_t *shape)
 {
+    return enc_tile_at(b, name, buffer, dtype, ndim, shape, NULL);
+}
+
+int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+                int ndim, const int64_t *shape, int *slot)
+{
     if (b->failed)
         return -1;
     if (!is_tile(buffer))
         return tfail(b, "tile '%s': field 'buffer': must be sbuf or psum", name ? name : "?");
-    return add_tensor(b, name, buffer, dtype, ndim, shape);
+    return add_tensor(b, name, buffer, dtype, ndim, shape, slot);
 }
 
 void enc_scope_begin(enc_builder_t *b)

@@ -115,6 +115,11 @@ int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, un
 /* An SBUF or PSUM tile (kind TIR_T_SBUF / TIR_T_PSUM); shape[0] = partitions. */
 int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
              int ndim, const int64_t *shape);
+/* enc_tile through the caller's slot for name (0 at first: a tile
+ * statement declared every iteration finds its name's entry once; one
+ * slot per name and builder, as enc_find_tensor_at) */
+int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+                int ndim, const int64_t *shape, int *slot);
 /* Tiles declared after enc_scope_begin() go out of scope at the matching
  * enc_scope_end(); an op using them afterwards is an error. */
 void enc_scope_begin(enc_builder_t *b);

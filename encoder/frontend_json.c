@@ -155,6 +155,7 @@ typedef struct fj_stmt {
     bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
     const char *ipath;           /* ST_OP, ST_TILE: its ops' / tile's path interned
                                     (enc_set_path_slot) */
+    int tentry;                  /* ST_TILE: its name's builder entry + 1 (enc_tile_at) */
     /* ST_OP, once run_compute_op read them (constants of the object): */
     const cJSON *obj;            /* the statement's object */
     bool head;                   /* name, engine, deps, sched below are known */
@@ -325,7 +326,7 @@ static int exec_tile(jx_t *j, const cJSON *o, const char *path, struct fj_stmt *
     }
     enc_set_path(&j->b, path);
     enc_set_path_slot(&j->b, &st->ipath);
-    int id = enc_tile(&j->b, t->name, t->kind, t->dt, t->nd, t->shape);
+    int id = enc_tile_at(&j->b, t->name, t->kind, t->dt, t->nd, t->shape, &st->tentry);
     enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
     return id < 0 ? -1 : 0;
 }

@@ -161,6 +161,30 @@ static void test_tile_path_slot(void **state)
     assert_false(b->failed);
 }
 
+/* A tile statement's name entry found once (enc_tile_at): the slot is
+ * filled, and a declaration through it is the name's next instance,
+ * found by name and scoped like any other. */
+static void test_tile_entry_slot(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int slot = 0;
+    int v0 = enc_tile_at(b, "v", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64}, &slot);
+    assert_true(slot > 0);
+    int keep = slot;
+    enc_scope_begin(b);
+    int v1 = enc_tile_at(b, "v", TIR_T_SBUF, ISA_DT_BF16, 2, (int64_t[]){64, 8}, &slot);
+    assert_int_equal(slot, keep);
+    assert_string_equal(f->k.tensors[v1].name, "v#1");
+    assert_int_equal(enc_find_tensor(b, "v"), v1);
+    enc_scope_end(b);
+    assert_int_equal(enc_find_tensor(b, "v"), v0);
+    /* its shape is still checked */
+    assert_int_equal(enc_tile_at(b, "v", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){129, 8}, &slot), -1);
+    if (!strstr(f->err.msg, "partition dim 129"))
+        fail_msg("message '%s'", f->err.msg);
+}
+
 /* A loop body's statement paths, joined once per loop (frontend_json.c
  * body_paths): every op of every iteration names its own statement, also
  * in a nested loop, and an error in a late iteration names its statement. */
@@ -200,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_check_memo_json),
         cmocka_unit_test_setup_teardown(test_tile_path_slot, setup, teardown),
         cmocka_unit_test(test_body_paths),
+        cmocka_unit_test_setup_teardown(test_tile_entry_slot, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
