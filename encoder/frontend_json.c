@@ -246,15 +246,7 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t 
 
 /* ---- statements ---- */
 
-/* The paths of a loop body's statements ("<path>[i]"), joined once for
- * all iterations: p[i] NULL when too long (exec_block reports it when it
- * reaches statement i, as without them).  p NULL: joined per iteration. */
-typedef struct {
-    const char **p;
-    char *buf;
-} body_paths_t;
-
-static int exec_block(jx_t *j, const cJSON *body, const char *path, const body_paths_t *bp);
+static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp);
 
 static int valid_ident(const char *s)
 {
@@ -522,42 +514,6 @@ static int add_loop_record(jx_t *j, const cJSON *o, const char *path, tir_loop_t
     return li < 0 ? fj_jfail(j, path, NULL, "out of memory") : li;
 }
 
-/* Join every statement path of body once (body_paths_t); on
- * out-of-memory bp->p stays NULL (joined per iteration). */
-static void body_paths(const cJSON *body, const char *path, body_paths_t *bp)
-{
-    size_t n = 0, bytes = 0;
-    char p[ENC_PATH_MAX];
-    for (const cJSON *s = body->child; s; s = s->next, n++) {
-        size_t len = su_join_int(p, sizeof p, path, -1, '[', (long long)n, ']');
-        bytes += len < sizeof p ? len + 1 : 0;
-    }
-    bp->p = n ? malloc(n * sizeof *bp->p) : NULL;
-    bp->buf = n ? malloc(bytes ? bytes : 1) : NULL;
-    if (!bp->p || !bp->buf) {
-        free(bp->p);
-        free(bp->buf);
-        *bp = (body_paths_t){NULL, NULL};
-        return;
-    }
-    char *at = bp->buf;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = su_join_int(p, sizeof p, path, -1, '[', (long long)i, ']');
-        bp->p[i] = NULL;
-        if (len < sizeof p) {
-            memcpy(at, p, len + 1);
-            bp->p[i] = at;
-            at += len + 1;
-        }
-    }
-}
-
-static void body_paths_free(body_paths_t *bp)
-{
-    free(bp->p);
-    free(bp->buf);
-}
-
 /* A loop the Python front-end traced (docs/kernel-format.md
  * "iterations"): each iteration's ops as one array, no loop variable, no
  * scope (tiles stay visible after it, as in Python); recorded like any
@@ -651,9 +607,9 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         return -1;
     char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
-    body_paths_t bp = {NULL, NULL};
+    fj_paths_t bp = {NULL, NULL};
     if (trips > 1)
-        body_paths(body, sub, &bp);
+        fj_body_paths(body, sub, &bp);
     int mark = j->env.n;
     for (int64_t it = 0; it < trips; it++) {
         tir_loop_mark(j->b.k, li, it);
@@ -668,11 +624,11 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         enc_env_pop_to(&j->env, mark);
         j->cur_loop = outer;
         if (rc) {
-            body_paths_free(&bp);
+            fj_body_paths_free(&bp);
             return -1;
         }
     }
-    body_paths_free(&bp);
+    fj_body_paths_free(&bp);
     tir_loop_mark(j->b.k, li, trips);
     return 0;
 }
@@ -836,7 +792,7 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     return rc;
 }
 
-static int exec_block(jx_t *j, const cJSON *body, const char *path, const body_paths_t *bp)
+static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp)
 {
     int i = 0;
     for (const cJSON *s = body->child; s; s = s->next, i++) {
