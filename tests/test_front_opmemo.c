@@ -185,8 +185,8 @@ static void test_tile_entry_slot(void **state)
         fail_msg("message '%s'", f->err.msg);
 }
 
-/* A loop body's statement paths, joined once per loop (frontend_json.c
- * body_paths): every op of every iteration names its own statement, also
+/* A loop body's statement paths, joined once per loop (fj_paths.c
+ * fj_body_paths): every op of every iteration names its own statement, also
  * in a nested loop, and an error in a late iteration names its statement. */
 static void test_body_paths(void **state)
 {
