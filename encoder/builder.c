@@ -46,6 +46,11 @@ void enc_builder_free(enc_builder_t *b)
     free(b->entry_of);
     free(b->prev_same);
     free(b->live);
+    free(b->full_ap);
+    free(b->check_memo);
+    b->check_memo = NULL;
+    b->full_ap = NULL;
+    b->cap_full_ap = 0;
     free(b->scope_start);
     b->names = NULL;
     b->hash = NULL;
@@ -257,17 +262,22 @@ static int grow_tensor_info(enc_builder_t *b, int n)
     return 0;
 }
 
+/* eslot (NULL: none): the caller's cache of name's entry + 1 (0: not
+ * known), kept for one name: a name that had an entry passed its checks. */
 static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
-                      unsigned dtype, int ndim, const int64_t *shape)
+                      unsigned dtype, int ndim, const int64_t *shape, int *eslot)
 {
     if (b->failed)
         return -1;
     const char *what = kind_word(kind);
-    if (!valid_name(name))
+    bool known = eslot && *eslot > 0 && *eslot <= b->nnames;
+    if (known)
+        ;   /* the name's checks passed when its entry was found */
+    else if (!valid_name(name))
         return tfail(b, "%s name '%s' is not a valid identifier (letters, digits, _; "
                         "at most %d characters)", what, name ? name : "(null)", TIR_NAME_LEN - 9);
-    if ((name[0] == 'p' && !strcmp(name, "pid")) ||
-        (name[0] == 'n' && !strcmp(name, "num_programs")))
+    else if ((name[0] == 'p' && !strcmp(name, "pid")) ||
+             (name[0] == 'n' && !strcmp(name, "num_programs")))
         return tfail(b, "%s name '%s' is reserved", what, name);
     if (!isa_dtype_valid(dtype))
         return tfail(b, "%s '%s': field 'dtype': invalid dtype %u", what, name, dtype);
@@ -286,9 +296,11 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         if (elems > ((int64_t)1 << 40))
             return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
     }
-    int entry = name_entry(b, name);
+    int entry = known ? *eslot - 1 : name_entry(b, name);
     if (entry < 0)
         return tfail(b, "out of memory");
+    if (eslot)
+        *eslot = entry + 1;
     int existing = b->names[entry].head;
     if (b->names[entry].count > 0 && !is_tile(kind))
         return tfail(b, "%s '%s' is declared twice", what, name);
@@ -323,14 +335,23 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     t.dtype = dtype;
     t.ndim = ndim;
     memcpy(t.shape, shape, (size_t)ndim * sizeof *shape);
-    copy_path(tpath, b->path);
-    t.path = tpath;
+    /* the caller's cache of the path interned (enc_set_path_slot), as op_path */
+    const char **slot = b->path_slot;
+    bool interned = slot && *slot && !strcmp(*slot, b->path);
+    if (interned) {
+        t.path = *slot;
+    } else {
+        copy_path(tpath, b->path);
+        t.path = tpath;
+    }
     t.shared_with = -1;
     if (grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
-    int id = tir_add_tensor(b->k, &t);
+    int id = tir_add_tensor_at(b->k, &t, interned);
     if (id < 0)
         return tfail(b, "out of memory");
+    if (slot && !interned && b->path[0])
+        *slot = b->k->tensors[id].path;
     b->entry_of[id] = entry;
     b->prev_same[id] = b->names[entry].head;
     b->live[id] = 1;
@@ -341,18 +362,18 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
 
 int enc_input(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_INPUT, dtype, ndim, shape);
+    return add_tensor(b, name, TIR_T_INPUT, dtype, ndim, shape, NULL);
 }
 
 int enc_output(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape);
+    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape, NULL);
 }
 
 int enc_scratch(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                 const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_SCRATCH, dtype, ndim, shape);
+    return add_tensor(b, name, TIR_T_SCRATCH, dtype, ndim, shape, NULL);
 }
 
 static int64_t tensor_elems(const tir_tensor_t *t)
@@ -366,7 +387,7 @@ static int64_t tensor_elems(const tir_tensor_t *t)
 int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                         const int64_t *shape, const void *data)
 {
-    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape);
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL);
     if (id < 0)
         return -1;
     tir_tensor_t *t = &b->k->tensors[id];
@@ -386,7 +407,7 @@ int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int 
 int enc_shared_constant_file(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                              const int64_t *shape, const char *file)
 {
-    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape);
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL);
     if (id < 0)
         return -1;
     if (!file || strlen(file) >= TIR_CONST_PATH_MAX)
@@ -435,11 +456,17 @@ int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, un
 int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
              int ndim, const int64_t *shape)
 {
+    return enc_tile_at(b, name, buffer, dtype, ndim, shape, NULL);
+}
+
+int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+                int ndim, const int64_t *shape, int *slot)
+{
     if (b->failed)
         return -1;
     if (!is_tile(buffer))
         return tfail(b, "tile '%s': field 'buffer': must be sbuf or psum", name ? name : "?");
-    return add_tensor(b, name, buffer, dtype, ndim, shape);
+    return add_tensor(b, name, buffer, dtype, ndim, shape, slot);
 }
 
 void enc_scope_begin(enc_builder_t *b)
@@ -659,31 +686,88 @@ static bool memo_hit(const enc_ap_memo_entry_t *e, const tir_tensor_t *t, int ns
     return true;
 }
 
-void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
-                 const enc_slice_t *s, const char *field, tir_ap_t *out)
+/* enc_ap through m: the entry holding the answer (a hit, or the miss
+ * recorded), NULL when not memoised (*out is enc_ap's answer either way). */
+static enc_ap_memo_entry_t *memo_ap(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                                    const enc_slice_t *s, const char *field, tir_ap_t *out)
 {
     if (!m || b->failed || tensor < 0 || tensor >= b->k->ntensors || nslices < 0 ||
         nslices > TIR_MAX_DIMS || (nslices > 0 && !s)) {
         *out = enc_ap(b, tensor, nslices, s, field);
-        return;
+        return NULL;
     }
     const tir_tensor_t *t = &b->k->tensors[tensor];
     for (int i = 0; i < 2; i++)
         if (memo_hit(&m->e[i], t, nslices, s)) {
             *out = m->e[i].ap;
             out->tensor = tensor;
-            return;
+            return &m->e[i];
         }
     *out = enc_ap(b, tensor, nslices, s, field);
     if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
-        return;
+        return NULL;
     enc_ap_memo_entry_t *e = &m->e[m->next];
     m->next ^= 1u;
     *e = (enc_ap_memo_entry_t){.valid = true, .tile = is_tile(t->kind), .nd = t->ndim,
-                               .ns = nslices, .ap = *out};
+                               .ns = nslices, .ap = *out, .itensor = -1};
     memcpy(e->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
     if (nslices)
         memcpy(e->sl, s, (size_t)nslices * sizeof *s);
+    return e;
+}
+
+void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                 const enc_slice_t *s, const char *field, tir_ap_t *out)
+{
+    memo_ap(b, m, tensor, nslices, s, field, out);
+}
+
+/* The builder's per-tensor slot for its whole access pattern interned,
+ * grown (zeroed) on demand; NULL: out of memory. */
+static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
+{
+    if (tensor >= b->cap_full_ap) {
+        int nc = b->cap_full_ap ? b->cap_full_ap : 64;
+        while (nc <= tensor)
+            nc *= 2;
+        const tir_ap_t **f = realloc(b->full_ap, (size_t)nc * sizeof *f);
+        if (!f)
+            return NULL;
+        memset(f + b->cap_full_ap, 0, (size_t)(nc - b->cap_full_ap) * sizeof *f);
+        b->full_ap = f;
+        b->cap_full_ap = nc;
+    }
+    return &b->full_ap[tensor];
+}
+
+const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                                     const enc_slice_t *s, const char *field)
+{
+    /* a tensor's shape and kind never change, so neither does its whole
+     * access pattern: one answer per tensor, whichever operand text asks */
+    const tir_ap_t **full = NULL;
+    if (nslices == 0 && !b->failed && tensor >= 0 && tensor < b->k->ntensors) {
+        if (!(full = full_slot(b, tensor)))
+            return NULL;
+        if (*full) {
+            b->full_ap_hits++;
+            return *full;
+        }
+    }
+    tir_ap_t ap;
+    enc_ap_memo_entry_t *e = memo_ap(b, m, tensor, nslices, s, field, &ap);
+    if (b->failed)
+        return NULL;
+    if (e && e->iap && e->itensor == tensor)   /* the same tensor and slices as last time */
+        return e->iap;
+    const tir_ap_t *r = tir_ap_intern(b->k, &ap);
+    if (r && e) {
+        e->iap = r;
+        e->itensor = tensor;
+    }
+    if (r && full)
+        *full = r;
+    return r;
 }
 
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
@@ -867,7 +951,9 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     if (enc_acc_resolve(b, op))
         return -1;
     tpb_err_t verr;
-    if (enc_validate_op(b->k, b->target, op, &verr))
+    if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
+        b->check_memo = calloc(1, sizeof *b->check_memo);
+    if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
         return enc_fail(b, "%s", verr.msg);
     int id = tir_add_op(b->k, op);
     if (id < 0)

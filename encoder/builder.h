@@ -67,6 +67,11 @@ typedef struct {
     int *acc_head;                /* per tensor: newest region, -1 */
     int acc_nheads;
     int oversize;                 /* SBUF tiles past the partition size (reload.c) */
+    const tir_ap_t **full_ap;     /* per tensor: its whole access pattern interned, NULL
+                                     (enc_ap_memo_interned) */
+    int cap_full_ap;
+    long full_ap_hits;            /* answers from full_ap (tests) */
+    struct enc_check_memo *check_memo;   /* enc_emit's validation memo, allocated on demand */
 } enc_builder_t;
 
 /* target NULL = trn2.  Initialises *k (tir_kernel_init). */
@@ -110,6 +115,11 @@ int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, un
 /* An SBUF or PSUM tile (kind TIR_T_SBUF / TIR_T_PSUM); shape[0] = partitions. */
 int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
              int ndim, const int64_t *shape);
+/* enc_tile through the caller's slot for name (0 at first: a tile
+ * statement declared every iteration finds its name's entry once; one
+ * slot per name and builder, as enc_find_tensor_at) */
+int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+                int ndim, const int64_t *shape, int *slot);
 /* Tiles declared after enc_scope_begin() go out of scope at the matching
  * enc_scope_end(); an op using them afterwards is an error. */
 void enc_scope_begin(enc_builder_t *b);
@@ -150,6 +160,8 @@ typedef struct {
     int64_t shape[TIR_MAX_DIMS];
     enc_slice_t sl[TIR_MAX_DIMS];
     tir_ap_t ap;
+    int itensor;                 /* iap is ap over this tensor interned (-1: none) */
+    const tir_ap_t *iap;
 } enc_ap_memo_entry_t;
 typedef struct {
     enc_ap_memo_entry_t e[2];
@@ -157,6 +169,13 @@ typedef struct {
 } enc_ap_memo_t;
 void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                  const enc_slice_t *s, const char *field, tir_ap_t *out);
+/* enc_ap_memo interned into the kernel (tir_ap_intern): the record interned
+ * for the same tensor and slices last time, and for no slices the
+ * tensor's whole access pattern interned once per tensor (a body tile's
+ * operand in every op that names it).  NULL: failed (b->failed, same
+ * message as enc_ap) or out of memory (b->failed not set). */
+const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                                     const enc_slice_t *s, const char *field);
 /* enc_ap over an HBM tensor viewed with another C-order shape (NKI
  * tensor.reshape): same element count; a tile is an error. */
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
@@ -308,6 +327,24 @@ void enc_acc_free(enc_builder_t *b);
  * "<path> (<op>): field '<field>': <what>" (seed messages verbatim). */
 int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                     tpb_err_t *err);
+/* The bounds and tile-structure checks an operand passed (direct-mapped,
+ * keyed by its record): an unrolled loop names the same interned records
+ * op after op, and the check reads only the record, the tensor it names
+ * (never changed once declared), the target, the indirect bound and
+ * whether the op is a direct DMA (which only allows more: `any` = it
+ * passed as another op's operand too).  Only passes are kept, so every
+ * rejection is found and worded as without the memo.  Valid for one
+ * kernel and target (reset when either differs). */
+#define ENC_CHECK_MEMO 256
+typedef struct enc_check_memo {
+    const tir_kernel_t *k;
+    const tpb_target_t *tg;
+    struct { const tir_ap_t *ap; int64_t bound; bool any; } e[ENC_CHECK_MEMO];
+    long hits;                    /* answers given from the memo (tests) */
+} enc_check_memo_t;
+/* enc_validate_op through memo m (NULL: none) */
+int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                         enc_check_memo_t *m, tpb_err_t *err);
 /* Bitmask (1 << isa_engine_t) of the engines that may run an op kind. */
 unsigned enc_legal_engines(tir_opkind_t kind);
 /* The NKI argument name of an op's operand slot, for messages:

@@ -9,6 +9,7 @@
  *   fj_ops_rng.c         the random-number ops (table + handlers)
  *   fj_ops_reg.c         the NKI register ops (table + handlers)
  *   fj_mask.c            NKI mask= on ops without their own predicate
+ *   fj_paths.c           a loop body's statement paths, joined once
  * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
  * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
  * frontend_json.c appends it through enc_emit) or calls a typed builder
@@ -220,6 +221,17 @@ int fj_num_tile(jx_t *j, const char *base, const char *what, unsigned dtype, int
                 const int64_t *shape, double v, tir_ap_t *out);
 int fj_get_ap_or_num(jx_t *j, const cJSON *o, const char *path, const char *fname,
                      const tir_op_t *op, const tir_ap_t **out);
+
+/* The paths of a loop body's statements ("<path>[i]"), joined once for
+ * all iterations (fj_paths.c): p[i] NULL when too long (the statement walk
+ * reports it when it reaches statement i, as without them); p NULL (out
+ * of memory): joined per iteration. */
+typedef struct {
+    const char **p;
+    char *buf;
+} fj_paths_t;
+void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp);
+void fj_body_paths_free(fj_paths_t *bp);
 
 /* The kernel file's declarations (fj_decl.c): tensors of one kind, the
  * inline/file constants, and the launch grid for one program id. */

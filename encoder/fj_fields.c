@@ -609,9 +609,11 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
 }
 
 /* fj_parse_view_ap of a string item (key) or of any text (key NULL) */
-static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path,
-                   const char *fname, tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns,
-                   int *vnd, int64_t *vshape)
+/* The operand text's tensor and slices (or reshape view): through key's
+ * compiled form in a loop body (*cop, else NULL). */
+static int view_resolve(jx_t *j, const cJSON *key, const char *text, const char *path,
+                        const char *fname, struct fj_cop **cop, int *tensor, enc_slice_t *sl,
+                        int *ns, int *vnd, int64_t *vshape)
 {
     char name[TIR_NAME_LEN], msg[400], plain[1024];
     const char *nm = name;
@@ -632,11 +634,22 @@ static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path
     if (t < 0)
         return -1;
     *tensor = t;
+    *cop = c;
+    return 0;
+}
+
+static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path,
+                   const char *fname, tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns,
+                   int *vnd, int64_t *vshape)
+{
+    struct fj_cop *c;
+    if (view_resolve(j, key, text, path, fname, &c, tensor, sl, ns, vnd, vshape))
+        return -1;
     if (out) {
         if (*vnd)
-            *out = enc_ap_view(&j->b, t, *vnd, vshape, *ns, sl, fname);
+            *out = enc_ap_view(&j->b, *tensor, *vnd, vshape, *ns, sl, fname);
         else
-            enc_ap_memo(&j->b, c ? &c->apm : NULL, t, *ns, sl, fname, out);
+            enc_ap_memo(&j->b, c ? &c->apm : NULL, *tensor, *ns, sl, fname, out);
         if (j->b.failed)
             return -1;
     }
@@ -860,8 +873,21 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
 int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
                      const tir_ap_t **slot)
 {
-    tir_ap_t ap;
-    if (fj_get_ap_str(j, it, path, fname, &ap))
+    int t = -1, ns = 0, vnd;
+    enc_slice_t sl[ENC_MAX_SLICES];
+    int64_t vshape[TIR_MAX_DIMS];
+    struct fj_cop *c;
+    if (view_resolve(j, it, it->valuestring, path, fname, &c, &t, sl, &ns, &vnd, vshape))
+        return -1;
+    if (!vnd) {   /* the record interned last time for these slices (enc_ap_memo_interned) */
+        const tir_ap_t *r = enc_ap_memo_interned(&j->b, c ? &c->apm : NULL, t, ns, sl, fname);
+        if (!r)
+            return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
+        *slot = r;
+        return 0;
+    }
+    tir_ap_t ap = enc_ap_view(&j->b, t, vnd, vshape, ns, sl, fname);
+    if (j->b.failed)
         return -1;
     return fj_intern_ap(j, path, fname, &ap, slot);
 }

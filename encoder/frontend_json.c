@@ -149,7 +149,9 @@ typedef struct fj_stmt {
     const fj_opdef_t *d;         /* ST_OP */
     bool prepared;               /* ST_OP: NKI names renamed, fields checked */
     bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
-    const char *ipath;           /* ST_OP: its ops' path interned (enc_set_path_slot) */
+    const char *ipath;           /* ST_OP, ST_TILE: its ops' / tile's path interned
+                                    (enc_set_path_slot) */
+    int tentry;                  /* ST_TILE: its name's builder entry + 1 (enc_tile_at) */
     /* ST_OP, once run_compute_op read them (constants of the object): */
     const cJSON *obj;            /* the statement's object */
     bool head;                   /* name, engine, deps, sched below are known */
@@ -240,7 +242,7 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t 
 
 /* ---- statements ---- */
 
-static int exec_block(jx_t *j, const cJSON *body, const char *path);
+static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp);
 
 static int valid_ident(const char *s)
 {
@@ -300,7 +302,8 @@ static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
     return 0;
 }
 
-static int exec_tile(jx_t *j, const cJSON *o, const char *path)
+/* st: the statement decoded once (its ipath caches the path interned) */
+static int exec_tile(jx_t *j, const cJSON *o, const char *path, struct fj_stmt *st)
 {
     tile_decl_t local;
     const tile_decl_t *t = fj_memo_get(j, o, &tile_tag);
@@ -310,7 +313,9 @@ static int exec_tile(jx_t *j, const cJSON *o, const char *path)
         t = &local;
     }
     enc_set_path(&j->b, path);
-    int id = enc_tile(&j->b, t->name, t->kind, t->dt, t->nd, t->shape);
+    enc_set_path_slot(&j->b, &st->ipath);
+    int id = enc_tile_at(&j->b, t->name, t->kind, t->dt, t->nd, t->shape, &st->tentry);
+    enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
     return id < 0 ? -1 : 0;
 }
 
@@ -537,7 +542,7 @@ static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
         snprintf(sub, sizeof sub, "%s.iterations[%d]", path, it);
         tir_loop_mark(j->b.k, li, it);
         j->cur_loop = li;
-        int rc = exec_block(j, c, sub);   /* no scope: Python's names outlive the loop */
+        int rc = exec_block(j, c, sub, NULL);   /* no scope: Python's names outlive the loop */
         j->cur_loop = outer;
         if (rc) {
             j->once_depth = once;
@@ -598,6 +603,9 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         return -1;
     char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
+    fj_paths_t bp = {NULL, NULL};
+    if (trips > 1)
+        fj_body_paths(body, sub, &bp);
     int mark = j->env.n;
     for (int64_t it = 0; it < trips; it++) {
         tir_loop_mark(j->b.k, li, it);
@@ -605,15 +613,18 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         if (enc_env_push(&j->env, var, r[0] + it * r[2], false))
             return fj_jfail(j, path, NULL, "out of memory");
         enc_scope_begin(&j->b);
-        int rc = exec_block(j, body, sub);
+        int rc = exec_block(j, body, sub, &bp);
         if (rc)
             add_loop_note(j);
         enc_scope_end(&j->b);
         enc_env_pop_to(&j->env, mark);
         j->cur_loop = outer;
-        if (rc)
+        if (rc) {
+            fj_body_paths_free(&bp);
             return -1;
+        }
     }
+    fj_body_paths_free(&bp);
     tir_loop_mark(j->b.k, li, trips);
     return 0;
 }
@@ -645,7 +656,7 @@ static int exec_if(jx_t *j, const cJSON *o, const char *path)
     snprintf(sub, sizeof sub, "%s.%s", path, which);
     int mark = j->env.n;
     enc_scope_begin(&j->b);
-    int rc = exec_block(j, body, sub);
+    int rc = exec_block(j, body, sub, NULL);
     enc_scope_end(&j->b);
     enc_env_pop_to(&j->env, mark);
     return rc;
@@ -665,7 +676,7 @@ static int exec_no_reorder(jx_t *j, const cJSON *o, const char *path)
     snprintf(sub, sizeof sub, "%s.body", path);
     if (j->sched.depth++ == 0)
         j->sched.last = -1;
-    int rc = exec_block(j, body, sub);
+    int rc = exec_block(j, body, sub, NULL);
     j->sched.depth--;
     return rc;
 }
@@ -763,7 +774,7 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     if (st->loc)
         path = st->loc;
     switch (st->what) {
-    case ST_TILE: return exec_tile(j, o, path);
+    case ST_TILE: return exec_tile(j, o, path, st);
     case ST_LET: return exec_let(j, o, path);
     case ST_NO_REORDER: return exec_no_reorder(j, o, path);
     case ST_OP: return exec_compute_op(j, o, path, st);
@@ -777,15 +788,19 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
     return rc;
 }
 
-static int exec_block(jx_t *j, const cJSON *body, const char *path)
+static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp)
 {
     int i = 0;
     for (const cJSON *s = body->child; s; s = s->next, i++) {
         char p[ENC_PATH_MAX];
-        size_t n = su_join_int(p, sizeof p, path, -1, '[', i, ']');
-        if (n >= sizeof p)
+        const char *sp = p;
+        if (bp && bp->p)
+            sp = bp->p[i];
+        else if (su_join_int(p, sizeof p, path, -1, '[', i, ']') >= sizeof p)
+            sp = NULL;
+        if (!sp)
             return fj_jfail(j, path, NULL, "op path too long (nesting too deep)");
-        if (exec_stmt(j, s, p))
+        if (exec_stmt(j, s, sp))
             return -1;
     }
     return 0;
@@ -849,7 +864,7 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return fj_jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, "(top level)", "body", "expected an array of ops, got %s", fj_type_name(body));
-    return exec_block(j, body, "body") || fj_sched_apply(j, root) ? -1 : 0;
+    return exec_block(j, body, "body", NULL) || fj_sched_apply(j, root) ? -1 : 0;
 }
 
 int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_name,

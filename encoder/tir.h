@@ -544,6 +544,10 @@ void tir_kernel_free(tir_kernel_t *k);
 /* Append; return the new index or -1 on out-of-memory.  The one append
  * point for tensors and for ops. */
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t);
+/* The same, t->path being a string k interned already (tir_intern) when
+ * path_interned: kept as it is (a loop body's tile declared anew each
+ * iteration names one path). */
+int tir_add_tensor_at(tir_kernel_t *k, const tir_tensor_t *t, bool path_interned);
 int tir_add_op(tir_kernel_t *k, const tir_op_t *op);
 /* The ops and tensors arrays live in memory of their own (grown without
  * copying, common/hugepage.h): free them with tir_array_free(array,

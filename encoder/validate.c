@@ -149,6 +149,35 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
 
 #undef AP_FIELD
 
+/* check_ap through the memo (builder.h enc_check_memo_t): a record that
+ * passed with the same bound passes again, for a direct DMA (its partition
+ * stride is the one relaxation) or after passing for another op. */
+static int check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound)
+{
+    enc_check_memo_t *m = v->memo;
+    if (!m)
+        return check_ap(v, a, slot, bound);
+    if (m->k != v->k || m->tg != v->tg) {
+        memset(m->e, 0, sizeof m->e);
+        m->k = v->k;
+        m->tg = v->tg;
+    }
+    tir_opkind_t kd = v->op->kind;   /* what check_ap reads of the op */
+    bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
+    unsigned h = (unsigned)(((uintptr_t)a >> 3) * 0x9e3779b97f4a7c15ull >> 56) % ENC_CHECK_MEMO;
+    bool same = m->e[h].ap == a && m->e[h].bound == bound;
+    if (same && (dma || m->e[h].any)) {   /* a pass as a non-DMA operand holds for a DMA */
+        m->hits++;
+        return 0;
+    }
+    if (check_ap(v, a, slot, bound))
+        return -1;
+    m->e[h].any = !dma || (same && m->e[h].any);
+    m->e[h].ap = a;
+    m->e[h].bound = bound;
+    return 0;
+}
+
 static bool engine_in(int e, unsigned mask)
 {
     if (e < 0 || e >= ISA_ENG_COUNT)
@@ -281,7 +310,7 @@ static int check_operands(const vctx_t *v)
         int64_t bound = indirect_side ? op->rare->index_bound : 0;
         /* an in-place op names one record twice (dst = src): check_ap reads
          * only it, the bound and this op, so its second answer is the first */
-        if (!(a == passed && bound == passed_bound) && check_ap(v, a, all[i].slot, bound))
+        if (!(a == passed && bound == passed_bound) && check_ap_memo(v, a, all[i].slot, bound))
             return -1;
         passed = a, passed_bound = bound;
         const tir_tensor_t *t = tens(v, a);
@@ -923,7 +952,13 @@ static int min_srcs(tir_opkind_t k)
 int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                     tpb_err_t *err)
 {
-    vctx_t v = {k, target ? target : tpb_target_default(), op, err};
+    return enc_validate_op_memo(k, target, op, NULL, err);
+}
+
+int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                         enc_check_memo_t *m, tpb_err_t *err)
+{
+    vctx_t v = {k, target ? target : tpb_target_default(), op, err, m};
     if ((unsigned)op->kind >= TIR_OP_COUNT)
         return tpb_errf(err, "%s: unknown op kind %d", op->path, (int)op->kind);
     if (enc_is_collective(op->kind))

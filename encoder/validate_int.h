@@ -14,6 +14,7 @@ typedef struct {
     const tpb_target_t *tg;
     const tir_op_t *op;
     tpb_err_t *err;
+    enc_check_memo_t *memo;      /* check_ap's passes (builder.h), NULL */
 } vctx_t;
 
 static inline int vfail(const vctx_t *v, const char *field, const char *fmt, ...)

@@ -7,3 +7,4 @@ tpb_add_test(test_front_fuzz "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_f
 tpb_add_test(test_front_docs "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_docs.c)
 tpb_add_test(test_front_rng "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_rng.c)
 tpb_add_test(test_front_loopcache "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_loopcache.c)
+tpb_add_test(test_front_opmemo "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_opmemo.c)
