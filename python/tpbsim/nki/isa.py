@@ -67,8 +67,8 @@ def _emit(op, loc, fields):
 
 
 def _t(x, what, loc):
-    if type(x) is NkiTensor and x._txt is not None:   # the text is made once
-        return x._txt
+    if type(x) is NkiTensor and x._txt is not None and not x.base.dead:
+        return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
     return x.text()
@@ -256,10 +256,13 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     if accumulate is None:
         # NKI: the first matmul into a PSUM region overwrites, later ones
         # into the same region accumulate (inferred here, at trace time)
-        seen = _trace.current().psum_written
+        tr = _trace.current()
         key = dst.text() if isinstance(dst, NkiTensor) else None
-        accumulate = key in seen
-        seen.add(key)
+        accumulate = key in tr.psum_written
+        if not accumulate:
+            tr.psum_written.add(key)
+            if tr.frames and key is not None:   # undone with a pass's tiles
+                tr.frames[-1].psum.append((key, dst.base))
     f.append(("accumulate", "true" if accumulate else "false"))
     if is_transpose:
         f.append(("transpose", "true"))
