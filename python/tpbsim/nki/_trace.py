@@ -103,7 +103,7 @@ class Lin:
         (a program id) has no known bounds."""
         lo = hi = self.c
         for k, v in self.t.items():
-            b = tr.sym_bounds.get(k)
+            b = tr.sym_bounds.get(k) or tr.pid_bounds(k)
             if b is None:
                 return None
             lo, hi = (lo + v * b[0], hi + v * b[1]) if v > 0 else (lo + v * b[1], hi + v * b[0])
@@ -146,11 +146,52 @@ class Lin:
         raise NkiError("control flow may not depend on nl.program_id() (every program must "
                        "unroll to the same ops); use it in slices only")
 
-    __bool__ = __index__ = __int__ = __lt__ = __le__ = _ctl
-    __gt__ = __ge__ = __rfloordiv__ = __rmod__ = _ctl
+    __index__ = __int__ = __rfloordiv__ = __rmod__ = _ctl
+
+    def _decide(self, o, test):
+        """A comparison with a loop variable that has the same outcome in
+        every iteration (from the bounds: `min(128, n - i*128)` when every
+        tile is whole) is that outcome; any other is a Retrace."""
+        if not isinstance(o, (int, Lin)):
+            return NotImplemented
+        tr = self.loop_trace() or (o.loop_trace() if isinstance(o, Lin) else None)
+        if tr is None:
+            self._ctl()
+        d = self - o
+        b = (d, d) if type(d) is int else d.bounds(tr)
+        if b is None:
+            need_retrace()
+        lo, hi = b
+        if test is None:   # == : decided when 0 is outside lo..hi
+            if lo > 0 or hi < 0:
+                return False
+            need_retrace()
+        r = test(lo)
+        if r != test(hi):
+            need_retrace()
+        return r
+
+    def __lt__(self, o):
+        return self._decide(o, lambda d: d < 0)
+
+    def __le__(self, o):
+        return self._decide(o, lambda d: d <= 0)
+
+    def __gt__(self, o):
+        return self._decide(o, lambda d: d > 0)
+
+    def __ge__(self, o):
+        return self._decide(o, lambda d: d >= 0)
 
     def __eq__(self, o):
-        self._ctl()
+        return self._decide(o, None)
+
+    def __ne__(self, o):
+        r = self._decide(o, None)
+        return r if r is NotImplemented else not r
+
+    def __bool__(self):
+        return not self._decide(0, None)
 
     __hash__ = object.__hash__
 
@@ -188,7 +229,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 
 class _Base:
-    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead")
+    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -196,6 +237,7 @@ class _Base:
         # a tile declared in a traced-once loop body, after the body: the
         # kernel-format `for` scopes it, so a use means Retrace
         self.dead = False
+        self.depth = 0   # how many traced-once loops were open at its creation
 
 
 class NkiTensor:
@@ -562,10 +604,11 @@ class LoopFrame:
     """What one pass over a traced-once loop body added to the trace (tile
     names, tiles, first PSUM writes), so the pass can be undone before the
     next one (language._symbolic_loop)."""
-    __slots__ = ("names", "bases", "psum")
+    __slots__ = ("names", "bases", "psum", "var", "start")
 
-    def __init__(self):
+    def __init__(self, var, start):
         self.names, self.bases, self.psum = [], [], []
+        self.var, self.start = var, start
 
 
 class Trace:
@@ -599,6 +642,27 @@ class Trace:
         self.used_symbolic = True
         return var
 
+    def pid_bounds(self, k):
+        """(0, n - 1) for a program-id symbol ("pid", "pid<axis>")."""
+        if k == "pid":
+            return 0, int(np.prod(self.grid)) - 1
+        if k.startswith("pid") and k[3:].isdigit() and int(k[3:]) < len(self.grid):
+            return 0, self.grid[int(k[3:])] - 1
+        return None
+
+    def first_write(self, dst):
+        """nc_matmul(accumulate=None) into a PSUM region not written before:
+        false in the first iteration of every traced-once loop the tile
+        lives across, true in the others (as per iteration): False, or an
+        expression such as "(i != 0) + (k != 0)".  A region that moves
+        with a loop variable is a Retrace."""
+        loops = self.frames[dst.base.depth:]
+        if not loops:
+            return False
+        if type(dst.offset) is Lin and dst.offset.loop_trace() is not None:
+            need_retrace()
+        return " + ".join("(%s != %d)" % (fr.var, fr.start) for fr in loops)
+
     def atom(self, key, lo, hi, of):
         """A loop-dependent symbol for a // or % expression `of` (Lin)."""
         owners = frozenset().union(*(self.sym_bounds[k][2] for k in of.t))
@@ -613,8 +677,8 @@ class Trace:
             if b is not None and not b[2].isdisjoint(self.closed):
                 need_retrace()
 
-    def open_frame(self):
-        fr = LoopFrame()
+    def open_frame(self, var, start):
+        fr = LoopFrame(var, start)
         self.frames.append(fr)
         return fr
 
@@ -626,9 +690,8 @@ class Trace:
             self.closed.discard(n)
         for b in fr.bases:
             b.dead = True
-        for key, b in fr.psum:
-            if b.dead:
-                self.psum_written.discard(key)
+        for key in fr.psum:   # the next pass infers accumulate the same way
+            self.psum_written.discard(key)
         fr.names, fr.bases, fr.psum = [], [], []
 
     def close_frame(self, fr):
@@ -679,6 +742,7 @@ class Trace:
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
             if self.frames:
                 self.frames[-1].bases.append(b)
+                b.depth = len(self.frames)
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
                              '"loc": "%s"}' % (nm, sh[0], dtype, buf, loc))

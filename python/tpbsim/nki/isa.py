@@ -261,9 +261,11 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         accumulate = key in tr.psum_written
         if not accumulate:
             tr.psum_written.add(key)
-            if tr.frames and key is not None:   # undone with a pass's tiles
-                tr.frames[-1].psum.append((key, dst.base))
-    f.append(("accumulate", "true" if accumulate else "false"))
+            if tr.frames and key is not None:   # in a traced-once loop body
+                tr.frames[-1].psum.append(key)
+                accumulate = tr.first_write(dst)
+    f.append(("accumulate", '"%s"' % accumulate if isinstance(accumulate, str) else
+              "true" if accumulate else "false"))
     if is_transpose:
         f.append(("transpose", "true"))
     if is_stationary_onezero:

@@ -118,7 +118,7 @@ def _symbolic_loop(tr, kind, r, loc):
     again per iteration (docs/python.md "Loops")."""
     var = tr.loop_var(r)
     sym = Lin(0, {var: 1})
-    fr = tr.open_frame()
+    fr = tr.open_frame(var, r.start)
     mark = len(tr.body)
     passes = []
     try:
