@@ -260,3 +260,30 @@ def test_symbolic_arithmetic_printing():
     assert _sym_text(lambda i: min(128, 600 - i * 64)) == "128"
     assert _sym_text(lambda i: max(8 * i, 0)) == "8*i"
     assert _sym_text(lambda i: min(128, 400 - i * 64)) is None   # per iteration
+
+
+@nki.jit
+def masked_rows(x):
+    """An edge-row mask and an affine_select offset in the loop variable:
+    expressions in the kernel-format integer fields."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(64)[:, None]
+    for i in nl.affine_range(x.shape[0] // 64):
+        t = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[i * 64:(i + 1) * 64, :])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0, mask=(i * 64 + i_p < 150))
+        nisa.affine_select(dst=t, pattern=[[-1, 32]], channel_multiplier=1, on_true_tile=t,
+                           on_false_value=-5.0, cmp_op=nl.greater_equal, offset=i * 4)
+        nisa.dma_copy(dst=out[i * 64:(i + 1) * 64, :], src=t)
+    return out
+
+
+def test_mask_and_offset_expressions(tmp_path):
+    x = rng.standard_normal((256, 32)).astype(np.float32)
+    text, (out,) = _same_as_per_iteration(masked_rows, tmp_path, x)
+    assert _loops(text) == [("affine_range", "i")]
+    assert '"offset": "64*i - 150"' in text and '"offset": "4*i"' in text
+    ref = x + (np.arange(256) < 150)[:, None]
+    p, f = np.arange(256)[:, None] % 64, np.arange(32)[None, :]
+    ref = np.where(p - f + (np.arange(256)[:, None] // 64) * 4 >= 0, ref, -5.0)
+    np.testing.assert_array_equal(out, ref.astype(np.float32))

@@ -213,6 +213,8 @@ class IndexExpr:
     def _of(x):
         if isinstance(x, IndexExpr):
             return x
+        if isinstance(x, Lin) and x.loop_trace() is not None:
+            return IndexExpr(x)   # a loop variable: the offset is an expression
         if isinstance(x, bool) or not isinstance(x, int):
             raise NkiError("index expressions combine with integers only, got %r" % (x,))
         return IndexExpr(x)
