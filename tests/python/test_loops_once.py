@@ -287,3 +287,24 @@ def test_mask_and_offset_expressions(tmp_path):
     p, f = np.arange(256)[:, None] % 64, np.arange(32)[None, :]
     ref = np.where(p - f + (np.arange(256)[:, None] // 64) * 4 >= 0, ref, -5.0)
     np.testing.assert_array_equal(out, ref.astype(np.float32))
+
+
+@nki.jit
+def pid_mod(x):
+    """Program ids and a loop variable in one // / % expression."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        p = nl.program_id(0)
+        r = (p + i) % 2 * 32 + p * 64   # per iteration an error: pid % 2
+        t = nl.ndarray((32, 16), dtype=nl.float32)
+        nisa.dma_copy(dst=t, src=x[r:r + 32, :])
+        nisa.dma_copy(dst=out[r:r + 32, :], src=t)
+    return out
+
+
+def test_program_id_in_loop_expression():
+    x = rng.standard_normal((128, 16)).astype(np.float32)
+    text = tpbsim.kernel_json(pid_mod[2], x)
+    assert _loops(text) == [("affine_range", "i")]
+    assert "x[32*((i + pid)%2) + 64*pid:32*((i + pid)%2) + 64*pid + 32]" in text
+    np.testing.assert_array_equal(pid_mod[2](x), x)

@@ -152,11 +152,11 @@ class Lin:
         """A comparison with a loop variable that has the same outcome in
         every iteration (from the bounds: `min(128, n - i*128)` when every
         tile is whole) is that outcome; any other is a Retrace."""
-        if not isinstance(o, (int, Lin)):
-            return NotImplemented
         tr = self.loop_trace() or (o.loop_trace() if isinstance(o, Lin) else None)
         if tr is None:
             self._ctl()
+        if not isinstance(o, (int, Lin)):
+            return NotImplemented
         d = self - o
         b = (d, d) if type(d) is int else d.bounds(tr)
         if b is None:
@@ -630,7 +630,7 @@ class Trace:
         self.symbolic = symbolic
         self.used_symbolic = False   # a loop body was traced once
         self.retrace = False         # ... and needs tracing per iteration
-        self.sym_bounds = {}         # loop variable or atom -> (min, max)
+        self.sym_bounds = {}         # loop variable or atom -> (min, max, loop vars)
         self.frames = []             # the traced-once loops open, innermost last
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
@@ -665,7 +665,8 @@ class Trace:
 
     def atom(self, key, lo, hi, of):
         """A loop-dependent symbol for a // or % expression `of` (Lin)."""
-        owners = frozenset().union(*(self.sym_bounds[k][2] for k in of.t))
+        none = (0, 0, frozenset())   # a program id: no loop owns it
+        owners = frozenset().union(*(self.sym_bounds.get(k, none)[2] for k in of.t))
         self.sym_bounds[key] = (lo, hi, owners)
         return Lin(0, {key: 1})
 
