@@ -163,9 +163,10 @@ def refused(tpb, work, name, kernel, want):
 
 
 def python_rolled(tpb, work):
-    """A Python-traced kernel (python/tpbsim) whose sequential_range loop
-    the tracer groups into an "iterations" loop op: --loops rolls it, values
-    identical, cycles within 1 % of the unrolled compile."""
+    """A Python-traced kernel (python/tpbsim) whose sequential_range body
+    the tracer traces once into a sequential_range loop op (docs/python.md
+    "Loops"): --loops rolls it, values identical, cycles within 1 % of the
+    unrolled compile."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     import tpbsim
     import tpbsim.nki.isa as nisa

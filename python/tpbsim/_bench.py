@@ -18,9 +18,11 @@ from tpbsim._lib import Context
 
 def mixed(a, n):
     """n iterations of 4 fresh tiles, a sliced load, DVE / Act / Pool ops and
-    a sliced store (5 ops): scripts/bench's compile-mixed kernel."""
+    a sliced store (5 ops): scripts/bench's compile-mixed kernel, looping as
+    an NKI user writes it (nl.affine_range: the body is traced once into a
+    kernel-format loop, docs/python.md "Loops")."""
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    for i in range(n):
+    for i in nl.affine_range(n):
         r = (i % 2) * 128
         t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf, name="t")
         u = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf, name="u")

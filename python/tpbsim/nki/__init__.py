@@ -92,14 +92,25 @@ class Kernel:
 
     def trace(self, *args, **kwargs):
         """Run the body at trace time; returns (kernel JSON text, output
-        tensors, input arrays by name)."""
+        tensors, input arrays by name).  affine_range / sequential_range
+        bodies are traced once; when one cannot be (Retrace: Python control
+        flow on its variable, ...), or the kernel fails after one was, the
+        kernel is traced again from scratch with every loop run per
+        iteration, so its Python side effects happen twice (docs/python.md
+        "Loops")."""
+        try:
+            return self._trace(args, kwargs, True)
+        except _trace.Retrace:
+            return self._trace(args, kwargs, False)
+
+    def _trace(self, args, kwargs, symbolic):
         sig = inspect.signature(self.fn)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
-        tr = _trace.Trace(self.fn.__name__, self.grid)
+        tr = _trace.Trace(self.fn.__name__, self.grid, symbolic)
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):
@@ -113,6 +124,28 @@ class Kernel:
         _trace.stack().append(tr)
         try:
             ret = self.fn(**call)
+            if tr.retrace:   # a loop closed early, or a kernel caught a Retrace
+                raise _trace.Retrace()
+        except _trace.Retrace:
+            raise
+        except Exception as e:
+            if tr.used_symbolic:   # per iteration it may work, or give the error
+                raise _trace.Retrace() from None
+            self._error(e)
+        finally:
+            _trace.stack().pop()
+        outs = ret if isinstance(ret, (tuple, list)) else (ret,) if ret is not None else ()
+        for o in outs:
+            if not isinstance(o, NkiTensor) or o.base.kind != "hbm":
+                raise NkiError("%s: the kernel must return HBM tensors made with nl.ndarray("
+                               "..., buffer=nl.shared_hbm), got %r" % (self.fn.__name__, o))
+        return tr.to_json(outs, self.opts.get("schedule")), outs, arrays, isinstance(ret, (tuple, list))
+
+    @staticmethod
+    def _error(e):
+        """Re-raise a kernel's exception as an NkiError naming its line."""
+        try:
+            raise e
         except NkiError as e:
             fs = _kernel_frame(e.__traceback__)
             msg = str(e)
@@ -124,14 +157,6 @@ class Kernel:
             fs = _kernel_frame(e.__traceback__)
             where = "%s:%d: " % (os.path.basename(fs.filename), fs.lineno) if fs else ""
             raise NkiError("%s%s: %s" % (where, type(e).__name__, e)) from e
-        finally:
-            _trace.stack().pop()
-        outs = ret if isinstance(ret, (tuple, list)) else (ret,) if ret is not None else ()
-        for o in outs:
-            if not isinstance(o, NkiTensor) or o.base.kind != "hbm":
-                raise NkiError("%s: the kernel must return HBM tensors made with nl.ndarray("
-                               "..., buffer=nl.shared_hbm), got %r" % (self.fn.__name__, o))
-        return tr.to_json(outs, self.opts.get("schedule")), outs, arrays, isinstance(ret, (tuple, list))
 
     def __call__(self, *args, **kwargs):
         from .. import simulate as _simulate

@@ -18,12 +18,32 @@ class NkiError(TpbError):
     """A kernel error found while tracing (names the kernel file:line)."""
 
 
-# ---- program ids: linear expressions in the grid's program-id symbols ----
+class Retrace(BaseException):
+    """Private: a traced-once loop body (docs/python.md "Loops") needs
+    something its symbolic loop variable cannot give (a concrete value for
+    Python control flow, a shape, a list index, ...).  Kernel.trace then
+    traces the kernel again with every loop run per iteration.  A
+    BaseException, so a kernel's `except Exception` does not swallow it;
+    raising it also flags the trace, for a kernel that catches it anyway."""
+
+
+def need_retrace():
+    s = _LOCAL.stack
+    if s:
+        s[-1].retrace = True
+    raise Retrace()
+
+
+# ---- program ids and loop variables: linear expressions in symbols ----
 
 class Lin:
-    """const + sum(coeff * symbol): nl.program_id() values.  Arithmetic with
-    ints stays linear; using one for Python control flow is an error, as in
-    NKI (every program must unroll to the same ops)."""
+    """const + sum(coeff * symbol): nl.program_id() values and the variable
+    of an affine_range / sequential_range loop traced once.  Arithmetic with
+    ints stays linear; `//` and `%` of an expression in loop variables make
+    a new symbol (an "atom" such as "(i%2)", with its bounds in the trace's
+    sym_bounds).  Python control flow on a program id is an error, as in
+    NKI (every program must unroll to the same ops); on a loop variable it
+    makes the kernel be traced again per iteration (Retrace)."""
     __slots__ = ("c", "t")
 
     def __init__(self, c=0, t=None):
@@ -60,6 +80,8 @@ class Lin:
 
     def __mul__(self, o):
         if isinstance(o, Lin):
+            if self.loop_trace() or o.loop_trace():
+                need_retrace()
             raise NkiError("a product of two program ids is not supported")
         if not isinstance(o, int):
             return NotImplemented
@@ -67,19 +89,123 @@ class Lin:
 
     __rmul__ = __mul__
 
+    def loop_trace(self):
+        """The trace whose traced-once loop variables this uses, or None."""
+        s = _LOCAL.stack
+        if s:
+            b = s[-1].sym_bounds
+            if b and any(k in b for k in self.t):
+                return s[-1]
+        return None
+
+    def bounds(self, tr):
+        """(min, max) over the loop's iterations, or None when a symbol
+        (a program id) has no known bounds."""
+        lo = hi = self.c
+        for k, v in self.t.items():
+            b = tr.sym_bounds.get(k) or tr.pid_bounds(k)
+            if b is None:
+                return None
+            lo, hi = (lo + v * b[0], hi + v * b[1]) if v > 0 else (lo + v * b[1], hi + v * b[0])
+        return lo, hi
+
+    def _atom_text(self):
+        """The operand text of // or %: a lone symbol as is, else in ()."""
+        if not self.c and len(self.t) == 1 and next(iter(self.t.values())) == 1:
+            return next(iter(self.t))
+        return "(%s)" % self.text()
+
+    def _divmod_bounds(self, o):
+        tr = self.loop_trace()
+        if tr is None:
+            self._ctl()
+        b = self.bounds(tr) if type(o) is int and o > 0 else None
+        if b is None:
+            need_retrace()
+        return tr, b
+
+    def __floordiv__(self, o):
+        tr, (lo, hi) = self._divmod_bounds(o)
+        if self.c % o == 0 and all(v % o == 0 for v in self.t.values()):
+            return Lin(self.c // o, {k: v // o for k, v in self.t.items()})._norm()
+        if lo // o == hi // o:
+            return lo // o
+        return tr.atom("(%s//%d)" % (self._atom_text(), o), lo // o, hi // o, self)
+
+    def __mod__(self, o):
+        tr, (lo, hi) = self._divmod_bounds(o)
+        if all(v % o == 0 for v in self.t.values()):
+            return self.c % o
+        if lo // o == hi // o:
+            return self - (lo // o) * o
+        return tr.atom("(%s%%%d)" % (self._atom_text(), o), 0, o - 1, self)
+
     def _ctl(self, *a):
+        if self.loop_trace() is not None:
+            need_retrace()
         raise NkiError("control flow may not depend on nl.program_id() (every program must "
                        "unroll to the same ops); use it in slices only")
 
-    __bool__ = __index__ = __int__ = __floordiv__ = __mod__ = __lt__ = __le__ = _ctl
-    __gt__ = __ge__ = __rfloordiv__ = __rmod__ = _ctl
+    __index__ = __int__ = __rfloordiv__ = __rmod__ = _ctl
+
+    def _decide(self, o, test):
+        """A comparison with a loop variable that has the same outcome in
+        every iteration (from the bounds: `min(128, n - i*128)` when every
+        tile is whole) is that outcome; any other is a Retrace."""
+        tr = self.loop_trace() or (o.loop_trace() if isinstance(o, Lin) else None)
+        if tr is None:
+            self._ctl()
+        if not isinstance(o, (int, Lin)):
+            return NotImplemented
+        d = self - o
+        b = (d, d) if type(d) is int else d.bounds(tr)
+        if b is None:
+            need_retrace()
+        lo, hi = b
+        if test is None:   # == : decided when 0 is outside lo..hi
+            if lo > 0 or hi < 0:
+                return False
+            need_retrace()
+        r = test(lo)
+        if r != test(hi):
+            need_retrace()
+        return r
+
+    def __lt__(self, o):
+        return self._decide(o, lambda d: d < 0)
+
+    def __le__(self, o):
+        return self._decide(o, lambda d: d <= 0)
+
+    def __gt__(self, o):
+        return self._decide(o, lambda d: d > 0)
+
+    def __ge__(self, o):
+        return self._decide(o, lambda d: d >= 0)
 
     def __eq__(self, o):
-        self._ctl()
+        return self._decide(o, None)
+
+    def __ne__(self, o):
+        r = self._decide(o, None)
+        return r if r is NotImplemented else not r
+
+    def __bool__(self):
+        return not self._decide(0, None)
 
     __hash__ = object.__hash__
 
+    def __format__(self, spec):
+        if self.loop_trace() is not None:   # e.g. name=f"mm{i}": differs per iteration
+            need_retrace()
+        return format(repr(self), spec)
+
+    __str__ = lambda self: self.__format__("")
+
     def text(self):
+        s = _LOCAL.stack
+        if s and s[-1].closed:
+            s[-1].check_open(self)
         parts = ["%d*%s" % (v, k) if v != 1 else k for k, v in sorted(self.t.items())]
         if self.c or not parts:
             parts.append(str(self.c))
@@ -103,11 +229,15 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 
 class _Base:
-    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc")
+    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
         self.buffer, self.kind, self.loc = buffer, kind, loc
+        # a tile declared in a traced-once loop body, after the body: the
+        # kernel-format `for` scopes it, so a use means Retrace
+        self.dead = False
+        self.depth = 0   # how many traced-once loops were open at its creation
 
 
 class NkiTensor:
@@ -204,6 +334,9 @@ class NkiTensor:
                     s1 += cnt
                 if isinstance(s1, int) and s1 > cnt:
                     s1 = cnt   # NumPy clipping (edge tiles)
+                if type(s0) is Lin or type(s1) is Lin:
+                    _check_sym(s0, 0, cnt - 1)
+                    _check_sym(s1, 1, cnt)
                 n = s1 - s0
                 if isinstance(n, Lin):
                     raise NkiError("dimension %d of '%s': the slice size depends on "
@@ -223,6 +356,8 @@ class NkiTensor:
                         raise NkiError("indexing '%s' with a tensor is not supported (use "
                                        "nisa.dma_copy with an indirect operand)" % self.base.name)
                     k = int(k)
+                if type(k) is Lin:
+                    _check_sym(k, 0, cnt - 1)
                 if isinstance(k, int):
                     if k < 0:
                         k += cnt
@@ -329,6 +464,8 @@ class NkiTensor:
     def text(self):
         """The operand as kernel JSON: a slice string ("t[0:44, :]") when
         the view is a NumPy slice of its tensor, else a raw access pattern."""
+        if self.base.dead:
+            need_retrace()
         t = self._txt
         if t is None:
             if self._sl is not None:
@@ -404,6 +541,18 @@ def _slice_text(base, sl):
     return "%s[%s]" % (base.name, ", ".join(parts)) if parts else base.name
 
 
+def _check_sym(x, lo, hi):
+    """A slice bound or index in a traced-once loop's variables must stay in
+    lo..hi in every iteration (no negative wrap, no clipping: those differ
+    per iteration), else the loop is traced per iteration (Retrace)."""
+    if type(x) is Lin:
+        tr = x.loop_trace()
+        if tr is not None:
+            b = x.bounds(tr)
+            if b is None or b[0] < lo or b[1] > hi:
+                need_retrace()
+
+
 def _whole(shape):
     return [[0, 1, s] for s in shape]
 
@@ -451,9 +600,22 @@ def caller_loc(depth=2):
     return loc
 
 
+class LoopFrame:
+    """What one pass over a traced-once loop body added to the trace (tile
+    names, tiles, first PSUM writes), so the pass can be undone before the
+    next one (language._symbolic_loop)."""
+    __slots__ = ("names", "bases", "psum", "var", "start")
+
+    def __init__(self, var, start):
+        self.names, self.bases, self.psum = [], [], []
+        self.var, self.start = var, start
+
+
 class Trace:
-    def __init__(self, name, grid):
-        """grid: per axis an int or an nl.nc annotation (docs/python.md)."""
+    def __init__(self, name, grid, symbolic=True):
+        """grid: per axis an int or an nl.nc annotation (docs/python.md).
+        symbolic: affine_range / sequential_range bodies are traced once
+        (else per iteration, as after a Retrace)."""
         self.name = name
         self.grid = tuple(g if isinstance(g, int) else g.n for g in grid)
         self.grid_json = json.dumps([g if isinstance(g, int) else g.grid_text() for g in grid])
@@ -465,6 +627,87 @@ class Trace:
         # per shape: its JSON text, C-order access pattern and whole-tensor
         # slice (shared by the tensors of that shape: never changed in place)
         self.shapes = {}
+        self.symbolic = symbolic
+        self.used_symbolic = False   # a loop body was traced once
+        self.retrace = False         # ... and needs tracing per iteration
+        self.sym_bounds = {}         # loop variable or atom -> (min, max, loop vars)
+        self.frames = []             # the traced-once loops open, innermost last
+        self.closed = set()          # variables of the traced-once loops done
+        self.dyn_depth = 0           # inside a dynamic_range body
+
+    def loop_var(self, r):
+        """A new traced-once loop variable over range r (len(r) > 0)."""
+        var = self.unique("i")
+        self.sym_bounds[var] = (min(r), max(r), frozenset((var,)))
+        self.used_symbolic = True
+        return var
+
+    def pid_bounds(self, k):
+        """(0, n - 1) for a program-id symbol ("pid", "pid<axis>")."""
+        if k == "pid":
+            return 0, int(np.prod(self.grid)) - 1
+        if k.startswith("pid") and k[3:].isdigit() and int(k[3:]) < len(self.grid):
+            return 0, self.grid[int(k[3:])] - 1
+        return None
+
+    def first_write(self, dst):
+        """nc_matmul(accumulate=None) into a PSUM region not written before:
+        false in the first iteration of every traced-once loop the tile
+        lives across, true in the others (as per iteration): False, or an
+        expression such as "(i != 0) + (k != 0)".  A region that moves
+        with a loop variable is a Retrace."""
+        loops = self.frames[dst.base.depth:]
+        if not loops:
+            return False
+        if type(dst.offset) is Lin and dst.offset.loop_trace() is not None:
+            need_retrace()
+        return " + ".join("(%s != %d)" % (fr.var, fr.start) for fr in loops)
+
+    def atom(self, key, lo, hi, of):
+        """A loop-dependent symbol for a // or % expression `of` (Lin)."""
+        none = (0, 0, frozenset())   # a program id: no loop owns it
+        owners = frozenset().union(*(self.sym_bounds.get(k, none)[2] for k in of.t))
+        self.sym_bounds[key] = (lo, hi, owners)
+        return Lin(0, {key: 1})
+
+    def check_open(self, lin):
+        """A loop variable used after its loop (`last = i`): per iteration
+        it is the last value, in a `for` an unknown name, so Retrace."""
+        for k in lin.t:
+            b = self.sym_bounds.get(k)
+            if b is not None and not b[2].isdisjoint(self.closed):
+                need_retrace()
+
+    def open_frame(self, var, start):
+        fr = LoopFrame(var, start)
+        self.frames.append(fr)
+        return fr
+
+    def undo_pass(self, fr):
+        """Forget the names and body tiles (and their PSUM writes) of one
+        pass, so the next pass makes the same ones again."""
+        for n in fr.names:
+            self.names.discard(n)
+            self.closed.discard(n)
+        for b in fr.bases:
+            b.dead = True
+        for key in fr.psum:   # the next pass infers accumulate the same way
+            self.psum_written.discard(key)
+        fr.names, fr.bases, fr.psum = [], [], []
+
+    def close_frame(self, fr):
+        """The loop is done: its tiles go out of scope; what it added stays
+        in the enclosing loop's pass."""
+        for b in fr.bases:
+            b.dead = True
+        if self.frames[-1] is not fr:   # closed out of order (a kept iterator)
+            self.retrace = True
+        self.frames.remove(fr)
+        if self.frames:
+            up = self.frames[-1]
+            up.names += fr.names
+            up.bases += fr.bases
+            up.psum += fr.psum
 
     def unique(self, want):
         n = want if want and want.isidentifier() else "t"
@@ -474,6 +717,8 @@ class Trace:
                 i += 1
             n = "%s_%d" % (n, i)
         self.names.add(n)
+        if self.frames:
+            self.frames[-1].names.append(n)
         return n
 
     def _shape(self, shape):
@@ -496,10 +741,15 @@ class Trace:
         if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
+            if self.frames:
+                self.frames[-1].bases.append(b)
+                b.depth = len(self.frames)
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
                              '"loc": "%s"}' % (nm, sh[0], dtype, buf, loc))
         else:
+            if self.frames:   # one HBM tensor per iteration: not a `for` body
+                need_retrace()
             nm = self.unique(name or "out")
             b = _Base(nm, shape, dtype, buffer, "hbm", loc)
             self.hbm.append(b)

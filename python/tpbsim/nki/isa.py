@@ -67,8 +67,8 @@ def _emit(op, loc, fields):
 
 
 def _t(x, what, loc):
-    if type(x) is NkiTensor and x._txt is not None:   # the text is made once
-        return x._txt
+    if type(x) is NkiTensor and x._txt is not None and not x.base.dead:
+        return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
     return x.text()
@@ -90,6 +90,21 @@ def _scalar(x, what, loc):
     if v != v or v in (float("inf"), float("-inf")):
         return '"%s"' % ("nan" if v != v else "inf" if v > 0 else "-inf")
     return repr(v) if v != int(v) or abs(v) >= 1e16 else repr(v)
+
+
+def _intf(x):
+    """An integer field: an int, or an expression in the variables of
+    traced-once loops (docs/python.md "Loops")."""
+    if isinstance(x, _trace.Lin) and x.loop_trace() is not None:
+        return '"%s"' % x.text()
+    return str(int(x))
+
+
+def _lin_json(x):
+    """json.dumps default: a loop-variable expression as its text."""
+    if isinstance(x, _trace.Lin):
+        return x.text()
+    raise TypeError("%r is not JSON serializable" % (x,))
 
 
 def _common(f, name, eng, loc):
@@ -141,7 +156,7 @@ def _mask(f, mask, loc, dst=None):
                        "((i_p < n) & (i_f < m)), {'pattern': [[step, count], ...], 'offset', "
                        "'channel_multiplier', 'cmp_op'} (one affine predicate over dst's "
                        "indices) or a list of them, got %r" % (loc, mask))
-    f.append(("mask", json.dumps(m)))
+    f.append(("mask", json.dumps(m, default=_lin_json)))
     return f
 
 
@@ -256,11 +271,16 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     if accumulate is None:
         # NKI: the first matmul into a PSUM region overwrites, later ones
         # into the same region accumulate (inferred here, at trace time)
-        seen = _trace.current().psum_written
+        tr = _trace.current()
         key = dst.text() if isinstance(dst, NkiTensor) else None
-        accumulate = key in seen
-        seen.add(key)
-    f.append(("accumulate", "true" if accumulate else "false"))
+        accumulate = key in tr.psum_written
+        if not accumulate:
+            tr.psum_written.add(key)
+            if tr.frames and key is not None:   # in a traced-once loop body
+                tr.frames[-1].psum.append(key)
+                accumulate = tr.first_write(dst)
+    f.append(("accumulate", '"%s"' % accumulate if isinstance(accumulate, str) else
+              "true" if accumulate else "false"))
     if is_transpose:
         f.append(("transpose", "true"))
     if is_stationary_onezero:
@@ -466,7 +486,7 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("pattern", json.dumps([[int(a), int(b)]
                                                               for a, b in pattern])),
-         ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier)))]
+         ("offset", _intf(offset)), ("channel_multiplier", str(int(channel_multiplier)))]
     _emit("iota", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
@@ -477,7 +497,7 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
          ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
-         ("offset", str(int(offset))), ("channel_multiplier", str(int(channel_multiplier))),
+         ("offset", _intf(offset)), ("channel_multiplier", str(int(channel_multiplier))),
          ("cmp_op", _opn(cmp_op if cmp_op is not None else "equal", "cmp_op", loc)),
          ("on_false_value", _scalar(on_false_value, "on_false_value", loc))]
     if reverse_pred:

@@ -97,11 +97,54 @@ static_range = _range
 
 
 def _traced_loop(kind, r, loc):
+    """affine_range / sequential_range in a kernel being traced: the body
+    traced once with a symbolic variable into a kernel-format loop with a
+    "var", "range" and "body" (_symbolic_loop), or, when the kernel is
+    traced per iteration (after a Retrace; also for 0 or 1 iterations and
+    inside a dynamic_range body), per iteration (_unrolled_loop)."""
+    tr = _trace.current()
+    if tr.symbolic and len(r) > 1 and not tr.dyn_depth:
+        return _symbolic_loop(tr, kind, r, loc)
+    return _unrolled_loop(tr, kind, r, loc)
+
+
+def _symbolic_loop(tr, kind, r, loc):
+    """Yield one symbolic variable (a Lin) twice: the body is traced two
+    times, the first pass undone before the second (Trace.undo_pass).  The
+    passes must give the same ops, which catches Python state carried from
+    one iteration to the next (`prev = t`, a counter used in an op); the
+    ops become one loop op with a body.  A pass that stops early (break,
+    return, an exception) or ops that differ make the kernel be traced
+    again per iteration (docs/python.md "Loops")."""
+    var = tr.loop_var(r)
+    sym = Lin(0, {var: 1})
+    fr = tr.open_frame(var, r.start)
+    mark = len(tr.body)
+    passes = []
+    try:
+        for p in (0, 1):
+            yield sym
+            passes.append(tr.body[mark:])
+            del tr.body[mark:]
+            if p == 0:
+                tr.undo_pass(fr)
+    finally:
+        tr.close_frame(fr)
+        tr.closed.add(var)
+        if len(passes) != 2:
+            tr.retrace = True   # closed early: no exception may escape here
+    if passes[0] != passes[1]:
+        _trace.need_retrace()
+    rng = [r.start, r.stop, r.step] if r.step != 1 else [r.start, r.stop] if r.start else [r.stop]
+    tr.body.append('{"op": "%s", "var": "%s", "range": %s, "loc": "%s", "body": [\n%s\n]}' % (
+        kind, var, rng, loc, ",\n".join(passes[1])))
+
+
+def _unrolled_loop(tr, kind, r, loc):
     """Run the loop in Python (the variable is an int), but group each
     iteration's ops into one kernel-format loop op with "iterations"
     (docs/python.md), so the compiler knows the loop and can roll it
     (tpb compile --loops, docs/compiler.md "Rolled loops")."""
-    tr = _trace.current()
     mark = len(tr.body)
     iters = []
     try:
@@ -170,6 +213,8 @@ class IndexExpr:
     def _of(x):
         if isinstance(x, IndexExpr):
             return x
+        if isinstance(x, Lin) and x.loop_trace() is not None:
+            return IndexExpr(x)   # a loop variable: the offset is an expression
         if isinstance(x, bool) or not isinstance(x, int):
             raise NkiError("index expressions combine with integers only, got %r" % (x,))
         return IndexExpr(x)
@@ -334,9 +379,15 @@ def dynamic_range(start, stop=None, step=1):
 
 def _dynamic_loop(start, reg, step, loc):
     tr = _trace.current()
+    if tr.frames:   # not nested in a loop: trace the kernel per iteration
+        _trace.need_retrace()
     var = tr.unique("dyn_i")
     mark = len(tr.body)
-    yield Lin(0, {var: 1})
+    tr.dyn_depth += 1
+    try:
+        yield Lin(0, {var: 1})
+    finally:
+        tr.dyn_depth -= 1
     body = tr.body[mark:]
     del tr.body[mark:]
     tr.body.append('{"op": "dynamic_range", "var": "%s", "range": [%d, "%s", %d], '
