@@ -10,3 +10,6 @@ target_link_libraries(test_back_sidecar_speed PRIVATE PkgConfig::CJSON)
 tpb_add_test(test_back_live_index "quick;unit;back" test_back_live_index.c)
 # The synchroniser's logged vector clocks against dense copies.
 tpb_add_test(test_back_sched_clock "quick;unit;back" test_back_sched_clock.c)
+# enc_compile_release: the tile-IR ops given back during the lowering, the
+# same artifact bytes as enc_compile.
+tpb_add_test(test_back_release "quick;unit;back" test_back_release.c)
