@@ -276,13 +276,15 @@ typedef struct {
     size_t done;            /* bytes of the array given back (tpb_array_discard_head) */
 } ops_release_t;
 
+#define RELEASE_BLOCK ((size_t)2 << 20)   /* what tpb_array_discard_head gives back */
+
 static size_t ops_bytes(const tir_kernel_t *k) { return (size_t)k->cap_ops * sizeof *k->ops; }
 
 static void ops_release_step(void *arg, int i)
 {
     ops_release_t *r = arg;
     size_t upto = (size_t)(i + 1) * sizeof *r->work->ops;
-    if (upto - r->done >= TPB_ARRAY_MAP_MIN / 2)   /* a 2 MiB block is behind the cursor */
+    if (upto - r->done >= RELEASE_BLOCK)   /* a whole block is behind the cursor */
         r->done = tpb_array_discard_head(r->work->ops, ops_bytes(r->work), r->done, upto);
 }
 
