@@ -273,6 +273,7 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
 typedef struct {
     tir_kernel_t *work;     /* the kernel the back end compiles (the op array's holder) */
     tir_kernel_t *caller;   /* the caller's kernel when work borrows its array, else NULL */
+    tir_kernel_t *pools;    /* the caller's kernel: its op pools hold every op's records */
     size_t done;            /* bytes of the array given back (tpb_array_discard_head) */
 } ops_release_t;
 
@@ -303,6 +304,9 @@ static void ops_release_end(ops_release_t *r)
         r->caller->ops = NULL;
         r->caller->cap_ops = 0;
     }
+    /* the operands and rare fields: read through the ops only (the
+     * backend IR copies what it needs; the identity load's are work's) */
+    tir_op_pools_free(r->pools);
 }
 
 /* enc_core_prelink; rel non-NULL: the ops are released during the
@@ -483,7 +487,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
     }
     if (rel && w.owned)
         ops_drop(rel);   /* copied into w.k */
-    ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel};
+    ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel, .pools = rel};
     snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
     enc_hbm_layout_t hbm;
     if (enc_hbm_layout(&w.k, &hbm, err)) {
@@ -538,6 +542,7 @@ int enc_compile_release(tir_kernel_t *k, const enc_options_t *opts, enc_stats_t 
 {
     int rc = compile_staged(k, k, opts, NULL, stats, err);
     ops_drop(k);   /* what the compile did not release (an error before the lowering) */
+    tir_op_pools_free(k);
     k->nops = 0;
     return rc;
 }

@@ -100,8 +100,10 @@ int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *s
 
 /* enc_compile for a caller done with k's ops: their memory is given back
  * during the lowering (the tile IR and the backend IR then do not peak
- * together).  On return, whatever the result, k->ops is NULL and k->nops
- * 0; everything else of k is unchanged (tir_kernel_free it as before). */
+ * together), their operand and rare-field pools when it ends.  On return,
+ * whatever the result, k->ops is NULL, k->nops 0 and those pools empty
+ * (tir_op_pools_free); tensors, names and loops are unchanged
+ * (tir_kernel_free it as before). */
 int enc_compile_release(tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                         tpb_err_t *err);
 

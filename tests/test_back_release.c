@@ -11,7 +11,9 @@
  *    sync_type and latency_estimate come from the op's record);
  *  - golden/pe_transpose (the shared identity: the back end compiles a copy
  *    of the kernel, the caller's ops are freed once copied);
- *  - an error before the lowering still leaves no op array. */
+ *  - an error before the lowering still leaves no op array.
+ * The released kernel's operand and rare-field pools are empty too; its
+ * tensor names are unchanged. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,6 +112,11 @@ static void expect_same_compile(const char *text, const char *tag, bool big)
     assert_null(k2.ops);
     assert_int_equal(k2.nops, 0);
     assert_int_equal(k2.ntensors, ntensors);
+    assert_int_equal(k2.aps.n, 0);   /* the op pools went with the ops */
+    assert_null(k2.aps.set);
+    assert_int_equal(k2.rares.n, 0);
+    for (int i = 0; i < ntensors; i++)   /* names stay (tensor map, sidecars) */
+        assert_string_equal(k2.tensors[i].name, k1.tensors[i].name);
     assert_memory_equal(sa.insts, sb.insts, sizeof sa.insts);
     assert_true(same_tree(da, db) >= 4);
     art_rmtree(da);
@@ -195,6 +202,7 @@ static void test_release_on_error(void **state)
     assert_non_null(strstr(err.msg, "output directory"));
     assert_null(k.ops);
     assert_int_equal(k.nops, 0);
+    assert_int_equal(k.aps.n, 0);
     tir_kernel_free(&k);
     free(t);
 }
