@@ -110,6 +110,18 @@ void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes)
 
 bool tpb_array_fresh_zero(size_t bytes) { return bytes >= TPB_ARRAY_MAP_MIN; }
 
+size_t tpb_array_discard_head(void *p, size_t bytes, size_t done, size_t upto)
+{
+    if (!p || bytes < TPB_ARRAY_MAP_MIN)
+        return done;
+    if (upto > bytes)
+        upto = bytes;
+    size_t to = upto & ~(HUGE_BYTES - 1);   /* p is 2 MiB-aligned (map_aligned) */
+    if (to <= done || madvise((char *)p + done, to - done, MADV_DONTNEED))
+        return done;
+    return to;
+}
+
 void tpb_array_free(void *p, size_t bytes)
 {
     if (!p)
@@ -139,5 +151,11 @@ void tpb_array_free(void *p, size_t bytes)
 {
     (void)bytes;
     free(p);
+}
+
+size_t tpb_array_discard_head(void *p, size_t bytes, size_t done, size_t upto)
+{
+    (void)p, (void)bytes, (void)upto;
+    return done;   /* realloc'ed: nothing to give back early */
 }
 #endif

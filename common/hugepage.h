@@ -42,6 +42,15 @@ void tpb_array_free(void *p, size_t bytes);
 /* Whether a new block, tpb_array_grow(NULL, 0, bytes), comes zero-filled
  * (a fresh anonymous mapping), so its owner need not clear it. */
 bool tpb_array_fresh_zero(size_t bytes);
+/* Give back the pages of the head [p, p + upto) of a block from
+ * tpb_array_grow (capacity `bytes`) whose contents are no longer needed
+ * while the rest still is (the tile-IR ops behind the lowering's cursor):
+ * whole 2 MiB blocks, and only when the block is a mapping of its own (a
+ * malloc'ed one keeps its pages until tpb_array_free).  The range stays
+ * mapped (no other allocation can land in it; tpb_array_free is unchanged)
+ * and reads zeros afterwards.  done: what the previous call returned (0 at
+ * first); returns the bytes from p given back so far. */
+size_t tpb_array_discard_head(void *p, size_t bytes, size_t done, size_t upto);
 /* Give the pages of freed malloc memory back to the system (glibc:
  * malloc_trim; elsewhere nothing).  A pass that frees many small blocks
  * before the next one allocates fresh pages calls it, or the freed ones stay

@@ -49,17 +49,7 @@ static const char *kind_name(tir_tensor_kind_t k)
     }
 }
 
-/* Each op's "buf" string (docs/artifacts.md "buf"): the rotating buffers
- * its operands use, "name#b/n" each, outputs first, then inputs in argument
- * order, separated by single spaces, a repeat left out; "" when none
- * rotates.  All ops' strings are built once, in one linear pass, into one
- * pool of NUL-terminated strings (an op's instructions on every engine
- * share its string): off[i] is op i's offset in pool (0: the empty string
- * at the pool's start).  off == NULL: no tile rotates, every string is "". */
-typedef struct {
-    jb_t pool;
-    uint32_t *off;
-} buf_table_t;
+/* The ops' "buf" strings: buf_table_t (backend.h). */
 
 /* A further name is left out when the string so far and it would pass this
  * many bytes (the limit of the fixed-size buffer the string once had). */
@@ -325,7 +315,8 @@ size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t 
 /* Build the table; -1 when out of memory. */
 static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k)
 {
-    memset(bt, 0, sizeof *bt);
+    bt->off = NULL;
+    memset(&bt->pool, 0, sizeof bt->pool);
     bool any_rot = false;
     for (int t = 0; t < m->nmlocs && !any_rot; t++)
         any_rot = m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;   /* as buf_add */
@@ -355,8 +346,37 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
 static void buf_table_free(buf_table_t *bt)
 {
     free(bt->off);
+    bt->off = NULL;
     if (bt->pool.buf)
         jb_free(&bt->pool);
+}
+
+int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
+{
+    memset(o, 0, sizeof *o);
+    if (k->nops <= 0)
+        return 0;
+    o->nops = k->nops;
+    if (!(o->name = malloc((size_t)k->nops * sizeof *o->name)))
+        return -1;
+    for (int i = 0; i < k->nops; i++) {
+        const tir_op_t *op = &k->ops[i];
+        o->name[i] = op->name;
+        if (op->kind == TIR_INLINE_ASM_BYTES && op->inl) {   /* rare: an array on the first */
+            if (!o->inl && !(o->inl = calloc((size_t)k->nops, sizeof *o->inl)))
+                return -1;
+            o->inl[i] = op->inl;
+        }
+    }
+    return buf_table_build(&o->bt, m, k);
+}
+
+void art_ops_free(art_ops_t *o)
+{
+    free(o->name);
+    free(o->inl);
+    buf_table_free(&o->bt);
+    memset(o, 0, sizeof *o);
 }
 
 static const char *buf_string(const buf_table_t *bt, int op)
@@ -434,13 +454,14 @@ typedef struct {
 
 /* One debug entry; prev != NULL: the compact form, which leaves out what
  * the entry before implies (sidecar_form.h). */
-static void debug_entry(jw_t *w, art_jcache_t *jc, const tir_kernel_t *k, const buf_table_t *bt,
-                        const bir_inst_t *in, long long pc, sidecar_prev_t *prev)
+static void debug_entry(jw_t *w, art_jcache_t *jc, const art_ops_t *ops, const bir_inst_t *in,
+                        long long pc, sidecar_prev_t *prev)
 {
     /* name: the tile-IR op (what a trace shows); inst: the unique
      * instruction name (also used by --dump-bin-per-inst) */
-    bool has_op = in->tir_op >= 0 && in->tir_op < k->nops;
-    const char *name = has_op ? k->ops[in->tir_op].name : in->name;
+    const buf_table_t *bt = &ops->bt;
+    bool has_op = in->tir_op >= 0 && in->tir_op < ops->nops;
+    const char *name = has_op ? ops->name[in->tir_op] : in->name;
     const char *op = in->op_kind ? in->op_kind : "sync";
     const char *src = in->src ? in->src : "";
     const char *bufs = has_op ? buf_string(bt, in->tir_op) : "";
@@ -465,12 +486,11 @@ static void debug_entry(jw_t *w, art_jcache_t *jc, const tir_kernel_t *k, const 
                in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
     if (has_op && !cont) {
         jw_kvl_int(w, "op_index", in->tir_op);
-        const tir_op_t *top = &k->ops[in->tir_op];
-        if (top->kind == TIR_INLINE_ASM_BYTES && top->inl) {   /* opaque bundle: what the
-                                                      kernel said about it */
-            jw_kvl(w, "sync_type", top->inl->sync_type ? "barrier" : "none");
+        const tir_asm_t *inl = ops->inl ? ops->inl[in->tir_op] : NULL;
+        if (inl) {   /* INLINE_ASM_BYTES, an opaque bundle: what the kernel said about it */
+            jw_kvl(w, "sync_type", inl->sync_type ? "barrier" : "none");
             jw_keyl(w, "latency_estimate");
-            jw_int(w, top->inl->latency_estimate);
+            jw_int(w, inl->latency_estimate);
         }
         if (bufs[0])
             kvl_cached(w, jc, "buf", bufs);
@@ -564,8 +584,8 @@ static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
  * gives for the same document, without a node per field; compact (a stream
  * of at least tpb_sidecar_compact_min() entries): the compact form,
  * cJSON_PrintUnformatted's bytes with the implied members left out). */
-static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
-                         const buf_table_t *bt, int e, const char *dir, bool compact, tpb_err_t *err)
+static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t *ops, int e,
+                         const char *dir, bool compact, tpb_err_t *err)
 {
     const bir_block_t *b = &m->funcs[0].blocks[0];
     char name[64], path[4096];
@@ -621,7 +641,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     art_jcache_t jc;   /* out of memory: every value escaped in place */
     bool have_jc = art_jcache_init(&jc) == 0;
     for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++)
-        debug_entry(&w, have_jc ? &jc : NULL, k, bt, &b->insts[g->dbg[e][i].inst],
+        debug_entry(&w, have_jc ? &jc : NULL, ops, &b->insts[g->dbg[e][i].inst],
                     g->dbg[e][i].pc, compact ? &prev : NULL);
     art_jcache_free(&jc);
     jw_arr_end(&w);
@@ -638,18 +658,24 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const tir_kernel
     return rc;
 }
 
+int art_write_sidecars_ops(const gen_t *g, const bir_module_t *m, const art_ops_t *ops,
+                           const char *dir, tpb_err_t *err)
+{
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (g->opened[e] &&
+            write_sidecar(g, m, ops, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
+            return -1;
+    return 0;
+}
+
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err)
 {
-    buf_table_t bt;
-    int rc = 0;
-    if (buf_table_build(&bt, m, k))
-        rc = tpb_errf(err, "%s: out of memory building the sidecars' buf table", dir);
-    for (int e = 0; e < ISA_ENG_COUNT && !rc; e++)
-        if (g->opened[e] &&
-            write_sidecar(g, m, k, &bt, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
-            rc = -1;
-    buf_table_free(&bt);
+    art_ops_t ops;
+    int rc = art_ops_build(&ops, m, k)
+                 ? tpb_errf(err, "%s: out of memory building the sidecars' buf table", dir)
+                 : art_write_sidecars_ops(g, m, &ops, dir, err);
+    art_ops_free(&ops);
     return rc;
 }
 

@@ -227,6 +227,34 @@ int art_jcache_init(art_jcache_t *c);
 void art_jcache_free(art_jcache_t *c);
 /* jw_member_str(w, key, n, s) (s not NULL), the value's text from c. */
 void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s);
+/* Each op's "buf" string (docs/artifacts.md "buf"): the rotating buffers
+ * its operands use, "name#b/n" each, outputs first, then inputs in argument
+ * order, separated by single spaces, a repeat left out; "" when none
+ * rotates.  All ops' strings are built once, in one linear pass, into one
+ * pool of NUL-terminated strings (an op's instructions on every engine
+ * share its string): off[i] is op i's offset in pool (0: the empty string
+ * at the pool's start).  off == NULL: no tile rotates, every string is "". */
+typedef struct {
+    jb_t pool;
+    uint32_t *off;
+} buf_table_t;
+/* What the sidecars read of the tile-IR ops: each op's name, its
+ * inline-assembly record (INLINE_ASM_BYTES), its "buf" string.  It needs
+ * the allocation (the rotating buffers) and nothing later, so the
+ * single-core driver builds it before the lowering, which may then release
+ * the ops as it goes (compile.c).  Names and records stay the kernel's. */
+typedef struct {
+    int nops;
+    const char **name;          /* per op */
+    const tir_asm_t **inl;      /* per op (NULL: not INLINE_ASM_BYTES); NULL when no op is */
+    buf_table_t bt;
+} art_ops_t;
+/* -1 when out of memory (o then still freed by art_ops_free). */
+int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k);
+void art_ops_free(art_ops_t *o);
+/* The <Engine>.json sidecars from ops; art_write_sidecars builds them from k. */
+int art_write_sidecars_ops(const gen_t *g, const bir_module_t *m, const art_ops_t *ops,
+                           const char *dir, tpb_err_t *err);
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,
                        const char *dir, tpb_err_t *err);
 int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err);
@@ -253,6 +281,10 @@ typedef struct {
     const tir_kernel_t *k;
     bir_module_t m;
     unsigned char *cand;     /* rolled-loop candidates (roll_candidates) */
+    /* has_ops: the sidecars read ops, built before the lowering, not k's
+     * ops (released by then: enc_compile_release) */
+    bool has_ops;
+    art_ops_t ops;
 } enc_core_t;
 int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
                      const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,

@@ -321,7 +321,7 @@ int tpb_cmd_compile(int argc, char **argv)
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */
-    int rc = k.num_programs > 1 || link ? enc_compile_mc(in, &o, &st, &err) : enc_compile(&k, &o, &st, &err);
+    int rc = k.num_programs > 1 || link ? enc_compile_mc(in, &o, &st, &err) : enc_compile_release(&k, &o, &st, &err);
     tir_kernel_free(&k);
     if (rc) {
         fprintf(stderr, "tpb compile: %s: %s\n", in, err.msg);

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "fileio.h"
+#include "hugepage.h"
 
 /* Bound on every shape, count, step and offset, so that address arithmetic
  * in 64 bits cannot overflow (2^40 elements = 4 TiB of fp32). */
@@ -263,9 +264,56 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
     return 0;
 }
 
-int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
-                     const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
-                     enc_stats_t *st, tpb_err_t *err)
+/* The tile-IR op array given up during the lowering (enc_compile_release):
+ * nothing after the lowering reads an op but the sidecars, which read
+ * cc->ops (built before it), so the ops behind the lowering's cursor go
+ * back to the system in 2 MiB blocks and the array is freed when the
+ * lowering ends -- before the synchronise pass and the emitter, whose
+ * memory would otherwise add to it at the peak. */
+typedef struct {
+    tir_kernel_t *work;     /* the kernel the back end compiles (the op array's holder) */
+    tir_kernel_t *caller;   /* the caller's kernel when work borrows its array, else NULL */
+    tir_kernel_t *pools;    /* the caller's kernel: its op pools hold every op's records */
+    size_t done;            /* bytes of the array given back (tpb_array_discard_head) */
+} ops_release_t;
+
+#define RELEASE_BLOCK ((size_t)2 << 20)   /* what tpb_array_discard_head gives back */
+
+static size_t ops_bytes(const tir_kernel_t *k) { return (size_t)k->cap_ops * sizeof *k->ops; }
+
+static void ops_release_step(void *arg, int i)
+{
+    ops_release_t *r = arg;
+    size_t upto = (size_t)(i + 1) * sizeof *r->work->ops;
+    if (upto - r->done >= RELEASE_BLOCK)   /* a whole block is behind the cursor */
+        r->done = tpb_array_discard_head(r->work->ops, ops_bytes(r->work), r->done, upto);
+}
+
+/* Free k's op array; k->nops stays, so a late reader fails loudly. */
+static void ops_drop(tir_kernel_t *k)
+{
+    tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
+    k->ops = NULL;
+    k->cap_ops = 0;
+}
+
+static void ops_release_end(ops_release_t *r)
+{
+    ops_drop(r->work);
+    if (r->caller) {   /* the same array */
+        r->caller->ops = NULL;
+        r->caller->cap_ops = 0;
+    }
+    /* the operands and rare fields: read through the ops only (the
+     * backend IR copies what it needs; the identity load's are work's) */
+    tir_op_pools_free(r->pools);
+}
+
+/* enc_core_prelink; rel non-NULL: the ops are released during the
+ * lowering, cc->ops built for the sidecars (modes that write them). */
+static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                   const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
+                   ops_release_t *rel, enc_stats_t *st, tpb_err_t *err)
 {
     memset(cc, 0, sizeof *cc);
     cc->k = k;
@@ -277,17 +325,40 @@ int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))
         return -1;
-    if (alloc_kernel_loops(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand, err) ||
-        lower_kernel(&c)) {
+    if (alloc_kernel_loops(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand, err)) {
         free(ev);
         return -1;
     }
+    if (rel) {
+        if ((opts ? opts->mode : ENC_RUN_ISA_CHECKS) == ENC_RUN_ISA_CHECKS) {
+            cc->has_ops = true;
+            if (art_ops_build(&cc->ops, &cc->m, k)) {
+                free(ev);
+                return tpb_errf(err, "out of memory building the sidecars' op table");
+            }
+        }
+        c.op_done = ops_release_step;
+        c.op_done_arg = rel;
+    }
+    if (lower_kernel(&c)) {
+        free(ev);
+        return -1;
+    }
+    if (rel)
+        ops_release_end(rel);
     if (opts && opts->enable_ldw_opt)
         lw_ldw_opt(&cc->m);
     int rc = sched_assign_engines(&cc->m, err) ||
              sched_assign_queues_rr(&cc->m, t, ev, nev, k->nloops, err);
     free(ev);
     return rc ? -1 : 0;
+}
+
+int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
+                     const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
+                     enc_stats_t *st, tpb_err_t *err)
+{
+    return prelink(k, core, t, hbm, opts, cc, NULL, st, err);
 }
 
 static int postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
@@ -321,7 +392,9 @@ static int postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_
             goto out;
         }
         if (mode == ENC_RUN_ISA_CHECKS) {
-            if (gen_finish(&run, true, err) || art_write_sidecars(&run, mp, k, core_dir, err) ||
+            if (gen_finish(&run, true, err) ||
+                (cc->has_ops ? art_write_sidecars_ops(&run, mp, &cc->ops, core_dir, err)
+                             : art_write_sidecars(&run, mp, k, core_dir, err)) ||
                 art_write_def(mp, &run, core_dir, err) ||
                 (core == 0 && art_write_constants(k, core_dir, err)))
                 goto out;
@@ -350,12 +423,14 @@ void enc_core_free(enc_core_t *cc)
     bir_module_free(&cc->m);
     free(cc->cand);
     cc->cand = NULL;
+    art_ops_free(&cc->ops);
+    cc->has_ops = false;
 }
 
 static int compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
                         const enc_hbm_layout_t *hbm, const enc_options_t *opts,
-                        const char *core_dir, enc_staging_t *staging, enc_stats_t *stats,
-                        tpb_err_t *err)
+                        const char *core_dir, enc_staging_t *staging, ops_release_t *rel,
+                        enc_stats_t *stats, tpb_err_t *err)
 {
     enc_stats_t local;
     enc_stats_t *st = stats ? stats : &local;
@@ -366,7 +441,7 @@ static int compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
     if (mode == ENC_RUN_ISA_CHECKS && !core_dir)
         return tpb_errf(err, "RUN_ISA_CHECKS needs an artifact directory");
     enc_core_t cc;
-    int rc = enc_core_prelink(k, core, t, hbm, opts, &cc, st, err) ||
+    int rc = prelink(k, core, t, hbm, opts, &cc, rel, st, err) ||
              postlink(&cc, opts, core_dir, staging, st, err);
     enc_core_free(&cc);
     return rc ? -1 : 0;
@@ -376,7 +451,7 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
                      const enc_hbm_layout_t *hbm, const enc_options_t *opts,
                      const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
 {
-    return compile_core(k, core, t, hbm, opts, core_dir, NULL, stats, err);
+    return compile_core(k, core, t, hbm, opts, core_dir, NULL, NULL, stats, err);
 }
 
 int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err)
@@ -388,8 +463,10 @@ int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_e
     return 0;
 }
 
-int enc_compile_staged(const tir_kernel_t *k, const enc_options_t *opts, enc_staging_t *staging,
-                       enc_stats_t *stats, tpb_err_t *err)
+/* enc_compile_staged; rel == k (non-const) when k's ops may be released
+ * (enc_compile_release), else NULL. */
+static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_options_t *opts,
+                          enc_staging_t *staging, enc_stats_t *stats, tpb_err_t *err)
 {
     enc_options_t o = opts ? *opts : (enc_options_t){.mode = ENC_RUN_ISA_CHECKS};
     if (enc_check_mode(o.mode, err))
@@ -408,6 +485,9 @@ int enc_compile_staged(const tir_kernel_t *k, const enc_options_t *opts, enc_sta
         work_free(&w);
         return -1;
     }
+    if (rel && w.owned)
+        ops_drop(rel);   /* copied into w.k */
+    ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel, .pools = rel};
     snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
     enc_hbm_layout_t hbm;
     if (enc_hbm_layout(&w.k, &hbm, err)) {
@@ -427,7 +507,7 @@ int enc_compile_staged(const tir_kernel_t *k, const enc_options_t *opts, enc_sta
             goto out;
     }
     if (compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
-                     staging, stats, err))
+                     staging, rel ? &release : NULL, stats, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
@@ -445,8 +525,24 @@ out:
     return rc;
 }
 
+int enc_compile_staged(const tir_kernel_t *k, const enc_options_t *opts, enc_staging_t *staging,
+                       enc_stats_t *stats, tpb_err_t *err)
+{
+    return compile_staged(k, NULL, opts, staging, stats, err);
+}
+
 int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                 tpb_err_t *err)
 {
-    return enc_compile_staged(k, opts, NULL, stats, err);
+    return compile_staged(k, NULL, opts, NULL, stats, err);
+}
+
+int enc_compile_release(tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
+                        tpb_err_t *err)
+{
+    int rc = compile_staged(k, k, opts, NULL, stats, err);
+    ops_drop(k);   /* what the compile did not release (an error before the lowering) */
+    tir_op_pools_free(k);
+    k->nops = 0;
+    return rc;
 }

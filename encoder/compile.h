@@ -98,6 +98,15 @@ void enc_hbm_layout_free(enc_hbm_layout_t *l);
 int enc_compile(const tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
                 tpb_err_t *err);
 
+/* enc_compile for a caller done with k's ops: their memory is given back
+ * during the lowering (the tile IR and the backend IR then do not peak
+ * together), their operand and rare-field pools when it ends.  On return,
+ * whatever the result, k->ops is NULL, k->nops 0 and those pools empty
+ * (tir_op_pools_free); tensors, names and loops are unchanged
+ * (tir_kernel_free it as before). */
+int enc_compile_release(tir_kernel_t *k, const enc_options_t *opts, enc_stats_t *stats,
+                        tpb_err_t *err);
+
 /* enc_compile that also stages every bundle of the run pass in *staging
  * (appended; free with enc_staging_free): RUN_ISA_CHECKS writes the
  * artifact directory and stages, GENERATE_ISACODE only stages. */

@@ -42,6 +42,10 @@ typedef struct {
     int ident_hbm;            /* tensor index of the shared identity constant, -1 */
     int ident_tile;           /* tensor index of its SBUF copy, -1 */
     lw_tap_memo_t tap_memo[LW_TAP_MEMO];   /* zeroed: empty (lower_kernel clears it) */
+    /* called after op i is lowered (NULL: none); no later step of the
+     * lowering reads an op before i, so the driver may release them */
+    void (*op_done)(void *arg, int i);
+    void *op_done_arg;
 } lower_ctx_t;
 
 /* Lower every op of k into m (mlocs must be allocated). */

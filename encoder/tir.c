@@ -343,6 +343,12 @@ void tir_pools_detach(tir_kernel_t *k)
     k->nstrs = k->cap_strs = 0;
 }
 
+void tir_op_pools_free(tir_kernel_t *k)
+{
+    pool_free(&k->aps);
+    pool_free(&k->rares);
+}
+
 void tir_pools_free(tir_kernel_t *k)
 {
     pool_free(&k->aps);

@@ -174,7 +174,7 @@ TPB_EXPORT int tpb_v1_compile_json(tpb_ctx_t *c, const char *text, size_t len,
         tir_kernel_free(&k);
         rc = compile_mc_text(c, text, len, src, &o, &st);
     } else {
-        rc = enc_compile(&k, &o, &st, &c->err);
+        rc = enc_compile_release(&k, &o, &st, &c->err);   /* k is freed next */
         tir_kernel_free(&k);
         if (rc)
             tpb_err_prefix(&c->err, "%s", src);
@@ -199,7 +199,7 @@ TPB_EXPORT int tpb_v1_compile_file(tpb_ctx_t *c, const char *path, const char *t
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     int rc = k.num_programs > 1 ? enc_compile_mc(path, &o, &st, &c->err)
-                                : enc_compile(&k, &o, &st, &c->err);
+                                : enc_compile_release(&k, &o, &st, &c->err);
     tir_kernel_free(&k);
     if (rc)
         return tpb_err_prefix(&c->err, "%s", path);

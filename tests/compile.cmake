@@ -15,3 +15,6 @@ tpb_add_test(test_back_sched_clock "quick;unit;back" test_back_sched_clock.c)
 tpb_add_test(test_back_sched_pix "quick;unit;back" test_back_sched_pix.c)
 # The synchroniser's table of overlap answers per pair of access sets.
 tpb_add_test(test_back_sched_conflict "quick;unit;back" test_back_sched_conflict.c)
+# enc_compile_release: the tile-IR ops given back during the lowering, the
+# same artifact bytes as enc_compile.
+tpb_add_test(test_back_release "quick;unit;back" test_back_release.c)

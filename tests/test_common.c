@@ -153,6 +153,45 @@ static void test_array_grow(void **state)
     tpb_array_free(NULL, n2 * 4);
 }
 
+/* tpb_array_discard_head: whole 2 MiB blocks of a mapped block's head give
+ * their pages back (they read zeros after), the rest keeps its contents; a
+ * malloc'ed block and a range short of a block give back nothing. */
+static void test_array_discard_head(void **state)
+{
+    (void)state;
+    size_t mib = (size_t)1 << 20, n = 8 * mib / 4;
+    uint32_t *a = tpb_array_grow(NULL, 0, n * 4);
+    assert_non_null(a);
+    fill(a, 0, n);
+    size_t done = tpb_array_discard_head(a, n * 4, 0, 5 * mib);
+#if defined(__linux__) && defined(MREMAP_FIXED)
+    assert_int_equal(done, 4 * mib);
+    long ps = sysconf(_SC_PAGESIZE);
+    assert_true(ps > 0 && (4 * mib) % (size_t)ps == 0);
+    size_t npages = 4 * mib / (size_t)ps, resident = 0;
+    unsigned char *vec = malloc(npages);
+    assert_non_null(vec);
+    assert_int_equal(mincore(a, 4 * mib, vec), 0);   /* before reading them */
+    for (size_t i = 0; i < npages; i++)
+        resident += vec[i] & 1;
+    free(vec);
+    assert_int_equal(resident, 0);
+    for (size_t i = 0; i < done / 4; i += 1021)
+        assert_int_equal(a[i], 0);
+    assert_int_equal(tpb_array_discard_head(a, n * 4, done, 5 * mib + mib / 2), 4 * mib);
+#endif
+    for (size_t i = done / 4; i < n; i++)
+        if (a[i] != (uint32_t)(i * 2654435761u))
+            fail_msg("element %zu lost", i);
+    tpb_array_free(a, n * 4);
+    uint32_t *small = tpb_array_grow(NULL, 0, mib);   /* malloc'ed */
+    assert_non_null(small);
+    fill(small, 0, mib / 4);
+    assert_int_equal(tpb_array_discard_head(small, mib, 0, mib), 0);
+    expect_filled(small, mib / 4);
+    tpb_array_free(small, mib);
+}
+
 /* The tile-IR op array past the mapping threshold (4 MiB: 2 600 ops): every
  * op survives the growth, a rebuilt array installed with tir_ops_set
  * replaces it, and tir_kernel_free releases both kinds (run under ASan). */
@@ -194,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
         cmocka_unit_test(test_array_grow),
+        cmocka_unit_test(test_array_discard_head),
         cmocka_unit_test(test_tir_ops_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
