@@ -218,13 +218,6 @@ int lw_emit(lower_ctx_t *c, bir_inst_t *in)
 
 bool lw_has(const tir_ap_t *a) { return a->tensor >= 0; }
 
-const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a)
-{
-    if (a->tensor < 0 || a->tensor >= c->k->ntensors)
-        return NULL;
-    return &c->k->tensors[a->tensor];
-}
-
 static int64_t tile_row(const tir_tensor_t *t)
 {
     int64_t row = 1;
@@ -290,16 +283,6 @@ static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned 
                  (uint64_t)a->ndim << 29 ^ (uint64_t)axes << 33;
     h *= 0x9e3779b97f4a7c15ull;
     return &c->tap_memo[((h >> 32) * LW_TAP_MEMO) >> 32];   /* the product's top bits */
-}
-
-bool lw_same_pattern(const tir_ap_t *a, const tir_ap_t *b)
-{
-    if (a->offset != b->offset || a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
-            return false;
-    return true;
 }
 
 static int record_access(lower_ctx_t *c, bir_inst_t *in, bir_access_t acc, bool write,

@@ -144,7 +144,15 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
  * the target changed). */
 void lw_tap_memo_clear(lower_ctx_t *c);
 /* a and b equal but for the tensor they name. */
-bool lw_same_pattern(const tir_ap_t *a, const tir_ap_t *b);
+static inline bool lw_same_pattern(const tir_ap_t *a, const tir_ap_t *b)
+{
+    if (a->offset != b->offset || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
+            return false;
+    return true;
+}
 /* Free dims a tile AP needs after merging (see lw_tap_axes). */
 int lw_count_free_dims(const tir_ap_t *a, unsigned axes);
 /* Per-partition scratch bytes an op needs during its lowering (the
@@ -179,7 +187,12 @@ double lw_clip_scalar(double v, unsigned dt);
  * weight user and no write to the weights' memory lies between them.
  * Returns the number removed. */
 int lw_ldw_opt(bir_module_t *m);
-const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a);
+static inline const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a)
+{
+    if (a->tensor < 0 || a->tensor >= c->k->ntensors)
+        return NULL;
+    return &c->k->tensors[a->tensor];
+}
 
 /* The shared tensor-scalar emitter (lower_tensor.c): TensorScalar, or
  * TensorScalarPtr when predicates are given (PredExt prefix, fill value). */
