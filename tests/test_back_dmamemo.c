@@ -83,7 +83,8 @@ static dma_res_t dma_on(lower_ctx_t *c, const tir_op_t *op)
         memcpy(r.body[i], bir_body(in), bir_body_size(in->isa.op));
         assert_true(in->nacc <= 4);
         r.nacc[i] = in->nacc;
-        memcpy(r.acc[i], in->acc, (size_t)in->nacc * sizeof *in->acc);
+        if (in->nacc > 0)   /* a descriptor has none (acc NULL) */
+            memcpy(r.acc[i], in->acc, (size_t)in->nacc * sizeof *in->acc);
         r.desc[i] = in->is_dma_desc;
         snprintf(r.name[i], sizeof r.name[i], "%s", in->name);
     }
