@@ -68,7 +68,6 @@ void bir_module_free(bir_module_t *m)
     memset(m, 0, sizeof *m);
 }
 
-bir_block_t *bir_main_block(bir_module_t *m) { return &m->funcs[0].blocks[0]; }
 
 static int grow(bir_block_t *b, tpb_err_t *err)
 {
@@ -93,11 +92,17 @@ static int check_built(const bir_block_t *b, const bir_inst_t *in, tpb_err_t *er
                    : 0;
 }
 
+bir_inst_t *bir_block_next_grow(bir_block_t *b, tpb_err_t *err)
+{
+    return grow(b, err) ? NULL : &b->insts[b->ninsts];
+}
+
 int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 {
     if (check_built(b, in, err) || grow(b, err))
         return -1;
-    b->insts[b->ninsts] = *in;
+    if (in != &b->insts[b->ninsts])   /* built in place (bir_block_next): no copy */
+        b->insts[b->ninsts] = *in;
     return b->ninsts++;
 }
 
@@ -137,6 +142,24 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
         return false;
     }
     in->name = p;
+    return true;
+}
+
+bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n)
+{
+    const size_t al = _Alignof(isa_body_t);
+    size_t at = (n + 1 + al - 1) & ~(al - 1);   /* the body's offset */
+    char *p = tpb_arena_alloc(&m->arena, at + bir_body_size(in->isa.op), al);
+    if (!p) {
+        in->name = "";
+        in->oom = true;
+        memset(&m->oom_body, 0, sizeof m->oom_body);
+        in->isa.f = &m->oom_body;
+        return false;
+    }
+    memcpy(p, s, n);   /* the arena's bytes are zero: p[n] ends it */
+    in->name = p;
+    in->isa.f = (isa_body_t *)(p + at);
     return true;
 }
 

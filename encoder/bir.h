@@ -323,12 +323,29 @@ typedef struct {
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);
 void bir_module_free(bir_module_t *m);
 /* The main function's single block (created by init). */
-bir_block_t *bir_main_block(bir_module_t *m);
-/* Append a copy of *in; returns its index or -1 (out of memory, err set). */
+static inline bir_block_t *bir_main_block(bir_module_t *m) { return &m->funcs[0].blocks[0]; }
+/* Append a copy of *in; returns its index or -1 (out of memory, err set).
+ * An instruction built in b's next slot (bir_block_next) is committed where
+ * it is, without the copy. */
 int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
+/* The slot right after b's last instruction, room made for it (NULL when out
+ * of memory, err set), to build an instruction in place; bir_block_append
+ * of it commits it.  Until then nothing else may be appended or inserted
+ * into b (that would overwrite or move the slot); a slot left unappended is
+ * simply reused by the next one. */
+bir_inst_t *bir_block_next_grow(bir_block_t *b, tpb_err_t *err);
+static inline bir_inst_t *bir_block_next(bir_block_t *b, tpb_err_t *err)
+{
+    return b->ninsts < b->cap ? &b->insts[b->ninsts] : bir_block_next_grow(b, err);
+}
 /* Set in->name to an arena copy of s (cut to BIR_NAME_LEN - 1 bytes); false
  * when out of memory (in->oom is then set, which append/insert refuse). */
 bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
+/* bir_inst_set_name(s's first n bytes, n < BIR_NAME_LEN) and
+ * bir_inst_body_new in one arena block: the name, then the body at the
+ * block's end (a mode setter still grows it in place).  Out of memory: as
+ * those two (in->oom set, the body is m->oom_body). */
+bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n);
 /* A writable copy of in's rare parts (zeros when it has none) in m's arena,
  * installed as in->rare; NULL when out of memory (in unchanged).  Copies of
  * an instruction share its record: each call makes a fresh one, so writing

@@ -178,18 +178,29 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     bir_inst_init(in, opc, op);
     in->tir_op = c->opi;
     in->op_kind = tir_op_name(c->op->kind);
-    /* out of memory: lw_emit's append refuses it.  The first instruction
-     * takes the op's name as it is (set_name cuts it as su_copy would). */
-    if (c->sub == 0) {
-        bir_inst_set_name(c->m, in, c->op->name);
-    } else {
-        char name[BIR_NAME_LEN];
-        su_join_int(name, sizeof name, c->op->name, 50, '.', c->sub, 0);
-        bir_inst_set_name(c->m, in, name);
-    }
     in->src = c->op->path;
-    bir_inst_body_new(c->m, in);   /* after the name: a mode setter grows it in place */
+    /* the first instruction takes the op's name, the next "<name>.<k>"
+     * (cut as set_name would); out of memory: lw_emit's append refuses it */
+    const char *name = c->op->name;
+    size_t n;
+    char joined[BIR_NAME_LEN];
+    if (c->sub == 0) {
+        n = strnlen(name, BIR_NAME_LEN - 1);
+    } else {
+        n = su_join_int(joined, sizeof joined, name, 50, '.', c->sub, 0);
+        n = n < BIR_NAME_LEN - 1 ? n : BIR_NAME_LEN - 1;
+        name = joined;
+    }
+    bir_inst_name_body(c->m, in, name, n);   /* the body last: a mode setter grows it */
     c->sub++;
+}
+
+bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op)
+{
+    bir_inst_t *in = bir_block_next(bir_main_block(c->m), c->err);
+    if (in)
+        lw_inst(c, in, opc, op);
+    return in;
 }
 
 int lw_emit(lower_ctx_t *c, bir_inst_t *in)
@@ -208,13 +219,6 @@ int lw_emit(lower_ctx_t *c, bir_inst_t *in)
 }
 
 bool lw_has(const tir_ap_t *a) { return a->tensor >= 0; }
-
-const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a)
-{
-    if (a->tensor < 0 || a->tensor >= c->k->ntensors)
-        return NULL;
-    return &c->k->tensors[a->tensor];
-}
 
 static int64_t tile_row(const tir_tensor_t *t)
 {
@@ -283,17 +287,6 @@ static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned 
     return &c->tap_memo[((h >> 32) * LW_TAP_MEMO) >> 32];   /* the product's top bits */
 }
 
-/* a and b equal but for the tensor they name. */
-static bool same_pattern(const tir_ap_t *a, const tir_ap_t *b)
-{
-    if (a->offset != b->offset || a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
-            return false;
-    return true;
-}
-
 static int record_access(lower_ctx_t *c, bir_inst_t *in, bir_access_t acc, bool write,
                          const char *role)
 {
@@ -320,7 +313,7 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
     uint64_t addr = c->m->mlocs[a->tensor].addr;
     lw_tap_memo_t *e = tap_memo_slot(c, a, axes, addr);
     if (!e->valid || e->axes != axes || e->addr != addr || e->row != row ||
-        e->kind != t->kind || e->dtype != t->dtype || !same_pattern(&e->ap, a)) {
+        e->kind != t->kind || e->dtype != t->dtype || !lw_same_pattern(&e->ap, a)) {
         bir_access_t acc;
         if (tap_full(c, a, role, axes, out, mapped, &acc))
             return -1;
@@ -337,6 +330,8 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
 void lw_tap_memo_clear(lower_ctx_t *c)
 {
     memset(c->tap_memo, 0, sizeof c->tap_memo);
+    memset(c->dma_memo, 0, sizeof c->dma_memo);   /* keyed by the same mloc addresses */
+    c->dma_use = (lw_dma_use_t){0};
 }
 
 /* The TAP of a (errors with their messages) and the access it makes

@@ -31,6 +31,56 @@ typedef struct {
     bir_access_t acc;         /* write = 0; the caller's flag is set on a hit */
 } lw_tap_memo_t;
 
+/* lower_direct's two sides and joint dims already derived in this
+ * lowering (lower_dma.c), keyed by what build_side reads of each side: the
+ * tensor's kind, dtype and shape, its mloc address and the access pattern
+ * but its tensor (the target is fixed during lower_kernel).  So a load into
+ * a tile declared anew every loop iteration finds an earlier iteration's
+ * entry.  Only successes are stored; a DMA with a register offset
+ * (reg_side) neither looks up nor stores.  Direct-mapped on a hash of the
+ * key; valid = false is empty. */
+#define LW_DMA_MEMO 32
+#define LW_DMA_MEMO_J 4       /* joint dims an entry holds (more: not stored) */
+typedef struct {
+    tir_tensor_kind_t kind;
+    unsigned dtype;
+    int ndim;
+    int64_t shape[TIR_MAX_DIMS];
+    uint64_t addr;
+    tir_ap_t ap;              /* ap.tensor: the tensor it was computed for (not compared) */
+} lw_dma_key_t;
+typedef struct {
+    unsigned space, dtype;
+    uint64_t base, elems;
+    bir_access_t acc;         /* with its role's write flag (src reads, dst writes) */
+} lw_dma_side_t;
+typedef struct {
+    int64_t count, s_step, d_step;
+} lw_jdim_t;                  /* a joint dim: one dim on each side (lower_dma.c) */
+typedef struct {
+    bool valid;
+    bool last;                /* the way of its set filled last */
+    int nj;
+    lw_dma_key_t key[2];      /* src, dst */
+    lw_dma_side_t side[2];
+    lw_jdim_t j[LW_DMA_MEMO_J];
+} lw_dma_memo_t;
+
+/* How lower_direct uses its memo: a run of LW_DMA_MISS_RUN misses in a row
+ * (every DMA new, as when thousands of tiles are each loaded once) rests
+ * it for the next `backoff` DMAs (from LW_DMA_REST0, doubling while the
+ * misses go on, at most LW_DMA_REST_MAX); a hit ends the run.  Resting
+ * only skips the memo: the result is the full path's either way. */
+#define LW_DMA_MISS_RUN 64
+#define LW_DMA_REST0 64
+#define LW_DMA_REST_MAX 4096
+typedef struct {
+    int misses;               /* misses in a row */
+    int rest;                 /* DMAs left to lower without the memo */
+    int backoff;              /* the next rest (0: LW_DMA_REST0) */
+    long hits;                /* answered from the memo (tests read it) */
+} lw_dma_use_t;
+
 typedef struct {
     const tir_kernel_t *k;
     const tpb_target_t *t;
@@ -46,6 +96,9 @@ typedef struct {
      * lowering reads an op before i, so the driver may release them */
     void (*op_done)(void *arg, int i);
     void *op_done_arg;
+
+    lw_dma_memo_t dma_memo[LW_DMA_MEMO];   /* zeroed: empty (lower_kernel clears it) */
+    lw_dma_use_t dma_use;     /* zeroed: no run (lower_kernel clears it) */
 } lower_ctx_t;
 
 /* Lower every op of k into m (mlocs must be allocated). */
@@ -70,6 +123,10 @@ int lower_seq(lower_ctx_t *c);         /* tensor_scalar_cumulative/reduce, seque
 int lw_err(lower_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Start an instruction for the current op (name "<op>" / "<op>.<k>"). */
 void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
+/* lw_inst in the main block's next slot (bir_block_next): lw_emit commits
+ * it there without a copy.  NULL when out of memory (error set).  Until it
+ * is emitted nothing else may be appended to the block. */
+bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op);
 /* Append; applies the op's requested engine (error if illegal). */
 int lw_emit(lower_ctx_t *c, bir_inst_t *in);
 /* A collective semaphore slot is in use: reserve one slot per core of the
@@ -88,8 +145,19 @@ int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const 
  * max_dims_ok is used by the caller (see lower_reduce.c). */
 int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
                 unsigned axes, isa_tap_t *out, unsigned *mapped);
-/* Empty the lw_tap_axes memo (the kernel, its mlocs or the target changed). */
+/* Empty the lw_tap_axes memo and lower_direct's (the kernel, its mlocs or
+ * the target changed). */
 void lw_tap_memo_clear(lower_ctx_t *c);
+/* a and b equal but for the tensor they name. */
+static inline bool lw_same_pattern(const tir_ap_t *a, const tir_ap_t *b)
+{
+    if (a->offset != b->offset || a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->step[d] != b->step[d] || a->count[d] != b->count[d])
+            return false;
+    return true;
+}
 /* Free dims a tile AP needs after merging (see lw_tap_axes). */
 int lw_count_free_dims(const tir_ap_t *a, unsigned axes);
 /* Per-partition scratch bytes an op needs during its lowering (the
@@ -124,7 +192,12 @@ double lw_clip_scalar(double v, unsigned dt);
  * weight user and no write to the weights' memory lies between them.
  * Returns the number removed. */
 int lw_ldw_opt(bir_module_t *m);
-const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a);
+static inline const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a)
+{
+    if (a->tensor < 0 || a->tensor >= c->k->ntensors)
+        return NULL;
+    return &c->k->tensors[a->tensor];
+}
 
 /* The shared tensor-scalar emitter (lower_tensor.c): TensorScalar, or
  * TensorScalarPtr when predicates are given (PredExt prefix, fill value). */

@@ -43,13 +43,15 @@ static int bind_bias(lower_ctx_t *c, bir_inst_t *in, isa_ptr_t *bias)
  * when accumulating; the activate2 form flips setIsActivate2, from which
  * codegen picks the ISA Activate2 encoding (bir_codegen_isa_op).  Binds
  * in/out; the caller fills the form's scalars, then act_finish. */
-static int act_begin(lower_ctx_t *c, bir_inst_t *in)
+static int act_begin(lower_ctx_t *c, bir_inst_t **pin)
 {
     const tir_op_t *op = c->op;
     bool act2 = op->kind == TIR_ACTIVATE2;
     bool acc = !act2 && (op->flags & TIR_F_ACCUMULATE);
-    lw_inst(c, in, acc ? BIR_ACTIVATION_ACC : BIR_ACTIVATION,
-            acc ? ISA_OP_ACTIVATION_ACC : ISA_OP_ACTIVATION);
+    bir_inst_t *in = *pin = lw_inst_new(c, acc ? BIR_ACTIVATION_ACC : BIR_ACTIVATION,
+                                        acc ? ISA_OP_ACTIVATION_ACC : ISA_OP_ACTIVATION);
+    if (!in)
+        return -1;
     if (act2)
         bir_inst_set_is_activate2(c->m, in, true);
     isa_tap_t *src = act2 ? &in->isa.f->ACT2.in : &in->isa.f->ACT.in;
@@ -86,12 +88,12 @@ static int act_finish(lower_ctx_t *c, bir_inst_t *in)
 static int lower_activation1(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bir_inst_t in;
+    bir_inst_t *in;
     if (act_begin(c, &in))
         return -1;
-    isa_fmt_ACT_t *f = &in.isa.f->ACT;
+    isa_fmt_ACT_t *f = &in->isa.f->ACT;
     uint32_t bits, is_ptr;
-    if (lw_scalar(c, &in, &op->s0, "scale", &bits, &is_ptr))
+    if (lw_scalar(c, in, &op->s0, "scale", &bits, &is_ptr))
         return -1;
     if (is_ptr) {
         f->scale_is_ptr = 1;
@@ -103,7 +105,7 @@ static int lower_activation1(lower_ctx_t *c)
     } else {
         f->scale = (float)op->s0.imm;
     }
-    return act_finish(c, &in);
+    return act_finish(c, in);
 }
 
 /* prelu's relu_param in the 24-bit field: a [P,1] pointer packed as addr 18b
@@ -134,18 +136,18 @@ static int relu_param(lower_ctx_t *c, bir_inst_t *in, isa_fmt_ACT2_t *f)
 static int lower_activate2(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bir_inst_t in;
+    bir_inst_t *in;
     if (act_begin(c, &in))
         return -1;
-    isa_fmt_ACT2_t *f = &in.isa.f->ACT2;
+    isa_fmt_ACT2_t *f = &in->isa.f->ACT2;
     /* imm0/imm1: constants, or [P,1] pointers riding in the 32-bit slots
      * (the notes' SymbolicImmediateValue imm0_ptr/imm1_ptr) */
     uint32_t bits, is_ptr;
-    if (lw_scalar(c, &in, &op->s0, "imm0", &bits, &is_ptr))
+    if (lw_scalar(c, in, &op->s0, "imm0", &bits, &is_ptr))
         return -1;
     f->imm0_is_ptr = is_ptr;
     memcpy(&f->imm0, &bits, 4);
-    if (lw_scalar(c, &in, &op->s1, "imm1", &bits, &is_ptr))
+    if (lw_scalar(c, in, &op->s1, "imm1", &bits, &is_ptr))
         return -1;
     f->imm1_is_ptr = is_ptr;
     memcpy(&f->imm1, &bits, 4);
@@ -153,9 +155,9 @@ static int lower_activate2(lower_ctx_t *c)
     f->op1 = (uint32_t)op->op1;
     f->rev0 = (op->flags & TIR_F_REV0) != 0;
     f->rev1 = (op->flags & TIR_F_REV1) != 0;
-    if (relu_param(c, &in, f))
+    if (relu_param(c, in, f))
         return -1;
-    return act_finish(c, &in);
+    return act_finish(c, in);
 }
 
 int lower_activation(lower_ctx_t *c)

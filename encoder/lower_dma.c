@@ -21,6 +21,8 @@
  * cannot be legalised. */
 #include "lower.h"
 
+#include "bytehash.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -40,9 +42,7 @@ typedef struct {
     bdim_t d[MAX_BDIMS];     /* outermost first, count-1 dims dropped; only d[0..nd) are set */
 } dside_t;
 
-typedef struct {
-    int64_t count, s_step, d_step;
-} jdim_t;
+typedef lw_jdim_t jdim_t;
 
 static unsigned space_of(const tir_tensor_t *t)
 {
@@ -308,18 +308,19 @@ static bir_opcode_t trigger_l1(const tir_op_t *op)
 static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t *src,
                         const dside_t *dst, const dma_opts_t *o)
 {
-    bir_inst_t tr;
-    lw_inst(c, &tr, trigger_l1(c->op), ISA_OP_DMA_TRIGGER);
-    tr.isa.f->DTRIG.ndesc = ndesc;
-    tr.isa.f->DTRIG.unique = !!(c->op->flags & TIR_F_UNIQUE_IDX);
-    /* setTransposeOp: the fixed XZYW code on every transpose (seed 002 s.3) */
-    tr.isa.f->DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
-    tr.dma_group = group;
-    tr.engine = o->engine;
-    if (set_replica_groups(c, &tr))
+    bir_inst_t *tr = lw_inst_new(c, trigger_l1(c->op), ISA_OP_DMA_TRIGGER);
+    if (!tr)
         return -1;
-    if (tr.opc == BIR_REDUCE) {   /* setop, setKind, setLocal(True) */
-        bir_rare_t *r = bir_inst_rare(c->m, &tr);
+    tr->isa.f->DTRIG.ndesc = ndesc;
+    tr->isa.f->DTRIG.unique = !!(c->op->flags & TIR_F_UNIQUE_IDX);
+    /* setTransposeOp: the fixed XZYW code on every transpose (seed 002 s.3) */
+    tr->isa.f->DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
+    tr->dma_group = group;
+    tr->engine = o->engine;
+    if (set_replica_groups(c, tr))
+        return -1;
+    if (tr->opc == BIR_REDUCE) {   /* setop, setKind, setLocal(True) */
+        bir_rare_t *r = bir_inst_rare(c->m, tr);
         if (!r)
             return lw_err(c, "out of memory");
         r->red_op = (uint8_t)c->op->op0;
@@ -328,15 +329,15 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
         r->red_local = true;
     }
     if (src->acc.hi > src->acc.lo)   /* empty: a peer's tile (lower_direct) */
-        bir_inst_access(c->m, &tr, &src->acc);
-    bir_inst_access(c->m, &tr, &dst->acc);
-    bir_inst_set_dge_compute(&tr, o->compute);
+        bir_inst_access(c->m, tr, &src->acc);
+    bir_inst_access(c->m, tr, &dst->acc);
+    bir_inst_set_dge_compute(tr, o->compute);
     if (o->compute == BIR_DGE_COMPUTE_ADD) {   /* accumulate: the destination is read too */
         bir_access_t r = dst->acc;
         r.write = false;
-        bir_inst_access(c->m, &tr, &r);
+        bir_inst_access(c->m, tr, &r);
     }
-    return bir_block_append(bir_main_block(c->m), &tr, c->err) < 0 ? -1 : 0;
+    return bir_block_append(bir_main_block(c->m), tr, c->err) < 0 ? -1 : 0;
 }
 
 /* Register-offset (dynamic) DMA: the side's address moves by the register's
@@ -358,32 +359,162 @@ static int reg_side(lower_ctx_t *c, const tir_ap_t *a, int reg, const char *role
     return 0;
 }
 
+static int check_qos(lower_ctx_t *c)
+{
+    if (c->op->qos < 0 || c->op->qos > 255)
+        return lw_err(c, "dma_qos %d must be 0..255", c->op->qos);
+    return 0;
+}
+
+/* Both sides and their legal joint dims (errors in this order: the sides,
+ * their registers, the element counts, the qos, the legalisation). */
+static int direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
+                        dside_t *s, dside_t *d, jdim_t *j, int *nj)
+{
+    const tir_op_t *op = c->op;
+    if (build_side(c, srcap, "src", false, s) || build_side(c, dstap, "dst", true, d) ||
+        reg_side(c, srcap, op->src_reg, "src", s) || reg_side(c, dstap, op->dst_reg, "dst", d))
+        return -1;
+    if (s->elems != d->elems)
+        return lw_err(c, "src has %llu elements but dst has %llu", (unsigned long long)s->elems,
+                      (unsigned long long)d->elems);
+    /* differing dtypes: the DMA converts element by element (docs/design.md) */
+    if (check_qos(c))
+        return -1;
+    bool load = is_load_direction(d);
+    int n = s->elems == 1 ? 0 : joint_dims(s, d, j, MAX_BDIMS * 2);
+    if (n >= 0)
+        n = legalize_joint(j, n, MAX_BDIMS * 2);
+    if (n < 0)
+        return lw_err(c, load ? "Cannot legalize strided load!" : "Cannot legalize strided store!");
+    for (int i = 0; i < n; i++)
+        if (j[i].s_step > INT32_MAX || j[i].s_step < INT32_MIN || j[i].d_step > INT32_MAX ||
+            j[i].d_step < INT32_MIN)
+            return lw_err(c, load ? "Cannot legalize strided load!" : "Cannot legalize strided store!");
+    *nj = n;
+    return 0;
+}
+
+/* The memo key of one side (see lw_dma_memo_t): t is a's tensor. */
+static bool side_key_eq(const lw_dma_key_t *k, const tir_tensor_t *t, uint64_t addr,
+                        const tir_ap_t *a)
+{
+    if (k->addr != addr || k->kind != t->kind || k->dtype != t->dtype || k->ndim != t->ndim ||
+        !lw_same_pattern(&k->ap, a))
+        return false;
+    for (int i = 0; i < t->ndim; i++)
+        if (k->shape[i] != t->shape[i])
+            return false;
+    return true;
+}
+
+static void side_key_set(lw_dma_key_t *k, const tir_tensor_t *t, uint64_t addr, const tir_ap_t *a)
+{
+    k->kind = t->kind;
+    k->dtype = t->dtype;
+    k->ndim = t->ndim;
+    memcpy(k->shape, t->shape, sizeof k->shape);
+    k->addr = addr;
+    k->ap = *a;
+}
+
+static void side_to_memo(lw_dma_side_t *m, const dside_t *s)
+{
+    *m = (lw_dma_side_t){.space = s->space, .dtype = s->dtype, .base = s->base,
+                         .elems = s->elems, .acc = s->acc};
+}
+
+/* A side as build_side made it, but its dims (only joint_dims reads them). */
+static void side_from_memo(dside_t *s, const lw_dma_side_t *m)
+{
+    memset(s, 0, offsetof(dside_t, d));
+    s->space = m->space;
+    s->dtype = m->dtype;
+    s->dsz = isa_dtype_size(m->dtype);
+    s->base = m->base;
+    s->elems = m->elems;
+    s->acc = m->acc;
+}
+
+/* The memo set (two entries) of src -> dst, or NULL when the op is not memoised (a
+ * register offset, or a side without a tensor: the full path's error). */
+static lw_dma_memo_t *dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
+                                    const tir_tensor_t **st, const tir_tensor_t **dt)
+{
+    *st = lw_tensor(c, srcap);
+    *dt = lw_tensor(c, dstap);
+    if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
+        srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
+        return NULL;
+    /* folded one by one: xor-ing them together cancels (offset 8192 ^
+     * address 2048 << 2 is 0) */
+    uint64_t h = tpb_hash_word(0, (uint64_t)srcap->offset);
+    h = tpb_hash_word(h, c->m->mlocs[srcap->tensor].addr);
+    h = tpb_hash_word(h, (uint64_t)dstap->offset);
+    h = tpb_hash_word(h, c->m->mlocs[dstap->tensor].addr);
+    return &c->dma_memo[h % (LW_DMA_MEMO / 2) * 2];   /* its set: two ways */
+}
+
+/* direct_sides through the memo. */
+static int direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
+                             dside_t *s, dside_t *d, jdim_t *j, int *nj)
+{
+    lw_dma_use_t *u = &c->dma_use;
+    const tir_tensor_t *st, *dt;
+    lw_dma_memo_t *set = NULL;
+    if (u->rest > 0)
+        u->rest--;
+    else
+        set = dma_memo_set(c, srcap, dstap, &st, &dt);
+    if (!set)
+        return direct_sides(c, srcap, dstap, s, d, j, nj);
+    uint64_t sa = c->m->mlocs[srcap->tensor].addr, da = c->m->mlocs[dstap->tensor].addr;
+    for (lw_dma_memo_t *e = set; e < set + 2; e++)
+        if (e->valid && side_key_eq(&e->key[0], st, sa, srcap) &&
+            side_key_eq(&e->key[1], dt, da, dstap)) {
+            side_from_memo(s, &e->side[0]);
+            side_from_memo(d, &e->side[1]);
+            *nj = e->nj;
+            memcpy(j, e->j, (size_t)e->nj * sizeof *j);
+            u->hits++;
+            u->misses = 0;
+            u->backoff = 0;
+            return check_qos(c);   /* the one check that reads the op */
+        }
+    if (direct_sides(c, srcap, dstap, s, d, j, nj))
+        return -1;
+    if (++u->misses >= LW_DMA_MISS_RUN) {   /* rest it, longer each time */
+        u->rest = u->backoff ? u->backoff : LW_DMA_REST0;
+        u->backoff = u->rest < LW_DMA_REST_MAX / 2 ? u->rest * 2 : LW_DMA_REST_MAX;
+        u->misses = 0;
+    }
+    if (*nj > LW_DMA_MEMO_J)
+        return 0;
+    /* an empty way, else the one not filled last */
+    lw_dma_memo_t *e = !set[0].valid ? set : !set[1].valid ? set + 1 : set + set[0].last;
+    set[0].last = e == set;
+    set[1].last = e == set + 1;
+    e->valid = true;
+    e->nj = *nj;
+    side_key_set(&e->key[0], st, sa, srcap);
+    side_key_set(&e->key[1], dt, da, dstap);
+    side_to_memo(&e->side[0], s);
+    side_to_memo(&e->side[1], d);
+    memcpy(e->j, j, (size_t)*nj * sizeof *j);
+    return 0;
+}
+
 /* Direct DMA src -> dst through the gate. */
 static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
                         const dma_opts_t *o)
 {
     const tir_op_t *op = c->op;
     dside_t s, d;
-    if (build_side(c, srcap, "src", false, &s) || build_side(c, dstap, "dst", true, &d) ||
-        reg_side(c, srcap, op->src_reg, "src", &s) || reg_side(c, dstap, op->dst_reg, "dst", &d))
-        return -1;
-    if (s.elems != d.elems)
-        return lw_err(c, "src has %llu elements but dst has %llu", (unsigned long long)s.elems,
-                      (unsigned long long)d.elems);
-    /* differing dtypes: the DMA converts element by element (docs/design.md) */
-    if (op->qos < 0 || op->qos > 255)
-        return lw_err(c, "dma_qos %d must be 0..255", op->qos);
-    bool load = is_load_direction(&d);
     jdim_t j[MAX_BDIMS * 2];
-    int nj = s.elems == 1 ? 0 : joint_dims(&s, &d, j, MAX_BDIMS * 2);
-    if (nj >= 0)
-        nj = legalize_joint(j, nj, MAX_BDIMS * 2);
-    if (nj < 0)
-        return lw_err(c, load ? "Cannot legalize strided load!" : "Cannot legalize strided store!");
-    for (int i = 0; i < nj; i++)
-        if (j[i].s_step > INT32_MAX || j[i].s_step < INT32_MIN || j[i].d_step > INT32_MAX ||
-            j[i].d_step < INT32_MIN)
-            return lw_err(c, load ? "Cannot legalize strided load!" : "Cannot legalize strided store!");
+    int nj;
+    if (direct_sides_memo(c, srcap, dstap, &s, &d, j, &nj))
+        return -1;
+    bool load = is_load_direction(&d);
     unsigned per = c->t->dma_max_strides < 2 ? c->t->dma_max_strides : 2;
     if (per == 0)
         per = 1;
@@ -413,22 +544,23 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
             so += idx * j[i].s_step;
             dof += idx * j[i].d_step;
         }
-        bir_inst_t de;
         /* the wire format follows the dim count (seed 002: chosen
          * downstream of the AP from dim count + dtype + DGE) */
-        lw_inst(c, &de, BIR_DMA_DESC, d3 ? ISA_OP_DMA_DIRECT3D : ISA_OP_DMA_DIRECT2D);
-        isa_fmt_DDESC_t *f = &de.isa.f->DDESC;   /* D3DESC: the same leading fields */
+        bir_inst_t *de = lw_inst_new(c, BIR_DMA_DESC, d3 ? ISA_OP_DMA_DIRECT3D : ISA_OP_DMA_DIRECT2D);
+        if (!de)
+            return -1;
+        isa_fmt_DDESC_t *f = &de->isa.f->DDESC;   /* D3DESC: the same leading fields */
         set_dap(&f->src, &s, s.base + (uint64_t)so, j, inner, true);
         set_dap(&f->dst, &d, d.base + (uint64_t)dof, j, inner, false);
-        if (set_replica_groups(c, &de))
+        if (set_replica_groups(c, de))
             return -1;
         if (has_cc_expr_in_access(op, &s) && add_sb_to_sb_cc_ap(c, &d, &f->src))
             return -1;
         f->transpose = o->transpose;
         f->dge = o->dge;
-        bir_inst_set_dge_compute(&de, o->compute);   /* wire bit: codegen's map */
+        bir_inst_set_dge_compute(de, o->compute);   /* wire bit: codegen's map */
         if (d3) {
-            isa_fmt_D3DESC_t *g = &de.isa.f->D3DESC;
+            isa_fmt_D3DESC_t *g = &de->isa.f->D3DESC;
             g->count2 = inner > 2 ? (uint32_t)j[2].count : 1;
             g->src_step2 = inner > 2 ? (int32_t)j[2].s_step : 0;
             g->dst_step2 = inner > 2 ? (int32_t)j[2].d_step : 0;
@@ -439,16 +571,16 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         f->qos = (uint32_t)op->qos;
         f->src_reg = op->src_reg >= 0 ? (uint32_t)op->src_reg : ISA_REG_NONE;
         f->dst_reg = op->dst_reg >= 0 ? (uint32_t)op->dst_reg : ISA_REG_NONE;
-        de.is_dma_desc = true;
-        de.dma_group = group;
-        de.engine = o->engine;
+        de->is_dma_desc = true;
+        de->dma_group = group;
+        de->engine = o->engine;
         /* a collective pull's remote semaphore (the NEFF descriptor's
          * remote_semaphores): the last descriptor increments the source
          * core's collective slot when the transfer completes
          * (docs/semantics-dma.md) */
-        if (op->sync_core >= 0 && k == ndesc - 1 && lw_coll_remote_upd(c, &de))
+        if (op->sync_core >= 0 && k == ndesc - 1 && lw_coll_remote_upd(c, de))
             return -1;
-        if (bir_block_append(bir_main_block(c->m), &de, c->err) < 0)
+        if (bir_block_append(bir_main_block(c->m), de, c->err) < 0)
             return -1;
     }
     /* a peer's tile is the peer's memory: no local access conflicts with

@@ -39,32 +39,33 @@ static int same_shape(lower_ctx_t *c, const char *what, const isa_tap_t *a, cons
 /* The notes' getTensorScalarPtr instruction: a BIR TensorScalarPtr; stt
  * flips set_is_scalar_tensor_tensor, from which codegen picks the ISA
  * ScalarTensorTensor encoding (bir_codegen_isa_op). */
-static void ts_ptr_inst(lower_ctx_t *c, bir_inst_t *in, bool stt)
+static bir_inst_t *ts_ptr_inst(lower_ctx_t *c, bool stt)
 {
-    lw_inst(c, in, BIR_TENSOR_SCALAR_PTR, ISA_OP_TENSOR_SCALAR_PTR);
-    bir_inst_set_is_stt(c->m, in, stt);
+    bir_inst_t *in = lw_inst_new(c, BIR_TENSOR_SCALAR_PTR, ISA_OP_TENSOR_SCALAR_PTR);
+    if (in)
+        bir_inst_set_is_stt(c->m, in, stt);
+    return in;
 }
 
 int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
 {
     bool ptr = a->s0->is_ap || (a->s1 && a->s1->is_ap) || a->pred;
-    bir_inst_t in;
-    if (ptr)
-        ts_ptr_inst(c, &in, false);
-    else
-        lw_inst(c, &in, BIR_TENSOR_SCALAR, ISA_OP_TENSOR_SCALAR);
-    isa_fmt_TS_t *f = &in.isa.f->TS;
+    bir_inst_t *in = ptr ? ts_ptr_inst(c, false)
+                         : lw_inst_new(c, BIR_TENSOR_SCALAR, ISA_OP_TENSOR_SCALAR);
+    if (!in)
+        return -1;
+    isa_fmt_TS_t *f = &in->isa.f->TS;
     /* a predicate is evaluated over out's dims: out unmerged, as the steps */
     unsigned mapped;
-    if (lw_tap(c, &in, a->in, false, "src", &f->in) ||
-        lw_tap_axes(c, &in, a->out, true, "dst", a->pred ? 0x2Au : 0, &f->out, &mapped))
+    if (lw_tap(c, in, a->in, false, "src", &f->in) ||
+        lw_tap_axes(c, in, a->out, true, "dst", a->pred ? 0x2Au : 0, &f->out, &mapped))
         return -1;
     if (same_shape(c, "tensor_scalar", &f->in, &f->out))
         return -1;
     if (a->pred && a->pred->keep) {   /* unselected lanes keep dst: it is read too */
-        bir_access_t keep = in.acc[in.nacc - 1];
+        bir_access_t keep = in->acc[in->nacc - 1];
         keep.write = false;
-        bir_inst_access(c->m, &in, &keep);
+        bir_inst_access(c->m, in, &keep);
     }
     if (a->s1 && a->s1->is_ap && a->op1 == ISA_ALU_BYPASS)
         return lw_err(c, "LOGIC FAULT, TSC mode must have op1 set!");
@@ -72,7 +73,7 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
     f->op1 = (uint32_t)a->op1;
     f->rev0 = a->rev0;
     f->rev1 = a->rev1;
-    if (lw_scalar_for(c, &in, a->s0, "operand0", a->op0, &f->s0, &f->s0_is_ptr))
+    if (lw_scalar_for(c, in, a->s0, "operand0", a->op0, &f->s0, &f->s0_is_ptr))
         return -1;
     if (c->op->kind == TIR_TENSOR_SCALAR && c->op->s0_reg >= 0 && a->s0 == &c->op->s0) {
         /* TensorScalarGEP (seed 001): the scalar is fetched at the pointer
@@ -88,19 +89,19 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         rows.step[0] = row, rows.count[0] = a->s0->ap->count[0];
         rows.step[1] = 1, rows.count[1] = row;
         isa_tap_t whole;
-        if (lw_tap(c, &in, &rows, false, "operand0", &whole))
+        if (lw_tap(c, in, &rows, false, "operand0", &whole))
             return -1;
         f->s0_reg_en = 1;
         f->s0_reg = (uint32_t)c->op->s0_reg;
     }
     if (a->s1 && a->op1 != ISA_ALU_BYPASS &&
-        lw_scalar_for(c, &in, a->s1, "operand1", a->op1, &f->s1, &f->s1_is_ptr))
+        lw_scalar_for(c, in, a->s1, "operand1", a->op1, &f->s1, &f->s1_is_ptr))
         return -1;
     if (a->pred) {
-        bir_rare_t *r = bir_inst_rare(c->m, &in);
+        bir_rare_t *r = bir_inst_rare(c->m, in);
         if (!r)
             return lw_err(c, "out of memory");
-        in.has_pred = true;
+        in->has_pred = true;
         r->pred = *a->pred;
         /* lanes whose predicate fails keep the fill value: dst is fully written */
         if (a->npred > ISA_MAX_PREDEXT)
@@ -115,18 +116,19 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         }
         r->npred_more = (uint8_t)(a->npred > 1 ? a->npred - 1 : 0);
     }
-    return lw_emit(c, &in);
+    return lw_emit(c, in);
 }
 
 static int lower_tt(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bir_inst_t in;
-    lw_inst(c, &in, BIR_TENSOR_TENSOR, ISA_OP_TENSOR_TENSOR);
-    isa_fmt_TT_t *f = &in.isa.f->TT;
-    if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
-        lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
-        lw_tap(c, &in, op->dst, true, "dst", &f->out))
+    bir_inst_t *in = lw_inst_new(c, BIR_TENSOR_TENSOR, ISA_OP_TENSOR_TENSOR);
+    if (!in)
+        return -1;
+    isa_fmt_TT_t *f = &in->isa.f->TT;
+    if (lw_tap(c, in, op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, in, op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "tensor_tensor", &f->in0, &f->out) ||
         same_shape(c, "tensor_tensor", &f->in1, &f->out))
@@ -136,23 +138,24 @@ static int lower_tt(lower_ctx_t *c)
     if (is_bitwise(op->op0) && intdata &&
         (op->engine == ISA_ENG_UNASSIGNED || op->engine == ISA_ENG_DVE)) {
         /* same body, the bit-vector opcode (L2 81 instead of 65) */
-        in.opc = BIR_TENSOR_TENSOR;
-        in.isa.op = ISA_OP_TENSOR_TENSOR_BITVEC;
-        in.isa.l2 = isa_ops[ISA_OP_TENSOR_TENSOR_BITVEC].l2;
-        in.engines = isa_ops[ISA_OP_TENSOR_TENSOR_BITVEC].engines;
+        in->opc = BIR_TENSOR_TENSOR;
+        in->isa.op = ISA_OP_TENSOR_TENSOR_BITVEC;
+        in->isa.l2 = isa_ops[ISA_OP_TENSOR_TENSOR_BITVEC].l2;
+        in->engines = isa_ops[ISA_OP_TENSOR_TENSOR_BITVEC].engines;
     }
-    return lw_emit(c, &in);
+    return lw_emit(c, in);
 }
 
 static int lower_stt(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bir_inst_t in;
-    ts_ptr_inst(c, &in, true);
-    isa_fmt_STT_t *f = &in.isa.f->STT;
-    if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
-        lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
-        lw_tap(c, &in, op->dst, true, "dst", &f->out))
+    bir_inst_t *in = ts_ptr_inst(c, true);
+    if (!in)
+        return -1;
+    isa_fmt_STT_t *f = &in->isa.f->STT;
+    if (lw_tap(c, in, op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, in, op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "scalar_tensor_tensor", &f->in0, &f->out) ||
         same_shape(c, "scalar_tensor_tensor", &f->in1, &f->out))
@@ -160,9 +163,9 @@ static int lower_stt(lower_ctx_t *c)
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
     f->rev0 = !!(op->flags & TIR_F_REV0);
-    if (lw_scalar_for(c, &in, &op->s0, "scalar", op->op0, &f->s0, &f->s0_is_ptr))
+    if (lw_scalar_for(c, in, &op->s0, "scalar", op->op0, &f->s0, &f->s0_is_ptr))
         return -1;
-    return lw_emit(c, &in);
+    return lw_emit(c, in);
 }
 
 /* src -> dst operands of a copy, same shape. */
@@ -192,10 +195,11 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
         !is_float_dtype(dt->dtype))
         return 0;
     *done = true;
-    bir_inst_t in;
-    lw_inst(c, &in, BIR_ACTIVATION, ISA_OP_ACTIVATION);
-    isa_fmt_ACT_t *f = &in.isa.f->ACT;
-    if (copy_operands(c, &in, &f->in, &f->out))
+    bir_inst_t *in = lw_inst_new(c, BIR_ACTIVATION, ISA_OP_ACTIVATION);
+    if (!in)
+        return -1;
+    isa_fmt_ACT_t *f = &in->isa.f->ACT;
+    if (copy_operands(c, in, &f->in, &f->out))
         return -1;
     f->func = ISA_ACTFN_COPY;
     f->scale = 1.0f;
@@ -203,7 +207,7 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
     f->red_out.space = ISA_SPACE_NONE;
     f->red_op = ISA_ALU_BYPASS;
     f->red_cmd = ISA_REDCMD_IDLE;
-    return lw_emit(c, &in);
+    return lw_emit(c, in);
 }
 
 /* NKI mask= as PredExts (one per predicate, ANDed) that keep dst where the
@@ -241,47 +245,50 @@ static int lower_copy(lower_ctx_t *c)
         return -1;
     if (done)
         return 0;
-    bir_inst_t in;
-    lw_inst(c, &in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
-    isa_fmt_COPY_t *f = &in.isa.f->COPY;
-    if (copy_operands(c, &in, &f->in, &f->out))
+    bir_inst_t *in = lw_inst_new(c, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+    if (!in)
         return -1;
-    return lw_emit(c, &in);
+    isa_fmt_COPY_t *f = &in->isa.f->COPY;
+    if (copy_operands(c, in, &f->in, &f->out))
+        return -1;
+    return lw_emit(c, in);
 }
 
 static int lower_scan(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bir_inst_t in;
-    lw_inst(c, &in, BIR_TENSOR_SCAN, ISA_OP_TENSOR_TENSOR_SCAN);
-    isa_fmt_SCAN_t *f = &in.isa.f->SCAN;
-    if (lw_tap(c, &in, op->src[0], false, "in0", &f->in0) ||
-        lw_tap(c, &in, op->src[1], false, "in1", &f->in1) ||
-        lw_tap(c, &in, op->dst, true, "dst", &f->out))
+    bir_inst_t *in = lw_inst_new(c, BIR_TENSOR_SCAN, ISA_OP_TENSOR_TENSOR_SCAN);
+    if (!in)
+        return -1;
+    isa_fmt_SCAN_t *f = &in->isa.f->SCAN;
+    if (lw_tap(c, in, op->src[0], false, "in0", &f->in0) ||
+        lw_tap(c, in, op->src[1], false, "in1", &f->in1) ||
+        lw_tap(c, in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "tensor_tensor_scan", &f->in0, &f->out) ||
         same_shape(c, "tensor_tensor_scan", &f->in1, &f->out))
         return -1;
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
-    if (lw_scalar(c, &in, &op->s0, "initial", &f->init, &f->init_is_ptr))
+    if (lw_scalar(c, in, &op->s0, "initial", &f->init, &f->init_is_ptr))
         return -1;
-    return lw_emit(c, &in);
+    return lw_emit(c, in);
 }
 
 static int lower_quantize(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bir_inst_t in;
-    lw_inst(c, &in, BIR_QUANTIZE_MX, ISA_OP_QUANTIZE_MX);
-    isa_fmt_QMX_t *f = &in.isa.f->QMX;
-    if (lw_tap(c, &in, op->src[0], false, "src", &f->in) ||
-        lw_tap(c, &in, op->dst, true, "dst", &f->out) ||
-        lw_tap(c, &in, op->dst2, true, "scale", &f->scale))
+    bir_inst_t *in = lw_inst_new(c, BIR_QUANTIZE_MX, ISA_OP_QUANTIZE_MX);
+    if (!in)
+        return -1;
+    isa_fmt_QMX_t *f = &in->isa.f->QMX;
+    if (lw_tap(c, in, op->src[0], false, "src", &f->in) ||
+        lw_tap(c, in, op->dst, true, "dst", &f->out) ||
+        lw_tap(c, in, op->dst2, true, "scale", &f->scale))
         return -1;
     if (f->scale.dtype != ISA_DT_UINT8)
         return lw_err(c, "quantize_mx scale output must be uint8 (E8M0)");
-    return lw_emit(c, &in);
+    return lw_emit(c, in);
 }
 
 int lower_tensor(lower_ctx_t *c)

@@ -1,6 +1,7 @@
 # Back-end (encoder/ lowering, allocation, scheduling, emission) tests.
 tpb_add_test(test_back_lower "quick;unit;back" test_back_lower.c)
 tpb_add_test(test_back_lowmemo "quick;unit;back" test_back_lowmemo.c)
+tpb_add_test(test_back_dmamemo "quick;unit;back" test_back_dmamemo.c)
 tpb_add_test(test_back_lower_dma "quick;unit;back" test_back_lower_dma.c)
 tpb_add_test(test_back_sched "quick;unit;back" test_back_sched.c)
 tpb_add_test(test_back_alloc "quick;unit;back" test_back_alloc.c)
