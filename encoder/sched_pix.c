@@ -15,12 +15,16 @@ void pix_init(pindex_t *x)
 
 void pix_free(pindex_t *x)
 {
-    for (int b = 0; b < x->nb; b++)   /* a list with storage has had an entry */
-        for (uint64_t q = x->buckets[b].nonempty; q; q &= q - 1) {
-            ivec_t *l = &x->buckets[b].by_sem[__builtin_ctzll(q)];
+    for (int b = 0; b < x->nb; b++) {
+        pbucket_t *bk = &x->buckets[b];
+        for (uint64_t q = bk->nonempty; q; q &= q - 1) {
+            ivec_t *l = pix_list(bk, __builtin_ctzll(q));
             if (l->cap > PIX_SLAB)
                 free(l->v);
         }
+        if (bk->capl)
+            free(bk->u.heap);
+    }
     for (int k = 0; k < x->nslabs; k++)
         free(x->slabs[k]);
     free(x->slabs);
@@ -113,6 +117,32 @@ static int list_grow(pindex_t *x, ivec_t *l)
     return 0;
 }
 
+/* The list of semaphore sem in bucket b, made (empty) when absent; NULL:
+ * out of memory. */
+static ivec_t *list_make(pbucket_t *b, int sem)
+{
+    uint64_t bit = 1ull << sem;
+    if (b->nonempty & bit)
+        return pix_list(b, sem);
+    int cap = b->capl ? b->capl : 2;
+    if (b->nl == cap) {
+        ivec_t *nl = malloc((size_t)cap * 2 * sizeof *nl);
+        if (!nl)
+            return NULL;
+        memcpy(nl, b->capl ? b->u.heap : b->u.inl, (size_t)b->nl * sizeof *nl);
+        if (b->capl)
+            free(b->u.heap);
+        b->u.heap = nl, b->capl = cap * 2;
+    }
+    ivec_t *base = b->capl ? b->u.heap : b->u.inl;
+    int r = __builtin_popcountll(b->nonempty & (bit - 1));
+    memmove(&base[r + 1], &base[r], (size_t)(b->nl - r) * sizeof *base);
+    base[r] = (ivec_t){NULL, 0, 0};
+    b->nl++;
+    b->nonempty |= bit;
+    return &base[r];
+}
+
 /* Producers among the last entries of a list compared with a new one. */
 #define PIX_DEDUP 4
 
@@ -127,9 +157,11 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
                        const pix_ctx_t *c, pix_last_t *rec)
 {
     pbucket_t *b = pix_bucket(x, key, true);
-    if (!b)
+    ivec_t *l = b ? list_make(b, sem) : NULL;
+    if (!l) {
+        x->oom = true;
         return;
-    ivec_t *l = &b->by_sem[sem];
+    }
     if (l->n && l->v[l->n - 1] == p)
         return;   /* another access of p in this chunk */
     for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
@@ -150,13 +182,13 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
         return;
     }
     l->v[l->n++] = p;
-    b->nonempty |= 1ull << sem;
+    x->any[(key - 1) & 15u] |= (uint8_t)(1u << ((key - 1) >> 4 & 7u));   /* (space, write), code */
 }
 
 /* The last entry of list (bucket, sem). */
 static int *list_last(pindex_t *x, int bucket, int sem)
 {
-    ivec_t *l = &x->buckets[bucket].by_sem[sem];
+    ivec_t *l = pix_list(&x->buckets[bucket], sem);
     return &l->v[l->n - 1];
 }
 
@@ -212,17 +244,81 @@ void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t 
         const bir_access_t *ac = &in->acc[a];
         if (ac->hi <= ac->lo)
             continue;   /* touches nothing */
-        uint64_t c0, c1;
-        if (pix_access_wide(ac, &c0, &c1)) {
-            x->wide_any |= (uint16_t)(1u << ((ac->space & 7u) * 2 + (ac->write ? 1u : 0u)));
-            pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx, rec);
+        if (pix_access_wide(ac)) {
+            pix_append(x, pix_key(ac->space, PIX_WIDE, 0, ac->write), sem, p, in, ctx, rec);
             continue;
         }
-        pix_range_t rg[2];
-        int nr = pix_ranges(ac, c0, c1, false, rg);
-        for (int r = 0; r < nr; r++)
-            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                pix_append(x, pix_key(ac->space, rg[r].level, c, ac->write), sem, p, in, ctx, rec);
+        pix_range_t pl = pix_place(ac);
+        for (uint64_t c = pl.c0; c <= pl.c1; c++)
+            pix_append(x, pix_key(ac->space, pl.level, c, ac->write), sem, p, in, ctx, rec);
+        unsigned on = x->sum_on[ac->space & 7u];   /* the summaries kept above its level */
+        for (unsigned l = pl.level + 1; l < pix_nlevels(ac->space); l++) {
+            if (!(on >> l & 1u))
+                continue;
+            pix_range_t r = pix_coarsen(ac->space, pl, pl.level, PIX_SUM + l, l);
+            for (uint64_t c = r.c0; c <= r.c1; c++)
+                pix_append(x, pix_key(ac->space, r.level, c, ac->write), sem, p, in, ctx, rec);
+        }
     }
 }
 
+/* One entry of a summary being filled: producer p on sem goes to the
+ * summary list of key. */
+typedef struct {
+    int p, sem;
+    uint64_t key;
+} pix_fill_t;
+
+static int fill_cmp(const void *a, const void *b)
+{
+    const pix_fill_t *x = a, *y = b;
+    return (x->p > y->p) - (x->p < y->p);
+}
+
+void pix_summary_fill(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *ctx)
+{
+    if (x->oom)
+        return;
+    space &= 7u;
+    x->sum_on[space] |= (uint8_t)(1u << l);
+    /* every entry of the finer exact lists, by its level-l chunk */
+    size_t n = 0, cap = 0;
+    pix_fill_t *e = NULL;
+    for (size_t i = 0; i < x->cap; i++) {
+        uint64_t k = x->keys[i] - 1;
+        unsigned code = (unsigned)(k >> 4 & 7u);
+        if (!x->keys[i] || (k >> 1 & 7u) != space || code >= l)
+            continue;   /* empty slot, another space, not finer */
+        bool write = k & 1u;
+        uint64_t chunk = (k >> 7) >> (pix_shift(space, l) - pix_shift(space, code));
+        const pbucket_t *b = &x->buckets[x->slot_bucket[i]];
+        for (uint64_t q = b->nonempty; q; q &= q - 1) {
+            int sem = __builtin_ctzll(q);
+            const ivec_t *v = pix_list(b, sem);
+            for (int j = 0; j < v->n; j++) {
+                if (n == cap) {
+                    size_t nc = cap ? 2 * cap : 256;
+                    pix_fill_t *ne = realloc(e, nc * sizeof *ne);
+                    if (!ne) {
+                        free(e);
+                        x->oom = true;
+                        return;
+                    }
+                    e = ne, cap = nc;
+                }
+                e[n++] = (pix_fill_t){v->v[j], sem, pix_key(space, PIX_SUM + l, chunk, write)};
+            }
+        }
+    }
+    /* appended in producer order: every list stays ascending */
+    qsort(e, n, sizeof *e, fill_cmp);
+    pix_last_t none = {.p = -1};
+    for (size_t i = 0; i < n && !x->oom; i++)
+        pix_append(x, e[i].key, e[i].sem, e[i].p,
+                   &ctx->insts[ctx->prods[e[i].p].inst], ctx, &none);
+    free(e);
+    /* the recent producers' remembered lists lack the new summary lists */
+    for (int s = 0; s < BIR_MAX_SEMS; s++)
+        for (int k = 0; k < PIX_RECENT; k++)
+            x->recent[s].e[k].p = -1;
+}

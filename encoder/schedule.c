@@ -262,11 +262,15 @@ static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
         return 0;
     for (uint64_t q = bk->nonempty & ~own_bit; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
-        if (scan_list(w, b, ax, &bk->by_sem[s], &lim[s], &giver[s]))
+        if (scan_list(w, b, ax, pix_list(bk, s), &lim[s], &giver[s]))
             found |= 1ull << s;
     }
     return found;
 }
+
+static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                            int *giver);
 
 /* The dependency search on the index: per semaphore, the newest producer
  * above what the engine knows that conflicts with in.  An access is looked
@@ -283,12 +287,17 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
     int g[BIR_MAX_SEMS];
     for (int s = 0; s < w->nsems; s++)
         lim[s] = kn[s], g[s] = -1;
+    pix_ctx_t pc = {b->insts, w->prods};
+    for (int a = 0; a < in->nacc; a++)   /* the summary levels its accesses read */
+        if (in->acc[a].hi > in->acc[a].lo && !pix_access_wide(&in->acc[a]))
+            pix_need_summary(&w->index, in->acc[a].space, pix_place(&in->acc[a]).level, &pc);
+    if (w->index.oom)   /* filling one ran out of memory: the scan, same answer */
+        return search_scan(w, b, in, ax, is_dma, kn, need, giver);
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
         if (ac->hi <= ac->lo)
             continue;
-        uint64_t c0, c1;
-        if (pix_access_wide(ac, &c0, &c1)) {
+        if (pix_access_wide(ac)) {
             /* every producer on each semaphore, newest first */
             for (int s = 0; s < w->nsems; s++) {
                 if (s == own)
@@ -304,13 +313,14 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             }
             continue;
         }
-        pix_range_t rg[2];
-        int nr = pix_ranges(ac, c0, c1, true, rg);
+        pix_range_t pl = pix_place(ac);
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,
                                pix_find_wide(&w->index, ac->space, kind),
                                own_bit, lim, g);
+            pix_range_t rg[PIX_LEVELS + 1];
+            int nr = pix_query_ranges(&w->index, ac->space, pl, kind, rg);
             for (int r = 0; r < nr; r++)
                 for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
                     set |= scan_bucket(w, b, ax,
