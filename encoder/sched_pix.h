@@ -21,8 +21,8 @@
  * [1,4] tiles per 256-byte SBUF chunk, 16 rows per 256-byte HBM chunk).
  * So each space has levels of chunks, finest first: 16, 256 bytes (SBUF,
  * PSUM) and 16, 256, 64 KiB (HBM).  An access is filed at its level, the
- * finest one where it spans at most pix_level_max chunks (the coarsest
- * otherwise), in that level's "exact" lists.  A query at level L reads
+ * finest one where it spans at most PIX_SMALL_MAX or PIX_FINE_MAX chunks
+ * (the coarsest otherwise), in that level's "exact" lists.  A query at level L reads
  * the exact lists of levels L and coarser (its chunks there are as few as
  * at L) and level L's "summary" lists, which hold every producer filed at
  * a finer level, by their level-L chunks: whatever overlaps it shares a
@@ -81,11 +81,23 @@ typedef struct {
     } u;                           /* the lists (producer indices, ascending), by semaphore */
 } pbucket_t;
 
-/* The list of semaphore s in bucket b (bit s of b->nonempty set). */
+/* The lists of bucket b, by ascending semaphore. */
+static inline ivec_t *pix_lists(const pbucket_t *b)
+{
+    return b->capl ? b->u.heap : (ivec_t *)b->u.inl;
+}
+
+/* The list of semaphore s in bucket b (bit s of b->nonempty set): its rank
+ * among the bucket's few semaphores (a loop, not a popcount: the baseline
+ * x86-64 build has no popcnt instruction and would call libgcc). */
 static inline ivec_t *pix_list(const pbucket_t *b, int s)
 {
-    ivec_t *base = b->capl ? b->u.heap : (ivec_t *)b->u.inl;
-    return &base[__builtin_popcountll(b->nonempty & ((1ull << s) - 1))];
+    if (b->nl == 1)
+        return (ivec_t *)b->u.inl;   /* the common case */
+    int r = 0;
+    for (uint64_t below = b->nonempty & ((1ull << s) - 1); below; below &= below - 1)
+        r++;
+    return &pix_lists(b)[r];
 }
 
 /* A recent producer filed on a semaphore and the lists it went to.  A
@@ -98,7 +110,9 @@ static inline ivec_t *pix_list(const pbucket_t *b, int s)
 typedef struct {
     int p;                         /* -1: none, or its lists are unknown */
     int nlists;
+    uint32_t gen;                  /* pindex_t.gen when list[] was taken */
     int bucket[PIX_LAST_LISTS];    /* indices into pindex_t.buckets */
+    ivec_t *list[PIX_LAST_LISTS];  /* the lists themselves, while gen holds */
 } pix_last_t;
 
 typedef struct {
@@ -123,6 +137,9 @@ typedef struct {
      * malloc each; a list that outgrows them moves to its own block. */
     int **slabs;
     int nslabs, capslabs, slab_used;   /* blocks taken from the newest slab */
+    /* Bumped whenever a list header may move (a bucket or a list added):
+     * a remembered list pointer is used only while it holds. */
+    uint32_t gen;
     pix_recent_t recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
 } pindex_t;
@@ -166,18 +183,11 @@ static inline bool pix_same_accesses(const bir_inst_t *a, const bir_inst_t *b)
 
 static inline unsigned pix_nlevels(unsigned space) { return space == ISA_SPACE_HBM ? 3 : 2; }
 
-/* log2 of the chunk size of level l of space. */
-static inline unsigned pix_shift(unsigned space, unsigned l)
-{
-    static const uint8_t hbm[3] = {4, 8, 16}, other[3] = {4, 8, 8};
-    return space == ISA_SPACE_HBM ? hbm[l] : other[l];
-}
+/* log2 of the chunk size of level l (16 B, 256 B, 64 KiB). */
+static inline unsigned pix_shift(unsigned l) { return 4u << l; }
 
 /* The coarsest level's shift (what "wide" is measured in). */
-static inline unsigned pix_chunk_shift(unsigned space) { return pix_shift(space, pix_nlevels(space) - 1); }
-
-/* At most this many chunks of level l (not the coarsest) to be filed there. */
-static inline uint64_t pix_level_max(unsigned l) { return l == 0 ? PIX_SMALL_MAX : PIX_FINE_MAX; }
+static inline unsigned pix_chunk_shift(unsigned space) { return pix_shift(pix_nlevels(space) - 1); }
 
 static inline size_t pix_hash(uint64_t k, size_t cap)
 {
@@ -208,32 +218,30 @@ static inline pbucket_t *pix_find_wide(const pindex_t *x, unsigned space, bool w
     return pix_find(x, pix_key(space, PIX_WIDE, 0, write));
 }
 
-/* Whether access a spans PIX_WIDE_CHUNKS coarsest chunks or more. */
-static inline bool pix_access_wide(const bir_access_t *a)
-{
-    unsigned sh = pix_chunk_shift(a->space);
-    uint64_t c0 = (uint64_t)a->lo >> sh;
-    uint64_t c1 = ((uint64_t)a->hi - 1) >> sh;   /* hi > lo here: no wrap */
-    return c1 - c0 >= PIX_WIDE_CHUNKS;
-}
-
-/* The level of a non-wide access and its chunks there (code = level). */
+/* Where a non-empty access is filed: its level and its chunks there (code
+ * = level), the finest level where it spans at most PIX_SMALL_MAX (level
+ * 0) or PIX_FINE_MAX (level 1) chunks, else the coarsest; code PIX_WIDE
+ * when it spans PIX_WIDE_CHUNKS coarsest chunks or more. */
 static inline pix_range_t pix_place(const bir_access_t *a)
 {
-    unsigned nl = pix_nlevels(a->space);
-    for (unsigned l = 0;; l++) {
-        unsigned sh = pix_shift(a->space, l);
-        uint64_t c0 = (uint64_t)a->lo >> sh, c1 = ((uint64_t)a->hi - 1) >> sh;
-        if (l == nl - 1 || c1 - c0 < pix_level_max(l))
-            return (pix_range_t){l, c0, c1};
+    uint64_t lo = a->lo, last = (uint64_t)a->hi - 1;   /* hi > lo here: no wrap */
+    if ((last >> 4) - (lo >> 4) < PIX_SMALL_MAX)
+        return (pix_range_t){0, lo >> 4, last >> 4};
+    unsigned top = pix_chunk_shift(a->space);
+    if (top == 8 || (last >> 8) - (lo >> 8) < PIX_FINE_MAX) {
+        if ((last >> 8) - (lo >> 8) >= PIX_WIDE_CHUNKS)   /* SBUF, PSUM: level 1 is the top */
+            return (pix_range_t){PIX_WIDE, 0, 0};
+        return (pix_range_t){1, lo >> 8, last >> 8};
     }
+    if ((last >> 16) - (lo >> 16) >= PIX_WIDE_CHUNKS)
+        return (pix_range_t){PIX_WIDE, 0, 0};
+    return (pix_range_t){2, lo >> 16, last >> 16};
 }
 
-/* Chunks c0..c1 of level `from` of space as chunks of the coarser level `to`. */
-static inline pix_range_t pix_coarsen(unsigned space, pix_range_t r, unsigned from, unsigned code,
-                                      unsigned to)
+/* Chunks r (of level `from`) as chunks of the coarser level `to`, code `code`. */
+static inline pix_range_t pix_coarsen(pix_range_t r, unsigned from, unsigned code, unsigned to)
 {
-    unsigned d = pix_shift(space, to) - pix_shift(space, from);
+    unsigned d = pix_shift(to) - pix_shift(from);
     return (pix_range_t){code, r.c0 >> d, r.c1 >> d};
 }
 
@@ -245,9 +253,11 @@ static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_
                                    pix_range_t *out)
 {
     unsigned any = x->any[(space & 7u) * 2 + (write ? 1u : 0u)], n = 0;
-    for (unsigned l = pl.level; l < pix_nlevels(space); l++)
+    if (any >> pl.level & 1u)
+        out[n++] = pl;
+    for (unsigned l = pl.level + 1; l < PIX_LEVELS; l++)   /* none above the space's top */
         if (any >> l & 1u)
-            out[n++] = pix_coarsen(space, pl, pl.level, l, l);
+            out[n++] = pix_coarsen(pl, pl.level, l, l);
     if (any >> (PIX_SUM + pl.level) & 1u)
         out[n++] = (pix_range_t){PIX_SUM + pl.level, pl.c0, pl.c1};
     return (int)n;

@@ -251,21 +251,26 @@ static bool scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
     return false;
 }
 
-/* Scan every non-empty semaphore list of bucket b (NULL: no producer
- * there) but the own one (bit `own_bit`); the semaphores that found a
- * producer. */
-static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                            const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+/* Scan every semaphore list of bucket bk but the own one (bit
+ * `own_bit`); the semaphores that found a producer. */
+static uint64_t scan_bucket_at(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                               const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
     uint64_t found = 0;
-    if (!bk)
-        return 0;
-    for (uint64_t q = bk->nonempty & ~own_bit; q; q &= q - 1) {
+    const ivec_t *l = pix_lists(bk);
+    for (uint64_t q = bk->nonempty; q; q &= q - 1, l++) {   /* lists in semaphore order */
         int s = __builtin_ctzll(q);
-        if (scan_list(w, b, ax, pix_list(bk, s), &lim[s], &giver[s]))
+        if (!(own_bit >> s & 1u) && scan_list(w, b, ax, l, &lim[s], &giver[s]))
             found |= 1ull << s;
     }
     return found;
+}
+
+/* Most lookups find no bucket (NULL): that test stays at the call site. */
+static inline uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                                   const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+{
+    return bk ? scan_bucket_at(w, b, ax, bk, own_bit, lim, giver) : 0;
 }
 
 static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
@@ -288,16 +293,12 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
     for (int s = 0; s < w->nsems; s++)
         lim[s] = kn[s], g[s] = -1;
     pix_ctx_t pc = {b->insts, w->prods};
-    for (int a = 0; a < in->nacc; a++)   /* the summary levels its accesses read */
-        if (in->acc[a].hi > in->acc[a].lo && !pix_access_wide(&in->acc[a]))
-            pix_need_summary(&w->index, in->acc[a].space, pix_place(&in->acc[a]).level, &pc);
-    if (w->index.oom)   /* filling one ran out of memory: the scan, same answer */
-        return search_scan(w, b, in, ax, is_dma, kn, need, giver);
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
         if (ac->hi <= ac->lo)
             continue;
-        if (pix_access_wide(ac)) {
+        pix_range_t pl = pix_place(ac);
+        if (pl.level == PIX_WIDE) {
             /* every producer on each semaphore, newest first */
             for (int s = 0; s < w->nsems; s++) {
                 if (s == own)
@@ -313,7 +314,9 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             }
             continue;
         }
-        pix_range_t pl = pix_place(ac);
+        pix_need_summary(&w->index, ac->space, pl.level, &pc);
+        if (w->index.oom)   /* out of memory filling it: the scan (need[] untouched so far) */
+            return search_scan(w, b, in, ax, is_dma, kn, need, giver);
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,

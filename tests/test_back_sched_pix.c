@@ -77,11 +77,11 @@ static void model_add(model_t *m, int sem, int p)
         const bir_access_t *ac = &in->acc[a];
         if (ac->hi <= ac->lo)
             continue;
-        if (pix_access_wide(ac)) {
+        pix_range_t pl = pix_place(ac);   /* no summary kept: no query here */
+        if (pl.level == PIX_WIDE) {
             model_append(m, pix_key(ac->space, PIX_WIDE, 0, ac->write), sem, p);
             continue;
         }
-        pix_range_t pl = pix_place(ac);   /* no summary kept: no query here */
         for (uint64_t c = pl.c0; c <= pl.c1; c++)
             model_append(m, pix_key(ac->space, pl.level, c, ac->write), sem, p);
     }
