@@ -324,7 +324,8 @@ void pix_summary_fill(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *
         }
     }
     /* appended in producer order: every list stays ascending */
-    qsort(e, n, sizeof *e, fill_cmp);
+    if (n)   /* e is NULL when there is nothing to fill */
+        qsort(e, n, sizeof *e, fill_cmp);
     pix_last_t none = {.p = -1};
     for (size_t i = 0; i < n && !x->oom; i++)
         pix_append(x, e[i].key, e[i].sem, e[i].p,
