@@ -361,7 +361,8 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
                                  uint32_t *need, int *giver, uint64_t *needs)
 {
     const prod_t *pr = &w->prods[p];
-    uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
+    uint32_t nd = *needs >> pr->sem & 1u ? need[pr->sem] : 0;   /* need[] is valid under needs */
+    uint32_t thr = nd > kn[pr->sem] ? nd : kn[pr->sem];
     /* skipped: a compute producer of in's engine (in is not a DMA) */
     if (thr >= pr->value || (!is_dma && pr->sem == w->engine_sem[in->engine]))
         return false;
@@ -384,7 +385,9 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
                             int *giver)
 {
     /* scan back only while some older producer is not yet implied by what
-     * this engine knows or already needs */
+     * this engine knows or already needs (oldest_unimplied reads need[]
+     * of every open semaphore: cleared here) */
+    memset(need, 0, BIR_MAX_SEMS * sizeof *need);
     uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
     for (int p = w->np - 1; p >= stop; p--)
@@ -426,10 +429,8 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
     for (uint64_t q = open; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
         for (uint32_t v = w->count[s]; v > kn[s]; v--) {
-            if (--budget < 0 && !w->index.oom) {
-                memset(need, 0, BIR_MAX_SEMS * sizeof *need);
+            if (--budget < 0 && !w->index.oom)   /* its answer replaces what was found */
                 return search_index(w, b, in, ax, is_dma, kn, need, giver);
-            }
             int p = w->by_val[s][v];
             if (conflicts(w, b, ax, p)) {
                 need[s] = v, giver[s] = p;
@@ -476,7 +477,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         sconf_reset(w->conf);
     }
     /* collect the largest needed value per semaphore (and who gives it) */
-    uint32_t need[BIR_MAX_SEMS] = {0};
+    uint32_t need[BIR_MAX_SEMS];   /* need[s] is valid where bit s of `needs` is set */
     int giver[BIR_MAX_SEMS];
     const uint32_t *kn = w->clk.now[in->engine];
     sync_memo_t *mm = &w->memo[in->engine];
