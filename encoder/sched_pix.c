@@ -15,12 +15,14 @@ void pix_init(pindex_t *x)
 
 void pix_free(pindex_t *x)
 {
-    for (int b = 0; b < x->nb; b++)   /* a list with storage has had an entry */
-        for (uint64_t q = x->buckets[b].nonempty; q; q &= q - 1) {
-            ivec_t *l = &x->buckets[b].by_sem[__builtin_ctzll(q)];
-            if (l->cap > PIX_SLAB)
-                free(l->v);
-        }
+    for (int b = 0; b < x->nb; b++) {
+        pbucket_t *bk = &x->buckets[b];
+        for (int k = 0; k < bk->nl; k++)
+            if (pix_lists(bk)[k].cap > PIX_SLAB)
+                free(pix_lists(bk)[k].v);
+        if (bk->capl)
+            free(bk->u.heap);
+    }
     for (int k = 0; k < x->nslabs; k++)
         free(x->slabs[k]);
     free(x->slabs);
@@ -63,6 +65,7 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
         }
         x->buckets = nb, x->capb = nc;
     }
+    x->gen++;   /* the buckets may have moved */
     memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
     size_t i = pix_hash(key, x->cap);
     while (x->keys[i])
@@ -113,6 +116,35 @@ static int list_grow(pindex_t *x, ivec_t *l)
     return 0;
 }
 
+/* The list of semaphore sem in bucket b, made (empty) when absent; NULL:
+ * out of memory. */
+static ivec_t *list_make(pindex_t *x, pbucket_t *b, int sem)
+{
+    uint64_t bit = 1ull << sem;
+    if (b->nonempty & bit)
+        return pix_list(b, sem);
+    int cap = b->capl ? b->capl : 2;
+    if (b->nl == cap) {
+        ivec_t *nl = malloc((size_t)cap * 2 * sizeof *nl);
+        if (!nl)
+            return NULL;
+        memcpy(nl, pix_lists(b), (size_t)b->nl * sizeof *nl);
+        if (b->capl)
+            free(b->u.heap);
+        b->u.heap = nl, b->capl = cap * 2;
+    }
+    x->gen++;   /* lists after it move */
+    ivec_t *base = pix_lists(b);
+    int r = 0;   /* its rank: the semaphores below it */
+    for (uint64_t below = b->nonempty & (bit - 1); below; below &= below - 1)
+        r++;
+    memmove(&base[r + 1], &base[r], (size_t)(b->nl - r) * sizeof *base);
+    base[r] = (ivec_t){NULL, 0, 0};
+    b->nl++;
+    b->nonempty |= bit;
+    return &base[r];
+}
+
 /* Producers among the last entries of a list compared with a new one. */
 #define PIX_DEDUP 4
 
@@ -127,9 +159,11 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
                        const pix_ctx_t *c, pix_last_t *rec)
 {
     pbucket_t *b = pix_bucket(x, key, true);
-    if (!b)
+    ivec_t *l = b ? list_make(x, b, sem) : NULL;
+    if (!l) {
+        x->oom = true;
         return;
-    ivec_t *l = &b->by_sem[sem];
+    }
     if (l->n && l->v[l->n - 1] == p)
         return;   /* another access of p in this chunk */
     for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
@@ -140,24 +174,25 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
             break;
         }
     if (rec->p == p) {   /* p's lists, each once */
-        if (rec->nlists < PIX_LAST_LISTS)
-            rec->bucket[rec->nlists++] = (int)(b - x->buckets);
-        else
+        if (rec->nlists < PIX_LAST_LISTS) {
+            rec->bucket[rec->nlists] = (int)(b - x->buckets);
+            rec->list[rec->nlists++] = l;
+        } else {
             rec->p = -1;   /* too many to remember */
+        }
     }
     if (l->n == l->cap && list_grow(x, l)) {
         x->oom = true;
         return;
     }
     l->v[l->n++] = p;
-    b->nonempty |= 1ull << sem;
+    x->any[(key - 1) & 15u] |= (uint8_t)(1u << ((key - 1) >> 4 & 7u));   /* (space, write), code */
 }
 
-/* The last entry of list (bucket, sem). */
-static int *list_last(pindex_t *x, int bucket, int sem)
+/* The last entry of recent producer e's list j (e->gen is current). */
+static inline int *list_last(const pix_last_t *e, int j)
 {
-    ivec_t *l = &x->buckets[bucket].by_sem[sem];
-    return &l->v[l->n - 1];
+    return &e->list[j]->v[e->list[j]->n - 1];
 }
 
 /* Producer p has exactly the accesses of a recent one on its semaphore
@@ -176,19 +211,24 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p
         bool same_id = id && id == ctx->prods[e->p].accid;
         if (!same_id && !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
             continue;
+        if (e->gen != x->gen) {   /* lists moved since: their new places */
+            for (int j = 0; j < e->nlists; j++)
+                e->list[j] = pix_list(&x->buckets[e->bucket[j]], sem);
+            e->gen = x->gen;
+        }
         /* p takes its place at the end of each list; undone when one of
          * them has had a producer on sem filed since (a newer one with
          * these accesses, or one sharing a chunk) */
         int j = 0;
         for (; j < e->nlists; j++) {
-            int *last = list_last(x, e->bucket[j], sem);
+            int *last = list_last(e, j);
             if (*last != e->p)
                 break;
             *last = p;
         }
         if (j < e->nlists) {
             while (j-- > 0)
-                *list_last(x, e->bucket[j], sem) = e->p;
+                *list_last(e, j) = e->p;
             continue;
         }
         e->p = p;
@@ -207,22 +247,92 @@ void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t 
     pix_last_t *rec = &r->e[r->next];
     r->used = r->next;
     r->next = (r->next + 1) % PIX_RECENT;
-    *rec = (pix_last_t){.p = p, .nlists = 0};   /* pix_append records the lists */
+    rec->p = p, rec->nlists = 0;   /* pix_append records the lists */
+    uint32_t gen = x->gen;
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
         if (ac->hi <= ac->lo)
             continue;   /* touches nothing */
-        uint64_t c0, c1;
-        if (pix_access_wide(ac, &c0, &c1)) {
-            x->wide_any |= (uint16_t)(1u << ((ac->space & 7u) * 2 + (ac->write ? 1u : 0u)));
-            pix_append(x, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p, in, ctx, rec);
+        pix_range_t pl = pix_place(ac);
+        if (pl.level == PIX_WIDE) {
+            pix_append(x, pix_key(ac->space, PIX_WIDE, 0, ac->write), sem, p, in, ctx, rec);
             continue;
         }
-        pix_range_t rg[2];
-        int nr = pix_ranges(ac, c0, c1, false, rg);
-        for (int r = 0; r < nr; r++)
-            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                pix_append(x, pix_key(ac->space, rg[r].level, c, ac->write), sem, p, in, ctx, rec);
+        for (uint64_t c = pl.c0; c <= pl.c1; c++)
+            pix_append(x, pix_key(ac->space, pl.level, c, ac->write), sem, p, in, ctx, rec);
+        unsigned on = x->sum_on[ac->space & 7u];   /* the summaries kept above its level */
+        for (unsigned l = pl.level + 1; l < pix_nlevels(ac->space); l++) {
+            if (!(on >> l & 1u))
+                continue;
+            pix_range_t r = pix_coarsen(pl, pl.level, PIX_SUM + l, l);
+            for (uint64_t c = r.c0; c <= r.c1; c++)
+                pix_append(x, pix_key(ac->space, r.level, c, ac->write), sem, p, in, ctx, rec);
+        }
     }
+    if (rec->p == p && gen != x->gen && !x->oom)   /* lists moved while it was filed */
+        for (int j = 0; j < rec->nlists; j++)
+            rec->list[j] = pix_list(&x->buckets[rec->bucket[j]], sem);
+    rec->gen = x->gen;
 }
 
+/* One entry of a summary being filled: producer p on sem goes to the
+ * summary list of key. */
+typedef struct {
+    int p, sem;
+    uint64_t key;
+} pix_fill_t;
+
+static int fill_cmp(const void *a, const void *b)
+{
+    const pix_fill_t *x = a, *y = b;
+    return (x->p > y->p) - (x->p < y->p);
+}
+
+void pix_summary_fill(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *ctx)
+{
+    if (x->oom)
+        return;
+    space &= 7u;
+    x->sum_on[space] |= (uint8_t)(1u << l);
+    /* every entry of the finer exact lists, by its level-l chunk */
+    size_t n = 0, cap = 0;
+    pix_fill_t *e = NULL;
+    for (size_t i = 0; i < x->cap; i++) {
+        uint64_t k = x->keys[i] - 1;
+        unsigned code = (unsigned)(k >> 4 & 7u);
+        if (!x->keys[i] || (k >> 1 & 7u) != space || code >= l)
+            continue;   /* empty slot, another space, not finer */
+        bool write = k & 1u;
+        uint64_t chunk = (k >> 7) >> (pix_shift(l) - pix_shift(code));
+        const pbucket_t *b = &x->buckets[x->slot_bucket[i]];
+        const ivec_t *v = pix_lists(b);
+        for (uint64_t q = b->nonempty; q; q &= q - 1, v++) {   /* lists in semaphore order */
+            int sem = __builtin_ctzll(q);
+            for (int j = 0; j < v->n; j++) {
+                if (n == cap) {
+                    size_t nc = cap ? 2 * cap : 256;
+                    pix_fill_t *ne = realloc(e, nc * sizeof *ne);
+                    if (!ne) {
+                        free(e);
+                        x->oom = true;
+                        return;
+                    }
+                    e = ne, cap = nc;
+                }
+                e[n++] = (pix_fill_t){v->v[j], sem, pix_key(space, PIX_SUM + l, chunk, write)};
+            }
+        }
+    }
+    /* appended in producer order: every list stays ascending */
+    if (n)   /* e is NULL when there is nothing to fill */
+        qsort(e, n, sizeof *e, fill_cmp);
+    pix_last_t none = {.p = -1};
+    for (size_t i = 0; i < n && !x->oom; i++)
+        pix_append(x, e[i].key, e[i].sem, e[i].p,
+                   &ctx->insts[ctx->prods[e[i].p].inst], ctx, &none);
+    free(e);
+    /* the recent producers' remembered lists lack the new summary lists */
+    for (int s = 0; s < BIR_MAX_SEMS; s++)
+        for (int k = 0; k < PIX_RECENT; k++)
+            x->recent[s].e[k].p = -1;
+}

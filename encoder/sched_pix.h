@@ -16,13 +16,19 @@
  * of a barrier) are filed once, in a per-space "wide" list that every query
  * of that space also scans, and such an access asks every producer.
  *
- * HBM has two chunk sizes.  With only 64 KiB chunks, thousands of small
- * transfers to separate rows of one tensor share a chunk and each query
- * tests them all (quadratic).  So a small HBM access (at most PIX_FINE_MAX
- * 256-byte chunks) is filed per fine chunk (level FINE) and per 64 KiB
- * chunk (level SMALL), a larger one per 64 KiB chunk only (level BIG).  A
- * small query looks up FINE and BIG, a large one BIG and SMALL: whatever
- * overlaps it shares a chunk of a level it reads. */
+ * Chunk sizes adapt to the accesses.  With one size, many small tiles or
+ * rows share a chunk and each query tests them all (compile-live: 16
+ * [1,4] tiles per 256-byte SBUF chunk, 16 rows per 256-byte HBM chunk).
+ * So each space has levels of chunks, finest first: 16, 256 bytes (SBUF,
+ * PSUM) and 16, 256, 64 KiB (HBM).  An access is filed at its level, the
+ * finest one where it spans at most PIX_SMALL_MAX or PIX_FINE_MAX chunks
+ * (the coarsest otherwise), in that level's "exact" lists.  A query at level L reads
+ * the exact lists of levels L and coarser (its chunks there are as few as
+ * at L) and level L's "summary" lists, which hold every producer filed at
+ * a finer level, by their level-L chunks: whatever overlaps it shares a
+ * chunk of a list it reads.  A summary level is kept only once a query
+ * needs it (pix_need_summary fills it from the finer exact lists then):
+ * kernels whose accesses are all small file each access once. */
 #ifndef TPB_SCHED_PIX_H
 #define TPB_SCHED_PIX_H
 
@@ -47,24 +53,52 @@ typedef struct {
 _Static_assert(sizeof(prod_t) == 16, "prod_t: 16 bytes per producer");
 
 _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
-#define PIX_WIDE_CHUNKS 4096u   /* all of a 192 KiB SBUF partition; 256 MiB of HBM */
-#define PIX_WIDE_CHUNK ((1ull << 56) - 1)
-#define PIX_FINE_MAX 16u        /* HBM: 4 KiB in 256-byte chunks */
+#define PIX_WIDE_CHUNKS 4096u   /* coarsest chunks: all of a 192 KiB SBUF partition; 256 MiB of HBM */
+#define PIX_LEVELS 3            /* at most, per space (HBM) */
+#define PIX_SMALL_MAX 4u        /* level 0: at most 64 bytes in 16-byte chunks */
+#define PIX_FINE_MAX 16u        /* HBM level 1: at most 4 KiB in 256-byte chunks */
 #define PIX_LAST_LISTS 8        /* pix_last_t: lists remembered per producer */
 #define PIX_RECENT 4            /* pix_recent_t: producers remembered per semaphore */
 #define PIX_SLAB 8              /* a list's first storage: entries, from a slab */
 #define PIX_SLAB_BLOCKS 1024    /* such blocks per slab */
-enum { PIX_FINE, PIX_BIG, PIX_SMALL };   /* levels (SBUF and PSUM use FINE only) */
+/* The list kinds of a key: exact lists of level l (code l), the wide
+ * list, summary lists of level l (PIX_SUM + l). */
+enum { PIX_WIDE = 3, PIX_SUM = 4 };
 
 typedef struct {
     int *v;
     int n, cap;
 } ivec_t;
 
+/* The lists of one chunk, one per semaphore with producers there (most
+ * chunks have one or two: 48 bytes a chunk, not one list per semaphore). */
 typedef struct {
-    ivec_t by_sem[BIR_MAX_SEMS];   /* producer indices, ascending */
-    uint64_t nonempty;             /* bit s: by_sem[s].n > 0 */
+    uint64_t nonempty;             /* bit s: a list for semaphore s (never emptied) */
+    int nl, capl;                  /* lists; capl 0: the two inline ones */
+    union {
+        ivec_t inl[2];
+        ivec_t *heap;
+    } u;                           /* the lists (producer indices, ascending), by semaphore */
 } pbucket_t;
+
+/* The lists of bucket b, by ascending semaphore. */
+static inline ivec_t *pix_lists(const pbucket_t *b)
+{
+    return b->capl ? b->u.heap : (ivec_t *)b->u.inl;
+}
+
+/* The list of semaphore s in bucket b (bit s of b->nonempty set): its rank
+ * among the bucket's few semaphores (a loop, not a popcount: the baseline
+ * x86-64 build has no popcnt instruction and would call libgcc). */
+static inline ivec_t *pix_list(const pbucket_t *b, int s)
+{
+    if (b->nl == 1)
+        return (ivec_t *)b->u.inl;   /* the common case */
+    int r = 0;
+    for (uint64_t below = b->nonempty & ((1ull << s) - 1); below; below &= below - 1)
+        r++;
+    return &pix_lists(b)[r];
+}
 
 /* A recent producer filed on a semaphore and the lists it went to.  A
  * next producer on that semaphore with exactly its accesses would be filed
@@ -76,7 +110,9 @@ typedef struct {
 typedef struct {
     int p;                         /* -1: none, or its lists are unknown */
     int nlists;
+    uint32_t gen;                  /* pindex_t.gen when list[] was taken */
     int bucket[PIX_LAST_LISTS];    /* indices into pindex_t.buckets */
+    ivec_t *list[PIX_LAST_LISTS];  /* the lists themselves, while gen holds */
 } pix_last_t;
 
 typedef struct {
@@ -92,12 +128,18 @@ typedef struct {
     pbucket_t *buckets;
     int nb, capb;
     bool oom;
-    uint16_t wide_any;             /* bit space * 2 + write: a wide list exists */
+    /* any[space * 2 + write], bit code: a list of that code exists (no
+     * lookups for kinds a kernel never files) */
+    uint8_t any[16];
+    uint8_t sum_on[8];             /* [space], bit l: summary level l is kept */
     /* Most lists stay short (compile-live: 12 000 lists of one or two
      * entries): their first PIX_SLAB entries come from slabs, not one
      * malloc each; a list that outgrows them moves to its own block. */
     int **slabs;
     int nslabs, capslabs, slab_used;   /* blocks taken from the newest slab */
+    /* Bumped whenever a list header may move (a bucket or a list added):
+     * a remembered list pointer is used only while it holds. */
+    uint32_t gen;
     pix_recent_t recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
 } pindex_t;
@@ -114,9 +156,10 @@ typedef struct {
     uint64_t c0, c1;
 } pix_range_t;
 
-static inline uint64_t pix_key(unsigned space, unsigned level, uint64_t chunk, bool write)
+/* The key of a list: chunk (below 2^48), code (0..7), space, write. */
+static inline uint64_t pix_key(unsigned space, unsigned code, uint64_t chunk, bool write)
 {
-    return (((((chunk << 2) | level) << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
+    return (((((chunk << 3) | code) << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
 }
 
 /* Two instructions touching exactly the same ranges conflict with the
@@ -138,7 +181,13 @@ static inline bool pix_same_accesses(const bir_inst_t *a, const bir_inst_t *b)
     return true;
 }
 
-static inline unsigned pix_chunk_shift(unsigned space) { return space == ISA_SPACE_HBM ? 16 : 8; }
+static inline unsigned pix_nlevels(unsigned space) { return space == ISA_SPACE_HBM ? 3 : 2; }
+
+/* log2 of the chunk size of level l (16 B, 256 B, 64 KiB). */
+static inline unsigned pix_shift(unsigned l) { return 4u << l; }
+
+/* The coarsest level's shift (what "wide" is measured in). */
+static inline unsigned pix_chunk_shift(unsigned space) { return pix_shift(pix_nlevels(space) - 1); }
 
 static inline size_t pix_hash(uint64_t k, size_t cap)
 {
@@ -164,38 +213,54 @@ static inline pbucket_t *pix_find(const pindex_t *x, uint64_t key)
  * none: no hash lookup then). */
 static inline pbucket_t *pix_find_wide(const pindex_t *x, unsigned space, bool write)
 {
-    if (!(x->wide_any >> ((space & 7u) * 2 + (write ? 1u : 0u)) & 1u))
+    if (!(x->any[(space & 7u) * 2 + (write ? 1u : 0u)] >> PIX_WIDE & 1u))
         return NULL;
-    return pix_find(x, pix_key(space, PIX_FINE, PIX_WIDE_CHUNK, write));
+    return pix_find(x, pix_key(space, PIX_WIDE, 0, write));
 }
 
-/* Whether access a spans PIX_WIDE_CHUNKS chunks or more; its chunks. */
-static inline bool pix_access_wide(const bir_access_t *a, uint64_t *c0, uint64_t *c1)
+/* Where a non-empty access is filed: its level and its chunks there (code
+ * = level), the finest level where it spans at most PIX_SMALL_MAX (level
+ * 0) or PIX_FINE_MAX (level 1) chunks, else the coarsest; code PIX_WIDE
+ * when it spans PIX_WIDE_CHUNKS coarsest chunks or more. */
+static inline pix_range_t pix_place(const bir_access_t *a)
 {
-    unsigned sh = pix_chunk_shift(a->space);
-    *c0 = (uint64_t)a->lo >> sh;
-    *c1 = ((uint64_t)a->hi - 1) >> sh;   /* hi > lo here: no wrap */
-    return *c1 - *c0 >= PIX_WIDE_CHUNKS;
+    uint64_t lo = a->lo, last = (uint64_t)a->hi - 1;   /* hi > lo here: no wrap */
+    if ((last >> 4) - (lo >> 4) < PIX_SMALL_MAX)
+        return (pix_range_t){0, lo >> 4, last >> 4};
+    unsigned top = pix_chunk_shift(a->space);
+    if (top == 8 || (last >> 8) - (lo >> 8) < PIX_FINE_MAX) {
+        if ((last >> 8) - (lo >> 8) >= PIX_WIDE_CHUNKS)   /* SBUF, PSUM: level 1 is the top */
+            return (pix_range_t){PIX_WIDE, 0, 0};
+        return (pix_range_t){1, lo >> 8, last >> 8};
+    }
+    if ((last >> 16) - (lo >> 16) >= PIX_WIDE_CHUNKS)
+        return (pix_range_t){PIX_WIDE, 0, 0};
+    return (pix_range_t){2, lo >> 16, last >> 16};
 }
 
-/* The chunk ranges a non-wide access (chunks c0..c1) is filed under
- * (query false) or looked up in (query true); how many (at most 2). */
-static inline int pix_ranges(const bir_access_t *a, uint64_t c0, uint64_t c1, bool query,
-                             pix_range_t *out)
+/* Chunks r (of level `from`) as chunks of the coarser level `to`, code `code`. */
+static inline pix_range_t pix_coarsen(pix_range_t r, unsigned from, unsigned code, unsigned to)
 {
-    if (a->space != ISA_SPACE_HBM) {
-        out[0] = (pix_range_t){PIX_FINE, c0, c1};
-        return 1;
-    }
-    uint64_t f0 = (uint64_t)a->lo >> 8, f1 = ((uint64_t)a->hi - 1) >> 8;
-    if (f1 - f0 + 1 > PIX_FINE_MAX) {   /* large: filed once; asks both coarse levels */
-        out[0] = (pix_range_t){PIX_BIG, c0, c1};
-        out[1] = (pix_range_t){PIX_SMALL, c0, c1};
-        return query ? 2 : 1;
-    }
-    out[0] = (pix_range_t){PIX_FINE, f0, f1};
-    out[1] = (pix_range_t){query ? PIX_BIG : PIX_SMALL, c0, c1};
-    return 2;
+    unsigned d = pix_shift(to) - pix_shift(from);
+    return (pix_range_t){code, r.c0 >> d, r.c1 >> d};
+}
+
+/* The lists of kind `write` a query by a non-wide access at place pl
+ * reads (the wide list aside), as chunk ranges per code: exact lists of
+ * levels pl.level and coarser, the summary of pl.level; only codes with a
+ * list.  Summary pl.level must be kept (pix_need_summary).  How many. */
+static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_t pl, bool write,
+                                   pix_range_t *out)
+{
+    unsigned any = x->any[(space & 7u) * 2 + (write ? 1u : 0u)], n = 0;
+    if (any >> pl.level & 1u)
+        out[n++] = pl;
+    for (unsigned l = pl.level + 1; l < PIX_LEVELS; l++)   /* none above the space's top */
+        if (any >> l & 1u)
+            out[n++] = pix_coarsen(pl, pl.level, l, l);
+    if (any >> (PIX_SUM + pl.level) & 1u)
+        out[n++] = (pix_range_t){PIX_SUM + pl.level, pl.c0, pl.c1};
+    return (int)n;
 }
 
 void pix_init(pindex_t *x);
@@ -205,5 +270,14 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create);
 /* File producer p (instruction in, semaphore sem) under every chunk its
  * accesses touch; out of memory sets x->oom (the index is then unused). */
 void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx);
+/* Keep summary level l of space from now on (filled from the finer exact
+ * lists the first time); a query at level l needs it.  Out of memory sets
+ * x->oom. */
+void pix_summary_fill(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *ctx);
+static inline void pix_need_summary(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *ctx)
+{
+    if (l > 0 && !(x->sum_on[space & 7u] >> l & 1u))
+        pix_summary_fill(x, space, l, ctx);
+}
 
 #endif

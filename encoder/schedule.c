@@ -251,22 +251,31 @@ static bool scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
     return false;
 }
 
-/* Scan every non-empty semaphore list of bucket b (NULL: no producer
- * there) but the own one (bit `own_bit`); the semaphores that found a
- * producer. */
-static uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                            const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+/* Scan every semaphore list of bucket bk but the own one (bit
+ * `own_bit`); the semaphores that found a producer. */
+static uint64_t scan_bucket_at(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                               const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
 {
     uint64_t found = 0;
-    if (!bk)
-        return 0;
-    for (uint64_t q = bk->nonempty & ~own_bit; q; q &= q - 1) {
+    const ivec_t *l = pix_lists(bk);
+    for (uint64_t q = bk->nonempty; q; q &= q - 1, l++) {   /* lists in semaphore order */
         int s = __builtin_ctzll(q);
-        if (scan_list(w, b, ax, &bk->by_sem[s], &lim[s], &giver[s]))
+        if (!(own_bit >> s & 1u) && scan_list(w, b, ax, l, &lim[s], &giver[s]))
             found |= 1ull << s;
     }
     return found;
 }
+
+/* Most lookups find no bucket (NULL): that test stays at the call site. */
+static inline uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                                   const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+{
+    return bk ? scan_bucket_at(w, b, ax, bk, own_bit, lim, giver) : 0;
+}
+
+static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
+                            accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
+                            int *giver);
 
 /* The dependency search on the index: per semaphore, the newest producer
  * above what the engine knows that conflicts with in.  An access is looked
@@ -283,12 +292,13 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
     int g[BIR_MAX_SEMS];
     for (int s = 0; s < w->nsems; s++)
         lim[s] = kn[s], g[s] = -1;
+    pix_ctx_t pc = {b->insts, w->prods};
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
         if (ac->hi <= ac->lo)
             continue;
-        uint64_t c0, c1;
-        if (pix_access_wide(ac, &c0, &c1)) {
+        pix_range_t pl = pix_place(ac);
+        if (pl.level == PIX_WIDE) {
             /* every producer on each semaphore, newest first */
             for (int s = 0; s < w->nsems; s++) {
                 if (s == own)
@@ -304,13 +314,16 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             }
             continue;
         }
-        pix_range_t rg[2];
-        int nr = pix_ranges(ac, c0, c1, true, rg);
+        pix_need_summary(&w->index, ac->space, pl.level, &pc);
+        if (w->index.oom)   /* out of memory filling it: the scan (need[] untouched so far) */
+            return search_scan(w, b, in, ax, is_dma, kn, need, giver);
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
             set |= scan_bucket(w, b, ax,
                                pix_find_wide(&w->index, ac->space, kind),
                                own_bit, lim, g);
+            pix_range_t rg[PIX_LEVELS + 1];
+            int nr = pix_query_ranges(&w->index, ac->space, pl, kind, rg);
             for (int r = 0; r < nr; r++)
                 for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
                     set |= scan_bucket(w, b, ax,
@@ -348,7 +361,8 @@ static inline bool test_producer(sync_walk_t *w, const bir_block_t *b, const bir
                                  uint32_t *need, int *giver, uint64_t *needs)
 {
     const prod_t *pr = &w->prods[p];
-    uint32_t thr = need[pr->sem] > kn[pr->sem] ? need[pr->sem] : kn[pr->sem];
+    uint32_t nd = *needs >> pr->sem & 1u ? need[pr->sem] : 0;   /* need[] is valid under needs */
+    uint32_t thr = nd > kn[pr->sem] ? nd : kn[pr->sem];
     /* skipped: a compute producer of in's engine (in is not a DMA) */
     if (thr >= pr->value || (!is_dma && pr->sem == w->engine_sem[in->engine]))
         return false;
@@ -371,7 +385,9 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
                             int *giver)
 {
     /* scan back only while some older producer is not yet implied by what
-     * this engine knows or already needs */
+     * this engine knows or already needs (oldest_unimplied reads need[]
+     * of every open semaphore: cleared here) */
+    memset(need, 0, BIR_MAX_SEMS * sizeof *need);
     uint64_t open = w->open[in->engine], needs = 0;   /* needs: bit s: need[s] set */
     int stop = oldest_unimplied(kn, need, w->count, w->by_val, open);
     for (int p = w->np - 1; p >= stop; p--)
@@ -413,10 +429,8 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
     for (uint64_t q = open; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
         for (uint32_t v = w->count[s]; v > kn[s]; v--) {
-            if (--budget < 0 && !w->index.oom) {
-                memset(need, 0, BIR_MAX_SEMS * sizeof *need);
+            if (--budget < 0 && !w->index.oom)   /* its answer replaces what was found */
                 return search_index(w, b, in, ax, is_dma, kn, need, giver);
-            }
             int p = w->by_val[s][v];
             if (conflicts(w, b, ax, p)) {
                 need[s] = v, giver[s] = p;
@@ -463,7 +477,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         sconf_reset(w->conf);
     }
     /* collect the largest needed value per semaphore (and who gives it) */
-    uint32_t need[BIR_MAX_SEMS] = {0};
+    uint32_t need[BIR_MAX_SEMS];   /* need[s] is valid where bit s of `needs` is set */
     int giver[BIR_MAX_SEMS];
     const uint32_t *kn = w->clk.now[in->engine];
     sync_memo_t *mm = &w->memo[in->engine];

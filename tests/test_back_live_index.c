@@ -190,6 +190,18 @@ static void test_sync_live_tests_bounded(void **state)
     assert_true(big < 40);
 }
 
+/* The 16 [1,4] tiles of a 256-byte SBUF chunk (and the 16 rows of a
+ * 256-byte HBM chunk) have 16-byte chunks of their own (index level 0):
+ * a store tests about its one load, not the other loads and stores of
+ * its chunk (about 5 tests per instruction with 256-byte chunks). */
+static void test_sync_live_tiles_own_chunks(void **state)
+{
+    (void)state;
+    uint64_t small = sync_tests_per_inst(1000), big = sync_tests_per_inst(3000);
+    assert_true(small <= 1);
+    assert_true(big <= 1);
+}
+
 /* Three [1,4] chains on DVE, Activation and Pool (the compile-mix3
  * kernel); with `mixed`, now and then a chain reads its neighbour's tile,
  * a load refills a tile and a store reads one, so an engine's accesses
@@ -489,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_sync_live_index_matches_scan),
         cmocka_unit_test(test_sync_hbm_levels_match_scan),
         cmocka_unit_test(test_sync_live_tests_bounded),
+        cmocka_unit_test(test_sync_live_tiles_own_chunks),
         cmocka_unit_test(test_sync_memo_matches_scan),
         cmocka_unit_test(test_sync_chain_tests_bounded),
         cmocka_unit_test(test_sync_walk_matches_scan),

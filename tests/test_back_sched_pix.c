@@ -77,16 +77,13 @@ static void model_add(model_t *m, int sem, int p)
         const bir_access_t *ac = &in->acc[a];
         if (ac->hi <= ac->lo)
             continue;
-        uint64_t c0, c1;
-        if (pix_access_wide(ac, &c0, &c1)) {
-            model_append(m, pix_key(ac->space, PIX_FINE, PIX_WIDE_CHUNK, ac->write), sem, p);
+        pix_range_t pl = pix_place(ac);   /* no summary kept: no query here */
+        if (pl.level == PIX_WIDE) {
+            model_append(m, pix_key(ac->space, PIX_WIDE, 0, ac->write), sem, p);
             continue;
         }
-        pix_range_t rg[2];
-        int nr = pix_ranges(ac, c0, c1, false, rg);
-        for (int r = 0; r < nr; r++)
-            for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                model_append(m, pix_key(ac->space, rg[r].level, c, ac->write), sem, p);
+        for (uint64_t c = pl.c0; c <= pl.c1; c++)
+            model_append(m, pix_key(ac->space, pl.level, c, ac->write), sem, p);
     }
 }
 
@@ -107,11 +104,11 @@ static bir_access_t pattern(int k, bool write, int p)
     case 4: case 5:                   /* 512-byte tiles over two chunks */
         a.lo = 1024 + (uint64_t)(k - 4) * 512, a.hi = a.lo + 512;
         break;
-    case 6: case 7:                   /* small HBM rows: fine and small levels */
+    case 6: case 7:                   /* small HBM rows: level 0 (16-byte chunks) */
         a.space = ISA_SPACE_HBM, a.p1 = 1;
         a.lo = 4096 + (uint64_t)(k - 6) * 64, a.hi = a.lo + 64;
         break;
-    case 8:                           /* a large HBM range: big level */
+    case 8:                           /* a large HBM range: level 2 (64 KiB chunks) */
         a.space = ISA_SPACE_HBM, a.p1 = 1;
         a.lo = 0, a.hi = 3u << 16;
         break;
@@ -119,8 +116,8 @@ static bir_access_t pattern(int k, bool write, int p)
         a.space = ISA_SPACE_HBM, a.p1 = 1;
         a.lo = 0, a.hi = BIR_ACCESS_END;
         break;
-    case 11:                          /* 8 bytes somewhere in one chunk: a new set */
-        a.lo = 2048 + (uint64_t)(p * 8 % 248), a.hi = a.lo + 8;
+    case 11:                          /* 128 bytes somewhere in one 256-byte chunk: a new set */
+        a.lo = 2048 + (uint64_t)(p * 8 % 120), a.hi = a.lo + 128;
         break;
     default:                          /* touches nothing */
         a.lo = 64, a.hi = 64;
@@ -190,7 +187,7 @@ static uint64_t run_random(uint32_t seed, int npat, bool with_ids, int *longest_
         longest = l->n > longest ? l->n : longest;
         const pbucket_t *b = pix_find(&x, l->key);
         assert_non_null(b);
-        const ivec_t *v = &b->by_sem[l->sem];
+        const ivec_t *v = pix_list(b, l->sem);
         assert_int_equal(v->n, l->n);
         assert_memory_equal(v->v, l->v, (size_t)l->n * sizeof l->v[0]);
         assert_true((b->nonempty >> l->sem) & 1);
