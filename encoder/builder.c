@@ -922,8 +922,8 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         su_copy(nm, sizeof nm, user);
         op->name = tir_intern(b->k, nm);
     } else {
-        su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
-        op->name = tir_name(b->k, nm);
+        size_t len = su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+        op->name = tir_name_n(b->k, nm, len < sizeof nm ? len : sizeof nm - 1);
     }
     b->next_name[0] = 0;
     if (!op->name)

@@ -1,0 +1,194 @@
+/* The front-end's second round of per-op cuts (tenth session, #16): a
+ * loop body's decoded statements kept in slots beside its paths
+ * (fj.h fj_memo_get_slot, fj_paths_t st), a DMA operand's check that
+ * needed no partition stride answering for any op (validate.c
+ * check_ap_memo) and a generated op name copied once (tir.c tir_name_n).
+ * Each test fails without its mechanism (the slot's answer, the memo hit)
+ * or with one that answers for the wrong statement or op. */
+#include "front_json_util.h"
+
+#include "builder.h"
+#include "fj.h"
+
+/* The slot's answer, else the memo's (which fills the slot): a filled
+ * slot answers without the memo (a run whose memo lacks the object). */
+static void test_memo_slot(void **state)
+{
+    (void)state;
+    cJSON *o = cJSON_CreateObject(), *o2 = cJSON_CreateObject();
+    static const char tag = 0;
+    int rec = 7;
+    jx_t *j = calloc(1, sizeof *j), *empty = calloc(1, sizeof *empty);
+    j->depth = 1;   /* inside a loop: the memo keeps answers */
+    const void *slot = NULL;
+    assert_null(fj_memo_get_slot(j, &slot, o, &tag));   /* not known yet */
+    assert_null(slot);
+    assert_true(fj_memo_put(j, o, &tag, &rec));
+    assert_ptr_equal(fj_memo_get_slot(j, &slot, o, &tag), &rec);
+    assert_ptr_equal(slot, &rec);
+    assert_ptr_equal(fj_memo_get_slot(empty, &slot, o, &tag), &rec);   /* the slot's */
+    assert_ptr_equal(fj_memo_get_slot(j, NULL, o, &tag), &rec);        /* the memo's */
+    const void *other = NULL;                    /* another object's slot */
+    assert_null(fj_memo_get_slot(j, &other, o2, &tag));
+    assert_null(other);
+    free(j->memo);
+    free(j);
+    free(empty);
+    cJSON_Delete(o);
+    cJSON_Delete(o2);
+}
+
+/* Every statement of a loop body through its own slot: each iteration's
+ * ops and tiles are its statements' (kinds, names, paths and tiles in
+ * order), also with a nested loop whose body gets slots per outer
+ * iteration, an if and a let. */
+static void test_body_slots(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           T("w", "[1, 512]", "float32")
+           " {'op': 'let', 'var': 'r', 'value': 'i + 1'},"
+           " {'op': 'load', 'dst': 'w', 'src': 'a[r:r+1, :]'},"
+           T("x", "[1, 512]", "bfloat16")
+           " {'op': 'for', 'var': 'q', 'range': [0, 2], 'body': ["
+           "   {'op': 'tensor_copy', 'dst': 'x', 'src': 'w'},"
+           "   {'op': 'if', 'cond': 'q', 'body': ["
+           "     {'op': 'tensor_scalar', 'dst': 'w', 'src': 'x', 'op0': 'add', 'operand0': 1.0}]}]},"
+           " {'op': 'store', 'dst': 'out[r:r+1, :]', 'src': 'w'}]}",
+           &k);
+    static const struct { tir_opkind_t kind; const char *path; } want[] = {
+        {TIR_LOAD, "body[0].body[2]"},
+        {TIR_TENSOR_COPY, "body[0].body[4].body[0]"},
+        {TIR_TENSOR_COPY, "body[0].body[4].body[0]"},
+        {TIR_TENSOR_SCALAR, "body[0].body[4].body[1].body[0]"},
+        {TIR_STORE, "body[0].body[5]"},
+    };
+    assert_int_equal(k.nops, 15);
+    for (int op = 0; op < k.nops; op++) {
+        assert_int_equal(k.ops[op].kind, want[op % 5].kind);
+        assert_string_equal(k.ops[op].path, want[op % 5].path);
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s_%d", tir_op_name(k.ops[op].kind), op);
+        assert_string_equal(k.ops[op].name, nm);
+    }
+    for (int it = 0; it < 3; it++) {
+        const tir_op_t *ld = &k.ops[5 * it], *cp = &k.ops[5 * it + 1];
+        const tir_tensor_t *w = &k.tensors[ld->dst->tensor], *x = &k.tensors[cp->dst->tensor];
+        assert_int_equal(w->dtype, ISA_DT_FP32);
+        assert_int_equal(x->dtype, ISA_DT_BF16);
+        assert_string_equal(w->path, "body[0].body[0]");
+        assert_string_equal(x->path, "body[0].body[3]");
+        assert_int_equal(ld->src[0]->offset, (it + 1) * 512);
+    }
+    tir_kernel_free(&k);
+}
+
+typedef struct {
+    tir_kernel_t k;
+    tpb_err_t err;
+    enc_builder_t b;
+    int a, t, u;
+} fx_t;
+
+static int setup(void **state)
+{
+    fx_t *f = calloc(1, sizeof *f);
+    assert_int_equal(enc_builder_init(&f->b, &f->k, "slots", "trn2", &f->err), 0);
+    f->a = enc_input(&f->b, "a", ISA_DT_FP32, 2, (int64_t[]){256, 64});
+    f->t = enc_tile(&f->b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64});
+    f->u = enc_tile(&f->b, "u", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64});
+    assert_false(f->b.failed);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_free(&f->b);
+    tir_kernel_free(&f->k);
+    free(f);
+    return 0;
+}
+
+/* A tile record a load accepted without a partition stride is accepted
+ * for a compute op from the memo (one hit: the tile loaded, not u); a
+ * strided one passing for two loads is still refused for the compute op. */
+static void test_check_memo_dma_plain(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    const tir_ap_t *t = enc_ap_memo_interned(b, NULL, f->t, 0, NULL, "dst");
+    const tir_ap_t *u = enc_ap_memo_interned(b, NULL, f->u, 0, NULL, "dst");
+    enc_slice_t s[2] = {ENC_RANGE(0, 128), ENC_ALL};
+    tir_ap_t src = enc_ap(b, f->a, 2, s, "src");
+    if (enc_load(b, *t, src) < 0)
+        fail_msg("%s", f->err.msg);
+    long h = b->check_memo->hits;
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = u;
+    op.src[0] = t;
+    op.nsrc = 1;
+    op.engine = ISA_ENG_DVE;
+    assert_true(enc_emit(b, &op) >= 0);
+    assert_int_equal(b->check_memo->hits, h + 1);
+    /* strided: a pass for loads only */
+    enc_slice_t every2[2] = {ENC_RANGE_STEP(0, 128, 2), ENC_ALL};
+    tir_ap_t st = enc_ap(b, f->t, 2, every2, "dst");
+    enc_slice_t half[2] = {ENC_RANGE(0, 64), ENC_ALL};
+    tir_ap_t hs = enc_ap(b, f->a, 2, half, "src");
+    assert_true(enc_load(b, st, hs) >= 0);
+    assert_true(enc_load(b, st, hs) >= 0);
+    assert_int_equal(enc_tensor_copy(b, st, enc_ap_full(b, f->u), ISA_ENG_DVE), -1);
+    if (!strstr(f->err.msg, "dim 0 of a tile access must step over partitions"))
+        fail_msg("message '%s'", f->err.msg);
+}
+
+/* The same through the JSON front-end in a loop: a load's tile then a
+ * compute op's strided use of it is refused with the full message on the
+ * first iteration, as without the memo. */
+static void test_check_memo_dma_plain_json(void **state)
+{
+    (void)state;
+    fails_with("{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+               T("t", "[128, 64]", "float32")
+               " {'op': 'load', 'dst': 't', 'src': 'a[0:128, 0:64]'},"
+               " {'op': 'load', 'dst': 't[0:128:2, :]', 'src': 'a[0:64, 0:64]'},"
+               " {'op': 'tensor_copy', 'dst': 't', 'src': 't'},"
+               " {'op': 'tensor_copy', 'dst': 't[0:128:2, :]', 'src': 't[0:64, :]'}]}",
+               "body[0].body[4] (tensor_copy): field 'dst': dim 0 of a tile access must step "
+               "over partitions", NULL);
+}
+
+/* tir_name_n: the kernel's copy of the first n bytes, as tir_name; a
+ * length past the name limit is cut as tir_name cuts it. */
+static void test_name_n(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    const char *a = tir_name_n(&k, "tensor_copy_12", 14);
+    assert_string_equal(a, "tensor_copy_12");
+    assert_string_equal(tir_name_n(&k, "", 0), "");
+    char longer[100];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = 0;
+    const char *c = tir_name_n(&k, longer, sizeof longer - 1);
+    assert_string_equal(c, tir_name(&k, longer));
+    assert_int_equal(strlen(c), TIR_NAME_LEN - 1);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memo_slot),
+        cmocka_unit_test(test_body_slots),
+        cmocka_unit_test_setup_teardown(test_check_memo_dma_plain, setup, teardown),
+        cmocka_unit_test(test_check_memo_dma_plain_json),
+        cmocka_unit_test(test_name_n),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
