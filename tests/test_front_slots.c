@@ -2,12 +2,14 @@
  * loop body's decoded statements kept in slots beside its paths
  * (fj.h fj_memo_get_slot, fj_paths_t st), a DMA operand's check that
  * needed no partition stride answering for any op (validate.c
- * check_ap_memo) and a generated op name copied once (tir.c tir_name_n).
+ * check_ap_memo), a generated op name copied once (tir.c tir_name_n) and
+ * integer index expressions replayed on plain integers (expr.c run_ints).
  * Each test fails without its mechanism (the slot's answer, the memo hit)
  * or with one that answers for the wrong statement or op. */
 #include "front_json_util.h"
 
 #include "builder.h"
+#include "expr.h"
 #include "fj.h"
 
 /* The slot's answer, else the memo's (which fills the slot): a filled
@@ -181,6 +183,46 @@ static void test_name_n(void **state)
     tir_kernel_free(&k);
 }
 
+/* The integer replay against the parser at values around its edges
+ * (floor division and modulo of negatives, INT64_MIN negated or divided by
+ * -1, overflow, division by zero, a pid-dependent leaf, a float or a call
+ * handed to the full replay): the same value and pid dependence, or a
+ * failure of both. */
+static void test_int_replay(void **state)
+{
+    (void)state;
+    static const char *const exprs[] = {
+        "(i % 2) * 128 + 128", "i // 3 - i % -3", "-i", "-(i * 2) // -7", "i * i * i * i",
+        "pid * 64 + i", "i - 9223372036854775807 - 1", "7 % i", "i // (i - 3)", "floor(i / 2) + 1",
+        "max(i, 3) + 1", "-i - 1", "big // i", "-big", "big * i + 1", "big // -1", "big % -1",
+    };
+    static const int64_t vals[] = {-9, -3, -1, 0, 1, 2, 3, 8, 1 << 20, INT64_MAX, INT64_MIN};
+    for (size_t x = 0; x < sizeof exprs / sizeof exprs[0]; x++) {
+        enc_env_t env;
+        enc_env_init(&env);
+        enc_env_push(&env, "pid", 3, true);
+        enc_env_push(&env, "big", 7, false);   /* INT64_MIN at every other value */
+        enc_env_push(&env, "i", 5, false);
+        enc_expr_t *prog = NULL;
+        enc_val_t v, w;
+        char msg[256];
+        if (enc_expr_compile(exprs[x], &env, &prog, &v, msg, sizeof msg) || !prog)
+            fail_msg("'%s': %s", exprs[x], msg);
+        for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++) {
+            env.vars[env.n - 1].value = vals[k];
+            env.vars[env.n - 2].value = k % 2 ? INT64_MIN : 7;
+            int a = enc_expr_eval(exprs[x], &env, &v, msg, sizeof msg);
+            int b = enc_expr_run(prog, &env, &w);
+            if (a != b || (!a && (v.v != w.v || v.pid_dep != w.pid_dep)))
+                fail_msg("'%s' at i=%lld: eval %d (%lld, %d), replay %d (%lld, %d)", exprs[x],
+                         (long long)vals[k], a, (long long)v.v, v.pid_dep, b, (long long)w.v,
+                         w.pid_dep);
+        }
+        enc_expr_free(prog);
+        enc_env_free(&env);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +231,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_memo_dma_plain, setup, teardown),
         cmocka_unit_test(test_check_memo_dma_plain_json),
         cmocka_unit_test(test_name_n),
+        cmocka_unit_test(test_int_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
