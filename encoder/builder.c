@@ -220,6 +220,7 @@ static int name_entry(enc_builder_t *b, const char *name)
     su_copy(b->names[e].name, sizeof b->names[e].name, name);
     b->names[e].head = -1;
     b->names[e].count = 0;
+    b->names[e].last_full = NULL;
     hash_put(b->hash, b->cap_hash, name, e);
     return e;
 }
@@ -740,6 +741,19 @@ static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
     return &b->full_ap[tensor];
 }
 
+/* A tile declared anew (a loop body's next instance) passes the operand
+ * checks its name's previous instance passed, when its whole access
+ * pattern is that one's but for the tensor (validate.c checks it). */
+static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r)
+{
+    if (tensor >= b->cap_tensor_info)
+        return;
+    struct enc_name_entry *e = &b->names[b->entry_of[tensor]];
+    if (e->last_full && b->check_memo)
+        enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
+    e->last_full = r;
+}
+
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                                      const enc_slice_t *s, const char *field)
 {
@@ -765,8 +779,10 @@ const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int ten
         e->iap = r;
         e->itensor = tensor;
     }
-    if (r && full)
+    if (r && full) {
         *full = r;
+        full_alias(b, tensor, r);
+    }
     return r;
 }
 

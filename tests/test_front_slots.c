@@ -3,7 +3,9 @@
  * (fj.h fj_memo_get_slot, fj_paths_t st), a DMA operand's check that
  * needed no partition stride answering for any op (validate.c
  * check_ap_memo), a generated op name copied once (tir.c tir_name_n) and
- * integer index expressions replayed on plain integers (expr.c run_ints).
+ * integer index expressions replayed on plain integers (expr.c run_ints)
+ * and a tile's next instance taking its previous instance's checks
+ * (validate.c enc_check_memo_alias, builder.c full_alias).
  * Each test fails without its mechanism (the slot's answer, the memo hit)
  * or with one that answers for the wrong statement or op. */
 #include "front_json_util.h"
@@ -148,6 +150,92 @@ static void test_check_memo_dma_plain(void **state)
         fail_msg("message '%s'", f->err.msg);
 }
 
+/* An op on t through the builder (tensor_copy dst <- src, both whole). */
+static int copy_full(fx_t *f, int dst, int src)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = enc_ap_memo_interned(&f->b, NULL, dst, 0, NULL, "dst");
+    op.src[0] = enc_ap_memo_interned(&f->b, NULL, src, 0, NULL, "src");
+    op.nsrc = 1;
+    op.engine = ISA_ENG_DVE;
+    return enc_emit(&f->b, &op);
+}
+
+/* A tile's next instance (a loop body's next iteration) passes the checks
+ * its previous instance passed: its first op is answered from the memo;
+ * an instance of another shape, or a tensor never checked, is checked. */
+static void test_check_memo_alias(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    int slot = 0;
+    assert_true(copy_full(f, f->u, f->t) >= 0);   /* t and u checked */
+    enc_scope_begin(b);
+    int t1 = enc_tile_at(b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64}, &slot);
+    long h = b->check_memo->hits;
+    assert_true(copy_full(f, f->u, t1) >= 0);     /* u: a hit; t#1: from t's pass */
+    assert_int_equal(b->check_memo->hits, h + 2);
+    enc_scope_end(b);
+    enc_scope_begin(b);
+    int t2 = enc_tile_at(b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 32}, &slot);
+    int w = enc_tile(b, "w", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 32});
+    h = b->check_memo->hits;
+    assert_true(copy_full(f, w, t2) >= 0);        /* neither: both checked */
+    assert_int_equal(b->check_memo->hits, h);
+    enc_scope_end(b);
+    assert_false(b->failed);
+}
+
+/* The alias copies a pass to a record of the same access over a tensor of
+ * the same kind and shape only (directly against the memo). */
+static void test_check_memo_alias_direct(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    assert_true(copy_full(f, f->u, f->t) >= 0);
+    enc_check_memo_t *m = b->check_memo;
+    int x = enc_tile(b, "x", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 32});
+    int y = enc_tile(b, "y", TIR_T_SBUF, ISA_DT_BF16, 2, (int64_t[]){128, 64});
+    tir_ap_t ax = enc_ap_full(b, x), ay = enc_ap_full(b, y);
+    const tir_ap_t *rx = tir_ap_intern(&f->k, &ax), *ry = tir_ap_intern(&f->k, &ay);
+    const tir_ap_t *rt = enc_ap_memo_interned(b, NULL, f->t, 0, NULL, "src");
+    long h = m->hits;
+    enc_check_memo_alias(m, &f->k, b->target, rt, rx);   /* another shape: no */
+    enc_check_memo_alias(m, &f->k, b->target, rt, ry);   /* same shape (dtype is not read) */
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = rx;
+    op.src[0] = ry;
+    op.nsrc = 1;
+    op.engine = ISA_ENG_DVE;
+    assert_int_equal(enc_emit(b, &op), -1);   /* shapes differ: the op's own check */
+    assert_int_equal(m->hits, h + 1);          /* y from t's pass; x checked */
+    b->failed = false;                          /* go on after the refusal */
+    /* the same access over a smaller tile is out of bounds there: the pass
+     * over t must not be taken for it */
+    enc_slice_t half[2] = {ENC_RANGE(0, 64), ENC_ALL};
+    tir_ap_t th = enc_ap(b, f->t, 2, half, "dst");
+    const tir_ap_t *rth = tir_ap_intern(&f->k, &th);
+    assert_true(copy_full(f, f->u, f->t) >= 0);
+    tir_op_init(&op, TIR_TENSOR_COPY);
+    op.dst = rth;
+    op.src[0] = rth;
+    op.nsrc = 1;
+    op.engine = ISA_ENG_DVE;
+    assert_true(enc_emit(b, &op) >= 0);        /* rth passes over t */
+    int z = enc_tile(b, "z", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){32, 64});
+    tir_ap_t zh = th;
+    zh.tensor = z;
+    const tir_ap_t *rzh = tir_ap_intern(&f->k, &zh);
+    enc_check_memo_alias(m, &f->k, b->target, rth, rzh);
+    op.dst = rzh;
+    op.src[0] = rzh;
+    assert_int_equal(enc_emit(b, &op), -1);
+    if (!strstr(f->err.msg, "access pattern reaches elements"))
+        fail_msg("message '%s'", f->err.msg);
+}
+
 /* The same through the JSON front-end in a loop: a load's tile then a
  * compute op's strided use of it is refused with the full message on the
  * first iteration, as without the memo. */
@@ -230,6 +318,8 @@ int main(void)
         cmocka_unit_test(test_body_slots),
         cmocka_unit_test_setup_teardown(test_check_memo_dma_plain, setup, teardown),
         cmocka_unit_test(test_check_memo_dma_plain_json),
+        cmocka_unit_test_setup_teardown(test_check_memo_alias, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_memo_alias_direct, setup, teardown),
         cmocka_unit_test(test_name_n),
         cmocka_unit_test(test_int_replay),
     };
