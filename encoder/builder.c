@@ -746,7 +746,8 @@ static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
  * pattern is that one's but for the tensor (validate.c checks it). */
 static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r)
 {
-    if (tensor >= b->cap_tensor_info)
+    if (tensor >= b->cap_tensor_info || b->entry_of[tensor] < 0 ||
+        b->entry_of[tensor] >= b->nnames)
         return;
     struct enc_name_entry *e = &b->names[b->entry_of[tensor]];
     if (e->last_full && b->check_memo)
