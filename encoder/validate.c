@@ -154,38 +154,6 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
 
 #undef AP_FIELD
 
-/* The memo's slot of record a */
-static unsigned memo_slot(const tir_ap_t *a)
-{
-    return (unsigned)(((uintptr_t)a >> 3) * 0x9e3779b97f4a7c15ull >> 56) % ENC_CHECK_MEMO;
-}
-
-void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
-                          const tir_ap_t *from, const tir_ap_t *to)
-{
-    if (!m || m->k != k || m->tg != (tg ? tg : tpb_target_default()) || from == to)
-        return;
-    unsigned hf = memo_slot(from);
-    if (m->e[hf].ap != from)
-        return;   /* no pass kept */
-    int nt = k->ntensors;
-    if (from->tensor < 0 || from->tensor >= nt || to->tensor < 0 || to->tensor >= nt)
-        return;
-    const tir_tensor_t *a = &k->tensors[from->tensor], *b = &k->tensors[to->tensor];
-    if (a->kind != b->kind || a->ndim != b->ndim || from->ndim != to->ndim ||
-        from->offset != to->offset || from->ndim < 1 || from->ndim > TIR_MAX_DIMS)
-        return;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return;
-    for (int d = 0; d < from->ndim; d++)   /* the dims check_ap reads */
-        if (from->step[d] != to->step[d] || from->count[d] != to->count[d])
-            return;
-    unsigned ht = memo_slot(to);
-    m->e[ht] = m->e[hf];
-    m->e[ht].ap = to;
-}
-
 /* check_ap through the memo (builder.h enc_check_memo_t): a record that
  * passed with the same bound passes again, for a direct DMA (its partition
  * stride is the one relaxation) or after passing for another op or for a
@@ -203,7 +171,7 @@ static int check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t b
     }
     tir_opkind_t kd = v->op->kind;   /* what check_ap reads of the op */
     bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
-    unsigned h = memo_slot(a);
+    unsigned h = enc_check_memo_slot(a);
     bool same = m->e[h].ap == a && m->e[h].bound == bound;
     if (same && (dma || m->e[h].any)) {   /* a pass as a non-DMA operand holds for a DMA */
         m->hits++;

@@ -5,7 +5,7 @@
  * check_ap_memo), a generated op name copied once (tir.c tir_name_n) and
  * integer index expressions replayed on plain integers (expr.c run_ints)
  * and a tile's next instance taking its previous instance's checks
- * (validate.c enc_check_memo_alias, builder.c full_alias).
+ * (validate_memo.c enc_check_memo_alias, builder.c full_alias).
  * Each test fails without its mechanism (the slot's answer, the memo hit)
  * or with one that answers for the wrong statement or op. */
 #include "front_json_util.h"
