@@ -220,6 +220,7 @@ static int name_entry(enc_builder_t *b, const char *name)
     su_copy(b->names[e].name, sizeof b->names[e].name, name);
     b->names[e].head = -1;
     b->names[e].count = 0;
+    b->names[e].last_full = NULL;
     hash_put(b->hash, b->cap_hash, name, e);
     return e;
 }
@@ -740,6 +741,20 @@ static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
     return &b->full_ap[tensor];
 }
 
+/* A tile declared anew (a loop body's next instance) passes the operand
+ * checks its name's previous instance passed, when its whole access
+ * pattern is that one's but for the tensor (validate.c checks it). */
+static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r)
+{
+    if (tensor >= b->cap_tensor_info || b->entry_of[tensor] < 0 ||
+        b->entry_of[tensor] >= b->nnames)
+        return;
+    struct enc_name_entry *e = &b->names[b->entry_of[tensor]];
+    if (e->last_full && b->check_memo)
+        enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
+    e->last_full = r;
+}
+
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                                      const enc_slice_t *s, const char *field)
 {
@@ -765,8 +780,10 @@ const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int ten
         e->iap = r;
         e->itensor = tensor;
     }
-    if (r && full)
+    if (r && full) {
         *full = r;
+        full_alias(b, tensor, r);
+    }
     return r;
 }
 
@@ -922,8 +939,8 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         su_copy(nm, sizeof nm, user);
         op->name = tir_intern(b->k, nm);
     } else {
-        su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
-        op->name = tir_name(b->k, nm);
+        size_t len = su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+        op->name = tir_name_n(b->k, nm, len < sizeof nm ? len : sizeof nm - 1);
     }
     b->next_name[0] = 0;
     if (!op->name)

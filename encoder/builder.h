@@ -52,7 +52,13 @@ typedef struct {
      * - per tensor: entry_of[], prev_same[] (previous declaration with the same
      *   base name), live[] (0 once its scope ended);
      * - scope_start[]: ntensors when each open scope began. */
-    struct enc_name_entry { char name[TIR_NAME_LEN]; int head; int count; } *names;
+    struct enc_name_entry {
+        char name[TIR_NAME_LEN];
+        int head;
+        int count;
+        const tir_ap_t *last_full;   /* the whole-AP record interned last for an
+                                        instance (enc_ap_memo_interned), NULL */
+    } *names;
     int nnames, cap_names;
     int *hash;
     int cap_hash;
@@ -342,6 +348,12 @@ typedef struct enc_check_memo {
     struct { const tir_ap_t *ap; int64_t bound; bool any; } e[ENC_CHECK_MEMO];
     long hits;                    /* answers given from the memo (tests) */
 } enc_check_memo_t;
+/* The memo's pass of `from` also for `to`: the same access pattern over
+ * a tensor of the same kind and shape (all check_ap reads of it; a loop's
+ * next instance of a tile), checked here; nothing when they differ or
+ * `from` has no pass in m for kernel k and target tg. */
+void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
+                          const tir_ap_t *from, const tir_ap_t *to);
 /* enc_validate_op through memo m (NULL: none) */
 int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err);

@@ -692,10 +692,77 @@ void enc_expr_free(enc_expr_t *e)
     }
 }
 
+/* The replay of a program of integer constants and variables, unary -,
+ * + - * // % only (a loop body's index expressions), on a stack of plain
+ * integers: the same value and pid dependence as the full replay (every
+ * value flows into the one result, so its dependence is any leaf's).
+ * 1: not such a program, or a case it leaves to the full replay (a float,
+ * an overflow, a division by zero, an unknown name). */
+static int run_ints(const enc_expr_t *e, const enc_env_t *env, enc_val_t *out)
+{
+    int64_t st[XSTACK];
+    bool dep = false;
+    int sp = 0;
+    for (int k = 0; k < e->n; k++) {
+        const xins_t *in = &e->ins[k];
+        switch (in->op) {
+        case XI_CONST:
+            if (in->val.fl)
+                return 1;
+            st[sp++] = in->val.i;
+            dep |= in->val.dep;
+            break;
+        case XI_VAR: {
+            const enc_var_t *var = enc_env_find(env, in->name);
+            if (!var)
+                return 1;
+            st[sp++] = var->value;
+            dep |= var->pid_dep;
+            break;
+        }
+        case XI_NEG:
+            if (st[sp - 1] == INT64_MIN)
+                return 1;
+            st[sp - 1] = -st[sp - 1];
+            break;
+        case XI_ADD:
+            sp--;
+            if (in->arg == '+' ? __builtin_add_overflow(st[sp - 1], st[sp], &st[sp - 1])
+                               : __builtin_sub_overflow(st[sp - 1], st[sp], &st[sp - 1]))
+                return 1;
+            break;
+        case XI_MUL: {
+            int64_t a = st[sp - 2], b = st[sp - 1];
+            sp--;
+            if (in->arg == '*') {
+                if (__builtin_mul_overflow(a, b, &st[sp - 1]))
+                    return 1;
+            } else if (in->arg == 'f' || in->arg == '%') {
+                if (b == 0 || (a == INT64_MIN && b == -1))
+                    return 1;
+                st[sp - 1] = in->arg == 'f' ? floordiv(a, b) : floormod(a, b);
+            } else {
+                return 1;   /* '/': a float */
+            }
+            break;
+        }
+        default:
+            return 1;
+        }
+    }
+    if (sp != 1)
+        return 1;
+    out->v = st[0];
+    out->pid_dep = dep;
+    return 0;
+}
+
 /* Replay a compiled expression; -1 on any error (no message: the caller
  * evaluates the text again for the parser's exact message). */
 int enc_expr_run(const enc_expr_t *e, const enc_env_t *env, enc_val_t *out)
 {
+    if (!run_ints(e, env, out))
+        return 0;
     char msg[8];
     px_t x = {"", "", env, 0, msg, sizeof msg, false, NULL};
     nv_t st[XSTACK];

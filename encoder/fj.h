@@ -148,6 +148,20 @@ int fj_jfail(jx_t *j, const char *path, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what);
 bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value);
+/* fj_memo_get through a slot the caller keeps for obj (a loop body's
+ * statement, fj_paths_t st[i]; a statement's kept fields): the slot's
+ * answer, else the memo's, which then fills the slot (slot NULL: the memo
+ * only).  Saves the lookup on every later iteration. */
+static inline const void *fj_memo_get_slot(const jx_t *j, const void **slot, const cJSON *obj,
+                                           const void *what)
+{
+    if (slot && *slot)
+        return *slot;
+    const void *v = fj_memo_get(j, obj, what);
+    if (slot)
+        *slot = v;
+    return v;
+}
 /* whether fj_memo_put keeps answers here (inside a loop or an if) */
 bool fj_memo_keeps(const jx_t *j);
 /* own p until the end of the run (false: not owned, out of memory); free
@@ -225,10 +239,14 @@ int fj_get_ap_or_num(jx_t *j, const cJSON *o, const char *path, const char *fnam
 /* The paths of a loop body's statements ("<path>[i]"), joined once for
  * all iterations (fj_paths.c): p[i] NULL when too long (the statement walk
  * reports it when it reaches statement i, as without them); p NULL (out
- * of memory): joined per iteration. */
+ * of memory): joined per iteration.  st[i]: statement i decoded (the
+ * memo's kept record, frontend_json.c exec_stmt), NULL until the first
+ * iteration decodes it, so later iterations skip the memo's lookup; st
+ * NULL (out of memory): looked up. */
 typedef struct {
     const char **p;
     char *buf;
+    const void **st;
 } fj_paths_t;
 void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp);
 void fj_body_paths_free(fj_paths_t *bp);

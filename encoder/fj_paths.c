@@ -1,7 +1,8 @@
 /* fj_paths.c - the statement paths of a loop body ("<path>[i]"), joined
- * once for all its iterations (fj.h fj_body_paths): joining them per
- * statement per iteration was a visible share of a small loop body's
- * front-end work. */
+ * once for all its iterations (fj.h fj_body_paths), and the slots of its
+ * decoded statements: joining them (and finding each statement in the
+ * memo) per statement per iteration was a visible share of a small loop
+ * body's front-end work. */
 #include "fj.h"
 #include "strutil.h"
 
@@ -18,10 +19,12 @@ void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp)
     }
     bp->p = n ? malloc(n * sizeof *bp->p) : NULL;
     bp->buf = n ? malloc(bytes ? bytes : 1) : NULL;
-    if (!bp->p || !bp->buf) {
+    bp->st = n ? calloc(n, sizeof *bp->st) : NULL;
+    if (!bp->p || !bp->buf || !bp->st) {
         free(bp->p);
         free(bp->buf);
-        *bp = (fj_paths_t){NULL, NULL};
+        free(bp->st);
+        *bp = (fj_paths_t){NULL, NULL, NULL};
         return;
     }
     char *at = bp->buf;
@@ -40,4 +43,5 @@ void fj_body_paths_free(fj_paths_t *bp)
 {
     free(bp->p);
     free(bp->buf);
+    free(bp->st);
 }

@@ -151,6 +151,7 @@ typedef struct fj_stmt {
     bool masked;                 /* ST_OP: NKI mask= through fj_masked_op */
     const char *ipath;           /* ST_OP, ST_TILE: its ops' / tile's path interned
                                     (enc_set_path_slot) */
+    const void *tile;            /* ST_TILE: its fields kept (tile_decl_t), or NULL */
     int tentry;                  /* ST_TILE: its name's builder entry + 1 (enc_tile_at) */
     /* ST_OP, once run_compute_op read them (constants of the object): */
     const cJSON *obj;            /* the statement's object */
@@ -306,7 +307,7 @@ static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
 static int exec_tile(jx_t *j, const cJSON *o, const char *path, struct fj_stmt *st)
 {
     tile_decl_t local;
-    const tile_decl_t *t = fj_memo_get(j, o, &tile_tag);
+    const tile_decl_t *t = fj_memo_get_slot(j, &st->tile, o, &tile_tag);
     if (!t) {
         if (read_tile(j, o, path, &local))
             return -1;
@@ -603,7 +604,7 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         return -1;
     char sub[ENC_PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s.body", path);
-    fj_paths_t bp = {NULL, NULL};
+    fj_paths_t bp = {NULL, NULL, NULL};
     if (trips > 1)
         fj_body_paths(body, sub, &bp);
     int mark = j->env.n;
@@ -754,9 +755,14 @@ static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
     return 0;
 }
 
-static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
+/* slot: the loop body's slot of o's decoded statement (fj_paths_t st[i]),
+ * or NULL */
+static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slot)
 {
-    fj_stmt_t *st = cJSON_IsObject(o) ? (fj_stmt_t *)fj_memo_get(j, o, &stmt_tag) : NULL;
+    /* a filled slot is an object's (the memo keeps only objects') */
+    fj_stmt_t *st = (slot && *slot) || cJSON_IsObject(o)
+                        ? (fj_stmt_t *)fj_memo_get_slot(j, slot, o, &stmt_tag)
+                        : NULL;
     fj_stmt_t local;
     if (!st) {
         if (decode_stmt(j, o, path, &local))
@@ -766,7 +772,8 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path)
         if (kept && fj_keep(j, kept, free)) {
             *kept = local;
             st = kept;
-            fj_memo_put(j, o, &stmt_tag, kept);   /* not kept: still freed at the end */
+            if (fj_memo_put(j, o, &stmt_tag, kept) && slot)   /* not kept: still freed */
+                *slot = kept;
         } else {
             free(kept);
         }
@@ -800,7 +807,7 @@ static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_pat
             sp = NULL;
         if (!sp)
             return fj_jfail(j, path, NULL, "op path too long (nesting too deep)");
-        if (exec_stmt(j, s, sp))
+        if (exec_stmt(j, s, sp, bp && bp->st ? &bp->st[i] : NULL))
             return -1;
     }
     return 0;

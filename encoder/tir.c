@@ -124,6 +124,13 @@ const char *tir_name(tir_kernel_t *k, const char *s)
     return own_str(k, s, TIR_NAME_LEN, false);
 }
 
+const char *tir_name_n(tir_kernel_t *k, const char *s, size_t n)
+{
+    if (n >= TIR_NAME_LEN)
+        return tir_name(k, s);
+    return n ? tpb_arena_strndup(&k->names, s, n) : "";
+}
+
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t)
 {
     return tir_add_tensor_at(k, t, false);

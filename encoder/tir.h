@@ -605,6 +605,8 @@ const char *tir_intern(tir_kernel_t *k, const char *s);
  * ops and tensors; freed by tir_kernel_free / tir_pools_free); NULL on
  * out-of-memory. */
 const char *tir_name(tir_kernel_t *k, const char *s);
+/* tir_name of s whose length n is known (n < TIR_NAME_LEN: no strnlen). */
+const char *tir_name_n(tir_kernel_t *k, const char *s, size_t n);
 /* An immediate scalar operand (ap = &tir_ap_none). */
 tir_scalar_t tir_scalar_imm(double v);
 /* An op with every AP's tensor = -1 and defaults set (path ""). */

@@ -89,9 +89,13 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
 /* The operand's field name: looked up only for a message. */
 #define AP_FIELD enc_operand_name(v->op->kind, slot)
 
-static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound)
+/* *strided: the pass needed a direct DMA's partition stride (else it holds
+ * for any op: nothing else here reads the op). */
+static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound,
+                    bool *strided)
 {
     const tir_tensor_t *t = tens(v, a);
+    *strided = false;
     if (a->ndim < 1 || a->ndim > TIR_MAX_DIMS)
         return vfail(v, AP_FIELD, "access pattern has %d dims (1..%d)", a->ndim, TIR_MAX_DIMS);
     int64_t total = 1;
@@ -131,6 +135,7 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
         if (a->count[0] > 1 && a->step[0] != row && !pstride)
             return vfail(v, AP_FIELD, "dim 0 of a tile access must step over partitions (step %lld, "
                          "row size %lld)", (long long)a->step[0], (long long)row);
+        *strided = a->count[0] > 1 && a->step[0] != row;
         /* the free part must stay inside one partition row */
         int64_t flo = a->offset % row, fhi = flo;
         for (int d = 1; d < a->ndim; d++) {
@@ -151,12 +156,14 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
 
 /* check_ap through the memo (builder.h enc_check_memo_t): a record that
  * passed with the same bound passes again, for a direct DMA (its partition
- * stride is the one relaxation) or after passing for another op. */
+ * stride is the one relaxation) or after passing for another op or for a
+ * DMA without that stride. */
 static int check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound)
 {
     enc_check_memo_t *m = v->memo;
+    bool strided;
     if (!m)
-        return check_ap(v, a, slot, bound);
+        return check_ap(v, a, slot, bound, &strided);
     if (m->k != v->k || m->tg != v->tg) {
         memset(m->e, 0, sizeof m->e);
         m->k = v->k;
@@ -164,15 +171,15 @@ static int check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t b
     }
     tir_opkind_t kd = v->op->kind;   /* what check_ap reads of the op */
     bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
-    unsigned h = (unsigned)(((uintptr_t)a >> 3) * 0x9e3779b97f4a7c15ull >> 56) % ENC_CHECK_MEMO;
+    unsigned h = enc_check_memo_slot(a);
     bool same = m->e[h].ap == a && m->e[h].bound == bound;
     if (same && (dma || m->e[h].any)) {   /* a pass as a non-DMA operand holds for a DMA */
         m->hits++;
         return 0;
     }
-    if (check_ap(v, a, slot, bound))
+    if (check_ap(v, a, slot, bound, &strided))
         return -1;
-    m->e[h].any = !dma || (same && m->e[h].any);
+    m->e[h].any = !dma || !strided || (same && m->e[h].any);
     m->e[h].ap = a;
     m->e[h].bound = bound;
     return 0;

@@ -1,12 +1,13 @@
 /* validate_int.h - pieces shared by the op validator files (validate.c,
- * validate_dma.c): the validation context, the message builder and the
- * operand helpers. */
+ * validate_dma.c, validate_memo.c): the validation context, the message
+ * builder, the check memo's slot and the operand helpers. */
 #ifndef TPB_ENC_VALIDATE_INT_H
 #define TPB_ENC_VALIDATE_INT_H
 
 #include "builder.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct {
@@ -31,6 +32,12 @@ static inline int vfail(const vctx_t *v, const char *field, const char *fmt, ...
         return tpb_errf(v->err, "%s (%s): field '%s': %s", v->op->path,
                         tir_op_name(v->op->kind), field, tmp);
     return tpb_errf(v->err, "%s (%s): %s", v->op->path, tir_op_name(v->op->kind), tmp);
+}
+
+/* The check memo's slot of record a (builder.h enc_check_memo_t) */
+static inline unsigned enc_check_memo_slot(const tir_ap_t *a)
+{
+    return (unsigned)(((uintptr_t)a >> 3) * 0x9e3779b97f4a7c15ull >> 56) % ENC_CHECK_MEMO;
 }
 
 static inline const tir_tensor_t *tens(const vctx_t *v, const tir_ap_t *a)
