@@ -14,12 +14,15 @@
  * in strings, the four JSON whitespace characters, RFC 8259 numbers, depth
  * at most SCAN_MAX_DEPTH.  Everything it accepts cJSON accepts with the
  * same values; anything else (including every malformed file) is handed to
- * cJSON, so the results and the error messages are cJSON's either way. */
+ * the cJSON-shaped arena reader (common/jsonarena.h, which accepts and
+ * refuses what cJSON does), so the results and the error messages are
+ * cJSON's either way. */
 #include "sim_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "cJSON.h"
 #include "hugepage.h"
 #include "jsonread.h"
@@ -525,9 +528,12 @@ static sink_str_t cjson_str(const cJSON *v)
 
 static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
 {
+    tpb_arena_t arena = { 0 };   /* the tree is only read: no malloc/free per node */
     cJSON *root;
-    if (tpb_json_parse(buf, len, k->path, &root, k->err))
+    if (tpb_json_parse_arena(&arena, buf, len, k->path, &root, k->err)) {
+        tpb_arena_free(&arena);
         return -1;
+    }
     k->compact = tpb_sidecar_is_compact(root);
     const cJSON *tab = cJSON_GetObjectItemCaseSensitive(root, "dve_table");
     if (tab) {
@@ -567,7 +573,7 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
             i++;
         }
     }
-    cJSON_Delete(root);
+    tpb_arena_free(&arena); /* the stored strings were copied into e->debug */
     return k->rc;
 }
 
