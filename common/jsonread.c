@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "fileio.h"
+#include "jsonarena.h"
 
 long tpb_json_too_deep_at(const uint8_t *buf, size_t len, size_t limit)
 {
@@ -28,20 +29,23 @@ long tpb_json_too_deep_at(const uint8_t *buf, size_t len, size_t limit)
     return -1;
 }
 
-int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out, tpb_err_t *err)
+/* Whether buf[0..len) holds only blanks from `end` (just past the value) on;
+ * otherwise the message naming the first other byte.  Returns 0 or -1. */
+static int check_tail(const uint8_t *buf, size_t len, const char *end, const char *path,
+                      tpb_err_t *err)
 {
-    const char *end = NULL;
-    *out = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
-    if (*out) {
-        size_t off = end ? (size_t)(end - (const char *)buf) : len;
-        while (off < len && (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\n' || buf[off] == '\r'))
-            off++;
-        if (off >= len)
-            return 0;
-        cJSON_Delete(*out);
-        *out = NULL;
-        return tpb_errf(err, "%s: byte offset %zu: unexpected text after the JSON value", path, off);
-    }
+    size_t off = end ? (size_t)(end - (const char *)buf) : len;
+    while (off < len && (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\n' || buf[off] == '\r'))
+        off++;
+    if (off >= len)
+        return 0;
+    return tpb_errf(err, "%s: byte offset %zu: unexpected text after the JSON value", path, off);
+}
+
+/* The message for a text refused at `end` (where the parser stopped). */
+static int refused(const uint8_t *buf, size_t len, const char *end, const char *path,
+                   tpb_err_t *err)
+{
     size_t off = end ? (size_t)(end - (const char *)buf) : 0;
     long deep = tpb_json_too_deep_at(buf, off + 1 < len ? off + 1 : len, CJSON_NESTING_LIMIT);
     if (deep >= 0)
@@ -50,7 +54,40 @@ int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out
     return tpb_errf(err, "%s: invalid JSON near byte offset %zu", path, off);
 }
 
-int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err)
+int tpb_json_parse(const uint8_t *buf, size_t len, const char *path, cJSON **out, tpb_err_t *err)
+{
+    const char *end = NULL;
+    *out = cJSON_ParseWithLengthOpts((const char *)buf, len, &end, 0);
+    if (!*out)
+        return refused(buf, len, end, path, err);
+    if (check_tail(buf, len, end, path, err) == 0)
+        return 0;
+    cJSON_Delete(*out);
+    *out = NULL;
+    return -1;
+}
+
+int tpb_json_parse_arena(tpb_arena_t *a, const uint8_t *buf, size_t len, const char *path,
+                         cJSON **out, tpb_err_t *err)
+{
+    const char *end = NULL;
+    tpb_ja_status_t st = tpb_json_arena_parse(a, (const char *)buf, len, out, &end);
+    if (st == TPB_JA_NOMEM) {
+        *out = NULL;
+        return tpb_errf(err, "%s: out of memory", path);
+    }
+    if (st != TPB_JA_OK) {
+        *out = NULL;
+        return refused(buf, len, end, path, err);
+    }
+    if (check_tail(buf, len, end, path, err) == 0)
+        return 0;
+    *out = NULL; /* the nodes stay in the arena until the caller frees it */
+    return -1;
+}
+
+/* Read a whole file and hand it to parse (one of the two above). */
+static int read_file(const char *path, tpb_arena_t *a, cJSON **out, tpb_err_t *err)
 {
     uint8_t *buf;
     size_t len;
@@ -58,9 +95,20 @@ int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err)
     if (fio_read_all(path, &buf, &len, err) != 0)
         return -1;
     int rc = len == 0 ? tpb_errf(err, "%s: empty file (expected a JSON document)", path)
+             : a      ? tpb_json_parse_arena(a, buf, len, path, out, err)
                       : tpb_json_parse(buf, len, path, out, err);
     free(buf);
     return rc;
+}
+
+int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err)
+{
+    return read_file(path, NULL, out, err);
+}
+
+int tpb_json_read_file_arena(tpb_arena_t *a, const char *path, cJSON **out, tpb_err_t *err)
+{
+    return read_file(path, a, out, err);
 }
 
 const char *tpb_json_trailing_text(const char *text, size_t len, const char *end)

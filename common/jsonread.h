@@ -1,4 +1,4 @@
-/* jsonread.h - parse JSON text with cJSON and say why it failed: the byte
+/* jsonread.h - parse JSON text with cJSON (or into an arena) and say why it failed: the byte
  * offset, and when the text nests deeper than cJSON's limit
  * (CJSON_NESTING_LIMIT, 1000 levels) that limit instead of a bare
  * "invalid JSON" (docs/reliability.md). */
@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "cJSON.h"
 #include "diag.h"
 
@@ -35,5 +36,13 @@ int tpb_json_fail_linecol(const char *text, size_t len, const char *end, bool pa
                           const char *src, tpb_err_t *err);
 /* Read and parse a whole file; an empty file is named as such. */
 int tpb_json_read_file(const char *path, cJSON **out, tpb_err_t *err);
+/* The same two for a read-only tree whose nodes live in the arena `a`
+ * (tpb_json_arena_parse, jsonarena.h): no malloc per node, freed with
+ * tpb_arena_free(a) and never with cJSON_Delete.  Same accepted texts,
+ * values and messages as the cJSON versions; "<path>: out of memory" when
+ * the arena cannot grow.  Whatever was parsed stays in `a` on failure. */
+int tpb_json_parse_arena(tpb_arena_t *a, const uint8_t *buf, size_t len, const char *path,
+                         cJSON **out, tpb_err_t *err);
+int tpb_json_read_file_arena(tpb_arena_t *a, const char *path, cJSON **out, tpb_err_t *err);
 
 #endif

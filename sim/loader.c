@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "cJSON.h"
 #include "fileio.h"
 #include "hugepage.h"
@@ -26,6 +27,14 @@ static uint64_t splitmix64(uint64_t *x)
 static int read_json(const char *path, cJSON **out, tpb_err_t *err)
 {
     return tpb_json_read_file(path, out, err);
+}
+
+/* A tree that is only read while loading: its nodes live in `a` (freed by
+ * the caller with tpb_arena_free, never cJSON_Delete).  placement.json is
+ * kept in sim_t and copied into stats, so it stays a cJSON tree. */
+static int read_json_ro(tpb_arena_t *a, const char *path, cJSON **out, tpb_err_t *err)
+{
+    return tpb_json_read_file_arena(a, path, out, err);
 }
 
 static char *dup_str(const char *s)
@@ -136,9 +145,12 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tensor-map.json", dir);
+    tpb_arena_t arena = { 0 };
     cJSON *root;
-    if (read_json(path, &root, err) != 0)
+    if (read_json_ro(&arena, path, &root, err) != 0) {
+        tpb_arena_free(&arena);
         return -1;
+    }
     int rc = -1;
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const cJSON *kern = cJSON_GetObjectItemCaseSensitive(root, "kernel");
@@ -232,7 +244,7 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
     }
     rc = 0;
 out:
-    cJSON_Delete(root);
+    tpb_arena_free(&arena);
     return rc;
 }
 
@@ -255,15 +267,18 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
 {
     if (!fio_exists(path))
         return 0;
+    tpb_arena_t arena = { 0 };
     cJSON *root;
-    if (read_json(path, &root, err) != 0)
+    if (read_json_ro(&arena, path, &root, err) != 0) {
+        tpb_arena_free(&arena);
         return -1;
+    }
     int rc = 0, i = 0;
     const cJSON *j;
     const cJSON *sems = cJSON_GetObjectItemCaseSensitive(root, "semaphores");
     const cJSON *queues = cJSON_GetObjectItemCaseSensitive(root, "queues");
     if (!cJSON_IsObject(root) || (sems && !cJSON_IsArray(sems)) || (queues && !cJSON_IsArray(queues))) {
-        cJSON_Delete(root);
+        tpb_arena_free(&arena);
         return tpb_errf(err, "%s: %s", path, !cJSON_IsObject(root) ? "top level must be an object"
                         : sems && !cJSON_IsArray(sems) ? "field semaphores must be an array"
                                                        : "field queues must be an array");
@@ -297,7 +312,7 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
             c->queues[(int)id->valuedouble].name = strdup(name->valuestring);
         i++;
     }
-    cJSON_Delete(root);
+    tpb_arena_free(&arena);
     return rc;
 }
 

@@ -14,12 +14,15 @@
  * in strings, the four JSON whitespace characters, RFC 8259 numbers, depth
  * at most SCAN_MAX_DEPTH.  Everything it accepts cJSON accepts with the
  * same values; anything else (including every malformed file) is handed to
- * cJSON, so the results and the error messages are cJSON's either way. */
+ * the cJSON-shaped arena reader (common/jsonarena.h, which accepts and
+ * refuses what cJSON does), so the results and the error messages are
+ * cJSON's either way. */
 #include "sim_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "cJSON.h"
 #include "hugepage.h"
 #include "jsonread.h"
@@ -159,14 +162,21 @@ typedef struct {
     double num;                  /* SV_NUMBER, if want_num */
 } scan_val_t;
 
-static void scan_ws(scan_t *j)
+/* Compact sidecars have no blanks: one test for the common case. */
+static inline void scan_ws(scan_t *j)
 {
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r'))
+    while (j->p < j->end && (unsigned char)*j->p <= ' ' &&
+           (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r'))
         j->p++;
 }
 
-static bool scan_char(scan_t *j, char c)
+/* c is never a blank: test it before skipping blanks. */
+static inline bool scan_char(scan_t *j, char c)
 {
+    if (j->p < j->end && *j->p == c) {
+        j->p++;
+        return true;
+    }
     scan_ws(j);
     if (j->p < j->end && *j->p == c) {
         j->p++;
@@ -181,17 +191,36 @@ static bool scan_peek(scan_t *j, char c)
     return j->p < j->end && *j->p == c;
 }
 
-/* Whole-word byte tests (exact as booleans): some byte of w is 0, some
- * byte is below n (n <= 128). */
+/* Whole-word byte tests: some byte of w is 0, some byte is below n
+ * (n <= 128).  Exact as booleans, and the lowest flagged byte is always a
+ * true one (only bytes above a true one can be flagged falsely). */
 #define BYTES_OF(x) (0x0101010101010101ull * (uint8_t)(x))
-static inline bool word_has_zero(uint64_t w)
+static inline uint64_t word_zero_bytes(uint64_t w)
 {
-    return ((w - BYTES_OF(1)) & ~w & BYTES_OF(0x80)) != 0;
+    return (w - BYTES_OF(1)) & ~w & BYTES_OF(0x80);
 }
 
-static inline bool word_has_less(uint64_t w, unsigned n)
+static inline uint64_t word_less_bytes(uint64_t w, unsigned n)
 {
-    return ((w - BYTES_OF(n)) & ~w & BYTES_OF(0x80)) != 0;
+    return (w - BYTES_OF(n)) & ~w & BYTES_OF(0x80);
+}
+
+/* The first '"', '\\' or control character in [c, end), or end. */
+static inline const char *string_stop(const char *c, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; end - c >= 8; c += 8) { /* 8 bytes at a time, one pass */
+        uint64_t w;
+        memcpy(&w, c, 8);
+        uint64_t m = word_zero_bytes(w ^ BYTES_OF('"')) | word_zero_bytes(w ^ BYTES_OF('\\')) |
+                     word_less_bytes(w, 0x20);
+        if (m)
+            return c + (__builtin_ctzll(m) >> 3);
+    }
+#endif
+    while (c < end && *c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
+        c++;
+    return c;
 }
 
 /* A string with no escape and no control character. */
@@ -199,19 +228,9 @@ static bool scan_string(scan_t *j, const char **s, size_t *n)
 {
     if (!scan_char(j, '"'))
         return false;
-    const char *q = memchr(j->p, '"', (size_t)(j->end - j->p));
-    if (!q)
+    const char *q = string_stop(j->p, j->end);
+    if (q == j->end || *q != '"')
         return false;
-    const char *c = j->p;
-    for (; q - c >= 8; c += 8) { /* 8 bytes at a time: any '\\' or byte < 0x20? */
-        uint64_t w;
-        memcpy(&w, c, 8);
-        if (word_has_less(w, 0x20) || word_has_zero(w ^ (BYTES_OF('\\'))))
-            break; /* the byte loop below finds it */
-    }
-    for (; c < q; c++)
-        if (*c == '\\' || (unsigned char)*c < 0x20)
-            return false;
     *s = j->p;
     *n = (size_t)(q - j->p);
     j->p = q + 1;
@@ -525,9 +544,12 @@ static sink_str_t cjson_str(const cJSON *v)
 
 static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
 {
+    tpb_arena_t arena = { 0 };   /* the tree is only read: no malloc/free per node */
     cJSON *root;
-    if (tpb_json_parse(buf, len, k->path, &root, k->err))
+    if (tpb_json_parse_arena(&arena, buf, len, k->path, &root, k->err)) {
+        tpb_arena_free(&arena);
         return -1;
+    }
     k->compact = tpb_sidecar_is_compact(root);
     const cJSON *tab = cJSON_GetObjectItemCaseSensitive(root, "dve_table");
     if (tab) {
@@ -567,7 +589,7 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
             i++;
         }
     }
-    cJSON_Delete(root);
+    tpb_arena_free(&arena); /* the stored strings were copied into e->debug */
     return k->rc;
 }
 

@@ -313,6 +313,34 @@ static void test_string_escape_any_position(void **state)
             }
 }
 
+/* The scanner finds a string's end 8 bytes at a time: a name of any length
+ * with bytes 0x80..0xff anywhere, followed at any distance within the same
+ * word by a quote, a backslash or a control byte in the next member (which
+ * then sends the text to cJSON), reads the same either way. */
+static void test_string_end_in_word(void **state)
+{
+    (void)state;
+    static const char *const next[] = { "\"src\": \"s\"", "\"src\": \"\\n\"",
+                                        "\"src\": \"\x01\"", "\"src\":\"\xc3\xa9\"" };
+    char text[160], name[40];
+    for (unsigned n = 0; n <= 19; n++)
+        for (unsigned at = 0; at <= n; at++)
+            for (unsigned k = 0; k < sizeof next / sizeof next[0]; k++) {
+                for (unsigned i = 0; i < n; i++)
+                    name[i] = (char)('a' + i % 26);
+                if (at < n)
+                    name[at] = (char)(0x80 + (at * 37 + k) % 128);
+                int len = snprintf(text, sizeof text, "{\"debug\": [{\"pc\": 0, \"name\": \"%.*s\",%s}]}",
+                                   (int)n, name, next[k]);
+                int rc;
+                bool scanned = parse_both_len(text, (size_t)len, false, &rc);
+                assert_int_equal(rc, 0);
+                if (scanned != (k == 0 || k == 3))
+                    fail_msg("name of %u bytes, high byte at %u, next %u: scanned %d", n, at, k,
+                             scanned);
+            }
+}
+
 /* Random edits of the compiler's text: both paths agree on each. */
 static void test_mutations_agree(void **state)
 {
@@ -684,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_empty_stream_ignores_entries),
         cmocka_unit_test(test_mutations_agree),
         cmocka_unit_test(test_string_escape_any_position),
+        cmocka_unit_test(test_string_end_in_word),
         cmocka_unit_test(test_stream_decode_matches_isa_decode),
         cmocka_unit_test(test_npy_read_matches_parse),
         cmocka_unit_test(test_npy_read_into_converts),

@@ -3,12 +3,14 @@
  * same result, same message, same debug table.  A compact sidecar
  * (common/sidecar_form.h) that reads, expanded by tpb_sidecar_expand (the
  * other implementation of the rules, used by tpb dis and the linker) and
- * read again, gives the same debug table. */
+ * read again, gives the same debug table.  The parser behind the cJSON path
+ * (tpb_json_parse_arena, an arena tree) gives cJSON's result and message. */
 #include <stdint.h>
 #include <string.h>
 
 #include "cJSON.h"
 #include "fuzz_util.h"
+#include "jsonread.h"
 #include "sidecar_form.h"
 #include "sim_int.h"
 
@@ -68,6 +70,20 @@ static void check_expanded(const sim_engine_t *f, const uint8_t *buf, size_t len
     isa_stream_free(&x.stream);
 }
 
+/* tpb_json_parse_arena against tpb_json_parse (cJSON) on the same text. */
+static void check_arena_reader(const uint8_t *buf, size_t len)
+{
+    cJSON *c = NULL, *a = NULL;
+    tpb_err_t ec = { { 0 } }, ea = { { 0 } };
+    tpb_arena_t arena = { 0 };
+    int rc = tpb_json_parse(buf, len, "x/DVE.json", &c, &ec);
+    int ra = tpb_json_parse_arena(&arena, buf, len, "x/DVE.json", &a, &ea);
+    FUZZ_CHECK(rc == ra && (rc ? !strcmp(ec.msg, ea.msg) : a != NULL),
+               "cJSON %d '%s', arena %d '%s'", rc, ec.msg, ra, ea.msg);
+    cJSON_Delete(c);
+    tpb_arena_free(&arena);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 1 << 16)
@@ -84,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rf = sim_sidecar_parse(&f, "x/DVE.json", buf, size - 1, true, NULL, &ef);
     int rc = sim_sidecar_parse(&c, "x/DVE.json", buf, size - 1, false, NULL, &ec);
     FUZZ_CHECK(rf == rc, "scanner %d '%s', cJSON %d '%s'", rf, ef.msg, rc, ec.msg);
+    check_arena_reader(buf, size - 1);
     if (rf) {
         FUZZ_CHECK(!strcmp(ef.msg, ec.msg), "'%s' vs '%s'", ef.msg, ec.msg);
         FUZZ_CHECK(strstr(ef.msg, "x/DVE.json") != NULL, "message without the file: %s", ef.msg);
