@@ -149,11 +149,13 @@ _Static_assert(ISA_OP_COUNT < 255, "bir_inst_t.acc_key holds 1 + an ISA op");
 
 bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n)
 {
+    /* the room first (its alignment is the block's), then the name, then the
+     * body: no padding beyond the body's alignment after the name */
     const size_t al = _Alignof(isa_body_t), aa = _Alignof(bir_access_t);
     unsigned room = (unsigned)in->isa.op < ISA_OP_COUNT ? m->acc_room[in->isa.op] : 0;
-    size_t acc_at = (n + 1 + aa - 1) & ~(aa - 1);   /* the accesses' offset */
-    size_t at = (acc_at + room * sizeof(bir_access_t) + al - 1) & ~(al - 1);   /* the body's */
-    char *p = tpb_arena_alloc(&m->arena, at + bir_body_size(in->isa.op), al > aa ? al : aa);
+    size_t name_at = room * sizeof(bir_access_t);
+    size_t at = (name_at + n + 1 + al - 1) & ~(al - 1);   /* the body's offset */
+    char *p = tpb_arena_alloc(&m->arena, at + bir_body_size(in->isa.op), room && aa > al ? aa : al);
     if (!p) {
         in->name = "";
         in->oom = true;
@@ -161,11 +163,11 @@ bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n
         in->isa.f = &m->oom_body;
         return false;
     }
-    memcpy(p, s, n);   /* the arena's bytes are zero: p[n] ends it */
-    in->name = p;
+    memcpy(p + name_at, s, n);   /* the arena's bytes are zero: the name ends */
+    in->name = p + name_at;
     in->acc_key = (uint8_t)(in->isa.op + 1);
     if (room) {
-        in->acc = (const bir_access_t *)(p + acc_at);
+        in->acc = (const bir_access_t *)p;
         in->acc_room = (uint8_t)room;
     }
     in->isa.f = (isa_body_t *)(p + at);

@@ -353,9 +353,8 @@ static inline bir_inst_t *bir_block_next(bir_block_t *b, tpb_err_t *err)
  * when out of memory (in->oom is then set, which append/insert refuse). */
 bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
 /* bir_inst_set_name(s's first n bytes, n < BIR_NAME_LEN) and
- * bir_inst_body_new in one arena block: the name, room for
- * m->acc_room[op] accesses (in->acc, in->acc_room), then the body at the
- * block's end (a mode setter still grows it in place).  Out of memory: as
+ * bir_inst_body_new in one arena block: room for m->acc_room[op] accesses
+ * (in->acc, in->acc_room), the name, then the body at the block's end (a mode setter still grows it in place).  Out of memory: as
  * those two (in->oom set, the body is m->oom_body, no room). */
 bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n);
 /* A writable copy of in's rare parts (zeros when it has none) in m's arena,
