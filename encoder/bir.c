@@ -145,11 +145,17 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
     return true;
 }
 
+_Static_assert(ISA_OP_COUNT < 255, "bir_inst_t.acc_key holds 1 + an ISA op");
+
 bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n)
 {
-    const size_t al = _Alignof(isa_body_t);
-    size_t at = (n + 1 + al - 1) & ~(al - 1);   /* the body's offset */
-    char *p = tpb_arena_alloc(&m->arena, at + bir_body_size(in->isa.op), al);
+    /* the room first (its alignment is the block's), then the name, then the
+     * body: no padding beyond the body's alignment after the name */
+    const size_t al = _Alignof(isa_body_t), aa = _Alignof(bir_access_t);
+    unsigned room = (unsigned)in->isa.op < ISA_OP_COUNT ? m->acc_room[in->isa.op] : 0;
+    size_t name_at = room * sizeof(bir_access_t);
+    size_t at = (name_at + n + 1 + al - 1) & ~(al - 1);   /* the body's offset */
+    char *p = tpb_arena_alloc(&m->arena, at + bir_body_size(in->isa.op), room && aa > al ? aa : al);
     if (!p) {
         in->name = "";
         in->oom = true;
@@ -157,8 +163,13 @@ bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n
         in->isa.f = &m->oom_body;
         return false;
     }
-    memcpy(p, s, n);   /* the arena's bytes are zero: p[n] ends it */
-    in->name = p;
+    memcpy(p + name_at, s, n);   /* the arena's bytes are zero: the name ends */
+    in->name = p + name_at;
+    in->acc_key = (uint8_t)(in->isa.op + 1);
+    if (room) {
+        in->acc = (const bir_access_t *)p;
+        in->acc_room = (uint8_t)room;
+    }
     in->isa.f = (isa_body_t *)(p + at);
     return true;
 }
@@ -180,6 +191,8 @@ bir_rare_t *bir_inst_rare(bir_module_t *m, bir_inst_t *in)
 
 bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in)
 {
+    in->acc_room = 0;   /* a room is the other module's, */
+    in->acc_key = 0;    /* so are its counts */
     if (in->nacc > 0) {
         const bir_access_t *a = in->acc;
         in->acc = NULL;
@@ -317,9 +330,14 @@ void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v)
 
 bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
 {
+    if (in->nacc < in->acc_room) {   /* the room reserved with the name */
+        ((bir_access_t *)in->acc)[in->nacc++] = *a;
+        return true;
+    }
     if (in->nacc >= BIR_MAX_ACCESS)
         return false;
-    /* consecutive accesses of one instruction extend its block in place */
+    /* consecutive accesses of one instruction extend its block in place
+     * (a room is not at the arena's end: its list is copied once) */
     bir_access_t *v = tpb_arena_extend(&m->arena, (void *)in->acc, (size_t)in->nacc * sizeof *v,
                                        (size_t)(in->nacc + 1) * sizeof *v, _Alignof(bir_access_t));
     if (!v) {
@@ -328,6 +346,9 @@ bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
     }
     v[in->nacc++] = *a;
     in->acc = v;
+    in->acc_room = 0;
+    if (in->acc_key && m->acc_room[in->acc_key - 1] < in->nacc)
+        m->acc_room[in->acc_key - 1] = (uint8_t)in->nacc;   /* the next ones reserve this many */
     return true;
 }
 

@@ -194,7 +194,9 @@ typedef struct {
     bir_isa_t isa;           /* op, sync header (filled by the scheduler), body */
     int loop;                /* rolled loop (bir_module_t.loops) it belongs to, -1 */
     const bir_access_t *acc; /* nacc accesses in the module's arena (bir_inst_access),
-                                NULL when none; copies of the instruction share them */
+                                NULL when none (or the unused room, acc_room); copies of
+                                the instruction share them (a copy made while a room is
+                                being filled must not be given accesses too) */
     const char *name;        /* instruction name: "<op name>" or "<op name>.<k>", at most
                                 BIR_NAME_LEN - 1 bytes; in the module's arena
                                 (bir_inst_set_name) or a string literal */
@@ -210,6 +212,12 @@ typedef struct {
     uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
     bool oom;                /* an arena allocation for it failed (name, accesses, rare
                                 parts): bir_block_append/insert refuse it */
+    uint8_t acc_room;        /* acc points at room for this many accesses reserved with
+                                the name and body (bir_inst_name_body); 0: none, acc is
+                                NULL or a list extended by bir_inst_access */
+    uint8_t acc_key;         /* 1 + the ISA op whose m->acc_room sized the room (the op
+                                before a mode setter changes it); 0: not from
+                                bir_inst_name_body, nothing learned from it */
 } bir_inst_t;
 
 /* The zero body: what bir_body() reads for an instruction without one
@@ -318,6 +326,9 @@ typedef struct {
                                 and rare parts; live as long as the module */
     isa_body_t oom_body;     /* where an instruction's body writes go when its arena
                                 body could not be allocated (the instruction is refused) */
+    uint8_t acc_room[ISA_OP_COUNT]; /* accesses bir_inst_name_body reserves for an ISA op
+                                (as built, before mode setters): the most one
+                                instruction of it has needed so far */
 } bir_module_t;
 
 int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err);
@@ -342,9 +353,9 @@ static inline bir_inst_t *bir_block_next(bir_block_t *b, tpb_err_t *err)
  * when out of memory (in->oom is then set, which append/insert refuse). */
 bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
 /* bir_inst_set_name(s's first n bytes, n < BIR_NAME_LEN) and
- * bir_inst_body_new in one arena block: the name, then the body at the
- * block's end (a mode setter still grows it in place).  Out of memory: as
- * those two (in->oom set, the body is m->oom_body). */
+ * bir_inst_body_new in one arena block: room for m->acc_room[op] accesses
+ * (in->acc, in->acc_room), the name, then the body at the block's end (a mode setter still grows it in place).  Out of memory: as
+ * those two (in->oom set, the body is m->oom_body, no room). */
 bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n);
 /* A writable copy of in's rare parts (zeros when it has none) in m's arena,
  * installed as in->rare; NULL when out of memory (in unchanged).  Copies of
@@ -395,8 +406,10 @@ unsigned bir_dge_compute_wire(bir_dge_compute_t v);
  * DmaIndirect2d) also its wire field.  Emission refuses a descriptor whose
  * wire field disagrees. */
 void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v);
-/* Record a memory access (in m's arena); false when the access list is full
- * (BIR_MAX_ACCESS) or out of memory (in->oom is then set). */
+/* Record a memory access (in m's arena): in the room reserved with the name
+ * while it lasts, else by extending the list; an instruction that outgrows
+ * its room raises m->acc_room for the op it was built as (acc_key).  False when the access list is
+ * full (BIR_MAX_ACCESS) or out of memory (in->oom is then set). */
 bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a);
 bool bir_access_overlap(const bir_access_t *a, const bir_access_t *b);
 

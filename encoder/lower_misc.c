@@ -107,6 +107,7 @@ static int lower_tload(lower_ctx_t *c)
         each.isa.f->TLOAD = in.isa.f->TLOAD;
         each.acc = in.acc;   /* shared: the accesses never change after lowering */
         each.nacc = in.nacc;
+        each.acc_room = 0;   /* its own room is unused */
         each.engine = isa_tpb_engines[k];
         if (lw_emit(c, &each))
             return -1;

@@ -187,6 +187,80 @@ static void test_access_sharing(void **state)
     bir_module_free(&m);
 }
 
+/* Room for accesses is reserved with the name and body (bir_inst_name_body):
+ * none for an ISA op until one of its instructions needed some, then as
+ * many as the most one has needed.  The accesses go between the name and
+ * the body; a list that outgrows its room moves, keeping every access; a
+ * room never survives an adopt into another module; the body stays last
+ * (a mode setter grows it in place). */
+static void test_access_room(void **state)
+{
+    (void)state;
+    bir_module_t m, m2;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    assert_int_equal(bir_module_init(&m2, 1, 1, &err), 0);
+    bir_access_t r = {.space = ISA_SPACE_SBUF, .p0 = 0, .p1 = 4, .lo = 0, .hi = 16, .write = 0};
+    bir_access_t w = {.space = ISA_SPACE_SBUF, .p0 = 0, .p1 = 4, .lo = 64, .hi = 80, .write = 1};
+    bir_inst_t a;
+    bir_inst_init(&a, BIR_ACTIVATION, ISA_OP_ACTIVATION);
+    assert_true(bir_inst_name_body(&m, &a, "a", 1));
+    assert_int_equal(a.acc_room, 0);   /* nothing learned yet */
+    assert_null(a.acc);
+    assert_true(bir_inst_access(&m, &a, &r));
+    assert_true(bir_inst_access(&m, &a, &w));
+    assert_int_equal(m.acc_room[ISA_OP_ACTIVATION], 2);
+    assert_int_equal(m.acc_room[ISA_OP_TENSOR_COPY], 0);   /* per ISA op */
+
+    bir_inst_t b;
+    bir_inst_init(&b, BIR_ACTIVATION, ISA_OP_ACTIVATION);
+    assert_true(bir_inst_name_body(&m, &b, "bb", 2));
+    assert_int_equal(b.acc_room, 2);
+    assert_non_null(b.acc);
+    assert_ptr_equal((const char *)(b.acc + 2), b.name);   /* one block: room, name, body */
+    assert_true(b.name + 3 <= (const char *)b.isa.f);
+    assert_int_equal((uintptr_t)b.acc % _Alignof(bir_access_t), 0);
+    assert_string_equal(b.name, "bb");
+    const bir_access_t *room = b.acc;
+    assert_true(bir_inst_access(&m, &b, &w));
+    assert_true(bir_inst_access(&m, &b, &r));
+    assert_ptr_equal(b.acc, room);   /* written into the room */
+    assert_int_equal((uint64_t)b.acc[0].lo, 64);
+    assert_int_equal((uint64_t)b.acc[1].lo, 0);
+    isa_body_t *body = b.isa.f;
+    bir_inst_set_is_activate2(&m, &b, true);   /* ACT 160 -> ACT2 192 bytes */
+    assert_ptr_equal(b.isa.f, body);   /* the body is still last: grown in place */
+    assert_ptr_equal(b.acc, room);
+    bir_access_t x = w;
+    x.lo = 128, x.hi = 144;
+    assert_true(bir_inst_access(&m, &b, &x));   /* outgrows the room: moved */
+    assert_int_equal(b.nacc, 3);
+    assert_true(b.acc != room);
+    assert_int_equal(b.acc_room, 0);
+    assert_int_equal((uint64_t)b.acc[0].lo, 64);
+    assert_int_equal((uint64_t)b.acc[1].lo, 0);
+    assert_int_equal((uint64_t)b.acc[2].lo, 128);
+    assert_int_equal(m.acc_room[ISA_OP_ACTIVATION], 3);   /* as built, not ACT2 */
+    assert_int_equal(m.acc_room[ISA_OP_ACTIVATE2], 0);
+    assert_true(bir_inst_access(&m, &b, &r));   /* then extended in place */
+    assert_int_equal((uint64_t)b.acc[2].lo, 128);
+    assert_int_equal(m.acc_room[ISA_OP_ACTIVATION], 4);
+
+    bir_inst_t c;   /* a room left empty, adopted by another module */
+    bir_inst_init(&c, BIR_ACTIVATION, ISA_OP_ACTIVATION);
+    assert_true(bir_inst_name_body(&m, &c, "c", 1));
+    assert_int_equal(c.acc_room, 4);
+    assert_true(bir_inst_adopt(&m2, &c));
+    assert_int_equal(c.acc_room, 0);
+    assert_int_equal(c.acc_key, 0);
+    assert_true(bir_inst_access(&m2, &c, &r));
+    assert_int_equal(m2.acc_room[ISA_OP_ACTIVATION], 0);   /* m's counts stay m's */
+    assert_true(bir_block_append(bir_main_block(&m), &b, &err) >= 0);
+    bir_module_free(&m);
+    assert_int_equal((uint64_t)c.acc[0].lo, 0);   /* ASan: not in m's freed arena */
+    bir_module_free(&m2);
+}
+
 /* A name is cut to BIR_NAME_LEN - 1 bytes, as the old inline char[64] did. */
 static void test_name_cut(void **state)
 {
@@ -451,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_arena_extend),
         cmocka_unit_test(test_arena_zero_without_clearing),
         cmocka_unit_test(test_access_sharing),
+        cmocka_unit_test(test_access_room),
         cmocka_unit_test(test_name_cut),
         cmocka_unit_test(test_append_refuses_unnamed),
         cmocka_unit_test(test_adopt_outlives_source),
