@@ -600,6 +600,21 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
     return sched_synchronise_budget(m, st, PIX_SCAN_BUDGET, err);
 }
 
+/* The accesses that touch something of the instructions the pass files:
+ * what the index's lists are sized for (each opens at least one). */
+static size_t filed_accesses(const bir_block_t *b)
+{
+    size_t n = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *in = &b->insts[i];
+        if (in->is_dma_desc)
+            continue;
+        for (int a = 0; a < in->nacc; a++)
+            n += in->acc[a].hi > in->acc[a].lo;
+    }
+    return n;
+}
+
 int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, tpb_err_t *err)
 {
     bir_block_t *b = bir_main_block(m);
@@ -610,6 +625,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
     }
+    pix_reserve(&w.index, filed_accesses(b));
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         bir_inst_t *in = &b->insts[i];
