@@ -411,8 +411,12 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
     uint64_t open = w->open[in->engine];
     if (!is_dma)   /* its own engine's producers run before it, in order */
         open &= ~(1ull << w->engine_sem[in->engine]);
-    int64_t total = 0;   /* producers above what is known */
-    for (uint64_t q = open; q; q &= q - 1) {
+    /* producers above what is known, counted only up to where the choice
+     * below is made (past `far`: the index, or the walk when out of memory,
+     * whatever the rest adds; many open DMA queues made this loop the
+     * pass's largest one on compile-live) */
+    int64_t total = 0, far = PIX_FAR_FACTOR * (int64_t)(scan_budget > 0 ? scan_budget : 0);
+    for (uint64_t q = open; q && total <= far; q &= q - 1) {
         int s = __builtin_ctzll(q);
         total += w->count[s] > kn[s] ? w->count[s] - kn[s] : 0;
     }
@@ -600,21 +604,6 @@ int sched_synchronise(bir_module_t *m, enc_stats_t *st, tpb_err_t *err)
     return sched_synchronise_budget(m, st, PIX_SCAN_BUDGET, err);
 }
 
-/* The accesses that touch something of the instructions the pass files:
- * what the index's lists are sized for (each opens at least one). */
-static size_t filed_accesses(const bir_block_t *b)
-{
-    size_t n = 0;
-    for (int i = 0; i < b->ninsts; i++) {
-        const bir_inst_t *in = &b->insts[i];
-        if (in->is_dma_desc)
-            continue;
-        for (int a = 0; a < in->nacc; a++)
-            n += in->acc[a].hi > in->acc[a].lo;
-    }
-    return n;
-}
-
 int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, tpb_err_t *err)
 {
     bir_block_t *b = bir_main_block(m);
@@ -625,7 +614,9 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
     }
-    pix_reserve(&w.index, filed_accesses(b));
+    /* about two accesses per instruction (a source, a destination), each
+     * opening a list when tiles do not repeat (compile-live) */
+    pix_reserve(&w.index, 2 * (size_t)n);
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         bir_inst_t *in = &b->insts[i];
