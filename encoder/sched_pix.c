@@ -2,6 +2,7 @@
  * (sched_pix.h). */
 #include "sched_pix.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,44 +33,83 @@ void pix_free(pindex_t *x)
     pix_init(x);
 }
 
+void pix_reserve(pindex_t *x, size_t lists)
+{
+    x->hint = lists < PIX_HINT_MAX ? lists : PIX_HINT_MAX;
+}
+
+/* Room in the hash table for one more key; false: out of memory.  The
+ * first table is small (most kernels file a few hundred lists); the one
+ * after it is sized for the hint at once, so a kernel whose accesses each
+ * open new chunks (compile-live) rehashes once, not at every doubling. */
+static bool table_room(pindex_t *x)
+{
+    if (2 * (x->n + 1) <= x->cap)
+        return true;
+    size_t nc = x->cap ? 2 * x->cap : 1024;
+    while (x->cap && nc < 2 * x->hint)
+        nc *= 2;
+    uint64_t *nk = calloc(nc, sizeof *nk);
+    int *ns = calloc(nc, sizeof *ns);
+    if (!nk || !ns) {
+        free(nk), free(ns);
+        return false;
+    }
+    for (size_t i = 0; i < x->cap; i++)
+        if (x->keys[i]) {
+            size_t j = pix_hash(x->keys[i], nc);
+            while (nk[j])
+                j = (j + 1) & (nc - 1);
+            nk[j] = x->keys[i], ns[j] = x->slot_bucket[i];
+        }
+    free(x->keys), free(x->slot_bucket);
+    x->keys = nk, x->slot_bucket = ns, x->cap = nc;
+    x->rehashes++;
+    return true;
+}
+
+/* Room for one more bucket (the same first-small-then-hint rule); false:
+ * out of memory. */
+static bool buckets_room(pindex_t *x)
+{
+    if (x->nb < x->capb)
+        return true;
+    size_t nc = x->capb ? 2 * (size_t)x->capb : 256;
+    if (x->capb && nc < x->hint)
+        nc = x->hint;
+    if (nc > INT_MAX)
+        return false;
+    pbucket_t *nb = realloc(x->buckets, nc * sizeof *nb);
+    if (!nb)
+        return false;
+    x->buckets = nb, x->capb = (int)nc;
+    return true;
+}
+
 pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
 {
-    pbucket_t *found = pix_find(x, key);
-    if (found || !create || x->oom)
-        return found;
-    if (2 * (x->n + 1) > x->cap) {
-        size_t nc = x->cap ? 2 * x->cap : 1024;
-        uint64_t *nk = calloc(nc, sizeof *nk);
-        int *ns = calloc(nc, sizeof *ns);
-        if (!nk || !ns) {
-            free(nk), free(ns);
-            x->oom = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < x->cap; i++)
-            if (x->keys[i]) {
-                size_t j = pix_hash(x->keys[i], nc);
-                while (nk[j])
-                    j = (j + 1) & (nc - 1);
-                nk[j] = x->keys[i], ns[j] = x->slot_bucket[i];
-            }
-        free(x->keys), free(x->slot_bucket);
-        x->keys = nk, x->slot_bucket = ns, x->cap = nc;
+    size_t i = 0;
+    if (x->cap) {   /* one probe finds the key or the slot it would take */
+        for (i = pix_hash(key, x->cap); x->keys[i]; i = (i + 1) & (x->cap - 1))
+            if (x->keys[i] == key)
+                return &x->buckets[x->slot_bucket[i]];
     }
-    if (x->nb == x->capb) {
-        int nc = x->capb ? 2 * x->capb : 256;
-        pbucket_t *nb = realloc(x->buckets, (size_t)nc * sizeof *nb);
-        if (!nb) {
+    if (!create || x->oom)
+        return NULL;
+    if (2 * (x->n + 1) > x->cap) {
+        if (!table_room(x)) {
             x->oom = true;
             return NULL;
         }
-        x->buckets = nb, x->capb = nc;
+        for (i = pix_hash(key, x->cap); x->keys[i]; i = (i + 1) & (x->cap - 1))
+            ;
+    }
+    if (!buckets_room(x)) {
+        x->oom = true;
+        return NULL;
     }
     x->gen++;   /* the buckets may have moved */
     memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
-    size_t i = pix_hash(key, x->cap);
-    while (x->keys[i])
-        i = (i + 1) & (x->cap - 1);
     x->keys[i] = key;
     x->slot_bucket[i] = x->nb;
     x->n++;

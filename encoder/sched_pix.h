@@ -61,6 +61,7 @@ _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_RECENT 4            /* pix_recent_t: producers remembered per semaphore */
 #define PIX_SLAB 8              /* a list's first storage: entries, from a slab */
 #define PIX_SLAB_BLOCKS 1024    /* such blocks per slab */
+#define PIX_HINT_MAX ((size_t)1 << 17)   /* pix_reserve: at most 3 MiB of hash table up front */
 /* The list kinds of a key: exact lists of level l (code l), the wide
  * list, summary lists of level l (PIX_SUM + l). */
 enum { PIX_WIDE = 3, PIX_SUM = 4 };
@@ -142,6 +143,8 @@ typedef struct {
     uint32_t gen;
     pix_recent_t recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
+    size_t hint;                   /* lists expected (pix_reserve), at most PIX_HINT_MAX */
+    unsigned rehashes;             /* hash tables built (tests) */
 } pindex_t;
 
 /* What the index needs to compare a new producer with filed ones. */
@@ -265,6 +268,10 @@ static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_
 
 void pix_init(pindex_t *x);
 void pix_free(pindex_t *x);
+/* Expect about `lists` lists (the block's non-empty accesses: each opens
+ * at least one): the hash table and bucket array, once past their first
+ * small size, grow to that at once. */
+void pix_reserve(pindex_t *x, size_t lists);
 /* The bucket of key, or NULL (absent and !create, or out of memory). */
 pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create);
 /* File producer p (instruction in, semaphore sem) under every chunk its

@@ -411,8 +411,12 @@ static uint64_t search_walk(sync_walk_t *w, const bir_block_t *b, const bir_inst
     uint64_t open = w->open[in->engine];
     if (!is_dma)   /* its own engine's producers run before it, in order */
         open &= ~(1ull << w->engine_sem[in->engine]);
-    int64_t total = 0;   /* producers above what is known */
-    for (uint64_t q = open; q; q &= q - 1) {
+    /* producers above what is known, counted only up to where the choice
+     * below is made (past `far`: the index, or the walk when out of memory,
+     * whatever the rest adds; many open DMA queues made this loop the
+     * pass's largest one on compile-live) */
+    int64_t total = 0, far = PIX_FAR_FACTOR * (int64_t)(scan_budget > 0 ? scan_budget : 0);
+    for (uint64_t q = open; q && total <= far; q &= q - 1) {
         int s = __builtin_ctzll(q);
         total += w->count[s] > kn[s] ? w->count[s] - kn[s] : 0;
     }
@@ -610,6 +614,9 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
     }
+    /* about two accesses per instruction (a source, a destination), each
+     * opening a list when tiles do not repeat (compile-live) */
+    pix_reserve(&w.index, 2 * (size_t)n);
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         bir_inst_t *in = &b->insts[i];

@@ -3,7 +3,8 @@
  * access-set id or by comparing the accesses) must leave every list
  * exactly as the list-by-list filing with its duplicate drop (a model
  * here) leaves it, and the memo must actually be taken; lists start in
- * slab blocks and move out when they grow. */
+ * slab blocks and move out when they grow; a reserved index grows its
+ * hash table straight to the hint after its first small one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -221,10 +222,62 @@ static void test_pix_recent_matches_list_filing(void **state)
     assert_true(longest > 2 * PIX_SLAB);   /* lists outgrew their slab block */
 }
 
+/* n producers, each on its own 16-byte SBUF chunk (compile-live's tiles):
+ * every one opens a list.  Returns how many hash tables were built; the
+ * lists are checked. */
+static unsigned run_distinct_chunks(int n, size_t hint)
+{
+    bir_inst_t *insts = calloc((size_t)n, sizeof *insts);
+    prod_t *prods = calloc((size_t)n, sizeof *prods);
+    bir_access_t *acc = calloc((size_t)n, sizeof *acc);
+    assert_non_null(insts);
+    assert_non_null(prods);
+    assert_non_null(acc);
+    pindex_t x;
+    pix_init(&x);
+    pix_reserve(&x, hint);
+    pix_ctx_t ctx = {insts, prods};
+    for (int p = 0; p < n; p++) {
+        acc[p] = pattern(0, true, p);
+        acc[p].lo = (uint64_t)p * 16, acc[p].hi = acc[p].lo + 16;
+        insts[p].acc = &acc[p], insts[p].nacc = 1;
+        prods[p] = (prod_t){.inst = p, .sem = (uint8_t)(p % NSEM), .value = (uint32_t)p + 1};
+        pix_add(&x, &insts[p], p % NSEM, p, &ctx);
+    }
+    assert_false(x.oom);
+    assert_int_equal(x.n, n);
+    for (int p = 0; p < n; p++) {
+        const pbucket_t *b = pix_find(&x, pix_key(ISA_SPACE_SBUF, 0, (uint64_t)p, true));
+        assert_non_null(b);
+        assert_int_equal(b->nonempty, 1ull << (p % NSEM));
+        const ivec_t *v = pix_list(b, p % NSEM);
+        assert_int_equal(v->n, 1);
+        assert_int_equal(v->v[0], p);
+    }
+    unsigned r = x.rehashes;
+    pix_free(&x);
+    free(insts);
+    free(prods);
+    free(acc);
+    return r;
+}
+
+static void test_pix_reserve_grows_once(void **state)
+{
+    (void)state;
+    /* unreserved: 1 024, 2 048, ... 16 384 slots; reserved: the first
+     * table, then one for the hint (also when the hint is short) */
+    assert_true(run_distinct_chunks(6000, 0) >= 5);
+    assert_int_equal(run_distinct_chunks(6000, 6000), 2);
+    assert_int_equal(run_distinct_chunks(6000, 4000), 3);
+    assert_int_equal(run_distinct_chunks(300, 6000), 1);   /* small kernels: the small table only */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pix_recent_matches_list_filing),
+        cmocka_unit_test(test_pix_reserve_grows_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
