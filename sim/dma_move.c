@@ -13,6 +13,23 @@
 #include "numeric.h"
 
 
+/* The cost of the last row shape charged (bytes, run, transpose share):
+ * the rows of a descriptor mostly share one shape, so the efficiency curve
+ * is read once per shape instead of once per row. */
+typedef struct {
+    uint64_t bytes, run, cost;   /* cost: after the transpose share */
+    unsigned xpermille;
+    bool valid;
+} row_memo_t;
+
+/* Consecutive charges of one shape to one engine, added in one
+ * multiplication when the shape or engine changes (n * cost is the sum of
+ * the n per-row ceilings: each row keeps its own rounding). */
+typedef struct {
+    uint64_t n, bytes, cost, hbm;
+    unsigned e;
+} pending_t;
+
 typedef struct {
     sim_t *s;
     sim_core_t *c;               /* issuing core */
@@ -26,6 +43,8 @@ typedef struct {
     bool add;
     bool scaled;                 /* DDESC scaled: src * scale in fp32 (dma_compute) */
     float scale;
+    row_memo_t memo;
+    pending_t pend;
     tpb_err_t *err;
 } mover_t;
 
@@ -75,17 +94,46 @@ static unsigned engine_of(const mover_t *m, const isa_dap_t *dst, int64_t da, co
     return e < m->nengines ? e : m->nengines - 1;
 }
 
+/* Engine time (milli-bytes at peak, after the transpose share) of a row
+ * of `bytes` in runs of `run` bytes, memoised on the last shape. */
+static uint64_t row_cost(mover_t *m, uint64_t bytes, uint64_t run)
+{
+    row_memo_t *r = &m->memo;
+    if (r->valid && r->bytes == bytes && r->run == run && r->xpermille == m->xpermille)
+        return r->cost;
+    uint64_t cost = sim_dma_row_cost(m->s->t, bytes, run);
+    if (m->xpermille && m->xpermille != 1000)
+        cost = (cost * 1000ull + m->xpermille - 1) / m->xpermille;
+    *r = (row_memo_t){ bytes, run, cost, m->xpermille, true };
+    return cost;
+}
+
+/* Add the pending charges to their engine and the HBM total. */
+static void flush_charges(mover_t *m)
+{
+    pending_t *p = &m->pend;
+    if (!p->n)
+        return;
+    m->eng_bytes[p->e] += p->n * p->bytes;
+    m->eng_cost[p->e] += p->n * p->cost;
+    m->hbm_bytes += p->n * p->hbm;
+    p->n = 0;
+}
+
 /* Attribute `bytes` moved in contiguous runs of `run` bytes to engine e. */
 static void charge(mover_t *m, unsigned e, uint64_t bytes, uint64_t run, const isa_dap_t *src,
                    const isa_dap_t *dst)
 {
-    m->eng_bytes[e] += bytes;
-    uint64_t cost = sim_dma_row_cost(m->s->t, bytes, run);
-    if (m->xpermille && m->xpermille != 1000)
-        cost = (cost * 1000ull + m->xpermille - 1) / m->xpermille;
-    m->eng_cost[e] += cost;
-    m->hbm_bytes += (src->space == ISA_SPACE_HBM ? bytes : 0) +
-                    (dst->space == ISA_SPACE_HBM ? bytes : 0);
+    uint64_t cost = row_cost(m, bytes, run);
+    uint64_t hbm = (src->space == ISA_SPACE_HBM ? bytes : 0) +
+                   (dst->space == ISA_SPACE_HBM ? bytes : 0);
+    pending_t *p = &m->pend;
+    if (p->n && p->e == e && p->bytes == bytes && p->cost == cost && p->hbm == hbm) {
+        p->n++;
+        return;
+    }
+    flush_charges(m);
+    *p = (pending_t){ 1, bytes, cost, hbm, e };
 }
 
 static bool all_init(const uint8_t *init, unsigned n)
@@ -456,7 +504,9 @@ int sim_dma_move_desc(sim_t *s, sim_core_t *c, sim_xfer_t *x, const sim_desc_t *
                   .nengines = ne, .xpermille = 1000, .add = dmaop == ISA_DMAOP_ADD, .err = err,
                   .scaled = d2 && sd->d->inst.f.DDESC.scaled,
                   .scale = d2 ? sd->d->inst.f.DDESC.scale : 1.0f };
-    if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
+    int rc = direct ? move_direct(&m) : move_indirect(&m);
+    flush_charges(&m);
+    if (rc != 0)
         return -1;
     *hbm += m.hbm_bytes;
     return 0;

@@ -190,6 +190,198 @@ static void test_queue_slots_in_trace(void **state)
     tb_free(&b);
 }
 
+/* The efficiency look-up as a walk over the curve's segments (the
+ * definition; target.c finds the segment directly from the run's leading
+ * zeros). */
+static unsigned eff_by_walk(const tpb_target_t *t, uint64_t run)
+{
+    const uint16_t *e = t->dma_row_eff_permille;
+    if (!e)
+        return 1000;
+    if (run >= (32ull << (TPB_DMA_EFF_POINTS - 1)))
+        return e[TPB_DMA_EFF_POINTS - 1];
+    if (run < 32)
+        return e[0];
+    unsigned k = 0;
+    while ((32ull << (k + 1)) <= run)
+        k++;
+    uint64_t lo = 32ull << k;
+    return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);
+}
+
+/* The direct segment look-up equals the walk for every run up to 2^20, at
+ * and around every point of the curve, and for huge runs, on every target. */
+static void test_eff_lookup_equals_walk(void **state)
+{
+    (void)state;
+    const char *names[] = { "trn1", "trn2" };
+    for (unsigned n = 0; n < 2; n++) {
+        const tpb_target_t *t = tpb_target_get(names[n]);
+        assert_non_null(t);
+        for (uint64_t run = 0; run <= (1u << 20); run++)
+            if (tpb_dma_row_eff_permille(t, run) != eff_by_walk(t, run))
+                fail_msg("%s: run %llu: %u, walk %u", names[n], (unsigned long long)run,
+                         tpb_dma_row_eff_permille(t, run), eff_by_walk(t, run));
+        for (unsigned k = 0; k < 64; k++)
+            for (int d = -1; d <= 1; d++) {
+                uint64_t run = (1ull << k) + (uint64_t)(int64_t)d;
+                assert_int_equal(tpb_dma_row_eff_permille(t, run), eff_by_walk(t, run));
+            }
+        assert_int_equal(tpb_dma_row_eff_permille(t, UINT64_MAX), eff_by_walk(t, UINT64_MAX));
+    }
+}
+
+/* A small deterministic generator for the shapes below. */
+typedef struct {
+    uint64_t x;
+} lcg_t;
+
+static uint32_t lcg_next(lcg_t *g, uint32_t mod)
+{
+    g->x = g->x * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((g->x >> 33) % mod);
+}
+
+/* Expected per-engine bytes and cost of one direct HBM -> SBUF descriptor,
+ * row by row and element by element as docs/timing.md charges them: a row
+ * inside one partition with unit steps is one run of its bytes, a strided
+ * row is runs of one element, a row across partitions is charged element by
+ * element to each element's engine; every row or element rounds on its own. */
+typedef struct {
+    uint64_t bytes[SIM_DMA_MAX_ENGINES], cost[SIM_DMA_MAX_ENGINES];
+} eng_ref_t;
+
+static unsigned ref_engine(const tpb_target_t *t, int64_t addr)
+{
+    unsigned e = (unsigned)(addr / PITCH / t->dma_partitions_per_engine);
+    return e < t->dma_engines ? e : t->dma_engines - 1;
+}
+
+static void ref_charges(const tpb_target_t *t, const isa_dap_t *d, eng_ref_t *r)
+{
+    for (uint32_t j = 0; j < d->count[1]; j++) {
+        int64_t first = (int64_t)d->addr + (int64_t)j * d->step[1];
+        int64_t last = first + (int64_t)d->step[0] * (d->count[0] - 1);
+        if (first / PITCH == last / PITCH) {
+            uint64_t bytes = 4ull * d->count[0], run = d->step[0] == 4 ? bytes : 4;
+            unsigned e = ref_engine(t, first);
+            r->bytes[e] += bytes;
+            r->cost[e] += sim_dma_row_cost(t, bytes, run);
+            continue;
+        }
+        for (uint32_t i = 0; i < d->count[0]; i++) {
+            unsigned e = ref_engine(t, first + (int64_t)i * d->step[0]);
+            r->bytes[e] += 4;
+            r->cost[e] += sim_dma_row_cost(t, 4, 4);
+        }
+    }
+}
+
+/* Random descriptor shapes (row lengths from 1 element, runs under 32 B,
+ * strided rows, rows down the partitions, few and many rows per engine,
+ * rows starting mid-engine): every engine's bytes and busy time equal the
+ * per-row sum of the reference, in timing-only and functional runs. */
+static void test_uniform_rows_charge_per_row(void **state)
+{
+    (void)state;
+    lcg_t g = { 16 };
+    for (unsigned trial = 0; trial < 48; trial++) {
+        tb_t b;
+        tb_init(&b, 1);
+        const tpb_target_t *t = &b.tgt;
+        unsigned mode = trial % 3;
+        uint32_t n0 = 1 + lcg_next(&g, trial % 2 ? 12 : 300);
+        uint32_t n1 = 1 + lcg_next(&g, 40);
+        isa_dap_t dst;
+        if (mode == 2) {   /* each row down n0 partitions: element by element */
+            n0 = 1 + lcg_next(&g, 64);
+            dst = tb_sb(lcg_next(&g, 128 - n0 + 1), 4 * lcg_next(&g, 100), F32, (int32_t)PITCH,
+                        n0, 4, n1);
+        } else {           /* one row per partition, unit or 2-element steps */
+            int32_t s0 = mode == 0 ? 4 : 8;
+            n1 = n1 > 128 ? 128 : n1;
+            dst = tb_sb(lcg_next(&g, 128 - n1 + 1), 4 * lcg_next(&g, 64), F32, s0, n0,
+                        (int32_t)PITCH, n1);
+        }
+        int64_t sh[2] = { n1, n0 };
+        uint64_t a = tb_tensor(&b, "a", "input", F32, 2, sh);
+        tb_add(&b, 0, TB_SP, tb_dma(dst, tb_hbm(a, F32, 4, n0, 4 * (int32_t)n0, n1), 0));
+        tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+        tb_write(&b);
+        sim_options_t o;
+        sim_options_default(&o);
+        o.timing_only = trial % 4 < 2;
+        sim_t *s = tb_load(&b, &o);
+        float *in = calloc((size_t)n0 * n1, sizeof *in);
+        assert_non_null(in);
+        if (!o.timing_only)
+            tb_input_f32(s, "a", in, 2, sh);
+        free(in);
+        tpb_err_t err;
+        if (sim_run(s, &err))
+            fail_msg("trial %u: %s", trial, err.msg);
+        eng_ref_t r = { { 0 }, { 0 } };
+        ref_charges(t, &dst, &r);
+        for (unsigned e = 0; e < t->dma_engines; e++) {
+            assert_int_equal(s->cores[0].dma_engine_bytes[e], r.bytes[e]);
+            assert_int_equal(s->cores[0].dma_engine_busy_ps[e],
+                             r.bytes[e] ? sim_dma_cost_ps(t, r.cost[e]) : 0);
+        }
+        sim_free(s);
+        tb_free(&b);
+    }
+}
+
+/* Run one HBM -> SBUF descriptor; expect the issue-time bounds error. */
+static void expect_dst_oob(isa_dap_t dst, const char *want)
+{
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t sh[1] = { 4096 };
+    uint64_t a = tb_tensor(&b, "a", "input", F32, 1, sh);
+    tb_add(&b, 0, TB_SP, tb_dma(dst, tb_hbm(a, F32, 4, dst.count[0], 0, dst.count[1]), 0));
+    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    sim_options_t o;
+    sim_options_default(&o);
+    o.timing_only = true;
+    sim_t *s = NULL;
+    tpb_err_t err;
+    assert_int_equal(tb_run(&b, &o, &s, &err), -1);
+    if (!strstr(err.msg, want))
+        fail_msg("want \"%s\" in: %s", want, err.msg);
+    sim_free(s);
+    tb_free(&b);
+}
+
+/* The bounds check of a whole row pattern from its first and last rows
+ * still reports the first bad row's address when only a later row is out
+ * of bounds: rows down the partitions past the last one, rows stepping up
+ * through negative addresses, rows inside one partition past its end. */
+static void test_oob_later_row_caught(void **state)
+{
+    (void)state;
+    tb_t tb;
+    tb_init(&tb, 1);
+    uint32_t pb = tb.tgt.sbuf_partition_bytes;   /* the test builder's SBUF */
+    tb_free(&tb);
+    /* rows at partitions 125..128: partition 128 (row 3) does not exist */
+    expect_dst_oob(tb_sb(125, 64, F32, 4, 16, (int32_t)PITCH, 4),
+                   "sbuf address 0x2000040 (partition 128, offset 64");
+    /* the same, every other partition: row 2 at partition 128 */
+    expect_dst_oob(tb_sb(124, 0, F32, 4, 16, 2 * (int32_t)PITCH, 3),
+                   "(partition 128, offset 0");
+    /* rows from partition 1 down: row 2 is below address 0 */
+    expect_dst_oob(tb_sb(1, 8, F32, 4, 16, -(int32_t)PITCH, 3), "(partition -1, offset -262136");
+    /* 64-byte rows inside partition 3 whose last one ends past the
+     * partition: its highest element (offset pb - 32 + 60) is reported */
+    char want[96];
+    snprintf(want, sizeof want, "(partition 3, offset %u", pb + 28);
+    expect_dst_oob(tb_sb(3, pb - 3 * 64 + 32, F32, 4, 16, 64, 3), want);
+    /* rows in one partition with a negative row step whose last row starts
+     * before offset 0 of partition 3: it crosses into partition 2 */
+    expect_dst_oob(tb_sb(3, 100, F32, 4, 16, -64, 3), "(partition 2, offset");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +390,9 @@ int main(void)
         cmocka_unit_test(test_hbm_share),
         cmocka_unit_test(test_queue_depth),
         cmocka_unit_test(test_queue_slots_in_trace),
+        cmocka_unit_test(test_eff_lookup_equals_walk),
+        cmocka_unit_test(test_uniform_rows_charge_per_row),
+        cmocka_unit_test(test_oob_later_row_caught),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
