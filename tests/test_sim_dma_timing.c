@@ -242,90 +242,131 @@ static uint32_t lcg_next(lcg_t *g, uint32_t mod)
     return (uint32_t)((g->x >> 33) % mod);
 }
 
-/* Expected per-engine bytes and cost of one direct HBM -> SBUF descriptor,
- * row by row and element by element as docs/timing.md charges them: a row
- * inside one partition with unit steps is one run of its bytes, a strided
- * row is runs of one element, a row across partitions is charged element by
- * element to each element's engine; every row or element rounds on its own. */
+/* Expected per-engine bytes and cost of one direct descriptor, row by row
+ * and element by element as docs/timing.md charges them: a row inside one
+ * partition on both sides is one run of its bytes when both sides step by
+ * one element, else runs of one element; a row across partitions is
+ * charged element by element; each row or element rounds on its own and
+ * goes to the engine of its SBUF partition (destination first), or to
+ * engine row % engines from HBM to HBM. */
 typedef struct {
     uint64_t bytes[SIM_DMA_MAX_ENGINES], cost[SIM_DMA_MAX_ENGINES];
 } eng_ref_t;
 
-static unsigned ref_engine(const tpb_target_t *t, int64_t addr)
+static unsigned ref_engine(const tpb_target_t *t, const isa_dap_t *src, int64_t sa,
+                           const isa_dap_t *dst, int64_t da, uint32_t row)
 {
-    unsigned e = (unsigned)(addr / PITCH / t->dma_partitions_per_engine);
+    int64_t a = dst->space == ISA_SPACE_SBUF ? da : sa;
+    if (dst->space != ISA_SPACE_SBUF && src->space != ISA_SPACE_SBUF)
+        return row % t->dma_engines;
+    unsigned e = (unsigned)(a / PITCH / t->dma_partitions_per_engine);
     return e < t->dma_engines ? e : t->dma_engines - 1;
 }
 
-static void ref_charges(const tpb_target_t *t, const isa_dap_t *d, eng_ref_t *r)
+static bool ref_one_partition(const isa_dap_t *p, int64_t a)
 {
-    for (uint32_t j = 0; j < d->count[1]; j++) {
-        int64_t first = (int64_t)d->addr + (int64_t)j * d->step[1];
-        int64_t last = first + (int64_t)d->step[0] * (d->count[0] - 1);
-        if (first / PITCH == last / PITCH) {
-            uint64_t bytes = 4ull * d->count[0], run = d->step[0] == 4 ? bytes : 4;
-            unsigned e = ref_engine(t, first);
+    return p->space != ISA_SPACE_SBUF || a / PITCH == (a + p->step[0] * (p->count[0] - 1)) / PITCH;
+}
+
+static void ref_charges(const tpb_target_t *t, const isa_dap_t *src, const isa_dap_t *dst,
+                        eng_ref_t *r)
+{
+    uint32_t n0 = src->count[0];
+    for (uint32_t j = 0; j < src->count[1]; j++) {
+        int64_t sa = (int64_t)src->addr + (int64_t)j * src->step[1];
+        int64_t da = (int64_t)dst->addr + (int64_t)j * dst->step[1];
+        if (ref_one_partition(src, sa) && ref_one_partition(dst, da)) {
+            uint64_t bytes = 4ull * n0;
+            uint64_t run = src->step[0] == 4 && dst->step[0] == 4 ? bytes : 4;
+            unsigned e = ref_engine(t, src, sa, dst, da, j);
             r->bytes[e] += bytes;
             r->cost[e] += sim_dma_row_cost(t, bytes, run);
             continue;
         }
-        for (uint32_t i = 0; i < d->count[0]; i++) {
-            unsigned e = ref_engine(t, first + (int64_t)i * d->step[0]);
+        for (uint32_t i = 0; i < n0; i++) {
+            unsigned e = ref_engine(t, src, sa + (int64_t)i * src->step[0], dst,
+                                    da + (int64_t)i * dst->step[0], j);
             r->bytes[e] += 4;
             r->cost[e] += sim_dma_row_cost(t, 4, 4);
         }
     }
 }
 
+/* A random SBUF side of n1 rows of n0 elements: one row per partition
+ * stepping by q in -3..3 partitions (unit or 2-element steps), or rows
+ * down the partitions (each row across n0 partitions). */
+static isa_dap_t random_sbuf(lcg_t *g, unsigned kind, uint32_t *n0, uint32_t *n1)
+{
+    if (kind == 2) {
+        *n0 = 1 + lcg_next(g, 64);
+        return tb_sb(lcg_next(g, 128 - *n0 + 1), 4 * lcg_next(g, 100), F32, (int32_t)PITCH, *n0,
+                     4, *n1);
+    }
+    int32_t q = (int32_t)lcg_next(g, 7) - 3;
+    uint32_t span = q ? 127 / (uint32_t)abs(q) + 1 : 128;   /* rows that fit */
+    if (*n1 > span)
+        *n1 = span;
+    uint32_t used = (*n1 - 1) * (uint32_t)abs(q);
+    uint32_t p0 = lcg_next(g, 128 - used);
+    if (q < 0)
+        p0 += used;
+    return tb_sb(p0, 4 * lcg_next(g, 64), F32, kind == 0 ? 4 : 8, *n0, q * (int32_t)PITCH, *n1);
+}
+
 /* Random descriptor shapes (row lengths from 1 element, runs under 32 B,
- * strided rows, rows down the partitions, few and many rows per engine,
- * rows starting mid-engine): every engine's bytes and busy time equal the
- * per-row sum of the reference, in timing-only and functional runs. */
+ * strided rows, rows across partitions, partition steps from -3 to 3,
+ * rows starting mid-engine; HBM to SBUF, SBUF to HBM, HBM to HBM): every
+ * engine's bytes and busy time equal the per-row sum of the reference, in
+ * timing-only and functional runs. */
 static void test_uniform_rows_charge_per_row(void **state)
 {
     (void)state;
     lcg_t g = { 16 };
-    for (unsigned trial = 0; trial < 48; trial++) {
+    for (unsigned trial = 0; trial < 90; trial++) {
         tb_t b;
         tb_init(&b, 1);
         const tpb_target_t *t = &b.tgt;
-        unsigned mode = trial % 3;
+        unsigned dir = trial % 3, kind = (trial / 3) % 3;
         uint32_t n0 = 1 + lcg_next(&g, trial % 2 ? 12 : 300);
         uint32_t n1 = 1 + lcg_next(&g, 40);
-        isa_dap_t dst;
-        if (mode == 2) {   /* each row down n0 partitions: element by element */
-            n0 = 1 + lcg_next(&g, 64);
-            dst = tb_sb(lcg_next(&g, 128 - n0 + 1), 4 * lcg_next(&g, 100), F32, (int32_t)PITCH,
-                        n0, 4, n1);
-        } else {           /* one row per partition, unit or 2-element steps */
-            int32_t s0 = mode == 0 ? 4 : 8;
-            n1 = n1 > 128 ? 128 : n1;
-            dst = tb_sb(lcg_next(&g, 128 - n1 + 1), 4 * lcg_next(&g, 64), F32, s0, n0,
-                        (int32_t)PITCH, n1);
-        }
+        isa_dap_t sb = random_sbuf(&g, kind, &n0, &n1);
         int64_t sh[2] = { n1, n0 };
         uint64_t a = tb_tensor(&b, "a", "input", F32, 2, sh);
-        tb_add(&b, 0, TB_SP, tb_dma(dst, tb_hbm(a, F32, 4, n0, 4 * (int32_t)n0, n1), 0));
+        uint64_t o = tb_tensor(&b, "o", "output", F32, 2, sh);
+        isa_dap_t ha = tb_hbm(a, F32, 4, n0, 4 * (int32_t)n0, n1);
+        isa_dap_t ho = tb_hbm(o, F32, kind == 1 ? 8 : 4, kind == 1 ? (n0 + 1) / 2 : n0,
+                              4 * (int32_t)n0, n1);
+        isa_dap_t src = dir == 1 ? sb : ha, dst = dir == 0 ? sb : dir == 1 ? ho : ho;
+        if (dir == 2)   /* HBM to HBM: the output side's shape, strided or not */
+            src.count[0] = dst.count[0];
+        else if (dir == 1)
+            dst = tb_hbm(o, F32, 4, n0, 4 * (int32_t)n0, n1);
+        tb_add(&b, 0, TB_SP, tb_dma(dst, src, 0));
         tb_add(&b, 0, TB_SP, tb_trig(0, 1));
         tb_write(&b);
-        sim_options_t o;
-        sim_options_default(&o);
-        o.timing_only = trial % 4 < 2;
-        sim_t *s = tb_load(&b, &o);
+        sim_options_t opt;
+        sim_options_default(&opt);
+        opt.timing_only = trial % 4 < 2;
+        sim_t *s = tb_load(&b, &opt);
         float *in = calloc((size_t)n0 * n1, sizeof *in);
         assert_non_null(in);
-        if (!o.timing_only)
+        if (!opt.timing_only)
             tb_input_f32(s, "a", in, 2, sh);
         free(in);
         tpb_err_t err;
         if (sim_run(s, &err))
             fail_msg("trial %u: %s", trial, err.msg);
         eng_ref_t r = { { 0 }, { 0 } };
-        ref_charges(t, &dst, &r);
+        ref_charges(t, &src, &dst, &r);
         for (unsigned e = 0; e < t->dma_engines; e++) {
-            assert_int_equal(s->cores[0].dma_engine_bytes[e], r.bytes[e]);
-            assert_int_equal(s->cores[0].dma_engine_busy_ps[e],
-                             r.bytes[e] ? sim_dma_cost_ps(t, r.cost[e]) : 0);
+            if (s->cores[0].dma_engine_bytes[e] != r.bytes[e] ||
+                s->cores[0].dma_engine_busy_ps[e] != (r.bytes[e] ? sim_dma_cost_ps(t, r.cost[e]) : 0))
+                fail_msg("trial %u (dir %u kind %u, %u x %u), engine %u: %llu bytes %llu ps, "
+                         "reference %llu bytes %llu ps", trial, dir, kind, n1, n0, e,
+                         (unsigned long long)s->cores[0].dma_engine_bytes[e],
+                         (unsigned long long)s->cores[0].dma_engine_busy_ps[e],
+                         (unsigned long long)r.bytes[e],
+                         (unsigned long long)(r.bytes[e] ? sim_dma_cost_ps(t, r.cost[e]) : 0));
         }
         sim_free(s);
         tb_free(&b);
