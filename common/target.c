@@ -129,9 +129,9 @@ unsigned tpb_dma_row_eff_permille(const tpb_target_t *t, uint64_t run)
         return e[TPB_DMA_EFF_POINTS - 1];
     if (run < 32)
         return e[0];   /* below the figure: see sim_dma_row_cost */
-    unsigned k = 0;
-    while ((32ull << (k + 1)) <= run)
-        k++;
+    /* the segment [32 << k, 32 << (k + 1)) holding run: k = floor(log2(run)) - 5
+     * (run >= 32 here, so the count of leading zeros is at most 58) */
+    unsigned k = (unsigned)(63 - __builtin_clzll(run)) - 5;
     uint64_t lo = 32ull << k;
     /* linear between the two points around run */
     return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);

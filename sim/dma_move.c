@@ -13,6 +13,23 @@
 #include "numeric.h"
 
 
+/* The cost of the last row shape charged (bytes, run, transpose share):
+ * the rows of a descriptor mostly share one shape, so the efficiency curve
+ * is read once per shape instead of once per row. */
+typedef struct {
+    uint64_t bytes, run, cost;   /* cost: after the transpose share */
+    unsigned xpermille;
+    bool valid;
+} row_memo_t;
+
+/* Consecutive charges of one shape to one engine, added in one
+ * multiplication when the shape or engine changes (n * cost is the sum of
+ * the n per-row ceilings: each row keeps its own rounding). */
+typedef struct {
+    uint64_t n, bytes, cost, hbm;
+    unsigned e;
+} pending_t;
+
 typedef struct {
     sim_t *s;
     sim_core_t *c;               /* issuing core */
@@ -26,6 +43,8 @@ typedef struct {
     bool add;
     bool scaled;                 /* DDESC scaled: src * scale in fp32 (dma_compute) */
     float scale;
+    row_memo_t memo;
+    pending_t pend;
     tpb_err_t *err;
 } mover_t;
 
@@ -60,32 +79,121 @@ static uint8_t *side_ptr(const sim_t *s, const isa_dap_t *p, int64_t a, uint8_t 
     return o->psum + off;
 }
 
-static unsigned engine_of(const mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap_t *src,
-                          int64_t sa, uint32_t row)
+static bool row_in_one_partition(const isa_dap_t *p, int64_t a, uint32_t n)
 {
-    const tpb_target_t *t = m->s->t;
-    int64_t part;
-    if (on_chip(dst->space))
-        part = da / PITCH;
-    else if (on_chip(src->space))
-        part = sa / PITCH;
-    else
-        return row % m->nengines;
-    unsigned e = (unsigned)(part / (t->dma_partitions_per_engine ? t->dma_partitions_per_engine : 1));
+    if (!on_chip(p->space))
+        return true;
+    int64_t last = a + (int64_t)p->step[0] * (n - 1);
+    return a / PITCH == last / PITCH && last >= a;
+}
+
+/* The DMA engine serving partition `part` (the last one takes the rest). */
+static unsigned engine_of_part(const mover_t *m, int64_t part)
+{
+    unsigned ppe = m->s->t->dma_partitions_per_engine;
+    unsigned e = (unsigned)(part / (ppe ? ppe : 1));
     return e < m->nengines ? e : m->nengines - 1;
 }
 
-/* Attribute `bytes` moved in contiguous runs of `run` bytes to engine e. */
-static void charge(mover_t *m, unsigned e, uint64_t bytes, uint64_t run, const isa_dap_t *src,
-                   const isa_dap_t *dst)
+static unsigned engine_of(const mover_t *m, const isa_dap_t *dst, int64_t da, const isa_dap_t *src,
+                          int64_t sa, uint32_t row)
 {
-    m->eng_bytes[e] += bytes;
+    if (on_chip(dst->space))
+        return engine_of_part(m, da / PITCH);
+    if (on_chip(src->space))
+        return engine_of_part(m, sa / PITCH);
+    return row % m->nengines;
+}
+
+/* Engine time (milli-bytes at peak, after the transpose share) of a row
+ * of `bytes` in runs of `run` bytes, memoised on the last shape. */
+static uint64_t row_cost(mover_t *m, uint64_t bytes, uint64_t run)
+{
+    row_memo_t *r = &m->memo;
+    if (r->valid && r->bytes == bytes && r->run == run && r->xpermille == m->xpermille)
+        return r->cost;
     uint64_t cost = sim_dma_row_cost(m->s->t, bytes, run);
     if (m->xpermille && m->xpermille != 1000)
         cost = (cost * 1000ull + m->xpermille - 1) / m->xpermille;
-    m->eng_cost[e] += cost;
-    m->hbm_bytes += (src->space == ISA_SPACE_HBM ? bytes : 0) +
-                    (dst->space == ISA_SPACE_HBM ? bytes : 0);
+    *r = (row_memo_t){ bytes, run, cost, m->xpermille, true };
+    return cost;
+}
+
+/* Add the pending charges to their engine and the HBM total. */
+static void flush_charges(mover_t *m)
+{
+    pending_t *p = &m->pend;
+    if (!p->n)
+        return;
+    m->eng_bytes[p->e] += p->n * p->bytes;
+    m->eng_cost[p->e] += p->n * p->cost;
+    m->hbm_bytes += p->n * p->hbm;
+    p->n = 0;
+}
+
+/* Attribute n rows of `bytes` moved in contiguous runs of `run` bytes to
+ * engine e. */
+static void charge_n(mover_t *m, unsigned e, uint64_t n, uint64_t bytes, uint64_t run,
+                     const isa_dap_t *src, const isa_dap_t *dst)
+{
+    uint64_t cost = row_cost(m, bytes, run);
+    uint64_t hbm = (src->space == ISA_SPACE_HBM ? bytes : 0) +
+                   (dst->space == ISA_SPACE_HBM ? bytes : 0);
+    pending_t *p = &m->pend;
+    if (p->n && p->e == e && p->bytes == bytes && p->cost == cost && p->hbm == hbm) {
+        p->n += n;
+        return;
+    }
+    flush_charges(m);
+    *p = (pending_t){ n, bytes, cost, hbm, e };
+}
+
+static void charge(mover_t *m, unsigned e, uint64_t bytes, uint64_t run, const isa_dap_t *src,
+                   const isa_dap_t *dst)
+{
+    charge_n(m, e, 1, bytes, run, src, dst);
+}
+
+/* Every row of side p (n1 rows from address a) lies in one partition when
+ * the first does and the rows step by whole partitions (addresses passed
+ * the issue-time bounds check, so they are >= 0 and keep their offset). */
+static bool side_rows_uniform(const isa_dap_t *p, int64_t a, uint32_t n0, uint32_t n1)
+{
+    if (!on_chip(p->space))
+        return true;
+    int64_t end = a + (int64_t)(n1 - 1) * p->step[1];
+    return p->step[1] % PITCH == 0 && a >= 0 && end >= 0 && row_in_one_partition(p, a, n0);
+}
+
+/* Charge the n1 uniform rows of a plane (side_rows_uniform on both sides)
+ * of `bytes` each, as the row loop of move_plane would one by one: row j
+ * goes to the engine of its partition (dst side first, then src), or to
+ * engine j % nengines when neither side is on chip.  The partition moves
+ * by q per row, so each engine gets one block of consecutive rows. */
+static void charge_uniform_rows(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, int64_t sa,
+                                int64_t da, uint32_t n1, uint64_t bytes, uint64_t run)
+{
+    const isa_dap_t *p = on_chip(dst->space) ? dst : on_chip(src->space) ? src : NULL;
+    unsigned ne = m->nengines;
+    if (!p) {
+        for (unsigned e = 0; e < ne && e < n1; e++)
+            charge_n(m, e, n1 / ne + (e < n1 % ne), bytes, run, src, dst);
+        return;
+    }
+    unsigned ppe = m->s->t->dma_partitions_per_engine ? m->s->t->dma_partitions_per_engine : 1;
+    int64_t a = p == dst ? da : sa, p0 = a / PITCH, q = p->step[1] / PITCH;
+    for (uint32_t j = 0; j < n1;) {
+        unsigned e = engine_of_part(m, p0 + (int64_t)j * q);
+        int64_t last = (int64_t)n1 - 1;   /* the engine's last row */
+        if (q > 0 && e + 1 < ne)
+            last = ((int64_t)(e + 1) * ppe - 1 - p0) / q;
+        else if (q < 0)
+            last = (p0 - (int64_t)e * ppe) / -q;
+        if (last > (int64_t)n1 - 1)
+            last = (int64_t)n1 - 1;
+        charge_n(m, e, (uint64_t)(last - j + 1), bytes, run, src, dst);
+        j = (uint32_t)(last + 1);
+    }
 }
 
 static bool all_init(const uint8_t *init, unsigned n)
@@ -138,14 +246,6 @@ static bool row_fast(const mover_t *m, const isa_dap_t *dst, const isa_dap_t *sr
     unsigned size = isa_dtype_size(src->dtype);
     return !m->add && !m->scaled && src->dtype == dst->dtype && src->step[0] == (int32_t)size &&
            dst->step[0] == (int32_t)size && !m->s->opt.check_uninit;
-}
-
-static bool row_in_one_partition(const isa_dap_t *p, int64_t a, uint32_t n)
-{
-    if (!on_chip(p->space))
-        return true;
-    int64_t last = a + (int64_t)p->step[0] * (n - 1);
-    return a / PITCH == last / PITCH && last >= a;
 }
 
 /* Contiguous bytes one side of a transpose descriptor covers: the whole
@@ -227,6 +327,29 @@ static bool cover_rows(const mover_t *m, const isa_dap_t *src, const isa_dap_t *
     return true;
 }
 
+/* Copy the rows of a plane whose every row lies in one partition on
+ * both sides (side_rows_uniform), as move_plane's row loop does. */
+static int copy_rows(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, int64_t src_addr,
+                     int64_t dst_addr, bool fast)
+{
+    uint32_t n0 = src->count[0];
+    for (uint32_t j = 0; j < src->count[1]; j++) {
+        int64_t sa = src_addr + (int64_t)j * src->step[1];
+        int64_t da = dst_addr + (int64_t)j * dst->step[1];
+        if (fast) {
+            uint8_t *si, *di;
+            memmove(side_ptr(m->s, dst, da, &di), side_ptr(m->s, src, sa, &si),
+                    (size_t)n0 * isa_dtype_size(src->dtype));
+            continue;
+        }
+        for (uint32_t i = 0; i < n0; i++)
+            if (move_elem(m, dst, da + (int64_t)i * dst->step[0], src,
+                          sa + (int64_t)i * src->step[0]))
+                return -1;
+    }
+    return 0;
+}
+
 /* One 2-D plane of a direct descriptor, its sides starting at src_addr /
  * dst_addr (a PseudoDmaDirect2d is one plane; a PseudoDmaDirect3d's planes
  * are moved and costed one after another exactly as that many 2-D
@@ -255,7 +378,12 @@ static int move_plane(mover_t *m, int64_t src_addr, int64_t dst_addr)
         bool cs = src->step[0] == (int32_t)isa_dtype_size(src->dtype);
         bool cd = dst->step[0] == (int32_t)isa_dtype_size(dst->dtype);
         uint64_t run = f->transpose ? trun : cs && cd ? (uint64_t)n0 * eb : eb;
-        for (uint32_t j = 0; j < src->count[1]; j++) {
+        uint32_t n1 = src->count[1];
+        if (side_rows_uniform(src, src_addr, n0, n1) && side_rows_uniform(dst, dst_addr, n0, n1)) {
+            charge_uniform_rows(m, src, dst, src_addr, dst_addr, n1, (uint64_t)n0 * eb, run);
+            return copy ? copy_rows(m, src, dst, src_addr, dst_addr, fast) : 0;
+        }
+        for (uint32_t j = 0; j < n1; j++) {
             int64_t sa = src_addr + (int64_t)j * src->step[1];
             int64_t da = dst_addr + (int64_t)j * dst->step[1];
             if (row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0)) {
@@ -456,7 +584,9 @@ int sim_dma_move_desc(sim_t *s, sim_core_t *c, sim_xfer_t *x, const sim_desc_t *
                   .nengines = ne, .xpermille = 1000, .add = dmaop == ISA_DMAOP_ADD, .err = err,
                   .scaled = d2 && sd->d->inst.f.DDESC.scaled,
                   .scale = d2 ? sd->d->inst.f.DDESC.scale : 1.0f };
-    if ((direct ? move_direct(&m) : move_indirect(&m)) != 0)
+    int rc = direct ? move_direct(&m) : move_indirect(&m);
+    flush_charges(&m);
+    if (rc != 0)
         return -1;
     *hbm += m.hbm_bytes;
     return 0;

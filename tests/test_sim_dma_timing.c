@@ -190,6 +190,239 @@ static void test_queue_slots_in_trace(void **state)
     tb_free(&b);
 }
 
+/* The efficiency look-up as a walk over the curve's segments (the
+ * definition; target.c finds the segment directly from the run's leading
+ * zeros). */
+static unsigned eff_by_walk(const tpb_target_t *t, uint64_t run)
+{
+    const uint16_t *e = t->dma_row_eff_permille;
+    if (!e)
+        return 1000;
+    if (run >= (32ull << (TPB_DMA_EFF_POINTS - 1)))
+        return e[TPB_DMA_EFF_POINTS - 1];
+    if (run < 32)
+        return e[0];
+    unsigned k = 0;
+    while ((32ull << (k + 1)) <= run)
+        k++;
+    uint64_t lo = 32ull << k;
+    return (unsigned)(e[k] + (uint64_t)(e[k + 1] - e[k]) * (run - lo) / lo);
+}
+
+/* The direct segment look-up equals the walk for every run up to 2^20, at
+ * and around every point of the curve, and for huge runs, on every target. */
+static void test_eff_lookup_equals_walk(void **state)
+{
+    (void)state;
+    const char *names[] = { "trn1", "trn2" };
+    for (unsigned n = 0; n < 2; n++) {
+        const tpb_target_t *t = tpb_target_get(names[n]);
+        assert_non_null(t);
+        for (uint64_t run = 0; run <= (1u << 20); run++)
+            if (tpb_dma_row_eff_permille(t, run) != eff_by_walk(t, run))
+                fail_msg("%s: run %llu: %u, walk %u", names[n], (unsigned long long)run,
+                         tpb_dma_row_eff_permille(t, run), eff_by_walk(t, run));
+        for (unsigned k = 0; k < 64; k++)
+            for (int d = -1; d <= 1; d++) {
+                uint64_t run = (1ull << k) + (uint64_t)(int64_t)d;
+                assert_int_equal(tpb_dma_row_eff_permille(t, run), eff_by_walk(t, run));
+            }
+        assert_int_equal(tpb_dma_row_eff_permille(t, UINT64_MAX), eff_by_walk(t, UINT64_MAX));
+    }
+}
+
+/* A small deterministic generator for the shapes below. */
+typedef struct {
+    uint64_t x;
+} lcg_t;
+
+static uint32_t lcg_next(lcg_t *g, uint32_t mod)
+{
+    g->x = g->x * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((g->x >> 33) % mod);
+}
+
+/* Expected per-engine bytes and cost of one direct descriptor, row by row
+ * and element by element as docs/timing.md charges them: a row inside one
+ * partition on both sides is one run of its bytes when both sides step by
+ * one element, else runs of one element; a row across partitions is
+ * charged element by element; each row or element rounds on its own and
+ * goes to the engine of its SBUF partition (destination first), or to
+ * engine row % engines from HBM to HBM. */
+typedef struct {
+    uint64_t bytes[SIM_DMA_MAX_ENGINES], cost[SIM_DMA_MAX_ENGINES];
+} eng_ref_t;
+
+static unsigned ref_engine(const tpb_target_t *t, const isa_dap_t *src, int64_t sa,
+                           const isa_dap_t *dst, int64_t da, uint32_t row)
+{
+    int64_t a = dst->space == ISA_SPACE_SBUF ? da : sa;
+    if (dst->space != ISA_SPACE_SBUF && src->space != ISA_SPACE_SBUF)
+        return row % t->dma_engines;
+    unsigned e = (unsigned)(a / PITCH / t->dma_partitions_per_engine);
+    return e < t->dma_engines ? e : t->dma_engines - 1;
+}
+
+static bool ref_one_partition(const isa_dap_t *p, int64_t a)
+{
+    return p->space != ISA_SPACE_SBUF || a / PITCH == (a + p->step[0] * (p->count[0] - 1)) / PITCH;
+}
+
+static void ref_charges(const tpb_target_t *t, const isa_dap_t *src, const isa_dap_t *dst,
+                        eng_ref_t *r)
+{
+    uint32_t n0 = src->count[0];
+    for (uint32_t j = 0; j < src->count[1]; j++) {
+        int64_t sa = (int64_t)src->addr + (int64_t)j * src->step[1];
+        int64_t da = (int64_t)dst->addr + (int64_t)j * dst->step[1];
+        if (ref_one_partition(src, sa) && ref_one_partition(dst, da)) {
+            uint64_t bytes = 4ull * n0;
+            uint64_t run = src->step[0] == 4 && dst->step[0] == 4 ? bytes : 4;
+            unsigned e = ref_engine(t, src, sa, dst, da, j);
+            r->bytes[e] += bytes;
+            r->cost[e] += sim_dma_row_cost(t, bytes, run);
+            continue;
+        }
+        for (uint32_t i = 0; i < n0; i++) {
+            unsigned e = ref_engine(t, src, sa + (int64_t)i * src->step[0], dst,
+                                    da + (int64_t)i * dst->step[0], j);
+            r->bytes[e] += 4;
+            r->cost[e] += sim_dma_row_cost(t, 4, 4);
+        }
+    }
+}
+
+/* A random SBUF side of n1 rows of n0 elements: one row per partition
+ * stepping by q in -3..3 partitions (unit or 2-element steps), or rows
+ * down the partitions (each row across n0 partitions). */
+static isa_dap_t random_sbuf(lcg_t *g, unsigned kind, uint32_t *n0, uint32_t *n1)
+{
+    if (kind == 2) {
+        *n0 = 1 + lcg_next(g, 64);
+        return tb_sb(lcg_next(g, 128 - *n0 + 1), 4 * lcg_next(g, 100), F32, (int32_t)PITCH, *n0,
+                     4, *n1);
+    }
+    int32_t q = (int32_t)lcg_next(g, 7) - 3;
+    uint32_t span = q ? 127 / (uint32_t)abs(q) + 1 : 128;   /* rows that fit */
+    if (*n1 > span)
+        *n1 = span;
+    uint32_t used = (*n1 - 1) * (uint32_t)abs(q);
+    uint32_t p0 = lcg_next(g, 128 - used);
+    if (q < 0)
+        p0 += used;
+    return tb_sb(p0, 4 * lcg_next(g, 64), F32, kind == 0 ? 4 : 8, *n0, q * (int32_t)PITCH, *n1);
+}
+
+/* Random descriptor shapes (row lengths from 1 element, runs under 32 B,
+ * strided rows, rows across partitions, partition steps from -3 to 3,
+ * rows starting mid-engine; HBM to SBUF, SBUF to HBM, HBM to HBM): every
+ * engine's bytes and busy time equal the per-row sum of the reference, in
+ * timing-only and functional runs. */
+static void test_uniform_rows_charge_per_row(void **state)
+{
+    (void)state;
+    lcg_t g = { 16 };
+    for (unsigned trial = 0; trial < 90; trial++) {
+        tb_t b;
+        tb_init(&b, 1);
+        const tpb_target_t *t = &b.tgt;
+        unsigned dir = trial % 3, kind = (trial / 3) % 3;
+        uint32_t n0 = 1 + lcg_next(&g, trial % 2 ? 12 : 300);
+        uint32_t n1 = 1 + lcg_next(&g, 40);
+        isa_dap_t sb = random_sbuf(&g, kind, &n0, &n1);
+        int64_t sh[2] = { n1, n0 };
+        uint64_t a = tb_tensor(&b, "a", "input", F32, 2, sh);
+        uint64_t o = tb_tensor(&b, "o", "output", F32, 2, sh);
+        isa_dap_t ha = tb_hbm(a, F32, 4, n0, 4 * (int32_t)n0, n1);
+        isa_dap_t ho = tb_hbm(o, F32, kind == 1 ? 8 : 4, kind == 1 ? (n0 + 1) / 2 : n0,
+                              4 * (int32_t)n0, n1);
+        isa_dap_t src = dir == 1 ? sb : ha, dst = dir == 0 ? sb : dir == 1 ? ho : ho;
+        if (dir == 2)   /* HBM to HBM: the output side's shape, strided or not */
+            src.count[0] = dst.count[0];
+        else if (dir == 1)
+            dst = tb_hbm(o, F32, 4, n0, 4 * (int32_t)n0, n1);
+        tb_add(&b, 0, TB_SP, tb_dma(dst, src, 0));
+        tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+        tb_write(&b);
+        sim_options_t opt;
+        sim_options_default(&opt);
+        opt.timing_only = trial % 4 < 2;
+        sim_t *s = tb_load(&b, &opt);
+        float *in = calloc((size_t)n0 * n1, sizeof *in);
+        assert_non_null(in);
+        if (!opt.timing_only)
+            tb_input_f32(s, "a", in, 2, sh);
+        free(in);
+        tpb_err_t err;
+        if (sim_run(s, &err))
+            fail_msg("trial %u: %s", trial, err.msg);
+        eng_ref_t r = { { 0 }, { 0 } };
+        ref_charges(t, &src, &dst, &r);
+        for (unsigned e = 0; e < t->dma_engines; e++) {
+            if (s->cores[0].dma_engine_bytes[e] != r.bytes[e] ||
+                s->cores[0].dma_engine_busy_ps[e] != (r.bytes[e] ? sim_dma_cost_ps(t, r.cost[e]) : 0))
+                fail_msg("trial %u (dir %u kind %u, %u x %u), engine %u: %llu bytes %llu ps, "
+                         "reference %llu bytes %llu ps", trial, dir, kind, n1, n0, e,
+                         (unsigned long long)s->cores[0].dma_engine_bytes[e],
+                         (unsigned long long)s->cores[0].dma_engine_busy_ps[e],
+                         (unsigned long long)r.bytes[e],
+                         (unsigned long long)(r.bytes[e] ? sim_dma_cost_ps(t, r.cost[e]) : 0));
+        }
+        sim_free(s);
+        tb_free(&b);
+    }
+}
+
+/* Run one HBM -> SBUF descriptor; expect the issue-time bounds error. */
+static void expect_dst_oob(isa_dap_t dst, const char *want)
+{
+    tb_t b;
+    tb_init(&b, 1);
+    int64_t sh[1] = { 4096 };
+    uint64_t a = tb_tensor(&b, "a", "input", F32, 1, sh);
+    tb_add(&b, 0, TB_SP, tb_dma(dst, tb_hbm(a, F32, 4, dst.count[0], 0, dst.count[1]), 0));
+    tb_add(&b, 0, TB_SP, tb_trig(0, 1));
+    sim_options_t o;
+    sim_options_default(&o);
+    o.timing_only = true;
+    sim_t *s = NULL;
+    tpb_err_t err;
+    assert_int_equal(tb_run(&b, &o, &s, &err), -1);
+    if (!strstr(err.msg, want))
+        fail_msg("want \"%s\" in: %s", want, err.msg);
+    sim_free(s);
+    tb_free(&b);
+}
+
+/* The bounds check of a whole row pattern from its first and last rows
+ * still reports the first bad row's address when only a later row is out
+ * of bounds: rows down the partitions past the last one, rows stepping up
+ * through negative addresses, rows inside one partition past its end. */
+static void test_oob_later_row_caught(void **state)
+{
+    (void)state;
+    tb_t tb;
+    tb_init(&tb, 1);
+    uint32_t pb = tb.tgt.sbuf_partition_bytes;   /* the test builder's SBUF */
+    tb_free(&tb);
+    /* rows at partitions 125..128: partition 128 (row 3) does not exist */
+    expect_dst_oob(tb_sb(125, 64, F32, 4, 16, (int32_t)PITCH, 4),
+                   "sbuf address 0x2000040 (partition 128, offset 64");
+    /* the same, every other partition: row 2 at partition 128 */
+    expect_dst_oob(tb_sb(124, 0, F32, 4, 16, 2 * (int32_t)PITCH, 3),
+                   "(partition 128, offset 0");
+    /* rows from partition 1 down: row 2 is below address 0 */
+    expect_dst_oob(tb_sb(1, 8, F32, 4, 16, -(int32_t)PITCH, 3), "(partition -1, offset -262136");
+    /* 64-byte rows inside partition 3 whose last one ends past the
+     * partition: its highest element (offset pb - 32 + 60) is reported */
+    char want[96];
+    snprintf(want, sizeof want, "(partition 3, offset %u", pb + 28);
+    expect_dst_oob(tb_sb(3, pb - 3 * 64 + 32, F32, 4, 16, 64, 3), want);
+    /* rows in one partition with a negative row step whose last row starts
+     * before offset 0 of partition 3: it crosses into partition 2 */
+    expect_dst_oob(tb_sb(3, 100, F32, 4, 16, -64, 3), "(partition 2, offset");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +431,9 @@ int main(void)
         cmocka_unit_test(test_hbm_share),
         cmocka_unit_test(test_queue_depth),
         cmocka_unit_test(test_queue_slots_in_trace),
+        cmocka_unit_test(test_eff_lookup_equals_walk),
+        cmocka_unit_test(test_uniform_rows_charge_per_row),
+        cmocka_unit_test(test_oob_later_row_caught),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
