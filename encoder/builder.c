@@ -741,18 +741,56 @@ static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
     return &b->full_ap[tensor];
 }
 
-/* A tile declared anew (a loop body's next instance) passes the operand
- * checks its name's previous instance passed, when its whole access
- * pattern is that one's but for the tensor (validate.c checks it). */
-static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r)
+/* The name entry a tensor was declared under, NULL when none. */
+static struct enc_name_entry *tensor_entry(enc_builder_t *b, int tensor)
 {
     if (tensor >= b->cap_tensor_info || b->entry_of[tensor] < 0 ||
         b->entry_of[tensor] >= b->nnames)
+        return NULL;
+    return &b->names[b->entry_of[tensor]];
+}
+
+/* A tile declared anew (a loop body's next instance) passes the operand
+ * checks its name's previous instance passed, when its whole access
+ * pattern is that one's but for the tensor (validate.c checks it). */
+static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r, bool derived)
+{
+    struct enc_name_entry *e = tensor_entry(b, tensor);
+    if (!e)
         return;
-    struct enc_name_entry *e = &b->names[b->entry_of[tensor]];
-    if (e->last_full && b->check_memo)
-        enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
+    if (e->last_full && b->check_memo) {
+        if (derived)   /* full_from_previous compared what the alias would */
+            enc_check_memo_copy(b->check_memo, b->k, b->target, e->last_full, r);
+        else
+            enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
+    }
     e->last_full = r;
+}
+
+/* A new tensor's whole access pattern from its name's previous instance
+ * (a loop body's tile declared anew): enc_ap with no slices reads of the
+ * tensor only whether it is a tile and its shape (memo_hit keys on the
+ * same), so an instance of the same kind and shape has that record but for
+ * the tensor (and, the kind being equal too, that record's operand-check
+ * pass: enc_check_memo_copy).  False (out untouched) when there is none to
+ * take it from. */
+static bool full_from_previous(enc_builder_t *b, int tensor, tir_ap_t *out)
+{
+    const struct enc_name_entry *e = tensor_entry(b, tensor);
+    const tir_ap_t *prev = e ? e->last_full : NULL;
+    if (!prev || prev->tensor < 0 || prev->tensor >= b->k->ntensors || prev->tensor == tensor)
+        return false;
+    const tir_tensor_t *p = &b->k->tensors[prev->tensor], *t = &b->k->tensors[tensor];
+    if (p->kind != t->kind || p->ndim != t->ndim || t->ndim < 0 ||
+        t->ndim > TIR_MAX_DIMS)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (p->shape[d] != t->shape[d])
+            return false;
+    *out = *prev;
+    out->tensor = tensor;
+    b->full_derived++;
+    return true;
 }
 
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
@@ -770,7 +808,10 @@ const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int ten
         }
     }
     tir_ap_t ap;
-    enc_ap_memo_entry_t *e = memo_ap(b, m, tensor, nslices, s, field, &ap);
+    enc_ap_memo_entry_t *e = NULL;
+    bool derived = full && full_from_previous(b, tensor, &ap);
+    if (!derived)
+        e = memo_ap(b, m, tensor, nslices, s, field, &ap);
     if (b->failed)
         return NULL;
     if (e && e->iap && e->itensor == tensor)   /* the same tensor and slices as last time */
@@ -782,7 +823,7 @@ const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int ten
     }
     if (r && full) {
         *full = r;
-        full_alias(b, tensor, r);
+        full_alias(b, tensor, r, derived);
     }
     return r;
 }
