@@ -8,6 +8,7 @@
 #include "front_json_util.h"
 
 #include "builder.h"
+#include "expr.h"
 
 typedef struct {
     tir_kernel_t k;
@@ -143,12 +144,34 @@ static void test_derived_json(void **state)
                "shape [128, 32] (partitions and free elements must be equal) (at i=2)", NULL);
 }
 
+/* enc_env_find's inline name compare: a name that is a prefix of another,
+ * or has one as its prefix, is not that one; the innermost binding wins. */
+static void test_env_find_names(void **state)
+{
+    (void)state;
+    enc_env_t e;
+    enc_env_init(&e);
+    assert_int_equal(enc_env_push(&e, "ii", 5, false), 0);
+    assert_int_equal(enc_env_push(&e, "i", 3, false), 0);
+    assert_int_equal(enc_env_push(&e, "i2", 7, true), 0);
+    assert_int_equal(enc_env_find(&e, "ii")->value, 5);
+    assert_int_equal(enc_env_find(&e, "i")->value, 3);
+    assert_int_equal(enc_env_find(&e, "i2")->value, 7);
+    assert_null(enc_env_find(&e, "iii"));
+    assert_null(enc_env_find(&e, ""));
+    assert_null(enc_env_find(&e, "j"));
+    assert_int_equal(enc_env_push(&e, "i", 9, false), 0);   /* shadows */
+    assert_int_equal(enc_env_find(&e, "i")->value, 9);
+    enc_env_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_derived_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_derived_check_pass, setup, teardown),
         cmocka_unit_test(test_derived_json),
+        cmocka_unit_test(test_env_find_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
