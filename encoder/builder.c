@@ -221,6 +221,8 @@ static int name_entry(enc_builder_t *b, const char *name)
     b->names[e].head = -1;
     b->names[e].count = 0;
     b->names[e].last_full = NULL;
+    b->names[e].inst_of = -1;
+    b->names[e].inst_len = 0;
     hash_put(b->hash, b->cap_hash, name, e);
     return e;
 }
@@ -265,6 +267,36 @@ static int grow_tensor_info(enc_builder_t *b, int n)
 
 /* eslot (NULL: none): the caller's cache of name's entry + 1 (0: not
  * known), kept for one name: a name that had an entry passed its checks. */
+/* The decimal number ending s (len bytes, after a '#') plus one, in
+ * place; false when it gains a digit (9 -> 10: s is left to be rebuilt). */
+static bool bump_decimal(char *s, int len)
+{
+    int i = len - 1;
+    while (i >= 0 && s[i] == '9')
+        s[i--] = '0';
+    if (i < 0 || s[i] < '0' || s[i] > '8')
+        return false;
+    s[i]++;
+    return true;
+}
+
+/* "name#inst" into out (cut to TIR_NAME_LEN - 1 bytes, as su_join_int
+ * cuts it): the name's previous instance string with its number bumped
+ * when that was "name#(inst-1)" uncut, else built afresh and kept. */
+static void inst_name(enc_builder_t *b, struct enc_name_entry *e, const char *name, int inst,
+                      char out[TIR_NAME_LEN])
+{
+    if (e->inst_len > 0 && e->inst_of == inst - 1 && bump_decimal(e->inst_name, e->inst_len)) {
+        b->names_bumped++;
+    } else {
+        size_t n = su_join_int(e->inst_name, sizeof e->inst_name, name, -1, '#', inst, 0);
+        e->inst_len = n < sizeof e->inst_name - 1 ? (int)n : 0;
+    }
+    e->inst_of = inst;
+    /* cut: su_join_int filled all TIR_NAME_LEN bytes */
+    memcpy(out, e->inst_name, e->inst_len ? (size_t)e->inst_len + 1 : sizeof e->inst_name);
+}
+
 static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
                       unsigned dtype, int ndim, const int64_t *shape, int *eslot)
 {
@@ -328,7 +360,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
     if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
-        su_join_int(tname, sizeof tname, name, -1, '#', inst, 0);
+        inst_name(b, &b->names[entry], name, inst, tname);
     else
         su_copy(tname, sizeof tname, name);
     t.name = tname;

@@ -58,6 +58,9 @@ typedef struct {
         int count;
         const tir_ap_t *last_full;   /* the whole-AP record interned last for an
                                         instance (enc_ap_memo_interned), NULL */
+        int inst_of, inst_len;       /* inst_name is "name#inst_of" (inst_len
+                                        bytes; 0: cut, never bumped) */
+        char inst_name[TIR_NAME_LEN];
     } *names;
     int nnames, cap_names;
     int *hash;
@@ -78,6 +81,7 @@ typedef struct {
     int cap_full_ap;
     long full_ap_hits;            /* answers from full_ap (tests) */
     long full_derived;            /* whole APs taken from the previous instance (tests) */
+    long names_bumped;            /* instance names "t#N" from the previous one's (tests) */
     struct enc_check_memo *check_memo;   /* enc_emit's validation memo, allocated on demand */
 } enc_builder_t;
 

@@ -2,7 +2,8 @@
  * body's tile declared anew takes its whole access pattern from its
  * previous instance (builder.c full_from_previous) and that record's
  * operand-check pass without comparing again (validate_memo.c
- * enc_check_memo_copy).  Each test fails without its mechanism (the count
+ * enc_check_memo_copy), and its name "t#N" from the previous one's
+ * (builder.c inst_name).  Each test fails without its mechanism (the count
  * of derived records, the memo hits) or with one that derives across a
  * change of shape or kind (the record, the full error message). */
 #include "front_json_util.h"
@@ -144,6 +145,41 @@ static void test_derived_json(void **state)
                "shape [128, 32] (partitions and free elements must be equal) (at i=2)", NULL);
 }
 
+/* A tile's instance names "name#N" by bumping the previous one's number:
+ * each equals snprintf's, across 9 -> 10, 99 -> 100, 999 -> 1000, for a
+ * name cut at TIR_NAME_LEN - 1 bytes (never bumped) and for names whose
+ * instances interleave (each name its own number). */
+static void test_instance_names(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    static const char *const names[] = {
+        "t", "x9",
+        "a_name_of_fifty_five_characters_the_longest_one_allowed",   /* 55: the limit */
+        "n99",
+    };
+    int slots[4] = {0};
+    for (int it = 0; it <= 1200; it++) {
+        enc_scope_begin(b);
+        for (int n = 0; n < 4; n++) {
+            int t = enc_tile_at(b, names[n], TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4},
+                                &slots[n]);
+            if (t < 0)
+                fail_msg("%s: %s", names[n], f->err.msg);
+            char want[TIR_NAME_LEN];
+            if (it)
+                snprintf(want, sizeof want, "%s#%d", names[n], it);
+            else
+                snprintf(want, sizeof want, "%s", names[n]);
+            assert_string_equal(f->k.tensors[t].name, want);
+        }
+        enc_scope_end(b);
+    }
+    /* each name: #1 built, #10, #100 and #1000 rebuilt (a digit more) */
+    assert_int_equal(b->names_bumped, 4 * (1200 - 4));
+    assert_false(b->failed);
+}
+
 /* enc_env_find's inline name compare: a name that is a prefix of another,
  * or has one as its prefix, is not that one; the innermost binding wins. */
 static void test_env_find_names(void **state)
@@ -172,6 +208,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_derived_check_pass, setup, teardown),
         cmocka_unit_test(test_derived_json),
         cmocka_unit_test(test_env_find_names),
+        cmocka_unit_test_setup_teardown(test_instance_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
