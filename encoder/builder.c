@@ -221,7 +221,7 @@ static int name_entry(enc_builder_t *b, const char *name)
     b->names[e].head = -1;
     b->names[e].count = 0;
     b->names[e].last_full = NULL;
-    b->names[e].inst_of = -1;
+    b->names[e].inst_str = NULL;
     b->names[e].inst_len = 0;
     hash_put(b->hash, b->cap_hash, name, e);
     return e;
@@ -281,20 +281,20 @@ static bool bump_decimal(char *s, int len)
 }
 
 /* "name#inst" into out (cut to TIR_NAME_LEN - 1 bytes, as su_join_int
- * cuts it): the name's previous instance string with its number bumped
- * when that was "name#(inst-1)" uncut, else built afresh and kept. */
-static void inst_name(enc_builder_t *b, struct enc_name_entry *e, const char *name, int inst,
-                      char out[TIR_NAME_LEN])
+ * cuts it): the previous instance's name "name#(inst-1)" (the entry's
+ * inst_str, kept when an instance is added: count - 1 is its number) with
+ * its number bumped, else formatted. */
+static size_t inst_name(enc_builder_t *b, const struct enc_name_entry *e, const char *name,
+                        int inst, char out[TIR_NAME_LEN])
 {
-    if (e->inst_len > 0 && e->inst_of == inst - 1 && bump_decimal(e->inst_name, e->inst_len)) {
-        b->names_bumped++;
-    } else {
-        size_t n = su_join_int(e->inst_name, sizeof e->inst_name, name, -1, '#', inst, 0);
-        e->inst_len = n < sizeof e->inst_name - 1 ? (int)n : 0;
+    if (e->inst_str) {
+        memcpy(out, e->inst_str, (size_t)e->inst_len + 1);
+        if (bump_decimal(out, e->inst_len)) {
+            b->names_bumped++;
+            return (size_t)e->inst_len;
+        }
     }
-    e->inst_of = inst;
-    /* cut: su_join_int filled all TIR_NAME_LEN bytes */
-    memcpy(out, e->inst_name, e->inst_len ? (size_t)e->inst_len + 1 : sizeof e->inst_name);
+    return su_join_int(out, TIR_NAME_LEN, name, -1, '#', inst, 0);   /* uncut length */
 }
 
 static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
@@ -359,8 +359,9 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     memset(&t, 0, sizeof t);
     char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
+    size_t nl = 0;   /* "name#inst"'s uncut length */
     if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
-        inst_name(b, &b->names[entry], name, inst, tname);
+        nl = inst_name(b, &b->names[entry], name, inst, tname);
     else
         su_copy(tname, sizeof tname, name);
     t.name = tname;
@@ -390,6 +391,10 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     b->live[id] = 1;
     b->names[entry].head = id;
     b->names[entry].count++;
+    /* the next instance's name bumps this one's (an uncut "name#N" only) */
+    bool next_bumps = inst > 0 && nl < sizeof tname - 1;
+    b->names[entry].inst_str = next_bumps ? b->k->tensors[id].name : NULL;
+    b->names[entry].inst_len = next_bumps ? (int)nl : 0;
     return id;
 }
 

@@ -58,9 +58,9 @@ typedef struct {
         int count;
         const tir_ap_t *last_full;   /* the whole-AP record interned last for an
                                         instance (enc_ap_memo_interned), NULL */
-        int inst_of, inst_len;       /* inst_name is "name#inst_of" (inst_len
-                                        bytes; 0: cut, never bumped) */
-        char inst_name[TIR_NAME_LEN];
+        const char *inst_str;        /* the newest instance's name "name#N" (the
+                                        kernel's copy), NULL: none or cut */
+        int inst_len;                /* its length */
     } *names;
     int nnames, cap_names;
     int *hash;
