@@ -1,6 +1,6 @@
 /* The front-end's third round of per-op cuts (tenth session, #16): a loop
  * body's tile declared anew takes its whole access pattern from its
- * previous instance (builder.c full_from_previous) and that record's
+ * previous instance (builder_memo.c full_from_previous) and that record's
  * operand-check pass without comparing again (validate_memo.c
  * enc_check_memo_copy), and its name "t#N" from the previous one's
  * (builder.c inst_name).  Each test fails without its mechanism (the count
