@@ -221,6 +221,8 @@ static int name_entry(enc_builder_t *b, const char *name)
     b->names[e].head = -1;
     b->names[e].count = 0;
     b->names[e].last_full = NULL;
+    b->names[e].inst_str = NULL;
+    b->names[e].inst_len = 0;
     hash_put(b->hash, b->cap_hash, name, e);
     return e;
 }
@@ -265,6 +267,36 @@ static int grow_tensor_info(enc_builder_t *b, int n)
 
 /* eslot (NULL: none): the caller's cache of name's entry + 1 (0: not
  * known), kept for one name: a name that had an entry passed its checks. */
+/* The decimal number ending s (len bytes, after a '#') plus one, in
+ * place; false when it gains a digit (9 -> 10: s is left to be rebuilt). */
+static bool bump_decimal(char *s, int len)
+{
+    int i = len - 1;
+    while (i >= 0 && s[i] == '9')
+        s[i--] = '0';
+    if (i < 0 || s[i] < '0' || s[i] > '8')
+        return false;
+    s[i]++;
+    return true;
+}
+
+/* "name#inst" into out (cut to TIR_NAME_LEN - 1 bytes, as su_join_int
+ * cuts it): the previous instance's name "name#(inst-1)" (the entry's
+ * inst_str, kept when an instance is added: count - 1 is its number) with
+ * its number bumped, else formatted. */
+static size_t inst_name(enc_builder_t *b, const struct enc_name_entry *e, const char *name,
+                        int inst, char out[TIR_NAME_LEN])
+{
+    if (e->inst_str) {
+        memcpy(out, e->inst_str, (size_t)e->inst_len + 1);
+        if (bump_decimal(out, e->inst_len)) {
+            b->names_bumped++;
+            return (size_t)e->inst_len;
+        }
+    }
+    return su_join_int(out, TIR_NAME_LEN, name, -1, '#', inst, 0);   /* uncut length */
+}
+
 static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
                       unsigned dtype, int ndim, const int64_t *shape, int *eslot)
 {
@@ -327,8 +359,9 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     memset(&t, 0, sizeof t);
     char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
+    size_t nl = 0;   /* "name#inst"'s uncut length */
     if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
-        su_join_int(tname, sizeof tname, name, -1, '#', inst, 0);
+        nl = inst_name(b, &b->names[entry], name, inst, tname);
     else
         su_copy(tname, sizeof tname, name);
     t.name = tname;
@@ -358,6 +391,10 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     b->live[id] = 1;
     b->names[entry].head = id;
     b->names[entry].count++;
+    /* the next instance's name bumps this one's (an uncut "name#N" only) */
+    bool next_bumps = inst > 0 && nl < sizeof tname - 1;
+    b->names[entry].inst_str = next_bumps ? b->k->tensors[id].name : NULL;
+    b->names[entry].inst_len = next_bumps ? (int)nl : 0;
     return id;
 }
 
@@ -665,126 +702,6 @@ tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
         return enc_ap_none();
     const tir_tensor_t *t = &b->k->tensors[tensor];
     return ap_over(b, tensor, t->ndim, t->shape, nslices, s, field);
-}
-
-static bool same_slice(const enc_slice_t *x, const enc_slice_t *y)
-{
-    return x->kind == y->kind && x->start == y->start && x->stop == y->stop &&
-           x->step == y->step && x->has_start == y->has_start && x->has_stop == y->has_stop;
-}
-
-static bool memo_hit(const enc_ap_memo_entry_t *e, const tir_tensor_t *t, int nslices,
-                     const enc_slice_t *s)
-{
-    if (!e->valid || e->tile != is_tile(t->kind) || e->nd != t->ndim || e->ns != nslices)
-        return false;
-    for (int d = 0; d < t->ndim; d++)   /* (a loop: at most 6 dims, cheaper than a memcmp call) */
-        if (e->shape[d] != t->shape[d])
-            return false;
-    for (int i = 0; i < nslices; i++)
-        if (!same_slice(&e->sl[i], &s[i]))
-            return false;
-    return true;
-}
-
-/* enc_ap through m: the entry holding the answer (a hit, or the miss
- * recorded), NULL when not memoised (*out is enc_ap's answer either way). */
-static enc_ap_memo_entry_t *memo_ap(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
-                                    const enc_slice_t *s, const char *field, tir_ap_t *out)
-{
-    if (!m || b->failed || tensor < 0 || tensor >= b->k->ntensors || nslices < 0 ||
-        nslices > TIR_MAX_DIMS || (nslices > 0 && !s)) {
-        *out = enc_ap(b, tensor, nslices, s, field);
-        return NULL;
-    }
-    const tir_tensor_t *t = &b->k->tensors[tensor];
-    for (int i = 0; i < 2; i++)
-        if (memo_hit(&m->e[i], t, nslices, s)) {
-            *out = m->e[i].ap;
-            out->tensor = tensor;
-            return &m->e[i];
-        }
-    *out = enc_ap(b, tensor, nslices, s, field);
-    if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
-        return NULL;
-    enc_ap_memo_entry_t *e = &m->e[m->next];
-    m->next ^= 1u;
-    *e = (enc_ap_memo_entry_t){.valid = true, .tile = is_tile(t->kind), .nd = t->ndim,
-                               .ns = nslices, .ap = *out, .itensor = -1};
-    memcpy(e->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
-    if (nslices)
-        memcpy(e->sl, s, (size_t)nslices * sizeof *s);
-    return e;
-}
-
-void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
-                 const enc_slice_t *s, const char *field, tir_ap_t *out)
-{
-    memo_ap(b, m, tensor, nslices, s, field, out);
-}
-
-/* The builder's per-tensor slot for its whole access pattern interned,
- * grown (zeroed) on demand; NULL: out of memory. */
-static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
-{
-    if (tensor >= b->cap_full_ap) {
-        int nc = b->cap_full_ap ? b->cap_full_ap : 64;
-        while (nc <= tensor)
-            nc *= 2;
-        const tir_ap_t **f = realloc(b->full_ap, (size_t)nc * sizeof *f);
-        if (!f)
-            return NULL;
-        memset(f + b->cap_full_ap, 0, (size_t)(nc - b->cap_full_ap) * sizeof *f);
-        b->full_ap = f;
-        b->cap_full_ap = nc;
-    }
-    return &b->full_ap[tensor];
-}
-
-/* A tile declared anew (a loop body's next instance) passes the operand
- * checks its name's previous instance passed, when its whole access
- * pattern is that one's but for the tensor (validate.c checks it). */
-static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r)
-{
-    if (tensor >= b->cap_tensor_info || b->entry_of[tensor] < 0 ||
-        b->entry_of[tensor] >= b->nnames)
-        return;
-    struct enc_name_entry *e = &b->names[b->entry_of[tensor]];
-    if (e->last_full && b->check_memo)
-        enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
-    e->last_full = r;
-}
-
-const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
-                                     const enc_slice_t *s, const char *field)
-{
-    /* a tensor's shape and kind never change, so neither does its whole
-     * access pattern: one answer per tensor, whichever operand text asks */
-    const tir_ap_t **full = NULL;
-    if (nslices == 0 && !b->failed && tensor >= 0 && tensor < b->k->ntensors) {
-        if (!(full = full_slot(b, tensor)))
-            return NULL;
-        if (*full) {
-            b->full_ap_hits++;
-            return *full;
-        }
-    }
-    tir_ap_t ap;
-    enc_ap_memo_entry_t *e = memo_ap(b, m, tensor, nslices, s, field, &ap);
-    if (b->failed)
-        return NULL;
-    if (e && e->iap && e->itensor == tensor)   /* the same tensor and slices as last time */
-        return e->iap;
-    const tir_ap_t *r = tir_ap_intern(b->k, &ap);
-    if (r && e) {
-        e->iap = r;
-        e->itensor = tensor;
-    }
-    if (r && full) {
-        *full = r;
-        full_alias(b, tensor, r);
-    }
-    return r;
 }
 
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,

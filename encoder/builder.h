@@ -58,6 +58,9 @@ typedef struct {
         int count;
         const tir_ap_t *last_full;   /* the whole-AP record interned last for an
                                         instance (enc_ap_memo_interned), NULL */
+        const char *inst_str;        /* the newest instance's name "name#N" (the
+                                        kernel's copy), NULL: none or cut */
+        int inst_len;                /* its length */
     } *names;
     int nnames, cap_names;
     int *hash;
@@ -77,6 +80,8 @@ typedef struct {
                                      (enc_ap_memo_interned) */
     int cap_full_ap;
     long full_ap_hits;            /* answers from full_ap (tests) */
+    long full_derived;            /* whole APs taken from the previous instance (tests) */
+    long names_bumped;            /* instance names "t#N" from the previous one's (tests) */
     struct enc_check_memo *check_memo;   /* enc_emit's validation memo, allocated on demand */
 } enc_builder_t;
 
@@ -354,6 +359,11 @@ typedef struct enc_check_memo {
  * `from` has no pass in m for kernel k and target tg. */
 void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
                           const tir_ap_t *from, const tir_ap_t *to);
+/* enc_check_memo_alias without its comparisons, for a caller that made
+ * `to` from `from` (equal but for the tensor) over a tensor of the same
+ * kind and shape (builder_memo.c full_from_previous). */
+void enc_check_memo_copy(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
+                         const tir_ap_t *from, const tir_ap_t *to);
 /* enc_validate_op through memo m (NULL: none) */
 int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err);

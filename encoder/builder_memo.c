@@ -1,0 +1,172 @@
+/* builder_memo.c - operand access patterns through the builder's memos
+ * (builder.h enc_ap_memo, enc_ap_memo_interned): an operand text's
+ * two-entry memo, a tensor's whole record interned once, and a loop
+ * body's new tile taking its previous instance's record and check pass
+ * (docs/performance.md, the front-end per op, second and third rounds). */
+#include "builder.h"
+#include "validate_int.h"   /* is_tile_kind */
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool same_slice(const enc_slice_t *x, const enc_slice_t *y)
+{
+    return x->kind == y->kind && x->start == y->start && x->stop == y->stop &&
+           x->step == y->step && x->has_start == y->has_start && x->has_stop == y->has_stop;
+}
+
+static bool memo_hit(const enc_ap_memo_entry_t *e, const tir_tensor_t *t, int nslices,
+                     const enc_slice_t *s)
+{
+    if (!e->valid || e->tile != is_tile_kind(t->kind) || e->nd != t->ndim || e->ns != nslices)
+        return false;
+    for (int d = 0; d < t->ndim; d++)   /* (a loop: at most 6 dims, cheaper than a memcmp call) */
+        if (e->shape[d] != t->shape[d])
+            return false;
+    for (int i = 0; i < nslices; i++)
+        if (!same_slice(&e->sl[i], &s[i]))
+            return false;
+    return true;
+}
+
+/* enc_ap through m: the entry holding the answer (a hit, or the miss
+ * recorded), NULL when not memoised (*out is enc_ap's answer either way). */
+static enc_ap_memo_entry_t *memo_ap(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                                    const enc_slice_t *s, const char *field, tir_ap_t *out)
+{
+    if (!m || b->failed || tensor < 0 || tensor >= b->k->ntensors || nslices < 0 ||
+        nslices > TIR_MAX_DIMS || (nslices > 0 && !s)) {
+        *out = enc_ap(b, tensor, nslices, s, field);
+        return NULL;
+    }
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    for (int i = 0; i < 2; i++)
+        if (memo_hit(&m->e[i], t, nslices, s)) {
+            *out = m->e[i].ap;
+            out->tensor = tensor;
+            return &m->e[i];
+        }
+    *out = enc_ap(b, tensor, nslices, s, field);
+    if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
+        return NULL;
+    enc_ap_memo_entry_t *e = &m->e[m->next];
+    m->next ^= 1u;
+    *e = (enc_ap_memo_entry_t){.valid = true, .tile = is_tile_kind(t->kind), .nd = t->ndim,
+                               .ns = nslices, .ap = *out, .itensor = -1};
+    memcpy(e->shape, t->shape, (size_t)t->ndim * sizeof *t->shape);
+    if (nslices)
+        memcpy(e->sl, s, (size_t)nslices * sizeof *s);
+    return e;
+}
+
+void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                 const enc_slice_t *s, const char *field, tir_ap_t *out)
+{
+    memo_ap(b, m, tensor, nslices, s, field, out);
+}
+
+/* The builder's per-tensor slot for its whole access pattern interned,
+ * grown (zeroed) on demand; NULL: out of memory. */
+static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
+{
+    if (tensor >= b->cap_full_ap) {
+        int nc = b->cap_full_ap ? b->cap_full_ap : 64;
+        while (nc <= tensor)
+            nc *= 2;
+        const tir_ap_t **f = realloc(b->full_ap, (size_t)nc * sizeof *f);
+        if (!f)
+            return NULL;
+        memset(f + b->cap_full_ap, 0, (size_t)(nc - b->cap_full_ap) * sizeof *f);
+        b->full_ap = f;
+        b->cap_full_ap = nc;
+    }
+    return &b->full_ap[tensor];
+}
+
+/* The name entry a tensor was declared under, NULL when none. */
+static struct enc_name_entry *tensor_entry(enc_builder_t *b, int tensor)
+{
+    if (tensor >= b->cap_tensor_info || b->entry_of[tensor] < 0 ||
+        b->entry_of[tensor] >= b->nnames)
+        return NULL;
+    return &b->names[b->entry_of[tensor]];
+}
+
+/* A tile declared anew (a loop body's next instance) passes the operand
+ * checks its name's previous instance passed, when its whole access
+ * pattern is that one's but for the tensor (validate.c checks it). */
+static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r, bool derived)
+{
+    struct enc_name_entry *e = tensor_entry(b, tensor);
+    if (!e)
+        return;
+    if (e->last_full && b->check_memo) {
+        if (derived)   /* full_from_previous compared what the alias would */
+            enc_check_memo_copy(b->check_memo, b->k, b->target, e->last_full, r);
+        else
+            enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
+    }
+    e->last_full = r;
+}
+
+/* A new tensor's whole access pattern from its name's previous instance
+ * (a loop body's tile declared anew): enc_ap with no slices reads of the
+ * tensor only whether it is a tile and its shape (memo_hit keys on the
+ * same), so an instance of the same kind and shape has that record but for
+ * the tensor (and, the kind being equal too, that record's operand-check
+ * pass: enc_check_memo_copy).  False (out untouched) when there is none to
+ * take it from. */
+static bool full_from_previous(enc_builder_t *b, int tensor, tir_ap_t *out)
+{
+    const struct enc_name_entry *e = tensor_entry(b, tensor);
+    const tir_ap_t *prev = e ? e->last_full : NULL;
+    if (!prev || prev->tensor < 0 || prev->tensor >= b->k->ntensors || prev->tensor == tensor)
+        return false;
+    const tir_tensor_t *p = &b->k->tensors[prev->tensor], *t = &b->k->tensors[tensor];
+    if (p->kind != t->kind || p->ndim != t->ndim || t->ndim < 0 ||
+        t->ndim > TIR_MAX_DIMS)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (p->shape[d] != t->shape[d])
+            return false;
+    *out = *prev;
+    out->tensor = tensor;
+    b->full_derived++;
+    return true;
+}
+
+const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
+                                     const enc_slice_t *s, const char *field)
+{
+    /* a tensor's shape and kind never change, so neither does its whole
+     * access pattern: one answer per tensor, whichever operand text asks */
+    const tir_ap_t **full = NULL;
+    if (nslices == 0 && !b->failed && tensor >= 0 && tensor < b->k->ntensors) {
+        if (!(full = full_slot(b, tensor)))
+            return NULL;
+        if (*full) {
+            b->full_ap_hits++;
+            return *full;
+        }
+    }
+    tir_ap_t ap;
+    enc_ap_memo_entry_t *e = NULL;
+    bool derived = full && full_from_previous(b, tensor, &ap);
+    if (!derived)
+        e = memo_ap(b, m, tensor, nslices, s, field, &ap);
+    if (b->failed)
+        return NULL;
+    if (e && e->iap && e->itensor == tensor)   /* the same tensor and slices as last time */
+        return e->iap;
+    const tir_ap_t *r = tir_ap_intern(b->k, &ap);
+    if (r && e) {
+        e->iap = r;
+        e->itensor = tensor;
+    }
+    if (r && full) {
+        *full = r;
+        full_alias(b, tensor, r, derived);
+    }
+    return r;
+}
