@@ -8,7 +8,7 @@
  * (validate_memo.c enc_check_memo_alias, builder.c full_alias).
  * Each test fails without its mechanism (the slot's answer, the memo hit)
  * or with one that answers for the wrong statement or op. */
-#include "front_json_util.h"
+#include "front_memo_fx.h"
 
 #include "builder.h"
 #include "expr.h"
@@ -86,34 +86,6 @@ static void test_body_slots(void **state)
         assert_int_equal(ld->src[0]->offset, (it + 1) * 512);
     }
     tir_kernel_free(&k);
-}
-
-typedef struct {
-    tir_kernel_t k;
-    tpb_err_t err;
-    enc_builder_t b;
-    int a, t, u;
-} fx_t;
-
-static int setup(void **state)
-{
-    fx_t *f = calloc(1, sizeof *f);
-    assert_int_equal(enc_builder_init(&f->b, &f->k, "slots", "trn2", &f->err), 0);
-    f->a = enc_input(&f->b, "a", ISA_DT_FP32, 2, (int64_t[]){256, 64});
-    f->t = enc_tile(&f->b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64});
-    f->u = enc_tile(&f->b, "u", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){128, 64});
-    assert_false(f->b.failed);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *f = *state;
-    enc_builder_free(&f->b);
-    tir_kernel_free(&f->k);
-    free(f);
-    return 0;
 }
 
 /* A tile record a load accepted without a partition stride is accepted
