@@ -327,26 +327,32 @@ static bool cover_rows(const mover_t *m, const isa_dap_t *src, const isa_dap_t *
     return true;
 }
 
+/* Copy one row of n0 elements that lies in one partition on both sides:
+ * one memmove when both sides are plain (fast), else element by element. */
+static int copy_row(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, int64_t sa,
+                    int64_t da, uint32_t n0, bool fast)
+{
+    if (fast) {
+        uint8_t *si, *di;
+        memmove(side_ptr(m->s, dst, da, &di), side_ptr(m->s, src, sa, &si),
+                (size_t)n0 * isa_dtype_size(src->dtype));
+        return 0;
+    }
+    for (uint32_t i = 0; i < n0; i++)
+        if (move_elem(m, dst, da + (int64_t)i * dst->step[0], src, sa + (int64_t)i * src->step[0]))
+            return -1;
+    return 0;
+}
+
 /* Copy the rows of a plane whose every row lies in one partition on
  * both sides (side_rows_uniform), as move_plane's row loop does. */
 static int copy_rows(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, int64_t src_addr,
                      int64_t dst_addr, bool fast)
 {
-    uint32_t n0 = src->count[0];
-    for (uint32_t j = 0; j < src->count[1]; j++) {
-        int64_t sa = src_addr + (int64_t)j * src->step[1];
-        int64_t da = dst_addr + (int64_t)j * dst->step[1];
-        if (fast) {
-            uint8_t *si, *di;
-            memmove(side_ptr(m->s, dst, da, &di), side_ptr(m->s, src, sa, &si),
-                    (size_t)n0 * isa_dtype_size(src->dtype));
-            continue;
-        }
-        for (uint32_t i = 0; i < n0; i++)
-            if (move_elem(m, dst, da + (int64_t)i * dst->step[0], src,
-                          sa + (int64_t)i * src->step[0]))
-                return -1;
-    }
+    for (uint32_t j = 0; j < src->count[1]; j++)
+        if (copy_row(m, src, dst, src_addr + (int64_t)j * src->step[1],
+                     dst_addr + (int64_t)j * dst->step[1], src->count[0], fast))
+            return -1;
     return 0;
 }
 
@@ -388,18 +394,8 @@ static int move_plane(mover_t *m, int64_t src_addr, int64_t dst_addr)
             int64_t da = dst_addr + (int64_t)j * dst->step[1];
             if (row_in_one_partition(src, sa, n0) && row_in_one_partition(dst, da, n0)) {
                 charge(m, engine_of(m, dst, da, src, sa, j), (uint64_t)n0 * eb, run, src, dst);
-                if (!copy)
-                    continue;
-                if (fast) {
-                    uint8_t *si, *di;
-                    memmove(side_ptr(m->s, dst, da, &di), side_ptr(m->s, src, sa, &si),
-                            (size_t)n0 * isa_dtype_size(src->dtype));
-                    continue;
-                }
-                for (uint32_t i = 0; i < n0; i++)
-                    if (move_elem(m, dst, da + (int64_t)i * dst->step[0], src,
-                                  sa + (int64_t)i * src->step[0]))
-                        return -1;
+                if (copy && copy_row(m, src, dst, sa, da, n0, fast))
+                    return -1;
                 continue;
             }
             for (uint32_t i = 0; i < n0; i++) {
