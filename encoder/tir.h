@@ -502,7 +502,9 @@ typedef struct {
 typedef struct {
     tpb_arena_t recs;
     const void **set;
+    uint32_t *hs;                 /* each set slot's record hash (low 32 bits) */
     int n, cap;                   /* records, set slots */
+    uint64_t nhash;               /* hash computations (tests: growth rehashes none) */
 } tir_pool_t;
 
 typedef struct {
