@@ -138,8 +138,14 @@ int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t)
 
 int tir_add_tensor_at(tir_kernel_t *k, const tir_tensor_t *t, bool path_interned)
 {
+    return tir_add_tensor_owned(k, t, false, path_interned);
+}
+
+int tir_add_tensor_owned(tir_kernel_t *k, const tir_tensor_t *t, bool name_owned,
+                         bool path_interned)
+{
     tir_tensor_t c = *t;
-    if (!(c.name = own_str(k, t->name, TIR_NAME_LEN, false)) ||
+    if (!(c.name = name_owned ? t->name : own_str(k, t->name, TIR_NAME_LEN, false)) ||
         !(c.path = path_interned ? t->path : own_str(k, t->path, TIR_PATH_LEN, true)) ||
         !(c.print_prefix = own_str(k, t->print_prefix, TIR_PRINT_PREFIX_LEN, true)) ||
         grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof *t))
