@@ -74,21 +74,15 @@ static bool buf_has_item(const jb_t *pool, size_t from, size_t end, size_t tok, 
 }
 
 /* Length of a tile name without its "#<digits>" instance suffix (the
- * suffix after the last '#', when it is one or more digits only).  One pass:
- * `at` is the last '#' followed by digits only so far. */
+ * suffix after the last '#', when it is one or more digits only).  Read
+ * from the end: the trailing digits, then whether a '#' precedes them (a
+ * loop tile's name is mostly its suffix; the base is not scanned twice). */
 static size_t base_name_len(const char *nm)
 {
-    size_t i = 0, at = SIZE_MAX;
-    bool digit = false;
-    for (char c; (c = nm[i]) != 0; i++) {
-        if (c == '#')
-            at = i, digit = false;
-        else if (c >= '0' && c <= '9')
-            digit = true;
-        else
-            at = SIZE_MAX;
-    }
-    return at != SIZE_MAX && digit ? at : i;
+    size_t n = strlen(nm), j = n;
+    while (j > 0 && nm[j - 1] >= '0' && nm[j - 1] <= '9')
+        j--;
+    return j < n && j > 0 && nm[j - 1] == '#' ? j - 1 : n;
 }
 
 /* jb_u64 with the one-digit case (buffer numbers) inline. */

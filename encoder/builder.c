@@ -297,6 +297,27 @@ static size_t inst_name(enc_builder_t *b, const struct enc_name_entry *e, const 
     return su_join_int(out, TIR_NAME_LEN, name, -1, '#', inst, 0);   /* uncut length */
 }
 
+/* The common instance name (the previous one's last digit 0..8 raised by
+ * one: no carry, the same length) written straight into the kernel's name
+ * arena, so the tensor keeps it without a second copy; NULL otherwise
+ * (inst_name builds it as before) or when out of memory. */
+static const char *inst_name_owned(enc_builder_t *b, const struct enc_name_entry *e)
+{
+    if (!e->inst_str || e->inst_len < 1)
+        return NULL;
+    size_t n = (size_t)e->inst_len;
+    char last = e->inst_str[n - 1];
+    if (last < '0' || last > '8')
+        return NULL;
+    char *s = tpb_arena_copy(&b->k->names, e->inst_str, n + 1, 1);
+    if (!s)
+        return NULL;
+    s[n - 1] = (char)(last + 1);
+    b->names_bumped++;
+    b->names_owned++;
+    return s;
+}
+
 static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
                       unsigned dtype, int ndim, const int64_t *shape, int *eslot)
 {
@@ -360,11 +381,14 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
     size_t nl = 0;   /* "name#inst"'s uncut length */
-    if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
+    const char *owned = inst > 0 ? inst_name_owned(b, &b->names[entry]) : NULL;
+    if (owned)
+        nl = (size_t)b->names[entry].inst_len;
+    else if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
         nl = inst_name(b, &b->names[entry], name, inst, tname);
     else
         su_copy(tname, sizeof tname, name);
-    t.name = tname;
+    t.name = owned ? owned : tname;
     t.kind = kind;
     t.dtype = dtype;
     t.ndim = ndim;
@@ -381,7 +405,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     t.shared_with = -1;
     if (grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
-    int id = tir_add_tensor_at(b->k, &t, interned);
+    int id = tir_add_tensor_owned(b->k, &t, owned != NULL, interned);
     if (id < 0)
         return tfail(b, "out of memory");
     if (slot && !interned && b->path[0])

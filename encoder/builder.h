@@ -82,6 +82,7 @@ typedef struct {
     long full_ap_hits;            /* answers from full_ap (tests) */
     long full_derived;            /* whole APs taken from the previous instance (tests) */
     long names_bumped;            /* instance names "t#N" from the previous one's (tests) */
+    long names_owned;             /* of those, written straight into the name arena (tests) */
     struct enc_check_memo *check_memo;   /* enc_emit's validation memo, allocated on demand */
 } enc_builder_t;
 

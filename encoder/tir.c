@@ -138,8 +138,14 @@ int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t)
 
 int tir_add_tensor_at(tir_kernel_t *k, const tir_tensor_t *t, bool path_interned)
 {
+    return tir_add_tensor_owned(k, t, false, path_interned);
+}
+
+int tir_add_tensor_owned(tir_kernel_t *k, const tir_tensor_t *t, bool name_owned,
+                         bool path_interned)
+{
     tir_tensor_t c = *t;
-    if (!(c.name = own_str(k, t->name, TIR_NAME_LEN, false)) ||
+    if (!(c.name = name_owned ? t->name : own_str(k, t->name, TIR_NAME_LEN, false)) ||
         !(c.path = path_interned ? t->path : own_str(k, t->path, TIR_PATH_LEN, true)) ||
         !(c.print_prefix = own_str(k, t->print_prefix, TIR_PRINT_PREFIX_LEN, true)) ||
         grow((void **)&k->tensors, &k->cap_tensors, k->ntensors, sizeof *t))
@@ -338,6 +344,7 @@ static void pool_free(tir_pool_t *p)
 {
     tpb_arena_free(&p->recs);
     tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
+    tpb_array_free(p->hs, (size_t)p->cap * sizeof *p->hs);
     memset(p, 0, sizeof *p);
 }
 
@@ -394,34 +401,43 @@ static uint64_t pool_hash_ap(const void *rec, size_t size)
 }
 
 /* The slot of the record equal to rec (size bytes, hash h): its entry, or
- * the empty slot it goes in. */
-static int pool_slot(const void *const *set, int cap, const void *rec, size_t size, uint64_t h)
+ * the empty slot it goes in.  A slot whose stored hash differs holds
+ * another record: no compare. */
+static int pool_slot(const tir_pool_t *p, const void *rec, size_t size, uint64_t h)
 {
-    int i = (int)(h & (uint64_t)(cap - 1));
-    while (set[i] && memcmp(set[i], rec, size))
-        i = (i + 1) & (cap - 1);
+    int i = (int)(h & (uint64_t)(p->cap - 1));
+    while (p->set[i] && (p->hs[i] != (uint32_t)h || memcmp(p->set[i], rec, size)))
+        i = (i + 1) & (p->cap - 1);
     return i;
 }
 
-/* Every record in the set is distinct: the new set needs no comparisons. */
-static int pool_grow_set(tir_pool_t *p, size_t size, pool_hash_fn hash)
+/* Every record in the set is distinct: the new set needs no comparisons,
+ * and each record's stored hash places it (no record is hashed again). */
+static int pool_grow_set(tir_pool_t *p)
 {
     if (p->cap > INT32_MAX / 4)
         return -1;
     int nc = p->cap ? 2 * p->cap : 256;
     const void **set = tpb_array_grow(NULL, 0, (size_t)nc * sizeof *set);
-    if (!set)
+    uint32_t *hs = tpb_array_grow(NULL, 0, (size_t)nc * sizeof *hs);
+    if (!set || !hs) {
+        tpb_array_free(set, (size_t)nc * sizeof *set);
+        tpb_array_free(hs, (size_t)nc * sizeof *hs);
         return -1;
+    }
     memset(set, 0, (size_t)nc * sizeof *set);
     for (int i = 0; i < p->cap; i++)
         if (p->set[i]) {
-            int j = (int)(hash(p->set[i], size) & (uint64_t)(nc - 1));
+            int j = (int)(p->hs[i] & (uint32_t)(nc - 1));   /* nc <= 2^31: the low bits suffice */
             while (set[j])
                 j = (j + 1) & (nc - 1);
             set[j] = p->set[i];
+            hs[j] = p->hs[i];
         }
     tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
+    tpb_array_free(p->hs, (size_t)p->cap * sizeof *p->hs);
     p->set = set;
+    p->hs = hs;
     p->cap = nc;
     return 0;
 }
@@ -431,21 +447,23 @@ static int pool_grow_set(tir_pool_t *p, size_t size, pool_hash_fn hash)
 static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool_hash_fn hash)
 {
     uint64_t h = hash(rec, size);
+    p->nhash++;
     int i = -1;   /* rec's empty slot, while the set is not regrown */
     if (p->cap) {
-        i = pool_slot(p->set, p->cap, rec, size, h);
+        i = pool_slot(p, rec, size, h);
         if (p->set[i])
             return p->set[i];
     }
     if (2 * (p->n + 1) > p->cap) {
-        if (pool_grow_set(p, size, hash))
+        if (pool_grow_set(p))
             return NULL;
-        i = pool_slot(p->set, p->cap, rec, size, h);
+        i = pool_slot(p, rec, size, h);
     }
     void *copy = tpb_arena_copy(&p->recs, rec, size, 8);
     if (!copy)
         return NULL;
     p->set[i] = copy;
+    p->hs[i] = (uint32_t)h;
     p->n++;
     return copy;
 }

@@ -502,7 +502,9 @@ typedef struct {
 typedef struct {
     tpb_arena_t recs;
     const void **set;
+    uint32_t *hs;                 /* each set slot's record hash (low 32 bits) */
     int n, cap;                   /* records, set slots */
+    uint64_t nhash;               /* hash computations (tests: growth rehashes none) */
 } tir_pool_t;
 
 typedef struct {
@@ -548,6 +550,10 @@ int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t);
  * path_interned: kept as it is (a loop body's tile declared anew each
  * iteration names one path). */
 int tir_add_tensor_at(tir_kernel_t *k, const tir_tensor_t *t, bool path_interned);
+/* tir_add_tensor_at where t->name may already be the kernel's (name_owned:
+ * a string of k's name arena, kept as it is, not copied again). */
+int tir_add_tensor_owned(tir_kernel_t *k, const tir_tensor_t *t, bool name_owned,
+                         bool path_interned);
 int tir_add_op(tir_kernel_t *k, const tir_op_t *op);
 /* The ops and tensors arrays live in memory of their own (grown without
  * copying, common/hugepage.h): free them with tir_array_free(array,

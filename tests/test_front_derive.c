@@ -177,6 +177,10 @@ static void test_instance_names(void **state)
     }
     /* each name: #1 built, #10, #100 and #1000 rebuilt (a digit more) */
     assert_int_equal(b->names_bumped, 4 * (1200 - 4));
+    /* of those, each whose previous number does not end in 9 (no carry)
+     * was written straight into the name arena: per name the numbers
+     * 1..1199 bumped, less the 120 ending in 9 */
+    assert_int_equal(b->names_owned, 4 * (1199 - 120));
     assert_false(b->failed);
 }
 

@@ -135,6 +135,31 @@ static void test_intern_one_hash_across_growth(void **state)
     tir_kernel_free(&k);
 }
 
+/* The set's growth places each record by its stored hash: a record is
+ * hashed once per intern call, never again when the set doubles (it
+ * doubled five times here), and every record is found again after. */
+static void test_growth_hashes_nothing(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    static const tir_ap_t *p[N];
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(i % 7, (int64_t)i * 3, 1 + i % 4);
+        assert_non_null(p[i] = tir_ap_intern(&k, &a));
+    }
+    assert_true(k.aps.cap >= 8192);   /* 256 -> ... -> 16384: grown five or six times */
+    assert_int_equal(k.aps.nhash, N);
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(i % 7, (int64_t)i * 3, 1 + i % 4);
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
+    }
+    assert_int_equal(k.aps.nhash, 2 * N);
+    assert_int_equal(k.aps.n, N);
+    tir_kernel_free(&k);
+}
+
 /* The AP hash reads only the dims below ndim: APs that differ only past
  * ndim (same hash) are still distinct records, found again by contents
  * after the set has grown; APs with an ndim outside 0..TIR_MAX_DIMS (bad
@@ -353,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_copy_into_survives_source),
         cmocka_unit_test(test_rare_fields),
         cmocka_unit_test(test_detach),
+        cmocka_unit_test(test_growth_hashes_nothing),
         cmocka_unit_test(test_loop_iterations_share),
         cmocka_unit_test(test_pattern_in_rare),
         cmocka_unit_test(test_op_scalars_in_rare),
