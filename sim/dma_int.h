@@ -41,6 +41,11 @@ static inline plane_t planes_of(const isa_inst_t *in)
 int sim_dma_move_desc(sim_t *s, sim_core_t *c, sim_xfer_t *x, const sim_desc_t *sd, uint64_t *eng,
                       uint64_t *cost, unsigned ne, uint64_t *hbm, tpb_err_t *err);
 /* unique_indices: no destination row of the transfer's scatters written twice. */
+/* n rows of len bytes from src (rows sstep bytes apart) to dst (dstep
+ * apart), in row order as n memmoves would (dma_move.c). */
+void sim_dma_copy_rows(uint8_t *dst, int64_t dstep, const uint8_t *src, int64_t sstep, uint32_t n,
+                       size_t len);
+
 int sim_dma_check_unique(sim_t *s, sim_core_t *c, sim_xfer_t *x, tpb_err_t *err);
 
 #endif

@@ -304,7 +304,7 @@ static void touch_sides(const mover_t *m, const isa_dap_t *src, const isa_dap_t 
  * its rows cover completely: those are not filled (sim_lazy_cover; the
  * partly covered ones are).  false: touch the destination as usual. */
 static bool cover_rows(const mover_t *m, const isa_dap_t *src, const isa_dap_t *dst,
-                       int64_t src_addr, int64_t dst_addr)
+                       int64_t src_addr, int64_t dst_addr, bool uniform)
 {
     const sim_t *s = m->s;
     if (!on_chip(dst->space) || dst->core >= s->ncores || dst_addr < 0 ||
@@ -313,11 +313,19 @@ static bool cover_rows(const mover_t *m, const isa_dap_t *src, const isa_dap_t *
     sim_core_t *o = &s->cores[dst->core];
     sim_lazy_t *z = dst->space == ISA_SPACE_SBUF ? &o->sbuf_z : &o->psum_z;
     uint32_t n0 = dst->count[0];
+    int64_t len = (int64_t)n0 * isa_dtype_size(dst->dtype);
+    if (uniform && src->count[1] == dst->count[1]) {
+        /* every row in one partition at the same bytes (side_rows_uniform):
+         * the per-row tests below hold, the covers go partition by partition */
+        int64_t off = dst_addr % PITCH;
+        sim_lazy_cover_rows(z, dst_addr / PITCH, dst->step[1] / PITCH, dst->count[1], off,
+                            off + len);
+        return true;
+    }
     for (uint32_t j = 0; j < dst->count[1]; j++)
         if (!row_in_one_partition(src, src_addr + (int64_t)j * src->step[1], n0) ||
             !row_in_one_partition(dst, dst_addr + (int64_t)j * dst->step[1], n0))
             return false;
-    int64_t len = (int64_t)n0 * isa_dtype_size(dst->dtype);
     for (uint32_t j = 0; j < dst->count[1] && z->left; j++) {
         int64_t da = dst_addr + (int64_t)j * dst->step[1];
         if (da < 0)
@@ -344,11 +352,50 @@ static int copy_row(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, int6
     return 0;
 }
 
+/* Rows of len bytes, row j from src + j * sstep to dst + j * dstep, in
+ * row order, one memmove each (so rows that overlap in one space behave
+ * as row by row).  When both sides' rows are adjacent (step == len) the
+ * plane is one block on each side and one memmove of it gives the same
+ * bytes unless a row overwrites a later row's source before that row
+ * reads it: row j writes [d + jL, d + (j + 1)L), row k > j reads from
+ * s + kL, so that needs d > s with the blocks overlapping. */
+void sim_dma_copy_rows(uint8_t *dst, int64_t dstep, const uint8_t *src, int64_t sstep, uint32_t n,
+                       size_t len)
+{
+    size_t total = (size_t)n * len;
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+    if (n > 1 && dstep == (int64_t)len && sstep == (int64_t)len && (d <= s || d >= s + total)) {
+        memmove(dst, src, total);
+        return;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        memmove(dst + (int64_t)j * dstep, src + (int64_t)j * sstep, len);
+}
+
+/* Bytes from one row's start to the next on side p of a plane whose
+ * on-chip rows step by whole partitions (side_rows_uniform). */
+static int64_t side_row_bytes(const sim_t *s, const isa_dap_t *p)
+{
+    if (!on_chip(p->space))
+        return p->step[1];
+    return (int64_t)(p->step[1] / PITCH) * space_pb(s, p->space);
+}
+
 /* Copy the rows of a plane whose every row lies in one partition on
- * both sides (side_rows_uniform), as move_plane's row loop does. */
+ * both sides (side_rows_uniform), as move_plane's row loop does: plain
+ * rows from each side's base pointer stepped per row (addresses >= 0, so
+ * row j's offset in its partition is the first row's), others element by
+ * element. */
 static int copy_rows(mover_t *m, const isa_dap_t *src, const isa_dap_t *dst, int64_t src_addr,
                      int64_t dst_addr, bool fast)
 {
+    if (fast) {
+        uint8_t *si, *di;
+        uint8_t *sp = side_ptr(m->s, src, src_addr, &si), *dp = side_ptr(m->s, dst, dst_addr, &di);
+        sim_dma_copy_rows(dp, side_row_bytes(m->s, dst), sp, side_row_bytes(m->s, src),
+                          src->count[1], (size_t)src->count[0] * isa_dtype_size(src->dtype));
+        return 0;
+    }
     for (uint32_t j = 0; j < src->count[1]; j++)
         if (copy_row(m, src, dst, src_addr + (int64_t)j * src->step[1],
                      dst_addr + (int64_t)j * dst->step[1], src->count[0], fast))
@@ -366,26 +413,28 @@ static int move_plane(mover_t *m, int64_t src_addr, int64_t dst_addr)
     const isa_dap_t *src = &f->src, *dst = &f->dst;
     unsigned eb = elem_bytes(src, dst);
     bool copy = !m->s->opt.timing_only;
+    uint64_t total = dap_elems(src);
+    uint32_t n0 = src->count[0], n1 = src->count[1];
+    /* every row in one partition on both sides, stepping by whole partitions */
+    bool uniform = total && n0 == dst->count[0] && side_rows_uniform(src, src_addr, n0, n1) &&
+                   side_rows_uniform(dst, dst_addr, n0, n1);
     if (copy) {
         touch_side(m->s, src, src_addr); /* first: a source in cells the copy covers is filled */
-        if (!cover_rows(m, src, dst, src_addr, dst_addr))
+        if (!cover_rows(m, src, dst, src_addr, dst_addr, uniform))
             touch_side(m->s, dst, dst_addr);
     }
-    uint64_t total = dap_elems(src);
     if (!total)
         return 0;
     uint64_t trun = f->transpose ? transpose_run(m, src, dst, eb) : eb;
     if (src->count[0] == dst->count[0]) {
         /* same row shape: row by row */
-        uint32_t n0 = src->count[0];
         bool fast = row_fast(m, dst, src);
         /* a row is one contiguous run when both sides step by one element
          * (a transpose: see transpose_run) */
         bool cs = src->step[0] == (int32_t)isa_dtype_size(src->dtype);
         bool cd = dst->step[0] == (int32_t)isa_dtype_size(dst->dtype);
         uint64_t run = f->transpose ? trun : cs && cd ? (uint64_t)n0 * eb : eb;
-        uint32_t n1 = src->count[1];
-        if (side_rows_uniform(src, src_addr, n0, n1) && side_rows_uniform(dst, dst_addr, n0, n1)) {
+        if (uniform) {
             charge_uniform_rows(m, src, dst, src_addr, dst_addr, n1, (uint64_t)n0 * eb, run);
             return copy ? copy_rows(m, src, dst, src_addr, dst_addr, fast) : 0;
         }

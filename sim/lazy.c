@@ -88,6 +88,25 @@ void sim_lazy_cover(sim_lazy_t *z, unsigned p, int64_t lo, int64_t hi)
         update_full(z);
 }
 
+void sim_lazy_cover_rows(sim_lazy_t *z, int64_t p0, int64_t q, uint32_t n, int64_t lo, int64_t hi)
+{
+    if (!z || !z->left)
+        return;
+    int64_t a = lo < 0 ? 0 : lo, b = hi > (int64_t)z->pb ? (int64_t)z->pb : hi;
+    if (b <= a)
+        return;
+    uint64_t want = (~0ull >> (63 - ((uint64_t)(b - 1) >> z->shift))) &
+                    (~0ull << ((uint64_t)a >> z->shift));
+    if ((z->full & want) == want)
+        return;
+    for (uint32_t j = 0; j < n && z->left; j++) {
+        int64_t p = p0 + (int64_t)j * q;
+        if (p < 0 || p >= (int64_t)z->parts || (z->done[p] & want) == want)
+            continue;
+        sim_lazy_cover(z, (unsigned)p, lo, hi);
+    }
+}
+
 /* Extremes of base + i0 * s0 + i1 * s1 split into partition and byte: each
  * step is q * pitch + r with |r| <= pitch / 2; when the byte part stays in
  * [0, pitch) for every index (no carry between the two), partitions and

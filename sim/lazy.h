@@ -67,6 +67,14 @@ static inline void sim_lazy_touch(sim_lazy_t *z, unsigned p0, unsigned np, int64
  * fill, and every byte not written still reads as the sentinel. */
 void sim_lazy_cover(sim_lazy_t *z, unsigned p, int64_t lo, int64_t hi);
 
+/* sim_lazy_cover(z, p0 + j * q, lo, hi) for j = 0 .. n - 1 in that order
+ * (the rows of a DMA plane that step by whole partitions, each at the same
+ * bytes): a range every partition already has filled returns at once, a
+ * partition that has it filled is skipped; the rest go through
+ * sim_lazy_cover, so the cells end exactly as after the row loop.
+ * Partitions outside [0, parts) are skipped as sim_lazy_cover does. */
+void sim_lazy_cover_rows(sim_lazy_t *z, int64_t p0, int64_t q, uint32_t n, int64_t lo, int64_t hi);
+
 /* The same for a 2-D DMA pattern in the linear on-chip address space
  * (partition * pitch + byte): base, steps in bytes, counts in elements of
  * esize bytes. */

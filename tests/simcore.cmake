@@ -2,6 +2,7 @@
 tpb_add_test(test_sim_sync "quick;unit" test_sim_sync.c sim_testlib.c)
 tpb_add_test(test_sim_dma "quick;unit" test_sim_dma.c sim_testlib.c)
 tpb_add_test(test_sim_dma_timing "quick;unit" test_sim_dma_timing.c sim_testlib.c)
+tpb_add_test(test_sim_dmaplane "quick;unit" test_sim_dmaplane.c sim_testlib.c)
 tpb_add_test(test_sim_timing "quick;unit" test_sim_timing.c)
 tpb_add_test(test_sim_trace "quick;unit" test_sim_trace.c sim_testlib.c)
 tpb_add_test(test_sim_cli "quick;unit" test_sim_cli.c sim_testlib.c)
