@@ -77,4 +77,16 @@ uint64_t tb_cycles(const sim_t *s);
 /* Path of the tpb binary for CLI-style tests. */
 const char *tb_tpb(void);
 
+/* A small deterministic generator (64-bit LCG, the high bits) for
+ * randomised shapes and data in the simulator tests. */
+typedef struct {
+    uint64_t x;
+} lcg_t;
+
+static inline uint32_t lcg_next(lcg_t *g, uint32_t mod)
+{
+    g->x = g->x * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((g->x >> 33) % mod);
+}
+
 #endif

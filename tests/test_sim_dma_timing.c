@@ -231,17 +231,6 @@ static void test_eff_lookup_equals_walk(void **state)
     }
 }
 
-/* A small deterministic generator for the shapes below. */
-typedef struct {
-    uint64_t x;
-} lcg_t;
-
-static uint32_t lcg_next(lcg_t *g, uint32_t mod)
-{
-    g->x = g->x * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)((g->x >> 33) % mod);
-}
-
 /* Expected per-engine bytes and cost of one direct descriptor, row by row
  * and element by element as docs/timing.md charges them: a row inside one
  * partition on both sides is one run of its bytes when both sides step by

@@ -17,16 +17,6 @@
 
 #define F32 ISA_DT_FP32
 
-typedef struct {
-    uint64_t x;
-} lcg_t;
-
-static uint32_t lcg_next(lcg_t *g, uint32_t mod)
-{
-    g->x = g->x * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)((g->x >> 33) % mod);
-}
-
 static void fill_random(lcg_t *g, uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
