@@ -360,11 +360,6 @@ typedef struct enc_check_memo {
  * `from` has no pass in m for kernel k and target tg. */
 void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
                           const tir_ap_t *from, const tir_ap_t *to);
-/* enc_check_memo_alias without its comparisons, for a caller that made
- * `to` from `from` (equal but for the tensor) over a tensor of the same
- * kind and shape (builder_memo.c full_from_previous). */
-void enc_check_memo_copy(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
-                         const tir_ap_t *from, const tir_ap_t *to);
 /* enc_validate_op through memo m (NULL: none) */
 int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err);

@@ -96,17 +96,13 @@ static struct enc_name_entry *tensor_entry(enc_builder_t *b, int tensor)
 /* A tile declared anew (a loop body's next instance) passes the operand
  * checks its name's previous instance passed, when its whole access
  * pattern is that one's but for the tensor (validate.c checks it). */
-static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r, bool derived)
+static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r)
 {
     struct enc_name_entry *e = tensor_entry(b, tensor);
     if (!e)
         return;
-    if (e->last_full && b->check_memo) {
-        if (derived)   /* full_from_previous compared what the alias would */
-            enc_check_memo_copy(b->check_memo, b->k, b->target, e->last_full, r);
-        else
-            enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
-    }
+    if (e->last_full && b->check_memo)
+        enc_check_memo_alias(b->check_memo, b->k, b->target, e->last_full, r);
     e->last_full = r;
 }
 
@@ -115,7 +111,7 @@ static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r, bool der
  * tensor only whether it is a tile and its shape (memo_hit keys on the
  * same), so an instance of the same kind and shape has that record but for
  * the tensor (and, the kind being equal too, that record's operand-check
- * pass: enc_check_memo_copy).  False (out untouched) when there is none to
+ * pass: full_alias).  False (out untouched) when there is none to
  * take it from. */
 static bool full_from_previous(enc_builder_t *b, int tensor, tir_ap_t *out)
 {
@@ -166,7 +162,7 @@ const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int ten
     }
     if (r && full) {
         *full = r;
-        full_alias(b, tensor, r, derived);
+        full_alias(b, tensor, r);
     }
     return r;
 }

@@ -7,39 +7,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* from's slot in m; *found: m keeps a pass of it (for k and tg). */
-static unsigned from_slot(const enc_check_memo_t *m, const tir_kernel_t *k,
-                          const tpb_target_t *tg, const tir_ap_t *from, const tir_ap_t *to,
-                          bool *found)
-{
-    unsigned hf = enc_check_memo_slot(from);
-    *found = m && m->k == k && m->tg == (tg ? tg : tpb_target_default()) && from != to &&
-             m->e[hf].ap == from;
-    return hf;
-}
-
-static void copy_pass(enc_check_memo_t *m, unsigned hf, const tir_ap_t *to)
-{
-    unsigned ht = enc_check_memo_slot(to);
-    m->e[ht] = m->e[hf];
-    m->e[ht].ap = to;
-}
-
-void enc_check_memo_copy(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
-                         const tir_ap_t *from, const tir_ap_t *to)
-{
-    bool found;
-    unsigned hf = from_slot(m, k, tg, from, to, &found);
-    if (found)
-        copy_pass(m, hf, to);
-}
-
 void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
                           const tir_ap_t *from, const tir_ap_t *to)
 {
-    bool found;
-    unsigned hf = from_slot(m, k, tg, from, to, &found);
-    if (!found)
+    unsigned hf = enc_check_memo_slot(from);
+    if (!m || m->k != k || m->tg != (tg ? tg : tpb_target_default()) || from == to ||
+        m->e[hf].ap != from)
         return;   /* no pass kept */
     int nt = k->ntensors;
     if (from->tensor < 0 || from->tensor >= nt || to->tensor < 0 || to->tensor >= nt)
@@ -54,5 +27,7 @@ void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_
     for (int d = 0; d < from->ndim; d++)   /* the dims check_ap reads */
         if (from->step[d] != to->step[d] || from->count[d] != to->count[d])
             return;
-    copy_pass(m, hf, to);
+    unsigned ht = enc_check_memo_slot(to);
+    m->e[ht] = m->e[hf];
+    m->e[ht].ap = to;
 }

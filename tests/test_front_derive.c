@@ -2,7 +2,7 @@
  * body's tile declared anew takes its whole access pattern from its
  * previous instance (builder_memo.c full_from_previous) and that record's
  * operand-check pass without comparing again (validate_memo.c
- * enc_check_memo_copy), and its name "t#N" from the previous one's
+ * enc_check_memo_alias), and its name "t#N" from the previous one's
  * (builder.c inst_name).  Each test fails without its mechanism (the count
  * of derived records, the memo hits) or with one that derives across a
  * change of shape or kind (the record, the full error message). */
