@@ -29,17 +29,25 @@ long tpb_json_too_deep_at(const uint8_t *buf, size_t len, size_t limit)
     return -1;
 }
 
+/* The first byte at or after p (before stop) that is not JSON white space. */
+static const char *skip_blanks(const char *p, const char *stop)
+{
+    while (p < stop && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
 /* Whether buf[0..len) holds only blanks from `end` (just past the value) on;
  * otherwise the message naming the first other byte.  Returns 0 or -1. */
 static int check_tail(const uint8_t *buf, size_t len, const char *end, const char *path,
                       tpb_err_t *err)
 {
-    size_t off = end ? (size_t)(end - (const char *)buf) : len;
-    while (off < len && (buf[off] == ' ' || buf[off] == '\t' || buf[off] == '\n' || buf[off] == '\r'))
-        off++;
-    if (off >= len)
+    const char *text = (const char *)buf;
+    const char *p = skip_blanks(end ? end : text + len, text + len);
+    if (p >= text + len)
         return 0;
-    return tpb_errf(err, "%s: byte offset %zu: unexpected text after the JSON value", path, off);
+    return tpb_errf(err, "%s: byte offset %zu: unexpected text after the JSON value", path,
+                    (size_t)(p - text));
 }
 
 /* The message for a text refused at `end` (where the parser stopped). */
@@ -113,8 +121,7 @@ int tpb_json_read_file_arena(tpb_arena_t *a, const char *path, cJSON **out, tpb_
 
 const char *tpb_json_trailing_text(const char *text, size_t len, const char *end)
 {
-    while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
-        end++;
+    end = skip_blanks(end, text + len);
     return end < text + len && *end ? end : NULL;
 }
 
