@@ -15,13 +15,14 @@ struct tpb_arena_chunk {
     alignas(max_align_t) unsigned char data[];
 };
 
-/* Chunks (header included) start at 4 KiB and grow 4x up to
- * TPB_ARRAY_MAP_MIN (4 MiB): a module with a handful of instructions stays
- * small; from there on each chunk is a 2 MiB-aligned mapping of its own in
- * huge pages (tpb_array_grow), so 10^5 instructions' names and accesses
- * cost a few page faults, not one per 4 KiB. */
+/* Chunks (header included) start at 4 KiB and grow 4x up to 4 MiB: a
+ * module with a handful of instructions stays small; from TPB_ARRAY_MAP_MIN
+ * on each chunk is a 2 MiB-aligned mapping of its own in huge pages
+ * (tpb_array_grow) and uses all of it (tpb_array_room), so 10^5
+ * instructions' names and accesses cost a few page faults, not one per
+ * 4 KiB. */
 #define CHUNK_MIN ((size_t)4 << 10)
-#define CHUNK_MAX TPB_ARRAY_MAP_MIN
+#define CHUNK_MAX ((size_t)4 << 20)
 
 static size_t chunk_bytes(const tpb_arena_chunk_t *c) { return sizeof *c + c->size; }
 
@@ -34,6 +35,7 @@ static int new_chunk(tpb_arena_t *a, size_t need)
         return -1;
     if (total < sizeof(tpb_arena_chunk_t) + need)
         total = sizeof(tpb_arena_chunk_t) + need;
+    total = tpb_array_room(total);   /* a mapping's whole 2 MiB pages */
     tpb_arena_chunk_t *c = tpb_array_grow(NULL, 0, total);
     if (!c)
         return -1;

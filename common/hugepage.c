@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* madvise, mremap */
 #include "hugepage.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +35,19 @@ static void advise(void *p, size_t len, bool outward)
 void tpb_advise_huge_pages(void *p, size_t len) { advise(p, len, false); }
 
 void tpb_advise_huge_pages_array(void *p, size_t len) { advise(p, len, true); }
+
+void *tpb_array_double(void *p, int *cap, size_t elem, int first)
+{
+    if (*cap > INT_MAX / 2 || first <= 0 || elem == 0)
+        return NULL;
+    int nc = *cap ? *cap * 2 : first;
+    if ((size_t)nc > SIZE_MAX / elem)
+        return NULL;
+    void *q = tpb_array_grow(p, (size_t)*cap * elem, (size_t)nc * elem);
+    if (q)
+        *cap = nc;
+    return q;
+}
 
 void tpb_heap_trim(void)
 {
@@ -110,6 +124,13 @@ void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes)
 
 bool tpb_array_fresh_zero(size_t bytes) { return bytes >= TPB_ARRAY_MAP_MIN; }
 
+void *tpb_array_zalloc(size_t bytes)
+{
+    return bytes >= TPB_ARRAY_MAP_MIN ? map_aligned(map_len(bytes)) : calloc(1, bytes ? bytes : 1);
+}
+
+size_t tpb_array_room(size_t bytes) { return bytes >= TPB_ARRAY_MAP_MIN ? map_len(bytes) : bytes; }
+
 size_t tpb_array_discard_head(void *p, size_t bytes, size_t done, size_t upto)
 {
     if (!p || bytes < TPB_ARRAY_MAP_MIN)
@@ -146,6 +167,10 @@ bool tpb_array_fresh_zero(size_t bytes)
     (void)bytes;
     return false;   /* realloc */
 }
+
+size_t tpb_array_room(size_t bytes) { return bytes; }
+
+void *tpb_array_zalloc(size_t bytes) { return calloc(1, bytes ? bytes : 1); }
 
 void tpb_array_free(void *p, size_t bytes)
 {

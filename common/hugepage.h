@@ -24,7 +24,11 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
 
 /* A growing array of 10^5+ elements (tile-IR ops and tensors, BIR blocks) in
  * its own 2 MiB-aligned mapping once it reaches TPB_ARRAY_MAP_MIN bytes,
- * smaller ones in malloc'ed memory.  Growing it moves no bytes: the mapping
+ * smaller ones in malloc'ed memory.  The threshold is 512 KiB: on a VM
+ * whose page faults exit to the hypervisor (~10 us each, docs/performance.md
+ * "Page faults on a virtual machine") 128 small faults cost more than
+ * clearing one 2 MiB page, and an owner that sizes its block with
+ * tpb_array_room wastes nothing.  Growing it moves no bytes: the mapping
  * is extended in place where the address space after it is free, else its
  * pages are moved (mremap) to a new 2 MiB-aligned mapping, which keeps the
  * huge pages whole -- realloc's move shifted the offset within 2 MiB, split
@@ -36,12 +40,28 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
  * block or NULL when out of memory (p then stays valid).  Free it with
  * tpb_array_free(p, its capacity in bytes), never free(): which allocator
  * holds a block follows from its capacity alone. */
-#define TPB_ARRAY_MAP_MIN ((size_t)4 << 20)
+#define TPB_ARRAY_MAP_MIN ((size_t)512 << 10)
 void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes);
 void tpb_array_free(void *p, size_t bytes);
+/* A new zero-filled block of `bytes` (at least 1) for an array whose size is
+ * known up front: a fresh mapping in huge pages from TPB_ARRAY_MAP_MIN on,
+ * else calloc'ed; NULL when out of memory.  Free with tpb_array_free(p,
+ * bytes). */
+void *tpb_array_zalloc(size_t bytes);
+/* The common growth step of such an array of elem-byte elements with
+ * capacity *cap (in elements): the block with twice the room (`first`
+ * elements when *cap is 0), *cap updated; NULL when out of memory or past
+ * INT_MAX elements (p and *cap unchanged).  Free with
+ * tpb_array_free(p, *cap * elem). */
+void *tpb_array_double(void *p, int *cap, size_t elem, int first);
 /* Whether a new block, tpb_array_grow(NULL, 0, bytes), comes zero-filled
  * (a fresh anonymous mapping), so its owner need not clear it. */
 bool tpb_array_fresh_zero(size_t bytes);
+/* The bytes a block asked for with `bytes` really has: a mapping's size
+ * rounded up to whole 2 MiB pages (which the first touch of each page
+ * faults in whole), else `bytes`.  An owner that sizes its block to this
+ * uses what it pays for. */
+size_t tpb_array_room(size_t bytes);
 /* Give back the pages of the head [p, p + upto) of a block from
  * tpb_array_grow (capacity `bytes`) whose contents are no longer needed
  * while the rest still is (the tile-IR ops behind the lowering's cursor):

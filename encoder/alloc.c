@@ -25,6 +25,7 @@
  * iteration of each enclosing rolling candidate loop; N = 1 is plain
  * first fit. */
 #include "backend.h"
+#include "hugepage.h"
 #include "alloc_fit.h"
 #include "alloc_order.h"
 
@@ -769,7 +770,7 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
 {
     m->nops = k->nops;
     m->nscratch = 0;
-    m->op_scratch = calloc((size_t)(k->nops > 0 ? k->nops : 1), sizeof *m->op_scratch);
+    m->op_scratch = tpb_array_zalloc((size_t)(k->nops > 0 ? k->nops : 0) * sizeof *m->op_scratch);
     if (!m->op_scratch)
         return tpb_errf(err, "out of memory in the allocator");
     liveness(k, t, m);

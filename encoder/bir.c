@@ -29,14 +29,15 @@ int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err)
 {
     memset(m, 0, sizeof *m);
     m->core = core;
+    m->nmlocs = ntensors;   /* before the allocation: bir_module_free frees by it */
     m->funcs = calloc(1, sizeof *m->funcs);
-    m->mlocs = calloc((size_t)(ntensors > 0 ? ntensors : 1), sizeof *m->mlocs);
+    /* one per tensor, 10^5 in a large kernel: huge pages (hugepage.h) */
+    m->mlocs = tpb_array_zalloc((size_t)(ntensors > 0 ? ntensors : 0) * sizeof *m->mlocs);
     if (!m->funcs || !m->mlocs) {
         bir_module_free(m);
         return tpb_errf(err, "out of memory creating the backend module");
     }
     m->nfuncs = 1;
-    m->nmlocs = ntensors;
     strcpy(m->funcs[0].name, "main");
     m->funcs[0].blocks = calloc(1, sizeof(bir_block_t));
     if (!m->funcs[0].blocks) {
@@ -61,8 +62,8 @@ void bir_module_free(bir_module_t *m)
         free(m->funcs[f].blocks);
     }
     free(m->funcs);
-    free(m->mlocs);
-    free(m->op_scratch);
+    tpb_array_free(m->mlocs, (size_t)(m->nmlocs > 0 ? m->nmlocs : 0) * sizeof *m->mlocs);
+    tpb_array_free(m->op_scratch, (size_t)(m->nops > 0 ? m->nops : 0) * sizeof *m->op_scratch);
     free(m->loops);
     tpb_arena_free(&m->arena);
     memset(m, 0, sizeof *m);

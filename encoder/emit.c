@@ -20,6 +20,7 @@
 
 #include "bytehash.h"
 #include "fileio.h"
+#include "hugepage.h"
 
 int enc_check_mode(int mode, tpb_err_t *err)
 {
@@ -254,8 +255,9 @@ void gen_free(gen_t *g)
             unlink(g->bin_tmp[e]);
             g->bin[e] = NULL;
         }
-        free(g->dbg[e]);
+        tpb_array_free(g->dbg[e], (size_t)g->capdbg[e] * sizeof *g->dbg[e]);
         g->dbg[e] = NULL;
+        g->capdbg[e] = g->ndbg[e] = 0;
     }
     free(g->loop_pc);
     g->loop_pc = NULL;
@@ -410,12 +412,10 @@ static int encode(isa_plans_t *ps, const bir_inst_t *in,
 static int add_debug(gen_t *g, int e, int pc, int inst, tpb_err_t *err)
 {
     if (g->ndbg[e] == g->capdbg[e]) {
-        int nc = g->capdbg[e] ? g->capdbg[e] * 2 : 64;
-        gen_debug_t *p = realloc(g->dbg[e], (size_t)nc * sizeof *p);
+        gen_debug_t *p = tpb_array_double(g->dbg[e], &g->capdbg[e], sizeof *p, 64);
         if (!p)
             return tpb_errf(err, "out of memory in the generator");
         g->dbg[e] = p;
-        g->capdbg[e] = nc;
     }
     g->dbg[e][g->ndbg[e]++] = (gen_debug_t){pc, inst};
     return 0;

@@ -126,7 +126,8 @@ static int clone_body(const enc_core_t *src, enc_core_t *dst, tpb_err_t *err)
     bir_module_t *d = &dst->m;
     memcpy(d->mlocs, s->mlocs, (size_t)s->nmlocs * sizeof *d->mlocs);
     if (s->nops > 0) {
-        if (!(d->op_scratch = calloc((size_t)s->nops, sizeof *d->op_scratch)))
+        d->nops = s->nops;   /* before the allocation: bir_module_free frees by it */
+        if (!(d->op_scratch = tpb_array_zalloc((size_t)s->nops * sizeof *d->op_scratch)))
             return tpb_errf(err, "out of memory cloning core %d", s->core);
         /* few ops have a scratch tile: the others stay untouched zero pages */
         for (int i = 0; s->nscratch && i < s->nops; i++)

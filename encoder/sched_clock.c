@@ -2,6 +2,8 @@
  * (sched_clock.h). */
 #include "sched_clock.h"
 
+#include "../common/hugepage.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +17,10 @@ void sclk_init(sclk_t *c, int nsems)
 void sclk_free(sclk_t *c)
 {
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
-        free(c->log[e].val);
-        free(c->log[e].sem);
-        free(c->log[e].ck);
+        sclk_log_t *l = &c->log[e];
+        tpb_array_free(l->val, (size_t)l->cap * sizeof *l->val);
+        tpb_array_free(l->sem, (size_t)l->capsem * sizeof *l->sem);
+        tpb_array_free(l->ck, (size_t)l->capck * (size_t)(c->nsems > 0 ? c->nsems : 1) * sizeof *l->ck);
     }
     memset(c->log, 0, sizeof c->log);
 }
@@ -29,21 +32,24 @@ static int log_reserve(sclk_log_t *l, int nsems)
         if (l->cap > UINT32_MAX / 2)
             return -1;   /* 2^31 changes: refused as out of memory */
         uint32_t nc = l->cap ? 2 * l->cap : 256;
-        uint32_t *nv = realloc(l->val, (size_t)nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        l->val = nv;
-        uint8_t *ns = realloc(l->sem, (size_t)nc * sizeof *ns);
+        /* the logs of a 10^5-instruction program reach megabytes: grown
+         * in huge pages (tpb_array_grow), a fault per 2 MiB */
+        uint8_t *ns = tpb_array_grow(l->sem, (size_t)l->capsem * sizeof *ns, (size_t)nc * sizeof *ns);
         if (!ns)
             return -1;
-        l->sem = ns, l->cap = nc;
+        l->sem = ns, l->capsem = nc;
+        uint32_t *nv = tpb_array_grow(l->val, (size_t)l->cap * sizeof *nv, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        l->val = nv, l->cap = nc;
     }
     if (l->n % SCLK_SPAN == 0 && l->nck == l->capck) {
         if (l->capck > UINT32_MAX / 2)
             return -1;
         uint32_t nc = l->capck ? 2 * l->capck : 16;
         size_t per = (size_t)(nsems > 0 ? nsems : 1);
-        uint32_t *nk = realloc(l->ck, (size_t)nc * per * sizeof *nk);
+        uint32_t *nk = tpb_array_grow(l->ck, (size_t)l->capck * per * sizeof *nk,
+                                      (size_t)nc * per * sizeof *nk);
         if (!nk)
             return -1;
         l->ck = nk, l->capck = nc;

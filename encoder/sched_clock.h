@@ -22,7 +22,8 @@
 typedef struct {
     uint32_t *val;   /* change i: now[sem[i]] became val[i] */
     uint8_t *sem;
-    uint32_t n, cap;
+    uint32_t n, cap;   /* cap: of both val and sem */
+    uint32_t capsem;   /* sem's own (== cap but when growing val succeeded and sem failed) */
     uint32_t *ck;    /* checkpoint c: the clock after changes 0..c*SCLK_SPAN-1 */
     uint32_t nck, capck;
 } sclk_log_t;

@@ -61,12 +61,10 @@ static int grow(void **arr, int *cap, int n, size_t elem)
 {
     if (n < *cap)
         return 0;
-    int nc = *cap ? *cap * 2 : 64;
-    void *p = tpb_array_grow(*arr, (size_t)*cap * elem, (size_t)nc * elem);
+    void *p = tpb_array_double(*arr, cap, elem, 64);
     if (!p)
         return -1;
     *arr = p;
-    *cap = nc;
     return 0;
 }
 

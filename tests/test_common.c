@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* MAP_FIXED_NOREPLACE */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -192,7 +193,49 @@ static void test_array_discard_head(void **state)
     tpb_array_free(small, mib);
 }
 
-/* The tile-IR op array past the mapping threshold (4 MiB: 2 600 ops): every
+/* tpb_array_double: doubles from `first`, keeps the bytes across the step
+ * from malloc'ed memory to a mapping, refuses to pass INT_MAX elements;
+ * tpb_array_zalloc gives zeros on both sides of the threshold; a mapped
+ * block's room is whole 2 MiB pages, a small one's what was asked. */
+static void test_array_double_zalloc(void **state)
+{
+    (void)state;
+    int cap = 0;
+    uint32_t *a = NULL;
+    for (int i = 0; i < (int)(TPB_ARRAY_MAP_MIN / sizeof *a) * 3; i++) {
+        if (i == cap) {
+            int was = cap;
+            uint32_t *q = tpb_array_double(a, &cap, sizeof *a, 16);
+            assert_non_null(q);
+            assert_int_equal(cap, was ? 2 * was : 16);
+            a = q;
+        }
+        a[i] = (uint32_t)i * 2654435761u;
+    }
+    for (int i = 0; i < (int)(TPB_ARRAY_MAP_MIN / sizeof *a) * 3; i++)
+        assert_int_equal(a[i], (uint32_t)i * 2654435761u);
+    tpb_array_free(a, (size_t)cap * sizeof *a);
+    int big = INT_MAX / 2 + 1;
+    assert_null(tpb_array_double(NULL, &big, 1, 16));
+    assert_int_equal(big, INT_MAX / 2 + 1);
+    size_t sizes[] = {1, 1000, TPB_ARRAY_MAP_MIN - 1, TPB_ARRAY_MAP_MIN, TPB_ARRAY_MAP_MIN * 5 + 3};
+    for (size_t j = 0; j < sizeof sizes / sizeof *sizes; j++) {
+        unsigned char *z = tpb_array_zalloc(sizes[j]);
+        assert_non_null(z);
+        size_t room = tpb_array_room(sizes[j]);
+        assert_true(room >= sizes[j]);
+        if (sizes[j] >= TPB_ARRAY_MAP_MIN)
+            assert_int_equal(room % ((size_t)2 << 20), 0);
+        else
+            assert_int_equal(room, sizes[j]);
+        for (size_t i = 0; i < sizes[j]; i++)
+            assert_int_equal(z[i], 0);
+        memset(z, 0xa5, sizes[j]);
+        tpb_array_free(z, sizes[j]);
+    }
+}
+
+/* The tile-IR op array past the mapping threshold: every
  * op survives the growth, a rebuilt array installed with tir_ops_set
  * replaces it, and tir_kernel_free releases both kinds (run under ASan). */
 static void test_tir_ops_grow(void **state)
@@ -234,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
         cmocka_unit_test(test_array_grow),
         cmocka_unit_test(test_array_discard_head),
+        cmocka_unit_test(test_array_double_zalloc),
         cmocka_unit_test(test_tir_ops_grow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
