@@ -10,6 +10,45 @@ import subprocess
 import time
 
 
+def fault_cost(mib=32):
+    """The machine's cost of first-touch memory, which dominates compile
+    time on a VM that exits to the hypervisor on each page fault: (us per
+    4 KiB page, ms per 2 MiB huge page, huge pages available), touching
+    `mib` MiB of fresh anonymous memory a page at a time in each mode.  A
+    second touch of the same memory is a plain store (~20 GB/s)."""
+    import ctypes
+    import mmap
+    page, huge = 4096, 2 << 20
+    out = []
+    for advice in ("MADV_NOHUGEPAGE", "MADV_HUGEPAGE"):
+        n = mib << 20
+        m = mmap.mmap(-1, n + huge)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        off = -base % huge   # start at a 2 MiB boundary
+        ok = hasattr(mmap, advice)
+        if ok:
+            m.madvise(getattr(mmap, advice), off, n)
+        t0 = time.perf_counter()
+        for i in range(off, off + n, page):
+            m[i] = 1
+        dt = time.perf_counter() - t0
+        out.append((dt, ok))
+        del base
+        m.close()
+    (t4, _), (t2, ok2) = out
+    n = mib << 20
+    return t4 / (n / page) * 1e6, t2 / (n / huge) * 1e3, ok2
+
+
+def print_fault_cost():
+    us4k, ms2m, ok = fault_cost()
+    thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read().strip() \
+        if os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled") else "?"
+    print(f"first-touch memory: {us4k:.2f} us per 4 KiB page, {ms2m:.2f} ms per 2 MiB page"
+          f" ({2048 / 4 * us4k / 1000:.2f} ms per 2 MiB in 4 KiB pages; THP {thp}"
+          f"{'' if ok else ', no MADV_HUGEPAGE'})")
+
+
 def compile_tiny_kernel(n):
     """n dependent tensor_scalar adds on a [1,4] tile: the smallest op there is."""
     return {"kernel": "compile_tiny", "target": "trn2",
@@ -71,8 +110,8 @@ def compile_live_kernel(n):
 
 
 def compile_once(tpb, kf, art):
-    """One `tpb compile --stats`: (wall s, cpu s, peak RSS bytes, output),
-    or None on failure (output printed by the caller)."""
+    """One `tpb compile --stats`: (wall s, cpu s, peak RSS bytes, output,
+    page faults), or None on failure (output printed by the caller)."""
     shutil.rmtree(art, ignore_errors=True)
     t0 = time.perf_counter()
     p = subprocess.Popen([tpb, "compile", kf, "-o", art, "--stats"], stdout=subprocess.PIPE,
@@ -89,7 +128,10 @@ def compile_once(tpb, kf, art):
     # forked child held before its exec, so it is only the fallback.
     m = re.search(r"^peak memory (\d+) KiB$", out, re.M)
     kib = int(m.group(1)) if m else ru.ru_maxrss
-    return (wall, ru.ru_utime + ru.ru_stime, kib * 1024, out), out
+    # page faults: on a VM each one exits to the hypervisor (~10 us for a
+    # 4 KiB page here), a large part of a compile's CPU time (performance.md
+    # "Page faults on a virtual machine")
+    return (wall, ru.ru_utime + ru.ru_stime, kib * 1024, out, ru.ru_minflt + ru.ru_majflt), out
 
 
 def compile_mix3_kernel(n):
@@ -135,8 +177,8 @@ def bench_compile(tpb, work, name, make, n, reps=3):
                 return
             if size not in best or r[0] < best[size][0]:
                 best[size] = r + (ops,)
-    wall, cpu, rss, out, ops = best[n]
-    half_cpu, half_rss, half_ops = best[n // 2][1], best[n // 2][2], best[n // 2][4]
+    wall, cpu, rss, out, faults, ops = best[n]
+    half_cpu, half_rss, half_ops = best[n // 2][1], best[n // 2][2], best[n // 2][5]
     # the growth of peak RSS per added op (the fixed start-up memory cancels)
     marginal = (rss - half_rss) / max(1, ops - half_ops) / 1024
     bundles = 0
@@ -147,6 +189,6 @@ def bench_compile(tpb, work, name, make, n, reps=3):
     ratio = cpu / half_cpu if half_cpu > 0 else float("nan")
     print(f"{name:24s} {ops:>11,d} ops  {bundles:>10,d} bundles  compile {wall:7.3f} s wall"
           f"  {cpu:7.3f} s cpu  {cpu / ops * 1e6:6.2f} us/op cpu  {ops / cpu / 1e6 if cpu else 0:5.2f} M ops/s")
-    print(f"{'':24s} ratio per doubling {ratio:4.2f} (cpu at {best[n // 2][4]:,d} ops: {half_cpu:.3f} s)"
+    print(f"{'':24s} ratio per doubling {ratio:4.2f} (cpu at {half_ops:,d} ops: {half_cpu:.3f} s)"
           f"  peak RSS {rss / 2**20:7.1f} MiB  {rss / ops / 1024:6.2f} KiB/op"
-          f" ({marginal:5.2f} KiB per added op)")
+          f" ({marginal:5.2f} KiB per added op)  page faults {faults:,d}")
