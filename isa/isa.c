@@ -493,6 +493,10 @@ void isa_plan_build(fmt_plan_t *p, isa_format_t fmt)
         p->fld[p->nfld++] = plan_field(&h->fields[i], offsetof(isa_inst_t, sync));
     for (unsigned i = 0; i < fi->nfields; i++)
         p->fld[p->nfld++] = plan_field(&fi->fields[i], offsetof(isa_inst_t, f));
+    for (unsigned i = 0; i < p->nfld; i++) {
+        plan_field_t *x = &p->fld[i];
+        x->zero_noop = p->disjoint && x->f->bitpos >= 16 && (x->kind != PF_ENUM || (x->valid & 1));
+    }
     for (unsigned i = 0; i < fi->nfields; i++) {
         const isa_field_t *f = &fi->fields[i];
         if (f->operand && strstr(f->name, ".addr"))
@@ -789,6 +793,8 @@ isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
         const plan_field_t *x = &p->fld[i];
         uint32_t v;
         memcpy(&v, (const uint8_t *)in + x->dst, sizeof v);
+        if (!v && x->zero_noop)
+            continue;
         isa_status_t st = plan_check_value(x, oi, v, err);
         if (st != ISA_OK)
             return st;

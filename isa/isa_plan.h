@@ -22,6 +22,13 @@ typedef struct {
     uint32_t mask;
     uint16_t dst;
     uint8_t byte, shift, width, kind;
+    /* a 0 in this field changes nothing isa_encode_planned writes or checks:
+     * 0 passes its checks, the format's fields share no bit and this one is
+     * clear of the header bytes, so writing 0 into the cleared bundle (and
+     * the cleared `dec`) is a no-op; most fields of an instruction are 0.
+     * (With today's table every field of every instruction format
+     * qualifies; the conditions keep it right if the table changes.) */
+    bool zero_noop;
 } plan_field_t;
 typedef struct {
     bool built;
