@@ -495,7 +495,8 @@ void isa_plan_build(fmt_plan_t *p, isa_format_t fmt)
         p->fld[p->nfld++] = plan_field(&fi->fields[i], offsetof(isa_inst_t, f));
     for (unsigned i = 0; i < p->nfld; i++) {
         plan_field_t *x = &p->fld[i];
-        x->zero_noop = p->disjoint && x->f->bitpos >= 16 && (x->kind != PF_ENUM || (x->valid & 1));
+        x->zero_ok = x->kind != PF_ENUM || (x->valid & 1);
+        x->zero_noop = p->disjoint && x->f->bitpos >= 16 && x->zero_ok;
     }
     for (unsigned i = 0; i < fi->nfields; i++) {
         const isa_field_t *f = &fi->fields[i];
@@ -597,6 +598,8 @@ isa_status_t isa_decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
     for (unsigned i = 0; i < p->nfld; i++) { /* the plan's fields, in table order */
         const plan_field_t *x = &p->fld[i];
         uint32_t v = (uint32_t)(load_le64(b + x->byte) >> x->shift) & x->mask;
+        if (!v && x->zero_ok)
+            continue;   /* out is zeroed (every caller clears it) */
         if (x->kind == PF_SIGNED)
             v = (uint32_t)sign_extend(v, x->width);
         else if (x->kind == PF_ENUM && (v >= 64 || !(x->valid >> v & 1)))

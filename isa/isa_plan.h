@@ -29,6 +29,9 @@ typedef struct {
      * (With today's table every field of every instruction format
      * qualifies; the conditions keep it right if the table changes.) */
     bool zero_noop;
+    /* 0 is a valid value (not an enum without a name for 0): decoding it
+     * into the caller's zeroed struct writes nothing new */
+    bool zero_ok;
 } plan_field_t;
 typedef struct {
     bool built;
