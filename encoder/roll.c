@@ -76,29 +76,43 @@ int roll_candidates(const tir_kernel_t *k, bool loops_opt, unsigned char **cand,
     return 0;
 }
 
-/* Effective op of each instruction: its tile-IR op, or for compiler-made
- * ones (-1) the next instruction's (drains and Halt: INT_MAX). */
-static int *effective_ops(const bir_block_t *b)
+/* Effective op of instruction i: its tile-IR op, or for a compiler-made
+ * one (-1) the next instruction's (drains and Halt: INT_MAX).  Read off the
+ * block, not kept in an array of one int per instruction (its pages were a
+ * tenth of a compile's faults): compiler-made instructions come in short
+ * runs (the drains and halts at the end; a wait Nop carries its
+ * instruction's op), so the walk over them is short. */
+static int eff_op(const bir_block_t *b, int i)
 {
-    int *eff = malloc(sizeof *eff * ((size_t)b->ninsts + 1));
-    if (!eff)
-        return NULL;
-    int next = INT_MAX;
-    for (int i = b->ninsts - 1; i >= 0; i--) {
+    for (; i < b->ninsts; i++)
         if (b->insts[i].tir_op >= 0)
-            next = b->insts[i].tir_op;
-        eff[i] = next;
-    }
-    eff[b->ninsts] = INT_MAX;
-    return eff;
+            return b->insts[i].tir_op;
+    return INT_MAX;
 }
 
-static int first_at(const int *eff, int n, int op)
+/* Whether the effective ops never decrease (a pass from the back). */
+static bool eff_sorted(const bir_block_t *b)
 {
-    int lo = 0, hi = n;
+    int next = INT_MAX;
+    for (int i = b->ninsts - 1; i >= 0; i--) {
+        int op = b->insts[i].tir_op;
+        if (op >= 0) {
+            if (op > next)
+                return false;
+            next = op;
+        }
+    }
+    return true;
+}
+
+/* The first instruction whose effective op is at least op (they are
+ * sorted). */
+static int first_at(const bir_block_t *b, int op)
+{
+    int lo = 0, hi = b->ninsts;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (eff[mid] < op)
+        if (eff_op(b, mid) < op)
             lo = mid + 1;
         else
             hi = mid;
@@ -197,7 +211,7 @@ static int rank(const char *why)
 /* Plan loop i: find the iterations' instruction ranges, a peel p and an
  * unroll factor u (rotating buffers repeat with their period); the
  * shortest body wins.  NULL, or the reason; *rc < 0 on out of memory. */
-static const char *plan_loop(const bir_block_t *b, const int *eff, const tir_kernel_t *k, int i,
+static const char *plan_loop(const bir_block_t *b, const tir_kernel_t *k, int i,
                              roll_plan_t *pl, tpb_err_t *err, int *rc)
 {
     const tir_loop_t *l = &k->loops[i];
@@ -207,7 +221,7 @@ static const char *plan_loop(const bir_block_t *b, const int *eff, const tir_ker
     if (!st)
         goto oom;
     for (int it = 0; it <= n; it++)
-        st[it] = first_at(eff, b->ninsts, k->loop_marks[l->first + it]);
+        st[it] = first_at(b, k->loop_marks[l->first + it]);
     /* a dynamic loop's trip count is known at run time only: one source
      * iteration per rolled one, guarded peeled iterations in front only */
     int umax = l->dynamic ? 1 : ROLL_MAX_UNROLL;
@@ -292,10 +306,9 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
     bir_block_t *b = bir_main_block(m);
     if (!cand || !k->nloops)
         return 0;
-    int *eff = effective_ops(b);
     roll_plan_t *P = calloc((size_t)k->nloops, sizeof *P);
     int np = 0, rc = -1;
-    if (!eff || !P) {
+    if (!P) {
         tpb_errf(err, "out of memory rolling loops");
         goto out;
     }
@@ -306,22 +319,21 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
                      k->loops[i].path);
             goto out;
         }
-    for (int i = 1; i < b->ninsts; i++)
-        if (eff[i] < eff[i - 1]) {
-            if (ndyn) {
-                tpb_errf(err, "dynamic_range: the scheduled instructions are not in op order");
-                goto out;
-            }
-            note(st, k->loops[0].path, "instructions are not in op order");
-            rc = 0;
+    if (!eff_sorted(b)) {
+        if (ndyn) {
+            tpb_errf(err, "dynamic_range: the scheduled instructions are not in op order");
             goto out;
         }
+        note(st, k->loops[0].path, "instructions are not in op order");
+        rc = 0;
+        goto out;
+    }
     for (int i = 0; i < k->nloops; i++) {
         const tir_loop_t *l = &k->loops[i];
         if (!cand[i])
             continue;
-        int lo = first_at(eff, b->ninsts, k->loop_marks[l->first]);
-        int hi = first_at(eff, b->ninsts, k->loop_marks[l->first + l->trips]);
+        int lo = first_at(b, k->loop_marks[l->first]);
+        int hi = first_at(b, k->loop_marks[l->first + l->trips]);
         /* the innermost accepted plan whose rolled body holds it; an
          * instance in a dropped iteration disappears with it */
         int par = -1;
@@ -335,7 +347,7 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
             continue;
         roll_plan_t pl = {0};
         int prc = 0;
-        const char *why = plan_loop(b, eff, k, i, &pl, err, &prc);
+        const char *why = plan_loop(b, k, i, &pl, err, &prc);
         if (prc)
             goto out;
         if (!why && par >= 0 && P[par].depth + 1 >= ROLL_MAXD)
@@ -413,6 +425,5 @@ out:
     for (int q = 0; q < np; q++)
         roll_plan_free(&P[q]);
     free(P);
-    free(eff);
     return rc;
 }

@@ -3,6 +3,7 @@
 #include "sched_clock.h"
 
 #include "../common/hugepage.h"
+#include "sched_pix.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,44 +17,48 @@ void sclk_init(sclk_t *c, int nsems)
 
 void sclk_free(sclk_t *c)
 {
-    for (int e = 0; e < ISA_ENG_COUNT; e++) {
-        sclk_log_t *l = &c->log[e];
-        tpb_array_free(l->val, (size_t)l->cap * sizeof *l->val);
-        tpb_array_free(l->sem, (size_t)l->capsem * sizeof *l->sem);
-        tpb_array_free(l->ck, (size_t)l->capck * (size_t)(c->nsems > 0 ? c->nsems : 1) * sizeof *l->ck);
-    }
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        tpb_array_free(c->log[e].val, c->log[e].bytes);
     memset(c->log, 0, sizeof c->log);
 }
 
-/* Room for one more change (and its checkpoint when one is due). */
-static int log_reserve(sclk_log_t *l, int nsems)
+void sclk_reserve(sclk_t *c, uint32_t changes) { c->hint = changes; }
+
+/* Checkpoints of a log with room for cap changes: one per SCLK_SPAN
+ * changes, taken before changes 0, SCLK_SPAN, ... below cap. */
+static size_t log_cks(uint32_t cap) { return (size_t)cap / SCLK_SPAN + 1; }
+
+static size_t log_bytes(uint32_t cap, size_t per)
 {
-    if (l->n == l->cap) {
-        if (l->cap > UINT32_MAX / 2)
-            return -1;   /* 2^31 changes: refused as out of memory */
-        uint32_t nc = l->cap ? 2 * l->cap : 256;
-        /* the logs of a 10^5-instruction program reach megabytes: grown
-         * in huge pages (tpb_array_grow), a fault per 2 MiB */
-        uint8_t *ns = tpb_array_grow(l->sem, (size_t)l->capsem * sizeof *ns, (size_t)nc * sizeof *ns);
-        if (!ns)
-            return -1;
-        l->sem = ns, l->capsem = nc;
-        uint32_t *nv = tpb_array_grow(l->val, (size_t)l->cap * sizeof *nv, (size_t)nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        l->val = nv, l->cap = nc;
+    return (size_t)cap * (sizeof(uint32_t) + 1) + log_cks(cap) * per * sizeof(uint32_t);
+}
+
+/* Room for one more change: a new block for more changes, the log copied
+ * into it (first SCLK_FIRST changes, then the hint, then doubling). */
+static int log_grow(sclk_log_t *l, size_t per, uint32_t hint)
+{
+    if (l->cap > UINT32_MAX / 2)
+        return -1;   /* 2^31 changes: refused as out of memory */
+    uint32_t nc = l->cap ? 2 * l->cap : SCLK_FIRST;
+    if (l->cap && nc < hint)
+        nc = hint;
+    if ((size_t)nc > SIZE_MAX / 8 / (per + 1))
+        return -1;
+    size_t bytes = sched_block_bytes(log_bytes(nc, per));
+    /* not cleared: entries are written before they are read */
+    uint32_t *val = tpb_array_grow(NULL, 0, bytes);
+    if (!val)
+        return -1;
+    uint32_t *ck = val + nc;
+    uint8_t *sem = (uint8_t *)(ck + log_cks(nc) * per);
+    if (l->n) {
+        memcpy(val, l->val, (size_t)l->n * sizeof *val);
+        memcpy(ck, l->ck, (size_t)l->nck * per * sizeof *ck);
+        memcpy(sem, l->sem, l->n);
     }
-    if (l->n % SCLK_SPAN == 0 && l->nck == l->capck) {
-        if (l->capck > UINT32_MAX / 2)
-            return -1;
-        uint32_t nc = l->capck ? 2 * l->capck : 16;
-        size_t per = (size_t)(nsems > 0 ? nsems : 1);
-        uint32_t *nk = tpb_array_grow(l->ck, (size_t)l->capck * per * sizeof *nk,
-                                      (size_t)nc * per * sizeof *nk);
-        if (!nk)
-            return -1;
-        l->ck = nk, l->capck = nc;
-    }
+    tpb_array_free(l->val, l->bytes);
+    l->val = val, l->ck = ck, l->sem = sem;
+    l->cap = nc, l->bytes = bytes;
     return 0;
 }
 
@@ -63,10 +68,11 @@ int sclk_raise_slow(sclk_t *c, int e, int s, uint32_t v)
     if (v <= now[s])
         return 0;
     sclk_log_t *l = &c->log[e];
-    if (log_reserve(l, c->nsems))
+    size_t per = (size_t)(c->nsems > 0 ? c->nsems : 1);
+    if (l->n == l->cap && log_grow(l, per, c->hint))
         return -1;
     if (l->n % SCLK_SPAN == 0)   /* the state before change n: checkpoint n / SCLK_SPAN */
-        memcpy(&l->ck[(size_t)l->nck++ * (size_t)c->nsems], now, (size_t)c->nsems * sizeof *now);
+        memcpy(&l->ck[(size_t)l->nck++ * per], now, (size_t)c->nsems * sizeof *now);
     l->val[l->n] = v;
     l->sem[l->n++] = (uint8_t)s;
     now[s] = v;

@@ -18,18 +18,24 @@
 #include "isa.h"
 
 #define SCLK_SPAN 32u
+#define SCLK_FIRST 256u   /* a log's first room, in changes */
 
+/* An engine's log: one block (tpb_array_grow) holding val, then ck, then
+ * sem, sized for `cap` changes and their checkpoints.  One block, not
+ * three: a busy engine's log of a 10^5-producer program is one 2 MiB
+ * page, not three blocks that fault in 4 KiB pages. */
 typedef struct {
     uint32_t *val;   /* change i: now[sem[i]] became val[i] */
-    uint8_t *sem;
-    uint32_t n, cap;   /* cap: of both val and sem */
-    uint32_t capsem;   /* sem's own (== cap but when growing val succeeded and sem failed) */
     uint32_t *ck;    /* checkpoint c: the clock after changes 0..c*SCLK_SPAN-1 */
-    uint32_t nck, capck;
+    uint8_t *sem;
+    uint32_t n, cap;   /* changes; room for cap of them (and their checkpoints) */
+    uint32_t nck;
+    size_t bytes;    /* the block's size (tpb_array_free); 0: none yet */
 } sclk_log_t;
 
 typedef struct {
     int nsems;
+    uint32_t hint;   /* sclk_reserve: the changes a log can reach (0: unknown) */
     uint32_t now[ISA_ENG_COUNT][BIR_MAX_SEMS];
     sclk_log_t log[ISA_ENG_COUNT];
     /* seen[d][s]: the newest mark of engine s's clock merged into engine
@@ -41,6 +47,12 @@ typedef struct {
 
 void sclk_init(sclk_t *c, int nsems);
 void sclk_free(sclk_t *c);
+/* At most `changes` changes per engine are expected (the pass: its
+ * producers, as every change raises some semaphore towards its final
+ * count): a log that outgrows its first small room is sized for that at
+ * once instead of doubling (each doubling copied the log into fresh
+ * pages); beyond it the log still doubles. */
+void sclk_reserve(sclk_t *c, uint32_t changes);
 /* sclk_raise when the log needs room or a checkpoint. */
 int sclk_raise_slow(sclk_t *c, int e, int s, uint32_t v);
 /* Raise now[e][s] to v (no change when it is already >= v); -1 when out

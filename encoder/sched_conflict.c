@@ -2,11 +2,29 @@
  * sets (sched_conflict.h). */
 #include "sched_conflict.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched_pix.h"
 
-void sconf_init(sconf_t *c) { memset(c, 0, sizeof *c); }
+/* Only the keys of the two tables are cleared: a slot's other fields are
+ * read only under a key written with them, so the pages of set_hash,
+ * set_inst and pair_hit fault in only where sets land. */
+void sconf_init(sconf_t *c)
+{
+    sconf_reset(c);
+    c->tests = c->off_until = 0;
+    c->asked = c->answered = 0;
+    c->from_table = 0;
+}
+
+sconf_t *sconf_new(void)
+{
+    sconf_t *c = malloc(sizeof *c);
+    if (c)
+        sconf_init(c);
+    return c;
+}
 
 void sconf_reset(sconf_t *c)
 {

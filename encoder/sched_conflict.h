@@ -58,6 +58,8 @@ typedef struct {
 } sconf_t;
 
 void sconf_init(sconf_t *c);
+/* A new table in sconf_init's state (free() it); NULL when out of memory. */
+sconf_t *sconf_new(void);
 /* The id of instruction insts[i]'s access set; 0 when the ids ran out
  * (the owner then forgets every id it holds and calls sconf_reset). */
 uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i);

@@ -14,6 +14,8 @@ void pix_init(pindex_t *x)
             x->recent[s].e[k].p = -1;
 }
 
+static size_t slab_bytes(int blocks) { return (size_t)blocks * PIX_SLAB * sizeof(int); }
+
 void pix_free(pindex_t *x)
 {
     for (int b = 0; b < x->nb; b++) {
@@ -25,11 +27,10 @@ void pix_free(pindex_t *x)
             free(bk->u.heap);
     }
     for (int k = 0; k < x->nslabs; k++)
-        free(x->slabs[k]);
+        tpb_array_free(x->slabs[k].v, slab_bytes(x->slabs[k].blocks));
     free(x->slabs);
-    free(x->buckets);
-    free(x->keys);
-    free(x->slot_bucket);
+    tpb_array_free(x->buckets, x->bucket_bytes);
+    tpb_array_free(x->slots, x->cap * sizeof *x->slots);
     pix_init(x);
 }
 
@@ -41,7 +42,9 @@ void pix_reserve(pindex_t *x, size_t lists)
 /* Room in the hash table for one more key; false: out of memory.  The
  * first table is small (most kernels file a few hundred lists); the one
  * after it is sized for the hint at once, so a kernel whose accesses each
- * open new chunks (compile-live) rehashes once, not at every doubling. */
+ * open new chunks (compile-live) rehashes once, not at every doubling.
+ * A large table is a fresh mapping, zero already (tpb_array_zalloc): only
+ * the pages keys land in are touched, none by clearing. */
 static bool table_room(pindex_t *x)
 {
     if (2 * (x->n + 1) <= x->cap)
@@ -49,27 +52,24 @@ static bool table_room(pindex_t *x)
     size_t nc = x->cap ? 2 * x->cap : 1024;
     while (x->cap && nc < 2 * x->hint)
         nc *= 2;
-    uint64_t *nk = calloc(nc, sizeof *nk);
-    int *ns = calloc(nc, sizeof *ns);
-    if (!nk || !ns) {
-        free(nk), free(ns);
+    pix_slot_t *ns = tpb_array_zalloc(nc * sizeof *ns);
+    if (!ns)
         return false;
-    }
     for (size_t i = 0; i < x->cap; i++)
-        if (x->keys[i]) {
-            size_t j = pix_hash(x->keys[i], nc);
-            while (nk[j])
+        if (x->slots[i].key) {
+            size_t j = pix_hash(x->slots[i].key, nc);
+            while (ns[j].key)
                 j = (j + 1) & (nc - 1);
-            nk[j] = x->keys[i], ns[j] = x->slot_bucket[i];
+            ns[j] = x->slots[i];
         }
-    free(x->keys), free(x->slot_bucket);
-    x->keys = nk, x->slot_bucket = ns, x->cap = nc;
+    tpb_array_free(x->slots, x->cap * sizeof *x->slots);
+    x->slots = ns, x->cap = nc;
     x->rehashes++;
     return true;
 }
 
 /* Room for one more bucket (the same first-small-then-hint rule); false:
- * out of memory. */
+ * out of memory.  Not cleared: a bucket is cleared when it is made. */
 static bool buckets_room(pindex_t *x)
 {
     if (x->nb < x->capb)
@@ -79,10 +79,11 @@ static bool buckets_room(pindex_t *x)
         nc = x->hint;
     if (nc > INT_MAX)
         return false;
-    pbucket_t *nb = realloc(x->buckets, nc * sizeof *nb);
+    size_t bytes = sched_block_bytes(nc * sizeof(pbucket_t));
+    pbucket_t *nb = tpb_array_grow(x->buckets, x->bucket_bytes, bytes);
     if (!nb)
         return false;
-    x->buckets = nb, x->capb = (int)nc;
+    x->buckets = nb, x->capb = (int)(bytes / sizeof *nb), x->bucket_bytes = bytes;
     return true;
 }
 
@@ -90,9 +91,9 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
 {
     size_t i = 0;
     if (x->cap) {   /* one probe finds the key or the slot it would take */
-        for (i = pix_hash(key, x->cap); x->keys[i]; i = (i + 1) & (x->cap - 1))
-            if (x->keys[i] == key)
-                return &x->buckets[x->slot_bucket[i]];
+        for (i = pix_hash(key, x->cap); x->slots[i].key; i = (i + 1) & (x->cap - 1))
+            if (x->slots[i].key == key)
+                return &x->buckets[x->slots[i].bucket];
     }
     if (!create || x->oom)
         return NULL;
@@ -101,7 +102,7 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
             x->oom = true;
             return NULL;
         }
-        for (i = pix_hash(key, x->cap); x->keys[i]; i = (i + 1) & (x->cap - 1))
+        for (i = pix_hash(key, x->cap); x->slots[i].key; i = (i + 1) & (x->cap - 1))
             ;
     }
     if (!buckets_room(x)) {
@@ -110,30 +111,36 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
     }
     x->gen++;   /* the buckets may have moved */
     memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
-    x->keys[i] = key;
-    x->slot_bucket[i] = x->nb;
+    x->slots[i] = (pix_slot_t){key, x->nb};
     x->n++;
     return &x->buckets[x->nb++];
 }
 
-/* A block of PIX_SLAB entries from the newest slab; NULL: out of memory. */
+/* A block of PIX_SLAB entries from the newest slab; NULL: out of memory.
+ * The first slab is small; the next one has room for the hinted lists at
+ * once (compile-live: 12 000 lists, one block of 2 MiB pages instead of a
+ * dozen 32 KiB slabs).  Not cleared: a list writes its entries. */
 static int *slab_take(pindex_t *x)
 {
-    if (!x->nslabs || x->slab_used == PIX_SLAB_BLOCKS) {
+    if (!x->nslabs || x->slab_used == x->slabs[x->nslabs - 1].blocks) {
         if (x->nslabs == x->capslabs) {
             int nc = x->capslabs ? 2 * x->capslabs : 16;
-            int **ns = realloc(x->slabs, (size_t)nc * sizeof *ns);
+            pix_slab_t *ns = realloc(x->slabs, (size_t)nc * sizeof *ns);
             if (!ns)
                 return NULL;
             x->slabs = ns, x->capslabs = nc;
         }
-        int *slab = malloc((size_t)PIX_SLAB_BLOCKS * PIX_SLAB * sizeof *slab);
+        size_t blocks = PIX_SLAB_BLOCKS;
+        if (x->nslabs && x->hint > blocks)
+            blocks = x->hint;
+        blocks = sched_block_bytes(slab_bytes((int)blocks)) / slab_bytes(1);
+        int *slab = tpb_array_grow(NULL, 0, slab_bytes((int)blocks));
         if (!slab)
             return NULL;
-        x->slabs[x->nslabs++] = slab;
+        x->slabs[x->nslabs++] = (pix_slab_t){slab, (int)blocks};
         x->slab_used = 0;
     }
-    return &x->slabs[x->nslabs - 1][(size_t)x->slab_used++ * PIX_SLAB];
+    return &x->slabs[x->nslabs - 1].v[(size_t)x->slab_used++ * PIX_SLAB];
 }
 
 /* Room for one more entry in a full list; -1 when out of memory. */
@@ -338,13 +345,13 @@ void pix_summary_fill(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *
     size_t n = 0, cap = 0;
     pix_fill_t *e = NULL;
     for (size_t i = 0; i < x->cap; i++) {
-        uint64_t k = x->keys[i] - 1;
+        uint64_t k = x->slots[i].key - 1;
         unsigned code = (unsigned)(k >> 4 & 7u);
-        if (!x->keys[i] || (k >> 1 & 7u) != space || code >= l)
+        if (!x->slots[i].key || (k >> 1 & 7u) != space || code >= l)
             continue;   /* empty slot, another space, not finer */
         bool write = k & 1u;
         uint64_t chunk = (k >> 7) >> (pix_shift(l) - pix_shift(code));
-        const pbucket_t *b = &x->buckets[x->slot_bucket[i]];
+        const pbucket_t *b = &x->buckets[x->slots[i].bucket];
         const ivec_t *v = pix_lists(b);
         for (uint64_t q = b->nonempty; q; q &= q - 1, v++) {   /* lists in semaphore order */
             int sem = __builtin_ctzll(q);

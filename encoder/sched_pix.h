@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "bir.h"
+#include "hugepage.h"
 
 /* A completed producer: semaphore sem reaches value at its completion;
  * its vector clock is its engine's clock at `mark` plus that token.  A
@@ -61,7 +62,7 @@ _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_RECENT 4            /* pix_recent_t: producers remembered per semaphore */
 #define PIX_SLAB 8              /* a list's first storage: entries, from a slab */
 #define PIX_SLAB_BLOCKS 1024    /* such blocks per slab */
-#define PIX_HINT_MAX ((size_t)1 << 17)   /* pix_reserve: at most 3 MiB of hash table up front */
+#define PIX_HINT_MAX ((size_t)1 << 17)   /* pix_reserve: at most 4 MiB of hash table up front */
 /* The list kinds of a key: exact lists of level l (code l), the wide
  * list, summary lists of level l (PIX_SUM + l). */
 enum { PIX_WIDE = 3, PIX_SUM = 4 };
@@ -122,12 +123,25 @@ typedef struct {
     unsigned used;                 /* the entry filed or replaced last */
 } pix_recent_t;
 
+/* A hash table slot: a key and its bucket, side by side (a probe reads
+ * one cache line, and the table is one block). */
 typedef struct {
-    uint64_t *keys;                /* open addressing; 0 = empty */
-    int *slot_bucket;
+    uint64_t key;                  /* 0 = empty */
+    int bucket;                    /* index into pindex_t.buckets */
+} pix_slot_t;
+
+/* A slab of list storage: PIX_SLAB entries per block. */
+typedef struct {
+    int *v;
+    int blocks;
+} pix_slab_t;
+
+typedef struct {
+    pix_slot_t *slots;             /* open addressing */
     size_t cap, n;
     pbucket_t *buckets;
     int nb, capb;
+    size_t bucket_bytes;           /* the buckets' block (tpb_array_free) */
     bool oom;
     /* any[space * 2 + write], bit code: a list of that code exists (no
      * lookups for kinds a kernel never files) */
@@ -136,7 +150,7 @@ typedef struct {
     /* Most lists stay short (compile-live: 12 000 lists of one or two
      * entries): their first PIX_SLAB entries come from slabs, not one
      * malloc each; a list that outgrows them moves to its own block. */
-    int **slabs;
+    pix_slab_t *slabs;
     int nslabs, capslabs, slab_used;   /* blocks taken from the newest slab */
     /* Bumped whenever a list header may move (a bucket or a list added):
      * a remembered list pointer is used only while it holds. */
@@ -203,9 +217,9 @@ static inline pbucket_t *pix_find(const pindex_t *x, uint64_t key)
 {
     if (x->cap) {
         for (size_t i = pix_hash(key, x->cap);; i = (i + 1) & (x->cap - 1)) {
-            if (x->keys[i] == key)
-                return &x->buckets[x->slot_bucket[i]];
-            if (!x->keys[i])
+            if (x->slots[i].key == key)
+                return &x->buckets[x->slots[i].bucket];
+            if (!x->slots[i].key)
                 break;
         }
     }
@@ -264,6 +278,16 @@ static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_
     if (any >> (PIX_SUM + pl.level) & 1u)
         out[n++] = (pix_range_t){PIX_SUM + pl.level, pl.c0, pl.c1};
     return (int)n;
+}
+
+/* The bytes to ask for a block of the pass that its walk fills as it goes
+ * (tpb_array_grow): from 64 KiB on at least TPB_ARRAY_MAP_MIN, so that it
+ * is a 2 MiB page -- one fault, about the cost of ten 4 KiB ones on a VM
+ * (docs/performance.md) -- rather than 16 or more 4 KiB ones. */
+#define SCHED_MAP_FROM (TPB_ARRAY_MAP_MIN / 8)
+static inline size_t sched_block_bytes(size_t bytes)
+{
+    return bytes >= SCHED_MAP_FROM && bytes < TPB_ARRAY_MAP_MIN ? TPB_ARRAY_MAP_MIN : bytes;
 }
 
 void pix_init(pindex_t *x);

@@ -41,17 +41,19 @@ typedef struct {
 typedef struct {
     pending_nop_t *v;
     int n, cap;
+    int first;   /* the first room: one per producer (compile-mixed: one in five) */
 } pending_t;
 
+/* Grown with tpb_array_grow, not cleared: a first room of one per producer
+ * touches only the pages the Nops fill and is seldom outgrown (doubling
+ * from a few hundred copied the list into fresh pages at every step). */
 static int pending_add(pending_t *p, int before, int sem, uint32_t value)
 {
     if (p->n == p->cap) {
-        int nc = p->cap ? p->cap * 2 : 256;
-        pending_nop_t *q = realloc(p->v, (size_t)nc * sizeof *q);
+        pending_nop_t *q = tpb_array_double(p->v, &p->cap, sizeof *q, p->first);
         if (!q)
             return -1;
         p->v = q;
-        p->cap = nc;
     }
     p->v[p->n++] = (pending_nop_t){before, sem, value};
     return 0;
@@ -155,9 +157,11 @@ typedef struct {
 /* Per-walk state of sched_synchronise. */
 typedef struct {
     int nsems;
-    prod_t *prods;
+    prod_t *prods;                   /* [p], then the by_val entries (one block) */
+    size_t prods_bytes;              /* that block's size (tpb_array_free) */
     int *by_val[BIR_MAX_SEMS];       /* [s][v]: producer index whose token is (s, v) */
     uint32_t count[BIR_MAX_SEMS];
+    uint32_t room[BIR_MAX_SEMS];     /* producers counted up front per semaphore */
     sclk_t clk;                      /* clk.now[e][s]: engine e waited for sem s >= it */
     uint64_t open[ISA_ENG_COUNT];    /* bit s: known[e][s] < count[s] (sems worth a look) */
     bool used[ISA_ENG_COUNT];
@@ -176,13 +180,10 @@ typedef struct {
  * larger of the two. */
 static void walk_free_search(sync_walk_t *w)
 {
-    free(w->prods);
+    tpb_array_free(w->prods, w->prods_bytes);
     w->prods = NULL;
+    memset(w->by_val, 0, sizeof w->by_val);
     sclk_free(&w->clk);
-    for (int s = 0; s < BIR_MAX_SEMS; s++) {
-        free(w->by_val[s]);
-        w->by_val[s] = NULL;
-    }
     pix_free(&w->index);
     free(w->conf);
     w->conf = NULL;
@@ -191,31 +192,64 @@ static void walk_free_search(sync_walk_t *w)
 static void walk_free(sync_walk_t *w)
 {
     walk_free_search(w);
-    free(w->pending.v);
+    tpb_array_free(w->pending.v, (size_t)w->pending.cap * sizeof *w->pending.v);
     w->pending.v = NULL;
 }
 
-static int walk_init(sync_walk_t *w, int n, int nsems)
+/* Whether instruction in becomes a producer (sync_inst files it), and on
+ * which semaphore. */
+static bool producer_sem(const sync_walk_t *w, const bir_module_t *m, const bir_inst_t *in,
+                         int *sem)
+{
+    if (in->nacc <= 0 || in->is_dma_desc || in->preset_upd)
+        return false;
+    *sem = in->isa.op == ISA_OP_DMA_TRIGGER ? m->queues[in->queue].semaphore
+                                            : w->engine_sem[in->engine];
+    return true;
+}
+
+/* The producer records and by_val in one block sized by a count of the
+ * producers per semaphore (a pass over the block): about 20 bytes per
+ * producer, in huge pages from 64 KiB (sched_block_bytes), where a by_val
+ * of n entries per semaphore was a separate block each.  Not cleared:
+ * entries are written before they are read (prods[p] when producer p is
+ * filed, by_val[s][v] when s reaches v >= 1), so only the pages in use
+ * become resident. */
+static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir_block_t *b)
+{
+    size_t np = 0, nval = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        int sem;
+        if (producer_sem(w, m, &b->insts[i], &sem))
+            w->room[sem]++, np++;
+    }
+    for (int s = 0; s < w->nsems; s++)
+        nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
+    w->prods_bytes = sched_block_bytes((np ? np : 1) * sizeof *w->prods + nval * sizeof(int));
+    w->prods = tpb_array_grow(NULL, 0, w->prods_bytes);
+    if (!w->prods)
+        return -1;
+    int *v = (int *)(w->prods + (np ? np : 1));
+    for (int s = 0; s < w->nsems; s++)
+        w->by_val[s] = v, v += w->room[s] + 1;
+    /* every change of a clock raises a semaphore towards its final count */
+    sclk_reserve(&w->clk, np < UINT32_MAX ? (uint32_t)np : UINT32_MAX);
+    w->pending.first = np > 256 && np < INT_MAX ? (int)np : 256;
+    return 0;
+}
+
+static int walk_init(sync_walk_t *w, const bir_module_t *m, const bir_block_t *b)
 {
     memset(w, 0, sizeof *w);
     pix_init(&w->index);
-    w->nsems = nsems;
+    w->nsems = m->nsems;
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         w->memo[e].inst = -1, w->engine_sem[e] = sched_engine_sem(e);
-    /* not cleared: entries are written before they are read (prods[p]
-     * when producer p is filed, by_val[s][v] when s reaches v >= 1), so
-     * only the pages in use become resident */
-    size_t np = (size_t)(n > 0 ? n : 1);
-    w->prods = malloc(np * sizeof *w->prods);
-    w->conf = malloc(sizeof *w->conf);
-    sclk_init(&w->clk, nsems);
-    if (!w->prods || !w->conf)
+    sclk_init(&w->clk, m->nsems);
+    w->conf = sconf_new();
+    if (!w->conf)
         return -1;
-    sconf_init(w->conf);
-    for (int s = 0; s < nsems; s++)
-        if (!(w->by_val[s] = malloc(((size_t)n + 2) * sizeof(int))))
-            return -1;
-    return 0;
+    return walk_alloc_producers(w, m, b);
 }
 
 /* Whether producer p conflicts with the instruction whose accesses are
@@ -540,6 +574,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         return 0;   /* a remote signal: no local producer (its update is preset) */
     /* completion update */
     int sem = is_dma ? m->queues[in->queue].semaphore : w->engine_sem[in->engine];
+    if (w->count[sem] == w->room[sem])
+        return -1;   /* not counted up front (producer_sem): cannot happen */
     in->isa.sync.upd_en = 1;
     in->isa.sync.upd_sem = (uint32_t)sem;
     in->isa.sync.upd_op = ISA_SEMOP_SEM_INC;
@@ -610,7 +646,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
     int n = b->ninsts;
     sync_walk_t w;
     tpb_heap_trim();   /* the lowering's freed blocks: the walk takes fresh pages */
-    if (walk_init(&w, n, m->nsems)) {
+    if (walk_init(&w, m, b)) {
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
     }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hugepage.h"
 #include "sched_clock.h"
 
 static uint32_t lcg(uint32_t *s)
@@ -49,10 +50,11 @@ static void check_now(const sclk_t *c, uint32_t model[][BIR_MAX_SEMS], int nsems
 
 /* Random raises (mostly one semaphore at a time, as producers do), marks
  * and merges of earlier marks, on nsems semaphores. */
-static void run_random(uint32_t seed, int nsems, int steps)
+static void run_random_hint(uint32_t seed, int nsems, int steps, uint32_t hint)
 {
     sclk_t c;
     sclk_init(&c, nsems);
+    sclk_reserve(&c, hint);
     static uint32_t model[NENG][BIR_MAX_SEMS];
     memset(model, 0, sizeof model);
     rec_t *rec = calloc(MAXMARK, sizeof *rec);
@@ -100,6 +102,11 @@ static void run_random(uint32_t seed, int nsems, int steps)
     }
     sclk_free(&c);
     free(rec);
+}
+
+static void run_random(uint32_t seed, int nsems, int steps)
+{
+    run_random_hint(seed, nsems, steps, 0);
 }
 
 static void test_random_small(void **state)
@@ -156,6 +163,46 @@ static void test_sparse_cost(void **state)
     sclk_free(&c);
 }
 
+/* sclk_reserve: the log that outgrows its first room takes the hint at
+ * once (past TPB_ARRAY_MAP_MIN: a huge-page block), then doubles; merges
+ * stay exact across each move (random runs with small and large hints). */
+static void test_reserve(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 20; seed <= 23; seed++) {
+        run_random_hint(seed, BIR_MAX_SEMS, 5000, 300);
+        run_random_hint(seed, 5, 5000, 100000);
+    }
+    sclk_t c;
+    sclk_init(&c, BIR_MAX_SEMS);
+    sclk_reserve(&c, 200000);
+    const uint32_t n = 250000;
+    for (uint32_t i = 1; i <= n; i++) {
+        assert_int_equal(sclk_raise(&c, 2, (int)(i % 7), i), 0);
+        if (i == SCLK_FIRST)
+            assert_int_equal(c.log[2].cap, SCLK_FIRST);
+        if (i == SCLK_FIRST + 1 || i == 200000) {
+            assert_int_equal(c.log[2].cap, 200000);
+            assert_true(c.log[2].bytes >= TPB_ARRAY_MAP_MIN);
+        }
+    }
+    assert_int_equal(c.log[2].cap, 400000);
+    assert_int_equal(c.log[2].nck, (n + SCLK_SPAN - 1) / SCLK_SPAN);
+    /* engine 1 takes engine 2's clock at marks on both sides of each move */
+    const uint32_t marks[] = {1, SCLK_FIRST - 1, SCLK_FIRST, SCLK_FIRST + 1, 131072, 200000, 200001, n};
+    for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++) {
+        zero_clock(&c, 1);
+        assert_int_equal(sclk_merge(&c, 1, 2, marks[k]), 0);
+        for (int s = 0; s < 7; s++) {   /* the last value each semaphore got */
+            uint32_t last = 0;
+            for (uint32_t i = marks[k]; i > 0 && i + 7 > marks[k] && !last; i--)
+                last = i % 7 == (uint32_t)s ? i : 0;
+            assert_int_equal(c.now[1][s], last);
+        }
+    }
+    sclk_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_random_wide),
         cmocka_unit_test(test_span_edges),
         cmocka_unit_test(test_sparse_cost),
+        cmocka_unit_test(test_reserve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

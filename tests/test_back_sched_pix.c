@@ -225,7 +225,7 @@ static void test_pix_recent_matches_list_filing(void **state)
 /* n producers, each on its own 16-byte SBUF chunk (compile-live's tiles):
  * every one opens a list.  Returns how many hash tables were built; the
  * lists are checked. */
-static unsigned run_distinct_chunks(int n, size_t hint)
+static unsigned run_distinct_chunks_slabs(int n, size_t hint, int *nslabs)
 {
     bir_inst_t *insts = calloc((size_t)n, sizeof *insts);
     prod_t *prods = calloc((size_t)n, sizeof *prods);
@@ -255,11 +255,18 @@ static unsigned run_distinct_chunks(int n, size_t hint)
         assert_int_equal(v->v[0], p);
     }
     unsigned r = x.rehashes;
+    *nslabs = x.nslabs;
     pix_free(&x);
     free(insts);
     free(prods);
     free(acc);
     return r;
+}
+
+static unsigned run_distinct_chunks(int n, size_t hint)
+{
+    int nslabs;
+    return run_distinct_chunks_slabs(n, hint, &nslabs);
 }
 
 static void test_pix_reserve_grows_once(void **state)
@@ -273,11 +280,28 @@ static void test_pix_reserve_grows_once(void **state)
     assert_int_equal(run_distinct_chunks(300, 6000), 1);   /* small kernels: the small table only */
 }
 
+/* Past TPB_ARRAY_MAP_MIN the table (a fresh, zero mapping), the buckets
+ * and the list storage are huge-page blocks: filed and found the same,
+ * reserved or grown step by step across the threshold.  Reserved, the
+ * list storage is the small first slab and one for the hint. */
+static void test_pix_large_blocks(void **state)
+{
+    (void)state;
+    int nslabs = 0;
+    assert_int_equal(run_distinct_chunks_slabs(40000, 40000, &nslabs), 2);
+    assert_int_equal(nslabs, 2);
+    assert_true(run_distinct_chunks_slabs(40000, 0, &nslabs) >= 7);
+    assert_int_equal(nslabs, (40000 + PIX_SLAB_BLOCKS - 1) / PIX_SLAB_BLOCKS);
+    assert_int_equal(run_distinct_chunks_slabs(3000, 3000, &nslabs), 2);   /* below the threshold */
+    assert_int_equal(nslabs, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pix_recent_matches_list_filing),
         cmocka_unit_test(test_pix_reserve_grows_once),
+        cmocka_unit_test(test_pix_large_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
