@@ -16,6 +16,7 @@
 #include "bytehash.h"
 #include "cJSON.h"
 #include "fileio.h"
+#include "hugepage.h"
 #include "txn.h"
 #include "jsonw.h"
 #include "npy.h"
@@ -306,8 +307,10 @@ size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t 
     return off;
 }
 
-/* Build the table; -1 when out of memory. */
-static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k)
+/* Build the table, its offsets in off_room (k->nops of them, the caller's);
+ * -1 when out of memory. */
+static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k,
+                           uint32_t *off_room)
 {
     bt->off = NULL;
     memset(&bt->pool, 0, sizeof bt->pool);
@@ -316,9 +319,9 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
         any_rot = m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;   /* as buf_add */
     if (!any_rot || k->nops <= 0)
         return 0;
-    bt->off = malloc((size_t)k->nops * sizeof *bt->off);
+    bt->off = off_room;
     art_buf_memo_t *memo = calloc(1, sizeof *memo);
-    if (!bt->off || !memo || jb_init_mem(&bt->pool, 4096)) {
+    if (!memo || jb_init_mem(&bt->pool, 4096)) {
         free(memo);
         return -1;
     }
@@ -339,10 +342,16 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
 
 static void buf_table_free(buf_table_t *bt)
 {
-    free(bt->off);
-    bt->off = NULL;
+    bt->off = NULL;   /* art_ops_t's block */
     if (bt->pool.buf)
         jb_free(&bt->pool);
+}
+
+/* art_ops_t's block: the names, then room for the buf table's offsets
+ * (touched only when a tile rotates). */
+static size_t ops_block_bytes(int nops)
+{
+    return (size_t)nops * (sizeof(const char *) + sizeof(uint32_t));
 }
 
 int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
@@ -351,7 +360,8 @@ int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
     if (k->nops <= 0)
         return 0;
     o->nops = k->nops;
-    if (!(o->name = malloc((size_t)k->nops * sizeof *o->name)))
+    /* 10^5 ops: a megabyte, in huge pages (written whole, not cleared) */
+    if (!(o->name = tpb_array_grow(NULL, 0, ops_block_bytes(k->nops))))
         return -1;
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
@@ -362,12 +372,12 @@ int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
             o->inl[i] = op->inl;
         }
     }
-    return buf_table_build(&o->bt, m, k);
+    return buf_table_build(&o->bt, m, k, (uint32_t *)(o->name + k->nops));
 }
 
 void art_ops_free(art_ops_t *o)
 {
-    free(o->name);
+    tpb_array_free(o->name, ops_block_bytes(o->nops));
     free(o->inl);
     buf_table_free(&o->bt);
     memset(o, 0, sizeof *o);
