@@ -112,14 +112,20 @@ static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
 }
 
 /* Liveness of every tensor (first/last op touching it) and the scratch
- * partial of every op that needs one, in one pass over the ops. */
-static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
+ * partial of every op that needs one, in one pass over the ops.  The
+ * per-op scratch records are allocated at the first op with one: most
+ * kernels have none (the array of a few thousand ops was calloc'ed and
+ * cleared for nothing).  -1 when out of memory. */
+static int liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
 {
     int ident = enc_ident_tile(k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
         uint64_t sb = lower_scratch_bytes(k, op);
         if (sb) {
+            if (!m->op_scratch &&
+                !(m->op_scratch = tpb_array_zalloc((size_t)k->nops * sizeof *m->op_scratch)))
+                return -1;
             m->nscratch++;
             bir_mloc_t *sc = &m->op_scratch[i];
             sc->tensor = -1;
@@ -144,6 +150,7 @@ static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t 
         if (op->s1.is_ap)
             touch(m->mlocs, m->nmlocs, op->s1.ap, i);
     }
+    return 0;
 }
 
 /* A placement request: live range, size, space. */
@@ -809,12 +816,12 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
                        bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
                        tpb_err_t *err)
 {
+    tpb_array_free(m->op_scratch, (size_t)(m->nops > 0 ? m->nops : 0) * sizeof *m->op_scratch);
+    m->op_scratch = NULL;   /* (an earlier call's) */
     m->nops = k->nops;
     m->nscratch = 0;
-    m->op_scratch = tpb_array_zalloc((size_t)(k->nops > 0 ? k->nops : 0) * sizeof *m->op_scratch);
-    if (!m->op_scratch)
+    if (liveness(k, t, m))
         return tpb_errf(err, "out of memory in the allocator");
-    liveness(k, t, m);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
         bir_mloc_t *ml = &m->mlocs[i];

@@ -100,6 +100,9 @@ typedef struct {
     unsigned pcs[ISA_ENG_COUNT];          /* bundles written */
     gen_debug_t *dbg[ISA_ENG_COUNT];
     int ndbg[ISA_ENG_COUNT], capdbg[ISA_ENG_COUNT];
+    bool dbg_lent[ISA_ENG_COUNT];         /* dbg[e] is a part of dbg_block (gen_reserve_debug) */
+    gen_debug_t *dbg_block;
+    size_t dbg_block_bytes;
     /* census */
     unsigned histogram[256];
     /* COLLECT: per engine, the opcodes of its instructions (256-bit sets) */
@@ -251,7 +254,8 @@ typedef struct {
  * the ops as it goes (compile.c).  Names and records stay the kernel's. */
 typedef struct {
     int nops;
-    const char **name;          /* per op */
+    const char **name;          /* per op; the start of a block of block_bytes (artifacts.c) */
+    size_t block_bytes;
     const tir_asm_t **inl;      /* per op (NULL: not INLINE_ASM_BYTES); NULL when no op is */
     buf_table_t bt;
 } art_ops_t;

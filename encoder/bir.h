@@ -309,7 +309,8 @@ typedef struct {
     int nfuncs;
     bir_mloc_t *mlocs;       /* one per tile-IR tensor (same index) */
     int nmlocs;
-    bir_mloc_t *op_scratch;  /* per tile-IR op: scratch tile (bytes 0 = none) */
+    bir_mloc_t *op_scratch;  /* per tile-IR op: scratch tile (bytes 0 = none); NULL
+                                when no op has one */
     int nops;                /* op_scratch's length (tpb_array_zalloc'ed) */
     int nscratch;            /* op_scratch records with bytes != 0: when 0, passes skip
                                 reading the array (its untouched zero pages each cost a

@@ -281,10 +281,15 @@ void gen_free(gen_t *g)
             unlink(g->bin_tmp[e]);
             g->bin[e] = NULL;
         }
-        tpb_array_free(g->dbg[e], (size_t)g->capdbg[e] * sizeof *g->dbg[e]);
+        if (!g->dbg_lent[e])
+            tpb_array_free(g->dbg[e], (size_t)g->capdbg[e] * sizeof *g->dbg[e]);
         g->dbg[e] = NULL;
         g->capdbg[e] = g->ndbg[e] = 0;
+        g->dbg_lent[e] = false;
     }
+    tpb_array_free(g->dbg_block, g->dbg_block_bytes);
+    g->dbg_block = NULL;
+    g->dbg_block_bytes = 0;
     free(g->loop_pc);
     g->loop_pc = NULL;
     free(g->checks);
@@ -436,29 +441,58 @@ static int encode(isa_plans_t *ps, const bir_inst_t *in,
     return 0;
 }
 
+int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
+{
+    if (g->mode != ENC_RUN_ISA_CHECKS || g->dbg_block)
+        return 0;
+    size_t total = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (!g->capdbg[e] && bundles[e] <= INT_MAX)
+            total += bundles[e];
+    if (!total)
+        return 0;
+    /* one block for every engine: the lists of a 10^5-instruction program
+     * share huge pages (apart, most would be malloc'ed, page by page) */
+    gen_debug_t *p = tpb_array_grow(NULL, 0, total * sizeof *p);
+    if (!p)
+        return tpb_errf(err, "out of memory in the generator");
+    g->dbg_block = p;
+    g->dbg_block_bytes = total * sizeof *p;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (!g->capdbg[e] && bundles[e] && bundles[e] <= INT_MAX) {
+            g->dbg[e] = p;
+            g->capdbg[e] = (int)bundles[e];
+            g->dbg_lent[e] = true;
+            p += bundles[e];
+        }
+    return 0;
+}
+
+/* A list lent from dbg_block that is full moves to a block of its own. */
+static gen_debug_t *own_debug(gen_t *g, int e)
+{
+    int cap = 0;
+    if (g->capdbg[e] > INT_MAX / 2)
+        return NULL;
+    gen_debug_t *p = tpb_array_double(NULL, &cap, sizeof *p, 2 * g->capdbg[e]);
+    if (!p)
+        return NULL;
+    memcpy(p, g->dbg[e], (size_t)g->ndbg[e] * sizeof *p);
+    g->dbg_lent[e] = false;
+    g->capdbg[e] = cap;
+    return p;
+}
+
 static int add_debug(gen_t *g, int e, int pc, int inst, tpb_err_t *err)
 {
     if (g->ndbg[e] == g->capdbg[e]) {
-        gen_debug_t *p = tpb_array_double(g->dbg[e], &g->capdbg[e], sizeof *p, 64);
+        gen_debug_t *p = g->dbg_lent[e] ? own_debug(g, e)
+                                        : tpb_array_double(g->dbg[e], &g->capdbg[e], sizeof *p, 64);
         if (!p)
             return tpb_errf(err, "out of memory in the generator");
         g->dbg[e] = p;
     }
     g->dbg[e][g->ndbg[e]++] = (gen_debug_t){pc, inst};
-    return 0;
-}
-
-int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
-{
-    for (int e = 0; g->mode == ENC_RUN_ISA_CHECKS && e < ISA_ENG_COUNT; e++) {
-        if (g->capdbg[e] || !bundles[e] || bundles[e] > INT_MAX)
-            continue;
-        gen_debug_t *p = tpb_array_grow(NULL, 0, (size_t)bundles[e] * sizeof *p);
-        if (!p)
-            return tpb_errf(err, "out of memory in the generator");
-        g->dbg[e] = p;
-        g->capdbg[e] = (int)bundles[e];
-    }
     return 0;
 }
 
