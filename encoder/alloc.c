@@ -112,14 +112,20 @@ static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
 }
 
 /* Liveness of every tensor (first/last op touching it) and the scratch
- * partial of every op that needs one, in one pass over the ops. */
-static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
+ * partial of every op that needs one, in one pass over the ops.  The
+ * per-op scratch records are allocated at the first op with one: most
+ * kernels have none (the array of a few thousand ops was calloc'ed and
+ * cleared for nothing).  -1 when out of memory. */
+static int liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
 {
     int ident = enc_ident_tile(k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
         uint64_t sb = lower_scratch_bytes(k, op);
         if (sb) {
+            if (!m->op_scratch &&
+                !(m->op_scratch = tpb_array_zalloc((size_t)k->nops * sizeof *m->op_scratch)))
+                return -1;
             m->nscratch++;
             bir_mloc_t *sc = &m->op_scratch[i];
             sc->tensor = -1;
@@ -144,6 +150,7 @@ static void liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t 
         if (op->s1.is_ap)
             touch(m->mlocs, m->nmlocs, op->s1.ap, i);
     }
+    return 0;
 }
 
 /* A placement request: live range, size, space. */
@@ -241,11 +248,34 @@ static int cmp_group(const void *x, const void *y)
     return cmp_first_use(a, b);
 }
 
+/* by[i] := by[perm[i]] for all i at once, cycle by cycle, without a copy
+ * of by (perm is used up: each entry visited is marked negative). */
+static void permute(req_t **by, int *perm, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (perm[i] < 0)
+            continue;
+        req_t *first = by[i];
+        int j = i;
+        for (;;) {
+            int from = perm[j];
+            perm[j] = -1 - from;
+            if (from == i) {
+                by[j] = first;
+                break;
+            }
+            by[j] = by[from];
+            j = from;
+        }
+    }
+}
+
 /* by[0..n) into cmp_group's order.  When by is already in strict
  * first-use order (reqs is sorted so, and each tile is its own tensor) that
  * order is a stable sort by path, done on ranks of the distinct paths
- * instead of a strcmp per compared pair; otherwise qsort as before. */
-static int group_by_path(req_t **by, int n)
+ * instead of a strcmp per compared pair; otherwise qsort as before.
+ * scratch: room for n req_t (a path, a rank and an id per entry). */
+static int group_by_path(req_t **by, int n, req_t *scratch)
 {
     bool strict = true;
     for (int i = 1; i < n && strict; i++)
@@ -254,21 +284,16 @@ static int group_by_path(req_t **by, int n)
         qsort(by, (size_t)n, sizeof *by, cmp_group);
         return 0;
     }
-    size_t n1 = (size_t)(n > 0 ? n : 1);
-    const char **paths = malloc(n1 * sizeof *paths);
-    int *perm = malloc(n1 * sizeof *perm);
-    req_t **was = malloc(n1 * sizeof *was);
-    int rc = -1;
-    if (paths && perm && was) {
-        for (int i = 0; i < n; i++)
-            paths[i] = by[i]->path, was[i] = by[i];
-        int nd = enc_group_by_str(paths, n, perm);   /* n: no groups, by unchanged */
-        rc = nd < 0 ? -1 : 0;
-        for (int i = 0; nd >= 0 && nd < n && i < n; i++)
-            by[i] = was[perm[i]];
-    }
-    free(paths), free(perm), free(was);
-    return rc;
+    _Static_assert(sizeof(req_t) >= sizeof(const char *) + 2 * sizeof(int),
+                   "group_by_path's scratch");
+    const char **paths = (const char **)(void *)scratch;
+    int *perm = (int *)(paths + n), *id = perm + n;
+    for (int i = 0; i < n; i++)
+        paths[i] = by[i]->path;
+    int nd = enc_group_by_str(paths, n, perm, id);   /* n: no groups, by unchanged */
+    if (nd >= 0 && nd < n)
+        permute(by, perm, n);
+    return nd < 0 ? -1 : 0;
 }
 
 /* Rotation groups: the instances of each loop-declared tile (same
@@ -289,16 +314,28 @@ typedef struct {
     req_t *base;                 /* the requests orig[] is indexed by */
     bool *mod;                   /* [ngroups] placed modulo */
     uint64_t *div;               /* [ngroups] counts must divide it (0: any) */
+    void *block;                 /* work, by and orig, in one (rot_block_bytes) */
+    size_t n1;                   /* the [nr] arrays' length (at least 1) */
 } rot_t;
+
+/* The per-request arrays of place_space (10^5 tiles: megabytes, written
+ * whole) in huge pages from TPB_ARRAY_MAP_MIN on; not cleared: every
+ * element is written before it is read. */
+static void *req_array(size_t n, size_t elem) { return tpb_array_grow(NULL, 0, n * elem); }
+
+/* rot_t's block: work [n1], then by [n1], then orig [n1] (alignments
+ * falling: each starts aligned). */
+static size_t rot_block_bytes(size_t n1)
+{
+    return n1 * (sizeof(req_t) + sizeof(req_t *) + sizeof(int));
+}
 
 static void rot_free(rot_t *r)
 {
-    free(r->by);
+    tpb_array_free(r->block, rot_block_bytes(r->n1));
     free(r->start);
     free(r->nb);
-    free(r->orig);
     free(r->buf);
-    free(r->work);
     free(r->mod);
     free(r->div);
 }
@@ -382,18 +419,19 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, 
                     int nr, unsigned max)
 {
     memset(r, 0, sizeof *r);
-    size_t n1 = (size_t)(nr > 0 ? nr : 1);
-    r->by = malloc(n1 * sizeof *r->by);
+    size_t n1 = r->n1 = (size_t)(nr > 0 ? nr : 1);
+    r->block = req_array(rot_block_bytes(n1), 1);
+    /* start, nb and buf are filled from the front, a group at a time (a
+     * few entries of a loop's tiles): malloc'ed, their tails stay untouched */
     r->start = malloc((n1 + 1) * sizeof *r->start);
     r->nb = malloc(n1 * sizeof *r->nb);
-    r->orig = malloc(n1 * sizeof *r->orig);
-    r->buf = calloc(n1, sizeof *r->buf);
-    r->work = malloc(n1 * sizeof *r->work);
-    r->mod = calloc(n1, sizeof *r->mod);
-    r->div = calloc(n1, sizeof *r->div);
+    r->buf = malloc(n1 * sizeof *r->buf);   /* written before read (rot_apply) */
     r->base = reqs;
-    if (!r->by || !r->start || !r->nb || !r->orig || !r->buf || !r->work || !r->mod || !r->div)
+    if (!r->block || !r->start || !r->nb || !r->buf)
         return -1;
+    r->work = r->block;
+    r->by = (req_t **)(r->work + n1);
+    r->orig = (int *)(r->by + n1);
     int n = 0;
     for (int i = 0; i < nr; i++) {
         r->orig[i] = reqs[i].ml->last_use;
@@ -401,11 +439,13 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, 
             !in_dynamic_loop(k, reqs[i].ml->first_use))
             r->by[n++] = &reqs[i];
     }
-    if (group_by_path(r->by, n))
+    /* work is not used before rot_apply: its pages serve the sort */
+    if (group_by_path(r->by, n, r->work))
         return -1;
     for (int g = 0; g < n;) {
         int e = g + 1;
-        while (e < n && strcmp(r->by[e]->path, r->by[g]->path) == 0)
+        while (e < n && (r->by[e]->path == r->by[g]->path ||   /* interned: mostly */
+                         strcmp(r->by[e]->path, r->by[g]->path) == 0))
             e++;
         if (e - g > 1) {   /* a tile declared once needs no rotation */
             r->start[r->ngroups] = g;
@@ -414,6 +454,11 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, 
         r->start[r->ngroups] = e;
         g = e;
     }
+    size_t ng = (size_t)(r->ngroups > 0 ? r->ngroups : 1);
+    r->mod = calloc(ng, sizeof *r->mod);
+    r->div = calloc(ng, sizeof *r->div);
+    if (!r->mod || !r->div)
+        return -1;
     rot_periods(r, k, cand);
     for (int g = 0; g < r->ngroups; g++)
         r->nb[g] = rot_fit_period(r, g, r->nb[g]);
@@ -703,9 +748,12 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     int n = psum ? 0 : m->nscratch;
     for (int i = 0; i < m->nmlocs; i++)
         n += m->mlocs[i].space == space && m->mlocs[i].first_use >= 0;
-    req_t *reqs = calloc((size_t)(n > 0 ? n : 1), sizeof *reqs);
-    bir_mloc_t **placed = calloc((size_t)(n > 0 ? n : 1), sizeof *placed);
-    bir_mloc_t **byaddr = calloc((size_t)(n > 0 ? n : 1), sizeof *byaddr);
+    size_t n1 = (size_t)(n > 0 ? n : 1);
+    req_t *reqs = req_array(n1, sizeof *reqs);
+    /* placed and byaddr: filled from the front; the free-run path
+     * (place_fit) reads neither unless placement fails */
+    bir_mloc_t **placed = malloc(n1 * sizeof *placed);
+    bir_mloc_t **byaddr = malloc(n1 * sizeof *byaddr);
     rot_t rot;
     memset(&rot, 0, sizeof rot);
     int rc = -1;
@@ -745,7 +793,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
         reqs[j].ml->last_use = rot.orig[j];
 out:
     rot_free(&rot);
-    free(reqs);
+    tpb_array_free(reqs, n1 * sizeof *reqs);
     free(placed);
     free(byaddr);
     return rc;
@@ -768,12 +816,12 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
                        bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
                        tpb_err_t *err)
 {
+    tpb_array_free(m->op_scratch, (size_t)(m->nops > 0 ? m->nops : 0) * sizeof *m->op_scratch);
+    m->op_scratch = NULL;   /* (an earlier call's) */
     m->nops = k->nops;
     m->nscratch = 0;
-    m->op_scratch = tpb_array_zalloc((size_t)(k->nops > 0 ? k->nops : 0) * sizeof *m->op_scratch);
-    if (!m->op_scratch)
+    if (liveness(k, t, m))
         return tpb_errf(err, "out of memory in the allocator");
-    liveness(k, t, m);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
         bir_mloc_t *ml = &m->mlocs[i];

@@ -18,14 +18,74 @@ static int cmp_dstr(const void *x, const void *y)
     return strcmp(((const dstr_t *)x)->s, ((const dstr_t *)y)->s);   /* distinct: never 0 */
 }
 
-/* id[i] := index of s[i] among the distinct strings (first-seen order);
- * d[0..*nd) := the distinct strings.  slot: cap entries, cap a power of two
- * >= 2n. */
-static void intern_all(const char *const *s, int n, int *id, dstr_t *d, int *nd, int *slot,
-                       uint64_t *hs, size_t cap)
+/* The distinct strings met so far: d[0..nd) with their hashes hs, and an
+ * open-addressing table slot[cap] of their indices (-1: empty).  Sized by
+ * the distinct strings, not by the n indices: a loop's tiles share a few
+ * paths, and a table for n (several hundred KiB per 10^5 tiles) was
+ * cleared and touched page by page for them. */
+typedef struct {
+    dstr_t *d;
+    uint64_t *hs;
+    int *slot;
+    size_t cap;   /* a power of two, > 2 nd */
+    int nd;
+} interner_t;
+
+static void interner_free(interner_t *t)
 {
+    free(t->d), free(t->hs), free(t->slot);
+}
+
+/* The table with cap slots (twice as many as before, or the first),
+ * refilled from the hashes kept; -1 when out of memory. */
+static int interner_rehash(interner_t *t, size_t cap)
+{
+    int *slot = malloc(cap * sizeof *slot);
+    dstr_t *d = realloc(t->d, cap / 2 * sizeof *d);
+    if (d)
+        t->d = d;
+    uint64_t *hs = d ? realloc(t->hs, cap / 2 * sizeof *hs) : NULL;
+    if (hs)
+        t->hs = hs;
+    if (!slot || !hs) {
+        free(slot);
+        return -1;
+    }
     memset(slot, 0xff, cap * sizeof *slot);   /* -1: empty */
-    *nd = 0;
+    for (int i = 0; i < t->nd; i++) {
+        size_t j = (size_t)(hs[i] ^ hs[i] >> 29) & (cap - 1);
+        while (slot[j] >= 0)
+            j = (j + 1) & (cap - 1);
+        slot[j] = i;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->cap = cap;
+    return 0;
+}
+
+/* The index of string s (hash h) among the distinct strings, added when
+ * new; -1 when out of memory. */
+static int interner_id(interner_t *t, const char *s, uint64_t h)
+{
+    if (2 * (size_t)(t->nd + 1) >= t->cap && interner_rehash(t, t->cap ? 2 * t->cap : 64))
+        return -1;
+    size_t j = (size_t)(h ^ h >> 29) & (t->cap - 1);
+    while (t->slot[j] >= 0 && (t->hs[t->slot[j]] != h || strcmp(t->d[t->slot[j]].s, s) != 0))
+        j = (j + 1) & (t->cap - 1);
+    if (t->slot[j] < 0) {
+        t->slot[j] = t->nd;
+        t->hs[t->nd] = h;
+        t->d[t->nd] = (dstr_t){s, t->nd};
+        t->nd++;
+    }
+    return t->slot[j];
+}
+
+/* id[i] := index of s[i] among the distinct strings (first-seen order),
+ * kept in t; -1 when out of memory. */
+static int intern_all(const char *const *s, int n, int *id, interner_t *t)
+{
     /* the callers' strings are mostly interned (tile paths: one pointer
      * per declaration, met again every loop iteration): one pointer is
      * one string, so a pointer met lately takes its id without a hash */
@@ -38,48 +98,37 @@ static void intern_all(const char *const *s, int n, int *id, dstr_t *d, int *nd,
             continue;
         }
         uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, s[i], strlen(s[i]));
-        size_t j = (size_t)(h ^ h >> 29) & (cap - 1);
-        while (slot[j] >= 0 && (hs[slot[j]] != h || strcmp(d[slot[j]].s, s[i]) != 0))
-            j = (j + 1) & (cap - 1);
-        if (slot[j] < 0) {
-            slot[j] = *nd;
-            hs[*nd] = h;
-            d[*nd] = (dstr_t){s[i], *nd};
-            ++*nd;
-        }
-        id[i] = slot[j];
+        if ((id[i] = interner_id(t, s[i], h)) < 0)
+            return -1;
         memo[m].p = s[i], memo[m].id = id[i];
     }
+    return 0;
 }
 
 /* group: all strings distinct -> perm is the identity, no sort (see
  * enc_group_by_str); returns the number of distinct strings or -1. */
-static int order_by_str(const char *const *s, int n, int *perm, bool group)
+static int order_by_str(const char *const *s, int n, int *perm, bool group, int *scratch)
 {
     if (n <= 0)
         return 0;
-    size_t cap = 16;
-    while (cap < 2 * (size_t)n)
-        cap *= 2;
-    int *id = malloc((size_t)n * sizeof *id), *slot = malloc(cap * sizeof *slot);
-    int *start = calloc((size_t)n + 1, sizeof *start);
-    dstr_t *d = malloc((size_t)n * sizeof *d);
-    uint64_t *hs = malloc((size_t)n * sizeof *hs);
+    interner_t t = {0};
+    int *id = scratch ? scratch : malloc((size_t)n * sizeof *id), *start = NULL;
     int rc = -1;
-    if (!id || !slot || !start || !d || !hs)
+    if (!id || intern_all(s, n, id, &t))
         goto out;
-    int nd;
-    intern_all(s, n, id, d, &nd, slot, hs, cap);
+    int nd = t.nd;
     if (group && nd == n) {
         for (int i = 0; i < n; i++)
             perm[i] = i;
         rc = n;
         goto out;
     }
-    qsort(d, (size_t)nd, sizeof *d, cmp_dstr);
-    int *rank = slot;   /* reused: nd <= n < cap */
+    if (!(start = calloc((size_t)nd + 1, sizeof *start)))
+        goto out;
+    qsort(t.d, (size_t)nd, sizeof *t.d, cmp_dstr);
+    int *rank = t.slot;   /* reused: nd < cap */
     for (int r = 0; r < nd; r++)
-        rank[d[r].id] = r;
+        rank[t.d[r].id] = r;
     /* counting sort by rank; within a rank the index order is kept */
     for (int i = 0; i < n; i++)
         start[rank[id[i]] + 1]++;
@@ -89,18 +138,21 @@ static int order_by_str(const char *const *s, int n, int *perm, bool group)
         perm[start[rank[id[i]]]++] = i;
     rc = nd;
 out:
-    free(id), free(slot), free(start), free(d), free(hs);
+    if (id != scratch)
+        free(id);
+    free(start);
+    interner_free(&t);
     return rc;
 }
 
 int enc_stable_order_by_str(const char *const *s, int n, int *perm)
 {
-    return order_by_str(s, n, perm, false) < 0 ? -1 : 0;
+    return order_by_str(s, n, perm, false, NULL) < 0 ? -1 : 0;
 }
 
-int enc_group_by_str(const char *const *s, int n, int *perm)
+int enc_group_by_str(const char *const *s, int n, int *perm, int *scratch)
 {
-    return order_by_str(s, n, perm, true);
+    return order_by_str(s, n, perm, true, scratch);
 }
 
 bool enc_sort_unless_sorted(void *base, size_t n, size_t size,

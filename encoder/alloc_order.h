@@ -16,8 +16,10 @@ int enc_stable_order_by_str(const char *const *s, int n, int *perm);
 /* For grouping equal strings: as enc_stable_order_by_str, but returns the
  * number of distinct strings, and when every string is distinct (n) skips
  * the sort and leaves perm the identity (no two indices group together, so
- * their order carries nothing).  -1 when out of memory. */
-int enc_group_by_str(const char *const *s, int n, int *perm);
+ * their order carries nothing).  -1 when out of memory.  scratch: n ints
+ * the call may use (the caller's memory it will touch anyway), or NULL to
+ * allocate them. */
+int enc_group_by_str(const char *const *s, int n, int *perm, int *scratch);
 
 /* qsort(base, n, size, cmp) unless base is already in cmp's order (one
  * pass of n - 1 compares); true when it sorted.  Gives qsort's result

@@ -16,6 +16,7 @@
 #include "bytehash.h"
 #include "cJSON.h"
 #include "fileio.h"
+#include "hugepage.h"
 #include "txn.h"
 #include "jsonw.h"
 #include "npy.h"
@@ -306,8 +307,20 @@ size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t 
     return off;
 }
 
-/* Build the table; -1 when out of memory. */
-static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k)
+/* Release a memo whose per-tensor tokens were lent (buf_table_build). */
+static void memo_done(art_buf_memo_t *memo)
+{
+    memo->tok = NULL;
+    memo->ntok = 0;
+    art_buf_memo_release(memo);
+    free(memo);
+}
+
+/* Build the table, its offsets in off_room (k->nops of them) and the memo's
+ * per-tensor tokens in tok_room (m->nmlocs; zero already when tok_zero):
+ * the caller's; -1 when out of memory. */
+static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k,
+                           uint32_t *off_room, uint32_t *tok_room, bool tok_zero)
 {
     bt->off = NULL;
     memset(&bt->pool, 0, sizeof bt->pool);
@@ -316,33 +329,44 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
         any_rot = m->mlocs[t].tensor == t && m->mlocs[t].rot_nbuf;   /* as buf_add */
     if (!any_rot || k->nops <= 0)
         return 0;
-    bt->off = malloc((size_t)k->nops * sizeof *bt->off);
+    bt->off = off_room;
     art_buf_memo_t *memo = calloc(1, sizeof *memo);
-    if (!bt->off || !memo || jb_init_mem(&bt->pool, 4096)) {
+    if (!memo || jb_init_mem(&bt->pool, 4096)) {
         free(memo);
         return -1;
     }
     jb_putc(&bt->pool, 0);
+    if (m->nmlocs > 0) {   /* every tensor's token is looked up: no growth */
+        if (!tok_zero)
+            memset(tok_room, 0, (size_t)m->nmlocs * sizeof *tok_room);
+        memo->tok = tok_room;
+        memo->ntok = m->nmlocs;
+    }
     for (int i = 0; i < k->nops && !bt->pool.failed; i++) {
         size_t o = art_op_buffers_memo(&bt->pool, memo, m, k, &k->ops[i]);
         if (o > UINT32_MAX) {
-            art_buf_memo_release(memo);
-            free(memo);
+            memo_done(memo);
             return -1;
         }
         bt->off[i] = (uint32_t)o;
     }
-    art_buf_memo_release(memo);
-    free(memo);
+    memo_done(memo);
     return bt->pool.failed ? -1 : 0;
 }
 
 static void buf_table_free(buf_table_t *bt)
 {
-    free(bt->off);
-    bt->off = NULL;
+    bt->off = NULL;   /* art_ops_t's block */
     if (bt->pool.buf)
         jb_free(&bt->pool);
+}
+
+/* art_ops_t's block: the names, then room for the buf table's offsets and
+ * its per-tensor tokens (touched only when a tile rotates). */
+static size_t ops_block_bytes(int nops, int ntensors)
+{
+    return (size_t)nops * (sizeof(const char *) + sizeof(uint32_t)) +
+           (size_t)(ntensors > 0 ? ntensors : 0) * sizeof(uint32_t);
 }
 
 int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
@@ -351,7 +375,10 @@ int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
     if (k->nops <= 0)
         return 0;
     o->nops = k->nops;
-    if (!(o->name = malloc((size_t)k->nops * sizeof *o->name)))
+    /* 10^5 ops: a megabyte, in huge pages (the names written whole, not
+     * cleared) */
+    o->block_bytes = ops_block_bytes(k->nops, m->nmlocs);
+    if (!(o->name = tpb_array_grow(NULL, 0, o->block_bytes)))
         return -1;
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
@@ -362,12 +389,13 @@ int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
             o->inl[i] = op->inl;
         }
     }
-    return buf_table_build(&o->bt, m, k);
+    uint32_t *off = (uint32_t *)(o->name + k->nops);
+    return buf_table_build(&o->bt, m, k, off, off + k->nops, tpb_array_fresh_zero(o->block_bytes));
 }
 
 void art_ops_free(art_ops_t *o)
 {
-    free(o->name);
+    tpb_array_free(o->name, o->block_bytes);
     free(o->inl);
     buf_table_free(&o->bt);
     memset(o, 0, sizeof *o);

@@ -100,6 +100,9 @@ typedef struct {
     unsigned pcs[ISA_ENG_COUNT];          /* bundles written */
     gen_debug_t *dbg[ISA_ENG_COUNT];
     int ndbg[ISA_ENG_COUNT], capdbg[ISA_ENG_COUNT];
+    bool dbg_lent[ISA_ENG_COUNT];         /* dbg[e] is a part of dbg_block (gen_reserve_debug) */
+    gen_debug_t *dbg_block;
+    size_t dbg_block_bytes;
     /* census */
     unsigned histogram[256];
     /* COLLECT: per engine, the opcodes of its instructions (256-bit sets) */
@@ -117,8 +120,9 @@ typedef struct {
     int nchecks, capchecks;
     unsigned seq;            /* per-inst dump counter */
     /* encode cache (emit.c): bundles by instruction body, header patched */
-    struct gen_cache_entry *cache;
-    uint64_t *cache_used;    /* a bit per entry: it holds a body */
+    struct gen_cache_entry *cache;   /* ncache entries in miss order (capcache: room) */
+    int ncache, capcache;
+    uint16_t *cache_slot;    /* per hash slot: 1 + its entry's index, 0 = none */
     unsigned cache_hits, cache_misses;
     /* per engine, the entries of its last GEN_RECENT instructions (a ring
      * indexed by the engine's instruction count) and the period of its
@@ -127,7 +131,7 @@ typedef struct {
      * the instruction that far back is compared before the body is hashed;
      * a wrong guess learns the period again from the entry found */
 #define GEN_RECENT 64u
-    struct gen_cache_entry *recent[ISA_ENG_COUNT][GEN_RECENT];
+    uint16_t recent[ISA_ENG_COUNT][GEN_RECENT];   /* 1 + entry index, 0 = none */
     unsigned nrecent[ISA_ENG_COUNT], period[ISA_ENG_COUNT];
     unsigned cache_recent_hits;
     isa_plans_t *plans;      /* per-format encode plans (a cache miss encodes) */
@@ -144,6 +148,11 @@ typedef struct {
 
 int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool dump_per_inst,
              tpb_err_t *err);
+/* Size the debug lists (RUN_ISA_CHECKS: an entry per instruction) for
+ * bundles[e] entries on engine e, the COLLECT pass's bundle counts (at
+ * least the instructions): one allocation each, in huge pages when large,
+ * instead of a doubling series of copies.  Other modes: nothing. */
+int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err);
 /* Append nb bundles of engine e to the staging vector (staging.c). */
 int gen_stage(enc_staging_t *s, int e, const uint8_t (*bundles)[ISA_BUNDLE_BYTES], unsigned nb,
               tpb_err_t *err);
@@ -245,7 +254,8 @@ typedef struct {
  * the ops as it goes (compile.c).  Names and records stay the kernel's. */
 typedef struct {
     int nops;
-    const char **name;          /* per op */
+    const char **name;          /* per op; the start of a block of block_bytes (artifacts.c) */
+    size_t block_bytes;
     const tir_asm_t **inl;      /* per op (NULL: not INLINE_ASM_BYTES); NULL when no op is */
     buf_table_t bt;
 } art_ops_t;

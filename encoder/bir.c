@@ -1,6 +1,7 @@
 /* bir.c - backend IR containers. */
 #include "bir.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,22 @@ static int grow(bir_block_t *b, tpb_err_t *err)
         return tpb_errf(err, "out of memory growing block %s", b->name);
     b->insts = p;
     b->cap = nc;
+    return 0;
+}
+
+int bir_block_reserve(bir_block_t *b, int n, tpb_err_t *err)
+{
+    if (n <= b->cap)
+        return 0;
+    /* all the room a mapping has (its last 2 MiB page is faulted whole) */
+    size_t nc = tpb_array_room((size_t)n * sizeof *b->insts) / sizeof *b->insts;
+    if (nc > INT_MAX / 2)
+        nc = (size_t)n;   /* grow's doubling stays in int */
+    bir_inst_t *p = tpb_array_grow(b->insts, (size_t)b->cap * sizeof *p, nc * sizeof *p);
+    if (!p)
+        return tpb_errf(err, "out of memory growing block %s", b->name);
+    b->insts = p;
+    b->cap = (int)nc;
     return 0;
 }
 

@@ -309,7 +309,8 @@ typedef struct {
     int nfuncs;
     bir_mloc_t *mlocs;       /* one per tile-IR tensor (same index) */
     int nmlocs;
-    bir_mloc_t *op_scratch;  /* per tile-IR op: scratch tile (bytes 0 = none) */
+    bir_mloc_t *op_scratch;  /* per tile-IR op: scratch tile (bytes 0 = none); NULL
+                                when no op has one */
     int nops;                /* op_scratch's length (tpb_array_zalloc'ed) */
     int nscratch;            /* op_scratch records with bytes != 0: when 0, passes skip
                                 reading the array (its untouched zero pages each cost a
@@ -345,6 +346,11 @@ int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
  * into b (that would overwrite or move the slot); a slot left unappended is
  * simply reused by the next one. */
 bir_inst_t *bir_block_next_grow(bir_block_t *b, tpb_err_t *err);
+/* Room for at least n instructions in b (an estimate of what a pass will
+ * append: one allocation instead of a doubling series of copies, and a
+ * large block in huge pages from the start); never shrinks.  -1 when out
+ * of memory (err set; b unchanged). */
+int bir_block_reserve(bir_block_t *b, int n, tpb_err_t *err);
 static inline bir_inst_t *bir_block_next(bir_block_t *b, tpb_err_t *err)
 {
     return b->ninsts < b->cap ? &b->insts[b->ninsts] : bir_block_next_grow(b, err);

@@ -380,7 +380,8 @@ static int postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_
         goto out;
     memcpy(st->engine_opcodes, collect.engine_opcodes, sizeof st->engine_opcodes);
     if (mode != ENC_COLLECT_OPCODES) {
-        if (gen_init(&run, mode, mp, core_dir, opts && opts->dump_bin_per_inst, err))
+        if (gen_init(&run, mode, mp, core_dir, opts && opts->dump_bin_per_inst, err) ||
+            gen_reserve_debug(&run, collect.pcs, err))
             goto out;
         run.staging = staging;
         memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);

@@ -14,6 +14,7 @@
 #include "backend.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,8 +42,15 @@ int enc_check_mode(int mode, tpb_err_t *err)
  * encoder's own range checks.
  * A header value those checks reject falls back to isa_encode, so errors
  * read exactly as without the cache.  Direct-mapped, GEN_CACHE_SLOTS
- * entries; a collision just replaces the entry. */
+ * slots; a collision just replaces the entry.  A slot names its entry in a
+ * dense array filled in miss order (cache_add): an unrolled kernel has a
+ * few dozen bodies, and entries spread over all 2.3 MB of slots touched a
+ * page each (a page fault each on a VM); a kernel with thousands of bodies
+ * gets the whole array in huge pages. */
 #define GEN_CACHE_SLOTS 4096u
+/* entries before the array goes to its full size (a few pages) */
+#define GEN_CACHE_SMALL 64
+_Static_assert(GEN_CACHE_SLOTS <= UINT16_MAX, "gen_t.cache_slot holds 1 + an entry index");
 /* bundles of one instruction: its PredExt prefixes, an ApExt, itself */
 #define EMIT_MAX_BUNDLES (ISA_MAX_PREDEXT + 2)
 
@@ -80,31 +88,49 @@ static uint64_t cache_hash(const bir_inst_t *in, size_t body)
     return in->has_pred ? tpb_hash_bytes(h, &bir_rare(in)->pred, sizeof(isa_fmt_PREDEXT_t)) : h;
 }
 
-static struct gen_cache_entry *cache_slot(gen_t *g, uint64_t h)
+/* The slot of hash h (NULL: no cache). */
+static uint16_t *cache_slot(gen_t *g, uint64_t h)
 {
-    return g->cache ? &g->cache[(h ^ h >> 32) & (GEN_CACHE_SLOTS - 1)] : NULL;
+    return g->cache_slot ? &g->cache_slot[(h ^ h >> 32) & (GEN_CACHE_SLOTS - 1)] : NULL;
 }
 
-/* Whether entry c has been filled: the entries are not zeroed (a calloc
- * of the whole cache cleared about 2.4 MB of reused heap memory in a large
- * compile); a bit per entry says which hold a body. */
-static bool slot_used(const gen_t *g, const struct gen_cache_entry *c)
+/* A slot's entry; NULL when it has none yet. */
+static struct gen_cache_entry *slot_entry(gen_t *g, const uint16_t *slot)
 {
-    size_t i = (size_t)(c - g->cache);
-    return (g->cache_used[i / 64] >> (i % 64)) & 1u;
+    return slot && *slot ? &g->cache[*slot - 1] : NULL;
 }
 
-static void slot_set_used(gen_t *g, const struct gen_cache_entry *c)
+/* Bytes of the entry array with cap entries. */
+static size_t cache_bytes(int cap) { return (size_t)cap * sizeof(struct gen_cache_entry); }
+
+/* A new entry for the empty slot (the array grows, so entry pointers taken
+ * before do not survive the call); NULL when out of memory (the body is
+ * then not cached) or without a cache. */
+static struct gen_cache_entry *cache_add(gen_t *g, uint16_t *slot)
 {
-    size_t i = (size_t)(c - g->cache);
-    g->cache_used[i / 64] |= 1ull << (i % 64);
+    if (!slot)
+        return NULL;
+    if (g->ncache == g->capcache) {
+        /* a slot has one entry at most, so GEN_CACHE_SLOTS are the most */
+        int nc = !g->capcache ? 16 : g->capcache < GEN_CACHE_SMALL ? 2 * g->capcache
+                                                                   : (int)GEN_CACHE_SLOTS;
+        struct gen_cache_entry *p =
+            nc > g->capcache ? tpb_array_grow(g->cache, cache_bytes(g->capcache), cache_bytes(nc))
+                             : NULL;
+        if (!p)
+            return NULL;
+        g->cache = p;
+        g->capcache = nc;
+    }
+    *slot = (uint16_t)++g->ncache;
+    return &g->cache[g->ncache - 1];
 }
 
-static bool cache_match(const gen_t *g, const struct gen_cache_entry *c, uint64_t h,
-                        const bir_inst_t *in, size_t body)
+static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const bir_inst_t *in,
+                        size_t body)
 {
     /* without a PredExt both preds are the zeros of key_pred */
-    return slot_used(g, c) && c->hash == h && c->has_pred == in->has_pred &&
+    return c->hash == h && c->has_pred == in->has_pred &&
            c->key.op == in->isa.op &&
            memcmp(&c->key.f, bir_body(in), body) == 0 &&
            (!in->has_pred || memcmp(&c->pred, key_pred(in), sizeof c->pred) == 0);
@@ -121,8 +147,9 @@ static struct gen_cache_entry *recent_find(gen_t *g, const bir_inst_t *in, size_
     unsigned p = g->period[in->engine], n = g->nrecent[in->engine];
     if (!p || p > n)
         return NULL;
-    struct gen_cache_entry *c = g->recent[in->engine][(n - p) % GEN_RECENT];
-    return c && cache_match(g, c, c->hash, in, body) ? c : NULL;
+    unsigned ix = g->recent[in->engine][(n - p) % GEN_RECENT];
+    struct gen_cache_entry *c = ix ? &g->cache[ix - 1] : NULL;
+    return c && cache_match(c, c->hash, in, body) ? c : NULL;
 }
 
 /* c serves in's engine's next instruction; after a wrong guess the period
@@ -139,7 +166,7 @@ static void recent_note(gen_t *g, const bir_inst_t *in, struct gen_cache_entry *
     }
     c->last_engine = (int8_t)e;
     c->last_use = n;
-    g->recent[e][n % GEN_RECENT] = c;
+    g->recent[e][n % GEN_RECENT] = (uint16_t)(c - g->cache + 1);
     g->nrecent[e] = n + 1;
 }
 
@@ -237,10 +264,9 @@ int gen_init(gen_t *g, int mode, const bir_module_t *m, const char *dir, bool du
         g->nloop_pc = m->nloops * 2;
     }
     if (mode != ENC_COLLECT_OPCODES) {
-        g->cache = malloc(GEN_CACHE_SLOTS * sizeof *g->cache);   /* filled on use */
-        g->cache_used = calloc(GEN_CACHE_SLOTS / 64, sizeof *g->cache_used);
+        g->cache_slot = calloc(GEN_CACHE_SLOTS, sizeof *g->cache_slot);   /* entries: on use */
         g->plans = isa_plans_new();
-        if (!g->cache || !g->cache_used || !g->plans)
+        if (!g->cache_slot || !g->plans)
             return tpb_errf(err, "out of memory in the generator");
     }
     return 0;
@@ -255,20 +281,26 @@ void gen_free(gen_t *g)
             unlink(g->bin_tmp[e]);
             g->bin[e] = NULL;
         }
-        tpb_array_free(g->dbg[e], (size_t)g->capdbg[e] * sizeof *g->dbg[e]);
+        if (!g->dbg_lent[e])
+            tpb_array_free(g->dbg[e], (size_t)g->capdbg[e] * sizeof *g->dbg[e]);
         g->dbg[e] = NULL;
         g->capdbg[e] = g->ndbg[e] = 0;
+        g->dbg_lent[e] = false;
     }
+    tpb_array_free(g->dbg_block, g->dbg_block_bytes);
+    g->dbg_block = NULL;
+    g->dbg_block_bytes = 0;
     free(g->loop_pc);
     g->loop_pc = NULL;
     free(g->checks);
-    free(g->cache);
-    free(g->cache_used);
+    tpb_array_free(g->cache, cache_bytes(g->capcache));
+    free(g->cache_slot);
     isa_plans_free(g->plans);
     g->plans = NULL;
     g->checks = NULL;
     g->cache = NULL;
-    g->cache_used = NULL;
+    g->cache_slot = NULL;
+    g->ncache = g->capcache = 0;
 }
 
 /* Bundles collected per stream before one fwrite: a call per instruction
@@ -409,10 +441,53 @@ static int encode(isa_plans_t *ps, const bir_inst_t *in,
     return 0;
 }
 
+int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
+{
+    if (g->mode != ENC_RUN_ISA_CHECKS || g->dbg_block)
+        return 0;
+    size_t total = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (!g->capdbg[e] && bundles[e] <= INT_MAX)
+            total += bundles[e];
+    if (!total)
+        return 0;
+    /* one block for every engine: the lists of a 10^5-instruction program
+     * share huge pages (apart, most would be malloc'ed, page by page) */
+    gen_debug_t *p = tpb_array_grow(NULL, 0, total * sizeof *p);
+    if (!p)
+        return tpb_errf(err, "out of memory in the generator");
+    g->dbg_block = p;
+    g->dbg_block_bytes = total * sizeof *p;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (!g->capdbg[e] && bundles[e] && bundles[e] <= INT_MAX) {
+            g->dbg[e] = p;
+            g->capdbg[e] = (int)bundles[e];
+            g->dbg_lent[e] = true;
+            p += bundles[e];
+        }
+    return 0;
+}
+
+/* A list lent from dbg_block that is full moves to a block of its own. */
+static gen_debug_t *own_debug(gen_t *g, int e)
+{
+    int cap = 0;
+    if (g->capdbg[e] > INT_MAX / 2)
+        return NULL;
+    gen_debug_t *p = tpb_array_double(NULL, &cap, sizeof *p, 2 * g->capdbg[e]);
+    if (!p)
+        return NULL;
+    memcpy(p, g->dbg[e], (size_t)g->ndbg[e] * sizeof *p);
+    g->dbg_lent[e] = false;
+    g->capdbg[e] = cap;
+    return p;
+}
+
 static int add_debug(gen_t *g, int e, int pc, int inst, tpb_err_t *err)
 {
     if (g->ndbg[e] == g->capdbg[e]) {
-        gen_debug_t *p = tpb_array_double(g->dbg[e], &g->capdbg[e], sizeof *p, 64);
+        gen_debug_t *p = g->dbg_lent[e] ? own_debug(g, e)
+                                        : tpb_array_double(g->dbg[e], &g->capdbg[e], sizeof *p, 64);
         if (!p)
             return tpb_errf(err, "out of memory in the generator");
         g->dbg[e] = p;
@@ -475,9 +550,10 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     struct gen_cache_entry *e = recent_find(g, in, body);
     uint64_t h = e ? e->hash : cache_hash(in, body);
     bool recent = e != NULL;
+    uint16_t *slot = cache_slot(g, h);
     if (!e)
-        e = cache_slot(g, h);
-    if (e && (recent || cache_match(g, e, h, in, body))) {
+        e = slot_entry(g, slot);
+    if (e && (recent || cache_match(e, h, in, body))) {
         memcpy(out, e->bundles, (size_t)e->nb * ISA_BUNDLE_BYTES);   /* the rest is not read */
         if (patch_header(&in->isa.sync, &e->key, out[e->nb - 1])) {
             *nb = e->nb;
@@ -492,8 +568,9 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     if (encode(g->plans, in, out, nb, idx, err))
         return -1;
     g->cache_misses++;
+    if (!e)   /* an empty slot; else a collision replaces its entry */
+        e = cache_add(g, slot);
     if (e) {
-        slot_set_used(g, e);
         e->hash = h;
         e->has_pred = in->has_pred;
         bir_isa_expand(in, &e->key);

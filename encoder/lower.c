@@ -117,7 +117,8 @@ int lower_kernel(lower_ctx_t *c)
                 return lw_err(c, "out of memory");
             target[who] = true;
         }
-    int rc = 0;
+    /* an instruction or more per op: the block sized once for them */
+    int rc = bir_block_reserve(bir_main_block(c->m), c->k->nops, c->err);
     lw_tap_memo_clear(c);
     for (int i = 0; i < c->k->nops && !rc; i++) {
         c->opi = i;

@@ -130,8 +130,8 @@ static int reduce_multistep(lower_ctx_t *c)
         }
         return 0;
     }
-    const bir_mloc_t *sc = &c->m->op_scratch[c->opi];
-    if (!sc->bytes)
+    const bir_mloc_t *sc = c->m->op_scratch ? &c->m->op_scratch[c->opi] : NULL;
+    if (!sc || !sc->bytes)
         return lw_err(c, "internal: multi-step reduce without a scratch partial");
     /* partial tile: [P, n_o, kept...] fp32 (int32 for integer data), addressed
      * as a raw AP over a pseudo tensor: emit TAPs directly */
@@ -232,6 +232,8 @@ static int reduce_per_axis(lower_ctx_t *c)
     int nred = __builtin_popcount(mapped);
     if (nred < 2)   /* one reduced dim: the chain is a single step */
         return emit_reduce(c, op->src[0], op->dst, op->axes, neg);
+    if (!c->m->op_scratch)   /* the allocator gave no op a partial */
+        return lw_err(c, "internal: multi-step reduce without a scratch partial");
     const bir_mloc_t *sc = &c->m->op_scratch[c->opi];
     const tir_tensor_t *dt = lw_tensor(c, op->dst);
     unsigned pdt = isa_dtype_kind(dt->dtype) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;

@@ -773,6 +773,35 @@ static void test_encode_cache_bytes_match_isa_encode(void **state)
     tir_kernel_free(&k);
 }
 
+/* More distinct bodies (immediates) than the encode cache's 4 096 slots,
+ * twice: its entry array grows to full size, slots collide and replace
+ * entries, the second pass hits the survivors; streams are isa_encode's. */
+static void test_encode_cache_many_bodies(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 64);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_whole(&k, t), op.src[0] = bu_whole(&k, a), op.nsrc = 1;
+    bu_op(&k, &op, "ld");
+    for (int i = 0; i < 2 * 5000; i++) {
+        tir_op_init(&op, TIR_TENSOR_SCALAR);
+        op.dst = bu_whole(&k, t), op.src[0] = bu_whole(&k, t), op.nsrc = 1;
+        op.op0 = ISA_ALU_ADD, op.s0.imm = (double)(i % 5000), op.engine = ISA_ENG_DVE;
+        bu_op(&k, &op, "inc");
+    }
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    vary_headers(bu_block(&r));
+    unsigned hits = streams_match_isa_encode(&r, "many", false);
+    assert_true(hits > 0 && hits < 5000);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* Streams longer than the generator's per-stream batch (GEN_BIN_BUF, 256
  * bundles): 400 instructions on each of three engines reach the files
  * whole and in order; the encode cache guesses each engine's entry from
@@ -980,6 +1009,7 @@ int main(void)
         cmocka_unit_test(test_sync_index_chains_match_scan),
         cmocka_unit_test(test_alloc_matches_reference_first_fit),
         cmocka_unit_test(test_path_order_matches_strcmp_sort),
+        cmocka_unit_test(test_encode_cache_many_bodies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -430,6 +430,54 @@ static void test_asm_mapping_check(void **state)
     bir_module_free(&m);
 }
 
+/* gen_reserve_debug lends each engine a part of one block: a list that
+ * outgrows its part moves to a block of its own, one sized exactly is
+ * filled in place, an engine without a count grows its own list; the
+ * entries are the walk's either way (the mapping check reads them all). */
+static void test_reserved_debug_lists(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    for (int i = 0; i < 5; i++)
+        add_inst(&m, BIR_NOP, ISA_OP_NOP, ISA_ENG_SP, "nop");
+    for (int i = 0; i < 3; i++)
+        add_inst(&m, BIR_NOP, ISA_OP_NOP, ISA_ENG_DVE, "dnop");
+    add_inst(&m, BIR_NOP, ISA_OP_NOP, ISA_ENG_ACT, "anop");
+    add_inst(&m, BIR_HALT, ISA_OP_HALT, ISA_ENG_SP, "halt");
+    char dir[4096];
+    tmpdir(dir, sizeof dir, "dbgres");
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    unsigned bundles[ISA_ENG_COUNT] = {0};
+    bundles[ISA_ENG_SP] = 2;    /* 6 needed: moves out */
+    bundles[ISA_ENG_DVE] = 3;   /* exact */
+    gen_t g;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
+    assert_int_equal(gen_reserve_debug(&g, bundles, &err), 0);
+    assert_true(g.dbg_lent[ISA_ENG_SP] && g.dbg_lent[ISA_ENG_DVE] && !g.dbg_lent[ISA_ENG_ACT]);
+    assert_int_equal(gen_run(&g, &err), 0);   /* includes the mapping check */
+    assert_false(g.dbg_lent[ISA_ENG_SP]);
+    assert_true(g.dbg_lent[ISA_ENG_DVE]);
+    assert_int_equal(g.ndbg[ISA_ENG_SP], 6);
+    assert_int_equal(g.ndbg[ISA_ENG_DVE], 3);
+    assert_int_equal(g.ndbg[ISA_ENG_ACT], 1);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(g.dbg[ISA_ENG_SP][i].inst, i < 5 ? i : 9);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(g.dbg[ISA_ENG_DVE][i].inst, 5 + i);
+    assert_int_equal(g.dbg[ISA_ENG_ACT][0].inst, 8);
+    assert_int_equal(gen_finish(&g, true, &err), 0);
+    gen_free(&g);
+    /* other modes keep no debug lists: nothing reserved */
+    assert_int_equal(gen_init(&g, ENC_GENERATE_ISACODE, &m, dir, false, &err), 0);
+    assert_int_equal(gen_reserve_debug(&g, bundles, &err), 0);
+    assert_null(g.dbg_block);
+    gen_free(&g);
+    art_rmtree(dir);
+    bir_module_free(&m);
+}
+
 static void test_requested_engine_checked(void **state)
 {
     (void)state;
@@ -712,6 +760,7 @@ int main(void)
         cmocka_unit_test(test_collect_skips_non_isa),
         cmocka_unit_test(test_create_bin_1007),
         cmocka_unit_test(test_asm_mapping_check),
+        cmocka_unit_test(test_reserved_debug_lists),
         cmocka_unit_test(test_requested_engine_checked),
         cmocka_unit_test(test_dump_per_inst),
         cmocka_unit_test(test_error_leaves_nothing),

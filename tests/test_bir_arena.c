@@ -301,6 +301,37 @@ static void test_append_refuses_unnamed(void **state)
     bir_module_free(&m);
 }
 
+/* bir_block_reserve: a small reservation is malloc'ed and grows by doubling;
+ * one past TPB_ARRAY_MAP_MIN takes its mapping's whole room and grows past
+ * it (a move of the mapping); never shrinks; the instructions stay. */
+static void test_block_reserve(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    bir_block_t *b = bir_main_block(&m);
+    assert_int_equal(bir_block_reserve(b, 10, &err), 0);
+    assert_int_equal(b->cap, 10);
+    int big = (int)(TPB_ARRAY_MAP_MIN / sizeof(bir_inst_t)) + 1;
+    for (int i = 0; i < 3 * big; i++) {
+        if (i == 20) {
+            assert_int_equal(bir_block_reserve(b, big, &err), 0);
+            assert_int_equal((size_t)b->cap,
+                             tpb_array_room((size_t)big * sizeof(bir_inst_t)) / sizeof(bir_inst_t));
+            assert_int_equal(bir_block_reserve(b, 5, &err), 0);   /* no shrink */
+            assert_true(b->cap >= big);
+        }
+        bir_inst_t in;
+        bir_inst_init(&in, BIR_NOP, ISA_OP_NOP);
+        in.tir_op = i;
+        assert_int_equal(bir_block_append(b, &in, &err), i);
+    }
+    for (int i = 0; i < 3 * big; i++)
+        assert_int_equal(b->insts[i].tir_op, i);
+    bir_module_free(&m);
+}
+
 /* A copy adopted by another module keeps its name after the first module is
  * freed (the multi-core link clones each core's module, then frees it). */
 static void test_adopt_outlives_source(void **state)
@@ -528,6 +559,7 @@ int main(void)
         cmocka_unit_test(test_access_room),
         cmocka_unit_test(test_name_cut),
         cmocka_unit_test(test_append_refuses_unnamed),
+        cmocka_unit_test(test_block_reserve),
         cmocka_unit_test(test_adopt_outlives_source),
         cmocka_unit_test(test_rare_copy_on_write),
         cmocka_unit_test(test_adopt_rare),
