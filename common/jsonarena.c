@@ -11,6 +11,8 @@
  * 63-byte window. */
 #include "jsonarena.h"
 
+#include "hugepage.h"
+
 #include <limits.h>
 #include <locale.h>
 #include <stdalign.h>
@@ -37,6 +39,11 @@ typedef struct {
  * small text, doubling up to 64 KiB (a 4 MiB arena chunk holds 63). */
 #define REGION_MIN ((size_t)4 << 10)
 #define REGION_MAX ((size_t)64 << 10)
+
+/* A kernel text's tree takes about 4x its bytes (a node is 64 bytes, a
+ * statement's ~80 bytes of text make ~5 of them); a bigger tree takes more
+ * regions as it goes. */
+#define TREE_PER_TEXT 4
 
 static bool parse_value(ja_t *p, cJSON *item);
 
@@ -74,6 +81,27 @@ static inline void *bump(ja_t *p, size_t n, size_t align)
     p->cur += pad + n;
     p->room -= pad + n;
     return q;
+}
+
+/* A large text's first region sized for its whole tree when the arena
+ * hands that out as a fresh mapping (zero already, common/hugepage.h): one
+ * page fault per 2 MiB, none for the bytes the tree leaves unused, where
+ * doubling regions went through 4..256 KiB chunks the arena clears and
+ * faults in 4 KiB at a time.  A text too small for that (or an arena out
+ * of memory here) takes the regions as before. */
+static void presize(ja_t *p)
+{
+    if (p->len > SIZE_MAX / TREE_PER_TEXT / 2)
+        return;
+    size_t size = p->len * TREE_PER_TEXT;
+    if (!tpb_array_fresh_zero(size))
+        return;
+    unsigned char *r = tpb_arena_alloc(p->a, size, alignof(max_align_t));
+    if (!r)
+        return;
+    p->cur = r;
+    p->room = size;
+    p->region = REGION_MAX;   /* any more: as a tree past the first 64 KiB */
 }
 
 /* Give back the last `n` bytes taken (still zero: never written). */
@@ -460,6 +488,7 @@ tpb_ja_status_t tpb_json_arena_parse(tpb_arena_t *a, const char *text, size_t le
     if (!len)
         return TPB_JA_SYNTAX;
     ja_t p = {(const unsigned char *)text, len, 0, 0, a, NULL, 0, REGION_MIN, 0, false};
+    presize(&p);
     cJSON *item = new_node(&p);
     if (!item)
         return TPB_JA_NOMEM;

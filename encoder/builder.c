@@ -1,7 +1,9 @@
 /* builder.c - the C builder API (see builder.h). */
 #include "builder.h"
+#include "hugepage.h"
 #include "strutil.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,21 +43,17 @@ int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
 
 void enc_builder_free(enc_builder_t *b)
 {
-    free(b->names);
+    tir_array_free(b->names, b->cap_names, sizeof *b->names);
+    tpb_arena_free(&b->name_text);
     free(b->hash);
-    free(b->entry_of);
-    free(b->prev_same);
-    free(b->live);
-    free(b->full_ap);
+    tir_array_free(b->tinfo, b->cap_tensor_info, sizeof *b->tinfo);
     free(b->check_memo);
     b->check_memo = NULL;
-    b->full_ap = NULL;
-    b->cap_full_ap = 0;
     free(b->scope_start);
     b->names = NULL;
     b->hash = NULL;
-    b->entry_of = b->prev_same = b->scope_start = NULL;
-    b->live = NULL;
+    b->tinfo = NULL;
+    b->scope_start = NULL;
     b->nnames = b->cap_names = b->cap_hash = b->cap_tensor_info = b->cap_scope = 0;
     b->depth = 0;
     enc_acc_free(b);
@@ -195,14 +193,12 @@ static int name_entry(enc_builder_t *b, const char *name)
     int e = name_lookup(b, name);
     if (e >= 0)
         return e;
-    if (b->nnames == b->cap_names) {
-        int nc = b->cap_names ? b->cap_names * 2 : 64;
-        void *p = realloc(b->names, (size_t)nc * sizeof *b->names);
-        if (!p)
-            return -1;
-        b->names = p;
-        b->cap_names = nc;
-    }
+    struct enc_name_entry *grown = tir_array_reserve(b->names, &b->cap_names, b->nnames + 1,
+                                                     sizeof *b->names, 64, false);
+    const char *copy = tpb_arena_strdup(&b->name_text, name);   /* valid_name: short */
+    if (!grown || !copy)
+        return -1;
+    b->names = grown;
     if (2 * (b->nnames + 1) > b->cap_hash) {   /* keep the load factor <= 1/2 */
         int nc = b->cap_hash ? b->cap_hash * 2 : 128;
         int *h = malloc((size_t)nc * sizeof *h);
@@ -217,7 +213,7 @@ static int name_entry(enc_builder_t *b, const char *name)
         b->cap_hash = nc;
     }
     e = b->nnames++;
-    su_copy(b->names[e].name, sizeof b->names[e].name, name);
+    b->names[e].name = copy;
     b->names[e].head = -1;
     b->names[e].count = 0;
     b->names[e].last_full = NULL;
@@ -244,24 +240,22 @@ int enc_find_tensor_at(const enc_builder_t *b, const char *name, int *slot)
     return b->names[e].head;
 }
 
-static int grow_tensor_info(enc_builder_t *b, int n)
+void enc_builder_reserve(enc_builder_t *b, int64_t ops, int64_t tensors)
 {
-    if (n < b->cap_tensor_info)
-        return 0;
-    int nc = b->cap_tensor_info ? b->cap_tensor_info * 2 : 64;
-    int *e = realloc(b->entry_of, (size_t)nc * sizeof *e);
-    if (!e)
-        return -1;
-    b->entry_of = e;
-    int *p = realloc(b->prev_same, (size_t)nc * sizeof *p);
+    tir_reserve_hint(b->k, ops, tensors);
+    int64_t n = b->k->ntensors + (tensors > 0 ? tensors : 0);
+    if (n > b->cap_tensor_info && n < INT_MAX &&
+        tpb_array_fresh_zero((size_t)n * sizeof *b->tinfo))   /* as tir_reserve_hint */
+        (void)enc_grow_tensor_info(b, (int)n - 1);
+}
+
+int enc_grow_tensor_info(enc_builder_t *b, int n)
+{
+    struct enc_tensor_info *p =
+        tir_array_reserve(b->tinfo, &b->cap_tensor_info, n + 1, sizeof *p, 64, true);
     if (!p)
         return -1;
-    b->prev_same = p;
-    unsigned char *l = realloc(b->live, (size_t)nc);
-    if (!l)
-        return -1;
-    b->live = l;
-    b->cap_tensor_info = nc;
+    b->tinfo = p;
     return 0;
 }
 
@@ -403,16 +397,15 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         t.path = tpath;
     }
     t.shared_with = -1;
-    if (grow_tensor_info(b, b->k->ntensors))
+    if (enc_grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
     int id = tir_add_tensor_owned(b->k, &t, owned != NULL, interned);
     if (id < 0)
         return tfail(b, "out of memory");
     if (slot && !interned && b->path[0])
         *slot = b->k->tensors[id].path;
-    b->entry_of[id] = entry;
-    b->prev_same[id] = b->names[entry].head;
-    b->live[id] = 1;
+    b->tinfo[id].entry1 = entry + 1;
+    b->tinfo[id].prev_same = b->names[entry].head;
     b->names[entry].head = id;
     b->names[entry].count++;
     /* the next instance's name bumps this one's (an uncut "name#N" only) */
@@ -554,10 +547,11 @@ void enc_scope_end(enc_builder_t *b)
     /* scopes nest, so this scope's tensors are the newest: retire them
      * newest first, restoring each name's previous declaration */
     for (int i = b->k->ntensors - 1; i >= start && i >= 0; i--) {
-        if (i >= b->cap_tensor_info || !b->live[i])
+        struct enc_tensor_info *ti = i < b->cap_tensor_info ? &b->tinfo[i] : NULL;
+        if (!ti || ti->entry1 <= 0)   /* not declared here, or retired */
             continue;
-        b->live[i] = 0;
-        b->names[b->entry_of[i]].head = b->prev_same[i];
+        b->names[ti->entry1 - 1].head = ti->prev_same;
+        ti->entry1 = -ti->entry1;
     }
 }
 
@@ -896,7 +890,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         if (t < -1 || t >= b->k->ntensors)
             return enc_fail(b, "%s (%s): field '%s': no such tensor (id %d)", op->path,
                             tir_op_name(op->kind), enc_operand_name(op->kind, slots[i]), t);
-        if (t >= 0 && t < b->cap_tensor_info && !b->live[t])
+        if (t >= 0 && t < b->cap_tensor_info && b->tinfo[t].entry1 < 0)   /* retired */
             return enc_fail(b, "%s (%s): field '%s': tile '%s' is used out of its scope "
                             "(declared at %s)", op->path, tir_op_name(op->kind),
                             enc_operand_name(op->kind, slots[i]), b->k->tensors[t].name,

@@ -49,11 +49,11 @@ typedef struct {
      * loops with per-iteration tiles stay linear):
      * - names[]: one entry per base name: newest live tensor + instance count;
      *   hash[] (open addressing, power of two) maps a name to its entry;
-     * - per tensor: entry_of[], prev_same[] (previous declaration with the same
-     *   base name), live[] (0 once its scope ended);
+     * - per tensor: tinfo[] (its entry, the previous declaration with the
+     *   same base name, whether its scope ended);
      * - scope_start[]: ntensors when each open scope began. */
     struct enc_name_entry {
-        char name[TIR_NAME_LEN];
+        const char *name;            /* the base name (in name_text) */
         int head;
         int count;
         const tir_ap_t *last_full;   /* the whole-AP record interned last for an
@@ -65,8 +65,18 @@ typedef struct {
     int nnames, cap_names;
     int *hash;
     int cap_hash;
-    int *entry_of, *prev_same;
-    unsigned char *live;
+    tpb_arena_t name_text;        /* the entries' names */
+    /* per tensor, one array (10^5 loop tiles: one growth, not four), zeroed
+     * where no tensor was declared (tir_array_reserve; free it with
+     * tir_array_free(tinfo, cap_tensor_info, sizeof *tinfo)) */
+    struct enc_tensor_info {
+        const tir_ap_t *full_ap;     /* its whole access pattern interned, NULL
+                                        (enc_ap_memo_interned) */
+        int entry1;                  /* its name entry + 1, 0: not declared here;
+                                        negated once its scope ended (16 bytes a
+                                        tensor, not 24) */
+        int prev_same;               /* the previous declaration of its name, -1 */
+    } *tinfo;
     int cap_tensor_info;
     int *scope_start;
     int depth, cap_scope;
@@ -76,9 +86,6 @@ typedef struct {
     int *acc_head;                /* per tensor: newest region, -1 */
     int acc_nheads;
     int oversize;                 /* SBUF tiles past the partition size (reload.c) */
-    const tir_ap_t **full_ap;     /* per tensor: its whole access pattern interned, NULL
-                                     (enc_ap_memo_interned) */
-    int cap_full_ap;
     long full_ap_hits;            /* answers from full_ap (tests) */
     long full_derived;            /* whole APs taken from the previous instance (tests) */
     long names_bumped;            /* instance names "t#N" from the previous one's (tests) */
@@ -99,6 +106,10 @@ int enc_builder_complete(enc_builder_t *b);
 /* reload.c: the rewrite itself (docs/compiler.md, "Oversize tiles"). */
 int enc_reload_oversize(tir_kernel_t *k, const tpb_target_t *target, tpb_err_t *err);
 void enc_builder_free(enc_builder_t *b);
+/* tir_reserve_hint, and the same for the builder's per-tensor records. */
+void enc_builder_reserve(enc_builder_t *b, int64_t ops, int64_t tensors);
+/* Room in b->tinfo for tensor n (new slots zeroed); -1 on out-of-memory. */
+int enc_grow_tensor_info(enc_builder_t *b, int n);
 /* Record an error through the builder (sticky); returns -1. */
 int enc_fail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void enc_set_path(enc_builder_t *b, const char *path);

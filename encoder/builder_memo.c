@@ -66,31 +66,23 @@ void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
     memo_ap(b, m, tensor, nslices, s, field, out);
 }
 
-/* The builder's per-tensor slot for its whole access pattern interned,
- * grown (zeroed) on demand; NULL: out of memory. */
+/* The builder's per-tensor slot for its whole access pattern interned
+ * (NULL until set; a tensor not declared through the builder has one too);
+ * NULL: out of memory. */
 static const tir_ap_t **full_slot(enc_builder_t *b, int tensor)
 {
-    if (tensor >= b->cap_full_ap) {
-        int nc = b->cap_full_ap ? b->cap_full_ap : 64;
-        while (nc <= tensor)
-            nc *= 2;
-        const tir_ap_t **f = realloc(b->full_ap, (size_t)nc * sizeof *f);
-        if (!f)
-            return NULL;
-        memset(f + b->cap_full_ap, 0, (size_t)(nc - b->cap_full_ap) * sizeof *f);
-        b->full_ap = f;
-        b->cap_full_ap = nc;
-    }
-    return &b->full_ap[tensor];
+    if (tensor >= b->cap_tensor_info && enc_grow_tensor_info(b, tensor))
+        return NULL;
+    return &b->tinfo[tensor].full_ap;
 }
 
 /* The name entry a tensor was declared under, NULL when none. */
 static struct enc_name_entry *tensor_entry(enc_builder_t *b, int tensor)
 {
-    if (tensor >= b->cap_tensor_info || b->entry_of[tensor] < 0 ||
-        b->entry_of[tensor] >= b->nnames)
+    if (tensor >= b->cap_tensor_info)
         return NULL;
-    return &b->names[b->entry_of[tensor]];
+    int e = abs(b->tinfo[tensor].entry1) - 1;   /* retired or not */
+    return e >= 0 && e < b->nnames ? &b->names[e] : NULL;
 }
 
 /* A tile declared anew (a loop body's next instance) passes the operand

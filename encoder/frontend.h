@@ -50,6 +50,10 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
                                tir_kernel_t *out, tpb_err_t *err);
 int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts,
                                tir_kernel_t *out, tpb_err_t *err);
+/* The kernel file's text and a NUL (frontend_read.c), as fio_read_all;
+ * free *buf with tpb_array_free(*buf, *bytes). */
+int enc_read_kernel_text(const char *path, uint8_t **buf, size_t *len, size_t *bytes,
+                         tpb_err_t *err);
 
 /* The tile IR as text: a header line, one line per tensor ("%3 ta#1 sbuf
  * float32 [128, 512] @body[0].body[1]") and one per op with every field

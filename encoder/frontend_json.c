@@ -20,6 +20,7 @@
 #include "expr.h"
 #include "fj.h"
 #include "fileio.h"
+#include "hugepage.h"
 #include "jsonarena.h"
 #include "jsonread.h"
 #include "lnc.h"
@@ -359,6 +360,18 @@ static int64_t sat_add(int64_t a, int64_t b)
 static int range_of(jx_t *j, const cJSON *o, const char *path, int64_t r[3], bool *dep,
                     bool quiet);
 
+/* The tile statements directly in a loop body (a guess at the tensors one
+ * iteration declares; nested loops make their own). */
+static int64_t count_tiles(const cJSON *body)
+{
+    int64_t n = 0;
+    for (const cJSON *s = body->child; s; s = s->next) {
+        const cJSON *opn = cJSON_IsObject(s) ? fj_field(s, "op") : NULL;
+        n += cJSON_IsString(opn) && !strcmp(opn->valuestring, "tile");
+    }
+    return n;
+}
+
 static int64_t estimate_block(jx_t *j, const cJSON *body, int depth)
 {
     if (!cJSON_IsArray(body) || depth > ENC_MAX_NESTING)
@@ -597,6 +610,8 @@ static int exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
         return fj_jfail(j, path, "range", "the loop unrolls to about %lld ops, more than the limit "
                      "of %lld", (long long)est, (long long)j->max_ops);
     j->iterations += trips;
+    if (trips > 1)   /* the unrolled ops' and tiles' arrays sized up front */
+        enc_builder_reserve(&j->b, est, sat_mul(trips, count_tiles(body)));
     tir_loop_t rec = {.sequential = sequential, .trips = trips, .dynamic = dreg >= 0,
                       .dyn_reg = dreg, .dyn_start = r[0], .dyn_step = r[2]};
     int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;
@@ -871,6 +886,9 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return fj_jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, "(top level)", "body", "expected an array of ops, got %s", fj_type_name(body));
+    /* as exec_for: an op a statement (a walk of the statements only;
+     * estimate_block here cost more than the growth it saves) */
+    enc_builder_reserve(&j->b, cJSON_GetArraySize(body), 0);
     return exec_block(j, body, "body", NULL) || fj_sched_apply(j, root) ? -1 : 0;
 }
 
@@ -938,8 +956,8 @@ int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts, t
                                tpb_err_t *err)
 {
     uint8_t *buf = NULL;
-    size_t len = 0;
-    if (fio_read_all(path, &buf, &len, err)) {
+    size_t len = 0, bytes = 0;
+    if (enc_read_kernel_text(path, &buf, &len, &bytes, err)) {
         tir_kernel_init(out);
         return -1;
     }
@@ -951,7 +969,7 @@ int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts, t
     else
         snprintf(dir, sizeof dir, ".");
     int rc = enc_parse_kernel_json_opts((const char *)buf, len, path, dir, opts, out, err);
-    free(buf);
+    tpb_array_free(buf, bytes);
     return rc;
 }
 

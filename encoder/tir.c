@@ -1,5 +1,6 @@
 #include "tir.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ void tir_kernel_free(tir_kernel_t *k)
     tir_array_free(k->tensors, k->cap_tensors, sizeof *k->tensors);
     tir_array_free(k->ops, k->cap_ops, sizeof *k->ops);
     free(k->loops);
-    free(k->loop_marks);
+    tpb_array_free(k->loop_marks, (size_t)k->cap_marks * sizeof *k->loop_marks);
     for (tir_asm_t *a = k->asms, *next; a; a = next)
         next = a->next, free(a);
     for (tir_pred_t *p = k->preds, *next; p; p = next)
@@ -69,6 +70,53 @@ static int grow(void **arr, int *cap, int n, size_t elem)
 }
 
 void tir_array_free(void *arr, int cap, size_t elem) { tpb_array_free(arr, (size_t)cap * elem); }
+
+/* Zeroing relies on how tpb_array_grow grows: below TPB_ARRAY_MAP_MIN it
+ * reallocs (the new bytes are cleared here); from it on the bytes past the
+ * old capacity are pages the owner never wrote, of a fresh mapping or of
+ * the old mapping's unused room, so they are zero already
+ * (tests/test_tir_reserve.c checks it across the threshold). */
+void *tir_array_reserve(void *p, int *cap, int need, size_t elem, int first, bool zero)
+{
+    if (need <= *cap)
+        return p;
+    /* elem small: *cap * elem, room - elem at least, names the same mapping */
+    if (first <= 0 || elem == 0 || elem > ((size_t)64 << 10))
+        return NULL;
+    int64_t nc = *cap > 0 ? *cap : first;
+    while (nc < need)
+        nc *= 2;
+    if ((uint64_t)nc > SIZE_MAX / elem)
+        return NULL;
+    size_t old_bytes = (size_t)*cap * elem, bytes = tpb_array_room((size_t)nc * elem);
+    if (bytes / elem > (size_t)INT_MAX)
+        return NULL;
+    void *q = tpb_array_grow(p, old_bytes, bytes);
+    if (!q)
+        return NULL;
+    if (zero && !tpb_array_fresh_zero(bytes))
+        memset((char *)q + old_bytes, 0, bytes - old_bytes);
+    *cap = (int)(bytes / elem);
+    return q;
+}
+
+/* One array's hint: room for `more` elements past n when that is a
+ * mapping of its own (else the array grows as it fills). */
+static void reserve_hint(void **arr, int *cap, int n, int64_t more, size_t elem)
+{
+    if (more <= 0 || more > INT_MAX - n || n + more <= *cap ||
+        !tpb_array_fresh_zero((size_t)(n + more) * elem))
+        return;
+    void *p = tir_array_reserve(*arr, cap, (int)(n + more), elem, 64, false);
+    if (p)
+        *arr = p;
+}
+
+void tir_reserve_hint(tir_kernel_t *k, int64_t ops, int64_t tensors)
+{
+    reserve_hint((void **)&k->ops, &k->cap_ops, k->nops, ops, sizeof *k->ops);
+    reserve_hint((void **)&k->tensors, &k->cap_tensors, k->ntensors, tensors, sizeof *k->tensors);
+}
 
 tir_op_t *tir_ops_new(int cap)
 {
@@ -166,16 +214,11 @@ int tir_add_loop(tir_kernel_t *k, const tir_loop_t *l)
         grow_loops(k))
         return -1;
     int need = k->nmarks + (int)l->trips + 1;
-    if (need > k->cap_marks) {
-        int nc = k->cap_marks ? k->cap_marks : 64;
-        while (nc < need)
-            nc = nc > INT32_MAX / 2 ? need : nc * 2;
-        int *p = realloc(k->loop_marks, (size_t)nc * sizeof *p);
-        if (!p)
-            return -1;
-        k->loop_marks = p;
-        k->cap_marks = nc;
-    }
+    /* a loop of 10^5 trips: 400 KiB of marks, written whole below */
+    int *marks = tir_array_reserve(k->loop_marks, &k->cap_marks, need, sizeof *marks, 64, false);
+    if (!marks)
+        return -1;
+    k->loop_marks = marks;
     k->loops[k->nloops] = *l;
     k->loops[k->nloops].first = k->nmarks;
     for (int i = k->nmarks; i < need; i++)
@@ -283,6 +326,17 @@ tir_pred_t *tir_new_preds(tir_kernel_t *k, int n)
         return NULL;
     p->next_block = k->preds;
     k->preds = p;
+    return p;
+}
+
+/* A zero-filled block for a pool's set, freed with tpb_array_free(p,
+ * bytes): a fresh mapping (zero already, not cleared again) from
+ * TPB_ARRAY_MAP_MIN on, else cleared here. */
+static void *zeroed_block(size_t bytes)
+{
+    void *p = tpb_array_grow(NULL, 0, bytes);
+    if (p && !tpb_array_fresh_zero(bytes))
+        memset(p, 0, bytes);
     return p;
 }
 
@@ -416,14 +470,13 @@ static int pool_grow_set(tir_pool_t *p)
     if (p->cap > INT32_MAX / 4)
         return -1;
     int nc = p->cap ? 2 * p->cap : 256;
-    const void **set = tpb_array_grow(NULL, 0, (size_t)nc * sizeof *set);
-    uint32_t *hs = tpb_array_grow(NULL, 0, (size_t)nc * sizeof *hs);
+    const void **set = zeroed_block((size_t)nc * sizeof *set);
+    uint32_t *hs = tpb_array_grow(NULL, 0, (size_t)nc * sizeof *hs);   /* read where set is */
     if (!set || !hs) {
         tpb_array_free(set, (size_t)nc * sizeof *set);
         tpb_array_free(hs, (size_t)nc * sizeof *hs);
         return -1;
     }
-    memset(set, 0, (size_t)nc * sizeof *set);
     for (int i = 0; i < p->cap; i++)
         if (p->set[i]) {
             int j = (int)(p->hs[i] & (uint32_t)(nc - 1));   /* nc <= 2^31: the low bits suffice */

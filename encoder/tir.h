@@ -562,6 +562,20 @@ int tir_add_op(tir_kernel_t *k, const tir_op_t *op);
  * memory) and installs it with tir_ops_set, which frees the old one. */
 void tir_array_free(void *arr, int cap, size_t elem);
 tir_op_t *tir_ops_new(int cap);
+/* Make room for `need` elements of elem bytes in the growing array p of
+ * capacity *cap (elements; 0 with p NULL): doubled from `first` until it
+ * fits, and once a mapping of its own (from TPB_ARRAY_MAP_MIN bytes) the
+ * whole of it (tpb_array_room).  The elements past the old capacity read
+ * zero when `zero`.  Returns the block (p when it had the room), *cap
+ * updated; NULL when out of memory or past INT_MAX elements (p and *cap
+ * unchanged).  Free it with tir_array_free(p, *cap, elem). */
+void *tir_array_reserve(void *p, int *cap, int need, size_t elem, int first, bool zero);
+/* A hint that about `ops` ops and `tensors` tensors are coming (a loop
+ * about to unroll): an array they take past TPB_ARRAY_MAP_MIN bytes gets a
+ * mapping of that size now, rather than growing through 4 KiB-page malloc
+ * blocks first.  A guess either way: too small, the array grows on as it
+ * fills; too large, the untouched room costs no memory.  Never fails. */
+void tir_reserve_hint(tir_kernel_t *k, int64_t ops, int64_t tensors);
 void tir_ops_set(tir_kernel_t *k, tir_op_t *ops, int n, int cap);
 /* Record a loop about to run trips iterations starting at op k->nops;
  * returns its index (-1 out of memory).  tir_loop_mark(k, l, i) records

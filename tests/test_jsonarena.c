@@ -222,6 +222,46 @@ static void test_generated(void **state)
     assert_true(parsed < 2900);
 }
 
+/* A text of about n bytes repeating `unit` inside an array:
+ * "[unit,unit,...]". */
+static char *repeated(const char *unit, size_t n, size_t *len)
+{
+    size_t u = strlen(unit), o = 0;
+    char *s = malloc(n + u + 2);
+    assert_non_null(s);
+    s[o++] = '[';
+    while (o + u + 2 < n) {
+        memcpy(s + o, unit, u);
+        o += u;
+        s[o++] = ',';
+    }
+    memcpy(s + o, unit, u);
+    o += u;
+    s[o++] = ']';
+    *len = o;
+    return s;
+}
+
+/* Large texts (hundreds of KiB) start with one region sized for the whole
+ * tree in a fresh mapping: a kernel-like text whose tree fits it, one of
+ * tiny values whose tree takes ~16x its bytes (regions past the first), and
+ * one just under the size where that starts.  Every node as cJSON's. */
+static void test_large_texts(void **state)
+{
+    (void)state;
+    const char *units[] = {
+        "{\"op\": \"load\", \"dst\": \"t[0:1, 0:4]\", \"src\": \"a[i, 0:4]\"}", "0",
+    };
+    size_t sizes[] = {(size_t)600 << 10, (size_t)300 << 10, ((size_t)128 << 10) - 64};
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            size_t n;
+            char *s = repeated(units[u], sizes[z], &n);
+            assert_true(check_text(s, n));
+            free(s);
+        }
+}
+
 /* cJSON's own lookups work on the arena tree: case-insensitive keys, the
  * first of duplicates, array size and index. */
 static void test_cjson_calls(void **state)
@@ -278,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_nesting_limit),
         cmocka_unit_test(test_generated),
+        cmocka_unit_test(test_large_texts),
         cmocka_unit_test(test_cjson_calls),
         cmocka_unit_test(test_messages),
     };

@@ -1,0 +1,65 @@
+/* frontend_read.c - the kernel file's text for the JSON front-end.
+ *
+ * A large kernel file (10^5 statements, hundreds of KiB) is read into a
+ * 2 MiB-page mapping of its own (common/hugepage.h): the read writes a fresh
+ * block, one page fault per 2 MiB instead of per 4 KiB, which on a virtual
+ * machine costs more than parsing the text.  Anything else (a small file,
+ * not a regular file, a file that changes size while read, an error) goes
+ * to fio_read_all, which also words the errors. */
+#define _POSIX_C_SOURCE 200809L /* open, fstat, read */
+#include "frontend.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "hugepage.h"
+
+/* The whole of the regular file fd (size bytes) into a mapping and a NUL;
+ * NULL when it reads otherwise (short, longer, an error). */
+static uint8_t *read_mapped(int fd, size_t size)
+{
+    uint8_t *b = tpb_array_grow(NULL, 0, size + 1);
+    size_t n = 0;
+    while (b && n <= size) {   /* one byte past size: the end must read 0 */
+        ssize_t r = read(fd, b + n, size + 1 - n);
+        if (r <= 0) {
+            if (r == 0 && n == size)
+                break;
+            n = SIZE_MAX;   /* an error, or shorter than fstat said */
+            break;
+        }
+        n += (size_t)r;
+    }
+    if (b && n != size) {
+        tpb_array_free(b, size + 1);
+        return NULL;
+    }
+    if (b)
+        b[size] = 0;
+    return b;
+}
+
+int enc_read_kernel_text(const char *path, uint8_t **buf, size_t *len, size_t *bytes,
+                         tpb_err_t *err)
+{
+    *buf = NULL;
+    *len = *bytes = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0) {
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (uintmax_t)st.st_size < SIZE_MAX / 4 &&
+            tpb_array_fresh_zero((size_t)st.st_size + 1))   /* a mapping of its own */
+            *buf = read_mapped(fd, (size_t)st.st_size);
+        close(fd);
+        if (*buf) {
+            *len = (size_t)st.st_size;
+            *bytes = *len + 1;
+            return 0;
+        }
+    }
+    return fio_read_all(path, buf, len, err);   /* malloc'ed: *bytes 0 frees it */
+}
