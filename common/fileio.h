@@ -10,8 +10,22 @@
 
 #include "diag.h"
 
-/* Read a whole file; *buf is malloc'ed (NUL-terminated past len). */
+/* Read a whole file; *buf is malloc'ed (NUL-terminated past len).  A file
+ * of 2 MiB or more lands in a 2 MiB-aligned block in huge pages. */
 int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err);
+
+/* A read buffer reused across files (zero-initialise it): a loader that
+ * reads many files keeps the pages the first one faulted in instead of
+ * mapping a fresh block per file.  From 512 KiB on it is a mapping in huge
+ * pages (common/hugepage.h); release it with fio_buf_free. */
+typedef struct {
+    uint8_t *p;
+    size_t cap;      /* its capacity in bytes (tpb_array_free) */
+} fio_buf_t;
+/* Read a whole file into b, grown as needed; b->p[*len] is a NUL.  The
+ * previous contents are gone.  On failure b stays valid (fio_buf_free). */
+int fio_read_buf(const char *path, fio_buf_t *b, size_t *len, tpb_err_t *err);
+void fio_buf_free(fio_buf_t *b);
 
 /* Write data to path atomically: write <path>.tpbtmp.<pid>, fsync, rename. */
 int fio_write_atomic(const char *path, const void *data, size_t len, tpb_err_t *err);

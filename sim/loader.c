@@ -250,17 +250,15 @@ out:
 
 /* ---- per core ---- */
 
-static int load_sidecar(sim_engine_t *e, const char *path, tpb_err_t *err)
+/* rb: the loader's read buffer (the parse copies what it keeps) */
+static int load_sidecar(sim_engine_t *e, const char *path, fio_buf_t *rb, tpb_err_t *err)
 {
     if (!fio_exists(path))
         return 0;
-    uint8_t *buf;
     size_t len;
-    if (fio_read_all(path, &buf, &len, err) != 0)
+    if (fio_read_buf(path, rb, &len, err) != 0)
         return -1;
-    int rc = sim_sidecar_parse(e, path, buf, len, true, NULL, err);
-    free(buf);
-    return rc;
+    return sim_sidecar_parse(e, path, rb->p, len, true, NULL, err);
 }
 
 static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
@@ -348,7 +346,18 @@ static int check_table(const sim_engine_t *e, const char *path, tpb_err_t *err)
     return 0;
 }
 
-static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tpb_err_t *err)
+/* What loading every stream of an artifact shares: one read buffer for
+ * all the files (fio_read_buf), whose pages are faulted in once and not
+ * per file, and one set of decode plans (isa_plans_t; NULL: out of memory,
+ * each stream builds its own), instead of a table allocated and built per
+ * stream. */
+typedef struct {
+    fio_buf_t rb;
+    isa_plans_t *plans;
+} load_ctx_t;
+
+static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, load_ctx_t *lc,
+                       tpb_err_t *err)
 {
     sim_engine_t *e = &c->eng[k];
     e->id = isa_tpb_engines[k];
@@ -361,18 +370,15 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
     snprintf(path, sizeof path, "%s/%s.bin", cdir, isa_engine_name(e->id));
     if (!fio_exists(path))
         return 0;
-    uint8_t *buf;
     size_t len;
-    if (fio_read_all(path, &buf, &len, err) != 0)
+    if (fio_read_buf(path, &lc->rb, &len, err) != 0)
         return -1;
     if (len == 0) {
-        free(buf);
         return tpb_errf(err, "%s: empty instruction stream (0 bytes; a stream holds at least one "
                         "64-byte bundle)", path);
     }
     isa_err_t ie;
-    isa_status_t st = isa_stream_decode(buf, len, e->id, &e->stream, &ie);
-    free(buf);
+    isa_status_t st = isa_stream_decode_planned(lc->plans, lc->rb.p, len, e->id, &e->stream, &ie);
     if (st != ISA_OK)
         return tpb_errf(err, "%s: byte offset %zu (bundle %zu)%s%s: %s", path, ie.offset,
                         ie.offset / ISA_BUNDLE_BYTES, ie.field ? ": field " : "",
@@ -381,21 +387,12 @@ static int load_stream(sim_t *s, sim_core_t *c, unsigned k, const char *cdir, tp
     if (sim_memo_build(e, s->impl, err) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/%s.json", cdir, isa_engine_name(e->id));
-    if (load_sidecar(e, path, err) || check_table(e, path, err))
+    if (load_sidecar(e, path, &lc->rb, err) || check_table(e, path, err))
         return -1;
     if (sim_check_hbm_reads(s, c, e, err) == 0)
         return 0;
     snprintf(path, sizeof path, "%s/%s.bin", cdir, isa_engine_name(e->id));
     return tpb_err_prefix(err, "%s", path);
-}
-
-/* The uninitialised sentinel of SBUF, PSUM and HBM: 0xFF bytes are NaN in
- * every float dtype.  p is freshly malloc'ed: huge pages make the fill cost
- * a few faults instead of one per 4 KiB (tens of ms per core on a VM). */
-static void fill_sentinel(uint8_t *p, size_t n)
-{
-    tpb_advise_huge_pages(p, n);
-    memset(p, 0xFF, n);
 }
 
 /* HBM's sentinel, without filling bytes that are overwritten before
@@ -419,7 +416,7 @@ static void fill_hbm(sim_t *s)
             v[n++] = &s->tensors[i];
     if (!v || !n) {
         free(v);
-        fill_sentinel(s->hbm, s->hbm_bytes);
+        memset(s->hbm, 0xFF, s->hbm_bytes);
         return;
     }
     qsort(v, n, sizeof *v, by_addr);
@@ -431,7 +428,6 @@ static void fill_hbm(sim_t *s)
         t->sentinel_pending = alone && (!strcmp(t->kind, "input") || !strcmp(t->kind, "constant"));
         reach = end > reach ? end : reach;
     }
-    tpb_advise_huge_pages(s->hbm, s->hbm_bytes);
     uint64_t at = 0;
     for (unsigned i = 0; i < n; i++)
         if (v[i]->sentinel_pending) {
@@ -456,23 +452,24 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
 {
     size_t sb = (size_t)s->t->partitions * s->t->sbuf_partition_bytes;
     size_t pb = (size_t)s->t->partitions * s->t->psum_partition_bytes;
-    /* --timing-only never reads or writes SBUF/PSUM values: zeroed blocks
-     * the system maps lazily (calloc of a large block), never touched */
-    c->sbuf = s->opt.timing_only ? calloc(sb, 1) : malloc(sb);
-    c->psum = s->opt.timing_only ? calloc(pb, 1) : malloc(pb);
+    /* 2 MiB-aligned mappings in huge pages (common/hugepage.h), zeroed
+     * lazily by the system: --timing-only never touches SBUF/PSUM values,
+     * a functional run writes each cell's sentinel on first use (lazy.h) */
+    c->sbuf_bytes = sb;
+    c->psum_bytes = pb;
+    c->sbuf = tpb_array_zalloc(sb);
+    c->psum = tpb_array_zalloc(pb);
     /* c->pe: on the first PE op (sim.c exec_compute) */
     c->queues = calloc(s->t->dma_queues ? s->t->dma_queues : 1, sizeof *c->queues);
     if (s->opt.check_uninit) {
-        c->sbuf_init = calloc(sb, 1);
-        c->psum_init = calloc(pb, 1);
+        c->sbuf_init = tpb_array_zalloc(sb);
+        c->psum_init = tpb_array_zalloc(pb);
     }
     if (!c->sbuf || !c->psum || !c->queues ||
         (s->opt.check_uninit && (!c->sbuf_init || !c->psum_init)))
         return tpb_errf(err, "out of memory (core %u state)", c->index);
     /* the sentinel is written a cell at a time on first use (lazy.h) */
     if (!s->opt.timing_only) {
-        tpb_advise_huge_pages(c->sbuf, sb);
-        tpb_advise_huge_pages(c->psum, pb);
         sim_lazy_init(&c->sbuf_z, c->sbuf, s->t->partitions, s->t->sbuf_partition_bytes);
         sim_lazy_init(&c->psum_z, c->psum, s->t->partitions, s->t->psum_partition_bytes);
     }
@@ -483,7 +480,7 @@ static int alloc_core(sim_t *s, sim_core_t *c, tpb_err_t *err)
     return 0;
 }
 
-static int load_core(sim_t *s, unsigned ci, const char *dir, tpb_err_t *err)
+static int load_core(sim_t *s, unsigned ci, const char *dir, load_ctx_t *lc, tpb_err_t *err)
 {
     sim_core_t *c = &s->cores[ci];
     c->index = ci;
@@ -495,7 +492,7 @@ static int load_core(sim_t *s, unsigned ci, const char *dir, tpb_err_t *err)
         return -1;
     bool any = false;
     for (unsigned k = 0; k < SIM_ENGINES; k++) {
-        if (load_stream(s, c, k, c->dir, err) != 0)
+        if (load_stream(s, c, k, c->dir, lc, err) != 0)
             return -1;
         any |= c->eng[k].present;
     }
@@ -805,8 +802,12 @@ int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err)
         return tpb_errf(err, "%s: not a directory", dir);
     if (load_tensor_map(s, dir, err) != 0)
         return -1;
-    size_t hb = s->hbm_bytes ? s->hbm_bytes : 1;
-    s->hbm = s->opt.timing_only ? calloc(hb, 1) : malloc(hb);
+    /* a 2 MiB-aligned mapping in huge pages: filling or reading 100+ MB
+     * of tensors faults once per 2 MiB (a malloc'ed block's unaligned head
+     * and tail took up to 1 024 4 KiB faults); zeroed, and with
+     * --timing-only only the outputs are ever touched */
+    s->hbm_alloc = s->hbm_bytes ? s->hbm_bytes : 1;
+    s->hbm = tpb_array_zalloc(s->hbm_alloc);
     if (!s->hbm)
         return tpb_errf(err, "out of memory (HBM of %llu bytes)", (unsigned long long)s->hbm_bytes);
     if (s->opt.timing_only) /* only the outputs are ever read (written out as they are) */
@@ -818,14 +819,19 @@ int sim_load_artifacts(sim_t *s, const char *dir, tpb_err_t *err)
         }
     else
         fill_hbm(s);
-    if (s->opt.check_uninit && !(s->hbm_init = calloc(s->hbm_bytes ? s->hbm_bytes : 1, 1)))
+    if (s->opt.check_uninit && !(s->hbm_init = tpb_array_zalloc(s->hbm_alloc)))
         return tpb_errf(err, "out of memory (HBM init map)");
     s->cores = calloc(s->ncores, sizeof *s->cores);
     if (!s->cores)
         return tpb_errf(err, "out of memory");
-    for (unsigned ci = 0; ci < s->ncores; ci++)
-        if (load_core(s, ci, dir, err) != 0)
-            return -1;
+    load_ctx_t lc = { .plans = isa_plans_new() };
+    int rc = 0;
+    for (unsigned ci = 0; ci < s->ncores && !rc; ci++)
+        rc = load_core(s, ci, dir, &lc, err);
+    fio_buf_free(&lc.rb);
+    isa_plans_free(lc.plans);
+    if (rc)
+        return -1;
     if (load_placement(s, dir, err) != 0)
         return -1;
     return load_constants(s, dir, err);

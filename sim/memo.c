@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "bytehash.h"
+#include "hugepage.h"
 #include "sim_int.h"
 
 static size_t body_bytes(const isa_decoded_t *d)
@@ -53,22 +54,27 @@ static bool key_eq(const isa_decoded_t *a, const isa_decoded_t *b)
            (!a->has_pred || memcmp(&a->pred, &b->pred, sizeof a->pred) == 0);
 }
 
+/* One zeroed block holds the step records, the classes and the hash table
+ * that finds them (kept with them, unused after the build): from 512 KiB on
+ * (3 x 10^4 instructions) it is a mapping in huge pages, one page fault per
+ * 2 MiB instead of one per 4 KiB of three separate blocks
+ * (docs/performance.md, "Page faults of tpb sim"). */
 int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *err)
 {
-    size_t n = e->stream.count;
-    /* the step records are made in the same pass as the classes: the
-     * decoded stream is read once (it is much larger than the caches) */
-    e->step = malloc((n ? n : 1) * sizeof *e->step);
-    if (!e->step)
-        return tpb_errf(err, "out of memory (%zu instruction records)", n);
+    size_t n = e->stream.count, m = n ? n : 1;
     size_t cap = 16;
     while (cap < 2 * n)
         cap *= 2;
-    uint32_t *slot = calloc(cap, sizeof *slot);       /* representative index + 1 */
-    uint32_t *cls = malloc((n ? n : 1) * sizeof *cls);
-    if (!slot || !cls || n >= UINT32_MAX) {           /* no memo: every instruction runs */
-        free(slot);
-        free(cls);
+    size_t bytes = m * sizeof *e->step + m * sizeof *e->cls + cap * sizeof(uint32_t);
+    /* the step records are made in the same pass as the classes: the
+     * decoded stream is read once (it is much larger than the caches) */
+    e->step = tpb_array_zalloc(bytes);
+    if (!e->step)
+        return tpb_errf(err, "out of memory (%zu instruction records)", n);
+    e->step_bytes = bytes;
+    uint32_t *cls = (uint32_t *)(e->step + m);
+    uint32_t *slot = cls + m;                         /* representative index + 1 */
+    if (n >= UINT32_MAX) {                            /* no memo: every instruction runs */
         for (size_t i = 0; i < n; i++)
             e->step[i] = sim_step_of(&e->stream.insts[i]);
         return 0;
@@ -89,14 +95,11 @@ int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *
         } else
             cls[i] = cls[slot[j] - 1];
     }
-    free(slot);
-    sim_memo_t *m = calloc(ncls ? ncls : 1, sizeof *m);
-    if (!m) {
-        free(cls);
+    sim_memo_t *mm = calloc(ncls ? ncls : 1, sizeof *mm);
+    if (!mm)
         return 0;
-    }
     e->cls = cls;
-    e->memo = m;
+    e->memo = mm;
     e->nclasses = ncls;
     return 0;
 }
@@ -105,8 +108,7 @@ void sim_memo_free(sim_engine_t *e)
 {
     for (uint32_t k = 0; e->memo && k < e->nclasses; k++)
         free(e->memo[k].plan);
-    free(e->cls);
-    free(e->memo);
+    free(e->memo);   /* cls is in step's block (sim_memo_build) */
     e->cls = NULL;
     e->memo = NULL;
     e->nclasses = 0;

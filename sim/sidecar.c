@@ -56,7 +56,10 @@ typedef struct {
 /* The debug array starts: allocate e->debug, one block holding the table
  * and then the strings.  Every stored string comes from a distinct string
  * token of the file and is no longer than the token, so len + 1 bytes of
- * text always suffice (only the bytes written are ever touched). */
+ * text always suffice (only the bytes written are ever touched).  From
+ * 512 KiB on the block is a fresh mapping in huge pages (tpb_array_grow:
+ * a fault per 2 MiB, not per 4 KiB), already zeroed, so only a malloc'ed
+ * one has its table cleared. */
 static void sink_begin(debug_sink_t *k, size_t len)
 {
     sim_engine_t *e = k->e;
@@ -64,12 +67,13 @@ static void sink_begin(debug_sink_t *k, size_t len)
         return;
     k->active = true;
     size_t table = e->stream.count * sizeof *e->debug;
-    if (len > SIZE_MAX - table - 1 || !(e->debug = malloc(table + len + 1))) {
+    if (len > SIZE_MAX - table - 1 || !(e->debug = tpb_array_grow(NULL, 0, table + len + 1))) {
         k->rc = tpb_errf(k->err, "out of memory");
         return;
     }
-    tpb_advise_huge_pages(e->debug, table + len + 1);
-    memset(e->debug, 0, table);
+    e->debug_bytes = table + len + 1;
+    if (!tpb_array_fresh_zero(e->debug_bytes))
+        memset(e->debug, 0, table);
     k->text = (char *)e->debug + table;
     k->cap = len + 1;
 }
@@ -597,8 +601,9 @@ static int parse_with_cjson(const uint8_t *buf, size_t len, debug_sink_t *k)
 
 void sim_debug_free(sim_engine_t *e)
 {
-    free(e->debug);
+    tpb_array_free(e->debug, e->debug_bytes);
     e->debug = NULL;
+    e->debug_bytes = 0;
     e->has_table = false;
     memset(e->table, 0, sizeof e->table);
 }

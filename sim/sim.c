@@ -9,6 +9,7 @@
  * cost.  While nothing else comes before the engine's next start, the
  * engine keeps issuing inline (the hot loop), applying semaphore updates
  * that fall due in between.  See docs/timing.md. */
+#include "hugepage.h"
 #include "sim_int.h"
 #include "ops.h"
 
@@ -719,7 +720,7 @@ void sim_free(sim_t *s)
             sim_engine_t *e = &c->eng[k];
             sim_debug_free(e);
             free(e->execs);
-            free(e->step);
+            tpb_array_free(e->step, e->step_bytes);
             sim_memo_free(e);
             isa_stream_free(&e->stream);
             sim_scratch_free(&e->scratch);
@@ -731,15 +732,15 @@ void sim_free(sim_t *s)
                 free(c->queues[q].name);
             sim_dma_free(c, s->t->dma_queues);
         }
-        free(c->sbuf);
-        free(c->psum);
-        free(c->sbuf_init);
-        free(c->psum_init);
+        tpb_array_free(c->sbuf, c->sbuf_bytes);
+        tpb_array_free(c->psum, c->psum_bytes);
+        tpb_array_free(c->sbuf_init, c->sbuf_bytes);
+        tpb_array_free(c->psum_init, c->psum_bytes);
         free(c->pe);
     }
     free(s->cores);
-    free(s->hbm);
-    free(s->hbm_init);
+    tpb_array_free(s->hbm, s->hbm_alloc);
+    tpb_array_free(s->hbm_init, s->hbm_alloc);
     for (unsigned i = 0; i < s->ntensors; i++) {
         free(s->tensors[i].name);
         free(s->tensors[i].kind);

@@ -64,6 +64,7 @@ typedef struct {
     isa_stream_t stream;
     sim_debug_t *debug;          /* [stream.count] or NULL; its strings follow it
                                     in the same block (sidecar.c) */
+    size_t debug_bytes;          /* that block's size (tpb_array_free) */
     bool has_table;              /* the sidecar has a dve_table (LowerDVE) */
     uint32_t table[8];           /* its L2 opcodes (256-bit set) */
     uint64_t clk_mhz;            /* engine clock */
@@ -94,11 +95,14 @@ typedef struct {
     uint32_t *execs;             /* trace, streams with a backward branch: times each
                                     instruction ran (its loop iteration), else NULL */
     uint32_t *cls;               /* [stream.count] instruction class (memo.c), or
-                                    SIM_NO_CLASS; NULL: no classes (out of memory) */
+                                    SIM_NO_CLASS; NULL: no classes (out of memory);
+                                    in step's block */
     sim_memo_t *memo;            /* [nclasses] what the run learnt about each class */
     uint32_t nclasses;
     struct sim_step *step;       /* [stream.count] sim_step_of() each instruction
                                     (memo.c sim_memo_build) */
+    size_t step_bytes;           /* its block's size (tpb_array_free), which
+                                    holds cls too */
 } sim_engine_t;
 
 /* One descriptor queued by PseudoDmaDirect2d / PseudoDmaIndirect2d, with
@@ -160,8 +164,9 @@ typedef struct {
     unsigned dma_nactive;        /* transfers in flight on the core */
     uint64_t dma_active_since, dma_active_ps; /* union of in-flight time */
     unsigned dma_rr;             /* round-robin pointer across queues */
-    uint8_t *sbuf, *psum;
+    uint8_t *sbuf, *psum;         /* tpb_array_zalloc'ed (common/hugepage.h) */
     uint8_t *sbuf_init, *psum_init;
+    size_t sbuf_bytes, psum_bytes; /* their sizes (tpb_array_free) */
     sim_lazy_t sbuf_z, psum_z;   /* their sentinel, filled on first use (lazy.h) */
     sim_pe_state_t *pe;
     uint32_t barrier_seq[256];   /* CoreBarrier arrivals so far, per cores mask */
@@ -272,6 +277,7 @@ struct sim {
     uint8_t *hbm;
     uint8_t *hbm_init;           /* --check-uninit */
     uint64_t hbm_bytes;
+    size_t hbm_alloc;            /* hbm's and hbm_init's size (tpb_array_free) */
     sim_tensor_t *tensors;
     unsigned ntensors;
     sim_barrier_t *barriers;

@@ -1,4 +1,5 @@
-/* common/: npy read/write, atomic writes, malformed .npy, growing arrays. */
+/* common/: npy read/write, atomic writes, whole-file reads, malformed .npy,
+ * growing arrays. */
 #define _GNU_SOURCE /* MAP_FIXED_NOREPLACE */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,6 +104,81 @@ static void test_atomic_abort_leaves_nothing(void **state)
     unlink(path);
     assert_int_not_equal(fio_read_all("/nonexistent/x", &buf, &len, &err), 0);
     assert_non_null(strstr(err.msg, "/nonexistent/x"));
+}
+
+/* A file of n bytes of a pattern that depends on the offset. */
+static void write_pattern(const char *path, size_t n)
+{
+    uint8_t *d = malloc(n);
+    assert_non_null(d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = (uint8_t)(i * 31 + (i >> 12));
+    tpb_err_t err;
+    assert_int_equal(fio_write_atomic_sync(path, d, n, false, &err), 0);
+    free(d);
+}
+
+static void expect_pattern(const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != (uint8_t)(i * 31 + (i >> 12)))
+            fail_msg("byte %zu differs", i);
+    assert_int_equal(b[n], 0);
+}
+
+/* fio_read_all of a file past 2 MiB: a 2 MiB-aligned block free() takes.
+ * fio_read_buf: one buffer across files, grown past the 512 KiB mapping
+ * threshold and kept (not shrunk, same pages) for a smaller file after;
+ * each read NUL-terminated; a file of unknown size (/proc) grows it from
+ * its first size; a failed read leaves it valid. */
+static void test_read_buf_reuse(void **state)
+{
+    (void)state;
+    const char *big = "/tmp/tpb_readbuf_big.bin", *small = "/tmp/tpb_readbuf_small.bin";
+    const size_t nbig = ((size_t)3 << 20) + 12345, nsmall = 5000;
+    write_pattern(big, nbig);
+    write_pattern(small, nsmall);
+    tpb_err_t err;
+    uint8_t *all;
+    size_t len;
+    assert_int_equal(fio_read_all(big, &all, &len, &err), 0);
+    assert_int_equal(len, nbig);
+    expect_pattern(all, len);
+    assert_int_equal((uintptr_t)all % ((uintptr_t)2 << 20), 0);
+    free(all);
+    fio_buf_t b = { 0 };
+    assert_int_equal(fio_read_buf(small, &b, &len, &err), 0);
+    assert_int_equal(len, nsmall);
+    expect_pattern(b.p, len);
+    assert_true(b.cap < TPB_ARRAY_MAP_MIN);
+    assert_int_equal(fio_read_buf(big, &b, &len, &err), 0);
+    assert_int_equal(len, nbig);
+    expect_pattern(b.p, len);
+    assert_true(b.cap > nbig);
+    assert_int_equal((uintptr_t)b.p % ((uintptr_t)2 << 20), 0);
+    uint8_t *kept = b.p;
+    size_t cap = b.cap;
+    assert_int_equal(fio_read_buf(small, &b, &len, &err), 0);
+    assert_int_equal(len, nsmall);
+    expect_pattern(b.p, len);
+    assert_ptr_equal(b.p, kept);
+    assert_int_equal(b.cap, cap);
+    assert_int_not_equal(fio_read_buf("/tmp", &b, &len, &err), 0);
+    assert_non_null(strstr(err.msg, "is a directory"));
+    assert_int_equal(len, 0);
+    assert_int_not_equal(fio_read_buf("/nonexistent/x", &b, &len, &err), 0);
+    assert_int_equal(fio_read_buf("/proc/self/maps", &b, &len, &err), 0);
+    assert_true(len > 0);
+    assert_int_equal(strlen((const char *)b.p), len);
+    fio_buf_free(&b);
+    assert_null(b.p);
+    assert_int_equal(b.cap, 0);
+    fio_buf_t f = { 0 };   /* unknown size from an empty buffer: grown by doubling */
+    assert_int_equal(fio_read_buf("/proc/self/maps", &f, &len, &err), 0);
+    assert_int_equal(strlen((const char *)f.p), len);
+    fio_buf_free(&f);
+    unlink(big);
+    unlink(small);
 }
 
 static void fill(uint32_t *a, size_t from, size_t to)
@@ -275,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_npy_roundtrip),
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
+        cmocka_unit_test(test_read_buf_reuse),
         cmocka_unit_test(test_array_grow),
         cmocka_unit_test(test_array_discard_head),
         cmocka_unit_test(test_array_double_zalloc),

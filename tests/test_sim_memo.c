@@ -7,9 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "hugepage.h"
 #include "sim_int.h"
 #include "sim_testlib.h"
 
@@ -209,6 +211,62 @@ static void test_plan_gep_register_moved(void **state)
     tb_free(&b);
 }
 
+/* The n instructions of `ins` encoded, one bundle each, over the DVE
+ * stream of b (tb_add re-encodes the whole stream per instruction). */
+static void write_dve(tb_t *b, const isa_inst_t *ins, size_t n)
+{
+    uint8_t *buf = malloc(n * ISA_BUNDLE_BYTES);
+    assert_non_null(buf);
+    for (size_t i = 0; i < n; i++) {
+        isa_err_t ie;
+        assert_int_equal(isa_encode(&ins[i], buf + i * ISA_BUNDLE_BYTES, &ie), ISA_OK);
+    }
+    tb_write_raw(b, 0, TB_DVE, buf, n * ISA_BUNDLE_BYTES);
+    free(buf);
+}
+
+/* A stream long enough for the class block (steps, classes, hash table)
+ * to be a mapping of its own (>= TPB_ARRAY_MAP_MIN): the same classes and
+ * step records as in a short one, and the run's result. */
+static void test_long_stream_classes(void **state)
+{
+    (void)state;
+    enum { N = 40000, P = 3 };   /* P memsets, then N ops */
+    isa_inst_t *ins = malloc((P + N) * sizeof *ins);
+    assert_non_null(ins);
+    for (uint32_t k = 0; k < P; k++)
+        ins[k] = ms_f32(k * 16, 4, 0.0f);
+    for (uint32_t k = 0; k < N; k++)
+        ins[P + k] = k % 4 == 3 ? tb_op(ISA_OP_NOP) : ts_add((k % 4) * 16, (k % 4) * 16, 1.0f);
+    tb_t b;
+    tb_init(&b, 1);
+    tb_add(&b, 0, TB_DVE, ins[0]);
+    tb_write(&b);
+    write_dve(&b, ins, P + N);
+    free(ins);
+    sim_t *s = tb_load(&b, NULL);
+    tpb_err_t err;
+    assert_int_equal(sim_run(s, &err), 0);
+    const sim_engine_t *e = &s->cores[0].eng[TB_DVE];
+    assert_int_equal(e->stream.count, P + N);
+    assert_true(e->step_bytes >= TPB_ARRAY_MAP_MIN);
+    assert_int_equal(e->nclasses, 6);   /* 3 memsets and 3 adds, each at its own address */
+    for (uint32_t k = 0; k < N; k++) {
+        assert_int_equal(e->step[P + k].pc, P + k);
+        if (k % 4 == 3)
+            assert_int_equal(e->cls[P + k], SIM_NO_CLASS);
+        else
+            assert_int_equal(e->cls[P + k], e->cls[P + k % 4]);
+    }
+    assert_int_not_equal(e->cls[P], e->cls[P + 1]);
+    assert_int_not_equal(e->cls[P + 1], e->cls[P + 2]);
+    assert_int_not_equal(e->cls[P], e->cls[P + 2]);
+    for (uint32_t k = 0; k < P; k++)
+        assert_true(sb_f32(s, k * 16) == (float)(N / 4));
+    sim_free(s);
+    tb_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_gep_not_remembered),
         cmocka_unit_test(test_plan_reads_other_engine_writes),
         cmocka_unit_test(test_plan_gep_register_moved),
+        cmocka_unit_test(test_long_stream_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
