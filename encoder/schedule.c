@@ -524,6 +524,22 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
     return needs;
 }
 
+/* Drop from *open the semaphores whose count kn (an engine's clock) has
+ * reached; the oldest producer kn does not imply on the others but those
+ * in `skip` (INT_MAX: none).  open_sems and oldest_unimplied in one loop. */
+static int open_stop(const sync_walk_t *w, const uint32_t *kn, uint64_t *open, uint64_t skip)
+{
+    int stop = INT_MAX;
+    for (uint64_t q = *open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (kn[s] >= w->count[s])
+            *open &= ~(1ull << s);
+        else if (!(skip >> s & 1u) && w->by_val[s][kn[s] + 1] < stop)
+            stop = w->by_val[s][kn[s] + 1];
+    }
+    return stop;
+}
+
 /* The waits of in, engine e, straight from a short backward scan over
  * the producers.  The newest producer (over all semaphores) that conflicts
  * with in and is not implied by what e knows is the first wait the
@@ -544,8 +560,8 @@ static int search_picks(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *
     int e = in->engine;
     const uint32_t *kn = w->clk.now[e];
     int own = is_dma ? -1 : w->engine_sem[e];
-    uint64_t open = w->open[e] & ~(own < 0 ? 0 : 1ull << own);
-    int stop = oldest_unimplied(kn, kn, w->count, w->by_val, open), floor = w->np - visits;
+    uint64_t skip = own < 0 ? 0 : 1ull << own;
+    int stop = open_stop(w, kn, &w->open[e], skip), floor = w->np - visits;
     for (int p = w->np - 1; p >= stop; p--) {
         if (p < floor)
             return 0;
@@ -559,9 +575,7 @@ static int search_picks(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *
         if (sclk_raise(&w->clk, e, pr->sem, pr->value) ||
             sclk_merge(&w->clk, e, pr->engine, pr->mark))
             return -1;
-        w->open[e] = open_sems(w, kn, w->open[e]);
-        open = w->open[e] & ~(own < 0 ? 0 : 1ull << own);
-        stop = oldest_unimplied(kn, kn, w->count, w->by_val, open);
+        stop = open_stop(w, kn, &w->open[e], skip);
     }
     return 1;
 }
