@@ -540,6 +540,8 @@ static int open_stop(const sync_walk_t *w, const uint32_t *kn, uint64_t *open, u
     return stop;
 }
 
+#define PICK_LAZY 8   /* search_picks: producers scanned before the stop is known */
+
 /* The waits of in, engine e, straight from a short backward scan over
  * the producers.  The newest producer (over all semaphores) that conflicts
  * with in and is not implied by what e knows is the first wait the
@@ -561,8 +563,17 @@ static int search_picks(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *
     const uint32_t *kn = w->clk.now[e];
     int own = is_dma ? -1 : w->engine_sem[e];
     uint64_t skip = own < 0 ? 0 : 1ull << own;
-    int stop = open_stop(w, kn, &w->open[e], skip), floor = w->np - visits;
+    /* the stop is found once the scan passes the newest PICK_LAZY producers
+     * without a wait (most waits are among them, and the one after the
+     * wait is the one needed): below it every producer is implied anyway */
+    int stop = 0, lazy = w->np - PICK_LAZY, floor = w->np - visits;
+    bool known_stop = false;
     for (int p = w->np - 1; p >= stop; p--) {
+        if (p < lazy && !known_stop) {
+            stop = open_stop(w, kn, &w->open[e], skip), known_stop = true;
+            if (p < stop)
+                break;
+        }
         if (p < floor)
             return 0;
         const prod_t *pr = &w->prods[p];
@@ -575,7 +586,7 @@ static int search_picks(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *
         if (sclk_raise(&w->clk, e, pr->sem, pr->value) ||
             sclk_merge(&w->clk, e, pr->engine, pr->mark))
             return -1;
-        stop = open_stop(w, kn, &w->open[e], skip);
+        stop = open_stop(w, kn, &w->open[e], skip), known_stop = true;
     }
     return 1;
 }
