@@ -563,32 +563,35 @@ static int search_picks(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *
     const uint32_t *kn = w->clk.now[e];
     int own = is_dma ? -1 : w->engine_sem[e];
     uint64_t skip = own < 0 ? 0 : 1ull << own;
-    /* the stop is found once the scan passes the newest PICK_LAZY producers
-     * without a wait (most waits are among them, and the one after the
-     * wait is the one needed): below it every producer is implied anyway */
-    int stop = 0, lazy = w->np - PICK_LAZY, floor = w->np - visits;
-    bool known_stop = false;
-    for (int p = w->np - 1; p >= stop; p--) {
-        if (p < lazy && !known_stop) {
-            stop = open_stop(w, kn, &w->open[e], skip), known_stop = true;
-            if (p < stop)
-                break;
+    /* down to lo: the stop (the oldest producer the clock does not imply)
+     * once known, else the newest PICK_LAZY producers (most waits are
+     * among them, and the stop after the wait is the one needed), and
+     * never below the floor; below the stop every producer is implied */
+    int p = w->np - 1, stop = -1, floor = w->np - visits;   /* stop < 0: not known yet */
+    int lo = w->np - PICK_LAZY > floor ? w->np - PICK_LAZY : floor;
+    if (lo < 0)
+        lo = 0;
+    for (;;) {
+        for (; p >= lo; p--) {
+            const prod_t *pr = &w->prods[p];
+            if (pr->value <= kn[pr->sem] || pr->sem == own)
+                continue;   /* implied, or in order on in's engine */
+            load_accs(w, b, in, ax);
+            if (!conflicts(w, b, ax, p))
+                continue;
+            wsem[*nw] = pr->sem, wval[(*nw)++] = pr->value;
+            if (sclk_raise(&w->clk, e, pr->sem, pr->value) ||
+                sclk_merge(&w->clk, e, pr->engine, pr->mark))
+                return -1;
+            stop = open_stop(w, kn, &w->open[e], skip);
+            lo = stop > floor ? stop : floor;
         }
-        if (p < floor)
-            return 0;
-        const prod_t *pr = &w->prods[p];
-        if (pr->value <= kn[pr->sem] || pr->sem == own)
-            continue;   /* implied, or in order on in's engine */
-        load_accs(w, b, in, ax);
-        if (!conflicts(w, b, ax, p))
-            continue;
-        wsem[*nw] = pr->sem, wval[(*nw)++] = pr->value;
-        if (sclk_raise(&w->clk, e, pr->sem, pr->value) ||
-            sclk_merge(&w->clk, e, pr->engine, pr->mark))
-            return -1;
-        stop = open_stop(w, kn, &w->open[e], skip), known_stop = true;
+        if (stop >= 0)
+            break;
+        stop = open_stop(w, kn, &w->open[e], skip);
+        lo = stop > floor ? stop : floor;
     }
-    return 1;
+    return p < stop ? 1 : 0;   /* else the floor came first */
 }
 
 #define PICK_BACKOFF_MAX 6   /* after failures in a row: skip up to 2^6 searches */
