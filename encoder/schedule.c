@@ -525,8 +525,9 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
 }
 
 /* Drop from *open the semaphores whose count kn (an engine's clock) has
- * reached; the oldest producer kn does not imply on the others but those
- * in `skip` (INT_MAX: none).  open_sems and oldest_unimplied in one loop. */
+ * reached; return the oldest producer kn does not imply on the others,
+ * those in `skip` aside (INT_MAX: none).  open_sems and oldest_unimplied
+ * in one loop. */
 static int open_stop(const sync_walk_t *w, const uint32_t *kn, uint64_t *open, uint64_t skip)
 {
     int stop = INT_MAX;
