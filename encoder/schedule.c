@@ -172,6 +172,12 @@ typedef struct {
     sconf_t *conf;
     pending_t pending;
     pindex_t index;
+    int nindexed;                    /* producers 0..nindexed-1 are in the index (index_catch_up) */
+    /* search_picks per engine: failures in a row, searches left to skip
+     * (a scan abandoned for the walk is work lost: compile-live's would
+     * all be, and after a few are, few are tried) */
+    uint8_t pick_fails[ISA_ENG_COUNT];
+    uint16_t pick_skip[ISA_ENG_COUNT];
     sync_memo_t memo[ISA_ENG_COUNT];
 } sync_walk_t;
 
@@ -316,10 +322,27 @@ static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst
  * up chunk by chunk (plus the space's wide list); a wide one scans every
  * producer instead. */
 
+/* File the producers the index lacks.  Producers are filed only once a
+ * search needs the index: a kernel whose searches all end in a short scan
+ * (compile-mixed) never builds it.  The index a search reads is the one
+ * filing every producer at once would have built (the same additions in
+ * the same order, between the same queries). */
+static void index_catch_up(sync_walk_t *w, const bir_block_t *b)
+{
+    pix_ctx_t pc = {b->insts, w->prods};
+    for (; w->nindexed < w->np; w->nindexed++) {
+        const prod_t *pr = &w->prods[w->nindexed];
+        pix_add(&w->index, &b->insts[pr->inst], pr->sem, w->nindexed, &pc);
+    }
+}
+
 static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
                              accs_t *ax, bool is_dma, const uint32_t *kn, uint32_t *need,
                              int *giver)
 {
+    index_catch_up(w, b);
+    if (w->index.oom)   /* out of memory filing: the scan */
+        return search_scan(w, b, in, ax, is_dma, kn, need, giver);
     int own = is_dma ? -1 : w->engine_sem[in->engine];
     uint64_t own_bit = own < 0 ? 0 : 1ull << own, set = 0;
     uint32_t lim[BIR_MAX_SEMS];
@@ -501,6 +524,100 @@ static uint64_t search_memo(sync_walk_t *w, const bir_block_t *b, const bir_inst
     return needs;
 }
 
+/* Drop from *open the semaphores whose count kn (an engine's clock) has
+ * reached; return the oldest producer kn does not imply on the others,
+ * those in `skip` aside (INT_MAX: none).  open_sems and oldest_unimplied
+ * in one loop. */
+static int open_stop(const sync_walk_t *w, const uint32_t *kn, uint64_t *open, uint64_t skip)
+{
+    int stop = INT_MAX;
+    for (uint64_t q = *open; q; q &= q - 1) {
+        int s = __builtin_ctzll(q);
+        if (kn[s] >= w->count[s])
+            *open &= ~(1ull << s);
+        else if (!(skip >> s & 1u) && w->by_val[s][kn[s] + 1] < stop)
+            stop = w->by_val[s][kn[s] + 1];
+    }
+    return stop;
+}
+
+#define PICK_LAZY 8   /* search_picks: producers scanned before the stop is known */
+
+/* The waits of in, engine e, straight from a short backward scan over
+ * the producers.  The newest producer (over all semaphores) that conflicts
+ * with in and is not implied by what e knows is the first wait the
+ * per-semaphore search would lead to (sync_inst waits for the largest
+ * giver first); its wait is made at once (e's clock raised and merged),
+ * the clock it leaves decides which older producers are still not
+ * implied, the next conflicting one of those is the next wait, and so on
+ * down to the oldest producer not implied.  Only the waits are found, not
+ * every semaphore's newest conflicting producer, most of which the first
+ * wait implies (compile-mixed: ten producers tested per instruction for
+ * about one wait).  Each wait goes to wsem/wval[*nw].  1: done; 0: the
+ * scan would visit more than `visits` producers (the waits made so far
+ * stand; a search from the clock they left finds the rest, as the
+ * producers they imply drop out of it); -1: out of memory. */
+static int search_picks(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in, accs_t *ax,
+                        bool is_dma, int *wsem, uint32_t *wval, int *nw, int visits)
+{
+    int e = in->engine;
+    const uint32_t *kn = w->clk.now[e];
+    int own = is_dma ? -1 : w->engine_sem[e];
+    uint64_t skip = own < 0 ? 0 : 1ull << own;
+    /* down to lo: the stop (the oldest producer the clock does not imply)
+     * once known, else the newest PICK_LAZY producers (most waits are
+     * among them, and the stop after the wait is the one needed), and
+     * never below the floor; below the stop every producer is implied */
+    int p = w->np - 1, stop = -1, floor = w->np - visits;   /* stop < 0: not known yet */
+    int lo = w->np - PICK_LAZY > floor ? w->np - PICK_LAZY : floor;
+    if (lo < 0)
+        lo = 0;
+    for (;;) {
+        for (; p >= lo; p--) {
+            const prod_t *pr = &w->prods[p];
+            if (pr->value <= kn[pr->sem] || pr->sem == own)
+                continue;   /* implied, or in order on in's engine */
+            load_accs(w, b, in, ax);
+            if (!conflicts(w, b, ax, p))
+                continue;
+            wsem[*nw] = pr->sem, wval[(*nw)++] = pr->value;
+            if (sclk_raise(&w->clk, e, pr->sem, pr->value) ||
+                sclk_merge(&w->clk, e, pr->engine, pr->mark))
+                return -1;
+            stop = open_stop(w, kn, &w->open[e], skip);
+            lo = stop > floor ? stop : floor;
+        }
+        if (stop >= 0)
+            break;
+        stop = open_stop(w, kn, &w->open[e], skip);
+        lo = stop > floor ? stop : floor;
+    }
+    return p < stop ? 1 : 0;   /* else the floor came first */
+}
+
+#define PICK_BACKOFF_MAX 6   /* after failures in a row: skip up to 2^6 searches */
+
+/* Whether engine e's search tries search_picks first. */
+static bool picks_worth(sync_walk_t *w, int e)
+{
+    if (!w->pick_skip[e])
+        return true;
+    w->pick_skip[e]--;
+    return false;
+}
+
+/* Engine e's search_picks finished (done) or was abandoned. */
+static void picks_learn(sync_walk_t *w, int e, bool done)
+{
+    if (done) {
+        w->pick_fails[e] = 0;
+    } else {
+        if (w->pick_fails[e] < PICK_BACKOFF_MAX)
+            w->pick_fails[e]++;
+        w->pick_skip[e] = (uint16_t)(1u << w->pick_fails[e]);
+    }
+}
+
 /* Waits and the completion update of instruction i (in place). */
 static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int scan_budget)
 {
@@ -522,6 +639,9 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     uint64_t needs;
     accs_t ax;
     ax.loaded = false;   /* at the first test: many instructions test none */
+    int nw = 0;          /* waits made (wsem, wval) */
+    int wsem[BIR_MAX_SEMS];
+    uint32_t wval[BIR_MAX_SEMS];
     /* INT_MAX: the plain scan, no shortcut (what the tests compare with) */
     if (!w->open[in->engine])
         needs = 0;   /* every producer implied by what the engine knows: no search */
@@ -530,8 +650,20 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         needs = search_memo(w, b, in, &ax, is_dma, mm, kn, need, giver);
     else if (scan_budget == INT_MAX)
         needs = search_scan(w, b, in, &ax, is_dma, kn, need, giver);   /* the tests' reference */
-    else
-        needs = search_walk(w, b, in, &ax, is_dma, kn, need, giver, scan_budget);
+    else {
+        int done = 0;
+        if (scan_budget > 0 && picks_worth(w, in->engine)) {
+            int visits = scan_budget < INT_MAX / 2 ? 2 * scan_budget : INT_MAX;
+            done = search_picks(w, b, in, &ax, is_dma, wsem, wval, &nw, visits);
+            if (done < 0)
+                return -1;
+            picks_learn(w, in->engine, done > 0);
+        }
+        /* after the waits search_picks made, every producer they do not
+         * imply is above what the engine knows now: the memo below may
+         * record the answer from this clock (it only grows) */
+        needs = done ? 0 : search_walk(w, b, in, &ax, is_dma, kn, need, giver, scan_budget);
+    }
     mm->inst = i, mm->is_dma = is_dma, mm->np = w->np, mm->found = needs;
     for (uint64_t q = needs; q; q &= q - 1) {
         int s = __builtin_ctzll(q);
@@ -539,8 +671,7 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     }
     /* wait for the strongest producer first: what its completion implies
      * (transitively) may make the other waits redundant */
-    int nw = 0;
-    int wsem[BIR_MAX_SEMS];
+    int picked = nw;   /* search_picks kept open[] up to date for these */
     for (;;) {
         int best = -1;
         for (uint64_t q = needs; q; q &= q - 1) {   /* ascending: same ties as a full loop */
@@ -550,23 +681,23 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         }
         if (best < 0)
             break;
-        wsem[nw++] = best;
+        wsem[nw] = best, wval[nw++] = need[best];
         const prod_t *g = &w->prods[giver[best]];
         if (sclk_raise(&w->clk, in->engine, best, need[best]) ||
             sclk_merge(&w->clk, in->engine, g->engine, g->mark) ||
             sclk_raise(&w->clk, in->engine, g->sem, g->value))
             return -1;
     }
-    if (nw)
+    if (nw > picked)
         w->open[in->engine] = open_sems(w, kn, w->open[in->engine]);
     for (int k = 0; k < nw; k++) {
         int s2 = wsem[k];
         w->waits++;
         if (k == nw - 1 && !in->preset_wait) {
-            set_wait(in, s2, need[s2]);
+            set_wait(in, s2, wval[k]);
         } else {
             w->nops++;
-            if (pending_add(&w->pending, i, s2, need[s2]))
+            if (pending_add(&w->pending, i, s2, wval[k]))
                 return -1;
         }
     }
@@ -590,8 +721,6 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     pr->sem = (uint8_t)sem, pr->value = w->count[sem];
     pr->mark = sclk_mark(&w->clk, in->engine);
     pr->accid = ax.loaded ? (uint16_t)ax.id : 0;   /* else found at its first test */
-    pix_ctx_t pc = {b->insts, w->prods};
-    pix_add(&w->index, in, sem, w->np - 1, &pc);
     if (!is_dma) {   /* later instructions of this engine follow it in order */
         if (sclk_raise(&w->clk, in->engine, sem, w->count[sem]))
             return -1;
