@@ -886,6 +886,8 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
                              op->src[3], op->index, op->bias, op->s0.ap, op->s1.ap};
     static const int slots[] = {-1, -2, 0, 1, 2, 3, -3, -4, 100, 101};
     for (size_t i = 0; i < sizeof aps / sizeof aps[0]; i++) {
+        if (aps[i] == &tir_ap_none)   /* most slots: absent (tensor -1) */
+            continue;
         int t = aps[i]->tensor;
         if (t < -1 || t >= b->k->ntensors)
             return enc_fail(b, "%s (%s): field '%s': no such tensor (id %d)", op->path,
@@ -902,11 +904,18 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         op->engine = __builtin_ctz(legal);
     if (enc_acc_resolve(b, op))
         return -1;
-    tpb_err_t verr;
-    if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
-        b->check_memo = calloc(1, sizeof *b->check_memo);
-    if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
-        return enc_fail(b, "%s", verr.msg);
+    enc_op_check_t *rec = b->op_check;   /* the statement's last pass (builder_check.c) */
+    if (rec && enc_op_check_hit(b, rec, op)) {
+        b->op_check_hits++;
+    } else {
+        tpb_err_t verr;
+        if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
+            b->check_memo = calloc(1, sizeof *b->check_memo);
+        if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
+            return enc_fail(b, "%s", verr.msg);
+        if (rec)
+            enc_op_check_keep(b, rec, op);
+    }
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);

@@ -160,6 +160,8 @@ typedef struct fj_stmt {
     const char *name;            /* NKI name=, NULL */
     int engine;
     bool deps, sched;            /* "deps" / "schedule" given */
+    enc_op_check_t *chk;         /* ST_OP in a loop body: its last op validated
+                                    (enc_set_op_check), owned by the run; NULL */
 } fj_stmt_t;
 
 /* The op's name and engine, and whether deps / schedule are given: read
@@ -184,6 +186,20 @@ static int op_head(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st, tir
     return 0;
 }
 
+/* The statement's record of its last op validated, made on its first run
+ * in a loop body (NULL elsewhere: each object runs once; out of memory). */
+static enc_op_check_t *stmt_check(jx_t *j, fj_stmt_t *st)
+{
+    if (!st->chk && fj_memo_keeps(j)) {
+        enc_op_check_t *c = calloc(1, sizeof *c);
+        if (c && fj_keep(j, c, free))
+            st->chk = c;
+        else
+            free(c);
+    }
+    return st->chk;
+}
+
 static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
     tir_op_t op;
@@ -195,11 +211,13 @@ static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_op
     enc_set_path(&j->b, path);
     enc_set_path_slot(&j->b, st ? &st->ipath : NULL);
     enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
+    enc_set_op_check(&j->b, st ? stmt_check(j, st) : NULL);
     int n0 = j->b.k->nops;
     int rc = d->fn(j, o, path, &op);
     if (rc > 0)
         rc = enc_emit(&j->b, &op) < 0 ? -1 : 0;   /* else the handler emitted through a builder */
     enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
+    enc_set_op_check(&j->b, NULL);
     if (rc < 0)
         return -1;
     if (st && !st->deps && !st->sched)
