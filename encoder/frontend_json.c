@@ -70,6 +70,14 @@ static const struct { const char *op, *nki, *field; } nki_params[] = {
     {"quantize_mx", "dst_scale", "scale"},
 };
 
+static bool has_nki_params(const fj_opdef_t *d)
+{
+    for (size_t i = 0; i < sizeof nki_params / sizeof nki_params[0]; i++)
+        if (!strcmp(nki_params[i].op, d->name))
+            return true;
+    return false;
+}
+
 static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
     enum { NP = sizeof nki_params / sizeof nki_params[0] };
@@ -233,12 +241,16 @@ static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_st
     if (st->prepared)   /* renaming is done, the field check passed */
         return st->masked ? fj_masked_op(j, o, path, d, run_compute_op)
                           : run_compute_op(j, o, path, d);
-    if (rename_nki_params(j, o, path, d))
+    if (j->prep_d != d) {   /* constants of the op table entry: a flat body repeats one */
+        j->prep_d = d;
+        j->prep_nki = has_nki_params(d);
+        j->prep_native = false;   /* NKI mask= carried by the op's own predicate */
+        for (int i = 0; d->fields[i]; i++)
+            j->prep_native |= d->fields[i][0] == 'm' && !strcmp(d->fields[i], "mask");
+    }
+    if (j->prep_nki && rename_nki_params(j, o, path, d))
         return -1;
-    bool native = false;   /* NKI mask= carried by the op's own predicate */
-    for (int i = 0; d->fields[i]; i++)
-        native |= d->fields[i][0] == 'm' && !strcmp(d->fields[i], "mask");   /* per flat op */
-    if (fj_field(o, "mask") && !native) {  /* compute into a tile, masked copy (fj_mask.c) */
+    if (!j->prep_native && fj_field(o, "mask")) {  /* compute into a tile, masked copy (fj_mask.c) */
         st->prepared = st->masked = true;
         return fj_masked_op(j, o, path, d, run_compute_op);
     }
