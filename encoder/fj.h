@@ -87,6 +87,11 @@ typedef struct {
     /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
      * whether it has NKI argument names to rename and a mask field of its own */
     const struct fj_opdef *prep_d;
+    /* compiled operands found last (fj_fields.c cop_find), by their
+     * string item's address: a loop body's few operands, each asked for
+     * every iteration */
+#define FJ_COPS 16
+    struct { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
     bool prep_nki, prep_native;
     /* what the run owns for its memo: compiled operands and statements,
      * freed at the end (fj_keep, fj_cache_free) */

@@ -628,6 +628,22 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
     return 0;
 }
 
+/* key's compiled operand in the memo (NULL: none yet), through the run's
+ * small cache of the last ones found (an answer, once there, never
+ * changes). */
+static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
+{
+    size_t h = ((uintptr_t)key >> 6) % FJ_COPS;   /* a node is 64 bytes */
+    if (j->cops[h].key == key)
+        return j->cops[h].cop;
+    struct fj_cop *c = (struct fj_cop *)fj_memo_get(j, key, &cop_tag);
+    if (c) {
+        j->cops[h].key = key;
+        j->cops[h].cop = c;
+    }
+    return c;
+}
+
 /* fj_parse_view_ap of a string item (key) or of any text (key NULL) */
 /* The operand text's tensor and slices (or reshape view): through key's
  * compiled form in a loop body (*cop, else NULL). */
@@ -637,7 +653,7 @@ static int view_resolve(jx_t *j, const cJSON *key, const char *text, const char 
 {
     char name[TIR_NAME_LEN], msg[400], plain[1024];
     const char *nm = name;
-    struct fj_cop *c = key ? (struct fj_cop *)fj_memo_get(j, key, &cop_tag) : NULL;
+    struct fj_cop *c = key ? cop_find(j, key) : NULL;
     bool dep;
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
         *vnd = 0;
