@@ -853,6 +853,24 @@ static const char *op_path(enc_builder_t *b, char path[TIR_PATH_LEN])
     return p;
 }
 
+/* -1 (the error recorded) when operand a of op names no tensor or a tile
+ * whose scope ended; most operands are absent (one comparison each). */
+static inline int in_scope(enc_builder_t *b, const tir_op_t *op, const tir_ap_t *a, int slot)
+{
+    if (a == &tir_ap_none)
+        return 0;
+    int t = a->tensor;
+    if (t < -1 || t >= b->k->ntensors)
+        return enc_fail(b, "%s (%s): field '%s': no such tensor (id %d)", op->path,
+                        tir_op_name(op->kind), enc_operand_name(op->kind, slot), t);
+    if (t >= 0 && t < b->cap_tensor_info && b->tinfo[t].entry1 < 0)   /* retired */
+        return enc_fail(b, "%s (%s): field '%s': tile '%s' is used out of its scope "
+                        "(declared at %s)", op->path, tir_op_name(op->kind),
+                        enc_operand_name(op->kind, slot), b->k->tensors[t].name,
+                        b->k->tensors[t].path);
+    return 0;
+}
+
 int enc_emit(enc_builder_t *b, tir_op_t *op)
 {
     if (b->failed)
@@ -881,32 +899,31 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     if (!op->name)
         return enc_fail(b, "%s: out of memory", op->path);
     op->core = b->core;
-    /* tiles used after their scope ended */
-    const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
-                             op->src[3], op->index, op->bias, op->s0.ap, op->s1.ap};
-    static const int slots[] = {-1, -2, 0, 1, 2, 3, -3, -4, 100, 101};
-    for (size_t i = 0; i < sizeof aps / sizeof aps[0]; i++) {
-        int t = aps[i]->tensor;
-        if (t < -1 || t >= b->k->ntensors)
-            return enc_fail(b, "%s (%s): field '%s': no such tensor (id %d)", op->path,
-                            tir_op_name(op->kind), enc_operand_name(op->kind, slots[i]), t);
-        if (t >= 0 && t < b->cap_tensor_info && b->tinfo[t].entry1 < 0)   /* retired */
-            return enc_fail(b, "%s (%s): field '%s': tile '%s' is used out of its scope "
-                            "(declared at %s)", op->path, tir_op_name(op->kind),
-                            enc_operand_name(op->kind, slots[i]), b->k->tensors[t].name,
-                            b->k->tensors[t].path);
-    }
+    /* tiles used after their scope ended (slots: as enc_operand_name's) */
+    if (in_scope(b, op, op->dst, -1) || in_scope(b, op, op->dst2, -2) ||
+        in_scope(b, op, op->src[0], 0) || in_scope(b, op, op->src[1], 1) ||
+        in_scope(b, op, op->src[2], 2) || in_scope(b, op, op->src[3], 3) ||
+        in_scope(b, op, op->index, -3) || in_scope(b, op, op->bias, -4) ||
+        in_scope(b, op, op->s0.ap, 100) || in_scope(b, op, op->s1.ap, 101))
+        return -1;
     /* an op only one engine can run names that engine in both front-ends */
     unsigned legal = enc_legal_engines(op->kind);
     if (op->engine == ISA_ENG_UNASSIGNED && legal && !(legal & (legal - 1)))
         op->engine = __builtin_ctz(legal);
     if (enc_acc_resolve(b, op))
         return -1;
-    tpb_err_t verr;
-    if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
-        b->check_memo = calloc(1, sizeof *b->check_memo);
-    if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
-        return enc_fail(b, "%s", verr.msg);
+    enc_op_check_t *rec = b->op_check;   /* the statement's last pass (builder_check.c) */
+    if (rec && enc_op_check_hit(b, rec, op)) {
+        b->op_check_hits++;
+    } else {
+        tpb_err_t verr;
+        if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
+            b->check_memo = calloc(1, sizeof *b->check_memo);
+        if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
+            return enc_fail(b, "%s", verr.msg);
+        if (rec)
+            enc_op_check_keep(b, rec, op);
+    }
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);

@@ -91,6 +91,9 @@ typedef struct {
     long names_bumped;            /* instance names "t#N" from the previous one's (tests) */
     long names_owned;             /* of those, written straight into the name arena (tests) */
     struct enc_check_memo *check_memo;   /* enc_emit's validation memo, allocated on demand */
+    struct enc_op_check *op_check;       /* enc_set_op_check: the caller's last validated
+                                            op, NULL = none */
+    long op_check_hits;           /* validations enc_op_check answered (tests) */
 } enc_builder_t;
 
 /* target NULL = trn2.  Initialises *k (tir_kernel_init). */
@@ -118,6 +121,33 @@ void enc_set_path(enc_builder_t *b, const char *path);
  * stale slot only costs the lookup).  The slot must outlive the ops emitted
  * until the next enc_set_path or enc_set_path_slot(b, NULL). */
 void enc_set_path_slot(enc_builder_t *b, const char **slot);
+/* A loop body statement's last op that passed validation (builder_check.c):
+ * the next op that reads the same to validate.c -- every field but the
+ * name, path and operand records equal, each operand the same record or
+ * the same access pattern over a tensor of the same kind, dtype and shape,
+ * and the operands naming one tensor where those did -- passes too, so
+ * enc_emit skips its validation (the op of the next iteration with that
+ * iteration's fresh tiles).  Only passes are kept: every rejection is found
+ * and worded as without it. */
+typedef struct enc_op_check {
+    const tir_kernel_t *k;
+    const tpb_target_t *tg;
+    /* two ops (a body whose slices alternate, i % 2), the older replaced */
+    struct {
+        bool valid;
+        const tir_ap_t *aps[10];   /* its operand records (builder_check.c's order) */
+        unsigned used;             /* bit i: aps[i] is not &tir_ap_none */
+        tir_op_t op;               /* the op (name, path and records not compared) */
+    } e[2];
+    unsigned next;
+} enc_op_check_t;
+/* rec (NULL: none) takes part in the ops enc_emit appends until the next
+ * enc_set_op_check; it must outlive them. */
+void enc_set_op_check(enc_builder_t *b, enc_op_check_t *rec);
+/* op passes validation because rec's op did (see enc_op_check_t) */
+bool enc_op_check_hit(const enc_builder_t *b, const enc_op_check_t *rec, const tir_op_t *op);
+/* rec := op, which passed validation */
+void enc_op_check_keep(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op);
 /* NKI `name=`: the next op enc_emit() appends gets this name unless the op
  * carries its own (typed builders that build the op themselves, such as
  * enc_dma_copy_ex, keep the caller's name this way).  Consumed by that op. */

@@ -79,6 +79,20 @@ typedef struct {
         const struct fj_opdef *d;
     } opnames[FJ_OPNAMES];
     unsigned nopnames;           /* entries filled; the next goes at nopnames % 8 */
+    /* per allowed-field list (by its address's slot): the last object that
+     * passed fj_check_fields; a flat body's next statement of that op
+     * passes too when its keys are that object's, in order */
+#define FJ_FIELDS_OK 8
+    struct { const void *allowed; const cJSON *obj; } fields_ok[FJ_FIELDS_OK];
+    /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
+     * whether it has NKI argument names to rename and a mask field of its own */
+    const struct fj_opdef *prep_d;
+    /* compiled operands found last (fj_fields.c cop_find), by their
+     * string item's address: a loop body's few operands, each asked for
+     * every iteration */
+#define FJ_COPS 16
+    struct { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
+    bool prep_nki, prep_native;
     /* what the run owns for its memo: compiled operands and statements,
      * freed at the end (fj_keep, fj_cache_free) */
     struct fj_kept { void *p; void (*fr)(void *); } *keep;

@@ -188,10 +188,28 @@ static bool key_is(const char *k, const char *name)
     return *k == *name;
 }
 
+/* The keys of a and b, in order, are the same. */
+static bool same_keys(const cJSON *a, const cJSON *b)
+{
+    const cJSON *x = a->child, *y = b->child;
+    for (; x && y; x = x->next, y = y->next)
+        if (!x->string || !y->string || !key_is(x->string, y->string))
+            return false;
+    return !x && !y;
+}
+
+static size_t fields_ok_slot(const char *const *allowed)
+{
+    return ((uintptr_t)allowed >> 4) % FJ_FIELDS_OK;
+}
+
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed)
 {
     if (fj_memo_get(j, obj, allowed))
         return 0;   /* this object passed this check before (an earlier iteration) */
+    size_t h = fields_ok_slot(allowed);
+    if (j->fields_ok[h].allowed == allowed && same_keys(obj, j->fields_ok[h].obj))
+        return 0;   /* the keys of an object that passed: no unknown or repeated one */
     for (const cJSON *c = obj->child; c; c = c->next) {
         bool ok = key_is(c->string, "comment") || key_is(c->string, "loc");
         const char first = c->string[0];   /* per flat statement: one byte per allowed name */
@@ -210,6 +228,8 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
                 return fj_jfail(j, path, c->string, "given twice");
     }
     fj_memo_put(j, obj, allowed, obj);
+    j->fields_ok[h].allowed = allowed;
+    j->fields_ok[h].obj = obj;
     return 0;
 }
 
@@ -608,6 +628,22 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
     return 0;
 }
 
+/* key's compiled operand in the memo (NULL: none yet), through the run's
+ * small cache of the last ones found (an answer, once there, never
+ * changes). */
+static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
+{
+    size_t h = ((uintptr_t)key >> 6) % FJ_COPS;   /* a node is 64 bytes */
+    if (j->cops[h].key == key)
+        return j->cops[h].cop;
+    struct fj_cop *c = (struct fj_cop *)fj_memo_get(j, key, &cop_tag);
+    if (c) {
+        j->cops[h].key = key;
+        j->cops[h].cop = c;
+    }
+    return c;
+}
+
 /* fj_parse_view_ap of a string item (key) or of any text (key NULL) */
 /* The operand text's tensor and slices (or reshape view): through key's
  * compiled form in a loop body (*cop, else NULL). */
@@ -617,7 +653,7 @@ static int view_resolve(jx_t *j, const cJSON *key, const char *text, const char 
 {
     char name[TIR_NAME_LEN], msg[400], plain[1024];
     const char *nm = name;
-    struct fj_cop *c = key ? (struct fj_cop *)fj_memo_get(j, key, &cop_tag) : NULL;
+    struct fj_cop *c = key ? cop_find(j, key) : NULL;
     bool dep;
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
         *vnd = 0;

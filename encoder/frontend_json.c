@@ -70,6 +70,14 @@ static const struct { const char *op, *nki, *field; } nki_params[] = {
     {"quantize_mx", "dst_scale", "scale"},
 };
 
+static bool has_nki_params(const fj_opdef_t *d)
+{
+    for (size_t i = 0; i < sizeof nki_params / sizeof nki_params[0]; i++)
+        if (!strcmp(nki_params[i].op, d->name))
+            return true;
+    return false;
+}
+
 static int rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
     enum { NP = sizeof nki_params / sizeof nki_params[0] };
@@ -160,6 +168,8 @@ typedef struct fj_stmt {
     const char *name;            /* NKI name=, NULL */
     int engine;
     bool deps, sched;            /* "deps" / "schedule" given */
+    enc_op_check_t *chk;         /* ST_OP in a loop body: its last op validated
+                                    (enc_set_op_check), owned by the run; NULL */
 } fj_stmt_t;
 
 /* The op's name and engine, and whether deps / schedule are given: read
@@ -184,6 +194,20 @@ static int op_head(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st, tir
     return 0;
 }
 
+/* The statement's record of its last op validated, made on its first run
+ * in a loop body (NULL elsewhere: each object runs once; out of memory). */
+static enc_op_check_t *stmt_check(jx_t *j, fj_stmt_t *st)
+{
+    if (!st->chk && fj_memo_keeps(j)) {
+        enc_op_check_t *c = calloc(1, sizeof *c);
+        if (c && fj_keep(j, c, free))
+            st->chk = c;
+        else
+            free(c);
+    }
+    return st->chk;
+}
+
 static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d)
 {
     tir_op_t op;
@@ -195,11 +219,13 @@ static int run_compute_op(jx_t *j, const cJSON *o, const char *path, const fj_op
     enc_set_path(&j->b, path);
     enc_set_path_slot(&j->b, st ? &st->ipath : NULL);
     enc_set_name(&j->b, nm);   /* also reaches ops a typed builder makes */
+    enc_set_op_check(&j->b, st ? stmt_check(j, st) : NULL);
     int n0 = j->b.k->nops;
     int rc = d->fn(j, o, path, &op);
     if (rc > 0)
         rc = enc_emit(&j->b, &op) < 0 ? -1 : 0;   /* else the handler emitted through a builder */
     enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
+    enc_set_op_check(&j->b, NULL);
     if (rc < 0)
         return -1;
     if (st && !st->deps && !st->sched)
@@ -215,12 +241,16 @@ static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_st
     if (st->prepared)   /* renaming is done, the field check passed */
         return st->masked ? fj_masked_op(j, o, path, d, run_compute_op)
                           : run_compute_op(j, o, path, d);
-    if (rename_nki_params(j, o, path, d))
+    if (j->prep_d != d) {   /* constants of the op table entry: a flat body repeats one */
+        j->prep_d = d;
+        j->prep_nki = has_nki_params(d);
+        j->prep_native = false;   /* NKI mask= carried by the op's own predicate */
+        for (int i = 0; d->fields[i]; i++)
+            j->prep_native |= d->fields[i][0] == 'm' && !strcmp(d->fields[i], "mask");
+    }
+    if (j->prep_nki && rename_nki_params(j, o, path, d))
         return -1;
-    bool native = false;   /* NKI mask= carried by the op's own predicate */
-    for (int i = 0; d->fields[i]; i++)
-        native |= d->fields[i][0] == 'm' && !strcmp(d->fields[i], "mask");   /* per flat op */
-    if (fj_field(o, "mask") && !native) {  /* compute into a tile, masked copy (fj_mask.c) */
+    if (!j->prep_native && fj_field(o, "mask")) {  /* compute into a tile, masked copy (fj_mask.c) */
         st->prepared = st->masked = true;
         return fj_masked_op(j, o, path, d, run_compute_op);
     }

@@ -521,8 +521,8 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool
 
 const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap)
 {
-    if (!memcmp(ap, &tir_ap_none, sizeof *ap))
-        return &tir_ap_none;
+    if (ap->tensor == tir_ap_none.tensor && !memcmp(ap, &tir_ap_none, sizeof *ap))
+        return &tir_ap_none;   /* (an operand names a tensor: one comparison) */
     return pool_intern(&k->aps, ap, sizeof *ap, pool_hash_ap);
 }
 
