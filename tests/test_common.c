@@ -106,6 +106,39 @@ static void test_atomic_abort_leaves_nothing(void **state)
     assert_non_null(strstr(err.msg, "/nonexistent/x"));
 }
 
+/* fio_staged_open writes under the final name (no temporary beside it);
+ * abort removes the file; fio_fsync_tree syncs a tree and names a missing
+ * path. */
+static void test_staged_write_and_fsync_tree(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    char dir[] = "/tmp/tpb_staged_XXXXXX", path[64], sub[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f.json", dir);
+    fio_atomic_t a;
+    assert_int_equal(fio_staged_open(&a, path, &err), 0);
+    assert_string_equal(a.tmp, path);
+    assert_true(fio_exists(path));   /* no temporary name: the file itself */
+    fputs("partial", a.f);
+    fio_atomic_abort(&a);
+    assert_false(fio_exists(path));
+    snprintf(sub, sizeof sub, "%s/d", dir);
+    assert_int_equal(fio_mkdirs(sub, &err), 0);
+    snprintf(path, sizeof path, "%s/d/g.bin", dir);
+    assert_int_equal(fio_write_staged(path, "xyz", 3, &err), 0);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
+    assert_int_equal(len, 3);
+    assert_memory_equal(buf, "xyz", 3);
+    free(buf);
+    assert_int_equal(fio_fsync_tree(dir, &err), 0);
+    assert_int_equal(fio_rmtree(dir), 0);
+    assert_int_not_equal(fio_fsync_tree(dir, &err), 0);
+    assert_non_null(strstr(err.msg, dir));
+}
+
 /* A file of n bytes of a pattern that depends on the offset. */
 static void write_pattern(const char *path, size_t n)
 {
@@ -351,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_npy_roundtrip),
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
+        cmocka_unit_test(test_staged_write_and_fsync_tree),
         cmocka_unit_test(test_read_buf_reuse),
         cmocka_unit_test(test_array_grow),
         cmocka_unit_test(test_array_discard_head),
