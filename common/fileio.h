@@ -16,7 +16,7 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err);
 
 /* A read buffer reused across files (zero-initialise it): a loader that
  * reads many files keeps the pages the first one faulted in instead of
- * mapping a fresh block per file.  From 512 KiB on it is a mapping in huge
+ * mapping a fresh block per file.  From TPB_ARRAY_MAP_MIN on it is a mapping in huge
  * pages (common/hugepage.h); release it with fio_buf_free. */
 typedef struct {
     uint8_t *p;

@@ -616,7 +616,9 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t 
     if (fio_join(path, sizeof path, dir, name, err) || fio_staged_open(&out, path, err))
         return -1;
     jw_t w;
-    jw_init_file(&w, out.f);
+    /* a buffer for about the text of g->ndbg[e] entries (under 256 bytes
+     * each): a small sidecar's is malloc'ed, not a 2 MiB page */
+    jw_init_file_cap(&w, out.f, (size_t)4096 + (size_t)g->ndbg[e] * 256);
     if (compact)
         jw_set_compact(&w);
     jw_obj_begin(&w);
