@@ -82,6 +82,18 @@ static void test_npy_malformed(void **state)
     npy_free(&ok);
 }
 
+/* path holds exactly the text s. */
+static void expect_file(const char *path, const char *s)
+{
+    uint8_t *buf;
+    size_t len;
+    tpb_err_t err;
+    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
+    assert_int_equal(len, strlen(s));
+    assert_memory_equal(buf, s, len);
+    free(buf);
+}
+
 static void test_atomic_abort_leaves_nothing(void **state)
 {
     (void)state;
@@ -95,13 +107,10 @@ static void test_atomic_abort_leaves_nothing(void **state)
     assert_false(fio_exists(path));
     assert_false(fio_exists(a.tmp));
     assert_int_equal(fio_write_atomic(path, "abc", 3, &err), 0);
+    expect_file(path, "abc");
+    unlink(path);
     uint8_t *buf;
     size_t len;
-    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
-    assert_int_equal(len, 3);
-    assert_memory_equal(buf, "abc", 3);
-    free(buf);
-    unlink(path);
     assert_int_not_equal(fio_read_all("/nonexistent/x", &buf, &len, &err), 0);
     assert_non_null(strstr(err.msg, "/nonexistent/x"));
 }
@@ -127,12 +136,7 @@ static void test_staged_write_and_fsync_tree(void **state)
     assert_int_equal(fio_mkdirs(sub, &err), 0);
     snprintf(path, sizeof path, "%s/d/g.bin", dir);
     assert_int_equal(fio_write_staged(path, "xyz", 3, &err), 0);
-    uint8_t *buf;
-    size_t len;
-    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
-    assert_int_equal(len, 3);
-    assert_memory_equal(buf, "xyz", 3);
-    free(buf);
+    expect_file(path, "xyz");
     assert_int_equal(fio_fsync_tree(dir, &err), 0);
     assert_int_equal(fio_rmtree(dir), 0);
     assert_int_not_equal(fio_fsync_tree(dir, &err), 0);
