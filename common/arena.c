@@ -110,6 +110,11 @@ const char *tpb_arena_strndup(tpb_arena_t *a, const char *s, size_t n)
     return p;
 }
 
+int tpb_arena_reserve(tpb_arena_t *a, size_t bytes)
+{
+    return a->head || bytes <= CHUNK_MIN ? 0 : new_chunk(a, bytes);
+}
+
 void tpb_arena_free(tpb_arena_t *a)
 {
     for (tpb_arena_chunk_t *c = a->head, *prev; c; c = prev) {

@@ -40,5 +40,12 @@ const char *tpb_arena_strdup(tpb_arena_t *a, const char *s);
  * of memory.  For a caller that knows the length. */
 const char *tpb_arena_strndup(tpb_arena_t *a, const char *s, size_t n);
 void tpb_arena_free(tpb_arena_t *a);
+/* Size an empty arena's first chunk for about `bytes` of records (an owner
+ * that knows its count: 10^5 instructions' names and bodies): one chunk,
+ * in huge pages from TPB_ARRAY_MAP_MIN on, instead of the 4, 16, 64 KiB ...
+ * steps (their ~21 small page faults and a huge page each after).  No
+ * effect on an arena that has a chunk or for a few KiB; -1 when out of
+ * memory (the arena stays empty and usable). */
+int tpb_arena_reserve(tpb_arena_t *a, size_t bytes);
 
 #endif

@@ -1,6 +1,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -163,6 +164,19 @@ int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err)
     return 0;
 }
 
+int fio_staged_open(fio_atomic_t *a, const char *path, tpb_err_t *err)
+{
+    memset(a, 0, sizeof *a);
+    if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path)
+        return tpb_errf(err, "%s: path too long", path);
+    memcpy(a->tmp, a->path, sizeof a->tmp);
+    a->direct = a->nosync = true;
+    a->f = fopen(path, "wb");
+    if (!a->f)
+        return tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
+    return 0;
+}
+
 int fio_atomic_commit(fio_atomic_t *a, tpb_err_t *err)
 {
     int bad = 0;
@@ -177,7 +191,7 @@ int fio_atomic_commit(fio_atomic_t *a, tpb_err_t *err)
         unlink(a->tmp);
         return tpb_errf(err, "%s: write failed: %s", a->path, strerror(bad));
     }
-    if (rename(a->tmp, a->path) != 0) {
+    if (!a->direct && rename(a->tmp, a->path) != 0) {
         int e = errno;
         unlink(a->tmp);
         return tpb_errf(err, "%s: cannot rename into place: %s", a->path, strerror(e));
@@ -199,6 +213,23 @@ int fio_write_atomic(const char *path, const void *data, size_t len, tpb_err_t *
     return fio_write_atomic_sync(path, data, len, true, err);
 }
 
+/* Write data through a (opened), then commit; abort on a short write. */
+static int write_commit(fio_atomic_t *a, const char *path, const void *data, size_t len,
+                        tpb_err_t *err)
+{
+    if (len && fwrite(data, 1, len, a->f) != len) {
+        fio_atomic_abort(a);
+        return tpb_errf(err, "%s: write failed: %s", path, strerror(errno));
+    }
+    return fio_atomic_commit(a, err);
+}
+
+int fio_write_staged(const char *path, const void *data, size_t len, tpb_err_t *err)
+{
+    fio_atomic_t a;
+    return fio_staged_open(&a, path, err) ? -1 : write_commit(&a, path, data, len, err);
+}
+
 int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool sync,
                           tpb_err_t *err)
 {
@@ -206,11 +237,7 @@ int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool s
     if (fio_atomic_open(&a, path, err))
         return -1;
     a.nosync = !sync;
-    if (len && fwrite(data, 1, len, a.f) != len) {
-        fio_atomic_abort(&a);
-        return tpb_errf(err, "%s: write failed: %s", path, strerror(errno));
-    }
-    return fio_atomic_commit(&a, err);
+    return write_commit(&a, path, data, len, err);
 }
 
 int fio_mkdirs(const char *path, tpb_err_t *err)
@@ -280,4 +307,38 @@ int fio_rmtree(const char *path)
     if (rmdir(path))
         rc = -1;
     return rc;
+}
+
+int fio_fsync_tree(const char *path, tpb_err_t *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return tpb_errf(err, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (!d)
+            return tpb_errf(err, "%s: %s", path, strerror(errno));
+        struct dirent *de;
+        int rc = 0;
+        while (!rc && (de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                continue;
+            char sub[4096];
+            if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= (int)sizeof sub)
+                rc = tpb_errf(err, "%s/%s: path too long", path, de->d_name);
+            else
+                rc = fio_fsync_tree(sub, err);
+        }
+        closedir(d);
+        if (rc)
+            return rc;
+    } else if (!S_ISREG(st.st_mode)) {
+        return 0;   /* a symlink or device is not ours to sync */
+    }
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return tpb_errf(err, "%s: %s", path, strerror(errno));
+    int bad = fsync(fd) != 0 && errno != EINVAL ? errno : 0;   /* EINVAL: no sync on this fs */
+    close(fd);
+    return bad ? tpb_errf(err, "%s: fsync failed: %s", path, strerror(bad)) : 0;
 }

@@ -16,7 +16,7 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err);
 
 /* A read buffer reused across files (zero-initialise it): a loader that
  * reads many files keeps the pages the first one faulted in instead of
- * mapping a fresh block per file.  From 512 KiB on it is a mapping in huge
+ * mapping a fresh block per file.  From TPB_ARRAY_MAP_MIN on it is a mapping in huge
  * pages (common/hugepage.h); release it with fio_buf_free. */
 typedef struct {
     uint8_t *p;
@@ -42,8 +42,20 @@ typedef struct {
     char tmp[4096];
     char path[4096];
     bool nosync;      /* set after open: commit skips the fsync (see fio_write_atomic_sync) */
+    bool direct;      /* fio_staged_open: tmp is path itself, commit renames nothing */
 } fio_atomic_t;
 int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err);
+/* For a file inside a directory that is staged whole (tpb compile's
+ * <out>.tpbtmp.<pid>, renamed into place once complete): the file is
+ * written under its final name, with no temporary, rename or fsync of its
+ * own -- the directory's rename already makes the set appear all at once,
+ * and fio_fsync_tree makes it durable when asked.  Commit and abort as
+ * above (abort and a failed commit remove the file). */
+int fio_staged_open(fio_atomic_t *a, const char *path, tpb_err_t *err);
+int fio_write_staged(const char *path, const void *data, size_t len, tpb_err_t *err);
+/* fsync every regular file and directory under path, path included (a
+ * staged directory before its rename: `tpb compile --fsync`). */
+int fio_fsync_tree(const char *path, tpb_err_t *err);
 int fio_atomic_commit(fio_atomic_t *a, tpb_err_t *err);
 void fio_atomic_abort(fio_atomic_t *a);
 

@@ -24,11 +24,13 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
 
 /* A growing array of 10^5+ elements (tile-IR ops and tensors, BIR blocks) in
  * its own 2 MiB-aligned mapping once it reaches TPB_ARRAY_MAP_MIN bytes,
- * smaller ones in malloc'ed memory.  The threshold is 512 KiB: on a VM
- * whose page faults exit to the hypervisor (~10 us each, docs/performance.md
- * "Page faults on a virtual machine") 128 small faults cost more than
- * clearing one 2 MiB page, and an owner that sizes its block with
- * tpb_array_room wastes nothing.  Growing it moves no bytes: the mapping
+ * smaller ones in malloc'ed memory.  The threshold is 128 KiB: on a VM
+ * whose page faults exit to the hypervisor (12-18 us each, docs/performance.md
+ * "Page faults on a virtual machine") a 2 MiB page's fault (120-200 us)
+ * costs about ten small ones, so from 32 of them on one huge page is
+ * cheaper (512 KiB until the twelfth session: growing arrays, sets and
+ * arena chunks of 128-512 KiB then cost 32-128 faults each); an owner that
+ * sizes its block with tpb_array_room wastes nothing.  Growing it moves no bytes: the mapping
  * is extended in place where the address space after it is free, else its
  * pages are moved (mremap) to a new 2 MiB-aligned mapping, which keeps the
  * huge pages whole -- realloc's move shifted the offset within 2 MiB, split
@@ -40,7 +42,7 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
  * block or NULL when out of memory (p then stays valid).  Free it with
  * tpb_array_free(p, its capacity in bytes), never free(): which allocator
  * holds a block follows from its capacity alone. */
-#define TPB_ARRAY_MAP_MIN ((size_t)512 << 10)
+#define TPB_ARRAY_MAP_MIN ((size_t)128 << 10)
 void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes);
 void tpb_array_free(void *p, size_t bytes);
 /* A new zero-filled block of `bytes` (at least 1) for an array whose size is

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hugepage.h"
 #include "smallfmt.h"
 
 /* 256 KiB: large enough that write() calls are few, small enough to stay in
@@ -19,7 +20,10 @@ static int jb_init(jb_t *b, FILE *f, size_t cap)
     memset(b, 0, sizeof *b);
     b->f = f;
     b->cap = cap ? cap : JB_DEFAULT_CAP;
-    b->buf = malloc(b->cap);
+    /* a file writer's 256 KiB chunk is a 2 MiB page (hugepage.h): one
+     * fault where malloc's fresh mapping took 64 per sidecar; a small
+     * chunk is malloc'ed, its pages faulted in only as far as written */
+    b->buf = tpb_array_grow(NULL, 0, b->cap);
     if (!b->buf) {
         b->cap = 0;
         b->failed = true;
@@ -40,7 +44,7 @@ int jb_init_mem(jb_t *b, size_t cap)
 
 void jb_free(jb_t *b)
 {
-    free(b->buf);
+    tpb_array_free(b->buf, b->cap);
     memset(b, 0, sizeof *b);
 }
 
@@ -68,7 +72,7 @@ static bool jb_grow(jb_t *b, size_t need)
         }
         cap *= 2;
     }
-    char *p = realloc(b->buf, cap);
+    char *p = tpb_array_grow(b->buf, b->cap, cap);
     if (!p) {
         b->failed = true;
         return false;
@@ -345,8 +349,13 @@ void jw_init(jw_t *w)
 
 void jw_init_file(jw_t *w, FILE *f)
 {
+    jw_init_file_cap(w, f, JW_CHUNK);
+}
+
+void jw_init_file_cap(jw_t *w, FILE *f, size_t cap)
+{
     memset(w, 0, sizeof *w);
-    jb_init_file(&w->b, f, JW_CHUNK);
+    jb_init_file(&w->b, f, cap && cap < JW_CHUNK ? cap : JW_CHUNK);
 }
 
 void jw_set_compact(jw_t *w)

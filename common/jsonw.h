@@ -125,6 +125,11 @@ void jw_init(jw_t *w);
 /* Stream to f (the caller opens and closes it); b.buf holds what is not
  * written yet. */
 void jw_init_file(jw_t *w, FILE *f);
+/* The same with chunks of `cap` bytes (at most JW_CHUNK): a writer that
+ * knows its document is small asks for less, since a chunk from
+ * TPB_ARRAY_MAP_MIN on is a 2 MiB page (one fault, but ten small ones'
+ * worth; common/hugepage.h). */
+void jw_init_file_cap(jw_t *w, FILE *f, size_t cap);
 void jw_free(jw_t *w);
 /* From here on write cJSON_PrintUnformatted()'s bytes (the compact
  * sidecars, docs/artifacts.md); call before the first value. */

@@ -251,13 +251,16 @@ static int roll_forward(const char *jpath)
 int tpb_txn_recover_dir(const char *dir)
 {
     int n = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    bool temps = false;   /* pass 0 saw a name a temporary might have */
+    for (int pass = 0; pass < 2 && (pass == 0 || temps); pass++) {
         DIR *d = opendir(dir);
         if (!d)
             return n;
         struct dirent *de;
         while ((de = readdir(d))) {
             const char *nm = de->d_name;
+            if (pass == 0 && !temps)   /* else the usual directory is listed only once */
+                temps = strstr(nm, TXN_STAGE) || strstr(nm, TXN_OLD);
             char p[4400];
             if (snprintf(p, sizeof p, "%s/%s", dir, nm) >= (int)sizeof p)
                 continue;

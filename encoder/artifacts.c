@@ -34,7 +34,7 @@ static int write_json(cJSON *root, const char *dir, const char *name, tpb_err_t 
     if (!text)
         return tpb_errf(err, "%s: out of memory serialising JSON", path);
     size_t n = strlen(text);
-    int rc = fio_write_atomic(path, text, n, err);
+    int rc = fio_write_staged(path, text, n, err);   /* inside the staged directory */
     free(text);
     return rc;
 }
@@ -613,10 +613,12 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t 
     char name[64], path[4096];
     snprintf(name, sizeof name, "%s.json", isa_engine_name((isa_engine_t)e));
     fio_atomic_t out;
-    if (fio_join(path, sizeof path, dir, name, err) || fio_atomic_open(&out, path, err))
+    if (fio_join(path, sizeof path, dir, name, err) || fio_staged_open(&out, path, err))
         return -1;
     jw_t w;
-    jw_init_file(&w, out.f);
+    /* a buffer for about the text of g->ndbg[e] entries (under 256 bytes
+     * each): a small sidecar's is malloc'ed, not a 2 MiB page */
+    jw_init_file_cap(&w, out.f, (size_t)4096 + (size_t)g->ndbg[e] * 256);
     if (compact)
         jw_set_compact(&w);
     jw_obj_begin(&w);
@@ -812,7 +814,11 @@ int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err)
         } else {
             return tpb_errf(err, "constant '%s' (%s) has neither data nor a file", t->name, t->path);
         }
-        int rc = npy_write(path, &a, err);
+        uint8_t *buf = NULL;
+        size_t len;
+        int rc = npy_serialize(&a, &buf, &len, err) ? tpb_err_prefix(err, "%s", path)
+                                                    : fio_write_staged(path, buf, len, err);
+        free(buf);
         npy_free(&a);
         if (rc)
             return -1;

@@ -95,7 +95,7 @@ typedef struct {
     /* per engine */
     FILE *bin[ISA_ENG_COUNT];
     jb_t binbuf[ISA_ENG_COUNT];           /* bundles batched in front of bin[e] (GEN_BIN_BUF) */
-    char bin_tmp[ISA_ENG_COUNT][4096];
+    char bin_tmp[ISA_ENG_COUNT][4096];    /* <Engine>.bin's path (written in place) */
     bool opened[ISA_ENG_COUNT];
     unsigned pcs[ISA_ENG_COUNT];          /* bundles written */
     gen_debug_t *dbg[ISA_ENG_COUNT];

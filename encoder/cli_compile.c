@@ -58,6 +58,11 @@ static void usage(FILE *f)
             "  --max-memory SIZE      refuse a kernel whose compile is estimated to need\n"
             "                         more than SIZE bytes (K/M/G suffixes; default 3/4\n"
             "                         of physical memory; docs/reliability.md)\n"
+            "  --fsync                also survive an OS crash or power loss: fsync every\n"
+            "                         artifact before the directory is renamed into place\n"
+            "                         (slower; by default the directory appears whole or\n"
+            "                         not at all for killed and failed compiles,\n"
+            "                         docs/reliability.md)\n"
             "  --stats                print per-engine instruction counts, the opcode\n"
             "                         histogram, memory peaks, the sync summary and\n"
             "                         the compiler's own peak memory\n"
@@ -203,7 +208,7 @@ int tpb_cmd_compile(int argc, char **argv)
     const char *in = NULL, *out = NULL, *target = NULL;
     int mode = ENC_RUN_ISA_CHECKS;
     bool dump = false, stats = false, link = false, ldw_opt = false, loops = false;
-    bool desc_reuse = false;
+    bool desc_reuse = false, durable = false;
     int buffers = 0;
     uint64_t max_memory = 0;
     for (int i = 1; i < argc; i++) {
@@ -257,6 +262,8 @@ int tpb_cmd_compile(int argc, char **argv)
             link = true;
         } else if (!strcmp(a, "--dma-desc-reuse")) {
             desc_reuse = true;
+        } else if (!strcmp(a, "--fsync")) {
+            durable = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "tpb compile: unknown option '%s' (see tpb compile --help)\n", a);
             return 2;
@@ -317,7 +324,7 @@ int tpb_cmd_compile(int argc, char **argv)
     }
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
                        .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops,
-                       .dma_desc_reuse = desc_reuse};
+                       .dma_desc_reuse = desc_reuse, .fsync = durable};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */

@@ -513,7 +513,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
             enc_write_tensor_map(&w.k, t, &hbm, core_dir, err) ||
-            art_install_dir(tmp, o.out_dir, err))
+            (o.fsync && fio_fsync_tree(tmp, err)) || art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;
     }

@@ -59,6 +59,8 @@ typedef struct {
     bool dma_desc_reuse;       /* --dma-desc-reuse: the instances of one module
                                   definition share its DMA descriptors, their
                                   funcArgs passed in registers (docs/multicore.md) */
+    bool fsync;                /* --fsync: fsync the artifacts before the directory's
+                                  rename (docs/reliability.md "Durability") */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */

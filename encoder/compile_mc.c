@@ -119,7 +119,7 @@ static int write_sidecar(const char *dir, const char *eng, int core, stream_t *s
     cJSON_Delete(root);
     if (!txt)
         return tpb_errf(err, "out of memory (sidecar)");
-    int rc = fio_write_atomic(path, txt, strlen(txt), err);
+    int rc = fio_write_staged(path, txt, strlen(txt), err);
     free(txt);
     return rc;
 }
@@ -162,7 +162,7 @@ static int emit_block(const lnc_module_t *m, const lnc_inst_t *call, const lnc_b
     char path[4400];
     const char *eng = isa_engine_name((isa_engine_t)bl->engine);
     snprintf(path, sizeof path, "%.4200s/%s.bin", dir, eng);
-    if (fio_write_atomic(path, s.buf, s.n * ISA_BUNDLE_BYTES, err) ||
+    if (fio_write_staged(path, s.buf, s.n * ISA_BUNDLE_BYTES, err) ||
         write_sidecar(dir, eng, core, &s,
                       cb ? "dispatcher prologue: Call 3, completion CoreBarrier, Halt"
                          : "dispatcher prologue: Call 2, Halt",
@@ -219,7 +219,7 @@ static int write_json_text(const char *path, char *txt, tpb_err_t *err)
 {
     if (!txt)
         return tpb_errf(err, "%s: out of memory", path);
-    int rc = fio_write_atomic(path, txt, strlen(txt), err);
+    int rc = fio_write_staged(path, txt, strlen(txt), err);
     free(txt);
     return rc;
 }
@@ -391,7 +391,7 @@ static int write_placement(const tir_kernel_t *progs, int np, int ncores, const 
     char path[4200];
     snprintf(path, sizeof path, "%s/placement.json", dir);
     size_t n = strlen(txt);
-    int rc = fio_write_atomic(path, txt, n, err);
+    int rc = fio_write_staged(path, txt, n, err);
     free(txt);
     return rc;
 }
@@ -584,7 +584,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
             write_placement(progs, np, s.ncores, tmp, err) ||
             verify_tensor_map(tmp, &lnk, err) || setup_link_dir(tmp, &lnk, err) ||
             lnc_emit_linked(&lnk, tmp, err) ||
-            art_install_dir(tmp, o.out_dir, err))
+            (o.fsync && fio_fsync_tree(tmp, err)) || art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;
     }

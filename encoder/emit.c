@@ -315,18 +315,18 @@ static int bin_drain(gen_t *g, int e)
     return jb_failed(&g->binbuf[e]) ? -1 : 0;
 }
 
-/* createBin: open <Engine>.bin (as a temp file renamed at commit). */
+/* createBin: open <Engine>.bin under its final name: the directory is
+ * the compile's staged one, renamed into place whole (fio_staged_open), so
+ * a stream of its own needs no temporary; a failed one is removed. */
 static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
 {
-    char path[4096];
-    if (snprintf(g->bin_tmp[e], sizeof g->bin_tmp[e], "%s/.%s.bin.tmp.%ld", g->dir,
-                 isa_engine_name((isa_engine_t)e), (long)getpid()) >= (int)sizeof g->bin_tmp[e] ||
-        snprintf(path, sizeof path, "%s/%s.bin", g->dir, isa_engine_name((isa_engine_t)e)) >=
-            (int)sizeof path) {
+    const char *path = g->bin_tmp[e];
+    if (snprintf(g->bin_tmp[e], sizeof g->bin_tmp[e], "%s/%s.bin", g->dir,
+                 isa_engine_name((isa_engine_t)e)) >= (int)sizeof g->bin_tmp[e]) {
         tpb_errf(err, "artifact path too long under %s", g->dir);
         return NULL;
     }
-    FILE *f = fopen(g->bin_tmp[e], "wb");
+    FILE *f = fopen(path, "wb");
     if (!f) {
         /* the notes' NeuronAssertion at generator.cpp:58, error code 1007 */
         tpb_errf(err, "%s: cannot create: %s (assertion 'bin != __null' failed, error code 1007)",
@@ -373,7 +373,7 @@ static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[IS
     if (snprintf(path, sizeof path, "%s/%s.%024u.%s.bin", g->dir,
                  isa_engine_name((isa_engine_t)in->engine), g->seq++, name) >= (int)sizeof path)
         return tpb_errf(err, "artifact path too long under %s", g->dir);
-    return fio_write_atomic(path, bundles, (size_t)nb * ISA_BUNDLE_BYTES, err);
+    return fio_write_staged(path, bundles, (size_t)nb * ISA_BUNDLE_BYTES, err);
 }
 
 static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31); }
@@ -895,13 +895,6 @@ int gen_finish(gen_t *g, bool ok, tpb_err_t *err)
             unlink(g->bin_tmp[e]);
             if (ok && !rc)
                 rc = tpb_errf(err, "%s: write failed", g->bin_tmp[e]);
-            continue;
-        }
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s.bin", g->dir, isa_engine_name((isa_engine_t)e));
-        if (rename(g->bin_tmp[e], path) != 0 && !rc) {
-            unlink(g->bin_tmp[e]);
-            rc = tpb_errf(err, "%s: cannot rename into place: %s", path, strerror(errno));
         }
     }
     return rc;

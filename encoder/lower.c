@@ -119,6 +119,10 @@ int lower_kernel(lower_ctx_t *c)
         }
     /* an instruction or more per op: the block sized once for them */
     int rc = bir_block_reserve(bir_main_block(c->m), c->k->nops, c->err);
+    /* the names, bodies and accesses take 200-330 arena bytes per op (the
+     * bench kernels): the first chunk for most of them at once; a failure
+     * leaves the arena as it was (it reports its own out of memory) */
+    (void)tpb_arena_reserve(&c->m->arena, (size_t)c->k->nops * 128);
     lw_tap_memo_clear(c);
     for (int i = 0; i < c->k->nops && !rc; i++) {
         c->opi = i;

@@ -284,7 +284,7 @@ static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_
  * (tpb_array_grow): from 64 KiB on at least TPB_ARRAY_MAP_MIN, so that it
  * is a 2 MiB page -- one fault, about the cost of ten 4 KiB ones on a VM
  * (docs/performance.md) -- rather than 16 or more 4 KiB ones. */
-#define SCHED_MAP_FROM (TPB_ARRAY_MAP_MIN / 8)
+#define SCHED_MAP_FROM ((size_t)64 << 10)
 static inline size_t sched_block_bytes(size_t bytes)
 {
     return bytes >= SCHED_MAP_FROM && bytes < TPB_ARRAY_MAP_MIN ? TPB_ARRAY_MAP_MIN : bytes;

@@ -367,13 +367,13 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
         if (k->cap_strs > INT32_MAX / 4)
             return NULL;
         int nc = k->cap_strs ? 2 * k->cap_strs : 64;
-        char **set = calloc((size_t)nc, sizeof *set);
+        char **set = zeroed_block((size_t)nc * sizeof *set);   /* huge pages when large */
         if (!set)
             return NULL;
         for (int i = 0; i < k->cap_strs; i++)
             if (k->strs[i])
                 set[str_slot(set, nc, k->strs[i])] = k->strs[i];
-        free(k->strs);
+        tpb_array_free(k->strs, (size_t)k->cap_strs * sizeof *k->strs);
         k->strs = set;
         k->cap_strs = nc;
     }
@@ -420,7 +420,7 @@ void tir_pools_free(tir_kernel_t *k)
     pool_free(&k->aps);
     pool_free(&k->rares);
     tpb_arena_free(&k->names);   /* also the interned strings */
-    free(k->strs);
+    tpb_array_free(k->strs, (size_t)k->cap_strs * sizeof *k->strs);
     k->strs = NULL;
     k->nstrs = k->cap_strs = 0;
 }

@@ -120,8 +120,11 @@ isa_status_t isa_stream_decode_planned(isa_plans_t *ps, const uint8_t *buf, size
                     "size %zu is not a multiple of 64 (%zu trailing bytes)", len,
                     len % ISA_BUNDLE_BYTES);
     size_t nb = len / ISA_BUNDLE_BYTES;
-    out->insts = calloc(nb ? nb : 1, sizeof *out->insts);
-    out->pc_to_index = calloc(nb ? nb : 1, sizeof *out->pc_to_index);
+    /* a long stream's arrays in huge pages (tpb_array_zalloc): one fault
+     * per 2 MiB, not per 4 KiB; isa_stream_free frees them by this size */
+    out->nbundles = nb;
+    out->insts = tpb_array_zalloc((nb ? nb : 1) * sizeof *out->insts);
+    out->pc_to_index = tpb_array_zalloc((nb ? nb : 1) * sizeof *out->pc_to_index);
     bool own = nb > 4 && !ps;   /* a plan per format for this stream */
     fmt_plan_t one, *plans = own ? calloc(ISA_FMT_COUNT, sizeof *plans) : NULL;
     if (!out->insts || !out->pc_to_index || (own && !plans)) {
@@ -129,8 +132,6 @@ isa_status_t isa_stream_decode_planned(isa_plans_t *ps, const uint8_t *buf, size
         isa_stream_free(out);
         return isa_fail(err, ISA_E_NOMEM, 0, NULL, "out of memory");
     }
-    tpb_advise_huge_pages(out->insts, (nb ? nb : 1) * sizeof *out->insts);
-    out->nbundles = nb;
     bool have_ext = false, have_pred = false;
     isa_fmt_APEXT_t ext;
     isa_fmt_PREDEXT_t pred;
@@ -226,7 +227,8 @@ bad:
 void isa_stream_free(isa_stream_t *s)
 {
     free(s->preds_more);
-    free(s->insts);
-    free(s->pc_to_index);
+    size_t nb = s->nbundles ? s->nbundles : 1;   /* as isa_stream_decode_planned allocated */
+    tpb_array_free(s->insts, nb * sizeof *s->insts);
+    tpb_array_free(s->pc_to_index, nb * sizeof *s->pc_to_index);
     memset(s, 0, sizeof *s);
 }

@@ -55,8 +55,8 @@ static bool key_eq(const isa_decoded_t *a, const isa_decoded_t *b)
 }
 
 /* One zeroed block holds the step records, the classes and the hash table
- * that finds them (kept with them, unused after the build): from 512 KiB on
- * (3 x 10^4 instructions) it is a mapping in huge pages, one page fault per
+ * that finds them (kept with them, unused after the build): from
+ * TPB_ARRAY_MAP_MIN on it is a mapping in huge pages, one page fault per
  * 2 MiB instead of one per 4 KiB of three separate blocks
  * (docs/performance.md, "Page faults of tpb sim"). */
 int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *err)

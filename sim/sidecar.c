@@ -57,7 +57,7 @@ typedef struct {
  * and then the strings.  Every stored string comes from a distinct string
  * token of the file and is no longer than the token, so len + 1 bytes of
  * text always suffice (only the bytes written are ever touched).  From
- * 512 KiB on the block is a fresh mapping in huge pages (tpb_array_grow:
+ * TPB_ARRAY_MAP_MIN on the block is a fresh mapping in huge pages (tpb_array_grow:
  * a fault per 2 MiB, not per 4 KiB), already zeroed, so only a malloc'ed
  * one has its table cleared. */
 static void sink_begin(debug_sink_t *k, size_t len)

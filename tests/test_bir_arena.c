@@ -119,6 +119,35 @@ static void test_arena_extend(void **state)
  * reused block would show; the mapped chunks are reached (head_zero set
  * where the platform maps them), and an extend in place zeroes its growth
  * in both kinds of chunk. */
+/* tpb_arena_reserve: the first chunk holds the reserved bytes (records
+ * come from one chunk, adjacent), zeroed; no effect once a chunk exists. */
+static void test_arena_reserve_first_chunk(void **state)
+{
+    (void)state;
+    for (int big = 0; big < 2; big++) {   /* malloc'ed, then a huge-page mapping */
+        tpb_arena_t a = {0};
+        size_t n = big ? (size_t)3 << 20 : (size_t)100 << 10, rec = 200;
+        assert_int_equal(tpb_arena_reserve(&a, n), 0);
+        const tpb_arena_chunk_t *head = a.head;
+        assert_non_null(head);
+        unsigned char *first = tpb_arena_alloc(&a, rec, 8), *p = first;
+        for (size_t i = 1; i < n / rec; i++) {
+            p = tpb_arena_alloc(&a, rec, 8);
+            assert_ptr_equal(p, first + i * rec);   /* no new chunk */
+            for (size_t b = 0; b < rec; b += 50)
+                assert_int_equal(p[b], 0);
+            p[0] = 1;
+        }
+        assert_ptr_equal(a.head, head);
+        assert_int_equal(tpb_arena_reserve(&a, (size_t)64 << 20), 0);
+        assert_ptr_equal(a.head, head);   /* not empty: unchanged */
+        tpb_arena_free(&a);
+    }
+    tpb_arena_t a = {0};
+    assert_int_equal(tpb_arena_reserve(&a, 100), 0);   /* a few bytes: nothing yet */
+    assert_null(a.head);
+}
+
 static void test_arena_zero_without_clearing(void **state)
 {
     (void)state;
@@ -555,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_arena_strdup_exact),
         cmocka_unit_test(test_arena_extend),
         cmocka_unit_test(test_arena_zero_without_clearing),
+        cmocka_unit_test(test_arena_reserve_first_chunk),
         cmocka_unit_test(test_access_sharing),
         cmocka_unit_test(test_access_room),
         cmocka_unit_test(test_name_cut),

@@ -82,6 +82,18 @@ static void test_npy_malformed(void **state)
     npy_free(&ok);
 }
 
+/* path holds exactly the text s. */
+static void expect_file(const char *path, const char *s)
+{
+    uint8_t *buf;
+    size_t len;
+    tpb_err_t err;
+    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
+    assert_int_equal(len, strlen(s));
+    assert_memory_equal(buf, s, len);
+    free(buf);
+}
+
 static void test_atomic_abort_leaves_nothing(void **state)
 {
     (void)state;
@@ -95,15 +107,40 @@ static void test_atomic_abort_leaves_nothing(void **state)
     assert_false(fio_exists(path));
     assert_false(fio_exists(a.tmp));
     assert_int_equal(fio_write_atomic(path, "abc", 3, &err), 0);
+    expect_file(path, "abc");
+    unlink(path);
     uint8_t *buf;
     size_t len;
-    assert_int_equal(fio_read_all(path, &buf, &len, &err), 0);
-    assert_int_equal(len, 3);
-    assert_memory_equal(buf, "abc", 3);
-    free(buf);
-    unlink(path);
     assert_int_not_equal(fio_read_all("/nonexistent/x", &buf, &len, &err), 0);
     assert_non_null(strstr(err.msg, "/nonexistent/x"));
+}
+
+/* fio_staged_open writes under the final name (no temporary beside it);
+ * abort removes the file; fio_fsync_tree syncs a tree and names a missing
+ * path. */
+static void test_staged_write_and_fsync_tree(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    char dir[] = "/tmp/tpb_staged_XXXXXX", path[64], sub[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f.json", dir);
+    fio_atomic_t a;
+    assert_int_equal(fio_staged_open(&a, path, &err), 0);
+    assert_string_equal(a.tmp, path);
+    assert_true(fio_exists(path));   /* no temporary name: the file itself */
+    fputs("partial", a.f);
+    fio_atomic_abort(&a);
+    assert_false(fio_exists(path));
+    snprintf(sub, sizeof sub, "%s/d", dir);
+    assert_int_equal(fio_mkdirs(sub, &err), 0);
+    snprintf(path, sizeof path, "%s/d/g.bin", dir);
+    assert_int_equal(fio_write_staged(path, "xyz", 3, &err), 0);
+    expect_file(path, "xyz");
+    assert_int_equal(fio_fsync_tree(dir, &err), 0);
+    assert_int_equal(fio_rmtree(dir), 0);
+    assert_int_not_equal(fio_fsync_tree(dir, &err), 0);
+    assert_non_null(strstr(err.msg, dir));
 }
 
 /* A file of n bytes of a pattern that depends on the offset. */
@@ -351,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_npy_roundtrip),
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
+        cmocka_unit_test(test_staged_write_and_fsync_tree),
         cmocka_unit_test(test_read_buf_reuse),
         cmocka_unit_test(test_array_grow),
         cmocka_unit_test(test_array_discard_head),

@@ -232,6 +232,41 @@ static void test_fsync_same_outputs(void **state)
     tb_free(&b);
 }
 
+/* tpb compile writes no fsync by default and fsyncs with --fsync (as tpb
+ * sim, docs/reliability.md "Durability"): the same artifact bytes either
+ * way, the directory replaced whole, no temporary left inside or beside it. */
+static void test_compile_fsync_same_artifacts(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tpb_cfsync_XXXXXX", p[600], out[8192];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/k.json", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("{\"kernel\": \"k\", \"target\": \"trn2\", \"inputs\": [{\"name\": \"a\", \"shape\": "
+          "[1, 4], \"dtype\": \"float32\"}], \"outputs\": [{\"name\": \"out\", \"shape\": [1, 4], "
+          "\"dtype\": \"float32\"}], \"body\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\": "
+          "[1, 4], \"dtype\": \"float32\"}, {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a\"}, "
+          "{\"op\": \"tensor_scalar\", \"dst\": \"t\", \"src\": \"t\", \"op0\": \"add\", "
+          "\"operand0\": 1.0, \"engine\": \"dve\"}, {\"op\": \"store\", \"dst\": \"out\", "
+          "\"src\": \"t\"}]}\n", f);
+    assert_int_equal(fclose(f), 0);
+    for (int k = 0; k < 3; k++) {   /* the third replaces the second's directory */
+        int rc = run(out, sizeof out, "%s compile %s/k.json -o %s/a%d%s", tb_tpb(), dir, dir,
+                     k ? 1 : 0, k ? " --fsync" : "");
+        if (rc != 0)
+            fail_msg("rc %d: %s", rc, out);
+    }
+    assert_int_equal(run(out, sizeof out, "diff -r %s/a0 %s/a1", dir, dir), 0);
+    assert_int_equal(run(out, sizeof out, "cd %s && find . | grep -c tmp", dir), 1);
+    assert_string_equal(out, "0\n");
+    snprintf(p, sizeof p, "%s/a1/nc0/sg0/DVE.bin", dir);
+    assert_true(fio_exists(p));
+    assert_int_equal(run(out, sizeof out, "%s compile --help", tb_tpb()), 0);
+    assert_non_null(strstr(out, "--fsync"));
+    assert_int_equal(fio_rmtree(dir), 0);
+}
+
 static void test_sim_error_no_outputs(void **state)
 {
     (void)state;
@@ -268,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_timing_only_without_inputs),
         cmocka_unit_test(test_sim_error_no_outputs),
         cmocka_unit_test(test_fsync_same_outputs),
+        cmocka_unit_test(test_compile_fsync_same_artifacts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

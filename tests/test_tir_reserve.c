@@ -129,7 +129,7 @@ static void test_read_kernel_text(void **state)
     assert_int_equal(bytes, 0);
 }
 
-/* A loop body's tiles past 512 KiB of per-tensor records (16 bytes each:
+/* A loop body's tiles past TPB_ARRAY_MAP_MIN of per-tensor records (16 bytes each:
  * 40 000 tiles): each instance's name, scope and whole-AP record as
  * before, the retired ones refused. */
 static void test_many_tiles(void **state)
