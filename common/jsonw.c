@@ -584,6 +584,37 @@ void jw_member_int(jw_t *w, const char *key, size_t n, long long v)
     w->b.len = (size_t)(o + nd - w->b.buf);
 }
 
+/* memo's digits plus d (0 < d < 100) in place; false when a carry would
+ * add a digit (then the caller writes them from scratch). */
+static bool digits_add(jw_num_memo_t *m, unsigned d)
+{
+    for (int i = (int)m->n - 1; i >= 0 && d; i--) {
+        unsigned x = (unsigned)(m->d[i] - '0') + d;
+        m->d[i] = (char)('0' + x % 10);
+        d = x / 10;
+    }
+    return d == 0;
+}
+
+void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_memo_t *memo)
+{
+    /* jw_int's integer form, non-negative: the digits alone */
+    char *o = v >= 0 && v < 1000000000000000LL ? member_begin(w, key, n, sizeof memo->d) : NULL;
+    if (!o) {
+        jw_key_plain(w, key, n);   /* the general path, the same bytes */
+        jw_int(w, v);
+        return;
+    }
+    long long d = v - memo->v;
+    if (!memo->n || d < 0 || d >= 100 || (d && !digits_add(memo, (unsigned)d))) {
+        memo->n = (uint8_t)tpb_u64_ndigits((uint64_t)v);   /* (over a failed digits_add) */
+        tpb_u64_digits((uint64_t)v, memo->d + memo->n);
+    }
+    memo->v = v;
+    memcpy(o, memo->d, sizeof memo->d);   /* member_begin reserved that much */
+    w->b.len = (size_t)(o + memo->n - w->b.buf);
+}
+
 void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len)
 {
     char *o = member_begin(w, key, n, len);

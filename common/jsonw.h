@@ -153,6 +153,19 @@ void jw_member_str(jw_t *w, const char *key, size_t n, const char *s);
  * debug entries' pc and op_index); jw_kvl_int for a string literal. */
 void jw_member_int(jw_t *w, const char *key, size_t n, long long v);
 #define jw_kvl_int(w, lit, v) jw_member_int((w), "" lit "", sizeof(lit) - 1, (v))
+/* jw_member_int for a value that mostly grows by a little from one call to
+ * the next (the op_index of consecutive debug entries): *memo keeps the
+ * last value written through it and its digits, and a value 1..99 above it
+ * is written by adding the difference to those digits instead of dividing
+ * it out again; any other value, from scratch.  Zero *memo before the first
+ * call. */
+typedef struct {
+    long long v;
+    uint8_t n;   /* digits in d; 0: none yet */
+    char d[24];
+} jw_num_memo_t;
+void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_memo_t *memo);
+#define jw_kvl_int_memo(w, lit, v, memo) jw_member_int_memo((w), "" lit "", sizeof(lit) - 1, (v), (memo))
 /* jw_key_plain(w, key, n) then json[0..len), a value's text as jw_* would
  * write it (e.g. made by jb_cjson_str), copied as it is. */
 void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len);

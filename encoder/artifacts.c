@@ -472,6 +472,7 @@ typedef struct {
     const char *src, *op, *name;
     int op_index;                /* -1: none */
     const char *buf;             /* in the buf table, or "" */
+    jw_num_memo_t op_index_memo; /* the last op_index written */
 } sidecar_prev_t;
 
 /* One debug entry; prev != NULL: the compact form, which leaves out what
@@ -507,7 +508,10 @@ static void debug_entry(jw_t *w, art_jcache_t *jc, const art_ops_t *ops, const b
         jw_kvl(w, "bir",
                in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
     if (has_op && !cont) {
-        jw_kvl_int(w, "op_index", in->tir_op);
+        if (prev)   /* compact: mostly the last one plus a few */
+            jw_kvl_int_memo(w, "op_index", in->tir_op, &prev->op_index_memo);
+        else
+            jw_kvl_int(w, "op_index", in->tir_op);
         const tir_asm_t *inl = ops->inl ? ops->inl[in->tir_op] : NULL;
         if (inl) {   /* INLINE_ASM_BYTES, an opaque bundle: what the kernel said about it */
             jw_kvl(w, "sync_type", inl->sync_type ? "barrier" : "none");

@@ -134,6 +134,9 @@ typedef struct {
     uint16_t recent[ISA_ENG_COUNT][GEN_RECENT];   /* 1 + entry index, 0 = none */
     unsigned nrecent[ISA_ENG_COUNT], period[ISA_ENG_COUNT];
     unsigned cache_recent_hits;
+    uint16_t op_last[ISA_OP_COUNT];   /* per opcode: 1 + the entry it last added */
+    unsigned op_misses[ISA_OP_COUNT]; /* per opcode: misses since its last hit */
+    unsigned cache_bypassed;          /* misses that skipped the lookup (emit.c) */
     isa_plans_t *plans;      /* per-format encode plans (a cache miss encodes) */
     /* COLLECT: per format, the TAP ".ndims" fields of ApExt slots (lazy) */
     bool fmt_ready[ISA_FMT_COUNT];

@@ -400,8 +400,12 @@ static void collect_opcodes(gen_t *g, const bir_inst_t *in, const uint8_t *ops, 
 }
 
 
-/* Encode one BIR instruction: [PredExt] [ApExt] main. */
-static int encode(isa_plans_t *ps, const bir_inst_t *in,
+/* Encode one BIR instruction: [PredExt] [ApExt] main; whole is in
+ * expanded (bir_isa_expand), ref NULL or a cache entry of the same opcode
+ * whose main bundle the main one is encoded from (isa_encode_planned_from:
+ * the same bytes and errors, only the fields that differ checked). */
+static int encode(isa_plans_t *ps, const bir_inst_t *in, const isa_inst_t *whole,
+                  const struct gen_cache_entry *ref,
                   uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES], unsigned *nb, int idx,
                   tpb_err_t *err)
 {
@@ -431,10 +435,9 @@ static int encode(isa_plans_t *ps, const bir_inst_t *in,
         }
     }
     unsigned k = 0;
-    isa_inst_t whole;
-    bir_isa_expand(in, &whole);
-    if (isa_encode_with_prefixes_planned(ps, &whole, (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k,
-                                         &ie) != ISA_OK)
+    if (isa_encode_with_prefixes_from(ps, whole, ref ? &ref->key : NULL,
+                                      ref ? ref->bundles[ref->nb - 1] : NULL,
+                                      (uint8_t(*)[ISA_BUNDLE_BYTES])out[n], &k, &ie) != ISA_OK)
         return tpb_errf(err, "instruction %d '%s' (%s, %s): %s", idx, in->name,
                         in->src && in->src[0] ? in->src : "compiler", isa_ops[in->isa.op].mnemonic, ie.msg);
     *nb = n + k;
@@ -531,23 +534,76 @@ static int validate_bundles(isa_plans_t *ps, const bir_inst_t *in, int idx,
     return 0;
 }
 
+/* The entry last used for an instruction of op (NULL: none, or its slot
+ * now holds another opcode's body): a miss encodes from it. */
+static const struct gen_cache_entry *op_ref(const gen_t *g, isa_op_t op)
+{
+    unsigned ix = g->op_last[op];
+    const struct gen_cache_entry *c = ix && (int)ix <= g->ncache ? &g->cache[ix - 1] : NULL;
+    return c && c->key.op == op ? c : NULL;
+}
+
+static void op_note(gen_t *g, const struct gen_cache_entry *c)
+{
+    g->op_last[c->key.op] = (uint16_t)(c - g->cache + 1);
+}
+
+/* encode() without the cache (whole: in expanded). */
+static int encode_plain(gen_t *g, const bir_inst_t *in,
+                        uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES], unsigned *nb, int idx,
+                        tpb_err_t *err)
+{
+    isa_inst_t whole;
+    bir_isa_expand(in, &whole);
+    return encode(g->plans, in, &whole, NULL, out, nb, idx, err);
+}
+
+/* An opcode whose last GEN_BYPASS_AFTER instructions all missed the cache
+ * (an unrolled kernel whose instances all differ: their addresses) skips
+ * the hash lookup that would miss again and the entry it would add; every
+ * GEN_BYPASS_SAMPLE-th of them still goes through the cache, so bodies
+ * that start to repeat are cached again (a hit ends the run). */
+#define GEN_BYPASS_AFTER 64u
+#define GEN_BYPASS_SAMPLE 16u
+static bool bypass(gen_t *g, isa_op_t op)
+{
+    unsigned n = g->op_misses[op];
+    if (n < GEN_BYPASS_AFTER || (n + 1) % GEN_BYPASS_SAMPLE == 0)
+        return false;   /* a sample: the lookup counts it */
+    g->op_misses[op] = n + 1;
+    return true;
+}
+
+/* A miss without a cache entry: encoded from the opcode's last entry. */
+static int encode_uncached(gen_t *g, const bir_inst_t *in,
+                           uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES], unsigned *nb, int idx,
+                           tpb_err_t *err)
+{
+    isa_inst_t whole;
+    bir_isa_expand(in, &whole);
+    if (encode(g->plans, in, &whole, op_ref(g, in->isa.op), out, nb, idx, err))
+        return -1;
+    g->cache_misses++;
+    g->cache_bypassed++;
+    return 0;
+}
+
 /* encode() through the cache; *c is the instruction's cache entry when it
- * holds this body (NULL when there is no cache). */
+ * holds this body (NULL when there is no cache).  A miss encodes from the
+ * entry of the opcode's last instruction (an unrolled kernel's distinct
+ * instances differ in a few fields). */
 static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BUNDLES][ISA_BUNDLE_BYTES],
                          unsigned *nb, int idx, struct gen_cache_entry **c, tpb_err_t *err)
 {
-    if (bir_rare(in)->npred_more) {   /* rare (NKI mask conjunctions): not cached */
-        *c = NULL;
-        memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
-        return encode(g->plans, in, out, nb, idx, err);
-    }
     *c = NULL;
-    if ((unsigned)in->isa.op >= ISA_OP_COUNT) {   /* isa_encode reports it */
-        memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
-        return encode(g->plans, in, out, nb, idx, err);
-    }
+    /* rare (NKI mask conjunctions): not cached; an op outside the table:
+     * isa_encode reports it */
+    if (bir_rare(in)->npred_more || (unsigned)in->isa.op >= ISA_OP_COUNT)
+        return encode_plain(g, in, out, nb, idx, err);
     size_t body = body_size(in);
     struct gen_cache_entry *e = recent_find(g, in, body);
+    if (!e && bypass(g, in->isa.op))
+        return encode_uncached(g, in, out, nb, idx, err);
     uint64_t h = e ? e->hash : cache_hash(in, body);
     bool recent = e != NULL;
     uint16_t *slot = cache_slot(g, h);
@@ -561,26 +617,31 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
             g->cache_hits++;
             g->cache_recent_hits += recent;
             recent_note(g, in, e, recent);
+            g->op_misses[in->isa.op] = 0;
             return 0;
         }
     }
-    memset(out, 0, EMIT_MAX_BUNDLES * ISA_BUNDLE_BYTES);
-    if (encode(g->plans, in, out, nb, idx, err))
+    isa_inst_t whole;
+    bir_isa_expand(in, &whole);
+    /* every bundle up to *nb is written; only those are read or kept */
+    if (encode(g->plans, in, &whole, g->cache ? op_ref(g, in->isa.op) : NULL, out, nb, idx, err))
         return -1;
     g->cache_misses++;
+    g->op_misses[in->isa.op]++;
     if (!e)   /* an empty slot; else a collision replaces its entry */
         e = cache_add(g, slot);
     if (e) {
         e->hash = h;
         e->has_pred = in->has_pred;
-        bir_isa_expand(in, &e->key);
+        e->key = whole;
         e->pred = *key_pred(in);
         e->nb = (uint8_t)*nb;
         e->validated = 0;
         e->last_engine = -1;   /* a new body */
-        memcpy(e->bundles, out, sizeof e->bundles);
+        memcpy(e->bundles, out, (size_t)*nb * ISA_BUNDLE_BYTES);
         *c = e;
         recent_note(g, in, e, false);
+        op_note(g, e);
     }
     return 0;
 }

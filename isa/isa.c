@@ -224,7 +224,7 @@ const isa_fmtinfo_t isa_formats[ISA_FMT_COUNT] = {
 
 /* ------------------------------------------------------------ bit access */
 /* 8 bundle bytes as a little-endian number, on any host */
-static uint64_t load_le64(const uint8_t *b)
+uint64_t isa_load_le64(const uint8_t *b)
 {
     uint64_t v = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -346,7 +346,7 @@ static int32_t sign_extend(uint32_t v, unsigned width)
 
 /* Structural checks of one operand after its subfields were decoded; f is
  * its ".addr" subfield. */
-static isa_status_t check_operand(const isa_inst_t *in, const isa_field_t *f, size_t offset,
+isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_t offset,
                                   isa_err_t *err)
 {
     const uint8_t *body = (const uint8_t *)&in->f;
@@ -400,7 +400,7 @@ static isa_status_t check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi
         const isa_field_t *f = &fi->fields[i];
         if (!f->operand || strstr(f->name, ".addr") == NULL)
             continue;
-        isa_status_t st = check_operand(in, f, offset, err);
+        isa_status_t st = isa_check_operand(in, f, offset, err);
         if (st != ISA_OK)
             return st;
     }
@@ -451,7 +451,6 @@ static bool mark_bits(uint8_t *b, unsigned pos, unsigned width)
  * same as the name-based helpers above (check_operands, check_regs,
  * tap_by_slot), which stay as the fallback for a format with more fields
  * than a plan holds.  The plan types are in isa_plan.h. */
-static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot);
 static plan_field_t plan_field(const isa_field_t *f, size_t base)
 {
     unsigned byte = f->bitpos / 8 <= ISA_BUNDLE_BYTES - 8 ? f->bitpos / 8 : ISA_BUNDLE_BYTES - 8;
@@ -493,6 +492,9 @@ void isa_plan_build(fmt_plan_t *p, isa_format_t fmt)
         p->fld[p->nfld++] = plan_field(&h->fields[i], offsetof(isa_inst_t, sync));
     for (unsigned i = 0; i < fi->nfields; i++)
         p->fld[p->nfld++] = plan_field(&fi->fields[i], offsetof(isa_inst_t, f));
+    memset(p->word_fld, PLAN_NO_FIELD, sizeof p->word_fld);
+    for (unsigned i = 0; i < p->nfld; i++)   /* every member is 32 bits, 4-aligned */
+        p->word_fld[p->fld[i].dst / 4] = (uint8_t)i;
     for (unsigned i = 0; i < p->nfld; i++) {
         plan_field_t *x = &p->fld[i];
         x->zero_ok = x->kind != PF_ENUM || (x->valid & 1);
@@ -500,8 +502,14 @@ void isa_plan_build(fmt_plan_t *p, isa_format_t fmt)
     }
     for (unsigned i = 0; i < fi->nfields; i++) {
         const isa_field_t *f = &fi->fields[i];
-        if (f->operand && strstr(f->name, ".addr"))
+        if (f->operand && strstr(f->name, ".addr")) {
+            unsigned j = i + 1;   /* an operand's fields follow its ".addr" */
+            while (j < fi->nfields && fi->fields[j].operand &&
+                   !strcmp(fi->fields[j].operand, f->operand))
+                j++;
+            p->opnd_span[p->nopnd] = (uint8_t)(j - i);
             p->opnd[p->nopnd++] = (uint8_t)i;
+        }
         bool none_ok = strcmp(f->name, "src_reg") == 0 || strcmp(f->name, "dst_reg") == 0;
         if (none_ok || strcmp(f->name, "reg") == 0) {
             p->reg_none_ok[p->nreg] = none_ok;
@@ -519,18 +527,18 @@ void isa_plan_build(fmt_plan_t *p, isa_format_t fmt)
 isa_tap_t *isa_plan_tap(const fmt_plan_t *p, isa_inst_t *in, int s)
 {
     if (p->generic)
-        return (isa_tap_t *)tap_by_slot(in, &isa_formats[isa_ops[in->op].format], s);
+        return (isa_tap_t *)isa_tap_by_slot(in, &isa_formats[isa_ops[in->op].format], s);
     return p->tap_slot[s] ? (isa_tap_t *)((uint8_t *)&in->f + p->tap_slot[s]->offset) : NULL;
 }
 
 /* check_operands, visiting only the ".addr" subfields the plan lists. */
-static isa_status_t plan_check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi,
+isa_status_t plan_check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi,
                                         const fmt_plan_t *p, size_t offset, isa_err_t *err)
 {
     if (p->generic)
         return check_operands(in, fi, offset, err);
     for (unsigned k = 0; k < p->nopnd; k++) {
-        isa_status_t st = check_operand(in, &fi->fields[p->opnd[k]], offset, err);
+        isa_status_t st = isa_check_operand(in, &fi->fields[p->opnd[k]], offset, err);
         if (st != ISA_OK)
             return st;
     }
@@ -538,7 +546,7 @@ static isa_status_t plan_check_operands(const isa_inst_t *in, const isa_fmtinfo_
 }
 
 /* check_regs, visiting only the register fields the plan lists. */
-static isa_status_t plan_check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi,
+isa_status_t plan_check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi,
                                     const fmt_plan_t *p, size_t offset, isa_err_t *err)
 {
     if (p->generic)
@@ -597,7 +605,7 @@ isa_status_t isa_decode_fields(const uint8_t b[ISA_BUNDLE_BYTES], size_t offset,
     uint8_t *base[2] = { (uint8_t *)&out->sync, (uint8_t *)&out->f };
     for (unsigned i = 0; i < p->nfld; i++) { /* the plan's fields, in table order */
         const plan_field_t *x = &p->fld[i];
-        uint32_t v = (uint32_t)(load_le64(b + x->byte) >> x->shift) & x->mask;
+        uint32_t v = (uint32_t)(isa_load_le64(b + x->byte) >> x->shift) & x->mask;
         if (!v && x->zero_ok)
             continue;   /* out is zeroed (every caller clears it) */
         if (x->kind == PF_SIGNED)
@@ -678,7 +686,7 @@ isa_status_t isa_encode(const isa_inst_t *in, uint8_t b[ISA_BUNDLE_BYTES], isa_e
     return isa_decode(b, 0, &tmp, err);
 }
 
-static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot)
+const isa_tap_t *isa_tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot)
 {
     const uint8_t *body = (const uint8_t *)&in->f;
     for (unsigned i = 0; i < fi->nfields; i++)
@@ -686,185 +694,6 @@ static const isa_tap_t *tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *f
             strstr(fi->fields[i].name, ".addr"))
             return (const isa_tap_t *)(body + fi->fields[i].offset);
     return NULL;
-}
-
-/* ------------------------------------------------------- planned encoding */
-/* The plans of every format a caller met, built on first use (a format whose
- * plan cannot be allocated is planned on the stack per call instead). */
-struct isa_plans {
-    fmt_plan_t *fmt[ISA_FMT_COUNT];
-    unsigned long fast_checks, full_checks;   /* isa_encode_planned's round trips */
-};
-
-void isa_plans_check_counts(const isa_plans_t *ps, unsigned long *fast, unsigned long *full)
-{
-    *fast = ps ? ps->fast_checks : 0;
-    *full = ps ? ps->full_checks : 0;
-}
-
-isa_plans_t *isa_plans_new(void) { return calloc(1, sizeof(isa_plans_t)); }
-
-void isa_plans_free(isa_plans_t *ps)
-{
-    if (!ps)
-        return;
-    for (unsigned i = 0; i < ISA_FMT_COUNT; i++)
-        free(ps->fmt[i]);
-    free(ps);
-}
-
-/* The plan of format fmt: the cached one, else built into *one. */
-const fmt_plan_t *isa_plans_get(isa_plans_t *ps, isa_format_t fmt, fmt_plan_t *one)
-{
-    if (ps && !ps->fmt[fmt] && (ps->fmt[fmt] = malloc(sizeof(fmt_plan_t))) != NULL)
-        isa_plan_build(ps->fmt[fmt], fmt);
-    if (ps && ps->fmt[fmt])
-        return ps->fmt[fmt];
-    isa_plan_build(one, fmt);
-    return one;
-}
-
-/* Write the low x->width bits of v at the field's position. */
-static void plan_put(uint8_t *b, const plan_field_t *x, uint32_t v)
-{
-    uint64_t m = (uint64_t)x->mask << x->shift, w = load_le64(b + x->byte);
-    w = (w & ~m) | ((uint64_t)(v & x->mask) << x->shift);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(b + x->byte, &w, 8);
-#else
-    for (unsigned i = 0; i < 8; i++, w >>= 8)
-        b[x->byte + i] = (uint8_t)w;
-#endif
-}
-
-/* isa_encode's checks of one field value, in its order and words. */
-static isa_status_t plan_check_value(const plan_field_t *x, const isa_opinfo_t *oi, uint32_t v,
-                                     isa_err_t *err)
-{
-    const isa_field_t *f = x->f;
-    if (x->kind == PF_SIGNED) {
-        int32_t s = (int32_t)v;
-        if (f->width < 32 && (s < -(int32_t)(1u << (f->width - 1)) ||
-                              s > (int32_t)(1u << (f->width - 1)) - 1))
-            return isa_fail(err, ISA_E_RANGE, 0, f->name,
-                            "%s: field '%s' value %d does not fit %u signed bits", oi->mnemonic,
-                            f->name, s, f->width);
-        return ISA_OK;
-    }
-    if (f->width < 32 && v >> f->width)
-        return isa_fail(err, ISA_E_RANGE, 0, f->name, "%s: field '%s' value %u does not fit %u bits",
-                        oi->mnemonic, f->name, v, f->width);
-    /* valid holds isa_enum_name's answer for every v < 64; none is >= 64 */
-    if (x->kind == PF_ENUM && (v >= 64 || !(x->valid >> v & 1)))
-        return isa_fail(err, ISA_E_RANGE, 0, f->name, "%s: field '%s' has invalid %s value %u",
-                        oi->mnemonic, f->name, isa_ftype_name(f->type), v);
-    return ISA_OK;
-}
-
-/* isa_encode through the format's plan: the same checks in the same order
- * (header fields, then the format's, in table order), the same bits, and
- * the same round trip through the decoder (isa_decode_fields with the
- * cached plan, which is what isa_decode runs after building one).
- *
- * The round trip without decoding the bits again, when the bundle decodes
- * as the same opcode and no two fields of the format share a bit
- * (p->disjoint, worked out from the table with the plan): then every bit
- * written is inside a field, so the reserved-bit test finds none; each
- * field reads back as the value written (an unsigned value fits its width,
- * a signed one its range: both checked above, so masking and sign
- * extension give it back), so the enum test repeats plan_check_value's on
- * the same value with the same `valid` set; and the struct the decoder
- * would fill is `dec` below (zero, the fields' values at their places), on
- * which the operand and register checks run as after decoding.  The same
- * status and message as the full round trip; otherwise that runs. */
-isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
-                                uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
-{
-    if (!ps || (unsigned)in->op >= ISA_OP_COUNT)
-        return isa_encode(in, b, err);
-    const isa_opinfo_t *oi = &isa_ops[in->op];
-    fmt_plan_t one;
-    const fmt_plan_t *p = isa_plans_get(ps, oi->format, &one);
-    if (p->generic)
-        return isa_encode(in, b, err);
-    memset(b, 0, ISA_BUNDLE_BYTES);
-    b[0] = oi->l2;
-    b[1] = ISA_HEADER_BYTE1;
-    isa_inst_t dec;   /* what decoding b gives (p->disjoint) */
-    memset(&dec, 0, sizeof dec);
-    for (unsigned i = 0; i < p->nfld; i++) {
-        const plan_field_t *x = &p->fld[i];
-        uint32_t v;
-        memcpy(&v, (const uint8_t *)in + x->dst, sizeof v);
-        if (!v && x->zero_noop)
-            continue;
-        isa_status_t st = plan_check_value(x, oi, v, err);
-        if (st != ISA_OK)
-            return st;
-        plan_put(b, x, v);
-        memcpy((uint8_t *)&dec + x->dst, &v, sizeof v);
-    }
-    const isa_opinfo_t *doi;
-    isa_status_t st = isa_decode_opcode(b, 0, &doi, err);
-    if (st != ISA_OK)
-        return st;
-    if (doi == oi && p->disjoint) {
-        ps->fast_checks++;
-        dec.op = oi->op;
-        dec.l2 = oi->l2;
-        const isa_fmtinfo_t *fi = &isa_formats[oi->format];
-        st = plan_check_operands(&dec, fi, p, 0, err);
-        return st == ISA_OK ? plan_check_regs(&dec, fi, p, 0, err) : st;
-    }
-    ps->full_checks++;
-    if (doi->format != oi->format)
-        p = isa_plans_get(ps, doi->format, &one);
-    memset(&dec, 0, sizeof dec);
-    return isa_decode_fields(b, 0, doi, p, &dec, err);
-}
-
-/* isa_encode_with_prefixes; ps NULL: isa_encode and the table walk. */
-isa_status_t isa_encode_with_prefixes_planned(isa_plans_t *ps, const isa_inst_t *in,
-                                              uint8_t out[2][ISA_BUNDLE_BYTES],
-                                              unsigned *nbundles, isa_err_t *err)
-{
-    *nbundles = 0;
-    if ((unsigned)in->op >= ISA_OP_COUNT) /* before indexing isa_ops */
-        return isa_encode(in, out[0], err);
-    const isa_fmtinfo_t *fi = &isa_formats[isa_ops[in->op].format];
-    fmt_plan_t one;
-    const fmt_plan_t *p = ps ? isa_plans_get(ps, isa_ops[in->op].format, &one) : NULL;
-    bool need_ext = false;
-    isa_inst_t ext;
-    memset(&ext, 0, sizeof ext);
-    ext.op = ISA_OP_AP_EXT;
-    uint32_t *slots = (uint32_t *)&ext.f.APEXT; /* o0_step2,o0_count2,o0_step3,o0_count3,o1_... */
-    for (int s = 0; s < 3; s++) {
-        const isa_tap_t *t = p ? isa_plan_tap(p, (isa_inst_t *)in, s) : tap_by_slot(in, fi, s);
-        if (!t || t->ndims <= 2)
-            continue;
-        need_ext = true;
-        slots[s * 4 + 0] = (uint32_t)t->step[2];
-        slots[s * 4 + 1] = t->count[2];
-        slots[s * 4 + 2] = (uint32_t)(t->ndims > 3 ? t->step[3] : 0);
-        slots[s * 4 + 3] = t->ndims > 3 ? t->count[3] : 0;
-    }
-    unsigned n = 0;
-    isa_status_t st;
-    if (need_ext) {
-        if ((st = isa_encode_planned(ps, &ext, out[n++], err)) != ISA_OK)
-            return st;
-    }
-    if ((st = isa_encode_planned(ps, in, out[n++], err)) != ISA_OK)
-        return st;
-    *nbundles = n;
-    return ISA_OK;
-}
-
-isa_status_t isa_encode_with_prefixes(const isa_inst_t *in, uint8_t out[2][ISA_BUNDLE_BYTES],
-                                      unsigned *nbundles, isa_err_t *err)
-{
-    return isa_encode_with_prefixes_planned(NULL, in, out, nbundles, err);
 }
 
 uint64_t isa_tap_free_elems(const isa_tap_t *t)

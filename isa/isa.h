@@ -341,6 +341,21 @@ isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
 isa_status_t isa_encode_with_prefixes_planned(isa_plans_t *ps, const isa_inst_t *in,
                                               uint8_t out[2][ISA_BUNDLE_BYTES],
                                               unsigned *nbundles, isa_err_t *err);
+/* The same results when a similar instruction was encoded before: `ref`,
+ * of the same opcode, which isa_encode_planned encoded into ref_b (ISA_OK);
+ * only the fields that differ from ref's are checked and written (an
+ * unrolled kernel's instances differ in an address or two).  Any other ref
+ * (NULL, another opcode) just encodes `in`. */
+isa_status_t isa_encode_planned_from(isa_plans_t *ps, const isa_inst_t *in, const isa_inst_t *ref,
+                                     const uint8_t ref_b[ISA_BUNDLE_BYTES],
+                                     uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err);
+/* isa_encode_with_prefixes_planned with the main bundle encoded from ref
+ * (its main bundle ref_b) by isa_encode_planned_from. */
+isa_status_t isa_encode_with_prefixes_from(isa_plans_t *ps, const isa_inst_t *in,
+                                           const isa_inst_t *ref,
+                                           const uint8_t ref_b[ISA_BUNDLE_BYTES],
+                                           uint8_t out[2][ISA_BUNDLE_BYTES], unsigned *nbundles,
+                                           isa_err_t *err);
 
 /* Generic field access by descriptor (value as raw 32 bits). */
 uint32_t isa_field_get(const isa_inst_t *in, const isa_field_t *f);

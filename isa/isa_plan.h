@@ -12,6 +12,8 @@
 
 #define PLAN_MAX_FIELDS 128
 #define PLAN_MAX_HDR_FIELDS 32
+#define PLAN_NO_FIELD 0xFF
+_Static_assert(PLAN_MAX_HDR_FIELDS + PLAN_MAX_FIELDS < PLAN_NO_FIELD, "word_fld holds a field index");
 /* One field as the decode loop needs it: 8 little-endian bundle bytes
  * from `byte`, shifted right by `shift` and masked, land at byte `dst` of
  * isa_inst_t.  byte <= 56 and shift + width <= 64 (see plan_field). */
@@ -42,13 +44,30 @@ typedef struct {
     uint8_t used[ISA_BUNDLE_BYTES];     /* header + format bits */
     uint8_t nopnd, nreg;
     uint8_t opnd[PLAN_MAX_FIELDS];      /* format field index of each ".addr" */
+    uint8_t opnd_span[PLAN_MAX_FIELDS]; /* its fields: that one and the next span - 1 */
     uint8_t reg[PLAN_MAX_FIELDS];       /* format field index of each register */
     bool reg_none_ok[PLAN_MAX_FIELDS];  /* src_reg / dst_reg accept 0xFF */
     const isa_field_t *tap_slot[3];     /* ApExt slot -> TAP ".addr", or NULL */
+    /* per 32-bit word of isa_inst_t: the index in fld of the field stored
+     * there, PLAN_NO_FIELD for none (isa_encode_planned_from's diff) */
+    uint8_t word_fld[sizeof(isa_inst_t) / 4];
     unsigned nfld;                      /* header then format fields (not generic) */
     plan_field_t fld[PLAN_MAX_HDR_FIELDS + PLAN_MAX_FIELDS]; /* last: not cleared */
 } fmt_plan_t;
 
+
+/* Shared by isa.c and isa_plans.c: 8 bundle bytes as a little-endian
+ * number; the decoder's structural check of one operand (f: its ".addr"
+ * field); the operand and register checks through a plan; the TAP of ApExt
+ * slot `slot` found by name. */
+uint64_t isa_load_le64(const uint8_t *b);
+isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_t offset,
+                               isa_err_t *err);
+isa_status_t plan_check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi,
+                                 const fmt_plan_t *p, size_t offset, isa_err_t *err);
+isa_status_t plan_check_regs(const isa_inst_t *in, const isa_fmtinfo_t *fi, const fmt_plan_t *p,
+                             size_t offset, isa_err_t *err);
+const isa_tap_t *isa_tap_by_slot(const isa_inst_t *in, const isa_fmtinfo_t *fi, int slot);
 
 /* Fill *err (when not NULL) and return st. */
 isa_status_t isa_fail(isa_err_t *err, isa_status_t st, size_t offset, const char *field,

@@ -508,6 +508,47 @@ static void test_jsonw_member_int_matches_key_then_int(void **state)
     }
 }
 
+/* jw_member_int_memo against jw_member_int: a sequence of values that rise
+ * by 0..99 (carries through every digit, 99 -> 100 and 9999 -> 10003 adding
+ * a digit), fall, jump, go negative and past 10^15, in both layouts and in
+ * an array (the general path): the same bytes. */
+static void test_jsonw_member_int_memo(void **state)
+{
+    (void)state;
+    rng_t r = { 7 };
+    for (int compact = 0; compact < 2; compact++) {
+        jw_t a, b;
+        jw_init(&a), jw_init(&b);
+        if (compact)
+            jw_set_compact(&a), jw_set_compact(&b);
+        jw_num_memo_t memo;
+        memset(&memo, 0, sizeof memo);
+        jw_arr_begin(&a), jw_arr_begin(&b);
+        long long v = 0;
+        for (int i = 0; i < 20000; i++) {
+            unsigned k = (unsigned)(next(&r) % 64);
+            if (k == 0)
+                v = (long long)(next(&r) % 100000);   /* a jump */
+            else if (k == 1)
+                v -= (long long)(next(&r) % 50);       /* a fall, maybe below 0 */
+            else if (k == 2)
+                v = 999999999999990LL;                          /* up to and past 10^15 */
+            else
+                v += (long long)(next(&r) % 100);
+            jw_obj_begin(&a), jw_obj_begin(&b);
+            jw_kvl_int(&a, "op_index", v);
+            jw_kvl_int_memo(&b, "op_index", v, &memo);
+            jw_obj_end(&a), jw_obj_end(&b);
+            if (i == 0)
+                jw_kvl_int(&a, "x", 1), jw_kvl_int_memo(&b, "x", 1, &memo);   /* in an array */
+        }
+        jw_arr_end(&a), jw_arr_end(&b);
+        assert_int_equal(a.b.len, b.b.len);
+        assert_memory_equal(a.b.buf, b.b.buf, a.b.len);
+        jw_free(&a), jw_free(&b);
+    }
+}
+
 /* art_member_cached against jw_member_str: the same bytes for strings that
  * need escaping (quotes, backslashes, the cJSON short forms, other control
  * bytes), empty, longer than one reservation, in both layouts, nested, in
@@ -569,6 +610,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf_strings_match_snprintf),
+        cmocka_unit_test(test_jsonw_member_int_memo),
         cmocka_unit_test(test_buf_strings_at_the_limit),
         cmocka_unit_test(test_buf_memo_shares_loop_strings),
         cmocka_unit_test(test_jsonw_short_strings_match_cjson),

@@ -233,6 +233,61 @@ static void test_planned_injected(void **state)
     isa_plans_free(ps);
 }
 
+/* isa_encode_planned_from against isa_encode: `in` is an instruction that
+ * encoded (the reference) with one to three of its 32-bit words changed
+ * (fields, a TAP's dims 2..3, garbage beyond the format): the same bytes,
+ * status and message as encoding `in` from scratch, prefixes included. */
+static void test_planned_from(void **state)
+{
+    (void)state;
+    rng_t r = { 2024 };
+    isa_plans_t *ps = isa_plans_new();
+    assert_non_null(ps);
+    tally_t t = { 0, 0, 0 };
+    unsigned refs = 0;
+    for (unsigned round = 0; round < 400; round++)
+        for (unsigned op = 0; op < ISA_OP_COUNT; op++) {
+            isa_inst_t ref, in;
+            random_inst(&r, (isa_op_t)op, &ref);
+            uint8_t rb[ISA_BUNDLE_BYTES];
+            if (isa_encode(&ref, rb, NULL) != ISA_OK)
+                continue;
+            refs++;
+            in = ref;
+            unsigned words = (unsigned)(sizeof in - offsetof(isa_inst_t, sync)) / 4;
+            for (unsigned k = 1 + rnd(&r) % 3; k > 0; k--) {
+                uint8_t *w = (uint8_t *)&in + offsetof(isa_inst_t, sync) + 4 * (rnd(&r) % words);
+                uint32_t v = rnd(&r) % 3 ? rnd(&r) % 300 : rnd(&r);
+                memcpy(w, &v, 4);
+            }
+            uint8_t b1[ISA_BUNDLE_BYTES], b2[ISA_BUNDLE_BYTES];
+            isa_err_t e1, e2;
+            memset(&e1, 0, sizeof e1);
+            memset(&e2, 0, sizeof e2);
+            isa_status_t s1 = isa_encode(&in, b1, &e1);
+            isa_status_t s2 = isa_encode_planned_from(ps, &in, &ref, rb, b2, &e2);
+            assert_same_err(s1, &e1, s2, &e2);
+            if (s1 == ISA_OK)
+                assert_memory_equal(b1, b2, ISA_BUNDLE_BYTES);
+            t.ok += s1 == ISA_OK;
+            t.range += s1 != ISA_OK;
+            uint8_t p1[2][ISA_BUNDLE_BYTES], p2[2][ISA_BUNDLE_BYTES];
+            unsigned n1 = 9, n2 = 9;
+            memset(p1, 0, sizeof p1);
+            memset(p2, 0, sizeof p2);
+            s1 = isa_encode_with_prefixes(&in, p1, &n1, &e1);
+            s2 = isa_encode_with_prefixes_from(ps, &in, &ref, rb, p2, &n2, &e2);
+            assert_same_err(s1, &e1, s2, &e2);
+            assert_int_equal(n1, n2);
+            if (s1 == ISA_OK)
+                assert_memory_equal(p1, p2, sizeof p1);
+        }
+    assert_true(refs > 1000);
+    assert_true(t.ok > 500);
+    assert_true(t.range > 500);
+    isa_plans_free(ps);
+}
+
 /* isa_stream_decode_planned against isa_stream_decode: streams of 1-12
  * bundles (the encoder's output for random instructions, some bytes then
  * flipped), every engine: the same status, message and decoded
@@ -299,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_planned_matches_encode),
         cmocka_unit_test(test_planned_mostly_zero),
         cmocka_unit_test(test_planned_injected),
+        cmocka_unit_test(test_planned_from),
         cmocka_unit_test(test_stream_planned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
