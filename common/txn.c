@@ -248,6 +248,13 @@ static int roll_forward(const char *jpath)
     return done + 1;
 }
 
+/* dir/name into p; false when it does not fit. */
+static bool entry_path(char *p, size_t n, const char *dir, const char *name)
+{
+    int w = snprintf(p, n, "%s/%s", dir, name);
+    return w >= 0 && (size_t)w < n;
+}
+
 int tpb_txn_recover_dir(const char *dir)
 {
     int n = 0;
@@ -258,26 +265,28 @@ int tpb_txn_recover_dir(const char *dir)
             return n;
         struct dirent *de;
         while ((de = readdir(d))) {
+            /* the entry's path is built only for names of ours (the
+             * directory may be a busy one such as /tmp) */
             const char *nm = de->d_name;
             if (pass == 0 && !temps)   /* else the usual directory is listed only once */
                 temps = strstr(nm, TXN_STAGE) || strstr(nm, TXN_OLD);
             char p[4400];
-            if (snprintf(p, sizeof p, "%s/%s", dir, nm) >= (int)sizeof p)
-                continue;
             if (pass == 0) { /* journals first: they may name staged files */
                 if (!strncmp(nm, TXN_JOURNAL, strlen(TXN_JOURNAL)) &&
                     strspn(nm + strlen(TXN_JOURNAL), "0123456789") == strlen(nm + strlen(TXN_JOURNAL)) &&
-                    tpb_pid_dead(strtol(nm + strlen(TXN_JOURNAL), NULL, 10)))
+                    tpb_pid_dead(strtol(nm + strlen(TXN_JOURNAL), NULL, 10)) &&
+                    entry_path(p, sizeof p, dir, nm))
                     n += roll_forward(p);
                 continue;
             }
             long pid = tmp_pid(nm, TXN_STAGE);
             if (pid > 0 && tpb_pid_dead(pid)) {
-                n += fio_rmtree(p) == 0;
+                if (entry_path(p, sizeof p, dir, nm))
+                    n += fio_rmtree(p) == 0;
                 continue;
             }
             pid = tmp_pid(nm, TXN_OLD);
-            if (pid > 0 && tpb_pid_dead(pid)) {
+            if (pid > 0 && tpb_pid_dead(pid) && entry_path(p, sizeof p, dir, nm)) {
                 /* killed between moving the old artifact directory aside
                  * and moving the new one in: put the old one back */
                 char base[4400];

@@ -442,16 +442,22 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, 
     /* work is not used before rot_apply: its pages serve the sort */
     if (group_by_path(r->by, n, r->work))
         return -1;
+    /* groups are kept contiguous in by (start[g + 1] ends group g): a tile
+     * declared once needs no rotation and is dropped from by, so that it
+     * does not join the group before it */
+    int m = 0;
+    r->start[0] = 0;
     for (int g = 0; g < n;) {
         int e = g + 1;
         while (e < n && (r->by[e]->path == r->by[g]->path ||   /* interned: mostly */
                          strcmp(r->by[e]->path, r->by[g]->path) == 0))
             e++;
-        if (e - g > 1) {   /* a tile declared once needs no rotation */
-            r->start[r->ngroups] = g;
+        if (e - g > 1) {
+            memmove(&r->by[m], &r->by[g], (size_t)(e - g) * sizeof *r->by);
+            m += e - g;
             r->nb[r->ngroups++] = max;
+            r->start[r->ngroups] = m;
         }
-        r->start[r->ngroups] = e;
         g = e;
     }
     size_t ng = (size_t)(r->ngroups > 0 ? r->ngroups : 1);

@@ -155,6 +155,52 @@ static void test_rotation_modulo_fallback(void **state)
     tir_kernel_free(&k);
 }
 
+/* Instances of tile `name` (declaration path `path`, a literal) loaded
+ * from `a` and stored to `out`, one after another; their ids in inst. */
+static void add_instances(tir_kernel_t *k, const char *name, const char *path, int n, int *inst)
+{
+    for (int i = 0; i < n; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, i ? "%s#%d" : "%s", name, i);
+        inst[i] = BU_T(k, nm, TIR_T_SBUF, ISA_DT_FP32, 128, 512);
+        k->tensors[inst[i]].path = path;
+        tir_op_t op;
+        tir_op_init(&op, TIR_LOAD);
+        op.dst = bu_whole(k, inst[i]), op.src[0] = bu_whole(k, 0), op.nsrc = 1;
+        bu_op(k, &op, "ld");
+        tir_op_init(&op, TIR_STORE);
+        op.dst = bu_whole(k, 1), op.src[0] = bu_whole(k, inst[i]), op.nsrc = 1;
+        bu_op(k, &op, "st");
+    }
+}
+
+/* A tile declared once whose path sorts between two rotation groups' paths
+ * (t, then s, then u) is no member of either: t's two buffers end with
+ * t#1, so s, placed after them, takes the lowest free address (0), and u
+ * rotates over two buffers of its own. */
+static void test_rotation_single_between_groups(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 128, 512);
+    BU_T(&k, "out", TIR_T_OUTPUT, ISA_DT_FP32, 128, 512);
+    int t[2], s, u[2];
+    add_instances(&k, "t", "body[0].body[0]", 2, t);
+    add_instances(&k, "s", "body[1]", 1, &s);
+    add_instances(&k, "u", "body[2].body[0]", 2, u);
+    bu_run_t r;
+    assert_int_equal(lower_buffers(&r, &k, 0), 0);
+    expect_modulo(&r, t, 2, 2, 2048);
+    assert_int_equal(r.m.mlocs[s].rot_nbuf, 0);
+    assert_int_equal(r.m.mlocs[s].addr, 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(r.m.mlocs[u[i]].rot_buf, (unsigned)i);
+    assert_int_equal(r.st.sbuf_peak, 4096);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* SP spreads transfers round-robin over 16 queues (rings) in program
  * order: the 17th transfer is back on qSyncIO0. */
 static void test_queue_spreading(void **state)
@@ -185,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_rotation_shrinks_to_fit),
         cmocka_unit_test(test_rotation_modulo_period),
         cmocka_unit_test(test_rotation_modulo_fallback),
+        cmocka_unit_test(test_rotation_single_between_groups),
         cmocka_unit_test(test_queue_spreading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

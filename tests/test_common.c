@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -18,6 +20,7 @@
 #include "isa.h"
 #include "npy.h"
 #include "tir.h"
+#include "txn.h"
 
 static void test_npy_roundtrip(void **state)
 {
@@ -382,6 +385,67 @@ static void test_tir_ops_grow(void **state)
     tir_kernel_free(&k);
 }
 
+/* Write `text` to dir/name (a test fixture). */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool has(const char *dir, const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return fio_exists(p);
+}
+
+/* What a killed run leaves behind (docs/reliability.md "Transactional outputs") is
+ * cleaned up by the next run that writes into the directory: a dead
+ * process's staged file is removed, its journal rolled forward, its moved
+ * aside old artifact directory put back; a live process's staged file and
+ * files that are not ours are left alone. */
+static void test_txn_recover_dir(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tpb_txn_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);   /* its pid is now dead */
+    assert_true(tpb_pid_dead((long)child));
+    char nm[128], text[1200];
+    snprintf(nm, sizeof nm, "a.bin.tpbtmp.%ld", (long)child);
+    put(dir, nm, "stale");
+    snprintf(nm, sizeof nm, "b.bin.tpbtmp.%ld", (long)getpid());
+    put(dir, nm, "ours, running");
+    snprintf(nm, sizeof nm, "%s/res.tpbold.%ld", dir, (long)child);
+    assert_int_equal(mkdir(nm, 0777), 0);
+    put(dir, "s1", "staged");
+    snprintf(text, sizeof text, "tpbtxn 1\n%s/s1\n%s/f1\n", dir, dir);
+    snprintf(nm, sizeof nm, ".tpbtxn.%ld", (long)child);
+    put(dir, nm, text);
+    put(dir, "other.txt", "not ours");
+    /* journal (1 + its one rename) + the staged file + the old directory */
+    assert_int_equal(tpb_txn_recover_dir(dir), 4);
+    assert_true(has(dir, "f1"));
+    assert_false(has(dir, "s1"));
+    assert_false(has(dir, nm));
+    snprintf(nm, sizeof nm, "a.bin.tpbtmp.%ld", (long)child);
+    assert_false(has(dir, nm));
+    snprintf(nm, sizeof nm, "b.bin.tpbtmp.%ld", (long)getpid());
+    assert_true(has(dir, nm));
+    assert_true(has(dir, "res"));
+    assert_true(has(dir, "other.txt"));
+    assert_int_equal(tpb_txn_recover_dir(dir), 0);   /* nothing left to do */
+    fio_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_array_discard_head),
         cmocka_unit_test(test_array_double_zalloc),
         cmocka_unit_test(test_tir_ops_grow),
+        cmocka_unit_test(test_txn_recover_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
