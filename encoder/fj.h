@@ -10,6 +10,7 @@
  *   fj_ops_reg.c         the NKI register ops (table + handlers)
  *   fj_mask.c            NKI mask= on ops without their own predicate
  *   fj_paths.c           a loop body's statement paths, joined once
+ *   fj_opnames.c         op names and NKI argument names -> table entries
  * Each op family is one table of {NKI name, tile-IR kind, handler, allowed
  * fields}; a handler reads its fields and fills a tir_op_t (returns 1:
  * frontend_json.c appends it through enc_emit) or calls a typed builder
@@ -264,6 +265,14 @@ typedef struct {
 } fj_paths_t;
 void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp);
 void fj_body_paths_free(fj_paths_t *bp);
+
+/* An op statement's names (fj_opnames.c): the op table entry of a name
+ * (kernel-format or nki.isa spelling; NULL: unknown), whether the op has
+ * NKI argument names, and those names renamed in place to the fields
+ * (an error when both spellings are given). */
+const fj_opdef_t *fj_find_opdef(const char *name);
+bool fj_has_nki_params(const fj_opdef_t *d);
+int fj_rename_nki_params(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d);
 
 /* The kernel file's declarations (fj_decl.c): tensors of one kind, the
  * inline/file constants, and the launch grid for one program id. */

@@ -2,6 +2,8 @@
 # copy-free enc_compile): byte-identity with the plain paths.
 tpb_add_test(test_back_compile_speed "quick;unit;back" test_back_compile_speed.c)
 target_link_libraries(test_back_compile_speed PRIVATE PkgConfig::CJSON)
+tpb_add_test(test_back_textout "quick;unit;back" test_back_textout.c)
+target_link_libraries(test_back_textout PRIVATE PkgConfig::CJSON)
 # The sidecar writer's printf-free paths against what they replaced.
 tpb_add_test(test_back_sidecar_speed "quick;unit;back" test_back_sidecar_speed.c)
 target_link_libraries(test_back_sidecar_speed PRIVATE PkgConfig::CJSON)
