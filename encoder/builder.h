@@ -140,12 +140,14 @@ typedef struct enc_op_check {
         tir_op_t op;               /* the op (name, path and records not compared) */
     } e[2];
     unsigned next;
+    unsigned hit[2];   /* the entries of the last two hits (newest first): the order
+                          enc_op_check_hit tries them in (an i % 2 body alternates) */
 } enc_op_check_t;
 /* rec (NULL: none) takes part in the ops enc_emit appends until the next
  * enc_set_op_check; it must outlive them. */
 void enc_set_op_check(enc_builder_t *b, enc_op_check_t *rec);
 /* op passes validation because rec's op did (see enc_op_check_t) */
-bool enc_op_check_hit(const enc_builder_t *b, const enc_op_check_t *rec, const tir_op_t *op);
+bool enc_op_check_hit(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op);
 /* rec := op, which passed validation */
 void enc_op_check_keep(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op);
 /* NKI `name=`: the next op enc_emit() appends gets this name unless the op

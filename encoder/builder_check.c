@@ -46,11 +46,21 @@ static bool same_ap(const tir_kernel_t *k, const tir_ap_t *a, const tir_ap_t *p)
 {
     if (a->tensor < 0 || p->tensor < 0 || a->tensor >= k->ntensors || p->tensor >= k->ntensors)
         return false;
-    if (memcmp(&a->ndim, &p->ndim, sizeof *a - offsetof(tir_ap_t, ndim)))
+    /* the dims in use only, as validate.c reads them (loops of at most six:
+     * cheaper than memcmp calls of the whole arrays, this runs per operand) */
+    if (a->ndim != p->ndim || a->offset != p->offset || a->ndim < 0 || a->ndim > TIR_MAX_DIMS)
         return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->step[d] != p->step[d] || a->count[d] != p->count[d])
+            return false;
     const tir_tensor_t *ta = &k->tensors[a->tensor], *tp = &k->tensors[p->tensor];
-    return ta->kind == tp->kind && ta->dtype == tp->dtype && ta->ndim == tp->ndim &&
-           !memcmp(ta->shape, tp->shape, sizeof ta->shape);
+    if (ta->kind != tp->kind || ta->dtype != tp->dtype || ta->ndim != tp->ndim ||
+        ta->ndim < 0 || ta->ndim > TIR_MAX_DIMS)
+        return false;
+    for (int d = 0; d < ta->ndim; d++)
+        if (ta->shape[d] != tp->shape[d])
+            return false;
+    return true;
 }
 
 /* The slots whose record differs from kept[] (bit i: slot i). */
@@ -89,15 +99,23 @@ static bool same_operands(const tir_kernel_t *k, const tir_op_t *op,
     return true;
 }
 
-bool enc_op_check_hit(const enc_builder_t *b, const enc_op_check_t *rec, const tir_op_t *op)
+bool enc_op_check_hit(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op)
 {
     if (rec->k != b->k || rec->tg != b->target || op->inl || op->mask_more ||
         enc_is_collective(op->kind))
         return false;
-    for (int e = 0; e < 2; e++)
+    /* the entry likely to pass first (either passing is the same answer):
+     * the other one after two hits that alternated, else the last one */
+    unsigned first = (rec->hit[0] ^ (rec->hit[0] != rec->hit[1])) & 1u;
+    for (unsigned n = 0; n < 2; n++) {
+        unsigned e = first ^ n;
         if (rec->e[e].valid && same_fields(op, &rec->e[e].op) &&
-            same_operands(b->k, op, rec->e[e].aps, rec->e[e].used))
+            same_operands(b->k, op, rec->e[e].aps, rec->e[e].used)) {
+            rec->hit[1] = rec->hit[0];
+            rec->hit[0] = e;
             return true;
+        }
+    }
     return false;
 }
 

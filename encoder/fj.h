@@ -90,8 +90,9 @@ typedef struct {
     const struct fj_opdef *prep_d;
     /* compiled operands found last (fj_fields.c cop_find), by their
      * string item's address: a loop body's few operands, each asked for
-     * every iteration */
-#define FJ_COPS 16
+     * every iteration (64 slots, hashed: the items sit 80 bytes apart with
+     * their strings between, so 16 slots by address collided often) */
+#define FJ_COPS 64
     struct { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
     bool prep_nki, prep_native;
     /* what the run owns for its memo: compiled operands and statements,

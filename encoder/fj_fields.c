@@ -633,7 +633,7 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
  * changes). */
 static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
 {
-    size_t h = ((uintptr_t)key >> 6) % FJ_COPS;   /* a node is 64 bytes */
+    size_t h = (size_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 58) % FJ_COPS;
     if (j->cops[h].key == key)
         return j->cops[h].cop;
     struct fj_cop *c = (struct fj_cop *)fj_memo_get(j, key, &cop_tag);
