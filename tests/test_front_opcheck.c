@@ -64,6 +64,33 @@ static void test_alias_and_fields(void **state)
     enc_set_op_check(b, NULL);
 }
 
+/* A body whose slices alternate (i % 2) hits either kept entry, tried in
+ * the order they last hit; another offset is a different access pattern
+ * (validated, not answered from an entry). */
+static void test_alternating_offsets(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_op_check_t rec;
+    memset(&rec, 0, sizeof rec);
+    enc_set_op_check(b, &rec);
+    tir_ap_t half[3];
+    for (int h = 0; h < 3; h++) {   /* t[0:64], t[64:128], t[32:96] */
+        half[h] = enc_ap_full(b, f->t);
+        half[h].count[0] = 64;
+        half[h].offset = (h == 2 ? 32 : 64 * h) * half[h].step[0];
+    }
+    static const int seq[] = {0, 1, 0, 1, 0, 1, 1, 0, 2};
+    static const long hits[] = {0, 0, 1, 2, 3, 4, 5, 6, 6};
+    for (int i = 0; i < 9; i++) {
+        int v = tile(f, "v", ISA_DT_FP32, 64);
+        assert_true(enc_tensor_copy(b, half[seq[i]], enc_ap_full(b, v), ISA_ENG_DVE) >= 0);
+        assert_int_equal(b->op_check_hits, hits[i]);
+    }
+    assert_false(b->failed);
+    enc_set_op_check(b, NULL);
+}
+
 /* Through the JSON front-end: a loop's later iteration whose op differs is
  * still rejected with its own message; a flat body's statement with the
  * keys of one that passed passes, one with an unknown field does not. */
@@ -97,6 +124,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fresh_tile_hits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alias_and_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alternating_offsets, setup, teardown),
         cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
