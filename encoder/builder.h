@@ -220,8 +220,22 @@ typedef struct {
 } enc_ap_memo_entry_t;
 typedef struct {
     enc_ap_memo_entry_t e[2];
-    unsigned next;   /* the entry a miss replaces */
+    unsigned next;     /* the entry a miss replaces */
+    unsigned hit[2];   /* the entries of the last two hits (enc_memo2_first) */
 } enc_ap_memo_t;
+/* Which of a two-entry memo's entries to try first, from the entries of
+ * its last two hits (hit[0] the newest): the other one after two that
+ * alternated (a loop body's slices of i % 2), else the last one again.
+ * Only the order: either entry answering is the same answer. */
+static inline unsigned enc_memo2_first(const unsigned hit[2])
+{
+    return (hit[0] ^ (hit[0] != hit[1])) & 1u;
+}
+static inline void enc_memo2_note(unsigned hit[2], unsigned e)
+{
+    hit[1] = hit[0];
+    hit[0] = e;
+}
 void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                  const enc_slice_t *s, const char *field, tir_ap_t *out);
 /* enc_ap_memo interned into the kernel (tir_ap_intern): the record interned

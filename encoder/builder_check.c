@@ -104,15 +104,12 @@ bool enc_op_check_hit(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_
     if (rec->k != b->k || rec->tg != b->target || op->inl || op->mask_more ||
         enc_is_collective(op->kind))
         return false;
-    /* the entry likely to pass first (either passing is the same answer):
-     * the other one after two hits that alternated, else the last one */
-    unsigned first = (rec->hit[0] ^ (rec->hit[0] != rec->hit[1])) & 1u;
+    unsigned first = enc_memo2_first(rec->hit);   /* the entry likely to pass */
     for (unsigned n = 0; n < 2; n++) {
         unsigned e = first ^ n;
         if (rec->e[e].valid && same_fields(op, &rec->e[e].op) &&
             same_operands(b->k, op, rec->e[e].aps, rec->e[e].used)) {
-            rec->hit[1] = rec->hit[0];
-            rec->hit[0] = e;
+            enc_memo2_note(rec->hit, e);
             return true;
         }
     }

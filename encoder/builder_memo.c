@@ -41,12 +41,16 @@ static enc_ap_memo_entry_t *memo_ap(enc_builder_t *b, enc_ap_memo_t *m, int tens
         return NULL;
     }
     const tir_tensor_t *t = &b->k->tensors[tensor];
-    for (int i = 0; i < 2; i++)
+    unsigned first = enc_memo2_first(m->hit);
+    for (unsigned n = 0; n < 2; n++) {
+        unsigned i = first ^ n;
         if (memo_hit(&m->e[i], t, nslices, s)) {
+            enc_memo2_note(m->hit, i);
             *out = m->e[i].ap;
             out->tensor = tensor;
             return &m->e[i];
         }
+    }
     *out = enc_ap(b, tensor, nslices, s, field);
     if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
         return NULL;

@@ -63,6 +63,28 @@ static void test_sliced_memo_names_tensor(void **state)
     assert_true(b->failed);
 }
 
+/* Slices alternating between two values (i % 2) answer from either entry,
+ * whichever is tried first, with enc_ap's record; a third value is enc_ap's
+ * too (one entry replaced). */
+static void test_alternating_slices(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_ap_memo_t m;
+    memset(&m, 0, sizeof m);
+    enc_slice_t s[3][2] = {{ENC_RANGE(0, 64), ENC_ALL}, {ENC_RANGE(64, 128), ENC_ALL},
+                           {ENC_RANGE(32, 96), ENC_ALL}};
+    static const int seq[] = {0, 1, 0, 1, 1, 0, 0, 2, 1, 2};
+    for (int i = 0; i < 10; i++) {
+        const tir_ap_t *r = enc_ap_memo_interned(b, &m, f->t, 2, s[seq[i]], "src");
+        tir_ap_t want = enc_ap(b, f->t, 2, s[seq[i]], "src");
+        assert_non_null(r);
+        assert_ptr_equal(r, tir_ap_intern(&f->k, &want));
+        assert_int_equal(r->offset, want.offset);
+    }
+    assert_false(b->failed);
+}
+
 /* The same interned record through two ops: checked once. */
 static void test_check_memo_hits(void **state)
 {
@@ -191,6 +213,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_full_ap_per_tensor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sliced_memo_names_tensor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alternating_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_memo_hits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_memo_dma_only, setup, teardown),
         cmocka_unit_test(test_check_memo_json),
