@@ -94,7 +94,19 @@ typedef struct {
     struct enc_op_check *op_check;       /* enc_set_op_check: the caller's last validated
                                             op, NULL = none */
     long op_check_hits;           /* validations enc_op_check answered (tests) */
+    /* whole-AP records taken from the previous instance's (enc_ap_memo_interned):
+     * `to` is `from` but for the tensor, over a tensor of the same kind,
+     * dtype and shape -- what enc_op_check compares, answered without the
+     * comparison (a small cache by `to`: an entry overwritten is compared) */
+#define ENC_DERIVED 16
+    struct { const tir_ap_t *to, *from; } derived[ENC_DERIVED];
+    long derived_hits;            /* comparisons the cache answered (tests) */
 } enc_builder_t;
+/* derived[]'s slot for record `to` */
+static inline unsigned enc_derived_slot(const tir_ap_t *to)
+{
+    return (unsigned)(((uint64_t)(uintptr_t)to * 0x9e3779b97f4a7c15ull) >> 60) % ENC_DERIVED;
+}
 
 /* target NULL = trn2.  Initialises *k (tir_kernel_init). */
 int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
@@ -147,7 +159,7 @@ typedef struct enc_op_check {
  * enc_set_op_check; it must outlive them. */
 void enc_set_op_check(enc_builder_t *b, enc_op_check_t *rec);
 /* op passes validation because rec's op did (see enc_op_check_t) */
-bool enc_op_check_hit(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op);
+bool enc_op_check_hit(enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op);
 /* rec := op, which passed validation */
 void enc_op_check_keep(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op);
 /* NKI `name=`: the next op enc_emit() appends gets this name unless the op

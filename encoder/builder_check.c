@@ -72,11 +72,25 @@ static unsigned diff_slots(const tir_op_t *op, const tir_ap_t *const kept[NAPS])
 #undef D
 }
 
+/* same_ap, first through the builder's record of a whole AP taken from
+ * the previous instance's (a loop body's fresh tile: the kept op's
+ * record, refreshed at each hit, is that previous instance's). */
+static bool same_ap_of(enc_builder_t *b, const tir_ap_t *a, const tir_ap_t *p)
+{
+    unsigned h = enc_derived_slot(a);
+    if (b->derived[h].to == a && b->derived[h].from == p) {
+        b->derived_hits++;
+        return true;
+    }
+    return same_ap(b->k, a, p);
+}
+
 /* op's records against a kept op's (used: its present ones): each the
  * same record or same_ap, and two operands naming one tensor exactly
- * where the kept op's did. */
-static bool same_operands(const tir_kernel_t *k, const tir_op_t *op,
-                          const tir_ap_t *const kept[NAPS], unsigned used)
+ * where the kept op's did; on a match the kept records become op's (they
+ * pass the same). */
+static bool same_operands(enc_builder_t *b, const tir_op_t *op, const tir_ap_t *kept[NAPS],
+                          unsigned used)
 {
     unsigned diff = diff_slots(op, kept);
     if (!diff)
@@ -86,7 +100,7 @@ static bool same_operands(const tir_kernel_t *k, const tir_op_t *op,
     const tir_ap_t *aps[NAPS];
     op_aps(op, aps);
     for (unsigned m = diff; m; m &= m - 1)
-        if (!same_ap(k, aps[__builtin_ctz(m)], kept[__builtin_ctz(m)]))   /* or now absent */
+        if (!same_ap_of(b, aps[__builtin_ctz(m)], kept[__builtin_ctz(m)]))   /* or now absent */
             return false;
     for (unsigned m = diff; m; m &= m - 1) {
         int i = __builtin_ctz(m);
@@ -96,10 +110,12 @@ static bool same_operands(const tir_kernel_t *k, const tir_op_t *op,
                 return false;
         }
     }
+    for (unsigned m = diff; m; m &= m - 1)
+        kept[__builtin_ctz(m)] = aps[__builtin_ctz(m)];
     return true;
 }
 
-bool enc_op_check_hit(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op)
+bool enc_op_check_hit(enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op)
 {
     if (rec->k != b->k || rec->tg != b->target || op->inl || op->mask_more ||
         enc_is_collective(op->kind))
@@ -108,7 +124,7 @@ bool enc_op_check_hit(const enc_builder_t *b, enc_op_check_t *rec, const tir_op_
     for (unsigned n = 0; n < 2; n++) {
         unsigned e = first ^ n;
         if (rec->e[e].valid && same_fields(op, &rec->e[e].op) &&
-            same_operands(b->k, op, rec->e[e].aps, rec->e[e].used)) {
+            same_operands(b, op, rec->e[e].aps, rec->e[e].used)) {
             enc_memo2_note(rec->hit, e);
             return true;
         }

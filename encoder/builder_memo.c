@@ -109,7 +109,8 @@ static void full_alias(enc_builder_t *b, int tensor, const tir_ap_t *r)
  * the tensor (and, the kind being equal too, that record's operand-check
  * pass: full_alias).  False (out untouched) when there is none to
  * take it from. */
-static bool full_from_previous(enc_builder_t *b, int tensor, tir_ap_t *out)
+static bool full_from_previous(enc_builder_t *b, int tensor, tir_ap_t *out,
+                               const tir_ap_t **from)
 {
     const struct enc_name_entry *e = tensor_entry(b, tensor);
     const tir_ap_t *prev = e ? e->last_full : NULL;
@@ -124,8 +125,22 @@ static bool full_from_previous(enc_builder_t *b, int tensor, tir_ap_t *out)
             return false;
     *out = *prev;
     out->tensor = tensor;
+    *from = prev;
     b->full_derived++;
     return true;
+}
+
+/* r (interned: equal to prev but for the tensor, full_from_previous) over
+ * a tensor of prev's kind and shape: kept for enc_op_check when the dtype
+ * is prev's too (its same_ap in one look-up). */
+static void note_derived(enc_builder_t *b, const tir_ap_t *prev, const tir_ap_t *r)
+{
+    if (r->tensor != prev->tensor &&
+        b->k->tensors[r->tensor].dtype == b->k->tensors[prev->tensor].dtype) {
+        unsigned h = enc_derived_slot(r);
+        b->derived[h].to = r;
+        b->derived[h].from = prev;
+    }
 }
 
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
@@ -144,7 +159,8 @@ const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int ten
     }
     tir_ap_t ap;
     enc_ap_memo_entry_t *e = NULL;
-    bool derived = full && full_from_previous(b, tensor, &ap);
+    const tir_ap_t *prev = NULL;
+    bool derived = full && full_from_previous(b, tensor, &ap, &prev);
     if (!derived)
         e = memo_ap(b, m, tensor, nslices, s, field, &ap);
     if (b->failed)
@@ -159,6 +175,8 @@ const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int ten
     if (r && full) {
         *full = r;
         full_alias(b, tensor, r);
+        if (derived)
+            note_derived(b, prev, r);
     }
     return r;
 }

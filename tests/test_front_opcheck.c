@@ -91,6 +91,32 @@ static void test_alternating_offsets(void **state)
     enc_set_op_check(b, NULL);
 }
 
+/* A fresh tile's record taken from its previous instance's answers the
+ * comparison from the builder's record of it (derived_hits); an instance
+ * of another dtype (the same shape: its record is still taken) does not,
+ * and is validated. */
+static void test_derived_records(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    enc_op_check_t rec;
+    memset(&rec, 0, sizeof rec);
+    enc_set_op_check(b, &rec);
+    static const unsigned dt[] = {ISA_DT_FP32, ISA_DT_FP32, ISA_DT_FP32, ISA_DT_BF16, ISA_DT_BF16};
+    static const long hits[] = {0, 1, 2, 2, 3};
+    for (int i = 0; i < 5; i++) {
+        int v = tile(f, "v", dt[i], 128);
+        const tir_ap_t *r = enc_ap_memo_interned(b, NULL, v, 0, NULL, "dst");
+        assert_non_null(r);
+        assert_true(enc_tensor_copy(b, enc_ap_full(b, f->u), *r, ISA_ENG_DVE) >= 0);
+        assert_int_equal(b->op_check_hits, hits[i]);
+    }
+    assert_int_equal(b->full_derived, 4);
+    assert_true(b->derived_hits >= 2);
+    assert_false(b->failed);
+    enc_set_op_check(b, NULL);
+}
+
 /* Through the JSON front-end: a loop's later iteration whose op differs is
  * still rejected with its own message; a flat body's statement with the
  * keys of one that passed passes, one with an unknown field does not. */
@@ -125,6 +151,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fresh_tile_hits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alias_and_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alternating_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_derived_records, setup, teardown),
         cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
