@@ -64,16 +64,22 @@ static void test_alias_and_fields(void **state)
     enc_set_op_check(b, NULL);
 }
 
+/* f's builder with rec (cleared) as the statement's op check */
+static enc_builder_t *check_on(fx_t *f, enc_op_check_t *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    enc_set_op_check(&f->b, rec);
+    return &f->b;
+}
+
 /* A body whose slices alternate (i % 2) hits either kept entry, tried in
  * the order they last hit; another offset is a different access pattern
  * (validated, not answered from an entry). */
 static void test_alternating_offsets(void **state)
 {
     fx_t *f = *state;
-    enc_builder_t *b = &f->b;
     enc_op_check_t rec;
-    memset(&rec, 0, sizeof rec);
-    enc_set_op_check(b, &rec);
+    enc_builder_t *b = check_on(f, &rec);
     tir_ap_t half[3];
     for (int h = 0; h < 3; h++) {   /* t[0:64], t[64:128], t[32:96] */
         half[h] = enc_ap_full(b, f->t);
@@ -98,10 +104,8 @@ static void test_alternating_offsets(void **state)
 static void test_derived_records(void **state)
 {
     fx_t *f = *state;
-    enc_builder_t *b = &f->b;
     enc_op_check_t rec;
-    memset(&rec, 0, sizeof rec);
-    enc_set_op_check(b, &rec);
+    enc_builder_t *b = check_on(f, &rec);
     static const unsigned dt[] = {ISA_DT_FP32, ISA_DT_FP32, ISA_DT_FP32, ISA_DT_BF16, ISA_DT_BF16};
     static const long hits[] = {0, 1, 2, 2, 3};
     for (int i = 0; i < 5; i++) {
