@@ -363,6 +363,10 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
  * (in->acc, in->acc_room), the name, then the body at the block's end (a mode setter still grows it in place).  Out of memory: as
  * those two (in->oom set, the body is m->oom_body, no room). */
 bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n);
+/* bir_inst_name_body with the name s[0..n) followed by tail[0..t) (the
+ * caller keeps n + t within BIR_NAME_LEN - 1): no joined copy first. */
+bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
+                             const char *tail, size_t t);
 /* A writable copy of in's rare parts (zeros when it has none) in m's arena,
  * installed as in->rare; NULL when out of memory (in unchanged).  Copies of
  * an instruction share its record: each call makes a fresh one, so writing

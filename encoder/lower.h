@@ -89,6 +89,7 @@ typedef struct {
     int opi;                  /* current tile-IR op index */
     const tir_op_t *op;
     int sub;                  /* instructions emitted for the current op */
+    size_t name_n;            /* its name's length, cut to BIR_NAME_LEN - 1 (set at sub 0) */
     int ident_hbm;            /* tensor index of the shared identity constant, -1 */
     int ident_tile;           /* tensor index of its SBUF copy, -1 */
     lw_tap_memo_t tap_memo[LW_TAP_MEMO];   /* zeroed: empty (lower_kernel clears it) */
