@@ -115,7 +115,7 @@ bir_inst_t *bir_block_next_grow(bir_block_t *b, tpb_err_t *err)
     return grow(b, err) ? NULL : &b->insts[b->ninsts];
 }
 
-int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
+int bir_block_append_grow(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 {
     if (check_built(b, in, err) || grow(b, err))
         return -1;
@@ -358,12 +358,8 @@ void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v)
         in->isa.f->DIND.compute = bir_dge_compute_wire(v);
 }
 
-bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
+bool bir_inst_access_grow(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
 {
-    if (in->nacc < in->acc_room) {   /* the room reserved with the name */
-        ((bir_access_t *)in->acc)[in->nacc++] = *a;
-        return true;
-    }
     if (in->nacc >= BIR_MAX_ACCESS)
         return false;
     /* consecutive accesses of one instruction extend its block in place

@@ -273,13 +273,6 @@ int lw_count_free_dims(const tir_ap_t *a, unsigned axes)
     return free_dims(a, a->ndim >= 1 ? 1 : 0, axes, f, &mapped);
 }
 
-int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
-           isa_tap_t *out)
-{
-    unsigned mapped;
-    return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
-}
-
 /* The memo key's hash: the AP's offset, first count, rank, the reduce
  * axes and the tile's address (the fields that tell apart the operands of
  * nearby ops). */

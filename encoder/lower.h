@@ -138,14 +138,19 @@ void lw_coll_slots(lower_ctx_t *c);
  * core sync_core += 1 (upd_remote) when `in` completes. */
 int lw_coll_remote_upd(lower_ctx_t *c, bir_inst_t *in);
 bool lw_has(const tir_ap_t *a);
-/* Tile AP -> compute access pattern; records the access on `in`. */
-int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
-           isa_tap_t *out);
 /* As lw_tap, keeping reduced (axes) and kept dims apart; *mapped = axes
  * renumbered to the TAP's dims.  More than 4 free dims is an error unless
  * max_dims_ok is used by the caller (see lower_reduce.c). */
 int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
                 unsigned axes, isa_tap_t *out, unsigned *mapped);
+/* Tile AP -> compute access pattern; records the access on `in`.  Inline:
+ * a call or two per instruction, no wrapper call for each. */
+static inline int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write,
+                         const char *role, isa_tap_t *out)
+{
+    unsigned mapped;
+    return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
+}
 /* Empty the lw_tap_axes memo and lower_direct's (the kernel, its mlocs or
  * the target changed). */
 void lw_tap_memo_clear(lower_ctx_t *c);
