@@ -115,7 +115,7 @@ bir_inst_t *bir_block_next_grow(bir_block_t *b, tpb_err_t *err)
     return grow(b, err) ? NULL : &b->insts[b->ninsts];
 }
 
-int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
+int bir_block_append_grow(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
 {
     if (check_built(b, in, err) || grow(b, err))
         return -1;
@@ -165,15 +165,29 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
 
 _Static_assert(ISA_OP_COUNT < 255, "bir_inst_t.acc_key holds 1 + an ISA op");
 
+/* The body bytes of an ISA op (bir_body_size; inline here: once per
+ * instruction built). */
+static inline size_t body_bytes(isa_op_t op)
+{
+    /* an op outside the table (isa_encode reports it) has no body */
+    return (unsigned)op < ISA_OP_COUNT ? isa_formats[isa_ops[op].format].struct_size : 0;
+}
+
 bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n)
+{
+    return bir_inst_name_body_tail(m, in, s, n, "", 0);
+}
+
+bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
+                             const char *tail, size_t t)
 {
     /* the room first (its alignment is the block's), then the name, then the
      * body: no padding beyond the body's alignment after the name */
     const size_t al = _Alignof(isa_body_t), aa = _Alignof(bir_access_t);
     unsigned room = (unsigned)in->isa.op < ISA_OP_COUNT ? m->acc_room[in->isa.op] : 0;
     size_t name_at = room * sizeof(bir_access_t);
-    size_t at = (name_at + n + 1 + al - 1) & ~(al - 1);   /* the body's offset */
-    char *p = tpb_arena_alloc(&m->arena, at + bir_body_size(in->isa.op), room && aa > al ? aa : al);
+    size_t at = (name_at + n + t + 1 + al - 1) & ~(al - 1);   /* the body's offset */
+    char *p = tpb_arena_alloc(&m->arena, at + body_bytes(in->isa.op), room && aa > al ? aa : al);
     if (!p) {
         in->name = "";
         in->oom = true;
@@ -182,6 +196,8 @@ bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n
         return false;
     }
     memcpy(p + name_at, s, n);   /* the arena's bytes are zero: the name ends */
+    if (t)
+        memcpy(p + name_at + n, tail, t);
     in->name = p + name_at;
     in->acc_key = (uint8_t)(in->isa.op + 1);
     if (room) {
@@ -224,15 +240,11 @@ bool bir_inst_adopt(bir_module_t *m, bir_inst_t *in)
     return bir_inst_set_name(m, in, in->name) && (!in->rare || bir_inst_rare(m, in)) && !in->oom;
 }
 
-size_t bir_body_size(isa_op_t op)
-{
-    /* an op outside the table (isa_encode reports it) has no body */
-    return (unsigned)op < ISA_OP_COUNT ? isa_formats[isa_ops[op].format].struct_size : 0;
-}
+size_t bir_body_size(isa_op_t op) { return body_bytes(op); }
 
 static isa_body_t *body_alloc(bir_module_t *m, bir_inst_t *in)
 {
-    isa_body_t *f = tpb_arena_alloc(&m->arena, bir_body_size(in->isa.op), _Alignof(isa_body_t));
+    isa_body_t *f = tpb_arena_alloc(&m->arena, body_bytes(in->isa.op), _Alignof(isa_body_t));
     if (!f) {
         in->oom = true;
         memset(&m->oom_body, 0, sizeof m->oom_body);
@@ -346,12 +358,8 @@ void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v)
         in->isa.f->DIND.compute = bir_dge_compute_wire(v);
 }
 
-bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
+bool bir_inst_access_grow(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
 {
-    if (in->nacc < in->acc_room) {   /* the room reserved with the name */
-        ((bir_access_t *)in->acc)[in->nacc++] = *a;
-        return true;
-    }
     if (in->nacc >= BIR_MAX_ACCESS)
         return false;
     /* consecutive accesses of one instruction extend its block in place

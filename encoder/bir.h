@@ -339,7 +339,14 @@ static inline bir_block_t *bir_main_block(bir_module_t *m) { return &m->funcs[0]
 /* Append a copy of *in; returns its index or -1 (out of memory, err set).
  * An instruction built in b's next slot (bir_block_next) is committed where
  * it is, without the copy. */
-int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
+int bir_block_append_grow(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err);
+static inline int bir_block_append(bir_block_t *b, const bir_inst_t *in, tpb_err_t *err)
+{
+    /* built in its slot (the lowering's instructions): committed without a call */
+    if (b->ninsts < b->cap && in == &b->insts[b->ninsts] && !in->oom)
+        return b->ninsts++;
+    return bir_block_append_grow(b, in, err);   /* a copy, room made, or refused */
+}
 /* The slot right after b's last instruction, room made for it (NULL when out
  * of memory, err set), to build an instruction in place; bir_block_append
  * of it commits it.  Until then nothing else may be appended or inserted
@@ -363,6 +370,10 @@ bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s);
  * (in->acc, in->acc_room), the name, then the body at the block's end (a mode setter still grows it in place).  Out of memory: as
  * those two (in->oom set, the body is m->oom_body, no room). */
 bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n);
+/* bir_inst_name_body with the name s[0..n) followed by tail[0..t) (the
+ * caller keeps n + t within BIR_NAME_LEN - 1): no joined copy first. */
+bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
+                             const char *tail, size_t t);
 /* A writable copy of in's rare parts (zeros when it has none) in m's arena,
  * installed as in->rare; NULL when out of memory (in unchanged).  Copies of
  * an instruction share its record: each call makes a fresh one, so writing
@@ -416,7 +427,15 @@ void bir_inst_set_dge_compute(bir_inst_t *in, bir_dge_compute_t v);
  * while it lasts, else by extending the list; an instruction that outgrows
  * its room raises m->acc_room for the op it was built as (acc_key).  False when the access list is
  * full (BIR_MAX_ACCESS) or out of memory (in->oom is then set). */
-bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a);
+bool bir_inst_access_grow(bir_module_t *m, bir_inst_t *in, const bir_access_t *a);
+static inline bool bir_inst_access(bir_module_t *m, bir_inst_t *in, const bir_access_t *a)
+{
+    if (in->nacc < in->acc_room) {   /* the room reserved with the name (most): no call */
+        ((bir_access_t *)in->acc)[in->nacc++] = *a;
+        return true;
+    }
+    return bir_inst_access_grow(m, in, a);   /* past the room: extend the list */
+}
 bool bir_access_overlap(const bir_access_t *a, const bir_access_t *b);
 
 #endif

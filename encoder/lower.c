@@ -184,19 +184,19 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     in->tir_op = c->opi;
     in->op_kind = tir_op_name(c->op->kind);
     in->src = c->op->path;
-    /* the first instruction takes the op's name, the next "<name>.<k>"
-     * (cut as set_name would); out of memory: lw_emit's append refuses it */
+    /* the first instruction takes the op's name, the next "<name>.<k>" with
+     * the name cut to 50 bytes (cut as set_name would); out of memory:
+     * lw_emit's append refuses it */
     const char *name = c->op->name;
-    size_t n;
-    char joined[BIR_NAME_LEN];
     if (c->sub == 0) {
-        n = strnlen(name, BIR_NAME_LEN - 1);
+        c->name_n = strnlen(name, BIR_NAME_LEN - 1);   /* once per op */
+        bir_inst_name_body(c->m, in, name, c->name_n);   /* the body last: a mode setter grows it */
     } else {
-        n = su_join_int(joined, sizeof joined, name, 50, '.', c->sub, 0);
-        n = n < BIR_NAME_LEN - 1 ? n : BIR_NAME_LEN - 1;
-        name = joined;
+        char tail[24];
+        tail[0] = '.';
+        size_t t = 1 + su_long(tail + 1, c->sub);
+        bir_inst_name_body_tail(c->m, in, name, c->name_n < 50 ? c->name_n : 50, tail, t);
     }
-    bir_inst_name_body(c->m, in, name, n);   /* the body last: a mode setter grows it */
     c->sub++;
 }
 
@@ -271,13 +271,6 @@ int lw_count_free_dims(const tir_ap_t *a, unsigned axes)
     dim_t f[TIR_MAX_DIMS];
     unsigned mapped;
     return free_dims(a, a->ndim >= 1 ? 1 : 0, axes, f, &mapped);
-}
-
-int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
-           isa_tap_t *out)
-{
-    unsigned mapped;
-    return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
 }
 
 /* The memo key's hash: the AP's offset, first count, rank, the reduce

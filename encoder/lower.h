@@ -89,6 +89,7 @@ typedef struct {
     int opi;                  /* current tile-IR op index */
     const tir_op_t *op;
     int sub;                  /* instructions emitted for the current op */
+    size_t name_n;            /* its name's length, cut to BIR_NAME_LEN - 1 (set at sub 0) */
     int ident_hbm;            /* tensor index of the shared identity constant, -1 */
     int ident_tile;           /* tensor index of its SBUF copy, -1 */
     lw_tap_memo_t tap_memo[LW_TAP_MEMO];   /* zeroed: empty (lower_kernel clears it) */
@@ -137,14 +138,19 @@ void lw_coll_slots(lower_ctx_t *c);
  * core sync_core += 1 (upd_remote) when `in` completes. */
 int lw_coll_remote_upd(lower_ctx_t *c, bir_inst_t *in);
 bool lw_has(const tir_ap_t *a);
-/* Tile AP -> compute access pattern; records the access on `in`. */
-int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
-           isa_tap_t *out);
 /* As lw_tap, keeping reduced (axes) and kept dims apart; *mapped = axes
  * renumbered to the TAP's dims.  More than 4 free dims is an error unless
  * max_dims_ok is used by the caller (see lower_reduce.c). */
 int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
                 unsigned axes, isa_tap_t *out, unsigned *mapped);
+/* Tile AP -> compute access pattern; records the access on `in`.  Inline:
+ * a call or two per instruction, no wrapper call for each. */
+static inline int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write,
+                         const char *role, isa_tap_t *out)
+{
+    unsigned mapped;
+    return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
+}
 /* Empty the lw_tap_axes memo and lower_direct's (the kernel, its mlocs or
  * the target changed). */
 void lw_tap_memo_clear(lower_ctx_t *c);

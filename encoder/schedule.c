@@ -91,9 +91,7 @@ static bool nop_for(bir_module_t *m, bir_inst_t *nop, const bir_inst_t *in, int 
     /* "wait." and at most 50 bytes of the name (as "wait.%.50s") */
     char name[BIR_NAME_LEN];
     _Static_assert(sizeof name >= 5 + 50 + 1, "room for wait.<50 bytes>");
-    size_t n = 0;
-    while (n < 50 && in->name[n])
-        n++;
+    size_t n = strnlen(in->name, 50);
     memcpy(name, "wait.", 5);
     memcpy(name + 5, in->name, n);
     name[5 + n] = 0;
@@ -713,8 +711,11 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     in->isa.sync.upd_val = 1;
     in->isa.sync.upd_at_read = 0;
     w->count[sem]++;
-    for (int e = 0; e < ISA_ENG_COUNT; e++)   /* known <= the old count < the new one */
-        w->open[e] |= 1ull << sem;
+    /* known <= the old count < the new one; two engines a step (the pairs
+     * become one vector OR: once per producer) */
+    _Static_assert(ISA_ENG_COUNT % 2 == 0, "engines in pairs");
+    for (int e = 0; e < ISA_ENG_COUNT; e += 2)
+        w->open[e] |= 1ull << sem, w->open[e + 1] |= 1ull << sem;
     w->by_val[sem][w->count[sem]] = w->np;
     prod_t *pr = &w->prods[w->np++];
     pr->inst = i, pr->engine = (uint8_t)in->engine;

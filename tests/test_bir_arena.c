@@ -330,6 +330,34 @@ static void test_append_refuses_unnamed(void **state)
     bir_module_free(&m);
 }
 
+/* bir_inst_name_body_tail stores the name and the tail joined (the body
+ * after them); an instruction built in its slot (bir_block_next) is
+ * committed in place, and refused there too when its arena parts failed. */
+static void test_name_tail_in_slot(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 1, &err), 0);
+    bir_block_t *b = bir_main_block(&m);
+    bir_inst_t *in = bir_block_next(b, &err);
+    assert_non_null(in);
+    bir_inst_init(in, BIR_NOP, ISA_OP_NOP);
+    assert_true(bir_inst_name_body_tail(&m, in, "load_abcdef", 4, ".12", 3));
+    assert_string_equal(in->name, "load.12");
+    assert_int_equal(bir_block_append(b, in, &err), 0);
+    assert_ptr_equal(in, &b->insts[0]);   /* in place: no copy */
+    in = bir_block_next(b, &err);
+    bir_inst_init(in, BIR_NOP, ISA_OP_NOP);
+    assert_true(bir_inst_name_body(&m, in, "mul", 3));
+    assert_string_equal(in->name, "mul");
+    in->oom = true;
+    assert_true(bir_block_append(b, in, &err) < 0);
+    assert_int_equal(b->ninsts, 1);
+    assert_string_equal(b->insts[0].name, "load.12");
+    bir_module_free(&m);
+}
+
 /* bir_block_reserve: a small reservation is malloc'ed and grows by doubling;
  * one past TPB_ARRAY_MAP_MIN takes its mapping's whole room and grows past
  * it (a move of the mapping); never shrinks; the instructions stay. */
@@ -589,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_access_room),
         cmocka_unit_test(test_name_cut),
         cmocka_unit_test(test_append_refuses_unnamed),
+        cmocka_unit_test(test_name_tail_in_slot),
         cmocka_unit_test(test_block_reserve),
         cmocka_unit_test(test_adopt_outlives_source),
         cmocka_unit_test(test_rare_copy_on_write),
