@@ -194,6 +194,7 @@ size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k,
  * into one pool. */
 #define ART_BUF_MEMO 64
 #define ART_BUF_TOKENS 10   /* operand slots art_op_buffers reads */
+#define ART_PATH_SLOTS 64
 typedef struct {
     struct art_buf_memo_entry {
         uint32_t off;   /* 0: empty */
@@ -210,6 +211,15 @@ typedef struct {
     } *ids;
     uint32_t nids, capids;
     unsigned long tok_scans;        /* tensor names scanned for their base */
+    /* The last token met per (declaring path, buffer, buffer count): a
+     * loop's next instance of a tile ("<base>#<iteration>", declared at the
+     * same path) is checked against its base instead of interned again.
+     * Direct-mapped; nm NULL: empty. */
+    struct art_path_token {
+        const char *path, *nm;      /* nm: the name the token was met with */
+        uint32_t len, buf, nbuf, id;   /* len: its base's length */
+    } by_path[ART_PATH_SLOTS];
+    unsigned long path_hits;        /* tokens found that way */
 } art_buf_memo_t;
 /* art_op_buffers through memo (the same string; the offset of an equal
  * earlier one on a hit).  memo NULL: art_op_buffers. */
