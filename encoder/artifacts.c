@@ -451,22 +451,26 @@ void art_jcache_free(art_jcache_t *c)
         jb_free(&c->text);
 }
 
-/* c's text for s; NULL when s is not cached (yet): its first sighting only
- * marks the slot (a string named once, such as a straight-line kernel's
- * paths, is not worth the copy), the second fills it.  NULL also when out
- * of memory. */
-static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
+/* c's text for member (key, s): "key":<s's JSON> (jb_cjson_member); NULL
+ * when it is not cached (yet): its first sighting only marks the slot (a
+ * string named once, such as a straight-line kernel's paths, is not worth
+ * the copy), the second fills it.  NULL also when out of memory. */
+static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const char *s,
+                              uint32_t *len)
 {
     uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
     unsigned i = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS - 1);
-    if (c->s[i] == s && c->len[i] != UINT32_MAX) {
+    bool same = c->s[i] == s && c->key[i] == key && c->klen[i] == n;
+    if (same && c->len[i] != UINT32_MAX) {
         c->hits++;
         *len = c->len[i];
         return c->text.buf + c->off[i];
     }
     c->misses++;
-    if (c->s[i] != s) {   /* seen once */
+    if (!same) {   /* seen once */
         c->s[i] = s;
+        c->key[i] = key;
+        c->klen[i] = n;
         c->len[i] = UINT32_MAX;
         return NULL;
     }
@@ -475,7 +479,7 @@ static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
         c->text.len = 0;
     }
     size_t from = c->text.len;
-    jb_cjson_str(&c->text, s);
+    jb_cjson_member(&c->text, key, n, s);
     if (c->text.failed || c->text.len - from >= UINT32_MAX) {
         c->s[i] = NULL;
         return NULL;
@@ -490,11 +494,11 @@ static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
 void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s)
 {
     uint32_t len;
-    const char *json = c ? jcache_get(c, s, &len) : NULL;
-    if (json)
-        jw_member_raw(w, key, n, json, len);
-    else
+    const char *text = c ? jcache_get(c, key, n, s, &len) : NULL;
+    if (!text)
         jw_member_str(w, key, n, s);
+    else if (!jw_member_text(w, text, len))   /* not compact: the value after "key": */
+        jw_member_raw(w, key, n, text + n + 3, len - n - 3);
 }
 #define kvl_cached(w, c, lit, s) art_member_cached((w), (c), "" lit "", sizeof(lit) - 1, (s))
 
