@@ -310,6 +310,14 @@ void jb_cjson_str(jb_t *b, const char *s)
     jb_putc(b, '"');
 }
 
+void jb_cjson_member(jb_t *b, const char *key, size_t n, const char *s)
+{
+    jb_putc(b, '"');
+    jb_put(b, key, n);
+    jb_lit(b, "\":");
+    jb_cjson_str(b, s);
+}
+
 void jb_jstr(jb_t *b, const char *s)
 {
     jb_putc(b, '"');
@@ -626,6 +634,25 @@ void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t 
     }
     tpb_copy_short(o, json, len);   /* no call for the short values */
     w->b.len = (size_t)(o + len - w->b.buf);
+}
+
+bool jw_member_text(jw_t *w, const char *text, size_t len)
+{
+    /* the separator and the text: key_into's compact bytes, then the value */
+    if (!w->compact || w->depth <= 0 || !w->is_obj[w->depth - 1] || !jb_reserve(&w->b, len + 1))
+        return false;
+    char *o = w->b.buf + w->b.len;
+    if (w->has_item[w->depth - 1])
+        *o++ = ',';
+    w->has_item[w->depth - 1] = true;
+    if (len > 16 && len <= 32) {   /* mostly: "buf" and "src" members, no call */
+        tpb_copy_short(o, text, 16);
+        tpb_copy_short(o + len - 16, text + len - 16, 16);
+    } else {
+        tpb_copy_short(o, text, len);
+    }
+    w->b.len = (size_t)(o + len - w->b.buf);
+    return true;
 }
 
 void jw_str(jw_t *w, const char *s)

@@ -85,6 +85,10 @@ void jb_jstr_body(jb_t *b, const char *s);
 /* The string as jw_str writes it (cJSON's escaping, with the short forms
  * \b \f \n \r \t): a value text for jw_member_raw. */
 void jb_cjson_str(jb_t *b, const char *s);
+/* A member's text as a compact writer writes it after the separator:
+ * "key":<the string as jw_str writes it> (key[0..n) plain, as for
+ * jw_key_plain), for jw_member_text. */
+void jb_cjson_member(jb_t *b, const char *key, size_t n, const char *s);
 /* printf-style, for the few one-off lines (header, metadata). */
 void jb_printf(jb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -169,6 +173,11 @@ void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_
 /* jw_key_plain(w, key, n) then json[0..len), a value's text as jw_* would
  * write it (e.g. made by jb_cjson_str), copied as it is. */
 void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len);
+/* The next member of the innermost object as text[0..len) made by
+ * jb_cjson_member, copied after the separator, when the writer is compact
+ * and that object is innermost; false (nothing written) otherwise: then
+ * the caller writes it the long way (the same bytes). */
+bool jw_member_text(jw_t *w, const char *text, size_t len);
 /* Values: in an array they are the next element; in an object they follow
  * jw_key. */
 void jw_str(jw_t *w, const char *s);

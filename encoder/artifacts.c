@@ -208,6 +208,41 @@ static uint32_t token_id(art_buf_memo_t *memo, const char *nm, size_t len, unsig
     return memo->nids++;
 }
 
+/* Whether nm is base[0..len) followed by '#' and one or more digits (then
+ * base_name_len(nm) == len and nm's base is base's). */
+static bool same_base(const char *nm, const char *base, uint32_t len)
+{
+    if (strncmp(nm, base, len) != 0 || nm[len] != '#' || !nm[len + 1])
+        return false;
+    for (const char *p = nm + len + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* The token number of rotating tensor t (its name's base, buf, nbuf);
+ * UINT32_MAX when out of memory.  The by_path slot of t's declaring path
+ * answers for a later instance of the same tile without a hash of its
+ * base. */
+static uint32_t rotating_token(art_buf_memo_t *memo, const tir_tensor_t *t, unsigned buf,
+                               unsigned nbuf)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)t->path ^ (uint64_t)buf << 48 ^ (uint64_t)nbuf << 56) *
+                 0x9e3779b97f4a7c15ull;
+    struct art_path_token *s = &memo->by_path[h >> 58 & (ART_PATH_SLOTS - 1)];
+    if (s->nm && s->path == t->path && s->buf == buf && s->nbuf == nbuf &&
+        same_base(t->name, s->nm, s->len)) {
+        memo->path_hits++;
+        return s->id;
+    }
+    memo->tok_scans++;
+    size_t len = base_name_len(t->name);
+    uint32_t id = token_id(memo, t->name, len, buf, nbuf);
+    if (id < UINT32_MAX && len < UINT32_MAX)
+        *s = (struct art_path_token){t->path, t->name, (uint32_t)len, buf, nbuf, id};
+    return id;
+}
+
 /* tensor_token's first use of tensor t (t >= 0). */
 static uint32_t tensor_token_new(art_buf_memo_t *memo, const bir_module_t *m,
                                  const tir_kernel_t *k, int t)
@@ -225,10 +260,8 @@ static uint32_t tensor_token_new(art_buf_memo_t *memo, const bir_module_t *m,
     }
     uint32_t v = 1;
     if (buf_rotates(m, t)) {
-        const char *nm = k->tensors[t].name;
-        memo->tok_scans++;
-        uint32_t id = token_id(memo, nm, base_name_len(nm), m->mlocs[t].rot_buf,
-                               m->mlocs[t].rot_nbuf);
+        uint32_t id = rotating_token(memo, &k->tensors[t], m->mlocs[t].rot_buf,
+                                     m->mlocs[t].rot_nbuf);
         if (id >= UINT32_MAX - 2)
             return 0;
         v = 2 + id;
@@ -418,22 +451,26 @@ void art_jcache_free(art_jcache_t *c)
         jb_free(&c->text);
 }
 
-/* c's text for s; NULL when s is not cached (yet): its first sighting only
- * marks the slot (a string named once, such as a straight-line kernel's
- * paths, is not worth the copy), the second fills it.  NULL also when out
- * of memory. */
-static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
+/* c's text for member (key, s): "key":<s's JSON> (jb_cjson_member); NULL
+ * when it is not cached (yet): its first sighting only marks the slot (a
+ * string named once, such as a straight-line kernel's paths, is not worth
+ * the copy), the second fills it.  NULL also when out of memory. */
+static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const char *s,
+                              uint32_t *len)
 {
     uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
     unsigned i = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS - 1);
-    if (c->s[i] == s && c->len[i] != UINT32_MAX) {
+    bool same = c->s[i] == s && c->key[i] == key && c->klen[i] == n;
+    if (same && c->len[i] != UINT32_MAX) {
         c->hits++;
         *len = c->len[i];
         return c->text.buf + c->off[i];
     }
     c->misses++;
-    if (c->s[i] != s) {   /* seen once */
+    if (!same) {   /* seen once */
         c->s[i] = s;
+        c->key[i] = key;
+        c->klen[i] = n;
         c->len[i] = UINT32_MAX;
         return NULL;
     }
@@ -442,7 +479,7 @@ static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
         c->text.len = 0;
     }
     size_t from = c->text.len;
-    jb_cjson_str(&c->text, s);
+    jb_cjson_member(&c->text, key, n, s);
     if (c->text.failed || c->text.len - from >= UINT32_MAX) {
         c->s[i] = NULL;
         return NULL;
@@ -457,11 +494,11 @@ static const char *jcache_get(art_jcache_t *c, const char *s, uint32_t *len)
 void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s)
 {
     uint32_t len;
-    const char *json = c ? jcache_get(c, s, &len) : NULL;
-    if (json)
-        jw_member_raw(w, key, n, json, len);
-    else
+    const char *text = c ? jcache_get(c, key, n, s, &len) : NULL;
+    if (!text)
         jw_member_str(w, key, n, s);
+    else if (!jw_member_text(w, text, len))   /* not compact: the value after "key": */
+        jw_member_raw(w, key, n, text + n + 3, len - n - 3);
 }
 #define kvl_cached(w, c, lit, s) art_member_cached((w), (c), "" lit "", sizeof(lit) - 1, (s))
 

@@ -194,6 +194,7 @@ size_t art_op_buffers(jb_t *pool, const bir_module_t *m, const tir_kernel_t *k,
  * into one pool. */
 #define ART_BUF_MEMO 64
 #define ART_BUF_TOKENS 10   /* operand slots art_op_buffers reads */
+#define ART_PATH_SLOTS 64
 typedef struct {
     struct art_buf_memo_entry {
         uint32_t off;   /* 0: empty */
@@ -210,6 +211,15 @@ typedef struct {
     } *ids;
     uint32_t nids, capids;
     unsigned long tok_scans;        /* tensor names scanned for their base */
+    /* The last token met per (declaring path, buffer, buffer count): a
+     * loop's next instance of a tile ("<base>#<iteration>", declared at the
+     * same path) is checked against its base instead of interned again.
+     * Direct-mapped; nm NULL: empty. */
+    struct art_path_token {
+        const char *path, *nm;      /* nm: the name the token was met with */
+        uint32_t len, buf, nbuf, id;   /* len: its base's length */
+    } by_path[ART_PATH_SLOTS];
+    unsigned long path_hits;        /* tokens found that way */
 } art_buf_memo_t;
 /* art_op_buffers through memo (the same string; the offset of an equal
  * earlier one on a hit).  memo NULL: art_op_buffers. */
@@ -217,19 +227,23 @@ size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t 
                            const tir_kernel_t *k, const tir_op_t *op);
 /* Free what the memo allocated (not the memo itself). */
 void art_buf_memo_release(art_buf_memo_t *memo);
-/* The JSON text of a sidecar's repeated member values: the src paths, op
- * kinds and buf strings are a few interned strings that thousands of
- * debug entries name by the same pointer, so each is escaped once into
- * `text` and copied from there (art_member_cached).  Keyed by the string's
- * address: the strings must not change while the cache is in use (they
- * are the kernel's and the buf table's, constant while a sidecar is
- * written).  A string is copied into `text` the second time it is met
- * (len UINT32_MAX: met once).  Direct-mapped; a collision replaces the
- * entry; `text` starts over when it passes ART_JCACHE_TEXT. */
+/* The JSON text of a sidecar's repeated members: the src paths, op kinds
+ * and buf strings are a few interned strings that thousands of debug
+ * entries name by the same pointer, so each member is written once into
+ * `text` as "key":<value> (jb_cjson_member) and copied from there whole
+ * (a compact writer) or from its value on (art_member_cached).  Keyed by
+ * the string's and the key's addresses (and the key's length): the
+ * strings must not change while the cache is in use (they are the
+ * kernel's and the buf table's, constant while a sidecar is written).  A
+ * member is copied into `text` the second time it is met (len UINT32_MAX:
+ * met once).  Direct-mapped; a collision replaces the entry; `text` starts
+ * over when it passes ART_JCACHE_TEXT. */
 #define ART_JCACHE_SLOTS 256
 #define ART_JCACHE_TEXT ((size_t)64 << 10)
 typedef struct {
     const char *s[ART_JCACHE_SLOTS];   /* NULL: empty */
+    const char *key[ART_JCACHE_SLOTS]; /* the member's key */
+    size_t klen[ART_JCACHE_SLOTS];
     uint32_t off[ART_JCACHE_SLOTS], len[ART_JCACHE_SLOTS];
     jb_t text;
     unsigned long hits, misses;
@@ -237,7 +251,8 @@ typedef struct {
 /* 0, or -1 when out of memory. */
 int art_jcache_init(art_jcache_t *c);
 void art_jcache_free(art_jcache_t *c);
-/* jw_member_str(w, key, n, s) (s not NULL), the value's text from c. */
+/* jw_member_str(w, key, n, s) (s not NULL; key plain, as for
+ * jw_key_plain), the text from c. */
 void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s);
 /* Each op's "buf" string (docs/artifacts.md "buf"): the rotating buffers
  * its operands use, "name#b/n" each, outputs first, then inputs in argument

@@ -239,6 +239,30 @@ static void test_buf_strings_at_the_limit(void **state)
     }
 }
 
+/* A kernel and a module of n rotating tiles, added by rot_tile. */
+static void rot_init(tir_kernel_t *k, bir_module_t *m, int n)
+{
+    tir_kernel_init(k);
+    memset(m, 0, sizeof *m);
+    m->nmlocs = n;
+    m->mlocs = calloc((size_t)n, sizeof *m->mlocs);
+    assert_non_null(m->mlocs);
+}
+
+/* Tile i: name, declared at path, buffer buf of nbuf. */
+static void rot_tile(tir_kernel_t *k, bir_module_t *m, int i, const char *name,
+                     const char *path, unsigned buf, unsigned nbuf)
+{
+    tir_tensor_t t;
+    memset(&t, 0, sizeof t);
+    t.name = name;
+    t.path = path;
+    t.kind = TIR_T_SBUF, t.dtype = ISA_DT_FP32, t.ndim = 1, t.shape[0] = 1;
+    t.shared_with = -1;
+    assert_true(tir_add_tensor(k, &t) >= 0);
+    m->mlocs[i] = (bir_mloc_t){.tensor = i, .rot_buf = buf, .rot_nbuf = nbuf};
+}
+
 /* The memo shares the string of an earlier op whose tokens match, though
  * its tensors are others (a loop's next tiles); a different base name,
  * buffer or buffer count, or another operand order, builds a new one; a
@@ -248,25 +272,14 @@ static void test_buf_memo_shares_loop_strings(void **state)
     (void)state;
     enum { N = 200 };
     tir_kernel_t k;
-    tir_kernel_init(&k);
     bir_module_t m;
-    memset(&m, 0, sizeof m);
-    m.nmlocs = N;
-    m.mlocs = calloc(N, sizeof *m.mlocs);
-    assert_non_null(m.mlocs);
+    rot_init(&k, &m, N);
     for (int i = 0; i < N; i++) {
-        tir_tensor_t t;
-        memset(&t, 0, sizeof t);
         char name[TIR_NAME_LEN];
         /* pairs per iteration: "t#i" and "u#i"; from 100 on, "tt#i" */
         snprintf(name, sizeof name, "%s#%d", i % 2 ? "u" : i < 100 ? "t" : "tt", i / 2);
-        t.name = name;
-        t.kind = TIR_T_SBUF, t.dtype = ISA_DT_FP32, t.ndim = 1, t.shape[0] = 1;
-        t.shared_with = -1;
-        assert_true(tir_add_tensor(&k, &t) >= 0);
         /* two buffers; from 150 on, three */
-        m.mlocs[i] = (bir_mloc_t){.tensor = i, .rot_buf = (unsigned)(i / 2) % 2,
-                                  .rot_nbuf = i < 150 ? 2u : 3u};
+        rot_tile(&k, &m, i, name, NULL, (unsigned)(i / 2) % 2, i < 150 ? 2u : 3u);
     }
     jb_t pool;
     assert_int_equal(jb_init_mem(&pool, 16), 0);
@@ -297,9 +310,49 @@ static void test_buf_memo_shares_loop_strings(void **state)
             assert_int_not_equal(off[it][swap], off[it - 1][swap]);   /* other buffer */
             assert_int_not_equal(off[it][0], off[it][1]);             /* other order */
         }
-    /* each tensor's name was scanned for its base once, though every one is
-     * an operand of two ops */
-    assert_int_equal(memo->tok_scans, N);
+    /* each tensor's token was worked out once, though every one is an
+     * operand of two ops (from the last instance declared at the same path
+     * and buffer, or by scanning its name) */
+    assert_int_equal(memo->tok_scans + memo->path_hits, N);
+    art_buf_memo_release(memo);
+    free(memo);
+    jb_free(&pool);
+    free(m.mlocs);
+    tir_kernel_free(&k);
+}
+
+/* Instances declared at one path whose names are not "<base>#<digits>" of
+ * the last one's base: each gets its own token (the path's slot is only a
+ * shortcut), so the op strings match the reference. */
+static void test_buf_memo_path_slot_checks_names(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"t#3", "t#4", "t#5x", "t#", "t", "tt#4", "t#44", "t#4",
+                                         "x#1#2", "x#1#3", "x#2"};
+    enum { N = sizeof names / sizeof names[0] };
+    tir_kernel_t k;
+    bir_module_t m;
+    rot_init(&k, &m, N);
+    for (int i = 0; i < N; i++)
+        rot_tile(&k, &m, i, names[i], "body[0].body[1]", 1, 2);
+    jb_t pool;
+    assert_int_equal(jb_init_mem(&pool, 16), 0);
+    jb_putc(&pool, 0);
+    art_buf_memo_t *memo = calloc(1, sizeof *memo);
+    assert_non_null(memo);
+    for (int i = 1; i < N; i++) {   /* op i: the previous instance and this one */
+        tir_op_t op;
+        tir_op_init(&op, TIR_TENSOR_TENSOR);
+        BU_EDIT(&k, op.dst, tensor, i);
+        op.nsrc = 1;
+        BU_EDIT(&k, op.src[0], tensor, i - 1);
+        char want[256];
+        ref_op_buffers(&m, &k, &op, want, sizeof want);
+        size_t off = art_op_buffers_memo(&pool, memo, &m, &k, &op);
+        assert_string_equal(pool.buf + off, want);
+    }
+    assert_int_equal(memo->tok_scans + memo->path_hits, N);
+    assert_int_equal(memo->path_hits, 3);   /* t#4 after t#3 and after t#44, x#1#3 */
     art_buf_memo_release(memo);
     free(memo);
     jb_free(&pool);
@@ -613,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_jsonw_member_int_memo),
         cmocka_unit_test(test_buf_strings_at_the_limit),
         cmocka_unit_test(test_buf_memo_shares_loop_strings),
+        cmocka_unit_test(test_buf_memo_path_slot_checks_names),
         cmocka_unit_test(test_jsonw_short_strings_match_cjson),
         cmocka_unit_test(test_jsonw_key_plain_matches_key),
         cmocka_unit_test(test_jsonw_member_str_matches_key_then_str),
