@@ -257,6 +257,10 @@ void enc_ap_memo(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
  * message as enc_ap) or out of memory (b->failed not set). */
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                                      const enc_slice_t *s, const char *field);
+/* enc_ap_memo_interned's answer for no slices when the tensor's whole
+ * access pattern is interned already (counted as its hit), else NULL:
+ * then ask enc_ap_memo_interned. */
+const tir_ap_t *enc_ap_full_interned(enc_builder_t *b, int tensor);
 /* enc_ap over an HBM tensor viewed with another C-order shape (NKI
  * tensor.reshape): same element count; a tile is an error. */
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,

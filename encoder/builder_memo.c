@@ -143,6 +143,15 @@ static void note_derived(enc_builder_t *b, const tir_ap_t *prev, const tir_ap_t 
     }
 }
 
+const tir_ap_t *enc_ap_full_interned(enc_builder_t *b, int tensor)
+{
+    if (b->failed || tensor < 0 || tensor >= b->k->ntensors || tensor >= b->cap_tensor_info)
+        return NULL;
+    const tir_ap_t *r = b->tinfo[tensor].full_ap;
+    b->full_ap_hits += r != NULL;
+    return r;
+}
+
 const tir_ap_t *enc_ap_memo_interned(enc_builder_t *b, enc_ap_memo_t *m, int tensor, int nslices,
                                      const enc_slice_t *s, const char *field)
 {

@@ -85,6 +85,8 @@ int enc_slice_operand_compile(const char *text, const enc_env_t *env, char *name
 int enc_slice_prog_run(const enc_slice_prog_t *p, const enc_env_t *env, enc_slice_t *slices,
                        int *nslices, bool *pid_dep);
 void enc_slice_prog_free(enc_slice_prog_t *p);
+/* how many slices the compiled list holds (0: a bare name) */
+int enc_slice_prog_count(const enc_slice_prog_t *p);
 
 /* Parse just a slice list body "a:b, c" (no name, no brackets), e.g. for
  * the `rows` field of indirect operands. */

@@ -379,6 +379,11 @@ static int run_item(const sitem_t *ri, const enc_env_t *env, enc_slice_t *s, boo
     return 0;
 }
 
+int enc_slice_prog_count(const enc_slice_prog_t *p)
+{
+    return p->n;
+}
+
 int enc_slice_prog_run(const enc_slice_prog_t *p, const enc_env_t *env, enc_slice_t *slices,
                        int *nslices, bool *pid_dep)
 {

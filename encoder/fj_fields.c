@@ -636,8 +636,11 @@ static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
     size_t h = (size_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 58) % FJ_COPS;
     if (j->cops[h].key == key)
         return j->cops[h].cop;
+    if (j->cops[h ^ 1].key == key)   /* two ways: a body's two keys sharing a slot stay */
+        return j->cops[h ^ 1].cop;
     struct fj_cop *c = (struct fj_cop *)fj_memo_get(j, key, &cop_tag);
     if (c) {
+        j->cops[h ^ 1] = j->cops[h];
         j->cops[h].key = key;
         j->cops[h].cop = c;
     }
@@ -912,7 +915,19 @@ int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fna
     int t = -1, ns = 0, vnd;
     enc_slice_t sl[ENC_MAX_SLICES];
     int64_t vshape[TIR_MAX_DIMS];
-    struct fj_cop *c;
+    struct fj_cop *c = cop_find(j, it);
+    /* a bare name compiled before (no slices, no reshape): what
+     * view_resolve gives, its tensor and no slices, found directly, and the
+     * tensor's whole pattern once interned (enc_ap_memo_interned's answer) */
+    if (c && !j->b.failed && enc_slice_prog_count(c->prog) == 0) {
+        if ((t = lookup_at(j, c->name, path, fname, &c->entry)) < 0)
+            return -1;
+        const tir_ap_t *r = enc_ap_full_interned(&j->b, t);
+        if (!r && !(r = enc_ap_memo_interned(&j->b, &c->apm, t, 0, sl, fname)))
+            return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
+        *slot = r;
+        return 0;
+    }
     if (view_resolve(j, it, it->valuestring, path, fname, &c, &t, sl, &ns, &vnd, vshape))
         return -1;
     if (!vnd) {   /* the record interned last time for these slices (enc_ap_memo_interned) */
