@@ -633,6 +633,8 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
  * changes). */
 static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
 {
+    if (!j->memo_n)   /* nothing kept: a flat body */
+        return NULL;
     size_t h = (size_t)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >> 58) % FJ_COPS;
     if (j->cops[h].key == key)
         return j->cops[h].cop;
@@ -650,13 +652,12 @@ static struct fj_cop *cop_find(jx_t *j, const cJSON *key)
 /* fj_parse_view_ap of a string item (key) or of any text (key NULL) */
 /* The operand text's tensor and slices (or reshape view): through key's
  * compiled form in a loop body (*cop, else NULL). */
-static int view_resolve(jx_t *j, const cJSON *key, const char *text, const char *path,
-                        const char *fname, struct fj_cop **cop, int *tensor, enc_slice_t *sl,
-                        int *ns, int *vnd, int64_t *vshape)
+static int view_resolve_cop(jx_t *j, struct fj_cop *c, const cJSON *key, const char *text,
+                            const char *path, const char *fname, int *tensor, enc_slice_t *sl,
+                            int *ns, int *vnd, int64_t *vshape)
 {
     char name[TIR_NAME_LEN], msg[400], plain[1024];
     const char *nm = name;
-    struct fj_cop *c = key ? cop_find(j, key) : NULL;
     bool dep;
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
         *vnd = 0;
@@ -673,8 +674,16 @@ static int view_resolve(jx_t *j, const cJSON *key, const char *text, const char 
     if (t < 0)
         return -1;
     *tensor = t;
-    *cop = c;
     return 0;
+}
+
+/* view_resolve_cop through key's compiled form found here (*cop) */
+static int view_resolve(jx_t *j, const cJSON *key, const char *text, const char *path,
+                        const char *fname, struct fj_cop **cop, int *tensor, enc_slice_t *sl,
+                        int *ns, int *vnd, int64_t *vshape)
+{
+    *cop = key ? cop_find(j, key) : NULL;
+    return view_resolve_cop(j, *cop, key, text, path, fname, tensor, sl, ns, vnd, vshape);
 }
 
 static int view_ap(jx_t *j, const cJSON *key, const char *text, const char *path,
@@ -928,7 +937,7 @@ int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fna
         *slot = r;
         return 0;
     }
-    if (view_resolve(j, it, it->valuestring, path, fname, &c, &t, sl, &ns, &vnd, vshape))
+    if (view_resolve_cop(j, c, it, it->valuestring, path, fname, &t, sl, &ns, &vnd, vshape))
         return -1;
     if (!vnd) {   /* the record interned last time for these slices (enc_ap_memo_interned) */
         const tir_ap_t *r = enc_ap_memo_interned(&j->b, c ? &c->apm : NULL, t, ns, sl, fname);
