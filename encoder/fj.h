@@ -2,8 +2,9 @@
  * shared by its files:
  *   frontend_json.c      statements (for/let/if/tile), tensors, grid, entry
  *   fj_fields.c          field readers: ints, numbers, booleans, enums,
- *                        operands (slices, .ap(), indirect), scalars; the
- *                        memo and the compiled operand strings of loops
+ *                        shapes; the memo and what the run owns
+ *   fj_operands.c        operands (slices, .ap(), indirect), scalars; the
+ *                        compiled operand strings of loops
  *   fj_ops_dma.c         the data-movement op family (table + handlers)
  *   fj_ops_compute.c     the compute op families (table + handlers)
  *   fj_ops_rng.c         the random-number ops (table + handlers)
@@ -88,7 +89,7 @@ typedef struct {
     /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
      * whether it has NKI argument names to rename and a mask field of its own */
     const struct fj_opdef *prep_d;
-    /* compiled operands found last (fj_fields.c cop_find), by their
+    /* compiled operands found last (fj_operands.c cop_find), by their
      * string item's address: a loop body's few operands, each asked for
      * every iteration (64 slots, hashed: the items sit 80 bytes apart with
      * their strings between, so 16 slots by address collided often) */

@@ -1,4 +1,4 @@
-/* A loop body's bare operand names (thirteenth session, #16: fj_fields.c
+/* A loop body's bare operand names (thirteenth session, #16: fj_operands.c
  * fj_intern_ap_str, builder_memo.c enc_ap_full_interned): an operand text
  * compiled with no slices is answered from its tensor's whole access
  * pattern without the slice and memo path.  A loop's ops must equal the

@@ -1,5 +1,5 @@
 /* The front-end's compiled loop bodies (encoder/expr.c enc_expr_compile,
- * expr_slice.c, fj_fields.c, frontend_json.c decode_stmt): a loop body's
+ * expr_slice.c, fj_operands.c, frontend_json.c decode_stmt): a loop body's
  * statements, operand strings and index expressions are parsed once and
  * re-evaluated every iteration.  These tests fail on a cache that keeps a
  * value, a tensor or an error from the wrong iteration. */
