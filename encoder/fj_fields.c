@@ -257,8 +257,10 @@ int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
         *dep = false;
     if (cJSON_IsNumber(it)) {
         double d = it->valuedouble;
-        if (!(d == floor(d)) || d < -9.2e18 || d > 9.2e18)
+        if (!(d == floor(d)))
             return fj_jfail(j, path, fname, "%g is not an integer", d);
+        if (d < -9.2e18 || d > 9.2e18)
+            return fj_jfail(j, path, fname, "%g is outside the 64-bit integer range", d);
         *out = (int64_t)d;
         return 0;
     }
