@@ -340,9 +340,9 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         if (shape[d] < 1 || shape[d] > ((int64_t)1 << 40))
             return tfail(b, "%s '%s': field 'shape': dimension %d is %lld (must be 1..2^40)",
                             what, name, d, (long long)shape[d]);
-        elems *= shape[d];
-        if (elems > ((int64_t)1 << 40))
+        if (shape[d] > ((int64_t)1 << 40) / elems)   /* before the product overflows */
             return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
+        elems *= shape[d];
     }
     int entry = known ? *eslot - 1 : name_entry(b, name);
     if (entry < 0)

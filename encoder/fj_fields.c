@@ -211,7 +211,8 @@ int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
     if (cJSON_IsNumber(it)) {
         double d = it->valuedouble;
         if (!(d == floor(d)) || d < -9.2e18 || d > 9.2e18)
-            return fj_jfail(j, path, fname, "%g is not an integer", d);
+            return fj_jfail(j, path, fname, "%g %s", d, d == floor(d) ?
+                            "is outside the 64-bit integer range" : "is not an integer");
         *out = (int64_t)d;
         return 0;
     }

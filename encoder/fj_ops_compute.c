@@ -656,8 +656,10 @@ static int h_range_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     double start;
     if (fj_get_num(j, o, path, "range_start", &start, 0))
         return -1;
-    if (start != (double)(int64_t)start)
+    if (!(start == floor(start)))   /* checked before the cast: 1e30 is UB */
         return fj_jfail(j, path, "range_start", "%g is not an integer", start);
+    if (start < -9.2e18 || start > 9.2e18)
+        return fj_jfail(j, path, "range_start", "%g is outside the 64-bit integer range", start);
     tir_op_rare_t r = *op->rare;
     r.pat_offset = (int64_t)start;
     op->rare = enc_rare_in(&j->b, &r);

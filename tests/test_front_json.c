@@ -133,6 +133,10 @@ static void test_names_and_unary(void **state)
     fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
                "'equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'b', 'range_start': 1.5}",
                "field 'range_start'", "not an integer");
+    /* 1e30 was cast to int64_t before the check (UBSan, 2026-12-03 sweep) */
+    fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
+               "'equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'b', 'range_start': 1e30}",
+               "field 'range_start'", "outside the 64-bit integer range");
     fails_with(RS_TILES "{'op': 'range_select', 'dst': 't', 'on_true_tile': 't', 'comp_op0': "
                "'equal', 'comp_op1': 'less', 'bound0': 'b', 'bound1': 'b', 'engine': 'pool'}",
                "field 'engine'", NULL);

@@ -288,6 +288,11 @@ static void test_names_and_types(void **state)
                "body[0]: field 'shape': expected an array of integers, got a string", NULL);
     fails_with("{'op': 'tile', 'name': 't', 'shape': [128, 2.5], 'dtype': 'float32'}",
                "field 'shape': 2.5 is not an integer", NULL);
+    fails_with("{'op': 'tile', 'name': 't', 'shape': [128, 1e19], 'dtype': 'float32'}",
+               "field 'shape': 1e+19 is outside the 64-bit integer range", NULL);
+    /* 2^40 x 2^40 overflowed int64 (UBSan; wrapped to 0 elements), 2026-12-03 sweep */
+    fails_with("{'op': 'tile', 'name': 't', 'shape': [1, 1099511627776, 1099511627776], "
+               "'dtype': 'float32'}", "field 'shape': more than 2^40 elements", NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'activation', 'dst': 't', 'src': 't', 'func': 'explode'}",
                "field 'func': unknown name 'explode'", NULL);
     fails_with(T("t", "[128, 64]", "float32") "{'op': 'memset', 'dst': 't', 'value': 0, 'engine': 'gpu'}",

@@ -168,3 +168,72 @@ def test_new_op_limits_name_the_line():
     with pytest.raises(tpbsim.TpbError, match="max_value") as e:
         nki.jit(k)(np.zeros((128, 512), np.float32))
     assert "%s:%d" % (HERE, _line(k, "nisa.exponential")) in str(e.value)
+
+
+def _copy_kernel(body):
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        body(t)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    return nki.jit(k)
+
+
+def test_huge_traced_loop_is_refused_not_walked():
+    """affine_range(10**12) used to hang the tracer (min()/max() of the
+    range walked every iteration); the front-end's loop limit refuses it."""
+    p = subprocess.run([sys.executable, "-c", "import sys; sys.path[:0] = %r\n"
+                        "import test_errors as m, numpy as np, tpbsim\n"
+                        "try:\n    m._copy_kernel(m._huge_body)(np.zeros((128, 512), np.float32))\n"
+                        "except tpbsim.TpbError as e:\n    print(e)\n"
+                        % ([os.path.dirname(__file__),
+                            os.path.join(os.path.dirname(__file__), "..", "..", "python")],)],
+                       capture_output=True, text=True, timeout=60)
+    assert "field 'range'" in p.stdout and "runaway loop" in p.stdout, (p.stdout, p.stderr)
+
+
+def _huge_body(t):
+    for i in nl.affine_range(10 ** 12):
+        nisa.tensor_copy(dst=t, src=t)
+
+
+@pytest.mark.parametrize("grid,msg", [
+    ("x", "'x' is not an integer"),          # was a bare ValueError
+    (2.7, "2.7 is not an integer"),          # was truncated to 2
+    (nl.nc(2) * 1, None),
+])
+def test_launch_grid_sizes_are_integers(grid, msg):
+    k = _copy_kernel(lambda t: None)
+    if msg is None:
+        assert k[grid].grid[0].n == 2
+        return
+    with pytest.raises(tpbsim.NkiError, match="launch grid axis: " + msg):
+        k[grid]
+
+
+def test_nc_sizes_are_integers():
+    with pytest.raises(tpbsim.NkiError, match="nl.nc\\(k\\): '2' is not an integer"):
+        nl.nc("2")
+    with pytest.raises(tpbsim.NkiError, match="1.5 is not an integer"):
+        nl.nc(2) * 1.5
+
+
+@pytest.mark.parametrize("value,msg", [
+    (10 ** 400, "out of the range of a float"),    # was a bare OverflowError
+    (float("nan"), "NaN is not a valid immediate"),  # was "unknown tensor or tile 'nan'"
+], ids=["huge-int", "nan"])
+def test_bad_immediates_name_the_field(value, msg):
+    k = _copy_kernel(lambda t: nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=value))
+    with pytest.raises(tpbsim.NkiError, match=msg) as e:
+        k(np.zeros((128, 512), np.float32))
+    assert "field 'operand0'" in str(e.value) and HERE in str(e.value), str(e.value)
+
+
+def test_negative_ds_size_is_an_error_not_a_numpy_index():
+    """nl.ds(0, -64) used to become the slice 0:-64 (448 elements)."""
+    def body(t):
+        nisa.tensor_copy(dst=t[:, 0:448], src=t[:, nl.ds(0, -64)])
+    with pytest.raises(tpbsim.NkiError, match=r"nl.ds\(0, -64\): the start must be >= 0"):
+        _copy_kernel(body)(np.zeros((128, 512), np.float32))

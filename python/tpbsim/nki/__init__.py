@@ -81,7 +81,7 @@ class Kernel:
         dims = []
         for d in g:
             if not isinstance(d, language.nc):
-                d = int(d)
+                d = language._grid_int(d, "%s: launch grid axis" % self.fn.__name__)
                 if d < 1:
                     raise NkiError("%s: launch grid axis of size %d" % (self.fn.__name__, d))
             dims.append(d)
@@ -153,7 +153,7 @@ class Kernel:
                 msg = "%s:%d: %s" % (os.path.basename(fs.filename), fs.lineno, msg)
             raise NkiError(msg) from None
         except (TypeError, ValueError, IndexError, KeyError, AttributeError, AssertionError,
-                ZeroDivisionError) as e:
+                ZeroDivisionError, OverflowError) as e:
             fs = _kernel_frame(e.__traceback__)
             where = "%s:%d: " % (os.path.basename(fs.filename), fs.lineno) if fs else ""
             raise NkiError("%s%s: %s" % (where, type(e).__name__, e)) from e

@@ -319,6 +319,11 @@ class NkiTensor:
         for d, (step, cnt) in enumerate(self._ap):
             k = key[d] if d < len(key) else slice(None)
             if isinstance(k, DynSlice):
+                if (type(k.size) is int and k.size <= 0
+                        or type(k.start) is int and k.start < 0):
+                    # not a NumPy negative index: ds(0, -64) is no slice 0:-64
+                    raise NkiError("dimension %d of '%s': nl.ds(%r, %r): the start must be "
+                                   ">= 0 and the size > 0" % (d, self.base.name, k.start, k.size))
                 k = slice(k.start, k.start + k.size)
             if isinstance(k, slice):
                 s0, s1, st = k.start, k.stop, k.step
@@ -638,7 +643,10 @@ class Trace:
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
         var = self.unique("i")
-        self.sym_bounds[var] = (min(r), max(r), frozenset((var,)))
+        # the ends, not min(r)/max(r): those walk the whole range (a hang
+        # for affine_range(10**12), which the front-end refuses instead)
+        lo, hi = sorted((r[0], r[-1]))
+        self.sym_bounds[var] = (lo, hi, frozenset((var,)))
         self.used_symbolic = True
         return var
 

@@ -87,8 +87,13 @@ def _scalar(x, what, loc):
         v = float(x)
     except (TypeError, ValueError):
         raise NkiError("%s: field '%s': expected a number or a tensor, got %r" % (loc, what, x))
-    if v != v or v in (float("inf"), float("-inf")):
-        return '"%s"' % ("nan" if v != v else "inf" if v > 0 else "-inf")
+    except OverflowError:
+        raise NkiError("%s: field '%s': %.40s... is out of the range of a float" %
+                       (loc, what, repr(x)))
+    if v != v:   # the kernel format has "inf" but no NaN immediate
+        raise NkiError("%s: field '%s': NaN is not a valid immediate" % (loc, what))
+    if v in (float("inf"), float("-inf")):
+        return '"%s"' % ("inf" if v > 0 else "-inf")
     return repr(v) if v != int(v) or abs(v) >= 1e16 else repr(v)
 
 

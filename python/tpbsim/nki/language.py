@@ -424,6 +424,14 @@ def program_ndim():
     return 0 if g == (1,) else len(g)
 
 
+def _grid_int(x, what):
+    """A launch-grid size: an integer (2.7 or "2" is an error, never
+    truncated or parsed)."""
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise NkiError("%s: %r is not an integer" % (what, x))
+    return int(x)
+
+
 class nc:
     """nl.nc(k): a launch-grid axis spread over k physical cores.  As in NKI,
     `nl.nc(k) * m` (= `nl.spmd_dim(nl.nc(k), m)`) is k*m instances blocked
@@ -431,7 +439,7 @@ class nc:
     (= `nl.spmd_dim(m, nl.nc(k))`) interleaves them (core i % k)."""
 
     def __init__(self, k):
-        self.k, self.m, self.interleaved = int(k), 1, False
+        self.k, self.m, self.interleaved = _grid_int(k, "nl.nc(k)"), 1, False
         if self.k < 1:
             raise NkiError("nl.nc(%r): the core count must be positive" % k)
 
@@ -445,7 +453,7 @@ class nc:
             raise NkiError("a launch-grid axis takes one nl.nc(k) times one integer "
                            "(nl.nc(k) * m or m * nl.nc(k))")
         r = nc(self.k)
-        r.m, r.interleaved = int(m), interleaved
+        r.m, r.interleaved = _grid_int(m, "nl.nc(%d) * m" % self.k), interleaved
         if r.m < 1:
             raise NkiError("nl.nc(%d) * %r: the multiplier must be positive" % (self.k, m))
         return r
