@@ -459,8 +459,15 @@ static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const 
                               uint32_t *len)
 {
     uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
-    unsigned i = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS - 1);
+    unsigned set = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS / 2 - 1), i = 2 * set;
     bool same = c->s[i] == s && c->key[i] == key && c->klen[i] == n;
+    if (!same) {
+        i++;
+        same = c->s[i] == s && c->key[i] == key && c->klen[i] == n;
+    }
+    if (!same)
+        i = 2 * set + c->victim[set];
+    c->victim[set] = (uint8_t)(~i & 1);   /* the other way goes next */
     if (same && c->len[i] != UINT32_MAX) {
         c->hits++;
         *len = c->len[i];

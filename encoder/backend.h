@@ -236,8 +236,11 @@ void art_buf_memo_release(art_buf_memo_t *memo);
  * strings must not change while the cache is in use (they are the
  * kernel's and the buf table's, constant while a sidecar is written).  A
  * member is copied into `text` the second time it is met (len UINT32_MAX:
- * met once).  Direct-mapped; a collision replaces the entry; `text` starts
- * over when it passes ART_JCACHE_TEXT. */
+ * met once).  Two-way set associative (slots 2 i and 2 i + 1 form set i):
+ * a loop's few strings alternate, and two of them sharing a set of one
+ * slot would evict each other on every entry; a new string replaces the
+ * way of its set used least recently.  `text` starts over when it passes
+ * ART_JCACHE_TEXT. */
 #define ART_JCACHE_SLOTS 256
 #define ART_JCACHE_TEXT ((size_t)64 << 10)
 typedef struct {
@@ -245,6 +248,7 @@ typedef struct {
     const char *key[ART_JCACHE_SLOTS]; /* the member's key */
     size_t klen[ART_JCACHE_SLOTS];
     uint32_t off[ART_JCACHE_SLOTS], len[ART_JCACHE_SLOTS];
+    uint8_t victim[ART_JCACHE_SLOTS / 2]; /* per set: the way to replace next */
     jb_t text;
     unsigned long hits, misses;
 } art_jcache_t;
