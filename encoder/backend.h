@@ -284,6 +284,13 @@ typedef struct {
 /* -1 when out of memory (o then still freed by art_ops_free). */
 int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k);
 void art_ops_free(art_ops_t *o);
+/* The "debug" entries of a sidecar into w's open array: one per dbg[i],
+ * instruction insts[dbg[i].inst] at dbg[i].pc; compact: the compact form
+ * (sidecar_form.h).  fast: a compact entry is built in one reservation
+ * (the same bytes); false: every entry by the general member writers (the
+ * writer of record, kept for the tests to compare against). */
+void art_debug_entries(jw_t *w, const art_ops_t *ops, const bir_inst_t *insts,
+                       const gen_debug_t *dbg, int n, bool compact, bool fast);
 /* The <Engine>.json sidecars from ops; art_write_sidecars builds them from k. */
 int art_write_sidecars_ops(const gen_t *g, const bir_module_t *m, const art_ops_t *ops,
                            const char *dir, tpb_err_t *err);

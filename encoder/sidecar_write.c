@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "jsonw.h"
 #include "sidecar_form.h"
+#include "smallfmt.h"
 
 static const char *buf_string(const buf_table_t *bt, int op)
 {
@@ -29,12 +30,12 @@ void art_jcache_free(art_jcache_t *c)
         jb_free(&c->text);
 }
 
-/* c's text for member (key, s): "key":<s's JSON> (jb_cjson_member); NULL
- * when it is not cached (yet): its first sighting only marks the slot (a
- * string named once, such as a straight-line kernel's paths, is not worth
- * the copy), the second fills it.  NULL also when out of memory. */
-static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const char *s,
-                              uint32_t *len)
+/* The slot holding c's text for member (key, s): "key":<s's JSON>
+ * (jb_cjson_member); -1 when it is not cached (yet): its first sighting
+ * only marks a slot (a string named once, such as a straight-line
+ * kernel's paths, is not worth the copy), the second fills it.  -1 also
+ * when out of memory. */
+static int jcache_slot(art_jcache_t *c, const char *key, size_t n, const char *s)
 {
     uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
     unsigned set = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS / 2 - 1), i = 2 * set;
@@ -48,8 +49,7 @@ static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const 
     c->victim[set] = (uint8_t)(~i & 1);   /* the other way goes next */
     if (same && c->len[i] != UINT32_MAX) {
         c->hits++;
-        *len = c->len[i];
-        return c->text.buf + c->off[i];
+        return (int)i;
     }
     c->misses++;
     if (!same) {   /* seen once */
@@ -57,7 +57,7 @@ static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const 
         c->key[i] = key;
         c->klen[i] = n;
         c->len[i] = UINT32_MAX;
-        return NULL;
+        return -1;
     }
     if (c->text.len > ART_JCACHE_TEXT) {   /* start over: bounded memory */
         memset(c->s, 0, sizeof c->s);
@@ -67,13 +67,23 @@ static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const 
     jb_cjson_member(&c->text, key, n, s);
     if (c->text.failed || c->text.len - from >= UINT32_MAX) {
         c->s[i] = NULL;
-        return NULL;
+        return -1;
     }
     c->s[i] = s;
     c->off[i] = (uint32_t)from;
     c->len[i] = (uint32_t)(c->text.len - from);
+    return (int)i;
+}
+
+/* jcache_slot's text and its length; NULL when not cached. */
+static const char *jcache_get(art_jcache_t *c, const char *key, size_t n, const char *s,
+                              uint32_t *len)
+{
+    int i = jcache_slot(c, key, n, s);
+    if (i < 0)
+        return NULL;
     *len = c->len[i];
-    return c->text.buf + from;
+    return c->text.buf + c->off[i];
 }
 
 void art_member_cached(jw_t *w, art_jcache_t *c, const char *key, size_t n, const char *s)
@@ -97,10 +107,21 @@ typedef struct {
     jw_num_memo_t op_index_memo; /* the last op_index written */
 } sidecar_prev_t;
 
-/* One debug entry; prev != NULL: the compact form, which leaves out what
- * the entry before implies (sidecar_form.h). */
-static void debug_entry(jw_t *w, art_jcache_t *jc, const art_ops_t *ops, const bir_inst_t *in,
-                        long long pc, sidecar_prev_t *prev)
+/* What one debug entry holds: the members it writes (NULL / false: left
+ * out), decided once for both writers. */
+typedef struct {
+    bool pc, op_index;
+    long long pcv;
+    int op_index_v;
+    const char *name, *inst, *src, *op, *bir, *buf;
+    size_t nname, ninst;   /* strlen of the op's and the instruction's names */
+    const tir_asm_t *inl;
+} entry_t;
+
+/* The members of in's entry; prev != NULL: the compact form, which leaves
+ * out what the entry before implies (sidecar_form.h), prev updated. */
+static void entry_plan(entry_t *en, const art_ops_t *ops, const bir_inst_t *in, long long pc,
+                       sidecar_prev_t *prev)
 {
     /* name: the tile-IR op (what a trace shows); inst: the unique
      * instruction name (also used by --dump-bin-per-inst) */
@@ -114,36 +135,23 @@ static void debug_entry(jw_t *w, art_jcache_t *jc, const art_ops_t *ops, const b
     bool cont = prev && prev->name && prev->op_index == (has_op ? in->tir_op : -1) &&
                 (prev->name == name || !strcmp(prev->name, name)) &&
                 (prev->buf == bufs || !strcmp(prev->buf, bufs));
-    jw_obj_begin(w);
-    if (!prev || pc != prev->pc + 1)
-        jw_kvl_int(w, "pc", pc);
-    if (!cont)
-        jw_kvl(w, "name", name);
-    if (!prev || strcmp(in->name, name))
-        jw_kvl(w, "inst", in->name);
+    en->pc = !prev || pc != prev->pc + 1;
+    en->pcv = pc;
+    en->name = !cont ? name : NULL;
+    /* the lengths: the fast writer's, and the names differ when they do */
+    en->nname = strlen(name);
+    en->ninst = strlen(in->name);
+    en->inst = !prev || en->ninst != en->nname || memcmp(in->name, name, en->nname) ? in->name
+                                                                                    : NULL;
     /* src and op are mostly the same pointer (interned paths, op names) */
-    if (!prev || !prev->src || (prev->src != src && strcmp(prev->src, src)))
-        kvl_cached(w, jc, "src", src);
-    if (!prev || !prev->op || (prev->op != op && strcmp(prev->op, op)))
-        kvl_cached(w, jc, "op", op);
-    if (in->is_activate2 || in->is_stt)   /* the BIR form behind the ISA opcode */
-        jw_kvl(w, "bir",
-               in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1");
-    if (has_op && !cont) {
-        if (prev)   /* compact: mostly the last one plus a few */
-            jw_kvl_int_memo(w, "op_index", in->tir_op, &prev->op_index_memo);
-        else
-            jw_kvl_int(w, "op_index", in->tir_op);
-        const tir_asm_t *inl = ops->inl ? ops->inl[in->tir_op] : NULL;
-        if (inl) {   /* INLINE_ASM_BYTES, an opaque bundle: what the kernel said about it */
-            jw_kvl(w, "sync_type", inl->sync_type ? "barrier" : "none");
-            jw_keyl(w, "latency_estimate");
-            jw_int(w, inl->latency_estimate);
-        }
-        if (bufs[0])
-            kvl_cached(w, jc, "buf", bufs);
-    }
-    jw_obj_end(w);
+    en->src = !prev || !prev->src || (prev->src != src && strcmp(prev->src, src)) ? src : NULL;
+    en->op = !prev || !prev->op || (prev->op != op && strcmp(prev->op, op)) ? op : NULL;
+    en->bir = !in->is_activate2 && !in->is_stt ? NULL   /* the BIR form behind the ISA opcode */
+              : in->is_activate2 ? "Activation is_activate2=1" : "TensorScalarPtr is_stt=1";
+    en->op_index = has_op && !cont;
+    en->op_index_v = in->tir_op;
+    en->inl = en->op_index && ops->inl ? ops->inl[in->tir_op] : NULL;
+    en->buf = en->op_index && bufs[0] ? bufs : NULL;
     if (prev) {
         prev->pc = pc;
         prev->src = src;
@@ -152,6 +160,168 @@ static void debug_entry(jw_t *w, art_jcache_t *jc, const art_ops_t *ops, const b
         prev->op_index = has_op ? in->tir_op : -1;
         prev->buf = bufs;
     }
+}
+
+/* The general writer of an entry (the one of record); memo: compact. */
+static void entry_write(jw_t *w, art_jcache_t *jc, const entry_t *en, jw_num_memo_t *memo)
+{
+    jw_obj_begin(w);
+    if (en->pc)
+        jw_kvl_int(w, "pc", en->pcv);
+    if (en->name)
+        jw_kvl(w, "name", en->name);
+    if (en->inst)
+        jw_kvl(w, "inst", en->inst);
+    if (en->src)
+        kvl_cached(w, jc, "src", en->src);
+    if (en->op)
+        kvl_cached(w, jc, "op", en->op);
+    if (en->bir)
+        jw_kvl(w, "bir", en->bir);
+    if (en->op_index) {
+        if (memo)   /* compact: mostly the last one plus a few */
+            jw_kvl_int_memo(w, "op_index", en->op_index_v, memo);
+        else
+            jw_kvl_int(w, "op_index", en->op_index_v);
+        if (en->inl) {   /* INLINE_ASM_BYTES, an opaque bundle: what the kernel said about it */
+            jw_kvl(w, "sync_type", en->inl->sync_type ? "barrier" : "none");
+            jw_keyl(w, "latency_estimate");
+            jw_int(w, en->inl->latency_estimate);
+        }
+        if (en->buf)
+            kvl_cached(w, jc, "buf", en->buf);
+    }
+    jw_obj_end(w);
+}
+
+/* A member the fast writer copies from the value cache. */
+typedef struct {
+    const char *key, *s;
+    size_t n;
+    int slot;   /* jcache_slot's answer */
+} cached_t;
+
+/* Look member (key, s) up (as art_member_cached does) and return the room
+ * its text needs: the cached length, or the worst case of escaping it. */
+static size_t cached_plan(art_jcache_t *c, cached_t *m, const char *key, size_t n, const char *s)
+{
+    m->key = key, m->n = n, m->s = s;
+    m->slot = jcache_slot(c, key, n, s);
+    return m->slot >= 0 ? c->len[m->slot] : n + 3 + 6 * strlen(s) + 2;
+}
+
+/* m's text at o: copied from the cache while its slot still holds it (a
+ * later member of the same entry can take the slot over), else written
+ * afresh (the same bytes). */
+static char *cached_put(const art_jcache_t *c, const cached_t *m, char *o)
+{
+    int i = m->slot;
+    if (i >= 0 && c->s[i] == m->s && c->key[i] == m->key && c->klen[i] == m->n &&
+        c->len[i] != UINT32_MAX) {
+        const char *t = c->text.buf + c->off[i];
+        size_t len = c->len[i];
+        if (len >= 8 && len <= 32) {   /* mostly ("src", "op", "buf"): no call */
+            tpb_copy_short(o, t, len < 16 ? len : 16);
+            if (len > 16)
+                tpb_copy_short(o + len - 16, t + len - 16, 16);
+        } else {
+            memcpy(o, t, len);
+        }
+        return o + len;
+    }
+    *o++ = '"';
+    memcpy(o, m->key, m->n);
+    o += m->n;
+    *o++ = '"';
+    *o++ = ':';
+    return o + jw_quoted_into(o, m->s, strlen(m->s));
+}
+
+/* A ',' at o unless the member is the entry's first. */
+static char *sep_put(char *o, bool *first)
+{
+    if (!*first)
+        *o++ = ',';
+    *first = false;
+    return o;
+}
+
+/* "key": at o (key plain), after sep_put. */
+static char *key_put(char *o, const char *key, size_t n, bool *first)
+{
+    o = sep_put(o, first);
+    *o++ = '"';
+    memcpy(o, key, n);
+    o += n;
+    *o++ = '"';
+    *o++ = ':';
+    return o;
+}
+
+/* entry_write's bytes for a compact writer, with one reservation: false
+ * (nothing written, the cache untouched) when it does not apply (not
+ * compact, no cache, an INLINE_ASM_BYTES record, not in an array). */
+static bool entry_write_fast(jw_t *w, art_jcache_t *jc, const entry_t *en, jw_num_memo_t *memo)
+{
+    if (!w->compact || !jc || !memo || en->inl || w->depth <= 0 || w->depth >= JW_MAX_DEPTH ||
+        w->is_obj[w->depth - 1] || en->pcv <= -1000000000000000LL ||
+        en->pcv >= 1000000000000000LL)
+        return false;
+    size_t nname = en->name ? en->nname : 0, ninst = en->inst ? en->ninst : 0;
+    size_t nbir = en->bir ? strlen(en->bir) : 0;
+    cached_t src, op, buf;
+    /* the room: '{', '}' and per member ',' "key": value */
+    size_t room = 2 + (en->pc ? 6 + 21 : 0) + (en->name ? 8 + 6 * nname + 2 : 0) +
+                  (en->inst ? 8 + 6 * ninst + 2 : 0) + (en->bir ? 7 + 6 * nbir + 2 : 0) +
+                  (en->op_index ? 12 + sizeof memo->d : 0);
+    /* the cache is asked in entry_write's order */
+    room += en->src ? 1 + cached_plan(jc, &src, "src", 3, en->src) : 0;
+    room += en->op ? 1 + cached_plan(jc, &op, "op", 2, en->op) : 0;
+    room += en->buf ? 1 + cached_plan(jc, &buf, "buf", 3, en->buf) : 0;
+    char *o = jw_raw_item_begin(w, room);
+    if (!o) {   /* the room could not be had (the checks above passed) */
+        w->b.failed = true;
+        return true;
+    }
+    bool first = true;
+    *o++ = '{';
+    if (en->pc)
+        o = key_put(o, "pc", 2, &first), o += jw_int_into(o, en->pcv);
+    if (en->name)
+        o = key_put(o, "name", 4, &first), o += jw_quoted_into(o, en->name, nname);
+    if (en->inst)
+        o = key_put(o, "inst", 4, &first), o += jw_quoted_into(o, en->inst, ninst);
+    if (en->src)
+        o = cached_put(jc, &src, sep_put(o, &first));
+    if (en->op)
+        o = cached_put(jc, &op, sep_put(o, &first));
+    if (en->bir)
+        o = key_put(o, "bir", 3, &first), o += jw_quoted_into(o, en->bir, nbir);
+    if (en->op_index) {
+        o = key_put(o, "op_index", 8, &first);
+        o += jw_num_memo_into(memo, en->op_index_v, o);
+        if (en->buf)
+            o = cached_put(jc, &buf, sep_put(o, &first));
+    }
+    *o++ = '}';
+    jw_raw_item_end(w, o);
+    return true;
+}
+
+void art_debug_entries(jw_t *w, const art_ops_t *ops, const bir_inst_t *insts,
+                       const gen_debug_t *dbg, int n, bool compact, bool fast)
+{
+    sidecar_prev_t prev = { .pc = -1, .op_index = -1, .buf = "" };
+    art_jcache_t jc;   /* out of memory: every value escaped in place */
+    art_jcache_t *c = art_jcache_init(&jc) == 0 ? &jc : NULL;
+    jw_num_memo_t *memo = compact ? &prev.op_index_memo : NULL;
+    for (int i = 0; i < n && !w->b.failed; i++) {
+        entry_t en;
+        entry_plan(&en, ops, &insts[dbg[i].inst], dbg[i].pc, compact ? &prev : NULL);
+        if (!fast || !entry_write_fast(w, c, &en, memo))
+            entry_write(w, c, &en, memo);
+    }
+    art_jcache_free(&jc);
 }
 
 /* Start the optional list `key` at its first entry. */
@@ -287,13 +457,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t 
     }
     jw_key(&w, "debug");
     jw_arr_begin(&w);
-    sidecar_prev_t prev = { .pc = -1, .op_index = -1, .buf = "" };
-    art_jcache_t jc;   /* out of memory: every value escaped in place */
-    bool have_jc = art_jcache_init(&jc) == 0;
-    for (int i = 0; i < g->ndbg[e] && !w.b.failed; i++)
-        debug_entry(&w, have_jc ? &jc : NULL, ops, &b->insts[g->dbg[e][i].inst],
-                    g->dbg[e][i].pc, compact ? &prev : NULL);
-    art_jcache_free(&jc);
+    art_debug_entries(&w, ops, b->insts, g->dbg[e], g->ndbg[e], compact, true);
     jw_arr_end(&w);
     jw_obj_end(&w);
     int rc = 0;
