@@ -90,6 +90,8 @@ typedef struct {
 typedef struct {
     int mode;
     bool dump_per_inst;
+    bool checked;            /* a COLLECT walk over this module passed: its
+                                per-instruction opcode checks need no repeat */
     const char *dir;         /* core artifact dir (modes 1) */
     const bir_module_t *m;
     /* per engine */

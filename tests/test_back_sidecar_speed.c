@@ -659,49 +659,10 @@ static void test_sidecar_value_cache(void **state)
     }
 }
 
-/* Two strings that alternate (a loop's "op":"load" and "op":"store") are
- * both served from the cache whatever slots their addresses pick: each is
- * met once, copied the second time, then hit; the output stays
- * jw_member_str's.  Among the 1024 candidates some share a set with `a`
- * (a direct-mapped cache missed on every one of those). */
-static void test_sidecar_value_cache_alternating(void **state)
-{
-    (void)state;
-    enum { NCAND = 1024, ROUNDS = 8 };
-    static char cand[NCAND][8];
-    const char *a = "body[0].body[4]";
-    for (int j = 0; j < NCAND; j++) {
-        snprintf(cand[j], sizeof cand[j], "op%d", j);
-        art_jcache_t c;
-        assert_int_equal(art_jcache_init(&c), 0);
-        jw_t x, y;
-        jw_init(&x), jw_init(&y);
-        jw_set_compact(&x), jw_set_compact(&y);
-        jw_arr_begin(&x), jw_arr_begin(&y);
-        for (int r = 0; r < ROUNDS; r++) {
-            jw_obj_begin(&x), jw_obj_begin(&y);
-            jw_kvl(&x, "src", a), jw_kvl(&x, "op", cand[j]);
-            art_member_cached(&y, &c, "src", 3, a);
-            art_member_cached(&y, &c, "op", 2, cand[j]);
-            jw_obj_end(&x), jw_obj_end(&y);
-        }
-        jw_arr_end(&x), jw_arr_end(&y);
-        assert_int_equal(jw_finish(&x), 0);
-        assert_int_equal(jw_finish(&y), 0);
-        assert_int_equal(x.b.len, y.b.len);
-        assert_memory_equal(x.b.buf, y.b.buf, x.b.len);
-        assert_int_equal(c.misses, 4);
-        assert_int_equal(c.hits, 2 * ROUNDS - 4);
-        art_jcache_free(&c);
-        jw_free(&x), jw_free(&y);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buf_strings_match_snprintf),
-        cmocka_unit_test(test_sidecar_value_cache_alternating),
         cmocka_unit_test(test_jsonw_member_int_memo),
         cmocka_unit_test(test_buf_strings_at_the_limit),
         cmocka_unit_test(test_buf_memo_shares_loop_strings),
