@@ -554,6 +554,15 @@ static inline __attribute__((always_inline)) char *member_begin(jw_t *w, const c
     return key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
 }
 
+size_t jw_quoted_into(char *o, const char *s, size_t n)
+{
+    o[0] = '"';
+    /* escape_into's first test, inline: names and paths are mostly short */
+    size_t k = n <= 16 && short_plain(o + 1, s, n) ? n : escape_into(o + 1, s, n, true);
+    o[k + 1] = '"';
+    return k + 2;
+}
+
 void jw_member_str(jw_t *w, const char *key, size_t n, const char *s)
 {
     if (!s)
@@ -565,11 +574,20 @@ void jw_member_str(jw_t *w, const char *key, size_t n, const char *s)
         jw_str(w, s);
         return;
     }
-    *o++ = '"';
-    /* escape_into's first test, inline: names and paths are mostly short */
-    o += ns <= 16 && short_plain(o, s, ns) ? ns : escape_into(o, s, ns, true);
-    *o++ = '"';
-    w->b.len = (size_t)(o - w->b.buf);
+    w->b.len = (size_t)(o + jw_quoted_into(o, s, ns) - w->b.buf);
+}
+
+size_t jw_int_into(char *o, long long v)
+{
+    char *s = o;
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        *o++ = '-';
+        u = (uint64_t)0 - u;
+    }
+    size_t nd = tpb_u64_ndigits(u);
+    tpb_u64_digits(u, o + nd);
+    return (size_t)(o + nd - s);
 }
 
 void jw_member_int(jw_t *w, const char *key, size_t n, long long v)
@@ -582,14 +600,7 @@ void jw_member_int(jw_t *w, const char *key, size_t n, long long v)
         jw_int(w, v);
         return;
     }
-    uint64_t u = (uint64_t)v;
-    if (v < 0) {
-        *o++ = '-';
-        u = (uint64_t)0 - u;
-    }
-    size_t nd = tpb_u64_ndigits(u);
-    tpb_u64_digits(u, o + nd);
-    w->b.len = (size_t)(o + nd - w->b.buf);
+    w->b.len = (size_t)(o + jw_int_into(o, v) - w->b.buf);
 }
 
 /* memo's digits plus d (0 < d < 100) in place; false when a carry would
@@ -604,6 +615,18 @@ static bool digits_add(jw_num_memo_t *m, unsigned d)
     return d == 0;
 }
 
+size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o)
+{
+    long long d = v - memo->v;
+    if (!memo->n || d < 0 || d >= 100 || (d && !digits_add(memo, (unsigned)d))) {
+        memo->n = (uint8_t)tpb_u64_ndigits((uint64_t)v);   /* (over a failed digits_add) */
+        tpb_u64_digits((uint64_t)v, memo->d + memo->n);
+    }
+    memo->v = v;
+    memcpy(o, memo->d, sizeof memo->d);   /* the caller has that much room */
+    return memo->n;
+}
+
 void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_memo_t *memo)
 {
     /* jw_int's integer form, non-negative: the digits alone */
@@ -613,14 +636,7 @@ void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_
         jw_int(w, v);
         return;
     }
-    long long d = v - memo->v;
-    if (!memo->n || d < 0 || d >= 100 || (d && !digits_add(memo, (unsigned)d))) {
-        memo->n = (uint8_t)tpb_u64_ndigits((uint64_t)v);   /* (over a failed digits_add) */
-        tpb_u64_digits((uint64_t)v, memo->d + memo->n);
-    }
-    memo->v = v;
-    memcpy(o, memo->d, sizeof memo->d);   /* member_begin reserved that much */
-    w->b.len = (size_t)(o + memo->n - w->b.buf);
+    w->b.len = (size_t)(o + jw_num_memo_into(memo, v, o) - w->b.buf);
 }
 
 void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len)
@@ -653,6 +669,24 @@ bool jw_member_text(jw_t *w, const char *text, size_t len)
     }
     w->b.len = (size_t)(o + len - w->b.buf);
     return true;
+}
+
+char *jw_raw_item_begin(jw_t *w, size_t max)
+{
+    int d = w->depth;
+    if (!w->compact || d <= 0 || d >= JW_MAX_DEPTH || w->is_obj[d - 1] ||
+        !jb_reserve(&w->b, 1 + max + 8))
+        return NULL;
+    char *o = w->b.buf + w->b.len;
+    if (w->has_item[d - 1])   /* before_value's compact separator */
+        *o++ = ',';
+    w->has_item[d - 1] = true;
+    return o;
+}
+
+void jw_raw_item_end(jw_t *w, const char *end)
+{
+    w->b.len = (size_t)(end - w->b.buf);
 }
 
 void jw_str(jw_t *w, const char *s)

@@ -170,6 +170,24 @@ typedef struct {
 } jw_num_memo_t;
 void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_memo_t *memo);
 #define jw_kvl_int_memo(w, lit, v, memo) jw_member_int_memo((w), "" lit "", sizeof(lit) - 1, (v), (memo))
+/* The raw items of a compact writer's array: an item whose bytes the
+ * caller builds itself (a whole object), with one reservation.
+ * jw_raw_item_begin writes the separator and returns where the item goes,
+ * with room for `max` bytes and 8 to spare; NULL (nothing written) when
+ * the writer is not compact, its innermost container is not an array,
+ * one more level would pass JW_MAX_DEPTH (the general path fails there)
+ * or the room cannot be had.  jw_raw_item_end(w, end) takes the bytes up
+ * to end. */
+char *jw_raw_item_begin(jw_t *w, size_t max);
+void jw_raw_item_end(jw_t *w, const char *end);
+/* jw_str's text of s[0..n) at o: the quotes and cJSON's escaping (room:
+ * 6 n + 2 bytes and 8 to spare); the length written. */
+size_t jw_quoted_into(char *o, const char *s, size_t n);
+/* jw_int's text of v (|v| < 10^15) at o (room: 21 bytes); its length. */
+size_t jw_int_into(char *o, long long v);
+/* jw_member_int_memo's digits of v (0 <= v < 10^15) at o (room: sizeof
+ * memo->d bytes), memo updated; their count. */
+size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o);
 /* jw_key_plain(w, key, n) then json[0..len), a value's text as jw_* would
  * write it (e.g. made by jb_cjson_str), copied as it is. */
 void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len);

@@ -90,6 +90,8 @@ typedef struct {
 typedef struct {
     int mode;
     bool dump_per_inst;
+    bool checked;            /* a COLLECT walk over this module passed: its
+                                per-instruction opcode checks need no repeat */
     const char *dir;         /* core artifact dir (modes 1) */
     const bir_module_t *m;
     /* per engine */
@@ -236,8 +238,11 @@ void art_buf_memo_release(art_buf_memo_t *memo);
  * strings must not change while the cache is in use (they are the
  * kernel's and the buf table's, constant while a sidecar is written).  A
  * member is copied into `text` the second time it is met (len UINT32_MAX:
- * met once).  Direct-mapped; a collision replaces the entry; `text` starts
- * over when it passes ART_JCACHE_TEXT. */
+ * met once).  Two-way set associative (slots 2 i and 2 i + 1 form set i):
+ * a loop's few strings alternate, and two of them sharing a set of one
+ * slot would evict each other on every entry; a new string replaces the
+ * way of its set used least recently.  `text` starts over when it passes
+ * ART_JCACHE_TEXT. */
 #define ART_JCACHE_SLOTS 256
 #define ART_JCACHE_TEXT ((size_t)64 << 10)
 typedef struct {
@@ -245,6 +250,7 @@ typedef struct {
     const char *key[ART_JCACHE_SLOTS]; /* the member's key */
     size_t klen[ART_JCACHE_SLOTS];
     uint32_t off[ART_JCACHE_SLOTS], len[ART_JCACHE_SLOTS];
+    uint8_t victim[ART_JCACHE_SLOTS / 2]; /* per set: the way to replace next */
     jb_t text;
     unsigned long hits, misses;
 } art_jcache_t;
@@ -280,6 +286,13 @@ typedef struct {
 /* -1 when out of memory (o then still freed by art_ops_free). */
 int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k);
 void art_ops_free(art_ops_t *o);
+/* The "debug" entries of a sidecar into w's open array: one per dbg[i],
+ * instruction insts[dbg[i].inst] at dbg[i].pc; compact: the compact form
+ * (sidecar_form.h).  fast: a compact entry is built in one reservation
+ * (the same bytes); false: every entry by the general member writers (the
+ * writer of record, kept for the tests to compare against). */
+void art_debug_entries(jw_t *w, const art_ops_t *ops, const bir_inst_t *insts,
+                       const gen_debug_t *dbg, int n, bool compact, bool fast);
 /* The <Engine>.json sidecars from ops; art_write_sidecars builds them from k. */
 int art_write_sidecars_ops(const gen_t *g, const bir_module_t *m, const art_ops_t *ops,
                            const char *dir, tpb_err_t *err);

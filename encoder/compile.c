@@ -384,6 +384,7 @@ static int postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_
             gen_reserve_debug(&run, collect.pcs, err))
             goto out;
         run.staging = staging;
+        run.checked = true;   /* the COLLECT walk ran the same checks on mp */
         memcpy(run.engine_opcodes, collect.engine_opcodes, sizeof run.engine_opcodes);
         memcpy(run.table_opcodes, collect.table_opcodes, sizeof run.table_opcodes);
         if (run.nloop_pc)   /* the branch hints the COLLECT pass found */

@@ -722,12 +722,12 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[idx];
     if (in->opc == BIR_INST_LOOP)
         return 0;   /* the InstLoop marker: not an ISA instruction */
-    if (in->isa.op != bir_codegen_isa_op(in))   /* mode flags pick the encoding */
+    if (!g->checked && in->isa.op != bir_codegen_isa_op(in))   /* mode flags pick the encoding */
         return tpb_errf(err, "instruction %d '%s': BIR %s%s%s is ISA %s, not %s", idx, in->name,
                         bir_opcode_name(in->opc), in->is_activate2 ? " is_activate2=1" : "",
                         in->is_stt ? " is_stt=1" : "", isa_ops[bir_codegen_isa_op(in)].mnemonic,
                         isa_ops[in->isa.op].mnemonic);
-    if (bad_dge_compute(in))
+    if (!g->checked && bad_dge_compute(in))
         return tpb_errf(err, "instruction %d '%s': DgeComputeOp %u is wire compute %u, not %u",
                         idx, in->name, (unsigned)in->dge_compute,
                         bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute),

@@ -7,6 +7,7 @@ target_link_libraries(test_back_textout PRIVATE PkgConfig::CJSON)
 # The sidecar writer's printf-free paths against what they replaced.
 tpb_add_test(test_back_sidecar_speed "quick;unit;back" test_back_sidecar_speed.c)
 target_link_libraries(test_back_sidecar_speed PRIVATE PkgConfig::CJSON)
+tpb_add_test(test_back_sidecar_entries "quick;unit;back" test_back_sidecar_entries.c)
 # Many live tiles: the synchroniser's HBM levels and the allocator's
 # placement index against the plain scans, and their work bounded.
 tpb_add_test(test_back_live_index "quick;unit;back" test_back_live_index.c)
