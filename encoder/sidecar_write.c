@@ -138,11 +138,13 @@ static void entry_plan(entry_t *en, const art_ops_t *ops, const bir_inst_t *in, 
     en->pc = !prev || pc != prev->pc + 1;
     en->pcv = pc;
     en->name = !cont ? name : NULL;
-    /* the lengths: the fast writer's, and the names differ when they do */
-    en->nname = strlen(name);
-    en->ninst = strlen(in->name);
-    en->inst = !prev || en->ninst != en->nname || memcmp(in->name, name, en->nname) ? in->name
-                                                                                    : NULL;
+    /* the lengths only of the names written: in->name sits beside its
+     * instruction's body in the BIR arena, mostly a cache miss here, and a
+     * strlen of every one cost ~15 % of compile-mix3 (performance.md
+     * "Cache misses the instruction counts do not show") */
+    en->nname = en->name ? strlen(name) : 0;
+    en->inst = !prev || strcmp(in->name, name) ? in->name : NULL;
+    en->ninst = en->inst ? strlen(in->name) : 0;
     /* src and op are mostly the same pointer (interned paths, op names) */
     en->src = !prev || !prev->src || (prev->src != src && strcmp(prev->src, src)) ? src : NULL;
     en->op = !prev || !prev->op || (prev->op != op && strcmp(prev->op, op)) ? op : NULL;
