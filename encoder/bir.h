@@ -199,7 +199,8 @@ typedef struct {
                                 being filled must not be given accesses too) */
     const char *name;        /* instruction name: "<op name>" or "<op name>.<k>", at most
                                 BIR_NAME_LEN - 1 bytes; in the module's arena
-                                (bir_inst_set_name) or a string literal */
+                                (bir_inst_set_name), a string literal, or (an op's
+                                first instruction, lw_inst) the tile-IR op's own name */
     const char *src;         /* source path: the tile-IR op's path (the kernel outlives
                                 the module), "" for compiler-made instructions */
     const char *op_kind;     /* tile-IR op kind name ("matmul"), or "sync" */

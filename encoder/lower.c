@@ -190,7 +190,14 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     const char *name = c->op->name;
     if (c->sub == 0) {
         c->name_n = strnlen(name, BIR_NAME_LEN - 1);   /* once per op */
-        bir_inst_name_body(c->m, in, name, c->name_n);   /* the body last: a mode setter grows it */
+        /* a whole name is the op's own string (the kernel outlives the
+         * module, as for src): no copy, and the sidecar writer sees that
+         * the two are one by their address, without reading the name (a
+         * cache miss by then) */
+        bool whole = c->name_n < BIR_NAME_LEN - 1;
+        bir_inst_name_body(c->m, in, name, whole ? 0 : c->name_n);   /* the body last: a mode setter grows it */
+        if (whole && !in->oom)
+            in->name = name;
     } else {
         char tail[24];
         tail[0] = '.';

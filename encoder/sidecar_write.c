@@ -143,7 +143,7 @@ static void entry_plan(entry_t *en, const art_ops_t *ops, const bir_inst_t *in, 
      * strlen of every one cost ~15 % of compile-mix3 (performance.md
      * "Cache misses the instruction counts do not show") */
     en->nname = en->name ? strlen(name) : 0;
-    en->inst = !prev || strcmp(in->name, name) ? in->name : NULL;
+    en->inst = !prev || (in->name != name && strcmp(in->name, name)) ? in->name : NULL;
     en->ninst = en->inst ? strlen(in->name) : 0;
     /* src and op are mostly the same pointer (interned paths, op names) */
     en->src = !prev || !prev->src || (prev->src != src && strcmp(prev->src, src)) ? src : NULL;

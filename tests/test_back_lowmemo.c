@@ -296,6 +296,49 @@ static void test_validate_in_place(void **state)
     tir_kernel_free(&k);
 }
 
+/* An op's first instruction takes the op's own name string (the sidecar
+ * writer then sees the two are one by address, lower.c lw_inst); a name of
+ * BIR_NAME_LEN - 1 bytes (the longest a tile-IR name has) is copied, as a
+ * longer one would be cut. */
+static void test_first_inst_takes_op_name(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+    int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_FP32, 128, 16);
+    char longname[BIR_NAME_LEN];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    _Static_assert(BIR_NAME_LEN <= TIR_NAME_LEN, "a tile-IR name of BIR_NAME_LEN - 1 bytes");
+    const char *names[] = {"cp", longname};
+    for (int i = 0; i < 2; i++) {
+        tir_op_t op;
+        tir_op_init(&op, TIR_TENSOR_COPY);
+        op.dst = bu_whole(&k, i ? a : b), op.src[0] = bu_whole(&k, i ? b : a), op.nsrc = 1;
+        assert_int_equal(bu_op(&k, &op, names[i]), i);
+    }
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    const bir_block_t *blk = bir_main_block(&r.m);
+    int seen[2] = {0, 0};
+    for (int i = 0; i < blk->ninsts; i++) {
+        const bir_inst_t *in = &blk->insts[i];
+        if (in->tir_op < 0 || seen[in->tir_op]++)
+            continue;
+        const char *own = k.ops[in->tir_op].name;
+        if (in->tir_op == 0) {
+            assert_ptr_equal(in->name, own);
+        } else {
+            assert_ptr_not_equal(in->name, own);
+            assert_string_equal(in->name, own);
+        }
+    }
+    assert_int_equal(seen[0] > 0 && seen[1] > 0, 1);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_tap_memo_other_tensor),
         cmocka_unit_test(test_check_kernel_memo),
         cmocka_unit_test(test_validate_in_place),
+        cmocka_unit_test(test_first_inst_takes_op_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
