@@ -652,15 +652,23 @@ void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t 
     w->b.len = (size_t)(o + len - w->b.buf);
 }
 
+/* A compact writer's separator at the end of its buffer (room reserved)
+ * before the next item of the innermost container; where the item goes. */
+static char *compact_sep(jw_t *w)
+{
+    char *o = w->b.buf + w->b.len;
+    if (w->has_item[w->depth - 1])
+        *o++ = ',';
+    w->has_item[w->depth - 1] = true;
+    return o;
+}
+
 bool jw_member_text(jw_t *w, const char *text, size_t len)
 {
     /* the separator and the text: key_into's compact bytes, then the value */
     if (!w->compact || w->depth <= 0 || !w->is_obj[w->depth - 1] || !jb_reserve(&w->b, len + 1))
         return false;
-    char *o = w->b.buf + w->b.len;
-    if (w->has_item[w->depth - 1])
-        *o++ = ',';
-    w->has_item[w->depth - 1] = true;
+    char *o = compact_sep(w);
     if (len > 16 && len <= 32) {   /* mostly: "buf" and "src" members, no call */
         tpb_copy_short(o, text, 16);
         tpb_copy_short(o + len - 16, text + len - 16, 16);
@@ -677,11 +685,7 @@ char *jw_raw_item_begin(jw_t *w, size_t max)
     if (!w->compact || d <= 0 || d >= JW_MAX_DEPTH || w->is_obj[d - 1] ||
         !jb_reserve(&w->b, 1 + max + 8))
         return NULL;
-    char *o = w->b.buf + w->b.len;
-    if (w->has_item[d - 1])   /* before_value's compact separator */
-        *o++ = ',';
-    w->has_item[d - 1] = true;
-    return o;
+    return compact_sep(w);   /* before_value's compact separator */
 }
 
 void jw_raw_item_end(jw_t *w, const char *end)

@@ -188,6 +188,9 @@ void fj_cache_free(jx_t *j);
 const char *fj_type_name(const cJSON *it);
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed);
 const cJSON *fj_field(const cJSON *obj, const char *name);
+/* d as an int64 (checked before the cast: 1e30 is UB): "is not an
+ * integer" or "is outside the 64-bit integer range" otherwise */
+int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out);
 int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
                     int64_t *out, bool *dep);
 int fj_get_int(jx_t *j, const cJSON *obj, const char *path, const char *fname, int64_t *out,

@@ -202,20 +202,23 @@ const cJSON *fj_field(const cJSON *obj, const char *name)
 
 /* ---- scalar fields ---- */
 
+int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out)
+{
+    if (!(d == floor(d)) || d < -9.2e18 || d > 9.2e18)
+        return fj_jfail(j, path, fname, "%g %s", d, d == floor(d) ?
+                        "is outside the 64-bit integer range" : "is not an integer");
+    *out = (int64_t)d;
+    return 0;
+}
+
 int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
                     int64_t *out, bool *dep)
 {
     *out = 0;
     if (dep)
         *dep = false;
-    if (cJSON_IsNumber(it)) {
-        double d = it->valuedouble;
-        if (!(d == floor(d)) || d < -9.2e18 || d > 9.2e18)
-            return fj_jfail(j, path, fname, "%g %s", d, d == floor(d) ?
-                            "is outside the 64-bit integer range" : "is not an integer");
-        *out = (int64_t)d;
-        return 0;
-    }
+    if (cJSON_IsNumber(it))
+        return fj_int_of_number(j, it->valuedouble, path, fname, out);
     if (cJSON_IsString(it)) {
         enc_val_t v;
         char msg[400];

@@ -653,15 +653,14 @@ static int h_range_select(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
         fj_get_enum(j, o, path, "reduce_op", ISA_FT_ALU, fj_alu_aliases, &op->reduce_op, ISA_ALU_MAX) ||
         fj_get_num(j, o, path, "on_false_value", &op->fill, -3.4028234663852886e38))
         return -1;
+    /* a number or a numeric expression (fj_get_num), then an integer */
     double start;
-    if (fj_get_num(j, o, path, "range_start", &start, 0))
+    int64_t istart;
+    if (fj_get_num(j, o, path, "range_start", &start, 0) ||
+        fj_int_of_number(j, start, path, "range_start", &istart))
         return -1;
-    if (!(start == floor(start)))   /* checked before the cast: 1e30 is UB */
-        return fj_jfail(j, path, "range_start", "%g is not an integer", start);
-    if (start < -9.2e18 || start > 9.2e18)
-        return fj_jfail(j, path, "range_start", "%g is outside the 64-bit integer range", start);
     tir_op_rare_t r = *op->rare;
-    r.pat_offset = (int64_t)start;
+    r.pat_offset = istart;
     op->rare = enc_rare_in(&j->b, &r);
     for (int k = 0; k < 2; k++) {
         const char *f = k ? "comp_op1" : "comp_op0";

@@ -199,8 +199,8 @@ static void entry_write(jw_t *w, art_jcache_t *jc, const entry_t *en, jw_num_mem
 /* A member the fast writer copies from the value cache. */
 typedef struct {
     const char *key, *s;
-    size_t n;
-    int slot;   /* jcache_slot's answer */
+    size_t n, ns;   /* ns: strlen(s), taken when the cache has no text for it */
+    int slot;       /* jcache_slot's answer */
 } cached_t;
 
 /* Look member (key, s) up (as art_member_cached does) and return the room
@@ -209,7 +209,21 @@ static size_t cached_plan(art_jcache_t *c, cached_t *m, const char *key, size_t 
 {
     m->key = key, m->n = n, m->s = s;
     m->slot = jcache_slot(c, key, n, s);
-    return m->slot >= 0 ? c->len[m->slot] : n + 3 + 6 * strlen(s) + 2;
+    if (m->slot >= 0)
+        return c->len[m->slot];
+    m->ns = strlen(s);
+    return n + 3 + 6 * m->ns + 2;
+}
+
+/* "key": at o (key[0..n) plain). */
+static char *key_text(char *o, const char *key, size_t n)
+{
+    *o++ = '"';
+    memcpy(o, key, n);
+    o += n;
+    *o++ = '"';
+    *o++ = ':';
+    return o;
 }
 
 /* m's text at o: copied from the cache while its slot still holds it (a
@@ -231,12 +245,8 @@ static char *cached_put(const art_jcache_t *c, const cached_t *m, char *o)
         }
         return o + len;
     }
-    *o++ = '"';
-    memcpy(o, m->key, m->n);
-    o += m->n;
-    *o++ = '"';
-    *o++ = ':';
-    return o + jw_quoted_into(o, m->s, strlen(m->s));
+    o = key_text(o, m->key, m->n);
+    return o + jw_quoted_into(o, m->s, i >= 0 ? strlen(m->s) : m->ns);
 }
 
 /* A ',' at o unless the member is the entry's first. */
@@ -251,13 +261,7 @@ static char *sep_put(char *o, bool *first)
 /* "key": at o (key plain), after sep_put. */
 static char *key_put(char *o, const char *key, size_t n, bool *first)
 {
-    o = sep_put(o, first);
-    *o++ = '"';
-    memcpy(o, key, n);
-    o += n;
-    *o++ = '"';
-    *o++ = ':';
-    return o;
+    return key_text(sep_put(o, first), key, n);
 }
 
 /* entry_write's bytes for a compact writer, with one reservation: false
