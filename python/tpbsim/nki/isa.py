@@ -94,7 +94,7 @@ def _scalar(x, what, loc):
         raise NkiError("%s: field '%s': NaN is not a valid immediate" % (loc, what))
     if v in (float("inf"), float("-inf")):
         return '"%s"' % ("inf" if v > 0 else "-inf")
-    return repr(v) if v != int(v) or abs(v) >= 1e16 else repr(v)
+    return repr(v)   # float repr: the shortest text that reads back exactly
 
 
 def _intf(x):
