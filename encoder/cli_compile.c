@@ -295,7 +295,8 @@ int tpb_cmd_compile(int argc, char **argv)
 #ifdef HAVE_FRONTEND
     tir_kernel_t k;
     uint64_t limit = max_memory ? max_memory : default_memory_limit(), per_op = bytes_per_op();
-    char lim_s[32], est_s[32];   /* formatted for a message only: printf's %f costs ~10 page faults */
+    /* formatted for a message only: printf's %f path costs a compile ~3 page faults */
+    char lim_s[32], est_s[32];
     enc_front_opts_t fo;
     memset(&fo, 0, sizeof fo);
     fo.target_override = target;
