@@ -280,30 +280,43 @@ int fio_join(char *out, size_t outlen, const char *a, const char *b, tpb_err_t *
     return 0;
 }
 
-int fio_rmtree(const char *path)
+/* Whether unlink's error says the entry is a directory (Linux: EISDIR,
+ * POSIX: EPERM). */
+static bool is_dir_errno(int e) { return e == EISDIR || e == EPERM; }
+
+/* Empty directory path: each entry removed relative to the open
+ * directory (an unlinkat per file, where a path per entry cost an lstat
+ * and a walk of the whole path each: every compile that replaces an output
+ * removes the old tree); a subdirectory is found by unlinkat's error. */
+static int rmtree_dir(const char *path)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return 0;
-    if (!S_ISDIR(st.st_mode))
-        return unlink(path);
     DIR *d = opendir(path);
     if (!d)
         return -1;
-    struct dirent *de;
     int rc = 0;
+    struct dirent *de;
     while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+        const char *nm = de->d_name;
+        if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+            continue;
+        if (unlinkat(dirfd(d), nm, 0) == 0 || errno == ENOENT)
             continue;
         char sub[4096];
-        if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) >= (int)sizeof sub) {
-            rc = -1;
-            continue;
-        }
-        if (fio_rmtree(sub))
+        if (!is_dir_errno(errno) || snprintf(sub, sizeof sub, "%s/%s", path, nm) >= (int)sizeof sub ||
+            rmtree_dir(sub) || unlinkat(dirfd(d), nm, AT_REMOVEDIR))
             rc = -1;
     }
     closedir(d);
+    return rc;
+}
+
+int fio_rmtree(const char *path)
+{
+    if (unlink(path) == 0 || errno == ENOENT)
+        return 0;
+    if (!is_dir_errno(errno))
+        return -1;
+    int rc = rmtree_dir(path);
     if (rmdir(path))
         rc = -1;
     return rc;

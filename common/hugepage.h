@@ -74,9 +74,10 @@ size_t tpb_array_room(size_t bytes);
  * first); returns the bytes from p given back so far. */
 size_t tpb_array_discard_head(void *p, size_t bytes, size_t done, size_t upto);
 /* Give the pages of freed malloc memory back to the system (glibc:
- * malloc_trim; elsewhere nothing).  A pass that frees many small blocks
- * before the next one allocates fresh pages calls it, or the freed ones stay
- * resident and both count in the peak. */
+ * malloc_trim, when at least 4 MiB of the heap is free; elsewhere
+ * nothing).  A pass that frees many small blocks before the next one
+ * allocates fresh pages calls it, or the freed ones stay resident and both
+ * count in the peak. */
 void tpb_heap_trim(void);
 
 #endif

@@ -97,7 +97,10 @@ typedef struct {
     /* per engine */
     FILE *bin[ISA_ENG_COUNT];
     jb_t binbuf[ISA_ENG_COUNT];           /* bundles batched in front of bin[e] (GEN_BIN_BUF) */
-    char bin_tmp[ISA_ENG_COUNT][4096];    /* <Engine>.bin's path (written in place) */
+    /* <Engine>.bin's path (written in place), malloc'ed when the stream is
+     * created: 8 fixed 4 KiB buffers made each of postlink's two generators
+     * 37 KiB of stack, cleared (and faulted in) by every compile */
+    char *bin_path[ISA_ENG_COUNT];
     bool opened[ISA_ENG_COUNT];
     unsigned pcs[ISA_ENG_COUNT];          /* bundles written */
     gen_debug_t *dbg[ISA_ENG_COUNT];

@@ -295,8 +295,8 @@ int tpb_cmd_compile(int argc, char **argv)
 #ifdef HAVE_FRONTEND
     tir_kernel_t k;
     uint64_t limit = max_memory ? max_memory : default_memory_limit(), per_op = bytes_per_op();
+    /* formatted for a message only: printf's %f path costs a compile ~3 page faults */
     char lim_s[32], est_s[32];
-    fmt_bytes(limit, lim_s, sizeof lim_s);
     enc_front_opts_t fo;
     memset(&fo, 0, sizeof fo);
     fo.target_override = target;
@@ -305,6 +305,7 @@ int tpb_cmd_compile(int argc, char **argv)
         fo.max_ops = 1;
     if (enc_parse_kernel_file_opts(in, &fo, &k, &err)) {
         fprintf(stderr, "tpb compile: %s\n", err.msg);
+        fmt_bytes(limit, lim_s, sizeof lim_s);
         if (fo.max_ops && strstr(err.msg, "ops"))
             fprintf(stderr, "tpb compile: note: the op limit of %lld comes from the memory limit of %s "
                             "(estimated %llu bytes per op); give a larger --max-memory\n",
@@ -314,6 +315,7 @@ int tpb_cmd_compile(int argc, char **argv)
     }
     uint64_t est = (uint64_t)k.nops * per_op * (uint64_t)(k.num_programs > 1 ? k.num_programs : 1);
     if (est > limit) {
+        fmt_bytes(limit, lim_s, sizeof lim_s);
         fmt_bytes(est, est_s, sizeof est_s);
         fprintf(stderr, "tpb compile: %s: estimated memory %s (%llu ops x %llu bytes) exceeds the "
                         "limit of %s; give a larger --max-memory to try anyway\n", in, est_s,

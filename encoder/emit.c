@@ -278,9 +278,11 @@ void gen_free(gen_t *g)
         if (g->bin[e]) {
             jb_free(&g->binbuf[e]);   /* an abandoned stream: nothing more written */
             fclose(g->bin[e]);
-            unlink(g->bin_tmp[e]);
+            unlink(g->bin_path[e]);
             g->bin[e] = NULL;
         }
+        free(g->bin_path[e]);
+        g->bin_path[e] = NULL;
         if (!g->dbg_lent[e])
             tpb_array_free(g->dbg[e], (size_t)g->capdbg[e] * sizeof *g->dbg[e]);
         g->dbg[e] = NULL;
@@ -320,12 +322,19 @@ static int bin_drain(gen_t *g, int e)
  * a stream of its own needs no temporary; a failed one is removed. */
 static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
 {
-    const char *path = g->bin_tmp[e];
-    if (snprintf(g->bin_tmp[e], sizeof g->bin_tmp[e], "%s/%s.bin", g->dir,
-                 isa_engine_name((isa_engine_t)e)) >= (int)sizeof g->bin_tmp[e]) {
+    const char *name = isa_engine_name((isa_engine_t)e);
+    size_t n = strlen(g->dir) + strlen(name) + sizeof "/.bin";
+    if (n > 4096) {
         tpb_errf(err, "artifact path too long under %s", g->dir);
         return NULL;
     }
+    free(g->bin_path[e]);
+    char *path = g->bin_path[e] = malloc(n);
+    if (!path) {
+        tpb_errf(err, "out of memory in the generator");
+        return NULL;
+    }
+    snprintf(path, n, "%s/%s.bin", g->dir, name);
     FILE *f = fopen(path, "wb");
     if (!f) {
         /* the notes' NeuronAssertion at generator.cpp:58, error code 1007 */
@@ -336,7 +345,7 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
     if (jb_init_file(&g->binbuf[e], f, GEN_BIN_BUF)) {
         jb_free(&g->binbuf[e]);
         fclose(f);
-        unlink(g->bin_tmp[e]);
+        unlink(path);
         tpb_errf(err, "out of memory in the generator");
         return NULL;
     }
@@ -874,9 +883,9 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
             return tpb_errf(err, "assembly mapping: %s has debug entries but no open stream",
                             isa_engine_name((isa_engine_t)e));
         /* read the stream back from its (still temporary) file */
-        readback_t rb = {.f = fopen(g->bin_tmp[e], "rb")};
+        readback_t rb = {.f = fopen(g->bin_path[e], "rb")};
         if (!rb.f)
-            return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_tmp[e],
+            return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_path[e],
                             strerror(errno));
         /* the entries' pcs rise: read the stream front to back (a seek
          * per entry costs a system call each) */
@@ -953,9 +962,9 @@ int gen_finish(gen_t *g, bool ok, tpb_err_t *err)
             good = false;
         g->bin[e] = NULL;
         if (!good) {
-            unlink(g->bin_tmp[e]);
+            unlink(g->bin_path[e]);
             if (ok && !rc)
-                rc = tpb_errf(err, "%s: write failed", g->bin_tmp[e]);
+                rc = tpb_errf(err, "%s: write failed", g->bin_path[e]);
         }
     }
     return rc;

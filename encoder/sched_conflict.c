@@ -7,29 +7,47 @@
 
 #include "sched_pix.h"
 
+/* The smallest power of 2 >= want, within [16, max]. */
+static uint32_t table_slots(size_t want, uint32_t max)
+{
+    uint32_t n = 16;
+    while (n < max && n < want)
+        n *= 2;
+    return n;
+}
+
 /* Only the keys of the two tables are cleared: a slot's other fields are
  * read only under a key written with them, so the pages of set_hash,
- * set_inst and pair_hit fault in only where sets land. */
-void sconf_init(sconf_t *c)
+ * set_inst and pair_hit fault in only where sets land.  The answer table
+ * gets 8 slots per instruction (pairs outnumber sets). */
+sconf_t *sconf_new(int ninsts)
 {
+    size_t n = ninsts > 0 ? (size_t)ninsts : 1;
+    uint32_t ns = table_slots(2 * n, SCONF_SETS), np = table_slots(8 * n, SCONF_PAIRS);
+    /* the 8-byte arrays first: every array stays aligned */
+    size_t bytes = sizeof(sconf_t) + (size_t)ns * (sizeof(uint64_t) + sizeof(int) + sizeof(uint32_t)) +
+                   (size_t)np * (sizeof(uint64_t) + sizeof(bool));
+    sconf_t *c = malloc(bytes);
+    if (!c)
+        return NULL;
+    c->set_hash = (uint64_t *)(c + 1);
+    c->pair = c->set_hash + ns;
+    c->set_inst = (int *)(c->pair + np);
+    c->set_id = (uint32_t *)(c->set_inst + ns);
+    c->pair_hit = (bool *)(c->set_id + ns);
+    c->set_mask = ns - 1;
+    c->pair_mask = np - 1;
     sconf_reset(c);
     c->tests = c->off_until = 0;
     c->asked = c->answered = 0;
     c->from_table = 0;
-}
-
-sconf_t *sconf_new(void)
-{
-    sconf_t *c = malloc(sizeof *c);
-    if (c)
-        sconf_init(c);
     return c;
 }
 
 void sconf_reset(sconf_t *c)
 {
-    memset(c->set_id, 0, sizeof c->set_id);
-    memset(c->pair, 0, sizeof c->pair);
+    memset(c->set_id, 0, (size_t)(c->set_mask + 1) * sizeof *c->set_id);
+    memset(c->pair, 0, (size_t)(c->pair_mask + 1) * sizeof *c->pair);
     c->next_id = 0;
 }
 
@@ -44,7 +62,7 @@ uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i)
         h = (h ^ wd[1]) * 0xff51afd7ed558ccdull;
     }
     h ^= h >> 32;
-    size_t slot = (size_t)(h >> 20) & (SCONF_SETS - 1);
+    size_t slot = (size_t)(h >> 20) & c->set_mask;
     if (c->set_id[slot] && c->set_hash[slot] == h &&
         pix_same_accesses(in, &insts[c->set_inst[slot]]))
         return c->set_id[slot];

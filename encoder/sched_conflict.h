@@ -35,18 +35,23 @@ typedef struct {
     acc_plain_t a[BIR_MAX_ACCESS];
 } accs_t;
 
-#define SCONF_SETS 4096u     /* access-set table slots (a power of 2) */
-#define SCONF_PAIRS 4096u    /* answer table slots (a power of 2) */
+#define SCONF_SETS 4096u     /* access-set table slots at most (a power of 2) */
+#define SCONF_PAIRS 4096u    /* answer table slots at most (a power of 2) */
 #define SCONF_WINDOW 2048u   /* tests per look at the hit rate */
 #define SCONF_OFF 30720u     /* tests done the plain way after a poor window */
 #define SCONF_MAX_ID 0xffffu /* ids fit a producer's 16 bits (sconf_reset) */
 
+/* The tables are sized to the block (sconf_new): a block of n
+ * instructions has at most n access sets, and the 100 KiB of the full
+ * tables (48 KiB of keys cleared up front) cost a small kernel's compile
+ * ~20 page faults. */
 typedef struct {
-    uint64_t set_hash[SCONF_SETS];
-    int set_inst[SCONF_SETS];        /* an instruction with that set (block index) */
-    uint32_t set_id[SCONF_SETS];     /* 0: empty slot */
-    uint64_t pair[SCONF_PAIRS];      /* id a << 32 | id b; 0: empty */
-    bool pair_hit[SCONF_PAIRS];      /* the answer */
+    uint64_t *set_hash;              /* [set_mask + 1] */
+    int *set_inst;                   /* an instruction with that set (block index) */
+    uint32_t *set_id;                /* 0: empty slot */
+    uint64_t *pair;                  /* [pair_mask + 1]: id a << 32 | id b; 0: empty */
+    bool *pair_hit;                  /* the answer */
+    uint32_t set_mask, pair_mask;
     uint32_t next_id;
     /* When pairs do not repeat (every tile its own, compile-live), ids
      * and table upkeep cost more than they save: after a window with
@@ -57,9 +62,9 @@ typedef struct {
     uint64_t from_table;             /* answers taken from the table (tests) */
 } sconf_t;
 
-void sconf_init(sconf_t *c);
-/* A new table in sconf_init's state (free() it); NULL when out of memory. */
-sconf_t *sconf_new(void);
+/* New tables for a block of ninsts instructions, every id forgotten and
+ * the window state fresh (one block: free() it); NULL when out of memory. */
+sconf_t *sconf_new(int ninsts);
 /* The id of instruction insts[i]'s access set; 0 when the ids ran out
  * (the owner then forgets every id it holds and calls sconf_reset). */
 uint32_t sconf_id(sconf_t *c, const bir_inst_t *insts, int i);
@@ -87,7 +92,7 @@ static inline bool sconf_test(sconf_t *c, accs_t *x, const bir_inst_t *insts, in
     if (!*idb && !(*idb = (uint16_t)sconf_id(c, insts, bi)))
         return sconf_overlap(x, &insts[bi]);   /* the ids ran out */
     uint64_t key = (uint64_t)x->id << 32 | *idb;
-    size_t slot = (size_t)(((x->id * 0x9e3779b1u) ^ (*idb * 0x85ebca77u)) >> 20) & (SCONF_PAIRS - 1);
+    size_t slot = (size_t)(((x->id * 0x9e3779b1u) ^ (*idb * 0x85ebca77u)) >> 20) & c->pair_mask;
     bool hit;
     if (c->pair[slot] == key) {
         c->answered++, c->from_table++;

@@ -250,7 +250,7 @@ static int walk_init(sync_walk_t *w, const bir_module_t *m, const bir_block_t *b
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         w->memo[e].inst = -1, w->engine_sem[e] = sched_engine_sem(e);
     sclk_init(&w->clk, m->nsems);
-    w->conf = sconf_new();
+    w->conf = sconf_new(b->ninsts);
     if (!w->conf)
         return -1;
     return walk_alloc_producers(w, m, b);

@@ -20,6 +20,8 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define PE_MAC_X86 1
 #include <immintrin.h>
+
+#include "cpu_have.h"
 #else
 #define PE_MAC_X86 0
 #endif
@@ -520,8 +522,8 @@ bool sim_pe_mac_have(sim_pe_variant_t v)
     case SIM_PE_SCALAR:
     case SIM_PE_PORTABLE: return true;
 #if PE_MAC_X86
-    case SIM_PE_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case SIM_PE_AVX512: return __builtin_cpu_supports("avx512f");
+    case SIM_PE_AVX2: return tpb_cpu_have_avx2_fma();
+    case SIM_PE_AVX512: return tpb_cpu_have_avx512f();
 #endif
     default: return false;
     }

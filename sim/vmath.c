@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "vmath_int.h"
+#if VM_X86
+#include "cpu_have.h"
+#endif
 
 #define VEXP_LO (-87.0)  /* exp(-87) > 2^-126: normal fp32 results only */
 #define VEXP_HI 88.5     /* exp(88.5) < FLT_MAX */
@@ -49,8 +52,8 @@ bool sim_vm_have(sim_vm_variant_t v)
     switch (v) {
     case SIM_VM_PORTABLE: return true;
 #if VM_X86
-    case SIM_VM_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case SIM_VM_AVX512: return __builtin_cpu_supports("avx512f");
+    case SIM_VM_AVX2: return tpb_cpu_have_avx2_fma();
+    case SIM_VM_AVX512: return tpb_cpu_have_avx512f();
 #endif
     default: return false;
     }

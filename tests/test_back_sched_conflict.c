@@ -89,9 +89,8 @@ static void test_conflict_table_matches_overlap(void **state)
     for (uint32_t seed = 1; seed <= 4; seed++) {
         block_t b;
         make_block(&b, seed, 40);
-        sconf_t *c = malloc(sizeof *c);
+        sconf_t *c = sconf_new(NINST);
         assert_non_null(c);
-        sconf_init(c);
         run_pairs(c, &b, seed * 77, 60000);
         /* 40 sets: most pairs are answered from the table */
         assert_true(c->from_table > 30000);
@@ -106,12 +105,28 @@ static void test_conflict_table_steps_aside(void **state)
     (void)state;
     block_t b;
     make_block(&b, 9, NINST);
-    sconf_t *c = malloc(sizeof *c);
+    sconf_t *c = sconf_new(NINST);
     assert_non_null(c);
-    sconf_init(c);
     run_pairs(c, &b, 99, 60000);
     assert_true(c->off_until > 0);   /* pairs do not repeat: the plain test */
     assert_true(c->from_table < 6000);
+    free(c);
+    free_block(&b);
+}
+
+/* Tables sized for a small block (16 set slots, 32 answer slots) used on
+ * far more sets than that: sets and pairs evict each other, and every
+ * answer is still the plain test's. */
+static void test_conflict_small_tables(void **state)
+{
+    (void)state;
+    block_t b;
+    make_block(&b, 5, 40);
+    sconf_t *c = sconf_new(4);
+    assert_non_null(c);
+    assert_int_equal(c->set_mask, 15);
+    assert_int_equal(c->pair_mask, 31);
+    run_pairs(c, &b, 55, 20000);
     free(c);
     free_block(&b);
 }
@@ -125,7 +140,7 @@ static void test_conflict_ids_run_out(void **state)
     int n = (int)SCONF_MAX_ID + 10;
     bir_inst_t *insts = calloc((size_t)n, sizeof *insts);
     bir_access_t *acc = calloc((size_t)n, sizeof *acc);
-    sconf_t *c = malloc(sizeof *c);
+    sconf_t *c = sconf_new(n);
     assert_non_null(insts);
     assert_non_null(acc);
     assert_non_null(c);
@@ -134,7 +149,6 @@ static void test_conflict_ids_run_out(void **state)
         acc[i].lo = (uint64_t)i * 4, acc[i].hi = acc[i].lo + 4, acc[i].write = 1;
         insts[i].nacc = 1, insts[i].acc = &acc[i];
     }
-    sconf_init(c);
     uint32_t last = 0;
     for (int i = 0; i < n; i++) {
         uint32_t id = sconf_id(c, insts, i);
@@ -164,6 +178,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conflict_table_matches_overlap),
         cmocka_unit_test(test_conflict_table_steps_aside),
+        cmocka_unit_test(test_conflict_small_tables),
         cmocka_unit_test(test_conflict_ids_run_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -146,6 +146,41 @@ static void test_staged_write_and_fsync_tree(void **state)
     assert_non_null(strstr(err.msg, dir));
 }
 
+/* fio_rmtree removes a nested tree (files and directories at several
+ * levels, an empty directory, a symbolic link to a directory outside it,
+ * which is removed but not followed), a single file, and reports success
+ * for a path that does not exist. */
+static void test_rmtree_nested(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    char dir[] = "/tmp/tpb_rmtree_XXXXXX", keep[] = "/tmp/tpb_rmkeep_XXXXXX", p[128];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(mkdtemp(keep));
+    snprintf(p, sizeof p, "%s/nc0/sg0", dir);
+    assert_int_equal(fio_mkdirs(p, &err), 0);
+    snprintf(p, sizeof p, "%s/empty", dir);
+    assert_int_equal(fio_mkdirs(p, &err), 0);
+    const char *files[] = {"a.json", "nc0/b.bin", "nc0/sg0/c.bin", "nc0/sg0/d.json"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        assert_int_equal(fio_write_atomic(p, "x", 1, &err), 0);
+    }
+    snprintf(p, sizeof p, "%s/kept.txt", keep);
+    assert_int_equal(fio_write_atomic(p, "k", 1, &err), 0);
+    snprintf(p, sizeof p, "%s/nc0/link", dir);
+    assert_int_equal(symlink(keep, p), 0);
+    assert_int_equal(fio_rmtree(dir), 0);
+    assert_false(fio_exists(dir));
+    snprintf(p, sizeof p, "%s/kept.txt", keep);
+    expect_file(p, "k");   /* the link's target is untouched */
+    assert_int_equal(fio_rmtree(p), 0);   /* a file */
+    assert_false(fio_exists(p));
+    assert_int_equal(fio_rmtree(p), 0);   /* gone already */
+    assert_int_equal(fio_rmtree(keep), 0);
+    assert_false(fio_exists(keep));
+}
+
 /* A file of n bytes of a pattern that depends on the offset. */
 static void write_pattern(const char *path, size_t n)
 {
@@ -453,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
         cmocka_unit_test(test_staged_write_and_fsync_tree),
+        cmocka_unit_test(test_rmtree_nested),
         cmocka_unit_test(test_read_buf_reuse),
         cmocka_unit_test(test_array_grow),
         cmocka_unit_test(test_array_discard_head),
