@@ -103,6 +103,11 @@ typedef struct {
     gen_debug_t *dbg[ISA_ENG_COUNT];
     int ndbg[ISA_ENG_COUNT], capdbg[ISA_ENG_COUNT];
     bool dbg_lent[ISA_ENG_COUNT];         /* dbg[e] is a part of dbg_block (gen_reserve_debug) */
+    /* per engine, how many of its debug entries name a collective DMA
+     * (replica groups) or a Reduce: kept by the walk that adds the entries,
+     * where the instruction is in cache, so the sidecar writer skips the
+     * lists' walks over the BIR (a cache miss per entry) when they are 0 */
+    int nreplica[ISA_ENG_COUNT], nreduce[ISA_ENG_COUNT];
     gen_debug_t *dbg_block;
     size_t dbg_block_bytes;
     /* census */

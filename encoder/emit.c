@@ -770,6 +770,8 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         int e = in->engine;
         if (add_debug(g, e, (int)(g->pcs[e] + nb - 1), idx, err))
             return -1;
+        g->nreplica[e] += bir_rare(in)->nreplica != 0;
+        g->nreduce[e] += in->opc == BIR_REDUCE;
         g->pcs[e] += nb;
         for (unsigned i = 0; i < nb; i++)
             g->histogram[bundles[i][0]]++;
