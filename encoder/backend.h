@@ -106,8 +106,20 @@ typedef struct {
     gen_debug_t *dbg[ISA_ENG_COUNT];
     int ndbg[ISA_ENG_COUNT], capdbg[ISA_ENG_COUNT];
     bool dbg_lent[ISA_ENG_COUNT];         /* dbg[e] is a part of dbg_block (gen_reserve_debug) */
+    /* per engine, how many of its debug entries name a collective DMA
+     * (replica groups) or a Reduce: kept by the walk that adds the entries,
+     * where the instruction is in cache, so the sidecar writer skips the
+     * lists' walks over the BIR (a cache miss per entry) when they are 0 */
+    int nreplica[ISA_ENG_COUNT], nreduce[ISA_ENG_COUNT];
     gen_debug_t *dbg_block;
     size_t dbg_block_bytes;
+    /* per engine, the header (opcode) byte of every bundle drained into
+     * <Engine>.bin, by its position in the file (counted by the drains, not
+     * by pcs): the assembly-mapping check reads it instead of the file.  In
+     * dbg_block after the debug lists; NULL (no room, or a stream longer
+     * than the room): the check reads the file back */
+    uint8_t *col[ISA_ENG_COUNT];
+    unsigned ncol[ISA_ENG_COUNT], capcol[ISA_ENG_COUNT];
     /* census */
     unsigned histogram[256];
     /* COLLECT: per engine, the opcodes of its instructions (256-bit sets) */
@@ -166,6 +178,9 @@ int gen_stage(enc_staging_t *s, int e, const uint8_t (*bundles)[ISA_BUNDLE_BYTES
               tpb_err_t *err);
 /* One program-order walk over the module. */
 int gen_run(gen_t *g, tpb_err_t *err);
+/* Write what stream e holds to its file (noting its opcode column first);
+ * -1 when a write failed. */
+int gen_drain(gen_t *g, int e);
 /* Close (commit) every engine file; on error pass ok=false to delete them. */
 int gen_finish(gen_t *g, bool ok, tpb_err_t *err);
 void gen_free(gen_t *g);

@@ -288,6 +288,8 @@ void gen_free(gen_t *g)
         g->dbg[e] = NULL;
         g->capdbg[e] = g->ndbg[e] = 0;
         g->dbg_lent[e] = false;
+        g->col[e] = NULL;   /* in dbg_block */
+        g->ncol[e] = g->capcol[e] = 0;
     }
     tpb_array_free(g->dbg_block, g->dbg_block_bytes);
     g->dbg_block = NULL;
@@ -310,9 +312,27 @@ void gen_free(gen_t *g)
  * memory of small kernels counts. */
 #define GEN_BIN_BUF ((size_t)256 * ISA_BUNDLE_BYTES)
 
-/* Write what stream e holds to its file; -1 when a write failed. */
-static int bin_drain(gen_t *g, int e)
+/* Note the header bytes of the bundles stream e is about to write in its
+ * opcode column (lost for good when they do not fit). */
+static void col_note(gen_t *g, int e)
 {
+    const jb_t *bb = &g->binbuf[e];
+    size_t n = bb->len / ISA_BUNDLE_BYTES;
+    if (!g->col[e] || bb->failed || !bb->f)
+        return;
+    if (n > g->capcol[e] - g->ncol[e]) {
+        g->col[e] = NULL;   /* the check reads the file back */
+        return;
+    }
+    uint8_t *c = g->col[e] + g->ncol[e];
+    for (size_t k = 0; k < n; k++)
+        c[k] = (uint8_t)bb->buf[k * ISA_BUNDLE_BYTES];
+    g->ncol[e] += (unsigned)n;
+}
+
+int gen_drain(gen_t *g, int e)
+{
+    col_note(g, e);
     jb_flush(&g->binbuf[e]);
     return jb_failed(&g->binbuf[e]) ? -1 : 0;
 }
@@ -464,18 +484,23 @@ int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
     if (!total)
         return 0;
     /* one block for every engine: the lists of a 10^5-instruction program
-     * share huge pages (apart, most would be malloc'ed, page by page) */
-    gen_debug_t *p = tpb_array_grow(NULL, 0, total * sizeof *p);
+     * share huge pages (apart, most would be malloc'ed, page by page);
+     * the opcode columns (a byte per bundle) follow them */
+    gen_debug_t *p = tpb_array_grow(NULL, 0, total * (sizeof *p + 1));
     if (!p)
         return tpb_errf(err, "out of memory in the generator");
     g->dbg_block = p;
-    g->dbg_block_bytes = total * sizeof *p;
+    g->dbg_block_bytes = total * (sizeof *p + 1);
+    uint8_t *col = (uint8_t *)(p + total);
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         if (!g->capdbg[e] && bundles[e] && bundles[e] <= INT_MAX) {
             g->dbg[e] = p;
             g->capdbg[e] = (int)bundles[e];
             g->dbg_lent[e] = true;
             p += bundles[e];
+            g->col[e] = col;
+            g->capcol[e] = bundles[e];
+            col += bundles[e];
         }
     return 0;
 }
@@ -767,6 +792,8 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         if (!f)
             return -1;
         jb_t *bb = &g->binbuf[in->engine];
+        if ((size_t)nb * ISA_BUNDLE_BYTES > bb->cap - bb->len)
+            gen_drain(g, in->engine);   /* full: drained here, past the opcode column */
         jb_put(bb, (const char *)bundles, (size_t)nb * ISA_BUNDLE_BYTES);
         if (bb->failed)   /* jb_failed */
             return tpb_errf(err, "%s/%s.bin: write failed", g->dir,
@@ -779,6 +806,8 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
         int e = in->engine;
         if (add_debug(g, e, (int)(g->pcs[e] + nb - 1), idx, err))
             return -1;
+        g->nreplica[e] += bir_rare(in)->nreplica != 0;
+        g->nreduce[e] += in->opc == BIR_REDUCE;
         g->pcs[e] += nb;
         for (unsigned i = 0; i < nb; i++)
             g->histogram[bundles[i][0]]++;
@@ -846,81 +875,6 @@ bool gen_is_sync_inst(const bir_inst_t *in)
     return is_sync_inst(in);
 }
 
-/* The first byte of bundle pc of stream rf, *at bundles of which were
- * consumed already (pc >= *at). */
-/* A stream read front to back in blocks of bundles (the entries' pcs
- * rise): bundles [first, first + n) are in buf. */
-#define READBACK_BUNDLES 256
-typedef struct {
-    FILE *f;
-    long first, n;
-    uint8_t buf[READBACK_BUNDLES][ISA_BUNDLE_BYTES];
-} readback_t;
-
-/* The opcode byte of bundle pc (not below the block held); false when the
- * stream ends first. */
-static bool read_bundle_l2(readback_t *r, long pc, uint8_t *byte)
-{
-    while (pc >= r->first + r->n) {
-        r->first += r->n;
-        r->n = (long)fread(r->buf, ISA_BUNDLE_BYTES, READBACK_BUNDLES, r->f);
-        if (r->n <= 0)
-            return false;
-    }
-    if (pc < r->first)
-        return false;
-    *byte = r->buf[pc - r->first][0];
-    return true;
-}
-
-int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
-{
-    const bir_block_t *b = &g->m->funcs[0].blocks[0];
-    for (int e = 0; e < ISA_ENG_COUNT; e++) {
-        if (!g->ndbg[e])
-            continue;
-        if (!g->bin[e] || bin_drain(g, e) || fflush(g->bin[e]) != 0)
-            return tpb_errf(err, "assembly mapping: %s has debug entries but no open stream",
-                            isa_engine_name((isa_engine_t)e));
-        /* read the stream back from its (still temporary) file */
-        readback_t rb = {.f = fopen(g->bin_path[e], "rb")};
-        if (!rb.f)
-            return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_path[e],
-                            strerror(errno));
-        /* the entries' pcs rise: read the stream front to back (a seek
-         * per entry costs a system call each) */
-        int prev = -1, rc = 0;
-        for (int i = 0; i < g->ndbg[e]; i++) {
-            const gen_debug_t *d = &g->dbg[e][i];
-            const bir_inst_t *in = d->inst >= 0 && d->inst < b->ninsts ? &b->insts[d->inst] : NULL;
-            uint8_t byte = 0;
-            const char *why = NULL;
-            if (!in)
-                why = "an instruction that does not exist";
-            else if (in->engine != e)
-                why = "an instruction of another engine";
-            else if (d->pc <= prev || d->pc < 0 || (unsigned)d->pc >= g->pcs[e])
-                why = "a pc out of order or outside the stream";
-            else if (!read_bundle_l2(&rb, d->pc, &byte))
-                why = "a bundle that cannot be read back";
-            else if (byte != isa_ops[in->isa.op].l2)
-                why = "a bundle with another opcode";
-            if (why) {
-                rc = tpb_errf(err, "assembly mapping: %s pc %d (debug entry %d, instruction %d "
-                                   "'%s') maps to %s",
-                              isa_engine_name((isa_engine_t)e), d->pc, i, d->inst,
-                              in ? in->name : "?", why);
-                break;
-            }
-            prev = d->pc;
-        }
-        fclose(rb.f);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 int gen_run(gen_t *g, tpb_err_t *err)
 {
     const bir_block_t *b = &g->m->funcs[0].blocks[0];
@@ -956,7 +910,7 @@ int gen_finish(gen_t *g, bool ok, tpb_err_t *err)
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         if (!g->bin[e])
             continue;
-        bool good = ok && bin_drain(g, e) == 0 && fflush(g->bin[e]) == 0 && !ferror(g->bin[e]);
+        bool good = ok && gen_drain(g, e) == 0 && fflush(g->bin[e]) == 0 && !ferror(g->bin[e]);
         jb_free(&g->binbuf[e]);
         if (fclose(g->bin[e]) != 0)
             good = false;

@@ -10,6 +10,7 @@
 
 #include "fileio.h"
 #include "jsonw.h"
+#include "prefetch.h"
 #include "sidecar_form.h"
 #include "smallfmt.h"
 
@@ -314,6 +315,13 @@ static bool entry_write_fast(jw_t *w, art_jcache_t *jc, const entry_t *en, jw_nu
     return true;
 }
 
+/* How far ahead art_debug_entries asks for what an entry reads: its
+ * instruction's record, then (when the record has arrived) its op's name
+ * and the instruction's own name (an entry's work is ~100 ns: far enough
+ * for a miss to DRAM, not so far that the lines are gone again). */
+#define ENTRY_AHEAD_INST 16
+#define ENTRY_AHEAD_NAME 8
+
 void art_debug_entries(jw_t *w, const art_ops_t *ops, const bir_inst_t *insts,
                        const gen_debug_t *dbg, int n, bool compact, bool fast)
 {
@@ -323,6 +331,20 @@ void art_debug_entries(jw_t *w, const art_ops_t *ops, const bir_inst_t *insts,
     jw_num_memo_t *memo = compact ? &prev.op_index_memo : NULL;
     for (int i = 0; i < n && !w->b.failed; i++) {
         entry_t en;
+        /* the prefetches stay in the loop: GCC takes a function made of
+         * prefetches alone for one without effects and drops its calls */
+        if (i + ENTRY_AHEAD_INST < n) {
+            const bir_inst_t *ahead = &insts[dbg[i + ENTRY_AHEAD_INST].inst];
+            TPB_PREFETCH(&ahead->tir_op);   /* 152-byte records: three lines */
+            TPB_PREFETCH(&ahead->name);
+            TPB_PREFETCH(&ahead->op_kind);
+        }
+        if (i + ENTRY_AHEAD_NAME < n) {
+            const bir_inst_t *ahead = &insts[dbg[i + ENTRY_AHEAD_NAME].inst];
+            if (ahead->tir_op >= 0 && ahead->tir_op < ops->nops)
+                TPB_PREFETCH(&ops->name[ahead->tir_op]);
+            TPB_PREFETCH(ahead->name);
+        }
         entry_plan(&en, ops, &insts[dbg[i].inst], dbg[i].pc, compact ? &prev : NULL);
         if (!fast || !entry_write_fast(w, c, &en, memo))
             entry_write(w, c, &en, memo);
@@ -345,6 +367,8 @@ static void list_open(jw_t *w, const char *key, bool *open)
  * as rank lists (docs/multicore.md "Collectives"); absent when none. */
 static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
 {
+    if (!g->nreplica[e])
+        return;   /* none on this engine (counted by the emit walk) */
     bool open = false;
     for (int i = 0; i < g->ndbg[e]; i++) {
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];
@@ -381,6 +405,8 @@ static void write_replica_groups(jw_t *w, const gen_t *g, const bir_block_t *b, 
  * (docs/multicore.md "Collectives"); absent when none. */
 static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
 {
+    if (!g->nreduce[e])
+        return;   /* none on this engine (counted by the emit walk) */
     bool open = false;
     for (int i = 0; i < g->ndbg[e]; i++) {
         const bir_inst_t *in = &b->insts[g->dbg[e][i].inst];

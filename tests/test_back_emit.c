@@ -430,6 +430,81 @@ static void test_asm_mapping_check(void **state)
     bir_module_free(&m);
 }
 
+/* The mapping check from one engine's opcode column and from its file read
+ * back: the same answer and message (err->msg, "" when it passes). */
+static void mapping_both_ways(gen_t *g, int e, char *msg, size_t n)
+{
+    tpb_err_t err;
+    err.msg[0] = '\0';
+    int rc = gen_check_asm_mappings(g, &err);
+    snprintf(msg, n, "%s", rc ? err.msg : "");
+    uint8_t *col = g->col[e];
+    g->col[e] = NULL;   /* the general path, the one of record */
+    err.msg[0] = '\0';
+    int rc_file = gen_check_asm_mappings(g, &err);
+    g->col[e] = col;
+    assert_int_equal(rc != 0, rc_file != 0);
+    assert_string_equal(msg, rc_file ? err.msg : "");
+}
+
+/* The opcode column the mapping check reads is the header byte of every
+ * bundle in <Engine>.bin, over several drains of the stream's buffer, and
+ * the check answers from it as from the file, corrupted entries too. */
+static void test_asm_mapping_column(void **state)
+{
+    (void)state;
+    enum { NOPS = 700 };   /* past two drains of 256 bundles */
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    for (int i = 0; i < NOPS; i++)
+        add_inst(&m, i % 3 ? BIR_NOP : BIR_HALT, i % 3 ? ISA_OP_NOP : ISA_OP_HALT, ISA_ENG_SP,
+                 i % 3 ? "nop" : "halt");
+    char dir[4096], path[4200];
+    tmpdir(dir, sizeof dir, "asmcol");
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    unsigned bundles[ISA_ENG_COUNT] = {0};
+    bundles[ISA_ENG_SP] = NOPS;
+    gen_t g;
+    assert_int_equal(gen_init(&g, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
+    assert_int_equal(gen_reserve_debug(&g, bundles, &err), 0);
+    assert_int_equal(gen_run(&g, &err), 0);
+    assert_non_null(g.col[ISA_ENG_SP]);
+    assert_int_equal(g.ncol[ISA_ENG_SP], NOPS);
+    snprintf(path, sizeof path, "%s/SP.bin", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t b[ISA_BUNDLE_BYTES];
+    for (int pc = 0; pc < NOPS; pc++) {
+        assert_int_equal(fread(b, 1, sizeof b, f), sizeof b);
+        assert_int_equal(g.col[ISA_ENG_SP][pc], b[0]);
+    }
+    fclose(f);
+    char msg[sizeof err.msg];
+    mapping_both_ways(&g, ISA_ENG_SP, msg, sizeof msg);
+    assert_string_equal(msg, "");
+    gen_debug_t *d = g.dbg[ISA_ENG_SP];
+    d[400].inst = 399;   /* a Nop's entry names a Halt */
+    mapping_both_ways(&g, ISA_ENG_SP, msg, sizeof msg);
+    assert_non_null(strstr(msg, "debug entry 400, instruction 399 'halt') maps to a bundle "
+                                "with another opcode"));
+    d[400].inst = 400;
+    d[600].pc = 599;   /* out of order */
+    mapping_both_ways(&g, ISA_ENG_SP, msg, sizeof msg);
+    assert_non_null(strstr(msg, "a pc out of order or outside the stream"));
+    d[600].pc = 600;
+    g.ncol[ISA_ENG_SP] = 650;   /* a column shorter than the stream: read past it */
+    tpb_err_t e2;
+    assert_int_not_equal(gen_check_asm_mappings(&g, &e2), 0);
+    assert_non_null(strstr(e2.msg, "pc 650 (debug entry 650, instruction 650 'nop') maps to a "
+                                   "bundle that cannot be read back"));
+    g.ncol[ISA_ENG_SP] = NOPS;
+    assert_int_equal(gen_finish(&g, true, &err), 0);
+    gen_free(&g);
+    art_rmtree(dir);
+    bir_module_free(&m);
+}
+
 /* gen_reserve_debug lends each engine a part of one block: a list that
  * outgrows its part moves to a block of its own, one sized exactly is
  * filled in place, an engine without a count grows its own list; the
@@ -467,6 +542,12 @@ static void test_reserved_debug_lists(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(g.dbg[ISA_ENG_DVE][i].inst, 5 + i);
     assert_int_equal(g.dbg[ISA_ENG_ACT][0].inst, 8);
+    /* the opcode columns: SP's outgrew its room (its check read the file),
+     * DVE's holds its stream, ACT had none */
+    assert_null(g.col[ISA_ENG_SP]);
+    assert_non_null(g.col[ISA_ENG_DVE]);
+    assert_int_equal(g.ncol[ISA_ENG_DVE], 3);
+    assert_null(g.col[ISA_ENG_ACT]);
     assert_int_equal(gen_finish(&g, true, &err), 0);
     gen_free(&g);
     /* other modes keep no debug lists: nothing reserved */
@@ -760,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_collect_skips_non_isa),
         cmocka_unit_test(test_create_bin_1007),
         cmocka_unit_test(test_asm_mapping_check),
+        cmocka_unit_test(test_asm_mapping_column),
         cmocka_unit_test(test_reserved_debug_lists),
         cmocka_unit_test(test_requested_engine_checked),
         cmocka_unit_test(test_dump_per_inst),
