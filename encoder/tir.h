@@ -510,8 +510,9 @@ typedef struct {
     uint32_t *hs;                 /* each set slot's record hash (low 32 bits) */
     int n, cap;                   /* records (chains and set), set slots */
     int nset;                     /* records in the set */
+    tpb_arena_t links;            /* AP pool: the chains' nodes (record, next) */
     const void **by_tensor;       /* AP pool: per tensor index, its chain's newest
-                                     record, NULL (none yet) or the set's marker */
+                                     node, NULL (none yet) or the set's marker */
     int cap_tensors;              /* by_tensor's length */
     uint64_t nhash;               /* hash computations (tests: growth rehashes none) */
 } tir_pool_t;
