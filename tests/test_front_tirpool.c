@@ -71,6 +71,23 @@ static void test_none_ap(void **state)
     tir_kernel_free(&k);
 }
 
+/* The i-th AP of the runs below: tensor `tensor` (-1: i % 7), row i. */
+static tir_ap_t run_ap(int tensor, int i)
+{
+    return ap_of(tensor >= 0 ? tensor : i % 7, (int64_t)i * 512, 1 + i % 128);
+}
+
+/* Each of the first n APs of run_ap(tensor, .) is held by p[i] and interns
+ * to it. */
+static void check_run(tir_kernel_t *k, const tir_ap_t **p, int n, int tensor)
+{
+    for (int i = 0; i < n; i++) {
+        tir_ap_t a = run_ap(tensor, i);
+        assert_memory_equal(p[i], &a, sizeof a);
+        assert_ptr_equal(tir_ap_intern(k, &a), p[i]);
+    }
+}
+
 /* Records never move: pointers taken before the pool grew (many chunks,
  * the set rehashed several times) still hold their values and are what
  * interning the value again returns. */
@@ -83,15 +100,11 @@ static void test_pointers_survive_growth(void **state)
     const tir_ap_t **p = malloc(N * sizeof *p);
     assert_non_null(p);
     for (int i = 0; i < N; i++) {
-        tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
+        tir_ap_t a = run_ap(-1, i);
         assert_non_null(p[i] = tir_ap_intern(&k, &a));
     }
     assert_int_equal(k.aps.n, N);
-    for (int i = 0; i < N; i++) {
-        tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
-        assert_memory_equal(p[i], &a, sizeof a);
-        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
-    }
+    check_run(&k, p, N, -1);
     assert_int_equal(k.aps.n, N);
     free(p);
     tir_kernel_free(&k);
@@ -415,28 +428,21 @@ static void test_chain_spills_to_set(void **state)
     enum { N = 3000 };
     tir_kernel_t k;
     tir_kernel_init(&k);
-    const tir_ap_t **p = malloc(N * sizeof *p);
-    assert_non_null(p);
+    static const tir_ap_t *p[N];
     tir_ap_t other = ap_of(9, 0, 128);
     const tir_ap_t *po = tir_ap_intern(&k, &other);
     for (int i = 0; i < N; i++) {
-        tir_ap_t a = ap_of(3, (int64_t)i * 512, 1 + i % 128);
+        tir_ap_t a = run_ap(3, i);
         assert_non_null(p[i] = tir_ap_intern(&k, &a));
-        for (int m = i < 20 ? 0 : i; m <= i; m++) {   /* across the move: all of them */
-            tir_ap_t b = ap_of(3, (int64_t)m * 512, 1 + m % 128);
-            assert_ptr_equal(tir_ap_intern(&k, &b), p[m]);
-        }
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
+        if (i < 20)   /* across the move: all of them */
+            check_run(&k, p, i + 1, 3);
     }
     assert_int_equal(k.aps.n, N + 1);
     assert_int_equal(k.aps.nset, N);   /* tensor 3's, none of tensor 9's */
-    for (int i = 0; i < N; i++) {
-        tir_ap_t a = ap_of(3, (int64_t)i * 512, 1 + i % 128);
-        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
-        assert_memory_equal(p[i], &a, sizeof a);
-    }
+    check_run(&k, p, N, 3);
     assert_ptr_equal(tir_ap_intern(&k, &other), po);
     assert_int_equal(k.aps.n, N + 1);
-    free(p);
     tir_kernel_free(&k);
 }
 
