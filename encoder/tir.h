@@ -510,9 +510,10 @@ typedef struct {
     uint32_t *hs;                 /* each set slot's record hash (low 32 bits) */
     int n, cap;                   /* records (chains and set), set slots */
     int nset;                     /* records in the set */
-    tpb_arena_t links;            /* AP pool: the chains' nodes (record, next) */
-    const void **by_tensor;       /* AP pool: per tensor index, its chain's newest
-                                     node, NULL (none yet) or the set's marker */
+    tpb_arena_t links;            /* AP pool: the chains' nodes (record, next) past
+                                     each tensor's first record */
+    struct tir_ap_chain *by_tensor; /* AP pool: per tensor index, its chain (first
+                                     record, later ones' nodes; tir.c) */
     int cap_tensors;              /* by_tensor's length */
     uint64_t nhash;               /* hash computations (tests: growth rehashes none) */
 } tir_pool_t;
