@@ -385,6 +385,19 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
     return copy;
 }
 
+/* The AP pool's chain nodes and per-tensor chains (chain_intern below). */
+typedef struct ap_link {
+    const tir_ap_t *ap;           /* a record of the pool */
+    const struct ap_link *next;   /* the tensor's next older one, NULL at the end */
+} ap_link_t;
+
+/* A tensor's chain: its first record in place (a fresh tile mostly has
+ * one AP: no node), the later ones as nodes, newest first. */
+struct tir_ap_chain {
+    const tir_ap_t *first;        /* NULL: none yet */
+    const ap_link_t *more;        /* or &ap_spilled: the tensor's APs are in the set */
+};
+
 /* The pools (tir_pool_t): records in an arena (a record never moves, so
  * an op's pointers survive the pool's growth) and an open-addressing set of
  * pointers to them, at most half full.  Loop iterations mostly repeat the
@@ -395,6 +408,8 @@ const char *tir_intern(tir_kernel_t *k, const char *s)
 static void pool_free(tir_pool_t *p)
 {
     tpb_arena_free(&p->recs);
+    tpb_arena_free(&p->links);
+    tir_array_free(p->by_tensor, p->cap_tensors, sizeof *p->by_tensor);
     tpb_array_free(p->set, (size_t)p->cap * sizeof *p->set);
     tpb_array_free(p->hs, (size_t)p->cap * sizeof *p->hs);
     memset(p, 0, sizeof *p);
@@ -505,7 +520,7 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool
         if (p->set[i])
             return p->set[i];
     }
-    if (2 * (p->n + 1) > p->cap) {
+    if (2 * (p->nset + 1) > p->cap) {
         if (pool_grow_set(p))
             return NULL;
         i = pool_slot(p, rec, size, h);
@@ -516,13 +531,124 @@ static const void *pool_intern(tir_pool_t *p, const void *rec, size_t size, pool
     p->set[i] = copy;
     p->hs[i] = (uint32_t)h;
     p->n++;
+    p->nset++;
     return copy;
+}
+
+/* The AP pool's per-tensor chains (tir_pool_t.by_tensor).  A fresh tile
+ * per loop iteration (compile-mixed: 80 000 tiles) makes every AP new, and
+ * in a set of 10^5 slots each probe was a cache miss (pool_slot: 6 % of
+ * the compile) and the set's regrowth touched 18 MiB of fresh huge pages;
+ * the chain of the tensor just declared is in cache.  The links are nodes
+ * of an arena of their own (none for a tensor's first record, which its
+ * chain holds): the records stay 112 bytes apart in theirs,
+ * as pointer-keyed memos elsewhere (check_kernel's, direct-mapped on the
+ * address) were tuned for (a 120-byte record with its link made them
+ * collide: +3 % instructions on compile-tiny). */
+enum {
+    AP_CHAIN_MAX = 8,             /* records in a chain before it moves to the set */
+    AP_CHAIN_TENSORS = 1 << 22,   /* tensor indices with a chain (by_tensor's bound:
+                                     a bad index past it goes to the set) */
+};
+
+/* A chain's `more` for a tensor whose APs are in the set. */
+static const ap_link_t ap_spilled;
+
+/* Put a record (distinct from the set's) in the set, which has room. */
+static void set_put(tir_pool_t *p, const tir_ap_t *ap)
+{
+    uint64_t h = pool_hash_ap(ap, sizeof *ap);
+    p->nhash++;
+    int i = pool_slot(p, ap, sizeof *ap, h);
+    p->set[i] = ap;
+    p->hs[i] = (uint32_t)h;
+    p->nset++;
+}
+
+/* Move a full chain's records to the set (each hashed once; distinct, so
+ * each probe ends at an empty slot); -1 on out-of-memory, the chain then
+ * untouched (the set is grown for all of them first). */
+static int chain_spill(tir_pool_t *p, struct tir_ap_chain *c)
+{
+    while (2 * (p->nset + AP_CHAIN_MAX) > p->cap)
+        if (pool_grow_set(p))
+            return -1;
+    set_put(p, c->first);
+    for (const ap_link_t *l = c->more; l; l = l->next)
+        set_put(p, l->ap);
+    c->more = &ap_spilled;
+    return 0;
+}
+
+/* tensor's chain (by_tensor grown to hold it), NULL on out-of-memory. */
+static struct tir_ap_chain *chain_of(tir_pool_t *p, int tensor)
+{
+    if (tensor >= p->cap_tensors) {
+        struct tir_ap_chain *b = tir_array_reserve(p->by_tensor, &p->cap_tensors, tensor + 1,
+                                                   sizeof *b, 256, true);
+        if (!b)
+            return NULL;
+        p->by_tensor = b;
+    }
+    return &p->by_tensor[tensor];
+}
+
+static bool ap_same(const tir_ap_t *a, const tir_ap_t *b)
+{
+    return a->offset == b->offset && !memcmp(a, b, sizeof *a);
+}
+
+/* Add ap to chain c (found in it: no); its new record, NULL on
+ * out-of-memory. */
+static const tir_ap_t *chain_add(tir_pool_t *p, struct tir_ap_chain *c, const tir_ap_t *ap)
+{
+    ap_link_t *l = NULL;
+    if (c->first && !(l = tpb_arena_alloc(&p->links, sizeof *l, 8)))
+        return NULL;
+    const tir_ap_t *copy = tpb_arena_copy(&p->recs, ap, sizeof *ap, 8);
+    if (!copy)
+        return NULL;
+    if (l) {
+        l->ap = copy;
+        l->next = c->more;
+        c->more = l;
+    } else {
+        c->first = copy;
+    }
+    p->n++;
+    return copy;
+}
+
+/* ap's record from its tensor's chain, added if new; the set's when the
+ * tensor has more distinct APs than a chain holds. */
+static const tir_ap_t *chain_intern(tir_pool_t *p, const tir_ap_t *ap)
+{
+    struct tir_ap_chain *c = chain_of(p, ap->tensor);
+    if (!c)
+        return NULL;
+    if (c->more != &ap_spilled) {
+        if (!c->first)
+            return chain_add(p, c, ap);
+        if (ap_same(c->first, ap))
+            return c->first;
+        int len = 1;
+        for (const ap_link_t *l = c->more; l; l = l->next, len++)
+            if (ap_same(l->ap, ap))
+                return l->ap;
+        if (len < AP_CHAIN_MAX)
+            return chain_add(p, c, ap);
+        if (chain_spill(p, c))
+            return NULL;
+    }
+    return pool_intern(p, ap, sizeof *ap, pool_hash_ap);
 }
 
 const tir_ap_t *tir_ap_intern(tir_kernel_t *k, const tir_ap_t *ap)
 {
     if (ap->tensor == tir_ap_none.tensor && !memcmp(ap, &tir_ap_none, sizeof *ap))
         return &tir_ap_none;   /* (an operand names a tensor: one comparison) */
+    if (ap->tensor >= 0 && ap->tensor < AP_CHAIN_TENSORS)
+        return chain_intern(&k->aps, ap);
     return pool_intern(&k->aps, ap, sizeof *ap, pool_hash_ap);
 }
 

@@ -498,12 +498,23 @@ typedef struct {
 /* A set of interned fixed-size records (tir_ap_intern, tir_rare_intern):
  * the records sit in an arena, where they never move, so pointers to them
  * stay valid as the pool grows; an open-addressing hash set over them (cap
- * a power of two, at most half full) finds equal ones. */
+ * a power of two, at most half full) finds equal ones.  The AP pool first
+ * looks in a short chain per tensor (by_tensor, newest record first): a
+ * tensor's few APs are found or added next to records just touched, not
+ * by a probe into a set of 10^5 slots; a tensor with more distinct APs
+ * than a chain holds moves them to the set (by_tensor then holds a
+ * marker) and is looked up there from then on. */
 typedef struct {
     tpb_arena_t recs;
     const void **set;
     uint32_t *hs;                 /* each set slot's record hash (low 32 bits) */
-    int n, cap;                   /* records, set slots */
+    int n, cap;                   /* records (chains and set), set slots */
+    int nset;                     /* records in the set */
+    tpb_arena_t links;            /* AP pool: the chains' nodes (record, next) past
+                                     each tensor's first record */
+    struct tir_ap_chain *by_tensor; /* AP pool: per tensor index, its chain (first
+                                     record, later ones' nodes; tir.c) */
+    int cap_tensors;              /* by_tensor's length */
     uint64_t nhash;               /* hash computations (tests: growth rehashes none) */
 } tir_pool_t;
 

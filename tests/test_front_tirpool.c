@@ -5,6 +5,8 @@
  * op copied into another kernel pointing into the first one's pool (run
  * them under -DTPB_SANITIZE=ON: a dangling pointer is a use after free
  * there). */
+#include <limits.h>
+
 #include "front_json_util.h"
 
 static tir_ap_t ap_of(int tensor, int64_t offset, int64_t count)
@@ -69,6 +71,23 @@ static void test_none_ap(void **state)
     tir_kernel_free(&k);
 }
 
+/* The i-th AP of the runs below: tensor `tensor` (-1: i % 7), row i. */
+static tir_ap_t run_ap(int tensor, int i)
+{
+    return ap_of(tensor >= 0 ? tensor : i % 7, (int64_t)i * 512, 1 + i % 128);
+}
+
+/* Each of the first n APs of run_ap(tensor, .) is held by p[i] and interns
+ * to it. */
+static void check_run(tir_kernel_t *k, const tir_ap_t **p, int n, int tensor)
+{
+    for (int i = 0; i < n; i++) {
+        tir_ap_t a = run_ap(tensor, i);
+        assert_memory_equal(p[i], &a, sizeof a);
+        assert_ptr_equal(tir_ap_intern(k, &a), p[i]);
+    }
+}
+
 /* Records never move: pointers taken before the pool grew (many chunks,
  * the set rehashed several times) still hold their values and are what
  * interning the value again returns. */
@@ -81,15 +100,11 @@ static void test_pointers_survive_growth(void **state)
     const tir_ap_t **p = malloc(N * sizeof *p);
     assert_non_null(p);
     for (int i = 0; i < N; i++) {
-        tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
+        tir_ap_t a = run_ap(-1, i);
         assert_non_null(p[i] = tir_ap_intern(&k, &a));
     }
     assert_int_equal(k.aps.n, N);
-    for (int i = 0; i < N; i++) {
-        tir_ap_t a = ap_of(i % 7, (int64_t)i * 512, 1 + i % 128);
-        assert_memory_equal(p[i], &a, sizeof a);
-        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
-    }
+    check_run(&k, p, N, -1);
     assert_int_equal(k.aps.n, N);
     free(p);
     tir_kernel_free(&k);
@@ -367,6 +382,94 @@ static void test_op_scalars_in_rare(void **state)
     tir_kernel_free(&k);
 }
 
+/* The per-tensor chains: 20 000 tensors with two APs each (a fresh tile
+ * per iteration) intern without the hash set (nothing hashed, no set
+ * allocated), equal APs give one pointer, and every record is found again
+ * after by_tensor grew (tensors seen in a scattered order). */
+static void test_chain_per_tensor(void **state)
+{
+    (void)state;
+    enum { T = 20000 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    const tir_ap_t **p = malloc(2 * T * sizeof *p);
+    assert_non_null(p);
+    for (int i = 0; i < T; i++) {
+        int t = (int)((i * 7919L) % T);   /* 7919 prime: every tensor once */
+        tir_ap_t a = ap_of(t, 0, 128), b = ap_of(t, 64, 64);
+        assert_non_null(p[2 * t] = tir_ap_intern(&k, &a));
+        assert_non_null(p[2 * t + 1] = tir_ap_intern(&k, &b));
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[2 * t]);
+        assert_ptr_not_equal(p[2 * t], p[2 * t + 1]);
+    }
+    assert_int_equal(k.aps.n, 2 * T);
+    assert_int_equal(k.aps.nset, 0);
+    assert_int_equal(k.aps.nhash, 0);
+    assert_null(k.aps.set);
+    assert_true(k.aps.cap_tensors >= T);
+    for (int t = 0; t < T; t++) {
+        tir_ap_t a = ap_of(t, 0, 128), b = ap_of(t, 64, 64);
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[2 * t]);
+        assert_ptr_equal(tir_ap_intern(&k, &b), p[2 * t + 1]);
+        assert_memory_equal(p[2 * t + 1], &b, sizeof b);
+    }
+    assert_int_equal(k.aps.n, 2 * T);
+    free(p);
+    tir_kernel_free(&k);
+}
+
+/* A tensor with many distinct APs: past a chain's length its records move
+ * to the set (all of them: the pointers handed out while they were in the
+ * chain are still what interning returns), the other tensors keep their
+ * chains, and nothing is stored twice. */
+static void test_chain_spills_to_set(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    static const tir_ap_t *p[N];
+    tir_ap_t other = ap_of(9, 0, 128);
+    const tir_ap_t *po = tir_ap_intern(&k, &other);
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = run_ap(3, i);
+        assert_non_null(p[i] = tir_ap_intern(&k, &a));
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
+        if (i < 20)   /* across the move: all of them */
+            check_run(&k, p, i + 1, 3);
+    }
+    assert_int_equal(k.aps.n, N + 1);
+    assert_int_equal(k.aps.nset, N);   /* tensor 3's, none of tensor 9's */
+    check_run(&k, p, N, 3);
+    assert_ptr_equal(tir_ap_intern(&k, &other), po);
+    assert_int_equal(k.aps.n, N + 1);
+    tir_kernel_free(&k);
+}
+
+/* Tensor indices without a chain (negative, or past the chains' bound:
+ * bad operands that validation reports later) intern in the set, each
+ * value once, apart from a valid tensor's equal-looking AP. */
+static void test_chain_bad_tensor(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    const int bad[] = {-2, -1, INT_MAX, 1 << 22, 1 << 30};
+    const tir_ap_t *p[5];
+    for (int i = 0; i < 5; i++) {
+        tir_ap_t a = ap_of(bad[i], 0, 128);
+        assert_non_null(p[i] = tir_ap_intern(&k, &a));
+        assert_ptr_not_equal(p[i], &tir_ap_none);
+        assert_ptr_equal(tir_ap_intern(&k, &a), p[i]);
+    }
+    assert_int_equal(k.aps.nset, 5);
+    assert_true(k.aps.cap_tensors < (1 << 22));   /* no chain slot made for them */
+    tir_ap_t a = ap_of(0, 0, 128);
+    assert_ptr_not_equal(tir_ap_intern(&k, &a), p[0]);
+    assert_int_equal(k.aps.n, 6);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +485,9 @@ int main(void)
         cmocka_unit_test(test_loop_iterations_share),
         cmocka_unit_test(test_pattern_in_rare),
         cmocka_unit_test(test_op_scalars_in_rare),
+        cmocka_unit_test(test_chain_per_tensor),
+        cmocka_unit_test(test_chain_spills_to_set),
+        cmocka_unit_test(test_chain_bad_tensor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
