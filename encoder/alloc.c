@@ -111,6 +111,8 @@ static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
     m->last_use = op;
 }
 
+#define LIVENESS_PREFETCH 8   /* ops ahead whose operands liveness fetches */
+
 /* Liveness of every tensor (first/last op touching it) and the scratch
  * partial of every op that needs one, in one pass over the ops.  The
  * per-op scratch records are allocated at the first op with one: most
@@ -121,6 +123,14 @@ static int liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *
     int ident = enc_ident_tile(k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
+        /* the operands are interned APs all over the pool: a few ops
+         * ahead, their usual ones are fetched (each touch waited for one) */
+        if (i + LIVENESS_PREFETCH < k->nops) {
+            const tir_op_t *ahead = op + LIVENESS_PREFETCH;
+            __builtin_prefetch(ahead->dst);
+            __builtin_prefetch(ahead->src[0]);
+            __builtin_prefetch(ahead->src[1]);
+        }
         uint64_t sb = lower_scratch_bytes(k, op);
         if (sb) {
             if (!m->op_scratch &&
@@ -248,26 +258,15 @@ static int cmp_group(const void *x, const void *y)
     return cmp_first_use(a, b);
 }
 
-/* by[i] := by[perm[i]] for all i at once, cycle by cycle, without a copy
- * of by (perm is used up: each entry visited is marked negative). */
-static void permute(req_t **by, int *perm, int n)
+/* by[i] := by[perm[i]] for all i, gathered into tmp and copied back.  The
+ * loads of a gather are independent (misses overlap), where following the
+ * permutation's cycles in place chained one miss to the next (10^5 tiles:
+ * a quarter of place_space's time). */
+static void permute(req_t **by, const int *perm, int n, req_t **tmp)
 {
-    for (int i = 0; i < n; i++) {
-        if (perm[i] < 0)
-            continue;
-        req_t *first = by[i];
-        int j = i;
-        for (;;) {
-            int from = perm[j];
-            perm[j] = -1 - from;
-            if (from == i) {
-                by[j] = first;
-                break;
-            }
-            by[j] = by[from];
-            j = from;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        tmp[i] = by[perm[i]];
+    memcpy(by, tmp, (size_t)n * sizeof *by);
 }
 
 /* by[0..n) into cmp_group's order.  When by is already in strict
@@ -286,13 +285,14 @@ static int group_by_path(req_t **by, int n, req_t *scratch)
     }
     _Static_assert(sizeof(req_t) >= sizeof(const char *) + 2 * sizeof(int),
                    "group_by_path's scratch");
+    _Static_assert(sizeof(req_t *) == sizeof(const char *), "permute's tmp in paths");
     const char **paths = (const char **)(void *)scratch;
     int *perm = (int *)(paths + n), *id = perm + n;
     for (int i = 0; i < n; i++)
         paths[i] = by[i]->path;
     int nd = enc_group_by_str(paths, n, perm, id);   /* n: no groups, by unchanged */
     if (nd >= 0 && nd < n)
-        permute(by, perm, n);
+        permute(by, perm, n, (req_t **)(void *)paths);   /* paths are read no more */
     return nd < 0 ? -1 : 0;
 }
 
@@ -495,6 +495,36 @@ static bool rot_modulo(const rot_t *r, int g)
     return true;
 }
 
+/* The nb buffers of modulo group by[s..e): buffer b a copy of instance b
+ * as large as its largest instance (j = b mod nb), live to the group's
+ * last use; the instances are marked (rot_nbuf 1).  One pass over the
+ * instances (a pass per buffer re-read them all, strided, from memory). */
+static void rot_buffers(rot_t *r, int s, int e, int nb)
+{
+    for (int b = 0; b < nb; b++)
+        r->buf[s + b] = *r->by[s + b]->ml;   /* rot_nbuf still 0 (set below) */
+    int end = 0;
+    for (int j = s, b = 0; j < e; j++, b = b + 1 < nb ? b + 1 : 0) {
+        bir_mloc_t *ml = r->by[j]->ml, *bf = &r->buf[s + b];
+        end = ml->last_use > end ? ml->last_use : end;
+        ml->rot_nbuf = 1;
+        bf->bytes = ml->bytes > bf->bytes ? ml->bytes : bf->bytes;
+    }
+    for (int b = 0; b < nb; b++)
+        r->buf[s + b].last_use = end;
+}
+
+/* Group by[s..e) placed as single tiles: instance j live until the first
+ * use of instance j + nb - 1 (or of the group's last one). */
+static void rot_stretch(rot_t *r, int s, int e, int nb)
+{
+    for (int j = s; nb > 1 && j < e - 1; j++) {
+        int until = r->by[j + nb - 1 < e - 1 ? j + nb - 1 : e - 1]->ml->first_use;
+        if (until > r->by[j]->ml->last_use)
+            r->by[j]->ml->last_use = until;
+    }
+}
+
 /* This pass's requests (r->work, first-use order; returns their count):
  * the single tiles, the buffers of each modulo group, and the instances
  * of the other groups with their live ranges stretched: instance j stays
@@ -511,27 +541,10 @@ static int rot_apply(rot_t *r, req_t *reqs, int nr)
     for (int g = 0; g < r->ngroups; g++) {
         int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
         r->mod[g] = rot_modulo(r, g);
-        if (r->mod[g]) {
-            int end = 0;
-            for (int j = s; j < e; j++)
-                end = r->by[j]->ml->last_use > end ? r->by[j]->ml->last_use : end;
-            for (int b = 0; b < nb; b++) {
-                bir_mloc_t *bf = &r->buf[s + b];
-                *bf = *r->by[s + b]->ml;
-                bf->last_use = end;
-                for (int j = s + b; j < e; j += nb) {
-                    bir_mloc_t *ml = r->by[j]->ml;
-                    ml->rot_nbuf = 1;
-                    bf->bytes = ml->bytes > bf->bytes ? ml->bytes : bf->bytes;
-                }
-            }
-            continue;
-        }
-        for (int j = s; nb > 1 && j < e - 1; j++) {
-            int until = r->by[j + nb - 1 < e - 1 ? j + nb - 1 : e - 1]->ml->first_use;
-            if (until > r->by[j]->ml->last_use)
-                r->by[j]->ml->last_use = until;
-        }
+        if (r->mod[g])
+            rot_buffers(r, s, e, nb);
+        else
+            rot_stretch(r, s, e, nb);
     }
     int n = 0;
     for (int i = 0; i < nr; i++)
