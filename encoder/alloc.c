@@ -478,40 +478,39 @@ static int rot_nbe(const rot_t *r, int g)
     return (int)r->nb[g] < n ? (int)r->nb[g] : n;
 }
 
-/* Can group g be placed modulo its buffers: does each instance j start
- * after every instance up to j - nb (so every earlier one of its buffer)
- * has ended? */
-static bool rot_modulo(const rot_t *r, int g)
+/* Group g placed modulo its buffers, when it can be: each instance j
+ * starts after every instance up to j - nb (so every earlier one of its
+ * buffer) has ended.  Then its nb buffers are set up, buffer b a copy of
+ * instance b as large as its largest instance (j = b mod nb) and live to
+ * the group's last use, and its instances are marked (rot_nbuf 1).  One
+ * pass over the instances for the test and the buffers (a pass each, and
+ * one per buffer, re-read them all from memory); a failed test unmarks
+ * the instances it passed. */
+static bool rot_modulo(rot_t *r, int g)
 {
-    int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g), last = -1;
+    int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g), last = -1, end = 0;
     if (nb < 2)
         return false;
-    for (int j = s + nb; j < e; j++) {
-        int o = r->orig[r->by[j - nb] - r->base];
-        last = o > last ? o : last;
-        if (r->by[j]->ml->first_use <= last)
-            return false;
-    }
-    return true;
-}
-
-/* The nb buffers of modulo group by[s..e): buffer b a copy of instance b
- * as large as its largest instance (j = b mod nb), live to the group's
- * last use; the instances are marked (rot_nbuf 1).  One pass over the
- * instances (a pass per buffer re-read them all, strided, from memory). */
-static void rot_buffers(rot_t *r, int s, int e, int nb)
-{
-    for (int b = 0; b < nb; b++)
-        r->buf[s + b] = *r->by[s + b]->ml;   /* rot_nbuf still 0 (set below) */
-    int end = 0;
     for (int j = s, b = 0; j < e; j++, b = b + 1 < nb ? b + 1 : 0) {
         bir_mloc_t *ml = r->by[j]->ml, *bf = &r->buf[s + b];
+        if (j >= s + nb) {
+            int o = r->orig[r->by[j - nb] - r->base];
+            last = o > last ? o : last;
+            if (ml->first_use <= last) {
+                for (int i = s; i < j; i++)
+                    r->by[i]->ml->rot_nbuf = 0;
+                return false;
+            }
+        } else {
+            *bf = *ml;   /* before the mark: rot_nbuf 0 */
+        }
         end = ml->last_use > end ? ml->last_use : end;
         ml->rot_nbuf = 1;
         bf->bytes = ml->bytes > bf->bytes ? ml->bytes : bf->bytes;
     }
     for (int b = 0; b < nb; b++)
         r->buf[s + b].last_use = end;
+    return true;
 }
 
 /* Group by[s..e) placed as single tiles: instance j live until the first
@@ -541,9 +540,7 @@ static int rot_apply(rot_t *r, req_t *reqs, int nr)
     for (int g = 0; g < r->ngroups; g++) {
         int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
         r->mod[g] = rot_modulo(r, g);
-        if (r->mod[g])
-            rot_buffers(r, s, e, nb);
-        else
+        if (!r->mod[g])
             rot_stretch(r, s, e, nb);
     }
     int n = 0;
@@ -558,16 +555,6 @@ static int rot_apply(rot_t *r, req_t *reqs, int nr)
     /* in order already unless a modulo group added buffers (a total order) */
     enc_sort_unless_sorted(r->work, (size_t)n, sizeof *r->work, cmp_first_use);
     return n;
-}
-
-/* After a modulo pass: every instance at its buffer's address. */
-static void rot_spread(rot_t *r)
-{
-    for (int g = 0; g < r->ngroups; g++) {
-        int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
-        for (int j = s; r->mod[g] && j < e; j++)
-            r->by[j]->ml->addr = r->buf[s + (j - s) % nb].addr;
-    }
 }
 
 /* One buffer fewer for the group whose rotation costs the most space
@@ -595,20 +582,23 @@ static unsigned rot_max(const rot_t *r)
     return m;
 }
 
-/* After placement: each rotated instance's buffer, numbered by its
- * address in the order the group's instances first use them (so with N
- * buffers the instances go 0, 1, .., N-1, 0, ..), out of the group's
- * distinct addresses (docs/artifacts.md, "buf"). */
+/* After placement: a modulo group's instances at their buffers'
+ * addresses (in the same pass), then each rotated instance's buffer,
+ * numbered by its address in the order the group's instances first use
+ * them (so with N buffers the instances go 0, 1, .., N-1, 0, ..), out of
+ * the group's distinct addresses (docs/artifacts.md, "buf"). */
 static int rot_record(const rot_t *r)
 {
     for (int g = 0; g < r->ngroups; g++) {
-        int s = r->start[g], e = r->start[g + 1];
+        int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
         uint64_t *seen = malloc((size_t)(e - s) * sizeof *seen);
         if (!seen)
             return -1;
         unsigned n = 0;
-        for (int j = s; j < e; j++) {
+        for (int j = s, b = 0; j < e; j++, b = b + 1 < nb ? b + 1 : 0) {
             bir_mloc_t *ml = r->by[j]->ml;
+            if (r->mod[g])
+                ml->addr = r->buf[s + b].addr;
             unsigned f = 0;
             while (f < n && seen[f] != ml->addr)
                 f++;
@@ -800,13 +790,11 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     for (;;) {
         int nw = rot_apply(&rot, reqs, nr);
         rc = place_pass(k, rot.work, nw, placed, byaddr, psum, cap, peak, err);
-        if (rc == 0)
-            rot_spread(&rot);
         if (rc == 0 || !rot_shrink(&rot))
             break;
     }
     *used = rot_max(&rot);
-    if (rc == 0 && rot_record(&rot))
+    if (rc == 0 && rot_record(&rot))   /* also spreads a modulo group's instances */
         rc = tpb_errf(err, "out of memory in the allocator");
     for (int j = 0; j < nr; j++)
         reqs[j].ml->last_use = rot.orig[j];
