@@ -37,8 +37,9 @@ static int pick_engine(const bir_inst_t *in)
     return ISA_ENG_UNASSIGNED;
 }
 
-/* Engine of instruction i (kept when pinned) and its check. */
-static int assign_engine(bir_inst_t *in, int i, tpb_err_t *err)
+/* Engine of instruction i (kept when pinned) and its check (inline: a
+ * call per instruction cost as much as the work). */
+static inline int assign_engine(bir_inst_t *in, int i, tpb_err_t *err)
 {
     if (in->dma_group >= 0) {
         /* descriptors and trigger issue from one engine: SP unless pinned */
@@ -168,11 +169,10 @@ static int qwalk_init(qwalk_t *w, bir_module_t *m, const tpb_target_t *t,
     return 0;
 }
 
-/* The queue of instruction in (engine assigned), in program order. */
+/* The queue of DMA instruction in (engine assigned, dma_group >= 0: the
+ * caller tests it, most instructions are not DMA), in program order. */
 static int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
 {
-    if (in->dma_group < 0)
-        return 0;
     if (in->dma_group != w->cur_group) {
         w->cur_group = in->dma_group;
         for (; w->nextev < w->nev && w->ev[w->nextev].op <= in->tir_op; w->nextev++) {
@@ -208,7 +208,8 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
     bir_block_t *b = bir_main_block(m);
     int rc = 0;
     for (int i = 0; i < b->ninsts && !rc; i++)
-        rc = qwalk_step(&w, m, &b->insts[i], err);
+        if (b->insts[i].dma_group >= 0)
+            rc = qwalk_step(&w, m, &b->insts[i], err);
     free(w.slots);
     return rc;
 }
@@ -232,7 +233,7 @@ int sched_assign(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t 
             rc = -1;
             break;
         }
-        if (qwalk_step(&w, m, in, err)) {
+        if (in->dma_group >= 0 && qwalk_step(&w, m, in, err)) {
             rc = -1;
             assign_engines_from(b, i + 1, err);   /* its error, if any, replaces the queue's */
             break;
