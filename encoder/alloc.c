@@ -111,8 +111,6 @@ static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
     m->last_use = op;
 }
 
-#define LIVENESS_PREFETCH 8   /* ops ahead whose operands liveness fetches */
-
 /* Liveness of every tensor (first/last op touching it) and the scratch
  * partial of every op that needs one, in one pass over the ops.  The
  * per-op scratch records are allocated at the first op with one: most
@@ -123,14 +121,6 @@ static int liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *
     int ident = enc_ident_tile(k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
-        /* the operands are interned APs all over the pool: a few ops
-         * ahead, their usual ones are fetched (each touch waited for one) */
-        if (i + LIVENESS_PREFETCH < k->nops) {
-            const tir_op_t *ahead = op + LIVENESS_PREFETCH;
-            __builtin_prefetch(ahead->dst);
-            __builtin_prefetch(ahead->src[0]);
-            __builtin_prefetch(ahead->src[1]);
-        }
         uint64_t sb = lower_scratch_bytes(k, op);
         if (sb) {
             if (!m->op_scratch &&
