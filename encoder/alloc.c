@@ -248,26 +248,15 @@ static int cmp_group(const void *x, const void *y)
     return cmp_first_use(a, b);
 }
 
-/* by[i] := by[perm[i]] for all i at once, cycle by cycle, without a copy
- * of by (perm is used up: each entry visited is marked negative). */
-static void permute(req_t **by, int *perm, int n)
+/* by[i] := by[perm[i]] for all i, gathered into tmp and copied back.  The
+ * loads of a gather are independent (misses overlap), where following the
+ * permutation's cycles in place chained one miss to the next (10^5 tiles:
+ * a quarter of place_space's time). */
+static void permute(req_t **by, const int *perm, int n, req_t **tmp)
 {
-    for (int i = 0; i < n; i++) {
-        if (perm[i] < 0)
-            continue;
-        req_t *first = by[i];
-        int j = i;
-        for (;;) {
-            int from = perm[j];
-            perm[j] = -1 - from;
-            if (from == i) {
-                by[j] = first;
-                break;
-            }
-            by[j] = by[from];
-            j = from;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        tmp[i] = by[perm[i]];
+    memcpy(by, tmp, (size_t)n * sizeof *by);
 }
 
 /* by[0..n) into cmp_group's order.  When by is already in strict
@@ -286,13 +275,14 @@ static int group_by_path(req_t **by, int n, req_t *scratch)
     }
     _Static_assert(sizeof(req_t) >= sizeof(const char *) + 2 * sizeof(int),
                    "group_by_path's scratch");
+    _Static_assert(sizeof(req_t *) == sizeof(const char *), "permute's tmp in paths");
     const char **paths = (const char **)(void *)scratch;
     int *perm = (int *)(paths + n), *id = perm + n;
     for (int i = 0; i < n; i++)
         paths[i] = by[i]->path;
     int nd = enc_group_by_str(paths, n, perm, id);   /* n: no groups, by unchanged */
     if (nd >= 0 && nd < n)
-        permute(by, perm, n);
+        permute(by, perm, n, (req_t **)(void *)paths);   /* paths are read no more */
     return nd < 0 ? -1 : 0;
 }
 
@@ -478,21 +468,50 @@ static int rot_nbe(const rot_t *r, int g)
     return (int)r->nb[g] < n ? (int)r->nb[g] : n;
 }
 
-/* Can group g be placed modulo its buffers: does each instance j start
- * after every instance up to j - nb (so every earlier one of its buffer)
- * has ended? */
-static bool rot_modulo(const rot_t *r, int g)
+/* Group g placed modulo its buffers, when it can be: each instance j
+ * starts after every instance up to j - nb (so every earlier one of its
+ * buffer) has ended.  Then its nb buffers are set up, buffer b a copy of
+ * instance b as large as its largest instance (j = b mod nb) and live to
+ * the group's last use, and its instances are marked (rot_nbuf 1).  One
+ * pass over the instances for the test and the buffers (a pass each, and
+ * one per buffer, re-read them all from memory); a failed test unmarks
+ * the instances it passed. */
+static bool rot_modulo(rot_t *r, int g)
 {
-    int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g), last = -1;
+    int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g), last = -1, end = 0;
     if (nb < 2)
         return false;
-    for (int j = s + nb; j < e; j++) {
-        int o = r->orig[r->by[j - nb] - r->base];
-        last = o > last ? o : last;
-        if (r->by[j]->ml->first_use <= last)
-            return false;
+    for (int j = s, b = 0; j < e; j++, b = b + 1 < nb ? b + 1 : 0) {
+        bir_mloc_t *ml = r->by[j]->ml, *bf = &r->buf[s + b];
+        if (j >= s + nb) {
+            int o = r->orig[r->by[j - nb] - r->base];
+            last = o > last ? o : last;
+            if (ml->first_use <= last) {
+                for (int i = s; i < j; i++)
+                    r->by[i]->ml->rot_nbuf = 0;
+                return false;
+            }
+        } else {
+            *bf = *ml;   /* before the mark: rot_nbuf 0 */
+        }
+        end = ml->last_use > end ? ml->last_use : end;
+        ml->rot_nbuf = 1;
+        bf->bytes = ml->bytes > bf->bytes ? ml->bytes : bf->bytes;
     }
+    for (int b = 0; b < nb; b++)
+        r->buf[s + b].last_use = end;
     return true;
+}
+
+/* Group by[s..e) placed as single tiles: instance j live until the first
+ * use of instance j + nb - 1 (or of the group's last one). */
+static void rot_stretch(rot_t *r, int s, int e, int nb)
+{
+    for (int j = s; nb > 1 && j < e - 1; j++) {
+        int until = r->by[j + nb - 1 < e - 1 ? j + nb - 1 : e - 1]->ml->first_use;
+        if (until > r->by[j]->ml->last_use)
+            r->by[j]->ml->last_use = until;
+    }
 }
 
 /* This pass's requests (r->work, first-use order; returns their count):
@@ -511,27 +530,8 @@ static int rot_apply(rot_t *r, req_t *reqs, int nr)
     for (int g = 0; g < r->ngroups; g++) {
         int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
         r->mod[g] = rot_modulo(r, g);
-        if (r->mod[g]) {
-            int end = 0;
-            for (int j = s; j < e; j++)
-                end = r->by[j]->ml->last_use > end ? r->by[j]->ml->last_use : end;
-            for (int b = 0; b < nb; b++) {
-                bir_mloc_t *bf = &r->buf[s + b];
-                *bf = *r->by[s + b]->ml;
-                bf->last_use = end;
-                for (int j = s + b; j < e; j += nb) {
-                    bir_mloc_t *ml = r->by[j]->ml;
-                    ml->rot_nbuf = 1;
-                    bf->bytes = ml->bytes > bf->bytes ? ml->bytes : bf->bytes;
-                }
-            }
-            continue;
-        }
-        for (int j = s; nb > 1 && j < e - 1; j++) {
-            int until = r->by[j + nb - 1 < e - 1 ? j + nb - 1 : e - 1]->ml->first_use;
-            if (until > r->by[j]->ml->last_use)
-                r->by[j]->ml->last_use = until;
-        }
+        if (!r->mod[g])
+            rot_stretch(r, s, e, nb);
     }
     int n = 0;
     for (int i = 0; i < nr; i++)
@@ -545,16 +545,6 @@ static int rot_apply(rot_t *r, req_t *reqs, int nr)
     /* in order already unless a modulo group added buffers (a total order) */
     enc_sort_unless_sorted(r->work, (size_t)n, sizeof *r->work, cmp_first_use);
     return n;
-}
-
-/* After a modulo pass: every instance at its buffer's address. */
-static void rot_spread(rot_t *r)
-{
-    for (int g = 0; g < r->ngroups; g++) {
-        int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
-        for (int j = s; r->mod[g] && j < e; j++)
-            r->by[j]->ml->addr = r->buf[s + (j - s) % nb].addr;
-    }
 }
 
 /* One buffer fewer for the group whose rotation costs the most space
@@ -582,20 +572,23 @@ static unsigned rot_max(const rot_t *r)
     return m;
 }
 
-/* After placement: each rotated instance's buffer, numbered by its
- * address in the order the group's instances first use them (so with N
- * buffers the instances go 0, 1, .., N-1, 0, ..), out of the group's
- * distinct addresses (docs/artifacts.md, "buf"). */
+/* After placement: a modulo group's instances at their buffers'
+ * addresses (in the same pass), then each rotated instance's buffer,
+ * numbered by its address in the order the group's instances first use
+ * them (so with N buffers the instances go 0, 1, .., N-1, 0, ..), out of
+ * the group's distinct addresses (docs/artifacts.md, "buf"). */
 static int rot_record(const rot_t *r)
 {
     for (int g = 0; g < r->ngroups; g++) {
-        int s = r->start[g], e = r->start[g + 1];
+        int s = r->start[g], e = r->start[g + 1], nb = rot_nbe(r, g);
         uint64_t *seen = malloc((size_t)(e - s) * sizeof *seen);
         if (!seen)
             return -1;
         unsigned n = 0;
-        for (int j = s; j < e; j++) {
+        for (int j = s, b = 0; j < e; j++, b = b + 1 < nb ? b + 1 : 0) {
             bir_mloc_t *ml = r->by[j]->ml;
+            if (r->mod[g])
+                ml->addr = r->buf[s + b].addr;
             unsigned f = 0;
             while (f < n && seen[f] != ml->addr)
                 f++;
@@ -787,13 +780,11 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     for (;;) {
         int nw = rot_apply(&rot, reqs, nr);
         rc = place_pass(k, rot.work, nw, placed, byaddr, psum, cap, peak, err);
-        if (rc == 0)
-            rot_spread(&rot);
         if (rc == 0 || !rot_shrink(&rot))
             break;
     }
     *used = rot_max(&rot);
-    if (rc == 0 && rot_record(&rot))
+    if (rc == 0 && rot_record(&rot))   /* also spreads a modulo group's instances */
         rc = tpb_errf(err, "out of memory in the allocator");
     for (int j = 0; j < nr; j++)
         reqs[j].ml->last_use = rot.orig[j];

@@ -60,6 +60,10 @@ typedef struct {
 } sched_rr_event_t;
 int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
                            int nev, int nslots, tpb_err_t *err);
+/* sched_assign_engines then sched_assign_queues_rr, in one walk (same
+ * result, same error). */
+int sched_assign(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev, int nev,
+                 int nslots, tpb_err_t *err);
 /* Rolled loops (encoder/roll.c): the candidate loops of k (1 per loop
  * record, 0 = not a candidate), their queue events, and the pass itself
  * (after sched_synchronise, before emission). */

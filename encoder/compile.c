@@ -348,8 +348,7 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
         ops_release_end(rel);
     if (opts && opts->enable_ldw_opt)
         lw_ldw_opt(&cc->m);
-    int rc = sched_assign_engines(&cc->m, err) ||
-             sched_assign_queues_rr(&cc->m, t, ev, nev, k->nloops, err);
+    int rc = sched_assign(&cc->m, t, ev, nev, k->nloops, err);
     free(ev);
     return rc ? -1 : 0;
 }

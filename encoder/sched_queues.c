@@ -37,27 +37,39 @@ static int pick_engine(const bir_inst_t *in)
     return ISA_ENG_UNASSIGNED;
 }
 
+/* Engine of instruction i (kept when pinned) and its check (inline: a
+ * call per instruction cost as much as the work). */
+static inline int assign_engine(bir_inst_t *in, int i, tpb_err_t *err)
+{
+    if (in->dma_group >= 0) {
+        /* descriptors and trigger issue from one engine: SP unless pinned */
+        if (in->engine == ISA_ENG_UNASSIGNED)
+            in->engine = ISA_ENG_SP;
+    } else if (in->engine == ISA_ENG_UNASSIGNED) {
+        in->engine = pick_engine(in);
+    }
+    if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
+        !(isa_ops[in->isa.op].engines & (1u << in->engine)))
+        return tpb_errf(err, "instruction %d '%s' (%s, %s): %s cannot run on %s", i, in->name,
+                        in->src ? in->src : "", isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
+                        in->engine == ISA_ENG_UNASSIGNED
+                            ? "any engine"
+                            : isa_engine_name((isa_engine_t)in->engine));
+    return 0;
+}
+
+/* Engines of instructions from..n-1 of b. */
+static int assign_engines_from(bir_block_t *b, int from, tpb_err_t *err)
+{
+    for (int i = from; i < b->ninsts; i++)
+        if (assign_engine(&b->insts[i], i, err))
+            return -1;
+    return 0;
+}
+
 int sched_assign_engines(bir_module_t *m, tpb_err_t *err)
 {
-    bir_block_t *b = bir_main_block(m);
-    for (int i = 0; i < b->ninsts; i++) {
-        bir_inst_t *in = &b->insts[i];
-        if (in->dma_group >= 0) {
-            /* descriptors and trigger issue from one engine: SP unless pinned */
-            if (in->engine == ISA_ENG_UNASSIGNED)
-                in->engine = ISA_ENG_SP;
-        } else if (in->engine == ISA_ENG_UNASSIGNED) {
-            in->engine = pick_engine(in);
-        }
-        if (in->engine == ISA_ENG_UNASSIGNED || !(in->engines & (1u << in->engine)) ||
-            !(isa_ops[in->isa.op].engines & (1u << in->engine)))
-            return tpb_errf(err, "instruction %d '%s' (%s, %s): %s cannot run on %s", i, in->name,
-                            in->src ? in->src : "", isa_ops[in->isa.op].mnemonic, isa_ops[in->isa.op].mnemonic,
-                            in->engine == ISA_ENG_UNASSIGNED
-                                ? "any engine"
-                                : isa_engine_name((isa_engine_t)in->engine));
-    }
-    return 0;
+    return assign_engines_from(bir_main_block(m), 0, err);
 }
 
 /* Queue spreading (docs/compiler.md): SP, the DMA issuer unless an op
@@ -115,13 +127,31 @@ int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
     return sched_assign_queues_rr(m, t, NULL, 0, 0, err);
 }
 
-int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
-                           int nev, int nslots, tpb_err_t *err)
+/* The queue spreading's state over one walk of the block. */
+typedef struct {
+    const tpb_target_t *t;
+    const sched_rr_event_t *ev;
+    int nev, nextev;
+    int (*slots)[ISA_ENG_COUNT];
+    int rr[ISA_ENG_COUNT];
+    int cur_group, cur_q;
+    /* get_queue's answer per (engine, k), once known: queue names do not
+     * change here, so the lookup by name is done once per queue */
+    int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
+} qwalk_t;
+
+/* The semaphores before the queues' and the walk's state; -1 when out of
+ * memory (then nothing is set). */
+static int qwalk_init(qwalk_t *w, bir_module_t *m, const tpb_target_t *t,
+                      const sched_rr_event_t *ev, int nev, int nslots)
 {
-    int (*slots)[ISA_ENG_COUNT] = nslots > 0 ? calloc((size_t)nslots, sizeof *slots) : NULL;
-    if (nslots > 0 && !slots)
-        return tpb_errf(err, "out of memory assigning DMA queues");
-    int nextev = 0;
+    memset(w, 0, sizeof *w);
+    w->slots = nslots > 0 ? calloc((size_t)nslots, sizeof *w->slots) : NULL;
+    if (nslots > 0 && !w->slots)
+        return -1;
+    w->t = t, w->ev = ev, w->nev = nev;
+    w->cur_group = -1, w->cur_q = -1;
+    memset(w->known_q, -1, sizeof w->known_q);
     /* engine semaphores first: ids 0..4; then the collective slots (ids
      * BIR_COLL_SEM0.., the same on every core: peers name them) */
     m->nsems = 5;
@@ -136,42 +166,79 @@ int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_r
         else
             snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+%d", i);
     }
+    return 0;
+}
+
+/* The queue of DMA instruction in (engine assigned, dma_group >= 0: the
+ * caller tests it, most instructions are not DMA), in program order. */
+static int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
+{
+    if (in->dma_group != w->cur_group) {
+        w->cur_group = in->dma_group;
+        for (; w->nextev < w->nev && w->ev[w->nextev].op <= in->tir_op; w->nextev++) {
+            const sched_rr_event_t *e = &w->ev[w->nextev];
+            if (e->save)
+                memcpy(w->slots[e->slot], w->rr, sizeof w->rr);
+            else
+                memcpy(w->rr, w->slots[e->slot], sizeof w->rr);
+        }
+        int k = (int)((unsigned)w->rr[in->engine]++ % queues_for(w->t, in->engine));
+        int *kq = &w->known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
+        w->cur_q = *kq >= 0 ? *kq : get_queue(m, w->t, in->engine, k, err);
+        if (w->cur_q < 0)
+            return -1;
+        *kq = w->cur_q;
+    }
+    in->queue = w->cur_q;
+    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
+        in->isa.f->DDESC.queue = (uint32_t)w->cur_q;
+    else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
+        in->isa.f->DIND.queue = (uint32_t)w->cur_q;
+    else if (in->isa.op == ISA_OP_DMA_TRIGGER)
+        in->isa.f->DTRIG.queue = (uint32_t)w->cur_q;
+    return 0;
+}
+
+int sched_assign_queues_rr(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev,
+                           int nev, int nslots, tpb_err_t *err)
+{
+    qwalk_t w;
+    if (qwalk_init(&w, m, t, ev, nev, nslots))
+        return tpb_errf(err, "out of memory assigning DMA queues");
     bir_block_t *b = bir_main_block(m);
-    int rr[ISA_ENG_COUNT] = {0};
-    int cur_group = -1, cur_q = -1;
-    /* get_queue's answer per (engine, k), once known: queue names do not
-     * change here, so the lookup by name is done once per queue */
-    int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
-    memset(known_q, -1, sizeof known_q);
+    int rc = 0;
+    for (int i = 0; i < b->ninsts && !rc; i++)
+        if (b->insts[i].dma_group >= 0)
+            rc = qwalk_step(&w, m, &b->insts[i], err);
+    free(w.slots);
+    return rc;
+}
+
+/* Engines and queues in one walk of the block (each walk of 10^5
+ * instructions reads megabytes from memory), with the two passes'
+ * errors: every engine error comes before any queue error, so after a
+ * queue error the engines of the rest are still checked. */
+int sched_assign(bir_module_t *m, const tpb_target_t *t, const sched_rr_event_t *ev, int nev,
+                 int nslots, tpb_err_t *err)
+{
+    bir_block_t *b = bir_main_block(m);
+    qwalk_t w;
+    if (qwalk_init(&w, m, t, ev, nev, nslots))
+        return sched_assign_engines(m, err) ? -1
+                                            : tpb_errf(err, "out of memory assigning DMA queues");
+    int rc = 0;
     for (int i = 0; i < b->ninsts; i++) {
         bir_inst_t *in = &b->insts[i];
-        if (in->dma_group < 0)
-            continue;
-        if (in->dma_group != cur_group) {
-            cur_group = in->dma_group;
-            for (; nextev < nev && ev[nextev].op <= in->tir_op; nextev++) {
-                if (ev[nextev].save)
-                    memcpy(slots[ev[nextev].slot], rr, sizeof rr);
-                else
-                    memcpy(rr, slots[ev[nextev].slot], sizeof rr);
-            }
-            int k = (int)((unsigned)rr[in->engine]++ % queues_for(t, in->engine));
-            int *kq = &known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
-            cur_q = *kq >= 0 ? *kq : get_queue(m, t, in->engine, k, err);
-            if (cur_q < 0) {
-                free(slots);
-                return -1;
-            }
-            *kq = cur_q;
+        if (assign_engine(in, i, err)) {
+            rc = -1;
+            break;
         }
-        in->queue = cur_q;
-        if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
-            in->isa.f->DDESC.queue = (uint32_t)cur_q;
-        else if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-            in->isa.f->DIND.queue = (uint32_t)cur_q;
-        else if (in->isa.op == ISA_OP_DMA_TRIGGER)
-            in->isa.f->DTRIG.queue = (uint32_t)cur_q;
+        if (in->dma_group >= 0 && qwalk_step(&w, m, in, err)) {
+            rc = -1;
+            assign_engines_from(b, i + 1, err);   /* its error, if any, replaces the queue's */
+            break;
+        }
     }
-    free(slots);
-    return 0;
+    free(w.slots);
+    return rc;
 }

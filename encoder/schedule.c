@@ -141,6 +141,7 @@ static int insert_nops(bir_module_t *m, bir_block_t *b, const pending_t *p, tpb_
 #define PIX_SCAN_BUDGET 16
 #define PIX_FAR_FACTOR 4   /* more than 4 budgets of producers to scan: the index at once */
 #define PIX_MEMO_SPAN 64   /* search_memo: at most this many producers since the last search */
+#define SYNC_PREFETCH 24    /* instructions ahead whose accesses are fetched */
 
 /* An engine's last dependency search (search_memo). */
 typedef struct {
@@ -786,6 +787,11 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         bir_inst_t *in = &b->insts[i];
+        /* the access lists sit in the arena with each instruction's name
+         * and body, a few lines apart: fetched ahead, their first read
+         * (the memo's comparison) no longer waits for memory */
+        if (i + SYNC_PREFETCH < n)
+            __builtin_prefetch(b->insts[i + SYNC_PREFETCH].acc);
         w.used[in->engine] = true;
         if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i, scan_budget))
             rc = tpb_errf(err, "out of memory in the scheduler");

@@ -563,6 +563,60 @@ static void test_alloc_many_live_lowest_address(void **state)
     }
 }
 
+/* sched_assign (engines and queues in one walk) against the two passes
+ * on kernel k for target t, instruction `bad` (>= 0) made fit no engine:
+ * the same result, and the same engines, queues and semaphores, or the
+ * same error. */
+static void expect_assign_matches_passes(const tir_kernel_t *k, const tpb_target_t *t, int bad,
+                                         int want_rc)
+{
+    bu_run_t two, one;
+    assert_int_equal(bu_lower(&two, k, trn2(), false), 0);
+    assert_int_equal(bu_lower(&one, k, trn2(), false), 0);
+    bir_block_t *a = bu_block(&two), *b = bu_block(&one);
+    assert_true(bad < a->ninsts);
+    if (bad >= 0)
+        a->insts[bad].engines = b->insts[bad].engines = 0;
+    int rc2 = sched_assign_engines(&two.m, &two.err) || sched_assign_queues(&two.m, t, &two.err);
+    int rc1 = sched_assign(&one.m, t, NULL, 0, 0, &one.err) ? 1 : 0;
+    assert_int_equal(rc2, want_rc);
+    assert_int_equal(rc1, want_rc);
+    if (rc1) {
+        assert_string_equal(two.err.msg, one.err.msg);
+    } else {
+        assert_int_equal(two.m.nsems, one.m.nsems);
+        assert_int_equal(two.m.nqueues, one.m.nqueues);
+        for (int q = 0; q < one.m.nqueues; q++)
+            assert_string_equal(two.m.queues[q].name, one.m.queues[q].name);
+        for (int i = 0; i < a->ninsts; i++) {
+            assert_int_equal(a->insts[i].engine, b->insts[i].engine);
+            assert_int_equal(a->insts[i].queue, b->insts[i].queue);
+            if (b->insts[i].isa.op == ISA_OP_DMA_TRIGGER)
+                assert_int_equal(a->insts[i].isa.f->DTRIG.queue, b->insts[i].isa.f->DTRIG.queue);
+        }
+    }
+    bu_free(&two);
+    bu_free(&one);
+}
+
+static void test_assign_one_walk_matches_passes(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_random_hbm(&k, 7, 300);
+    tpb_target_t few = *trn2();
+    few.dma_queues = 2;   /* SP's third ring has no queue: "out of DMA queues" */
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    int n = bu_block(&r)->ninsts;
+    bu_free(&r);
+    expect_assign_matches_passes(&k, trn2(), -1, 0);
+    expect_assign_matches_passes(&k, &few, -1, 1);
+    expect_assign_matches_passes(&k, &few, n - 1, 1);   /* the engine's error, found later */
+    expect_assign_matches_passes(&k, trn2(), n / 2, 1);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_group_by_str_distinct),
         cmocka_unit_test(test_sort_unless_sorted),
         cmocka_unit_test(test_alloc_many_live_lowest_address),
+        cmocka_unit_test(test_assign_one_walk_matches_passes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
