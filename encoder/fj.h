@@ -96,6 +96,10 @@ typedef struct {
 #define FJ_COPS 64
     struct { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
     bool prep_nki, prep_native;
+    /* the dtype text decoded last (fj_get_dtype) and its value: a flat
+     * body's tiles repeat one "float32" (a string of the run's tree) */
+    const char *dt_text;
+    unsigned dt_value;
     /* what the run owns for its memo: compiled operands and statements,
      * freed at the end (fj_keep, fj_cache_free) */
     struct fj_kept { void *p; void (*fr)(void *); } *keep;

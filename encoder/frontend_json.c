@@ -319,7 +319,8 @@ static int64_t count_tiles(const cJSON *body)
     int64_t n = 0;
     for (const cJSON *s = body->child; s; s = s->next) {
         const cJSON *opn = cJSON_IsObject(s) ? fj_field(s, "op") : NULL;
-        n += cJSON_IsString(opn) && !strcmp(opn->valuestring, "tile");
+        n += cJSON_IsString(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
+             !strcmp(opn->valuestring, "tile");
     }
     return n;
 }
