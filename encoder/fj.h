@@ -92,9 +92,11 @@ typedef struct {
     /* compiled operands found last (fj_operands.c cop_find), by their
      * string item's address: a loop body's few operands, each asked for
      * every iteration (64 slots, hashed: the items sit 80 bytes apart with
-     * their strings between, so 16 slots by address collided often) */
+     * their strings between, so 16 slots by address collided often; in
+     * sets of 4 ways, so a few sharing a set do not evict each other) */
 #define FJ_COPS 64
-    struct { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
+#define FJ_COPS_WAYS 4
+    struct fj_cop_slot { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
     bool prep_nki, prep_native;
     /* the dtype text decoded last (fj_get_dtype) and its value: a flat
      * body's tiles repeat one "float32" (a string of the run's tree) */
