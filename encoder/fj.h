@@ -91,10 +91,10 @@ typedef struct {
     const struct fj_opdef *prep_d;
     /* compiled operands found last (fj_operands.c cop_find), by their
      * string item's address: a loop body's few operands, each asked for
-     * every iteration (64 slots, hashed: the items sit 80 bytes apart with
-     * their strings between, so 16 slots by address collided often; in
-     * sets of 4 ways, so a few sharing a set do not evict each other) */
-#define FJ_COPS 64
+     * every iteration (hashed: the items sit 80 bytes apart with their
+     * strings between, so 16 slots by address collided often; 64 sets of
+     * 4 ways, so a few sharing a set do not evict each other) */
+#define FJ_COPS 256
 #define FJ_COPS_WAYS 4
     struct fj_cop_slot { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
     bool prep_nki, prep_native;

@@ -136,7 +136,7 @@ static int split_reshape(jx_t *j, const char *text, const char *path, const char
 
 /* key's compiled operand in the memo (NULL: none yet), through the run's
  * small cache of the last ones found (an answer, once there, never
- * changes): 16 sets of FJ_COPS_WAYS by the key's address, a new one
+ * changes): 64 sets of FJ_COPS_WAYS by the key's address, a new one
  * in front of its set (the oldest leaves).  With two ways a set, three of
  * a loop body's ~10 operands sharing one evicted each other every
  * iteration, and whether they did hung on where the tree's nodes landed
