@@ -12,6 +12,7 @@
 #include "jsonarena.h"
 
 #include "hugepage.h"
+#include "smallfmt.h"
 
 #include <limits.h>
 #include <locale.h>
@@ -209,6 +210,38 @@ static size_t unescape(const unsigned char *s, size_t from, size_t to, unsigned 
     return to;
 }
 
+/* The bytes of w equal to c: 0x80 in each such byte's top bit, and
+ * possibly in bytes above the lowest such one (the borrow of the
+ * subtraction), never below it: the lowest set bit is exact. */
+static inline uint64_t bytes_equal(uint64_t w, unsigned char c)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t x = w ^ (ones * c);
+    return (x - ones) & ~x & (ones << 7);
+}
+
+/* The offset of the first '"' or '\\' at or after i, read 8 bytes at a
+ * time while 8 remain (a kernel file's strings are mostly plain and
+ * short: most end within the first word); len when there is none in
+ * those words (the byte loop of parse_string goes on from there). */
+static size_t scan_plain(const unsigned char *s, size_t i, size_t len)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (len - i >= 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t m = bytes_equal(w, '"') | bytes_equal(w, '\\');
+        if (m)   /* little-endian: the lowest bit is the first byte */
+            return i + (size_t)(__builtin_ctzll(m) >> 3);
+        i += 8;
+    }
+#else
+    (void)s;
+    (void)len;
+#endif
+    return i;
+}
+
 /* The string at the position (its opening quote) into the arena: *out.
  * Fails one byte past the quote when there is no quote or no closing one,
  * at the escape when an escape is refused. */
@@ -219,6 +252,7 @@ static bool parse_string(ja_t *p, char **out)
     p->off = start + 1;
     if (start >= p->len || s[start] != '"')
         return false;
+    i = scan_plain(s, i, p->len);
     while (i < p->len && s[i] != '"') {
         if (s[i] == '\\') {
             if (i + 1 >= p->len)
@@ -237,7 +271,7 @@ static bool parse_string(ja_t *p, char **out)
     if (!escapes) {
         /* bytes copied as they are (a NUL among them ends the C string,
          * as in cJSON); the region is zeroed: the NUL is there */
-        memcpy(buf, s + start + 1, bound - 1);
+        tpb_copy_short((char *)buf, (const char *)s + start + 1, bound - 1);   /* mostly short */
     } else {
         size_t n = 0, stop = unescape(s, start + 1, i, buf, &n);
         if (stop != i) {

@@ -91,11 +91,17 @@ typedef struct {
     const struct fj_opdef *prep_d;
     /* compiled operands found last (fj_operands.c cop_find), by their
      * string item's address: a loop body's few operands, each asked for
-     * every iteration (64 slots, hashed: the items sit 80 bytes apart with
-     * their strings between, so 16 slots by address collided often) */
-#define FJ_COPS 64
-    struct { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
+     * every iteration (hashed: the items sit 80 bytes apart with their
+     * strings between, so 16 slots by address collided often; 64 sets of
+     * 4 ways, so a few sharing a set do not evict each other) */
+#define FJ_COPS 256
+#define FJ_COPS_WAYS 4
+    struct fj_cop_slot { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
     bool prep_nki, prep_native;
+    /* the dtype text decoded last (fj_get_dtype) and its value: a flat
+     * body's tiles repeat one "float32" (a string of the run's tree) */
+    const char *dt_text;
+    unsigned dt_value;
     /* what the run owns for its memo: compiled operands and statements,
      * freed at the end (fj_keep, fj_cache_free) */
     struct fj_kept { void *p; void (*fr)(void *); } *keep;

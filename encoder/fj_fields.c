@@ -473,6 +473,11 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
     }
     if (str_item(j, it, path, "dtype", &s, true))
         return -1;
+    if (j->dt_text && !strcmp(s, j->dt_text)) {   /* the text decoded last (valid) */
+        *out = j->dt_value;
+        enum_keep(j, it, &enum_tags[4][1], (int)j->dt_value);
+        return 0;
+    }
     const char *n = fj_strip_prefix(s);
     int v;
     if (!strcmp(n, "bool") || !strcmp(n, "bool_"))
@@ -486,6 +491,8 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
                      "float8_e4m3fn float8_e5m2 int8 int16 int32 uint8 uint16 uint32 bool)", s);
     enum_keep(j, it, &enum_tags[4][1], v);
     *out = (unsigned)v;
+    j->dt_text = s;
+    j->dt_value = (unsigned)v;
     return 0;
 }
 

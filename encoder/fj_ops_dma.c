@@ -152,7 +152,7 @@ static int store_scalar(jx_t *j, const cJSON *o, const char *path, const tir_op_
     tir_ap_t full;
     if (fj_num_tile(j, op->name[0] ? op->name : (op->kind == TIR_STORE ? "store" : "dma_copy"),
                     "value", t->dtype, 2, shape,
-                    cJSON_GetObjectItemCaseSensitive(o, "src")->valuedouble, &full))
+                    fj_field(o, "src")->valuedouble, &full))
         return -1;
     if (op->kind == TIR_STORE)
         return enc_store(&j->b, dst.ap, full, false) < 0 ? -1 : 0;
@@ -295,7 +295,7 @@ static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
                     unsigned keys)
 {
     if ((op->kind == TIR_STORE || op->kind == TIR_DMA_COPY) &&
-        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "src"))) {
+        cJSON_IsNumber(fj_field(o, "src"))) {
         if (rmw != ISA_ALU_BYPASS || fj_field(o, "dst_reg"))
             return fj_jfail(j, path, "src", "a stored value takes no rmw_op or dst_reg");
         return store_scalar(j, o, path, op);

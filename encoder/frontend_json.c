@@ -319,7 +319,8 @@ static int64_t count_tiles(const cJSON *body)
     int64_t n = 0;
     for (const cJSON *s = body->child; s; s = s->next) {
         const cJSON *opn = cJSON_IsObject(s) ? fj_field(s, "op") : NULL;
-        n += cJSON_IsString(opn) && !strcmp(opn->valuestring, "tile");
+        n += cJSON_IsString(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
+             !strcmp(opn->valuestring, "tile");
     }
     return n;
 }
@@ -838,9 +839,11 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
         return fj_jfail(j, "(top level)", "body", "missing");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, "(top level)", "body", "expected an array of ops, got %s", fj_type_name(body));
-    /* as exec_for: an op a statement (a walk of the statements only;
-     * estimate_block here cost more than the growth it saves) */
-    enc_builder_reserve(&j->b, cJSON_GetArraySize(body), 0);
+    /* as exec_for: an op a statement, a tensor a tile statement (a walk
+     * of the statements only; estimate_block here cost more than the
+     * growth it saves) */
+    int64_t tiles = count_tiles(body);
+    enc_builder_reserve(&j->b, cJSON_GetArraySize(body), tiles);
     return exec_block(j, body, "body", NULL) || fj_sched_apply(j, root) ? -1 : 0;
 }
 

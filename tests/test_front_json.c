@@ -701,6 +701,32 @@ static void test_multicore_pid(void **state)
 /* ---- validation messages (seed literals) through JSON ---- */
 
 
+/* A flat body's dtype texts: fj_get_dtype keeps the last one decoded, so
+ * a repeat, a change back and forth, a prefixed alias and an alias of
+ * another type must each still give their own type. */
+static void test_flat_dtypes(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("d0", "[128, 4]", "float32") T("d1", "[128, 4]", "float32")
+           T("d2", "[128, 4]", "nl.bfloat16") T("d3", "[128, 4]", "bfloat16")
+           T("d4", "[128, 4]", "bool") T("d5", "[128, 4]", "float32")
+           T("d6", "[128, 4]", "int8") T("d7", "[128, 4]", "bool_")
+           "{'op': 'memset', 'dst': 'd0', 'value': 0}", &k);
+    static const unsigned want[] = {ISA_DT_FP32, ISA_DT_FP32, ISA_DT_BF16, ISA_DT_BF16,
+                                    ISA_DT_UINT8, ISA_DT_FP32, ISA_DT_INT8, ISA_DT_UINT8};
+    for (int i = 0; i < 8; i++) {
+        char name[4] = {'d', (char)('0' + i), 0};
+        int t = -1;
+        for (int x = 0; x < k.ntensors; x++)
+            if (!strcmp(k.tensors[x].name, name))
+                t = x;
+        assert_true(t >= 0);
+        assert_int_equal(k.tensors[t].dtype, want[i]);
+    }
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -721,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_matmul_nki_defaults),
         cmocka_unit_test(test_names_and_unary),
+        cmocka_unit_test(test_flat_dtypes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,6 +284,10 @@ static void test_names_and_types(void **state)
                "field 'value': given twice", NULL);
     fails_with("{'op': 'tile', 'name': 't', 'shape': [128, 64], 'dtype': 'float64'}",
                "body[0]: field 'dtype': unknown dtype 'float64'", NULL);
+    /* after a valid dtype text (kept by fj_get_dtype), a bad one still fails */
+    fails_with(T("t", "[128, 64]", "float32") T("u", "[128, 64]", "float32")
+               "{'op': 'tile', 'name': 'v', 'shape': [128, 64], 'dtype': 'float32x'}",
+               "body[2]: field 'dtype': unknown dtype 'float32x'", NULL);
     fails_with("{'op': 'tile', 'name': 't', 'shape': '128', 'dtype': 'float32'}",
                "body[0]: field 'shape': expected an array of integers, got a string", NULL);
     fails_with("{'op': 'tile', 'name': 't', 'shape': [128, 2.5], 'dtype': 'float32'}",

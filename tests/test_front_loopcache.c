@@ -217,6 +217,39 @@ static void test_nested_and_let(void **state)
     tir_kernel_free(&k);
 }
 
+/* Many operand strings in one loop body against the compiled-operand
+ * cache (fj_operands.c cop_find: 64 sets of 4 ways): 80 (sets holding
+ * two to four of them: hits in every way) and 400 (sets overflowing: a
+ * find evicts every iteration).  Each op must get its own string's slices
+ * at this iteration's i. */
+static void many_operand_strings(int nloads)
+{
+    enum { TRIPS = 3 };
+    static char body[400 * 80 + 256];
+    size_t o = (size_t)snprintf(body, sizeof body, "%s{'op': 'for', 'var': 'i', 'range': [0, %d], "
+                                "'body': [", T("w", "[1, 512]", "float32"), TRIPS);
+    for (int n = 0; n < nloads; n++)
+        o += (size_t)snprintf(body + o, sizeof body - o,   /* rows i*97 + 0..96: a has 300 */
+                              "%s{'op': 'load', 'dst': 'w', 'src': 'a[i*97+%d:i*97+%d, :]'}",
+                              n ? ", " : "", n % 97, n % 97 + 1);
+    snprintf(body + o, sizeof body - o, "]}");
+    tir_kernel_t k;
+    parses(body, &k);
+    assert_int_equal(k.nops, nloads * TRIPS);
+    for (int i = 0; i < TRIPS; i++)
+        for (int n = 0; n < nloads; n++)
+            assert_int_equal(k.ops[i * nloads + n].src[0]->offset,
+                             (int64_t)(i * 97 + n % 97) * 512);
+    tir_kernel_free(&k);
+}
+
+static void test_many_operand_strings(void **state)
+{
+    (void)state;
+    many_operand_strings(80);
+    many_operand_strings(400);
+}
+
 /* A body statement's name, engine, deps and schedule are read once
  * (frontend_json.c op_head) and its op path interned once: every
  * iteration's op still carries them, deps resolve to this iteration's op,
@@ -749,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_op_name_cache),
         cmocka_unit_test(test_slice_plain_ints),
         cmocka_unit_test(test_slice_blank_bytes),
+        cmocka_unit_test(test_many_operand_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

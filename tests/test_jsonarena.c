@@ -107,6 +107,42 @@ static void test_corpus(void **state)
         check_variants(corpus[i].s, corpus[i].n);
 }
 
+/* Strings read 8 bytes at a time (scan_plain): a quote, an escape, a
+ * byte with the top bit set (0xa2 / 0xdc: '"' / '\\' with it) or a NUL at
+ * every offset of strings 0..24 bytes long, inside a longer text and at
+ * its very end (fewer than 8 bytes left), each text also cut short. */
+static void test_string_words(void **state)
+{
+    (void)state;
+    static const char marks[][3] = {"\"", "\\n", "\\\"", "\xa2", "\xdc", "\x80", "\0"};
+    char s[64];
+    for (size_t len = 0; len <= 24; len++)
+        for (size_t at = 0; at <= len; at++)
+            for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++)
+                for (int tail = 0; tail < 2; tail++) {
+                    size_t o = 0;
+                    s[o++] = '"';
+                    for (size_t i = 0; i <= len; i++) {   /* the mark before byte `at` */
+                        if (i == at) {
+                            size_t k = m == sizeof marks / sizeof marks[0] - 1 ? 1
+                                                                               : strlen(marks[m]);
+                            memcpy(s + o, marks[m], k);
+                            o += k;
+                        }
+                        if (i < len)
+                            s[o++] = (char)('a' + i % 26);
+                    }
+                    s[o++] = '"';
+                    if (tail) {   /* more text after the string: the words see past it */
+                        memcpy(s + o, " \"padding text\"", 15);
+                        o += 15;
+                    }
+                    check_text(s, o);
+                    for (size_t cut = 1; cut < o; cut += 3)
+                        check_text(s, cut);
+                }
+}
+
 /* Arrays and objects nested to `depth` levels (mixed), with a value inside. */
 static char *nested(size_t depth, bool objects, size_t *n)
 {
@@ -317,6 +353,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_string_words),
         cmocka_unit_test(test_generated),
         cmocka_unit_test(test_large_texts),
         cmocka_unit_test(test_cjson_calls),
