@@ -1,10 +1,11 @@
 /* prefetch.h - a hint to start loading a cache line that a walk will read
- * a few iterations later.  Walks over the unrolled program's instructions
- * by an index list (an engine's debug entries) jump 152-byte records apart
- * in no pattern the hardware prefetcher follows, so each record is a
- * cache miss the walk waits for; asking for it a few entries ahead
- * overlaps those waits.  A hint only: no effect on any result, and nothing
- * on a compiler without the builtin. */
+ * a few iterations later.  Used where a walk's records are larger than the
+ * caches hold and met in an order the hardware prefetcher does not follow
+ * (the compiler's debug entries reach 152-byte instructions through an
+ * index list) or are read late in each step (the simulator's decoded
+ * instructions): asking for one a few entries ahead overlaps the waits.
+ * A hint only: no effect on any result, and nothing on a compiler without
+ * the builtin. */
 #ifndef TPB_PREFETCH_H
 #define TPB_PREFETCH_H
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "hugepage.h"
+#include "prefetch.h"
 #include "sched_clock.h"
 #include "sched_conflict.h"
 #include "sched_pix.h"
@@ -791,7 +792,7 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
          * and body, a few lines apart: fetched ahead, their first read
          * (the memo's comparison) no longer waits for memory */
         if (i + SYNC_PREFETCH < n)
-            __builtin_prefetch(b->insts[i + SYNC_PREFETCH].acc);
+            TPB_PREFETCH(b->insts[i + SYNC_PREFETCH].acc);
         w.used[in->engine] = true;
         if (in->nacc > 0 && !in->is_dma_desc && sync_inst(&w, m, b, i, scan_budget))
             rc = tpb_errf(err, "out of memory in the scheduler");

@@ -499,7 +499,8 @@ typedef struct {
  * the records sit in an arena, where they never move, so pointers to them
  * stay valid as the pool grows; an open-addressing hash set over them (cap
  * a power of two, at most half full) finds equal ones.  The AP pool first
- * looks in a short chain per tensor (by_tensor, newest record first): a
+ * looks in a short chain per tensor (by_tensor: the tensor's first record,
+ * then the later ones newest first): a
  * tensor's few APs are found or added next to records just touched, not
  * by a probe into a set of 10^5 slots; a tensor with more distinct APs
  * than a chain holds moves them to the set (by_tensor then holds a

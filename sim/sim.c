@@ -10,6 +10,7 @@
  * engine keeps issuing inline (the hot loop), applying semaphore updates
  * that fall due in between.  See docs/timing.md. */
 #include "hugepage.h"
+#include "prefetch.h"
 #include "sim_int.h"
 #include "ops.h"
 
@@ -368,13 +369,13 @@ static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
         if (!s->opt.timing_only && e->idx + SIM_PREFETCH_AHEAD < e->stream.count) {
             const char *p = (const char *)(d + SIM_PREFETCH_AHEAD);
             _Static_assert(sizeof *d <= 6 * 64, "seven cache lines cover a decoded instruction");
-            __builtin_prefetch(p);
-            __builtin_prefetch(p + 64);
-            __builtin_prefetch(p + 128);
-            __builtin_prefetch(p + 192);
-            __builtin_prefetch(p + 256);
-            __builtin_prefetch(p + 320);
-            __builtin_prefetch(p + sizeof *d - 1);
+            TPB_PREFETCH(p);
+            TPB_PREFETCH(p + 64);
+            TPB_PREFETCH(p + 128);
+            TPB_PREFETCH(p + 192);
+            TPB_PREFETCH(p + 256);
+            TPB_PREFETCH(p + 320);
+            TPB_PREFETCH(p + sizeof *d - 1);
         }
         const sim_step_t *st = &e->step[e->idx];
         sim_tr_inst_t tr; /* pass_wait fills the wait; the rest only for a trace */
