@@ -307,10 +307,14 @@ void gen_free(gen_t *g)
     g->ncache = g->capcache = 0;
 }
 
-/* Bundles collected per stream before one fwrite: a call per instruction
- * cost more than encoding it from the cache.  Small, as the compile
- * memory of small kernels counts. */
-#define GEN_BIN_BUF ((size_t)256 * ISA_BUNDLE_BYTES)
+/* Bundles collected per stream before one write() (the stream is
+ * unbuffered, create_bin): a call per instruction cost more than encoding
+ * it from the cache, and on a VM each call costs microseconds
+ * (docs/performance.md "Artifact writes").  64 KiB: a 100 k-op kernel's
+ * streams take a quarter of the calls 16 KiB took, and it stays malloc'ed
+ * (under TPB_ARRAY_MAP_MIN), so a small kernel's stream faults in only the
+ * pages it writes. */
+#define GEN_BIN_BUF ((size_t)1024 * ISA_BUNDLE_BYTES)
 
 /* Note the header bytes of the bundles stream e is about to write in its
  * opcode column (lost for good when they do not fit). */
@@ -356,6 +360,8 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
     }
     snprintf(path, n, "%s/%s.bin", g->dir, name);
     FILE *f = fopen(path, "wb");
+    if (f)
+        setvbuf(f, NULL, _IONBF, 0);   /* drained whole from binbuf: one write() a drain */
     if (!f) {
         /* the notes' NeuronAssertion at generator.cpp:58, error code 1007 */
         tpb_errf(err, "%s: cannot create: %s (assertion 'bin != __null' failed, error code 1007)",

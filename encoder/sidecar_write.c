@@ -443,6 +443,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t 
     fio_atomic_t out;
     if (fio_join(path, sizeof path, dir, name, err) || fio_staged_open(&out, path, err))
         return -1;
+    setvbuf(out.f, NULL, _IONBF, 0);
     jw_t w;
     /* a buffer for about the text of g->ndbg[e] entries (under 256 bytes
      * each): a small sidecar's is malloc'ed, not a 2 MiB page */
