@@ -453,7 +453,7 @@ static void mapping_both_ways(gen_t *g, int e, char *msg, size_t n)
 static void test_asm_mapping_column(void **state)
 {
     (void)state;
-    enum { NOPS = 700 };   /* past two drains of 256 bundles */
+    enum { NOPS = 2600 };   /* past two drains of 1024 bundles (GEN_BIN_BUF) */
     bir_module_t m;
     tpb_err_t err;
     assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
@@ -484,19 +484,19 @@ static void test_asm_mapping_column(void **state)
     mapping_both_ways(&g, ISA_ENG_SP, msg, sizeof msg);
     assert_string_equal(msg, "");
     gen_debug_t *d = g.dbg[ISA_ENG_SP];
-    d[400].inst = 399;   /* a Nop's entry names a Halt */
+    d[1600].inst = 1599;   /* a Nop's entry names a Halt */
     mapping_both_ways(&g, ISA_ENG_SP, msg, sizeof msg);
-    assert_non_null(strstr(msg, "debug entry 400, instruction 399 'halt') maps to a bundle "
+    assert_non_null(strstr(msg, "debug entry 1600, instruction 1599 'halt') maps to a bundle "
                                 "with another opcode"));
-    d[400].inst = 400;
-    d[600].pc = 599;   /* out of order */
+    d[1600].inst = 1600;
+    d[2000].pc = 1999;   /* out of order */
     mapping_both_ways(&g, ISA_ENG_SP, msg, sizeof msg);
     assert_non_null(strstr(msg, "a pc out of order or outside the stream"));
-    d[600].pc = 600;
-    g.ncol[ISA_ENG_SP] = 650;   /* a column shorter than the stream: read past it */
+    d[2000].pc = 2000;
+    g.ncol[ISA_ENG_SP] = 2050;   /* a column shorter than the stream: read past it */
     tpb_err_t e2;
     assert_int_not_equal(gen_check_asm_mappings(&g, &e2), 0);
-    assert_non_null(strstr(e2.msg, "pc 650 (debug entry 650, instruction 650 'nop') maps to a "
+    assert_non_null(strstr(e2.msg, "pc 2050 (debug entry 2050, instruction 2050 'nop') maps to a "
                                    "bundle that cannot be read back"));
     g.ncol[ISA_ENG_SP] = NOPS;
     assert_int_equal(gen_finish(&g, true, &err), 0);
