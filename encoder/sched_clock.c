@@ -3,7 +3,6 @@
 #include "sched_clock.h"
 
 #include "../common/hugepage.h"
-#include "sched_pix.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +17,7 @@ void sclk_init(sclk_t *c, int nsems)
 void sclk_free(sclk_t *c)
 {
     for (int e = 0; e < ISA_ENG_COUNT; e++)
-        tpb_array_free(c->log[e].val, c->log[e].bytes);
+        sched_array_free(c->pool, c->log[e].val, c->log[e].bytes);
     memset(c->log, 0, sizeof c->log);
 }
 
@@ -35,7 +34,13 @@ static size_t log_bytes(uint32_t cap, size_t per)
 
 /* Room for one more change: a new block for more changes, the log copied
  * into it (first SCLK_FIRST changes, then the hint, then doubling). */
-static int log_grow(sclk_log_t *l, size_t per, uint32_t hint)
+size_t sclk_pool_bytes(uint32_t changes, int nsems)
+{
+    uint32_t cap = changes > 2 * SCLK_FIRST ? changes : 2 * SCLK_FIRST;
+    return log_bytes(cap, (size_t)(nsems > 0 ? nsems : 1)) + 64;
+}
+
+static int log_grow(sclk_log_t *l, size_t per, uint32_t hint, sched_pool_t *pool)
 {
     if (l->cap > UINT32_MAX / 2)
         return -1;   /* 2^31 changes: refused as out of memory */
@@ -44,9 +49,13 @@ static int log_grow(sclk_log_t *l, size_t per, uint32_t hint)
         nc = hint;
     if ((size_t)nc > SIZE_MAX / 8 / (per + 1))
         return -1;
-    size_t bytes = sched_block_bytes(log_bytes(nc, per));
     /* not cleared: entries are written before they are read */
-    uint32_t *val = tpb_array_grow(NULL, 0, bytes);
+    size_t bytes = log_bytes(nc, per);
+    uint32_t *val = sched_pool_take(pool, bytes);
+    if (!val) {
+        bytes = sched_block_bytes(bytes);
+        val = tpb_array_grow(NULL, 0, bytes);
+    }
     if (!val)
         return -1;
     uint32_t *ck = val + nc;
@@ -56,7 +65,7 @@ static int log_grow(sclk_log_t *l, size_t per, uint32_t hint)
         memcpy(ck, l->ck, (size_t)l->nck * per * sizeof *ck);
         memcpy(sem, l->sem, l->n);
     }
-    tpb_array_free(l->val, l->bytes);
+    sched_array_free(pool, l->val, l->bytes);
     l->val = val, l->ck = ck, l->sem = sem;
     l->cap = nc, l->bytes = bytes;
     return 0;
@@ -69,7 +78,7 @@ int sclk_raise_slow(sclk_t *c, int e, int s, uint32_t v)
         return 0;
     sclk_log_t *l = &c->log[e];
     size_t per = (size_t)(c->nsems > 0 ? c->nsems : 1);
-    if (l->n == l->cap && log_grow(l, per, c->hint))
+    if (l->n == l->cap && log_grow(l, per, c->hint, c->pool))
         return -1;
     if (l->n % SCLK_SPAN == 0)   /* the state before change n: checkpoint n / SCLK_SPAN */
         memcpy(&l->ck[(size_t)l->nck++ * per], now, (size_t)c->nsems * sizeof *now);

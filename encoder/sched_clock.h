@@ -16,6 +16,7 @@
 
 #include "bir.h"
 #include "isa.h"
+#include "sched_pool.h"
 
 #define SCLK_SPAN 32u
 #define SCLK_FIRST 256u   /* a log's first room, in changes */
@@ -43,6 +44,7 @@ typedef struct {
      * an older mark changes nothing, a newer one needs only the changes
      * since -- consecutive waits of a loop merge marks a few changes apart */
     uint32_t seen[ISA_ENG_COUNT][ISA_ENG_COUNT];
+    sched_pool_t *pool;   /* where the logs sized for the hint go (NULL: none) */
 } sclk_t;
 
 void sclk_init(sclk_t *c, int nsems);
@@ -53,6 +55,9 @@ void sclk_free(sclk_t *c);
  * once instead of doubling (each doubling copied the log into fresh
  * pages); beyond it the log still doubles. */
 void sclk_reserve(sclk_t *c, uint32_t changes);
+/* The pool room one log sized for `changes` changes of nsems semaphores
+ * takes (its block once it outgrows the first room). */
+size_t sclk_pool_bytes(uint32_t changes, int nsems);
 /* sclk_raise when the log needs room or a checkpoint. */
 int sclk_raise_slow(sclk_t *c, int e, int s, uint32_t v);
 /* Raise now[e][s] to v (no change when it is already >= v); -1 when out

@@ -27,16 +27,27 @@ void pix_free(pindex_t *x)
             free(bk->u.heap);
     }
     for (int k = 0; k < x->nslabs; k++)
-        tpb_array_free(x->slabs[k].v, slab_bytes(x->slabs[k].blocks));
+        sched_array_free(x->pool, x->slabs[k].v, slab_bytes(x->slabs[k].blocks));
     free(x->slabs);
-    tpb_array_free(x->buckets, x->bucket_bytes);
-    tpb_array_free(x->slots, x->cap * sizeof *x->slots);
+    sched_array_free(x->pool, x->buckets, x->bucket_bytes);
+    sched_array_free(x->pool, x->slots, x->cap * sizeof *x->slots);
     pix_init(x);
 }
 
 void pix_reserve(pindex_t *x, size_t lists)
 {
     x->hint = lists < PIX_HINT_MAX ? lists : PIX_HINT_MAX;
+}
+
+/* The hash table, buckets and slab that table_room, buckets_room and
+ * slab_take ask for after their first small ones (hint `lists`). */
+size_t pix_pool_bytes(size_t lists)
+{
+    size_t hint = lists < PIX_HINT_MAX ? lists : PIX_HINT_MAX, table = 2048;
+    while (table < 2 * hint)
+        table *= 2;
+    size_t buckets = hint > 512 ? hint : 512, blocks = hint > PIX_SLAB_BLOCKS ? hint : PIX_SLAB_BLOCKS;
+    return table * sizeof(pix_slot_t) + buckets * sizeof(pbucket_t) + slab_bytes((int)blocks) + 3 * 64;
 }
 
 /* Room in the hash table for one more key; false: out of memory.  The
@@ -52,7 +63,9 @@ static bool table_room(pindex_t *x)
     size_t nc = x->cap ? 2 * x->cap : 1024;
     while (x->cap && nc < 2 * x->hint)
         nc *= 2;
-    pix_slot_t *ns = tpb_array_zalloc(nc * sizeof *ns);
+    pix_slot_t *ns = sched_pool_take(x->pool, nc * sizeof *ns);   /* zero-filled too */
+    if (!ns)
+        ns = tpb_array_zalloc(nc * sizeof *ns);
     if (!ns)
         return false;
     for (size_t i = 0; i < x->cap; i++)
@@ -62,7 +75,7 @@ static bool table_room(pindex_t *x)
                 j = (j + 1) & (nc - 1);
             ns[j] = x->slots[i];
         }
-    tpb_array_free(x->slots, x->cap * sizeof *x->slots);
+    sched_array_free(x->pool, x->slots, x->cap * sizeof *x->slots);
     x->slots = ns, x->cap = nc;
     x->rehashes++;
     return true;
@@ -79,8 +92,9 @@ static bool buckets_room(pindex_t *x)
         nc = x->hint;
     if (nc > INT_MAX)
         return false;
-    size_t bytes = sched_block_bytes(nc * sizeof(pbucket_t));
-    pbucket_t *nb = tpb_array_grow(x->buckets, x->bucket_bytes, bytes);
+    size_t bytes;
+    pbucket_t *nb = sched_array_move(x->pool, x->buckets, x->bucket_bytes,
+                                     (size_t)x->nb * sizeof *nb, nc * sizeof *nb, &bytes);
     if (!nb)
         return false;
     x->buckets = nb, x->capb = (int)(bytes / sizeof *nb), x->bucket_bytes = bytes;
@@ -133,8 +147,11 @@ static int *slab_take(pindex_t *x)
         size_t blocks = PIX_SLAB_BLOCKS;
         if (x->nslabs && x->hint > blocks)
             blocks = x->hint;
-        blocks = sched_block_bytes(slab_bytes((int)blocks)) / slab_bytes(1);
-        int *slab = tpb_array_grow(NULL, 0, slab_bytes((int)blocks));
+        int *slab = sched_pool_take(x->pool, slab_bytes((int)blocks));
+        if (!slab) {
+            blocks = sched_block_bytes(slab_bytes((int)blocks)) / slab_bytes(1);
+            slab = tpb_array_grow(NULL, 0, slab_bytes((int)blocks));
+        }
         if (!slab)
             return NULL;
         x->slabs[x->nslabs++] = (pix_slab_t){slab, (int)blocks};

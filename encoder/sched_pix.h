@@ -39,6 +39,7 @@
 
 #include "bir.h"
 #include "hugepage.h"
+#include "sched_pool.h"
 
 /* A completed producer: semaphore sem reaches value at its completion;
  * its vector clock is its engine's clock at `mark` plus that token.  A
@@ -159,6 +160,7 @@ typedef struct {
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
     size_t hint;                   /* lists expected (pix_reserve), at most PIX_HINT_MAX */
     unsigned rehashes;             /* hash tables built (tests) */
+    sched_pool_t *pool;            /* the large blocks' pool (NULL: none) */
 } pindex_t;
 
 /* What the index needs to compare a new producer with filed ones. */
@@ -280,17 +282,10 @@ static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_
     return (int)n;
 }
 
-/* The bytes to ask for a block of the pass that its walk fills as it goes
- * (tpb_array_grow): from 64 KiB on at least TPB_ARRAY_MAP_MIN, so that it
- * is a 2 MiB page -- one fault, about the cost of ten 4 KiB ones on a VM
- * (docs/performance.md) -- rather than 16 or more 4 KiB ones. */
-#define SCHED_MAP_FROM ((size_t)64 << 10)
-static inline size_t sched_block_bytes(size_t bytes)
-{
-    return bytes >= SCHED_MAP_FROM && bytes < TPB_ARRAY_MAP_MIN ? TPB_ARRAY_MAP_MIN : bytes;
-}
-
 void pix_init(pindex_t *x);
+/* The pool room the large blocks of an index reserved for `lists` lists
+ * (pix_reserve) can take: its hinted hash table, buckets and first slab. */
+size_t pix_pool_bytes(size_t lists);
 void pix_free(pindex_t *x);
 /* Expect about `lists` lists (the block's non-empty accesses: each opens
  * at least one): the hash table and bucket array, once past their first

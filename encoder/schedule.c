@@ -157,6 +157,7 @@ typedef struct {
 /* Per-walk state of sched_synchronise. */
 typedef struct {
     int nsems;
+    sched_pool_t pool;               /* the large blocks below (sched_pool.h) */
     prod_t *prods;                   /* [p], then the by_val entries (one block) */
     size_t prods_bytes;              /* that block's size (tpb_array_free) */
     int *by_val[BIR_MAX_SEMS];       /* [s][v]: producer index whose token is (s, v) */
@@ -186,11 +187,12 @@ typedef struct {
  * larger of the two. */
 static void walk_free_search(sync_walk_t *w)
 {
-    tpb_array_free(w->prods, w->prods_bytes);
+    sched_array_free(&w->pool, w->prods, w->prods_bytes);
     w->prods = NULL;
     memset(w->by_val, 0, sizeof w->by_val);
     sclk_free(&w->clk);
     pix_free(&w->index);
+    sched_pool_free(&w->pool);   /* after every block that may be in it */
     free(w->conf);
     w->conf = NULL;
 }
@@ -214,25 +216,49 @@ static bool producer_sem(const sync_walk_t *w, const bir_module_t *m, const bir_
     return true;
 }
 
+/* The pool for the walk's large blocks: the producers (`prods` bytes),
+ * a clock log per engine that syncs instructions (every change of a clock
+ * raises a semaphore towards its final count: at most np changes each),
+ * the index for about two lists per instruction (pix_reserve). */
+static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, int ninsts)
+{
+    size_t logs = 0;
+    for (; engines; engines &= engines - 1)
+        logs += sclk_pool_bytes(np < UINT32_MAX ? (uint32_t)np : UINT32_MAX, w->nsems);
+    sched_pool_init(&w->pool, prods + 64 + logs + pix_pool_bytes(2 * (size_t)ninsts));
+    w->clk.pool = &w->pool;
+    w->index.pool = &w->pool;
+}
+
 /* The producer records and by_val in one block sized by a count of the
  * producers per semaphore (a pass over the block): about 20 bytes per
- * producer, in huge pages from 64 KiB (sched_block_bytes), where a by_val
- * of n entries per semaphore was a separate block each.  Not cleared:
- * entries are written before they are read (prods[p] when producer p is
- * filed, by_val[s][v] when s reaches v >= 1), so only the pages in use
- * become resident. */
+ * producer, pooled (else in huge pages from 64 KiB, sched_block_bytes),
+ * where a by_val of n entries per semaphore was a separate block each.
+ * Not cleared: entries are written before they are read (prods[p] when
+ * producer p is filed, by_val[s][v] when s reaches v >= 1), so only the
+ * pages in use become resident. */
 static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir_block_t *b)
 {
     size_t np = 0, nval = 0;
+    unsigned engines = 0;   /* bit e: engine e syncs an instruction (has a clock log) */
     for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *in = &b->insts[i];
         int sem;
-        if (producer_sem(w, m, &b->insts[i], &sem))
+        if (in->nacc > 0 && !in->is_dma_desc)
+            engines |= 1u << in->engine;
+        if (producer_sem(w, m, in, &sem))
             w->room[sem]++, np++;
     }
     for (int s = 0; s < w->nsems; s++)
         nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
-    w->prods_bytes = sched_block_bytes((np ? np : 1) * sizeof *w->prods + nval * sizeof(int));
-    w->prods = tpb_array_grow(NULL, 0, w->prods_bytes);
+    size_t want = (np ? np : 1) * sizeof *w->prods + nval * sizeof(int);
+    walk_pool(w, want, engines, np, b->ninsts);
+    w->prods_bytes = want;
+    w->prods = sched_pool_take(&w->pool, want);
+    if (!w->prods) {
+        w->prods_bytes = sched_block_bytes(want);
+        w->prods = tpb_array_grow(NULL, 0, w->prods_bytes);
+    }
     if (!w->prods)
         return -1;
     int *v = (int *)(w->prods + (np ? np : 1));

@@ -50,11 +50,15 @@ static void check_now(const sclk_t *c, uint32_t model[][BIR_MAX_SEMS], int nsems
 
 /* Random raises (mostly one semaphore at a time, as producers do), marks
  * and merges of earlier marks, on nsems semaphores. */
-static void run_random_hint(uint32_t seed, int nsems, int steps, uint32_t hint)
+/* *pooled (with a pool): the logs in it at the end, *own: those that
+ * outgrew their first room and are not. */
+static void run_random_pool(uint32_t seed, int nsems, int steps, uint32_t hint, sched_pool_t *pool,
+                            int *pooled, int *own)
 {
     sclk_t c;
     sclk_init(&c, nsems);
     sclk_reserve(&c, hint);
+    c.pool = pool;
     static uint32_t model[NENG][BIR_MAX_SEMS];
     memset(model, 0, sizeof model);
     rec_t *rec = calloc(MAXMARK, sizeof *rec);
@@ -100,8 +104,19 @@ static void run_random_hint(uint32_t seed, int nsems, int steps, uint32_t hint)
         assert_int_equal(sclk_merge(&c, rec[r].eng, rec[r].eng, rec[r].mark), 0);
         assert_int_equal(c.log[rec[r].eng].n, n);
     }
+    for (int e = 0; pool && e < NENG; e++) {
+        if (sched_pool_has(pool, c.log[e].val))
+            ++*pooled;
+        else if (c.log[e].cap > SCLK_FIRST)
+            ++*own;
+    }
     sclk_free(&c);
     free(rec);
+}
+
+static void run_random_hint(uint32_t seed, int nsems, int steps, uint32_t hint)
+{
+    run_random_pool(seed, nsems, steps, hint, NULL, NULL, NULL);
 }
 
 static void run_random(uint32_t seed, int nsems, int steps)
@@ -203,6 +218,77 @@ static void test_reserve(void **state)
     sclk_free(&c);
 }
 
+/* The pool: blocks from SCHED_MAP_FROM on, aligned, zero, one after the
+ * other while they fit; sched_array_move copies what is kept and leaves
+ * a pooled block to the pool. */
+static void test_pool(void **state)
+{
+    (void)state;
+    sched_pool_t none;
+    sched_pool_init(&none, SCHED_MAP_FROM);   /* below TPB_ARRAY_MAP_MIN: no pool */
+    assert_null(none.base);
+    assert_null(sched_pool_take(&none, SCHED_MAP_FROM));
+    assert_null(sched_pool_take(NULL, SCHED_MAP_FROM));
+    sched_pool_t p;
+    size_t room = 4 * SCHED_MAP_FROM;
+    sched_pool_init(&p, room);
+    assert_true(p.bytes == room || p.base == NULL);
+    if (!p.base)
+        skip();   /* no mappings here: nothing is pooled */
+    assert_null(sched_pool_take(&p, SCHED_MAP_FROM - 1));   /* small: malloc */
+    char *a = sched_pool_take(&p, SCHED_MAP_FROM + 1);
+    char *b = sched_pool_take(&p, SCHED_MAP_FROM);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(b >= a + SCHED_MAP_FROM + 1 && (uintptr_t)b % 64 == 0);
+    for (size_t i = 0; i < SCHED_MAP_FROM; i += 4096)
+        assert_int_equal(b[i], 0);
+    assert_true(sched_pool_has(&p, a) && sched_pool_has(&p, b + SCHED_MAP_FROM - 1));
+    assert_null(sched_pool_take(&p, 2 * SCHED_MAP_FROM));   /* does not fit */
+    /* a malloc'ed array moves into the pool: its kept bytes come along */
+    size_t bytes = 0;
+    char *small = malloc(100);
+    assert_non_null(small);
+    memset(small, 7, 100);
+    char *moved = sched_array_move(&p, small, 100, 60, SCHED_MAP_FROM, &bytes);
+    assert_true(sched_pool_has(&p, moved));
+    assert_int_equal(bytes, SCHED_MAP_FROM);
+    assert_int_equal(moved[59], 7);
+    assert_int_equal(moved[60], 0);
+    /* the pool is full: a pooled array moves to a block of its own */
+    char *own = sched_array_move(&p, moved, bytes, 60, 2 * SCHED_MAP_FROM, &bytes);
+    assert_non_null(own);
+    assert_false(sched_pool_has(&p, own));
+    assert_int_equal(bytes, sched_block_bytes(2 * SCHED_MAP_FROM));
+    assert_int_equal(own[59], 7);
+    assert_int_equal(moved[0], 7);   /* left in the pool, not freed */
+    sched_array_free(&p, own, bytes);
+    sched_array_free(&p, a, SCHED_MAP_FROM + 1);   /* pooled: nothing */
+    sched_pool_free(&p);
+    assert_null(p.base);
+}
+
+/* Logs that outgrow their first room share one pool, and a log past its
+ * pooled room moves to a block of its own; merges stay exact. */
+static void test_pooled_logs(void **state)
+{
+    (void)state;
+    for (uint32_t seed = 30; seed <= 32; seed++) {
+        sched_pool_t p;
+        uint32_t hint = 12000;   /* a log of 132 KiB: pooled (from SCHED_MAP_FROM) */
+        assert_true(sclk_pool_bytes(hint, BIR_MAX_SEMS) >= SCHED_MAP_FROM);
+        /* room for two of the four engines' logs: the others get their own */
+        sched_pool_init(&p, 2 * sclk_pool_bytes(hint, BIR_MAX_SEMS) + 64);
+        if (!p.base)
+            skip();
+        int pooled = 0, own = 0;
+        run_random_pool(seed, BIR_MAX_SEMS, 30000, hint, &p, &pooled, &own);
+        assert_int_equal(pooled, 2);
+        assert_int_equal(own, NENG - 2);
+        sched_pool_free(&p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +297,8 @@ int main(void)
         cmocka_unit_test(test_span_edges),
         cmocka_unit_test(test_sparse_cost),
         cmocka_unit_test(test_reserve),
+        cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pooled_logs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
