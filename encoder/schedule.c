@@ -216,8 +216,25 @@ static bool producer_sem(const sync_walk_t *w, const bir_module_t *m, const bir_
     return true;
 }
 
+/* The engines with producers (room counted): their own semaphore's, or
+ * their queues' (a DMA trigger runs on its queue's issuing engine).  An
+ * engine that only waits is left out: should its log outgrow its first
+ * room, it takes pool room another log leaves or a block of its own. */
+static unsigned producing_engines(const sync_walk_t *w, const bir_module_t *m)
+{
+    unsigned engines = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (w->engine_sem[e] >= 0 && w->room[w->engine_sem[e]])
+            engines |= 1u << e;
+    for (int q = 0; q < m->nqueues; q++)
+        if (w->room[m->queues[q].semaphore] && m->queues[q].engine >= 0 &&
+            m->queues[q].engine < ISA_ENG_COUNT)
+            engines |= 1u << m->queues[q].engine;
+    return engines;
+}
+
 /* The pool for the walk's large blocks: the producers (`prods` bytes),
- * a clock log per engine that syncs instructions (every change of a clock
+ * a clock log per engine with producers (every change of a clock
  * raises a semaphore towards its final count: at most np changes each),
  * the index for about two lists per instruction (pix_reserve). */
 static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, int ninsts)
@@ -240,19 +257,15 @@ static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np,
 static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir_block_t *b)
 {
     size_t np = 0, nval = 0;
-    unsigned engines = 0;   /* bit e: engine e syncs an instruction (has a clock log) */
     for (int i = 0; i < b->ninsts; i++) {
-        const bir_inst_t *in = &b->insts[i];
         int sem;
-        if (in->nacc > 0 && !in->is_dma_desc)
-            engines |= 1u << in->engine;
-        if (producer_sem(w, m, in, &sem))
+        if (producer_sem(w, m, &b->insts[i], &sem))
             w->room[sem]++, np++;
     }
     for (int s = 0; s < w->nsems; s++)
         nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
     size_t want = (np ? np : 1) * sizeof *w->prods + nval * sizeof(int);
-    walk_pool(w, want, engines, np, b->ninsts);
+    walk_pool(w, want, producing_engines(w, m), np, b->ninsts);
     w->prods_bytes = want;
     w->prods = sched_pool_take(&w->pool, want);
     if (!w->prods) {
