@@ -43,6 +43,8 @@ typedef struct {
     pending_nop_t *v;
     int n, cap;
     int first;   /* the first room: one per producer (compile-mixed: one in five) */
+    size_t bytes;          /* v's block (sched_array_free) */
+    sched_pool_t *pool;    /* where the first room goes */
 } pending_t;
 
 /* Grown with tpb_array_grow, not cleared: a first room of one per producer
@@ -51,10 +53,15 @@ typedef struct {
 static int pending_add(pending_t *p, int before, int sem, uint32_t value)
 {
     if (p->n == p->cap) {
-        pending_nop_t *q = tpb_array_double(p->v, &p->cap, sizeof *q, p->first);
+        if (p->cap > INT_MAX / 2)
+            return -1;
+        int nc = p->cap ? 2 * p->cap : p->first;
+        size_t bytes;
+        pending_nop_t *q = sched_array_move(p->pool, p->v, p->bytes, (size_t)p->n * sizeof *q,
+                                            (size_t)nc * sizeof *q, &bytes);
         if (!q)
             return -1;
-        p->v = q;
+        p->v = q, p->cap = nc, p->bytes = bytes;
     }
     p->v[p->n++] = (pending_nop_t){before, sem, value};
     return 0;
@@ -192,7 +199,8 @@ static void walk_free_search(sync_walk_t *w)
     memset(w->by_val, 0, sizeof w->by_val);
     sclk_free(&w->clk);
     pix_free(&w->index);
-    sched_pool_free(&w->pool);   /* after every block that may be in it */
+    if (!sched_pool_has(&w->pool, w->pending.v))   /* else kept for the Nops */
+        sched_pool_free(&w->pool);   /* after every block that may be in it */
     free(w->conf);
     w->conf = NULL;
 }
@@ -200,8 +208,9 @@ static void walk_free_search(sync_walk_t *w)
 static void walk_free(sync_walk_t *w)
 {
     walk_free_search(w);
-    tpb_array_free(w->pending.v, (size_t)w->pending.cap * sizeof *w->pending.v);
+    sched_array_free(&w->pool, w->pending.v, w->pending.bytes);
     w->pending.v = NULL;
+    sched_pool_free(&w->pool);
 }
 
 /* Whether instruction in becomes a producer (sync_inst files it), and on
@@ -242,7 +251,9 @@ static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np,
     size_t logs = 0;
     for (; engines; engines &= engines - 1)
         logs += sclk_pool_bytes(np < UINT32_MAX ? (uint32_t)np : UINT32_MAX, w->nsems);
-    sched_pool_init(&w->pool, prods + 64 + logs + pix_pool_bytes(2 * (size_t)ninsts));
+    size_t nops = (size_t)w->pending.first * sizeof *w->pending.v + 64;
+    sched_pool_init(&w->pool, prods + 64 + logs + nops + pix_pool_bytes(2 * (size_t)ninsts));
+    w->pending.pool = &w->pool;
     w->clk.pool = &w->pool;
     w->index.pool = &w->pool;
 }
@@ -265,6 +276,7 @@ static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir
     for (int s = 0; s < w->nsems; s++)
         nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
     size_t want = (np ? np : 1) * sizeof *w->prods + nval * sizeof(int);
+    w->pending.first = np > 256 && np < INT_MAX ? (int)np : 256;
     walk_pool(w, want, producing_engines(w, m), np, b->ninsts);
     w->prods_bytes = want;
     w->prods = sched_pool_take(&w->pool, want);
@@ -279,7 +291,6 @@ static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir
         w->by_val[s] = v, v += w->room[s] + 1;
     /* every change of a clock raises a semaphore towards its final count */
     sclk_reserve(&w->clk, np < UINT32_MAX ? (uint32_t)np : UINT32_MAX);
-    w->pending.first = np > 256 && np < INT_MAX ? (int)np : 256;
     return 0;
 }
 
