@@ -294,6 +294,8 @@ void gen_free(gen_t *g)
     tpb_array_free(g->dbg_block, g->dbg_block_bytes);
     g->dbg_block = NULL;
     g->dbg_block_bytes = 0;
+    g->spare = NULL;   /* in dbg_block */
+    g->nspare = g->spare_used = 0;
     free(g->loop_pc);
     g->loop_pc = NULL;
     free(g->checks);
@@ -368,7 +370,10 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
                  path, strerror(errno));
         return NULL;
     }
-    if (jb_init_file(&g->binbuf[e], f, GEN_BIN_BUF)) {
+    if (g->spare && g->nspare - g->spare_used >= GEN_BIN_BUF) {   /* gen_t.spare */
+        jb_init_lent(&g->binbuf[e], f, g->spare + g->spare_used, GEN_BIN_BUF);
+        g->spare_used += GEN_BIN_BUF;
+    } else if (jb_init_file(&g->binbuf[e], f, GEN_BIN_BUF)) {
         jb_free(&g->binbuf[e]);
         fclose(f);
         unlink(path);
@@ -479,6 +484,25 @@ static int encode(isa_plans_t *ps, const bir_inst_t *in, const isa_inst_t *whole
     return 0;
 }
 
+/* The bytes of the debug block for lists and columns of `need` bytes:
+ * need, or when the block is a mapping anyway (or the largest sidecar's
+ * chunk would be one) its whole 2 MiB pages with room for the streams'
+ * chunks and the sidecars' one (gen_t.spare): one huge page where each
+ * writer faulted in a block of its own. */
+static size_t spare_bytes(const unsigned *bundles, size_t need)
+{
+    unsigned most = 0, streams = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (bundles[e] && bundles[e] <= INT_MAX) {
+            most = bundles[e] > most ? bundles[e] : most;
+            streams++;
+        }
+    size_t chunk = art_sidecar_chunk(most), bins = streams * GEN_BIN_BUF;
+    if (need < TPB_ARRAY_MAP_MIN && chunk < TPB_ARRAY_MAP_MIN)
+        return need;   /* small: malloc'ed, faulted in only as far as used */
+    return tpb_array_room(need + 64 + (chunk > bins ? chunk : bins));
+}
+
 int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
 {
     if (g->mode != ENC_RUN_ISA_CHECKS || g->dbg_block)
@@ -492,11 +516,17 @@ int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
     /* one block for every engine: the lists of a 10^5-instruction program
      * share huge pages (apart, most would be malloc'ed, page by page);
      * the opcode columns (a byte per bundle) follow them */
-    gen_debug_t *p = tpb_array_grow(NULL, 0, total * (sizeof *p + 1));
+    size_t need = total * (sizeof(gen_debug_t) + 1), bytes = spare_bytes(bundles, need);
+    gen_debug_t *p = tpb_array_grow(NULL, 0, bytes);
     if (!p)
         return tpb_errf(err, "out of memory in the generator");
     g->dbg_block = p;
-    g->dbg_block_bytes = total * (sizeof *p + 1);
+    g->dbg_block_bytes = bytes;
+    if (bytes > need) {
+        size_t at = (need + 63) & ~(size_t)63;   /* the chunks start on a cache line */
+        g->spare = (char *)p + at;
+        g->nspare = bytes - at;
+    }
     uint8_t *col = (uint8_t *)(p + total);
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         if (!g->capdbg[e] && bundles[e] && bundles[e] <= INT_MAX) {
