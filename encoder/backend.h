@@ -205,6 +205,12 @@ int gen_check_dve_coverage(const gen_t *g, tpb_err_t *err);
 int gen_check_asm_mappings(gen_t *g, tpb_err_t *err);
 /* Instructions the COLLECT aggregation skips (getInstSyncType != 0). */
 bool gen_is_sync_inst(const bir_inst_t *in);
+/* emit_collect.c: the COLLECT_OPCODES walk (gen_run in that mode), and its
+ * per-instruction checks, which the other modes' walk makes itself unless
+ * g->checked: the instruction's ISA op is the one its mode flags pick, and
+ * a descriptor's wire compute field is its DgeComputeOp's. */
+int gen_collect(gen_t *g, tpb_err_t *err);
+int gen_check_inst(const bir_inst_t *in, int idx, tpb_err_t *err);
 
 /* artifacts.c */
 /* Op's "buf" string (docs/artifacts.md: the rotating buffers its operands
