@@ -3,7 +3,8 @@
  * For every instruction the L2 opcode is derived once (the ISA table's
  * NEURON_ISA_TPB_OPCODE value) and used by all three CodeGenModes:
  *   COLLECT_OPCODES (0)  insert it (and its prefixes' opcodes) into the
- *                        instruction's opcode set; no bytes
+ *                        instruction's opcode set; no bytes (its own walk,
+ *                        emit_collect.c)
  *   RUN_ISA_CHECKS (1)   encode the bundle(s), route them by the
  *                        instruction's own engine (findBin) to a lazily
  *                        opened <Engine>.bin, optional per-instruction dump,
