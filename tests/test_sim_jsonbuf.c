@@ -228,6 +228,19 @@ static void fill(jb_t *b)
     }
 }
 
+/* f (written from its start) holds m's bytes; closes f. */
+static void assert_file_holds(FILE *f, const jb_t *m)
+{
+    assert_int_equal((size_t)ftell(f), m->len);
+    char *got = malloc(m->len);
+    assert_non_null(got);
+    rewind(f);
+    assert_int_equal(fread(got, 1, m->len, f), m->len);
+    assert_memory_equal(got, m->buf, m->len);
+    free(got);
+    fclose(f);
+}
+
 static void test_file_equals_memory(void **state)
 {
     (void)state;
@@ -245,15 +258,7 @@ static void test_file_equals_memory(void **state)
         jb_flush(&b);
         assert_false(jb_failed(&b));
         jb_free(&b);
-        long n = ftell(f);
-        assert_int_equal((size_t)n, m.len);
-        char *got = malloc(m.len);
-        assert_non_null(got);
-        rewind(f);
-        assert_int_equal(fread(got, 1, m.len, f), m.len);
-        assert_memory_equal(got, m.buf, m.len);
-        free(got);
-        fclose(f);
+        assert_file_holds(f, &m);
     }
     jb_free(&m);
 }
@@ -285,14 +290,7 @@ static void test_lent_chunk_equals_memory(void **state)
         jb_free(&b);
         for (size_t i = caps[c]; i < sizeof chunk; i++)
             assert_int_equal(chunk[i], '#');
-        assert_int_equal((size_t)ftell(f), m.len);
-        char *got = malloc(m.len);
-        assert_non_null(got);
-        rewind(f);
-        assert_int_equal(fread(got, 1, m.len, f), m.len);
-        assert_memory_equal(got, m.buf, m.len);
-        free(got);
-        fclose(f);
+        assert_file_holds(f, &m);
     }
     jb_free(&m);
 }
