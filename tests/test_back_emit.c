@@ -346,6 +346,7 @@ static void test_collect_counts_the_run(void **state)
     gen_free(&c);
     gen_free(&r);
     enc_core_free(&cc);
+    enc_hbm_layout_free(&hbm);
     tir_kernel_free(&k);
 }
 
