@@ -119,36 +119,55 @@ bool gen_is_sync_inst(const bir_inst_t *in)
     return is_sync_inst(in);
 }
 
+/* An instruction's opcodes into set: its own (l2), and with pred / ap
+ * its PredExt's and ApExt's (pre[0], pre[1]). */
+static inline void add_opcodes(uint32_t *set, uint8_t l2, bool pred, bool ap, const uint8_t *pre)
+{
+    bitset_add(set, l2);
+    if (pred)
+        bitset_add(set, pre[0]);
+    if (ap)
+        bitset_add(set, pre[1]);
+}
+
 int gen_collect(gen_t *g, tpb_err_t *err)
 {
     const bir_block_t *b = &g->m->funcs[0].blocks[0];
-    const uint8_t pred_l2 = isa_ops[ISA_OP_PRED_EXT].l2, ap_l2 = isa_ops[ISA_OP_AP_EXT].l2;
-    for (int i = 0; i < b->ninsts; i++) {
-        const bir_inst_t *in = &b->insts[i];
+    const bir_inst_t *insts = b->insts;
+    const int ninsts = b->ninsts;
+    const uint8_t pre[2] = {isa_ops[ISA_OP_PRED_EXT].l2, isa_ops[ISA_OP_AP_EXT].l2};
+    /* the sets are gathered here and merged into g's at the end: stores
+     * through g would make the compiler reload everything after each */
+    uint32_t census[ISA_ENG_COUNT][8], table[ISA_ENG_COUNT][8];
+    memset(census, 0, sizeof census);
+    memset(table, 0, sizeof table);
+    int rc = 0;
+    for (int i = 0; i < ninsts; i++) {
+        const bir_inst_t *in = &insts[i];
         if (in->opc == BIR_INST_LOOP)
             continue;   /* the InstLoop marker: not an ISA instruction */
-        if (!inst_ok(in))
-            return check_failed(in, i, err);
+        if (!inst_ok(in)) {
+            rc = check_failed(in, i, err);
+            break;
+        }
         int e = in->engine;
         if (e < 0 || e >= ISA_ENG_COUNT)
             continue;   /* in no engine's sets or count */
-        /* the instruction's opcodes: its prefixes' and its own */
-        uint8_t ops[3];
-        unsigned nops = 0, n = 1;
-        if (in->has_pred)
-            ops[nops++] = pred_l2, n += 1u + bir_rare(in)->npred_more;
-        if (needs_apext(g, in))
-            ops[nops++] = ap_l2, n++;
-        ops[nops++] = isa_ops[in->isa.op].l2;
-        /* the whole census, and LowerDVE's view that skips sync
-         * instructions (the DVE table) */
-        bool sync = is_sync_inst(in);
-        for (unsigned k = 0; k < nops; k++) {
-            bitset_add(g->engine_opcodes[e], ops[k]);
-            if (!sync)
-                bitset_add(g->table_opcodes[e], ops[k]);
-        }
+        /* the instruction's opcodes: its prefixes' and its own, into the
+         * whole census and LowerDVE's view, which skips sync instructions
+         * (the DVE table) */
+        bool pred = in->has_pred, ap = needs_apext(g, in);
+        uint8_t l2 = isa_ops[in->isa.op].l2;
+        add_opcodes(census[e], l2, pred, ap, pre);
+        if (!is_sync_inst(in))
+            add_opcodes(table[e], l2, pred, ap, pre);
+        unsigned n = 1u + ap + (pred ? 1u + bir_rare(in)->npred_more : 0u);
         branch_hint(g, in, n);
     }
-    return 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        for (int w = 0; w < 8; w++) {
+            g->engine_opcodes[e][w] |= census[e][w];
+            g->table_opcodes[e][w] |= table[e][w];
+        }
+    return rc;
 }
