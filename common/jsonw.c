@@ -42,9 +42,19 @@ int jb_init_mem(jb_t *b, size_t cap)
     return jb_init(b, NULL, cap);
 }
 
+void jb_init_lent(jb_t *b, FILE *f, char *buf, size_t cap)
+{
+    memset(b, 0, sizeof *b);
+    b->f = f;
+    b->buf = buf;
+    b->cap = cap;
+    b->lent = true;
+}
+
 void jb_free(jb_t *b)
 {
-    tpb_array_free(b->buf, b->cap);
+    if (!b->lent)
+        tpb_array_free(b->buf, b->cap);
     memset(b, 0, sizeof *b);
 }
 
@@ -72,7 +82,12 @@ static bool jb_grow(jb_t *b, size_t need)
         }
         cap *= 2;
     }
-    char *p = tpb_array_grow(b->buf, b->cap, cap);
+    /* a lent chunk stays the caller's: the text moves to a block of our own */
+    char *p = tpb_array_grow(b->lent ? NULL : b->buf, b->lent ? 0 : b->cap, cap);
+    if (p && b->lent) {
+        memcpy(p, b->buf, b->len);
+        b->lent = false;
+    }
     if (!p) {
         b->failed = true;
         return false;
@@ -364,6 +379,12 @@ void jw_init_file_cap(jw_t *w, FILE *f, size_t cap)
 {
     memset(w, 0, sizeof *w);
     jb_init_file(&w->b, f, cap && cap < JW_CHUNK ? cap : JW_CHUNK);
+}
+
+void jw_init_file_lent(jw_t *w, FILE *f, char *buf, size_t cap)
+{
+    memset(w, 0, sizeof *w);
+    jb_init_lent(&w->b, f, buf, cap);
 }
 
 void jw_set_compact(jw_t *w)

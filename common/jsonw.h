@@ -31,12 +31,18 @@ typedef struct {
     size_t len, cap;  /* bytes used / allocated */
     bool failed;      /* out of memory or write error (sticky) */
     bool io_error;    /* a write to f failed */
+    bool lent;        /* buf is the caller's (jb_init_lent): not freed here */
 } jb_t;
 
 /* Buffer that drains into f every `cap` bytes (cap 0: a default size). */
 int jb_init_file(jb_t *b, FILE *f, size_t cap);
 /* Growable in-memory buffer (starts with `cap` bytes, 0: a default). */
 int jb_init_mem(jb_t *b, size_t cap);
+/* The same as jb_init_file over the caller's chunk buf[0..cap) (cap > 0),
+ * which it keeps: jb_free leaves it, and a reservation larger than the
+ * chunk moves the text to a block of the buffer's own.  Writers that run
+ * one after another can so share one chunk, paid for (faulted in) once. */
+void jb_init_lent(jb_t *b, FILE *f, char *buf, size_t cap);
 void jb_free(jb_t *b);
 /* Write what is buffered to the FILE (no-op for memory buffers). */
 void jb_flush(jb_t *b);
@@ -134,6 +140,8 @@ void jw_init_file(jw_t *w, FILE *f);
  * TPB_ARRAY_MAP_MIN on is a 2 MiB page (one fault, but ten small ones'
  * worth; common/hugepage.h). */
 void jw_init_file_cap(jw_t *w, FILE *f, size_t cap);
+/* The same over the caller's chunk (jb_init_lent). */
+void jw_init_file_lent(jw_t *w, FILE *f, char *buf, size_t cap);
 void jw_free(jw_t *w);
 /* From here on write cJSON_PrintUnformatted()'s bytes (the compact
  * sidecars, docs/artifacts.md); call before the first value. */

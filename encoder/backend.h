@@ -117,6 +117,13 @@ typedef struct {
     int nreplica[ISA_ENG_COUNT], nreduce[ISA_ENG_COUNT];
     gen_debug_t *dbg_block;
     size_t dbg_block_bytes;
+    /* The rest of dbg_block's pages past the lists and columns, when the
+     * block is a mapping (or a sidecar's chunk would be one): the streams'
+     * chunks (GEN_BIN_BUF each, taken in createBin order; spare_used) and,
+     * once they are closed, the sidecars' one chunk, instead of a block
+     * (a 2 MiB page) per writer.  NULL: none. */
+    char *spare;
+    size_t nspare, spare_used;
     /* per engine, the header (opcode) byte of every bundle drained into
      * <Engine>.bin, by its position in the file (counted by the drains, not
      * by pcs): the assembly-mapping check reads it instead of the file.  In
@@ -198,6 +205,12 @@ int gen_check_dve_coverage(const gen_t *g, tpb_err_t *err);
 int gen_check_asm_mappings(gen_t *g, tpb_err_t *err);
 /* Instructions the COLLECT aggregation skips (getInstSyncType != 0). */
 bool gen_is_sync_inst(const bir_inst_t *in);
+/* emit_collect.c: the COLLECT_OPCODES walk (gen_run in that mode), and its
+ * per-instruction checks, which the other modes' walk makes itself unless
+ * g->checked: the instruction's ISA op is the one its mode flags pick, and
+ * a descriptor's wire compute field is its DgeComputeOp's. */
+int gen_collect(gen_t *g, tpb_err_t *err);
+int gen_check_inst(const bir_inst_t *in, int idx, tpb_err_t *err);
 
 /* artifacts.c */
 /* Op's "buf" string (docs/artifacts.md: the rotating buffers its operands
@@ -315,6 +328,9 @@ void art_ops_free(art_ops_t *o);
  * writer of record, kept for the tests to compare against). */
 void art_debug_entries(jw_t *w, const art_ops_t *ops, const bir_inst_t *insts,
                        const gen_debug_t *dbg, int n, bool compact, bool fast);
+/* The bytes of a sidecar writer's chunk for a sidecar of that many debug
+ * entries. */
+size_t art_sidecar_chunk(unsigned entries);
 /* The <Engine>.json sidecars from ops; art_write_sidecars builds them from k. */
 int art_write_sidecars_ops(const gen_t *g, const bir_module_t *m, const art_ops_t *ops,
                            const char *dir, tpb_err_t *err);

@@ -3,7 +3,8 @@
  * For every instruction the L2 opcode is derived once (the ISA table's
  * NEURON_ISA_TPB_OPCODE value) and used by all three CodeGenModes:
  *   COLLECT_OPCODES (0)  insert it (and its prefixes' opcodes) into the
- *                        instruction's opcode set; no bytes
+ *                        instruction's opcode set; no bytes (its own walk,
+ *                        emit_collect.c)
  *   RUN_ISA_CHECKS (1)   encode the bundle(s), route them by the
  *                        instruction's own engine (findBin) to a lazily
  *                        opened <Engine>.bin, optional per-instruction dump,
@@ -294,6 +295,8 @@ void gen_free(gen_t *g)
     tpb_array_free(g->dbg_block, g->dbg_block_bytes);
     g->dbg_block = NULL;
     g->dbg_block_bytes = 0;
+    g->spare = NULL;   /* in dbg_block */
+    g->nspare = g->spare_used = 0;
     free(g->loop_pc);
     g->loop_pc = NULL;
     free(g->checks);
@@ -368,7 +371,10 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
                  path, strerror(errno));
         return NULL;
     }
-    if (jb_init_file(&g->binbuf[e], f, GEN_BIN_BUF)) {
+    if (g->spare && g->nspare - g->spare_used >= GEN_BIN_BUF) {   /* gen_t.spare */
+        jb_init_lent(&g->binbuf[e], f, g->spare + g->spare_used, GEN_BIN_BUF);
+        g->spare_used += GEN_BIN_BUF;
+    } else if (jb_init_file(&g->binbuf[e], f, GEN_BIN_BUF)) {
         jb_free(&g->binbuf[e]);
         fclose(f);
         unlink(path);
@@ -411,28 +417,6 @@ static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[IS
     return fio_write_staged(path, bundles, (size_t)nb * ISA_BUNDLE_BYTES, err);
 }
 
-static void bitset_add(uint32_t *set, uint8_t v) { set[v >> 5] |= 1u << (v & 31); }
-
-/* gen_is_sync_inst, inline for the walks. */
-static inline bool is_sync_inst(const bir_inst_t *in)
-{
-    return in->opc == BIR_NOP || in->opc == BIR_HALT || in->opc == BIR_CORE_BARRIER;
-}
-
-/* Add an instruction's opcodes to its engine's sets: the whole census,
- * and LowerDVE's view that skips sync instructions (the DVE table). */
-static void collect_opcodes(gen_t *g, const bir_inst_t *in, const uint8_t *ops, unsigned n)
-{
-    int e = in->engine;
-    if (e < 0 || e >= ISA_ENG_COUNT)
-        return;
-    bool sync = is_sync_inst(in);
-    for (unsigned i = 0; i < n; i++) {
-        bitset_add(g->engine_opcodes[e], ops[i]);
-        if (!sync)
-            bitset_add(g->table_opcodes[e], ops[i]);
-    }
-}
 
 
 /* Encode one BIR instruction: [PredExt] [ApExt] main; whole is in
@@ -479,6 +463,25 @@ static int encode(isa_plans_t *ps, const bir_inst_t *in, const isa_inst_t *whole
     return 0;
 }
 
+/* The bytes of the debug block for lists and columns of `need` bytes:
+ * need, or when the block is a mapping anyway (or the largest sidecar's
+ * chunk would be one) its whole 2 MiB pages with room for the streams'
+ * chunks and the sidecars' one (gen_t.spare): one huge page where each
+ * writer faulted in a block of its own. */
+static size_t spare_bytes(const unsigned *bundles, size_t need)
+{
+    unsigned most = 0, streams = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        if (bundles[e] && bundles[e] <= INT_MAX) {
+            most = bundles[e] > most ? bundles[e] : most;
+            streams++;
+        }
+    size_t chunk = art_sidecar_chunk(most), bins = streams * GEN_BIN_BUF;
+    if (need < TPB_ARRAY_MAP_MIN && chunk < TPB_ARRAY_MAP_MIN)
+        return need;   /* small: malloc'ed, faulted in only as far as used */
+    return tpb_array_room(need + 64 + (chunk > bins ? chunk : bins));
+}
+
 int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
 {
     if (g->mode != ENC_RUN_ISA_CHECKS || g->dbg_block)
@@ -492,11 +495,17 @@ int gen_reserve_debug(gen_t *g, const unsigned *bundles, tpb_err_t *err)
     /* one block for every engine: the lists of a 10^5-instruction program
      * share huge pages (apart, most would be malloc'ed, page by page);
      * the opcode columns (a byte per bundle) follow them */
-    gen_debug_t *p = tpb_array_grow(NULL, 0, total * (sizeof *p + 1));
+    size_t need = total * (sizeof(gen_debug_t) + 1), bytes = spare_bytes(bundles, need);
+    gen_debug_t *p = tpb_array_grow(NULL, 0, bytes);
     if (!p)
         return tpb_errf(err, "out of memory in the generator");
     g->dbg_block = p;
-    g->dbg_block_bytes = total * (sizeof *p + 1);
+    g->dbg_block_bytes = bytes;
+    if (bytes > need) {
+        size_t at = (need + 63) & ~(size_t)63;   /* the chunks start on a cache line */
+        g->spare = (char *)p + at;
+        g->nspare = bytes - at;
+    }
     uint8_t *col = (uint8_t *)(p + total);
     for (int e = 0; e < ISA_ENG_COUNT; e++)
         if (!g->capdbg[e] && bundles[e] && bundles[e] <= INT_MAX) {
@@ -686,96 +695,17 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     return 0;
 }
 
-/* The ApExt-carrying fields of a format: TAP ".ndims" fields of slots 0..3
- * (looked up once per format; 255 = too many to list, scan every time). */
-static void collect_ndims_fields(gen_t *g, unsigned fmt)
-{
-    const isa_fmtinfo_t *fi = &isa_formats[fmt];
-    unsigned n = 0;
-    for (unsigned i = 0; i < fi->nfields && n != 255; i++) {
-        const isa_field_t *fd = &fi->fields[i];
-        if (fd->opnd_kind == ISA_OPND_TAP && fd->slot >= 0 && fd->slot < 4 &&
-            strstr(fd->name, ".ndims")) {
-            if (n == GEN_MAX_NDIMS_FIELDS)
-                n = 255;
-            else
-                g->fmt_ndims[fmt][n++] = (uint16_t)i;
-        }
-    }
-    g->fmt_nndims[fmt] = (uint8_t)n;
-    g->fmt_ready[fmt] = true;
-}
-
-/* An operand with > 2 free dims brings an ApExt prefix. */
-static bool needs_apext(gen_t *g, const bir_inst_t *in)
-{
-    unsigned fmt = isa_ops[in->isa.op].format;
-    const isa_fmtinfo_t *fi = &isa_formats[fmt];
-    if (!g->fmt_ready[fmt])
-        collect_ndims_fields(g, fmt);
-    if (g->fmt_nndims[fmt] != 255) {
-        for (unsigned k = 0; k < g->fmt_nndims[fmt]; k++)
-            if (bir_body_field(in, &fi->fields[g->fmt_ndims[fmt][k]]) > 2)
-                return true;
-        return false;
-    }
-    for (unsigned fidx = 0; fidx < fi->nfields; fidx++) {
-        const isa_field_t *fd = &fi->fields[fidx];
-        if (fd->opnd_kind == ISA_OPND_TAP && fd->slot >= 0 && fd->slot < 4 &&
-            strstr(fd->name, ".ndims") && bir_body_field(in, fd) > 2)
-            return true;
-    }
-    return false;
-}
-
-/* updateBranchHintTargetPC: the COLLECT walk counts each engine's bundles,
- * so the pc after a rolled loop's last head instruction on an engine is
- * known before any byte is written: its back branch jumps there. */
-static void branch_hint(gen_t *g, const bir_inst_t *in, unsigned nb)
-{
-    int e = in->engine;
-    if (e < 0 || e >= ISA_ENG_COUNT)
-        return;
-    int xl = g->m->nloops + in->loop;   /* exit label slot (dynamic loops) */
-    if (in->loop_role == BIR_LOOP_EXIT && in->loop >= 0 && xl < g->nloop_pc)
-        g->loop_pc[xl][e] = g->pcs[e];
-    g->pcs[e] += nb;
-    if ((in->loop_role == BIR_LOOP_HEAD_END || in->loop_role == BIR_LOOP_GUARD) &&
-        in->loop >= 0 && in->loop < g->nloop_pc)
-        g->loop_pc[in->loop][e] = g->pcs[e];
-}
-
-/* A descriptor whose 1-bit wire compute field is not codegen's map of its
- * BIR DgeComputeOp (bypass 0 -> 0, add 2 -> 1). */
-static bool bad_dge_compute(const bir_inst_t *in)
-{
-    if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's fields */
-        return in->isa.f->DDESC.compute !=
-               bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
-    if (in->isa.op == ISA_OP_DMA_INDIRECT2D)
-        return in->isa.f->DIND.compute != bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute);
-    return false;
-}
 
 static int visit(gen_t *g, int idx, tpb_err_t *err)
 {
     const bir_inst_t *in = &g->m->funcs[0].blocks[0].insts[idx];
     if (in->opc == BIR_INST_LOOP)
         return 0;   /* the InstLoop marker: not an ISA instruction */
-    if (!g->checked && in->isa.op != bir_codegen_isa_op(in))   /* mode flags pick the encoding */
-        return tpb_errf(err, "instruction %d '%s': BIR %s%s%s is ISA %s, not %s", idx, in->name,
-                        bir_opcode_name(in->opc), in->is_activate2 ? " is_activate2=1" : "",
-                        in->is_stt ? " is_stt=1" : "", isa_ops[bir_codegen_isa_op(in)].mnemonic,
-                        isa_ops[in->isa.op].mnemonic);
-    if (!g->checked && bad_dge_compute(in))
-        return tpb_errf(err, "instruction %d '%s': DgeComputeOp %u is wire compute %u, not %u",
-                        idx, in->name, (unsigned)in->dge_compute,
-                        bir_dge_compute_wire((bir_dge_compute_t)in->dge_compute),
-                        isa_op_is_direct_dma(in->isa.op) ? (unsigned)in->isa.f->DDESC.compute
-                                                          : (unsigned)in->isa.f->DIND.compute);
+    if (!g->checked && gen_check_inst(in, idx, err))
+        return -1;   /* the checks of the COLLECT walk, which did not run */
     bir_inst_t br;
     bool fwd = in->loop_role == BIR_LOOP_SKIP || in->loop_role == BIR_LOOP_GUARD;
-    if ((in->loop_role == BIR_LOOP_BACK || fwd) && g->mode != ENC_COLLECT_OPCODES) {
+    if (in->loop_role == BIR_LOOP_BACK || fwd) {
         br = *in;
         int slot = in->loop + (fwd ? g->m->nloops : 0);
         if (in->loop >= 0 && slot < g->nloop_pc && in->engine >= 0 &&
@@ -841,19 +771,6 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
             g->histogram[bundles[i][0]]++;
         return 0;
     }
-    case ENC_COLLECT_OPCODES: {
-        unsigned n = 1;
-        uint8_t ops[3];   /* the instruction's opcodes: its prefixes' and its own */
-        unsigned nops = 0;
-        if (in->has_pred)
-            ops[nops++] = isa_ops[ISA_OP_PRED_EXT].l2, n += 1u + bir_rare(in)->npred_more;
-        if (needs_apext(g, in))
-            ops[nops++] = isa_ops[ISA_OP_AP_EXT].l2, n++;
-        ops[nops++] = l2;
-        collect_opcodes(g, in, ops, nops);
-        branch_hint(g, in, n);
-        return 0;
-    }
     default:
         return enc_check_mode(g->mode, err);
     }
@@ -876,19 +793,14 @@ static int flush_checks(gen_t *g, tpb_err_t *err)
     return 0;
 }
 
-bool gen_is_sync_inst(const bir_inst_t *in)
-{
-    return is_sync_inst(in);
-}
-
 int gen_run(gen_t *g, tpb_err_t *err)
 {
+    if (g->mode == ENC_COLLECT_OPCODES)
+        return gen_collect(g, err);   /* emit_collect.c */
     const bir_block_t *b = &g->m->funcs[0].blocks[0];
     for (int i = 0; i < b->ninsts; i++)
         if (visit(g, i, err))
             return -1;
-    if (g->mode == ENC_COLLECT_OPCODES)
-        return 0;   /* visit added each instruction's opcodes to its engine's sets */
     if (flush_checks(g, err))
         return -1;
     return g->mode == ENC_RUN_ISA_CHECKS ? gen_check_asm_mappings(g, err) : 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "hugepage.h"
 #include "jsonw.h"
 #include "prefetch.h"
 #include "sidecar_form.h"
@@ -435,7 +436,8 @@ static void write_reduces(jw_t *w, const gen_t *g, const bir_block_t *b, int e)
  * of at least tpb_sidecar_compact_min() entries): the compact form,
  * cJSON_PrintUnformatted's bytes with the implied members left out). */
 static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t *ops, int e,
-                         const char *dir, bool compact, tpb_err_t *err)
+                         const char *dir, bool compact, char *chunk, size_t nchunk,
+                         tpb_err_t *err)
 {
     const bir_block_t *b = &m->funcs[0].blocks[0];
     char name[64], path[4096];
@@ -445,9 +447,7 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t 
         return -1;
     setvbuf(out.f, NULL, _IONBF, 0);
     jw_t w;
-    /* a buffer for about the text of g->ndbg[e] entries (under 256 bytes
-     * each): a small sidecar's is malloc'ed, not a 2 MiB page */
-    jw_init_file_cap(&w, out.f, (size_t)4096 + (size_t)g->ndbg[e] * 256);
+    jw_init_file_lent(&w, out.f, chunk, nchunk);
     if (compact)
         jw_set_compact(&w);
     jw_obj_begin(&w);
@@ -505,14 +505,41 @@ static int write_sidecar(const gen_t *g, const bir_module_t *m, const art_ops_t 
     return rc;
 }
 
+size_t art_sidecar_chunk(unsigned entries)
+{
+    /* about the text of that many entries (under 256 bytes each): a small
+     * sidecar's is malloc'ed, not a 2 MiB page */
+    size_t want = (size_t)4096 + (size_t)entries * 256;
+    return want < JW_CHUNK ? want : JW_CHUNK;
+}
+
 int art_write_sidecars_ops(const gen_t *g, const bir_module_t *m, const art_ops_t *ops,
                            const char *dir, tpb_err_t *err)
 {
-    for (int e = 0; e < ISA_ENG_COUNT; e++)
-        if (g->opened[e] &&
-            write_sidecar(g, m, ops, e, dir, g->ndbg[e] >= tpb_sidecar_compact_min(), err))
-            return -1;
-    return 0;
+    /* one chunk for the writers, one after another: the room the debug
+     * block has past its lists once the streams are closed (gen_t.spare),
+     * else a block for the largest sidecar */
+    int most = 0;
+    bool streaming = false;
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        most = g->opened[e] && g->ndbg[e] > most ? g->ndbg[e] : most;
+        streaming |= g->bin[e] != NULL;
+    }
+    size_t n = art_sidecar_chunk((unsigned)most);
+    bool lent = g->spare && !streaming && g->nspare >= n;
+    char *chunk = lent ? g->spare : tpb_array_grow(NULL, 0, n);
+    if (lent)
+        n = g->nspare < JW_CHUNK ? g->nspare : JW_CHUNK;
+    if (!chunk)
+        return tpb_errf(err, "%s: out of memory serialising JSON", dir);
+    int rc = 0;
+    for (int e = 0; e < ISA_ENG_COUNT && !rc; e++)
+        if (g->opened[e] && write_sidecar(g, m, ops, e, dir,
+                                          g->ndbg[e] >= tpb_sidecar_compact_min(), chunk, n, err))
+            rc = -1;
+    if (!lent)
+        tpb_array_free(chunk, n);
+    return rc;
 }
 
 int art_write_sidecars(const gen_t *g, const bir_module_t *m, const tir_kernel_t *k,

@@ -307,6 +307,49 @@ static void test_collect_skips_non_isa(void **state)
     }
 }
 
+/* The COLLECT walk (emit_collect.c) counts every engine's bundles before
+ * any is encoded: its pcs, which place the rolled loops' branch targets
+ * and size the debug lists, are the run's (build_kernel's add carries an
+ * ApExt), and its opcode census is the set of header bytes the run wrote. */
+static void test_collect_counts_the_run(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    build_kernel(&k);
+    tpb_err_t err;
+    enc_hbm_layout_t hbm;
+    assert_int_equal(enc_hbm_layout(&k, &hbm, &err), 0);
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false};
+    enc_stats_t st;
+    memset(&st, 0, sizeof st);
+    enc_core_t cc;
+    assert_int_equal(enc_core_prelink(&k, 0, tpb_target_default(), &hbm, &o, &cc, &st, &err), 0);
+    assert_int_equal(sched_synchronise(&cc.m, &st, &err), 0);
+    gen_t c, r;
+    assert_int_equal(gen_init(&c, ENC_COLLECT_OPCODES, &cc.m, NULL, false, &err), 0);
+    assert_int_equal(gen_run(&c, &err), 0);
+    assert_int_equal(gen_init(&r, ENC_GENERATE_ISACODE, &cc.m, NULL, false, &err), 0);
+    assert_int_equal(gen_run(&r, &err), 0);
+    uint32_t census[8] = {0}, written[8] = {0};
+    unsigned total = 0;
+    for (int e = 0; e < ISA_ENG_COUNT; e++) {
+        assert_int_equal(c.pcs[e], r.pcs[e]);
+        total += c.pcs[e];
+        for (int w = 0; w < 8; w++)
+            census[w] |= c.engine_opcodes[e][w];
+    }
+    for (unsigned v = 0; v < 256; v++)
+        if (r.histogram[v])
+            written[v >> 5] |= 1u << (v & 31);
+    assert_memory_equal(census, written, sizeof census);
+    assert_true(total > 4 && (census[0xF0 >> 5] >> (0xF0 & 31) & 1u));   /* the ApExt */
+    gen_free(&c);
+    gen_free(&r);
+    enc_core_free(&cc);
+    enc_hbm_layout_free(&hbm);
+    tir_kernel_free(&k);
+}
+
 static int read_json_file(const char *path, cJSON **out, tpb_err_t *err)
 {
     uint8_t *buf;
@@ -839,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_dve_coverage_check),
         cmocka_unit_test(test_dve_table_and_registry),
         cmocka_unit_test(test_collect_skips_non_isa),
+        cmocka_unit_test(test_collect_counts_the_run),
         cmocka_unit_test(test_create_bin_1007),
         cmocka_unit_test(test_asm_mapping_check),
         cmocka_unit_test(test_asm_mapping_column),
