@@ -118,7 +118,7 @@ static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
  * cleared for nothing).  -1 when out of memory. */
 static int liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
 {
-    int ident = enc_ident_tile(k);
+    int ident = m->ident_tile;
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
         uint64_t sb = lower_scratch_bytes(k, op);
@@ -817,8 +817,12 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
     m->op_scratch = NULL;   /* (an earlier call's) */
     m->nops = k->nops;
     m->nscratch = 0;
-    if (liveness(k, t, m))
-        return tpb_errf(err, "out of memory in the allocator");
+    /* the tensors first: the same pass finds the shared identity's tile
+     * (enc_ident_tile) that the liveness pass needs, instead of a pass of
+     * its own over 10^5 tiles; a bad tile's error still comes after the
+     * liveness pass's (the order the two passes had) */
+    int bad = -1;
+    m->ident_tile = -1;
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
         bir_mloc_t *ml = &m->mlocs[i];
@@ -830,12 +834,23 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
             continue;
         }
         ml->space = tt->kind == TIR_T_SBUF ? ISA_SPACE_SBUF : ISA_SPACE_PSUM;
-        if (tt->ndim < 1 || tt->shape[0] < 1 || tt->shape[0] > (int64_t)t->partitions)
-            return tpb_errf(err, "tile '%s' (%s): partition dim %lld must be 1..%u", tt->name,
-                            tt->path, tt->ndim >= 1 ? (long long)tt->shape[0] : 0LL,
-                            t->partitions);
+        if (m->ident_tile < 0 && enc_is_ident_tile(tt))
+            m->ident_tile = i;
+        if (tt->ndim < 1 || tt->shape[0] < 1 || tt->shape[0] > (int64_t)t->partitions) {
+            if (bad < 0)
+                bad = i;
+            continue;
+        }
         ml->partitions = (unsigned)tt->shape[0];
         ml->bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
+    }
+    if (liveness(k, t, m))
+        return tpb_errf(err, "out of memory in the allocator");
+    if (bad >= 0) {
+        const tir_tensor_t *tt = &k->tensors[bad];
+        return tpb_errf(err, "tile '%s' (%s): partition dim %lld must be 1..%u", tt->name,
+                        tt->path, tt->ndim >= 1 ? (long long)tt->shape[0] : 0LL,
+                        t->partitions);
     }
     uint64_t sp = 0, pp = 0;
     unsigned smax = t->sbuf_max_buffers, pmax = t->psum_max_buffers, sb = 1, pb = 1;

@@ -167,9 +167,8 @@ static int work_init(work_t *w, const tir_kernel_t *k, bool ident, unsigned dt, 
 
 int enc_ident_tile(const tir_kernel_t *k)
 {
-    for (int i = 0; i < k->ntensors; i++)   /* the first byte first: no call per tile */
-        if (k->tensors[i].kind == TIR_T_SBUF && k->tensors[i].path[0] == ENC_IDENT_PATH[0] &&
-            strcmp(k->tensors[i].path, ENC_IDENT_PATH) == 0)
+    for (int i = 0; i < k->ntensors; i++)
+        if (enc_is_ident_tile(&k->tensors[i]))
             return i;
     return -1;
 }
@@ -275,18 +274,27 @@ typedef struct {
     tir_kernel_t *caller;   /* the caller's kernel when work borrows its array, else NULL */
     tir_kernel_t *pools;    /* the caller's kernel: its op pools hold every op's records */
     size_t done;            /* bytes of the array given back (tpb_array_discard_head) */
+    /* the sidecars' op table built op by op as the lowering reads each op
+     * (NULL: not built), its out of memory reported into err */
+    art_ops_builder_t *art;
+    tpb_err_t *err;
 } ops_release_t;
 
 #define RELEASE_BLOCK ((size_t)2 << 20)   /* what tpb_array_discard_head gives back */
 
 static size_t ops_bytes(const tir_kernel_t *k) { return (size_t)k->cap_ops * sizeof *k->ops; }
 
-static void ops_release_step(void *arg, int i)
+#define ART_OPS_OOM "out of memory building the sidecars' op table"
+
+static int ops_release_step(void *arg, int i)
 {
     ops_release_t *r = arg;
+    if (r->art && art_ops_add(r->art, i))   /* op i is read before it is given back */
+        return tpb_errf(r->err, ART_OPS_OOM);
     size_t upto = (size_t)(i + 1) * sizeof *r->work->ops;
     if (upto - r->done >= RELEASE_BLOCK)   /* a whole block is behind the cursor */
         r->done = tpb_array_discard_head(r->work->ops, ops_bytes(r->work), r->done, upto);
+    return 0;
 }
 
 /* Free k's op array; k->nops stays, so a late reader fails loudly. */
@@ -319,8 +327,7 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     cc->k = k;
     if (bir_module_init(&cc->m, core, k->ntensors, err))
         return -1;
-    lower_ctx_t c = {.k = k, .t = t, .m = &cc->m, .err = err, .ident_hbm = -1,
-                     .ident_tile = enc_ident_tile(k)};
+    lower_ctx_t c = {.k = k, .t = t, .m = &cc->m, .err = err, .ident_hbm = -1};
     sched_rr_event_t *ev = NULL;
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))
@@ -329,18 +336,28 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
         free(ev);
         return -1;
     }
+    c.ident_tile = cc->m.ident_tile;   /* found by the allocator (enc_ident_tile) */
+    art_ops_builder_t art;
     if (rel) {
         if ((opts ? opts->mode : ENC_RUN_ISA_CHECKS) == ENC_RUN_ISA_CHECKS) {
             cc->has_ops = true;
-            if (art_ops_build(&cc->ops, &cc->m, k)) {
+            rel->art = &art;
+            rel->err = err;
+            if (art_ops_begin(&art, &cc->ops, &cc->m, k)) {
+                art_ops_end(&art);
                 free(ev);
-                return tpb_errf(err, "out of memory building the sidecars' op table");
+                return tpb_errf(err, ART_OPS_OOM);
             }
         }
         c.op_done = ops_release_step;
         c.op_done_arg = rel;
     }
-    if (lower_kernel(&c)) {
+    int lrc = lower_kernel(&c);
+    if (rel && rel->art) {
+        art_ops_end(rel->art);
+        rel->art = NULL;   /* prelink's */
+    }
+    if (lrc) {
         free(ev);
         return -1;
     }

@@ -147,7 +147,7 @@ int lower_kernel(lower_ctx_t *c)
         if (!rc && target && (target[i] || c->op->ndeps))
             rc = add_dep_tokens(c, first, target);
         if (!rc && c->op_done)
-            c->op_done(c->op_done_arg, i);
+            rc = c->op_done(c->op_done_arg, i);
     }
     free(target);
     return rc;

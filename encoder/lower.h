@@ -94,8 +94,9 @@ typedef struct {
     int ident_tile;           /* tensor index of its SBUF copy, -1 */
     lw_tap_memo_t tap_memo[LW_TAP_MEMO];   /* zeroed: empty (lower_kernel clears it) */
     /* called after op i is lowered (NULL: none); no later step of the
-     * lowering reads an op before i, so the driver may release them */
-    void (*op_done)(void *arg, int i);
+     * lowering reads an op before i, so the driver may release them.  -1
+     * (its error set): the lowering stops with it */
+    int (*op_done)(void *arg, int i);
     void *op_done_arg;
 
     lw_dma_memo_t dma_memo[LW_DMA_MEMO];   /* zeroed: empty (lower_kernel clears it) */
