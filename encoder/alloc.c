@@ -27,6 +27,7 @@
 #include "backend.h"
 #include "hugepage.h"
 #include "alloc_fit.h"
+#include "alloc_live.h"
 #include "alloc_order.h"
 
 #include <limits.h>
@@ -99,58 +100,6 @@ void enc_hbm_layout_free(enc_hbm_layout_t *l)
     free(l->live_lo);
     free(l->live_hi);
     memset(l, 0, sizeof *l);
-}
-
-static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
-{
-    if (a->tensor < 0 || a->tensor >= nml)
-        return;
-    bir_mloc_t *m = &ml[a->tensor];
-    if (m->first_use < 0)
-        m->first_use = op;
-    m->last_use = op;
-}
-
-/* Liveness of every tensor (first/last op touching it) and the scratch
- * partial of every op that needs one, in one pass over the ops.  The
- * per-op scratch records are allocated at the first op with one: most
- * kernels have none (the array of a few thousand ops was calloc'ed and
- * cleared for nothing).  -1 when out of memory. */
-static int liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
-{
-    int ident = m->ident_tile;
-    for (int i = 0; i < k->nops; i++) {
-        const tir_op_t *op = &k->ops[i];
-        uint64_t sb = lower_scratch_bytes(k, op);
-        if (sb) {
-            if (!m->op_scratch &&
-                !(m->op_scratch = tpb_array_zalloc((size_t)k->nops * sizeof *m->op_scratch)))
-                return -1;
-            m->nscratch++;
-            bir_mloc_t *sc = &m->op_scratch[i];
-            sc->tensor = -1;
-            sc->space = ISA_SPACE_SBUF;
-            sc->bytes = sb;
-            sc->partitions = t->partitions;
-            sc->first_use = sc->last_use = i;
-        }
-        if (ident >= 0 && lower_pe_transpose_needs_identity(k, op)) {
-            /* a PE transpose reads the shared identity (moving operand) */
-            tir_ap_t id = {.tensor = ident};
-            touch(m->mlocs, m->nmlocs, &id, i);
-        }
-        touch(m->mlocs, m->nmlocs, op->dst, i);
-        touch(m->mlocs, m->nmlocs, op->dst2, i);
-        for (int s = 0; s < 4; s++)
-            touch(m->mlocs, m->nmlocs, op->src[s], i);
-        touch(m->mlocs, m->nmlocs, op->index, i);
-        touch(m->mlocs, m->nmlocs, op->bias, i);
-        if (op->s0.is_ap)
-            touch(m->mlocs, m->nmlocs, op->s0.ap, i);
-        if (op->s1.is_ap)
-            touch(m->mlocs, m->nmlocs, op->s1.ap, i);
-    }
-    return 0;
 }
 
 /* A placement request: live range, size, space. */
@@ -813,6 +762,13 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
                        bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
                        tpb_err_t *err)
 {
+    return alloc_kernel_live(k, t, hbm, m, st, buffers, cand, NULL, err);
+}
+
+int alloc_kernel_live(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
+                      bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
+                      const enc_live_t *live, tpb_err_t *err)
+{
     tpb_array_free(m->op_scratch, (size_t)(m->nops > 0 ? m->nops : 0) * sizeof *m->op_scratch);
     m->op_scratch = NULL;   /* (an earlier call's) */
     m->nops = k->nops;
@@ -844,7 +800,7 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
         ml->partitions = (unsigned)tt->shape[0];
         ml->bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
     }
-    if (liveness(k, t, m))
+    if (alloc_liveness(k, t, m, live))
         return tpb_errf(err, "out of memory in the allocator");
     if (bad >= 0) {
         const tir_tensor_t *tt = &k->tensors[bad];

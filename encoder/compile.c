@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_live.h"
 #include "backend.h"
 #include "fileio.h"
 #include "hugepage.h"
@@ -203,10 +204,11 @@ static int check_ap_bounds(const tir_kernel_t *k, int i, const tir_op_t *op, con
     return 0;
 }
 
-/* Also answers enc_needs_identity (*ident, *dtype) in the same pass over
- * the ops: a pass costs a cache miss or more per op on 10^5-op kernels. */
+/* Also answers enc_needs_identity (*ident, *dtype) and gathers the
+ * allocator's liveness (live) in the same pass over the ops: a pass costs
+ * a cache miss or more per op on 10^5-op kernels. */
 static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *ident,
-                        unsigned *dtype, tpb_err_t *err)
+                        unsigned *dtype, enc_live_t *live, tpb_err_t *err)
 {
     *ident = false;
     if (k->nops == 0)
@@ -237,6 +239,7 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
      * ntensors, neither of which changes in this pass, and interned
      * operands repeat op after op.  Direct-mapped on the pointer. */
     const tir_ap_t *seen[CHECKED_APS] = {NULL};
+    enc_live_begin(live, k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
         const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
@@ -249,11 +252,13 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
                 return -1;
             *slot = aps[a];
         }
-        if (!*ident && lower_pe_transpose_needs_identity(k, op)) {
+        bool needs = lower_pe_transpose_needs_identity(k, op);
+        if (!*ident && needs) {
             int s = op->src[0]->tensor;   /* as enc_needs_identity: the first such op */
             *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
             *ident = true;
         }
+        enc_live_op(live, k, op, i, needs);
         if (op->core != 0)
             return tpb_errf(err, "op %d '%s' (%s): core %d: the single-core back-end compiles "
                                  "core 0 only",
@@ -321,7 +326,7 @@ static void ops_release_end(ops_release_t *r)
  * lowering, cc->ops built for the sidecars (modes that write them). */
 static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
                    const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
-                   ops_release_t *rel, enc_stats_t *st, tpb_err_t *err)
+                   ops_release_t *rel, enc_live_t *live, enc_stats_t *st, tpb_err_t *err)
 {
     memset(cc, 0, sizeof *cc);
     cc->k = k;
@@ -332,7 +337,11 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))
         return -1;
-    if (alloc_kernel_loops(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand, err)) {
+    int arc = alloc_kernel_live(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand,
+                                live, err);
+    if (live)
+        enc_live_free(live);   /* applied: its memory back before the lowering's */
+    if (arc) {
         free(ev);
         return -1;
     }
@@ -374,7 +383,7 @@ int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
                      const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
                      enc_stats_t *st, tpb_err_t *err)
 {
-    return prelink(k, core, t, hbm, opts, cc, NULL, st, err);
+    return prelink(k, core, t, hbm, opts, cc, NULL, NULL, st, err);
 }
 
 static int postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
@@ -448,7 +457,7 @@ void enc_core_free(enc_core_t *cc)
 static int compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
                         const enc_hbm_layout_t *hbm, const enc_options_t *opts,
                         const char *core_dir, enc_staging_t *staging, ops_release_t *rel,
-                        enc_stats_t *stats, tpb_err_t *err)
+                        enc_live_t *live, enc_stats_t *stats, tpb_err_t *err)
 {
     enc_stats_t local;
     enc_stats_t *st = stats ? stats : &local;
@@ -459,7 +468,7 @@ static int compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
     if (mode == ENC_RUN_ISA_CHECKS && !core_dir)
         return tpb_errf(err, "RUN_ISA_CHECKS needs an artifact directory");
     enc_core_t cc;
-    int rc = prelink(k, core, t, hbm, opts, &cc, rel, st, err) ||
+    int rc = prelink(k, core, t, hbm, opts, &cc, rel, live, st, err) ||
              postlink(&cc, opts, core_dir, staging, st, err);
     enc_core_free(&cc);
     return rc ? -1 : 0;
@@ -469,7 +478,7 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
                      const enc_hbm_layout_t *hbm, const enc_options_t *opts,
                      const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
 {
-    return compile_core(k, core, t, hbm, opts, core_dir, NULL, NULL, stats, err);
+    return compile_core(k, core, t, hbm, opts, core_dir, NULL, NULL, NULL, stats, err);
 }
 
 int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err)
@@ -494,12 +503,20 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
         return -1;
     bool ident;
     unsigned ident_dt = ISA_DT_FP32;
-    if (check_kernel(k, t, &ident, &ident_dt, err))
+    enc_live_t live;
+    memset(&live, 0, sizeof live);   /* (check_kernel may fail before it starts) */
+    if (check_kernel(k, t, &ident, &ident_dt, &live, err)) {
+        enc_live_free(&live);
         return -1;
-    if (o.mode == ENC_RUN_ISA_CHECKS && (!o.out_dir || !o.out_dir[0]))
+    }
+    if (o.mode == ENC_RUN_ISA_CHECKS && (!o.out_dir || !o.out_dir[0])) {
+        enc_live_free(&live);
         return tpb_errf(err, "no output directory given");
+    }
+    live.shift = ident ? 1 : 0;   /* the identity load put in front (work_init) */
     work_t w;
     if (work_init(&w, k, ident, ident_dt, err)) {
+        enc_live_free(&live);
         work_free(&w);
         return -1;
     }
@@ -509,6 +526,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
     snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
     enc_hbm_layout_t hbm;
     if (enc_hbm_layout(&w.k, &hbm, err)) {
+        enc_live_free(&live);
         work_free(&w);
         return -1;
     }
@@ -525,7 +543,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
             goto out;
     }
     if (compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
-                     staging, rel ? &release : NULL, stats, err))
+                     staging, rel ? &release : NULL, &live, stats, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
@@ -538,6 +556,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
 out:
     if (tmp[0])
         art_rmtree(tmp);
+    enc_live_free(&live);
     enc_hbm_layout_free(&hbm);
     work_free(&w);
     return rc;
