@@ -74,17 +74,17 @@ static void span(bir_mloc_t *ml, int lo, int hi)
         ml->last_use = hi;
 }
 
-static bool live_fits(const enc_live_t *l, const tir_kernel_t *k, const bir_module_t *m)
+bool enc_live_fits(const enc_live_t *l, const tir_kernel_t *k)
 {
     return l && l->use && !l->failed && l->shift >= 0 && l->nops + l->shift == k->nops &&
-           l->ntensors <= m->nmlocs;
+           l->ntensors <= k->ntensors;
 }
 
 int alloc_liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
                    const enc_live_t *live)
 {
     int ident = m->ident_tile;
-    if (!live_fits(live, k, m)) {
+    if (!enc_live_fits(live, k) || live->ntensors > m->nmlocs) {
         for (int i = 0; i < k->nops; i++)
             if (live_op(k, t, m, ident, i))
                 return -1;
@@ -116,36 +116,47 @@ void enc_live_begin(enc_live_t *l, const tir_kernel_t *k)
     /* zero: "no use" (a fresh mapping from TPB_ARRAY_MAP_MIN on: not cleared) */
     l->use_bytes = (size_t)k->ntensors * sizeof *l->use;
     l->use = tpb_array_zalloc(l->use_bytes);
+    l->nuse = l->use ? k->ntensors : 0;
 }
 
-static inline void use_touch(uint32_t (*use)[2], int n, const tir_ap_t *a, uint32_t i1)
+static inline void use_touch(uint32_t (*use)[2], unsigned n, const tir_ap_t *a, uint32_t i1)
 {
     unsigned t = (unsigned)a->tensor;   /* -1 (absent): past n */
-    if (t < (unsigned)n) {
+    if (t < n) {
         if (!use[t][0])
             use[t][0] = i1;
         use[t][1] = i1;
     }
 }
 
+/* Op i's scratch partial of sb bytes (sb != 0) on the list; false when out
+ * of memory. */
+static bool note_scratch(enc_live_t *l, int i, uint64_t sb)
+{
+    if (l->nscratch == l->cap_scratch) {
+        int cap = l->cap_scratch ? 2 * l->cap_scratch : 16;
+        void *p = realloc(l->scratch, (size_t)cap * sizeof *l->scratch);
+        if (!p)
+            return false;
+        l->scratch = p;
+        l->cap_scratch = cap;
+    }
+    l->scratch[l->nscratch++] = (struct enc_live_scratch){i, sb};
+    return true;
+}
+
 void enc_live_op(enc_live_t *l, const tir_kernel_t *k, const tir_op_t *op, int i,
                  bool needs_ident)
 {
-    if (!l->use || l->failed)
+    if (!l->nuse)
         return;
-    uint64_t sb = lower_scratch_bytes(k, op);
-    if (sb) {   /* rare: a multi-step reduce */
-        if (l->nscratch == l->cap_scratch) {
-            int cap = l->cap_scratch ? 2 * l->cap_scratch : 16;
-            void *p = realloc(l->scratch, (size_t)cap * sizeof *l->scratch);
-            if (!p) {
-                l->failed = true;
-                return;
-            }
-            l->scratch = p;
-            l->cap_scratch = cap;
-        }
-        l->scratch[l->nscratch++] = (struct enc_live_scratch){i, sb};
+    l->deps_seen |= op->ndeps > 0;
+    /* (only a tensor_reduce has one: no call for the other ops) */
+    uint64_t sb = op->kind == TIR_TENSOR_REDUCE ? lower_scratch_bytes(k, op) : 0;
+    if (sb && !note_scratch(l, i, sb)) {   /* rare: a multi-step reduce */
+        l->failed = true;
+        l->nuse = 0;
+        return;
     }
     if (needs_ident) {
         if (l->ident_lo < 0)
@@ -153,7 +164,7 @@ void enc_live_op(enc_live_t *l, const tir_kernel_t *k, const tir_op_t *op, int i
         l->ident_hi = i;
     }
     uint32_t (*use)[2] = l->use, i1 = (uint32_t)i + 1;
-    int n = l->ntensors;
+    unsigned n = (unsigned)l->nuse;
     use_touch(use, n, op->dst, i1);
     use_touch(use, n, op->dst2, i1);
     for (int s = 0; s < 4; s++)

@@ -30,7 +30,9 @@ typedef struct {
     } *scratch;               /* the ops with a scratch partial (lower_scratch_bytes) */
     int nscratch, cap_scratch;
     int shift;
+    int nuse;                 /* ntensors while gathering, else 0 */
     bool failed;              /* out of memory while gathering: not used */
+    bool deps_seen;           /* an op names explicit deps (ndeps > 0) */
 } enc_live_t;
 
 /* Start gathering for k (l zeroed first); without memory l stays unusable
@@ -39,6 +41,9 @@ void enc_live_begin(enc_live_t *l, const tir_kernel_t *k);
 /* Op i of k: needs_ident is lower_pe_transpose_needs_identity(k, op). */
 void enc_live_op(enc_live_t *l, const tir_kernel_t *k, const tir_op_t *op, int i,
                  bool needs_ident);
+/* Whether l was gathered whole for k's ops past its first l->shift (then
+ * the allocator uses it, and deps_seen answers for every op). */
+bool enc_live_fits(const enc_live_t *l, const tir_kernel_t *k);
 void enc_live_free(enc_live_t *l);
 
 /* Liveness into m->mlocs (first_use, last_use) and m->op_scratch for k,

@@ -291,11 +291,10 @@ static bool buf_memo_match(const struct art_buf_memo_entry *e, const struct art_
     return true;
 }
 
-size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
-                           const tir_kernel_t *k, const tir_op_t *op)
+/* art_op_buffers_memo with a memo (art_ops_add calls it per op). */
+static size_t op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
+                              const tir_kernel_t *k, const tir_op_t *op)
 {
-    if (!memo)
-        return art_op_buffers(pool, m, k, op);
     /* the operands in art_op_buffers' order */
     int all[ART_BUF_TOKENS], na = 0;
     all[na++] = op->dst->tensor;
@@ -338,6 +337,12 @@ size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t 
         e->used = memo->clock;
     }
     return off;
+}
+
+size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
+                           const tir_kernel_t *k, const tir_op_t *op)
+{
+    return memo ? op_buffers_memo(pool, memo, m, k, op) : art_op_buffers(pool, m, k, op);
 }
 
 /* Release a memo whose per-tensor tokens were lent (buf_table_begin). */
@@ -428,7 +433,7 @@ int art_ops_add(art_ops_builder_t *b, int i)
     }
     if (!b->memo)
         return 0;
-    size_t off = art_op_buffers_memo(&o->bt.pool, b->memo, b->m, b->k, op);
+    size_t off = op_buffers_memo(&o->bt.pool, b->memo, b->m, b->k, op);
     if (off > UINT32_MAX || o->bt.pool.failed)
         return -1;
     o->bt.off[i] = (uint32_t)off;

@@ -196,7 +196,8 @@ bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, siz
         in->isa.f = &m->oom_body;
         return false;
     }
-    memcpy(p + name_at, s, n);   /* the arena's bytes are zero: the name ends */
+    if (n)   /* (0: an op's first instruction, named by the op's own string) */
+        memcpy(p + name_at, s, n);   /* the arena's bytes are zero: the name ends */
     if (t)
         memcpy(p + name_at + n, tail, t);
     in->name = p + name_at;

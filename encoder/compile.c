@@ -339,6 +339,8 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
         return -1;
     int arc = alloc_kernel_live(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand,
                                 live, err);
+    /* no op names deps: the lowering's pass looking for them is skipped */
+    c.no_deps = enc_live_fits(live, k) && !live->deps_seen;
     if (live)
         enc_live_free(live);   /* applied: its memory back before the lowering's */
     if (arc) {
