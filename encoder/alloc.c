@@ -60,6 +60,12 @@ static bool in_hbm(const tir_tensor_t *t)
 
 int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
 {
+    return enc_hbm_layout_live(k, NULL, out, err);
+}
+
+int enc_hbm_layout_live(const tir_kernel_t *k, const enc_live_t *live, enc_hbm_layout_t *out,
+                        tpb_err_t *err)
+{
     memset(out, 0, sizeof *out);
     out->addr = calloc((size_t)(k->ntensors > 0 ? k->ntensors : 1), sizeof *out->addr);
     if (!out->addr)
@@ -68,14 +74,19 @@ int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
     static const tir_tensor_kind_t order[] = {TIR_T_INPUT, TIR_T_OUTPUT, TIR_T_CONSTANT,
                                               TIR_T_SCRATCH};
     /* one pass over the (possibly many: a tile per loop iteration) tensors
-     * picks the few HBM ones; they are then placed kind by kind */
-    int *hbm = malloc((size_t)(k->ntensors > 0 ? k->ntensors : 1) * sizeof *hbm);
+     * picks the few HBM ones -- or check_kernel's pass over them did,
+     * and only the tensors after those it saw are read; they are then
+     * placed kind by kind */
+    bool given = live && live->hbm_ok && live->ntensors <= k->ntensors;
+    int from = given ? live->ntensors : 0, nh = given ? live->nhbm : 0;
+    int *hbm = malloc((size_t)(nh + k->ntensors - from + 1) * sizeof *hbm);
     if (!hbm) {
         enc_hbm_layout_free(out);
         return tpb_errf(err, "out of memory laying out HBM");
     }
-    int nh = 0;
-    for (int i = 0; i < k->ntensors; i++)
+    if (nh)
+        memcpy(hbm, live->hbm, (size_t)nh * sizeof *hbm);
+    for (int i = from; i < k->ntensors; i++)
         if (in_hbm(&k->tensors[i]))
             hbm[nh++] = i;
     uint64_t at = 0;

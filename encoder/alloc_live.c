@@ -117,6 +117,7 @@ void enc_live_begin(enc_live_t *l, const tir_kernel_t *k)
     l->use_bytes = (size_t)k->ntensors * sizeof *l->use;
     l->use = tpb_array_zalloc(l->use_bytes);
     l->nuse = l->use ? k->ntensors : 0;
+    l->hbm_ok = true;
 }
 
 static inline void use_touch(uint32_t (*use)[2], unsigned n, const tir_ap_t *a, uint32_t i1)
@@ -177,9 +178,27 @@ void enc_live_op(enc_live_t *l, const tir_kernel_t *k, const tir_op_t *op, int i
         use_touch(use, n, op->s1.ap, i1);
 }
 
+void enc_live_tensor(enc_live_t *l, int i, const tir_tensor_t *t)
+{
+    if (!l->hbm_ok || t->kind == TIR_T_SBUF || t->kind == TIR_T_PSUM)
+        return;
+    if (l->nhbm == l->cap_hbm) {   /* a few inputs and outputs: rarely grown */
+        int cap = l->cap_hbm ? 2 * l->cap_hbm : 16;
+        int *p = realloc(l->hbm, (size_t)cap * sizeof *p);
+        if (!p) {
+            l->hbm_ok = false;
+            return;
+        }
+        l->hbm = p;
+        l->cap_hbm = cap;
+    }
+    l->hbm[l->nhbm++] = i;
+}
+
 void enc_live_free(enc_live_t *l)
 {
     tpb_array_free(l->use, l->use_bytes);
     free(l->scratch);
+    free(l->hbm);
     memset(l, 0, sizeof *l);
 }

@@ -33,11 +33,18 @@ typedef struct {
     int nuse;                 /* ntensors while gathering, else 0 */
     bool failed;              /* out of memory while gathering: not used */
     bool deps_seen;           /* an op names explicit deps (ndeps > 0) */
+    /* the HBM tensors (kind not SBUF / PSUM), ascending, for the HBM layout
+     * (enc_hbm_layout_live); hbm_ok false: not gathered */
+    int *hbm;
+    int nhbm, cap_hbm;
+    bool hbm_ok;
 } enc_live_t;
 
 /* Start gathering for k (l zeroed first); without memory l stays unusable
  * and the allocator makes its own pass (no error). */
 void enc_live_begin(enc_live_t *l, const tir_kernel_t *k);
+/* Tensor i of k (every tensor, in order, before the ops). */
+void enc_live_tensor(enc_live_t *l, int i, const tir_tensor_t *t);
 /* Op i of k: needs_ident is lower_pe_transpose_needs_identity(k, op). */
 void enc_live_op(enc_live_t *l, const tir_kernel_t *k, const tir_op_t *op, int i,
                  bool needs_ident);
@@ -52,6 +59,10 @@ void enc_live_free(enc_live_t *l);
 int alloc_liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m,
                    const enc_live_t *live);
 
+/* enc_hbm_layout (compile.h) with the HBM tensors among k's first
+ * live->ntensors from live (NULL or not gathered: a pass over them). */
+int enc_hbm_layout_live(const tir_kernel_t *k, const enc_live_t *live, enc_hbm_layout_t *out,
+                        tpb_err_t *err);
 /* alloc_kernel_loops (backend.h) with the liveness from live (NULL: the
  * allocator's own pass). */
 int alloc_kernel_live(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,

@@ -218,8 +218,10 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
                              "kernels need the multi-core split/link, which is not built yet "
                              "(the single-core back-end compiles grid [1] kernels)",
                         k->name, k->num_programs, k->num_cores);
+    enc_live_begin(live, k);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
+        enc_live_tensor(live, i, tt);   /* the HBM ones, for the HBM layout */
         if (!isa_dtype_valid(tt->dtype))
             return tpb_errf(err, "tensor '%s' (%s): invalid dtype %u", tt->name, tt->path, tt->dtype);
         if (tt->ndim < 0 || tt->ndim > TIR_MAX_DIMS)
@@ -239,7 +241,6 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
      * ntensors, neither of which changes in this pass, and interned
      * operands repeat op after op.  Direct-mapped on the pointer. */
     const tir_ap_t *seen[CHECKED_APS] = {NULL};
-    enc_live_begin(live, k);
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
         const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
@@ -527,7 +528,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
     ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel, .pools = rel};
     snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
     enc_hbm_layout_t hbm;
-    if (enc_hbm_layout(&w.k, &hbm, err)) {
+    if (enc_hbm_layout_live(&w.k, &live, &hbm, err)) {
         enc_live_free(&live);
         work_free(&w);
         return -1;

@@ -7,7 +7,9 @@
  *  - the same facts gathered without the identity load, applied to the
  *    kernel with it put in front (shift 1, as enc_compile does);
  *  - facts that do not fit the kernel are not used (the allocator's own
- *    pass answers). */
+ *    pass answers);
+ *  - the HBM layout from the gathered HBM tensors (and a pass over the
+ *    tensors added after them) is the plain layout's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,6 +82,8 @@ static void gather(enc_live_t *l, const tir_kernel_t *k, int from)
 {
     enc_live_begin(l, k);
     assert_non_null(l->use);
+    for (int i = 0; i < k->ntensors; i++)
+        enc_live_tensor(l, i, &k->tensors[i]);
     for (int i = from; i < k->nops; i++)
         enc_live_op(l, k, &k->ops[i], i - from,
                     lower_pe_transpose_needs_identity(k, &k->ops[i]));
@@ -131,18 +135,38 @@ static void test_live_same_as_pass(void **state)
     tir_kernel_free(&k);
 }
 
+/* enc_hbm_layout_live(k, live) against enc_hbm_layout(k). */
+static void expect_same_hbm(const tir_kernel_t *k, const enc_live_t *live)
+{
+    enc_hbm_layout_t a, b;
+    tpb_err_t err;
+    assert_int_equal(enc_hbm_layout(k, &a, &err), 0);
+    assert_int_equal(enc_hbm_layout_live(k, live, &b, &err), 0);
+    assert_int_equal(b.ntensors, a.ntensors);
+    assert_int_equal(b.total, a.total);
+    assert_memory_equal(b.addr, a.addr, (size_t)k->ntensors * sizeof *a.addr);
+    enc_hbm_layout_free(&a);
+    enc_hbm_layout_free(&b);
+}
+
 static void test_live_shifted_identity(void **state)
 {
     (void)state;
     tir_kernel_t k0, k1;
+    enc_hbm_layout_t r0;
+    tpb_err_t r0e;
     build(&k0, false);
     build(&k1, true);
     assert_int_equal(k1.nops, k0.nops + 1);
     assert_int_equal(k1.ntensors, k0.ntensors + 2);
     enc_live_t l;
     gather(&l, &k0, 0);
+    assert_int_equal(l.nhbm, 2);   /* a, out; the identity constant comes after */
     l.shift = 1;
     expect_same(&k1, &l, true);
+    expect_same_hbm(&k1, &l);
+    assert_true(enc_hbm_layout_live(&k1, &l, &r0, &r0e) == 0 && r0.addr[k1.ntensors - 2] > 0);
+    enc_hbm_layout_free(&r0);
     /* the identity tile: loaded by op 0, read up to the transpose */
     bu_run_t r;
     memset(&r, 0, sizeof r);
