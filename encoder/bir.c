@@ -135,21 +135,20 @@ int bir_block_insert(bir_block_t *b, int pos, const bir_inst_t *in, tpb_err_t *e
     return pos;
 }
 
+/* A blank instruction but for its opcodes (bir_inst_init): one copy and
+ * four stores instead of a clear and a dozen stores, per instruction. */
+static const bir_inst_t blank_inst = {
+    .engine = ISA_ENG_UNASSIGNED, .queue = -1, .dma_group = -1, .tir_op = -1, .loop = -1,
+    .op_kind = "sync", .src = "", .name = "",
+};
+
 void bir_inst_init(bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
 {
-    memset(in, 0, sizeof *in);
+    memcpy(in, &blank_inst, sizeof *in);
     in->opc = opc;
     in->isa.op = op;
     in->isa.l2 = isa_ops[op].l2;
     in->engines = isa_ops[op].engines;
-    in->engine = ISA_ENG_UNASSIGNED;
-    in->queue = -1;
-    in->dma_group = -1;
-    in->tir_op = -1;
-    in->loop = -1;
-    in->op_kind = "sync";
-    in->src = "";
-    in->name = "";
 }
 
 bool bir_inst_set_name(bir_module_t *m, bir_inst_t *in, const char *s)
