@@ -27,6 +27,7 @@
 #include "backend.h"
 #include "hugepage.h"
 #include "alloc_fit.h"
+#include "alloc_live.h"
 #include "alloc_order.h"
 
 #include <limits.h>
@@ -59,6 +60,12 @@ static bool in_hbm(const tir_tensor_t *t)
 
 int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
 {
+    return enc_hbm_layout_live(k, NULL, out, err);
+}
+
+int enc_hbm_layout_live(const tir_kernel_t *k, const enc_live_t *live, enc_hbm_layout_t *out,
+                        tpb_err_t *err)
+{
     memset(out, 0, sizeof *out);
     out->addr = calloc((size_t)(k->ntensors > 0 ? k->ntensors : 1), sizeof *out->addr);
     if (!out->addr)
@@ -67,14 +74,19 @@ int enc_hbm_layout(const tir_kernel_t *k, enc_hbm_layout_t *out, tpb_err_t *err)
     static const tir_tensor_kind_t order[] = {TIR_T_INPUT, TIR_T_OUTPUT, TIR_T_CONSTANT,
                                               TIR_T_SCRATCH};
     /* one pass over the (possibly many: a tile per loop iteration) tensors
-     * picks the few HBM ones; they are then placed kind by kind */
-    int *hbm = malloc((size_t)(k->ntensors > 0 ? k->ntensors : 1) * sizeof *hbm);
+     * picks the few HBM ones -- or check_kernel's pass over them did,
+     * and only the tensors after those it saw are read; they are then
+     * placed kind by kind */
+    bool given = live && live->hbm_ok && live->ntensors <= k->ntensors;
+    int from = given ? live->ntensors : 0, nh = given ? live->nhbm : 0;
+    int *hbm = malloc((size_t)(nh + k->ntensors - from + 1) * sizeof *hbm);
     if (!hbm) {
         enc_hbm_layout_free(out);
         return tpb_errf(err, "out of memory laying out HBM");
     }
-    int nh = 0;
-    for (int i = 0; i < k->ntensors; i++)
+    if (nh)
+        memcpy(hbm, live->hbm, (size_t)nh * sizeof *hbm);
+    for (int i = from; i < k->ntensors; i++)
         if (in_hbm(&k->tensors[i]))
             hbm[nh++] = i;
     uint64_t at = 0;
@@ -99,58 +111,6 @@ void enc_hbm_layout_free(enc_hbm_layout_t *l)
     free(l->live_lo);
     free(l->live_hi);
     memset(l, 0, sizeof *l);
-}
-
-static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
-{
-    if (a->tensor < 0 || a->tensor >= nml)
-        return;
-    bir_mloc_t *m = &ml[a->tensor];
-    if (m->first_use < 0)
-        m->first_use = op;
-    m->last_use = op;
-}
-
-/* Liveness of every tensor (first/last op touching it) and the scratch
- * partial of every op that needs one, in one pass over the ops.  The
- * per-op scratch records are allocated at the first op with one: most
- * kernels have none (the array of a few thousand ops was calloc'ed and
- * cleared for nothing).  -1 when out of memory. */
-static int liveness(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m)
-{
-    int ident = enc_ident_tile(k);
-    for (int i = 0; i < k->nops; i++) {
-        const tir_op_t *op = &k->ops[i];
-        uint64_t sb = lower_scratch_bytes(k, op);
-        if (sb) {
-            if (!m->op_scratch &&
-                !(m->op_scratch = tpb_array_zalloc((size_t)k->nops * sizeof *m->op_scratch)))
-                return -1;
-            m->nscratch++;
-            bir_mloc_t *sc = &m->op_scratch[i];
-            sc->tensor = -1;
-            sc->space = ISA_SPACE_SBUF;
-            sc->bytes = sb;
-            sc->partitions = t->partitions;
-            sc->first_use = sc->last_use = i;
-        }
-        if (ident >= 0 && lower_pe_transpose_needs_identity(k, op)) {
-            /* a PE transpose reads the shared identity (moving operand) */
-            tir_ap_t id = {.tensor = ident};
-            touch(m->mlocs, m->nmlocs, &id, i);
-        }
-        touch(m->mlocs, m->nmlocs, op->dst, i);
-        touch(m->mlocs, m->nmlocs, op->dst2, i);
-        for (int s = 0; s < 4; s++)
-            touch(m->mlocs, m->nmlocs, op->src[s], i);
-        touch(m->mlocs, m->nmlocs, op->index, i);
-        touch(m->mlocs, m->nmlocs, op->bias, i);
-        if (op->s0.is_ap)
-            touch(m->mlocs, m->nmlocs, op->s0.ap, i);
-        if (op->s1.is_ap)
-            touch(m->mlocs, m->nmlocs, op->s1.ap, i);
-    }
-    return 0;
 }
 
 /* A placement request: live range, size, space. */
@@ -813,12 +773,23 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
                        bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
                        tpb_err_t *err)
 {
+    return alloc_kernel_live(k, t, hbm, m, st, buffers, cand, NULL, err);
+}
+
+int alloc_kernel_live(const tir_kernel_t *k, const tpb_target_t *t, const enc_hbm_layout_t *hbm,
+                      bir_module_t *m, enc_stats_t *st, int buffers, const unsigned char *cand,
+                      const enc_live_t *live, tpb_err_t *err)
+{
     tpb_array_free(m->op_scratch, (size_t)(m->nops > 0 ? m->nops : 0) * sizeof *m->op_scratch);
     m->op_scratch = NULL;   /* (an earlier call's) */
     m->nops = k->nops;
     m->nscratch = 0;
-    if (liveness(k, t, m))
-        return tpb_errf(err, "out of memory in the allocator");
+    /* the tensors first: the same pass finds the shared identity's tile
+     * (enc_ident_tile) that the liveness pass needs, instead of a pass of
+     * its own over 10^5 tiles; a bad tile's error still comes after the
+     * liveness pass's (the order the two passes had) */
+    int bad = -1;
+    m->ident_tile = -1;
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
         bir_mloc_t *ml = &m->mlocs[i];
@@ -830,12 +801,23 @@ int alloc_kernel_loops(const tir_kernel_t *k, const tpb_target_t *t, const enc_h
             continue;
         }
         ml->space = tt->kind == TIR_T_SBUF ? ISA_SPACE_SBUF : ISA_SPACE_PSUM;
-        if (tt->ndim < 1 || tt->shape[0] < 1 || tt->shape[0] > (int64_t)t->partitions)
-            return tpb_errf(err, "tile '%s' (%s): partition dim %lld must be 1..%u", tt->name,
-                            tt->path, tt->ndim >= 1 ? (long long)tt->shape[0] : 0LL,
-                            t->partitions);
+        if (m->ident_tile < 0 && enc_is_ident_tile(tt))
+            m->ident_tile = i;
+        if (tt->ndim < 1 || tt->shape[0] < 1 || tt->shape[0] > (int64_t)t->partitions) {
+            if (bad < 0)
+                bad = i;
+            continue;
+        }
         ml->partitions = (unsigned)tt->shape[0];
         ml->bytes = enc_tensor_bytes(tt) / (uint64_t)tt->shape[0];
+    }
+    if (alloc_liveness(k, t, m, live))
+        return tpb_errf(err, "out of memory in the allocator");
+    if (bad >= 0) {
+        const tir_tensor_t *tt = &k->tensors[bad];
+        return tpb_errf(err, "tile '%s' (%s): partition dim %lld must be 1..%u", tt->name,
+                        tt->path, tt->ndim >= 1 ? (long long)tt->shape[0] : 0LL,
+                        t->partitions);
     }
     uint64_t sp = 0, pp = 0;
     unsigned smax = t->sbuf_max_buffers, pmax = t->psum_max_buffers, sb = 1, pb = 1;

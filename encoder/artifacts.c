@@ -291,11 +291,10 @@ static bool buf_memo_match(const struct art_buf_memo_entry *e, const struct art_
     return true;
 }
 
-size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
-                           const tir_kernel_t *k, const tir_op_t *op)
+/* art_op_buffers_memo with a memo (art_ops_add calls it per op). */
+static size_t op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
+                              const tir_kernel_t *k, const tir_op_t *op)
 {
-    if (!memo)
-        return art_op_buffers(pool, m, k, op);
     /* the operands in art_op_buffers' order */
     int all[ART_BUF_TOKENS], na = 0;
     all[na++] = op->dst->tensor;
@@ -340,7 +339,13 @@ size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t 
     return off;
 }
 
-/* Release a memo whose per-tensor tokens were lent (buf_table_build). */
+size_t art_op_buffers_memo(jb_t *pool, art_buf_memo_t *memo, const bir_module_t *m,
+                           const tir_kernel_t *k, const tir_op_t *op)
+{
+    return memo ? op_buffers_memo(pool, memo, m, k, op) : art_op_buffers(pool, m, k, op);
+}
+
+/* Release a memo whose per-tensor tokens were lent (buf_table_begin). */
 static void memo_done(art_buf_memo_t *memo)
 {
     memo->tok = NULL;
@@ -349,13 +354,16 @@ static void memo_done(art_buf_memo_t *memo)
     free(memo);
 }
 
-/* Build the table, its offsets in off_room (k->nops of them) and the memo's
- * per-tensor tokens in tok_room (m->nmlocs; zero already when tok_zero):
- * the caller's; -1 when out of memory. */
-static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_kernel_t *k,
-                           uint32_t *off_room, uint32_t *tok_room, bool tok_zero)
+/* Start the table: its offsets in off_room (k->nops of them) and the
+ * memo's per-tensor tokens in tok_room (m->nmlocs; zero already when
+ * tok_zero): the caller's; *memo NULL when no tile rotates (every string
+ * is "", nothing more to build); -1 when out of memory. */
+static int buf_table_begin(buf_table_t *bt, art_buf_memo_t **memo, const bir_module_t *m,
+                           const tir_kernel_t *k, uint32_t *off_room, uint32_t *tok_room,
+                           bool tok_zero)
 {
     bt->off = NULL;
+    *memo = NULL;
     memset(&bt->pool, 0, sizeof bt->pool);
     bool any_rot = false;
     for (int t = 0; t < m->nmlocs && !any_rot; t++)
@@ -363,28 +371,20 @@ static int buf_table_build(buf_table_t *bt, const bir_module_t *m, const tir_ker
     if (!any_rot || k->nops <= 0)
         return 0;
     bt->off = off_room;
-    art_buf_memo_t *memo = calloc(1, sizeof *memo);
-    if (!memo || jb_init_mem(&bt->pool, 4096)) {
-        free(memo);
+    art_buf_memo_t *mm = calloc(1, sizeof *mm);
+    if (!mm || jb_init_mem(&bt->pool, 4096)) {
+        free(mm);
         return -1;
     }
     jb_putc(&bt->pool, 0);
     if (m->nmlocs > 0) {   /* every tensor's token is looked up: no growth */
         if (!tok_zero)
             memset(tok_room, 0, (size_t)m->nmlocs * sizeof *tok_room);
-        memo->tok = tok_room;
-        memo->ntok = m->nmlocs;
+        mm->tok = tok_room;
+        mm->ntok = m->nmlocs;
     }
-    for (int i = 0; i < k->nops && !bt->pool.failed; i++) {
-        size_t o = art_op_buffers_memo(&bt->pool, memo, m, k, &k->ops[i]);
-        if (o > UINT32_MAX) {
-            memo_done(memo);
-            return -1;
-        }
-        bt->off[i] = (uint32_t)o;
-    }
-    memo_done(memo);
-    return bt->pool.failed ? -1 : 0;
+    *memo = mm;
+    return 0;
 }
 
 static void buf_table_free(buf_table_t *bt)
@@ -402,9 +402,12 @@ static size_t ops_block_bytes(int nops, int ntensors)
            (size_t)(ntensors > 0 ? ntensors : 0) * sizeof(uint32_t);
 }
 
-int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
+int art_ops_begin(art_ops_builder_t *b, art_ops_t *o, const bir_module_t *m,
+                  const tir_kernel_t *k)
 {
+    memset(b, 0, sizeof *b);
     memset(o, 0, sizeof *o);
+    b->o = o, b->m = m, b->k = k;
     if (k->nops <= 0)
         return 0;
     o->nops = k->nops;
@@ -413,17 +416,45 @@ int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
     o->block_bytes = ops_block_bytes(k->nops, m->nmlocs);
     if (!(o->name = tpb_array_grow(NULL, 0, o->block_bytes)))
         return -1;
-    for (int i = 0; i < k->nops; i++) {
-        const tir_op_t *op = &k->ops[i];
-        o->name[i] = op->name;
-        if (op->kind == TIR_INLINE_ASM_BYTES && op->inl) {   /* rare: an array on the first */
-            if (!o->inl && !(o->inl = calloc((size_t)k->nops, sizeof *o->inl)))
-                return -1;
-            o->inl[i] = op->inl;
-        }
-    }
     uint32_t *off = (uint32_t *)(o->name + k->nops);
-    return buf_table_build(&o->bt, m, k, off, off + k->nops, tpb_array_fresh_zero(o->block_bytes));
+    return buf_table_begin(&o->bt, &b->memo, m, k, off, off + k->nops,
+                           tpb_array_fresh_zero(o->block_bytes));
+}
+
+int art_ops_add(art_ops_builder_t *b, int i)
+{
+    art_ops_t *o = b->o;
+    const tir_op_t *op = &b->k->ops[i];
+    o->name[i] = op->name;
+    if (op->kind == TIR_INLINE_ASM_BYTES && op->inl) {   /* rare: an array on the first */
+        if (!o->inl && !(o->inl = calloc((size_t)o->nops, sizeof *o->inl)))
+            return -1;
+        o->inl[i] = op->inl;
+    }
+    if (!b->memo)
+        return 0;
+    size_t off = op_buffers_memo(&o->bt.pool, b->memo, b->m, b->k, op);
+    if (off > UINT32_MAX || o->bt.pool.failed)
+        return -1;
+    o->bt.off[i] = (uint32_t)off;
+    return 0;
+}
+
+void art_ops_end(art_ops_builder_t *b)
+{
+    if (b->memo)
+        memo_done(b->memo);
+    b->memo = NULL;
+}
+
+int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k)
+{
+    art_ops_builder_t b;
+    int rc = art_ops_begin(&b, o, m, k);
+    for (int i = 0; i < k->nops && !rc; i++)
+        rc = art_ops_add(&b, i);
+    art_ops_end(&b);
+    return rc;
 }
 
 void art_ops_free(art_ops_t *o)

@@ -4,6 +4,7 @@
 #define TPB_BACKEND_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "bir.h"
 #include "jsonw.h"
@@ -14,6 +15,12 @@
  * with this path), or -1. */
 #define ENC_IDENT_PATH "(compiler: shared identity)"
 int enc_ident_tile(const tir_kernel_t *k);
+/* Whether t is that tile (the first byte first: no call per tile). */
+static inline bool enc_is_ident_tile(const tir_tensor_t *t)
+{
+    return t->kind == TIR_T_SBUF && t->path[0] == ENC_IDENT_PATH[0] &&
+           strcmp(t->path, ENC_IDENT_PATH) == 0;
+}
 /* Whether some PE transpose of k multiplies by the shared identity (only
  * transposes that change the dtype do; the rest use the Matmul transpose
  * flag); *dtype gets the identity's dtype. */
@@ -320,6 +327,22 @@ typedef struct {
 } art_ops_t;
 /* -1 when out of memory (o then still freed by art_ops_free). */
 int art_ops_build(art_ops_t *o, const bir_module_t *m, const tir_kernel_t *k);
+/* art_ops_build an op at a time, so a pass that already reads each op (the
+ * lowering, compile.c) builds the table while the op is in cache instead
+ * of two more passes over 10^5 ops: art_ops_begin, then art_ops_add for
+ * ops 0, 1, ... nops - 1 in order (op i is read when it is added), then
+ * art_ops_end (always, also after a failure).  begin and add return -1
+ * when out of memory (o then still freed by art_ops_free). */
+typedef struct {
+    art_ops_t *o;
+    const bir_module_t *m;
+    const tir_kernel_t *k;
+    art_buf_memo_t *memo;       /* NULL: no tile rotates (every buf string "") */
+} art_ops_builder_t;
+int art_ops_begin(art_ops_builder_t *b, art_ops_t *o, const bir_module_t *m,
+                  const tir_kernel_t *k);
+int art_ops_add(art_ops_builder_t *b, int i);
+void art_ops_end(art_ops_builder_t *b);
 void art_ops_free(art_ops_t *o);
 /* The "debug" entries of a sidecar into w's open array: one per dbg[i],
  * instruction insts[dbg[i].inst] at dbg[i].pc; compact: the compact form

@@ -316,6 +316,9 @@ typedef struct {
     int nscratch;            /* op_scratch records with bytes != 0: when 0, passes skip
                                 reading the array (its untouched zero pages each cost a
                                 page fault to read) */
+    int ident_tile;          /* the shared identity's SBUF tile (enc_ident_tile), found by
+                                the allocator's pass over the tensors; -1: none (or not
+                                allocated yet) */
     bir_queue_t queues[BIR_MAX_QUEUES];
     int nqueues;
     bir_sem_t sems[BIR_MAX_SEMS];

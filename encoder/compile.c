@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_live.h"
 #include "backend.h"
 #include "fileio.h"
 #include "hugepage.h"
@@ -167,9 +168,8 @@ static int work_init(work_t *w, const tir_kernel_t *k, bool ident, unsigned dt, 
 
 int enc_ident_tile(const tir_kernel_t *k)
 {
-    for (int i = 0; i < k->ntensors; i++)   /* the first byte first: no call per tile */
-        if (k->tensors[i].kind == TIR_T_SBUF && k->tensors[i].path[0] == ENC_IDENT_PATH[0] &&
-            strcmp(k->tensors[i].path, ENC_IDENT_PATH) == 0)
+    for (int i = 0; i < k->ntensors; i++)
+        if (enc_is_ident_tile(&k->tensors[i]))
             return i;
     return -1;
 }
@@ -204,10 +204,11 @@ static int check_ap_bounds(const tir_kernel_t *k, int i, const tir_op_t *op, con
     return 0;
 }
 
-/* Also answers enc_needs_identity (*ident, *dtype) in the same pass over
- * the ops: a pass costs a cache miss or more per op on 10^5-op kernels. */
+/* Also answers enc_needs_identity (*ident, *dtype) and gathers the
+ * allocator's liveness (live) in the same pass over the ops: a pass costs
+ * a cache miss or more per op on 10^5-op kernels. */
 static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *ident,
-                        unsigned *dtype, tpb_err_t *err)
+                        unsigned *dtype, enc_live_t *live, tpb_err_t *err)
 {
     *ident = false;
     if (k->nops == 0)
@@ -217,8 +218,10 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
                              "kernels need the multi-core split/link, which is not built yet "
                              "(the single-core back-end compiles grid [1] kernels)",
                         k->name, k->num_programs, k->num_cores);
+    enc_live_begin(live, k);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
+        enc_live_tensor(live, i, tt);   /* the HBM ones, for the HBM layout */
         if (!isa_dtype_valid(tt->dtype))
             return tpb_errf(err, "tensor '%s' (%s): invalid dtype %u", tt->name, tt->path, tt->dtype);
         if (tt->ndim < 0 || tt->ndim > TIR_MAX_DIMS)
@@ -250,11 +253,13 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
                 return -1;
             *slot = aps[a];
         }
-        if (!*ident && lower_pe_transpose_needs_identity(k, op)) {
+        bool needs = lower_pe_transpose_needs_identity(k, op);
+        if (!*ident && needs) {
             int s = op->src[0]->tensor;   /* as enc_needs_identity: the first such op */
             *dtype = s >= 0 && s < k->ntensors ? k->tensors[s].dtype : ISA_DT_FP32;
             *ident = true;
         }
+        enc_live_op(live, k, op, i, needs);
         if (op->core != 0)
             return tpb_errf(err, "op %d '%s' (%s): core %d: the single-core back-end compiles "
                                  "core 0 only",
@@ -275,18 +280,27 @@ typedef struct {
     tir_kernel_t *caller;   /* the caller's kernel when work borrows its array, else NULL */
     tir_kernel_t *pools;    /* the caller's kernel: its op pools hold every op's records */
     size_t done;            /* bytes of the array given back (tpb_array_discard_head) */
+    /* the sidecars' op table built op by op as the lowering reads each op
+     * (NULL: not built), its out of memory reported into err */
+    art_ops_builder_t *art;
+    tpb_err_t *err;
 } ops_release_t;
 
 #define RELEASE_BLOCK ((size_t)2 << 20)   /* what tpb_array_discard_head gives back */
 
 static size_t ops_bytes(const tir_kernel_t *k) { return (size_t)k->cap_ops * sizeof *k->ops; }
 
-static void ops_release_step(void *arg, int i)
+#define ART_OPS_OOM "out of memory building the sidecars' op table"
+
+static int ops_release_step(void *arg, int i)
 {
     ops_release_t *r = arg;
+    if (r->art && art_ops_add(r->art, i))   /* op i is read before it is given back */
+        return tpb_errf(r->err, ART_OPS_OOM);
     size_t upto = (size_t)(i + 1) * sizeof *r->work->ops;
     if (upto - r->done >= RELEASE_BLOCK)   /* a whole block is behind the cursor */
         r->done = tpb_array_discard_head(r->work->ops, ops_bytes(r->work), r->done, upto);
+    return 0;
 }
 
 /* Free k's op array; k->nops stays, so a late reader fails loudly. */
@@ -313,34 +327,49 @@ static void ops_release_end(ops_release_t *r)
  * lowering, cc->ops built for the sidecars (modes that write them). */
 static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
                    const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
-                   ops_release_t *rel, enc_stats_t *st, tpb_err_t *err)
+                   ops_release_t *rel, enc_live_t *live, enc_stats_t *st, tpb_err_t *err)
 {
     memset(cc, 0, sizeof *cc);
     cc->k = k;
     if (bir_module_init(&cc->m, core, k->ntensors, err))
         return -1;
-    lower_ctx_t c = {.k = k, .t = t, .m = &cc->m, .err = err, .ident_hbm = -1,
-                     .ident_tile = enc_ident_tile(k)};
+    lower_ctx_t c = {.k = k, .t = t, .m = &cc->m, .err = err, .ident_hbm = -1};
     sched_rr_event_t *ev = NULL;
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))
         return -1;
-    if (alloc_kernel_loops(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand, err)) {
+    int arc = alloc_kernel_live(k, t, hbm, &cc->m, st, opts ? opts->buffers : 0, cc->cand,
+                                live, err);
+    /* no op names deps: the lowering's pass looking for them is skipped */
+    c.no_deps = enc_live_fits(live, k) && !live->deps_seen;
+    if (live)
+        enc_live_free(live);   /* applied: its memory back before the lowering's */
+    if (arc) {
         free(ev);
         return -1;
     }
+    c.ident_tile = cc->m.ident_tile;   /* found by the allocator (enc_ident_tile) */
+    art_ops_builder_t art;
     if (rel) {
         if ((opts ? opts->mode : ENC_RUN_ISA_CHECKS) == ENC_RUN_ISA_CHECKS) {
             cc->has_ops = true;
-            if (art_ops_build(&cc->ops, &cc->m, k)) {
+            rel->art = &art;
+            rel->err = err;
+            if (art_ops_begin(&art, &cc->ops, &cc->m, k)) {
+                art_ops_end(&art);
                 free(ev);
-                return tpb_errf(err, "out of memory building the sidecars' op table");
+                return tpb_errf(err, ART_OPS_OOM);
             }
         }
         c.op_done = ops_release_step;
         c.op_done_arg = rel;
     }
-    if (lower_kernel(&c)) {
+    int lrc = lower_kernel(&c);
+    if (rel && rel->art) {
+        art_ops_end(rel->art);
+        rel->art = NULL;   /* prelink's */
+    }
+    if (lrc) {
         free(ev);
         return -1;
     }
@@ -357,7 +386,7 @@ int enc_core_prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
                      const enc_hbm_layout_t *hbm, const enc_options_t *opts, enc_core_t *cc,
                      enc_stats_t *st, tpb_err_t *err)
 {
-    return prelink(k, core, t, hbm, opts, cc, NULL, st, err);
+    return prelink(k, core, t, hbm, opts, cc, NULL, NULL, st, err);
 }
 
 static int postlink(enc_core_t *cc, const enc_options_t *opts, const char *core_dir,
@@ -431,7 +460,7 @@ void enc_core_free(enc_core_t *cc)
 static int compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
                         const enc_hbm_layout_t *hbm, const enc_options_t *opts,
                         const char *core_dir, enc_staging_t *staging, ops_release_t *rel,
-                        enc_stats_t *stats, tpb_err_t *err)
+                        enc_live_t *live, enc_stats_t *stats, tpb_err_t *err)
 {
     enc_stats_t local;
     enc_stats_t *st = stats ? stats : &local;
@@ -442,7 +471,7 @@ static int compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
     if (mode == ENC_RUN_ISA_CHECKS && !core_dir)
         return tpb_errf(err, "RUN_ISA_CHECKS needs an artifact directory");
     enc_core_t cc;
-    int rc = prelink(k, core, t, hbm, opts, &cc, rel, st, err) ||
+    int rc = prelink(k, core, t, hbm, opts, &cc, rel, live, st, err) ||
              postlink(&cc, opts, core_dir, staging, st, err);
     enc_core_free(&cc);
     return rc ? -1 : 0;
@@ -452,7 +481,7 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
                      const enc_hbm_layout_t *hbm, const enc_options_t *opts,
                      const char *core_dir, enc_stats_t *stats, tpb_err_t *err)
 {
-    return compile_core(k, core, t, hbm, opts, core_dir, NULL, NULL, stats, err);
+    return compile_core(k, core, t, hbm, opts, core_dir, NULL, NULL, NULL, stats, err);
 }
 
 int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_err_t *err)
@@ -477,12 +506,20 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
         return -1;
     bool ident;
     unsigned ident_dt = ISA_DT_FP32;
-    if (check_kernel(k, t, &ident, &ident_dt, err))
+    enc_live_t live;
+    memset(&live, 0, sizeof live);   /* (check_kernel may fail before it starts) */
+    if (check_kernel(k, t, &ident, &ident_dt, &live, err)) {
+        enc_live_free(&live);
         return -1;
-    if (o.mode == ENC_RUN_ISA_CHECKS && (!o.out_dir || !o.out_dir[0]))
+    }
+    if (o.mode == ENC_RUN_ISA_CHECKS && (!o.out_dir || !o.out_dir[0])) {
+        enc_live_free(&live);
         return tpb_errf(err, "no output directory given");
+    }
+    live.shift = ident ? 1 : 0;   /* the identity load put in front (work_init) */
     work_t w;
     if (work_init(&w, k, ident, ident_dt, err)) {
+        enc_live_free(&live);
         work_free(&w);
         return -1;
     }
@@ -491,7 +528,8 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
     ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel, .pools = rel};
     snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
     enc_hbm_layout_t hbm;
-    if (enc_hbm_layout(&w.k, &hbm, err)) {
+    if (enc_hbm_layout_live(&w.k, &live, &hbm, err)) {
+        enc_live_free(&live);
         work_free(&w);
         return -1;
     }
@@ -508,7 +546,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
             goto out;
     }
     if (compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
-                     staging, rel ? &release : NULL, stats, err))
+                     staging, rel ? &release : NULL, &live, stats, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
@@ -521,6 +559,7 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
 out:
     if (tmp[0])
         art_rmtree(tmp);
+    enc_live_free(&live);
     enc_hbm_layout_free(&hbm);
     work_free(&w);
     return rc;

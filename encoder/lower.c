@@ -104,7 +104,7 @@ int lower_kernel(lower_ctx_t *c)
     lower_fn by_kind[TIR_OP_COUNT] = {NULL};
     bool resolved[TIR_OP_COUNT] = {false};
     bool *target = NULL;
-    for (int i = 0; i < c->k->nops; i++)
+    for (int i = 0; i < c->k->nops && !c->no_deps; i++)
         for (int d = 0; d < c->k->ops[i].ndeps; d++) {
             int who = c->k->ops[i].deps[d];
             c->opi = i;
@@ -129,6 +129,7 @@ int lower_kernel(lower_ctx_t *c)
         c->op = &c->k->ops[i];
         c->sub = 0;
         const char *name = tir_op_name(c->op->kind);
+        c->kind_of = c->op, c->op_kind = name;
         unsigned kind = (unsigned)c->op->kind;
         lower_fn fn;
         if (kind < TIR_OP_COUNT) {
@@ -147,7 +148,7 @@ int lower_kernel(lower_ctx_t *c)
         if (!rc && target && (target[i] || c->op->ndeps))
             rc = add_dep_tokens(c, first, target);
         if (!rc && c->op_done)
-            c->op_done(c->op_done_arg, i);
+            rc = c->op_done(c->op_done_arg, i);
     }
     free(target);
     return rc;
@@ -182,7 +183,9 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
 {
     bir_inst_init(in, opc, op);
     in->tir_op = c->opi;
-    in->op_kind = tir_op_name(c->op->kind);
+    /* the name lower_kernel looked up for the op (a caller that set c->op
+     * itself: looked up here) */
+    in->op_kind = c->kind_of == c->op ? c->op_kind : tir_op_name(c->op->kind);
     in->src = c->op->path;
     /* the first instruction takes the op's name, the next "<name>.<k>" with
      * the name cut to 50 bytes (cut as set_name would); out of memory:

@@ -89,13 +89,19 @@ typedef struct {
     int opi;                  /* current tile-IR op index */
     const tir_op_t *op;
     int sub;                  /* instructions emitted for the current op */
+    const tir_op_t *kind_of;  /* the op op_kind was looked up for (lower_kernel) */
+    const char *op_kind;      /* tir_op_name(kind_of->kind): lw_inst's per instruction */
     size_t name_n;            /* its name's length, cut to BIR_NAME_LEN - 1 (set at sub 0) */
     int ident_hbm;            /* tensor index of the shared identity constant, -1 */
     int ident_tile;           /* tensor index of its SBUF copy, -1 */
+    bool no_deps;             /* the caller knows that no op names explicit deps
+                                 (ndeps 0): lower_kernel skips its pass over the ops
+                                 looking for them */
     lw_tap_memo_t tap_memo[LW_TAP_MEMO];   /* zeroed: empty (lower_kernel clears it) */
     /* called after op i is lowered (NULL: none); no later step of the
-     * lowering reads an op before i, so the driver may release them */
-    void (*op_done)(void *arg, int i);
+     * lowering reads an op before i, so the driver may release them.  -1
+     * (its error set): the lowering stops with it */
+    int (*op_done)(void *arg, int i);
     void *op_done_arg;
 
     lw_dma_memo_t dma_memo[LW_DMA_MEMO];   /* zeroed: empty (lower_kernel clears it) */
