@@ -109,6 +109,18 @@ static void copy_path(char dst[TIR_PATH_LEN], const char *src)
     dst[TIR_PATH_LEN - 1] = 0;
 }
 
+/* The kernel's copy of the current path (kept whole: shorter than
+ * TIR_PATH_LEN) for the caller's slot (enc_set_path_slot): an exact-length
+ * copy in its name arena, not interned.  The slot's statement meets its path
+ * again through the slot, and a flat body's statements have paths all
+ * different (the 6 000-op live kernel hashed 9 000 of them into the string
+ * set for no sharing); only ops and tiles of one loc share one by string.
+ * NULL when out of memory. */
+static const char *slot_copy(enc_builder_t *b, size_t len)
+{
+    return tpb_arena_strndup(&b->k->names, b->path, len);
+}
+
 /* ---- tensors ---- */
 
 /* enc_fail with the current path in front ("inputs[0]: ..."). */
@@ -390,8 +402,13 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     /* the caller's cache of the path interned (enc_set_path_slot), as op_path */
     const char **slot = b->path_slot;
     bool interned = slot && *slot && !strcmp(*slot, b->path);
+    size_t plen = interned || !slot ? 0 : strlen(b->path);
     if (interned) {
         t.path = *slot;
+    } else if (plen && plen < TIR_PATH_LEN) {   /* a new slot's (slot_copy) */
+        if (!(t.path = *slot = slot_copy(b, plen)))
+            return tfail(b, "out of memory");
+        interned = true;   /* the kernel's already: kept as it is */
     } else {
         copy_path(tpath, b->path);
         t.path = tpath;
@@ -843,6 +860,15 @@ static const char *op_path(enc_builder_t *b, char path[TIR_PATH_LEN])
     const char **slot = b->path_slot;
     if (slot && *slot && !strcmp(*slot, b->path))
         return *slot;   /* a path shorter than TIR_PATH_LEN: copy_path kept it whole */
+    size_t len = slot ? strlen(b->path) : 0;
+    if (len && len < TIR_PATH_LEN) {   /* a new slot's: a copy (slot_copy) */
+        const char *p = slot_copy(b, len);
+        if (p)
+            *slot = p;
+        else
+            memcpy(path, b->path, len + 1);   /* for the message */
+        return p;
+    }
     if (b->path[0])
         copy_path(path, b->path);
     else

@@ -40,8 +40,8 @@ typedef struct {
     int program_id;
     int core;                     /* physical core of this program (op.core) */
     char path[ENC_PATH_MAX];      /* path of the next op; "" = "op[<index>]" */
-    const char **path_slot;       /* enc_set_path_slot: the caller's cache of path
-                                     interned (op.path), NULL = none */
+    const char **path_slot;       /* enc_set_path_slot: the caller's cache of the
+                                     kernel's copy of path (op.path), NULL = none */
     char next_name[TIR_NAME_LEN]; /* name of the next emitted op (NKI name=); "" = default */
     char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
     int64_t max_ops;              /* unrolling guard */
@@ -128,9 +128,10 @@ int enc_grow_tensor_info(enc_builder_t *b, int n);
 /* Record an error through the builder (sticky); returns -1. */
 int enc_fail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void enc_set_path(enc_builder_t *b, const char *path);
-/* After enc_set_path: *slot caches the kernel's interned copy of that path
- * (NULL until the first op; checked against the path at each op, so a
- * stale slot only costs the lookup).  The slot must outlive the ops emitted
+/* After enc_set_path: *slot caches the kernel's copy of that path (NULL
+ * until the first op or tile; checked against the path at each one, so a
+ * stale slot only costs the lookup; a new slot's path is copied, not
+ * interned).  The slot must outlive the ops emitted
  * until the next enc_set_path or enc_set_path_slot(b, NULL). */
 void enc_set_path_slot(enc_builder_t *b, const char **slot);
 /* A loop body statement's last op that passed validation (builder_check.c):
