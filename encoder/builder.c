@@ -167,94 +167,10 @@ static bool is_tile(tir_tensor_kind_t kind)
     return kind == TIR_T_SBUF || kind == TIR_T_PSUM;
 }
 
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;          /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
-/* Entry index of a base name, or -1. */
-static int name_lookup(const enc_builder_t *b, const char *name)
-{
-    if (!b->cap_hash)
-        return -1;
-    uint32_t mask = (uint32_t)b->cap_hash - 1;
-    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
-        int e = b->hash[i];
-        if (e < 0)
-            return -1;
-        if (!strcmp(b->names[e].name, name))
-            return e;
-    }
-}
-
-static void hash_put(int *hash, int cap, const char *name, int e)
-{
-    uint32_t mask = (uint32_t)cap - 1;
-    uint32_t i = name_hash(name) & mask;
-    while (hash[i] >= 0)
-        i = (i + 1) & mask;
-    hash[i] = e;
-}
-
-/* Entry for a base name, created when new; -1 on out-of-memory. */
-static int name_entry(enc_builder_t *b, const char *name)
-{
-    int e = name_lookup(b, name);
-    if (e >= 0)
-        return e;
-    struct enc_name_entry *grown = tir_array_reserve(b->names, &b->cap_names, b->nnames + 1,
-                                                     sizeof *b->names, 64, false);
-    const char *copy = tpb_arena_strdup(&b->name_text, name);   /* valid_name: short */
-    if (!grown || !copy)
-        return -1;
-    b->names = grown;
-    if (2 * (b->nnames + 1) > b->cap_hash) {   /* keep the load factor <= 1/2 */
-        int nc = b->cap_hash ? b->cap_hash * 2 : 128;
-        int *h = malloc((size_t)nc * sizeof *h);
-        if (!h)
-            return -1;
-        for (int i = 0; i < nc; i++)
-            h[i] = -1;
-        for (int i = 0; i < b->nnames; i++)
-            hash_put(h, nc, b->names[i].name, i);
-        free(b->hash);
-        b->hash = h;
-        b->cap_hash = nc;
-    }
-    e = b->nnames++;
-    b->names[e].name = copy;
-    b->names[e].head = -1;
-    b->names[e].count = 0;
-    b->names[e].last_full = NULL;
-    b->names[e].inst_str = NULL;
-    b->names[e].inst_len = 0;
-    hash_put(b->hash, b->cap_hash, name, e);
-    return e;
-}
-
-int enc_find_tensor(const enc_builder_t *b, const char *name)
-{
-    int e = name_lookup(b, name);
-    return e >= 0 ? b->names[e].head : -1;   /* the head is always live */
-}
-
-int enc_find_tensor_at(const enc_builder_t *b, const char *name, int *slot)
-{
-    if (*slot > 0 && *slot <= b->nnames)
-        return b->names[*slot - 1].head;
-    int e = name_lookup(b, name);
-    if (e < 0)
-        return -1;
-    *slot = e + 1;
-    return b->names[e].head;
-}
-
 void enc_builder_reserve(enc_builder_t *b, int64_t ops, int64_t tensors)
 {
     tir_reserve_hint(b->k, ops, tensors);
+    enc_reserve_names(b, tensors);
     int64_t n = b->k->ntensors + (tensors > 0 ? tensors : 0);
     if (n > b->cap_tensor_info && n < INT_MAX &&
         tpb_array_fresh_zero((size_t)n * sizeof *b->tinfo))   /* as tir_reserve_hint */
@@ -356,7 +272,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
             return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
         elems *= shape[d];
     }
-    int entry = known ? *eslot - 1 : name_entry(b, name);
+    int entry = known ? *eslot - 1 : enc_name_entry(b, name);
     if (entry < 0)
         return tfail(b, "out of memory");
     if (eslot)

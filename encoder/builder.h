@@ -192,6 +192,12 @@ int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, un
  * enc_scope_end(); an op using them afterwards is an error. */
 void enc_scope_begin(enc_builder_t *b);
 void enc_scope_end(enc_builder_t *b);
+/* The name index (builder_names.c).  The entry for a base name, created
+ * when new; -1 on out-of-memory. */
+int enc_name_entry(enc_builder_t *b, const char *name);
+/* Room for `more` new names at once (enc_builder_reserve); none when out
+ * of memory. */
+void enc_reserve_names(enc_builder_t *b, int64_t more);
 /* Tensor by name (innermost live declaration), -1 if none. */
 int enc_find_tensor(const enc_builder_t *b, const char *name);
 /* The same, with *slot a caller's cache of the name's entry (0: not yet

@@ -761,6 +761,33 @@ static void test_op_names_owned(void **state)
     assert_false(b->failed);
 }
 
+/* enc_builder_reserve sizes the name entries and their hash for the
+ * tiles to come at once: no growth while they are declared, and every
+ * name, old and new, is found. */
+static void test_reserve_names(void **state)
+{
+    fx_t *f = *state;
+    int before = f->b.nnames;
+    enc_builder_reserve(&f->b, 10, 3000);
+    int cap = f->b.cap_names, hcap = f->b.cap_hash;
+    const struct enc_name_entry *names = f->b.names;
+    assert_true(cap >= before + 3000);
+    assert_true(hcap >= 2 * (before + 3000));
+    assert_int_equal(hcap & (hcap - 1), 0);
+    for (int i = 0; i < 3000; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "r%d", i);
+        assert_true(enc_tile(&f->b, nm, TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4}) >= 0);
+    }
+    assert_ptr_equal(f->b.names, names);
+    assert_int_equal(f->b.cap_names, cap);
+    assert_int_equal(f->b.cap_hash, hcap);
+    assert_int_equal(enc_find_tensor(&f->b, "t"), f->t);
+    assert_int_equal(enc_find_tensor(&f->b, "a"), f->a);
+    assert_true(enc_find_tensor(&f->b, "r2999") >= 0);
+    assert_int_equal(enc_find_tensor(&f->b, "r3000"), -1);
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -775,7 +802,7 @@ int main(void)
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
         cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), FX(test_op_names_owned),
-        cmocka_unit_test(test_ap_memo),
+        cmocka_unit_test(test_ap_memo), FX(test_reserve_names),
         FX(test_find_tensor_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
