@@ -795,6 +795,26 @@ static const char *op_path(enc_builder_t *b, char path[TIR_PATH_LEN])
     return p;
 }
 
+/* "<op>_<index>" for op index v into nm, its length returned: what
+ * su_join_int(nm, TIR_NAME_LEN, tir_op_name(kind), -1, '_', v, 0) writes,
+ * the index's digits those of the last name bumped by one where it was the
+ * previous index (ops are emitted one after another), else formatted. */
+static size_t gen_name(enc_builder_t *b, tir_opkind_t kind, int v, char nm[TIR_NAME_LEN])
+{
+    if (!(b->op_num_len && v == b->op_num_of + 1 && bump_decimal(b->op_num, b->op_num_len)))
+        b->op_num_len = (int)su_long(b->op_num, v);
+    b->op_num_of = v;
+    const char *kn = tir_op_name(kind);
+    size_t kl = strlen(kn), len = kl + 1 + (size_t)b->op_num_len;
+    if (len >= TIR_NAME_LEN)   /* no op name is that long: cut as su_join_int cuts */
+        return su_join_int(nm, TIR_NAME_LEN, kn, -1, '_', v, 0);
+    tpb_copy_short(nm, kn, kl);
+    nm[kl] = '_';
+    tpb_copy_short(nm + kl + 1, b->op_num, (size_t)b->op_num_len);
+    nm[len] = 0;
+    return len;
+}
+
 /* -1 (the error recorded) when operand a of op names no tensor or a tile
  * whose scope ended; most operands are absent (one comparison each). */
 static inline int in_scope(enc_builder_t *b, const tir_op_t *op, const tir_ap_t *a, int slot)
@@ -834,7 +854,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         su_copy(nm, sizeof nm, user);
         op->name = tir_intern(b->k, nm);
     } else {
-        size_t len = su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+        size_t len = gen_name(b, op->kind, b->k->nops, nm);
         op->name = tir_name_n(b->k, nm, len < sizeof nm ? len : sizeof nm - 1);
     }
     b->next_name[0] = 0;

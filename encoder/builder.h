@@ -90,6 +90,9 @@ typedef struct {
     long full_derived;            /* whole APs taken from the previous instance (tests) */
     long names_bumped;            /* instance names "t#N" from the previous one's (tests) */
     long names_owned;             /* of those, written straight into the name arena (tests) */
+    char op_num[24];              /* the decimal index in the last generated op name */
+    int op_num_len;               /* its digits, 0: none yet */
+    int op_num_of;                /* the index they spell */
     struct enc_check_memo *check_memo;   /* enc_emit's validation memo, allocated on demand */
     struct enc_op_check *op_check;       /* enc_set_op_check: the caller's last validated
                                             op, NULL = none */

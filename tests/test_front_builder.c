@@ -761,6 +761,31 @@ static void test_op_names_owned(void **state)
     assert_false(b->failed);
 }
 
+/* Generated op names "<op>_<index>": the index's digits follow on from
+ * the previous name's (9 -> 10, 99 -> 100) and are formatted anew after an
+ * op the builder did not name (the index then skips one). */
+static void test_op_names_generated(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_op_t op;
+    for (int i = 0; i < 205; i++) {
+        tir_op_init(&op, TIR_TENSOR_COPY);
+        op.dst = op.src[0] = enc_in(b, enc_ap_full(b, f->t)), op.nsrc = 1;
+        if (i == 150) {   /* appended as it is: its name is not generated */
+            op.name = "raw";
+            assert_true(tir_add_op(&f->k, &op) >= 0);
+            continue;
+        }
+        int at = f->k.nops;
+        assert_true(enc_emit(b, &op) >= 0);
+        char want[TIR_NAME_LEN];
+        snprintf(want, sizeof want, "tensor_copy_%d", at);
+        assert_string_equal(f->k.ops[at].name, want);
+    }
+    assert_false(b->failed);
+}
+
 /* enc_builder_reserve sizes the name entries and their hash for the
  * tiles to come at once: no growth while they are declared, and every
  * name, old and new, is found. */
@@ -802,7 +827,7 @@ int main(void)
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
         cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), FX(test_op_names_owned),
-        cmocka_unit_test(test_ap_memo), FX(test_reserve_names),
+        cmocka_unit_test(test_ap_memo), FX(test_reserve_names), FX(test_op_names_generated),
         FX(test_find_tensor_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
