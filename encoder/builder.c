@@ -330,7 +330,8 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
         t.path = tpath;
     }
     t.shared_with = -1;
-    if (enc_grow_tensor_info(b, b->k->ntensors))
+    if (b->k->ntensors >= b->cap_tensor_info &&   /* room mostly (reserved, or doubled) */
+        enc_grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
     int id = tir_add_tensor_owned(b->k, &t, owned != NULL, interned);
     if (id < 0)
