@@ -170,7 +170,6 @@ static bool is_tile(tir_tensor_kind_t kind)
 void enc_builder_reserve(enc_builder_t *b, int64_t ops, int64_t tensors)
 {
     tir_reserve_hint(b->k, ops, tensors);
-    enc_reserve_names(b, tensors);
     int64_t n = b->k->ntensors + (tensors > 0 ? tensors : 0);
     if (n > b->cap_tensor_info && n < INT_MAX &&
         tpb_array_fresh_zero((size_t)n * sizeof *b->tinfo))   /* as tir_reserve_hint */

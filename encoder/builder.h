@@ -200,8 +200,8 @@ void enc_scope_end(enc_builder_t *b);
 /* The name index (builder_names.c).  The entry for a base name, created
  * when new; -1 on out-of-memory. */
 int enc_name_entry(enc_builder_t *b, const char *name);
-/* Room for `more` new names at once (enc_builder_reserve); none when out
- * of memory. */
+/* Room for `more` new names at once (a flat body's tile statements); none
+ * when out of memory. */
 void enc_reserve_names(enc_builder_t *b, int64_t more);
 /* Tensor by name (innermost live declaration), -1 if none. */
 int enc_find_tensor(const enc_builder_t *b, const char *name);
