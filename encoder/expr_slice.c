@@ -328,9 +328,9 @@ static bool quick_int(const char **p, int64_t *v)
 {
     const char *q = *p;
     int64_t x = 0;
-    while (*q >= '0' && *q <= '9' && q - *p < 19)
+    while (*q >= '0' && *q <= '9' && q - *p < 18)   /* 18 digits cannot overflow */
         x = x * 10 + (*q++ - '0');
-    if (q == *p || q - *p > 18)
+    if (q == *p || (*q >= '0' && *q <= '9'))   /* none, or a 19th */
         return false;
     *p = q;
     *v = x;
