@@ -321,21 +321,24 @@ static void test_names_and_types(void **state)
 static void test_flat_dma_errors(void **state)
 {
     (void)state;
-    fails_with(T("t", "[128, 512]", "float32") "{'op': 'load', 'dst': 'zz', 'src': 'yy'}",
-               "k.json: body[1]: field 'dst': unknown tensor or tile 'zz'", NULL);
-    fails_with(T("t", "[128, 512]", "float32")
-               "{'op': 'store', 'dst': 'out[0:128, :]', 'src': 'nope[0:1, :]', 'rmw_op': 'max'}",
-               "body[1]: field 'src': unknown tensor or tile 'nope'", NULL);
-    fails_with(T("t", "[1, 512]", "float32") "{'op': 'store', 'dst': 'out[400, :]', 'src': 't'}",
-               "field 'dst': index 400 out of range for 'out' dimension 0 (300)", NULL);
-    fails_with(T("t", "[1, 512]", "float32")
-               "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 't', 'rmw_op': 'max'}",
-               "body[1]: field 'rmw_op': only add is supported", NULL);
-    fails_with("{'op': 'for', 'var': 'i', 'range': [2], 'body': ["
-               T("t", "[1, 512]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a[0:1, :]'}]},"
-               "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 't'}",
-               "body[1]: field 'src': tile 't' is out of scope here (declared at body[0].body[0])",
-               NULL);
+    static const char *const cases[][2] = {
+        {T("t", "[128, 512]", "float32") "{'op': 'load', 'dst': 'zz', 'src': 'yy'}",
+         "k.json: body[1]: field 'dst': unknown tensor or tile 'zz'"},
+        {T("t", "[128, 512]", "float32")
+         "{'op': 'store', 'dst': 'out[0:128, :]', 'src': 'nope[0:1, :]', 'rmw_op': 'max'}",
+         "body[1]: field 'src': unknown tensor or tile 'nope'"},
+        {T("t", "[1, 512]", "float32") "{'op': 'store', 'dst': 'out[400, :]', 'src': 't'}",
+         "field 'dst': index 400 out of range for 'out' dimension 0 (300)"},
+        {T("t", "[1, 512]", "float32")
+         "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 't', 'rmw_op': 'max'}",
+         "body[1]: field 'rmw_op': only add is supported"},
+        {"{'op': 'for', 'var': 'i', 'range': [2], 'body': [" T("t", "[1, 512]", "float32")
+         "{'op': 'load', 'dst': 't', 'src': 'a[0:1, :]'}]},"
+         "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 't'}",
+         "body[1]: field 'src': tile 't' is out of scope here (declared at body[0].body[0])"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        fails_with(cases[i][0], cases[i][1], NULL);
     tir_kernel_t k;   /* and reads the same when it passes */
     parses(T("t", "[1, 512]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a[2:3, :]'},"
            "{'op': 'store', 'dst': 'out[4:5, :]', 'src': 't', 'rmw_op': 'add'}", &k);
