@@ -153,8 +153,6 @@ typedef struct enc_op_check {
         bool valid;
         const tir_ap_t *aps[10];   /* its operand records (builder_check.c's order) */
         unsigned used;             /* bit i: aps[i] is not &tir_ap_none */
-        unsigned short same[10];   /* per used slot: the other used slots naming
-                                      its tensor (a bit per slot) */
         tir_op_t op;               /* the op (name, path and records not compared) */
     } e[2];
     unsigned next;

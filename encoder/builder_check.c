@@ -85,22 +85,12 @@ static bool same_ap_of(enc_builder_t *b, const tir_ap_t *a, const tir_ap_t *p)
     return same_ap(b->k, a, p);
 }
 
-/* The used slots but i whose record names slot i's tensor (a bit each). */
-static unsigned same_tensor(const tir_ap_t *const aps[NAPS], unsigned used, int i)
-{
-    unsigned m = 0;
-    int t = aps[i]->tensor;
-    for (unsigned o = used & ~(1u << i); o; o &= o - 1)
-        m |= (unsigned)(aps[__builtin_ctz(o)]->tensor == t) << __builtin_ctz(o);
-    return m;
-}
-
-/* op's records against a kept op's (used: its present ones; same: their
- * same_tensor, which a match keeps): each the same record or same_ap, and
- * two operands naming one tensor exactly where the kept op's did; on a
- * match the kept records become op's (they pass the same). */
+/* op's records against a kept op's (used: its present ones): each the
+ * same record or same_ap, and two operands naming one tensor exactly
+ * where the kept op's did; on a match the kept records become op's (they
+ * pass the same). */
 static bool same_operands(enc_builder_t *b, const tir_op_t *op, const tir_ap_t *kept[NAPS],
-                          unsigned used, const unsigned short same[NAPS])
+                          unsigned used)
 {
     unsigned diff = diff_slots(op, kept);
     if (!diff)
@@ -112,9 +102,14 @@ static bool same_operands(enc_builder_t *b, const tir_op_t *op, const tir_ap_t *
     for (unsigned m = diff; m; m &= m - 1)
         if (!same_ap_of(b, aps[__builtin_ctz(m)], kept[__builtin_ctz(m)]))   /* or now absent */
             return false;
-    for (unsigned m = diff; m; m &= m - 1)
-        if (same_tensor(aps, used, __builtin_ctz(m)) != same[__builtin_ctz(m)])
-            return false;
+    for (unsigned m = diff; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        for (unsigned o = used & ~(1u << i); o; o &= o - 1) {
+            int j = __builtin_ctz(o);
+            if ((aps[i]->tensor == aps[j]->tensor) != (kept[i]->tensor == kept[j]->tensor))
+                return false;
+        }
+    }
     for (unsigned m = diff; m; m &= m - 1)
         kept[__builtin_ctz(m)] = aps[__builtin_ctz(m)];
     return true;
@@ -129,7 +124,7 @@ bool enc_op_check_hit(enc_builder_t *b, enc_op_check_t *rec, const tir_op_t *op)
     for (unsigned n = 0; n < 2; n++) {
         unsigned e = first ^ n;
         if (rec->e[e].valid && same_fields(op, &rec->e[e].op) &&
-            same_operands(b, op, rec->e[e].aps, rec->e[e].used, rec->e[e].same)) {
+            same_operands(b, op, rec->e[e].aps, rec->e[e].used)) {
             enc_memo2_note(rec->hit, e);
             return true;
         }
@@ -151,10 +146,6 @@ void enc_op_check_keep(const enc_builder_t *b, enc_op_check_t *rec, const tir_op
     rec->e[e].used = 0;
     for (int i = 0; i < NAPS; i++)
         rec->e[e].used |= (unsigned)(rec->e[e].aps[i] != &tir_ap_none) << i;
-    for (int i = 0; i < NAPS; i++)
-        rec->e[e].same[i] = (unsigned short)(rec->e[e].used >> i & 1u
-                                                 ? same_tensor(rec->e[e].aps, rec->e[e].used, i)
-                                                 : 0u);
     rec->e[e].op = *op;
 }
 
