@@ -109,6 +109,18 @@ static void copy_path(char dst[TIR_PATH_LEN], const char *src)
     dst[TIR_PATH_LEN - 1] = 0;
 }
 
+/* The kernel's copy of the current path (kept whole: shorter than
+ * TIR_PATH_LEN) for the caller's slot (enc_set_path_slot): an exact-length
+ * copy in its name arena, not interned.  The slot's statement meets its path
+ * again through the slot, and a flat body's statements have paths all
+ * different (the 6 000-op live kernel hashed 9 000 of them into the string
+ * set for no sharing); only ops and tiles of one loc share one by string.
+ * NULL when out of memory. */
+static const char *slot_copy(enc_builder_t *b, size_t len)
+{
+    return tpb_arena_strndup(&b->k->names, b->path, len);
+}
+
 /* ---- tensors ---- */
 
 /* enc_fail with the current path in front ("inputs[0]: ..."). */
@@ -153,91 +165,6 @@ static const char *kind_word(tir_tensor_kind_t kind)
 static bool is_tile(tir_tensor_kind_t kind)
 {
     return kind == TIR_T_SBUF || kind == TIR_T_PSUM;
-}
-
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;          /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
-}
-
-/* Entry index of a base name, or -1. */
-static int name_lookup(const enc_builder_t *b, const char *name)
-{
-    if (!b->cap_hash)
-        return -1;
-    uint32_t mask = (uint32_t)b->cap_hash - 1;
-    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
-        int e = b->hash[i];
-        if (e < 0)
-            return -1;
-        if (!strcmp(b->names[e].name, name))
-            return e;
-    }
-}
-
-static void hash_put(int *hash, int cap, const char *name, int e)
-{
-    uint32_t mask = (uint32_t)cap - 1;
-    uint32_t i = name_hash(name) & mask;
-    while (hash[i] >= 0)
-        i = (i + 1) & mask;
-    hash[i] = e;
-}
-
-/* Entry for a base name, created when new; -1 on out-of-memory. */
-static int name_entry(enc_builder_t *b, const char *name)
-{
-    int e = name_lookup(b, name);
-    if (e >= 0)
-        return e;
-    struct enc_name_entry *grown = tir_array_reserve(b->names, &b->cap_names, b->nnames + 1,
-                                                     sizeof *b->names, 64, false);
-    const char *copy = tpb_arena_strdup(&b->name_text, name);   /* valid_name: short */
-    if (!grown || !copy)
-        return -1;
-    b->names = grown;
-    if (2 * (b->nnames + 1) > b->cap_hash) {   /* keep the load factor <= 1/2 */
-        int nc = b->cap_hash ? b->cap_hash * 2 : 128;
-        int *h = malloc((size_t)nc * sizeof *h);
-        if (!h)
-            return -1;
-        for (int i = 0; i < nc; i++)
-            h[i] = -1;
-        for (int i = 0; i < b->nnames; i++)
-            hash_put(h, nc, b->names[i].name, i);
-        free(b->hash);
-        b->hash = h;
-        b->cap_hash = nc;
-    }
-    e = b->nnames++;
-    b->names[e].name = copy;
-    b->names[e].head = -1;
-    b->names[e].count = 0;
-    b->names[e].last_full = NULL;
-    b->names[e].inst_str = NULL;
-    b->names[e].inst_len = 0;
-    hash_put(b->hash, b->cap_hash, name, e);
-    return e;
-}
-
-int enc_find_tensor(const enc_builder_t *b, const char *name)
-{
-    int e = name_lookup(b, name);
-    return e >= 0 ? b->names[e].head : -1;   /* the head is always live */
-}
-
-int enc_find_tensor_at(const enc_builder_t *b, const char *name, int *slot)
-{
-    if (*slot > 0 && *slot <= b->nnames)
-        return b->names[*slot - 1].head;
-    int e = name_lookup(b, name);
-    if (e < 0)
-        return -1;
-    *slot = e + 1;
-    return b->names[e].head;
 }
 
 void enc_builder_reserve(enc_builder_t *b, int64_t ops, int64_t tensors)
@@ -344,7 +271,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
             return tfail(b, "%s '%s': field 'shape': more than 2^40 elements", what, name);
         elems *= shape[d];
     }
-    int entry = known ? *eslot - 1 : name_entry(b, name);
+    int entry = known ? *eslot - 1 : enc_name_entry(b, name);
     if (entry < 0)
         return tfail(b, "out of memory");
     if (eslot)
@@ -390,14 +317,20 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     /* the caller's cache of the path interned (enc_set_path_slot), as op_path */
     const char **slot = b->path_slot;
     bool interned = slot && *slot && !strcmp(*slot, b->path);
+    size_t plen = interned || !slot ? 0 : strlen(b->path);
     if (interned) {
         t.path = *slot;
+    } else if (plen && plen < TIR_PATH_LEN) {   /* a new slot's (slot_copy) */
+        if (!(t.path = *slot = slot_copy(b, plen)))
+            return tfail(b, "out of memory");
+        interned = true;   /* the kernel's already: kept as it is */
     } else {
         copy_path(tpath, b->path);
         t.path = tpath;
     }
     t.shared_with = -1;
-    if (enc_grow_tensor_info(b, b->k->ntensors))
+    if (b->k->ntensors >= b->cap_tensor_info &&   /* room mostly (reserved, or doubled) */
+        enc_grow_tensor_info(b, b->k->ntensors))
         return tfail(b, "out of memory");
     int id = tir_add_tensor_owned(b->k, &t, owned != NULL, interned);
     if (id < 0)
@@ -843,6 +776,15 @@ static const char *op_path(enc_builder_t *b, char path[TIR_PATH_LEN])
     const char **slot = b->path_slot;
     if (slot && *slot && !strcmp(*slot, b->path))
         return *slot;   /* a path shorter than TIR_PATH_LEN: copy_path kept it whole */
+    size_t len = slot ? strlen(b->path) : 0;
+    if (len && len < TIR_PATH_LEN) {   /* a new slot's: a copy (slot_copy) */
+        const char *p = slot_copy(b, len);
+        if (p)
+            *slot = p;
+        else
+            memcpy(path, b->path, len + 1);   /* for the message */
+        return p;
+    }
     if (b->path[0])
         copy_path(path, b->path);
     else
@@ -851,6 +793,26 @@ static const char *op_path(enc_builder_t *b, char path[TIR_PATH_LEN])
     if (slot && p && b->path[0])
         *slot = p;
     return p;
+}
+
+/* "<op>_<index>" for op index v into nm, its length returned: what
+ * su_join_int(nm, TIR_NAME_LEN, tir_op_name(kind), -1, '_', v, 0) writes,
+ * the index's digits those of the last name bumped by one where it was the
+ * previous index (ops are emitted one after another), else formatted. */
+static size_t gen_name(enc_builder_t *b, tir_opkind_t kind, int v, char nm[TIR_NAME_LEN])
+{
+    if (!(b->op_num_len && v == b->op_num_of + 1 && bump_decimal(b->op_num, b->op_num_len)))
+        b->op_num_len = (int)su_long(b->op_num, v);
+    b->op_num_of = v;
+    const char *kn = tir_op_name(kind);
+    size_t kl = strlen(kn), len = kl + 1 + (size_t)b->op_num_len;
+    if (len >= TIR_NAME_LEN)   /* no op name is that long: cut as su_join_int cuts */
+        return su_join_int(nm, TIR_NAME_LEN, kn, -1, '_', v, 0);
+    tpb_copy_short(nm, kn, kl);
+    nm[kl] = '_';
+    tpb_copy_short(nm + kl + 1, b->op_num, (size_t)b->op_num_len);
+    nm[len] = 0;
+    return len;
 }
 
 /* -1 (the error recorded) when operand a of op names no tensor or a tile
@@ -892,7 +854,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         su_copy(nm, sizeof nm, user);
         op->name = tir_intern(b->k, nm);
     } else {
-        size_t len = su_join_int(nm, sizeof nm, tir_op_name(op->kind), -1, '_', b->k->nops, 0);
+        size_t len = gen_name(b, op->kind, b->k->nops, nm);
         op->name = tir_name_n(b->k, nm, len < sizeof nm ? len : sizeof nm - 1);
     }
     b->next_name[0] = 0;

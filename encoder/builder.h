@@ -40,8 +40,8 @@ typedef struct {
     int program_id;
     int core;                     /* physical core of this program (op.core) */
     char path[ENC_PATH_MAX];      /* path of the next op; "" = "op[<index>]" */
-    const char **path_slot;       /* enc_set_path_slot: the caller's cache of path
-                                     interned (op.path), NULL = none */
+    const char **path_slot;       /* enc_set_path_slot: the caller's cache of the
+                                     kernel's copy of path (op.path), NULL = none */
     char next_name[TIR_NAME_LEN]; /* name of the next emitted op (NKI name=); "" = default */
     char msg_prefix[1100];        /* prepended to every error ("k.json: ") */
     int64_t max_ops;              /* unrolling guard */
@@ -90,6 +90,9 @@ typedef struct {
     long full_derived;            /* whole APs taken from the previous instance (tests) */
     long names_bumped;            /* instance names "t#N" from the previous one's (tests) */
     long names_owned;             /* of those, written straight into the name arena (tests) */
+    char op_num[24];              /* the decimal index in the last generated op name */
+    int op_num_len;               /* its digits, 0: none yet */
+    int op_num_of;                /* the index they spell */
     struct enc_check_memo *check_memo;   /* enc_emit's validation memo, allocated on demand */
     struct enc_op_check *op_check;       /* enc_set_op_check: the caller's last validated
                                             op, NULL = none */
@@ -128,9 +131,10 @@ int enc_grow_tensor_info(enc_builder_t *b, int n);
 /* Record an error through the builder (sticky); returns -1. */
 int enc_fail(enc_builder_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void enc_set_path(enc_builder_t *b, const char *path);
-/* After enc_set_path: *slot caches the kernel's interned copy of that path
- * (NULL until the first op; checked against the path at each op, so a
- * stale slot only costs the lookup).  The slot must outlive the ops emitted
+/* After enc_set_path: *slot caches the kernel's copy of that path (NULL
+ * until the first op or tile; checked against the path at each one, so a
+ * stale slot only costs the lookup; a new slot's path is copied, not
+ * interned).  The slot must outlive the ops emitted
  * until the next enc_set_path or enc_set_path_slot(b, NULL). */
 void enc_set_path_slot(enc_builder_t *b, const char **slot);
 /* A loop body statement's last op that passed validation (builder_check.c):
@@ -191,6 +195,12 @@ int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, un
  * enc_scope_end(); an op using them afterwards is an error. */
 void enc_scope_begin(enc_builder_t *b);
 void enc_scope_end(enc_builder_t *b);
+/* The name index (builder_names.c).  The entry for a base name, created
+ * when new; -1 on out-of-memory. */
+int enc_name_entry(enc_builder_t *b, const char *name);
+/* Room for `more` new names at once (a flat body's tile statements); none
+ * when out of memory. */
+void enc_reserve_names(enc_builder_t *b, int64_t more);
 /* Tensor by name (innermost live declaration), -1 if none. */
 int enc_find_tensor(const enc_builder_t *b, const char *name);
 /* The same, with *slot a caller's cache of the name's entry (0: not yet

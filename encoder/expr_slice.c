@@ -4,6 +4,7 @@
  * grammar (expr.c).  Compiling keeps every part's postfix program so a loop
  * body's operand is parsed once. */
 #include "expr.h"
+#include "smallfmt.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -314,10 +315,112 @@ static int parse_slice_operand(const char *text, const enc_env_t *env, char *nam
     return rc;
 }
 
+/* [A-Za-z0-9_] (isalnum in the C locale, or '_'), in unsigned compares */
+static inline bool ident_char(char c)
+{
+    unsigned char u = (unsigned char)c;
+    return (unsigned)((u | 0x20) - 'a') < 26u || (unsigned)(u - '0') < 10u || u == '_';
+}
+
+/* The decimal digits at *p (1..18 of them, as span_int takes), *p moved
+ * past them; false when there are none or more. */
+static bool quick_int(const char **p, int64_t *v)
+{
+    const char *q = *p;
+    int64_t x = 0;
+    while (*q >= '0' && *q <= '9' && q - *p < 18)   /* 18 digits cannot overflow */
+        x = x * 10 + (*q++ - '0');
+    if (q == *p || (*q >= '0' && *q <= '9'))   /* none, or a 19th */
+        return false;
+    *p = q;
+    *v = x;
+    return true;
+}
+
+/* One item at *p of a quick operand: an integer, or a range of up to three
+ * integer parts (each optional), spaces around the parts; *p ends on the
+ * byte after it.  false for anything else. */
+static bool quick_item(const char **pp, enc_slice_t *s)
+{
+    const char *p = *pp;
+    int64_t v[3] = {0, 0, 0};
+    bool has[3] = {false, false, false};
+    int nc = 0;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (*p >= '0' && *p <= '9' && !(has[nc] = quick_int(&p, &v[nc])))
+            return false;
+        while (*p == ' ')
+            p++;
+        if (*p != ':')
+            break;
+        if (nc == 2)
+            return false;
+        nc++;
+        p++;
+    }
+    if (nc == 0) {
+        if (!has[0])
+            return false;
+        *s = ENC_INDEX(v[0]);
+    } else {   /* as parse_item: a range even when every part is absent */
+        *s = ENC_ALL;
+        s->kind = ENC_SL_RANGE;
+        s->start = has[0] ? v[0] : s->start;
+        s->has_start = has[0];
+        s->stop = has[1] ? v[1] : s->stop;
+        s->has_stop = has[1];
+        s->step = has[2] ? v[2] : 1;
+    }
+    *pp = p;
+    return true;
+}
+
+/* A flat body's common operand, "t" or "a[5:6, :]" (a name, then items of
+ * plain decimal integers and ':' with spaces, ']' ending the text): what
+ * parse_slice_operand gives it, without its copies and scans.  false for
+ * any other text, which parse_slice_operand reads (and reports) as
+ * before. */
+static bool quick_operand(const char *text, char *name, size_t name_len, enc_slice_t *slices,
+                          int *nslices)
+{
+    const char *p = text;
+    if (!ident_char(*p) || (*p >= '0' && *p <= '9'))
+        return false;
+    while (ident_char(*p))
+        p++;
+    size_t nl = (size_t)(p - text);
+    if (nl >= name_len || (*p && *p != '['))
+        return false;
+    int ns = 0;
+    if (*p) {
+        for (;;) {
+            const char *item = ++p;   /* after '[' or ',' */
+            if (ns == ENC_MAX_SLICES || !quick_item(&p, &slices[ns]) ||
+                p - item >= 512)   /* parse_item's "too long" */
+                return false;
+            ns++;
+            if (*p == ']' && !p[1])
+                break;
+            if (*p != ',')
+                return false;
+        }
+    }
+    tpb_copy_short(name, text, nl);
+    name[nl] = 0;
+    *nslices = ns;
+    return true;
+}
+
 int enc_parse_slice_operand(const char *text, const enc_env_t *env, char *name, size_t name_len,
                             enc_slice_t *slices, int *nslices, bool *pid_dep, char *msg,
                             size_t n)
 {
+    if (quick_operand(text, name, name_len, slices, nslices)) {
+        *pid_dep = false;
+        return 0;
+    }
     return parse_slice_operand(text, env, name, name_len, slices, nslices, pid_dep, msg, n, NULL);
 }
 

@@ -83,15 +83,20 @@ int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
 }
 
 /* NKI tensor.reshape in an operand: "name.reshape(d0, d1, ...)" (or a
- * tuple / list of dims) before the optional slices.  Writes the operand
- * without it to rest and the view's dims to shape (*nd = 0: no reshape). */
+ * tuple / list of dims) before the optional slices.  *opnd: the operand
+ * without it (text itself when there is none, else written to rest); the
+ * view's dims go to shape (*nd = 0: no reshape). */
 static int split_reshape(jx_t *j, const char *text, const char *path, const char *fname,
-                         char *rest, size_t n, int *nd, int64_t *shape)
+                         char *rest, size_t n, const char **opnd, int *nd, int64_t *shape)
 {
     *nd = 0;
-    const char *r = strstr(text, ".reshape(");
+    *opnd = rest;
+    const char *r = strchr(text, '.') ? strstr(text, ".reshape(") : NULL;
     if (!r) {
-        su_copy(rest, n, text);
+        if (strlen(text) < n)   /* else cut as before */
+            *opnd = text;
+        else
+            su_copy(rest, n, text);
         return 0;
     }
     const char *p = r + strlen(".reshape("), *q = p;
@@ -174,11 +179,12 @@ static int view_resolve_cop(jx_t *j, struct fj_cop *c, const cJSON *key, const c
         *vnd = 0;
         nm = c->name;
     } else {
-        if (split_reshape(j, text, path, fname, plain, sizeof plain, vnd, vshape))
+        const char *opnd;
+        if (split_reshape(j, text, path, fname, plain, sizeof plain, &opnd, vnd, vshape))
             return -1;
-        if (c || *vnd ? enc_parse_slice_operand(plain, &j->env, name, sizeof name, sl, ns, &dep,
+        if (c || *vnd ? enc_parse_slice_operand(opnd, &j->env, name, sizeof name, sl, ns, &dep,
                                                 msg, sizeof msg)
-                      : parse_keep(j, key, plain, name, sizeof name, sl, ns, msg, sizeof msg))
+                      : parse_keep(j, key, opnd, name, sizeof name, sl, ns, msg, sizeof msg))
             return fj_jfail(j, path, fname, "%s", msg);
     }
     int t = lookup_at(j, nm, path, fname, c && nm == c->name ? &c->entry : NULL);

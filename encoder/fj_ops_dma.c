@@ -282,10 +282,19 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (dma_opts(j, o, path, op, &rmw, &keys))
         return -1;
     const dma_kept_t *c = fj_memo_get(j, o, &dma_tag);
-    if (c)
-        return dma_plain(j, c, path, op, rmw);
-    int rc = dma_read(j, o, path, op, rmw, keys);
-    if (rc == 1 && !c)
+    bool kept = c != NULL;
+    /* a plain load or store read whole (keys known: no other, src_reg,
+     * dst_reg): what dma_read does with its two strings, in dma_plain's
+     * order, which is the same; the operands through fj_intern_ap_str (a
+     * tile's whole record interned once, not per op) */
+    dma_kept_t f = {NULL, NULL};
+    if (!c && (op->kind == TIR_LOAD || op->kind == TIR_STORE) && keys != DMA_K_ALL &&
+        !(keys & (DMA_K_OTHER | DMA_K_SRC_REG | DMA_K_DST_REG))) {
+        f = (dma_kept_t){fj_field(o, "dst"), fj_field(o, "src")};
+        c = cJSON_IsString(f.dst) && cJSON_IsString(f.src) ? &f : NULL;
+    }
+    int rc = c ? dma_plain(j, c, path, op, rmw) : dma_read(j, o, path, op, rmw, keys);
+    if (rc == 1 && !kept)   /* read whole: kept for the next iteration */
         dma_keep(j, o, op);
     return rc;
 }

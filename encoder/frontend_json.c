@@ -844,6 +844,9 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
      * growth it saves) */
     int64_t tiles = count_tiles(body);
     enc_builder_reserve(&j->b, cJSON_GetArraySize(body), tiles);
+    /* a name each at most (a loop's tile statement is one name however
+     * many tensors its iterations declare: exec_for reserves no names) */
+    enc_reserve_names(&j->b, tiles);
     return exec_block(j, body, "body", NULL) || fj_sched_apply(j, root) ? -1 : 0;
 }
 

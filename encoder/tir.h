@@ -390,8 +390,9 @@ typedef struct {
                                      literal; shorter than TIR_NAME_LEN; "" = none.
                                      Copies of the op borrow it, like path */
     const char *path;             /* JSON path "body[3].body[1]" or C call site (shorter
-                                     than TIR_PATH_LEN): interned (tir_intern) -- every
-                                     iteration of a loop shares one copy; "" = none */
+                                     than TIR_PATH_LEN): the kernel's (interned, or a
+                                     front-end statement's copy) -- every iteration of
+                                     a loop shares one copy; "" = none */
     int engine;                   /* requested isa_engine_t, ISA_ENG_UNASSIGNED = compiler picks */
     int core;                     /* owning core (multi-core), 0 for single-core */
 
@@ -558,9 +559,9 @@ void tir_kernel_free(tir_kernel_t *k);
 /* Append; return the new index or -1 on out-of-memory.  The one append
  * point for tensors and for ops. */
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t);
-/* The same, t->path being a string k interned already (tir_intern) when
- * path_interned: kept as it is (a loop body's tile declared anew each
- * iteration names one path). */
+/* The same, t->path being k's string already (tir_intern, or a copy in
+ * its name arena) when path_interned: kept as it is (a loop body's tile
+ * declared anew each iteration names one path). */
 int tir_add_tensor_at(tir_kernel_t *k, const tir_tensor_t *t, bool path_interned);
 /* tir_add_tensor_at where t->name may already be the kernel's (name_owned:
  * a string of k's name arena, kept as it is, not copied again). */

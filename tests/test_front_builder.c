@@ -761,6 +761,63 @@ static void test_op_names_owned(void **state)
     assert_false(b->failed);
 }
 
+/* Generated op names "<op>_<index>": the index's digits follow on from
+ * the previous name's (9 -> 10, 99 -> 100) and are formatted anew after an
+ * op the builder did not name (the index then skips one). */
+static void test_op_names_generated(void **state)
+{
+    fx_t *f = *state;
+    enc_builder_t *b = &f->b;
+    tir_op_t op;
+    for (int i = 0; i < 205; i++) {
+        tir_op_init(&op, TIR_TENSOR_COPY);
+        op.dst = op.src[0] = enc_in(b, enc_ap_full(b, f->t)), op.nsrc = 1;
+        if (i == 150) {   /* appended as it is: its name is not generated */
+            op.name = "raw";
+            assert_true(tir_add_op(&f->k, &op) >= 0);
+            continue;
+        }
+        int at = f->k.nops;
+        assert_true(enc_emit(b, &op) >= 0);
+        char want[TIR_NAME_LEN];
+        snprintf(want, sizeof want, "tensor_copy_%d", at);
+        assert_string_equal(f->k.ops[at].name, want);
+    }
+    assert_false(b->failed);
+}
+
+/* enc_reserve_names sizes the name entries and their hash for a flat
+ * body's tiles at once: no growth while they are declared, and every name,
+ * old and new, is found.  Reserving tensors does not reserve names (a
+ * loop's 10^5 tiles are a few names: sizing names for them cost mixed 300
+ * page faults). */
+static void test_reserve_names(void **state)
+{
+    fx_t *f = *state;
+    int before = f->b.nnames, cap0 = f->b.cap_names, hcap0 = f->b.cap_hash;
+    enc_builder_reserve(&f->b, 10, 100000);
+    assert_int_equal(f->b.cap_names, cap0);
+    assert_int_equal(f->b.cap_hash, hcap0);
+    enc_reserve_names(&f->b, 3000);
+    int cap = f->b.cap_names, hcap = f->b.cap_hash;
+    const struct enc_name_entry *names = f->b.names;
+    assert_true(cap >= before + 3000);
+    assert_true(hcap >= 2 * (before + 3000));
+    assert_int_equal(hcap & (hcap - 1), 0);
+    for (int i = 0; i < 3000; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "r%d", i);
+        assert_true(enc_tile(&f->b, nm, TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4}) >= 0);
+    }
+    assert_ptr_equal(f->b.names, names);
+    assert_int_equal(f->b.cap_names, cap);
+    assert_int_equal(f->b.cap_hash, hcap);
+    assert_int_equal(enc_find_tensor(&f->b, "t"), f->t);
+    assert_int_equal(enc_find_tensor(&f->b, "a"), f->a);
+    assert_true(enc_find_tensor(&f->b, "r2999") >= 0);
+    assert_int_equal(enc_find_tensor(&f->b, "r3000"), -1);
+}
+
 #define FX(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -775,7 +832,7 @@ int main(void)
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
         cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), FX(test_op_names_owned),
-        cmocka_unit_test(test_ap_memo),
+        cmocka_unit_test(test_ap_memo), FX(test_reserve_names), FX(test_op_names_generated),
         FX(test_find_tensor_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,6 +196,54 @@ static void test_slices(void **state)
     }
 }
 
+/* The plain operands a flat body is made of take a shortcut in
+ * enc_parse_slice_operand; enc_slice_operand_compile never does: both must
+ * read every text alike (result, name, slices, message). */
+static void same_as_compiled(fx_t *f, const char *text)
+{
+    char n1[16], n2[16], m1[256] = "", m2[256] = "";
+    enc_slice_t s1[ENC_MAX_SLICES], s2[ENC_MAX_SLICES];
+    memset(s1, 0x5a, sizeof s1);
+    memset(s2, 0x5a, sizeof s2);
+    int k1 = -7, k2 = -7;
+    bool d1 = true, d2 = true;
+    enc_slice_prog_t *prog = NULL;
+    int r1 = enc_parse_slice_operand(text, &f->env, n1, sizeof n1, s1, &k1, &d1, m1, sizeof m1);
+    int r2 = enc_slice_operand_compile(text, &f->env, n2, sizeof n2, s2, &k2, &d2, m2, sizeof m2,
+                                       &prog);
+    enc_slice_prog_free(prog);
+    if (r1 != r2 || strcmp(m1, m2))
+        fail_msg("'%s': %d '%s' vs %d '%s'", text, r1, m1, r2, m2);
+    if (r1)
+        return;
+    assert_string_equal(n1, n2);
+    assert_int_equal(k1, k2);
+    assert_int_equal(d1, d2);
+    for (int i = 0; i < k1; i++)
+        if (memcmp(&s1[i], &s2[i], sizeof s1[i]))
+            fail_msg("'%s': slice %d differs", text, i);
+}
+
+static void test_plain_operands(void **state)
+{
+    fx_t *f = *state;
+    static const char *const texts[] = {
+        "a", "t0", "_x9", "a[5:6, :]", "a[0:1,:]", "out[2999:3000, :]", "a[3]", "a[3, 4]",
+        "a[:]", "a[::]", "a[::2]", "a[1::3]", "a[:7]", "a[ 1 : 2 ]", "a[1 :2, 3: 4 , :]",
+        "a[007:010]", "a[123456789012345678]", "a[1234567890123456789]",
+        "a[9999999999999999999]", "a[99999999999999999999:1]", "a[1,2,3,4,5,6,7,8]",
+        "a[1,2,3,4,5,6,7,8,9]", "a[]", "a[1,]", "a[,1]", "a[ ]", "a[1 2]", "a[1:2:3:4]",
+        "a[1]]", "a[1] ", "a[1", " a[1]", "a [1]", "a[-1]", "a[1a]", "a[0x10]", "a[i]",
+        "a[i:i+1, :]", "a[\t1]", "abcdefghijklmno", "abcdefghijklmnop[1]", "3a", "a.b", "",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        same_as_compiled(f, texts[i]);
+    char wide[600] = "a[";   /* an item of 512+ bytes: "too long" either way */
+    memset(wide + 2, ' ', 560);
+    memcpy(wide + 562, "1]", 3);
+    same_as_compiled(f, wide);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +251,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pid_dependence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plain_operands, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

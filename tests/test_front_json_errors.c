@@ -315,6 +315,42 @@ static void test_names_and_types(void **state)
                "field 'var': 'pid' is not a usable variable name", NULL);
 }
 
+/* A flat body's plain load and store (two strings, no other / src_reg /
+ * dst_reg: read as a loop's kept statement is) fail as the full read
+ * does, in its order: dst, then src, then rmw_op. */
+static void test_flat_dma_errors(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {T("t", "[128, 512]", "float32") "{'op': 'load', 'dst': 'zz', 'src': 'yy'}",
+         "k.json: body[1]: field 'dst': unknown tensor or tile 'zz'"},
+        {T("t", "[128, 512]", "float32")
+         "{'op': 'store', 'dst': 'out[0:128, :]', 'src': 'nope[0:1, :]', 'rmw_op': 'max'}",
+         "body[1]: field 'src': unknown tensor or tile 'nope'"},
+        {T("t", "[1, 512]", "float32") "{'op': 'store', 'dst': 'out[400, :]', 'src': 't'}",
+         "field 'dst': index 400 out of range for 'out' dimension 0 (300)"},
+        {T("t", "[1, 512]", "float32")
+         "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 't', 'rmw_op': 'max'}",
+         "body[1]: field 'rmw_op': only add is supported"},
+        {"{'op': 'for', 'var': 'i', 'range': [2], 'body': [" T("t", "[1, 512]", "float32")
+         "{'op': 'load', 'dst': 't', 'src': 'a[0:1, :]'}]},"
+         "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 't'}",
+         "body[1]: field 'src': tile 't' is out of scope here (declared at body[0].body[0])"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        fails_with(cases[i][0], cases[i][1], NULL);
+    tir_kernel_t k;   /* and reads the same when it passes */
+    parses(T("t", "[1, 512]", "float32") "{'op': 'load', 'dst': 't', 'src': 'a[2:3, :]'},"
+           "{'op': 'store', 'dst': 'out[4:5, :]', 'src': 't', 'rmw_op': 'add'}", &k);
+    assert_int_equal(k.nops, 2);
+    assert_ptr_equal(k.ops[0].dst, k.ops[1].src[0]);
+    assert_int_equal(k.ops[0].src[0]->offset, 2 * 512);
+    assert_int_equal(k.ops[1].dst->offset, 4 * 512);
+    assert_true(k.ops[1].flags & TIR_F_RMW_ADD);
+    assert_int_equal(k.ops[0].nsrc, 1);
+    tir_kernel_free(&k);
+}
+
 /* A kernel file nested past cJSON's limit names the limit and where. */
 static void test_nesting_limit(void **state)
 {
@@ -494,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_seed_messages_engines),
         cmocka_unit_test(test_validation_own),
         cmocka_unit_test(test_names_and_types),
+        cmocka_unit_test(test_flat_dma_errors),
         cmocka_unit_test(test_nesting_limit),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_malformed_json),

@@ -185,6 +185,43 @@ static void test_front_loop_tiles(void **state)
     tir_kernel_free(&k);
 }
 
+/* Op and tile paths: a flat body's statements each get the kernel's copy
+ * of their own path (copied, not interned: no two are alike, but two with
+ * one loc read the same); a loop body's statement shares one copy across
+ * its iterations. */
+static void test_front_op_paths(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[1, 512]", "float32")
+           "{'op': 'load', 'dst': 'w', 'src': 'a[0:1, :]'},"
+           "{'op': 'store', 'dst': 'out[0:1, :]', 'src': 'w', 'loc': 'k.py:7'},"
+           "{'op': 'store', 'dst': 'out[1:2, :]', 'src': 'w', 'loc': 'k.py:7'},"
+           "{'op': 'for', 'var': 'i', 'range': [0, 3], 'body': ["
+           " {'op': 'tile', 'name': 'u', 'shape': [1, 512], 'dtype': 'float32'},"
+           " {'op': 'load', 'dst': 'u', 'src': 'a[i:i + 1, :]'}]}",
+           &k);
+    assert_int_equal(k.nops, 6);
+    assert_string_equal(k.ops[0].path, "body[1]");
+    assert_string_equal(k.ops[1].path, "k.py:7");
+    assert_string_equal(k.ops[2].path, "k.py:7");
+    for (int i = 3; i < 6; i++) {
+        assert_string_equal(k.ops[i].path, "body[4].body[1]");
+        assert_ptr_equal(k.ops[i].path, k.ops[3].path);
+    }
+    int tiles = 0;
+    for (int i = 0; i < k.ntensors; i++) {
+        if (k.tensors[i].kind != TIR_T_SBUF)
+            continue;
+        assert_string_equal(k.tensors[i].path, tiles ? "body[4].body[0]" : "body[0]");
+        if (tiles > 1)
+            assert_ptr_equal(k.tensors[i].path, k.tensors[i - 1].path);
+        tiles++;
+    }
+    assert_int_equal(tiles, 4);
+    tir_kernel_free(&k);
+}
+
 /* Op names: tir_name makes an exact-length copy in the kernel, cut to
  * TIR_NAME_LEN - 1 bytes; it outlives the caller's buffer. */
 static void test_op_name_copy_cut(void **state)
@@ -236,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_tensor_copies_strings),
         cmocka_unit_test(test_tensor_null_is_empty),
         cmocka_unit_test(test_tensor_path_shared),
+        cmocka_unit_test(test_front_op_paths),
         cmocka_unit_test(test_tensor_long_strings_cut),
         cmocka_unit_test(test_tensor_copy_outlives_source),
         cmocka_unit_test(test_tensor_detached_copy),
