@@ -704,13 +704,16 @@ static int visit(gen_t *g, int idx, tpb_err_t *err)
     if (!g->checked && gen_check_inst(in, idx, err))
         return -1;   /* the checks of the COLLECT walk, which did not run */
     bir_inst_t br;
+    isa_body_t br_body;   /* the branch's body with its target: a copy, the module's stays as lowered */
     bool fwd = in->loop_role == BIR_LOOP_SKIP || in->loop_role == BIR_LOOP_GUARD;
     if (in->loop_role == BIR_LOOP_BACK || fwd) {
         br = *in;
+        memcpy(&br_body, in->isa.f, bir_body_size(in->isa.op));
+        br.isa.f = &br_body;
         int slot = in->loop + (fwd ? g->m->nloops : 0);
         if (in->loop >= 0 && slot < g->nloop_pc && in->engine >= 0 &&
             in->engine < ISA_ENG_COUNT)
-            br.isa.f->BR.target = g->loop_pc[slot][in->engine];
+            br_body.BR.target = g->loop_pc[slot][in->engine];
         in = &br;
     }
     uint8_t l2 = isa_ops[in->isa.op].l2;    /* derived once, used by every mode */

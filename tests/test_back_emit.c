@@ -548,6 +548,61 @@ static void test_asm_mapping_column(void **state)
     bir_module_free(&m);
 }
 
+/* A rolled loop's back branch is encoded with the target the COLLECT walk
+ * found (the pc after the loop's head on its engine), and the run walk
+ * leaves the module's own branch body as lowered: emission writes nothing
+ * back into the program it emits. */
+static void test_branch_target_in_stream_only(void **state)
+{
+    (void)state;
+    bir_module_t m;
+    tpb_err_t err;
+    assert_int_equal(bir_module_init(&m, 0, 0, &err), 0);
+    m.nloops = 1;
+    add_inst(&m, BIR_NOP, ISA_OP_NOP, ISA_ENG_SP, "head");
+    add_inst(&m, BIR_NOP, ISA_OP_NOP, ISA_ENG_SP, "body");
+    add_inst(&m, BIR_BRANCH_CMP, ISA_OP_BRANCH_CMP, ISA_ENG_SP, "back");
+    add_inst(&m, BIR_HALT, ISA_OP_HALT, ISA_ENG_SP, "halt");
+    bir_block_t *b = bir_main_block(&m);
+    const uint8_t roles[] = {BIR_LOOP_HEAD_END, BIR_LOOP_BODY, BIR_LOOP_BACK};
+    for (int i = 0; i < 3; i++) {
+        b->insts[i].loop = 0;
+        b->insts[i].loop_role = roles[i];
+    }
+    assert_non_null(bir_inst_body_new(&m, &b->insts[2]));
+    b->insts[2].isa.f->BR.cmp = ISA_CMP_LT;
+    b->insts[2].isa.f->BR.target = 3;   /* as lowered: a placeholder the hint replaces */
+    char dir[4096], path[4200];
+    tmpdir(dir, sizeof dir, "brtarget");
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    gen_t collect, run;
+    assert_int_equal(gen_init(&collect, ENC_COLLECT_OPCODES, &m, NULL, false, &err), 0);
+    assert_int_equal(gen_run(&collect, &err), 0);
+    assert_int_equal(gen_init(&run, ENC_RUN_ISA_CHECKS, &m, dir, false, &err), 0);
+    assert_int_equal(gen_reserve_debug(&run, collect.pcs, &err), 0);
+    assert_int_equal(run.nloop_pc, 2);
+    memcpy(run.loop_pc, collect.loop_pc, (size_t)run.nloop_pc * sizeof *run.loop_pc);
+    assert_int_equal(run.loop_pc[0][ISA_ENG_SP], 1);
+    assert_int_equal(gen_run(&run, &err), 0);
+    assert_int_equal(gen_finish(&run, true, &err), 0);
+    assert_int_equal(b->insts[2].isa.f->BR.target, 3);
+    snprintf(path, sizeof path, "%s/SP.bin", dir);
+    uint8_t *bin = NULL;
+    size_t len = 0;
+    assert_int_equal(fio_read_all(path, &bin, &len, &err), 0);
+    assert_int_equal(len, 4 * ISA_BUNDLE_BYTES);
+    isa_inst_t x;
+    isa_err_t ie;
+    assert_int_equal(isa_decode(bin + 2 * ISA_BUNDLE_BYTES, 2 * ISA_BUNDLE_BYTES, &x, &ie), ISA_OK);
+    assert_int_equal(x.op, ISA_OP_BRANCH_CMP);
+    assert_int_equal(x.f.BR.target, 1);
+    free(bin);
+    gen_free(&run);
+    gen_free(&collect);
+    art_rmtree(dir);
+    bir_module_free(&m);
+}
+
 /* gen_reserve_debug lends each engine a part of one block: a list that
  * outgrows its part moves to a block of its own, one sized exactly is
  * filled in place, an engine without a count grows its own list; the
@@ -886,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_create_bin_1007),
         cmocka_unit_test(test_asm_mapping_check),
         cmocka_unit_test(test_asm_mapping_column),
+        cmocka_unit_test(test_branch_target_in_stream_only),
         cmocka_unit_test(test_reserved_debug_lists),
         cmocka_unit_test(test_requested_engine_checked),
         cmocka_unit_test(test_dump_per_inst),
