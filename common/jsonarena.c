@@ -50,34 +50,50 @@ static bool parse_value(ja_t *p, cJSON *item);
 
 static bool at_char(const ja_t *p, unsigned char c) { return p->off < p->len && p->s[p->off] == c; }
 
-/* cJSON's buffer_skip_whitespace. */
-static void skip_blanks(ja_t *p)
+/* cJSON's buffer_skip_whitespace on a cursor held in a local (the
+ * callers keep s, len and the position out of *p between tree stores,
+ * which the compiler must otherwise assume may change them). */
+static inline size_t blanks_at(const unsigned char *s, size_t len, size_t off)
 {
-    if (p->off >= p->len)
-        return;
-    while (p->off < p->len && p->s[p->off] <= 32)
-        p->off++;
-    if (p->off == p->len)
-        p->off--;
+    if (off >= len)
+        return off;
+    while (off < len && s[off] <= 32)
+        off++;
+    return off == len ? off - 1 : off;
+}
+
+static void skip_blanks(ja_t *p) { p->off = blanks_at(p->s, p->len, p->off); }
+
+/* The rare slow paths (a new region, a string with escapes) stay out of
+ * line: the hot functions then need fewer saved registers per call. */
+#if defined(__GNUC__)
+#define JA_COLD __attribute__((noinline, cold))
+#else
+#define JA_COLD
+#endif
+
+/* bump's case of a new region: n bytes at its start. */
+static JA_COLD void *bump_region(ja_t *p, size_t n)
+{
+    size_t size = n > p->region ? n : p->region;
+    unsigned char *r = tpb_arena_alloc(p->a, size, alignof(max_align_t));
+    if (!r) {
+        p->nomem = true;
+        return NULL;
+    }
+    if (p->region < REGION_MAX)
+        p->region *= 2;
+    p->cur = r + n;
+    p->room = size - n;
+    return r;
 }
 
 /* n zeroed bytes aligned to `align` (a power of two up to max_align_t's). */
 static inline void *bump(ja_t *p, size_t n, size_t align)
 {
     size_t pad = (size_t)(-(uintptr_t)p->cur) & (align - 1);
-    if (p->room < n || p->room - n < pad) {
-        size_t size = n > p->region ? n : p->region;
-        unsigned char *r = tpb_arena_alloc(p->a, size, alignof(max_align_t));
-        if (!r) {
-            p->nomem = true;
-            return NULL;
-        }
-        if (p->region < REGION_MAX)
-            p->region *= 2;
-        p->cur = r;
-        p->room = size;
-        pad = 0;
-    }
+    if (p->room < n || p->room - n < pad)
+        return bump_region(p, n);
     void *q = p->cur + pad;
     p->cur += pad + n;
     p->room -= pad + n;
@@ -242,17 +258,12 @@ static size_t scan_plain(const unsigned char *s, size_t i, size_t len)
     return i;
 }
 
-/* The string at the position (its opening quote) into the arena: *out.
- * Fails one byte past the quote when there is no quote or no closing one,
- * at the escape when an escape is refused. */
-static bool parse_string(ja_t *p, char **out)
+/* parse_string past the plain start of the string at `start`: from i, a
+ * backslash or one of the last 7 bytes of the text. */
+static JA_COLD bool parse_string_rest(ja_t *p, size_t start, size_t i, char **out)
 {
     const unsigned char *s = p->s;
-    size_t start = p->off, i = start + 1, escapes = 0;
-    p->off = start + 1;
-    if (start >= p->len || s[start] != '"')
-        return false;
-    i = scan_plain(s, i, p->len);
+    size_t escapes = 0;
     while (i < p->len && s[i] != '"') {
         if (s[i] == '\\') {
             if (i + 1 >= p->len)
@@ -269,9 +280,7 @@ static bool parse_string(ja_t *p, char **out)
     if (!buf)
         return false;
     if (!escapes) {
-        /* bytes copied as they are (a NUL among them ends the C string,
-         * as in cJSON); the region is zeroed: the NUL is there */
-        tpb_copy_short((char *)buf, (const char *)s + start + 1, bound - 1);   /* mostly short */
+        tpb_copy_short((char *)buf, (const char *)s + start + 1, bound - 1);
     } else {
         size_t n = 0, stop = unescape(s, start + 1, i, buf, &n);
         if (stop != i) {
@@ -280,6 +289,31 @@ static bool parse_string(ja_t *p, char **out)
         }
         unbump(p, bound - n - 1);
     }
+    *out = (char *)buf;
+    p->off = i + 1;
+    return true;
+}
+
+/* The string at the position (its opening quote) into the arena: *out.
+ * Fails one byte past the quote when there is no quote or no closing one,
+ * at the escape when an escape is refused. */
+static bool parse_string(ja_t *p, char **out)
+{
+    const unsigned char *s = p->s;
+    size_t len = p->len, start = p->off;
+    p->off = start + 1;
+    if (start >= len || s[start] != '"')
+        return false;
+    size_t i = scan_plain(s, start + 1, len);
+    if (i >= len || s[i] != '"')
+        return parse_string_rest(p, start, i, out);
+    size_t bound = i - start;   /* the bytes and the NUL */
+    unsigned char *buf = bump(p, bound, 1);
+    if (!buf)
+        return false;
+    /* bytes copied as they are (a NUL among them ends the C string, as in
+     * cJSON); the region is zeroed: the NUL is there */
+    tpb_copy_short((char *)buf, (const char *)s + start + 1, bound - 1);   /* mostly short */
     *out = (char *)buf;
     p->off = i + 1;
     return true;
@@ -396,6 +430,31 @@ static bool close_container(ja_t *p, cJSON *item, int type, cJSON *head, cJSON *
     return true;
 }
 
+/* A container's element or member value at the position (blanks
+ * skipped).  A string, the commonest value of a kernel file, goes to
+ * parse_string without the frame of the recursive parse_value. */
+static inline bool parse_item(ja_t *p, cJSON *n)
+{
+    if (p->off < p->len && p->s[p->off] == '"') {
+        if (!parse_string(p, &n->valuestring))
+            return false;
+        n->type = cJSON_String;
+        return true;
+    }
+    return parse_value(p, n);
+}
+
+/* After an element: blanks, then whether a comma follows (the position
+ * past it and its blanks) or not (the position on what is there). */
+static inline bool next_item(ja_t *p)
+{
+    const unsigned char *s = p->s;
+    size_t len = p->len, off = blanks_at(s, len, p->off);
+    bool more = off < len && s[off] == ',';
+    p->off = more ? blanks_at(s, len, off + 1) : off;
+    return more;
+}
+
 static bool parse_array(ja_t *p, cJSON *item)
 {
     if (p->depth >= CJSON_NESTING_LIMIT)
@@ -406,40 +465,35 @@ static bool parse_array(ja_t *p, cJSON *item)
     if (!open_container(p, ']', &empty))
         return false;
     if (!empty) {
-        for (;;) {   /* the position is on the element (blanks skipped) */
+        do {   /* the position is on the element (blanks skipped) */
             cJSON *n = new_node(p);
             if (!n)
                 return false;
             append(&head, &last, n);
-            if (!parse_value(p, n))
+            if (!parse_item(p, n))
                 return false;
-            skip_blanks(p);
-            if (!at_char(p, ','))
-                break;
-            p->off++;
-            skip_blanks(p);
-        }
+        } while (next_item(p));
         if (!at_char(p, ']'))
             return false;
     }
     return close_container(p, item, cJSON_Array, head, last);
 }
 
-/* One "key": value member into n; the position ends after the value's
- * trailing blanks. */
+/* One "key": value member into n; the position ends after the value. */
 static bool parse_member(ja_t *p, cJSON *n)
 {
     if (!parse_string(p, &n->string))
         return false;
-    skip_blanks(p);
-    if (!at_char(p, ':'))
+    const unsigned char *s = p->s;
+    size_t len = p->len, off = blanks_at(s, len, p->off);
+    if (off >= len || s[off] != ':') {
+        p->off = off;
         return false;
-    p->off++;
-    skip_blanks(p);
-    if (!parse_value(p, n))
+    }
+    p->off = blanks_at(s, len, off + 1);
+    if (!parse_item(p, n))
         return false;
     n->type |= cJSON_StringIsConst;   /* the key is the arena's */
-    skip_blanks(p);
     return true;
 }
 
@@ -453,18 +507,14 @@ static bool parse_object(ja_t *p, cJSON *item)
     if (!open_container(p, '}', &empty))
         return false;
     if (!empty) {
-        for (;;) {
+        do {
             cJSON *n = new_node(p);
             if (!n)
                 return false;
             append(&head, &last, n);
             if (!parse_member(p, n))
                 return false;
-            if (!at_char(p, ','))
-                break;
-            p->off++;
-            skip_blanks(p);
-        }
+        } while (next_item(p));
         if (!at_char(p, '}'))
             return false;
     }
