@@ -21,6 +21,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
 
 typedef struct {
     const unsigned char *s;
@@ -55,10 +58,11 @@ static bool at_char(const ja_t *p, unsigned char c) { return p->off < p->len && 
  * which the compiler must otherwise assume may change them). */
 static inline size_t blanks_at(const unsigned char *s, size_t len, size_t off)
 {
-    if (off >= len)
+    if (off >= len || s[off] > 32)   /* mostly: no blank here */
         return off;
-    while (off < len && s[off] <= 32)
+    do
         off++;
+    while (off < len && s[off] <= 32);
     return off == len ? off - 1 : off;
 }
 
@@ -92,7 +96,7 @@ static JA_COLD void *bump_region(ja_t *p, size_t n)
 static inline void *bump(ja_t *p, size_t n, size_t align)
 {
     size_t pad = (size_t)(-(uintptr_t)p->cur) & (align - 1);
-    if (p->room < n || p->room - n < pad)
+    if (pad + n > p->room)   /* n is at most a text's length: no overflow */
         return bump_region(p, n);
     void *q = p->cur + pad;
     p->cur += pad + n;
@@ -242,6 +246,19 @@ static inline uint64_t bytes_equal(uint64_t w, unsigned char c)
  * those words (the byte loop of parse_string goes on from there). */
 static size_t scan_plain(const unsigned char *s, size_t i, size_t len)
 {
+#if defined(__SSE2__) && defined(__GNUC__)
+    /* 16 bytes a compare where SSE2 is there (every x86-64): the common
+     * string ends in the first; the words below take the last 8..15 */
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+    while (len - i >= 16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash));
+        unsigned m = (unsigned)_mm_movemask_epi8(hit);
+        if (m)
+            return i + (size_t)__builtin_ctz(m);
+        i += 16;
+    }
+#endif
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     while (len - i >= 8) {
         uint64_t w;

@@ -107,19 +107,21 @@ static void test_corpus(void **state)
         check_variants(corpus[i].s, corpus[i].n);
 }
 
-/* Strings read 8 bytes at a time (scan_plain): a quote, an escape, a
- * byte with the top bit set (0xa2 / 0xdc: '"' / '\\' with it) or a NUL at
- * every offset of strings 0..24 bytes long, inside a longer text and at
- * its very end (fewer than 8 bytes left), each text also cut short. */
+/* Strings read 16 bytes, then 8 bytes at a time (scan_plain): a quote,
+ * an escape, a byte with the top bit set (0xa2 / 0xdc: '"' / '\\' with
+ * it) or a NUL at every offset of strings 0..40 bytes long, inside a
+ * longer text (a short and a long tail) and at its very end (fewer than 8
+ * or 16 bytes left), each text also cut short. */
 static void test_string_words(void **state)
 {
     (void)state;
     static const char marks[][3] = {"\"", "\\n", "\\\"", "\xa2", "\xdc", "\x80", "\0"};
-    char s[64];
-    for (size_t len = 0; len <= 24; len++)
+    static const char tails[][40] = {"", " \"padding text\"", " \"a longer padding text, 32 B\""};
+    char s[96];
+    for (size_t len = 0; len <= 40; len++)
         for (size_t at = 0; at <= len; at++)
             for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++)
-                for (int tail = 0; tail < 2; tail++) {
+                for (size_t tail = 0; tail < sizeof tails / sizeof tails[0]; tail++) {
                     size_t o = 0;
                     s[o++] = '"';
                     for (size_t i = 0; i <= len; i++) {   /* the mark before byte `at` */
@@ -133,10 +135,9 @@ static void test_string_words(void **state)
                             s[o++] = (char)('a' + i % 26);
                     }
                     s[o++] = '"';
-                    if (tail) {   /* more text after the string: the words see past it */
-                        memcpy(s + o, " \"padding text\"", 15);
-                        o += 15;
-                    }
+                    /* more text after the string: the wide reads see past it */
+                    memcpy(s + o, tails[tail], strlen(tails[tail]));
+                    o += strlen(tails[tail]);
                     check_text(s, o);
                     for (size_t cut = 1; cut < o; cut += 3)
                         check_text(s, cut);
