@@ -64,16 +64,22 @@ static void test_alias_and_fields(void **state)
     enc_set_op_check(b, NULL);
 }
 
+/* f's builder with rec (cleared) as the statement's op check */
+static enc_builder_t *check_on(fx_t *f, enc_op_check_t *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    enc_set_op_check(&f->b, rec);
+    return &f->b;
+}
+
 /* Two changed operands that now share a tensor (in0 = in1, fresh) where
  * the kept op's did not: no hit (the op is validated); two fresh tiles
  * in their places again: a hit. */
 static void test_changed_pair_sharing(void **state)
 {
     fx_t *f = *state;
-    enc_builder_t *b = &f->b;
     enc_op_check_t rec;
-    memset(&rec, 0, sizeof rec);
-    enc_set_op_check(b, &rec);
+    enc_builder_t *b = check_on(f, &rec);
     tir_ap_t x = enc_ap_full(b, f->t);
     static const bool shared[] = {false, false, true, false};
     static const long hits[] = {0, 1, 1, 2};
@@ -86,14 +92,6 @@ static void test_changed_pair_sharing(void **state)
     }
     assert_false(b->failed);
     enc_set_op_check(b, NULL);
-}
-
-/* f's builder with rec (cleared) as the statement's op check */
-static enc_builder_t *check_on(fx_t *f, enc_op_check_t *rec)
-{
-    memset(rec, 0, sizeof *rec);
-    enc_set_op_check(&f->b, rec);
-    return &f->b;
 }
 
 /* A body whose slices alternate (i % 2) hits either kept entry, tried in
