@@ -85,6 +85,24 @@ static bool same_ap_of(enc_builder_t *b, const tir_ap_t *a, const tir_ap_t *p)
     return same_ap(b->k, a, p);
 }
 
+/* Two operands name one tensor in op exactly where they did in the kept
+ * op (diff: the slots whose record changed, within used).  A pair of
+ * unchanged slots holds the kept records: only the pairs with a changed
+ * slot are compared, each once (two changed slots: from the lower). */
+static bool same_sharing(const tir_ap_t *const aps[NAPS], const tir_ap_t *const kept[NAPS],
+                         unsigned diff, unsigned used)
+{
+    for (unsigned m = diff; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        for (unsigned o = used & ~(diff & ((2u << i) - 1)); o; o &= o - 1) {
+            int j = __builtin_ctz(o);
+            if ((aps[i]->tensor == aps[j]->tensor) != (kept[i]->tensor == kept[j]->tensor))
+                return false;
+        }
+    }
+    return true;
+}
+
 /* op's records against a kept op's (used: its present ones): each the
  * same record or same_ap, and two operands naming one tensor exactly
  * where the kept op's did; on a match the kept records become op's (they
@@ -102,14 +120,8 @@ static bool same_operands(enc_builder_t *b, const tir_op_t *op, const tir_ap_t *
     for (unsigned m = diff; m; m &= m - 1)
         if (!same_ap_of(b, aps[__builtin_ctz(m)], kept[__builtin_ctz(m)]))   /* or now absent */
             return false;
-    for (unsigned m = diff; m; m &= m - 1) {
-        int i = __builtin_ctz(m);
-        for (unsigned o = used & ~(1u << i); o; o &= o - 1) {
-            int j = __builtin_ctz(o);
-            if ((aps[i]->tensor == aps[j]->tensor) != (kept[i]->tensor == kept[j]->tensor))
-                return false;
-        }
-    }
+    if (!same_sharing(aps, kept, diff, used))
+        return false;
     for (unsigned m = diff; m; m &= m - 1)
         kept[__builtin_ctz(m)] = aps[__builtin_ctz(m)];
     return true;

@@ -72,6 +72,28 @@ static enc_builder_t *check_on(fx_t *f, enc_op_check_t *rec)
     return &f->b;
 }
 
+/* Two changed operands that now share a tensor (in0 = in1, fresh) where
+ * the kept op's did not: no hit (the op is validated); two fresh tiles
+ * in their places again: a hit. */
+static void test_changed_pair_sharing(void **state)
+{
+    fx_t *f = *state;
+    enc_op_check_t rec;
+    enc_builder_t *b = check_on(f, &rec);
+    tir_ap_t x = enc_ap_full(b, f->t);
+    static const bool shared[] = {false, false, true, false};
+    static const long hits[] = {0, 1, 1, 2};
+    for (int i = 0; i < 4; i++) {
+        tir_ap_t a = enc_ap_full(b, tile(f, "p", ISA_DT_FP32, 128));
+        tir_ap_t c = shared[i] ? a : enc_ap_full(b, tile(f, "q", ISA_DT_FP32, 128));
+        if (enc_tensor_tensor(b, x, a, c, ISA_ALU_ADD) < 0)
+            fail_msg("op %d: %s", i, f->err.msg);
+        assert_int_equal(b->op_check_hits, hits[i]);
+    }
+    assert_false(b->failed);
+    enc_set_op_check(b, NULL);
+}
+
 /* A body whose slices alternate (i % 2) hits either kept entry, tried in
  * the order they last hit; another offset is a different access pattern
  * (validated, not answered from an entry). */
@@ -154,6 +176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fresh_tile_hits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alias_and_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_changed_pair_sharing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_alternating_offsets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_derived_records, setup, teardown),
         cmocka_unit_test(test_json),
