@@ -8,6 +8,24 @@
 #include "hugepage.h"
 #include "lower.h"
 
+/* The operands whose tensors an op keeps live: both destinations, the
+ * four sources, index, bias and the scalar operands that are APs -- one
+ * list for the allocator's own pass and the gathered one, as a statement
+ * that runs DO(ap) on each (a walk without an array: 10^5 ops). */
+#define FOR_LIVE_APS(op, DO)                                                    \
+    do {                                                                        \
+        DO((op)->dst);                                                          \
+        DO((op)->dst2);                                                         \
+        for (int s_ = 0; s_ < 4; s_++)                                          \
+            DO((op)->src[s_]);                                                  \
+        DO((op)->index);                                                        \
+        DO((op)->bias);                                                         \
+        if ((op)->s0.is_ap)                                                     \
+            DO((op)->s0.ap);                                                    \
+        if ((op)->s1.is_ap)                                                     \
+            DO((op)->s1.ap);                                                    \
+    } while (0)
+
 static void touch(bir_mloc_t *ml, int nml, const tir_ap_t *a, int op)
 {
     if (a->tensor < 0 || a->tensor >= nml)
@@ -50,16 +68,9 @@ static int live_op(const tir_kernel_t *k, const tpb_target_t *t, bir_module_t *m
         tir_ap_t id = {.tensor = ident};
         touch(m->mlocs, m->nmlocs, &id, i);
     }
-    touch(m->mlocs, m->nmlocs, op->dst, i);
-    touch(m->mlocs, m->nmlocs, op->dst2, i);
-    for (int s = 0; s < 4; s++)
-        touch(m->mlocs, m->nmlocs, op->src[s], i);
-    touch(m->mlocs, m->nmlocs, op->index, i);
-    touch(m->mlocs, m->nmlocs, op->bias, i);
-    if (op->s0.is_ap)
-        touch(m->mlocs, m->nmlocs, op->s0.ap, i);
-    if (op->s1.is_ap)
-        touch(m->mlocs, m->nmlocs, op->s1.ap, i);
+#define TOUCH(a) touch(m->mlocs, m->nmlocs, (a), i)
+    FOR_LIVE_APS(op, TOUCH);
+#undef TOUCH
     return 0;
 }
 
@@ -166,16 +177,9 @@ void enc_live_op(enc_live_t *l, const tir_kernel_t *k, const tir_op_t *op, int i
     }
     uint32_t (*use)[2] = l->use, i1 = (uint32_t)i + 1;
     unsigned n = (unsigned)l->nuse;
-    use_touch(use, n, op->dst, i1);
-    use_touch(use, n, op->dst2, i1);
-    for (int s = 0; s < 4; s++)
-        use_touch(use, n, op->src[s], i1);
-    use_touch(use, n, op->index, i1);
-    use_touch(use, n, op->bias, i1);
-    if (op->s0.is_ap)
-        use_touch(use, n, op->s0.ap, i1);
-    if (op->s1.is_ap)
-        use_touch(use, n, op->s1.ap, i1);
+#define USE_TOUCH(a) use_touch(use, n, (a), i1)
+    FOR_LIVE_APS(op, USE_TOUCH);
+#undef USE_TOUCH
 }
 
 void enc_live_tensor(enc_live_t *l, int i, const tir_tensor_t *t)
