@@ -363,14 +363,13 @@ static FILE *create_bin(gen_t *g, int e, tpb_err_t *err)
     }
     snprintf(path, n, "%s/%s.bin", g->dir, name);
     FILE *f = fopen(path, "wb");
-    if (f)
-        setvbuf(f, NULL, _IONBF, 0);   /* drained whole from binbuf: one write() a drain */
     if (!f) {
         /* the notes' NeuronAssertion at generator.cpp:58, error code 1007 */
         tpb_errf(err, "%s: cannot create: %s (assertion 'bin != __null' failed, error code 1007)",
                  path, strerror(errno));
         return NULL;
     }
+    setvbuf(f, NULL, _IONBF, 0);   /* drained whole from binbuf: one write() a drain */
     if (g->spare && g->nspare - g->spare_used >= GEN_BIN_BUF) {   /* gen_t.spare */
         jb_init_lent(&g->binbuf[e], f, g->spare + g->spare_used, GEN_BIN_BUF);
         g->spare_used += GEN_BIN_BUF;
@@ -416,8 +415,6 @@ static int dump_inst(gen_t *g, const bir_inst_t *in, const uint8_t (*bundles)[IS
         return tpb_errf(err, "artifact path too long under %s", g->dir);
     return fio_write_staged(path, bundles, (size_t)nb * ISA_BUNDLE_BYTES, err);
 }
-
-
 
 /* Encode one BIR instruction: [PredExt] [ApExt] main; whole is in
  * expanded (bir_isa_expand), ref NULL or a cache entry of the same opcode
@@ -694,7 +691,6 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
     }
     return 0;
 }
-
 
 static int visit(gen_t *g, int idx, tpb_err_t *err)
 {
