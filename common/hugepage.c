@@ -56,14 +56,54 @@ void *tpb_array_double(void *p, int *cap, size_t elem, int first)
  * there cost compile-live 90 faults for 0.04 MiB of peak. */
 #define HEAP_TRIM_MIN ((size_t)4 << 20)
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#define HAVE_MALLINFO2 1
+#endif
+
 void tpb_heap_trim(void)
 {
 #ifdef __GLIBC__
-#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)
-    if (mallinfo2().fordblks < HEAP_TRIM_MIN)
+#ifdef HAVE_MALLINFO2
+    /* The free block at the top of the heap is kept up to the reserve's
+     * size: its untouched part costs no memory, and what a pass freed into
+     * it is taken again by the next pass. */
+    struct mallinfo2 mi = mallinfo2();
+    size_t top = mi.keepcost < TPB_HEAP_RESERVE ? mi.keepcost : TPB_HEAP_RESERVE;
+    if (mi.fordblks - top < HEAP_TRIM_MIN)
         return;
 #endif
-    (void)malloc_trim(0);
+    (void)malloc_trim(TPB_HEAP_RESERVE);
+#endif
+}
+
+bool tpb_heap_reserve(size_t bytes)
+{
+#if defined(HAVE_MALLINFO2) && defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (bytes < huge || bytes > (size_t)INT_MAX / 2 || ps <= 0 || mallinfo2().arena != 0)
+        return false;   /* malloc has its heap already: too late */
+    uintptr_t page = (uintptr_t)ps;
+    char *brk0 = sbrk(0);
+    if (brk0 == (char *)-1)
+        return false;
+    /* glibc writes a header at the start of its heap: that start goes one
+     * page below a 2 MiB boundary, so the first touch maps one small page
+     * and leaves the ranges above it whole for huge pages. */
+    uintptr_t bound = ((uintptr_t)brk0 + page + huge - 1) & ~(huge - 1);
+    if (sbrk((intptr_t)(bound - page - (uintptr_t)brk0)) == (void *)-1)
+        return false;
+    /* Grow in steps of the reserve, and do not give it back on free(). */
+    if (!mallopt(M_TOP_PAD, (int)bytes) || !mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes)))
+        return false;
+    void *volatile first = malloc(1);   /* volatile: the pair must not be elided */
+    free(first);
+    char *end = sbrk(0);
+    return end != (char *)-1 && (uintptr_t)end > bound &&
+           madvise((void *)bound, (uintptr_t)end - bound, MADV_HUGEPAGE) == 0;
+#else
+    (void)bytes;
+    return false;
 #endif
 }
 

@@ -73,11 +73,24 @@ size_t tpb_array_room(size_t bytes);
  * and reads zeros afterwards.  done: what the previous call returned (0 at
  * first); returns the bytes from p given back so far. */
 size_t tpb_array_discard_head(void *p, size_t bytes, size_t done, size_t upto);
+/* The malloc heap reserve: tpb_heap_reserve's size and what tpb_heap_trim
+ * keeps at the heap's top. */
+#define TPB_HEAP_RESERVE ((size_t)8 << 20)
 /* Give the pages of freed malloc memory back to the system (glibc:
- * malloc_trim, when at least 4 MiB of the heap is free; elsewhere
- * nothing).  A pass that frees many small blocks before the next one
- * allocates fresh pages calls it, or the freed ones stay resident and both
- * count in the peak. */
+ * malloc_trim, when at least 4 MiB of the heap is free beyond a free top
+ * block of up to TPB_HEAP_RESERVE, which is kept; elsewhere nothing).  A
+ * pass that frees many small blocks before the next one allocates fresh
+ * pages calls it, or the freed ones stay resident and both count in the
+ * peak. */
 void tpb_heap_trim(void);
+/* Make malloc's heap start with `bytes` (>= 2 MiB) advised for transparent
+ * huge pages, for a process about to make many small blocks: glibc's heap
+ * otherwise takes a page fault per 4 KiB it touches (~12 us each on a VM,
+ * docs/performance.md "Page faults on a virtual machine"), one 2 MiB page
+ * takes one.  The heap then grows in steps of `bytes` and free() keeps
+ * them (M_TOP_PAD, M_TRIM_THRESHOLD).  Only before malloc has made its heap
+ * (glibc on Linux): call it first thing.  Returns whether the reserve was
+ * made; a process where it was not runs as before. */
+bool tpb_heap_reserve(size_t bytes);
 
 #endif

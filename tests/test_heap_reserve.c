@@ -1,0 +1,208 @@
+/* The malloc heap reserve (common/hugepage.c tpb_heap_reserve,
+ * tpb_heap_trim) and `tpb compile`'s use of it.  main() takes the reserve
+ * before cmocka allocates anything: it only works while malloc has no heap
+ * yet. */
+#define _GNU_SOURCE /* sbrk */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "hugepage.h"
+
+/* The sanitizers bring their own malloc: no glibc heap to reserve. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#if defined(__GLIBC__) && defined(__linux__) && !defined(UNDER_ASAN) && \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#define RESERVE_EXPECTED 1
+#endif
+
+typedef struct {
+    bool reserved;   /* what tpb_heap_reserve returned in main() */
+    char *brk_after; /* the break right after it */
+} heap_state_t;
+
+#ifdef RESERVE_EXPECTED
+/* Whether transparent huge pages can back a madvised range here. */
+static bool thp_usable(void)
+{
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char line[128] = "";
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = 0;
+        fclose(f);
+    }
+    return strstr(line, "[always]") || strstr(line, "[madvise]");
+}
+
+/* AnonHugePages of the mappings named [heap] in /proc/self/smaps, KiB. */
+static unsigned long heap_huge_kib(void)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    char line[512];
+    bool in_heap = false;
+    unsigned long sum = 0, kib, lo, hi;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)   /* a mapping's first line */
+            in_heap = strstr(line, "[heap]") != NULL;
+        if (in_heap && sscanf(line, "AnonHugePages: %lu kB", &kib) == 1)
+            sum += kib;
+    }
+    fclose(f);
+    return sum;
+}
+#endif
+
+/* The reserve is taken on a fresh process, and a second call is too late. */
+static void test_reserve_taken_once(void **state)
+{
+    const heap_state_t *hs = *state;
+#ifdef RESERVE_EXPECTED
+    assert_true(hs->reserved);
+    /* the heap grew by the whole reserve at once */
+    assert_true(mallinfo2().arena >= TPB_HEAP_RESERVE);
+    assert_false(tpb_heap_reserve(TPB_HEAP_RESERVE));
+#else
+    assert_false(hs->reserved);
+#endif
+}
+
+/* Small blocks written across the heap's first 1.5 MiB land on a huge
+ * page: the first 2 MiB range above the heap's start is left whole. */
+static void test_small_blocks_on_huge_pages(void **state)
+{
+    (void)state;
+#ifdef RESERVE_EXPECTED
+    if (!thp_usable())
+        skip();
+    enum { N = 1536 * 1024 / 64 };
+    char **b = malloc(N * sizeof *b);
+    assert_non_null(b);
+    for (int i = 0; i < N; i++) {
+        b[i] = malloc(48);
+        assert_non_null(b[i]);
+        memset(b[i], i & 0xff, 48);
+    }
+    unsigned long kib = heap_huge_kib();
+    for (int i = 0; i < N; i++)
+        free(b[i]);
+    free(b);
+    assert_true(kib >= 2048);
+#else
+    skip();
+#endif
+}
+
+/* tpb_heap_trim leaves the reserve alone, and when it does give freed
+ * blocks back it keeps the free block at the heap's top. */
+static void test_trim_keeps_reserve(void **state)
+{
+    const heap_state_t *hs = *state;
+#ifdef RESERVE_EXPECTED
+    if (!hs->reserved)
+        skip();
+    tpb_heap_trim();
+    assert_true((char *)sbrk(0) >= hs->brk_after);   /* the reserve stayed */
+    /* 6 MiB of blocks under a fence block, freed: they cannot join the top */
+    enum { N = 6 * 1024 * 1024 / 4096 };
+    void **b = malloc(N * sizeof *b);
+    assert_non_null(b);
+    for (int i = 0; i < N; i++) {
+        b[i] = malloc(4000);
+        assert_non_null(b[i]);
+        memset(b[i], 1, 4000);
+    }
+    void *volatile fence = malloc(4000);
+    assert_non_null(fence);
+    for (int i = 0; i < N; i++)
+        free(b[i]);
+    size_t top0 = mallinfo2().keepcost;
+    assert_true(top0 >= (1 << 20));
+    assert_true(mallinfo2().fordblks - top0 >= ((size_t)5 << 20));
+    tpb_heap_trim();
+    assert_true(mallinfo2().keepcost + 65536 >= top0);   /* the top block was kept */
+    free(fence);
+    free(b);
+#else
+    (void)hs;
+    skip();
+#endif
+}
+
+/* Runs `tpb compile --stats` on a flat kernel of n tiles; whether its
+ * statistics name the heap reserve. */
+static bool compile_reports_reserve(int n)
+{
+    char dir[] = "/tmp/tpb_heap_reserve_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char kf[128], out[128], cmd[512];
+    snprintf(kf, sizeof kf, "%s/k.json", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    FILE *f = fopen(kf, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"kernel\": \"k\", \"target\": \"trn2\", \"inputs\": [{\"name\": \"a\", \"shape\": [%d, 4], "
+               "\"dtype\": \"float32\"}], \"outputs\": [{\"name\": \"out\", \"shape\": [%d, 4], "
+               "\"dtype\": \"float32\"}], \"body\": [", n, n);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "{\"op\": \"tile\", \"name\": \"t%d\", \"shape\": [1, 4], \"dtype\": \"float32\"}, "
+                   "{\"op\": \"load\", \"dst\": \"t%d\", \"src\": \"a[%d:%d, :]\"}, "
+                   "{\"op\": \"store\", \"dst\": \"out[%d:%d, :]\", \"src\": \"t%d\"}%s",
+                i, i, i, i + 1, i, i + 1, i, i + 1 < n ? ", " : "");
+    fprintf(f, "]}\n");
+    assert_int_equal(fclose(f), 0);
+    snprintf(cmd, sizeof cmd, "%s/bin/tpb compile %s -o %s --stats", TPB_BINARY_DIR, kf, out);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[256];
+    bool seen = false, peak = false;
+    while (fgets(line, sizeof line, p)) {
+        seen |= strncmp(line, "heap reserve ", 13) == 0;
+        peak |= strncmp(line, "peak memory ", 12) == 0;
+    }
+    assert_int_equal(pclose(p), 0);
+    assert_true(peak);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    return seen;
+}
+
+/* A large kernel text takes the reserve, a small one does not. */
+static void test_compile_takes_reserve_for_large_text(void **state)
+{
+    (void)state;
+    assert_false(compile_reports_reserve(4));
+#ifdef RESERVE_EXPECTED
+    assert_true(compile_reports_reserve(600));   /* ~110 KB of text */
+#endif
+}
+
+int main(void)
+{
+    static heap_state_t hs;
+    hs.reserved = tpb_heap_reserve(TPB_HEAP_RESERVE);
+    hs.brk_after = sbrk(0);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate(test_reserve_taken_once, &hs),
+        cmocka_unit_test_prestate(test_small_blocks_on_huge_pages, &hs),
+        cmocka_unit_test_prestate(test_trim_keeps_reserve, &hs),
+        cmocka_unit_test(test_compile_takes_reserve_for_large_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
