@@ -562,22 +562,42 @@ static int64_t slice_count(int64_t start, int64_t stop, int64_t step)
     return start > stop ? (start - stop - step - 1) / (-step) : 0;
 }
 
+/* The whole of a tensor seen with shape[0..nd) and strides stride[], into
+ * *a (tensor set, the rest zero): what the slice walk below makes of no
+ * slices, when every dim has elements (else false: the walk words it). */
+static bool whole(int nd, const int64_t *shape, const int64_t *stride, tir_ap_t *a)
+{
+    if (nd < 1)
+        return false;
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] < 1)
+            return false;
+        a->step[d] = stride[d];
+        a->count[d] = shape[d];
+    }
+    a->ndim = nd;
+    return true;
+}
+
 /* Slices over `tensor` seen with shape[0..nd) (its own, or an HBM
  * tensor's C-order reshape: the element order is unchanged, so only the
- * strides differ). */
-static tir_ap_t ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *shape, int nslices,
-                        const enc_slice_t *s, const char *field)
+ * strides differ), into *a (tir_ap_none on an error).  Written in place:
+ * this runs per fresh operand, and each copy of the 112-byte record was
+ * ~15 instructions. */
+static void ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *shape, int nslices,
+                    const enc_slice_t *s, const char *field, tir_ap_t *a)
 {
-    tir_ap_t a = enc_ap_none();
+    static const enc_slice_t all = ENC_ALL;
+    *a = tir_ap_none;   /* the unused dims stay zero: interning compares whole records */
     const tir_tensor_t *t = &b->k->tensors[tensor];
     if (nslices < 0 || (nslices > 0 && !s)) {
         enc_fail(b, "%s%sfield '%s': no slices given", PATHP(b), fld(field));
-        return enc_ap_none();
+        return;
     }
     if (nslices > nd) {
         enc_fail(b, "%s%sfield '%s': %d indices for '%s' which has %d dimensions", PATHP(b), fld(field),
                  nslices, t->name, nd);
-        return a;
+        return;
     }
     int64_t stride[TIR_MAX_DIMS];
     int64_t acc = 1;
@@ -586,41 +606,47 @@ static tir_ap_t ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *sha
         acc *= shape[d];
     }
     bool tile = is_tile(t->kind);
-    a.tensor = tensor;
+    a->tensor = tensor;
+    if (nslices == 0 && whole(nd, shape, stride, a))
+        return;
     for (int d = 0; d < nd; d++) {
-        enc_slice_t sl = d < nslices ? s[d] : ENC_ALL;
+        const enc_slice_t *sl = d < nslices ? &s[d] : &all;
         int64_t n = shape[d];
-        if (sl.kind == ENC_SL_INDEX) {
-            if (sl.start < 0 || sl.start >= n) {
+        if (sl->kind == ENC_SL_INDEX) {
+            if (sl->start < 0 || sl->start >= n) {
                 enc_fail(b, "%s%sfield '%s': index %lld out of range for '%s' dimension %d (%lld)",
-                         PATHP(b), fld(field), (long long)sl.start, t->name, d, (long long)n);
-                return enc_ap_none();
+                         PATHP(b), fld(field), (long long)sl->start, t->name, d, (long long)n);
+                *a = tir_ap_none;
+                return;
             }
-            a.offset += sl.start * stride[d];
+            a->offset += sl->start * stride[d];
             if (tile && d == 0) {   /* the partition dim is never dropped */
-                a.step[a.ndim] = stride[d];
-                a.count[a.ndim++] = 1;
+                a->step[a->ndim] = stride[d];
+                a->count[a->ndim++] = 1;
             }
             continue;
         }
         int64_t start = 0, stop = n, step = 1;
-        if (sl.kind == ENC_SL_RANGE) {
-            step = sl.step;
+        if (sl->kind == ENC_SL_RANGE) {
+            step = sl->step;
             if (step == 0) {
                 enc_fail(b, "%s%sfield '%s': slice step 0 for '%s' dimension %d", PATHP(b), fld(field), t->name, d);
-                return enc_ap_none();
+                *a = tir_ap_none;
+                return;
             }
             if (step < 0) {
                 enc_fail(b, "%s%sfield '%s': negative slice step %lld for '%s' dimension %d "
                          "(use a raw access pattern)", PATHP(b), fld(field), (long long)step, t->name, d);
-                return enc_ap_none();
+                *a = tir_ap_none;
+                return;
             }
-            start = sl.has_start ? sl.start : 0;
-            stop = sl.has_stop ? sl.stop : n;
+            start = sl->has_start ? sl->start : 0;
+            stop = sl->has_stop ? sl->stop : n;
             if (start < 0 || stop < 0) {
                 enc_fail(b, "%s%sfield '%s': negative slice bound %lld:%lld for '%s' dimension %d",
                          PATHP(b), fld(field), (long long)start, (long long)stop, t->name, d);
-                return enc_ap_none();
+                *a = tir_ap_none;
+                return;
             }
             if (stop > n)
                 stop = n;          /* NumPy clipping: partial edge tiles */
@@ -628,31 +654,41 @@ static tir_ap_t ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *sha
         int64_t cnt = slice_count(start, stop, step);
         if (cnt <= 0) {
             enc_fail(b, "%s%sfield '%s': slice %lld:%lld of '%s' dimension %d (%lld) is empty",
-                     PATHP(b), fld(field), (long long)(sl.has_start ? sl.start : 0),
-                     (long long)(sl.has_stop ? sl.stop : n), t->name, d, (long long)n);
-            return enc_ap_none();
+                     PATHP(b), fld(field), (long long)(sl->has_start ? sl->start : 0),
+                     (long long)(sl->has_stop ? sl->stop : n), t->name, d, (long long)n);
+            *a = tir_ap_none;
+            return;
         }
         if (cnt == 1)
             step = 1;      /* one element: the step is irrelevant (and may be huge) */
-        a.offset += start * stride[d];
-        a.step[a.ndim] = step * stride[d];
-        a.count[a.ndim++] = cnt;
+        a->offset += start * stride[d];
+        a->step[a->ndim] = step * stride[d];
+        a->count[a->ndim++] = cnt;
     }
-    if (a.ndim == 0) {   /* a single HBM element: keep one dim of count 1 */
-        a.step[0] = 1;
-        a.count[0] = 1;
-        a.ndim = 1;
+    if (a->ndim == 0) {   /* a single HBM element: keep one dim of count 1 */
+        a->step[0] = 1;
+        a->count[0] = 1;
+        a->ndim = 1;
     }
-    return a;
+}
+
+void enc_ap_into(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                 const char *field, tir_ap_t *out)
+{
+    if (!tensor_ok(b, tensor, field)) {
+        *out = tir_ap_none;
+        return;
+    }
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    ap_over(b, tensor, t->ndim, t->shape, nslices, s, field, out);
 }
 
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field)
 {
-    if (!tensor_ok(b, tensor, field))
-        return enc_ap_none();
-    const tir_tensor_t *t = &b->k->tensors[tensor];
-    return ap_over(b, tensor, t->ndim, t->shape, nslices, s, field);
+    tir_ap_t a;
+    enc_ap_into(b, tensor, nslices, s, field, &a);
+    return a;
 }
 
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
@@ -686,7 +722,9 @@ tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shap
                  PATHP(b), fld(field), t->name, (long long)n, (long long)m);
         return enc_ap_none();
     }
-    return ap_over(b, tensor, ndim, shape, nslices, s, field);
+    tir_ap_t a;
+    ap_over(b, tensor, ndim, shape, nslices, s, field, &a);
+    return a;
 }
 
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor)

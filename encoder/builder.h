@@ -225,6 +225,9 @@ typedef struct {
  * operand in messages (may be NULL). */
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field);
+/* enc_ap's answer written into *out (no copy of the record) */
+void enc_ap_into(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                 const char *field, tir_ap_t *out);
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor);
 /* *out = enc_ap(...), through a caller-owned memo of its last two results
  * (one per operand text of a loop body): the access pattern depends only
@@ -436,6 +439,7 @@ typedef struct enc_check_memo {
     const tpb_target_t *tg;
     struct { const tir_ap_t *ap; int64_t bound; bool any; } e[ENC_CHECK_MEMO];
     long hits;                    /* answers given from the memo (tests) */
+    long quick;                   /* ops enc_dma_quick_pass passed (tests) */
 } enc_check_memo_t;
 /* The memo's pass of `from` also for `to`: the same access pattern over
  * a tensor of the same kind and shape (all check_ap reads of it; a loop's

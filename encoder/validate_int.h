@@ -114,5 +114,18 @@ static inline int need_space(const vctx_t *v, const tir_ap_t *a, int slot,
 #define HBM_KINDS (K(INPUT) | K(OUTPUT) | K(CONSTANT) | K(SCRATCH))
 
 int enc_validate_dma(const vctx_t *v);   /* validate_dma.c */
+/* True only when the op is a plain direct load, store or dma_copy (one
+ * source, no other operand, no engine named) that enc_validate_dma and
+ * the generic checks would pass, found without the generic walk; false
+ * (nothing said) sends it the full way, which finds and words any error.
+ * Calls enc_check_ap_memo as the full way does, in its order. */
+bool enc_dma_quick_pass(const vctx_t *v);   /* validate_dma.c */
+/* check_ap (bounds and tile structure of operand a, slot naming it) through
+ * v's memo (validate_ap.c) */
+int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound);
+/* enc_validate_op_memo without enc_dma_quick_pass (the tests compare the
+ * two) */
+int enc_validate_op_full(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                         enc_check_memo_t *m, tpb_err_t *err);
 
 #endif
