@@ -47,6 +47,8 @@ void enc_builder_free(enc_builder_t *b)
     tpb_arena_free(&b->name_text);
     free(b->hash);
     tir_array_free(b->tinfo, b->cap_tensor_info, sizeof *b->tinfo);
+    if (b->check_memo)
+        free(b->check_memo->whole);
     free(b->check_memo);
     b->check_memo = NULL;
     free(b->scope_start);
@@ -917,8 +919,8 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         b->op_check_hits++;
     } else {
         tpb_err_t verr;
-        if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
-            b->check_memo = calloc(1, sizeof *b->check_memo);
+        if (!b->check_memo && (b->check_memo = calloc(1, sizeof *b->check_memo)))
+            b->check_memo->owner = b;   /* NULL after out-of-memory: validated without it */
         if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
             return enc_fail(b, "%s", verr.msg);
         if (rec)

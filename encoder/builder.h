@@ -440,6 +440,13 @@ typedef struct enc_check_memo {
     struct { const tir_ap_t *ap; int64_t bound; bool any; } e[ENC_CHECK_MEMO];
     long hits;                    /* answers given from the memo (tests) */
     long quick;                   /* ops enc_dma_quick_pass passed (tests) */
+    /* A tensor's whole record (the owner's tinfo full_ap) passes however
+     * long ago it did: the 3 000 tiles of a kernel loaded all before any
+     * is stored evict each other's entries above.  Bit t of whole: tensor
+     * t's passed with bound 0 for any op; owner NULL: not kept. */
+    const enc_builder_t *owner;
+    uint64_t *whole;
+    int nwhole;                   /* words of whole */
 } enc_check_memo_t;
 /* The memo's pass of `from` also for `to`: the same access pattern over
  * a tensor of the same kind and shape (all check_ap reads of it; a loop's

@@ -3,6 +3,7 @@
  * the plain-DMA pass of validate_dma.c. */
 #include "validate_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Bounds and tile structure of one AP (slot names the operand). */
@@ -74,6 +75,38 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
 
 #undef AP_FIELD
 
+/* a is the whole record of its tensor in m's owner (builder.h
+ * enc_check_memo_t; the owner's kernel is m's: records of another are
+ * other pointers) */
+static bool is_whole(const enc_check_memo_t *m, const tir_ap_t *a)
+{
+    const enc_builder_t *b = m->owner;
+    return b && b->k == m->k && a->tensor < b->cap_tensor_info && b->tinfo[a->tensor].full_ap == a;
+}
+
+static bool whole_passed(const enc_check_memo_t *m, int t)
+{
+    return (t >> 6) < m->nwhole && (m->whole[t >> 6] >> (t & 63) & 1u);
+}
+
+/* Tensor t's whole record passed for any op (nothing kept when out of
+ * memory: checked again next time). */
+static void note_whole(enc_check_memo_t *m, int t)
+{
+    if ((t >> 6) >= m->nwhole) {
+        int n = m->nwhole ? m->nwhole : 16;
+        while (n <= (t >> 6))
+            n *= 2;
+        uint64_t *w = realloc(m->whole, (size_t)n * sizeof *w);
+        if (!w)
+            return;
+        memset(w + m->nwhole, 0, (size_t)(n - m->nwhole) * sizeof *w);
+        m->whole = w;
+        m->nwhole = n;
+    }
+    m->whole[t >> 6] |= (uint64_t)1 << (t & 63);
+}
+
 /* check_ap through the memo (builder.h enc_check_memo_t): a record that
  * passed with the same bound passes again, for a direct DMA (its partition
  * stride is the one relaxation) or after passing for another op or for a
@@ -86,6 +119,8 @@ int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t boun
         return check_ap(v, a, slot, bound, &strided);
     if (m->k != v->k || m->tg != v->tg) {
         memset(m->e, 0, sizeof m->e);
+        if (m->whole)
+            memset(m->whole, 0, (size_t)m->nwhole * sizeof *m->whole);
         m->k = v->k;
         m->tg = v->tg;
     }
@@ -93,7 +128,9 @@ int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t boun
     bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
     unsigned h = enc_check_memo_slot(a);
     bool same = m->e[h].ap == a && m->e[h].bound == bound;
-    if (same && (dma || m->e[h].any)) {   /* a pass as a non-DMA operand holds for a DMA */
+    bool whole = false;
+    if ((same && (dma || m->e[h].any)) ||   /* a pass as a non-DMA operand holds for a DMA */
+        ((whole = bound == 0 && is_whole(m, a)) && whole_passed(m, a->tensor))) {
         m->hits++;
         return 0;
     }
@@ -102,6 +139,8 @@ int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t boun
     m->e[h].any = !dma || !strided || (same && m->e[h].any);
     m->e[h].ap = a;
     m->e[h].bound = bound;
+    if (whole && m->e[h].any)
+        note_whole(m, a->tensor);
     return 0;
 }
 
