@@ -2,6 +2,7 @@
 #include "builder.h"
 #include "hugepage.h"
 #include "strutil.h"
+#include "validate_int.h"   /* enc_direct_dma, enc_validate_op_full */
 
 #include <limits.h>
 #include <stdarg.h>
@@ -914,14 +915,18 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         op->engine = __builtin_ctz(legal);
     if (enc_acc_resolve(b, op))
         return -1;
-    enc_op_check_t *rec = b->op_check;   /* the statement's last pass (builder_check.c) */
-    if (rec && enc_op_check_hit(b, rec, op)) {
+    if (!b->check_memo && (b->check_memo = calloc(1, sizeof *b->check_memo)))
+        b->check_memo->owner = b;   /* NULL after out-of-memory: validated without it */
+    /* a plain load or store passes cheaper than the statement's last pass
+     * (builder_check.c) is compared */
+    enc_op_check_t *rec = b->op_check;
+    if (enc_direct_dma(op) && enc_validate_quick(b->k, b->target, op, b->check_memo)) {
+        ;
+    } else if (rec && enc_op_check_hit(b, rec, op)) {
         b->op_check_hits++;
     } else {
         tpb_err_t verr;
-        if (!b->check_memo && (b->check_memo = calloc(1, sizeof *b->check_memo)))
-            b->check_memo->owner = b;   /* NULL after out-of-memory: validated without it */
-        if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
+        if (enc_validate_op_full(b->k, b->target, op, b->check_memo, &verr))
             return enc_fail(b, "%s", verr.msg);
         if (rec)
             enc_op_check_keep(b, rec, op);

@@ -454,6 +454,11 @@ typedef struct enc_check_memo {
  * `from` has no pass in m for kernel k and target tg. */
 void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
                           const tir_ap_t *from, const tir_ap_t *to);
+/* True when op is a plain direct load, store or dma_copy that passes
+ * validation, found without the full checks (validate_int.h
+ * enc_dma_quick_pass); false: nothing decided. */
+bool enc_validate_quick(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                        enc_check_memo_t *m);
 /* enc_validate_op through memo m (NULL: none) */
 int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err);

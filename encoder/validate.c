@@ -901,15 +901,24 @@ int enc_validate_op_full(const tir_kernel_t *k, const tpb_target_t *target, cons
     return validate_full(v);
 }
 
+bool enc_validate_quick(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                        enc_check_memo_t *m)
+{
+    tpb_err_t unused;   /* written only by a check that fails (then false) */
+    vctx_t v = {k, target ? target : tpb_target_default(), op, &unused, m};
+    if (!enc_dma_quick_pass(&v))
+        return false;
+    if (m)
+        m->quick++;
+    return true;
+}
+
 int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err)
 {
-    vctx_t v = {k, target ? target : tpb_target_default(), op, err, m};
     /* most ops of a kernel are plain loads and stores (docs/performance.md) */
-    if (enc_dma_quick_pass(&v)) {
-        if (m)
-            m->quick++;
+    if (enc_validate_quick(k, target, op, m))
         return 0;
-    }
+    vctx_t v = {k, target ? target : tpb_target_default(), op, err, m};
     return validate_full(v);
 }

@@ -50,8 +50,7 @@ static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indire
         /* a direct DMA may take every m-th partition: its partition AP is
          * re-derived with that stride (seed 002 tonga_partition_ap,
          * docs/compiler.md "DMA lowering") */
-        tir_opkind_t kd = v->op->kind;
-        bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
+        bool dma = enc_direct_dma(v->op);
         bool pstride = dma && a->step[0] > row && a->step[0] % row == 0;
         if (a->count[0] > 1 && a->step[0] != row && !pstride)
             return vfail(v, AP_FIELD, "dim 0 of a tile access must step over partitions (step %lld, "
@@ -111,7 +110,8 @@ static void note_whole(enc_check_memo_t *m, int t)
  * passed with the same bound passes again, for a direct DMA (its partition
  * stride is the one relaxation) or after passing for another op or for a
  * DMA without that stride. */
-int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound)
+int enc_check_ap_memo_miss(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound,
+                           unsigned h)
 {
     enc_check_memo_t *m = v->memo;
     bool strided;
@@ -124,9 +124,7 @@ int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t boun
         m->k = v->k;
         m->tg = v->tg;
     }
-    tir_opkind_t kd = v->op->kind;   /* what check_ap reads of the op */
-    bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
-    unsigned h = enc_check_memo_slot(a);
+    bool dma = enc_direct_dma(v->op);   /* what check_ap reads of the op */
     bool same = m->e[h].ap == a && m->e[h].bound == bound;
     bool whole = false;
     if ((same && (dma || m->e[h].any)) ||   /* a pass as a non-DMA operand holds for a DMA */
