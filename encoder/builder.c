@@ -45,7 +45,6 @@ int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
 void enc_builder_free(enc_builder_t *b)
 {
     tir_array_free(b->names, b->cap_names, sizeof *b->names);
-    tpb_arena_free(&b->name_text);
     free(b->hash);
     tir_array_free(b->tinfo, b->cap_tensor_info, sizeof *b->tinfo);
     if (b->check_memo)
@@ -305,13 +304,12 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
     size_t nl = 0;   /* "name#inst"'s uncut length */
-    const char *owned = inst > 0 ? inst_name_owned(b, &b->names[entry]) : NULL;
-    if (owned)
+    /* the first instance keeps its entry's copy of the name (the kernel's) */
+    const char *owned = inst == 0 ? b->names[entry].name : inst_name_owned(b, &b->names[entry]);
+    if (owned && inst > 0)
         nl = (size_t)b->names[entry].inst_len;
-    else if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
+    else if (!owned)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
         nl = inst_name(b, &b->names[entry], name, inst, tname);
-    else
-        su_copy(tname, sizeof tname, name);
     t.name = owned ? owned : tname;
     t.kind = kind;
     t.dtype = dtype;

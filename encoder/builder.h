@@ -53,7 +53,8 @@ typedef struct {
      *   same base name, whether its scope ended);
      * - scope_start[]: ntensors when each open scope began. */
     struct enc_name_entry {
-        const char *name;            /* the base name (in name_text) */
+        const char *name;            /* the base name (the kernel's copy: its first
+                                        tensor's name) */
         int head;
         int count;
         const tir_ap_t *last_full;   /* the whole-AP record interned last for an
@@ -65,7 +66,6 @@ typedef struct {
     int nnames, cap_names;
     int *hash;
     int cap_hash;
-    tpb_arena_t name_text;        /* the entries' names */
     /* per tensor, one array (10^5 loop tiles: one growth, not four), zeroed
      * where no tensor was declared (tir_array_reserve; free it with
      * tir_array_free(tinfo, cap_tensor_info, sizeof *tinfo)) */
