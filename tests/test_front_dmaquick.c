@@ -1,5 +1,6 @@
 /* The plain-DMA pass of op validation (validate_dma.c enc_dma_quick_pass,
- * sixteenth session): enc_validate_op_memo answers a plain load, store or
+ * sixteenth session) and the check memo's per-tensor whole-record bits
+ * (validate_ap.c): enc_validate_op_memo answers a plain load, store or
  * dma_copy without the generic operand walk.  Every op built here from a
  * grid of operands, kinds, engines and DMA fields gets the same verdict and
  * message through it as through the full checks (enc_validate_op_full);
@@ -10,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -191,11 +193,56 @@ static void test_quick_cases(void **state)
     free(m);
 }
 
+/* A tile's whole record passes its checks once (the check memo's
+ * per-tensor bit): 300 tiles loaded, then stored, as the live bench kernel
+ * does; the memo's 256 slots alone keep few of them.  The bit is the
+ * builder kernel's only: the same store validated with the memo for
+ * another kernel is checked again. */
+static void test_whole_pass_kept(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t err;
+    enc_builder_t b;
+    assert_int_equal(enc_builder_init(&b, &k, "whole", "trn2", &err), 0);
+    enum { N = 300 };
+    int a = enc_input(&b, "a", ISA_DT_FP32, 2, (int64_t[]){N, 4});
+    int o = enc_output(&b, "o", ISA_DT_FP32, 2, (int64_t[]){N, 4});
+    const tir_ap_t *full[N];
+    for (int i = 0; i < N; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "t%d", i);
+        int t = enc_tile(&b, nm, TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4});
+        full[i] = enc_ap_memo_interned(&b, NULL, t, 0, NULL, "dst");
+        assert_non_null(full[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        enc_slice_t row[2] = {ENC_RANGE(i, i + 1), ENC_ALL};
+        assert_true(enc_load(&b, *full[i], enc_ap(&b, a, 2, row, "src")) >= 0);
+    }
+    long h = b.check_memo->hits;
+    for (int i = 0; i < N; i++) {
+        enc_slice_t row[2] = {ENC_RANGE(i, i + 1), ENC_ALL};
+        assert_true(enc_store(&b, enc_ap(&b, o, 2, row, "dst"), *full[i], false) >= 0);
+    }
+    assert_int_equal(b.check_memo->hits - h, N);   /* each store's source */
+    /* the memo taken to another kernel forgets the bits */
+    tir_op_t op = k.ops[k.nops - 1];
+    tir_kernel_t k2 = k;
+    h = b.check_memo->hits;
+    assert_int_equal(enc_validate_op_memo(&k2, NULL, &op, b.check_memo, &err), 0);
+    assert_int_equal(b.check_memo->hits, h);
+    assert_false(b.failed);
+    enc_builder_free(&b);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_same_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quick_cases, setup, teardown),
+        cmocka_unit_test(test_whole_pass_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
