@@ -7,30 +7,22 @@
  * the pass must be taken for the plain ones, and the grid must hold
  * failures of each check the pass stands in for, or the comparison proves
  * little. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <cmocka.h>
+#include "front_memo_fx.h"
 
 #include "builder.h"
 #include "validate_int.h"
 
 enum { NREC = 16 };
 
+/* The grid's interned operands (NREC at most), over the fixture's a, t
+ * and the tensors declared here. */
 typedef struct {
-    tir_kernel_t k;
-    tpb_err_t err;
-    enc_builder_t b;
-    const tir_ap_t *rec[NREC];   /* interned operands, the grid's */
+    const tir_ap_t *rec[NREC];
     int nrec;
-} fx_t;
+} grid_t;
 
 /* A record: tensor t at offset off with [step, count] pairs. */
-static void add_raw(fx_t *f, int t, int64_t off, int nd, const int64_t pairs[][2])
+static void add_raw(fx_t *f, grid_t *g, int t, int64_t off, int nd, const int64_t pairs[][2])
 {
     tir_ap_t a = tir_ap_none;
     a.tensor = t;
@@ -40,62 +32,49 @@ static void add_raw(fx_t *f, int t, int64_t off, int nd, const int64_t pairs[][2
         a.step[d] = pairs[d][0];
         a.count[d] = pairs[d][1];
     }
-    f->rec[f->nrec++] = tir_ap_intern(&f->k, &a);
+    g->rec[g->nrec++] = tir_ap_intern(&f->k, &a);
 }
 
-static void add_ap(fx_t *f, int t, int ns, const enc_slice_t *s)
+static void add_ap(fx_t *f, grid_t *g, int t, int ns, const enc_slice_t *s)
 {
     tir_ap_t a = enc_ap(&f->b, t, ns, s, "x");
     assert_false(f->b.failed);
-    f->rec[f->nrec++] = tir_ap_intern(&f->k, &a);
+    g->rec[g->nrec++] = tir_ap_intern(&f->k, &a);
 }
 
-static int setup(void **state)
+static void make_grid(fx_t *f, grid_t *g)
 {
-    fx_t *f = calloc(1, sizeof *f);
     enc_builder_t *b = &f->b;
-    assert_int_equal(enc_builder_init(b, &f->k, "quick", "trn2", &f->err), 0);
-    int64_t hbm[2] = {256, 64}, tile[2] = {128, 64};
-    int a = enc_input(b, "a", ISA_DT_FP32, 2, hbm);
+    int64_t hbm[2] = {256, 64};
+    int a = f->a, t = f->t;
     int o = enc_output(b, "o", ISA_DT_FP32, 2, hbm);
     int c = enc_shared_constant(b, "c", ISA_DT_FP32, 2, hbm, NULL);
-    int t = enc_tile(b, "t", TIR_T_SBUF, ISA_DT_FP32, 2, tile);
     int p = enc_tile(b, "p", TIR_T_PSUM, ISA_DT_FP32, 2, (int64_t[]){128, 64});
     int r = enc_tile(b, "r", TIR_T_SBUF, ISA_DT_FP32, 2, (int64_t[]){1, 4});
     assert_false(b->failed);
+    g->nrec = 0;
     enc_slice_t top[2] = {ENC_RANGE(0, 128), ENC_ALL}, row[2] = {ENC_RANGE(7, 8), ENC_RANGE(0, 4)};
     enc_slice_t half[2] = {ENC_RANGE(0, 64), ENC_ALL}, every2[2] = {ENC_RANGE_STEP(0, 128, 2), ENC_ALL};
-    add_ap(f, t, 0, NULL);        /* 0: whole SBUF tile */
-    add_ap(f, p, 0, NULL);        /* 1: whole PSUM tile */
-    add_ap(f, a, 2, top);         /* 2: input rows, t's shape */
-    add_ap(f, o, 2, top);         /* 3: output rows */
-    add_ap(f, c, 2, top);         /* 4: constant rows */
-    add_ap(f, r, 0, NULL);        /* 5: [1, 4] tile */
-    add_ap(f, a, 2, row);         /* 6: one input row of 4, r's shape */
-    add_ap(f, a, 2, half);        /* 7: input rows, another shape */
-    add_ap(f, t, 2, every2);      /* 8: every other partition of t (a direct DMA's only) */
-    add_raw(f, a, 250 * 64, 2, (const int64_t[][2]){{64, 128}, {1, 64}});   /* 9: past a's end */
-    add_raw(f, t, 0, 2, (const int64_t[][2]){{64, 128}, {1, 65}});          /* 10: leaves the row */
-    add_raw(f, t, 0, 2, (const int64_t[][2]){{64, 0}, {1, 64}});            /* 11: count 0 */
-    add_raw(f, o, 64 * 128, 2, (const int64_t[][2]){{64, 128}, {1, 64}});   /* 12: o's lower rows */
+    add_ap(f, g, t, 0, NULL);        /* 0: whole SBUF tile */
+    add_ap(f, g, p, 0, NULL);        /* 1: whole PSUM tile */
+    add_ap(f, g, a, 2, top);         /* 2: input rows, t's shape */
+    add_ap(f, g, o, 2, top);         /* 3: output rows */
+    add_ap(f, g, c, 2, top);         /* 4: constant rows */
+    add_ap(f, g, r, 0, NULL);        /* 5: [1, 4] tile */
+    add_ap(f, g, a, 2, row);         /* 6: one input row of 4, r's shape */
+    add_ap(f, g, a, 2, half);        /* 7: input rows, another shape */
+    add_ap(f, g, t, 2, every2);      /* 8: every other partition of t (a direct DMA's only) */
+    add_raw(f, g, a, 250 * 64, 2, (const int64_t[][2]){{64, 128}, {1, 64}});   /* 9: past a's end */
+    add_raw(f, g, t, 0, 2, (const int64_t[][2]){{64, 128}, {1, 65}});          /* 10: leaves the row */
+    add_raw(f, g, t, 0, 2, (const int64_t[][2]){{64, 0}, {1, 64}});            /* 11: count 0 */
+    add_raw(f, g, o, 64 * 128, 2, (const int64_t[][2]){{64, 128}, {1, 64}});   /* 12: o's lower rows */
     tir_ap_t bad = tir_ap_none;
     bad.tensor = 99;   /* 13: no such tensor */
     bad.ndim = 1;
     bad.step[0] = bad.count[0] = 1;
-    f->rec[f->nrec++] = tir_ap_intern(&f->k, &bad);
-    for (int i = 0; i < f->nrec; i++)
-        assert_non_null(f->rec[i]);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx_t *f = *state;
-    enc_builder_free(&f->b);
-    tir_kernel_free(&f->k);
-    free(f);
-    return 0;
+    g->rec[g->nrec++] = tir_ap_intern(&f->k, &bad);
+    for (int i = 0; i < g->nrec; i++)
+        assert_non_null(g->rec[i]);
 }
 
 /* One variation of an op's fields besides its two operands. */
@@ -128,21 +107,23 @@ enum { NVARY = 16 };
 static void test_same_verdicts(void **state)
 {
     fx_t *f = *state;
+    grid_t g;
+    make_grid(f, &g);
     static const tir_opkind_t kinds[] = {TIR_LOAD, TIR_STORE, TIR_DMA_COPY, TIR_TENSOR_COPY};
     long quick = 0, passes = 0, fails = 0;
     for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
         enc_check_memo_t *m1 = calloc(1, sizeof *m1), *m2 = calloc(1, sizeof *m2);
         for (int v = 0; v < NVARY; v++)
-            for (int d = 0; d < f->nrec; d++)
-                for (int s = 0; s < f->nrec; s++) {
+            for (int d = 0; d < g.nrec; d++)
+                for (int s = 0; s < g.nrec; s++) {
                     tir_op_t op;
                     tir_op_init(&op, kinds[ki]);
                     op.path = "body[0]";
                     op.name = "x";
-                    op.dst = f->rec[d];
-                    op.src[0] = f->rec[s];
+                    op.dst = g.rec[d];
+                    op.src[0] = g.rec[s];
                     op.nsrc = 1;
-                    vary(&op, v, f->rec[(d + s + 1) % f->nrec]);
+                    vary(&op, v, g.rec[(d + s + 1) % g.nrec]);
                     tpb_err_t e1 = {{0}}, e2 = {{0}};
                     long q = m2->quick;
                     int full = enc_validate_op_full(&f->k, NULL, &op, m1, &e1);
@@ -169,6 +150,8 @@ static void test_same_verdicts(void **state)
 static void test_quick_cases(void **state)
 {
     fx_t *f = *state;
+    grid_t g;
+    make_grid(f, &g);
     enc_check_memo_t *m = calloc(1, sizeof *m);
     tpb_err_t e = {{0}};
     tir_op_t op;
@@ -183,10 +166,10 @@ static void test_quick_cases(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tir_op_init(&op, cases[i].kind);
         op.path = "p";
-        op.dst = f->rec[cases[i].d];
-        op.src[0] = f->rec[cases[i].s];
+        op.dst = g.rec[cases[i].d];
+        op.src[0] = g.rec[cases[i].s];
         op.nsrc = 1;
-        vary(&op, cases[i].vary, f->rec[6]);
+        vary(&op, cases[i].vary, g.rec[6]);
         if (enc_dma_quick_pass(&v) != cases[i].want)
             fail_msg("case %zu: pass %d", i, !cases[i].want);
     }
