@@ -2,6 +2,7 @@
 #include "builder.h"
 #include "hugepage.h"
 #include "strutil.h"
+#include "validate_int.h"   /* enc_direct_dma, enc_validate_op_full */
 
 #include <limits.h>
 #include <stdarg.h>
@@ -44,9 +45,10 @@ int enc_builder_init(enc_builder_t *b, tir_kernel_t *k, const char *kernel_name,
 void enc_builder_free(enc_builder_t *b)
 {
     tir_array_free(b->names, b->cap_names, sizeof *b->names);
-    tpb_arena_free(&b->name_text);
     free(b->hash);
     tir_array_free(b->tinfo, b->cap_tensor_info, sizeof *b->tinfo);
+    if (b->check_memo)
+        free(b->check_memo->whole);
     free(b->check_memo);
     b->check_memo = NULL;
     free(b->scope_start);
@@ -302,13 +304,12 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     char tname[TIR_NAME_LEN], tpath[TIR_PATH_LEN];   /* tir_add_tensor copies them */
     int inst = b->names[entry].count;
     size_t nl = 0;   /* "name#inst"'s uncut length */
-    const char *owned = inst > 0 ? inst_name_owned(b, &b->names[entry]) : NULL;
-    if (owned)
+    /* the first instance keeps its entry's copy of the name (the kernel's) */
+    const char *owned = inst == 0 ? b->names[entry].name : inst_name_owned(b, &b->names[entry]);
+    if (owned && inst > 0)
         nl = (size_t)b->names[entry].inst_len;
-    else if (inst > 0)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
+    else if (!owned)   /* "name#inst", as snprintf("%s#%d") without its cost (per loop tile) */
         nl = inst_name(b, &b->names[entry], name, inst, tname);
-    else
-        su_copy(tname, sizeof tname, name);
     t.name = owned ? owned : tname;
     t.kind = kind;
     t.dtype = dtype;
@@ -562,22 +563,42 @@ static int64_t slice_count(int64_t start, int64_t stop, int64_t step)
     return start > stop ? (start - stop - step - 1) / (-step) : 0;
 }
 
+/* The whole of a tensor seen with shape[0..nd) and strides stride[], into
+ * *a (tensor set, the rest zero): what the slice walk below makes of no
+ * slices, when every dim has elements (else false: the walk words it). */
+static bool whole(int nd, const int64_t *shape, const int64_t *stride, tir_ap_t *a)
+{
+    if (nd < 1)
+        return false;
+    for (int d = 0; d < nd; d++) {
+        if (shape[d] < 1)
+            return false;
+        a->step[d] = stride[d];
+        a->count[d] = shape[d];
+    }
+    a->ndim = nd;
+    return true;
+}
+
 /* Slices over `tensor` seen with shape[0..nd) (its own, or an HBM
  * tensor's C-order reshape: the element order is unchanged, so only the
- * strides differ). */
-static tir_ap_t ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *shape, int nslices,
-                        const enc_slice_t *s, const char *field)
+ * strides differ), into *a (tir_ap_none on an error).  Written in place:
+ * this runs per fresh operand, and each copy of the 112-byte record was
+ * ~15 instructions. */
+static void ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *shape, int nslices,
+                    const enc_slice_t *s, const char *field, tir_ap_t *a)
 {
-    tir_ap_t a = enc_ap_none();
+    static const enc_slice_t all = ENC_ALL;
+    *a = tir_ap_none;   /* the unused dims stay zero: interning compares whole records */
     const tir_tensor_t *t = &b->k->tensors[tensor];
     if (nslices < 0 || (nslices > 0 && !s)) {
         enc_fail(b, "%s%sfield '%s': no slices given", PATHP(b), fld(field));
-        return enc_ap_none();
+        return;
     }
     if (nslices > nd) {
         enc_fail(b, "%s%sfield '%s': %d indices for '%s' which has %d dimensions", PATHP(b), fld(field),
                  nslices, t->name, nd);
-        return a;
+        return;
     }
     int64_t stride[TIR_MAX_DIMS];
     int64_t acc = 1;
@@ -586,41 +607,47 @@ static tir_ap_t ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *sha
         acc *= shape[d];
     }
     bool tile = is_tile(t->kind);
-    a.tensor = tensor;
+    a->tensor = tensor;
+    if (nslices == 0 && whole(nd, shape, stride, a))
+        return;
     for (int d = 0; d < nd; d++) {
-        enc_slice_t sl = d < nslices ? s[d] : ENC_ALL;
+        const enc_slice_t *sl = d < nslices ? &s[d] : &all;
         int64_t n = shape[d];
-        if (sl.kind == ENC_SL_INDEX) {
-            if (sl.start < 0 || sl.start >= n) {
+        if (sl->kind == ENC_SL_INDEX) {
+            if (sl->start < 0 || sl->start >= n) {
                 enc_fail(b, "%s%sfield '%s': index %lld out of range for '%s' dimension %d (%lld)",
-                         PATHP(b), fld(field), (long long)sl.start, t->name, d, (long long)n);
-                return enc_ap_none();
+                         PATHP(b), fld(field), (long long)sl->start, t->name, d, (long long)n);
+                *a = tir_ap_none;
+                return;
             }
-            a.offset += sl.start * stride[d];
+            a->offset += sl->start * stride[d];
             if (tile && d == 0) {   /* the partition dim is never dropped */
-                a.step[a.ndim] = stride[d];
-                a.count[a.ndim++] = 1;
+                a->step[a->ndim] = stride[d];
+                a->count[a->ndim++] = 1;
             }
             continue;
         }
         int64_t start = 0, stop = n, step = 1;
-        if (sl.kind == ENC_SL_RANGE) {
-            step = sl.step;
+        if (sl->kind == ENC_SL_RANGE) {
+            step = sl->step;
             if (step == 0) {
                 enc_fail(b, "%s%sfield '%s': slice step 0 for '%s' dimension %d", PATHP(b), fld(field), t->name, d);
-                return enc_ap_none();
+                *a = tir_ap_none;
+                return;
             }
             if (step < 0) {
                 enc_fail(b, "%s%sfield '%s': negative slice step %lld for '%s' dimension %d "
                          "(use a raw access pattern)", PATHP(b), fld(field), (long long)step, t->name, d);
-                return enc_ap_none();
+                *a = tir_ap_none;
+                return;
             }
-            start = sl.has_start ? sl.start : 0;
-            stop = sl.has_stop ? sl.stop : n;
+            start = sl->has_start ? sl->start : 0;
+            stop = sl->has_stop ? sl->stop : n;
             if (start < 0 || stop < 0) {
                 enc_fail(b, "%s%sfield '%s': negative slice bound %lld:%lld for '%s' dimension %d",
                          PATHP(b), fld(field), (long long)start, (long long)stop, t->name, d);
-                return enc_ap_none();
+                *a = tir_ap_none;
+                return;
             }
             if (stop > n)
                 stop = n;          /* NumPy clipping: partial edge tiles */
@@ -628,31 +655,41 @@ static tir_ap_t ap_over(enc_builder_t *b, int tensor, int nd, const int64_t *sha
         int64_t cnt = slice_count(start, stop, step);
         if (cnt <= 0) {
             enc_fail(b, "%s%sfield '%s': slice %lld:%lld of '%s' dimension %d (%lld) is empty",
-                     PATHP(b), fld(field), (long long)(sl.has_start ? sl.start : 0),
-                     (long long)(sl.has_stop ? sl.stop : n), t->name, d, (long long)n);
-            return enc_ap_none();
+                     PATHP(b), fld(field), (long long)(sl->has_start ? sl->start : 0),
+                     (long long)(sl->has_stop ? sl->stop : n), t->name, d, (long long)n);
+            *a = tir_ap_none;
+            return;
         }
         if (cnt == 1)
             step = 1;      /* one element: the step is irrelevant (and may be huge) */
-        a.offset += start * stride[d];
-        a.step[a.ndim] = step * stride[d];
-        a.count[a.ndim++] = cnt;
+        a->offset += start * stride[d];
+        a->step[a->ndim] = step * stride[d];
+        a->count[a->ndim++] = cnt;
     }
-    if (a.ndim == 0) {   /* a single HBM element: keep one dim of count 1 */
-        a.step[0] = 1;
-        a.count[0] = 1;
-        a.ndim = 1;
+    if (a->ndim == 0) {   /* a single HBM element: keep one dim of count 1 */
+        a->step[0] = 1;
+        a->count[0] = 1;
+        a->ndim = 1;
     }
-    return a;
+}
+
+void enc_ap_into(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                 const char *field, tir_ap_t *out)
+{
+    if (!tensor_ok(b, tensor, field)) {
+        *out = tir_ap_none;
+        return;
+    }
+    const tir_tensor_t *t = &b->k->tensors[tensor];
+    ap_over(b, tensor, t->ndim, t->shape, nslices, s, field, out);
 }
 
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field)
 {
-    if (!tensor_ok(b, tensor, field))
-        return enc_ap_none();
-    const tir_tensor_t *t = &b->k->tensors[tensor];
-    return ap_over(b, tensor, t->ndim, t->shape, nslices, s, field);
+    tir_ap_t a;
+    enc_ap_into(b, tensor, nslices, s, field, &a);
+    return a;
 }
 
 tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shape, int nslices,
@@ -686,7 +723,9 @@ tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shap
                  PATHP(b), fld(field), t->name, (long long)n, (long long)m);
         return enc_ap_none();
     }
-    return ap_over(b, tensor, ndim, shape, nslices, s, field);
+    tir_ap_t a;
+    ap_over(b, tensor, ndim, shape, nslices, s, field, &a);
+    return a;
 }
 
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor)
@@ -874,14 +913,18 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
         op->engine = __builtin_ctz(legal);
     if (enc_acc_resolve(b, op))
         return -1;
-    enc_op_check_t *rec = b->op_check;   /* the statement's last pass (builder_check.c) */
-    if (rec && enc_op_check_hit(b, rec, op)) {
+    if (!b->check_memo && (b->check_memo = calloc(1, sizeof *b->check_memo)))
+        b->check_memo->owner = b;   /* NULL after out-of-memory: validated without it */
+    /* a plain load or store passes cheaper than the statement's last pass
+     * (builder_check.c) is compared */
+    enc_op_check_t *rec = b->op_check;
+    if (enc_direct_dma(op) && enc_validate_quick(b->k, b->target, op, b->check_memo)) {
+        ;
+    } else if (rec && enc_op_check_hit(b, rec, op)) {
         b->op_check_hits++;
     } else {
         tpb_err_t verr;
-        if (!b->check_memo)   /* NULL after out-of-memory: validated without it */
-            b->check_memo = calloc(1, sizeof *b->check_memo);
-        if (enc_validate_op_memo(b->k, b->target, op, b->check_memo, &verr))
+        if (enc_validate_op_full(b->k, b->target, op, b->check_memo, &verr))
             return enc_fail(b, "%s", verr.msg);
         if (rec)
             enc_op_check_keep(b, rec, op);

@@ -53,7 +53,8 @@ typedef struct {
      *   same base name, whether its scope ended);
      * - scope_start[]: ntensors when each open scope began. */
     struct enc_name_entry {
-        const char *name;            /* the base name (in name_text) */
+        const char *name;            /* the base name (the kernel's copy: its first
+                                        tensor's name) */
         int head;
         int count;
         const tir_ap_t *last_full;   /* the whole-AP record interned last for an
@@ -65,7 +66,6 @@ typedef struct {
     int nnames, cap_names;
     int *hash;
     int cap_hash;
-    tpb_arena_t name_text;        /* the entries' names */
     /* per tensor, one array (10^5 loop tiles: one growth, not four), zeroed
      * where no tensor was declared (tir_array_reserve; free it with
      * tir_array_free(tinfo, cap_tensor_info, sizeof *tinfo)) */
@@ -225,6 +225,9 @@ typedef struct {
  * operand in messages (may be NULL). */
 tir_ap_t enc_ap(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
                 const char *field);
+/* enc_ap's answer written into *out (no copy of the record) */
+void enc_ap_into(enc_builder_t *b, int tensor, int nslices, const enc_slice_t *s,
+                 const char *field, tir_ap_t *out);
 tir_ap_t enc_ap_full(enc_builder_t *b, int tensor);
 /* *out = enc_ap(...), through a caller-owned memo of its last two results
  * (one per operand text of a loop body): the access pattern depends only
@@ -436,6 +439,14 @@ typedef struct enc_check_memo {
     const tpb_target_t *tg;
     struct { const tir_ap_t *ap; int64_t bound; bool any; } e[ENC_CHECK_MEMO];
     long hits;                    /* answers given from the memo (tests) */
+    long quick;                   /* ops enc_dma_quick_pass passed (tests) */
+    /* A tensor's whole record (the owner's tinfo full_ap) passes however
+     * long ago it did: the 3 000 tiles of a kernel loaded all before any
+     * is stored evict each other's entries above.  Bit t of whole: tensor
+     * t's passed with bound 0 for any op; owner NULL: not kept. */
+    const enc_builder_t *owner;
+    uint64_t *whole;
+    int nwhole;                   /* words of whole */
 } enc_check_memo_t;
 /* The memo's pass of `from` also for `to`: the same access pattern over
  * a tensor of the same kind and shape (all check_ap reads of it; a loop's
@@ -443,6 +454,11 @@ typedef struct enc_check_memo {
  * `from` has no pass in m for kernel k and target tg. */
 void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_target_t *tg,
                           const tir_ap_t *from, const tir_ap_t *to);
+/* True when op is a plain direct load, store or dma_copy that passes
+ * validation, found without the full checks (validate_int.h
+ * enc_dma_quick_pass); false: nothing decided. */
+bool enc_validate_quick(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                        enc_check_memo_t *m);
 /* enc_validate_op through memo m (NULL: none) */
 int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err);

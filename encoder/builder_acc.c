@@ -99,6 +99,8 @@ static int add_region(enc_builder_t *b, const tir_ap_t *ap, int64_t lo, int64_t 
 
 int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
 {
+    if (!b->acc_n && !is_matmul(op->kind))
+        return 0;   /* no region to retire, none to add (a kernel before its first matmul) */
     const tir_ap_t *w[2] = {op->dst, op->dst2};
     for (int i = 0; i < 2; i++) {
         int t = w[i]->tensor;

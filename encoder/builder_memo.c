@@ -37,7 +37,7 @@ static enc_ap_memo_entry_t *memo_ap(enc_builder_t *b, enc_ap_memo_t *m, int tens
 {
     if (!m || b->failed || tensor < 0 || tensor >= b->k->ntensors || nslices < 0 ||
         nslices > TIR_MAX_DIMS || (nslices > 0 && !s)) {
-        *out = enc_ap(b, tensor, nslices, s, field);
+        enc_ap_into(b, tensor, nslices, s, field, out);
         return NULL;
     }
     const tir_tensor_t *t = &b->k->tensors[tensor];
@@ -51,7 +51,7 @@ static enc_ap_memo_entry_t *memo_ap(enc_builder_t *b, enc_ap_memo_t *m, int tens
             return &m->e[i];
         }
     }
-    *out = enc_ap(b, tensor, nslices, s, field);
+    enc_ap_into(b, tensor, nslices, s, field, out);
     if (b->failed || t->ndim < 0 || t->ndim > TIR_MAX_DIMS)
         return NULL;
     enc_ap_memo_entry_t *e = &m->e[m->next];

@@ -17,25 +17,34 @@ static uint32_t name_hash(const char *s)
     return h;
 }
 
-/* Entry index of a base name, or -1. */
-static int name_lookup(const enc_builder_t *b, const char *name)
+/* Entry index of a base name of hash h, or -1. */
+static int name_find(const enc_builder_t *b, const char *name, uint32_t h)
 {
     if (!b->cap_hash)
         return -1;
     uint32_t mask = (uint32_t)b->cap_hash - 1;
-    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
         int e = b->hash[i];
         if (e < 0)
             return -1;
-        if (!strcmp(b->names[e].name, name))
+        const char *p = b->names[e].name, *q = name;   /* short: inline, not a strcmp call */
+        while (*p && *p == *q)
+            p++, q++;
+        if (*p == *q)
             return e;
     }
 }
 
-static void hash_put(int *hash, int cap, const char *name, int e)
+static int name_lookup(const enc_builder_t *b, const char *name)
+{
+    return name_find(b, name, name_hash(name));
+}
+
+/* Entry e of hash h into a set of cap slots. */
+static void hash_put(int *hash, int cap, uint32_t h, int e)
 {
     uint32_t mask = (uint32_t)cap - 1;
-    uint32_t i = name_hash(name) & mask;
+    uint32_t i = h & mask;
     while (hash[i] >= 0)
         i = (i + 1) & mask;
     hash[i] = e;
@@ -50,7 +59,7 @@ static int rehash(enc_builder_t *b, int nc)
     for (int i = 0; i < nc; i++)
         h[i] = -1;
     for (int i = 0; i < b->nnames; i++)
-        hash_put(h, nc, b->names[i].name, i);
+        hash_put(h, nc, name_hash(b->names[i].name), i);
     free(b->hash);
     b->hash = h;
     b->cap_hash = nc;
@@ -82,12 +91,14 @@ void enc_reserve_names(enc_builder_t *b, int64_t more)
 /* Entry for a base name, created when new; -1 on out-of-memory. */
 int enc_name_entry(enc_builder_t *b, const char *name)
 {
-    int e = name_lookup(b, name);
+    uint32_t h = name_hash(name);
+    int e = name_find(b, name, h);
     if (e >= 0)
         return e;
     struct enc_name_entry *grown = tir_array_reserve(b->names, &b->cap_names, b->nnames + 1,
                                                      sizeof *b->names, 64, false);
-    const char *copy = tpb_arena_strdup(&b->name_text, name);   /* valid_name: short */
+    /* in the kernel's names: the name's first tensor keeps this copy (add_tensor) */
+    const char *copy = tpb_arena_strdup(&b->k->names, name);   /* valid_name: short */
     if (!grown || !copy)
         return -1;
     b->names = grown;
@@ -100,7 +111,7 @@ int enc_name_entry(enc_builder_t *b, const char *name)
     b->names[e].last_full = NULL;
     b->names[e].inst_str = NULL;
     b->names[e].inst_len = 0;
-    hash_put(b->hash, b->cap_hash, name, e);
+    hash_put(b->hash, b->cap_hash, h, e);
     return e;
 }
 

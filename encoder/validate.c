@@ -85,106 +85,6 @@ const char *enc_operand_name(tir_opkind_t kind, int slot)
 
 /* ---- helpers ---- */
 
-/* Bounds and tile structure of one AP (slot names the operand). */
-/* The operand's field name: looked up only for a message. */
-#define AP_FIELD enc_operand_name(v->op->kind, slot)
-
-/* *strided: the pass needed a direct DMA's partition stride (else it holds
- * for any op: nothing else here reads the op). */
-static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound,
-                    bool *strided)
-{
-    const tir_tensor_t *t = tens(v, a);
-    *strided = false;
-    if (a->ndim < 1 || a->ndim > TIR_MAX_DIMS)
-        return vfail(v, AP_FIELD, "access pattern has %d dims (1..%d)", a->ndim, TIR_MAX_DIMS);
-    int64_t total = 1;
-    for (int d = 0; d < t->ndim; d++)
-        total *= t->shape[d];
-    int64_t lo = a->offset, hi = a->offset, elems = 1;
-    for (int d = 0; d < a->ndim; d++) {
-        if (a->count[d] < 1)
-            return vfail(v, AP_FIELD, "access pattern dim %d has count %lld", d, (long long)a->count[d]);
-        int64_t c = (d == 0 && indirect_bound > 0) ? indirect_bound : a->count[d];
-        int64_t span;
-        bool ovf = __builtin_mul_overflow(a->step[d], c - 1, &span) ||
-                   __builtin_mul_overflow(elems, a->count[d], &elems) ||
-                   (span >= 0 ? __builtin_add_overflow(hi, span, &hi)
-                              : __builtin_add_overflow(lo, span, &lo));
-        if (ovf || elems > ((int64_t)1 << 40))
-            return vfail(v, AP_FIELD, "access pattern is too large (dim %d: step %lld, count %lld)", d,
-                         (long long)a->step[d], (long long)c);
-    }
-    if (lo < 0 || hi >= total)
-        return vfail(v, AP_FIELD, "access pattern reaches elements %lld..%lld of '%s' which has %lld "
-                     "elements", (long long)lo, (long long)hi, t->name, (long long)total);
-    if (is_tile_kind(t->kind)) {
-        int64_t row = total / t->shape[0];
-        if (a->ndim - 1 > ISA_MAX_FREE_DIMS)
-            return vfail(v, AP_FIELD, "%d free dims on tile '%s' (at most %d)", a->ndim - 1, t->name,
-                         ISA_MAX_FREE_DIMS);
-        if (a->count[0] > (int64_t)v->tg->partitions)
-            return vfail(v, AP_FIELD, "partition dim %lld > %u", (long long)a->count[0],
-                         v->tg->partitions);
-        /* a direct DMA may take every m-th partition: its partition AP is
-         * re-derived with that stride (seed 002 tonga_partition_ap,
-         * docs/compiler.md "DMA lowering") */
-        tir_opkind_t kd = v->op->kind;
-        bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
-        bool pstride = dma && a->step[0] > row && a->step[0] % row == 0;
-        if (a->count[0] > 1 && a->step[0] != row && !pstride)
-            return vfail(v, AP_FIELD, "dim 0 of a tile access must step over partitions (step %lld, "
-                         "row size %lld)", (long long)a->step[0], (long long)row);
-        *strided = a->count[0] > 1 && a->step[0] != row;
-        /* the free part must stay inside one partition row */
-        int64_t flo = a->offset % row, fhi = flo;
-        for (int d = 1; d < a->ndim; d++) {
-            if (a->step[d] >= 0)
-                fhi += a->step[d] * (a->count[d] - 1);
-            else
-                flo += a->step[d] * (a->count[d] - 1);
-        }
-        if (flo < 0 || fhi >= row)
-            return vfail(v, AP_FIELD, "free access %lld..%lld leaves the partition row of tile '%s' "
-                         "(%lld elements)", (long long)flo, (long long)fhi, t->name,
-                         (long long)row);
-    }
-    return 0;
-}
-
-#undef AP_FIELD
-
-/* check_ap through the memo (builder.h enc_check_memo_t): a record that
- * passed with the same bound passes again, for a direct DMA (its partition
- * stride is the one relaxation) or after passing for another op or for a
- * DMA without that stride. */
-static int check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound)
-{
-    enc_check_memo_t *m = v->memo;
-    bool strided;
-    if (!m)
-        return check_ap(v, a, slot, bound, &strided);
-    if (m->k != v->k || m->tg != v->tg) {
-        memset(m->e, 0, sizeof m->e);
-        m->k = v->k;
-        m->tg = v->tg;
-    }
-    tir_opkind_t kd = v->op->kind;   /* what check_ap reads of the op */
-    bool dma = (kd == TIR_LOAD || kd == TIR_STORE || kd == TIR_DMA_COPY) && v->op->remote_core < 0;
-    unsigned h = enc_check_memo_slot(a);
-    bool same = m->e[h].ap == a && m->e[h].bound == bound;
-    if (same && (dma || m->e[h].any)) {   /* a pass as a non-DMA operand holds for a DMA */
-        m->hits++;
-        return 0;
-    }
-    if (check_ap(v, a, slot, bound, &strided))
-        return -1;
-    m->e[h].any = !dma || !strided || (same && m->e[h].any);
-    m->e[h].ap = a;
-    m->e[h].bound = bound;
-    return 0;
-}
-
 static bool engine_in(int e, unsigned mask)
 {
     if (e < 0 || e >= ISA_ENG_COUNT)
@@ -317,7 +217,7 @@ static int check_operands(const vctx_t *v)
         int64_t bound = indirect_side ? op->rare->index_bound : 0;
         /* an in-place op names one record twice (dst = src): check_ap reads
          * only it, the bound and this op, so its second answer is the first */
-        if (!(a == passed && bound == passed_bound) && check_ap_memo(v, a, all[i].slot, bound))
+        if (!(a == passed && bound == passed_bound) && enc_check_ap_memo(v, a, all[i].slot, bound))
             return -1;
         passed = a, passed_bound = bound;
         const tir_tensor_t *t = tens(v, a);
@@ -962,10 +862,12 @@ int enc_validate_op(const tir_kernel_t *k, const tpb_target_t *target, const tir
     return enc_validate_op_memo(k, target, op, NULL, err);
 }
 
-int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
-                         enc_check_memo_t *m, tpb_err_t *err)
+/* The op kinds' checks in full (after enc_dma_quick_pass, or for the tests). */
+static int validate_full(vctx_t v)
 {
-    vctx_t v = {k, target ? target : tpb_target_default(), op, err, m};
+    const tir_kernel_t *k = v.k;
+    const tir_op_t *op = v.op;
+    tpb_err_t *err = v.err;
     if ((unsigned)op->kind >= TIR_OP_COUNT)
         return tpb_errf(err, "%s: unknown op kind %d", op->path, (int)op->kind);
     if (enc_is_collective(op->kind))
@@ -990,4 +892,33 @@ int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, cons
     if (is_dma(op->kind))
         return enc_validate_dma(&v);
     return check_compute(&v) ? -1 : 0;
+}
+
+int enc_validate_op_full(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                         enc_check_memo_t *m, tpb_err_t *err)
+{
+    vctx_t v = {k, target ? target : tpb_target_default(), op, err, m};
+    return validate_full(v);
+}
+
+bool enc_validate_quick(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                        enc_check_memo_t *m)
+{
+    tpb_err_t unused;   /* written only by a check that fails (then false) */
+    vctx_t v = {k, target ? target : tpb_target_default(), op, &unused, m};
+    if (!enc_dma_quick_pass(&v))
+        return false;
+    if (m)
+        m->quick++;
+    return true;
+}
+
+int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                         enc_check_memo_t *m, tpb_err_t *err)
+{
+    /* most ops of a kernel are plain loads and stores (docs/performance.md) */
+    if (enc_validate_quick(k, target, op, m))
+        return 0;
+    vctx_t v = {k, target ? target : tpb_target_default(), op, err, m};
+    return validate_full(v);
 }

@@ -6,6 +6,13 @@
 /* Shapes equal after dropping count-1 dims (DMA operands). */
 static bool squeezed_equal(const tir_ap_t *a, const tir_ap_t *b)
 {
+    if (a->ndim == b->ndim) {   /* mostly the same counts (one compare a dim) */
+        int d = 0;
+        while (d < a->ndim && a->count[d] == b->count[d])
+            d++;
+        if (d == a->ndim)
+            return true;
+    }
     int i = 0, j = 0;
     for (;;) {
         while (i < a->ndim && a->count[i] == 1)
@@ -209,4 +216,44 @@ int enc_validate_dma(const vctx_t *v)
     default:
         return 0;
     }
+}
+
+/* Every operand slot but dst and src[0] absent (the records compared). */
+static bool only_dst_src(const tir_op_t *op)
+{
+    const tir_ap_t *no = &tir_ap_none;
+    return op->dst2 == no && op->src[1] == no && op->src[2] == no && op->src[3] == no &&
+           op->index == no && op->bias == no && op->s0.ap == no && op->s1.ap == no &&
+           !op->s0.is_ap && !op->s1.is_ap;
+}
+
+bool enc_dma_quick_pass(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    unsigned dst_kinds, src_kinds;   /* what enc_validate_dma and check_operands allow */
+    switch (op->kind) {
+    case TIR_LOAD: dst_kinds = K(SBUF), src_kinds = HBM_KINDS; break;
+    case TIR_STORE: dst_kinds = HBM_KINDS, src_kinds = K(SBUF) | K(PSUM); break;
+    case TIR_DMA_COPY: dst_kinds = src_kinds = ~0u; break;
+    default: return false;
+    }
+    dst_kinds &= ~K(CONSTANT);   /* never written */
+    /* an unassigned engine: legal, and never the Pool engine's PSUM rule;
+     * dge none and oob error: values enums.def names (the tests pass them) */
+    if (op->remote_core >= 0 || op->nsrc != 1 || op->engine != ISA_ENG_UNASSIGNED ||
+        !only_dst_src(op) || op->qos < 0 || op->qos > 255 || op->oob_mode == ISA_OOB_SKIP ||
+        (op->flags & TIR_F_OOB_SKIP) ||
+        (op->dge_mode != ISA_DGE_NONE && !isa_enum_name(ISA_FT_DGE, (unsigned)op->dge_mode)) ||
+        (op->oob_mode != ISA_OOB_ERROR && !isa_enum_name(ISA_FT_OOB, (unsigned)op->oob_mode)))
+        return false;
+    const tir_ap_t *d = op->dst, *s = op->src[0];
+    int nt = v->k->ntensors;
+    if (d->tensor < 0 || d->tensor >= nt || s->tensor < 0 || s->tensor >= nt ||
+        !(dst_kinds & (1u << v->k->tensors[d->tensor].kind)) ||
+        !(src_kinds & (1u << v->k->tensors[s->tensor].kind)))
+        return false;
+    /* check_operands' order; one record twice is checked once there too */
+    if (enc_check_ap_memo(v, d, -1, 0) || (s != d && enc_check_ap_memo(v, s, 0, 0)))
+        return false;
+    return squeezed_equal(d, s);
 }

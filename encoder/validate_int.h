@@ -114,5 +114,40 @@ static inline int need_space(const vctx_t *v, const tir_ap_t *a, int slot,
 #define HBM_KINDS (K(INPUT) | K(OUTPUT) | K(CONSTANT) | K(SCRATCH))
 
 int enc_validate_dma(const vctx_t *v);   /* validate_dma.c */
+/* True only when the op is a plain direct load, store or dma_copy (one
+ * source, no other operand, no engine named) that enc_validate_dma and
+ * the generic checks would pass, found without the generic walk; false
+ * (nothing said) sends it the full way, which finds and words any error.
+ * Calls enc_check_ap_memo as the full way does, in its order. */
+bool enc_dma_quick_pass(const vctx_t *v);   /* validate_dma.c */
+/* check_ap (bounds and tile structure of operand a, slot naming it) through
+ * v's memo (validate_ap.c), h: a's slot there (enc_check_memo_slot) */
+int enc_check_ap_memo_miss(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound,
+                           unsigned h);
+
+/* A direct DMA: check_ap allows it a partition stride. */
+static inline bool enc_direct_dma(const tir_op_t *op)
+{
+    return (op->kind == TIR_LOAD || op->kind == TIR_STORE || op->kind == TIR_DMA_COPY) &&
+           op->remote_core < 0;
+}
+
+/* enc_check_ap_memo_miss, its commonest answer (the record's pass in the
+ * memo's slot) inline: the call saved registers for the whole check. */
+static inline int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot, int64_t bound)
+{
+    const enc_check_memo_t *m = v->memo;
+    unsigned h = enc_check_memo_slot(a);
+    if (m && m->e[h].ap == a && m->e[h].bound == bound && m->k == v->k && m->tg == v->tg &&
+        (m->e[h].any || enc_direct_dma(v->op))) {
+        v->memo->hits++;
+        return 0;
+    }
+    return enc_check_ap_memo_miss(v, a, slot, bound, h);
+}
+/* enc_validate_op_memo without enc_dma_quick_pass (the tests compare the
+ * two) */
+int enc_validate_op_full(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
+                         enc_check_memo_t *m, tpb_err_t *err);
 
 #endif

@@ -12,3 +12,4 @@ tpb_add_test(test_front_opcheck "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_fron
 tpb_add_test(test_front_bare "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_bare.c)
 tpb_add_test(test_front_slots "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_slots.c)
 tpb_add_test(test_front_derive "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_derive.c)
+tpb_add_test(test_front_dmaquick "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_dmaquick.c)
