@@ -186,11 +186,73 @@ void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_
  * one more level would pass JW_MAX_DEPTH (the general path fails there)
  * or the room cannot be had.  jw_raw_item_end(w, end) takes the bytes up
  * to end. */
-char *jw_raw_item_begin(jw_t *w, size_t max);
-void jw_raw_item_end(jw_t *w, const char *end);
+/* A compact writer's separator at the end of its buffer (room reserved)
+ * before the next item of the innermost container; where the item goes. */
+static inline char *jw_compact_sep(jw_t *w)
+{
+    char *o = w->b.buf + w->b.len;
+    if (w->has_item[w->depth - 1])
+        *o++ = ',';
+    w->has_item[w->depth - 1] = true;
+    return o;
+}
+static inline char *jw_raw_item_begin(jw_t *w, size_t max)
+{
+    int d = w->depth;
+    if (!w->compact || d <= 0 || d >= JW_MAX_DEPTH || w->is_obj[d - 1] ||
+        !jb_reserve(&w->b, 1 + max + 8))
+        return NULL;
+    return jw_compact_sep(w);   /* before_value's compact separator */
+}
+static inline void jw_raw_item_end(jw_t *w, const char *end)
+{
+    w->b.len = (size_t)(end - w->b.buf);
+}
+/* A high bit in each byte of w that needs escaping ('"', '\\' or below
+ * 0x20), zero when none does (the "has a zero byte" and "has a byte below
+ * n" bit tricks: exact as a yes or no, the bits above a hit may be set too). */
+static inline uint64_t jw_escape_bits(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    uint64_t lt20 = (w - ones * 0x20) & ~w & highs;
+    uint64_t zq = (q - ones) & ~q & highs;
+    uint64_t zb = (bs - ones) & ~bs & highs;
+    return lt20 | zq | zb;
+}
+/* jw_quoted_into's general case (any length, escapes). */
+size_t jw_quoted_long(char *o, const char *s, size_t n);
 /* jw_str's text of s[0..n) at o: the quotes and cJSON's escaping (room:
- * 6 n + 2 bytes and 8 to spare); the length written. */
-size_t jw_quoted_into(char *o, const char *s, size_t n);
+ * 6 n + 2 bytes and 8 to spare); the length written.  Inline for the
+ * common case, a name or path of 4..16 bytes none of which needs escaping
+ * (two overlapping loads of the string's own bytes, one test). */
+static inline size_t jw_quoted_into(char *o, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        if (!(jw_escape_bits(a) | jw_escape_bits(b))) {
+            o[0] = '"';
+            memcpy(o + 1, &a, 8);
+            memcpy(o + 1 + n - 8, &b, 8);
+            o[n + 1] = '"';
+            return n + 2;
+        }
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        if (!jw_escape_bits((uint64_t)a | (uint64_t)b << 32)) {
+            o[0] = '"';
+            memcpy(o + 1, &a, 4);
+            memcpy(o + 1 + n - 4, &b, 4);
+            o[n + 1] = '"';
+            return n + 2;
+        }
+    }
+    return jw_quoted_long(o, s, n);
+}
 /* jw_int's text of v (|v| < 10^15) at o (room: 21 bytes); its length. */
 size_t jw_int_into(char *o, long long v);
 /* jw_member_int_memo's digits of v (0 <= v < 10^15) at o (room: sizeof

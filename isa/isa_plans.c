@@ -181,37 +181,28 @@ isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
     return isa_decode_fields(b, 0, doi, p, &dec, err);
 }
 
-/* Mark the word at byte `at` of isa_inst_t in diff when a and b differ there
- * and a field is stored in it. */
+/* Mark field k (an index into fld; PLAN_NO_FIELD: none) in diff. */
+static inline void diff_mark(uint64_t diff[4], unsigned k)
+{
+    if (k != PLAN_NO_FIELD)
+        diff[k >> 6] |= 1ull << (k & 63);
+}
+
+/* Mark the word at byte `at` of isa_inst_t in diff when a and b differ there. */
 static inline void diff_word(const fmt_plan_t *p, const uint8_t *x, const uint8_t *y, size_t at,
                              uint64_t diff[4])
 {
     uint32_t u, v;
     memcpy(&u, x + at, 4);
     memcpy(&v, y + at, 4);
-    unsigned k = p->word_fld[at / 4];
-    if (u != v && k != PLAN_NO_FIELD)
-        diff[k >> 6] |= 1ull << (k & 63);
-}
-
-/* diff_word for both words of the 8 bytes at `at`. */
-static inline void diff_pair(const fmt_plan_t *p, const uint8_t *x, const uint8_t *y, size_t at,
-                             uint64_t diff[4])
-{
-    uint64_t u, v;
-    memcpy(&u, x + at, 8);
-    memcpy(&v, y + at, 8);
-    if (u != v) {
-        diff_word(p, x, y, at, diff);
-        diff_word(p, x, y, at + 4, diff);
-    }
+    if (u != v)
+        diff_mark(diff, p->word_fld[at / 4]);
 }
 
 /* The fields (indices into p->fld, a bit each) whose 32-bit values differ
- * between a and b: the header and format words compared 32 bytes at a time
- * (an instruction encoded from a reference mostly differs from it in a
- * field or three), a differing word mapped to its field (a word no field is
- * stored in, such as a TAP's dims 2..3, encodes nothing in this bundle). */
+ * between a and b: the header and format words compared 8 bytes at a time,
+ * a differing word mapped to its field (a word no field is stored in, such
+ * as a TAP's dims 2..3, encodes nothing in this bundle). */
 static void plan_diff(const fmt_plan_t *p, size_t body, const isa_inst_t *a, const isa_inst_t *b,
                       uint64_t diff[4])
 {
@@ -219,17 +210,15 @@ static void plan_diff(const fmt_plan_t *p, size_t body, const isa_inst_t *a, con
     size_t at = offsetof(isa_inst_t, sync), end = offsetof(isa_inst_t, f) + (body & ~(size_t)3);
     _Static_assert(offsetof(isa_inst_t, f) == offsetof(isa_inst_t, sync) + sizeof(isa_sync_t),
                    "the header and the body are one run of words");
-    for (; at + 32 <= end; at += 32) {
-        uint64_t u[4], v[4];
-        memcpy(u, x + at, sizeof u);
-        memcpy(v, y + at, sizeof v);
-        if (((u[0] ^ v[0]) | (u[1] ^ v[1]) | (u[2] ^ v[2]) | (u[3] ^ v[3])) == 0)
-            continue;
-        for (size_t k = 0; k < 32; k += 8)
-            diff_pair(p, x, y, at + k, diff);
+    for (; at + 8 <= end; at += 8) {
+        uint64_t u, v;
+        memcpy(&u, x + at, 8);
+        memcpy(&v, y + at, 8);
+        if (u != v) {   /* mostly all equal: the words one by one only here */
+            diff_word(p, x, y, at, diff);
+            diff_word(p, x, y, at + 4, diff);
+        }
     }
-    for (; at + 8 <= end; at += 8)
-        diff_pair(p, x, y, at, diff);
     if (at < end)
         diff_word(p, x, y, at, diff);
 }
