@@ -68,10 +68,11 @@ struct gen_cache_entry {
     uint8_t bundles[3][ISA_BUNDLE_BYTES];
 };
 
-/* The bytes of in->f the encoding depends on: its format's struct. */
+/* The bytes of in->f the encoding depends on: its format's struct
+ * (bir_body_size, without the call: in->isa.op is in the table here). */
 static size_t body_size(const bir_inst_t *in)
 {
-    return bir_body_size(in->isa.op);
+    return isa_formats[isa_ops[in->isa.op].format].struct_size;
 }
 
 /* The PredExt prefix of the key: in->pred, or zeros. */
