@@ -627,7 +627,7 @@ static bool digits_add(jw_num_memo_t *m, unsigned d)
     return d == 0;
 }
 
-size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o)
+size_t jw_num_memo_long(jw_num_memo_t *memo, long long v, char *o)
 {
     long long d = v - memo->v;
     if (!memo->n || d < 0 || d >= 100 || (d && !digits_add(memo, (unsigned)d))) {

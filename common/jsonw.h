@@ -209,16 +209,16 @@ static inline void jw_raw_item_end(jw_t *w, const char *end)
     w->b.len = (size_t)(end - w->b.buf);
 }
 /* A high bit in each byte of w that needs escaping ('"', '\\' or below
- * 0x20), zero when none does (the "has a zero byte" and "has a byte below
- * n" bit tricks: exact as a yes or no, the bits above a hit may be set too). */
+ * 0x20), zero when none does.  Exact per byte, no carry between bytes: a
+ * byte of 0x80 or more never needs it; for the rest (t, 7 bits) t + 0x60
+ * has its high bit set when t >= 0x20, and (t ^ c) + 0x7f when t != c. */
 static inline uint64_t jw_escape_bits(uint64_t w)
 {
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-    uint64_t lt20 = (w - ones * 0x20) & ~w & highs;
-    uint64_t zq = (q - ones) & ~q & highs;
-    uint64_t zb = (bs - ones) & ~bs & highs;
-    return lt20 | zq | zb;
+    uint64_t t = w & ~highs;
+    uint64_t ok = (t + ones * 0x60) & ((t ^ (ones * '"')) + ones * 0x7f) &
+                  ((t ^ (ones * '\\')) + ones * 0x7f);
+    return ~(ok | w) & highs;
 }
 /* jw_quoted_into's general case (any length, escapes). */
 size_t jw_quoted_long(char *o, const char *s, size_t n);
@@ -255,9 +255,22 @@ static inline size_t jw_quoted_into(char *o, const char *s, size_t n)
 }
 /* jw_int's text of v (|v| < 10^15) at o (room: 21 bytes); its length. */
 size_t jw_int_into(char *o, long long v);
+/* jw_num_memo_into past its inline case. */
+size_t jw_num_memo_long(jw_num_memo_t *memo, long long v, char *o);
 /* jw_member_int_memo's digits of v (0 <= v < 10^15) at o (room: sizeof
- * memo->d bytes), memo updated; their count. */
-size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o);
+ * memo->d bytes), memo updated; their count.  Inline when v is the last
+ * value or a little above it with no carry out of the last digit (most
+ * debug entries' op_index). */
+static inline size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o)
+{
+    long long d = v - memo->v;
+    if (!memo->n || d < 0 || d > 9 || memo->d[memo->n - 1] + d > '9')
+        return jw_num_memo_long(memo, v, o);
+    memo->d[memo->n - 1] = (char)(memo->d[memo->n - 1] + d);
+    memo->v = v;
+    memcpy(o, memo->d, sizeof memo->d);   /* the caller has that much room */
+    return memo->n;
+}
 /* jw_key_plain(w, key, n) then json[0..len), a value's text as jw_* would
  * write it (e.g. made by jb_cjson_str), copied as it is. */
 void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len);

@@ -390,7 +390,9 @@ static isa_status_t encode_with_prefixes(isa_plans_t *ps, const isa_inst_t *in,
     bool need_ext = false;
     isa_inst_t ext;
     uint32_t *slots = (uint32_t *)&ext.f.APEXT; /* o0_step2,o0_count2,o0_step3,o0_count3,o1_... */
-    for (int s = 0; s < 3; s++) {
+    /* a planned format without a TAP in an ApExt slot needs no look */
+    bool taps = !p || p->generic || p->tap_slot[0] || p->tap_slot[1] || p->tap_slot[2];
+    for (int s = 0; taps && s < 3; s++) {
         const isa_tap_t *t = slot_tap(p, fi, in, s);
         if (!t || t->ndims <= 2)
             continue;

@@ -4,6 +4,7 @@
  * escaping against a plain reference implementation of the documented rule. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <inttypes.h>
@@ -253,6 +254,27 @@ static void test_quoted_into(void **state)
             }
 }
 
+/* jw_escape_bits: nonzero exactly when one of the 8 bytes is '"', '\\' or
+ * below 0x20; every byte value at every position, among neighbours on
+ * either side of each boundary (so a carry or borrow between bytes would
+ * show). */
+static void test_escape_bits(void **state)
+{
+    (void)state;
+    static const unsigned char fill[] = { 'a', ' ', '!', '#', '[', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff };
+    for (unsigned c = 0; c < 256; c++)
+        for (unsigned at = 0; at < 8; at++)
+            for (size_t f = 0; f < sizeof fill; f++) {
+                unsigned char b[8];
+                memset(b, fill[f], sizeof b);
+                b[at] = (unsigned char)c;
+                uint64_t w;
+                memcpy(&w, b, 8);
+                bool want = c == '"' || c == '\\' || c < 0x20;
+                assert_int_equal(jw_escape_bits(w) != 0, want);
+            }
+}
+
 /* Whatever the buffer size, a FILE-backed buffer writes exactly the bytes a
  * memory buffer holds (drains, write-through of long pieces, printf). */
 static void fill(jb_t *b)
@@ -364,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_us_matches_snprintf),
         cmocka_unit_test(test_jstr_escaping),
         cmocka_unit_test(test_quoted_into),
+        cmocka_unit_test(test_escape_bits),
         cmocka_unit_test(test_file_equals_memory),
         cmocka_unit_test(test_lent_chunk_equals_memory),
         cmocka_unit_test(test_printf_matches_snprintf),
