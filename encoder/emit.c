@@ -128,8 +128,9 @@ static struct gen_cache_entry *cache_add(gen_t *g, uint16_t *slot)
     return &g->cache[g->ncache - 1];
 }
 
-static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const bir_inst_t *in,
-                        size_t body)
+static inline __attribute__((always_inline)) bool cache_match(const struct gen_cache_entry *c,
+                                                            uint64_t h, const bir_inst_t *in,
+                                                            size_t body)
 {
     /* without a PredExt both preds are the zeros of key_pred */
     return c->hash == h && c->has_pred == in->has_pred &&
@@ -156,7 +157,9 @@ static struct gen_cache_entry *recent_find(gen_t *g, const bir_inst_t *in, size_
 
 /* c serves in's engine's next instruction; after a wrong guess the period
  * becomes the distance to c's last use on this engine. */
-static void recent_note(gen_t *g, const bir_inst_t *in, struct gen_cache_entry *c, bool guessed)
+static inline __attribute__((always_inline)) void recent_note(gen_t *g, const bir_inst_t *in,
+                                                            struct gen_cache_entry *c,
+                                                            bool guessed)
 {
     if (!c || in->engine < 0 || in->engine >= ISA_ENG_COUNT)
         return;

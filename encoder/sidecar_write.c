@@ -208,7 +208,9 @@ typedef struct {
 
 /* Look member (key, s) up (as art_member_cached does) and return the room
  * its text needs: the cached length, or the worst case of escaping it. */
-static size_t cached_plan(art_jcache_t *c, cached_t *m, const char *key, size_t n, const char *s)
+static inline __attribute__((always_inline)) size_t cached_plan(art_jcache_t *c, cached_t *m,
+                                                               const char *key, size_t n,
+                                                               const char *s)
 {
     m->key = key, m->n = n, m->s = s;
     m->slot = jcache_slot(c, key, n, s);
