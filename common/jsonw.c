@@ -175,15 +175,7 @@ static bool needs_escape(unsigned char c)
 
 /* Whether any of the 8 bytes of w needs escaping (exact: the classic
  * "has a zero byte" / "has a byte less than n" bit tricks). */
-static bool word_needs_escape(uint64_t w)
-{
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-    uint64_t lt20 = (w - ones * 0x20) & ~w & highs;
-    uint64_t zq = (q - ones) & ~q & highs;
-    uint64_t zb = (bs - ones) & ~bs & highs;
-    return (lt20 | zq | zb) != 0;
-}
+static bool word_needs_escape(uint64_t w) { return jw_escape_bits(w) != 0; }
 
 /* Escape s[0..n) into out (room for 6 bytes per input byte and 8 more): '"' and '\\'
  * get a backslash, other bytes below 0x20 become \u00xx, or with `cjson`
@@ -575,11 +567,10 @@ static inline __attribute__((always_inline)) char *member_begin(jw_t *w, const c
     return key_into(w, w->b.buf + w->b.len, key, n, true, sep, ntab);
 }
 
-size_t jw_quoted_into(char *o, const char *s, size_t n)
+size_t jw_quoted_long(char *o, const char *s, size_t n)
 {
     o[0] = '"';
-    /* escape_into's first test, inline: names and paths are mostly short */
-    size_t k = n <= 16 && short_plain(o + 1, s, n) ? n : escape_into(o + 1, s, n, true);
+    size_t k = escape_into(o + 1, s, n, true);
     o[k + 1] = '"';
     return k + 2;
 }
@@ -636,7 +627,7 @@ static bool digits_add(jw_num_memo_t *m, unsigned d)
     return d == 0;
 }
 
-size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o)
+size_t jw_num_memo_long(jw_num_memo_t *memo, long long v, char *o)
 {
     long long d = v - memo->v;
     if (!memo->n || d < 0 || d >= 100 || (d && !digits_add(memo, (unsigned)d))) {
@@ -673,23 +664,13 @@ void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t 
     w->b.len = (size_t)(o + len - w->b.buf);
 }
 
-/* A compact writer's separator at the end of its buffer (room reserved)
- * before the next item of the innermost container; where the item goes. */
-static char *compact_sep(jw_t *w)
-{
-    char *o = w->b.buf + w->b.len;
-    if (w->has_item[w->depth - 1])
-        *o++ = ',';
-    w->has_item[w->depth - 1] = true;
-    return o;
-}
 
 bool jw_member_text(jw_t *w, const char *text, size_t len)
 {
     /* the separator and the text: key_into's compact bytes, then the value */
     if (!w->compact || w->depth <= 0 || !w->is_obj[w->depth - 1] || !jb_reserve(&w->b, len + 1))
         return false;
-    char *o = compact_sep(w);
+    char *o = jw_compact_sep(w);
     if (len > 16 && len <= 32) {   /* mostly: "buf" and "src" members, no call */
         tpb_copy_short(o, text, 16);
         tpb_copy_short(o + len - 16, text + len - 16, 16);
@@ -698,20 +679,6 @@ bool jw_member_text(jw_t *w, const char *text, size_t len)
     }
     w->b.len = (size_t)(o + len - w->b.buf);
     return true;
-}
-
-char *jw_raw_item_begin(jw_t *w, size_t max)
-{
-    int d = w->depth;
-    if (!w->compact || d <= 0 || d >= JW_MAX_DEPTH || w->is_obj[d - 1] ||
-        !jb_reserve(&w->b, 1 + max + 8))
-        return NULL;
-    return compact_sep(w);   /* before_value's compact separator */
-}
-
-void jw_raw_item_end(jw_t *w, const char *end)
-{
-    w->b.len = (size_t)(end - w->b.buf);
 }
 
 void jw_str(jw_t *w, const char *s)

@@ -186,16 +186,91 @@ void jw_member_int_memo(jw_t *w, const char *key, size_t n, long long v, jw_num_
  * one more level would pass JW_MAX_DEPTH (the general path fails there)
  * or the room cannot be had.  jw_raw_item_end(w, end) takes the bytes up
  * to end. */
-char *jw_raw_item_begin(jw_t *w, size_t max);
-void jw_raw_item_end(jw_t *w, const char *end);
+/* A compact writer's separator at the end of its buffer (room reserved)
+ * before the next item of the innermost container; where the item goes. */
+static inline char *jw_compact_sep(jw_t *w)
+{
+    char *o = w->b.buf + w->b.len;
+    if (w->has_item[w->depth - 1])
+        *o++ = ',';
+    w->has_item[w->depth - 1] = true;
+    return o;
+}
+static inline char *jw_raw_item_begin(jw_t *w, size_t max)
+{
+    int d = w->depth;
+    if (!w->compact || d <= 0 || d >= JW_MAX_DEPTH || w->is_obj[d - 1] ||
+        !jb_reserve(&w->b, 1 + max + 8))
+        return NULL;
+    return jw_compact_sep(w);   /* before_value's compact separator */
+}
+static inline void jw_raw_item_end(jw_t *w, const char *end)
+{
+    w->b.len = (size_t)(end - w->b.buf);
+}
+/* A high bit in each byte of w that needs escaping ('"', '\\' or below
+ * 0x20), zero when none does.  Exact per byte, no carry between bytes: a
+ * byte of 0x80 or more never needs it; for the rest (t, 7 bits) t + 0x60
+ * has its high bit set when t >= 0x20, and (t ^ c) + 0x7f when t != c. */
+static inline uint64_t jw_escape_bits(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t t = w & ~highs;
+    uint64_t ok = (t + ones * 0x60) & ((t ^ (ones * '"')) + ones * 0x7f) &
+                  ((t ^ (ones * '\\')) + ones * 0x7f);
+    return ~(ok | w) & highs;
+}
+/* jw_quoted_into's general case (any length, escapes). */
+size_t jw_quoted_long(char *o, const char *s, size_t n);
 /* jw_str's text of s[0..n) at o: the quotes and cJSON's escaping (room:
- * 6 n + 2 bytes and 8 to spare); the length written. */
-size_t jw_quoted_into(char *o, const char *s, size_t n);
+ * 6 n + 2 bytes and 8 to spare); the length written.  Inline for the
+ * common case, a name or path of 4..16 bytes none of which needs escaping
+ * (two overlapping loads of the string's own bytes, one test). */
+static inline size_t jw_quoted_into(char *o, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        if (!(jw_escape_bits(a) | jw_escape_bits(b))) {
+            o[0] = '"';
+            memcpy(o + 1, &a, 8);
+            memcpy(o + 1 + n - 8, &b, 8);
+            o[n + 1] = '"';
+            return n + 2;
+        }
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        if (!jw_escape_bits((uint64_t)a | (uint64_t)b << 32)) {
+            o[0] = '"';
+            memcpy(o + 1, &a, 4);
+            memcpy(o + 1 + n - 4, &b, 4);
+            o[n + 1] = '"';
+            return n + 2;
+        }
+    }
+    return jw_quoted_long(o, s, n);
+}
 /* jw_int's text of v (|v| < 10^15) at o (room: 21 bytes); its length. */
 size_t jw_int_into(char *o, long long v);
+/* jw_num_memo_into past its inline case. */
+size_t jw_num_memo_long(jw_num_memo_t *memo, long long v, char *o);
 /* jw_member_int_memo's digits of v (0 <= v < 10^15) at o (room: sizeof
- * memo->d bytes), memo updated; their count. */
-size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o);
+ * memo->d bytes), memo updated; their count.  Inline when v is the last
+ * value or a little above it with no carry out of the last digit (most
+ * debug entries' op_index). */
+static inline size_t jw_num_memo_into(jw_num_memo_t *memo, long long v, char *o)
+{
+    long long d = v - memo->v;
+    if (!memo->n || d < 0 || d > 9 || memo->d[memo->n - 1] + d > '9')
+        return jw_num_memo_long(memo, v, o);
+    memo->d[memo->n - 1] = (char)(memo->d[memo->n - 1] + d);
+    memo->v = v;
+    memcpy(o, memo->d, sizeof memo->d);   /* the caller has that much room */
+    return memo->n;
+}
 /* jw_key_plain(w, key, n) then json[0..len), a value's text as jw_* would
  * write it (e.g. made by jb_cjson_str), copied as it is. */
 void jw_member_raw(jw_t *w, const char *key, size_t n, const char *json, size_t len);

@@ -68,10 +68,11 @@ struct gen_cache_entry {
     uint8_t bundles[3][ISA_BUNDLE_BYTES];
 };
 
-/* The bytes of in->f the encoding depends on: its format's struct. */
+/* The bytes of in->f the encoding depends on: its format's struct
+ * (bir_body_size, without the call: in->isa.op is in the table here). */
 static size_t body_size(const bir_inst_t *in)
 {
-    return bir_body_size(in->isa.op);
+    return isa_formats[isa_ops[in->isa.op].format].struct_size;
 }
 
 /* The PredExt prefix of the key: in->pred, or zeros. */
@@ -127,8 +128,9 @@ static struct gen_cache_entry *cache_add(gen_t *g, uint16_t *slot)
     return &g->cache[g->ncache - 1];
 }
 
-static bool cache_match(const struct gen_cache_entry *c, uint64_t h, const bir_inst_t *in,
-                        size_t body)
+static inline __attribute__((always_inline)) bool cache_match(const struct gen_cache_entry *c,
+                                                            uint64_t h, const bir_inst_t *in,
+                                                            size_t body)
 {
     /* without a PredExt both preds are the zeros of key_pred */
     return c->hash == h && c->has_pred == in->has_pred &&
@@ -155,7 +157,9 @@ static struct gen_cache_entry *recent_find(gen_t *g, const bir_inst_t *in, size_
 
 /* c serves in's engine's next instruction; after a wrong guess the period
  * becomes the distance to c's last use on this engine. */
-static void recent_note(gen_t *g, const bir_inst_t *in, struct gen_cache_entry *c, bool guessed)
+static inline __attribute__((always_inline)) void recent_note(gen_t *g, const bir_inst_t *in,
+                                                            struct gen_cache_entry *c,
+                                                            bool guessed)
 {
     if (!c || in->engine < 0 || in->engine >= ISA_ENG_COUNT)
         return;

@@ -37,7 +37,8 @@ void art_jcache_free(art_jcache_t *c)
  * only marks a slot (a string named once, such as a straight-line
  * kernel's paths, is not worth the copy), the second fills it.  -1 also
  * when out of memory. */
-static int jcache_slot(art_jcache_t *c, const char *key, size_t n, const char *s)
+static inline __attribute__((always_inline)) int jcache_slot(art_jcache_t *c, const char *key,
+                                                            size_t n, const char *s)
 {
     uint64_t h = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
     unsigned set = (unsigned)(h >> 56) & (ART_JCACHE_SLOTS / 2 - 1), i = 2 * set;
@@ -207,7 +208,9 @@ typedef struct {
 
 /* Look member (key, s) up (as art_member_cached does) and return the room
  * its text needs: the cached length, or the worst case of escaping it. */
-static size_t cached_plan(art_jcache_t *c, cached_t *m, const char *key, size_t n, const char *s)
+static inline __attribute__((always_inline)) size_t cached_plan(art_jcache_t *c, cached_t *m,
+                                                               const char *key, size_t n,
+                                                               const char *s)
 {
     m->key = key, m->n = n, m->s = s;
     m->slot = jcache_slot(c, key, n, s);
@@ -221,7 +224,7 @@ static size_t cached_plan(art_jcache_t *c, cached_t *m, const char *key, size_t 
 static char *key_text(char *o, const char *key, size_t n)
 {
     *o++ = '"';
-    memcpy(o, key, n);
+    tpb_copy_short(o, key, n);
     o += n;
     *o++ = '"';
     *o++ = ':';

@@ -224,18 +224,6 @@ const isa_fmtinfo_t isa_formats[ISA_FMT_COUNT] = {
 
 /* ------------------------------------------------------------ bit access */
 /* 8 bundle bytes as a little-endian number, on any host */
-uint64_t isa_load_le64(const uint8_t *b)
-{
-    uint64_t v = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(&v, b, 8);
-#else
-    for (unsigned i = 8; i-- > 0;)
-        v = (v << 8) | b[i];
-#endif
-    return v;
-}
-
 static uint32_t get_bits(const uint8_t *b, unsigned pos, unsigned width)
 {
     uint64_t v = 0;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "isa.h"
 
@@ -60,7 +61,17 @@ typedef struct {
  * number; the decoder's structural check of one operand (f: its ".addr"
  * field); the operand and register checks through a plan; the TAP of ApExt
  * slot `slot` found by name. */
-uint64_t isa_load_le64(const uint8_t *b);
+static inline uint64_t isa_load_le64(const uint8_t *b)
+{
+    uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, b, 8);
+#else
+    for (unsigned i = 8; i-- > 0;)
+        v = (v << 8) | b[i];
+#endif
+    return v;
+}
 isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_t offset,
                                isa_err_t *err);
 isa_status_t plan_check_operands(const isa_inst_t *in, const isa_fmtinfo_t *fi,

@@ -15,8 +15,22 @@
 /* ------------------------------------------------------- planned encoding */
 /* The plans of every format a caller met, built on first use (a format whose
  * plan cannot be allocated is planned on the stack per call instead). */
+/* What isa_encode_planned_from needs beyond a format's plan (fields as bits,
+ * indices into fld): the fields whose change needs the round trip's operand
+ * or register check (a TAP's or a PTR's, a register field: a DAP's check
+ * has nothing to test) and the fields with a bit in bytes 0..1 (the opcode
+ * and header byte).  `ready`: worked out. */
+typedef struct {
+    bool ready;
+    bool op_clear;       /* no field of the format has a bit in bytes 0..1 */
+    uint64_t check[4];
+} from_masks_t;
+
 struct isa_plans {
     fmt_plan_t *fmt[ISA_FMT_COUNT];
+    from_masks_t from[ISA_FMT_COUNT];
+    /* per opcode: 1 when its l2 byte decodes back to it, 2 when not, 0 unknown */
+    uint8_t self_l2[ISA_OP_COUNT];
     unsigned long fast_checks, full_checks;   /* isa_encode_planned's round trips */
 };
 
@@ -85,6 +99,26 @@ static isa_status_t plan_check_value(const plan_field_t *x, const isa_opinfo_t *
     return ISA_OK;
 }
 
+/* plan_check_value's verdict without its message: an unsigned value fits
+ * the mask, a signed one shifted by half the range does (s in
+ * [-2^(w-1), 2^(w-1)) exactly when s + 2^(w-1) is in [0, 2^w); w = 32: the
+ * mask keeps every bit), an enum's value is also one with a name. */
+static inline bool plan_value_fits(const plan_field_t *x, uint32_t v)
+{
+    uint32_t u = x->kind == PF_SIGNED ? v + (x->mask >> 1) + 1 : v;
+    if (u & ~x->mask)
+        return false;
+    return x->kind != PF_ENUM || (v < 64 && (x->valid >> v & 1));
+}
+
+/* plan_check_value, its call (and message) only for a value that does not
+ * fit. */
+static inline isa_status_t plan_check_fast(const plan_field_t *x, const isa_opinfo_t *oi,
+                                           uint32_t v, isa_err_t *err)
+{
+    return plan_value_fits(x, v) ? ISA_OK : plan_check_value(x, oi, v, err);
+}
+
 /* isa_encode through the format's plan: the same checks in the same order
  * (header fields, then the format's, in table order), the same bits, and
  * the same round trip through the decoder (isa_decode_fields with the
@@ -122,7 +156,7 @@ isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
         memcpy(&v, (const uint8_t *)in + x->dst, sizeof v);
         if (!v && x->zero_noop)
             continue;
-        isa_status_t st = plan_check_value(x, oi, v, err);
+        isa_status_t st = plan_check_fast(x, oi, v, err);
         if (st != ISA_OK)
             return st;
         plan_put(b, x, v);
@@ -147,23 +181,28 @@ isa_status_t isa_encode_planned(isa_plans_t *ps, const isa_inst_t *in,
     return isa_decode_fields(b, 0, doi, p, &dec, err);
 }
 
-/* The fields (indices into p->fld, a bit each) whose 32-bit values differ
- * between a and b: the header and format words compared 8 bytes at a
- * time, a differing word mapped to its field (a word no field is stored in,
- * such as a TAP's dims 2..3, encodes nothing in this bundle). */
-/* Mark the word at byte `at` of isa_inst_t in diff when a and b differ there
- * and a field is stored in it. */
+/* Mark field k (an index into fld; PLAN_NO_FIELD: none) in diff. */
+static inline void diff_mark(uint64_t diff[4], unsigned k)
+{
+    if (k != PLAN_NO_FIELD)
+        diff[k >> 6] |= 1ull << (k & 63);
+}
+
+/* Mark the word at byte `at` of isa_inst_t in diff when a and b differ there. */
 static inline void diff_word(const fmt_plan_t *p, const uint8_t *x, const uint8_t *y, size_t at,
                              uint64_t diff[4])
 {
     uint32_t u, v;
     memcpy(&u, x + at, 4);
     memcpy(&v, y + at, 4);
-    unsigned k = p->word_fld[at / 4];
-    if (u != v && k != PLAN_NO_FIELD)
-        diff[k >> 6] |= 1ull << (k & 63);
+    if (u != v)
+        diff_mark(diff, p->word_fld[at / 4]);
 }
 
+/* The fields (indices into p->fld, a bit each) whose 32-bit values differ
+ * between a and b: the header and format words compared 8 bytes at a time,
+ * a differing word mapped to its field (a word no field is stored in, such
+ * as a TAP's dims 2..3, encodes nothing in this bundle). */
 static void plan_diff(const fmt_plan_t *p, size_t body, const isa_inst_t *a, const isa_inst_t *b,
                       uint64_t diff[4])
 {
@@ -175,13 +214,51 @@ static void plan_diff(const fmt_plan_t *p, size_t body, const isa_inst_t *a, con
         uint64_t u, v;
         memcpy(&u, x + at, 8);
         memcpy(&v, y + at, 8);
-        if (u != v) {
+        if (u != v) {   /* mostly all equal: the words one by one only here */
             diff_word(p, x, y, at, diff);
             diff_word(p, x, y, at + 4, diff);
         }
     }
     if (at < end)
         diff_word(p, x, y, at, diff);
+}
+
+/* Mark field i (an index into fld) in m. */
+static void mask_set(uint64_t m[4], unsigned i) { m[i >> 6] |= 1ull << (i & 63); }
+
+/* ps's from_masks_t of format fmt (p: its plan), worked out on first use. */
+static const from_masks_t *from_masks(isa_plans_t *ps, isa_format_t fmt, const fmt_plan_t *p)
+{
+    from_masks_t *m = &ps->from[fmt];
+    if (m->ready)
+        return m;
+    const isa_fmtinfo_t *fi = &isa_formats[fmt];
+    unsigned base = isa_formats[ISA_FMT_HDR].nfields;   /* fld: the header's first */
+    memset(m, 0, sizeof *m);
+    m->op_clear = true;
+    for (unsigned i = 0; i < p->nfld; i++)
+        m->op_clear &= p->fld[i].f->bitpos >= 16;
+    for (unsigned k = 0; k < p->nopnd; k++) {
+        isa_opnd_kind_t kind = fi->fields[p->opnd[k]].opnd_kind;
+        if (kind != ISA_OPND_TAP && kind != ISA_OPND_PTR)
+            continue;   /* isa_check_operand tests nothing else */
+        for (unsigned j = 0; j < p->opnd_span[k]; j++)
+            mask_set(m->check, base + p->opnd[k] + j);
+    }
+    for (unsigned k = 0; k < p->nreg; k++)
+        mask_set(m->check, base + p->reg[k]);
+    m->ready = true;
+    return m;
+}
+
+/* Whether oi's l2 byte decodes back to oi (isa_op_by_l2), asked once per
+ * opcode. */
+static bool l2_is_own(isa_plans_t *ps, const isa_opinfo_t *oi)
+{
+    uint8_t *k = &ps->self_l2[oi->op];
+    if (!*k)
+        *k = isa_op_by_l2(oi->l2) == oi ? 1 : 2;
+    return *k == 1;
 }
 
 /* Whether a field of [lo, lo + n) (indices into fld, n <= 32) is in diff. */
@@ -237,17 +314,13 @@ static isa_status_t changed_checks(const isa_inst_t *in, const fmt_plan_t *p,
  * are those isa_encode_planned's `dec` holds.  Anything else (another
  * opcode, a generic or overlapping format, a header byte that no longer
  * decodes to this opcode) takes isa_encode_planned. */
-isa_status_t isa_encode_planned_from(isa_plans_t *ps, const isa_inst_t *in, const isa_inst_t *ref,
-                                     const uint8_t ref_b[ISA_BUNDLE_BYTES],
-                                     uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
+static isa_status_t planned_from(isa_plans_t *ps, const fmt_plan_t *p, const isa_inst_t *in,
+                                 const isa_inst_t *ref, const uint8_t ref_b[ISA_BUNDLE_BYTES],
+                                 uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
 {
-    if (!ps || !ref || ref->op != in->op || (unsigned)in->op >= ISA_OP_COUNT)
-        return isa_encode_planned(ps, in, b, err);
-    const isa_opinfo_t *oi = &isa_ops[in->op];
-    fmt_plan_t one;
-    const fmt_plan_t *p = isa_plans_get(ps, oi->format, &one);
     if (p->generic || !p->disjoint)
         return isa_encode_planned(ps, in, b, err);
+    const isa_opinfo_t *oi = &isa_ops[in->op];
     uint64_t diff[4] = {0};
     _Static_assert(PLAN_MAX_HDR_FIELDS + PLAN_MAX_FIELDS <= 256, "diff has a bit per field");
     plan_diff(p, isa_formats[oi->format].struct_size, in, ref, diff);
@@ -257,17 +330,47 @@ isa_status_t isa_encode_planned_from(isa_plans_t *ps, const isa_inst_t *in, cons
             const plan_field_t *x = &p->fld[q * 64 + (unsigned)__builtin_ctzll(m)];
             uint32_t v;
             memcpy(&v, (const uint8_t *)in + x->dst, sizeof v);
-            isa_status_t st = plan_check_value(x, oi, v, err);
+            isa_status_t st = plan_check_fast(x, oi, v, err);
             if (st != ISA_OK)
                 return st;
             plan_put(b, x, v);
         }
-    const isa_opinfo_t *doi;
-    isa_status_t st = isa_decode_opcode(b, 0, &doi, err);
-    if (st != ISA_OK || doi != oi)
-        return isa_encode_planned(ps, in, b, err);
+    const from_masks_t *fm = from_masks(ps, oi->format, p);
+    /* no field has a bit in bytes 0..1: they are ref_b's, oi's l2 and the
+     * header byte, which decode to oi when its l2 is its own */
+    if (!fm->op_clear || !l2_is_own(ps, oi)) {
+        const isa_opinfo_t *doi;
+        isa_status_t st = isa_decode_opcode(b, 0, &doi, err);
+        if (st != ISA_OK || doi != oi)
+            return isa_encode_planned(ps, in, b, err);
+    }
     ps->fast_checks++;
-    return changed_checks(in, p, diff, err);
+    uint64_t checked = (diff[0] & fm->check[0]) | (diff[1] & fm->check[1]) |
+                       (diff[2] & fm->check[2]) | (diff[3] & fm->check[3]);
+    return checked ? changed_checks(in, p, diff, err) : ISA_OK;
+}
+
+isa_status_t isa_encode_planned_from(isa_plans_t *ps, const isa_inst_t *in, const isa_inst_t *ref,
+                                     const uint8_t ref_b[ISA_BUNDLE_BYTES],
+                                     uint8_t b[ISA_BUNDLE_BYTES], isa_err_t *err)
+{
+    if (!ps || !ref || ref->op != in->op || (unsigned)in->op >= ISA_OP_COUNT)
+        return isa_encode_planned(ps, in, b, err);
+    fmt_plan_t one;
+    return planned_from(ps, isa_plans_get(ps, isa_ops[in->op].format, &one), in, ref, ref_b, b,
+                        err);
+}
+
+/* The TAP of ApExt slot s of `in` (p: its format's plan, or NULL). */
+static inline const isa_tap_t *slot_tap(const fmt_plan_t *p, const isa_fmtinfo_t *fi,
+                                        const isa_inst_t *in, int s)
+{
+    if (!p)
+        return isa_tap_by_slot(in, fi, s);
+    if (p->generic)
+        return isa_plan_tap(p, (isa_inst_t *)in, s);
+    return p->tap_slot[s] ? (const isa_tap_t *)((const uint8_t *)&in->f + p->tap_slot[s]->offset)
+                          : NULL;
 }
 
 /* isa_encode_with_prefixes_planned, the main bundle encoded from `ref` and
@@ -287,8 +390,10 @@ static isa_status_t encode_with_prefixes(isa_plans_t *ps, const isa_inst_t *in,
     bool need_ext = false;
     isa_inst_t ext;
     uint32_t *slots = (uint32_t *)&ext.f.APEXT; /* o0_step2,o0_count2,o0_step3,o0_count3,o1_... */
-    for (int s = 0; s < 3; s++) {
-        const isa_tap_t *t = p ? isa_plan_tap(p, (isa_inst_t *)in, s) : isa_tap_by_slot(in, fi, s);
+    /* a planned format without a TAP in an ApExt slot needs no look */
+    bool taps = !p || p->generic || p->tap_slot[0] || p->tap_slot[1] || p->tap_slot[2];
+    for (int s = 0; taps && s < 3; s++) {
+        const isa_tap_t *t = slot_tap(p, fi, in, s);
         if (!t || t->ndims <= 2)
             continue;
         if (!need_ext) {   /* all isa_encode reads of it */
@@ -307,8 +412,11 @@ static isa_status_t encode_with_prefixes(isa_plans_t *ps, const isa_inst_t *in,
         if ((st = isa_encode_planned(ps, &ext, out[n++], err)) != ISA_OK)
             return st;
     }
-    st = ref ? isa_encode_planned_from(ps, in, ref, ref_b, out[n++], err)
-             : isa_encode_planned(ps, in, out[n++], err);
+    if (ref && p && ref->op == in->op)   /* isa_encode_planned_from with p */
+        st = planned_from(ps, p, in, ref, ref_b, out[n++], err);
+    else
+        st = ref ? isa_encode_planned_from(ps, in, ref, ref_b, out[n++], err)
+                 : isa_encode_planned(ps, in, out[n++], err);
     if (st != ISA_OK)
         return st;
     *nbundles = n;

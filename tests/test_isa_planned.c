@@ -8,6 +8,7 @@
  * (isa_plans_check_counts). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -288,6 +289,82 @@ static void test_planned_from(void **state)
     isa_plans_free(ps);
 }
 
+/* A random instruction of op that encodes (and, with `tap`, whose TAP
+ * operand in1 is present). */
+static void encodable(rng_t *r, isa_op_t op, bool tap, isa_inst_t *in, uint8_t b[ISA_BUNDLE_BYTES])
+{
+    for (unsigned t = 0; t < 10000; t++) {
+        random_inst(r, op, in);
+        if ((!tap || in->f.TT.in1.space != ISA_SPACE_NONE) && isa_encode(in, b, NULL) == ISA_OK)
+            return;
+    }
+    fail_msg("no encodable %s", isa_ops[op].mnemonic);
+}
+
+/* in encoded from ref (rb) against isa_encode: the same status, message and
+ * bytes; the fast round trip's count grows by `fast`. */
+static void from_case(isa_plans_t *ps, const isa_inst_t *in, const isa_inst_t *ref,
+                      const uint8_t rb[ISA_BUNDLE_BYTES], unsigned long fast, bool ok)
+{
+    uint8_t b1[ISA_BUNDLE_BYTES], b2[ISA_BUNDLE_BYTES];
+    isa_err_t e1, e2;
+    memset(&e1, 0, sizeof e1);
+    memset(&e2, 0, sizeof e2);
+    unsigned long f0, f1, full;
+    isa_plans_check_counts(ps, &f0, &full);
+    isa_status_t s1 = isa_encode(in, b1, &e1);
+    isa_status_t s2 = isa_encode_planned_from(ps, in, ref, rb, b2, &e2);
+    isa_plans_check_counts(ps, &f1, &full);
+    assert_same_err(s1, &e1, s2, &e2);
+    if (s1 == ISA_OK)
+        assert_memory_equal(b1, b2, ISA_BUNDLE_BYTES);
+    assert_int_equal(f1 - f0, fast);
+    assert_int_equal(s1 == ISA_OK, ok);
+}
+
+/* The delta encoder's operand checks after a change: a DMA descriptor's
+ * new addresses and header values (its DAP operands have no check) encode
+ * as from scratch; a TAP operand changed to a shape the decoder rejects
+ * (nparts 0, partitions past 128, a dim beyond ndims) gives isa_encode's
+ * message, and a register changed out of range too. */
+static void test_planned_from_operands(void **state)
+{
+    (void)state;
+    rng_t r = { 77 };
+    isa_plans_t *ps = isa_plans_new();
+    assert_non_null(ps);
+    isa_inst_t ref, in;
+    uint8_t rb[ISA_BUNDLE_BYTES];
+    for (unsigned k = 0; k < 50; k++) {
+        encodable(&r, ISA_OP_DMA_DIRECT2D, false, &ref, rb);
+        in = ref;
+        in.f.DDESC.dst.addr += 64 * (k + 1);
+        in.f.DDESC.src.addr ^= 0x100u * k;
+        in.sync.wait_val = ref.sync.wait_val + k;
+        from_case(ps, &in, &ref, rb, 1, true);
+        in.f.DDESC.src_reg = 64 + k;   /* not a register, not 255 */
+        from_case(ps, &in, &ref, rb, 1, false);
+    }
+    for (unsigned k = 0; k < 50; k++) {
+        encodable(&r, ISA_OP_TENSOR_TENSOR, true, &ref, rb);
+        in = ref;
+        in.f.TT.in1.addr ^= 4u * (k + 1);
+        from_case(ps, &in, &ref, rb, 1, true);
+        in = ref;
+        in.f.TT.in1.nparts = 0;
+        from_case(ps, &in, &ref, rb, 1, false);
+        in = ref;
+        in.f.TT.in1.start = 127;
+        in.f.TT.in1.nparts = 2;
+        from_case(ps, &in, &ref, rb, 1, false);
+        in = ref;
+        in.f.TT.in1.ndims = 0;
+        in.f.TT.in1.count[0] = 1;
+        from_case(ps, &in, &ref, rb, 1, false);
+    }
+    isa_plans_free(ps);
+}
+
 /* isa_stream_decode_planned against isa_stream_decode: streams of 1-12
  * bundles (the encoder's output for random instructions, some bytes then
  * flipped), every engine: the same status, message and decoded
@@ -353,6 +430,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planned_matches_encode),
         cmocka_unit_test(test_planned_mostly_zero),
+        cmocka_unit_test(test_planned_from_operands),
         cmocka_unit_test(test_planned_injected),
         cmocka_unit_test(test_planned_from),
         cmocka_unit_test(test_stream_planned),

@@ -4,6 +4,7 @@
  * escaping against a plain reference implementation of the documented rule. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <inttypes.h>
@@ -206,6 +207,74 @@ static void test_jstr_escaping(void **state)
     free(big);
 }
 
+/* cJSON's escaping (print_string_ptr), written the plain way: the short
+ * forms of \b \f \n \r \t, \u00xx for the other control bytes. */
+static size_t ref_cjson(const char *s, size_t n, char *out)
+{
+    size_t k = 0;
+    out[k++] = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        const char *sh = ch == '\b' ? "b" : ch == '\f' ? "f" : ch == '\n' ? "n" : ch == '\r' ? "r"
+                       : ch == '\t' ? "t" : NULL;
+        if (ch == '"' || ch == '\\')
+            k += (size_t)sprintf(out + k, "\\%c", ch);
+        else if (sh)
+            k += (size_t)sprintf(out + k, "\\%s", sh);
+        else if (ch < 0x20)
+            k += (size_t)sprintf(out + k, "\\u%04x", ch);
+        else
+            out[k++] = (char)ch;
+    }
+    out[k++] = '"';
+    return k;
+}
+
+/* jw_quoted_into (inline for 4..16 plain bytes, jw_quoted_long otherwise)
+ * against the reference: every length up to 40, each byte that needs
+ * escaping (and a few that do not) at each position, the bytes past n
+ * never read into the text. */
+static void test_quoted_into(void **state)
+{
+    (void)state;
+    static const unsigned char special[] = { '"', '\\', 0x01, '\n', '\t', 0x1f, 0x7f, 0x80, 0xff, ' ' };
+    char buf[64], want[6 * 64 + 16], got[6 * 64 + 16];
+    for (size_t n = 0; n <= 40; n++)
+        for (size_t at = 0; at <= n; at++)
+            for (size_t k = 0; k < sizeof special; k++) {
+                for (size_t i = 0; i < sizeof buf; i++)
+                    buf[i] = (char)('a' + i % 26);
+                if (at < n)
+                    buf[at] = (char)special[k];
+                buf[n] = '"';   /* past the string: must not be looked at */
+                memset(got, 0x55, sizeof got);
+                size_t wn = ref_cjson(buf, n, want), gn = jw_quoted_into(got, buf, n);
+                assert_int_equal(gn, wn);
+                assert_memory_equal(got, want, wn);
+            }
+}
+
+/* jw_escape_bits: nonzero exactly when one of the 8 bytes is '"', '\\' or
+ * below 0x20; every byte value at every position, among neighbours on
+ * either side of each boundary (so a carry or borrow between bytes would
+ * show). */
+static void test_escape_bits(void **state)
+{
+    (void)state;
+    static const unsigned char fill[] = { 'a', ' ', '!', '#', '[', ']', 0x7f, 0x80, 0xa2, 0xdc, 0xff };
+    for (unsigned c = 0; c < 256; c++)
+        for (unsigned at = 0; at < 8; at++)
+            for (size_t f = 0; f < sizeof fill; f++) {
+                unsigned char b[8];
+                memset(b, fill[f], sizeof b);
+                b[at] = (unsigned char)c;
+                uint64_t w;
+                memcpy(&w, b, 8);
+                bool want = c == '"' || c == '\\' || c < 0x20;
+                assert_int_equal(jw_escape_bits(w) != 0, want);
+            }
+}
+
 /* Whatever the buffer size, a FILE-backed buffer writes exactly the bytes a
  * memory buffer holds (drains, write-through of long pieces, printf). */
 static void fill(jb_t *b)
@@ -316,6 +385,8 @@ int main(void)
         cmocka_unit_test(test_i64_matches_snprintf),
         cmocka_unit_test(test_us_matches_snprintf),
         cmocka_unit_test(test_jstr_escaping),
+        cmocka_unit_test(test_quoted_into),
+        cmocka_unit_test(test_escape_bits),
         cmocka_unit_test(test_file_equals_memory),
         cmocka_unit_test(test_lent_chunk_equals_memory),
         cmocka_unit_test(test_printf_matches_snprintf),
