@@ -427,19 +427,31 @@ static void side_key_set(lw_dma_key_t *k, const tir_tensor_t *t, const tir_ap_t 
     memcpy(k->count, a->count, (size_t)a->ndim * sizeof *a->count);
 }
 
-static void side_to_memo(lw_dma_side_t *m, const dside_t *s)
+/* The memo side of s, placed at element offset off of a tensor at addr. */
+static void side_to_memo(lw_dma_side_t *m, const dside_t *s, int64_t off, uint64_t addr)
 {
+    bool hbm = s->space == ISA_SPACE_HBM;
     *m = (lw_dma_side_t){.space = s->space, .dtype = s->dtype, .dsz = s->dsz, .elems = s->elems,
                          .lo = s->lo, .hi = s->hi, .total = s->total, .row = s->row,
                          .hull = s->hull};
+    /* the access at offset 0 of a tensor at address 0 (bounds mod 2^48,
+     * as the access keeps them) */
+    m->acc = (bir_access_t){.space = s->space, .p0 = 0, .p1 = hbm ? 1 : (unsigned)s->hull,
+                            .lo = (uint64_t)s->lo * s->dsz, .hi = (uint64_t)(s->hi + 1) * s->dsz,
+                            .write = s->acc.write};
+    m->placed[0] = (struct lw_dma_placed){off, addr, s->base, s->acc};
+    for (int i = 1; i < LW_DMA_PLACED; i++)
+        m->placed[i].off = -1;
+    m->next = 1;
 }
 
 /* A side as build_side makes it for an access at element offset off of a
  * tensor at addr (its dims aside: only joint_dims reads them), from the
  * geometry build_side derived for the same pattern; false where
- * build_side would refuse the access (the full path then reports it). */
+ * build_side would refuse the access (the full path then reports it).
+ * The access is the memo's moved by the bytes the side starts at. */
 static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off,
-                       uint64_t addr, bool write, dside_t *s)
+                       uint64_t addr, dside_t *s)
 {
     if (off < 0)
         return false;
@@ -448,23 +460,52 @@ static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off
     s->dtype = m->dtype;
     s->dsz = m->dsz;
     s->elems = m->elems;
+    s->acc = m->acc;
+    uint64_t at;
     if (m->space == ISA_SPACE_HBM) {
         if (off + m->lo < 0 || off + m->hi >= m->total)
             return false;
-        s->base = addr + (uint64_t)off * s->dsz;
-        s->acc = (bir_access_t){.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1,
-                                .lo = s->base + (uint64_t)m->lo * s->dsz,
-                                .hi = s->base + (uint64_t)(m->hi + 1) * s->dsz, .write = write};
-        return true;
+        s->base = at = addr + (uint64_t)off * s->dsz;
+    } else {
+        /* (a whole tile, or a part of partition 0: no division) */
+        int64_t start = off < m->row ? 0 : off / m->row, foff = off - start * m->row;
+        if (start + m->hull > (int64_t)c->t->partitions || foff + m->lo < 0 ||
+            foff + m->hi >= m->row)
+            return false;
+        at = addr + (uint64_t)foff * s->dsz;
+        s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + at;
+        if (start) {
+            s->acc.p0 = (unsigned)start;
+            s->acc.p1 = (unsigned)(start + m->hull);
+        }
     }
-    int64_t start = off / m->row, foff = off % m->row;
-    if (start + m->hull > (int64_t)c->t->partitions || foff + m->lo < 0 || foff + m->hi >= m->row)
+    s->acc.lo = (uint64_t)s->acc.lo + at;
+    s->acc.hi = (uint64_t)s->acc.hi + at;
+    return true;
+}
+
+/* side_place through the side's last placements: one met again is
+ * copied, a new one replaces the oldest. */
+static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uint64_t addr,
+                        dside_t *s)
+{
+    for (int i = 0; i < LW_DMA_PLACED; i++) {
+        const struct lw_dma_placed *p = &m->placed[i];
+        if (p->off == off && p->addr == addr) {
+            s->nd = 0;
+            s->space = m->space;
+            s->dtype = m->dtype;
+            s->dsz = m->dsz;
+            s->elems = m->elems;
+            s->base = p->base;
+            s->acc = p->acc;
+            return true;
+        }
+    }
+    if (!side_place(c, m, off, addr, s))
         return false;
-    s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + addr + (uint64_t)foff * s->dsz;
-    s->acc = (bir_access_t){.space = s->space, .p0 = (unsigned)start,
-                            .p1 = (unsigned)(start + m->hull),
-                            .lo = addr + (uint64_t)(foff + m->lo) * s->dsz,
-                            .hi = addr + (uint64_t)(foff + m->hi + 1) * s->dsz, .write = write};
+    m->placed[m->next] = (struct lw_dma_placed){off, addr, s->base, s->acc};
+    m->next = (m->next + 1) % LW_DMA_PLACED;
     return true;
 }
 
@@ -478,14 +519,13 @@ static lw_dma_memo_t *dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const 
     if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
         srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
         return NULL;
-    /* a few of the key's words, folded one by one (the rest are compared) */
-    uint64_t h = tpb_hash_word(0, (uint64_t)(*st)->kind << 40 | (uint64_t)(*dt)->kind << 32 |
-                                      (uint64_t)(*st)->dtype << 16 | (*dt)->dtype);
-    h = tpb_hash_word(h, (uint64_t)srcap->ndim << 8 | (uint64_t)dstap->ndim);
-    if (srcap->ndim > 0)
-        h = tpb_hash_word(h, (uint64_t)srcap->count[srcap->ndim - 1]);
-    if (dstap->ndim > 0)
-        h = tpb_hash_word(h, (uint64_t)dstap->count[0]);
+    /* a few of the key's words in one (the rest are compared) */
+    uint64_t w = (uint64_t)(*st)->kind << 56 ^ (uint64_t)(*dt)->kind << 48 ^
+                 (uint64_t)(*st)->dtype << 40 ^ (uint64_t)(*dt)->dtype << 32 ^
+                 (uint64_t)srcap->ndim << 28 ^ (uint64_t)dstap->ndim << 24 ^
+                 (uint64_t)(srcap->ndim > 0 ? srcap->count[srcap->ndim - 1] : 0) << 12 ^
+                 (uint64_t)(dstap->ndim > 0 ? dstap->count[0] : 0);
+    uint64_t h = tpb_hash_word(0, w);
     return &c->dma_memo[h % (LW_DMA_MEMO / 2) * 2];   /* its set: two ways */
 }
 
@@ -505,8 +545,8 @@ static int direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap
     uint64_t sa = c->m->mlocs[srcap->tensor].addr, da = c->m->mlocs[dstap->tensor].addr;
     for (lw_dma_memo_t *e = set; e < set + 2; e++)
         if (e->valid && side_key_eq(&e->key[0], st, srcap) && side_key_eq(&e->key[1], dt, dstap)) {
-            if (!side_place(c, &e->side[0], srcap->offset, sa, false, s) ||
-                !side_place(c, &e->side[1], dstap->offset, da, true, d))
+            if (!side_placed(c, &e->side[0], srcap->offset, sa, s) ||
+                !side_placed(c, &e->side[1], dstap->offset, da, d))
                 return direct_sides(c, srcap, dstap, s, d, j, nj);   /* its error */
             *nj = e->nj;
             memcpy(j, e->j, (size_t)e->nj * sizeof *j);
@@ -532,8 +572,8 @@ static int direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap
     e->nj = *nj;
     side_key_set(&e->key[0], st, srcap);
     side_key_set(&e->key[1], dt, dstap);
-    side_to_memo(&e->side[0], s);
-    side_to_memo(&e->side[1], d);
+    side_to_memo(&e->side[0], s, srcap->offset, sa);
+    side_to_memo(&e->side[1], d, dstap->offset, da);
     memcpy(e->j, j, (size_t)*nj * sizeof *j);
     return 0;
 }

@@ -203,6 +203,35 @@ static void test_dma_memo_other_tensor(void **state)
     fix_free(&f);
 }
 
+/* One pattern at more placements than a side keeps (LW_DMA_PLACED),
+ * met again in turn: each placed as the full path places it, kept ones
+ * copied, new ones replacing the oldest. */
+static void test_dma_memo_placements(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_init(&f);
+    lower_ctx_t memo = ctx_of(&f), full = ctx_of(&f);
+    const tir_ap_t *row[LW_DMA_PLACED + 2], *part[3];
+    for (int i = 0; i < LW_DMA_PLACED + 2; i++)
+        row[i] = bu_in(&f.k, bu_ap(f.a, (int64_t)i * 64, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                   (int64_t)64));
+    part[0] = bu_in(&f.k, bu_ap(f.t0, 5 * 64, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                (int64_t)64));
+    part[1] = bu_in(&f.k, bu_ap(f.t1, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1, (int64_t)64));
+    part[2] = bu_in(&f.k, bu_ap(f.t0, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1, (int64_t)64));
+    for (int n = 0; n < 4 * (LW_DMA_PLACED + 2); n++) {
+        int r = n < 2 * (LW_DMA_PLACED + 2) ? n % 2 : n % (LW_DMA_PLACED + 2);
+        tir_op_t op = load_op(row[r], part[n % 3]);   /* t1 and t0 at one offset */
+        lw_tap_memo_clear(&full);
+        dma_res_t x = dma_on(&memo, &op), y = dma_on(&full, &op);
+        same_res(&x, &y);
+        assert_int_equal(x.rc, 0);
+    }
+    assert_int_equal(memo.dma_use.hits, 4 * (LW_DMA_PLACED + 2) - 1);
+    fix_free(&f);
+}
+
 /* A run of LW_DMA_MISS_RUN misses rests the memo for LW_DMA_REST0 DMAs,
  * then twice as long while the misses go on; a hit ends the run. */
 static void test_dma_memo_rests(void **state)
@@ -312,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_dma_memo_matches_full),
         cmocka_unit_test(test_dma_memo_other_tensor),
         cmocka_unit_test(test_dma_memo_rests),
+        cmocka_unit_test(test_dma_memo_placements),
         cmocka_unit_test(test_inst_in_place),
         cmocka_unit_test(test_name_body),
     };
