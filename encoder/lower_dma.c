@@ -549,7 +549,7 @@ static int direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap
                 !side_placed(c, &e->side[1], dstap->offset, da, d))
                 return direct_sides(c, srcap, dstap, s, d, j, nj);   /* its error */
             *nj = e->nj;
-            memcpy(j, e->j, (size_t)e->nj * sizeof *j);
+            memcpy(j, e->j, sizeof e->j);   /* all LW_DMA_MEMO_J: a fixed-size copy */
             u->hits++;
             u->misses = 0;
             u->backoff = 0;
