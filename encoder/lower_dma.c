@@ -445,6 +445,17 @@ static void side_to_memo(lw_dma_side_t *m, const dside_t *s, int64_t off, uint64
     m->next = 1;
 }
 
+/* What a side placed from the memo copies of it whatever the placement
+ * (the geometry fields are read only after build_side). */
+static inline void side_head(dside_t *s, const lw_dma_side_t *m)
+{
+    s->nd = 0;
+    s->space = m->space;
+    s->dtype = m->dtype;
+    s->dsz = m->dsz;
+    s->elems = m->elems;
+}
+
 /* A side as build_side makes it for an access at element offset off of a
  * tensor at addr (its dims aside: only joint_dims reads them), from the
  * geometry build_side derived for the same pattern; false where
@@ -455,11 +466,7 @@ static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off
 {
     if (off < 0)
         return false;
-    s->nd = 0;   /* (the geometry fields are read only after build_side) */
-    s->space = m->space;
-    s->dtype = m->dtype;
-    s->dsz = m->dsz;
-    s->elems = m->elems;
+    side_head(s, m);
     s->acc = m->acc;
     uint64_t at;
     if (m->space == ISA_SPACE_HBM) {
@@ -492,11 +499,7 @@ static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uin
     for (int i = 0; i < LW_DMA_PLACED; i++) {
         const struct lw_dma_placed *p = &m->placed[i];
         if (p->off == off && p->addr == addr) {
-            s->nd = 0;
-            s->space = m->space;
-            s->dtype = m->dtype;
-            s->dsz = m->dsz;
-            s->elems = m->elems;
+            side_head(s, m);
             s->base = p->base;
             s->acc = p->acc;
             return true;
