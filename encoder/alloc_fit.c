@@ -47,6 +47,7 @@ int fit_runs_init(fit_runs_t *r, int n)
     if (!r->pre || !r->suf || !r->best || !r->lazy)
         return -1;
     apply(r, 1, r->n, FREE);   /* children are set when first pushed into */
+    r->top_lo = r->top_hi = 0;
     return 0;
 }
 
@@ -77,16 +78,10 @@ static void set_rec(fit_runs_t *r, int node, int lo, int hi, int a, int b, int v
 
 /* set_rec from the root, without a call per level while [lo, hi) lies
  * inside one child (a tile's few granules: all the way down): the same
- * pushes on the way down and pulls on the way up, in the same order. */
-void fit_runs_set(fit_runs_t *r, int lo, int hi, bool used)
+ * pushes on the way down and pulls on the way up, in the same order.
+ * 0 <= lo < hi <= n. */
+static void tree_set(fit_runs_t *r, int lo, int hi, int v)
 {
-    if (lo < 0)
-        lo = 0;
-    if (hi > r->n)
-        hi = r->n;
-    if (lo >= hi)
-        return;
-    int v = used ? USED : FREE;
     int pn[64], pl[64], ph[64], depth = 0;   /* the path: node and its range */
     int node = 1, a = 0, b = r->n;
     for (;;) {
@@ -130,11 +125,85 @@ static int first_rec(const fit_runs_t *r, int node, int lo, int hi, int need)
     return lo;
 }
 
+/* The tree alone: its lowest fit, or the start of its free run at the end
+ * (continued past n). */
+static int tree_first(const fit_runs_t *r, int need)
+{
+    if (r->best[1] >= need)
+        return first_rec(r, 1, 0, r->n, need);
+    return r->n - r->suf[1];
+}
+
+/* Where the tree's free run at the end starts: it holds nothing used from
+ * there on. */
+static inline int tree_tail(const fit_runs_t *r) { return r->n - r->suf[1]; }
+
+/* [lo, hi) used when it joins the top run (or starts one) wholly above
+ * the tree's used granules: the top run grows to cover it. */
+static bool top_take(fit_runs_t *r, int lo, int hi)
+{
+    bool top = r->top_lo < r->top_hi;
+    if (top ? lo > r->top_hi || hi < r->top_lo || lo < tree_tail(r) : lo < tree_tail(r))
+        return false;
+    r->top_lo = top && r->top_lo < lo ? r->top_lo : lo;
+    r->top_hi = top && r->top_hi > hi ? r->top_hi : hi;
+    return true;
+}
+
+/* [lo, hi) freed: the tree frees its part below the top run (the tree is
+ * free from the run on), the run loses what it covers; a hole in the
+ * middle of the run moves the run's part below the hole into the tree. */
+static void top_free(fit_runs_t *r, int lo, int hi)
+{
+    int tl = r->top_lo, th = r->top_hi;
+    if (lo < tl)
+        tree_set(r, lo, hi < tl ? hi : tl, FREE);
+    if (hi <= tl || lo >= th)
+        return;
+    if (lo > tl && hi < th) {
+        tree_set(r, tl, lo, USED);
+        r->top_lo = hi;
+    } else if (lo > tl) {
+        r->top_hi = lo;
+    } else if (hi < th) {
+        r->top_lo = hi;
+    } else {
+        r->top_lo = r->top_hi = 0;
+    }
+}
+
+void fit_runs_set(fit_runs_t *r, int lo, int hi, bool used)
+{
+    if (lo < 0)
+        lo = 0;
+    if (hi > r->n)
+        hi = r->n;
+    if (lo >= hi)
+        return;
+    if (!used) {
+        if (r->top_lo < r->top_hi)
+            top_free(r, lo, hi);
+        else
+            tree_set(r, lo, hi, FREE);
+        return;
+    }
+    if (top_take(r, lo, hi))
+        return;
+    if (r->top_lo < r->top_hi && hi > r->top_lo) {   /* reaches the run: into the tree */
+        tree_set(r, r->top_lo, r->top_hi, USED);
+        r->top_lo = r->top_hi = 0;
+    }
+    tree_set(r, lo, hi, USED);
+}
+
+/* The tree's answer, unless that is its free run at the end: the top run
+ * splits that one into the part below the run and everything above it. */
 int fit_runs_first(const fit_runs_t *r, int need)
 {
     if (need <= 0)
         return 0;
-    if (r->best[1] >= need)
-        return first_rec(r, 1, 0, r->n, need);
-    return r->n - r->suf[1];   /* the free run at the end, continued past n */
+    int g = tree_first(r, need);
+    if (r->top_lo >= r->top_hi || g < tree_tail(r))
+        return g;
+    return r->top_lo - g >= need ? g : r->top_hi;
 }

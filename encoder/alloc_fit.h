@@ -7,12 +7,18 @@
 
 /* Granules 0..n-1, each free or used (all free at first); everything at n
  * and beyond counts as free.  A segment tree: per node the free run at its
- * start, at its end and the longest inside, and a pending assignment. */
+ * start, at its end and the longest inside, and a pending assignment.
+ * Besides the tree, one used run [top_lo, top_hi) above everything the tree
+ * holds used (the tree's granules from top_lo on are free): runs marked
+ * used at its end, or above the tree's last used granule, only move
+ * top_hi, so tiles placed one above another (all live at once) cost O(1)
+ * each; the run enters the tree when a change reaches below its end. */
 typedef struct {
     int n;
     int *pre, *suf, *best;
     signed char *lazy;   /* -1 none, 0 free, 1 used: the whole node */
-    long visits;         /* nodes fit_runs_set entered (tests: O(log n) each) */
+    int top_lo, top_hi;  /* the used run beside the tree (top_lo == top_hi: none) */
+    long visits;         /* nodes the tree's updates entered (tests: O(log n) each) */
 } fit_runs_t;
 
 /* 0, or -1 when out of memory (r is then safe to free). */

@@ -338,7 +338,7 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
 void lw_tap_memo_clear(lower_ctx_t *c)
 {
     memset(c->tap_memo, 0, sizeof c->tap_memo);
-    memset(c->dma_memo, 0, sizeof c->dma_memo);   /* keyed by the same mloc addresses */
+    memset(c->dma_memo, 0, sizeof c->dma_memo);   /* (its entries hold no address) */
     c->dma_use = (lw_dma_use_t){0};
 }
 

@@ -32,27 +32,40 @@ typedef struct {
 } lw_tap_memo_t;
 
 /* lower_direct's two sides and joint dims already derived in this
- * lowering (lower_dma.c), keyed by what build_side reads of each side: the
- * tensor's kind, dtype and shape, its mloc address and the access pattern
- * but its tensor (the target is fixed during lower_kernel).  So a load into
- * a tile declared anew every loop iteration finds an earlier iteration's
- * entry.  Only successes are stored; a DMA with a register offset
- * (reg_side) neither looks up nor stores.  Direct-mapped on a hash of the
- * key; valid = false is empty. */
+ * lowering (lower_dma.c), keyed by what build_side reads of each side but
+ * the offset and the address: the tensor's kind, dtype and shape and the
+ * access pattern's dims (the target is fixed during lower_kernel).  An
+ * entry keeps each side's geometry; a hit places it at the DMA's own
+ * offset and mloc address (side_place), so the loads of thousands of
+ * tiles, each its own row, share one entry; a side's last few placements
+ * are kept and copied when met again.  A placement build_side would
+ * refuse (out of bounds) goes the full path, which reports it.  Only
+ * successes are stored; a DMA with a register offset (reg_side) neither
+ * looks up nor stores.  Two ways per set on a hash of the key; valid =
+ * false is empty. */
 #define LW_DMA_MEMO 32
 #define LW_DMA_MEMO_J 4       /* joint dims an entry holds (more: not stored) */
+#define LW_DMA_PLACED 4       /* placements a side keeps */
 typedef struct {
     tir_tensor_kind_t kind;
     unsigned dtype;
-    int ndim;
+    int tndim, ndim;          /* the tensor's, the pattern's */
     int64_t shape[TIR_MAX_DIMS];
-    uint64_t addr;
-    tir_ap_t ap;              /* ap.tensor: the tensor it was computed for (not compared) */
+    int64_t step[TIR_MAX_DIMS], count[TIR_MAX_DIMS];   /* [0, ndim) */
 } lw_dma_key_t;
 typedef struct {
-    unsigned space, dtype;
-    uint64_t base, elems;
-    bir_access_t acc;         /* with its role's write flag (src reads, dst writes) */
+    unsigned space, dtype, dsz;
+    uint64_t elems;
+    int64_t lo, hi;           /* element spans around the offset (SBUF/PSUM: in the row) */
+    int64_t total;            /* HBM: the tensor's elements */
+    int64_t row, hull;        /* SBUF/PSUM: elements per partition, partitions spanned */
+    bir_access_t acc;         /* at offset 0 of a tensor at address 0, its role's write flag */
+    struct lw_dma_placed {    /* the last placements (off -1: none): a loop's DMA */
+        int64_t off;          /* rotating over a few buffers meets them again */
+        uint64_t addr, base;
+        bir_access_t acc;
+    } placed[LW_DMA_PLACED];
+    int next;                 /* the slot the next placement replaces */
 } lw_dma_side_t;
 typedef struct {
     int64_t count, s_step, d_step;

@@ -39,6 +39,7 @@ typedef struct {
     int nd;
     uint64_t elems;
     bir_access_t acc;
+    int64_t lo, hi, total, row, hull;   /* the geometry (lw_dma_side_t) */
     bdim_t d[MAX_BDIMS];     /* outermost first, count-1 dims dropped; only d[0..nd) are set */
 } dside_t;
 
@@ -85,6 +86,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
         s->acc = (bir_access_t){.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1,
                                 .lo = s->base + (uint64_t)lo * s->dsz,
                                 .hi = s->base + (uint64_t)(hi + 1) * s->dsz, .write = write};
+        s->total = total;
     } else {
         int64_t row = 1;
         for (int d = 1; d < t->ndim; d++)
@@ -118,7 +120,11 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
                                 .lo = ml->addr + (uint64_t)(foff + lo) * s->dsz,
                                 .hi = ml->addr + (uint64_t)(foff + hi + 1) * s->dsz,
                                 .write = write};
+        s->row = row;
+        s->hull = hull;
     }
+    s->lo = lo;
+    s->hi = hi;
     for (int d = 0; d < a->ndim; d++) {
         s->elems *= (uint64_t)a->count[d];
         if (a->count[d] == 1)
@@ -396,44 +402,114 @@ static int direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
 }
 
 /* The memo key of one side (see lw_dma_memo_t): t is a's tensor. */
-static bool side_key_eq(const lw_dma_key_t *k, const tir_tensor_t *t, uint64_t addr,
-                        const tir_ap_t *a)
+static bool side_key_eq(const lw_dma_key_t *k, const tir_tensor_t *t, const tir_ap_t *a)
 {
-    if (k->addr != addr || k->kind != t->kind || k->dtype != t->dtype || k->ndim != t->ndim ||
-        !lw_same_pattern(&k->ap, a))
+    if (k->kind != t->kind || k->dtype != t->dtype || k->tndim != t->ndim || k->ndim != a->ndim)
         return false;
     for (int i = 0; i < t->ndim; i++)
         if (k->shape[i] != t->shape[i])
             return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (k->step[i] != a->step[i] || k->count[i] != a->count[i])
+            return false;
     return true;
 }
 
-static void side_key_set(lw_dma_key_t *k, const tir_tensor_t *t, uint64_t addr, const tir_ap_t *a)
+static void side_key_set(lw_dma_key_t *k, const tir_tensor_t *t, const tir_ap_t *a)
 {
+    memset(k, 0, sizeof *k);
     k->kind = t->kind;
     k->dtype = t->dtype;
-    k->ndim = t->ndim;
+    k->tndim = t->ndim;
+    k->ndim = a->ndim;
     memcpy(k->shape, t->shape, sizeof k->shape);
-    k->addr = addr;
-    k->ap = *a;
+    memcpy(k->step, a->step, (size_t)a->ndim * sizeof *a->step);
+    memcpy(k->count, a->count, (size_t)a->ndim * sizeof *a->count);
 }
 
-static void side_to_memo(lw_dma_side_t *m, const dside_t *s)
+/* The memo side of s, placed at element offset off of a tensor at addr. */
+static void side_to_memo(lw_dma_side_t *m, const dside_t *s, int64_t off, uint64_t addr)
 {
-    *m = (lw_dma_side_t){.space = s->space, .dtype = s->dtype, .base = s->base,
-                         .elems = s->elems, .acc = s->acc};
+    bool hbm = s->space == ISA_SPACE_HBM;
+    *m = (lw_dma_side_t){.space = s->space, .dtype = s->dtype, .dsz = s->dsz, .elems = s->elems,
+                         .lo = s->lo, .hi = s->hi, .total = s->total, .row = s->row,
+                         .hull = s->hull};
+    /* the access at offset 0 of a tensor at address 0 (bounds mod 2^48,
+     * as the access keeps them) */
+    m->acc = (bir_access_t){.space = s->space, .p0 = 0, .p1 = hbm ? 1 : (unsigned)s->hull,
+                            .lo = (uint64_t)s->lo * s->dsz, .hi = (uint64_t)(s->hi + 1) * s->dsz,
+                            .write = s->acc.write};
+    m->placed[0] = (struct lw_dma_placed){off, addr, s->base, s->acc};
+    for (int i = 1; i < LW_DMA_PLACED; i++)
+        m->placed[i].off = -1;
+    m->next = 1;
 }
 
-/* A side as build_side made it, but its dims (only joint_dims reads them). */
-static void side_from_memo(dside_t *s, const lw_dma_side_t *m)
+/* What a side placed from the memo copies of it whatever the placement
+ * (the geometry fields are read only after build_side). */
+static inline void side_head(dside_t *s, const lw_dma_side_t *m)
 {
-    memset(s, 0, offsetof(dside_t, d));
+    s->nd = 0;
     s->space = m->space;
     s->dtype = m->dtype;
-    s->dsz = isa_dtype_size(m->dtype);
-    s->base = m->base;
+    s->dsz = m->dsz;
     s->elems = m->elems;
+}
+
+/* A side as build_side makes it for an access at element offset off of a
+ * tensor at addr (its dims aside: only joint_dims reads them), from the
+ * geometry build_side derived for the same pattern; false where
+ * build_side would refuse the access (the full path then reports it).
+ * The access is the memo's moved by the bytes the side starts at. */
+static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off,
+                       uint64_t addr, dside_t *s)
+{
+    if (off < 0)
+        return false;
+    side_head(s, m);
     s->acc = m->acc;
+    uint64_t at;
+    if (m->space == ISA_SPACE_HBM) {
+        if (off + m->lo < 0 || off + m->hi >= m->total)
+            return false;
+        s->base = at = addr + (uint64_t)off * s->dsz;
+    } else {
+        /* (a whole tile, or a part of partition 0: no division) */
+        int64_t start = off < m->row ? 0 : off / m->row, foff = off - start * m->row;
+        if (start + m->hull > (int64_t)c->t->partitions || foff + m->lo < 0 ||
+            foff + m->hi >= m->row)
+            return false;
+        at = addr + (uint64_t)foff * s->dsz;
+        s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + at;
+        if (start) {
+            s->acc.p0 = (unsigned)start;
+            s->acc.p1 = (unsigned)(start + m->hull);
+        }
+    }
+    s->acc.lo = (uint64_t)s->acc.lo + at;
+    s->acc.hi = (uint64_t)s->acc.hi + at;
+    return true;
+}
+
+/* side_place through the side's last placements: one met again is
+ * copied, a new one replaces the oldest. */
+static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uint64_t addr,
+                        dside_t *s)
+{
+    for (int i = 0; i < LW_DMA_PLACED; i++) {
+        const struct lw_dma_placed *p = &m->placed[i];
+        if (p->off == off && p->addr == addr) {
+            side_head(s, m);
+            s->base = p->base;
+            s->acc = p->acc;
+            return true;
+        }
+    }
+    if (!side_place(c, m, off, addr, s))
+        return false;
+    m->placed[m->next] = (struct lw_dma_placed){off, addr, s->base, s->acc};
+    m->next = (m->next + 1) % LW_DMA_PLACED;
+    return true;
 }
 
 /* The memo set (two entries) of src -> dst, or NULL when the op is not memoised (a
@@ -446,12 +522,13 @@ static lw_dma_memo_t *dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const 
     if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
         srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
         return NULL;
-    /* folded one by one: xor-ing them together cancels (offset 8192 ^
-     * address 2048 << 2 is 0) */
-    uint64_t h = tpb_hash_word(0, (uint64_t)srcap->offset);
-    h = tpb_hash_word(h, c->m->mlocs[srcap->tensor].addr);
-    h = tpb_hash_word(h, (uint64_t)dstap->offset);
-    h = tpb_hash_word(h, c->m->mlocs[dstap->tensor].addr);
+    /* a few of the key's words in one (the rest are compared) */
+    uint64_t w = (uint64_t)(*st)->kind << 56 ^ (uint64_t)(*dt)->kind << 48 ^
+                 (uint64_t)(*st)->dtype << 40 ^ (uint64_t)(*dt)->dtype << 32 ^
+                 (uint64_t)srcap->ndim << 28 ^ (uint64_t)dstap->ndim << 24 ^
+                 (uint64_t)(srcap->ndim > 0 ? srcap->count[srcap->ndim - 1] : 0) << 12 ^
+                 (uint64_t)(dstap->ndim > 0 ? dstap->count[0] : 0);
+    uint64_t h = tpb_hash_word(0, w);
     return &c->dma_memo[h % (LW_DMA_MEMO / 2) * 2];   /* its set: two ways */
 }
 
@@ -470,12 +547,12 @@ static int direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap
         return direct_sides(c, srcap, dstap, s, d, j, nj);
     uint64_t sa = c->m->mlocs[srcap->tensor].addr, da = c->m->mlocs[dstap->tensor].addr;
     for (lw_dma_memo_t *e = set; e < set + 2; e++)
-        if (e->valid && side_key_eq(&e->key[0], st, sa, srcap) &&
-            side_key_eq(&e->key[1], dt, da, dstap)) {
-            side_from_memo(s, &e->side[0]);
-            side_from_memo(d, &e->side[1]);
+        if (e->valid && side_key_eq(&e->key[0], st, srcap) && side_key_eq(&e->key[1], dt, dstap)) {
+            if (!side_placed(c, &e->side[0], srcap->offset, sa, s) ||
+                !side_placed(c, &e->side[1], dstap->offset, da, d))
+                return direct_sides(c, srcap, dstap, s, d, j, nj);   /* its error */
             *nj = e->nj;
-            memcpy(j, e->j, (size_t)e->nj * sizeof *j);
+            memcpy(j, e->j, sizeof e->j);   /* all LW_DMA_MEMO_J: a fixed-size copy */
             u->hits++;
             u->misses = 0;
             u->backoff = 0;
@@ -496,10 +573,10 @@ static int direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap
     set[1].last = e == set + 1;
     e->valid = true;
     e->nj = *nj;
-    side_key_set(&e->key[0], st, sa, srcap);
-    side_key_set(&e->key[1], dt, da, dstap);
-    side_to_memo(&e->side[0], s);
-    side_to_memo(&e->side[1], d);
+    side_key_set(&e->key[0], st, srcap);
+    side_key_set(&e->key[1], dt, dstap);
+    side_to_memo(&e->side[0], s, srcap->offset, sa);
+    side_to_memo(&e->side[1], d, dstap->offset, da);
     memcpy(e->j, j, (size_t)*nj * sizeof *j);
     return 0;
 }

@@ -115,9 +115,10 @@ static tir_op_t load_op(const tir_ap_t *src, const tir_ap_t *dst)
 }
 
 /* A run of loads through one memo against each on an empty memo: the two
- * halves of a (same shape, other offset: never one entry), each met again,
+ * halves of a (one pattern at two offsets: one entry), each met again,
  * one stack AP whose contents change at one address, errors between good
- * ones (element counts, a bad qos on a remembered pair) and a register
+ * ones (element counts, a bad qos on a remembered pair, a remembered
+ * pattern placed past a's end or past the last partition) and a register
  * offset (never memoised).  Hits are counted, so the run uses the memo. */
 static void test_dma_memo_matches_full(void **state)
 {
@@ -131,7 +132,9 @@ static void test_dma_memo_matches_full(void **state)
                                            (int64_t)1, (int64_t)64));
     const tir_ap_t *w0 = bu_whole(&f.k, f.t0);
     tir_ap_t s = *lo;   /* one stack address, several contents */
-    for (int i = 0; i < 12; i++) {
+    tir_ap_t w1 = *w0;  /* t0 from partition 1: 129 partitions */
+    w1.offset = 64;
+    for (int i = 0; i < 15; i++) {
         tir_op_t op = load_op(lo, w0);
         switch (i) {
         case 1: op.src[0] = hi; break;
@@ -144,22 +147,27 @@ static void test_dma_memo_matches_full(void **state)
         case 8: op.src_reg = 3; break;                   /* register offset */
         case 9: op.src_reg = 3; op.src[0] = hi; break;
         case 10: op.dst_reg = 2; break;                  /* SBUF side: an error */
+        case 12: s.count[0] = 128; s.offset = 200 * 64; op.src[0] = &s; break;   /* past a's end */
+        case 13: op.dst = &w1; break;                    /* past the last partition */
         default: op.src[0] = (i & 1) ? hi : lo; break;
         }
         lw_tap_memo_clear(&full);
         dma_res_t x = dma_on(&memo, &op), y = dma_on(&full, &op);
         same_res(&x, &y);
-        assert_int_equal(x.rc, i == 6 || i == 7 || i == 10 ? -1 : 0);
+        assert_int_equal(x.rc, i == 6 || i == 7 || i == 10 || i == 12 || i == 13 ? -1 : 0);
     }
-    /* hits: lo and hi again (2, 3), the stack copy of lo (4), the bad qos
-     * (7: found, then refused by the op's own check), the last (11) */
-    assert_int_equal(memo.dma_use.hits, 5);
+    /* hits: every good one of lo's pattern after the first, at its own
+     * offset (1 to 5, 11, 14), the bad qos (7: found, then refused by the
+     * op's own check); not the two placed out of bounds (12, 13: found,
+     * then the full path's error) */
+    assert_int_equal(memo.dma_use.hits, 8);
     assert_int_equal(full.dma_use.hits, 0);
     fix_free(&f);
 }
 
-/* A tile declared anew (another tensor) finds an earlier tile's entry only
- * when build_side would read the same: same address, kind, dtype, shape. */
+/* A tile declared anew (another tensor, at its own address or another's)
+ * finds an earlier tile's entry only when build_side would derive the same
+ * geometry: same kind, dtype, shape. */
 static void test_dma_memo_other_tensor(void **state)
 {
     (void)state;
@@ -189,9 +197,38 @@ static void test_dma_memo_other_tensor(void **state)
         hits = memo.dma_use.hits;
         x = dma_on(&memo, &op1), y = dma_on(&full, &op1);
         same_res(&x, &y);
-        /* only step 1 makes t1's key t0's */
-        assert_int_equal(memo.dma_use.hits - hits, step == 1 ? 1 : 0);
+        /* t1 keeps t0's key until its dtype changes */
+        assert_int_equal(memo.dma_use.hits - hits, step <= 1 ? 1 : 0);
     }
+    fix_free(&f);
+}
+
+/* One pattern at more placements than a side keeps (LW_DMA_PLACED),
+ * met again in turn: each placed as the full path places it, kept ones
+ * copied, new ones replacing the oldest. */
+static void test_dma_memo_placements(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_init(&f);
+    lower_ctx_t memo = ctx_of(&f), full = ctx_of(&f);
+    const tir_ap_t *row[LW_DMA_PLACED + 2], *part[3];
+    for (int i = 0; i < LW_DMA_PLACED + 2; i++)
+        row[i] = bu_in(&f.k, bu_ap(f.a, (int64_t)i * 64, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                   (int64_t)64));
+    part[0] = bu_in(&f.k, bu_ap(f.t0, 5 * 64, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                (int64_t)64));
+    part[1] = bu_in(&f.k, bu_ap(f.t1, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1, (int64_t)64));
+    part[2] = bu_in(&f.k, bu_ap(f.t0, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1, (int64_t)64));
+    for (int n = 0; n < 4 * (LW_DMA_PLACED + 2); n++) {
+        int r = n < 2 * (LW_DMA_PLACED + 2) ? n % 2 : n % (LW_DMA_PLACED + 2);
+        tir_op_t op = load_op(row[r], part[n % 3]);   /* t1 and t0 at one offset */
+        lw_tap_memo_clear(&full);
+        dma_res_t x = dma_on(&memo, &op), y = dma_on(&full, &op);
+        same_res(&x, &y);
+        assert_int_equal(x.rc, 0);
+    }
+    assert_int_equal(memo.dma_use.hits, 4 * (LW_DMA_PLACED + 2) - 1);
     fix_free(&f);
 }
 
@@ -203,21 +240,23 @@ static void test_dma_memo_rests(void **state)
     fix_t f;
     fix_init(&f);
     lower_ctx_t c = ctx_of(&f);
-    /* one-row loads of a's rows: each a new pair */
-    const tir_ap_t *row[256];
-    for (int i = 0; i < 256; i++)
-        row[i] = bu_in(&f.k, bu_ap(f.a, (int64_t)i * 64, 2, (int64_t)64, (int64_t)1, (int64_t)1,
-                                   (int64_t)64));
-    const tir_ap_t *one = bu_in(&f.k, bu_ap(f.t0, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1,
-                                            (int64_t)64));
+    /* loads of the first i + 1 elements of a's row 0: each a new pattern */
+    const tir_ap_t *row[64], *one[64];
+    for (int i = 0; i < 64; i++) {
+        row[i] = bu_in(&f.k, bu_ap(f.a, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                   (int64_t)i + 1));
+        one[i] = bu_in(&f.k, bu_ap(f.t0, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                   (int64_t)i + 1));
+    }
+    _Static_assert(LW_DMA_MISS_RUN <= 64, "a pattern per miss");
     for (int i = 0; i < LW_DMA_MISS_RUN; i++) {
-        tir_op_t op = load_op(row[i], one);
+        tir_op_t op = load_op(row[i], one[i]);
         assert_int_equal(dma_on(&c, &op).rc, 0);
     }
     assert_int_equal(c.dma_use.rest, LW_DMA_REST0);
     assert_int_equal(c.dma_use.backoff, 2 * LW_DMA_REST0);
     /* resting: row 0 again is not looked up */
-    tir_op_t again = load_op(row[0], one);
+    tir_op_t again = load_op(row[0], one[0]);
     for (int i = 0; i < LW_DMA_REST0; i++)
         assert_int_equal(dma_on(&c, &again).rc, 0);
     assert_int_equal(c.dma_use.hits, 0);
@@ -302,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_dma_memo_matches_full),
         cmocka_unit_test(test_dma_memo_other_tensor),
         cmocka_unit_test(test_dma_memo_rests),
+        cmocka_unit_test(test_dma_memo_placements),
         cmocka_unit_test(test_inst_in_place),
         cmocka_unit_test(test_name_body),
     };
