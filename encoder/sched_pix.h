@@ -61,17 +61,30 @@ _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_FINE_MAX 16u        /* HBM level 1: at most 4 KiB in 256-byte chunks */
 #define PIX_LAST_LISTS 8        /* pix_last_t: lists remembered per producer */
 #define PIX_RECENT 4            /* pix_recent_t: producers remembered per semaphore */
-#define PIX_SLAB 8              /* a list's first storage: entries, from a slab */
+#define PIX_SLAB 8              /* a list's storage past its inline entries: entries, from a slab */
 #define PIX_SLAB_BLOCKS 1024    /* such blocks per slab */
 #define PIX_HINT_MAX ((size_t)1 << 17)   /* pix_reserve: at most 4 MiB of hash table up front */
 /* The list kinds of a key: exact lists of level l (code l), the wide
  * list, summary lists of level l (PIX_SUM + l). */
 enum { PIX_WIDE = 3, PIX_SUM = 4 };
 
+/* A list of producer indices.  Most lists hold one or two (compile-live:
+ * 12 000 lists of one entry): those sit inline, in the 8 bytes a pointer
+ * to storage would take, so opening a list writes no other memory; a
+ * list that outgrows them moves to a slab block, then a block of its own. */
+#define PIX_INLINE 2
 typedef struct {
-    int *v;
-    int n, cap;
+    int n, cap;                    /* cap 0: the entries are inline (at most PIX_INLINE) */
+    union {
+        int *heap;
+        int inl[PIX_INLINE];
+    } u;
 } ivec_t;
+_Static_assert(sizeof(ivec_t) == 16, "ivec_t: the inline entries fill the pointer's room");
+
+/* The entries of list l. */
+static inline int *iv_v(ivec_t *l) { return l->cap ? l->u.heap : l->u.inl; }
+static inline const int *iv_cv(const ivec_t *l) { return l->cap ? l->u.heap : l->u.inl; }
 
 /* The lists of one chunk, one per semaphore with producers there (most
  * chunks have one or two: 48 bytes a chunk, not one list per semaphore). */
@@ -113,6 +126,7 @@ static inline ivec_t *pix_list(const pbucket_t *b, int s)
 typedef struct {
     int p;                         /* -1: none, or its lists are unknown */
     int nlists;
+    uint64_t fp;                   /* pix_fingerprint of its accesses */
     uint32_t gen;                  /* pindex_t.gen when list[] was taken */
     int bucket[PIX_LAST_LISTS];    /* indices into pindex_t.buckets */
     ivec_t *list[PIX_LAST_LISTS];  /* the lists themselves, while gen holds */
@@ -148,9 +162,9 @@ typedef struct {
      * lookups for kinds a kernel never files) */
     uint8_t any[16];
     uint8_t sum_on[8];             /* [space], bit l: summary level l is kept */
-    /* Most lists stay short (compile-live: 12 000 lists of one or two
-     * entries): their first PIX_SLAB entries come from slabs, not one
-     * malloc each; a list that outgrows them moves to its own block. */
+    /* A list past its inline entries takes its next PIX_SLAB from a
+     * slab, not a malloc each; one that outgrows them moves to its own
+     * block. */
     pix_slab_t *slabs;
     int nslabs, capslabs, slab_used;   /* blocks taken from the newest slab */
     /* Bumped whenever a list header may move (a bucket or a list added):
@@ -198,6 +212,22 @@ static inline bool pix_same_accesses(const bir_inst_t *a, const bir_inst_t *b)
             return false;
     }
     return true;
+}
+
+/* A hash of an instruction's accesses: equal accesses, equal hashes, so
+ * unequal hashes rule a match out without reading the other instruction
+ * (compile-live's producers all differ: the recent ones were each read and
+ * compared for every new one). */
+static inline uint64_t pix_fingerprint(const bir_inst_t *in)
+{
+    uint64_t h = (uint64_t)in->nacc;
+    for (int i = 0; i < in->nacc; i++) {
+        uint64_t x[2];
+        memcpy(x, &in->acc[i], sizeof x);
+        h = (h ^ x[0]) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ x[1]) * 0x9e3779b97f4a7c15ull;
+    }
+    return h;
 }
 
 static inline unsigned pix_nlevels(unsigned space) { return space == ISA_SPACE_HBM ? 3 : 2; }

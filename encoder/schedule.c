@@ -323,44 +323,67 @@ static void load_accs(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in
         sconf_load(w->conf, ax, b->insts, (int)(in - b->insts));
 }
 
-/* Newest producer in list l above *lim that conflicts with in (accesses
- * ax); whether one was found. */
-static bool scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                      const ivec_t *l, uint32_t *lim, int *giver)
+/* What an index search has found so far: per semaphore s in `set`, the
+ * newest conflicting producer giver[s] and its value need[s]; above what
+ * the engine knows (kn) where s is not in `set` yet.  need[] and giver[]
+ * are the search's results, written as it goes (no copy at the end). */
+typedef struct {
+    const uint32_t *kn;
+    uint32_t *need;
+    int *giver;
+    uint64_t set;
+    uint64_t own_bit;   /* the semaphore of in's engine's own compute (in order) */
+} ix_found_t;
+
+/* The value a producer on s must pass to improve on what f holds. */
+static inline uint32_t ix_floor(const ix_found_t *f, int s)
 {
-    for (int k = l->n - 1; k >= 0; k--) {
-        const prod_t *pr = &w->prods[l->v[k]];
-        if (pr->value <= *lim)
-            return false;   /* older entries have smaller values */
-        if (conflicts(w, b, ax, l->v[k])) {
-            *lim = pr->value;
-            *giver = l->v[k];
-            return true;
-        }
-    }
-    return false;
+    return f->set >> s & 1u ? f->need[s] : f->kn[s];
 }
 
-/* Scan every semaphore list of bucket bk but the own one (bit
- * `own_bit`); the semaphores that found a producer. */
-static uint64_t scan_bucket_at(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                               const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+/* Producer p on s conflicts with in and is above ix_floor: the newest one. */
+static inline void ix_take(ix_found_t *f, int s, int p, uint32_t value)
 {
-    uint64_t found = 0;
+    f->need[s] = value, f->giver[s] = p;
+    f->set |= 1ull << s;
+}
+
+/* Newest producer in list l above value lim that conflicts with in
+ * (accesses ax); -1: none. */
+static int scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax, const ivec_t *l,
+                     uint32_t lim)
+{
+    const int *v = iv_cv(l);
+    for (int k = l->n - 1; k >= 0; k--) {
+        if (w->prods[v[k]].value <= lim)
+            return -1;   /* older entries have smaller values */
+        if (conflicts(w, b, ax, v[k]))
+            return v[k];
+    }
+    return -1;
+}
+
+/* Scan every semaphore list of bucket bk but the own one. */
+static void scan_bucket_at(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                           const pbucket_t *bk, ix_found_t *f)
+{
     const ivec_t *l = pix_lists(bk);
     for (uint64_t q = bk->nonempty; q; q &= q - 1, l++) {   /* lists in semaphore order */
         int s = __builtin_ctzll(q);
-        if (!(own_bit >> s & 1u) && scan_list(w, b, ax, l, &lim[s], &giver[s]))
-            found |= 1ull << s;
+        if (f->own_bit >> s & 1u)
+            continue;
+        int p = scan_list(w, b, ax, l, ix_floor(f, s));
+        if (p >= 0)
+            ix_take(f, s, p, w->prods[p].value);
     }
-    return found;
 }
 
 /* Most lookups find no bucket (NULL): that test stays at the call site. */
-static inline uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                                   const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+static inline void scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                               const pbucket_t *bk, ix_found_t *f)
 {
-    return bk ? scan_bucket_at(w, b, ax, bk, own_bit, lim, giver) : 0;
+    if (bk)
+        scan_bucket_at(w, b, ax, bk, f);
 }
 
 static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
@@ -394,11 +417,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
     if (w->index.oom)   /* out of memory filing: the scan */
         return search_scan(w, b, in, ax, is_dma, kn, need, giver);
     int own = is_dma ? -1 : w->engine_sem[in->engine];
-    uint64_t own_bit = own < 0 ? 0 : 1ull << own, set = 0;
-    uint32_t lim[BIR_MAX_SEMS];
-    int g[BIR_MAX_SEMS];
-    for (int s = 0; s < w->nsems; s++)
-        lim[s] = kn[s], g[s] = -1;
+    ix_found_t f = {kn, need, giver, 0, own < 0 ? 0 : 1ull << own};
     pix_ctx_t pc = {b->insts, w->prods};
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
@@ -410,11 +429,10 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             for (int s = 0; s < w->nsems; s++) {
                 if (s == own)
                     continue;   /* same engine, in order */
-                for (uint32_t v = w->count[s]; v > lim[s]; v--) {
+                for (uint32_t v = w->count[s]; v > ix_floor(&f, s); v--) {
                     int p = w->by_val[s][v];
                     if (conflicts(w, b, ax, p)) {
-                        lim[s] = v, g[s] = p;
-                        set |= 1ull << s;
+                        ix_take(&f, s, p, v);
                         break;
                     }
                 }
@@ -422,28 +440,20 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             continue;
         }
         pix_need_summary(&w->index, ac->space, pl.level, &pc);
-        if (w->index.oom)   /* out of memory filling it: the scan (need[] untouched so far) */
+        if (w->index.oom)   /* out of memory filling it: the scan (it starts afresh) */
             return search_scan(w, b, in, ax, is_dma, kn, need, giver);
         /* writers always; readers too when this access writes */
         for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
-            set |= scan_bucket(w, b, ax,
-                               pix_find_wide(&w->index, ac->space, kind),
-                               own_bit, lim, g);
+            scan_bucket(w, b, ax, pix_find_wide(&w->index, ac->space, kind), &f);
             pix_range_t rg[PIX_LEVELS + 1];
             int nr = pix_query_ranges(&w->index, ac->space, pl, kind, rg);
             for (int r = 0; r < nr; r++)
                 for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                    set |= scan_bucket(w, b, ax,
-                                       pix_find(&w->index, pix_key(ac->space, rg[r].level, c, kind)),
-                                       own_bit, lim, g);
+                    scan_bucket(w, b, ax,
+                                pix_find(&w->index, pix_key(ac->space, rg[r].level, c, kind)), &f);
         }
     }
-    for (uint64_t q = set; q; q &= q - 1) {   /* the semaphores with g[s] >= 0 */
-        int s = __builtin_ctzll(q);
-        need[s] = lim[s];
-        giver[s] = g[s];
-    }
-    return set;
+    return f.set;
 }
 
 /* Of the semaphores in `open`, those whose count engine known (kn) has
