@@ -18,7 +18,7 @@ static size_t slab_bytes(int blocks) { return (size_t)blocks * PIX_SLAB * sizeof
 
 void pix_free(pindex_t *x)
 {
-    for (int b = 0; b < x->nb; b++) {
+    for (int b = 0; b < x->nb && x->nheap; b++) {   /* none: no walk over the buckets */
         pbucket_t *bk = &x->buckets[b];
         for (int k = 0; k < bk->nl; k++)
             if (pix_lists(bk)[k].cap > PIX_SLAB)
@@ -82,7 +82,9 @@ static bool table_room(pindex_t *x)
 }
 
 /* Room for one more bucket (the same first-small-then-hint rule); false:
- * out of memory.  Not cleared: a bucket is cleared when it is made. */
+ * out of memory.  Not cleared: a bucket is set up when it is made.  The
+ * lists remembered in x->recent are found again when the buckets move
+ * (gen); adding a bucket moves none. */
 static bool buckets_room(pindex_t *x)
 {
     if (x->nb < x->capb)
@@ -97,19 +99,25 @@ static bool buckets_room(pindex_t *x)
                                      (size_t)x->nb * sizeof *nb, nc * sizeof *nb, &bytes);
     if (!nb)
         return false;
+    if (nb != x->buckets)
+        x->gen++;
     x->buckets = nb, x->capb = (int)(bytes / sizeof *nb), x->bucket_bytes = bytes;
     return true;
 }
 
-pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
+/* The bucket of key; when absent it is made with one list, of semaphore
+ * sem, whose one entry is p (*made set; most of compile-live's chunks
+ * never get another).  NULL: out of memory. */
+static pbucket_t *bucket_get(pindex_t *x, uint64_t key, int sem, int p, bool *made)
 {
     size_t i = 0;
+    *made = false;
     if (x->cap) {   /* one probe finds the key or the slot it would take */
         for (i = pix_hash(key, x->cap); x->slots[i].key; i = (i + 1) & (x->cap - 1))
             if (x->slots[i].key == key)
                 return &x->buckets[x->slots[i].bucket];
     }
-    if (!create || x->oom)
+    if (x->oom)
         return NULL;
     if (2 * (x->n + 1) > x->cap) {
         if (!table_room(x)) {
@@ -123,11 +131,14 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
         x->oom = true;
         return NULL;
     }
-    x->gen++;   /* the buckets may have moved */
-    memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
+    pbucket_t *b = &x->buckets[x->nb];
+    b->nonempty = 1ull << sem;
+    b->nl = 1, b->capl = 0;
+    b->u.inl[0] = (ivec_t){.n = 1, .cap = 0, .u.inl = {p, 0}};
     x->slots[i] = (pix_slot_t){key, x->nb};
-    x->n++;
-    return &x->buckets[x->nb++];
+    x->n++, x->nb++;
+    *made = true;
+    return b;
 }
 
 /* A block of PIX_SLAB entries from the newest slab; NULL: out of memory.
@@ -171,8 +182,10 @@ static int list_grow(pindex_t *x, ivec_t *l)
             memcpy(nv, l->u.inl, sizeof l->u.inl);
     } else if (l->cap == PIX_SLAB) {   /* out of its slab block (left unused) */
         nv = malloc((size_t)2 * PIX_SLAB * sizeof *nv);
-        if (nv)
+        if (nv) {
             memcpy(nv, l->u.heap, (size_t)PIX_SLAB * sizeof *nv);
+            x->nheap++;
+        }
     } else {
         nv = realloc(l->u.heap, (size_t)l->cap * 2 * sizeof *nv);
     }
@@ -195,6 +208,7 @@ static ivec_t *list_make(pindex_t *x, pbucket_t *b, int sem)
         ivec_t *nl = malloc((size_t)cap * 2 * sizeof *nl);
         if (!nl)
             return NULL;
+        x->nheap += !b->capl;
         memcpy(nl, pix_lists(b), (size_t)b->nl * sizeof *nl);
         if (b->capl)
             free(b->u.heap);
@@ -226,22 +240,33 @@ static ivec_t *list_make(pindex_t *x, pbucket_t *b, int sem)
 static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst_t *in,
                        const pix_ctx_t *c, pix_last_t *rec)
 {
-    pbucket_t *b = pix_bucket(x, key, true);
-    ivec_t *l = b ? list_make(x, b, sem) : NULL;
+    bool made;
+    pbucket_t *b = bucket_get(x, key, sem, p, &made);
+    ivec_t *l = b && made ? b->u.inl : b ? list_make(x, b, sem) : NULL;   /* made: p is in it */
     if (!l) {
         x->oom = true;
         return;
     }
-    int *v = iv_v(l);
-    if (l->n && v[l->n - 1] == p)
-        return;   /* another access of p in this chunk */
-    for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
-        if (pix_same_accesses(in, &c->insts[c->prods[v[k]].inst])) {
-            for (int j = k; j < l->n - 1; j++)   /* at most PIX_DEDUP - 1 moves */
-                v[j] = v[j + 1];
-            l->n--;
-            break;
+    if (!made) {
+        int *v = iv_v(l);
+        if (l->n && v[l->n - 1] == p)
+            return;   /* another access of p in this chunk */
+        for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
+            if (pix_same_accesses(in, &c->insts[c->prods[v[k]].inst])) {
+                for (int j = k; j < l->n - 1; j++)   /* at most PIX_DEDUP - 1 moves */
+                    v[j] = v[j + 1];
+                l->n--;
+                break;
+            }
+        if (l->n == (l->cap ? l->cap : PIX_INLINE)) {
+            if (list_grow(x, l)) {
+                x->oom = true;
+                return;
+            }
+            v = l->u.heap;
         }
+        v[l->n++] = p;
+    }
     if (rec->p == p) {   /* p's lists, each once */
         if (rec->nlists < PIX_LAST_LISTS) {
             rec->bucket[rec->nlists] = (int)(b - x->buckets);
@@ -250,14 +275,6 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
             rec->p = -1;   /* too many to remember */
         }
     }
-    if (l->n == (l->cap ? l->cap : PIX_INLINE)) {
-        if (list_grow(x, l)) {
-            x->oom = true;
-            return;
-        }
-        v = l->u.heap;
-    }
-    v[l->n++] = p;
     x->any[(key - 1) & 15u] |= (uint8_t)(1u << ((key - 1) >> 4 & 7u));   /* (space, write), code */
 }
 

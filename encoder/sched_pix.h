@@ -167,8 +167,10 @@ typedef struct {
      * block. */
     pix_slab_t *slabs;
     int nslabs, capslabs, slab_used;   /* blocks taken from the newest slab */
-    /* Bumped whenever a list header may move (a bucket or a list added):
-     * a remembered list pointer is used only while it holds. */
+    size_t nheap;                  /* lists and bucket list arrays in blocks of their own */
+    /* Bumped whenever a list header may move (the buckets moved, or a
+     * list was added to a bucket): a remembered list pointer is used only
+     * while it holds. */
     uint32_t gen;
     pix_recent_t recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
@@ -258,15 +260,6 @@ static inline pbucket_t *pix_find(const pindex_t *x, uint64_t key)
     return NULL;
 }
 
-/* The wide list's bucket of (space, write), or NULL (most kernels have
- * none: no hash lookup then). */
-static inline pbucket_t *pix_find_wide(const pindex_t *x, unsigned space, bool write)
-{
-    if (!(x->any[(space & 7u) * 2 + (write ? 1u : 0u)] >> PIX_WIDE & 1u))
-        return NULL;
-    return pix_find(x, pix_key(space, PIX_WIDE, 0, write));
-}
-
 /* Where a non-empty access is filed: its level and its chunks there (code
  * = level), the finest level where it spans at most PIX_SMALL_MAX (level
  * 0) or PIX_FINE_MAX (level 1) chunks, else the coarsest; code PIX_WIDE
@@ -294,22 +287,27 @@ static inline pix_range_t pix_coarsen(pix_range_t r, unsigned from, unsigned cod
     return (pix_range_t){code, r.c0 >> d, r.c1 >> d};
 }
 
-/* The lists of kind `write` a query by a non-wide access at place pl
- * reads (the wide list aside), as chunk ranges per code: exact lists of
- * levels pl.level and coarser, the summary of pl.level; only codes with a
- * list.  Summary pl.level must be kept (pix_need_summary).  How many. */
-static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_t pl, bool write,
-                                   pix_range_t *out)
+/* The codes of the lists of one kind that a query by a non-wide access
+ * at level `level` reads (the wide list aside), as a bit set: the exact
+ * lists of that level and coarser ones, the summary of that level; only
+ * codes with a list (`any`: x->any of the space and kind, where no level
+ * above the space's top is set).  Summary `level` must be kept
+ * (pix_need_summary).  One mask, not a loop over the levels: most queries
+ * read one code. */
+static inline unsigned pix_query_codes(unsigned any, unsigned level)
 {
-    unsigned any = x->any[(space & 7u) * 2 + (write ? 1u : 0u)], n = 0;
-    if (any >> pl.level & 1u)
-        out[n++] = pl;
-    for (unsigned l = pl.level + 1; l < PIX_LEVELS; l++)   /* none above the space's top */
-        if (any >> l & 1u)
-            out[n++] = pix_coarsen(pl, pl.level, l, l);
-    if (any >> (PIX_SUM + pl.level) & 1u)
-        out[n++] = (pix_range_t){PIX_SUM + pl.level, pl.c0, pl.c1};
-    return (int)n;
+    unsigned exact = (1u << PIX_WIDE) - (1u << level);   /* levels level..PIX_LEVELS-1 */
+    return any & (exact | 1u << (PIX_SUM + level));
+}
+
+/* The chunks of code `code` (of pix_query_codes) that a query at place pl
+ * reads: pl's chunks coarsened to an exact level, or pl's own in the
+ * summary of its level. */
+static inline pix_range_t pix_code_range(pix_range_t pl, unsigned code)
+{
+    if (code >= PIX_SUM || code == pl.level)   /* pl's own chunks (no shift to work out) */
+        return (pix_range_t){code, pl.c0, pl.c1};
+    return pix_coarsen(pl, pl.level, code, code);
 }
 
 void pix_init(pindex_t *x);
@@ -321,8 +319,6 @@ void pix_free(pindex_t *x);
  * at least one): the hash table and bucket array, once past their first
  * small size, grow to that at once. */
 void pix_reserve(pindex_t *x, size_t lists);
-/* The bucket of key, or NULL (absent and !create, or out of memory). */
-pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create);
 /* File producer p (instruction in, semaphore sem) under every chunk its
  * accesses touch; out of memory sets x->oom (the index is then unused). */
 void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx);

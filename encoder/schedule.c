@@ -443,14 +443,19 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
         if (w->index.oom)   /* out of memory filling it: the scan (it starts afresh) */
             return search_scan(w, b, in, ax, is_dma, kn, need, giver);
         /* writers always; readers too when this access writes */
-        for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
-            scan_bucket(w, b, ax, pix_find_wide(&w->index, ac->space, kind), &f);
-            pix_range_t rg[PIX_LEVELS + 1];
-            int nr = pix_query_ranges(&w->index, ac->space, pl, kind, rg);
-            for (int r = 0; r < nr; r++)
-                for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                    scan_bucket(w, b, ax,
-                                pix_find(&w->index, pix_key(ac->space, rg[r].level, c, kind)), &f);
+        unsigned space = ac->space & 7u, last_kind = ac->write ? 0 : 1;
+        for (unsigned kind = 1;; kind--) {
+            unsigned any = w->index.any[space * 2 + kind];
+            if (any >> PIX_WIDE & 1u)   /* most kernels have no wide list */
+                scan_bucket(w, b, ax, pix_find(&w->index, pix_key(space, PIX_WIDE, 0, kind)), &f);
+            for (unsigned codes = pix_query_codes(any, pl.level); codes; codes &= codes - 1) {
+                unsigned code = (unsigned)__builtin_ctz(codes);
+                pix_range_t r = pix_code_range(pl, code);
+                for (uint64_t c = r.c0; c <= r.c1; c++)
+                    scan_bucket(w, b, ax, pix_find(&w->index, pix_key(space, code, c, kind)), &f);
+            }
+            if (kind == last_kind)
+                break;
         }
     }
     return f.set;
