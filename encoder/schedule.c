@@ -245,14 +245,14 @@ static unsigned producing_engines(const sync_walk_t *w, const bir_module_t *m)
 /* The pool for the walk's large blocks: the producers (`prods` bytes),
  * a clock log per engine with producers (every change of a clock
  * raises a semaphore towards its final count: at most np changes each),
- * the index for about two lists per instruction (pix_reserve). */
-static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, int ninsts)
+ * the index for about a list per access of a producer (pix_reserve). */
+static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, size_t lists)
 {
     size_t logs = 0;
     for (; engines; engines &= engines - 1)
         logs += sclk_pool_bytes(np < UINT32_MAX ? (uint32_t)np : UINT32_MAX, w->nsems);
     size_t nops = (size_t)w->pending.first * sizeof *w->pending.v + 64;
-    sched_pool_init(&w->pool, prods + 64 + logs + nops + pix_pool_bytes(2 * (size_t)ninsts));
+    sched_pool_init(&w->pool, prods + 64 + logs + nops + pix_pool_bytes(lists));
     w->pending.pool = &w->pool;
     w->clk.pool = &w->pool;
     w->index.pool = &w->pool;
@@ -267,17 +267,22 @@ static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np,
  * pages in use become resident. */
 static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir_block_t *b)
 {
-    size_t np = 0, nval = 0;
+    size_t np = 0, nval = 0, naccs = 0;
     for (int i = 0; i < b->ninsts; i++) {
         int sem;
         if (producer_sem(w, m, &b->insts[i], &sem))
-            w->room[sem]++, np++;
+            w->room[sem]++, np++, naccs += (size_t)b->insts[i].nacc;
     }
+    /* each access of a producer opens about one list when tiles do not
+     * repeat (compile-live); counted on the producers, not the block, whose
+     * DMA descriptors (half of compile-live's instructions) file nothing:
+     * a reserve for those put the index across a second 2 MiB page */
+    pix_reserve(&w->index, naccs);
     for (int s = 0; s < w->nsems; s++)
         nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
     size_t want = (np ? np : 1) * sizeof *w->prods + nval * sizeof(int);
     w->pending.first = np > 256 && np < INT_MAX ? (int)np : 256;
-    walk_pool(w, want, producing_engines(w, m), np, b->ninsts);
+    walk_pool(w, want, producing_engines(w, m), np, naccs);
     w->prods_bytes = want;
     w->prods = sched_pool_take(&w->pool, want);
     if (!w->prods) {
@@ -847,9 +852,6 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
     }
-    /* about two accesses per instruction (a source, a destination), each
-     * opening a list when tiles do not repeat (compile-live) */
-    pix_reserve(&w.index, 2 * (size_t)n);
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         bir_inst_t *in = &b->insts[i];
