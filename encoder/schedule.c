@@ -245,7 +245,7 @@ static unsigned producing_engines(const sync_walk_t *w, const bir_module_t *m)
 /* The pool for the walk's large blocks: the producers (`prods` bytes),
  * a clock log per engine with producers (every change of a clock
  * raises a semaphore towards its final count: at most np changes each),
- * the index for about a list per access of a producer (pix_reserve). */
+ * the index for about two lists per producer (pix_reserve). */
 static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, size_t lists)
 {
     size_t logs = 0;
@@ -267,16 +267,18 @@ static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np,
  * pages in use become resident. */
 static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir_block_t *b)
 {
-    size_t np = 0, nval = 0, naccs = 0;
+    size_t np = 0, nval = 0;
     for (int i = 0; i < b->ninsts; i++) {
         int sem;
         if (producer_sem(w, m, &b->insts[i], &sem))
-            w->room[sem]++, np++, naccs += (size_t)b->insts[i].nacc;
+            w->room[sem]++, np++;
     }
-    /* each access of a producer opens about one list when tiles do not
-     * repeat (compile-live); counted on the producers, not the block, whose
-     * DMA descriptors (half of compile-live's instructions) file nothing:
-     * a reserve for those put the index across a second 2 MiB page */
+    /* about two accesses per producer (a source, a destination), each
+     * opening a list when tiles do not repeat (compile-live); counted on
+     * the producers, not the block, whose DMA descriptors (half of
+     * compile-live's instructions) file nothing: a reserve for those put
+     * the index across a second 2 MiB page */
+    size_t naccs = 2 * np;
     pix_reserve(&w->index, naccs);
     for (int s = 0; s < w->nsems; s++)
         nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
