@@ -328,11 +328,13 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, uint64_t sig, 
     return false;
 }
 
-void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
+/* File p list by list (pix_add when no recent producer's place is
+ * taken): kept out of pix_add, whose common path in a loop body is the
+ * replacement alone, so that path does not save and restore the
+ * registers this loop needs. */
+__attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in, uint64_t sig,
+                                               int sem, int p, const pix_ctx_t *ctx)
 {
-    uint64_t sig = pix_signature(in);
-    if (!x->oom && pix_replace_recent(x, in, sig, sem, p, ctx))
-        return;
     pix_recent_t *r = &x->recent[sem];
     pix_last_t *rec = &r->e[r->next];
     r->used = r->next;
@@ -362,6 +364,13 @@ void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t 
     /* lists that moved while it was filed are found again when it is used
      * (pix_replace_recent: a gen other than the current one) */
     rec->gen = gen == x->gen ? gen : x->gen - 1;
+}
+
+void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
+{
+    uint64_t sig = pix_signature(in);
+    if (x->oom || !pix_replace_recent(x, in, sig, sem, p, ctx))
+        pix_file(x, in, sig, sem, p, ctx);
 }
 
 /* One entry of a summary being filled: producer p on sem goes to the
