@@ -288,13 +288,13 @@ static inline int *list_last(const pix_last_t *e, int j)
  * that is still the last entry of each of its lists: p takes its place
  * there (what pix_append would do list by list: the dedup finds it at the
  * end of each); whether it could. */
-static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, uint64_t sig, int sem, int p,
+static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, uint64_t fp, int sem, int p,
                                const pix_ctx_t *ctx)
 {
     pix_recent_t *r = &x->recent[sem];
     for (unsigned k = 0; k < PIX_RECENT; k++) {   /* the last one used first */
         pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
-        if (e->p < 0 || e->sig != sig)
+        if (e->p < 0 || e->fp != fp)
             continue;   /* none, or other accesses */
         uint16_t id = ctx->prods[p].accid;
         bool same_id = id && id == ctx->prods[e->p].accid;
@@ -332,14 +332,14 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, uint64_t sig, 
  * taken): kept out of pix_add, whose common path in a loop body is the
  * replacement alone, so that path does not save and restore the
  * registers this loop needs. */
-__attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in, uint64_t sig,
+__attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in, uint64_t fp,
                                                int sem, int p, const pix_ctx_t *ctx)
 {
     pix_recent_t *r = &x->recent[sem];
     pix_last_t *rec = &r->e[r->next];
     r->used = r->next;
     r->next = (r->next + 1) % PIX_RECENT;
-    rec->p = p, rec->nlists = 0, rec->sig = sig;   /* pix_append records the lists */
+    rec->p = p, rec->nlists = 0, rec->fp = fp;   /* pix_append records the lists */
     uint32_t gen = x->gen;
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
@@ -368,9 +368,9 @@ __attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in
 
 void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
 {
-    uint64_t sig = pix_signature(in);
-    if (x->oom || !pix_replace_recent(x, in, sig, sem, p, ctx))
-        pix_file(x, in, sig, sem, p, ctx);
+    uint64_t fp = pix_fingerprint(in);
+    if (x->oom || !pix_replace_recent(x, in, fp, sem, p, ctx))
+        pix_file(x, in, fp, sem, p, ctx);
 }
 
 /* One entry of a summary being filled: producer p on sem goes to the

@@ -126,7 +126,7 @@ static inline ivec_t *pix_list(const pbucket_t *b, int s)
 typedef struct {
     int p;                         /* -1: none, or its lists are unknown */
     int nlists;
-    uint64_t sig;                  /* pix_signature of its accesses */
+    uint64_t fp;                   /* pix_fingerprint of its accesses */
     uint32_t gen;                  /* pindex_t.gen when list[] was taken */
     int bucket[PIX_LAST_LISTS];    /* indices into pindex_t.buckets */
     ivec_t *list[PIX_LAST_LISTS];  /* the lists themselves, while gen holds */
@@ -216,17 +216,22 @@ static inline bool pix_same_accesses(const bir_inst_t *a, const bir_inst_t *b)
     return true;
 }
 
-/* A word of an instruction's accesses: its first access's space,
- * partitions and low address bits, and how many it has.  Equal accesses,
- * equal words, so unequal words rule a match out without reading the
- * other instruction (compile-live's producers all differ: each recent one
- * was read and compared for every new one); one load, as most producers
- * of a loop body do match (compile-mix3). */
-static inline uint64_t pix_signature(const bir_inst_t *in)
+/* A hash of an instruction's accesses: equal accesses, equal hashes, so
+ * unequal hashes rule a match out without reading the other instruction
+ * (compile-live's producers all differ: each recent one was read and
+ * compared for every new one).  All of the accesses, not a word of the
+ * first: a loop body's producers that share their first access then
+ * still differ here (compile-mix3 took 4 ms more with one word). */
+static inline uint64_t pix_fingerprint(const bir_inst_t *in)
 {
-    uint64_t x;
-    memcpy(&x, &in->acc[0], sizeof x);   /* a producer has accesses (no other is filed) */
-    return x ^ (uint64_t)in->nacc;
+    uint64_t h = (uint64_t)in->nacc;
+    for (int i = 0; i < in->nacc; i++) {
+        uint64_t x[2];
+        memcpy(x, &in->acc[i], sizeof x);
+        h = (h ^ x[0]) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ x[1]) * 0x9e3779b97f4a7c15ull;
+    }
+    return h;
 }
 
 static inline unsigned pix_nlevels(unsigned space) { return space == ISA_SPACE_HBM ? 3 : 2; }
@@ -316,8 +321,8 @@ void pix_free(pindex_t *x);
  * at least one): the hash table and bucket array, once past their first
  * small size, grow to that at once. */
 void pix_reserve(pindex_t *x, size_t lists);
-/* File producer p (instruction in, at least one access; semaphore sem)
- * under every chunk its accesses touch; out of memory sets x->oom (the index is then unused). */
+/* File producer p (instruction in, semaphore sem) under every chunk its
+ * accesses touch; out of memory sets x->oom (the index is then unused). */
 void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx);
 /* Keep summary level l of space from now on (filled from the finer exact
  * lists the first time); a query at level l needs it.  Out of memory sets
