@@ -287,19 +287,23 @@ static inline int *list_last(const pix_last_t *e, int j)
 /* Producer p has exactly the accesses of a recent one on its semaphore
  * that is still the last entry of each of its lists: p takes its place
  * there (what pix_append would do list by list: the dedup finds it at the
- * end of each); whether it could. */
-static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, uint64_t fp, int sem, int p,
-                               const pix_ctx_t *ctx)
+ * end of each); whether it could.  *fp: in's fingerprint where *have_fp
+ * is set (worked out here only when needed). */
+static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p,
+                               const pix_ctx_t *ctx, uint64_t *fp, bool *have_fp)
 {
     pix_recent_t *r = &x->recent[sem];
+    uint16_t id = ctx->prods[p].accid;
     for (unsigned k = 0; k < PIX_RECENT; k++) {   /* the last one used first */
         pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
-        if (e->p < 0 || e->fp != fp)
-            continue;   /* none, or other accesses */
-        uint16_t id = ctx->prods[p].accid;
-        bool same_id = id && id == ctx->prods[e->p].accid;
-        if (!same_id && !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
+        if (e->p < 0)
             continue;
+        if (!id || id != ctx->prods[e->p].accid) {   /* equal ids: equal accesses */
+            if (!*have_fp)   /* hashed at the first entry the ids leave open */
+                *fp = pix_fingerprint(in), *have_fp = true;
+            if (e->fp != *fp || !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
+                continue;   /* other accesses */
+        }
         if (e->gen != x->gen) {   /* lists moved since: their new places */
             for (int j = 0; j < e->nlists; j++)
                 e->list[j] = pix_list(&x->buckets[e->bucket[j]], sem);
@@ -368,9 +372,10 @@ __attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in
 
 void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
 {
-    uint64_t fp = pix_fingerprint(in);
-    if (x->oom || !pix_replace_recent(x, in, fp, sem, p, ctx))
-        pix_file(x, in, fp, sem, p, ctx);
+    uint64_t fp;
+    bool have_fp = false;
+    if (x->oom || !pix_replace_recent(x, in, sem, p, ctx, &fp, &have_fp))
+        pix_file(x, in, have_fp ? fp : pix_fingerprint(in), sem, p, ctx);
 }
 
 /* One entry of a summary being filled: producer p on sem goes to the
