@@ -18,11 +18,11 @@ static size_t slab_bytes(int blocks) { return (size_t)blocks * PIX_SLAB * sizeof
 
 void pix_free(pindex_t *x)
 {
-    for (int b = 0; b < x->nb; b++) {
+    for (int b = 0; b < x->nb && x->nheap; b++) {   /* none: no walk over the buckets */
         pbucket_t *bk = &x->buckets[b];
         for (int k = 0; k < bk->nl; k++)
             if (pix_lists(bk)[k].cap > PIX_SLAB)
-                free(pix_lists(bk)[k].v);
+                free(pix_lists(bk)[k].u.heap);
         if (bk->capl)
             free(bk->u.heap);
     }
@@ -82,7 +82,9 @@ static bool table_room(pindex_t *x)
 }
 
 /* Room for one more bucket (the same first-small-then-hint rule); false:
- * out of memory.  Not cleared: a bucket is cleared when it is made. */
+ * out of memory.  Not cleared: a bucket is set up when it is made.  The
+ * lists remembered in x->recent are found again when the buckets move
+ * (gen); adding a bucket moves none. */
 static bool buckets_room(pindex_t *x)
 {
     if (x->nb < x->capb)
@@ -97,19 +99,25 @@ static bool buckets_room(pindex_t *x)
                                      (size_t)x->nb * sizeof *nb, nc * sizeof *nb, &bytes);
     if (!nb)
         return false;
+    if (nb != x->buckets)
+        x->gen++;
     x->buckets = nb, x->capb = (int)(bytes / sizeof *nb), x->bucket_bytes = bytes;
     return true;
 }
 
-pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
+/* The bucket of key; when absent it is made with one list, of semaphore
+ * sem, whose one entry is p (*made set; most of compile-live's chunks
+ * never get another).  NULL: out of memory. */
+static pbucket_t *bucket_get(pindex_t *x, uint64_t key, int sem, int p, bool *made)
 {
     size_t i = 0;
+    *made = false;
     if (x->cap) {   /* one probe finds the key or the slot it would take */
         for (i = pix_hash(key, x->cap); x->slots[i].key; i = (i + 1) & (x->cap - 1))
             if (x->slots[i].key == key)
                 return &x->buckets[x->slots[i].bucket];
     }
-    if (!create || x->oom)
+    if (x->oom)
         return NULL;
     if (2 * (x->n + 1) > x->cap) {
         if (!table_room(x)) {
@@ -123,17 +131,20 @@ pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create)
         x->oom = true;
         return NULL;
     }
-    x->gen++;   /* the buckets may have moved */
-    memset(&x->buckets[x->nb], 0, sizeof x->buckets[0]);
+    pbucket_t *b = &x->buckets[x->nb];
+    b->nonempty = 1ull << sem;
+    b->nl = 1, b->capl = 0;
+    b->u.inl[0] = (ivec_t){.n = 1, .cap = 0, .u.inl = {p, 0}};
     x->slots[i] = (pix_slot_t){key, x->nb};
-    x->n++;
-    return &x->buckets[x->nb++];
+    x->n++, x->nb++;
+    *made = true;
+    return b;
 }
 
 /* A block of PIX_SLAB entries from the newest slab; NULL: out of memory.
  * The first slab is small; the next one has room for the hinted lists at
- * once (compile-live: 12 000 lists, one block of 2 MiB pages instead of a
- * dozen 32 KiB slabs).  Not cleared: a list writes its entries. */
+ * once (one block, not a dozen 32 KiB slabs, when many lists outgrow
+ * their inline entries).  Not cleared: a list writes its entries. */
 static int *slab_take(pindex_t *x)
 {
     if (!x->nslabs || x->slab_used == x->slabs[x->nslabs - 1].blocks) {
@@ -164,18 +175,23 @@ static int *slab_take(pindex_t *x)
 static int list_grow(pindex_t *x, ivec_t *l)
 {
     int *nv;
-    if (!l->cap) {
+    if (!l->cap) {   /* out of its inline room */
+        _Static_assert(PIX_INLINE <= PIX_SLAB, "a slab block holds the inline entries");
         nv = slab_take(x);
+        if (nv)
+            memcpy(nv, l->u.inl, sizeof l->u.inl);
     } else if (l->cap == PIX_SLAB) {   /* out of its slab block (left unused) */
         nv = malloc((size_t)2 * PIX_SLAB * sizeof *nv);
-        if (nv)
-            memcpy(nv, l->v, (size_t)PIX_SLAB * sizeof *nv);
+        if (nv) {
+            memcpy(nv, l->u.heap, (size_t)PIX_SLAB * sizeof *nv);
+            x->nheap++;
+        }
     } else {
-        nv = realloc(l->v, (size_t)l->cap * 2 * sizeof *nv);
+        nv = realloc(l->u.heap, (size_t)l->cap * 2 * sizeof *nv);
     }
     if (!nv)
         return -1;
-    l->v = nv;
+    l->u.heap = nv;
     l->cap = l->cap ? 2 * l->cap : PIX_SLAB;
     return 0;
 }
@@ -192,6 +208,7 @@ static ivec_t *list_make(pindex_t *x, pbucket_t *b, int sem)
         ivec_t *nl = malloc((size_t)cap * 2 * sizeof *nl);
         if (!nl)
             return NULL;
+        x->nheap += !b->capl;
         memcpy(nl, pix_lists(b), (size_t)b->nl * sizeof *nl);
         if (b->capl)
             free(b->u.heap);
@@ -202,8 +219,9 @@ static ivec_t *list_make(pindex_t *x, pbucket_t *b, int sem)
     int r = 0;   /* its rank: the semaphores below it */
     for (uint64_t below = b->nonempty & (bit - 1); below; below &= below - 1)
         r++;
-    memmove(&base[r + 1], &base[r], (size_t)(b->nl - r) * sizeof *base);
-    base[r] = (ivec_t){NULL, 0, 0};
+    if (r < b->nl)   /* most buckets get their first list: nothing moves */
+        memmove(&base[r + 1], &base[r], (size_t)(b->nl - r) * sizeof *base);
+    memset(&base[r], 0, sizeof base[r]);
     b->nl++;
     b->nonempty |= bit;
     return &base[r];
@@ -222,21 +240,33 @@ static ivec_t *list_make(pindex_t *x, pbucket_t *b, int sem)
 static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst_t *in,
                        const pix_ctx_t *c, pix_last_t *rec)
 {
-    pbucket_t *b = pix_bucket(x, key, true);
-    ivec_t *l = b ? list_make(x, b, sem) : NULL;
+    bool made;
+    pbucket_t *b = bucket_get(x, key, sem, p, &made);
+    ivec_t *l = b && made ? b->u.inl : b ? list_make(x, b, sem) : NULL;   /* made: p is in it */
     if (!l) {
         x->oom = true;
         return;
     }
-    if (l->n && l->v[l->n - 1] == p)
-        return;   /* another access of p in this chunk */
-    for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
-        if (pix_same_accesses(in, &c->insts[c->prods[l->v[k]].inst])) {
-            for (int j = k; j < l->n - 1; j++)   /* at most PIX_DEDUP - 1 moves */
-                l->v[j] = l->v[j + 1];
-            l->n--;
-            break;
+    if (!made) {
+        int *v = iv_v(l);
+        if (l->n && v[l->n - 1] == p)
+            return;   /* another access of p in this chunk */
+        for (int k = l->n - 1; k >= 0 && k >= l->n - PIX_DEDUP; k--)
+            if (pix_same_accesses(in, &c->insts[c->prods[v[k]].inst])) {
+                for (int j = k; j < l->n - 1; j++)   /* at most PIX_DEDUP - 1 moves */
+                    v[j] = v[j + 1];
+                l->n--;
+                break;
+            }
+        if (l->n == (l->cap ? l->cap : PIX_INLINE)) {
+            if (list_grow(x, l)) {
+                x->oom = true;
+                return;
+            }
+            v = l->u.heap;
         }
+        v[l->n++] = p;
+    }
     if (rec->p == p) {   /* p's lists, each once */
         if (rec->nlists < PIX_LAST_LISTS) {
             rec->bucket[rec->nlists] = (int)(b - x->buckets);
@@ -245,36 +275,35 @@ static void pix_append(pindex_t *x, uint64_t key, int sem, int p, const bir_inst
             rec->p = -1;   /* too many to remember */
         }
     }
-    if (l->n == l->cap && list_grow(x, l)) {
-        x->oom = true;
-        return;
-    }
-    l->v[l->n++] = p;
     x->any[(key - 1) & 15u] |= (uint8_t)(1u << ((key - 1) >> 4 & 7u));   /* (space, write), code */
 }
 
 /* The last entry of recent producer e's list j (e->gen is current). */
 static inline int *list_last(const pix_last_t *e, int j)
 {
-    return &e->list[j]->v[e->list[j]->n - 1];
+    return &iv_v(e->list[j])[e->list[j]->n - 1];
 }
 
 /* Producer p has exactly the accesses of a recent one on its semaphore
  * that is still the last entry of each of its lists: p takes its place
  * there (what pix_append would do list by list: the dedup finds it at the
- * end of each); whether it could. */
+ * end of each); whether it could.  *fp: in's fingerprint where *have_fp
+ * is set (worked out here only when needed). */
 static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p,
-                               const pix_ctx_t *ctx)
+                               const pix_ctx_t *ctx, uint64_t *fp, bool *have_fp)
 {
     pix_recent_t *r = &x->recent[sem];
+    uint16_t id = ctx->prods[p].accid;
     for (unsigned k = 0; k < PIX_RECENT; k++) {   /* the last one used first */
         pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
         if (e->p < 0)
             continue;
-        uint16_t id = ctx->prods[p].accid;
-        bool same_id = id && id == ctx->prods[e->p].accid;
-        if (!same_id && !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
-            continue;
+        if (!id || id != ctx->prods[e->p].accid) {   /* equal ids: equal accesses */
+            if (!*have_fp)   /* hashed at the first entry the ids leave open */
+                *fp = pix_fingerprint(in), *have_fp = true;
+            if (e->fp != *fp || !pix_same_accesses(in, &ctx->insts[ctx->prods[e->p].inst]))
+                continue;   /* other accesses */
+        }
         if (e->gen != x->gen) {   /* lists moved since: their new places */
             for (int j = 0; j < e->nlists; j++)
                 e->list[j] = pix_list(&x->buckets[e->bucket[j]], sem);
@@ -303,15 +332,18 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p
     return false;
 }
 
-void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
+/* File p list by list (pix_add when no recent producer's place is
+ * taken): kept out of pix_add, whose common path in a loop body is the
+ * replacement alone, so that path does not save and restore the
+ * registers this loop needs. */
+__attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in, uint64_t fp,
+                                               int sem, int p, const pix_ctx_t *ctx)
 {
-    if (!x->oom && pix_replace_recent(x, in, sem, p, ctx))
-        return;
     pix_recent_t *r = &x->recent[sem];
     pix_last_t *rec = &r->e[r->next];
     r->used = r->next;
     r->next = (r->next + 1) % PIX_RECENT;
-    rec->p = p, rec->nlists = 0;   /* pix_append records the lists */
+    rec->p = p, rec->nlists = 0, rec->fp = fp;   /* pix_append records the lists */
     uint32_t gen = x->gen;
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
@@ -325,7 +357,7 @@ void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t 
         for (uint64_t c = pl.c0; c <= pl.c1; c++)
             pix_append(x, pix_key(ac->space, pl.level, c, ac->write), sem, p, in, ctx, rec);
         unsigned on = x->sum_on[ac->space & 7u];   /* the summaries kept above its level */
-        for (unsigned l = pl.level + 1; l < pix_nlevels(ac->space); l++) {
+        for (unsigned l = pl.level + 1; on && l < pix_nlevels(ac->space); l++) {
             if (!(on >> l & 1u))
                 continue;
             pix_range_t r = pix_coarsen(pl, pl.level, PIX_SUM + l, l);
@@ -333,10 +365,17 @@ void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t 
                 pix_append(x, pix_key(ac->space, r.level, c, ac->write), sem, p, in, ctx, rec);
         }
     }
-    if (rec->p == p && gen != x->gen && !x->oom)   /* lists moved while it was filed */
-        for (int j = 0; j < rec->nlists; j++)
-            rec->list[j] = pix_list(&x->buckets[rec->bucket[j]], sem);
-    rec->gen = x->gen;
+    /* lists that moved while it was filed are found again when it is used
+     * (pix_replace_recent: a gen other than the current one) */
+    rec->gen = gen == x->gen ? gen : x->gen - 1;
+}
+
+void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx)
+{
+    uint64_t fp;
+    bool have_fp = false;
+    if (x->oom || !pix_replace_recent(x, in, sem, p, ctx, &fp, &have_fp))
+        pix_file(x, in, have_fp ? fp : pix_fingerprint(in), sem, p, ctx);
 }
 
 /* One entry of a summary being filled: producer p on sem goes to the
@@ -383,7 +422,7 @@ void pix_summary_fill(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *
                     }
                     e = ne, cap = nc;
                 }
-                e[n++] = (pix_fill_t){v->v[j], sem, pix_key(space, PIX_SUM + l, chunk, write)};
+                e[n++] = (pix_fill_t){iv_cv(v)[j], sem, pix_key(space, PIX_SUM + l, chunk, write)};
             }
         }
     }

@@ -61,17 +61,30 @@ _Static_assert(BIR_MAX_SEMS <= 64, "semaphore sets are 64-bit masks");
 #define PIX_FINE_MAX 16u        /* HBM level 1: at most 4 KiB in 256-byte chunks */
 #define PIX_LAST_LISTS 8        /* pix_last_t: lists remembered per producer */
 #define PIX_RECENT 4            /* pix_recent_t: producers remembered per semaphore */
-#define PIX_SLAB 8              /* a list's first storage: entries, from a slab */
+#define PIX_SLAB 8              /* a list's storage past its inline entries: entries, from a slab */
 #define PIX_SLAB_BLOCKS 1024    /* such blocks per slab */
 #define PIX_HINT_MAX ((size_t)1 << 17)   /* pix_reserve: at most 4 MiB of hash table up front */
 /* The list kinds of a key: exact lists of level l (code l), the wide
  * list, summary lists of level l (PIX_SUM + l). */
 enum { PIX_WIDE = 3, PIX_SUM = 4 };
 
+/* A list of producer indices.  Most lists hold one or two (compile-live:
+ * 12 000 lists of one entry): those sit inline, in the 8 bytes a pointer
+ * to storage would take, so opening a list writes no other memory; a
+ * list that outgrows them moves to a slab block, then a block of its own. */
+#define PIX_INLINE 2
 typedef struct {
-    int *v;
-    int n, cap;
+    int n, cap;                    /* cap 0: the entries are inline (at most PIX_INLINE) */
+    union {
+        int *heap;
+        int inl[PIX_INLINE];
+    } u;
 } ivec_t;
+_Static_assert(sizeof(ivec_t) == 16, "ivec_t: the inline entries fill the pointer's room");
+
+/* The entries of list l. */
+static inline int *iv_v(ivec_t *l) { return l->cap ? l->u.heap : l->u.inl; }
+static inline const int *iv_cv(const ivec_t *l) { return l->cap ? l->u.heap : l->u.inl; }
 
 /* The lists of one chunk, one per semaphore with producers there (most
  * chunks have one or two: 48 bytes a chunk, not one list per semaphore). */
@@ -113,6 +126,7 @@ static inline ivec_t *pix_list(const pbucket_t *b, int s)
 typedef struct {
     int p;                         /* -1: none, or its lists are unknown */
     int nlists;
+    uint64_t fp;                   /* pix_fingerprint of its accesses */
     uint32_t gen;                  /* pindex_t.gen when list[] was taken */
     int bucket[PIX_LAST_LISTS];    /* indices into pindex_t.buckets */
     ivec_t *list[PIX_LAST_LISTS];  /* the lists themselves, while gen holds */
@@ -148,13 +162,15 @@ typedef struct {
      * lookups for kinds a kernel never files) */
     uint8_t any[16];
     uint8_t sum_on[8];             /* [space], bit l: summary level l is kept */
-    /* Most lists stay short (compile-live: 12 000 lists of one or two
-     * entries): their first PIX_SLAB entries come from slabs, not one
-     * malloc each; a list that outgrows them moves to its own block. */
+    /* A list past its inline entries takes its next PIX_SLAB from a
+     * slab, not a malloc each; one that outgrows them moves to its own
+     * block. */
     pix_slab_t *slabs;
     int nslabs, capslabs, slab_used;   /* blocks taken from the newest slab */
-    /* Bumped whenever a list header may move (a bucket or a list added):
-     * a remembered list pointer is used only while it holds. */
+    size_t nheap;                  /* lists and bucket list arrays in blocks of their own */
+    /* Bumped whenever a list header may move (the buckets moved, or a
+     * list was added to a bucket): a remembered list pointer is used only
+     * while it holds. */
     uint32_t gen;
     pix_recent_t recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
@@ -200,6 +216,26 @@ static inline bool pix_same_accesses(const bir_inst_t *a, const bir_inst_t *b)
     return true;
 }
 
+/* A hash of an instruction's accesses: equal accesses, equal hashes, so
+ * unequal hashes rule a match out without reading the other instruction
+ * (compile-live's producers all differ: each recent one was read and
+ * compared for every new one).  Worked out only where the access-set ids
+ * leave a match open (a loop body's producers match by id, most of
+ * compile-mix3's).  All of the accesses, not a word of the first:
+ * producers that share their first access still differ here
+ * (compile-mix3 took 4 ms more with one word, on fewer instructions). */
+static inline uint64_t pix_fingerprint(const bir_inst_t *in)
+{
+    uint64_t h = (uint64_t)in->nacc;
+    for (int i = 0; i < in->nacc; i++) {
+        uint64_t x[2];
+        memcpy(x, &in->acc[i], sizeof x);
+        h = (h ^ x[0]) * 0x9e3779b97f4a7c15ull;
+        h = (h ^ x[1]) * 0x9e3779b97f4a7c15ull;
+    }
+    return h;
+}
+
 static inline unsigned pix_nlevels(unsigned space) { return space == ISA_SPACE_HBM ? 3 : 2; }
 
 /* log2 of the chunk size of level l (16 B, 256 B, 64 KiB). */
@@ -226,15 +262,6 @@ static inline pbucket_t *pix_find(const pindex_t *x, uint64_t key)
         }
     }
     return NULL;
-}
-
-/* The wide list's bucket of (space, write), or NULL (most kernels have
- * none: no hash lookup then). */
-static inline pbucket_t *pix_find_wide(const pindex_t *x, unsigned space, bool write)
-{
-    if (!(x->any[(space & 7u) * 2 + (write ? 1u : 0u)] >> PIX_WIDE & 1u))
-        return NULL;
-    return pix_find(x, pix_key(space, PIX_WIDE, 0, write));
 }
 
 /* Where a non-empty access is filed: its level and its chunks there (code
@@ -264,22 +291,27 @@ static inline pix_range_t pix_coarsen(pix_range_t r, unsigned from, unsigned cod
     return (pix_range_t){code, r.c0 >> d, r.c1 >> d};
 }
 
-/* The lists of kind `write` a query by a non-wide access at place pl
- * reads (the wide list aside), as chunk ranges per code: exact lists of
- * levels pl.level and coarser, the summary of pl.level; only codes with a
- * list.  Summary pl.level must be kept (pix_need_summary).  How many. */
-static inline int pix_query_ranges(const pindex_t *x, unsigned space, pix_range_t pl, bool write,
-                                   pix_range_t *out)
+/* The codes of the lists of one kind that a query by a non-wide access
+ * at level `level` reads (the wide list aside), as a bit set: the exact
+ * lists of that level and coarser ones, the summary of that level; only
+ * codes with a list (`any`: x->any of the space and kind, where no level
+ * above the space's top is set).  Summary `level` must be kept
+ * (pix_need_summary).  One mask, not a loop over the levels: most queries
+ * read one code. */
+static inline unsigned pix_query_codes(unsigned any, unsigned level)
 {
-    unsigned any = x->any[(space & 7u) * 2 + (write ? 1u : 0u)], n = 0;
-    if (any >> pl.level & 1u)
-        out[n++] = pl;
-    for (unsigned l = pl.level + 1; l < PIX_LEVELS; l++)   /* none above the space's top */
-        if (any >> l & 1u)
-            out[n++] = pix_coarsen(pl, pl.level, l, l);
-    if (any >> (PIX_SUM + pl.level) & 1u)
-        out[n++] = (pix_range_t){PIX_SUM + pl.level, pl.c0, pl.c1};
-    return (int)n;
+    unsigned exact = (1u << PIX_WIDE) - (1u << level);   /* levels level..PIX_LEVELS-1 */
+    return any & (exact | 1u << (PIX_SUM + level));
+}
+
+/* The chunks of code `code` (of pix_query_codes) that a query at place pl
+ * reads: pl's chunks coarsened to an exact level, or pl's own in the
+ * summary of its level. */
+static inline pix_range_t pix_code_range(pix_range_t pl, unsigned code)
+{
+    if (code >= PIX_SUM || code == pl.level)   /* pl's own chunks (no shift to work out) */
+        return (pix_range_t){code, pl.c0, pl.c1};
+    return pix_coarsen(pl, pl.level, code, code);
 }
 
 void pix_init(pindex_t *x);
@@ -291,8 +323,6 @@ void pix_free(pindex_t *x);
  * at least one): the hash table and bucket array, once past their first
  * small size, grow to that at once. */
 void pix_reserve(pindex_t *x, size_t lists);
-/* The bucket of key, or NULL (absent and !create, or out of memory). */
-pbucket_t *pix_bucket(pindex_t *x, uint64_t key, bool create);
 /* File producer p (instruction in, semaphore sem) under every chunk its
  * accesses touch; out of memory sets x->oom (the index is then unused). */
 void pix_add(pindex_t *x, const bir_inst_t *in, int sem, int p, const pix_ctx_t *ctx);

@@ -245,14 +245,14 @@ static unsigned producing_engines(const sync_walk_t *w, const bir_module_t *m)
 /* The pool for the walk's large blocks: the producers (`prods` bytes),
  * a clock log per engine with producers (every change of a clock
  * raises a semaphore towards its final count: at most np changes each),
- * the index for about two lists per instruction (pix_reserve). */
-static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, int ninsts)
+ * the index for about two lists per producer (pix_reserve). */
+static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np, size_t lists)
 {
     size_t logs = 0;
     for (; engines; engines &= engines - 1)
         logs += sclk_pool_bytes(np < UINT32_MAX ? (uint32_t)np : UINT32_MAX, w->nsems);
     size_t nops = (size_t)w->pending.first * sizeof *w->pending.v + 64;
-    sched_pool_init(&w->pool, prods + 64 + logs + nops + pix_pool_bytes(2 * (size_t)ninsts));
+    sched_pool_init(&w->pool, prods + 64 + logs + nops + pix_pool_bytes(lists));
     w->pending.pool = &w->pool;
     w->clk.pool = &w->pool;
     w->index.pool = &w->pool;
@@ -273,11 +273,18 @@ static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir
         if (producer_sem(w, m, &b->insts[i], &sem))
             w->room[sem]++, np++;
     }
+    /* about two accesses per producer (a source, a destination), each
+     * opening a list when tiles do not repeat (compile-live); counted on
+     * the producers, not the block, whose DMA descriptors (half of
+     * compile-live's instructions) file nothing: a reserve for those put
+     * the index across a second 2 MiB page */
+    size_t naccs = 2 * np;
+    pix_reserve(&w->index, naccs);
     for (int s = 0; s < w->nsems; s++)
         nval += (size_t)w->room[s] + 1;   /* values 1..room (0 unused) */
     size_t want = (np ? np : 1) * sizeof *w->prods + nval * sizeof(int);
     w->pending.first = np > 256 && np < INT_MAX ? (int)np : 256;
-    walk_pool(w, want, producing_engines(w, m), np, b->ninsts);
+    walk_pool(w, want, producing_engines(w, m), np, naccs);
     w->prods_bytes = want;
     w->prods = sched_pool_take(&w->pool, want);
     if (!w->prods) {
@@ -323,44 +330,67 @@ static void load_accs(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in
         sconf_load(w->conf, ax, b->insts, (int)(in - b->insts));
 }
 
-/* Newest producer in list l above *lim that conflicts with in (accesses
- * ax); whether one was found. */
-static bool scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                      const ivec_t *l, uint32_t *lim, int *giver)
+/* What an index search has found so far: per semaphore s in `set`, the
+ * newest conflicting producer giver[s] and its value need[s]; above what
+ * the engine knows (kn) where s is not in `set` yet.  need[] and giver[]
+ * are the search's results, written as it goes (no copy at the end). */
+typedef struct {
+    const uint32_t *kn;
+    uint32_t *need;
+    int *giver;
+    uint64_t set;
+    uint64_t own_bit;   /* the semaphore of in's engine's own compute (in order) */
+} ix_found_t;
+
+/* The value a producer on s must pass to improve on what f holds. */
+static inline uint32_t ix_floor(const ix_found_t *f, int s)
 {
-    for (int k = l->n - 1; k >= 0; k--) {
-        const prod_t *pr = &w->prods[l->v[k]];
-        if (pr->value <= *lim)
-            return false;   /* older entries have smaller values */
-        if (conflicts(w, b, ax, l->v[k])) {
-            *lim = pr->value;
-            *giver = l->v[k];
-            return true;
-        }
-    }
-    return false;
+    return f->set >> s & 1u ? f->need[s] : f->kn[s];
 }
 
-/* Scan every semaphore list of bucket bk but the own one (bit
- * `own_bit`); the semaphores that found a producer. */
-static uint64_t scan_bucket_at(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                               const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+/* Producer p on s conflicts with in and is above ix_floor: the newest one. */
+static inline void ix_take(ix_found_t *f, int s, int p, uint32_t value)
 {
-    uint64_t found = 0;
+    f->need[s] = value, f->giver[s] = p;
+    f->set |= 1ull << s;
+}
+
+/* Newest producer in list l above value lim that conflicts with in
+ * (accesses ax); -1: none. */
+static int scan_list(sync_walk_t *w, const bir_block_t *b, accs_t *ax, const ivec_t *l,
+                     uint32_t lim)
+{
+    const int *v = iv_cv(l);
+    for (int k = l->n - 1; k >= 0; k--) {
+        if (w->prods[v[k]].value <= lim)
+            return -1;   /* older entries have smaller values */
+        if (conflicts(w, b, ax, v[k]))
+            return v[k];
+    }
+    return -1;
+}
+
+/* Scan every semaphore list of bucket bk but the own one. */
+static void scan_bucket_at(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                           const pbucket_t *bk, ix_found_t *f)
+{
     const ivec_t *l = pix_lists(bk);
     for (uint64_t q = bk->nonempty; q; q &= q - 1, l++) {   /* lists in semaphore order */
         int s = __builtin_ctzll(q);
-        if (!(own_bit >> s & 1u) && scan_list(w, b, ax, l, &lim[s], &giver[s]))
-            found |= 1ull << s;
+        if (f->own_bit >> s & 1u)
+            continue;
+        int p = scan_list(w, b, ax, l, ix_floor(f, s));
+        if (p >= 0)
+            ix_take(f, s, p, w->prods[p].value);
     }
-    return found;
 }
 
 /* Most lookups find no bucket (NULL): that test stays at the call site. */
-static inline uint64_t scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
-                                   const pbucket_t *bk, uint64_t own_bit, uint32_t *lim, int *giver)
+static inline void scan_bucket(sync_walk_t *w, const bir_block_t *b, accs_t *ax,
+                               const pbucket_t *bk, ix_found_t *f)
 {
-    return bk ? scan_bucket_at(w, b, ax, bk, own_bit, lim, giver) : 0;
+    if (bk)
+        scan_bucket_at(w, b, ax, bk, f);
 }
 
 static uint64_t search_scan(sync_walk_t *w, const bir_block_t *b, const bir_inst_t *in,
@@ -394,11 +424,7 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
     if (w->index.oom)   /* out of memory filing: the scan */
         return search_scan(w, b, in, ax, is_dma, kn, need, giver);
     int own = is_dma ? -1 : w->engine_sem[in->engine];
-    uint64_t own_bit = own < 0 ? 0 : 1ull << own, set = 0;
-    uint32_t lim[BIR_MAX_SEMS];
-    int g[BIR_MAX_SEMS];
-    for (int s = 0; s < w->nsems; s++)
-        lim[s] = kn[s], g[s] = -1;
+    ix_found_t f = {kn, need, giver, 0, own < 0 ? 0 : 1ull << own};
     pix_ctx_t pc = {b->insts, w->prods};
     for (int a = 0; a < in->nacc; a++) {
         const bir_access_t *ac = &in->acc[a];
@@ -410,11 +436,10 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             for (int s = 0; s < w->nsems; s++) {
                 if (s == own)
                     continue;   /* same engine, in order */
-                for (uint32_t v = w->count[s]; v > lim[s]; v--) {
+                for (uint32_t v = w->count[s]; v > ix_floor(&f, s); v--) {
                     int p = w->by_val[s][v];
                     if (conflicts(w, b, ax, p)) {
-                        lim[s] = v, g[s] = p;
-                        set |= 1ull << s;
+                        ix_take(&f, s, p, v);
                         break;
                     }
                 }
@@ -422,28 +447,25 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             continue;
         }
         pix_need_summary(&w->index, ac->space, pl.level, &pc);
-        if (w->index.oom)   /* out of memory filling it: the scan (need[] untouched so far) */
+        if (w->index.oom)   /* out of memory filling it: the scan (it starts afresh) */
             return search_scan(w, b, in, ax, is_dma, kn, need, giver);
         /* writers always; readers too when this access writes */
-        for (int kind = 1; kind >= (ac->write ? 0 : 1); kind--) {
-            set |= scan_bucket(w, b, ax,
-                               pix_find_wide(&w->index, ac->space, kind),
-                               own_bit, lim, g);
-            pix_range_t rg[PIX_LEVELS + 1];
-            int nr = pix_query_ranges(&w->index, ac->space, pl, kind, rg);
-            for (int r = 0; r < nr; r++)
-                for (uint64_t c = rg[r].c0; c <= rg[r].c1; c++)
-                    set |= scan_bucket(w, b, ax,
-                                       pix_find(&w->index, pix_key(ac->space, rg[r].level, c, kind)),
-                                       own_bit, lim, g);
+        unsigned space = ac->space & 7u, last_kind = ac->write ? 0 : 1;
+        for (unsigned kind = 1;; kind--) {
+            unsigned any = w->index.any[space * 2 + kind];
+            if (any >> PIX_WIDE & 1u)   /* most kernels have no wide list */
+                scan_bucket(w, b, ax, pix_find(&w->index, pix_key(space, PIX_WIDE, 0, kind)), &f);
+            for (unsigned codes = pix_query_codes(any, pl.level); codes; codes &= codes - 1) {
+                unsigned code = (unsigned)__builtin_ctz(codes);
+                pix_range_t r = pix_code_range(pl, code);
+                for (uint64_t c = r.c0; c <= r.c1; c++)
+                    scan_bucket(w, b, ax, pix_find(&w->index, pix_key(space, code, c, kind)), &f);
+            }
+            if (kind == last_kind)
+                break;
         }
     }
-    for (uint64_t q = set; q; q &= q - 1) {   /* the semaphores with g[s] >= 0 */
-        int s = __builtin_ctzll(q);
-        need[s] = lim[s];
-        giver[s] = g[s];
-    }
-    return set;
+    return f.set;
 }
 
 /* Of the semaphores in `open`, those whose count engine known (kn) has
@@ -832,9 +854,6 @@ int sched_synchronise_budget(bir_module_t *m, enc_stats_t *st, int scan_budget, 
         walk_free(&w);
         return tpb_errf(err, "out of memory in the scheduler");
     }
-    /* about two accesses per instruction (a source, a destination), each
-     * opening a list when tiles do not repeat (compile-live) */
-    pix_reserve(&w.index, 2 * (size_t)n);
     int rc = 0;
     for (int i = 0; i < n && !rc; i++) {
         bir_inst_t *in = &b->insts[i];

@@ -2,8 +2,8 @@
  * producer through the per-semaphore memo of recent producers (matched by
  * access-set id or by comparing the accesses) must leave every list
  * exactly as the list-by-list filing with its duplicate drop (a model
- * here) leaves it, and the memo must actually be taken; lists start in
- * slab blocks and move out when they grow; a reserved index grows its
+ * here) leaves it, and the memo must actually be taken; lists start
+ * inline, move to slab blocks and then out as they grow; a reserved index grows its
  * hash table straight to the hint after its first small one. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -190,7 +190,7 @@ static uint64_t run_random(uint32_t seed, int npat, bool with_ids, int *longest_
         assert_non_null(b);
         const ivec_t *v = pix_list(b, l->sem);
         assert_int_equal(v->n, l->n);
-        assert_memory_equal(v->v, l->v, (size_t)l->n * sizeof l->v[0]);
+        assert_memory_equal(iv_cv(v), l->v, (size_t)l->n * sizeof l->v[0]);
         assert_true((b->nonempty >> l->sem) & 1);
         bool first = true;   /* distinct keys */
         for (int j = 0; j < i; j++)
@@ -222,10 +222,11 @@ static void test_pix_recent_matches_list_filing(void **state)
     assert_true(longest > 2 * PIX_SLAB);   /* lists outgrew their slab block */
 }
 
-/* n producers, each on its own 16-byte SBUF chunk (compile-live's tiles):
- * every one opens a list.  Returns how many hash tables were built; the
- * lists are checked. */
-static unsigned run_distinct_chunks_slabs(int n, size_t hint, int *nslabs)
+/* n producers, `per` to a 16-byte SBUF chunk, each with accesses of its
+ * own (per 1: compile-live's tiles), on the chunk's semaphore: every chunk
+ * opens a list of `per` entries.  Returns how many hash tables were built;
+ * the lists are checked. */
+static unsigned run_distinct_chunks_slabs(int n, int per, size_t hint, int *nslabs)
 {
     bir_inst_t *insts = calloc((size_t)n, sizeof *insts);
     prod_t *prods = calloc((size_t)n, sizeof *prods);
@@ -238,21 +239,23 @@ static unsigned run_distinct_chunks_slabs(int n, size_t hint, int *nslabs)
     pix_reserve(&x, hint);
     pix_ctx_t ctx = {insts, prods};
     for (int p = 0; p < n; p++) {
+        int c = p / per, sem = c % NSEM;
         acc[p] = pattern(0, true, p);
-        acc[p].lo = (uint64_t)p * 16, acc[p].hi = acc[p].lo + 16;
+        acc[p].lo = (uint64_t)c * 16 + (uint64_t)(p % per), acc[p].hi = acc[p].lo + 1;
         insts[p].acc = &acc[p], insts[p].nacc = 1;
-        prods[p] = (prod_t){.inst = p, .sem = (uint8_t)(p % NSEM), .value = (uint32_t)p + 1};
-        pix_add(&x, &insts[p], p % NSEM, p, &ctx);
+        prods[p] = (prod_t){.inst = p, .sem = (uint8_t)sem, .value = (uint32_t)p + 1};
+        pix_add(&x, &insts[p], sem, p, &ctx);
     }
     assert_false(x.oom);
-    assert_int_equal(x.n, n);
-    for (int p = 0; p < n; p++) {
-        const pbucket_t *b = pix_find(&x, pix_key(ISA_SPACE_SBUF, 0, (uint64_t)p, true));
+    assert_int_equal(x.n, n / per);
+    for (int c = 0; c < n / per; c++) {
+        const pbucket_t *b = pix_find(&x, pix_key(ISA_SPACE_SBUF, 0, (uint64_t)c, true));
         assert_non_null(b);
-        assert_int_equal(b->nonempty, 1ull << (p % NSEM));
-        const ivec_t *v = pix_list(b, p % NSEM);
-        assert_int_equal(v->n, 1);
-        assert_int_equal(v->v[0], p);
+        assert_int_equal(b->nonempty, 1ull << (c % NSEM));
+        const ivec_t *v = pix_list(b, c % NSEM);
+        assert_int_equal(v->n, per);
+        for (int k = 0; k < per; k++)
+            assert_int_equal(iv_cv(v)[k], c * per + k);
     }
     unsigned r = x.rehashes;
     *nslabs = x.nslabs;
@@ -266,7 +269,7 @@ static unsigned run_distinct_chunks_slabs(int n, size_t hint, int *nslabs)
 static unsigned run_distinct_chunks(int n, size_t hint)
 {
     int nslabs;
-    return run_distinct_chunks_slabs(n, hint, &nslabs);
+    return run_distinct_chunks_slabs(n, 1, hint, &nslabs);
 }
 
 static void test_pix_reserve_grows_once(void **state)
@@ -282,17 +285,23 @@ static void test_pix_reserve_grows_once(void **state)
 
 /* Past TPB_ARRAY_MAP_MIN the table (a fresh, zero mapping), the buckets
  * and the list storage are huge-page blocks: filed and found the same,
- * reserved or grown step by step across the threshold.  Reserved, the
- * list storage is the small first slab and one for the hint. */
+ * reserved or grown step by step across the threshold.  Lists of one or
+ * two entries take no list storage (inline); longer ones take slab
+ * blocks: reserved, the small first slab and one for the hint. */
 static void test_pix_large_blocks(void **state)
 {
     (void)state;
-    int nslabs = 0;
-    assert_int_equal(run_distinct_chunks_slabs(40000, 40000, &nslabs), 2);
+    int nslabs = -1;
+    assert_int_equal(run_distinct_chunks_slabs(40000, 1, 40000, &nslabs), 2);
+    assert_int_equal(nslabs, 0);
+    assert_int_equal(run_distinct_chunks_slabs(80000, PIX_INLINE, 40000, &nslabs), 2);
+    assert_int_equal(nslabs, 0);
+    int per = PIX_INLINE + 1;
+    assert_int_equal(run_distinct_chunks_slabs(40000 * per, per, 40000, &nslabs), 2);
     assert_int_equal(nslabs, 2);
-    assert_true(run_distinct_chunks_slabs(40000, 0, &nslabs) >= 7);
+    assert_true(run_distinct_chunks_slabs(40000 * per, per, 0, &nslabs) >= 7);
     assert_int_equal(nslabs, (40000 + PIX_SLAB_BLOCKS - 1) / PIX_SLAB_BLOCKS);
-    assert_int_equal(run_distinct_chunks_slabs(3000, 3000, &nslabs), 2);   /* below the threshold */
+    assert_int_equal(run_distinct_chunks_slabs(3000 * per, per, 3000, &nslabs), 2);   /* below the threshold */
     assert_int_equal(nslabs, 2);
 }
 
