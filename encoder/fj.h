@@ -45,6 +45,24 @@ typedef struct {
     int last;                    /* the open block's latest op, -1 */
 } fj_sched_t;
 
+/* A statement object's keys, found in one pass over its members when the
+ * statement is decoded (fj_keys_scan): the first member of each key the
+ * table knows (FK_*), which of them are there, and whether any other key
+ * (or a repeated one) is.  fj_jfield answers a field of the statement
+ * from it; fj_check_fields passes an object whose keys are all known,
+ * allowed and given once without comparing names again. */
+enum {
+    FK_OP, FK_LOC, FK_COMMENT, FK_NAME, FK_ENGINE, FK_DEPS, FK_SCHEDULE, FK_MASK, FK_DST,
+    FK_SRC, FK_SHAPE, FK_DTYPE, FK_BUFFER, FK_DGE_MODE, FK_OOB_MODE, FK_DMA_QOS, FK_RMW_OP,
+    FK_OTHER, FK_SRC_REG, FK_DST_REG, FK_N
+};
+typedef struct {
+    const cJSON *obj;            /* whose keys these are; NULL: none */
+    unsigned present;            /* 1 << FK_* per key found */
+    bool other;                  /* a key outside the table, or one given twice */
+    const cJSON *it[FK_N];       /* the first member of each key found */
+} fj_keys_t;
+
 typedef struct {
     enc_builder_t b;
     enc_env_t env;
@@ -86,6 +104,10 @@ typedef struct {
      * passes too when its keys are that object's, in order */
 #define FJ_FIELDS_OK 8
     struct { const void *allowed; const cJSON *obj; } fields_ok[FJ_FIELDS_OK];
+    /* per allowed-field list (same slots): its names as FK_* bits */
+    struct { const void *allowed; unsigned mask; } keys_ok[FJ_FIELDS_OK];
+    /* the keys of the statement being run (exec_stmt), NULL */
+    fj_keys_t *keys;
     /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
      * whether it has NKI argument names to rename and a mask field of its own */
     const struct fj_opdef *prep_d;
@@ -185,8 +207,13 @@ static inline const void *fj_memo_get_slot(const jx_t *j, const void **slot, con
         *slot = v;
     return v;
 }
-/* whether fj_memo_put keeps answers here (inside a loop or an if) */
-bool fj_memo_keeps(const jx_t *j);
+/* whether fj_memo_put keeps answers here (inside a loop or an if):
+ * outside loops and ifs (and directly in an "iterations" loop, whose
+ * every iteration is its own objects) every object is visited once */
+static inline bool fj_memo_keeps(const jx_t *j)
+{
+    return j->depth && j->depth != j->once_depth;
+}
 /* own p until the end of the run (false: not owned, out of memory); free
  * everything owned (fj_fields.c) */
 bool fj_keep(jx_t *j, void *p, void (*fr)(void *));
@@ -194,6 +221,23 @@ void fj_cache_free(jx_t *j);
 const char *fj_type_name(const cJSON *it);
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed);
 const cJSON *fj_field(const cJSON *obj, const char *name);
+/* obj's members in one pass into ks (ks->obj NULL when a member has no
+ * key: fj_field stops there) */
+void fj_keys_scan(const cJSON *obj, fj_keys_t *ks);
+/* fj_field of obj, from the running statement's key table when obj is
+ * its object (j->keys) */
+const cJSON *fj_jfield(const jx_t *j, const cJSON *obj, const char *name);
+/* fj_jfield of a name the table knows, by its index k (FK_*) */
+static inline const cJSON *fj_kfield(const jx_t *j, const cJSON *obj, int k, const char *name)
+{
+    const fj_keys_t *ks = j->keys;
+    if (ks && ks->obj == obj && obj)
+        return ks->present >> k & 1 ? ks->it[k] : NULL;
+    return fj_field(obj, name);
+}
+/* fj_get_str of the item `it` (obj's field fname, NULL: absent) */
+int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                const char **out, bool required);
 /* d as an int64 (checked before the cast: 1e30 is UB): "is not an
  * integer" or "is outside the 64-bit integer range" otherwise */
 int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out);

@@ -38,8 +38,19 @@ static bool key_eq(const char *k, const char *name)
     return *k == *name;
 }
 
-static unsigned dma_keys(const cJSON *o)
+static unsigned dma_keys(const jx_t *j, const cJSON *o)
 {
+    const fj_keys_t *ks = j->keys;
+    if (ks && ks->obj == o) {   /* the statement's keys, found in one pass */
+        static const unsigned char bit[][2] = {
+            {FK_DGE_MODE, DMA_K_DGE}, {FK_OOB_MODE, DMA_K_OOB}, {FK_DMA_QOS, DMA_K_QOS},
+            {FK_RMW_OP, DMA_K_RMW}, {FK_OTHER, DMA_K_OTHER}, {FK_SRC_REG, DMA_K_SRC_REG},
+            {FK_DST_REG, DMA_K_DST_REG}};
+        unsigned m = 0;
+        for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++)
+            m |= ks->present >> bit[i][0] & 1 ? bit[i][1] : 0u;
+        return m;
+    }
     unsigned m = 0;
     for (const cJSON *c = o->child; c && c->string; c = c->next) {   /* fj_field's walk */
         const char *k = c->string;
@@ -72,7 +83,7 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
         return 0;
     }
     *rmw = ISA_ALU_BYPASS;
-    *keys = dma_keys(o);
+    *keys = dma_keys(j, o);
     if (!(*keys & DMA_K_OPTS)) {   /* the four reads below, of absent fields */
         op->dge_mode = ISA_DGE_NONE;
         op->oob_mode = ISA_OOB_ERROR;
@@ -290,7 +301,7 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     dma_kept_t f = {NULL, NULL};
     if (!c && (op->kind == TIR_LOAD || op->kind == TIR_STORE) && keys != DMA_K_ALL &&
         !(keys & (DMA_K_OTHER | DMA_K_SRC_REG | DMA_K_DST_REG))) {
-        f = (dma_kept_t){fj_field(o, "dst"), fj_field(o, "src")};
+        f = (dma_kept_t){fj_kfield(j, o, FK_DST, "dst"), fj_kfield(j, o, FK_SRC, "src")};
         c = cJSON_IsString(f.dst) && cJSON_IsString(f.src) ? &f : NULL;
     }
     int rc = c ? dma_plain(j, c, path, op, rmw) : dma_read(j, o, path, op, rmw, keys);

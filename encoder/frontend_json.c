@@ -104,13 +104,14 @@ static int op_head(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st, tir
         op->engine = st->engine;
         return 0;
     }
-    if (fj_get_str(j, o, path, "name", nm, false) || fj_get_engine(j, o, path, &op->engine))
+    if (fj_str_item(j, fj_kfield(j, o, FK_NAME, "name"), path, "name", nm, false) ||
+        fj_get_engine(j, o, path, &op->engine))
         return -1;
     if (st) {
         st->name = *nm;
         st->engine = op->engine;
-        st->deps = fj_field(o, "deps") != NULL;
-        st->sched = fj_field(o, "schedule") != NULL;
+        st->deps = fj_kfield(j, o, FK_DEPS, "deps") != NULL;
+        st->sched = fj_kfield(j, o, FK_SCHEDULE, "schedule") != NULL;
         st->head = true;
     }
     return 0;
@@ -170,9 +171,13 @@ static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_st
         for (int i = 0; d->fields[i]; i++)
             j->prep_native |= d->fields[i][0] == 'm' && !strcmp(d->fields[i], "mask");
     }
-    if (j->prep_nki && fj_rename_nki_params(j, o, path, d))
-        return -1;
-    if (!j->prep_native && fj_field(o, "mask")) {  /* compute into a tile, masked copy (fj_mask.c) */
+    if (j->prep_nki) {
+        if (fj_rename_nki_params(j, o, path, d))
+            return -1;
+        if (j->keys && j->keys->obj == o)   /* keys may have been renamed */
+            fj_keys_scan(o, j->keys);
+    }
+    if (!j->prep_native && fj_kfield(j, o, FK_MASK, "mask")) {  /* compute into a tile, masked copy (fj_mask.c) */
         st->prepared = st->masked = true;
         return fj_masked_op(j, o, path, d, run_compute_op);
     }
@@ -243,9 +248,10 @@ static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
     if (fj_check_fields(j, o, path, allowed))
         return -1;
     const char *buf;
-    if (fj_get_str(j, o, path, "name", &t->name, true) || fj_get_dtype(j, o, path, &t->dt) ||
+    if (fj_str_item(j, fj_kfield(j, o, FK_NAME, "name"), path, "name", &t->name, true) ||
+        fj_get_dtype(j, o, path, &t->dt) ||
         fj_get_shape(j, o, path, "shape", t->shape, &t->nd, 1 + ISA_MAX_FREE_DIMS) ||
-        fj_get_str(j, o, path, "buffer", &buf, false))
+        fj_str_item(j, fj_kfield(j, o, FK_BUFFER, "buffer"), path, "buffer", &buf, false))
         return -1;
     t->kind = TIR_T_SBUF;
     if (buf && !strcmp(fj_strip_prefix(buf), "psum"))
@@ -709,18 +715,36 @@ static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
     if (!cJSON_IsObject(o))
         return fj_jfail(j, path, NULL, "expected an op object, got %s", fj_type_name(o));
     const char *name;
-    if (fj_get_str(j, o, path, "op", &name, true))
+    if (fj_str_item(j, fj_kfield(j, o, FK_OP, "op"), path, "op", &name, true))
         return -1;
     /* "loc": "file.py:LINE" names the op's source line; it replaces the
      * op's path (errors, sidecars, trace) of a tile, let or op */
     const char *loc;
-    if (fj_get_str(j, o, path, "loc", &loc, false))
+    if (fj_str_item(j, fj_kfield(j, o, FK_LOC, "loc"), path, "loc", &loc, false))
         return -1;
     if (loc && loc[0] && strcmp(name, "for") && strcmp(name, "if"))
         st->loc = loc;
     if (!name_kind_cached(j, name, st))
         return fj_jfail(j, path, "op", "unknown op '%s' (see docs/kernel-format.md)", name);
     return 0;
+}
+
+/* The decoded statement st of object o */
+static int run_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
+{
+    switch (st->what) {
+    case ST_TILE: return exec_tile(j, o, path, st);
+    case ST_LET: return exec_let(j, o, path);
+    case ST_NO_REORDER: return exec_no_reorder(j, o, path);
+    case ST_OP: return exec_compute_op(j, o, path, st);
+    default: break;
+    }
+    if (++j->depth > ENC_MAX_NESTING)
+        return fj_jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
+                        ENC_MAX_NESTING);
+    int rc = st->what == ST_FOR ? exec_for(j, o, path, st->for_kind) : exec_if(j, o, path);
+    j->depth--;
+    return rc;
 }
 
 /* slot: the loop body's slot of o's decoded statement (fj_paths_t st[i]),
@@ -732,9 +756,17 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slo
                         ? (fj_stmt_t *)fj_memo_get_slot(j, slot, o, &stmt_tag)
                         : NULL;
     fj_stmt_t local;
+    fj_keys_t keys;   /* o's keys while it runs, when decoded here */
+    fj_keys_t *outer = j->keys;
     if (!st) {
-        if (decode_stmt(j, o, path, &local))
+        if (cJSON_IsObject(o)) {
+            fj_keys_scan(o, &keys);
+            j->keys = &keys;
+        }
+        if (decode_stmt(j, o, path, &local)) {
+            j->keys = outer;
             return -1;
+        }
         st = &local;
         fj_stmt_t *kept = fj_memo_keeps(j) ? malloc(sizeof *kept) : NULL;
         if (kept && fj_keep(j, kept, free)) {
@@ -748,18 +780,8 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slo
     }
     if (st->loc)
         path = st->loc;
-    switch (st->what) {
-    case ST_TILE: return exec_tile(j, o, path, st);
-    case ST_LET: return exec_let(j, o, path);
-    case ST_NO_REORDER: return exec_no_reorder(j, o, path);
-    case ST_OP: return exec_compute_op(j, o, path, st);
-    default: break;
-    }
-    if (++j->depth > ENC_MAX_NESTING)
-        return fj_jfail(j, path, NULL, "loops/conditionals nested more than %d deep",
-                        ENC_MAX_NESTING);
-    int rc = st->what == ST_FOR ? exec_for(j, o, path, st->for_kind) : exec_if(j, o, path);
-    j->depth--;
+    int rc = run_stmt(j, o, path, st);
+    j->keys = outer;
     return rc;
 }
 

@@ -1,0 +1,183 @@
+/* A statement's keys found in one pass (sixteenth session, #16): fj.h
+ * fj_keys_scan, fj_jfield / fj_kfield and fj_check_fields answering from
+ * the table.  The table must give exactly what fj_field gives (the first
+ * member of a key, NULL for an absent one), and every object the table
+ * lets through unchecked must be one the full check passes: unknown,
+ * repeated and renamed keys still reach the full check's messages. */
+#include "front_json_util.h"
+
+#include "fj.h"
+
+/* Every name the table knows, in FK_* order. */
+static const char *const names[FK_N] = {
+    "op", "loc", "comment", "name", "engine", "deps", "schedule", "mask", "dst", "src",
+    "shape", "dtype", "buffer", "dge_mode", "oob_mode", "dma_qos", "rmw_op", "other",
+    "src_reg", "dst_reg"};
+
+/* fj_jfield and fj_kfield of a scanned object against fj_field, for the
+ * table's names and for names outside it (near misses included). */
+static void same_as_fj_field(const cJSON *o)
+{
+    jx_t *j = calloc(1, sizeof *j);
+    fj_keys_t ks;
+    fj_keys_scan(o, &ks);
+    j->keys = &ks;
+    assert_ptr_equal(ks.obj, o);
+    for (int k = 0; k < FK_N; k++) {
+        assert_ptr_equal(fj_kfield(j, o, k, names[k]), fj_field(o, names[k]));
+        assert_ptr_equal(fj_jfield(j, o, names[k]), fj_field(o, names[k]));
+    }
+    static const char *const others[] = {"", "o", "ops", "d", "ds", "dst_", "src_re", "nam",
+                                         "var", "value", "data", "shapes", "x"};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        assert_ptr_equal(fj_jfield(j, o, others[i]), fj_field(o, others[i]));
+    free(j);
+}
+
+static void test_scan_matches_fj_field(void **state)
+{
+    (void)state;
+    /* every table key once, in reverse order: all present, nothing else */
+    cJSON *all = cJSON_CreateObject();
+    for (int k = FK_N - 1; k >= 0; k--)
+        cJSON_AddNumberToObject(all, names[k], k);
+    fj_keys_t ks;
+    fj_keys_scan(all, &ks);
+    assert_false(ks.other);
+    assert_int_equal(ks.present, (1u << FK_N) - 1);
+    for (int k = 0; k < FK_N; k++)
+        assert_int_equal(ks.it[k]->valueint, k);   /* each name's own index */
+    same_as_fj_field(all);
+    cJSON_Delete(all);
+
+    const char *texts[] = {
+        "{\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[0:1, :]\"}",
+        "{\"dst\": 1, \"op\": \"store\", \"dst\": 2, \"src\": 3}",         /* a repeat */
+        "{\"op\": \"let\", \"var\": \"i\", \"value\": 3}",                 /* unknown keys */
+        "{\"o\": 1, \"ops\": 2, \"dst_\": 3, \"\": 4, \"src_reg\": 5}",    /* near misses */
+        "{}"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        cJSON *o = cJSON_Parse(texts[i]);
+        assert_non_null(o);
+        same_as_fj_field(o);
+        fj_keys_scan(o, &ks);
+        assert_int_equal(ks.other, i >= 1 && i <= 3);
+        cJSON_Delete(o);
+    }
+    cJSON *o = cJSON_Parse("{\"dst\": 1, \"op\": 2, \"dst\": 3}");
+    fj_keys_scan(o, &ks);
+    assert_int_equal(ks.it[FK_DST]->valueint, 1);   /* the first of a repeated key */
+    cJSON_Delete(o);
+}
+
+/* A member without a key ends fj_field's walk: no table then. */
+static void test_keyless_member(void **state)
+{
+    (void)state;
+    cJSON *o = cJSON_Parse("{\"op\": 1, \"dst\": 2}");
+    o->child->string = NULL;   /* (cJSON_Delete frees a NULL key fine) */
+    fj_keys_t ks;
+    fj_keys_scan(o, &ks);
+    assert_null(ks.obj);
+    cJSON_Delete(o);
+}
+
+/* fj_check_fields through the table: a passing object passes, and
+ * unknown, repeated or disallowed keys give the full check's messages. */
+static void test_check_fields_table(void **state)
+{
+    (void)state;
+    static const char *const allowed[] = {"op", "dst", "src", NULL};
+    struct { const char *text; const char *msg; } cases[] = {
+        {"{\"op\": 1, \"src\": 2, \"dst\": 3, \"comment\": 4, \"loc\": 5}", NULL},
+        {"{\"op\": 1, \"shape\": 2}", "p: field 'shape': unknown field (allowed: op, dst, src)"},
+        {"{\"op\": 1, \"var\": 2}", "p: field 'var': unknown field (allowed: op, dst, src)"},
+        {"{\"op\": 1, \"dst\": 2, \"dst\": 3}", "p: field 'dst': given twice"},
+        {"{\"comment\": 1, \"op\": 1, \"comment\": 3}", "p: field 'comment': given twice"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tir_kernel_t k;
+        tpb_err_t e = {0};
+        jx_t *j = calloc(1, sizeof *j);
+        enc_builder_init(&j->b, &k, "kernel", NULL, &e);
+        cJSON *o = cJSON_Parse(cases[i].text);
+        fj_keys_t ks;
+        fj_keys_scan(o, &ks);
+        j->keys = &ks;
+        int rc = fj_check_fields(j, o, "p", allowed);
+        if (!cases[i].msg) {
+            assert_int_equal(rc, 0);
+        } else {
+            assert_int_not_equal(rc, 0);
+            assert_non_null(strstr(e.msg, cases[i].msg));
+        }
+        cJSON_Delete(o);
+        free(j->memo);
+        enc_builder_free(&j->b);
+        tir_kernel_free(&k);
+        free(j);
+    }
+}
+
+/* Whole flat statements: the messages read the same through the table,
+ * NKI argument names are renamed (the table is read again after), and a
+ * loc replaces the path. */
+static void test_flat_statements(void **state)
+{
+    (void)state;
+    fails_with(T("t", "[1, 512]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': 'a[0:1, :]', 'shape': [1]}",
+               "body[1]: field 'shape': unknown field (allowed: op, name, engine", NULL);
+    fails_with(T("t", "[1, 512]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': 'a[0:1, :]', 'src': 'a[1:2, :]'}",
+               "body[1]: field 'src': given twice", NULL);
+    fails_with(T("t", "[1, 512]", "float32") "{'op': 'load', 'src': 'a[0:1, :]'}",
+               "body[1]: field 'dst': missing", NULL);
+    fails_with(T("t", "[1, 512]", "float32") "{'op': 'load', 'dst': 5, 'src': 'a[0:1, :]'}",
+               "body[1]: field 'dst'", NULL);
+    fails_with("{'op': 'tile', 'name': 't', 'shape': [1, 512]}",
+               "body[0]: field 'dtype': missing", NULL);
+    fails_with("{'op': 'tile', 'name': 't', 'shape': [1, 512], 'dtype': 'float32', 'buffer': 'x'}",
+               "body[0]: field 'buffer': unknown buffer 'x'", NULL);
+    fails_with("{'name': 't'}", "body[0]: field 'op': missing", NULL);
+    fails_with("{'op': 7}", "body[0]: field 'op': expected a string, got a number", NULL);
+    fails_with(T("t", "[1, 512]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': 'a[0:1, :]', 'engine': 'nope'}",
+               "field 'engine': unknown engine 'nope'", NULL);
+    fails_with(T("t", "[1, 512]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': 'zz[0:1, :]', 'loc': 'k.py:12'}",
+               "k.py:12: field 'src': unknown tensor or tile 'zz'", NULL);
+    fails_with(T("t", "[1, 512]", "float32")
+               "{'op': 'load', 'dst': 't', 'src': 'a[0:1, :]', 'rmw_op': 'add'}",
+               "field 'rmw_op'", NULL);
+    /* NKI names: renamed before the check, so data1/data2 are in0/in1 */
+    tir_kernel_t k;
+    parses(T("t", "[1, 512]", "float32") T("u", "[1, 512]", "float32")
+           "{'op': 'tensor_tensor', 'dst': 't', 'data1': 't', 'data2': 'u', 'operator': 'add'}", &k);
+    assert_int_equal(k.ops[k.nops - 1].kind, TIR_TENSOR_TENSOR);
+    tir_kernel_free(&k);
+    fails_with(T("t", "[1, 512]", "float32")
+               "{'op': 'tensor_tensor', 'dst': 't', 'data1': 't', 'in0': 't', 'in1': 't',"
+               " 'operator': 'add'}",
+               "field 'data1': given twice (also as 'in0')", NULL);
+    /* a flat load with dma options, keys in any order */
+    parses(T("t", "[1, 512]", "float32")
+           "{'src': 'a[3:4, :]', 'dma_qos': 2, 'op': 'load', 'dst': 't', 'oob_mode': 'error'}", &k);
+    const tir_op_t *op = &k.ops[k.nops - 1];
+    assert_int_equal(op->kind, TIR_LOAD);
+    assert_int_equal(op->qos, 2);
+    assert_false(op->flags & TIR_F_OOB_SKIP);
+    assert_int_equal(op->src[0]->offset, 3 * 512);
+    tir_kernel_free(&k);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scan_matches_fj_field),
+        cmocka_unit_test(test_keyless_member),
+        cmocka_unit_test(test_check_fields_table),
+        cmocka_unit_test(test_flat_statements),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
