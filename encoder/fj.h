@@ -45,6 +45,20 @@ typedef struct {
     int last;                    /* the open block's latest op, -1 */
 } fj_sched_t;
 
+/* cJSON_IsString / cJSON_IsObject / cJSON_IsNumber inline (the
+ * library's are calls into the shared object), for the per-statement
+ * paths */
+static inline bool fj_is_string(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_String; }
+static inline bool fj_is_object(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Object; }
+static inline bool fj_is_number(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Number; }
+/* strcmp(a, b) == 0 inline: names of a few bytes, most differing early */
+static inline bool fj_str_eq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 /* A statement object's keys, found in one pass over its members when the
  * statement is decoded (fj_keys_scan): the first member of each key the
  * table knows (FK_*), which of them are there, and whether any other key

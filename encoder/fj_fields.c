@@ -295,7 +295,7 @@ int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
     *out = 0;
     if (dep)
         *dep = false;
-    if (cJSON_IsNumber(it))
+    if (fj_is_number(it))
         return fj_int_of_number(j, it->valuedouble, path, fname, out);
     if (cJSON_IsString(it)) {
         enc_val_t v;
@@ -410,7 +410,7 @@ int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
             return fj_jfail(j, path, fname, "missing");
         return 0;
     }
-    if (!cJSON_IsString(it))
+    if (!fj_is_string(it))
         return fj_jfail(j, path, fname, "expected a string, got %s", fj_type_name(it));
     *out = it->valuestring;
     return 0;

@@ -302,7 +302,7 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (!c && (op->kind == TIR_LOAD || op->kind == TIR_STORE) && keys != DMA_K_ALL &&
         !(keys & (DMA_K_OTHER | DMA_K_SRC_REG | DMA_K_DST_REG))) {
         f = (dma_kept_t){fj_kfield(j, o, FK_DST, "dst"), fj_kfield(j, o, FK_SRC, "src")};
-        c = cJSON_IsString(f.dst) && cJSON_IsString(f.src) ? &f : NULL;
+        c = fj_is_string(f.dst) && fj_is_string(f.src) ? &f : NULL;
     }
     int rc = c ? dma_plain(j, c, path, op, rmw) : dma_read(j, o, path, op, rmw, keys);
     if (rc == 1 && !kept)   /* read whole: kept for the next iteration */

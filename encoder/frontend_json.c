@@ -324,9 +324,9 @@ static int64_t count_tiles(const cJSON *body)
 {
     int64_t n = 0;
     for (const cJSON *s = body->child; s; s = s->next) {
-        const cJSON *opn = cJSON_IsObject(s) ? fj_field(s, "op") : NULL;
-        n += cJSON_IsString(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
-             !strcmp(opn->valuestring, "tile");
+        const cJSON *opn = fj_is_object(s) ? fj_field(s, "op") : NULL;
+        n += fj_is_string(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
+             fj_str_eq(opn->valuestring, "tile");
     }
     return n;
 }
@@ -688,7 +688,7 @@ static bool name_kind_cached(jx_t *j, const char *name, fj_stmt_t *st)
     unsigned n = j->nopnames < FJ_OPNAMES ? j->nopnames : FJ_OPNAMES;
     for (unsigned i = 0; i < n; i++) {
         const struct fj_opname *c = &j->opnames[i];
-        if (c->name[0] == name[0] && !strcmp(c->name, name)) {
+        if (c->name[0] == name[0] && fj_str_eq(c->name, name)) {
             st->what = c->what;
             st->for_kind = c->for_kind;
             st->d = c->d;
@@ -712,7 +712,7 @@ static bool name_kind_cached(jx_t *j, const char *name, fj_stmt_t *st)
 static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
     *st = (fj_stmt_t){0};
-    if (!cJSON_IsObject(o))
+    if (!fj_is_object(o))
         return fj_jfail(j, path, NULL, "expected an op object, got %s", fj_type_name(o));
     const char *name;
     if (fj_str_item(j, fj_kfield(j, o, FK_OP, "op"), path, "op", &name, true))
@@ -752,14 +752,14 @@ static int run_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slot)
 {
     /* a filled slot is an object's (the memo keeps only objects') */
-    fj_stmt_t *st = (slot && *slot) || cJSON_IsObject(o)
+    fj_stmt_t *st = (slot && *slot) || fj_is_object(o)
                         ? (fj_stmt_t *)fj_memo_get_slot(j, slot, o, &stmt_tag)
                         : NULL;
     fj_stmt_t local;
     fj_keys_t keys;   /* o's keys while it runs, when decoded here */
     fj_keys_t *outer = j->keys;
     if (!st) {
-        if (cJSON_IsObject(o)) {
+        if (fj_is_object(o)) {
             fj_keys_scan(o, &keys);
             j->keys = &keys;
         }
@@ -785,15 +785,34 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slo
     return rc;
 }
 
+/* "<path>[i]" in p, whose first n bytes are the path already: false when
+ * it would not fit (su_join_int's length past the buffer). */
+static bool index_path(char *p, size_t cap, size_t n, int i)
+{
+    char tail[24];
+    size_t t = 0;
+    tail[t++] = '[';
+    t += su_long(tail + t, i);
+    tail[t++] = ']';
+    if (n + t >= cap)
+        return false;
+    tpb_copy_short(p + n, tail, t);
+    p[n + t] = 0;
+    return true;
+}
+
 static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp)
 {
     int i = 0;
+    char p[ENC_PATH_MAX];   /* the path copied once, each index written after it */
+    size_t n = bp && bp->p ? 0 : strlen(path);
+    if (n < sizeof p)
+        memcpy(p, path, n);
     for (const cJSON *s = body->child; s; s = s->next, i++) {
-        char p[ENC_PATH_MAX];
         const char *sp = p;
         if (bp && bp->p)
             sp = bp->p[i];
-        else if (su_join_int(p, sizeof p, path, -1, '[', i, ']') >= sizeof p)
+        else if (!index_path(p, sizeof p, n, i))
             sp = NULL;
         if (!sp)
             return fj_jfail(j, path, NULL, "op path too long (nesting too deep)");

@@ -6,6 +6,7 @@
  * repeated and renamed keys still reach the full check's messages. */
 #include "front_json_util.h"
 
+#include "expr.h"
 #include "fj.h"
 
 /* Every name the table knows, in FK_* order. */
@@ -171,6 +172,81 @@ static void test_flat_statements(void **state)
     tir_kernel_free(&k);
 }
 
+/* The quick operand reader: what enc_parse_slice_operand gives, for the
+ * texts it takes; none past max_len (a caller's buffer would cut them). */
+static void test_quick_operand(void **state)
+{
+    (void)state;
+    static const char *const quick[] = {"t", "t17", "a[17:18, :]", "a[ 3 : 9 : 2 ,1]", "a[::]",
+                                        "a[5]", "a[:7, 2:]"};
+    for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++) {
+        char n1[64], n2[64], msg[200];
+        enc_slice_t s1[ENC_MAX_SLICES], s2[ENC_MAX_SLICES];
+        int k1 = -1, k2 = -2;
+        bool dep;
+        memset(s1, 0, sizeof s1);
+        memset(s2, 0, sizeof s2);
+        size_t len = strlen(quick[i]);
+        assert_true(enc_quick_slice_operand(quick[i], n1, sizeof n1, s1, &k1, len + 1));
+        assert_false(enc_quick_slice_operand(quick[i], n1, sizeof n1, s1, &k1, len));
+        enc_env_t env;
+        enc_env_init(&env);
+        assert_int_equal(enc_parse_slice_operand(quick[i], &env, n2, sizeof n2, s2, &k2, &dep, msg,
+                                                 sizeof msg), 0);
+        enc_env_free(&env);
+        assert_string_equal(n1, n2);
+        assert_int_equal(k1, k2);
+        for (int d = 0; d < k1; d++) {
+            assert_int_equal(s1[d].kind, s2[d].kind);
+            assert_int_equal(s1[d].start, s2[d].start);
+            assert_int_equal(s1[d].stop, s2[d].stop);
+            assert_int_equal(s1[d].step, s2[d].step);
+            assert_int_equal(s1[d].has_start, s2[d].has_start);
+            assert_int_equal(s1[d].has_stop, s2[d].has_stop);
+        }
+    }
+    static const char *const slow[] = {"a.reshape(3, 4)", "a[i]", "a[-1]", "a[1:2:3:4]", "a[]",
+                                       "9a", "a[1] ", "a[1]]", "a[1234567890123456789]"};
+    for (size_t i = 0; i < sizeof slow / sizeof slow[0]; i++) {
+        char n[64];
+        enc_slice_t sl[ENC_MAX_SLICES];
+        int k;
+        assert_false(enc_quick_slice_operand(slow[i], n, sizeof n, sl, &k, SIZE_MAX));
+    }
+}
+
+/* A flat body's paths ("<path>[i]"): written after the path copied once,
+ * failing exactly where the joined path would not fit in ENC_PATH_MAX (a
+ * no_reorder's loc replaces its path: a 1014-byte loc + ".body" + "[10]"
+ * fits, a 1015-byte one fits "[9]" but not "[10]"). */
+static void test_long_paths(void **state)
+{
+    (void)state;
+    static const struct { size_t len; int nstmts; bool ok; } cases[] = {
+        {1014, 11, true}, {1015, 10, true}, {1015, 11, false}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *body = malloc(cases[c].len + 2048);
+        int o = sprintf(body, T("t", "[1, 512]", "float32") "{'op': 'no_reorder', 'loc': '");
+        memset(body + o, 'x', cases[c].len);
+        o += (int)cases[c].len;
+        o += sprintf(body + o, "', 'body': [");
+        for (int i = 0; i < cases[c].nstmts; i++)
+            o += sprintf(body + o, "%s{'op': 'load', 'dst': 't', 'src': 'a[%d:%d, :]'}", i ? ", " : "",
+                         i, i + 1);
+        sprintf(body + o, "]}");
+        tir_kernel_t k;
+        tpb_err_t e;
+        if (cases[c].ok) {
+            parses(body, &k);
+            assert_int_equal(k.nops, cases[c].nstmts);
+            tir_kernel_free(&k);
+        } else {
+            fails(body, &e);
+        }
+        free(body);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +254,8 @@ int main(void)
         cmocka_unit_test(test_keyless_member),
         cmocka_unit_test(test_check_fields_table),
         cmocka_unit_test(test_flat_statements),
+        cmocka_unit_test(test_quick_operand),
+        cmocka_unit_test(test_long_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
