@@ -72,8 +72,10 @@ static void skip_blanks(ja_t *p) { p->off = blanks_at(p->s, p->len, p->off); }
  * line: the hot functions then need fewer saved registers per call. */
 #if defined(__GNUC__)
 #define JA_COLD __attribute__((noinline, cold))
+#define JA_INLINE inline __attribute__((always_inline))
 #else
 #define JA_COLD
+#define JA_INLINE inline
 #endif
 
 /* bump's case of a new region: n bytes at its start. */
@@ -314,7 +316,7 @@ static JA_COLD bool parse_string_rest(ja_t *p, size_t start, size_t i, char **ou
 /* The string at the position (its opening quote) into the arena: *out.
  * Fails one byte past the quote when there is no quote or no closing one,
  * at the escape when an escape is refused. */
-static bool parse_string(ja_t *p, char **out)
+static JA_INLINE bool parse_string(ja_t *p, char **out)
 {
     const unsigned char *s = p->s;
     size_t len = p->len, start = p->off;
