@@ -120,8 +120,11 @@ typedef struct {
     struct { const void *allowed; const cJSON *obj; } fields_ok[FJ_FIELDS_OK];
     /* per allowed-field list (same slots): its names as FK_* bits */
     struct { const void *allowed; unsigned mask; } keys_ok[FJ_FIELDS_OK];
-    /* the keys of the statement being run (exec_stmt), NULL */
+    /* the keys of the statement decoded last (exec_stmt), NULL: none; an
+     * answer only for its own object (the tree is read-only), so it
+     * needs no restoring when a nested statement takes the table */
     fj_keys_t *keys;
+    fj_keys_t keytab;
     /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
      * whether it has NKI argument names to rename and a mask field of its own */
     const struct fj_opdef *prep_d;

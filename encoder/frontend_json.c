@@ -729,9 +729,35 @@ static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
     return 0;
 }
 
-/* The decoded statement st of object o */
-static int run_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
+/* slot: the loop body's slot of o's decoded statement (fj_paths_t st[i]),
+ * or NULL */
+static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slot)
 {
+    /* a filled slot is an object's (the memo keeps only objects') */
+    fj_stmt_t *st = (slot && *slot) || fj_is_object(o)
+                        ? (fj_stmt_t *)fj_memo_get_slot(j, slot, o, &stmt_tag)
+                        : NULL;
+    fj_stmt_t local;
+    if (!st) {
+        if (fj_is_object(o)) {   /* its keys in one pass, for its first run */
+            fj_keys_scan(o, &j->keytab);
+            j->keys = &j->keytab;
+        }
+        if (decode_stmt(j, o, path, &local))
+            return -1;
+        st = &local;
+        fj_stmt_t *kept = fj_memo_keeps(j) ? malloc(sizeof *kept) : NULL;
+        if (kept && fj_keep(j, kept, free)) {
+            *kept = local;
+            st = kept;
+            if (fj_memo_put(j, o, &stmt_tag, kept) && slot)   /* not kept: still freed */
+                *slot = kept;
+        } else {
+            free(kept);
+        }
+    }
+    if (st->loc)
+        path = st->loc;
     switch (st->what) {
     case ST_TILE: return exec_tile(j, o, path, st);
     case ST_LET: return exec_let(j, o, path);
@@ -745,47 +771,6 @@ static int run_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
     int rc = st->what == ST_FOR ? exec_for(j, o, path, st->for_kind) : exec_if(j, o, path);
     j->depth--;
     return rc;
-}
-
-/* slot: the loop body's slot of o's decoded statement (fj_paths_t st[i]),
- * or NULL */
-/* exec_stmt of a statement not decoded yet: decoded (and kept in a loop
- * body), run with its keys found in one pass (j->keys) */
-static int decode_run_stmt(jx_t *j, const cJSON *o, const char *path, const void **slot)
-{
-    fj_stmt_t local, *st = &local;
-    fj_keys_t keys;
-    fj_keys_t *outer = j->keys;
-    if (fj_is_object(o)) {
-        fj_keys_scan(o, &keys);
-        j->keys = &keys;
-    }
-    int rc = decode_stmt(j, o, path, &local);
-    if (!rc) {
-        fj_stmt_t *kept = fj_memo_keeps(j) ? malloc(sizeof *kept) : NULL;
-        if (kept && fj_keep(j, kept, free)) {
-            *kept = local;
-            st = kept;
-            if (fj_memo_put(j, o, &stmt_tag, kept) && slot)   /* not kept: still freed */
-                *slot = kept;
-        } else {
-            free(kept);
-        }
-        rc = run_stmt(j, o, st->loc ? st->loc : path, st);
-    }
-    j->keys = outer;
-    return rc;
-}
-
-static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slot)
-{
-    /* a filled slot is an object's (the memo keeps only objects') */
-    fj_stmt_t *st = (slot && *slot) || fj_is_object(o)
-                        ? (fj_stmt_t *)fj_memo_get_slot(j, slot, o, &stmt_tag)
-                        : NULL;
-    if (!st)
-        return decode_run_stmt(j, o, path, slot);
-    return run_stmt(j, o, st->loc ? st->loc : path, st);   /* decoded before */
 }
 
 /* "<path>[i]" in p, whose first n bytes are the path already: false when
@@ -804,33 +789,34 @@ static bool index_path(char *p, size_t cap, size_t n, int i)
     return true;
 }
 
-/* exec_block of a body without joined paths: "<path>[i]" written after
- * the path copied once */
-static int exec_block_flat(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp)
+/* The path copied into p (its length), once for a body without joined
+ * paths: each statement's index is written after it (index_path). */
+static size_t copy_path(char *p, size_t cap, const char *path)
 {
-    char p[ENC_PATH_MAX];
     size_t n = strlen(path);
-    if (n < sizeof p)
+    if (n < cap)
         memcpy(p, path, n);
-    int i = 0;
-    for (const cJSON *s = body->child; s; s = s->next, i++) {
-        if (!index_path(p, sizeof p, n, i))
-            return fj_jfail(j, path, NULL, "op path too long (nesting too deep)");
-        if (exec_stmt(j, s, p, bp && bp->st ? &bp->st[i] : NULL))
-            return -1;
-    }
-    return 0;
+    return n;
 }
 
 static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp)
 {
-    if (!bp || !bp->p)
-        return exec_block_flat(j, body, path, bp);
-    int i = 0;   /* a loop body: its statements' paths joined once (fj_body_paths) */
+    int i = 0;
+    char p[ENC_PATH_MAX];
+    size_t n = SIZE_MAX;   /* the path's length once copied into p */
     for (const cJSON *s = body->child; s; s = s->next, i++) {
-        if (!bp->p[i])
+        const char *sp = p;
+        if (bp && bp->p) {
+            sp = bp->p[i];
+        } else {
+            if (n == SIZE_MAX)
+                n = copy_path(p, sizeof p, path);
+            if (!index_path(p, sizeof p, n, i))
+                sp = NULL;
+        }
+        if (!sp)
             return fj_jfail(j, path, NULL, "op path too long (nesting too deep)");
-        if (exec_stmt(j, s, bp->p[i], bp->st ? &bp->st[i] : NULL))
+        if (exec_stmt(j, s, sp, bp && bp->st ? &bp->st[i] : NULL))
             return -1;
     }
     return 0;
