@@ -125,6 +125,10 @@ typedef struct {
      * needs no restoring when a nested statement takes the table */
     fj_keys_t *keys;
     fj_keys_t keytab;
+    /* FK_* of the key strings met last, by address (fj_keys_scan): the
+     * JSON reader gives equal keys in a row one copy (jsonarena.c) */
+#define FJ_KIDX 32
+    struct { const char *k; int idx; } kidx[FJ_KIDX];
     /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
      * whether it has NKI argument names to rename and a mask field of its own */
     const struct fj_opdef *prep_d;
@@ -239,8 +243,9 @@ const char *fj_type_name(const cJSON *it);
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed);
 const cJSON *fj_field(const cJSON *obj, const char *name);
 /* obj's members in one pass into ks (ks->obj NULL when a member has no
- * key: fj_field stops there) */
-void fj_keys_scan(const cJSON *obj, fj_keys_t *ks);
+ * key: fj_field stops there); j: the run whose key strings' indexes are
+ * kept (j->kidx), or NULL */
+void fj_keys_scan(jx_t *j, const cJSON *obj, fj_keys_t *ks);
 /* fj_field of obj, from the running statement's key table when obj is
  * its object (j->keys) */
 const cJSON *fj_jfield(const jx_t *j, const cJSON *obj, const char *name);

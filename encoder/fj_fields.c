@@ -181,7 +181,21 @@ static int key_index(const char *k)
     }
 }
 
-void fj_keys_scan(const cJSON *obj, fj_keys_t *ks)
+/* key_index of a key string through the run's cache by its address (a
+ * key's text never changes while the tree lives) */
+static int key_index_at(jx_t *j, const char *k)
+{
+    if (!j)
+        return key_index(k);
+    size_t h = (size_t)(((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) >> 59) % FJ_KIDX;
+    if (j->kidx[h].k != k) {
+        j->kidx[h].k = k;
+        j->kidx[h].idx = key_index(k);
+    }
+    return j->kidx[h].idx;
+}
+
+void fj_keys_scan(jx_t *j, const cJSON *obj, fj_keys_t *ks)
 {
     ks->obj = obj;
     ks->present = 0;
@@ -191,7 +205,7 @@ void fj_keys_scan(const cJSON *obj, fj_keys_t *ks)
             ks->obj = NULL;
             return;
         }
-        int k = key_index(c->string);
+        int k = key_index_at(j, c->string);
         if (k < 0 || ks->present >> k & 1) {   /* unknown, or a repeat (the first counts) */
             ks->other = true;
             continue;

@@ -40,17 +40,16 @@ static bool key_eq(const char *k, const char *name)
 
 static unsigned dma_keys(const jx_t *j, const cJSON *o)
 {
+    /* the FK_* keys of these fields run in the DMA_K_* order */
+    _Static_assert(FK_OOB_MODE == FK_DGE_MODE + 1 && FK_DMA_QOS == FK_DGE_MODE + 2 &&
+                   FK_RMW_OP == FK_DGE_MODE + 3 && FK_OTHER == FK_DGE_MODE + 4 &&
+                   FK_SRC_REG == FK_DGE_MODE + 5 && FK_DST_REG == FK_DGE_MODE + 6 &&
+                   DMA_K_DGE == 1 && DMA_K_OOB == 2 && DMA_K_QOS == 4 && DMA_K_RMW == 8 &&
+                   DMA_K_OTHER == 16 && DMA_K_SRC_REG == 32 && DMA_K_DST_REG == 64,
+                   "DMA keys out of order");
     const fj_keys_t *ks = j->keys;
-    if (ks && ks->obj == o) {   /* the statement's keys, found in one pass */
-        static const unsigned char bit[][2] = {
-            {FK_DGE_MODE, DMA_K_DGE}, {FK_OOB_MODE, DMA_K_OOB}, {FK_DMA_QOS, DMA_K_QOS},
-            {FK_RMW_OP, DMA_K_RMW}, {FK_OTHER, DMA_K_OTHER}, {FK_SRC_REG, DMA_K_SRC_REG},
-            {FK_DST_REG, DMA_K_DST_REG}};
-        unsigned m = 0;
-        for (size_t i = 0; i < sizeof bit / sizeof bit[0]; i++)
-            m |= ks->present >> bit[i][0] & 1 ? bit[i][1] : 0u;
-        return m;
-    }
+    if (ks && ks->obj == o)   /* the statement's keys, found in one pass */
+        return ks->present >> FK_DGE_MODE & 127u;
     unsigned m = 0;
     for (const cJSON *c = o->child; c && c->string; c = c->next) {   /* fj_field's walk */
         const char *k = c->string;

@@ -175,7 +175,7 @@ static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_st
         if (fj_rename_nki_params(j, o, path, d))
             return -1;
         if (j->keys && j->keys->obj == o)   /* keys may have been renamed */
-            fj_keys_scan(o, j->keys);
+            fj_keys_scan(j, o, j->keys);
     }
     if (!j->prep_native && fj_kfield(j, o, FK_MASK, "mask")) {  /* compute into a tile, masked copy (fj_mask.c) */
         st->prepared = st->masked = true;
@@ -740,7 +740,7 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slo
     fj_stmt_t local;
     if (!st) {
         if (fj_is_object(o)) {   /* its keys in one pass, for its first run */
-            fj_keys_scan(o, &j->keytab);
+            fj_keys_scan(j, o, &j->keytab);
             j->keys = &j->keytab;
         }
         if (decode_stmt(j, o, path, &local))

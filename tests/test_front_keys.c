@@ -21,7 +21,7 @@ static void same_as_fj_field(const cJSON *o)
 {
     jx_t *j = calloc(1, sizeof *j);
     fj_keys_t ks;
-    fj_keys_scan(o, &ks);
+    fj_keys_scan(NULL, o, &ks);
     j->keys = &ks;
     assert_ptr_equal(ks.obj, o);
     for (int k = 0; k < FK_N; k++) {
@@ -43,7 +43,7 @@ static void test_scan_matches_fj_field(void **state)
     for (int k = FK_N - 1; k >= 0; k--)
         cJSON_AddNumberToObject(all, names[k], k);
     fj_keys_t ks;
-    fj_keys_scan(all, &ks);
+    fj_keys_scan(NULL, all, &ks);
     assert_false(ks.other);
     assert_int_equal(ks.present, (1u << FK_N) - 1);
     for (int k = 0; k < FK_N; k++)
@@ -61,14 +61,40 @@ static void test_scan_matches_fj_field(void **state)
         cJSON *o = cJSON_Parse(texts[i]);
         assert_non_null(o);
         same_as_fj_field(o);
-        fj_keys_scan(o, &ks);
+        fj_keys_scan(NULL, o, &ks);
         assert_int_equal(ks.other, i >= 1 && i <= 3);
         cJSON_Delete(o);
     }
     cJSON *o = cJSON_Parse("{\"dst\": 1, \"op\": 2, \"dst\": 3}");
-    fj_keys_scan(o, &ks);
+    fj_keys_scan(NULL, o, &ks);
     assert_int_equal(ks.it[FK_DST]->valueint, 1);   /* the first of a repeated key */
     cJSON_Delete(o);
+}
+
+/* The run's cache of key indexes by address answers as the names do,
+ * also for one key string met again and for a key the cache holds
+ * another string's index in its slot for. */
+static void test_key_cache(void **state)
+{
+    (void)state;
+    jx_t *j = calloc(1, sizeof *j);
+    cJSON *o = cJSON_Parse("{\"op\": 1, \"var\": 2, \"src\": 3, \"shape\": 4}");
+    for (int round = 0; round < 2; round++) {
+        fj_keys_t a, b;
+        fj_keys_scan(j, o, &a);
+        fj_keys_scan(NULL, o, &b);
+        assert_int_equal(a.present, b.present);
+        assert_int_equal(a.other, b.other);
+        assert_ptr_equal(a.it[FK_SRC], b.it[FK_SRC]);
+        assert_ptr_equal(a.it[FK_SHAPE], b.it[FK_SHAPE]);
+        for (size_t h = 0; h < FJ_KIDX; h++)   /* every slot: another string's answer */
+            if (j->kidx[h].k) {
+                j->kidx[h].k = "name";
+                j->kidx[h].idx = FK_NAME;
+            }
+    }
+    cJSON_Delete(o);
+    free(j);
 }
 
 /* A member without a key ends fj_field's walk: no table then. */
@@ -78,7 +104,7 @@ static void test_keyless_member(void **state)
     cJSON *o = cJSON_Parse("{\"op\": 1, \"dst\": 2}");
     o->child->string = NULL;   /* (cJSON_Delete frees a NULL key fine) */
     fj_keys_t ks;
-    fj_keys_scan(o, &ks);
+    fj_keys_scan(NULL, o, &ks);
     assert_null(ks.obj);
     cJSON_Delete(o);
 }
@@ -103,7 +129,7 @@ static void test_check_fields_table(void **state)
         enc_builder_init(&j->b, &k, "kernel", NULL, &e);
         cJSON *o = cJSON_Parse(cases[i].text);
         fj_keys_t ks;
-        fj_keys_scan(o, &ks);
+        fj_keys_scan(NULL, o, &ks);
         j->keys = &ks;
         int rc = fj_check_fields(j, o, "p", allowed);
         if (!cases[i].msg) {
@@ -252,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_matches_fj_field),
         cmocka_unit_test(test_keyless_member),
+        cmocka_unit_test(test_key_cache),
         cmocka_unit_test(test_check_fields_table),
         cmocka_unit_test(test_flat_statements),
         cmocka_unit_test(test_quick_operand),
