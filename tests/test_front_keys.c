@@ -102,10 +102,12 @@ static void test_keyless_member(void **state)
 {
     (void)state;
     cJSON *o = cJSON_Parse("{\"op\": 1, \"dst\": 2}");
-    o->child->string = NULL;   /* (cJSON_Delete frees a NULL key fine) */
+    char *key = o->child->string;
+    o->child->string = NULL;
     fj_keys_t ks;
     fj_keys_scan(NULL, o, &ks);
     assert_null(ks.obj);
+    o->child->string = key;   /* cJSON_Delete frees it */
     cJSON_Delete(o);
 }
 
