@@ -228,6 +228,11 @@ static inline const void *fj_memo_get_slot(const jx_t *j, const void **slot, con
         *slot = v;
     return v;
 }
+/* fj_memo_get about the running statement's object o (j->stmt) through
+ * that statement's own two slots, which keep the answers found (a loop
+ * body's op asks the same questions every iteration); any other object:
+ * fj_memo_get (frontend_json.c) */
+const void *fj_stmt_memo_get(const jx_t *j, const cJSON *o, const void *what);
 /* whether fj_memo_put keeps answers here (inside a loop or an if):
  * outside loops and ifs (and directly in an "iterations" loop, whose
  * every iteration is its own objects) every object is visited once */

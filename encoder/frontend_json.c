@@ -92,7 +92,29 @@ typedef struct fj_stmt {
     bool deps, sched;            /* "deps" / "schedule" given */
     enc_op_check_t *chk;         /* ST_OP in a loop body: its last op validated
                                     (enc_set_op_check), owned by the run; NULL */
+    const void *mq[2], *ma[2];   /* ST_OP: the memo's answers about obj found
+                                    (fj_stmt_memo_get): question, answer */
 } fj_stmt_t;
+
+const void *fj_stmt_memo_get(const jx_t *j, const cJSON *o, const void *what)
+{
+    fj_stmt_t *st = j->stmt;
+    if (!j->memo_n)   /* nothing kept (a flat body): no answer */
+        return NULL;
+    if (!st || st->obj != o)
+        return fj_memo_get(j, o, what);
+    for (int i = 0; i < 2; i++)
+        if (st->mq[i] == what)
+            return st->ma[i];
+    const void *v = fj_memo_get(j, o, what);
+    for (int i = 0; v && i < 2; i++)   /* an answer, once there, never changes */
+        if (!st->mq[i]) {
+            st->mq[i] = what;
+            st->ma[i] = v;
+            break;
+        }
+    return v;
+}
 
 /* The op's name and engine, and whether deps / schedule are given: read
  * once per statement (they are constants of its object). */

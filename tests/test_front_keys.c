@@ -275,6 +275,38 @@ static void test_long_paths(void **state)
     }
 }
 
+/* A loop body's ops take the memo's answers about their own statement
+ * through its two slots (fj_stmt_memo_get): each statement's kept fields
+ * and constants, asked under two questions (a DMA's options and its
+ * operands), every iteration. */
+static void test_stmt_memo_slots(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("t", "[1, 512]", "float32") T("u", "[1, 512]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [0, 4], 'body': ["
+           " {'op': 'load', 'dst': 't', 'src': 'a[i:i+1, :]', 'dma_qos': 3},"
+           " {'op': 'tensor_scalar', 'dst': 'u', 'src': 't', 'op0': 'add', 'operand0': 1.5},"
+           " {'op': 'tensor_scalar', 'dst': 't', 'src': 'u', 'op0': 'multiply', 'operand0': 2.5},"
+           " {'op': 'store', 'dst': 'out[i:i+1, :]', 'src': 't', 'dma_qos': 5}]}", &k);
+    assert_int_equal(k.nops, 16);
+    for (int it = 0; it < 4; it++) {
+        const tir_op_t *op = &k.ops[4 * it];
+        assert_int_equal(op[0].kind, TIR_LOAD);
+        assert_int_equal(op[0].qos, 3);
+        assert_int_equal(op[0].src[0]->offset, 512 * it);
+        assert_int_equal(op[1].kind, TIR_TENSOR_SCALAR);
+        assert_int_equal(op[1].op0, ISA_ALU_ADD);
+        assert_true(op[1].s0.imm == 1.5);
+        assert_int_equal(op[2].op0, ISA_ALU_MULTIPLY);
+        assert_true(op[2].s0.imm == 2.5);
+        assert_int_equal(op[3].kind, TIR_STORE);
+        assert_int_equal(op[3].qos, 5);
+        assert_int_equal(op[3].dst->offset, 512 * it);
+    }
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_flat_statements),
         cmocka_unit_test(test_quick_operand),
         cmocka_unit_test(test_long_paths),
+        cmocka_unit_test(test_stmt_memo_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
