@@ -27,6 +27,7 @@
 
 #include "builder.h"
 #include "expr.h"
+#include "strutil.h"
 
 #define MAX_LOOP_ITERATIONS_FACTOR 4   /* total iterations <= factor * max_ops */
 
@@ -347,6 +348,24 @@ typedef struct {
 } fj_paths_t;
 void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp);
 void fj_body_paths_free(fj_paths_t *bp);
+/* A body without joined paths (fj_paths.c): the path copied into p once
+ * (its length), then "<path>[i]" per statement written after it */
+size_t fj_copy_path(char *p, size_t cap, const char *path);
+/* "<path>[i]" in p, whose first n bytes are the path already: false when
+ * it would not fit (su_join_int's length past the buffer). */
+static inline bool fj_index_path(char *p, size_t cap, size_t n, int i)
+{
+    char tail[24];
+    size_t t = 0;
+    tail[t++] = '[';
+    t += su_long(tail + t, i);
+    tail[t++] = ']';
+    if (n + t >= cap)
+        return false;
+    tpb_copy_short(p + n, tail, t);
+    p[n + t] = 0;
+    return true;
+}
 
 /* An op statement's names (fj_opnames.c): the op table entry of a name
  * (kernel-format or nki.isa spelling; NULL: unknown), whether the op has

@@ -795,32 +795,6 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slo
     return rc;
 }
 
-/* "<path>[i]" in p, whose first n bytes are the path already: false when
- * it would not fit (su_join_int's length past the buffer). */
-static bool index_path(char *p, size_t cap, size_t n, int i)
-{
-    char tail[24];
-    size_t t = 0;
-    tail[t++] = '[';
-    t += su_long(tail + t, i);
-    tail[t++] = ']';
-    if (n + t >= cap)
-        return false;
-    tpb_copy_short(p + n, tail, t);
-    p[n + t] = 0;
-    return true;
-}
-
-/* The path copied into p (its length), once for a body without joined
- * paths: each statement's index is written after it (index_path). */
-static size_t copy_path(char *p, size_t cap, const char *path)
-{
-    size_t n = strlen(path);
-    if (n < cap)
-        memcpy(p, path, n);
-    return n;
-}
-
 static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp)
 {
     int i = 0;
@@ -832,8 +806,8 @@ static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_pat
             sp = bp->p[i];
         } else {
             if (n == SIZE_MAX)
-                n = copy_path(p, sizeof p, path);
-            if (!index_path(p, sizeof p, n, i))
+                n = fj_copy_path(p, sizeof p, path);
+            if (!fj_index_path(p, sizeof p, n, i))
                 sp = NULL;
         }
         if (!sp)
