@@ -224,14 +224,7 @@ static void test_quick_operand(void **state)
         enc_env_free(&env);
         assert_string_equal(n1, n2);
         assert_int_equal(k1, k2);
-        for (int d = 0; d < k1; d++) {
-            assert_int_equal(s1[d].kind, s2[d].kind);
-            assert_int_equal(s1[d].start, s2[d].start);
-            assert_int_equal(s1[d].stop, s2[d].stop);
-            assert_int_equal(s1[d].step, s2[d].step);
-            assert_int_equal(s1[d].has_start, s2[d].has_start);
-            assert_int_equal(s1[d].has_stop, s2[d].has_stop);
-        }
+        assert_same_slices(s1, s2, k1);
     }
     static const char *const slow[] = {"a.reshape(3, 4)", "a[i]", "a[-1]", "a[1:2:3:4]", "a[]",
                                        "9a", "a[1] ", "a[1]]", "a[1234567890123456789]"};
