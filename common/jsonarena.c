@@ -25,6 +25,16 @@
 #include <emmintrin.h>
 #endif
 
+/* The keys met last, one per slot by length and first byte: a kernel
+ * file's objects repeat a few keys ("op", "dst", ...) thousands of
+ * times, and an equal plain key shares the arena copy of the last one
+ * (the tree is read-only; keys are marked const) instead of a new copy. */
+#define JA_KEYS 16
+typedef struct {
+    const char *k;   /* NULL: empty slot */
+    size_t n;
+} ja_key_t;
+
 typedef struct {
     const unsigned char *s;
     size_t len;
@@ -36,6 +46,7 @@ typedef struct {
     size_t region;        /* bytes of the next region */
     char point;     /* the locale's decimal point for strtod; 0 = not looked up yet */
     bool nomem;
+    ja_key_t keys[JA_KEYS];
 } ja_t;
 
 /* Nodes and strings are carved from regions the arena hands out whole
@@ -72,8 +83,10 @@ static void skip_blanks(ja_t *p) { p->off = blanks_at(p->s, p->len, p->off); }
  * line: the hot functions then need fewer saved registers per call. */
 #if defined(__GNUC__)
 #define JA_COLD __attribute__((noinline, cold))
+#define JA_INLINE inline __attribute__((always_inline))
 #else
 #define JA_COLD
+#define JA_INLINE inline
 #endif
 
 /* bump's case of a new region: n bytes at its start. */
@@ -314,7 +327,7 @@ static JA_COLD bool parse_string_rest(ja_t *p, size_t start, size_t i, char **ou
 /* The string at the position (its opening quote) into the arena: *out.
  * Fails one byte past the quote when there is no quote or no closing one,
  * at the escape when an escape is refused. */
-static bool parse_string(ja_t *p, char **out)
+static JA_INLINE bool parse_string(ja_t *p, char **out)
 {
     const unsigned char *s = p->s;
     size_t len = p->len, start = p->off;
@@ -333,6 +346,41 @@ static bool parse_string(ja_t *p, char **out)
     tpb_copy_short((char *)buf, (const char *)s + start + 1, bound - 1);   /* mostly short */
     *out = (char *)buf;
     p->off = i + 1;
+    return true;
+}
+
+/* The n bytes at a and b are the same. */
+static bool same_bytes(const char *a, const unsigned char *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if ((unsigned char)a[k] != b[k])
+            return false;
+    return true;
+}
+
+/* A member's key (parse_string): a plain key equal to the one last met in
+ * its slot (p->keys) is that key's copy; any other string is
+ * parse_string's, which then fills the slot with a plain key. */
+static JA_INLINE bool parse_key(ja_t *p, char **out)
+{
+    const unsigned char *s = p->s;
+    size_t len = p->len, start = p->off;
+    if (start >= len || s[start] != '"')
+        return parse_string(p, out);   /* its failure */
+    size_t i = scan_plain(s, start + 1, len);
+    if (i >= len || s[i] != '"')
+        return parse_string(p, out);   /* escapes (or the text ends): not kept */
+    size_t n = i - start - 1;
+    ja_key_t *e = &p->keys[(n + s[start + 1]) % JA_KEYS];
+    if (e->k && e->n == n && same_bytes(e->k, s + start + 1, n)) {
+        *out = (char *)e->k;
+        p->off = i + 1;
+        return true;
+    }
+    if (!parse_string(p, out))
+        return false;
+    e->k = *out;
+    e->n = n;
     return true;
 }
 
@@ -499,7 +547,7 @@ static bool parse_array(ja_t *p, cJSON *item)
 /* One "key": value member into n; the position ends after the value. */
 static bool parse_member(ja_t *p, cJSON *n)
 {
-    if (!parse_string(p, &n->string))
+    if (!parse_key(p, &n->string))
         return false;
     const unsigned char *s = p->s;
     size_t len = p->len, off = blanks_at(s, len, p->off);
@@ -588,7 +636,7 @@ tpb_ja_status_t tpb_json_arena_parse(tpb_arena_t *a, const char *text, size_t le
         return TPB_JA_SYNTAX;
     if (!len)
         return TPB_JA_SYNTAX;
-    ja_t p = {(const unsigned char *)text, len, 0, 0, a, NULL, 0, REGION_MIN, 0, false};
+    ja_t p = {.s = (const unsigned char *)text, .len = len, .a = a, .region = REGION_MIN};
     presize(&p);
     cJSON *item = new_node(&p);
     if (!item)

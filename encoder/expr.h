@@ -74,6 +74,13 @@ int enc_parse_slice_operand(const char *text, const enc_env_t *env, char *name, 
                             enc_slice_t *slices, int *nslices, bool *pid_dep, char *msg,
                             size_t n);
 
+/* The operand when it is a flat body's common form, "t" or "a[5:6, :]" (a
+ * name, then items of plain decimal integers and ':' with spaces, ']'
+ * ending the text) shorter than max_len: what enc_parse_slice_operand
+ * gives it, without its copies and scans.  false for any other text. */
+bool enc_quick_slice_operand(const char *text, char *name, size_t name_len, enc_slice_t *slices,
+                             int *nslices, size_t max_len);
+
 /* The same, also compiling the slice list into *prog (NULL when it cannot
  * be kept); enc_slice_prog_run evaluates it under another environment and
  * returns -1 without a message on any error (parse the text again for the

@@ -7,6 +7,7 @@
 #include "smallfmt.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,13 +378,10 @@ static bool quick_item(const char **pp, enc_slice_t *s)
     return true;
 }
 
-/* A flat body's common operand, "t" or "a[5:6, :]" (a name, then items of
- * plain decimal integers and ':' with spaces, ']' ending the text): what
- * parse_slice_operand gives it, without its copies and scans.  false for
- * any other text, which parse_slice_operand reads (and reports) as
- * before. */
-static bool quick_operand(const char *text, char *name, size_t name_len, enc_slice_t *slices,
-                          int *nslices)
+/* (expr.h) Any other text is parse_slice_operand's, which reads (and
+ * reports) it as before. */
+bool enc_quick_slice_operand(const char *text, char *name, size_t name_len, enc_slice_t *slices,
+                             int *nslices, size_t max_len)
 {
     const char *p = text;
     if (!ident_char(*p) || (*p >= '0' && *p <= '9'))
@@ -406,7 +404,10 @@ static bool quick_operand(const char *text, char *name, size_t name_len, enc_sli
             if (*p != ',')
                 return false;
         }
+        p++;   /* the text's end */
     }
+    if ((size_t)(p - text) >= max_len)
+        return false;
     tpb_copy_short(name, text, nl);
     name[nl] = 0;
     *nslices = ns;
@@ -417,7 +418,7 @@ int enc_parse_slice_operand(const char *text, const enc_env_t *env, char *name, 
                             enc_slice_t *slices, int *nslices, bool *pid_dep, char *msg,
                             size_t n)
 {
-    if (quick_operand(text, name, name_len, slices, nslices)) {
+    if (enc_quick_slice_operand(text, name, name_len, slices, nslices, SIZE_MAX)) {
         *pid_dep = false;
         return 0;
     }

@@ -27,6 +27,7 @@
 
 #include "builder.h"
 #include "expr.h"
+#include "strutil.h"
 
 #define MAX_LOOP_ITERATIONS_FACTOR 4   /* total iterations <= factor * max_ops */
 
@@ -44,6 +45,38 @@ typedef struct {
     int depth;                   /* no_reorder blocks open */
     int last;                    /* the open block's latest op, -1 */
 } fj_sched_t;
+
+/* cJSON_IsString / cJSON_IsObject / cJSON_IsNumber inline (the
+ * library's are calls into the shared object), for the per-statement
+ * paths */
+static inline bool fj_is_string(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_String; }
+static inline bool fj_is_object(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Object; }
+static inline bool fj_is_number(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Number; }
+/* strcmp(a, b) == 0 inline: names of a few bytes, most differing early */
+static inline bool fj_str_eq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+/* A statement object's keys, found in one pass over its members when the
+ * statement is decoded (fj_keys_scan): the first member of each key the
+ * table knows (FK_*), which of them are there, and whether any other key
+ * (or a repeated one) is.  fj_jfield answers a field of the statement
+ * from it; fj_check_fields passes an object whose keys are all known,
+ * allowed and given once without comparing names again. */
+enum {
+    FK_OP, FK_LOC, FK_COMMENT, FK_NAME, FK_ENGINE, FK_DEPS, FK_SCHEDULE, FK_MASK, FK_DST,
+    FK_SRC, FK_SHAPE, FK_DTYPE, FK_BUFFER, FK_DGE_MODE, FK_OOB_MODE, FK_DMA_QOS, FK_RMW_OP,
+    FK_OTHER, FK_SRC_REG, FK_DST_REG, FK_N
+};
+typedef struct {
+    const cJSON *obj;            /* whose keys these are; NULL: none */
+    unsigned present;            /* 1 << FK_* per key found */
+    bool other;                  /* a key outside the table, or one given twice */
+    const cJSON *it[FK_N];       /* the first member of each key found */
+} fj_keys_t;
 
 typedef struct {
     enc_builder_t b;
@@ -86,6 +119,17 @@ typedef struct {
      * passes too when its keys are that object's, in order */
 #define FJ_FIELDS_OK 8
     struct { const void *allowed; const cJSON *obj; } fields_ok[FJ_FIELDS_OK];
+    /* per allowed-field list (same slots): its names as FK_* bits */
+    struct { const void *allowed; unsigned mask; } keys_ok[FJ_FIELDS_OK];
+    /* the keys of the statement decoded last (exec_stmt), NULL: none; an
+     * answer only for its own object (the tree is read-only), so it
+     * needs no restoring when a nested statement takes the table */
+    fj_keys_t *keys;
+    fj_keys_t keytab;
+    /* FK_* of the key strings met last, by address (fj_keys_scan): the
+     * JSON reader gives equal keys in a row one copy (jsonarena.c) */
+#define FJ_KIDX 32
+    struct { const char *k; int idx; } kidx[FJ_KIDX];
     /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
      * whether it has NKI argument names to rename and a mask field of its own */
     const struct fj_opdef *prep_d;
@@ -185,8 +229,18 @@ static inline const void *fj_memo_get_slot(const jx_t *j, const void **slot, con
         *slot = v;
     return v;
 }
-/* whether fj_memo_put keeps answers here (inside a loop or an if) */
-bool fj_memo_keeps(const jx_t *j);
+/* fj_memo_get about the running statement's object o (j->stmt) through
+ * that statement's own two slots, which keep the answers found (a loop
+ * body's op asks the same questions every iteration); any other object:
+ * fj_memo_get (frontend_json.c) */
+const void *fj_stmt_memo_get(const jx_t *j, const cJSON *o, const void *what);
+/* whether fj_memo_put keeps answers here (inside a loop or an if):
+ * outside loops and ifs (and directly in an "iterations" loop, whose
+ * every iteration is its own objects) every object is visited once */
+static inline bool fj_memo_keeps(const jx_t *j)
+{
+    return j->depth && j->depth != j->once_depth;
+}
 /* own p until the end of the run (false: not owned, out of memory); free
  * everything owned (fj_fields.c) */
 bool fj_keep(jx_t *j, void *p, void (*fr)(void *));
@@ -194,6 +248,24 @@ void fj_cache_free(jx_t *j);
 const char *fj_type_name(const cJSON *it);
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed);
 const cJSON *fj_field(const cJSON *obj, const char *name);
+/* obj's members in one pass into ks (ks->obj NULL when a member has no
+ * key: fj_field stops there); j: the run whose key strings' indexes are
+ * kept (j->kidx), or NULL */
+void fj_keys_scan(jx_t *j, const cJSON *obj, fj_keys_t *ks);
+/* fj_field of obj, from the running statement's key table when obj is
+ * its object (j->keys) */
+const cJSON *fj_jfield(const jx_t *j, const cJSON *obj, const char *name);
+/* fj_jfield of a name the table knows, by its index k (FK_*) */
+static inline const cJSON *fj_kfield(const jx_t *j, const cJSON *obj, int k, const char *name)
+{
+    const fj_keys_t *ks = j->keys;
+    if (ks && ks->obj == obj && obj)
+        return ks->present >> k & 1 ? ks->it[k] : NULL;
+    return fj_field(obj, name);
+}
+/* fj_get_str of the item `it` (obj's field fname, NULL: absent) */
+int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                const char **out, bool required);
 /* d as an int64 (checked before the cast: 1e30 is UB): "is not an
  * integer" or "is outside the 64-bit integer range" otherwise */
 int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out);
@@ -276,6 +348,24 @@ typedef struct {
 } fj_paths_t;
 void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp);
 void fj_body_paths_free(fj_paths_t *bp);
+/* A body without joined paths (fj_paths.c): the path copied into p once
+ * (its length), then "<path>[i]" per statement written after it */
+size_t fj_copy_path(char *p, size_t cap, const char *path);
+/* "<path>[i]" in p, whose first n bytes are the path already: false when
+ * it would not fit (su_join_int's length past the buffer). */
+static inline bool fj_index_path(char *p, size_t cap, size_t n, int i)
+{
+    char tail[24];
+    size_t t = 0;
+    tail[t++] = '[';
+    t += su_long(tail + t, i);
+    tail[t++] = ']';
+    if (n + t >= cap)
+        return false;
+    tpb_copy_short(p + n, tail, t);
+    p[n + t] = 0;
+    return true;
+}
 
 /* An op statement's names (fj_opnames.c): the op table entry of a name
  * (kernel-format or nki.isa spelling; NULL: unknown), whether the op has

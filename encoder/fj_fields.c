@@ -33,13 +33,6 @@ const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what)
     }
 }
 
-bool fj_memo_keeps(const jx_t *j)
-{
-    /* outside loops and ifs (and directly in an "iterations" loop, whose
-       every iteration is its own objects) every object is visited once */
-    return j->depth && j->depth != j->once_depth;
-}
-
 /* Best effort: when memory runs out the answer is simply not kept (false). */
 bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
 {
@@ -156,8 +149,107 @@ static size_t fields_ok_slot(const char *const *allowed)
     return ((uintptr_t)allowed >> 4) % FJ_FIELDS_OK;
 }
 
+/* The FK_* index of a key or field name, -1 outside the table: a switch
+ * on its first two bytes (which tell the table's names apart but for
+ * dst/dst_reg and src/src_reg), then the rest of the name. */
+#define KEY2(a, b) ((unsigned)(unsigned char)(a) << 8 | (unsigned char)(b))
+static int key_index(const char *k)
+{
+    if (!k[0])
+        return -1;
+    const char *r = k + 2;   /* read only when k[1] is not the NUL */
+    switch (KEY2(k[0], k[1])) {
+    case KEY2('o', 'p'): return !*r ? FK_OP : -1;
+    case KEY2('l', 'o'): return key_is(r, "c") ? FK_LOC : -1;
+    case KEY2('c', 'o'): return key_is(r, "mment") ? FK_COMMENT : -1;
+    case KEY2('n', 'a'): return key_is(r, "me") ? FK_NAME : -1;
+    case KEY2('e', 'n'): return key_is(r, "gine") ? FK_ENGINE : -1;
+    case KEY2('d', 'e'): return key_is(r, "ps") ? FK_DEPS : -1;
+    case KEY2('s', 'c'): return key_is(r, "hedule") ? FK_SCHEDULE : -1;
+    case KEY2('m', 'a'): return key_is(r, "sk") ? FK_MASK : -1;
+    case KEY2('d', 's'): return key_is(r, "t") ? FK_DST : key_is(r, "t_reg") ? FK_DST_REG : -1;
+    case KEY2('s', 'r'): return key_is(r, "c") ? FK_SRC : key_is(r, "c_reg") ? FK_SRC_REG : -1;
+    case KEY2('s', 'h'): return key_is(r, "ape") ? FK_SHAPE : -1;
+    case KEY2('d', 't'): return key_is(r, "ype") ? FK_DTYPE : -1;
+    case KEY2('b', 'u'): return key_is(r, "ffer") ? FK_BUFFER : -1;
+    case KEY2('d', 'g'): return key_is(r, "e_mode") ? FK_DGE_MODE : -1;
+    case KEY2('o', 'o'): return key_is(r, "b_mode") ? FK_OOB_MODE : -1;
+    case KEY2('d', 'm'): return key_is(r, "a_qos") ? FK_DMA_QOS : -1;
+    case KEY2('r', 'm'): return key_is(r, "w_op") ? FK_RMW_OP : -1;
+    case KEY2('o', 't'): return key_is(r, "her") ? FK_OTHER : -1;
+    default: return -1;
+    }
+}
+
+/* key_index of a key string through the run's cache by its address (a
+ * key's text never changes while the tree lives) */
+static int key_index_at(jx_t *j, const char *k)
+{
+    if (!j)
+        return key_index(k);
+    size_t h = (size_t)(((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) >> 59) % FJ_KIDX;
+    if (j->kidx[h].k != k) {
+        j->kidx[h].k = k;
+        j->kidx[h].idx = key_index(k);
+    }
+    return j->kidx[h].idx;
+}
+
+void fj_keys_scan(jx_t *j, const cJSON *obj, fj_keys_t *ks)
+{
+    ks->obj = obj;
+    ks->present = 0;
+    ks->other = false;
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        if (!c->string) {   /* fj_field's walk ends here: no table */
+            ks->obj = NULL;
+            return;
+        }
+        int k = key_index_at(j, c->string);
+        if (k < 0 || ks->present >> k & 1) {   /* unknown, or a repeat (the first counts) */
+            ks->other = true;
+            continue;
+        }
+        ks->present |= 1u << k;
+        ks->it[k] = c;
+    }
+}
+
+const cJSON *fj_jfield(const jx_t *j, const cJSON *obj, const char *name)
+{
+    const fj_keys_t *ks = j->keys;
+    if (!ks || ks->obj != obj || !obj || !name)
+        return fj_field(obj, name);
+    int k = key_index(name);
+    if (k >= 0)
+        return ks->present >> k & 1 ? ks->it[k] : NULL;
+    return ks->other ? fj_field(obj, name) : NULL;   /* every key is in the table: absent */
+}
+
+/* The FK_* bits of an allowed-field list and of the keys every object
+ * may have (comment, loc), kept per list in the fields_ok slots. */
+static unsigned keys_allowed(jx_t *j, const char *const *allowed, size_t h)
+{
+    if (j->keys_ok[h].allowed == allowed)
+        return j->keys_ok[h].mask;
+    unsigned m = 1u << FK_COMMENT | 1u << FK_LOC;
+    for (int i = 0; allowed[i]; i++) {
+        int k = key_index(allowed[i]);
+        m |= k >= 0 ? 1u << k : 0u;
+    }
+    j->keys_ok[h].allowed = allowed;
+    j->keys_ok[h].mask = m;
+    return m;
+}
+
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed)
 {
+    const fj_keys_t *ks = j->keys;
+    if (ks && ks->obj == obj && !ks->other &&
+        !(ks->present & ~keys_allowed(j, allowed, fields_ok_slot(allowed)))) {
+        fj_memo_put(j, obj, allowed, obj);   /* as a full pass does */
+        return 0;   /* every key known, allowed and given once */
+    }
     if (fj_memo_get(j, obj, allowed))
         return 0;   /* this object passed this check before (an earlier iteration) */
     size_t h = fields_ok_slot(allowed);
@@ -217,7 +309,7 @@ int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
     *out = 0;
     if (dep)
         *dep = false;
-    if (cJSON_IsNumber(it))
+    if (fj_is_number(it))
         return fj_int_of_number(j, it->valuedouble, path, fname, out);
     if (cJSON_IsString(it)) {
         enc_val_t v;
@@ -236,7 +328,7 @@ int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
 int fj_get_int(jx_t *j, const cJSON *obj, const char *path, const char *fname, int64_t *out,
                int64_t dflt, bool required)
 {
-    const cJSON *it = fj_field(obj, fname);
+    const cJSON *it = fj_jfield(j, obj, fname);
     if (!it) {
         if (required)
             return fj_jfail(j, path, fname, "missing");
@@ -269,7 +361,7 @@ int fj_eval_number(jx_t *j, const char *text, double *out, char *msg, size_t n)
 int fj_get_num(jx_t *j, const cJSON *obj, const char *path, const char *fname, double *out,
                double dflt)
 {
-    const cJSON *it = fj_field(obj, fname);
+    const cJSON *it = fj_jfield(j, obj, fname);
     if (!it) {
         *out = dflt;
         return 0;
@@ -297,7 +389,7 @@ int fj_get_num(jx_t *j, const cJSON *obj, const char *path, const char *fname, d
 int fj_get_bool3(jx_t *j, const cJSON *obj, const char *path, const char *fname, bool *out,
                  bool *given)
 {
-    const cJSON *it = fj_field(obj, fname);
+    const cJSON *it = fj_jfield(j, obj, fname);
     *out = false;
     *given = false;
     if (!it || cJSON_IsNull(it))
@@ -323,8 +415,7 @@ int fj_get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, 
     return fj_get_bool3(j, obj, path, fname, out, &given);
 }
 
-/* fj_get_str of the item it (fname's, NULL when absent) already looked up */
-static int str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
                     const char **out, bool required)
 {
     *out = NULL;
@@ -333,7 +424,7 @@ static int str_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
             return fj_jfail(j, path, fname, "missing");
         return 0;
     }
-    if (!cJSON_IsString(it))
+    if (!fj_is_string(it))
         return fj_jfail(j, path, fname, "expected a string, got %s", fj_type_name(it));
     *out = it->valuestring;
     return 0;
@@ -342,7 +433,7 @@ static int str_item(jx_t *j, const cJSON *it, const char *path, const char *fnam
 int fj_get_str(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                const char **out, bool required)
 {
-    return str_item(j, fj_field(obj, fname), path, fname, out, required);
+    return fj_str_item(j, fj_jfield(j, obj, fname), path, fname, out, required);
 }
 
 /* strip NKI module prefixes: "nl.add", "np.add", "nki.language.exp" */
@@ -384,14 +475,14 @@ int fj_get_enum(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                 isa_ftype_t type, const fj_alias_t *aliases, int *out, int dflt)
 {
     const char *s;
-    const cJSON *it = fj_field(obj, fname);
+    const cJSON *it = fj_jfield(j, obj, fname);
     const void *tag = enum_tag(type, aliases);
     const int *known = it && tag ? fj_memo_get(j, it, tag) : NULL;
     if (known || !it) {   /* absent: the default, as fj_get_str gives NULL */
         *out = known ? *known : dflt;
         return 0;
     }
-    if (str_item(j, it, path, fname, &s, false))
+    if (fj_str_item(j, it, path, fname, &s, false))
         return -1;
     if (!s) {
         *out = dflt;
@@ -435,13 +526,13 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
 {
     const char *s;
     *out = ISA_ENG_UNASSIGNED;
-    const cJSON *it = fj_field(obj, "engine");
+    const cJSON *it = fj_kfield(j, obj, FK_ENGINE, "engine");
     const int *known = it ? fj_memo_get(j, it, &enum_tags[4][0]) : NULL;
     if (known) {
         *out = *known;
         return 0;
     }
-    if (str_item(j, it, path, "engine", &s, false))
+    if (fj_str_item(j, it, path, "engine", &s, false))
         return -1;
     if (!s)
         return 0;
@@ -465,13 +556,13 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
 int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 {
     const char *s;
-    const cJSON *it = fj_field(obj, "dtype");
+    const cJSON *it = fj_kfield(j, obj, FK_DTYPE, "dtype");
     const int *known = it ? fj_memo_get(j, it, &enum_tags[4][1]) : NULL;
     if (known) {
         *out = (unsigned)*known;
         return 0;
     }
-    if (str_item(j, it, path, "dtype", &s, true))
+    if (fj_str_item(j, it, path, "dtype", &s, true))
         return -1;
     if (j->dt_text && !strcmp(s, j->dt_text)) {   /* the text decoded last (valid) */
         *out = j->dt_value;
@@ -499,7 +590,7 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                  int64_t *shape, int *ndim, int maxd)
 {
-    const cJSON *it = fj_field(obj, fname);
+    const cJSON *it = fj_jfield(j, obj, fname);
     if (!it)
         return fj_jfail(j, path, fname, "missing");
     if (!cJSON_IsArray(it))

@@ -178,6 +178,9 @@ static int view_resolve_cop(jx_t *j, struct fj_cop *c, const cJSON *key, const c
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
         *vnd = 0;
         nm = c->name;
+    } else if (!c && (!key || !fj_memo_keeps(j)) &&
+               enc_quick_slice_operand(text, name, sizeof name, sl, ns, sizeof plain)) {
+        *vnd = 0;   /* what the parse below gives: no reshape (no '.'), not cut */
     } else {
         const char *opnd;
         if (split_reshape(j, text, path, fname, plain, sizeof plain, &opnd, vnd, vshape))

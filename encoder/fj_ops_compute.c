@@ -183,7 +183,7 @@ static int activation_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *
 
 static int h_activation(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    const op_consts_t *c = fj_memo_get(j, o, &act_tag);
+    const op_consts_t *c = fj_stmt_memo_get(j, o, &act_tag);
     if (c)
         return consts_apply(j, o, path, c, op);
     int rc = activation_read(j, o, path, op);
@@ -246,7 +246,7 @@ static int tensor_tensor_read(jx_t *j, const cJSON *o, const char *path, tir_op_
  * operator. */
 static int h_tensor_tensor(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    const tt_consts_t *c = fj_memo_get(j, o, &tt_tag);
+    const tt_consts_t *c = fj_stmt_memo_get(j, o, &tt_tag);
     if (c && !j->mask_redirect) {
         if (fj_intern_ap_str(j, c->dst, path, "dst", &op->dst) ||
             fj_intern_ap_str(j, c->in0, path, "in0", &op->src[0]) ||
@@ -303,7 +303,7 @@ static int tensor_scalar_read(jx_t *j, const cJSON *o, const char *path, tir_op_
 
 static int h_tensor_scalar(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
-    const op_consts_t *c = fj_memo_get(j, o, &ts_tag);
+    const op_consts_t *c = fj_stmt_memo_get(j, o, &ts_tag);
     if (c)
         return consts_apply(j, o, path, c, op);
     int rc = tensor_scalar_read(j, o, path, op);

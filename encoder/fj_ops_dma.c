@@ -38,8 +38,18 @@ static bool key_eq(const char *k, const char *name)
     return *k == *name;
 }
 
-static unsigned dma_keys(const cJSON *o)
+static unsigned dma_keys(const jx_t *j, const cJSON *o)
 {
+    /* the FK_* keys of these fields run in the DMA_K_* order */
+    _Static_assert(FK_OOB_MODE == FK_DGE_MODE + 1 && FK_DMA_QOS == FK_DGE_MODE + 2 &&
+                   FK_RMW_OP == FK_DGE_MODE + 3 && FK_OTHER == FK_DGE_MODE + 4 &&
+                   FK_SRC_REG == FK_DGE_MODE + 5 && FK_DST_REG == FK_DGE_MODE + 6 &&
+                   DMA_K_DGE == 1 && DMA_K_OOB == 2 && DMA_K_QOS == 4 && DMA_K_RMW == 8 &&
+                   DMA_K_OTHER == 16 && DMA_K_SRC_REG == 32 && DMA_K_DST_REG == 64,
+                   "DMA keys out of order");
+    const fj_keys_t *ks = j->keys;
+    if (ks && ks->obj == o)   /* the statement's keys, found in one pass */
+        return ks->present >> FK_DGE_MODE & 127u;
     unsigned m = 0;
     for (const cJSON *c = o->child; c && c->string; c = c->next) {   /* fj_field's walk */
         const char *k = c->string;
@@ -63,7 +73,7 @@ static unsigned dma_keys(const cJSON *o)
 static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int *rmw,
                     unsigned *keys)
 {
-    const dma_opts_t *c = fj_memo_get(j, o, &dma_opts_tag);
+    const dma_opts_t *c = fj_stmt_memo_get(j, o, &dma_opts_tag);
     if (c) {
         op->dge_mode = c->dge_mode;
         op->oob_mode = c->oob_mode;
@@ -72,7 +82,7 @@ static int dma_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
         return 0;
     }
     *rmw = ISA_ALU_BYPASS;
-    *keys = dma_keys(o);
+    *keys = dma_keys(j, o);
     if (!(*keys & DMA_K_OPTS)) {   /* the four reads below, of absent fields */
         op->dge_mode = ISA_DGE_NONE;
         op->oob_mode = ISA_OOB_ERROR;
@@ -281,7 +291,7 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     unsigned keys = DMA_K_ALL;
     if (dma_opts(j, o, path, op, &rmw, &keys))
         return -1;
-    const dma_kept_t *c = fj_memo_get(j, o, &dma_tag);
+    const dma_kept_t *c = fj_stmt_memo_get(j, o, &dma_tag);
     bool kept = c != NULL;
     /* a plain load or store read whole (keys known: no other, src_reg,
      * dst_reg): what dma_read does with its two strings, in dma_plain's
@@ -290,8 +300,8 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     dma_kept_t f = {NULL, NULL};
     if (!c && (op->kind == TIR_LOAD || op->kind == TIR_STORE) && keys != DMA_K_ALL &&
         !(keys & (DMA_K_OTHER | DMA_K_SRC_REG | DMA_K_DST_REG))) {
-        f = (dma_kept_t){fj_field(o, "dst"), fj_field(o, "src")};
-        c = cJSON_IsString(f.dst) && cJSON_IsString(f.src) ? &f : NULL;
+        f = (dma_kept_t){fj_kfield(j, o, FK_DST, "dst"), fj_kfield(j, o, FK_SRC, "src")};
+        c = fj_is_string(f.dst) && fj_is_string(f.src) ? &f : NULL;
     }
     int rc = c ? dma_plain(j, c, path, op, rmw) : dma_read(j, o, path, op, rmw, keys);
     if (rc == 1 && !kept)   /* read whole: kept for the next iteration */

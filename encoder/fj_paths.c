@@ -2,7 +2,8 @@
  * once for all its iterations (fj.h fj_body_paths), and the slots of its
  * decoded statements: joining them (and finding each statement in the
  * memo) per statement per iteration was a visible share of a small loop
- * body's front-end work. */
+ * body's front-end work.  Any other body writes each index after its
+ * path copied once (fj_copy_path, fj_index_path). */
 #include "fj.h"
 #include "strutil.h"
 
@@ -44,4 +45,14 @@ void fj_body_paths_free(fj_paths_t *bp)
     free(bp->p);
     free(bp->buf);
     free(bp->st);
+}
+
+/* The path copied into p (its length), once for a body without joined
+ * paths: each statement's index is written after it (fj.h fj_index_path). */
+size_t fj_copy_path(char *p, size_t cap, const char *path)
+{
+    size_t n = strlen(path);
+    if (n < cap)
+        memcpy(p, path, n);
+    return n;
 }

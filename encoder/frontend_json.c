@@ -92,7 +92,29 @@ typedef struct fj_stmt {
     bool deps, sched;            /* "deps" / "schedule" given */
     enc_op_check_t *chk;         /* ST_OP in a loop body: its last op validated
                                     (enc_set_op_check), owned by the run; NULL */
+    const void *mq[2], *ma[2];   /* ST_OP: the memo's answers about obj found
+                                    (fj_stmt_memo_get): question, answer */
 } fj_stmt_t;
+
+const void *fj_stmt_memo_get(const jx_t *j, const cJSON *o, const void *what)
+{
+    fj_stmt_t *st = j->stmt;
+    if (!j->memo_n)   /* nothing kept (a flat body): no answer */
+        return NULL;
+    if (!st || st->obj != o)
+        return fj_memo_get(j, o, what);
+    for (int i = 0; i < 2; i++)
+        if (st->mq[i] == what)
+            return st->ma[i];
+    const void *v = fj_memo_get(j, o, what);
+    for (int i = 0; v && i < 2; i++)   /* an answer, once there, never changes */
+        if (!st->mq[i]) {
+            st->mq[i] = what;
+            st->ma[i] = v;
+            break;
+        }
+    return v;
+}
 
 /* The op's name and engine, and whether deps / schedule are given: read
  * once per statement (they are constants of its object). */
@@ -104,13 +126,14 @@ static int op_head(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st, tir
         op->engine = st->engine;
         return 0;
     }
-    if (fj_get_str(j, o, path, "name", nm, false) || fj_get_engine(j, o, path, &op->engine))
+    if (fj_str_item(j, fj_kfield(j, o, FK_NAME, "name"), path, "name", nm, false) ||
+        fj_get_engine(j, o, path, &op->engine))
         return -1;
     if (st) {
         st->name = *nm;
         st->engine = op->engine;
-        st->deps = fj_field(o, "deps") != NULL;
-        st->sched = fj_field(o, "schedule") != NULL;
+        st->deps = fj_kfield(j, o, FK_DEPS, "deps") != NULL;
+        st->sched = fj_kfield(j, o, FK_SCHEDULE, "schedule") != NULL;
         st->head = true;
     }
     return 0;
@@ -170,9 +193,13 @@ static int exec_compute_op_slot(jx_t *j, const cJSON *o, const char *path, fj_st
         for (int i = 0; d->fields[i]; i++)
             j->prep_native |= d->fields[i][0] == 'm' && !strcmp(d->fields[i], "mask");
     }
-    if (j->prep_nki && fj_rename_nki_params(j, o, path, d))
-        return -1;
-    if (!j->prep_native && fj_field(o, "mask")) {  /* compute into a tile, masked copy (fj_mask.c) */
+    if (j->prep_nki) {
+        if (fj_rename_nki_params(j, o, path, d))
+            return -1;
+        if (j->keys && j->keys->obj == o)   /* keys may have been renamed */
+            fj_keys_scan(j, o, j->keys);
+    }
+    if (!j->prep_native && fj_kfield(j, o, FK_MASK, "mask")) {  /* compute into a tile, masked copy (fj_mask.c) */
         st->prepared = st->masked = true;
         return fj_masked_op(j, o, path, d, run_compute_op);
     }
@@ -243,9 +270,10 @@ static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
     if (fj_check_fields(j, o, path, allowed))
         return -1;
     const char *buf;
-    if (fj_get_str(j, o, path, "name", &t->name, true) || fj_get_dtype(j, o, path, &t->dt) ||
+    if (fj_str_item(j, fj_kfield(j, o, FK_NAME, "name"), path, "name", &t->name, true) ||
+        fj_get_dtype(j, o, path, &t->dt) ||
         fj_get_shape(j, o, path, "shape", t->shape, &t->nd, 1 + ISA_MAX_FREE_DIMS) ||
-        fj_get_str(j, o, path, "buffer", &buf, false))
+        fj_str_item(j, fj_kfield(j, o, FK_BUFFER, "buffer"), path, "buffer", &buf, false))
         return -1;
     t->kind = TIR_T_SBUF;
     if (buf && !strcmp(fj_strip_prefix(buf), "psum"))
@@ -318,9 +346,9 @@ static int64_t count_tiles(const cJSON *body)
 {
     int64_t n = 0;
     for (const cJSON *s = body->child; s; s = s->next) {
-        const cJSON *opn = cJSON_IsObject(s) ? fj_field(s, "op") : NULL;
-        n += cJSON_IsString(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
-             !strcmp(opn->valuestring, "tile");
+        const cJSON *opn = fj_is_object(s) ? fj_field(s, "op") : NULL;
+        n += fj_is_string(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
+             fj_str_eq(opn->valuestring, "tile");
     }
     return n;
 }
@@ -682,7 +710,7 @@ static bool name_kind_cached(jx_t *j, const char *name, fj_stmt_t *st)
     unsigned n = j->nopnames < FJ_OPNAMES ? j->nopnames : FJ_OPNAMES;
     for (unsigned i = 0; i < n; i++) {
         const struct fj_opname *c = &j->opnames[i];
-        if (c->name[0] == name[0] && !strcmp(c->name, name)) {
+        if (c->name[0] == name[0] && fj_str_eq(c->name, name)) {
             st->what = c->what;
             st->for_kind = c->for_kind;
             st->d = c->d;
@@ -706,15 +734,15 @@ static bool name_kind_cached(jx_t *j, const char *name, fj_stmt_t *st)
 static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 {
     *st = (fj_stmt_t){0};
-    if (!cJSON_IsObject(o))
+    if (!fj_is_object(o))
         return fj_jfail(j, path, NULL, "expected an op object, got %s", fj_type_name(o));
     const char *name;
-    if (fj_get_str(j, o, path, "op", &name, true))
+    if (fj_str_item(j, fj_kfield(j, o, FK_OP, "op"), path, "op", &name, true))
         return -1;
     /* "loc": "file.py:LINE" names the op's source line; it replaces the
      * op's path (errors, sidecars, trace) of a tile, let or op */
     const char *loc;
-    if (fj_get_str(j, o, path, "loc", &loc, false))
+    if (fj_str_item(j, fj_kfield(j, o, FK_LOC, "loc"), path, "loc", &loc, false))
         return -1;
     if (loc && loc[0] && strcmp(name, "for") && strcmp(name, "if"))
         st->loc = loc;
@@ -728,11 +756,15 @@ static int decode_stmt(jx_t *j, const cJSON *o, const char *path, fj_stmt_t *st)
 static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slot)
 {
     /* a filled slot is an object's (the memo keeps only objects') */
-    fj_stmt_t *st = (slot && *slot) || cJSON_IsObject(o)
+    fj_stmt_t *st = (slot && *slot) || fj_is_object(o)
                         ? (fj_stmt_t *)fj_memo_get_slot(j, slot, o, &stmt_tag)
                         : NULL;
     fj_stmt_t local;
     if (!st) {
+        if (fj_is_object(o)) {   /* its keys in one pass, for its first run */
+            fj_keys_scan(j, o, &j->keytab);
+            j->keys = &j->keytab;
+        }
         if (decode_stmt(j, o, path, &local))
             return -1;
         st = &local;
@@ -766,13 +798,18 @@ static int exec_stmt(jx_t *j, const cJSON *o, const char *path, const void **slo
 static int exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp)
 {
     int i = 0;
+    char p[ENC_PATH_MAX];
+    size_t n = SIZE_MAX;   /* the path's length once copied into p */
     for (const cJSON *s = body->child; s; s = s->next, i++) {
-        char p[ENC_PATH_MAX];
         const char *sp = p;
-        if (bp && bp->p)
+        if (bp && bp->p) {
             sp = bp->p[i];
-        else if (su_join_int(p, sizeof p, path, -1, '[', i, ']') >= sizeof p)
-            sp = NULL;
+        } else {
+            if (n == SIZE_MAX)
+                n = fj_copy_path(p, sizeof p, path);
+            if (!fj_index_path(p, sizeof p, n, i))
+                sp = NULL;
+        }
         if (!sp)
             return fj_jfail(j, path, NULL, "op path too long (nesting too deep)");
         if (exec_stmt(j, s, sp, bp && bp->st ? &bp->st[i] : NULL))

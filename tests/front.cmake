@@ -11,5 +11,6 @@ tpb_add_test(test_front_opmemo "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front
 tpb_add_test(test_front_opcheck "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_opcheck.c)
 tpb_add_test(test_front_bare "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_bare.c)
 tpb_add_test(test_front_slots "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_slots.c)
+tpb_add_test(test_front_keys "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_keys.c)
 tpb_add_test(test_front_derive "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_derive.c)
 tpb_add_test(test_front_dmaquick "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_dmaquick.c)

@@ -17,6 +17,7 @@
 
 #include "jsonread.h"
 
+#include "builder.h"
 #include "frontend.h"
 
 #define EX TPB_SOURCE_DIR "/examples/kernels/"
@@ -83,6 +84,19 @@ static inline void fails_with(const char *body, const char *n1, const char *n2)
     fails(body, &e);
     if (!strstr(e.msg, n1) || (n2 && !strstr(e.msg, n2)))
         fail_msg("message '%s' lacks '%s' / '%s'", e.msg, n1, n2 ? n2 : "");
+}
+
+/* The n slices at a and b are the same, field by field. */
+static inline void assert_same_slices(const enc_slice_t *a, const enc_slice_t *b, int n)
+{
+    for (int q = 0; q < n; q++) {
+        assert_int_equal(a[q].kind, b[q].kind);
+        assert_int_equal(a[q].start, b[q].start);
+        assert_int_equal(a[q].stop, b[q].stop);
+        assert_int_equal(a[q].step, b[q].step);
+        assert_int_equal(a[q].has_start, b[q].has_start);
+        assert_int_equal(a[q].has_stop, b[q].has_stop);
+    }
 }
 
 static inline void parses(const char *body, tir_kernel_t *k)

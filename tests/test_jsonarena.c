@@ -324,6 +324,37 @@ static void test_cjson_calls(void **state)
     tpb_arena_free(&a);
 }
 
+/* Equal plain keys in a row share one copy (jsonarena.c parse_key); keys
+ * meeting in a slot but differing, keys with escapes and values are their
+ * own, and every key still reads as its text. */
+static void test_shared_keys(void **state)
+{
+    (void)state;
+    const char *s = "[{\"op\": \"op\", \"dst\": 1}, {\"op\": 2, \"dsT\": 3},"
+                    " {\"dst\": 4, \"o\\u0070\": 5}, {\"op\": 6, \"\": 7}, {\"\": 8}]";
+    tpb_arena_t a = {0};
+    cJSON *root;
+    const char *end;
+    assert_int_equal(tpb_json_arena_parse(&a, s, strlen(s), &root, &end), TPB_JA_OK);
+    const cJSON *o[5];
+    for (int i = 0; i < 5; i++)
+        o[i] = cJSON_GetArrayItem(root, i);
+    const cJSON *op0 = o[0]->child, *dst0 = op0->next, *op1 = o[1]->child, *dsT = op1->next;
+    const cJSON *dst2 = o[2]->child, *esc = dst2->next, *op3 = o[3]->child;
+    assert_ptr_equal(op0->string, op1->string);
+    assert_ptr_equal(op0->string, op3->string);
+    assert_ptr_not_equal(op0->valuestring, op0->string);   /* a value is not a key */
+    assert_string_equal(dsT->string, "dsT");               /* its slot's, not "dst" */
+    assert_ptr_not_equal(dst0->string, dsT->string);
+    assert_string_equal(dst2->string, "dst");
+    assert_string_equal(esc->string, "op");                /* escaped: its own copy */
+    assert_ptr_not_equal(esc->string, op0->string);
+    assert_string_equal(op3->next->string, "");
+    assert_ptr_equal(o[4]->child->string, op3->next->string);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(o[2], "op")->valueint, 5);
+    tpb_arena_free(&a);
+}
+
 /* The kernel-file messages are made from the reader's positions. */
 static void test_messages(void **state)
 {
@@ -359,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_large_texts),
         cmocka_unit_test(test_cjson_calls),
         cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_shared_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
