@@ -313,6 +313,35 @@ static void test_dma_multidim_4d(void **state)
     tir_kernel_free(&k);
 }
 
+/* An op's instructions are named "<name>", "<name>.1", ...: 12
+ * descriptors and a trigger cross from one-digit to two-digit tails. */
+static void test_dma_inst_names(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 8192);
+    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 12, 192);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_whole(&k, t);
+    op.src[0] = bu_in(&k, bu_ap(a, 0, 4, (int64_t)500, (int64_t)12, (int64_t)130, (int64_t)3,
+                      (int64_t)33, (int64_t)4, (int64_t)1, (int64_t)16));
+    op.nsrc = 1;
+    bu_op(&k, &op, "ld");
+    bu_run_t r;
+    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 12);
+    const char *want[] = {"ld", "ld.1", "ld.2", "ld.9", "ld.10", "ld.11", "ld.12"};
+    const int at[] = {0, 1, 2, 9, 10, 11, 12};
+    for (int i = 0; i < 7; i++) {
+        const bir_inst_t *in = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 0) + at[i]];
+        assert_string_equal(in->name, want[i]);
+    }
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
 /* Partition-AP re-derivation (seed 002 tonga_partition_ap): a load into
  * every other partition names 64 partitions over a hull of 127, so the
  * tile side's partition step is re-derived as 2 partitions; a contiguous
@@ -569,6 +598,7 @@ int main(void)
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_multidim_4d),
+        cmocka_unit_test(test_dma_inst_names),
         cmocka_unit_test(test_dma_partition_stride),
         cmocka_unit_test(test_dma_indirect),
         cmocka_unit_test(test_dma_transpose),
