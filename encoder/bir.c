@@ -173,12 +173,9 @@ static inline size_t body_bytes(isa_op_t op)
     return (unsigned)op < ISA_OP_COUNT ? isa_formats[isa_ops[op].format].struct_size : 0;
 }
 
-bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n)
-{
-    return bir_inst_name_body_tail(m, in, s, n, "", 0);
-}
-
-bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
+/* The work of bir_inst_name_body(_tail), inlined into each so the body
+ * (most lowered instructions) takes no second call and no tail copy. */
+static inline bool name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
                              const char *tail, size_t t)
 {
     /* the room first (its alignment is the block's), then the name, then the
@@ -207,6 +204,17 @@ bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, siz
     }
     in->isa.f = (isa_body_t *)(p + at);
     return true;
+}
+
+bool bir_inst_name_body(bir_module_t *m, bir_inst_t *in, const char *s, size_t n)
+{
+    return name_body(m, in, s, n, "", 0);
+}
+
+bool bir_inst_name_body_tail(bir_module_t *m, bir_inst_t *in, const char *s, size_t n,
+                             const char *tail, size_t t)
+{
+    return name_body(m, in, s, n, tail, t);
 }
 
 const bir_rare_t bir_rare_none;

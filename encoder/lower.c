@@ -204,7 +204,8 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     } else {
         char tail[24];
         tail[0] = '.';
-        size_t t = 1 + su_long(tail + 1, c->sub);
+        tail[1] = (char)('0' + c->sub);   /* one digit (a DMA's trigger: ".1"): no digit count */
+        size_t t = c->sub < 10 ? 2 : 1 + su_long(tail + 1, c->sub);
         bir_inst_name_body_tail(c->m, in, name, c->name_n < 50 ? c->name_n : 50, tail, t);
     }
     c->sub++;

@@ -66,7 +66,15 @@ typedef struct {
         bir_access_t acc;
     } placed[LW_DMA_PLACED];
     int next;                 /* the slot the next placement replaces */
+    int misses;               /* placements missed in a row */
+    int rest;                 /* placements left to make without the scan */
 } lw_dma_side_t;
+/* A run of LW_DMA_PLACED_MISS_RUN placement misses (every DMA at a new
+ * offset, as when thousands of tiles live at once) rests a side's scan and
+ * store for LW_DMA_PLACED_REST placements; a placement is side_place's
+ * either way. */
+#define LW_DMA_PLACED_MISS_RUN 16
+#define LW_DMA_PLACED_REST 112
 typedef struct {
     int64_t count, s_step, d_step;
 } lw_jdim_t;                  /* a joint dim: one dim on each side (lower_dma.c) */

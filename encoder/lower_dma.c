@@ -496,12 +496,17 @@ static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off
 static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uint64_t addr,
                         dside_t *s)
 {
+    if (m->rest > 0) {   /* a run of misses: no scan, nothing kept */
+        m->rest--;
+        return side_place(c, m, off, addr, s);
+    }
     for (int i = 0; i < LW_DMA_PLACED; i++) {
         const struct lw_dma_placed *p = &m->placed[i];
         if (p->off == off && p->addr == addr) {
             side_head(s, m);
             s->base = p->base;
             s->acc = p->acc;
+            m->misses = 0;
             return true;
         }
     }
@@ -509,6 +514,10 @@ static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uin
         return false;
     m->placed[m->next] = (struct lw_dma_placed){off, addr, s->base, s->acc};
     m->next = (m->next + 1) % LW_DMA_PLACED;
+    if (++m->misses >= LW_DMA_PLACED_MISS_RUN) {
+        m->misses = 0;
+        m->rest = LW_DMA_PLACED_REST;
+    }
     return true;
 }
 

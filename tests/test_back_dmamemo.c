@@ -232,6 +232,59 @@ static void test_dma_memo_placements(void **state)
     fix_free(&f);
 }
 
+/* The memo entry holding a pattern (the one valid entry of a fresh run). */
+static const lw_dma_memo_t *only_entry(const lower_ctx_t *c)
+{
+    const lw_dma_memo_t *e = NULL;
+    for (int i = 0; i < LW_DMA_MEMO; i++)
+        if (c->dma_memo[i].valid) {
+            assert_null(e);
+            e = &c->dma_memo[i];
+        }
+    assert_non_null(e);
+    return e;
+}
+
+/* One pattern at a new HBM row each time (the tile side at one offset): a
+ * run of LW_DMA_PLACED_MISS_RUN misses rests the HBM side's scan for
+ * LW_DMA_PLACED_REST placements, each still placed as the full path
+ * places it; then rows met again are kept and copied again. */
+static void test_dma_memo_placement_rests(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_init(&f);
+    lower_ctx_t memo = ctx_of(&f), full = ctx_of(&f);
+    enum { N = 1 + LW_DMA_PLACED_MISS_RUN + LW_DMA_PLACED_REST + 8 };
+    _Static_assert(N + 2 <= 256, "a row of a per placement");
+    const tir_ap_t *row[N];
+    const tir_ap_t *part = bu_in(&f.k, bu_ap(f.t0, 0, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                             (int64_t)64));
+    for (int i = 0; i < N; i++)
+        row[i] = bu_in(&f.k, bu_ap(f.a, (int64_t)i * 64, 2, (int64_t)64, (int64_t)1, (int64_t)1,
+                                   (int64_t)64));
+    for (int n = 0; n < N + 4; n++) {
+        /* the last four: rows N-2, N-1 twice (kept once the rest is over) */
+        int r = n < N ? n : N - 2 + (n - N) % 2;
+        tir_op_t op = load_op(row[r], part);
+        lw_tap_memo_clear(&full);
+        dma_res_t x = dma_on(&memo, &op), y = dma_on(&full, &op);
+        same_res(&x, &y);
+        assert_int_equal(x.rc, 0);
+        const lw_dma_memo_t *e = only_entry(&memo);
+        if (n == LW_DMA_PLACED_MISS_RUN) {   /* rows 1..MISS_RUN: misses */
+            assert_int_equal(e->side[0].rest, LW_DMA_PLACED_REST);
+            assert_int_equal(e->side[1].rest, 0);   /* the tile side: hits */
+        }
+        if (n == LW_DMA_PLACED_MISS_RUN + LW_DMA_PLACED_REST)
+            assert_int_equal(e->side[0].rest, 0);
+        if (n == N + 3)   /* rows N-2, N-1 found again: no run */
+            assert_int_equal(e->side[0].misses, 0);
+    }
+    assert_int_equal(memo.dma_use.hits, N + 3);
+    fix_free(&f);
+}
+
 /* A run of LW_DMA_MISS_RUN misses rests the memo for LW_DMA_REST0 DMAs,
  * then twice as long while the misses go on; a hit ends the run. */
 static void test_dma_memo_rests(void **state)
@@ -342,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_dma_memo_other_tensor),
         cmocka_unit_test(test_dma_memo_rests),
         cmocka_unit_test(test_dma_memo_placements),
+        cmocka_unit_test(test_dma_memo_placement_rests),
         cmocka_unit_test(test_inst_in_place),
         cmocka_unit_test(test_name_body),
     };

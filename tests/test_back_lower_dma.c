@@ -272,26 +272,33 @@ static void test_dma_complicated_and_limit(void **state)
     tir_kernel_free(&k);
 }
 
+/* A load "name" of src dims (outer,3,4,16) steps (500,130,33,1) into a tile
+ * [outer partitions, 192 contiguous] (none of the dims collapses), lowered
+ * into r; *a, *t: the two tensors. */
+static void load_4d(tir_kernel_t *k, bu_run_t *r, int64_t outer, const char *name, int *a, int *t)
+{
+    tir_kernel_init(k);
+    *a = BU_T(k, "a", TIR_T_INPUT, ISA_DT_FP32, 8192);
+    *t = BU_T(k, "t", TIR_T_SBUF, ISA_DT_FP32, outer, 192);
+    tir_op_t op;
+    tir_op_init(&op, TIR_LOAD);
+    op.dst = bu_whole(k, *t);
+    op.src[0] = bu_in(k, bu_ap(*a, 0, 4, (int64_t)500, outer, (int64_t)130, (int64_t)3,
+                               (int64_t)33, (int64_t)4, (int64_t)1, (int64_t)16));
+    op.nsrc = 1;
+    bu_op(k, &op, name);
+    assert_int_equal(bu_lower(r, k, trn2(), true), 0);
+}
+
 /* 4 joint dims: more than one 3-D descriptor holds, so the dim past the
  * third is enumerated: count3 PseudoDmaDirect3d under one trigger. */
 static void test_dma_multidim_4d(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    tir_kernel_init(&k);
-    int a = BU_T(&k, "a", TIR_T_INPUT, ISA_DT_FP32, 4096);
-    int t = BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 8, 192);
-    tir_op_t op;
-    tir_op_init(&op, TIR_LOAD);
-    op.dst = bu_whole(&k, t);
-    /* src dims (8,3,4,16) steps (500,130,33,1): none collapses with the
-     * tile's [8 partitions, 192 contiguous] */
-    op.src[0] = bu_in(&k, bu_ap(a, 0, 4, (int64_t)500, (int64_t)8, (int64_t)130, (int64_t)3, (int64_t)33,
-                      (int64_t)4, (int64_t)1, (int64_t)16));
-    op.nsrc = 1;
-    bu_op(&k, &op, "ld4");
     bu_run_t r;
-    assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
+    int a, t;
+    load_4d(&k, &r, 8, "ld4", &a, &t);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT2D), 0);
     assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 8);
     bir_inst_t *tr = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_TRIGGER, 0)];
@@ -309,6 +316,26 @@ static void test_dma_multidim_4d(void **state)
     assert_int_equal(g->count2, 3);
     assert_int_equal(g->src_step2, 130 * 4);
     assert_int_equal(g->dst_step2, 64 * 4);
+    bu_free(&r);
+    tir_kernel_free(&k);
+}
+
+/* An op's instructions are named "<name>", "<name>.1", ...: 12
+ * descriptors and a trigger cross from one-digit to two-digit tails. */
+static void test_dma_inst_names(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    bu_run_t r;
+    int a, t;
+    load_4d(&k, &r, 12, "ld", &a, &t);
+    assert_int_equal(bu_count(&r, ISA_OP_DMA_DIRECT3D), 12);
+    const char *want[] = {"ld", "ld.1", "ld.2", "ld.9", "ld.10", "ld.11", "ld.12"};
+    const int at[] = {0, 1, 2, 9, 10, 11, 12};
+    for (int i = 0; i < 7; i++) {
+        const bir_inst_t *in = &bu_block(&r)->insts[bu_find(&r, ISA_OP_DMA_DIRECT3D, 0) + at[i]];
+        assert_string_equal(in->name, want[i]);
+    }
     bu_free(&r);
     tir_kernel_free(&k);
 }
@@ -569,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_dma_casts),
         cmocka_unit_test(test_dma_complicated_and_limit),
         cmocka_unit_test(test_dma_multidim_4d),
+        cmocka_unit_test(test_dma_inst_names),
         cmocka_unit_test(test_dma_partition_stride),
         cmocka_unit_test(test_dma_indirect),
         cmocka_unit_test(test_dma_transpose),

@@ -242,6 +242,11 @@ static void test_check_kernel_memo(void **state)
     BU_EDIT(&k, k.ops[4].src[0], offset, 0);
     BU_EDIT(&k, k.ops[5].dst, count[1], 0);
     compile_err(&k, "op 5 'ts4' (body[5]): access dim 1 has count 0");
+    /* a bad record in the last slot, past the absent ones (&tir_ap_none) */
+    tir_ap_t bad = *k.ops[1].dst;
+    bad.offset = -1;
+    k.ops[1].s1.ap = bu_in(&k, bad);
+    compile_err(&k, "op 1 'ts0' (body[1]): access offset -1 out of range");
     tir_kernel_free(&k);
 }
 
