@@ -59,6 +59,10 @@ static int parse_keep(jx_t *j, const cJSON *key, const char *text, char *name, s
 
 /* ---- operands ---- */
 
+/* An operand's text without its reshape, at most this long (split_reshape's
+ * buffer; enc_quick_slice_operand's bound too, so both take the same texts). */
+enum { FJ_PLAIN_MAX = 1024 };
+
 /* fj_lookup with a cached name entry (enc_find_tensor_at; slot NULL: none) */
 static int lookup_at(jx_t *j, const char *name, const char *path, const char *fname, int *slot)
 {
@@ -172,7 +176,7 @@ static int view_resolve_cop(jx_t *j, struct fj_cop *c, const cJSON *key, const c
                             const char *path, const char *fname, int *tensor, enc_slice_t *sl,
                             int *ns, int *vnd, int64_t *vshape)
 {
-    char name[TIR_NAME_LEN], msg[400], plain[1024];
+    char name[TIR_NAME_LEN], msg[400], plain[FJ_PLAIN_MAX];
     const char *nm = name;
     bool dep;
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
@@ -438,12 +442,34 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
     return fj_intern_ap(j, path, fname, &ap, slot);
 }
 
+/* enc_ap_memo_interned's record for the tensor's slices into *slot */
+static int intern_sliced(jx_t *j, struct fj_cop *c, int t, int ns, const enc_slice_t *sl,
+                         const char *path, const char *fname, const tir_ap_t **slot)
+{
+    const tir_ap_t *r = enc_ap_memo_interned(&j->b, c ? &c->apm : NULL, t, ns, sl, fname);
+    if (!r)
+        return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
+    *slot = r;
+    return 0;
+}
+
 int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
                      const tir_ap_t **slot)
 {
     int t = -1, ns = 0, vnd;
     enc_slice_t sl[ENC_MAX_SLICES];
     int64_t vshape[TIR_MAX_DIMS];
+    /* A flat body with nothing kept (cop_find: none) and a plain operand:
+     * view_resolve_cop's quick branch, without its frame (compile-live:
+     * every operand; sixteenth session, second round). */
+    if (!j->memo_n && !fj_memo_keeps(j)) {
+        char name[TIR_NAME_LEN];
+        if (enc_quick_slice_operand(it->valuestring, name, sizeof name, sl, &ns, FJ_PLAIN_MAX)) {
+            if ((t = lookup_at(j, name, path, fname, NULL)) < 0)
+                return -1;
+            return intern_sliced(j, NULL, t, ns, sl, path, fname, slot);
+        }
+    }
     struct fj_cop *c = cop_find(j, it);
     /* a bare name compiled before (no slices, no reshape): what
      * view_resolve gives, its tensor and no slices, found directly, and the
@@ -459,13 +485,8 @@ int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fna
     }
     if (view_resolve_cop(j, c, it, it->valuestring, path, fname, &t, sl, &ns, &vnd, vshape))
         return -1;
-    if (!vnd) {   /* the record interned last time for these slices (enc_ap_memo_interned) */
-        const tir_ap_t *r = enc_ap_memo_interned(&j->b, c ? &c->apm : NULL, t, ns, sl, fname);
-        if (!r)
-            return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
-        *slot = r;
-        return 0;
-    }
+    if (!vnd)   /* the record interned last time for these slices (enc_ap_memo_interned) */
+        return intern_sliced(j, c, t, ns, sl, path, fname, slot);
     tir_ap_t ap = enc_ap_view(&j->b, t, vnd, vshape, ns, sl, fname);
     if (j->b.failed)
         return -1;

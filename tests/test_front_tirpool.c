@@ -314,6 +314,33 @@ static void test_loop_iterations_share(void **state)
     tir_kernel_free(&k);
 }
 
+/* A flat body's plain operands (fj_intern_ap_str's quick path) intern the
+ * records the full parser's do: each pair reads the same slices, the
+ * second through an expression the quick reader leaves to the parser. */
+static void test_flat_quick_operands(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[1, 512]", "float32") T("h", "[1, 256]", "float32")
+           "{'op': 'load', 'dst': 'w', 'src': 'a[3:4, :]'},"
+           "{'op': 'load', 'dst': 'w', 'src': 'a[1+2:4, :]'},"
+           "{'op': 'load', 'dst': 'h', 'src': 'a[7:8, 256:512]'},"
+           "{'op': 'load', 'dst': 'h', 'src': 'a[7:8, 2*128:512]'},"
+           "{'op': 'store', 'dst': 'out[ 9 : 10 ,: ]', 'src': 'w'},"
+           "{'op': 'store', 'dst': 'out[(9):10, :]', 'src': 'w'}",
+           &k);
+    assert_int_equal(k.nops, 6);
+    for (int i = 0; i < 6; i += 2) {
+        assert_ptr_equal(k.ops[i].src[0], k.ops[i + 1].src[0]);
+        assert_ptr_equal(k.ops[i].dst, k.ops[i + 1].dst);
+    }
+    assert_int_equal(k.ops[0].src[0]->offset, 3 * 512);
+    assert_int_equal(k.ops[2].src[0]->offset, 7 * 512 + 256);
+    assert_int_equal(k.ops[2].src[0]->count[1], 256);
+    assert_int_equal(k.ops[4].dst->offset, 9 * 512);
+    tir_kernel_free(&k);
+}
+
 /* The affine pattern lives in the rare record: an iota repeated by a
  * loop shares one record holding it, an op without a pattern keeps the
  * shared defaults, and a record copied, edited and interned back equals
@@ -483,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_growth_hashes_nothing),
         cmocka_unit_test(test_loop_iterations_share),
+        cmocka_unit_test(test_flat_quick_operands),
         cmocka_unit_test(test_pattern_in_rare),
         cmocka_unit_test(test_op_scalars_in_rare),
         cmocka_unit_test(test_chain_per_tensor),
