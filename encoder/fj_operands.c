@@ -59,22 +59,32 @@ static int parse_keep(jx_t *j, const cJSON *key, const char *text, char *name, s
 
 /* ---- operands ---- */
 
-/* fj_lookup with a cached name entry (enc_find_tensor_at; slot NULL: none) */
-static int lookup_at(jx_t *j, const char *name, const char *path, const char *fname, int *slot)
+/* An operand's text without its reshape, at most this long (split_reshape's
+ * buffer; enc_quick_slice_operand's bound too, so both take the same texts). */
+enum { FJ_PLAIN_MAX = 1024 };
+
+/* lookup_at's failure: a tile that existed but went out of scope gets a
+ * precise message */
+static int lookup_fail(jx_t *j, const char *name, const char *path, const char *fname)
+{
+    for (int i = j->b.k->ntensors - 1; i >= 0; i--) {
+        const char *tn = j->b.k->tensors[i].name;
+        size_t n = strlen(name);
+        if (!strncmp(tn, name, n) && (tn[n] == 0 || tn[n] == '#'))
+            return fj_jfail(j, path, fname, "tile '%s' is out of scope here (declared at %s)",
+                         name, j->b.k->tensors[i].path);
+    }
+    return fj_jfail(j, path, fname, "unknown tensor or tile '%s'", name);
+}
+
+/* fj_lookup with a cached name entry (enc_find_tensor_at; slot NULL: none);
+ * inline, its failure apart: called from three places in fj_intern_ap_str
+ * it was no longer inlined (compile-tiny: +25 instructions an operand). */
+static inline int lookup_at(jx_t *j, const char *name, const char *path, const char *fname,
+                            int *slot)
 {
     int t = slot ? enc_find_tensor_at(&j->b, name, slot) : enc_find_tensor(&j->b, name);
-    if (t < 0) {
-        /* a tile that existed but went out of scope gets a precise message */
-        for (int i = j->b.k->ntensors - 1; i >= 0; i--) {
-            const char *tn = j->b.k->tensors[i].name;
-            size_t n = strlen(name);
-            if (!strncmp(tn, name, n) && (tn[n] == 0 || tn[n] == '#'))
-                return fj_jfail(j, path, fname, "tile '%s' is out of scope here (declared at %s)",
-                             name, j->b.k->tensors[i].path);
-        }
-        return fj_jfail(j, path, fname, "unknown tensor or tile '%s'", name);
-    }
-    return t;
+    return t < 0 ? lookup_fail(j, name, path, fname) : t;
 }
 
 int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname)
@@ -172,7 +182,7 @@ static int view_resolve_cop(jx_t *j, struct fj_cop *c, const cJSON *key, const c
                             const char *path, const char *fname, int *tensor, enc_slice_t *sl,
                             int *ns, int *vnd, int64_t *vshape)
 {
-    char name[TIR_NAME_LEN], msg[400], plain[1024];
+    char name[TIR_NAME_LEN], msg[400], plain[FJ_PLAIN_MAX];
     const char *nm = name;
     bool dep;
     if (c && !enc_slice_prog_run(c->prog, &j->env, sl, ns, &dep)) {
@@ -438,6 +448,34 @@ int fj_get_ap(jx_t *j, const cJSON *obj, const char *path, const char *fname, bo
     return fj_intern_ap(j, path, fname, &ap, slot);
 }
 
+/* enc_ap_memo_interned's record for the tensor's slices into *slot */
+static int intern_sliced(jx_t *j, struct fj_cop *c, int t, int ns, const enc_slice_t *sl,
+                         const char *path, const char *fname, const tir_ap_t **slot)
+{
+    const tir_ap_t *r = enc_ap_memo_interned(&j->b, c ? &c->apm : NULL, t, ns, sl, fname);
+    if (!r)
+        return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
+    *slot = r;
+    return 0;
+}
+
+/* An operand not compiled (cop_find: none) outside a loop body, plain:
+ * view_resolve_cop's quick branch, without its frame (compile-live: every
+ * operand; sixteenth session, second round).  1: not a plain operand (the
+ * caller goes on).  Not inlined: a loop body's operands (compile-tiny)
+ * would pay for its frame. */
+static __attribute__((noinline)) int intern_flat(jx_t *j, const cJSON *it, const char *path,
+                                                 const char *fname, const tir_ap_t **slot)
+{
+    char name[TIR_NAME_LEN];
+    enc_slice_t sl[ENC_MAX_SLICES];
+    int ns = 0;
+    if (!enc_quick_slice_operand(it->valuestring, name, sizeof name, sl, &ns, FJ_PLAIN_MAX))
+        return 1;
+    int t = lookup_at(j, name, path, fname, NULL);
+    return t < 0 ? -1 : intern_sliced(j, NULL, t, ns, sl, path, fname, slot);
+}
+
 int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,
                      const tir_ap_t **slot)
 {
@@ -457,15 +495,13 @@ int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fna
         *slot = r;
         return 0;
     }
+    int rc;
+    if (!c && !fj_memo_keeps(j) && (rc = intern_flat(j, it, path, fname, slot)) <= 0)
+        return rc;
     if (view_resolve_cop(j, c, it, it->valuestring, path, fname, &t, sl, &ns, &vnd, vshape))
         return -1;
-    if (!vnd) {   /* the record interned last time for these slices (enc_ap_memo_interned) */
-        const tir_ap_t *r = enc_ap_memo_interned(&j->b, c ? &c->apm : NULL, t, ns, sl, fname);
-        if (!r)
-            return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
-        *slot = r;
-        return 0;
-    }
+    if (!vnd)   /* the record interned last time for these slices (enc_ap_memo_interned) */
+        return intern_sliced(j, c, t, ns, sl, path, fname, slot);
     tir_ap_t ap = enc_ap_view(&j->b, t, vnd, vshape, ns, sl, fname);
     if (j->b.failed)
         return -1;

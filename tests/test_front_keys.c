@@ -206,7 +206,8 @@ static void test_quick_operand(void **state)
 {
     (void)state;
     static const char *const quick[] = {"t", "t17", "a[17:18, :]", "a[ 3 : 9 : 2 ,1]", "a[::]",
-                                        "a[5]", "a[:7, 2:]"};
+                                        "a[5]", "a[:7, 2:]", "Az_09[1]", "_Zz9", "q[123456789012345678]",
+                                        "gmMN[0009:00010]"};
     for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++) {
         char n1[64], n2[64], msg[200];
         enc_slice_t s1[ENC_MAX_SLICES], s2[ENC_MAX_SLICES];
@@ -227,7 +228,9 @@ static void test_quick_operand(void **state)
         assert_same_slices(s1, s2, k1);
     }
     static const char *const slow[] = {"a.reshape(3, 4)", "a[i]", "a[-1]", "a[1:2:3:4]", "a[]",
-                                       "9a", "a[1] ", "a[1]]", "a[1234567890123456789]"};
+                                       "9a", "a[1] ", "a[1]]", "a[1234567890123456789]",
+                                       "a[99999999999999999999999]", "a@b", "`a", "a{1}", "\301a",
+                                       "a\xe1[1]", "[1]", "a[1:@]"};
     for (size_t i = 0; i < sizeof slow / sizeof slow[0]; i++) {
         char n[64];
         enc_slice_t sl[ENC_MAX_SLICES];

@@ -151,8 +151,8 @@ static void test_intern_one_hash_across_growth(void **state)
 }
 
 /* The set's growth places each record by its stored hash: a record is
- * hashed once per intern call, never again when the set doubles (it
- * doubled five times here), and every record is found again after. */
+ * hashed once per intern call, never again when the set grows (it grew
+ * several times here), and every record is found again after. */
 static void test_growth_hashes_nothing(void **state)
 {
     (void)state;
@@ -164,7 +164,7 @@ static void test_growth_hashes_nothing(void **state)
         tir_ap_t a = ap_of(i % 7, (int64_t)i * 3, 1 + i % 4);
         assert_non_null(p[i] = tir_ap_intern(&k, &a));
     }
-    assert_true(k.aps.cap >= 8192);   /* 256 -> ... -> 16384: grown five or six times */
+    assert_true(k.aps.cap >= 8192);   /* 256 -> 1024 -> 4096 -> 16384 */
     assert_int_equal(k.aps.nhash, N);
     for (int i = 0; i < N; i++) {
         tir_ap_t a = ap_of(i % 7, (int64_t)i * 3, 1 + i % 4);
@@ -172,6 +172,33 @@ static void test_growth_hashes_nothing(void **state)
     }
     assert_int_equal(k.aps.nhash, 2 * N);
     assert_int_equal(k.aps.n, N);
+    tir_kernel_free(&k);
+}
+
+/* The set grows 4x while small (fewer regrowths for a stream of fresh
+ * records), 2x from 2^16 slots on (bounded spare room); it stays at most
+ * half full either way. */
+static void test_set_growth_steps(void **state)
+{
+    (void)state;
+    enum { N = 40000 };
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int caps[8], ncaps = 0;
+    for (int i = 0; i < N; i++) {
+        tir_ap_t a = ap_of(i % 7, (int64_t)i * 3, 1 + i % 4);
+        assert_non_null(tir_ap_intern(&k, &a));
+        if (ncaps == 0 || caps[ncaps - 1] != k.aps.cap) {
+            assert_true(ncaps < 8);
+            caps[ncaps++] = k.aps.cap;
+        }
+        assert_true(2 * k.aps.nset <= k.aps.cap);
+    }
+    /* 0: the chains hold the first records (no set yet) */
+    static const int want[] = {0, 256, 1024, 4096, 16384, 65536, 131072};
+    assert_int_equal(ncaps, 7);
+    for (int i = 0; i < ncaps; i++)
+        assert_int_equal(caps[i], want[i]);
     tir_kernel_free(&k);
 }
 
@@ -311,6 +338,33 @@ static void test_loop_iterations_share(void **state)
     for (int i = 4; i < 128; i++)   /* two iterations back: the same a row */
         assert_ptr_equal(k.ops[i].src[0], k.ops[i - 4].src[0]);
     assert_ptr_equal(k.ops[0].dst, k.ops[1].src[0]);
+    tir_kernel_free(&k);
+}
+
+/* A flat body's plain operands (fj_intern_ap_str's quick path) intern the
+ * records the full parser's do: each pair reads the same slices, the
+ * second through an expression the quick reader leaves to the parser. */
+static void test_flat_quick_operands(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("w", "[1, 512]", "float32") T("h", "[1, 256]", "float32")
+           "{'op': 'load', 'dst': 'w', 'src': 'a[3:4, :]'},"
+           "{'op': 'load', 'dst': 'w', 'src': 'a[1+2:4, :]'},"
+           "{'op': 'load', 'dst': 'h', 'src': 'a[7:8, 256:512]'},"
+           "{'op': 'load', 'dst': 'h', 'src': 'a[7:8, 2*128:512]'},"
+           "{'op': 'store', 'dst': 'out[ 9 : 10 ,: ]', 'src': 'w'},"
+           "{'op': 'store', 'dst': 'out[(9):10, :]', 'src': 'w'}",
+           &k);
+    assert_int_equal(k.nops, 6);
+    for (int i = 0; i < 6; i += 2) {
+        assert_ptr_equal(k.ops[i].src[0], k.ops[i + 1].src[0]);
+        assert_ptr_equal(k.ops[i].dst, k.ops[i + 1].dst);
+    }
+    assert_int_equal(k.ops[0].src[0]->offset, 3 * 512);
+    assert_int_equal(k.ops[2].src[0]->offset, 7 * 512 + 256);
+    assert_int_equal(k.ops[2].src[0]->count[1], 256);
+    assert_int_equal(k.ops[4].dst->offset, 9 * 512);
     tir_kernel_free(&k);
 }
 
@@ -482,7 +536,9 @@ int main(void)
         cmocka_unit_test(test_rare_fields),
         cmocka_unit_test(test_detach),
         cmocka_unit_test(test_growth_hashes_nothing),
+        cmocka_unit_test(test_set_growth_steps),
         cmocka_unit_test(test_loop_iterations_share),
+        cmocka_unit_test(test_flat_quick_operands),
         cmocka_unit_test(test_pattern_in_rare),
         cmocka_unit_test(test_op_scalars_in_rare),
         cmocka_unit_test(test_chain_per_tensor),
