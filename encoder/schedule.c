@@ -18,6 +18,7 @@
  * and the waits cannot deadlock. */
 #include "backend.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -481,6 +482,29 @@ static uint64_t open_sems(const sync_walk_t *w, const uint32_t *kn, uint64_t ope
     return open;
 }
 
+#define OPEN_LOG_MAX 8   /* open_after: more changes than this, open_sems */
+
+/* open_sems after waits raised engine e's clock: only the semaphores the
+ * clock changed since `mark` (its log) can have been reached, as open[e]
+ * was exact before (every raise elsewhere is followed by open_stop or
+ * clears its bit).  A store of compile-live changes one or two, of a
+ * dozen open semaphores. */
+static uint64_t open_after(const sync_walk_t *w, int e, uint64_t open, uint32_t mark)
+{
+    const sclk_log_t *l = &w->clk.log[e];
+    const uint32_t *kn = w->clk.now[e];
+    if (l->n - mark > OPEN_LOG_MAX)
+        return open_sems(w, kn, open);
+    uint64_t left = open;
+    for (uint32_t k = mark; k < l->n; k++) {
+        unsigned s = l->sem[k];
+        if (kn[s] >= w->count[s])
+            left &= ~(1ull << s);
+    }
+    assert(left == open_sems(w, kn, open));   /* debug builds: the tests check it */
+    return left;
+}
+
 /* Producer p against instruction in (accesses ax, loaded at the first
  * test): skipped when what the engine knows or already needs implies it,
  * or when it ran earlier on the same engine (in order); else, when their
@@ -690,6 +714,40 @@ static void picks_learn(sync_walk_t *w, int e, bool done)
     }
 }
 
+/* The waits for what the search found (needs, need, giver), appended to
+ * wsem/wval[*nw]: the strongest producer first, as what its completion
+ * implies (transitively) may make the other waits redundant; open[]
+ * refreshed after.  -1: out of memory.  Apart from sync_inst: most
+ * compile-mixed instructions find their waits in search_picks. */
+__attribute__((noinline)) static int wait_needs(sync_walk_t *w, const bir_inst_t *in,
+                                                uint64_t needs, const uint32_t *need,
+                                                const int *giver, int *wsem, uint32_t *wval,
+                                                int *nw)
+{
+    int e = in->engine;
+    const uint32_t *kn = w->clk.now[e];
+    uint32_t mark = sclk_mark(&w->clk, e);   /* open_after: the changes since */
+    int first = *nw;
+    for (;;) {
+        int best = -1;
+        for (uint64_t q = needs; q; q &= q - 1) {   /* ascending: same ties as a full loop */
+            int s2 = __builtin_ctzll(q);
+            if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
+                best = s2;
+        }
+        if (best < 0)
+            break;
+        wsem[*nw] = best, wval[(*nw)++] = need[best];
+        const prod_t *g = &w->prods[giver[best]];
+        if (sclk_raise(&w->clk, e, best, need[best]) || sclk_merge(&w->clk, e, g->engine, g->mark) ||
+            sclk_raise(&w->clk, e, g->sem, g->value))
+            return -1;
+    }
+    if (*nw > first)
+        w->open[e] = open_after(w, e, w->open[e], mark);
+    return 0;
+}
+
 /* Waits and the completion update of instruction i (in place). */
 static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int scan_budget)
 {
@@ -741,27 +799,8 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
         int s = __builtin_ctzll(q);
         mm->val[s] = need[s], mm->giver[s] = giver[s];
     }
-    /* wait for the strongest producer first: what its completion implies
-     * (transitively) may make the other waits redundant */
-    int picked = nw;   /* search_picks kept open[] up to date for these */
-    for (;;) {
-        int best = -1;
-        for (uint64_t q = needs; q; q &= q - 1) {   /* ascending: same ties as a full loop */
-            int s2 = __builtin_ctzll(q);
-            if (need[s2] > kn[s2] && (best < 0 || giver[s2] > giver[best]))
-                best = s2;
-        }
-        if (best < 0)
-            break;
-        wsem[nw] = best, wval[nw++] = need[best];
-        const prod_t *g = &w->prods[giver[best]];
-        if (sclk_raise(&w->clk, in->engine, best, need[best]) ||
-            sclk_merge(&w->clk, in->engine, g->engine, g->mark) ||
-            sclk_raise(&w->clk, in->engine, g->sem, g->value))
-            return -1;
-    }
-    if (nw > picked)
-        w->open[in->engine] = open_sems(w, kn, w->open[in->engine]);
+    if (needs && wait_needs(w, in, needs, need, giver, wsem, wval, &nw))
+        return -1;
     for (int k = 0; k < nw; k++) {
         int s2 = wsem[k];
         w->waits++;
@@ -785,11 +824,12 @@ static int sync_inst(sync_walk_t *w, bir_module_t *m, bir_block_t *b, int i, int
     in->isa.sync.upd_val = 1;
     in->isa.sync.upd_at_read = 0;
     w->count[sem]++;
-    /* known <= the old count < the new one; two engines a step (the pairs
-     * become one vector OR: once per producer) */
-    _Static_assert(ISA_ENG_COUNT % 2 == 0, "engines in pairs");
-    for (int e = 0; e < ISA_ENG_COUNT; e += 2)
-        w->open[e] |= 1ull << sem, w->open[e + 1] |= 1ull << sem;
+    /* known <= the old count < the new one; unrolled (once per producer:
+     * the vector loop's own count and branch were half of its 32
+     * instructions) */
+#pragma GCC unroll 8
+    for (int e = 0; e < ISA_ENG_COUNT; e++)
+        w->open[e] |= 1ull << sem;
     w->by_val[sem][w->count[sem]] = w->np;
     prod_t *pr = &w->prods[w->np++];
     pr->inst = i, pr->engine = (uint8_t)in->engine;
