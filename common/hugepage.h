@@ -25,7 +25,7 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
 /* A growing array of 10^5+ elements (tile-IR ops and tensors, BIR blocks) in
  * its own 2 MiB-aligned mapping once it reaches TPB_ARRAY_MAP_MIN bytes,
  * smaller ones in malloc'ed memory.  The threshold is 128 KiB: on a VM
- * whose page faults exit to the hypervisor (12-18 us each, docs/performance.md
+ * whose page faults exit to the hypervisor (12-18 us each, docs/performance-log.md
  * "Page faults on a virtual machine") a 2 MiB page's fault (120-200 us)
  * costs about ten small ones, so from 32 of them on one huge page is
  * cheaper (512 KiB until the twelfth session: growing arrays, sets and
@@ -86,7 +86,7 @@ void tpb_heap_trim(void);
 /* Make malloc's heap start with `bytes` (>= 2 MiB) advised for transparent
  * huge pages, for a process about to make many small blocks: glibc's heap
  * otherwise takes a page fault per 4 KiB it touches (~12 us each on a VM,
- * docs/performance.md "Page faults on a virtual machine"), one 2 MiB page
+ * docs/performance-log.md "Page faults on a virtual machine"), one 2 MiB page
  * takes one.  The heap then grows in steps of `bytes` and free() keeps
  * them (M_TOP_PAD, M_TRIM_THRESHOLD).  Only before malloc has made its heap
  * (glibc on Linux): call it first thing.  Returns whether the reserve was

@@ -2,7 +2,7 @@
  * (builder.h enc_ap_memo, enc_ap_memo_interned): an operand text's
  * two-entry memo, a tensor's whole record interned once, and a loop
  * body's new tile taking its previous instance's record and check pass
- * (docs/performance.md, the front-end per op, second and third rounds). */
+ * (docs/performance-log.md, the front-end per op, second and third rounds). */
 #include "builder.h"
 #include "validate_int.h"   /* is_tile_kind */
 

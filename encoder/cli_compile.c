@@ -158,7 +158,7 @@ static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserve
  * body's names, tiles and operands take about 1.6 bytes of small heap
  * blocks per byte of text (compile-live: 0.9 MiB for 0.56 MB); the
  * reserve's first huge page costs about what ten 4 KiB page faults do, so
- * it pays from some 64 KiB of text on (docs/performance.md "The malloc
+ * it pays from some 64 KiB of text on (docs/performance-log.md "The malloc
  * heap in huge pages").  A loop body is a short text, and its large arrays
  * are mappings of their own already. */
 #define HEAP_RESERVE_MIN_TEXT ((off_t)64 << 10)

@@ -317,7 +317,7 @@ void gen_free(gen_t *g)
 /* Bundles collected per stream before one write() (the stream is
  * unbuffered, create_bin): a call per instruction cost more than encoding
  * it from the cache, and on a VM each call costs microseconds
- * (docs/performance.md "Artifact writes").  64 KiB: a 100 k-op kernel's
+ * (docs/performance-log.md "Artifact writes").  64 KiB: a 100 k-op kernel's
  * streams take a quarter of the calls 16 KiB took, and it stays malloc'ed
  * (under TPB_ARRAY_MAP_MIN), so a small kernel's stream faults in only the
  * pages it writes. */

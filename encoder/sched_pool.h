@@ -23,7 +23,7 @@
 /* The bytes to ask for a block of the pass that its walk fills as it goes
  * (tpb_array_grow) when it is not pooled: from 64 KiB on at least
  * TPB_ARRAY_MAP_MIN, so that it is a 2 MiB page -- one fault, about the
- * cost of ten 4 KiB ones on a VM (docs/performance.md) -- rather than 16
+ * cost of ten 4 KiB ones on a VM (docs/performance-log.md) -- rather than 16
  * or more 4 KiB ones.  Blocks from SCHED_MAP_FROM on come from the pool. */
 #define SCHED_MAP_FROM ((size_t)64 << 10)
 static inline size_t sched_block_bytes(size_t bytes)

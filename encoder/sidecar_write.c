@@ -143,7 +143,7 @@ static void entry_plan(entry_t *en, const art_ops_t *ops, const bir_inst_t *in, 
     en->name = !cont ? name : NULL;
     /* the lengths only of the names written: in->name sits beside its
      * instruction's body in the BIR arena, mostly a cache miss here, and a
-     * strlen of every one cost ~15 % of compile-mix3 (performance.md
+     * strlen of every one cost ~15 % of compile-mix3 (performance-log.md
      * "Cache misses the instruction counts do not show") */
     en->nname = en->name ? strlen(name) : 0;
     en->inst = !prev || (in->name != name && strcmp(in->name, name)) ? in->name : NULL;

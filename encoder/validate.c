@@ -916,7 +916,7 @@ bool enc_validate_quick(const tir_kernel_t *k, const tpb_target_t *target, const
 int enc_validate_op_memo(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err)
 {
-    /* most ops of a kernel are plain loads and stores (docs/performance.md) */
+    /* most ops of a kernel are plain loads and stores (docs/performance-log.md) */
     if (enc_validate_quick(k, target, op, m))
         return 0;
     vctx_t v = {k, target ? target : tpb_target_default(), op, err, m};

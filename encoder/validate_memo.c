@@ -1,7 +1,7 @@
 /* validate_memo.c - the operand-check memo's alias (builder.h
  * enc_check_memo_alias): a loop body's tile declared anew takes its
  * previous instance's pass, when check_ap (validate.c) reads the same of
- * both (docs/performance.md, the front-end per op, second round). */
+ * both (docs/performance-log.md, the front-end per op, second round). */
 #include "validate_int.h"
 
 #include <stdbool.h>

@@ -37,7 +37,7 @@ def touch_fresh(mib, advice):
 def print_fault_cost(mib=32):
     """The machine's cost of first-touch memory, which dominates compile
     time on a VM that exits to the hypervisor on each page fault
-    (performance.md "Page faults on a virtual machine"): 4 KiB pages, and
+    (performance-log.md "Page faults on a virtual machine"): 4 KiB pages, and
     2 MiB huge pages first on memory the process has not had (which may be
     new to the host) and then on the memory it has just given back."""
     huge_fresh = touch_fresh(mib, "MADV_HUGEPAGE")
@@ -134,7 +134,7 @@ def compile_once(tpb, kf, art):
     m = re.search(r"^peak memory (\d+) KiB$", out, re.M)
     kib = int(m.group(1)) if m else ru.ru_maxrss
     # page faults: on a VM each one exits to the hypervisor (~10 us for a
-    # 4 KiB page here), a large part of a compile's CPU time (performance.md
+    # 4 KiB page here), a large part of a compile's CPU time (performance-log.md
     # "Page faults on a virtual machine")
     return (wall, ru.ru_utime + ru.ru_stime, kib * 1024, out, ru.ru_minflt + ru.ru_majflt), out
 

@@ -5,7 +5,7 @@ Runs every golden case with both binaries (`tpb run <case>`, then `tpb sim
 <artifacts> --timing-only --trace` on the same artifacts) and compares exit
 status, messages, every output .npy byte for byte, and stats and traces as
 JSON without their wall-clock fields.  Prints one line per case; exit 1 when
-any case differs (docs/performance.md, eighth session)."""
+any case differs (docs/performance-log.md, eighth session)."""
 import json, os, subprocess, sys, filecmp
 if len(sys.argv) != 5 or sys.argv[1] in ("-h", "--help"):
     sys.stderr.write(__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n", 1)[1] + "\n")

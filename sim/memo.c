@@ -23,7 +23,7 @@
  * The same pass over the stream copies what the scheduler's hot loop reads
  * of every instruction into its 16-byte step record (sim_step_of).
  *
- * docs/performance.md ("Instruction classes"). */
+ * docs/performance-log.md ("Operand plans per instruction class"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +58,7 @@ static bool key_eq(const isa_decoded_t *a, const isa_decoded_t *b)
  * that finds them (kept with them, unused after the build): from
  * TPB_ARRAY_MAP_MIN on it is a mapping in huge pages, one page fault per
  * 2 MiB instead of one per 4 KiB of three separate blocks
- * (docs/performance.md, "Page faults of tpb sim"). */
+ * (docs/performance-log.md, "Page faults of `tpb sim`"). */
 int sim_memo_build(sim_engine_t *e, const sim_opimpl_t *const *impl, tpb_err_t *err)
 {
     size_t n = e->stream.count, m = n ? n : 1;

@@ -351,7 +351,7 @@ static uint32_t sim_trace_iter(sim_engine_t *e)
     return e->execs ? e->execs[e->idx]++ : UINT32_MAX;
 }
 
-#define SIM_PREFETCH_AHEAD 4 /* instructions; 2, 4 and 8 measured, docs/performance.md */
+#define SIM_PREFETCH_AHEAD 4 /* instructions; 2, 4 and 8 measured, docs/performance-log.md */
 static int engine_run(sim_t *s, sim_core_t *c, sim_engine_t *e, tpb_err_t *err)
 {
     uint64_t now = s->now;
