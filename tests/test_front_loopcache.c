@@ -726,14 +726,7 @@ static void test_slice_plain_ints(void **state)
         assert_string_equal(nm1, nm2);
         assert_int_equal(n1, n2);
         assert_int_equal(d1, d2);
-        for (int q = 0; q < n1; q++) {
-            assert_int_equal(s1[q].kind, s2[q].kind);
-            assert_int_equal(s1[q].start, s2[q].start);
-            assert_int_equal(s1[q].stop, s2[q].stop);
-            assert_int_equal(s1[q].step, s2[q].step);
-            assert_int_equal(s1[q].has_start, s2[q].has_start);
-            assert_int_equal(s1[q].has_stop, s2[q].has_stop);
-        }
+        assert_same_slices(s1, s2, n1);
     }
     /* slice lists around the 256-byte stack copy (expr_slice.c): blanks
      * padded in, the same slices at every length */
