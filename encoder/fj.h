@@ -347,6 +347,17 @@ typedef struct {
     const void **st;
 } fj_paths_t;
 void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp);
+/* The statement walk (frontend_json.c): run a block's statements; bp: its
+ * statements' paths when the caller made them (a loop body), else NULL. */
+int fj_exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp);
+/* A usable variable name: a C identifier shorter than ENC_VAR_NAME. */
+int fj_valid_ident(const char *s);
+/* Loops (fj_loops.c).  kind: 0 affine/static, 1 sequential_range, 2
+ * dynamic_range / fori_loop. */
+int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind);
+/* The tile statements directly in a block (a guess at the tensors one
+ * iteration declares; nested loops make their own). */
+int64_t fj_count_tiles(const cJSON *body);
 void fj_body_paths_free(fj_paths_t *bp);
 /* A body without joined paths (fj_paths.c): the path copied into p once
  * (its length), then "<path>[i]" per statement written after it */
