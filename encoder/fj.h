@@ -350,8 +350,9 @@ void fj_body_paths(const cJSON *body, const char *path, fj_paths_t *bp);
 /* The statement walk (frontend_json.c): run a block's statements; bp: its
  * statements' paths when the caller made them (a loop body), else NULL. */
 int fj_exec_block(jx_t *j, const cJSON *body, const char *path, const fj_paths_t *bp);
-/* A usable variable name: a C identifier shorter than ENC_VAR_NAME. */
-int fj_valid_ident(const char *s);
+/* A `for` or `let` statement's "var": a C identifier shorter than
+ * ENC_VAR_NAME, not `pid` or `num_programs`. */
+int fj_get_var(jx_t *j, const cJSON *o, const char *path, const char **var);
 /* Loops (fj_loops.c).  kind: 0 affine/static, 1 sequential_range, 2
  * dynamic_range / fori_loop. */
 int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind);

@@ -250,10 +250,8 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
     if (fj_check_fields(j, o, path, kind == 2 ? allowed_dyn : allowed))
         return -1;
     const char *var;
-    if (fj_get_str(j, o, path, "var", &var, true))
+    if (fj_get_var(j, o, path, &var))
         return -1;
-    if (!fj_valid_ident(var) || !strcmp(var, "pid") || !strcmp(var, "num_programs"))
-        return fj_jfail(j, path, "var", "'%s' is not a usable variable name", var);
     const cJSON *body = fj_field(o, "body");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, path, "body", "expected an array of ops, got %s", fj_type_name(body));

@@ -223,7 +223,7 @@ static int exec_compute_op(jx_t *j, const cJSON *o, const char *path, fj_stmt_t 
 
 /* ---- statements ---- */
 
-int fj_valid_ident(const char *s)
+static int valid_ident(const char *s)
 {
     if (!s || !*s || strlen(s) >= ENC_VAR_NAME)
         return 0;
@@ -232,6 +232,15 @@ int fj_valid_ident(const char *s)
               (p != s && *p >= '0' && *p <= '9')))
             return 0;
     return 1;
+}
+
+int fj_get_var(jx_t *j, const cJSON *o, const char *path, const char **var)
+{
+    if (fj_get_str(j, o, path, "var", var, true))
+        return -1;
+    if (!valid_ident(*var) || !strcmp(*var, "pid") || !strcmp(*var, "num_programs"))
+        return fj_jfail(j, path, "var", "'%s' is not a usable variable name", *var);
+    return 0;
 }
 
 /* A tile statement's fields, read once in a loop body when its shape is
@@ -305,10 +314,8 @@ static int exec_let(jx_t *j, const cJSON *o, const char *path)
     if (fj_check_fields(j, o, path, allowed))
         return -1;
     const char *var;
-    if (fj_get_str(j, o, path, "var", &var, true))
+    if (fj_get_var(j, o, path, &var))
         return -1;
-    if (!fj_valid_ident(var) || !strcmp(var, "pid") || !strcmp(var, "num_programs"))
-        return fj_jfail(j, path, "var", "'%s' is not a usable variable name", var);
     const cJSON *v = fj_field(o, "value");
     if (!v)
         return fj_jfail(j, path, "value", "missing");
