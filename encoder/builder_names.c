@@ -3,6 +3,7 @@
  * open-addressing hash; split from builder.c. */
 #include "builder.h"
 #include "hugepage.h"
+#include "strutil.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -27,10 +28,7 @@ static int name_find(const enc_builder_t *b, const char *name, uint32_t h)
         int e = b->hash[i];
         if (e < 0)
             return -1;
-        const char *p = b->names[e].name, *q = name;   /* short: inline, not a strcmp call */
-        while (*p && *p == *q)
-            p++, q++;
-        if (*p == *q)
+        if (su_eq(b->names[e].name, name))   /* short: inline, not a strcmp call */
             return e;
     }
 }

@@ -49,20 +49,10 @@ void enc_env_pop_to(enc_env_t *e, int n)
         e->n = n;
 }
 
-/* strcmp(a, b) == 0 inline: a variable name is a few bytes, where the
- * library call's set-up costs more than the compare (each index
- * expression's replay looks its variables up). */
-static bool same_name(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
-
 const enc_var_t *enc_env_find(const enc_env_t *e, const char *name)
 {
     for (int i = e->n - 1; i >= 0; i--)
-        if (same_name(e->vars[i].name, name))
+        if (su_eq(e->vars[i].name, name))
             return &e->vars[i];
     return NULL;
 }

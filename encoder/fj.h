@@ -1,8 +1,12 @@
 /* fj.h - internals of the JSON kernel front-end (docs/kernel-format.md),
  * shared by its files:
- *   frontend_json.c      statements (for/let/if/tile), tensors, grid, entry
+ *   frontend_json.c      statements (let/if/tile, the walk), tensors, grid,
+ *                        entry
+ *   fj_loops.c           for loops: ranges, estimates, loop records,
+ *                        iterations
  *   fj_fields.c          field readers: ints, numbers, booleans, enums,
- *                        shapes; the memo and what the run owns
+ *                        shapes; a statement's key table; the memo and
+ *                        what the run owns
  *   fj_operands.c        operands (slices, .ap(), indirect), scalars; the
  *                        compiled operand strings of loops
  *   fj_ops_dma.c         the data-movement op family (table + handlers)
@@ -52,13 +56,6 @@ typedef struct {
 static inline bool fj_is_string(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_String; }
 static inline bool fj_is_object(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Object; }
 static inline bool fj_is_number(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Number; }
-/* strcmp(a, b) == 0 inline: names of a few bytes, most differing early */
-static inline bool fj_str_eq(const char *a, const char *b)
-{
-    while (*a && *a == *b)
-        a++, b++;
-    return *a == *b;
-}
 
 /* A statement object's keys, found in one pass over its members when the
  * statement is decoded (fj_keys_scan): the first member of each key the
@@ -71,6 +68,8 @@ enum {
     FK_SRC, FK_SHAPE, FK_DTYPE, FK_BUFFER, FK_DGE_MODE, FK_OOB_MODE, FK_DMA_QOS, FK_RMW_OP,
     FK_OTHER, FK_SRC_REG, FK_DST_REG, FK_N
 };
+/* The FK_* index of a key name, -1 for a name outside the table. */
+int fj_key_index(const char *k);
 typedef struct {
     const cJSON *obj;            /* whose keys these are; NULL: none */
     unsigned present;            /* 1 << FK_* per key found */

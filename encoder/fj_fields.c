@@ -123,23 +123,12 @@ const char *fj_type_name(const cJSON *it)
     return "an object";
 }
 
-/* Reject fields outside `allowed` (NULL-terminated) and duplicate keys. */
-/* strcmp(k, name) == 0 inline: field names are a few bytes, shorter than
- * a call (and those of one object often share a first letter: op, op0,
- * operand0) */
-static bool key_is(const char *k, const char *name)
-{
-    while (*k && *k == *name)
-        k++, name++;
-    return *k == *name;
-}
-
 /* The keys of a and b, in order, are the same. */
 static bool same_keys(const cJSON *a, const cJSON *b)
 {
     const cJSON *x = a->child, *y = b->child;
     for (; x && y; x = x->next, y = y->next)
-        if (!x->string || !y->string || !key_is(x->string, y->string))
+        if (!x->string || !y->string || !su_eq(x->string, y->string))
             return false;
     return !x && !y;
 }
@@ -153,30 +142,30 @@ static size_t fields_ok_slot(const char *const *allowed)
  * on its first two bytes (which tell the table's names apart but for
  * dst/dst_reg and src/src_reg), then the rest of the name. */
 #define KEY2(a, b) ((unsigned)(unsigned char)(a) << 8 | (unsigned char)(b))
-static int key_index(const char *k)
+int fj_key_index(const char *k)
 {
     if (!k[0])
         return -1;
     const char *r = k + 2;   /* read only when k[1] is not the NUL */
     switch (KEY2(k[0], k[1])) {
     case KEY2('o', 'p'): return !*r ? FK_OP : -1;
-    case KEY2('l', 'o'): return key_is(r, "c") ? FK_LOC : -1;
-    case KEY2('c', 'o'): return key_is(r, "mment") ? FK_COMMENT : -1;
-    case KEY2('n', 'a'): return key_is(r, "me") ? FK_NAME : -1;
-    case KEY2('e', 'n'): return key_is(r, "gine") ? FK_ENGINE : -1;
-    case KEY2('d', 'e'): return key_is(r, "ps") ? FK_DEPS : -1;
-    case KEY2('s', 'c'): return key_is(r, "hedule") ? FK_SCHEDULE : -1;
-    case KEY2('m', 'a'): return key_is(r, "sk") ? FK_MASK : -1;
-    case KEY2('d', 's'): return key_is(r, "t") ? FK_DST : key_is(r, "t_reg") ? FK_DST_REG : -1;
-    case KEY2('s', 'r'): return key_is(r, "c") ? FK_SRC : key_is(r, "c_reg") ? FK_SRC_REG : -1;
-    case KEY2('s', 'h'): return key_is(r, "ape") ? FK_SHAPE : -1;
-    case KEY2('d', 't'): return key_is(r, "ype") ? FK_DTYPE : -1;
-    case KEY2('b', 'u'): return key_is(r, "ffer") ? FK_BUFFER : -1;
-    case KEY2('d', 'g'): return key_is(r, "e_mode") ? FK_DGE_MODE : -1;
-    case KEY2('o', 'o'): return key_is(r, "b_mode") ? FK_OOB_MODE : -1;
-    case KEY2('d', 'm'): return key_is(r, "a_qos") ? FK_DMA_QOS : -1;
-    case KEY2('r', 'm'): return key_is(r, "w_op") ? FK_RMW_OP : -1;
-    case KEY2('o', 't'): return key_is(r, "her") ? FK_OTHER : -1;
+    case KEY2('l', 'o'): return su_eq(r, "c") ? FK_LOC : -1;
+    case KEY2('c', 'o'): return su_eq(r, "mment") ? FK_COMMENT : -1;
+    case KEY2('n', 'a'): return su_eq(r, "me") ? FK_NAME : -1;
+    case KEY2('e', 'n'): return su_eq(r, "gine") ? FK_ENGINE : -1;
+    case KEY2('d', 'e'): return su_eq(r, "ps") ? FK_DEPS : -1;
+    case KEY2('s', 'c'): return su_eq(r, "hedule") ? FK_SCHEDULE : -1;
+    case KEY2('m', 'a'): return su_eq(r, "sk") ? FK_MASK : -1;
+    case KEY2('d', 's'): return su_eq(r, "t") ? FK_DST : su_eq(r, "t_reg") ? FK_DST_REG : -1;
+    case KEY2('s', 'r'): return su_eq(r, "c") ? FK_SRC : su_eq(r, "c_reg") ? FK_SRC_REG : -1;
+    case KEY2('s', 'h'): return su_eq(r, "ape") ? FK_SHAPE : -1;
+    case KEY2('d', 't'): return su_eq(r, "ype") ? FK_DTYPE : -1;
+    case KEY2('b', 'u'): return su_eq(r, "ffer") ? FK_BUFFER : -1;
+    case KEY2('d', 'g'): return su_eq(r, "e_mode") ? FK_DGE_MODE : -1;
+    case KEY2('o', 'o'): return su_eq(r, "b_mode") ? FK_OOB_MODE : -1;
+    case KEY2('d', 'm'): return su_eq(r, "a_qos") ? FK_DMA_QOS : -1;
+    case KEY2('r', 'm'): return su_eq(r, "w_op") ? FK_RMW_OP : -1;
+    case KEY2('o', 't'): return su_eq(r, "her") ? FK_OTHER : -1;
     default: return -1;
     }
 }
@@ -186,11 +175,11 @@ static int key_index(const char *k)
 static int key_index_at(jx_t *j, const char *k)
 {
     if (!j)
-        return key_index(k);
+        return fj_key_index(k);
     size_t h = (size_t)(((uint64_t)(uintptr_t)k * 0x9e3779b97f4a7c15ull) >> 59) % FJ_KIDX;
     if (j->kidx[h].k != k) {
         j->kidx[h].k = k;
-        j->kidx[h].idx = key_index(k);
+        j->kidx[h].idx = fj_key_index(k);
     }
     return j->kidx[h].idx;
 }
@@ -220,7 +209,7 @@ const cJSON *fj_jfield(const jx_t *j, const cJSON *obj, const char *name)
     const fj_keys_t *ks = j->keys;
     if (!ks || ks->obj != obj || !obj || !name)
         return fj_field(obj, name);
-    int k = key_index(name);
+    int k = fj_key_index(name);
     if (k >= 0)
         return ks->present >> k & 1 ? ks->it[k] : NULL;
     return ks->other ? fj_field(obj, name) : NULL;   /* every key is in the table: absent */
@@ -234,7 +223,7 @@ static unsigned keys_allowed(jx_t *j, const char *const *allowed, size_t h)
         return j->keys_ok[h].mask;
     unsigned m = 1u << FK_COMMENT | 1u << FK_LOC;
     for (int i = 0; allowed[i]; i++) {
-        int k = key_index(allowed[i]);
+        int k = fj_key_index(allowed[i]);
         m |= k >= 0 ? 1u << k : 0u;
     }
     j->keys_ok[h].allowed = allowed;
@@ -242,6 +231,7 @@ static unsigned keys_allowed(jx_t *j, const char *const *allowed, size_t h)
     return m;
 }
 
+/* Reject fields outside `allowed` (NULL-terminated) and duplicate keys. */
 int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *const *allowed)
 {
     const fj_keys_t *ks = j->keys;
@@ -256,10 +246,10 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
     if (j->fields_ok[h].allowed == allowed && same_keys(obj, j->fields_ok[h].obj))
         return 0;   /* the keys of an object that passed: no unknown or repeated one */
     for (const cJSON *c = obj->child; c; c = c->next) {
-        bool ok = key_is(c->string, "comment") || key_is(c->string, "loc");
+        bool ok = su_eq(c->string, "comment") || su_eq(c->string, "loc");
         const char first = c->string[0];   /* per flat statement: one byte per allowed name */
         for (int i = 0; !ok && allowed[i]; i++)
-            ok = allowed[i][0] == first && key_is(c->string, allowed[i]);
+            ok = allowed[i][0] == first && su_eq(c->string, allowed[i]);
         if (!ok) {
             char list[512];
             size_t o = 0;
@@ -269,7 +259,7 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
             return fj_jfail(j, path, c->string, "unknown field (allowed: %s)", list);
         }
         for (const cJSON *d = obj->child; d != c; d = d->next)
-            if (key_is(d->string, c->string))
+            if (su_eq(d->string, c->string))
                 return fj_jfail(j, path, c->string, "given twice");
     }
     fj_memo_put(j, obj, allowed, obj);
@@ -287,7 +277,7 @@ const cJSON *fj_field(const cJSON *obj, const char *name)
         return NULL;
     const char first = name[0];   /* most lookups are of absent fields: one byte per key */
     for (const cJSON *c = obj->child; c && c->string; c = c->next)
-        if (c->string[0] == first && key_is(c->string, name))
+        if (c->string[0] == first && su_eq(c->string, name))
             return c;
     return NULL;
 }

@@ -39,7 +39,7 @@ int64_t fj_count_tiles(const cJSON *body)
     for (const cJSON *s = body->child; s; s = s->next) {
         const cJSON *opn = fj_is_object(s) ? fj_field(s, "op") : NULL;
         n += fj_is_string(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
-             fj_str_eq(opn->valuestring, "tile");
+             su_eq(opn->valuestring, "tile");
     }
     return n;
 }

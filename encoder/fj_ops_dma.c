@@ -30,20 +30,13 @@ enum {
     DMA_K_ALL = 127
 };
 
-/* strcmp(k, name) == 0, inline: most keys differ in their first bytes */
-static bool key_eq(const char *k, const char *name)
-{
-    while (*k && *k == *name)
-        k++, name++;
-    return *k == *name;
-}
-
 static unsigned dma_keys(const jx_t *j, const cJSON *o)
 {
     /* the FK_* keys of these fields run in the DMA_K_* order */
     _Static_assert(FK_OOB_MODE == FK_DGE_MODE + 1 && FK_DMA_QOS == FK_DGE_MODE + 2 &&
                    FK_RMW_OP == FK_DGE_MODE + 3 && FK_OTHER == FK_DGE_MODE + 4 &&
                    FK_SRC_REG == FK_DGE_MODE + 5 && FK_DST_REG == FK_DGE_MODE + 6 &&
+                   FK_N == FK_DGE_MODE + 7 &&
                    DMA_K_DGE == 1 && DMA_K_OOB == 2 && DMA_K_QOS == 4 && DMA_K_RMW == 8 &&
                    DMA_K_OTHER == 16 && DMA_K_SRC_REG == 32 && DMA_K_DST_REG == 64,
                    "DMA keys out of order");
@@ -52,20 +45,9 @@ static unsigned dma_keys(const jx_t *j, const cJSON *o)
         return ks->present >> FK_DGE_MODE & 127u;
     unsigned m = 0;
     for (const cJSON *c = o->child; c && c->string; c = c->next) {   /* fj_field's walk */
-        const char *k = c->string;
-        switch (k[0]) {
-        case 'd':
-            m |= key_eq(k, "dge_mode") ? DMA_K_DGE
-                 : key_eq(k, "dma_qos") ? DMA_K_QOS
-                 : key_eq(k, "dst_reg") ? DMA_K_DST_REG : 0u;
-            break;
-        case 'o':
-            m |= key_eq(k, "oob_mode") ? DMA_K_OOB : key_eq(k, "other") ? DMA_K_OTHER : 0u;
-            break;
-        case 'r': m |= key_eq(k, "rmw_op") ? DMA_K_RMW : 0u; break;
-        case 's': m |= key_eq(k, "src_reg") ? DMA_K_SRC_REG : 0u; break;
-        default: break;
-        }
+        int k = fj_key_index(c->string);
+        if (k >= FK_DGE_MODE)
+            m |= 1u << (k - FK_DGE_MODE);
     }
     return m;
 }

@@ -412,7 +412,7 @@ static bool name_kind_cached(jx_t *j, const char *name, fj_stmt_t *st)
     unsigned n = j->nopnames < FJ_OPNAMES ? j->nopnames : FJ_OPNAMES;
     for (unsigned i = 0; i < n; i++) {
         const struct fj_opname *c = &j->opnames[i];
-        if (c->name[0] == name[0] && fj_str_eq(c->name, name)) {
+        if (c->name[0] == name[0] && su_eq(c->name, name)) {
             st->what = c->what;
             st->for_kind = c->for_kind;
             st->d = c->d;

@@ -5,10 +5,21 @@
 #ifndef TPB_STRUTIL_H
 #define TPB_STRUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "smallfmt.h"
+
+/* strcmp(a, b) == 0 inline: the names compared per op are a few bytes and
+ * most differ early, where a library call's set-up costs more than the
+ * compare. */
+static inline bool su_eq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
 
 /* snprintf(dst, cap, "%s", src): at most cap-1 bytes, always terminated
  * (cap > 0); returns strlen(src). */
