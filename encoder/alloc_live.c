@@ -146,12 +146,10 @@ static inline void use_touch(uint32_t (*use)[2], unsigned n, const tir_ap_t *a, 
 static bool note_scratch(enc_live_t *l, int i, uint64_t sb)
 {
     if (l->nscratch == l->cap_scratch) {
-        int cap = l->cap_scratch ? 2 * l->cap_scratch : 16;
-        void *p = realloc(l->scratch, (size_t)cap * sizeof *l->scratch);
+        void *p = tpb_array_double(l->scratch, &l->cap_scratch, sizeof *l->scratch, 16);
         if (!p)
             return false;
         l->scratch = p;
-        l->cap_scratch = cap;
     }
     l->scratch[l->nscratch++] = (struct enc_live_scratch){i, sb};
     return true;
@@ -187,14 +185,12 @@ void enc_live_tensor(enc_live_t *l, int i, const tir_tensor_t *t)
     if (!l->hbm_ok || t->kind == TIR_T_SBUF || t->kind == TIR_T_PSUM)
         return;
     if (l->nhbm == l->cap_hbm) {   /* a few inputs and outputs: rarely grown */
-        int cap = l->cap_hbm ? 2 * l->cap_hbm : 16;
-        int *p = realloc(l->hbm, (size_t)cap * sizeof *p);
+        int *p = tpb_array_double(l->hbm, &l->cap_hbm, sizeof *p, 16);
         if (!p) {
             l->hbm_ok = false;
             return;
         }
         l->hbm = p;
-        l->cap_hbm = cap;
     }
     l->hbm[l->nhbm++] = i;
 }
@@ -202,7 +198,7 @@ void enc_live_tensor(enc_live_t *l, int i, const tir_tensor_t *t)
 void enc_live_free(enc_live_t *l)
 {
     tpb_array_free(l->use, l->use_bytes);
-    free(l->scratch);
-    free(l->hbm);
+    tpb_array_free(l->scratch, (size_t)l->cap_scratch * sizeof *l->scratch);
+    tpb_array_free(l->hbm, (size_t)l->cap_hbm * sizeof *l->hbm);
     memset(l, 0, sizeof *l);
 }
