@@ -625,6 +625,7 @@ class Trace:
         self.grid = tuple(g if isinstance(g, int) else g.n for g in grid)
         self.grid_json = json.dumps([g if isinstance(g, int) else g.grid_text() for g in grid])
         self.inputs = []
+        self.consts = []       # nl.shared_constant: (base, JSON of its values)
         self.hbm = []          # nl.ndarray in HBM (outputs or scratch)
         self.body = []         # JSON text per op
         self.names = set()
@@ -769,6 +770,15 @@ class Trace:
         self.inputs.append(b)
         return self._whole_view(b)
 
+    def add_const(self, shape, dtype, values_json, loc):
+        """An HBM constant (the kernel format's "constants" entry with
+        "value"): nl.shared_constant."""
+        if self.frames:   # one declaration per call: not a `for` body
+            need_retrace()
+        b = _Base(self.unique("const"), tuple(shape), dtype, "shared_hbm", "const", loc)
+        self.consts.append((b, values_json))
+        return self._whole_view(b)
+
     def to_json(self, outputs, schedule=None):
         outs = [o.base for o in outputs]
         decl = lambda b: '{"name": "%s", "shape": %s, "dtype": "%s"}' % (b.name, list(b.shape),
@@ -779,6 +789,10 @@ class Trace:
             head.append('"grid": %s' % self.grid_json)
         head.append('"inputs": [%s]' % ", ".join(decl(b) for b in self.inputs))
         head.append('"outputs": [%s]' % ", ".join(decl(b) for b in outs))
+        if self.consts:
+            head.append('"constants": [%s]' % ", ".join(
+                '{"name": "%s", "dtype": "%s", "value": %s}' % (b.name, b.dtype, v)
+                for b, v in self.consts))
         scratch = [b for b in self.hbm if b not in outs]
         if scratch:
             head.append('"scratch": [%s]' % ", ".join(decl(b) for b in scratch))
