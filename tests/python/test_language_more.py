@@ -484,6 +484,76 @@ def test_shared_constant_numpy(tmp_path):
     refused(const_inf, a, match="nl.shared_constant: the constant holds inf or NaN")
 
 
+# ---- gather_flattened, rand, random_seed ----
+
+@nki.jit
+def gather(d, i):
+    o1 = nl.ndarray(i.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    o2 = nl.ndarray(i.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    g = nl.gather_flattened(nl.load(d), nl.load(i))
+    assert g.shape == i.shape and g.dtype == d.dtype
+    nl.store(o1, g)
+    gb = nl.gather_flattened(data=nl.load(d), indices=nl.load(i), dtype=nl.bfloat16)
+    assert gb.dtype == nl.bfloat16
+    nl.store(o2, gb)
+    return o1, o2
+
+
+@nki.jit
+def gather_axis(d, i):
+    nl.gather_flattened(nl.load(d), nl.load(i), axis=1)
+
+
+def test_gather_flattened_numpy():
+    d = RNG.standard_normal((32, 64)).astype(np.float32)
+    i = RNG.integers(0, 64, (32, 10)).astype(np.uint32)
+    g, gb = gather(d, i)
+    want = np.take_along_axis(d, i.astype(np.int64), axis=-1)   # the stub's example check
+    np.testing.assert_array_equal(g, want)
+    np.testing.assert_array_equal(gb, bf16(want))
+    refused(gather_axis, d, i, match="nl.gather_flattened: axis=1 is not supported")
+
+
+@nki.jit
+def rand_seeded(s, s2):
+    o = [nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(4)]
+    seed = nl.load(s)
+    nl.random_seed(seed)
+    r = nl.rand((128, 512), dtype=nl.float32)
+    assert r.buffer == nl.sbuf and r.shape == (128, 512)
+    nl.store(o[0], r)
+    nl.random_seed(seed)                     # the same seed: the same values
+    nl.store(o[1], nl.rand((128, 512), dtype=nl.float32, buffer=nl.psum))
+    nl.store(o[2], nl.rand((128, 512), dtype=nl.float32))
+    nl.random_seed(nl.load(s2))
+    nl.store(o[3], nl.rand((128, 512), dtype=nl.float32))
+    return tuple(o)
+
+
+@nki.jit
+def rand_hbm(s):
+    nl.rand((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+
+
+@nki.jit
+def seed_hbm(s):
+    nl.random_seed(s)
+
+
+def test_rand_random_seed_numpy():
+    s = np.array([[42]], np.int32)
+    a, b, c, d = rand_seeded(s, np.array([[43]], np.int32))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c) and not np.array_equal(a, d)
+    for x in (a, c, d):
+        assert 0.0 <= x.min() and x.max() < 1.0
+        assert abs(x.mean() - 0.5) < 0.01 and abs(x.var() - 1 / 12) < 0.005
+    assert [o for o in ops(rand_seeded, s, s) if o != "dma_copy"] == [
+        "set_rng_seed", "rand2", "set_rng_seed", "rand2", "rand2", "set_rng_seed", "rand2"]
+    refused(rand_hbm, s, match="nl.rand: buffer='shared_hbm' is not supported")
+    refused(seed_hbm, s, match="nl.random_seed: seed must be a tensor in SBUF/PSUM")
+
+
 # ---- still unsupported ----
 
 @nki.jit

@@ -1003,6 +1003,49 @@ def shared_identity_matrix(n, dtype=uint8, dst=None):
     return dst
 
 
+def gather_flattened(data, indices, axis=0, dtype=None):
+    """NKI: per partition, data's (flattened) free elements at the positions
+    in indices (uint32), shaped as indices: one gather_flattened (Pool), and
+    a tensor_copy when dtype differs from data's.  Only NKI's default axis=0
+    (the stub's example: numpy.take_along_axis(data, indices, axis=-1))."""
+    loc = _trace.caller_loc()
+    data = _tile(data, "gather_flattened", "data", loc)
+    indices = _tile(indices, "gather_flattened", "indices", loc)
+    if axis != 0:
+        raise NkiError("%s: nl.gather_flattened: axis=%r is not supported by tpbsim (only the "
+                       "default axis=0)" % (loc, axis))
+    t = _new(indices.shape, data.dtype, loc)
+    _emit("gather_flattened", loc, [("dst", t.text()), ("data", data.text()),
+                                    ("indices", indices.text())])
+    if dtype is None or _dtype(dtype) == data.dtype:
+        return t
+    c = _new(indices.shape, _dtype(dtype), loc)
+    _emit("tensor_copy", loc, [("dst", c.text()), ("src", t.text())])
+    return c
+
+
+def rand(shape, dtype, buffer=sbuf, name=""):
+    """NKI: a new SBUF/PSUM tile of uniform values in [0, 1): one rand2
+    (min 0, max 1) on the Vector engine, whose generator nl.random_seed
+    seeds (docs/semantics.md "Random numbers"; stored in dtype, round to
+    nearest even)."""
+    loc = _trace.caller_loc()
+    if not is_on_chip(buffer):
+        raise NkiError("%s: nl.rand: buffer=%r is not supported by tpbsim (SBUF or PSUM)" %
+                       (loc, buffer))
+    t = _ndarray(shape, dtype, buffer, name, loc)
+    _emit("rand2", loc, [("dst", t.text()), ("min", "0.0"), ("max", "1.0")])
+    return t
+
+
+def random_seed(seed):
+    """NKI: seed the generator nl.rand draws from with a [1, 1] 32-bit
+    SBUF/PSUM tensor (one set_rng_seed of the Vector engine)."""
+    loc = _trace.caller_loc()
+    seed = _tile(seed, "random_seed", "seed", loc)
+    _emit("set_rng_seed", loc, [("src_seeds", seed.text())])
+
+
 def _unsupported(name):
     def f(*a, **k):
         raise NkiError("nl.%s is not supported by tpbsim (docs/python.md)" % name)
@@ -1043,8 +1086,7 @@ def shared_constant(constant):
     return _trace.current().add_const(a.shape, dt, json.dumps(a.tolist()), loc)
 
 
-for _n in ("gather_flattened", "device_print", "rand", "random_seed",
-           "while_loop"):
+for _n in ("device_print", "while_loop"):
     globals()[_n] = _unsupported(_n)
 del _n
 
