@@ -554,6 +554,38 @@ def test_rand_random_seed_numpy():
     refused(seed_hbm, s, match="nl.random_seed: seed must be a tensor in SBUF/PSUM")
 
 
+# ---- in a traced-once loop (docs/python.md "Loops") ----
+
+@nki.jit
+def looped(a, w):
+    n = a.shape[0] // 128
+    o1 = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    o2 = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    o3 = nl.ndarray((a.shape[0], w.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    tw = nl.load(w)
+    for i in nl.affine_range(n):
+        x = nl.load(a[i * 128:(i + 1) * 128, :])
+        nl.store(o1[i * 128:(i + 1) * 128, :], nl.softmax(x, axis=1))
+        nl.store(o2[i * 128:(i + 1) * 128, :], nl.var(x, axis=1))
+        ident = nl.shared_identity_matrix(128, dtype=nl.float32)
+        y = nl.add(nl.copy(nl.matmul(x, tw)), ident[:, 0:64])
+        nl.store(o3[i * 128:(i + 1) * 128, :], y)
+    return o1, o2, o3
+
+
+def test_in_traced_once_loop_numpy():
+    a = RNG.standard_normal((384, 64)).astype(np.float32)
+    w = RNG.standard_normal((64, 64)).astype(np.float32)
+    assert [o["op"] for o in json.loads(tpbsim.kernel_json(looped, a, w))["body"]].count(
+        "affine_range") == 1
+    s, v, m = looped(a, w)
+    e = np.exp(a.astype(np.float64) - a.max(1, keepdims=True))
+    np.testing.assert_allclose(s, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(v, a.var(1, keepdims=True), rtol=1e-5)
+    want = a @ w + np.tile(np.eye(128, 64, dtype=np.float32), (3, 1))
+    np.testing.assert_allclose(m, want, rtol=1e-4, atol=1e-4)
+
+
 # ---- still unsupported ----
 
 @nki.jit
