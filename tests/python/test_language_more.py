@@ -311,6 +311,11 @@ def mean_middle(a):
 
 
 @nki.jit
+def prod_middle(a):
+    nl.prod(nl.load(a), axis=[1])
+
+
+@nki.jit
 def var_partial(a):
     nl.var(nl.load(a), axis=2)
 
@@ -320,6 +325,8 @@ def test_reductions_refused():
             match=r"nl.mean: axis 0 must be the last free dims")
     refused(mean_middle, np.zeros((128, 4, 8), np.float32),
             match=r"nl.mean: axis 1 must be the last free dims")
+    refused(prod_middle, np.zeros((128, 4, 8), np.float32),
+            match=r"nl.prod: axis \[1\] must be the last free dims")
     refused(var_partial, np.zeros((128, 4, 8), np.float32),
             match=r"nl.var: axis 2: tpbsim supports reducing all free dims only")
 

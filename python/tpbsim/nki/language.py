@@ -751,9 +751,6 @@ def _op_name(f, what):
     raise NkiError("%s: %r is not an operator name (use nl.add, nl.exp, ...)" % (what, f))
 
 
-prod = _Reduce("prod", "multiply")
-
-
 # ---- composite nl functions: a few nki.isa ops each (docs/python.md) ----
 
 def _emit(op, loc, fields):
@@ -826,6 +823,14 @@ def mean(x, axis, dtype=None, keepdims=False):
     axes = _free_axes(x, axis, "mean", loc)
     s = _reduce(x, axes, "add", float32, keepdims, loc)
     return _ts(s, "divide", float(_count(x, axes)), _out_dtype(dtype, x), loc)
+
+
+def prod(x, axis, dtype=None, keepdims=False):
+    """NKI: the product over free axes (one tensor_reduce multiply, as nl.sum)."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "prod", "x", loc)
+    return _reduce(x, _free_axes(x, axis, "prod", loc), "multiply", _out_dtype(dtype, x),
+                   keepdims, loc)
 
 
 def var(x, axis, dtype=None, keepdims=False):
