@@ -1,0 +1,344 @@
+"""tpbsim.nki.language's composite functions: nl.mean, nl.var, nl.softmax,
+nl.matmul, nl.shared_constant, ... -- each a few nki.isa ops traced into the
+kernel format (docs/python.md "Supported, and not").  Imported by
+language.py, which re-exports them under NKI's names."""
+import json
+
+import numpy as np
+
+from . import _trace
+from ._trace import NkiError, NkiTensor
+from .language import (_dtype, _ndarray, _reduce, float32, float16, bfloat16, hbm, int8,
+                       int16, int32, is_on_chip, private_hbm, psum, sbuf, shared_hbm, uint8,
+                       uint16, uint32)
+
+
+def _emit(op, loc, fields):
+    from . import isa
+    isa._emit(op, loc, fields)
+
+
+def _new(shape, dtype, loc, buffer=sbuf):
+    return _trace.current().new_tensor(shape, dtype, buffer, "", loc)
+
+
+def _tile(x, fn, what, loc, buffers=(sbuf, psum)):
+    """x as an operand of nl.<fn>: a tensor in one of buffers."""
+    if not isinstance(x, NkiTensor) or x.buffer not in buffers:
+        raise NkiError("%s: nl.%s: %s must be a tensor in %s, got %r" % (
+            loc, fn, what, "HBM" if hbm in buffers else "/".join(b.upper() for b in buffers), x))
+    return x
+
+
+def _free_axes(x, axis, fn, loc, every=False):
+    """NKI's reduction axes: free dims (not 0) that are the last contiguous
+    dims of x ([1], [1, 2], ...); negative ones count from the end.  every:
+    they must be all the free dims (the result is a per-partition scalar)."""
+    nd = len(x.shape)
+    try:
+        ax = [int(axis)] if isinstance(axis, (int, np.integer)) else [int(a) for a in axis]
+    except (TypeError, ValueError):
+        raise NkiError("%s: nl.%s: axis must be an int or a list of ints, got %r" %
+                       (loc, fn, axis)) from None
+    ax = sorted(set(a + nd if a < 0 else a for a in ax))
+    if not ax or ax[0] < 1 or ax != list(range(ax[0], nd)):
+        raise NkiError("%s: nl.%s: axis %r must be the last free dims of the %d-D tile "
+                       "([1], [1, 2], ...; not the partition axis 0)" % (loc, fn, axis, nd))
+    if every and ax[0] != 1:
+        raise NkiError("%s: nl.%s: axis %r: tpbsim supports reducing all free dims only "
+                       "(axis %s for a %d-D tile)" % (loc, fn, axis, list(range(1, nd)), nd))
+    return ax
+
+
+def _count(x, axes):
+    return int(np.prod([x.shape[a] for a in axes]))
+
+
+def _ts(src, op0, operand0, dtype, loc, op1=None, operand1=None):
+    """A new tile = (src op0 operand0) [op1 operand1] (one tensor_scalar)."""
+    from . import isa
+    t = _new(src.shape, dtype, loc)
+    f = [("dst", t.text()), ("src", src.text()), ("op0", '"%s"' % op0),
+         ("operand0", isa._scalar(operand0, "operand0", loc))]
+    if op1:
+        f += [("op1", '"%s"' % op1), ("operand1", isa._scalar(operand1, "operand1", loc))]
+    _emit("tensor_scalar", loc, f)
+    return t
+
+
+def _col(t):
+    """A keepdims reduction [P, 1, ..., 1] as the [P, 1] per-partition scalar."""
+    return t.reshape((t.shape[0], 1))
+
+
+def _out_dtype(dtype, x):
+    return _dtype(dtype) if dtype is not None else x.dtype
+
+
+def mean(x, axis, dtype=None, keepdims=False):
+    """NKI: the mean over free axes, in float32 (a tensor_reduce add into a
+    float32 tile, then a tensor_scalar divide by the count into dtype)."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "mean", "x", loc)
+    axes = _free_axes(x, axis, "mean", loc)
+    s = _reduce(x, axes, "add", float32, keepdims, loc)
+    return _ts(s, "divide", float(_count(x, axes)), _out_dtype(dtype, x), loc)
+
+
+def prod(x, axis, dtype=None, keepdims=False):
+    """NKI: the product over free axes (one tensor_reduce multiply, as nl.sum)."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "prod", "x", loc)
+    return _reduce(x, _free_axes(x, axis, "prod", loc), "multiply", _out_dtype(dtype, x),
+                   keepdims, loc)
+
+
+def var(x, axis, dtype=None, keepdims=False):
+    """NKI: the population variance over all free axes, in float32; the
+    result keeps the reduced axes (NKI ignores keepdims): mean, x - mean
+    (tensor_scalar), its square (tensor_tensor), sum, divide by the count."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "var", "x", loc)
+    axes = _free_axes(x, axis, "var", loc, every=True)
+    n = float(_count(x, axes))
+    m = _ts(_reduce(x, axes, "add", float32, True, loc), "divide", n, float32, loc)
+    d = _ts(x, "subtract", _col(m), float32, loc)
+    sq = _new(x.shape, float32, loc)
+    _emit("tensor_tensor", loc, [("dst", sq.text()), ("in0", d.text()), ("in1", d.text()),
+                                 ("operator", '"multiply"')])
+    return _ts(_reduce(sq, axes, "add", float32, True, loc), "divide", n,
+               _out_dtype(dtype, x), loc)
+
+
+def all(x, axis, dtype=None):   # noqa: A001 (NKI's name)
+    """NKI: 1 where every element along the free axes is nonzero, else 0
+    (x != 0 as a float32 tile, then a tensor_reduce minimum into dtype,
+    default x's dtype)."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "all", "x", loc)
+    axes = _free_axes(x, axis, "all", loc)
+    nz = _ts(x, "not_equal", 0.0, float32, loc)
+    return _reduce(nz, axes, "minimum", _out_dtype(dtype, x), False, loc)
+
+
+def softmax(x, axis=-1, dtype=None):
+    """NKI: exp(x - max) / sum(exp(x - max)) over all free axes: a
+    tensor_reduce max, its negation, an exp activation with that bias
+    summing each row into a [P, 1] tile, and a tensor_scalar divide."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "softmax", "x", loc)
+    _free_axes(x, axis, "softmax", loc, every=True)
+    mx = _reduce(x, list(range(1, len(x.shape))), "maximum", float32, True, loc)
+    neg = _ts(_col(mx), "multiply", -1.0, float32, loc)
+    e, s = _new(x.shape, float32, loc), _new((x.shape[0], 1), float32, loc)
+    _emit("activation", loc, [("dst", e.text()), ("src", x.text()), ("func", '"exp"'),
+                              ("bias", neg.text()), ("reduce_op", '"add"'),
+                              ("reduce_res", s.text())])
+    return _ts(e, "divide", s, _out_dtype(dtype, x), loc)
+
+
+def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
+    """NKI: x / sqrt(sum(x * x) / n + epsilon) * w over all free axes, in
+    float32: a square activation summing each row, a tensor_scalar (/ n,
+    + epsilon), a sqrt activation, a tensor_scalar divide and a
+    tensor_tensor multiply by w (x's shape, or [1, ...] broadcast to the
+    partitions with broadcast_partition)."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "rms_norm", "x", loc)
+    w = _tile(w, "rms_norm", "w", loc)
+    _free_axes(x, axis, "rms_norm", loc, every=True)
+    if compute_dtype is not None and _dtype(compute_dtype) != float32:
+        raise NkiError("%s: nl.rms_norm: compute_dtype=%r is not supported by tpbsim (it "
+                       "computes in float32)" % (loc, compute_dtype))
+    if w.shape != x.shape and not (w.shape[0] == 1 and w.shape[1:] == x.shape[1:]):
+        raise NkiError("%s: nl.rms_norm: w %s must have x's shape %s or [1, ...] of its free "
+                       "dims" % (loc, list(w.shape), list(x.shape)))
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer, float)) or n <= 0:
+        raise NkiError("%s: nl.rms_norm: n must be a positive number, got %r" % (loc, n))
+    P = x.shape[0]
+    sq, ss = _new(x.shape, float32, loc), _new((P, 1), float32, loc)
+    _emit("activation", loc, [("dst", sq.text()), ("src", x.text()), ("func", '"square"'),
+                              ("reduce_op", '"add"'), ("reduce_res", ss.text())])
+    ms = _ts(ss, "divide", float(n), float32, loc, "add", epsilon)
+    rms = _new((P, 1), float32, loc)
+    _emit("activation", loc, [("dst", rms.text()), ("src", ms.text()), ("func", '"sqrt"')])
+    y = _ts(x, "divide", rms, float32, loc)
+    if w.shape != x.shape:
+        wb = _new(x.shape, w.dtype, loc)
+        _emit("broadcast_partition", loc, [("dst", wb.text()), ("src", w.text())])
+        w = wb
+    t = _new(x.shape, _out_dtype(dtype, x), loc)
+    _emit("tensor_tensor", loc, [("dst", t.text()), ("in0", y.text()), ("in1", w.text()),
+                                 ("operator", '"multiply"')])
+    return t
+
+
+def dropout(x, rate, dtype=None):
+    """NKI: x with each element zeroed with probability rate (a number; NKI's
+    [P, 1] rate tile is refused): one isa dropout into a new tile."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "dropout", "x", loc)
+    from . import isa
+    if isinstance(rate, NkiTensor):
+        raise NkiError("%s: nl.dropout: a rate tile is not supported by tpbsim (the kernel "
+                       "format's dropout takes an immediate probability)" % loc)
+    t = _new(x.shape, _out_dtype(dtype, x), loc)
+    _emit("dropout", loc, [("dst", t.text()), ("src", x.text()),
+                           ("prob", isa._scalar(rate, "rate", loc))])
+    return t
+
+
+def _pe_limit(fn, what, x, pmax, fmax, loc):
+    if len(x.shape) != 2 or x.shape[0] > pmax or x.shape[1] > fmax:
+        raise NkiError("%s: nl.%s: %s %s must be a 2-D tile of at most [%d, %d]" %
+                       (loc, fn, what, list(x.shape), pmax, fmax))
+
+
+def _pe_transpose(x, dtype, loc):
+    t = _new((x.shape[1], x.shape[0]), dtype, loc, psum)
+    _emit("transpose", loc, [("dst", t.text()), ("src", x.text()), ("engine", '"pe"')])
+    return t
+
+
+def transpose(x, dtype=None):
+    """NKI: a 2-D SBUF tile [P, F] (at most [128, 128]) transposed on the
+    Tensor engine into a new PSUM tile [F, P] (an isa transpose, engine pe)."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "transpose", "x", loc, (sbuf,))
+    _pe_limit("transpose", "x", x, 128, 128, loc)
+    return _pe_transpose(x, _out_dtype(dtype, x), loc)
+
+
+def matmul(x, y, transpose_x=False):
+    """NKI: x @ y (x.T @ y with transpose_x) into a new float32 PSUM tile:
+    one isa matmul with x as the stationary and y as the moving operand;
+    without transpose_x, x is first transposed on the Tensor engine (PSUM)
+    and copied back to SBUF, as NKI's stub describes."""
+    loc = _trace.caller_loc()
+    x = _tile(x, "matmul", "x", loc, (sbuf,))
+    y = _tile(y, "matmul", "y", loc, (sbuf,))
+    _pe_limit("matmul", "x", x, 128, 128, loc)
+    _pe_limit("matmul", "y", y, 128, 512, loc)
+    if x.shape[0 if transpose_x else 1] != y.shape[0]:
+        raise NkiError("%s: nl.matmul: the contraction sizes differ: x %s (%s) and y %s [K, N]"
+                       % (loc, list(x.shape), "[K, M], transpose_x=True" if transpose_x else
+                          "[M, K]", list(y.shape)))
+    if not transpose_x:
+        xt = _new((x.shape[1], x.shape[0]), x.dtype, loc)
+        _emit("tensor_copy", loc, [("dst", xt.text()),
+                                   ("src", _pe_transpose(x, x.dtype, loc).text())])
+        x = xt
+    t = _new((x.shape[1], y.shape[1]), float32, loc, psum)
+    _emit("matmul", loc, [("dst", t.text()), ("stationary", x.text()), ("moving", y.text()),
+                          ("accumulate", "false")])
+    return t
+
+
+def load_transpose2d(src, dtype=None):
+    """NKI: a 2-D HBM tensor [N, M] into a new SBUF tile [M, N] (one
+    dma_transpose; another dtype casts, as the kernel format's
+    dma_transpose does)."""
+    loc = _trace.caller_loc()
+    src = _tile(src, "load_transpose2d", "src", loc, (hbm, private_hbm, shared_hbm))
+    if len(src.shape) != 2:
+        raise NkiError("%s: nl.load_transpose2d: src %s must be 2-D" % (loc, list(src.shape)))
+    t = _new((src.shape[1], src.shape[0]), _out_dtype(dtype, src), loc)
+    _emit("dma_transpose", loc, [("dst", t.text()), ("src", src.text())])
+    return t
+
+
+def shared_identity_matrix(n, dtype=uint8, dst=None):
+    """NKI: an n x n identity in SBUF (or written into dst): a memset of 1
+    and an affine_select keeping it where partition - column == 0."""
+    loc = _trace.caller_loc()
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 < n <= 128:
+        raise NkiError("%s: nl.shared_identity_matrix: n must be an integer in 1..128, got %r"
+                       % (loc, n))
+    n = int(n)
+    if dst is None:
+        dst = _new((n, n), _dtype(dtype), loc)
+    elif not isinstance(dst, NkiTensor) or not dst._onchip() or dst.shape != (n, n):
+        raise NkiError("%s: nl.shared_identity_matrix: dst must be an SBUF/PSUM [%d, %d] tile, "
+                       "got %r" % (loc, n, n, dst))
+    _emit("memset", loc, [("dst", dst.text()), ("value", "1")])
+    _emit("affine_select", loc, [("dst", dst.text()), ("on_true", dst.text()),
+                                 ("pattern", "[[-1, %d]]" % n), ("offset", "0"),
+                                 ("channel_multiplier", "1"), ("cmp_op", '"equal"'),
+                                 ("on_false_value", "0")])
+    return dst
+
+
+def gather_flattened(data, indices, axis=0, dtype=None):
+    """NKI: per partition, data's (flattened) free elements at the positions
+    in indices (uint32), shaped as indices: one gather_flattened (Pool), and
+    a tensor_copy when dtype differs from data's.  Only NKI's default axis=0
+    (the stub's example: numpy.take_along_axis(data, indices, axis=-1))."""
+    loc = _trace.caller_loc()
+    data = _tile(data, "gather_flattened", "data", loc)
+    indices = _tile(indices, "gather_flattened", "indices", loc)
+    if axis != 0:
+        raise NkiError("%s: nl.gather_flattened: axis=%r is not supported by tpbsim (only the "
+                       "default axis=0)" % (loc, axis))
+    t = _new(indices.shape, data.dtype, loc)
+    _emit("gather_flattened", loc, [("dst", t.text()), ("data", data.text()),
+                                    ("indices", indices.text())])
+    if dtype is None or _dtype(dtype) == data.dtype:
+        return t
+    c = _new(indices.shape, _dtype(dtype), loc)
+    _emit("tensor_copy", loc, [("dst", c.text()), ("src", t.text())])
+    return c
+
+
+def rand(shape, dtype, buffer=sbuf, name=""):
+    """NKI: a new SBUF/PSUM tile of uniform values in [0, 1): one rand2
+    (min 0, max 1) on the Vector engine, whose generator nl.random_seed
+    seeds (docs/semantics.md "Random numbers"; stored in dtype, round to
+    nearest even)."""
+    loc = _trace.caller_loc()
+    if not is_on_chip(buffer):
+        raise NkiError("%s: nl.rand: buffer=%r is not supported by tpbsim (SBUF or PSUM)" %
+                       (loc, buffer))
+    t = _ndarray(shape, dtype, buffer, name, loc)
+    _emit("rand2", loc, [("dst", t.text()), ("min", "0.0"), ("max", "1.0")])
+    return t
+
+
+def random_seed(seed):
+    """NKI: seed the generator nl.rand draws from with a [1, 1] 32-bit
+    SBUF/PSUM tensor (one set_rng_seed of the Vector engine)."""
+    loc = _trace.caller_loc()
+    seed = _tile(seed, "random_seed", "seed", loc)
+    _emit("set_rng_seed", loc, [("src_seeds", seed.text())])
+
+
+_CONST_DTYPES = (float32, float16, bfloat16, int32, int16, int8, uint32, uint16, uint8)
+
+
+def shared_constant(constant):
+    """NKI: a shared-HBM tensor holding constant data (a NumPy array, a
+    `.npy` path, or nki.typed(array, nl.bfloat16)): the kernel format's
+    "constants" entry with its values inline, compiled into the kernel
+    (docs/python.md)."""
+    loc = _trace.caller_loc()
+    dt = None
+    if type(constant).__name__ == "typed" and hasattr(constant, "array"):
+        constant, dt = constant.array, constant.dtype
+    elif isinstance(constant, (str, bytes)) or hasattr(constant, "__fspath__"):
+        try:
+            constant = np.load(constant, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise NkiError("%s: nl.shared_constant: cannot read %r: %s" % (loc, constant, e))
+    if not isinstance(constant, np.ndarray):
+        raise NkiError("%s: nl.shared_constant: expected a NumPy array or a .npy path, got %r"
+                       % (loc, type(constant).__name__))
+    if dt is None:
+        dt = constant.dtype.name
+    if dt not in _CONST_DTYPES or not 1 <= constant.ndim <= 6:
+        raise NkiError("%s: nl.shared_constant: a %d-D %s constant is not supported by tpbsim "
+                       "(1..6 dims of %s; cast the array, e.g. .astype(np.float32))" %
+                       (loc, constant.ndim, dt, ", ".join(_CONST_DTYPES)))
+    a = constant.astype(np.float64 if dt.startswith(("float", "bfloat")) else np.int64)
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise NkiError("%s: nl.shared_constant: the constant holds inf or NaN (not supported "
+                       "inline by tpbsim)" % loc)
+    return _trace.current().add_const(a.shape, dt, json.dumps(a.tolist()), loc)
