@@ -19,7 +19,7 @@ import numpy as np
 from . import _trace, isa, language
 from ._trace import NkiError, NkiTensor
 
-__all__ = ["jit", "simulate", "isa", "language", "Kernel", "NkiError", "typed"]
+__all__ = ["jit", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
 
 
 class typed:
@@ -174,6 +174,13 @@ def simulate(kernel):
     """NKI's nki.simulate(kernel)(*arrays): the outputs as NumPy arrays."""
     k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     return k.__call__
+
+
+def simulate_kernel(kernel, *args, **kwargs):
+    """NKI beta-1's nki.simulate_kernel(kernel, *arrays): run the kernel,
+    return its outputs (as calling it does)."""
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    return k(*args, **kwargs)
 
 
 sys.modules.setdefault(__name__ + ".isa", isa)

@@ -289,10 +289,10 @@ def gather_flattened(data, indices, axis=0, dtype=None):
     return c
 
 
-def rand(shape, dtype, buffer=sbuf, name=""):
+def rand(shape, dtype=float32, buffer=sbuf, name=""):
     """NKI: a new SBUF/PSUM tile of uniform values in [0, 1): one rand2
-    (min 0, max 1) on the Vector engine, whose generator nl.random_seed
-    seeds (docs/semantics.md "Random numbers"; stored in dtype, round to
+    (min 0, max 1) on the Vector engine (dtype float32 by default, as in
+    NKI beta-1), whose generator nl.random_seed seeds (docs/semantics.md "Random numbers"; stored in dtype, round to
     nearest even)."""
     loc = _trace.caller_loc()
     if not is_on_chip(buffer):

@@ -304,6 +304,9 @@ class NkiTensor:
     def _index(self, key):
         if not isinstance(key, tuple):
             key = (key,)
+        if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
+            from . import _beta1
+            key = _beta1.index_key(self, key)
         if any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self._ap) - len(key) + 1) + key[i + 1:]
@@ -495,6 +498,21 @@ class NkiTensor:
     def __len__(self):
         return self._ap[0][1]
 
+    def __setitem__(self, key, value):
+        """NKI beta-1 `t[idx] = value` (docs/python.md "Beta-1 call forms")."""
+        from . import _beta1
+        _beta1.assign(self[key], value)
+
+    def __iadd__(self, value):
+        """NKI beta-1 `psum[idx] += nisa.nc_matmul(...)` and tile += tile."""
+        from . import _beta1
+        return _beta1.iadd(self, value)
+
+
+# code objects of tpbsim wrappers between a kernel line and the op it calls
+# (the beta-1 call forms, _beta1.py, adds its own): caller_loc skips them
+SKIP = {NkiTensor.__setitem__.__code__, NkiTensor.__iadd__.__code__}
+
 
 def _view_key(key):
     """A hashable form of an index made of ints and int slices (None when
@@ -593,6 +611,8 @@ _LOC = {}
 
 def caller_loc(depth=2):
     f = sys._getframe(depth)
+    while f.f_code in SKIP:
+        f = f.f_back
     key = (f.f_code, f.f_lasti)
     loc = _LOC.get(key)
     if loc is None:

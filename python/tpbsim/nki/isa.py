@@ -6,7 +6,7 @@ Ops tpbsim cannot run raise NkiError naming the kernel line
 import json
 from enum import Enum
 
-from . import _trace, language
+from . import _beta1, _trace, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -776,4 +776,11 @@ def set_rng_seed(src_seeds, name=None):
     loc = _trace.caller_loc()
     f = [("src_seeds", _t(src_seeds, "src_seeds", loc))]
     _emit("set_rng_seed", loc, _common(f, name, None, loc))
+
+
+# NKI beta-1: the engine names, and ops that return their result tile when
+# called without dst (docs/python.md "Beta-1 call forms")
+unknown_engine, tensor_engine, scalar_engine = engine.unknown, engine.tensor, engine.scalar
+gpsimd_engine, vector_engine = engine.gpsimd, engine.vector
+_beta1.install(globals())
 

@@ -19,6 +19,27 @@ float8_e4m3 = float8_e4m3fn = "float8_e4m3fn"
 float8_e5m2 = "float8_e5m2"
 tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
 
+
+class _ShortDtype(str):
+    """NKI beta-1's short dtype names (nl.fp32, ...): the dtype string, with
+    the type's finite range as .min / .max (`on_false_value=nl.fp32.min`)."""
+
+    def __new__(cls, name, lo=None, hi=None):
+        s = str.__new__(cls, name)
+        s.min, s.max = lo, hi
+        return s
+
+
+def _fin(name, bits):   # finite range of a float with `bits` exponent/mantissa
+    e, m = bits
+    hi = (2.0 - 2.0 ** -m) * 2.0 ** (2 ** (e - 1) - 1)
+    return _ShortDtype(name, -hi, hi)
+
+
+fp32, fp16, bf16 = _fin(float32, (8, 23)), _fin(float16, (5, 10)), _fin(bfloat16, (8, 7))
+tf32 = _ShortDtype(tfloat32)
+fp8_e4m3, fp8_e5m2 = _ShortDtype(float8_e4m3fn, -448.0, 448.0), _fin(float8_e5m2, (5, 2))
+
 _NP_NAMES = {"bool": "bool", "float64": "float32"}
 _PLAIN = frozenset((bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, bfloat16,
                     float8_e4m3fn, float8_e5m2, tfloat32))
@@ -286,10 +307,12 @@ class IndexExpr:
     indexing ([:, None] = the partition axis, [None, :] = free axis 1, ...),
     and integer-affine combinations of such.  Comparing two gives an
     IndexPredicate; `&` of predicates an IndexMask (mask= only)."""
-    __slots__ = ("c", "coef", "ndim", "size")
+    __slots__ = ("c", "coef", "ndim", "sizes")
+    _nki_index = True   # NkiTensor indexing maps it to a slice (_beta1.index_key)
 
-    def __init__(self, c=0, coef=None, ndim=None, size=None):
-        self.c, self.coef, self.ndim, self.size = c, dict(coef or {}), ndim, size
+    def __init__(self, c=0, coef=None, ndim=None, sizes=None):
+        # sizes: per axis the nl.arange size placed on it (-1: two differ)
+        self.c, self.coef, self.ndim, self.sizes = c, dict(coef or {}), ndim, sizes or {}
 
     def __getitem__(self, key):
         if self.coef != {None: 1} or self.c:
@@ -299,7 +322,13 @@ class IndexExpr:
         if len(axes) != 1 or any(k is not None and not isinstance(k, slice) for k in key):
             raise NkiError("index: place nl.arange(n) with one ':' and Nones, e.g. [:, None], "
                            "got %r" % (key,))
-        return IndexExpr(0, {axes[0]: 1}, len(key), self.size)
+        return IndexExpr(0, {axes[0]: 1}, len(key), {axes[0]: self.sizes[None]})
+
+    def shape(self):
+        """The tile shape the expression spans (axes without an index are
+        1), or None when two sizes on one axis differ."""
+        s = tuple(self.sizes.get(d, 1) for d in range(self.ndim or 0))
+        return None if -1 in s else s
 
     @staticmethod
     def _of(x):
@@ -319,7 +348,10 @@ class IndexExpr:
         nd = self.ndim if self.ndim is not None else o.ndim
         if self.ndim is not None and o.ndim is not None and self.ndim != o.ndim:
             raise NkiError("index expressions over %d and %d axes" % (self.ndim, o.ndim))
-        return IndexExpr(self.c + k * o.c, coef, nd, None)
+        sizes = dict(self.sizes)
+        for a, n in o.sizes.items():
+            sizes[a] = n if sizes.get(a, n) == n else -1
+        return IndexExpr(self.c + k * o.c, coef, nd, sizes)
 
     def __add__(self, o):
         return self._lin(o, 1)
@@ -333,12 +365,13 @@ class IndexExpr:
         return IndexExpr._of(o)._lin(self, -1)
 
     def __neg__(self):
-        return IndexExpr(-self.c, {a: -v for a, v in self.coef.items()}, self.ndim)
+        return IndexExpr(-self.c, {a: -v for a, v in self.coef.items()}, self.ndim, self.sizes)
 
     def __mul__(self, o):
         if isinstance(o, bool) or not isinstance(o, int):
             raise NkiError("index expressions multiply by integers only, got %r" % (o,))
-        return IndexExpr(self.c * o, {a: v * o for a, v in self.coef.items()}, self.ndim)
+        return IndexExpr(self.c * o, {a: v * o for a, v in self.coef.items()}, self.ndim,
+                         self.sizes)
 
     __rmul__ = __mul__
 
@@ -431,7 +464,38 @@ def arange(*args):
     if r.step != 1 or r.start != 0:
         raise NkiError("nl.arange: only arange(n) / arange(0, n) (add an offset to the "
                        "expression instead)")
-    return IndexExpr(0, {None: 1}, None, len(r))
+    return IndexExpr(0, {None: 1}, None, {None: len(r)})
+
+
+class _MGrid:
+    """nl.mgrid[0:P, 0:F, ...]: one IndexExpr per axis (`.p`, `.x`, `.y`,
+    `.z`, or unpacked `ip, ix = nl.mgrid[...]`), each starting at its
+    slice's start: index tensors with them (`t[g.p, g.x]`: a slice per
+    dim) or use them in mask= / iota."""
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        nd = len(key)
+        out = []
+        for d, k in enumerate(key):
+            if not isinstance(k, slice) or k.step not in (None, 1):
+                raise NkiError("nl.mgrid: expected slices start:stop (step 1), got %r" % (k,))
+            r = range(*k.indices(1 << 62)) if k.stop is not None else None
+            if r is None or len(r) == 0:
+                raise NkiError("nl.mgrid: axis %d: %r is empty or has no stop" % (d, k))
+            out.append(IndexExpr(r.start, {d: 1}, nd, {d: len(r)}))
+        return _Grid(out)
+
+
+class _Grid(tuple):
+    """The axes of nl.mgrid[...] (a tuple, so it unpacks), also as .p .x .y .z."""
+    p = property(lambda self: self[0])
+    x = property(lambda self: self[1])
+    y = property(lambda self: self[2])
+    z = property(lambda self: self[3])
+
+
+mgrid = _MGrid()
 
 
 def affine_range(start, stop=None, step=1):

@@ -1,0 +1,393 @@
+"""NKI beta-1 call forms of nki.isa ops (docs/python.md "Beta-1 call forms").
+
+A call binds first to the beta-2 signature (dst first).  Only when it does
+not (no dst given: a missing argument, a beta-1 keyword such as dtype=, or
+a first argument that is not a tensor) it binds to the beta-1 form: the
+same parameters without dst, plus `dtype=` for the result (memset and iota
+have their own beta-1 signatures).  The op then makes its result tile
+(the shape NKI defines; PSUM float32 for nc_matmul, PSUM for nc_transpose
+on the Tensor engine, SBUF otherwise; dtype= else the input's dtype),
+emits the same kernel-format op with that dst through the beta-2 function,
+and returns the tile.  `t[idx] = value` and `t[idx] += value`
+(NkiTensor.__setitem__ / __iadd__) are handled by assign() / iadd()."""
+import functools
+import inspect
+import sys
+
+from . import _trace
+from ._trace import NkiError, NkiTensor
+
+_SKIP = _trace.SKIP
+
+
+def _skip(fn):
+    """fn's frames are skipped by caller_loc: the op's loc is the kernel line."""
+    _SKIP.add(fn.__code__)
+    return fn
+
+
+# ---- result shapes: fn(args, loc) -> (shape, dtype, buffer, extra kwargs) ----
+
+def _tensor(args, what, loc, op):
+    x = args.get(what)
+    if not isinstance(x, NkiTensor):
+        raise NkiError("%s: nisa.%s: argument '%s': expected a tensor, got %r" %
+                       (loc, op, what, x))
+    return x
+
+
+def _like(what, buffer="sbuf"):
+    def f(args, loc, op):
+        x = _tensor(args, what, loc, op)
+        return x.shape, x.dtype, buffer, {}
+    return f
+
+
+def _rows(what, n, dtype=None):
+    """A [P, n] result (max8, bn_stats, ...)."""
+    def f(args, loc, op):
+        x = _tensor(args, what, loc, op)
+        return (x.shape[0], n), dtype or x.dtype, "sbuf", {}
+    return f
+
+
+def _matmul(args, loc, op):
+    st, mv = _tensor(args, "stationary", loc, op), _tensor(args, "moving", loc, op)
+    if args.get("is_transpose"):
+        raise NkiError("%s: nisa.nc_matmul: argument 'is_transpose': not supported in the "
+                       "value-returning (beta-1) form; give dst=" % loc)
+    extra = {} if args.get("accumulate") is not None else {"accumulate": False}
+    return (st.shape[-1],) + tuple(mv.shape[1:]), "float32", "psum", extra
+
+
+def _transpose(args, loc, op):
+    from . import isa
+    x = _tensor(args, "data", loc, op)
+    if len(x.shape) != 2:
+        raise NkiError("%s: nisa.nc_transpose: argument 'data': a 2-D tile is needed, got %s" %
+                       (loc, list(x.shape)))
+    eng = args.get("engine", isa.engine.unknown)
+    if eng in (None, isa.engine.unknown):   # NKI picks: Vector for at most 32x32
+        eng = isa.engine.vector if max(x.shape) <= 32 else isa.engine.tensor
+    if eng not in (isa.engine.vector, isa.engine.tensor):
+        raise NkiError("%s: nisa.nc_transpose: argument 'engine': %r (tensor_engine or "
+                       "vector_engine)" % (loc, eng))
+    return ((x.shape[1], x.shape[0]), x.dtype, "psum" if eng == isa.engine.tensor else "sbuf",
+            {"engine": eng})
+
+
+def _reduce(args, loc, op):
+    x = _tensor(args, "data", loc, op)
+    ax = args["axis"]
+    nd = len(x.shape)
+    try:
+        axes = {int(a) % nd for a in (ax if isinstance(ax, (list, tuple)) else [ax])}
+    except (TypeError, ValueError):
+        raise NkiError("%s: nisa.tensor_reduce: argument 'axis': %r" % (loc, ax)) from None
+    keep = args.get("keepdims")
+    shape = tuple(1 if d in axes else n for d, n in enumerate(x.shape)
+                  if keep or d not in axes)
+    return shape, x.dtype, "sbuf", {}
+
+
+def _part_reduce(args, loc, op):
+    x = _tensor(args, "data", loc, op)
+    return (1,) + tuple(x.shape[1:]), x.dtype, "sbuf", {}
+
+
+def _bounds(args, loc, op):
+    x = _tensor(args, "segment_ids", loc, op)
+    return (x.shape[0], 2) + tuple(x.shape[1:]), x.dtype, "sbuf", {}
+
+
+def _dma_transpose(args, loc, op):
+    x = _tensor(args, "src", loc, op)
+    axes = args.get("axes")
+    axes = tuple(range(len(x.shape)))[::-1] if axes is None else tuple(int(a) for a in axes)
+    if sorted(axes) != list(range(len(x.shape))):
+        raise NkiError("%s: nisa.dma_transpose: argument 'axes': %r for a %d-D src" %
+                       (loc, axes, len(x.shape)))
+    return tuple(x.shape[a] for a in axes), x.dtype, "sbuf", {}
+
+
+# op name -> result spec; the beta-1 signature is the beta-2 one without dst
+# plus dtype= (and mask= where beta-2 has none)
+_SPECS = {
+    "nc_matmul": _matmul, "nc_transpose": _transpose,
+    "activation": _like("data"), "tensor_tensor": _like("data1"),
+    "tensor_scalar": _like("data"), "tensor_copy": _like("src"),
+    "tensor_reduce": _reduce, "reciprocal": _like("data"),
+    "tensor_partition_reduce": _part_reduce, "tensor_tensor_scan": _like("data0"),
+    "scalar_tensor_tensor": _like("data"), "exponential": _like("src"),
+    "dropout": _like("data"), "nc_match_replace8": _like("data"),
+    "max8": _rows("src", 8), "nc_find_index8": _rows("data", 8, "uint32"),
+    "bn_stats": _rows("data", 6), "bn_aggr": _rows("data", 2),
+    "dma_transpose": _dma_transpose, "sequence_bounds": _bounds,
+}
+
+
+def _beta1_sig(sig2):
+    ps = [p for n, p in sig2.parameters.items() if n != "dst"]
+    names = {p.name for p in ps}
+    for extra in ("dtype", "mask"):
+        if extra not in names:
+            ps.append(inspect.Parameter(extra, inspect.Parameter.KEYWORD_ONLY, default=None))
+    return sig2.replace(parameters=ps)
+
+
+def _bind(sig, a, k):
+    try:
+        return sig.bind(*a, **k), None
+    except TypeError as e:
+        return None, str(e)
+
+
+def _dual(name, fn2, result):
+    """The public nisa.<name>: beta-2 when the call binds to fn2's signature
+    with a tensor dst, else the beta-1 form through result()."""
+    sig2 = inspect.signature(fn2)
+    sig1 = _beta1_sig(sig2) if result is not None else None
+
+    @functools.wraps(fn2)
+    def op(*a, **k):
+        if "dst" in k:
+            return fn2(*a, **k)
+        b2, e2 = _bind(sig2, a, k)
+        if b2 is not None and isinstance(b2.arguments.get("dst"), NkiTensor):
+            return fn2(*a, **k)
+        b1, e1 = _bind(sig1, a, k)
+        if b1 is None:
+            raise NkiError("%s: nisa.%s: the arguments bind to neither the beta-2 signature "
+                           "%s (%s) nor the beta-1 form %s (%s)" % (
+                               _trace.caller_loc(), name, sig2, e2 or "dst is not a tensor",
+                               sig1, e1))
+        b1.apply_defaults()
+        args = dict(b1.arguments)
+        dtype = args.pop("dtype")
+        if "mask" not in sig2.parameters and args.pop("mask") is not None:
+            raise NkiError("%s: nisa.%s: argument 'mask' is not supported by this op" %
+                           (_trace.caller_loc(), name))
+        return _make(name, fn2, result, args, dtype)
+    _SKIP.add(op.__code__)
+    op.__signature__ = sig2
+    return op
+
+
+@_skip
+def _make(name, fn2, result, args, dtype, *, fixed=None):
+    """Allocate the result tile, emit fn2(dst=tile, **args), return it."""
+    from .language import _dtype
+    loc = _trace.caller_loc()
+    tr = _trace.current()
+    if fixed is None:
+        shape, dt, buf, extra = result(args, loc, name)
+        args.update(extra)
+    else:
+        shape, dt, buf = fixed
+    t = tr.new_tensor(shape, _dtype(dtype) if dtype is not None else dt, buf, "", loc)
+    fn2(t, **args)
+    # a fresh result: `x[idx] = ` may write the op into x instead (assign)
+    tr.b1_fresh = (t.base, len(tr.body) - 1, dtype is None)
+    return t
+
+
+def install(ns):
+    """Replace the ops of the isa module namespace ns by their dual forms."""
+    for name, spec in _SPECS.items():
+        ns[name] = _dual(name, ns[name], spec)
+    ns["memset"] = _memset(ns["memset"])
+    ns["iota"] = _iota(ns["iota"])
+
+
+def _memset(fn2):
+    sig2 = inspect.signature(fn2)
+
+    def memset(*a, **k):
+        """beta-2 memset(dst, value, engine, name, mask), or beta-1
+        memset(shape, value, dtype, mask=None, engine=unknown, name=None)."""
+        if "dst" in k or (a and isinstance(a[0], NkiTensor)):
+            return fn2(*a, **k)
+        return _memset1(fn2, *a, **k)
+    _SKIP.add(memset.__code__)
+    memset.__signature__ = sig2
+    return memset
+
+
+@_skip
+def _memset1(fn2, shape, value, dtype, mask=None, engine=None, name=None):
+    from . import isa
+    args = {"value": value, "engine": engine or isa.engine.unknown, "name": name, "mask": mask}
+    return _make("memset", fn2, None, args, dtype,
+                 fixed=(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,),
+                        dtype, "sbuf"))
+
+
+def _iota(fn2):
+    sig2 = inspect.signature(fn2)
+
+    def iota(*a, **k):
+        """beta-2 iota(dst, pattern, offset, channel_multiplier, ...), or
+        beta-1 iota(expr, dtype, mask=None): expr an affine nl.arange /
+        nl.mgrid expression, its axes the result's shape."""
+        if "dst" in k or (a and isinstance(a[0], NkiTensor)):
+            return fn2(*a, **k)
+        return _iota1(fn2, *a, **k)
+    _SKIP.add(iota.__code__)
+    iota.__signature__ = sig2
+    return iota
+
+
+@_skip
+def _iota1(fn2, expr, dtype, mask=None, name=None):
+    from .language import IndexExpr
+    loc = _trace.caller_loc()
+    if not isinstance(expr, IndexExpr) or expr.ndim is None or None in expr.coef:
+        raise NkiError("%s: nisa.iota: argument 'expr': expected an affine expression of "
+                       "nl.arange indices placed on axes ([:, None]), got %r" % (loc, expr))
+    shape = expr.shape()
+    if shape is None:
+        raise NkiError("%s: nisa.iota: argument 'expr': the size of an axis is not known" % loc)
+    args = {"pattern": [[expr.coef.get(d, 0), shape[d]] for d in range(1, len(shape))],
+            "offset": expr.c, "channel_multiplier": expr.coef.get(0, 0), "name": name,
+            "mask": mask}
+    return _make("iota", fn2, None, args, dtype, fixed=(shape, dtype, "sbuf"))
+
+
+# ---- nl.arange / nl.mgrid indices ----
+
+def index_key(t, key):
+    """t[e0, e1, ...] with affine index expressions over nl.arange /
+    nl.mgrid axes: each one that uses one grid axis a (c + s * i_a, s > 0)
+    is the slice c : c + s * size_a : s; the axes must come in the order of
+    the tensor's dims.  Others raise NkiError (never a different access)."""
+    from .language import IndexExpr
+    out, last = [], -1
+    for d, k in enumerate(key):
+        if not isinstance(k, IndexExpr):
+            out.append(k)
+            continue
+        axes = [(a, v) for a, v in k.coef.items() if v]
+        if None in k.coef and k.coef[None]:
+            raise NkiError("index %d of '%s': nl.arange(n) must be placed on an axis "
+                           "([:, None] / [None, :])" % (d, t.base.name))
+        if len(axes) != 1 or axes[0][1] <= 0 or axes[0][0] <= last:
+            raise NkiError("index %d of '%s': the index expression is not a slice (one "
+                           "nl.arange/mgrid axis with a positive step, the axes in the order "
+                           "of the dims) -- not supported by tpbsim" % (d, t.base.name))
+        a, step = axes[0]
+        n = k.sizes.get(a, -1)
+        if n <= 0:
+            raise NkiError("index %d of '%s': the size of the index axis is not known" %
+                           (d, t.base.name))
+        last = a
+        out.append(slice(k.c, k.c + step * (n - 1) + 1, step))
+    return tuple(out)
+
+
+# ---- t[idx] = value, t[idx] += value ----
+
+# refcount of a temporary value seen in assign(): the caller's stack, the
+# __setitem__ argument, assign's argument and getrefcount's own (pinned by
+# tests/python/test_beta1.py: a named value is copied, a temporary retargeted)
+_TEMP_REFS = 4
+
+
+def _fresh(tr, value, target):
+    """The body index of the op that made value, when value is the fresh
+    result of the last op (its tile declared just before it) and nothing
+    else holds it; else None."""
+    rec = getattr(tr, "b1_fresh", None)
+    if rec is None or rec[0] is not value.base:
+        return None
+    base, i, _ = rec
+    name = base.name
+    if (i != len(tr.body) - 1 or i < 1 or value.text() != '"%s"' % name or
+            not tr.body[i - 1].startswith('{"op": "tile", "name": "%s",' % name) or
+            sys.getrefcount(value) > _TEMP_REFS + 1):
+        return None
+    if base.buffer == "psum" and target.buffer != "psum":
+        return None   # a PE result goes to PSUM
+    if target.dtype != base.dtype and not rec[2]:
+        return None   # an explicit dtype= rounds first: keep it, copy
+    return i
+
+
+def _retarget(tr, i, value, target, accumulate):
+    base = value.base
+    key = '"dst": "%s", ' % base.name
+    op = tr.body[i]
+    if op.count('"%s"' % base.name) != 1 or key not in op:
+        return False
+    op = op.replace(key, '"dst": %s, ' % target.text(), 1)
+    if accumulate:
+        op = op.replace('"accumulate": false', '"accumulate": true', 1)
+    tr.body[i] = op
+    del tr.body[i - 1]   # the tile declaration
+    tr.names.discard(base.name)   # later names as if it was never made
+    if tr.frames and base.name in tr.frames[-1].names:
+        tr.frames[-1].names.remove(base.name)
+    tr.psum_written.discard('"%s"' % base.name)
+    if base.buffer == "psum":
+        tr.psum_written.add(target.text())
+    base.dead = True
+    tr.b1_fresh = None
+    return True
+
+
+def _same_view(a, b):
+    return a.base is b.base and a.offset is b.offset or (
+        a.base is b.base and a.offset == b.offset and a._ap == b._ap)
+
+
+@_skip
+def assign(target, value):
+    """target (a view) = value: a fresh op result written in place, else a
+    copy (tensor_copy on chip, dma_copy when either side is in HBM), or a
+    memset of a number."""
+    from . import isa
+    loc = _trace.caller_loc()
+    tr = _trace.current()
+    if isinstance(value, NkiTensor):
+        if _same_view(target, value) and target._ap == value._ap:
+            return   # x[i] += y came back, or x[...] = x[...]
+        if tuple(value.shape) != tuple(target.shape):
+            raise NkiError("%s: assignment: value shape %s does not match the target %s" %
+                           (loc, list(value.shape), list(target.shape)))
+        i = _fresh(tr, value, target) if target._onchip() else None
+        if i is not None and _retarget(tr, i, value, target, False):
+            return
+        if target._onchip() and value._onchip():
+            isa._emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())])
+        else:
+            isa._emit("dma_copy", loc, [("dst", target.text()), ("src", value.text())])
+        return
+    if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
+        isa._emit("memset", loc, [("dst", target.text()), ("value", isa._scalar(value, "value",
+                                                                                 loc))])
+        return
+    raise NkiError("%s: assignment to '%s': value %r is not supported (a tile, or a number "
+                   "into an SBUF/PSUM tile)" % (loc, target.base.name, value))
+
+
+@_skip
+def iadd(target, value):
+    """target += value: a fresh nc_matmul result accumulates into a PSUM
+    target (accumulate true); another tile of target's shape is added with
+    a tensor_tensor into target."""
+    from . import isa
+    loc = _trace.caller_loc()
+    tr = _trace.current()
+    if not isinstance(value, NkiTensor) or not target._onchip():
+        raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile is supported" %
+                       (loc, target.base.name, value))
+    if tuple(value.shape) != tuple(target.shape):
+        raise NkiError("%s: '%s' += value: value shape %s does not match %s" %
+                       (loc, target.base.name, list(value.shape), list(target.shape)))
+    i = _fresh(tr, value, target)
+    if (i is not None and target.buffer == "psum" and
+            tr.body[i].startswith('{"op": "matmul", ') and
+            _retarget(tr, i, value, target, True)):
+        return target
+    isa._emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
+                                     ("in1", value.text()), ("operator", '"add"')])
+    return target

@@ -1,0 +1,373 @@
+"""NKI beta-1 call forms (docs/python.md "Beta-1 call forms"): nki.isa ops
+called without dst return a new tile; `t[idx] = op(...)` writes the op into
+t, `psum[idx] += nisa.nc_matmul(...)` accumulates; nl.mgrid / nl.arange
+index tensors.  Each form against NumPy, and the beta-1 and beta-2
+spellings of a kernel compile to identical streams."""
+import json
+
+import numpy as np
+import pytest
+
+import tpbsim
+from tpbsim import NkiError, nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+from test_ops import _bins
+
+RNG = np.random.default_rng(7)
+
+
+def _same_streams(tmp_path, k1, k2, *args):
+    tpbsim.compile(k1, *args, out_dir=str(tmp_path / "b1"))
+    tpbsim.compile(k2, *args, out_dir=str(tmp_path / "b2"))
+    a, b = _bins(str(tmp_path / "b1")), _bins(str(tmp_path / "b2"))
+    assert a and a == b
+
+
+def _ops(kernel, *args):
+    return [o["op"] for o in json.loads(tpbsim.kernel_json(kernel, *args))["body"]]
+
+
+# ---- each value-returning form against NumPy ----
+
+@nki.jit
+def elementwise_b1(x, y, col):
+    outs = [nl.ndarray(s, dtype=nl.float32, buffer=nl.shared_hbm)
+            for s in ((128, 64), (128, 64), (128, 64), (128, 64), (128, 1), (128, 64),
+                      (128, 64), (128, 64))]
+    tx, ty, tc = nl.load(x), nl.load(y), nl.load(col)
+    a = nisa.activation(op=nl.exp, data=tx, bias=tc, scale=0.5)
+    b = nisa.tensor_tensor(tx, ty, op=nl.multiply)
+    c = nisa.tensor_scalar(tx, np.subtract, 1.0, reverse0=True, op1=nl.multiply, operand1=3.0)
+    d = nisa.tensor_copy(ty, dtype=nl.bfloat16)
+    e = nisa.tensor_reduce(np.add, tx, axis=[1], keepdims=True)
+    f = nisa.reciprocal(ty)
+    g = nisa.memset((128, 64), 2.5, nl.float32)
+    h = nisa.tensor_scalar(data=tx, op0=nl.maximum, operand0=tc)
+    for o, t in zip(outs, (a, b, c, d, e, f, g, h)):
+        nl.store(o, t)
+    return tuple(outs)
+
+
+def test_elementwise_numpy():
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    y = RNG.uniform(0.5, 2, (128, 64)).astype(np.float32)
+    col = RNG.uniform(-1, 1, (128, 1)).astype(np.float32)
+    a, b, c, d, e, f, g, h = elementwise_b1(x, y, col)
+    np.testing.assert_allclose(a, np.exp(0.5 * x + col), rtol=1e-5)
+    np.testing.assert_allclose(b, x * y, rtol=1e-6)
+    np.testing.assert_allclose(c, (1.0 - x) * 3.0, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d, y, rtol=2 ** -8)   # through bfloat16
+    np.testing.assert_allclose(e, x.sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(f, 1.0 / y, rtol=1e-5)
+    np.testing.assert_array_equal(g, np.full((128, 64), 2.5, np.float32))
+    np.testing.assert_allclose(h, np.maximum(x, col), rtol=1e-6)
+
+
+@nki.jit
+def pe_b1(a, b, s):
+    out = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    outt = nl.ndarray((256, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    outs = nl.ndarray((32, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    ta, tb = nl.load(a), nl.load(b)
+    p = nl.zeros((64, 256), nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(2):
+        p[...] += nisa.nc_matmul(ta, tb)
+    r = nisa.tensor_copy(p)
+    nl.store(out, r)
+    t = nisa.nc_transpose(tb[:, 0:128])   # 128 x 128: the Tensor engine, PSUM
+    assert t.buffer == nl.psum and t.shape == (128, 128)
+    t2 = nisa.nc_transpose(tb[:, 128:256])
+    nl.store(outt[0:128, :], nisa.tensor_copy(t))
+    nl.store(outt[128:256, :], nisa.tensor_copy(t2))
+    ts = nl.load(s)
+    v = nisa.nc_transpose(ts)   # 32 x 32: the Vector engine, SBUF
+    assert v.buffer == nl.sbuf
+    nl.store(outs, v)
+    return out, outt, outs
+
+
+def test_pe_numpy():
+    a = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (128, 256)).astype(np.float32)
+    s = RNG.uniform(-1, 1, (32, 32)).astype(np.float32)
+    out, outt, outs = pe_b1(a, b, s)
+    np.testing.assert_allclose(out, 2 * (a.T @ b), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(outt, np.concatenate([b[:, :128].T, b[:, 128:].T]), rtol=1e-6)
+    np.testing.assert_array_equal(outs, s.T)
+
+
+@nki.jit
+def iota_b1():
+    o1 = nl.ndarray((128, 64), dtype=nl.int32, buffer=nl.shared_hbm)
+    o2 = nl.ndarray((1, 512), dtype=nl.int32, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    nl.store(o1, nisa.iota(5 + 2 * i_p - 3 * i_f, dtype=nl.int32))
+    nl.store(o2, nisa.iota(nl.arange(512)[None, :] * -1, nl.int32))
+    return o1, o2
+
+
+def test_iota_numpy():
+    o1, o2 = iota_b1()
+    p, f = np.mgrid[0:128, 0:64]
+    np.testing.assert_array_equal(o1, 5 + 2 * p - 3 * f)
+    np.testing.assert_array_equal(o2, -np.arange(512)[None, :])
+
+
+# ---- the beta-1 and beta-2 spellings compile to identical streams ----
+
+def _b1_kernel(x, y):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    red = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+    ps = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.psum)
+    tp = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.psum)
+    tx, ty = nl.load(x), nl.load(y)
+    acc[...] = nisa.activation(op=nl.exp, data=tx)
+    acc[:, 0:32] = nisa.tensor_tensor(acc[:, 0:32], ty[:, 0:32], op=nl.add)
+    acc[...] = nisa.tensor_scalar(acc, np.multiply, 2.0, op1=np.add, operand1=1.0)
+    red[...] = nisa.tensor_reduce(nl.max, acc, axis=1, keepdims=True)
+    acc[...] = nisa.tensor_copy(ty, engine=nisa.scalar_engine)
+    acc[...] = nisa.reciprocal(acc)
+    ps[...] = nisa.nc_matmul(tx, ty)
+    ps[...] += nisa.nc_matmul(tx, ty)
+    tp[...] = nisa.nc_transpose(tx, engine=nisa.tensor_engine)
+    acc[...] = nisa.memset((128, 64), 1.0, nl.float32)
+    nl.store(out, acc)
+    return out
+
+
+def _b2_kernel(x, y):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    red = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+    ps = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.psum)
+    tp = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.psum)
+    tx, ty = nl.load(x), nl.load(y)
+    nisa.activation(dst=acc, op=nl.exp, data=tx)
+    nisa.tensor_tensor(dst=acc[:, 0:32], data1=acc[:, 0:32], data2=ty[:, 0:32], op=nl.add)
+    nisa.tensor_scalar(dst=acc, data=acc, op0=np.multiply, operand0=2.0, op1=np.add,
+                       operand1=1.0)
+    nisa.tensor_reduce(dst=red, op=nl.max, data=acc, axis=1, keepdims=True)
+    nisa.tensor_copy(dst=acc, src=ty, engine=nisa.engine.scalar)
+    nisa.reciprocal(dst=acc, data=acc)
+    nisa.nc_matmul(dst=ps, stationary=tx, moving=ty, accumulate=False)
+    nisa.nc_matmul(dst=ps, stationary=tx, moving=ty, accumulate=True)
+    nisa.nc_transpose(dst=tp, data=tx, engine=nisa.engine.tensor)
+    nisa.memset(dst=acc, value=1.0)
+    nl.store(out, acc)
+    return out
+
+
+def test_beta1_beta2_identical(tmp_path):
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    y = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    k1, k2 = nki.jit(_b1_kernel), nki.jit(_b2_kernel)
+    # written in place: no copies, no extra tiles, the same ops
+    assert _ops(k1, x, y) == _ops(k2, x, y)
+    j1 = json.loads(tpbsim.kernel_json(k1, x, y))["body"]
+    j2 = json.loads(tpbsim.kernel_json(k2, x, y))["body"]
+    strip = lambda b: [{k: v for k, v in o.items() if k != "loc"} for o in b]
+    assert strip(j1) == strip(j2)
+    _same_streams(tmp_path, k1, k2, x, y)
+
+
+def test_returned_tile_identical(tmp_path):
+    """x = nisa.op(...) is the beta-2 op into a tile made just before."""
+    def b1(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        e = nisa.activation(op=nl.exp, data=t, dtype=nl.bfloat16)
+        nl.store(out, nisa.tensor_tensor(e, t, nl.add))
+        return out
+
+    def b2(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        e = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.activation(dst=e, op=nl.exp, data=t)
+        s = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=s, data1=e, data2=t, op=nl.add)
+        nl.store(out, s)
+        return out
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    _same_streams(tmp_path, nki.jit(b1), nki.jit(b2), x)
+
+
+# ---- assignment: in place, or a copy ----
+
+def test_assign_named_value_copies():
+    """A value kept in a variable is copied (it may be read later); a
+    temporary is written in place; a number is a memset."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        t = nl.load(x)
+        e = nisa.activation(op=nl.exp, data=t)
+        s[...] = e
+        s[...] = nisa.activation(op=nl.exp, data=e)
+        s[:, 0:8] = 0.0
+        nl.store(out, s)
+        return out
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    assert _ops(k, x) == ["tile", "tile", "dma_copy", "tile", "activation", "tensor_copy",
+                          "activation", "memset", "dma_copy"]
+    want = np.exp(np.exp(x))
+    want[:, 0:8] = 0
+    np.testing.assert_allclose(k(x), want, rtol=1e-5)
+
+
+def test_assign_explicit_dtype_copies():
+    """dtype= rounds the result: into a tile of another dtype it is copied."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        s[...] = nisa.tensor_copy(nl.load(x), dtype=nl.bfloat16)
+        nl.store(out, s)
+        return out
+    x = (RNG.uniform(-1, 1, (128, 64)).astype(np.float32) + np.float32(2 ** -12))
+    assert "tensor_copy" in _ops(k, x) and _ops(k, x).count("tensor_copy") == 2
+    r = k(x)
+    assert not np.array_equal(r, x)   # rounded through bfloat16
+    np.testing.assert_allclose(r, x, rtol=2 ** -8)
+
+
+def test_iadd_tiles_numpy():
+    """tile += tile (not a matmul) is a tensor_tensor add into the tile."""
+    @nki.jit
+    def k(x, y):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        s = nl.load(x)
+        s[:, 0:32] += nl.load(y[:, 0:32])
+        s += nisa.tensor_scalar(s, np.multiply, 2.0)
+        nl.store(out, s)
+        return out
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    y = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    want = x.copy()
+    want[:, 0:32] += y[:, 0:32]
+    np.testing.assert_allclose(k(x, y), 3 * want, rtol=1e-6)
+
+
+def test_matmul_accumulate_loop_numpy():
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        p = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        for i in nl.affine_range(4):
+            ta = nl.load(a[i * 128:(i + 1) * 128, :])
+            tb = nl.load(b[i * 128:(i + 1) * 128, :])
+            p += nisa.nc_matmul(ta, tb)
+        nl.store(out, nisa.tensor_copy(p))
+        return out
+    a = RNG.uniform(-1, 1, (512, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (512, 512)).astype(np.float32)
+    np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-3)
+
+
+# ---- binding ----
+
+def test_beta2_unchanged_and_refusals():
+    def k_pos(x):   # beta-2 with a positional dst: still beta-2
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nisa.tensor_tensor(t, t, t, nl.add)
+        nisa.memset(t, 1.0)
+        nl.store(out, t)
+        return out
+    x = np.ones((128, 64), np.float32)
+    assert _ops(nki.jit(k_pos), x) == ["tile", "dma_copy", "tensor_tensor", "memset", "dma_copy"]
+
+    def k_bad(x):
+        t = nl.load(x)
+        nisa.tensor_tensor(t, op=nl.add, bogus=1)
+    with pytest.raises(NkiError, match=r"test_beta1.py:\d+: nisa.tensor_tensor: the arguments "
+                       r"bind to neither the beta-2 signature"):
+        tpbsim.kernel_json(nki.jit(k_bad), x)
+
+    def k_mask(x):   # beta-1 mask on an op without one
+        t = nl.load(x)
+        nisa.max8(src=t, mask={"pattern": [[1, 64]], "offset": 0, "channel_multiplier": 0,
+                                "cmp_op": "less"})
+    with pytest.raises(NkiError, match="nisa.max8: argument 'mask'"):
+        tpbsim.kernel_json(nki.jit(k_mask), x)
+
+    def k_psum(x):   # a PE result never goes to SBUF in place: copied
+        out = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        s = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.sbuf)
+        s[...] = nisa.nc_matmul(t, t)
+        nl.store(out, s)
+        return out
+    assert _ops(nki.jit(k_psum), x)[-3:] == ["matmul", "tensor_copy", "dma_copy"]
+
+
+def test_loc_is_kernel_line():
+    def k(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        e = nisa.activation(op=nl.exp, data=t)   # LINE
+        nl.store(out, e)
+        return out
+    import inspect
+    src, first = inspect.getsourcelines(k)
+    line = first + next(i for i, s in enumerate(src) if "# LINE" in s)
+    body = json.loads(tpbsim.kernel_json(nki.jit(k), np.ones((128, 64), np.float32)))["body"]
+    assert [o["loc"] for o in body if o["op"] in ("tile", "activation")][-2:] == \
+        ["test_beta1.py:%d" % line] * 2
+
+
+# ---- nl.mgrid / nl.arange indexing ----
+
+def test_mgrid_indexing_numpy():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        m = nl.mgrid[0:128, 0:64]
+        t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        for i in nl.affine_range(2):
+            t[m.p, m.x] = nl.load(x[i * 128 + m.p, m.x])
+            nl.store(out[m.p, m.x], t)   # the last one wins
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(32)[None, :]
+        nl.store(out2[i_p, i_f], nl.load(x[i_p, 2 * i_f + 1]))
+        return out, out2
+    x = RNG.uniform(-1, 1, (256, 64)).astype(np.float32)
+    o, o2 = k(x)
+    np.testing.assert_array_equal(o, x[128:256])
+    np.testing.assert_array_equal(o2, x[0:64, 1:64:2])
+    ix, iy = nl.mgrid[0:4, 2:6]
+    assert (ix.c, iy.c, iy.shape()) == (0, 2, (1, 4))
+
+
+def test_index_not_a_slice_refused():
+    def k(x):
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(32)[None, :]
+        nl.load(x[i_p, i_f + i_p])
+    with pytest.raises(NkiError, match="index 1 of 'x': the index expression is not a slice"):
+        tpbsim.kernel_json(nki.jit(k), np.ones((128, 128), np.float32))
+
+
+# ---- plain-name aliases ----
+
+def test_aliases():
+    assert (nl.fp32, nl.bf16, nl.fp16) == (nl.float32, nl.bfloat16, nl.float16)
+    assert nl.fp32.min == float(np.finfo(np.float32).min)
+    assert nl.bf16.max == 3.3895313892515355e+38
+    assert nisa.vector_engine is nisa.engine.vector
+    assert nisa.tensor_engine is nisa.engine.tensor and nisa.gpsimd_engine is nisa.engine.gpsimd
+    assert nisa.scalar_engine is nisa.engine.scalar and nisa.unknown_engine is nisa.engine.unknown
+
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=nl.fp32, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x))
+        return out
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(nki.simulate_kernel(k, x), x)
