@@ -118,13 +118,16 @@ def test_iota_numpy():
 
 # ---- the beta-1 and beta-2 spellings compile to identical streams ----
 
+def _tiles(x, y):
+    """out, acc, red, ps, tp and the loaded x, y (both spellings)."""
+    shapes = (((128, 64), nl.shared_hbm), ((128, 64), nl.sbuf), ((128, 1), nl.sbuf),
+              ((64, 64), nl.psum), ((64, 128), nl.psum))
+    return [nl.ndarray(s, dtype=nl.float32, buffer=b) for s, b in shapes] + [nl.load(x),
+                                                                            nl.load(y)]
+
+
 def _b1_kernel(x, y):
-    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
-    acc = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
-    red = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
-    ps = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.psum)
-    tp = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.psum)
-    tx, ty = nl.load(x), nl.load(y)
+    out, acc, red, ps, tp, tx, ty = _tiles(x, y)
     acc[...] = nisa.activation(op=nl.exp, data=tx)
     acc[:, 0:32] = nisa.tensor_tensor(acc[:, 0:32], ty[:, 0:32], op=nl.add)
     acc[...] = nisa.tensor_scalar(acc, np.multiply, 2.0, op1=np.add, operand1=1.0)
@@ -140,12 +143,7 @@ def _b1_kernel(x, y):
 
 
 def _b2_kernel(x, y):
-    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
-    acc = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
-    red = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
-    ps = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.psum)
-    tp = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.psum)
-    tx, ty = nl.load(x), nl.load(y)
+    out, acc, red, ps, tp, tx, ty = _tiles(x, y)
     nisa.activation(dst=acc, op=nl.exp, data=tx)
     nisa.tensor_tensor(dst=acc[:, 0:32], data1=acc[:, 0:32], data2=ty[:, 0:32], op=nl.add)
     nisa.tensor_scalar(dst=acc, data=acc, op0=np.multiply, operand0=2.0, op1=np.add,
@@ -288,6 +286,12 @@ def test_beta2_unchanged_and_refusals():
     with pytest.raises(NkiError, match=r"test_beta1.py:\d+: nisa.tensor_tensor: the arguments "
                        r"bind to neither the beta-2 signature"):
         tpbsim.kernel_json(nki.jit(k_bad), x)
+
+    def k_memset(x):   # beta-1 memset without its dtype
+        nisa.memset((128, 64), 0.0)
+    with pytest.raises(NkiError, match=r"nisa.memset: the arguments bind to neither .*"
+                       r"missing a required argument: 'dtype'"):
+        tpbsim.kernel_json(nki.jit(k_memset), x)
 
     def k_mask(x):   # beta-1 mask on an op without one
         t = nl.load(x)

@@ -142,11 +142,17 @@ def _bind(sig, a, k):
         return None, str(e)
 
 
-def _dual(name, fn2, result):
+def _dual(name, fn2, result, own=None):
     """The public nisa.<name>: beta-2 when the call binds to fn2's signature
-    with a tensor dst, else the beta-1 form through result()."""
+    with a tensor dst, else the beta-1 form: through result() (fn2's
+    parameters without dst, plus dtype= and mask=), or own(fn2, ...) for an
+    op whose beta-1 signature is its own (memset, iota)."""
     sig2 = inspect.signature(fn2)
-    sig1 = _beta1_sig(sig2) if result is not None else None
+    if own is None:
+        sig1 = _beta1_sig(sig2)
+    else:
+        sig1 = inspect.signature(own)
+        sig1 = sig1.replace(parameters=list(sig1.parameters.values())[1:])
 
     @functools.wraps(fn2)
     def op(*a, **k):
@@ -161,6 +167,8 @@ def _dual(name, fn2, result):
                            "%s (%s) nor the beta-1 form %s (%s)" % (
                                _trace.caller_loc(), name, sig2, e2 or "dst is not a tensor",
                                sig1, e1))
+        if own is not None:
+            return own(fn2, *b1.args, **b1.kwargs)
         b1.apply_defaults()
         args = dict(b1.arguments)
         dtype = args.pop("dtype")
@@ -195,26 +203,13 @@ def install(ns):
     """Replace the ops of the isa module namespace ns by their dual forms."""
     for name, spec in _SPECS.items():
         ns[name] = _dual(name, ns[name], spec)
-    ns["memset"] = _memset(ns["memset"])
-    ns["iota"] = _iota(ns["iota"])
-
-
-def _memset(fn2):
-    sig2 = inspect.signature(fn2)
-
-    def memset(*a, **k):
-        """beta-2 memset(dst, value, engine, name, mask), or beta-1
-        memset(shape, value, dtype, mask=None, engine=unknown, name=None)."""
-        if "dst" in k or (a and isinstance(a[0], NkiTensor)):
-            return fn2(*a, **k)
-        return _memset1(fn2, *a, **k)
-    _SKIP.add(memset.__code__)
-    memset.__signature__ = sig2
-    return memset
+    ns["memset"] = _dual("memset", ns["memset"], None, _memset1)
+    ns["iota"] = _dual("iota", ns["iota"], None, _iota1)
 
 
 @_skip
 def _memset1(fn2, shape, value, dtype, mask=None, engine=None, name=None):
+    """beta-1 memset(shape, value, dtype, ...): a new SBUF tile filled."""
     from . import isa
     args = {"value": value, "engine": engine or isa.engine.unknown, "name": name, "mask": mask}
     return _make("memset", fn2, None, args, dtype,
@@ -222,23 +217,10 @@ def _memset1(fn2, shape, value, dtype, mask=None, engine=None, name=None):
                         dtype, "sbuf"))
 
 
-def _iota(fn2):
-    sig2 = inspect.signature(fn2)
-
-    def iota(*a, **k):
-        """beta-2 iota(dst, pattern, offset, channel_multiplier, ...), or
-        beta-1 iota(expr, dtype, mask=None): expr an affine nl.arange /
-        nl.mgrid expression, its axes the result's shape."""
-        if "dst" in k or (a and isinstance(a[0], NkiTensor)):
-            return fn2(*a, **k)
-        return _iota1(fn2, *a, **k)
-    _SKIP.add(iota.__code__)
-    iota.__signature__ = sig2
-    return iota
-
-
 @_skip
 def _iota1(fn2, expr, dtype, mask=None, name=None):
+    """beta-1 iota(expr, dtype): expr an affine nl.arange / nl.mgrid
+    expression, the axes it spans the result's shape."""
     from .language import IndexExpr
     loc = _trace.caller_loc()
     if not isinstance(expr, IndexExpr) or expr.ndim is None or None in expr.coef:
