@@ -375,3 +375,46 @@ def test_aliases():
         return out
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     np.testing.assert_array_equal(nki.simulate_kernel(k, x), x)
+
+
+def test_affine_select_pred_numpy(tmp_path):
+    """beta-1 affine_select(pred=(iy < ix), ...) is beta-2's pattern form."""
+    def b1(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        ix, iy = nl.mgrid[0:128, 0:64]
+        t = nl.load(x[ix, iy])
+        nl.store(out[ix, iy], nisa.affine_select(pred=(iy < ix), on_true_tile=t[ix, iy],
+                                                 on_false_value=nl.fp32.min))
+        return out
+
+    def b2(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.affine_select(dst=s, pattern=[[1, 64]], channel_multiplier=-1, on_true_tile=t,
+                           on_false_value=float(np.finfo(np.float32).min), cmp_op=nl.less)
+        nl.store(out, s)
+        return out
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    p, f = np.mgrid[0:128, 0:64]
+    want = np.where(f < p, x, np.finfo(np.float32).min)
+    np.testing.assert_array_equal(nki.jit(b1)(x), want)
+    _same_streams(tmp_path, nki.jit(b1), nki.jit(b2), x)
+
+    def bad(x):
+        t = nl.load(x)
+        i = nl.arange(64)[None, :]
+        nisa.affine_select(pred=(i < 3) & (i > 1), on_true_tile=t, on_false_value=0.0)
+    with pytest.raises(NkiError, match="nisa.affine_select: argument 'pred'"):
+        tpbsim.kernel_json(nki.jit(bad), x)
+
+
+def test_numpy_max_op_name():
+    """np.max / np.min as an op (their __name__ is amax / amin)."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_reduce(np.max, nl.load(x), axis=1, keepdims=True))
+        return out
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    np.testing.assert_array_equal(k(x), x.max(axis=1, keepdims=True))

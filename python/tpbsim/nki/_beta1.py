@@ -123,6 +123,7 @@ _SPECS = {
     "max8": _rows("src", 8), "nc_find_index8": _rows("data", 8, "uint32"),
     "bn_stats": _rows("data", 6), "bn_aggr": _rows("data", 2),
     "dma_transpose": _dma_transpose, "sequence_bounds": _bounds,
+    "range_select": _like("on_true_tile"),
 }
 
 
@@ -205,6 +206,7 @@ def install(ns):
         ns[name] = _dual(name, ns[name], spec)
     ns["memset"] = _dual("memset", ns["memset"], None, _memset1)
     ns["iota"] = _dual("iota", ns["iota"], None, _iota1)
+    ns["affine_select"] = _dual("affine_select", ns["affine_select"], None, _affine_select1)
 
 
 @_skip
@@ -233,6 +235,31 @@ def _iota1(fn2, expr, dtype, mask=None, name=None):
             "offset": expr.c, "channel_multiplier": expr.coef.get(0, 0), "name": name,
             "mask": mask}
     return _make("iota", fn2, None, args, dtype, fixed=(shape, dtype, "sbuf"))
+
+
+@_skip
+def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=None, name=None):
+    """beta-1 affine_select(pred, on_true_tile, on_false_value): pred one
+    comparison of affine nl.arange / nl.mgrid expressions (`iy < ix`), the
+    kernel format's pattern / offset / channel_multiplier / cmp_op over
+    the result (on_true_tile's shape)."""
+    from .language import IndexPredicate
+    loc = _trace.caller_loc()
+    if mask is not None:
+        raise NkiError("%s: nisa.affine_select: argument 'mask' is not supported by this op" %
+                       loc)
+    if not isinstance(pred, IndexPredicate):
+        raise NkiError("%s: nisa.affine_select: argument 'pred': expected one comparison of "
+                       "affine nl.arange / nl.mgrid expressions (iy < ix), got %r" % (loc, pred))
+    x = _tensor({"on_true_tile": on_true_tile}, "on_true_tile", loc, "affine_select")
+    try:
+        m = pred.kernel_pred(x.shape)
+    except ValueError as e:
+        raise NkiError("%s: nisa.affine_select: argument 'pred': %s" % (loc, e)) from None
+    args = {"pattern": m["pattern"], "channel_multiplier": m["channel_multiplier"],
+            "on_true_tile": on_true_tile, "on_false_value": on_false_value,
+            "cmp_op": m["cmp_op"], "offset": m["offset"], "name": name}
+    return _make("affine_select", fn2, None, args, dtype, fixed=(x.shape, x.dtype, "sbuf"))
 
 
 # ---- nl.arange / nl.mgrid indices ----

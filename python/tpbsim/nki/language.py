@@ -801,6 +801,10 @@ min = _Reduce("min", "minimum")   # noqa: A001
 sum = _Reduce("sum", "add")   # noqa: A001
 
 
+# NumPy functions whose __name__ is not the op's name (np.max is "amax")
+_NP_OPS = {"amax": "max", "amin": "min"}
+
+
 def _op_name(f, what):
     if isinstance(f, _Fn):
         return f.name
@@ -810,7 +814,7 @@ def _op_name(f, what):
         return None
     n = getattr(f, "__name__", None)
     if n:
-        return n
+        return _NP_OPS.get(n, n)
     raise NkiError("%s: %r is not an operator name (use nl.add, nl.exp, ...)" % (what, f))
 
 
