@@ -418,3 +418,25 @@ def test_numpy_max_op_name():
         return out
     x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
     np.testing.assert_array_equal(k(x), x.max(axis=1, keepdims=True))
+
+
+def test_iadd_in_loop_with_symbolic_index():
+    """p[i-dependent slice] += ...: the view written back is the same one
+    (no copy, no trace-time comparison of the loop variable)."""
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        p = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        ta = nl.load(a)
+        for i in nl.affine_range(4):
+            tb = nl.load(b[:, i * 128:(i + 1) * 128])
+            p[:, i * 128:(i + 1) * 128] += nisa.nc_matmul(ta, tb)
+        nl.store(out, nisa.tensor_copy(p))
+        return out
+    a = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    body = json.loads(tpbsim.kernel_json(k, a, b))["body"]
+    loop = next(o for o in body if o["op"] == "affine_range")
+    assert [o["op"] for o in loop["body"]] == ["tile", "dma_copy", "matmul"]
+    assert loop["body"][-1]["accumulate"] is True
+    np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-3)

@@ -344,8 +344,16 @@ def _retarget(tr, i, value, target, accumulate):
 
 
 def _same_view(a, b):
-    return a.base is b.base and a.offset is b.offset or (
-        a.base is b.base and a.offset == b.offset and a._ap == b._ap)
+    """a and b access the same elements (offsets compared as terms: == on a
+    loop variable or program id would be a trace-time decision)."""
+    if a is b:
+        return True
+    x, y = a.offset, b.offset
+    if type(x) is _trace.Lin and type(y) is _trace.Lin:
+        same = x.c == y.c and x.t == y.t
+    else:
+        same = type(x) is int and type(y) is int and x == y
+    return a.base is b.base and same and a._ap == b._ap
 
 
 @_skip
@@ -357,7 +365,7 @@ def assign(target, value):
     loc = _trace.caller_loc()
     tr = _trace.current()
     if isinstance(value, NkiTensor):
-        if _same_view(target, value) and target._ap == value._ap:
+        if _same_view(target, value):
             return   # x[i] += y came back, or x[...] = x[...]
         if tuple(value.shape) != tuple(target.shape):
             raise NkiError("%s: assignment: value shape %s does not match the target %s" %
