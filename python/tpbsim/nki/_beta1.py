@@ -155,13 +155,21 @@ def _dual(name, fn2, result, own=None):
         sig1 = inspect.signature(own)
         sig1 = sig1.replace(parameters=list(sig1.parameters.values())[1:])
 
+    binds2 = {}   # whether a call binds to sig2 depends only on its argument count
+    #               and keyword names: cached per (count, names)
+
     @functools.wraps(fn2)
     def op(*a, **k):
         if "dst" in k:
             return fn2(*a, **k)
-        b2, e2 = _bind(sig2, a, k)
-        if b2 is not None and isinstance(b2.arguments.get("dst"), NkiTensor):
-            return fn2(*a, **k)
+        if a and type(a[0]) is NkiTensor:
+            key = (len(a), tuple(k))
+            ok = binds2.get(key)
+            if ok is None:
+                ok = binds2[key] = _bind(sig2, a, k)[0] is not None
+            if ok:   # dst is a[0], a tensor
+                return fn2(*a, **k)
+        e2 = _bind(sig2, a, k)[1]
         b1, e1 = _bind(sig1, a, k)
         if b1 is None:
             raise NkiError("%s: nisa.%s: the arguments bind to neither the beta-2 signature "
