@@ -349,13 +349,48 @@ def test_mgrid_indexing_numpy():
     assert (ix.c, iy.c, iy.shape()) == (0, 2, (1, 4))
 
 
-def test_index_not_a_slice_refused():
+def test_index_access_pattern_numpy(tmp_path):
+    """Index expressions that are not slices address the access pattern
+    they give: the SDK's transpose2d (beta-1) copy, and an HBM read."""
+    @nki.jit
     def k(x):
+        out = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((64, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x[0:16, 0:32])
+        i_p0 = nl.arange(16)[:, None, None]
+        i_f1 = nl.arange(8)[None, :, None]
+        i_f2 = nl.arange(4)[None, None, :]
+        o = nl.ndarray((16, 32), dtype=nl.float32)
+        o[i_p0, i_f2 * 8 + i_f1] = nl.copy(t[i_p0, i_f1 * 4 + i_f2])
+        nl.store(out, o)
         i_p = nl.arange(64)[:, None]
         i_f = nl.arange(32)[None, :]
-        nl.load(x[i_p, i_f + i_p])
-    with pytest.raises(NkiError, match="index 1 of 'x': the index expression is not a slice"):
-        tpbsim.kernel_json(nki.jit(k), np.ones((128, 128), np.float32))
+        nl.store(out2, nl.load(x[i_p, i_f + i_p]))
+        return out, out2
+    x = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    o, o2 = k(x)
+    np.testing.assert_array_equal(o, x[0:16, 0:32].reshape(16, 8, 4).transpose(0, 2, 1)
+                                  .reshape(16, 32))
+    p, f = np.mgrid[0:64, 0:32]
+    np.testing.assert_array_equal(o2, x[p, f + p])
+
+
+def test_index_refused():
+    def on_chip(x):   # the partition index must come first, alone
+        t = nl.load(x)
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(32)[None, :]
+        nl.copy(t[i_p + i_f, i_f])
+    with pytest.raises(NkiError, match="index of 't': on chip the first index must be the "
+                       "partition index"):
+        tpbsim.kernel_json(nki.jit(on_chip), np.ones((128, 128), np.float32))
+
+    def outside(x):
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(32)[None, :]
+        nl.load(x[i_p, i_f * 5 + i_p])
+    with pytest.raises(NkiError, match=r"index of 'x': index 1 spans 0..218, outside 0..127"):
+        tpbsim.kernel_json(nki.jit(outside), np.ones((128, 128), np.float32))
 
 
 # ---- plain-name aliases ----

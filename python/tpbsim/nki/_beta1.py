@@ -204,7 +204,7 @@ def _make(name, fn2, result, args, dtype, *, fixed=None):
     t = tr.new_tensor(shape, _dtype(dtype) if dtype is not None else dt, buf, "", loc)
     fn2(t, **args)
     # a fresh result: `x[idx] = ` may write the op into x instead (assign)
-    tr.b1_fresh = (t.base, len(tr.body) - 1, dtype is None)
+    tr.b1_fresh = (t.base, dtype is None)
     return t
 
 
@@ -274,31 +274,71 @@ def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=No
 
 def index_key(t, key):
     """t[e0, e1, ...] with affine index expressions over nl.arange /
-    nl.mgrid axes: each one that uses one grid axis a (c + s * i_a, s > 0)
-    is the slice c : c + s * size_a : s; the axes must come in the order of
-    the tensor's dims.  Others raise NkiError (never a different access)."""
+    nl.mgrid axes.  When each one uses one grid axis a (c + s * i_a, s > 0),
+    the axes in the order of the tensor's dims, it is the slice
+    c : c + s * size_a : s (a key of slices).  Else the view is the access
+    pattern the expressions give (_index_ap)."""
     from .language import IndexExpr
     out, last = [], -1
     for d, k in enumerate(key):
         if not isinstance(k, IndexExpr):
             out.append(k)
             continue
-        axes = [(a, v) for a, v in k.coef.items() if v]
         if None in k.coef and k.coef[None]:
             raise NkiError("index %d of '%s': nl.arange(n) must be placed on an axis "
                            "([:, None] / [None, :])" % (d, t.base.name))
-        if len(axes) != 1 or axes[0][1] <= 0 or axes[0][0] <= last:
-            raise NkiError("index %d of '%s': the index expression is not a slice (one "
-                           "nl.arange/mgrid axis with a positive step, the axes in the order "
-                           "of the dims) -- not supported by tpbsim" % (d, t.base.name))
+        axes = [(a, v) for a, v in k.coef.items() if v]
+        n = k.sizes.get(axes[0][0], -1) if len(axes) == 1 else -1
+        if n <= 0 or axes[0][1] <= 0 or axes[0][0] <= last:
+            return _index_ap(t, key)
         a, step = axes[0]
-        n = k.sizes.get(a, -1)
-        if n <= 0:
-            raise NkiError("index %d of '%s': the size of the index axis is not known" %
-                           (d, t.base.name))
         last = a
         out.append(slice(k.c, k.c + step * (n - 1) + 1, step))
     return tuple(out)
+
+
+def _index_ap(t, key):
+    """The view of t that affine index expressions over one grid (nl.mgrid /
+    nl.arange axes) address: per grid axis a, [sum_k stride_k * coef_k[a],
+    size_a] from offset + sum_k stride_k * c_k, every index inside its dim.
+    On chip, grid axis 0 must be the partition index alone."""
+    from .language import IndexExpr
+    name = t.base.name
+
+    def bad(why):
+        return NkiError("index of '%s': %s -- not supported by tpbsim" % (name, why))
+    if len(key) != len(t._ap) or not all(isinstance(k, (IndexExpr, int)) for k in key):
+        raise bad("an index expression that is not a slice needs one index expression or "
+                  "integer per dim")
+    exprs = [k for k in key if isinstance(k, IndexExpr)]
+    nd = exprs[0].ndim
+    sizes = {}
+    for e in exprs:
+        if e.ndim != nd:
+            raise bad("index expressions over %d and %d axes" % (nd, e.ndim))
+        for a, n in e.sizes.items():
+            if n < 0 or sizes.get(a, n) != n:
+                raise bad("two sizes on grid axis %s" % a)
+            sizes[a] = n
+    shape = [sizes.get(a, 1) for a in range(nd)]
+    off, steps = t.offset, [0] * nd
+    for d, (k, (stride, cnt)) in enumerate(zip(key, t._ap)):
+        e = k if isinstance(k, IndexExpr) else IndexExpr(k, {}, nd)
+        lo = hi = e.c
+        for a, v in e.coef.items():
+            lo, hi = (lo, hi + v * (shape[a] - 1)) if v > 0 else (lo + v * (shape[a] - 1), hi)
+            steps[a] += stride * v
+        for x in (lo, hi):
+            if type(x) is int and not 0 <= x < cnt:
+                raise bad("index %d spans %s..%s, outside 0..%d" % (d, lo, hi, cnt - 1))
+            _trace._check_sym(x, 0, cnt - 1)
+        off = off + stride * e.c
+    if t._onchip():
+        k0 = key[0]
+        if (not isinstance(k0, IndexExpr) or k0.coef != {0: 1} or
+                any(isinstance(k, IndexExpr) and k.coef.get(0) for k in key[1:])):
+            raise bad("on chip the first index must be the partition index (grid axis 0) alone")
+    return NkiTensor(t.base, off, [[steps[a], shape[a]] for a in range(nd)])
 
 
 # ---- t[idx] = value, t[idx] += value ----
@@ -311,21 +351,19 @@ _TEMP_REFS = 4
 
 def _fresh(tr, value, target):
     """The body index of the op that made value, when value is the fresh
-    result of the last op (its tile declared just before it) and nothing
-    else holds it; else None."""
-    rec = getattr(tr, "b1_fresh", None)
-    if rec is None or rec[0] is not value.base:
-        return None
-    base, i, _ = rec
-    name = base.name
-    if (i != len(tr.body) - 1 or i < 1 or value.text() != '"%s"' % name or
-            not tr.body[i - 1].startswith('{"op": "tile", "name": "%s",' % name) or
+    result of the last op (a whole tile declared just before it: a beta-1
+    isa op, nl.load, nl.exp(x), nl.matmul, ...) and nothing else holds it;
+    else None."""
+    base, i = value.base, len(tr.body) - 1
+    if (i < 1 or base.kind != "tile" or value.text() != '"%s"' % base.name or
+            not tr.body[i - 1].startswith('{"op": "tile", "name": "%s",' % base.name) or
             sys.getrefcount(value) > _TEMP_REFS + 1):
         return None
     if base.buffer == "psum" and target.buffer != "psum":
         return None   # a PE result goes to PSUM
-    if target.dtype != base.dtype and not rec[2]:
-        return None   # an explicit dtype= rounds first: keep it, copy
+    rec = getattr(tr, "b1_fresh", None)
+    if target.dtype != base.dtype and not (rec is not None and rec[0] is base and rec[1]):
+        return None   # a dtype given for the result rounds first: keep it, copy
     return i
 
 

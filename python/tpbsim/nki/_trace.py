@@ -307,6 +307,8 @@ class NkiTensor:
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
             from . import _beta1
             key = _beta1.index_key(self, key)
+            if isinstance(key, NkiTensor):   # not slices: an access pattern
+                return key
         if any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self._ap) - len(key) + 1) + key[i + 1:]
@@ -503,6 +505,11 @@ class NkiTensor:
         from . import _beta1
         _beta1.assign(self[key], value)
 
+    def broadcast_to(self, shape):
+        """NKI beta-1's tile.broadcast_to(shape) = nl.broadcast_to(tile, shape)."""
+        from . import language
+        return language.broadcast_to(self, shape)
+
     def __iadd__(self, value):
         """NKI beta-1 `psum[idx] += nisa.nc_matmul(...)` and tile += tile."""
         from . import _beta1
@@ -511,7 +518,8 @@ class NkiTensor:
 
 # code objects of tpbsim wrappers between a kernel line and the op it calls
 # (the beta-1 call forms, _beta1.py, adds its own): caller_loc skips them
-SKIP = {NkiTensor.__setitem__.__code__, NkiTensor.__iadd__.__code__}
+SKIP = {NkiTensor.__setitem__.__code__, NkiTensor.__iadd__.__code__,
+        NkiTensor.broadcast_to.__code__}
 
 
 def _view_key(key):
