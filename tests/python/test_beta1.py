@@ -475,3 +475,36 @@ def test_iadd_in_loop_with_symbolic_index():
     assert [o["op"] for o in loop["body"]] == ["tile", "dma_copy", "matmul"]
     assert loop["body"][-1]["accumulate"] is True
     np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_sdk_tiled_matmul_in_place():
+    """The SDK's beta-1 tiled matmul tutorial: loads assigned into declared
+    tiles and res_psum += nl.matmul(...) compile to the in-place ops."""
+    @nki.jit
+    def k(lhsT, rhs):
+        result = nl.ndarray((128, 512), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+        res_psum = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        for kk in nl.affine_range(2):
+            lhsT_tile = nl.ndarray((128, 128), dtype=lhsT.dtype, buffer=nl.sbuf)
+            rhs_tile = nl.ndarray((128, 512), dtype=rhs.dtype, buffer=nl.sbuf)
+            lhsT_tile[...] = nl.load(lhsT[kk * 128:(kk + 1) * 128, 0:128])
+            rhs_tile[...] = nl.load(rhs[kk * 128:(kk + 1) * 128, 0:512])
+            res_psum += nl.matmul(lhsT_tile[...], rhs_tile[...], transpose_x=True)
+        nl.store(result, value=nl.copy(res_psum, dtype=result.dtype))
+        return result
+    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (256, 512)).astype(np.float32)
+    loop = next(o for o in json.loads(tpbsim.kernel_json(k, a, b))["body"]
+                if o["op"] == "affine_range")
+    assert [o["op"] for o in loop["body"]] == ["tile", "tile", "dma_copy", "dma_copy", "matmul"]
+    assert loop["body"][-1]["accumulate"] is True
+    np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_block_dims_refused():
+    def k(x):
+        nl.ndarray((4, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    with pytest.raises(NkiError, match=r"nl.ndarray: shape \[4, 128, 64\]: block dims before "
+                       "the partition dim"):
+        tpbsim.kernel_json(nki.jit(k), np.ones((1, 1), np.float32))
+    assert nl.par_dim(128) == 128

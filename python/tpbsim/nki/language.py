@@ -81,6 +81,10 @@ def _ndarray(shape, dtype, buffer, name, loc):
         if (type(s) is not int and (isinstance(s, Lin) or not isinstance(s, (int, np.integer)))
                 or s <= 0):
             raise NkiError("%s: nl.ndarray: bad shape %r" % (loc, shape))
+    if any(type(s) is _ParDim for s in shape[1:]):
+        raise NkiError("%s: nl.ndarray: shape %s: block dims before the partition dim "
+                       "(nl.par_dim not first) are not supported by tpbsim" %
+                       (loc, [int(s) for s in shape]))
     return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc)
 
 
@@ -192,8 +196,12 @@ def broadcast_to(x, shape, dtype=None):
     return t
 
 
+class _ParDim(int):
+    """nl.par_dim(n): n, marked as the partition dim of a shape."""
+
+
 def par_dim(n):
-    return n
+    return _ParDim(n)
 
 
 def ds(start, size):
