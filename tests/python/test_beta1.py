@@ -508,3 +508,35 @@ def test_block_dims_refused():
                        "the partition dim"):
         tpbsim.kernel_json(nki.jit(k), np.ones((1, 1), np.float32))
     assert nl.par_dim(128) == 128
+
+
+def test_tile_index_gather_scatter_numpy():
+    """a[idx_tile, cols] (NKI's indirect DMA written as an index): rows of
+    a 2-D HBM tensor picked by an SBUF [P, 1] tile, read and written; an
+    index expression over a 1-D tensor takes the grid's shape ([P, 1])."""
+    @nki.jit
+    def k(x, idx):
+        out = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p = nl.arange(64)[:, None]
+        i_f = nl.arange(512)[None, :]
+        it = nl.load(idx[i_p])
+        assert it.shape == (64, 1)
+        t = nl.load(x[it[i_p, 0], i_f])
+        nl.store(out, t)
+        nl.store(out2, nl.zeros((128, 512), nl.float32))
+        nl.store(out2[it, 0:512], t)
+        return out, out2
+    x = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    idx = RNG.permutation(128)[:64].astype(np.int32)
+    o, o2 = k(x, idx)
+    np.testing.assert_array_equal(o, x[idx])
+    want = np.zeros((128, 512), np.float32)
+    want[idx] = x[idx]
+    np.testing.assert_array_equal(o2, want)
+
+    def bad(x, idx):
+        t = nl.load(x[0:64, :])
+        nl.load(x[0:64, t])
+    with pytest.raises(NkiError, match="indexing 'x' with a tensor is not supported"):
+        tpbsim.kernel_json(nki.jit(bad), x, idx)

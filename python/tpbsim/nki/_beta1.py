@@ -287,6 +287,8 @@ def index_key(t, key):
         if None in k.coef and k.coef[None]:
             raise NkiError("index %d of '%s': nl.arange(n) must be placed on an axis "
                            "([:, None] / [None, :])" % (d, t.base.name))
+        if k.ndim != len(t._ap):   # the view takes the grid's shape: idx[i_p] -> [P, 1]
+            return _index_ap(t, key)
         axes = [(a, v) for a, v in k.coef.items() if v]
         n = k.sizes.get(axes[0][0], -1) if len(axes) == 1 else -1
         if n <= 0 or axes[0][1] <= 0 or axes[0][0] <= last:
@@ -338,7 +340,32 @@ def _index_ap(t, key):
         if (not isinstance(k0, IndexExpr) or k0.coef != {0: 1} or
                 any(isinstance(k, IndexExpr) and k.coef.get(0) for k in key[1:])):
             raise bad("on chip the first index must be the partition index (grid axis 0) alone")
-    return NkiTensor(t.base, off, [[steps[a], shape[a]] for a in range(nd)])
+    return NkiTensor(t.base, off, [[steps[a] or 1, shape[a]] for a in range(nd)])
+
+
+def tile_index(t, key):
+    """NKI's indirect row access a[idx_tile, cols] (cols a slice, an integer
+    or an nl.arange index) on a whole 2-D HBM tensor: the gather / scatter
+    .ap(pattern=[[C, P], [1, n]], offset=c0, vector_offset=idx_tile)."""
+    idx = key[0]
+    if (len(key) != 2 or t.base.kind == "tile" or len(t.base.shape) != 2 or
+            t.offset != 0 or tuple(t.shape) != tuple(t.base.shape)):
+        raise NkiError("indexing '%s' with a tensor: tpbsim supports a[idx_tile, cols] on a "
+                       "whole 2-D HBM tensor only (NKI's indirect DMA; or use .ap("
+                       "vector_offset=))" % t.base.name)
+    rows, cols = t.shape
+    k = key[1]
+    if type(k) is int:
+        k = slice(k, k + 1)
+    if not isinstance(k, slice) or k.step not in (None, 1):
+        raise NkiError("indexing '%s' with a tensor: the column index must be an integer or "
+                       "a step-1 slice / nl.arange range" % t.base.name)
+    c0, c1, _ = k.indices(cols)
+    if idx.base.kind != "tile" or len(idx.shape) not in (1, 2) or idx.shape[1:] not in ((), (1,)):
+        raise NkiError("indexing '%s' with a tensor: the index must be an SBUF [P, 1] tile, "
+                       "got %r" % (t.base.name, idx))
+    return t.ap(pattern=[[cols, idx.shape[0]], [1, c1 - c0]], offset=c0, vector_offset=idx,
+                indirect_dim=0)
 
 
 # ---- t[idx] = value, t[idx] += value ----

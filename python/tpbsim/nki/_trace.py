@@ -362,6 +362,9 @@ class NkiTensor:
                     sl[kept[d]] = [b0 + s0 * bst, bst * st, c]
             else:
                 if not isinstance(k, (int, Lin)):
+                    if isinstance(k, NkiTensor) and d == 0:   # a[idx_tile, cols]
+                        from . import _beta1
+                        return _beta1.tile_index(self, key)
                     if isinstance(k, NkiTensor):
                         raise NkiError("indexing '%s' with a tensor is not supported (use "
                                        "nisa.dma_copy with an indirect operand)" % self.base.name)
