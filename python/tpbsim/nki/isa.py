@@ -2,7 +2,9 @@
 argument names and defaults).  Each call appends one op of the kernel
 format, tagged with the caller's file:line, to the kernel being traced.
 Ops tpbsim cannot run raise NkiError naming the kernel line
-(docs/python.md lists them)."""
+(docs/python.md lists them).  Called without dst, the ops _beta1.py wraps
+take NKI beta-1's value-returning form (docs/python.md "Beta-1 call
+forms")."""
 import json
 from enum import Enum
 
