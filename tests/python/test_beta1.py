@@ -540,3 +540,22 @@ def test_tile_index_gather_scatter_numpy():
         nl.load(x[0:64, t])
     with pytest.raises(NkiError, match="indexing 'x' with a tensor is not supported"):
         tpbsim.kernel_json(nki.jit(bad), x, idx)
+
+
+def test_tile_arithmetic_numpy():
+    """tile + - * / tile, a number or a [P, 1] tile: one op into a new tile
+    (nl.add & co.); tile += number is a tensor_scalar into the tile."""
+    @nki.jit
+    def k(x, y, col):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        tx, ty, tc = nl.load(x), nl.load(y), nl.load(col)
+        r = (tx + ty) * 2.0 - tx / tc
+        r = 1.0 - r
+        r += 0.5
+        nl.store(out, 3.0 * r / 2.0 + ty * tc)
+        return out
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    y = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    col = RNG.uniform(0.5, 2, (128, 1)).astype(np.float32)
+    r = 1.0 - ((x + y) * 2.0 - x / col) + 0.5
+    np.testing.assert_allclose(k(x, y, col), 3.0 * r / 2.0 + y * col, rtol=1e-5, atol=1e-6)

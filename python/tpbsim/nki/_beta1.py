@@ -467,9 +467,15 @@ def iadd(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
-    if not isinstance(value, NkiTensor) or not target._onchip():
-        raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile is supported" %
-                       (loc, target.base.name, value))
+    num = isinstance(value, (int, float, _trace.Lin)) and not isinstance(value, bool)
+    if not (isinstance(value, NkiTensor) or num) or not target._onchip():
+        raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile or a number is "
+                       "supported" % (loc, target.base.name, value))
+    if num:
+        isa._emit("tensor_scalar", loc, [("dst", target.text()), ("src", target.text()),
+                                         ("op0", '"add"'),
+                                         ("operand0", isa._scalar(value, "value", loc))])
+        return target
     if tuple(value.shape) != tuple(target.shape):
         raise NkiError("%s: '%s' += value: value shape %s does not match %s" %
                        (loc, target.base.name, list(value.shape), list(target.shape)))

@@ -521,6 +521,24 @@ class NkiTensor:
 
 # code objects of tpbsim wrappers between a kernel line and the op it calls
 # (the beta-1 call forms, _beta1.py, adds its own): caller_loc skips them
+def _arith(name, reverse=False):
+    """tile OP x (x OP tile when reverse): nl.<name>(tile, x), one op into a
+    new SBUF tile (NKI's tile arithmetic: equal shapes, a number or a
+    [P, 1] tile)."""
+    def f(self, o):
+        from . import language
+        x, y = (o, self) if reverse else (self, o)
+        return language._binary(name, x, y, None, caller_loc())
+    f.__name__ = "__%s%s__" % ("r" if reverse else "", name)
+    return f
+
+
+for _n, _op in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                ("truediv", "divide")):
+    setattr(NkiTensor, "__%s__" % _n, _arith(_op))
+    setattr(NkiTensor, "__r%s__" % _n, _arith(_op, True))
+del _n, _op
+
 SKIP = {NkiTensor.__setitem__.__code__, NkiTensor.__iadd__.__code__,
         NkiTensor.broadcast_to.__code__}
 
