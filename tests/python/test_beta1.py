@@ -559,3 +559,35 @@ def test_tile_arithmetic_numpy():
     col = RNG.uniform(0.5, 2, (128, 1)).astype(np.float32)
     r = 1.0 - ((x + y) * 2.0 - x / col) + 0.5
     np.testing.assert_allclose(k(x, y, col), 3.0 * r / 2.0 + y * col, rtol=1e-5, atol=1e-6)
+
+
+def test_nl_mask_numpy():
+    """nl functions take mask= (the op's mask over the result); nl.store's
+    mask= bounds cut both sides to the rectangle (the SDK's nki_mask)."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(512)[None, :]
+        t = nl.load(x[i_p, i_f])
+        sq = nl.square(t, mask=((i_p < 64) & (i_f < 256)))
+        nl.store(out[i_p, i_f], sq[i_p, i_f], mask=((i_p < 64) & (i_f < 256)))
+        s = nl.add(t, 1.0, mask=(i_f >= 500))
+        nl.store(out2, nl.zeros((128, 512), nl.float32))
+        nl.store(out2, s, mask=(-i_f > -512) & (i_f > 499))
+        return out, out2
+    x = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    o, o2 = k(x)
+    np.testing.assert_allclose(o, np.square(x[:64, :256]), rtol=1e-6)
+    want = np.zeros((128, 512), np.float32)
+    want[:, 500:] = x[:, 500:] + 1
+    np.testing.assert_allclose(o2, want, rtol=1e-6)
+
+    def bad(x):
+        t = nl.load(x)
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(512)[None, :]
+        nl.store(x, t, mask=(i_p + i_f < 64))
+    with pytest.raises(NkiError, match="nl.store: argument 'mask': only bounds on one index"):
+        tpbsim.kernel_json(nki.jit(bad), x)

@@ -368,6 +368,33 @@ def tile_index(t, key):
                 indirect_dim=0)
 
 
+def mask_rect(t, mask, fn, what, loc):
+    """t cut to the rectangle an index mask bounds: each comparison one
+    index (+ a constant) against 0, e.g. (i_p < 64) & (i_f < 256) -> t[0:64,
+    0:256] (bounds past t's dims are NumPy-clipped); other masks raise."""
+    from .language import IndexMask, IndexPredicate
+    preds = mask.preds if isinstance(mask, IndexMask) else [mask]
+    if not isinstance(t, NkiTensor) or not all(isinstance(p, IndexPredicate) for p in preds):
+        raise NkiError("%s: %s: argument 'mask': expected comparisons of nl.arange / nl.mgrid "
+                       "indices, got %r" % (loc, fn, mask))
+    lo, hi = [0] * len(t.shape), list(t.shape)
+    for p in preds:
+        axes = [(a, v) for a, v in p.e.coef.items() if v]
+        if (len(axes) != 1 or axes[0][0] is None or abs(axes[0][1]) != 1 or
+                not 0 <= axes[0][0] < len(t.shape) or type(p.e.c) is not int or
+                p.op in ("eq", "ne")):
+            raise NkiError("%s: %s: argument 'mask': only bounds on one index (i_p < n, "
+                           "i_f >= m) are supported for %s" % (loc, fn, what))
+        (a, v), c = axes[0], p.e.c
+        op = p.op if v > 0 else {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[p.op]
+        c = -c if v > 0 else c   # the compared bound: i_a OP c
+        if op in ("lt", "le"):
+            hi[a] = min(hi[a], c + (op == "le"))
+        else:
+            lo[a] = max(lo[a], c + (op == "gt"))
+    return t[tuple(slice(a, b) for a, b in zip(lo, hi))]
+
+
 # ---- t[idx] = value, t[idx] += value ----
 
 # refcount of a temporary value seen in assign(): the caller's stack, the

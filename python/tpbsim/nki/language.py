@@ -672,16 +672,17 @@ class _Fn:
         SBUF tile (tensor_tensor, tensor_scalar -- also the unary rounding
         ops -- or activation)."""
         loc = _trace.caller_loc()
+        mask = k.pop("mask", None)   # NKI: an index-expression mask over the result
         if self.name in _BINARY and len(a) == 1 and not k:
-            return _binary(self.name, x, a[0], dtype, loc)
+            return _binary(self.name, x, a[0], dtype, loc, mask)
         unary = [(_UNARY_ALU, "tensor_scalar", "op0"), (_UNARY, "activation", "func")]
         for names, op, field in unary:
             if self.name in names and not a and not k and isinstance(x, NkiTensor):
                 from . import isa
                 t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
                                                 sbuf, "", loc)
-                isa._emit(op, loc, [("dst", t.text()), ("src", x.text()),
-                                    (field, '"%s"' % self.name)])
+                isa._emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text()),
+                                              (field, '"%s"' % self.name)], mask, loc, t))
                 return t
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
@@ -707,7 +708,7 @@ def _is_col(t, other):
             other.shape != t.shape)
 
 
-def _binary(name, x, y, dtype, loc):
+def _binary(name, x, y, dtype, loc, mask=None):
     from . import isa
     tx, ty = isinstance(x, NkiTensor), isinstance(y, NkiTensor)
     if not tx and not ty:
@@ -715,8 +716,9 @@ def _binary(name, x, y, dtype, loc):
     if tx and ty and x.shape == y.shape:
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
-        isa._emit("tensor_tensor", loc, [("dst", t.text()), ("in0", x.text()),
-                                         ("in1", y.text()), ("operator", '"%s"' % name)])
+        isa._emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
+                                                   ("in1", y.text()),
+                                                   ("operator", '"%s"' % name)], mask, loc, t))
         return t
     if tx and ty and not (_is_col(x, y) or _is_col(y, x)):
         raise NkiError("%s: nl.%s: shapes %s and %s (equal shapes or a [P, 1] operand)" %
@@ -729,7 +731,7 @@ def _binary(name, x, y, dtype, loc):
          ("operand0", isa._scalar(scal, "y", loc))]
     if rev:
         f.append(("reverse0", "true"))
-    isa._emit("tensor_scalar", loc, f)
+    isa._emit("tensor_scalar", loc, isa._mask(f, mask, loc, t))
     return t
 
 
@@ -758,10 +760,16 @@ def load(src, dtype=None):
     return t
 
 
-def store(dst, value):
-    """nl.store: dst <- value (one dma_copy)."""
+def store(dst, value, mask=None):
+    """nl.store: dst <- value (one dma_copy); mask= (NKI beta-1) bounds on
+    single indices, `(i_p < 64) & (i_f < 256)`: both sides cut to that
+    rectangle (docs/python.md "Beta-1 call forms")."""
     loc = _trace.caller_loc()
     from . import isa
+    if mask is not None:
+        from ._beta1 import mask_rect
+        dst, value = (mask_rect(x, mask, "nl.store", w, loc)
+                      for x, w in ((dst, "dst"), (value, "value")))
     isa._emit("dma_copy", loc, [("dst", isa._t(dst, "dst", loc)),
                                 ("src", isa._t(value, "value", loc))])
 
