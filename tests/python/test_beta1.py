@@ -591,3 +591,17 @@ def test_nl_mask_numpy():
         nl.store(x, t, mask=(i_p + i_f < 64))
     with pytest.raises(NkiError, match="nl.store: argument 'mask': only bounds on one index"):
         tpbsim.kernel_json(nki.jit(bad), x)
+
+
+def test_store_number_numpy():
+    """nl.store(hbm, number) fills it (NKI beta-1's 'effectively a memset')."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((300, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(out, 100)
+        nl.store(out[0:2, :], nl.load(x))
+        return out
+    x = np.arange(16, dtype=np.int32).reshape(2, 8)
+    want = np.full((300, 8), 100, np.int32)
+    want[0:2] = x
+    np.testing.assert_array_equal(k(x), want)

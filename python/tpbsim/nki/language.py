@@ -117,14 +117,21 @@ def _filled(shape, value, dtype, buffer, name, loc, fn):
     if isinstance(value, NkiTensor):
         raise NkiError("%s: nl.%s: fill_value must be a number, got a tensor" % (loc, fn))
     t = _ndarray(shape, dtype, buffer, name, loc)
-    if is_hbm(t.buffer):   # the kernel format's number tile: [<= 128 rows, rest], 2-D
-        d = t.reshape((t.shape[0], int(np.prod(t.shape[1:])))) if len(t.shape) > 2 else t
-        for r in range(0, t.shape[0], 128):
-            isa._emit("dma_copy", loc, [("dst", (d[r:r + 128] if t.shape[0] > 128 else d).text()),
-                                        ("src", v)])
+    if is_hbm(t.buffer):
+        _fill_hbm(t, v, loc)
     else:
         isa._emit("memset", loc, [("dst", t.text()), ("value", v)])
     return t
+
+
+def _fill_hbm(t, v, loc):
+    """dma_copy the immediate text v into the HBM view t: the kernel
+    format's number tile is [<= 128 rows, rest], 2-D."""
+    from . import isa
+    d = t.reshape((t.shape[0], int(np.prod(t.shape[1:])))) if len(t.shape) > 2 else t
+    for r in range(0, t.shape[0], 128):
+        isa._emit("dma_copy", loc, [("dst", (d[r:r + 128] if t.shape[0] > 128 else d).text()),
+                                    ("src", v)])
 
 
 def zeros(shape, dtype, buffer=sbuf, name=""):
@@ -770,6 +777,9 @@ def store(dst, value, mask=None):
         from ._beta1 import mask_rect
         dst, value = (mask_rect(x, mask, "nl.store", w, loc)
                       for x, w in ((dst, "dst"), (value, "value")))
+    if (isinstance(value, (int, float)) and not isinstance(value, bool) and
+            isinstance(dst, NkiTensor) and is_hbm(dst.buffer)):   # beta-1: a number (a fill)
+        return _fill_hbm(dst, isa._scalar(value, "value", loc), loc)
     isa._emit("dma_copy", loc, [("dst", isa._t(dst, "dst", loc)),
                                 ("src", isa._t(value, "value", loc))])
 
