@@ -25,6 +25,12 @@ def _same_streams(tmp_path, k1, k2, *args):
     assert a and a == b
 
 
+def _refused(fn, match, *args):
+    """Tracing fn on args raises NkiError matching match."""
+    with pytest.raises(NkiError, match=match):
+        tpbsim.kernel_json(nki.jit(fn), *args)
+
+
 def _ops(kernel, *args):
     return [o["op"] for o in json.loads(tpbsim.kernel_json(kernel, *args))["body"]]
 
@@ -283,22 +289,19 @@ def test_beta2_unchanged_and_refusals():
     def k_bad(x):
         t = nl.load(x)
         nisa.tensor_tensor(t, op=nl.add, bogus=1)
-    with pytest.raises(NkiError, match=r"test_beta1.py:\d+: nisa.tensor_tensor: the arguments "
-                       r"bind to neither the beta-2 signature"):
-        tpbsim.kernel_json(nki.jit(k_bad), x)
+    _refused(k_bad, r"test_beta1.py:\d+: nisa.tensor_tensor: the arguments "
+                       r"bind to neither the beta-2 signature", x)
 
     def k_memset(x):   # beta-1 memset without its dtype
         nisa.memset((128, 64), 0.0)
-    with pytest.raises(NkiError, match=r"nisa.memset: the arguments bind to neither .*"
-                       r"missing a required argument: 'dtype'"):
-        tpbsim.kernel_json(nki.jit(k_memset), x)
+    _refused(k_memset, r"nisa.memset: the arguments bind to neither .*"
+                       r"missing a required argument: 'dtype'", x)
 
     def k_mask(x):   # beta-1 mask on an op without one
         t = nl.load(x)
         nisa.max8(src=t, mask={"pattern": [[1, 64]], "offset": 0, "channel_multiplier": 0,
                                 "cmp_op": "less"})
-    with pytest.raises(NkiError, match="nisa.max8: argument 'mask'"):
-        tpbsim.kernel_json(nki.jit(k_mask), x)
+    _refused(k_mask, "nisa.max8: argument 'mask'", x)
 
     def k_psum(x):   # a PE result never goes to SBUF in place: copied
         out = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
@@ -381,16 +384,14 @@ def test_index_refused():
         i_p = nl.arange(64)[:, None]
         i_f = nl.arange(32)[None, :]
         nl.copy(t[i_p + i_f, i_f])
-    with pytest.raises(NkiError, match="index of 't': on chip the first index must be the "
-                       "partition index"):
-        tpbsim.kernel_json(nki.jit(on_chip), np.ones((128, 128), np.float32))
+    _refused(on_chip, "index of 't': on chip the first index must be the "
+                       "partition index", np.ones((128, 128), np.float32))
 
     def outside(x):
         i_p = nl.arange(64)[:, None]
         i_f = nl.arange(32)[None, :]
         nl.load(x[i_p, i_f * 5 + i_p])
-    with pytest.raises(NkiError, match=r"index of 'x': index 1 spans 0..218, outside 0..127"):
-        tpbsim.kernel_json(nki.jit(outside), np.ones((128, 128), np.float32))
+    _refused(outside, r"index of 'x': index 1 spans 0..218, outside 0..127", np.ones((128, 128), np.float32))
 
 
 # ---- plain-name aliases ----
@@ -440,8 +441,7 @@ def test_affine_select_pred_numpy(tmp_path):
         t = nl.load(x)
         i = nl.arange(64)[None, :]
         nisa.affine_select(pred=(i < 3) & (i > 1), on_true_tile=t, on_false_value=0.0)
-    with pytest.raises(NkiError, match="nisa.affine_select: argument 'pred'"):
-        tpbsim.kernel_json(nki.jit(bad), x)
+    _refused(bad, "nisa.affine_select: argument 'pred'", x)
 
 
 def test_numpy_max_op_name():
@@ -504,9 +504,8 @@ def test_sdk_tiled_matmul_in_place():
 def test_block_dims_refused():
     def k(x):
         nl.ndarray((4, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
-    with pytest.raises(NkiError, match=r"nl.ndarray: shape \[4, 128, 64\]: block dims before "
-                       "the partition dim"):
-        tpbsim.kernel_json(nki.jit(k), np.ones((1, 1), np.float32))
+    _refused(k, r"nl.ndarray: shape \[4, 128, 64\]: block dims before "
+                       "the partition dim", np.ones((1, 1), np.float32))
     assert nl.par_dim(128) == 128
 
 
@@ -538,8 +537,7 @@ def test_tile_index_gather_scatter_numpy():
     def bad(x, idx):
         t = nl.load(x[0:64, :])
         nl.load(x[0:64, t])
-    with pytest.raises(NkiError, match="indexing 'x' with a tensor is not supported"):
-        tpbsim.kernel_json(nki.jit(bad), x, idx)
+    _refused(bad, "indexing 'x' with a tensor is not supported", x, idx)
 
 
 def test_tile_arithmetic_numpy():
@@ -589,8 +587,7 @@ def test_nl_mask_numpy():
         i_p = nl.arange(128)[:, None]
         i_f = nl.arange(512)[None, :]
         nl.store(x, t, mask=(i_p + i_f < 64))
-    with pytest.raises(NkiError, match="nl.store: argument 'mask': only bounds on one index"):
-        tpbsim.kernel_json(nki.jit(bad), x)
+    _refused(bad, "nl.store: argument 'mask': only bounds on one index", x)
 
 
 def test_store_number_numpy():
