@@ -290,12 +290,12 @@ def test_beta2_unchanged_and_refusals():
         t = nl.load(x)
         nisa.tensor_tensor(t, op=nl.add, bogus=1)
     _refused(k_bad, r"test_beta1.py:\d+: nisa.tensor_tensor: the arguments "
-                       r"bind to neither the beta-2 signature", x)
+             r"bind to neither the beta-2 signature", x)
 
     def k_memset(x):   # beta-1 memset without its dtype
         nisa.memset((128, 64), 0.0)
     _refused(k_memset, r"nisa.memset: the arguments bind to neither .*"
-                       r"missing a required argument: 'dtype'", x)
+             r"missing a required argument: 'dtype'", x)
 
     def k_mask(x):   # beta-1 mask on an op without one
         t = nl.load(x)
@@ -385,13 +385,14 @@ def test_index_refused():
         i_f = nl.arange(32)[None, :]
         nl.copy(t[i_p + i_f, i_f])
     _refused(on_chip, "index of 't': on chip the first index must be the "
-                       "partition index", np.ones((128, 128), np.float32))
+             "partition index", np.ones((128, 128), np.float32))
 
     def outside(x):
         i_p = nl.arange(64)[:, None]
         i_f = nl.arange(32)[None, :]
         nl.load(x[i_p, i_f * 5 + i_p])
-    _refused(outside, r"index of 'x': index 1 spans 0..218, outside 0..127", np.ones((128, 128), np.float32))
+    _refused(outside, r"index of 'x': index 1 spans 0..218, outside 0..127",
+             np.ones((128, 128), np.float32))
 
 
 # ---- plain-name aliases ----
@@ -505,7 +506,7 @@ def test_block_dims_refused():
     def k(x):
         nl.ndarray((4, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
     _refused(k, r"nl.ndarray: shape \[4, 128, 64\]: block dims before "
-                       "the partition dim", np.ones((1, 1), np.float32))
+             "the partition dim", np.ones((1, 1), np.float32))
     assert nl.par_dim(128) == 128
 
 
