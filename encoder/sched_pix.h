@@ -172,7 +172,11 @@ typedef struct {
      * list was added to a bucket): a remembered list pointer is used only
      * while it holds. */
     uint32_t gen;
-    pix_recent_t recent[BIR_MAX_SEMS];
+    /* [sem]: made at sem's first slow filing (NULL until then).  Not
+     * inline: 23 KiB cleared and set up per compile, most of which never
+     * builds the index (compile-mixed), cost a small compile ~70 k
+     * instructions and stack pages. */
+    pix_recent_t *recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
     size_t hint;                   /* lists expected (pix_reserve), at most PIX_HINT_MAX */
     unsigned rehashes;             /* hash tables built (tests) */

@@ -3,9 +3,10 @@
  * is in schedule.c. */
 #include "backend.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sched_name.h"
 
 int sched_engine_sem(int engine)
 {
@@ -87,7 +88,7 @@ static void queue_name(int engine, int k, char *out, size_t len)
     case ISA_ENG_DVE: base = "qVectorIO"; break;
     default: base = "qPEIO"; break;
     }
-    snprintf(out, len, "%s%d", base, k);
+    sched_name_num(out, len, base, k);
 }
 
 #define QUEUES_PER_OTHER_ENGINE 2
@@ -113,11 +114,11 @@ static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, 
         return tpb_errf(err, "out of DMA queues");
     bir_queue_t *q = &m->queues[m->nqueues];
     q->id = m->nqueues;
-    snprintf(q->name, sizeof q->name, "%s", name);
+    sched_name_cat(q->name, sizeof q->name, name, "");
     q->engine = engine;
     q->semaphore = m->nsems;
     m->sems[m->nsems].id = m->nsems;
-    snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "%s", name);
+    sched_name_cat(m->sems[m->nsems].name, sizeof m->sems[0].name, name, "");
     m->nsems++;
     return m->nqueues++;
 }
@@ -157,14 +158,14 @@ static int qwalk_init(qwalk_t *w, bir_module_t *m, const tpb_target_t *t,
     m->nsems = 5;
     for (int i = 0; i < 5; i++) {
         m->sems[i].id = i;
-        snprintf(m->sems[i].name, sizeof m->sems[i].name, "%s", isa_engine_name(isa_tpb_engines[i]));
+        sched_name_cat(m->sems[i].name, sizeof m->sems[i].name, isa_engine_name(isa_tpb_engines[i]), "");
     }
     for (int i = 0; i < m->coll_sems && m->nsems < BIR_MAX_SEMS; i++, m->nsems++) {
         m->sems[m->nsems].id = m->nsems;
         if (i == 0)
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone");
+            sched_name_cat(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone", "");
         else
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+%d", i);
+            sched_name_num(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+", i);
     }
     return 0;
 }

@@ -28,6 +28,7 @@
 #include "prefetch.h"
 #include "sched_clock.h"
 #include "sched_conflict.h"
+#include "sched_name.h"
 #include "sched_pix.h"
 
 
@@ -858,7 +859,7 @@ static int append_tail(sync_walk_t *w, bir_module_t *m, bir_block_t *b, tpb_err_
         bir_inst_init(&nop, BIR_NOP, ISA_OP_NOP);
         nop.engine = qu->engine;
         char name[BIR_NAME_LEN];
-        snprintf(name, sizeof name, "drain.%s", qu->name);
+        sched_name_cat(name, sizeof name, "drain.", qu->name);
         bir_inst_set_name(m, &nop, name);   /* out of memory: the append refuses it */
         set_wait(&nop, qu->semaphore, w->count[qu->semaphore]);
         w->waits++;
