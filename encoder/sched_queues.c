@@ -170,25 +170,45 @@ static int qwalk_init(qwalk_t *w, bir_module_t *m, const tpb_target_t *t,
     return 0;
 }
 
+/* The rr slots saved and restored up to op `op` (loop events). */
+__attribute__((noinline)) static void qwalk_events(qwalk_t *w, int op)
+{
+    for (; w->nextev < w->nev && w->ev[w->nextev].op <= op; w->nextev++) {
+        const sched_rr_event_t *e = &w->ev[w->nextev];
+        if (e->save)
+            memcpy(w->slots[e->slot], w->rr, sizeof w->rr);
+        else
+            memcpy(w->rr, w->slots[e->slot], sizeof w->rr);
+    }
+}
+
+/* The queue k of engine, looked up by name (made when new) the first
+ * time; -1 on error. */
+__attribute__((noinline)) static int qwalk_queue(qwalk_t *w, bir_module_t *m, int engine, int k,
+                                                 tpb_err_t *err)
+{
+    int q = get_queue(m, w->t, engine, k, err);
+    if (q >= 0)
+        w->known_q[engine][k] = q;   /* k < queues_for <= SP_RINGS_MAX */
+    return q;
+}
+
 /* The queue of DMA instruction in (engine assigned, dma_group >= 0: the
- * caller tests it, most instructions are not DMA), in program order. */
-static int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
+ * caller tests it, most instructions are not DMA), in program order.
+ * Inline, the rare steps (loop events, a queue's first use) out of line:
+ * a call per DMA instruction saving the registers of those steps cost
+ * most of the walk (compile-live: 50 instructions per DMA). */
+static inline int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
 {
     if (in->dma_group != w->cur_group) {
         w->cur_group = in->dma_group;
-        for (; w->nextev < w->nev && w->ev[w->nextev].op <= in->tir_op; w->nextev++) {
-            const sched_rr_event_t *e = &w->ev[w->nextev];
-            if (e->save)
-                memcpy(w->slots[e->slot], w->rr, sizeof w->rr);
-            else
-                memcpy(w->rr, w->slots[e->slot], sizeof w->rr);
-        }
+        if (w->nextev < w->nev)
+            qwalk_events(w, in->tir_op);
         int k = (int)((unsigned)w->rr[in->engine]++ % queues_for(w->t, in->engine));
-        int *kq = &w->known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
-        w->cur_q = *kq >= 0 ? *kq : get_queue(m, w->t, in->engine, k, err);
-        if (w->cur_q < 0)
+        int q = w->known_q[in->engine][k];
+        if (q < 0 && (q = qwalk_queue(w, m, in->engine, k, err)) < 0)
             return -1;
-        *kq = w->cur_q;
+        w->cur_q = q;
     }
     in->queue = w->cur_q;
     if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */
