@@ -379,15 +379,17 @@ __attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in
             pix_append(x, pix_key(ac->space, PIX_WIDE, 0, ac->write), sem, p, in, ctx, rec);
             continue;
         }
-        for (uint64_t c = pl.c0; c <= pl.c1; c++)
-            pix_append(x, pix_key(ac->space, pl.level, c, ac->write), sem, p, in, ctx, rec);
+        uint64_t key = pix_key(ac->space, pl.level, pl.c0, ac->write);
+        for (uint64_t c = pl.c0; c <= pl.c1; c++, key += PIX_KEY_CHUNK)
+            pix_append(x, key, sem, p, in, ctx, rec);
         unsigned on = x->sum_on[ac->space & 7u];   /* the summaries kept above its level */
         for (unsigned l = pl.level + 1; on && l < pix_nlevels(ac->space); l++) {
             if (!(on >> l & 1u))
                 continue;
             pix_range_t r = pix_coarsen(pl, pl.level, PIX_SUM + l, l);
-            for (uint64_t c = r.c0; c <= r.c1; c++)
-                pix_append(x, pix_key(ac->space, r.level, c, ac->write), sem, p, in, ctx, rec);
+            key = pix_key(ac->space, r.level, r.c0, ac->write);
+            for (uint64_t c = r.c0; c <= r.c1; c++, key += PIX_KEY_CHUNK)
+                pix_append(x, key, sem, p, in, ctx, rec);
         }
     }
     /* lists that moved while it was filed are found again when it is used

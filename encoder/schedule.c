@@ -460,8 +460,9 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             for (unsigned codes = pix_query_codes(any, pl.level); codes; codes &= codes - 1) {
                 unsigned code = (unsigned)__builtin_ctz(codes);
                 pix_range_t r = pix_code_range(pl, code);
-                for (uint64_t c = r.c0; c <= r.c1; c++)
-                    scan_bucket(w, b, ax, pix_find(&w->index, pix_key(space, code, c, kind)), &f);
+                uint64_t key = pix_key(space, code, r.c0, kind);
+                for (uint64_t c = r.c0; c <= r.c1; c++, key += PIX_KEY_CHUNK)
+                    scan_bucket(w, b, ax, pix_find(&w->index, key), &f);
             }
             if (kind == last_kind)
                 break;
