@@ -6,12 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pix_init(pindex_t *x)
+void pix_init(pindex_t *x) { memset(x, 0, sizeof *x); }
+
+/* Forget the producers record r remembers. */
+static void recent_clear(pix_recent_t *r)
 {
-    memset(x, 0, sizeof *x);
-    for (int s = 0; s < BIR_MAX_SEMS; s++)
-        for (int k = 0; k < PIX_RECENT; k++)
-            x->recent[s].e[k].p = -1;
+    for (int k = 0; k < PIX_RECENT; k++)
+        r->e[k].p = -1;
+}
+
+/* Semaphore sem's record of recent producers, made when absent; NULL:
+ * out of memory. */
+static pix_recent_t *recent_get(pindex_t *x, int sem)
+{
+    pix_recent_t *r = x->recent[sem];
+    if (!r) {
+        r = malloc(sizeof *r);
+        if (!r)
+            return NULL;
+        recent_clear(r);
+        r->next = r->used = 0;
+        x->recent[sem] = r;
+    }
+    return r;
 }
 
 static size_t slab_bytes(int blocks) { return (size_t)blocks * PIX_SLAB * sizeof(int); }
@@ -31,6 +48,8 @@ void pix_free(pindex_t *x)
     free(x->slabs);
     sched_array_free(x->pool, x->buckets, x->bucket_bytes);
     sched_array_free(x->pool, x->slots, x->cap * sizeof *x->slots);
+    for (int s = 0; s < BIR_MAX_SEMS; s++)
+        free(x->recent[s]);
     pix_init(x);
 }
 
@@ -292,7 +311,9 @@ static inline int *list_last(const pix_last_t *e, int j)
 static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p,
                                const pix_ctx_t *ctx, uint64_t *fp, bool *have_fp)
 {
-    pix_recent_t *r = &x->recent[sem];
+    pix_recent_t *r = x->recent[sem];
+    if (!r)
+        return false;   /* no producer filed on sem yet */
     uint16_t id = ctx->prods[p].accid;
     for (unsigned k = 0; k < PIX_RECENT; k++) {   /* the last one used first */
         pix_last_t *e = &r->e[(r->used + k) % PIX_RECENT];
@@ -339,7 +360,11 @@ static bool pix_replace_recent(pindex_t *x, const bir_inst_t *in, int sem, int p
 __attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in, uint64_t fp,
                                                int sem, int p, const pix_ctx_t *ctx)
 {
-    pix_recent_t *r = &x->recent[sem];
+    pix_recent_t *r = recent_get(x, sem);
+    if (!r) {
+        x->oom = true;
+        return;
+    }
     pix_last_t *rec = &r->e[r->next];
     r->used = r->next;
     r->next = (r->next + 1) % PIX_RECENT;
@@ -354,15 +379,17 @@ __attribute__((noinline)) static void pix_file(pindex_t *x, const bir_inst_t *in
             pix_append(x, pix_key(ac->space, PIX_WIDE, 0, ac->write), sem, p, in, ctx, rec);
             continue;
         }
-        for (uint64_t c = pl.c0; c <= pl.c1; c++)
-            pix_append(x, pix_key(ac->space, pl.level, c, ac->write), sem, p, in, ctx, rec);
+        uint64_t key = pix_key(ac->space, pl.level, pl.c0, ac->write);
+        for (uint64_t c = pl.c0; c <= pl.c1; c++, key += PIX_KEY_CHUNK)
+            pix_append(x, key, sem, p, in, ctx, rec);
         unsigned on = x->sum_on[ac->space & 7u];   /* the summaries kept above its level */
         for (unsigned l = pl.level + 1; on && l < pix_nlevels(ac->space); l++) {
             if (!(on >> l & 1u))
                 continue;
             pix_range_t r = pix_coarsen(pl, pl.level, PIX_SUM + l, l);
-            for (uint64_t c = r.c0; c <= r.c1; c++)
-                pix_append(x, pix_key(ac->space, r.level, c, ac->write), sem, p, in, ctx, rec);
+            key = pix_key(ac->space, r.level, r.c0, ac->write);
+            for (uint64_t c = r.c0; c <= r.c1; c++, key += PIX_KEY_CHUNK)
+                pix_append(x, key, sem, p, in, ctx, rec);
         }
     }
     /* lists that moved while it was filed are found again when it is used
@@ -436,6 +463,6 @@ void pix_summary_fill(pindex_t *x, unsigned space, unsigned l, const pix_ctx_t *
     free(e);
     /* the recent producers' remembered lists lack the new summary lists */
     for (int s = 0; s < BIR_MAX_SEMS; s++)
-        for (int k = 0; k < PIX_RECENT; k++)
-            x->recent[s].e[k].p = -1;
+        if (x->recent[s])
+            recent_clear(x->recent[s]);
 }

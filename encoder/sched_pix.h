@@ -172,7 +172,11 @@ typedef struct {
      * list was added to a bucket): a remembered list pointer is used only
      * while it holds. */
     uint32_t gen;
-    pix_recent_t recent[BIR_MAX_SEMS];
+    /* [sem]: made at sem's first slow filing (NULL until then).  Not
+     * inline: 23 KiB cleared and set up per compile, most of which never
+     * builds the index (compile-mixed), cost a small compile ~70 k
+     * instructions and stack pages. */
+    pix_recent_t *recent[BIR_MAX_SEMS];
     uint64_t recent_hits;          /* producers filed through `recent` (tests) */
     size_t hint;                   /* lists expected (pix_reserve), at most PIX_HINT_MAX */
     unsigned rehashes;             /* hash tables built (tests) */
@@ -196,6 +200,9 @@ static inline uint64_t pix_key(unsigned space, unsigned code, uint64_t chunk, bo
 {
     return (((((chunk << 3) | code) << 3) | (space & 7u)) << 1 | (write ? 1u : 0u)) + 1;
 }
+/* pix_key(s, c, chunk + 1, w) - pix_key(s, c, chunk, w): a walk over
+ * chunks steps its key instead of building each one. */
+#define PIX_KEY_CHUNK ((uint64_t)1 << 7)
 
 /* Two instructions touching exactly the same ranges conflict with the
  * same instructions.  The fields of an access fill its 16 bytes (no
@@ -244,10 +251,25 @@ static inline unsigned pix_shift(unsigned l) { return 4u << l; }
 /* The coarsest level's shift (what "wide" is measured in). */
 static inline unsigned pix_chunk_shift(unsigned space) { return pix_shift(pix_nlevels(space) - 1); }
 
+/* The home slot of key k in a table of cap slots (a power of 2, at least
+ * PIX_RUN).  Neighbouring chunks of one list kind keep neighbouring slots:
+ * the rest of the key (its chunk's low PIX_RUN_BITS bits cleared) is
+ * hashed to where a run of PIX_RUN slots starts, and those bits pick the
+ * slot in the run.  A kernel walking its tiles and rows in address order
+ * (compile-live: a new tile and row per DMA) then probes a few cache lines
+ * over and over; a hash of the whole key sent every probe of its 0.5 MiB
+ * table to a line of its own, a cache miss that was four fifths of the
+ * search's time.  The runs start anywhere (the product's high bits), not
+ * at multiples of PIX_RUN: sparse runs (one tile in four chunks) then
+ * interleave instead of piling onto the same aligned runs. */
+#define PIX_RUN_BITS 4
+#define PIX_RUN (1u << PIX_RUN_BITS)
+_Static_assert(((PIX_SUM + PIX_LEVELS - 1) << 4 | 15) < 127,
+               "pix_key: k >> 7 is the chunk (the +1 never carries into it)");
 static inline size_t pix_hash(uint64_t k, size_t cap)
 {
-    k *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(k ^ k >> 31) & (cap - 1);
+    uint64_t run = (k & ~((uint64_t)(PIX_RUN - 1) << 7)) * 0x9e3779b97f4a7c15ull;
+    return (size_t)((run >> 29) + (k >> 7 & (PIX_RUN - 1))) & (cap - 1);
 }
 
 /* The bucket of key, or NULL when absent. */

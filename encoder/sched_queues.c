@@ -3,9 +3,10 @@
  * is in schedule.c. */
 #include "backend.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sched_name.h"
 
 int sched_engine_sem(int engine)
 {
@@ -87,7 +88,7 @@ static void queue_name(int engine, int k, char *out, size_t len)
     case ISA_ENG_DVE: base = "qVectorIO"; break;
     default: base = "qPEIO"; break;
     }
-    snprintf(out, len, "%s%d", base, k);
+    sched_name_num(out, len, base, k);
 }
 
 #define QUEUES_PER_OTHER_ENGINE 2
@@ -113,11 +114,11 @@ static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, 
         return tpb_errf(err, "out of DMA queues");
     bir_queue_t *q = &m->queues[m->nqueues];
     q->id = m->nqueues;
-    snprintf(q->name, sizeof q->name, "%s", name);
+    sched_name_cat(q->name, sizeof q->name, name, "");
     q->engine = engine;
     q->semaphore = m->nsems;
     m->sems[m->nsems].id = m->nsems;
-    snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "%s", name);
+    sched_name_cat(m->sems[m->nsems].name, sizeof m->sems[0].name, name, "");
     m->nsems++;
     return m->nqueues++;
 }
@@ -157,37 +158,57 @@ static int qwalk_init(qwalk_t *w, bir_module_t *m, const tpb_target_t *t,
     m->nsems = 5;
     for (int i = 0; i < 5; i++) {
         m->sems[i].id = i;
-        snprintf(m->sems[i].name, sizeof m->sems[i].name, "%s", isa_engine_name(isa_tpb_engines[i]));
+        sched_name_cat(m->sems[i].name, sizeof m->sems[i].name, isa_engine_name(isa_tpb_engines[i]), "");
     }
     for (int i = 0; i < m->coll_sems && m->nsems < BIR_MAX_SEMS; i++, m->nsems++) {
         m->sems[m->nsems].id = m->nsems;
         if (i == 0)
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone");
+            sched_name_cat(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollDone", "");
         else
-            snprintf(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+%d", i);
+            sched_name_num(m->sems[m->nsems].name, sizeof m->sems[0].name, "CollReady+", i);
     }
     return 0;
 }
 
+/* The rr slots saved and restored up to op `op` (loop events). */
+__attribute__((noinline)) static void qwalk_events(qwalk_t *w, int op)
+{
+    for (; w->nextev < w->nev && w->ev[w->nextev].op <= op; w->nextev++) {
+        const sched_rr_event_t *e = &w->ev[w->nextev];
+        if (e->save)
+            memcpy(w->slots[e->slot], w->rr, sizeof w->rr);
+        else
+            memcpy(w->rr, w->slots[e->slot], sizeof w->rr);
+    }
+}
+
+/* The queue k of engine, looked up by name (made when new) the first
+ * time; -1 on error. */
+__attribute__((noinline)) static int qwalk_queue(qwalk_t *w, bir_module_t *m, int engine, int k,
+                                                 tpb_err_t *err)
+{
+    int q = get_queue(m, w->t, engine, k, err);
+    if (q >= 0)
+        w->known_q[engine][k] = q;   /* k < queues_for <= SP_RINGS_MAX */
+    return q;
+}
+
 /* The queue of DMA instruction in (engine assigned, dma_group >= 0: the
- * caller tests it, most instructions are not DMA), in program order. */
-static int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
+ * caller tests it, most instructions are not DMA), in program order.
+ * Inline, the rare steps (loop events, a queue's first use) out of line:
+ * a call per DMA instruction saving the registers of those steps cost
+ * most of the walk (compile-live: 50 instructions per DMA). */
+static inline int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
 {
     if (in->dma_group != w->cur_group) {
         w->cur_group = in->dma_group;
-        for (; w->nextev < w->nev && w->ev[w->nextev].op <= in->tir_op; w->nextev++) {
-            const sched_rr_event_t *e = &w->ev[w->nextev];
-            if (e->save)
-                memcpy(w->slots[e->slot], w->rr, sizeof w->rr);
-            else
-                memcpy(w->rr, w->slots[e->slot], sizeof w->rr);
-        }
+        if (w->nextev < w->nev)
+            qwalk_events(w, in->tir_op);
         int k = (int)((unsigned)w->rr[in->engine]++ % queues_for(w->t, in->engine));
-        int *kq = &w->known_q[in->engine][k];   /* k < queues_for <= SP_RINGS_MAX */
-        w->cur_q = *kq >= 0 ? *kq : get_queue(m, w->t, in->engine, k, err);
-        if (w->cur_q < 0)
+        int q = w->known_q[in->engine][k];
+        if (q < 0 && (q = qwalk_queue(w, m, in->engine, k, err)) < 0)
             return -1;
-        *kq = w->cur_q;
+        w->cur_q = q;
     }
     in->queue = w->cur_q;
     if (isa_op_is_direct_dma(in->isa.op))   /* D3DESC shares DDESC's queue */

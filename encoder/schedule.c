@@ -28,6 +28,7 @@
 #include "prefetch.h"
 #include "sched_clock.h"
 #include "sched_conflict.h"
+#include "sched_name.h"
 #include "sched_pix.h"
 
 
@@ -459,8 +460,9 @@ static uint64_t search_index(sync_walk_t *w, const bir_block_t *b, const bir_ins
             for (unsigned codes = pix_query_codes(any, pl.level); codes; codes &= codes - 1) {
                 unsigned code = (unsigned)__builtin_ctz(codes);
                 pix_range_t r = pix_code_range(pl, code);
-                for (uint64_t c = r.c0; c <= r.c1; c++)
-                    scan_bucket(w, b, ax, pix_find(&w->index, pix_key(space, code, c, kind)), &f);
+                uint64_t key = pix_key(space, code, r.c0, kind);
+                for (uint64_t c = r.c0; c <= r.c1; c++, key += PIX_KEY_CHUNK)
+                    scan_bucket(w, b, ax, pix_find(&w->index, key), &f);
             }
             if (kind == last_kind)
                 break;
@@ -858,7 +860,7 @@ static int append_tail(sync_walk_t *w, bir_module_t *m, bir_block_t *b, tpb_err_
         bir_inst_init(&nop, BIR_NOP, ISA_OP_NOP);
         nop.engine = qu->engine;
         char name[BIR_NAME_LEN];
-        snprintf(name, sizeof name, "drain.%s", qu->name);
+        sched_name_cat(name, sizeof name, "drain.", qu->name);
         bir_inst_set_name(m, &nop, name);   /* out of memory: the append refuses it */
         set_wait(&nop, qu->semaphore, w->count[qu->semaphore]);
         w->waits++;

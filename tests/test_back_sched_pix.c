@@ -305,12 +305,44 @@ static void test_pix_large_blocks(void **state)
     assert_int_equal(nslabs, 2);
 }
 
+/* Neighbouring chunks of one list kind have neighbouring home slots, in
+ * runs of PIX_RUN (a walk over tiles in address order probes a few cache
+ * lines); the runs of other chunks and other kinds spread over the table. */
+static void test_pix_hash_keeps_neighbours(void **state)
+{
+    (void)state;
+    const size_t cap = (size_t)1 << 15;
+    unsigned same_run = 0, runs_apart = 0, kinds_apart = 0;
+    for (uint64_t c = 4096; c < 4096 + 64 * PIX_RUN; c++)
+        for (unsigned kind = 0; kind < 4; kind++) {
+            unsigned space = kind & 1 ? ISA_SPACE_SBUF : ISA_SPACE_HBM;
+            bool write = kind & 2;
+            assert_int_equal(pix_key(space, 0, c + 1, write) - pix_key(space, 0, c, write),
+                             PIX_KEY_CHUNK);
+            size_t h = pix_hash(pix_key(space, 0, c, write), cap);
+            size_t next = pix_hash(pix_key(space, 0, c + 1, write), cap);
+            if ((c + 1) % PIX_RUN) {
+                assert_int_equal(next, (h + 1) & (cap - 1));
+                same_run++;
+            } else {
+                runs_apart += next != ((h + 1) & (cap - 1));
+            }
+            /* the other kind at the same chunk: (almost always) another run */
+            size_t other = pix_hash(pix_key(space, 0, c, !write), cap);
+            kinds_apart += ((other - h) & (cap - 1)) >= PIX_RUN && ((h - other) & (cap - 1)) >= PIX_RUN;
+        }
+    assert_int_equal(same_run, 4 * 64 * (PIX_RUN - 1));
+    assert_true(runs_apart > 4 * 64 * 9 / 10);   /* a new run: (almost always) elsewhere */
+    assert_true(kinds_apart > 4 * 64 * PIX_RUN * 9 / 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pix_recent_matches_list_filing),
         cmocka_unit_test(test_pix_reserve_grows_once),
         cmocka_unit_test(test_pix_large_blocks),
+        cmocka_unit_test(test_pix_hash_keeps_neighbours),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
