@@ -164,13 +164,26 @@ int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err)
     return 0;
 }
 
+/* Copy path into a->path and a->tmp (the staged file's one name); false
+ * when it does not fit.  Only the bytes of the name are written: clearing
+ * the two 4 KiB arrays cost more than the rest of a small file's write. */
+static bool staged_names(fio_atomic_t *a, const char *path)
+{
+    size_t n = strlen(path);
+    a->f = NULL;
+    a->tmp[0] = a->path[0] = 0;
+    if (n >= sizeof a->path)
+        return false;
+    memcpy(a->path, path, n + 1);
+    memcpy(a->tmp, path, n + 1);
+    return true;
+}
+
 int fio_staged_open(fio_atomic_t *a, const char *path, tpb_err_t *err)
 {
-    memset(a, 0, sizeof *a);
-    if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path)
-        return tpb_errf(err, "%s: path too long", path);
-    memcpy(a->tmp, a->path, sizeof a->tmp);
     a->direct = a->nosync = true;
+    if (!staged_names(a, path))
+        return tpb_errf(err, "%s: path too long", path);
     a->f = fopen(path, "wb");
     if (!a->f)
         return tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
@@ -224,10 +237,38 @@ static int write_commit(fio_atomic_t *a, const char *path, const void *data, siz
     return fio_atomic_commit(a, err);
 }
 
+/* The whole of data[0..len) to fd; 0 or the errno of the failed write. */
+static int write_fd_all(int fd, const uint8_t *data, size_t len)
+{
+    while (len) {
+        ssize_t r = write(fd, data, len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? errno : EIO;
+        data += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* fio_staged_open + fwrite + commit, done with open/write/close: a whole
+ * file in hand needs no FILE (its allocation and buffer) and no fstat. */
 int fio_write_staged(const char *path, const void *data, size_t len, tpb_err_t *err)
 {
-    fio_atomic_t a;
-    return fio_staged_open(&a, path, err) ? -1 : write_commit(&a, path, data, len, err);
+    if (strlen(path) >= FIO_PATH_MAX)
+        return tpb_errf(err, "%s: path too long", path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
+    int bad = write_fd_all(fd, (const uint8_t *)data, len);
+    if (close(fd) != 0 && !bad)
+        bad = errno;
+    if (bad) {
+        unlink(path);   /* as a failed commit: no partial file stays */
+        return tpb_errf(err, "%s: write failed: %s", path, strerror(bad));
+    }
+    return 0;
 }
 
 int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool sync,
@@ -240,11 +281,48 @@ int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool s
     return write_commit(&a, path, data, len, err);
 }
 
+/* fio_mkdirs' usual case with as few system calls as it takes: mkdir of
+ * the path, and on ENOENT of its parent, back to the deepest directory that
+ * exists, then forward again (a compile's "<out>.tpbtmp.<pid>/nc0/sg0" is
+ * three calls where a mkdir of every prefix from the root and a stat were
+ * seven or more).  false on anything else (then the full walk, for its
+ * answer and message); tmp is as given again. */
+#define MKDIRS_FAST_DEPTH 16
+static bool mkdirs_fast(char *tmp)
+{
+    size_t cut[MKDIRS_FAST_DEPTH];
+    int ncut = 0;
+    bool ok = false;
+    for (;;) {
+        if (mkdir(tmp, 0777) == 0) {
+            ok = true;
+            break;
+        }
+        if (errno == EEXIST) {   /* the path itself only: a parent was missing */
+            ok = !ncut && fio_is_dir(tmp);
+            break;
+        }
+        char *slash = strrchr(tmp, '/');
+        if (errno != ENOENT || ncut == MKDIRS_FAST_DEPTH || !slash || slash == tmp)
+            break;
+        cut[ncut++] = (size_t)(slash - tmp);
+        *slash = 0;
+    }
+    while (ncut > 0) {   /* forward again, slashes put back in any case */
+        tmp[cut[--ncut]] = '/';
+        if (ok && mkdir(tmp, 0777) != 0)
+            ok = false;
+    }
+    return ok;
+}
+
 int fio_mkdirs(const char *path, tpb_err_t *err)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
         return tpb_errf(err, "%s: path too long", path);
+    if (tmp[0] && mkdirs_fast(tmp))
+        return 0;
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/')
             continue;

@@ -22,7 +22,13 @@ static const char *buf_string(const buf_table_t *bt, int op)
 
 int art_jcache_init(art_jcache_t *c)
 {
-    memset(c, 0, sizeof *c);
+    /* what is read before it is written: the slots' strings (NULL: empty;
+     * a slot's other members are read only after its string matched), the
+     * victims and the counters -- not the whole 8 KiB (a small kernel's
+     * sidecar writes a few dozen entries) */
+    memset(c->s, 0, sizeof c->s);
+    memset(c->victim, 0, sizeof c->victim);
+    c->hits = c->misses = 0;
     return jb_init_mem(&c->text, 4096);
 }
 
