@@ -127,9 +127,12 @@ static struct gen_cache_entry *cache_add(gen_t *g, uint16_t *slot)
     if (!slot)
         return NULL;
     if (g->ncache == g->capcache) {
-        /* a slot has one entry at most, so GEN_CACHE_SLOTS are the most */
-        int nc = !g->capcache ? 16 : g->capcache < GEN_CACHE_SMALL ? 2 * g->capcache
-                                                                   : (int)GEN_CACHE_SLOTS;
+        /* a slot has one entry at most, so GEN_CACHE_SLOTS are the most;
+         * the small array whole at once: its pages are touched only as far
+         * as entries are written, where doubling from 16 copied the
+         * entries (~0.5 KiB each) twice, a small kernel's third of the
+         * walk */
+        int nc = !g->capcache ? GEN_CACHE_SMALL : (int)GEN_CACHE_SLOTS;
         struct gen_cache_entry *p =
             nc > g->capcache ? tpb_array_grow(g->cache, cache_bytes(g->capcache), cache_bytes(nc))
                              : NULL;
