@@ -12,27 +12,29 @@
 #include "hugepage.h"
 
 /* Opens path for a whole-file read, refusing a directory or a device
- * (/dev/zero would never end); *size: a regular file's size, else 0. */
-static FILE *open_whole(const char *path, size_t *size, tpb_err_t *err)
+ * (/dev/zero would never end); *size: a regular file's size, else 0.  A
+ * descriptor, not a FILE: a whole-file read needs no stdio buffer (its
+ * allocation, its fstat and its extra read at the end). */
+static int open_whole(const char *path, size_t *size, tpb_err_t *err)
 {
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         tpb_errf(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+        return -1;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0)
-        return f;
+    if (fstat(fd, &st) != 0)
+        return fd;
     if (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-        fclose(f);
+        close(fd);
         tpb_errf(err, "%s: is a %s", path, S_ISDIR(st.st_mode) ? "directory, expected a file"
                                                                  : "device, expected a regular file");
-        return NULL;
+        return -1;
     }
     if (S_ISREG(st.st_mode) && st.st_size > 0 && (uintmax_t)st.st_size < SIZE_MAX / 4)
         *size = (size_t)st.st_size;
-    return f;
+    return fd;
 }
 
 /* The block a whole-file read fills: p, its capacity, and how it grows
@@ -61,21 +63,22 @@ static bool rbuf_grow(rbuf_t *b, size_t need)
     return true;
 }
 
-/* Reads f to its end into b (grown as needed; a file that grows meanwhile
+/* Reads fd to its end into b (grown as needed; a file that grows meanwhile
  * still reads whole), then a NUL past the bytes read. */
-static int read_loop(FILE *f, const char *path, rbuf_t *b, size_t *len, tpb_err_t *err)
+static int read_loop(int fd, const char *path, rbuf_t *b, size_t *len, tpb_err_t *err)
 {
     size_t n = 0;
     for (;;) {
         if (n + 1 >= b->cap && (b->cap > SIZE_MAX / 4 || !rbuf_grow(b, b->cap * 2 + 2)))
             return tpb_errf(err, "%s: out of memory", path);
-        size_t r = fread(b->p + n, 1, b->cap - 1 - n, f);
-        n += r;
-        if (r == 0) {
-            if (ferror(f))
-                return tpb_errf(err, "%s: read error at byte %zu: %s", path, n, strerror(errno));
+        ssize_t r = read(fd, b->p + n, b->cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return tpb_errf(err, "%s: read error at byte %zu: %s", path, n, strerror(errno));
+        if (r == 0)
             break;
-        }
+        n += (size_t)r;
     }
     b->p[n] = 0;
     *len = n;
@@ -108,14 +111,14 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
     *buf = NULL;
     *len = 0;
     size_t size;
-    FILE *f = open_whole(path, &size, err);
-    if (!f)
+    int fd = open_whole(path, &size, err);
+    if (fd < 0)
         return -1;
     rbuf_t b = { .array = false };
     /* a regular file is read in one go into a block of its size + 1 */
     b.p = read_block(size >= (1 << 16) ? size + 2 : (1 << 16), &b.cap);
-    int rc = b.p ? read_loop(f, path, &b, len, err) : tpb_errf(err, "%s: out of memory", path);
-    fclose(f);
+    int rc = b.p ? read_loop(fd, path, &b, len, err) : tpb_errf(err, "%s: out of memory", path);
+    close(fd);
     if (rc) {
         free(b.p);
         *len = 0;
@@ -129,13 +132,13 @@ int fio_read_buf(const char *path, fio_buf_t *buf, size_t *len, tpb_err_t *err)
 {
     *len = 0;
     size_t size;
-    FILE *f = open_whole(path, &size, err);
-    if (!f)
+    int fd = open_whole(path, &size, err);
+    if (fd < 0)
         return -1;
     rbuf_t b = { .p = buf->p, .cap = buf->cap, .array = true };
-    int rc = rbuf_grow(&b, size + 2 > 4096 ? size + 2 : 4096) ? read_loop(f, path, &b, len, err)
+    int rc = rbuf_grow(&b, size + 2 > 4096 ? size + 2 : 4096) ? read_loop(fd, path, &b, len, err)
                                      : tpb_errf(err, "%s: out of memory", path);
-    fclose(f);
+    close(fd);
     buf->p = b.p;   /* grown or not, still the caller's (fio_buf_free) */
     buf->cap = b.cap;
     if (rc)

@@ -149,7 +149,8 @@ static void test_staged_write_and_fsync_tree(void **state)
 /* fio_mkdirs creates the missing tail of a path (its shortcut: mkdir back
  * to the deepest directory that exists, then forward), accepts one that
  * exists, and names the failing part when a file is in the way;
- * fio_write_staged into a missing directory fails and leaves nothing. */
+ * fio_write_staged into a missing directory fails and leaves nothing;
+ * fio_read_all refuses a device. */
 static void test_mkdirs_and_staged_errors(void **state)
 {
     (void)state;
@@ -176,6 +177,12 @@ static void test_mkdirs_and_staged_errors(void **state)
     assert_int_not_equal(fio_write_staged(p, "xyz", 3, &err), 0);
     assert_non_null(strstr(err.msg, "cannot create"));
     assert_false(fio_exists(p));
+    /* the whole-file reads (a descriptor each) refuse a device */
+    uint8_t *buf = NULL;
+    size_t len;
+    assert_int_not_equal(fio_read_all("/dev/zero", &buf, &len, &err), 0);
+    assert_non_null(strstr(err.msg, "device, expected a regular file"));
+    assert_null(buf);
     assert_int_equal(fio_rmtree(dir), 0);
 }
 
