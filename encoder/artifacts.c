@@ -684,9 +684,10 @@ int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
 {
     char old[4300];
     snprintf(old, sizeof old, "%s.tpbold.%ld", dst, (long)getpid());
-    bool had = fio_exists(dst);
+    struct stat st;   /* one stat for "exists" and "a directory" */
+    bool had = stat(dst, &st) == 0;
     if (had) {
-        if (!fio_is_dir(dst))
+        if (!S_ISDIR(st.st_mode))
             return tpb_errf(err, "%s exists and is not a directory", dst);
         if (rename(dst, old) != 0)
             return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
