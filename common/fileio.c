@@ -12,27 +12,29 @@
 #include "hugepage.h"
 
 /* Opens path for a whole-file read, refusing a directory or a device
- * (/dev/zero would never end); *size: a regular file's size, else 0. */
-static FILE *open_whole(const char *path, size_t *size, tpb_err_t *err)
+ * (/dev/zero would never end); *size: a regular file's size, else 0.  A
+ * descriptor, not a FILE: a whole-file read needs no stdio buffer (its
+ * allocation, its fstat and its extra read at the end). */
+static int open_whole(const char *path, size_t *size, tpb_err_t *err)
 {
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         tpb_errf(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+        return -1;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0)
-        return f;
+    if (fstat(fd, &st) != 0)
+        return fd;
     if (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-        fclose(f);
+        close(fd);
         tpb_errf(err, "%s: is a %s", path, S_ISDIR(st.st_mode) ? "directory, expected a file"
                                                                  : "device, expected a regular file");
-        return NULL;
+        return -1;
     }
     if (S_ISREG(st.st_mode) && st.st_size > 0 && (uintmax_t)st.st_size < SIZE_MAX / 4)
         *size = (size_t)st.st_size;
-    return f;
+    return fd;
 }
 
 /* The block a whole-file read fills: p, its capacity, and how it grows
@@ -61,21 +63,22 @@ static bool rbuf_grow(rbuf_t *b, size_t need)
     return true;
 }
 
-/* Reads f to its end into b (grown as needed; a file that grows meanwhile
+/* Reads fd to its end into b (grown as needed; a file that grows meanwhile
  * still reads whole), then a NUL past the bytes read. */
-static int read_loop(FILE *f, const char *path, rbuf_t *b, size_t *len, tpb_err_t *err)
+static int read_loop(int fd, const char *path, rbuf_t *b, size_t *len, tpb_err_t *err)
 {
     size_t n = 0;
     for (;;) {
         if (n + 1 >= b->cap && (b->cap > SIZE_MAX / 4 || !rbuf_grow(b, b->cap * 2 + 2)))
             return tpb_errf(err, "%s: out of memory", path);
-        size_t r = fread(b->p + n, 1, b->cap - 1 - n, f);
-        n += r;
-        if (r == 0) {
-            if (ferror(f))
-                return tpb_errf(err, "%s: read error at byte %zu: %s", path, n, strerror(errno));
+        ssize_t r = read(fd, b->p + n, b->cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return tpb_errf(err, "%s: read error at byte %zu: %s", path, n, strerror(errno));
+        if (r == 0)
             break;
-        }
+        n += (size_t)r;
     }
     b->p[n] = 0;
     *len = n;
@@ -108,14 +111,14 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
     *buf = NULL;
     *len = 0;
     size_t size;
-    FILE *f = open_whole(path, &size, err);
-    if (!f)
+    int fd = open_whole(path, &size, err);
+    if (fd < 0)
         return -1;
     rbuf_t b = { .array = false };
     /* a regular file is read in one go into a block of its size + 1 */
     b.p = read_block(size >= (1 << 16) ? size + 2 : (1 << 16), &b.cap);
-    int rc = b.p ? read_loop(f, path, &b, len, err) : tpb_errf(err, "%s: out of memory", path);
-    fclose(f);
+    int rc = b.p ? read_loop(fd, path, &b, len, err) : tpb_errf(err, "%s: out of memory", path);
+    close(fd);
     if (rc) {
         free(b.p);
         *len = 0;
@@ -129,13 +132,13 @@ int fio_read_buf(const char *path, fio_buf_t *buf, size_t *len, tpb_err_t *err)
 {
     *len = 0;
     size_t size;
-    FILE *f = open_whole(path, &size, err);
-    if (!f)
+    int fd = open_whole(path, &size, err);
+    if (fd < 0)
         return -1;
     rbuf_t b = { .p = buf->p, .cap = buf->cap, .array = true };
-    int rc = rbuf_grow(&b, size + 2 > 4096 ? size + 2 : 4096) ? read_loop(f, path, &b, len, err)
+    int rc = rbuf_grow(&b, size + 2 > 4096 ? size + 2 : 4096) ? read_loop(fd, path, &b, len, err)
                                      : tpb_errf(err, "%s: out of memory", path);
-    fclose(f);
+    close(fd);
     buf->p = b.p;   /* grown or not, still the caller's (fio_buf_free) */
     buf->cap = b.cap;
     if (rc)
@@ -164,13 +167,26 @@ int fio_atomic_open(fio_atomic_t *a, const char *path, tpb_err_t *err)
     return 0;
 }
 
+/* Copy path into a->path and a->tmp (the staged file's one name); false
+ * when it does not fit.  Only the bytes of the name are written: clearing
+ * the two 4 KiB arrays cost more than the rest of a small file's write. */
+static bool staged_names(fio_atomic_t *a, const char *path)
+{
+    size_t n = strlen(path);
+    a->f = NULL;
+    a->tmp[0] = a->path[0] = 0;
+    if (n >= sizeof a->path)
+        return false;
+    memcpy(a->path, path, n + 1);
+    memcpy(a->tmp, path, n + 1);
+    return true;
+}
+
 int fio_staged_open(fio_atomic_t *a, const char *path, tpb_err_t *err)
 {
-    memset(a, 0, sizeof *a);
-    if (snprintf(a->path, sizeof a->path, "%s", path) >= (int)sizeof a->path)
-        return tpb_errf(err, "%s: path too long", path);
-    memcpy(a->tmp, a->path, sizeof a->tmp);
     a->direct = a->nosync = true;
+    if (!staged_names(a, path))
+        return tpb_errf(err, "%s: path too long", path);
     a->f = fopen(path, "wb");
     if (!a->f)
         return tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
@@ -224,10 +240,38 @@ static int write_commit(fio_atomic_t *a, const char *path, const void *data, siz
     return fio_atomic_commit(a, err);
 }
 
+/* The whole of data[0..len) to fd; 0 or the errno of the failed write. */
+static int write_fd_all(int fd, const uint8_t *data, size_t len)
+{
+    while (len) {
+        ssize_t r = write(fd, data, len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? errno : EIO;
+        data += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* fio_staged_open + fwrite + commit, done with open/write/close: a whole
+ * file in hand needs no FILE (its allocation and buffer) and no fstat. */
 int fio_write_staged(const char *path, const void *data, size_t len, tpb_err_t *err)
 {
-    fio_atomic_t a;
-    return fio_staged_open(&a, path, err) ? -1 : write_commit(&a, path, data, len, err);
+    if (strlen(path) >= FIO_PATH_MAX)
+        return tpb_errf(err, "%s: path too long", path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return tpb_errf(err, "%s: cannot create: %s", path, strerror(errno));
+    int bad = write_fd_all(fd, (const uint8_t *)data, len);
+    if (close(fd) != 0 && !bad)
+        bad = errno;
+    if (bad) {
+        unlink(path);   /* as a failed commit: no partial file stays */
+        return tpb_errf(err, "%s: write failed: %s", path, strerror(bad));
+    }
+    return 0;
 }
 
 int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool sync,
@@ -240,11 +284,48 @@ int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool s
     return write_commit(&a, path, data, len, err);
 }
 
+/* fio_mkdirs' usual case with as few system calls as it takes: mkdir of
+ * the path, and on ENOENT of its parent, back to the deepest directory that
+ * exists, then forward again (a compile's "<out>.tpbtmp.<pid>/nc0/sg0" is
+ * three calls where a mkdir of every prefix from the root and a stat were
+ * seven or more).  false on anything else (then the full walk, for its
+ * answer and message); tmp is as given again. */
+#define MKDIRS_FAST_DEPTH 16
+static bool mkdirs_fast(char *tmp)
+{
+    size_t cut[MKDIRS_FAST_DEPTH];
+    int ncut = 0;
+    bool ok = false;
+    for (;;) {
+        if (mkdir(tmp, 0777) == 0) {
+            ok = true;
+            break;
+        }
+        if (errno == EEXIST) {   /* the path itself only: a parent was missing */
+            ok = !ncut && fio_is_dir(tmp);
+            break;
+        }
+        char *slash = strrchr(tmp, '/');
+        if (errno != ENOENT || ncut == MKDIRS_FAST_DEPTH || !slash || slash == tmp)
+            break;
+        cut[ncut++] = (size_t)(slash - tmp);
+        *slash = 0;
+    }
+    while (ncut > 0) {   /* forward again, slashes put back in any case */
+        tmp[cut[--ncut]] = '/';
+        if (ok && mkdir(tmp, 0777) != 0)
+            ok = false;
+    }
+    return ok;
+}
+
 int fio_mkdirs(const char *path, tpb_err_t *err)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
         return tpb_errf(err, "%s: path too long", path);
+    if (tmp[0] && mkdirs_fast(tmp))
+        return 0;
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/')
             continue;

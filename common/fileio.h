@@ -37,10 +37,11 @@ int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool s
 /* Streaming atomic writer: fio_atomic_open() gives a FILE* on a temp file;
  * fio_atomic_commit() renames it over the final path; fio_atomic_abort()
  * deletes it.  Exactly one of commit/abort must be called. */
+#define FIO_PATH_MAX 4096   /* a path's room, its NUL included */
 typedef struct {
     FILE *f;
-    char tmp[4096];
-    char path[4096];
+    char tmp[FIO_PATH_MAX];
+    char path[FIO_PATH_MAX];
     bool nosync;      /* set after open: commit skips the fsync (see fio_write_atomic_sync) */
     bool direct;      /* fio_staged_open: tmp is path itself, commit renames nothing */
 } fio_atomic_t;

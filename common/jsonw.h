@@ -204,6 +204,22 @@ static inline char *jw_raw_item_begin(jw_t *w, size_t max)
         return NULL;
     return jw_compact_sep(w);   /* before_value's compact separator */
 }
+/* jw_raw_item_begin for a writer of either layout (the separator of one
+ * that is not compact: cJSON_Print's ", "). */
+static inline char *jw_raw_item_begin_any(jw_t *w, size_t max)
+{
+    int d = w->depth;
+    if (d <= 0 || d >= JW_MAX_DEPTH || w->is_obj[d - 1] || !jb_reserve(&w->b, 2 + max + 8))
+        return NULL;
+    char *o = w->b.buf + w->b.len;
+    if (w->has_item[d - 1]) {
+        *o++ = ',';
+        if (!w->compact)
+            *o++ = ' ';
+    }
+    w->has_item[d - 1] = true;
+    return o;
+}
 static inline void jw_raw_item_end(jw_t *w, const char *end)
 {
     w->b.len = (size_t)(end - w->b.buf);

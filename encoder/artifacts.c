@@ -15,28 +15,34 @@
 #include <unistd.h>
 
 #include "bytehash.h"
-#include "cJSON.h"
 #include "fileio.h"
 #include "hugepage.h"
 #include "txn.h"
 #include "jsonw.h"
 #include "npy.h"
 
-static int write_json(cJSON *root, const char *dir, const char *name, tpb_err_t *err)
+/* Write the document w holds (freed here) as dir/name.  def.json and
+ * tensor-map.json go through jw_t, the one JSON writer (common/jsonw.h):
+ * the same bytes cJSON_Print gave them, without a tree, a malloc per value
+ * and a sprintf + sscanf per number. */
+static int write_json(jw_t *w, const char *dir, const char *name, tpb_err_t *err)
 {
     char path[4096];
-    if (fio_join(path, sizeof path, dir, name, err)) {
-        cJSON_Delete(root);
-        return -1;
-    }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text)
-        return tpb_errf(err, "%s: out of memory serialising JSON", path);
-    size_t n = strlen(text);
-    int rc = fio_write_staged(path, text, n, err);   /* inside the staged directory */
-    free(text);
+    int rc = fio_join(path, sizeof path, dir, name, err);
+    if (!rc && jw_finish(w))
+        rc = tpb_errf(err, "%s: out of memory serialising JSON", path);
+    if (!rc)
+        rc = fio_write_staged(path, w->b.buf, w->b.len, err);   /* inside the staged directory */
+    jw_free(w);
     return rc;
+}
+
+/* A string member; none at all for NULL (as cJSON_AddStringToObject,
+ * which adds nothing then). */
+static void put_str(jw_t *w, const char *key, const char *s)
+{
+    if (s)
+        jw_member_str(w, key, strlen(key), s);
 }
 
 static const char *kind_name(tir_tensor_kind_t k)
@@ -468,41 +474,51 @@ void art_ops_free(art_ops_t *o)
 
 int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_err_t *err)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "core", m->core);
+    jw_t w;
+    jw_init(&w);
+    jw_obj_begin(&w);
+    jw_kvl_int(&w, "core", m->core);
     /* the artifact registry: per engine, in createBin order, its instruction
      * file and its sidecar (ModuleArtifactInfo addEngInstrFile /
      * addEngDMADescFile) */
-    cJSON *arts = cJSON_AddArrayToObject(root, "artifacts");
+    jw_keyl(&w, "artifacts");
+    jw_arr_begin(&w);
     for (int i = 0; i < g->nreg; i++) {
         const char *en = isa_engine_name((isa_engine_t)g->reg_engine[i]);
         char f[64];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "engine", en);
+        jw_obj_begin(&w);
+        put_str(&w, "engine", en);
         snprintf(f, sizeof f, "%s.bin", en);
-        cJSON_AddStringToObject(o, "instr_file", f);
+        put_str(&w, "instr_file", f);
         snprintf(f, sizeof f, "%s.json", en);
-        cJSON_AddStringToObject(o, "desc_file", f);
-        cJSON_AddItemToArray(arts, o);
+        put_str(&w, "desc_file", f);
+        jw_obj_end(&w);
     }
-    cJSON *sems = cJSON_AddArrayToObject(root, "semaphores");
+    jw_arr_end(&w);
+    jw_keyl(&w, "semaphores");
+    jw_arr_begin(&w);
     for (int s = 0; s < m->nsems; s++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "id", m->sems[s].id);
-        cJSON_AddStringToObject(o, "name", m->sems[s].name);
-        cJSON_AddItemToArray(sems, o);
+        jw_obj_begin(&w);
+        jw_kvl_int(&w, "id", m->sems[s].id);
+        put_str(&w, "name", m->sems[s].name);
+        jw_obj_end(&w);
     }
-    cJSON *qs = cJSON_AddArrayToObject(root, "queues");
+    jw_arr_end(&w);
+    jw_keyl(&w, "queues");
+    jw_arr_begin(&w);
     for (int q = 0; q < m->nqueues; q++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "id", m->queues[q].id);
-        cJSON_AddStringToObject(o, "name", m->queues[q].name);
-        cJSON_AddStringToObject(o, "engine", isa_engine_name((isa_engine_t)m->queues[q].engine));
-        cJSON_AddNumberToObject(o, "semaphore", m->queues[q].semaphore);
-        cJSON_AddNumberToObject(o, "transfers", m->queues[q].transfers);
-        cJSON_AddItemToArray(qs, o);
+        const bir_queue_t *bq = &m->queues[q];
+        jw_obj_begin(&w);
+        jw_kvl_int(&w, "id", bq->id);
+        put_str(&w, "name", bq->name);
+        put_str(&w, "engine", isa_engine_name((isa_engine_t)bq->engine));
+        jw_kvl_int(&w, "semaphore", bq->semaphore);
+        jw_kvl_int(&w, "transfers", bq->transfers);
+        jw_obj_end(&w);
     }
-    return write_json(root, dir, "def.json", err);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    return write_json(&w, dir, "def.json", err);
 }
 
 static float minifloat_to_f32(uint32_t bits, int eb, int mb, bool fn)
@@ -589,56 +605,74 @@ int art_write_constants(const tir_kernel_t *k, const char *dir, tpb_err_t *err)
     return 0;
 }
 
+/* One entry of tensor-map.json's "tensors". */
+static void tensor_map_entry(jw_t *w, const tir_tensor_t *tt, int i, const tpb_target_t *t,
+                             const enc_hbm_layout_t *hbm)
+{
+    jw_obj_begin(w);
+    put_str(w, "name", tt->name);
+    put_str(w, "kind", kind_name(tt->kind));
+    jw_keyl(w, "shape");
+    jw_arr_begin(w);
+    for (int d = 0; d < tt->ndim; d++)
+        jw_num(w, (double)tt->shape[d]);
+    jw_arr_end(w);
+    put_str(w, "dtype", isa_dtype_numpy_name(tt->dtype));
+    if (tt->print_prefix[0])
+        put_str(w, "print_prefix", tt->print_prefix);
+    jw_keyl(w, "hbm_addr");
+    jw_num(w, (double)hbm->addr[i]);
+    jw_keyl(w, "bytes");
+    jw_num(w, (double)enc_tensor_bytes(tt));
+    if (hbm->live_lo && tt->kind == TIR_T_SCRATCH) {
+        /* shared DRAM colouring: the rendezvous epochs it is live in */
+        jw_keyl(w, "live_epochs");
+        jw_arr_begin(w);
+        jw_int(w, hbm->live_lo[i]);
+        jw_int(w, hbm->live_hi[i]);
+        jw_arr_end(w);
+    }
+    /* the production map's sbuf_compatible: the tensor fits SBUF as
+     * [partitions = dim 0, the rest along the free dim] */
+    uint64_t row = tt->ndim > 0 && tt->shape[0] > 0
+                       ? enc_tensor_bytes(tt) / (uint64_t)tt->shape[0] : 0;
+    bool fits = tt->ndim > 0 && tt->shape[0] <= (int64_t)t->partitions &&
+                row <= t->sbuf_partition_bytes;
+    jw_member_raw(w, "sbuf_compatible", 15, fits ? "true" : "false", fits ? 4 : 5);
+    if (tt->kind == TIR_T_CONSTANT) {
+        char f[160];
+        snprintf(f, sizeof f, "nc0/sg0/const_%s.npy", tt->name);
+        for (char *p = f + 8; *p; p++)
+            if (*p == '/' || *p == '#')
+                *p = '_';
+        put_str(w, "file", f);
+    }
+    jw_obj_end(w);
+}
+
 int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
                          const enc_hbm_layout_t *hbm, const char *dir, tpb_err_t *err)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "tpbsim-tensor-map");
-    cJSON_AddNumberToObject(root, "version", 1);
-    cJSON_AddStringToObject(root, "kernel", k->name);
-    cJSON_AddStringToObject(root, "target", t->name);
-    cJSON_AddNumberToObject(root, "num_cores", k->num_cores > 0 ? k->num_cores : 1);
-    cJSON_AddNumberToObject(root, "hbm_bytes", (double)hbm->total);
-    cJSON *ts = cJSON_AddArrayToObject(root, "tensors");
+    jw_t w;
+    jw_init(&w);
+    jw_obj_begin(&w);
+    put_str(&w, "format", "tpbsim-tensor-map");
+    jw_kvl_int(&w, "version", 1);
+    put_str(&w, "kernel", k->name);
+    put_str(&w, "target", t->name);
+    jw_kvl_int(&w, "num_cores", k->num_cores > 0 ? k->num_cores : 1);
+    jw_keyl(&w, "hbm_bytes");
+    jw_num(&w, (double)hbm->total);
+    jw_keyl(&w, "tensors");
+    jw_arr_begin(&w);
     for (int i = 0; i < k->ntensors; i++) {
         const tir_tensor_t *tt = &k->tensors[i];
-        if (tt->kind == TIR_T_SBUF || tt->kind == TIR_T_PSUM)
-            continue;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", tt->name);
-        cJSON_AddStringToObject(o, "kind", kind_name(tt->kind));
-        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-        for (int d = 0; d < tt->ndim; d++)
-            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)tt->shape[d]));
-        cJSON_AddStringToObject(o, "dtype", isa_dtype_numpy_name(tt->dtype));
-        if (tt->print_prefix[0])
-            cJSON_AddStringToObject(o, "print_prefix", tt->print_prefix);
-        cJSON_AddNumberToObject(o, "hbm_addr", (double)hbm->addr[i]);
-        cJSON_AddNumberToObject(o, "bytes", (double)enc_tensor_bytes(tt));
-        if (hbm->live_lo && tt->kind == TIR_T_SCRATCH) {
-            /* shared DRAM colouring: the rendezvous epochs it is live in */
-            cJSON *le = cJSON_AddArrayToObject(o, "live_epochs");
-            cJSON_AddItemToArray(le, cJSON_CreateNumber(hbm->live_lo[i]));
-            cJSON_AddItemToArray(le, cJSON_CreateNumber(hbm->live_hi[i]));
-        }
-        /* the production map's sbuf_compatible: the tensor fits SBUF as
-         * [partitions = dim 0, the rest along the free dim] */
-        uint64_t row = tt->ndim > 0 && tt->shape[0] > 0
-                           ? enc_tensor_bytes(tt) / (uint64_t)tt->shape[0] : 0;
-        cJSON_AddBoolToObject(o, "sbuf_compatible",
-                              tt->ndim > 0 && tt->shape[0] <= (int64_t)t->partitions &&
-                                  row <= t->sbuf_partition_bytes);
-        if (tt->kind == TIR_T_CONSTANT) {
-            char f[160];
-            snprintf(f, sizeof f, "nc0/sg0/const_%s.npy", tt->name);
-            for (char *p = f + 8; *p; p++)
-                if (*p == '/' || *p == '#')
-                    *p = '_';
-            cJSON_AddStringToObject(o, "file", f);
-        }
-        cJSON_AddItemToArray(ts, o);
+        if (tt->kind != TIR_T_SBUF && tt->kind != TIR_T_PSUM)
+            tensor_map_entry(&w, tt, i, t, hbm);
     }
-    return write_json(root, dir, "tensor-map.json", err);
+    jw_arr_end(&w);
+    jw_obj_end(&w);
+    return write_json(&w, dir, "tensor-map.json", err);
 }
 
 int art_rmtree(const char *path)
@@ -650,9 +684,10 @@ int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
 {
     char old[4300];
     snprintf(old, sizeof old, "%s.tpbold.%ld", dst, (long)getpid());
-    bool had = fio_exists(dst);
+    struct stat st;   /* one stat for "exists" and "a directory" */
+    bool had = stat(dst, &st) == 0;
     if (had) {
-        if (!fio_is_dir(dst))
+        if (!S_ISDIR(st.st_mode))
             return tpb_errf(err, "%s exists and is not a directory", dst);
         if (rename(dst, old) != 0)
             return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));

@@ -75,6 +75,20 @@ static size_t body_size(const bir_inst_t *in)
     return isa_formats[isa_ops[in->isa.op].format].struct_size;
 }
 
+/* bir_isa_expand for the encoder (in->isa.op in the table): the op, the
+ * header and the body, without clearing the 300-byte struct first.  Every
+ * reader of the result reads only those (the encoder its format's struct,
+ * the cache its body bytes, the delta encoder the header and body words);
+ * the clearing was most of the cost of an uncached instruction's
+ * expansion. */
+static void expand_for_encode(const bir_inst_t *in, isa_inst_t *out)
+{
+    out->op = in->isa.op;
+    out->l2 = in->isa.l2;
+    out->sync = in->isa.sync;
+    memcpy(&out->f, bir_body(in), body_size(in));
+}
+
 /* The PredExt prefix of the key: in->pred, or zeros. */
 static const isa_fmt_PREDEXT_t *key_pred(const bir_inst_t *in)
 {
@@ -113,9 +127,12 @@ static struct gen_cache_entry *cache_add(gen_t *g, uint16_t *slot)
     if (!slot)
         return NULL;
     if (g->ncache == g->capcache) {
-        /* a slot has one entry at most, so GEN_CACHE_SLOTS are the most */
-        int nc = !g->capcache ? 16 : g->capcache < GEN_CACHE_SMALL ? 2 * g->capcache
-                                                                   : (int)GEN_CACHE_SLOTS;
+        /* a slot has one entry at most, so GEN_CACHE_SLOTS are the most;
+         * the small array whole at once: its pages are touched only as far
+         * as entries are written, where doubling from 16 copied the
+         * entries (~0.5 KiB each) twice, a small kernel's third of the
+         * walk */
+        int nc = !g->capcache ? GEN_CACHE_SMALL : (int)GEN_CACHE_SLOTS;
         struct gen_cache_entry *p =
             nc > g->capcache ? tpb_array_grow(g->cache, cache_bytes(g->capcache), cache_bytes(nc))
                              : NULL;
@@ -630,7 +647,7 @@ static int encode_uncached(gen_t *g, const bir_inst_t *in,
                            tpb_err_t *err)
 {
     isa_inst_t whole;
-    bir_isa_expand(in, &whole);
+    expand_for_encode(in, &whole);
     if (encode(g->plans, in, &whole, op_ref(g, in->isa.op), out, nb, idx, err))
         return -1;
     g->cache_misses++;
@@ -672,7 +689,7 @@ static int encode_cached(gen_t *g, const bir_inst_t *in, uint8_t out[EMIT_MAX_BU
         }
     }
     isa_inst_t whole;
-    bir_isa_expand(in, &whole);
+    expand_for_encode(in, &whole);
     /* every bundle up to *nb is written; only those are read or kept */
     if (encode(g->plans, in, &whole, g->cache ? op_ref(g, in->isa.op) : NULL, out, nb, idx, err))
         return -1;

@@ -57,7 +57,11 @@ int gen_check_asm_mappings(gen_t *g, tpb_err_t *err)
                             isa_engine_name((isa_engine_t)e));
         /* the stream's opcode column, else the stream read back from its
          * (still temporary) file */
-        readback_t rb = {.col = g->col[e], .ncol = g->ncol[e]};
+        readback_t rb;   /* buf (16 KiB) is filled by fread before it is read */
+        rb.f = NULL;
+        rb.col = g->col[e];
+        rb.ncol = g->ncol[e];
+        rb.first = rb.n = 0;
         if (!rb.col && !(rb.f = fopen(g->bin_path[e], "rb")))
             return tpb_errf(err, "assembly mapping: %s: cannot read back: %s", g->bin_path[e],
                             strerror(errno));

@@ -22,7 +22,13 @@ static const char *buf_string(const buf_table_t *bt, int op)
 
 int art_jcache_init(art_jcache_t *c)
 {
-    memset(c, 0, sizeof *c);
+    /* what is read before it is written: the slots' strings (NULL: empty;
+     * a slot's other members are read only after its string matched), the
+     * victims and the counters -- not the whole 8 KiB (a small kernel's
+     * sidecar writes a few dozen entries) */
+    memset(c->s, 0, sizeof c->s);
+    memset(c->victim, 0, sizeof c->victim);
+    c->hits = c->misses = 0;
     return jb_init_mem(&c->text, 4096);
 }
 
@@ -220,27 +226,57 @@ static inline __attribute__((always_inline)) size_t cached_plan(art_jcache_t *c,
     return n + 3 + 6 * m->ns + 2;
 }
 
-/* "key": at o (key[0..n) plain). */
-static char *key_text(char *o, const char *key, size_t n)
+/* The layout the one-reservation writer writes: the compact form's (no
+ * whitespace) or cJSON_Print's (pretty: a newline and ntab tabs before
+ * each member, a tab after its colon).  Passed as a constant to the
+ * always-inline writer below, so the compact one carries no test of it. */
+typedef struct {
+    bool pretty;
+    unsigned ntab;   /* pretty: the entry's members' depth */
+} entry_layout_t;
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* ntab tabs at o (8 bytes of room to spare past them). */
+ALWAYS_INLINE char *tabs_put(char *o, unsigned ntab)
+{
+    if (ntab <= 8) {
+        memcpy(o, "\t\t\t\t\t\t\t\t", 8);
+        return o + ntab;
+    }
+    memset(o, '\t', ntab);
+    return o + ntab;
+}
+
+/* "key": at o (key[0..n) plain; pretty: a tab after the colon). */
+ALWAYS_INLINE char *key_text(char *o, const char *key, size_t n, entry_layout_t l)
 {
     *o++ = '"';
     tpb_copy_short(o, key, n);
     o += n;
     *o++ = '"';
     *o++ = ':';
+    if (l.pretty)
+        *o++ = '\t';
     return o;
 }
 
 /* m's text at o: copied from the cache while its slot still holds it (a
  * later member of the same entry can take the slot over), else written
- * afresh (the same bytes). */
-static char *cached_put(const art_jcache_t *c, const cached_t *m, char *o)
+ * afresh (the same bytes).  The cache holds the compact member text: in
+ * the pretty layout only its value is copied, after the key. */
+ALWAYS_INLINE char *cached_put_as(const art_jcache_t *c, const cached_t *m, char *o,
+                                  entry_layout_t l)
 {
     int i = m->slot;
     if (i >= 0 && c->s[i] == m->s && c->key[i] == m->key && c->klen[i] == m->n &&
         c->len[i] != UINT32_MAX) {
         const char *t = c->text.buf + c->off[i];
         size_t len = c->len[i];
+        if (l.pretty) {
+            o = key_text(o, m->key, m->n, l);
+            t += m->n + 3, len -= m->n + 3;
+        }
         if (len >= 8 && len <= 32) {   /* mostly ("src", "op", "buf"): no call */
             tpb_copy_short(o, t, len < 16 ? len : 16);
             if (len > 16)
@@ -250,81 +286,134 @@ static char *cached_put(const art_jcache_t *c, const cached_t *m, char *o)
         }
         return o + len;
     }
-    o = key_text(o, m->key, m->n);
+    o = key_text(o, m->key, m->n, l);
     return o + jw_quoted_into(o, m->s, i >= 0 ? strlen(m->s) : m->ns);
 }
 
-/* A ',' at o unless the member is the entry's first. */
-static char *sep_put(char *o, bool *first)
+/* cached_put_as per layout, out of line (called up to three times an
+ * entry). */
+static char *cached_put_compact(const art_jcache_t *c, const cached_t *m, char *o)
 {
-    if (!*first)
+    return cached_put_as(c, m, o, (entry_layout_t){false, 0});
+}
+
+static char *cached_put_pretty(const art_jcache_t *c, const cached_t *m, char *o)
+{
+    return cached_put_as(c, m, o, (entry_layout_t){true, 0});
+}
+
+/* m's text at o in layout l. */
+ALWAYS_INLINE char *cached_put(const art_jcache_t *c, const cached_t *m, char *o,
+                               entry_layout_t l)
+{
+    return l.pretty ? cached_put_pretty(c, m, o) : cached_put_compact(c, m, o);
+}
+
+/* The separator before a member: ',' unless it is the entry's first;
+ * pretty: then a newline (after the ',') and the tabs. */
+ALWAYS_INLINE char *sep_put(char *o, bool *first, entry_layout_t l)
+{
+    if (!*first) {
         *o++ = ',';
+        if (l.pretty)
+            *o++ = '\n';
+    }
     *first = false;
-    return o;
+    return l.pretty ? tabs_put(o, l.ntab) : o;
 }
 
 /* "key": at o (key plain), after sep_put. */
-static char *key_put(char *o, const char *key, size_t n, bool *first)
+ALWAYS_INLINE char *key_put(char *o, const char *key, size_t n, bool *first, entry_layout_t l)
 {
-    return key_text(sep_put(o, first), key, n);
+    return key_text(sep_put(o, first, l), key, n, l);
 }
 
-/* Whether entry_write_fast may write into w where it is now: a compact
- * writer inside an array, with a cache.  Asked once per stream: each
+/* Whether the one-reservation writer may write into w where it is now: a
+ * writer inside an array, with a cache, in the layout of the entries
+ * (memo: compact entries, which only a compact writer takes; none: full
+ * entries, which only a pretty one takes).  Asked once per stream: each
  * entry leaves w at the same depth, so the answer holds for all of them
  * (it was ~14 instructions per entry). */
 static bool fast_applies(const jw_t *w, const art_jcache_t *jc, const jw_num_memo_t *memo)
 {
-    return w->compact && jc && memo && w->depth > 0 && w->depth < JW_MAX_DEPTH &&
+    return jc && w->compact == (memo != NULL) && w->depth > 0 && w->depth < JW_MAX_DEPTH &&
            !w->is_obj[w->depth - 1];
 }
 
-/* entry_write's bytes for a compact writer (fast_applies), with one
- * reservation: false (nothing written, the cache untouched) when it does
- * not apply to this entry (an INLINE_ASM_BYTES record, a pc too wide). */
-static bool entry_write_fast(jw_t *w, art_jcache_t *jc, const entry_t *en, jw_num_memo_t *memo)
+/* entry_write's bytes in layout l (fast_applies), with one reservation:
+ * false (nothing written, the cache untouched) when it does not apply to
+ * this entry (an INLINE_ASM_BYTES record, a pc too wide). */
+ALWAYS_INLINE bool entry_write_as(jw_t *w, art_jcache_t *jc, const entry_t *en,
+                                  jw_num_memo_t *memo, entry_layout_t l)
 {
     if (en->inl || en->pcv <= -1000000000000000LL || en->pcv >= 1000000000000000LL)
         return false;
     size_t nname = en->name ? en->nname : 0, ninst = en->inst ? en->ninst : 0;
     size_t nbir = en->bir ? strlen(en->bir) : 0;
     cached_t src, op, buf;
-    /* the room: '{', '}' and per member ',' "key": value */
+    /* what the writes below test, read before them (a char store could
+     * alias en for the compiler, which would then load each again) */
+    const bool has_src = en->src, has_op = en->op, has_buf = en->buf;
+    /* the room: '{', '}' and per member ',' "key": value; pretty: per
+     * member (8 at most) a newline, its tabs and a tab, the newline after
+     * '{' and the one and the tabs before '}' */
     size_t room = 2 + (en->pc ? 6 + 21 : 0) + (en->name ? 8 + 6 * nname + 2 : 0) +
                   (en->inst ? 8 + 6 * ninst + 2 : 0) + (en->bir ? 7 + 6 * nbir + 2 : 0) +
-                  (en->op_index ? 12 + sizeof memo->d : 0);
+                  (en->op_index ? 12 + sizeof memo->d : 0) +
+                  (l.pretty ? 9 * (2 + (size_t)l.ntab) + 2 : 0);
     /* the cache is asked in entry_write's order */
-    room += en->src ? 1 + cached_plan(jc, &src, "src", 3, en->src) : 0;
-    room += en->op ? 1 + cached_plan(jc, &op, "op", 2, en->op) : 0;
-    room += en->buf ? 1 + cached_plan(jc, &buf, "buf", 3, en->buf) : 0;
-    char *o = jw_raw_item_begin(w, room);
+    room += has_src ? 1 + cached_plan(jc, &src, "src", 3, en->src) : 0;
+    room += has_op ? 1 + cached_plan(jc, &op, "op", 2, en->op) : 0;
+    room += has_buf ? 1 + cached_plan(jc, &buf, "buf", 3, en->buf) : 0;
+    char *o = l.pretty ? jw_raw_item_begin_any(w, room) : jw_raw_item_begin(w, room);
     if (!o) {   /* the room could not be had (the checks above passed) */
         w->b.failed = true;
         return true;
     }
     bool first = true;
     *o++ = '{';
+    if (l.pretty)
+        *o++ = '\n';
     if (en->pc)
-        o = key_put(o, "pc", 2, &first), o += jw_int_into(o, en->pcv);
+        o = key_put(o, "pc", 2, &first, l), o += jw_int_into(o, en->pcv);
     if (en->name)
-        o = key_put(o, "name", 4, &first), o += jw_quoted_into(o, en->name, nname);
+        o = key_put(o, "name", 4, &first, l), o += jw_quoted_into(o, en->name, nname);
     if (en->inst)
-        o = key_put(o, "inst", 4, &first), o += jw_quoted_into(o, en->inst, ninst);
-    if (en->src)
-        o = cached_put(jc, &src, sep_put(o, &first));
-    if (en->op)
-        o = cached_put(jc, &op, sep_put(o, &first));
+        o = key_put(o, "inst", 4, &first, l), o += jw_quoted_into(o, en->inst, ninst);
+    if (has_src)
+        o = cached_put(jc, &src, sep_put(o, &first, l), l);
+    if (has_op)
+        o = cached_put(jc, &op, sep_put(o, &first, l), l);
     if (en->bir)
-        o = key_put(o, "bir", 3, &first), o += jw_quoted_into(o, en->bir, nbir);
+        o = key_put(o, "bir", 3, &first, l), o += jw_quoted_into(o, en->bir, nbir);
     if (en->op_index) {
-        o = key_put(o, "op_index", 8, &first);
-        o += jw_num_memo_into(memo, en->op_index_v, o);
-        if (en->buf)
-            o = cached_put(jc, &buf, sep_put(o, &first));
+        o = key_put(o, "op_index", 8, &first, l);
+        o += memo ? jw_num_memo_into(memo, en->op_index_v, o) : jw_int_into(o, en->op_index_v);
+        if (has_buf)
+            o = cached_put(jc, &buf, sep_put(o, &first, l), l);
+    }
+    if (l.pretty) {   /* jw_obj_end's */
+        if (!first)
+            *o++ = '\n';
+        o = tabs_put(o, l.ntab - 1);
     }
     *o++ = '}';
     jw_raw_item_end(w, o);
     return true;
+}
+
+/* The compact entries' writer (memo: the op_index digits). */
+static bool entry_write_fast(jw_t *w, art_jcache_t *jc, const entry_t *en, jw_num_memo_t *memo)
+{
+    return entry_write_as(w, jc, en, memo, (entry_layout_t){false, 0});
+}
+
+/* The full entries' writer in cJSON_Print's layout (a small kernel's
+ * sidecars: each member through the general writers cost ~1 300
+ * instructions an entry). */
+static bool entry_write_pretty(jw_t *w, art_jcache_t *jc, const entry_t *en)
+{
+    return entry_write_as(w, jc, en, NULL, (entry_layout_t){true, (unsigned)w->depth + 1});
 }
 
 /* How far ahead art_debug_entries asks for what an entry reads: its
@@ -359,7 +448,7 @@ void art_debug_entries(jw_t *w, const art_ops_t *ops, const bir_inst_t *insts,
             TPB_PREFETCH(ahead->name);
         }
         entry_plan(&en, ops, &insts[dbg[i].inst], dbg[i].pc, compact ? &prev : NULL);
-        if (!quick || !entry_write_fast(w, c, &en, memo))
+        if (!quick || !(memo ? entry_write_fast(w, c, &en, memo) : entry_write_pretty(w, c, &en)))
             entry_write(w, c, &en, memo);
     }
     art_jcache_free(&jc);

@@ -439,6 +439,23 @@ static bool mark_bits(uint8_t *b, unsigned pos, unsigned width)
  * same as the name-based helpers above (check_operands, check_regs,
  * tap_by_slot), which stay as the fallback for a format with more fields
  * than a plan holds.  The plan types are in isa_plan.h. */
+/* The values of enum type t that have a name (isa_enum_name not NULL), a
+ * bit each: every one is below 64 (ISA_ENUM_MAX; dtypes: the assertion
+ * above).  Read from the tables directly, not through 64 calls of
+ * isa_enum_name per field: a compile builds a plan per format it meets. */
+static uint64_t enum_valid_mask(isa_ftype_t t)
+{
+    uint64_t m = 0;
+    if (t == ISA_FT_DTYPE) {
+        for (unsigned v = 0; v < ISA_DT_COUNT; v++)
+            m |= (uint64_t)(dtype_info[v].asm_name != NULL) << v;
+    } else if ((unsigned)t < ISA_FT_COUNT) {
+        for (unsigned v = 0; v < ISA_ENUM_MAX; v++)
+            m |= (uint64_t)(enum_names[t][v] != NULL) << v;
+    }
+    return m;
+}
+
 static plan_field_t plan_field(const isa_field_t *f, size_t base)
 {
     unsigned byte = f->bitpos / 8 <= ISA_BUNDLE_BYTES - 8 ? f->bitpos / 8 : ISA_BUNDLE_BYTES - 8;
@@ -448,10 +465,8 @@ static plan_field_t plan_field(const isa_field_t *f, size_t base)
         .shift = (uint8_t)(f->bitpos - byte * 8), .width = f->width,
         .kind = f->type == ISA_FT_S ? PF_SIGNED : ftype_is_enum(f->type) ? PF_ENUM : PF_PLAIN,
     };
-    /* every enum value is below 64 (ISA_ENUM_MAX; dtypes: checked here) */
-    for (unsigned v = 0; x.kind == PF_ENUM && v < 64; v++)
-        if (isa_enum_name(f->type, v))
-            x.valid |= 1ull << v;
+    if (x.kind == PF_ENUM)
+        x.valid = enum_valid_mask(f->type);
     return x;
 }
 

@@ -1,7 +1,8 @@
 /* Compile every examples/kernels/<name>.json and every golden/<case>/kernel.json
  * that the front-end accepts: the artifact directory must decode cleanly
  * engine by engine, the three CodeGenModes must agree, and the sidecars and
- * tensor map must parse. */
+ * tensor map must parse; def.json and the tensor maps are cJSON_Print's
+ * bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,6 +62,27 @@ static int check_dir(const char *dir, const enc_stats_t *st)
     return files;
 }
 
+/* The file at dir/name is what cJSON_Print gives for the document it
+ * holds (the layout, escapes and numbers def.json and tensor-map.json had
+ * when cJSON wrote them). */
+static void expect_cjson_print(const char *dir, const char *name)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    uint8_t *buf;
+    size_t len;
+    tpb_err_t err;
+    assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+    cJSON *j = cJSON_Parse((const char *)buf);
+    assert_non_null(j);
+    char *again = cJSON_Print(j);
+    assert_non_null(again);
+    assert_string_equal((const char *)buf, again);
+    free(again);
+    cJSON_Delete(j);
+    free(buf);
+}
+
 static int compile_one(const char *kernel, const char *tag)
 {
     tir_kernel_t k;
@@ -84,9 +106,9 @@ static int compile_one(const char *kernel, const char *tag)
     assert_int_equal(rc, 0);
     int files = check_dir(dir, &st);
     assert_true(files >= 1 && files == st.files);
-    char p[4200];
-    snprintf(p, sizeof p, "%s/tensor-map.json", dir);
-    assert_true(fio_exists(p));
+    expect_cjson_print(dir, "tensor-map.json");
+    expect_cjson_print(dir, "nc0/sg0/tensor-map.json");
+    expect_cjson_print(dir, "nc0/sg0/def.json");
     /* the verifier mode accepts the same program */
     o.mode = ENC_GENERATE_ISACODE;
     assert_int_equal(enc_compile(&k, &o, &st, &err), 0);
@@ -128,11 +150,55 @@ static void test_golden_kernels(void **state)
     assert_true(compiled > 0);
 }
 
+/* The tensor map's rarer members through enc_write_tensor_map: a name
+ * that needs escaping, a print prefix, a constant's file, shared scratch's
+ * live epochs, addresses past 2^32 and past 2^53 (cJSON's %1.17g). */
+static void test_tensor_map_members(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    snprintf(k.name, sizeof k.name, "map\"test\t");
+    BU_T(&k, "in\"q", TIR_T_INPUT, ISA_DT_FP32, 128, 64);
+    int o = BU_T(&k, "out", TIR_T_OUTPUT, ISA_DT_BF16, 4, 1000000);
+    BU_T(&k, "c", TIR_T_CONSTANT, ISA_DT_FP32, 3);
+    BU_T(&k, "s", TIR_T_SCRATCH, ISA_DT_INT32, 7, 5);
+    BU_T(&k, "t", TIR_T_SBUF, ISA_DT_FP32, 128, 4);
+    k.tensors[o].print_prefix = "dbg: ";
+    uint64_t addr[5] = {0, (uint64_t)5 << 30, ((uint64_t)1 << 60) + 7, 64, 0};
+    int lo[5] = {0, 0, 0, 2, 0}, hi[5] = {0, 0, 0, 9, 0};
+    enc_hbm_layout_t hbm = {addr, 5, ((uint64_t)1 << 60) + 4096, lo, hi};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/back_map_%ld", TPB_BINARY_DIR, (long)getpid());
+    art_rmtree(dir);
+    tpb_err_t err;
+    assert_int_equal(fio_mkdirs(dir, &err), 0);
+    assert_int_equal(enc_write_tensor_map(&k, tpb_target_get("trn2"), &hbm, dir, &err), 0);
+    expect_cjson_print(dir, "tensor-map.json");
+    char p[4200];
+    snprintf(p, sizeof p, "%s/tensor-map.json", dir);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(fio_read_all(p, &buf, &len, &err), 0);
+    const char *want[] = {"\"kernel\":\t\"map\\\"test\\t\"", "\"name\":\t\"in\\\"q\"",
+                          "\"print_prefix\":\t\"dbg: \"", "\"file\":\t\"nc0/sg0/const_c.npy\"",
+                          "\"live_epochs\":\t[2, 9]", "\"hbm_addr\":\t5368709120",
+                          "\"hbm_addr\":\t1.152921504606847e+18", "\"sbuf_compatible\":\tfalse"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr((const char *)buf, want[i]))
+            fail_msg("tensor-map.json lacks %s:\n%s", want[i], (const char *)buf);
+    assert_null(strstr((const char *)buf, "\"t\""));   /* SBUF: not in the map */
+    free(buf);
+    art_rmtree(dir);
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_golden_kernels),
+        cmocka_unit_test(test_tensor_map_members),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
-/* The sidecars' debug entries: the one-reservation compact writer
- * (art_debug_entries, fast) against the general member writers (the
- * writer of record) on random instruction streams -- names that need
+/* The sidecars' debug entries: the one-reservation writer, compact and
+ * in cJSON_Print's layout (art_debug_entries, fast), against the general
+ * member writers (the writer of record) on random instruction streams -- names that need
  * escaping, empty and long ones, repeats and changes of src/op/buf, pc
  * gaps, BIR mode flags, INLINE_ASM_BYTES records, ops and compiler-made
  * instructions -- in both layouts, nested in a document as the sidecar's
@@ -46,10 +46,13 @@ static void finish_same(jw_t *a, jw_t *b)
 }
 
 /* The entries of insts through both writers; they must agree byte for
- * byte.  pretty: the compact entry form in an indented document (the
- * fast writer, which writes the compact layout, must stand aside). */
+ * byte.  Full entries (!compact) go in an indented document, as in a
+ * sidecar, where the fast writer writes cJSON_Print's layout; pretty: the
+ * compact entry form in an indented document (the fast writer must stand
+ * aside).  deep: the "debug" array nested further in arrays (more than 8
+ * tabs before a member). */
 static void compare(const art_ops_t *ops, const bir_inst_t *insts, const gen_debug_t *dbg, int n,
-                    bool compact, bool pretty)
+                    bool compact, bool pretty, int deep)
 {
     jw_t a, b;
     jw_init(&a), jw_init(&b);
@@ -57,10 +60,12 @@ static void compare(const art_ops_t *ops, const bir_inst_t *insts, const gen_deb
         jw_set_compact(&a), jw_set_compact(&b);
     jw_obj_begin(&a), jw_obj_begin(&b);
     jw_keyl(&a, "debug"), jw_keyl(&b, "debug");
-    jw_arr_begin(&a), jw_arr_begin(&b);
+    for (int d = 0; d <= deep; d++)
+        jw_arr_begin(&a), jw_arr_begin(&b);
     art_debug_entries(&a, ops, insts, dbg, n, compact, false);
     art_debug_entries(&b, ops, insts, dbg, n, compact, true);
-    jw_arr_end(&a), jw_arr_end(&b);
+    for (int d = 0; d <= deep; d++)
+        jw_arr_end(&a), jw_arr_end(&b);
     jw_obj_end(&a), jw_obj_end(&b);
     finish_same(&a, &b);
 }
@@ -132,9 +137,10 @@ static void test_fast_entries_match_general(void **state)
             pc += below(&r, 5) ? 1 : 1 + below(&r, 40);
             dbg[i] = (gen_debug_t){pc, i};
         }
-        compare(&ops, insts, dbg, NINST, true, false);
-        compare(&ops, insts, dbg, NINST, false, false);
-        compare(&ops, insts, dbg, NINST, true, true);
+        compare(&ops, insts, dbg, NINST, true, false, 0);
+        compare(&ops, insts, dbg, NINST, false, false, 0);
+        compare(&ops, insts, dbg, NINST, true, true, 0);
+        compare(&ops, insts, dbg, NINST, false, false, 9);
         jb_free(&pool);
     }
 }

@@ -146,6 +146,46 @@ static void test_staged_write_and_fsync_tree(void **state)
     assert_non_null(strstr(err.msg, dir));
 }
 
+/* fio_mkdirs creates the missing tail of a path (its shortcut: mkdir back
+ * to the deepest directory that exists, then forward), accepts one that
+ * exists, and names the failing part when a file is in the way;
+ * fio_write_staged into a missing directory fails and leaves nothing;
+ * fio_read_all refuses a device. */
+static void test_mkdirs_and_staged_errors(void **state)
+{
+    (void)state;
+    tpb_err_t err;
+    char dir[] = "/tmp/tpb_mkdirs_XXXXXX", p[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/a/b/c/", dir);
+    assert_int_equal(fio_mkdirs(p, &err), 0);
+    snprintf(p, sizeof p, "%s/a/b/c", dir);
+    assert_true(fio_is_dir(p));
+    assert_int_equal(fio_mkdirs(p, &err), 0);   /* there already */
+    snprintf(p, sizeof p, "%s/a/b/d", dir);
+    assert_int_equal(fio_mkdirs(p, &err), 0);   /* one level */
+    assert_true(fio_is_dir(p));
+    snprintf(p, sizeof p, "%s/f", dir);
+    assert_int_equal(fio_write_staged(p, "x", 1, &err), 0);
+    assert_int_not_equal(fio_mkdirs(p, &err), 0);
+    assert_non_null(strstr(err.msg, "exists and is not a directory"));
+    snprintf(p, sizeof p, "%s/f/x/y", dir);
+    assert_int_not_equal(fio_mkdirs(p, &err), 0);
+    snprintf(p, sizeof p, "%s/f/x: cannot create directory", dir);
+    assert_non_null(strstr(err.msg, p));
+    snprintf(p, sizeof p, "%s/missing/g.bin", dir);
+    assert_int_not_equal(fio_write_staged(p, "xyz", 3, &err), 0);
+    assert_non_null(strstr(err.msg, "cannot create"));
+    assert_false(fio_exists(p));
+    /* the whole-file reads (a descriptor each) refuse a device */
+    uint8_t *buf = NULL;
+    size_t len;
+    assert_int_not_equal(fio_read_all("/dev/zero", &buf, &len, &err), 0);
+    assert_non_null(strstr(err.msg, "device, expected a regular file"));
+    assert_null(buf);
+    assert_int_equal(fio_rmtree(dir), 0);
+}
+
 /* fio_rmtree removes a nested tree (files and directories at several
  * levels, an empty directory, a symbolic link to a directory outside it,
  * which is removed but not followed), a single file, and reports success
@@ -488,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_npy_malformed),
         cmocka_unit_test(test_atomic_abort_leaves_nothing),
         cmocka_unit_test(test_staged_write_and_fsync_tree),
+        cmocka_unit_test(test_mkdirs_and_staged_errors),
         cmocka_unit_test(test_rmtree_nested),
         cmocka_unit_test(test_read_buf_reuse),
         cmocka_unit_test(test_array_grow),
