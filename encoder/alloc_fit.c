@@ -8,17 +8,17 @@ enum { NONE = -1, FREE = 0, USED = 1 };
 static inline void apply(fit_runs_t *r, int node, int len, int v)
 {
     int f = v == USED ? 0 : len;
-    r->pre[node] = r->suf[node] = r->best[node] = f;
-    r->lazy[node] = (signed char)v;
+    r->t[node].pre = r->t[node].suf = r->t[node].best = f;
+    r->t[node].lazy = (signed char)v;
 }
 
 static inline void push(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
-    if (r->lazy[node] == NONE)
+    if (r->t[node].lazy == NONE)
         return;
-    apply(r, 2 * node, mid - lo, r->lazy[node]);
-    apply(r, 2 * node + 1, hi - mid, r->lazy[node]);
-    r->lazy[node] = NONE;
+    apply(r, 2 * node, mid - lo, r->t[node].lazy);
+    apply(r, 2 * node + 1, hi - mid, r->t[node].lazy);
+    r->t[node].lazy = NONE;
 }
 
 static int max3(int a, int b, int c)
@@ -30,21 +30,22 @@ static int max3(int a, int b, int c)
 static inline void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
     int L = 2 * node, R = L + 1;
-    r->pre[node] = r->pre[L] == mid - lo ? mid - lo + r->pre[R] : r->pre[L];
-    r->suf[node] = r->suf[R] == hi - mid ? hi - mid + r->suf[L] : r->suf[R];
-    r->best[node] = max3(r->best[L], r->best[R], r->suf[L] + r->pre[R]);
+    r->t[node].pre = r->t[L].pre == mid - lo ? mid - lo + r->t[R].pre : r->t[L].pre;
+    r->t[node].suf = r->t[R].suf == hi - mid ? hi - mid + r->t[L].suf : r->t[R].suf;
+    r->t[node].best = max3(r->t[L].best, r->t[R].best, r->t[L].suf + r->t[R].pre);
 }
 
 int fit_runs_init(fit_runs_t *r, int n)
 {
     r->n = n > 0 ? n : 1;
     r->visits = 0;
-    size_t nodes = 4 * (size_t)r->n;
-    r->pre = malloc(nodes * sizeof *r->pre);
-    r->suf = malloc(nodes * sizeof *r->suf);
-    r->best = malloc(nodes * sizeof *r->best);
-    r->lazy = malloc(nodes);
-    if (!r->pre || !r->suf || !r->best || !r->lazy)
+    /* halving [0, n) reaches a leaf within ceil(log2 n) levels: node
+     * indices stay below twice the next power of two */
+    size_t nodes = 2;
+    while (nodes < 2 * (size_t)r->n)
+        nodes *= 2;
+    r->t = malloc(nodes * sizeof *r->t);
+    if (!r->t)
         return -1;
     apply(r, 1, r->n, FREE);   /* children are set when first pushed into */
     r->top_lo = r->top_hi = 0;
@@ -53,9 +54,8 @@ int fit_runs_init(fit_runs_t *r, int n)
 
 void fit_runs_free(fit_runs_t *r)
 {
-    free(r->pre), free(r->suf), free(r->best), free(r->lazy);
-    r->pre = r->suf = r->best = NULL;
-    r->lazy = NULL;
+    free(r->t);
+    r->t = NULL;
 }
 
 /* [a, b) overlaps [lo, hi): only the children it overlaps are entered (a
@@ -112,12 +112,12 @@ static void tree_set(fit_runs_t *r, int lo, int hi, int v)
  * used (never entered), so its stale children are never read. */
 static int first_rec(const fit_runs_t *r, int node, int lo, int hi, int need)
 {
-    while (r->best[node] < hi - lo) {   /* not all free */
+    while (r->t[node].best < hi - lo) {   /* not all free */
         int mid = lo + (hi - lo) / 2, L = 2 * node, R = L + 1;
-        if (r->best[L] >= need) {
+        if (r->t[L].best >= need) {
             node = L, hi = mid;
-        } else if (r->suf[L] + r->pre[R] >= need) {
-            return mid - r->suf[L];
+        } else if (r->t[L].suf + r->t[R].pre >= need) {
+            return mid - r->t[L].suf;
         } else {
             node = R, lo = mid;
         }
@@ -129,14 +129,14 @@ static int first_rec(const fit_runs_t *r, int node, int lo, int hi, int need)
  * (continued past n). */
 static int tree_first(const fit_runs_t *r, int need)
 {
-    if (r->best[1] >= need)
+    if (r->t[1].best >= need)
         return first_rec(r, 1, 0, r->n, need);
-    return r->n - r->suf[1];
+    return r->n - r->t[1].suf;
 }
 
 /* Where the tree's free run at the end starts: it holds nothing used from
  * there on. */
-static inline int tree_tail(const fit_runs_t *r) { return r->n - r->suf[1]; }
+static inline int tree_tail(const fit_runs_t *r) { return r->n - r->t[1].suf; }
 
 /* [lo, hi) used when it joins the top run (or starts one) wholly above
  * the tree's used granules: the top run grows to cover it. */

@@ -14,9 +14,14 @@
  * top_hi, so tiles placed one above another (all live at once) cost O(1)
  * each; the run enters the tree when a change reaches below its end. */
 typedef struct {
+    int pre, suf, best;
+    signed char lazy;    /* -1 none, 0 free, 1 used: the whole node */
+} fit_node_t;
+typedef struct {
     int n;
-    int *pre, *suf, *best;
-    signed char *lazy;   /* -1 none, 0 free, 1 used: the whole node */
+    /* the nodes (root 1), one block: a node's fields share a cache line,
+     * and a small kernel's few placements touch a page or two of it */
+    fit_node_t *t;
     int top_lo, top_hi;  /* the used run beside the tree (top_lo == top_hi: none) */
     long visits;         /* nodes the tree's updates entered (tests: O(log n) each) */
 } fit_runs_t;

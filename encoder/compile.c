@@ -536,7 +536,10 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
         return -1;
     }
     int rc = -1;
-    char tmp[4096] = "", core_dir[4200], outp[4096] = "";
+    /* not zero-filled: only their heads are written, and a 4 KiB buffer
+     * cleared whole faults in a stack page for nothing */
+    char tmp[4096], core_dir[4200], outp[4096];
+    tmp[0] = outp[0] = 0;
     if (enc_check_hbm_fits(&hbm, t, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {

@@ -151,6 +151,7 @@ int lower_kernel(lower_ctx_t *c)
             rc = c->op_done(c->op_done_arg, i);
     }
     free(target);
+    lw_memo_free(c);
     return rc;
 }
 
@@ -287,13 +288,12 @@ int lw_count_free_dims(const tir_ap_t *a, unsigned axes)
 /* The memo key's hash: the AP's offset, first count, rank, the reduce
  * axes and the tile's address (the fields that tell apart the operands of
  * nearby ops). */
-static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned axes,
-                                    uint64_t addr)
+static unsigned tap_memo_slot(const tir_ap_t *a, unsigned axes, uint64_t addr)
 {
     uint64_t h = (uint64_t)a->offset ^ addr << 1 ^ (uint64_t)a->count[0] << 13 ^
                  (uint64_t)a->ndim << 29 ^ (uint64_t)axes << 33;
     h *= 0x9e3779b97f4a7c15ull;
-    return &c->tap_memo[((h >> 32) * LW_TAP_MEMO) >> 32];   /* the product's top bits */
+    return (unsigned)(((h >> 32) * LW_TAP_MEMO) >> 32);   /* the product's top bits */
 }
 
 static int record_access(lower_ctx_t *c, bir_inst_t *in, bir_access_t acc, bool write,
@@ -312,7 +312,8 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
                 unsigned axes, isa_tap_t *out, unsigned *mapped)
 {
     const tir_tensor_t *t = lw_tensor(c, a);
-    if (!t || a->tensor >= c->m->nmlocs) {   /* not a memo key: the full path's error */
+    lw_memo_t *mm = c->memo;
+    if (!t || a->tensor >= c->m->nmlocs || !mm) {   /* not a memo key: the full path (its error) */
         bir_access_t acc;
         if (tap_full(c, a, role, axes, out, mapped, &acc))
             return -1;
@@ -320,15 +321,17 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
     }
     int64_t row = tile_row(t);
     uint64_t addr = c->m->mlocs[a->tensor].addr;
-    lw_tap_memo_t *e = tap_memo_slot(c, a, axes, addr);
-    if (!e->valid || e->axes != axes || e->addr != addr || e->row != row ||
+    unsigned slot = tap_memo_slot(a, axes, addr);
+    lw_tap_memo_t *e = &mm->tap[slot];
+    if (!(mm->tap_valid >> slot & 1u) || e->axes != axes || e->addr != addr || e->row != row ||
         e->kind != t->kind || e->dtype != t->dtype || !lw_same_pattern(&e->ap, a)) {
         bir_access_t acc;
         if (tap_full(c, a, role, axes, out, mapped, &acc))
             return -1;
-        *e = (lw_tap_memo_t){.valid = true, .axes = axes, .mapped = *mapped, .kind = t->kind,
+        *e = (lw_tap_memo_t){.axes = axes, .mapped = *mapped, .kind = t->kind,
                              .dtype = t->dtype, .row = row, .addr = addr, .ap = *a,
                              .tap = *out, .acc = acc};
+        mm->tap_valid |= 1u << slot;
     } else {
         *out = e->tap;
         *mapped = e->mapped;
@@ -338,9 +341,17 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
 
 void lw_tap_memo_clear(lower_ctx_t *c)
 {
-    memset(c->tap_memo, 0, sizeof c->tap_memo);
-    memset(c->dma_memo, 0, sizeof c->dma_memo);   /* (its entries hold no address) */
+    if (!c->memo)   /* not cleared: the masks say what is stored */
+        c->memo = malloc(sizeof *c->memo);
+    if (c->memo)
+        c->memo->tap_valid = c->memo->dma_valid = 0;
     c->dma_use = (lw_dma_use_t){0};
+}
+
+void lw_memo_free(lower_ctx_t *c)
+{
+    free(c->memo);
+    c->memo = NULL;
 }
 
 /* The TAP of a (errors with their messages) and the access it makes

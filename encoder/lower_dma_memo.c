@@ -128,16 +128,17 @@ static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uin
     return true;
 }
 
-/* The memo set (two entries) of src -> dst, or NULL when the op is not memoised (a
- * register offset, or a side without a tensor: the full path's error). */
-static lw_dma_memo_t *dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
-                                    const tir_tensor_t **st, const tir_tensor_t **dt)
+/* The first entry of the memo set (two entries: it and the next) of src
+ * -> dst, or -1 when the op is not memoised (no memo, a register offset,
+ * or a side without a tensor: the full path's error). */
+static int dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
+                        const tir_tensor_t **st, const tir_tensor_t **dt)
 {
     *st = lw_tensor(c, srcap);
     *dt = lw_tensor(c, dstap);
-    if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
+    if (!c->memo || c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
         srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
-        return NULL;
+        return -1;
     /* a few of the key's words in one (the rest are compared) */
     uint64_t w = (uint64_t)(*st)->kind << 56 ^ (uint64_t)(*dt)->kind << 48 ^
                  (uint64_t)(*st)->dtype << 40 ^ (uint64_t)(*dt)->dtype << 32 ^
@@ -145,7 +146,7 @@ static lw_dma_memo_t *dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const 
                  (uint64_t)(srcap->ndim > 0 ? srcap->count[srcap->ndim - 1] : 0) << 12 ^
                  (uint64_t)(dstap->ndim > 0 ? dstap->count[0] : 0);
     uint64_t h = tpb_hash_word(0, w);
-    return &c->dma_memo[h % (LW_DMA_MEMO / 2) * 2];   /* its set: two ways */
+    return (int)(h % (LW_DMA_MEMO / 2) * 2);   /* its set: two ways */
 }
 
 int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
@@ -153,16 +154,21 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
 {
     lw_dma_use_t *u = &c->dma_use;
     const tir_tensor_t *st, *dt;
-    lw_dma_memo_t *set = NULL;
+    int at = -1;
     if (u->rest > 0)
         u->rest--;
     else
-        set = dma_memo_set(c, srcap, dstap, &st, &dt);
-    if (!set)
+        at = dma_memo_set(c, srcap, dstap, &st, &dt);
+    if (at < 0)
         return lw_direct_sides(c, srcap, dstap, s, d, j, nj);
+    lw_memo_t *mm = c->memo;
+    lw_dma_memo_t *set = &mm->dma[at];
+    unsigned valid = mm->dma_valid >> at & 3u;   /* bit w: way w holds an entry */
     uint64_t sa = c->m->mlocs[srcap->tensor].addr, da = c->m->mlocs[dstap->tensor].addr;
-    for (lw_dma_memo_t *e = set; e < set + 2; e++)
-        if (e->valid && side_key_eq(&e->key[0], st, srcap) && side_key_eq(&e->key[1], dt, dstap)) {
+    for (int w = 0; w < 2; w++) {
+        lw_dma_memo_t *e = set + w;
+        if ((valid >> w & 1u) && side_key_eq(&e->key[0], st, srcap) &&
+            side_key_eq(&e->key[1], dt, dstap)) {
             if (!side_placed(c, &e->side[0], srcap->offset, sa, s) ||
                 !side_placed(c, &e->side[1], dstap->offset, da, d))
                 return lw_direct_sides(c, srcap, dstap, s, d, j, nj);   /* its error */
@@ -173,6 +179,7 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
             u->backoff = 0;
             return lw_check_qos(c);   /* the one check that reads the op */
         }
+    }
     if (lw_direct_sides(c, srcap, dstap, s, d, j, nj))
         return -1;
     if (++u->misses >= LW_DMA_MISS_RUN) {   /* rest it, longer each time */
@@ -183,10 +190,10 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
     if (*nj > LW_DMA_MEMO_J)
         return 0;
     /* an empty way, else the one not filled last */
-    lw_dma_memo_t *e = !set[0].valid ? set : !set[1].valid ? set + 1 : set + set[0].last;
+    lw_dma_memo_t *e = !(valid & 1u) ? set : !(valid & 2u) ? set + 1 : set + set[0].last;
     set[0].last = e == set;
     set[1].last = e == set + 1;
-    e->valid = true;
+    mm->dma_valid |= 1u << (at + (int)(e - set));
     e->nj = *nj;
     side_key_set(&e->key[0], st, srcap);
     side_key_set(&e->key[1], dt, dstap);
