@@ -11,7 +11,9 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc_fit.h"
 #include "alloc_order.h"
@@ -512,6 +514,34 @@ static void test_group_by_str_distinct(void **state)
     assert_int_equal(enc_group_by_str(r, 0, perm, NULL), 0);
 }
 
+/* The interner's growth (alloc_order.c interner_grow): thousands of new
+ * strings take the larger steps, a run of new strings that then repeat
+ * (copies at other addresses: no pointer memo) keeps them apart; the
+ * counts and the order are those of the plain stable sort either way. */
+static void test_group_by_str_growth(void **state)
+{
+    (void)state;
+    enum { N = 3000, NEW = 100 };
+    static char buf[N][16];
+    static const char *s[N];
+    static int perm[N], ref[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "body[%d]", i);
+        s[i] = buf[i];
+    }
+    assert_int_equal(enc_group_by_str(s, N, perm, NULL), N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(perm[i], i);
+    for (int i = NEW; i < N; i++)   /* NEW paths, then each again in turn */
+        snprintf(buf[i], sizeof buf[i], "body[%d]", (i * 7) % NEW);
+    assert_int_equal(enc_group_by_str(s, N, perm, NULL), NEW);
+    assert_int_equal(enc_stable_order_by_str(s, N, ref), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(perm[i], ref[i]);
+    for (int i = 1; i < N; i++)
+        assert_true(strcmp(s[perm[i - 1]], s[perm[i]]) <= 0);
+}
+
 static int cmp_int(const void *x, const void *y)
 {
     int a = *(const int *)x, b = *(const int *)y;
@@ -677,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_fit_runs_set_visits_path),
         cmocka_unit_test(test_fit_runs_stacked_no_visits),
         cmocka_unit_test(test_group_by_str_distinct),
+        cmocka_unit_test(test_group_by_str_growth),
         cmocka_unit_test(test_sort_unless_sorted),
         cmocka_unit_test(test_alloc_many_live_lowest_address),
         cmocka_unit_test(test_assign_one_walk_matches_passes),
