@@ -59,7 +59,12 @@ typedef struct {
     int64_t lo, hi;           /* element spans around the offset (SBUF/PSUM: in the row) */
     int64_t total;            /* HBM: the tensor's elements */
     int64_t row, hull;        /* SBUF/PSUM: elements per partition, partitions spanned */
-    bir_access_t acc;         /* at offset 0 of a tensor at address 0, its role's write flag */
+    /* the access at offset 0 of a tensor at address 0: its bytes [lo_b,
+     * hi_b) (not cut to 48 bits: the access cuts them when placed), its
+     * partitions [0, p1) and its role's write flag */
+    uint64_t lo_b, hi_b;
+    unsigned p1;
+    bool write;
     struct lw_dma_placed {    /* the last placements (off -1: none): a loop's DMA */
         int64_t off;          /* rotating over a few buffers meets them again */
         uint64_t addr, base;

@@ -41,11 +41,11 @@ static void side_to_memo(lw_dma_side_t *m, const dside_t *s, int64_t off, uint64
     *m = (lw_dma_side_t){.space = s->space, .dtype = s->dtype, .dsz = s->dsz, .elems = s->elems,
                          .lo = s->lo, .hi = s->hi, .total = s->total, .row = s->row,
                          .hull = s->hull};
-    /* the access at offset 0 of a tensor at address 0 (bounds mod 2^48,
-     * as the access keeps them) */
-    m->acc = (bir_access_t){.space = s->space, .p0 = 0, .p1 = hbm ? 1 : (unsigned)s->hull,
-                            .lo = (uint64_t)s->lo * s->dsz, .hi = (uint64_t)(s->hi + 1) * s->dsz,
-                            .write = s->acc.write};
+    /* the access at offset 0 of a tensor at address 0 */
+    m->lo_b = (uint64_t)s->lo * s->dsz;
+    m->hi_b = (uint64_t)(s->hi + 1) * s->dsz;
+    m->p1 = hbm ? 1 : (unsigned)s->hull;
+    m->write = s->acc.write;
     m->placed[0] = (struct lw_dma_placed){off, addr, s->base, s->acc};
     for (int i = 1; i < LW_DMA_PLACED; i++)
         m->placed[i].off = -1;
@@ -74,8 +74,8 @@ static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off
     if (off < 0)
         return false;
     side_head(s, m);
-    s->acc = m->acc;
     uint64_t at;
+    unsigned p0 = 0;
     if (m->space == ISA_SPACE_HBM) {
         if (off + m->lo < 0 || off + m->hi >= m->total)
             return false;
@@ -88,13 +88,11 @@ static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off
             return false;
         at = addr + (uint64_t)foff * s->dsz;
         s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + at;
-        if (start) {
-            s->acc.p0 = (unsigned)start;
-            s->acc.p1 = (unsigned)(start + m->hull);
-        }
+        p0 = (unsigned)start;
     }
-    s->acc.lo = (uint64_t)s->acc.lo + at;
-    s->acc.hi = (uint64_t)s->acc.hi + at;
+    /* built whole: the packed access's fields stored once each */
+    s->acc = (bir_access_t){.space = m->space, .p0 = p0, .p1 = p0 + m->p1, .lo = m->lo_b + at,
+                            .hi = m->hi_b + at, .write = m->write};
     return true;
 }
 
