@@ -212,14 +212,6 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     c->sub++;
 }
 
-bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op)
-{
-    bir_inst_t *in = bir_block_next(bir_main_block(c->m), c->err);
-    if (in)
-        lw_inst(c, in, opc, op);
-    return in;
-}
-
 int lw_emit(lower_ctx_t *c, bir_inst_t *in)
 {
     int req = c->op->engine;

@@ -171,7 +171,14 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
 /* lw_inst in the main block's next slot (bir_block_next): lw_emit commits
  * it there without a copy.  NULL when out of memory (error set).  Until it
  * is emitted nothing else may be appended to the block. */
-bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op);
+static inline bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op)
+{
+    /* inline: one call per instruction (lw_inst), not two */
+    bir_inst_t *in = bir_block_next(bir_main_block(c->m), c->err);
+    if (in)
+        lw_inst(c, in, opc, op);
+    return in;
+}
 /* Append; applies the op's requested engine (error if illegal). */
 int lw_emit(lower_ctx_t *c, bir_inst_t *in);
 /* A collective semaphore slot is in use: reserve one slot per core of the
