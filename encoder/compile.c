@@ -2,6 +2,7 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,7 +336,12 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     cc->k = k;
     if (bir_module_init(&cc->m, core, k->ntensors, err))
         return -1;
-    lower_ctx_t c = {.k = k, .t = t, .m = &cc->m, .err = err, .ident_hbm = -1};
+    /* the fields before the memos only: a compound literal would clear
+     * all 37 KiB (faulting in stack pages) where lw_tap_memo_clear empties
+     * the memos by their masks */
+    lower_ctx_t c;
+    memset(&c, 0, offsetof(lower_ctx_t, memo));
+    c.k = k, c.t = t, c.m = &cc->m, c.err = err, c.ident_hbm = -1;
     sched_rr_event_t *ev = NULL;
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))

@@ -151,7 +151,6 @@ int lower_kernel(lower_ctx_t *c)
             rc = c->op_done(c->op_done_arg, i);
     }
     free(target);
-    lw_memo_free(c);
     return rc;
 }
 
@@ -304,8 +303,8 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
                 unsigned axes, isa_tap_t *out, unsigned *mapped)
 {
     const tir_tensor_t *t = lw_tensor(c, a);
-    lw_memo_t *mm = c->memo;
-    if (!t || a->tensor >= c->m->nmlocs || !mm) {   /* not a memo key: the full path (its error) */
+    lw_memo_t *mm = &c->memo;
+    if (!t || a->tensor >= c->m->nmlocs) {   /* not a memo key: the full path's error */
         bir_access_t acc;
         if (tap_full(c, a, role, axes, out, mapped, &acc))
             return -1;
@@ -333,17 +332,8 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
 
 void lw_tap_memo_clear(lower_ctx_t *c)
 {
-    if (!c->memo)   /* not cleared: the masks say what is stored */
-        c->memo = malloc(sizeof *c->memo);
-    if (c->memo)
-        c->memo->tap_valid = c->memo->dma_valid = 0;
+    c->memo.tap_valid = c->memo.dma_valid = 0;   /* the entries: not read until written */
     c->dma_use = (lw_dma_use_t){0};
-}
-
-void lw_memo_free(lower_ctx_t *c)
-{
-    free(c->memo);
-    c->memo = NULL;
 }
 
 /* The TAP of a (errors with their messages) and the access it makes

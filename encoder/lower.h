@@ -106,11 +106,11 @@ typedef struct {
     long hits;                /* answered from the memo (tests read it) */
 } lw_dma_use_t;
 
-/* Both memos, on the heap beside the context: 37 KiB that a small kernel
- * touches a few entries of.  Emptied by clearing the two masks, not the
- * entries (an entry is written whole when stored), so neither the clear
- * nor the context's initialiser zeroes them and their untouched pages are
- * never faulted in. */
+/* Both memos: 37 KiB that a small kernel touches a few entries of.
+ * Emptied by clearing the two masks, not the entries (an entry is written
+ * whole when stored), so neither the clear nor the driver's set-up of the
+ * context (compile.c prelink: the fields before it only) zeroes them, and
+ * their untouched pages are never faulted in. */
 typedef struct {
     uint32_t tap_valid;       /* bit i: tap[i] holds an entry */
     uint32_t dma_valid;       /* bit i: dma[i] holds an entry */
@@ -135,15 +135,15 @@ typedef struct {
     bool no_deps;             /* the caller knows that no op names explicit deps
                                  (ndeps 0): lower_kernel skips its pass over the ops
                                  looking for them */
-    /* the operand and DMA memos (lw_tap_memo_clear makes them, lw_memo_free
-     * frees them); NULL: none, every operand and DMA takes the full path */
-    lw_memo_t *memo;
     /* called after op i is lowered (NULL: none); no later step of the
      * lowering reads an op before i, so the driver may release them.  -1
      * (its error set): the lowering stops with it */
     int (*op_done)(void *arg, int i);
     void *op_done_arg;
     lw_dma_use_t dma_use;     /* zeroed: no run (lower_kernel clears it) */
+    /* the operand and DMA memos, emptied by lw_tap_memo_clear (lower_kernel
+     * does); last: a context may be set up without them */
+    lw_memo_t memo;
 } lower_ctx_t;
 
 /* Lower every op of k into m (mlocs must be allocated). */
@@ -203,20 +203,16 @@ static inline int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool
     return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
 }
 /* Empty the lw_tap_axes memo and lower_direct's (the kernel, its mlocs or
- * the target changed); the first call makes them (c->memo; out of memory:
- * none, the lowering goes without).  lower_kernel clears them when it
- * starts and frees them when it ends; a caller that clears them itself
- * frees them with lw_memo_free. */
+ * the target changed); lower_kernel does when it starts. */
 void lw_tap_memo_clear(lower_ctx_t *c);
-void lw_memo_free(lower_ctx_t *c);
 /* Whether entry i of the operand / DMA memo holds one (tests). */
 static inline bool lw_tap_memo_valid(const lower_ctx_t *c, int i)
 {
-    return c->memo && (c->memo->tap_valid >> i & 1u);
+    return c->memo.tap_valid >> i & 1u;
 }
 static inline bool lw_dma_memo_valid(const lower_ctx_t *c, int i)
 {
-    return c->memo && (c->memo->dma_valid >> i & 1u);
+    return c->memo.dma_valid >> i & 1u;
 }
 /* a and b equal but for the tensor they name. */
 static inline bool lw_same_pattern(const tir_ap_t *a, const tir_ap_t *b)

@@ -127,14 +127,14 @@ static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uin
 }
 
 /* The first entry of the memo set (two entries: it and the next) of src
- * -> dst, or -1 when the op is not memoised (no memo, a register offset,
- * or a side without a tensor: the full path's error). */
+ * -> dst, or -1 when the op is not memoised (a register offset, or a side
+ * without a tensor: the full path's error). */
 static int dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
                         const tir_tensor_t **st, const tir_tensor_t **dt)
 {
     *st = lw_tensor(c, srcap);
     *dt = lw_tensor(c, dstap);
-    if (!c->memo || c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
+    if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
         srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
         return -1;
     /* a few of the key's words in one (the rest are compared) */
@@ -159,7 +159,7 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
         at = dma_memo_set(c, srcap, dstap, &st, &dt);
     if (at < 0)
         return lw_direct_sides(c, srcap, dstap, s, d, j, nj);
-    lw_memo_t *mm = c->memo;
+    lw_memo_t *mm = &c->memo;
     lw_dma_memo_t *set = &mm->dma[at];
     unsigned valid = mm->dma_valid >> at & 3u;   /* bit w: way w holds an entry */
     uint64_t sa = c->m->mlocs[srcap->tensor].addr, da = c->m->mlocs[dstap->tensor].addr;

@@ -162,8 +162,6 @@ static void test_dma_memo_matches_full(void **state)
      * then the full path's error) */
     assert_int_equal(memo.dma_use.hits, 8);
     assert_int_equal(full.dma_use.hits, 0);
-    lw_memo_free(&memo);
-    lw_memo_free(&full);
     fix_free(&f);
 }
 
@@ -202,8 +200,6 @@ static void test_dma_memo_other_tensor(void **state)
         /* t1 keeps t0's key until its dtype changes */
         assert_int_equal(memo.dma_use.hits - hits, step <= 1 ? 1 : 0);
     }
-    lw_memo_free(&memo);
-    lw_memo_free(&full);
     fix_free(&f);
 }
 
@@ -233,8 +229,6 @@ static void test_dma_memo_placements(void **state)
         assert_int_equal(x.rc, 0);
     }
     assert_int_equal(memo.dma_use.hits, 4 * (LW_DMA_PLACED + 2) - 1);
-    lw_memo_free(&memo);
-    lw_memo_free(&full);
     fix_free(&f);
 }
 
@@ -245,7 +239,7 @@ static const lw_dma_memo_t *only_entry(const lower_ctx_t *c)
     for (int i = 0; i < LW_DMA_MEMO; i++)
         if (lw_dma_memo_valid(c, i)) {
             assert_null(e);
-            e = &c->memo->dma[i];
+            e = &c->memo.dma[i];
         }
     assert_non_null(e);
     return e;
@@ -288,8 +282,6 @@ static void test_dma_memo_placement_rests(void **state)
             assert_int_equal(e->side[0].misses, 0);
     }
     assert_int_equal(memo.dma_use.hits, N + 3);
-    lw_memo_free(&memo);
-    lw_memo_free(&full);
     fix_free(&f);
 }
 
@@ -336,7 +328,6 @@ static void test_dma_memo_rests(void **state)
         assert_false(lw_dma_memo_valid(&c, i));
     assert_int_equal(dma_on(&c, &again).rc, 0);
     assert_int_equal(c.dma_use.hits, 0);
-    lw_memo_free(&c);
     fix_free(&f);
 }
 
@@ -370,7 +361,6 @@ static void test_inst_in_place(void **state)
     assert_int_equal(b->ninsts, n + 1);
     assert_ptr_equal(b->insts[n].isa.f, body);
     assert_string_equal(b->insts[n].name, "nm.1");
-    lw_memo_free(&c);
     fix_free(&f);
 }
 

@@ -75,7 +75,7 @@ static lower_ctx_t ctx_of(fix_t *f)
     lower_ctx_t c = {.k = &f->k, .t = trn2(), .m = &f->r.m, .err = &f->r.err, .ident_hbm = -1,
                      .ident_tile = -1};
     c.op = &f->k.ops[0];
-    lw_tap_memo_clear(&c);   /* makes the memo */
+    lw_tap_memo_clear(&c);   /* (zeroed: empty already) */
     return c;
 }
 
@@ -115,8 +115,6 @@ static void test_tap_memo_matches_full(void **state)
                     assert_int_equal(x.acc.write, w);
             }
     }
-    lw_memo_free(&memo);
-    lw_memo_free(&full);
     fix_free(&f);
 }
 
@@ -141,13 +139,12 @@ static void test_tap_memo_records(void **state)
     for (int i = 0; i < LW_TAP_MEMO; i++)
         if (lw_tap_memo_valid(&c, i)) {
             found++;
-            assert_true(tir_ap_equal(&c.memo->tap[i].ap, wa));
-            assert_int_equal(c.memo->tap[i].axes, 1);
-            assert_memory_equal(&c.memo->tap[i].tap, &x.tap, sizeof x.tap);
-            assert_int_equal(c.memo->tap[i].acc.write, 0);
+            assert_true(tir_ap_equal(&c.memo.tap[i].ap, wa));
+            assert_int_equal(c.memo.tap[i].axes, 1);
+            assert_memory_equal(&c.memo.tap[i].tap, &x.tap, sizeof x.tap);
+            assert_int_equal(c.memo.tap[i].acc.write, 0);
         }
     assert_int_equal(found, 1);
-    lw_memo_free(&c);
     fix_free(&f);
 }
 
@@ -186,14 +183,12 @@ static void test_tap_memo_other_tensor(void **state)
         int n = 0, of_a = 0;
         for (int i = 0; i < LW_TAP_MEMO; i++)
             if (lw_tap_memo_valid(&memo, i))
-                n++, of_a += memo.memo->tap[i].ap.tensor == f.a;
+                n++, of_a += memo.memo.tap[i].ap.tensor == f.a;
         if (step == 1)   /* the dtype is not hashed: b's key takes a's slot, b replaced a */
             assert_int_equal(n, 1), assert_int_equal(of_a, 0);
         if (step == 2)   /* b found a's entry: nothing was added */
             assert_int_equal(n, 1), assert_int_equal(of_a, 1);
     }
-    lw_memo_free(&memo);
-    lw_memo_free(&full);
     fix_free(&f);
 }
 
