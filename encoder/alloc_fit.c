@@ -9,16 +9,16 @@ static inline void apply(fit_runs_t *r, int node, int len, int v)
 {
     int f = v == USED ? 0 : len;
     r->t[node].pre = r->t[node].suf = r->t[node].best = f;
-    r->t[node].lazy = (signed char)v;
+    r->lazy[node] = (signed char)v;
 }
 
 static inline void push(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
-    if (r->t[node].lazy == NONE)
+    if (r->lazy[node] == NONE)
         return;
-    apply(r, 2 * node, mid - lo, r->t[node].lazy);
-    apply(r, 2 * node + 1, hi - mid, r->t[node].lazy);
-    r->t[node].lazy = NONE;
+    apply(r, 2 * node, mid - lo, r->lazy[node]);
+    apply(r, 2 * node + 1, hi - mid, r->lazy[node]);
+    r->lazy[node] = NONE;
 }
 
 static int max3(int a, int b, int c)
@@ -44,9 +44,10 @@ int fit_runs_init(fit_runs_t *r, int n)
     size_t nodes = 2;
     while (nodes < 2 * (size_t)r->n)
         nodes *= 2;
-    r->t = malloc(nodes * sizeof *r->t);
+    r->t = malloc(nodes * (sizeof *r->t + sizeof *r->lazy));
     if (!r->t)
         return -1;
+    r->lazy = (signed char *)(r->t + nodes);
     apply(r, 1, r->n, FREE);   /* children are set when first pushed into */
     r->top_lo = r->top_hi = 0;
     return 0;
@@ -56,6 +57,7 @@ void fit_runs_free(fit_runs_t *r)
 {
     free(r->t);
     r->t = NULL;
+    r->lazy = NULL;
 }
 
 /* [a, b) overlaps [lo, hi): only the children it overlaps are entered (a

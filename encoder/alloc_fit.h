@@ -15,13 +15,15 @@
  * each; the run enters the tree when a change reaches below its end. */
 typedef struct {
     int pre, suf, best;
-    signed char lazy;    /* -1 none, 0 free, 1 used: the whole node */
 } fit_node_t;
 typedef struct {
     int n;
-    /* the nodes (root 1), one block: a node's fields share a cache line,
-     * and a small kernel's few placements touch a page or two of it */
+    /* the nodes (root 1) and their pending assignments, one block below
+     * malloc's mapping threshold (SBUF's 3072 granules: 104 KiB): a node's
+     * runs share a cache line, and a small kernel's few placements touch
+     * a page or two of it */
     fit_node_t *t;
+    signed char *lazy;   /* -1 none, 0 free, 1 used: the whole node */
     int top_lo, top_hi;  /* the used run beside the tree (top_lo == top_hi: none) */
     long visits;         /* nodes the tree's updates entered (tests: O(log n) each) */
 } fit_runs_t;
