@@ -639,10 +639,14 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
     for (int i = 0, e = 0; i < nr; i++) {
         bir_mloc_t *ml = reqs[i].ml;
         /* ended before this first use: placed already (first-use order) */
-        for (; e < nr && ends[e].last < ml->first_use; e++) {
+        for (; e < nr && ends[e].last < ml->first_use && rc == 0; e++) {
             const bir_mloc_t *d = reqs[ends[e].i].ml;
-            fit_runs_set(&fr, (int)(d->addr / SBUF_ALIGN),
-                         (int)((d->addr + d->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN), false);
+            rc = fit_runs_set(&fr, (int)(d->addr / SBUF_ALIGN),
+                              (int)((d->addr + d->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN), false);
+        }
+        if (rc) {
+            rc = tpb_errf(err, "out of memory in the allocator");
+            break;
         }
         int need = (int)((ml->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN);
         uint64_t a = (uint64_t)fit_runs_first(&fr, need) * SBUF_ALIGN;
@@ -655,7 +659,10 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
             break;
         }
         ml->addr = a;
-        fit_runs_set(&fr, (int)(a / SBUF_ALIGN), (int)(a / SBUF_ALIGN) + need, true);
+        if (fit_runs_set(&fr, (int)(a / SBUF_ALIGN), (int)(a / SBUF_ALIGN) + need, true)) {
+            rc = tpb_errf(err, "out of memory in the allocator");
+            break;
+        }
         if (a + ml->bytes > *peak)
             *peak = a + ml->bytes;
     }

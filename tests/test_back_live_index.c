@@ -462,11 +462,23 @@ static void test_fit_runs_stacked_no_visits(void **state)
     for (int i = 0; i < 1000; i++) {
         int need = 1 + i % 3, g = fit_runs_first(&fr, need);
         assert_int_equal(g, brute_first(used, N, need));
-        fit_runs_set(&fr, g, g + need, true);
+        assert_int_equal(fit_runs_set(&fr, g, g + need, true), 0);
         for (int x = g; x < g + need; x++)
             used[x] = true;
     }
     assert_int_equal(fr.visits, 0);
+    assert_null(fr.t);   /* the top run alone: the tree never made */
+    /* a free at the top stays in the run; a hole below it makes the tree */
+    int top = 0;
+    while (top < N && used[top])
+        top++;
+    assert_int_equal(fit_runs_set(&fr, top - 1, top, false), 0);
+    used[top - 1] = false;
+    assert_null(fr.t);
+    assert_int_equal(fit_runs_set(&fr, 10, 12, false), 0);
+    used[10] = used[11] = false;
+    assert_non_null(fr.t);
+    assert_int_equal(fit_runs_first(&fr, 2), 10);
     uint32_t st = 7;
     for (int step = 0; step < 4000; step++) {
         int top = N;
