@@ -100,8 +100,10 @@ static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
 
 int lower_kernel(lower_ctx_t *c)
 {
-    /* the name dispatch, resolved once per op kind */
-    lower_fn by_kind[TIR_OP_COUNT] = {NULL};
+    /* the name dispatch and the name, resolved once per op kind (name_of
+     * and by_kind are read only where resolved) */
+    lower_fn by_kind[TIR_OP_COUNT];
+    const char *name_of[TIR_OP_COUNT];
     bool resolved[TIR_OP_COUNT] = {false};
     bool *target = NULL;
     for (int i = 0; i < c->k->nops && !c->no_deps; i++)
@@ -128,17 +130,20 @@ int lower_kernel(lower_ctx_t *c)
         c->opi = i;
         c->op = &c->k->ops[i];
         c->sub = 0;
-        const char *name = tir_op_name(c->op->kind);
-        c->kind_of = c->op, c->op_kind = name;
         unsigned kind = (unsigned)c->op->kind;
+        const char *name;
         lower_fn fn;
         if (kind < TIR_OP_COUNT) {
-            if (!resolved[kind])
-                by_kind[kind] = find_lowering(name), resolved[kind] = true;
-            fn = by_kind[kind];
+            if (!resolved[kind]) {
+                name_of[kind] = tir_op_name(c->op->kind);
+                by_kind[kind] = find_lowering(name_of[kind]), resolved[kind] = true;
+            }
+            name = name_of[kind], fn = by_kind[kind];
         } else {
+            name = tir_op_name(c->op->kind);
             fn = find_lowering(name);
         }
+        c->kind_of = c->op, c->op_kind = name;
         if (!fn) {
             rc = lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
             break;
