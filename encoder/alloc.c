@@ -223,9 +223,11 @@ static void permute(req_t **by, const int *perm, int n, req_t **tmp)
  * first-use order (reqs is sorted so, and each tile is its own tensor) that
  * order is a stable sort by path, done on ranks of the distinct paths
  * instead of a strcmp per compared pair; otherwise qsort as before.
- * scratch: room for n req_t (a path, a rank and an id per entry). */
-static int group_by_path(req_t **by, int n, req_t *scratch)
+ * scratch: room for n req_t (a path, a rank and an id per entry).
+ * *distinct: every path is another (no group: by unchanged), else false. */
+static int group_by_path(req_t **by, int n, req_t *scratch, bool *distinct)
 {
+    *distinct = false;
     bool strict = true;
     for (int i = 1; i < n && strict; i++)
         strict = cmp_first_use(by[i - 1], by[i]) < 0;
@@ -243,6 +245,7 @@ static int group_by_path(req_t **by, int n, req_t *scratch)
     int nd = enc_group_by_str(paths, n, perm, id);   /* n: no groups, by unchanged */
     if (nd >= 0 && nd < n)
         permute(by, perm, n, (req_t **)(void *)paths);   /* paths are read no more */
+    *distinct = nd == n;
     return nd < 0 ? -1 : 0;
 }
 
@@ -390,14 +393,16 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, 
             r->by[n++] = &reqs[i];
     }
     /* work is not used before rot_apply: its pages serve the sort */
-    if (group_by_path(r->by, n, r->work))
+    bool distinct;
+    if (group_by_path(r->by, n, r->work, &distinct))
         return -1;
     /* groups are kept contiguous in by (start[g + 1] ends group g): a tile
      * declared once needs no rotation and is dropped from by, so that it
-     * does not join the group before it */
+     * does not join the group before it (every path distinct: no group,
+     * no strcmp of each neighbour to find that again) */
     int m = 0;
     r->start[0] = 0;
-    for (int g = 0; g < n;) {
+    for (int g = 0; g < n && !distinct;) {
         int e = g + 1;
         while (e < n && (r->by[e]->path == r->by[g]->path ||   /* interned: mostly */
                          strcmp(r->by[e]->path, r->by[g]->path) == 0))
@@ -634,10 +639,14 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
     for (int i = 0, e = 0; i < nr; i++) {
         bir_mloc_t *ml = reqs[i].ml;
         /* ended before this first use: placed already (first-use order) */
-        for (; e < nr && ends[e].last < ml->first_use; e++) {
+        for (; e < nr && ends[e].last < ml->first_use && rc == 0; e++) {
             const bir_mloc_t *d = reqs[ends[e].i].ml;
-            fit_runs_set(&fr, (int)(d->addr / SBUF_ALIGN),
-                         (int)((d->addr + d->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN), false);
+            rc = fit_runs_set(&fr, (int)(d->addr / SBUF_ALIGN),
+                              (int)((d->addr + d->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN), false);
+        }
+        if (rc) {
+            rc = tpb_errf(err, "out of memory in the allocator");
+            break;
         }
         int need = (int)((ml->bytes + SBUF_ALIGN - 1) / SBUF_ALIGN);
         uint64_t a = (uint64_t)fit_runs_first(&fr, need) * SBUF_ALIGN;
@@ -650,7 +659,10 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
             break;
         }
         ml->addr = a;
-        fit_runs_set(&fr, (int)(a / SBUF_ALIGN), (int)(a / SBUF_ALIGN) + need, true);
+        if (fit_runs_set(&fr, (int)(a / SBUF_ALIGN), (int)(a / SBUF_ALIGN) + need, true)) {
+            rc = tpb_errf(err, "out of memory in the allocator");
+            break;
+        }
         if (a + ml->bytes > *peak)
             *peak = a + ml->bytes;
     }

@@ -8,7 +8,7 @@ enum { NONE = -1, FREE = 0, USED = 1 };
 static inline void apply(fit_runs_t *r, int node, int len, int v)
 {
     int f = v == USED ? 0 : len;
-    r->pre[node] = r->suf[node] = r->best[node] = f;
+    r->t[node].pre = r->t[node].suf = r->t[node].best = f;
     r->lazy[node] = (signed char)v;
 }
 
@@ -30,31 +30,43 @@ static int max3(int a, int b, int c)
 static inline void pull(fit_runs_t *r, int node, int lo, int mid, int hi)
 {
     int L = 2 * node, R = L + 1;
-    r->pre[node] = r->pre[L] == mid - lo ? mid - lo + r->pre[R] : r->pre[L];
-    r->suf[node] = r->suf[R] == hi - mid ? hi - mid + r->suf[L] : r->suf[R];
-    r->best[node] = max3(r->best[L], r->best[R], r->suf[L] + r->pre[R]);
+    r->t[node].pre = r->t[L].pre == mid - lo ? mid - lo + r->t[R].pre : r->t[L].pre;
+    r->t[node].suf = r->t[R].suf == hi - mid ? hi - mid + r->t[L].suf : r->t[R].suf;
+    r->t[node].best = max3(r->t[L].best, r->t[R].best, r->t[L].suf + r->t[R].pre);
 }
 
 int fit_runs_init(fit_runs_t *r, int n)
 {
     r->n = n > 0 ? n : 1;
     r->visits = 0;
-    size_t nodes = 4 * (size_t)r->n;
-    r->pre = malloc(nodes * sizeof *r->pre);
-    r->suf = malloc(nodes * sizeof *r->suf);
-    r->best = malloc(nodes * sizeof *r->best);
-    r->lazy = malloc(nodes);
-    if (!r->pre || !r->suf || !r->best || !r->lazy)
-        return -1;
-    apply(r, 1, r->n, FREE);   /* children are set when first pushed into */
+    r->t = NULL;   /* made when first marked used (tree_make) */
+    r->lazy = NULL;
     r->top_lo = r->top_hi = 0;
+    return 0;
+}
+
+/* The tree, all free, when it is first needed: tiles placed one above
+ * another (a small kernel's few, or thousands live at once) stay in the
+ * top run and never need it, nor its 100 KiB.  -1 when out of memory. */
+static int tree_make(fit_runs_t *r)
+{
+    /* halving [0, n) reaches a leaf within ceil(log2 n) levels: node
+     * indices stay below twice the next power of two */
+    size_t nodes = 2;
+    while (nodes < 2 * (size_t)r->n)
+        nodes *= 2;
+    r->t = malloc(nodes * (sizeof *r->t + sizeof *r->lazy));
+    if (!r->t)
+        return -1;
+    r->lazy = (signed char *)(r->t + nodes);
+    apply(r, 1, r->n, FREE);   /* children are set when first pushed into */
     return 0;
 }
 
 void fit_runs_free(fit_runs_t *r)
 {
-    free(r->pre), free(r->suf), free(r->best), free(r->lazy);
-    r->pre = r->suf = r->best = NULL;
+    free(r->t);
+    r->t = NULL;
     r->lazy = NULL;
 }
 
@@ -80,8 +92,10 @@ static void set_rec(fit_runs_t *r, int node, int lo, int hi, int a, int b, int v
  * inside one child (a tile's few granules: all the way down): the same
  * pushes on the way down and pulls on the way up, in the same order.
  * 0 <= lo < hi <= n. */
-static void tree_set(fit_runs_t *r, int lo, int hi, int v)
+static int tree_set(fit_runs_t *r, int lo, int hi, int v)
 {
+    if (!r->t && (v == FREE || tree_make(r)))   /* not made: all free already */
+        return v == FREE ? 0 : -1;
     int pn[64], pl[64], ph[64], depth = 0;   /* the path: node and its range */
     int node = 1, a = 0, b = r->n;
     for (;;) {
@@ -105,6 +119,7 @@ static void tree_set(fit_runs_t *r, int lo, int hi, int v)
     }
     while (depth-- > 0)
         pull(r, pn[depth], pl[depth], pl[depth] + (ph[depth] - pl[depth]) / 2, ph[depth]);
+    return 0;
 }
 
 /* Leftmost start of `need` free granules inside node (best >= need).  A
@@ -112,12 +127,12 @@ static void tree_set(fit_runs_t *r, int lo, int hi, int v)
  * used (never entered), so its stale children are never read. */
 static int first_rec(const fit_runs_t *r, int node, int lo, int hi, int need)
 {
-    while (r->best[node] < hi - lo) {   /* not all free */
+    while (r->t[node].best < hi - lo) {   /* not all free */
         int mid = lo + (hi - lo) / 2, L = 2 * node, R = L + 1;
-        if (r->best[L] >= need) {
+        if (r->t[L].best >= need) {
             node = L, hi = mid;
-        } else if (r->suf[L] + r->pre[R] >= need) {
-            return mid - r->suf[L];
+        } else if (r->t[L].suf + r->t[R].pre >= need) {
+            return mid - r->t[L].suf;
         } else {
             node = R, lo = mid;
         }
@@ -129,14 +144,16 @@ static int first_rec(const fit_runs_t *r, int node, int lo, int hi, int need)
  * (continued past n). */
 static int tree_first(const fit_runs_t *r, int need)
 {
-    if (r->best[1] >= need)
+    if (!r->t)   /* all free */
+        return 0;
+    if (r->t[1].best >= need)
         return first_rec(r, 1, 0, r->n, need);
-    return r->n - r->suf[1];
+    return r->n - r->t[1].suf;
 }
 
 /* Where the tree's free run at the end starts: it holds nothing used from
  * there on. */
-static inline int tree_tail(const fit_runs_t *r) { return r->n - r->suf[1]; }
+static inline int tree_tail(const fit_runs_t *r) { return r->t ? r->n - r->t[1].suf : 0; }
 
 /* [lo, hi) used when it joins the top run (or starts one) wholly above
  * the tree's used granules: the top run grows to cover it. */
@@ -152,16 +169,18 @@ static bool top_take(fit_runs_t *r, int lo, int hi)
 
 /* [lo, hi) freed: the tree frees its part below the top run (the tree is
  * free from the run on), the run loses what it covers; a hole in the
- * middle of the run moves the run's part below the hole into the tree. */
-static void top_free(fit_runs_t *r, int lo, int hi)
+ * middle of the run moves the run's part below the hole into the tree.
+ * -1 when the tree cannot be made (nothing changed). */
+static int top_free(fit_runs_t *r, int lo, int hi)
 {
     int tl = r->top_lo, th = r->top_hi;
     if (lo < tl)
-        tree_set(r, lo, hi < tl ? hi : tl, FREE);
+        tree_set(r, lo, hi < tl ? hi : tl, FREE);   /* (frees: never fails) */
     if (hi <= tl || lo >= th)
-        return;
+        return 0;
     if (lo > tl && hi < th) {
-        tree_set(r, tl, lo, USED);
+        if (tree_set(r, tl, lo, USED))
+            return -1;
         r->top_lo = hi;
     } else if (lo > tl) {
         r->top_hi = lo;
@@ -170,30 +189,27 @@ static void top_free(fit_runs_t *r, int lo, int hi)
     } else {
         r->top_lo = r->top_hi = 0;
     }
+    return 0;
 }
 
-void fit_runs_set(fit_runs_t *r, int lo, int hi, bool used)
+int fit_runs_set(fit_runs_t *r, int lo, int hi, bool used)
 {
     if (lo < 0)
         lo = 0;
     if (hi > r->n)
         hi = r->n;
     if (lo >= hi)
-        return;
-    if (!used) {
-        if (r->top_lo < r->top_hi)
-            top_free(r, lo, hi);
-        else
-            tree_set(r, lo, hi, FREE);
-        return;
-    }
+        return 0;
+    if (!used)
+        return r->top_lo < r->top_hi ? top_free(r, lo, hi) : tree_set(r, lo, hi, FREE);
     if (top_take(r, lo, hi))
-        return;
+        return 0;
     if (r->top_lo < r->top_hi && hi > r->top_lo) {   /* reaches the run: into the tree */
-        tree_set(r, r->top_lo, r->top_hi, USED);
+        if (tree_set(r, r->top_lo, r->top_hi, USED))
+            return -1;
         r->top_lo = r->top_hi = 0;
     }
-    tree_set(r, lo, hi, USED);
+    return tree_set(r, lo, hi, USED);
 }
 
 /* The tree's answer, unless that is its free run at the end: the top run

@@ -64,11 +64,26 @@ static int interner_rehash(interner_t *t, size_t cap)
     return 0;
 }
 
-/* The index of string s (hash h) among the distinct strings, added when
- * new; -1 when out of memory. */
-static int interner_id(interner_t *t, const char *s, uint64_t h)
+/* The table's next size: twice the last, or, while every string met so
+ * far (seen, t->nd of them) was new, up to eight times the last towards
+ * what all n need if they stay new (a flat body's tiles: thousands of
+ * paths, each its own) -- a third of the rehashes.  A loop's tiles repeat
+ * their paths early and keep the doubling; the factor bounds what a run
+ * of new strings that then repeat can oversize the table by. */
+static size_t interner_grow(const interner_t *t, int seen, int n)
 {
-    if (2 * (size_t)(t->nd + 1) >= t->cap && interner_rehash(t, t->cap ? 2 * t->cap : 64))
+    size_t cap = t->cap ? 2 * t->cap : 64;
+    if (t->nd == seen && t->cap)
+        while (cap <= 2 * (size_t)n && cap < 8 * t->cap)
+            cap *= 2;
+    return cap;
+}
+
+/* The index of string s (hash h, the seen-th string of n) among the
+ * distinct strings, added when new; -1 when out of memory. */
+static int interner_id(interner_t *t, const char *s, uint64_t h, int seen, int n)
+{
+    if (2 * (size_t)(t->nd + 1) >= t->cap && interner_rehash(t, interner_grow(t, seen, n)))
         return -1;
     size_t j = (size_t)(h ^ h >> 29) & (t->cap - 1);
     while (t->slot[j] >= 0 && (t->hs[t->slot[j]] != h || strcmp(t->d[t->slot[j]].s, s) != 0))
@@ -98,7 +113,7 @@ static int intern_all(const char *const *s, int n, int *id, interner_t *t)
             continue;
         }
         uint64_t h = tpb_hash_bytes(0x9e3779b97f4a7c15ull, s[i], strlen(s[i]));
-        if ((id[i] = interner_id(t, s[i], h)) < 0)
+        if ((id[i] = interner_id(t, s[i], h, i, n)) < 0)
             return -1;
         memo[m].p = s[i], memo[m].id = id[i];
     }

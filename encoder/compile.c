@@ -2,6 +2,7 @@
 #include "compile.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,9 +177,11 @@ int enc_ident_tile(const tir_kernel_t *k)
 
 #define CHECKED_APS 16   /* check_kernel's memo (a power of two) */
 
-/* One operand's tensor id, dims, offset, counts and steps (op i). */
-static int check_ap_bounds(const tir_kernel_t *k, int i, const tir_op_t *op, const tir_ap_t *ap,
-                           tpb_err_t *err)
+/* One operand's tensor id, dims, offset, counts and steps (op i).  Not
+ * inlined: check_slot's ten inlined copies stay small. */
+__attribute__((noinline)) static int check_ap_bounds(const tir_kernel_t *k, int i,
+                                                     const tir_op_t *op, const tir_ap_t *ap,
+                                                     tpb_err_t *err)
 {
     if (ap->tensor >= k->ntensors || ap->tensor < -1)
         return tpb_errf(err, "op %d '%s' (%s): operand names tensor %d of %d", i, op->name,
@@ -201,6 +204,24 @@ static int check_ap_bounds(const tir_kernel_t *k, int i, const tir_op_t *op, con
             return tpb_errf(err, "op %d '%s' (%s): access dim %d has step %lld", i, op->name,
                             op->path, d, (long long)ap->step[d]);
     }
+    return 0;
+}
+
+/* One operand slot of op i through check_kernel's memo seen[]: an unset
+ * slot (most of most ops) or an AP found in bounds before costs a compare
+ * or two.  Inline and called slot by slot (no array of the ten, no loop
+ * over it): the pass runs once per op of 10^5-op kernels. */
+static inline int check_slot(const tir_kernel_t *k, int i, const tir_op_t *op,
+                             const tir_ap_t *a, const tir_ap_t **seen, tpb_err_t *err)
+{
+    if (a == &tir_ap_none)
+        return 0;
+    const tir_ap_t **slot = &seen[((uintptr_t)a >> 4) % CHECKED_APS];
+    if (*slot == a)
+        return 0;
+    if (check_ap_bounds(k, i, op, a, err))
+        return -1;
+    *slot = a;
     return 0;
 }
 
@@ -243,18 +264,15 @@ static int check_kernel(const tir_kernel_t *k, const tpb_target_t *t, bool *iden
     const tir_ap_t *seen[CHECKED_APS] = {NULL};
     for (int i = 0; i < k->nops; i++) {
         const tir_op_t *op = &k->ops[i];
-        const tir_ap_t *aps[] = {op->dst, op->dst2, op->src[0], op->src[1], op->src[2],
-                                 op->src[3], op->index, op->bias, op->s0.ap, op->s1.ap};
-        for (size_t a = 0; a < sizeof aps / sizeof aps[0]; a++) {
-            if (aps[a] == &tir_ap_none)   /* most slots of most ops: in bounds, no memo probe */
-                continue;
-            const tir_ap_t **slot = &seen[((uintptr_t)aps[a] >> 4) % CHECKED_APS];
-            if (*slot == aps[a])
-                continue;
-            if (check_ap_bounds(k, i, op, aps[a], err))
-                return -1;
-            *slot = aps[a];
-        }
+        /* every slot in this order: the first bad one is the one reported */
+        if (check_slot(k, i, op, op->dst, seen, err) || check_slot(k, i, op, op->dst2, seen, err) ||
+            check_slot(k, i, op, op->src[0], seen, err) ||
+            check_slot(k, i, op, op->src[1], seen, err) ||
+            check_slot(k, i, op, op->src[2], seen, err) ||
+            check_slot(k, i, op, op->src[3], seen, err) ||
+            check_slot(k, i, op, op->index, seen, err) || check_slot(k, i, op, op->bias, seen, err) ||
+            check_slot(k, i, op, op->s0.ap, seen, err) || check_slot(k, i, op, op->s1.ap, seen, err))
+            return -1;
         bool needs = lower_pe_transpose_needs_identity(k, op);
         if (!*ident && needs) {
             int s = op->src[0]->tensor;   /* as enc_needs_identity: the first such op */
@@ -335,7 +353,12 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     cc->k = k;
     if (bir_module_init(&cc->m, core, k->ntensors, err))
         return -1;
-    lower_ctx_t c = {.k = k, .t = t, .m = &cc->m, .err = err, .ident_hbm = -1};
+    /* the fields before the memos only: a compound literal would clear
+     * all 37 KiB (faulting in stack pages) where lw_tap_memo_clear empties
+     * the memos by their masks */
+    lower_ctx_t c;
+    memset(&c, 0, offsetof(lower_ctx_t, memo));
+    c.k = k, c.t = t, c.m = &cc->m, c.err = err, c.ident_hbm = -1;
     sched_rr_event_t *ev = NULL;
     int nev = 0;
     if (roll_candidates(k, opts && opts->loops, &cc->cand, &ev, &nev, err))
@@ -536,7 +559,10 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
         return -1;
     }
     int rc = -1;
-    char tmp[4096] = "", core_dir[4200], outp[4096] = "";
+    /* not zero-filled: only their heads are written, and a 4 KiB buffer
+     * cleared whole faults in a stack page for nothing */
+    char tmp[4096], core_dir[4200], outp[4096];
+    tmp[0] = outp[0] = 0;
     if (enc_check_hbm_fits(&hbm, t, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {

@@ -100,8 +100,10 @@ static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
 
 int lower_kernel(lower_ctx_t *c)
 {
-    /* the name dispatch, resolved once per op kind */
-    lower_fn by_kind[TIR_OP_COUNT] = {NULL};
+    /* the name dispatch and the name, resolved once per op kind (name_of
+     * and by_kind are read only where resolved) */
+    lower_fn by_kind[TIR_OP_COUNT];
+    const char *name_of[TIR_OP_COUNT];
     bool resolved[TIR_OP_COUNT] = {false};
     bool *target = NULL;
     for (int i = 0; i < c->k->nops && !c->no_deps; i++)
@@ -128,17 +130,20 @@ int lower_kernel(lower_ctx_t *c)
         c->opi = i;
         c->op = &c->k->ops[i];
         c->sub = 0;
-        const char *name = tir_op_name(c->op->kind);
-        c->kind_of = c->op, c->op_kind = name;
         unsigned kind = (unsigned)c->op->kind;
+        const char *name;
         lower_fn fn;
         if (kind < TIR_OP_COUNT) {
-            if (!resolved[kind])
-                by_kind[kind] = find_lowering(name), resolved[kind] = true;
-            fn = by_kind[kind];
+            if (!resolved[kind]) {
+                name_of[kind] = tir_op_name(c->op->kind);
+                by_kind[kind] = find_lowering(name_of[kind]), resolved[kind] = true;
+            }
+            name = name_of[kind], fn = by_kind[kind];
         } else {
+            name = tir_op_name(c->op->kind);
             fn = find_lowering(name);
         }
+        c->kind_of = c->op, c->op_kind = name;
         if (!fn) {
             rc = lw_err(c, "no lowering for op kind '%s' in the single-core back-end", name);
             break;
@@ -211,14 +216,6 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     c->sub++;
 }
 
-bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op)
-{
-    bir_inst_t *in = bir_block_next(bir_main_block(c->m), c->err);
-    if (in)
-        lw_inst(c, in, opc, op);
-    return in;
-}
-
 int lw_emit(lower_ctx_t *c, bir_inst_t *in)
 {
     int req = c->op->engine;
@@ -287,13 +284,12 @@ int lw_count_free_dims(const tir_ap_t *a, unsigned axes)
 /* The memo key's hash: the AP's offset, first count, rank, the reduce
  * axes and the tile's address (the fields that tell apart the operands of
  * nearby ops). */
-static lw_tap_memo_t *tap_memo_slot(lower_ctx_t *c, const tir_ap_t *a, unsigned axes,
-                                    uint64_t addr)
+static unsigned tap_memo_slot(const tir_ap_t *a, unsigned axes, uint64_t addr)
 {
     uint64_t h = (uint64_t)a->offset ^ addr << 1 ^ (uint64_t)a->count[0] << 13 ^
                  (uint64_t)a->ndim << 29 ^ (uint64_t)axes << 33;
     h *= 0x9e3779b97f4a7c15ull;
-    return &c->tap_memo[((h >> 32) * LW_TAP_MEMO) >> 32];   /* the product's top bits */
+    return (unsigned)(((h >> 32) * LW_TAP_MEMO) >> 32);   /* the product's top bits */
 }
 
 static int record_access(lower_ctx_t *c, bir_inst_t *in, bir_access_t acc, bool write,
@@ -312,6 +308,7 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
                 unsigned axes, isa_tap_t *out, unsigned *mapped)
 {
     const tir_tensor_t *t = lw_tensor(c, a);
+    lw_memo_t *mm = &c->memo;
     if (!t || a->tensor >= c->m->nmlocs) {   /* not a memo key: the full path's error */
         bir_access_t acc;
         if (tap_full(c, a, role, axes, out, mapped, &acc))
@@ -320,15 +317,17 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
     }
     int64_t row = tile_row(t);
     uint64_t addr = c->m->mlocs[a->tensor].addr;
-    lw_tap_memo_t *e = tap_memo_slot(c, a, axes, addr);
-    if (!e->valid || e->axes != axes || e->addr != addr || e->row != row ||
+    unsigned slot = tap_memo_slot(a, axes, addr);
+    lw_tap_memo_t *e = &mm->tap[slot];
+    if (!(mm->tap_valid >> slot & 1u) || e->axes != axes || e->addr != addr || e->row != row ||
         e->kind != t->kind || e->dtype != t->dtype || !lw_same_pattern(&e->ap, a)) {
         bir_access_t acc;
         if (tap_full(c, a, role, axes, out, mapped, &acc))
             return -1;
-        *e = (lw_tap_memo_t){.valid = true, .axes = axes, .mapped = *mapped, .kind = t->kind,
+        *e = (lw_tap_memo_t){.axes = axes, .mapped = *mapped, .kind = t->kind,
                              .dtype = t->dtype, .row = row, .addr = addr, .ap = *a,
                              .tap = *out, .acc = acc};
+        mm->tap_valid |= 1u << slot;
     } else {
         *out = e->tap;
         *mapped = e->mapped;
@@ -338,8 +337,7 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
 
 void lw_tap_memo_clear(lower_ctx_t *c)
 {
-    memset(c->tap_memo, 0, sizeof c->tap_memo);
-    memset(c->dma_memo, 0, sizeof c->dma_memo);   /* (its entries hold no address) */
+    c->memo.tap_valid = c->memo.dma_valid = 0;   /* the entries: not read until written */
     c->dma_use = (lw_dma_use_t){0};
 }
 

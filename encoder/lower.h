@@ -17,10 +17,10 @@
  * addresses) finds the entry of an earlier one.  Contents, not pointers:
  * some lowerings pass APs they build on the stack.  Only successes are
  * stored, so every error still comes from the full path.  Direct-mapped on
- * a hash of the key; valid = false is empty. */
+ * a hash of the key; an entry holds one when its bit of lw_memo_t.tap_valid
+ * is set. */
 #define LW_TAP_MEMO 32
 typedef struct {
-    bool valid;
     unsigned axes, mapped;
     tir_tensor_kind_t kind;   /* of the tensor the entry was computed for */
     unsigned dtype;
@@ -41,8 +41,8 @@ typedef struct {
  * are kept and copied when met again.  A placement build_side would
  * refuse (out of bounds) goes the full path, which reports it.  Only
  * successes are stored; a DMA with a register offset (reg_side) neither
- * looks up nor stores.  Two ways per set on a hash of the key; valid =
- * false is empty. */
+ * looks up nor stores.  Two ways per set on a hash of the key; an entry
+ * holds one when its bit of lw_memo_t.dma_valid is set. */
 #define LW_DMA_MEMO 32
 #define LW_DMA_MEMO_J 4       /* joint dims an entry holds (more: not stored) */
 #define LW_DMA_PLACED 4       /* placements a side keeps */
@@ -59,7 +59,12 @@ typedef struct {
     int64_t lo, hi;           /* element spans around the offset (SBUF/PSUM: in the row) */
     int64_t total;            /* HBM: the tensor's elements */
     int64_t row, hull;        /* SBUF/PSUM: elements per partition, partitions spanned */
-    bir_access_t acc;         /* at offset 0 of a tensor at address 0, its role's write flag */
+    /* the access at offset 0 of a tensor at address 0: its bytes [lo_b,
+     * hi_b) (not cut to 48 bits: the access cuts them when placed), its
+     * partitions [0, p1) and its role's write flag */
+    uint64_t lo_b, hi_b;
+    unsigned p1;
+    bool write;
     struct lw_dma_placed {    /* the last placements (off -1: none): a loop's DMA */
         int64_t off;          /* rotating over a few buffers meets them again */
         uint64_t addr, base;
@@ -79,8 +84,7 @@ typedef struct {
     int64_t count, s_step, d_step;
 } lw_jdim_t;                  /* a joint dim: one dim on each side (lower_dma.c) */
 typedef struct {
-    bool valid;
-    bool last;                /* the way of its set filled last */
+    bool last;                /* the way of its set filled last (read when both are valid) */
     int nj;
     lw_dma_key_t key[2];      /* src, dst */
     lw_dma_side_t side[2];
@@ -102,6 +106,19 @@ typedef struct {
     long hits;                /* answered from the memo (tests read it) */
 } lw_dma_use_t;
 
+/* Both memos: 37 KiB that a small kernel touches a few entries of.
+ * Emptied by clearing the two masks, not the entries (an entry is written
+ * whole when stored), so neither the clear nor the driver's set-up of the
+ * context (compile.c prelink: the fields before it only) zeroes them, and
+ * their untouched pages are never faulted in. */
+typedef struct {
+    uint32_t tap_valid;       /* bit i: tap[i] holds an entry */
+    uint32_t dma_valid;       /* bit i: dma[i] holds an entry */
+    lw_tap_memo_t tap[LW_TAP_MEMO];
+    lw_dma_memo_t dma[LW_DMA_MEMO];
+} lw_memo_t;
+_Static_assert(LW_TAP_MEMO <= 32 && LW_DMA_MEMO <= 32, "lw_memo_t's masks");
+
 typedef struct {
     const tir_kernel_t *k;
     const tpb_target_t *t;
@@ -118,15 +135,15 @@ typedef struct {
     bool no_deps;             /* the caller knows that no op names explicit deps
                                  (ndeps 0): lower_kernel skips its pass over the ops
                                  looking for them */
-    lw_tap_memo_t tap_memo[LW_TAP_MEMO];   /* zeroed: empty (lower_kernel clears it) */
     /* called after op i is lowered (NULL: none); no later step of the
      * lowering reads an op before i, so the driver may release them.  -1
      * (its error set): the lowering stops with it */
     int (*op_done)(void *arg, int i);
     void *op_done_arg;
-
-    lw_dma_memo_t dma_memo[LW_DMA_MEMO];   /* zeroed: empty (lower_kernel clears it) */
     lw_dma_use_t dma_use;     /* zeroed: no run (lower_kernel clears it) */
+    /* the operand and DMA memos, emptied by lw_tap_memo_clear (lower_kernel
+     * does); last: a context may be set up without them */
+    lw_memo_t memo;
 } lower_ctx_t;
 
 /* Lower every op of k into m (mlocs must be allocated). */
@@ -154,7 +171,14 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
 /* lw_inst in the main block's next slot (bir_block_next): lw_emit commits
  * it there without a copy.  NULL when out of memory (error set).  Until it
  * is emitted nothing else may be appended to the block. */
-bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op);
+static inline bir_inst_t *lw_inst_new(lower_ctx_t *c, bir_opcode_t opc, isa_op_t op)
+{
+    /* inline: one call per instruction (lw_inst), not two */
+    bir_inst_t *in = bir_block_next(bir_main_block(c->m), c->err);
+    if (in)
+        lw_inst(c, in, opc, op);
+    return in;
+}
 /* Append; applies the op's requested engine (error if illegal). */
 int lw_emit(lower_ctx_t *c, bir_inst_t *in);
 /* A collective semaphore slot is in use: reserve one slot per core of the
@@ -179,8 +203,17 @@ static inline int lw_tap(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool
     return lw_tap_axes(c, in, a, write, role, 0, out, &mapped);
 }
 /* Empty the lw_tap_axes memo and lower_direct's (the kernel, its mlocs or
- * the target changed). */
+ * the target changed); lower_kernel does when it starts. */
 void lw_tap_memo_clear(lower_ctx_t *c);
+/* Whether entry i of the operand / DMA memo holds one (tests). */
+static inline bool lw_tap_memo_valid(const lower_ctx_t *c, int i)
+{
+    return c->memo.tap_valid >> i & 1u;
+}
+static inline bool lw_dma_memo_valid(const lower_ctx_t *c, int i)
+{
+    return c->memo.dma_valid >> i & 1u;
+}
 /* a and b equal but for the tensor they name. */
 static inline bool lw_same_pattern(const tir_ap_t *a, const tir_ap_t *b)
 {

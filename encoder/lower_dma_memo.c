@@ -41,11 +41,11 @@ static void side_to_memo(lw_dma_side_t *m, const dside_t *s, int64_t off, uint64
     *m = (lw_dma_side_t){.space = s->space, .dtype = s->dtype, .dsz = s->dsz, .elems = s->elems,
                          .lo = s->lo, .hi = s->hi, .total = s->total, .row = s->row,
                          .hull = s->hull};
-    /* the access at offset 0 of a tensor at address 0 (bounds mod 2^48,
-     * as the access keeps them) */
-    m->acc = (bir_access_t){.space = s->space, .p0 = 0, .p1 = hbm ? 1 : (unsigned)s->hull,
-                            .lo = (uint64_t)s->lo * s->dsz, .hi = (uint64_t)(s->hi + 1) * s->dsz,
-                            .write = s->acc.write};
+    /* the access at offset 0 of a tensor at address 0 */
+    m->lo_b = (uint64_t)s->lo * s->dsz;
+    m->hi_b = (uint64_t)(s->hi + 1) * s->dsz;
+    m->p1 = hbm ? 1 : (unsigned)s->hull;
+    m->write = s->acc.write;
     m->placed[0] = (struct lw_dma_placed){off, addr, s->base, s->acc};
     for (int i = 1; i < LW_DMA_PLACED; i++)
         m->placed[i].off = -1;
@@ -74,8 +74,8 @@ static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off
     if (off < 0)
         return false;
     side_head(s, m);
-    s->acc = m->acc;
     uint64_t at;
+    unsigned p0 = 0;
     if (m->space == ISA_SPACE_HBM) {
         if (off + m->lo < 0 || off + m->hi >= m->total)
             return false;
@@ -88,13 +88,11 @@ static bool side_place(const lower_ctx_t *c, const lw_dma_side_t *m, int64_t off
             return false;
         at = addr + (uint64_t)foff * s->dsz;
         s->base = (uint64_t)start * ISA_DMA_PARTITION_PITCH + at;
-        if (start) {
-            s->acc.p0 = (unsigned)start;
-            s->acc.p1 = (unsigned)(start + m->hull);
-        }
+        p0 = (unsigned)start;
     }
-    s->acc.lo = (uint64_t)s->acc.lo + at;
-    s->acc.hi = (uint64_t)s->acc.hi + at;
+    /* built whole: the packed access's fields stored once each */
+    s->acc = (bir_access_t){.space = m->space, .p0 = p0, .p1 = p0 + m->p1, .lo = m->lo_b + at,
+                            .hi = m->hi_b + at, .write = m->write};
     return true;
 }
 
@@ -128,16 +126,17 @@ static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uin
     return true;
 }
 
-/* The memo set (two entries) of src -> dst, or NULL when the op is not memoised (a
- * register offset, or a side without a tensor: the full path's error). */
-static lw_dma_memo_t *dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
-                                    const tir_tensor_t **st, const tir_tensor_t **dt)
+/* The first entry of the memo set (two entries: it and the next) of src
+ * -> dst, or -1 when the op is not memoised (a register offset, or a side
+ * without a tensor: the full path's error). */
+static int dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
+                        const tir_tensor_t **st, const tir_tensor_t **dt)
 {
     *st = lw_tensor(c, srcap);
     *dt = lw_tensor(c, dstap);
     if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
         srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
-        return NULL;
+        return -1;
     /* a few of the key's words in one (the rest are compared) */
     uint64_t w = (uint64_t)(*st)->kind << 56 ^ (uint64_t)(*dt)->kind << 48 ^
                  (uint64_t)(*st)->dtype << 40 ^ (uint64_t)(*dt)->dtype << 32 ^
@@ -145,7 +144,7 @@ static lw_dma_memo_t *dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const 
                  (uint64_t)(srcap->ndim > 0 ? srcap->count[srcap->ndim - 1] : 0) << 12 ^
                  (uint64_t)(dstap->ndim > 0 ? dstap->count[0] : 0);
     uint64_t h = tpb_hash_word(0, w);
-    return &c->dma_memo[h % (LW_DMA_MEMO / 2) * 2];   /* its set: two ways */
+    return (int)(h % (LW_DMA_MEMO / 2) * 2);   /* its set: two ways */
 }
 
 int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
@@ -153,16 +152,21 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
 {
     lw_dma_use_t *u = &c->dma_use;
     const tir_tensor_t *st, *dt;
-    lw_dma_memo_t *set = NULL;
+    int at = -1;
     if (u->rest > 0)
         u->rest--;
     else
-        set = dma_memo_set(c, srcap, dstap, &st, &dt);
-    if (!set)
+        at = dma_memo_set(c, srcap, dstap, &st, &dt);
+    if (at < 0)
         return lw_direct_sides(c, srcap, dstap, s, d, j, nj);
+    lw_memo_t *mm = &c->memo;
+    lw_dma_memo_t *set = &mm->dma[at];
+    unsigned valid = mm->dma_valid >> at & 3u;   /* bit w: way w holds an entry */
     uint64_t sa = c->m->mlocs[srcap->tensor].addr, da = c->m->mlocs[dstap->tensor].addr;
-    for (lw_dma_memo_t *e = set; e < set + 2; e++)
-        if (e->valid && side_key_eq(&e->key[0], st, srcap) && side_key_eq(&e->key[1], dt, dstap)) {
+    for (int w = 0; w < 2; w++) {
+        lw_dma_memo_t *e = set + w;
+        if ((valid >> w & 1u) && side_key_eq(&e->key[0], st, srcap) &&
+            side_key_eq(&e->key[1], dt, dstap)) {
             if (!side_placed(c, &e->side[0], srcap->offset, sa, s) ||
                 !side_placed(c, &e->side[1], dstap->offset, da, d))
                 return lw_direct_sides(c, srcap, dstap, s, d, j, nj);   /* its error */
@@ -173,6 +177,7 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
             u->backoff = 0;
             return lw_check_qos(c);   /* the one check that reads the op */
         }
+    }
     if (lw_direct_sides(c, srcap, dstap, s, d, j, nj))
         return -1;
     if (++u->misses >= LW_DMA_MISS_RUN) {   /* rest it, longer each time */
@@ -183,10 +188,10 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
     if (*nj > LW_DMA_MEMO_J)
         return 0;
     /* an empty way, else the one not filled last */
-    lw_dma_memo_t *e = !set[0].valid ? set : !set[1].valid ? set + 1 : set + set[0].last;
+    lw_dma_memo_t *e = !(valid & 1u) ? set : !(valid & 2u) ? set + 1 : set + set[0].last;
     set[0].last = e == set;
     set[1].last = e == set + 1;
-    e->valid = true;
+    mm->dma_valid |= 1u << (at + (int)(e - set));
     e->nj = *nj;
     side_key_set(&e->key[0], st, srcap);
     side_key_set(&e->key[1], dt, dstap);

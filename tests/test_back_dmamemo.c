@@ -237,9 +237,9 @@ static const lw_dma_memo_t *only_entry(const lower_ctx_t *c)
 {
     const lw_dma_memo_t *e = NULL;
     for (int i = 0; i < LW_DMA_MEMO; i++)
-        if (c->dma_memo[i].valid) {
+        if (lw_dma_memo_valid(c, i)) {
             assert_null(e);
-            e = &c->dma_memo[i];
+            e = &c->memo.dma[i];
         }
     assert_non_null(e);
     return e;
@@ -325,7 +325,7 @@ static void test_dma_memo_rests(void **state)
     lw_tap_memo_clear(&c);
     assert_int_equal(c.dma_use.hits, 0);
     for (int i = 0; i < LW_DMA_MEMO; i++)
-        assert_false(c.dma_memo[i].valid);
+        assert_false(lw_dma_memo_valid(&c, i));
     assert_int_equal(dma_on(&c, &again).rc, 0);
     assert_int_equal(c.dma_use.hits, 0);
     fix_free(&f);

@@ -11,7 +11,9 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc_fit.h"
 #include "alloc_order.h"
@@ -460,11 +462,23 @@ static void test_fit_runs_stacked_no_visits(void **state)
     for (int i = 0; i < 1000; i++) {
         int need = 1 + i % 3, g = fit_runs_first(&fr, need);
         assert_int_equal(g, brute_first(used, N, need));
-        fit_runs_set(&fr, g, g + need, true);
+        assert_int_equal(fit_runs_set(&fr, g, g + need, true), 0);
         for (int x = g; x < g + need; x++)
             used[x] = true;
     }
     assert_int_equal(fr.visits, 0);
+    assert_null(fr.t);   /* the top run alone: the tree never made */
+    /* a free at the top stays in the run; a hole below it makes the tree */
+    int top = 0;
+    while (top < N && used[top])
+        top++;
+    assert_int_equal(fit_runs_set(&fr, top - 1, top, false), 0);
+    used[top - 1] = false;
+    assert_null(fr.t);
+    assert_int_equal(fit_runs_set(&fr, 10, 12, false), 0);
+    used[10] = used[11] = false;
+    assert_non_null(fr.t);
+    assert_int_equal(fit_runs_first(&fr, 2), 10);
     uint32_t st = 7;
     for (int step = 0; step < 4000; step++) {
         int top = N;
@@ -510,6 +524,34 @@ static void test_group_by_str_distinct(void **state)
     assert_int_equal(perm[3], 0);
     assert_int_equal(perm[4], 2);
     assert_int_equal(enc_group_by_str(r, 0, perm, NULL), 0);
+}
+
+/* The interner's growth (alloc_order.c interner_grow): thousands of new
+ * strings take the larger steps, a run of new strings that then repeat
+ * (copies at other addresses: no pointer memo) keeps them apart; the
+ * counts and the order are those of the plain stable sort either way. */
+static void test_group_by_str_growth(void **state)
+{
+    (void)state;
+    enum { N = 3000, NEW = 100 };
+    static char buf[N][16];
+    static const char *s[N];
+    static int perm[N], ref[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof buf[i], "body[%d]", i);
+        s[i] = buf[i];
+    }
+    assert_int_equal(enc_group_by_str(s, N, perm, NULL), N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(perm[i], i);
+    for (int i = NEW; i < N; i++)   /* NEW paths, then each again in turn */
+        snprintf(buf[i], sizeof buf[i], "body[%d]", (i * 7) % NEW);
+    assert_int_equal(enc_group_by_str(s, N, perm, NULL), NEW);
+    assert_int_equal(enc_stable_order_by_str(s, N, ref), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(perm[i], ref[i]);
+    for (int i = 1; i < N; i++)
+        assert_true(strcmp(s[perm[i - 1]], s[perm[i]]) <= 0);
 }
 
 static int cmp_int(const void *x, const void *y)
@@ -677,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_fit_runs_set_visits_path),
         cmocka_unit_test(test_fit_runs_stacked_no_visits),
         cmocka_unit_test(test_group_by_str_distinct),
+        cmocka_unit_test(test_group_by_str_growth),
         cmocka_unit_test(test_sort_unless_sorted),
         cmocka_unit_test(test_alloc_many_live_lowest_address),
         cmocka_unit_test(test_assign_one_walk_matches_passes),

@@ -75,6 +75,7 @@ static lower_ctx_t ctx_of(fix_t *f)
     lower_ctx_t c = {.k = &f->k, .t = trn2(), .m = &f->r.m, .err = &f->r.err, .ident_hbm = -1,
                      .ident_tile = -1};
     c.op = &f->k.ops[0];
+    lw_tap_memo_clear(&c);   /* (zeroed: empty already) */
     return c;
 }
 
@@ -130,18 +131,18 @@ static void test_tap_memo_records(void **state)
     bad.step[0] = 3;
     assert_int_not_equal(tap_on(&c, &bad, 0, false).rc, 0);
     for (int i = 0; i < LW_TAP_MEMO; i++)
-        assert_false(c.tap_memo[i].valid);
+        assert_false(lw_tap_memo_valid(&c, i));
     const tir_ap_t *wa = bu_whole(&f.k, f.a);
     tap_res_t x = tap_on(&c, wa, 1, true);
     assert_int_equal(x.rc, 0);
     int found = 0;
     for (int i = 0; i < LW_TAP_MEMO; i++)
-        if (c.tap_memo[i].valid) {
+        if (lw_tap_memo_valid(&c, i)) {
             found++;
-            assert_true(tir_ap_equal(&c.tap_memo[i].ap, wa));
-            assert_int_equal(c.tap_memo[i].axes, 1);
-            assert_memory_equal(&c.tap_memo[i].tap, &x.tap, sizeof x.tap);
-            assert_int_equal(c.tap_memo[i].acc.write, 0);
+            assert_true(tir_ap_equal(&c.memo.tap[i].ap, wa));
+            assert_int_equal(c.memo.tap[i].axes, 1);
+            assert_memory_equal(&c.memo.tap[i].tap, &x.tap, sizeof x.tap);
+            assert_int_equal(c.memo.tap[i].acc.write, 0);
         }
     assert_int_equal(found, 1);
     fix_free(&f);
@@ -181,8 +182,8 @@ static void test_tap_memo_other_tensor(void **state)
         assert_int_equal(x.rc, step == 3 ? -1 : 0);   /* step 3: row 512, dim 0 steps 128 */
         int n = 0, of_a = 0;
         for (int i = 0; i < LW_TAP_MEMO; i++)
-            if (memo.tap_memo[i].valid)
-                n++, of_a += memo.tap_memo[i].ap.tensor == f.a;
+            if (lw_tap_memo_valid(&memo, i))
+                n++, of_a += memo.memo.tap[i].ap.tensor == f.a;
         if (step == 1)   /* the dtype is not hashed: b's key takes a's slot, b replaced a */
             assert_int_equal(n, 1), assert_int_equal(of_a, 0);
         if (step == 2)   /* b found a's entry: nothing was added */
