@@ -94,8 +94,11 @@ typedef struct {
      * variables, so a statement unrolled N times is checked once */
     struct memo_entry *memo;
     size_t memo_cap, memo_n;
-    /* NKI virtual registers (fj_ops_reg.c): name -> physical register */
-    struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
+    /* NKI virtual registers (fj_ops_reg.c): name -> physical register;
+     * FJ_VREGS of them made on the first (a kernel without registers
+     * zeroes and faults in none of their 4 KiB) */
+#define FJ_VREGS 64
+    struct fj_vreg { char name[ENC_VAR_NAME]; int phys; } *vregs;
     int nvregs;
     bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
     struct fj_stmt *stmt;        /* the running compute statement, decoded once
@@ -140,7 +143,8 @@ typedef struct {
      * 4 ways, so a few sharing a set do not evict each other) */
 #define FJ_COPS 256
 #define FJ_COPS_WAYS 4
-    struct fj_cop_slot { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
+    struct fj_cop_slot { const cJSON *key; struct fj_cop *cop; } *cops;   /* made with the
+                                    memo (fj_memo_put): not NULL once memo_n is not 0 */
     bool prep_nki, prep_native;
     /* the dtype text decoded last (fj_get_dtype) and its value: a flat
      * body's tiles repeat one "float32" (a string of the run's tree) */
@@ -264,8 +268,8 @@ static inline const cJSON *fj_kfield(const jx_t *j, const cJSON *obj, int k, con
     return fj_field(obj, name);
 }
 /* fj_get_str of the item `it` (obj's field fname, NULL: absent): a
- * string inline (a statement reads two to four), anything else in
- * fj_str_item_rest (fj_fields.c) */
+ * string or an optional field absent inline (a statement reads two to
+ * four), anything else in fj_str_item_rest (fj_fields.c) */
 int fj_str_item_rest(jx_t *j, const cJSON *it, const char *path, const char *fname,
                      const char **out, bool required);
 static inline int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
@@ -273,6 +277,10 @@ static inline int fj_str_item(jx_t *j, const cJSON *it, const char *path, const 
 {
     if (fj_is_string(it)) {
         *out = it->valuestring;
+        return 0;
+    }
+    if (!it && !required) {   /* an optional field absent ("loc", "name") */
+        *out = NULL;
         return 0;
     }
     return fj_str_item_rest(j, it, path, fname, out, required);
