@@ -25,11 +25,11 @@
 #include <emmintrin.h>
 #endif
 
-/* The keys met last, one per slot by length and first byte: a kernel
- * file's objects repeat a few keys ("op", "dst", ...) thousands of
+/* The keys met last, one per slot by their first two bytes (key_slot): a
+ * kernel file's objects repeat a few keys ("op", "dst", ...) thousands of
  * times, and an equal plain key shares the arena copy of the last one
  * (the tree is read-only; keys are marked const) instead of a new copy. */
-#define JA_KEYS 16
+#define JA_KEYS 64
 typedef struct {
     const char *k;   /* NULL: empty slot */
     size_t n;
@@ -382,26 +382,37 @@ static bool same_bytes(const char *a, const unsigned char *b, size_t n)
     return true;
 }
 
-/* The n (1..8) bytes at b as a word, zero above them; `room` bytes may be
+/* The n (0..8) bytes at b as a word, zero above them; `room` bytes may be
  * read at b (n <= room). */
 static inline uint64_t key_word(const unsigned char *b, size_t n, size_t room)
 {
     uint64_t w = 0;
     if (room >= 8) {
         memcpy(&w, b, 8);
-        return n == 8 ? w : w & ((UINT64_C(1) << (8 * n)) - 1);
+        return n >= 8 ? w : w & ((UINT64_C(1) << (8 * n)) - 1);
     }
     for (size_t k = 0; k < n; k++)   /* near the text's end */
         w |= (uint64_t)b[k] << (8 * k);
     return w;
 }
 
+/* The slot of the key whose opening quote is at s[start]: by the two
+ * bytes after the quote (0 past the text), so a key is found before its
+ * end is. */
+static inline ja_key_t *key_slot(ja_t *p, const unsigned char *s, size_t len, size_t start)
+{
+    unsigned b1 = start + 1 < len ? s[start + 1] : 0, b2 = start + 2 < len ? s[start + 2] : 0;
+    return &p->keys[(b1 * 17 + b2) % JA_KEYS];
+}
+
 /* A member's key at s[start] (string_at): a plain key equal to the one
  * last met in its slot (p->keys) is that key's copy; any other plain key
  * is copied and fills the slot; a key with escapes is string_at's, not
- * kept.  A key of 1..8 bytes is compared as one word (a kernel file's keys
- * are short), a longer one byte by byte.  *off: past the key; on failure
- * p->off is cJSON's failure position. */
+ * kept.  The slot's key of up to 8 bytes is tried first as one word and
+ * the quote after it (no scan for the key's end: most keys are the
+ * slot's); else the key is scanned, and compared as a word (1..8 bytes)
+ * or byte by byte.  *off: past the key; on failure p->off is cJSON's
+ * failure position. */
 static JA_INLINE bool key_at(ja_t *p, const unsigned char *s, size_t len, size_t start,
                              size_t *off, char **out)
 {
@@ -409,11 +420,18 @@ static JA_INLINE bool key_at(ja_t *p, const unsigned char *s, size_t len, size_t
         p->off = start + 1;
         return false;
     }
+    ja_key_t *e = key_slot(p, s, len, start);
+    if (e->k && e->n <= 8 && len - start >= 10) {   /* 8 bytes and the one after them */
+        if (key_word(s + start + 1, e->n, 8) == e->w && s[start + 1 + e->n] == '"') {
+            *out = (char *)e->k;
+            *off = start + 2 + e->n;
+            return true;
+        }
+    }
     size_t i = scan_plain(s, start + 1, len);
     if (i >= len || s[i] != '"')
         return string_at(p, s, len, start, off, out);   /* escapes (or the text ends) */
     size_t n = i - start - 1;
-    ja_key_t *e = &p->keys[(n + s[start + 1]) % JA_KEYS];
     bool word = n - 1 < 8;   /* 1..8 bytes (n - 1 wraps for an empty key) */
     uint64_t w = word ? key_word(s + start + 1, n, len - start - 1) : 0;
     if (e->k && e->n == n && (word ? e->w == w : same_bytes(e->k, s + start + 1, n))) {
