@@ -62,6 +62,7 @@ typedef struct {
 #define TREE_PER_TEXT 4
 
 static bool parse_value(ja_t *p, cJSON *item);
+static bool parse_object(ja_t *p, cJSON *item);
 
 static bool at_char(const ja_t *p, unsigned char c) { return p->off < p->len && p->s[p->off] == c; }
 
@@ -567,8 +568,8 @@ static bool close_container(ja_t *p, cJSON *item, int type, cJSON *head, cJSON *
 }
 
 /* A container's element or member value into n at s[off] (blanks
- * skipped): a string, the commonest value of a kernel file, and a number
- * directly, anything else through the recursive parse_value.  *off: past
+ * skipped): a string, the commonest value of a kernel file, a number and
+ * an object directly, anything else through the recursive parse_value.  *off: past
  * it; on failure p->off is cJSON's failure position. */
 static JA_INLINE bool value_at(ja_t *p, const unsigned char *s, size_t len, size_t *off, cJSON *n)
 {
@@ -580,7 +581,14 @@ static JA_INLINE bool value_at(ja_t *p, const unsigned char *s, size_t len, size
         return true;
     }
     p->off = o;
-    if (!(o < len && (s[o] == '-' || is_digit(s[o])) ? parse_number(p, n) : parse_value(p, n)))
+    bool ok;
+    if (o < len && (s[o] == '-' || is_digit(s[o])))
+        ok = parse_number(p, n);
+    else if (o < len && s[o] == '{')   /* a body's statement: parse_value's choice, directly */
+        ok = parse_object(p, n);
+    else
+        ok = parse_value(p, n);
+    if (!ok)
         return false;
     *off = p->off;
     return true;
