@@ -274,7 +274,8 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
     const fj_keys_t *ks = j->keys;
     if (ks && ks->obj == obj && !ks->other &&
         !(ks->present & ~keys_allowed(j, allowed, fields_ok_slot(allowed)))) {
-        fj_memo_put(j, obj, allowed, obj);   /* as a full pass does */
+        if (fj_memo_keeps(j))   /* as a full pass does (a flat body keeps nothing) */
+            fj_memo_put(j, obj, allowed, obj);
         return 0;   /* every key known, allowed and given once */
     }
     if (fj_memo_get(j, obj, allowed))
@@ -589,7 +590,7 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 {
     const char *s;
     const cJSON *it = fj_kfield(j, obj, FK_DTYPE, "dtype");
-    const int *known = it ? fj_memo_get(j, it, &enum_tags[4][1]) : NULL;
+    const int *known = it && j->memo_cap ? fj_memo_get(j, it, &enum_tags[4][1]) : NULL;
     if (known) {
         *out = (unsigned)*known;
         return 0;
