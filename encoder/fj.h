@@ -94,11 +94,8 @@ typedef struct {
      * variables, so a statement unrolled N times is checked once */
     struct memo_entry *memo;
     size_t memo_cap, memo_n;
-    /* NKI virtual registers (fj_ops_reg.c): name -> physical register;
-     * FJ_VREGS of them made on the first (a kernel without registers
-     * zeroes and faults in none of their 4 KiB) */
-#define FJ_VREGS 64
-    struct fj_vreg { char name[ENC_VAR_NAME]; int phys; } *vregs;
+    /* NKI virtual registers (fj_ops_reg.c): name -> physical register */
+    struct { char name[ENC_VAR_NAME]; int phys; } vregs[64];
     int nvregs;
     bool mask_redirect;          /* fj_mask.c: "dst" resolves to mask_dst */
     struct fj_stmt *stmt;        /* the running compute statement, decoded once
@@ -156,8 +153,7 @@ typedef struct {
      * 4 ways, so a few sharing a set do not evict each other) */
 #define FJ_COPS 256
 #define FJ_COPS_WAYS 4
-    struct fj_cop_slot { const cJSON *key; struct fj_cop *cop; } *cops;   /* made with the
-                                    memo (fj_memo_put): not NULL once memo_n is not 0 */
+    struct fj_cop_slot { const cJSON *key; struct fj_cop *cop; } cops[FJ_COPS];
     bool prep_nki, prep_native;
     /* the dtype text decoded last (fj_get_dtype) and its value: a flat
      * body's tiles repeat one "float32" (a string of the run's tree) */

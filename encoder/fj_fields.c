@@ -38,10 +38,6 @@ bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
 {
     if (!fj_memo_keeps(j))
         return false;
-    /* the compiled operands' cache (fj_operands.c cop_find) comes with the
-     * first answer kept: a flat body (one visit per object) needs neither */
-    if (!j->cops && !(j->cops = calloc(FJ_COPS, sizeof *j->cops)))
-        return false;
     if (2 * (j->memo_n + 1) > j->memo_cap) {
         size_t nc = j->memo_cap ? 2 * j->memo_cap : 256;
         struct memo_entry *old = j->memo, *nw = calloc(nc, sizeof *nw);

@@ -9,7 +9,6 @@
  * `engine`, every TPB engine keeps its own copy (each register op is
  * emitted on each engine), so any engine's later use sees the value. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fj.h"
@@ -40,10 +39,8 @@ static int bind(jx_t *j, const char *path, const char *name, int phys)
     while (i < j->nvregs && strcmp(j->vregs[i].name, name))
         i++;
     if (i == j->nvregs) {
-        if (j->nvregs == FJ_VREGS)
+        if (j->nvregs == (int)(sizeof j->vregs / sizeof j->vregs[0]))
             return fj_jfail(j, path, "reg", "more than 64 register names");
-        if (!j->vregs && !(j->vregs = malloc(FJ_VREGS * sizeof *j->vregs)))
-            return fj_jfail(j, path, NULL, "out of memory");
         j->nvregs++;
     }
     strncpy(j->vregs[i].name, name, sizeof j->vregs[i].name - 1);

@@ -634,8 +634,6 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     }
     tpb_arena_free(&tree);
     free(j->memo);
-    free(j->cops);
-    free(j->vregs);
     fj_cache_free(j);
     free(j->sched.refs);
     enc_env_free(&j->env);
