@@ -130,19 +130,6 @@ typedef struct {
      * JSON reader gives equal keys in a row one copy (jsonarena.c) */
 #define FJ_KIDX 32
     struct { const char *k; int idx; } kidx[FJ_KIDX];
-    /* the key strings of the object scanned last, in order, with their
-     * FK_* (-1: unknown or a repeat) and the table's bits (fj_keys_scan):
-     * a flat body's next statement of the same op has the same key
-     * strings (one copy each, jsonarena.c) and takes its table from them.
-     * n -1: none kept (more than FJ_KSEQ keys, a member without a key) */
-#define FJ_KSEQ 8
-    struct {
-        const char *k[FJ_KSEQ];
-        signed char idx[FJ_KSEQ];
-        int n;
-        unsigned present;
-        bool other;
-    } kseq;
     /* the op table entry last prepared (frontend_json.c exec_compute_op_slot):
      * whether it has NKI argument names to rename and a mask field of its own */
     const struct fj_opdef *prep_d;

@@ -184,56 +184,23 @@ static int key_index_at(jx_t *j, const char *k)
     return j->kidx[h].idx;
 }
 
-/* fj_keys_scan through the last object's key strings (j->kseq): true
- * (ks filled) when obj's keys are those strings, in order. */
-static bool keys_as_last(jx_t *j, const cJSON *obj, fj_keys_t *ks)
-{
-    const cJSON *c = obj->child;
-    int i = 0, n = j->kseq.n;
-    for (; c && i < n && c->string == j->kseq.k[i]; c = c->next, i++)
-        if (j->kseq.idx[i] >= 0)
-            ks->it[j->kseq.idx[i]] = c;
-    if (c || i != n)
-        return false;
-    ks->obj = obj;
-    ks->present = j->kseq.present;
-    ks->other = j->kseq.other;
-    return true;
-}
-
 void fj_keys_scan(jx_t *j, const cJSON *obj, fj_keys_t *ks)
 {
-    if (j && j->kseq.n >= 0 && keys_as_last(j, obj, ks))
-        return;
     ks->obj = obj;
     ks->present = 0;
     ks->other = false;
-    int n = 0;   /* the keys kept in j->kseq */
     for (const cJSON *c = obj->child; c; c = c->next) {
         if (!c->string) {   /* fj_field's walk ends here: no table */
             ks->obj = NULL;
-            n = -1;
-            break;
+            return;
         }
         int k = key_index_at(j, c->string);
-        bool use = k >= 0 && !(ks->present >> k & 1);   /* unknown, or a repeat (the first counts) */
-        if (j && n >= 0 && n < FJ_KSEQ) {
-            j->kseq.k[n] = c->string;
-            j->kseq.idx[n++] = (signed char)(use ? k : -1);
-        } else {
-            n = -1;
-        }
-        if (!use) {
+        if (k < 0 || ks->present >> k & 1) {   /* unknown, or a repeat (the first counts) */
             ks->other = true;
             continue;
         }
         ks->present |= 1u << k;
         ks->it[k] = c;
-    }
-    if (j) {
-        j->kseq.n = n;
-        j->kseq.present = ks->present;
-        j->kseq.other = ks->other;
     }
 }
 

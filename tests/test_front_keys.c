@@ -8,7 +8,6 @@
 
 #include "expr.h"
 #include "fj.h"
-#include "jsonarena.h"
 
 /* Every name the table knows, in FK_* order. */
 static const char *const names[FK_N] = {
@@ -96,51 +95,6 @@ static void test_key_cache(void **state)
     }
     cJSON_Delete(o);
     free(j);
-}
-
-/* Objects whose key strings are the last object's (the reader's one copy
- * of a repeated key) take their table from it (fj_keys_scan's key
- * sequence); each table is a fresh scan's, also after objects with fewer,
- * more, repeated, unknown or no keys, more than FJ_KSEQ keys, and a
- * member without a key. */
-static void test_key_sequence(void **state)
-{
-    (void)state;
-    const char *text =
-        "[{\"op\": 1, \"dst\": 2, \"src\": 3}, {\"op\": 4, \"dst\": 5, \"src\": 6},"
-        " {\"op\": 7, \"dst\": 8}, {\"op\": 9, \"dst\": 10, \"src\": 11, \"src\": 12},"
-        " {\"op\": 13, \"dst\": 14, \"src\": 15, \"src\": 16}, {}, {},"
-        " {\"op\": 17, \"var\": 18, \"dst\": 19}, {\"op\": 20, \"var\": 21, \"dst\": 22},"
-        " {\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"f\": 6, \"g\": 7, \"h\": 8,"
-        " \"op\": 23}, {\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"f\": 6, \"g\": 7,"
-        " \"h\": 8, \"op\": 24}, {\"op\": 25, \"dst\": 26, \"src\": 27},"
-        " {\"op\": 28, \"dst\": 29, \"src\": 30}, {\"op\": 31, \"dst\": 32, \"src\": 33}]";
-    tpb_arena_t a = {0};
-    cJSON *root;
-    const char *end;
-    assert_int_equal(tpb_json_arena_parse(&a, text, strlen(text), &root, &end), TPB_JA_OK);
-    jx_t *j = calloc(1, sizeof *j);
-    int i = 0;
-    for (cJSON *o = root->child; o; o = o->next, i++) {
-        char *key = o->child ? o->child->string : NULL;
-        if (i == 12)   /* a member without a key: no table, nothing kept */
-            o->child->string = NULL;
-        fj_keys_t x, y;
-        fj_keys_scan(j, o, &x);
-        fj_keys_scan(NULL, o, &y);
-        assert_ptr_equal(x.obj, y.obj);
-        if (y.obj) {
-            assert_int_equal(x.present, y.present);
-            assert_int_equal(x.other, y.other);
-            for (int k = 0; k < FK_N; k++)
-                if (y.present >> k & 1)
-                    assert_ptr_equal(x.it[k], y.it[k]);
-        }
-        assert_int_equal(j->kseq.n, i == 12 || i == 9 || i == 10 ? -1 : cJSON_GetArraySize(o));
-        o->child ? (void)(o->child->string = key) : (void)0;
-    }
-    free(j);
-    tpb_arena_free(&a);
 }
 
 /* A member without a key ends fj_field's walk: no table then. */
@@ -355,7 +309,6 @@ int main(void)
         cmocka_unit_test(test_scan_matches_fj_field),
         cmocka_unit_test(test_keyless_member),
         cmocka_unit_test(test_key_cache),
-        cmocka_unit_test(test_key_sequence),
         cmocka_unit_test(test_check_fields_table),
         cmocka_unit_test(test_flat_statements),
         cmocka_unit_test(test_quick_operand),
