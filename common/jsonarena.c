@@ -25,14 +25,15 @@
 #include <emmintrin.h>
 #endif
 
-/* The keys met last, one per slot by length and first byte: a kernel
- * file's objects repeat a few keys ("op", "dst", ...) thousands of
+/* The keys met last, one per slot by their first two bytes (key_slot): a
+ * kernel file's objects repeat a few keys ("op", "dst", ...) thousands of
  * times, and an equal plain key shares the arena copy of the last one
  * (the tree is read-only; keys are marked const) instead of a new copy. */
-#define JA_KEYS 16
+#define JA_KEYS 64
 typedef struct {
     const char *k;   /* NULL: empty slot */
     size_t n;
+    uint64_t w;      /* a key of at most 8 bytes: those bytes, zero above (key_word) */
 } ja_key_t;
 
 typedef struct {
@@ -61,6 +62,7 @@ typedef struct {
 #define TREE_PER_TEXT 4
 
 static bool parse_value(ja_t *p, cJSON *item);
+static bool parse_object(ja_t *p, cJSON *item);
 
 static bool at_char(const ja_t *p, unsigned char c) { return p->off < p->len && p->s[p->off] == c; }
 
@@ -324,28 +326,51 @@ static JA_COLD bool parse_string_rest(ja_t *p, size_t start, size_t i, char **ou
     return true;
 }
 
-/* The string at the position (its opening quote) into the arena: *out.
- * Fails one byte past the quote when there is no quote or no closing one,
- * at the escape when an escape is refused. */
-static JA_INLINE bool parse_string(ja_t *p, char **out)
+/* The plain string whose opening quote is at s[start] into the arena:
+ * *out, and *off past its closing quote.  A string with escapes (or
+ * without its closing quote) goes on in parse_string_rest.  On failure
+ * p->off is cJSON's failure position: one byte past the quote, or the
+ * refused escape.  s and len are the text's (p->s, p->len), held by the
+ * caller's loop. */
+static JA_INLINE bool string_at(ja_t *p, const unsigned char *s, size_t len, size_t start,
+                                size_t *off, char **out)
 {
-    const unsigned char *s = p->s;
-    size_t len = p->len, start = p->off;
-    p->off = start + 1;
-    if (start >= len || s[start] != '"')
-        return false;
     size_t i = scan_plain(s, start + 1, len);
-    if (i >= len || s[i] != '"')
-        return parse_string_rest(p, start, i, out);
+    if (i >= len || s[i] != '"') {
+        p->off = start + 1;
+        if (!parse_string_rest(p, start, i, out))
+            return false;
+        *off = p->off;
+        return true;
+    }
     size_t bound = i - start;   /* the bytes and the NUL */
     unsigned char *buf = bump(p, bound, 1);
-    if (!buf)
+    if (!buf) {
+        p->off = start + 1;
         return false;
+    }
     /* bytes copied as they are (a NUL among them ends the C string, as in
      * cJSON); the region is zeroed: the NUL is there */
     tpb_copy_short((char *)buf, (const char *)s + start + 1, bound - 1);   /* mostly short */
     *out = (char *)buf;
-    p->off = i + 1;
+    *off = i + 1;
+    return true;
+}
+
+/* The string at the position (its opening quote) into the arena: *out.
+ * Fails one byte past the quote when there is no quote or no closing one,
+ * at the escape when an escape is refused. */
+static bool parse_string(ja_t *p, char **out)
+{
+    const unsigned char *s = p->s;
+    size_t len = p->len, start = p->off, off;
+    if (start >= len || s[start] != '"') {
+        p->off = start + 1;
+        return false;
+    }
+    if (!string_at(p, s, len, start, &off, out))
+        return false;
+    p->off = off;
     return true;
 }
 
@@ -358,29 +383,74 @@ static bool same_bytes(const char *a, const unsigned char *b, size_t n)
     return true;
 }
 
-/* A member's key (parse_string): a plain key equal to the one last met in
- * its slot (p->keys) is that key's copy; any other string is
- * parse_string's, which then fills the slot with a plain key. */
-static JA_INLINE bool parse_key(ja_t *p, char **out)
+/* The n (0..8) bytes at b as a word, zero above them; `room` bytes may be
+ * read at b (n <= room). */
+static inline uint64_t key_word(const unsigned char *b, size_t n, size_t room)
 {
-    const unsigned char *s = p->s;
-    size_t len = p->len, start = p->off;
-    if (start >= len || s[start] != '"')
-        return parse_string(p, out);   /* its failure */
+    uint64_t w = 0;
+    if (room >= 8) {
+        memcpy(&w, b, 8);
+        return n >= 8 ? w : w & ((UINT64_C(1) << (8 * n)) - 1);
+    }
+    for (size_t k = 0; k < n; k++)   /* near the text's end */
+        w |= (uint64_t)b[k] << (8 * k);
+    return w;
+}
+
+/* The slot of the key whose opening quote is at s[start]: by the two
+ * bytes after the quote (0 past the text), so a key is found before its
+ * end is. */
+static inline ja_key_t *key_slot(ja_t *p, const unsigned char *s, size_t len, size_t start)
+{
+    unsigned b1 = start + 1 < len ? s[start + 1] : 0, b2 = start + 2 < len ? s[start + 2] : 0;
+    return &p->keys[(b1 * 17 + b2) % JA_KEYS];
+}
+
+/* A member's key at s[start] (string_at): a plain key equal to the one
+ * last met in its slot (p->keys) is that key's copy; any other plain key
+ * is copied and fills the slot; a key with escapes is string_at's, not
+ * kept.  The slot's key of up to 8 bytes is tried first as one word and
+ * the quote after it (no scan for the key's end: most keys are the
+ * slot's); else the key is scanned, and compared as a word (1..8 bytes)
+ * or byte by byte.  *off: past the key; on failure p->off is cJSON's
+ * failure position. */
+static JA_INLINE bool key_at(ja_t *p, const unsigned char *s, size_t len, size_t start,
+                             size_t *off, char **out)
+{
+    if (start >= len || s[start] != '"') {
+        p->off = start + 1;
+        return false;
+    }
+    ja_key_t *e = key_slot(p, s, len, start);
+    if (e->k && e->n <= 8 && len - start >= 10) {   /* 8 bytes and the one after them */
+        if (key_word(s + start + 1, e->n, 8) == e->w && s[start + 1 + e->n] == '"') {
+            *out = (char *)e->k;
+            *off = start + 2 + e->n;
+            return true;
+        }
+    }
     size_t i = scan_plain(s, start + 1, len);
     if (i >= len || s[i] != '"')
-        return parse_string(p, out);   /* escapes (or the text ends): not kept */
+        return string_at(p, s, len, start, off, out);   /* escapes (or the text ends) */
     size_t n = i - start - 1;
-    ja_key_t *e = &p->keys[(n + s[start + 1]) % JA_KEYS];
-    if (e->k && e->n == n && same_bytes(e->k, s + start + 1, n)) {
+    bool word = n - 1 < 8;   /* 1..8 bytes (n - 1 wraps for an empty key) */
+    uint64_t w = word ? key_word(s + start + 1, n, len - start - 1) : 0;
+    if (e->k && e->n == n && (word ? e->w == w : same_bytes(e->k, s + start + 1, n))) {
         *out = (char *)e->k;
-        p->off = i + 1;
+        *off = i + 1;
         return true;
     }
-    if (!parse_string(p, out))
+    unsigned char *buf = bump(p, n + 1, 1);
+    if (!buf) {
+        p->off = start + 1;
         return false;
+    }
+    tpb_copy_short((char *)buf, (const char *)s + start + 1, n);   /* the region is zeroed */
+    *out = (char *)buf;
+    *off = i + 1;
     e->k = *out;
     e->n = n;
+    e->w = w;
     return true;
 }
 
@@ -391,14 +461,16 @@ static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 static bool small_int(const unsigned char *c, size_t rest, double *v, size_t *used)
 {
     size_t k = c[0] == '-', d0 = k;
+    size_t end = rest - d0 < 16 ? rest : d0 + 16;   /* at most 16 digits read */
     uint64_t u = 0;
-    while (k < rest && k - d0 < 16 && is_digit(c[k]))
+    while (k < end && is_digit(c[k]))
         u = u * 10 + (uint64_t)(c[k++] - '0');
     if (k == d0 || k - d0 > 15)
         return false;
-    if (k < rest && (is_digit(c[k]) || c[k] == '.' || c[k] == 'e' || c[k] == 'E'))
+    if (k < rest && (is_digit(c[k]) || c[k] == '.' || (c[k] | 0x20) == 'e'))
         return false;
-    *v = d0 ? -(double)u : (double)u;
+    double x = (double)(int64_t)u;   /* u < 10^15: one signed conversion */
+    *v = d0 ? -x : x;   /* "-0" is -0.0, as strtod's */
     *used = k;
     return true;
 }
@@ -433,7 +505,7 @@ static int strtod_number(ja_t *p, const unsigned char *c, size_t rest, double *v
     return *used != 0;
 }
 
-static bool parse_number(ja_t *p, cJSON *item)
+static JA_INLINE bool parse_number(ja_t *p, cJSON *item)
 {
     const unsigned char *c = p->s + p->off;
     size_t rest = p->len - p->off, used;
@@ -495,29 +567,73 @@ static bool close_container(ja_t *p, cJSON *item, int type, cJSON *head, cJSON *
     return true;
 }
 
-/* A container's element or member value at the position (blanks
- * skipped).  A string, the commonest value of a kernel file, goes to
- * parse_string without the frame of the recursive parse_value. */
-static inline bool parse_item(ja_t *p, cJSON *n)
+/* A container's element or member value into n at s[off] (blanks
+ * skipped): a string, the commonest value of a kernel file, a number and
+ * an object directly, anything else through the recursive parse_value.  *off: past
+ * it; on failure p->off is cJSON's failure position. */
+static JA_INLINE bool value_at(ja_t *p, const unsigned char *s, size_t len, size_t *off, cJSON *n)
 {
-    if (p->off < p->len && p->s[p->off] == '"') {
-        if (!parse_string(p, &n->valuestring))
+    size_t o = *off;
+    if (o < len && s[o] == '"') {
+        if (!string_at(p, s, len, o, off, &n->valuestring))
             return false;
         n->type = cJSON_String;
         return true;
     }
-    return parse_value(p, n);
+    p->off = o;
+    bool ok;
+    if (o < len && (s[o] == '-' || is_digit(s[o])))
+        ok = parse_number(p, n);
+    else if (o < len && s[o] == '{')   /* a body's statement: parse_value's choice, directly */
+        ok = parse_object(p, n);
+    else
+        ok = parse_value(p, n);
+    if (!ok)
+        return false;
+    *off = p->off;
+    return true;
 }
 
-/* After an element: blanks, then whether a comma follows (the position
- * past it and its blanks) or not (the position on what is there). */
-static inline bool next_item(ja_t *p)
+/* At *off: blanks, then whether the byte c follows (*off past it and its
+ * blanks) or not (*off on what is there).  A formatted text's ", " and
+ * ": " before a value (not a blank) are read in one test. */
+static JA_INLINE bool sep_at(const unsigned char *s, size_t len, size_t *off, unsigned char c)
+{
+    size_t o = *off;
+    if (o < len && len - o >= 3 && s[o] == c && s[o + 1] == ' ' && s[o + 2] > 32) {
+        *off = o + 2;   /* what the two blanks_at below give */
+        return true;
+    }
+    o = blanks_at(s, len, o);
+    bool more = o < len && s[o] == c;
+    *off = more ? blanks_at(s, len, o + 1) : o;
+    return more;
+}
+
+/* After an element at *off: whether a comma follows (sep_at). */
+static JA_INLINE bool next_at(const unsigned char *s, size_t len, size_t *off)
+{
+    return sep_at(s, len, off, ',');
+}
+
+/* The elements of a non-empty array (the position on the first, blanks
+ * skipped) linked under *head / *last; the position ends after the last
+ * element and its blanks.  The text and the position are held in locals
+ * (p->off is written only before a nested value and on failure). */
+static bool array_items(ja_t *p, cJSON **head, cJSON **last)
 {
     const unsigned char *s = p->s;
-    size_t len = p->len, off = blanks_at(s, len, p->off);
-    bool more = off < len && s[off] == ',';
-    p->off = more ? blanks_at(s, len, off + 1) : off;
-    return more;
+    size_t len = p->len, off = p->off;
+    do {
+        cJSON *n = new_node(p);
+        if (!n)
+            return false;
+        append(head, last, n);
+        if (!value_at(p, s, len, &off, n))
+            return false;
+    } while (next_at(s, len, &off));
+    p->off = off;
+    return true;
 }
 
 static bool parse_array(ja_t *p, cJSON *item)
@@ -529,36 +645,32 @@ static bool parse_array(ja_t *p, cJSON *item)
     bool empty;
     if (!open_container(p, ']', &empty))
         return false;
-    if (!empty) {
-        do {   /* the position is on the element (blanks skipped) */
-            cJSON *n = new_node(p);
-            if (!n)
-                return false;
-            append(&head, &last, n);
-            if (!parse_item(p, n))
-                return false;
-        } while (next_item(p));
-        if (!at_char(p, ']'))
-            return false;
-    }
+    if (!empty && (!array_items(p, &head, &last) || !at_char(p, ']')))
+        return false;
     return close_container(p, item, cJSON_Array, head, last);
 }
 
-/* One "key": value member into n; the position ends after the value. */
-static bool parse_member(ja_t *p, cJSON *n)
+/* The members ("key": value) of a non-empty object, as array_items. */
+static bool object_members(ja_t *p, cJSON **head, cJSON **last)
 {
-    if (!parse_key(p, &n->string))
-        return false;
     const unsigned char *s = p->s;
-    size_t len = p->len, off = blanks_at(s, len, p->off);
-    if (off >= len || s[off] != ':') {
-        p->off = off;
-        return false;
-    }
-    p->off = blanks_at(s, len, off + 1);
-    if (!parse_item(p, n))
-        return false;
-    n->type |= cJSON_StringIsConst;   /* the key is the arena's */
+    size_t len = p->len, off = p->off;
+    do {
+        cJSON *n = new_node(p);
+        if (!n)
+            return false;
+        append(head, last, n);
+        if (!key_at(p, s, len, off, &off, &n->string))
+            return false;
+        if (!sep_at(s, len, &off, ':')) {
+            p->off = off;
+            return false;
+        }
+        if (!value_at(p, s, len, &off, n))
+            return false;
+        n->type |= cJSON_StringIsConst;   /* the key is the arena's */
+    } while (next_at(s, len, &off));
+    p->off = off;
     return true;
 }
 
@@ -571,18 +683,8 @@ static bool parse_object(ja_t *p, cJSON *item)
     bool empty;
     if (!open_container(p, '}', &empty))
         return false;
-    if (!empty) {
-        do {
-            cJSON *n = new_node(p);
-            if (!n)
-                return false;
-            append(&head, &last, n);
-            if (!parse_member(p, n))
-                return false;
-        } while (next_item(p));
-        if (!at_char(p, '}'))
-            return false;
-    }
+    if (!empty && (!object_members(p, &head, &last) || !at_char(p, '}')))
+        return false;
     return close_container(p, item, cJSON_Object, head, last);
 }
 

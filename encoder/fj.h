@@ -56,6 +56,7 @@ typedef struct {
 static inline bool fj_is_string(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_String; }
 static inline bool fj_is_object(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Object; }
 static inline bool fj_is_number(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Number; }
+static inline bool fj_is_array(const cJSON *it) { return it && (it->type & 0xFF) == cJSON_Array; }
 
 /* A statement object's keys, found in one pass over its members when the
  * statement is decoded (fj_keys_scan): the first member of each key the
@@ -262,9 +263,24 @@ static inline const cJSON *fj_kfield(const jx_t *j, const cJSON *obj, int k, con
         return ks->present >> k & 1 ? ks->it[k] : NULL;
     return fj_field(obj, name);
 }
-/* fj_get_str of the item `it` (obj's field fname, NULL: absent) */
-int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
-                const char **out, bool required);
+/* fj_get_str of the item `it` (obj's field fname, NULL: absent): a
+ * string or an optional field absent inline (a statement reads two to
+ * four), anything else in fj_str_item_rest (fj_fields.c) */
+int fj_str_item_rest(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                     const char **out, bool required);
+static inline int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                              const char **out, bool required)
+{
+    if (fj_is_string(it)) {
+        *out = it->valuestring;
+        return 0;
+    }
+    if (!it && !required) {   /* an optional field absent ("loc", "name") */
+        *out = NULL;
+        return 0;
+    }
+    return fj_str_item_rest(j, it, path, fname, out, required);
+}
 /* d as an int64 (checked before the cast: 1e30 is UB): "is not an
  * integer" or "is outside the 64-bit integer range" otherwise */
 int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out);
@@ -289,6 +305,9 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out);
 int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out);
 int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                  int64_t *shape, int *ndim, int maxd);
+/* fj_get_shape of the item `it` (obj's field fname, NULL: absent) */
+int fj_shape_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                  int64_t *shape, int *ndim, int maxd);
 int fj_lookup(jx_t *j, const char *name, const char *path, const char *fname);
 int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *fname,
                       tir_ap_t *out, int *tensor, enc_slice_t *sl, int *ns);

@@ -237,7 +237,8 @@ int fj_check_fields(jx_t *j, const cJSON *obj, const char *path, const char *con
     const fj_keys_t *ks = j->keys;
     if (ks && ks->obj == obj && !ks->other &&
         !(ks->present & ~keys_allowed(j, allowed, fields_ok_slot(allowed)))) {
-        fj_memo_put(j, obj, allowed, obj);   /* as a full pass does */
+        if (fj_memo_keeps(j))   /* as a full pass does (a flat body keeps nothing) */
+            fj_memo_put(j, obj, allowed, obj);
         return 0;   /* every key known, allowed and given once */
     }
     if (fj_memo_get(j, obj, allowed))
@@ -286,11 +287,14 @@ const cJSON *fj_field(const cJSON *obj, const char *name)
 
 int fj_int_of_number(jx_t *j, double d, const char *path, const char *fname, int64_t *out)
 {
-    if (!(d == floor(d)) || d < -9.2e18 || d > 9.2e18)
-        return fj_jfail(j, path, fname, "%g %s", d, d == floor(d) ?
-                        "is outside the 64-bit integer range" : "is not an integer");
-    *out = (int64_t)d;
-    return 0;
+    /* in the range, d is an integer exactly when its truncation is d (no
+     * floor call: a tile's shape reads two numbers); NaN fails both tests */
+    if (d >= -9.2e18 && d <= 9.2e18 && (double)(int64_t)d == d) {
+        *out = (int64_t)d;
+        return 0;
+    }
+    return fj_jfail(j, path, fname, "%g %s", d, d == floor(d) ?
+                    "is outside the 64-bit integer range" : "is not an integer");
 }
 
 int fj_get_int_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
@@ -405,8 +409,8 @@ int fj_get_bool(jx_t *j, const cJSON *obj, const char *path, const char *fname, 
     return fj_get_bool3(j, obj, path, fname, out, &given);
 }
 
-int fj_str_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
-                    const char **out, bool required)
+int fj_str_item_rest(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                     const char **out, bool required)
 {
     *out = NULL;
     if (!it) {
@@ -517,7 +521,9 @@ int fj_get_engine(jx_t *j, const cJSON *obj, const char *path, int *out)
     const char *s;
     *out = ISA_ENG_UNASSIGNED;
     const cJSON *it = fj_kfield(j, obj, FK_ENGINE, "engine");
-    const int *known = it ? fj_memo_get(j, it, &enum_tags[4][0]) : NULL;
+    if (!it)   /* mostly: no engine given */
+        return 0;
+    const int *known = fj_memo_get(j, it, &enum_tags[4][0]);
     if (known) {
         *out = *known;
         return 0;
@@ -547,7 +553,7 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 {
     const char *s;
     const cJSON *it = fj_kfield(j, obj, FK_DTYPE, "dtype");
-    const int *known = it ? fj_memo_get(j, it, &enum_tags[4][1]) : NULL;
+    const int *known = it && j->memo_cap ? fj_memo_get(j, it, &enum_tags[4][1]) : NULL;
     if (known) {
         *out = (unsigned)*known;
         return 0;
@@ -580,12 +586,19 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
 int fj_get_shape(jx_t *j, const cJSON *obj, const char *path, const char *fname,
                  int64_t *shape, int *ndim, int maxd)
 {
-    const cJSON *it = fj_jfield(j, obj, fname);
+    return fj_shape_item(j, fj_jfield(j, obj, fname), path, fname, shape, ndim, maxd);
+}
+
+int fj_shape_item(jx_t *j, const cJSON *it, const char *path, const char *fname,
+                  int64_t *shape, int *ndim, int maxd)
+{
     if (!it)
         return fj_jfail(j, path, fname, "missing");
-    if (!cJSON_IsArray(it))
+    if (!fj_is_array(it))
         return fj_jfail(j, path, fname, "expected an array of integers, got %s", fj_type_name(it));
-    int n = cJSON_GetArraySize(it);
+    int n = 0;   /* cJSON_GetArraySize, inline */
+    for (const cJSON *c = it->child; c; c = c->next)
+        n++;
     if (n < 1 || n > maxd)
         return fj_jfail(j, path, fname, "%d dimensions (1..%d allowed)", n, maxd);
     int i = 0;

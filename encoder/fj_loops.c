@@ -37,7 +37,12 @@ int64_t fj_count_tiles(const cJSON *body)
 {
     int64_t n = 0;
     for (const cJSON *s = body->child; s; s = s->next) {
-        const cJSON *opn = fj_is_object(s) ? fj_field(s, "op") : NULL;
+        if (!fj_is_object(s))
+            continue;
+        /* "op" is mostly the first key: fj_field's answer then, without its call */
+        const cJSON *c = s->child;
+        const char *k = c ? c->string : NULL;
+        const cJSON *opn = k && k[0] == 'o' && k[1] == 'p' && !k[2] ? c : fj_field(s, "op");
         n += fj_is_string(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
              su_eq(opn->valuestring, "tile");
     }

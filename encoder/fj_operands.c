@@ -473,7 +473,19 @@ static __attribute__((noinline)) int intern_flat(jx_t *j, const cJSON *it, const
     if (!enc_quick_slice_operand(it->valuestring, name, sizeof name, sl, &ns, FJ_PLAIN_MAX))
         return 1;
     int t = lookup_at(j, name, path, fname, NULL);
-    return t < 0 ? -1 : intern_sliced(j, NULL, t, ns, sl, path, fname, slot);
+    if (t < 0)
+        return -1;
+    if (!ns)   /* a whole tensor: its record interned once (enc_ap_memo_interned) */
+        return intern_sliced(j, NULL, t, ns, sl, path, fname, slot);
+    /* slices without a memo: what enc_ap_memo_interned does then, without
+     * its memo's steps (live: every load's source, every store's target) */
+    tir_ap_t ap;
+    enc_ap_into(&j->b, t, ns, sl, fname, &ap);
+    const tir_ap_t *r = j->b.failed ? NULL : tir_ap_intern(j->b.k, &ap);
+    if (!r)
+        return j->b.failed ? -1 : fj_jfail(j, path, fname, "out of memory");
+    *slot = r;
+    return 0;
 }
 
 int fj_intern_ap_str(jx_t *j, const cJSON *it, const char *path, const char *fname,

@@ -279,7 +279,8 @@ static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
     const char *buf;
     if (fj_str_item(j, fj_kfield(j, o, FK_NAME, "name"), path, "name", &t->name, true) ||
         fj_get_dtype(j, o, path, &t->dt) ||
-        fj_get_shape(j, o, path, "shape", t->shape, &t->nd, 1 + ISA_MAX_FREE_DIMS) ||
+        fj_shape_item(j, fj_kfield(j, o, FK_SHAPE, "shape"), path, "shape", t->shape, &t->nd,
+                      1 + ISA_MAX_FREE_DIMS) ||
         fj_str_item(j, fj_kfield(j, o, FK_BUFFER, "buffer"), path, "buffer", &buf, false))
         return -1;
     t->kind = TIR_T_SBUF;

@@ -299,6 +299,16 @@ static void test_large_texts(void **state)
         }
 }
 
+/* s parsed whole into a (which the caller frees). */
+static cJSON *parsed(tpb_arena_t *a, const char *s)
+{
+    cJSON *root;
+    const char *end;
+    assert_int_equal(tpb_json_arena_parse(a, s, strlen(s), &root, &end), TPB_JA_OK);
+    assert_ptr_equal(end, s + strlen(s));
+    return root;
+}
+
 /* cJSON's own lookups work on the arena tree: case-insensitive keys, the
  * first of duplicates, array size and index. */
 static void test_cjson_calls(void **state)
@@ -306,10 +316,7 @@ static void test_cjson_calls(void **state)
     (void)state;
     const char *s = "{\"Op\": 1, \"op\": 2, \"list\": [10, 20, 30], \"s\": \"x\"}";
     tpb_arena_t a = {0};
-    cJSON *root;
-    const char *end;
-    assert_int_equal(tpb_json_arena_parse(&a, s, strlen(s), &root, &end), TPB_JA_OK);
-    assert_ptr_equal(end, s + strlen(s));
+    cJSON *root = parsed(&a, s);
     assert_true(cJSON_IsObject(root));
     assert_int_equal(cJSON_GetObjectItem(root, "OP")->valueint, 1);
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(root, "op")->valueint, 2);
@@ -324,7 +331,7 @@ static void test_cjson_calls(void **state)
     tpb_arena_free(&a);
 }
 
-/* Equal plain keys in a row share one copy (jsonarena.c parse_key); keys
+/* Equal plain keys in a row share one copy (jsonarena.c key_at); keys
  * meeting in a slot but differing, keys with escapes and values are their
  * own, and every key still reads as its text. */
 static void test_shared_keys(void **state)
@@ -333,9 +340,7 @@ static void test_shared_keys(void **state)
     const char *s = "[{\"op\": \"op\", \"dst\": 1}, {\"op\": 2, \"dsT\": 3},"
                     " {\"dst\": 4, \"o\\u0070\": 5}, {\"op\": 6, \"\": 7}, {\"\": 8}]";
     tpb_arena_t a = {0};
-    cJSON *root;
-    const char *end;
-    assert_int_equal(tpb_json_arena_parse(&a, s, strlen(s), &root, &end), TPB_JA_OK);
+    cJSON *root = parsed(&a, s);
     const cJSON *o[5];
     for (int i = 0; i < 5; i++)
         o[i] = cJSON_GetArrayItem(root, i);
@@ -353,6 +358,50 @@ static void test_shared_keys(void **state)
     assert_ptr_equal(o[4]->child->string, op3->next->string);
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(o[2], "op")->valueint, 5);
     tpb_arena_free(&a);
+}
+
+/* The last object's key of s (its text's end near) shares the first
+ * object's first key. */
+static void last_key_shared(const char *s)
+{
+    tpb_arena_t a = {0};
+    cJSON *root = parsed(&a, s);
+    const cJSON *first = root->child->child, *last = root->child->prev->child;
+    assert_string_equal(last->string, first->string);
+    assert_ptr_equal(last->string, first->string);
+    tpb_arena_free(&a);
+}
+
+/* A slot's key is tried as a word before the key is scanned (key_at):
+ * a key that only starts like the slot's ("dst_reg", "ds"), keys of 8
+ * bytes and longer, and equal keys with exactly 10 and with 9 bytes left
+ * from their quote to the text's end (a word is read only with 10) share
+ * as they should. */
+static void test_key_words(void **state)
+{
+    (void)state;
+    const char *s = "[{\"dst\": 1, \"dst_reg\": 2, \"ds\": 3, \"dst\": 4, \"dge_mode\": 5,"
+                    " \"dge_mode\": 6, \"description\": 7, \"description\": 8}]";
+    tpb_arena_t a = {0};
+    cJSON *root = parsed(&a, s);
+    const cJSON *m[8];
+    int n = 0;
+    for (const cJSON *c = root->child->child; c && n < 8; c = c->next)
+        m[n++] = c;
+    assert_int_equal(n, 8);
+    static const char *const keys[] = {"dst", "dst_reg", "ds", "dst", "dge_mode", "dge_mode",
+                                       "description", "description"};
+    for (int i = 0; i < 8; i++) {
+        assert_string_equal(m[i]->string, keys[i]);
+        assert_int_equal(m[i]->valueint, i + 1);
+    }
+    assert_ptr_not_equal(m[0]->string, m[3]->string);   /* "ds" took the slot between */
+    assert_ptr_equal(m[4]->string, m[5]->string);       /* 8 bytes: one word */
+    assert_ptr_equal(m[6]->string, m[7]->string);       /* longer: byte by byte */
+    tpb_arena_free(&a);
+    last_key_shared("[{\"dst\": 1}, {\"dst\": 9}]");   /* 10 bytes from the last quote */
+    last_key_shared("[{\"dst\": 1}, {\"dst\":9}]");    /* 9 */
+    last_key_shared("[{\"dge_mode\": 1}, {\"dge_mode\":1}]");
 }
 
 /* The kernel-file messages are made from the reader's positions. */
@@ -391,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_cjson_calls),
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_shared_keys),
+        cmocka_unit_test(test_key_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
