@@ -107,6 +107,21 @@ bool tpb_heap_reserve(size_t bytes)
 #endif
 }
 
+void tpb_stack_prefault(size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    long ps = sysconf(_SC_PAGESIZE);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (ps <= 0 || bytes == 0 || here < bytes)
+        return;
+    uintptr_t top = here & ~((uintptr_t)ps - 1);   /* the stack grows down from here */
+    bytes = (bytes + (size_t)ps - 1) & ~((size_t)ps - 1);
+    (void)madvise((void *)(top - bytes), bytes, MADV_POPULATE_WRITE);
+#else
+    (void)bytes;
+#endif
+}
+
 #if defined(__linux__) && defined(MREMAP_FIXED)
 #define HUGE_BYTES ((size_t)2 << 20)
 

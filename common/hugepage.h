@@ -92,5 +92,19 @@ void tpb_heap_trim(void);
  * (glibc on Linux): call it first thing.  Returns whether the reserve was
  * made; a process where it was not runs as before. */
 bool tpb_heap_reserve(size_t bytes);
+/* The stack a compile uses: its deepest frames reach some 70 KiB below
+ * main's (sched_synchronise_budget, prelink, compile_staged), 18 pages,
+ * and ~100 KiB in a tpb linked with LTO (TPB_LTO: frames of functions
+ * inlined across files add up).  Below the 128 KiB the kernel maps for
+ * the main thread's stack at exec. */
+#define TPB_STACK_PREFAULT ((size_t)104 << 10)
+/* Fault in the `bytes` of stack below the caller's frame in one system
+ * call (Linux MADV_POPULATE_WRITE, 5.14+) instead of one page fault per
+ * 4 KiB as the frames first reach them: on a VM a fault costs ~10 us, a
+ * populated page ~6 (docs/performance-log.md "Process start-up and big
+ * arrays").  Advice only: contents unchanged, never fails, nothing where
+ * unsupported or when the range is not all stack yet (the kernel maps the
+ * main thread's first 128 KiB at exec). */
+void tpb_stack_prefault(size_t bytes);
 
 #endif

@@ -316,6 +316,7 @@ int tpb_cmd_compile(int argc, char **argv)
     }
 #ifdef HAVE_FRONTEND
     bool heap_reserved = reserve_heap(in);
+    tpb_stack_prefault(TPB_STACK_PREFAULT);
     tir_kernel_t k;
     uint64_t limit = max_memory ? max_memory : default_memory_limit(), per_op = bytes_per_op();
     /* formatted for a message only: printf's %f path costs a compile ~3 page faults */

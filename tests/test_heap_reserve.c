@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -69,6 +70,54 @@ static unsigned long heap_huge_kib(void)
     return sum;
 }
 #endif
+
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+/* How many of the n pages from p are resident. */
+static size_t resident_pages(uintptr_t p, size_t n)
+{
+    unsigned char v[64];
+    assert_true(n <= sizeof v);
+    assert_int_equal(mincore((void *)p, n * 4096, v), 0);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += v[i] & 1;
+    return k;
+}
+
+/* Kept out of line: its frame is the one tpb_stack_prefault works below. */
+static __attribute__((noinline)) void prefault_from_here(size_t *before, size_t *after)
+{
+    uintptr_t top = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)4095;
+    uintptr_t lo = top - TPB_STACK_PREFAULT;
+    size_t n = TPB_STACK_PREFAULT / 4096;
+    *before = resident_pages(lo, n);
+    tpb_stack_prefault(TPB_STACK_PREFAULT);
+    *after = resident_pages(lo, n);
+}
+#endif
+
+/* tpb_stack_prefault makes the whole range below the caller's frame
+ * resident in one call (run first: the pages deep below are untouched in a
+ * fresh test process, so none is resident before). */
+static void test_stack_prefault(void **state)
+{
+    (void)state;
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    long ps = sysconf(_SC_PAGESIZE);
+    char *probe = mmap(NULL, (size_t)ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(probe != MAP_FAILED);
+    int supported = madvise(probe, (size_t)ps, MADV_POPULATE_WRITE) == 0;
+    munmap(probe, (size_t)ps);
+    if (!supported || ps != 4096)
+        skip();   /* a kernel before 5.14 */
+    size_t before, after;
+    prefault_from_here(&before, &after);
+    assert_true(before < TPB_STACK_PREFAULT / 4096 / 2);
+    assert_int_equal(after, TPB_STACK_PREFAULT / 4096);
+#else
+    tpb_stack_prefault(TPB_STACK_PREFAULT);   /* nothing to see, must not fail */
+#endif
+}
 
 /* The reserve is taken on a fresh process, and a second call is too late. */
 static void test_reserve_taken_once(void **state)
@@ -199,6 +248,7 @@ int main(void)
     hs.reserved = tpb_heap_reserve(TPB_HEAP_RESERVE);
     hs.brk_after = sbrk(0);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stack_prefault),
         cmocka_unit_test_prestate(test_reserve_taken_once, &hs),
         cmocka_unit_test_prestate(test_small_blocks_on_huge_pages, &hs),
         cmocka_unit_test_prestate(test_trim_keeps_reserve, &hs),
