@@ -81,11 +81,12 @@ def _ndarray(shape, dtype, buffer, name, loc):
         if (type(s) is not int and (isinstance(s, Lin) or not isinstance(s, (int, np.integer)))
                 or s <= 0):
             raise NkiError("%s: nl.ndarray: bad shape %r" % (loc, shape))
-    if any(type(s) is _ParDim for s in shape[1:]):
-        raise NkiError("%s: nl.ndarray: shape %s: block dims before the partition dim "
-                       "(nl.par_dim not first) are not supported by tpbsim" %
-                       (loc, [int(s) for s in shape]))
-    return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc)
+    pds = [i for i, s in enumerate(shape) if type(s) is _ParDim]
+    nblk = pds[0] if pds else 0
+    if len(pds) > 1 or nblk and _buffer(buffer) not in (sbuf, psum):
+        raise NkiError("%s: nl.ndarray: shape %s: nl.par_dim must be given once, and block "
+                       "dims before it only on SBUF / PSUM" % (loc, [int(s) for s in shape]))
+    return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc, nblk)
 
 
 def is_hbm(buffer):
@@ -119,8 +120,8 @@ def _filled(shape, value, dtype, buffer, name, loc, fn):
     t = _ndarray(shape, dtype, buffer, name, loc)
     if is_hbm(t.buffer):
         _fill_hbm(t, v, loc)
-    else:
-        isa._emit("memset", loc, [("dst", t.text()), ("value", v)])
+    else:   # the whole stored tile (also of a tile with block dims)
+        isa._emit("memset", loc, [("dst", '"%s"' % t.base.name), ("value", v)])
     return t
 
 
@@ -149,6 +150,9 @@ def full(shape, fill_value, dtype, buffer=sbuf, name=""):
 def _like(x, fn, loc):
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: nl.%s: expected a tensor, got %r" % (loc, fn, x))
+    if x._pd:
+        raise NkiError("%s: nl.%s of '%s', a view keeping block dims, is not supported by "
+                       "tpbsim" % (loc, fn, x.name))
     return x
 
 

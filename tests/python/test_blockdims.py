@@ -1,0 +1,129 @@
+"""NKI block dims (docs/python.md "Block dims"): an on-chip tile declared
+(B..., nl.par_dim(P), F...) is stored as one [P, B..., F...] tile; a block
+index selects one P-partition tile.  Each form against NumPy, and the
+refused forms raise NkiError."""
+import json
+
+import numpy as np
+import pytest
+
+import tpbsim
+from tpbsim import NkiError, nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+RNG = np.random.default_rng(17)
+
+
+@nki.jit
+def blocks_copy(x):
+    """x [128, n*64] -> t (n, par_dim(128), 64) block by block, then back
+    doubled, block order reversed."""
+    n = x.shape[1] // 64
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((n, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        t[i] = nl.load(x[:, nl.ds(i * 64, 64)])
+    for i in nl.affine_range(n):
+        r = nisa.tensor_scalar(data=t[n - 1 - i, :, :], op0=nl.multiply, operand0=2.0)
+        nl.store(out[:, nl.ds(i * 64, 64)], r)
+    return out
+
+
+def test_blocks_copy_numpy():
+    x = RNG.uniform(-1, 1, (128, 4 * 64)).astype(np.float32)
+    got = blocks_copy(x)
+    want = np.concatenate([2 * x[:, k * 64:(k + 1) * 64] for k in range(3, -1, -1)], axis=1)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_blocks_stored_partition_first():
+    x = np.zeros((128, 3 * 64), np.float32)
+    body = json.loads(tpbsim.kernel_json(blocks_copy, x))["body"]
+    tiles = [o for o in body if o["op"] == "tile" and o["name"] == "t"]
+    assert tiles and tiles[0]["shape"] == [128, 3, 64]
+
+
+@nki.jit
+def blocks_2d(x):
+    """Two block dims, a free-dim slice of a block, and a block read with
+    nl.ds on its free dim: t (2, 3, par_dim(64), 32)."""
+    out = nl.ndarray((64, 2 * 3 * 16), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, 3, nl.par_dim(64), 32), dtype=nl.float32, buffer=nl.sbuf)
+    for a in nl.affine_range(2):
+        for b in nl.affine_range(3):
+            t[a, b, :, :] = nl.load(x[:, nl.ds((a * 3 + b) * 32, 32)])
+    assert t.shape == (2, 3, 64, 32) and t[1].shape == (3, 64, 32)
+    for a in nl.affine_range(2):
+        for b in nl.affine_range(3):
+            nl.store(out[:, nl.ds((b * 2 + a) * 16, 16)], t[a, b, :, nl.ds(16, 16)])
+    return out
+
+
+def test_blocks_2d_numpy():
+    x = RNG.uniform(-1, 1, (64, 6 * 32)).astype(np.float32)
+    got = blocks_2d(x)
+    blk = x.reshape(64, 2, 3, 32)
+    want = np.concatenate([blk[:, a, b, 16:] for b in range(3) for a in range(2)], axis=1)
+    np.testing.assert_array_equal(got, want)
+
+
+@nki.jit
+def blocks_matmul(a, b):
+    """Per column block j: out[:, j] = a.T @ b[:, j], with the contraction
+    over K tiles accumulated with += into a PSUM block tensor."""
+    K, M = a.shape
+    N = b.shape[1]
+    nj, nk = N // 128, K // 128
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    ps = nl.zeros((nj, nl.par_dim(M), 128), dtype=nl.float32, buffer=nl.psum)
+    at = nl.ndarray((nk, nl.par_dim(128), M), dtype=nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(nk):
+        at[k] = nl.load(a[nl.ds(k * 128, 128), :])
+    for j in nl.affine_range(nj):
+        for k in nl.affine_range(nk):
+            bt = nl.load(b[nl.ds(k * 128, 128), nl.ds(j * 128, 128)])
+            ps[j, :, :] += nisa.nc_matmul(at[k], bt)
+    for j in nl.affine_range(nj):
+        r = nisa.tensor_copy(ps[j])
+        nl.store(out[:, nl.ds(j * 128, 128)], r)
+    return out
+
+
+def test_blocks_matmul_psum_numpy():
+    a = RNG.uniform(-1, 1, (256, 64)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (256, 384)).astype(np.float32)
+    got = blocks_matmul(a, b)
+    np.testing.assert_allclose(got, a.T.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def _refused(fn, match, *args):
+    with pytest.raises(NkiError, match=match):
+        tpbsim.kernel_json(nki.jit(fn), *args)
+
+
+def test_block_dims_refused():
+    x = np.zeros((128, 64), np.float32)
+
+    def whole(x):   # an operand keeping a block dim
+        t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+        t[0] = nl.load(x)
+        t[1] = nl.load(x)
+        return nisa.tensor_copy(t)
+    _refused(whole, "keeps block dim", x)
+
+    def range_of_blocks(x):
+        t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+        t[0:2] = 1.0
+    _refused(range_of_blocks, "keeps block dim", x)
+
+    def hbm_blocks(x):
+        return nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    _refused(hbm_blocks, "block dims before it only on SBUF / PSUM", x)
+
+    def grid_index(x):
+        t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+        i = nl.mgrid[0:128, 0:64]
+        t[0, i.p, i.x] = nl.load(x)
+    _refused(grid_index, "block dims: nl.arange", x)
+    assert nl.par_dim(128) == 128
