@@ -127,3 +127,24 @@ def test_block_dims_refused():
         t[0, i.p, i.x] = nl.load(x)
     _refused(grid_index, "block dims: nl.arange", x)
     assert nl.par_dim(128) == 128
+
+
+@nki.jit
+def reduce_into_column(x):
+    """Forms of the SDK's attention kernels next to their block dims: a
+    [P] reduction (axis=1, no keepdims) assigned into a [P, 1] column, and
+    reductions over a 1-element axis (a copy; negate=True: times -1)."""
+    out = nl.ndarray((128, 3), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    r = nl.ndarray((nl.par_dim(128), 3), dtype=nl.float32, buffer=nl.sbuf)
+    r[:, 0:1] = nisa.tensor_reduce(op=nl.max, data=t, axis=1)
+    r[:, 1:2] = nisa.tensor_reduce(op=nl.max, data=r[:, 0:1], axis=1)
+    r[:, 2:3] = nisa.tensor_reduce(op=nl.add, data=r[:, 0:1], axis=1, negate=True)
+    nl.store(out, r)
+    return out
+
+
+def test_reduce_into_column_numpy():
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    m = x.max(axis=1)
+    np.testing.assert_array_equal(reduce_into_column(x), np.stack([m, m, -m], axis=1))

@@ -456,6 +456,19 @@ def _same_view(a, b):
     return a.base is b.base and same and a._ap == b._ap
 
 
+def _free(shape):
+    """The partition dim and the free dims other than 1: [P] and [P, 1]
+    hold the same elements (NKI assigns a [P] reduction into [P, 1])."""
+    return tuple(shape[:1]) + tuple(n for n in shape[1:] if n != 1)
+
+
+def _with_ones(t, shape):
+    """The view t in shape, which differs from t's by free dims of 1."""
+    rest = [p for p in t._ap[1:] if p[1] != 1]
+    return NkiTensor(t.base, t.offset, t._ap[:1] + [[1, 1] if n == 1 else rest.pop(0)
+                                                    for n in shape[1:]])
+
+
 @_skip
 def assign(target, value):
     """target (a view) = value: a fresh op result written in place, else a
@@ -467,12 +480,15 @@ def assign(target, value):
     if isinstance(value, NkiTensor):
         if _same_view(target, value):
             return   # x[i] += y came back, or x[...] = x[...]
-        if tuple(value.shape) != tuple(target.shape):
+        ones = tuple(value.shape) != tuple(target.shape)
+        if ones and _free(value.shape) != _free(target.shape):
             raise NkiError("%s: assignment: value shape %s does not match the target %s" %
                            (loc, list(value.shape), list(target.shape)))
         i = _fresh(tr, value, target) if target._onchip() else None
         if i is not None and _retarget(tr, i, value, target, False):
             return
+        if ones:   # [P] into [P, 1]: value viewed in target's shape
+            value = _with_ones(value, target.shape)
         if target._onchip() and value._onchip():
             isa._emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())])
         else:
