@@ -148,3 +148,28 @@ def test_reduce_into_column_numpy():
     x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
     m = x.max(axis=1)
     np.testing.assert_array_equal(reduce_into_column(x), np.stack([m, m, -m], axis=1))
+
+
+@nki.jit
+def scalar_reduce_b1(x):
+    """nisa.tensor_scalar_reduce without dst (beta-1): the result tile is
+    returned, the reduction goes to reduce_res; here into a block."""
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    red = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    s = nl.ndarray((2, nl.par_dim(128), 32), dtype=nl.float32, buffer=nl.sbuf)
+    m = nl.ndarray((nl.par_dim(128), 2), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(2):
+        s[i] = nisa.tensor_scalar_reduce(data=t[:, nl.ds(i * 32, 32)], op0=nl.multiply,
+                                         operand0=2.0, reduce_op=nl.max, reduce_res=m[:, i])
+    for i in nl.affine_range(2):
+        nl.store(out[:, nl.ds(i * 32, 32)], s[i])
+    nl.store(red, m)
+    return out, red
+
+
+def test_scalar_reduce_b1_numpy():
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    out, red = scalar_reduce_b1(x)
+    np.testing.assert_array_equal(out, 2 * x)
+    np.testing.assert_array_equal(red, np.stack([2 * x[:, :32].max(1), 2 * x[:, 32:].max(1)], 1))

@@ -123,7 +123,8 @@ _SPECS = {
     "max8": _rows("src", 8), "nc_find_index8": _rows("data", 8, "uint32"),
     "bn_stats": _rows("data", 6), "bn_aggr": _rows("data", 2),
     "dma_transpose": _dma_transpose, "sequence_bounds": _bounds,
-    "range_select": _like("on_true_tile"),
+    "range_select": _like("on_true_tile"), "tensor_scalar_reduce": _like("data"),
+    "activation_reduce": _like("data"),
 }
 
 
