@@ -30,6 +30,26 @@ def blocks_copy(x):
     return out
 
 
+@nki.jit
+def sdk_memory_semantics(a_ptr):
+    """The SDK's nki/test/test_nki_memory_semantics.py kernel (par_dim in
+    an HBM shape is a plain size)."""
+    B, N, M = a_ptr.shape
+    a_loaded = nl.ndarray((B, nl.par_dim(N), M), dtype=a_ptr.dtype, buffer=nl.sbuf)
+    exp_out = nl.ndarray((B, nl.par_dim(N), M), dtype=a_ptr.dtype, buffer=nl.sbuf)
+    out_ptr = nl.ndarray((B, nl.par_dim(N), M), dtype=a_ptr.dtype, buffer=nl.shared_hbm)
+    for b in nl.affine_range(B):
+        a_loaded[b] = nl.load(a_ptr[b])
+        exp_out[b] = nl.exp(a_loaded[b])
+        nl.store(out_ptr[b], value=exp_out[b])
+    return out_ptr
+
+
+def test_sdk_memory_semantics_numpy():
+    a = RNG.uniform(0, 2, (4, 128, 512)).astype(np.float32)
+    np.testing.assert_allclose(sdk_memory_semantics(a), np.exp(a), rtol=1e-5)
+
+
 def test_blocks_copy_numpy():
     x = RNG.uniform(-1, 1, (128, 4 * 64)).astype(np.float32)
     got = blocks_copy(x)
@@ -117,15 +137,16 @@ def test_block_dims_refused():
         t[0:2] = 1.0
     _refused(range_of_blocks, "keeps block dim", x)
 
-    def hbm_blocks(x):
-        return nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.shared_hbm)
-    _refused(hbm_blocks, "block dims before it only on SBUF / PSUM", x)
+    def two_par_dims(x):
+        return nl.ndarray((nl.par_dim(2), nl.par_dim(128), 64), dtype=nl.float32)
+    _refused(two_par_dims, "par_dim given more than once", x)
 
-    def grid_index(x):
+    def grid_block_index(x):
         t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
         i = nl.mgrid[0:128, 0:64]
-        t[0, i.p, i.x] = nl.load(x)
-    _refused(grid_index, "block dims: nl.arange", x)
+        j = nl.arange(2)[:, None]
+        t[j, i.p, i.x] = nl.load(x)
+    _refused(grid_block_index, "indices on its block dims", x)
     assert nl.par_dim(128) == 128
 
 
@@ -173,3 +194,22 @@ def test_scalar_reduce_b1_numpy():
     out, red = scalar_reduce_b1(x)
     np.testing.assert_array_equal(out, 2 * x)
     np.testing.assert_array_equal(red, np.stack([2 * x[:, :32].max(1), 2 * x[:, 32:].max(1)], 1))
+
+
+@nki.jit
+def blocks_grid_index(x):
+    """The SDK's hoisted-load matmul form: t[k, i.p, i.x] (block index, then
+    nl.mgrid indices over the block's partition and free dims)."""
+    out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    i = nl.mgrid[0:128, 0:64]
+    t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(2):
+        t[k, i.p, i.x] = nl.load(x[i.p, k * 64 + i.x])
+    for k in nl.affine_range(2):
+        nl.store(out[i.p, (1 - k) * 64 + i.x], value=t[k, i.p, i.x])
+    return out
+
+
+def test_blocks_grid_index_numpy():
+    x = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    np.testing.assert_array_equal(blocks_grid_index(x), np.concatenate([x[:, 64:], x[:, :64]], 1))

@@ -311,10 +311,13 @@ class NkiTensor:
         if not isinstance(key, tuple):
             key = (key,)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
-            if self.base.nblk:
-                raise NkiError("'%s' has block dims: nl.arange / nl.mgrid indices on it are "
-                               "not supported by tpbsim (index the blocks with integers, loop "
-                               "variables or slices)" % self.base.name)
+            pd = self._pd
+            if pd and len(key) > pd and all(type(k) in (int, Lin) for k in key[:pd]):
+                return self._index(key[:pd])._index(key[pd:])   # t[k, i.p, i.x]
+            if pd:
+                raise NkiError("'%s': nl.arange / nl.mgrid indices on its block dims are "
+                               "not supported by tpbsim (index the blocks with integers or "
+                               "loop variables)" % self.base.name)
             from . import _beta1
             key = _beta1.index_key(self, key)
             if isinstance(key, NkiTensor):   # not slices: an access pattern

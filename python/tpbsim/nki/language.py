@@ -82,10 +82,12 @@ def _ndarray(shape, dtype, buffer, name, loc):
                 or s <= 0):
             raise NkiError("%s: nl.ndarray: bad shape %r" % (loc, shape))
     pds = [i for i, s in enumerate(shape) if type(s) is _ParDim]
-    nblk = pds[0] if pds else 0
-    if len(pds) > 1 or nblk and _buffer(buffer) not in (sbuf, psum):
-        raise NkiError("%s: nl.ndarray: shape %s: nl.par_dim must be given once, and block "
-                       "dims before it only on SBUF / PSUM" % (loc, [int(s) for s in shape]))
+    if len(pds) > 1:
+        raise NkiError("%s: nl.ndarray: shape %s: nl.par_dim given more than once" %
+                       (loc, [int(s) for s in shape]))
+    # block dims: only on chip (an HBM tensor has no partitions: par_dim is
+    # a plain size there, as in NKI)
+    nblk = pds[0] if pds and _buffer(buffer) in (sbuf, psum) else 0
     return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc, nblk)
 
 
