@@ -213,3 +213,26 @@ def blocks_grid_index(x):
 def test_blocks_grid_index_numpy():
     x = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
     np.testing.assert_array_equal(blocks_grid_index(x), np.concatenate([x[:, 64:], x[:, :64]], 1))
+
+
+@nki.jit
+def column_broadcast(x):
+    """The SDK's SD-attention form: (1.0 / sum_res).broadcast_to((P, F))
+    of a [P] reduction (and nl.broadcast_to of a [P, 1] column)."""
+    out = nl.ndarray((128, 2, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    s = nisa.tensor_reduce(np.add, data=t, axis=(1,))
+    c = nisa.tensor_reduce(np.max, data=t, axis=(1,), keepdims=True)
+    r = nl.ndarray((nl.par_dim(128), 2, 16), dtype=nl.float32, buffer=nl.sbuf)
+    r[:, 0, :] = nl.copy((1.0 / s).broadcast_to((128, 16)))
+    r[:, 1, :] = nl.copy(nl.broadcast_to(c, (128, 16)))
+    nl.store(out, r)
+    return out
+
+
+def test_column_broadcast_numpy():
+    x = RNG.uniform(0.5, 1, (128, 64)).astype(np.float32)
+    got = column_broadcast(x)
+    np.testing.assert_allclose(got[:, 0], np.repeat(1 / x.sum(1, keepdims=True), 16, 1),
+                               rtol=1e-5)
+    np.testing.assert_array_equal(got[:, 1], np.repeat(x.max(1, keepdims=True), 16, 1))

@@ -197,9 +197,19 @@ def expand_dims(x, axis):
 
 def broadcast_to(x, shape, dtype=None):
     """A [1, F] tile broadcast to [P, F]: a new tile filled by
-    broadcast_partition."""
+    broadcast_partition; a [P] or [P, 1] tile broadcast to [P, F...]: a new
+    tile filled by a tensor_copy reading each partition's one value with
+    free steps 0."""
     loc = _trace.caller_loc()
     shape = tuple(shape)
+    if (isinstance(x, NkiTensor) and x._onchip() and not x._pd and len(shape) > 1 and
+            x.shape[0] == shape[0] and not any(n != 1 for n in x.shape[1:])):
+        from . import isa
+        t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else x.dtype, sbuf, "",
+                                         loc)
+        src = NkiTensor(x.base, x.offset, x._ap[:1] + [[0, n] for n in shape[1:]])
+        isa._emit("tensor_copy", loc, [("dst", t.text()), ("src", src.text())])
+        return t
     if not isinstance(x, NkiTensor) or x.shape[0] != 1 or tuple(x.shape[1:]) != shape[1:]:
         raise NkiError("%s: nl.broadcast_to: only a [1, ...] tile to [P, ...] is supported"
                        % loc)
