@@ -236,3 +236,33 @@ def test_column_broadcast_numpy():
     np.testing.assert_allclose(got[:, 0], np.repeat(1 / x.sum(1, keepdims=True), 16, 1),
                                rtol=1e-5)
     np.testing.assert_array_equal(got[:, 1], np.repeat(x.max(1, keepdims=True), 16, 1))
+
+
+@nki.jit
+def blocks_loop_reduce(a, b):
+    """nki-samples' contributed/matmul.py form: per K block a PSUM matmul,
+    added into an SBUF block tensor with t[m] = nl.loop_reduce(psum, np.add,
+    loop_indices=[k]) (t = t + psum)."""
+    K, M = a.shape
+    out = nl.ndarray((M, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    z = nl.zeros((1, nl.par_dim(M), 128), dtype=nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(K // 128):
+        ps = nisa.nc_matmul(nl.load(a[nl.ds(k * 128, 128), :]), nl.load(b[nl.ds(k * 128, 128), :]))
+        z[0] = nl.loop_reduce(ps, op=np.add, loop_indices=[k], dtype=nl.float32)
+    nl.store(out, z[0])
+    return out
+
+
+def test_blocks_loop_reduce_numpy():
+    a = RNG.uniform(-1, 1, (384, 64)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (384, 128)).astype(np.float32)
+    np.testing.assert_allclose(blocks_loop_reduce(a, b), a.T.astype(np.float64) @ b,
+                               rtol=1e-4, atol=1e-4)
+    body = json.loads(tpbsim.kernel_json(blocks_loop_reduce, a, b))["body"]
+    tt = [o for o in json.dumps(body).split('"op": ') if o.startswith('"tensor_tensor"')]
+    assert len(tt) == 1 and "test_blockdims.py" in tt[0]
+
+    def plain_name(a, b):   # b = nl.loop_reduce(...) names no destination
+        z = nl.loop_reduce(nl.load(a[0:128, :]), op=np.add, loop_indices=[])
+        return nisa.tensor_copy(z)
+    _refused(plain_name, "expected a tensor|loop_reduce", a, b)

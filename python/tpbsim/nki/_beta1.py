@@ -495,6 +495,14 @@ def assign(target, value):
         else:
             isa._emit("dma_copy", loc, [("dst", target.text()), ("src", value.text())])
         return
+    from ._composite import LoopReduce
+    if isinstance(value, LoopReduce) and target._onchip():   # t = op(t, x)
+        if _free(value.x.shape) != _free(target.shape):
+            raise NkiError("%s: assignment of nl.loop_reduce: shape %s into %s" %
+                           (loc, list(value.x.shape), list(target.shape)))
+        x = value.x if value.x.shape == target.shape else _with_ones(value.x, target.shape)
+        isa.tensor_tensor(target, target, x, value.op)
+        return
     if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
         isa._emit("memset", loc, [("dst", target.text()), ("value", isa._scalar(value, "value",
                                                                                  loc))])

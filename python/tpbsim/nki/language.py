@@ -869,8 +869,8 @@ def _unsupported(name):
 
 # the composite functions live in _composite.py (imported here, after the
 # names they use are defined)
-from ._composite import (all, dropout, gather_flattened, load_transpose2d, matmul,  # noqa: E402,F401,A004
-                         mean, prod, rand, random_seed, rms_norm, shared_constant,
+from ._composite import (all, dropout, gather_flattened, load_transpose2d, loop_reduce,  # noqa: E402,F401,A004
+                         matmul, mean, prod, rand, random_seed, rms_norm, shared_constant,
                          shared_identity_matrix, softmax, transpose, var)
 
 for _n in ("device_print", "while_loop"):
