@@ -266,3 +266,26 @@ def test_blocks_loop_reduce_numpy():
         z = nl.loop_reduce(nl.load(a[0:128, :]), op=np.add, loop_indices=[])
         return nisa.tensor_copy(z)
     _refused(plain_name, "expected a tensor|loop_reduce", a, b)
+
+
+@nki.jit
+def blocks_whole_dma(x):
+    """A whole block-dim tile (and a range of its blocks) stored to / copied
+    from an HBM tensor of its NKI shape (n, P, F): one DMA of the blocks."""
+    n = x.shape[0]
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    out2 = nl.ndarray((2,) + x.shape[1:], dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((n, nl.par_dim(128), 32), dtype=nl.float32, buffer=nl.sbuf)
+    t[...] = x
+    for i in nl.affine_range(n):
+        t[i] = nisa.tensor_scalar(data=t[i], op0=nl.add, operand0=1.0)
+    nl.store(out, t)
+    out2[...] = t[1:3]
+    return out, out2
+
+
+def test_blocks_whole_dma_numpy():
+    x = RNG.uniform(-1, 1, (3, 128, 32)).astype(np.float32)
+    out, out2 = blocks_whole_dma(x)
+    np.testing.assert_array_equal(out, x + 1)
+    np.testing.assert_array_equal(out2, x[1:3] + 1)

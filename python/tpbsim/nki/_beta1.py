@@ -493,6 +493,7 @@ def assign(target, value):
         if target._onchip() and value._onchip():
             isa._emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())])
         else:
+            target, value = _trace.dma_sides(target, value)
             isa._emit("dma_copy", loc, [("dst", target.text()), ("src", value.text())])
         return
     from ._composite import LoopReduce

@@ -404,6 +404,13 @@ class NkiTensor:
                     sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
         return NkiTensor(self.base, off, ap, sl, npd)
 
+    def _front(self, pd):
+        """This view with its dim pd moved first, as a raw access pattern:
+        the two sides of a DMA of a view keeping block dims (pd its
+        partition dim), so the tile side is partition-first."""
+        ap = self._ap
+        return NkiTensor(self.base, self.offset, [ap[pd]] + ap[:pd] + ap[pd + 1:])
+
     def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
            dtype=None):
         """An explicit [[step, count], ...] pattern from this view's offset
@@ -566,6 +573,18 @@ del _n, _op
 
 SKIP = {NkiTensor.__setitem__.__code__, NkiTensor.__iadd__.__code__,
         NkiTensor.broadcast_to.__code__}
+
+
+def dma_sides(dst, src):
+    """(dst, src) of a DMA: when one side keeps block dims (a whole
+    block-dim tile, t[0:2]) and the other is an HBM view of the same shape,
+    both with that side's partition dim first (one DMA of every block)."""
+    for t, o in ((src, dst), (dst, src)):
+        if (type(t) is NkiTensor and t._pd and type(o) is NkiTensor and not o._onchip()
+                and o.shape == t.shape):
+            pd = t._pd
+            return dst._front(pd), src._front(pd)
+    return dst, src
 
 
 def _view_key(key):

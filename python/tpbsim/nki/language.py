@@ -796,6 +796,7 @@ def store(dst, value, mask=None):
     if (isinstance(value, (int, float)) and not isinstance(value, bool) and
             isinstance(dst, NkiTensor) and is_hbm(dst.buffer)):   # beta-1: a number (a fill)
         return _fill_hbm(dst, isa._scalar(value, "value", loc), loc)
+    dst, value = _trace.dma_sides(dst, value)
     isa._emit("dma_copy", loc, [("dst", isa._t(dst, "dst", loc)),
                                 ("src", isa._t(value, "value", loc))])
 
