@@ -502,14 +502,6 @@ def test_sdk_tiled_matmul_in_place():
     np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-3)
 
 
-def test_block_dims_refused():
-    def k(x):
-        nl.ndarray((4, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
-    _refused(k, r"nl.ndarray: shape \[4, 128, 64\]: block dims before "
-             "the partition dim", np.ones((1, 1), np.float32))
-    assert nl.par_dim(128) == 128
-
-
 def test_tile_index_gather_scatter_numpy():
     """a[idx_tile, cols] (NKI's indirect DMA written as an index): rows of
     a 2-D HBM tensor picked by an SBUF [P, 1] tile, read and written; an

@@ -123,7 +123,8 @@ _SPECS = {
     "max8": _rows("src", 8), "nc_find_index8": _rows("data", 8, "uint32"),
     "bn_stats": _rows("data", 6), "bn_aggr": _rows("data", 2),
     "dma_transpose": _dma_transpose, "sequence_bounds": _bounds,
-    "range_select": _like("on_true_tile"),
+    "range_select": _like("on_true_tile"), "tensor_scalar_reduce": _like("data"),
+    "activation_reduce": _like("data"),
 }
 
 
@@ -456,6 +457,19 @@ def _same_view(a, b):
     return a.base is b.base and same and a._ap == b._ap
 
 
+def _free(shape):
+    """The partition dim and the free dims other than 1: [P] and [P, 1]
+    hold the same elements (NKI assigns a [P] reduction into [P, 1])."""
+    return tuple(shape[:1]) + tuple(n for n in shape[1:] if n != 1)
+
+
+def _with_ones(t, shape):
+    """The view t in shape, which differs from t's by free dims of 1."""
+    rest = [p for p in t._ap[1:] if p[1] != 1]
+    return NkiTensor(t.base, t.offset, t._ap[:1] + [[1, 1] if n == 1 else rest.pop(0)
+                                                    for n in shape[1:]])
+
+
 @_skip
 def assign(target, value):
     """target (a view) = value: a fresh op result written in place, else a
@@ -467,16 +481,28 @@ def assign(target, value):
     if isinstance(value, NkiTensor):
         if _same_view(target, value):
             return   # x[i] += y came back, or x[...] = x[...]
-        if tuple(value.shape) != tuple(target.shape):
+        ones = tuple(value.shape) != tuple(target.shape)
+        if ones and _free(value.shape) != _free(target.shape):
             raise NkiError("%s: assignment: value shape %s does not match the target %s" %
                            (loc, list(value.shape), list(target.shape)))
         i = _fresh(tr, value, target) if target._onchip() else None
         if i is not None and _retarget(tr, i, value, target, False):
             return
+        if ones:   # [P] into [P, 1]: value viewed in target's shape
+            value = _with_ones(value, target.shape)
         if target._onchip() and value._onchip():
             isa._emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())])
         else:
+            target, value = _trace.dma_sides(target, value)
             isa._emit("dma_copy", loc, [("dst", target.text()), ("src", value.text())])
+        return
+    from ._composite import LoopReduce
+    if isinstance(value, LoopReduce) and target._onchip():   # t = op(t, x)
+        if _free(value.x.shape) != _free(target.shape):
+            raise NkiError("%s: assignment of nl.loop_reduce: shape %s into %s" %
+                           (loc, list(value.x.shape), list(target.shape)))
+        x = value.x if value.x.shape == target.shape else _with_ones(value.x, target.shape)
+        isa.tensor_tensor(target, target, x, value.op)
         return
     if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
         isa._emit("memset", loc, [("dst", target.text()), ("value", isa._scalar(value, "value",

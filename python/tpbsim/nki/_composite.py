@@ -342,3 +342,27 @@ def shared_constant(constant):
         raise NkiError("%s: nl.shared_constant: the constant holds inf or NaN (not supported "
                        "inline by tpbsim)" % loc)
     return _trace.current().add_const(a.shape, dt, json.dumps(a.tolist()), loc)
+
+
+class LoopReduce:
+    """nl.loop_reduce(x, op, loop_indices): what `t[idx] = ...` makes
+    t[idx] = op(t[idx], x) (a tensor_tensor; _beta1.assign).  Anything else
+    done with it is an error: NKI's `b = nl.loop_reduce(...)` names no
+    destination tpbsim could write."""
+    __slots__ = ("x", "op", "loc")
+
+    def __init__(self, x, op, loc):
+        self.x, self.op, self.loc = x, op, loc
+
+    def __repr__(self):
+        return "nl.loop_reduce(...) (assign it into a tile: t[...] = nl.loop_reduce(...))"
+
+
+def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
+    """NKI: dst = op(dst, x), dst being the tile it is assigned into."""
+    loc = _trace.caller_loc()
+    _tile(x, "loop_reduce", "x", loc)
+    if mask is not None or kwargs:
+        raise NkiError("%s: nl.loop_reduce: %s not supported by tpbsim" %
+                       (loc, "mask=" if mask is not None else sorted(kwargs)))
+    return LoopReduce(x, op, loc)

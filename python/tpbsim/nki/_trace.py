@@ -229,7 +229,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 
 class _Base:
-    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth")
+    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -238,14 +238,17 @@ class _Base:
         # kernel-format `for` scopes it, so a use means Retrace
         self.dead = False
         self.depth = 0   # how many traced-once loops were open at its creation
+        # NKI block dims (docs/python.md "Block dims"): a tile declared
+        # (B..., par_dim(P), F...) is stored as [P, B..., F...]; nblk = len(B)
+        self.nblk = 0
 
 
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd")
 
-    def __init__(self, base, offset, ap, sl=None):
+    def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
         self.offset = offset
         self._ap = ap          # list of [step, count]
@@ -260,6 +263,9 @@ class NkiTensor:
         # views of this one already made, by _view_key (a view is never
         # changed once made, so one index written again returns it as is)
         self._views = None
+        # the position of the partition dim among the view's dims: > 0 while
+        # block dims of a block-dim tile are kept (then the view is no operand)
+        self._pd = pd
 
     # NKI attributes
     @property
@@ -305,6 +311,13 @@ class NkiTensor:
         if not isinstance(key, tuple):
             key = (key,)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
+            pd = self._pd
+            if pd and len(key) > pd and all(type(k) in (int, Lin) for k in key[:pd]):
+                return self._index(key[:pd])._index(key[pd:])   # t[k, i.p, i.x]
+            if pd:
+                raise NkiError("'%s': nl.arange / nl.mgrid indices on its block dims are "
+                               "not supported by tpbsim (index the blocks with integers or "
+                               "loop variables)" % self.base.name)
             from . import _beta1
             key = _beta1.index_key(self, key)
             if isinstance(key, NkiTensor):   # not slices: an access pattern
@@ -318,9 +331,13 @@ class NkiTensor:
         off = self.offset
         ap = []
         sl = self._sl
+        pd = self._pd
+        npd = 0   # block dims kept before the partition dim
         if sl is not None:
             sl = list(sl)
             kept = [i for i, e in enumerate(sl) if isinstance(e, list)]
+            if pd:   # the view's dims in base order: the partition dim first
+                kept = kept[1:pd + 1] + [kept[0]] + kept[pd + 1:]
         for d, (step, cnt) in enumerate(self._ap):
             k = key[d] if d < len(key) else slice(None)
             if isinstance(k, DynSlice):
@@ -357,12 +374,13 @@ class NkiTensor:
                 off = off + s0 * step
                 c = (n + st - 1) // st
                 ap.append([step * st, c])
+                npd += d < pd
                 if sl is not None:
                     b0, bst, _ = sl[kept[d]]
                     sl[kept[d]] = [b0 + s0 * bst, bst * st, c]
             else:
                 if not isinstance(k, (int, Lin)):
-                    if isinstance(k, NkiTensor) and d == 0:   # a[idx_tile, cols]
+                    if isinstance(k, NkiTensor) and d == 0 and not pd:   # a[idx_tile, cols]
                         from . import _beta1
                         return _beta1.tile_index(self, key)
                     if isinstance(k, NkiTensor):
@@ -378,13 +396,20 @@ class NkiTensor:
                         raise NkiError("dimension %d of '%s': index %d out of range 0..%d" %
                                        (d, self.base.name, k, cnt - 1))
                 off = off + k * step
-                keep = d == 0 and self._onchip()
+                keep = d == pd and self._onchip()
                 if keep:
                     ap.append([step, 1])   # the partition dim is never dropped
                 if sl is not None:
                     b0, bst, _ = sl[kept[d]]
                     sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
-        return NkiTensor(self.base, off, ap, sl)
+        return NkiTensor(self.base, off, ap, sl, npd)
+
+    def _front(self, pd):
+        """This view with its dim pd moved first, as a raw access pattern:
+        the two sides of a DMA of a view keeping block dims (pd its
+        partition dim), so the tile side is partition-first."""
+        ap = self._ap
+        return NkiTensor(self.base, self.offset, [ap[pd]] + ap[:pd] + ap[pd + 1:])
 
     def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
            dtype=None):
@@ -395,6 +420,9 @@ class NkiTensor:
         if scalar_offset is not None or dtype is not None:
             raise NkiError(".ap(%s=...) is not supported by tpbsim" %
                            ("scalar_offset" if scalar_offset is not None else "dtype"))
+        if self.base.nblk:
+            raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
+                           % self.base.name)
         off = self.offset + (offset or 0)
         pat = [list(p) for p in pattern]
         if vector_offset is None:
@@ -479,6 +507,10 @@ class NkiTensor:
         the view is a NumPy slice of its tensor, else a raw access pattern."""
         if self.base.dead:
             need_retrace()
+        if self._pd:
+            raise NkiError("'%s'%s keeps block dim(s) before its partition dim: tpbsim takes "
+                           "one block per operand (index the blocks: t[i], t[i, :, 0:n])" %
+                           (self.base.name, list(self.shape)))
         t = self._txt
         if t is None:
             if self._sl is not None:
@@ -541,6 +573,18 @@ del _n, _op
 
 SKIP = {NkiTensor.__setitem__.__code__, NkiTensor.__iadd__.__code__,
         NkiTensor.broadcast_to.__code__}
+
+
+def dma_sides(dst, src):
+    """(dst, src) of a DMA: when one side keeps block dims (a whole
+    block-dim tile, t[0:2]) and the other is an HBM view of the same shape,
+    both with that side's partition dim first (one DMA of every block)."""
+    for t, o in ((src, dst), (dst, src)):
+        if (type(t) is NkiTensor and t._pd and type(o) is NkiTensor and not o._onchip()
+                and o.shape == t.shape):
+            pd = t._pd
+            return dst._front(pd), src._front(pd)
+    return dst, src
 
 
 def _view_key(key):
@@ -793,12 +837,18 @@ class Trace:
         t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
         return t
 
-    def new_tensor(self, shape, dtype, buffer, name, loc):
+    def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0):
+        """nblk > 0: an on-chip tile of NKI shape (B..., P, F...) with
+        nblk block dims, stored as [P, B..., F...] (docs/python.md)."""
+        if nblk:
+            nki = tuple(map(int, shape))
+            shape = nki[nblk:nblk + 1] + nki[:nblk] + nki[nblk + 1:]
         shape = tuple(map(int, shape))
         sh = self._shape(shape)
         if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
+            b.nblk = nblk
             if self.frames:
                 self.frames[-1].bases.append(b)
                 b.depth = len(self.frames)
@@ -811,6 +861,9 @@ class Trace:
             nm = self.unique(name or "out")
             b = _Base(nm, shape, dtype, buffer, "hbm", loc)
             self.hbm.append(b)
+        if nblk:   # the NKI view: block dims first, on the stored layout
+            ap = sh[1]
+            return NkiTensor(b, 0, ap[1:nblk + 1] + ap[:1] + ap[nblk + 1:], sh[2], nblk)
         return self._whole_view(b, sh)
 
     def add_input(self, name, shape, dtype):

@@ -354,6 +354,18 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     _emit("scalar_tensor_tensor", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
+def _unit_axes(data, axis):
+    """Whether every free axis that tensor_reduce reduces has size 1."""
+    if not isinstance(data, NkiTensor):
+        return False
+    sh = data.shape
+    try:
+        axes = [int(a) for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+    except (TypeError, ValueError):
+        return False
+    return bool(axes) and all(0 < a % len(sh) and sh[a % len(sh)] == 1 for a in axes)
+
+
 def _axis(axis):
     if isinstance(axis, (tuple, list)):
         return json.dumps([int(a) for a in axis])
@@ -365,6 +377,16 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
     """per_axis (a tpbsim extension, seed 001 NeuronReduceMacro): one
     TensorReduce per reduced axis instead of one for all."""
     loc = _trace.caller_loc()
+    if not per_axis and _unit_axes(data, axis):
+        # a reduction over 1 element is a copy, negated: x * -1 (the
+        # back-end's TensorReduce drops unit dims and needs an axis left)
+        _opn(op, "op", loc)
+        f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
+        if negate:
+            f += [("op0", '"multiply"'), ("operand0", "-1.0")]
+        _emit("tensor_scalar" if negate else "tensor_copy", loc,
+              _mask(_common(f, name, None, loc), mask, loc, dst))
+        return
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
     if negate:

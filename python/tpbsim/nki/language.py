@@ -81,11 +81,14 @@ def _ndarray(shape, dtype, buffer, name, loc):
         if (type(s) is not int and (isinstance(s, Lin) or not isinstance(s, (int, np.integer)))
                 or s <= 0):
             raise NkiError("%s: nl.ndarray: bad shape %r" % (loc, shape))
-    if any(type(s) is _ParDim for s in shape[1:]):
-        raise NkiError("%s: nl.ndarray: shape %s: block dims before the partition dim "
-                       "(nl.par_dim not first) are not supported by tpbsim" %
+    pds = [i for i, s in enumerate(shape) if type(s) is _ParDim]
+    if len(pds) > 1:
+        raise NkiError("%s: nl.ndarray: shape %s: nl.par_dim given more than once" %
                        (loc, [int(s) for s in shape]))
-    return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc)
+    # block dims: only on chip (an HBM tensor has no partitions: par_dim is
+    # a plain size there, as in NKI)
+    nblk = pds[0] if pds and _buffer(buffer) in (sbuf, psum) else 0
+    return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc, nblk)
 
 
 def is_hbm(buffer):
@@ -119,8 +122,8 @@ def _filled(shape, value, dtype, buffer, name, loc, fn):
     t = _ndarray(shape, dtype, buffer, name, loc)
     if is_hbm(t.buffer):
         _fill_hbm(t, v, loc)
-    else:
-        isa._emit("memset", loc, [("dst", t.text()), ("value", v)])
+    else:   # the whole stored tile (also of a tile with block dims)
+        isa._emit("memset", loc, [("dst", '"%s"' % t.base.name), ("value", v)])
     return t
 
 
@@ -149,6 +152,9 @@ def full(shape, fill_value, dtype, buffer=sbuf, name=""):
 def _like(x, fn, loc):
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: nl.%s: expected a tensor, got %r" % (loc, fn, x))
+    if x._pd:
+        raise NkiError("%s: nl.%s of '%s', a view keeping block dims, is not supported by "
+                       "tpbsim" % (loc, fn, x.name))
     return x
 
 
@@ -191,9 +197,19 @@ def expand_dims(x, axis):
 
 def broadcast_to(x, shape, dtype=None):
     """A [1, F] tile broadcast to [P, F]: a new tile filled by
-    broadcast_partition."""
+    broadcast_partition; a [P] or [P, 1] tile broadcast to [P, F...]: a new
+    tile filled by a tensor_copy reading each partition's one value with
+    free steps 0."""
     loc = _trace.caller_loc()
     shape = tuple(shape)
+    if (isinstance(x, NkiTensor) and x._onchip() and not x._pd and len(shape) > 1 and
+            x.shape[0] == shape[0] and not any(n != 1 for n in x.shape[1:])):
+        from . import isa
+        t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else x.dtype, sbuf, "",
+                                         loc)
+        src = NkiTensor(x.base, x.offset, x._ap[:1] + [[0, n] for n in shape[1:]])
+        isa._emit("tensor_copy", loc, [("dst", t.text()), ("src", src.text())])
+        return t
     if not isinstance(x, NkiTensor) or x.shape[0] != 1 or tuple(x.shape[1:]) != shape[1:]:
         raise NkiError("%s: nl.broadcast_to: only a [1, ...] tile to [P, ...] is supported"
                        % loc)
@@ -780,6 +796,7 @@ def store(dst, value, mask=None):
     if (isinstance(value, (int, float)) and not isinstance(value, bool) and
             isinstance(dst, NkiTensor) and is_hbm(dst.buffer)):   # beta-1: a number (a fill)
         return _fill_hbm(dst, isa._scalar(value, "value", loc), loc)
+    dst, value = _trace.dma_sides(dst, value)
     isa._emit("dma_copy", loc, [("dst", isa._t(dst, "dst", loc)),
                                 ("src", isa._t(value, "value", loc))])
 
@@ -853,8 +870,8 @@ def _unsupported(name):
 
 # the composite functions live in _composite.py (imported here, after the
 # names they use are defined)
-from ._composite import (all, dropout, gather_flattened, load_transpose2d, matmul,  # noqa: E402,F401,A004
-                         mean, prod, rand, random_seed, rms_norm, shared_constant,
+from ._composite import (all, dropout, gather_flattened, load_transpose2d, loop_reduce,  # noqa: E402,F401,A004
+                         matmul, mean, prod, rand, random_seed, rms_norm, shared_constant,
                          shared_identity_matrix, softmax, transpose, var)
 
 for _n in ("device_print", "while_loop"):
