@@ -595,3 +595,39 @@ def test_store_number_numpy():
     want = np.full((300, 8), 100, np.int32)
     want[0:2] = x
     np.testing.assert_array_equal(k(x), want)
+
+
+def test_iadd_into_fresh_psum_starts_the_group():
+    """`p[...] += nc_matmul(...)` into a PSUM tile nothing wrote (not
+    zeroed, one per iteration): NKI's accumulation group, whose first
+    matmul overwrites, so each iteration gives a.T @ b (uninitialised PSUM
+    is NaN in the simulator); a zeroed tile still accumulates onto it."""
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((3, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        at, bt = nl.load(a), nl.load(b)
+        for i in nl.affine_range(3):
+            p = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+            p[...] += nisa.nc_matmul(at, bt)
+            p[...] += nisa.nc_matmul(at, bt)
+            nl.store(out[i], nisa.tensor_copy(p))
+        return out
+
+    @nki.jit
+    def z(a, b):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        p = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        p[...] += nisa.nc_matmul(nl.load(a), nl.load(b))
+        nl.store(out, nisa.tensor_copy(p))
+        return out
+    a = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    body = json.loads(tpbsim.kernel_json(k, a, b))["body"]
+    mm = [o for o in next(o for o in body if o["op"] == "affine_range")["body"]
+          if o["op"] == "matmul"]
+    assert [o["accumulate"] for o in mm] == [False, True]
+    for i in range(3):
+        np.testing.assert_allclose(k(a, b)[i], 2 * (a.T @ b), rtol=1e-4, atol=1e-3)
+    zb = json.loads(tpbsim.kernel_json(z, a, b))["body"]
+    assert [o["accumulate"] for o in zb if o["op"] == "matmul"] == [True]
+    np.testing.assert_allclose(z(a, b), a.T @ b, rtol=1e-4, atol=1e-3)

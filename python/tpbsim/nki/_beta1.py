@@ -422,6 +422,14 @@ def _fresh(tr, value, target):
     return i
 
 
+def _ever_written(tr, name):
+    """Whether an op traced so far (loop bodies included) writes tile
+    `name` (its dst names it, plainly or as a raw access pattern)."""
+    keys = [pre % name + end for pre in ('"dst": "%s', '"dst": {"tensor": "%s')
+            for end in ('"', '[', '.')]   # not a longer name (t_6 vs t_61)
+    return any(k in op for op in tr.body for k in keys)
+
+
 def _retarget(tr, i, value, target, accumulate):
     base = value.base
     key = '"dst": "%s", ' % base.name
@@ -429,15 +437,24 @@ def _retarget(tr, i, value, target, accumulate):
     if op.count('"%s"' % base.name) != 1 or key not in op:
         return False
     op = op.replace(key, '"dst": %s, ' % target.text(), 1)
+    tr.psum_written.discard('"%s"' % base.name)
     if accumulate:
-        op = op.replace('"accumulate": false', '"accumulate": true', 1)
+        acc = True
+        if not _ever_written(tr, target.base.name):
+            # `+=` into a PSUM tile nothing has written (not zeroed): NKI's
+            # accumulation group, whose first matmul overwrites the region
+            # (inferred as for accumulate=None); otherwise it adds to what
+            # the kernel wrote there (nl.zeros, an earlier matmul)
+            from .isa import _infer_accumulate
+            acc = _infer_accumulate(target)
+        op = op.replace('"accumulate": false', '"accumulate": %s' % (
+            '"%s"' % acc if isinstance(acc, str) else "true" if acc else "false"), 1)
     tr.body[i] = op
     del tr.body[i - 1]   # the tile declaration
     tr.names.discard(base.name)   # later names as if it was never made
     if tr.frames and base.name in tr.frames[-1].names:
         tr.frames[-1].names.remove(base.name)
-    tr.psum_written.discard('"%s"' % base.name)
-    if base.buffer == "psum":
+    if base.buffer == "psum" and not accumulate:
         tr.psum_written.add(target.text())
     base.dead = True
     tr.b1_fresh = None
@@ -515,7 +532,8 @@ def assign(target, value):
 @_skip
 def iadd(target, value):
     """target += value: a fresh nc_matmul result accumulates into a PSUM
-    target (accumulate true); another tile of target's shape is added with
+    target (accumulate as NKI's accumulate=None infers it: the first matmul
+    into the region overwrites); another tile of target's shape is added with
     a tensor_tensor into target."""
     from . import isa
     loc = _trace.caller_loc()

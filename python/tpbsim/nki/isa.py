@@ -269,6 +269,22 @@ def _pe_tiling(f, tile_position, tile_size):
         f.append(("tile_size", json.dumps([int(v) for v in tile_size])))
 
 
+def _infer_accumulate(dst):
+    """NKI's accumulate=None (and beta-1's `psum[...] += nc_matmul(...)`):
+    the first matmul into a PSUM region overwrites, later ones into the same
+    region accumulate, inferred at trace time: False, True, or an
+    expression over the traced-once loops the tile lives across."""
+    tr = _trace.current()
+    key = dst.text() if isinstance(dst, NkiTensor) else None
+    if key in tr.psum_written:
+        return True
+    tr.psum_written.add(key)
+    if tr.frames and key is not None:   # in a traced-once loop body
+        tr.frames[-1].psum.append(key)
+        return tr.first_write(dst)
+    return False
+
+
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
               perf_mode=matmul_perf_mode.none, name=None, mask=None):
@@ -276,16 +292,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     f = [("dst", _t(dst, "dst", loc)), ("stationary", _t(stationary, "stationary", loc)),
          ("moving", _t(moving, "moving", loc))]
     if accumulate is None:
-        # NKI: the first matmul into a PSUM region overwrites, later ones
-        # into the same region accumulate (inferred here, at trace time)
-        tr = _trace.current()
-        key = dst.text() if isinstance(dst, NkiTensor) else None
-        accumulate = key in tr.psum_written
-        if not accumulate:
-            tr.psum_written.add(key)
-            if tr.frames and key is not None:   # in a traced-once loop body
-                tr.frames[-1].psum.append(key)
-                accumulate = tr.first_write(dst)
+        accumulate = _infer_accumulate(dst)
     f.append(("accumulate", '"%s"' % accumulate if isinstance(accumulate, str) else
               "true" if accumulate else "false"))
     if is_transpose:
