@@ -626,8 +626,9 @@ def test_iadd_into_fresh_psum_starts_the_group():
     mm = [o for o in next(o for o in body if o["op"] == "affine_range")["body"]
           if o["op"] == "matmul"]
     assert [o["accumulate"] for o in mm] == [False, True]
+    out = k(a, b)
     for i in range(3):
-        np.testing.assert_allclose(k(a, b)[i], 2 * (a.T @ b), rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(out[i], 2 * (a.T @ b), rtol=1e-4, atol=1e-3)
     zb = json.loads(tpbsim.kernel_json(z, a, b))["body"]
     assert [o["accumulate"] for o in zb if o["op"] == "matmul"] == [True]
     np.testing.assert_allclose(z(a, b), a.T @ b, rtol=1e-4, atol=1e-3)
