@@ -95,9 +95,16 @@ def compile(kernel, *args, out_dir, target=None, inputs_dir=None, **kwargs):
 def simulate(kernel, *args, target=None, trace=None, keep=None, **kwargs):
     """Trace, compile and simulate; returns a Result.  trace: write the
     Chrome/Perfetto trace there; keep: keep the artifact directory there."""
-    k = _kernel(kernel)
+    return _run(_kernel(kernel), args, kwargs, target, trace, keep, False)
+
+
+def _run(k, args, kwargs, target, trace, keep, writeback):
+    """simulate(); writeback: also copy each input tensor the kernel writes
+    back into its argument array (NKI beta-1's simulate_kernel, whose
+    kernels take their outputs as arguments)."""
     target = _target(target)
-    text, outs, arrays, many = k.trace(*args, **kwargs)
+    traced = k.trace(*args, **kwargs)
+    text, outs, arrays, many = traced
     ctx = Context()
     tmp = tempfile.mkdtemp(prefix="tpbsim-")
     art = keep or os.path.join(tmp, "art")
@@ -108,6 +115,12 @@ def simulate(kernel, *args, target=None, trace=None, keep=None, **kwargs):
             ctx.sim_set_input(name, a)
         ctx.sim_run()
         res = tuple(ctx.sim_fetch(o.base.name) for o in outs)
+        if traced.prints:
+            _device_prints(ctx, art)
+        if writeback:
+            for name in traced.written:
+                a = arrays[name]
+                a[...] = ctx.sim_fetch(name).reshape(a.shape).astype(a.dtype, copy=False)
         if trace is not None:
             ctx.sim_write_trace(trace)
         stats = json.loads(ctx.sim_stats_json())
@@ -116,6 +129,17 @@ def simulate(kernel, *args, target=None, trace=None, keep=None, **kwargs):
         ctx.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return Result(res if many else (res[0] if res else None), cycles, stats, keep)
+
+
+def _device_prints(ctx, art):
+    """Print the kernel's nl.device_print buffers (the tensors the tensor
+    map marks with a print_prefix), in kernel order: the prefix, then the
+    values as NumPy prints them."""
+    with open(os.path.join(art, "tensor-map.json")) as f:
+        tensors = json.load(f)["tensors"]
+    for t in tensors:
+        if "print_prefix" in t:
+            print(t["print_prefix"], ctx.sim_fetch(t["name"]), flush=True)
 
 
 from . import nki  # noqa: E402

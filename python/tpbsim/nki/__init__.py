@@ -19,7 +19,7 @@ import numpy as np
 from . import _trace, isa, language
 from ._trace import NkiError, NkiTensor
 
-__all__ = ["jit", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
+__all__ = ["jit", "trace", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
 
 
 class typed:
@@ -41,6 +41,19 @@ def _kernel_frame(tb):
         if not os.path.abspath(fs.filename).startswith(_PKG + os.sep):
             best = fs
     return best
+
+
+class _Traced(tuple):
+    """Kernel.trace's (kernel JSON text, output tensors, input arrays by
+    name, several outputs?), with .written (the inputs an op writes) and
+    .prints (whether the kernel has nl.device_print ops)."""
+
+    def __new__(cls, text, outs, arrays, many, tr):
+        t = tuple.__new__(cls, (text, outs, arrays, many))
+        from ._beta1 import _ever_written
+        t.written = [b.name for b in tr.inputs if _ever_written(tr, b.name)]
+        t.prints = any(op.startswith('{"op": "device_print"') for op in tr.body)
+        return t
 
 
 class Kernel:
@@ -139,7 +152,8 @@ class Kernel:
             if not isinstance(o, NkiTensor) or o.base.kind != "hbm":
                 raise NkiError("%s: the kernel must return HBM tensors made with nl.ndarray("
                                "..., buffer=nl.shared_hbm), got %r" % (self.fn.__name__, o))
-        return tr.to_json(outs, self.opts.get("schedule")), outs, arrays, isinstance(ret, (tuple, list))
+        return _Traced(tr.to_json(outs, self.opts.get("schedule")), outs, arrays,
+                       isinstance(ret, (tuple, list)), tr)
 
     @staticmethod
     def _error(e):
@@ -176,11 +190,20 @@ def simulate(kernel):
     return k.__call__
 
 
+def trace(fn=None, **kwargs):
+    """NKI beta-1's @nki.trace: a kernel as @nki.jit makes it, usually run
+    with nki.simulate_kernel."""
+    return jit(fn, **kwargs)
+
+
 def simulate_kernel(kernel, *args, **kwargs):
-    """NKI beta-1's nki.simulate_kernel(kernel, *arrays): run the kernel,
-    return its outputs (as calling it does)."""
+    """NKI beta-1's nki.simulate_kernel(kernel, *arrays): run the kernel and
+    return its outputs (as calling it does); an argument array the kernel
+    writes (an output passed as a parameter, as beta-1 kernels take them)
+    receives the kernel's result in place."""
+    from .. import _run
     k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
-    return k(*args, **kwargs)
+    return _run(k, args, kwargs, None, None, None, True).outputs
 
 
 sys.modules.setdefault(__name__ + ".isa", isa)

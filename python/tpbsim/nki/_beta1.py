@@ -100,6 +100,26 @@ def _bounds(args, loc, op):
     return (x.shape[0], 2) + tuple(x.shape[1:]), x.dtype, "sbuf", {}
 
 
+def _local_gather(args, loc, op):
+    """[P, F, 16, num_elem_per_idx] when every index of a 2-D [P, F] index
+    tile is valid (the SDK example's layout: each core's indices are read
+    partition first, so gathered element j = f*16 + q comes from index
+    row q, column f), else [P, num_valid_indices, num_elem_per_idx]; the
+    same elements in the same order either way."""
+    src, idx = _tensor(args, "src_buffer", loc, op), _tensor(args, "index", loc, op)
+    e = int(args.get("num_elem_per_idx", 1))
+    per_core = min(idx.shape[0], 16)
+    for n in idx.shape[1:]:
+        per_core *= n
+    nv = args.get("num_valid_indices")
+    nv = per_core if nv is None else int(nv)
+    if nv == per_core and len(idx.shape) == 2 and idx.shape[0] % 16 == 0:
+        shape = (src.shape[0], idx.shape[1], 16, e)
+    else:
+        shape = (src.shape[0], nv, e)
+    return shape, src.dtype, "sbuf", {}
+
+
 def _dma_transpose(args, loc, op):
     x = _tensor(args, "src", loc, op)
     axes = args.get("axes")
@@ -124,8 +144,12 @@ _SPECS = {
     "bn_stats": _rows("data", 6), "bn_aggr": _rows("data", 2),
     "dma_transpose": _dma_transpose, "sequence_bounds": _bounds,
     "range_select": _like("on_true_tile"), "tensor_scalar_reduce": _like("data"),
-    "activation_reduce": _like("data"),
+    "activation_reduce": _like("data"), "local_gather": _local_gather,
 }
+# ops whose beta-1 positional call also binds to the beta-2 signature: it
+# is the beta-2 call only when these parameters are tensors too
+# (local_gather(src, index, n, m) would bind dst=src, index=n)
+_TENSOR_PARAMS = {"local_gather": ("src_buffer", "index")}
 
 
 def _beta1_sig(sig2):
@@ -144,6 +168,16 @@ def _bind(sig, a, k):
         return None, str(e)
 
 
+def _tensors_at(sig2, names):
+    """fn(a, k): whether the parameters names of sig2 are tensors in the
+    call (positional or keyword)."""
+    pos = [(list(sig2.parameters).index(n), n) for n in names]
+
+    def f(a, k):
+        return all(type(a[i] if i < len(a) else k.get(n)) is NkiTensor for i, n in pos)
+    return f
+
+
 def _dual(name, fn2, result, own=None):
     """The public nisa.<name>: beta-2 when the call binds to fn2's signature
     with a tensor dst, else the beta-1 form: through result() (fn2's
@@ -158,6 +192,7 @@ def _dual(name, fn2, result, own=None):
 
     binds2 = {}   # whether a call binds to sig2 depends only on its argument count
     #               and keyword names: cached per (count, names)
+    tensors2 = _tensors_at(sig2, _TENSOR_PARAMS[name]) if name in _TENSOR_PARAMS else None
 
     @functools.wraps(fn2)
     def op(*a, **k):
@@ -168,7 +203,7 @@ def _dual(name, fn2, result, own=None):
             ok = binds2.get(key)
             if ok is None:
                 ok = binds2[key] = _bind(sig2, a, k)[0] is not None
-            if ok:   # dst is a[0], a tensor
+            if ok and (tensors2 is None or tensors2(a, k)):   # dst is a[0], a tensor
                 return fn2(*a, **k)
         e2 = _bind(sig2, a, k)[1]
         b1, e1 = _bind(sig1, a, k)
