@@ -14,6 +14,7 @@ its file:line), handed to libtpb as a kernel description and compiled by
 the same front-end and back-end as `tpb compile`.  docs/python.md."""
 import json
 import os
+import re
 import shutil
 import tempfile
 
@@ -113,7 +114,11 @@ def _run(k, args, kwargs, target, trace, keep, writeback):
         ctx.sim_load(art, target=target, trace=trace is not None)
         for name, a in arrays.items():
             ctx.sim_set_input(name, a)
-        ctx.sim_run()
+        try:
+            ctx.sim_run()
+        except TpbError as e:
+            _index_error(e, traced.indirect)
+            raise
         res = tuple(ctx.sim_fetch(o.base.name) for o in outs)
         if traced.prints:
             _device_prints(ctx, art)
@@ -129,6 +134,27 @@ def _run(k, args, kwargs, target, trace, keep, writeback):
         ctx.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return Result(res if many else (res[0] if res else None), cycles, stats, keep)
+
+
+_OOB = re.compile(r"index (-?\d+) \(idx element \d+\) is out of range \[0, (\d+)\) of the "
+                  r"indexed (?:src|dst) side \(oob=error\)")
+
+
+def _index_error(e, indirect):
+    """An indirect DMA's out-of-bounds index with oob_mode error is NKI's
+    IndexError: raised as a plain IndexError (from e, our message), saying
+    what NumPy says for the flat element index when one a[idx_tile, cols]
+    access of that many rows explains it, else our message."""
+    m = _OOB.search(str(e))
+    if not m:
+        return
+    ix, rows = int(m.group(1)), int(m.group(2))
+    cand = {(c, c0) for r, c, c0 in indirect if r == rows}
+    if len(cand) == 1:
+        (cols, c0), = cand
+        raise IndexError("index %d is out of bounds for axis 0 with size %d" %
+                         (ix * cols + c0, rows * cols)) from e
+    raise IndexError(str(e)) from e
 
 
 def _device_prints(ctx, art):

@@ -45,14 +45,16 @@ def _kernel_frame(tb):
 
 class _Traced(tuple):
     """Kernel.trace's (kernel JSON text, output tensors, input arrays by
-    name, several outputs?), with .written (the inputs an op writes) and
-    .prints (whether the kernel has nl.device_print ops)."""
+    name, several outputs?), with .written (the inputs an op writes),
+    .prints (whether the kernel has nl.device_print ops) and .indirect (the
+    (rows, cols, first col) of its a[idx_tile, cols] accesses)."""
 
     def __new__(cls, text, outs, arrays, many, tr):
         t = tuple.__new__(cls, (text, outs, arrays, many))
         from ._beta1 import _ever_written
         t.written = [b.name for b in tr.inputs if _ever_written(tr, b.name)]
         t.prints = any(op.startswith('{"op": "device_print"') for op in tr.body)
+        t.indirect = tr.indirect
         return t
 
 

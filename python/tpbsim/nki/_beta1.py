@@ -400,6 +400,7 @@ def tile_index(t, key):
     if idx.base.kind != "tile" or len(idx.shape) not in (1, 2) or idx.shape[1:] not in ((), (1,)):
         raise NkiError("indexing '%s' with a tensor: the index must be an SBUF [P, 1] tile, "
                        "got %r" % (t.base.name, idx))
+    _trace.current().indirect.add((rows, cols, c0))   # for an out-of-bounds IndexError
     return t.ap(pattern=[[cols, idx.shape[0]], [1, c1 - c0]], offset=c0, vector_offset=idx,
                 indirect_dim=0)
 

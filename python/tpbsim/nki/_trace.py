@@ -733,6 +733,7 @@ class Trace:
         self.frames = []             # the traced-once loops open, innermost last
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
+        self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""

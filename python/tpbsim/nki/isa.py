@@ -195,9 +195,19 @@ def _dma(op, dst, src, loc, oob, dge, priority):
 # ---- data movement ----
 
 def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
-             engine=engine.unknown, name=None):
+             engine=engine.unknown, name=None, *, dst_rmw_op=None):
+    """dst_rmw_op (NKI beta-1): np.add / nl.add adds src to dst (the kernel
+    format's rmw_op "add"; with oob_mode error only, as NKI requires)."""
     loc = _trace.caller_loc()
     f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
+    if dst_rmw_op is not None:
+        rmw = _op_name(dst_rmw_op, "%s: dma_copy: dst_rmw_op" % loc)
+        if rmw != "add":
+            raise NkiError("%s: dma_copy: dst_rmw_op=%s: only np.add (nl.add) is supported" %
+                           (loc, rmw))
+        if oob_mode != globals()["oob_mode"].error:
+            raise NkiError("%s: dma_copy: dst_rmw_op allows oob_mode=oob_mode.error only" % loc)
+        f.append(("rmw_op", '"add"'))
     _emit("dma_copy", loc, _common(f, name, None, loc))
 
 

@@ -733,6 +733,40 @@ def _is_col(t, other):
             other.shape != t.shape)
 
 
+def _broadcast(name, x, y, loc):
+    """x and y (tiles of other shapes) broadcast as NumPy does (NKI's rule
+    for the nl element-wise functions): a partition dim of 1 against P is a
+    broadcast_to (one broadcast_partition op into a new tile); a free dim of
+    1 against n a view with step 0 on that dim -- except a [P, 1] operand
+    against a tile, which stays the per-partition scalar of a tensor_scalar."""
+    xs, ys = tuple(x.shape), tuple(y.shape)
+    n = len(xs) if len(xs) > len(ys) else len(ys)   # (max is nl.max here)
+    xs, ys = (1,) * (n - len(xs)) + xs, (1,) * (n - len(ys)) + ys
+    try:
+        out = np.broadcast_shapes(xs, ys)
+    except ValueError:
+        raise NkiError("%s: nl.%s: shapes %s and %s do not broadcast" %
+                       (loc, name, list(x.shape), list(y.shape))) from None
+    res = []
+    for t, s in ((x, xs), (y, ys)):
+        if len(t.shape) != n:   # leading dims of 1: the same elements
+            t = NkiTensor(t.base, t.offset, [[1, 1]] * (n - len(t.shape)) + t._ap)
+        if t._pd:
+            raise NkiError("%s: nl.%s: broadcasting a tile that keeps block dims (%s) is not "
+                           "supported" % (loc, name, list(t.shape)))
+        if s[0] == 1 and out[0] != 1:
+            t = broadcast_to(t, (out[0],) + s[1:])
+        res.append(t)
+    x, y = res
+    if x.shape == out and (_is_col(y, x) or y.shape == out):
+        return x, y
+    if y.shape == out and _is_col(x, y):
+        return x, y
+    return tuple(NkiTensor(t.base, t.offset, t._ap[:1] + [
+        [0, m] if c == 1 and m != 1 else a for a, c, m in zip(t._ap[1:], t.shape[1:], out[1:])])
+        for t in (x, y))
+
+
 def _binary(name, x, y, dtype, loc, mask=None):
     from . import isa
     tx, ty = isinstance(x, NkiTensor), isinstance(y, NkiTensor)
@@ -746,8 +780,9 @@ def _binary(name, x, y, dtype, loc, mask=None):
                                                    ("operator", '"%s"' % name)], mask, loc, t))
         return t
     if tx and ty and not (_is_col(x, y) or _is_col(y, x)):
-        raise NkiError("%s: nl.%s: shapes %s and %s (equal shapes or a [P, 1] operand)" %
-                       (loc, name, list(x.shape), list(y.shape)))
+        x, y = _broadcast(name, x, y, loc)
+        if x.shape == y.shape or not (_is_col(x, y) or _is_col(y, x)):
+            return _binary(name, x, y, dtype, loc, mask)
     rev = not tx or _is_col(x, y)   # the tensor operand is y
     data, scal = (y, x) if rev else (x, y)
     t = _trace.current().new_tensor(data.shape, _dtype(dtype) if dtype else data.dtype, sbuf,
