@@ -214,6 +214,11 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                   oob_mode=oob_mode.error, name=None):
     loc = _trace.caller_loc()
+    if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
+            and src.shape[0] > 1):
+        raise NkiError("%s: dma_transpose: src '%s' is an SBUF/PSUM tile: tpbsim's DMA "
+                       "transpose reads HBM only (store the tile to an HBM tensor first, or "
+                       "use nc_transpose)" % (loc, src.base.name))
     f = _dma("dma_transpose", dst, src, loc, oob_mode, dge_mode, priority)
     if isinstance(src, NkiTensor) and src._gt is not None:
         # NKI's 2-D gather-transpose (src rows [n, P] by vector_offset, dst
