@@ -225,3 +225,31 @@ def test_dma_transpose_sbuf_src_refused():
         return out
     with pytest.raises(NkiError, match="reads HBM only"):
         k(np.zeros((4, 8), np.float16))
+
+
+def test_double_row_beta1_fp8_numpy():
+    """The SDK's double_row matmul, beta-1 form, "double_row_gen3" spelling,
+    fp8 inputs given with nki.typed (values fp8 e5m2 holds exactly)."""
+    @nki.jit(platform_target="trn2")
+    def k(a_input, b_input):
+        a = nl.load(a_input.view(nl.float8_e5m2))
+        b = nl.load(b_input.view(nl.float8_e5m2))
+        c = nisa.nc_matmul(a, b, perf_mode="double_row_gen3")
+        out = nl.ndarray(c.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, c)
+        return out
+    r = np.random.default_rng(5)
+    a = r.integers(-4, 5, (128, 2, 16)).astype(np.float32)
+    b = r.integers(-4, 5, (128, 2, 64)).astype(np.float32) / 4
+    got = tpbsim.simulate(k, nki.typed(a, nl.float8_e5m2), nki.typed(b, nl.float8_e5m2),
+                          target="trn2").outputs
+    assert got.shape == (16, 64)
+    assert np.allclose(got, np.einsum("kli,klj->ij", a, b), rtol=1e-6)
+
+
+def test_view_other_dtype_refused():
+    @nki.jit
+    def k(a):
+        nl.load(a.view(nl.int32))
+    with pytest.raises(NkiError, match="reinterpreting as another dtype"):
+        k(np.zeros((4, 4), np.float32))

@@ -57,6 +57,9 @@ def _matmul(args, loc, op):
         raise NkiError("%s: nisa.nc_matmul: argument 'is_transpose': not supported in the "
                        "value-returning (beta-1) form; give dst=" % loc)
     extra = {} if args.get("accumulate") is not None else {"accumulate": False}
+    from .isa import _perf_mode
+    if _perf_mode(args.get("perf_mode")) == "double_row":   # [K, 2, M] x [K, 2, N]
+        return (st.shape[-1], mv.shape[-1]), "float32", "psum", extra
     return (st.shape[-1],) + tuple(mv.shape[1:]), "float32", "psum", extra
 
 

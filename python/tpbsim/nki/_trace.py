@@ -615,7 +615,19 @@ def _no_view(name):
     return f
 
 
-for _n in ("view", "reinterpret_cast", "permute", "broadcast", "expand_dim", "squeeze_dim",
+def _view(self, dtype):
+    """t.view(dtype): t itself when dtype is t's dtype (the SDK's fp8
+    kernels view their fp8 inputs as fp8); a reinterpretation as another
+    dtype is not supported."""
+    from .language import _dtype
+    if _dtype(dtype) == self.dtype:
+        return self
+    raise NkiError("tensor.view(%s) of a %s tensor: reinterpreting as another dtype is not "
+                   "supported by tpbsim (docs/python.md)" % (_dtype(dtype), self.dtype))
+
+
+NkiTensor.view = _view
+for _n in ("reinterpret_cast", "permute", "broadcast", "expand_dim", "squeeze_dim",
            "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):
     setattr(NkiTensor, _n, _no_view(_n))
 del _n
