@@ -366,3 +366,29 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
         raise NkiError("%s: nl.loop_reduce: %s not supported by tpbsim" %
                        (loc, "mask=" if mask is not None else sorted(kwargs)))
     return LoopReduce(x, op, loc)
+
+
+def device_print(prefix, x, mask=None):
+    """nl.device_print(prefix, x): the kernel format's device_print of tile
+    x (an HBM tensor of at most 128 rows is loaded into an SBUF tile
+    first); tpbsim.simulate prints `prefix` and the values after the run
+    (docs/python.md "Use").  In a loop the loop is traced per
+    iteration, so each iteration prints."""
+    loc = _trace.caller_loc()
+    if mask is not None:
+        raise NkiError("%s: nl.device_print: mask= is not supported by tpbsim" % loc)
+    if not isinstance(prefix, str):
+        raise NkiError("%s: nl.device_print: the prefix must be a string, got %r" % (loc, prefix))
+    if not isinstance(x, NkiTensor):
+        raise NkiError("%s: nl.device_print: expected a tensor, got %r" % (loc, x))
+    if _trace.current().frames:   # one print per iteration: not a traced-once body
+        _trace.need_retrace()
+    if not x._onchip():
+        if x._pd or x.shape[0] > 128:
+            raise NkiError("%s: nl.device_print: an HBM tensor of shape %s: tpbsim prints an "
+                           "HBM tensor of at most 128 rows (it is loaded into SBUF first)" %
+                           (loc, list(x.shape)))
+        t = _new(x.shape, x.dtype, loc)
+        _emit("dma_copy", loc, [("dst", t.text()), ("src", x.text())])
+        x = t
+    _emit("device_print", loc, [("prefix", json.dumps(prefix)), ("src", x.text())])

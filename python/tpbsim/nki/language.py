@@ -5,8 +5,6 @@ functions that are a few nki.isa ops each (nl.add(x, y) on tiles, nl.load,
 nl.mean, nl.matmul, nl.softmax, ...).  docs/python.md "Supported, and not"
 lists what each lowers to and what is refused."""
 
-import json
-
 import numpy as np
 
 from . import _trace
@@ -907,38 +905,12 @@ def _unsupported(name):
 
 # the composite functions live in _composite.py (imported here, after the
 # names they use are defined)
-from ._composite import (all, dropout, gather_flattened, load_transpose2d, loop_reduce,  # noqa: E402,F401,A004
-                         matmul, mean, prod, rand, random_seed, rms_norm, shared_constant,
-                         shared_identity_matrix, softmax, transpose, var)
+from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: E402,F401,A004
+                         load_transpose2d, loop_reduce, matmul, mean, prod, rand,
+                         random_seed, rms_norm, shared_constant, shared_identity_matrix,
+                         softmax, transpose, var)
 
 while_loop = _unsupported("while_loop")
 
-
-def device_print(prefix, x, mask=None):
-    """nl.device_print(prefix, x): the kernel format's device_print of tile
-    x (an HBM tensor of at most 128 rows is loaded into an SBUF tile
-    first); tpbsim.simulate prints `prefix` and the values after the run
-    (docs/python.md "Device print").  In a loop the loop is traced per
-    iteration, so each iteration prints."""
-    loc = _trace.caller_loc()
-    from . import isa
-    if mask is not None:
-        raise NkiError("%s: nl.device_print: mask= is not supported by tpbsim" % loc)
-    if not isinstance(prefix, str):
-        raise NkiError("%s: nl.device_print: the prefix must be a string, got %r" % (loc, prefix))
-    if not isinstance(x, NkiTensor):
-        raise NkiError("%s: nl.device_print: expected a tensor, got %r" % (loc, x))
-    tr = _trace.current()
-    if tr.frames:   # one print per iteration: not a traced-once body
-        _trace.need_retrace()
-    if not x._onchip():
-        if x._pd or x.shape[0] > 128:
-            raise NkiError("%s: nl.device_print: an HBM tensor of shape %s: tpbsim prints an "
-                           "HBM tensor of at most 128 rows (it is loaded into SBUF first)" %
-                           (loc, list(x.shape)))
-        t = tr.new_tensor(x.shape, x.dtype, sbuf, "", loc)
-        isa._emit("dma_copy", loc, [("dst", t.text()), ("src", x.text())])
-        x = t
-    isa._emit("device_print", loc, [("prefix", json.dumps(prefix)), ("src", isa._t(x, "x", loc))])
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
