@@ -253,3 +253,11 @@ def test_view_other_dtype_refused():
         nl.load(a.view(nl.int32))
     with pytest.raises(NkiError, match="reinterpreting as another dtype"):
         k(np.zeros((4, 4), np.float32))
+
+
+def test_nl_binary_broadcast_ranks_refused():
+    @nki.jit
+    def k(x, y):
+        nl.add(nl.load(x), nl.load(y))
+    with pytest.raises(NkiError, match="tiles of one rank"):
+        k(np.zeros((8, 4), np.float32), np.zeros((4,), np.float32))

@@ -732,28 +732,27 @@ def _is_col(t, other):
 
 
 def _broadcast(name, x, y, loc):
-    """x and y (tiles of other shapes) broadcast as NumPy does (NKI's rule
-    for the nl element-wise functions): a partition dim of 1 against P is a
-    broadcast_to (one broadcast_partition op into a new tile); a free dim of
-    1 against n a view with step 0 on that dim -- except a [P, 1] operand
-    against a tile, which stays the per-partition scalar of a tensor_scalar."""
+    """x and y (tiles of other shapes, the same rank) broadcast as NumPy
+    does (NKI's rule for the nl element-wise functions): a partition dim of
+    1 against P is a broadcast_to (one broadcast_partition op into a new
+    tile); a free dim of 1 against n a view with step 0 on that dim --
+    except a [P, 1] operand against a tile, which stays the per-partition
+    scalar of a tensor_scalar."""
     xs, ys = tuple(x.shape), tuple(y.shape)
-    n = len(xs) if len(xs) > len(ys) else len(ys)   # (max is nl.max here)
-    xs, ys = (1,) * (n - len(xs)) + xs, (1,) * (n - len(ys)) + ys
     try:
+        if len(xs) != len(ys):   # NumPy would put a tile's partition dim on a free dim
+            raise ValueError
         out = np.broadcast_shapes(xs, ys)
     except ValueError:
-        raise NkiError("%s: nl.%s: shapes %s and %s do not broadcast" %
-                       (loc, name, list(x.shape), list(y.shape))) from None
+        raise NkiError("%s: nl.%s: shapes %s and %s do not broadcast (tpbsim: tiles of one "
+                       "rank, each dim equal or 1)" % (loc, name, list(xs), list(ys))) from None
     res = []
-    for t, s in ((x, xs), (y, ys)):
-        if len(t.shape) != n:   # leading dims of 1: the same elements
-            t = NkiTensor(t.base, t.offset, [[1, 1]] * (n - len(t.shape)) + t._ap)
+    for t in (x, y):
         if t._pd:
             raise NkiError("%s: nl.%s: broadcasting a tile that keeps block dims (%s) is not "
                            "supported" % (loc, name, list(t.shape)))
-        if s[0] == 1 and out[0] != 1:
-            t = broadcast_to(t, (out[0],) + s[1:])
+        if t.shape[0] == 1 and out[0] != 1:
+            t = broadcast_to(t, (out[0],) + tuple(t.shape[1:]))
         res.append(t)
     x, y = res
     if x.shape == out and (_is_col(y, x) or y.shape == out):
