@@ -487,7 +487,7 @@ int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_er
         const char *en = isa_engine_name((isa_engine_t)g->reg_engine[i]);
         char f[64];
         jw_obj_begin(&w);
-        put_str(&w, "engine", en);
+        jw_member_str(&w, "engine", 6, en);
         snprintf(f, sizeof f, "%s.bin", en);
         put_str(&w, "instr_file", f);
         snprintf(f, sizeof f, "%s.json", en);

@@ -25,7 +25,8 @@ const isa_engine_t isa_tpb_engines[5] = {
 
 const char *isa_engine_name(isa_engine_t e)
 {
-    return ((unsigned)e < ISA_ENG_COUNT) ? engine_names[e] : "?";
+    /* never NULL: a value engines.def leaves unnamed reads as "?" too */
+    return ((unsigned)e < ISA_ENG_COUNT && engine_names[e]) ? engine_names[e] : "?";
 }
 
 int isa_engine_by_name(const char *name)

@@ -37,7 +37,7 @@ typedef enum {
 #define E_SP   (1u << ISA_ENG_SP)
 #define E_TPB_ALL (E_PE | E_ACT | E_POOL | E_DVE | E_SP)
 
-const char *isa_engine_name(isa_engine_t e);           /* "PE", "Activation", ... */
+const char *isa_engine_name(isa_engine_t e);           /* "PE", "Activation", ...; "?" if unnamed */
 int isa_engine_by_name(const char *name);              /* -1 if unknown */
 bool isa_engine_is_tpb(isa_engine_t e);
 /* The five TPB engines in stream order PE, Activation, Pool, DVE, SP. */
