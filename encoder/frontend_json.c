@@ -582,8 +582,9 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     /* as fj_exec_for: an op a statement, a tensor a tile statement (a walk
      * of the statements only; estimate_block here cost more than the
      * growth it saves) */
-    int64_t tiles = fj_count_tiles(body);
-    enc_builder_reserve(&j->b, cJSON_GetArraySize(body), tiles);
+    int nstmts;
+    int64_t tiles = fj_count_tiles(body, &nstmts);
+    enc_builder_reserve(&j->b, nstmts, tiles);
     /* a name each at most (a loop's tile statement is one name however
      * many tensors its iterations declare: fj_exec_for reserves no names) */
     enc_reserve_names(&j->b, tiles);
