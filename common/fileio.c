@@ -15,7 +15,7 @@
  * (/dev/zero would never end); *size: a regular file's size, else 0.  A
  * descriptor, not a FILE: a whole-file read needs no stdio buffer (its
  * allocation, its fstat and its extra read at the end). */
-static int open_whole(const char *path, size_t *size, tpb_err_t *err)
+int fio_open_whole(const char *path, size_t *size, tpb_err_t *err)
 {
     *size = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -111,9 +111,16 @@ int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err)
     *buf = NULL;
     *len = 0;
     size_t size;
-    int fd = open_whole(path, &size, err);
+    int fd = fio_open_whole(path, &size, err);
     if (fd < 0)
         return -1;
+    return fio_read_fd(fd, path, size, buf, len, err);
+}
+
+int fio_read_fd(int fd, const char *path, size_t size, uint8_t **buf, size_t *len, tpb_err_t *err)
+{
+    *buf = NULL;
+    *len = 0;
     rbuf_t b = { .array = false };
     /* a regular file is read in one go into a block of its size + 1 */
     b.p = read_block(size >= (1 << 16) ? size + 2 : (1 << 16), &b.cap);
@@ -132,7 +139,7 @@ int fio_read_buf(const char *path, fio_buf_t *buf, size_t *len, tpb_err_t *err)
 {
     *len = 0;
     size_t size;
-    int fd = open_whole(path, &size, err);
+    int fd = fio_open_whole(path, &size, err);
     if (fd < 0)
         return -1;
     rbuf_t b = { .p = buf->p, .cap = buf->cap, .array = true };
@@ -286,9 +293,9 @@ int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool s
 
 /* fio_mkdirs' usual case with as few system calls as it takes: mkdir of
  * the path, and on ENOENT of its parent, back to the deepest directory that
- * exists, then forward again (a compile's "<out>.tpbtmp.<pid>/nc0/sg0" is
- * three calls where a mkdir of every prefix from the root and a stat were
- * seven or more).  false on anything else (then the full walk, for its
+ * exists, then forward again ("<out>.tpbtmp.<pid>/nc0/sg0" is five calls,
+ * two of them failing, where a mkdir of every prefix from the root and a
+ * stat were seven or more; fio_mkdirs_fresh makes it in three).  false on anything else (then the full walk, for its
  * answer and message); tmp is as given again. */
 #define MKDIRS_FAST_DEPTH 16
 static bool mkdirs_fast(char *tmp)
@@ -338,6 +345,27 @@ int fio_mkdirs(const char *path, tpb_err_t *err)
         return tpb_errf(err, "%s: cannot create directory: %s", tmp, strerror(errno));
     if (!fio_is_dir(tmp))
         return tpb_errf(err, "%s: exists and is not a directory", tmp);
+    return 0;
+}
+
+int fio_mkdirs_fresh(const char *path, size_t fresh, tpb_err_t *err)
+{
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof tmp || fresh == 0 || fresh > n)
+        return fio_mkdirs(path, err);
+    memcpy(tmp, path, n + 1);
+    /* top-down from the first missing one: each mkdir finds its parent */
+    for (size_t i = fresh; i <= n; i++) {
+        if (tmp[i] != '/' && tmp[i] != 0)
+            continue;
+        char c = tmp[i];
+        tmp[i] = 0;
+        bool made = mkdir(tmp, 0777) == 0;
+        tmp[i] = c;
+        if (!made)
+            return fio_mkdirs(path, err);   /* what is missing made, or the message */
+    }
     return 0;
 }
 

@@ -13,6 +13,13 @@
 /* Read a whole file; *buf is malloc'ed (NUL-terminated past len).  A file
  * of 2 MiB or more lands in a 2 MiB-aligned block in huge pages. */
 int fio_read_all(const char *path, uint8_t **buf, size_t *len, tpb_err_t *err);
+/* fio_read_all in two steps, for a reader that looks at the file between
+ * them (one open instead of two): fio_open_whole opens path read-only,
+ * refusing a directory or a device with fio_read_all's messages; *size is
+ * a regular file's size, else 0; -1 on failure.  fio_read_fd then reads
+ * fd from where it stands to its end as fio_read_all does, and closes it. */
+int fio_open_whole(const char *path, size_t *size, tpb_err_t *err);
+int fio_read_fd(int fd, const char *path, size_t size, uint8_t **buf, size_t *len, tpb_err_t *err);
 
 /* A read buffer reused across files (zero-initialise it): a loader that
  * reads many files keeps the pages the first one faulted in instead of
@@ -64,6 +71,12 @@ void fio_atomic_abort(fio_atomic_t *a);
 int fio_rmtree(const char *path);
 /* mkdir -p */
 int fio_mkdirs(const char *path, tpb_err_t *err);
+/* fio_mkdirs for a path whose directories from its first `fresh` bytes on
+ * do not exist yet (a new staging directory and the ones inside it): made
+ * top-down, one mkdir each, where fio_mkdirs first tries the whole path and
+ * walks back up (two failing calls for a/b/c).  Any failure goes on to
+ * fio_mkdirs, which makes what is missing or words the error. */
+int fio_mkdirs_fresh(const char *path, size_t fresh, tpb_err_t *err);
 bool fio_is_dir(const char *path);
 bool fio_exists(const char *path);
 /* snprintf into out; returns -1 (with err) if truncated */

@@ -125,12 +125,18 @@ static inline void *bump(ja_t *p, size_t n, size_t align)
  * doubling regions went through 4..256 KiB chunks the arena clears and
  * faults in 4 KiB at a time.  A text too small for that (or an arena out
  * of memory here) takes the regions as before. */
+size_t tpb_json_arena_presize(size_t len)
+{
+    if (len > SIZE_MAX / TREE_PER_TEXT / 2)
+        return 0;
+    size_t size = len * TREE_PER_TEXT;
+    return tpb_array_fresh_zero(size) ? size : 0;
+}
+
 static void presize(ja_t *p)
 {
-    if (p->len > SIZE_MAX / TREE_PER_TEXT / 2)
-        return;
-    size_t size = p->len * TREE_PER_TEXT;
-    if (!tpb_array_fresh_zero(size))
+    size_t size = tpb_json_arena_presize(p->len);
+    if (!size)
         return;
     unsigned char *r = tpb_arena_alloc(p->a, size, alignof(max_align_t));
     if (!r)

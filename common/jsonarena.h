@@ -37,5 +37,10 @@ typedef enum {
  * text).  text NULL: TPB_JA_SYNTAX with *end NULL. */
 tpb_ja_status_t tpb_json_arena_parse(tpb_arena_t *a, const char *text, size_t len, cJSON **root,
                                      const char **end);
+/* The bytes tpb_json_arena_parse takes from the arena at once for a text
+ * of len bytes (its guess at the tree, zero-filled by the mapping it comes
+ * from), 0 when it takes them as it goes.  An owner that puts the text in
+ * the same arena first reserves both (tpb_arena_reserve): one mapping. */
+size_t tpb_json_arena_presize(size_t len);
 
 #endif

@@ -25,16 +25,27 @@
  * tensor-map.json go through jw_t, the one JSON writer (common/jsonw.h):
  * the same bytes cJSON_Print gave them, without a tree, a malloc per value
  * and a sprintf + sscanf per number. */
-static int write_json(jw_t *w, const char *dir, const char *name, tpb_err_t *err)
+/* w's document as the file `name` in each of the ndirs directories (the
+ * same bytes, serialised once), w freed. */
+static int write_json_to(jw_t *w, const char *const *dirs, int ndirs, const char *name,
+                         tpb_err_t *err)
 {
     char path[4096];
-    int rc = fio_join(path, sizeof path, dir, name, err);
-    if (!rc && jw_finish(w))
-        rc = tpb_errf(err, "%s: out of memory serialising JSON", path);
-    if (!rc)
-        rc = fio_write_staged(path, w->b.buf, w->b.len, err);   /* inside the staged directory */
+    int rc = 0;
+    for (int i = 0; i < ndirs && !rc; i++) {
+        rc = fio_join(path, sizeof path, dirs[i], name, err);
+        if (!rc && i == 0 && jw_finish(w))
+            rc = tpb_errf(err, "%s: out of memory serialising JSON", path);
+        if (!rc)
+            rc = fio_write_staged(path, w->b.buf, w->b.len, err);   /* inside the staged directory */
+    }
     jw_free(w);
     return rc;
+}
+
+static int write_json(jw_t *w, const char *dir, const char *name, tpb_err_t *err)
+{
+    return write_json_to(w, &dir, 1, name, err);
 }
 
 /* A string member; none at all for NULL (as cJSON_AddStringToObject,
@@ -653,6 +664,13 @@ static void tensor_map_entry(jw_t *w, const tir_tensor_t *tt, int i, const tpb_t
 int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
                          const enc_hbm_layout_t *hbm, const char *dir, tpb_err_t *err)
 {
+    return enc_write_tensor_maps(k, t, hbm, &dir, 1, err);
+}
+
+int enc_write_tensor_maps(const tir_kernel_t *k, const tpb_target_t *t,
+                          const enc_hbm_layout_t *hbm, const char *const *dirs, int ndirs,
+                          tpb_err_t *err)
+{
     jw_t w;
     jw_init(&w);
     jw_obj_begin(&w);
@@ -672,7 +690,7 @@ int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
     }
     jw_arr_end(&w);
     jw_obj_end(&w);
-    return write_json(&w, dir, "tensor-map.json", err);
+    return write_json_to(&w, dirs, ndirs, "tensor-map.json", err);
 }
 
 int art_rmtree(const char *path)
@@ -683,12 +701,13 @@ int art_rmtree(const char *path)
 int art_install_dir(const char *src, const char *dst, tpb_err_t *err)
 {
     char old[4300];
-    snprintf(old, sizeof old, "%s.tpbold.%ld", dst, (long)getpid());
     struct stat st;   /* one stat for "exists" and "a directory" */
     bool had = stat(dst, &st) == 0;
     if (had) {
         if (!S_ISDIR(st.st_mode))
             return tpb_errf(err, "%s exists and is not a directory", dst);
+        /* named only when needed: getpid is a system call */
+        snprintf(old, sizeof old, "%s.tpbold.%ld", dst, (long)getpid());
         if (rename(dst, old) != 0)
             return tpb_errf(err, "%s: cannot replace: %s", dst, strerror(errno));
     }

@@ -570,15 +570,16 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
             goto out;
         o.out_dir = outp;
         snprintf(core_dir, sizeof core_dir, "%s/nc0/sg0", tmp);
-        if (fio_mkdirs(core_dir, err))
+        /* art_begin_dir removed any old tmp: all three are new */
+        if (fio_mkdirs_fresh(core_dir, strlen(tmp), err))
             goto out;
     }
     if (compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
                      staging, rel ? &release : NULL, &live, stats, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {
-        if (enc_write_tensor_map(&w.k, t, &hbm, tmp, err) ||
-            enc_write_tensor_map(&w.k, t, &hbm, core_dir, err) ||
+        const char *map_dirs[2] = { tmp, core_dir };   /* one map, two copies */
+        if (enc_write_tensor_maps(&w.k, t, &hbm, map_dirs, 2, err) ||
             (o.fsync && fio_fsync_tree(tmp, err)) || art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;

@@ -125,6 +125,10 @@ int enc_compile_core(const tir_kernel_t *k, int core, const tpb_target_t *t,
 /* Write tensor-map.json for k into dir (uses the shared layout). */
 int enc_write_tensor_map(const tir_kernel_t *k, const tpb_target_t *t,
                          const enc_hbm_layout_t *hbm, const char *dir, tpb_err_t *err);
+/* The same tensor-map.json into each of the ndirs directories, built once. */
+int enc_write_tensor_maps(const tir_kernel_t *k, const tpb_target_t *t,
+                          const enc_hbm_layout_t *hbm, const char *const *dirs, int ndirs,
+                          tpb_err_t *err);
 
 /* "Wrong CodeGenMode..." check, shared by the library and the CLI. */
 int enc_check_mode(int mode, tpb_err_t *err);

@@ -375,8 +375,9 @@ int fj_get_var(jx_t *j, const cJSON *o, const char *path, const char **var);
  * dynamic_range / fori_loop. */
 int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind);
 /* The tile statements directly in a block (a guess at the tensors one
- * iteration declares; nested loops make their own). */
-int64_t fj_count_tiles(const cJSON *body);
+ * iteration declares; nested loops make their own); *nstmts (unless NULL):
+ * the block's statements, counted in the same walk. */
+int64_t fj_count_tiles(const cJSON *body, int *nstmts);
 void fj_body_paths_free(fj_paths_t *bp);
 /* A body without joined paths (fj_paths.c): the path copied into p once
  * (its length), then "<path>[i]" per statement written after it */

@@ -32,11 +32,15 @@ static int range_of(jx_t *j, const cJSON *o, const char *path, int64_t r[3], boo
                     bool quiet);
 
 /* The tile statements directly in a loop body (a guess at the tensors one
- * iteration declares; nested loops make their own). */
-int64_t fj_count_tiles(const cJSON *body)
+ * iteration declares; nested loops make their own); *nstmts (when not
+ * NULL): all its statements, cJSON_GetArraySize's answer from the same
+ * walk (a second walk of compile-live's 9 000 nodes missed the cache). */
+int64_t fj_count_tiles(const cJSON *body, int *nstmts)
 {
     int64_t n = 0;
+    int count = 0;
     for (const cJSON *s = body->child; s; s = s->next) {
+        count++;
         if (!fj_is_object(s))
             continue;
         /* "op" is mostly the first key: fj_field's answer then, without its call */
@@ -46,6 +50,8 @@ int64_t fj_count_tiles(const cJSON *body)
         n += fj_is_string(opn) && opn->valuestring[0] == 't' &&   /* one byte: most are not */
              su_eq(opn->valuestring, "tile");
     }
+    if (nstmts)
+        *nstmts = count;
     return n;
 }
 
@@ -285,7 +291,7 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
                      "of %lld", (long long)est, (long long)j->max_ops);
     j->iterations += trips;
     if (trips > 1)   /* the unrolled ops' and tiles' arrays sized up front */
-        enc_builder_reserve(&j->b, est, sat_mul(trips, fj_count_tiles(body)));
+        enc_builder_reserve(&j->b, est, sat_mul(trips, fj_count_tiles(body, NULL)));
     tir_loop_t rec = {.sequential = sequential, .trips = trips, .dynamic = dreg >= 0,
                       .dyn_reg = dreg, .dyn_start = r[0], .dyn_step = r[2]};
     int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;

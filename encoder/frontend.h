@@ -15,9 +15,11 @@
 #ifndef TPB_FRONTEND_H
 #define TPB_FRONTEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "diag.h"
 #include "tir.h"
 
@@ -50,10 +52,19 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
                                tir_kernel_t *out, tpb_err_t *err);
 int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts,
                                tir_kernel_t *out, tpb_err_t *err);
-/* The kernel file's text and a NUL (frontend_read.c), as fio_read_all;
- * free *buf with tpb_array_free(*buf, *bytes). */
-int enc_read_kernel_text(const char *path, uint8_t **buf, size_t *len, size_t *bytes,
-                         tpb_err_t *err);
+/* The kernel file's text and a NUL (frontend_read.c), as fio_read_all.
+ * tree: NULL, or an empty arena for the file's JSON tree: a large file's
+ * text then goes at its start, with room reserved for the tree
+ * (tpb_json_arena_presize) in the same mapping, and lives as long as the
+ * arena.  Release with enc_text_free (before or after the arena). */
+typedef struct {
+    uint8_t *buf;    /* the text, buf[len] == 0 */
+    size_t len;
+    size_t bytes;    /* buf's capacity for tpb_array_free (0: malloc'ed) */
+    bool in_tree;    /* buf lives in the tree arena: nothing to free */
+} enc_text_t;
+int enc_read_kernel_text(const char *path, tpb_arena_t *tree, enc_text_t *t, tpb_err_t *err);
+void enc_text_free(enc_text_t *t);
 
 /* The tile IR as text: a header line, one line per tensor ("%3 ta#1 sbuf
  * float32 [128, 512] @body[0].body[1]") and one per op with every field

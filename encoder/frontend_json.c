@@ -582,21 +582,25 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     /* as fj_exec_for: an op a statement, a tensor a tile statement (a walk
      * of the statements only; estimate_block here cost more than the
      * growth it saves) */
-    int64_t tiles = fj_count_tiles(body);
-    enc_builder_reserve(&j->b, cJSON_GetArraySize(body), tiles);
+    int nstmts;
+    int64_t tiles = fj_count_tiles(body, &nstmts);
+    enc_builder_reserve(&j->b, nstmts, tiles);
     /* a name each at most (a loop's tile statement is one name however
      * many tensors its iterations declare: fj_exec_for reserves no names) */
     enc_reserve_names(&j->b, tiles);
     return fj_exec_block(j, body, "body", NULL) || fj_sched_apply(j, root) ? -1 : 0;
 }
 
-int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_name,
-                               const char *base_dir, const enc_front_opts_t *opts,
-                               tir_kernel_t *out, tpb_err_t *err)
+/* enc_parse_kernel_json_opts with the tree's arena given (empty, or
+ * holding the text: enc_read_kernel_text), freed here in any case. */
+static int parse_json_in(tpb_arena_t *tree, const char *text, size_t len, const char *source_name,
+                         const char *base_dir, const enc_front_opts_t *opts, tir_kernel_t *out,
+                         tpb_err_t *err)
 {
     jx_t *j = calloc(1, sizeof *j);
     const char *src = source_name ? source_name : "<kernel>";
     if (!j) {
+        tpb_arena_free(tree);
         tir_kernel_init(out);
         return tpb_errf(err, "%s: out of memory", src);
     }
@@ -615,10 +619,9 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     int rc;
     /* the kernel file's tree: every node, key and string in one arena,
      * read-only once parsed and freed whole (jsonarena.h) */
-    tpb_arena_t tree = {0};
     const char *end = NULL;
     cJSON *root = NULL;
-    tpb_ja_status_t st = tpb_json_arena_parse(&tree, text, len, &root, &end);
+    tpb_ja_status_t st = tpb_json_arena_parse(tree, text, len, &root, &end);
     if (st == TPB_JA_NOMEM) {
         rc = tpb_errf(err, "%s: out of memory reading the JSON text", src);
     } else if (!root) {
@@ -632,7 +635,7 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
         if (!rc && j->b.failed)
             rc = -1;
     }
-    tpb_arena_free(&tree);
+    tpb_arena_free(tree);
     free(j->memo);
     fj_cache_free(j);
     free(j->sched.refs);
@@ -640,6 +643,14 @@ int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_
     enc_builder_free(&j->b);
     free(j);
     return rc;
+}
+
+int enc_parse_kernel_json_opts(const char *text, size_t len, const char *source_name,
+                               const char *base_dir, const enc_front_opts_t *opts,
+                               tir_kernel_t *out, tpb_err_t *err)
+{
+    tpb_arena_t tree = {0};
+    return parse_json_in(&tree, text, len, source_name, base_dir, opts, out, err);
 }
 
 int enc_parse_kernel_json(const char *text, size_t len, const char *source_name,
@@ -653,9 +664,11 @@ int enc_parse_kernel_json(const char *text, size_t len, const char *source_name,
 int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts, tir_kernel_t *out,
                                tpb_err_t *err)
 {
-    uint8_t *buf = NULL;
-    size_t len = 0, bytes = 0;
-    if (enc_read_kernel_text(path, &buf, &len, &bytes, err)) {
+    /* the text at the start of the tree's arena: they share huge pages */
+    tpb_arena_t tree = {0};
+    enc_text_t text;
+    if (enc_read_kernel_text(path, &tree, &text, err)) {
+        tpb_arena_free(&tree);   /* (empty: a failed read leaves nothing) */
         tir_kernel_init(out);
         return -1;
     }
@@ -666,8 +679,8 @@ int enc_parse_kernel_file_opts(const char *path, const enc_front_opts_t *opts, t
         *slash = 0;
     else
         snprintf(dir, sizeof dir, ".");
-    int rc = enc_parse_kernel_json_opts((const char *)buf, len, path, dir, opts, out, err);
-    tpb_array_free(buf, bytes);
+    int rc = parse_json_in(&tree, (const char *)text.buf, text.len, path, dir, opts, out, err);
+    enc_text_free(&text);   /* (in the tree: gone with it) */
     return rc;
 }
 

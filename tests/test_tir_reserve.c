@@ -8,6 +8,7 @@
 
 #include "builder.h"
 #include "hugepage.h"
+#include "jsonarena.h"
 #include "tir.h"
 
 /* Grown in uneven steps to 2 MiB+ of ints, every element the owner holds
@@ -109,24 +110,70 @@ static void test_read_kernel_text(void **state)
         for (size_t i = 0; i < n; i++)
             s[i] = (char)('a' + i % 23);
         write_file(path, s, n);
-        uint8_t *buf = NULL;
-        size_t len = 0, bytes = 0;
+        enc_text_t t;
         tpb_err_t err = {0};
-        assert_int_equal(enc_read_kernel_text(path, &buf, &len, &bytes, &err), 0);
-        assert_int_equal(len, n);
-        assert_memory_equal(buf, s, n);
-        assert_int_equal(buf[n], 0);
-        assert_int_equal(bytes >= TPB_ARRAY_MAP_MIN, n + 1 >= TPB_ARRAY_MAP_MIN);
-        tpb_array_free(buf, bytes);
+        assert_int_equal(enc_read_kernel_text(path, NULL, &t, &err), 0);
+        assert_int_equal(t.len, n);
+        assert_memory_equal(t.buf, s, n);
+        assert_int_equal(t.buf[n], 0);
+        assert_false(t.in_tree);
+        assert_int_equal(t.bytes >= TPB_ARRAY_MAP_MIN, n + 1 >= TPB_ARRAY_MAP_MIN);
+        enc_text_free(&t);
+        assert_null(t.buf);
         free(s);
     }
     unlink(path);
-    uint8_t *buf = (uint8_t *)"x";
-    size_t len = 1, bytes = 1;
+    enc_text_t t = {(uint8_t *)"x", 1, 1, true};
     tpb_err_t err = {0};
-    assert_int_not_equal(enc_read_kernel_text(path, &buf, &len, &bytes, &err), 0);
-    assert_null(buf);
-    assert_int_equal(bytes, 0);
+    assert_int_not_equal(enc_read_kernel_text(path, NULL, &t, &err), 0);
+    assert_null(t.buf);
+    assert_int_equal(t.bytes, 0);
+    assert_non_null(strstr(err.msg, "cannot open"));
+}
+
+/* With the tree's arena given, a large text goes at the start of the
+ * arena's chunk and the tree parsed from it right after the text in the
+ * same chunk (one mapping); a small one stays malloc'ed and the arena
+ * empty. */
+static void test_read_kernel_text_in_tree(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tpb_read_tree_%ld.json", (long)getpid());
+    for (int big = 0; big < 2; big++) {
+        size_t n = big ? (size_t)300 << 10 : 40;   /* a JSON array of 0s */
+        char *s = malloc(n);
+        assert_non_null(s);
+        s[0] = '[';
+        for (size_t i = 1; i + 1 < n; i++)
+            s[i] = i % 2 ? '0' : ',';
+        if (n % 2 == 0)
+            s[n - 2] = ' ';   /* no trailing comma */
+        s[n - 1] = ']';
+        write_file(path, s, n);
+        tpb_arena_t tree = {0};
+        enc_text_t t;
+        tpb_err_t err = {0};
+        assert_int_equal(enc_read_kernel_text(path, &tree, &t, &err), 0);
+        assert_int_equal(t.len, n);
+        assert_memory_equal(t.buf, s, n);
+        assert_int_equal(t.buf[n], 0);
+        assert_int_equal(t.in_tree, big);
+        assert_int_equal(tree.head != NULL, big);
+        cJSON *root = NULL;
+        const char *end = NULL;
+        assert_int_equal(tpb_json_arena_parse(&tree, (const char *)t.buf, t.len, &root, &end),
+                         TPB_JA_OK);
+        assert_int_equal(cJSON_GetArraySize(root), (int)((n - 1) / 2));
+        if (big) {   /* the tree's first node: the presized block after the text */
+            uintptr_t after = ((uintptr_t)t.buf + n + 1 + 15) & ~(uintptr_t)15;
+            assert_int_equal((uintptr_t)root, after);
+        }
+        tpb_arena_free(&tree);
+        enc_text_free(&t);
+        free(s);
+    }
+    unlink(path);
 }
 
 /* A loop body's tiles past TPB_ARRAY_MAP_MIN of per-tensor records (16 bytes each:
@@ -160,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_reserve_refusals),
         cmocka_unit_test(test_loop_marks_large),
         cmocka_unit_test(test_read_kernel_text),
+        cmocka_unit_test(test_read_kernel_text_in_tree),
         cmocka_unit_test(test_many_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
