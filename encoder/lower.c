@@ -566,6 +566,12 @@ double lw_clip_scalar(double v, unsigned dt)
     case ISA_DT_UINT32: lo = 0.0, hi = 4294967295.0; goto clamp;
     default: return v;
     }
+    /* a float dtype with infinities keeps them (NKI's imm=-inf replaces
+     * with -inf); only finite values past its range are clamped.  fp8e4m3
+     * has no infinity, so there an infinity clamps to +-448 like any other
+     * out-of-range value (docs/semantics.md) */
+    if (isinf(v) && dt != ISA_DT_FP8E4M3)
+        return v;
     lo = -hi;
 clamp:
     if (v != v)

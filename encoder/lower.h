@@ -250,8 +250,10 @@ int lw_scalar_for(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const c
                   int alu, uint32_t *bits, uint32_t *is_ptr);
 /* Fill bit pattern of value v reinterpreted to dtype dt (memset/iota). */
 uint32_t lw_fill_bits(double v, unsigned dt);
-/* clip_scalar: an immediate clamped to the finite range of dtype dt (NaN
- * stays NaN), so 1e300 on bf16 is bf16's largest value, not inf. */
+/* clip_scalar: a finite immediate clamped to the finite range of dtype dt
+ * (NaN stays NaN), so 1e300 on bf16 is bf16's largest value, not inf; an
+ * infinity stays one on a float dtype that has it (not fp8e4m3, not the
+ * integers, where it clamps too). */
 double lw_clip_scalar(double v, unsigned dt);
 /* enableLDWOpt (docs/compiler.md): remove each LdWeights that loads exactly
  * what the previous LdWeights loaded when no PE weight load, no other PE

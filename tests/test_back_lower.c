@@ -533,7 +533,8 @@ static void test_bir_numbering(void **state)
 }
 
 /* clip_scalar (seed 001, the max8 family's immediates): 1e300 on a bf16
- * operand is bf16's largest finite value, -1e300 on fp8e4m3 is -448. */
+ * operand is bf16's largest finite value, -1e300 on fp8e4m3 is -448; an
+ * infinity stays one where the dtype has it. */
 static void test_match_replace_imm_clipped(void **state)
 {
     (void)state;
@@ -542,6 +543,15 @@ static void test_match_replace_imm_clipped(void **state)
     assert_true(lw_clip_scalar(70000.0, ISA_DT_FP16) == 65504.0);
     assert_true(lw_clip_scalar(-5.0, ISA_DT_UINT8) == 0.0);
     assert_true(lw_clip_scalar(2.5, ISA_DT_FP32) == 2.5);
+    /* infinities pass on float dtypes that have them (NKI's imm=-inf),
+     * clamp on fp8e4m3 (no inf) and the integers */
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_FP32) == -INFINITY);
+    assert_true(lw_clip_scalar(INFINITY, ISA_DT_BF16) == INFINITY);
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_FP16) == -INFINITY);
+    assert_true(lw_clip_scalar(INFINITY, ISA_DT_FP8E5M2) == INFINITY);
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_FP8E4M3) == -448.0);
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_INT8) == -128.0);
+    assert_true(lw_clip_scalar(INFINITY, ISA_DT_UINT16) == 65535.0);
     tir_kernel_t k;
     tir_kernel_init(&k);
     int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
