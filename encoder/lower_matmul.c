@@ -319,9 +319,11 @@ static int transpose_dve(lower_ctx_t *c)
         return lw_err(c, "dst is [%u,%u] but src.T is [%u,%u]", d.nparts, dF, F, P);
     if (s.space != ISA_SPACE_SBUF || d.space != ISA_SPACE_SBUF)
         return lw_err(c, "DVE transpose operands must be SBUF tiles");
-    if (P % 32 || F % 32 || s.start % 32 || d.start % 32)
-        return lw_err(c, "DVE transpose works on whole 32x32 blocks: [%u,%u] (start partitions "
-                         "%u, %u) must be multiples of 32; use the PE transpose otherwise",
+    /* NKI: the Vector engine transposes [32, 32] or smaller; larger tiles
+     * go block by block, the last row / column of blocks partial */
+    if (s.start % 32 || d.start % 32)
+        return lw_err(c, "DVE transpose blocks start at a 32-partition quadrant: [%u,%u] has "
+                         "start partitions %u, %u; use the PE transpose otherwise",
                       P, F, s.start, d.start);
     unsigned dsz = isa_dtype_size(s.dtype);
     /* one Transpose32 per 32x32 block: src block (bi, bj) -> dst block (bj, bi) */
