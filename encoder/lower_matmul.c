@@ -342,6 +342,12 @@ static int transpose_dve(lower_ctx_t *c)
             b->addr = d.addr + bi * (uint32_t)(d.ndims ? d.step[0] : 1) * isa_dtype_size(d.dtype);
             b->ndims = 1, b->count[0] = np;
             b->step[0] = d.ndims ? d.step[0] : 1;
+            /* a count of 1 may come with step 0: step 1 so that the
+             * accesses below span the element */
+            if (nf == 1)
+                a->step[0] = 1;
+            if (np == 1)
+                b->step[0] = 1;
             bir_access_t ra = {.space = a->space, .p0 = a->start, .p1 = a->start + np,
                                .lo = a->addr,
                                .hi = a->addr + (uint64_t)nf * (uint32_t)a->step[0] * dsz,

@@ -265,11 +265,86 @@ static int lower_select_op(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* dropout with a [P, 1] probability tile (NKI: one drop probability per
+ * partition).  The Dropout instruction takes an immediate only (seed 001
+ * codegenDropoutMaskInst: addImmValue), so: u = RAND2(0, 1) into the op's
+ * scratch, drop = u < prob[p] (TensorScalarPtr), dst = src (TensorCopy,
+ * unless dst is src), dst = 0 where drop (CopyPredicated, immediate 0).
+ * Element i of partition p is dropped with probability prob[p], as the
+ * Dropout instruction drops with its immediate (docs/semantics.md). */
+static int lower_dropout_tile(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    if (op->flags & TIR_F_KEEP_RATE)
+        return lw_err(c, "keep_rate must be a number (a [P, 1] tile is taken for prob only)");
+    const bir_mloc_t *sc = c->m->op_scratch ? &c->m->op_scratch[c->opi] : NULL;
+    if (!sc || !sc->bytes)
+        return lw_err(c, "internal: dropout with a probability tile has no scratch");
+    bir_inst_t in;
+    /* u uniform in [0, 1) */
+    lw_inst(c, &in, BIR_RAND2, ISA_OP_RAND2);
+    isa_tap_t d;
+    if (lw_tap(c, &in, op->dst, true, "dst", &d))
+        return -1;
+    in.nacc = 0;   /* (only the shape of dst: the access is the scratch's) */
+    isa_tap_t u = lw_dense_tap(&d, ISA_MAX_FREE_DIMS, ISA_DT_FP32, sc->addr);
+    in.isa.f->RAND2.out = u;
+    in.isa.f->RAND2.min = lw_f32_bits(0.0f);
+    in.isa.f->RAND2.max = lw_f32_bits(1.0f);
+    lw_dense_access(c, &in, &u, true);
+    in.engine = ISA_ENG_DVE;
+    if (lw_emit(c, &in))
+        return -1;
+    /* drop = u < prob[p] (1.0 / 0.0) */
+    lw_inst(c, &in, BIR_TENSOR_SCALAR_PTR, ISA_OP_TENSOR_SCALAR_PTR);
+    bir_inst_set_is_stt(c->m, &in, false);
+    isa_fmt_TS_t *t = &in.isa.f->TS;
+    t->in = t->out = u;
+    t->op0 = ISA_ALU_IS_LT;
+    t->op1 = ISA_ALU_BYPASS;
+    lw_dense_access(c, &in, &u, false);
+    lw_dense_access(c, &in, &u, true);
+    if (lw_scalar(c, &in, &op->s0, "prob", &t->s0, &t->s0_is_ptr))
+        return -1;
+    in.engine = ISA_ENG_DVE;
+    if (lw_emit(c, &in))
+        return -1;
+    /* dst = src, then 0 where drop */
+    const tir_ap_t *a = op->src[0], *b = op->dst;
+    bool same = a->tensor == b->tensor && a->offset == b->offset && a->ndim == b->ndim &&
+                !memcmp(a->step, b->step, sizeof a->step[0] * (size_t)a->ndim) &&
+                !memcmp(a->count, b->count, sizeof a->count[0] * (size_t)a->ndim);
+    if (!same) {
+        lw_inst(c, &in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+        if (lw_tap(c, &in, a, false, "src", &in.isa.f->COPY.in) ||
+            lw_tap(c, &in, b, true, "dst", &in.isa.f->COPY.out))
+            return -1;
+        if (lw_same_partitions(c, "dropout", &in.isa.f->COPY.in, &in.isa.f->COPY.out))
+            return -1;
+        in.engine = ISA_ENG_DVE;
+        if (lw_emit(c, &in))
+            return -1;
+    }
+    lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
+    isa_fmt_CPRED_t *f = &in.isa.f->CPRED;
+    if (lw_tap(c, &in, b, true, "dst", &f->out))
+        return -1;
+    bir_access_t keep = in.acc[in.nacc - 1];
+    keep.write = false;
+    bir_inst_access(c->m, &in, &keep);
+    f->pred = u;
+    lw_dense_access(c, &in, &u, false);
+    f->in_is_imm = 1;
+    f->imm = 0.0f;
+    in.engine = ISA_ENG_DVE;
+    return lw_emit(c, &in);
+}
+
 static int lower_dropout(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     if (op->s0.is_ap)
-        return lw_err(c, "dropout takes an immediate probability");
+        return lower_dropout_tile(c);
     double p = op->s0.imm != 0.0 ? op->s0.imm : op->rare->prob;
     if (!(p >= 0.0 && p <= 1.0))
         return lw_err(c, "dropout probability %g is outside [0, 1]", p);
