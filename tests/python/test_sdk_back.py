@@ -172,3 +172,33 @@ def test_dropout_tile_same_draws_as_immediate():
     x = np.random.default_rng(4).random((16, 256), dtype=np.float32) + 1
     np.testing.assert_array_equal(dropout_tile(x, np.full((16, 1), 0.3, np.float32)),
                                   dropout_imm(x, 0.3))
+
+
+@nki.jit
+def masked_top8(x, imm):
+    n, m = x.shape
+    ix, iy = nl.mgrid[0:n, 0:m]
+    t = nl.load(x)
+    idx = nisa.memset(shape=(n, 8), value=0, dtype=nl.uint32)
+    top = nisa.max8(src=t[ix, iy], mask=(ix < n // 2) & (iy < m // 2))
+    r = nisa.nc_match_replace8(dst_idx=idx[:, :], data=t[ix, iy], vals=top, imm=imm,
+                               mask=(ix < n // 2) & (iy < m // 2))
+    o = nl.ndarray((n, m), dtype=x.dtype, buffer=nl.shared_hbm)
+    oi = nl.ndarray((n, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    nl.store(o[0:n // 2, 0:m // 2], value=r[0:n // 2, 0:m // 2])
+    nl.store(oi, value=idx)
+    return o, oi
+
+
+def test_beta1_max8_match_replace_masked():
+    """Beta-1 mask= on max8 / nc_match_replace8 bounds their data (NKI:
+    "mask applies to data"): rows and columns outside are not read."""
+    x = np.random.default_rng(5).permutation(16 * 40).reshape(16, 40).astype(np.float32)
+    o, oi = masked_top8(x, -1.0)
+    sub = x[:8, :20]
+    top = np.argsort(-sub, axis=1)[:, :8]
+    want = sub.copy()
+    np.put_along_axis(want, top, -1.0, axis=1)
+    np.testing.assert_array_equal(o[:8, :20], want)
+    np.testing.assert_array_equal(oi[:8], top)
+    np.testing.assert_array_equal(oi[8:], 0)    # dst_idx rows outside the mask keep their 0
