@@ -218,27 +218,37 @@ static int lower_max8_family(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* a and b access the same elements in the same order */
+static bool same_ap(const tir_ap_t *a, const tir_ap_t *b)
+{
+    return a->tensor == b->tensor && a->offset == b->offset && a->ndim == b->ndim &&
+           !memcmp(a->step, b->step, sizeof a->step[0] * (size_t)a->ndim) &&
+           !memcmp(a->count, b->count, sizeof a->count[0] * (size_t)a->ndim);
+}
+
+/* dst = src, a DVE TensorCopy (role: src's name in errors; what: the op) */
+static int dve_copy(lower_ctx_t *c, const tir_ap_t *src, const char *role, const char *what)
+{
+    bir_inst_t cp;
+    lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+    if (lw_tap(c, &cp, src, false, role, &cp.isa.f->COPY.in) ||
+        lw_tap(c, &cp, c->op->dst, true, "dst", &cp.isa.f->COPY.out))
+        return -1;
+    if (lw_same_partitions(c, what, &cp.isa.f->COPY.in, &cp.isa.f->COPY.out))
+        return -1;
+    cp.engine = ISA_ENG_DVE;
+    return lw_emit(c, &cp);
+}
+
 static int lower_select_op(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     /* 1: dst = on_false (nothing to do when on_false is dst itself: NKI
      * tensor_copy_predicated) */
-    const tir_ap_t *f0 = op->src[2], *d0 = op->dst;
-    bool keep_dst = op->nsrc >= 3 && f0->tensor == d0->tensor && f0->offset == d0->offset &&
-                    f0->ndim == d0->ndim &&
-                    !memcmp(f0->step, d0->step, sizeof f0->step[0] * (size_t)f0->ndim) &&
-                    !memcmp(f0->count, d0->count, sizeof f0->count[0] * (size_t)f0->ndim);
+    bool keep_dst = op->nsrc >= 3 && same_ap(op->src[2], op->dst);
     if (keep_dst) {
     } else if (op->nsrc >= 3 && lw_has(op->src[2])) {
-        bir_inst_t cp;
-        lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
-        if (lw_tap(c, &cp, op->src[2], false, "on_false", &cp.isa.f->COPY.in) ||
-            lw_tap(c, &cp, op->dst, true, "dst", &cp.isa.f->COPY.out))
-            return -1;
-        if (lw_same_partitions(c, "select", &cp.isa.f->COPY.in, &cp.isa.f->COPY.out))
-            return -1;
-        cp.engine = ISA_ENG_DVE;
-        if (lw_emit(c, &cp))
+        if (dve_copy(c, op->src[2], "on_false", "select"))
             return -1;
     } else if (lower_memset_to(c, op->dst, op->fill, false)) {
         return -1;
@@ -310,24 +320,11 @@ static int lower_dropout_tile(lower_ctx_t *c)
     if (lw_emit(c, &in))
         return -1;
     /* dst = src, then 0 where drop */
-    const tir_ap_t *a = op->src[0], *b = op->dst;
-    bool same = a->tensor == b->tensor && a->offset == b->offset && a->ndim == b->ndim &&
-                !memcmp(a->step, b->step, sizeof a->step[0] * (size_t)a->ndim) &&
-                !memcmp(a->count, b->count, sizeof a->count[0] * (size_t)a->ndim);
-    if (!same) {
-        lw_inst(c, &in, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
-        if (lw_tap(c, &in, a, false, "src", &in.isa.f->COPY.in) ||
-            lw_tap(c, &in, b, true, "dst", &in.isa.f->COPY.out))
-            return -1;
-        if (lw_same_partitions(c, "dropout", &in.isa.f->COPY.in, &in.isa.f->COPY.out))
-            return -1;
-        in.engine = ISA_ENG_DVE;
-        if (lw_emit(c, &in))
-            return -1;
-    }
+    if (!same_ap(op->src[0], op->dst) && dve_copy(c, op->src[0], "src", "dropout"))
+        return -1;
     lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
     isa_fmt_CPRED_t *f = &in.isa.f->CPRED;
-    if (lw_tap(c, &in, b, true, "dst", &f->out))
+    if (lw_tap(c, &in, op->dst, true, "dst", &f->out))
         return -1;
     bir_access_t keep = in.acc[in.nacc - 1];
     keep.write = false;
