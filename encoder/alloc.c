@@ -740,7 +740,9 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     }
     for (int i = 0; !psum && m->nscratch && i < m->nops; i++)
         if (m->op_scratch[i].bytes)
-            reqs[nr++] = (req_t){&m->op_scratch[i], "(multi-step reduce partial)", k->ops[i].path};
+            reqs[nr++] = (req_t){&m->op_scratch[i], k->ops[i].kind == TIR_DROPOUT
+                                     ? "(dropout random numbers)" : "(multi-step reduce partial)",
+                                 k->ops[i].path};
     /* tiles are mostly declared in the order they are first used: sort
      * only when they are not (the order is total, so the result is the
      * same either way) */

@@ -372,11 +372,15 @@ static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigne
         return lw_err(c, "%s: partitions %lld..%lld of '%s' exceed the %u partitions", role,
                       (long long)start, (long long)(start + nparts - 1), t->name,
                       c->t->partitions);
-    /* partition start rule: an access that does not start on a 32-partition
-     * quadrant boundary must stay inside that quadrant */
-    if (start % 32 != 0 && start / 32 != (start + nparts - 1) / 32)
-        return lw_err(c, "%s: access to '%s' starts at partition %lld (not a multiple of 32) "
-                         "and crosses a 32-partition quadrant (%lld partitions)",
+    /* the start-partition rule of the engines (ARCH2, as the simulator's
+     * TAP check): more than 64 partitions start at 0, 33-64 at 0 or 64, up
+     * to 32 at a quadrant (0/32/64/96).  The notes name no legalisation of
+     * other starts, so they are refused here, naming the op */
+    int64_t align = nparts > 64 ? 128 : nparts > 32 ? 64 : 32;
+    if (start % align)
+        return lw_err(c, "%s: access to '%s' starts at partition %lld, which is not allowed for "
+                         "%lld partitions (the engines start more than 64 partitions at 0, "
+                         "33-64 at 0 or 64, up to 32 at 0, 32, 64 or 96)",
                       role, t->name, (long long)start, (long long)nparts);
     dim_t f[TIR_MAX_DIMS];
     int nf = free_dims(a, first, axes, f, mapped);
@@ -566,6 +570,12 @@ double lw_clip_scalar(double v, unsigned dt)
     case ISA_DT_UINT32: lo = 0.0, hi = 4294967295.0; goto clamp;
     default: return v;
     }
+    /* a float dtype with infinities keeps them (NKI's imm=-inf replaces
+     * with -inf); only finite values past its range are clamped.  fp8e4m3
+     * has no infinity, so there an infinity clamps to +-448 like any other
+     * out-of-range value (docs/semantics.md) */
+    if (isinf(v) && dt != ISA_DT_FP8E4M3)
+        return v;
     lo = -hi;
 clamp:
     if (v != v)

@@ -229,6 +229,11 @@ int lw_count_free_dims(const tir_ap_t *a, unsigned axes);
 /* Per-partition scratch bytes an op needs during its lowering (the
  * multi-step reduce partial); 0 for most ops.  Used by the allocator. */
 uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op);
+/* A dense SBUF TAP shaped as t without its dim `drop` (none: an index past
+ * its dims), at scratch byte addr; and the access of one such 4-byte-element
+ * TAP recorded on `in` (lower_reduce.c). */
+isa_tap_t lw_dense_tap(const isa_tap_t *t, unsigned drop, unsigned dtype, uint64_t addr);
+void lw_dense_access(lower_ctx_t *c, bir_inst_t *in, const isa_tap_t *p, bool write);
 /* A PE transpose whose dst dtype differs from its src dtype goes through
  * the shared identity (a real matmul converts); same dtypes use the Matmul
  * transpose flag. */
@@ -250,8 +255,10 @@ int lw_scalar_for(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const c
                   int alu, uint32_t *bits, uint32_t *is_ptr);
 /* Fill bit pattern of value v reinterpreted to dtype dt (memset/iota). */
 uint32_t lw_fill_bits(double v, unsigned dt);
-/* clip_scalar: an immediate clamped to the finite range of dtype dt (NaN
- * stays NaN), so 1e300 on bf16 is bf16's largest value, not inf. */
+/* clip_scalar: a finite immediate clamped to the finite range of dtype dt
+ * (NaN stays NaN), so 1e300 on bf16 is bf16's largest value, not inf; an
+ * infinity stays one on a float dtype that has it (not fp8e4m3, not the
+ * integers, where it clamps too). */
 double lw_clip_scalar(double v, unsigned dt);
 /* enableLDWOpt (docs/compiler.md): remove each LdWeights that loads exactly
  * what the previous LdWeights loaded when no PE weight load, no other PE

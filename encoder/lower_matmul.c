@@ -319,9 +319,11 @@ static int transpose_dve(lower_ctx_t *c)
         return lw_err(c, "dst is [%u,%u] but src.T is [%u,%u]", d.nparts, dF, F, P);
     if (s.space != ISA_SPACE_SBUF || d.space != ISA_SPACE_SBUF)
         return lw_err(c, "DVE transpose operands must be SBUF tiles");
-    if (P % 32 || F % 32 || s.start % 32 || d.start % 32)
-        return lw_err(c, "DVE transpose works on whole 32x32 blocks: [%u,%u] (start partitions "
-                         "%u, %u) must be multiples of 32; use the PE transpose otherwise",
+    /* NKI: the Vector engine transposes [32, 32] or smaller; larger tiles
+     * go block by block, the last row / column of blocks partial */
+    if (s.start % 32 || d.start % 32)
+        return lw_err(c, "DVE transpose blocks start at a 32-partition quadrant: [%u,%u] has "
+                         "start partitions %u, %u; use the PE transpose otherwise",
                       P, F, s.start, d.start);
     unsigned dsz = isa_dtype_size(s.dtype);
     /* one Transpose32 per 32x32 block: src block (bi, bj) -> dst block (bj, bi) */
@@ -340,6 +342,12 @@ static int transpose_dve(lower_ctx_t *c)
             b->addr = d.addr + bi * (uint32_t)(d.ndims ? d.step[0] : 1) * isa_dtype_size(d.dtype);
             b->ndims = 1, b->count[0] = np;
             b->step[0] = d.ndims ? d.step[0] : 1;
+            /* a count of 1 may come with step 0: step 1 so that the
+             * accesses below span the element */
+            if (nf == 1)
+                a->step[0] = 1;
+            if (np == 1)
+                b->step[0] = 1;
             bir_access_t ra = {.space = a->space, .p0 = a->start, .p1 = a->start + np,
                                .lo = a->addr,
                                .hi = a->addr + (uint64_t)nf * (uint32_t)a->step[0] * dsz,

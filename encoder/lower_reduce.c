@@ -64,6 +64,10 @@ static uint64_t per_axis_scratch(const tir_ap_t *s, unsigned axes)
 uint64_t lower_scratch_bytes(const tir_kernel_t *k, const tir_op_t *op)
 {
     (void)k;
+    /* a dropout with a [P, 1] probability tile: its random numbers and drop
+     * mask (lower_select.c), fp32 shaped as dst */
+    if (op->kind == TIR_DROPOUT && op->s0.is_ap && op->dst->tensor >= 0)
+        return dst_free_elems(op->dst) * 4;
     if (op->kind != TIR_TENSOR_REDUCE || op->src[0]->tensor < 0)
         return 0;
     const tir_ap_t *s = op->src[0];
@@ -190,7 +194,7 @@ static int reduce_multistep(lower_ctx_t *c)
 }
 
 /* A dense [P, dims of t without dim `drop`] partial at scratch byte addr. */
-static isa_tap_t partial_tap(const isa_tap_t *t, unsigned drop, unsigned dtype, uint64_t addr)
+isa_tap_t lw_dense_tap(const isa_tap_t *t, unsigned drop, unsigned dtype, uint64_t addr)
 {
     isa_tap_t p;
     memset(&p, 0, sizeof p);
@@ -211,7 +215,7 @@ static isa_tap_t partial_tap(const isa_tap_t *t, unsigned drop, unsigned dtype, 
     return p;
 }
 
-static void partial_access(lower_ctx_t *c, bir_inst_t *in, const isa_tap_t *p, bool write)
+void lw_dense_access(lower_ctx_t *c, bir_inst_t *in, const isa_tap_t *p, bool write)
 {
     bir_access_t a = {.space = ISA_SPACE_SBUF, .p0 = p->start, .p1 = p->start + p->nparts,
                       .lo = p->addr, .hi = p->addr + isa_tap_free_elems(p) * 4, .write = write};
@@ -250,9 +254,9 @@ static int reduce_per_axis(lower_ctx_t *c)
                 return -1;
         } else {
             f->in = cur;
-            partial_access(c, &in, &f->in, false);
+            lw_dense_access(c, &in, &f->in, false);
         }
-        isa_tap_t next = partial_tap(&cur, (unsigned)i, pdt, sc->addr + (uint64_t)(k % 2) * half);
+        isa_tap_t next = lw_dense_tap(&cur, (unsigned)i, pdt, sc->addr + (uint64_t)(k % 2) * half);
         if (k == nred - 1) {
             if (lw_tap(c, &in, op->dst, true, "dst", &f->out))
                 return -1;
@@ -264,7 +268,7 @@ static int reduce_per_axis(lower_ctx_t *c)
             if (!sc->bytes || isa_tap_free_elems(&next) * 4 > half)
                 return lw_err(c, "internal: per-axis reduce partial exceeds its scratch");
             f->out = next;
-            partial_access(c, &in, &f->out, true);
+            lw_dense_access(c, &in, &f->out, true);
         }
         f->op = (uint32_t)op->reduce_op;
         f->axes = 1u << i;

@@ -218,27 +218,37 @@ static int lower_max8_family(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* a and b access the same elements in the same order */
+static bool same_ap(const tir_ap_t *a, const tir_ap_t *b)
+{
+    return a->tensor == b->tensor && a->offset == b->offset && a->ndim == b->ndim &&
+           !memcmp(a->step, b->step, sizeof a->step[0] * (size_t)a->ndim) &&
+           !memcmp(a->count, b->count, sizeof a->count[0] * (size_t)a->ndim);
+}
+
+/* dst = src, a DVE TensorCopy (role: src's name in errors; what: the op) */
+static int dve_copy(lower_ctx_t *c, const tir_ap_t *src, const char *role, const char *what)
+{
+    bir_inst_t cp;
+    lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
+    if (lw_tap(c, &cp, src, false, role, &cp.isa.f->COPY.in) ||
+        lw_tap(c, &cp, c->op->dst, true, "dst", &cp.isa.f->COPY.out))
+        return -1;
+    if (lw_same_partitions(c, what, &cp.isa.f->COPY.in, &cp.isa.f->COPY.out))
+        return -1;
+    cp.engine = ISA_ENG_DVE;
+    return lw_emit(c, &cp);
+}
+
 static int lower_select_op(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     /* 1: dst = on_false (nothing to do when on_false is dst itself: NKI
      * tensor_copy_predicated) */
-    const tir_ap_t *f0 = op->src[2], *d0 = op->dst;
-    bool keep_dst = op->nsrc >= 3 && f0->tensor == d0->tensor && f0->offset == d0->offset &&
-                    f0->ndim == d0->ndim &&
-                    !memcmp(f0->step, d0->step, sizeof f0->step[0] * (size_t)f0->ndim) &&
-                    !memcmp(f0->count, d0->count, sizeof f0->count[0] * (size_t)f0->ndim);
+    bool keep_dst = op->nsrc >= 3 && same_ap(op->src[2], op->dst);
     if (keep_dst) {
     } else if (op->nsrc >= 3 && lw_has(op->src[2])) {
-        bir_inst_t cp;
-        lw_inst(c, &cp, BIR_TENSOR_COPY, ISA_OP_TENSOR_COPY);
-        if (lw_tap(c, &cp, op->src[2], false, "on_false", &cp.isa.f->COPY.in) ||
-            lw_tap(c, &cp, op->dst, true, "dst", &cp.isa.f->COPY.out))
-            return -1;
-        if (lw_same_partitions(c, "select", &cp.isa.f->COPY.in, &cp.isa.f->COPY.out))
-            return -1;
-        cp.engine = ISA_ENG_DVE;
-        if (lw_emit(c, &cp))
+        if (dve_copy(c, op->src[2], "on_false", "select"))
             return -1;
     } else if (lower_memset_to(c, op->dst, op->fill, false)) {
         return -1;
@@ -265,11 +275,73 @@ static int lower_select_op(lower_ctx_t *c)
     return lw_emit(c, &in);
 }
 
+/* dropout with a [P, 1] probability tile (NKI: one drop probability per
+ * partition).  The Dropout instruction takes an immediate only (seed 001
+ * codegenDropoutMaskInst: addImmValue), so: u = RAND2(0, 1) into the op's
+ * scratch, drop = u < prob[p] (TensorScalarPtr), dst = src (TensorCopy,
+ * unless dst is src), dst = 0 where drop (CopyPredicated, immediate 0).
+ * Element i of partition p is dropped with probability prob[p], as the
+ * Dropout instruction drops with its immediate (docs/semantics.md). */
+static int lower_dropout_tile(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    if (op->flags & TIR_F_KEEP_RATE)
+        return lw_err(c, "keep_rate must be a number (a [P, 1] tile is taken for prob only)");
+    const bir_mloc_t *sc = c->m->op_scratch ? &c->m->op_scratch[c->opi] : NULL;
+    if (!sc || !sc->bytes)
+        return lw_err(c, "internal: dropout with a probability tile has no scratch");
+    bir_inst_t in;
+    /* u uniform in [0, 1) */
+    lw_inst(c, &in, BIR_RAND2, ISA_OP_RAND2);
+    isa_tap_t d;
+    if (lw_tap(c, &in, op->dst, true, "dst", &d))
+        return -1;
+    in.nacc = 0;   /* (only the shape of dst: the access is the scratch's) */
+    isa_tap_t u = lw_dense_tap(&d, ISA_MAX_FREE_DIMS, ISA_DT_FP32, sc->addr);
+    in.isa.f->RAND2.out = u;
+    in.isa.f->RAND2.min = lw_f32_bits(0.0f);
+    in.isa.f->RAND2.max = lw_f32_bits(1.0f);
+    lw_dense_access(c, &in, &u, true);
+    in.engine = ISA_ENG_DVE;
+    if (lw_emit(c, &in))
+        return -1;
+    /* drop = u < prob[p] (1.0 / 0.0) */
+    lw_inst(c, &in, BIR_TENSOR_SCALAR_PTR, ISA_OP_TENSOR_SCALAR_PTR);
+    bir_inst_set_is_stt(c->m, &in, false);
+    isa_fmt_TS_t *t = &in.isa.f->TS;
+    t->in = t->out = u;
+    t->op0 = ISA_ALU_IS_LT;
+    t->op1 = ISA_ALU_BYPASS;
+    lw_dense_access(c, &in, &u, false);
+    lw_dense_access(c, &in, &u, true);
+    if (lw_scalar(c, &in, &op->s0, "prob", &t->s0, &t->s0_is_ptr))
+        return -1;
+    in.engine = ISA_ENG_DVE;
+    if (lw_emit(c, &in))
+        return -1;
+    /* dst = src, then 0 where drop */
+    if (!same_ap(op->src[0], op->dst) && dve_copy(c, op->src[0], "src", "dropout"))
+        return -1;
+    lw_inst(c, &in, BIR_COPY_PREDICATED, ISA_OP_COPY_PREDICATED);
+    isa_fmt_CPRED_t *f = &in.isa.f->CPRED;
+    if (lw_tap(c, &in, op->dst, true, "dst", &f->out))
+        return -1;
+    bir_access_t keep = in.acc[in.nacc - 1];
+    keep.write = false;
+    bir_inst_access(c->m, &in, &keep);
+    f->pred = u;
+    lw_dense_access(c, &in, &u, false);
+    f->in_is_imm = 1;
+    f->imm = 0.0f;
+    in.engine = ISA_ENG_DVE;
+    return lw_emit(c, &in);
+}
+
 static int lower_dropout(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
     if (op->s0.is_ap)
-        return lw_err(c, "dropout takes an immediate probability");
+        return lower_dropout_tile(c);
     double p = op->s0.imm != 0.0 ? op->s0.imm : op->rare->prob;
     if (!(p >= 0.0 && p <= 1.0))
         return lw_err(c, "dropout probability %g is outside [0, 1]", p);

@@ -674,14 +674,21 @@ static int check_misc(const vctx_t *v)
     case TIR_STREAM_SHUFFLE:
         if (tens(v, op->dst)->dtype != tens(v, op->src[0])->dtype)
             return vfail(v, "dst", "src and dst must have the same dtype");
-        if (ap_parts(op->src[0]) > 32 || ap_parts(op->dst) > 32)
-            return vfail(v, "src", "stream_shuffle works on one 32-partition quadrant (got %lld "
-                         "partitions)", (long long)ap_parts(op->src[0]));
-        for (int i = 0; i < 32; i++)
-            if (op->rare->shuffle_mask[i] != 255 && op->rare->shuffle_mask[i] >= ap_parts(op->src[0]))
-                return vfail(v, "shuffle_mask", "entry %d is %u (a source partition < %lld, or "
-                             "255 = keep)", i, op->rare->shuffle_mask[i], (long long)ap_parts(op->src[0]));
-        return same_pf(v, op->dst, -1, op->src[0], 0);
+        /* NKI: the mask applies to each 32-partition quadrant of dst alike
+         * (dst partition 32g+i reads src partition 32g+mask[i]); src and dst
+         * may cover different partition counts, not different free sizes */
+        if (op->src[0]->tensor >= 0 && op->dst->tensor >= 0 && ap_free(op->src[0]) != ap_free(op->dst))
+            return vfail(v, "dst", "%lld elements per partition, src has %lld (they must be equal)",
+                         (long long)ap_free(op->dst), (long long)ap_free(op->src[0]));
+        for (int64_t q = 0; q < ap_parts(op->dst); q++) {
+            unsigned m = op->rare->shuffle_mask[q % 32];
+            if (m != 255 && (m >= 32 || q / 32 * 32 + m >= ap_parts(op->src[0])))
+                return vfail(v, "shuffle_mask", "entry %d is %u: dst partition %lld would read src "
+                             "partition %lld of %lld (entries are partitions of a 32-partition "
+                             "quadrant, or 255 = keep)", (int)(q % 32), m, (long long)q,
+                             (long long)(q / 32 * 32 + m), (long long)ap_parts(op->src[0]));
+        }
+        return 0;
     case TIR_LOAD_TENSOR_TO_REGISTER:
         if (ap_elems(op->src[0]) != 1)
             return vfail(v, "src", "must be one element (got %lld)", (long long)ap_elems(op->src[0]));

@@ -43,23 +43,36 @@ static int exec_transpose32(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
-    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
         goto done;
-    if (o[0].nparts % 32 || o[0].start % 32 || o[1].start % 32 || o[0].nfree % 32) {
-        sim_fail(ctx, "in/out: Transpose32 needs quadrant-aligned starts (in %u, out %u), a "
-                 "multiple of 32 partitions (%u) and of 32 elements per partition (%u)",
-                 o[0].start, o[1].start, o[0].nparts, o[0].nfree);
+    /* whole blocks: in and out [32g, 32b], each 32x32 block transposed in
+     * place; one partial block: in [p, n] -> out [n, p], p, n <= 32 */
+    bool whole = o[0].nparts % 32 == 0 && o[0].nfree % 32 == 0 &&
+                 o[1].nparts == o[0].nparts && o[1].nfree == o[0].nfree;
+    bool part = o[0].nparts <= 32 && o[0].nfree <= 32 && o[1].nparts == o[0].nfree &&
+                o[1].nfree == o[0].nparts;
+    if (o[0].start % 32 || o[1].start % 32 || !(whole || part)) {
+        sim_fail(ctx, "in/out: Transpose32 needs quadrant-aligned starts (in %u, out %u) and either "
+                 "in and out of 32k partitions and 32m elements each, or in [p, n] and out [n, p] "
+                 "with p, n <= 32 (in [%u, %u], out [%u, %u])", o[0].start, o[1].start,
+                 o[0].nparts, o[0].nfree, o[1].nparts, o[1].nfree);
         goto done;
     }
     if (!ctx->timing_only) {
         sim_opnd_t v;
         if (snapshot(ctx, &o[0], &buf, &offs, &v))
             goto done;
-        for (unsigned g = 0; g < o[0].nparts; g += 32)
-            for (uint32_t b = 0; b < o[0].nfree; b += 32)
-                for (unsigned i = 0; i < 32; i++)
-                    for (unsigned j = 0; j < 32; j++)
-                        sim_copy_elem(&v, g + i, b + j, &o[1], g + j, b + i);
+        if (whole)
+            for (unsigned g = 0; g < o[0].nparts; g += 32)
+                for (uint32_t b = 0; b < o[0].nfree; b += 32)
+                    for (unsigned i = 0; i < 32; i++)
+                        for (unsigned j = 0; j < 32; j++)
+                            sim_copy_elem(&v, g + i, b + j, &o[1], g + j, b + i);
+        else
+            for (unsigned i = 0; i < o[0].nparts; i++)
+                for (uint32_t j = 0; j < o[0].nfree; j++)
+                    sim_copy_elem(&v, i, j, &o[1], j, i);
     }
     sim_opnd_mark(&o[1]);
     rc = 0;
@@ -85,8 +98,24 @@ static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     uint8_t *buf = NULL;
     uint32_t *offs = NULL;
     int rc = -1;
-    if (sim_opnds_in_out(ctx, o, &f->in, &f->out))
+    /* in and out may differ in partitions (each quadrant of out reads the
+     * same quadrant of in), not in elements per partition */
+    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
+        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR))
         goto done;
+    if (o[0].nfree != o[1].nfree) {
+        sim_fail(ctx, "out has %u elements per partition but in has %u", o[1].nfree, o[0].nfree);
+        goto done;
+    }
+    /* NKI: both starts follow the start-partition rule of the active
+     * partitions, max(in, out) rounded up to whole quadrants */
+    unsigned na = o[0].nparts > o[1].nparts ? o[0].nparts : o[1].nparts;
+    unsigned align = na > 64 ? 128 : na > 32 ? 64 : 32;
+    if (o[0].start % align || o[1].start % align) {
+        sim_fail(ctx, "in/out: start partitions %u, %u are not allowed for %u active partitions "
+                 "(more than 64 start at 0, 33-64 at 0 or 64)", o[0].start, o[1].start, na);
+        goto done;
+    }
     if (o[0].dtype != o[1].dtype) {
         sim_fail(ctx, "in/out: StreamShuffle needs the same dtype (in %s, out %s)",
                  isa_dtype_name(o[0].dtype), isa_dtype_name(o[1].dtype));

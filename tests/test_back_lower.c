@@ -533,7 +533,8 @@ static void test_bir_numbering(void **state)
 }
 
 /* clip_scalar (seed 001, the max8 family's immediates): 1e300 on a bf16
- * operand is bf16's largest finite value, -1e300 on fp8e4m3 is -448. */
+ * operand is bf16's largest finite value, -1e300 on fp8e4m3 is -448; an
+ * infinity stays one where the dtype has it. */
 static void test_match_replace_imm_clipped(void **state)
 {
     (void)state;
@@ -542,6 +543,15 @@ static void test_match_replace_imm_clipped(void **state)
     assert_true(lw_clip_scalar(70000.0, ISA_DT_FP16) == 65504.0);
     assert_true(lw_clip_scalar(-5.0, ISA_DT_UINT8) == 0.0);
     assert_true(lw_clip_scalar(2.5, ISA_DT_FP32) == 2.5);
+    /* infinities pass on float dtypes that have them (NKI's imm=-inf),
+     * clamp on fp8e4m3 (no inf) and the integers */
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_FP32) == -INFINITY);
+    assert_true(lw_clip_scalar(INFINITY, ISA_DT_BF16) == INFINITY);
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_FP16) == -INFINITY);
+    assert_true(lw_clip_scalar(INFINITY, ISA_DT_FP8E5M2) == INFINITY);
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_FP8E4M3) == -448.0);
+    assert_true(lw_clip_scalar(-INFINITY, ISA_DT_INT8) == -128.0);
+    assert_true(lw_clip_scalar(INFINITY, ISA_DT_UINT16) == 65535.0);
     tir_kernel_t k;
     tir_kernel_init(&k);
     int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
@@ -653,12 +663,25 @@ static void test_tap_limits(void **state)
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "16-bit step"));
     bu_free(&r);
-    /* quadrant rule: partitions 16..47 cross a 32-partition boundary */
-    k.ops[0].src[0] = bu_in(&k, bu_ap(a, 16 * 40000, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2));
-    k.ops[0].dst = bu_in(&k, bu_ap(b, 16 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2));
-    assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
-    assert_non_null(strstr(r.err.msg, "quadrant"));
-    bu_free(&r);
+    /* the start-partition rule (ARCH2): 32 partitions at 16, one at 1 and
+     * 40 at 32 are refused; 32 at 64, one at 96 and 40 at 64 are not */
+    static const int64_t bad[][2] = { {16, 32}, {1, 1}, {32, 40} }, good[][2] = { {64, 32}, {96, 1}, {64, 40} };
+    for (int i = 0; i < 3; i++) {
+        const int64_t *c = bad[i];
+        k.ops[0].src[0] = bu_in(&k, bu_ap(a, c[0] * 40000, 2, (int64_t)40000, c[1], (int64_t)1, (int64_t)2));
+        k.ops[0].dst = bu_in(&k, bu_ap(b, c[0] * 2, 2, (int64_t)2, c[1], (int64_t)1, (int64_t)2));
+        assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+        char want[96];
+        snprintf(want, sizeof want, "starts at partition %lld, which is not allowed for %lld partitions",
+                 (long long)c[0], (long long)c[1]);
+        assert_non_null(strstr(r.err.msg, want));
+        bu_free(&r);
+        c = good[i];
+        k.ops[0].src[0] = bu_in(&k, bu_ap(a, c[0] * 40000, 2, (int64_t)40000, c[1], (int64_t)1, (int64_t)2));
+        k.ops[0].dst = bu_in(&k, bu_ap(b, c[0] * 2, 2, (int64_t)2, c[1], (int64_t)1, (int64_t)2));
+        assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+        bu_free(&r);
+    }
     /* start partition mismatch */
     k.ops[0].src[0] = bu_in(&k, bu_ap(a, 0, 2, (int64_t)40000, (int64_t)32, (int64_t)1, (int64_t)2));
     k.ops[0].dst = bu_in(&k, bu_ap(b, 32 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2));

@@ -292,7 +292,18 @@ static void test_transpose32_and_shuffle(void **state)
     assert_feq(fx_get(fx, SB, 64 + 5, 512, F32, 3), 305.0f);
     assert_feq(fx_get(fx, SB, 64 + 1, 512, F32, 32 + 2), 233.0f);
     d.inst.f.COPY.in.count[0] = d.inst.f.COPY.out.count[0] = 48;
-    FX_FAILS(fx, &d, "Transpose32", "multiple of 32", "(48)");
+    FX_FAILS(fx, &d, "Transpose32", "32k partitions", "in [32, 48]");
+    /* one partial block (NKI: the Vector engine transposes up to [32, 32]):
+     * in [32, 2] -> out [2, 32], out[j][i] = in[i][j] */
+    d.inst.f.COPY.in = tap1(SB, F32, 0, 32, 32, 2);
+    d.inst.f.COPY.out = tap1(SB, F32, 1024, 96, 2, 32);
+    assert_int_equal(fx_run(fx, &d), 0);
+    assert_feq(fx_get(fx, SB, 96 + 1, 1024, F32, 5), 501.0f);
+    assert_feq(fx_get(fx, SB, 96 + 0, 1024, F32, 31), 3100.0f);
+    d.inst.f.COPY.out = tap1(SB, F32, 1024, 96, 2, 31);
+    FX_FAILS(fx, &d, "Transpose32", "out [2, 31]");
+    d.inst.f.COPY.out = tap1(SB, F32, 1024, 97, 2, 32);
+    FX_FAILS(fx, &d, "start partition 97");
 
     /* StreamShuffle over 4 partitions: m = {3, keep, 0, 1} */
     for (unsigned p = 0; p < 4; p++) {
@@ -319,6 +330,42 @@ static void test_transpose32_and_shuffle(void **state)
     d.inst.f.SHUF.m2 = 0;
     d.inst.f.SHUF.out.dtype = ISA_DT_BF16;
     FX_FAILS(fx, &d, "same dtype");
+    /* NKI: in and out may differ in partitions: in [1, 2] broadcast to
+     * out [32, 2] with every entry 0 */
+    uint32_t *m = &d.inst.f.SHUF.m0;
+    for (unsigned i = 0; i < 32; i++)
+        m[i] = 0;
+    const float row[2] = { 7.0f, -8.0f };
+    fx_put(fx, SB, 0, 3000, F32, row, 2);
+    d.inst.f.SHUF.in = tap1(SB, F32, 3000, 0, 1, 2);
+    d.inst.f.SHUF.out = tap1(SB, F32, 2048, 32, 32, 2);
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned p = 32; p < 64; p++) {
+        assert_feq(fx_get(fx, SB, p, 2048, F32, 0), 7.0f);
+        assert_feq(fx_get(fx, SB, p, 2048, F32, 1), -8.0f);
+    }
+    /* several quadrants, the same mask in each: out partition 32g+i reads
+     * in partition 32g+(i^1) */
+    for (unsigned p = 0; p < 128; p++) {
+        float v = (float)(1000 + p);
+        fx_put(fx, SB, p, 3500, F32, &v, 1);
+    }
+    for (unsigned i = 0; i < 32; i++)
+        m[i] = i ^ 1u;
+    d.inst.f.SHUF.in = tap1(SB, F32, 3500, 0, 128, 1);
+    d.inst.f.SHUF.out = tap1(SB, F32, 3504, 0, 128, 1);
+    assert_int_equal(fx_run(fx, &d), 0);
+    for (unsigned p = 0; p < 128; p++)
+        assert_feq(fx_get(fx, SB, p, 3504, F32, 0), (float)(1000 + (p ^ 1u)));
+    /* free sizes must match; starts follow the rule of the active partitions
+     * (in of 32 at 32 with out of 64: 64 active, so 0 or 64) */
+    d.inst.f.SHUF.out = tap1(SB, F32, 3504, 0, 128, 2);
+    FX_FAILS(fx, &d, "2 elements per partition but in has 1");
+    d.inst.f.SHUF.in = tap1(SB, F32, 3500, 32, 32, 1);
+    d.inst.f.SHUF.out = tap1(SB, F32, 3504, 0, 64, 1);
+    for (unsigned i = 0; i < 32; i++)
+        m[i] = ISA_SHUFFLE_KEEP;
+    FX_FAILS(fx, &d, "start partitions 32, 0", "64 active");
     fx_free(fx);
 }
 

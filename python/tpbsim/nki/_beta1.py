@@ -220,9 +220,12 @@ def _dual(name, fn2, result, own=None):
         b1.apply_defaults()
         args = dict(b1.arguments)
         dtype = args.pop("dtype")
-        if "mask" not in sig2.parameters and args.pop("mask") is not None:
+        mask = args.pop("mask") if "mask" not in sig2.parameters else None
+        if mask is not None and name not in _MASK_DATA:
             raise NkiError("%s: nisa.%s: argument 'mask' is not supported by this op" %
                            (_trace.caller_loc(), name))
+        if mask is not None:
+            return _make_masked(name, fn2, result, args, dtype, mask)
         return _make(name, fn2, result, args, dtype)
     _SKIP.add(op.__code__)
     op.__signature__ = sig2
@@ -244,6 +247,34 @@ def _make(name, fn2, result, args, dtype, *, fixed=None):
     fn2(t, **args)
     # a fresh result: `x[idx] = ` may write the op into x instead (assign)
     tr.b1_fresh = (t.base, dtype is None)
+    return t
+
+
+# ops whose beta-1 mask= bounds their data operand (NKI: "mask applies to
+# data"): the operand, and whether dst has data's shape (else [P, 8])
+_MASK_DATA = {"max8": ("src", False), "nc_match_replace8": ("data", True)}
+
+
+@_skip
+def _make_masked(name, fn2, result, args, dtype, mask):
+    """_make for an op of _MASK_DATA under mask=: the result tile has the
+    unmasked shape; the op reads the rectangle of data the mask bounds and
+    writes the matching part of the result (vals and dst_idx: the masked
+    rows); the rest of the result is left unwritten, as NKI leaves it."""
+    from .language import _dtype
+    loc = _trace.caller_loc()
+    key, same = _MASK_DATA[name]
+    shape, dt, buf, extra = result(args, loc, name)
+    args.update(extra)
+    sl = mask_bounds(args[key], mask, "nisa." + name, key, loc)
+    t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype is not None else dt, buf,
+                                    "", loc)
+    args[key] = args[key][sl]
+    for k in ("vals", "dst_idx"):   # per-partition operands: the masked rows
+        if isinstance(args.get(k), NkiTensor):
+            args[k] = args[k][sl[0]]
+    fn2(t[sl] if same else t[sl[0]], **args)
+    _trace.current().b1_fresh = (t.base, dtype is None)
     return t
 
 
@@ -412,6 +443,11 @@ def mask_rect(t, mask, fn, what, loc):
     """t cut to the rectangle an index mask bounds: each comparison one
     index (+ a constant) against 0, e.g. (i_p < 64) & (i_f < 256) -> t[0:64,
     0:256] (bounds past t's dims are NumPy-clipped); other masks raise."""
+    return t[mask_bounds(t, mask, fn, what, loc)]
+
+
+def mask_bounds(t, mask, fn, what, loc):
+    """mask_rect's rectangle: one slice per dim of t."""
     from .language import IndexMask, IndexPredicate
     preds = mask.preds if isinstance(mask, IndexMask) else [mask]
     if not isinstance(t, NkiTensor) or not all(isinstance(p, IndexPredicate) for p in preds):
@@ -432,7 +468,7 @@ def mask_rect(t, mask, fn, what, loc):
             hi[a] = min(hi[a], c + (op == "le"))
         else:
             lo[a] = max(lo[a], c + (op == "gt"))
-    return t[tuple(slice(a, b) for a, b in zip(lo, hi))]
+    return tuple(slice(a, b) for a, b in zip(lo, hi))
 
 
 # ---- t[idx] = value, t[idx] += value ----

@@ -174,14 +174,11 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
 
 
 def dropout(x, rate, dtype=None):
-    """NKI: x with each element zeroed with probability rate (a number; NKI's
-    [P, 1] rate tile is refused): one isa dropout into a new tile."""
+    """NKI: x with each element zeroed with probability rate (a number or a
+    [P, 1] tile, one rate per partition): one isa dropout into a new tile."""
     loc = _trace.caller_loc()
     x = _tile(x, "dropout", "x", loc)
     from . import isa
-    if isinstance(rate, NkiTensor):
-        raise NkiError("%s: nl.dropout: a rate tile is not supported by tpbsim (the kernel "
-                       "format's dropout takes an immediate probability)" % loc)
     t = _new(x.shape, _out_dtype(dtype, x), loc)
     _emit("dropout", loc, [("dst", t.text()), ("src", x.text()),
                            ("prob", isa._scalar(rate, "rate", loc))])

@@ -5,6 +5,8 @@ functions that are a few nki.isa ops each (nl.add(x, y) on tiles, nl.load,
 nl.mean, nl.matmul, nl.softmax, ...).  docs/python.md "Supported, and not"
 lists what each lowers to and what is refused."""
 
+import warnings
+
 import numpy as np
 
 from . import _trace
@@ -433,6 +435,12 @@ class IndexExpr:
         raise NkiError("an index expression has no truth value at trace time (use it in mask=)")
 
 
+def _mask_truth():
+    warnings.warn("a mask comparison used as a truth value is true (as in NKI): "
+                  "'a and b' keeps only b; combine masks with &", stacklevel=3)
+    return True
+
+
 class IndexPredicate:
     """expr CMP 0 over dst's indices: one affine predicate (one PredExt)."""
     __slots__ = ("e", "op")
@@ -444,7 +452,11 @@ class IndexPredicate:
         return IndexMask([self]) & o
 
     def __bool__(self):
-        raise NkiError("a mask comparison has no truth value (combine masks with &, not 'and')")
+        # Python's `a and b` returns one of its operands; NKI's own test
+        # (nc_match_replace8, `mask=(ix < n and iy < m)`) only passes with
+        # b, so NKI takes a comparison as true: `a and b` is b, `a or b`
+        # is a.  The same here, with a warning (docs/python.md)
+        return _mask_truth()
 
     def kernel_pred(self, shape):
         e = self.e
@@ -477,7 +489,7 @@ class IndexMask:
     __rand__ = __and__
 
     def __bool__(self):
-        raise NkiError("a mask has no truth value (use it in mask=)")
+        return _mask_truth()
 
     def kernel_mask(self, shape):
         if len(self.preds) > 4:
