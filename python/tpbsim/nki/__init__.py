@@ -16,10 +16,11 @@ import traceback
 
 import numpy as np
 
-from . import _trace, isa, language
+from . import _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
 
-__all__ = ["jit", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
+__all__ = ["jit", "simulate", "simulate_kernel", "isa", "language", "compiler", "Kernel",
+           "NkiError", "typed", "baremetal", "benchmark"]
 
 
 class typed:
@@ -111,6 +112,8 @@ class Kernel:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
         tr = _trace.Trace(self.fn.__name__, self.grid, symbolic)
+        # @nki.compiler.force_auto_alloc: direct allocations are ignored
+        tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):
@@ -168,6 +171,19 @@ def jit(fn=None, **kwargs):
     if fn is None:
         return lambda f: Kernel(f, **kwargs)
     return Kernel(fn, **kwargs)
+
+
+def baremetal(fn=None, **kwargs):
+    """NKI's @nki.baremetal / @nki.baremetal(...): as @nki.jit (the options
+    -- save_neff_name, additional_compile_opt, ... -- are NKI's compiler's)."""
+    return jit(fn, **kwargs)
+
+
+def benchmark(fn=None, **kwargs):
+    """NKI's @nki.benchmark(warmup=, iters=, ...): as @nki.jit; calling the
+    kernel runs it once (tpbsim's result has the cycle count:
+    tpbsim.simulate)."""
+    return jit(fn, **kwargs)
 
 
 def simulate(kernel):

@@ -14,7 +14,7 @@ import functools
 import inspect
 import sys
 
-from . import _trace
+from . import _alloc, _trace
 from ._trace import NkiError, NkiTensor
 
 _SKIP = _trace.SKIP
@@ -53,10 +53,11 @@ def _rows(what, n, dtype=None):
 
 def _matmul(args, loc, op):
     st, mv = _tensor(args, "stationary", loc, op), _tensor(args, "moving", loc, op)
-    if args.get("is_transpose"):
-        raise NkiError("%s: nisa.nc_matmul: argument 'is_transpose': not supported in the "
-                       "value-returning (beta-1) form; give dst=" % loc)
     extra = {} if args.get("accumulate") is not None else {"accumulate": False}
+    if args.get("is_transpose"):   # the PE's transpose mode: stationary's dtype
+        if args.get("accumulate"):
+            raise NkiError("%s: nisa.nc_matmul: is_transpose=True cannot accumulate" % loc)
+        return (st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum", extra
     return (st.shape[-1],) + tuple(mv.shape[1:]), "float32", "psum", extra
 
 
@@ -430,6 +431,11 @@ def _ever_written(tr, name):
     return any(k in op for op in tr.body for k in keys)
 
 
+def _blk(t):
+    """t is a view inside one logical block of a block-dim tile."""
+    return t._lb is not None and bool(t._lb[0])
+
+
 def _retarget(tr, i, value, target, accumulate):
     base = value.base
     key = '"dst": "%s", ' % base.name
@@ -440,11 +446,13 @@ def _retarget(tr, i, value, target, accumulate):
     tr.psum_written.discard('"%s"' % base.name)
     if accumulate:
         acc = True
-        if not _ever_written(tr, target.base.name):
+        if not (_alloc.written(tr, target) if _blk(target) else
+                _ever_written(tr, target.base.name)):
             # `+=` into a PSUM tile nothing has written (not zeroed): NKI's
             # accumulation group, whose first matmul overwrites the region
             # (inferred as for accumulate=None); otherwise it adds to what
-            # the kernel wrote there (nl.zeros, an earlier matmul)
+            # the kernel wrote there (nl.zeros, an earlier matmul); in a
+            # block of a block-dim tile, per LOGICAL block (_alloc.written)
             from .isa import _infer_accumulate
             acc = _infer_accumulate(target)
         op = op.replace('"accumulate": false', '"accumulate": %s' % (
@@ -455,7 +463,9 @@ def _retarget(tr, i, value, target, accumulate):
     if tr.frames and base.name in tr.frames[-1].names:
         tr.frames[-1].names.remove(base.name)
     if base.buffer == "psum" and not accumulate:
-        tr.psum_written.add(target.text())
+        tr.psum_written.add(target.acc_key())
+    if _blk(target):
+        _alloc.wrote(tr, target)
     base.dead = True
     tr.b1_fresh = None
     return True
@@ -495,6 +505,8 @@ def assign(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
+    if _blk(target):
+        _alloc.wrote(tr, target)
     if isinstance(value, NkiTensor):
         if _same_view(target, value):
             return   # x[i] += y came back, or x[...] = x[...]
@@ -542,6 +554,8 @@ def iadd(target, value):
     if not (isinstance(value, NkiTensor) or num) or not target._onchip():
         raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile or a number is "
                        "supported" % (loc, target.base.name, value))
+    if _blk(target) and not (isinstance(value, NkiTensor) and target.buffer == "psum"):
+        _alloc.wrote(tr, target)
     if num:
         isa._emit("tensor_scalar", loc, [("dst", target.text()), ("src", target.text()),
                                          ("op0", '"add"'),
@@ -555,6 +569,8 @@ def iadd(target, value):
             tr.body[i].startswith('{"op": "matmul", ') and
             _retarget(tr, i, value, target, True)):
         return target
+    if _blk(target):
+        _alloc.wrote(tr, target)
     isa._emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
                                      ("in1", value.text()), ("operator", '"add"')])
     return target

@@ -314,11 +314,12 @@ def random_seed(seed):
 _CONST_DTYPES = (float32, float16, bfloat16, int32, int16, int8, uint32, uint16, uint8)
 
 
-def shared_constant(constant):
+def shared_constant(constant, dtype=None):
     """NKI: a shared-HBM tensor holding constant data (a NumPy array, a
     `.npy` path, or nki.typed(array, nl.bfloat16)): the kernel format's
     "constants" entry with its values inline, compiled into the kernel
-    (docs/python.md)."""
+    (docs/python.md).  dtype= (NKI beta-1) gives the tensor's dtype: the
+    values converted to it (integer dtypes take integral values only)."""
     loc = _trace.caller_loc()
     dt = None
     if type(constant).__name__ == "typed" and hasattr(constant, "array"):
@@ -333,6 +334,12 @@ def shared_constant(constant):
                        % (loc, type(constant).__name__))
     if dt is None:
         dt = constant.dtype.name
+    if dtype is not None:
+        dt = _dtype(dtype)
+        if (not dt.startswith(("float", "bfloat")) and constant.dtype.kind == "f" and
+                not np.array_equal(constant, np.round(constant))):
+            raise NkiError("%s: nl.shared_constant: non-integral values for dtype %s" %
+                           (loc, dt))
     if dt not in _CONST_DTYPES or not 1 <= constant.ndim <= 6:
         raise NkiError("%s: nl.shared_constant: a %d-D %s constant is not supported by tpbsim "
                        "(1..6 dims of %s; cast the array, e.g. .astype(np.float32))" %

@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from .._lib import TpbError
+from . import _alloc
 
 
 class NkiError(TpbError):
@@ -229,7 +230,8 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 
 class _Base:
-    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk")
+    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
+                 "rot")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -241,12 +243,16 @@ class _Base:
         # NKI block dims (docs/python.md "Block dims"): a tile declared
         # (B..., par_dim(P), F...) is stored as [P, B..., F...]; nblk = len(B)
         self.nblk = 0
+        # direct allocation (nki.compiler, _alloc.py): per block dim the
+        # number of physical blocks k it is stored as (logical block i is
+        # physical block i % k); None when every logical block has its own
+        self.rot = None
 
 
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb")
 
     def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
@@ -266,6 +272,10 @@ class NkiTensor:
         # the position of the partition dim among the view's dims: > 0 while
         # block dims of a block-dim tile are kept (then the view is no operand)
         self._pd = pd
+        # a view inside one logical block of a block-dim tile: (the block
+        # indexes given so far, as ints / Lin, the part of offset they add);
+        # None for other views (_alloc.py: accumulation groups per block)
+        self._lb = None
 
     # NKI attributes
     @property
@@ -333,6 +343,8 @@ class NkiTensor:
         sl = self._sl
         pd = self._pd
         npd = 0   # block dims kept before the partition dim
+        rot = self.base.rot
+        lb = self._lb or ((), 0) if pd else self._lb
         if sl is not None:
             sl = list(sl)
             kept = [i for i, e in enumerate(sl) if isinstance(e, list)]
@@ -348,6 +360,8 @@ class NkiTensor:
                                    ">= 0 and the size > 0" % (d, self.base.name, k.start, k.size))
                 k = slice(k.start, k.start + k.size)
             if isinstance(k, slice):
+                if rot is not None and d < pd:
+                    _alloc.no_block_slice(self, d, k, kept)
                 s0, s1, st = k.start, k.stop, k.step
                 st = 1 if st is None else st
                 if not isinstance(st, int) or st <= 0:
@@ -395,6 +409,11 @@ class NkiTensor:
                     if k < 0 or k >= cnt:
                         raise NkiError("dimension %d of '%s': index %d out of range 0..%d" %
                                        (d, self.base.name, k, cnt - 1))
+                if d < pd:   # a block index: the logical block, physical i % k
+                    lb = (lb[0] + (k,), lb[1])
+                    if rot is not None:
+                        k = _alloc.physical(self, k, kept[d])
+                    lb = (lb[0], lb[1] + k * step)
                 off = off + k * step
                 keep = d == pd and self._onchip()
                 if keep:
@@ -402,12 +421,16 @@ class NkiTensor:
                 if sl is not None:
                     b0, bst, _ = sl[kept[d]]
                     sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
-        return NkiTensor(self.base, off, ap, sl, npd)
+        v = NkiTensor(self.base, off, ap, sl, npd)
+        v._lb = lb
+        return v
 
     def _front(self, pd):
         """This view with its dim pd moved first, as a raw access pattern:
         the two sides of a DMA of a view keeping block dims (pd its
         partition dim), so the tile side is partition-first."""
+        if self.base.rot is not None:
+            _alloc.no_whole(self, "a DMA of every block")
         ap = self._ap
         return NkiTensor(self.base, self.offset, [ap[pd]] + ap[:pd] + ap[pd + 1:])
 
@@ -519,6 +542,16 @@ class NkiTensor:
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
                     self.base.name, _num(self.offset), json.dumps(self._ap))
         return t
+
+    def acc_key(self):
+        """The PSUM region key of accumulate inference: the operand text,
+        plus the logical block for a block of a block-dim tile (blocks i and
+        i + k of a rotated tile have one text, but are two regions)."""
+        t = self.text()
+        lb = self._lb
+        if lb is None or not lb[0]:
+            return t
+        return t + "@" + ",".join(_t(i) for i in lb[0])
 
     def slice(self, dim, start, end, step=1):
         key = [slice(None)] * len(self._ap)
@@ -761,7 +794,12 @@ class Trace:
         loops = self.frames[dst.base.depth:]
         if not loops:
             return False
-        if type(dst.offset) is Lin and dst.offset.loop_trace() is not None:
+        lb = dst._lb if type(dst) is NkiTensor else None
+        if lb is not None and lb[0]:   # a logical block: loops it moves with excluded
+            loops = _alloc.block_loops(self, dst, loops)
+            if not loops:
+                return False
+        elif type(dst.offset) is Lin and dst.offset.loop_trace() is not None:
             need_retrace()
         return " + ".join("(%s != %d)" % (fr.var, fr.start) for fr in loops)
 
@@ -837,18 +875,22 @@ class Trace:
         t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
         return t
 
-    def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0):
+    def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0, rot=None):
         """nblk > 0: an on-chip tile of NKI shape (B..., P, F...) with
-        nblk block dims, stored as [P, B..., F...] (docs/python.md)."""
+        nblk block dims, stored as [P, B..., F...] (docs/python.md); with
+        rot (per block dim k <= B), stored as [P, k..., F...] (_alloc.py)."""
         if nblk:
             nki = tuple(map(int, shape))
-            shape = nki[nblk:nblk + 1] + nki[:nblk] + nki[nblk + 1:]
+            blk = nki[:nblk] if rot is None else tuple(rot)
+            shape = nki[nblk:nblk + 1] + blk + nki[nblk + 1:]
         shape = tuple(map(int, shape))
         sh = self._shape(shape)
         if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
             b.nblk = nblk
+            if rot is not None and tuple(rot) != nki[:nblk]:
+                b.rot = tuple(rot)
             if self.frames:
                 self.frames[-1].bases.append(b)
                 b.depth = len(self.frames)
@@ -863,7 +905,10 @@ class Trace:
             self.hbm.append(b)
         if nblk:   # the NKI view: block dims first, on the stored layout
             ap = sh[1]
-            return NkiTensor(b, 0, ap[1:nblk + 1] + ap[:1] + ap[nblk + 1:], sh[2], nblk)
+            blk = ap[1:nblk + 1]
+            if b.rot is not None:   # the logical block counts, the stored steps
+                blk = [[st, n] for (st, _), n in zip(blk, nki[:nblk])]
+            return NkiTensor(b, 0, blk + ap[:1] + ap[nblk + 1:], sh[2], nblk)
         return self._whole_view(b, sh)
 
     def add_input(self, name, shape, dtype):

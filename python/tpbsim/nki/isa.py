@@ -8,7 +8,7 @@ forms")."""
 import json
 from enum import Enum
 
-from . import _beta1, _trace, language
+from . import _alloc, _beta1, _trace, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -70,10 +70,15 @@ def _emit(op, loc, fields):
 
 def _t(x, what, loc):
     if type(x) is NkiTensor and x._txt is not None and not x.base.dead:
+        if x._lb is not None and what == "dst" and x._lb[0]:
+            _alloc.wrote(_trace.current(), x)   # a write into one logical block
         return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
-    return x.text()
+    t = x.text()
+    if x._lb is not None and what == "dst" and x._lb[0]:
+        _alloc.wrote(_trace.current(), x)
+    return t
 
 
 def _scalar(x, what, loc):
@@ -275,7 +280,9 @@ def _infer_accumulate(dst):
     region accumulate, inferred at trace time: False, True, or an
     expression over the traced-once loops the tile lives across."""
     tr = _trace.current()
-    key = dst.text() if isinstance(dst, NkiTensor) else None
+    # a block of a block-dim tile: keyed on its logical block (blocks i and
+    # i + k of a rotated tile share storage but are two accumulation groups)
+    key = dst.acc_key() if isinstance(dst, NkiTensor) else None
     if key in tr.psum_written:
         return True
     tr.psum_written.add(key)
