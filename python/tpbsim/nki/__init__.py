@@ -16,7 +16,7 @@ import traceback
 
 import numpy as np
 
-from . import _trace, compiler, isa, language
+from . import _alloc, _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
 
 __all__ = ["jit", "simulate", "simulate_kernel", "isa", "language", "compiler", "Kernel",
@@ -98,13 +98,21 @@ class Kernel:
         flow on its variable, ...), or the kernel fails after one was, the
         kernel is traced again from scratch with every loop run per
         iteration, so its Python side effects happen twice (docs/python.md
-        "Loops")."""
+        "Loops").  When its PSUM tiles oversubscribe PSUM and it has PSUM
+        block-dim tiles, it is traced again with those stored one tile per
+        logical block (docs/python.md "PSUM reuse")."""
         try:
-            return self._trace(args, kwargs, True)
-        except _trace.Retrace:
-            return self._trace(args, kwargs, False)
+            return self._trace_split(args, kwargs, False)
+        except _alloc.NeedSplit:
+            return self._trace_split(args, kwargs, True)
 
-    def _trace(self, args, kwargs, symbolic):
+    def _trace_split(self, args, kwargs, split):
+        try:
+            return self._trace(args, kwargs, True, split)
+        except _trace.Retrace:
+            return self._trace(args, kwargs, False, split)
+
+    def _trace(self, args, kwargs, symbolic, split=False):
         sig = inspect.signature(self.fn)
         try:
             bound = sig.bind(*args, **kwargs)
@@ -114,6 +122,7 @@ class Kernel:
         tr = _trace.Trace(self.fn.__name__, self.grid, symbolic)
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
+        tr.split_psum = split
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):
@@ -129,7 +138,9 @@ class Kernel:
             ret = self.fn(**call)
             if tr.retrace:   # a loop closed early, or a kernel caught a Retrace
                 raise _trace.Retrace()
-        except _trace.Retrace:
+            if _alloc.psum_oversubscribed(tr):
+                raise _alloc.NeedSplit()
+        except (_trace.Retrace, _alloc.NeedSplit):
             raise
         except Exception as e:
             if tr.used_symbolic:   # per iteration it may work, or give the error

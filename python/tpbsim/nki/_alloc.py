@@ -19,6 +19,7 @@ back-end's: its dependencies are computed on addresses, so a write to
 block i + k waits for the reads of block i (WAR) and a read of block i + k
 after its write (RAW)."""
 import itertools
+import re
 
 import numpy as np
 
@@ -230,3 +231,87 @@ def written(tr, view):
     name = view.base.name
     whole = ('"dst": "%s", ' % name, '"dst": {"tensor": "%s", ' % name)
     return any(w in op for op in tr.body for w in whole)
+
+
+# ---- PSUM reuse: one tile per logical block (docs/python.md) ----
+
+class NeedSplit(Exception):
+    """Private: the kernel's PSUM tiles oversubscribe PSUM and it has PSUM
+    block-dim tiles: Kernel.trace traces it again with split_psum."""
+
+
+_PSUM_TILE = re.compile(r'\{"op": "tile", "name": "[^"]+", "shape": \[([0-9, ]+)\], '
+                        r'"dtype": "(\w+)", "buffer": "psum", "loc": "([^"]*)"')
+
+
+def psum_oversubscribed(tr):
+    """Whether the PSUM tiles the trace declares, each source line counted
+    once at its largest tile, need more than PSUM's 16 KiB per partition,
+    with a PSUM block-dim tile among them."""
+    if not tr.psum_blocks or tr.split_psum:
+        return False
+    by_loc = {}
+    for op in tr.body:
+        for m in _PSUM_TILE.finditer(op):
+            shape = [int(v) for v in m.group(1).split(",")]
+            n = int(np.prod(shape[1:], dtype=np.int64)) * _DT_BYTES.get(m.group(2), 4)
+            by_loc[m.group(3)] = max(by_loc.get(m.group(3), 0), n)
+    return sum(by_loc.values()) > PSUM_BANKS * PSUM_BANK_BYTES
+
+
+def split_tensor(tr, nki, nblk, dtype, name, loc):
+    """A PSUM tile of NKI shape (B..., P, F...) as one tile per logical
+    block, each declared at its first use: the compiler's allocator then
+    reuses the storage of blocks whose lifetimes do not overlap."""
+    b = _trace._Base(tr.unique(name or "t"), nki, dtype, "psum", "split", loc)
+    b.nblk, b.blocks = nblk, {}
+    if tr.frames:
+        tr.frames[-1].bases.append(b)
+        b.depth = len(tr.frames)
+    return _trace.NkiTensor(b, 0, _trace._c_ap(nki), None, nblk)
+
+
+def split_index(view, key):
+    """t[i, j, ...] of a split tile: the tile of logical block (i, j)
+    (integers: a loop variable makes the loop traced per iteration),
+    indexed by the rest of the key."""
+    b = view.base
+    if b.dead:
+        _trace.need_retrace()
+    nb = b.nblk
+    idx = key[:nb]
+    if view._pd != nb or view.offset != 0 or len(idx) < nb:
+        raise _trace.NkiError("'%s': a PSUM tile of %s blocks stored one tile per block (its "
+                              "blocks exceed PSUM together): index all its block dims at once, "
+                              "t[%s]" % (b.name, list(b.shape[:nb]), ", ".join("i" * nb)))
+    out = []
+    for d, i in enumerate(idx):
+        if type(i) is _trace.Lin:
+            if i.loop_trace() is not None:
+                _trace.need_retrace()
+            raise _trace.NkiError("'%s': a block index that depends on nl.program_id() on a "
+                                  "PSUM tile stored one tile per block" % b.name)
+        if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < b.shape[d]:
+            raise _trace.NkiError("'%s': block index %r of dim %d (size %d)" %
+                                  (b.name, i, d, b.shape[d]))
+        out.append(int(i))
+    out = tuple(out)
+    t = b.blocks.get(out)
+    if t is None or t.base.dead:
+        tr = _trace.current()
+        t = b.blocks[out] = tr.new_tensor(b.shape[nb:], b.dtype, "psum",
+                                          "%s_%s" % (b.name, "_".join(map(str, out))), b.loc)
+    rest = key[nb:]
+    return t[rest] if rest else t
+
+
+def fill_blocks(t, v, loc, fn):
+    """nl.zeros / nl.full of a split tile: a memset of every block's tile.
+    Refused for a tile whose blocks share storage (direct allocation)."""
+    from . import isa
+    b = t.base
+    if b.rot is not None:
+        no_whole(t, "nl.%s" % fn)
+    for idx in itertools.product(*(range(n) for n in b.shape[:b.nblk])):
+        isa._emit("memset", loc, [("dst", t[idx].text()), ("value", v)])
+    return t

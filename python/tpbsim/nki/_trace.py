@@ -231,7 +231,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot")
+                 "rot", "blocks")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -247,6 +247,9 @@ class _Base:
         # number of physical blocks k it is stored as (logical block i is
         # physical block i % k); None when every logical block has its own
         self.rot = None
+        # kind "split" (_alloc.py, PSUM reuse): the tile of each logical
+        # block, by block index tuple, made at its first use
+        self.blocks = None
 
 
 class NkiTensor:
@@ -320,6 +323,8 @@ class NkiTensor:
     def _index(self, key):
         if not isinstance(key, tuple):
             key = (key,)
+        if self.base.kind == "split":   # one tile per logical block (_alloc.py)
+            return _alloc.split_index(self, key)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
             pd = self._pd
             if pd and len(key) > pd and all(type(k) in (int, Lin) for k in key[:pd]):
@@ -429,7 +434,7 @@ class NkiTensor:
         """This view with its dim pd moved first, as a raw access pattern:
         the two sides of a DMA of a view keeping block dims (pd its
         partition dim), so the tile side is partition-first."""
-        if self.base.rot is not None:
+        if self.base.rot is not None or self.base.kind == "split":
             _alloc.no_whole(self, "a DMA of every block")
         ap = self._ap
         return NkiTensor(self.base, self.offset, [ap[pd]] + ap[:pd] + ap[pd + 1:])
@@ -766,6 +771,9 @@ class Trace:
         self.frames = []             # the traced-once loops open, innermost last
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
+        # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
+        self.split_psum = False
+        self.psum_blocks = False     # a PSUM block-dim tile of more than one block
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
@@ -885,6 +893,11 @@ class Trace:
             shape = nki[nblk:nblk + 1] + blk + nki[nblk + 1:]
         shape = tuple(map(int, shape))
         sh = self._shape(shape)
+        if (buffer == "psum" and nblk and rot is None and
+                int(np.prod(nki[:nblk])) > 1):
+            self.psum_blocks = True
+            if self.split_psum:
+                return _alloc.split_tensor(self, nki, nblk, dtype, name, loc)
         if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)

@@ -130,9 +130,9 @@ def _filled(shape, value, dtype, buffer, name, loc, fn):
     if is_hbm(t.buffer):
         _fill_hbm(t, v, loc)
     else:   # the whole stored tile (also of a tile with block dims)
-        if t.base.rot is not None:
+        if t.base.rot is not None or t.base.kind == "split":
             from . import _alloc
-            _alloc.no_whole(t, "nl.%s" % fn)
+            return _alloc.fill_blocks(t, v, loc, fn)
         isa._emit("memset", loc, [("dst", '"%s"' % t.base.name), ("value", v)])
     return t
 
