@@ -342,3 +342,67 @@ def test_psum_reuse_of_block_tiles_numpy():
     # every block live at once: 24 KiB needed, the compiler's clear error
     with pytest.raises(TpbError, match="PSUM allocation failed"):
         _psum_blocks(12, zeros=True)(a, b)
+
+
+def test_matmul_of_psum_operands_numpy():
+    """nl.matmul of PSUM tiles (attn_fwd_v1: scores @ nl.transpose(v)):
+    copied to SBUF first."""
+    @nki.jit
+    def k(x, v):
+        out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        vt = nl.transpose(nl.load(v))                    # PSUM
+        p = nl.matmul(nl.load(x), nl.load(v), transpose_x=True)   # PSUM
+        nl.store(out, nl.copy(nl.matmul(p, vt)))
+        return out
+    x, v = (RNG.uniform(-1, 1, (128, 128)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(k(x, v), (x.T @ v) @ v.T, rtol=1e-4, atol=1e-4)
+
+
+def test_mgrid_block_index_under_rotation_numpy():
+    """ps[i, m.p, m.x] += ... (the SDK's block + mgrid form) keeps the
+    logical block: each block's group starts fresh on a shared bank."""
+    @nki.jit
+    def k(a, b):
+        n = b.shape[1] // 512
+        out = nl.ndarray((128, n * 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        ps = nl.ndarray((n, nl.par_dim(128), 512), dtype=nl.float32,
+                        buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(2,)))
+        m = nl.mgrid[0:128, 0:512]
+        for i in nl.affine_range(n):
+            for j in nl.affine_range(2):
+                at = nl.load(a[nl.ds(j * 128, 128), :])
+                bt = nl.load(b[nl.ds(j * 128, 128), nl.ds(i * 512, 512)])
+                ps[i, m.p, m.x] += nisa.nc_matmul(at, bt)
+            nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i, m.p, m.x]))
+        return out
+    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (256, 3 * 512)).astype(np.float32)
+    np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("beta2", [False, True])
+def test_iadd_after_another_write_accumulates_numpy(beta2):
+    """A logical block written by a copy (beta-1 `=` or a beta-2 dst) is
+    no fresh group: `+=` adds to it, on a rotated PSUM tile too."""
+    @nki.jit
+    def k(a, b, c):
+        n = b.shape[1] // 512
+        out = nl.ndarray((128, n * 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        ps = nl.ndarray((n, nl.par_dim(128), 512), dtype=nl.float32,
+                        buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(2,)))
+        for i in nl.affine_range(n):
+            init = nl.load(c[:, nl.ds(i * 512, 512)])
+            if beta2:
+                nisa.tensor_copy(ps[i], init)
+            else:
+                ps[i] = nl.copy(init)
+            for j in nl.affine_range(2):
+                at = nl.load(a[nl.ds(j * 128, 128), :])
+                bt = nl.load(b[nl.ds(j * 128, 128), nl.ds(i * 512, 512)])
+                ps[i] += nisa.nc_matmul(at, bt)
+            nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i]))
+        return out
+    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (256, 3 * 512)).astype(np.float32)
+    c = RNG.uniform(-1, 1, (128, 3 * 512)).astype(np.float32)
+    np.testing.assert_allclose(k(a, b, c), c + a.T @ b, rtol=1e-4, atol=1e-4)

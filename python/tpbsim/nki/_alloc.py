@@ -177,9 +177,11 @@ def no_block_slice(view, d, s, kept):
 
 
 def no_whole(view, what):
-    raise _trace.NkiError("'%s': %s of a tile whose logical blocks share %s physical blocks "
-                          "(direct allocation) is not supported by tpbsim: write the blocks "
-                          "one at a time" % (view.base.name, what, list(view.base.rot)))
+    b = view.base
+    how = ("whose logical blocks share %s physical blocks (direct allocation)" % list(b.rot)
+           if b.rot is not None else "stored one tile per logical block (PSUM reuse)")
+    raise _trace.NkiError("'%s': %s of a tile %s is not supported by tpbsim: access the blocks "
+                          "one at a time" % (b.name, what, how))
 
 
 # ---- accumulation groups per logical block ----

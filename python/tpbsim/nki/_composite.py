@@ -215,8 +215,8 @@ def matmul(x, y, transpose_x=False):
     without transpose_x, x is first transposed on the Tensor engine (PSUM)
     and copied back to SBUF, as NKI's stub describes."""
     loc = _trace.caller_loc()
-    x = _tile(x, "matmul", "x", loc, (sbuf,))
-    y = _tile(y, "matmul", "y", loc, (sbuf,))
+    x = _sbuf_operand(_tile(x, "matmul", "x", loc), loc)
+    y = _sbuf_operand(_tile(y, "matmul", "y", loc), loc)
     _pe_limit("matmul", "x", x, 128, 128, loc)
     _pe_limit("matmul", "y", y, 128, 512, loc)
     if x.shape[0 if transpose_x else 1] != y.shape[0]:
@@ -231,6 +231,16 @@ def matmul(x, y, transpose_x=False):
     t = _new((x.shape[1], y.shape[1]), float32, loc, psum)
     _emit("matmul", loc, [("dst", t.text()), ("stationary", x.text()), ("moving", y.text()),
                           ("accumulate", "false")])
+    return t
+
+
+def _sbuf_operand(x, loc):
+    """A PE operand in PSUM (NKI's nl.matmul of an nl.matmul / nl.transpose
+    result) copied to a new SBUF tile first, as NKI's compiler does."""
+    if x.buffer != psum:
+        return x
+    t = _new(x.shape, x.dtype, loc)
+    _emit("tensor_copy", loc, [("dst", t.text()), ("src", x.text())])
     return t
 
 

@@ -336,6 +336,7 @@ class NkiTensor:
             from . import _beta1
             key = _beta1.index_key(self, key)
             if isinstance(key, NkiTensor):   # not slices: an access pattern
+                key._lb = self._lb   # still inside the same logical block
                 return key
         if any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
@@ -525,7 +526,9 @@ class NkiTensor:
         if int(np.prod(shape)) != int(np.prod(self.shape)):
             raise NkiError("cannot reshape '%s' %s to %s" % (self.base.name, list(self.shape),
                                                              list(shape)))
-        return NkiTensor(self.base, self.offset, _c_ap(shape))
+        v = NkiTensor(self.base, self.offset, _c_ap(shape))
+        v._lb = self._lb
+        return v
 
     def _contig(self):
         return self._ap == _c_ap(self.shape)
