@@ -406,3 +406,31 @@ def test_iadd_after_another_write_accumulates_numpy(beta2):
     b = RNG.uniform(-1, 1, (256, 3 * 512)).astype(np.float32)
     c = RNG.uniform(-1, 1, (128, 3 * 512)).astype(np.float32)
     np.testing.assert_allclose(k(a, b, c), c + a.T @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("rotated", [False, True])
+@pytest.mark.parametrize("beta2", [False, True])
+def test_block_written_in_an_earlier_loop_accumulates_numpy(rotated, beta2):
+    """ps[i] written in one loop, ps[j] in a later one: the same logical
+    blocks, so the second loop's matmuls accumulate (a symbolic block index
+    beside another block name is traced per iteration, where it is exact)."""
+    @nki.jit
+    def k(a, b):
+        n = b.shape[1] // 512
+        out = nl.ndarray((128, n * 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        buf = ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(4,)) if rotated else nl.psum
+        ps = nl.ndarray((n, nl.par_dim(128), 512), dtype=nl.float32, buffer=buf)
+        for half in (0, 1):
+            for i in nl.affine_range(n):
+                at = nl.load(a[nl.ds(half * 128, 128), :])
+                bt = nl.load(b[nl.ds(half * 128, 128), nl.ds(i * 512, 512)])
+                if beta2:
+                    nisa.nc_matmul(ps[i], at, bt)
+                else:
+                    ps[i] += nisa.nc_matmul(at, bt)
+        for i in nl.affine_range(n):
+            nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i]))
+        return out
+    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (256, 4 * 512)).astype(np.float32)
+    np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)

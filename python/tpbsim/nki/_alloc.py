@@ -215,19 +215,51 @@ def block_key(view):
     return "%s@%s" % (view.base.name, ",".join(_trace._t(i) for i in view._lb[0]))
 
 
-def wrote(tr, view):
-    """Record a write into the logical block of view (any part of it): a
-    later `+=` of a matmul into it accumulates onto what is there."""
-    key = "W:" + block_key(view)
+def _key(tr, key):
+    """Add key to the trace's PSUM-write keys (undone with a loop pass)."""
     if key not in tr.psum_written:
         tr.psum_written.add(key)
         if tr.frames:
             tr.frames[-1].psum.append(key)
 
 
+def note(tr, view):
+    """Record that the trace touched logical block view._lb of its tile
+    (for same_blocks)."""
+    lbt = block_key(view)
+    _key(tr, "L:" + lbt)
+    sym = any(type(i) is _trace.Lin and i.loop_trace() is not None for i in view._lb[0])
+    tr.blk_index.setdefault(view.base.name, set()).add((lbt, sym))
+
+
+def same_blocks(tr, view):
+    """The accumulation decision for view's logical block is exact only
+    when the blocks of its tile written before are named the same way: the
+    same loop-variable expression (one pass of one loop), or integers
+    against integers.  A symbolic block index next to another block name
+    (ps[i] in one loop, ps[j] or ps[0] elsewhere) may be the same logical
+    block in some iteration: Retrace (traced per iteration)."""
+    lbt = block_key(view)
+    sym = any(type(i) is _trace.Lin and i.loop_trace() is not None for i in view._lb[0])
+    seen = tr.blk_index.get(view.base.name, ())
+    for other, osym in list(seen):
+        if "L:" + other not in tr.psum_written:   # undone with a loop pass
+            seen.discard((other, osym))
+        elif other != lbt and (sym or osym):
+            _trace.need_retrace()
+
+
+def wrote(tr, view):
+    """Record a write into the logical block of view (any part of it): a
+    later `+=` of a matmul into it accumulates onto what is there."""
+    _key(tr, "W:" + block_key(view))
+    note(tr, view)
+
+
 def written(tr, view):
     """Whether the logical block of view was written before (any part of
     it, or the whole tile: nl.zeros)."""
+    same_blocks(tr, view)
     if "W:" + block_key(view) in tr.psum_written:
         return True
     name = view.base.name

@@ -764,6 +764,7 @@ class Trace:
         self.body = []         # JSON text per op
         self.names = set()
         self.psum_written = set()   # nc_matmul accumulate=None inference
+        self.blk_index = {}   # tile name -> {(logical block text, symbolic)} (_alloc.py)
         # per shape: its JSON text, C-order access pattern and whole-tensor
         # slice (shared by the tensors of that shape: never changed in place)
         self.shapes = {}

@@ -283,6 +283,9 @@ def _infer_accumulate(dst):
     # a block of a block-dim tile: keyed on its logical block (blocks i and
     # i + k of a rotated tile share storage but are two accumulation groups)
     key = dst.acc_key() if isinstance(dst, NkiTensor) else None
+    if key is not None and dst._lb is not None and dst._lb[0]:
+        _alloc.same_blocks(tr, dst)
+        _alloc.note(tr, dst)
     if key in tr.psum_written:
         return True
     tr.psum_written.add(key)
