@@ -64,6 +64,17 @@ def test_rotation_shares_storage():
     np.testing.assert_array_equal(ncc.force_auto_alloc(k)(x, y), x)
 
 
+def _mm_into(ps, i, a, b, j, beta2):
+    """Block i of ps, the matmul of a's and b's j-th 128-row K tiles
+    (b's i-th 512 columns): beta-1 `+=`, or beta-2 with accumulate=None."""
+    at = nl.load(a[nl.ds(j * 128, 128), :])
+    bt = nl.load(b[nl.ds(j * 128, 128), nl.ds(i * 512, 512)])
+    if beta2:
+        nisa.nc_matmul(ps[i], at, bt)
+    else:
+        ps[i, :, :] += nisa.nc_matmul(stationary=at, moving=bt)
+
+
 def _mm_blocks(alloc, loop=nl.affine_range, beta2=False):
     @nki.jit
     def k(a, b):
@@ -72,12 +83,7 @@ def _mm_blocks(alloc, loop=nl.affine_range, beta2=False):
         ps = nl.ndarray((n, nl.par_dim(128), 512), dtype=nl.float32, buffer=alloc())
         for i in loop(n):
             for j in nl.affine_range(kk):
-                at = nl.load(a[nl.ds(j * 128, 128), :])
-                bt = nl.load(b[nl.ds(j * 128, 128), nl.ds(i * 512, 512)])
-                if beta2:
-                    nisa.nc_matmul(ps[i], at, bt)
-                else:
-                    ps[i, :, :] += nisa.nc_matmul(stationary=at, moving=bt)
+                _mm_into(ps, i, a, b, j, beta2)
             nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i]))
         return out
     return k
@@ -422,12 +428,7 @@ def test_block_written_in_an_earlier_loop_accumulates_numpy(rotated, beta2):
         ps = nl.ndarray((n, nl.par_dim(128), 512), dtype=nl.float32, buffer=buf)
         for half in (0, 1):
             for i in nl.affine_range(n):
-                at = nl.load(a[nl.ds(half * 128, 128), :])
-                bt = nl.load(b[nl.ds(half * 128, 128), nl.ds(i * 512, 512)])
-                if beta2:
-                    nisa.nc_matmul(ps[i], at, bt)
-                else:
-                    ps[i] += nisa.nc_matmul(at, bt)
+                _mm_into(ps, i, a, b, half, beta2)
         for i in nl.affine_range(n):
             nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i]))
         return out
