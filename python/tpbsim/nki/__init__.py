@@ -19,8 +19,7 @@ import numpy as np
 from . import _alloc, _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
 
-__all__ = ["jit", "simulate", "simulate_kernel", "isa", "language", "compiler", "Kernel",
-           "NkiError", "typed", "baremetal", "benchmark"]
+__all__ = ["jit", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
 
 
 class typed:

@@ -53,11 +53,11 @@ def _rows(what, n, dtype=None):
 
 def _matmul(args, loc, op):
     st, mv = _tensor(args, "stationary", loc, op), _tensor(args, "moving", loc, op)
-    extra = {} if args.get("accumulate") is not None else {"accumulate": False}
     if args.get("is_transpose"):   # the PE's transpose mode: stationary's dtype
         if args.get("accumulate"):
             raise NkiError("%s: nisa.nc_matmul: is_transpose=True cannot accumulate" % loc)
-        return (st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum", extra
+        return (st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum", {"accumulate": False}
+    extra = {} if args.get("accumulate") is not None else {"accumulate": False}
     return (st.shape[-1],) + tuple(mv.shape[1:]), "float32", "psum", extra
 
 

@@ -765,6 +765,9 @@ class Trace:
         self.names = set()
         self.psum_written = set()   # nc_matmul accumulate=None inference
         self.blk_index = {}   # tile name -> {(logical block text, symbolic)} (_alloc.py)
+        # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
+        self.split_psum = False
+        self.psum_blocks = False     # a PSUM block-dim tile of more than one block
         # per shape: its JSON text, C-order access pattern and whole-tensor
         # slice (shared by the tensors of that shape: never changed in place)
         self.shapes = {}
@@ -775,9 +778,6 @@ class Trace:
         self.frames = []             # the traced-once loops open, innermost last
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
-        # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
-        self.split_psum = False
-        self.psum_blocks = False     # a PSUM block-dim tile of more than one block
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
