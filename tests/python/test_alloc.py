@@ -435,3 +435,11 @@ def test_block_written_in_an_earlier_loop_accumulates_numpy(rotated, beta2):
     a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
     b = RNG.uniform(-1, 1, (256, 4 * 512)).astype(np.float32)
     np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_sbuf_capacity_follows_the_target_override(monkeypatch):
+    """trn1 (NEURON_PLATFORM_TARGET_OVERRIDE): 192 KiB per partition."""
+    buf = lambda: ncc.sbuf.mod_alloc(base_addr=190 * 1024, num_free_tiles=(2,))
+    tpbsim.kernel_json(nki.jit(_decl(buf)), X)   # traces: fits trn2's 224 KiB
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
+    _refused(_decl(buf), "do not fit in SBUF (196608 bytes per partition)", X)

@@ -252,8 +252,10 @@ def same_blocks(tr, view):
 def wrote(tr, view):
     """Record a write into the logical block of view (any part of it): a
     later `+=` of a matmul into it accumulates onto what is there."""
-    _key(tr, "W:" + block_key(view))
-    note(tr, view)
+    key = "W:" + block_key(view)
+    if key not in tr.psum_written:   # else noted with it (and undone with it)
+        _key(tr, key)
+        note(tr, view)
 
 
 def written(tr, view):
