@@ -443,3 +443,17 @@ def test_sbuf_capacity_follows_the_target_override(monkeypatch):
     tpbsim.kernel_json(nki.jit(_decl(buf)), X)   # traces: fits trn2's 224 KiB
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
     _refused(_decl(buf), "do not fit in SBUF (196608 bytes per partition)", X)
+
+
+def test_program_id_block_beside_another_refused():
+    """ps[pid] and ps[0] are one block in program 0 only: refused."""
+    def kernel(a, b):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        ps = nl.ndarray((2, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+        ps[nl.program_id(0)] += nisa.nc_matmul(nl.load(a), nl.load(b))
+        ps[0] += nisa.nc_matmul(nl.load(a), nl.load(b))
+        nl.store(out, nl.copy(ps[0]))
+        return out
+    a, b = np.zeros((128, 128), np.float32), np.zeros((128, 512), np.float32)
+    with pytest.raises(NkiError, match="blocks t@pid and t@0, one indexed by nl.program_id"):
+        nki.jit(kernel)[2](a, b)

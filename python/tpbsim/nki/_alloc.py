@@ -223,13 +223,24 @@ def _key(tr, key):
             tr.frames[-1].psum.append(key)
 
 
+def _kind(view):
+    """How view's block indexes are known: "loop" (a traced-once loop
+    variable in one), "pid" (a program id in one), or None (integers)."""
+    kind = None
+    for i in view._lb[0]:
+        if type(i) is _trace.Lin:
+            if i.loop_trace() is not None:
+                return "loop"
+            kind = "pid"
+    return kind
+
+
 def note(tr, view):
     """Record that the trace touched logical block view._lb of its tile
     (for same_blocks)."""
     lbt = block_key(view)
     _key(tr, "L:" + lbt)
-    sym = any(type(i) is _trace.Lin and i.loop_trace() is not None for i in view._lb[0])
-    tr.blk_index.setdefault(view.base.name, set()).add((lbt, sym))
+    tr.blk_index.setdefault(view.base.name, set()).add((lbt, _kind(view)))
 
 
 def same_blocks(tr, view):
@@ -240,13 +251,18 @@ def same_blocks(tr, view):
     (ps[i] in one loop, ps[j] or ps[0] elsewhere) may be the same logical
     block in some iteration: Retrace (traced per iteration)."""
     lbt = block_key(view)
-    sym = any(type(i) is _trace.Lin and i.loop_trace() is not None for i in view._lb[0])
+    kind = _kind(view)
     seen = tr.blk_index.get(view.base.name, ())
-    for other, osym in list(seen):
+    for other, okind in list(seen):
         if "L:" + other not in tr.psum_written:   # undone with a loop pass
-            seen.discard((other, osym))
-        elif other != lbt and (sym or osym):
-            _trace.need_retrace()
+            seen.discard((other, okind))
+        elif other != lbt and (kind or okind):
+            if "loop" in (kind, okind):
+                _trace.need_retrace()
+            raise _trace.NkiError("PSUM tile '%s': blocks %s and %s, one indexed by "
+                                  "nl.program_id(), may be one logical block: whether a matmul "
+                                  "into it accumulates is not known at trace time (not "
+                                  "supported by tpbsim)" % (view.base.name, other, lbt))
 
 
 def wrote(tr, view):
