@@ -274,11 +274,17 @@ def wrote(tr, view):
         note(tr, view)
 
 
+def wrote_whole(tr, base):
+    """Record a write of every block of a block-dim tile (nl.zeros, a DMA
+    of every block)."""
+    _key(tr, "W:%s@*" % base.name)
+
+
 def written(tr, view):
     """Whether the logical block of view was written before (any part of
     it, or the whole tile: nl.zeros)."""
     same_blocks(tr, view)
-    if "W:" + block_key(view) in tr.psum_written:
+    if "W:" + block_key(view) in tr.psum_written or "W:%s@*" % view.base.name in tr.psum_written:
         return True
     name = view.base.name
     whole = ('"dst": "%s", ' % name, '"dst": {"tensor": "%s", ' % name)

@@ -624,6 +624,8 @@ def dma_sides(dst, src):
         if (type(t) is NkiTensor and t._pd and type(o) is NkiTensor and not o._onchip()
                 and o.shape == t.shape):
             pd = t._pd
+            if t is dst:   # every block written (_alloc.written)
+                _alloc.wrote_whole(current(), t.base)
             return dst._front(pd), src._front(pd)
     return dst, src
 
