@@ -457,3 +457,23 @@ def test_program_id_block_beside_another_refused():
     a, b = np.zeros((128, 128), np.float32), np.zeros((128, 512), np.float32)
     with pytest.raises(NkiError, match="blocks t@pid and t@0, one indexed by nl.program_id"):
         nki.jit(kernel)[2](a, b)
+
+
+def test_iadd_after_a_write_in_an_earlier_unrolled_iteration_numpy():
+    """A PSUM tile written in iteration 0 of a loop traced per iteration
+    (Python control flow on its variable): iteration 1's `+=` still adds
+    (its ops are no longer in the traced body; the write is recorded)."""
+    @nki.jit
+    def k(a, b, c):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        for r in nl.sequential_range(2):
+            if r == 0:
+                nisa.tensor_copy(acc, nl.load(c))
+            acc += nisa.nc_matmul(nl.load(a), nl.load(b))
+        nl.store(out, nl.copy(acc))
+        return out
+    a = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    c = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    np.testing.assert_allclose(k(a, b, c), c + 2 * (a.T @ b), rtol=1e-4, atol=1e-4)

@@ -267,7 +267,10 @@ def same_blocks(tr, view):
 
 def wrote(tr, view):
     """Record a write into the logical block of view (any part of it): a
-    later `+=` of a matmul into it accumulates onto what is there."""
+    later `+=` of a matmul into it accumulates onto what is there.  A view
+    of a tile without block dims: the whole tile."""
+    if view._lb is None or not view._lb[0]:
+        return wrote_whole(tr, view.base)
     key = "W:" + block_key(view)
     if key not in tr.psum_written:   # else noted with it (and undone with it)
         _key(tr, key)
@@ -278,6 +281,11 @@ def wrote_whole(tr, base):
     """Record a write of every block of a block-dim tile (nl.zeros, a DMA
     of every block)."""
     _key(tr, "W:%s@*" % base.name)
+
+
+def written_tile(tr, view):
+    """Whether a write into view's tile (without block dims) was recorded."""
+    return "W:%s@*" % view.base.name in tr.psum_written
 
 
 def written(tr, view):

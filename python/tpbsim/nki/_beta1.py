@@ -436,6 +436,12 @@ def _blk(t):
     return t._lb is not None and bool(t._lb[0])
 
 
+def _tracked(t):
+    """Writes into t are recorded (_alloc.wrote): a block of a block-dim
+    tile, or a PSUM tile (for a later `+=` of a matmul into it)."""
+    return t.base.buffer == "psum" or _blk(t)
+
+
 def _retarget(tr, i, value, target, accumulate):
     base = value.base
     key = '"dst": "%s", ' % base.name
@@ -447,7 +453,7 @@ def _retarget(tr, i, value, target, accumulate):
     if accumulate:
         acc = True
         if not (_alloc.written(tr, target) if _blk(target) else
-                _ever_written(tr, target.base.name)):
+                _alloc.written_tile(tr, target) or _ever_written(tr, target.base.name)):
             # `+=` into a PSUM tile nothing has written (not zeroed): NKI's
             # accumulation group, whose first matmul overwrites the region
             # (inferred as for accumulate=None); otherwise it adds to what
@@ -464,7 +470,7 @@ def _retarget(tr, i, value, target, accumulate):
         tr.frames[-1].names.remove(base.name)
     if base.buffer == "psum" and not accumulate:
         tr.psum_written.add(target.acc_key())
-    if _blk(target):
+    if _tracked(target):
         _alloc.wrote(tr, target)
     base.dead = True
     tr.b1_fresh = None
@@ -505,7 +511,7 @@ def assign(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
-    if _blk(target):
+    if _tracked(target):
         _alloc.wrote(tr, target)
     if isinstance(value, NkiTensor):
         if _same_view(target, value):
@@ -554,7 +560,7 @@ def iadd(target, value):
     if not (isinstance(value, NkiTensor) or num) or not target._onchip():
         raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile or a number is "
                        "supported" % (loc, target.base.name, value))
-    if _blk(target) and not (isinstance(value, NkiTensor) and target.buffer == "psum"):
+    if _tracked(target) and not (isinstance(value, NkiTensor) and target.buffer == "psum"):
         _alloc.wrote(tr, target)
     if num:
         isa._emit("tensor_scalar", loc, [("dst", target.text()), ("src", target.text()),
@@ -569,7 +575,7 @@ def iadd(target, value):
             tr.body[i].startswith('{"op": "matmul", ') and
             _retarget(tr, i, value, target, True)):
         return target
-    if _blk(target):
+    if _tracked(target):
         _alloc.wrote(tr, target)
     isa._emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
                                      ("in1", value.text()), ("operator", '"add"')])

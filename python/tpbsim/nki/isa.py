@@ -70,13 +70,13 @@ def _emit(op, loc, fields):
 
 def _t(x, what, loc):
     if type(x) is NkiTensor and x._txt is not None and not x.base.dead:
-        if x._lb is not None and what == "dst" and x._lb[0]:
-            _alloc.wrote(_trace.current(), x)   # a write into one logical block
+        if what == "dst" and (x._lb is not None or x.base.buffer == "psum"):
+            _alloc.wrote(_trace.current(), x)   # for a later `+=` (_alloc.written)
         return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
     t = x.text()
-    if x._lb is not None and what == "dst" and x._lb[0]:
+    if what == "dst" and (x._lb is not None or x.base.buffer == "psum"):
         _alloc.wrote(_trace.current(), x)
     return t
 
