@@ -477,3 +477,36 @@ def test_iadd_after_a_write_in_an_earlier_unrolled_iteration_numpy():
     b = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
     c = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
     np.testing.assert_allclose(k(a, b, c), c + 2 * (a.T @ b), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("loop", [range, nl.affine_range])
+def test_iadd_into_column_ranges_of_one_psum_tile_numpy(loop):
+    """acc[:, n*128:(n+1)*128] += ...: each column range is its own region
+    (its first matmul overwrites), though the tile is one (regions are
+    tracked by element, not by tile)."""
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        for n in loop(4):
+            for j in nl.affine_range(2):
+                acc[:, n * 128:(n + 1) * 128] += nisa.nc_matmul(
+                    nl.load(a[nl.ds(j * 128, 128), :]),
+                    nl.load(b[nl.ds(j * 128, 128), nl.ds(n * 128, 128)]))
+        nl.store(out, nl.copy(acc))
+        return out
+    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
+    b = RNG.uniform(-1, 1, (256, 512)).astype(np.float32)
+    np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_iadd_into_a_partly_written_region_refused():
+    def kernel(a, b):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        acc[:, 0:256] += nisa.nc_matmul(nl.load(a), nl.load(b[:, 0:256]))
+        acc[:, 128:384] += nisa.nc_matmul(nl.load(a), nl.load(b[:, 0:256]))
+        nl.store(out, nl.copy(acc))
+        return out
+    a, b = np.zeros((128, 128), np.float32), np.zeros((128, 512), np.float32)
+    _refused(kernel, "part of the region \"t[:, 128:384]\" was written before", a, b)

@@ -10,9 +10,7 @@ modulo mapping; anything else is refused).  The tile is then stored as
 [P, k..., F...] and a block index i selects stored block i % k (physical()).
 
 Accumulation groups are per LOGICAL block: a view inside one block
-carries its logical block indexes (NkiTensor._lb); acc_key() keys the
-accumulate inference on them and block_loops() gives the traced-once
-loops a logical block repeats over.
+carries its logical block indexes (NkiTensor._lb); _groups.py decides.
 
 The rest (the engines' order of accesses to shared storage) is the
 back-end's: its dependencies are computed on addresses, so a write to
@@ -182,121 +180,6 @@ def no_whole(view, what):
            if b.rot is not None else "stored one tile per logical block (PSUM reuse)")
     raise _trace.NkiError("'%s': %s of a tile %s is not supported by tpbsim: access the blocks "
                           "one at a time" % (b.name, what, how))
-
-
-# ---- accumulation groups per logical block ----
-
-def block_loops(tr, dst, loops):
-    """The traced-once loops (of `loops`, those the tile lives across) in
-    which the logical PSUM region dst repeats: a loop whose variable is a
-    block index of dst gives another logical block per iteration, so every
-    iteration starts its own accumulation group.  A block index other than
-    c + a * var (var of one loop, in one block dim) or a region moving
-    inside its block with a loop is a Retrace (traced per iteration)."""
-    idx, boff = dst._lb
-    inner = dst.offset - boff
-    if type(inner) is _trace.Lin and inner.loop_trace() is not None:
-        _trace.need_retrace()
-    own = set()
-    for e in idx:
-        if type(e) is not _trace.Lin:
-            continue
-        vs = [k for k in e.t if k in tr.sym_bounds]
-        if not vs:
-            continue
-        if len(e.t) != 1 or tr.sym_bounds[vs[0]][2] != frozenset(vs) or vs[0] in own:
-            _trace.need_retrace()
-        own.add(vs[0])
-    return [fr for fr in loops if fr.var not in own]
-
-
-def block_key(view):
-    """The logical block of a view inside one block: "name@i,j"."""
-    return "%s@%s" % (view.base.name, ",".join(_trace._t(i) for i in view._lb[0]))
-
-
-def _key(tr, key):
-    """Add key to the trace's PSUM-write keys (undone with a loop pass)."""
-    if key not in tr.psum_written:
-        tr.psum_written.add(key)
-        if tr.frames:
-            tr.frames[-1].psum.append(key)
-
-
-def _kind(view):
-    """How view's block indexes are known: "loop" (a traced-once loop
-    variable in one), "pid" (a program id in one), or None (integers)."""
-    kind = None
-    for i in view._lb[0]:
-        if type(i) is _trace.Lin:
-            if i.loop_trace() is not None:
-                return "loop"
-            kind = "pid"
-    return kind
-
-
-def note(tr, view):
-    """Record that the trace touched logical block view._lb of its tile
-    (for same_blocks)."""
-    lbt = block_key(view)
-    _key(tr, "L:" + lbt)
-    tr.blk_index.setdefault(view.base.name, set()).add((lbt, _kind(view)))
-
-
-def same_blocks(tr, view):
-    """The accumulation decision for view's logical block is exact only
-    when the blocks of its tile written before are named the same way: the
-    same loop-variable expression (one pass of one loop), or integers
-    against integers.  A symbolic block index next to another block name
-    (ps[i] in one loop, ps[j] or ps[0] elsewhere) may be the same logical
-    block in some iteration: Retrace (traced per iteration)."""
-    lbt = block_key(view)
-    kind = _kind(view)
-    seen = tr.blk_index.get(view.base.name, ())
-    for other, okind in list(seen):
-        if "L:" + other not in tr.psum_written:   # undone with a loop pass
-            seen.discard((other, okind))
-        elif other != lbt and (kind or okind):
-            if "loop" in (kind, okind):
-                _trace.need_retrace()
-            raise _trace.NkiError("PSUM tile '%s': blocks %s and %s, one indexed by "
-                                  "nl.program_id(), may be one logical block: whether a matmul "
-                                  "into it accumulates is not known at trace time (not "
-                                  "supported by tpbsim)" % (view.base.name, other, lbt))
-
-
-def wrote(tr, view):
-    """Record a write into the logical block of view (any part of it): a
-    later `+=` of a matmul into it accumulates onto what is there.  A view
-    of a tile without block dims: the whole tile."""
-    if view._lb is None or not view._lb[0]:
-        return wrote_whole(tr, view.base)
-    key = "W:" + block_key(view)
-    if key not in tr.psum_written:   # else noted with it (and undone with it)
-        _key(tr, key)
-        note(tr, view)
-
-
-def wrote_whole(tr, base):
-    """Record a write of every block of a block-dim tile (nl.zeros, a DMA
-    of every block)."""
-    _key(tr, "W:%s@*" % base.name)
-
-
-def written_tile(tr, view):
-    """Whether a write into view's tile (without block dims) was recorded."""
-    return "W:%s@*" % view.base.name in tr.psum_written
-
-
-def written(tr, view):
-    """Whether the logical block of view was written before (any part of
-    it, or the whole tile: nl.zeros)."""
-    same_blocks(tr, view)
-    if "W:" + block_key(view) in tr.psum_written or "W:%s@*" % view.base.name in tr.psum_written:
-        return True
-    name = view.base.name
-    whole = ('"dst": "%s", ' % name, '"dst": {"tensor": "%s", ' % name)
-    return any(w in op for op in tr.body for w in whole)
 
 
 # ---- PSUM reuse: one tile per logical block (docs/python.md) ----

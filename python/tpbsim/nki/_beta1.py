@@ -14,7 +14,7 @@ import functools
 import inspect
 import sys
 
-from . import _alloc, _trace
+from . import _groups, _trace
 from ._trace import NkiError, NkiTensor
 
 _SKIP = _trace.SKIP
@@ -431,17 +431,6 @@ def _ever_written(tr, name):
     return any(k in op for op in tr.body for k in keys)
 
 
-def _blk(t):
-    """t is a view inside one logical block of a block-dim tile."""
-    return t._lb is not None and bool(t._lb[0])
-
-
-def _tracked(t):
-    """Writes into t are recorded (_alloc.wrote): a block of a block-dim
-    tile, or a PSUM tile (for a later `+=` of a matmul into it)."""
-    return t.base.buffer == "psum" or _blk(t)
-
-
 def _retarget(tr, i, value, target, accumulate):
     base = value.base
     key = '"dst": "%s", ' % base.name
@@ -451,14 +440,23 @@ def _retarget(tr, i, value, target, accumulate):
     op = op.replace(key, '"dst": %s, ' % target.text(), 1)
     tr.psum_written.discard('"%s"' % base.name)
     if accumulate:
-        acc = True
-        if not (_alloc.written(tr, target) if _blk(target) else
-                _alloc.written_tile(tr, target) or _ever_written(tr, target.base.name)):
-            # `+=` into a PSUM tile nothing has written (not zeroed): NKI's
-            # accumulation group, whose first matmul overwrites the region
-            # (inferred as for accumulate=None); otherwise it adds to what
-            # the kernel wrote there (nl.zeros, an earlier matmul); in a
-            # block of a block-dim tile, per LOGICAL block (_alloc.written)
+        # `+=` into a PSUM region nothing has written (not zeroed): NKI's
+        # accumulation group, whose first matmul overwrites the region
+        # (inferred as for accumulate=None); into a written one it adds to
+        # what the kernel wrote there (nl.zeros, an earlier matmul or copy);
+        # regions per LOGICAL block of a block-dim tile (_groups.py)
+        st = _groups.status(tr, target)
+        if (st == "none" and not _groups.recorded(target.base) and
+                _ever_written(tr, target.base.name)):
+            st = "all"   # a write the trace did not record: the tile-level rule
+        if st == "part":
+            raise NkiError("%s: '%s' += nisa.nc_matmul(...): part of the region %s was written "
+                           "before: whether the matmul starts an accumulation group there is "
+                           "not defined (not supported by tpbsim)" %
+                           (_trace.caller_loc(), target.base.name, target.text()))
+        if st == "all":
+            acc = True
+        else:
             from .isa import _infer_accumulate
             acc = _infer_accumulate(target)
         op = op.replace('"accumulate": false', '"accumulate": %s' % (
@@ -470,8 +468,8 @@ def _retarget(tr, i, value, target, accumulate):
         tr.frames[-1].names.remove(base.name)
     if base.buffer == "psum" and not accumulate:
         tr.psum_written.add(target.acc_key())
-    if _tracked(target):
-        _alloc.wrote(tr, target)
+    if target.buffer == "psum":
+        _groups.mark(tr, target)
     base.dead = True
     tr.b1_fresh = None
     return True
@@ -511,8 +509,8 @@ def assign(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
-    if _tracked(target):
-        _alloc.wrote(tr, target)
+    if target.buffer == "psum":
+        _groups.mark(tr, target)
     if isinstance(value, NkiTensor):
         if _same_view(target, value):
             return   # x[i] += y came back, or x[...] = x[...]
@@ -560,8 +558,8 @@ def iadd(target, value):
     if not (isinstance(value, NkiTensor) or num) or not target._onchip():
         raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile or a number is "
                        "supported" % (loc, target.base.name, value))
-    if _tracked(target) and not (isinstance(value, NkiTensor) and target.buffer == "psum"):
-        _alloc.wrote(tr, target)
+    if target.buffer == "psum" and not isinstance(value, NkiTensor):
+        _groups.mark(tr, target)
     if num:
         isa._emit("tensor_scalar", loc, [("dst", target.text()), ("src", target.text()),
                                          ("op0", '"add"'),
@@ -575,8 +573,8 @@ def iadd(target, value):
             tr.body[i].startswith('{"op": "matmul", ') and
             _retarget(tr, i, value, target, True)):
         return target
-    if _tracked(target):
-        _alloc.wrote(tr, target)
+    if target.buffer == "psum":
+        _groups.mark(tr, target)
     isa._emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
                                      ("in1", value.text()), ("operator", '"add"')])
     return target

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from .._lib import TpbError
-from . import _alloc
+from . import _alloc, _groups
 
 
 class NkiError(TpbError):
@@ -231,7 +231,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot", "blocks")
+                 "rot", "blocks", "groups")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -250,6 +250,8 @@ class _Base:
         # kind "split" (_alloc.py, PSUM reuse): the tile of each logical
         # block, by block index tuple, made at its first use
         self.blocks = None
+        # PSUM writes recorded for accumulation groups (_groups.py)
+        self.groups = None
 
 
 class NkiTensor:
@@ -624,8 +626,8 @@ def dma_sides(dst, src):
         if (type(t) is NkiTensor and t._pd and type(o) is NkiTensor and not o._onchip()
                 and o.shape == t.shape):
             pd = t._pd
-            if t is dst:   # every block written (_alloc.written)
-                _alloc.wrote_whole(current(), t.base)
+            if t is dst and t.base.buffer == "psum":   # every block written
+                _groups.mark_whole(current(), t.base)
             return dst._front(pd), src._front(pd)
     return dst, src
 
@@ -766,7 +768,6 @@ class Trace:
         self.body = []         # JSON text per op
         self.names = set()
         self.psum_written = set()   # nc_matmul accumulate=None inference
-        self.blk_index = {}   # tile name -> {(logical block text, symbolic)} (_alloc.py)
         # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
         self.split_psum = False
         self.psum_blocks = False     # a PSUM block-dim tile of more than one block
@@ -810,7 +811,7 @@ class Trace:
             return False
         lb = dst._lb if type(dst) is NkiTensor else None
         if lb is not None and lb[0]:   # a logical block: loops it moves with excluded
-            loops = _alloc.block_loops(self, dst, loops)
+            loops = _groups.block_loops(self, dst, loops)
             if not loops:
                 return False
         elif type(dst.offset) is Lin and dst.offset.loop_trace() is not None:
@@ -845,8 +846,11 @@ class Trace:
             self.closed.discard(n)
         for b in fr.bases:
             b.dead = True
-        for key in fr.psum:   # the next pass infers accumulate the same way
-            self.psum_written.discard(key)
+        for key in reversed(fr.psum):   # the next pass infers accumulate the same way
+            if type(key) is tuple:
+                _groups.restore(self, key)
+            else:
+                self.psum_written.discard(key)
         fr.names, fr.bases, fr.psum = [], [], []
 
     def close_frame(self, fr):

@@ -8,7 +8,7 @@ forms")."""
 import json
 from enum import Enum
 
-from . import _alloc, _beta1, _trace, language
+from . import _beta1, _groups, _trace, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -70,14 +70,14 @@ def _emit(op, loc, fields):
 
 def _t(x, what, loc):
     if type(x) is NkiTensor and x._txt is not None and not x.base.dead:
-        if what == "dst" and (x._lb is not None or x.base.buffer == "psum"):
-            _alloc.wrote(_trace.current(), x)   # for a later `+=` (_alloc.written)
+        if what == "dst" and x.base.buffer == "psum":
+            _groups.mark(_trace.current(), x)   # for a later `+=` (_groups.status)
         return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
     t = x.text()
-    if what == "dst" and (x._lb is not None or x.base.buffer == "psum"):
-        _alloc.wrote(_trace.current(), x)
+    if what == "dst" and x.base.buffer == "psum":
+        _groups.mark(_trace.current(), x)
     return t
 
 
@@ -284,8 +284,7 @@ def _infer_accumulate(dst):
     # i + k of a rotated tile share storage but are two accumulation groups)
     key = dst.acc_key() if isinstance(dst, NkiTensor) else None
     if key is not None and dst._lb is not None and dst._lb[0]:
-        _alloc.same_blocks(tr, dst)
-        _alloc.note(tr, dst)
+        _groups.same_blocks(tr, dst)
     if key in tr.psum_written:
         return True
     tr.psum_written.add(key)

@@ -134,9 +134,9 @@ def _filled(shape, value, dtype, buffer, name, loc, fn):
             from . import _alloc
             return _alloc.fill_blocks(t, v, loc, fn)
         isa._emit("memset", loc, [("dst", '"%s"' % t.base.name), ("value", v)])
-        if t.base.nblk or t.buffer == psum:   # for a later `+=` (_alloc.written)
-            from . import _alloc
-            _alloc.wrote_whole(_trace.current(), t.base)
+        if t.buffer == psum:   # for a later `+=` (_groups.status)
+            from . import _groups
+            _groups.mark_whole(_trace.current(), t.base)
     return t
 
 
