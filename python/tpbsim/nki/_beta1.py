@@ -467,7 +467,7 @@ def _retarget(tr, i, value, target, accumulate):
     if tr.frames and base.name in tr.frames[-1].names:
         tr.frames[-1].names.remove(base.name)
     if base.buffer == "psum" and not accumulate:
-        tr.psum_written.add(target.acc_key())
+        tr.psum_written.add(_groups.acc_key(target))
     if target.buffer == "psum":
         _groups.mark(tr, target)
     base.dead = True

@@ -32,6 +32,14 @@ def block_key(view):
     return "%s@%s" % (view.base.name, ",".join(_trace._t(i) for i in idx))
 
 
+def acc_key(view):
+    """The PSUM region key of accumulate=None inference: the operand text,
+    plus the logical block for a block of a block-dim tile (blocks i and
+    i + k of a rotated tile have one text, but are two regions)."""
+    t, lb = view.text(), view._lb
+    return t if lb is None or not lb[0] else t + "@" + ",".join(_trace._t(i) for i in lb[0])
+
+
 def _in_block(view):
     """The view's offset inside its logical block."""
     lb = view._lb

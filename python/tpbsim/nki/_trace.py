@@ -243,15 +243,10 @@ class _Base:
         # NKI block dims (docs/python.md "Block dims"): a tile declared
         # (B..., par_dim(P), F...) is stored as [P, B..., F...]; nblk = len(B)
         self.nblk = 0
-        # direct allocation (nki.compiler, _alloc.py): per block dim the
-        # number of physical blocks k it is stored as (logical block i is
-        # physical block i % k); None when every logical block has its own
-        self.rot = None
-        # kind "split" (_alloc.py, PSUM reuse): the tile of each logical
-        # block, by block index tuple, made at its first use
-        self.blocks = None
-        # PSUM writes recorded for accumulation groups (_groups.py)
-        self.groups = None
+        # _alloc.py: per block dim the k physical blocks logical block i % k
+        # is stored in (direct allocation), or None; kind "split": the tile
+        # of each logical block by index (PSUM reuse).  _groups.py: writes
+        self.rot = self.blocks = self.groups = None
 
 
 class NkiTensor:
@@ -277,9 +272,8 @@ class NkiTensor:
         # the position of the partition dim among the view's dims: > 0 while
         # block dims of a block-dim tile are kept (then the view is no operand)
         self._pd = pd
-        # a view inside one logical block of a block-dim tile: (the block
-        # indexes given so far, as ints / Lin, the part of offset they add);
-        # None for other views (_alloc.py: accumulation groups per block)
+        # in a block-dim tile: (block indexes given so far, as ints / Lin,
+        # the part of offset they add), else None (_groups.py)
         self._lb = None
 
     # NKI attributes
@@ -552,16 +546,6 @@ class NkiTensor:
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
                     self.base.name, _num(self.offset), json.dumps(self._ap))
         return t
-
-    def acc_key(self):
-        """The PSUM region key of accumulate inference: the operand text,
-        plus the logical block for a block of a block-dim tile (blocks i and
-        i + k of a rotated tile have one text, but are two regions)."""
-        t = self.text()
-        lb = self._lb
-        if lb is None or not lb[0]:
-            return t
-        return t + "@" + ",".join(_t(i) for i in lb[0])
 
     def slice(self, dim, start, end, step=1):
         key = [slice(None)] * len(self._ap)

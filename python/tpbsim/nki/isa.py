@@ -282,7 +282,7 @@ def _infer_accumulate(dst):
     tr = _trace.current()
     # a block of a block-dim tile: keyed on its logical block (blocks i and
     # i + k of a rotated tile share storage but are two accumulation groups)
-    key = dst.acc_key() if isinstance(dst, NkiTensor) else None
+    key = _groups.acc_key(dst) if isinstance(dst, NkiTensor) else None
     if key is not None and dst._lb is not None and dst._lb[0]:
         _groups.same_blocks(tr, dst)
     if key in tr.psum_written:
