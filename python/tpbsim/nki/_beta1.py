@@ -445,9 +445,9 @@ def _retarget(tr, i, value, target, accumulate):
         # (inferred as for accumulate=None); into a written one it adds to
         # what the kernel wrote there (nl.zeros, an earlier matmul or copy);
         # regions per LOGICAL block of a block-dim tile (_groups.py)
+        rec = _groups.recorded(target.base)
         st = _groups.status(tr, target)
-        if (st == "none" and not _groups.recorded(target.base) and
-                _ever_written(tr, target.base.name)):
+        if st == "none" and not rec and _ever_written(tr, target.base.name):
             st = "all"   # a write the trace did not record: the tile-level rule
         if st == "part":
             raise NkiError("%s: '%s' += nisa.nc_matmul(...): part of the region %s was written "

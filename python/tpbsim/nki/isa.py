@@ -68,15 +68,19 @@ def _emit(op, loc, fields):
         op, "".join(['"%s": %s, ' % (k, v) for k, v in fields]), loc))
 
 
+# operand fields an op writes (a PSUM write is recorded for `+=`: _groups.py)
+_OUTS = frozenset(("dst", "reduce_res", "val_dst", "idx_dst", "dst_scale", "dst_idx"))
+
+
 def _t(x, what, loc):
     if type(x) is NkiTensor and x._txt is not None and not x.base.dead:
-        if what == "dst" and x.base.buffer == "psum":
+        if what in _OUTS and x.base.buffer == "psum":
             _groups.mark(_trace.current(), x)   # for a later `+=` (_groups.status)
         return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
     t = x.text()
-    if what == "dst" and x.base.buffer == "psum":
+    if what in _OUTS and x.base.buffer == "psum":
         _groups.mark(_trace.current(), x)
     return t
 
