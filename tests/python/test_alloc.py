@@ -510,3 +510,29 @@ def test_iadd_into_a_partly_written_region_refused():
         return out
     a, b = np.zeros((128, 128), np.float32), np.zeros((128, 512), np.float32)
     _refused(kernel, "part of the region \"t[:, 128:384]\" was written before", a, b)
+
+
+
+def test_psum_reuse_falls_back_when_a_tile_is_used_whole():
+    """Two 12 KiB PSUM block tiles (24 KiB declared) used one after the
+    other, the first by a DMA of every block (one tile per block cannot do
+    that): traced as it is, the compiler fits the two in turn."""
+    @nki.jit
+    def k(x):
+        out1 = nl.ndarray((6, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((6, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        xt, xm = nl.load(x[:, 0:128]), nl.load(x)
+        p1 = nl.ndarray((6, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+        for i in nl.affine_range(6):
+            p1[i] = nisa.nc_matmul(xt, xm)
+        nl.store(out1, p1)
+        p2 = nl.ndarray((6, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+        for i in nl.affine_range(6):
+            p2[i] = nisa.nc_matmul(xt, xm)
+            nl.store(out2[i], nl.copy(p2[i]))
+        return out1, out2
+    x = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    want = x[:, :128].T @ x
+    for got in k(x):
+        np.testing.assert_allclose(got, np.broadcast_to(want, (6, 128, 512)), rtol=1e-4,
+                                   atol=1e-4)

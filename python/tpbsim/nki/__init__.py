@@ -99,13 +99,20 @@ class Kernel:
         iteration, so its Python side effects happen twice (docs/python.md
         "Loops").  When its PSUM tiles oversubscribe PSUM and it has PSUM
         block-dim tiles, it is traced again with those stored one tile per
-        logical block (docs/python.md "PSUM reuse")."""
+        logical block (docs/python.md "PSUM reuse"); if that trace fails,
+        the kernel is traced as it is (the compiler then fits it or says
+        why not)."""
         try:
             return self._trace_split(args, kwargs, False)
         except _alloc.NeedSplit:
-            return self._trace_split(args, kwargs, True)
+            try:
+                return self._trace_split(args, kwargs, True)
+            except NkiError:
+                return self._trace_split(args, kwargs, None)
 
     def _trace_split(self, args, kwargs, split):
+        """split: False (raise NeedSplit when PSUM is oversubscribed), True
+        (PSUM block-dim tiles one tile per block), None (neither)."""
         try:
             return self._trace(args, kwargs, True, split)
         except _trace.Retrace:
@@ -121,7 +128,7 @@ class Kernel:
         tr = _trace.Trace(self.fn.__name__, self.grid, symbolic)
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
-        tr.split_psum = split
+        tr.split_psum = bool(split)
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):
@@ -137,7 +144,7 @@ class Kernel:
             ret = self.fn(**call)
             if tr.retrace:   # a loop closed early, or a kernel caught a Retrace
                 raise _trace.Retrace()
-            if _alloc.psum_oversubscribed(tr):
+            if split is False and _alloc.psum_oversubscribed(tr):
                 raise _alloc.NeedSplit()
         except (_trace.Retrace, _alloc.NeedSplit):
             raise
