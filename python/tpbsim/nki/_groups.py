@@ -50,13 +50,14 @@ _NONE = object()   # an undo entry's "was not there"
 
 
 def _state(base):
-    """The base's record: {"seen": {block text: kind}, "masks": {block
+    """The base's record: {"seen": {block text: kind}, "sym": (those of
+    a symbolic kind), "masks": {block
     text: element mask or UNKNOWN}, "whole": {"*": True}, "done": {(block
     text, offset, pattern): True} (regions marked, a shortcut)} (on the
     base, so a later tile reusing its name starts clean)."""
     g = base.groups
     if g is None:
-        g = base.groups = {"seen": {}, "masks": {}, "whole": {}, "done": {}}
+        g = base.groups = {"seen": {}, "sym": {}, "masks": {}, "whole": {}, "done": {}}
     return g
 
 
@@ -100,17 +101,19 @@ def same_blocks(tr, view):
     if view._lb is None or not view._lb[0]:
         return
     lbt, kind = block_key(view), _kind(view)
-    seen = _state(view.base)["seen"]
-    for other, okind in seen.items():
-        if other != lbt and (kind or okind):
+    g = _state(view.base)
+    for other, okind in (g["seen"] if kind else g["sym"]).items():
+        if other != lbt:
             if "loop" in (kind, okind):
                 _trace.need_retrace()
             raise _trace.NkiError("PSUM tile '%s': blocks %s and %s, one indexed by "
                                   "nl.program_id(), may be one logical block: whether a matmul "
                                   "into it accumulates is not known at trace time (not "
                                   "supported by tpbsim)" % (view.base.name, other, lbt))
-    if lbt not in seen:
+    if lbt not in g["seen"]:
         _put(tr, view.base, "seen", lbt, kind)
+        if kind:
+            _put(tr, view.base, "sym", lbt, kind)
 
 
 def _elements(view):
