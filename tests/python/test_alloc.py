@@ -513,10 +513,10 @@ def test_iadd_into_a_partly_written_region_refused():
 
 
 
-def test_psum_reuse_falls_back_when_a_tile_is_used_whole():
+def test_psum_reuse_only_when_the_compiler_cannot_fit():
     """Two 12 KiB PSUM block tiles (24 KiB declared) used one after the
-    other, the first by a DMA of every block (one tile per block cannot do
-    that): traced as it is, the compiler fits the two in turn."""
+    other, the first by a DMA of every block (one tile per block could not
+    do that): the compiler fits the two in turn, so they stay whole."""
     @nki.jit
     def k(x):
         out1 = nl.ndarray((6, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)

@@ -97,22 +97,20 @@ class Kernel:
         flow on its variable, ...), or the kernel fails after one was, the
         kernel is traced again from scratch with every loop run per
         iteration, so its Python side effects happen twice (docs/python.md
-        "Loops").  When its PSUM tiles oversubscribe PSUM and it has PSUM
-        block-dim tiles, it is traced again with those stored one tile per
-        logical block (docs/python.md "PSUM reuse"); if that trace fails,
-        the kernel is traced as it is (the compiler then fits it or says
-        why not)."""
+        "Loops").  When it has PSUM block-dim tiles and the compiler cannot
+        fit its PSUM tiles, it is traced again with those stored one tile
+        per logical block (docs/python.md "PSUM reuse"), unless that trace
+        fails."""
+        res = self._trace_split(args, kwargs, False)
+        if not _alloc.split_wanted(res[0], self.fn.__name__):
+            return res
         try:
-            return self._trace_split(args, kwargs, False)
-        except _alloc.NeedSplit:
-            try:
-                return self._trace_split(args, kwargs, True)
-            except NkiError:
-                return self._trace_split(args, kwargs, None)
+            return self._trace_split(args, kwargs, True)
+        except NkiError:
+            return res
 
     def _trace_split(self, args, kwargs, split):
-        """split: False (raise NeedSplit when PSUM is oversubscribed), True
-        (PSUM block-dim tiles one tile per block), None (neither)."""
+        """split: PSUM block-dim tiles one tile per logical block."""
         try:
             return self._trace(args, kwargs, True, split)
         except _trace.Retrace:
@@ -144,9 +142,8 @@ class Kernel:
             ret = self.fn(**call)
             if tr.retrace:   # a loop closed early, or a kernel caught a Retrace
                 raise _trace.Retrace()
-            if split is False and _alloc.psum_oversubscribed(tr):
-                raise _alloc.NeedSplit()
-        except (_trace.Retrace, _alloc.NeedSplit):
+            _alloc.note_trace(tr)   # for split_wanted
+        except _trace.Retrace:
             raise
         except Exception as e:
             if tr.used_symbolic:   # per iteration it may work, or give the error

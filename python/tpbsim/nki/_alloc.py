@@ -17,7 +17,10 @@ back-end's: its dependencies are computed on addresses, so a write to
 block i + k waits for the reads of block i (WAR) and a read of block i + k
 after its write (RAW)."""
 import itertools
+import os
 import re
+import shutil
+import tempfile
 
 import numpy as np
 
@@ -184,13 +187,32 @@ def no_whole(view, what):
 
 # ---- PSUM reuse: one tile per logical block (docs/python.md) ----
 
-class NeedSplit(Exception):
-    """Private: the kernel's PSUM tiles oversubscribe PSUM and it has PSUM
-    block-dim tiles: Kernel.trace traces it again with split_psum."""
-
-
 _PSUM_TILE = re.compile(r'\{"op": "tile", "name": "[^"]+", "shape": \[([0-9, ]+)\], '
                         r'"dtype": "(\w+)", "buffer": "psum", "loc": "([^"]*)"')
+
+
+def note_trace(tr):
+    """Remember (per thread) whether the trace just made is one whose PSUM
+    might need splitting (psum_oversubscribed)."""
+    _trace._LOCAL.psum_over = psum_oversubscribed(tr)
+
+
+def split_wanted(text, name):
+    """After a trace without split_psum: whether it has PSUM block-dim
+    tiles, declares more PSUM than there is (a quick filter) and the
+    compiler fails to fit its PSUM tiles (a trial compile)."""
+    if not getattr(_trace._LOCAL, "psum_over", False):
+        return False
+    from .._lib import Context, TpbError
+    ctx, tmp = Context(), tempfile.mkdtemp(prefix="tpbsim-psum-")
+    try:
+        ctx.compile_json(text, name, os.path.join(tmp, "art"))
+        return False
+    except TpbError as e:
+        return "PSUM allocation failed" in str(e) or "exceed the PSUM partition size" in str(e)
+    finally:
+        ctx.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def psum_oversubscribed(tr):
