@@ -18,6 +18,10 @@ import tpbsim.nki.language as nl
 RNG = np.random.default_rng(23)
 
 
+def _rand(*shape):
+    return RNG.uniform(-1, 1, shape).astype(np.float32)
+
+
 def _body(text):
     return json.dumps(json.loads(text)["body"])
 
@@ -38,7 +42,7 @@ def rotate_copy(x):
 
 
 def test_rotation_war_raw_numpy():
-    x = RNG.uniform(-1, 1, (128, 6 * 64)).astype(np.float32)
+    x = _rand(128, 6 * 64)
     text = tpbsim.kernel_json(rotate_copy, x)
     assert '"shape": [128, 2, 64]' in text   # 2 physical blocks stored
     assert '"t[:, (i%2)]"' in text           # logical block i -> physical i % 2
@@ -58,7 +62,7 @@ def test_rotation_shares_storage():
         t[2] = nl.load(y)
         nl.store(out, nl.copy(t[0]))
         return out
-    x, y = (RNG.uniform(-1, 1, (128, 64)).astype(np.float32) for _ in range(2))
+    x, y = (_rand(128, 64) for _ in range(2))
     np.testing.assert_array_equal(k(x, y), y)
     # @force_auto_alloc: the allocation is ignored, every block its own
     np.testing.assert_array_equal(ncc.force_auto_alloc(k)(x, y), x)
@@ -102,8 +106,8 @@ def test_accumulation_group_per_logical_block_numpy(alloc, loop, beta2):
     logical block used the same physical PSUM block (k = 1, 2, 3 of 4
     blocks; beta-1 `+=` and beta-2 accumulate=None; traced once and
     unrolled), and without rotation too."""
-    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (256, 4 * 512)).astype(np.float32)
+    a = _rand(256, 128)
+    b = _rand(256, 4 * 512)
     k = _mm_blocks(alloc, loop, beta2)
     text = tpbsim.kernel_json(k, a, b)
     if loop is not range:   # traced once: the group restarts per block
@@ -129,8 +133,8 @@ def test_psum_one_bank_for_all_blocks_in_nested_loops_numpy():
                     ps[i + 1] += nisa.nc_matmul(at, bt)
             nl.store(out[:, nl.ds(i * 128, 128)], nl.copy(ps[i + 1]))
         return out
-    a = RNG.uniform(-1, 1, (512, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (512, 3 * 128)).astype(np.float32)
+    a = _rand(512, 128)
+    b = _rand(512, 3 * 128)
     np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -195,7 +199,7 @@ def test_mod_alloc_multi_dim_blocks():
                 t[i, j] = nl.load(x[:, nl.ds(c * 32, 32)])
                 nl.store(out[:, nl.ds(c * 32, 32)], nisa.tensor_scalar(t[i, j], nl.add, 1.0))
         return out
-    x = RNG.uniform(-1, 1, (128, 6 * 32)).astype(np.float32)
+    x = _rand(128, 6 * 32)
     assert '"shape": [128, 1, 2, 32]' in tpbsim.kernel_json(k, x)
     np.testing.assert_array_equal(k(x), x + 1)
 
@@ -290,7 +294,7 @@ def test_decorators_and_directives_accepted():
         nl.store(out, nl.exp(nl.load(x)))
         return out
 
-    x = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    x = _rand(128, 128)
     for k in (k1, k2, k3, nki.baremetal(save_neff_name="f.neff")(k3.fn)):
         np.testing.assert_allclose(k(x), np.exp(x), rtol=1e-5)
 
@@ -309,7 +313,7 @@ def test_shared_constant_dtype_and_beta1_is_transpose_numpy():
         ps[0] = nisa.nc_matmul(nl.load(v), i_sb, is_transpose=True, is_moving_onezero=True)
         nl.store(out, nl.copy(ps[0]))
         return out
-    v = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
+    v = _rand(128, 128)
     np.testing.assert_array_equal(k(v), v.T)
 
 
@@ -338,8 +342,8 @@ def test_psum_reuse_of_block_tiles_numpy():
     """12 blocks of 2 KiB (24 KiB, past PSUM's 16 KiB), each written and
     read in its iteration: one tile per logical block, the compiler reusing
     the storage of dead blocks.  4 blocks fit: one tile, as before."""
-    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (256, 12 * 512)).astype(np.float32)
+    a = _rand(256, 128)
+    b = _rand(256, 12 * 512)
     k = _psum_blocks(12)
     text = tpbsim.kernel_json(k, a, b)
     assert '"shape": [128, 12, 512]' not in text and text.count('"buffer": "psum"') == 12
@@ -360,7 +364,7 @@ def test_matmul_of_psum_operands_numpy():
         p = nl.matmul(nl.load(x), nl.load(v), transpose_x=True)   # PSUM
         nl.store(out, nl.copy(nl.matmul(p, vt)))
         return out
-    x, v = (RNG.uniform(-1, 1, (128, 128)).astype(np.float32) for _ in range(2))
+    x, v = (_rand(128, 128) for _ in range(2))
     np.testing.assert_allclose(k(x, v), (x.T @ v) @ v.T, rtol=1e-4, atol=1e-4)
 
 
@@ -381,8 +385,8 @@ def test_mgrid_block_index_under_rotation_numpy():
                 ps[i, m.p, m.x] += nisa.nc_matmul(at, bt)
             nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i, m.p, m.x]))
         return out
-    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (256, 3 * 512)).astype(np.float32)
+    a = _rand(256, 128)
+    b = _rand(256, 3 * 512)
     np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -408,9 +412,9 @@ def test_iadd_after_another_write_accumulates_numpy(beta2):
                 ps[i] += nisa.nc_matmul(at, bt)
             nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i]))
         return out
-    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (256, 3 * 512)).astype(np.float32)
-    c = RNG.uniform(-1, 1, (128, 3 * 512)).astype(np.float32)
+    a = _rand(256, 128)
+    b = _rand(256, 3 * 512)
+    c = _rand(128, 3 * 512)
     np.testing.assert_allclose(k(a, b, c), c + a.T @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -432,8 +436,8 @@ def test_block_written_in_an_earlier_loop_accumulates_numpy(rotated, beta2):
         for i in nl.affine_range(n):
             nl.store(out[:, nl.ds(i * 512, 512)], nl.copy(ps[i]))
         return out
-    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (256, 4 * 512)).astype(np.float32)
+    a = _rand(256, 128)
+    b = _rand(256, 4 * 512)
     np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -473,9 +477,9 @@ def test_iadd_after_a_write_in_an_earlier_unrolled_iteration_numpy():
             acc += nisa.nc_matmul(nl.load(a), nl.load(b))
         nl.store(out, nl.copy(acc))
         return out
-    a = RNG.uniform(-1, 1, (128, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
-    c = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    a = _rand(128, 128)
+    b = _rand(128, 512)
+    c = _rand(128, 512)
     np.testing.assert_allclose(k(a, b, c), c + 2 * (a.T @ b), rtol=1e-4, atol=1e-4)
 
 
@@ -495,8 +499,8 @@ def test_iadd_into_column_ranges_of_one_psum_tile_numpy(loop):
                     nl.load(b[nl.ds(j * 128, 128), nl.ds(n * 128, 128)]))
         nl.store(out, nl.copy(acc))
         return out
-    a = RNG.uniform(-1, 1, (256, 128)).astype(np.float32)
-    b = RNG.uniform(-1, 1, (256, 512)).astype(np.float32)
+    a = _rand(256, 128)
+    b = _rand(256, 512)
     np.testing.assert_allclose(k(a, b), a.T @ b, rtol=1e-4, atol=1e-4)
 
 
@@ -531,7 +535,7 @@ def test_psum_reuse_only_when_the_compiler_cannot_fit():
             p2[i] = nisa.nc_matmul(xt, xm)
             nl.store(out2[i], nl.copy(p2[i]))
         return out1, out2
-    x = RNG.uniform(-1, 1, (128, 512)).astype(np.float32)
+    x = _rand(128, 512)
     want = x[:, :128].T @ x
     for got in k(x):
         np.testing.assert_allclose(got, np.broadcast_to(want, (6, 128, 512)), rtol=1e-4,
