@@ -16,7 +16,7 @@ import traceback
 
 import numpy as np
 
-from . import _trace, isa, language
+from . import _alloc, _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
 
 __all__ = ["jit", "trace", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
@@ -112,13 +112,26 @@ class Kernel:
         flow on its variable, ...), or the kernel fails after one was, the
         kernel is traced again from scratch with every loop run per
         iteration, so its Python side effects happen twice (docs/python.md
-        "Loops")."""
+        "Loops").  When it has PSUM block-dim tiles and the compiler cannot
+        fit its PSUM tiles, it is traced again with those stored one tile
+        per logical block (docs/python.md "PSUM reuse"), unless that trace
+        fails."""
+        res = self._trace_split(args, kwargs, False)
+        if not _alloc.split_wanted(res[0], self.fn.__name__):
+            return res
         try:
-            return self._trace(args, kwargs, True)
-        except _trace.Retrace:
-            return self._trace(args, kwargs, False)
+            return self._trace_split(args, kwargs, True)
+        except NkiError:
+            return res
 
-    def _trace(self, args, kwargs, symbolic):
+    def _trace_split(self, args, kwargs, split):
+        """split: PSUM block-dim tiles one tile per logical block."""
+        try:
+            return self._trace(args, kwargs, True, split)
+        except _trace.Retrace:
+            return self._trace(args, kwargs, False, split)
+
+    def _trace(self, args, kwargs, symbolic, split=False):
         sig = inspect.signature(self.fn)
         try:
             bound = sig.bind(*args, **kwargs)
@@ -126,6 +139,9 @@ class Kernel:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
         tr = _trace.Trace(self.fn.__name__, self.grid, symbolic)
+        # @nki.compiler.force_auto_alloc: direct allocations are ignored
+        tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
+        tr.split_psum = bool(split)
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):
@@ -141,6 +157,7 @@ class Kernel:
             ret = self.fn(**call)
             if tr.retrace:   # a loop closed early, or a kernel caught a Retrace
                 raise _trace.Retrace()
+            _alloc.note_trace(tr)   # for split_wanted
         except _trace.Retrace:
             raise
         except Exception as e:
@@ -184,6 +201,19 @@ def jit(fn=None, **kwargs):
     if fn is None:
         return lambda f: Kernel(f, **kwargs)
     return Kernel(fn, **kwargs)
+
+
+def baremetal(fn=None, **kwargs):
+    """NKI's @nki.baremetal / @nki.baremetal(...): as @nki.jit (the options
+    -- save_neff_name, additional_compile_opt, ... -- are NKI's compiler's)."""
+    return jit(fn, **kwargs)
+
+
+def benchmark(fn=None, **kwargs):
+    """NKI's @nki.benchmark(warmup=, iters=, ...): as @nki.jit; calling the
+    kernel runs it once (tpbsim's result has the cycle count:
+    tpbsim.simulate)."""
+    return jit(fn, **kwargs)
 
 
 def simulate(kernel):

@@ -14,7 +14,7 @@ import functools
 import inspect
 import sys
 
-from . import _trace
+from . import _groups, _trace
 from ._trace import NkiError, NkiTensor
 
 _SKIP = _trace.SKIP
@@ -53,9 +53,10 @@ def _rows(what, n, dtype=None):
 
 def _matmul(args, loc, op):
     st, mv = _tensor(args, "stationary", loc, op), _tensor(args, "moving", loc, op)
-    if args.get("is_transpose"):
-        raise NkiError("%s: nisa.nc_matmul: argument 'is_transpose': not supported in the "
-                       "value-returning (beta-1) form; give dst=" % loc)
+    if args.get("is_transpose"):   # the PE's transpose mode: stationary's dtype
+        if args.get("accumulate"):
+            raise NkiError("%s: nisa.nc_matmul: is_transpose=True cannot accumulate" % loc)
+        return (st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum", {"accumulate": False}
     extra = {} if args.get("accumulate") is not None else {"accumulate": False}
     from .isa import _perf_mode
     if _perf_mode(args.get("perf_mode")) == "double_row":   # [K, 2, M] x [K, 2, N]
@@ -514,12 +515,23 @@ def _retarget(tr, i, value, target, accumulate):
     op = op.replace(key, '"dst": %s, ' % target.text(), 1)
     tr.psum_written.discard('"%s"' % base.name)
     if accumulate:
-        acc = True
-        if not _ever_written(tr, target.base.name):
-            # `+=` into a PSUM tile nothing has written (not zeroed): NKI's
-            # accumulation group, whose first matmul overwrites the region
-            # (inferred as for accumulate=None); otherwise it adds to what
-            # the kernel wrote there (nl.zeros, an earlier matmul)
+        # `+=` into a PSUM region nothing has written (not zeroed): NKI's
+        # accumulation group, whose first matmul overwrites the region
+        # (inferred as for accumulate=None); into a written one it adds to
+        # what the kernel wrote there (nl.zeros, an earlier matmul or copy);
+        # regions per LOGICAL block of a block-dim tile (_groups.py)
+        rec = _groups.recorded(target.base)
+        st = _groups.status(tr, target)
+        if st == "none" and not rec and _ever_written(tr, target.base.name):
+            st = "all"   # a write the trace did not record: the tile-level rule
+        if st == "part":
+            raise NkiError("%s: '%s' += nisa.nc_matmul(...): part of the region %s was written "
+                           "before: whether the matmul starts an accumulation group there is "
+                           "not defined (not supported by tpbsim)" %
+                           (_trace.caller_loc(), target.base.name, target.text()))
+        if st == "all":
+            acc = True
+        else:
             from .isa import _infer_accumulate
             acc = _infer_accumulate(target)
         op = op.replace('"accumulate": false', '"accumulate": %s' % (
@@ -530,7 +542,9 @@ def _retarget(tr, i, value, target, accumulate):
     if tr.frames and base.name in tr.frames[-1].names:
         tr.frames[-1].names.remove(base.name)
     if base.buffer == "psum" and not accumulate:
-        tr.psum_written.add(target.text())
+        tr.psum_written.add(_groups.acc_key(target))
+    if target.buffer == "psum":
+        _groups.mark(tr, target)
     base.dead = True
     tr.b1_fresh = None
     return True
@@ -570,6 +584,8 @@ def assign(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
+    if target.buffer == "psum":
+        _groups.mark(tr, target)
     if isinstance(value, NkiTensor):
         if _same_view(target, value):
             return   # x[i] += y came back, or x[...] = x[...]
@@ -617,6 +633,8 @@ def iadd(target, value):
     if not (isinstance(value, NkiTensor) or num) or not target._onchip():
         raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile or a number is "
                        "supported" % (loc, target.base.name, value))
+    if target.buffer == "psum" and not isinstance(value, NkiTensor):
+        _groups.mark(tr, target)
     if num:
         isa._emit("tensor_scalar", loc, [("dst", target.text()), ("src", target.text()),
                                          ("op0", '"add"'),
@@ -630,6 +648,8 @@ def iadd(target, value):
             tr.body[i].startswith('{"op": "matmul", ') and
             _retarget(tr, i, value, target, True)):
         return target
+    if target.buffer == "psum":
+        _groups.mark(tr, target)
     isa._emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
                                      ("in1", value.text()), ("operator", '"add"')])
     return target

@@ -212,8 +212,8 @@ def matmul(x, y, transpose_x=False):
     without transpose_x, x is first transposed on the Tensor engine (PSUM)
     and copied back to SBUF, as NKI's stub describes."""
     loc = _trace.caller_loc()
-    x = _tile(x, "matmul", "x", loc, (sbuf,))
-    y = _tile(y, "matmul", "y", loc, (sbuf,))
+    x = _sbuf_operand(_tile(x, "matmul", "x", loc), loc)
+    y = _sbuf_operand(_tile(y, "matmul", "y", loc), loc)
     _pe_limit("matmul", "x", x, 128, 128, loc)
     _pe_limit("matmul", "y", y, 128, 512, loc)
     if x.shape[0 if transpose_x else 1] != y.shape[0]:
@@ -228,6 +228,16 @@ def matmul(x, y, transpose_x=False):
     t = _new((x.shape[1], y.shape[1]), float32, loc, psum)
     _emit("matmul", loc, [("dst", t.text()), ("stationary", x.text()), ("moving", y.text()),
                           ("accumulate", "false")])
+    return t
+
+
+def _sbuf_operand(x, loc):
+    """A PE operand in PSUM (NKI's nl.matmul of an nl.matmul / nl.transpose
+    result) copied to a new SBUF tile first, as NKI's compiler does."""
+    if x.buffer != psum:
+        return x
+    t = _new(x.shape, x.dtype, loc)
+    _emit("tensor_copy", loc, [("dst", t.text()), ("src", x.text())])
     return t
 
 
@@ -311,11 +321,12 @@ def random_seed(seed):
 _CONST_DTYPES = (float32, float16, bfloat16, int32, int16, int8, uint32, uint16, uint8)
 
 
-def shared_constant(constant):
+def shared_constant(constant, dtype=None):
     """NKI: a shared-HBM tensor holding constant data (a NumPy array, a
     `.npy` path, or nki.typed(array, nl.bfloat16)): the kernel format's
     "constants" entry with its values inline, compiled into the kernel
-    (docs/python.md)."""
+    (docs/python.md).  dtype= (NKI beta-1) gives the tensor's dtype: the
+    values converted to it (integer dtypes take integral values only)."""
     loc = _trace.caller_loc()
     dt = None
     if type(constant).__name__ == "typed" and hasattr(constant, "array"):
@@ -330,6 +341,12 @@ def shared_constant(constant):
                        % (loc, type(constant).__name__))
     if dt is None:
         dt = constant.dtype.name
+    if dtype is not None:
+        dt = _dtype(dtype)
+        if (not dt.startswith(("float", "bfloat")) and constant.dtype.kind == "f" and
+                not np.array_equal(constant, np.round(constant))):
+            raise NkiError("%s: nl.shared_constant: non-integral values for dtype %s" %
+                           (loc, dt))
     if dt not in _CONST_DTYPES or not 1 <= constant.ndim <= 6:
         raise NkiError("%s: nl.shared_constant: a %d-D %s constant is not supported by tpbsim "
                        "(1..6 dims of %s; cast the array, e.g. .astype(np.float32))" %

@@ -12,6 +12,7 @@ import threading
 import numpy as np
 
 from .._lib import TpbError
+from . import _alloc, _groups
 
 
 class NkiError(TpbError):
@@ -229,7 +230,8 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 
 class _Base:
-    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk")
+    __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
+                 "rot", "blocks", "groups")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -241,12 +243,16 @@ class _Base:
         # NKI block dims (docs/python.md "Block dims"): a tile declared
         # (B..., par_dim(P), F...) is stored as [P, B..., F...]; nblk = len(B)
         self.nblk = 0
+        # _alloc.py: per block dim the k physical blocks logical block i % k
+        # is stored in (direct allocation), or None; kind "split": the tile
+        # of each logical block by index (PSUM reuse).  _groups.py: writes
+        self.rot = self.blocks = self.groups = None
 
 
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb")
 
     def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
@@ -266,6 +272,9 @@ class NkiTensor:
         # the position of the partition dim among the view's dims: > 0 while
         # block dims of a block-dim tile are kept (then the view is no operand)
         self._pd = pd
+        # in a block-dim tile: (block indexes given so far, as ints / Lin,
+        # the part of offset they add), else None (_groups.py)
+        self._lb = None
 
     # NKI attributes
     @property
@@ -310,6 +319,8 @@ class NkiTensor:
     def _index(self, key):
         if not isinstance(key, tuple):
             key = (key,)
+        if self.base.kind == "split":   # one tile per logical block (_alloc.py)
+            return _alloc.split_index(self, key)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
             pd = self._pd
             if pd and len(key) > pd and all(type(k) in (int, Lin) for k in key[:pd]):
@@ -321,6 +332,7 @@ class NkiTensor:
             from . import _beta1
             key = _beta1.index_key(self, key)
             if isinstance(key, NkiTensor):   # not slices: an access pattern
+                key._lb = self._lb   # still inside the same logical block
                 return key
         if any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
@@ -333,6 +345,8 @@ class NkiTensor:
         sl = self._sl
         pd = self._pd
         npd = 0   # block dims kept before the partition dim
+        rot = self.base.rot
+        lb = self._lb or ((), 0) if pd else self._lb
         if sl is not None:
             sl = list(sl)
             kept = [i for i, e in enumerate(sl) if isinstance(e, list)]
@@ -348,6 +362,8 @@ class NkiTensor:
                                    ">= 0 and the size > 0" % (d, self.base.name, k.start, k.size))
                 k = slice(k.start, k.start + k.size)
             if isinstance(k, slice):
+                if rot is not None and d < pd:
+                    _alloc.no_block_slice(self, d, k, kept)
                 s0, s1, st = k.start, k.stop, k.step
                 st = 1 if st is None else st
                 if not isinstance(st, int) or st <= 0:
@@ -395,6 +411,11 @@ class NkiTensor:
                     if k < 0 or k >= cnt:
                         raise NkiError("dimension %d of '%s': index %d out of range 0..%d" %
                                        (d, self.base.name, k, cnt - 1))
+                if d < pd:   # a block index: the logical block, physical i % k
+                    lb = (lb[0] + (k,), lb[1])
+                    if rot is not None:
+                        k = _alloc.physical(self, k, kept[d])
+                    lb = (lb[0], lb[1] + k * step)
                 off = off + k * step
                 keep = d == pd and self._onchip()
                 if keep:
@@ -402,12 +423,16 @@ class NkiTensor:
                 if sl is not None:
                     b0, bst, _ = sl[kept[d]]
                     sl[kept[d]] = [b0 + k * bst, bst, 1] if keep else b0 + k * bst
-        return NkiTensor(self.base, off, ap, sl, npd)
+        v = NkiTensor(self.base, off, ap, sl, npd)
+        v._lb = lb
+        return v
 
     def _front(self, pd):
         """This view with its dim pd moved first, as a raw access pattern:
         the two sides of a DMA of a view keeping block dims (pd its
         partition dim), so the tile side is partition-first."""
+        if self.base.rot is not None or self.base.kind == "split":
+            _alloc.no_whole(self, "a DMA of every block")
         ap = self._ap
         return NkiTensor(self.base, self.offset, [ap[pd]] + ap[:pd] + ap[pd + 1:])
 
@@ -497,7 +522,9 @@ class NkiTensor:
         if int(np.prod(shape)) != int(np.prod(self.shape)):
             raise NkiError("cannot reshape '%s' %s to %s" % (self.base.name, list(self.shape),
                                                              list(shape)))
-        return NkiTensor(self.base, self.offset, _c_ap(shape))
+        v = NkiTensor(self.base, self.offset, _c_ap(shape))
+        v._lb = self._lb
+        return v
 
     def _contig(self):
         return self._ap == _c_ap(self.shape)
@@ -583,6 +610,8 @@ def dma_sides(dst, src):
         if (type(t) is NkiTensor and t._pd and type(o) is NkiTensor and not o._onchip()
                 and o.shape == t.shape):
             pd = t._pd
+            if t is dst and t.base.buffer == "psum":   # every block written
+                _groups.mark_whole(current(), t.base)
             return dst._front(pd), src._front(pd)
     return dst, src
 
@@ -735,6 +764,9 @@ class Trace:
         self.body = []         # JSON text per op
         self.names = set()
         self.psum_written = set()   # nc_matmul accumulate=None inference
+        # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
+        self.split_psum = False
+        self.psum_blocks = False     # a PSUM block-dim tile of more than one block
         # per shape: its JSON text, C-order access pattern and whole-tensor
         # slice (shared by the tensors of that shape: never changed in place)
         self.shapes = {}
@@ -774,7 +806,12 @@ class Trace:
         loops = self.frames[dst.base.depth:]
         if not loops:
             return False
-        if type(dst.offset) is Lin and dst.offset.loop_trace() is not None:
+        lb = dst._lb if type(dst) is NkiTensor else None
+        if lb is not None and lb[0]:   # a logical block: loops it moves with excluded
+            loops = _groups.block_loops(self, dst, loops)
+            if not loops:
+                return False
+        elif type(dst.offset) is Lin and dst.offset.loop_trace() is not None:
             need_retrace()
         return " + ".join("(%s != %d)" % (fr.var, fr.start) for fr in loops)
 
@@ -806,8 +843,11 @@ class Trace:
             self.closed.discard(n)
         for b in fr.bases:
             b.dead = True
-        for key in fr.psum:   # the next pass infers accumulate the same way
-            self.psum_written.discard(key)
+        for key in reversed(fr.psum):   # the next pass infers accumulate the same way
+            if type(key) is tuple:
+                _groups.restore(self, key)
+            else:
+                self.psum_written.discard(key)
         fr.names, fr.bases, fr.psum = [], [], []
 
     def close_frame(self, fr):
@@ -850,18 +890,27 @@ class Trace:
         t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
         return t
 
-    def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0):
+    def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0, rot=None):
         """nblk > 0: an on-chip tile of NKI shape (B..., P, F...) with
-        nblk block dims, stored as [P, B..., F...] (docs/python.md)."""
+        nblk block dims, stored as [P, B..., F...] (docs/python.md); with
+        rot (per block dim k <= B), stored as [P, k..., F...] (_alloc.py)."""
         if nblk:
             nki = tuple(map(int, shape))
-            shape = nki[nblk:nblk + 1] + nki[:nblk] + nki[nblk + 1:]
+            blk = nki[:nblk] if rot is None else tuple(rot)
+            shape = nki[nblk:nblk + 1] + blk + nki[nblk + 1:]
         shape = tuple(map(int, shape))
         sh = self._shape(shape)
+        if (buffer == "psum" and nblk and rot is None and
+                int(np.prod(nki[:nblk])) > 1):
+            self.psum_blocks = True
+            if self.split_psum:
+                return _alloc.split_tensor(self, nki, nblk, dtype, name, loc)
         if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
             b.nblk = nblk
+            if rot is not None and tuple(rot) != nki[:nblk]:
+                b.rot = tuple(rot)
             if self.frames:
                 self.frames[-1].bases.append(b)
                 b.depth = len(self.frames)
@@ -876,7 +925,10 @@ class Trace:
             self.hbm.append(b)
         if nblk:   # the NKI view: block dims first, on the stored layout
             ap = sh[1]
-            return NkiTensor(b, 0, ap[1:nblk + 1] + ap[:1] + ap[nblk + 1:], sh[2], nblk)
+            blk = ap[1:nblk + 1]
+            if b.rot is not None:   # the logical block counts, the stored steps
+                blk = [[st, n] for (st, _), n in zip(blk, nki[:nblk])]
+            return NkiTensor(b, 0, blk + ap[:1] + ap[nblk + 1:], sh[2], nblk)
         return self._whole_view(b, sh)
 
     def add_input(self, name, shape, dtype):

@@ -8,7 +8,7 @@ forms")."""
 import json
 from enum import Enum
 
-from . import _beta1, _trace, language
+from . import _beta1, _groups, _trace, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -68,12 +68,21 @@ def _emit(op, loc, fields):
         op, "".join(['"%s": %s, ' % (k, v) for k, v in fields]), loc))
 
 
+# operand fields an op writes (a PSUM write is recorded for `+=`: _groups.py)
+_OUTS = frozenset(("dst", "reduce_res", "val_dst", "idx_dst", "dst_scale", "dst_idx"))
+
+
 def _t(x, what, loc):
     if type(x) is NkiTensor and x._txt is not None and not x.base.dead:
+        if what in _OUTS and x.base.buffer == "psum":
+            _groups.mark(_trace.current(), x)   # for a later `+=` (_groups.status)
         return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
         raise NkiError("%s: field '%s': expected a tensor, got %r" % (loc, what, x))
-    return x.text()
+    t = x.text()
+    if what in _OUTS and x.base.buffer == "psum":
+        _groups.mark(_trace.current(), x)
+    return t
 
 
 def _scalar(x, what, loc):
@@ -290,7 +299,11 @@ def _infer_accumulate(dst):
     region accumulate, inferred at trace time: False, True, or an
     expression over the traced-once loops the tile lives across."""
     tr = _trace.current()
-    key = dst.text() if isinstance(dst, NkiTensor) else None
+    # a block of a block-dim tile: keyed on its logical block (blocks i and
+    # i + k of a rotated tile share storage but are two accumulation groups)
+    key = _groups.acc_key(dst) if isinstance(dst, NkiTensor) else None
+    if key is not None and dst._lb is not None and dst._lb[0]:
+        _groups.same_blocks(tr, dst)
     if key in tr.psum_written:
         return True
     tr.psum_written.add(key)

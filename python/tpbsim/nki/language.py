@@ -64,6 +64,8 @@ sbuf, psum, hbm, private_hbm, shared_hbm = "sbuf", "psum", "hbm", "private_hbm",
 
 
 def _buffer(b):
+    if type(b).__name__ == "_Alloc":   # nki.compiler direct allocation (_alloc.py)
+        return b.buffer
     if isinstance(b, str) and b in (sbuf, psum, hbm, private_hbm, shared_hbm):
         return b
     raise NkiError("unknown buffer %r (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm)" % (b,))
@@ -90,7 +92,12 @@ def _ndarray(shape, dtype, buffer, name, loc):
     # block dims: only on chip (an HBM tensor has no partitions: par_dim is
     # a plain size there, as in NKI)
     nblk = pds[0] if pds and _buffer(buffer) in (sbuf, psum) else 0
-    return _trace.current().new_tensor(shape, _dtype(dtype), _buffer(buffer), name, loc, nblk)
+    tr, dt, rot = _trace.current(), _dtype(dtype), None
+    if type(buffer).__name__ == "_Alloc" and not getattr(tr, "force_auto_alloc", False):
+        from . import _alloc
+        p = pds[0] if pds else 0
+        rot = _alloc.plan(buffer, shape, p, dt, loc)
+    return tr.new_tensor(shape, dt, _buffer(buffer), name, loc, nblk, rot)
 
 
 def is_hbm(buffer):
@@ -125,7 +132,13 @@ def _filled(shape, value, dtype, buffer, name, loc, fn):
     if is_hbm(t.buffer):
         _fill_hbm(t, v, loc)
     else:   # the whole stored tile (also of a tile with block dims)
+        if t.base.rot is not None or t.base.kind == "split":
+            from . import _alloc
+            return _alloc.fill_blocks(t, v, loc, fn)
         isa._emit("memset", loc, [("dst", '"%s"' % t.base.name), ("value", v)])
+        if t.buffer == psum:   # for a later `+=` (_groups.status)
+            from . import _groups
+            _groups.mark_whole(_trace.current(), t.base)
     return t
 
 
@@ -541,12 +554,12 @@ class _Grid(tuple):
 mgrid = _MGrid()
 
 
-def affine_range(start, stop=None, step=1):
+def affine_range(start, stop=None, step=1, directives=None):
     r = _range(start, stop, step)
     return _traced_loop("affine_range", r, _trace.caller_loc()) if _trace.stack() else r
 
 
-def sequential_range(start, stop=None, step=1):
+def sequential_range(start, stop=None, step=1, directives=None):
     r = _range(start, stop, step)
     return _traced_loop("sequential_range", r, _trace.caller_loc()) if _trace.stack() else r
 

@@ -1,0 +1,288 @@
+"""Direct allocation of block-dim tiles (docs/python.md "Direct allocation").
+
+A buffer made by nki.compiler's sbuf/psum .alloc(func) or .mod_alloc(...)
+places every logical block of a tile (NKI shape (B..., par_dim(P), F...))
+at a physical location; logical blocks at one location share storage.
+plan() evaluates the allocation at every logical block index, checks it
+(capacity, ISA placement rules, no partial overlap) and finds, per block
+dim, the k that logical block i shares storage with i + k (a per-dim
+modulo mapping; anything else is refused).  The tile is then stored as
+[P, k..., F...] and a block index i selects stored block i % k (physical()).
+
+Accumulation groups are per LOGICAL block: a view inside one block
+carries its logical block indexes (NkiTensor._lb); _groups.py decides.
+
+The rest (the engines' order of accesses to shared storage) is the
+back-end's: its dependencies are computed on addresses, so a write to
+block i + k waits for the reads of block i (WAR) and a read of block i + k
+after its write (RAW)."""
+import itertools
+import os
+import re
+import shutil
+import tempfile
+
+import numpy as np
+
+from . import _trace
+
+PSUM_BANKS, PSUM_BANK_BYTES = 8, 2048
+# SBUF bytes per partition of the targets (common/target.c)
+SBUF_PARTITION_BYTES = {"trn1": 192 * 1024, "trn2": 224 * 1024}
+_MAX_BLOCKS = 1 << 16
+_DT_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "tfloat32": 4, "float16": 2,
+             "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1,
+             "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3": 1}
+
+
+def _err(loc, what, msg):
+    return _trace.NkiError("%s: %s: %s" % (loc, what, msg))
+
+
+def _sbuf_bytes():
+    from .. import _target
+    try:
+        t = _target(None)
+    except Exception:   # a bad override is the simulate() call's error
+        t = None
+    return SBUF_PARTITION_BYTES.get(t or "trn2", SBUF_PARTITION_BYTES["trn2"])
+
+
+def _location(buf, got, idx, pdim, fdim, loc, what):
+    """(start partition, byte offset per partition) of one logical block,
+    checked: a PSUM location is (bank, start_partition, byte_addr), an SBUF
+    one (start_partition, byte_addr)."""
+    n = 3 if buf == "psum" else 2
+    if (not isinstance(got, (tuple, list)) or len(got) != n or
+            not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in got)):
+        raise _err(loc, what, "the allocation function returned %r for block %s; expected %d "
+                   "integers (%s)" % (got, idx, n, "bank, start_partition, byte_addr"
+                                      if n == 3 else "start_partition, byte_addr"))
+    got = [int(v) for v in got]
+    if buf == "psum":
+        bank, part, addr = got
+        if not 0 <= bank < PSUM_BANKS:
+            raise _err(loc, what, "block %s: PSUM bank %d outside 0..%d" %
+                       (idx, bank, PSUM_BANKS - 1))
+        if part != 0 or addr != 0:
+            raise _err(loc, what, "block %s: a PSUM tile starts at partition 0, byte 0 of its "
+                       "bank (start_partition %d, byte_addr %d)" % (idx, part, addr))
+        return 0, bank * PSUM_BANK_BYTES
+    part, addr = got
+    ok = (0,) if pdim > 64 else (0, 64) if pdim > 32 else (0, 32, 64, 96)
+    if part not in ok:
+        raise _err(loc, what, "block %s: start_partition %d for a tile of %d partitions (it "
+                   "must be one of %s)" % (idx, part, pdim, "/".join(map(str, ok))))
+    cap = _sbuf_bytes()
+    if addr < 0 or addr + fdim > cap:
+        raise _err(loc, what, "block %s: bytes %d..%d per partition do not fit in SBUF (%d "
+                   "bytes per partition)" % (idx, addr, addr + fdim, cap))
+    return part, addr
+
+
+def _no_overlap(locs, pdim, fdim, loc, what):
+    """Distinct physical tiles of one tensor may not partly overlap."""
+    by_part = {}
+    for p, a in sorted(set(locs)):
+        by_part.setdefault(p, []).append(a)
+    parts = sorted(by_part)
+    for p, q in zip(parts, parts[1:]):
+        if q < p + pdim:
+            raise _err(loc, what, "physical tiles at partitions %d and %d (of %d partitions) "
+                       "overlap" % (p, q, pdim))
+    for p, addrs in by_part.items():
+        for a, b in zip(addrs, addrs[1:]):
+            if b < a + fdim:
+                raise _err(loc, what, "physical tiles at bytes %d and %d (%d bytes each) "
+                           "overlap" % (a, b, fdim))
+
+
+def plan(alloc, shape, nblk, dtype, loc):
+    """The per-block-dim physical block counts k of a tile allocated by
+    alloc (a compiler._Alloc), or None when every logical block has its own
+    physical block.  Raises NkiError for what tpbsim cannot store."""
+    buf, what = alloc.buffer, alloc.what
+    shape = tuple(int(s) for s in shape)
+    blocks, pdim, free = shape[:nblk], shape[nblk], shape[nblk + 1:]
+    size = _DT_BYTES.get(dtype)
+    if size is None:
+        raise _err(loc, what, "dtype %s: its size is unknown to the allocator" % dtype)
+    fdim = int(np.prod(free, dtype=np.int64)) * size if free else size
+    if buf == "psum" and fdim > PSUM_BANK_BYTES:
+        raise _err(loc, what, "a PSUM tile cannot cross a %d-byte bank: %d bytes per "
+                   "partition" % (PSUM_BANK_BYTES, fdim))
+    if pdim > 128:
+        raise _err(loc, what, "partition dim %d > 128" % pdim)
+    count = int(np.prod(blocks, dtype=np.int64)) if blocks else 1
+    if count > _MAX_BLOCKS:
+        raise _err(loc, what, "%d logical blocks (tpbsim evaluates the allocation at most %d)"
+                   % (count, _MAX_BLOCKS))
+    locs = []
+    for idx in itertools.product(*(range(b) for b in blocks)):
+        try:
+            got = alloc.func(idx, pdim, fdim)
+        except Exception as e:
+            raise _err(loc, what, "the allocation function failed at block %s: %s: %s" %
+                       (idx, type(e).__name__, e)) from None
+        locs.append(_location(buf, got, idx, pdim, fdim, loc, what))
+    _no_overlap(locs, pdim, fdim, loc, what)
+    if not blocks:
+        return None
+    ids = {l: n for n, l in enumerate(sorted(set(locs)))}
+    arr = np.array([ids[l] for l in locs], dtype=np.int64).reshape(blocks)
+    ks = []
+    for d, b in enumerate(blocks):   # the smallest period of each block dim
+        k = b
+        for j in range(1, b):
+            if np.array_equal(arr.take(range(j, b), axis=d), arr.take(range(b - j), axis=d)):
+                k = j
+                break
+        ks.append(k)
+    box = arr[tuple(slice(0, k) for k in ks)]
+    if len(np.unique(box)) != box.size or len(ids) != box.size:
+        raise _err(loc, what, "the allocation maps the %s logical blocks to %d physical tiles "
+                   "in a way that is not a modulo per block dim (logical block i sharing "
+                   "storage with i + k): not supported by tpbsim" % (list(blocks), len(ids)))
+    return None if tuple(ks) == blocks else tuple(ks)
+
+
+# ---- block indexes of a rotated tile (NkiTensor._index) ----
+
+def _dim(view, d, kept):
+    """(stored block dim number, k, logical count) of view dim d."""
+    j = kept[d] - 1
+    return j, view.base.rot[j], view._ap[d][1]
+
+
+def physical(view, i, kept_d):
+    """The stored block of logical block index i (an int or a loop
+    variable) on the base's stored block dim kept_d: i % k."""
+    k = view.base.rot[kept_d - 1]
+    if type(i) is int:
+        return i % k
+    if i.loop_trace() is None:
+        raise _trace.NkiError("'%s': a block index that depends on nl.program_id() on a tile "
+                              "whose blocks rotate over %d physical blocks is not supported by "
+                              "tpbsim" % (view.base.name, k))
+    return i % k
+
+
+def no_block_slice(view, d, s, kept):
+    """A slice over a rotated block dim: only the whole dim (then used as
+    a whole-tensor view, refused where it is used)."""
+    j, k, n = _dim(view, d, kept)
+    if k != n and not (s.start in (None, 0) and s.stop in (None, n) and s.step in (None, 1)):
+        raise _trace.NkiError("'%s': slicing block dim %d, whose %d logical blocks rotate over "
+                              "%d physical blocks, is not supported by tpbsim (index one block)"
+                              % (view.base.name, j, n, k))
+
+
+def no_whole(view, what):
+    b = view.base
+    how = ("whose logical blocks share %s physical blocks (direct allocation)" % list(b.rot)
+           if b.rot is not None else "stored one tile per logical block (PSUM reuse)")
+    raise _trace.NkiError("'%s': %s of a tile %s is not supported by tpbsim: access the blocks "
+                          "one at a time" % (b.name, what, how))
+
+
+# ---- PSUM reuse: one tile per logical block (docs/python.md) ----
+
+_PSUM_TILE = re.compile(r'\{"op": "tile", "name": "[^"]+", "shape": \[([0-9, ]+)\], '
+                        r'"dtype": "(\w+)", "buffer": "psum", "loc": "([^"]*)"')
+
+
+def note_trace(tr):
+    """Remember (per thread) whether the trace just made is one whose PSUM
+    might need splitting (psum_oversubscribed)."""
+    _trace._LOCAL.psum_over = psum_oversubscribed(tr)
+
+
+def split_wanted(text, name):
+    """After a trace without split_psum: whether it has PSUM block-dim
+    tiles, declares more PSUM than there is (a quick filter) and the
+    compiler fails to fit its PSUM tiles (a trial compile)."""
+    if not getattr(_trace._LOCAL, "psum_over", False):
+        return False
+    from .._lib import Context, TpbError
+    ctx, tmp = Context(), tempfile.mkdtemp(prefix="tpbsim-psum-")
+    try:
+        ctx.compile_json(text, name, os.path.join(tmp, "art"))
+        return False
+    except TpbError as e:
+        return "PSUM allocation failed" in str(e) or "exceed the PSUM partition size" in str(e)
+    finally:
+        ctx.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def psum_oversubscribed(tr):
+    """Whether the PSUM tiles the trace declares, each source line counted
+    once at its largest tile, need more than PSUM's 16 KiB per partition,
+    with a PSUM block-dim tile among them."""
+    if not tr.psum_blocks or tr.split_psum:
+        return False
+    by_loc = {}
+    for op in tr.body:
+        for m in _PSUM_TILE.finditer(op):
+            shape = [int(v) for v in m.group(1).split(",")]
+            n = int(np.prod(shape[1:], dtype=np.int64)) * _DT_BYTES.get(m.group(2), 4)
+            by_loc[m.group(3)] = max(by_loc.get(m.group(3), 0), n)
+    return sum(by_loc.values()) > PSUM_BANKS * PSUM_BANK_BYTES
+
+
+def split_tensor(tr, nki, nblk, dtype, name, loc):
+    """A PSUM tile of NKI shape (B..., P, F...) as one tile per logical
+    block, each declared at its first use: the compiler's allocator then
+    reuses the storage of blocks whose lifetimes do not overlap."""
+    b = _trace._Base(tr.unique(name or "t"), nki, dtype, "psum", "split", loc)
+    b.nblk, b.blocks = nblk, {}
+    if tr.frames:
+        tr.frames[-1].bases.append(b)
+        b.depth = len(tr.frames)
+    return _trace.NkiTensor(b, 0, _trace._c_ap(nki), None, nblk)
+
+
+def split_index(view, key):
+    """t[i, j, ...] of a split tile: the tile of logical block (i, j)
+    (integers: a loop variable makes the loop traced per iteration),
+    indexed by the rest of the key."""
+    b = view.base
+    if b.dead:
+        _trace.need_retrace()
+    nb = b.nblk
+    idx = key[:nb]
+    if view._pd != nb or view.offset != 0 or len(idx) < nb:
+        raise _trace.NkiError("'%s': a PSUM tile of %s blocks stored one tile per block (its "
+                              "blocks exceed PSUM together): index all its block dims at once, "
+                              "t[%s]" % (b.name, list(b.shape[:nb]), ", ".join("i" * nb)))
+    out = []
+    for d, i in enumerate(idx):
+        if type(i) is _trace.Lin:
+            if i.loop_trace() is not None:
+                _trace.need_retrace()
+            raise _trace.NkiError("'%s': a block index that depends on nl.program_id() on a "
+                                  "PSUM tile stored one tile per block" % b.name)
+        if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < b.shape[d]:
+            raise _trace.NkiError("'%s': block index %r of dim %d (size %d)" %
+                                  (b.name, i, d, b.shape[d]))
+        out.append(int(i))
+    out = tuple(out)
+    t = b.blocks.get(out)
+    if t is None or t.base.dead:
+        tr = _trace.current()
+        t = b.blocks[out] = tr.new_tensor(b.shape[nb:], b.dtype, "psum",
+                                          "%s_%s" % (b.name, "_".join(map(str, out))), b.loc)
+    rest = key[nb:]
+    return t[rest] if rest else t
+
+
+def fill_blocks(t, v, loc, fn):
+    """nl.zeros / nl.full of a split tile: a memset of every block's tile.
+    Refused for a tile whose blocks share storage (direct allocation)."""
+    from . import isa
+    b = t.base
+    if b.rot is not None:
+        no_whole(t, "nl.%s" % fn)
+    for idx in itertools.product(*(range(n) for n in b.shape[:b.nblk])):
+        isa._emit("memset", loc, [("dst", t[idx].text()), ("value", v)])
+    return t
