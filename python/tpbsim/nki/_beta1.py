@@ -201,6 +201,9 @@ def _dual(name, fn2, result, own=None):
     @functools.wraps(fn2)
     def op(*a, **k):
         if "dst" in k:
+            if "dtype" in k and "dtype" not in sig2.parameters:
+                k = dict(k)
+                _dst_dtype(name, k["dst"], k.pop("dtype"))
             return fn2(*a, **k)
         if a and type(a[0]) is NkiTensor:
             key = (len(a), tuple(k))
@@ -231,6 +234,18 @@ def _dual(name, fn2, result, own=None):
     _SKIP.add(op.__code__)
     op.__signature__ = sig2
     return op
+
+
+@_skip
+def _dst_dtype(name, dst, dtype):
+    """An early beta-2 call form (nki-samples' tutorials): `dtype=` next to
+    `dst=` (`nisa.tensor_copy(dst=t, src=s, dtype=t.dtype)`).  The op writes
+    dst's dtype, so dtype= must be that dtype; another raises."""
+    from .language import _dtype
+    if isinstance(dst, NkiTensor) and _dtype(dtype) != dst.dtype:
+        raise NkiError("%s: nisa.%s: dtype=%s differs from dst's dtype %s (the op writes "
+                       "dst's dtype: drop dtype=, or give a dst of that dtype)" % (
+                           _trace.caller_loc(), name, _dtype(dtype), dst.dtype))
 
 
 @_skip
@@ -447,21 +462,32 @@ def mask_rect(t, mask, fn, what, loc):
     return t[mask_bounds(t, mask, fn, what, loc)]
 
 
-def mask_bounds(t, mask, fn, what, loc):
-    """mask_rect's rectangle: one slice per dim of t."""
+def _mask_preds(t, mask, fn, loc):
     from .language import IndexMask, IndexPredicate
     preds = mask.preds if isinstance(mask, IndexMask) else [mask]
     if not isinstance(t, NkiTensor) or not all(isinstance(p, IndexPredicate) for p in preds):
         raise NkiError("%s: %s: argument 'mask': expected comparisons of nl.arange / nl.mgrid "
                        "indices, got %r" % (loc, fn, mask))
-    lo, hi = [0] * len(t.shape), list(t.shape)
+    return preds
+
+
+def mask_bounds(t, mask, fn, what, loc, shape=None):
+    """mask_rect's rectangle: one slice per dim of t (of shape, when given).
+    A bound that depends on a traced-once loop variable retraces the loop
+    per iteration (the rectangle's size then is a number)."""
+    preds = _mask_preds(t, mask, fn, loc)
+    shape = list(t.shape if shape is None else shape)
+    lo, hi = [0] * len(shape), list(shape)
     for p in preds:
         axes = [(a, v) for a, v in p.e.coef.items() if v]
+        if type(p.e.c) is _trace.Lin and p.e.c.loop_trace() is not None:
+            _trace.need_retrace()
         if (len(axes) != 1 or axes[0][0] is None or abs(axes[0][1]) != 1 or
-                not 0 <= axes[0][0] < len(t.shape) or type(p.e.c) is not int or
+                not 0 <= axes[0][0] < len(shape) or type(p.e.c) is not int or
                 p.op in ("eq", "ne")):
             raise NkiError("%s: %s: argument 'mask': only bounds on one index (i_p < n, "
-                           "i_f >= m) are supported for %s" % (loc, fn, what))
+                           "i_f >= m) that do not depend on nl.program_id() are supported "
+                           "for %s" % (loc, fn, what))
         (a, v), c = axes[0], p.e.c
         op = p.op if v > 0 else {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[p.op]
         c = -c if v > 0 else c   # the compared bound: i_a OP c
@@ -470,6 +496,31 @@ def mask_bounds(t, mask, fn, what, loc):
         else:
             lo[a] = max(lo[a], c + (op == "gt"))
     return tuple(slice(a, b) for a, b in zip(lo, hi))
+
+
+def masked_load(src, dtype, mask, loc):
+    """nl.load(src, mask=) (NKI beta-1): a new SBUF tile of the index
+    grid's shape, of which only the rectangle the mask bounds is loaded (the
+    rest is left unwritten, as NKI leaves it).  The grid's size along a
+    bounded axis is the mask index's (src may be NumPy-clipped there: its
+    index runs past src's end where the mask excludes it)."""
+    from .language import _dtype, sbuf
+    shape = list(src.shape)
+    for p in _mask_preds(src, mask, "nl.load", loc):
+        for a, n in p.e.sizes.items():
+            if p.e.ndim == len(shape) and a is not None and 0 <= a < len(shape) and n > 0:
+                shape[a] = max(shape[a], n)
+    rect = mask_bounds(src, mask, "nl.load", "src", loc, shape)
+    t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else src.dtype, sbuf, "", loc)
+    if any(r.stop <= r.start for r in rect):
+        return t   # all masked off: nothing loaded
+    part = src[rect]
+    if list(part.shape) != [r.stop - r.start for r in rect]:
+        raise NkiError("%s: nl.load: src %s is read past its end inside the mask %s" %
+                       (loc, list(src.shape), [(r.start, r.stop) for r in rect]))
+    from . import isa
+    isa._emit("dma_copy", loc, [("dst", t[rect].text()), ("src", part.text())])
+    return t
 
 
 # ---- t[idx] = value, t[idx] += value ----

@@ -364,7 +364,8 @@ class NkiTensor:
             if isinstance(k, slice):
                 if rot is not None and d < pd:
                     _alloc.no_block_slice(self, d, k, kept)
-                s0, s1, st = k.start, k.stop, k.step
+                s0, s1, st = (int(x) if isinstance(x, np.integer) else x
+                              for x in (k.start, k.stop, k.step))
                 st = 1 if st is None else st
                 if not isinstance(st, int) or st <= 0:
                     raise NkiError("dimension %d of '%s': step %r (positive integers only)" %

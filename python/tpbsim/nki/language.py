@@ -42,6 +42,30 @@ fp32, fp16, bf16 = _fin(float32, (8, 23)), _fin(float16, (5, 10)), _fin(bfloat16
 tf32 = _ShortDtype(tfloat32)
 fp8_e4m3, fp8_e5m2 = _ShortDtype(float8_e4m3fn, -448.0, 448.0), _fin(float8_e5m2, (5, 2))
 
+
+
+class _Finfo:
+    __slots__ = ("dtype", "min", "max", "bits")
+
+    def __repr__(self):
+        return "finfo(dtype=%s, min=%r, max=%r)" % (self.dtype, self.min, self.max)
+
+
+def finfo(dtype):
+    """NKI beta-1's nl.finfo(dtype) (declared, undocumented, in the beta-1
+    stubs): a float dtype's .min / .max (its finite range, as nl.fp32.min)
+    and .bits, as numpy.finfo gives them."""
+    d = _dtype(dtype)
+    s = {float32: fp32, float16: fp16, bfloat16: bf16, float8_e4m3fn: fp8_e4m3,
+         float8_e5m2: fp8_e5m2}.get(d)
+    if s is None:
+        raise NkiError("nl.finfo: %r is not a float dtype" % (dtype,))
+    f = _Finfo()
+    f.dtype, f.min, f.max = d, s.min, s.max
+    f.bits = {float32: 32, float16: 16, bfloat16: 16}.get(d, 8)
+    return f
+
+
 _NP_NAMES = {"bool": "bool", "float64": "float32"}
 _PLAIN = frozenset((bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, bfloat16,
                     float8_e4m3fn, float8_e5m2, tfloat32))
@@ -380,11 +404,12 @@ class IndexExpr:
     def _of(x):
         if isinstance(x, IndexExpr):
             return x
-        if isinstance(x, Lin) and x.loop_trace() is not None:
-            return IndexExpr(x)   # a loop variable: the offset is an expression
-        if isinstance(x, bool) or not isinstance(x, int):
+        if isinstance(x, Lin):
+            # a loop variable or a program id: the offset is an expression
+            return IndexExpr(x)
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
             raise NkiError("index expressions combine with integers only, got %r" % (x,))
-        return IndexExpr(x)
+        return IndexExpr(int(x))
 
     def _lin(self, o, k):
         o = IndexExpr._of(o)
@@ -414,8 +439,9 @@ class IndexExpr:
         return IndexExpr(-self.c, {a: -v for a, v in self.coef.items()}, self.ndim, self.sizes)
 
     def __mul__(self, o):
-        if isinstance(o, bool) or not isinstance(o, int):
+        if isinstance(o, bool) or not isinstance(o, (int, np.integer)):
             raise NkiError("index expressions multiply by integers only, got %r" % (o,))
+        o = int(o)
         return IndexExpr(self.c * o, {a: v * o for a, v in self.coef.items()}, self.ndim,
                          self.sizes)
 
@@ -470,6 +496,21 @@ class IndexPredicate:
         # b, so NKI takes a comparison as true: `a and b` is b, `a or b`
         # is a.  The same here, with a warning (docs/python.md)
         return _mask_truth()
+
+    def always(self):
+        """Whether the comparison holds at every index of its grid (a
+        bound the indices never reach)."""
+        e = self.e
+        if type(e.c) is not int or None in e.coef:
+            return False
+        lo = hi = e.c
+        for a, v in e.coef.items():
+            n = e.sizes.get(a, -1)
+            if n <= 0:
+                return False
+            lo, hi = (lo, hi + v * (n - 1)) if v > 0 else (lo + v * (n - 1), hi)
+        return {"lt": hi < 0, "le": hi <= 0, "gt": lo > 0, "ge": lo >= 0,
+                "eq": lo == hi == 0, "ne": hi < 0 or lo > 0}[self.op]
 
     def kernel_pred(self, shape):
         e = self.e
@@ -830,11 +871,16 @@ def where(condition, x, y, dtype=None):
     return t
 
 
-def load(src, dtype=None):
-    """nl.load: a new SBUF tile holding src (one dma_copy)."""
+def load(src, dtype=None, mask=None):
+    """nl.load: a new SBUF tile holding src (one dma_copy); mask= (NKI
+    beta-1) bounds on single indices, as nl.store's: only that rectangle is
+    loaded (_beta1.masked_load)."""
     loc = _trace.caller_loc()
     if not isinstance(src, NkiTensor):
         raise NkiError("%s: nl.load: expected a tensor" % loc)
+    if mask is not None:
+        from ._beta1 import masked_load
+        return masked_load(src, dtype, mask, loc)
     t = _trace.current().new_tensor(src.shape, _dtype(dtype) if dtype else src.dtype, sbuf,
                                     "", loc)
     from . import isa
@@ -879,22 +925,57 @@ class _Reduce(_Fn):
         _Fn.__init__(self, alu)
         self.nl_name = name
 
-    def __call__(self, x, axis, dtype=None, keepdims=False):
+    def __call__(self, x, axis, dtype=None, keepdims=False, mask=None):
         loc = _trace.caller_loc()
         if not isinstance(x, NkiTensor):
             raise NkiError("%s: nl.%s: expected a tensor" % (loc, self.nl_name))
         axes = [axis] if isinstance(axis, int) else list(axis)
-        return _reduce(x, axes, self.name, _dtype(dtype) if dtype else x.dtype, keepdims, loc)
+        axes = [a % len(x.shape) if isinstance(a, int) and -len(x.shape) <= a < 0 else a
+                for a in axes]   # NumPy's negative axes
+        return _reduce(x, axes, self.name, _dtype(dtype) if dtype else x.dtype, keepdims, loc,
+                       mask)
 
 
-def _reduce(x, axes, op, dtype, keepdims, loc):
+def _reduce_mask(mask, axes, keepdims, nd, loc):
+    """mask= of a reduction (NKI beta-1): comparisons over the input's
+    indices, as dst's.  One that holds over the whole grid is dropped;
+    the others must not use a reduced axis, and index dst's axes."""
+    preds = mask.preds if isinstance(mask, IndexMask) else [mask]
+    if [p for p in preds if not isinstance(p, IndexPredicate)]:
+        raise NkiError("%s: field 'mask': expected comparisons of nl.arange / nl.mgrid "
+                       "indices, got %r" % (loc, mask))
+    keep = [d for d in range(nd) if keepdims or d not in axes]
+    out = []
+    for p in preds:
+        if p.always():
+            continue
+        e = p.e
+        if e.ndim != nd or any(a in axes for a, v in e.coef.items() if v):
+            raise NkiError("%s: field 'mask': a reduction's mask may bound its kept axes "
+                           "only (or hold everywhere); %r bounds a reduced one" % (loc, mask))
+        m = {a: keep.index(a) for a in e.coef if a is not None}
+        out.append(IndexPredicate(IndexExpr(e.c, {m[a]: v for a, v in e.coef.items()},
+                                            len(keep), {m[a]: n for a, n in e.sizes.items()
+                                                        if a in m}), p.op))
+    return IndexMask(out) if out else None
+
+
+def _reduce(x, axes, op, dtype, keepdims, loc, mask=None):
     """A tensor_reduce of x over axes into a new SBUF tile of dtype."""
     shape = [1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes]
     t = _trace.current().new_tensor(shape, dtype, sbuf, "", loc)
     from . import isa
-    isa._emit("tensor_reduce", loc, [("dst", t.text()), ("src", x.text()),
-                                     ("operator", '"%s"' % op), ("axis", str(axes))] +
-              ([("keepdims", "true")] if keepdims else []))
+    if not [d for d in axes if x.shape[d] != 1]:
+        # over one element the reduction is a copy (the back end's TensorReduce
+        # needs an axis of more than one element), as beta-1's tensor_reduce
+        kind, f = "tensor_copy", [("dst", t.text()), ("src", x.text())]
+    else:
+        kind = "tensor_reduce"
+        f = [("dst", t.text()), ("src", x.text()), ("operator", '"%s"' % op),
+             ("axis", str(axes))] + ([("keepdims", "true")] if keepdims else [])
+    if mask is not None:
+        f = isa._mask(f, _reduce_mask(mask, axes, keepdims, len(x.shape), loc), loc, t)
+    isa._emit(kind, loc, f)
     return t
 
 
