@@ -14,6 +14,8 @@ import functools
 import inspect
 import sys
 
+import numpy as np
+
 from . import _groups, _trace
 from ._trace import NkiError, NkiTensor
 
@@ -80,6 +82,24 @@ def _transpose(args, loc, op):
             {"engine": eng})
 
 
+def _tensor_tensor(args, loc, op):
+    """data1's shape; a [P, 1] operand next to a [P, F...] one is read with
+    a free-dim step of 0 (broadcast along the free dims, as NKI beta-1's
+    tensor_tensor took it: nki-samples' double_row matmul scales [128, 512]
+    by [128, 1])."""
+    x1, x2 = _tensor(args, "data1", loc, op), _tensor(args, "data2", loc, op)
+    if tuple(x1.shape) == tuple(x2.shape) or x1.shape[0] != x2.shape[0]:
+        return x1.shape, x1.dtype, "sbuf", {}
+    n1, n2 = (int(np.prod(x.shape[1:])) for x in (x1, x2))
+    if n1 != 1 and n2 != 1 or n1 == n2:
+        return x1.shape, x1.dtype, "sbuf", {}   # the op's own shape error
+    small, big, what = (x1, x2, "data1") if n1 == 1 else (x2, x1, "data2")
+    v = NkiTensor(small.base, small.offset, [list(small._ap[0])] +
+                  [[0, n] for n in big.shape[1:]])
+    v._lb = small._lb
+    return big.shape, x1.dtype, "sbuf", {what: v}
+
+
 def _reduce(args, loc, op):
     x = _tensor(args, "data", loc, op)
     ax = args["axis"]
@@ -138,7 +158,7 @@ def _dma_transpose(args, loc, op):
 # plus dtype= (and mask= where beta-2 has none)
 _SPECS = {
     "nc_matmul": _matmul, "nc_transpose": _transpose,
-    "activation": _like("data"), "tensor_tensor": _like("data1"),
+    "activation": _like("data"), "tensor_tensor": _tensor_tensor,
     "tensor_scalar": _like("data"), "tensor_copy": _like("src"),
     "tensor_reduce": _reduce, "reciprocal": _like("data"),
     "tensor_partition_reduce": _part_reduce, "tensor_tensor_scan": _like("data0"),

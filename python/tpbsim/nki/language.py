@@ -573,15 +573,18 @@ class _MGrid:
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
         nd = len(key)
-        out = []
+        rs = []
         for d, k in enumerate(key):
             if not isinstance(k, slice) or k.step not in (None, 1):
                 raise NkiError("nl.mgrid: expected slices start:stop (step 1), got %r" % (k,))
             r = range(*k.indices(1 << 62)) if k.stop is not None else None
             if r is None or len(r) == 0:
                 raise NkiError("nl.mgrid: axis %d: %r is empty or has no stop" % (d, k))
-            out.append(IndexExpr(r.start, {d: 1}, nd, {d: len(r)}))
-        return _Grid(out)
+            rs.append(r)
+        # dense, as NumPy's mgrid: each index spans the whole grid (nl.iota
+        # of one of them, or of a sum of some, fills the grid's shape)
+        sizes = {d: len(r) for d, r in enumerate(rs)}
+        return _Grid(IndexExpr(r.start, {d: 1}, nd, sizes) for d, r in enumerate(rs))
 
 
 class _Grid(tuple):
@@ -953,8 +956,8 @@ def _reduce_mask(mask, axes, keepdims, nd, loc):
         if e.ndim != nd or any(a in axes for a, v in e.coef.items() if v):
             raise NkiError("%s: field 'mask': a reduction's mask may bound its kept axes "
                            "only (or hold everywhere); %r bounds a reduced one" % (loc, mask))
-        m = {a: keep.index(a) for a in e.coef if a is not None}
-        out.append(IndexPredicate(IndexExpr(e.c, {m[a]: v for a, v in e.coef.items()},
+        m = {a: keep.index(a) for a, v in e.coef.items() if v}
+        out.append(IndexPredicate(IndexExpr(e.c, {m[a]: v for a, v in e.coef.items() if v},
                                             len(keep), {m[a]: n for a, n in e.sizes.items()
                                                         if a in m}), p.op))
     return IndexMask(out) if out else None

@@ -1,0 +1,174 @@
+"""Call forms of nki-samples' kernels (contributed/, tutorials, the reference
+kernels removed in c4b806e) that tpbsim runs unchanged: each checked
+against NumPy (scripts/nki-samples-misc runs the kernels themselves)."""
+import numpy as np
+import pytest
+
+from tpbsim import NkiError, nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+RNG = np.random.default_rng(11)
+
+
+def test_program_id_in_index_expression_numpy():
+    """The SPMD tutorial's `nl.program_id(0) * 128 + nl.arange(128)[:, None]`."""
+    @nki.jit
+    def add(a, b):
+        c = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        ix = nl.program_id(0) * 128 + nl.arange(128)[:, None]
+        iy = nl.program_id(1) * 64 + nl.arange(64)[None, :]
+        nl.store(c[ix, iy], value=nl.load(a[ix, iy]) + nl.load(b[ix, iy]))
+        return c
+    a, b = RNG.random((256, 128), np.float32), RNG.random((256, 128), np.float32)
+    np.testing.assert_allclose(add[2, 2](a, b), a + b, rtol=1e-6)
+
+
+def test_numpy_ints_in_indexes_numpy():
+    """np.int32 / np.int64 offsets (adaptive avg pool's window starts) in
+    index expressions and slices are ints."""
+    starts = np.array([1, 3], np.int32)
+
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 2, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 2, 2), dtype=x.dtype, buffer=nl.sbuf)
+        for j in nl.static_range(2):
+            s = starts[j]
+            t[:, j, :] = nl.load(x[:, s:s + 2])
+        i_p, i_f = nl.mgrid[0:128, 0:2]
+        nl.store(out[i_p, 0, i_f + np.int64(0) * 1], value=t[:, 0, :])
+        nl.store(out[:, 1, :], value=t[:, 1, :])
+        return out
+    x = RNG.random((128, 8), np.float32)
+    np.testing.assert_array_equal(k(x), np.stack([x[:, 1:3], x[:, 3:5]], 1))
+
+
+def test_load_mask_partial_tile_numpy():
+    """interpolate_bilinear's masked load and store of a last partial
+    128-row tile (the index runs past the tensor's end where the mask
+    excludes it), and a returned reshape of the output."""
+    @nki.jit
+    def k(x):
+        n, f = x.shape
+        out = nl.ndarray((n, f), dtype=x.dtype, buffer=nl.shared_hbm)
+        for p in nl.affine_range((n + 127) // 128):
+            i_p, i_f = nl.mgrid[0:128, 0:f]
+            i_p = p * 128 + i_p
+            t = nl.load(x[i_p, i_f], mask=(i_p < n))
+            assert t.shape == (128, f)
+            u = nl.multiply(t, 2.0)
+            nl.store(out[i_p, i_f], value=u, mask=(i_p < n))
+        return out.reshape((n // 5, 5, f))
+    x = RNG.random((200, 6), np.float32)
+    np.testing.assert_array_equal(k(x), (2 * x).reshape(40, 5, 6))
+
+
+def test_dma_copy_mask_numpy():
+    """adaptive_avg_pool2d's nisa.dma_copy(..., mask=(i_p < N * C) & ...)."""
+    @nki.jit
+    def k(x):
+        n = x.shape[0]
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(2):
+            i_p = nl.arange(128)[:, None] + i * 128
+            t = nl.ndarray((128, 4), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x[i * 128:(i + 1) * 128, :], mask=(i_p < n))
+            nl.store(out[i * 128:(i + 1) * 128, :], value=t, mask=(i_p < n))
+        return out
+    x = RNG.random((160, 4), np.float32)
+    np.testing.assert_array_equal(k(x), x)
+
+
+def test_reduce_mask_and_axes_numpy():
+    """nl.sum / nl.max with mask=: a comparison that holds everywhere is
+    dropped, one on a kept axis masks dst; negative axes; a reduction over
+    one element is a copy."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        r = nl.full((128, 2), -1.0, dtype=x.dtype, buffer=nl.sbuf)
+        i_p, i_h, i_w = nl.mgrid[0:128, 0:3, 0:4]
+        r[:, 0] = nl.sum(t, axis=[-2, -1], mask=(i_h < 3) & (i_w < 9))
+        r[:, 1] = nl.max(t[:, 0:1, 0:1], axis=[1, 2], mask=(i_p < 100))
+        nl.store(out, r)
+        return out
+    x = RNG.random((128, 3, 4), np.float32)
+    want = np.stack([x.sum(axis=(1, 2)), np.where(np.arange(128) < 100, x[:, 0, 0], -1.0)], 1)
+    np.testing.assert_allclose(k(x), want, rtol=1e-5)
+
+
+def test_reduce_mask_on_reduced_axis_refused():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:128, 0:8]
+        nl.store(out, nl.sum(nl.load(x), axis=[1], keepdims=True, mask=(i_f < 4)))
+        return out
+    with pytest.raises(NkiError, match="reduced one"):
+        k(RNG.random((128, 8), np.float32))
+
+
+def test_finfo():
+    assert nl.finfo(nl.float32).max == np.finfo(np.float32).max
+    assert nl.finfo(np.float16).min == float(np.finfo(np.float16).min)
+    assert nl.finfo(nl.bfloat16).max == (2 - 2 ** -7) * 2.0 ** 127
+    assert nl.finfo(nl.float8_e4m3fn).max == 448.0
+    with pytest.raises(NkiError, match="not a float dtype"):
+        nl.finfo(nl.int32)
+
+
+def test_tensor_copy_dtype_with_dst_numpy():
+    """nki-samples' `nisa.tensor_copy(dst=t, src=p, dtype=t.dtype)`: dtype=
+    must be dst's; another raises."""
+    @nki.jit
+    def k(x, dt):
+        out = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        s = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=s, src=t, dtype=dt)
+        nl.store(out, s)
+        return out
+    x = np.array([[1.0, 2.0], [3.0, 5.0]], np.float32)
+    np.testing.assert_array_equal(k(x, nl.bfloat16), x)
+    with pytest.raises(NkiError, match="differs from dst's dtype bfloat16"):
+        k(x, nl.float32)
+
+
+def test_tensor_tensor_broadcast_column_numpy():
+    """The double_row matmul's beta-1 `nisa.tensor_tensor(t [P, F], s [P, 1],
+    nl.multiply)`: s is read with a free step of 0 (either side)."""
+    @nki.jit
+    def k(x, s):
+        out = nl.ndarray((2,) + x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t, c = nl.load(x), nl.load(s)
+        nl.store(out[0], nisa.tensor_tensor(t, c, nl.multiply))
+        nl.store(out[1], nisa.tensor_tensor(c, t, nl.subtract))
+        return out
+    x, s = RNG.random((128, 64), np.float32), RNG.random((128, 1), np.float32)
+    np.testing.assert_allclose(k(x, s), np.stack([x * s, s - x]), rtol=1e-6)
+
+
+def test_mgrid_dense_iota_numpy():
+    """nl.mgrid is dense (NumPy's): iota of an expression in some of its
+    indices fills the whole grid (select_and_scatter's window indices)."""
+    @nki.jit
+    def k():
+        out = nl.ndarray((128, 2, 3, 3), dtype=nl.uint32, buffer=nl.shared_hbm)
+        w = nl.mgrid[0:128, 0:2, 0:3, 0:3]
+        nl.store(out, nisa.iota(3 * w.y + w.z, dtype=nl.uint32))
+        return out
+    want = np.broadcast_to((3 * np.arange(3)[:, None] + np.arange(3)).astype(np.uint32),
+                           (128, 2, 3, 3))
+    np.testing.assert_array_equal(k(), want)
+
+
+def test_returned_part_refused():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x))
+        return out[0:64]
+    with pytest.raises(NkiError, match="returns a part of"):
+        k(RNG.random((128, 4), np.float32))
