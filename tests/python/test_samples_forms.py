@@ -172,3 +172,29 @@ def test_returned_part_refused():
         return out[0:64]
     with pytest.raises(NkiError, match="returns a part of"):
         k(RNG.random((128, 4), np.float32))
+
+
+def test_masked_load_index_past_end_numpy():
+    """maxpooling.py's `nl.load(x[i_h + i_kh, i_w], mask=(i_h < h - 2))`: the
+    access pattern of the last tile leaves x, the mask keeps it inside; the
+    same view without the mask is an error."""
+    @nki.jit
+    def k(x, masked):
+        h, w = x.shape
+        out = nl.ndarray((h - 2, w - 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        for t in nl.affine_range((h + 127) // 128):
+            i_h, i_kh, i_w = nl.mgrid[0:128, 0:3, 0:w]
+            i_h = t * 128 + i_h
+            v = x[i_h + i_kh, i_w]
+            tile = nl.load(v, mask=(i_h < h - 2)) if masked else nl.load(v)
+            i_p, j_kh, i_f, i_kw = nl.mgrid[0:128, 0:3, 0:w - 2, 0:3]
+            m = nl.max(tile[i_p, j_kh, i_f + i_kw], axis=[1, 3], mask=(t * 128 + i_p < h))
+            o_h, o_w = nl.mgrid[0:128, 0:w - 2]
+            o_h = t * 128 + o_h
+            nl.store(out[o_h, o_w], value=m, mask=(o_h < h - 2))
+        return out
+    x = RNG.random((150, 12), np.float32)
+    want = np.lib.stride_tricks.sliding_window_view(x, (3, 3)).max(axis=(2, 3))
+    np.testing.assert_array_equal(k(x, True), want)
+    with pytest.raises(NkiError, match="spans 128..257, outside 0..149"):
+        k(x, False)

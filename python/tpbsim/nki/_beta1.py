@@ -430,6 +430,7 @@ def _index_ap(t, key):
             sizes[a] = n
     shape = [sizes.get(a, 1) for a in range(nd)]
     off, steps = t.offset, [0] * nd
+    oob = None
     for d, (k, (stride, cnt)) in enumerate(zip(key, t._ap)):
         e = k if isinstance(k, IndexExpr) else IndexExpr(k, {}, nd)
         lo = hi = e.c
@@ -438,15 +439,19 @@ def _index_ap(t, key):
             steps[a] += stride * v
         for x in (lo, hi):
             if type(x) is int and not 0 <= x < cnt:
-                raise bad("index %d spans %s..%s, outside 0..%d" % (d, lo, hi, cnt - 1))
-            _trace._check_sym(x, 0, cnt - 1)
+                oob = oob or bad("index %d spans %s..%s, outside 0..%d" % (d, lo, hi, cnt - 1))
+            else:
+                _trace._check_sym(x, 0, cnt - 1)
         off = off + stride * e.c
     if t._onchip():
         k0 = key[0]
         if (not isinstance(k0, IndexExpr) or k0.coef != {0: 1} or
                 any(isinstance(k, IndexExpr) and k.coef.get(0) for k in key[1:])):
             raise bad("on chip the first index must be the partition index (grid axis 0) alone")
-    return NkiTensor(t.base, off, [[steps[a] or 1, shape[a]] for a in range(nd)])
+    v = NkiTensor(t.base, off, [[steps[a] or 1, shape[a]] for a in range(nd)])
+    if oob is not None:   # an error unless a mask keeps the indices inside
+        v._oob = (oob, t, key)
+    return v
 
 
 def tile_index(t, key):
@@ -479,7 +484,29 @@ def mask_rect(t, mask, fn, what, loc):
     """t cut to the rectangle an index mask bounds: each comparison one
     index (+ a constant) against 0, e.g. (i_p < 64) & (i_f < 256) -> t[0:64,
     0:256] (bounds past t's dims are NumPy-clipped); other masks raise."""
-    return t[mask_bounds(t, mask, fn, what, loc)]
+    return mask_restrict(t, mask_bounds(t, mask, fn, what, loc))
+
+
+def mask_restrict(t, rect):
+    """t[rect]; for a view by index expressions that leave the tensor
+    (_index_ap), the view of those expressions over the rectangle of their
+    grid, which must stay inside."""
+    if t._oob is None:
+        return t[rect]
+    from .language import IndexExpr
+    _, base, key = t._oob
+    lo = {a: r.start for a, r in enumerate(rect)}
+    key2 = []
+    for k in key:
+        if isinstance(k, IndexExpr):
+            k = IndexExpr(k.c + sum(v * lo.get(a, 0) for a, v in k.coef.items() if v),
+                          k.coef, k.ndim, {a: rect[a].stop - rect[a].start
+                                           for a in k.sizes if a is not None and a < len(rect)})
+        key2.append(k)
+    v = _index_ap(base, tuple(key2))
+    if v._oob is not None:
+        raise v._oob[0]
+    return v
 
 
 def _mask_preds(t, mask, fn, loc):
@@ -534,7 +561,7 @@ def masked_load(src, dtype, mask, loc):
     t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else src.dtype, sbuf, "", loc)
     if any(r.stop <= r.start for r in rect):
         return t   # all masked off: nothing loaded
-    part = src[rect]
+    part = mask_restrict(src, rect)
     if list(part.shape) != [r.stop - r.start for r in rect]:
         raise NkiError("%s: nl.load: src %s is read past its end inside the mask %s" %
                        (loc, list(src.shape), [(r.start, r.stop) for r in rect]))

@@ -252,7 +252,7 @@ class _Base:
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb", "_oob")
 
     def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
@@ -275,6 +275,10 @@ class NkiTensor:
         # in a block-dim tile: (block indexes given so far, as ints / Lin,
         # the part of offset they add), else None (_groups.py)
         self._lb = None
+        # an index-expression view whose indices leave the tensor: (the
+        # error, the indexed view, the key); only a mask= that keeps the
+        # indices inside makes it an operand (_beta1.mask_restrict)
+        self._oob = None
 
     # NKI attributes
     @property
@@ -535,6 +539,8 @@ class NkiTensor:
         the view is a NumPy slice of its tensor, else a raw access pattern."""
         if self.base.dead:
             need_retrace()
+        if self._oob is not None:
+            raise self._oob[0]
         if self._pd:
             raise NkiError("'%s'%s keeps block dim(s) before its partition dim: tpbsim takes "
                            "one block per operand (index the blocks: t[i], t[i, :, 0:n])" %
