@@ -181,6 +181,7 @@ def checks(m):
     args, gold = double_row_inputs(r, 128, 512, 512)
     yield "quantized_double_row_matmul", lambda: close(
         m["double_row_matmul"].quantized_double_row_matmul(*args, 1, 1, 4), gold, rtol=2e-2)
+    yield from attention_checks(m, r)
     ta, tb = r.random((2, 8, 128, 512), np.float32), r.random((2, 8, 128, 512), np.float32)
     nel = 2 * 8 * 128 * 512 - 70000
 
@@ -190,22 +191,74 @@ def checks(m):
     yield "add_kernel_nx8x128x512", add_nx8
 
 
+def e5m2(b):
+    """float8 e5m2 bytes as float32 (an e5m2 byte is a float16's top byte)."""
+    return (np.asarray(b, np.uint16) << 8).view(np.float16).astype(np.float32)
+
+
+def mx_golden(st_x4, mv_x4, st_scale, mv_scale):
+    """mx_cpu_utils.py's nc_matmul_mx_golden for fp8 e5m2: x4 elements are
+    four bytes of a uint32, a uint8 scale s (2**(s - 127)) covers 8
+    partitions x one x4 element; the product also sums the four."""
+    def unpack(x4, sc):
+        k, n = x4.shape
+        v = e5m2(np.ascontiguousarray(x4).view(np.uint8)).reshape(k, n, 4)
+        return v * np.repeat(2.0 ** (sc.astype(np.float64) - 127), 8, axis=0)[:, :, None]
+    return np.einsum("kiq,kjq->ij", unpack(st_x4, st_scale), unpack(mv_x4, mv_scale))
+
+
 def mx_checks(m, r):
     """mx_kernels.py (trn3 Matmul-MX); references from mx_cpu_utils.py's
-    definitions (fp8 e5m2 data as bytes packed four to a uint32)."""
+    definitions."""
     def need():
         mod = m["mx_kernels"]
         if isinstance(mod, Exception):
             raise mod
         return mod
+
+    def fp8_bytes(shape):   # finite e5m2 values (exponent field below 31)
+        b = r.integers(0, 256, shape, dtype=np.uint8)
+        return np.where((b & 0x7C) == 0x7C, b & 0x83, b).astype(np.uint8)
+    st = fp8_bytes((128, 128 * 4)).view(np.uint32)
+    mv = fp8_bytes((128, 512 * 4)).view(np.uint32)
+    sst = r.integers(120, 130, (16, 128), dtype=np.uint8)
+    smv = r.integers(120, 130, (16, 512), dtype=np.uint8)
+    yield "kernel_offline_quantized_mx_matmul", lambda: close_mx(
+        need().kernel_offline_quantized_mx_matmul(st, sst, mv, smv, nl.float8_e5m2_x4),
+        mx_golden(st, mv, sst, smv))
+    # values of exponent 0 with 2 mantissa bits: MX fp8 e5m2 holds them
+    # exactly, whatever the group, so the golden is the plain product
     K, M, N = 512, 128, 512
-    st, mv = r.random((K, M), np.float32) * 2 - 1, r.random((K, N), np.float32) * 2 - 1
+    st_f, mv_f = (r.choice([-1.75, -1.5, -1.25, -1.0, 1.0, 1.25, 1.5, 1.75], s).astype(np.float32)
+                  for s in ((K, M), (K, N)))
     for use_tc in (True, False):
         yield f"kernel_copy_strided_quantize_matmul_mx (tensor_copy={use_tc})", (
             lambda use_tc=use_tc: close_mx(need().kernel_copy_strided_quantize_matmul_mx(
-                nki.typed(bf16(st), nl.bfloat16), nki.typed(bf16(mv), nl.bfloat16),
-                nl.float8_e5m2_x4, use_tc), bf16(st).T @ bf16(mv)))
+                nki.typed(st_f, nl.bfloat16), nki.typed(mv_f, nl.bfloat16),
+                nl.float8_e5m2_x4, use_tc), st_f.T @ mv_f))
 
 
 def close_mx(res, gold):
     return np.allclose(res, gold, rtol=5e-2, atol=5e-2)
+
+
+def attention_ref(q, k, v, scale):
+    """pipelined_attention.py's cpu_attention_forward without a causal mask:
+    softmax(scale * q.T @ k) @ v for q, k [d, S], v [S, d]."""
+    s = (q.T * scale) @ k
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def attention_checks(m, r):
+    """contributed/pipelined_attention.py's flash_fwd: seqlen a multiple of
+    its 8192-long sections, head dim 128, bf16 inputs."""
+    S, d = 8192, 128
+    q, k, v = (bf16(r.random(s, np.float32)) for s in ((1, d, S), (1, d, S), (1, S, d)))
+
+    def run():
+        o = m["pipelined_attention"].flash_fwd(
+            *(nki.typed(x, nl.bfloat16) for x in (q, k, v)), mixed_precision=True,
+            softmax_scale=0.125, use_causal_mask=False)
+        return np.allclose(o[0], attention_ref(q[0], k[0], v[0], 0.125), atol=1e-2)
+    yield "flash_fwd (pipelined_attention)", run

@@ -20,6 +20,11 @@ float16, float32, bfloat16 = "float16", "float32", "bfloat16"
 float8_e4m3 = float8_e4m3fn = "float8_e4m3fn"
 float8_e5m2 = "float8_e5m2"
 tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
+# NKI's packed MX dtypes (trn3: four fp8 / fp4 values per element, scaled in
+# [8, 4] groups): declared so kernels naming them load; a tile or view of
+# one is refused by the front-end (tpbsim's MX is the seeds' 32-row blocks)
+float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4 = (
+    "float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
 
 
 class _ShortDtype(str):
@@ -598,7 +603,9 @@ class _Grid(tuple):
 mgrid = _MGrid()
 
 
-def affine_range(start, stop=None, step=1, directives=None):
+def affine_range(start, stop=None, step=1, directives=None, precise_schedule=False):
+    """precise_schedule (NKI beta-1, nki-samples' pipelined attention): a
+    scheduling hint for NKI's compiler; values do not depend on it."""
     r = _range(start, stop, step)
     return _traced_loop("affine_range", r, _trace.caller_loc()) if _trace.stack() else r
 
@@ -987,8 +994,9 @@ min = _Reduce("min", "minimum")   # noqa: A001
 sum = _Reduce("sum", "add")   # noqa: A001
 
 
-# NumPy functions whose __name__ is not the op's name (np.max is "amax")
-_NP_OPS = {"amax": "max", "amin": "min"}
+# NumPy functions whose __name__ is not the op's name (np.max is "amax";
+# np.sum as a reduce op, nki-samples' pipelined attention, adds)
+_NP_OPS = {"amax": "max", "amin": "min", "sum": "add"}
 
 
 def _op_name(f, what):
