@@ -415,7 +415,8 @@ def _index_ap(t, key):
 
     def bad(why):
         return NkiError("index of '%s': %s -- not supported by tpbsim" % (name, why))
-    if len(key) != len(t._ap) or not all(isinstance(k, (IndexExpr, int)) for k in key):
+    if len(key) != len(t._ap) or not all(isinstance(k, (IndexExpr, int, _trace.Lin))
+                                         for k in key):
         raise bad("an index expression that is not a slice needs one index expression or "
                   "integer per dim")
     exprs = [k for k in key if isinstance(k, IndexExpr)]
