@@ -198,3 +198,38 @@ def test_masked_load_index_past_end_numpy():
     np.testing.assert_array_equal(k(x, True), want)
     with pytest.raises(NkiError, match="spans 128..257, outside 0..149"):
         k(x, False)
+
+
+def test_pipelined_attention_forms_numpy():
+    """pipelined_attention.py's `nisa.tensor_reduce(np.sum, ...)` (an add),
+    `nl.affine_range(n, precise_schedule=True)` (a hint) and
+    `nl.loop_reduce(..., name=)`; and a `[k, i, ix, iy]` index with loop
+    variables before the grid axes (tutorial.py's add)."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((2, 128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(2, precise_schedule=True):
+            ix, iy = nl.mgrid[0:128, 0:8]
+            t = nl.load(x[i, 0, ix, iy])
+            acc = nl.zeros((128, 1), dtype=x.dtype, buffer=nl.sbuf)
+            for j in nl.affine_range(1):
+                acc[...] = nl.loop_reduce(nisa.tensor_reduce(np.sum, t, axis=(1,), keepdims=True),
+                                          np.add, loop_indices=[j], name="acc")
+            nl.store(out[i], acc)
+        return out
+    x = RNG.random((2, 1, 128, 8), np.float32)
+    np.testing.assert_allclose(k(x), x[:, 0].sum(-1, keepdims=True), rtol=1e-5)
+
+
+def test_mx_x4_dtype_refused():
+    """The trn3 packed MX dtypes are named (kernels that mention them load)
+    but a tile of one is refused."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 4), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
+        nisa.memset(dst=t, value=0)
+        nl.store(out, nl.load(x))
+        return out
+    with pytest.raises(Exception, match="unknown dtype 'float8_e5m2_x4'"):
+        k(RNG.random((128, 4), np.float32))
