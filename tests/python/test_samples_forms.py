@@ -233,3 +233,37 @@ def test_mx_x4_dtype_refused():
         return out
     with pytest.raises(Exception, match="unknown dtype 'float8_e5m2_x4'"):
         k(RNG.random((128, 4), np.float32))
+
+
+def test_gather_3d_masked_numpy():
+    """resize_nearest's `nl.load(data.reshape((B, S, C))[b, idx_tile, i_f],
+    mask=(i_p < n))`: an indirect row access after an integer index, and a
+    mask that keeps the first n partitions (the other index rows, out of
+    range here, are not read)."""
+    @nki.jit
+    def k(x, idx):
+        B, H, W, C = x.shape
+        out = nl.ndarray((B, 100, C), dtype=x.dtype, buffer=nl.shared_hbm)
+        x3 = x.reshape((B, H * W, C))
+        t = nl.load(idx)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(C)[None, :]
+        for b in nl.affine_range(B):
+            g = nl.load(x3[b, t, i_f], mask=(i_p < 100))
+            nl.store(out[b, i_p, i_f], value=g, mask=(i_p < 100))
+        return out
+    x = RNG.random((2, 3, 2, 4), np.float32)
+    idx = np.full((128, 1), 1000, np.int32)
+    idx[:100, 0] = RNG.integers(0, 6, 100)
+    np.testing.assert_array_equal(k(x, idx), x.reshape(2, 6, 4)[:, idx[:100, 0]])
+
+
+def test_indirect_view_part_refused():
+    """A part of a gather other than its first partitions is an error, never
+    a plain view of the indexed tensor."""
+    @nki.jit
+    def k(x, idx):
+        out = nl.ndarray((128, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x[nl.load(idx), 0:4][:, 0:2]))
+        return out
+    with pytest.raises(NkiError, match="a part .* of an indirect"):
+        k(RNG.random((8, 4), np.float32), np.zeros((128, 1), np.int32))

@@ -481,6 +481,64 @@ def tile_index(t, key):
                 indirect_dim=0)
 
 
+def indirect_part(t, key):
+    """A slice of an indirect (gather / scatter) view: its partitions lo:hi
+    are the same access with index rows lo:hi; other slices raise (never a
+    plain view of the indexed tensor)."""
+    key = key + (slice(None),) * (len(t.shape) - len(key))
+    if (len(key) == len(t.shape) and all(isinstance(k, slice) for k in key) and
+            key[0].step in (None, 1) and
+            all(k.indices(n) == (0, n, 1) for k, n in zip(key[1:], t.shape[1:]))):
+        lo, hi, _ = key[0].indices(t.shape[0])
+        if hi > lo:
+            return t if (lo, hi) == (0, t.shape[0]) else t._ind(lo, hi)
+    raise NkiError("a part %r of an indirect (gather / scatter) access: tpbsim takes its "
+                   "partitions lo:hi only" % (key,))
+
+
+def tile_index_nd(t, key):
+    """NKI's data[b, idx_tile, cols] on a whole HBM tensor (or a reshape of
+    all of it): integer (or loop-variable) indices, then an SBUF [P, 1]
+    index tile on dim d, then the columns of the last dim -- the gather /
+    scatter .ap(vector_offset=idx_tile, indirect_dim=d)."""
+    from . import language
+    d = next(i for i, k in enumerate(key) if type(k) is NkiTensor)
+    name = t.base.name
+    if (t.base.kind == "tile" or len(key) != len(t.shape) or d != len(t.shape) - 2 or
+            not all(type(k) in (int, _trace.Lin) for k in key[:d]) or
+            not (t.offset == 0 and t._contig())):
+        raise NkiError("indexing '%s' with a tensor: tpbsim supports a[idx_tile, cols] and "
+                       "a[i, ..., idx_tile, cols] (integer indices first) on a whole HBM "
+                       "tensor only" % name)
+    for k in key[:d]:
+        if type(k) is _trace.Lin:
+            if k.loop_trace() is None:
+                raise NkiError("indexing '%s' with a tensor: an index that depends on "
+                               "nl.program_id() before the index tile" % name)
+            _trace.need_retrace()
+    k = key[d + 1]
+    if isinstance(k, language.IndexExpr):
+        axes = [a for a, v in k.coef.items() if v]
+        if len(axes) != 1 or k.coef[axes[0]] != 1 or type(k.c) is not int:
+            raise NkiError("indexing '%s' with a tensor: the columns must be a step-1 range"
+                           % name)
+        k = slice(k.c, k.c + k.sizes[axes[0]])
+    if type(k) is int:
+        k = slice(k, k + 1)
+    if not isinstance(k, slice) or k.step not in (None, 1):
+        raise NkiError("indexing '%s' with a tensor: the column index must be an integer or "
+                       "a step-1 slice / nl.arange range" % name)
+    c0, c1, _ = k.indices(t.shape[-1])
+    idx = key[d]
+    if idx.base.kind != "tile" or len(idx.shape) not in (1, 2) or idx.shape[1:] not in ((), (1,)):
+        raise NkiError("indexing '%s' with a tensor: the index must be an SBUF [P, 1] tile, "
+                       "got %r" % (name, idx))
+    strides = [int(np.prod(t.shape[i + 1:])) for i in range(len(t.shape))]
+    off = sum(int(i) * st for i, st in zip(key[:d], strides)) + c0
+    return t.ap(pattern=[[strides[d], idx.shape[0]], [1, c1 - c0]], offset=off,
+                vector_offset=idx, indirect_dim=d)
+
+
 def mask_rect(t, mask, fn, what, loc):
     """t cut to the rectangle an index mask bounds: each comparison one
     index (+ a constant) against 0, e.g. (i_p < 64) & (i_f < 256) -> t[0:64,

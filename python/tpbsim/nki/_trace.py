@@ -252,7 +252,8 @@ class _Base:
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb", "_oob")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb", "_oob",
+                 "_ind")
 
     def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
@@ -279,6 +280,10 @@ class NkiTensor:
         # error, the indexed view, the key); only a mask= that keeps the
         # indices inside makes it an operand (_beta1.mask_restrict)
         self._oob = None
+        # an indirect (gather / scatter) view: fn(lo, hi) -> its partitions
+        # lo:hi, the same access with index rows lo:hi (a mask= keeping some
+        # partitions), else None
+        self._ind = None
 
     # NKI attributes
     @property
@@ -323,6 +328,13 @@ class NkiTensor:
     def _index(self, key):
         if not isinstance(key, tuple):
             key = (key,)
+        if self._ind is not None:
+            from . import _beta1
+            return _beta1.indirect_part(self, key)
+        if (not self._pd and len(key) > 2 and type(key[-2]) is NkiTensor and
+                all(type(k) in (int, Lin) for k in key[:-2])):
+            from . import _beta1   # data[b, idx_tile, cols]
+            return _beta1.tile_index_nd(self, key)
         if self.base.kind == "split":   # one tile per logical block (_alloc.py)
             return _alloc.split_index(self, key)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
@@ -486,6 +498,8 @@ class NkiTensor:
                                                                index.text())
         t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
             b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
+        t._ind = lambda lo, hi: self._indirect(off, [[pat[0][0], hi - lo], pat[1]],
+                                               index[lo:hi], 0)
         return t
 
     def _indirect_dim(self, off, pat, index, d):
@@ -494,7 +508,12 @@ class NkiTensor:
         one free [step, n] pair, which must run along one other dim of the
         tensor (the kernel format's indirect operand with "indirect_dim")."""
         b = self.base
-        shape = list(b.shape)
+        shape, name = list(b.shape), b.name
+        if (b.kind != "tile" and isinstance(self.offset, int) and self.offset == 0 and
+                self._contig() and tuple(self.shape) != tuple(b.shape) and
+                int(np.prod(self.shape)) == int(np.prod(b.shape))):   # a reshape of it all
+            shape = list(self.shape)
+            name = "%s.reshape(%s)" % (b.name, ", ".join(str(n) for n in shape))
         if b.kind == "tile" or not 0 < d < len(shape):
             raise NkiError(".ap(indirect_dim=%r): needs an HBM tensor with a dim %r" % (d, d))
         if not isinstance(index, NkiTensor) or index.base.kind != "tile":
@@ -517,7 +536,9 @@ class NkiTensor:
         sl[e] = "%d:%d" % (coord[e], coord[e] + pat[1][1])
         t = NkiTensor(b, off, pat)
         t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
-            b.name, ", ".join(sl), index.text(), d)
+            name, ", ".join(sl), index.text(), d)
+        t._ind = lambda lo, hi: self._indirect_dim(off, [[pat[0][0], hi - lo], pat[1]],
+                                                   index[lo:hi], d)
         return t
 
     def reshape(self, shape):
