@@ -280,7 +280,7 @@ class NkiTensor:
         # error, the indexed view, the key); only a mask= that keeps the
         # indices inside makes it an operand (_beta1.mask_restrict)
         self._oob = None
-        # an indirect (gather / scatter) view: fn(lo, hi) -> its partitions
+        # an indirect (gather / scatter) view (_indirect.py): fn(lo, hi) -> its partitions
         # lo:hi, the same access with index rows lo:hi (a mask= keeping some
         # partitions), else None
         self._ind = None
@@ -329,12 +329,12 @@ class NkiTensor:
         if not isinstance(key, tuple):
             key = (key,)
         if self._ind is not None:
-            from . import _beta1
-            return _beta1.indirect_part(self, key)
+            from . import _indirect
+            return _indirect.indirect_part(self, key)
         if (not self._pd and len(key) > 2 and type(key[-2]) is NkiTensor and
                 all(type(k) in (int, Lin) for k in key[:-2])):
-            from . import _beta1   # data[b, idx_tile, cols]
-            return _beta1.tile_index_nd(self, key)
+            from . import _indirect   # data[b, idx_tile, cols]
+            return _indirect.tile_index_nd(self, key)
         if self.base.kind == "split":   # one tile per logical block (_alloc.py)
             return _alloc.split_index(self, key)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
@@ -414,8 +414,8 @@ class NkiTensor:
             else:
                 if not isinstance(k, (int, Lin)):
                     if isinstance(k, NkiTensor) and d == 0 and not pd:   # a[idx_tile, cols]
-                        from . import _beta1
-                        return _beta1.tile_index(self, key)
+                        from . import _indirect
+                        return _indirect.tile_index(self, key)
                     if isinstance(k, NkiTensor):
                         raise NkiError("indexing '%s' with a tensor is not supported (use "
                                        "nisa.dma_copy with an indirect operand)" % self.base.name)
@@ -474,72 +474,8 @@ class NkiTensor:
         return self._indirect(off, pat, vector_offset, indirect_dim)
 
     def _indirect(self, off, pat, index, indirect_dim):
-        """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
-        format's "name.reshape(r, c)" view)."""
-        b = self.base
-        if indirect_dim != 0:
-            return self._indirect_dim(off, pat, index, indirect_dim)
-        reshaped = (isinstance(self.offset, int) and self.offset == 0 and self._contig() and
-                    len(self.shape) == 2 and tuple(b.shape) != tuple(self.shape))
-        if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
-            raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
-                           "tensor or 2-D reshape of one (indirect_dim=0)")
-        if not isinstance(index, NkiTensor) or index.base.kind != "tile":
-            raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-        rows, cols = self.shape if reshaped else b.shape
-        name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
-        if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
-                or off % cols + pat[1][1] > cols):
-            raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
-                           "[1, n]] within one row of '%s'" % (pat, _t(off), cols, b.name))
-        r0, c0 = divmod(off, cols)
-        t = NkiTensor(b, off, pat)
-        t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (name, r0, c0, c0 + pat[1][1],
-                                                               index.text())
-        t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
-            b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
-        t._ind = lambda lo, hi: self._indirect(off, [[pat[0][0], hi - lo], pat[1]],
-                                               index[lo:hi], 0)
-        return t
-
-    def _indirect_dim(self, off, pat, index, d):
-        """NKI's .ap(vector_offset=idx, indirect_dim=d) on an HBM tensor:
-        partition p reads from off + idx[p] * stride(d) along the pattern's
-        one free [step, n] pair, which must run along one other dim of the
-        tensor (the kernel format's indirect operand with "indirect_dim")."""
-        b = self.base
-        shape, name = list(b.shape), b.name
-        if (b.kind != "tile" and isinstance(self.offset, int) and self.offset == 0 and
-                self._contig() and tuple(self.shape) != tuple(b.shape) and
-                int(np.prod(self.shape)) == int(np.prod(b.shape))):   # a reshape of it all
-            shape = list(self.shape)
-            name = "%s.reshape(%s)" % (b.name, ", ".join(str(n) for n in shape))
-        if b.kind == "tile" or not 0 < d < len(shape):
-            raise NkiError(".ap(indirect_dim=%r): needs an HBM tensor with a dim %r" % (d, d))
-        if not isinstance(index, NkiTensor) or index.base.kind != "tile":
-            raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
-        if not isinstance(off, int) or off < 0:
-            raise NkiError(".ap(indirect_dim=%r): the offset must be a constant" % d)
-        coord, rem = [], off
-        for st in strides:
-            coord.append(rem // st)
-            rem %= st
-        e = strides.index(pat[1][0]) if len(pat) == 2 and pat[1][0] in strides else -1
-        if (len(pat) != 2 or pat[0][0] != strides[d] or e < 0 or e == d or
-                coord[e] + pat[1][1] > shape[e]):
-            raise NkiError(".ap(indirect_dim=%d): pattern %s at offset %s is not [[%d, P], "
-                           "[step, n]] along one other dim of '%s'" % (d, pat, off, strides[d],
-                                                                     b.name))
-        sl = [str(c) for c in coord]
-        sl[d] = "%d:" % coord[d]
-        sl[e] = "%d:%d" % (coord[e], coord[e] + pat[1][1])
-        t = NkiTensor(b, off, pat)
-        t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
-            name, ", ".join(sl), index.text(), d)
-        t._ind = lambda lo, hi: self._indirect_dim(off, [[pat[0][0], hi - lo], pat[1]],
-                                                   index[lo:hi], d)
-        return t
+        from . import _indirect
+        return _indirect.view_rows(self, off, pat, index, indirect_dim)
 
     def reshape(self, shape):
         shape = tuple(int(s) for s in shape)
