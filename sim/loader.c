@@ -780,8 +780,26 @@ int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
 
 /* ---- entry ---- */
 
+/* A number, or an array of numbers (a placement entry's value). */
+static bool number_or_numbers(const cJSON *v)
+{
+    if (cJSON_IsNumber(v))
+        return true;
+    if (!cJSON_IsArray(v))
+        return false;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, v)
+        if (!cJSON_IsNumber(x))
+            return false;
+    return true;
+}
+
 /* placement.json (launch grids, written by the compiler): kept as is and
- * reported in stats.json / the trace; it does not change execution. */
+ * reported in stats.json / the trace; it does not change execution.  Its
+ * shape is checked (grid: numbers; instances: objects of numbers and
+ * arrays of numbers) so what is copied into stats.json and the trace is
+ * the compiler's table, never an arbitrary tree (one nested near the JSON
+ * depth limit made a trace no JSON reader accepts). */
 static int load_placement(sim_t *s, const char *dir, tpb_err_t *err)
 {
     char path[4200];
@@ -790,8 +808,25 @@ static int load_placement(sim_t *s, const char *dir, tpb_err_t *err)
         return 0;
     if (read_json(path, &s->placement, err) != 0)
         return -1;
-    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s->placement, "instances")))
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(s->placement, "grid");
+    const cJSON *inst = cJSON_GetObjectItemCaseSensitive(s->placement, "instances");
+    if (!cJSON_IsArray(inst))
         return tpb_errf(err, "%s: field 'instances': expected an array", path);
+    if (grid && (!cJSON_IsArray(grid) || !number_or_numbers(grid)))
+        return tpb_errf(err, "%s: field 'grid': expected an array of numbers", path);
+    int i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, inst)
+    {
+        if (!cJSON_IsObject(o))
+            return tpb_errf(err, "%s: field 'instances[%d]': expected an object", path, i);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, o)
+            if (!number_or_numbers(v))
+                return tpb_errf(err, "%s: field 'instances[%d].%s': expected a number or an array "
+                                "of numbers", path, i, v->string);
+        i++;
+    }
     return 0;
 }
 

@@ -187,6 +187,15 @@ ART = [
     ("def_empty", S + "def.json", "", 1, ["def.json", "empty"]),
     ("def_sem_string", S + "def.json", "{\"semaphores\": \"x\"}", 1, ["def.json", "semaphores"]),
     ("def_is_dir", S + "def.json", "DIR", 1, ["def.json", "directory"]),
+    # placement.json is copied into stats.json and the trace: only the
+    # compiler's table (numbers, arrays of numbers) is accepted, never a tree
+    # that nests the trace past what a JSON reader takes (found by fuzz_map)
+    ("placement_nested", "placement.json",
+     '{"instances": ' + "[" * 997 + "]" * 997 + "}", 1, ["placement.json", "instances[0]"]),
+    ("placement_grid_string", "placement.json", '{"grid": "4", "instances": []}', 1,
+     ["placement.json", "grid"]),
+    ("placement_no_instances", "placement.json", '{"grid": [4]}', 1,
+     ["placement.json", "instances"]),
 ]
 for name, f, content, rc, words in ART:
     case("artifact", name, rc, words, art_file=f, art_content=content)

@@ -32,6 +32,12 @@ static void write_file(const char *rel, const void *p, size_t n)
     FUZZ_CHECK(fwrite(p, 1, n, f) == n && fclose(f) == 0, "%s: write failed", path);
 }
 
+/* the private directory goes when the process ends (a replay under CTest) */
+static void remove_dir(void)
+{
+    fio_rmtree(dir);
+}
+
 static void setup(void)
 {
     if (dir[0])
@@ -40,6 +46,7 @@ static void setup(void)
      * writeback on close (auto_da_alloc), a disk write per file per input */
     snprintf(dir, sizeof dir, "%s/tpb-fuzz-sim.XXXXXX", fio_is_dir("/dev/shm") ? "/dev/shm" : "/tmp");
     FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    atexit(remove_dir);
     char sub[128];
     snprintf(sub, sizeof sub, "%s/nc0/sg0", dir);
     tpb_err_t err;
