@@ -3,7 +3,8 @@
  * and placement.json (an empty or missing part: no such file) of a
  * one-core artifact directory whose streams are fixed (SP loads a
  * [128, 64] fp32 tensor at HBM 0x0 into SBUF and stores it at 0x8000, with
- * a DVE copy between).  Every load ends in success or an error naming the
+ * a DVE copy between; c.npy, a [128, 64] fp32 array, is there for a
+ * constant tensor).  Every load ends in success or an error naming the
  * file; an accepted map gets an input array of each input tensor's dtype
  * and shape, runs, and then the stats text must be JSON, the trace must be
  * written and read back by the viewer's reader (viz/trace_read.c), and every
@@ -84,6 +85,16 @@ static void setup(void)
                 "compute=bypass qos=0 src_reg=255 dst_reg=255 wait=S2>=1\n"
                 "DmaTrigger queue=1 ndesc=1 upd=S3.sem_inc@complete\n"
                 "Halt\n");
+    /* c.npy: what a constant tensor of a fuzzed map may name */
+    npy_array_t c;
+    int64_t shape[2] = { 128, 64 };
+    FUZZ_CHECK(npy_alloc(&c, ISA_DT_FP32, 2, shape, &err) == 0, "%s", err.msg);
+    uint8_t *buf;
+    size_t len;
+    FUZZ_CHECK(npy_serialize(&c, &buf, &len, &err) == 0, "%s", err.msg);
+    write_file("c.npy", buf, len);
+    free(buf);
+    npy_free(&c);
     assemble_to("nc0/sg0/DVE.bin",
                 "TensorCopy in=sbuf[0:128]@0x0:fp32<1x64> out=sbuf[0:128]@0x100:fp32<1x64> "
                 "wait=S1>=1 upd=S2.sem_inc@complete\n"

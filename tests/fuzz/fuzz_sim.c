@@ -2,9 +2,12 @@
  * input is cut into one instruction stream per engine (the first five
  * bytes give the bundle counts of PE, Activation, Pool and DVE; SP gets the
  * rest) of a one-core artifact directory with an input, an output and a
- * scratch tensor.  Every run ends in success or an error naming a place;
+ * scratch tensor (a and out are [32, 32] fp32 at HBM 0 and 4096, the
+ * layout tpb compile gives tests/fuzz/sim-kernels/, whose streams seed
+ * this harness with programs that run to the end).  Every run ends in success or an error naming a place;
  * two runs of the same directory agree exactly (result, message, cycles):
- * the simulator is deterministic.  Small memories, plain file writes and a
+ * the simulator is deterministic, and the second run, which records a
+ * trace, writes one the viewer's reader accepts.  Small memories, plain file writes and a
  * cycle limit keep one input fast (docs/reliability.md). */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include "fileio.h"
 #include "fuzz_util.h"
 #include "sim.h"
+#include "trace_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,13 +58,26 @@ static void setup(void)
     static const char map[] =
         "{\"format\":\"tpbsim-tensor-map\",\"version\":1,\"kernel\":\"fuzz\",\"target\":\"trn2\","
         "\"num_cores\":1,\"hbm_bytes\":12288,\"tensors\":["
-        "{\"name\":\"a\",\"kind\":\"input\",\"dtype\":\"float32\",\"shape\":[4,256],"
+        "{\"name\":\"a\",\"kind\":\"input\",\"dtype\":\"float32\",\"shape\":[32,32],"
         "\"hbm_addr\":0,\"bytes\":4096},"
-        "{\"name\":\"out\",\"kind\":\"output\",\"dtype\":\"float32\",\"shape\":[4,256],"
+        "{\"name\":\"out\",\"kind\":\"output\",\"dtype\":\"float32\",\"shape\":[32,32],"
         "\"hbm_addr\":4096,\"bytes\":4096},"
         "{\"name\":\"s\",\"kind\":\"scratch\",\"dtype\":\"float32\",\"shape\":[1024],"
         "\"hbm_addr\":8192,\"bytes\":4096}]}\n";
     write_file("tensor-map.json", map, sizeof map - 1);
+}
+
+/* The trace (written after a failed run too) is JSON the viewer reads. */
+static void check_trace(const sim_t *s)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    tpb_err_t err = { { 0 } };
+    FUZZ_CHECK(sim_write_trace(s, path, &err) == 0, "sim_write_trace: %s", err.msg);
+    viz_trace_t t;
+    memset(&t, 0, sizeof t);
+    FUZZ_CHECK(viz_trace_load(path, &t, &err) == 0, "the viewer cannot read the trace: %s", err.msg);
+    viz_trace_free(&t);
 }
 
 static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
@@ -70,7 +87,7 @@ static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
     if (sim_load(dir, o, &s, err) != 0)
         return 1;
     npy_array_t a;
-    int64_t shape[2] = { 4, 256 };
+    int64_t shape[2] = { 32, 32 };
     FUZZ_CHECK(npy_alloc(&a, ISA_DT_FP32, 2, shape, err) == 0, "%s", err->msg);
     for (size_t i = 0; i < a.count; i++)
         ((float *)a.data)[i] = (float)i * 0.25f;
@@ -79,6 +96,8 @@ static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
     sim_summary_t sum;
     sim_get_summary(s, &sum);
     *cycles = sum.total_cycles;
+    if (o->trace && rc != 2) /* the trace of any run, failed or not, reads back */
+        check_trace(s);
     sim_free(s);
     return rc;
 }
@@ -118,6 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tpb_err_t e1 = { { 0 } }, e2 = { { 0 } };
     uint64_t c1, c2;
     int r1 = run_once(&o, &e1, &c1);
+    o.trace = true; /* recording the trace changes nothing else */
     int r2 = run_once(&o, &e2, &c2);
     FUZZ_CHECK(r1 == r2 && c1 == c2 && !strcmp(e1.msg, e2.msg), "two runs differ: %d/%d '%s' '%s'", r1,
                r2, e1.msg, e2.msg);
