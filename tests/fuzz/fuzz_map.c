@@ -138,7 +138,7 @@ static void check_written(sim_t *s)
             continue;
         npy_array_t a;
         FUZZ_CHECK(sim_get_tensor(s, x->name, &a, &err) == 0, "output %s: %s", x->name, err.msg);
-        FUZZ_CHECK(a.ndim == x->ndim && a.count * isa_dtype_size(a.dtype) == x->bytes,
+        FUZZ_CHECK(a.ndim == x->ndim && a.count * isa_dtype_size(x->dtype) == x->bytes,
                    "output %s: wrong shape", x->name);
         npy_free(&a);
     }
