@@ -93,6 +93,9 @@ static int parse_tensor(sim_t *s, const char *path, int i, const cJSON *j, sim_t
     if (addr->valuedouble < 0 || addr->valuedouble > 1e15)
         return tpb_errf(err, "%s: tensors[%d] (%s): field hbm_addr %.0f is out of range", path, i,
                         t->name, addr->valuedouble);
+    if (addr->valuedouble != (double)(uint64_t)addr->valuedouble)
+        return tpb_errf(err, "%s: tensors[%d] (%s): field hbm_addr %g is not an integer", path, i,
+                        t->name, addr->valuedouble);
     if (n > (1ull << 40))
         return tpb_errf(err, "%s: tensors[%d] (%s): field shape: %llu elements is too large", path,
                         i, t->name, (unsigned long long)n);
@@ -192,8 +195,9 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
                         tgt->valuestring, s->t->name);
     if (cJSON_IsNumber(nc)) {
         if (nc->valuedouble < 1 || nc->valuedouble > s->t->max_cores ||
-            nc->valuedouble > SIM_MAX_CORES) {
-            tpb_errf(err, "%s: field num_cores: %.0f is outside 1..%u", path, nc->valuedouble,
+            nc->valuedouble > SIM_MAX_CORES || nc->valuedouble != (double)(int)nc->valuedouble) {
+            tpb_errf(err, "%s: field num_cores: %g is not an integer in 1..%u", path,
+                     nc->valuedouble,
                      s->t->max_cores < SIM_MAX_CORES ? s->t->max_cores : SIM_MAX_CORES);
             goto out;
         }
@@ -211,8 +215,9 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
         }
     }
     if (cJSON_IsNumber(hb)) {
-        if (hb->valuedouble < 0 || hb->valuedouble > (double)s->t->hbm_bytes) {
-            tpb_errf(err, "%s: field hbm_bytes: %.0f is outside 0..%llu (target %s)", path,
+        if (hb->valuedouble < 0 || hb->valuedouble > (double)s->t->hbm_bytes ||
+            hb->valuedouble != (double)(uint64_t)hb->valuedouble) {
+            tpb_errf(err, "%s: field hbm_bytes: %g is not an integer in 0..%llu (target %s)", path,
                      hb->valuedouble, (unsigned long long)s->t->hbm_bytes, s->t->name);
             goto out;
         }
@@ -285,9 +290,10 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
     {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= ISA_NUM_SEMAPHORES) {
-            rc = tpb_errf(err, "%s: semaphores[%d]: field id missing or outside 0..%d", path, i,
-                          ISA_NUM_SEMAPHORES - 1);
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= ISA_NUM_SEMAPHORES ||
+            id->valuedouble != (double)(int)id->valuedouble) {
+            rc = tpb_errf(err, "%s: semaphores[%d]: field id missing, not an integer or outside "
+                          "0..%d", path, i, ISA_NUM_SEMAPHORES - 1);
             break;
         }
         if (cJSON_IsString(name) && !c->sem[(int)id->valuedouble].name)
@@ -301,9 +307,10 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
             break;
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= s->t->dma_queues) {
-            rc = tpb_errf(err, "%s: queues[%d]: field id missing or outside 0..%u", path, i,
-                          s->t->dma_queues - 1);
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= s->t->dma_queues ||
+            id->valuedouble != (double)(int)id->valuedouble) {
+            rc = tpb_errf(err, "%s: queues[%d]: field id missing, not an integer or outside 0..%u",
+                          path, i, s->t->dma_queues - 1);
             break;
         }
         if (cJSON_IsString(name) && !c->queues[(int)id->valuedouble].name)
