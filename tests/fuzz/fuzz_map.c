@@ -17,35 +17,10 @@
 #include <unistd.h>
 
 #include "cJSON.h"
-#include "fileio.h"
-#include "fuzz_util.h"
-#include "sim.h"
+#include "fuzz_art.h"
 #include "sim_int.h"
-#include "trace_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char dir[64];
-
-static void path_of(char *path, size_t len, const char *rel)
-{
-    snprintf(path, len, "%s/%s", dir, rel);
-}
-
-/* A plain write (the directory is private to this process); n == 0
- * removes the file: the artifact has no such file. */
-static void write_file(const char *rel, const void *p, size_t n)
-{
-    char path[256];
-    path_of(path, sizeof path, rel);
-    if (n == 0) {
-        unlink(path);
-        return;
-    }
-    FILE *f = fopen(path, "wb");
-    FUZZ_CHECK(f != NULL, "%s: cannot create", path);
-    FUZZ_CHECK(fwrite(p, 1, n, f) == n && fclose(f) == 0, "%s: write failed", path);
-}
 
 static void assemble_to(const char *rel, const char *src)
 {
@@ -54,27 +29,14 @@ static void assemble_to(const char *rel, const char *src)
     memset(&r, 0, sizeof r);
     FUZZ_CHECK(isa_assemble(src, strlen(src), &ao, &r) == 0, "%s: line %u: %s", rel,
                r.ndiags ? r.diags[0].line : 0, r.ndiags ? r.diags[0].msg : "?");
-    write_file(rel, r.bytes, r.len);
+    fuzz_art_write(rel, r.bytes, r.len);
     isa_asm_result_free(&r);
-}
-
-/* the private directory goes when the process ends (a replay under CTest) */
-static void remove_dir(void)
-{
-    fio_rmtree(dir);
 }
 
 static void setup(void)
 {
-    if (dir[0])
+    if (!fuzz_art_setup("map"))
         return;
-    snprintf(dir, sizeof dir, "%s/tpb-fuzz-map.XXXXXX", fio_is_dir("/dev/shm") ? "/dev/shm" : "/tmp");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    atexit(remove_dir);
-    char sub[128];
-    snprintf(sub, sizeof sub, "%s/nc0/sg0", dir);
-    tpb_err_t err;
-    FUZZ_CHECK(fio_mkdirs(sub, &err) == 0, "%s", err.msg);
     assemble_to("nc0/sg0/SP.bin",
                 "PseudoDmaDirect2d dst=sbuf[0]@0x0:fp32<4x64,262144x128> "
                 "src=hbm@0x0:fp32<4x64,256x128> queue=0 transpose=0 dge=none compute=bypass qos=0 "
@@ -85,6 +47,11 @@ static void setup(void)
                 "compute=bypass qos=0 src_reg=255 dst_reg=255 wait=S2>=1\n"
                 "DmaTrigger queue=1 ndesc=1 upd=S3.sem_inc@complete\n"
                 "Halt\n");
+    assemble_to("nc0/sg0/DVE.bin",
+                "TensorCopy in=sbuf[0:128]@0x0:fp32<1x64> out=sbuf[0:128]@0x100:fp32<1x64> "
+                "wait=S1>=1 upd=S2.sem_inc@complete\n"
+                "Halt\n");
+    tpb_err_t err;
     /* c.npy: what a constant tensor of a fuzzed map may name */
     npy_array_t c;
     int64_t shape[2] = { 128, 64 };
@@ -92,13 +59,9 @@ static void setup(void)
     uint8_t *buf;
     size_t len;
     FUZZ_CHECK(npy_serialize(&c, &buf, &len, &err) == 0, "%s", err.msg);
-    write_file("c.npy", buf, len);
+    fuzz_art_write("c.npy", buf, len);
     free(buf);
     npy_free(&c);
-    assemble_to("nc0/sg0/DVE.bin",
-                "TensorCopy in=sbuf[0:128]@0x0:fp32<1x64> out=sbuf[0:128]@0x100:fp32<1x64> "
-                "wait=S1>=1 upd=S2.sem_inc@complete\n"
-                "Halt\n");
 }
 
 /* An array of t's dtype and shape (bounded by the small HBM). */
@@ -124,14 +87,8 @@ static void check_written(sim_t *s)
     FUZZ_CHECK(j != NULL, "the stats are not JSON:\n%s", stats);
     cJSON_Delete(j);
     free(stats);
-    char path[256];
-    path_of(path, sizeof path, "trace.json");
+    fuzz_art_check_trace(s);
     tpb_err_t err = { { 0 } };
-    FUZZ_CHECK(sim_write_trace(s, path, &err) == 0, "sim_write_trace: %s", err.msg);
-    viz_trace_t t;
-    memset(&t, 0, sizeof t);
-    FUZZ_CHECK(viz_trace_load(path, &t, &err) == 0, "the viewer cannot read the trace: %s", err.msg);
-    viz_trace_free(&t);
     for (unsigned i = 0; i < s->ntensors; i++) {
         const sim_tensor_t *x = &s->tensors[i];
         if (strcmp(x->kind, "output"))
@@ -154,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (unsigned p = 0; p < 3; p++) {
         const uint8_t *nul = off < size ? memchr(data + off, 0, size - off) : NULL;
         size_t n = p == 2 || !nul ? size - off : (size_t)(nul - (data + off));
-        write_file(parts[p], data + off, n);
+        fuzz_art_write(parts[p], data + off, n);
         off += n + (off + n < size);
     }
     tpb_target_t small = *tpb_target_get("trn2");
@@ -168,8 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.trace = true;
     sim_t *s = NULL;
     tpb_err_t err = { { 0 } };
-    if (sim_load(dir, &o, &s, &err) != 0) {
-        FUZZ_CHECK(strstr(err.msg, dir) != NULL, "a load error without the file: %s", err.msg);
+    if (sim_load(fuzz_dir, &o, &s, &err) != 0) {
+        FUZZ_CHECK(strstr(err.msg, fuzz_dir) != NULL, "a load error without the file: %s", err.msg);
         return 0;
     }
     for (unsigned i = 0; i < s->ntensors; i++)

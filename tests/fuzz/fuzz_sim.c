@@ -15,46 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fileio.h"
-#include "fuzz_util.h"
-#include "sim.h"
-#include "trace_read.h"
+#include "fuzz_art.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64];
-
-/* A plain write: the artifact directory is private to this process, so
- * the atomic rename and the fsync of fio_write_atomic (a disk flush per
- * file, five per input) buy nothing here. */
-static void write_file(const char *rel, const void *p, size_t n)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "wb");
-    FUZZ_CHECK(f != NULL, "%s: cannot create", path);
-    FUZZ_CHECK(fwrite(p, 1, n, f) == n && fclose(f) == 0, "%s: write failed", path);
-}
-
-/* the private directory goes when the process ends (a replay under CTest) */
-static void remove_dir(void)
-{
-    fio_rmtree(dir);
-}
-
 static void setup(void)
 {
-    if (dir[0])
+    if (!fuzz_art_setup("sim"))
         return;
-    /* tmpfs when there is one: on ext4 rewriting a file forces its
-     * writeback on close (auto_da_alloc), a disk write per file per input */
-    snprintf(dir, sizeof dir, "%s/tpb-fuzz-sim.XXXXXX", fio_is_dir("/dev/shm") ? "/dev/shm" : "/tmp");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    atexit(remove_dir);
-    char sub[128];
-    snprintf(sub, sizeof sub, "%s/nc0/sg0", dir);
-    tpb_err_t err;
-    FUZZ_CHECK(fio_mkdirs(sub, &err) == 0, "%s", err.msg);
     static const char map[] =
         "{\"format\":\"tpbsim-tensor-map\",\"version\":1,\"kernel\":\"fuzz\",\"target\":\"trn2\","
         "\"num_cores\":1,\"hbm_bytes\":12288,\"tensors\":["
@@ -64,27 +32,14 @@ static void setup(void)
         "\"hbm_addr\":4096,\"bytes\":4096},"
         "{\"name\":\"s\",\"kind\":\"scratch\",\"dtype\":\"float32\",\"shape\":[1024],"
         "\"hbm_addr\":8192,\"bytes\":4096}]}\n";
-    write_file("tensor-map.json", map, sizeof map - 1);
-}
-
-/* The trace (written after a failed run too) is JSON the viewer reads. */
-static void check_trace(const sim_t *s)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/trace.json", dir);
-    tpb_err_t err = { { 0 } };
-    FUZZ_CHECK(sim_write_trace(s, path, &err) == 0, "sim_write_trace: %s", err.msg);
-    viz_trace_t t;
-    memset(&t, 0, sizeof t);
-    FUZZ_CHECK(viz_trace_load(path, &t, &err) == 0, "the viewer cannot read the trace: %s", err.msg);
-    viz_trace_free(&t);
+    fuzz_art_write("tensor-map.json", map, sizeof map - 1);
 }
 
 static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
 {
     sim_t *s = NULL;
     *cycles = 0;
-    if (sim_load(dir, o, &s, err) != 0)
+    if (sim_load(fuzz_dir, o, &s, err) != 0)
         return 1;
     npy_array_t a;
     int64_t shape[2] = { 32, 32 };
@@ -97,7 +52,7 @@ static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
     sim_get_summary(s, &sum);
     *cycles = sum.total_cycles;
     if (o->trace && rc != 2) /* the trace of any run, failed or not, reads back */
-        check_trace(s);
+        fuzz_art_check_trace(s);
     sim_free(s);
     return rc;
 }
@@ -114,13 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             n = size - off;
         char rel[64];
         snprintf(rel, sizeof rel, "nc0/sg0/%s.bin", isa_engine_name(isa_tpb_engines[e]));
-        if (n == 0) { /* no file: an engine without a stream */
-            char path[256];
-            snprintf(path, sizeof path, "%s/%s", dir, rel);
-            unlink(path);
-        } else {
-            write_file(rel, data + off, n);
-        }
+        fuzz_art_write(rel, data + off, n); /* n == 0: an engine without a stream */
         off += n;
     }
     tpb_target_t small = *tpb_target_get("trn2");
