@@ -605,7 +605,8 @@ static int check_unique(mover_t *m)
             rows[n++] = (uniq_row_t){sd->dst_addr + ix * f->dst.step[1], i, j};
         }
     }
-    qsort(rows, n, sizeof *rows, uniq_cmp);
+    if (n > 1) /* rows is NULL when no index was in range (qsort's pointer must not be) */
+        qsort(rows, n, sizeof *rows, uniq_cmp);
     for (size_t k = 1; k < n && !rc; k++)
         if (rows[k].addr == rows[k - 1].addr) {
             m->sd = &m->x->descs[rows[k].desc];

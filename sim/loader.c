@@ -93,6 +93,9 @@ static int parse_tensor(sim_t *s, const char *path, int i, const cJSON *j, sim_t
     if (addr->valuedouble < 0 || addr->valuedouble > 1e15)
         return tpb_errf(err, "%s: tensors[%d] (%s): field hbm_addr %.0f is out of range", path, i,
                         t->name, addr->valuedouble);
+    if (addr->valuedouble != (double)(uint64_t)addr->valuedouble)
+        return tpb_errf(err, "%s: tensors[%d] (%s): field hbm_addr %g is not an integer", path, i,
+                        t->name, addr->valuedouble);
     if (n > (1ull << 40))
         return tpb_errf(err, "%s: tensors[%d] (%s): field shape: %llu elements is too large", path,
                         i, t->name, (unsigned long long)n);
@@ -192,8 +195,9 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
                         tgt->valuestring, s->t->name);
     if (cJSON_IsNumber(nc)) {
         if (nc->valuedouble < 1 || nc->valuedouble > s->t->max_cores ||
-            nc->valuedouble > SIM_MAX_CORES) {
-            tpb_errf(err, "%s: field num_cores: %.0f is outside 1..%u", path, nc->valuedouble,
+            nc->valuedouble > SIM_MAX_CORES || nc->valuedouble != (double)(int)nc->valuedouble) {
+            tpb_errf(err, "%s: field num_cores: %g is not an integer in 1..%u", path,
+                     nc->valuedouble,
                      s->t->max_cores < SIM_MAX_CORES ? s->t->max_cores : SIM_MAX_CORES);
             goto out;
         }
@@ -211,8 +215,9 @@ static int load_tensor_map(sim_t *s, const char *dir, tpb_err_t *err)
         }
     }
     if (cJSON_IsNumber(hb)) {
-        if (hb->valuedouble < 0 || hb->valuedouble > (double)s->t->hbm_bytes) {
-            tpb_errf(err, "%s: field hbm_bytes: %.0f is outside 0..%llu (target %s)", path,
+        if (hb->valuedouble < 0 || hb->valuedouble > (double)s->t->hbm_bytes ||
+            hb->valuedouble != (double)(uint64_t)hb->valuedouble) {
+            tpb_errf(err, "%s: field hbm_bytes: %g is not an integer in 0..%llu (target %s)", path,
                      hb->valuedouble, (unsigned long long)s->t->hbm_bytes, s->t->name);
             goto out;
         }
@@ -285,9 +290,10 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
     {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= ISA_NUM_SEMAPHORES) {
-            rc = tpb_errf(err, "%s: semaphores[%d]: field id missing or outside 0..%d", path, i,
-                          ISA_NUM_SEMAPHORES - 1);
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= ISA_NUM_SEMAPHORES ||
+            id->valuedouble != (double)(int)id->valuedouble) {
+            rc = tpb_errf(err, "%s: semaphores[%d]: field id missing, not an integer or outside "
+                          "0..%d", path, i, ISA_NUM_SEMAPHORES - 1);
             break;
         }
         if (cJSON_IsString(name) && !c->sem[(int)id->valuedouble].name)
@@ -301,9 +307,10 @@ static int load_def(sim_t *s, sim_core_t *c, const char *path, tpb_err_t *err)
             break;
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
-        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= s->t->dma_queues) {
-            rc = tpb_errf(err, "%s: queues[%d]: field id missing or outside 0..%u", path, i,
-                          s->t->dma_queues - 1);
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble >= s->t->dma_queues ||
+            id->valuedouble != (double)(int)id->valuedouble) {
+            rc = tpb_errf(err, "%s: queues[%d]: field id missing, not an integer or outside 0..%u",
+                          path, i, s->t->dma_queues - 1);
             break;
         }
         if (cJSON_IsString(name) && !c->queues[(int)id->valuedouble].name)
@@ -780,8 +787,26 @@ int sim_write_outputs(const sim_t *s, const char *outdir, tpb_err_t *err)
 
 /* ---- entry ---- */
 
+/* A number, or an array of numbers (a placement entry's value). */
+static bool number_or_numbers(const cJSON *v)
+{
+    if (cJSON_IsNumber(v))
+        return true;
+    if (!cJSON_IsArray(v))
+        return false;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, v)
+        if (!cJSON_IsNumber(x))
+            return false;
+    return true;
+}
+
 /* placement.json (launch grids, written by the compiler): kept as is and
- * reported in stats.json / the trace; it does not change execution. */
+ * reported in stats.json / the trace; it does not change execution.  Its
+ * shape is checked (grid: numbers; instances: objects of numbers and
+ * arrays of numbers) so what is copied into stats.json and the trace is
+ * the compiler's table, never an arbitrary tree (one nested near the JSON
+ * depth limit made a trace no JSON reader accepts). */
 static int load_placement(sim_t *s, const char *dir, tpb_err_t *err)
 {
     char path[4200];
@@ -790,8 +815,25 @@ static int load_placement(sim_t *s, const char *dir, tpb_err_t *err)
         return 0;
     if (read_json(path, &s->placement, err) != 0)
         return -1;
-    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s->placement, "instances")))
+    const cJSON *grid = cJSON_GetObjectItemCaseSensitive(s->placement, "grid");
+    const cJSON *inst = cJSON_GetObjectItemCaseSensitive(s->placement, "instances");
+    if (!cJSON_IsArray(inst))
         return tpb_errf(err, "%s: field 'instances': expected an array", path);
+    if (grid && (!cJSON_IsArray(grid) || !number_or_numbers(grid)))
+        return tpb_errf(err, "%s: field 'grid': expected an array of numbers", path);
+    int i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, inst)
+    {
+        if (!cJSON_IsObject(o))
+            return tpb_errf(err, "%s: field 'instances[%d]': expected an object", path, i);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, o)
+            if (!number_or_numbers(v))
+                return tpb_errf(err, "%s: field 'instances[%d].%s': expected a number or an array "
+                                "of numbers", path, i, v->string);
+        i++;
+    }
     return 0;
 }
 

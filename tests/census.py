@@ -157,6 +157,12 @@ ART = [
      [TM, "target", "trn9"]),
     ("map_format", TM, lambda t: t.replace('tpbsim-tensor-map', 'something-else'), 1, [TM, "format"]),
     ("map_version", TM, lambda t: t.replace('"version":\t1', '"version":\t99'), 1, [TM, "version"]),
+    ("map_addr_fraction", TM, lambda t: t.replace('"hbm_addr":\t0,', '"hbm_addr":\t0.5,', 1), 1,
+     [TM, "hbm_addr", "integer"]),
+    ("map_cores_fraction", TM, lambda t: t.replace('"num_cores":\t1', '"num_cores":\t1.5'), 1,
+     [TM, "num_cores", "integer"]),
+    ("map_hbm_fraction", TM, lambda t: t.replace('"hbm_bytes":\t460800', '"hbm_bytes":\t460800.5'),
+     1, [TM, "hbm_bytes", "integer"]),
     ("map_dup_name", TM, lambda t: t.replace('"name":\t"b"', '"name":\t"a"'), 1, [TM, "a"]),
     ("map_is_dir", TM, "DIR", 1, [TM, "directory"]),
     # the map declares input a smaller than the program reads: refused at load
@@ -187,6 +193,19 @@ ART = [
     ("def_empty", S + "def.json", "", 1, ["def.json", "empty"]),
     ("def_sem_string", S + "def.json", "{\"semaphores\": \"x\"}", 1, ["def.json", "semaphores"]),
     ("def_is_dir", S + "def.json", "DIR", 1, ["def.json", "directory"]),
+    ("def_sem_fraction", S + "def.json", '{"semaphores": [{"id": 1.5}]}', 1,
+     ["def.json", "semaphores[0]", "integer"]),
+    ("def_queue_fraction", S + "def.json", '{"queues": [{"id": 0.25}]}', 1,
+     ["def.json", "queues[0]", "integer"]),
+    # placement.json is copied into stats.json and the trace: only the
+    # compiler's table (numbers, arrays of numbers) is accepted, never a tree
+    # that nests the trace past what a JSON reader takes (found by fuzz_map)
+    ("placement_nested", "placement.json",
+     '{"instances": ' + "[" * 997 + "]" * 997 + "}", 1, ["placement.json", "instances[0]"]),
+    ("placement_grid_string", "placement.json", '{"grid": "4", "instances": []}', 1,
+     ["placement.json", "grid"]),
+    ("placement_no_instances", "placement.json", '{"grid": [4]}', 1,
+     ["placement.json", "instances"]),
 ]
 for name, f, content, rc, words in ART:
     case("artifact", name, rc, words, art_file=f, art_content=content)

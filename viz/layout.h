@@ -47,7 +47,7 @@ uint32_t viz_lane_first_visible(const viz_trace_t *t, const viz_lane_t *lane, do
 
 /* A drawable span: one event, or several sub-pixel events merged. */
 typedef struct {
-    int x0, x1;            /* pixels, x1 > x0, clipped to the plot +-1 */
+    int x0, x1;            /* pixels, x1 > x0, clipped to the plot +-2 */
     uint32_t row;
     uint32_t ev;           /* the first (or only) event of the span */
     uint32_t count;        /* events merged (1 = a real box) */

@@ -2,9 +2,12 @@
  * input is cut into one instruction stream per engine (the first five
  * bytes give the bundle counts of PE, Activation, Pool and DVE; SP gets the
  * rest) of a one-core artifact directory with an input, an output and a
- * scratch tensor.  Every run ends in success or an error naming a place;
+ * scratch tensor (a and out are [32, 32] fp32 at HBM 0 and 4096, the
+ * layout tpb compile gives tests/fuzz/sim-kernels/, whose streams seed
+ * this harness with programs that run to the end).  Every run ends in success or an error naming a place;
  * two runs of the same directory agree exactly (result, message, cycles):
- * the simulator is deterministic.  Small memories, plain file writes and a
+ * the simulator is deterministic, and the second run, which records a
+ * trace, writes one the viewer's reader accepts.  Small memories, plain file writes and a
  * cycle limit keep one input fast (docs/reliability.md). */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,58 +15,34 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fileio.h"
-#include "fuzz_util.h"
-#include "sim.h"
+#include "fuzz_art.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64];
-
-/* A plain write: the artifact directory is private to this process, so
- * the atomic rename and the fsync of fio_write_atomic (a disk flush per
- * file, five per input) buy nothing here. */
-static void write_file(const char *rel, const void *p, size_t n)
-{
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "wb");
-    FUZZ_CHECK(f != NULL, "%s: cannot create", path);
-    FUZZ_CHECK(fwrite(p, 1, n, f) == n && fclose(f) == 0, "%s: write failed", path);
-}
-
 static void setup(void)
 {
-    if (dir[0])
+    if (!fuzz_art_setup("sim"))
         return;
-    /* tmpfs when there is one: on ext4 rewriting a file forces its
-     * writeback on close (auto_da_alloc), a disk write per file per input */
-    snprintf(dir, sizeof dir, "%s/tpb-fuzz-sim.XXXXXX", fio_is_dir("/dev/shm") ? "/dev/shm" : "/tmp");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char sub[128];
-    snprintf(sub, sizeof sub, "%s/nc0/sg0", dir);
-    tpb_err_t err;
-    FUZZ_CHECK(fio_mkdirs(sub, &err) == 0, "%s", err.msg);
     static const char map[] =
         "{\"format\":\"tpbsim-tensor-map\",\"version\":1,\"kernel\":\"fuzz\",\"target\":\"trn2\","
         "\"num_cores\":1,\"hbm_bytes\":12288,\"tensors\":["
-        "{\"name\":\"a\",\"kind\":\"input\",\"dtype\":\"float32\",\"shape\":[4,256],"
+        "{\"name\":\"a\",\"kind\":\"input\",\"dtype\":\"float32\",\"shape\":[32,32],"
         "\"hbm_addr\":0,\"bytes\":4096},"
-        "{\"name\":\"out\",\"kind\":\"output\",\"dtype\":\"float32\",\"shape\":[4,256],"
+        "{\"name\":\"out\",\"kind\":\"output\",\"dtype\":\"float32\",\"shape\":[32,32],"
         "\"hbm_addr\":4096,\"bytes\":4096},"
         "{\"name\":\"s\",\"kind\":\"scratch\",\"dtype\":\"float32\",\"shape\":[1024],"
         "\"hbm_addr\":8192,\"bytes\":4096}]}\n";
-    write_file("tensor-map.json", map, sizeof map - 1);
+    fuzz_art_write("tensor-map.json", map, sizeof map - 1);
 }
 
 static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
 {
     sim_t *s = NULL;
     *cycles = 0;
-    if (sim_load(dir, o, &s, err) != 0)
+    if (sim_load(fuzz_dir, o, &s, err) != 0)
         return 1;
     npy_array_t a;
-    int64_t shape[2] = { 4, 256 };
+    int64_t shape[2] = { 32, 32 };
     FUZZ_CHECK(npy_alloc(&a, ISA_DT_FP32, 2, shape, err) == 0, "%s", err->msg);
     for (size_t i = 0; i < a.count; i++)
         ((float *)a.data)[i] = (float)i * 0.25f;
@@ -72,6 +51,8 @@ static int run_once(sim_options_t *o, tpb_err_t *err, uint64_t *cycles)
     sim_summary_t sum;
     sim_get_summary(s, &sum);
     *cycles = sum.total_cycles;
+    if (o->trace && rc != 2) /* the trace of any run, failed or not, reads back */
+        fuzz_art_check_trace(s);
     sim_free(s);
     return rc;
 }
@@ -88,13 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             n = size - off;
         char rel[64];
         snprintf(rel, sizeof rel, "nc0/sg0/%s.bin", isa_engine_name(isa_tpb_engines[e]));
-        if (n == 0) { /* no file: an engine without a stream */
-            char path[256];
-            snprintf(path, sizeof path, "%s/%s", dir, rel);
-            unlink(path);
-        } else {
-            write_file(rel, data + off, n);
-        }
+        fuzz_art_write(rel, data + off, n); /* n == 0: an engine without a stream */
         off += n;
     }
     tpb_target_t small = *tpb_target_get("trn2");
@@ -111,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tpb_err_t e1 = { { 0 } }, e2 = { { 0 } };
     uint64_t c1, c2;
     int r1 = run_once(&o, &e1, &c1);
+    o.trace = true; /* recording the trace changes nothing else */
     int r2 = run_once(&o, &e2, &c2);
     FUZZ_CHECK(r1 == r2 && c1 == c2 && !strcmp(e1.msg, e2.msg), "two runs differ: %d/%d '%s' '%s'", r1,
                r2, e1.msg, e2.msg);
