@@ -14,6 +14,8 @@ import functools
 import inspect
 import sys
 
+import numpy as np
+
 from . import _groups, _trace
 from ._trace import NkiError, NkiTensor
 
@@ -51,13 +53,26 @@ def _rows(what, n, dtype=None):
     return f
 
 
+def _from_psum(args, key):
+    """Beta-1 kernels give a PSUM result (nc_transpose's, nc_matmul's) as an
+    operand its engine reads from SBUF only: staged in a new SBUF tile (an
+    exact copy, dtype kept), as NKI's compiler does; {key: the copy} or {}."""
+    x = args[key]
+    if not (isinstance(x, NkiTensor) and x.buffer == "psum"):
+        return {}
+    from . import language
+    return {key: language.copy(x)}
+
+
 def _matmul(args, loc, op):
     st, mv = _tensor(args, "stationary", loc, op), _tensor(args, "moving", loc, op)
+    staged = dict(_from_psum(args, "stationary"), **_from_psum(args, "moving"))
     if args.get("is_transpose"):   # the PE's transpose mode: stationary's dtype
         if args.get("accumulate"):
             raise NkiError("%s: nisa.nc_matmul: is_transpose=True cannot accumulate" % loc)
-        return (st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum", {"accumulate": False}
-    extra = {} if args.get("accumulate") is not None else {"accumulate": False}
+        return ((st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum",
+                dict(staged, accumulate=False))
+    extra = dict(staged) if args.get("accumulate") is not None else dict(staged, accumulate=False)
     from .isa import _perf_mode
     if _perf_mode(args.get("perf_mode")) == "double_row":   # [K, 2, M] x [K, 2, N]
         return (st.shape[-1], mv.shape[-1]), "float32", "psum", extra
@@ -222,6 +237,12 @@ def _dual(name, fn2, result, own=None):
         args = dict(b1.arguments)
         dtype = args.pop("dtype")
         mask = args.pop("mask") if "mask" not in sig2.parameters else None
+        mask, off = whole_mask(mask)
+        if "mask" in args:   # the beta-2 op's own mask=
+            args["mask"], off = whole_mask(args["mask"])
+        if off:
+            shape, dt, buf, _ = result(args, _trace.caller_loc(), name)
+            return skipped(shape, dtype if dtype is not None else dt, buf)
         if mask is not None and name not in _MASK_DATA:
             raise NkiError("%s: nisa.%s: argument 'mask' is not supported by this op" %
                            (_trace.caller_loc(), name))
@@ -324,13 +345,17 @@ def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=No
     the result (on_true_tile's shape)."""
     from .language import IndexPredicate
     loc = _trace.caller_loc()
+    mask, off = whole_mask(mask)
     if mask is not None:
-        raise NkiError("%s: nisa.affine_select: argument 'mask' is not supported by this op" %
-                       loc)
+        raise NkiError("%s: nisa.affine_select: argument 'mask' is not supported by this op "
+                       "(except a condition on loop variables only)" % loc)
     if not isinstance(pred, IndexPredicate):
         raise NkiError("%s: nisa.affine_select: argument 'pred': expected one comparison of "
                        "affine nl.arange / nl.mgrid expressions (iy < ix), got %r" % (loc, pred))
     x = _tensor({"on_true_tile": on_true_tile}, "on_true_tile", loc, "affine_select")
+    if off:
+        return skipped(x.shape, dtype or x.dtype, "sbuf")
+    x = on_true_tile = _from_psum({"x": x}, "x").get("x", x)   # the GpSimd reads SBUF only
     try:
         m = pred.kernel_pred(x.shape)
     except ValueError as e:
@@ -341,7 +366,43 @@ def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=No
     return _make("affine_select", fn2, None, args, dtype, fixed=(x.shape, x.dtype, "sbuf"))
 
 
+# ---- mask= naming no index ----
+
+def whole_mask(mask):
+    """NKI's mask= that names no index, a condition on loop variables only
+    (`(2*i + g) * 128 < seqlen`): the unrolled trace makes it a bool, and
+    an op masked by False does nothing.  (the mask, or None for True or
+    False; whether the op is masked off)."""
+    if isinstance(mask, (bool, np.bool_)):
+        return None, not mask
+    return mask, False
+
+
+def skipped(shape, dtype, buffer):
+    """The result of an op masked off whole: a tile no op writes; assigning
+    it (`x[...] = op(..., mask=False)`, `+=`) writes nothing, as in NKI."""
+    from .language import _dtype
+    t = _trace.current().new_tensor(shape, _dtype(dtype), buffer, "", _trace.caller_loc())
+    t.base.off = True
+    return t
+
+
 # ---- nl.arange / nl.mgrid indices ----
+
+class OutOfRange:
+    """A view whose nl.arange / nl.mgrid indices run outside the tensor
+    (`x[(2*i + g) * 128 + ip, jf]` past the last row).  NKI allows it in an
+    nl.load / nl.store whose mask is false (nothing is accessed); any other
+    use raises the index error (err)."""
+    __slots__ = ("err", "shape", "dtype")
+
+    def __init__(self, err, shape, dtype):
+        self.err, self.shape, self.dtype = err, shape, dtype
+
+    def __getattr__(self, name):
+        raise self.err
+
+
 
 def index_key(t, key):
     """t[e0, e1, ...] with affine index expressions over nl.arange /
@@ -366,6 +427,13 @@ def index_key(t, key):
             return _index_ap(t, key)
         a, step = axes[0]
         last = a
+        cnt = t._ap[d][1]
+        if type(k.c) is int and not 0 <= k.c < cnt:   # past the end (an edge tile masked off)
+            return OutOfRange(NkiError("index of '%s': index %d spans %d..%d, outside 0..%d -- "
+                                       "not supported by tpbsim" % (
+                                           t.base.name, d, k.c, k.c + step * (n - 1), cnt - 1)),
+                              tuple(x.sizes[min(x.sizes)] if isinstance(x, IndexExpr) else 1
+                                    for x in key if not isinstance(x, int)), t.dtype)
         out.append(slice(k.c, k.c + step * (n - 1) + 1, step))
     return tuple(out)
 
@@ -394,7 +462,7 @@ def _index_ap(t, key):
                 raise bad("two sizes on grid axis %s" % a)
             sizes[a] = n
     shape = [sizes.get(a, 1) for a in range(nd)]
-    off, steps = t.offset, [0] * nd
+    off, steps, outside = t.offset, [0] * nd, None
     for d, (k, (stride, cnt)) in enumerate(zip(key, t._ap)):
         e = k if isinstance(k, IndexExpr) else IndexExpr(k, {}, nd)
         lo = hi = e.c
@@ -403,9 +471,13 @@ def _index_ap(t, key):
             steps[a] += stride * v
         for x in (lo, hi):
             if type(x) is int and not 0 <= x < cnt:
-                raise bad("index %d spans %s..%s, outside 0..%d" % (d, lo, hi, cnt - 1))
-            _trace._check_sym(x, 0, cnt - 1)
+                outside = outside or bad("index %d spans %s..%s, outside 0..%d" %
+                                         (d, lo, hi, cnt - 1))
+            elif outside is None:
+                _trace._check_sym(x, 0, cnt - 1)
         off = off + stride * e.c
+    if outside is not None:
+        return OutOfRange(outside, tuple(shape), t.dtype)
     if t._onchip():
         k0 = key[0]
         if (not isinstance(k0, IndexExpr) or k0.coef != {0: 1} or
@@ -584,6 +656,8 @@ def assign(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
+    if isinstance(value, NkiTensor) and value.base.off:
+        return   # the op was masked off: nothing written
     if target.buffer == "psum":
         _groups.mark(tr, target)
     if isinstance(value, NkiTensor):
@@ -629,6 +703,8 @@ def iadd(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
+    if isinstance(value, NkiTensor) and value.base.off:
+        return target   # the op was masked off: nothing added
     num = isinstance(value, (int, float, _trace.Lin)) and not isinstance(value, bool)
     if not (isinstance(value, NkiTensor) or num) or not target._onchip():
         raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile or a number is "

@@ -231,7 +231,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot", "blocks", "groups")
+                 "rot", "blocks", "groups", "off")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -247,6 +247,7 @@ class _Base:
         # is stored in (direct allocation), or None; kind "split": the tile
         # of each logical block by index (PSUM reuse).  _groups.py: writes
         self.rot = self.blocks = self.groups = None
+        self.off = False   # the result of an op masked off whole (_beta1.whole_mask)
 
 
 class NkiTensor:
@@ -331,12 +332,19 @@ class NkiTensor:
                                "loop variables)" % self.base.name)
             from . import _beta1
             key = _beta1.index_key(self, key)
+            if isinstance(key, _beta1.OutOfRange):
+                return key
             if isinstance(key, NkiTensor):   # not slices: an access pattern
                 key._lb = self._lb   # still inside the same logical block
                 return key
         if any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self._ap) - len(key) + 1) + key[i + 1:]
+        if len(key) == 2 == len(self._ap) + 1 and self._onchip() and not self._pd:
+            one = self._one_column(key[1])
+            if one is not None:   # NKI beta-1's t[:, i] is [P, 1]: v[:, 0] its column
+                v = self._index(key[:1])
+                return NkiTensor(v.base, v.offset, v._ap + [[1, 1]], v._sl, 0) if one else v
         if len(key) > len(self._ap):
             raise NkiError("%d indices for a %d-dimensional tensor '%s'" %
                            (len(key), len(self._ap), self.base.name))
@@ -426,6 +434,18 @@ class NkiTensor:
         v = NkiTensor(self.base, off, ap, sl, npd)
         v._lb = lb
         return v
+
+    @staticmethod
+    def _one_column(k):
+        """For a second index on a partition-only on-chip view (NKI beta-1's
+        t[:, i], which NKI keeps as [P, 1]): True for a slice of that one
+        column (0:1, :), False for the integer 0, None for anything else."""
+        if type(k) is int and k in (0, -1):
+            return False
+        if isinstance(k, slice) and k.step in (None, 1) and k.start in (None, 0) and (
+                k.stop is None or (type(k.stop) is int and k.stop >= 1)):
+            return True
+        return None
 
     def _front(self, pd):
         """This view with its dim pd moved first, as a raw access pattern:

@@ -152,15 +152,18 @@ def _fill_hbm(t, v, loc):
                                     ("src", v)])
 
 
-def zeros(shape, dtype, buffer=sbuf, name=""):
+# lazy_initialization= (NKI beta-1): whether NKI's compiler may fold the
+# fill into the tile's first write; the values are the same, tpbsim always
+# fills at once
+def zeros(shape, dtype, buffer=sbuf, name="", lazy_initialization=False):
     return _filled(shape, 0, dtype, buffer, name, _trace.caller_loc(), "zeros")
 
 
-def ones(shape, dtype, buffer=sbuf, name=""):
+def ones(shape, dtype, buffer=sbuf, name="", lazy_initialization=False):
     return _filled(shape, 1, dtype, buffer, name, _trace.caller_loc(), "ones")
 
 
-def full(shape, fill_value, dtype, buffer=sbuf, name=""):
+def full(shape, fill_value, dtype, buffer=sbuf, name="", lazy_initialization=False):
     return _filled(shape, fill_value, dtype, buffer, name, _trace.caller_loc(), "full")
 
 
@@ -464,6 +467,8 @@ class IndexPredicate:
     def __and__(self, o):
         return IndexMask([self]) & o
 
+    __rand__ = __and__
+
     def __bool__(self):
         # Python's `a and b` returns one of its operands; NKI's own test
         # (nc_match_replace8, `mask=(ix < n and iy < m)`) only passes with
@@ -493,6 +498,8 @@ class IndexMask:
         self.preds = list(preds)
 
     def __and__(self, o):
+        if isinstance(o, (bool, np.bool_)):   # a condition on loop variables only
+            return self if o else False
         if isinstance(o, IndexPredicate):
             return IndexMask(self.preds + [o])
         if isinstance(o, IndexMask):
@@ -721,6 +728,11 @@ class _Fn:
         ops -- or activation)."""
         loc = _trace.caller_loc()
         mask = k.pop("mask", None)   # NKI: an index-expression mask over the result
+        from ._beta1 import skipped, whole_mask
+        mask, off = whole_mask(mask)
+        if off:
+            y = a[0] if a and isinstance(a[0], NkiTensor) and not isinstance(x, NkiTensor) else x
+            return skipped(y.shape, dtype or y.dtype, sbuf)
         if self.name in _BINARY and len(a) == 1 and not k:
             return _binary(self.name, x, a[0], dtype, loc, mask)
         unary = [(_UNARY_ALU, "tensor_scalar", "op0"), (_UNARY, "activation", "func")]
@@ -830,15 +842,33 @@ def where(condition, x, y, dtype=None):
     return t
 
 
-def load(src, dtype=None):
-    """nl.load: a new SBUF tile holding src (one dma_copy)."""
+def load(src, dtype=None, mask=None):
+    """nl.load: a new SBUF tile holding src (one dma_copy).  mask= (NKI
+    beta-1): bounds on single indices load that rectangle of src into the
+    same part of the tile, the rest of the tile unwritten (as in NKI); a
+    condition on loop variables only that is false loads nothing."""
     loc = _trace.caller_loc()
+    from ._beta1 import OutOfRange, mask_bounds, skipped, whole_mask
+    mask, off = whole_mask(mask)
+    if isinstance(src, OutOfRange):   # accessed only when the mask is true
+        if off:
+            return skipped(src.shape, dtype or src.dtype, sbuf)
+        raise src.err
     if not isinstance(src, NkiTensor):
         raise NkiError("%s: nl.load: expected a tensor" % loc)
+    if not src.shape:   # one element (sinks[b, h]): a [1, 1] tile
+        src = NkiTensor(src.base, src.offset, [[1, 1], [1, 1]])
+    if off:
+        return skipped(src.shape, dtype or src.dtype, sbuf)
     t = _trace.current().new_tensor(src.shape, _dtype(dtype) if dtype else src.dtype, sbuf,
                                     "", loc)
     from . import isa
-    isa._emit("dma_copy", loc, [("dst", t.text()), ("src", src.text())])
+    dst = t
+    if mask is not None:
+        sl = mask_bounds(src, mask, "nl.load", "src", loc)
+        if any((s.start, s.stop) != (0, n) for s, n in zip(sl, src.shape)):
+            dst, src = t[sl], src[sl]
+    isa._emit("dma_copy", loc, [("dst", dst.text()), ("src", src.text())])
     return t
 
 
@@ -848,6 +878,13 @@ def store(dst, value, mask=None):
     rectangle (docs/python.md "Beta-1 call forms")."""
     loc = _trace.caller_loc()
     from . import isa
+    from ._beta1 import OutOfRange, whole_mask
+    mask, off = whole_mask(mask)
+    if off:
+        return
+    for x in (dst, value):
+        if isinstance(x, OutOfRange):
+            raise x.err
     if mask is not None:
         from ._beta1 import mask_rect
         dst, value = (mask_rect(x, mask, "nl.store", w, loc)
@@ -935,6 +972,7 @@ from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: 
                          softmax, transpose, var)
 
 while_loop = _unsupported("while_loop")
+from ._host import static_cast  # noqa: E402,F401
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
