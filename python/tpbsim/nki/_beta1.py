@@ -389,6 +389,20 @@ def skipped(shape, dtype, buffer):
 
 # ---- nl.arange / nl.mgrid indices ----
 
+def column_of_column(t, key):
+    """t[k0, k1] on a partition-only on-chip view t, which NKI beta-1's
+    t2[:, i] is ([P, 1] in NKI, [P] here): k1 = 0 is t[k0] itself, a slice
+    of that one column (0:1, :) its [P, 1] view; None for other keys."""
+    k = key[1]
+    if type(k) is int and k in (0, -1):
+        return t._index(key[:1])
+    if isinstance(k, slice) and k.step in (None, 1) and k.start in (None, 0) and (
+            k.stop is None or (type(k.stop) is int and k.stop >= 1)):
+        v = t._index(key[:1])
+        return NkiTensor(v.base, v.offset, v._ap + [[1, 1]], v._sl, 0)
+    return None
+
+
 class OutOfRange:
     """A view whose nl.arange / nl.mgrid indices run outside the tensor
     (`x[(2*i + g) * 128 + ip, jf]` past the last row).  NKI allows it in an

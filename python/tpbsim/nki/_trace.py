@@ -341,10 +341,10 @@ class NkiTensor:
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self._ap) - len(key) + 1) + key[i + 1:]
         if len(key) == 2 == len(self._ap) + 1 and self._onchip() and not self._pd:
-            one = self._one_column(key[1])
-            if one is not None:   # NKI beta-1's t[:, i] is [P, 1]: v[:, 0] its column
-                v = self._index(key[:1])
-                return NkiTensor(v.base, v.offset, v._ap + [[1, 1]], v._sl, 0) if one else v
+            from . import _beta1
+            v = _beta1.column_of_column(self, key)
+            if v is not None:
+                return v
         if len(key) > len(self._ap):
             raise NkiError("%d indices for a %d-dimensional tensor '%s'" %
                            (len(key), len(self._ap), self.base.name))
@@ -434,18 +434,6 @@ class NkiTensor:
         v = NkiTensor(self.base, off, ap, sl, npd)
         v._lb = lb
         return v
-
-    @staticmethod
-    def _one_column(k):
-        """For a second index on a partition-only on-chip view (NKI beta-1's
-        t[:, i], which NKI keeps as [P, 1]): True for a slice of that one
-        column (0:1, :), False for the integer 0, None for anything else."""
-        if type(k) is int and k in (0, -1):
-            return False
-        if isinstance(k, slice) and k.step in (None, 1) and k.start in (None, 0) and (
-                k.stop is None or (type(k.stop) is int and k.stop >= 1)):
-            return True
-        return None
 
     def _front(self, pd):
         """This view with its dim pd moved first, as a raw access pattern:
