@@ -119,7 +119,8 @@ def _run(k, args, kwargs, target, trace, keep, writeback):
         except TpbError as e:
             _index_error(e, traced.indirect)
             raise
-        res = tuple(ctx.sim_fetch(o.base.name) for o in outs)
+        # a returned reshape of an output tensor (t.reshape(...)) has its shape
+        res = tuple(ctx.sim_fetch(o.base.name).reshape(o.shape) for o in outs)
         if traced.prints:
             _device_prints(ctx, art)
         if writeback:

@@ -1,191 +1,269 @@
-"""Forms the nki-samples reference kernels (attention, fused linear) and their
-unit tests use (docs/python.md "nki-samples"): nl.static_cast on host
-arrays, lazy_initialization=, a jit kernel called from a kernel, beta-1's
-t[:, i] as [P, 1], affine_select from PSUM, masks on loop variables only,
-and nl.load(mask=).  Each against NumPy (small shapes)."""
+"""Call forms of nki-samples' kernels (contributed/, tutorials, the reference
+kernels removed in c4b806e) that tpbsim runs unchanged: each checked
+against NumPy (scripts/nki-samples-misc runs the kernels themselves)."""
 import numpy as np
 import pytest
 
-import tpbsim
 from tpbsim import NkiError, nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
 
-RNG = np.random.default_rng(18)
+RNG = np.random.default_rng(11)
 
 
-def bf16_rne(a):
-    """float32 -> bfloat16 (as float32), round half to even, by the bits."""
-    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    return u.astype(np.uint32).view(np.float32)
+def test_program_id_in_index_expression_numpy():
+    """The SPMD tutorial's `nl.program_id(0) * 128 + nl.arange(128)[:, None]`."""
+    @nki.jit
+    def add(a, b):
+        c = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        ix = nl.program_id(0) * 128 + nl.arange(128)[:, None]
+        iy = nl.program_id(1) * 64 + nl.arange(64)[None, :]
+        nl.store(c[ix, iy], value=nl.load(a[ix, iy]) + nl.load(b[ix, iy]))
+        return c
+    a, b = RNG.random((256, 128), np.float32), RNG.random((256, 128), np.float32)
+    np.testing.assert_allclose(add[2, 2](a, b), a + b, rtol=1e-6)
 
 
-# ---- nl.static_cast (host arrays) ----
+def test_numpy_ints_in_indexes_numpy():
+    """np.int32 / np.int64 offsets (adaptive avg pool's window starts) in
+    index expressions and slices are ints."""
+    starts = np.array([1, 3], np.int32)
 
-def test_static_cast_bf16_rounds_to_nearest_even():
-    a = np.concatenate([RNG.standard_normal(1000).astype(np.float32),
-                        # halfway cases: ties to even, both directions
-                        np.array([1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, -(1 + 2.0 ** -8), 0.0,
-                                  1e-40, 3e38], np.float32)])
-    t = nl.static_cast(a, nl.bfloat16)
-    assert isinstance(t, nki.typed) and t.dtype == "bfloat16"
-    np.testing.assert_array_equal(t.array, bf16_rne(a))
-
-
-def test_static_cast_numpy_dtypes_and_refusals():
-    a = RNG.standard_normal((4, 3))
-    for d in (np.float32, nl.float16, nl.int32):
-        r = nl.static_cast(a, d)
-        assert r.dtype == np.dtype(d) and np.array_equal(r, a.astype(d))
-    with pytest.raises(NkiError, match="float8_e4m3fn"):
-        nl.static_cast(a, nl.float8_e4m3)
-
-
-@nki.jit
-def double_kernel(x):
-    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(x, dtype=nl.float32)
-    nl.store(out, nl.multiply(t, 2.0))
-    return out
-
-
-def test_static_cast_bf16_feeds_a_kernel():
-    a = RNG.standard_normal((128, 16)).astype(np.float32)
-    out = nki.simulate_kernel(double_kernel, nl.static_cast(a, nl.bfloat16))
-    np.testing.assert_array_equal(out, 2 * bf16_rne(a))
-
-
-# ---- lazy_initialization=, a jit kernel called inside a kernel ----
-
-@nki.jit(mode="trace")
-def add_rows(dst, x):   # a helper kernel: inlined when called from a kernel
-    dst[...] = nl.add(nl.load(x), 1.0)
-
-
-@nki.jit
-def lazy_and_inline(a, b, x):
-    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
-    out2 = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-    ps = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.psum, lazy_initialization=True)
-    for k in nl.affine_range(2):
-        ps[...] += nisa.nc_matmul(nl.load(a[k * 128:(k + 1) * 128, :]),
-                                  nl.load(b[k * 128:(k + 1) * 128, :]))
-    f = nl.full((128, 64), 3.0, dtype=nl.float32, lazy_initialization=False)
-    nl.store(out, nl.add(ps, f))
-    t = nl.ndarray(x.shape, dtype=nl.float32)
-    add_rows(t, x)
-    nl.store(out2, t)
-    return out, out2
-
-
-def test_lazy_initialization_and_inlined_kernel():
-    a = RNG.standard_normal((256, 128)).astype(np.float32)
-    b = RNG.standard_normal((256, 64)).astype(np.float32)
-    x = RNG.standard_normal((128, 8)).astype(np.float32)
-    out, out2 = lazy_and_inline(a, b, x)
-    np.testing.assert_allclose(out, a.T @ b + 3.0, rtol=1e-4, atol=1e-4)
-    np.testing.assert_array_equal(out2, x + 1.0)
-
-
-# ---- t[:, i] is [P, 1] in NKI beta-1: its [:, 0] and [:, 0:1] ----
-
-def _col_core(col):
-    """as the flash kernel's core: gets l_buffer[:, i], indexes [:, 0]."""
-    e = nisa.activation(nl.exp, col[:, 0:1], scale=1.0)
-    col[:, 0] = nl.add(e, col[:, 0])
-
-
-@nki.jit
-def column_kernel(x):
-    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(x)
-    for i in nl.affine_range(x.shape[1]):
-        _col_core(t[:, i])
-    nl.store(out, t)
-    return out
-
-
-def test_column_of_a_column_view():
-    x = RNG.uniform(-1, 1, (128, 4)).astype(np.float32)
-    np.testing.assert_allclose(column_kernel(x), np.exp(x) + x, rtol=1e-5)
-
-
-def test_column_view_other_second_index_refused():
+    @nki.jit
     def k(x):
+        out = nl.ndarray((128, 2, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 2, 2), dtype=x.dtype, buffer=nl.sbuf)
+        for j in nl.static_range(2):
+            s = starts[j]
+            t[:, j, :] = nl.load(x[:, s:s + 2])
+        i_p, i_f = nl.mgrid[0:128, 0:2]
+        nl.store(out[i_p, 0, i_f + np.int64(0) * 1], value=t[:, 0, :])
+        nl.store(out[:, 1, :], value=t[:, 1, :])
+        return out
+    x = RNG.random((128, 8), np.float32)
+    np.testing.assert_array_equal(k(x), np.stack([x[:, 1:3], x[:, 3:5]], 1))
+
+
+def test_load_mask_partial_tile_numpy():
+    """interpolate_bilinear's masked load and store of a last partial
+    128-row tile (the index runs past the tensor's end where the mask
+    excludes it), and a returned reshape of the output."""
+    @nki.jit
+    def k(x):
+        n, f = x.shape
+        out = nl.ndarray((n, f), dtype=x.dtype, buffer=nl.shared_hbm)
+        for p in nl.affine_range((n + 127) // 128):
+            i_p, i_f = nl.mgrid[0:128, 0:f]
+            i_p = p * 128 + i_p
+            t = nl.load(x[i_p, i_f], mask=(i_p < n))
+            assert t.shape == (128, f)
+            u = nl.multiply(t, 2.0)
+            nl.store(out[i_p, i_f], value=u, mask=(i_p < n))
+        return out.reshape((n // 5, 5, f))
+    x = RNG.random((200, 6), np.float32)
+    np.testing.assert_array_equal(k(x), (2 * x).reshape(40, 5, 6))
+
+
+def test_dma_copy_mask_numpy():
+    """adaptive_avg_pool2d's nisa.dma_copy(..., mask=(i_p < N * C) & ...)."""
+    @nki.jit
+    def k(x):
+        n = x.shape[0]
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(2):
+            i_p = nl.arange(128)[:, None] + i * 128
+            t = nl.ndarray((128, 4), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x[i * 128:(i + 1) * 128, :], mask=(i_p < n))
+            nl.store(out[i * 128:(i + 1) * 128, :], value=t, mask=(i_p < n))
+        return out
+    x = RNG.random((160, 4), np.float32)
+    np.testing.assert_array_equal(k(x), x)
+
+
+def test_reduce_mask_and_axes_numpy():
+    """nl.sum / nl.max with mask=: a comparison that holds everywhere is
+    dropped, one on a kept axis masks dst; negative axes; a reduction over
+    one element is a copy."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 2), dtype=x.dtype, buffer=nl.shared_hbm)
         t = nl.load(x)
-        t[:, 0][:, 1]
-    with pytest.raises(NkiError, match="2 indices for a 1-dimensional"):
-        tpbsim.kernel_json(nki.jit(k), np.zeros((128, 4), np.float32))
+        r = nl.full((128, 2), -1.0, dtype=x.dtype, buffer=nl.sbuf)
+        i_p, i_h, i_w = nl.mgrid[0:128, 0:3, 0:4]
+        r[:, 0] = nl.sum(t, axis=[-2, -1], mask=(i_h < 3) & (i_w < 9))
+        r[:, 1] = nl.max(t[:, 0:1, 0:1], axis=[1, 2], mask=(i_p < 100))
+        nl.store(out, r)
+        return out
+    x = RNG.random((128, 3, 4), np.float32)
+    want = np.stack([x.sum(axis=(1, 2)), np.where(np.arange(128) < 100, x[:, 0, 0], -1.0)], 1)
+    np.testing.assert_allclose(k(x), want, rtol=1e-5)
 
 
-# ---- beta-1 affine_select with its on_true_tile in PSUM ----
-
-@nki.jit
-def causal_from_psum(q, k):
-    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
-    ps = nisa.nc_matmul(nl.load(q), nl.load(k))
-    ip, jf = nl.mgrid[0:128, 0:128]
-    nl.store(out, nisa.affine_select(pred=(ip >= jf), on_true_tile=ps, on_false_value=-9984.0,
-                                     dtype=nl.float32))
-    return out
-
-
-def test_affine_select_on_true_tile_in_psum():
-    q = RNG.standard_normal((64, 128)).astype(np.float32)
-    k = RNG.standard_normal((64, 128)).astype(np.float32)
-    ref = np.where(np.tril(np.ones((128, 128), bool)), q.T @ k, -9984.0)
-    np.testing.assert_allclose(causal_from_psum(q, k), ref, rtol=1e-4, atol=1e-4)
-
-
-# ---- mask= naming no index (a condition on loop variables only) ----
-
-@nki.jit
-def loop_masks(x, n):
-    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-    res = nl.ndarray((128, x.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
-    acc = nl.zeros((128, x.shape[1]), dtype=nl.float32)
-    ip, jf = nl.mgrid[0:128, 0:x.shape[1]]
-    for i in nl.affine_range(3):   # the last tile is past x's rows: masked off
-        live = i * 128 < n   # only the first tiles
-        t = nl.load(x[i * 128 + ip, jf], mask=live)
-        t2 = nl.ndarray((128, x.shape[1]), dtype=nl.float32)
-        t2[...] = nl.multiply(t, 2.0, mask=live)
-        t2[...] = nisa.activation(op=nl.exp, data=t, mask=live)
-        acc[...] = nl.add(acc, t2, mask=live)
-        nl.store(out[i * 128 + ip, jf], value=t2, mask=(jf < x.shape[1]) & live)
-    nl.store(res, acc)
-    return out, res
-
-
-def test_loop_variable_masks():
-    x = RNG.uniform(-1, 1, (256, 8)).astype(np.float32)
-    out, res = loop_masks(x, 256)
-    np.testing.assert_allclose(out, np.exp(x), rtol=1e-5)
-    np.testing.assert_allclose(res, np.exp(x[:128]) + np.exp(x[128:256]), rtol=1e-5)
-
-
-# ---- nl.load(mask=) bounding indices ----
-
-@nki.jit
-def masked_load(x):
-    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.full((128, 64), 7.0, dtype=nl.float32)
-    ip, jf = nl.mgrid[0:128, 0:64]
-    t[ip, jf] = nl.load(x[ip, jf], mask=(ip < 100) & (jf < 40))
-    nl.store(out[ip, jf], value=t, mask=(ip < 100) & (jf < 40))
-    return out
-
-
-def test_load_mask_rectangle():
-    x = RNG.standard_normal((128, 64)).astype(np.float32)
-    out = masked_load(x)
-    np.testing.assert_array_equal(out[:100, :40], x[:100, :40])
-
-
-def test_out_of_range_index_needs_a_false_mask():
+def test_reduce_mask_on_reduced_axis_refused():
+    @nki.jit
     def k(x):
-        ip, jf = nl.mgrid[0:128, 0:8]
-        nl.load(x[128 + ip, jf], mask=(jf < 8))
-    with pytest.raises(NkiError, match="index 0 spans 128..255, outside 0..127"):
-        tpbsim.kernel_json(nki.jit(k), np.zeros((128, 8), np.float32))
+        out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:128, 0:8]
+        nl.store(out, nl.sum(nl.load(x), axis=[1], keepdims=True, mask=(i_f < 4)))
+        return out
+    with pytest.raises(NkiError, match="reduced one"):
+        k(RNG.random((128, 8), np.float32))
+
+
+def test_finfo():
+    assert nl.finfo(nl.float32).max == np.finfo(np.float32).max
+    assert nl.finfo(np.float16).min == float(np.finfo(np.float16).min)
+    assert nl.finfo(nl.bfloat16).max == (2 - 2 ** -7) * 2.0 ** 127
+    assert nl.finfo(nl.float8_e4m3fn).max == 448.0
+    with pytest.raises(NkiError, match="not a float dtype"):
+        nl.finfo(nl.int32)
+
+
+def test_tensor_copy_dtype_with_dst_numpy():
+    """nki-samples' `nisa.tensor_copy(dst=t, src=p, dtype=t.dtype)`: dtype=
+    must be dst's; another raises."""
+    @nki.jit
+    def k(x, dt):
+        out = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        s = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=s, src=t, dtype=dt)
+        nl.store(out, s)
+        return out
+    x = np.array([[1.0, 2.0], [3.0, 5.0]], np.float32)
+    np.testing.assert_array_equal(k(x, nl.bfloat16), x)
+    with pytest.raises(NkiError, match="differs from dst's dtype bfloat16"):
+        k(x, nl.float32)
+
+
+def test_tensor_tensor_broadcast_column_numpy():
+    """The double_row matmul's beta-1 `nisa.tensor_tensor(t [P, F], s [P, 1],
+    nl.multiply)`: s is read with a free step of 0 (either side)."""
+    @nki.jit
+    def k(x, s):
+        out = nl.ndarray((2,) + x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t, c = nl.load(x), nl.load(s)
+        nl.store(out[0], nisa.tensor_tensor(t, c, nl.multiply))
+        nl.store(out[1], nisa.tensor_tensor(c, t, nl.subtract))
+        return out
+    x, s = RNG.random((128, 64), np.float32), RNG.random((128, 1), np.float32)
+    np.testing.assert_allclose(k(x, s), np.stack([x * s, s - x]), rtol=1e-6)
+
+
+def test_mgrid_dense_iota_numpy():
+    """nl.mgrid is dense (NumPy's): iota of an expression in some of its
+    indices fills the whole grid (select_and_scatter's window indices)."""
+    @nki.jit
+    def k():
+        out = nl.ndarray((128, 2, 3, 3), dtype=nl.uint32, buffer=nl.shared_hbm)
+        w = nl.mgrid[0:128, 0:2, 0:3, 0:3]
+        nl.store(out, nisa.iota(3 * w.y + w.z, dtype=nl.uint32))
+        return out
+    want = np.broadcast_to((3 * np.arange(3)[:, None] + np.arange(3)).astype(np.uint32),
+                           (128, 2, 3, 3))
+    np.testing.assert_array_equal(k(), want)
+
+
+def test_returned_part_refused():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x))
+        return out[0:64]
+    with pytest.raises(NkiError, match="returns a part of"):
+        k(RNG.random((128, 4), np.float32))
+
+
+def test_masked_load_index_past_end_numpy():
+    """maxpooling.py's `nl.load(x[i_h + i_kh, i_w], mask=(i_h < h - 2))`: the
+    access pattern of the last tile leaves x, the mask keeps it inside; the
+    same view without the mask is an error."""
+    @nki.jit
+    def k(x, masked):
+        h, w = x.shape
+        out = nl.ndarray((h - 2, w - 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        for t in nl.affine_range((h + 127) // 128):
+            i_h, i_kh, i_w = nl.mgrid[0:128, 0:3, 0:w]
+            i_h = t * 128 + i_h
+            v = x[i_h + i_kh, i_w]
+            tile = nl.load(v, mask=(i_h < h - 2)) if masked else nl.load(v)
+            i_p, j_kh, i_f, i_kw = nl.mgrid[0:128, 0:3, 0:w - 2, 0:3]
+            m = nl.max(tile[i_p, j_kh, i_f + i_kw], axis=[1, 3], mask=(t * 128 + i_p < h))
+            o_h, o_w = nl.mgrid[0:128, 0:w - 2]
+            o_h = t * 128 + o_h
+            nl.store(out[o_h, o_w], value=m, mask=(o_h < h - 2))
+        return out
+    x = RNG.random((150, 12), np.float32)
+    want = np.lib.stride_tricks.sliding_window_view(x, (3, 3)).max(axis=(2, 3))
+    np.testing.assert_array_equal(k(x, True), want)
+    with pytest.raises(NkiError, match="spans 128..257, outside 0..149"):
+        k(x, False)
+
+
+def test_pipelined_attention_forms_numpy():
+    """pipelined_attention.py's `nisa.tensor_reduce(np.sum, ...)` (an add),
+    `nl.affine_range(n, precise_schedule=True)` (a hint) and
+    `nl.loop_reduce(..., name=)`; and a `[k, i, ix, iy]` index with loop
+    variables before the grid axes (tutorial.py's add)."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((2, 128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(2, precise_schedule=True):
+            ix, iy = nl.mgrid[0:128, 0:8]
+            t = nl.load(x[i, 0, ix, iy])
+            acc = nl.zeros((128, 1), dtype=x.dtype, buffer=nl.sbuf)
+            for j in nl.affine_range(1):
+                acc[...] = nl.loop_reduce(nisa.tensor_reduce(np.sum, t, axis=(1,), keepdims=True),
+                                          np.add, loop_indices=[j], name="acc")
+            nl.store(out[i], acc)
+        return out
+    x = RNG.random((2, 1, 128, 8), np.float32)
+    np.testing.assert_allclose(k(x), x[:, 0].sum(-1, keepdims=True), rtol=1e-5)
+
+
+def test_mx_x4_dtype_refused():
+    """The trn3 packed MX dtypes are named (kernels that mention them load)
+    but a tile of one is refused."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 4), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
+        nisa.memset(dst=t, value=0)
+        nl.store(out, nl.load(x))
+        return out
+    with pytest.raises(Exception, match="unknown dtype 'float8_e5m2_x4'"):
+        k(RNG.random((128, 4), np.float32))
+
+
+def test_gather_3d_masked_numpy():
+    """resize_nearest's `nl.load(data.reshape((B, S, C))[b, idx_tile, i_f],
+    mask=(i_p < n))`: an indirect row access after an integer index, and a
+    mask that keeps the first n partitions (the other index rows, out of
+    range here, are not read)."""
+    @nki.jit
+    def k(x, idx):
+        B, H, W, C = x.shape
+        out = nl.ndarray((B, 100, C), dtype=x.dtype, buffer=nl.shared_hbm)
+        x3 = x.reshape((B, H * W, C))
+        t = nl.load(idx)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(C)[None, :]
+        for b in nl.affine_range(B):
+            g = nl.load(x3[b, t, i_f], mask=(i_p < 100))
+            nl.store(out[b, i_p, i_f], value=g, mask=(i_p < 100))
+        return out
+    x = RNG.random((2, 3, 2, 4), np.float32)
+    idx = np.full((128, 1), 1000, np.int32)
+    idx[:100, 0] = RNG.integers(0, 6, 100)
+    np.testing.assert_array_equal(k(x, idx), x.reshape(2, 6, 4)[:, idx[:100, 0]])
+
+
+def test_indirect_view_part_refused():
+    """A part of a gather other than its first partitions is an error, never
+    a plain view of the indexed tensor."""
+    @nki.jit
+    def k(x, idx):
+        out = nl.ndarray((128, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x[nl.load(idx), 0:4][:, 0:2]))
+        return out
+    with pytest.raises(NkiError, match="a part .* of an indirect"):
+        k(RNG.random((8, 4), np.float32), np.zeros((128, 1), np.int32))

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _alloc, _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
+from ._trace import NkiTensor as tensor   # NKI's nki.tensor (annotations)
 
 __all__ = ["jit", "trace", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
 
@@ -56,6 +57,17 @@ class _Traced(tuple):
         t.prints = any(op.startswith('{"op": "device_print"') for op in tr.body)
         t.indirect = tr.indirect
         return t
+
+
+def _whole(t):
+    """Whether view t is all of its tensor in order (a reshape of it): the
+    outputs are fetched as the tensor, then given the view's shape."""
+    stride = 1
+    for st, n in reversed(t._ap):
+        if n > 1 and st != stride:
+            return False
+        stride *= n
+    return t.offset == 0 and stride == int(np.prod(t.base.shape))
 
 
 class Kernel:
@@ -171,6 +183,11 @@ class Kernel:
             if not isinstance(o, NkiTensor) or o.base.kind != "hbm":
                 raise NkiError("%s: the kernel must return HBM tensors made with nl.ndarray("
                                "..., buffer=nl.shared_hbm), got %r" % (self.fn.__name__, o))
+            if tuple(o.shape) != tuple(o.base.shape) and not _whole(o):
+                raise NkiError("%s: the kernel returns a part of '%s' (%s of %s): tpbsim "
+                               "returns whole tensors or reshapes of them" % (
+                                   self.fn.__name__, o.base.name, list(o.shape),
+                                   list(o.base.shape)))
         return _Traced(tr.to_json(outs, self.opts.get("schedule")), outs, arrays,
                        isinstance(ret, (tuple, list)), tr)
 

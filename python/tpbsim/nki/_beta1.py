@@ -95,6 +95,24 @@ def _transpose(args, loc, op):
             {"engine": eng})
 
 
+def _tensor_tensor(args, loc, op):
+    """data1's shape; a [P, 1] operand next to a [P, F...] one is read with
+    a free-dim step of 0 (broadcast along the free dims, as NKI beta-1's
+    tensor_tensor took it: nki-samples' double_row matmul scales [128, 512]
+    by [128, 1])."""
+    x1, x2 = _tensor(args, "data1", loc, op), _tensor(args, "data2", loc, op)
+    if tuple(x1.shape) == tuple(x2.shape) or x1.shape[0] != x2.shape[0]:
+        return x1.shape, x1.dtype, "sbuf", {}
+    n1, n2 = (int(np.prod(x.shape[1:])) for x in (x1, x2))
+    if n1 != 1 and n2 != 1 or n1 == n2:
+        return x1.shape, x1.dtype, "sbuf", {}   # the op's own shape error
+    small, big, what = (x1, x2, "data1") if n1 == 1 else (x2, x1, "data2")
+    v = NkiTensor(small.base, small.offset, [list(small._ap[0])] +
+                  [[0, n] for n in big.shape[1:]])
+    v._lb = small._lb
+    return big.shape, x1.dtype, "sbuf", {what: v}
+
+
 def _reduce(args, loc, op):
     x = _tensor(args, "data", loc, op)
     ax = args["axis"]
@@ -153,7 +171,7 @@ def _dma_transpose(args, loc, op):
 # plus dtype= (and mask= where beta-2 has none)
 _SPECS = {
     "nc_matmul": _matmul, "nc_transpose": _transpose,
-    "activation": _like("data"), "tensor_tensor": _like("data1"),
+    "activation": _like("data"), "tensor_tensor": _tensor_tensor,
     "tensor_scalar": _like("data"), "tensor_copy": _like("src"),
     "tensor_reduce": _reduce, "reciprocal": _like("data"),
     "tensor_partition_reduce": _part_reduce, "tensor_tensor_scan": _like("data0"),
@@ -216,6 +234,9 @@ def _dual(name, fn2, result, own=None):
     @functools.wraps(fn2)
     def op(*a, **k):
         if "dst" in k:
+            if "dtype" in k and "dtype" not in sig2.parameters:
+                k = dict(k)
+                _dst_dtype(name, k["dst"], k.pop("dtype"))
             return fn2(*a, **k)
         if a and type(a[0]) is NkiTensor:
             key = (len(a), tuple(k))
@@ -252,6 +273,18 @@ def _dual(name, fn2, result, own=None):
     _SKIP.add(op.__code__)
     op.__signature__ = sig2
     return op
+
+
+@_skip
+def _dst_dtype(name, dst, dtype):
+    """An early beta-2 call form (nki-samples' tutorials): `dtype=` next to
+    `dst=` (`nisa.tensor_copy(dst=t, src=s, dtype=t.dtype)`).  The op writes
+    dst's dtype, so dtype= must be that dtype; another raises."""
+    from .language import _dtype
+    if isinstance(dst, NkiTensor) and _dtype(dtype) != dst.dtype:
+        raise NkiError("%s: nisa.%s: dtype=%s differs from dst's dtype %s (the op writes "
+                       "dst's dtype: drop dtype=, or give a dst of that dtype)" % (
+                           _trace.caller_loc(), name, _dtype(dtype), dst.dtype))
 
 
 @_skip
@@ -403,21 +436,6 @@ def column_of_column(t, key):
     return None
 
 
-class OutOfRange:
-    """A view whose nl.arange / nl.mgrid indices run outside the tensor
-    (`x[(2*i + g) * 128 + ip, jf]` past the last row).  NKI allows it in an
-    nl.load / nl.store whose mask is false (nothing is accessed); any other
-    use raises the index error (err)."""
-    __slots__ = ("err", "shape", "dtype")
-
-    def __init__(self, err, shape, dtype):
-        self.err, self.shape, self.dtype = err, shape, dtype
-
-    def __getattr__(self, name):
-        raise self.err
-
-
-
 def index_key(t, key):
     """t[e0, e1, ...] with affine index expressions over nl.arange /
     nl.mgrid axes.  When each one uses one grid axis a (c + s * i_a, s > 0),
@@ -441,13 +459,8 @@ def index_key(t, key):
             return _index_ap(t, key)
         a, step = axes[0]
         last = a
-        cnt = t._ap[d][1]
-        if type(k.c) is int and not 0 <= k.c < cnt:   # past the end (an edge tile masked off)
-            return OutOfRange(NkiError("index of '%s': index %d spans %d..%d, outside 0..%d -- "
-                                       "not supported by tpbsim" % (
-                                           t.base.name, d, k.c, k.c + step * (n - 1), cnt - 1)),
-                              tuple(x.sizes[min(x.sizes)] if isinstance(x, IndexExpr) else 1
-                                    for x in key if not isinstance(x, int)), t.dtype)
+        if type(k.c) is int and not 0 <= k.c < t._ap[d][1]:
+            return _index_ap(t, key)   # starts past the end: a view marked _oob
         out.append(slice(k.c, k.c + step * (n - 1) + 1, step))
     return tuple(out)
 
@@ -462,7 +475,8 @@ def _index_ap(t, key):
 
     def bad(why):
         return NkiError("index of '%s': %s -- not supported by tpbsim" % (name, why))
-    if len(key) != len(t._ap) or not all(isinstance(k, (IndexExpr, int)) for k in key):
+    if len(key) != len(t._ap) or not all(isinstance(k, (IndexExpr, int, _trace.Lin))
+                                         for k in key):
         raise bad("an index expression that is not a slice needs one index expression or "
                   "integer per dim")
     exprs = [k for k in key if isinstance(k, IndexExpr)]
@@ -476,7 +490,8 @@ def _index_ap(t, key):
                 raise bad("two sizes on grid axis %s" % a)
             sizes[a] = n
     shape = [sizes.get(a, 1) for a in range(nd)]
-    off, steps, outside = t.offset, [0] * nd, None
+    off, steps = t.offset, [0] * nd
+    oob = None
     for d, (k, (stride, cnt)) in enumerate(zip(key, t._ap)):
         e = k if isinstance(k, IndexExpr) else IndexExpr(k, {}, nd)
         lo = hi = e.c
@@ -485,69 +500,76 @@ def _index_ap(t, key):
             steps[a] += stride * v
         for x in (lo, hi):
             if type(x) is int and not 0 <= x < cnt:
-                outside = outside or bad("index %d spans %s..%s, outside 0..%d" %
-                                         (d, lo, hi, cnt - 1))
-            elif outside is None:
+                oob = oob or bad("index %d spans %s..%s, outside 0..%d" % (d, lo, hi, cnt - 1))
+            else:
                 _trace._check_sym(x, 0, cnt - 1)
         off = off + stride * e.c
-    if outside is not None:
-        return OutOfRange(outside, tuple(shape), t.dtype)
     if t._onchip():
         k0 = key[0]
         if (not isinstance(k0, IndexExpr) or k0.coef != {0: 1} or
                 any(isinstance(k, IndexExpr) and k.coef.get(0) for k in key[1:])):
             raise bad("on chip the first index must be the partition index (grid axis 0) alone")
-    return NkiTensor(t.base, off, [[steps[a] or 1, shape[a]] for a in range(nd)])
-
-
-def tile_index(t, key):
-    """NKI's indirect row access a[idx_tile, cols] (cols a slice, an integer
-    or an nl.arange index) on a whole 2-D HBM tensor: the gather / scatter
-    .ap(pattern=[[C, P], [1, n]], offset=c0, vector_offset=idx_tile)."""
-    idx = key[0]
-    if (len(key) != 2 or t.base.kind == "tile" or len(t.base.shape) != 2 or
-            t.offset != 0 or tuple(t.shape) != tuple(t.base.shape)):
-        raise NkiError("indexing '%s' with a tensor: tpbsim supports a[idx_tile, cols] on a "
-                       "whole 2-D HBM tensor only (NKI's indirect DMA; or use .ap("
-                       "vector_offset=))" % t.base.name)
-    rows, cols = t.shape
-    k = key[1]
-    if type(k) is int:
-        k = slice(k, k + 1)
-    if not isinstance(k, slice) or k.step not in (None, 1):
-        raise NkiError("indexing '%s' with a tensor: the column index must be an integer or "
-                       "a step-1 slice / nl.arange range" % t.base.name)
-    c0, c1, _ = k.indices(cols)
-    if idx.base.kind != "tile" or len(idx.shape) not in (1, 2) or idx.shape[1:] not in ((), (1,)):
-        raise NkiError("indexing '%s' with a tensor: the index must be an SBUF [P, 1] tile, "
-                       "got %r" % (t.base.name, idx))
-    _trace.current().indirect.add((rows, cols, c0))   # for an out-of-bounds IndexError
-    return t.ap(pattern=[[cols, idx.shape[0]], [1, c1 - c0]], offset=c0, vector_offset=idx,
-                indirect_dim=0)
+    v = NkiTensor(t.base, off, [[steps[a] or 1, shape[a]] for a in range(nd)])
+    if oob is not None:   # an error unless a mask keeps the indices inside
+        v._oob = (oob, t, key)
+    return v
 
 
 def mask_rect(t, mask, fn, what, loc):
     """t cut to the rectangle an index mask bounds: each comparison one
     index (+ a constant) against 0, e.g. (i_p < 64) & (i_f < 256) -> t[0:64,
     0:256] (bounds past t's dims are NumPy-clipped); other masks raise."""
-    return t[mask_bounds(t, mask, fn, what, loc)]
+    return mask_restrict(t, mask_bounds(t, mask, fn, what, loc))
 
 
-def mask_bounds(t, mask, fn, what, loc):
-    """mask_rect's rectangle: one slice per dim of t."""
+def mask_restrict(t, rect):
+    """t[rect]; for a view by index expressions that leave the tensor
+    (_index_ap), the view of those expressions over the rectangle of their
+    grid, which must stay inside."""
+    if t._oob is None:
+        return t[rect]
+    from .language import IndexExpr
+    _, base, key = t._oob
+    lo = {a: r.start for a, r in enumerate(rect)}
+    key2 = []
+    for k in key:
+        if isinstance(k, IndexExpr):
+            k = IndexExpr(k.c + sum(v * lo.get(a, 0) for a, v in k.coef.items() if v),
+                          k.coef, k.ndim, {a: rect[a].stop - rect[a].start
+                                           for a in k.sizes if a is not None and a < len(rect)})
+        key2.append(k)
+    v = _index_ap(base, tuple(key2))
+    if v._oob is not None:
+        raise v._oob[0]
+    return v
+
+
+def _mask_preds(t, mask, fn, loc):
     from .language import IndexMask, IndexPredicate
     preds = mask.preds if isinstance(mask, IndexMask) else [mask]
     if not isinstance(t, NkiTensor) or not all(isinstance(p, IndexPredicate) for p in preds):
         raise NkiError("%s: %s: argument 'mask': expected comparisons of nl.arange / nl.mgrid "
                        "indices, got %r" % (loc, fn, mask))
-    lo, hi = [0] * len(t.shape), list(t.shape)
+    return preds
+
+
+def mask_bounds(t, mask, fn, what, loc, shape=None):
+    """mask_rect's rectangle: one slice per dim of t (of shape, when given).
+    A bound that depends on a traced-once loop variable retraces the loop
+    per iteration (the rectangle's size then is a number)."""
+    preds = _mask_preds(t, mask, fn, loc)
+    shape = list(t.shape if shape is None else shape)
+    lo, hi = [0] * len(shape), list(shape)
     for p in preds:
         axes = [(a, v) for a, v in p.e.coef.items() if v]
+        if type(p.e.c) is _trace.Lin and p.e.c.loop_trace() is not None:
+            _trace.need_retrace()
         if (len(axes) != 1 or axes[0][0] is None or abs(axes[0][1]) != 1 or
-                not 0 <= axes[0][0] < len(t.shape) or type(p.e.c) is not int or
+                not 0 <= axes[0][0] < len(shape) or type(p.e.c) is not int or
                 p.op in ("eq", "ne")):
             raise NkiError("%s: %s: argument 'mask': only bounds on one index (i_p < n, "
-                           "i_f >= m) are supported for %s" % (loc, fn, what))
+                           "i_f >= m) that do not depend on nl.program_id() are supported "
+                           "for %s" % (loc, fn, what))
         (a, v), c = axes[0], p.e.c
         op = p.op if v > 0 else {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}[p.op]
         c = -c if v > 0 else c   # the compared bound: i_a OP c
@@ -556,6 +578,31 @@ def mask_bounds(t, mask, fn, what, loc):
         else:
             lo[a] = max(lo[a], c + (op == "gt"))
     return tuple(slice(a, b) for a, b in zip(lo, hi))
+
+
+def masked_load(src, dtype, mask, loc):
+    """nl.load(src, mask=) (NKI beta-1): a new SBUF tile of the index
+    grid's shape, of which only the rectangle the mask bounds is loaded (the
+    rest is left unwritten, as NKI leaves it).  The grid's size along a
+    bounded axis is the mask index's (src may be NumPy-clipped there: its
+    index runs past src's end where the mask excludes it)."""
+    from .language import _dtype, sbuf
+    shape = list(src.shape)
+    for p in _mask_preds(src, mask, "nl.load", loc):
+        for a, n in p.e.sizes.items():
+            if p.e.ndim == len(shape) and a is not None and 0 <= a < len(shape) and n > 0:
+                shape[a] = max(shape[a], n)
+    rect = mask_bounds(src, mask, "nl.load", "src", loc, shape)
+    t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else src.dtype, sbuf, "", loc)
+    if any(r.stop <= r.start for r in rect):
+        return t   # all masked off: nothing loaded
+    part = mask_restrict(src, rect)
+    if list(part.shape) != [r.stop - r.start for r in rect]:
+        raise NkiError("%s: nl.load: src %s is read past its end inside the mask %s" %
+                       (loc, list(src.shape), [(r.start, r.stop) for r in rect]))
+    from . import isa
+    isa._emit("dma_copy", loc, [("dst", t[rect].text()), ("src", part.text())])
+    return t
 
 
 # ---- t[idx] = value, t[idx] += value ----

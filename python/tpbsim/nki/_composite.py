@@ -372,8 +372,9 @@ class LoopReduce:
         return "nl.loop_reduce(...) (assign it into a tile: t[...] = nl.loop_reduce(...))"
 
 
-def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
-    """NKI: dst = op(dst, x), dst being the tile it is assigned into."""
+def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, name=None, **kwargs):
+    """NKI: dst = op(dst, x), dst being the tile it is assigned into
+    (`name=`, the instruction's name for NKI's scheduler, is not kept)."""
     loc = _trace.caller_loc()
     _tile(x, "loop_reduce", "x", loc)
     from ._beta1 import skipped, whole_mask

@@ -253,7 +253,8 @@ class _Base:
 class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
-    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb")
+    __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb", "_oob",
+                 "_ind")
 
     def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
@@ -276,6 +277,14 @@ class NkiTensor:
         # in a block-dim tile: (block indexes given so far, as ints / Lin,
         # the part of offset they add), else None (_groups.py)
         self._lb = None
+        # an index-expression view whose indices leave the tensor: (the
+        # error, the indexed view, the key); only a mask= that keeps the
+        # indices inside makes it an operand (_beta1.mask_restrict)
+        self._oob = None
+        # an indirect (gather / scatter) view (_indirect.py): fn(lo, hi) -> its partitions
+        # lo:hi, the same access with index rows lo:hi (a mask= keeping some
+        # partitions), else None
+        self._ind = None
 
     # NKI attributes
     @property
@@ -320,6 +329,13 @@ class NkiTensor:
     def _index(self, key):
         if not isinstance(key, tuple):
             key = (key,)
+        if self._ind is not None:
+            from . import _indirect
+            return _indirect.indirect_part(self, key)
+        if (not self._pd and len(key) > 2 and type(key[-2]) is NkiTensor and
+                all(type(k) in (int, Lin) for k in key[:-2])):
+            from . import _indirect   # data[b, idx_tile, cols]
+            return _indirect.tile_index_nd(self, key)
         if self.base.kind == "split":   # one tile per logical block (_alloc.py)
             return _alloc.split_index(self, key)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
@@ -332,8 +348,6 @@ class NkiTensor:
                                "loop variables)" % self.base.name)
             from . import _beta1
             key = _beta1.index_key(self, key)
-            if isinstance(key, _beta1.OutOfRange):
-                return key
             if isinstance(key, NkiTensor):   # not slices: an access pattern
                 key._lb = self._lb   # still inside the same logical block
                 return key
@@ -372,7 +386,8 @@ class NkiTensor:
             if isinstance(k, slice):
                 if rot is not None and d < pd:
                     _alloc.no_block_slice(self, d, k, kept)
-                s0, s1, st = k.start, k.stop, k.step
+                s0, s1, st = (int(x) if isinstance(x, np.integer) else x
+                              for x in (k.start, k.stop, k.step))
                 st = 1 if st is None else st
                 if not isinstance(st, int) or st <= 0:
                     raise NkiError("dimension %d of '%s': step %r (positive integers only)" %
@@ -405,8 +420,8 @@ class NkiTensor:
             else:
                 if not isinstance(k, (int, Lin)):
                     if isinstance(k, NkiTensor) and d == 0 and not pd:   # a[idx_tile, cols]
-                        from . import _beta1
-                        return _beta1.tile_index(self, key)
+                        from . import _indirect
+                        return _indirect.tile_index(self, key)
                     if isinstance(k, NkiTensor):
                         raise NkiError("indexing '%s' with a tensor is not supported (use "
                                        "nisa.dma_copy with an indirect operand)" % self.base.name)
@@ -465,63 +480,8 @@ class NkiTensor:
         return self._indirect(off, pat, vector_offset, indirect_dim)
 
     def _indirect(self, off, pat, index, indirect_dim):
-        """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
-        format's "name.reshape(r, c)" view)."""
-        b = self.base
-        if indirect_dim != 0:
-            return self._indirect_dim(off, pat, index, indirect_dim)
-        reshaped = (isinstance(self.offset, int) and self.offset == 0 and self._contig() and
-                    len(self.shape) == 2 and tuple(b.shape) != tuple(self.shape))
-        if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
-            raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
-                           "tensor or 2-D reshape of one (indirect_dim=0)")
-        if not isinstance(index, NkiTensor) or index.base.kind != "tile":
-            raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-        rows, cols = self.shape if reshaped else b.shape
-        name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
-        if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
-                or off % cols + pat[1][1] > cols):
-            raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
-                           "[1, n]] within one row of '%s'" % (pat, _t(off), cols, b.name))
-        r0, c0 = divmod(off, cols)
-        t = NkiTensor(b, off, pat)
-        t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (name, r0, c0, c0 + pat[1][1],
-                                                               index.text())
-        t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
-            b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
-        return t
-
-    def _indirect_dim(self, off, pat, index, d):
-        """NKI's .ap(vector_offset=idx, indirect_dim=d) on an HBM tensor:
-        partition p reads from off + idx[p] * stride(d) along the pattern's
-        one free [step, n] pair, which must run along one other dim of the
-        tensor (the kernel format's indirect operand with "indirect_dim")."""
-        b = self.base
-        shape = list(b.shape)
-        if b.kind == "tile" or not 0 < d < len(shape):
-            raise NkiError(".ap(indirect_dim=%r): needs an HBM tensor with a dim %r" % (d, d))
-        if not isinstance(index, NkiTensor) or index.base.kind != "tile":
-            raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-        strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
-        if not isinstance(off, int) or off < 0:
-            raise NkiError(".ap(indirect_dim=%r): the offset must be a constant" % d)
-        coord, rem = [], off
-        for st in strides:
-            coord.append(rem // st)
-            rem %= st
-        e = strides.index(pat[1][0]) if len(pat) == 2 and pat[1][0] in strides else -1
-        if (len(pat) != 2 or pat[0][0] != strides[d] or e < 0 or e == d or
-                coord[e] + pat[1][1] > shape[e]):
-            raise NkiError(".ap(indirect_dim=%d): pattern %s at offset %s is not [[%d, P], "
-                           "[step, n]] along one other dim of '%s'" % (d, pat, off, strides[d],
-                                                                     b.name))
-        sl = [str(c) for c in coord]
-        sl[d] = "%d:" % coord[d]
-        sl[e] = "%d:%d" % (coord[e], coord[e] + pat[1][1])
-        t = NkiTensor(b, off, pat)
-        t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
-            b.name, ", ".join(sl), index.text(), d)
-        return t
+        from . import _indirect
+        return _indirect.view_rows(self, off, pat, index, indirect_dim)
 
     def reshape(self, shape):
         shape = tuple(int(s) for s in shape)
@@ -542,6 +502,8 @@ class NkiTensor:
         the view is a NumPy slice of its tensor, else a raw access pattern."""
         if self.base.dead:
             need_retrace()
+        if self._oob is not None:
+            raise self._oob[0]
         if self._pd:
             raise NkiError("'%s'%s keeps block dim(s) before its partition dim: tpbsim takes "
                            "one block per operand (index the blocks: t[i], t[i, :, 0:n])" %

@@ -204,10 +204,20 @@ def _dma(op, dst, src, loc, oob, dge, priority):
 # ---- data movement ----
 
 def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
-             engine=engine.unknown, name=None, *, dst_rmw_op=None):
+             engine=engine.unknown, name=None, *, dst_rmw_op=None, mask=None):
     """dst_rmw_op (NKI beta-1): np.add / nl.add adds src to dst (the kernel
-    format's rmw_op "add"; with oob_mode error only, as NKI requires)."""
+    format's rmw_op "add"; with oob_mode error only, as NKI requires).
+    mask= (NKI beta-1): bounds on single indices, as nl.store's: both sides
+    cut to that rectangle (nothing copied when it is empty)."""
     loc = _trace.caller_loc()
+    mask, off = _beta1.whole_mask(mask)
+    if off:   # a condition on loop variables only, false: nothing copied
+        return
+    if mask is not None:
+        from ._beta1 import mask_rect, mask_bounds
+        if any(r.stop <= r.start for r in mask_bounds(dst, mask, "dma_copy", "dst", loc)):
+            return
+        dst, src = (mask_rect(x, mask, "dma_copy", w, loc) for x, w in ((dst, "dst"), (src, "src")))
     f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
     if dst_rmw_op is not None:
         rmw = _op_name(dst_rmw_op, "%s: dma_copy: dst_rmw_op" % loc)

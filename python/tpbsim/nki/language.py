@@ -5,8 +5,6 @@ functions that are a few nki.isa ops each (nl.add(x, y) on tiles, nl.load,
 nl.mean, nl.matmul, nl.softmax, ...).  docs/python.md "Supported, and not"
 lists what each lowers to and what is refused."""
 
-import warnings
-
 import numpy as np
 
 from . import _trace
@@ -20,6 +18,11 @@ float16, float32, bfloat16 = "float16", "float32", "bfloat16"
 float8_e4m3 = float8_e4m3fn = "float8_e4m3fn"
 float8_e5m2 = "float8_e5m2"
 tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
+# NKI's packed MX dtypes (trn3: four fp8 / fp4 values per element, scaled in
+# [8, 4] groups): declared so kernels naming them load; a tile or view of
+# one is refused by the front-end (tpbsim's MX is the seeds' 32-row blocks)
+float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4 = (
+    "float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
 
 
 class _ShortDtype(str):
@@ -41,6 +44,30 @@ def _fin(name, bits):   # finite range of a float with `bits` exponent/mantissa
 fp32, fp16, bf16 = _fin(float32, (8, 23)), _fin(float16, (5, 10)), _fin(bfloat16, (8, 7))
 tf32 = _ShortDtype(tfloat32)
 fp8_e4m3, fp8_e5m2 = _ShortDtype(float8_e4m3fn, -448.0, 448.0), _fin(float8_e5m2, (5, 2))
+
+
+
+class _Finfo:
+    __slots__ = ("dtype", "min", "max", "bits")
+
+    def __repr__(self):
+        return "finfo(dtype=%s, min=%r, max=%r)" % (self.dtype, self.min, self.max)
+
+
+def finfo(dtype):
+    """NKI beta-1's nl.finfo(dtype) (declared, undocumented, in the beta-1
+    stubs): a float dtype's .min / .max (its finite range, as nl.fp32.min)
+    and .bits, as numpy.finfo gives them."""
+    d = _dtype(dtype)
+    s = {float32: fp32, float16: fp16, bfloat16: bf16, float8_e4m3fn: fp8_e4m3,
+         float8_e5m2: fp8_e5m2}.get(d)
+    if s is None:
+        raise NkiError("nl.finfo: %r is not a float dtype" % (dtype,))
+    f = _Finfo()
+    f.dtype, f.min, f.max = d, s.min, s.max
+    f.bits = {float32: 32, float16: 16, bfloat16: 16}.get(d, 8)
+    return f
+
 
 _NP_NAMES = {"bool": "bool", "float64": "float32"}
 _PLAIN = frozenset((bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, bfloat16,
@@ -345,223 +372,14 @@ class no_reorder:
         return False
 
 
-# ---- index expressions for mask= (NKI: i_p = nl.arange(P)[:, None]) ----
-
-_CMP_OPS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-            "eq": "equal", "ne": "not_equal"}
-
-
-class IndexExpr:
-    """c + sum(coef[axis] * index[axis]): nl.arange(n) placed on an axis by
-    indexing ([:, None] = the partition axis, [None, :] = free axis 1, ...),
-    and integer-affine combinations of such.  Comparing two gives an
-    IndexPredicate; `&` of predicates an IndexMask (mask= only)."""
-    __slots__ = ("c", "coef", "ndim", "sizes")
-    _nki_index = True   # NkiTensor indexing maps it to a slice (_beta1.index_key)
-
-    def __init__(self, c=0, coef=None, ndim=None, sizes=None):
-        # sizes: per axis the nl.arange size placed on it (-1: two differ)
-        self.c, self.coef, self.ndim, self.sizes = c, dict(coef or {}), ndim, sizes or {}
-
-    def __getitem__(self, key):
-        if self.coef != {None: 1} or self.c:
-            raise NkiError("index: only a bare nl.arange(n) is placed on an axis ([:, None])")
-        key = key if isinstance(key, tuple) else (key,)
-        axes = [i for i, k in enumerate(key) if isinstance(k, slice)]
-        if len(axes) != 1 or any(k is not None and not isinstance(k, slice) for k in key):
-            raise NkiError("index: place nl.arange(n) with one ':' and Nones, e.g. [:, None], "
-                           "got %r" % (key,))
-        return IndexExpr(0, {axes[0]: 1}, len(key), {axes[0]: self.sizes[None]})
-
-    def shape(self):
-        """The tile shape the expression spans (axes without an index are
-        1), or None when two sizes on one axis differ."""
-        s = tuple(self.sizes.get(d, 1) for d in range(self.ndim or 0))
-        return None if -1 in s else s
-
-    @staticmethod
-    def _of(x):
-        if isinstance(x, IndexExpr):
-            return x
-        if isinstance(x, Lin) and x.loop_trace() is not None:
-            return IndexExpr(x)   # a loop variable: the offset is an expression
-        if isinstance(x, bool) or not isinstance(x, int):
-            raise NkiError("index expressions combine with integers only, got %r" % (x,))
-        return IndexExpr(x)
-
-    def _lin(self, o, k):
-        o = IndexExpr._of(o)
-        coef = dict(self.coef)
-        for a, v in o.coef.items():
-            coef[a] = coef.get(a, 0) + k * v
-        nd = self.ndim if self.ndim is not None else o.ndim
-        if self.ndim is not None and o.ndim is not None and self.ndim != o.ndim:
-            raise NkiError("index expressions over %d and %d axes" % (self.ndim, o.ndim))
-        sizes = dict(self.sizes)
-        for a, n in o.sizes.items():
-            sizes[a] = n if sizes.get(a, n) == n else -1
-        return IndexExpr(self.c + k * o.c, coef, nd, sizes)
-
-    def __add__(self, o):
-        return self._lin(o, 1)
-
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        return self._lin(o, -1)
-
-    def __rsub__(self, o):
-        return IndexExpr._of(o)._lin(self, -1)
-
-    def __neg__(self):
-        return IndexExpr(-self.c, {a: -v for a, v in self.coef.items()}, self.ndim, self.sizes)
-
-    def __mul__(self, o):
-        if isinstance(o, bool) or not isinstance(o, int):
-            raise NkiError("index expressions multiply by integers only, got %r" % (o,))
-        return IndexExpr(self.c * o, {a: v * o for a, v in self.coef.items()}, self.ndim,
-                         self.sizes)
-
-    __rmul__ = __mul__
-
-    def _cmp(self, o, op):
-        return IndexPredicate(self - o, op)
-
-    def __lt__(self, o):
-        return self._cmp(o, "lt")
-
-    def __le__(self, o):
-        return self._cmp(o, "le")
-
-    def __gt__(self, o):
-        return self._cmp(o, "gt")
-
-    def __ge__(self, o):
-        return self._cmp(o, "ge")
-
-    def __eq__(self, o):
-        return self._cmp(o, "eq")
-
-    def __ne__(self, o):
-        return self._cmp(o, "ne")
-
-    __hash__ = object.__hash__
-
-    def __bool__(self):
-        raise NkiError("an index expression has no truth value at trace time (use it in mask=)")
+# index expressions (nl.arange, nl.mgrid, masks): _index.py
+from ._index import (_CMP_OPS, IndexExpr, IndexMask, IndexPredicate, _Grid,  # noqa: E402,F401
+                     _MGrid, _mask_truth, _reduce_mask, arange, mgrid)
 
 
-def _mask_truth():
-    warnings.warn("a mask comparison used as a truth value is true (as in NKI): "
-                  "'a and b' keeps only b; combine masks with &", stacklevel=3)
-    return True
-
-
-class IndexPredicate:
-    """expr CMP 0 over dst's indices: one affine predicate (one PredExt)."""
-    __slots__ = ("e", "op")
-
-    def __init__(self, e, op):
-        self.e, self.op = e, op
-
-    def __and__(self, o):
-        return IndexMask([self]) & o
-
-    __rand__ = __and__
-
-    def __bool__(self):
-        # Python's `a and b` returns one of its operands; NKI's own test
-        # (nc_match_replace8, `mask=(ix < n and iy < m)`) only passes with
-        # b, so NKI takes a comparison as true: `a and b` is b, `a or b`
-        # is a.  The same here, with a warning (docs/python.md)
-        return _mask_truth()
-
-    def kernel_pred(self, shape):
-        e = self.e
-        if e.ndim is not None and e.ndim != len(shape):
-            raise ValueError("the mask indexes %d axes but dst has %d" % (e.ndim, len(shape)))
-        if None in e.coef and e.coef[None]:
-            raise ValueError("nl.arange(n) must be placed on an axis ([:, None] / [None, :])")
-        bad = [a for a in e.coef if a is not None and not 0 <= a < len(shape)]
-        if bad:
-            raise ValueError("axis %d is not an axis of dst %s" % (bad[0], list(shape)))
-        return {"pattern": [[e.coef.get(d, 0), int(shape[d])] for d in range(1, len(shape))],
-                "offset": e.c, "channel_multiplier": e.coef.get(0, 0),
-                "cmp_op": _CMP_OPS[self.op]}
-
-
-class IndexMask:
-    """An AND of IndexPredicates (at most 4: one PredExt each)."""
-    __slots__ = ("preds",)
-
-    def __init__(self, preds):
-        self.preds = list(preds)
-
-    def __and__(self, o):
-        if isinstance(o, (bool, np.bool_)):   # a condition on loop variables only
-            return self if o else False
-        if isinstance(o, IndexPredicate):
-            return IndexMask(self.preds + [o])
-        if isinstance(o, IndexMask):
-            return IndexMask(self.preds + o.preds)
-        raise NkiError("a mask combines with another mask comparison, got %r" % (o,))
-
-    __rand__ = __and__
-
-    def __bool__(self):
-        return _mask_truth()
-
-    def kernel_mask(self, shape):
-        if len(self.preds) > 4:
-            raise ValueError("%d comparisons ANDed (at most 4)" % len(self.preds))
-        return [p.kernel_pred(shape) for p in self.preds]
-
-
-IndexPredicate.kernel_mask = lambda self, shape: self.kernel_pred(shape)
-
-
-def arange(*args):
-    """nl.arange(n) (or arange(0, n)): an index for mask=, placed on an axis
-    by indexing: nl.arange(P)[:, None] (partitions), nl.arange(F)[None, :]."""
-    r = range(*args)
-    if r.step != 1 or r.start != 0:
-        raise NkiError("nl.arange: only arange(n) / arange(0, n) (add an offset to the "
-                       "expression instead)")
-    return IndexExpr(0, {None: 1}, None, {None: len(r)})
-
-
-class _MGrid:
-    """nl.mgrid[0:P, 0:F, ...]: one IndexExpr per axis (`.p`, `.x`, `.y`,
-    `.z`, or unpacked `ip, ix = nl.mgrid[...]`), each starting at its
-    slice's start: index tensors with them (`t[g.p, g.x]`: a slice per
-    dim) or use them in mask= / iota."""
-
-    def __getitem__(self, key):
-        key = key if isinstance(key, tuple) else (key,)
-        nd = len(key)
-        out = []
-        for d, k in enumerate(key):
-            if not isinstance(k, slice) or k.step not in (None, 1):
-                raise NkiError("nl.mgrid: expected slices start:stop (step 1), got %r" % (k,))
-            r = range(*k.indices(1 << 62)) if k.stop is not None else None
-            if r is None or len(r) == 0:
-                raise NkiError("nl.mgrid: axis %d: %r is empty or has no stop" % (d, k))
-            out.append(IndexExpr(r.start, {d: 1}, nd, {d: len(r)}))
-        return _Grid(out)
-
-
-class _Grid(tuple):
-    """The axes of nl.mgrid[...] (a tuple, so it unpacks), also as .p .x .y .z."""
-    p = property(lambda self: self[0])
-    x = property(lambda self: self[1])
-    y = property(lambda self: self[2])
-    z = property(lambda self: self[3])
-
-
-mgrid = _MGrid()
-
-
-def affine_range(start, stop=None, step=1, directives=None):
+def affine_range(start, stop=None, step=1, directives=None, precise_schedule=False):
+    """precise_schedule (NKI beta-1, nki-samples' pipelined attention): a
+    scheduling hint for NKI's compiler; values do not depend on it."""
     r = _range(start, stop, step)
     return _traced_loop("affine_range", r, _trace.caller_loc()) if _trace.stack() else r
 
@@ -843,32 +661,26 @@ def where(condition, x, y, dtype=None):
 
 
 def load(src, dtype=None, mask=None):
-    """nl.load: a new SBUF tile holding src (one dma_copy).  mask= (NKI
-    beta-1): bounds on single indices load that rectangle of src into the
-    same part of the tile, the rest of the tile unwritten (as in NKI); a
-    condition on loop variables only that is false loads nothing."""
+    """nl.load: a new SBUF tile holding src (one dma_copy); mask= (NKI
+    beta-1) bounds on single indices, as nl.store's: only that rectangle is
+    loaded (_beta1.masked_load); a condition on loop variables only that is
+    false loads nothing (_beta1.whole_mask)."""
     loc = _trace.caller_loc()
-    from ._beta1 import OutOfRange, mask_bounds, skipped, whole_mask
+    from ._beta1 import skipped, whole_mask
     mask, off = whole_mask(mask)
-    if isinstance(src, OutOfRange):   # accessed only when the mask is true
-        if off:
-            return skipped(src.shape, dtype or src.dtype, sbuf)
-        raise src.err
     if not isinstance(src, NkiTensor):
         raise NkiError("%s: nl.load: expected a tensor" % loc)
     if not src.shape:   # one element (sinks[b, h]): a [1, 1] tile
         src = NkiTensor(src.base, src.offset, [[1, 1], [1, 1]])
-    if off:
+    if off:   # nothing accessed: src may index past the tensor (its _oob unraised)
         return skipped(src.shape, dtype or src.dtype, sbuf)
+    if mask is not None:
+        from ._beta1 import masked_load
+        return masked_load(src, dtype, mask, loc)
     t = _trace.current().new_tensor(src.shape, _dtype(dtype) if dtype else src.dtype, sbuf,
                                     "", loc)
     from . import isa
-    dst = t
-    if mask is not None:
-        sl = mask_bounds(src, mask, "nl.load", "src", loc)
-        if any((s.start, s.stop) != (0, n) for s, n in zip(sl, src.shape)):
-            dst, src = t[sl], src[sl]
-    isa._emit("dma_copy", loc, [("dst", dst.text()), ("src", src.text())])
+    isa._emit("dma_copy", loc, [("dst", t.text()), ("src", src.text())])
     return t
 
 
@@ -878,13 +690,10 @@ def store(dst, value, mask=None):
     rectangle (docs/python.md "Beta-1 call forms")."""
     loc = _trace.caller_loc()
     from . import isa
-    from ._beta1 import OutOfRange, whole_mask
+    from ._beta1 import whole_mask
     mask, off = whole_mask(mask)
-    if off:
+    if off:   # a condition on loop variables only, false: nothing stored
         return
-    for x in (dst, value):
-        if isinstance(x, OutOfRange):
-            raise x.err
     if mask is not None:
         from ._beta1 import mask_rect
         dst, value = (mask_rect(x, mask, "nl.store", w, loc)
@@ -916,22 +725,33 @@ class _Reduce(_Fn):
         _Fn.__init__(self, alu)
         self.nl_name = name
 
-    def __call__(self, x, axis, dtype=None, keepdims=False):
+    def __call__(self, x, axis, dtype=None, keepdims=False, mask=None):
         loc = _trace.caller_loc()
         if not isinstance(x, NkiTensor):
             raise NkiError("%s: nl.%s: expected a tensor" % (loc, self.nl_name))
         axes = [axis] if isinstance(axis, int) else list(axis)
-        return _reduce(x, axes, self.name, _dtype(dtype) if dtype else x.dtype, keepdims, loc)
+        axes = [a % len(x.shape) if isinstance(a, int) and -len(x.shape) <= a < 0 else a
+                for a in axes]   # NumPy's negative axes
+        return _reduce(x, axes, self.name, _dtype(dtype) if dtype else x.dtype, keepdims, loc,
+                       mask)
 
 
-def _reduce(x, axes, op, dtype, keepdims, loc):
+def _reduce(x, axes, op, dtype, keepdims, loc, mask=None):
     """A tensor_reduce of x over axes into a new SBUF tile of dtype."""
     shape = [1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes]
     t = _trace.current().new_tensor(shape, dtype, sbuf, "", loc)
     from . import isa
-    isa._emit("tensor_reduce", loc, [("dst", t.text()), ("src", x.text()),
-                                     ("operator", '"%s"' % op), ("axis", str(axes))] +
-              ([("keepdims", "true")] if keepdims else []))
+    if not [d for d in axes if x.shape[d] != 1]:
+        # over one element the reduction is a copy (the back end's TensorReduce
+        # needs an axis of more than one element), as beta-1's tensor_reduce
+        kind, f = "tensor_copy", [("dst", t.text()), ("src", x.text())]
+    else:
+        kind = "tensor_reduce"
+        f = [("dst", t.text()), ("src", x.text()), ("operator", '"%s"' % op),
+             ("axis", str(axes))] + ([("keepdims", "true")] if keepdims else [])
+    if mask is not None:
+        f = isa._mask(f, _reduce_mask(mask, axes, keepdims, len(x.shape), loc), loc, t)
+    isa._emit(kind, loc, f)
     return t
 
 
@@ -940,8 +760,9 @@ min = _Reduce("min", "minimum")   # noqa: A001
 sum = _Reduce("sum", "add")   # noqa: A001
 
 
-# NumPy functions whose __name__ is not the op's name (np.max is "amax")
-_NP_OPS = {"amax": "max", "amin": "min"}
+# NumPy functions whose __name__ is not the op's name (np.max is "amax";
+# np.sum as a reduce op, nki-samples' pipelined attention, adds)
+_NP_OPS = {"amax": "max", "amin": "min", "sum": "add"}
 
 
 def _op_name(f, what):

@@ -1,0 +1,161 @@
+"""Indirect (gather / scatter) accesses of HBM tensors: NKI's
+a[idx_tile, cols], data[b, idx_tile, cols] and .ap(vector_offset=,
+indirect_dim=), as the kernel format's indirect operand (docs/python.md
+"Beta-1 call forms", "nki-samples kernels")."""
+import numpy as np
+
+from . import _trace
+from ._trace import NkiError, NkiTensor, _t
+
+
+def view_rows(view, off, pat, index, indirect_dim):
+    """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
+    format's "name.reshape(r, c)" view)."""
+    b = view.base
+    if indirect_dim != 0:
+        return view_rows_dim(view, off, pat, index, indirect_dim)
+    reshaped = (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
+                len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape))
+    if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
+        raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
+                       "tensor or 2-D reshape of one (indirect_dim=0)")
+    if not isinstance(index, NkiTensor) or index.base.kind != "tile":
+        raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
+    rows, cols = view.shape if reshaped else b.shape
+    name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
+    if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
+            or off % cols + pat[1][1] > cols):
+        raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
+                       "[1, n]] within one row of '%s'" % (pat, _t(off), cols, b.name))
+    r0, c0 = divmod(off, cols)
+    t = NkiTensor(b, off, pat)
+    t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (name, r0, c0, c0 + pat[1][1],
+                                                           index.text())
+    t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
+        b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
+    t._ind = lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]],
+                                           index[lo:hi], 0)
+    return t
+
+def view_rows_dim(view, off, pat, index, d):
+    """NKI's .ap(vector_offset=idx, indirect_dim=d) on an HBM tensor:
+    partition p reads from off + idx[p] * stride(d) along the pattern's
+    one free [step, n] pair, which must run along one other dim of the
+    tensor (the kernel format's indirect operand with "indirect_dim")."""
+    b = view.base
+    shape, name = list(b.shape), b.name
+    if (b.kind != "tile" and isinstance(view.offset, int) and view.offset == 0 and
+            view._contig() and tuple(view.shape) != tuple(b.shape) and
+            int(np.prod(view.shape)) == int(np.prod(b.shape))):   # a reshape of it all
+        shape = list(view.shape)
+        name = "%s.reshape(%s)" % (b.name, ", ".join(str(n) for n in shape))
+    if b.kind == "tile" or not 0 < d < len(shape):
+        raise NkiError(".ap(indirect_dim=%r): needs an HBM tensor with a dim %r" % (d, d))
+    if not isinstance(index, NkiTensor) or index.base.kind != "tile":
+        raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
+    strides = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+    if not isinstance(off, int) or off < 0:
+        raise NkiError(".ap(indirect_dim=%r): the offset must be a constant" % d)
+    coord, rem = [], off
+    for st in strides:
+        coord.append(rem // st)
+        rem %= st
+    e = strides.index(pat[1][0]) if len(pat) == 2 and pat[1][0] in strides else -1
+    if (len(pat) != 2 or pat[0][0] != strides[d] or e < 0 or e == d or
+            coord[e] + pat[1][1] > shape[e]):
+        raise NkiError(".ap(indirect_dim=%d): pattern %s at offset %s is not [[%d, P], "
+                       "[step, n]] along one other dim of '%s'" % (d, pat, off, strides[d],
+                                                                 b.name))
+    sl = [str(c) for c in coord]
+    sl[d] = "%d:" % coord[d]
+    sl[e] = "%d:%d" % (coord[e], coord[e] + pat[1][1])
+    t = NkiTensor(b, off, pat)
+    t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
+        name, ", ".join(sl), index.text(), d)
+    t._ind = lambda lo, hi: view_rows_dim(view, off, [[pat[0][0], hi - lo], pat[1]],
+                                               index[lo:hi], d)
+    return t
+
+
+def tile_index(t, key):
+    """NKI's indirect row access a[idx_tile, cols] (cols a slice, an integer
+    or an nl.arange index) on a whole 2-D HBM tensor: the gather / scatter
+    .ap(pattern=[[C, P], [1, n]], offset=c0, vector_offset=idx_tile)."""
+    idx = key[0]
+    if (len(key) != 2 or t.base.kind == "tile" or len(t.base.shape) != 2 or
+            t.offset != 0 or tuple(t.shape) != tuple(t.base.shape)):
+        raise NkiError("indexing '%s' with a tensor: tpbsim supports a[idx_tile, cols] on a "
+                       "whole 2-D HBM tensor only (NKI's indirect DMA; or use .ap("
+                       "vector_offset=))" % t.base.name)
+    rows, cols = t.shape
+    k = key[1]
+    if type(k) is int:
+        k = slice(k, k + 1)
+    if not isinstance(k, slice) or k.step not in (None, 1):
+        raise NkiError("indexing '%s' with a tensor: the column index must be an integer or "
+                       "a step-1 slice / nl.arange range" % t.base.name)
+    c0, c1, _ = k.indices(cols)
+    if idx.base.kind != "tile" or len(idx.shape) not in (1, 2) or idx.shape[1:] not in ((), (1,)):
+        raise NkiError("indexing '%s' with a tensor: the index must be an SBUF [P, 1] tile, "
+                       "got %r" % (t.base.name, idx))
+    _trace.current().indirect.add((rows, cols, c0))   # for an out-of-bounds IndexError
+    return t.ap(pattern=[[cols, idx.shape[0]], [1, c1 - c0]], offset=c0, vector_offset=idx,
+                indirect_dim=0)
+
+
+def indirect_part(t, key):
+    """A slice of an indirect (gather / scatter) view: its partitions lo:hi
+    are the same access with index rows lo:hi; other slices raise (never a
+    plain view of the indexed tensor)."""
+    key = key + (slice(None),) * (len(t.shape) - len(key))
+    if (len(key) == len(t.shape) and all(isinstance(k, slice) for k in key) and
+            key[0].step in (None, 1) and
+            all(k.indices(n) == (0, n, 1) for k, n in zip(key[1:], t.shape[1:]))):
+        lo, hi, _ = key[0].indices(t.shape[0])
+        if hi > lo:
+            return t if (lo, hi) == (0, t.shape[0]) else t._ind(lo, hi)
+    raise NkiError("a part %r of an indirect (gather / scatter) access: tpbsim takes its "
+                   "partitions lo:hi only" % (key,))
+
+
+def tile_index_nd(t, key):
+    """NKI's data[b, idx_tile, cols] on a whole HBM tensor (or a reshape of
+    all of it): integer (or loop-variable) indices, then an SBUF [P, 1]
+    index tile on dim d, then the columns of the last dim -- the gather /
+    scatter .ap(vector_offset=idx_tile, indirect_dim=d)."""
+    from . import language
+    d = next(i for i, k in enumerate(key) if type(k) is NkiTensor)
+    name = t.base.name
+    if (t.base.kind == "tile" or len(key) != len(t.shape) or d != len(t.shape) - 2 or
+            not all(type(k) in (int, _trace.Lin) for k in key[:d]) or
+            not (t.offset == 0 and t._contig())):
+        raise NkiError("indexing '%s' with a tensor: tpbsim supports a[idx_tile, cols] and "
+                       "a[i, ..., idx_tile, cols] (integer indices first) on a whole HBM "
+                       "tensor only" % name)
+    for k in key[:d]:
+        if type(k) is _trace.Lin:
+            if k.loop_trace() is None:
+                raise NkiError("indexing '%s' with a tensor: an index that depends on "
+                               "nl.program_id() before the index tile" % name)
+            _trace.need_retrace()
+    k = key[d + 1]
+    if isinstance(k, language.IndexExpr):
+        axes = [a for a, v in k.coef.items() if v]
+        if len(axes) != 1 or k.coef[axes[0]] != 1 or type(k.c) is not int:
+            raise NkiError("indexing '%s' with a tensor: the columns must be a step-1 range"
+                           % name)
+        k = slice(k.c, k.c + k.sizes[axes[0]])
+    if type(k) is int:
+        k = slice(k, k + 1)
+    if not isinstance(k, slice) or k.step not in (None, 1):
+        raise NkiError("indexing '%s' with a tensor: the column index must be an integer or "
+                       "a step-1 slice / nl.arange range" % name)
+    c0, c1, _ = k.indices(t.shape[-1])
+    idx = key[d]
+    if idx.base.kind != "tile" or len(idx.shape) not in (1, 2) or idx.shape[1:] not in ((), (1,)):
+        raise NkiError("indexing '%s' with a tensor: the index must be an SBUF [P, 1] tile, "
+                       "got %r" % (name, idx))
+    strides = [int(np.prod(t.shape[i + 1:])) for i in range(len(t.shape))]
+    off = sum(int(i) * st for i, st in zip(key[:d], strides)) + c0
+    return t.ap(pattern=[[strides[d], idx.shape[0]], [1, c1 - c0]], offset=off,
+                vector_offset=idx, indirect_dim=d)
