@@ -53,13 +53,26 @@ def _rows(what, n, dtype=None):
     return f
 
 
+def _from_psum(args, key):
+    """Beta-1 kernels give a PSUM result (nc_transpose's, nc_matmul's) as an
+    operand its engine reads from SBUF only: staged in a new SBUF tile (an
+    exact copy, dtype kept), as NKI's compiler does; {key: the copy} or {}."""
+    x = args[key]
+    if not (isinstance(x, NkiTensor) and x.buffer == "psum"):
+        return {}
+    from . import language
+    return {key: language.copy(x)}
+
+
 def _matmul(args, loc, op):
     st, mv = _tensor(args, "stationary", loc, op), _tensor(args, "moving", loc, op)
+    staged = dict(_from_psum(args, "stationary"), **_from_psum(args, "moving"))
     if args.get("is_transpose"):   # the PE's transpose mode: stationary's dtype
         if args.get("accumulate"):
             raise NkiError("%s: nisa.nc_matmul: is_transpose=True cannot accumulate" % loc)
-        return (st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum", {"accumulate": False}
-    extra = {} if args.get("accumulate") is not None else {"accumulate": False}
+        return ((st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum",
+                dict(staged, accumulate=False))
+    extra = dict(staged) if args.get("accumulate") is not None else dict(staged, accumulate=False)
     from .isa import _perf_mode
     if _perf_mode(args.get("perf_mode")) == "double_row":   # [K, 2, M] x [K, 2, N]
         return (st.shape[-1], mv.shape[-1]), "float32", "psum", extra
@@ -245,6 +258,12 @@ def _dual(name, fn2, result, own=None):
         args = dict(b1.arguments)
         dtype = args.pop("dtype")
         mask = args.pop("mask") if "mask" not in sig2.parameters else None
+        mask, off = whole_mask(mask)
+        if "mask" in args:   # the beta-2 op's own mask=
+            args["mask"], off = whole_mask(args["mask"])
+        if off:
+            shape, dt, buf, _ = result(args, _trace.caller_loc(), name)
+            return skipped(shape, dtype if dtype is not None else dt, buf)
         if mask is not None and name not in _MASK_DATA:
             raise NkiError("%s: nisa.%s: argument 'mask' is not supported by this op" %
                            (_trace.caller_loc(), name))
@@ -359,13 +378,17 @@ def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=No
     the result (on_true_tile's shape)."""
     from .language import IndexPredicate
     loc = _trace.caller_loc()
+    mask, off = whole_mask(mask)
     if mask is not None:
-        raise NkiError("%s: nisa.affine_select: argument 'mask' is not supported by this op" %
-                       loc)
+        raise NkiError("%s: nisa.affine_select: argument 'mask' is not supported by this op "
+                       "(except a condition on loop variables only)" % loc)
     if not isinstance(pred, IndexPredicate):
         raise NkiError("%s: nisa.affine_select: argument 'pred': expected one comparison of "
                        "affine nl.arange / nl.mgrid expressions (iy < ix), got %r" % (loc, pred))
     x = _tensor({"on_true_tile": on_true_tile}, "on_true_tile", loc, "affine_select")
+    if off:
+        return skipped(x.shape, dtype or x.dtype, "sbuf")
+    x = on_true_tile = _from_psum({"x": x}, "x").get("x", x)   # the GpSimd reads SBUF only
     try:
         m = pred.kernel_pred(x.shape)
     except ValueError as e:
@@ -376,7 +399,42 @@ def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=No
     return _make("affine_select", fn2, None, args, dtype, fixed=(x.shape, x.dtype, "sbuf"))
 
 
+# ---- mask= naming no index ----
+
+def whole_mask(mask):
+    """NKI's mask= that names no index, a condition on loop variables only
+    (`(2*i + g) * 128 < seqlen`): the unrolled trace makes it a bool, and
+    an op masked by False does nothing.  (the mask, or None for True or
+    False; whether the op is masked off)."""
+    if isinstance(mask, (bool, np.bool_)):
+        return None, not mask
+    return mask, False
+
+
+def skipped(shape, dtype, buffer):
+    """The result of an op masked off whole: a tile no op writes; assigning
+    it (`x[...] = op(..., mask=False)`, `+=`) writes nothing, as in NKI."""
+    from .language import _dtype
+    t = _trace.current().new_tensor(shape, _dtype(dtype), buffer, "", _trace.caller_loc())
+    t.base.off = True
+    return t
+
+
 # ---- nl.arange / nl.mgrid indices ----
+
+def column_of_column(t, key):
+    """t[k0, k1] on a partition-only on-chip view t, which NKI beta-1's
+    t2[:, i] is ([P, 1] in NKI, [P] here): k1 = 0 is t[k0] itself, a slice
+    of that one column (0:1, :) its [P, 1] view; None for other keys."""
+    k = key[1]
+    if type(k) is int and k in (0, -1):
+        return t._index(key[:1])
+    if isinstance(k, slice) and k.step in (None, 1) and k.start in (None, 0) and (
+            k.stop is None or (type(k.stop) is int and k.stop >= 1)):
+        v = t._index(key[:1])
+        return NkiTensor(v.base, v.offset, v._ap + [[1, 1]], v._sl, 0)
+    return None
+
 
 def index_key(t, key):
     """t[e0, e1, ...] with affine index expressions over nl.arange /
@@ -401,6 +459,8 @@ def index_key(t, key):
             return _index_ap(t, key)
         a, step = axes[0]
         last = a
+        if type(k.c) is int and not 0 <= k.c < t._ap[d][1]:
+            return _index_ap(t, key)   # starts past the end: a view marked _oob
         out.append(slice(k.c, k.c + step * (n - 1) + 1, step))
     return tuple(out)
 
@@ -657,6 +717,8 @@ def assign(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
+    if isinstance(value, NkiTensor) and value.base.off:
+        return   # the op was masked off: nothing written
     if target.buffer == "psum":
         _groups.mark(tr, target)
     if isinstance(value, NkiTensor):
@@ -702,6 +764,8 @@ def iadd(target, value):
     from . import isa
     loc = _trace.caller_loc()
     tr = _trace.current()
+    if isinstance(value, NkiTensor) and value.base.off:
+        return target   # the op was masked off: nothing added
     num = isinstance(value, (int, float, _trace.Lin)) and not isinstance(value, bool)
     if not (isinstance(value, NkiTensor) or num) or not target._onchip():
         raise NkiError("%s: '%s' += %r: only an SBUF/PSUM tile += a tile or a number is "

@@ -132,6 +132,8 @@ class IndexPredicate:
     def __and__(self, o):
         return IndexMask([self]) & o
 
+    __rand__ = __and__
+
     def __bool__(self):
         # Python's `a and b` returns one of its operands; NKI's own test
         # (nc_match_replace8, `mask=(ix < n and iy < m)`) only passes with
@@ -176,6 +178,8 @@ class IndexMask:
         self.preds = list(preds)
 
     def __and__(self, o):
+        if isinstance(o, (bool, np.bool_)):   # a condition on loop variables only
+            return self if o else False   # False: the op is masked off (_beta1.whole_mask)
         if isinstance(o, IndexPredicate):
             return IndexMask(self.preds + [o])
         if isinstance(o, IndexMask):

@@ -231,7 +231,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot", "blocks", "groups")
+                 "rot", "blocks", "groups", "off")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -247,6 +247,7 @@ class _Base:
         # is stored in (direct allocation), or None; kind "split": the tile
         # of each logical block by index (PSUM reuse).  _groups.py: writes
         self.rot = self.blocks = self.groups = None
+        self.off = False   # the result of an op masked off whole (_beta1.whole_mask)
 
 
 class NkiTensor:
@@ -353,6 +354,11 @@ class NkiTensor:
         if any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self._ap) - len(key) + 1) + key[i + 1:]
+        if len(key) == 2 == len(self._ap) + 1 and self._onchip() and not self._pd:
+            from . import _beta1
+            v = _beta1.column_of_column(self, key)
+            if v is not None:
+                return v
         if len(key) > len(self._ap):
             raise NkiError("%d indices for a %d-dimensional tensor '%s'" %
                            (len(key), len(self._ap), self.base.name))

@@ -6,7 +6,7 @@ Ops tpbsim cannot run raise NkiError naming the kernel line
 take NKI beta-1's value-returning form (docs/python.md "Beta-1 call
 forms")."""
 import json
-from enum import Enum
+from enum import Enum, IntEnum
 
 from . import _beta1, _groups, _trace, language
 from ._trace import NkiError, NkiTensor, _num
@@ -48,7 +48,7 @@ class matmul_perf_mode(Enum):
     double_row = "double_row"
 
 
-class nc_version(Enum):
+class nc_version(IntEnum):   # ordered: beta-1 kernels test `>= nc_version.gen3`
     gen2 = 2
     gen3 = 3
     gen4 = 4
@@ -210,6 +210,9 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     mask= (NKI beta-1): bounds on single indices, as nl.store's: both sides
     cut to that rectangle (nothing copied when it is empty)."""
     loc = _trace.caller_loc()
+    mask, off = _beta1.whole_mask(mask)
+    if off:   # a condition on loop variables only, false: nothing copied
+        return
     if mask is not None:
         from ._beta1 import mask_rect, mask_bounds
         if any(r.stop <= r.start for r in mask_bounds(dst, mask, "dma_copy", "dst", loc)):

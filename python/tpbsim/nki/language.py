@@ -179,15 +179,18 @@ def _fill_hbm(t, v, loc):
                                     ("src", v)])
 
 
-def zeros(shape, dtype, buffer=sbuf, name=""):
+# lazy_initialization= (NKI beta-1): whether NKI's compiler may fold the
+# fill into the tile's first write; the values are the same, tpbsim always
+# fills at once
+def zeros(shape, dtype, buffer=sbuf, name="", lazy_initialization=False):
     return _filled(shape, 0, dtype, buffer, name, _trace.caller_loc(), "zeros")
 
 
-def ones(shape, dtype, buffer=sbuf, name=""):
+def ones(shape, dtype, buffer=sbuf, name="", lazy_initialization=False):
     return _filled(shape, 1, dtype, buffer, name, _trace.caller_loc(), "ones")
 
 
-def full(shape, fill_value, dtype, buffer=sbuf, name=""):
+def full(shape, fill_value, dtype, buffer=sbuf, name="", lazy_initialization=False):
     return _filled(shape, fill_value, dtype, buffer, name, _trace.caller_loc(), "full")
 
 
@@ -543,6 +546,11 @@ class _Fn:
         ops -- or activation)."""
         loc = _trace.caller_loc()
         mask = k.pop("mask", None)   # NKI: an index-expression mask over the result
+        from ._beta1 import skipped, whole_mask
+        mask, off = whole_mask(mask)
+        if off:
+            y = a[0] if a and isinstance(a[0], NkiTensor) and not isinstance(x, NkiTensor) else x
+            return skipped(y.shape, dtype or y.dtype, sbuf)
         if self.name in _BINARY and len(a) == 1 and not k:
             return _binary(self.name, x, a[0], dtype, loc, mask)
         unary = [(_UNARY_ALU, "tensor_scalar", "op0"), (_UNARY, "activation", "func")]
@@ -655,10 +663,17 @@ def where(condition, x, y, dtype=None):
 def load(src, dtype=None, mask=None):
     """nl.load: a new SBUF tile holding src (one dma_copy); mask= (NKI
     beta-1) bounds on single indices, as nl.store's: only that rectangle is
-    loaded (_beta1.masked_load)."""
+    loaded (_beta1.masked_load); a condition on loop variables only that is
+    false loads nothing (_beta1.whole_mask)."""
     loc = _trace.caller_loc()
+    from ._beta1 import skipped, whole_mask
+    mask, off = whole_mask(mask)
     if not isinstance(src, NkiTensor):
         raise NkiError("%s: nl.load: expected a tensor" % loc)
+    if not src.shape:   # one element (sinks[b, h]): a [1, 1] tile
+        src = NkiTensor(src.base, src.offset, [[1, 1], [1, 1]])
+    if off:   # nothing accessed: src may index past the tensor (its _oob unraised)
+        return skipped(src.shape, dtype or src.dtype, sbuf)
     if mask is not None:
         from ._beta1 import masked_load
         return masked_load(src, dtype, mask, loc)
@@ -675,6 +690,10 @@ def store(dst, value, mask=None):
     rectangle (docs/python.md "Beta-1 call forms")."""
     loc = _trace.caller_loc()
     from . import isa
+    from ._beta1 import whole_mask
+    mask, off = whole_mask(mask)
+    if off:   # a condition on loop variables only, false: nothing stored
+        return
     if mask is not None:
         from ._beta1 import mask_rect
         dst, value = (mask_rect(x, mask, "nl.store", w, loc)
@@ -774,6 +793,7 @@ from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: 
                          softmax, transpose, var)
 
 while_loop = _unsupported("while_loop")
+from ._host import static_cast  # noqa: E402,F401
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
