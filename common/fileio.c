@@ -295,8 +295,9 @@ int fio_write_atomic_sync(const char *path, const void *data, size_t len, bool s
  * the path, and on ENOENT of its parent, back to the deepest directory that
  * exists, then forward again ("<out>.tpbtmp.<pid>/nc0/sg0" is five calls,
  * two of them failing, where a mkdir of every prefix from the root and a
- * stat were seven or more; fio_mkdirs_fresh makes it in three).  false on anything else (then the full walk, for its
- * answer and message); tmp is as given again. */
+ * stat were seven or more; fio_mkdirs_fresh makes it in three).  false on
+ * anything else (then the full walk, for its answer and message); tmp is as
+ * given again. */
 #define MKDIRS_FAST_DEPTH 16
 static bool mkdirs_fast(char *tmp)
 {
