@@ -115,6 +115,9 @@ def _samples_cases(nki, nl):
         cases.append((f"pool_{N}_{C}_{H}_{oh}x{ow}", "vision", "adaptive_avg_pool2d_kernel",
                       None, (t((N, C, H, W), dt), o), both, us * 1.05, "p99",
                       "test_adaptive_avg_pool2d.py"))
+    cases.append(("select_scatter", "vision", "select_and_scatter_kernel", None,
+                  (t((8, 64, 112, 112), "float32"), t((8, 64, 56, 56), "float32")), both, 4500,
+                  "p50", "test_select_and_scatter.py"))
     M, K, N = 512, 16384, 1024
     cases.append(("double_row_mm", "double_row_matmul", "quantized_double_row_matmul", None,
                   (t((M, K), "bfloat16"), t((K // 2, 2 * N), "float8_e4m3"), t((128, N), "bfloat16"),
