@@ -33,7 +33,7 @@ static void test_front_addr_checks(void **state)
     fails_with("{'op': 'tile', 'name': 't', 'shape': [128, 64], 'dtype': 'float32', "
                "'addr': 'x'}", "field 'addr'", NULL);
     fails_with("{'op': 'tile', 'name': 'p', 'shape': [128, 64], 'dtype': 'float32', "
-               "'buffer': 'psum', 'addr': 16128}", "tile 'p': field 'addr'",
+               "'buffer': 'psum', 'addr': 16256}", "tile 'p': field 'addr'",
                "past the PSUM partition size (16384 bytes on trn2)");
     fails_with("{'op': 'tile', 'name': 'p', 'shape': [128, 64], 'dtype': 'float32', "
                "'buffer': 'psum', 'addr': 1920}", "tile 'p': field 'addr'",
