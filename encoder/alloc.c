@@ -671,17 +671,38 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
     return rc;
 }
 
-/* One first-fit pass over reqs (first-use order) with their current live
- * ranges. */
-static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **placed,
-                      bir_mloc_t **byaddr, bool psum, uint64_t cap, uint64_t *peak,
-                      tpb_err_t *err)
+/* The tiles of one space at the addresses the kernel fixed ("addr"):
+ * never moved, possibly overlapping each other (the kernel's choice; the
+ * scheduler orders their accesses by address like any reused space). */
+typedef struct {
+    bir_mloc_t **ml;   /* [n], by address */
+    int n;
+    uint64_t peak;     /* the highest end among them */
+} fixed_t;
+
+static int cmp_ml_addr(const void *x, const void *y)
 {
-    if (fit_applies(reqs, nr, psum, cap))
+    const bir_mloc_t *a = *(bir_mloc_t *const *)x, *b = *(bir_mloc_t *const *)y;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    return (a->tensor > b->tensor) - (a->tensor < b->tensor);
+}
+
+/* One first-fit pass over reqs (first-use order) with their current live
+ * ranges, around the fixed tiles fx. */
+static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, const fixed_t *fx,
+                      bir_mloc_t **placed, bir_mloc_t **byaddr, bool psum, uint64_t cap,
+                      uint64_t *peak, tpb_err_t *err)
+{
+    if (!fx->n && fit_applies(reqs, nr, psum, cap))
         return place_fit(k, reqs, nr, placed, cap, peak, err);
-    int np = 0;
+    /* the fixed tiles are placed before any request: live ones are in the
+     * way of every request (they drop out as the others do) */
+    int np = fx->n;
     int rc = 0;
-    *peak = 0;
+    *peak = fx->peak;
+    memcpy(placed, fx->ml, (size_t)np * sizeof *placed);
+    memcpy(byaddr, fx->ml, (size_t)np * sizeof *byaddr);   /* sorted by address */
     for (int i = 0; i < nr; i++) {
         /* requests come in first-use order: a placed tile whose live range
          * ended before this one starts can never overlap a later one */
@@ -716,28 +737,42 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     uint64_t cap = psum ? t->psum_partition_bytes : t->sbuf_partition_bytes;
     /* the requests, counted first: sized to the tiles of this space, not to
      * every tensor and op (10^5 ops with a few tiles would clear megabytes) */
-    int n = psum ? 0 : m->nscratch;
-    for (int i = 0; i < m->nmlocs; i++)
-        n += m->mlocs[i].space == space && m->mlocs[i].first_use >= 0;
+    int n = psum ? 0 : m->nscratch, nfix = 0;
+    for (int i = 0; i < m->nmlocs; i++) {
+        bool here = m->mlocs[i].space == space && m->mlocs[i].first_use >= 0;
+        n += here;
+        nfix += here && k->tensors[i].fixed1;
+    }
     size_t n1 = (size_t)(n > 0 ? n : 1);
     req_t *reqs = req_array(n1, sizeof *reqs);
     /* placed and byaddr: filled from the front; the free-run path
      * (place_fit) reads neither unless placement fails */
     bir_mloc_t **placed = malloc(n1 * sizeof *placed);
     bir_mloc_t **byaddr = malloc(n1 * sizeof *byaddr);
+    fixed_t fx = {nfix ? malloc((size_t)nfix * sizeof *fx.ml) : NULL, 0, 0};
     rot_t rot;
     memset(&rot, 0, sizeof rot);
     int rc = -1;
-    if (!reqs || !placed || !byaddr) {
+    if (!reqs || !placed || !byaddr || (nfix && !fx.ml)) {
         rc = tpb_errf(err, "out of memory in the allocator");
         goto out;
     }
     int nr = 0;
     for (int i = 0; i < m->nmlocs; i++) {
         bir_mloc_t *ml = &m->mlocs[i];
-        if (ml->space == space && ml->first_use >= 0)
+        if (ml->space != space || ml->first_use < 0)
+            continue;
+        if (k->tensors[i].fixed1) {   /* checked against the memory by enc_tile_place */
+            ml->addr = k->tensors[i].fixed1 - 1;
+            ml->rot_buf = ml->rot_nbuf = 0;
+            fx.ml[fx.n++] = ml;
+            fx.peak = ml->addr + ml->bytes > fx.peak ? ml->addr + ml->bytes : fx.peak;
+        } else {
             reqs[nr++] = (req_t){ml, k->tensors[i].name, k->tensors[i].path};
+        }
     }
+    if (fx.n > 1)
+        qsort(fx.ml, (size_t)fx.n, sizeof *fx.ml, cmp_ml_addr);
     for (int i = 0; !psum && m->nscratch && i < m->nops; i++)
         if (m->op_scratch[i].bytes)
             reqs[nr++] = (req_t){&m->op_scratch[i], k->ops[i].kind == TIR_DROPOUT
@@ -753,7 +788,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     }
     for (;;) {
         int nw = rot_apply(&rot, reqs, nr);
-        rc = place_pass(k, rot.work, nw, placed, byaddr, psum, cap, peak, err);
+        rc = place_pass(k, rot.work, nw, &fx, placed, byaddr, psum, cap, peak, err);
         if (rc == 0 || !rot_shrink(&rot))
             break;
     }
@@ -763,6 +798,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     for (int j = 0; j < nr; j++)
         reqs[j].ml->last_use = rot.orig[j];
 out:
+    free(fx.ml);
     rot_free(&rot);
     tpb_array_free(reqs, n1 * sizeof *reqs);
     free(placed);

@@ -189,6 +189,10 @@ int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsig
 /* enc_tile through the caller's slot for name (0 at first: a tile
  * statement declared every iteration finds its name's entry once; one
  * slot per name and builder, as enc_find_tensor_at) */
+/* Tile id (just declared) at the fixed byte offset addr in each partition
+ * (the kernel format's "addr"): checked against the tile's dtype, bank and
+ * memory size; errors name the tile and the field (builder_place.c). */
+int enc_tile_place(enc_builder_t *b, int id, int64_t addr);
 int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
                 int ndim, const int64_t *shape, int *slot);
 /* Tiles declared after enc_scope_begin() go out of scope at the matching

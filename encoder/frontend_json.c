@@ -251,6 +251,7 @@ typedef struct {
     tir_tensor_kind_t kind;
     int nd;
     int64_t shape[TIR_MAX_DIMS];
+    int64_t addr;                /* "addr" (fixed placement), INT64_MIN = none */
 } tile_decl_t;
 
 static const char tile_tag = 0;   /* the memo question "tile fields" */
@@ -273,7 +274,8 @@ static void tile_keep(jx_t *j, const cJSON *o, const tile_decl_t *t)
 
 static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
 {
-    static const char *const allowed[] = {"op", "name", "shape", "dtype", "buffer", NULL};
+    static const char *const allowed[] = {"op", "name", "shape", "dtype", "buffer", "addr",
+                                          NULL};
     if (fj_check_fields(j, o, path, allowed))
         return -1;
     const char *buf;
@@ -281,7 +283,8 @@ static int read_tile(jx_t *j, const cJSON *o, const char *path, tile_decl_t *t)
         fj_get_dtype(j, o, path, &t->dt) ||
         fj_shape_item(j, fj_kfield(j, o, FK_SHAPE, "shape"), path, "shape", t->shape, &t->nd,
                       1 + ISA_MAX_FREE_DIMS) ||
-        fj_str_item(j, fj_kfield(j, o, FK_BUFFER, "buffer"), path, "buffer", &buf, false))
+        fj_str_item(j, fj_kfield(j, o, FK_BUFFER, "buffer"), path, "buffer", &buf, false) ||
+        fj_get_int(j, o, path, "addr", &t->addr, INT64_MIN, false))
         return -1;
     t->kind = TIR_T_SBUF;
     if (buf && !strcmp(fj_strip_prefix(buf), "psum"))
@@ -306,6 +309,8 @@ static int exec_tile(jx_t *j, const cJSON *o, const char *path, struct fj_stmt *
     enc_set_path_slot(&j->b, &st->ipath);
     int id = enc_tile_at(&j->b, t->name, t->kind, t->dt, t->nd, t->shape, &st->tentry);
     enc_set_path_slot(&j->b, NULL);   /* the slot may be a statement on the stack */
+    if (id >= 0 && t->addr != INT64_MIN && enc_tile_place(&j->b, id, t->addr))
+        return -1;
     return id < 0 ? -1 : 0;
 }
 

@@ -53,6 +53,10 @@ typedef struct {
     unsigned dtype;               /* isa_dtype_t */
     int ndim;
     int shared_with;              /* multi-core: -1, else id of the owning core's tensor */
+    /* SBUF/PSUM: the byte offset per partition the kernel fixed (a tile's
+     * "addr", docs/kernel-format.md "Fixed placement") plus 1; 0 = the
+     * allocator's choice.  Fixed tiles may overlap each other. */
+    uint64_t fixed1;
 } tir_tensor_t;
 
 /* A concrete access pattern over one tensor, in elements: element i of the

@@ -70,3 +70,5 @@ set_tests_properties(cli_sim_dve_table_enforced PROPERTIES LABELS "quick;back"
 
 # BIR mode flags: is_activate2 / is_stt pick the ISA opcode (seed rows 001-41, 001-46)
 tpb_add_test(test_bir_modes "quick;unit;back" test_bir_modes.c)
+# fixed placement ("addr"): front-end checks, allocator, scheduler order
+tpb_add_test(test_back_fixed "quick;unit;back" test_back_fixed.c)

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -98,9 +99,10 @@ def _no_overlap(locs, pdim, fdim, loc, what):
 
 
 def plan(alloc, shape, nblk, dtype, loc):
-    """The per-block-dim physical block counts k of a tile allocated by
-    alloc (a compiler._Alloc), or None when every logical block has its own
-    physical block.  Raises NkiError for what tpbsim cannot store."""
+    """(rot, place) of a tile allocated by alloc (a compiler._Alloc): rot,
+    the per-block-dim physical block counts k, or None when every logical
+    block has its own physical block; place, where the stored tile lives
+    (fixed_place), or None.  Raises NkiError for what tpbsim cannot store."""
     buf, what = alloc.buffer, alloc.what
     shape = tuple(int(s) for s in shape)
     blocks, pdim, free = shape[:nblk], shape[nblk], shape[nblk + 1:]
@@ -127,7 +129,7 @@ def plan(alloc, shape, nblk, dtype, loc):
         locs.append(_location(buf, got, idx, pdim, fdim, loc, what))
     _no_overlap(locs, pdim, fdim, loc, what)
     if not blocks:
-        return None
+        return None, fixed_place(locs, (), (), free, size, fdim, loc, what)
     ids = {l: n for n, l in enumerate(sorted(set(locs)))}
     arr = np.array([ids[l] for l in locs], dtype=np.int64).reshape(blocks)
     ks = []
@@ -143,7 +145,49 @@ def plan(alloc, shape, nblk, dtype, loc):
         raise _err(loc, what, "the allocation maps the %s logical blocks to %d physical tiles "
                    "in a way that is not a modulo per block dim (logical block i sharing "
                    "storage with i + k): not supported by tpbsim" % (list(blocks), len(ids)))
-    return None if tuple(ks) == blocks else tuple(ks)
+    rot = None if tuple(ks) == blocks else tuple(ks)
+    return rot, fixed_place(locs, blocks, ks, free, size, fdim, loc, what)
+
+
+def fixed_place(locs, blocks, ks, free, size, fdim, loc, what):
+    """The stored tile [P, k..., F...] at the allocation's own bytes: its
+    physical block j (C order over ks) must be at base + j * S in every
+    partition from 0, for one step S.  Returns (base, first free dim of
+    the stored tile) -- the first free dim padded so that a block spans S
+    bytes -- and the compiled tile has the kernel format's "addr": base, so
+    distinct tensors placed on the same bytes share them, as in NKI.  A
+    placement the stored layout cannot follow gets the compiler's storage,
+    with a warning naming the tensor (None)."""
+    def refuse(why):
+        warnings.warn("%s: %s: tpbsim cannot keep this placement (%s); the tensor gets "
+                      "storage of its own, so data it shares with other tensors in NKI is "
+                      "not shared here" % (loc, what, why), stacklevel=4)
+        return None
+    strides = [1] * len(blocks)
+    for d in range(len(blocks) - 2, -1, -1):
+        strides[d] = strides[d + 1] * blocks[d + 1]
+    at = {}
+    for j in itertools.product(*(range(k) for k in ks)):
+        at[j] = locs[sum(i * st for i, st in zip(j, strides))]
+    parts = {p for p, _ in at.values()}
+    if parts != {0}:
+        return refuse("physical blocks start at partition(s) %s; tpbsim places tiles from "
+                      "partition 0" % sorted(parts))
+    base = at[tuple(0 for _ in ks)][1]
+    f0 = int(free[0]) if free else 1
+    n = int(np.prod(ks, dtype=np.int64)) if ks else 1
+    if n == 1:
+        return base, f0
+    lin = {j: i for i, j in enumerate(itertools.product(*(range(k) for k in ks)))}
+    step = at[next(j for j, i in lin.items() if i == 1)][1] - base
+    if step < fdim or any(a != base + lin[j] * step for j, (_, a) in at.items()):
+        return refuse("its physical blocks are not at evenly spaced ascending addresses in "
+                      "block order")
+    inner = fdim // f0
+    if not free or step % inner:
+        return refuse("a step of %d bytes between physical blocks is not a whole number of "
+                      "rows of its first free dim" % step)
+    return base, step // inner
 
 
 # ---- block indexes of a rotated tile (NkiTensor._index) ----

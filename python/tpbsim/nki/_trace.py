@@ -860,17 +860,24 @@ class Trace:
         t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
         return t
 
-    def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0, rot=None):
+    def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0, rot=None, place=None):
         """nblk > 0: an on-chip tile of NKI shape (B..., P, F...) with
         nblk block dims, stored as [P, B..., F...] (docs/python.md); with
-        rot (per block dim k <= B), stored as [P, k..., F...] (_alloc.py)."""
+        rot (per block dim k <= B), stored as [P, k..., F...] (_alloc.py).
+        place: (byte address, stored first free dim) of a direct
+        allocation: the tile's "addr", its first free dim padded so that
+        the stored blocks are where the allocation put them."""
+        f0 = None
         if nblk:
             nki = tuple(map(int, shape))
             blk = nki[:nblk] if rot is None else tuple(rot)
-            shape = nki[nblk:nblk + 1] + blk + nki[nblk + 1:]
+            free = nki[nblk + 1:]
+            if place is not None and free and place[1] != free[0]:
+                f0, free = free[0], (place[1],) + free[1:]
+            shape = nki[nblk:nblk + 1] + blk + free
         shape = tuple(map(int, shape))
         sh = self._shape(shape)
-        if (buffer == "psum" and nblk and rot is None and
+        if (buffer == "psum" and nblk and rot is None and place is None and
                 int(np.prod(nki[:nblk])) > 1):
             self.psum_blocks = True
             if self.split_psum:
@@ -885,6 +892,8 @@ class Trace:
                 self.frames[-1].bases.append(b)
                 b.depth = len(self.frames)
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
+            if place is not None:
+                buf += ', "addr": %d' % place[0]
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
                              '"loc": "%s"}' % (nm, sh[0], dtype, buf, loc))
         else:
@@ -898,7 +907,12 @@ class Trace:
             blk = ap[1:nblk + 1]
             if b.rot is not None:   # the logical block counts, the stored steps
                 blk = [[st, n] for (st, _), n in zip(blk, nki[:nblk])]
-            return NkiTensor(b, 0, blk + ap[:1] + ap[nblk + 1:], sh[2], nblk)
+            rest, sl = ap[nblk + 1:], sh[2]
+            if f0 is not None:   # a padded first free dim: the NKI view has f0
+                rest = [[rest[0][0], f0]] + rest[1:]
+                sl = [list(e) for e in sl]
+                sl[nblk + 1][2] = f0
+            return NkiTensor(b, 0, blk + ap[:1] + rest, sl, nblk)
         return self._whole_view(b, sh)
 
     def add_input(self, name, shape, dtype):

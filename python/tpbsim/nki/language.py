@@ -119,12 +119,12 @@ def _ndarray(shape, dtype, buffer, name, loc):
     # block dims: only on chip (an HBM tensor has no partitions: par_dim is
     # a plain size there, as in NKI)
     nblk = pds[0] if pds and _buffer(buffer) in (sbuf, psum) else 0
-    tr, dt, rot = _trace.current(), _dtype(dtype), None
+    tr, dt, rot, place = _trace.current(), _dtype(dtype), None, None
     if type(buffer).__name__ == "_Alloc" and not getattr(tr, "force_auto_alloc", False):
         from . import _alloc
         p = pds[0] if pds else 0
-        rot = _alloc.plan(buffer, shape, p, dt, loc)
-    return tr.new_tensor(shape, dt, _buffer(buffer), name, loc, nblk, rot)
+        rot, place = _alloc.plan(buffer, shape, p, dt, loc)
+    return tr.new_tensor(shape, dt, _buffer(buffer), name, loc, nblk, rot, place)
 
 
 def is_hbm(buffer):
