@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _trace
 from ._trace import NkiError, NkiTensor
-from .language import (_dtype, _ndarray, _reduce, float32, float16, bfloat16, hbm, int8,
+from .language import (_dtype, _ndarray, _reduce, float32, float16, hbm, int8,
                        int16, int32, is_on_chip, private_hbm, psum, sbuf, shared_hbm, uint8,
                        uint16, uint32)
 
@@ -318,7 +318,7 @@ def random_seed(seed):
     _emit("set_rng_seed", loc, [("src_seeds", seed.text())])
 
 
-_CONST_DTYPES = (float32, float16, bfloat16, int32, int16, int8, uint32, uint16, uint8)
+_CONST_DTYPES = (float32, float16, "bfloat16", int32, int16, int8, uint32, uint16, uint8)
 
 
 def shared_constant(constant, dtype=None):
