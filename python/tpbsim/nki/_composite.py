@@ -149,7 +149,7 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
     _free_axes(x, axis, "rms_norm", loc, every=True)
     if compute_dtype is not None and _dtype(compute_dtype) != float32:
         raise NkiError("%s: nl.rms_norm: compute_dtype=%r is not supported by tpbsim (it "
-                       "computes in float32)" % (loc, compute_dtype))
+                       "computes in float32)" % (loc, _dtype(compute_dtype)))
     if w.shape != x.shape and not (w.shape[0] == 1 and w.shape[1:] == x.shape[1:]):
         raise NkiError("%s: nl.rms_norm: w %s must have x's shape %s or [1, ...] of its free "
                        "dims" % (loc, list(w.shape), list(x.shape)))

@@ -30,9 +30,10 @@ float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4 = (
     "float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
 
 
-class _ShortDtype(str):
+class _ShortDtype(_ndtypes.DtypeName):
     """NKI beta-1's short dtype names (nl.fp32, ...): the dtype string, with
-    the type's finite range as .min / .max (`on_false_value=nl.fp32.min`)."""
+    the type's finite range as .min / .max (`on_false_value=nl.fp32.min`);
+    nl.bf16 also equals nl.bfloat16 (a NumPy type: _ndtypes.DtypeName)."""
 
     def __new__(cls, name, lo=None, hi=None):
         s = str.__new__(cls, name)
