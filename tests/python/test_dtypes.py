@@ -332,7 +332,8 @@ def test_without_the_module_numpy_refuses_with_the_reason():
     code = ("import numpy as np, tpbsim.nki.language as nl\n"
             "assert nl._dtype(nl.bfloat16) == 'bfloat16'\n"
             "try:\n    np.zeros(2, dtype=nl.bfloat16)\nexcept TypeError as e:\n    print(e)\n")
-    env = dict(os.environ, TPBSIM_DTYPES=os.path.join(os.sep, "nonexistent", "tpbsim_dtypes.so"))
+    env = dict(os.environ, TPBSIM_DTYPES=os.path.join(os.sep, "nonexistent", "tpbsim_dtypes.so"),
+               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(tpbsim.__file__))))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert "tpbsim has no NumPy bfloat16 dtype here" in r.stdout and "python3-dev" in r.stdout
