@@ -164,33 +164,40 @@ static PyType_Slot SCALAR_SLOTS[] = {
     { 0, NULL },
 };
 
-/* ---- array functions ---- */
+/* ---- array functions ----
+ * NumPy passes the array to these, but not always (PyArray_Scalar may
+ * pass none): each format has its own set (the wrappers at the end), so
+ * none needs it. */
 
-static int fmt_of_arr(void *arr)
+/* The registered descriptor of format f (a new reference), or NULL. */
+static PyArray_Descr *descr_of_fmt(int f)
 {
-    int f = arr ? tdt_fmt_of_descr(PyArray_DESCR((PyArrayObject *)arr)) : -1;
-    if (f < 0)
-        PyErr_SetString(PyExc_SystemError, "tpbsim_dtypes: an array function called without its array");
-    return f;
+    for (int n = NPY_USERDEF; n < NPY_USERDEF + NPY_NUMUSERTYPES; n++) {
+        PyArray_Descr *d = PyArray_DescrFromType(n);
+        if (d && tdt_fmt_of_descr(d) == f)
+            return d;
+        Py_XDECREF(d);
+    }
+    PyErr_SetString(PyExc_SystemError, "tpbsim_dtypes: dtype not registered");
+    return NULL;
 }
 
-static PyObject *a_getitem(void *p, void *arr)
+static PyObject *getitem(int f, void *p, void *arr)
 {
-    int f = fmt_of_arr(arr);
-    if (f < 0)
+    PyArray_Descr *d = arr ? PyArray_DESCR((PyArrayObject *)arr) : descr_of_fmt(f);
+    if (!d)
         return NULL;
-    PyTypeObject *t = PyArray_DESCR((PyArrayObject *)arr)->typeobj;
+    PyTypeObject *t = d->typeobj;
+    if (!arr)
+        Py_DECREF(d);   /* (the registry keeps it) */
     tdt_scalar_t *s = (tdt_scalar_t *)t->tp_alloc(t, 0);
     if (s)
         memcpy(s->raw, p, (size_t)TDT_FMTS[f].size);
     return (PyObject *)s;
 }
 
-static int a_setitem(PyObject *item, void *p, void *arr)
+static int setitem(int f, PyObject *item, void *p)
 {
-    int f = fmt_of_arr(arr);
-    if (f < 0)
-        return -1;
     if (fmt_of_obj(item) == f) {
         memcpy(p, ((tdt_scalar_t *)item)->raw, (size_t)TDT_FMTS[f].size);
         return 0;
@@ -204,45 +211,29 @@ static int a_setitem(PyObject *item, void *p, void *arr)
     return 0;
 }
 
-static void a_copyswapn(void *dst, npy_intp ds, void *src, npy_intp ss, npy_intp n, int swap,
-                        void *arr)
+/* src NULL: swap dst in place (ndarray.byteswap). */
+static void copyswapn(int f, void *dst, npy_intp ds, void *src, npy_intp ss, npy_intp n, int swap)
 {
-    int f = arr ? tdt_fmt_of_descr(PyArray_DESCR((PyArrayObject *)arr)) : -1;
-    size_t sz = f >= 0 ? (size_t)TDT_FMTS[f].size : (size_t)(ds ? ds : 1);
-    if (!src)
-        return;
-    char *d = dst;
-    const char *s = src;
+    size_t sz = (size_t)TDT_FMTS[f].size;
+    if (!src) {
+        src = dst;
+        ss = ds;
+    }
     for (npy_intp i = 0; i < n; i++) {
         uint8_t b[2];
-        memcpy(b, s + i * ss, sz);
+        memcpy(b, (char *)src + i * ss, sz);
         if (swap && sz == 2) {
             uint8_t t = b[0];
             b[0] = b[1];
             b[1] = t;
         }
-        memcpy(d + i * ds, b, sz);
+        memcpy((char *)dst + i * ds, b, sz);
     }
 }
 
-static void a_copyswap(void *dst, void *src, int swap, void *arr)
-{
-    int f = arr ? tdt_fmt_of_descr(PyArray_DESCR((PyArrayObject *)arr)) : -1;
-    a_copyswapn(dst, f >= 0 ? TDT_FMTS[f].size : 0, src, 0, 1, swap, arr);
-}
-
-static npy_bool a_nonzero(void *p, void *arr)
-{
-    int f = arr ? tdt_fmt_of_descr(PyArray_DESCR((PyArrayObject *)arr)) : -1;
-    return f >= 0 && tdt_load(f, p) != 0;
-}
-
 /* For sorting: NaNs last, as NumPy sorts floats. */
-static int a_compare(const void *a, const void *b, void *arr)
+static int compare(int f, const void *a, const void *b)
 {
-    int f = fmt_of_arr(arr);
-    if (f < 0)
-        return 0;
     float x = tdt_load(f, a), y = tdt_load(f, b);
     if (isnan(x) || isnan(y))
         return isnan(x) - isnan(y);
@@ -250,11 +241,8 @@ static int a_compare(const void *a, const void *b, void *arr)
 }
 
 /* argmax / argmin: the first NaN if any, else the first extreme. */
-static int arg_extreme(void *data, npy_intp n, npy_intp *out, void *arr, int want_max)
+static int arg_extreme(int f, void *data, npy_intp n, npy_intp *out, int want_max)
 {
-    int f = fmt_of_arr(arr);
-    if (f < 0)
-        return -1;
     size_t sz = (size_t)TDT_FMTS[f].size;
     *out = 0;
     float best = n ? tdt_load(f, data) : 0;
@@ -268,15 +256,9 @@ static int arg_extreme(void *data, npy_intp n, npy_intp *out, void *arr, int wan
     return 0;
 }
 
-static int a_argmax(void *d, npy_intp n, npy_intp *o, void *a) { return arg_extreme(d, n, o, a, 1); }
-static int a_argmin(void *d, npy_intp n, npy_intp *o, void *a) { return arg_extreme(d, n, o, a, 0); }
-
 /* np.arange's fill: start + i * delta, from the first two elements. */
-static int a_fill(void *data, npy_intp n, void *arr)
+static int fill(int f, void *data, npy_intp n)
 {
-    int f = fmt_of_arr(arr);
-    if (f < 0)
-        return -1;
     size_t sz = (size_t)TDT_FMTS[f].size;
     float start = tdt_load(f, data), delta = tdt_load(f, (char *)data + sz) - start;
     for (npy_intp i = 2; i < n; i++)
@@ -284,16 +266,51 @@ static int a_fill(void *data, npy_intp n, void *arr)
     return 0;
 }
 
-static void a_dot(void *a, npy_intp as, void *b, npy_intp bs, void *out, npy_intp n, void *arr)
+static void dot(int f, void *a, npy_intp as, void *b, npy_intp bs, void *out, npy_intp n)
 {
-    int f = arr ? tdt_fmt_of_descr(PyArray_DESCR((PyArrayObject *)arr)) : -1;
-    if (f < 0)
-        return;
     float acc = 0;
     for (npy_intp i = 0; i < n; i++)
         acc += tdt_load(f, (char *)a + i * as) * tdt_load(f, (char *)b + i * bs);
     tdt_store(f, out, acc);
 }
+
+#define TDT_ARRFUNCS(F) \
+    static PyObject *getitem_##F(void *p, void *arr) { return getitem(F, p, arr); } \
+    static int setitem_##F(PyObject *o, void *p, void *arr) { (void)arr; return setitem(F, o, p); } \
+    static void copyswapn_##F(void *d, npy_intp ds, void *s, npy_intp ss, npy_intp n, int sw, \
+                              void *arr) { (void)arr; copyswapn(F, d, ds, s, ss, n, sw); } \
+    static void copyswap_##F(void *d, void *s, int sw, void *arr) \
+    { (void)arr; copyswapn(F, d, 0, s, 0, 1, sw); } \
+    static npy_bool nonzero_##F(void *p, void *arr) { (void)arr; return tdt_load(F, p) != 0; } \
+    static int compare_##F(const void *a, const void *b, void *arr) \
+    { (void)arr; return compare(F, a, b); } \
+    static int argmax_##F(void *d, npy_intp n, npy_intp *o, void *arr) \
+    { (void)arr; return arg_extreme(F, d, n, o, 1); } \
+    static int argmin_##F(void *d, npy_intp n, npy_intp *o, void *arr) \
+    { (void)arr; return arg_extreme(F, d, n, o, 0); } \
+    static int fill_##F(void *d, npy_intp n, void *arr) { (void)arr; return fill(F, d, n); } \
+    static void dot_##F(void *a, npy_intp as, void *b, npy_intp bs, void *o, npy_intp n, void *arr) \
+    { (void)arr; dot(F, a, as, b, bs, o, n); } \
+    static void arrfuncs_##F(PyArray_ArrFuncs *f) \
+    { \
+        f->getitem = getitem_##F; \
+        f->setitem = setitem_##F; \
+        f->copyswapn = copyswapn_##F; \
+        f->copyswap = copyswap_##F; \
+        f->nonzero = nonzero_##F; \
+        f->compare = compare_##F; \
+        f->argmax = argmax_##F; \
+        f->argmin = argmin_##F; \
+        f->fill = fill_##F; \
+        f->dotfunc = dot_##F; \
+    }
+TDT_ARRFUNCS(TDT_BF16)
+TDT_ARRFUNCS(TDT_E4M3)
+TDT_ARRFUNCS(TDT_E5M2)
+
+static void (*const ARRFUNCS[TDT_NFMT])(PyArray_ArrFuncs *) = {
+    arrfuncs_TDT_BF16, arrfuncs_TDT_E4M3, arrfuncs_TDT_E5M2,
+};
 
 /* ---- registration ---- */
 
@@ -320,16 +337,7 @@ static int register_dtype(int fmt, PyTypeObject *t)
         return -1;
     }
     PyArray_InitArrFuncs(f);
-    f->getitem = a_getitem;
-    f->setitem = a_setitem;
-    f->copyswapn = a_copyswapn;
-    f->copyswap = a_copyswap;
-    f->nonzero = a_nonzero;
-    f->compare = a_compare;
-    f->argmax = a_argmax;
-    f->argmin = a_argmin;
-    f->fill = a_fill;
-    f->dotfunc = a_dot;
+    ARRFUNCS[fmt](f);
     memset(d, 0, sizeof *d);
     PyObject_Init((PyObject *)d, &PyArrayDescr_Type);
     Py_INCREF(t);

@@ -253,6 +253,9 @@ def test_scalars():
     assert type(a[0]) is nl.bfloat16 and a.tolist() == [1.0, 2.0]
     a[1] = 3.3
     assert a[1] == nl.bfloat16(3.3) and float(a[1]) == 3.296875
+    assert a.byteswap().view(np.uint16).tolist() == [0x803F, 0x5340]   # 0x3F80, 0x4053 swapped
+    assert type(a.max()) is nl.bfloat16 and a.max() == 3.296875 and a.item(0) == 1.0
+    assert np.arange(0, 3, dtype=nl.float8_e5m2).astype(np.float32).tolist() == [0, 1, 2]
 
 
 def test_npy_round_trip_and_the_cli(tmp_path):
