@@ -94,6 +94,10 @@ if _MOD is not None:
     TYPES = (bfloat16, float8_e4m3fn, float8_e5m2)
     DTYPES = tuple(np.dtype(t) for t in TYPES)
     CANON = {n: DtypeName(n) for n in NAMES}
+    # the names as NumPy dtype strings too, so that a kernel's
+    # np.dtype(t.dtype) of a bf16 tile (its dtype is the name) works
+    for _n, _t in zip(NAMES, TYPES):
+        np.sctypeDict.setdefault(_n, _t)
 else:
     bfloat16, float8_e4m3fn, float8_e5m2 = (Missing(n) for n in NAMES)
     TYPES = DTYPES = ()

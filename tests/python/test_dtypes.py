@@ -203,6 +203,9 @@ def test_npy_dtype_objects_and_names():
     assert nl._dtype("bfloat16") == nl.bfloat16 and nl.bfloat16 == nl._dtype(np.dtype(nl.bfloat16))
     assert nl._dtype("bfloat16") != nl.float8_e5m2 and nl._dtype("float32") != nl.bfloat16
     assert nl.bf16 == nl.bfloat16 and nl.fp8_e5m2 == nl.float8_e5m2
+    # a tile's dtype (the name) works as a NumPy dtype, as NKI's does
+    assert np.dtype(nl._dtype(nl.bfloat16)) == np.dtype(nl.bfloat16)
+    assert np.dtype("float8_e5m2").itemsize == 1
     assert nl.finfo(nl.bfloat16).max == float(np.float32(2 ** 127 * (2 - 2 ** -7)))
     assert nl.finfo(nl.float8_e4m3).max == 448.0
 
@@ -303,6 +306,7 @@ def test_npy_round_trip_and_the_cli(tmp_path):
 def relu_bf16(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     assert x.dtype == nl.bfloat16 or x.dtype == nl.float8_e5m2
+    assert np.dtype(x.dtype).itemsize == (2 if x.dtype == nl.bfloat16 else 1)
     t = nl.load(x)
     nl.store(out, nisa.activation(op=nl.relu, data=t, dtype=x.dtype))
     return out
