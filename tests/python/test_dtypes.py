@@ -7,6 +7,7 @@ here from the IEEE definitions (integer operations on float32 bits), and
 for fp8 also from a nearest-value search over every code's value; never
 from tpbsim's own conversion."""
 import os
+import pickle
 import subprocess
 import sys
 
@@ -271,6 +272,8 @@ def test_npy_round_trip_and_the_cli(tmp_path):
         assert b"'descr': '<V2'" in f.read(128)
     back = np.load(tmp_path / "x.npy")
     np.testing.assert_array_equal(back.view(nl.bfloat16).view(np.uint16), x.view(np.uint16))
+    p = pickle.loads(pickle.dumps(x))
+    assert p.dtype == x.dtype and p.tobytes() == x.tobytes()
 
     art, ind, out = str(tmp_path / "art"), tmp_path / "in", tmp_path / "out"
     tpbsim.compile(relu_bf16, x, out_dir=art, inputs_dir=str(ind))
