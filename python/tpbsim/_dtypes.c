@@ -152,7 +152,7 @@ static PyObject *sc_richcompare(PyObject *a, PyObject *b, int op)
     return PyBool_FromLong(tdt_compare(OPS[op], scalar_value(a), scalar_value(b)));
 }
 
-static PyType_Slot SCALAR_SLOTS[] = {
+static const PyType_Slot SCALAR_SLOTS[] = {
     { Py_tp_new, sc_new }, { Py_tp_repr, sc_repr }, { Py_tp_str, sc_repr },
     { Py_tp_hash, sc_hash }, { Py_tp_richcompare, sc_richcompare },
     { Py_nb_add, sc_add }, { Py_nb_subtract, sc_sub }, { Py_nb_multiply, sc_mul },
@@ -317,7 +317,7 @@ static void (*const ARRFUNCS[TDT_NFMT])(PyArray_ArrFuncs *) = {
 static PyObject *make_type(int fmt)
 {
     PyType_Spec spec = { TDT_FMTS[fmt].tp_name, sizeof(tdt_scalar_t), 0, Py_TPFLAGS_DEFAULT,
-                         SCALAR_SLOTS };
+                         (PyType_Slot *)SCALAR_SLOTS };   /* (CPython only reads it) */
     PyObject *bases = PyTuple_Pack(1, (PyObject *)&PyGenericArrType_Type);
     PyObject *t = bases ? PyType_FromSpecWithBases(&spec, bases) : NULL;
     Py_XDECREF(bases);
@@ -358,6 +358,8 @@ static int register_dtype(int fmt, PyTypeObject *t)
     return num;
 }
 
+/* CPython's module definition (it writes into the head: the one mutable
+ * object here, besides NumPy's C-API table that import_array fills). */
 static struct PyModuleDef MODULE = {
     PyModuleDef_HEAD_INIT, "tpbsim_dtypes",
     "NumPy dtypes bfloat16, float8_e4m3fn and float8_e5m2 for tpbsim.nki.language", -1,
