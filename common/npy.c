@@ -141,7 +141,30 @@ typedef struct {
     size_t dstart;                  /* byte offset of the first element */
     size_t esz;                     /* bytes per element in the file */
     bool f64;                       /* float64 in the file, fp32 in memory */
+    int v1_dtype;                   /* in: the fp8 dtype a '|V1' file is read as, or -1 */
 } npy_layout_t;
+
+/* NumPy's void descrs, which np.save writes for the narrow floats NumPy
+ * itself lacks (ml_dtypes' bfloat16 / float8 in NKI, tpbsim_dtypes here):
+ * the elements are the raw bits.  Two bytes are bfloat16 (fp16 has its own
+ * descr); one byte is either fp8 format, which the file does not say: it
+ * is read as the fp8 dtype of the tensor it is loaded into, and refused
+ * anywhere else.  Returns the isa dtype, -1 for no void descr, -2 for an
+ * unplaceable '|V1' (the error set). */
+static int void_dtype(const char *descr, const npy_layout_t *lay, const char *name, size_t off,
+                      tpb_err_t *err)
+{
+    if (!strcmp(descr, "<V2") || !strcmp(descr, "|V2") || !strcmp(descr, "=V2"))
+        return ISA_DT_BF16;
+    if (strcmp(descr, "|V1") && strcmp(descr, "<V1") && strcmp(descr, "=V1"))
+        return -1;
+    if (lay->v1_dtype >= 0)
+        return lay->v1_dtype;
+    tpb_errf(err, "%s: offset %zu: field 'descr': '%s' is raw 1-byte values (an fp8 array saved "
+                  "from NumPy) without its format: accepted only as an input whose tensor is "
+                  "float8_e4m3fn or float8_e5m2 (or save it as float32)", name, off, descr);
+    return -2;
+}
 
 /* Every check of npy_parse except the data copy, with the same messages:
  * buf holds at least the first hstart + hlen bytes of a file of len bytes
@@ -199,6 +222,8 @@ static int parse_header(const uint8_t *buf, size_t len, const char *name, npy_ar
     for (size_t i = 0; i < sizeof descr_map / sizeof descr_map[0]; i++)
         if (strcmp(descr_map[i].descr, descr) == 0)
             dt = (int)descr_map[i].dtype;
+    if (dt < 0 && !f64 && (dt = void_dtype(descr, lay, name, hstart, err)) == -2)
+        goto out;
     if (dt < 0 && !f64) {
         tpb_errf(err, "%s: offset %zu: field 'descr': unsupported dtype '%s' (want float32/float16/"
                       "int8-32/uint8-32/bool, little-endian)", name, hstart, descr);
@@ -263,7 +288,7 @@ out:
 
 int npy_parse(const uint8_t *buf, size_t len, const char *name, npy_array_t *out, tpb_err_t *err)
 {
-    npy_layout_t lay;
+    npy_layout_t lay = { .v1_dtype = -1 };
     if (parse_header(buf, len, name, out, &lay, true, err))
         return -1;
     if (lay.f64) {
@@ -360,7 +385,9 @@ static int read_direct(const char *path, npy_array_t *out, const npy_array_t *wa
         if (fread(hb + n, 1, hstart + hlen - n, f) != hstart + hlen - n)
             goto done;
     }
-    npy_layout_t lay;
+    npy_layout_t lay = { .v1_dtype = -1 };
+    if (want && (want->dtype == ISA_DT_FP8E4M3 || want->dtype == ISA_DT_FP8E5M2))
+        lay.v1_dtype = (int)want->dtype;
     if (parse_header(hb, len, path, out, &lay, false, err) != 0) {
         rc = -1;
         goto done;

@@ -4,7 +4,10 @@
  * |u1 <u2 <u4 uint8/16/32, |b1 bool (as uint8).  <f8 is accepted on read and
  * converted to fp32 (npy_array_t.converted_from_f64 is set).  bf16 and fp8
  * tensors are exchanged as float32 arrays holding exactly representable
- * values (see docs/artifacts.md).  Fortran order and big-endian data are
+ * values (see docs/artifacts.md); a file of NumPy void elements (np.save
+ * of an ml_dtypes / tpbsim_dtypes array) is read as their raw bits: '<V2'
+ * bfloat16, '|V1' the fp8 dtype of the input tensor it is read into
+ * (npy_read_into; refused elsewhere).  Fortran order and big-endian data are
  * rejected with a clear message. */
 #ifndef TPB_NPY_H
 #define TPB_NPY_H

@@ -2,10 +2,6 @@
 # tests/python (example ports against NumPy, JSON-vs-Python byte identity,
 # error messages).  pytest comes from Debian's python3-pytest (scripts/setup).
 # A missing pytest or an empty suite (pytest exit 5) fails the test.
-find_program(TPB_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-if(NOT TPB_PYTHON3)
-  find_program(TPB_PYTHON3 NAMES python3)
-endif()
 set(TPB_PYTEST_ENV "TPBSIM_LIB=$<TARGET_FILE:tpb_shared>;PYTHONDONTWRITEBYTECODE=1")
 if(TPB_SANITIZE)
   # the interpreter is not instrumented: preload the sanitizer runtime that

@@ -671,6 +671,64 @@ static void test_npy_read_into_converts(void **state)
     npy_free(&f);
 }
 
+/* A .npy file of NumPy void elements (np.save of an ml_dtypes /
+ * tpbsim_dtypes array): descr, then n raw elements of size es. */
+static void write_void_npy(const char *path, const char *descr, const uint8_t *data, size_t n,
+                           size_t es)
+{
+    char hdr[128];
+    int len = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }",
+                       descr, n);
+    while ((10 + len + 1) % 64)
+        hdr[len++] = ' ';
+    hdr[len++] = '\n';
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint8_t pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)len, (uint8_t)(len >> 8) };
+    assert_int_equal(fwrite(pre, 1, 10, f), 10);
+    assert_int_equal(fwrite(hdr, 1, (size_t)len, f), (size_t)len);
+    assert_int_equal(fwrite(data, es, n, f), n);
+    fclose(f);
+}
+
+/* '<V2' is bfloat16 bits wherever it is read; '|V1' takes the fp8 dtype of
+ * the tensor it is read into and is refused elsewhere, naming why. */
+static void test_npy_void_files(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_sim_load_v_%ld.npy", TPB_BINARY_DIR, (long)getpid());
+    const uint8_t bits[10] = { 0xC0, 0x3F, 0x80, 0xBF, 0xC0, 0x7F, 0x80, 0x7F, 0x01, 0x00 };
+    tpb_err_t err = { { 0 } };
+    npy_array_t a, c;
+    write_void_npy(path, "<V2", bits, 5, 2);
+    assert_int_equal(npy_read(path, &a, &err), 0);
+    assert_int_equal(a.dtype, ISA_DT_BF16);
+    assert_int_equal(a.count, 5);
+    assert_memory_equal(a.data, bits, 10);
+    assert_true(num_load_f32(a.data, ISA_DT_BF16) == 1.5f);
+    npy_free(&a);
+    uint8_t dst[10] = { 0 };
+    npy_array_t want = { .dtype = ISA_DT_BF16, .ndim = 1, .shape = { 5 } };
+    assert_int_equal(npy_read_into(path, &want, dst, &c, &err), 0);
+    assert_null(c.data);
+    assert_memory_equal(dst, bits, 10);
+
+    write_void_npy(path, "|V1", bits, 10, 1);
+    assert_int_not_equal(npy_read(path, &a, &err), 0);
+    assert_non_null(strstr(err.msg, "field 'descr': '|V1' is raw 1-byte values"));
+    for (unsigned dt = ISA_DT_FP8E4M3; ; dt = ISA_DT_FP8E5M2) {
+        memset(dst, 0, sizeof dst);
+        npy_array_t w8 = { .dtype = dt, .ndim = 1, .shape = { 10 } };
+        assert_int_equal(npy_read_into(path, &w8, dst, &c, &err), 0);
+        assert_null(c.data);
+        assert_memory_equal(dst, bits, 10);
+        if (dt == ISA_DT_FP8E5M2)
+            break;
+    }
+    remove(path);
+}
+
 /* A compact sidecar (docs/artifacts.md "Compact sidecars"): both parsers
  * fill in what the entries leave out; a "debug_form" after "debug" sends
  * the scanner to cJSON. */
@@ -716,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_stream_decode_matches_isa_decode),
         cmocka_unit_test(test_npy_read_matches_parse),
         cmocka_unit_test(test_npy_read_into_converts),
+        cmocka_unit_test(test_npy_void_files),
         cmocka_unit_test(test_compact_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

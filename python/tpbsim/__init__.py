@@ -18,6 +18,10 @@ import re
 import shutil
 import tempfile
 
+from . import _ndtypes
+# NKI's narrow floats as NumPy types (nl.bfloat16 & co.); their scalar
+# types are named tpbsim.<name>, so pickle finds them here
+from ._ndtypes import bfloat16, float8_e4m3fn, float8_e5m2  # noqa: F401
 from ._lib import Context, TpbError
 from .nki._trace import NkiError
 
@@ -89,7 +93,9 @@ def compile(kernel, *args, out_dir, target=None, inputs_dir=None, **kwargs):
     if inputs_dir is not None:
         os.makedirs(inputs_dir, exist_ok=True)
         for name, a in arrays.items():
-            np.save(os.path.join(inputs_dir, name + ".npy"), np.ascontiguousarray(a))
+            # bf16/fp8 arrays as float32, as tpb sim reads them (docs/artifacts.md)
+            np.save(os.path.join(inputs_dir, name + ".npy"),
+                    np.ascontiguousarray(_ndtypes.to_exchange(np.asarray(a))))
     return out_dir
 
 

@@ -136,7 +136,8 @@ class Context:
         self._check(self._lib.tpb_v1_sim_load(self._c, _b(art_dir), _b(target), int(bool(trace))))
 
     def sim_set_input(self, name, arr):
-        a = np.ascontiguousarray(arr)
+        from ._ndtypes import to_exchange
+        a = np.ascontiguousarray(to_exchange(np.asarray(arr)))   # bf16/fp8 as float32
         if a.dtype == np.float64:
             a = a.astype(np.float32)
         if a.dtype == np.bool_:

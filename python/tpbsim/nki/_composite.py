@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _trace
 from ._trace import NkiError, NkiTensor
-from .language import (_dtype, _ndarray, _reduce, float32, float16, bfloat16, hbm, int8,
+from .language import (_dtype, _ndarray, _reduce, float32, float16, hbm, int8,
                        int16, int32, is_on_chip, private_hbm, psum, sbuf, shared_hbm, uint8,
                        uint16, uint32)
 
@@ -149,7 +149,7 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
     _free_axes(x, axis, "rms_norm", loc, every=True)
     if compute_dtype is not None and _dtype(compute_dtype) != float32:
         raise NkiError("%s: nl.rms_norm: compute_dtype=%r is not supported by tpbsim (it "
-                       "computes in float32)" % (loc, compute_dtype))
+                       "computes in float32)" % (loc, _dtype(compute_dtype)))
     if w.shape != x.shape and not (w.shape[0] == 1 and w.shape[1:] == x.shape[1:]):
         raise NkiError("%s: nl.rms_norm: w %s must have x's shape %s or [1, ...] of its free "
                        "dims" % (loc, list(w.shape), list(x.shape)))
@@ -318,7 +318,7 @@ def random_seed(seed):
     _emit("set_rng_seed", loc, [("src_seeds", seed.text())])
 
 
-_CONST_DTYPES = (float32, float16, bfloat16, int32, int16, int8, uint32, uint16, uint8)
+_CONST_DTYPES = (float32, float16, "bfloat16", int32, int16, int8, uint32, uint16, uint8)
 
 
 def shared_constant(constant, dtype=None):

@@ -21,16 +21,21 @@ def _round_narrow(a, bits, emin):
 
 def static_cast(x, dtype):
     """NKI's nl.static_cast(array, dtype) on a NumPy array: the values
-    converted to dtype (round to nearest even).  For bfloat16, which NumPy
-    has no dtype for, the result is an nki.typed input: float32 values
-    exactly representable in bfloat16, marked as bfloat16, so that a kernel
-    given it sees a bfloat16 tensor."""
+    converted to dtype (round to nearest even).  bfloat16 / float8 give
+    arrays of tpbsim's NumPy dtypes for them (python/tpbsim/_ndtypes.py, as
+    NKI's are ml_dtypes arrays); without that module, bfloat16 gives an
+    nki.typed input: float32 values exactly representable in bfloat16,
+    marked as bfloat16, so that a kernel given it sees a bfloat16 tensor."""
+    from .. import _ndtypes
     from . import language, typed
     if isinstance(x, NkiTensor):
         raise NkiError("nl.static_cast converts NumPy arrays on the host; in a kernel use "
                        "nl.copy(x, dtype=...) or nisa.tensor_copy")
     d = language._dtype(dtype)
     a = x.array if isinstance(x, typed) else np.asarray(x)
+    nd = _ndtypes.numpy_dtype(d)
+    if nd is not None:
+        return a.astype(nd)
     if d in _NARROW:
         return typed(_round_narrow(a.astype(np.float64), *_NARROW[d]), d)
     try:

@@ -7,6 +7,7 @@ lists what each lowers to and what is refused."""
 
 import numpy as np
 
+from .. import _ndtypes
 from . import _trace
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
@@ -14,9 +15,13 @@ from ._trace import DynSlice, Lin, NkiError, NkiTensor
 bool_ = "bool"
 int8, int16, int32 = "int8", "int16", "int32"
 uint8, uint16, uint32 = "uint8", "uint16", "uint32"
-float16, float32, bfloat16 = "float16", "float32", "bfloat16"
-float8_e4m3 = float8_e4m3fn = "float8_e4m3fn"
-float8_e5m2 = "float8_e5m2"
+float16, float32 = "float16", "float32"
+# NKI's narrow floats are NumPy dtypes (ml_dtypes there, tpbsim's own
+# extension module here: python/tpbsim/_ndtypes.py); _dtype() turns them
+# into the kernel format's names
+bfloat16 = _ndtypes.bfloat16
+float8_e4m3 = float8_e4m3fn = _ndtypes.float8_e4m3fn
+float8_e5m2 = _ndtypes.float8_e5m2
 tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
 # NKI's packed MX dtypes (trn3: four fp8 / fp4 values per element, scaled in
 # [8, 4] groups): declared so kernels naming them load; a tile or view of
@@ -25,9 +30,10 @@ float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4 = (
     "float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
 
 
-class _ShortDtype(str):
+class _ShortDtype(_ndtypes.DtypeName):
     """NKI beta-1's short dtype names (nl.fp32, ...): the dtype string, with
-    the type's finite range as .min / .max (`on_false_value=nl.fp32.min`)."""
+    the type's finite range as .min / .max (`on_false_value=nl.fp32.min`);
+    nl.bf16 also equals nl.bfloat16 (a NumPy type: _ndtypes.DtypeName)."""
 
     def __new__(cls, name, lo=None, hi=None):
         s = str.__new__(cls, name)
@@ -41,9 +47,9 @@ def _fin(name, bits):   # finite range of a float with `bits` exponent/mantissa
     return _ShortDtype(name, -hi, hi)
 
 
-fp32, fp16, bf16 = _fin(float32, (8, 23)), _fin(float16, (5, 10)), _fin(bfloat16, (8, 7))
+fp32, fp16, bf16 = _fin(float32, (8, 23)), _fin(float16, (5, 10)), _fin("bfloat16", (8, 7))
 tf32 = _ShortDtype(tfloat32)
-fp8_e4m3, fp8_e5m2 = _ShortDtype(float8_e4m3fn, -448.0, 448.0), _fin(float8_e5m2, (5, 2))
+fp8_e4m3, fp8_e5m2 = _ShortDtype("float8_e4m3fn", -448.0, 448.0), _fin("float8_e5m2", (5, 2))
 
 
 
@@ -59,31 +65,38 @@ def finfo(dtype):
     stubs): a float dtype's .min / .max (its finite range, as nl.fp32.min)
     and .bits, as numpy.finfo gives them."""
     d = _dtype(dtype)
-    s = {float32: fp32, float16: fp16, bfloat16: bf16, float8_e4m3fn: fp8_e4m3,
-         float8_e5m2: fp8_e5m2}.get(d)
+    s = {"float32": fp32, "float16": fp16, "bfloat16": bf16, "float8_e4m3fn": fp8_e4m3,
+         "float8_e5m2": fp8_e5m2}.get(d)
     if s is None:
         raise NkiError("nl.finfo: %r is not a float dtype" % (dtype,))
     f = _Finfo()
     f.dtype, f.min, f.max = d, s.min, s.max
-    f.bits = {float32: 32, float16: 16, bfloat16: 16}.get(d, 8)
+    f.bits = {"float32": 32, "float16": 16, "bfloat16": 16}.get(d, 8)
     return f
 
 
 _NP_NAMES = {"bool": "bool", "float64": "float32"}
-_PLAIN = frozenset((bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, bfloat16,
-                    float8_e4m3fn, float8_e5m2, tfloat32))
+_PLAIN = frozenset((bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, tfloat32))
 
 
 def _dtype(d):
+    """A dtype as the kernel format names it.  bfloat16 / float8_e4m3fn /
+    float8_e5m2 give _ndtypes.CANON's names, which also equal the NumPy
+    types (a kernel's `t.dtype == nl.bfloat16`)."""
     if type(d) is str and d in _PLAIN:   # the common case: nl.float32 & co.
         return d
+    n = _ndtypes.name_of(d)
+    if n is not None:
+        return n
     if isinstance(d, str):
-        return d[3:] if d.startswith(("nl.", "np.")) else d
+        d = str(d[3:] if d.startswith(("nl.", "np.")) else d)
+        return _ndtypes.CANON.get(d, d)
     try:
         n = np.dtype(d).name
     except TypeError:
         raise NkiError("unknown dtype %r" % (d,))
-    return _NP_NAMES.get(n, n)
+    n = _NP_NAMES.get(n, n)
+    return _ndtypes.CANON.get(n, n)
 
 
 # ---- buffers ----
