@@ -4,6 +4,7 @@ block i stored in physical block i % k, sharing storage with i + k),
 accumulation groups per LOGICAL block, capacity errors, the compiler-option
 decorators, and PSUM reuse of block-dim tiles that exceed PSUM.  Golden
 values from NumPy."""
+import functools
 import json
 
 import numpy as np
@@ -149,6 +150,10 @@ def _user_psum_mod_alloc(base_addr, *, base_bank=0, num_bank_tiles=()):
     return f
 
 
+def _bank_of(bank_map, idx, pdim_size, fdim_size):
+    return (bank_map[idx], 0, 0)
+
+
 def _sdk_transpose(psum_buffer, sbuf_alloc):
     """The SDK's test_psum/sbuf_modulo_alloc kernel (a transpose through the
     PE with an identity), its output returned."""
@@ -180,6 +185,10 @@ def _sdk_transpose(psum_buffer, sbuf_alloc):
      lambda addr: ncc.sbuf.mod_alloc(base_addr=addr)),
     (lambda: ncc.psum.mod_alloc(base_bank=0),
      lambda addr: ncc.sbuf.alloc(lambda idx, p, f: (0, addr))),
+    # nki-samples allocated_attention: a partial binding the FIRST parameter
+    # works only when NKI calls func(idx=, pdim_size=, fdim_size=)
+    (lambda: ncc.psum.alloc(functools.partial(_bank_of, bank_map={(): 3})),
+     lambda addr: ncc.sbuf.mod_alloc(base_addr=addr)),
 ])
 def test_sdk_modulo_alloc_transpose_numpy(psum_buffer, sbuf_alloc):
     a = (RNG.random((512, 256)) * 100).astype(np.float32)

@@ -5,6 +5,7 @@ share them in tpbsim too.  When their lifetimes do not overlap the result
 is NumPy's; when a write really clobbers live data the result is the
 clobbered one (what the hardware computes for that placement).  Golden
 values from NumPy."""
+import functools
 import warnings
 
 import numpy as np
@@ -158,3 +159,54 @@ def test_force_auto_alloc_drops_the_addresses():
         got = k(x, y)
     assert '"addr"' not in text
     np.testing.assert_allclose(got, 2 * x + (y + 1), rtol=1e-6)
+
+
+@nki.jit
+def counter_in_loop(x):
+    """nki-samples' allocated kernels: `cur += size` after every direct
+    allocation, in an affine_range body.  NKI runs the body once, so every
+    iteration uses the first addresses; 4 iterations of 96 KiB would run
+    past SBUF if the counter grew per iteration."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    cur = 4096
+    for i in nl.affine_range(4):
+        t = nl.ndarray((128, 24576), dtype=nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=cur))
+        cur += 24576 * 4
+        t[...] = nl.load(x[:, nl.ds(i * 24576, 24576)])
+        r = nisa.tensor_scalar(data=t, op0=nl.add, operand0=1.0)
+        nl.store(out[:, nl.ds(i * 24576, 24576)], r)
+    return out
+
+
+def test_direct_allocation_evaluated_once_per_loop_body_numpy():
+    x = _rand(128, 4 * 24576)
+    text = tpbsim.kernel_json(counter_in_loop, x)
+    assert text.count('"addr": 4096') >= 1 and '"addr": 102400' not in text
+    np.testing.assert_allclose(counter_in_loop(x), x + 1, rtol=1e-6)
+
+
+def _bank_of(bank_map, idx, pdim_size, fdim_size):
+    return (bank_map[idx], 0, 0)
+
+
+@nki.jit
+def blocks_on_banks_1_and_5(x, w):
+    """nki-samples' allocated attention: two blocks of one PSUM tensor on
+    banks 1 and 5 (a padded [P, 2, 4 banks] tile would end at bank 9)."""
+    out = nl.ndarray((2, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    xs, ws = nl.load(x), nl.load(w)
+    acc = nl.ndarray((2, nl.par_dim(128), 512), dtype=nl.float32,
+                     buffer=ncc.psum.alloc(functools.partial(_bank_of,
+                                                             bank_map={(0,): 1, (1,): 5})))
+    for g in nl.affine_range(2):
+        acc[g, :, :] = nisa.nc_matmul(xs[:, nl.ds(g * 128, 128)], ws)
+        nl.store(out[g], nisa.tensor_copy(acc[g, :, :]))
+    return out
+
+
+def test_psum_blocks_past_the_padded_end_stored_per_block_numpy():
+    x, w = _rand(128, 256), _rand(128, 512)
+    text = tpbsim.kernel_json(blocks_on_banks_1_and_5, x, w)
+    assert '"addr": 2048' in text and '"addr": 10240' in text
+    want = np.stack([x[:, g * 128:(g + 1) * 128].T @ w for g in range(2)])
+    np.testing.assert_allclose(blocks_on_banks_1_and_5(x, w), want, rtol=1e-4, atol=1e-4)

@@ -16,6 +16,7 @@ The rest (the engines' order of accesses to shared storage) is the
 back-end's: its dependencies are computed on addresses, so a write to
 block i + k waits for the reads of block i (WAR) and a read of block i + k
 after its write (RAW)."""
+import inspect
 import itertools
 import os
 import re
@@ -47,6 +48,19 @@ def _sbuf_bytes():
     except Exception:   # a bad override is the simulate() call's error
         t = None
     return SBUF_PARTITION_BYTES.get(t or "trn2", SBUF_PARTITION_BYTES["trn2"])
+
+
+def _call_alloc(func, idx, pdim, fdim):
+    """func(idx, pdim_size, fdim_size) as NKI calls it: by keyword when the
+    function takes those names (a functools.partial that binds an earlier
+    parameter, like nki-samples' `partial(psum_addr, bank_map=...)`, works
+    only so), else positionally (a function with other parameter names)."""
+    kw = {"idx": idx, "pdim_size": pdim, "fdim_size": fdim}
+    try:
+        inspect.signature(func).bind(**kw)
+    except (TypeError, ValueError):
+        return func(idx, pdim, fdim)
+    return func(**kw)
 
 
 def _location(buf, got, idx, pdim, fdim, loc, what):
@@ -122,12 +136,15 @@ def plan(alloc, shape, nblk, dtype, loc):
     locs = []
     for idx in itertools.product(*(range(b) for b in blocks)):
         try:
-            got = alloc.func(idx, pdim, fdim)
+            got = _call_alloc(alloc.func, idx, pdim, fdim)
         except Exception as e:
             raise _err(loc, what, "the allocation function failed at block %s: %s: %s" %
                        (idx, type(e).__name__, e)) from None
         locs.append(_location(buf, got, idx, pdim, fdim, loc, what))
     _no_overlap(locs, pdim, fdim, loc, what)
+    if buf == "psum" and blocks and _padded_past_psum(locs, fdim):
+        return None, ("blocks", {idx: a for idx, (_, a) in
+                                 zip(itertools.product(*(range(b) for b in blocks)), locs)})
     if not blocks:
         return None, fixed_place(locs, (), (), free, size, fdim, loc, what)
     ids = {l: n for n, l in enumerate(sorted(set(locs)))}
@@ -147,6 +164,21 @@ def plan(alloc, shape, nblk, dtype, loc):
                    "storage with i + k): not supported by tpbsim" % (list(blocks), len(ids)))
     rot = None if tuple(ks) == blocks else tuple(ks)
     return rot, fixed_place(locs, blocks, ks, free, size, fdim, loc, what)
+
+
+def _padded_past_psum(locs, fdim):
+    """Whether the stored [P, k..., F...] tile of a PSUM placement, each
+    block padded to the step between blocks, would end past PSUM while the
+    blocks themselves fit (nki-samples' allocated attention puts two blocks
+    on banks 1 and 5: padded, the second ends at bank 9).  Such a tile is
+    stored one tile per logical block, each at its own address
+    (split_tensor)."""
+    if len(set(locs)) < 2 or any(p != 0 for p, _ in locs):
+        return False
+    addrs = sorted({a for _, a in locs})
+    step = addrs[1] - addrs[0]
+    return (step >= fdim and addrs == list(range(addrs[0], addrs[-1] + 1, step)) and
+            addrs[-1] + step > PSUM_BANKS * PSUM_BANK_BYTES)
 
 
 def fixed_place(locs, blocks, ks, free, size, fdim, loc, what):
@@ -274,12 +306,20 @@ def psum_oversubscribed(tr):
     return sum(by_loc.values()) > PSUM_BANKS * PSUM_BANK_BYTES
 
 
-def split_tensor(tr, nki, nblk, dtype, name, loc):
+def split_tensor(tr, nki, nblk, dtype, name, loc, addrs=None):
     """A PSUM tile of NKI shape (B..., P, F...) as one tile per logical
     block, each declared at its first use: the compiler's allocator then
-    reuses the storage of blocks whose lifetimes do not overlap."""
+    reuses the storage of blocks whose lifetimes do not overlap.  addrs:
+    per logical block index, the byte address a direct allocation gave it
+    (the block's tile then has that "addr")."""
     b = _trace._Base(tr.unique(name or "t"), nki, dtype, "psum", "split", loc)
-    b.nblk, b.blocks = nblk, {}
+    b.nblk, b.blocks, b.addrs = nblk, {}, addrs
+    for idx, a in sorted((addrs or {}).items()):
+        # at fixed addresses: declared here, where the kernel declares the
+        # tensor (no storage to share by declaring later), so a block's
+        # first use is a plain index and `t[i] = op(...)` writes it in place
+        b.blocks[idx] = tr.new_tensor(nki[nblk:], dtype, "psum", "%s_%s" % (
+            b.name, "_".join(map(str, idx))), loc, place=(a, None))
     if tr.frames:
         tr.frames[-1].bases.append(b)
         b.depth = len(tr.frames)
@@ -314,8 +354,10 @@ def split_index(view, key):
     t = b.blocks.get(out)
     if t is None or t.base.dead:
         tr = _trace.current()
+        place = None if b.addrs is None else (b.addrs[out], None)
         t = b.blocks[out] = tr.new_tensor(b.shape[nb:], b.dtype, "psum",
-                                          "%s_%s" % (b.name, "_".join(map(str, out))), b.loc)
+                                          "%s_%s" % (b.name, "_".join(map(str, out))), b.loc,
+                                          place=place)
     rest = key[nb:]
     return t[rest] if rest else t
 

@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from .._lib import TpbError
-from . import _alloc, _groups
+from . import _alloc, _groups, _sites
 
 
 class NkiError(TpbError):
@@ -231,7 +231,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot", "blocks", "groups", "off")
+                 "rot", "blocks", "addrs", "groups", "off")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -247,6 +247,7 @@ class _Base:
         # is stored in (direct allocation), or None; kind "split": the tile
         # of each logical block by index (PSUM reuse).  _groups.py: writes
         self.rot = self.blocks = self.groups = None
+        self.addrs = None   # kind "split" of a direct allocation: each block's address
         self.off = False   # the result of an op masked off whole (_beta1.whole_mask)
 
 
@@ -748,6 +749,7 @@ class Trace:
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
         self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
+        self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
@@ -868,6 +870,9 @@ class Trace:
         allocation: the tile's "addr", its first free dim padded so that
         the stored blocks are where the allocation put them."""
         f0 = None
+        if place is not None and place[0] == "blocks":   # _alloc._padded_past_psum
+            return _alloc.split_tensor(self, tuple(map(int, shape)), nblk, dtype, name, loc,
+                                       addrs=place[1])
         if nblk:
             nki = tuple(map(int, shape))
             blk = nki[:nblk] if rot is None else tuple(rot)

@@ -136,7 +136,8 @@ def _ndarray(shape, dtype, buffer, name, loc):
     if type(buffer).__name__ == "_Alloc" and not getattr(tr, "force_auto_alloc", False):
         from . import _alloc
         p = pds[0] if pds else 0
-        rot, place = _alloc.plan(buffer, shape, p, dt, loc)
+        rot, place = tr.sites.once(loc, (tuple(shape), dt, buffer.buffer, p),
+                                   lambda: _alloc.plan(buffer, shape, p, dt, loc))
     return tr.new_tensor(shape, dt, _buffer(buffer), name, loc, nblk, rot, place)
 
 
@@ -323,9 +324,11 @@ def _symbolic_loop(tr, kind, r, loc):
     fr = tr.open_frame(var, r.start)
     mark = len(tr.body)
     passes = []
+    site = tr.sites.enter_loop(loc)
     try:
         for p in (0, 1):
-            yield sym
+            with tr.sites.iteration(site):
+                yield sym
             passes.append(tr.body[mark:])
             del tr.body[mark:]
             if p == 0:
@@ -349,9 +352,11 @@ def _unrolled_loop(tr, kind, r, loc):
     (tpb compile --loops, docs/compiler.md "Rolled loops")."""
     mark = len(tr.body)
     iters = []
+    site = tr.sites.enter_loop(loc)
     try:
         for v in r:
-            yield v
+            with tr.sites.iteration(site):
+                yield v
             iters.append(tr.body[mark:])
             del tr.body[mark:]
     finally:
