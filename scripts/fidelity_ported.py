@@ -70,7 +70,8 @@ def _samples_package(repo, work):
     """nki_samples.reference of SAMPLES_COMMIT under work (imports rewritten)."""
     nsc = _script("nki-samples-check")
     ref = "src/nki_samples/reference/"
-    files = ["__init__.py", "attention.py", "allocated_fused_linear.py", "vision.py",
+    files = ["__init__.py", "attention.py", "allocated_attention.py", "allocated_fused_linear.py",
+             "vision.py",
              "double_row_matmul.py"]
     for f in files:
         text, _ = nsc.port(_git_show(repo, SAMPLES_COMMIT, ref + f), nsc.RULES)
@@ -98,6 +99,11 @@ def _samples_cases(nki, nl):
         cases.append((f"sd_attn_{short[dt]}", "attention", "fused_self_attn_for_SD_small_head_size",
                       1, (t((1, 128, 4096), dt), t((1, 4096, 128), dt), t((1, 4096, 128), dt)),
                       both, bound * 1.05, "p1", "test_SD_attention_small_head.py"))
+    for L, dt, bound in ((4096, "float32", 410), (4096, "bfloat16", 380), (5120, "bfloat16", 586)):
+        cases.append((f"alloc_sd_{L}_{short[dt]}", "allocated_attention",
+                      "allocated_fused_self_attn_for_SD_small_head_size", 1,
+                      (t((1, 128, L), dt), t((1, 128, L), dt), t((1, L, 128), dt)),
+                      both, bound * 1.05, "p50", "test_allocated_SD_attention_small_head.py"))
     for s, dim, dh, dt, bound in ((128, 512, 512, "float16", 25), (512, 1024, 384, "bfloat16", 40),
                                   (128, 1024, 512, "bfloat16", 28)):
         cases.append((f"qkv_{s}_{dim}_{dh}", "allocated_fused_linear",
