@@ -748,6 +748,7 @@ class Trace:
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
         self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
+        self.target = None           # the target traced for (None: trn2), Kernel.target
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""

@@ -59,8 +59,30 @@ _ENGINE = {engine.tensor: "pe", engine.scalar: "act", engine.gpsimd: "pool",
 _DGE = {dge_mode.swdge: "sw", dge_mode.hwdge: "hw", dge_mode.none: "none"}
 
 
+_NC_VERSION = {"trn1": nc_version.gen2, "trn2": nc_version.gen3, None: nc_version.gen3}
+
+
 def get_nc_version():
-    return nc_version.gen3
+    """The NeuronCore version of the target being traced for (Kernel.target:
+    simulate(target=), @nki.jit(platform_target=),
+    NEURON_PLATFORM_TARGET_OVERRIDE; trn2 by default); outside a kernel,
+    the environment's."""
+    st = _trace.stack()
+    if st:
+        target = st[-1].target
+    else:
+        from .. import _target
+        target = _target(None)
+    if target not in _NC_VERSION:
+        raise _trace.NkiError("get_nc_version: target '%s' is not one tpbsim models (trn1, "
+                              "trn2)" % target)
+    return _NC_VERSION[target]
+
+
+def get_nc_sub_version():
+    """NKI's silicon revision within a generation: 0, the first (tpbsim
+    models one revision per target)."""
+    return 0
 
 
 def _emit(op, loc, fields):
