@@ -65,3 +65,122 @@ def test_nc_version_unknown_target_refused(monkeypatch):
     with pytest.raises(NkiError, match="get_nc_version: target 'trn3' is not one tpbsim "
                                        r"models \(trn1, trn2\)"):
         tpbsim.simulate(nki.jit(_by_version), A, target="trn3")
+
+
+# ---- nl.load / nl.store masks that are not a rectangle (_masked.py) ----
+
+def test_flat_offset_mask_two_programs_numpy():
+    """nki-samples' tutorial add kernel: the flat offset of a [P, F] tile,
+    `j * P * F + F * ix + iy < n`, masks load, add and store (grid of 2):
+    the first n elements are a + b, every other element of c keeps the
+    value it had (c is passed in and written back, beta-1 style)."""
+    P, F = 32, 24
+
+    @nki.trace
+    def add(a, b, c, n):
+        ix = nl.arange(P)[:, None]
+        iy = nl.arange(F)[None, :]
+        j = nl.program_id(axis=0)
+        offset = j * P * F + F * ix + iy
+        x = nl.load(a[j, ix, iy], mask=offset < n)
+        y = nl.load(b[j, ix, iy], mask=offset < n)
+        s = nl.add(x, y, mask=offset < n)
+        nl.store(c[j, ix, iy], value=s, mask=offset < n)
+    a, b = RNG.random((2, P, F), np.float32), RNG.random((2, P, F), np.float32)
+    for n in (2 * P * F - 70, P * F + 5, P * F - F, 7):
+        c = np.full((2, P, F), -1.0, np.float32)
+        nki.simulate_kernel(add[2], a, b, c, n)
+        want = np.full(2 * P * F, -1.0, np.float32)
+        want[:n] = (a + b).reshape(-1)[:n]
+        np.testing.assert_allclose(c.reshape(-1), want, rtol=1e-6)
+
+
+def test_complementary_masks_of_two_programs_numpy():
+    """Program 0 stores where the flat offset is below n, program 1 where
+    it is not, into the same rows (one core: the read-modify-writes are
+    ordered)."""
+    P, F, n = 16, 8, 45
+
+    @nki.trace
+    def k(c):
+        ix = nl.arange(P)[:, None]
+        iy = nl.arange(F)[None, :]
+        j = nl.program_id(0)
+        v = nl.full((P, F), 1.0, dtype=nl.float32)
+        v2 = nl.add(v, j)
+        nl.store(c[ix, iy], value=v2,
+                 mask=(F * ix + iy >= n * j) & (F * ix + iy < n + 1000 * j))
+    c = np.zeros((P, F), np.float32)
+    nki.simulate_kernel(k[2], c)
+    want = np.where(np.arange(P * F).reshape(P, F) < n, 1.0, 2.0)
+    np.testing.assert_array_equal(c, want)
+
+
+def test_two_index_load_mask_numpy():
+    """A load masked by `i_p != i_f` (two indices) fills only the masked
+    elements: a masked-off element keeps what the tile held before."""
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:64, 0:64]
+        t = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(t, 5.0)
+        t[...] = nl.load(a, mask=(i_p != i_f) & (i_f < 40))
+        nl.store(out, value=nl.load(a, mask=(i_p > i_f)), mask=(i_p > i_f))
+        out2 = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out2, value=t)
+        return out, out2
+    a = RNG.random((64, 64), np.float32)
+    out, out2 = k(a)
+    low = np.tril(np.ones((64, 64), bool), -1)
+    np.testing.assert_array_equal(out[low], a[low])
+    i_p, i_f = np.mgrid[0:64, 0:64]
+    m = (i_p != i_f) & (i_f < 40)
+    np.testing.assert_array_equal(out2, np.where(m, a, 5.0))
+
+
+def test_assign_rect_masked_load_numpy():
+    """`t[...] = nl.load(a, mask=(i_f < 40))` loads into t's rectangle:
+    the rest of t keeps its values (NKI writes the load's result into t)."""
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:64, 0:64]
+        t = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(t, 5.0)
+        t[:, 64:128] = nl.load(a, mask=(i_f < 40) & (i_p >= 3))
+        nl.store(out, value=t[:, 64:128])
+        return out
+    a = RNG.random((64, 64), np.float32)
+    i_p, i_f = np.mgrid[0:64, 0:64]
+    np.testing.assert_array_equal(k(a), np.where((i_f < 40) & (i_p >= 3), a, 5.0))
+
+
+def test_program_id_bound_mask_numpy():
+    """A one-index bound that depends on nl.program_id() (the rows left in
+    the last program's tile): loads and stores only those rows."""
+    @nki.trace
+    def k(a, c, n):
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(16)[None, :]
+        j = nl.program_id(0)
+        t = nl.load(a[j * 128 + i_p, i_f], mask=(j * 128 + i_p < n))
+        nl.store(c[j * 128 + i_p, i_f], value=nl.multiply(t, 2.0, mask=(j * 128 + i_p < n)),
+                 mask=(j * 128 + i_p < n))
+    a = RNG.random((256, 16), np.float32)
+    c = np.full((256, 16), 3.0, np.float32)
+    nki.simulate_kernel(k[2], a, c, 200)
+    want = np.full((256, 16), 3.0, np.float32)
+    want[:200] = 2 * a[:200]
+    np.testing.assert_allclose(c, want, rtol=1e-6)
+
+
+def test_two_index_store_mask_multicore_refused():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:128, 0:64]
+        nl.store(out, value=nl.load(a), mask=(64 * i_p + i_f < 1000))
+        return out
+    with pytest.raises(NkiError, match="read-modify-write of dst, which another core"):
+        k[nl.nc(2)](RNG.random((128, 64), np.float32))

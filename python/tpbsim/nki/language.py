@@ -695,6 +695,9 @@ def store(dst, value, mask=None):
     if off:   # a condition on loop variables only, false: nothing stored
         return
     if mask is not None:
+        from . import _masked
+        if not _masked.rectangle(dst, mask, "nl.store", "dst", loc):
+            return _masked.store(dst, value, mask, loc)
         from ._beta1 import mask_rect
         dst, value = (mask_rect(x, mask, "nl.store", w, loc)
                       for x, w in ((dst, "dst"), (value, "value")))
