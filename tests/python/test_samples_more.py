@@ -184,3 +184,44 @@ def test_two_index_store_mask_multicore_refused():
         return out
     with pytest.raises(NkiError, match="read-modify-write of dst, which another core"):
         k[nl.nc(2)](RNG.random((128, 64), np.float32))
+
+
+# ---- a memset at a partition start the engines do not allow (_partition.py) ----
+
+def test_gather_flattened_indices_per_element_numpy():
+    """The SDK's gather_flattened example: `indices[i, j] = j * 5` element
+    by element, on every partition i, then nl.gather_flattened."""
+    N, M = 40, 64
+
+    @nki.jit
+    def k(data):
+        indices = nl.zeros((N, 10), dtype=nl.uint32)
+        for i in nl.static_range(N):
+            for j in nl.static_range(10):
+                indices[i, j] = j * 5 + i % 3
+        res = nl.gather_flattened(data=nl.load(data), indices=indices)
+        out = nl.ndarray([N, 10], dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=res)
+        return out
+    data = RNG.random((N, M), np.float32)
+    idx = np.arange(10)[None, :] * 5 + (np.arange(N) % 3)[:, None]
+    np.testing.assert_array_equal(k(data), np.take_along_axis(data, idx, axis=-1))
+
+
+@pytest.mark.parametrize("lo, hi", [(5, 7), (30, 34), (33, 40), (65, 128), (100, 101)])
+def test_memset_partition_ranges_numpy(lo, hi):
+    """nisa.memset and `t[lo:hi, 2:5] = v` on partitions lo..hi-1 (a start
+    the engines do not allow): only those elements change."""
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nisa.memset(t[lo:hi, 2:5], 7.0)
+        t[lo:hi, 6] = -3.0
+        nl.store(out, value=t)
+        return out
+    a = RNG.random((128, 8), np.float32)
+    want = a.copy()
+    want[lo:hi, 2:5] = 7.0
+    want[lo:hi, 6] = -3.0
+    np.testing.assert_array_equal(k(a), want)

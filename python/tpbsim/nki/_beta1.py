@@ -771,8 +771,9 @@ def assign(target, value):
         isa.tensor_tensor(target, target, x, value.op)
         return
     if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
-        isa._emit("memset", loc, [("dst", target.text()), ("value", isa._scalar(value, "value",
-                                                                                 loc))])
+        from ._partition import memset_fields   # t[i, j] = v at any partition i
+        isa._emit("memset", loc, memset_fields(target, [
+            ("dst", target.text()), ("value", isa._scalar(value, "value", loc))]))
         return
     raise NkiError("%s: assignment to '%s': value %r is not supported (a tile, or a number "
                    "into an SBUF/PSUM tile)" % (loc, target.base.name, value))

@@ -289,6 +289,9 @@ def tensor_copy(dst, src, engine=engine.unknown, name=None, mask=None):
 def memset(dst, value, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("value", _scalar(value, "value", loc))]
+    if mask is None:   # a start partition the engines do not allow: a masked window
+        from ._partition import memset_fields
+        f = memset_fields(dst, f)
     _emit("memset", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 
