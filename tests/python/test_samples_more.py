@@ -225,3 +225,46 @@ def test_memset_partition_ranges_numpy(lo, hi):
     want[lo:hi, 2:5] = 7.0
     want[lo:hi, 6] = -3.0
     np.testing.assert_array_equal(k(a), want)
+
+
+# ---- integer division (nl.divide, `/`) ----
+
+def test_int_tile_divide_is_true_division_numpy():
+    """resize_nearest's `nl.floor(iota_int32 / out_w, dtype=nl.int32)`: NKI
+    documents no result dtype for nl.divide ("similar to numpy.divide"), so
+    NumPy's true division: a float quotient (float32), whose floor is the
+    row.  (An int32 quotient would round 18.55 to 19 first.)"""
+    out_w = 11
+
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        out3 = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        pos = nisa.iota(nl.arange(128)[:, None], dtype=nl.int32)
+        nl.store(out, value=nl.floor(pos / out_w, dtype=nl.int32))
+        q = nl.divide(pos, 4)
+        assert q.dtype == nl.float32
+        nl.store(out2, value=q)
+        xi = nl.load(x)
+        nl.store(out3, value=nl.divide(xi, xi[:, 0:1]))   # int32 / int32 tiles
+        return out, out2, out3
+    x = RNG.integers(1, 50, (128, 4)).astype(np.int32)
+    o, o2, o3 = k(x)
+    pos = np.arange(128)[:, None]
+    np.testing.assert_array_equal(o, np.floor(pos / out_w).astype(np.int32))
+    np.testing.assert_allclose(o2, pos / 4, rtol=1e-7)
+    np.testing.assert_allclose(o3, (x / x[:, 0:1]).astype(np.float32), rtol=1e-6)
+
+
+def test_float_tile_divide_keeps_its_dtype_numpy():
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        q = nl.divide(nl.load(b), nl.load(a))   # int32 / float32: the float tile's
+        assert q.dtype == nl.float32
+        nl.store(out, value=q)
+        return out
+    a = RNG.random((128, 8), np.float32) + 0.5
+    b = RNG.integers(-20, 20, (128, 8)).astype(np.int32)
+    np.testing.assert_allclose(k(a, b), b / a, rtol=1e-6)

@@ -619,11 +619,28 @@ def _broadcast(name, x, y, loc):
         for t in (x, y))
 
 
+_INT_DTYPES = frozenset("int8 int16 int32 uint8 uint16 uint32 bool".split())
+
+
+def _divide_dtype(x, y):
+    """nl.divide's result dtype when none is given.  NKI documents none for
+    its binary ops (nl.divide is "similar to numpy.divide"), so NumPy's
+    true division: integers divided give a float, float32 here (NKI has no
+    float64); else the first float tile's dtype, as the other ops take
+    their tile operand's.  (resize_nearest: int32 iota / width, then
+    nl.floor.)  docs/python.md "Tile arithmetic"."""
+    tiles = [t for t in (x, y) if isinstance(t, NkiTensor)]
+    floats = [t.dtype for t in tiles if _dtype(t.dtype) not in _INT_DTYPES]
+    return floats[0] if floats else float32
+
+
 def _binary(name, x, y, dtype, loc, mask=None):
     from . import isa
     tx, ty = isinstance(x, NkiTensor), isinstance(y, NkiTensor)
     if not tx and not ty:
         raise NkiError("%s: nl.%s needs at least one tensor" % (loc, name))
+    if dtype is None and name == "divide":
+        dtype = _divide_dtype(x, y)
     if tx and ty and x.shape == y.shape:
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
