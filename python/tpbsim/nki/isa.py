@@ -257,9 +257,13 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     loc = _trace.caller_loc()
     if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
             and src.shape[0] > 1):
-        raise NkiError("%s: dma_transpose: src '%s' is an SBUF/PSUM tile: tpbsim's DMA "
-                       "transpose reads HBM only (store the tile to an HBM tensor first, or "
-                       "use nc_transpose)" % (loc, src.base.name))
+        # NKI's direct DMA transpose takes an SBUF source (its SB->SB
+        # examples); tpbsim's back end transposes from HBM, so the tile is
+        # first copied to an HBM scratch tensor (one more DMA; the same values)
+        scratch = language.ndarray(src.shape, src.dtype, buffer=language.hbm,
+                                   name="transpose_src")
+        _emit("dma_copy", loc, [("dst", scratch.text()), ("src", _t(src, "src", loc))])
+        src = scratch
     f = _dma("dma_transpose", dst, src, loc, oob_mode, dge_mode, priority)
     if isinstance(src, NkiTensor) and src._gt is not None:
         # NKI's 2-D gather-transpose (src rows [n, P] by vector_offset, dst
