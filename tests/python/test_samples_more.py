@@ -268,3 +268,61 @@ def test_float_tile_divide_keeps_its_dtype_numpy():
     a = RNG.random((128, 8), np.float32) + 0.5
     b = RNG.integers(-20, 20, (128, 8)).astype(np.int32)
     np.testing.assert_allclose(k(a, b), b / a, rtol=1e-6)
+
+
+# ---- ops over more than 5 dims (_wide.py) ----
+
+def test_seven_axis_mgrid_arithmetic_numpy():
+    """interpolate_trilinear's form: a 7-axis nl.mgrid indexes a 4-D tile
+    into 7-dim views; their arithmetic makes 7-dim temporaries, assigned
+    through a 7-dim view of another tile."""
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((16, 4, 6, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        o = nl.ndarray((16, 4, 6, 8), dtype=nl.float32, buffer=nl.sbuf)
+        i_p, i_a, i_b, i_c, i_x, i_y, i_z = nl.mgrid[0:16, 0:2, 0:2, 0:2, 0:2, 0:3, 0:4]
+        o[i_p, 2 * i_x + i_a, 2 * i_y + i_b, 2 * i_z + i_c] = (
+            2.0 * t[i_p, i_x + i_a, i_y + i_b, i_z + i_c] + t[i_p, i_x, i_y, i_z] -
+            nl.exp(t[i_p, i_x + 1 - i_a, i_y, i_z + i_c]))
+        nl.store(out, value=o)
+        return out
+    a = RNG.random((16, 3, 4, 5), np.float32)
+    want = np.zeros((16, 4, 6, 8), np.float32)
+    for ia, ib, ic, ix, iy, iz in np.ndindex(2, 2, 2, 2, 3, 4):
+        want[:, 2 * ix + ia, 2 * iy + ib, 2 * iz + ic] = (
+            2.0 * a[:, ix + ia, iy + ib, iz + ic] + a[:, ix, iy, iz] -
+            np.exp(a[:, ix + 1 - ia, iy, iz + ic]))
+    np.testing.assert_allclose(k(a), want, rtol=1e-5, atol=1e-6)
+
+
+def test_seven_dim_op_with_mask_refused():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((16, 4, 6, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        i_p, i_a, i_b, i_c, i_x, i_y, i_z = nl.mgrid[0:16, 0:2, 0:2, 0:2, 0:2, 0:3, 0:4]
+        u = nl.exp(t[i_p, i_x + i_a, i_y + i_b, i_z + i_c], mask=(i_p < 8))
+        nl.store(out[:, 0, 0, 0], value=u[:, 0, 0, 0, 0, 0, 0])
+        return out
+    with pytest.raises(NkiError, match="a mask on an op over 7 dims"):
+        k(RNG.random((16, 3, 4, 5), np.float32))
+
+
+def test_grid_axis_unused_by_index_repeats_numpy():
+    """`t[i_p, i_x]` over a 3-axis nl.mgrid that the index does not use on
+    axis 1 takes the grid's shape and repeats t's element along it (NumPy
+    broadcasting; a step of 1 there read the neighbours instead)."""
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((16, 3, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((16, 3, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        i_p, i_a, i_x = nl.mgrid[0:16, 0:3, 0:4]
+        nl.store(out, value=nl.multiply(t[i_p, i_x], 2.0))
+        nl.store(out2, value=nl.load(a[i_p, i_x + 1]))
+        return out, out2
+    a = RNG.random((16, 8), np.float32)
+    o, o2 = k(a)
+    np.testing.assert_array_equal(o, np.broadcast_to(2 * a[:, None, 0:4], (16, 3, 4)))
+    np.testing.assert_array_equal(o2, np.broadcast_to(a[:, None, 1:5], (16, 3, 4)))

@@ -509,7 +509,10 @@ def _index_ap(t, key):
         if (not isinstance(k0, IndexExpr) or k0.coef != {0: 1} or
                 any(isinstance(k, IndexExpr) and k.coef.get(0) for k in key[1:])):
             raise bad("on chip the first index must be the partition index (grid axis 0) alone")
-    v = NkiTensor(t.base, off, [[steps[a] or 1, shape[a]] for a in range(nd)])
+    # a grid axis no index uses repeats the element along it (step 0, as
+    # NumPy broadcasting of an index that lacks that axis)
+    v = NkiTensor(t.base, off, [[steps[a] if steps[a] or shape[a] > 1 else 1, shape[a]]
+                                for a in range(nd)])
     if oob is not None:   # an error unless a mask keeps the indices inside
         v._oob = (oob, t, key)
     return v
@@ -757,7 +760,9 @@ def assign(target, value):
         if ones:   # [P] into [P, 1]: value viewed in target's shape
             value = _with_ones(value, target.shape)
         if target._onchip() and value._onchip():
-            isa._emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())])
+            from . import _wide
+            _wide.emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())],
+                       {"dst": target, "src": value})
         else:
             target, value = _trace.dma_sides(target, value)
             isa._emit("dma_copy", loc, [("dst", target.text()), ("src", value.text())])
@@ -811,6 +816,8 @@ def iadd(target, value):
         return target
     if target.buffer == "psum":
         _groups.mark(tr, target)
-    isa._emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
-                                     ("in1", value.text()), ("operator", '"add"')])
+    from . import _wide
+    _wide.emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
+                                      ("in1", value.text()), ("operator", '"add"')],
+               {"dst": target, "in0": target, "in1": value})
     return target

@@ -223,6 +223,11 @@ def _num(x):
 
 # ---- tensors and views ----
 
+# the kernel format's most dims of a tile or access pattern: an on-chip tile
+# of more NKI dims (a 7-axis nl.mgrid's temporaries) is declared [P, F] and
+# its ops are split (_wide.py)
+_MAX_DIMS = 5
+
 _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16": np.int16,
           "int32": np.int32, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
           "bool": np.uint8, "bfloat16": np.float32, "float8_e4m3fn": np.float32,
@@ -510,7 +515,7 @@ class NkiTensor:
                            (self.base.name, list(self.shape)))
         t = self._txt
         if t is None:
-            if self._sl is not None:
+            if self._sl is not None and len(self.base.shape) <= _MAX_DIMS:
                 t = self._txt = '"%s"' % _slice_text(self.base, self._sl)
             else:
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
@@ -886,8 +891,11 @@ class Trace:
                 self.frames[-1].bases.append(b)
                 b.depth = len(self.frames)
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
+            decl = sh[0]
+            if len(shape) > _MAX_DIMS and not nblk:   # declared [P, F], viewed in NKI's dims
+                decl = str([shape[0], int(np.prod(shape[1:]))])
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
-                             '"loc": "%s"}' % (nm, sh[0], dtype, buf, loc))
+                             '"loc": "%s"}' % (nm, decl, dtype, buf, loc))
         else:
             if self.frames:   # one HBM tensor per iteration: not a `for` body
                 need_retrace()
@@ -900,6 +908,8 @@ class Trace:
             if b.rot is not None:   # the logical block counts, the stored steps
                 blk = [[st, n] for (st, _), n in zip(blk, nki[:nblk])]
             return NkiTensor(b, 0, blk + ap[:1] + ap[nblk + 1:], sh[2], nblk)
+        if len(shape) > _MAX_DIMS and b.kind == "tile":   # operands as access patterns (_wide.py)
+            return NkiTensor(b, 0, sh[1])
         return self._whole_view(b, sh)
 
     def add_input(self, name, shape, dtype):

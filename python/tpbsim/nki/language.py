@@ -372,6 +372,8 @@ class no_reorder:
         return False
 
 
+from . import _wide   # noqa: E402  (ops over more than 5 dims)
+
 # index expressions (nl.arange, nl.mgrid, masks): _index.py
 from ._index import (_CMP_OPS, IndexExpr, IndexMask, IndexPredicate, _Grid,  # noqa: E402,F401
                      _MGrid, _mask_truth, _reduce_mask, arange, mgrid)
@@ -559,8 +561,9 @@ class _Fn:
                 from . import isa
                 t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
                                                 sbuf, "", loc)
-                isa._emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text()),
-                                              (field, '"%s"' % self.name)], mask, loc, t))
+                _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text()),
+                                               (field, '"%s"' % self.name)], mask, loc, t),
+                           {"dst": t, "src": x})
                 return t
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
@@ -644,9 +647,10 @@ def _binary(name, x, y, dtype, loc, mask=None):
     if tx and ty and x.shape == y.shape:
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
-        isa._emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
-                                                   ("in1", y.text()),
-                                                   ("operator", '"%s"' % name)], mask, loc, t))
+        _wide.emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
+                                                    ("in1", y.text()),
+                                                    ("operator", '"%s"' % name)], mask, loc, t),
+                   {"dst": t, "in0": x, "in1": y})
         return t
     if tx and ty and not (_is_col(x, y) or _is_col(y, x)):
         x, y = _broadcast(name, x, y, loc)
@@ -660,7 +664,7 @@ def _binary(name, x, y, dtype, loc, mask=None):
          ("operand0", isa._scalar(scal, "y", loc))]
     if rev:
         f.append(("reverse0", "true"))
-    isa._emit("tensor_scalar", loc, isa._mask(f, mask, loc, t))
+    _wide.emit("tensor_scalar", loc, isa._mask(f, mask, loc, t), {"dst": t, "src": data})
     return t
 
 
