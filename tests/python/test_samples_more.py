@@ -326,3 +326,34 @@ def test_grid_axis_unused_by_index_repeats_numpy():
     o, o2 = k(a)
     np.testing.assert_array_equal(o, np.broadcast_to(2 * a[:, None, 0:4], (16, 3, 4)))
     np.testing.assert_array_equal(o2, np.broadcast_to(a[:, None, 1:5], (16, 3, 4)))
+
+
+# ---- the dtype of an nl op on two tiles (_promote.py) ----
+
+def test_two_tile_promotion_numpy():
+    """NKI's type promotion: bfloat16 + float32 is float32 (not rounded to
+    bfloat16), float16 * bfloat16 widens to float32, int8 + uint8 widens
+    to int16 (300 fits), int32 - float16 is float16."""
+    @nki.jit
+    def k(a_bf, b32, c16, i8, u8, i32):
+        outs = []
+        ta, tb, tc = nl.load(a_bf), nl.load(b32), nl.load(c16)
+        ti8, tu8, ti32 = nl.load(i8), nl.load(u8), nl.load(i32)
+        for v, want in ((nl.add(ta, tb), nl.float32), (nl.multiply(tc, ta), nl.float32),
+                        (nl.add(ti8, tu8), nl.int16), (nl.subtract(ti32, tc), nl.float16)):
+            assert v.dtype == want, (v.dtype, want)
+            o = nl.ndarray(v.shape, dtype=v.dtype, buffer=nl.shared_hbm)
+            nl.store(o, value=v)
+            outs.append(o)
+        return tuple(outs)
+    bf = (RNG.integers(-64, 64, (128, 8)) / 8.0).astype(np.float32)   # exact in bfloat16
+    b32 = (RNG.random((128, 8)) * 1e-3 + 1.0).astype(np.float32)
+    c16 = (RNG.integers(-64, 64, (128, 8)) / 4.0).astype(np.float16)
+    i8 = RNG.integers(90, 127, (128, 8)).astype(np.int8)
+    u8 = RNG.integers(150, 255, (128, 8)).astype(np.uint8)
+    i32 = RNG.integers(-1000, 1000, (128, 8)).astype(np.int32)
+    o1, o2, o3, o4 = k(nki.typed(bf, nl.bfloat16), b32, c16, i8, u8, i32)
+    np.testing.assert_array_equal(o1, bf + b32)
+    np.testing.assert_array_equal(o2, c16.astype(np.float32) * bf)
+    np.testing.assert_array_equal(o3, i8.astype(np.int16) + u8)
+    np.testing.assert_array_equal(o4, (i32 - c16.astype(np.float32)).astype(np.float16))

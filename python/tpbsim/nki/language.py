@@ -373,6 +373,7 @@ class no_reorder:
 
 
 from . import _wide   # noqa: E402  (ops over more than 5 dims)
+from ._promote import promote   # noqa: E402  (the dtype of an op on two tiles)
 
 # index expressions (nl.arange, nl.mgrid, masks): _index.py
 from ._index import (_CMP_OPS, IndexExpr, IndexMask, IndexPredicate, _Grid,  # noqa: E402,F401
@@ -629,12 +630,14 @@ def _divide_dtype(x, y):
     """nl.divide's result dtype when none is given.  NKI documents none for
     its binary ops (nl.divide is "similar to numpy.divide"), so NumPy's
     true division: integers divided give a float, float32 here (NKI has no
-    float64); else the first float tile's dtype, as the other ops take
-    their tile operand's.  (resize_nearest: int32 iota / width, then
-    nl.floor.)  docs/python.md "Tile arithmetic"."""
-    tiles = [t for t in (x, y) if isinstance(t, NkiTensor)]
-    floats = [t.dtype for t in tiles if _dtype(t.dtype) not in _INT_DTYPES]
-    return floats[0] if floats else float32
+    float64); else the float tile's dtype, as the other ops take their
+    tile operand's (two tiles: NKI's promotion, _promote.py).
+    (resize_nearest: int32 iota / width, then nl.floor.)  docs/python.md
+    "Tile arithmetic"."""
+    tiles = [_dtype(t.dtype) for t in (x, y) if isinstance(t, NkiTensor)]
+    if not [d for d in tiles if d not in _INT_DTYPES]:   # (nl.all shadows all())
+        return float32
+    return promote(*tiles) if len(tiles) == 2 else tiles[0]
 
 
 def _binary(name, x, y, dtype, loc, mask=None):
@@ -644,6 +647,8 @@ def _binary(name, x, y, dtype, loc, mask=None):
         raise NkiError("%s: nl.%s needs at least one tensor" % (loc, name))
     if dtype is None and name == "divide":
         dtype = _divide_dtype(x, y)
+    elif dtype is None and tx and ty:   # two tiles: NKI's type promotion
+        dtype = promote(_dtype(x.dtype), _dtype(y.dtype))
     if tx and ty and x.shape == y.shape:
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
