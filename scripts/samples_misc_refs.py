@@ -189,6 +189,14 @@ def checks(m):
         c = m["tutorial"].add_kernel_nx8x128x512[2](ta, tb, nel)
         return close(c.reshape(-1)[:nel], (ta + tb).reshape(-1)[:nel])
     yield "add_kernel_nx8x128x512", add_nx8
+    # softmax_torch.py's reference: exp(x) / sum(exp(x)) along the rows (its
+    # naive softmax; the kernel subtracts the row maximum first), 300 rows:
+    # a masked last tile of 44
+    sa = r.standard_normal((300, 100)).astype(np.float32)
+    e = np.exp(sa.astype(np.float64))
+    yield "nki_softmax_kernel (tutorial)", lambda: close(
+        m["softmax_nki_kernels"].nki_softmax_kernel(sa), e / e.sum(-1, keepdims=True),
+        rtol=1e-5, atol=1e-5)
 
 
 def e5m2(b):

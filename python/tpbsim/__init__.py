@@ -52,9 +52,11 @@ _NEURON_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2
 
 def _target(target):
     """target=, else NKI's NEURON_PLATFORM_TARGET_OVERRIDE (trn1|inf2|gen2 ->
-    trn1, trn2|gen3 -> trn2), else the kernel's default (trn2)."""
+    trn1, trn2|gen3 -> trn2), else the kernel's default (trn2).  NKI's
+    aliases in target= are mapped too; other names go to the compiler,
+    which names the targets it knows."""
     if target:
-        return target
+        return _NEURON_TARGETS.get(target, target)
     env = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
     if not env:
         return None
@@ -88,8 +90,9 @@ def compile(kernel, *args, out_dir, target=None, inputs_dir=None, **kwargs):
     out_dir."""
     import numpy as np
     k = _kernel(kernel)
-    text, _, arrays, _ = k.trace(*args, **kwargs)
-    _compile(Context(), k, text, out_dir, _target(target))
+    target = k.target(target)
+    text, _, arrays, _ = k.trace_for(target, args, kwargs)
+    _compile(Context(), k, text, out_dir, target)
     if inputs_dir is not None:
         os.makedirs(inputs_dir, exist_ok=True)
         for name, a in arrays.items():
@@ -109,8 +112,8 @@ def _run(k, args, kwargs, target, trace, keep, writeback):
     """simulate(); writeback: also copy each input tensor the kernel writes
     back into its argument array (NKI beta-1's simulate_kernel, whose
     kernels take their outputs as arguments)."""
-    target = _target(target)
-    traced = k.trace(*args, **kwargs)
+    target = k.target(target)
+    traced = k.trace_for(target, args, kwargs)
     text, outs, arrays, many = traced
     ctx = Context()
     tmp = tempfile.mkdtemp(prefix="tpbsim-")

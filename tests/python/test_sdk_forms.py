@@ -216,15 +216,25 @@ def test_indirect_oob_raises_index_error(store):
     assert "out of range [0, 16)" in str(e.value.__cause__)
 
 
-def test_dma_transpose_sbuf_src_refused():
+def test_dma_transpose_sbuf_src_numpy():
+    """NKI's SB -> SB direct DMA transpose (the SDK's dma_transpose example
+    2 and 4): staged through an HBM scratch tensor, the same values."""
     @nki.jit
-    def k(a):
+    def k(a, b):
         t = nisa.dma_transpose(nl.load(a))
         out = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
         nl.store(out, t)
-        return out
-    with pytest.raises(NkiError, match="reads HBM only"):
-        k(np.zeros((4, 8), np.float16))
+        u = nl.ndarray((8, 4, 16), dtype=b.dtype, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=u, src=nl.load(b), dge_mode=nisa.dge_mode.hwdge)
+        out2 = nl.ndarray(u.shape, dtype=u.dtype, buffer=nl.shared_hbm)
+        nl.store(out2, u)
+        return out, out2
+    rng = np.random.default_rng(5)
+    a = (rng.random((16, 128)) * 100).astype(np.float16)
+    b = (rng.random((16, 4, 8)) * 100).astype(np.float16)
+    o, o2 = k(a, b)
+    np.testing.assert_array_equal(o, a.T)
+    np.testing.assert_array_equal(o2, np.transpose(b, (2, 1, 0)))
 
 
 def test_double_row_beta1_fp8_numpy():

@@ -117,9 +117,23 @@ class Kernel:
                            self.fn.__name__)
         return Kernel(self.fn, dims, **self.opts)
 
+    def target(self, target=None):
+        """The target this kernel is traced and compiled for: target= (of
+        tpbsim.simulate / compile), else the jit option platform_target=
+        (NKI beta-1's @nki.jit(platform_target='trn2')), else
+        NEURON_PLATFORM_TARGET_OVERRIDE, else None (the compiler's default,
+        trn2); NKI's aliases (gen2, inf2, gen3) named as tpbsim's targets."""
+        from .. import _target
+        return _target(target or self.opts.get("platform_target"))
+
     def trace(self, *args, **kwargs):
-        """Run the body at trace time; returns (kernel JSON text, output
-        tensors, input arrays by name).  affine_range / sequential_range
+        """Run the body at trace time for self.target(); returns (kernel JSON
+        text, output tensors, input arrays by name).  As trace_for."""
+        return self.trace_for(self.target(), args, kwargs)
+
+    def trace_for(self, target, args, kwargs):
+        """trace() for target (a resolved target name or None: what
+        nisa.get_nc_version() reports).  affine_range / sequential_range
         bodies are traced once; when one cannot be (Retrace: Python control
         flow on its variable, ...), or the kernel fails after one was, the
         kernel is traced again from scratch with every loop run per
@@ -128,22 +142,22 @@ class Kernel:
         fit its PSUM tiles, it is traced again with those stored one tile
         per logical block (docs/python.md "PSUM reuse"), unless that trace
         fails."""
-        res = self._trace_split(args, kwargs, False)
+        res = self._trace_split(args, kwargs, False, target)
         if not _alloc.split_wanted(res[0], self.fn.__name__):
             return res
         try:
-            return self._trace_split(args, kwargs, True)
+            return self._trace_split(args, kwargs, True, target)
         except NkiError:
             return res
 
-    def _trace_split(self, args, kwargs, split):
+    def _trace_split(self, args, kwargs, split, target):
         """split: PSUM block-dim tiles one tile per logical block."""
         try:
-            return self._trace(args, kwargs, True, split)
+            return self._trace(args, kwargs, True, split, target)
         except _trace.Retrace:
-            return self._trace(args, kwargs, False, split)
+            return self._trace(args, kwargs, False, split, target)
 
-    def _trace(self, args, kwargs, symbolic, split=False):
+    def _trace(self, args, kwargs, symbolic, split=False, target=None):
         sig = inspect.signature(self.fn)
         try:
             bound = sig.bind(*args, **kwargs)
@@ -151,6 +165,7 @@ class Kernel:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
         tr = _trace.Trace(self.fn.__name__, self.grid, symbolic)
+        tr.target = target   # nisa.get_nc_version()
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
         tr.split_psum = bool(split)

@@ -509,7 +509,10 @@ def _index_ap(t, key):
         if (not isinstance(k0, IndexExpr) or k0.coef != {0: 1} or
                 any(isinstance(k, IndexExpr) and k.coef.get(0) for k in key[1:])):
             raise bad("on chip the first index must be the partition index (grid axis 0) alone")
-    v = NkiTensor(t.base, off, [[steps[a] or 1, shape[a]] for a in range(nd)])
+    # a grid axis no index uses repeats the element along it (step 0, as
+    # NumPy broadcasting of an index that lacks that axis)
+    v = NkiTensor(t.base, off, [[steps[a] if steps[a] or shape[a] > 1 else 1, shape[a]]
+                                for a in range(nd)])
     if oob is not None:   # an error unless a mask keeps the indices inside
         v._oob = (oob, t, key)
     return v
@@ -553,20 +556,26 @@ def _mask_preds(t, mask, fn, loc):
     return preds
 
 
-def mask_bounds(t, mask, fn, what, loc, shape=None):
+def mask_bounds(t, mask, fn, what, loc, shape=None, rest=None):
     """mask_rect's rectangle: one slice per dim of t (of shape, when given).
     A bound that depends on a traced-once loop variable retraces the loop
-    per iteration (the rectangle's size then is a number)."""
+    per iteration (the rectangle's size then is a number).  rest: a list
+    that takes the comparisons that are no such bound (two indices, a
+    program id, ...: _masked.py) instead of raising."""
     preds = _mask_preds(t, mask, fn, loc)
     shape = list(t.shape if shape is None else shape)
     lo, hi = [0] * len(shape), list(shape)
     for p in preds:
         axes = [(a, v) for a, v in p.e.coef.items() if v]
-        if type(p.e.c) is _trace.Lin and p.e.c.loop_trace() is not None:
+        one = (len(axes) == 1 and axes[0][0] is not None and abs(axes[0][1]) == 1 and
+               0 <= axes[0][0] < len(shape) and p.op not in ("eq", "ne"))
+        if type(p.e.c) is _trace.Lin and p.e.c.loop_trace() is not None and (
+                one or rest is None):
             _trace.need_retrace()
-        if (len(axes) != 1 or axes[0][0] is None or abs(axes[0][1]) != 1 or
-                not 0 <= axes[0][0] < len(shape) or type(p.e.c) is not int or
-                p.op in ("eq", "ne")):
+        if not one or type(p.e.c) is not int:
+            if rest is not None:
+                rest.append(p)
+                continue
             raise NkiError("%s: %s: argument 'mask': only bounds on one index (i_p < n, "
                            "i_f >= m) that do not depend on nl.program_id() are supported "
                            "for %s" % (loc, fn, what))
@@ -592,16 +601,26 @@ def masked_load(src, dtype, mask, loc):
         for a, n in p.e.sizes.items():
             if p.e.ndim == len(shape) and a is not None and 0 <= a < len(shape) and n > 0:
                 shape[a] = max(shape[a], n)
-    rect = mask_bounds(src, mask, "nl.load", "src", loc, shape)
-    t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else src.dtype, sbuf, "", loc)
+    rest = []   # comparisons that are no one-index bound: _masked.py
+    rect = mask_bounds(src, mask, "nl.load", "src", loc, shape, rest)
+    dtype = _dtype(dtype) if dtype else src.dtype
+    tr = _trace.current()
     if any(r.stop <= r.start for r in rect):
-        return t   # all masked off: nothing loaded
+        return tr.new_tensor(shape, dtype, sbuf, "", loc)   # all masked off: nothing loaded
     part = mask_restrict(src, rect)
     if list(part.shape) != [r.stop - r.start for r in rect]:
         raise NkiError("%s: nl.load: src %s is read past its end inside the mask %s" %
                        (loc, list(src.shape), [(r.start, r.stop) for r in rect]))
+    if rest:
+        from . import _masked
+        return _masked.load(shape, dtype, part, rect, _mask_preds(src, mask, "nl.load", loc),
+                            loc)
     from . import isa
-    isa._emit("dma_copy", loc, [("dst", t[rect].text()), ("src", part.text())])
+    t = tr.new_tensor(shape, dtype, sbuf, "", loc)
+    dst = t[rect].text()
+    isa._emit("dma_copy", loc, [("dst", dst), ("src", part.text())])
+    # `x[...] = nl.load(..., mask=)` loads into x's rectangle (_retarget)
+    tr.b1_part = (t.base, dst, rect)
     return t
 
 
@@ -643,9 +662,16 @@ def _retarget(tr, i, value, target, accumulate):
     base = value.base
     key = '"dst": "%s", ' % base.name
     op = tr.body[i]
-    if op.count('"%s"' % base.name) != 1 or key not in op:
+    part = getattr(tr, "b1_part", None)
+    if (part is not None and part[0] is base and key not in op and
+            tuple(target.shape) == tuple(value.shape) and
+            op.count('"dst": %s, ' % part[1]) == 1 and op.count(base.name) == 1):
+        # a masked nl.load's rectangle of its tile: that rectangle of target
+        op = op.replace('"dst": %s, ' % part[1], '"dst": %s, ' % target[part[2]].text(), 1)
+    elif op.count('"%s"' % base.name) != 1 or key not in op:
         return False
-    op = op.replace(key, '"dst": %s, ' % target.text(), 1)
+    else:
+        op = op.replace(key, '"dst": %s, ' % target.text(), 1)
     tr.psum_written.discard('"%s"' % base.name)
     if accumulate:
         # `+=` into a PSUM region nothing has written (not zeroed): NKI's
@@ -734,7 +760,9 @@ def assign(target, value):
         if ones:   # [P] into [P, 1]: value viewed in target's shape
             value = _with_ones(value, target.shape)
         if target._onchip() and value._onchip():
-            isa._emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())])
+            from . import _wide
+            _wide.emit("tensor_copy", loc, [("dst", target.text()), ("src", value.text())],
+                       {"dst": target, "src": value})
         else:
             target, value = _trace.dma_sides(target, value)
             isa._emit("dma_copy", loc, [("dst", target.text()), ("src", value.text())])
@@ -748,8 +776,9 @@ def assign(target, value):
         isa.tensor_tensor(target, target, x, value.op)
         return
     if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
-        isa._emit("memset", loc, [("dst", target.text()), ("value", isa._scalar(value, "value",
-                                                                                 loc))])
+        from ._partition import memset_fields   # t[i, j] = v at any partition i
+        isa._emit("memset", loc, memset_fields(target, [
+            ("dst", target.text()), ("value", isa._scalar(value, "value", loc))]))
         return
     raise NkiError("%s: assignment to '%s': value %r is not supported (a tile, or a number "
                    "into an SBUF/PSUM tile)" % (loc, target.base.name, value))
@@ -787,6 +816,8 @@ def iadd(target, value):
         return target
     if target.buffer == "psum":
         _groups.mark(tr, target)
-    isa._emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
-                                     ("in1", value.text()), ("operator", '"add"')])
+    from . import _wide
+    _wide.emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
+                                      ("in1", value.text()), ("operator", '"add"')],
+               {"dst": target, "in0": target, "in1": value})
     return target

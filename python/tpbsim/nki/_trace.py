@@ -223,6 +223,11 @@ def _num(x):
 
 # ---- tensors and views ----
 
+# the kernel format's most dims of a tile or access pattern: an on-chip tile
+# of more NKI dims (a 7-axis nl.mgrid's temporaries) is declared [P, F] and
+# its ops are split (_wide.py)
+_MAX_DIMS = 5
+
 _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16": np.int16,
           "int32": np.int32, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
           "bool": np.uint8, "bfloat16": np.float32, "float8_e4m3fn": np.float32,
@@ -511,7 +516,7 @@ class NkiTensor:
                            (self.base.name, list(self.shape)))
         t = self._txt
         if t is None:
-            if self._sl is not None:
+            if self._sl is not None and len(self.base.shape) <= _MAX_DIMS:
                 t = self._txt = '"%s"' % _slice_text(self.base, self._sl)
             else:
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
@@ -750,6 +755,7 @@ class Trace:
         self.dyn_depth = 0           # inside a dynamic_range body
         self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
+        self.target = None           # the target traced for (None: trn2), Kernel.target
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
@@ -899,8 +905,11 @@ class Trace:
             buf = ', "buffer": "psum"' if buffer == "psum" else ""
             if place is not None:
                 buf += ', "addr": %d' % place[0]
+            decl = sh[0]
+            if len(shape) > _MAX_DIMS and not nblk:   # declared [P, F], viewed in NKI's dims
+                decl = str([shape[0], int(np.prod(shape[1:]))])
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
-                             '"loc": "%s"}' % (nm, sh[0], dtype, buf, loc))
+                             '"loc": "%s"}' % (nm, decl, dtype, buf, loc))
         else:
             if self.frames:   # one HBM tensor per iteration: not a `for` body
                 need_retrace()
@@ -918,6 +927,8 @@ class Trace:
                 sl = [list(e) for e in sl]
                 sl[nblk + 1][2] = f0
             return NkiTensor(b, 0, blk + ap[:1] + rest, sl, nblk)
+        if len(shape) > _MAX_DIMS and b.kind == "tile":   # operands as access patterns (_wide.py)
+            return NkiTensor(b, 0, sh[1])
         return self._whole_view(b, sh)
 
     def add_input(self, name, shape, dtype):

@@ -59,8 +59,30 @@ _ENGINE = {engine.tensor: "pe", engine.scalar: "act", engine.gpsimd: "pool",
 _DGE = {dge_mode.swdge: "sw", dge_mode.hwdge: "hw", dge_mode.none: "none"}
 
 
+_NC_VERSION = {"trn1": nc_version.gen2, "trn2": nc_version.gen3, None: nc_version.gen3}
+
+
 def get_nc_version():
-    return nc_version.gen3
+    """The NeuronCore version of the target being traced for (Kernel.target:
+    simulate(target=), @nki.jit(platform_target=),
+    NEURON_PLATFORM_TARGET_OVERRIDE; trn2 by default); outside a kernel,
+    the environment's."""
+    st = _trace.stack()
+    if st:
+        target = st[-1].target
+    else:
+        from .. import _target
+        target = _target(None)
+    if target not in _NC_VERSION:
+        raise _trace.NkiError("get_nc_version: target '%s' is not one tpbsim models (trn1, "
+                              "trn2)" % target)
+    return _NC_VERSION[target]
+
+
+def get_nc_sub_version():
+    """NKI's silicon revision within a generation: 0, the first (tpbsim
+    models one revision per target)."""
+    return 0
 
 
 def _emit(op, loc, fields):
@@ -235,9 +257,13 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     loc = _trace.caller_loc()
     if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
             and src.shape[0] > 1):
-        raise NkiError("%s: dma_transpose: src '%s' is an SBUF/PSUM tile: tpbsim's DMA "
-                       "transpose reads HBM only (store the tile to an HBM tensor first, or "
-                       "use nc_transpose)" % (loc, src.base.name))
+        # NKI's direct DMA transpose takes an SBUF source (its SB->SB
+        # examples); tpbsim's back end transposes from HBM, so the tile is
+        # first copied to an HBM scratch tensor (one more DMA; the same values)
+        scratch = language.ndarray(src.shape, src.dtype, buffer=language.hbm,
+                                   name="transpose_src")
+        _emit("dma_copy", loc, [("dst", scratch.text()), ("src", _t(src, "src", loc))])
+        src = scratch
     f = _dma("dma_transpose", dst, src, loc, oob_mode, dge_mode, priority)
     if isinstance(src, NkiTensor) and src._gt is not None:
         # NKI's 2-D gather-transpose (src rows [n, P] by vector_offset, dst
@@ -267,6 +293,9 @@ def tensor_copy(dst, src, engine=engine.unknown, name=None, mask=None):
 def memset(dst, value, engine=engine.unknown, name=None, mask=None):
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("value", _scalar(value, "value", loc))]
+    if mask is None:   # a start partition the engines do not allow: a masked window
+        from ._partition import memset_fields
+        f = memset_fields(dst, f)
     _emit("memset", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
 

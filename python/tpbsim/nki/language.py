@@ -390,6 +390,9 @@ class no_reorder:
         return False
 
 
+from . import _wide   # noqa: E402  (ops over more than 5 dims)
+from ._promote import promote   # noqa: E402  (the dtype of an op on two tiles)
+
 # index expressions (nl.arange, nl.mgrid, masks): _index.py
 from ._index import (_CMP_OPS, IndexExpr, IndexMask, IndexPredicate, _Grid,  # noqa: E402,F401
                      _MGrid, _mask_truth, _reduce_mask, arange, mgrid)
@@ -577,8 +580,9 @@ class _Fn:
                 from . import isa
                 t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
                                                 sbuf, "", loc)
-                isa._emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text()),
-                                              (field, '"%s"' % self.name)], mask, loc, t))
+                _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text()),
+                                               (field, '"%s"' % self.name)], mask, loc, t),
+                           {"dst": t, "src": x})
                 return t
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
@@ -637,17 +641,39 @@ def _broadcast(name, x, y, loc):
         for t in (x, y))
 
 
+_INT_DTYPES = frozenset("int8 int16 int32 uint8 uint16 uint32 bool".split())
+
+
+def _divide_dtype(x, y):
+    """nl.divide's result dtype when none is given.  NKI documents none for
+    its binary ops (nl.divide is "similar to numpy.divide"), so NumPy's
+    true division: integers divided give a float, float32 here (NKI has no
+    float64); else the float tile's dtype, as the other ops take their
+    tile operand's (two tiles: NKI's promotion, _promote.py).
+    (resize_nearest: int32 iota / width, then nl.floor.)  docs/python.md
+    "Tile arithmetic"."""
+    tiles = [_dtype(t.dtype) for t in (x, y) if isinstance(t, NkiTensor)]
+    if not [d for d in tiles if d not in _INT_DTYPES]:   # (nl.all shadows all())
+        return float32
+    return promote(*tiles) if len(tiles) == 2 else tiles[0]
+
+
 def _binary(name, x, y, dtype, loc, mask=None):
     from . import isa
     tx, ty = isinstance(x, NkiTensor), isinstance(y, NkiTensor)
     if not tx and not ty:
         raise NkiError("%s: nl.%s needs at least one tensor" % (loc, name))
+    if dtype is None and name == "divide":
+        dtype = _divide_dtype(x, y)
+    elif dtype is None and tx and ty:   # two tiles: NKI's type promotion
+        dtype = promote(_dtype(x.dtype), _dtype(y.dtype))
     if tx and ty and x.shape == y.shape:
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
-        isa._emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
-                                                   ("in1", y.text()),
-                                                   ("operator", '"%s"' % name)], mask, loc, t))
+        _wide.emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
+                                                    ("in1", y.text()),
+                                                    ("operator", '"%s"' % name)], mask, loc, t),
+                   {"dst": t, "in0": x, "in1": y})
         return t
     if tx and ty and not (_is_col(x, y) or _is_col(y, x)):
         x, y = _broadcast(name, x, y, loc)
@@ -661,7 +687,7 @@ def _binary(name, x, y, dtype, loc, mask=None):
          ("operand0", isa._scalar(scal, "y", loc))]
     if rev:
         f.append(("reverse0", "true"))
-    isa._emit("tensor_scalar", loc, isa._mask(f, mask, loc, t))
+    _wide.emit("tensor_scalar", loc, isa._mask(f, mask, loc, t), {"dst": t, "src": data})
     return t
 
 
@@ -713,6 +739,9 @@ def store(dst, value, mask=None):
     if off:   # a condition on loop variables only, false: nothing stored
         return
     if mask is not None:
+        from . import _masked
+        if not _masked.rectangle(dst, mask, "nl.store", "dst", loc):
+            return _masked.store(dst, value, mask, loc)
         from ._beta1 import mask_rect
         dst, value = (mask_rect(x, mask, "nl.store", w, loc)
                       for x, w in ((dst, "dst"), (value, "value")))

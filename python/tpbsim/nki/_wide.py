@@ -1,0 +1,42 @@
+"""Element-wise ops over more dims than the kernel format's tiles and access
+patterns have (5: the partition dim and 4 free dims, as the engines' access
+patterns).  A 7-axis nl.mgrid (nki-samples' interpolate_trilinear: `i_p,
+i_d_x, i_h_x, i_w_x, i_d_y, i_h_y, i_w_y = nl.mgrid[...]`) indexes a tile
+into a 7-dim view, and arithmetic on it makes 7-dim temporaries.  Such a
+temporary is declared [P, F] (its elements in C order, _trace.new_tensor)
+and every op whose operands have more than 5 dims is split: one op per
+index of the leading free dims beyond 5, each on the remaining dims, so
+each operand is an access pattern of at most 5 dims.  The values are the
+same; the op count grows by that product.  docs/python.md "Index
+expressions"."""
+import itertools
+
+from . import _trace
+from ._trace import NkiError, NkiTensor
+
+
+def emit(op, loc, fields, views):
+    """isa._emit(op, loc, fields), split when a view of views (field name ->
+    an operand of dst's shape, dst included) has more than 5 dims."""
+    from . import isa
+    if all(len(v._ap) <= _trace._MAX_DIMS for v in views.values()):
+        isa._emit(op, loc, fields)
+        return
+    shape = tuple(views["dst"].shape)
+    for name, v in views.items():
+        if tuple(v.shape) != shape:
+            raise NkiError("%s: %s: operand '%s' %s and dst %s differ in shape over more than "
+                           "%d dims (not supported by tpbsim)" % (
+                               loc, op, name, list(v.shape), list(shape), _trace._MAX_DIMS))
+    if any(k == "mask" for k, _ in fields):
+        raise NkiError("%s: %s: a mask on an op over %d dims (more than %d) is not supported "
+                       "by tpbsim" % (loc, op, len(shape), _trace._MAX_DIMS))
+    k = len(shape) - _trace._MAX_DIMS
+    for idx in itertools.product(*(range(n) for n in shape[1:1 + k])):
+        sub = {}
+        for name, v in views.items():
+            off = v.offset
+            for (st, _), i in zip(v._ap[1:1 + k], idx):
+                off = off + st * i
+            sub[name] = NkiTensor(v.base, off, v._ap[:1] + v._ap[1 + k:]).text()
+        isa._emit(op, loc, [(f, sub.get(f, t)) for f, t in fields])
