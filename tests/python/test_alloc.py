@@ -458,6 +458,21 @@ def test_sbuf_capacity_follows_the_target_override(monkeypatch):
     _refused(_decl(buf), "do not fit in SBUF (196608 bytes per partition)", X)
 
 
+def test_sbuf_capacity_follows_the_simulated_target():
+    """simulate(target="trn1") traces for trn1: 192 KiB per partition."""
+    @nki.jit
+    def kernel(x):
+        nl.ndarray((4, nl.par_dim(128), 512), dtype=nl.float32,
+                   buffer=ncc.sbuf.mod_alloc(base_addr=190 * 1024, num_free_tiles=(2,)))
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(x))
+        return out
+    r = tpbsim.simulate(kernel, X + 3, target="trn2")   # fits trn2's 224 KiB
+    np.testing.assert_array_equal(r.outputs, X + 3)
+    with pytest.raises(NkiError, match="196608 bytes per partition"):
+        tpbsim.simulate(kernel, X, target="trn1")
+
+
 def test_program_id_block_beside_another_refused():
     """ps[pid] and ps[0] are one block in program 0 only: refused."""
     def kernel(a, b):

@@ -42,11 +42,14 @@ def _err(loc, what, msg):
 
 
 def _sbuf_bytes():
-    from .. import _target
-    try:
-        t = _target(None)
-    except Exception:   # a bad override is the simulate() call's error
-        t = None
+    """SBUF bytes per partition of the target the kernel is traced for."""
+    t = _trace.current().target if _trace.stack() else None
+    if t is None:
+        from .. import _target
+        try:
+            t = _target(None)
+        except Exception:   # a bad override is the simulate() call's error
+            t = None
     return SBUF_PARTITION_BYTES.get(t or "trn2", SBUF_PARTITION_BYTES["trn2"])
 
 
