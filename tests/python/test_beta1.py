@@ -635,3 +635,22 @@ def test_iadd_into_fresh_psum_starts_the_group():
     zb = json.loads(tpbsim.kernel_json(z, a, b))["body"]
     assert [o["accumulate"] for o in zb if o["op"] == "matmul"] == [True]
     np.testing.assert_allclose(z(a, b), a.T @ b, rtol=1e-4, atol=1e-3)
+
+
+@nki.jit
+def _bn_masked(x):
+    """LayerNorm v2's form: beta-1 bn_stats with a mask that holds at every
+    index (i_f < 8192 on 512 columns), then bn_aggr: mean and variance."""
+    out = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    t = nl.load(x[i_p, i_f])
+    st = nisa.bn_stats(t[i_p, i_f], mask=(i_f < 8192), dtype=nl.float32)
+    nl.store(out, nisa.bn_aggr(st))
+    return out
+
+
+def test_mask_true_at_every_index_is_no_mask_numpy():
+    x = RNG.standard_normal((128, 512)).astype(np.float32)
+    got = _bn_masked(x)
+    np.testing.assert_allclose(got[:, 0], x.mean(1), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got[:, 1], x.var(1), rtol=1e-4, atol=1e-5)

@@ -264,6 +264,8 @@ def _dual(name, fn2, result, own=None):
         if off:
             shape, dt, buf, _ = result(args, _trace.caller_loc(), name)
             return skipped(shape, dtype if dtype is not None else dt, buf)
+        if mask is not None and _always(mask):
+            mask = None   # true at every index: the op unmasked (LayerNorm v2's bn_stats)
         if mask is not None and name not in _MASK_DATA:
             raise NkiError("%s: nisa.%s: argument 'mask' is not supported by this op" %
                            (_trace.caller_loc(), name))
@@ -409,6 +411,14 @@ def whole_mask(mask):
     if isinstance(mask, (bool, np.bool_)):
         return None, not mask
     return mask, False
+
+
+def _always(mask):
+    """Whether an index mask holds at every index of its grid (each of its
+    comparisons bounds the indices beyond their range)."""
+    from ._index import IndexMask, IndexPredicate
+    preds = mask.preds if isinstance(mask, IndexMask) else [mask]
+    return all(isinstance(p, IndexPredicate) and p.always() for p in preds)
 
 
 def skipped(shape, dtype, buffer):
