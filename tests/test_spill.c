@@ -221,6 +221,93 @@ static void test_spill_values_queues_stats(void **state)
     rmdir(d);
 }
 
+/* A tile read by every iteration of a loop, with no room to keep it: it
+ * is stored once and reloaded per iteration, each reload a clean victim
+ * of the next iteration (no second store).  Values: the unspilled ones. */
+static const char *KL =
+    "{\"kernel\": \"spill_loop\", \"target\": \"trn2\","
+    " \"inputs\": [{\"name\": \"x\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "            {\"name\": \"y\", \"shape\": [512, 256], \"dtype\": \"float32\"}],"
+    " \"outputs\": [{\"name\": \"out\", \"shape\": [512, 256], \"dtype\": \"float32\"}],"
+    " \"body\": ["
+    "  {\"op\": \"tile\", \"name\": \"a\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "  {\"op\": \"load\", \"dst\": \"a\", \"src\": \"x\"},"
+    "  {\"op\": \"for\", \"var\": \"s\", \"range\": [4], \"body\": ["
+    "   {\"op\": \"tile\", \"name\": \"t1\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "   {\"op\": \"load\", \"dst\": \"t1\", \"src\": \"y[s*128:(s+1)*128, :]\"},"
+    "   {\"op\": \"tile\", \"name\": \"t2\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "   {\"op\": \"tensor_tensor\", \"dst\": \"t2\", \"in0\": \"t1\", \"in1\": \"t1\", \"operator\": \"multiply\"},"
+    "   {\"op\": \"tensor_tensor\", \"dst\": \"t2\", \"in0\": \"t2\", \"in1\": \"a\", \"operator\": \"add\"},"
+    "   {\"op\": \"store\", \"dst\": \"out[s*128:(s+1)*128, :]\", \"src\": \"t2\"}]}]}";
+
+static void compile_text(const char *text, const char *dir, uint64_t limit, enc_stats_t *st)
+{
+    tir_kernel_t k;
+    parse(&k, text);
+    enc_options_t o = {.out_dir = dir, .target = "trn2", .mode = ENC_RUN_ISA_CHECKS,
+                       .sbuf_limit = limit, .buffers = 1};
+    tpb_err_t err;
+    if (enc_compile(&k, &o, st, &err))
+        fail_msg("compile: %s", err.msg);
+    tir_kernel_free(&k);
+}
+
+static npy_array_t run_loop(const char *dir)
+{
+    sim_options_t so;
+    sim_options_default(&so);
+    sim_t *s = NULL;
+    tpb_err_t err;
+    if (sim_load(dir, &so, &s, &err))
+        fail_msg("load: %s", err.msg);
+    int64_t sx[2] = {128, 256}, sy[2] = {512, 256};
+    npy_array_t x, y, out;
+    assert_int_equal(npy_alloc(&x, ISA_DT_FP32, 2, sx, &err), 0);
+    assert_int_equal(npy_alloc(&y, ISA_DT_FP32, 2, sy, &err), 0);
+    for (size_t i = 0; i < x.count; i++)
+        ((float *)x.data)[i] = (float)(i % 37) * 0.25f - 4.0f;
+    for (size_t i = 0; i < y.count; i++)
+        ((float *)y.data)[i] = (float)(i % 101) * 0.03f - 1.5f;
+    assert_int_equal(sim_set_input(s, "x", &x, &err), 0);
+    assert_int_equal(sim_set_input(s, "y", &y, &err), 0);
+    if (sim_run(s, &err))
+        fail_msg("run: %s", err.msg);
+    assert_int_equal(sim_get_tensor(s, "out", &out, &err), 0);
+    npy_free(&x);
+    npy_free(&y);
+    sim_free(s);
+    return out;
+}
+
+static void test_spill_clean_reloads(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/tpb-spill-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    assert_non_null(d);
+    char plain[256], spilled[256];
+    snprintf(plain, sizeof plain, "%s/plain", d);
+    snprintf(spilled, sizeof spilled, "%s/spilled", d);
+    enc_stats_t s0, s1;
+    compile_text(KL, plain, 0, &s0);
+    compile_text(KL, spilled, 2 * 1024, &s1);
+    assert_int_equal(s0.spills, 0);
+    assert_int_equal(s1.spills, 4);
+    assert_int_equal(s1.spill_saves, 1);
+    assert_int_equal(s1.spill_reloads, 4);
+    assert_int_equal(s1.spill_save_bytes, TILE_BYTES);
+    assert_int_equal(s1.spill_reload_bytes, 4 * TILE_BYTES);
+    npy_array_t a = run_loop(plain), b = run_loop(spilled);
+    assert_int_equal(a.count, 512 * 256);
+    assert_int_equal(b.count, a.count);
+    assert_memory_equal(a.data, b.data, a.count * sizeof(float));
+    npy_free(&a);
+    npy_free(&b);
+    art_rmtree(plain);
+    art_rmtree(spilled);
+    rmdir(d);
+}
+
 /* Room for one tile: b = g + g needs g and b live together and nothing
  * else can be spilled there -- the allocator's error for the kernel as
  * given, verbatim, then why spilling could not help. */
@@ -247,6 +334,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spill_victim_rule),
         cmocka_unit_test(test_spill_values_queues_stats),
+        cmocka_unit_test(test_spill_clean_reloads),
         cmocka_unit_test(test_spill_cannot_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
