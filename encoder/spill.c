@@ -42,7 +42,7 @@
 #include <string.h>
 
 /* Rounds before giving up: each round places the whole kernel again. */
-#define SPILL_MAX_ROUNDS 100000
+#define SPILL_MAX_ROUNDS 20000
 
 typedef struct {
     int tensor;          /* the scratch tensor */
