@@ -52,7 +52,6 @@ typedef struct {
 
 typedef struct {
     tir_kernel_t *k;
-    const tpb_target_t *t;
     enc_spill_stats_t *st;
     slot_t *slots;
     int nslots, cap_slots;
@@ -61,7 +60,6 @@ typedef struct {
     /* per tensor, recomputed each round around the pressure op f */
     int *prev, *next, *lastw;   /* last access before f, first after f, last write before f */
     int cap_t;
-    tpb_err_t *err;
 } sp_t;
 
 /* ---- the kernel copy ---- */
@@ -514,7 +512,7 @@ int enc_spill(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
               enc_spill_stats_t *st, tpb_err_t *err)
 {
     memset(st, 0, sizeof *st);
-    sp_t s = {.k = k, .t = t, .st = st, .err = err};
+    sp_t s = {.k = k, .st = st};
     int rc = -1;
     char why[400], first[sizeof err->msg];
     why[0] = first[0] = 0;
