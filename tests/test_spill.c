@@ -81,7 +81,8 @@ static void test_spill_victim_rule(void **state)
     assert_int_equal(st.save_bytes, TILE_BYTES);
     assert_int_equal(st.reload_bytes, TILE_BYTES);
     assert_int_equal(k.nops, k0.nops + 2);
-    int a = find_tensor(&k, "a"), a2 = find_tensor(&k, "a.s0"), slot = find_tensor(&k, "spill_slot0");
+    int a = find_tensor(&k, "a"), a2 = find_tensor(&k, "a.s0");
+    int slot = find_tensor(&k, "spill_slot0");
     assert_true(a >= 0 && a2 >= 0 && slot >= 0);
     assert_int_equal(k.tensors[slot].kind, TIR_T_SCRATCH);
     assert_int_equal(k.tensors[a2].kind, TIR_T_SBUF);
