@@ -622,7 +622,7 @@ static int cmp_end(const void *x, const void *y)
  * request; a tile's granules are freed once a request starts after its
  * last use (the sweep's filter). */
 static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **placed,
-                     uint64_t cap, uint64_t *peak, tpb_err_t *err)
+                     uint64_t cap, uint64_t *peak, int *fail_op, tpb_err_t *err)
 {
     fit_runs_t fr;
     end_t *ends = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *ends);
@@ -655,6 +655,7 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
             for (int j = 0; j < i; j++)
                 if (reqs[j].ml->last_use >= ml->first_use)
                     placed[np++] = reqs[j].ml;
+            *fail_op = ml->first_use;
             rc = place_error(k, &reqs[i], placed, np, false, a, cap, err);
             break;
         }
@@ -692,10 +693,10 @@ static int cmp_ml_addr(const void *x, const void *y)
  * ranges, around the fixed tiles fx. */
 static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, const fixed_t *fx,
                       bir_mloc_t **placed, bir_mloc_t **byaddr, bool psum, uint64_t cap,
-                      uint64_t *peak, tpb_err_t *err)
+                      uint64_t *peak, int *fail_op, tpb_err_t *err)
 {
     if (!fx->n && fit_applies(reqs, nr, psum, cap))
-        return place_fit(k, reqs, nr, placed, cap, peak, err);
+        return place_fit(k, reqs, nr, placed, cap, peak, fail_op, err);
     /* the fixed tiles are placed before any request: live ones are in the
      * way of every request (they drop out as the others do) */
     int np = fx->n;
@@ -717,6 +718,7 @@ static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, const fixed_t 
         np = keep;
         uint64_t a = first_fit(&reqs[i], byaddr, np, psum ? PSUM_ALIGN : SBUF_ALIGN, psum);
         if (a + reqs[i].ml->bytes > cap) {
+            *fail_op = reqs[i].ml->first_use;
             rc = place_error(k, &reqs[i], placed, np, psum, a, cap, err);
             break;
         }
@@ -788,7 +790,10 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     }
     for (;;) {
         int nw = rot_apply(&rot, reqs, nr);
-        rc = place_pass(k, rot.work, nw, &fx, placed, byaddr, psum, cap, peak, err);
+        int fail_op = -1;
+        rc = place_pass(k, rot.work, nw, &fx, placed, byaddr, psum, cap, peak, &fail_op, err);
+        if (rc && !psum)
+            m->sbuf_fail_op = fail_op;   /* where spilling starts (encoder/spill.c) */
         if (rc == 0 || !rot_shrink(&rot))
             break;
     }

@@ -32,6 +32,7 @@ int bir_module_init(bir_module_t *m, int core, int ntensors, tpb_err_t *err)
     m->core = core;
     m->nmlocs = ntensors;   /* before the allocation: bir_module_free frees by it */
     m->ident_tile = -1;
+    m->sbuf_fail_op = -1;
     m->funcs = calloc(1, sizeof *m->funcs);
     /* one per tensor, 10^5 in a large kernel: huge pages (hugepage.h) */
     m->mlocs = tpb_array_zalloc((size_t)(ntensors > 0 ? ntensors : 0) * sizeof *m->mlocs);

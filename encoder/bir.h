@@ -211,6 +211,8 @@ typedef struct {
     bool is_stt;             /* TensorScalarPtr: set_is_scalar_tensor_tensor (ISA
                                 ScalarTensorTensor) */
     uint8_t dge_compute;     /* DMA descriptor / trigger: bir_dge_compute_t */
+    uint8_t spill;           /* BIR_SPILL_SAVE / _RELOAD: a spill transfer (its own DMA
+                                queues, encoder/spill.c); 0 otherwise */
     bool oom;                /* an arena allocation for it failed (name, accesses, rare
                                 parts): bir_block_append/insert refuse it */
     uint8_t acc_room;        /* acc points at room for this many accesses reserved with
@@ -249,6 +251,10 @@ typedef enum {
 #define BIR_RKIND_ALL_REDUCE 1
 #define BIR_RKIND_REDUCE_SCATTER 2
 const char *bir_rkind_name(int kind);   /* "all_reduce", "reduce_scatter", "none" */
+
+/* bir_inst_t.spill: a transfer made by SBUF spilling (encoder/spill.c). */
+#define BIR_SPILL_SAVE 1     /* SBUF tile -> its HBM spill slot */
+#define BIR_SPILL_RELOAD 2   /* spill slot -> SBUF */
 
 /* Roles in a rolled loop (encoder/roll.c, docs/compiler.md "Rolled loops"). */
 #define BIR_LOOP_BODY 1      /* an instruction of the rolled body */
@@ -319,6 +325,9 @@ typedef struct {
     int ident_tile;          /* the shared identity's SBUF tile (enc_ident_tile), found by
                                 the allocator's pass over the tensors; -1: none (or not
                                 allocated yet) */
+    int sbuf_fail_op;        /* SBUF placement failed: the first use (op index) of the tile
+                                it failed at, the pressure point spilling starts from
+                                (encoder/spill.c); -1: none */
     bir_queue_t queues[BIR_MAX_QUEUES];
     int nqueues;
     bir_sem_t sems[BIR_MAX_SEMS];

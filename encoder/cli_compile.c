@@ -57,6 +57,9 @@ static void usage(FILE *f)
             "  --buffers N            at most N rotating buffers per tile declared in a\n"
             "                         loop body (default: up to 4 in SBUF, 8 in PSUM, as\n"
             "                         many as fit; 1 = none; docs/compiler.md)\n"
+            "  --sbuf-limit SIZE      let the allocator use at most SIZE bytes of each\n"
+            "                         SBUF partition (K suffix allowed; for tests: forces\n"
+            "                         spilling, docs/compiler.md \"SBUF spilling\")\n"
             "  --max-memory SIZE      refuse a kernel whose compile is estimated to need\n"
             "                         more than SIZE bytes (K/M/G suffixes; default 3/4\n"
             "                         of physical memory; docs/reliability.md)\n"
@@ -144,6 +147,11 @@ static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserve
            (unsigned long long)st->sbuf_peak, (unsigned long long)st->psum_peak,
            (unsigned long long)st->hbm_bytes);
     printf("rotating buffers: SBUF %u, PSUM %u\n", st->sbuf_buffers, st->psum_buffers);
+    if (st->spills)
+        printf("spilling: %u tiles spilled, %u saves, %u reloads; spill_save_bytes %llu, "
+               "spill_reload_bytes %llu\n", st->spills, st->spill_saves, st->spill_reloads,
+               (unsigned long long)st->spill_save_bytes,
+               (unsigned long long)st->spill_reload_bytes);
     if (st->rolled || st->roll_failed)
         printf("rolled loops: %u rolled, %u left unrolled%s%s%s\n", st->rolled, st->roll_failed,
                st->roll_note[0] ? " (first: " : "", st->roll_note, st->roll_note[0] ? ")" : "");
@@ -232,7 +240,7 @@ int tpb_cmd_compile(int argc, char **argv)
     bool dump = false, stats = false, link = false, ldw_opt = false, loops = false;
     bool desc_reuse = false, durable = false;
     int buffers = 0;
-    uint64_t max_memory = 0;
+    uint64_t max_memory = 0, sbuf_limit = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -269,6 +277,14 @@ int tpb_cmd_compile(int argc, char **argv)
             if (i + 1 >= argc || parse_size(argv[i + 1], &max_memory)) {
                 fprintf(stderr, "tpb compile: --max-memory needs a size in bytes (e.g. 8G, 512M), "
                                 "got '%s'\n", i + 1 < argc ? argv[i + 1] : "");
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--sbuf-limit")) {
+            if (i + 1 >= argc || parse_size(argv[i + 1], &sbuf_limit) || sbuf_limit == 0 ||
+                sbuf_limit > UINT32_MAX) {
+                fprintf(stderr, "tpb compile: --sbuf-limit needs a size in bytes per partition "
+                                "(e.g. 64K), got '%s'\n", i + 1 < argc ? argv[i + 1] : "");
                 return 2;
             }
             i++;
@@ -350,7 +366,8 @@ int tpb_cmd_compile(int argc, char **argv)
     }
     enc_options_t o = {.out_dir = out, .target = target, .mode = mode, .dump_bin_per_inst = dump,
                        .buffers = buffers, .enable_ldw_opt = ldw_opt, .loops = loops,
-                       .dma_desc_reuse = desc_reuse, .fsync = durable};
+                       .dma_desc_reuse = desc_reuse, .fsync = durable,
+                       .sbuf_limit = sbuf_limit};
     enc_stats_t st;
     memset(&st, 0, sizeof st);
     /* a grid of several programs goes through the multi-core split/link */

@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "fileio.h"
 #include "hugepage.h"
+#include "spill.h"
 
 /* Bound on every shape, count, step and offset, so that address arithmetic
  * in 64 bits cannot overflow (2^40 elements = 4 TiB of fp32). */
@@ -370,6 +371,8 @@ static int prelink(const tir_kernel_t *k, int core, const tpb_target_t *t,
     if (live)
         enc_live_free(live);   /* applied: its memory back before the lowering's */
     if (arc) {
+        if (st)
+            st->sbuf_oom = cc->m.sbuf_fail_op >= 0;   /* the compile may spill */
         free(ev);
         return -1;
     }
@@ -518,6 +521,46 @@ int enc_check_hbm_fits(const enc_hbm_layout_t *hbm, const tpb_target_t *t, tpb_e
     return 0;
 }
 
+/* A kernel rewritten by spilling, and its HBM layout (the spill slots are
+ * scratch tensors after every other). */
+typedef struct {
+    tir_kernel_t k;
+    enc_hbm_layout_t hbm;
+    bool made;
+} spilled_t;
+
+static void spilled_free(spilled_t *sp)
+{
+    if (sp->made) {
+        enc_hbm_layout_free(&sp->hbm);
+        enc_spill_free(&sp->k);
+    }
+    sp->made = false;
+}
+
+/* The compile of w after its SBUF placement failed: a copy spilled until
+ * it fits (enc_spill), compiled whole; stats count the spill traffic. */
+static int spill_compile(const tir_kernel_t *w, const tpb_target_t *t, const enc_options_t *o,
+                         const char *core_dir, enc_staging_t *staging, spilled_t *sp,
+                         enc_stats_t *st, tpb_err_t *err)
+{
+    enc_spill_stats_t ss;
+    if (enc_spill_copy(&sp->k, w, err))
+        return -1;
+    memset(&sp->hbm, 0, sizeof sp->hbm);
+    sp->made = true;
+    if (enc_spill(&sp->k, t, o->buffers, o->loops, &ss, err) ||
+        enc_hbm_layout(&sp->k, &sp->hbm, err) || enc_check_hbm_fits(&sp->hbm, t, err) ||
+        compile_core(&sp->k, 0, t, &sp->hbm, o, core_dir, staging, NULL, NULL, st, err))
+        return -1;
+    st->spills = ss.victims;
+    st->spill_saves = ss.saves;
+    st->spill_reloads = ss.reloads;
+    st->spill_save_bytes = ss.save_bytes;
+    st->spill_reload_bytes = ss.reload_bytes;
+    return 0;
+}
+
 /* enc_compile_staged; rel == k (non-const) when k's ops may be released
  * (enc_compile_release), else NULL. */
 static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_options_t *opts,
@@ -529,6 +572,12 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
     const tpb_target_t *t = pick_target(k, &o, err);
     if (!t)
         return -1;
+    tpb_target_t limited;   /* --sbuf-limit: the allocator sees a smaller SBUF */
+    if (o.sbuf_limit && o.sbuf_limit < t->sbuf_partition_bytes) {
+        limited = *t;
+        limited.sbuf_partition_bytes = (unsigned)o.sbuf_limit;
+        t = &limited;
+    }
     bool ident;
     unsigned ident_dt = ISA_DT_FP32;
     enc_live_t live;
@@ -552,6 +601,8 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
         ops_drop(rel);   /* copied into w.k */
     ops_release_t release = {.work = &w.k, .caller = w.owned ? NULL : rel, .pools = rel};
     snprintf(w.k.target, sizeof w.k.target, "%s", t->name);
+    spilled_t sp;
+    memset(&sp, 0, sizeof sp);
     enc_hbm_layout_t hbm;
     if (enc_hbm_layout_live(&w.k, &live, &hbm, err)) {
         enc_live_free(&live);
@@ -574,12 +625,22 @@ static int compile_staged(const tir_kernel_t *k, tir_kernel_t *rel, const enc_op
         if (fio_mkdirs_fresh(core_dir, strlen(tmp), err))
             goto out;
     }
+    enc_stats_t local;
+    enc_stats_t *st = stats ? stats : &local;
+    const tir_kernel_t *ck = &w.k;   /* the kernel compiled: w.k, or its spilled copy */
+    const enc_hbm_layout_t *ch = &hbm;
     if (compile_core(&w.k, 0, t, &hbm, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL,
-                     staging, rel ? &release : NULL, &live, stats, err))
-        goto out;
+                     staging, rel ? &release : NULL, &live, st, err)) {
+        /* SBUF did not fit: spill (encoder/spill.c) and compile the result */
+        if (!st->sbuf_oom ||
+            spill_compile(&w.k, t, &o, o.mode == ENC_RUN_ISA_CHECKS ? core_dir : NULL, staging,
+                          &sp, st, err))
+            goto out;
+        ck = &sp.k, ch = &sp.hbm;
+    }
     if (o.mode == ENC_RUN_ISA_CHECKS) {
         const char *map_dirs[2] = { tmp, core_dir };   /* one map, two copies */
-        if (enc_write_tensor_maps(&w.k, t, &hbm, map_dirs, 2, err) ||
+        if (enc_write_tensor_maps(ck, t, ch, map_dirs, 2, err) ||
             (o.fsync && fio_fsync_tree(tmp, err)) || art_install_dir(tmp, o.out_dir, err))
             goto out;
         tmp[0] = 0;
@@ -590,6 +651,7 @@ out:
         art_rmtree(tmp);
     enc_live_free(&live);
     enc_hbm_layout_free(&hbm);
+    spilled_free(&sp);
     work_free(&w);
     return rc;
 }

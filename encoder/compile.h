@@ -61,6 +61,9 @@ typedef struct {
                                   funcArgs passed in registers (docs/multicore.md) */
     bool fsync;                /* --fsync: fsync the artifacts before the directory's
                                   rename (docs/reliability.md "Durability") */
+    uint64_t sbuf_limit;       /* --sbuf-limit: SBUF bytes per partition the allocator
+                                  may use, 0 = the target's (tests: force spilling,
+                                  docs/compiler.md "SBUF spilling") */
 } enc_options_t;
 
 /* What a compile produced (filled on success). */
@@ -77,6 +80,10 @@ typedef struct {
     int files;                            /* .bin files written */
     unsigned rolled, roll_failed;         /* loops rolled / candidates left unrolled */
     char roll_note[256];                  /* why the first candidate was left unrolled */
+    bool sbuf_oom;                        /* the allocation failed placing SBUF (the
+                                             compile then spills, encoder/spill.c) */
+    unsigned spills, spill_saves, spill_reloads;   /* spill decisions, stores, loads */
+    uint64_t spill_save_bytes, spill_reload_bytes; /* their bytes (all partitions) */
 } enc_stats_t;
 
 /* HBM layout shared by every core (multi-core hook): byte address of each

@@ -98,6 +98,17 @@ static int add_dep_tokens(lower_ctx_t *c, int first, const bool *target)
     return 0;
 }
 
+/* The instructions a spill load / store made (from index first on) are
+ * spill transfers: the queue pass puts them on the spill queues and the
+ * stats count their bytes (encoder/spill.c). */
+static void mark_spill(lower_ctx_t *c, int first)
+{
+    bir_block_t *b = bir_main_block(c->m);
+    uint8_t kind = c->op->flags & TIR_F_SPILL_SAVE ? BIR_SPILL_SAVE : BIR_SPILL_RELOAD;
+    for (int j = first; j < b->ninsts; j++)
+        b->insts[j].spill = kind;
+}
+
 int lower_kernel(lower_ctx_t *c)
 {
     /* the name dispatch and the name, resolved once per op kind (name_of
@@ -150,6 +161,8 @@ int lower_kernel(lower_ctx_t *c)
         }
         int first = bir_main_block(c->m)->ninsts;
         rc = fn(c);
+        if (!rc && (c->op->flags & (TIR_F_SPILL_SAVE | TIR_F_SPILL_RELOAD)))
+            mark_spill(c, first);
         if (!rc && target && (target[i] || c->op->ndeps))
             rc = add_dep_tokens(c, first, target);
         if (!rc && c->op_done)

@@ -102,10 +102,10 @@ static unsigned queues_for(const tpb_target_t *t, int engine)
     return n ? n : 1;
 }
 
-static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, tpb_err_t *err)
+/* The queue called name (made when new, issued by engine). */
+static int named_queue(bir_module_t *m, const tpb_target_t *t, int engine, const char *name,
+                       tpb_err_t *err)
 {
-    char name[32];
-    queue_name(engine, k, name, sizeof name);
     for (int q = 0; q < m->nqueues; q++)
         if (strcmp(m->queues[q].name, name) == 0)
             return q;
@@ -123,6 +123,20 @@ static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, 
     return m->nqueues++;
 }
 
+static int get_queue(bir_module_t *m, const tpb_target_t *t, int engine, int k, tpb_err_t *err)
+{
+    char name[32];
+    queue_name(engine, k, name, sizeof name);
+    return named_queue(m, t, engine, name, err);
+}
+
+/* Spill transfers (bir_inst_t.spill, encoder/spill.c) are issued by SP on
+ * queues of their own, named as the production compiler's:
+ * qSyncSpillReload0 and qSyncSpillReload1, alternating in program order,
+ * so spill traffic neither waits behind nor delays the kernel's own
+ * transfers on qSyncIO*. */
+#define SPILL_QUEUES 2
+
 int sched_assign_queues(bir_module_t *m, const tpb_target_t *t, tpb_err_t *err)
 {
     return sched_assign_queues_rr(m, t, NULL, 0, 0, err);
@@ -139,6 +153,7 @@ typedef struct {
     /* get_queue's answer per (engine, k), once known: queue names do not
      * change here, so the lookup by name is done once per queue */
     int known_q[ISA_ENG_COUNT][SP_RINGS_MAX];
+    int spill_rr, known_spill[SPILL_QUEUES];
 } qwalk_t;
 
 /* The semaphores before the queues' and the walk's state; -1 when out of
@@ -153,6 +168,7 @@ static int qwalk_init(qwalk_t *w, bir_module_t *m, const tpb_target_t *t,
     w->t = t, w->ev = ev, w->nev = nev;
     w->cur_group = -1, w->cur_q = -1;
     memset(w->known_q, -1, sizeof w->known_q);
+    memset(w->known_spill, -1, sizeof w->known_spill);
     /* engine semaphores first: ids 0..4; then the collective slots (ids
      * BIR_COLL_SEM0.., the same on every core: peers name them) */
     m->nsems = 5;
@@ -198,8 +214,26 @@ __attribute__((noinline)) static int qwalk_queue(qwalk_t *w, bir_module_t *m, in
  * Inline, the rare steps (loop events, a queue's first use) out of line:
  * a call per DMA instruction saving the registers of those steps cost
  * most of the walk (compile-live: 50 instructions per DMA). */
+/* The next spill queue (SPILL_QUEUES above); -1 on error. */
+__attribute__((noinline)) static int qwalk_spill(qwalk_t *w, bir_module_t *m, bir_inst_t *in,
+                                                 tpb_err_t *err)
+{
+    int k = w->spill_rr++ % SPILL_QUEUES;
+    if (w->known_spill[k] < 0) {
+        char name[32];
+        sched_name_num(name, sizeof name, "qSyncSpillReload", k);
+        w->known_spill[k] = named_queue(m, w->t, in->engine, name, err);
+    }
+    return w->known_spill[k];
+}
+
 static inline int qwalk_step(qwalk_t *w, bir_module_t *m, bir_inst_t *in, tpb_err_t *err)
 {
+    if (in->spill && in->dma_group != w->cur_group) {
+        w->cur_group = in->dma_group;
+        if ((w->cur_q = qwalk_spill(w, m, in, err)) < 0)
+            return -1;
+    }
     if (in->dma_group != w->cur_group) {
         w->cur_group = in->dma_group;
         if (w->nextev < w->nev)

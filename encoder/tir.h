@@ -150,6 +150,11 @@ const char *tir_op_name(tir_opkind_t k);   /* "matmul", "tensor_tensor", ... */
 /* TENSOR_REDUCE: one TensorReduce per reduced axis (seed 001
  * NeuronReduceMacro), kernel `per_axis` */
 #define TIR_F_PER_AXIS     (1u << 25)
+/* load / store made by SBUF spilling (encoder/spill.c): SAVE stores a tile
+ * to its HBM spill slot, RELOAD loads it back; both run on the spill DMA
+ * queues (qSyncSpillReload0/1) and are counted as spill traffic */
+#define TIR_F_SPILL_SAVE   (1u << 26)
+#define TIR_F_SPILL_RELOAD (1u << 27)
 
 /* Inline assembly (seed 001 codegenInlineASMInst /
  * codegenInlineASMBytesInst), reached from tir_op_t.inl:

@@ -506,6 +506,14 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     return 0;
 }
 
+/* Whether the transfer writes HBM (its first descriptor's destination). */
+static bool xfer_to_hbm(const sim_xfer_t *x)
+{
+    const isa_inst_t *in = &x->descs[0].d->inst;
+    const isa_dap_t *dst = isa_op_is_direct_dma(in->op) ? &in->f.DDESC.dst : &in->f.DIND.dst;
+    return dst->space == ISA_SPACE_HBM;
+}
+
 int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
 {
     sim_queue_t *Q = &c->queues[q];
@@ -519,6 +527,8 @@ int sim_dma_done(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     Q->slots_busy &= ~(1u << x->slot);
     active_change(c, s->now, -1);
     Q->bytes += x->bytes;
+    if (x->ndesc && xfer_to_hbm(x))
+        Q->bytes_to_hbm += x->bytes;
     Q->transfers++;
     Q->busy_ps += x->end_ps - x->start_ps;
     if (x->end_ps > s->end_ps)

@@ -699,6 +699,7 @@ unsigned sim_get_queue_stats(const sim_t *s, unsigned core, sim_queue_stats_t *o
         if (!Q->transfers && !Q->descriptors)
             continue;
         out[n++] = (sim_queue_stats_t){ .queue = q, .name = Q->name, .bytes = Q->bytes,
+                                        .bytes_to_hbm = Q->bytes_to_hbm,
                                         .transfers = Q->transfers,
                                         .descriptors = Q->descriptors,
                                         .busy_cycles = sim_ps_dur_to_ref(s->t, Q->busy_ps) };

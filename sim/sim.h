@@ -96,6 +96,7 @@ typedef struct {
     unsigned queue;
     const char *name;           /* from def.json, or NULL */
     uint64_t bytes;
+    uint64_t bytes_to_hbm;      /* of bytes: transfers whose destination is HBM */
     uint64_t transfers;
     uint64_t descriptors;
     uint64_t busy_cycles;       /* reference cycles with a transfer in flight */

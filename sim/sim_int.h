@@ -140,6 +140,7 @@ typedef struct {
     uint32_t slots_busy;         /* bit k: a transfer in flight holds slot k */
     char *name;                  /* def.json, owned, or NULL */
     uint64_t bytes, transfers, descriptors, busy_ps;
+    uint64_t bytes_to_hbm;       /* of bytes: transfers whose destination is HBM */
 } sim_queue_t;
 
 typedef struct {

@@ -90,7 +90,7 @@ char *sim_stats_json(const sim_t *s)
     for (unsigned c = 0; c < ISA_CLASS_COUNT; c++)
         if (c != ISA_CLASS_PREFIX)
             cJSON_AddNumberToObject(cls, isa_class_name((isa_class_t)c), (double)sum.by_class[c]);
-    uint64_t sem_wait = 0, dma_bytes = 0;
+    uint64_t sem_wait = 0, dma_bytes = 0, spill_save = 0, spill_reload = 0;
     cJSON *cores = cJSON_AddArrayToObject(root, "cores");
     for (unsigned ci = 0; ci < s->ncores; ci++) {
         cJSON *co = cJSON_CreateObject();
@@ -106,6 +106,10 @@ char *sim_stats_json(const sim_t *s)
         unsigned nq = qv ? sim_get_queue_stats(s, ci, qv, s->t->dma_queues) : 0;
         for (unsigned i = 0; i < nq; i++) {
             dma_bytes += qv[i].bytes;
+            if (qv[i].name && strstr(qv[i].name, "SpillReload")) {   /* spill queues */
+                spill_save += qv[i].bytes_to_hbm;
+                spill_reload += qv[i].bytes - qv[i].bytes_to_hbm;
+            }
             cJSON_AddItemToArray(qs, queue_json(s, &qv[i]));
         }
         free(qv);
@@ -114,6 +118,10 @@ char *sim_stats_json(const sim_t *s)
     }
     cJSON_AddNumberToObject(root, "sem_wait_cycles", (double)sem_wait);
     cJSON_AddNumberToObject(root, "dma_bytes", (double)dma_bytes);
+    if (spill_save || spill_reload) {   /* a compile that spilled SBUF (docs/compiler.md) */
+        cJSON_AddNumberToObject(root, "spill_save_bytes", (double)spill_save);
+        cJSON_AddNumberToObject(root, "spill_reload_bytes", (double)spill_reload);
+    }
     cJSON_AddNumberToObject(root, "wall_seconds", sum.wall_seconds);
     cJSON_AddNumberToObject(root, "sim_instructions_per_second",
                             sum.wall_seconds > 0 ? (double)sum.instructions / sum.wall_seconds : 0.0);

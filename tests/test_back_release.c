@@ -98,7 +98,7 @@ static void expect_same_compile(const char *text, const char *tag, bool big)
     char da[4096], db[4096];
     dir_for(da, sizeof da, "a");
     dir_for(db, sizeof db, "b");
-    enc_options_t o = {da, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false};
+    enc_options_t o = {da, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
     enc_stats_t sa, sb;
     int rc = enc_compile(&k1, &o, &sa, &err);
     if (rc)
@@ -196,7 +196,7 @@ static void test_release_on_error(void **state)
     tir_kernel_t k;
     tpb_err_t err;
     assert_int_equal(enc_parse_kernel_json(t, strlen(t), "e", TPB_SOURCE_DIR, NULL, 0, &k, &err), 0);
-    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false};
+    enc_options_t o = {NULL, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
     enc_stats_t st;
     assert_int_not_equal(enc_compile_release(&k, &o, &st, &err), 0);   /* no output dir */
     assert_non_null(strstr(err.msg, "output directory"));

@@ -1,0 +1,1 @@
+tpb_add_test(test_spill "quick;unit" test_spill.c)
