@@ -129,7 +129,8 @@ def _run(k, args, kwargs, target, trace, keep, writeback):
             _index_error(e, traced.indirect)
             raise
         # a returned reshape of an output tensor (t.reshape(...)) has its shape
-        res = tuple(ctx.sim_fetch(o.base.name).reshape(o.shape) for o in outs)
+        res = tuple(_ndtypes.from_exchange(ctx.sim_fetch(o.base.name).reshape(o.shape), o.dtype)
+                    for o in outs)
         if traced.prints:
             _device_prints(ctx, art)
         if writeback:

@@ -129,3 +129,11 @@ def to_exchange(a):
     if DTYPES and a.dtype in DTYPES:
         return a.astype(np.float32)
     return a
+
+
+def from_exchange(a, name):
+    """A float32 array of kernel dtype `name` (bf16/fp8 values, exact) as an
+    array of that NumPy dtype when the module is loaded, as NKI returns
+    such outputs; else a unchanged."""
+    nd = numpy_dtype(name)
+    return a.astype(nd) if nd is not None and a.dtype == np.float32 else a

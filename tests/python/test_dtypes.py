@@ -328,7 +328,11 @@ def test_kernels_take_these_arrays():
     """A kernel given such an array sees a tensor of that dtype (the
     simulator gets the exact values); NumPy-side code as NKI tests write it."""
     a = np.random.rand(128, 32).astype(nl.bfloat16)
-    np.testing.assert_array_equal(relu_bf16(a), a.astype(np.float32))
+    r = relu_bf16(a)
+    assert r.dtype == np.dtype(nl.bfloat16)   # a bf16 output is a bf16 array, as in NKI
+    np.testing.assert_array_equal(r.astype(np.float32), a.astype(np.float32))
+    e = relu_bf16(-a.astype(np.float32).astype(nl.float8_e5m2))
+    assert e.dtype == np.dtype(nl.float8_e5m2) and not e.astype(np.float32).any()
     for dt in (nl.bfloat16, nl.float8_e4m3, nl.float8_e5m2):
         x = np.ones((128, 8), dtype=dt) * np.array(0.75, dtype=dt)
         out = scaled(x, dt)
