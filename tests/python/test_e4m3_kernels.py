@@ -7,6 +7,7 @@ code, past the overflow threshold inf / NaN); never from tpbsim."""
 import numpy as np
 import pytest
 
+import tpbsim
 from tpbsim import _ndtypes, nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
@@ -112,3 +113,18 @@ def test_nc_matmul_takes_e4m3_and_refuses_the_mix():
     np.testing.assert_allclose(mm(a, b), want, rtol=1e-5, atol=1e-4)
     with pytest.raises(Exception, match="cannot be mixed in one matmul"):
         mm(a, b.astype(np.float32).astype(nl.float8_e4m3fn))
+
+
+def test_nc_matmul_e4m3fn_needs_neuroncore_v4():
+    """NKI: float8_e4m3fn on nc_matmul from NeuronCore-v4.  trn1 (v2)
+    refuses it and takes float8_e4m3; trn2 (which also runs tpbsim's v4
+    forms, MX) takes both."""
+    a = np.ones((128, 128), np.float32)
+    b = np.full((128, 64), 0.5, np.float32)
+    fn = (a.astype(nl.float8_e4m3fn), b.astype(nl.float8_e4m3fn))
+    with pytest.raises(Exception, match="stationary dtype float8_e4m3fn .OCP FP8. needs "
+                                        "NeuronCore-v4 .NKI nc_matmul.; target trn1"):
+        tpbsim.simulate(mm, *fn, target="trn1")
+    legacy = (a.astype(nl.float8_e4m3), b.astype(nl.float8_e4m3))
+    np.testing.assert_array_equal(tpbsim.simulate(mm, *legacy, target="trn1").outputs, 64.0)
+    np.testing.assert_array_equal(tpbsim.simulate(mm, *fn, target="trn2").outputs, 64.0)
