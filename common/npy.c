@@ -162,7 +162,7 @@ static int void_dtype(const char *descr, const npy_layout_t *lay, const char *na
         return lay->v1_dtype;
     tpb_errf(err, "%s: offset %zu: field 'descr': '%s' is raw 1-byte values (an fp8 array saved "
                   "from NumPy) without its format: accepted only as an input whose tensor is "
-                  "float8_e4m3fn or float8_e5m2 (or save it as float32)", name, off, descr);
+                  "float8_e4m3fn, float8_e4m3 or float8_e5m2 (or save it as float32)", name, off, descr);
     return -2;
 }
 
@@ -386,7 +386,7 @@ static int read_direct(const char *path, npy_array_t *out, const npy_array_t *wa
             goto done;
     }
     npy_layout_t lay = { .v1_dtype = -1 };
-    if (want && (want->dtype == ISA_DT_FP8E4M3 || want->dtype == ISA_DT_FP8E5M2))
+    if (want && isa_dtype_kind(want->dtype) == ISA_DK_F && isa_dtype_size(want->dtype) == 1)
         lay.v1_dtype = (int)want->dtype;
     if (parse_header(hb, len, path, out, &lay, false, err) != 0) {
         rc = -1;

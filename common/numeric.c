@@ -2,7 +2,7 @@
  *
  * All narrowing float conversions go through one routine parameterised by
  * the target format (exponent bits, mantissa bits, overflow rule), so bf16,
- * fp16, fp8e4m3fn and fp8e5m2 share exactly the same rounding code. */
+ * fp16, fp8e4m3fn, fp8e4m3 (IEEE style) and fp8e5m2 share exactly the same rounding code. */
 #include "numeric.h"
 
 #include <math.h>
@@ -22,6 +22,8 @@ static const minifloat_t FMT_BF16 = { 8, 7, 127, 0x7F, 1, 0x7FC0 };
 static const minifloat_t FMT_F16 = { 5, 10, 15, 0x3FF, 1, 0x7E00 };
 static const minifloat_t FMT_E5M2 = { 5, 2, 15, 0x3, 1, 0x7E };
 static const minifloat_t FMT_E4M3FN = { 4, 3, 8, 0x6, 0, 0x7F };
+/* NKI's legacy float8_e4m3: exponent 1111 is inf (mantissa 0) / NaN, max 240 */
+static const minifloat_t FMT_E4M3IEEE = { 4, 3, 7, 0x7, 1, 0x7C };
 
 /* fp32 -> minifloat by integer arithmetic: the significand (with its
  * implicit bit) is shifted right to the target's quantum for the value's
@@ -125,6 +127,8 @@ uint16_t num_f32_to_f16(float f) { return (uint16_t)f32_to_minifloat(f, &FMT_F16
 float num_f16_to_f32(uint16_t h) { return minifloat_to_f32(h, &FMT_F16); }
 uint8_t num_f32_to_fp8e4m3(float f) { return (uint8_t)f32_to_minifloat(f, &FMT_E4M3FN); }
 float num_fp8e4m3_to_f32(uint8_t v) { return minifloat_to_f32(v, &FMT_E4M3FN); }
+uint8_t num_f32_to_fp8e4m3ieee(float f) { return (uint8_t)f32_to_minifloat(f, &FMT_E4M3IEEE); }
+float num_fp8e4m3ieee_to_f32(uint8_t v) { return minifloat_to_f32(v, &FMT_E4M3IEEE); }
 uint8_t num_f32_to_fp8e5m2(float f) { return (uint8_t)f32_to_minifloat(f, &FMT_E5M2); }
 float num_fp8e5m2_to_f32(uint8_t v) { return minifloat_to_f32(v, &FMT_E5M2); }
 
@@ -149,6 +153,7 @@ float num_load_f32(const void *p, unsigned dt)
     case ISA_DT_BF16: { uint16_t h; memcpy(&h, b, 2); return num_bf16_to_f32(h); }
     case ISA_DT_FP16: { uint16_t h; memcpy(&h, b, 2); return num_f16_to_f32(h); }
     case ISA_DT_FP8E4M3: return num_fp8e4m3_to_f32(b[0]);
+    case ISA_DT_FP8E4M3IEEE: return num_fp8e4m3ieee_to_f32(b[0]);
     case ISA_DT_FP8E5M2: return num_fp8e5m2_to_f32(b[0]);
     default: return (float)num_load_i64(p, dt);
     }
@@ -162,6 +167,7 @@ void num_store_f32(void *p, unsigned dt, float v)
     case ISA_DT_BF16: { uint16_t h = num_f32_to_bf16(v); memcpy(b, &h, 2); return; }
     case ISA_DT_FP16: { uint16_t h = num_f32_to_f16(v); memcpy(b, &h, 2); return; }
     case ISA_DT_FP8E4M3: b[0] = num_f32_to_fp8e4m3(v); return;
+    case ISA_DT_FP8E4M3IEEE: b[0] = num_f32_to_fp8e4m3ieee(v); return;
     case ISA_DT_FP8E5M2: b[0] = num_f32_to_fp8e5m2(v); return;
     case ISA_DT_INT8: { int8_t x = (int8_t)f32_to_int_sat(v, INT8_MIN, INT8_MAX); memcpy(b, &x, 1); return; }
     case ISA_DT_INT16: { int16_t x = (int16_t)f32_to_int_sat(v, INT16_MIN, INT16_MAX); memcpy(b, &x, 2); return; }
@@ -197,6 +203,10 @@ void num_load_f32_array(float *dst, const void *src, unsigned dt, size_t n)
     case ISA_DT_FP8E4M3:
         for (size_t i = 0; i < n; i++)
             dst[i] = num_fp8e4m3_to_f32(b[i]);
+        return;
+    case ISA_DT_FP8E4M3IEEE:
+        for (size_t i = 0; i < n; i++)
+            dst[i] = num_fp8e4m3ieee_to_f32(b[i]);
         return;
     case ISA_DT_FP8E5M2:
         for (size_t i = 0; i < n; i++)
@@ -237,6 +247,10 @@ void num_store_f32_array(void *dst, unsigned dt, const float *src, size_t n)
     case ISA_DT_FP8E4M3:
         for (size_t i = 0; i < n; i++)
             b[i] = num_f32_to_fp8e4m3(src[i]);
+        return;
+    case ISA_DT_FP8E4M3IEEE:
+        for (size_t i = 0; i < n; i++)
+            b[i] = num_f32_to_fp8e4m3ieee(src[i]);
         return;
     case ISA_DT_FP8E5M2:
         for (size_t i = 0; i < n; i++)

@@ -4,7 +4,8 @@
  *
  * Float narrowing rounds to nearest, ties to even.  bf16/fp16 overflow to
  * +-inf; fp8e5m2 overflows to +-inf; fp8e4m3 (the "fn" variant: no inf,
- * max 448) overflows to NaN.  NaN stays NaN.
+ * max 448) overflows to NaN; fp8e4m3ieee (NKI's legacy float8_e4m3: inf
+ * and NaN at exponent 1111, max 240) overflows to +-inf.  NaN stays NaN.
  * Float -> integer: round to nearest even, saturate to the type's range,
  * NaN -> 0.  Integer -> float: exact where representable, else RNE. */
 #ifndef TPB_NUMERIC_H
@@ -19,6 +20,8 @@ uint16_t num_f32_to_f16(float f);
 float num_f16_to_f32(uint16_t h);
 uint8_t num_f32_to_fp8e4m3(float f);
 float num_fp8e4m3_to_f32(uint8_t v);
+uint8_t num_f32_to_fp8e4m3ieee(float f);
+float num_fp8e4m3ieee_to_f32(uint8_t v);
 uint8_t num_f32_to_fp8e5m2(float f);
 float num_fp8e5m2_to_f32(uint8_t v);
 

@@ -96,6 +96,7 @@ static const tpb_target_t targets[] = {
         .pe_ls_speedup = 4,
         .pe_has_32_tiles = true,
         .pe_double_row = true,                /* ARCH3: perf_mode=double_row */
+        .pe_ocp_fp8 = true,
         .min_ii = 64,
         .act_static_overhead = 100,
         .dve_static_overhead = 100,

@@ -61,6 +61,9 @@ typedef struct {
     unsigned pe_ls_speedup;          /* fast LoadStationary: 4x */
     bool pe_has_32_tiles;            /* v3+: 32x32 PE tiles */
     bool pe_double_row;              /* v3: perf_mode double_row */
+    /* nc_matmul takes OCP float8_e4m3fn (NKI: NeuronCore-v4).  trn2 says
+     * yes: it also runs the v4 forms tpbsim models (MX); trn1 (v2) no */
+    bool pe_ocp_fp8;
     unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
     unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
     unsigned dve_static_overhead;

@@ -20,6 +20,7 @@
 #include "txn.h"
 #include "jsonw.h"
 #include "npy.h"
+#include "numeric.h"
 
 /* Write the document w holds (freed here) as dir/name.  def.json and
  * tensor-map.json go through jw_t, the one JSON writer (common/jsonw.h):
@@ -532,26 +533,11 @@ int art_write_def(const bir_module_t *m, const gen_t *g, const char *dir, tpb_er
     return write_json(&w, dir, "def.json", err);
 }
 
-static float minifloat_to_f32(uint32_t bits, int eb, int mb, bool fn)
-{
-    uint32_t sign = bits >> (eb + mb) & 1u, e = bits >> mb & ((1u << eb) - 1), m = bits & ((1u << mb) - 1);
-    int bias = (1 << (eb - 1)) - 1;
-    float v;
-    if (fn && e == (1u << eb) - 1 && m == (1u << mb) - 1)
-        v = NAN;
-    else if (!fn && e == (1u << eb) - 1)
-        v = m ? NAN : INFINITY;
-    else if (e == 0)
-        v = ldexpf((float)m, 1 - bias - mb);
-    else
-        v = ldexpf((float)(m | 1u << mb), (int)e - bias - mb);
-    return sign ? -v : v;
-}
-
 /* bf16/fp8 constants are exchanged as float32 arrays (docs/artifacts.md). */
 static int const_to_npy(const tir_tensor_t *t, npy_array_t *a, tpb_err_t *err)
 {
-    bool widen = t->dtype == ISA_DT_BF16 || t->dtype == ISA_DT_FP8E4M3 || t->dtype == ISA_DT_FP8E5M2;
+    bool widen = isa_dtype_kind(t->dtype) == ISA_DK_F && isa_dtype_size(t->dtype) < 4 &&
+                 t->dtype != ISA_DT_FP16;
     if (npy_alloc(a, widen ? ISA_DT_FP32 : t->dtype, t->ndim, t->shape, err))
         return -1;
     uint64_t n = enc_tensor_elems(t);
@@ -560,17 +546,7 @@ static int const_to_npy(const tir_tensor_t *t, npy_array_t *a, tpb_err_t *err)
         memcpy(a->data, src, n * isa_dtype_size(t->dtype));
         return 0;
     }
-    float *dst = a->data;
-    for (uint64_t i = 0; i < n; i++) {
-        if (t->dtype == ISA_DT_BF16) {
-            uint32_t u = (uint32_t)(src[2 * i] | src[2 * i + 1] << 8) << 16;
-            memcpy(&dst[i], &u, 4);
-        } else if (t->dtype == ISA_DT_FP8E4M3) {
-            dst[i] = minifloat_to_f32(src[i], 4, 3, true);
-        } else {
-            dst[i] = minifloat_to_f32(src[i], 5, 2, false);
-        }
-    }
+    num_load_f32_array(a->data, src, t->dtype, n);   /* exact widening */
     return 0;
 }
 

@@ -416,7 +416,7 @@ static void store_one(void *p, unsigned dtype)
     case ISA_DT_FP32: { float f = 1.0f; memcpy(p, &f, 4); break; }
     case ISA_DT_BF16: { uint16_t v = 0x3F80; memcpy(p, &v, 2); break; }
     case ISA_DT_FP16: { uint16_t v = 0x3C00; memcpy(p, &v, 2); break; }
-    case ISA_DT_FP8E4M3: *(uint8_t *)p = 0x38; break;
+    case ISA_DT_FP8E4M3: case ISA_DT_FP8E4M3IEEE: *(uint8_t *)p = 0x38; break;
     case ISA_DT_FP8E5M2: *(uint8_t *)p = 0x3C; break;
     case ISA_DT_INT8: case ISA_DT_UINT8: *(uint8_t *)p = 1; break;
     case ISA_DT_INT16: case ISA_DT_UINT16: { uint16_t v = 1; memcpy(p, &v, 2); break; }

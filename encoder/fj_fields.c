@@ -569,13 +569,11 @@ int fj_get_dtype(jx_t *j, const cJSON *obj, const char *path, unsigned *out)
     int v;
     if (!strcmp(n, "bool") || !strcmp(n, "bool_"))
         v = ISA_DT_UINT8;
-    else if (!strcmp(n, "float8_e4m3"))
-        v = ISA_DT_FP8E4M3;
     else
         v = isa_dtype_by_name(n);
     if (v < 0)
         return fj_jfail(j, path, "dtype", "unknown dtype '%s' (float32 bfloat16 float16 "
-                     "float8_e4m3fn float8_e5m2 int8 int16 int32 uint8 uint16 uint32 bool)", s);
+                     "float8_e4m3fn float8_e4m3 float8_e5m2 int8 int16 int32 uint8 uint16 uint32 bool)", s);
     enum_keep(j, it, &enum_tags[4][1], v);
     *out = (unsigned)v;
     j->dt_text = s;

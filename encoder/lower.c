@@ -574,6 +574,7 @@ double lw_clip_scalar(double v, unsigned dt)
     case ISA_DT_BF16: hi = 3.3895313892515355e38; break;
     case ISA_DT_FP16: hi = 65504.0; break;
     case ISA_DT_FP8E4M3: hi = 448.0; break;
+    case ISA_DT_FP8E4M3IEEE: hi = 240.0; break;
     case ISA_DT_FP8E5M2: hi = 57344.0; break;
     case ISA_DT_INT8: lo = -128.0, hi = 127.0; goto clamp;
     case ISA_DT_INT16: lo = -32768.0, hi = 32767.0; goto clamp;
@@ -608,6 +609,7 @@ uint32_t lw_fill_bits(double v, unsigned dt)
     }
     case ISA_DT_FP16: return minifloat_bits(v, 5, 10, false);
     case ISA_DT_FP8E4M3: return minifloat_bits(v, 4, 3, true);
+    case ISA_DT_FP8E4M3IEEE: return minifloat_bits(v, 4, 3, false);
     case ISA_DT_FP8E5M2: return minifloat_bits(v, 5, 2, false);
     case ISA_DT_INT8: return int_bits(v, 8, true);
     case ISA_DT_INT16: return int_bits(v, 16, true);

@@ -177,6 +177,10 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         return -1;
     if (check_mm_shapes(c, &st, &g->moving, &g->dst))
         return -1;
+    if (!c->t->pe_ocp_fp8 && (st.dtype == ISA_DT_FP8E4M3 || g->moving.dtype == ISA_DT_FP8E4M3))
+        return lw_err(c, "%s dtype float8_e4m3fn (OCP FP8) needs NeuronCore-v4 (NKI nc_matmul); "
+                         "target %s takes float8_e4m3 and float8_e5m2",
+                      st.dtype == ISA_DT_FP8E4M3 ? "stationary" : "moving", c->t->name);
     g->row_pos = pt.row_pos, g->col_pos = pt.col_pos;
     g->row_size = pt.row_size, g->col_size = pt.col_size;
     g->perf = perf;

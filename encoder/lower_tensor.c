@@ -179,8 +179,7 @@ static int copy_operands(lower_ctx_t *c, bir_inst_t *in, isa_tap_t *src, isa_tap
 
 static bool is_float_dtype(unsigned dt)
 {
-    return dt == ISA_DT_FP32 || dt == ISA_DT_BF16 || dt == ISA_DT_FP16 ||
-           dt == ISA_DT_FP8E4M3 || dt == ISA_DT_FP8E5M2;
+    return isa_dtype_kind(dt) == ISA_DK_F;
 }
 
 /* generateCopyAct: a float copy on the Activation engine is an identity

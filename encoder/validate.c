@@ -167,7 +167,16 @@ static bool is_float(unsigned dt)
     return isa_dtype_kind(dt) == ISA_DK_F;
 }
 
+/* Any of the 8-bit floats (the def's 1-byte F dtypes: e4m3fn, NKI's legacy
+ * e4m3, e5m2). */
 static bool is_fp8(unsigned dt)
+{
+    return isa_dtype_kind(dt) == ISA_DK_F && isa_dtype_size(dt) == 1;
+}
+
+/* The OCP MX element formats (matmul_mx data, quantize_mx output): e4m3fn
+ * and e5m2, not NKI's legacy (IEEE-style) float8_e4m3. */
+static bool is_mx_fp8(unsigned dt)
 {
     return dt == ISA_DT_FP8E4M3 || dt == ISA_DT_FP8E5M2;
 }
@@ -299,10 +308,17 @@ static int check_matmul(const vctx_t *v)
             return vfail(v, enc_operand_name(op->kind, i), "dtype %s not allowed on the PE "
                          "(float32, bfloat16, float16, float8)", isa_dtype_numpy_name(t->dtype));
     }
+    /* NKI nc_matmul: legacy float8_e4m3 and OCP float8_e4m3fn cannot be
+     * mixed in one matmul (either operand order) */
+    if ((stt->dtype == ISA_DT_FP8E4M3IEEE && mvt->dtype == ISA_DT_FP8E4M3) ||
+        (stt->dtype == ISA_DT_FP8E4M3 && mvt->dtype == ISA_DT_FP8E4M3IEEE))
+        return vfail(v, "moving", "dtype %s with stationary %s: float8_e4m3 (legacy) and "
+                     "float8_e4m3fn (OCP) cannot be mixed in one matmul",
+                     isa_dtype_numpy_name(mvt->dtype), isa_dtype_numpy_name(stt->dtype));
     if (op->kind == TIR_MATMUL_MX) {
-        if (!is_fp8(stt->dtype) || !is_fp8(mvt->dtype))
-            return vfail(v, is_fp8(stt->dtype) ? "moving" : "stationary",
-                         "matmul_mx takes float8 operands");
+        if (!is_mx_fp8(stt->dtype) || !is_mx_fp8(mvt->dtype))
+            return vfail(v, is_mx_fp8(stt->dtype) ? "moving" : "stationary",
+                         "matmul_mx takes OCP float8 operands (float8_e4m3fn, float8_e5m2)");
         for (int i = 2; i < 4; i++) {
             if (need_space(v, op->src[i], i, K(SBUF), "an SBUF tile"))
                 return -1;
@@ -729,8 +745,8 @@ static int check_misc(const vctx_t *v)
         unsigned sd = tens(v, op->src[0])->dtype, dd = tens(v, op->dst)->dtype;
         if (sd != ISA_DT_BF16 && sd != ISA_DT_FP16 && sd != ISA_DT_FP32)
             return vfail(v, "src", "dtype %s (bfloat16, float16 or float32)", isa_dtype_numpy_name(sd));
-        if (!is_fp8(dd))
-            return vfail(v, "dst", "dtype %s (float8)", isa_dtype_numpy_name(dd));
+        if (!is_mx_fp8(dd))
+            return vfail(v, "dst", "dtype %s (float8_e4m3fn or float8_e5m2)", isa_dtype_numpy_name(dd));
         if (need(v, op->dst2, -2))
             return -1;
         if (tens(v, op->dst2)->dtype != ISA_DT_UINT8)

@@ -7,6 +7,7 @@ independently by bit manipulation and exact power-of-two arithmetic:
 
   * round to nearest, ties to even;
   * bfloat16 and float16 overflow to +-inf; float8_e5m2 overflows to +-inf;
+  * float8_e4m3 (NKI's legacy IEEE-style e4m3: max 240) overflows to +-inf;
   * float8_e4m3fn (no infinities, max 448) overflows to NaN: a value whose
     rounded magnitude exceeds 448 becomes NaN (464 rounds to 448 by
     ties-to-even, anything above 464 is NaN), and +-inf becomes NaN;
@@ -26,8 +27,9 @@ FORMATS = {
     "float16": (5, 10, "inf"),
     "float8_e4m3fn": (4, 3, "nan"),
     "float8_e5m2": (5, 2, "inf"),
+    "float8_e4m3": (4, 3, "inf"),
 }
-ALIASES = {"bf16": "bfloat16", "fp16": "float16", "float8_e4m3": "float8_e4m3fn",
+ALIASES = {"bf16": "bfloat16", "fp16": "float16", "fp8e4m3ieee": "float8_e4m3",
            "fp8e4m3": "float8_e4m3fn", "fp8e5m2": "float8_e5m2", "fp32": "float32"}
 
 
@@ -100,7 +102,7 @@ def to_bits(x, dtype):
     for idx in np.ndindex(r.shape):
         v = ar[idx]
         if np.isnan(v):
-            code = 0x7F if overflow == "nan" else ((1 << ebits) - 1) << mbits | 2
+            code = 0x7F if overflow == "nan" else ((1 << ebits) - 1) << mbits | 1 << (mbits - 1)
         elif np.isinf(v):
             code = ((1 << ebits) - 1) << mbits
         elif v == 0:
@@ -188,6 +190,12 @@ def self_check():
     _check_bits("float8_e5m2", 2.0 ** -16, 0x01, f)
     _check_bits("float8_e5m2", -1.25, 0xBD, f)
     _check_bits("float8_e4m3fn", np.inf, 0x7F, f)              # no inf in e4m3fn: NaN
+    # float8_e4m3 (NKI legacy, IEEE style): 1-4-3, bias 7, max 240, inf = S.1111.000
+    _check_bits("float8_e4m3", 240.0, 0x77, f)
+    _check_bits("float8_e4m3", 247.0, 0x77, f)
+    _check_bits("float8_e4m3", 248.0, 0x78, f)                 # tie -> inf (even)
+    _check_bits("float8_e4m3", -np.inf, 0xF8, f)
+    _check_bits("float8_e4m3", 2.0 ** -9, 0x01, f)
     _check_bits("float8_e5m2", -np.inf, 0xFC, f)
     _check_bits("bfloat16", np.inf, 0x7F80, f)
     # NaN stays NaN, decode of NaN/inf codes
@@ -201,7 +209,7 @@ def self_check():
     _expect(np.isinf(from_bits(np.array([0x7C], dtype=np.uint8), "float8_e5m2")[0]),
             "e5m2 0x7C must decode to inf", f)
     # every code round-trips through decode -> round (finite codes)
-    for dt in ("float8_e4m3fn", "float8_e5m2"):
+    for dt in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3"):
         codes = np.arange(256, dtype=np.uint8)
         vals = from_bits(codes, dt)
         ok = np.isfinite(vals)

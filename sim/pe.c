@@ -57,7 +57,7 @@ static int double_row_check(sim_exec_ctx_t *ctx, pe_tile_t t, const sim_opnd_t *
         return sim_fail(ctx, "perf: double_row uses the whole 128x128 array (row_pos/col_pos 0, "
                         "sizes 128), not tile rows [%u, +%u) cols [%u, +%u)", t.row_pos,
                         t.row_size, t.col_pos, t.col_size);
-    if (o->dtype != ISA_DT_FP8E4M3 && o->dtype != ISA_DT_FP8E5M2)
+    if (isa_dtype_kind(o->dtype) != ISA_DK_F || o->esize != 1)
         return sim_fail(ctx, "%s: double_row is an fp8 mode, not %s", o->name,
                         isa_dtype_name(o->dtype));
     if (o->nfree % 2)

@@ -14,3 +14,4 @@ tpb_add_test(test_front_slots "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_
 tpb_add_test(test_front_keys "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_keys.c)
 tpb_add_test(test_front_derive "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_derive.c)
 tpb_add_test(test_front_dmaquick "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_front_dmaquick.c)
+tpb_add_test(test_e4m3 "quick;unit" ${CMAKE_CURRENT_LIST_DIR}/test_e4m3.c)

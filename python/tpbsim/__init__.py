@@ -21,7 +21,7 @@ import tempfile
 from . import _ndtypes
 # NKI's narrow floats as NumPy types (nl.bfloat16 & co.); their scalar
 # types are named tpbsim.<name>, so pickle finds them here
-from ._ndtypes import bfloat16, float8_e4m3fn, float8_e5m2  # noqa: F401
+from ._ndtypes import bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2  # noqa: F401
 from ._lib import Context, TpbError
 from .nki._trace import NkiError
 

@@ -1,5 +1,5 @@
 /* _dtypes.c - the tpbsim_dtypes extension module: NumPy dtypes bfloat16,
- * float8_e4m3fn and float8_e5m2 (see _dtypes.h; python/tpbsim/_ndtypes.py
+ * float8_e4m3fn, float8_e4m3 and float8_e5m2 (see _dtypes.h; python/tpbsim/_ndtypes.py
  * loads it).  This file makes the scalar types, the dtype descriptors and
  * their array functions, and registers them; _dtypes_ops.c has the casts
  * and ufunc loops.
@@ -16,6 +16,7 @@ const tdt_fmt_t TDT_FMTS[TDT_NFMT] = {
     { "tpbsim.bfloat16", 2, 'E' },
     { "tpbsim.float8_e4m3fn", 1, '4' },
     { "tpbsim.float8_e5m2", 1, '5' },
+    { "tpbsim.float8_e4m3", 1, '3' },
 };
 
 int tdt_fmt_of_descr(const PyArray_Descr *d)
@@ -307,9 +308,10 @@ static void dot(int f, void *a, npy_intp as, void *b, npy_intp bs, void *out, np
 TDT_ARRFUNCS(TDT_BF16)
 TDT_ARRFUNCS(TDT_E4M3)
 TDT_ARRFUNCS(TDT_E5M2)
+TDT_ARRFUNCS(TDT_E4M3IEEE)
 
 static void (*const ARRFUNCS[TDT_NFMT])(PyArray_ArrFuncs *) = {
-    arrfuncs_TDT_BF16, arrfuncs_TDT_E4M3, arrfuncs_TDT_E5M2,
+    arrfuncs_TDT_BF16, arrfuncs_TDT_E4M3, arrfuncs_TDT_E5M2, arrfuncs_TDT_E4M3IEEE,
 };
 
 /* ---- registration ---- */
@@ -362,7 +364,7 @@ static int register_dtype(int fmt, PyTypeObject *t)
  * object here, besides NumPy's C-API table that import_array fills). */
 static struct PyModuleDef MODULE = {
     PyModuleDef_HEAD_INIT, "tpbsim_dtypes",
-    "NumPy dtypes bfloat16, float8_e4m3fn and float8_e5m2 for tpbsim.nki.language", -1,
+    "NumPy dtypes bfloat16, float8_e4m3fn, float8_e4m3 and float8_e5m2 for tpbsim.nki.language", -1,
     NULL, NULL, NULL, NULL, NULL,
 };
 
@@ -373,7 +375,7 @@ PyMODINIT_FUNC PyInit_tpbsim_dtypes(void)
     PyObject *m = PyModule_Create(&MODULE);
     if (!m)
         return NULL;
-    int nums[TDT_NFMT] = { -1, -1, -1 };
+    int nums[TDT_NFMT] = { -1, -1, -1, -1 };
     for (int fmt = 0; fmt < TDT_NFMT; fmt++) {
         PyObject *t = make_type(fmt);
         const char *name = strchr(TDT_FMTS[fmt].tp_name, '.') + 1;

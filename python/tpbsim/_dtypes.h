@@ -1,7 +1,7 @@
 /* _dtypes.h - shared parts of the tpbsim_dtypes extension module
  * (_dtypes.c: module, scalar types, registration; _dtypes_ops.c: casts and
- * ufunc loops).  The module gives NumPy 1.x three user dtypes -- bfloat16,
- * float8_e4m3fn and float8_e5m2 -- through NumPy's legacy user-dtype API,
+ * ufunc loops).  The module gives NumPy 1.x four user dtypes -- bfloat16,
+ * float8_e4m3fn, float8_e4m3 and float8_e5m2 -- through NumPy's legacy user-dtype API,
  * so that NKI code can use nl.bfloat16 & co. as NumPy dtypes, as NKI's own
  * (ml_dtypes) types are.  Every narrowing to one of them is common/numeric.c
  * (round to nearest even, the overflow rules of docs/semantics.md): this
@@ -27,7 +27,9 @@
 
 #include "numeric.h"
 
-enum { TDT_BF16, TDT_E4M3, TDT_E5M2, TDT_NFMT };
+/* TDT_E4M3: OCP float8_e4m3fn; TDT_E4M3IEEE: NKI's legacy float8_e4m3
+ * (IEEE-style, inf at exponent 1111, max 240; ml_dtypes' float8_e4m3). */
+enum { TDT_BF16, TDT_E4M3, TDT_E5M2, TDT_E4M3IEEE, TDT_NFMT };
 
 typedef struct {
     const char *tp_name;    /* the scalar type's name; NumPy's dtype.name is the part after '.' */
@@ -52,7 +54,8 @@ static inline float tdt_load(int fmt, const void *p)
         memcpy(&h, b, 2);
         return num_bf16_to_f32(h);
     }
-    return fmt == TDT_E4M3 ? num_fp8e4m3_to_f32(b[0]) : num_fp8e5m2_to_f32(b[0]);
+    return fmt == TDT_E4M3 ? num_fp8e4m3_to_f32(b[0]) :
+           fmt == TDT_E4M3IEEE ? num_fp8e4m3ieee_to_f32(b[0]) : num_fp8e5m2_to_f32(b[0]);
 }
 
 static inline void tdt_store(int fmt, void *p, float v)
@@ -62,7 +65,8 @@ static inline void tdt_store(int fmt, void *p, float v)
         uint16_t h = num_f32_to_bf16(v);
         memcpy(b, &h, 2);
     } else {
-        b[0] = fmt == TDT_E4M3 ? num_f32_to_fp8e4m3(v) : num_f32_to_fp8e5m2(v);
+        b[0] = fmt == TDT_E4M3 ? num_f32_to_fp8e4m3(v) :
+               fmt == TDT_E4M3IEEE ? num_f32_to_fp8e4m3ieee(v) : num_f32_to_fp8e5m2(v);
     }
 }
 

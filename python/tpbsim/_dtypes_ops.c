@@ -139,9 +139,14 @@ static void cast_fmt(int from, int to, const void *src, void *dst, npy_intp n)
 TDT_NPY_TYPES(TDT_CAST_FNS, TDT_BF16)
 TDT_NPY_TYPES(TDT_CAST_FNS, TDT_E4M3)
 TDT_NPY_TYPES(TDT_CAST_FNS, TDT_E5M2)
-TDT_FMT_FN(TDT_BF16, TDT_E4M3) TDT_FMT_FN(TDT_BF16, TDT_E5M2)
-TDT_FMT_FN(TDT_E4M3, TDT_BF16) TDT_FMT_FN(TDT_E4M3, TDT_E5M2)
-TDT_FMT_FN(TDT_E5M2, TDT_BF16) TDT_FMT_FN(TDT_E5M2, TDT_E4M3)
+TDT_NPY_TYPES(TDT_CAST_FNS, TDT_E4M3IEEE)
+/* every ordered pair of formats */
+#define TDT_FMT_PAIRS(X) \
+    X(TDT_BF16, TDT_E4M3) X(TDT_BF16, TDT_E5M2) X(TDT_BF16, TDT_E4M3IEEE) \
+    X(TDT_E4M3, TDT_BF16) X(TDT_E4M3, TDT_E5M2) X(TDT_E4M3, TDT_E4M3IEEE) \
+    X(TDT_E5M2, TDT_BF16) X(TDT_E5M2, TDT_E4M3) X(TDT_E5M2, TDT_E4M3IEEE) \
+    X(TDT_E4M3IEEE, TDT_BF16) X(TDT_E4M3IEEE, TDT_E4M3) X(TDT_E4M3IEEE, TDT_E5M2)
+TDT_FMT_PAIRS(TDT_FMT_FN)
 
 static const struct {
     int fmt, npy;
@@ -150,15 +155,14 @@ static const struct {
     TDT_NPY_TYPES(TDT_CAST_ROW, TDT_BF16)
     TDT_NPY_TYPES(TDT_CAST_ROW, TDT_E4M3)
     TDT_NPY_TYPES(TDT_CAST_ROW, TDT_E5M2)
+    TDT_NPY_TYPES(TDT_CAST_ROW, TDT_E4M3IEEE)
 };
 
 static const struct {
     int from, to;
     PyArray_VectorUnaryFunc *fn;
 } FMT_CASTS[] = {
-    TDT_FMT_ROW(TDT_BF16, TDT_E4M3) TDT_FMT_ROW(TDT_BF16, TDT_E5M2)
-    TDT_FMT_ROW(TDT_E4M3, TDT_BF16) TDT_FMT_ROW(TDT_E4M3, TDT_E5M2)
-    TDT_FMT_ROW(TDT_E5M2, TDT_BF16) TDT_FMT_ROW(TDT_E5M2, TDT_E4M3)
+    TDT_FMT_PAIRS(TDT_FMT_ROW)
 };
 
 /* Exact ("safe") casts, which NumPy's type promotion follows: every format
@@ -255,6 +259,7 @@ typedef struct {
     { F, 25 }, { F, 26 }, { F, 27 }, { F, 28 }, { F, 29 }, { F, 30 }, { F, 31 }
 static const loop_t LOOPS[TDT_NFMT][NUFUNCS] = {
     { LOOP_ROW(TDT_BF16) }, { LOOP_ROW(TDT_E4M3) }, { LOOP_ROW(TDT_E5M2) },
+    { LOOP_ROW(TDT_E4M3IEEE) },
 };
 
 float tdt_binary(int op, float a, float b)

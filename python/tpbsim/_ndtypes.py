@@ -1,10 +1,10 @@
-"""NumPy dtypes bfloat16, float8_e4m3fn and float8_e5m2 (NKI's ml_dtypes
+"""NumPy dtypes bfloat16, float8_e4m3fn, float8_e4m3 and float8_e5m2 (NKI's ml_dtypes
 types) from the tpbsim_dtypes extension module (python/tpbsim/_dtypes*.c),
 built next to libtpb.so (build/lib/tpbsim_dtypes.so; TPBSIM_DTYPES names
 another file).  nki.language's nl.bfloat16 & co. are these types.
 
 Conversions to them round as the simulator does (common/numeric.c: to
-nearest even; bf16/e5m2 overflow to inf, e4m3fn to NaN), so an array made
+nearest even; bf16/e5m2/e4m3 overflow to inf, e4m3fn to NaN), so an array made
 on the host with `.astype(nl.bfloat16)` holds the values a kernel sees.
 
 When the module was not built (no Python headers at configure time), the
@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+NAMES = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3")
 _MODNAME = "tpbsim_dtypes"
 
 
@@ -90,8 +90,8 @@ class DtypeName(str):
 
 
 if _MOD is not None:
-    bfloat16, float8_e4m3fn, float8_e5m2 = (getattr(_MOD, n) for n in NAMES)
-    TYPES = (bfloat16, float8_e4m3fn, float8_e5m2)
+    bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3 = (getattr(_MOD, n) for n in NAMES)
+    TYPES = (bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3)
     DTYPES = tuple(np.dtype(t) for t in TYPES)
     CANON = {n: DtypeName(n) for n in NAMES}
     # the names as NumPy dtype strings too, so that a kernel's
@@ -99,7 +99,7 @@ if _MOD is not None:
     for _n, _t in zip(NAMES, TYPES):
         np.sctypeDict.setdefault(_n, _t)
 else:
-    bfloat16, float8_e4m3fn, float8_e5m2 = (Missing(n) for n in NAMES)
+    bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3 = (Missing(n) for n in NAMES)
     TYPES = DTYPES = ()
     CANON = {n: n for n in NAMES}
 _BY_OBJ = {t: CANON[n] for t, n in zip(TYPES + DTYPES, NAMES + NAMES)}

@@ -39,7 +39,9 @@ def test_static_cast_numpy_dtypes_and_refusals():
         r = nl.static_cast(a, d)
         assert r.dtype == np.dtype(d) and np.array_equal(r, a.astype(d))
     # fp8 too (test_dtypes.py checks the rounding itself)
-    r = nl.static_cast(a, nl.float8_e4m3)
+    r = nl.static_cast(a, nl.float8_e4m3)   # NKI's legacy e4m3, not e4m3fn
+    assert r.dtype == np.dtype(nl.float8_e4m3) and r.dtype.name == "float8_e4m3"
+    r = nl.static_cast(a, nl.float8_e4m3fn)
     assert r.dtype == np.dtype(nl.float8_e4m3fn) and r.dtype.name == "float8_e4m3fn"
     with pytest.raises(NkiError, match="NumPy has no dtype float8_e5m2_x4"):
         nl.static_cast(a, nl.float8_e5m2_x4)

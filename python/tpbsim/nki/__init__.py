@@ -181,7 +181,7 @@ class Kernel:
                 call[name] = v
         _trace.stack().append(tr)
         try:
-            ret = self.fn(**call)
+            ret = _sbuf_returns(self.fn(**call))
             if tr.retrace:   # a loop closed early, or a kernel caught a Retrace
                 raise _trace.Retrace()
             _alloc.note_trace(tr)   # for split_wanted
@@ -228,6 +228,25 @@ class Kernel:
             return self.fn(*args, **kwargs)
         from .. import simulate as _simulate
         return _simulate(self, *args, **kwargs).outputs
+
+
+def _sbuf_returns(ret):
+    """NKI's simulation hands back returned SBUF tiles as arrays too (the
+    SDK's nki/test kernels return their SBUF results): each returned SBUF
+    tile is stored, at the kernel's end, to a new HBM output of its shape
+    and dtype, which is returned in its place."""
+    many = isinstance(ret, (tuple, list))
+    outs = list(ret) if many else [ret] if ret is not None else []
+    sb = [isinstance(o, NkiTensor) and o._onchip() and o.base.buffer == language.sbuf
+          for o in outs]
+    if not any(sb):
+        return ret
+    for i, o in enumerate(outs):
+        if sb[i]:
+            h = language.ndarray(o.shape, dtype=o.dtype, buffer=language.shared_hbm)
+            language.store(h, o)
+            outs[i] = h
+    return type(ret)(outs) if many else outs[0]
 
 
 def jit(fn=None, **kwargs):

@@ -230,7 +230,7 @@ _MAX_DIMS = 5
 
 _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16": np.int16,
           "int32": np.int32, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
-          "bool": np.uint8, "bfloat16": np.float32, "float8_e4m3fn": np.float32,
+          "bool": np.uint8, "bfloat16": np.float32, "float8_e4m3fn": np.float32, "float8_e4m3": np.float32,
           "float8_e5m2": np.float32}
 
 

@@ -20,7 +20,10 @@ float16, float32 = "float16", "float32"
 # extension module here: python/tpbsim/_ndtypes.py); _dtype() turns them
 # into the kernel format's names
 bfloat16 = _ndtypes.bfloat16
-float8_e4m3 = float8_e4m3fn = _ndtypes.float8_e4m3fn
+# float8_e4m3 is NKI's legacy IEEE-style e4m3 (inf, max 240), float8_e4m3fn
+# OCP's (no inf, max 448): two formats, as in NKI (docs/semantics.md)
+float8_e4m3fn = _ndtypes.float8_e4m3fn
+float8_e4m3 = _ndtypes.float8_e4m3
 float8_e5m2 = _ndtypes.float8_e5m2
 tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
 # NKI's packed MX dtypes (trn3: four fp8 / fp4 values per element, scaled in
@@ -50,6 +53,7 @@ def _fin(name, bits):   # finite range of a float with `bits` exponent/mantissa
 fp32, fp16, bf16 = _fin(float32, (8, 23)), _fin(float16, (5, 10)), _fin("bfloat16", (8, 7))
 tf32 = _ShortDtype(tfloat32)
 fp8_e4m3, fp8_e5m2 = _ShortDtype("float8_e4m3fn", -448.0, 448.0), _fin("float8_e5m2", (5, 2))
+_FP8_E4M3_IEEE = _fin("float8_e4m3", (4, 3))   # NKI's legacy float8_e4m3: +-240
 
 
 
@@ -66,7 +70,7 @@ def finfo(dtype):
     and .bits, as numpy.finfo gives them."""
     d = _dtype(dtype)
     s = {"float32": fp32, "float16": fp16, "bfloat16": bf16, "float8_e4m3fn": fp8_e4m3,
-         "float8_e5m2": fp8_e5m2}.get(d)
+         "float8_e4m3": _FP8_E4M3_IEEE, "float8_e5m2": fp8_e5m2}.get(d)
     if s is None:
         raise NkiError("nl.finfo: %r is not a float dtype" % (dtype,))
     f = _Finfo()
