@@ -702,8 +702,10 @@ static int place_pass(const tir_kernel_t *k, req_t *reqs, int nr, const fixed_t 
     int np = fx->n;
     int rc = 0;
     *peak = fx->peak;
-    memcpy(placed, fx->ml, (size_t)np * sizeof *placed);
-    memcpy(byaddr, fx->ml, (size_t)np * sizeof *byaddr);   /* sorted by address */
+    if (np) {   /* fx->ml is NULL without fixed tiles (memcpy's arguments must not be) */
+        memcpy(placed, fx->ml, (size_t)np * sizeof *placed);
+        memcpy(byaddr, fx->ml, (size_t)np * sizeof *byaddr);   /* sorted by address */
+    }
     for (int i = 0; i < nr; i++) {
         /* requests come in first-use order: a placed tile whose live range
          * ended before this one starts can never overlap a later one */
