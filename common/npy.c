@@ -445,6 +445,8 @@ int npy_read_into(const char *path, const npy_array_t *want, void *dst, npy_arra
 int npy_header(const npy_array_t *a, uint8_t *buf, size_t *lenp, tpb_err_t *err)
 {
     const char *d = npy_descr(a->dtype);
+    if (!d && a->dtype == ISA_DT_BF16)
+        d = "<V2";   /* raw bits, as np.save writes a bfloat16 array (void_dtype reads it back) */
     if (!d)
         return tpb_errf(err, "npy: dtype %s has no NumPy equivalent; convert to float32 first",
                         isa_dtype_name(a->dtype));
