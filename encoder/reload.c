@@ -217,17 +217,20 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
     int cap = (int)((size_t)k->nops + nuse + 1);   /* nuse < nops * RL_SLOTS */
     tir_op_t *ops = tir_ops_new(cap);
     int *newpos = malloc(sizeof *newpos * ((size_t)k->nops + 1));
-    if (!ops || !newpos) {
+    int *at = malloc(sizeof *at * ((size_t)k->nops + 1));   /* each op's own new index */
+    if (!ops || !newpos || !at) {
         tir_array_free(ops, cap, sizeof *ops);
         free(newpos);
+        free(at);
         return tpb_errf(err, "out of memory reloading oversize tiles");
     }
     int n = 0, parts = 0;
     for (int i = 0; i < k->nops; i++) {
         newpos[i] = n;
         tir_op_t op = k->ops[i];
+        at[i] = -1;
         if (op.kind == TIR_LOAD && op.dst->tensor >= 0 && reload[op.dst->tensor])
-            continue;   /* reloaded at each use */
+            continue;   /* reloaded at each use, which a dep on it is met by: dropped */
         const tir_ap_t **aps[RL_SLOTS];
         int na = tir_op_read_slots(&op, aps);
         for (int a = 0; a < na; a++) {
@@ -240,23 +243,26 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
             if (part_tile(k, t, parts++, &op, &part) < 0) {
                 tir_array_free(ops, cap, sizeof *ops);
                 free(newpos);
+                free(at);
                 return tpb_errf(err, "%s: cannot name a reload tile of '%s'", op.path,
                                 k->tensors[t].name);
             }
             if (!(ld.dst = tir_ap_intern(k, &part))) {
                 tir_array_free(ops, cap, sizeof *ops);
                 free(newpos);
+                free(at);
                 return tpb_errf(err, "out of memory reloading oversize tiles");
             }
             *aps[a] = ld.dst;
             ops[n++] = ld;
         }
+        at[i] = n;
         ops[n++] = op;
     }
     newpos[k->nops] = n;
-    tir_loops_renumber(k, newpos);   /* the loop records follow the ops */
+    tir_ops_replace(k, ops, n, cap, newpos, at);   /* loop records and deps follow */
     free(newpos);
-    tir_ops_set(k, ops, n, cap);
+    free(at);
     return 0;
 }
 

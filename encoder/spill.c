@@ -474,15 +474,10 @@ static int spill_one(sp_t *s, int v)
             ops[m++] = st;
     }
     newpos[k->nops] = m;
-    for (int i = 0; i < m; i++)   /* explicit deps name op indices */
-        for (int d = 0; d < ops[i].ndeps; d++)
-            if (ops[i].deps[d] >= 0 && ops[i].deps[d] < k->nops)
-                ops[i].deps[d] = newpos[ops[i].deps[d]];
     for (int i = 0; i < s->nslots; i++)
         if (s->slots[i].last_reload >= 0)
             s->slots[i].last_reload = newpos[s->slots[i].last_reload];
-    tir_loops_renumber(k, newpos);
-    tir_ops_set(k, ops, m, cap);
+    tir_ops_replace(k, ops, m, cap, newpos, NULL);
     s->slots[sl].holder = v2;
     s->slots[sl].last_reload = newpos[n] - 1;   /* the reload, right before op n */
     free(newpos);

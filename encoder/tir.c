@@ -233,10 +233,24 @@ void tir_loop_mark(tir_kernel_t *k, int loop, int64_t i)
         k->loop_marks[k->loops[loop].first + i] = k->nops;
 }
 
-void tir_loops_renumber(tir_kernel_t *k, const int *newpos)
+void tir_ops_replace(tir_kernel_t *k, tir_op_t *ops, int n, int cap, const int *newpos,
+                     const int *at)
 {
+    if (!at)
+        at = newpos;
+    for (int i = 0; i < n; i++) {
+        tir_op_t *op = &ops[i];
+        int kept = 0;
+        for (int d = 0; d < op->ndeps; d++) {
+            int o = op->deps[d], to = o >= 0 && o < k->nops ? at[o] : o;
+            if (to >= 0)
+                op->deps[kept++] = to;
+        }
+        op->ndeps = kept;
+    }
     for (int i = 0; i < k->nmarks; i++)
         k->loop_marks[i] = newpos[k->loop_marks[i]];
+    tir_ops_set(k, ops, n, cap);
 }
 
 const tir_ap_t tir_ap_none = {.tensor = -1};

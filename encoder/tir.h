@@ -604,9 +604,15 @@ void tir_ops_set(tir_kernel_t *k, tir_op_t *ops, int n, int cap);
  * the start of iteration i (i == trips: the end). */
 int tir_add_loop(tir_kernel_t *k, const tir_loop_t *l);
 void tir_loop_mark(tir_kernel_t *k, int loop, int64_t i);
-/* Renumber the loop boundaries after ops were inserted/removed: newpos[i]
- * = new index of old op i's position (newpos[nops_old] = new nops). */
-void tir_loops_renumber(tir_kernel_t *k, const int *newpos);
+/* Install ops[0..n) (capacity cap), rebuilt from k's ops by inserting and
+ * removing some, as k's ops (tir_ops_set), and renumber what names old op
+ * indices: the loop boundaries by newpos (newpos[i]: the new index of old
+ * op i's position, ops put in front of it included; newpos[nops_old] = n),
+ * every op's explicit deps by at (at[i]: old op i's own new index, -1 when
+ * it is gone, and then a dep on it is dropped; NULL: newpos).  Each op of
+ * ops is an old op or a copy of one, so its deps are old indices. */
+void tir_ops_replace(tir_kernel_t *k, tir_op_t *ops, int n, int cap, const int *newpos,
+                     const int *at);
 /* A zeroed inline-assembly record (asm_opnd -1) owned by k; NULL on
  * out-of-memory. */
 tir_asm_t *tir_new_asm(tir_kernel_t *k);

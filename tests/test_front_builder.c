@@ -473,6 +473,27 @@ static void test_reload_oversize(void **state)
     assert_int_equal(enc_builder_finish(&f->b), 0);
 }
 
+/* Explicit deps name op indices: after the rewrite a dep names the same op
+ * at its new index, and a dep on a dropped load is dropped (the reload put
+ * before the reading op stands for it). */
+static void test_reload_oversize_deps_follow(void **state)
+{
+    fx_t *f = *state;
+    oversize_kernel(f, 0);
+    tir_op_t *last = &f->k.ops[120];   /* the 61st store; 61 is the 2nd store, 5 a load */
+    last->deps[0] = 61;
+    last->deps[1] = 5;
+    last->ndeps = 2;
+    assert_int_equal(enc_builder_complete(&f->b), 0);
+    const tir_op_t *now = &f->k.ops[121];
+    assert_int_equal(now->kind, TIR_STORE);
+    assert_int_equal(now->ndeps, 1);
+    assert_int_equal(now->deps[0], 3);   /* the 2nd store, after its own reload */
+    assert_int_equal(f->k.ops[3].kind, TIR_STORE);
+    assert_int_equal(f->k.ops[3].dst->offset, (int64_t)128 * 1024);
+    assert_int_equal(enc_builder_finish(&f->b), 0);
+}
+
 static void test_reload_oversize_refused(void **state)
 {
     fx_t *f = *state;
@@ -830,7 +851,8 @@ int main(void)
         FX(test_matmul_double_row_needs_fp8), FX(test_aps),
         FX(test_tensor_errors), FX(test_identity_and_constants), FX(test_activation_and_scalars),
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
-        FX(test_reload_oversize), FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
+        FX(test_reload_oversize), FX(test_reload_oversize_deps_follow),
+        FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
         cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), FX(test_op_names_owned),
         cmocka_unit_test(test_ap_memo), FX(test_reserve_names), FX(test_op_names_generated),
         FX(test_find_tensor_at),
