@@ -609,3 +609,36 @@ def test_still_unsupported():
     # (nl.device_print is supported now: test_sdk_forms.py)
     refused(loop_it, np.zeros((4, 4), np.float32),
             match="nl.while_loop is not supported by tpbsim")
+
+
+def test_nki_object_and_type_names():
+    """NKI 0.x kernel libraries derive their configuration classes from
+    nl.NKIObject (plain and @dataclass) and annotate with nl.tensor /
+    nki.dtype: a kernel using them traces and computes as without them."""
+    import dataclasses
+
+    class Cfg(nl.NKIObject):
+        def __init__(self, scale):
+            self.scale = scale
+
+    @dataclasses.dataclass
+    class Tiles(nl.NKIObject):
+        rows: int = 128
+        cols: int = 64
+
+    kw = nl.NKIObject(a=1, b="x")
+    assert (kw.a, kw.b) == (1, "x")
+    assert nl.tensor is nki.tensor and nl.dtype is nki.dtype
+
+    @nki.jit
+    def scaled(x: nl.tensor, cfg: Cfg, t: Tiles, dt: nki.dtype = nl.float32) -> nl.tensor:
+        out = nl.ndarray(x.shape, dtype=dt, buffer=nl.shared_hbm)
+        s = nl.ndarray((t.rows, t.cols), dtype=dt, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=x)
+        assert isinstance(s, nl.tensor)
+        nisa.tensor_scalar(dst=s, data=s, op0=nl.multiply, operand0=cfg.scale)
+        nisa.dma_copy(dst=out, src=s)
+        return out
+
+    x = RNG.standard_normal((128, 64)).astype(np.float32)
+    assert np.array_equal(scaled(x, Cfg(3.0), Tiles()), x * np.float32(3.0))

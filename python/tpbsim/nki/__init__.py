@@ -19,6 +19,7 @@ import numpy as np
 from . import _alloc, _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
 from ._trace import NkiTensor as tensor   # NKI's nki.tensor (annotations)
+from .language import dtype   # NKI's nki.dtype (annotations)
 
 __all__ = ["jit", "trace", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
 

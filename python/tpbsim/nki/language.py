@@ -11,6 +11,24 @@ from .. import _ndtypes
 from . import _trace
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
+class NKIObject:
+    """NKI's base class of kernel dataclasses and configuration objects
+    (nki.language.NKIObject).  NKI compiles such objects into the kernel;
+    tpbsim traces the kernel as Python, so they are plain Python objects:
+    keyword arguments become attributes, and a @dataclass subclass keeps
+    its own __init__."""
+
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
+# NKI's type names for annotations: a tensor (nl.tensor, nki.tensor) is a
+# traced NkiTensor, a dtype (nki.dtype, nl.DType) one of the names below
+tensor = NkiTensor
+DType = dtype = str
+
+
 # ---- dtypes (strings, as the kernel format spells them) ----
 bool_ = "bool"
 int8, int16, int32 = "int8", "int16", "int32"
