@@ -470,10 +470,16 @@ class NkiTensor:
         """An explicit [[step, count], ...] pattern from this view's offset
         (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
         tensor: a gather/scatter row access (the kernel format's indirect
-        operand)."""
-        if scalar_offset is not None or dtype is not None:
-            raise NkiError(".ap(%s=...) is not supported by tpbsim" %
-                           ("scalar_offset" if scalar_offset is not None else "dtype"))
+        operand).  dtype= may name the tensor's own dtype (the NKI Library's
+        TensorView always passes it); another dtype raises."""
+        if scalar_offset is not None:
+            raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim")
+        if dtype is not None:
+            from .language import _dtype
+            if _dtype(dtype) != self.dtype:
+                raise NkiError(".ap(dtype=%s) of a %s tensor '%s': reinterpreting as another "
+                               "dtype is not supported by tpbsim" % (_dtype(dtype), self.dtype,
+                                                                     self.base.name))
         if self.base.nblk:
             raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
                            % self.base.name)

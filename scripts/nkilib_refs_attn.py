@@ -1,0 +1,188 @@
+"""NumPy references for scripts/nki-library-check: the NKI Library's
+attention-side kernels (core/attention, core/qkv, core/output_projection),
+on parameter sets taken from the library's test/integration files.  Each
+reference is written here from what the library's torch reference
+computes; nothing of the library is stored."""
+import numpy as np
+
+from tpbsim import nki
+from tpbsim.nki import isa as nisa
+from tpbsim.nki import language as nl
+
+P = 128
+
+
+def _exact(got, want):
+    """True, or a line saying where got differs from want (masks: 0/1)."""
+    got = np.asarray(got, np.float32)
+    want = np.asarray(want, np.float32)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, NumPy {want.shape}"
+    bad = np.argwhere(got != want)
+    if not len(bad):
+        return True
+    i = tuple(bad[0])
+    return f"{len(bad)} of {got.size} differ, first at {i}: {got[i]} vs {want[i]}"
+
+
+# ---------------------------------------------------------------- gen_mask_tkg
+
+def _mask_positions(pos, start, bs, qh, sa, s_ctx, active):
+    """[bs, qh, sa, s_ctx] 0/1: key k is visible to query (b, i) when
+    k < pos[b * sa] (no start), or, with per-query SWA starts, inside
+    [start, end) (end = pos[b * sa + i]) or, when start > end (a wrapped
+    circular window), outside [end, start).  active [sa_k, bs, qh, sa_q]
+    overrides the last sa keys."""
+    k = np.arange(s_ctx, dtype=np.float32)
+    if start is None:
+        lens = pos[::sa][:bs].astype(np.float32)
+        m = (k[None, :] < lens[:, None])[:, None, None, :]
+        m = np.broadcast_to(m, (bs, qh, sa, s_ctx))
+    else:
+        st = start[:bs * sa].reshape(bs, sa, 1).astype(np.float32)
+        en = pos[:bs * sa].reshape(bs, sa, 1).astype(np.float32)
+        inside = (k >= st) & (k < en)
+        wrapped = (k >= st) | (k < en)
+        m = np.where(st <= en, inside, wrapped)[:, None, :, :]
+        m = np.broadcast_to(m, (bs, qh, sa, s_ctx))
+    m = m.astype(np.float32).copy()
+    if active is not None:
+        m[..., s_ctx - sa:] = np.transpose(active[:, :bs], (1, 2, 3, 0))
+    return m
+
+
+def _kernel_layout(m, n_tile, block_len, strided):
+    """[bs, qh, sa, n_tile * P] (one tile's keys) -> the kernel's SBUF
+    layout [P, n_tile, bs, qh, sa]: key k sits at partition k // n_tile,
+    column k % n_tile (strided); at k % P, k // P (not strided); block KV:
+    k = fold * block_len * P + p * block_len + j sits at p, fold * block_len + j."""
+    bs, qh, sa, _ = m.shape
+    if block_len:
+        r = m.reshape(bs, qh, sa, n_tile // block_len, P, block_len)
+        r = np.transpose(r, (4, 3, 5, 0, 1, 2))
+    elif strided:
+        r = np.transpose(m.reshape(bs, qh, sa, P, n_tile), (3, 4, 0, 1, 2))
+    else:
+        r = np.transpose(m.reshape(bs, qh, sa, n_tile, P), (4, 3, 0, 1, 2))
+    return r.reshape(P, n_tile, bs, qh, sa)
+
+
+def _mask_inputs(bs, sa, s_ctx, swa, seed=42):
+    """pos_ids (and SWA starts) as the library's tests make them: one cache
+    length per batch row (each active token one further when SWA)."""
+    rng = np.random.default_rng(seed)
+    lens = rng.integers(1, s_ctx - (sa if swa else 0), size=bs)
+    if not swa:
+        return np.repeat(lens, sa).astype(np.float32), None
+    pos = (lens[:, None] + np.arange(sa)[None, :]).reshape(-1).astype(np.float32)
+    # window starts: some inside [0, end), some past end (a wrapped window)
+    start = np.where(rng.random(bs * sa) < 0.5, np.maximum(pos - swa, 0),
+                     np.minimum(pos + rng.integers(1, s_ctx // 4, size=bs * sa), s_ctx - 1))
+    return pos, start.astype(np.float32)
+
+
+def _causal_active(bs, qh, sa):
+    """[sa_k, bs, qh, sa_q]: query i sees active key j <= i (the tests'
+    transposed causal active mask)."""
+    tri = np.tril(np.ones((sa, sa), np.float32))          # [q, k]
+    return np.ascontiguousarray(np.broadcast_to(tri.T[:, None, None, :], (sa, bs, qh, sa)))
+
+
+def _resized_block_len(lib, block_len, bs, qh, sa, s_ctx, fa_tiling):
+    """The block length the attention kernels use for a block KV cache
+    (the library's own resize rule, LNC 1; 0 stays 0)."""
+    if not block_len:
+        return 0
+    u = lib.mod("core.attention.attention_tkg_utils")
+    return u.resize_cache_block_len_for_attention_tkg_kernel(
+        s_ctx // block_len, block_len, 1, P, bs, qh, sa, enable_fa_s_prior_tiling=fa_tiling)[0]
+
+
+def _gen_mask_hbm(lib, bs, qh, sa, s_ctx, block_len=0, swa=0, active=False):
+    """gen_mask_tkg_hbm: the [s_prior, bs, qh, sa] mask in HBM, stored
+    tile-major ([n_tile, P, ...] of the kernel layout)."""
+    g = lib.mod("core.attention.gen_mask_tkg")
+    pos, start = _mask_inputs(bs, sa, s_ctx, swa)
+    am = _causal_active(bs, qh, sa) if active else None
+    kw = {}
+    if start is not None:
+        kw["start_pos_hbm"] = start[None, :]
+    if am is not None:
+        kw["active_mask"] = am
+    got = nki.jit(g.gen_mask_tkg_hbm)(pos[None, :], bs, qh, sa, s_ctx, block_len=block_len, **kw)
+    bl = _resized_block_len(lib, block_len, bs, qh, sa, s_ctx, True)
+    n_tile = s_ctx // P
+    want = _kernel_layout(_mask_positions(pos, start, bs, qh, sa, s_ctx, am), n_tile, bl, bl == 0)
+    want = np.transpose(want, (1, 0, 2, 3, 4)).reshape(s_ctx, bs, qh, sa)
+    return _exact(got, want)
+
+
+def _gen_mask_sbuf_kernel(g, sbm_cls, logger):
+    """A kernel around gen_mask_tkg (its tests' wrapper, in our words):
+    pos_ids (and starts) into SBUF, the mask built there, copied out."""
+
+    def k(pos_ids, n_tile, bs, qh, sa, s_prior, start=None, s_prior_offset=0, block_len=0,
+          strided_mm1=True, active=None):
+        sbm = sbm_cls(0, P * n_tile * bs * qh * sa * 8 + 4096, logger("gen_mask_check"),
+                      use_auto_alloc=True)
+        sbm.open_scope(name="gen_mask_check")
+        pos_sb = sbm.alloc_stack((P, bs * sa), dtype=pos_ids.dtype, buffer=nl.sbuf, name="pos_sb")
+        nisa.dma_copy(dst=pos_sb, src=pos_ids)
+        start_sb = None
+        if start is not None:
+            start_sb = sbm.alloc_stack((P, bs * sa), dtype=start.dtype, buffer=nl.sbuf, name="start_sb")
+            nisa.dma_copy(dst=start_sb, src=start)
+        m = sbm.alloc_stack((P, n_tile, bs, qh, sa), dtype=nl.float32, buffer=nl.sbuf, name="m")
+        g.gen_mask_tkg(pos_ids=pos_sb, mask_out=m, bs=bs, q_head=qh, s_active=sa,
+                       is_s_prior_sharded=False, s_prior_per_shard=s_prior, start_pos=start_sb,
+                       s_prior_offset=s_prior_offset, block_len=block_len, strided_mm1=strided_mm1,
+                       active_mask=active, sbm=sbm)
+        out = nl.ndarray(m.shape, dtype=m.dtype, buffer=nl.shared_hbm, name="out")
+        nisa.dma_copy(dst=out, src=m)
+        sbm.close_scope()
+        return out
+    return k
+
+
+def _gen_mask(lib, bs, qh, sa, s_ctx, offset=0, fa=0, block_len=0, strided=True, swa=0,
+              active=False):
+    """gen_mask_tkg on one tile of fa keys (all s_ctx when fa is 0) from
+    offset, LNC 1, in the layout strided / not / block KV."""
+    g = lib.mod("core.attention.gen_mask_tkg")
+    a = lib.mod("core.utils.allocator")
+    lg = lib.mod("core.utils.logging")
+    n_tile = (fa or s_ctx) // P
+    block_len = _resized_block_len(lib, block_len, bs, qh, sa, s_ctx, fa > 0)
+    pos, start = _mask_inputs(bs, sa, s_ctx, swa)
+    am = _causal_active(bs, qh, sa) if active else None
+    posb = np.ascontiguousarray(np.broadcast_to(pos, (P, bs * sa)))
+    startb = None if start is None else np.ascontiguousarray(np.broadcast_to(start, (P, bs * sa)))
+    got = nki.jit(_gen_mask_sbuf_kernel(g, a.SbufManager, lg.Logger))(
+        posb, n_tile, bs, qh, sa, s_ctx, start=startb, s_prior_offset=offset, block_len=block_len,
+        strided_mm1=strided, active=am)
+    m = _mask_positions(pos, start, bs, qh, sa, s_ctx, am)[..., offset:offset + n_tile * P]
+    return _exact(got, _kernel_layout(m, n_tile, block_len, strided))
+
+
+def _mask_checks(lib):
+    return [
+        ("gen_mask_tkg_hbm b4 sc256 sa1", lambda: _gen_mask_hbm(lib, 4, 1, 1, 256)),
+        ("gen_mask_tkg_hbm b4 qh2 sc2048 sa7 active", lambda: _gen_mask_hbm(lib, 4, 2, 7, 2048, active=True)),
+        ("gen_mask_tkg_hbm b4 sc1024 sa5 bl16 active",
+         lambda: _gen_mask_hbm(lib, 4, 1, 5, 1024, block_len=16, active=True)),
+        ("gen_mask_tkg_hbm b4 sc1024 sa5 swa128", lambda: _gen_mask_hbm(lib, 4, 1, 5, 1024, swa=128)),
+        ("gen_mask_tkg b4 sc1024 sa5 strided fa256@768 active",
+         lambda: _gen_mask(lib, 4, 1, 5, 1024, offset=768, fa=256, active=True)),
+        ("gen_mask_tkg b4 sc1024 sa5 nonstrided active",
+         lambda: _gen_mask(lib, 4, 1, 5, 1024, strided=False, active=True)),
+        ("gen_mask_tkg b4 sc1024 sa5 nonstrided fa256@256",
+         lambda: _gen_mask(lib, 4, 1, 5, 1024, offset=256, fa=256, strided=False)),
+        ("gen_mask_tkg b4 sc2048 sa5 bl32 swa512",
+         lambda: _gen_mask(lib, 4, 1, 5, 2048, block_len=32, strided=False, swa=512)),
+        ("gen_mask_tkg b4 qh2 sc2048 sa7 strided swa128",
+         lambda: _gen_mask(lib, 4, 2, 7, 2048, swa=128)),
+    ]
+
+
+def checks(lib):
+    return _mask_checks(lib)
