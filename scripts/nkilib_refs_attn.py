@@ -184,5 +184,102 @@ def _mask_checks(lib):
     ]
 
 
+# ------------------------------------------------------- output projection
+
+def _close(got, want, rtol, atol):
+    """True, or a line saying how far got is from want."""
+    got = np.asarray(got, np.float32)
+    want = np.asarray(want, np.float32)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, NumPy {want.shape}"
+    if np.allclose(got, want, rtol=rtol, atol=atol):
+        return True
+    err = np.abs(got - want) - rtol * np.abs(want)
+    i = np.unravel_index(np.argmax(err), err.shape)
+    return f"max abs error {np.abs(got - want).max():.3g}; worst at {i}: {got[i]:.5g} vs {want[i]:.5g}"
+
+
+def _bf16(rng, shape, lo=-1.0, hi=1.0):
+    return rng.uniform(lo, hi, shape).astype(np.float32).astype(nl.bfloat16)
+
+
+def _fp8(x):
+    """x rounded to float8_e4m3 (tpbsim's dtype, as NKI's), back in fp32."""
+    return np.asarray(x, np.float32).astype(nl.float8_e4m3).astype(np.float32)
+
+
+FP8_MAX = 240.0
+
+
+def _oproj_inputs(rng, B, N, S, D, H, quant, bias):
+    """attention [D, B, N, S] and weight [N * D, H] in bf16 (fp8 weights with
+    their scales when quantized, as the library's tests make them)."""
+    att = _bf16(rng, (D, B, N, S))
+    w = _bf16(rng, (N * D, H))
+    kw = {}
+    if quant == "static":
+        ws = float(np.abs(w.astype(np.float32)).max()) / FP8_MAX
+        ins = float(np.abs(att.astype(np.float32)).max()) / FP8_MAX * rng.uniform(0.995, 1.005)
+        w = (w.astype(np.float32) / ws).astype(nl.float8_e4m3)
+        kw = {"weight_scale": np.full((P, 1), ws, np.float32), "input_scale": np.full((P, 1), ins, np.float32)}
+    elif quant == "row":
+        ws = np.abs(w.astype(np.float32)).max(axis=0, keepdims=True) / FP8_MAX
+        w = (w.astype(np.float32) / ws).astype(nl.float8_e4m3)
+        kw = {"weight_scale": np.ascontiguousarray(np.broadcast_to(ws, (P, H))).astype(np.float32)}
+    b = (rng.standard_normal((1, H)) * 100).astype(np.float32).astype(nl.bfloat16) if bias else None
+    return att, w, b, kw
+
+
+def _oproj_ref(att, w, b, quant, kw):
+    """out [B * S, H] = attention rows (b, s) x (n, d) @ weight (+ bias), fp32;
+    quantized: the attention divided by its scale and rounded to fp8 e4m3
+    (what the kernel feeds the PE), the product rescaled."""
+    D, B, N, S = att.shape
+    a = np.transpose(att.astype(np.float32), (1, 3, 2, 0)).reshape(B * S, N * D)
+    wf = w.astype(np.float32)
+    if quant == "static":
+        ins = kw["input_scale"][0, 0]
+        a = _fp8(np.clip(a / ins, -FP8_MAX, FP8_MAX))
+        out = (a @ wf) * (kw["weight_scale"][0, 0] * ins)
+    elif quant == "row":
+        a = _fp8(np.clip(a, -FP8_MAX, FP8_MAX))
+        out = (a @ wf) * kw["weight_scale"][0]
+    else:
+        out = a @ wf
+    if b is not None:
+        out = out + b.astype(np.float32)
+    return out
+
+
+def _oproj_tkg(lib, B, N, S, D, H, quant, bias, transpose):
+    """output_projection_tkg (LNC 1): transposed output [128, 1, H / 128, B * S]
+    holds h = h1 * (H / 128) + h2 at [h1, 0, h2]."""
+    m = lib.mod("core.output_projection.output_projection_tkg")
+    ct = lib.mod("core.utils.common_types")
+    qt = {"none": ct.QuantizationType.NONE, "static": ct.QuantizationType.STATIC,
+          "row": ct.QuantizationType.ROW}[quant]
+    rng = np.random.default_rng(7)
+    att, w, b, kw = _oproj_inputs(rng, B, N, S, D, H, quant, bias)
+    got = m.output_projection_tkg(att, w, bias=b, quantization_type=qt, TRANSPOSE_OUT=transpose, **kw)
+    want = _oproj_ref(att, w, b, quant, kw)
+    if transpose:
+        want = np.transpose(want.reshape(B * S, 1, P, H // P), (2, 1, 3, 0))
+    # the output is bf16: compare with the fp32 result rounded once
+    return _close(got, want.astype(nl.bfloat16), 2e-2 if quant == "none" else 5e-2, 1e-5)
+
+
+def _oproj_checks(lib):
+    cases = [(4, 8, 4, 64, 3072, "none", False, False), (4, 8, 4, 32, 3072, "none", True, True),
+             (4, 10, 8, 128, 602, "none", True, False), (4, 2, 4, 64, 7168, "none", False, True),
+             (16, 8, 1, 128, 8192, "static", True, True), (32, 6, 3, 128, 3072, "static", False, False),
+             (16, 8, 1, 128, 3072, "row", True, False), (16, 8, 1, 128, 3072, "row", False, True)]
+    out = []
+    for c in cases:
+        B, N, S, D, H, q, bias, tp = c
+        name = f"output_projection_tkg B{B} N{N} S{S} D{D} H{H} {q}{' bias' if bias else ''}{' T' if tp else ''}"
+        out.append((name, lambda c=c: _oproj_tkg(lib, *c)))
+    return out
+
+
 def checks(lib):
-    return _mask_checks(lib)
+    return _mask_checks(lib) + _oproj_checks(lib)

@@ -571,6 +571,25 @@ class _TileSize:
     gemm_moving_fmax = 512
     bn_stats_fmax = 512
     psum_num_banks = 8
+    psum_bank_fmax_bytes = 2048
+
+    @property
+    def sbuf_fmax_bytes(self):
+        """SBUF bytes per partition of the target being traced (the whole
+        partition: tpbsim reserves none of it)."""
+        from . import _alloc
+        return _alloc._sbuf_bytes()
+
+    # NKI 0.x's name for the same (deprecated there, used by the NKI Library)
+    total_available_sbuf_size = sbuf_fmax_bytes
+
+    @property
+    def sbuf_fmax(self):
+        return self.sbuf_fmax_bytes // 4
+
+    @property
+    def sbuf_size_bytes(self):
+        return self.sbuf_fmax_bytes * self.pmax
 
 
 tile_size = _TileSize()
