@@ -471,9 +471,13 @@ class NkiTensor:
         (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
         tensor: a gather/scatter row access (the kernel format's indirect
         operand)."""
-        if scalar_offset is not None or dtype is not None:
-            raise NkiError(".ap(%s=...) is not supported by tpbsim" %
-                           ("scalar_offset" if scalar_offset is not None else "dtype"))
+        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
+            # the same dtype (what nkilib's TensorView passes) is no reinterpret
+            raise NkiError(".ap(dtype=%s) on '%s' (%s): reinterpreting the storage as another "
+                           "dtype is not supported by tpbsim" % (np.dtype(dtype).name, self.base.name,
+                                                                 np.dtype(self.dtype).name))
+        if scalar_offset is not None:
+            raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim")
         if self.base.nblk:
             raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
                            % self.base.name)
