@@ -159,3 +159,22 @@ def test_dma_compute_two_bf16_sources_numpy():
         return out
     with pytest.raises(Exception, match="non-float32 dst would round between them"):
         scaled(a, b)
+
+
+def test_long_tile_names_numpy():
+    """Tile names past the kernel format's 55 characters (the library's
+    "..._shard0__prog0__batch0__bxs0__bank0") are cut and kept distinct."""
+    long = "square_accum_result_sbuf__shard0__prog0__batch0__bxs0__subtile"
+
+    @nki.jit
+    def k(x):
+        a = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf, name=long + "0")
+        b = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf, name=long + "1")
+        nisa.dma_copy(dst=a, src=x)
+        nisa.tensor_scalar(dst=b, data=a, op0=nl.add, operand0=1.0)
+        nisa.tensor_tensor(dst=a, data1=a, data2=b, op=nl.multiply)
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=a)
+        return out
+    x = RNG.standard_normal((16, 8)).astype(np.float32)
+    np.testing.assert_array_equal(k(x), x * (x + np.float32(1.0)))
