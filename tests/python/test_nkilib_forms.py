@@ -66,5 +66,5 @@ def test_ap_dtype_same_as_tensor_numpy():
         t = nl.ndarray((64, 16), dtype=x.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=x.ap([[16, 64], [1, 16]], dtype=nl.int32))
         return t
-    with pytest.raises(NkiError, match=r"\.ap\(dtype=int32\) on '.*' \(float32\): reinterpreting"):
+    with pytest.raises(NkiError, match=r"\.ap\(dtype=int32\) of a float32 tensor '.*': reinterpreting"):
         bad(x)
