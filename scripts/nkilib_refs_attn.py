@@ -232,8 +232,9 @@ def _oproj_inputs(rng, B, N, S, D, H, quant, bias):
 
 def _oproj_ref(att, w, b, quant, kw):
     """out [B * S, H] = attention rows (b, s) x (n, d) @ weight (+ bias), fp32;
-    quantized: the attention divided by its scale and rounded to fp8 e4m3
-    (what the kernel feeds the PE), the product rescaled."""
+    static: the attention divided by its scale and rounded to fp8 e4m3 (what
+    the kernel feeds the PE), the product rescaled; row: the bf16 attention
+    times the fp8 weight, each column rescaled."""
     D, B, N, S = att.shape
     a = np.transpose(att.astype(np.float32), (1, 3, 2, 0)).reshape(B * S, N * D)
     wf = w.astype(np.float32)
@@ -242,11 +243,14 @@ def _oproj_ref(att, w, b, quant, kw):
         a = _fp8(np.clip(a / ins, -FP8_MAX, FP8_MAX))
         out = (a @ wf) * (kw["weight_scale"][0, 0] * ins)
     elif quant == "row":
-        a = _fp8(np.clip(a, -FP8_MAX, FP8_MAX))
-        out = (a @ wf) * kw["weight_scale"][0]
+        out = (a @ wf) * kw["weight_scale"][0]     # the attention stays bf16
     else:
         out = a @ wf
     if b is not None:
+        if quant != "none":
+            # the dequantized product is stored in the bf16 output tile, then
+            # the bias added to it (the unquantized path adds it to PSUM's fp32)
+            out = out.astype(nl.bfloat16).astype(np.float32)
         out = out + b.astype(np.float32)
     return out
 
