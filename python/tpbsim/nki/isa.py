@@ -216,6 +216,12 @@ def _dma(op, dst, src, loc, oob, dge, priority):
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
     if oob != oob_mode.error:
         f.append(("oob_mode", '"%s"' % oob.name))
+    if isinstance(dge, int) and not isinstance(dge, bool):
+        # the enum's value (the NKI Library passes dge_mode=3 for none)
+        try:
+            dge = dge_mode(dge)
+        except ValueError:
+            raise NkiError("%s: field 'dge_mode': %r is not a dge_mode value (0-3)" % (loc, dge)) from None
     if dge not in (dge_mode.unknown, None):
         f.append(("dge_mode", '"%s"' % _DGE[dge]))
     if priority is not None:
