@@ -1,5 +1,5 @@
 """NumPy references for scripts/nki-library-check: the NKI Library's core
-kernels (cumsum, ...), on parameter sets taken from the library's
+kernels (cumsum, RoPE, ...), on parameter sets taken from the library's
 test/integration files.  Each reference is written here from what the
 library's torch reference computes; nothing of the library is stored."""
 import numpy as np
@@ -30,7 +30,39 @@ def _cumsum(lib, shape, dtype):
         _close(got, want, 1e-5, 1e-4)
 
 
+def _bf16(a):
+    """a rounded to bf16 (nearest even), as fp32: what a bf16 tile holds."""
+    return np.asarray(a, np.float32).astype(nl.bfloat16).astype(np.float32)
+
+
+def _rope(lib, d_head, b, heads, s, contiguous, relayout):
+    """RoPE (core/embeddings/rope.py) on x [d_head, B, heads, S], cos/sin
+    [d_head/2, B, S] in bf16: each pair (re, im) of d_head rotates by
+    (cos, sin) of its position.  contiguous: re is the first half of d_head,
+    im the second; else they interleave (even, odd).  The kernel keeps each
+    product in a bf16 tile before the add/subtract, so the reference rounds
+    there too.  Tolerances: the library's test (rtol 2^-7, atol 1e-3)."""
+    rng = np.random.default_rng(7)
+    x, cos, sin = (rng.standard_normal(sh).astype(np.float32).astype(nl.bfloat16)
+                   for sh in ((d_head, b, heads, s), (d_head // 2, b, s), (d_head // 2, b, s)))
+    got = lib.mod("core.embeddings.rope").RoPE(x, cos, sin, lnc_shard=True, contiguous_layout=contiguous,
+                                               relayout_in_sbuf=relayout)
+    xf = x.astype(np.float32)
+    c, sn = cos.astype(np.float32)[:, :, None, :], sin.astype(np.float32)[:, :, None, :]
+    re_idx, im_idx = (slice(0, d_head // 2), slice(d_head // 2, None)) if contiguous else \
+        (slice(0, None, 2), slice(1, None, 2))
+    re, im = xf[re_idx], xf[im_idx]
+    want = np.empty_like(xf)
+    want[re_idx] = _bf16(_bf16(re * c) - _bf16(im * sn))
+    want[im_idx] = _bf16(_bf16(im * c) + _bf16(re * sn))
+    return _close(got, want, 2.0 ** -7, 1e-3)
+
+
 def checks(lib):
-    return [("cumsum 1x256 fp32", lambda: _cumsum(lib, (1, 256), np.float32)),
+    rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
+            (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
+    return [("RoPE %dx%dx%dx%d %s%s" % (d, b, h, s, "contiguous" if c else "interleaved",
+                                         " sbuf-relayout" if r else ""),
+             lambda a=(d, b, h, s, c, r): _rope(lib, *a)) for d, b, h, s, c, r in rope] + [("cumsum 1x256 fp32", lambda: _cumsum(lib, (1, 256), np.float32)),
             ("cumsum 128x2048 fp32", lambda: _cumsum(lib, (128, 2048), np.float32)),
             ("cumsum 64x4x1024 bf16", lambda: _cumsum(lib, (64, 4, 1024), nl.bfloat16))]
