@@ -285,5 +285,84 @@ def _oproj_checks(lib):
     return out
 
 
+# --------------------------------------------------------------------- qkv
+
+def _norm(x, kind, g, b, eps):
+    """RMSNorm (x / sqrt(mean(x^2) + eps) * g) or LayerNorm ((x - mean) /
+    sqrt(var + eps) * g + b) over the last axis, fp32; none: x."""
+    if kind == "rms":
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * g
+    if kind == "layer":
+        m = x.mean(axis=-1, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+        y = (x - m) / np.sqrt(v + eps) * g
+        return y + b if b is not None else y
+    return x
+
+
+def _qkv_tkg(lib, B, S, H, I, nq, nkv, D, norm, eps, layout="bsd", norm_bias=False, qkv_bias=False,
+             fused_add=False, dtype=np.float32):
+    """qkv (the jit entry, token-generation shapes): out = norm(hidden
+    [+ mlp_prev + attn_prev]) @ w (+ bias), [B, S, I] (BSD) or [N, B, S, D]
+    (NBSd); with fused_add also the summed hidden."""
+    m = lib.mod("core.qkv.qkv")
+    ct = lib.mod("core.utils.common_types")
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (B, S, H)).astype(np.float32).astype(dtype)
+    w = (rng.uniform(-1, 1, (H, I)) * 0.05).astype(np.float32).astype(dtype)
+    kw = {"d_head": D, "num_q_heads": nq, "num_kv_heads": nkv, "norm_eps": eps,
+          "fused_norm_type": {"rms": ct.NormType.RMS_NORM, "layer": ct.NormType.LAYER_NORM,
+                              "none": ct.NormType.NO_NORM}[norm],
+          "output_layout": ct.QKVOutputLayout.BSD if layout == "bsd" else ct.QKVOutputLayout.NBSd}
+    g = nb = bias = None
+    if norm != "none":
+        g = kw["gamma_norm_weights"] = rng.uniform(0.5, 1.5, (1, H)).astype(np.float32).astype(dtype)
+    if norm_bias:
+        nb = kw["layer_norm_bias"] = rng.uniform(-1, 1, (1, H)).astype(np.float32).astype(dtype)
+    if qkv_bias:
+        bias = kw["bias"] = rng.uniform(-1, 1, (1, I)).astype(np.float32).astype(dtype)
+    h = x.astype(np.float32)
+    if fused_add:
+        mp = rng.uniform(-1, 1, (B, S, H)).astype(np.float32).astype(dtype)
+        ap = rng.uniform(-1, 1, (B, S, H)).astype(np.float32).astype(dtype)
+        kw.update(fused_residual_add=True, mlp_prev=mp, attention_prev=ap)
+        h = h + mp.astype(np.float32) + ap.astype(np.float32)
+    got = m.qkv(x, w, **kw)
+    hn = _norm(h, norm, None if g is None else g.astype(np.float32), None if nb is None else nb.astype(np.float32),
+               eps)
+    out = hn @ w.astype(np.float32)
+    if bias is not None:
+        out = out + bias.astype(np.float32)
+    if layout != "bsd":
+        out = np.transpose(out.reshape(B, S, I // D, D), (2, 0, 1, 3))
+    tol = 2e-2
+    if fused_add:
+        if not isinstance(got, (tuple, list)):
+            return f"one output, want (out, fused hidden)"
+        r = _close(got[1], h, tol, 1e-5)
+        if r is not True:
+            return "fused hidden: " + r
+        got = got[0]
+    return _close(got, out, tol, 1e-5)
+
+
+def _qkv_checks(lib):
+    cases = [("B1 S7 H8192 I384 rms", (1, 7, 8192, 384, 1, 1, 128, "rms", 1e-5)),
+             ("B1 S5 H8192 I384 layer+bias", (1, 5, 8192, 384, 1, 1, 128, "layer", 1e-6),
+              {"norm_bias": True}),
+             ("B1 S3 H16384 I896 qkv_bias", (1, 3, 16384, 896, 5, 1, 128, "none", 1e-6), {"qkv_bias": True}),
+             ("B1 S1 H8192 I768 NBSd", (1, 1, 8192, 768, 2, 2, 128, "none", 1e-6), {"layout": "nbsd"}),
+             ("B1 S1 H8192 I512 rms fused_add eps77", (1, 1, 8192, 512, 2, 1, 128, "rms", 77.0),
+              {"fused_add": True}),
+             ("B8 S5 H3072 I640 D64 rms qkv_bias", (8, 5, 3072, 640, 8, 1, 64, "rms", 1e-6),
+              {"qkv_bias": True})]
+    out = []
+    for c in cases:
+        name, args = c[0], c[1]
+        kw = c[2] if len(c) > 2 else {}
+        out.append((f"qkv_tkg {name} fp32", lambda a=args, k=kw: _qkv_tkg(lib, *a, **k)))
+    return out
+
+
 def checks(lib):
-    return _mask_checks(lib) + _oproj_checks(lib)
+    return _mask_checks(lib) + _oproj_checks(lib) + _qkv_checks(lib)
