@@ -364,5 +364,45 @@ def _qkv_checks(lib):
     return out
 
 
+# --------------------------------------------------------------- attention
+
+def _attn_ref(q, k, v, scale, causal):
+    """softmax(scale * q @ k^T [causal: key j <= query i]) @ v, fp32, per
+    batch; q [B, Sq, d], k and v [B, Skv, d]."""
+    s = np.einsum("bqd,bkd->bqk", q, k) * scale
+    if causal:
+        sq, sk = s.shape[1:]
+        s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None], s, -np.inf)
+    s = s - s.max(-1, keepdims=True)
+    p = np.exp(s)
+    return np.einsum("bqk,bkd->bqd", p / p.sum(-1, keepdims=True), v)
+
+
+def _attn_cte(lib, B, skv, sq, d, scale, dtype, causal, tp_q, tp_out):
+    """attention_cte: q (tp_q: [B, Sq, d], else [B, d, Sq]), k [B, d, Skv],
+    v [B, Skv, d]; out [B, Sq, d] ([B, d, Sq] with tp_out)."""
+    m = lib.mod("core.attention.attention_cte")
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((B, sq, d)).astype(np.float32).astype(dtype)
+    k = rng.standard_normal((B, skv, d)).astype(np.float32).astype(dtype)
+    v = rng.standard_normal((B, skv, d)).astype(np.float32).astype(dtype)
+    qa = q if tp_q else np.ascontiguousarray(np.transpose(q, (0, 2, 1)))
+    got = m.attention_cte(qa, np.ascontiguousarray(np.transpose(k, (0, 2, 1))), v, scale=scale,
+                          causal_mask=causal, tp_q=tp_q, tp_out=tp_out)
+    want = _attn_ref(*(x.astype(np.float32) for x in (q, k, v)), scale, causal)
+    if tp_out:
+        want = np.transpose(want, (0, 2, 1))
+    return _close(got, want, 2e-2, 1e-5)
+
+
+def _attn_checks(lib):
+    cases = [(1, 128, 128, 128, 1.0, np.float32, True, True, False),
+             (1, 512, 256, 64, 0.5, np.float32, False, True, False),
+             (3, 512, 1024, 128, 1.0, np.float16, False, False, True)]
+    return [(f"attention_cte B{c[0]} kv{c[1]} q{c[2]} d{c[3]} {np.dtype(c[5]).name}"
+             f"{' causal' if c[6] else ''}{'' if c[7] else ' q^T'}{' out^T' if c[8] else ''}",
+             lambda c=c: _attn_cte(lib, *c)) for c in cases]
+
+
 def checks(lib):
-    return _mask_checks(lib) + _oproj_checks(lib) + _qkv_checks(lib)
+    return _mask_checks(lib) + _oproj_checks(lib) + _qkv_checks(lib) + _attn_checks(lib)
