@@ -58,11 +58,29 @@ def _rope(lib, d_head, b, heads, s, contiguous, relayout):
     return _close(got, want, 2.0 ** -7, 1e-3)
 
 
+def _cascaded_max(lib, b, s, v):
+    """cascaded_max (core/max/cascaded_max.py): the max of the last axis
+    and its index, [B, S, 1] each (fp32 randn input, as the library's test;
+    its tolerance 1e-5, the index exact)."""
+    x = np.random.default_rng(42).standard_normal((b, s, v)).astype(np.float32)
+    vals, idx = lib.mod("core.max.cascaded_max").cascaded_max(x)
+    r = _close(vals, x.max(axis=-1, keepdims=True), 1e-5, 1e-5)
+    if r is not True:
+        return "max values: " + r
+    want = x.argmax(axis=-1)[..., None]
+    if np.shape(idx) != want.shape:
+        return f"indices shape {np.shape(idx)}, NumPy {want.shape}"
+    bad = np.asarray(idx).astype(np.int64) != want
+    return True if not bad.any() else f"{int(bad.sum())} of {bad.size} indices differ"
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
     return [("RoPE %dx%dx%dx%d %s%s" % (d, b, h, s, "contiguous" if c else "interleaved",
                                          " sbuf-relayout" if r else ""),
-             lambda a=(d, b, h, s, c, r): _rope(lib, *a)) for d, b, h, s, c, r in rope] + [("cumsum 1x256 fp32", lambda: _cumsum(lib, (1, 256), np.float32)),
+             lambda a=(d, b, h, s, c, r): _rope(lib, *a)) for d, b, h, s, c, r in rope] + [
+        ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
+        for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [("cumsum 1x256 fp32", lambda: _cumsum(lib, (1, 256), np.float32)),
             ("cumsum 128x2048 fp32", lambda: _cumsum(lib, (128, 2048), np.float32)),
             ("cumsum 64x4x1024 bf16", lambda: _cumsum(lib, (64, 4, 1024), nl.bfloat16))]

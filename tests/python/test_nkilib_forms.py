@@ -68,3 +68,37 @@ def test_ap_dtype_same_as_tensor_numpy():
         return t
     with pytest.raises(NkiError, match=r"\.ap\(dtype=int32\) on '.*' \(float32\): reinterpreting"):
         bad(x)
+
+
+def test_iota_pattern_regroups_dst_numpy():
+    """iota's pattern needs only as many elements per partition as dst
+    (cascaded_max: pattern [[0, 1], [0, 3], [5, 4]] into a [1, 12] tile)."""
+    @nki.jit
+    def k(x):
+        t = nl.ndarray((2, 12), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.iota(dst=t, pattern=[[0, 1], [1, 3], [5, 4]], offset=2, channel_multiplier=100)
+        out = nl.ndarray((2, 12), dtype=nl.int32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    p, a, b = np.meshgrid(np.arange(2), np.arange(3), np.arange(4), indexing="ij")
+    want = (2 + 100 * p + a + 5 * b).reshape(2, 12)
+    np.testing.assert_array_equal(k(np.zeros(1, np.float32)), want)
+
+
+def test_find_index8_broadcast_vals_numpy():
+    """nc_find_index8 with vals = one column broadcast to the 8 slots
+    (`v.ap([[1, P], [0, 8]])`, cascaded_max): every slot finds the index of
+    that value."""
+    @nki.jit
+    def k(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        m = nl.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.tensor_reduce(dst=m, op=nl.maximum, data=t, axis=1)
+        idx = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.nc_find_index8(dst=idx, data=t, vals=m.ap([[1, x.shape[0]], [0, 8]]))
+        out = nl.ndarray((x.shape[0], 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=idx)
+        return out
+    x = RNG.standard_normal((16, 64)).astype(np.float32)
+    np.testing.assert_array_equal(k(x), np.repeat(x.argmax(1)[:, None], 8, 1))
