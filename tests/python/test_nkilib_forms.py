@@ -102,3 +102,45 @@ def test_find_index8_broadcast_vals_numpy():
         return out
     x = RNG.standard_normal((16, 64)).astype(np.float32)
     np.testing.assert_array_equal(k(x), np.repeat(x.argmax(1)[:, None], 8, 1))
+
+
+def test_ndarray_address_shares_storage_numpy():
+    """nl.ndarray(address=(0, byte_addr)) places the tile (the NKI Library's
+    SbufManager): two SBUF tiles at one address share their bytes, and a
+    PSUM address counts bytes from bank 0 (bank 2 here)."""
+    @nki.jit
+    def k(x):
+        a = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf, address=(0, 4096))
+        b = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf, address=(0, 4096))
+        nisa.dma_copy(dst=a, src=x)
+        p = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.psum, address=(0, 2 * 2048))
+        nisa.tensor_copy(dst=p, src=b)   # b is a: the loaded values
+        c = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=c, data=p, op0=nl.multiply, operand0=2.0)
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=c)
+        return out
+    x = RNG.standard_normal((128, 64)).astype(np.float32)
+    np.testing.assert_array_equal(k(x), 2 * x)
+
+    @nki.jit
+    def bad(x):
+        t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm, address=(0, 0))
+        return t
+    with pytest.raises(NkiError, match=r"address=\.\.\.\) on shared_hbm"):
+        bad(x)
+
+
+def test_total_available_sbuf_size():
+    """nl.tile_size.total_available_sbuf_size: SBUF bytes per partition of
+    the target traced for (the library budgets tiles with it)."""
+    seen = {}
+
+    @nki.jit
+    def k(x):
+        seen["n"] = nl.tile_size.total_available_sbuf_size
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=x)
+        return out
+    k(np.zeros((4, 4), np.float32))
+    assert seen["n"] == 224 * 1024   # trn2, the default target
