@@ -136,9 +136,32 @@ def _buffer(b):
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A new tensor: an SBUF/PSUM tile (a `tile` op) or an HBM tensor (an
     output when the kernel returns it, else scratch)."""
+    loc = _trace.caller_loc()
     if address is not None:
-        raise NkiError("nl.ndarray(address=...) is not supported (the compiler allocates)")
-    return _ndarray(shape, dtype, buffer, name, _trace.caller_loc())
+        buffer = _address_alloc(buffer, address, loc)
+    return _ndarray(shape, dtype, buffer, name, loc)
+
+
+def _address_alloc(buffer, address, loc):
+    """nl.ndarray(address=(start_partition, byte_addr)) of an SBUF or PSUM
+    tile (the NKI Library places its tiles so): a direct allocation at that
+    location (docs/python.md "Direct allocation": tiles placed on the same
+    bytes share them, as in NKI).  A PSUM byte_addr counts from bank 0
+    (bank = byte_addr // 2 KiB)."""
+    from .compiler import _Alloc
+    from ._alloc import PSUM_BANK_BYTES
+    buf = _buffer(buffer)
+    if buf not in (sbuf, psum):
+        raise NkiError("%s: nl.ndarray(address=...) on %s: an address places an SBUF or PSUM "
+                       "tile" % (loc, buf))
+    try:
+        part, addr = (int(a) for a in address)
+    except (TypeError, ValueError):
+        raise NkiError("%s: nl.ndarray(address=%r): expected (start_partition, byte_addr)"
+                       % (loc, address)) from None
+    at = (part, addr) if buf == sbuf else (addr // PSUM_BANK_BYTES, part, addr % PSUM_BANK_BYTES)
+    return _Alloc(buf, lambda idx, pdim_size, fdim_size: at,
+                  "nl.ndarray(address=(%d, %d))" % (part, addr))
 
 
 def _ndarray(shape, dtype, buffer, name, loc):
@@ -574,14 +597,14 @@ class _TileSize:
     psum_bank_fmax_bytes = 2048
 
     @property
-    def sbuf_fmax_bytes(self):
-        """SBUF bytes per partition of the target being traced (the whole
-        partition: tpbsim reserves none of it)."""
-        from . import _alloc
-        return _alloc._sbuf_bytes()
+    def total_available_sbuf_size(self):
+        """Usable SBUF bytes per partition (NKI's deprecated name, which the
+        NKI Library budgets its tiles with): the partition size of the
+        target traced for (trn1 192 KiB, trn2 224 KiB)."""
+        from ._alloc import _sbuf_bytes
+        return _sbuf_bytes()
 
-    # NKI 0.x's name for the same (deprecated there, used by the NKI Library)
-    total_available_sbuf_size = sbuf_fmax_bytes
+    sbuf_fmax_bytes = total_available_sbuf_size
 
     @property
     def sbuf_fmax(self):
