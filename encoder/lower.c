@@ -471,12 +471,14 @@ int lw_same_partitions(lower_ctx_t *c, const char *what, const isa_tap_t *src,
 
 int lw_same_inputs(lower_ctx_t *c, const char *what, const isa_tap_t *in0, const isa_tap_t *in1)
 {
-    /* inputs in different memories (SBUF and PSUM) may start on different
-     * partitions: the NKI Library's qkv_tkg adds PSUM rows 32.. into SBUF
-     * rows 0.. (two SBUF inputs share a start: its RoPE copies to align) */
+    /* inputs in different memories (one PSUM, one SBUF) may start apart:
+     * the NKI Library's mlp_tkg adds PSUM rows 32k.. to SBUF rows 0.. with
+     * tensor_tensor; two SBUF inputs share a start (its RoPE copies a half
+     * to partition 0 for tensor_tensor's "base partition alignment") */
     if (in0->start != in1->start && in0->space == in1->space)
-        return lw_err(c, "%s: in0 starts at partition %u and in1 at partition %u; the two "
-                         "inputs must be on the same partitions (only dst may start elsewhere)",
+        return lw_err(c, "%s: in0 starts at partition %u and in1 at partition %u; two "
+                         "inputs in the same memory must be on the same partitions (only dst, "
+                         "or an input in the other memory, may start elsewhere)",
                       what, in0->start, in1->start);
     return 0;
 }

@@ -213,16 +213,23 @@ def _no(loc, **kw):
                            "(docs/python.md)" % (loc, k, v))
 
 
+def _enum_of(cls, v, what, loc):
+    """An enum field given as its integer value (the NKI Library passes
+    `dge_mode=3`, NKI's value of dge_mode.none) as the member."""
+    if isinstance(v, int) and not isinstance(v, (bool, Enum)):
+        try:
+            return cls(v)
+        except ValueError:
+            raise NkiError("%s: field '%s': %d is no %s value (%s)" % (
+                loc, what, v, cls.__name__, ", ".join("%s=%d" % (m.name, m.value) for m in cls)))
+    return v
+
+
 def _dma(op, dst, src, loc, oob, dge, priority):
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
+    oob, dge = _enum_of(oob_mode, oob, "oob_mode", loc), _enum_of(dge_mode, dge, "dge_mode", loc)
     if oob != oob_mode.error:
         f.append(("oob_mode", '"%s"' % oob.name))
-    if isinstance(dge, int) and not isinstance(dge, bool):
-        # the enum's value (the NKI Library passes dge_mode=3 for none)
-        try:
-            dge = dge_mode(dge)
-        except ValueError:
-            raise NkiError("%s: field 'dge_mode': %r is not a dge_mode value (0-3)" % (loc, dge)) from None
     if dge not in (dge_mode.unknown, None):
         f.append(("dge_mode", '"%s"' % _DGE[dge]))
     if priority is not None:

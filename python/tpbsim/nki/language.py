@@ -16,11 +16,38 @@ class NKIObject:
     (nki.language.NKIObject).  NKI compiles such objects into the kernel;
     tpbsim traces the kernel as Python, so they are plain Python objects:
     keyword arguments become attributes, and a @dataclass subclass keeps
-    its own __init__."""
+    its own __init__.  As in NKI, an annotated field the initializer is
+    not given is None."""
 
-    def __init__(self, **kwargs):
+    def __init_subclass__(cls, **kw):
+        # NKI's initializer gives every annotated field it is not passed the
+        # value None (nki-language-guide "Class Support": `def __init__(self,
+        # x=None, y=False)`), with or without @dataclass; Python's dataclass
+        # would demand it.  A field without a class default gets None as its
+        # default here, before @dataclass (which runs after this) reads them
+        super().__init_subclass__(**kw)
+        for name in cls.__dict__.get("__annotations__", {}):
+            if name not in cls.__dict__:
+                setattr(cls, name, None)
+
+    def __init__(self, *args, **kwargs):
+        # without @dataclass and without an __init__ of its own, a class
+        # takes its annotated fields positionally too (NKI's default
+        # initializer), then runs __post_init__ when it has one
+        fields = [n for c in reversed(type(self).__mro__)
+                  for n in c.__dict__.get("__annotations__", {})]
+        if len(args) > len(fields):
+            raise TypeError("%s() takes %d positional arguments (its annotated fields), %d given"
+                            % (type(self).__name__, len(fields), len(args)))
+        for k, v in zip(fields, args):
+            if k in kwargs:
+                raise TypeError("%s() got multiple values for argument %r" % (type(self).__name__, k))
+            setattr(self, k, v)
         for k, v in kwargs.items():
             setattr(self, k, v)
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
 
 
 # NKI's type names for annotations: a tensor (nl.tensor, nki.tensor) is a
@@ -135,36 +162,12 @@ def _buffer(b):
 
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A new tensor: an SBUF/PSUM tile (a `tile` op) or an HBM tensor (an
-    output when the kernel returns it, else scratch)."""
-    loc = _trace.caller_loc()
-    if address is not None:
-        buffer = _address_alloc(buffer, address, loc)
-    return _ndarray(shape, dtype, buffer, name, loc)
+    output when the kernel returns it, else scratch).  address=
+    (partition_offset, free_offset) places a tile (_address.py)."""
+    return _ndarray(shape, dtype, buffer, name, _trace.caller_loc(), address)
 
 
-def _address_alloc(buffer, address, loc):
-    """nl.ndarray(address=(start_partition, byte_addr)) of an SBUF or PSUM
-    tile (the NKI Library places its tiles so): a direct allocation at that
-    location (docs/python.md "Direct allocation": tiles placed on the same
-    bytes share them, as in NKI).  A PSUM byte_addr counts from bank 0
-    (bank = byte_addr // 2 KiB)."""
-    from .compiler import _Alloc
-    from ._alloc import PSUM_BANK_BYTES
-    buf = _buffer(buffer)
-    if buf not in (sbuf, psum):
-        raise NkiError("%s: nl.ndarray(address=...) on %s: an address places an SBUF or PSUM "
-                       "tile" % (loc, buf))
-    try:
-        part, addr = (int(a) for a in address)
-    except (TypeError, ValueError):
-        raise NkiError("%s: nl.ndarray(address=%r): expected (start_partition, byte_addr)"
-                       % (loc, address)) from None
-    at = (part, addr) if buf == sbuf else (addr // PSUM_BANK_BYTES, part, addr % PSUM_BANK_BYTES)
-    return _Alloc(buf, lambda idx, pdim_size, fdim_size: at,
-                  "nl.ndarray(address=(%d, %d))" % (part, addr))
-
-
-def _ndarray(shape, dtype, buffer, name, loc):
+def _ndarray(shape, dtype, buffer, name, loc, address=None):
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     for s in shape:
         if (type(s) is not int and (isinstance(s, Lin) or not isinstance(s, (int, np.integer)))
@@ -183,6 +186,11 @@ def _ndarray(shape, dtype, buffer, name, loc):
         p = pds[0] if pds else 0
         rot, place = tr.sites.once(loc, (tuple(shape), dt, buffer.buffer, p),
                                    lambda: _alloc.plan(buffer, shape, p, dt, loc))
+    if address is not None and not getattr(tr, "force_auto_alloc", False):
+        from . import _address   # NKI 0.x direct allocation of one tile
+        if place is not None:
+            raise NkiError("%s: nl.ndarray: both address= and a direct-allocation buffer" % loc)
+        place = _address.place(address, shape, nblk, dt, _buffer(buffer), loc)
     return tr.new_tensor(shape, dt, _buffer(buffer), name, loc, nblk, rot, place)
 
 
