@@ -2,6 +2,8 @@
 kernels (cumsum, RoPE, ...), on parameter sets taken from the library's
 test/integration files.  Each reference is written here from what the
 library's torch reference computes; nothing of the library is stored."""
+import math
+
 import numpy as np
 
 from tpbsim.nki import language as nl
@@ -58,11 +60,118 @@ def _rope(lib, d_head, b, heads, s, contiguous, relayout):
     return _close(got, want, 2.0 ** -7, 1e-3)
 
 
+def _cascaded_max(lib, b, s, v):
+    """cascaded_max (core/max/cascaded_max.py): the max of the last axis
+    and its index, [B, S, 1] each (fp32 randn input, as the library's test;
+    its tolerance 1e-5, the index exact)."""
+    x = np.random.default_rng(42).standard_normal((b, s, v)).astype(np.float32)
+    vals, idx = lib.mod("core.max.cascaded_max").cascaded_max(x)
+    r = _close(vals, x.max(axis=-1, keepdims=True), 1e-5, 1e-5)
+    if r is not True:
+        return "max values: " + r
+    want = x.argmax(axis=-1)[..., None]
+    if np.shape(idx) != want.shape:
+        return f"indices shape {np.shape(idx)}, NumPy {want.shape}"
+    bad = np.asarray(idx).astype(np.int64) != want
+    return True if not bad.any() else f"{int(bad.sum())} of {bad.size} indices differ"
+
+
+def _depthwise_conv1d(lib, b, c, w, k, stride, pad, dtype):
+    """depthwise_conv1d_implicit_gemm (experimental/conv/depthwise_conv1d.py):
+    img [B, C, 1, W], filter [C, 1, 1, K], one filter per channel
+    (feature_group_count C), padding ((0, 0), (left, right)), stride
+    (1, s): out[b, c, 0, q] = sum_k img_padded[b, c, q*s + k] * filt[c, k].
+    The kernel accumulates in fp32 PSUM and writes the input dtype, so the
+    result is within one rounding to that dtype of the fp32 sum."""
+    rng = np.random.default_rng(3)
+    img = rng.standard_normal((b, c, 1, w)).astype(np.float32).astype(dtype)
+    filt = rng.standard_normal((c, 1, 1, k)).astype(np.float32).astype(dtype)
+    got = lib.mod("experimental.conv.depthwise_conv1d").depthwise_conv1d_implicit_gemm(
+        img, filt, padding=((0, 0), pad), stride=(1, stride), feature_group_count=c)
+    x = np.pad(img[:, :, 0, :].astype(np.float64), ((0, 0), (0, 0), pad))
+    q = (x.shape[-1] - k) // stride + 1
+    win = np.lib.stride_tricks.sliding_window_view(x, k, axis=-1)[:, :, ::stride][:, :, :q]
+    want = np.einsum("bcqk,ck->bcq", win, filt[:, 0, 0, :].astype(np.float64))[:, :, None, :]
+    rtol = 1e-5 if dtype == np.float32 else 2.0 ** -7
+    return _close(got, want, rtol, 1e-2 if dtype != np.float32 else 1e-4)
+
+
+def _act(name, z):
+    """The library's activation types (torch: silu, exact erf gelu)."""
+    if name is None:
+        return z
+    if name == "SiLU":
+        return z / (1.0 + np.exp(-z))
+    if name == "GELU":
+        return 0.5 * z * (1.0 + np.vectorize(math.erf)(z / math.sqrt(2.0)))
+    raise ValueError(name)
+
+
+def _conv1d(lib, b, cin, cout, length, k, stride, pad, dil, bias, act):
+    """conv1d (experimental/conv/conv1d.py): x [B, C_in, L], filters
+    [K, C_in, C_out], optional bias [C_out], (left, right) zero padding,
+    stride, dilation, then the activation: out[b, o, t] =
+    act(bias[o] + sum_{k, c} x_pad[b, c, t*stride + k*dil] * f[k, c, o]).
+    fp32, the library's tolerance for fp32 (1e-5).  The sum is rounded as
+    the kernel's matmuls round it (docs/semantics.md "Matmul"): per
+    128-channel C_in tile, one matmul per group of K_REP taps stacked on the
+    partitions (K_REP 4 for a tile of up to 32 channels, 2 up to 64, else 1;
+    tap-major), each a sequential fp32 sum over its partitions, accumulated
+    in fp32 PSUM in that order."""
+    rng = np.random.default_rng(42)
+    x = rng.standard_normal((b, cin, length)).astype(np.float32)
+    f = rng.standard_normal((k, cin, cout)).astype(np.float32)
+    bv = rng.standard_normal(cout).astype(np.float32) if bias else None
+    ct = lib.mod("core.utils.common_types")
+    got = lib.mod("experimental.conv.conv1d").conv1d(
+        x, f, bv, stride=stride, padding=pad, dilation=dil,
+        activation_fn=getattr(ct.ActFnType, act) if act else None)
+    xp = np.pad(x, ((0, 0), (0, 0), pad))
+    lout = (xp.shape[-1] - dil * (k - 1) - 1) // stride + 1
+    want = None
+    for c0 in range(0, cin, 128):
+        ct = min(128, cin - c0)
+        rep = min(k, 4) if ct <= 32 else min(k, 2) if ct <= 64 else 1
+        for k0 in range(0, k, rep):
+            prod = np.concatenate([   # [B, taps x channels (tap-major), C_out, L_out], fp32
+                xp[:, c0:c0 + ct, kk * dil: kk * dil + (lout - 1) * stride + 1: stride][:, :, None, :] *
+                f[kk, c0:c0 + ct][None, :, :, None] for kk in range(k0, min(k, k0 + rep))], axis=1)
+            s = np.cumsum(prod, axis=1, dtype=np.float32)[:, -1]   # sequential fp32 sum
+            want = s if want is None else (want + s).astype(np.float32)
+    if bias:
+        want = (want + bv[None, :, None]).astype(np.float32)
+    return _close(got, _act(act, want.astype(np.float64)), 1e-5, 1e-5)
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
     return [("RoPE %dx%dx%dx%d %s%s" % (d, b, h, s, "contiguous" if c else "interleaved",
                                          " sbuf-relayout" if r else ""),
-             lambda a=(d, b, h, s, c, r): _rope(lib, *a)) for d, b, h, s, c, r in rope] + [("cumsum 1x256 fp32", lambda: _cumsum(lib, (1, 256), np.float32)),
+             lambda a=(d, b, h, s, c, r): _rope(lib, *a)) for d, b, h, s, c, r in rope] + [
+        ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
+        for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
+        ("depthwise_conv1d %dx%dx%d k%d s%d pad%d+%d %s" % (b, c, w, k, st, pd[0], pd[1], np.dtype(dt).name),
+         lambda a=(b, c, w, k, st, pd, dt): _depthwise_conv1d(lib, *a))
+        for b, c, w, k, st, pd, dt in ((1, 16, 512, 64, 1, (0, 0), nl.bfloat16),
+                                       (1, 256, 512, 64, 1, (10, 10), nl.bfloat16),
+                                       (1, 256, 512, 64, 2, (5, 5), nl.bfloat16),
+                                       (1, 16, 512, 3, 2, (0, 0), nl.bfloat16),
+                                       (2, 256, 512, 64, 1, (0, 0), nl.bfloat16),
+                                       (1, 256, 129, 128, 1, (0, 0), nl.bfloat16),
+                                       (1, 256, 512, 64, 1, (0, 0), np.float32),
+                                       (1, 512, 5000, 8, 1, (0, 0), nl.bfloat16))] + [
+        ("conv1d b%d ci%d co%d l%d k%d s%d p%d+%d d%d%s%s" % (a[:6] + a[6] + (a[7], " bias" if a[8] else "",
+                                                               " " + a[9] if a[9] else "")),
+         lambda a=a: _conv1d(lib, *a))
+        for a in ((1, 16, 32, 20, 3, 1, (0, 0), 1, False, None),
+                  (1, 16, 32, 20, 3, 1, (0, 0), 1, True, "SiLU"),
+                  (2, 64, 128, 40, 5, 2, (2, 2), 2, True, "GELU"),
+                  (2, 96, 192, 80, 7, 2, (3, 3), 1, False, "SiLU"),
+                  (1, 256, 256, 200, 3, 1, (1, 1), 1, False, None),
+                  (1, 48, 64, 128, 100, 1, (1, 1), 1, True, None),
+                  (1, 64, 128, 100, 5, 10, (2, 2), 1, True, "GELU"),
+                  (1, 64, 128, 150, 5, 2, (4, 6), 2, False, "SiLU"),
+                  (8, 32, 64, 50, 3, 1, (1, 1), 1, False, "SiLU"))] + [("cumsum 1x256 fp32", lambda: _cumsum(lib, (1, 256), np.float32)),
             ("cumsum 128x2048 fp32", lambda: _cumsum(lib, (128, 2048), np.float32)),
             ("cumsum 64x4x1024 bf16", lambda: _cumsum(lib, (64, 4, 1024), nl.bfloat16))]

@@ -232,8 +232,9 @@ def _oproj_inputs(rng, B, N, S, D, H, quant, bias):
 
 def _oproj_ref(att, w, b, quant, kw):
     """out [B * S, H] = attention rows (b, s) x (n, d) @ weight (+ bias), fp32;
-    quantized: the attention divided by its scale and rounded to fp8 e4m3
-    (what the kernel feeds the PE), the product rescaled."""
+    static: the attention divided by its scale and rounded to fp8 e4m3 (what
+    the kernel feeds the PE), the product rescaled; row: the bf16 attention
+    times the fp8 weight, each column rescaled."""
     D, B, N, S = att.shape
     a = np.transpose(att.astype(np.float32), (1, 3, 2, 0)).reshape(B * S, N * D)
     wf = w.astype(np.float32)
@@ -242,11 +243,14 @@ def _oproj_ref(att, w, b, quant, kw):
         a = _fp8(np.clip(a / ins, -FP8_MAX, FP8_MAX))
         out = (a @ wf) * (kw["weight_scale"][0, 0] * ins)
     elif quant == "row":
-        a = _fp8(np.clip(a, -FP8_MAX, FP8_MAX))
-        out = (a @ wf) * kw["weight_scale"][0]
+        out = (a @ wf) * kw["weight_scale"][0]     # the attention stays bf16
     else:
         out = a @ wf
     if b is not None:
+        if quant != "none":
+            # the dequantized product is stored in the bf16 output tile, then
+            # the bias added to it (the unquantized path adds it to PSUM's fp32)
+            out = out.astype(nl.bfloat16).astype(np.float32)
         out = out + b.astype(np.float32)
     return out
 
@@ -281,5 +285,124 @@ def _oproj_checks(lib):
     return out
 
 
+# --------------------------------------------------------------------- qkv
+
+def _norm(x, kind, g, b, eps):
+    """RMSNorm (x / sqrt(mean(x^2) + eps) * g) or LayerNorm ((x - mean) /
+    sqrt(var + eps) * g + b) over the last axis, fp32; none: x."""
+    if kind == "rms":
+        return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * g
+    if kind == "layer":
+        m = x.mean(axis=-1, keepdims=True)
+        v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+        y = (x - m) / np.sqrt(v + eps) * g
+        return y + b if b is not None else y
+    return x
+
+
+def _qkv_tkg(lib, B, S, H, I, nq, nkv, D, norm, eps, layout="bsd", norm_bias=False, qkv_bias=False,
+             fused_add=False, dtype=np.float32):
+    """qkv (the jit entry, token-generation shapes): out = norm(hidden
+    [+ mlp_prev + attn_prev]) @ w (+ bias), [B, S, I] (BSD) or [N, B, S, D]
+    (NBSd); with fused_add also the summed hidden."""
+    m = lib.mod("core.qkv.qkv")
+    ct = lib.mod("core.utils.common_types")
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (B, S, H)).astype(np.float32).astype(dtype)
+    w = (rng.uniform(-1, 1, (H, I)) * 0.05).astype(np.float32).astype(dtype)
+    kw = {"d_head": D, "num_q_heads": nq, "num_kv_heads": nkv, "norm_eps": eps,
+          "fused_norm_type": {"rms": ct.NormType.RMS_NORM, "layer": ct.NormType.LAYER_NORM,
+                              "none": ct.NormType.NO_NORM}[norm],
+          "output_layout": ct.QKVOutputLayout.BSD if layout == "bsd" else ct.QKVOutputLayout.NBSd}
+    g = nb = bias = None
+    if norm != "none":
+        g = kw["gamma_norm_weights"] = rng.uniform(0.5, 1.5, (1, H)).astype(np.float32).astype(dtype)
+    if norm_bias:
+        nb = kw["layer_norm_bias"] = rng.uniform(-1, 1, (1, H)).astype(np.float32).astype(dtype)
+    if qkv_bias:
+        bias = kw["bias"] = rng.uniform(-1, 1, (1, I)).astype(np.float32).astype(dtype)
+    h = x.astype(np.float32)
+    if fused_add:
+        mp = rng.uniform(-1, 1, (B, S, H)).astype(np.float32).astype(dtype)
+        ap = rng.uniform(-1, 1, (B, S, H)).astype(np.float32).astype(dtype)
+        kw.update(fused_residual_add=True, mlp_prev=mp, attention_prev=ap)
+        h = h + mp.astype(np.float32) + ap.astype(np.float32)
+    got = m.qkv(x, w, **kw)
+    hn = _norm(h, norm, None if g is None else g.astype(np.float32), None if nb is None else nb.astype(np.float32),
+               eps)
+    out = hn @ w.astype(np.float32)
+    if bias is not None:
+        out = out + bias.astype(np.float32)
+    if layout != "bsd":
+        out = np.transpose(out.reshape(B, S, I // D, D), (2, 0, 1, 3))
+    tol = 2e-2
+    if fused_add:
+        if not isinstance(got, (tuple, list)):
+            return f"one output, want (out, fused hidden)"
+        r = _close(got[1], h, tol, 1e-5)
+        if r is not True:
+            return "fused hidden: " + r
+        got = got[0]
+    return _close(got, out, tol, 1e-5)
+
+
+def _qkv_checks(lib):
+    cases = [("B1 S7 H8192 I384 rms", (1, 7, 8192, 384, 1, 1, 128, "rms", 1e-5)),
+             ("B1 S5 H8192 I384 layer+bias", (1, 5, 8192, 384, 1, 1, 128, "layer", 1e-6),
+              {"norm_bias": True}),
+             ("B1 S3 H16384 I896 qkv_bias", (1, 3, 16384, 896, 5, 1, 128, "none", 1e-6), {"qkv_bias": True}),
+             ("B1 S1 H8192 I768 NBSd", (1, 1, 8192, 768, 2, 2, 128, "none", 1e-6), {"layout": "nbsd"}),
+             ("B1 S1 H8192 I512 rms fused_add eps77", (1, 1, 8192, 512, 2, 1, 128, "rms", 77.0),
+              {"fused_add": True}),
+             ("B8 S5 H3072 I640 D64 rms qkv_bias", (8, 5, 3072, 640, 8, 1, 64, "rms", 1e-6),
+              {"qkv_bias": True})]
+    out = []
+    for c in cases:
+        name, args = c[0], c[1]
+        kw = c[2] if len(c) > 2 else {}
+        out.append((f"qkv_tkg {name} fp32", lambda a=args, k=kw: _qkv_tkg(lib, *a, **k)))
+    return out
+
+
+# --------------------------------------------------------------- attention
+
+def _attn_ref(q, k, v, scale, causal):
+    """softmax(scale * q @ k^T [causal: key j <= query i]) @ v, fp32, per
+    batch; q [B, Sq, d], k and v [B, Skv, d]."""
+    s = np.einsum("bqd,bkd->bqk", q, k) * scale
+    if causal:
+        sq, sk = s.shape[1:]
+        s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None], s, -np.inf)
+    s = s - s.max(-1, keepdims=True)
+    p = np.exp(s)
+    return np.einsum("bqk,bkd->bqd", p / p.sum(-1, keepdims=True), v)
+
+
+def _attn_cte(lib, B, skv, sq, d, scale, dtype, causal, tp_q, tp_out):
+    """attention_cte: q (tp_q: [B, Sq, d], else [B, d, Sq]), k [B, d, Skv],
+    v [B, Skv, d]; out [B, Sq, d] ([B, d, Sq] with tp_out)."""
+    m = lib.mod("core.attention.attention_cte")
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((B, sq, d)).astype(np.float32).astype(dtype)
+    k = rng.standard_normal((B, skv, d)).astype(np.float32).astype(dtype)
+    v = rng.standard_normal((B, skv, d)).astype(np.float32).astype(dtype)
+    qa = q if tp_q else np.ascontiguousarray(np.transpose(q, (0, 2, 1)))
+    got = m.attention_cte(qa, np.ascontiguousarray(np.transpose(k, (0, 2, 1))), v, scale=scale,
+                          causal_mask=causal, tp_q=tp_q, tp_out=tp_out)
+    want = _attn_ref(*(x.astype(np.float32) for x in (q, k, v)), scale, causal)
+    if tp_out:
+        want = np.transpose(want, (0, 2, 1))
+    return _close(got, want, 2e-2, 1e-5)
+
+
+def _attn_checks(lib):
+    cases = [(1, 128, 128, 128, 1.0, np.float32, True, True, False),
+             (1, 512, 256, 64, 0.5, np.float32, False, True, False),
+             (3, 512, 1024, 128, 1.0, np.float16, False, False, True)]
+    return [(f"attention_cte B{c[0]} kv{c[1]} q{c[2]} d{c[3]} {np.dtype(c[5]).name}"
+             f"{' causal' if c[6] else ''}{'' if c[7] else ' q^T'}{' out^T' if c[8] else ''}",
+             lambda c=c: _attn_cte(lib, *c)) for c in cases]
+
+
 def checks(lib):
-    return _mask_checks(lib) + _oproj_checks(lib)
+    return _mask_checks(lib) + _oproj_checks(lib) + _qkv_checks(lib) + _attn_checks(lib)

@@ -708,6 +708,12 @@ static void test_tap_limits(void **state)
     assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
     assert_non_null(strstr(r.err.msg, "tensor_tensor: in0 starts at partition 0 and in1 at partition 32"));
     bu_free(&r);
+    /* ... unless they are in different memories: SBUF rows 0.. plus PSUM
+     * rows 32.. (the NKI Library's qkv_tkg accumulating array-tiled PSUM) */
+    int ps = BU_T(&k, "ps", TIR_T_PSUM, ISA_DT_FP32, 128, 2);
+    k.ops[0].src[1] = bu_in(&k, bu_ap(ps, 32 * 2, 2, (int64_t)2, (int64_t)32, (int64_t)1, (int64_t)2));
+    assert_int_equal(bu_lower(&r, &k, trn2(), false), 0);
+    bu_free(&r);
     tir_kernel_free(&k);
 }
 

@@ -470,16 +470,14 @@ class NkiTensor:
         """An explicit [[step, count], ...] pattern from this view's offset
         (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
         tensor: a gather/scatter row access (the kernel format's indirect
-        operand).  dtype= may name the tensor's own dtype (the NKI Library's
-        TensorView always passes it); another dtype raises."""
+        operand)."""
+        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
+            # the same dtype (what nkilib's TensorView passes) is no reinterpret
+            raise NkiError(".ap(dtype=%s) on '%s' (%s): reinterpreting the storage as another "
+                           "dtype is not supported by tpbsim" % (np.dtype(dtype).name, self.base.name,
+                                                                 np.dtype(self.dtype).name))
         if scalar_offset is not None:
             raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim")
-        if dtype is not None:
-            from .language import _dtype
-            if _dtype(dtype) != self.dtype:
-                raise NkiError(".ap(dtype=%s) of a %s tensor '%s': reinterpreting as another "
-                               "dtype is not supported by tpbsim" % (_dtype(dtype), self.dtype,
-                                                                     self.base.name))
         if self.base.nblk:
             raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
                            % self.base.name)
@@ -732,9 +730,6 @@ class LoopFrame:
         self.var, self.start = var, start
 
 
-NAME_MAX = 55   # the kernel format's longest tensor name (docs/kernel-format.md)
-
-
 class Trace:
     def __init__(self, name, grid, symbolic=True):
         """grid: per axis an int or an nl.nc annotation (docs/python.md).
@@ -853,12 +848,7 @@ class Trace:
 
     def unique(self, want):
         n = want if want and want.isidentifier() else "t"
-        # the kernel format's names are at most NAME_MAX characters: a longer
-        # one (the NKI Library's "..._shard0__prog0__batch0__bxs0__bank0") is
-        # cut, with a number that keeps it distinct (a name is only a label)
-        long = len(n) > NAME_MAX
-        if long or n in self.names or n in ("pid", "num_programs"):
-            n = n[:NAME_MAX - 8] if len(n) > NAME_MAX - 8 else n
+        if n in self.names or n in ("pid", "num_programs"):
             i = len(self.names)
             while "%s_%d" % (n, i) in self.names:
                 i += 1

@@ -6,6 +6,7 @@ Ops tpbsim cannot run raise NkiError naming the kernel line
 take NKI beta-1's value-returning form (docs/python.md "Beta-1 call
 forms")."""
 import json
+import math
 from enum import Enum, IntEnum
 
 from . import _beta1, _groups, _trace, language
@@ -605,8 +606,23 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
 
 # ---- Pool patterns, selection, top-k ----
 
+def _iota_dst(dst, pattern, loc):
+    """NKI's iota needs only the product of the pattern's counts to match
+    dst's elements per partition; the kernel format pairs each count with a
+    dst free dim, so a contiguous dst is viewed as [P, counts...]."""
+    counts = tuple(int(b) for _, b in pattern)
+    shape = tuple(getattr(dst, "shape", ()))
+    if not shape or shape[1:] == counts or math.prod(counts) != math.prod(shape[1:]):
+        return dst   # as given: the compiler names a mismatch
+    if not dst._contig():
+        raise NkiError("%s: iota pattern counts %s regroup dst %s, which is not contiguous"
+                              % (loc, list(counts), list(shape)))
+    return dst.reshape((shape[0],) + counts)
+
+
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
     loc = _trace.caller_loc()
+    dst = _iota_dst(dst, pattern, loc)
     f = [("dst", _t(dst, "dst", loc)), ("pattern", json.dumps([[int(a), int(b)]
                                                               for a, b in pattern])),
          ("offset", _intf(offset)), ("channel_multiplier", str(int(channel_multiplier)))]
@@ -748,8 +764,24 @@ def max8(dst, src, name=None):
                                name, None, loc))
 
 
+def _vals8(vals, loc):
+    """The Max8 family's vals is a per-partition pointer to 8 contiguous
+    elements; a view that repeats or strides them (cascaded_max's
+    `value.ap([[1, P], [0, 8]])`, one max broadcast to the 8 slots) is first
+    copied to a [P, 8] tile (a tensor_copy: the same values)."""
+    if type(vals) is not NkiTensor or not vals._onchip():
+        return vals
+    free = [(st, n) for st, n in vals._ap[1:] if n != 1]
+    if free and free[-1][0] == 1 and all(a == b * m for (a, _), (b, m) in zip(free, free[1:])):
+        return vals
+    t = language._ndarray((vals.shape[0], 8), vals.dtype, language.sbuf, "vals8", loc)
+    _emit("tensor_copy", loc, [("dst", t.text()), ("src", _t(vals, "vals", loc))])
+    return t
+
+
 def nc_find_index8(dst, data, vals, name=None):
     loc = _trace.caller_loc()
+    vals = _vals8(vals, loc)
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("vals", _t(vals, "vals", loc))]
     _emit("find_index8", loc, _common(f, name, None, loc))
@@ -757,6 +789,7 @@ def nc_find_index8(dst, data, vals, name=None):
 
 def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     loc = _trace.caller_loc()
+    vals = _vals8(vals, loc)
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("vals", _t(vals, "vals", loc)), ("imm", _scalar(imm, "imm", loc))]
     if dst_idx is not None:

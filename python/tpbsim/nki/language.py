@@ -605,14 +605,14 @@ class _TileSize:
     psum_bank_fmax_bytes = 2048
 
     @property
-    def sbuf_fmax_bytes(self):
-        """SBUF bytes per partition of the target being traced (the whole
-        partition: tpbsim reserves none of it)."""
-        from . import _alloc
-        return _alloc._sbuf_bytes()
+    def total_available_sbuf_size(self):
+        """Usable SBUF bytes per partition (NKI's deprecated name, which the
+        NKI Library budgets its tiles with): the partition size of the
+        target traced for (trn1 192 KiB, trn2 224 KiB)."""
+        from ._alloc import _sbuf_bytes
+        return _sbuf_bytes()
 
-    # NKI 0.x's name for the same (deprecated there, used by the NKI Library)
-    total_available_sbuf_size = sbuf_fmax_bytes
+    sbuf_fmax_bytes = total_available_sbuf_size
 
     @property
     def sbuf_fmax(self):

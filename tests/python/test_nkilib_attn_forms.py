@@ -1,0 +1,35 @@
+"""Forms the NKI Library's attention-side kernels (scripts/nki-library-check,
+scripts/nkilib_refs_attn.py) need, each checked against NumPy here,
+independent of the library."""
+import numpy as np
+from tpbsim import nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+RNG = np.random.default_rng(11)
+
+
+def test_tile_size_sbuf_sizes():
+    """nl.tile_size's SBUF sizes, read while tracing: bytes per partition
+    (total_available_sbuf_size, sbuf_fmax_bytes: trn2 224 KiB, trn1 192 KiB),
+    fp32 elements per partition (sbuf_fmax) and all partitions' bytes
+    (sbuf_size_bytes)."""
+    seen = {}
+
+    def make(key):
+        @nki.jit
+        def k(x):
+            seen[key] = (nl.tile_size.total_available_sbuf_size, nl.tile_size.sbuf_fmax_bytes,
+                         nl.tile_size.sbuf_fmax, nl.tile_size.sbuf_size_bytes)
+            t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x)
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=out, src=t)
+            return out
+        return k
+    x = np.ones((4, 4), np.float32)
+    import tpbsim
+    tpbsim.simulate(make("trn2"), x, target="trn2")
+    tpbsim.simulate(make("trn1"), x, target="trn1")
+    assert seen["trn2"] == (224 * 1024, 224 * 1024, 56 * 1024, 128 * 224 * 1024)
+    assert seen["trn1"][0] == 192 * 1024
