@@ -193,12 +193,57 @@ def _cross_entropy(lib, n, v, pb, cs, dtype):
     return ("lse: " + r) if r is not True else _close(loss, want_loss, *tol)
 
 
+def _rope_hf(lib, b, qh, kh, s, d, dtype, backward, packed):
+    """rope_hf (core/embeddings/rope_hf.py), HuggingFace layout: q [B, Hq,
+    S, D], k [B, Hk, S, D], cos/sin [B, S, D] (or packed rope_cache
+    [S, 2D]), broadcast over the heads: x*cos + rotate_half(x)*sin
+    (rotate_half(x) = [-x2, x1]); backward: x*cos + [x2*sin2, -x1*sin1].
+    The kernel writes the q_out / k_out arguments and returns them.  Each
+    product and sum is rounded to the dtype as its tiles hold them; the
+    library's tolerance is 1e-6."""
+    rng = np.random.default_rng(42)
+    q = rng.standard_normal((b, qh, s, d)).astype(np.float32).astype(dtype)
+    k = rng.standard_normal((b, kh, s, d)).astype(np.float32).astype(dtype)
+    if packed:
+        cache = rng.standard_normal((s, 2 * d)).astype(np.float32).astype(dtype)
+        extra = {"rope_cache": cache}
+        cos, sin = cache[None, :, :d], cache[None, :, d:]
+    else:
+        cos, sin = (rng.standard_normal((b, s, d)).astype(np.float32).astype(dtype) for _ in range(2))
+        extra = {"cos": cos, "sin": sin}
+    got = lib.mod("core.embeddings.rope_hf").rope_hf(q, k, np.zeros_like(q), np.zeros_like(k),
+                                                    backward=backward, **extra)
+    rd = (lambda a: _bf16(a)) if dtype != np.float32 else (lambda a: np.asarray(a, np.float32))
+    c, sn, h = cos.astype(np.float32)[:, None], sin.astype(np.float32)[:, None], d // 2
+    for g, x in zip(got, (q, k)):
+        x = x.astype(np.float32)
+        xc = rd(x * c)
+        want = np.empty_like(xc)
+        if not backward:
+            want[..., :h] = rd(xc[..., :h] - rd(x[..., h:] * sn[..., :h]))
+            want[..., h:] = rd(xc[..., h:] + rd(x[..., :h] * sn[..., h:]))
+        else:
+            want[..., :h] = rd(xc[..., :h] + rd(x[..., h:] * sn[..., h:]))
+            want[..., h:] = rd(xc[..., h:] - rd(x[..., :h] * sn[..., :h]))
+        r = _close(g, want, 1e-6, 1e-6)
+        if r is not True:
+            return r
+    return True
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
     return [("RoPE %dx%dx%dx%d %s%s" % (d, b, h, s, "contiguous" if c else "interleaved",
                                          " sbuf-relayout" if r else ""),
              lambda a=(d, b, h, s, c, r): _rope(lib, *a)) for d, b, h, s, c, r in rope] + [
+        ("rope_hf b%d q%d kv%d s%d d%d %s%s%s" % (a[:5] + (np.dtype(a[5]).name, " backward" if a[6] else "",
+                                                  " rope_cache" if a[7] else "")),
+         lambda a=a: _rope_hf(lib, *a))
+        for a in ((1, 32, 8, 256, 128, nl.bfloat16, False, False), (1, 32, 8, 256, 128, np.float32, False, False),
+                  (2, 16, 4, 512, 128, nl.bfloat16, False, False), (4, 1, 1, 512, 128, nl.bfloat16, False, True),
+                  (1, 32, 8, 512, 64, np.float32, False, True), (1, 32, 8, 256, 128, np.float32, True, False),
+                  (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
         ("dynamic_elementwise_add %dx%d n=%d" % a, lambda a=a: _dynamic_add(lib, *a))

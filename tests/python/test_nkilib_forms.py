@@ -277,3 +277,20 @@ def test_scalar_offset_loop_index_and_register_numpy():
     want[0, :5] = data[0, :5]
     want[1] = data[1]
     np.testing.assert_array_equal(got, want)
+
+
+def test_returned_input_numpy():
+    """A kernel that writes an input argument and returns it (NKI's output
+    aliasing an input; rope_hf's q_out / k_out) returns what it left there."""
+    @nki.jit
+    def k(x, x_out):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=3.0)
+        nisa.dma_copy(dst=x_out[0:32, :], src=t[0:32, :])
+        return x_out, x
+    x = RNG.standard_normal((64, 8)).astype(np.float32)
+    prior = RNG.standard_normal((64, 8)).astype(np.float32)
+    got, same = k(x, prior)
+    np.testing.assert_array_equal(got, np.concatenate([3 * x[:32], prior[32:]]))
+    np.testing.assert_array_equal(same, x)
