@@ -143,14 +143,116 @@ def _conv1d(lib, b, cin, cout, length, k, stride, pad, dil, bias, act):
     return _close(got, _act(act, want.astype(np.float64)), 1e-5, 1e-5)
 
 
+def _dynamic_add(lib, m, h, n):
+    """dynamic_elementwise_add (experimental/dynamic_shapes): a + b in bf16
+    over the first n * 128 rows, n read at run time (a register trip count
+    of a dynamic_range; the rows are reached by .ap(scalar_offset=)); rows
+    past them are not written."""
+    rng = np.random.default_rng(9)
+    a, b = (rng.standard_normal((m, h)).astype(np.float32).astype(nl.bfloat16) for _ in range(2))
+    got = np.asarray(lib.mod("experimental.dynamic_shapes.dynamic_elementwise_add")
+                     .dynamic_elementwise_add(a, b, np.array([[n]], np.int32)), np.float32)
+    want = _bf16(a.astype(np.float32) + b.astype(np.float32))
+    rows = n * 128
+    if rows < m and np.any(got[rows:] == want[rows:]):
+        return f"rows past {rows} hold a + b: the loop ran more than {n} times"
+    return _close(got[:rows], want[:rows], 0, 0)
+
+
+def _cross_entropy(lib, n, v, pb, cs, dtype):
+    """cross_entropy_forward (experimental/loss/cross_entropy.py): per
+    position, lse = log(sum(exp(logits))) and loss = lse - logits[target]
+    (the library's randn logits, randint targets).  The kernel runs an
+    online log-sum-exp over chunks of cs columns with its state and
+    temporaries in `dtype` tiles; the reference follows those steps,
+    rounding to dtype where a tile of dtype holds the value (sums of a
+    chunk in fp32, left to right).  Tolerance: a bf16 step (2^-7) for bf16,
+    1e-5 for fp32."""
+    rng = np.random.default_rng(42)
+    logits = rng.standard_normal((n, v)).astype(np.float32).astype(dtype)
+    targets = rng.integers(0, v, n).astype(np.int32)
+    loss, lse = lib.mod("experimental.loss.cross_entropy").cross_entropy_forward(
+        logits, targets, positions_per_batch=pb, chunk_size=cs, dtype=dtype)
+    rd = (lambda a: _bf16(a)) if dtype != np.float32 else (lambda a: np.asarray(a, np.float32))
+    x = logits.astype(np.float32)
+    m = np.full(n, -np.inf, np.float32)
+    d = np.zeros(n, np.float32)
+    with np.errstate(invalid="ignore"):
+        for c0 in range(0, v, cs):
+            ch = np.full((n, cs), -np.inf, np.float32)
+            ch[:, :min(cs, v - c0)] = x[:, c0:c0 + cs]
+            m_new = np.maximum(m, ch.max(axis=1))
+            corr = rd(np.exp(rd(m - m_new)))
+            e = rd(np.exp(rd(ch - m_new[:, None])))
+            d = rd(rd(d * corr) + rd(np.cumsum(e, axis=1, dtype=np.float32)[:, -1]))
+            m = rd(m_new)
+    want_lse = rd(m + rd(np.log(d)))
+    want_loss = rd(want_lse - x[np.arange(n), targets])
+    tol = (1e-5, 1e-5) if dtype == np.float32 else (2.0 ** -7, 1e-2)
+    r = _close(lse, want_lse, *tol)
+    return ("lse: " + r) if r is not True else _close(loss, want_loss, *tol)
+
+
+def _rope_hf(lib, b, qh, kh, s, d, dtype, backward, packed):
+    """rope_hf (core/embeddings/rope_hf.py), HuggingFace layout: q [B, Hq,
+    S, D], k [B, Hk, S, D], cos/sin [B, S, D] (or packed rope_cache
+    [S, 2D]), broadcast over the heads: x*cos + rotate_half(x)*sin
+    (rotate_half(x) = [-x2, x1]); backward: x*cos + [x2*sin2, -x1*sin1].
+    The kernel writes the q_out / k_out arguments and returns them.  Each
+    product and sum is rounded to the dtype as its tiles hold them; the
+    library's tolerance is 1e-6."""
+    rng = np.random.default_rng(42)
+    q = rng.standard_normal((b, qh, s, d)).astype(np.float32).astype(dtype)
+    k = rng.standard_normal((b, kh, s, d)).astype(np.float32).astype(dtype)
+    if packed:
+        cache = rng.standard_normal((s, 2 * d)).astype(np.float32).astype(dtype)
+        extra = {"rope_cache": cache}
+        cos, sin = cache[None, :, :d], cache[None, :, d:]
+    else:
+        cos, sin = (rng.standard_normal((b, s, d)).astype(np.float32).astype(dtype) for _ in range(2))
+        extra = {"cos": cos, "sin": sin}
+    got = lib.mod("core.embeddings.rope_hf").rope_hf(q, k, np.zeros_like(q), np.zeros_like(k),
+                                                    backward=backward, **extra)
+    rd = (lambda a: _bf16(a)) if dtype != np.float32 else (lambda a: np.asarray(a, np.float32))
+    c, sn, h = cos.astype(np.float32)[:, None], sin.astype(np.float32)[:, None], d // 2
+    for g, x in zip(got, (q, k)):
+        x = x.astype(np.float32)
+        xc = rd(x * c)
+        want = np.empty_like(xc)
+        if not backward:
+            want[..., :h] = rd(xc[..., :h] - rd(x[..., h:] * sn[..., :h]))
+            want[..., h:] = rd(xc[..., h:] + rd(x[..., :h] * sn[..., h:]))
+        else:
+            want[..., :h] = rd(xc[..., :h] + rd(x[..., h:] * sn[..., h:]))
+            want[..., h:] = rd(xc[..., h:] - rd(x[..., :h] * sn[..., :h]))
+        r = _close(g, want, 1e-6, 1e-6)
+        if r is not True:
+            return r
+    return True
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
     return [("RoPE %dx%dx%dx%d %s%s" % (d, b, h, s, "contiguous" if c else "interleaved",
                                          " sbuf-relayout" if r else ""),
              lambda a=(d, b, h, s, c, r): _rope(lib, *a)) for d, b, h, s, c, r in rope] + [
+        ("rope_hf b%d q%d kv%d s%d d%d %s%s%s" % (a[:5] + (np.dtype(a[5]).name, " backward" if a[6] else "",
+                                                  " rope_cache" if a[7] else "")),
+         lambda a=a: _rope_hf(lib, *a))
+        for a in ((1, 32, 8, 256, 128, nl.bfloat16, False, False), (1, 32, 8, 256, 128, np.float32, False, False),
+                  (2, 16, 4, 512, 128, nl.bfloat16, False, False), (4, 1, 1, 512, 128, nl.bfloat16, False, True),
+                  (1, 32, 8, 512, 64, np.float32, False, True), (1, 32, 8, 256, 128, np.float32, True, False),
+                  (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
+        ("dynamic_elementwise_add %dx%d n=%d" % a, lambda a=a: _dynamic_add(lib, *a))
+        for a in ((128, 512, 1), (256, 1024, 2), (1024, 2048, 8), (1024, 512, 3), (512, 512, 0))] + [
+        ("cross_entropy_forward %dx%d pb%d cs%d %s" % (a[:4] + (np.dtype(a[4]).name,)),
+         lambda a=a: _cross_entropy(lib, *a))
+        for a in ((8, 1000, 4, 512, nl.bfloat16), (64, 4096, 64, 4096, nl.bfloat16),
+                  (1, 32128, 1, 32128, nl.bfloat16), (16, 3000, 8, 1024, np.float32),
+                  (130, 2048, 64, 2048, nl.bfloat16))] + [
         ("depthwise_conv1d %dx%dx%d k%d s%d pad%d+%d %s" % (b, c, w, k, st, pd[0], pd[1], np.dtype(dt).name),
          lambda a=(b, c, w, k, st, pd, dt): _depthwise_conv1d(lib, *a))
         for b, c, w, k, st, pd, dt in ((1, 16, 512, 64, 1, (0, 0), nl.bfloat16),

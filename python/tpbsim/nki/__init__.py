@@ -235,17 +235,27 @@ def _sbuf_returns(ret):
     """NKI's simulation hands back returned SBUF tiles as arrays too (the
     SDK's nki/test kernels return their SBUF results): each returned SBUF
     tile is stored, at the kernel's end, to a new HBM output of its shape
-    and dtype, which is returned in its place."""
+    and dtype, which is returned in its place.  A returned input (an output
+    that aliases an input, NKI Library's rope_hf writes and returns its
+    q_out / k_out arguments) is copied, at the kernel's end, to a new HBM
+    output likewise: the result holds what the kernel left in it."""
     many = isinstance(ret, (tuple, list))
     outs = list(ret) if many else [ret] if ret is not None else []
     sb = [isinstance(o, NkiTensor) and o._onchip() and o.base.buffer == language.sbuf
           for o in outs]
-    if not any(sb):
+    inp = [isinstance(o, NkiTensor) and o.base.kind == "input" and o._contig() and
+           o.offset == 0 for o in outs]
+    if not any(sb) and not any(inp):
         return ret
     for i, o in enumerate(outs):
         if sb[i]:
             h = language.ndarray(o.shape, dtype=o.dtype, buffer=language.shared_hbm)
             language.store(h, o)
+            outs[i] = h
+        elif inp[i]:
+            h = language.ndarray(o.shape, dtype=o.dtype, buffer=language.shared_hbm,
+                                 name=o.base.name + "_result")
+            isa.dma_copy(dst=h, src=o)
             outs[i] = h
     return type(ret)(outs) if many else outs[0]
 

@@ -260,7 +260,7 @@ class NkiTensor:
     """A tensor or a view of one: base + element offset + [step, count]
     pairs (outermost first), as NKI's access patterns."""
     __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb", "_oob",
-                 "_ind")
+                 "_ind", "_soff")
 
     def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
@@ -291,6 +291,9 @@ class NkiTensor:
         # lo:hi, the same access with index rows lo:hi (a mask= keeping some
         # partitions), else None
         self._ind = None
+        # a run-time offset (.ap(scalar_offset=)): (the offset, the stride
+        # it is scaled by), a side of dma_copy only (_scalar_offset.py)
+        self._soff = None
 
     # NKI attributes
     @property
@@ -477,7 +480,11 @@ class NkiTensor:
                            "dtype is not supported by tpbsim" % (np.dtype(dtype).name, self.base.name,
                                                                  np.dtype(self.dtype).name))
         if scalar_offset is not None:
-            raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim")
+            if vector_offset is not None:
+                raise NkiError(".ap(): scalar_offset and vector_offset are mutually exclusive")
+            from . import _scalar_offset
+            return _scalar_offset.view(self, self.offset + (offset or 0),
+                                       [list(p) for p in pattern], scalar_offset, indirect_dim)
         if self.base.nblk:
             raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
                            % self.base.name)
@@ -514,6 +521,9 @@ class NkiTensor:
             need_retrace()
         if self._oob is not None:
             raise self._oob[0]
+        if self._soff is not None:
+            raise NkiError("'%s'.ap(scalar_offset=...): tpbsim takes such an access only as a "
+                           "side of nisa.dma_copy" % self.base.name)
         if self._pd:
             raise NkiError("'%s'%s keeps block dim(s) before its partition dim: tpbsim takes "
                            "one block per operand (index the blocks: t[i], t[i, :, 0:n])" %

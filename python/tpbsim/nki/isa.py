@@ -226,7 +226,12 @@ def _enum_of(cls, v, what, loc):
 
 
 def _dma(op, dst, src, loc, oob, dge, priority):
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
+    return [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))] + \
+        _dma_opts(oob, dge, priority, loc)
+
+
+def _dma_opts(oob, dge, priority, loc=""):
+    f = []
     oob, dge = _enum_of(oob_mode, oob, "oob_mode", loc), _enum_of(dge_mode, dge, "dge_mode", loc)
     if oob != oob_mode.error:
         f.append(("oob_mode", '"%s"' % oob.name))
@@ -254,6 +259,14 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if any(r.stop <= r.start for r in mask_bounds(dst, mask, "dma_copy", "dst", loc)):
             return
         dst, src = (mask_rect(x, mask, "dma_copy", w, loc) for x, w in ((dst, "dst"), (src, "src")))
+    if any(isinstance(x, NkiTensor) and x._soff is not None for x in (dst, src)):
+        if dst_rmw_op is not None:
+            raise NkiError("%s: dma_copy: dst_rmw_op with a scalar_offset access is not "
+                           "supported by tpbsim" % loc)
+        from . import _scalar_offset   # a run-time offset on one side: load / store + register
+        _scalar_offset.dma_copy(dst, src, _common(_dma_opts(oob_mode, dge_mode, priority, loc), name,
+                                                  None, loc), loc)
+        return
     f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
     if dst_rmw_op is not None:
         rmw = _op_name(dst_rmw_op, "%s: dma_copy: dst_rmw_op" % loc)
