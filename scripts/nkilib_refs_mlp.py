@@ -183,6 +183,73 @@ _MLP = [
 ]
 
 
+
+
+def _moe_kernel(lib):
+    """core/moe/moe_tkg called from a kernel of ours (the library's tests
+    give it to their harness as the kernel entry; it is not @nki.jit)."""
+    m = lib.mod("core.moe.moe_tkg.moe_tkg")
+
+    @nki.jit
+    def moe_kernel(x, gate_up_w, down_w, aff, idx, rank, all_expert=True):
+        return m.moe_tkg(x, gate_up_w, down_w, aff, idx, all_expert, rank_id=rank,
+                         expert_affinities_scaling_mode=m.ExpertAffinityScaleMode.POST_SCALE)
+    return moe_kernel
+
+
+def _moe_ref(x, gate_up_w, down_w, aff, idx, all_expert):
+    """moe_tkg_torch_ref (SiLU, POST_SCALE, no bias or clamp): each chosen
+    expert's MLP in float32, cast to the io dtype, scaled by its affinity
+    and summed in the io dtype, as the torch reference's tensors are."""
+    dt = x.dtype
+    T, H = x.shape
+    out = np.zeros((T, H), dt)
+    xf = _f32(x)
+
+    def expert(e, rows):
+        g = xf[rows] @ _f32(gate_up_w[e, :, 0, :])
+        u = xf[rows] @ _f32(gate_up_w[e, :, 1, :])
+        return ((_silu(g) * u) @ _f32(down_w[e])).astype(dt)
+    if all_expert:
+        for e in range(gate_up_w.shape[0]):
+            if np.any(_f32(aff[:, e]) != 0):
+                out = (out + (aff[:, e:e + 1] * expert(e, slice(None))).astype(dt)).astype(dt)
+    else:
+        for t in range(T):
+            for e in idx[t]:
+                out[t:t + 1] = (out[t:t + 1] + (aff[t, e] * expert(e, slice(t, t + 1))).astype(dt)).astype(dt)
+    return out
+
+
+def _moe(lib, T, H, I, E, K, all_expert, dtype=np.float16):
+    """moe_tkg on inputs like the library's build_moe_tkg: top-K experts
+    per token with normalised random affinities at their columns, rank 0;
+    weights scaled by 1/sqrt(fan-in) to keep fp16 finite."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((T, H)).astype(dtype)
+    gate_up_w = (rng.standard_normal((E, H, 2, I)) / np.sqrt(H)).astype(dtype)
+    down_w = (rng.standard_normal((E, I, H)) / np.sqrt(I)).astype(dtype)
+    idx = np.stack([rng.choice(E, size=K, replace=False) for _ in range(T)]).astype(np.int32)
+    w = rng.random((T, K))
+    w = w / w.sum(1, keepdims=True)
+    aff = np.zeros((T, E), dtype)
+    for t in range(T):
+        aff[t, idx[t]] = w[t]
+    got = _moe_kernel(lib)(x, gate_up_w, down_w, aff, idx, np.zeros((1, 1), np.int32),
+                           all_expert=all_expert)
+    return _maxclose(got, _moe_ref(x, gate_up_w, down_w, aff, idx, all_expert), 2e-2, 1e-5)
+
+
+# (name, T, H, I, E, K, all experts): test_moe_tkg.py's sets at vnc 1
+_MOE = [
+    ("moe_tkg all-expert T4 H3072 I64 E4 fp16", 4, 3072, 64, 4, 4, True),
+    ("moe_tkg all-expert T4 H3072 I192 E4 fp16", 4, 3072, 192, 4, 4, True),
+    ("moe_tkg all-expert T128 H256 I128 E2 fp16", 128, 256, 128, 2, 2, True),
+    ("moe_tkg selective T2 H512 I128 E2 K1 fp16", 2, 512, 128, 2, 1, False),
+]
+
+
 def checks(lib):
-    return [(name, (lambda m=m, a=(B, S, H, I), o=o: _mlp(lib, m, *a, **o)))
-            for name, m, B, S, H, I, o in _MLP]
+    return ([(name, (lambda m=m, a=(B, S, H, I), o=o: _mlp(lib, m, *a, **o)))
+             for name, m, B, S, H, I, o in _MLP] +
+            [(name, (lambda a=a: _moe(lib, *a))) for name, *a in _MOE])
