@@ -178,3 +178,10 @@ def test_long_tile_names_numpy():
         return out
     x = RNG.standard_normal((16, 8)).astype(np.float32)
     np.testing.assert_array_equal(k(x), x * (x + np.float32(1.0)))
+
+
+def test_typing_mutable_tensor():
+    """nki.typing.mutable_tensor (the library's router_topk annotates the
+    outputs it writes with it) is an annotation: the tensor type."""
+    import tpbsim.nki.typing as nt
+    assert nt.mutable_tensor is nt.tensor is nl.tensor
