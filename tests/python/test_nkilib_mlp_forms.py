@@ -185,3 +185,37 @@ def test_typing_mutable_tensor():
     outputs it writes with it) is an annotation: the tensor type."""
     import tpbsim.nki.typing as nt
     assert nt.mutable_tensor is nt.tensor is nl.tensor
+
+
+def test_per_partition_scale_follows_the_output_numpy():
+    """mlp_tkg's static dequantisation: PSUM rows 64..64+T (a matmul at
+    tile_position row 64) scaled into SBUF rows 0..T by a [T, 1] scale tile
+    on rows 0..T, by activation and by tensor_scalar: the per-partition
+    scalar is read on the output's partitions."""
+    T, K, N = 4, 128, 32
+
+    @nki.jit
+    def k(a, w, s):
+        at = nl.ndarray((K, T), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=at, src=a)
+        wt = nl.ndarray((K, N), dtype=w.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=wt, src=w)
+        st = nl.ndarray((T, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=st, src=s)
+        ps = nl.ndarray((128, N), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=ps[nl.ds(64, T), 0:N], stationary=at, moving=wt,
+                       tile_position=(0, 64), tile_size=(K, 32))
+        o = nl.ndarray((T, 2 * N), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=o[:, 0:N], data=ps[nl.ds(64, T), 0:N], op=nl.copy, scale=st)
+        nisa.tensor_scalar(dst=o[:, N:2 * N], data=ps[nl.ds(64, T), 0:N], op0=nl.multiply,
+                           operand0=st)
+        out = nl.ndarray((T, 2 * N), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=o)
+        return out
+    a = RNG.standard_normal((K, T)).astype(np.float32)
+    w = RNG.standard_normal((K, N)).astype(np.float32)
+    s = RNG.standard_normal((T, 1)).astype(np.float32)
+    want = (a.T @ w) * s
+    got = k(a, w, s)
+    np.testing.assert_allclose(got[:, :N], want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got[:, N:], want, rtol=1e-5, atol=1e-4)
