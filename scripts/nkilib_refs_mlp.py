@@ -64,14 +64,19 @@ def _mlp_kernel(lib, mode):
     @nki.jit
     def mlp_kernel(hidden, gate_w, up_w, down_w, gamma=None, gate_b=None, up_b=None, down_b=None,
                    norm_b=None, fused_add=None, store_add=False, norm="NO_NORM",
-                   gate_col=True, down_col=True, down_opt=False, skip_gate=False, eps=1e-6):
+                   gate_col=True, down_col=True, down_opt=False, skip_gate=False, eps=1e-6,
+                   quant="NONE", gate_w_scale=None, up_w_scale=None, down_w_scale=None,
+                   gate_up_in_scale=None, down_in_scale=None):
         params = P.MLPParameters(
             hidden_tensor=hidden, gate_proj_weights_tensor=gate_w, up_proj_weights_tensor=up_w,
             down_proj_weights_tensor=down_w, normalization_weights_tensor=gamma,
             gate_proj_bias_tensor=gate_b, up_proj_bias_tensor=up_b, down_proj_bias_tensor=down_b,
             normalization_bias_tensor=norm_b, fused_add_tensor=fused_add,
             store_fused_add_result=store_add, activation_fn=ct.ActFnType.SiLU,
-            normalization_type=getattr(ct.NormType, norm), quantization_type=ct.QuantizationType.NONE,
+            normalization_type=getattr(ct.NormType, norm),
+            quantization_type=getattr(ct.QuantizationType, quant), gate_w_scale=gate_w_scale,
+            up_w_scale=up_w_scale, down_w_scale=down_w_scale, gate_up_in_scale=gate_up_in_scale,
+            down_in_scale=down_in_scale,
             output_dtype=nl.bfloat16, store_output_in_sbuf=False, eps=eps, skip_gate_proj=skip_gate,
             use_tkg_gate_up_proj_column_tiling=gate_col, use_tkg_down_proj_column_tiling=down_col,
             use_tkg_down_proj_optimized_layout=down_opt)
@@ -106,13 +111,17 @@ def _mlp_ref(ins, norm, skip_gate, down_opt, eps, lnc=1):
     elif norm == "LAYER_NORM":
         nb = ins.get("norm_b")
         h = _layernorm(h, _f32(ins["gamma"]), None if nb is None else _f32(nb), eps)
-    up = h @ _f32(ins["up_w"])
+    def proj(x, w):
+        y = x @ _f32(ins[w])
+        sc = ins.get(w + "_scale")
+        return y if sc is None else y * _f32(sc)[0]   # (128, N) rows alike, or (128, 1)
+    up = proj(h, "up_w")
     if ins.get("up_b") is not None:
         up = up + _f32(ins["up_b"])
     if skip_gate:
         mult = _silu(up)
     else:
-        gate = h @ _f32(ins["gate_w"])
+        gate = proj(h, "gate_w")
         if ins.get("gate_b") is not None:
             gate = gate + _f32(ins["gate_b"])
         mult = _silu(gate) * up
@@ -120,14 +129,16 @@ def _mlp_ref(ins, norm, skip_gate, down_opt, eps, lnc=1):
     if down_opt:   # the optimised layout back to [I, H] (the test's inverse)
         I, H = down.shape
         down = down.reshape(I, lnc, H // 128 // lnc, 128).transpose(0, 1, 3, 2).reshape(I, H)
-    out = mult @ down
+    sc = ins.get("down_w_scale")
+    out = mult @ down if sc is None else (mult @ down) * _f32(sc)[0]
     if ins.get("down_b") is not None:
         out = out + _f32(ins["down_b"])
     return out, s
 
 
 def _mlp(lib, mode, B, S, H, I, norm="NO_NORM", fused=False, store=False, bias=False,
-         norm_bias=False, gate_col=True, down_col=True, down_opt=False, skip_gate=False):
+         norm_bias=False, gate_col=True, down_col=True, down_opt=False, skip_gate=False,
+         quant="NONE"):
     """One MLP check: inputs as the library's build_fused_norm_mlp makes
     them (bf16, Gaussian; gamma uniform in [-0.1, 0.1]), compared as its
     tests compare (relative 2e-2 of the largest value, absolute 1e-5)."""
@@ -144,11 +155,26 @@ def _mlp(lib, mode, B, S, H, I, norm="NO_NORM", fused=False, store=False, bias=F
             ins["norm_b"] = g(1, H)
     if bias:
         ins.update(gate_b=g(1, I), up_b=g(1, I), down_b=g(1, H))
+    q = {}
+    if quant == "ROW":   # fp8 weights, a per-column fp32 scale (the test's rows alike)
+        for w, n in (("gate_w", I), ("up_w", I), ("down_w", H)):
+            ins[w] = ins[w].astype(np.float32).astype(nl.float8_e4m3)
+            ins[w + "_scale"] = np.repeat(rng.normal(size=(1, n)) * 0.001, 128, 0).astype(np.float32)
+            q[w + "_scale"] = ins[w + "_scale"]
+    elif quant == "STATIC":   # fp8 weights, one fp32 scale each (the test's (128, 1) alike)
+        for w in ("gate_w", "up_w", "down_w"):
+            ins[w] = ins[w].astype(np.float32).astype(nl.float8_e4m3)
+            ins[w + "_scale"] = np.full((128, 1), rng.normal() * 0.5, np.float32)
+            q[w + "_scale"] = ins[w + "_scale"]
+        # input scales: given as the kernel requires; TKG leaves the input unquantised
+        q.update(gate_up_in_scale=np.full((128, 1), rng.random() * 0.01, np.float32),
+                 down_in_scale=np.full((128, 1), rng.random() * 0.01, np.float32))
     k = _mlp_kernel(lib, mode)
     got = k(ins["hidden"], ins["gate_w"], ins["up_w"], ins["down_w"], gamma=ins.get("gamma"),
             gate_b=ins.get("gate_b"), up_b=ins.get("up_b"), down_b=ins.get("down_b"),
             norm_b=ins.get("norm_b"), fused_add=ins.get("fused_add"), store_add=store, norm=norm,
-            gate_col=gate_col, down_col=down_col, down_opt=down_opt, skip_gate=skip_gate)
+            gate_col=gate_col, down_col=down_col, down_opt=down_opt, skip_gate=skip_gate,
+            quant=quant, **q)
     want, want_sum = _mlp_ref(ins, norm, skip_gate, down_opt, 1e-6)
     outs = got if isinstance(got, tuple) else (got,)
     res = _maxclose(outs[0], _f32(_bf16(want)).reshape(B, S, H), 2e-2, 1e-5)
@@ -174,6 +200,15 @@ _MLP = [
     ("mlp_tkg 4x1x256x448 skip gate", "tkg", 4, 1, 256, 448, dict(skip_gate=True)),
     ("mlp_tkg 1x1x2048x512 rmsnorm", "tkg", 1, 1, 2048, 512, dict(norm="RMS_NORM")),
     ("mlp_tkg 3x8x1024x832 layernorm", "tkg", 3, 8, 1024, 832, dict(norm="LAYER_NORM")),
+    # test_mlp_tkg.py's fp8 (float8_e4m3 weights) vnc-1 sets, and the small-H shape
+    ("mlp_tkg 1x1x256x448 fp8 row", "tkg", 1, 1, 256, 448, dict(quant="ROW")),
+    ("mlp_tkg 1x1x16384x896 fp8 row", "tkg", 1, 1, 16384, 896, dict(quant="ROW")),
+    ("mlp_tkg 4x7x16384x896 fp8 row rmsnorm", "tkg", 4, 7, 16384, 896,
+     dict(quant="ROW", norm="RMS_NORM")),
+    ("mlp_tkg 4x1x8192x1024 fp8 row rmsnorm optimized down layout", "tkg", 4, 1, 8192, 1024,
+     dict(quant="ROW", norm="RMS_NORM", gate_col=False, down_col=False, down_opt=True)),
+    ("mlp_tkg 1x1x256x448 fp8 static", "tkg", 1, 1, 256, 448, dict(quant="STATIC")),
+    ("mlp_tkg 1x5x16384x896 fp8 static", "tkg", 1, 5, 16384, 896, dict(quant="STATIC")),
     # test_mlp_cte.py's vnc-1 sets with H 1024
     ("mlp_cte 1x512x1024x448 rmsnorm fused-add", "cte", 1, 512, 1024, 448,
      dict(norm="RMS_NORM", fused=True)),
