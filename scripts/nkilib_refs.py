@@ -20,6 +20,22 @@ def _close(got, want, rtol, atol):
     return f"max abs error {np.abs(got - want).max():.3g}"
 
 
+def _close_max(got, want, rtol, atol):
+    """The library's own comparison (test/integration/nkilib/utils/
+    comparators.py maxAllClose, mode "max"): |got - want| <= atol + rtol *
+    max|want| for every element.  Used where the kernel rounds
+    intermediates to a 16-bit dtype the torch reference keeps in fp32."""
+    got = np.asarray(got, np.float32)
+    want = np.asarray(want, np.float32)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, NumPy {want.shape}"
+    err = np.abs(got - want)
+    lim = atol + rtol * np.abs(want).max()
+    if np.all(err <= lim):
+        return True
+    return f"max abs error {err.max():.3g} > {lim:.3g}"
+
+
 def _cumsum(lib, shape, dtype):
     """cumsum (core/cumsum/cumsum.py): running sum along the last axis,
     accumulated in fp32 (the kernel's tensor_tensor_scan)."""
@@ -231,6 +247,55 @@ def _rope_hf(lib, b, qh, kh, s, d, dtype, backward, packed):
     return True
 
 
+def _rmsnorm(x, gamma, eps, hidden_actual):
+    """RMSNorm in fp32 (the library's torch reference): x / sqrt(sum(x^2) /
+    n + eps) * gamma, n = hidden_actual or the last dim."""
+    x = x.astype(np.float64)
+    n = hidden_actual or x.shape[-1]
+    return x / np.sqrt((x * x).sum(-1, keepdims=True) / n + eps) * gamma.astype(np.float64)
+
+
+def _tkg_layout(norm, hidden_dim_tp):
+    """[B, S, H] -> the tkg kernels' one-core output [128, B*S, H/128]:
+    hidden index h = p * H/128 + j (or j * 128 + p with hidden_dim_tp)."""
+    b, s, h = norm.shape
+    r = norm.reshape(b * s, h)
+    if hidden_dim_tp:
+        return r.reshape(b * s, h // 128, 128).transpose(2, 0, 1)
+    return r.reshape(b * s, 128, h // 128).transpose(1, 0, 2)
+
+
+def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype):
+    """rmsnorm_tkg / layernorm_tkg (core/subkernels), one core: the
+    library's test calls the subkernel as the kernel (its output argument
+    aliased, returned); the reference normalises in fp32 and lays the
+    result out as [128, B*S, H/128].  Tolerance: the test's (rtol 2e-2,
+    atol 1e-5), relative to the largest |value| as the library compares:
+    layernorm_tkg keeps x - mean, * gamma, * rsqrt and + beta in the input
+    dtype, so a value that cancels to near 0 is off by an fp16 step of the
+    operands (against a reference rounding those steps to fp16, 5 of 65536
+    values of 1x8x8192 differ, by one step)."""
+    from tpbsim import nki
+    rng = np.random.default_rng(42)
+    x = rng.standard_normal((b, s, h)).astype(dtype)
+    gamma = rng.standard_normal((1, h)).astype(dtype)
+    out0 = np.zeros((128, b * s, h // 128), dtype)
+    if which == "rmsnorm":
+        fn = lib.mod("core.subkernels.rmsnorm_tkg").rmsnorm_tkg
+        got = nki.jit(fn)(x, gamma, out0, hidden_actual=hidden_actual, hidden_dim_tp=hidden_dim_tp)
+        want = _rmsnorm(x, gamma, 1e-6, hidden_actual)
+    else:
+        beta = rng.standard_normal((1, h)).astype(dtype)
+        fn = lib.mod("core.subkernels.layernorm_tkg").layernorm_tkg
+        got = nki.jit(fn)(x, gamma, out0, beta=beta)
+        xf = x.astype(np.float64)
+        mu = xf.mean(-1, keepdims=True)
+        var = ((xf - mu) ** 2).mean(-1, keepdims=True)
+        want = (xf - mu) / np.sqrt(var + 1e-6) * gamma.astype(np.float64) + beta.astype(np.float64)
+    want = _tkg_layout(want, hidden_dim_tp).astype(dtype)
+    return _close_max(got, want, 2e-2, 1e-5)
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
@@ -246,6 +311,15 @@ def checks(lib):
                   (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
+        ("%s_tkg %dx%dx%d%s%s %s" % (a[0], a[1], a[2], a[3], " hidden_actual=%d" % a[4] if a[4] else "",
+                                    " hidden_dim_tp" if a[5] else "", np.dtype(a[6]).name),
+         lambda a=a: _norm_tkg(lib, *a))
+        for a in (("rmsnorm", 1, 1, 8192, None, False, np.float16), ("rmsnorm", 1, 8, 8192, None, False, np.float16),
+                  ("rmsnorm", 1, 1, 4096, 3072, False, np.float16), ("rmsnorm", 1, 4, 2048, 1920, False, np.float16),
+                  ("rmsnorm", 1, 1, 4096, 3072, True, np.float16),
+                  ("layernorm", 1, 1, 8192, None, False, np.float16),
+                  ("layernorm", 1, 8, 8192, None, False, np.float16),
+                  ("layernorm", 1, 16, 2048, None, False, np.float32))] + [
         ("dynamic_elementwise_add %dx%d n=%d" % a, lambda a=a: _dynamic_add(lib, *a))
         for a in ((128, 512, 1), (256, 1024, 2), (1024, 2048, 8), (1024, 512, 3), (512, 512, 0))] + [
         ("cross_entropy_forward %dx%d pb%d cs%d %s" % (a[:4] + (np.dtype(a[4]).name,)),

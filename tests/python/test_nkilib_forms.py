@@ -294,3 +294,25 @@ def test_returned_input_numpy():
     got, same = k(x, prior)
     np.testing.assert_array_equal(got, np.concatenate([3 * x[:32], prior[32:]]))
     np.testing.assert_array_equal(same, x)
+
+
+def test_dge_mode_as_int_numpy():
+    """dge_mode= given as the enum's value (the NKI Library passes 3, none);
+    a value outside the enum is refused."""
+    @nki.jit
+    def k(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x, dge_mode=3)
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_array_equal(k(x), x)
+
+    @nki.jit
+    def bad(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x, dge_mode=7)
+        return t
+    with pytest.raises(NkiError, match="dge_mode=7: not a dge_mode value"):
+        bad(x)

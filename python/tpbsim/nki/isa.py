@@ -222,6 +222,11 @@ def _dma_opts(oob, dge, priority):
     f = []
     if oob != oob_mode.error:
         f.append(("oob_mode", '"%s"' % oob.name))
+    if isinstance(dge, int) and not isinstance(dge, bool):
+        # the enum's value (the NKI Library passes `dge_mode=3`, none)
+        if dge not in {m.value for m in dge_mode}:
+            raise NkiError("dge_mode=%d: not a dge_mode value (0..3)" % dge)
+        dge = dge_mode(dge)
     if dge not in (dge_mode.unknown, None):
         f.append(("dge_mode", '"%s"' % _DGE[dge]))
     if priority is not None:
