@@ -377,7 +377,7 @@ def test_queries():
     (lambda t: t.slice(2, 3, 3), r"start < end"),
     (lambda t: t.slice(2, 0, 6, 0), r"step must be >= 1"),
     (lambda t: t.select(1, 4), r"select\(1, 4\).*index < 4"),
-    (lambda t: t.select(1, t[:, 0:1, 0]), r"dynamic \(tensor\) index is not supported"),
+    (lambda t: t.select(1, t[:, 0:1, 0]), r"run-time index on an SBUF/PSUM tile"),
     (lambda t: t.vector_select(0, t[:, 0, 0:1]), r"only an HBM tensor"),
     (lambda t: t.view(nl.int32), r"view\(int32\).*not supported by tpbsim"),
     (lambda t: t.reinterpret_cast(nl.bfloat16), r"view\(bfloat16\)"),
@@ -421,3 +421,128 @@ def test_views_of_views_keep_storage():
     got = sbuf_write(lambda t: t.rearrange(('p', ('a', 'b', 'c')), ('p', 'c', 'a', 'b'),
                                            {'a': 2, 'b': 2}), a, fill)
     np.testing.assert_array_equal(got, want)
+
+
+def test_psum_views():
+    """A PSUM tile written through a permuted view, read back through
+    flatten_dims."""
+    fill = _arange((128, 6, 4))
+
+    def k(fill):
+        f = nl.ndarray((128, 6, 4), dtype=fill.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=f, src=fill)
+        p = nl.ndarray((128, 4, 6), dtype=nl.float32, buffer=nl.psum)
+        nisa.tensor_copy(dst=p.permute((0, 2, 1)), src=f)
+        u = nl.ndarray((128, 24), dtype=fill.dtype, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=u, src=p.flatten_dims(1, 2))
+        out = nl.ndarray((128, 24), dtype=fill.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=u)
+        return out
+    np.testing.assert_array_equal(nki.jit(k)(fill), fill.transpose(0, 2, 1).reshape(128, 24))
+
+
+def test_block_dim_tiles():
+    """A block of a block-dim tile takes every view; the view keeping the
+    block dims is refused (tpbsim takes one block per operand)."""
+    a = _arange((2, 128, 24))
+
+    def k(a):
+        t = nl.ndarray((2, nl.par_dim(128), 24), dtype=a.dtype, buffer=nl.sbuf)
+        out = nl.ndarray((2, 128, 6, 4), dtype=a.dtype, buffer=nl.shared_hbm)
+        for b in range(2):
+            nisa.dma_copy(dst=t[b], src=a[b])
+            nisa.dma_copy(dst=out[b], src=t[b].reshape_dim(1, (4, 6)).permute((0, 2, 1)))
+        return out
+    np.testing.assert_array_equal(nki.jit(k)(a), a.reshape(2, 128, 4, 6).transpose(0, 1, 3, 2))
+
+    def k2(a):
+        t = nl.ndarray((2, nl.par_dim(128), 24), dtype=a.dtype, buffer=nl.sbuf)
+        t.reshape_dim(2, (4, 6))
+        return a
+    with pytest.raises(tpbsim.NkiError, match=r"reshape_dim.*keeps block dims"):
+        nki.jit(k2)(a)
+
+
+# ---- run-time selects: select(dim, tensor), .ap(scalar_offset=) ----
+
+def _dyn_kernel(view_fn, out_shape, store=False):
+    def k(a, idx):
+        i = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=i, src=idx)
+        if store:   # the tile written into a run-time selected part of out
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=out, src=a)
+            v = view_fn(out, i)
+            t = nl.ndarray(v.shape, dtype=a.dtype, buffer=nl.sbuf)
+            nisa.memset(dst=t, value=-1.0)
+            nisa.dma_copy(dst=v, src=t)
+            return out
+        v = view_fn(a, i)
+        assert v.is_indirect() and v.shape == out_shape
+        t = nl.ndarray(v.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=v)
+        out = nl.ndarray(v.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    return nki.jit(k)
+
+
+def test_dynamic_select_load():
+    a = _arange((4, 128, 64))
+    k = _dyn_kernel(lambda x, i: x.select(0, i), (128, 64))
+    for v in (0, 3, 2):
+        np.testing.assert_array_equal(k(a, np.array([[v]], np.int32)), a[v])
+    # a middle dim, then a slice of the selected view
+    k2 = _dyn_kernel(lambda x, i: x.select(1, i)[:, 8:40], (4, 32))
+    np.testing.assert_array_equal(k2(a, np.array([[77]], np.int32)), a[:, 77, 8:40])
+    # permute / reshape_dim of the selected view keep the run-time index
+    k3 = _dyn_kernel(lambda x, i: x.select(0, i).reshape_dim(1, (8, 8)).permute((0, 2, 1)),
+                     (128, 8, 8))
+    np.testing.assert_array_equal(k3(a, np.array([[1]], np.int32)),
+                                  a[1].reshape(128, 8, 8).transpose(0, 2, 1))
+
+
+def test_dynamic_select_store():
+    a = _arange((4, 128, 64))
+    k = _dyn_kernel(lambda x, i: x.select(0, i), None, store=True)
+    want = a.copy()
+    want[2] = -1
+    np.testing.assert_array_equal(k(a, np.array([[2]], np.int32)), want)
+
+
+def test_ap_scalar_offset():
+    """The deep dive's example: .ap(pattern, offset, scalar_offset=idx,
+    indirect_dim=0) starts at offset + idx * prod(shape[1:])."""
+    a = _arange((512, 512))
+    k = _dyn_kernel(lambda x, i: x.ap(pattern=[[512, 128], [1, 256]], offset=0,
+                                      scalar_offset=i, indirect_dim=0), (128, 256))
+    np.testing.assert_array_equal(k(a, np.array([[3 * 128]], np.int32)), a[384:512, 0:256])
+    b = _arange((8, 16, 32))
+    k2 = _dyn_kernel(lambda x, i: x.ap(pattern=[[32, 16], [1, 8]], offset=4, scalar_offset=i,
+                                       indirect_dim=1), (16, 8))
+    # offset 4 + i * 32 (dim 1's stride), then 16 rows of 32
+    np.testing.assert_array_equal(k2(b, np.array([[5]], np.int32)),
+                                  b.reshape(-1)[4 + 5 * 32:][:16 * 32].reshape(16, 32)[:, :8])
+
+
+@pytest.mark.parametrize("fn, match", [
+    (lambda x, i, t: nisa.tensor_copy(dst=t, src=x.select(0, i)[0:128, 0:64]),
+     r"run-time index.*only as the HBM side of nisa.dma_copy"),
+    (lambda x, i, t: x.select(0, i).select(0, i), r"only one dynamic select"),
+    (lambda x, i, t: t.select(1, i), r"run-time index on an SBUF/PSUM tile"),
+    (lambda x, i, t: x.select(0, t[0:1, 0:1]), r"one int32/uint32 element"),
+    (lambda x, i, t: x.ap([[64, 128], [1, 64]], scalar_offset=i, vector_offset=i),
+     r"cannot be combined"),
+    (lambda x, i, t: x.select(0, i).ap([[64, 128], [1, 64]]), r"\.ap\(\) of 'a'"),
+    (lambda x, i, t: nisa.dma_copy(dst=x.select(0, i), src=x.select(1, i)),
+     r"both sides selected"),
+])
+def test_dynamic_select_refused(fn, match):
+    def k(a, idx):
+        i = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=i, src=idx)
+        t = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+        fn(a, i, t)
+        return a
+    with pytest.raises(tpbsim.NkiError, match=match):
+        nki.jit(k)(_arange((4, 128, 64)), np.zeros((1, 1), np.int32))

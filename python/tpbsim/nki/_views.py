@@ -37,7 +37,7 @@ def _plain(t, call):
     if t.base.kind == "split":
         _fail(t, call, "a PSUM tile with block dims stored one tile per block is not "
                        "supported by tpbsim (index the blocks first)")
-    if is_indirect(t):
+    if is_indirect(t) and type(t) is not _Dyn:
         _fail(t, call, "an indirect (gather / scatter) view cannot be viewed again in tpbsim "
                        "(its partitions lo:hi only, by slicing)")
 
@@ -70,6 +70,8 @@ def _ints(t, call, xs, what):
 
 
 def _new(t, off, ap):
+    if type(t) is _Dyn:   # a view of a run-time select keeps its index
+        return _dyn(NkiTensor(t.base, off, ap), t.dyn)
     v = NkiTensor(t.base, off, ap)
     v._lb = t._lb   # still inside the same logical block (block-dim tiles)
     return v
@@ -362,7 +364,16 @@ def select(self, dim, index):
     n = len(self._ap)
     d = _dim(self, call, dim, n)
     if isinstance(index, NkiTensor):
-        _fail(self, call, "a dynamic (tensor) index is not supported by tpbsim")
+        _plain(self, call)
+        if type(self) is _Dyn:
+            _fail(self, call, "only one dynamic select per view (NKI)")
+        if self._onchip():
+            _fail(self, call, "a run-time index on an SBUF/PSUM tile is not supported by "
+                              "tpbsim (only on HBM, for nisa.dma_copy)")
+        if self._ap[d][0] == 0:
+            _fail(self, call, "dim %d is a broadcast (step 0) dim" % d)
+        static = select(self, d, 0)
+        return _dyn(static, _dyn_index(self, call, index, self._ap[d][0], self._ap[d][1]))
     if type(index) is not Lin:
         index = _int(self, call, index, "index")
         if not 0 <= index < self.shape[d]:
@@ -412,6 +423,103 @@ def indirect(self, index, num_elem=None):
                    "supported by tpbsim" % self.base.name)
 
 
+# ---- run-time (dynamic) selects: select(dim, tensor), .ap(scalar_offset=) ----
+
+class _Dyn(NkiTensor):
+    """A view moved at run time by index * stride elements: (index, stride,
+    the largest valid index) in dyn.  Only nisa.dma_copy between it (an
+    HBM view) and an SBUF/PSUM tile takes it (dynamic_dma); any other use
+    raises, never reading the static view instead."""
+    __slots__ = ("dyn",)
+
+    def text(self):
+        raise NkiError("'%s' %s selected with a run-time index (select(dim, tensor) / "
+                       ".ap(scalar_offset=)): tpbsim takes it only as the HBM side of "
+                       "nisa.dma_copy to or from an SBUF/PSUM tile" % (self.base.name,
+                                                                       list(self.shape)))
+
+    def __getitem__(self, key):
+        v = NkiTensor.__getitem__(self, key)
+        return _dyn(v, self.dyn) if type(v) is NkiTensor and v.base is self.base else v
+
+    def ap(self, *a, **k):
+        raise NkiError(".ap() of '%s', a view with a run-time index, is not supported by "
+                       "tpbsim" % self.base.name)
+
+
+def _dyn(static, dyn):
+    v = _Dyn(static.base, static.offset, static._ap)
+    v.dyn = dyn
+    return v
+
+
+def _dyn_index(t, call, index, stride, count):
+    """(index view, stride, count): the index must be one int32/uint32
+    element of an SBUF/PSUM tile; the offset index * stride is computed
+    in fp32 on the Vector engine, exact while the tensor has < 2^24
+    elements."""
+    if (not index._onchip() or type(index) is not NkiTensor or
+            int(np.prod(index.shape)) != 1 or index.dtype not in ("int32", "uint32")):
+        _fail(t, call, "the run-time index must be one int32/uint32 element of an SBUF tile "
+                       "((1, 1)), got %r" % (index,))
+    if int(np.prod(t.base.shape)) >= 1 << 24 and stride != 1:
+        _fail(t, call, "tpbsim scales a run-time index in fp32: tensors of 2^24 elements "
+                       "or more are not supported")
+    return index, stride, count
+
+
+def ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype, base_ap):
+    """NKI .ap(scalar_offset=idx, indirect_dim=d): the pattern moved by
+    idx * prod(base shape after d) elements at run time."""
+    call = ".ap(scalar_offset=...)"
+    if vector_offset is not None:
+        _fail(self, call, "scalar_offset and vector_offset cannot be combined")
+    if not isinstance(scalar_offset, NkiTensor):
+        _fail(self, call, "scalar_offset must be an SBUF tile, got %r" % (scalar_offset,))
+    if self._onchip():
+        _fail(self, call, "a run-time offset on an SBUF/PSUM tile is not supported by tpbsim "
+                          "(only on HBM, for nisa.dma_copy)")
+    shape = self.base.shape
+    d = _dim(self, call, indirect_dim, len(shape), "indirect_dim")
+    static = base_ap(self, pattern, offset=offset, dtype=dtype)
+    return _dyn(static, _dyn_index(self, call, scalar_offset, int(np.prod(shape[d + 1:])),
+                                   shape[d]))
+
+
+def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
+    """nisa.dma_copy with a run-time-selected HBM side: the index scaled
+    into an int32 tile (tensor_scalar multiply), loaded into a register
+    (register_load), and the kernel format's register-offset DMA (load
+    with src_reg, store with dst_reg); the simulator bounds-checks the
+    moved access."""
+    from . import isa, language
+    _trace.SKIP.update((dynamic_dma.__code__, isa.dma_copy.__code__))   # ops at the kernel line
+    d_dyn, s_dyn = type(dst) is _Dyn, type(src) is _Dyn
+    side = src if s_dyn else dst
+    other = dst if s_dyn else src
+    if d_dyn and s_dyn:
+        raise NkiError("%s: dma_copy: both sides selected at run time (not supported by tpbsim)"
+                       % loc)
+    if not isinstance(other, NkiTensor) or not other._onchip():
+        raise NkiError("%s: dma_copy: a view with a run-time index needs an SBUF/PSUM tile on "
+                       "the other side in tpbsim (a register-offset load / store)" % loc)
+    if rmw is not None or mask is not None:
+        raise NkiError("%s: dma_copy: dst_rmw_op / mask with a run-time index are not "
+                       "supported by tpbsim" % loc)
+    index, stride, _ = side.dyn
+    off = index
+    if stride != 1:
+        off = language.ndarray((1, 1), dtype="int32", buffer="sbuf", name="dyn_offset")
+        isa.tensor_scalar(dst=off, data=index, op0=language.multiply, operand0=stride)
+    reg = isa.register_alloc()
+    isa.register_load(reg, off)
+    static = NkiTensor(side.base, side.offset, side._ap)
+    op = "load" if s_dyn else "store"
+    f = isa._dma(op, static if d_dyn else dst, static if s_dyn else src, loc, oob, dge, priority)
+    f.append(("src_reg" if s_dyn else "dst_reg", '"%s"' % reg.name))
+    isa._emit(op, loc, isa._common(f, name, None, loc))
+
+
 # ---- queries ----
 
 def is_contiguous(self):
@@ -432,8 +540,9 @@ def get_pattern(self):
 
 
 def is_indirect(self):
-    """NKI: a gather / scatter (run-time indexed) view."""
-    return self._ind is not None or self._gt is not None or '"index"' in (self._txt or "")
+    """NKI: a gather / scatter or run-time selected view."""
+    return (type(self) is _Dyn or self._ind is not None or self._gt is not None or
+            '"index"' in (self._txt or ""))
 
 
 def _strides(self):
@@ -456,3 +565,13 @@ def install(cls):
         setattr(cls, name, f)
     cls.strides = property(_strides)
     cls.size = property(_size)
+    base_ap = cls.ap
+
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
+           dtype=None):
+        if scalar_offset is None:
+            return base_ap(self, pattern, offset, None, vector_offset, indirect_dim, dtype)
+        return ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim,
+                         dtype, base_ap)
+    ap.__doc__ = base_ap.__doc__
+    cls.ap = ap
