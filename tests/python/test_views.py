@@ -546,3 +546,35 @@ def test_dynamic_select_refused(fn, match):
         return a
     with pytest.raises(tpbsim.NkiError, match=match):
         nki.jit(k)(_arange((4, 128, 64)), np.zeros((1, 1), np.int32))
+
+
+def test_dynamic_select_in_dynamic_range():
+    """.ap(scalar_offset=) in an affine_range inside a dynamic_range (the
+    NKI Library's dynamic-shape kernels): the row offset lives in an SBUF
+    tile advanced each trip; every trip is the same instructions."""
+    M, H = 512, 256
+
+    def k(a, trips):
+        out = nl.ndarray((M, H), dtype=a.dtype, buffer=nl.shared_hbm)
+        n = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=n, src=trips)
+        r = nisa.register_alloc()
+        nisa.register_load(r, n)
+        row = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=row, value=0)
+        for _ in nl.dynamic_range(0, r, 1):
+            for h in nl.affine_range(2):
+                pat = [[H, 128], [1, H // 2]]
+                t = nl.ndarray((128, H // 2), dtype=a.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=a.ap(pattern=pat, offset=h * (H // 2),
+                                              scalar_offset=row, indirect_dim=0))
+                u = nl.ndarray((128, H // 2), dtype=a.dtype, buffer=nl.sbuf)
+                nisa.tensor_scalar(dst=u, data=t, op0=nl.multiply, operand0=2.0)
+                nisa.dma_copy(dst=out.ap(pattern=pat, offset=h * (H // 2), scalar_offset=row,
+                                         indirect_dim=0), src=u)
+            nisa.tensor_scalar(dst=row, data=row, op0=nl.add, operand0=128)
+        return out
+    a = _arange((M, H))
+    for trips in (1, 3):
+        got = nki.jit(k)(a, np.array([[trips]], np.int32))
+        np.testing.assert_array_equal(got[:trips * 128], 2 * a[:trips * 128])

@@ -359,7 +359,8 @@ def slice_(self, dim, start, end, step=1):
 
 def select(self, dim, index):
     """NKI: index on dim (dropped, except an SBUF/PSUM tile's partition
-    dim, kept at size 1).  A tensor index (a run-time select) raises."""
+    dim, kept at size 1).  A tensor index: a run-time select of an HBM
+    view (_Dyn, for nisa.dma_copy)."""
     call = _call("select", dim, index)
     n = len(self._ap)
     d = _dim(self, call, dim, n)
@@ -486,12 +487,18 @@ def ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim,
                                    shape[d]))
 
 
+# the sequencer register run-time selects use: the lowest, away from
+# register_alloc's (r63 down) and the rolled loops' (r63 down; a register a
+# TensorLoad uses, r0..r7 here, is never taken: docs/compiler.md)
+DYN_REG = 0
+
+
 def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
     """nisa.dma_copy with a run-time-selected HBM side: the index scaled
-    into an int32 tile (tensor_scalar multiply), loaded into a register
-    (register_load), and the kernel format's register-offset DMA (load
-    with src_reg, store with dst_reg); the simulator bounds-checks the
-    moved access."""
+    into an int32 tile (tensor_scalar multiply), loaded into register
+    DYN_REG of every engine (load_tensor_to_register), and the kernel
+    format's register-offset DMA (load with src_reg, store with dst_reg);
+    the simulator bounds-checks the moved access against HBM."""
     from . import isa, language
     _trace.SKIP.update((dynamic_dma.__code__, isa.dma_copy.__code__))   # ops at the kernel line
     d_dyn, s_dyn = type(dst) is _Dyn, type(src) is _Dyn
@@ -511,12 +518,14 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
     if stride != 1:
         off = language.ndarray((1, 1), dtype="int32", buffer="sbuf", name="dyn_offset")
         isa.tensor_scalar(dst=off, data=index, op0=language.multiply, operand0=stride)
-    reg = isa.register_alloc()
-    isa.register_load(reg, off)
+    # one register for every run-time select, loaded right before its DMA
+    # (each engine runs its register loads and DMA triggers in program order)
+    isa._emit("load_tensor_to_register", loc, [("src", isa._t(off, "src", loc)),
+                                               ("reg", str(DYN_REG))])
     static = NkiTensor(side.base, side.offset, side._ap)
     op = "load" if s_dyn else "store"
     f = isa._dma(op, static if d_dyn else dst, static if s_dyn else src, loc, oob, dge, priority)
-    f.append(("src_reg" if s_dyn else "dst_reg", '"%s"' % reg.name))
+    f.append(("src_reg" if s_dyn else "dst_reg", str(DYN_REG)))
     isa._emit(op, loc, isa._common(f, name, None, loc))
 
 
