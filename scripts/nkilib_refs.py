@@ -159,22 +159,6 @@ def _conv1d(lib, b, cin, cout, length, k, stride, pad, dil, bias, act):
     return _close(got, _act(act, want.astype(np.float64)), 1e-5, 1e-5)
 
 
-def _dynamic_add(lib, m, h, n):
-    """dynamic_elementwise_add (experimental/dynamic_shapes): a + b in bf16
-    over the first n * 128 rows, n read at run time (a register trip count
-    of a dynamic_range; the rows are reached by .ap(scalar_offset=)); rows
-    past them are not written."""
-    rng = np.random.default_rng(9)
-    a, b = (rng.standard_normal((m, h)).astype(np.float32).astype(nl.bfloat16) for _ in range(2))
-    got = np.asarray(lib.mod("experimental.dynamic_shapes.dynamic_elementwise_add")
-                     .dynamic_elementwise_add(a, b, np.array([[n]], np.int32)), np.float32)
-    want = _bf16(a.astype(np.float32) + b.astype(np.float32))
-    rows = n * 128
-    if rows < m and np.any(got[rows:] == want[rows:]):
-        return f"rows past {rows} hold a + b: the loop ran more than {n} times"
-    return _close(got[:rows], want[:rows], 0, 0)
-
-
 def _cross_entropy(lib, n, v, pb, cs, dtype):
     """cross_entropy_forward (experimental/loss/cross_entropy.py): per
     position, lse = log(sum(exp(logits))) and loss = lse - logits[target]
@@ -320,8 +304,6 @@ def checks(lib):
                   ("layernorm", 1, 1, 8192, None, False, np.float16),
                   ("layernorm", 1, 8, 8192, None, False, np.float16),
                   ("layernorm", 1, 16, 2048, None, False, np.float32))] + [
-        ("dynamic_elementwise_add %dx%d n=%d" % a, lambda a=a: _dynamic_add(lib, *a))
-        for a in ((128, 512, 1), (256, 1024, 2), (1024, 2048, 8), (1024, 512, 3), (512, 512, 0))] + [
         ("cross_entropy_forward %dx%d pb%d cs%d %s" % (a[:4] + (np.dtype(a[4]).name,)),
          lambda a=a: _cross_entropy(lib, *a))
         for a in ((8, 1000, 4, 512, nl.bfloat16), (64, 4096, 64, 4096, nl.bfloat16),

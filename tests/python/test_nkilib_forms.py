@@ -233,13 +233,13 @@ def test_scalar_offset_refusals():
             body(x, it, ft, t)
             return x
         return k(x)
-    with pytest.raises(NkiError, match="on-chip tile"):
+    with pytest.raises(NkiError, match="a run-time offset on an SBUF/PSUM tile"):
         run(lambda x, it, ft, t: nisa.dma_copy(
             dst=t, src=t.ap([[64, 4], [1, 64]], scalar_offset=it, indirect_dim=0)))
-    with pytest.raises(NkiError, match="must be int32 or uint32"):
+    with pytest.raises(NkiError, match="one int32/uint32 element"):
         run(lambda x, it, ft, t: nisa.dma_copy(
             dst=t, src=x.ap([[64, 4], [1, 64]], scalar_offset=ft, indirect_dim=0)))
-    with pytest.raises(NkiError, match="only as a side of nisa.dma_copy"):
+    with pytest.raises(NkiError, match="only as the HBM side of nisa.dma_copy"):
         run(lambda x, it, ft, t: nisa.tensor_copy(
             dst=t, src=x.ap([[64, 4], [1, 64]], scalar_offset=it, indirect_dim=0)))
 
