@@ -280,6 +280,33 @@ def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype):
     return _close_max(got, want, 2e-2, 1e-5)
 
 
+def _cross_entropy_bwd(lib, n, v, pb, cs, dtype, reduction, inplace):
+    """cross_entropy_backward (experimental/loss/cross_entropy.py): the
+    gradient of the loss over the logits, g * (softmax(x) - onehot(target)),
+    g = 1/n (mean) or 1 (sum), softmax from the saved lse (here the
+    logsumexp rounded to dtype, as the forward kernel returns it).  The
+    reference rounds where the kernel's dtype tiles hold a value (x - lse,
+    its exp, times g, the subtraction).  inplace: the kernel writes over
+    and returns its logits argument."""
+    rng = np.random.default_rng(42)
+    logits = rng.standard_normal((n, v)).astype(np.float32).astype(dtype)
+    targets = rng.integers(0, v, n).astype(np.int32)
+    x = logits.astype(np.float64)
+    mx = x.max(1, keepdims=True)
+    rd = (lambda a: _bf16(a)) if dtype != np.float32 else (lambda a: np.asarray(a, np.float32))
+    lse = rd((mx + np.log(np.exp(x - mx).sum(1, keepdims=True)))[:, 0])
+    got = lib.mod("experimental.loss.cross_entropy").cross_entropy_backward(
+        logits, targets, lse.astype(dtype), reduction=reduction, positions_per_batch=pb, chunk_size=cs,
+        dtype=dtype, inplace=inplace)
+    g = np.float32(1.0 / n if reduction == "mean" else 1.0)
+    xf = logits.astype(np.float32)
+    e = rd(np.exp(rd(xf - lse[:, None])))
+    onehot = (np.arange(v)[None, :] == targets[:, None]).astype(np.float32)
+    want = rd(rd(e * g) - rd(onehot * g))
+    tol = (1e-5, 1e-7) if dtype == np.float32 else (2.0 ** -7, 1e-6)
+    return _close(got, want, *tol)
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
@@ -309,6 +336,12 @@ def checks(lib):
         for a in ((8, 1000, 4, 512, nl.bfloat16), (64, 4096, 64, 4096, nl.bfloat16),
                   (1, 32128, 1, 32128, nl.bfloat16), (16, 3000, 8, 1024, np.float32),
                   (130, 2048, 64, 2048, nl.bfloat16))] + [
+        ("cross_entropy_backward %dx%d pb%d cs%d %s %s%s" % (a[:4] + (np.dtype(a[4]).name, a[5],
+                                                                 "" if a[6] else " not-inplace")),
+         lambda a=a: _cross_entropy_bwd(lib, *a))
+        for a in ((8, 1000, 4, 512, nl.bfloat16, "mean", True), (4, 3000, 4, 1024, np.float32, "sum", True),
+                  (130, 2048, 64, 2048, nl.bfloat16, "mean", False),
+                  (1, 32128, 1, 16384, nl.bfloat16, "mean", True))] + [
         ("depthwise_conv1d %dx%dx%d k%d s%d pad%d+%d %s" % (b, c, w, k, st, pd[0], pd[1], np.dtype(dt).name),
          lambda a=(b, c, w, k, st, pd, dt): _depthwise_conv1d(lib, *a))
         for b, c, w, k, st, pd, dt in ((1, 16, 512, 64, 1, (0, 0), nl.bfloat16),
