@@ -307,6 +307,56 @@ def _cross_entropy_bwd(lib, n, v, pb, cs, dtype, reduction, inplace):
     return _close(got, want, *tol)
 
 
+def _scipy_circulant():
+    """rotational_topk's utils import scipy.linalg.circulant (at trace time,
+    for a permutation-matrix constant); scipy is not installed here, so
+    when it is missing a module with just that function goes in its place:
+    NumPy's C[i, j] = c[(i - j) mod n], scipy's definition (first column
+    c).  The kernel's code is unchanged."""
+    import sys
+    import types
+    try:
+        import scipy.linalg  # noqa: F401
+        return
+    except ImportError:
+        pass
+    sp, la = types.ModuleType("scipy"), types.ModuleType("scipy.linalg")
+
+    def circulant(c):
+        c = np.asarray(c).ravel()
+        n = len(c)
+        return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % n]
+    la.circulant = circulant
+    sp.linalg = la
+    sys.modules.setdefault("scipy", sp)
+    sys.modules.setdefault("scipy.linalg", la)
+
+
+def _rotational_topk(lib, b, s, v, k, dtype, sort):
+    """rotational_topk (core/topk): the k largest of each row of x
+    [B*S, V] and their indices, as the library's test drives it
+    (create_topk_config, create_rotational_topk_config,
+    prepare_rotational_constants, one core).  Values: NumPy's sort
+    (descending; sorted=False: compared as sets, sorted here); indices:
+    each must point at its value in x (the test's rule: ties may pick any)."""
+    _scipy_circulant()
+    m = lib.mod("core.topk.rotational_topk")
+    x = np.random.default_rng(42).standard_normal((b * s, v)).astype(np.float32).astype(dtype)
+    tc = m.create_topk_config(inp_shape=(b, s, v), inp_dtype=dtype, k=k, sorted=sort, num_programs=1)
+    cfg = m.prepare_rotational_constants(m.create_rotational_topk_config(inp_shape=x.shape, topk_config=tc))
+    try:
+        vals, idx = m.rotational_topk(x, cfg)
+    finally:
+        m.cleanup_rotational_constants()
+    vals = np.asarray(vals, np.float32)
+    want = -np.sort(-x.astype(np.float32), axis=1)[:, :k]
+    r = _close(vals if sort else -np.sort(-vals, axis=1), want, 0, 0)
+    if r is not True:
+        return "values: " + r
+    at = np.take_along_axis(x.astype(np.float32), np.asarray(idx).astype(np.int64), 1)
+    return True if np.array_equal(at, vals) else "indices do not point at their values"
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
@@ -322,6 +372,12 @@ def checks(lib):
                   (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
+        ("rotational_topk %dx%dx%d k%d %s%s" % (a[:4] + (np.dtype(a[4]).name, "" if a[5] else " unsorted")),
+         lambda a=a: _rotational_topk(lib, *a))
+        for a in ((4, 5, 8192, 256, np.float32, True), (8, 5, 8192, 256, np.float32, True),
+                  (1, 1, 3168, 256, np.float32, True), (150, 1, 1000, 50, np.float32, True),
+                  (1, 1, 16000, 256, np.float32, True), (8, 1, 4058, 64, np.float32, False),
+                  (16, 1, 2048, 8, nl.bfloat16, True))] + [
         ("%s_tkg %dx%dx%d%s%s %s" % (a[0], a[1], a[2], a[3], " hidden_actual=%d" % a[4] if a[4] else "",
                                     " hidden_dim_tp" if a[5] else "", np.dtype(a[6]).name),
          lambda a=a: _norm_tkg(lib, *a))
