@@ -357,6 +357,65 @@ def _rotational_topk(lib, b, s, v, k, dtype, sort):
     return True if np.array_equal(at, vals) else "indices do not point at their values"
 
 
+def _router_topk(lib, t, h, e, k, act, bias, pre_norm, norm_prob, hbm_layout, sb_layout):
+    """router_topk (core/router_topk), called as its test's wrapper calls it
+    (HBM x in layout [H, T] (0) or [T, H] (1), HBM outputs it writes and
+    returns): logits = x^T w (+ bias) in bf16; expert_index the k largest
+    logits (checked against the kernel's own logits: each index names one
+    of the k largest, in order); expert_affinities softmax / sigmoid of all
+    logits (pre_norm; norm_prob: of the top k, L1-normalised) or of the
+    top k only, scattered to [T, E].  The library's comparison: rtol 2e-2
+    of the largest value, inputs uniform in [-0.1, 0.1]."""
+    from tpbsim import nki
+    m, ct = lib.mod("core.router_topk.router_topk"), lib.mod("core.utils.common_types")
+    act_fn = getattr(ct.RouterActFnType, act)
+    rng = np.random.default_rng(0)
+    xs = (t, h) if hbm_layout == 1 else (h, t)
+    x = rng.uniform(-0.1, 0.1, xs).astype(np.float32).astype(nl.bfloat16)
+    w = rng.uniform(-0.1, 0.1, (h, e)).astype(np.float32).astype(nl.bfloat16)
+    wb = rng.uniform(-0.1, 0.1, (1, e)).astype(np.float32).astype(nl.bfloat16) if bias else None
+
+    def kernel(x, w, w_bias, router_logits, expert_affinities, expert_index):
+        m.router_topk(x=x, w=w, w_bias=w_bias, router_logits=router_logits,
+                      expert_affinities=expert_affinities, expert_index=expert_index, act_fn=act_fn,
+                      k=k, x_hbm_layout=hbm_layout, x_sb_layout=sb_layout, router_pre_norm=pre_norm,
+                      norm_topk_prob=norm_prob)
+        return router_logits, expert_index, expert_affinities
+    logits, idx, aff = nki.jit(kernel)(x, w, wb, np.zeros((t, e), nl.bfloat16),
+                                       np.zeros((t, e), nl.bfloat16), np.zeros((t, k), np.uint32))
+    xf = x.astype(np.float64)
+    lg = (xf.T if hbm_layout == 0 else xf) @ w.astype(np.float64)
+    if bias:
+        lg = lg + wb.astype(np.float64)
+    r = _close_max(logits, lg.astype(nl.bfloat16), 2e-2, 1e-5)
+    if r is not True:
+        return "router_logits: " + r
+    gl = np.asarray(logits, np.float32)
+    idx = np.asarray(idx).astype(np.int64)
+    if not np.array_equal(np.take_along_axis(gl, idx, 1), -np.sort(-gl, axis=1)[:, :k]):
+        return "expert_index: not the k largest logits in order"
+    sel = np.zeros((t, e), bool)
+    np.put_along_axis(sel, idx, True, 1)
+    lgk = gl.astype(np.float64)   # the kernel's top k (the reference's may tie-break otherwise)
+
+    def f(z, axis_mask=None):
+        if act == "SIGMOID":
+            return 1 / (1 + np.exp(-z))
+        zz = np.where(axis_mask, z, -np.inf) if axis_mask is not None else z
+        ez = np.exp(zz - zz.max(1, keepdims=True))
+        return ez / ez.sum(1, keepdims=True)
+    if pre_norm:
+        want = f(lg)
+        if norm_prob:
+            want = np.where(sel, want, 0)
+            want = want / want.sum(1, keepdims=True)
+    else:
+        want = np.where(sel, f(lg, sel) if act == "SOFTMAX" else f(lg), 0)
+    del lgk
+    r = _close_max(aff, want, 2e-2, 1e-5)
+    return True if r is True else "expert_affinities: " + r
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
@@ -372,6 +431,19 @@ def checks(lib):
                   (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
+        ("router_topk T%d H%d E%d k%d %s%s%s%s x%s sb%d" % (a[:5] + (" bias" if a[5] else "",
+                                                        "" if a[6] else " post-norm",
+                                                        " norm-topk" if a[7] else "",
+                                                        "[H,T]" if a[8] == 0 else "[T,H]", a[9])),
+         lambda a=a: _router_topk(lib, *a))
+        for a in ((4, 3072, 128, 4, "SOFTMAX", True, True, False, 0, 0),
+                  (16, 3072, 128, 4, "SOFTMAX", True, True, False, 1, 1),
+                  (4, 3072, 128, 4, "SOFTMAX", False, True, False, 0, 2),
+                  (8, 8192, 128, 8, "SIGMOID", True, True, True, 1, 0),
+                  (8, 8192, 128, 8, "SOFTMAX", True, False, False, 0, 1),
+                  (2, 4096, 128, 8, "SOFTMAX", False, True, False, 1, 2),
+                  (2, 5120, 16, 1, "SOFTMAX", False, True, False, 0, 0),
+                  (128, 3072, 128, 4, "SOFTMAX", True, True, False, 0, 0))] + [
         ("rotational_topk %dx%dx%d k%d %s%s" % (a[:4] + (np.dtype(a[4]).name, "" if a[5] else " unsorted")),
          lambda a=a: _rotational_topk(lib, *a))
         for a in ((4, 5, 8192, 256, np.float32, True), (8, 5, 8192, 256, np.float32, True),
