@@ -756,6 +756,8 @@ class Trace:
         self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
         self.target = None           # the target traced for (None: trn2), Kernel.target
+        self.ranks = 0               # ncc.run_ranks: the number of ranks (_ranks.py)
+        self.lnc = False             # an LNC launch, kernel[n] (Kernel.launch_grid)
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
