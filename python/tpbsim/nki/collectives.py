@@ -107,6 +107,11 @@ def _group(rg, fn, loc):
         else:
             raise NkiError("%s: ncc.%s: field 'replica_group': expected a ReplicaGroup, got %r"
                            % (loc, fn, rg))
+    for g in rg.replica_groups:   # the kernel format orders a group by rank
+        if g != sorted(g):
+            raise NkiError("%s: ncc.%s: field 'replica_group': group %s: tpbsim takes the ranks "
+                           "of a group in increasing order (a rank's place in the result is "
+                           "its place in the sorted group)" % (loc, fn, g))
     return [("replica_group", str(rg.replica_groups))]
 
 
