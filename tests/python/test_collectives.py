@@ -357,3 +357,24 @@ def test_beta1_entry_points_keep_the_grid(tmp_path):
         np.testing.assert_allclose(r.outputs, 1 / x[:n], rtol=1e-3)
         assert set(_cores(art).values()) == {0}
     np.testing.assert_allclose(nki.simulate_kernel(lnc_recip[4], x), 1 / x, rtol=1e-3)
+
+
+@nki.jit
+def beta1_recip(x):
+    """Beta-1 forms (nl.load, an nki.isa op returning its result, nl.store
+    with an nl.arange mask): its kernel[n] is beta-1's launch grid."""
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    i = nl.program_id(0)
+    i_f = nl.arange(x.shape[2])[None, :]
+    t = nl.load(x[i])
+    nl.store(out[i], value=nisa.reciprocal(t), mask=(i_f < x.shape[2]))
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_beta1_forms_keep_the_grid(tmp_path, n):
+    x = RNG.uniform(1, 2, (n, 128, 64)).astype(np.float32)
+    art = str(tmp_path / "art")
+    r = tpbsim.simulate(beta1_recip[n], x, keep=art)
+    np.testing.assert_allclose(r.outputs, 1 / x, rtol=1e-3)
+    assert set(_cores(art).values()) == {0} and r.stats["num_cores"] == 1

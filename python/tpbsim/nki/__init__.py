@@ -132,22 +132,29 @@ class Kernel:
         return any(o in self.opts for o in ("mode", "platform_target", "tpbsim_beta1"))
 
     def launch_grid(self, target):
-        """The grid traced for target.  kernel[n] with ONE integer is NKI
-        0.x's Logical NeuronCore launch: n physical cores (program i on core
-        i), n at most the target's LNC degree (2 on trn2, 1 on trn1), else
-        an error, as NKI raises.  Through a beta-1 entry point (beta1()) it
-        is beta-1's one-axis launch grid: n instances one after the other on
-        one core, as before (docs/python.md "Launch: LNC and grids")."""
+        """(grid traced for target, how kernel[n] is read: None, "lnc" or
+        "over").  kernel[n] with ONE integer is NKI 0.x's Logical
+        NeuronCore launch: n physical cores (program i on core i), n at most
+        the target's LNC degree (2 on trn2, 1 on trn1; "lnc"), more is an
+        error, as NKI raises ("over": traced as beta-1's grid, then refused
+        unless the kernel is beta-1).  A kernel of a beta-1 entry point
+        (beta1()) or written in beta-1 forms (_trace.beta1_form) gets
+        beta-1's one-axis launch grid instead: n instances one after the
+        other on one core (docs/python.md "Launch: LNC and grids")."""
         if not self.lnc or self.grid == (1,) or self.beta1():
-            return self.grid
+            return self.grid, None
         n, most = self.grid[0], (1 if target == "trn1" else 2)
         if n > most:
-            raise NkiError("%s[%d]: one integer is the Logical NeuronCore degree (NKI 0.x), "
-                           "the number of physical cores: 1..%d on %s (a launch grid of %d "
-                           "instances on one core is kernel[%d, 1], or NKI beta-1's entry "
-                           "points: nki.jit(mode=...), nki.baremetal, nki.simulate_kernel)" %
-                           (self.fn.__name__, n, most, target or "trn2", n, n))
-        return (language.nc(n),)
+            return self.grid, "over"
+        return (language.nc(n),), "lnc"
+
+    def _too_many(self, target):
+        n, most = self.grid[0], (1 if target == "trn1" else 2)
+        return NkiError("%s[%d]: one integer is the Logical NeuronCore degree (NKI 0.x), the "
+                        "number of physical cores: 1..%d on %s (a launch grid of %d instances "
+                        "on one core is kernel[%d, 1], or NKI beta-1's entry points: "
+                        "nki.jit(mode=...), nki.baremetal, nki.simulate_kernel)" %
+                        (self.fn.__name__, n, most, target or "trn2", n, n))
 
     def target(self, target=None):
         """The target this kernel is traced and compiled for: target= (of
@@ -174,7 +181,10 @@ class Kernel:
         fit its PSUM tiles, it is traced again with those stored one tile
         per logical block (docs/python.md "PSUM reuse"), unless that trace
         fails."""
-        res = self._trace_split(args, kwargs, False, target)
+        try:
+            res = self._trace_split(args, kwargs, False, target)
+        except _trace.Beta1Launch:   # beta-1 forms under kernel[n]: beta-1's grid
+            return _beta1_kernel(self).trace_for(target, args, kwargs)
         if not _alloc.split_wanted(res[0], self.fn.__name__):
             return res
         try:
@@ -196,8 +206,9 @@ class Kernel:
         except TypeError as e:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
-        tr = _trace.Trace(self.fn.__name__, self.launch_grid(target), symbolic)
-        tr.lnc = self.lnc and not self.beta1() and self.grid != (1,)   # an LNC launch
+        grid, launch = self.launch_grid(target)
+        tr = _trace.Trace(self.fn.__name__, grid, symbolic)
+        tr.lnc = launch == "lnc"
         tr.target = target   # nisa.get_nc_version()
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
@@ -221,11 +232,19 @@ class Kernel:
         except _trace.Retrace:
             raise
         except Exception as e:
+            if tr.lnc and tr.beta1_forms:
+                raise _trace.Beta1Launch() from None
             if tr.used_symbolic:   # per iteration it may work, or give the error
                 raise _trace.Retrace() from None
+            if launch == "over" and not tr.beta1_forms:
+                raise self._too_many(target) from None
             self._error(e)
         finally:
             _trace.stack().pop()
+        if tr.lnc and tr.beta1_forms:
+            raise _trace.Beta1Launch()
+        if launch == "over" and not tr.beta1_forms:
+            raise self._too_many(target)
         outs = ret if isinstance(ret, (tuple, list)) else (ret,) if ret is not None else ()
         for o in outs:
             if not isinstance(o, NkiTensor) or o.base.kind != "hbm":

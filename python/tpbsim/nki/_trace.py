@@ -28,6 +28,21 @@ class Retrace(BaseException):
     raising it also flags the trace, for a kernel that catches it anyway."""
 
 
+class Beta1Launch(BaseException):
+    """Private: a kernel launched kernel[n] as NKI 0.x's LNC launch used a
+    form only NKI beta-1 has (beta1_form); Kernel.trace_for traces it again
+    with n read as beta-1's launch grid (Kernel.launch_grid)."""
+
+
+def beta1_form():
+    """The kernel being traced uses a form only NKI beta-1 has (nl.arange /
+    nl.mgrid index expressions, mask=, an nki.isa op returning its result,
+    t[i] = ..., +=): its kernel[n] is beta-1's launch grid."""
+    s = _LOCAL.stack
+    if s:
+        s[-1].beta1_forms = True
+
+
 def need_retrace():
     s = _LOCAL.stack
     if s:
@@ -471,13 +486,20 @@ class NkiTensor:
         (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
         tensor: a gather/scatter row access (the kernel format's indirect
         operand)."""
+        static = getattr(scalar_offset, "static", None)   # ncc.rank_id(): known per program
+        if static is not None and vector_offset is None:
+            if not 0 <= indirect_dim < len(self._ap):
+                raise NkiError(".ap(indirect_dim=%r): '%s' has %d dims" %
+                               (indirect_dim, self.base.name, len(self._ap)))
+            offset = (0 if offset is None else offset) + static * self._ap[indirect_dim][0]
+            scalar_offset, indirect_dim = None, 0
         if scalar_offset is not None or dtype is not None:
             raise NkiError(".ap(%s=...) is not supported by tpbsim" %
                            ("scalar_offset" if scalar_offset is not None else "dtype"))
         if self.base.nblk:
             raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
                            % self.base.name)
-        off = self.offset + (offset or 0)
+        off = self.offset + (0 if offset is None else offset)
         pat = [list(p) for p in pattern]
         if vector_offset is None:
             if indirect_dim != 0:
@@ -541,6 +563,7 @@ class NkiTensor:
     def __setitem__(self, key, value):
         """NKI beta-1 `t[idx] = value` (docs/python.md "Beta-1 call forms")."""
         from . import _beta1
+        beta1_form()
         _beta1.assign(self[key], value)
 
     def broadcast_to(self, shape):
@@ -551,6 +574,7 @@ class NkiTensor:
     def __iadd__(self, value):
         """NKI beta-1 `psum[idx] += nisa.nc_matmul(...)` and tile += tile."""
         from . import _beta1
+        beta1_form()
         return _beta1.iadd(self, value)
 
 
@@ -758,6 +782,7 @@ class Trace:
         self.target = None           # the target traced for (None: trn2), Kernel.target
         self.ranks = 0               # ncc.run_ranks: the number of ranks (_ranks.py)
         self.lnc = False             # an LNC launch, kernel[n] (Kernel.launch_grid)
+        self.beta1_forms = False     # beta1_form() was called
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""

@@ -11,7 +11,7 @@ have), or launched with kernel[nl.nc(n)] (rank = core = nl.program_id(0);
 the HBM tensors are shared, so each rank addresses its own part).  The
 forms the kernel format lacks (all_gather_v, all_to_all_v, the
 collective_permute_implicit family) raise NkiError."""
-from . import _trace
+from . import _ranks, _trace, language
 from ._ranks import RankResult, run_ranks  # noqa: F401  (the rank launcher)
 from ._trace import NkiError, NkiTensor
 from .isa import _common, _emit, _opn, _t, register_alloc, register_load
@@ -190,11 +190,19 @@ def rank_id(name=None):
     loc = _trace.caller_loc()
     tr = _trace.current()
     if tr.lnc:
-        return register_alloc(0)
+        r = register_alloc(0)
+        r.static = 0
+        return r
     t = tr.new_tensor((1, 1), "int32", "sbuf", name or "rank", loc)
     _emit("rank_id", loc, _common([("dst", _t(t, "dst", loc))], None, None, loc))
     r = register_alloc()
     register_load(r, t)
+    # the rank is the program id (one program per core), known at trace
+    # time: .ap(scalar_offset=rank) is a static offset per program
+    if tr.ranks:
+        r.static = _ranks.rank_pid()
+    elif tr.grid_json in ("[1]", '["nc(%d)"]' % tr.grid[0]):
+        r.static = language.program_id(0)
     return r
 
 
