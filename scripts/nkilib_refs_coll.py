@@ -16,25 +16,17 @@ import sys
 
 import numpy as np
 
+from nkilib_refs import _close
 from tpbsim.nki import collectives as ncc
 from tpbsim.nki import language as nl
 
 TEST = "test/integration/nkilib/experimental/collectives/test_collectives.py"
 
 
-def _close(got, want, rtol=1e-3, atol=1e-3):
-    got = np.asarray(got, np.float32)
-    want = np.asarray(want, np.float32)
-    if got.shape != want.shape:
-        return f"shape {got.shape}, NumPy {want.shape}"
-    if np.allclose(got, want, rtol=rtol, atol=atol):
-        return True
-    return f"max abs error {np.abs(got - want).max():.3g}"
-
-
-def _all_close(outs, wants, **kw):
+def _all_close(outs, wants, rtol=1e-3, atol=1e-3):
+    """True, or a line naming the first rank whose output differs."""
     for r, (o, w) in enumerate(zip(outs, wants)):
-        c = _close(o, w, **kw)
+        c = _close(o, w, rtol, atol)
         if c is not True:
             return f"rank {r}: {c}"
     return True

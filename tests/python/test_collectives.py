@@ -28,10 +28,15 @@ def per_rank(n, shape, **kw):
 # ---- kernels written as the NKI Library's collectives tests write them ----
 
 @nki.jit
-def hbm_collective(x, rg, kind, dst_shape, dim=0, op=nl.add):
-    """x -> an HBM copy -> the collective into an HBM dst -> out."""
-    src = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm, name="src")
-    dst = nl.ndarray(dst_shape, dtype=x.dtype, buffer=nl.shared_hbm, name="dst")
+def collective(x, rg, kind, dst_shape, dim=0, op=nl.add, buf="hbm"):
+    """x -> a copy in buf (HBM, as the NKI Library's collectives tests
+    write it, or an SBUF tile) -> the collective into a dst in buf -> out."""
+    if buf == "hbm":
+        src = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm, name="src")
+        dst = nl.ndarray(dst_shape, dtype=x.dtype, buffer=nl.shared_hbm, name="dst")
+    else:
+        src = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        dst = nl.ndarray(dst_shape, dtype=x.dtype, buffer=nl.sbuf)
     out = nl.ndarray(dst_shape, dtype=x.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=src, src=x)
     if kind == "all_reduce":
@@ -45,23 +50,6 @@ def hbm_collective(x, rg, kind, dst_shape, dim=0, op=nl.add):
     else:   # a permute: rg is the pair list
         ncc.collective_permute(dsts=[dst], srcs=[src], source_target_pairs=rg)
     nisa.dma_copy(dst=out, src=dst)
-    return out
-
-
-@nki.jit
-def sbuf_collective(x, rg, kind, dst_shape, dim=0, op=nl.add):
-    """The same with SBUF tiles (all_reduce, all_gather, reduce_scatter)."""
-    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-    d = nl.ndarray(dst_shape, dtype=x.dtype, buffer=nl.sbuf)
-    out = nl.ndarray(dst_shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    nisa.dma_copy(dst=t, src=x)
-    if kind == "all_reduce":
-        ncc.all_reduce(srcs=[t], dsts=[d], replica_group=rg, op=op)
-    elif kind == "all_gather":
-        ncc.all_gather(srcs=[t], dsts=[d], replica_group=rg, collective_dim=dim)
-    else:
-        ncc.reduce_scatter(srcs=[t], dsts=[d], replica_group=rg, collective_dim=dim, op=op)
-    nisa.dma_copy(dst=out, src=d)
     return out
 
 
@@ -88,9 +76,8 @@ def run(kernel, n, shape, **kw):
                                     ("sbuf", "minimum")])
 def test_all_reduce(n, buf, op):
     rg = ReplicaGroup([list(range(n))])
-    k = hbm_collective if buf == "hbm" else sbuf_collective
-    xs, outs = run(k, n, (64, 32), rg=rg, kind="all_reduce", dst_shape=(64, 32),
-                   op=getattr(nl, op))
+    xs, outs = run(collective, n, (64, 32), rg=rg, kind="all_reduce", dst_shape=(64, 32),
+                   op=getattr(nl, op), buf=buf)
     want = NP_OP[op](xs)
     for r in range(n):   # every rank the group's reduction, summed in rank order
         np.testing.assert_allclose(outs[r], want, rtol=1e-6, atol=1e-6)
@@ -102,8 +89,8 @@ def test_all_gather(n, buf, dim):
     rg = ReplicaGroup([list(range(n))])
     shape = (128 // n if dim == 0 else 32, 16)
     dst = (shape[0] * n, shape[1]) if dim == 0 else (shape[0], shape[1] * n)
-    k = hbm_collective if buf == "hbm" else sbuf_collective
-    xs, outs = run(k, n, shape, rg=rg, kind="all_gather", dst_shape=dst, dim=dim)
+    xs, outs = run(collective, n, shape, rg=rg, kind="all_gather", dst_shape=dst, dim=dim,
+                   buf=buf)
     want = np.concatenate(list(xs), axis=dim)
     for r in range(n):
         np.testing.assert_array_equal(outs[r], want)
@@ -114,9 +101,8 @@ def test_all_gather(n, buf, dim):
 def test_reduce_scatter(n, buf, op):
     rg = ReplicaGroup([list(range(n))])
     rows = 32
-    k = hbm_collective if buf == "hbm" else sbuf_collective
-    xs, outs = run(k, n, (rows * n, 16), rg=rg, kind="reduce_scatter", dst_shape=(rows, 16),
-                   op=getattr(nl, op))
+    xs, outs = run(collective, n, (rows * n, 16), rg=rg, kind="reduce_scatter",
+                   dst_shape=(rows, 16), op=getattr(nl, op), buf=buf)
     red = NP_OP[op](xs)
     for r in range(n):   # rank r keeps piece r of the reduction
         np.testing.assert_allclose(outs[r], red[r * rows:(r + 1) * rows], rtol=1e-6, atol=1e-6)
@@ -126,7 +112,7 @@ def test_reduce_scatter(n, buf, op):
 def test_all_to_all(n):
     rg = ReplicaGroup([list(range(n))])
     rows = 8
-    xs, outs = run(hbm_collective, n, (rows * n, 16), rg=rg, kind="all_to_all",
+    xs, outs = run(collective, n, (rows * n, 16), rg=rg, kind="all_to_all",
                    dst_shape=(rows * n, 16))
     for r in range(n):   # piece k of rank r's dst = piece r of rank k's src
         want = np.concatenate([xs[k][r * rows:(r + 1) * rows] for k in range(n)])
@@ -136,7 +122,7 @@ def test_all_to_all(n):
 @pytest.mark.parametrize("n", [2, 4])
 def test_collective_permute_ring(n):
     pairs = [(r, (r + 1) % n) for r in range(n)]
-    xs, outs = run(hbm_collective, n, (16, 32), rg=pairs, kind="permute", dst_shape=(16, 32))
+    xs, outs = run(collective, n, (16, 32), rg=pairs, kind="permute", dst_shape=(16, 32))
     for r in range(n):   # each rank receives its predecessor's src
         np.testing.assert_array_equal(outs[r], xs[(r - 1) % n])
 
@@ -162,7 +148,8 @@ def test_rank_id(n):
 @pytest.mark.parametrize("groups", [[[0, 2], [1, 3]], [[0, 1], [2, 3]]])
 def test_all_reduce_subgroups(groups):
     rg = ReplicaGroup(groups)
-    xs, outs = run(sbuf_collective, 4, (32, 16), rg=rg, kind="all_reduce", dst_shape=(32, 16))
+    xs, outs = run(collective, 4, (32, 16), rg=rg, kind="all_reduce", dst_shape=(32, 16),
+                   buf="sbuf")
     for r in range(4):
         g = group_of(r, 4, rg)
         np.testing.assert_allclose(outs[r], xs[g].sum(0), rtol=1e-6, atol=1e-6)
@@ -170,10 +157,10 @@ def test_all_reduce_subgroups(groups):
 
 def test_all_gather_and_reduce_scatter_subgroups():
     rg = ReplicaGroup([[0, 2], [1, 3]])
-    xs, outs = run(hbm_collective, 4, (16, 8), rg=rg, kind="all_gather", dst_shape=(32, 8))
+    xs, outs = run(collective, 4, (16, 8), rg=rg, kind="all_gather", dst_shape=(32, 8))
     for r in range(4):
         np.testing.assert_array_equal(outs[r], np.concatenate(xs[group_of(r, 4, rg)]))
-    xs, outs = run(hbm_collective, 4, (32, 8), rg=rg, kind="reduce_scatter", dst_shape=(16, 8))
+    xs, outs = run(collective, 4, (32, 8), rg=rg, kind="reduce_scatter", dst_shape=(16, 8))
     for r in range(4):
         g = group_of(r, 4, rg)
         i = g.index(r)
@@ -270,7 +257,7 @@ def test_all_reduce_hbm_max_refused_by_compiler():
     xs, inputs = per_rank(2, (8, 8), rg=ReplicaGroup([[0, 1]]), kind="all_reduce",
                           dst_shape=(8, 8), op=nl.maximum)
     with pytest.raises(tpbsim.TpbError, match="add only"):
-        ncc.run_ranks(hbm_collective, 2, inputs)
+        ncc.run_ranks(collective, 2, inputs)
 
 
 def test_run_ranks_refusals():

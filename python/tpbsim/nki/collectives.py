@@ -70,18 +70,19 @@ def _rank(r):
     return r
 
 
-def _start(fn):
-    """The caller's loc; refuses an LNC launch (kernel[2]), whose two cores
-    are ONE NKI rank while tpbsim's ranks are cores."""
-    loc = _trace.caller_loc(3)
+def _coll(kind, loc, srcs, dsts, fields, priority, name):
+    """Emit collective kind at loc (the kernel line): dsts, srcs, then
+    fields.  Refuses an LNC launch (kernel[2]), whose two cores are ONE NKI
+    rank while tpbsim's ranks are cores."""
     tr = _trace.current()
     if tr.lnc:
         raise NkiError("%s: ncc.%s in an LNC launch (kernel[%d]): NKI's ranks are logical cores, "
                        "and this launch is one rank on %d cores; tpbsim runs a rank per core: "
                        "launch the ranks with ncc.run_ranks(kernel, n, inputs) or "
                        "kernel[nl.nc(n)] (docs/python.md \"Collectives\")" %
-                       (loc, fn, tr.grid[0], tr.grid[0]))
-    return loc
+                       (loc, kind, tr.grid[0], tr.grid[0]))
+    f = [("dsts", _one(dsts, "dsts", kind, loc)), ("srcs", _one(srcs, "srcs", kind, loc))]
+    _emit(kind, loc, _tail(f + fields, priority, name, loc))
 
 
 def _one(xs, what, fn, loc):
@@ -131,55 +132,45 @@ def _dim(d, loc):
 
 def all_reduce(srcs, dsts, replica_group, op, priority=None, name=None):
     """dst = op (nl.add, nl.maximum, nl.minimum) over the group's srcs."""
-    loc = _start("all_reduce")
-    f = [("dsts", _one(dsts, "dsts", "all_reduce", loc)),
-         ("srcs", _one(srcs, "srcs", "all_reduce", loc)),
-         ("operator", _opn(op, "op", loc))] + _group(replica_group, "all_reduce", loc)
-    _emit("all_reduce", loc, _tail(f, priority, name, loc))
+    loc = _trace.caller_loc()
+    _coll("all_reduce", loc, srcs, dsts, [("operator", _opn(op, "op", loc))] +
+          _group(replica_group, "all_reduce", loc), priority, name)
 
 
 def all_gather(srcs, dsts, replica_group, collective_dim, priority=None, name=None):
     """dst = the group's srcs concatenated along collective_dim (in group order)."""
-    loc = _start("all_gather")
-    f = [("dsts", _one(dsts, "dsts", "all_gather", loc)),
-         ("srcs", _one(srcs, "srcs", "all_gather", loc)),
-         ("collective_dim", _dim(collective_dim, loc))] + _group(replica_group, "all_gather", loc)
-    _emit("all_gather", loc, _tail(f, priority, name, loc))
+    loc = _trace.caller_loc()
+    _coll("all_gather", loc, srcs, dsts, [("collective_dim", _dim(collective_dim, loc))] +
+          _group(replica_group, "all_gather", loc), priority, name)
 
 
 def reduce_scatter(srcs, dsts, replica_group, collective_dim, op, priority=None, name=None):
     """dst = op over the group of piece <my index in the group> of src (cut
     into group-size pieces along collective_dim)."""
-    loc = _start("reduce_scatter")
-    f = [("dsts", _one(dsts, "dsts", "reduce_scatter", loc)),
-         ("srcs", _one(srcs, "srcs", "reduce_scatter", loc)),
-         ("collective_dim", _dim(collective_dim, loc)),
-         ("operator", _opn(op, "op", loc))] + _group(replica_group, "reduce_scatter", loc)
-    _emit("reduce_scatter", loc, _tail(f, priority, name, loc))
+    loc = _trace.caller_loc()
+    _coll("reduce_scatter", loc, srcs, dsts, [("collective_dim", _dim(collective_dim, loc)),
+                                              ("operator", _opn(op, "op", loc))] +
+          _group(replica_group, "reduce_scatter", loc), priority, name)
 
 
 def all_to_all(srcs, dsts, replica_group, collective_dim, priority=None, name=None):
     """dst piece k = piece <my index> of the src of the group's k-th rank (HBM)."""
-    loc = _start("all_to_all")
-    f = [("dsts", _one(dsts, "dsts", "all_to_all", loc)),
-         ("srcs", _one(srcs, "srcs", "all_to_all", loc)),
-         ("collective_dim", _dim(collective_dim, loc))] + _group(replica_group, "all_to_all", loc)
-    _emit("all_to_all", loc, _tail(f, priority, name, loc))
+    loc = _trace.caller_loc()
+    _coll("all_to_all", loc, srcs, dsts, [("collective_dim", _dim(collective_dim, loc))] +
+          _group(replica_group, "all_to_all", loc), priority, name)
 
 
 def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None):
     """dst of each target = src of its source (HBM); a rank no pair
     targets keeps its dst."""
-    loc = _start("collective_permute")
+    loc = _trace.caller_loc()
     try:
         pairs = [[_rank(s), _rank(t)] for s, t in source_target_pairs]
     except (TypeError, ValueError):
         raise NkiError("%s: field 'source_target_pairs': expected (source, target) rank pairs, "
                        "got %r" % (loc, source_target_pairs)) from None
-    f = [("dsts", _one(dsts, "dsts", "collective_permute", loc)),
-         ("srcs", _one(srcs, "srcs", "collective_permute", loc)),
-         ("source_target_pairs", str(pairs))]
-    _emit("collective_permute", loc, _tail(f, priority, name, loc))
+    _coll("collective_permute", loc, srcs, dsts, [("source_target_pairs", str(pairs))],
+          priority, name)
 
 
 def rank_id(name=None):
