@@ -511,17 +511,6 @@ class NkiTensor:
         from . import _indirect
         return _indirect.view_rows(self, off, pat, index, indirect_dim)
 
-    def reshape(self, shape):
-        shape = tuple(int(s) for s in shape)
-        if not self._contig():
-            raise NkiError("reshape of a non-contiguous view of '%s'" % self.base.name)
-        if int(np.prod(shape)) != int(np.prod(self.shape)):
-            raise NkiError("cannot reshape '%s' %s to %s" % (self.base.name, list(self.shape),
-                                                             list(shape)))
-        v = NkiTensor(self.base, self.offset, _c_ap(shape))
-        v._lb = self._lb
-        return v
-
     def _contig(self):
         return self._ap == _c_ap(self.shape)
 
@@ -544,18 +533,6 @@ class NkiTensor:
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
                     self.base.name, _num(self.offset), json.dumps(self._ap))
         return t
-
-    def slice(self, dim, start, end, step=1):
-        key = [slice(None)] * len(self._ap)
-        key[dim] = slice(start, end, step)
-        return self[tuple(key)]
-
-    def select(self, dim, index):
-        if isinstance(index, NkiTensor):
-            raise NkiError("select() with a tensor index is not supported by tpbsim")
-        key = [slice(None)] * len(self._ap)
-        key[dim] = index
-        return self[tuple(key)]
 
     def __len__(self):
         return self._ap[0][1]
@@ -635,31 +612,6 @@ def _view_key(key):
         else:
             return None
     return tuple(out)
-
-
-def _no_view(name):
-    def f(self, *a, **k):
-        raise NkiError("tensor.%s() is not supported by tpbsim (docs/python.md)" % name)
-    f.__name__ = name
-    return f
-
-
-def _view(self, dtype):
-    """t.view(dtype): t itself when dtype is t's dtype (the SDK's fp8
-    kernels view their fp8 inputs as fp8); a reinterpretation as another
-    dtype is not supported."""
-    from .language import _dtype
-    if _dtype(dtype) == self.dtype:
-        return self
-    raise NkiError("tensor.view(%s) of a %s tensor: reinterpreting as another dtype is not "
-                   "supported by tpbsim (docs/python.md)" % (_dtype(dtype), self.dtype))
-
-
-NkiTensor.view = _view
-for _n in ("reinterpret_cast", "permute", "broadcast", "expand_dim", "squeeze_dim",
-           "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):
-    setattr(NkiTensor, _n, _no_view(_n))
-del _n
 
 
 def _slice_text(base, sl):
@@ -1013,3 +965,9 @@ def current():
         raise NkiError("nki.isa / nl.ndarray called outside a kernel being traced "
                        "(call the @nki.jit kernel instead)")
     return s[-1]
+
+
+# NKI 0.x view methods (permute, reshape_dim, ...), the reshape / slice /
+# select methods and the layout queries: _views.py
+from . import _views  # noqa: E402  (it needs NkiTensor defined)
+_views.install(NkiTensor)

@@ -8,7 +8,7 @@ forms")."""
 import json
 from enum import Enum, IntEnum
 
-from . import _beta1, _groups, _trace, language
+from . import _beta1, _groups, _trace, _views, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -233,6 +233,9 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     mask= (NKI beta-1): bounds on single indices, as nl.store's: both sides
     cut to that rectangle (nothing copied when it is empty)."""
     loc = _trace.caller_loc()
+    if type(src) is _views._Dyn or type(dst) is _views._Dyn:   # select(dim, tensor)
+        return _views.dynamic_dma(dst, src, loc, oob_mode, dge_mode, priority, name,
+                                  dst_rmw_op, mask)
     mask, off = _beta1.whole_mask(mask)
     if off:   # a condition on loop variables only, false: nothing copied
         return
