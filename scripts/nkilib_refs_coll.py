@@ -147,6 +147,33 @@ def _dma_copy_rank_id(lib, n):
     return _all_close(outs, [x[r] for r in range(n)])
 
 
+def _batch_shard(lib, nbsd, input_rank, n=4, G=2, batch=8):
+    """attn_q_batch_shard, TP4 -> TP2DP2 (the test's only enabled case):
+    all_gather of the heads in groups of G, then this rank's batch slice."""
+    m = _test_kernels(lib)
+    S, d, bpr = 1, 64, batch // G
+    q = _ranks(1, (n, batch, S, d) if nbsd else (n, d, batch, S))[0]
+    rg = ncc.ReplicaGroup([[i * G + j for j in range(G)] for i in range(n // G)])
+    lay = m.AttnQBatchShardLayout.NBSd if nbsd else m.AttnQBatchShardLayout.dBnS
+    buf = (G, 1, batch, S, d) if nbsd else (G, d, batch, 1, S)
+
+    def inputs(r):
+        kw = {"input": q[r:r + 1] if nbsd else q[r:r + 1].reshape(d, batch, 1, S),
+              "iota_workers": np.array([(k % G) * bpr for k in range(n)],
+                                       np.int32).reshape(1, n),
+              "gathered_buf": np.zeros(buf, np.float32), "gqa_group_size": G,
+              "replica_group": rg, "layout": lay}
+        if input_rank:
+            kw["rank_id_in"] = np.array([[r]], np.int32)
+        return kw
+    outs = ncc.run_ranks(m.attn_q_batch_shard, n, inputs).outputs
+    wants = []
+    for r in range(n):
+        h0, b0 = r // G * G, r % G * bpr
+        wants.append(q[h0:h0 + G, b0:b0 + bpr] if nbsd else q[h0:h0 + G, :, b0:b0 + bpr])
+    return _all_close(outs, wants)
+
+
 # ---- nkilib.experimental.collectives ----
 
 def _sb2sb(lib, m, k, dtype, tp, tiled=False):
@@ -180,6 +207,9 @@ def checks(lib):
         ("coll all_to_all_hbm 4 ranks", lambda: _all_to_all(lib, 4, False)),
         ("coll rank_id_kernel 2 ranks", lambda: _rank_id(lib, 2)),
         ("coll dma_copy_rank_id 2 ranks", lambda: _dma_copy_rank_id(lib, 2)),
+        ("coll attn_q_batch_shard NBSd TP2DP2", lambda: _batch_shard(lib, True, False)),
+        ("coll attn_q_batch_shard dBnS TP2DP2", lambda: _batch_shard(lib, False, False)),
+        ("coll attn_q_batch_shard NBSd input_rank", lambda: _batch_shard(lib, True, True)),
         ("coll sb2sb m128 k512 bf16 tp8", lambda: _sb2sb(lib, 128, 512, bf16, 8)),
         ("coll sb2sb m64 k1024 bf16 tp8", lambda: _sb2sb(lib, 64, 1024, bf16, 8)),
         ("coll sb2sb m128 k512 fp32 tp8", lambda: _sb2sb(lib, 128, 512, np.float32, 8)),

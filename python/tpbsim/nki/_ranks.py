@@ -38,7 +38,9 @@ def rank_pid():
 def rank_hbm(tr, shape, dtype, buffer, name, loc):
     """nl.ndarray in HBM under run_ranks: one [n, *shape] tensor, the
     rank's part returned."""
-    return tr.new_tensor((tr.ranks,) + tuple(shape), dtype, buffer, name, loc)[rank_pid()]
+    t = tr.new_tensor((tr.ranks,) + tuple(shape), dtype, buffer, name, loc)
+    tr.rank_bases.add(t.base.name)
+    return t[rank_pid()]
 
 
 def _is_array(v):
@@ -120,6 +122,7 @@ def run_ranks(kernel, num_ranks, inputs, target=None, trace=None, keep=None):
     def ranks_kernel(**kw):
         tr = _trace.current()
         tr.ranks = n
+        tr.rank_bases.update(kw[nm].base.name for nm in arrays)
         pid = rank_pid()
         call = {nm: (kw[nm][pid] if nm in arrays else plain[nm]) for nm in names}
         ret = _sbuf_returns(k.fn(**call))

@@ -493,6 +493,10 @@ class NkiTensor:
                                (indirect_dim, self.base.name, len(self._ap)))
             offset = (0 if offset is None else offset) + static * self._ap[indirect_dim][0]
             scalar_offset, indirect_dim = None, 0
+        if dtype is not None:
+            from .language import _dtype
+            if _dtype(dtype) == self.dtype:   # the tensor's own dtype: no reinterpretation
+                dtype = None
         if scalar_offset is not None or dtype is not None:
             raise NkiError(".ap(%s=...) is not supported by tpbsim" %
                            ("scalar_offset" if scalar_offset is not None else "dtype"))
@@ -733,6 +737,7 @@ class Trace:
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
         self.target = None           # the target traced for (None: trn2), Kernel.target
         self.ranks = 0               # ncc.run_ranks: the number of ranks (_ranks.py)
+        self.rank_bases = set()      # ... and its [ranks, *shape] HBM tensors, by name
         self.lnc = False             # an LNC launch, kernel[n] (Kernel.launch_grid)
         self.beta1_forms = False     # beta1_form() was called
 
