@@ -365,3 +365,34 @@ def test_beta1_forms_keep_the_grid(tmp_path, n):
     r = tpbsim.simulate(beta1_recip[n], x, keep=art)
     np.testing.assert_allclose(r.outputs, 1 / x, rtol=1e-3)
     assert set(_cores(art).values()) == {0} and r.stats["num_cores"] == 1
+
+
+@nki.jit
+def pick_rows(tab, idx):
+    """tab[rank_id()] (a static per-rank offset) and tab[idx] (idx a
+    run-time index read from the rank's own input)."""
+    G, H, W = tab.shape
+    i = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    a = nl.ndarray((H, W), dtype=tab.dtype, buffer=nl.sbuf)
+    b = nl.ndarray((H, W), dtype=tab.dtype, buffer=nl.sbuf)
+    out = nl.ndarray((2, H, W), dtype=tab.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=a, src=tab.ap(pattern=[[W, H], [1, W]], scalar_offset=ncc.rank_id(),
+                                    indirect_dim=0))
+    nisa.dma_copy(dst=i, src=idx)
+    nisa.dma_copy(dst=b, src=tab.ap(pattern=[[W, H], [1, W]], offset=0, scalar_offset=i,
+                                    indirect_dim=0))
+    nisa.dma_copy(dst=out[0], src=a)
+    nisa.dma_copy(dst=out[1], src=b)
+    return out
+
+
+def test_rank_offsets_under_run_ranks():
+    """Each rank's tab differs; the offsets count the rank's own [G, H, W]."""
+    n = 4
+    tabs = RNG.standard_normal((n, n, 8, 16)).astype(np.float32)
+    idx = [(r + 1) % n for r in range(n)]
+    outs = ncc.run_ranks(pick_rows, n, lambda r: {
+        "tab": tabs[r], "idx": np.array([[idx[r]]], np.int32)}).outputs
+    for r in range(n):
+        np.testing.assert_array_equal(outs[r][0], tabs[r][r])
+        np.testing.assert_array_equal(outs[r][1], tabs[r][idx[r]])
