@@ -28,6 +28,21 @@ class Retrace(BaseException):
     raising it also flags the trace, for a kernel that catches it anyway."""
 
 
+class Beta1Launch(BaseException):
+    """Private: a kernel launched kernel[n] as NKI 0.x's LNC launch used a
+    form only NKI beta-1 has (beta1_form); Kernel.trace_for traces it again
+    with n read as beta-1's launch grid (Kernel.launch_grid)."""
+
+
+def beta1_form():
+    """The kernel being traced uses a form only NKI beta-1 has (nl.arange /
+    nl.mgrid index expressions, mask=, an nki.isa op returning its result,
+    t[i] = ..., +=): its kernel[n] is beta-1's launch grid."""
+    s = _LOCAL.stack
+    if s:
+        s[-1].beta1_forms = True
+
+
 def need_retrace():
     s = _LOCAL.stack
     if s:
@@ -471,15 +486,24 @@ class NkiTensor:
         (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
         tensor: a gather/scatter row access (the kernel format's indirect
         operand)."""
+        static = getattr(scalar_offset, "static", None)   # ncc.rank_id(): known per program
+        if static is not None and vector_offset is None:
+            if not 0 <= indirect_dim < len(self._ap):
+                raise NkiError(".ap(indirect_dim=%r): '%s' has %d dims" %
+                               (indirect_dim, self.base.name, len(self._ap)))
+            offset = (0 if offset is None else offset) + static * self._ap[indirect_dim][0]
+            scalar_offset, indirect_dim = None, 0
         if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
             # the same dtype (what nkilib's TensorView passes) is no reinterpret
             raise NkiError(".ap(dtype=%s) on '%s' (%s): reinterpreting the storage as another "
                            "dtype is not supported by tpbsim" % (np.dtype(dtype).name, self.base.name,
                                                                  np.dtype(self.dtype).name))
+        if scalar_offset is not None:   # a run-time one is _views.ap_scalar's
+            raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim here")
         if self.base.nblk:
             raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
                            % self.base.name)
-        off = self.offset + (offset or 0)
+        off = self.offset + (0 if offset is None else offset)
         pat = [list(p) for p in pattern]
         if vector_offset is None:
             if indirect_dim != 0:
@@ -520,6 +544,7 @@ class NkiTensor:
     def __setitem__(self, key, value):
         """NKI beta-1 `t[idx] = value` (docs/python.md "Beta-1 call forms")."""
         from . import _beta1
+        beta1_form()
         _beta1.assign(self[key], value)
 
     def broadcast_to(self, shape):
@@ -530,6 +555,7 @@ class NkiTensor:
     def __iadd__(self, value):
         """NKI beta-1 `psum[idx] += nisa.nc_matmul(...)` and tile += tile."""
         from . import _beta1
+        beta1_form()
         return _beta1.iadd(self, value)
 
 
@@ -710,6 +736,10 @@ class Trace:
         self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
         self.target = None           # the target traced for (None: trn2), Kernel.target
+        self.ranks = 0               # ncc.run_ranks: the number of ranks (_ranks.py)
+        self.rank_bases = set()      # ... and its [ranks, *shape] HBM tensors, by name
+        self.lnc = False             # an LNC launch, kernel[n] (Kernel.launch_grid)
+        self.beta1_forms = False     # beta1_form() was called
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""

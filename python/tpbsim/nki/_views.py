@@ -495,6 +495,8 @@ def ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim,
         _fail(self, call, "a run-time offset on an SBUF/PSUM tile is not supported by tpbsim "
                           "(only on HBM, for nisa.dma_copy)")
     shape = self.base.shape
+    if self.base.name in _trace.current().rank_bases:   # ncc.run_ranks: [ranks, *shape]
+        shape = shape[1:]
     d = _dim(self, call, indirect_dim, len(shape), "indirect_dim")
     static = base_ap(self, pattern, offset=offset, dtype=dtype)
     return _dyn(static, _dyn_index(self, call, scalar_offset, int(np.prod(shape[d + 1:])),
@@ -599,8 +601,10 @@ def install(cls):
 
     def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0,
            dtype=None):
-        if scalar_offset is None:
-            return base_ap(self, pattern, offset, None, vector_offset, indirect_dim, dtype)
+        if scalar_offset is None or getattr(scalar_offset, "static", None) is not None:
+            # (ncc.rank_id(): a per-program constant, a static offset in base_ap)
+            return base_ap(self, pattern, offset, scalar_offset, vector_offset, indirect_dim,
+                           dtype)
         return ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim,
                          dtype, base_ap)
     ap.__doc__ = base_ap.__doc__

@@ -178,6 +178,7 @@ def _mask(f, mask, loc, dst=None):
     "cmp_op"}) or a list of them, ANDed (docs/kernel-format.md "mask")."""
     if mask is None:
         return f
+    _trace.beta1_form()   # NKI 0.x ops take no mask=
     if isinstance(mask, (language.IndexPredicate, language.IndexMask)):
         if not isinstance(dst, NkiTensor):
             raise NkiError("%s: field 'mask': an index-expression mask needs a dst tensor" % loc)
