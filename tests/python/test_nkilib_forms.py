@@ -316,3 +316,27 @@ def test_dge_mode_as_int_numpy():
         return t
     with pytest.raises(NkiError, match="dge_mode=7: not a dge_mode value"):
         bad(x)
+
+
+def test_core_barrier_on_shared_hbm_numpy():
+    """NKI's core_barrier use (router_topk): two cores each write half of a
+    shared HBM tensor, meet at core_barrier(data=that tensor, (0, 1)), then
+    each reads the half the other wrote."""
+    @nki.jit
+    def k(x):
+        n, f = x.shape
+        h = n // 2
+        pid = nl.program_id(0)
+        shared = nl.ndarray((n, f), dtype=x.dtype, buffer=nl.shared_hbm)
+        out = nl.ndarray((n, f), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((h, f), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[pid * h:(pid + 1) * h, :])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+        nisa.dma_copy(dst=shared[pid * h:(pid + 1) * h, :], src=t)
+        nisa.core_barrier(shared, (0, 1))
+        u = nl.ndarray((h, f), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=u, src=shared[(1 - pid) * h:(2 - pid) * h, :])
+        nisa.dma_copy(dst=out[pid * h:(pid + 1) * h, :], src=u)
+        return out
+    x = RNG.standard_normal((64, 16)).astype(np.float32)
+    np.testing.assert_array_equal(k[2](x), np.concatenate([x[32:], x[:32]]) + 1)

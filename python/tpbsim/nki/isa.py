@@ -808,8 +808,11 @@ def quantize_mx(dst, src, dst_scale, name=None):
 def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     loc = _trace.caller_loc()
     f = [("cores", json.dumps([int(c) for c in cores]))]
-    if data is not None:
+    if data is not None and not (isinstance(data, NkiTensor) and not data._onchip()):
         f.append(("data", _t(data, "data", loc)))
+    # shared-HBM data (NKI's case: both cores wrote parts of it) is not
+    # passed: the barrier orders every access to memory before and after it
+    # (docs/multicore.md), those writes included
     _emit("core_barrier", loc, _common(f, name, engine, loc))
 
 
