@@ -20,6 +20,22 @@ def _close(got, want, rtol, atol):
     return f"max abs error {np.abs(got - want).max():.3g}"
 
 
+def _close_max(got, want, rtol, atol):
+    """The library's own comparison (test/integration/nkilib/utils/
+    comparators.py maxAllClose, mode "max"): |got - want| <= atol + rtol *
+    max|want| for every element.  Used where the kernel rounds
+    intermediates to a 16-bit dtype the torch reference keeps in fp32."""
+    got = np.asarray(got, np.float32)
+    want = np.asarray(want, np.float32)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, NumPy {want.shape}"
+    err = np.abs(got - want)
+    lim = atol + rtol * np.abs(want).max()
+    if np.all(err <= lim):
+        return True
+    return f"max abs error {err.max():.3g} > {lim:.3g}"
+
+
 def _cumsum(lib, shape, dtype):
     """cumsum (core/cumsum/cumsum.py): running sum along the last axis,
     accumulated in fp32 (the kernel's tensor_tensor_scan)."""
@@ -143,22 +159,6 @@ def _conv1d(lib, b, cin, cout, length, k, stride, pad, dil, bias, act):
     return _close(got, _act(act, want.astype(np.float64)), 1e-5, 1e-5)
 
 
-def _dynamic_add(lib, m, h, n):
-    """dynamic_elementwise_add (experimental/dynamic_shapes): a + b in bf16
-    over the first n * 128 rows, n read at run time (a register trip count
-    of a dynamic_range; the rows are reached by .ap(scalar_offset=)); rows
-    past them are not written."""
-    rng = np.random.default_rng(9)
-    a, b = (rng.standard_normal((m, h)).astype(np.float32).astype(nl.bfloat16) for _ in range(2))
-    got = np.asarray(lib.mod("experimental.dynamic_shapes.dynamic_elementwise_add")
-                     .dynamic_elementwise_add(a, b, np.array([[n]], np.int32)), np.float32)
-    want = _bf16(a.astype(np.float32) + b.astype(np.float32))
-    rows = n * 128
-    if rows < m and np.any(got[rows:] == want[rows:]):
-        return f"rows past {rows} hold a + b: the loop ran more than {n} times"
-    return _close(got[:rows], want[:rows], 0, 0)
-
-
 def _cross_entropy(lib, n, v, pb, cs, dtype):
     """cross_entropy_forward (experimental/loss/cross_entropy.py): per
     position, lse = log(sum(exp(logits))) and loss = lse - logits[target]
@@ -231,6 +231,190 @@ def _rope_hf(lib, b, qh, kh, s, d, dtype, backward, packed):
     return True
 
 
+def _rmsnorm(x, gamma, eps, hidden_actual):
+    """RMSNorm in fp32 (the library's torch reference): x / sqrt(sum(x^2) /
+    n + eps) * gamma, n = hidden_actual or the last dim."""
+    x = x.astype(np.float64)
+    n = hidden_actual or x.shape[-1]
+    return x / np.sqrt((x * x).sum(-1, keepdims=True) / n + eps) * gamma.astype(np.float64)
+
+
+def _tkg_layout(norm, hidden_dim_tp):
+    """[B, S, H] -> the tkg kernels' one-core output [128, B*S, H/128]:
+    hidden index h = p * H/128 + j (or j * 128 + p with hidden_dim_tp)."""
+    b, s, h = norm.shape
+    r = norm.reshape(b * s, h)
+    if hidden_dim_tp:
+        return r.reshape(b * s, h // 128, 128).transpose(2, 0, 1)
+    return r.reshape(b * s, 128, h // 128).transpose(1, 0, 2)
+
+
+def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype):
+    """rmsnorm_tkg / layernorm_tkg (core/subkernels), one core: the
+    library's test calls the subkernel as the kernel (its output argument
+    aliased, returned); the reference normalises in fp32 and lays the
+    result out as [128, B*S, H/128].  Tolerance: the test's (rtol 2e-2,
+    atol 1e-5), relative to the largest |value| as the library compares:
+    layernorm_tkg keeps x - mean, * gamma, * rsqrt and + beta in the input
+    dtype, so a value that cancels to near 0 is off by an fp16 step of the
+    operands (against a reference rounding those steps to fp16, 5 of 65536
+    values of 1x8x8192 differ, by one step)."""
+    from tpbsim import nki
+    rng = np.random.default_rng(42)
+    x = rng.standard_normal((b, s, h)).astype(dtype)
+    gamma = rng.standard_normal((1, h)).astype(dtype)
+    out0 = np.zeros((128, b * s, h // 128), dtype)
+    if which == "rmsnorm":
+        fn = lib.mod("core.subkernels.rmsnorm_tkg").rmsnorm_tkg
+        got = nki.jit(fn)(x, gamma, out0, hidden_actual=hidden_actual, hidden_dim_tp=hidden_dim_tp)
+        want = _rmsnorm(x, gamma, 1e-6, hidden_actual)
+    else:
+        beta = rng.standard_normal((1, h)).astype(dtype)
+        fn = lib.mod("core.subkernels.layernorm_tkg").layernorm_tkg
+        got = nki.jit(fn)(x, gamma, out0, beta=beta)
+        xf = x.astype(np.float64)
+        mu = xf.mean(-1, keepdims=True)
+        var = ((xf - mu) ** 2).mean(-1, keepdims=True)
+        want = (xf - mu) / np.sqrt(var + 1e-6) * gamma.astype(np.float64) + beta.astype(np.float64)
+    want = _tkg_layout(want, hidden_dim_tp).astype(dtype)
+    return _close_max(got, want, 2e-2, 1e-5)
+
+
+def _cross_entropy_bwd(lib, n, v, pb, cs, dtype, reduction, inplace):
+    """cross_entropy_backward (experimental/loss/cross_entropy.py): the
+    gradient of the loss over the logits, g * (softmax(x) - onehot(target)),
+    g = 1/n (mean) or 1 (sum), softmax from the saved lse (here the
+    logsumexp rounded to dtype, as the forward kernel returns it).  The
+    reference rounds where the kernel's dtype tiles hold a value (x - lse,
+    its exp, times g, the subtraction).  inplace: the kernel writes over
+    and returns its logits argument."""
+    rng = np.random.default_rng(42)
+    logits = rng.standard_normal((n, v)).astype(np.float32).astype(dtype)
+    targets = rng.integers(0, v, n).astype(np.int32)
+    x = logits.astype(np.float64)
+    mx = x.max(1, keepdims=True)
+    rd = (lambda a: _bf16(a)) if dtype != np.float32 else (lambda a: np.asarray(a, np.float32))
+    lse = rd((mx + np.log(np.exp(x - mx).sum(1, keepdims=True)))[:, 0])
+    got = lib.mod("experimental.loss.cross_entropy").cross_entropy_backward(
+        logits, targets, lse.astype(dtype), reduction=reduction, positions_per_batch=pb, chunk_size=cs,
+        dtype=dtype, inplace=inplace)
+    g = np.float32(1.0 / n if reduction == "mean" else 1.0)
+    xf = logits.astype(np.float32)
+    e = rd(np.exp(rd(xf - lse[:, None])))
+    onehot = (np.arange(v)[None, :] == targets[:, None]).astype(np.float32)
+    want = rd(rd(e * g) - rd(onehot * g))
+    tol = (1e-5, 1e-7) if dtype == np.float32 else (2.0 ** -7, 1e-6)
+    return _close(got, want, *tol)
+
+
+def _scipy_circulant():
+    """rotational_topk's utils import scipy.linalg.circulant (at trace time,
+    for a permutation-matrix constant); scipy is not installed here, so
+    when it is missing a module with just that function goes in its place:
+    NumPy's C[i, j] = c[(i - j) mod n], scipy's definition (first column
+    c).  The kernel's code is unchanged."""
+    import sys
+    import types
+    try:
+        import scipy.linalg  # noqa: F401
+        return
+    except ImportError:
+        pass
+    sp, la = types.ModuleType("scipy"), types.ModuleType("scipy.linalg")
+
+    def circulant(c):
+        c = np.asarray(c).ravel()
+        n = len(c)
+        return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % n]
+    la.circulant = circulant
+    sp.linalg = la
+    sys.modules.setdefault("scipy", sp)
+    sys.modules.setdefault("scipy.linalg", la)
+
+
+def _rotational_topk(lib, b, s, v, k, dtype, sort):
+    """rotational_topk (core/topk): the k largest of each row of x
+    [B*S, V] and their indices, as the library's test drives it
+    (create_topk_config, create_rotational_topk_config,
+    prepare_rotational_constants, one core).  Values: NumPy's sort
+    (descending; sorted=False: compared as sets, sorted here); indices:
+    each must point at its value in x (the test's rule: ties may pick any)."""
+    _scipy_circulant()
+    m = lib.mod("core.topk.rotational_topk")
+    x = np.random.default_rng(42).standard_normal((b * s, v)).astype(np.float32).astype(dtype)
+    tc = m.create_topk_config(inp_shape=(b, s, v), inp_dtype=dtype, k=k, sorted=sort, num_programs=1)
+    cfg = m.prepare_rotational_constants(m.create_rotational_topk_config(inp_shape=x.shape, topk_config=tc))
+    try:
+        vals, idx = m.rotational_topk(x, cfg)
+    finally:
+        m.cleanup_rotational_constants()
+    vals = np.asarray(vals, np.float32)
+    want = -np.sort(-x.astype(np.float32), axis=1)[:, :k]
+    r = _close(vals if sort else -np.sort(-vals, axis=1), want, 0, 0)
+    if r is not True:
+        return "values: " + r
+    at = np.take_along_axis(x.astype(np.float32), np.asarray(idx).astype(np.int64), 1)
+    return True if np.array_equal(at, vals) else "indices do not point at their values"
+
+
+def _router_topk(lib, t, h, e, k, act, bias, pre_norm, norm_prob, hbm_layout, sb_layout):
+    """router_topk (core/router_topk), called as its test's wrapper calls it,
+    on two cores (kernel[2]: the test's default LNC; its core_barrier names
+    cores 0 and 1) (HBM x in layout [H, T] (0) or [T, H] (1), HBM outputs it writes and
+    returns): logits = x^T w (+ bias) in bf16; expert_index the k largest
+    logits (checked against the kernel's own logits: each index names one
+    of the k largest, in order); expert_affinities softmax / sigmoid of all
+    logits (pre_norm; norm_prob: of the top k, L1-normalised) or of the
+    top k only, scattered to [T, E].  The library's comparison: rtol 2e-2
+    of the largest value, inputs uniform in [-0.1, 0.1]."""
+    from tpbsim import nki
+    m, ct = lib.mod("core.router_topk.router_topk"), lib.mod("core.utils.common_types")
+    act_fn = getattr(ct.RouterActFnType, act)
+    rng = np.random.default_rng(0)
+    xs = (t, h) if hbm_layout == 1 else (h, t)
+    x = rng.uniform(-0.1, 0.1, xs).astype(np.float32).astype(nl.bfloat16)
+    w = rng.uniform(-0.1, 0.1, (h, e)).astype(np.float32).astype(nl.bfloat16)
+    wb = rng.uniform(-0.1, 0.1, (1, e)).astype(np.float32).astype(nl.bfloat16) if bias else None
+
+    def kernel(x, w, w_bias, router_logits, expert_affinities, expert_index):
+        m.router_topk(x=x, w=w, w_bias=w_bias, router_logits=router_logits,
+                      expert_affinities=expert_affinities, expert_index=expert_index, act_fn=act_fn,
+                      k=k, x_hbm_layout=hbm_layout, x_sb_layout=sb_layout, router_pre_norm=pre_norm,
+                      norm_topk_prob=norm_prob)
+        return router_logits, expert_index, expert_affinities
+    logits, idx, aff = nki.jit(kernel)[2](x, w, wb, np.zeros((t, e), nl.bfloat16),
+                                       np.zeros((t, e), nl.bfloat16), np.zeros((t, k), np.uint32))
+    xf = x.astype(np.float64)
+    lg = (xf.T if hbm_layout == 0 else xf) @ w.astype(np.float64)
+    if bias:
+        lg = lg + wb.astype(np.float64)
+    r = _close_max(logits, lg.astype(nl.bfloat16), 2e-2, 1e-5)
+    if r is not True:
+        return "router_logits: " + r
+    gl = np.asarray(logits, np.float32)
+    idx = np.asarray(idx).astype(np.int64)
+    if not np.array_equal(np.take_along_axis(gl, idx, 1), -np.sort(-gl, axis=1)[:, :k]):
+        return "expert_index: not the k largest logits in order"
+    sel = np.zeros((t, e), bool)
+    np.put_along_axis(sel, idx, True, 1)
+
+    def f(z, axis_mask=None):
+        if act == "SIGMOID":
+            return 1 / (1 + np.exp(-z))
+        zz = np.where(axis_mask, z, -np.inf) if axis_mask is not None else z
+        ez = np.exp(zz - zz.max(1, keepdims=True))
+        return ez / ez.sum(1, keepdims=True)
+    if pre_norm:
+        want = f(lg)
+        if norm_prob:
+            want = np.where(sel, want, 0)
+            want = want / want.sum(1, keepdims=True)
+    else:
+        want = np.where(sel, f(lg, sel) if act == "SOFTMAX" else f(lg), 0)
+    r = _close_max(aff, want, 2e-2, 1e-5)
+    return True if r is True else "expert_affinities: " + r
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
@@ -246,13 +430,45 @@ def checks(lib):
                   (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
-        ("dynamic_elementwise_add %dx%d n=%d" % a, lambda a=a: _dynamic_add(lib, *a))
-        for a in ((128, 512, 1), (256, 1024, 2), (1024, 2048, 8), (1024, 512, 3), (512, 512, 0))] + [
+        ("router_topk T%d H%d E%d k%d %s%s%s%s x%s sb%d" % (a[:5] + (" bias" if a[5] else "",
+                                                        "" if a[6] else " post-norm",
+                                                        " norm-topk" if a[7] else "",
+                                                        "[H,T]" if a[8] == 0 else "[T,H]", a[9])),
+         lambda a=a: _router_topk(lib, *a))
+        for a in ((4, 3072, 128, 4, "SOFTMAX", True, True, False, 0, 0),
+                  (16, 3072, 128, 4, "SOFTMAX", True, True, False, 1, 1),
+                  (4, 3072, 128, 4, "SOFTMAX", False, True, False, 0, 2),
+                  (8, 8192, 128, 8, "SIGMOID", True, True, True, 1, 0),
+                  (8, 8192, 128, 8, "SOFTMAX", True, False, False, 0, 1),
+                  (2, 4096, 128, 8, "SOFTMAX", False, True, False, 1, 2),
+                  (2, 5120, 16, 1, "SOFTMAX", False, True, False, 0, 0),
+                  (128, 3072, 128, 4, "SOFTMAX", True, True, False, 0, 0))] + [
+        ("rotational_topk %dx%dx%d k%d %s%s" % (a[:4] + (np.dtype(a[4]).name, "" if a[5] else " unsorted")),
+         lambda a=a: _rotational_topk(lib, *a))
+        for a in ((4, 5, 8192, 256, np.float32, True), (8, 5, 8192, 256, np.float32, True),
+                  (1, 1, 3168, 256, np.float32, True), (150, 1, 1000, 50, np.float32, True),
+                  (1, 1, 16000, 256, np.float32, True), (8, 1, 4058, 64, np.float32, False),
+                  (16, 1, 2048, 8, nl.bfloat16, True))] + [
+        ("%s_tkg %dx%dx%d%s%s %s" % (a[0], a[1], a[2], a[3], " hidden_actual=%d" % a[4] if a[4] else "",
+                                    " hidden_dim_tp" if a[5] else "", np.dtype(a[6]).name),
+         lambda a=a: _norm_tkg(lib, *a))
+        for a in (("rmsnorm", 1, 1, 8192, None, False, np.float16), ("rmsnorm", 1, 8, 8192, None, False, np.float16),
+                  ("rmsnorm", 1, 1, 4096, 3072, False, np.float16), ("rmsnorm", 1, 4, 2048, 1920, False, np.float16),
+                  ("rmsnorm", 1, 1, 4096, 3072, True, np.float16),
+                  ("layernorm", 1, 1, 8192, None, False, np.float16),
+                  ("layernorm", 1, 8, 8192, None, False, np.float16),
+                  ("layernorm", 1, 16, 2048, None, False, np.float32))] + [
         ("cross_entropy_forward %dx%d pb%d cs%d %s" % (a[:4] + (np.dtype(a[4]).name,)),
          lambda a=a: _cross_entropy(lib, *a))
         for a in ((8, 1000, 4, 512, nl.bfloat16), (64, 4096, 64, 4096, nl.bfloat16),
                   (1, 32128, 1, 32128, nl.bfloat16), (16, 3000, 8, 1024, np.float32),
                   (130, 2048, 64, 2048, nl.bfloat16))] + [
+        ("cross_entropy_backward %dx%d pb%d cs%d %s %s%s" % (a[:4] + (np.dtype(a[4]).name, a[5],
+                                                                 "" if a[6] else " not-inplace")),
+         lambda a=a: _cross_entropy_bwd(lib, *a))
+        for a in ((8, 1000, 4, 512, nl.bfloat16, "mean", True), (4, 3000, 4, 1024, np.float32, "sum", True),
+                  (130, 2048, 64, 2048, nl.bfloat16, "mean", False),
+                  (1, 32128, 1, 16384, nl.bfloat16, "mean", True))] + [
         ("depthwise_conv1d %dx%dx%d k%d s%d pad%d+%d %s" % (b, c, w, k, st, pd[0], pd[1], np.dtype(dt).name),
          lambda a=(b, c, w, k, st, pd, dt): _depthwise_conv1d(lib, *a))
         for b, c, w, k, st, pd, dt in ((1, 16, 512, 64, 1, (0, 0), nl.bfloat16),

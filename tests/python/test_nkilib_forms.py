@@ -233,13 +233,13 @@ def test_scalar_offset_refusals():
             body(x, it, ft, t)
             return x
         return k(x)
-    with pytest.raises(NkiError, match="on-chip tile"):
+    with pytest.raises(NkiError, match="a run-time offset on an SBUF/PSUM tile"):
         run(lambda x, it, ft, t: nisa.dma_copy(
             dst=t, src=t.ap([[64, 4], [1, 64]], scalar_offset=it, indirect_dim=0)))
-    with pytest.raises(NkiError, match="must be int32 or uint32"):
+    with pytest.raises(NkiError, match="one int32/uint32 element"):
         run(lambda x, it, ft, t: nisa.dma_copy(
             dst=t, src=x.ap([[64, 4], [1, 64]], scalar_offset=ft, indirect_dim=0)))
-    with pytest.raises(NkiError, match="only as a side of nisa.dma_copy"):
+    with pytest.raises(NkiError, match="only as the HBM side of nisa.dma_copy"):
         run(lambda x, it, ft, t: nisa.tensor_copy(
             dst=t, src=x.ap([[64, 4], [1, 64]], scalar_offset=it, indirect_dim=0)))
 
@@ -294,3 +294,49 @@ def test_returned_input_numpy():
     got, same = k(x, prior)
     np.testing.assert_array_equal(got, np.concatenate([3 * x[:32], prior[32:]]))
     np.testing.assert_array_equal(same, x)
+
+
+def test_dge_mode_as_int_numpy():
+    """dge_mode= given as the enum's value (the NKI Library passes 3, none);
+    a value outside the enum is refused."""
+    @nki.jit
+    def k(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x, dge_mode=3)
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    np.testing.assert_array_equal(k(x), x)
+
+    @nki.jit
+    def bad(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x, dge_mode=7)
+        return t
+    with pytest.raises(NkiError, match="dge_mode=7: not a dge_mode value"):
+        bad(x)
+
+
+def test_core_barrier_on_shared_hbm_numpy():
+    """NKI's core_barrier use (router_topk): two cores each write half of a
+    shared HBM tensor, meet at core_barrier(data=that tensor, (0, 1)), then
+    each reads the half the other wrote."""
+    @nki.jit
+    def k(x):
+        n, f = x.shape
+        h = n // 2
+        pid = nl.program_id(0)
+        shared = nl.ndarray((n, f), dtype=x.dtype, buffer=nl.shared_hbm)
+        out = nl.ndarray((n, f), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((h, f), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[pid * h:(pid + 1) * h, :])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+        nisa.dma_copy(dst=shared[pid * h:(pid + 1) * h, :], src=t)
+        nisa.core_barrier(shared, (0, 1))
+        u = nl.ndarray((h, f), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=u, src=shared[(1 - pid) * h:(2 - pid) * h, :])
+        nisa.dma_copy(dst=out[pid * h:(pid + 1) * h, :], src=u)
+        return out
+    x = RNG.standard_normal((64, 16)).astype(np.float32)
+    np.testing.assert_array_equal(k[2](x), np.concatenate([x[32:], x[:32]]) + 1)

@@ -70,7 +70,7 @@ def test_dma_mode_as_integer_numpy():
         return out
     x = RNG.standard_normal((8, 16)).astype(np.float32)
     np.testing.assert_array_equal(k(x, 3), x)
-    with pytest.raises(NkiError, match="field 'dge_mode': 9 is no dge_mode value"):
+    with pytest.raises(NkiError, match="dge_mode=9: not a dge_mode value"):
         k(x, 9)
 
 

@@ -9,7 +9,7 @@ import json
 import math
 from enum import Enum, IntEnum
 
-from . import _beta1, _groups, _trace, language
+from . import _beta1, _groups, _trace, _views, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -178,6 +178,7 @@ def _mask(f, mask, loc, dst=None):
     "cmp_op"}) or a list of them, ANDed (docs/kernel-format.md "mask")."""
     if mask is None:
         return f
+    _trace.beta1_form()   # NKI 0.x ops take no mask=
     if isinstance(mask, (language.IndexPredicate, language.IndexMask)):
         if not isinstance(dst, NkiTensor):
             raise NkiError("%s: field 'mask': an index-expression mask needs a dst tensor" % loc)
@@ -220,7 +221,7 @@ def _enum_of(cls, v, what, loc):
         try:
             return cls(v)
         except ValueError:
-            raise NkiError("%s: field '%s': %d is no %s value (%s)" % (
+            raise NkiError("%s: %s=%d: not a %s value (%s)" % (
                 loc, what, v, cls.__name__, ", ".join("%s=%d" % (m.name, m.value) for m in cls)))
     return v
 
@@ -251,6 +252,9 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     mask= (NKI beta-1): bounds on single indices, as nl.store's: both sides
     cut to that rectangle (nothing copied when it is empty)."""
     loc = _trace.caller_loc()
+    if type(src) is _views._Dyn or type(dst) is _views._Dyn:   # select(dim, tensor)
+        return _views.dynamic_dma(dst, src, loc, oob_mode, dge_mode, priority, name,
+                                  dst_rmw_op, mask)
     mask, off = _beta1.whole_mask(mask)
     if off:   # a condition on loop variables only, false: nothing copied
         return
@@ -259,14 +263,6 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if any(r.stop <= r.start for r in mask_bounds(dst, mask, "dma_copy", "dst", loc)):
             return
         dst, src = (mask_rect(x, mask, "dma_copy", w, loc) for x, w in ((dst, "dst"), (src, "src")))
-    if any(isinstance(x, NkiTensor) and x._soff is not None for x in (dst, src)):
-        if dst_rmw_op is not None:
-            raise NkiError("%s: dma_copy: dst_rmw_op with a scalar_offset access is not "
-                           "supported by tpbsim" % loc)
-        from . import _scalar_offset   # a run-time offset on one side: load / store + register
-        _scalar_offset.dma_copy(dst, src, _common(_dma_opts(oob_mode, dge_mode, priority, loc), name,
-                                                  None, loc), loc)
-        return
     f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
     if dst_rmw_op is not None:
         rmw = _op_name(dst_rmw_op, "%s: dma_copy: dst_rmw_op" % loc)
@@ -820,8 +816,11 @@ def quantize_mx(dst, src, dst_scale, name=None):
 def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     loc = _trace.caller_loc()
     f = [("cores", json.dumps([int(c) for c in cores]))]
-    if data is not None:
+    if data is not None and not (isinstance(data, NkiTensor) and not data._onchip()):
         f.append(("data", _t(data, "data", loc)))
+    # shared-HBM data (NKI's case: both cores wrote parts of it) is not
+    # passed: the barrier orders every access to memory before and after it
+    # (docs/multicore.md), those writes included
     _emit("core_barrier", loc, _common(f, name, engine, loc))
 
 

@@ -181,6 +181,9 @@ def _ndarray(shape, dtype, buffer, name, loc, address=None):
     # a plain size there, as in NKI)
     nblk = pds[0] if pds and _buffer(buffer) in (sbuf, psum) else 0
     tr, dt, rot, place = _trace.current(), _dtype(dtype), None, None
+    if tr.ranks and _buffer(buffer) in (hbm, private_hbm, shared_hbm):
+        from . import _ranks   # ncc.run_ranks: every rank its own HBM tensor
+        return _ranks.rank_hbm(tr, shape, dt, _buffer(buffer), name, loc)
     if type(buffer).__name__ == "_Alloc" and not getattr(tr, "force_auto_alloc", False):
         from . import _alloc
         p = pds[0] if pds else 0
@@ -514,6 +517,8 @@ def fori_loop(lower, upper, body_fun, step=1):
 
 def program_id(axis=0):
     tr = _trace.current()
+    if tr.ranks:   # ncc.run_ranks: every rank is an LNC=1 launch
+        return 0
     if axis < 0 or axis >= (len(tr.grid) or 1):
         raise NkiError("nl.program_id(%d): the launch grid has %d axes" % (axis, len(tr.grid)))
     if tr.grid[axis] == 1 and len(tr.grid) == 1:
@@ -523,6 +528,8 @@ def program_id(axis=0):
 
 def num_programs(axes=None):
     g = _trace.current().grid
+    if _trace.current().ranks:
+        return 1
     if axes is None:
         return int(np.prod(g))
     if isinstance(axes, (tuple, list)):
@@ -532,7 +539,7 @@ def num_programs(axes=None):
 
 def program_ndim():
     g = _trace.current().grid
-    return 0 if g == (1,) else len(g)
+    return 0 if g == (1,) or _trace.current().ranks else len(g)
 
 
 def _grid_int(x, what):
