@@ -219,3 +219,30 @@ def test_per_partition_scale_follows_the_output_numpy():
     got = k(a, w, s)
     np.testing.assert_allclose(got[:, :N], want, rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(got[:, N:], want, rtol=1e-5, atol=1e-4)
+
+
+def test_program_id_comparison_every_program_agrees_numpy():
+    """Under kernel[2], a comparison of a program-id expression that every
+    program decides alike (the library's `kernel_assert(start >= 0)` of a
+    `pid * 64` slice start) is that outcome; one that differs between
+    programs is still refused."""
+    @nki.jit
+    def k(x):
+        pid = nl.program_id(0)
+        start = pid * 64
+        assert start >= 0 and start < 128 and not (start == 200)
+        t = nl.ndarray((64, 16), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[start:start + 64, :])
+        out = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out[start:start + 64, :], src=t)
+        return out
+    x = RNG.standard_normal((128, 16)).astype(np.float32)
+    np.testing.assert_array_equal(k[2](x), x)
+
+    @nki.jit
+    def bad(x):
+        if nl.program_id(0) * 64 >= 64:
+            pass
+        return x
+    with pytest.raises(NkiError, match="control flow may not depend on nl.program_id"):
+        bad[2](x)
