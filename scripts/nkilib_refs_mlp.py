@@ -284,7 +284,61 @@ _MOE = [
 ]
 
 
+
+def _moe_block(lib, B, S, H, I, E, K, all_expert, dtype=np.float16):
+    """moe_block_tkg (core/moe_block) on two cores (kernel[2]: it requires
+    LNC 2), as its torch reference composes it: RMSNorm (float32, cast to
+    the io dtype) -> router logits x @ w -> softmax over all experts, top K
+    -> moe_tkg (SiLU, POST_SCALE; all-expert mode with rank 0 and the
+    unselected experts masked).  The top K are taken from the kernel's own
+    router logits (checked first against NumPy), so a near tie cannot
+    make the check pick other experts."""
+    m = lib.mod("core.moe_block.moe_block_tkg")
+    ct = lib.mod("core.utils.common_types")
+    rng = np.random.default_rng(1)
+    T = B * S
+    x = rng.standard_normal((B, S, H)).astype(dtype)
+    gamma = rng.uniform(0.5, 1.5, (1, H)).astype(dtype)
+    w = (rng.standard_normal((H, E)) * 0.5 / np.sqrt(H)).astype(dtype)   # softmax spread out
+    gate_up_w = (rng.standard_normal((E, H, 2, I)) / np.sqrt(H)).astype(dtype)
+    down_w = (rng.standard_normal((E, I, H)) / np.sqrt(I)).astype(dtype)
+    kw = dict(top_k=K, router_act_fn=ct.RouterActFnType.SOFTMAX, router_pre_norm=True,
+              expert_affinities_scaling_mode=ct.ExpertAffinityScaleMode.POST_SCALE,
+              router_mm_dtype=nl.float16 if dtype == np.float16 else nl.bfloat16,
+              is_all_expert=all_expert)
+    if all_expert:
+        kw["rank_id"] = np.zeros((1, 1), np.int32)
+    out, logits = m.moe_block_tkg[2](x, gamma, w, gate_up_w, down_w, **kw)
+    xf = _f32(x).reshape(T, H)
+    xn = (xf / np.sqrt(np.mean(xf * xf, -1, keepdims=True) + 1e-6) * _f32(gamma)).astype(dtype)
+    want_logits = _f32(xn) @ _f32(w)
+    r = _maxclose(logits, want_logits.astype(dtype), 2e-2, 1e-5)
+    if r is not True:
+        return "router logits: " + r
+    lg = _f32(logits).reshape(T, E)
+    idx = np.argsort(-lg, axis=1, kind="stable")[:, :K].astype(np.int32)
+    srt = np.sort(lg, axis=1)[:, ::-1]
+    if K < E and np.any(srt[:, K - 1] == srt[:, K]):
+        return "a tie at the top-K boundary of the kernel's logits (choose another seed)"
+    ex = np.exp(want_logits - want_logits.max(1, keepdims=True))
+    soft = (ex / ex.sum(1, keepdims=True)).astype(dtype)
+    aff = np.zeros((T, E), dtype)
+    for t in range(T):
+        aff[t, idx[t]] = soft[t, idx[t]]
+    want = _moe_ref(xn, gate_up_w, down_w, aff, idx, all_expert)
+    return _maxclose(np.asarray(out).reshape(T, H), want, 2e-2, 1e-5)
+
+
+# (name, B, S, H, I, E, K, all experts): test_moe_block_tkg.py's shapes (H
+# 3072, I 192 / 384) with 8 experts instead of its 128
+_MOE_BLOCK = [
+    ("moe_block_tkg selective 1x1 H3072 I192 E8 K4 fp16", 1, 1, 3072, 192, 8, 4, False),
+    ("moe_block_tkg all-expert 1x4 H3072 I384 E8 K4 fp16", 1, 4, 3072, 384, 8, 4, True),
+]
+
+
 def checks(lib):
     return ([(name, (lambda m=m, a=(B, S, H, I), o=o: _mlp(lib, m, *a, **o)))
              for name, m, B, S, H, I, o in _MLP] +
-            [(name, (lambda a=a: _moe(lib, *a))) for name, *a in _MOE])
+            [(name, (lambda a=a: _moe(lib, *a))) for name, *a in _MOE] +
+            [(name, (lambda a=a: _moe_block(lib, *a))) for name, *a in _MOE_BLOCK])
