@@ -2,6 +2,7 @@
 scripts/nkilib_refs_attn.py) need, each checked against NumPy here,
 independent of the library."""
 import numpy as np
+
 from tpbsim import nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl

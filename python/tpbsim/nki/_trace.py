@@ -730,6 +730,9 @@ class LoopFrame:
         self.var, self.start = var, start
 
 
+NAME_MAX = 55   # the kernel format's longest tensor name (docs/kernel-format.md)
+
+
 class Trace:
     def __init__(self, name, grid, symbolic=True):
         """grid: per axis an int or an nl.nc annotation (docs/python.md).
@@ -848,7 +851,12 @@ class Trace:
 
     def unique(self, want):
         n = want if want and want.isidentifier() else "t"
-        if n in self.names or n in ("pid", "num_programs"):
+        # the kernel format's names are at most NAME_MAX characters: a longer
+        # one (the NKI Library's "..._shard0__prog0__batch0__bxs0__bank0") is
+        # cut, with a number that keeps it distinct (a name is only a label)
+        long = len(n) > NAME_MAX
+        if long or n in self.names or n in ("pid", "num_programs"):
+            n = n[:NAME_MAX - 8] if len(n) > NAME_MAX - 8 else n
             i = len(self.names)
             while "%s_%d" % (n, i) in self.names:
                 i += 1
