@@ -66,7 +66,7 @@ def test_ap_dtype_same_as_tensor_numpy():
         t = nl.ndarray((64, 16), dtype=x.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=x.ap([[16, 64], [1, 16]], dtype=nl.int32))
         return t
-    with pytest.raises(NkiError, match=r"\.ap\(dtype=int32\) of a float32 tensor '.*': reinterpreting"):
+    with pytest.raises(NkiError, match=r"\.ap\(dtype=int32\) on '.*' \(float32\): reinterpreting"):
         bad(x)
 
 
@@ -127,7 +127,7 @@ def test_ndarray_address_shares_storage_numpy():
     def bad(x):
         t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm, address=(0, 0))
         return t
-    with pytest.raises(NkiError, match=r"address=\.\.\.\) on shared_hbm"):
+    with pytest.raises(NkiError, match=r"address=.*shared_hbm"):
         bad(x)
 
 
