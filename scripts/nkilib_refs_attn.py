@@ -366,16 +366,21 @@ def _qkv_checks(lib):
 
 # --------------------------------------------------------------- attention
 
+def _bf(x):
+    return np.asarray(x, np.float32).astype(nl.bfloat16).astype(np.float32)
+
+
 def _attn_ref(q, k, v, scale, causal):
-    """softmax(scale * q @ k^T [causal: key j <= query i]) @ v, fp32, per
-    batch; q [B, Sq, d], k and v [B, Skv, d]."""
-    s = np.einsum("bqd,bkd->bqk", q, k) * scale
+    """softmax(scale * q @ k^T [causal: key j <= query i]) @ v per batch;
+    q [B, Sq, d], k and v [B, Skv, d].  As the kernel computes it: q, k, v
+    and the exponentials enter the PE as bf16 ("float32 for softmax and
+    bfloat16 for other operations"), sums and the softmax in fp32."""
+    s = np.einsum("bqd,bkd->bqk", _bf(q), _bf(k)) * scale
     if causal:
         sq, sk = s.shape[1:]
         s = np.where(np.arange(sk)[None, :] <= np.arange(sq)[:, None], s, -np.inf)
-    s = s - s.max(-1, keepdims=True)
-    p = np.exp(s)
-    return np.einsum("bqk,bkd->bqd", p / p.sum(-1, keepdims=True), v)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("bqk,bkd->bqd", _bf(p), _bf(v)) / p.sum(-1, keepdims=True)
 
 
 def _attn_cte(lib, B, skv, sq, d, scale, dtype, causal, tp_q, tp_out):
@@ -383,9 +388,8 @@ def _attn_cte(lib, B, skv, sq, d, scale, dtype, causal, tp_q, tp_out):
     v [B, Skv, d]; out [B, Sq, d] ([B, d, Sq] with tp_out)."""
     m = lib.mod("core.attention.attention_cte")
     rng = np.random.default_rng(5)
-    q = rng.standard_normal((B, sq, d)).astype(np.float32).astype(dtype)
-    k = rng.standard_normal((B, skv, d)).astype(np.float32).astype(dtype)
-    v = rng.standard_normal((B, skv, d)).astype(np.float32).astype(dtype)
+    # the library's tests draw uniform [0, 1) inputs
+    q, k, v = (rng.random((B, n, d)).astype(np.float32).astype(dtype) for n in (sq, skv, skv))
     qa = q if tp_q else np.ascontiguousarray(np.transpose(q, (0, 2, 1)))
     got = m.attention_cte(qa, np.ascontiguousarray(np.transpose(k, (0, 2, 1))), v, scale=scale,
                           causal_mask=causal, tp_q=tp_q, tp_out=tp_out)

@@ -34,3 +34,19 @@ def test_tile_size_sbuf_sizes():
     tpbsim.simulate(make("trn1"), x, target="trn1")
     assert seen["trn2"] == (224 * 1024, 224 * 1024, 56 * 1024, 128 * 224 * 1024)
     assert seen["trn1"][0] == 192 * 1024
+
+
+def test_nki_object_plain_class_attributes_are_fields():
+    """A @dataclass NKIObject whose fields are plain class attributes
+    (`idx = None`, no annotation; attention_cte's SectionParams) takes them
+    by keyword, each defaulting to its class value."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Sec(nl.NKIObject):
+        idx = None
+        offset = 0
+
+    s = Sec(idx=3)
+    assert (s.idx, s.offset) == (3, 0)
+    assert Sec(offset=5).offset == 5
