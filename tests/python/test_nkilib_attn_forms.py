@@ -50,3 +50,16 @@ def test_nki_object_plain_class_attributes_are_fields():
     s = Sec(idx=3)
     assert (s.idx, s.offset) == (3, 0)
     assert Sec(offset=5).offset == 5
+
+
+def test_dma_compute_three_bf16_sources_numpy():
+    """dma_compute of three bf16 sources into a bf16 dst (qkv_tkg's fused
+    residual add): the fp32 sum, rounded once to bf16."""
+    @nki.jit
+    def k(a, b, c):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_compute(out, (a, b, c), scales=(1.0, 1.0, 1.0), reduce_op=nl.add)
+        return out
+    a, b, c = (RNG.standard_normal((4, 256)).astype(np.float32).astype(nl.bfloat16) for _ in range(3))
+    want = (a.astype(np.float32) + b.astype(np.float32) + c.astype(np.float32)).astype(nl.bfloat16)
+    np.testing.assert_array_equal(k(a, b, c).astype(np.float32), want.astype(np.float32))
