@@ -63,3 +63,25 @@ def test_dma_compute_three_bf16_sources_numpy():
     a, b, c = (RNG.standard_normal((4, 256)).astype(np.float32).astype(nl.bfloat16) for _ in range(3))
     want = (a.astype(np.float32) + b.astype(np.float32) + c.astype(np.float32)).astype(nl.bfloat16)
     np.testing.assert_array_equal(k(a, b, c).astype(np.float32), want.astype(np.float32))
+
+
+def test_dict_keyed_by_nl_dtype_finds_a_tile_dtype():
+    """A dict keyed by nl.float8_e4m3 / nl.bfloat16 finds a tile's dtype
+    (the NKI Library's get_max_positive_value_for_dtype); the types still
+    work as NumPy dtypes."""
+    limits = {nl.float8_e4m3: 240.0, nl.bfloat16: 3.0}
+    seen = []
+
+    @nki.jit
+    def k(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        seen.append(limits.get(t.dtype))
+        nisa.dma_copy(dst=t, src=x)
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    x = RNG.standard_normal((4, 8)).astype(np.float32)
+    for dt in (nl.float8_e4m3, nl.bfloat16):
+        xd = x.astype(dt)
+        np.testing.assert_array_equal(k(xd).astype(np.float32), xd.astype(np.float32))
+    assert seen == [240.0, 3.0]
