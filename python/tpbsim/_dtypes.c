@@ -324,9 +324,25 @@ static PyObject *meta_str(PyObject *t)
     return PyUnicode_FromString(strchr(((PyTypeObject *)t)->tp_name, '.') + 1);
 }
 
+/* hash() of a scalar type is its name's: inside a kernel a tile's dtype
+ * is that name (tpbsim._ndtypes.DtypeName, equal to the type), so a dict
+ * keyed by nl.float8_e4m3 finds a tile's dtype (the NKI Library's
+ * _max_pos_range_map.get(weight.dtype)).  The name is fixed at creation:
+ * the hash never changes. */
+static Py_hash_t meta_hash(PyObject *t)
+{
+    PyObject *name = meta_str(t);
+    if (!name)
+        return -1;
+    Py_hash_t h = PyObject_Hash(name);
+    Py_DECREF(name);
+    return h;
+}
+
 static const PyType_Slot META_SLOTS[] = {
     { Py_tp_str, meta_str },
-    { Py_tp_doc, (void *)"the metatype of tpbsim's narrow float types: str() is the dtype name" },
+    { Py_tp_hash, meta_hash },
+    { Py_tp_doc, (void *)"the metatype of tpbsim's narrow float types: str() is the dtype name, hash() its hash" },
     { 0, NULL },
 };
 

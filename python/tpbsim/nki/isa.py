@@ -850,8 +850,18 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error,
                 name=None):
     """dst = sum srcs[i] * scales[i] on the DMA engine (kernel-format
-    dma_compute; reduce_op add, direct operands)."""
+    dma_compute; reduce_op add, direct operands).  Three or more sources
+    into a narrower dst (the NKI Library's qkv_tkg fused residual add in
+    bf16): the sum goes to a float32 HBM scratch, then one DMA rounds it
+    into dst -- the fp32 sum rounded once, which the kernel format cannot
+    say in one dma_compute (it adds source by source in dst)."""
     loc = _trace.caller_loc()
+    if len(srcs) > 2 and isinstance(dst, NkiTensor) and language._dtype(dst.dtype) != "float32":
+        acc = language._ndarray(dst.shape, "float32", language.hbm, "dma_compute_acc", loc)
+        dma_compute(acc, srcs, reduce_op, scales=scales, unique_indices=unique_indices,
+                    oob_mode=oob_mode, name=name)
+        dma_copy(dst=dst, src=acc)
+        return
     f = [("dst", _t(dst, "dst", loc)),
          ("srcs", "[%s]" % ", ".join(_t(s, "srcs", loc) for s in srcs)),
          ("reduce_op", _opn(reduce_op, "reduce_op", loc))]

@@ -29,6 +29,19 @@ class NKIObject:
         for name in cls.__dict__.get("__annotations__", {}):
             if name not in cls.__dict__:
                 setattr(cls, name, None)
+        # a plain class attribute (`section_idx = None`, no annotation) is a
+        # field as well: NKI's initializer takes it by keyword (the NKI
+        # Library's attention_cte builds SectionParams(section_idx=...) of
+        # such a @dataclass); Python's dataclass would ignore it
+        plain = [n for n, v in cls.__dict__.items()
+                 if not n.startswith("_") and n not in cls.__dict__.get("__annotations__", {})
+                 and not callable(v) and not isinstance(v, (property, staticmethod, classmethod,
+                                                            list, dict, set))]
+        if plain:
+            if "__annotations__" not in cls.__dict__:
+                cls.__annotations__ = {}
+            for n in plain:
+                cls.__annotations__[n] = object
 
     def __init__(self, *args, **kwargs):
         # without @dataclass and without an __init__ of its own, a class
