@@ -12,6 +12,20 @@ import tpbsim.nki.language as nl
 RNG = np.random.default_rng(11)
 
 
+def _matmul_to_psum_rows(a, w, row, prows):
+    """(inside a kernel) a.T @ w into PSUM rows row..row+T of a [prows, N]
+    PSUM tile, by a matmul at tile_position row `row`; the rows' view."""
+    (K, T), N = a.shape, w.shape[1]
+    at = nl.ndarray((K, T), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=at, src=a)
+    wt = nl.ndarray((K, N), dtype=w.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=wt, src=w)
+    ps = nl.ndarray((prows, N), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=ps[nl.ds(row, T), 0:N], stationary=at, moving=wt,
+                   tile_position=(0, row), tile_size=(K, 32))
+    return ps[nl.ds(row, T), 0:N]
+
+
 def test_dtype_str_is_its_name():
     """str() of NKI's dtypes is the name (the library compares
     str(tile.dtype) with str(nl.bfloat16) and with 'float8_e4m3'); the
@@ -121,16 +135,10 @@ def test_tensor_tensor_psum_input_on_other_quadrant_numpy():
 
     @nki.jit
     def k(a, w, base):
-        at = nl.ndarray((K, T), dtype=a.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=at, src=a)
-        wt = nl.ndarray((K, N), dtype=w.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=wt, src=w)
-        ps = nl.ndarray((64, N), dtype=nl.float32, buffer=nl.psum)
-        nisa.nc_matmul(dst=ps[nl.ds(32, T), 0:N], stationary=at, moving=wt,
-                       tile_position=(0, 32), tile_size=(K, 32))
+        rows = _matmul_to_psum_rows(a, w, 32, 64)
         acc = nl.ndarray((T, N), dtype=nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(dst=acc, src=base)
-        nisa.tensor_tensor(dst=acc, data1=ps[nl.ds(32, T), 0:N], data2=acc, op=nl.add)
+        nisa.tensor_tensor(dst=acc, data1=rows, data2=acc, op=nl.add)
         out = nl.ndarray((T, N), dtype=nl.float32, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=out, src=acc)
         return out
@@ -196,19 +204,12 @@ def test_per_partition_scale_follows_the_output_numpy():
 
     @nki.jit
     def k(a, w, s):
-        at = nl.ndarray((K, T), dtype=a.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=at, src=a)
-        wt = nl.ndarray((K, N), dtype=w.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=wt, src=w)
         st = nl.ndarray((T, 1), dtype=nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(dst=st, src=s)
-        ps = nl.ndarray((128, N), dtype=nl.float32, buffer=nl.psum)
-        nisa.nc_matmul(dst=ps[nl.ds(64, T), 0:N], stationary=at, moving=wt,
-                       tile_position=(0, 64), tile_size=(K, 32))
+        rows = _matmul_to_psum_rows(a, w, 64, 128)
         o = nl.ndarray((T, 2 * N), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.activation(dst=o[:, 0:N], data=ps[nl.ds(64, T), 0:N], op=nl.copy, scale=st)
-        nisa.tensor_scalar(dst=o[:, N:2 * N], data=ps[nl.ds(64, T), 0:N], op0=nl.multiply,
-                           operand0=st)
+        nisa.activation(dst=o[:, 0:N], data=rows, op=nl.copy, scale=st)
+        nisa.tensor_scalar(dst=o[:, N:2 * N], data=rows, op0=nl.multiply, operand0=st)
         out = nl.ndarray((T, 2 * N), dtype=nl.float32, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=out, src=o)
         return out
