@@ -188,9 +188,8 @@ class Lin:
         return r
 
     def _decide_pids(self, o, test):
-        """A comparison of program ids alone that every program decides the
-        same way (from their bounds: the NKI Library's `start >= 0` check of
-        a `pid * 64` slice start) is that outcome; any other is refused."""
+        """A comparison of program ids alone that every program decides
+        alike (from their bounds: `pid * 64 >= 0`) is that; another raises."""
         if not isinstance(o, (int, Lin)):
             return NotImplemented
         d = self - o
@@ -847,9 +846,7 @@ class Trace:
 
     def unique(self, want):
         n = want if want and want.isidentifier() else "t"
-        # the kernel format's names are at most NAME_MAX characters: a longer
-        # one (the NKI Library's "..._shard0__prog0__batch0__bxs0__bank0") is
-        # cut, with a number that keeps it distinct (a name is only a label)
+        # past NAME_MAX: cut, and numbered to stay distinct (only a label)
         long = len(n) > NAME_MAX
         if long or n in self.names or n in ("pid", "num_programs"):
             n = n[:NAME_MAX - 8] if len(n) > NAME_MAX - 8 else n
