@@ -49,10 +49,23 @@ int enc_rand2(enc_builder_t *b, tir_ap_t dst, enc_scalar_t min, enc_scalar_t max
     return enc_emit(b, &op);
 }
 
+/* Whether a narrow dst still rounds once: two sources, the first copied
+ * exactly (scale 1, dst's own dtype), so the second DMA's fp32 add is the
+ * only rounding -- what the engine's fp32 accumulation gives (the NKI
+ * Library's fused residual add: bf16 + bf16 into bf16). */
+static bool one_rounding(const enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs,
+                         const double *scales, int n)
+{
+    int s0 = srcs[0].tensor;
+    return n == 2 && scales[0] == 1.0 && s0 >= 0 && s0 < b->k->ntensors &&
+           b->k->tensors[s0].dtype == b->k->tensors[dst.tensor].dtype;
+}
+
 /* dma_compute: dst = sum_i srcs[i] * scales[i], fp32 inside the DMA engine.
  * One DMA_COPY per source: the first writes src0*scale0, each next one
  * accumulates (compute add) src_i*scale_i; a dst other than float32 would
- * round between the sources, so several sources need a float32 dst. */
+ * round between the sources, so several sources need a float32 dst, but
+ * for one_rounding's case. */
 int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const double *scales,
                     int n)
 {
@@ -63,7 +76,7 @@ int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const 
         return enc_fail(b, "%s (dma_compute): field 'srcs': %d sources; 1 to %d", path, n,
                         ENC_DMA_COMPUTE_MAX_SRCS);
     if (n > 1 && dst.tensor >= 0 && dst.tensor < b->k->ntensors &&
-        b->k->tensors[dst.tensor].dtype != ISA_DT_FP32)
+        b->k->tensors[dst.tensor].dtype != ISA_DT_FP32 && !one_rounding(b, dst, srcs, scales, n))
         return enc_fail(b, "%s (dma_compute): field 'dst': dtype %s with %d sources: the DMA "
                         "accumulates source by source in dst, so a non-float32 dst would round "
                         "between them (use a float32 dst, then a cast)", path,

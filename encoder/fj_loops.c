@@ -233,7 +233,12 @@ static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
     if (li < 0)
         return -1;
     int it = 0, once = j->once_depth;
-    j->once_depth = j->depth;
+    /* each iteration is its own objects, visited once -- unless a body
+     * around this loop runs more than once (a dynamic_range's guess
+     * iterations): then its answers stay kept, so a register_alloc in it
+     * keeps its register in every run of the body */
+    if (!fj_memo_keeps(j))
+        j->once_depth = j->depth;
     for (const cJSON *c = its->child; c; c = c->next, it++) {
         char sub[ENC_PATH_MAX + 32];
         snprintf(sub, sizeof sub, "%s.iterations[%d]", path, it);

@@ -337,7 +337,10 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
         sim_opnd_tap(ctx, &o[1], a->out, "out", a->acc_out ? SIM_RW : SIM_WR) ||
         sim_same_shape(ctx, &o[1], &o[0]))
         goto done;
-    unsigned st = o[0].start, np = o[0].nparts;
+    /* per-partition scalars are on the output's partitions (the engine's
+     * lanes): an input moved across quadrants/halves does not move them
+     * (docs/semantics.md "PTR operand") */
+    unsigned st = o[1].start, np = o[1].nparts;
     if (a->bias->space != ISA_SPACE_NONE &&
         sim_opnd_ptr(ctx, &o[2], a->bias, st, np, 1, "bias", SIM_RD))
         goto done;

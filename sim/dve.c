@@ -22,6 +22,8 @@ typedef struct {
     sim_opnd_t o;          /* the pointer operand when is_ptr */
 } scalar_t;
 
+/* A pointer scalar covers the partitions of out (the engine's lanes; an
+ * input moved across quadrants/halves does not move it). */
 static int scalar_setup(sim_exec_ctx_t *ctx, scalar_t *s, uint32_t bits, bool is_ptr,
                         const sim_opnd_t *first, const char *name)
 {
@@ -340,8 +342,8 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     }
     if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]) ||
-        scalar_setup(ctx, &s0, s0bits, f->s0_is_ptr, &o[0], "s0") ||
-        scalar_setup(ctx, &s1, f->s1, f->s1_is_ptr, &o[0], "s1"))
+        scalar_setup(ctx, &s0, s0bits, f->s0_is_ptr, &o[1], "s0") ||
+        scalar_setup(ctx, &s1, f->s1, f->s1_is_ptr, &o[1], "s1"))
         goto done;
     for (unsigned q = 0; d->has_pred && q <= d->npred_more; q++) {
         const isa_fmt_PREDEXT_t *pq = q ? &d->pred_more[q - 1] : &d->pred;
@@ -448,7 +450,7 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
     if (opnds_two_in(ctx, o, &f->in0, "in0", &f->in1, "in1", &f->out) ||
-        scalar_setup(ctx, &s0, f->s0, f->s0_is_ptr, &o[0], "s0"))
+        scalar_setup(ctx, &s0, f->s0, f->s0_is_ptr, &o[2], "s0"))
         goto done;
     const sim_opnd_t *ins[2] = { &o[0], &o[1] };
     uint32_t len = ctx->timing_only || sim_alu_is_bitwise(f->op0) || sim_alu_is_bitwise(f->op1)
@@ -660,7 +662,7 @@ static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (check_alu(ctx, f->op0, "op0") || check_alu(ctx, f->op1, "op1"))
         return -1;
     if (opnds_two_in(ctx, o, &f->in0, "in0", &f->in1, "in1", &f->out) ||
-        scalar_setup(ctx, &init, f->init, f->init_is_ptr, &o[0], "init"))
+        scalar_setup(ctx, &init, f->init, f->init_is_ptr, &o[2], "init"))
         goto done;
     if (!ctx->timing_only)
         for (unsigned p = 0; p < o[2].nparts; p++) {

@@ -316,6 +316,48 @@ static void (*const ARRFUNCS[TDT_NFMT])(PyArray_ArrFuncs *) = {
 
 /* ---- registration ---- */
 
+/* str() of a scalar type is its dtype name ('bfloat16'), as NKI's dtypes
+ * print: NKI Library code compares str(tile.dtype) with str(nl.bfloat16)
+ * and with names like 'float8_e4m3'.  repr() stays Python's. */
+static PyObject *meta_str(PyObject *t)
+{
+    return PyUnicode_FromString(strchr(((PyTypeObject *)t)->tp_name, '.') + 1);
+}
+
+/* hash() of a scalar type is its name's: inside a kernel a tile's dtype
+ * is that name (tpbsim._ndtypes.DtypeName, equal to the type), so a dict
+ * keyed by nl.float8_e4m3 finds a tile's dtype (the NKI Library's
+ * _max_pos_range_map.get(weight.dtype)).  The name is fixed at creation:
+ * the hash never changes. */
+static Py_hash_t meta_hash(PyObject *t)
+{
+    PyObject *name = meta_str(t);
+    if (!name)
+        return -1;
+    Py_hash_t h = PyObject_Hash(name);
+    Py_DECREF(name);
+    return h;
+}
+
+static const PyType_Slot META_SLOTS[] = {
+    { Py_tp_str, meta_str },
+    { Py_tp_hash, meta_hash },
+    { Py_tp_doc, (void *)"the metatype of tpbsim's narrow float types: str() is the dtype name, hash() its hash" },
+    { 0, NULL },
+};
+
+/* The scalar types' metatype (a subclass of type adding only tp_str; same
+ * layout), made once per type made: it lives as long as its type, which
+ * NumPy's registry keeps for good. */
+static PyObject *make_meta(void)
+{
+    PyType_Spec spec = { "tpbsim.dtype_type", 0, 0, Py_TPFLAGS_DEFAULT, (PyType_Slot *)META_SLOTS };
+    PyObject *bases = PyTuple_Pack(1, (PyObject *)&PyType_Type);
+    PyObject *meta = bases ? PyType_FromSpecWithBases(&spec, bases) : NULL;
+    Py_XDECREF(bases);
+    return meta;
+}
+
 static PyObject *make_type(int fmt)
 {
     PyType_Spec spec = { TDT_FMTS[fmt].tp_name, sizeof(tdt_scalar_t), 0, Py_TPFLAGS_DEFAULT,
@@ -323,6 +365,15 @@ static PyObject *make_type(int fmt)
     PyObject *bases = PyTuple_Pack(1, (PyObject *)&PyGenericArrType_Type);
     PyObject *t = bases ? PyType_FromSpecWithBases(&spec, bases) : NULL;
     Py_XDECREF(bases);
+    PyObject *meta = t ? make_meta() : NULL;
+    if (!meta) {
+        Py_XDECREF(t);
+        return NULL;
+    }
+    /* CPython 3.11 has no PyType_FromMetaclass: the type made with `type`
+     * as its metatype gets the subclass (the same object layout); the type
+     * holds the reference to it (type was static: it held none) */
+    Py_SET_TYPE(t, (PyTypeObject *)meta);
     return t;
 }
 

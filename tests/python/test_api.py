@@ -209,7 +209,7 @@ def test_threads_trace_and_simulate_independently():
 
     def run(i):
         try:
-            res[i] = norms.nki_softmax_kernel(xs[i]) if i % 2 else relu_rows[i + 1](xs[i][:, :64].copy())
+            res[i] = norms.nki_softmax_kernel(xs[i]) if i % 2 else relu_rows[i + 1, 1](xs[i][:, :64].copy())
         except Exception as e:   # reported below
             errs.append(e)
     th = [threading.Thread(target=run, args=(i,)) for i in range(4)]

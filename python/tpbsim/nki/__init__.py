@@ -79,6 +79,9 @@ class Kernel:
         # per axis an int or a language.nc (the axis spread over cores)
         self.grid = tuple(grid)
         self.opts = opts
+        # launched kernel[n] with one integer: NKI 0.x's Logical NeuronCore
+        # degree, or NKI beta-1's one-axis grid (launch_grid decides)
+        self.lnc = False
         functools.update_wrapper(self, fn)
 
     def with_schedule(self, edges):
@@ -98,10 +101,12 @@ class Kernel:
                                (self.fn.__name__, e))
             pairs.append([a, b])
         k = Kernel(self.fn, self.grid, **self.opts)
+        k.lnc = self.lnc
         k.opts["schedule"] = self.opts.get("schedule", []) + pairs
         return k
 
     def __getitem__(self, g):
+        single = not isinstance(g, (tuple, language.nc))
         if not isinstance(g, tuple):
             g = (g,)
         if not 1 <= len(g) <= 4:
@@ -116,7 +121,40 @@ class Kernel:
         if sum(isinstance(d, language.nc) for d in dims) > 1:
             raise NkiError("%s: nl.nc() may annotate one launch-grid axis only" %
                            self.fn.__name__)
-        return Kernel(self.fn, dims, **self.opts)
+        k = Kernel(self.fn, dims, **self.opts)
+        k.lnc = single
+        return k
+
+    def beta1(self):
+        """Whether the kernel came through an NKI beta-1 entry point: jit
+        options only beta-1 had (mode=, platform_target=), @nki.baremetal,
+        @nki.benchmark, @nki.trace or nki.simulate_kernel."""
+        return any(o in self.opts for o in ("mode", "platform_target", "tpbsim_beta1"))
+
+    def launch_grid(self, target):
+        """(grid traced for target, how kernel[n] is read: None, "lnc" or
+        "over").  kernel[n] with ONE integer is NKI 0.x's Logical
+        NeuronCore launch: n physical cores (program i on core i), n at most
+        the target's LNC degree (2 on trn2, 1 on trn1; "lnc"), more is an
+        error, as NKI raises ("over": traced as beta-1's grid, then refused
+        unless the kernel is beta-1).  A kernel of a beta-1 entry point
+        (beta1()) or written in beta-1 forms (_trace.beta1_form) gets
+        beta-1's one-axis launch grid instead: n instances one after the
+        other on one core (docs/python.md "Launch: LNC and grids")."""
+        if not self.lnc or self.grid == (1,) or self.beta1():
+            return self.grid, None
+        n, most = self.grid[0], (1 if target == "trn1" else 2)
+        if n > most:
+            return self.grid, "over"
+        return (language.nc(n),), "lnc"
+
+    def _too_many(self, target):
+        n, most = self.grid[0], (1 if target == "trn1" else 2)
+        return NkiError("%s[%d]: one integer is the Logical NeuronCore degree (NKI 0.x), the "
+                        "number of physical cores: 1..%d on %s (a launch grid of %d instances "
+                        "on one core is kernel[%d, 1], or NKI beta-1's entry points: "
+                        "nki.jit(mode=...), nki.baremetal, nki.simulate_kernel)" %
+                        (self.fn.__name__, n, most, target or "trn2", n, n))
 
     def target(self, target=None):
         """The target this kernel is traced and compiled for: target= (of
@@ -143,7 +181,10 @@ class Kernel:
         fit its PSUM tiles, it is traced again with those stored one tile
         per logical block (docs/python.md "PSUM reuse"), unless that trace
         fails."""
-        res = self._trace_split(args, kwargs, False, target)
+        try:
+            res = self._trace_split(args, kwargs, False, target)
+        except _trace.Beta1Launch:   # beta-1 forms under kernel[n]: beta-1's grid
+            return _beta1_kernel(self).trace_for(target, args, kwargs)
         if not _alloc.split_wanted(res[0], self.fn.__name__):
             return res
         try:
@@ -165,7 +206,9 @@ class Kernel:
         except TypeError as e:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
-        tr = _trace.Trace(self.fn.__name__, self.grid, symbolic)
+        grid, launch = self.launch_grid(target)
+        tr = _trace.Trace(self.fn.__name__, grid, symbolic)
+        tr.lnc = launch == "lnc"
         tr.target = target   # nisa.get_nc_version()
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
@@ -189,11 +232,19 @@ class Kernel:
         except _trace.Retrace:
             raise
         except Exception as e:
+            if tr.lnc and tr.beta1_forms:
+                raise _trace.Beta1Launch() from None
             if tr.used_symbolic:   # per iteration it may work, or give the error
                 raise _trace.Retrace() from None
+            if launch == "over" and not tr.beta1_forms:
+                raise self._too_many(target) from None
             self._error(e)
         finally:
             _trace.stack().pop()
+        if tr.lnc and tr.beta1_forms:
+            raise _trace.Beta1Launch()
+        if launch == "over" and not tr.beta1_forms:
+            raise self._too_many(target)
         outs = ret if isinstance(ret, (tuple, list)) else (ret,) if ret is not None else ()
         for o in outs:
             if not isinstance(o, NkiTensor) or o.base.kind != "hbm":
@@ -235,17 +286,27 @@ def _sbuf_returns(ret):
     """NKI's simulation hands back returned SBUF tiles as arrays too (the
     SDK's nki/test kernels return their SBUF results): each returned SBUF
     tile is stored, at the kernel's end, to a new HBM output of its shape
-    and dtype, which is returned in its place."""
+    and dtype, which is returned in its place.  A returned input (an output
+    that aliases an input, NKI Library's rope_hf writes and returns its
+    q_out / k_out arguments) is copied, at the kernel's end, to a new HBM
+    output likewise: the result holds what the kernel left in it."""
     many = isinstance(ret, (tuple, list))
     outs = list(ret) if many else [ret] if ret is not None else []
     sb = [isinstance(o, NkiTensor) and o._onchip() and o.base.buffer == language.sbuf
           for o in outs]
-    if not any(sb):
+    inp = [isinstance(o, NkiTensor) and o.base.kind == "input" and o._contig() and
+           o.offset == 0 for o in outs]
+    if not any(sb) and not any(inp):
         return ret
     for i, o in enumerate(outs):
         if sb[i]:
             h = language.ndarray(o.shape, dtype=o.dtype, buffer=language.shared_hbm)
             language.store(h, o)
+            outs[i] = h
+        elif inp[i]:
+            h = language.ndarray(o.shape, dtype=o.dtype, buffer=language.shared_hbm,
+                                 name=o.base.name + "_result")
+            isa.dma_copy(dst=h, src=o)
             outs[i] = h
     return type(ret)(outs) if many else outs[0]
 
@@ -257,16 +318,28 @@ def jit(fn=None, **kwargs):
     return Kernel(fn, **kwargs)
 
 
+def _beta1_kernel(k):
+    """k marked as coming through a beta-1 entry point (Kernel.beta1)."""
+    if isinstance(k, Kernel):
+        c = Kernel(k.fn, k.grid, **dict(k.opts, tpbsim_beta1=True))
+        c.lnc = k.lnc
+        return c
+    return Kernel(k, tpbsim_beta1=True)
+
+
 def baremetal(fn=None, **kwargs):
-    """NKI's @nki.baremetal / @nki.baremetal(...): as @nki.jit (the options
-    -- save_neff_name, additional_compile_opt, ... -- are NKI's compiler's)."""
+    """NKI beta-1's @nki.baremetal / @nki.baremetal(...): as @nki.jit (the
+    options -- save_neff_name, additional_compile_opt, ... -- are NKI's
+    compiler's); kernel[n] is beta-1's launch grid (Kernel.launch_grid)."""
+    kwargs["tpbsim_beta1"] = True
     return jit(fn, **kwargs)
 
 
 def benchmark(fn=None, **kwargs):
-    """NKI's @nki.benchmark(warmup=, iters=, ...): as @nki.jit; calling the
-    kernel runs it once (tpbsim's result has the cycle count:
-    tpbsim.simulate)."""
+    """NKI beta-1's @nki.benchmark(warmup=, iters=, ...): as @nki.jit;
+    calling the kernel runs it once (tpbsim's result has the cycle count:
+    tpbsim.simulate); kernel[n] is beta-1's launch grid."""
+    kwargs["tpbsim_beta1"] = True
     return jit(fn, **kwargs)
 
 
@@ -278,7 +351,8 @@ def simulate(kernel):
 
 def trace(fn=None, **kwargs):
     """NKI beta-1's @nki.trace: a kernel as @nki.jit makes it, usually run
-    with nki.simulate_kernel."""
+    with nki.simulate_kernel; kernel[n] is beta-1's launch grid."""
+    kwargs["tpbsim_beta1"] = True
     return jit(fn, **kwargs)
 
 
@@ -288,8 +362,7 @@ def simulate_kernel(kernel, *args, **kwargs):
     writes (an output passed as a parameter, as beta-1 kernels take them)
     receives the kernel's result in place."""
     from .. import _run
-    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
-    return _run(k, args, kwargs, None, None, None, True).outputs
+    return _run(_beta1_kernel(kernel), args, kwargs, None, None, None, True).outputs
 
 
 sys.modules.setdefault(__name__ + ".isa", isa)

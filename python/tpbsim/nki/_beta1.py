@@ -247,6 +247,7 @@ def _dual(name, fn2, result, own=None):
                 return fn2(*a, **k)
         e2 = _bind(sig2, a, k)[1]
         b1, e1 = _bind(sig1, a, k)
+        _trace.beta1_form()
         if b1 is None:
             raise NkiError("%s: nisa.%s: the arguments bind to neither the beta-2 signature "
                            "%s (%s) nor the beta-1 form %s (%s)" % (
@@ -408,6 +409,8 @@ def whole_mask(mask):
     (`(2*i + g) * 128 < seqlen`): the unrolled trace makes it a bool, and
     an op masked by False does nothing.  (the mask, or None for True or
     False; whether the op is masked off)."""
+    if mask is not None:
+        _trace.beta1_form()   # NKI 0.x's nl functions take no mask=
     if isinstance(mask, (bool, np.bool_)):
         return None, not mask
     return mask, False

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 
+from . import _trace
 from ._trace import Lin, NkiError
 
 # ---- index expressions for mask= (NKI: i_p = nl.arange(P)[:, None]) ----
@@ -204,6 +205,7 @@ def arange(*args):
     """nl.arange(n) (or arange(0, n)): an index for mask=, placed on an axis
     by indexing: nl.arange(P)[:, None] (partitions), nl.arange(F)[None, :]."""
     r = range(*args)
+    _trace.beta1_form()
     if r.step != 1 or r.start != 0:
         raise NkiError("nl.arange: only arange(n) / arange(0, n) (add an offset to the "
                        "expression instead)")
@@ -218,6 +220,7 @@ class _MGrid:
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
+        _trace.beta1_form()
         nd = len(key)
         rs = []
         for d, k in enumerate(key):

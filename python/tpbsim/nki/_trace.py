@@ -28,6 +28,21 @@ class Retrace(BaseException):
     raising it also flags the trace, for a kernel that catches it anyway."""
 
 
+class Beta1Launch(BaseException):
+    """Private: a kernel launched kernel[n] as NKI 0.x's LNC launch used a
+    form only NKI beta-1 has (beta1_form); Kernel.trace_for traces it again
+    with n read as beta-1's launch grid (Kernel.launch_grid)."""
+
+
+def beta1_form():
+    """The kernel being traced uses a form only NKI beta-1 has (nl.arange /
+    nl.mgrid index expressions, mask=, an nki.isa op returning its result,
+    t[i] = ..., +=): its kernel[n] is beta-1's launch grid."""
+    s = _LOCAL.stack
+    if s:
+        s[-1].beta1_forms = True
+
+
 def need_retrace():
     s = _LOCAL.stack
     if s:
@@ -155,7 +170,7 @@ class Lin:
         tile is whole) is that outcome; any other is a Retrace."""
         tr = self.loop_trace() or (o.loop_trace() if isinstance(o, Lin) else None)
         if tr is None:
-            self._ctl()
+            return self._decide_pids(o, test)
         if not isinstance(o, (int, Lin)):
             return NotImplemented
         d = self - o
@@ -171,6 +186,21 @@ class Lin:
         if r != test(hi):
             need_retrace()
         return r
+
+    def _decide_pids(self, o, test):
+        """A comparison of program ids alone that every program decides
+        alike (from their bounds: `pid * 64 >= 0`) is that; another raises."""
+        if not isinstance(o, (int, Lin)):
+            return NotImplemented
+        d = self - o
+        b = (d, d) if type(d) is int else d.bounds(current())
+        if b is not None:
+            lo, hi = b
+            if test is None and (lo > 0 or hi < 0):
+                return False
+            if test is not None and test(lo) == test(hi):
+                return test(lo)
+        self._ctl()
 
     def __lt__(self, o):
         return self._decide(o, lambda d: d < 0)
@@ -471,13 +501,24 @@ class NkiTensor:
         (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
         tensor: a gather/scatter row access (the kernel format's indirect
         operand)."""
-        if scalar_offset is not None or dtype is not None:
-            raise NkiError(".ap(%s=...) is not supported by tpbsim" %
-                           ("scalar_offset" if scalar_offset is not None else "dtype"))
+        static = getattr(scalar_offset, "static", None)   # ncc.rank_id(): known per program
+        if static is not None and vector_offset is None:
+            if not 0 <= indirect_dim < len(self._ap):
+                raise NkiError(".ap(indirect_dim=%r): '%s' has %d dims" %
+                               (indirect_dim, self.base.name, len(self._ap)))
+            offset = (0 if offset is None else offset) + static * self._ap[indirect_dim][0]
+            scalar_offset, indirect_dim = None, 0
+        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
+            # the same dtype (what nkilib's TensorView passes) is no reinterpret
+            raise NkiError(".ap(dtype=%s) on '%s' (%s): reinterpreting the storage as another "
+                           "dtype is not supported by tpbsim" % (np.dtype(dtype).name, self.base.name,
+                                                                 np.dtype(self.dtype).name))
+        if scalar_offset is not None:   # a run-time one is _views.ap_scalar's
+            raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim here")
         if self.base.nblk:
             raise NkiError(".ap() on '%s', a tile with block dims, is not supported by tpbsim"
                            % self.base.name)
-        off = self.offset + (offset or 0)
+        off = self.offset + (0 if offset is None else offset)
         pat = [list(p) for p in pattern]
         if vector_offset is None:
             if indirect_dim != 0:
@@ -488,17 +529,6 @@ class NkiTensor:
     def _indirect(self, off, pat, index, indirect_dim):
         from . import _indirect
         return _indirect.view_rows(self, off, pat, index, indirect_dim)
-
-    def reshape(self, shape):
-        shape = tuple(int(s) for s in shape)
-        if not self._contig():
-            raise NkiError("reshape of a non-contiguous view of '%s'" % self.base.name)
-        if int(np.prod(shape)) != int(np.prod(self.shape)):
-            raise NkiError("cannot reshape '%s' %s to %s" % (self.base.name, list(self.shape),
-                                                             list(shape)))
-        v = NkiTensor(self.base, self.offset, _c_ap(shape))
-        v._lb = self._lb
-        return v
 
     def _contig(self):
         return self._ap == _c_ap(self.shape)
@@ -523,24 +553,13 @@ class NkiTensor:
                     self.base.name, _num(self.offset), json.dumps(self._ap))
         return t
 
-    def slice(self, dim, start, end, step=1):
-        key = [slice(None)] * len(self._ap)
-        key[dim] = slice(start, end, step)
-        return self[tuple(key)]
-
-    def select(self, dim, index):
-        if isinstance(index, NkiTensor):
-            raise NkiError("select() with a tensor index is not supported by tpbsim")
-        key = [slice(None)] * len(self._ap)
-        key[dim] = index
-        return self[tuple(key)]
-
     def __len__(self):
         return self._ap[0][1]
 
     def __setitem__(self, key, value):
         """NKI beta-1 `t[idx] = value` (docs/python.md "Beta-1 call forms")."""
         from . import _beta1
+        beta1_form()
         _beta1.assign(self[key], value)
 
     def broadcast_to(self, shape):
@@ -551,6 +570,7 @@ class NkiTensor:
     def __iadd__(self, value):
         """NKI beta-1 `psum[idx] += nisa.nc_matmul(...)` and tile += tile."""
         from . import _beta1
+        beta1_form()
         return _beta1.iadd(self, value)
 
 
@@ -611,31 +631,6 @@ def _view_key(key):
         else:
             return None
     return tuple(out)
-
-
-def _no_view(name):
-    def f(self, *a, **k):
-        raise NkiError("tensor.%s() is not supported by tpbsim (docs/python.md)" % name)
-    f.__name__ = name
-    return f
-
-
-def _view(self, dtype):
-    """t.view(dtype): t itself when dtype is t's dtype (the SDK's fp8
-    kernels view their fp8 inputs as fp8); a reinterpretation as another
-    dtype is not supported."""
-    from .language import _dtype
-    if _dtype(dtype) == self.dtype:
-        return self
-    raise NkiError("tensor.view(%s) of a %s tensor: reinterpreting as another dtype is not "
-                   "supported by tpbsim (docs/python.md)" % (_dtype(dtype), self.dtype))
-
-
-NkiTensor.view = _view
-for _n in ("reinterpret_cast", "permute", "broadcast", "expand_dim", "squeeze_dim",
-           "reshape_dim", "flatten_dims", "rearrange", "vector_select", "indirect"):
-    setattr(NkiTensor, _n, _no_view(_n))
-del _n
 
 
 def _slice_text(base, sl):
@@ -726,6 +721,9 @@ class LoopFrame:
         self.var, self.start = var, start
 
 
+NAME_MAX = 55   # the kernel format's longest tensor name (docs/kernel-format.md)
+
+
 class Trace:
     def __init__(self, name, grid, symbolic=True):
         """grid: per axis an int or an nl.nc annotation (docs/python.md).
@@ -756,6 +754,10 @@ class Trace:
         self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
         self.target = None           # the target traced for (None: trn2), Kernel.target
+        self.ranks = 0               # ncc.run_ranks: the number of ranks (_ranks.py)
+        self.rank_bases = set()      # ... and its [ranks, *shape] HBM tensors, by name
+        self.lnc = False             # an LNC launch, kernel[n] (Kernel.launch_grid)
+        self.beta1_forms = False     # beta1_form() was called
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
@@ -844,7 +846,10 @@ class Trace:
 
     def unique(self, want):
         n = want if want and want.isidentifier() else "t"
-        if n in self.names or n in ("pid", "num_programs"):
+        # past NAME_MAX: cut, and numbered to stay distinct (only a label)
+        long = len(n) > NAME_MAX
+        if long or n in self.names or n in ("pid", "num_programs"):
+            n = n[:NAME_MAX - 8] if len(n) > NAME_MAX - 8 else n
             i = len(self.names)
             while "%s_%d" % (n, i) in self.names:
                 i += 1
@@ -986,3 +991,9 @@ def current():
         raise NkiError("nki.isa / nl.ndarray called outside a kernel being traced "
                        "(call the @nki.jit kernel instead)")
     return s[-1]
+
+
+# NKI 0.x view methods (permute, reshape_dim, ...), the reshape / slice /
+# select methods and the layout queries: _views.py
+from . import _views  # noqa: E402  (it needs NkiTensor defined)
+_views.install(NkiTensor)

@@ -6,9 +6,10 @@ Ops tpbsim cannot run raise NkiError naming the kernel line
 take NKI beta-1's value-returning form (docs/python.md "Beta-1 call
 forms")."""
 import json
+import math
 from enum import Enum, IntEnum
 
-from . import _beta1, _groups, _trace, language
+from . import _beta1, _groups, _trace, _views, language
 from ._trace import NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -177,6 +178,7 @@ def _mask(f, mask, loc, dst=None):
     "cmp_op"}) or a list of them, ANDed (docs/kernel-format.md "mask")."""
     if mask is None:
         return f
+    _trace.beta1_form()   # NKI 0.x ops take no mask=
     if isinstance(mask, (language.IndexPredicate, language.IndexMask)):
         if not isinstance(dst, NkiTensor):
             raise NkiError("%s: field 'mask': an index-expression mask needs a dst tensor" % loc)
@@ -212,8 +214,26 @@ def _no(loc, **kw):
                            "(docs/python.md)" % (loc, k, v))
 
 
+def _enum_of(cls, v, what, loc):
+    """An enum field given as its integer value (the NKI Library passes
+    `dge_mode=3`, NKI's value of dge_mode.none) as the member."""
+    if isinstance(v, int) and not isinstance(v, (bool, Enum)):
+        try:
+            return cls(v)
+        except ValueError:
+            raise NkiError("%s: %s=%d: not a %s value (%s)" % (
+                loc, what, v, cls.__name__, ", ".join("%s=%d" % (m.name, m.value) for m in cls)))
+    return v
+
+
 def _dma(op, dst, src, loc, oob, dge, priority):
-    f = [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))]
+    return [("dst", _t(dst, "dst", loc)), ("src", _t(src, "src", loc))] + \
+        _dma_opts(oob, dge, priority, loc)
+
+
+def _dma_opts(oob, dge, priority, loc=""):
+    f = []
+    oob, dge = _enum_of(oob_mode, oob, "oob_mode", loc), _enum_of(dge_mode, dge, "dge_mode", loc)
     if oob != oob_mode.error:
         f.append(("oob_mode", '"%s"' % oob.name))
     if dge not in (dge_mode.unknown, None):
@@ -232,6 +252,9 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     mask= (NKI beta-1): bounds on single indices, as nl.store's: both sides
     cut to that rectangle (nothing copied when it is empty)."""
     loc = _trace.caller_loc()
+    if type(src) is _views._Dyn or type(dst) is _views._Dyn:   # select(dim, tensor)
+        return _views.dynamic_dma(dst, src, loc, oob_mode, dge_mode, priority, name,
+                                  dst_rmw_op, mask)
     mask, off = _beta1.whole_mask(mask)
     if off:   # a condition on loop variables only, false: nothing copied
         return
@@ -592,8 +615,23 @@ def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
 
 # ---- Pool patterns, selection, top-k ----
 
+def _iota_dst(dst, pattern, loc):
+    """NKI's iota needs only the product of the pattern's counts to match
+    dst's elements per partition; the kernel format pairs each count with a
+    dst free dim, so a contiguous dst is viewed as [P, counts...]."""
+    counts = tuple(int(b) for _, b in pattern)
+    shape = tuple(getattr(dst, "shape", ()))
+    if not shape or shape[1:] == counts or math.prod(counts) != math.prod(shape[1:]):
+        return dst   # as given: the compiler names a mismatch
+    if not dst._contig():
+        raise NkiError("%s: iota pattern counts %s regroup dst %s, which is not contiguous"
+                              % (loc, list(counts), list(shape)))
+    return dst.reshape((shape[0],) + counts)
+
+
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
     loc = _trace.caller_loc()
+    dst = _iota_dst(dst, pattern, loc)
     f = [("dst", _t(dst, "dst", loc)), ("pattern", json.dumps([[int(a), int(b)]
                                                               for a, b in pattern])),
          ("offset", _intf(offset)), ("channel_multiplier", str(int(channel_multiplier)))]
@@ -735,8 +773,24 @@ def max8(dst, src, name=None):
                                name, None, loc))
 
 
+def _vals8(vals, loc):
+    """The Max8 family's vals is a per-partition pointer to 8 contiguous
+    elements; a view that repeats or strides them (cascaded_max's
+    `value.ap([[1, P], [0, 8]])`, one max broadcast to the 8 slots) is first
+    copied to a [P, 8] tile (a tensor_copy: the same values)."""
+    if type(vals) is not NkiTensor or not vals._onchip():
+        return vals
+    free = [(st, n) for st, n in vals._ap[1:] if n != 1]
+    if free and free[-1][0] == 1 and all(a == b * m for (a, _), (b, m) in zip(free, free[1:])):
+        return vals
+    t = language._ndarray((vals.shape[0], 8), vals.dtype, language.sbuf, "vals8", loc)
+    _emit("tensor_copy", loc, [("dst", t.text()), ("src", _t(vals, "vals", loc))])
+    return t
+
+
 def nc_find_index8(dst, data, vals, name=None):
     loc = _trace.caller_loc()
+    vals = _vals8(vals, loc)
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("vals", _t(vals, "vals", loc))]
     _emit("find_index8", loc, _common(f, name, None, loc))
@@ -744,6 +798,7 @@ def nc_find_index8(dst, data, vals, name=None):
 
 def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     loc = _trace.caller_loc()
+    vals = _vals8(vals, loc)
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("vals", _t(vals, "vals", loc)), ("imm", _scalar(imm, "imm", loc))]
     if dst_idx is not None:
@@ -761,8 +816,11 @@ def quantize_mx(dst, src, dst_scale, name=None):
 def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     loc = _trace.caller_loc()
     f = [("cores", json.dumps([int(c) for c in cores]))]
-    if data is not None:
+    if data is not None and not (isinstance(data, NkiTensor) and not data._onchip()):
         f.append(("data", _t(data, "data", loc)))
+    # shared-HBM data (NKI's case: both cores wrote parts of it) is not
+    # passed: the barrier orders every access to memory before and after it
+    # (docs/multicore.md), those writes included
     _emit("core_barrier", loc, _common(f, name, engine, loc))
 
 
@@ -792,8 +850,18 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error,
                 name=None):
     """dst = sum srcs[i] * scales[i] on the DMA engine (kernel-format
-    dma_compute; reduce_op add, direct operands)."""
+    dma_compute; reduce_op add, direct operands).  Three or more sources
+    into a narrower dst (the NKI Library's qkv_tkg fused residual add in
+    bf16): the sum goes to a float32 HBM scratch, then one DMA rounds it
+    into dst -- the fp32 sum rounded once, which the kernel format cannot
+    say in one dma_compute (it adds source by source in dst)."""
     loc = _trace.caller_loc()
+    if len(srcs) > 2 and isinstance(dst, NkiTensor) and language._dtype(dst.dtype) != "float32":
+        acc = language._ndarray(dst.shape, "float32", language.hbm, "dma_compute_acc", loc)
+        dma_compute(acc, srcs, reduce_op, scales=scales, unique_indices=unique_indices,
+                    oob_mode=oob_mode, name=name)
+        dma_copy(dst=dst, src=acc)
+        return
     f = [("dst", _t(dst, "dst", loc)),
          ("srcs", "[%s]" % ", ".join(_t(s, "srcs", loc) for s in srcs)),
          ("reduce_op", _opn(reduce_op, "reduce_op", loc))]

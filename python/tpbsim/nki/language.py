@@ -16,11 +16,51 @@ class NKIObject:
     (nki.language.NKIObject).  NKI compiles such objects into the kernel;
     tpbsim traces the kernel as Python, so they are plain Python objects:
     keyword arguments become attributes, and a @dataclass subclass keeps
-    its own __init__."""
+    its own __init__.  As in NKI, an annotated field the initializer is
+    not given is None."""
 
-    def __init__(self, **kwargs):
+    def __init_subclass__(cls, **kw):
+        # NKI's initializer gives every annotated field it is not passed the
+        # value None (nki-language-guide "Class Support": `def __init__(self,
+        # x=None, y=False)`), with or without @dataclass; Python's dataclass
+        # would demand it.  A field without a class default gets None as its
+        # default here, before @dataclass (which runs after this) reads them
+        super().__init_subclass__(**kw)
+        for name in cls.__dict__.get("__annotations__", {}):
+            if name not in cls.__dict__:
+                setattr(cls, name, None)
+        # a plain class attribute (`section_idx = None`, no annotation) is a
+        # field as well: NKI's initializer takes it by keyword (the NKI
+        # Library's attention_cte builds SectionParams(section_idx=...) of
+        # such a @dataclass); Python's dataclass would ignore it
+        plain = [n for n, v in cls.__dict__.items()
+                 if not n.startswith("_") and n not in cls.__dict__.get("__annotations__", {})
+                 and not callable(v) and not isinstance(v, (property, staticmethod, classmethod,
+                                                            list, dict, set))]
+        if plain:
+            if "__annotations__" not in cls.__dict__:
+                cls.__annotations__ = {}
+            for n in plain:
+                cls.__annotations__[n] = object
+
+    def __init__(self, *args, **kwargs):
+        # without @dataclass and without an __init__ of its own, a class
+        # takes its annotated fields positionally too (NKI's default
+        # initializer), then runs __post_init__ when it has one
+        fields = [n for c in reversed(type(self).__mro__)
+                  for n in c.__dict__.get("__annotations__", {})]
+        if len(args) > len(fields):
+            raise TypeError("%s() takes %d positional arguments (its annotated fields), %d given"
+                            % (type(self).__name__, len(fields), len(args)))
+        for k, v in zip(fields, args):
+            if k in kwargs:
+                raise TypeError("%s() got multiple values for argument %r" % (type(self).__name__, k))
+            setattr(self, k, v)
         for k, v in kwargs.items():
             setattr(self, k, v)
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
 
 
 # NKI's type names for annotations: a tensor (nl.tensor, nki.tensor) is a
@@ -135,13 +175,12 @@ def _buffer(b):
 
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """A new tensor: an SBUF/PSUM tile (a `tile` op) or an HBM tensor (an
-    output when the kernel returns it, else scratch)."""
-    if address is not None:
-        raise NkiError("nl.ndarray(address=...) is not supported (the compiler allocates)")
-    return _ndarray(shape, dtype, buffer, name, _trace.caller_loc())
+    output when the kernel returns it, else scratch).  address=
+    (partition_offset, free_offset) places a tile (_address.py)."""
+    return _ndarray(shape, dtype, buffer, name, _trace.caller_loc(), address)
 
 
-def _ndarray(shape, dtype, buffer, name, loc):
+def _ndarray(shape, dtype, buffer, name, loc, address=None):
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     for s in shape:
         if (type(s) is not int and (isinstance(s, Lin) or not isinstance(s, (int, np.integer)))
@@ -155,11 +194,19 @@ def _ndarray(shape, dtype, buffer, name, loc):
     # a plain size there, as in NKI)
     nblk = pds[0] if pds and _buffer(buffer) in (sbuf, psum) else 0
     tr, dt, rot, place = _trace.current(), _dtype(dtype), None, None
+    if tr.ranks and _buffer(buffer) in (hbm, private_hbm, shared_hbm):
+        from . import _ranks   # ncc.run_ranks: every rank its own HBM tensor
+        return _ranks.rank_hbm(tr, shape, dt, _buffer(buffer), name, loc)
     if type(buffer).__name__ == "_Alloc" and not getattr(tr, "force_auto_alloc", False):
         from . import _alloc
         p = pds[0] if pds else 0
         rot, place = tr.sites.once(loc, (tuple(shape), dt, buffer.buffer, p),
                                    lambda: _alloc.plan(buffer, shape, p, dt, loc))
+    if address is not None and not getattr(tr, "force_auto_alloc", False):
+        from . import _address   # NKI 0.x direct allocation of one tile
+        if place is not None:
+            raise NkiError("%s: nl.ndarray: both address= and a direct-allocation buffer" % loc)
+        place = _address.place(address, shape, nblk, dt, _buffer(buffer), loc)
     return tr.new_tensor(shape, dt, _buffer(buffer), name, loc, nblk, rot, place)
 
 
@@ -483,6 +530,8 @@ def fori_loop(lower, upper, body_fun, step=1):
 
 def program_id(axis=0):
     tr = _trace.current()
+    if tr.ranks:   # ncc.run_ranks: every rank is an LNC=1 launch
+        return 0
     if axis < 0 or axis >= (len(tr.grid) or 1):
         raise NkiError("nl.program_id(%d): the launch grid has %d axes" % (axis, len(tr.grid)))
     if tr.grid[axis] == 1 and len(tr.grid) == 1:
@@ -492,6 +541,8 @@ def program_id(axis=0):
 
 def num_programs(axes=None):
     g = _trace.current().grid
+    if _trace.current().ranks:
+        return 1
     if axes is None:
         return int(np.prod(g))
     if isinstance(axes, (tuple, list)):
@@ -501,7 +552,7 @@ def num_programs(axes=None):
 
 def program_ndim():
     g = _trace.current().grid
-    return 0 if g == (1,) else len(g)
+    return 0 if g == (1,) or _trace.current().ranks else len(g)
 
 
 def _grid_int(x, what):
@@ -571,6 +622,25 @@ class _TileSize:
     gemm_moving_fmax = 512
     bn_stats_fmax = 512
     psum_num_banks = 8
+    psum_bank_fmax_bytes = 2048
+
+    @property
+    def total_available_sbuf_size(self):
+        """Usable SBUF bytes per partition (NKI's deprecated name, which the
+        NKI Library budgets its tiles with): the partition size of the
+        target traced for (trn1 192 KiB, trn2 224 KiB)."""
+        from ._alloc import _sbuf_bytes
+        return _sbuf_bytes()
+
+    sbuf_fmax_bytes = total_available_sbuf_size
+
+    @property
+    def sbuf_fmax(self):
+        return self.sbuf_fmax_bytes // 4
+
+    @property
+    def sbuf_size_bytes(self):
+        return self.sbuf_fmax_bytes * self.pmax
 
 
 tile_size = _TileSize()

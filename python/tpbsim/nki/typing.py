@@ -1,2 +1,4 @@
 """tpbsim.nki.typing: NKI's type names (annotations only)."""
 from ._trace import NkiTensor as tensor  # noqa: F401
+# an argument the kernel writes (the NKI Library's router_topk outputs)
+from ._trace import NkiTensor as mutable_tensor  # noqa: F401
