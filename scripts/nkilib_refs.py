@@ -415,6 +415,52 @@ def _router_topk(lib, t, h, e, k, act, bias, pre_norm, norm_prob, hbm_layout, sb
     return True if r is True else "expert_affinities: " + r
 
 
+def _find_nonzero(lib, t, e, top_k, chunk, dtype, subset):
+    """find_nonzero_indices (core/subkernels), on two cores (the test's
+    LNC2): per column c of x [T, E] the T-indices of its nonzeros, then -1,
+    and their count (the test's sparse input: T * top_k / E ones per
+    column, 0.1 for fp32).  subset = (first column, n_cols): the column
+    start read at run time from an HBM tensor (.ap(scalar_offset=))."""
+    from tpbsim import nki
+    rng = np.random.default_rng(42)
+    kk = t * top_k // e
+    x = rng.permutation(np.concatenate([np.ones(kk * e), np.zeros((t - kk) * e)])).reshape(e, t).T
+    x = np.ascontiguousarray(x).astype(dtype)
+    if dtype == np.float32:
+        x[x > 0] = 0.1
+    fn = lib.mod("core.subkernels.find_nonzero_indices").find_nonzero_indices
+    if subset:
+        c0, n = subset
+        idx, cnt = fn[2](x, col_start_id=np.array([c0], np.int32), n_cols=n, chunk_size=chunk)
+    else:
+        c0, n = 0, e
+        idx, cnt = fn[2](x, chunk_size=chunk)
+    want_idx = np.full((n, t), -1, np.int64)
+    want_cnt = np.zeros(n, np.int64)
+    for c in range(n):
+        nz = np.nonzero(x[:, c0 + c])[0]
+        want_cnt[c] = len(nz)
+        want_idx[c, :len(nz)] = nz
+    if np.shape(cnt) != want_cnt.shape or not np.array_equal(np.asarray(cnt).astype(np.int64), want_cnt):
+        return "nonzero_counts differ"
+    bad = np.asarray(idx).astype(np.int64) != want_idx
+    return True if not bad.any() else f"{int(bad.sum())} of {bad.size} indices differ"
+
+
+def _indexed_flatten(lib, t, e, f_len):
+    """indexed_flatten (core/subkernels), two cores: row r of x [E, T] in
+    blocks of f_len written from block row_offsets[r] of a padded output
+    (-1), as the test's first set (offsets T/f_len * r)."""
+    x = np.arange(e * t, dtype=np.int32).reshape(e, t)
+    ol = ((e * t + 1024 + 127) // 128) * 128
+    offs = np.array([t // f_len * r for r in range(e)], np.int32)
+    got = lib.mod("core.subkernels.indexed_flatten").indexed_flatten[2](x, f_len, ol, offs)
+    want = np.full(ol, -1, np.int64)
+    for r in range(e):
+        want[offs[r] * f_len:offs[r] * f_len + t] = x[r]
+    return _close(got, want, 0, 0)
+
+
 def checks(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
@@ -430,6 +476,15 @@ def checks(lib):
                   (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
+        ("find_nonzero_indices T%d E%d top%d chunk%d %s%s" % (a[:4] + (np.dtype(a[4]).name,
+                                                              " cols %d+%d" % a[5] if a[5] else "")),
+         lambda a=a: _find_nonzero(lib, *a))
+        for a in ((4096, 128, 8, 4096, np.int32, None), (4096, 128, 8, 4096, np.float32, None),
+                  (10240, 128, 4, 10240, np.int32, None), (4096, 128, 8, 4096, np.int32, (0, 4)),
+                  (10240, 128, 4, 10240, np.float32, (16, 16)), (10240, 128, 4, 10240, np.float32, (120, 8)),
+                  (8192, 128, 4, 2048, np.int32, None))] + [
+        ("indexed_flatten T4096 E2 f128", lambda: _indexed_flatten(lib, 4096, 2, 128)),
+        ("indexed_flatten T4096 E3 f128", lambda: _indexed_flatten(lib, 4096, 3, 128))] + [
         ("router_topk T%d H%d E%d k%d %s%s%s%s x%s sb%d" % (a[:5] + (" bias" if a[5] else "",
                                                         "" if a[6] else " post-norm",
                                                         " norm-topk" if a[7] else "",
