@@ -239,17 +239,22 @@ def _rmsnorm(x, gamma, eps, hidden_actual):
     return x / np.sqrt((x * x).sum(-1, keepdims=True) / n + eps) * gamma.astype(np.float64)
 
 
-def _tkg_layout(norm, hidden_dim_tp):
-    """[B, S, H] -> the tkg kernels' one-core output [128, B*S, H/128]:
-    hidden index h = p * H/128 + j (or j * 128 + p with hidden_dim_tp)."""
+def _tkg_layout(norm, hidden_dim_tp, lnc=1):
+    """[B, S, H] -> the tkg kernels' output [128, B*S, H/128]: hidden index
+    h = p * H/128 + j (or j * 128 + p with hidden_dim_tp); on two cores
+    (the library's LNC2 reference) each half of H laid out so and the two
+    concatenated along the last dim."""
     b, s, h = norm.shape
     r = norm.reshape(b * s, h)
     if hidden_dim_tp:
         return r.reshape(b * s, h // 128, 128).transpose(2, 0, 1)
+    if lnc == 2:
+        halves = [r[:, :h // 2], r[:, h // 2:]]
+        return np.concatenate([x.reshape(b * s, 128, h // 256).transpose(1, 0, 2) for x in halves], 2)
     return r.reshape(b * s, 128, h // 128).transpose(1, 0, 2)
 
 
-def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype):
+def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype, lnc=1):
     """rmsnorm_tkg / layernorm_tkg (core/subkernels), one core: the
     library's test calls the subkernel as the kernel (its output argument
     aliased, returned); the reference normalises in fp32 and lays the
@@ -266,17 +271,19 @@ def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype):
     out0 = np.zeros((128, b * s, h // 128), dtype)
     if which == "rmsnorm":
         fn = lib.mod("core.subkernels.rmsnorm_tkg").rmsnorm_tkg
-        got = nki.jit(fn)(x, gamma, out0, hidden_actual=hidden_actual, hidden_dim_tp=hidden_dim_tp)
+        k = nki.jit(fn)
+        got = (k[2] if lnc == 2 else k)(x, gamma, out0, hidden_actual=hidden_actual, hidden_dim_tp=hidden_dim_tp)
         want = _rmsnorm(x, gamma, 1e-6, hidden_actual)
     else:
         beta = rng.standard_normal((1, h)).astype(dtype)
         fn = lib.mod("core.subkernels.layernorm_tkg").layernorm_tkg
-        got = nki.jit(fn)(x, gamma, out0, beta=beta)
+        k = nki.jit(fn)
+        got = (k[2] if lnc == 2 else k)(x, gamma, out0, beta=beta)
         xf = x.astype(np.float64)
         mu = xf.mean(-1, keepdims=True)
         var = ((xf - mu) ** 2).mean(-1, keepdims=True)
         want = (xf - mu) / np.sqrt(var + 1e-6) * gamma.astype(np.float64) + beta.astype(np.float64)
-    want = _tkg_layout(want, hidden_dim_tp).astype(dtype)
+    want = _tkg_layout(want, hidden_dim_tp, lnc).astype(dtype)
     return _close_max(got, want, 2e-2, 1e-5)
 
 
@@ -513,6 +520,14 @@ def checks(lib):
                   ("layernorm", 1, 1, 8192, None, False, np.float16),
                   ("layernorm", 1, 8, 8192, None, False, np.float16),
                   ("layernorm", 1, 16, 2048, None, False, np.float32))] + [
+        ("%s_tkg lnc2 %dx%dx%d%s%s %s" % (a[0], a[1], a[2], a[3], " hidden_actual=%d" % a[4] if a[4] else "",
+                                         " hidden_dim_tp" if a[5] else "", np.dtype(a[6]).name),
+         lambda a=a: _norm_tkg(lib, *a, lnc=2))
+        for a in (("rmsnorm", 1, 1, 5120, None, False, np.float16), ("rmsnorm", 2, 8, 8192, None, False, np.float16),
+                  ("rmsnorm", 128, 5, 3072, None, False, np.float16), ("rmsnorm", 2, 8, 3072, 2880, False, np.float16),
+                  ("rmsnorm", 2, 1, 5120, None, True, np.float16),
+                  ("layernorm", 1, 1, 5120, None, False, np.float16), ("layernorm", 2, 8, 8192, None, False, np.float16),
+                  ("layernorm", 128, 5, 3072, None, False, np.float16))] + [
         ("cross_entropy_forward %dx%d pb%d cs%d %s" % (a[:4] + (np.dtype(a[4]).name,)),
          lambda a=a: _cross_entropy(lib, *a))
         for a in ((8, 1000, 4, 512, nl.bfloat16), (64, 4096, 64, 4096, nl.bfloat16),
