@@ -7,7 +7,6 @@ set(TPB_SEED_KERNELS
   "strided_load|Cannot legalize strided load!"
   "strided_store|Cannot legalize strided store!"
   "tsc_needs_op1|LOGIC FAULT, TSC mode must have op1 set!"
-  "start_partition|tensorcopy src start_partition\\(0\\) or dst start_partition\\(64\\) mismatch"
   "double_row_step|incorrect double row step"
   "matmul_access_pattern|Incorrect access pattern! moving: free step 40000 does not fit the 16-bit step field"
   "mx_scale_ptr|Scale should be 1.0 if scale_ptr is specified"
