@@ -239,17 +239,22 @@ def _rmsnorm(x, gamma, eps, hidden_actual):
     return x / np.sqrt((x * x).sum(-1, keepdims=True) / n + eps) * gamma.astype(np.float64)
 
 
-def _tkg_layout(norm, hidden_dim_tp):
-    """[B, S, H] -> the tkg kernels' one-core output [128, B*S, H/128]:
-    hidden index h = p * H/128 + j (or j * 128 + p with hidden_dim_tp)."""
+def _tkg_layout(norm, hidden_dim_tp, lnc=1):
+    """[B, S, H] -> the tkg kernels' output [128, B*S, H/128]: hidden index
+    h = p * H/128 + j (or j * 128 + p with hidden_dim_tp); on two cores
+    (the library's LNC2 reference) each half of H laid out so and the two
+    concatenated along the last dim."""
     b, s, h = norm.shape
     r = norm.reshape(b * s, h)
     if hidden_dim_tp:
         return r.reshape(b * s, h // 128, 128).transpose(2, 0, 1)
+    if lnc == 2:
+        halves = [r[:, :h // 2], r[:, h // 2:]]
+        return np.concatenate([x.reshape(b * s, 128, h // 256).transpose(1, 0, 2) for x in halves], 2)
     return r.reshape(b * s, 128, h // 128).transpose(1, 0, 2)
 
 
-def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype):
+def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype, lnc=1):
     """rmsnorm_tkg / layernorm_tkg (core/subkernels), one core: the
     library's test calls the subkernel as the kernel (its output argument
     aliased, returned); the reference normalises in fp32 and lays the
@@ -266,17 +271,19 @@ def _norm_tkg(lib, which, b, s, h, hidden_actual, hidden_dim_tp, dtype):
     out0 = np.zeros((128, b * s, h // 128), dtype)
     if which == "rmsnorm":
         fn = lib.mod("core.subkernels.rmsnorm_tkg").rmsnorm_tkg
-        got = nki.jit(fn)(x, gamma, out0, hidden_actual=hidden_actual, hidden_dim_tp=hidden_dim_tp)
+        k = nki.jit(fn)
+        got = (k[2] if lnc == 2 else k)(x, gamma, out0, hidden_actual=hidden_actual, hidden_dim_tp=hidden_dim_tp)
         want = _rmsnorm(x, gamma, 1e-6, hidden_actual)
     else:
         beta = rng.standard_normal((1, h)).astype(dtype)
         fn = lib.mod("core.subkernels.layernorm_tkg").layernorm_tkg
-        got = nki.jit(fn)(x, gamma, out0, beta=beta)
+        k = nki.jit(fn)
+        got = (k[2] if lnc == 2 else k)(x, gamma, out0, beta=beta)
         xf = x.astype(np.float64)
         mu = xf.mean(-1, keepdims=True)
         var = ((xf - mu) ** 2).mean(-1, keepdims=True)
         want = (xf - mu) / np.sqrt(var + 1e-6) * gamma.astype(np.float64) + beta.astype(np.float64)
-    want = _tkg_layout(want, hidden_dim_tp).astype(dtype)
+    want = _tkg_layout(want, hidden_dim_tp, lnc).astype(dtype)
     return _close_max(got, want, 2e-2, 1e-5)
 
 
@@ -415,7 +422,86 @@ def _router_topk(lib, t, h, e, k, act, bias, pre_norm, norm_prob, hbm_layout, sb
     return True if r is True else "expert_affinities: " + r
 
 
+def _find_nonzero(lib, t, e, top_k, chunk, dtype, subset):
+    """find_nonzero_indices (core/subkernels), on two cores (the test's
+    LNC2): per column c of x [T, E] the T-indices of its nonzeros, then -1,
+    and their count (the test's sparse input: T * top_k / E ones per
+    column, 0.1 for fp32).  subset = (first column, n_cols): the column
+    start read at run time from an HBM tensor (.ap(scalar_offset=))."""
+    from tpbsim import nki
+    rng = np.random.default_rng(42)
+    kk = t * top_k // e
+    x = rng.permutation(np.concatenate([np.ones(kk * e), np.zeros((t - kk) * e)])).reshape(e, t).T
+    x = np.ascontiguousarray(x).astype(dtype)
+    if dtype == np.float32:
+        x[x > 0] = 0.1
+    fn = lib.mod("core.subkernels.find_nonzero_indices").find_nonzero_indices
+    if subset:
+        c0, n = subset
+        idx, cnt = fn[2](x, col_start_id=np.array([c0], np.int32), n_cols=n, chunk_size=chunk)
+    else:
+        c0, n = 0, e
+        idx, cnt = fn[2](x, chunk_size=chunk)
+    want_idx = np.full((n, t), -1, np.int64)
+    want_cnt = np.zeros(n, np.int64)
+    for c in range(n):
+        nz = np.nonzero(x[:, c0 + c])[0]
+        want_cnt[c] = len(nz)
+        want_idx[c, :len(nz)] = nz
+    if np.shape(cnt) != want_cnt.shape or not np.array_equal(np.asarray(cnt).astype(np.int64), want_cnt):
+        return "nonzero_counts differ"
+    bad = np.asarray(idx).astype(np.int64) != want_idx
+    return True if not bad.any() else f"{int(bad.sum())} of {bad.size} indices differ"
+
+
+def _indexed_flatten(lib, t, e, f_len):
+    """indexed_flatten (core/subkernels), two cores: row r of x [E, T] in
+    blocks of f_len written from block row_offsets[r] of a padded output
+    (-1), as the test's first set (offsets T/f_len * r)."""
+    x = np.arange(e * t, dtype=np.int32).reshape(e, t)
+    ol = ((e * t + 1024 + 127) // 128) * 128
+    offs = np.array([t // f_len * r for r in range(e)], np.int32)
+    got = lib.mod("core.subkernels.indexed_flatten").indexed_flatten[2](x, f_len, ol, offs)
+    want = np.full(ol, -1, np.int64)
+    for r in range(e):
+        want[offs[r] * f_len:offs[r] * f_len + t] = x[r]
+    return _close(got, want, 0, 0)
+
+
+class _Lnc2:
+    """The ported package with every @nki.jit kernel launched on two
+    cores (kernel[2], NKI 0.x's LNC launch), as the library's LNC2 tests
+    run them; the same references apply."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def mod(self, name):
+        m = self.lib.mod(name)
+
+        class _Mod:
+            def __getattr__(_, a):
+                v = getattr(m, a)
+                return v[2] if type(v).__name__ == "Kernel" else v
+        return _Mod()
+
+
 def checks(lib):
+    l2 = _Lnc2(lib)
+    return [
+        ("RoPE lnc2 64x1x8x16 contiguous", lambda: _rope(l2, 64, 1, 8, 16, True, False)),
+        ("RoPE lnc2 128x2x4x64 contiguous", lambda: _rope(l2, 128, 2, 4, 64, True, False)),
+        ("rope_hf lnc2 b1 q32 kv8 s256 d128 bfloat16",
+         lambda: _rope_hf(l2, 1, 32, 8, 256, 128, nl.bfloat16, False, False)),
+        ("rope_hf lnc2 b1 q32 kv8 s512 d64 float32 rope_cache",
+         lambda: _rope_hf(l2, 1, 32, 8, 512, 64, np.float32, False, True)),
+        ("depthwise_conv1d lnc2 1x256x512 k64 s1 pad10+10 bfloat16",
+         lambda: _depthwise_conv1d(l2, 1, 256, 512, 64, 1, (10, 10), nl.bfloat16)),
+        ("depthwise_conv1d lnc2 2x256x512 k64 s2 pad5+5 bfloat16",
+         lambda: _depthwise_conv1d(l2, 2, 256, 512, 64, 2, (5, 5), nl.bfloat16))] + _checks1(lib)
+
+
+def _checks1(lib):
     rope = [(64, 1, 1, 16, True, False), (128, 8, 8, 128, True, False), (64, 8, 8, 16, False, False),
             (128, 1, 8, 16, False, True), (64, 64, 1, 16, True, True)]
     return [("RoPE %dx%dx%dx%d %s%s" % (d, b, h, s, "contiguous" if c else "interleaved",
@@ -430,6 +516,15 @@ def checks(lib):
                   (1, 4, 2, 128, 64, nl.bfloat16, True, True))] + [
         ("cascaded_max %dx%dx%d" % a, lambda a=a: _cascaded_max(lib, *a))
         for a in ((1, 1, 3168), (8, 5, 4058), (4, 5, 8192), (1, 7, 3999), (1, 127, 3999))] + [
+        ("find_nonzero_indices T%d E%d top%d chunk%d %s%s" % (a[:4] + (np.dtype(a[4]).name,
+                                                              " cols %d+%d" % a[5] if a[5] else "")),
+         lambda a=a: _find_nonzero(lib, *a))
+        for a in ((4096, 128, 8, 4096, np.int32, None), (4096, 128, 8, 4096, np.float32, None),
+                  (10240, 128, 4, 10240, np.int32, None), (4096, 128, 8, 4096, np.int32, (0, 4)),
+                  (10240, 128, 4, 10240, np.float32, (16, 16)), (10240, 128, 4, 10240, np.float32, (120, 8)),
+                  (8192, 128, 4, 2048, np.int32, None))] + [
+        ("indexed_flatten T4096 E2 f128", lambda: _indexed_flatten(lib, 4096, 2, 128)),
+        ("indexed_flatten T4096 E3 f128", lambda: _indexed_flatten(lib, 4096, 3, 128))] + [
         ("router_topk T%d H%d E%d k%d %s%s%s%s x%s sb%d" % (a[:5] + (" bias" if a[5] else "",
                                                         "" if a[6] else " post-norm",
                                                         " norm-topk" if a[7] else "",
@@ -458,6 +553,14 @@ def checks(lib):
                   ("layernorm", 1, 1, 8192, None, False, np.float16),
                   ("layernorm", 1, 8, 8192, None, False, np.float16),
                   ("layernorm", 1, 16, 2048, None, False, np.float32))] + [
+        ("%s_tkg lnc2 %dx%dx%d%s%s %s" % (a[0], a[1], a[2], a[3], " hidden_actual=%d" % a[4] if a[4] else "",
+                                         " hidden_dim_tp" if a[5] else "", np.dtype(a[6]).name),
+         lambda a=a: _norm_tkg(lib, *a, lnc=2))
+        for a in (("rmsnorm", 1, 1, 5120, None, False, np.float16), ("rmsnorm", 2, 8, 8192, None, False, np.float16),
+                  ("rmsnorm", 128, 5, 3072, None, False, np.float16), ("rmsnorm", 2, 8, 3072, 2880, False, np.float16),
+                  ("rmsnorm", 2, 1, 5120, None, True, np.float16),
+                  ("layernorm", 1, 1, 5120, None, False, np.float16), ("layernorm", 2, 8, 8192, None, False, np.float16),
+                  ("layernorm", 128, 5, 3072, None, False, np.float16))] + [
         ("cross_entropy_forward %dx%d pb%d cs%d %s" % (a[:4] + (np.dtype(a[4]).name,)),
          lambda a=a: _cross_entropy(lib, *a))
         for a in ((8, 1000, 4, 512, nl.bfloat16), (64, 4096, 64, 4096, nl.bfloat16),

@@ -178,43 +178,36 @@ def test_scalar_offset_tile_load_store_numpy():
     np.testing.assert_array_equal(k(x, idx), want)
 
 
-def test_scalar_offset_in_dynamic_range_numpy():
-    """dynamic_elementwise_add's form: a dynamic_range whose body (with an
-    affine_range inside) moves its loads and stores by an SBUF counter
-    advanced every iteration; rows past the run-time count stay unwritten."""
+def test_register_alloc_in_affine_range_in_dynamic_range_numpy():
+    """A register_alloc in an affine_range body inside a dynamic_range keeps
+    one register in every guess iteration of the dynamic loop (before, each
+    took a new one, the iterations differed and the loop could not be
+    emitted: "an instruction differs between iterations")."""
     @nki.jit
-    def k(a, b, n):
-        m, h = a.shape
-        out = nl.ndarray((m, h), dtype=a.dtype, buffer=nl.shared_hbm)
-        z = nl.ndarray((32, h), dtype=a.dtype, buffer=nl.sbuf)
-        nisa.memset(dst=z, value=-1.0)
-        for r in nl.affine_range(m // 32):
-            nisa.dma_copy(dst=out[r * 32:(r + 1) * 32, :], src=z)
+    def k(x, n):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
         ns = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
         nisa.dma_copy(dst=ns, src=n[0])
-        reg = nisa.register_alloc()
-        nisa.register_load(reg, ns)
-        row = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
-        nisa.memset(dst=row, value=0)
-        for _ in nl.dynamic_range(0, reg, 1):
+        trips = nisa.register_alloc()
+        nisa.register_load(trips, ns)
+        acc = nl.ndarray((64, 8), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=acc, value=0.0)
+        for _ in nl.dynamic_range(0, trips, 1):
             for j in nl.affine_range(2):
-                ta = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
-                tb = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=ta, src=a.ap(pattern=[[h, 32], [1, 8]], offset=j * 8,
-                                               scalar_offset=row, indirect_dim=0))
-                nisa.dma_copy(dst=tb, src=b.ap(pattern=[[h, 32], [1, 8]], offset=j * 8,
-                                               scalar_offset=row, indirect_dim=0))
-                o = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
-                nisa.tensor_tensor(dst=o, data1=ta, data2=tb, op=nl.add)
-                nisa.dma_copy(dst=out.ap(pattern=[[h, 32], [1, 8]], offset=j * 8,
-                                         scalar_offset=row, indirect_dim=0), src=o)
-            nisa.tensor_scalar(dst=row, data=row, op0=nl.add, operand0=32)
+                s = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.memset(dst=s, value=j)
+                r = nisa.register_alloc()
+                nisa.register_load(r, s)
+                t = nl.ndarray((64, 8), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x[:, j * 8:(j + 1) * 8])
+                nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+        nisa.dma_copy(dst=out[:, 0:8], src=acc)
+        nisa.dma_copy(dst=out[:, 8:16], src=acc)
         return out
-    a, b = (RNG.standard_normal((256, 16)).astype(np.float32) for _ in range(2))
-    for n in (0, 3, 8):
-        want = np.full((256, 16), -1.0, np.float32)
-        want[:32 * n] = a[:32 * n] + b[:32 * n]
-        np.testing.assert_array_equal(k(a, b, np.array([[n]], np.int32)), want)
+    x = RNG.integers(-4, 4, (64, 16)).astype(np.float32)
+    for n in (0, 3, 7):
+        s = n * (x[:, 0:8] + x[:, 8:16])
+        np.testing.assert_array_equal(k(x, np.array([[n]], np.int32)), np.concatenate([s, s], 1))
 
 
 def test_scalar_offset_refusals():

@@ -508,11 +508,16 @@ class NkiTensor:
                                (indirect_dim, self.base.name, len(self._ap)))
             offset = (0 if offset is None else offset) + static * self._ap[indirect_dim][0]
             scalar_offset, indirect_dim = None, 0
-        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
-            # the same dtype (what nkilib's TensorView passes) is no reinterpret
-            raise NkiError(".ap(dtype=%s) on '%s' (%s): reinterpreting the storage as another "
-                           "dtype is not supported by tpbsim" % (np.dtype(dtype).name, self.base.name,
-                                                                 np.dtype(self.dtype).name))
+        if dtype is not None:
+            from .language import _dtype
+            try:
+                same = _dtype(dtype) == self.dtype
+            except Exception:   # a dtype tpbsim has no NumPy type for (float8_e5m2_x4)
+                same = False
+            if not same:   # the same dtype (what nkilib's TensorView passes) is no reinterpret
+                raise NkiError(".ap(dtype=%s) on '%s' (%s): reinterpreting the storage as another "
+                               "dtype is not supported by tpbsim" % (
+                                   getattr(dtype, "name", dtype), self.base.name, self.dtype))
         if scalar_offset is not None:   # a run-time one is _views.ap_scalar's
             raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim here")
         if self.base.nblk:
