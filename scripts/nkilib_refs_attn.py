@@ -287,6 +287,28 @@ def _oproj_checks(lib):
     return out
 
 
+def _oproj_cte(lib, B, S, H, N, D, bias):
+    """output_projection_cte: attention [B, N, D, S] bf16 (randn * 0.1, as
+    the tests), weight [N * D, H]; out [B, S, H] = sum over (n, d) + bias."""
+    m = lib.mod("core.output_projection.output_projection_cte.output_projection_cte")
+    rng = np.random.default_rng(9)
+    att = (rng.standard_normal((B, N, D, S)) * 0.1).astype(np.float32).astype(nl.bfloat16)
+    w = _bf16(rng, (N * D, H))
+    b = (rng.standard_normal((1, H)) * 100).astype(np.float32).astype(nl.bfloat16) if bias else None
+    got = m.output_projection_cte(att, w, bias=b)
+    want = np.einsum("bnds,ndh->bsh", att.astype(np.float32), w.astype(np.float32).reshape(N, D, H))
+    if b is not None:
+        want = want + b.astype(np.float32)
+    return _close(got, want, 2e-2, 1e-5)
+
+
+def _oproj_cte_checks(lib):
+    cases = [(1, 128, 3072, 16, 64, True), (1, 128, 3072, 16, 10, True), (1, 128, 3072, 8, 32, True),
+             (1, 512, 8192, 2, 128, False), (1, 16, 5120, 10, 128, True)]
+    return [(f"output_projection_cte B{c[0]} S{c[1]} H{c[2]} N{c[3]} D{c[4]}{' bias' if c[5] else ''}",
+             lambda c=c: _oproj_cte(lib, *c)) for c in cases]
+
+
 # --------------------------------------------------------------------- qkv
 
 def _norm(x, kind, g, b, eps):
@@ -304,9 +326,10 @@ def _norm(x, kind, g, b, eps):
 
 def _qkv_tkg(lib, B, S, H, I, nq, nkv, D, norm, eps, layout="bsd", norm_bias=False, qkv_bias=False,
              fused_add=False, dtype=np.float32):
-    """qkv (the jit entry, token-generation shapes): out = norm(hidden
-    [+ mlp_prev + attn_prev]) @ w (+ bias), [B, S, I] (BSD) or [N, B, S, D]
-    (NBSd); with fused_add also the summed hidden."""
+    """qkv (the jit entry: qkv_tkg, or qkv_cte past 96 tokens or 128 rows):
+    out = norm(hidden [+ mlp_prev + attn_prev]) @ w (+ bias), [B, S, I]
+    (BSD) or [N, B, S, D] (NBSd); qkv_tkg with fused_add also returns the
+    summed hidden."""
     m = lib.mod("core.qkv.qkv")
     ct = lib.mod("core.utils.common_types")
     rng = np.random.default_rng(3)
@@ -338,7 +361,7 @@ def _qkv_tkg(lib, B, S, H, I, nq, nkv, D, norm, eps, layout="bsd", norm_bias=Fal
     if layout != "bsd":
         out = np.transpose(out.reshape(B, S, I // D, D), (2, 0, 1, 3))
     tol = 2e-2
-    if fused_add:
+    if fused_add and S <= 96 and B * S <= P:   # qkv_tkg also returns the sum (qkv_cte does not)
         if not isinstance(got, (tuple, list)):
             return f"one output, want (out, fused hidden)"
         r = _close(got[1], h, tol, 1e-5)
@@ -346,6 +369,20 @@ def _qkv_tkg(lib, B, S, H, I, nq, nkv, D, norm, eps, layout="bsd", norm_bias=Fal
             return "fused hidden: " + r
         got = got[0]
     return _close(got, out, tol, 1e-5)
+
+
+def _qkv_cte_checks(lib):
+    """qkv_cte through qkv(), on the tests' small data-type / d / sequence sets."""
+    cases = [("B1 S128 H512 I512 rms fused_add", (1, 128, 512, 512, 2, 1, 128, "rms", 1e-6)),
+             ("B1 S512 H1024 I256 rms fused_add", (1, 512, 1024, 256, 2, 1, 64, "rms", 1e-6)),
+             ("B1 S1000 H512 I512 rms fused_add", (1, 1000, 512, 512, 2, 1, 128, "rms", 1e-6)),
+             ("B2 S128 H512 I512", (2, 128, 512, 512, 2, 1, 128, "none", 1e-6))]
+    out = []
+    for name, args in cases:
+        for dt in (nl.bfloat16, np.float16, np.float32)[:3 if "S128" in name else 1]:
+            out.append((f"qkv_cte {name} {np.dtype(dt).name}",
+                        lambda a=args, d=dt, f="fused_add" in name: _qkv_tkg(lib, *a, fused_add=f, dtype=d)))
+    return out
 
 
 def _qkv_checks(lib):
@@ -416,4 +453,5 @@ def _attn_checks(lib):
 
 
 def checks(lib):
-    return _mask_checks(lib) + _oproj_checks(lib) + _qkv_checks(lib) + _attn_checks(lib)
+    return (_mask_checks(lib) + _oproj_checks(lib) + _oproj_cte_checks(lib) + _qkv_checks(lib) + _qkv_cte_checks(lib)
+        + _attn_checks(lib))
