@@ -255,6 +255,27 @@ static void test_registers(void **state)
     bad("trn2", "{'op': 'register_alloc'}", "field 'reg'", "missing");
 }
 
+/* register_alloc in an "iterations" body (a loop the front-end runs per
+ * iteration, whose objects are otherwise not memoised) inside a loop that
+ * runs it again: every run is the same statement, so the same register
+ * (a dynamic_range body must be the same instructions each time) */
+static void test_registers_iterations_body(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    tpb_err_t e;
+    if (run("trn2", "{'op': 'for', 'var': 'i', 'range': [3], 'body': ["
+            "  {'op': 'affine_range', 'iterations': [["
+            "    {'op': 'register_alloc', 'reg': 'c', 'x': 1}]]}]}", &k, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(k.nops, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(k.ops[i].kind, TIR_REGISTER_MOVE);
+        assert_int_equal(k.ops[i].reg, 63);
+    }
+    tir_kernel_free(&k);
+}
+
 /* NKI tensor.reshape of an HBM tensor inside operands (a: [128, 64]) */
 static void test_reshape(void **state)
 {
@@ -294,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_sendrecv_nki_names),
         cmocka_unit_test(test_dma_compute),
         cmocka_unit_test(test_registers),
+        cmocka_unit_test(test_registers_iterations_body),
         cmocka_unit_test(test_reshape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
