@@ -31,9 +31,10 @@ def _close_max(got, want, rtol, atol):
         return f"shape {got.shape}, NumPy {want.shape}"
     err = np.abs(got - want)
     lim = atol + rtol * np.abs(want).max()
-    if np.all(err <= lim):
+    if np.all(np.isfinite(got)) and err.max() <= lim:
         return True
-    return f"max abs error {err.max():.3g} > {lim:.3g}"
+    i = np.unravel_index(np.argmax(err), err.shape)
+    return f"max abs error {err.max():.3g} > {lim:.3g}; worst at {i}: {got[i]:.5g} vs {want[i]:.5g}"
 
 
 def _cumsum(lib, shape, dtype):

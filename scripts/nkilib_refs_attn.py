@@ -9,6 +9,8 @@ from tpbsim import nki
 from tpbsim.nki import isa as nisa
 from tpbsim.nki import language as nl
 
+from nkilib_refs import _close_max as _close   # the library's maxAllClose
+
 P = 128
 
 
@@ -185,21 +187,6 @@ def _mask_checks(lib):
 
 
 # ------------------------------------------------------- output projection
-
-def _close(got, want, rtol, atol):
-    """The library's own comparison (its tests' maxAllClose, "max" mode):
-    every |got - want| <= atol + rtol * max|want|.  True, or how far."""
-    got = np.asarray(got, np.float32)
-    want = np.asarray(want, np.float32)
-    if got.shape != want.shape:
-        return f"shape {got.shape}, NumPy {want.shape}"
-    err = np.abs(got - want)
-    lim = atol + rtol * np.abs(want).max()
-    if np.all(np.isfinite(got)) and err.max() <= lim:
-        return True
-    i = np.unravel_index(np.argmax(err), err.shape)
-    return f"max abs error {err.max():.3g} > {lim:.3g}; worst at {i}: {got[i]:.5g} vs {want[i]:.5g}"
-
 
 def _bf16(rng, shape, lo=-1.0, hi=1.0):
     return rng.uniform(lo, hi, shape).astype(np.float32).astype(nl.bfloat16)
