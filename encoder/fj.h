@@ -215,10 +215,6 @@ int fj_jfail(jx_t *j, const char *path, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what);
 bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value);
-/* fj_memo_put also where answers are not kept (an "iterations" body, which
- * an enclosing loop may still run again): for a value that is the
- * statement's meaning, not a cache (register_alloc's register) */
-bool fj_memo_pin(jx_t *j, const cJSON *obj, const void *what, const void *value);
 /* fj_memo_get through a slot the caller keeps for obj (a loop body's
  * statement, fj_paths_t st[i]; a statement's kept fields): the slot's
  * answer, else the memo's, which then fills the slot (slot NULL: the memo

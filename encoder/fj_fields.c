@@ -36,11 +36,8 @@ const void *fj_memo_get(const jx_t *j, const cJSON *obj, const void *what)
 /* Best effort: when memory runs out the answer is simply not kept (false). */
 bool fj_memo_put(jx_t *j, const cJSON *obj, const void *what, const void *value)
 {
-    return fj_memo_keeps(j) && fj_memo_pin(j, obj, what, value);
-}
-
-bool fj_memo_pin(jx_t *j, const cJSON *obj, const void *what, const void *value)
-{
+    if (!fj_memo_keeps(j))
+        return false;
     if (2 * (j->memo_n + 1) > j->memo_cap) {
         size_t nc = j->memo_cap ? 2 * j->memo_cap : 256;
         struct memo_entry *old = j->memo, *nw = calloc(nc, sizeof *nw);

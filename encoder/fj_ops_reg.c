@@ -64,8 +64,8 @@ static int h_alloc(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     if (phys < 0)
         return fj_jfail(j, path, "reg", "all %d sequencer registers are allocated",
                         ISA_NUM_REGS);
-    if (!m)   /* pinned: an "iterations" body inside a loop that runs again reuses it */
-        fj_memo_pin(j, o, &memo_key, (const void *)(uintptr_t)(phys + 1));
+    if (!m)
+        fj_memo_put(j, o, &memo_key, (const void *)(uintptr_t)(phys + 1));
     if (bind(j, path, name, phys))
         return -1;
     if (!fj_field(o, "x") || cJSON_IsNull(fj_field(o, "x")))
