@@ -201,6 +201,8 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
 {
     bir_inst_init(in, opc, op);
     in->tir_op = c->opi;
+    c->ptr_inst = in;
+    c->nptr = 0;
     /* the name lower_kernel looked up for the op (a caller that set c->op
      * itself: looked up here) */
     in->op_kind = c->kind_of == c->op ? c->op_kind : tir_op_name(c->op->kind);
@@ -229,8 +231,51 @@ void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op)
     c->sub++;
 }
 
+/* The engines read a per-partition scalar (a PTR: an address without a
+ * partition) on the partitions of the instruction's output, its lanes
+ * (docs/semantics.md "PTR operand").  A PTR tile access that starts
+ * elsewhere, or covers fewer partitions, would be read from other
+ * partitions than the kernel names: refused.  The Max8 family (8 values
+ * per partition on in's partitions) and the sequencer's TensorLoad /
+ * TensorStore (one partition the op names) place theirs otherwise. */
+static int check_ptr_partitions(lower_ctx_t *c, const bir_inst_t *in)
+{
+    if (c->ptr_inst != in || !c->nptr)
+        return 0;
+    c->ptr_inst = NULL;
+    switch (isa_ops[in->isa.op].format) {
+    case ISA_FMT_FIDX: case ISA_FMT_MR: case ISA_FMT_MIMR: case ISA_FMT_TLOAD: case ISA_FMT_TSTORE:
+        return 0;
+    default:
+        break;
+    }
+    const bir_access_t *out = NULL;
+    for (int i = 0; i < in->nacc && !out; i++) {
+        const bir_access_t *a = &in->acc[i];
+        bool is_ptr = false;
+        for (unsigned k = 0; k < c->nptr; k++)
+            is_ptr |= c->ptr[k].acc == i;
+        if (a->write && !is_ptr && (a->space == ISA_SPACE_SBUF || a->space == ISA_SPACE_PSUM))
+            out = a;
+    }
+    if (!out)
+        return 0;
+    for (unsigned k = 0; k < c->nptr; k++) {
+        const bir_access_t *a = &in->acc[c->ptr[k].acc];
+        if (a->p0 != out->p0 || a->p1 - a->p0 < out->p1 - out->p0)
+            return lw_err(c, "%s: a per-partition scalar on partitions %u..%u, but the output is "
+                             "on partitions %u..%u; the engine reads per-partition scalars on the "
+                             "output's partitions (place it there, e.g. copy it to partition %u)",
+                          c->ptr[k].role, (unsigned)a->p0, (unsigned)a->p1 - 1, (unsigned)out->p0,
+                          (unsigned)out->p1 - 1, (unsigned)out->p0);
+    }
+    return 0;
+}
+
 int lw_emit(lower_ctx_t *c, bir_inst_t *in)
 {
+    if (check_ptr_partitions(c, in))
+        return -1;
     int req = c->op->engine;
     if (req != ISA_ENG_UNASSIGNED && in->engine == ISA_ENG_UNASSIGNED && !in->is_dma_desc &&
         in->isa.op != ISA_OP_DMA_TRIGGER) {
@@ -442,6 +487,10 @@ int lw_ptr(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const 
     isa_tap_t tap;
     if (lw_tap(c, in, a, write, role, &tap))
         return -1;
+    if (c->ptr_inst == in && c->nptr < LW_MAX_PTRS && in->nacc > 0) {   /* lw_emit checks it */
+        c->ptr[c->nptr].acc = in->nacc - 1;
+        c->ptr[c->nptr++].role = role;
+    }
     if (isa_tap_free_elems(&tap) != 1 && tap.ndims > 0) {
         uint64_t n = 1;
         for (unsigned i = 0; i < tap.ndims; i++)

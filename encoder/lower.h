@@ -119,6 +119,8 @@ typedef struct {
 } lw_memo_t;
 _Static_assert(LW_TAP_MEMO <= 32 && LW_DMA_MEMO <= 32, "lw_memo_t's masks");
 
+#define LW_MAX_PTRS 8
+
 typedef struct {
     const tir_kernel_t *k;
     const tpb_target_t *t;
@@ -141,6 +143,11 @@ typedef struct {
     int (*op_done)(void *arg, int i);
     void *op_done_arg;
     lw_dma_use_t dma_use;     /* zeroed: no run (lower_kernel clears it) */
+    /* the per-partition scalar (PTR) operands of the instruction being
+     * built (lw_inst resets, lw_ptr adds, lw_emit checks their partitions) */
+    const bir_inst_t *ptr_inst;
+    unsigned nptr;
+    struct { int acc; const char *role; } ptr[LW_MAX_PTRS];
     /* the operand and DMA memos, emptied by lw_tap_memo_clear (lower_kernel
      * does); last: a context may be set up without them */
     lw_memo_t memo;

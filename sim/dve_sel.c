@@ -35,13 +35,14 @@ static int red_check(sim_exec_ctx_t *ctx, const char *op, unsigned red_op, unsig
 }
 
 /* Resolve red_out (when the reduce is on and it is present) over the
- * partitions of in. */
+ * partitions of out (per-partition scalars are on the output's partitions,
+ * docs/semantics.md "PTR operand"). */
 static int red_open(sim_exec_ctx_t *ctx, sim_opnd_t *ro, const isa_ptr_t *red_out,
-                    unsigned red_cmd, const sim_opnd_t *in)
+                    unsigned red_cmd, const sim_opnd_t *out)
 {
     if (red_cmd == ISA_REDCMD_IDLE || red_out->space == ISA_SPACE_NONE)
         return 0;
-    return sim_opnd_ptr(ctx, ro, red_out, in->start, in->nparts, 1, "red_out",
+    return sim_opnd_ptr(ctx, ro, red_out, out->start, out->nparts, 1, "red_out",
                         red_cmd == ISA_REDCMD_LOAD_REDUCE ? SIM_RW : SIM_WR);
 }
 
@@ -127,11 +128,11 @@ static int exec_range_select(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (rsel_check(ctx, f) || sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
         sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
         goto done;
-    unsigned st = o[0].start, np = o[0].nparts;
+    unsigned st = o[1].start, np = o[1].nparts;   /* out's partitions */
     if (sim_opnd_ptr(ctx, &o[2], &f->bound0, st, np, 1, "bound0", SIM_RD) ||
         sim_opnd_ptr(ctx, &o[3], &f->bound1, st, np, 1, "bound1", SIM_RD))
         goto done;
-    if (red_open(ctx, &o[4], &f->red_out, f->red_cmd, &o[0]))
+    if (red_open(ctx, &o[4], &f->red_out, f->red_cmd, &o[1]))
         goto done;
     if (!ctx->timing_only)
         rsel_rows(ctx, f, o);
@@ -180,9 +181,9 @@ static int exec_select_reduce(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     }
     isa_ptr_t op = sim_ptr_from_bits(f->on_false);
     if (f->on_false_is_ptr &&
-        sim_opnd_ptr(ctx, &o[3], &op, o[1].start, o[1].nparts, 1, "on_false", SIM_RD))
+        sim_opnd_ptr(ctx, &o[3], &op, o[2].start, o[2].nparts, 1, "on_false", SIM_RD))
         goto done;
-    if (red_open(ctx, &o[4], &f->red_out, f->red_cmd, &o[1]))
+    if (red_open(ctx, &o[4], &f->red_out, f->red_cmd, &o[2]))
         goto done;
     if (!ctx->timing_only)
         selr_rows(ctx, f, o);

@@ -129,7 +129,7 @@ static int exec_tsacc(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if ((ex ? exp_check(ctx, f) : tsacc_check(ctx, f, cum)) ||
         sim_opnds_in_out(ctx, o, &f->in, &f->out))
         goto done;
-    unsigned st = o[0].start, np = o[0].nparts;
+    unsigned st = o[1].start, np = o[1].nparts;   /* out's partitions */
     isa_ptr_t p0 = sim_ptr_from_bits(f->s0), p1 = sim_ptr_from_bits(f->s1);
     if (f->s0_is_ptr && sim_opnd_ptr(ctx, &o[2], &p0, st, np, 1, "s0", SIM_RD))
         goto done;
