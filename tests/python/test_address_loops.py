@@ -141,3 +141,14 @@ def test_address_reused_by_every_iteration_stays_traced_once_numpy():
     loops = [op for op in body if op["op"] == "affine_range"]
     assert len(loops) == 1 and "var" in loops[0]   # one body with a loop variable
     np.testing.assert_array_equal(scoped_in_loop(x), x * np.float32(3.0))
+
+
+def test_address_in_a_program_id_refused():
+    @nki.jit
+    def k(x):
+        t = nl.ndarray((128, F), dtype=nl.float32, buffer=nl.sbuf,
+                       address=(0, 1024 + nl.program_id(0) * 4 * F))
+        nisa.dma_copy(dst=t, src=x)
+        return t
+    with pytest.raises(tpbsim.NkiError, match="an address that depends on nl.program_id"):
+        k[2](np.zeros((128, F), np.float32))

@@ -38,6 +38,9 @@ def place(address, shape, nblk, dt, buffer, loc):
     if (isinstance(address, (tuple, list)) and
             any(isinstance(v, Lin) and v.loop_trace() is not None for v in address)):
         need_retrace()   # in a traced-once loop's variable: every iteration its own tile
+    if isinstance(address, (tuple, list)) and any(isinstance(v, Lin) for v in address):
+        raise NkiError("%s: %s: an address that depends on nl.program_id() is not supported "
+                       "by tpbsim (every program is traced as one)" % (loc, what))
     if (not isinstance(address, (tuple, list)) or len(address) != 2 or
             not all(_int(v) for v in address)):
         raise NkiError("%s: %s: expected two integers (partition_offset, free_offset)" %
