@@ -9,19 +9,24 @@ from ._trace import NkiError, NkiTensor, _t
 
 
 def view_rows(view, off, pat, index, indirect_dim):
-    """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
-    format's "name.reshape(r, c)" view)."""
+    """Rows of a 2-D HBM tensor, of a 2-D reshape of one (the kernel
+    format's "name.reshape(r, c)" view), or of a whole N-D one (read as its
+    [dim 0, the rest] reshape)."""
     b = view.base
     if indirect_dim != 0:
         return view_rows_dim(view, off, pat, index, indirect_dim)
-    reshaped = (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
-                len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape))
+    whole = isinstance(view.offset, int) and view.offset == 0 and view._contig()
+    reshaped = whole and len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape)
+    rows, cols = view.shape if reshaped else (b.shape[0], int(np.prod(b.shape[1:])))
+    if whole and len(b.shape) > 2 and tuple(b.shape) == tuple(view.shape):
+        # a whole N-D tensor's rows along dim 0, each all of its other dims
+        # (moe_cte's [T, 2, H] output scattered by [[2 * H, P], [1, H]]): its 2-D reshape
+        reshaped = True
     if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
         raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
-                       "tensor or 2-D reshape of one (indirect_dim=0)")
+                       "tensor, a 2-D reshape of one or a whole N-D one (indirect_dim=0)")
     if not isinstance(index, NkiTensor) or index.base.kind != "tile":
         raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-    rows, cols = view.shape if reshaped else b.shape
     name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
     if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
             or off % cols + pat[1][1] > cols):
