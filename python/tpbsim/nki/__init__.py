@@ -16,7 +16,7 @@ import traceback
 
 import numpy as np
 
-from . import _alloc, _trace, compiler, isa, language
+from . import _alloc, _programs, _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
 from ._trace import NkiTensor as tensor   # NKI's nki.tensor (annotations)
 from .language import dtype   # NKI's nki.dtype (annotations)
@@ -53,6 +53,8 @@ class _Traced(tuple):
 
     def __new__(cls, text, outs, arrays, many, tr):
         t = tuple.__new__(cls, (text, outs, arrays, many))
+        if tr is None:   # merged per-program traces: set by the caller
+            return t
         from ._beta1 import _ever_written
         t.written = [b.name for b in tr.inputs if _ever_written(tr, b.name)]
         t.prints = any(op.startswith('{"op": "device_print"') for op in tr.body)
@@ -192,14 +194,38 @@ class Kernel:
         except NkiError:
             return res
 
-    def _trace_split(self, args, kwargs, split, target):
-        """split: PSUM block-dim tiles one tile per logical block."""
+    def _trace_split(self, args, kwargs, split, target, pid=None):
+        """split: PSUM block-dim tiles one tile per logical block.  pid:
+        trace program pid alone, nl.program_id() its ids as ints (when the
+        symbolic trace needs them: _programs.py)."""
         try:
-            return self._trace(args, kwargs, True, split, target)
-        except _trace.Retrace:
-            return self._trace(args, kwargs, False, split, target)
+            try:
+                return self._trace(args, kwargs, True, split, target, pid)
+            except _trace.Retrace:
+                return self._trace(args, kwargs, False, split, target, pid)
+        except _programs.PerProgram:
+            grid = self.launch_grid(target)[0]
+            n = int(np.prod([g if isinstance(g, int) else g.n for g in grid]))
+            res = [self._trace_split(args, kwargs, split, target, p) for p in range(n)]
+            t = _Traced(_programs.merge([r[0] for r in res], self.fn.__name__), *res[0][1:4],
+                        None)
+            t.written = []
+            for w in (w for r in res for w in r.written):
+                if w not in t.written:
+                    t.written.append(w)
+            t.prints = any(r.prints for r in res)
+            t.indirect = set().union(*(r.indirect for r in res))
+            return t
 
-    def _trace(self, args, kwargs, symbolic, split=False, target=None):
+    def _per_program(self, tr, launch):
+        """Whether a failed symbolic trace is traced again per program
+        (_programs.py): the kernel asked for nl.program_id(), is not an NKI
+        beta-1 kernel (beta-1 traced a kernel once for all programs) and
+        has at most _programs.MAX_PROGRAMS programs."""
+        return (tr.pid is None and tr.used_pid and not self.beta1() and not tr.beta1_forms and
+                launch != "over" and int(np.prod(tr.grid)) <= _programs.MAX_PROGRAMS)
+
+    def _trace(self, args, kwargs, symbolic, split=False, target=None, pid=None):
         sig = inspect.signature(self.fn)
         try:
             bound = sig.bind(*args, **kwargs)
@@ -213,6 +239,7 @@ class Kernel:
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
         tr.split_psum = bool(split)
+        tr.pid = pid   # nl.program_id(): this program's ids, or None (a symbol)
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):
@@ -236,6 +263,8 @@ class Kernel:
                 raise _trace.Beta1Launch() from None
             if tr.used_symbolic:   # per iteration it may work, or give the error
                 raise _trace.Retrace() from None
+            if self._per_program(tr, launch):   # per program it may work, or give the error
+                raise _programs.PerProgram() from None
             if launch == "over" and not tr.beta1_forms:
                 raise self._too_many(target) from None
             self._error(e)

@@ -529,6 +529,8 @@ class Trace:
         self.rank_bases = set()      # ... and its [ranks, *shape] HBM tensors, by name
         self.lnc = False             # an LNC launch, kernel[n] (Kernel.launch_grid)
         self.beta1_forms = False     # beta1_form() was called
+        self.pid = None              # traced for one program: its id (_programs.py)
+        self.used_pid = False        # nl.program_id() gave a symbol
 
     def loop_var(self, r):
         """A new traced-once loop variable over range r (len(r) > 0)."""
