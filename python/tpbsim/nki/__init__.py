@@ -53,8 +53,6 @@ class _Traced(tuple):
 
     def __new__(cls, text, outs, arrays, many, tr):
         t = tuple.__new__(cls, (text, outs, arrays, many))
-        if tr is None:   # merged per-program traces: set by the caller
-            return t
         from ._beta1 import _ever_written
         t.written = [b.name for b in tr.inputs if _ever_written(tr, b.name)]
         t.prints = any(op.startswith('{"op": "device_print"') for op in tr.body)
@@ -195,35 +193,11 @@ class Kernel:
             return res
 
     def _trace_split(self, args, kwargs, split, target, pid=None):
-        """split: PSUM block-dim tiles one tile per logical block.  pid:
-        trace program pid alone, nl.program_id() its ids as ints (when the
-        symbolic trace needs them: _programs.py)."""
+        """split: PSUM block-dim tiles one tile per logical block; pid: _programs.py."""
         try:
-            try:
-                return self._trace(args, kwargs, True, split, target, pid)
-            except _trace.Retrace:
-                return self._trace(args, kwargs, False, split, target, pid)
-        except _programs.PerProgram:
-            grid = self.launch_grid(target)[0]
-            n = int(np.prod([g if isinstance(g, int) else g.n for g in grid]))
-            res = [self._trace_split(args, kwargs, split, target, p) for p in range(n)]
-            t = _Traced(_programs.merge([r[0] for r in res], self.fn.__name__), *res[0][1:4],
-                        None)
-            t.written = []
-            for w in (w for r in res for w in r.written):
-                if w not in t.written:
-                    t.written.append(w)
-            t.prints = any(r.prints for r in res)
-            t.indirect = set().union(*(r.indirect for r in res))
-            return t
-
-    def _per_program(self, tr, launch):
-        """Whether a failed symbolic trace is traced again per program
-        (_programs.py): the kernel asked for nl.program_id(), is not an NKI
-        beta-1 kernel (beta-1 traced a kernel once for all programs) and
-        has at most _programs.MAX_PROGRAMS programs."""
-        return (tr.pid is None and tr.used_pid and not self.beta1() and not tr.beta1_forms and
-                launch != "over" and int(np.prod(tr.grid)) <= _programs.MAX_PROGRAMS)
+            return _programs.retraced(self, args, kwargs, split, target, pid)
+        except _programs.PerProgram:   # traced once per program, merged
+            return _programs.per_program(self, args, kwargs, split, target)
 
     def _trace(self, args, kwargs, symbolic, split=False, target=None, pid=None):
         sig = inspect.signature(self.fn)
@@ -233,13 +207,12 @@ class Kernel:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
         grid, launch = self.launch_grid(target)
-        tr = _trace.Trace(self.fn.__name__, grid, symbolic)
+        tr = _programs.new_trace(self.fn.__name__, grid, symbolic, pid)
         tr.lnc = launch == "lnc"
         tr.target = target   # nisa.get_nc_version()
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
         tr.split_psum = bool(split)
-        tr.pid = pid   # nl.program_id(): this program's ids, or None (a symbol)
         call, arrays = {}, {}
         for name, v in bound.arguments.items():
             if isinstance(v, typed):
@@ -261,10 +234,8 @@ class Kernel:
         except Exception as e:
             if tr.lnc and tr.beta1_forms:
                 raise _trace.Beta1Launch() from None
-            if tr.used_symbolic:   # per iteration it may work, or give the error
-                raise _trace.Retrace() from None
-            if self._per_program(tr, launch):   # per program it may work, or give the error
-                raise _programs.PerProgram() from None
+            if tr.used_symbolic or _programs.retry(self, tr, launch):   # per iteration / program
+                raise (_trace.Retrace() if tr.used_symbolic else _programs.PerProgram()) from None
             if launch == "over" and not tr.beta1_forms:
                 raise self._too_many(target) from None
             self._error(e)
@@ -284,8 +255,8 @@ class Kernel:
                                "returns whole tensors or reshapes of them" % (
                                    self.fn.__name__, o.base.name, list(o.shape),
                                    list(o.base.shape)))
-        return _Traced(tr.to_json(outs, self.opts.get("schedule")), outs, arrays,
-                       isinstance(ret, (tuple, list)), tr)
+        return _programs.noted(self, launch, tr, outs, _Traced(tr.to_json(outs, self.opts.get(
+            "schedule")), outs, arrays, isinstance(ret, (tuple, list)), tr))
 
     @staticmethod
     def _error(e):

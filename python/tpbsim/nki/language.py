@@ -536,10 +536,7 @@ def program_id(axis=0):
         raise NkiError("nl.program_id(%d): the launch grid has %d axes" % (axis, len(tr.grid)))
     if tr.grid[axis] == 1 and len(tr.grid) == 1:
         return 0
-    if tr.pid is not None:   # traced per program (nki/_programs.py)
-        return _programs.program_ids(tr.grid, tr.pid)[axis]
-    tr.used_pid = True
-    return Lin(0, {("pid" if len(tr.grid) == 1 else "pid%d" % axis): 1})
+    return _programs.program_id(tr, axis)   # an int when traced per program, else a Lin
 
 
 def num_programs(axes=None):
