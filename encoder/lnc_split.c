@@ -371,10 +371,17 @@ typedef struct {
     int nx, x;           /* sendrecvs + collectives per program; the next one */
 } emit_ctx_t;
 
-/* Program p's op at this core's current exchange (sendrecv or collective). */
-static const tir_op_t *exchange_op(const emit_ctx_t *e, int p)
+/* *out = program p's op at this core's current exchange (sendrecv or
+ * collective), its tensors numbered as in the core kernels (diverging
+ * programs: by p's own map; uniform ones share slot 0's numbering).  -1
+ * on out-of-memory. */
+static int exchange_op(emit_ctx_t *e, int p, tir_op_t *out)
 {
-    return &e->progs[p].ops[e->xop[p * e->nx + e->x]];
+    *out = e->progs[p].ops[e->xop[p * e->nx + e->x]];
+    if (!e->tm->pmap)
+        return 0;
+    pmap_t m = program_map(e->tm, e->progs, p, 0);
+    return remap_op(e->k, out, &m);
 }
 
 static int add(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
@@ -438,7 +445,8 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
     in.ncores = e->ncores;
     for (int p = 0; p < e->nprog; p++) {
         int c = lnc_core_of(e->progs, p);
-        pm[c] = *exchange_op(e, p);
+        if (exchange_op(e, p, &pm[c]))
+            return tpb_errf(err, "out of memory (split)");
         pm[c].kind = TIR_COLLECTIVE_PERMUTE;
         in.rank_op[c] = &pm[c];
     }
@@ -473,8 +481,13 @@ static int split_collective(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
     for (int t = 0; t < 8; t++)
         temps[t] = base + t;
     in.temps = temps;
-    for (int p = 0; p < e->nprog; p++)
-        in.rank_op[lnc_core_of(e->progs, p)] = exchange_op(e, p);
+    tir_op_t ops[LNC_MAX_CORES];
+    for (int p = 0; p < e->nprog; p++) {
+        int c = lnc_core_of(e->progs, p);
+        if (exchange_op(e, p, &ops[c]))
+            return tpb_errf(err, "out of memory (split)");
+        in.rank_op[c] = &ops[c];
+    }
     in.rank_op[e->core] = op;
     return add_expanded(e, &in, err);
 }
