@@ -99,6 +99,16 @@ def test_grid_branch_on_program_ids():
     np.testing.assert_array_equal(grid_kernel[3, 2](a), want)
 
 
+def _own_block(a):
+    """In a kernel on 2 cores: its output, the program id and the
+    program's 128-row block of a [256, 32] input loaded into a tile."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    pid = nl.program_id(0)
+    t = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[pid * 128:(pid + 1) * 128, :])
+    return out, pid, t
+
+
 def test_grid_on_two_cores_with_barrier():
     # per-core SBUF and a barrier still behave: each core writes its half of
     # a shared scratch, meets the other at the barrier, then reads the other
@@ -129,10 +139,7 @@ def test_grid_on_two_cores_with_barrier():
 def test_diverging_barriers_rejected():
     @nki.jit
     def k(a):
-        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-        pid = nl.program_id(0)
-        t = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=a[pid * 128:(pid + 1) * 128, :])
+        out, pid, t = _own_block(a)
         nisa.dma_copy(dst=out[pid * 128:(pid + 1) * 128, :], src=t)
         if pid == 0:
             nisa.core_barrier(out, (0, 1))
@@ -158,10 +165,7 @@ def test_private_hbm_is_per_program():
     # one tensor shared by the two cores would race
     @nki.jit
     def k(a):
-        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-        pid = nl.program_id(0)
-        t = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=a[pid * 128:(pid + 1) * 128, :])
+        out, pid, t = _own_block(a)
         stage = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.private_hbm)
         nisa.dma_copy(dst=stage, src=t)
         u = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
