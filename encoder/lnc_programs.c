@@ -9,6 +9,8 @@
 #include "lnc.h"
 #include "collective.h"
 
+#include "../common/bytehash.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +26,26 @@ static bool is_exchange(tir_opkind_t k)
     return k == TIR_CORE_BARRIER || k == TIR_SENDRECV || enc_is_collective(k);
 }
 
+static bool same_tile(const tir_tensor_t *a, const tir_tensor_t *b)
+{
+    if (a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim ||
+        a->fixed1 != b->fixed1)
+        return false;
+    for (int d = 0; d < a->ndim && d < TIR_MAX_DIMS; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+/* The same tensors: names, kinds, dtypes, shapes (a tile's shape may depend
+ * on pid), fixed addresses. */
 static bool same_tensors(const tir_kernel_t *a, const tir_kernel_t *b)
 {
     if (a->ntensors != b->ntensors)
         return false;
     for (int t = 0; t < a->ntensors; t++)
         if (strcmp(a->tensors[t].name, b->tensors[t].name) ||
-            a->tensors[t].kind != b->tensors[t].kind)
+            !same_tile(&a->tensors[t], &b->tensors[t]))
             return false;
     return true;
 }
@@ -148,6 +163,60 @@ int lnc_exchange_index(const tir_kernel_t *p, int n, int **out, int *nx, tpb_err
     return 0;
 }
 
+/* Tile entries of the core kernels by (program slot, name): an open-
+ * addressing table of out's tensor indices (-1: empty). */
+typedef struct {
+    int *slot_of;        /* [cap]: the slot each entry serves */
+    int *ent;
+    size_t cap;          /* a power of two, > 2 x the entries */
+} tiles_t;
+
+static size_t tile_hash(const tiles_t *tb, int slot, const char *name)
+{
+    uint64_t h = tpb_hash_bytes(tpb_hash_word(0, (uint64_t)slot), name, strlen(name));
+    return (size_t)h & (tb->cap - 1);
+}
+
+/* The entry of (slot, name) in out, or -1. */
+static int tile_find(const tiles_t *tb, const tir_kernel_t *out, int slot, const char *name,
+                     size_t *at)
+{
+    size_t i = tile_hash(tb, slot, name);
+    for (; tb->ent[i] >= 0; i = (i + 1) & (tb->cap - 1))
+        if (tb->slot_of[i] == slot && !strcmp(out->tensors[tb->ent[i]].name, name))
+            break;
+    *at = i;
+    return tb->ent[i];
+}
+
+/* Program i's (slot `slot`) tile tt: the entry of the tile of that name its
+ * slot already has when it is the same tile (kind, dtype, shape, fixed
+ * address), else a new one: "<name>" in slot 0, "<name>@p<slot>" in the
+ * others (as uniform programs' slot copies), "<name>@q<i>" when the name is
+ * taken by another tile. */
+static int tile_entry(tiles_t *tb, tir_kernel_t *out, int slot, int i, const tir_tensor_t *tt)
+{
+    char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
+    if (slot)
+        snprintf(name, sizeof name, "%.50s@p%d", tt->name, slot);
+    else
+        snprintf(name, sizeof name, "%s", tt->name);
+    size_t at;
+    int e = tile_find(tb, out, slot, name, &at);
+    if (e >= 0 && same_tile(&out->tensors[e], tt))
+        return e;
+    tir_tensor_t c = *tt;
+    if (e >= 0)
+        snprintf(name, sizeof name, "%.44s@q%d", tt->name, i);
+    c.name = name;
+    int k = tir_add_tensor(out, &c);
+    if (k >= 0 && e < 0) {
+        tb->ent[at] = k;
+        tb->slot_of[at] = slot;
+    }
+    return k;
+}
+
 int lnc_program_maps(const tir_kernel_t *p, int n, tir_kernel_t *out, int **off, int **map,
                      tpb_err_t *err)
 {
@@ -159,30 +228,37 @@ int lnc_program_maps(const tir_kernel_t *p, int n, tir_kernel_t *out, int **off,
         (*off)[i] = (int)total;
         total += (size_t)p[i].ntensors;
     }
-    if (!(*map = malloc((total + 1) * sizeof **map)))
-        return tpb_errf(err, "out of memory (split)");
-    const tir_kernel_t *k0 = &p[0];
-    int *shared = *map;   /* program 0's map: its HBM tensors in order, then its tiles */
-    for (int t = 0; t < k0->ntensors; t++) {
-        if (tir_add_tensor(out, &k0->tensors[t]) < 0)
-            return tpb_errf(err, "out of memory (split)");
-        shared[t] = t;
+    tiles_t tb = {NULL, NULL, 16};
+    while (tb.cap <= 2 * total)
+        tb.cap *= 2;
+    int slots[LNC_MAX_CORES] = {0};   /* programs seen per core: the next slot */
+    int rc = -1;
+    *map = malloc((total + 1) * sizeof **map);
+    tb.ent = malloc(tb.cap * sizeof *tb.ent);
+    tb.slot_of = malloc(tb.cap * sizeof *tb.slot_of);
+    if (!*map || !tb.ent || !tb.slot_of) {
+        tpb_errf(err, "out of memory (split)");
+        goto out;
     }
-    for (int i = 1; i < n; i++) {
-        int *m = *map + (*off)[i], s0 = 0;
+    memset(tb.ent, -1, tb.cap * sizeof *tb.ent);
+    const tir_kernel_t *k0 = &p[0];
+    for (int i = 0; i < n; i++) {
+        int *m = *map + (*off)[i], s0 = 0, slot = slots[lnc_core_of(p, i)]++;
         for (int t = 0; t < p[i].ntensors; t++) {
             const tir_tensor_t *tt = &p[i].tensors[t];
-            if (!is_local(tt)) {   /* the same HBM tensor as program 0's (check_shared) */
-                m[t] = next_shared(k0, &s0);
-                continue;
+            if (!is_local(tt))   /* the same HBM tensor as program 0's (check_shared) */
+                m[t] = i ? next_shared(k0, &s0) : tir_add_tensor(out, tt);
+            else
+                m[t] = tile_entry(&tb, out, slot, i, tt);
+            if (m[t] < 0) {
+                tpb_errf(err, "out of memory (split)");
+                goto out;
             }
-            tir_tensor_t c = *tt;
-            char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
-            snprintf(name, sizeof name, "%.50s@p%d", tt->name, i);
-            c.name = name;
-            if ((m[t] = tir_add_tensor(out, &c)) < 0)
-                return tpb_errf(err, "out of memory (split)");
         }
     }
-    return 0;
+    rc = 0;
+out:
+    free(tb.ent);
+    free(tb.slot_of);
+    return rc;
 }
