@@ -177,3 +177,18 @@ def test_private_hbm_is_per_program():
     doc = json.loads(k[2].trace(a)[0])
     assert len(doc["scratch"]) == 2   # one staging tensor per program
     np.testing.assert_allclose(k[2](a), a + 1, rtol=1e-6)
+
+
+def test_program_error_names_the_program():
+    # an error only one program's trace meets names that program
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        pid = nl.program_id(0)
+        if pid == 1:
+            raise ValueError("no program 1 here")
+        nisa.dma_copy(dst=out, src=a)
+        return out
+    with pytest.raises(NkiError, match=r"no program 1 here \(traced for program 1 of 2, "
+                                       r"nl.program_id\(\) 1\)"):
+        k[2](np.zeros((4, 4), np.float32))

@@ -93,11 +93,16 @@ def per_program(kernel, args, kwargs, split, target):
     (merge) with the _Traced attributes of all programs."""
     from . import _Traced
     grid = kernel.launch_grid(target)[0]
-    n = int(np.prod([g if isinstance(g, int) else g.n for g in grid]))
-    res = [kernel._trace_split(args, kwargs, split, target, 0)]
-    for p in range(1, n):   # program 0's HBM tensor names reused (hbm_name)
+    n = int(np.prod(tr_grid(grid)))
+    res = []
+    for p in range(n):   # program 0's HBM tensor names reused (hbm_name)
         taken = set().union(*(r.hbm_taken for r in res))
-        res.append(kernel._trace_split(args, kwargs, split, target, (p, res[0].hbm, taken)))
+        try:
+            res.append(kernel._trace_split(args, kwargs, split, target,
+                                           (p, res[0].hbm, taken) if p else 0))
+        except NkiError as e:
+            raise NkiError("%s (traced for program %d of %d, nl.program_id() %s)" % (
+                e, p, n, ", ".join(map(str, program_ids(tr_grid(grid), p))))) from None
     t = tuple.__new__(_Traced, (merge([r[0] for r in res], kernel.fn.__name__),) + res[0][1:4])
     t.written = []
     for w in (w for r in res for w in r.written):
@@ -107,6 +112,11 @@ def per_program(kernel, args, kwargs, split, target):
     t.indirect = set().union(*(r.indirect for r in res))
     t.hbm, t.hbm_taken = res[0].hbm, set().union(*(r.hbm_taken for r in res))
     return t
+
+
+def tr_grid(grid):
+    """A launch grid's axis sizes (an nl.nc axis counts its programs)."""
+    return tuple(g if isinstance(g, int) else g.n for g in grid)
 
 
 def program_ids(grid, pid):
