@@ -220,6 +220,7 @@ typedef struct {
     int nbarriers;                     /* core barriers per core (local ids 0..n-1) */
     int nsendrecv;
     void *ident_data;                  /* PE-transpose identity constant (owned) */
+    bool diverged;                     /* the programs diverge on the program id */
 } lnc_split_t;
 
 /* Split the parsed programs (progs[i] has program_id i; all share one

@@ -595,6 +595,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
     if (lnc_check_programs(progs, nprog, &uniform, err))
         return -1;
     const tir_kernel_t *k0 = &progs[0];
+    s->diverged = !uniform;
     s->ncores = k0->num_cores;
     s->nprograms = nprog;
     s->per_core = nprog / s->ncores;
