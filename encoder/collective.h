@@ -50,6 +50,12 @@ typedef struct {
  * Returns the count or -1 (err names the op). */
 int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err);
 
+/* Programs that diverge on the program id (lnc_split_t.diverged): every
+ * tile a sendrecv / collective pulls from another core is fixed (the
+ * tensor's "addr") where the first core that uses it places it, so that it
+ * has one address on every core; -1 (err) when an allocation fails. */
+int lnc_coll_pin_addresses(tir_kernel_t *core_k, int ncores, const tpb_target_t *t,
+                           const enc_hbm_layout_t *hbm, tpb_err_t *err);
 /* Every tile a pull reads from a peer sits at one SBUF offset on every core
  * (re-runs each core's allocation to check). */
 int lnc_coll_check_addresses(const tir_kernel_t *core_k, int ncores, const tpb_target_t *t,

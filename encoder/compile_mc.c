@@ -569,6 +569,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     }
     /* dry_run: the link's feasibility checks before any core is compiled */
     if (lnc_link_dry_run(s.core_m, s.ncores, err) ||
+        (s.diverged && lnc_coll_pin_addresses(s.core_k, s.ncores, t, &hbm, err)) ||
         lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
         compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;

@@ -271,14 +271,11 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
     const cJSON *body = fj_field(o, "body");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, path, "body", "expected an array of ops, got %s", fj_type_name(body));
-    int64_t r[3];
+    int64_t r[3] = {0, 0, 1};   /* set by range_of or dynamic_range_of */
     bool dep = false;
     int dreg = -1, drc = kind == 2 ? dynamic_range_of(j, o, path, r, &dreg) : 1;
     if (drc < 0 || (drc > 0 && range_of(j, o, path, r, &dep, false)))
         return -1;
-    if (dep)
-        return fj_jfail(j, path, "range", "control flow may not depend on 'pid' (every program "
-                     "must unroll to the same ops)");
     if (r[2] == 0)
         return fj_jfail(j, path, "range", "step is 0");
     int64_t trips = 0;

@@ -220,6 +220,7 @@ typedef struct {
     int nbarriers;                     /* core barriers per core (local ids 0..n-1) */
     int nsendrecv;
     void *ident_data;                  /* PE-transpose identity constant (owned) */
+    bool diverged;                     /* the programs diverge on the program id */
 } lnc_split_t;
 
 /* Split the parsed programs (progs[i] has program_id i; all share one
@@ -227,6 +228,20 @@ typedef struct {
  * data stays owned by the programs: free the split first. */
 int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *out, tpb_err_t *err);
 void lnc_split_free(lnc_split_t *s);
+/* The programs the split receives (lnc_programs.c): *uniform when every
+ * program declares the same tensors and runs the same op kinds; programs
+ * that diverge on the program id must still declare the same HBM tensors
+ * and run the same core barriers, sendrecvs and collectives in order. */
+int lnc_check_programs(const tir_kernel_t *p, int n, bool *uniform, tpb_err_t *err);
+/* *out[i * *nx + j]: op index of program i's j-th sendrecv or collective
+ * (malloc'ed; *nx per program). */
+int lnc_exchange_index(const tir_kernel_t *p, int n, int **out, int *nx, tpb_err_t *err);
+/* Diverging programs' tensors in one list `out` (program 0's, then every
+ * other program's tiles as "<name>@p<i>"): program i's tensor t is
+ * (*map)[(*off)[i] + t].  Both malloc'ed (freed by the caller, also on
+ * error). */
+int lnc_program_maps(const tir_kernel_t *p, int n, tir_kernel_t *out, int **off, int **map,
+                     tpb_err_t *err);
 /* Physical core of program pid. */
 int lnc_core_of(const tir_kernel_t *progs, int pid);
 

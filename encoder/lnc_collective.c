@@ -564,6 +564,48 @@ int lnc_coll_expand(const lnc_coll_in_t *in, tir_op_t *out, tpb_err_t *err)
  * that tile at the same SBUF offset: the role sync_shared_allocations plays
  * for shared DRAM.  The per-core allocators see the same tiles with the same
  * liveness, so they agree; this re-runs each core's allocation and checks. */
+int lnc_coll_pin_addresses(tir_kernel_t *core_k, int ncores, const tpb_target_t *t,
+                           const enc_hbm_layout_t *hbm, tpb_err_t *err)
+{
+    int nt = core_k[0].ntensors, rc = 0;
+    bool *pulled = calloc((size_t)nt + 1, sizeof *pulled);
+    uint64_t *fix = calloc((size_t)nt + 1, sizeof *fix);   /* address + 1; 0: none yet */
+    if (!pulled || !fix) {
+        free(pulled);
+        free(fix);
+        return tpb_errf(err, "out of memory (collective addresses)");
+    }
+    bool any = false;
+    for (int c = 0; c < ncores; c++)
+        for (int o = 0; o < core_k[c].nops; o++) {
+            const tir_op_t *op = &core_k[c].ops[o];
+            int i = op->src[0]->tensor;
+            if (op->remote_core >= 0 && i >= 0 && i < nt && !core_k[c].tensors[i].fixed1)
+                pulled[i] = any = true;
+        }
+    for (int c = 0; any && c < ncores && !rc; c++) {   /* the first core that places it */
+        bir_module_t m;
+        enc_stats_t st;
+        memset(&st, 0, sizeof st);
+        if (bir_module_init(&m, c, core_k[c].ntensors, err)) {
+            rc = -1;
+            break;
+        }
+        rc = alloc_kernel(&core_k[c], t, hbm, &m, &st, err);
+        for (int i = 0; i < nt && !rc; i++)
+            if (pulled[i] && !fix[i] && m.mlocs[i].first_use >= 0)
+                fix[i] = m.mlocs[i].addr + 1;
+        bir_module_free(&m);
+    }
+    for (int c = 0; c < ncores && !rc; c++)
+        for (int i = 0; i < nt; i++)
+            if (fix[i])
+                core_k[c].tensors[i].fixed1 = fix[i];
+    free(pulled);
+    free(fix);
+    return rc;
+}
+
 int lnc_coll_check_addresses(const tir_kernel_t *core_k, int ncores, const tpb_target_t *t,
                              const enc_hbm_layout_t *hbm, tpb_err_t *err)
 {

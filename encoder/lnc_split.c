@@ -150,58 +150,6 @@ static bool is_local(const tir_tensor_t *t)
     return t->kind == TIR_T_SBUF || t->kind == TIR_T_PSUM;
 }
 
-/* Every program must declare the same tensors and run the same op kinds in
- * the same order: that is what "control flow may not depend on pid" means
- * once loops are unrolled.  A kernel that diverges is rejected here. */
-static int check_programs(const tir_kernel_t *p, int n, tpb_err_t *err)
-{
-    const tir_kernel_t *k0 = &p[0];
-    if (k0->num_programs != n)
-        return tpb_errf(err, "kernel '%s': %d programs parsed but the grid has %d", k0->name, n,
-                        k0->num_programs);
-    if (k0->num_cores < 1 || k0->num_cores > LNC_MAX_CORES)
-        return tpb_errf(err, "kernel '%s': %d cores (the multi-core link supports 1..%d)",
-                        k0->name, k0->num_cores, LNC_MAX_CORES);
-    if (k0->nops == 0)
-        return tpb_errf(err, "kernel '%s' has no ops", k0->name);
-    for (int i = 0; i < n; i++) {
-        const tir_kernel_t *k = &p[i];
-        if (k->program_id != i || k->num_cores != k0->num_cores)
-            return tpb_errf(err, "kernel '%s': program %d was parsed as program %d of %d cores",
-                            k0->name, i, k->program_id, k->num_cores);
-        if (k->ntensors != k0->ntensors)
-            return tpb_errf(err, "kernel '%s': control flow diverges on the program id: program "
-                                 "%d declares %d tensors, program 0 declares %d",
-                            k0->name, i, k->ntensors, k0->ntensors);
-        for (int t = 0; t < k->ntensors; t++)
-            if (strcmp(k->tensors[t].name, k0->tensors[t].name) ||
-                k->tensors[t].kind != k0->tensors[t].kind)
-                return tpb_errf(err, "kernel '%s': control flow diverges on the program id: "
-                                     "tensor %d is '%s' in program %d but '%s' in program 0",
-                                k0->name, t, k->tensors[t].name, i, k0->tensors[t].name);
-        if (k->nops != k0->nops)
-            return tpb_errf(err, "kernel '%s': control flow diverges on the program id: program "
-                                 "%d runs %d ops, program 0 runs %d (every program must run the "
-                                 "same ops)",
-                            k0->name, i, k->nops, k0->nops);
-        for (int o = 0; o < k->nops; o++) {
-            if (k->ops[o].kind != k0->ops[o].kind)
-                return tpb_errf(err, "kernel '%s': control flow diverges on the program id: op "
-                                     "%d is %s (%s) in program %d but %s in program 0",
-                                k0->name, o, tir_op_name(k->ops[o].kind), k->ops[o].path, i,
-                                tir_op_name(k0->ops[o].kind));
-            if (k->ops[o].core != k->ops[0].core)
-                return tpb_errf(err, "kernel '%s': program %d: op %d is on core %d, op 0 on "
-                                     "core %d",
-                                k0->name, i, o, k->ops[o].core, k->ops[0].core);
-        }
-        if (k->ops[0].core < 0 || k->ops[0].core >= k0->num_cores)
-            return tpb_errf(err, "kernel '%s': program %d is mapped to core %d of %d", k0->name,
-                            i, k->ops[0].core, k0->num_cores);
-    }
-    return 0;
-}
-
 static void kernel_release(tir_kernel_t *k)
 {
     /* tensors borrow constant data from the parsed programs; the ops'
@@ -234,6 +182,9 @@ typedef struct {
     int *coll_base;      /* [ncollectives]: first receive tile of each collective */
     int base;
     int ident_c, ident_sb;   /* PE-transpose identity: HBM constant, SBUF tile; -1 */
+    /* programs that diverge on the program id (lnc_check_programs): program
+     * p's tensor t is pmap[off[p] + t] (lnc_program_maps); NULL when uniform */
+    int *off, *pmap;
 } tmap_t;
 
 static int add_identity(const tir_kernel_t *k0, void *data, tir_kernel_t *out, tmap_t *tm,
@@ -265,6 +216,31 @@ static void *identity_data(const tir_kernel_t *k0, tpb_err_t *err, int *rc)
     return d;
 }
 
+/* The program whose PE transposes give the identity's dtype: program 0,
+ * or the first that transposes when the programs diverge (they must agree
+ * on the dtype); *rc -1 on a disagreement. */
+static const tir_kernel_t *identity_program(const tir_kernel_t *progs, int n, bool uniform,
+                                            tpb_err_t *err, int *rc)
+{
+    const tir_kernel_t *k = NULL;
+    unsigned dt = 0, d;
+    *rc = 0;
+    for (int p = 0; p < n && !uniform; p++) {
+        if (!enc_needs_identity(&progs[p], &d))
+            continue;
+        if (k && d != dt) {
+            *rc = tpb_errf(err, "kernel '%s': programs %d and %d transpose on the PE in "
+                                "different dtypes (%s, %s): one identity serves every program",
+                           progs[0].name, (int)(k - progs), p, isa_dtype_name(dt),
+                           isa_dtype_name(d));
+            return NULL;
+        }
+        if (!k)
+            k = &progs[p], dt = d;
+    }
+    return k ? k : &progs[0];
+}
+
 /* Receive tiles of the reductions ("coll<j>.recv<k>"), the same list on
  * every core. */
 static int build_coll_temps(const tir_kernel_t *k0, tir_kernel_t *out, tmap_t *tm,
@@ -288,14 +264,18 @@ static int build_coll_temps(const tir_kernel_t *k0, tir_kernel_t *out, tmap_t *t
     return 0;
 }
 
-static int build_tensors(const tir_kernel_t *k0, int per_core,
+static int build_tensors(const tir_kernel_t *progs, int nprog, bool uniform, int per_core,
                          tir_kernel_t *out, tmap_t *tm, tpb_err_t *err)
 {
+    const tir_kernel_t *k0 = &progs[0];
     tm->base = k0->ntensors;
     tm->slot_map = malloc((size_t)(per_core * k0->ntensors + 1) * sizeof(int));
     tm->coll_base = malloc((size_t)(k0->nops + 1) * sizeof(int));
     if (!tm->slot_map || !tm->coll_base)
         return tpb_errf(err, "out of memory (split)");
+    if (!uniform)
+        return lnc_program_maps(progs, nprog, out, &tm->off, &tm->pmap, err) ||
+               build_coll_temps(k0, out, tm, err) ? -1 : 0;
     for (int t = 0; t < k0->ntensors; t++) {
         if (tir_add_tensor(out, &k0->tensors[t]) < 0)
             return tpb_errf(err, "out of memory (split)");
@@ -331,26 +311,41 @@ static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t 
     return 0;
 }
 
+/* Where a program's tensors land in the core kernels: map[t] for its
+ * tensors 0..n-1. */
+typedef struct {
+    const int *map;
+    int n;
+} pmap_t;
+
 /* The op's operands re-interned into core kernel k (the program kernels'
- * pools may be freed first), tensors renumbered to program slot `slot`'s
- * (slot -1: kept); -1 on out-of-memory. */
-static int remap_ap(tir_kernel_t *k, const tir_ap_t **opnd, const tmap_t *tm, int slot)
+ * pools may be freed first), tensors renumbered by m (NULL: kept); -1 on
+ * out-of-memory. */
+static int remap_ap(tir_kernel_t *k, const tir_ap_t **opnd, const pmap_t *m)
 {
     tir_ap_t ap = **opnd;
-    if (slot >= 0 && ap.tensor >= 0 && ap.tensor < tm->base)
-        ap.tensor = tm->slot_map[slot * tm->base + ap.tensor];
+    if (m && ap.tensor >= 0 && ap.tensor < m->n)
+        ap.tensor = m->map[ap.tensor];
     return (*opnd = tir_ap_intern(k, &ap)) ? 0 : -1;
 }
 
-static int remap_op(tir_kernel_t *k, tir_op_t *op, const tmap_t *tm, int slot)
+static int remap_op(tir_kernel_t *k, tir_op_t *op, const pmap_t *m)
 {
-    int rc = remap_ap(k, &op->dst, tm, slot) | remap_ap(k, &op->dst2, tm, slot);
+    int rc = remap_ap(k, &op->dst, m) | remap_ap(k, &op->dst2, m);
     for (int i = 0; i < 4; i++)
-        rc |= remap_ap(k, &op->src[i], tm, slot);
-    rc |= remap_ap(k, &op->index, tm, slot) | remap_ap(k, &op->bias, tm, slot);
-    rc |= remap_ap(k, &op->s0.ap, tm, op->s0.is_ap ? slot : -1);
-    rc |= remap_ap(k, &op->s1.ap, tm, op->s1.is_ap ? slot : -1);
+        rc |= remap_ap(k, &op->src[i], m);
+    rc |= remap_ap(k, &op->index, m) | remap_ap(k, &op->bias, m);
+    rc |= remap_ap(k, &op->s0.ap, op->s0.is_ap ? m : NULL);
+    rc |= remap_ap(k, &op->s1.ap, op->s1.is_ap ? m : NULL);
     return rc;
+}
+
+/* Program p's map: its slot's copies when the programs are uniform. */
+static pmap_t program_map(const tmap_t *tm, const tir_kernel_t *progs, int p, int slot)
+{
+    if (tm->pmap)
+        return (pmap_t){tm->pmap + tm->off[p], progs[p].ntensors};
+    return (pmap_t){tm->slot_map + slot * tm->base, tm->base};
 }
 
 /* Every instruction of a launch-grid instance carries the instance id:
@@ -372,7 +367,22 @@ typedef struct {
     const tir_kernel_t *progs;
     int nprog;
     lnc_coll_sync_t sync;  /* collective semaphore counts of this core */
+    const int *xop;      /* [nprog * nx]: op index of each program's j-th exchange */
+    int nx, x;           /* sendrecvs + collectives per program; the next one */
 } emit_ctx_t;
+
+/* *out = program p's op at this core's current exchange (sendrecv or
+ * collective), its tensors numbered as in the core kernels (diverging
+ * programs: by p's own map; uniform ones share slot 0's numbering).  -1
+ * on out-of-memory. */
+static int exchange_op(emit_ctx_t *e, int p, tir_op_t *out)
+{
+    *out = e->progs[p].ops[e->xop[p * e->nx + e->x]];
+    if (!e->tm->pmap)
+        return 0;
+    pmap_t m = program_map(e->tm, e->progs, p, 0);
+    return remap_op(e->k, out, &m);
+}
 
 static int add(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
 {
@@ -415,7 +425,7 @@ static int add_expanded(emit_ctx_t *e, const lnc_coll_in_t *in, tpb_err_t *err)
 /* sendrecv -> a pair permute: wait for the peer's ready signal, pull the
  * peer's src tile straight from its SBUF into dst (the descriptor tells the
  * peer when it has been read), release src once the peer has read it. */
-static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
+static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
 {
     int me = e->core, peer = op->rare->peer;
     if (peer < 0 || peer >= e->ncores || peer == me)
@@ -435,7 +445,8 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *e
     in.ncores = e->ncores;
     for (int p = 0; p < e->nprog; p++) {
         int c = lnc_core_of(e->progs, p);
-        pm[c] = e->progs[p].ops[o];
+        if (exchange_op(e, p, &pm[c]))
+            return tpb_errf(err, "out of memory (split)");
         pm[c].kind = TIR_COLLECTIVE_PERMUTE;
         in.rank_op[c] = &pm[c];
     }
@@ -456,8 +467,8 @@ static int split_sendrecv(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *e
 
 /* A collective -> semaphore signals and waits, pull DMAs and reductions
  * (lnc_collective.c);
- * program o of every core supplies that core's operands. */
-static int split_collective(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t *err)
+ * every core's program supplies that core's operands (exchange_op). */
+static int split_collective(emit_ctx_t *e, const tir_op_t *op, tpb_err_t *err)
 {
     lnc_coll_in_t in;
     memset(&in, 0, sizeof in);
@@ -470,8 +481,13 @@ static int split_collective(emit_ctx_t *e, const tir_op_t *op, int o, tpb_err_t 
     for (int t = 0; t < 8; t++)
         temps[t] = base + t;
     in.temps = temps;
-    for (int p = 0; p < e->nprog; p++)
-        in.rank_op[lnc_core_of(e->progs, p)] = &e->progs[p].ops[o];
+    tir_op_t ops[LNC_MAX_CORES];
+    for (int p = 0; p < e->nprog; p++) {
+        int c = lnc_core_of(e->progs, p);
+        if (exchange_op(e, p, &ops[c]))
+            return tpb_errf(err, "out of memory (split)");
+        in.rank_op[c] = &ops[c];
+    }
     in.rank_op[e->core] = op;
     return add_expanded(e, &in, err);
 }
@@ -575,9 +591,11 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
     memset(s, 0, sizeof *s);
     if (nprog < 1)
         return tpb_errf(err, "no programs to split");
-    if (check_programs(progs, nprog, err))
+    bool uniform;
+    if (lnc_check_programs(progs, nprog, &uniform, err))
         return -1;
     const tir_kernel_t *k0 = &progs[0];
+    s->diverged = !uniform;
     s->ncores = k0->num_cores;
     s->nprograms = nprog;
     s->per_core = nprog / s->ncores;
@@ -594,10 +612,14 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
     s->core_m = calloc((size_t)s->ncores, sizeof *s->core_m);
     if (!s->core_k || !s->core_m)
         return tpb_errf(err, "out of memory (split)");
-    tmap_t tm = {NULL, NULL, 0, -1, -1};
+    tmap_t tm = {NULL, NULL, 0, -1, -1, NULL, NULL};
     unsigned *rd = NULL, *wr = NULL;
+    int *xop = NULL, nx = 0;
     int rc = -1, irc;
-    s->ident_data = identity_data(k0, err, &irc);
+    const tir_kernel_t *kid = identity_program(progs, nprog, uniform, err, &irc);
+    if (irc || lnc_exchange_index(progs, nprog, &xop, &nx, err))
+        goto out;
+    s->ident_data = identity_data(kid, err, &irc);
     if (irc)
         goto out;
     for (int c = 0; c < s->ncores; c++) {
@@ -611,10 +633,13 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
         k->program_id = -1;   /* a core runs several programs; see core_m */
         free(tm.slot_map);
         free(tm.coll_base);
-        if (build_tensors(k0, s->per_core, k, &tm, err) ||
-            add_identity(k0, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
+        free(tm.off);
+        free(tm.pmap);
+        tm.off = tm.pmap = NULL;
+        if (build_tensors(progs, nprog, uniform, s->per_core, k, &tm, err) ||
+            add_identity(kid, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
             goto out;
-        emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog, {{0}, 0}};
+        emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog, {{0}, 0}, xop, nx, 0};
         int slot = 0;
         for (int p = 0; p < nprog; p++) {
             if (lnc_core_of(progs, p) != c)
@@ -628,9 +653,10 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
                 tpb_errf(err, "out of memory (split)");
                 goto out;
             }
+            pmap_t pm = program_map(&tm, progs, p, slot);
             for (int o = 0; o < progs[p].nops; o++) {
                 tir_op_t op = progs[p].ops[o];
-                if (remap_op(k, &op, &tm, slot) || instance_name(k, &op, p)) {
+                if (remap_op(k, &op, &pm) || instance_name(k, &op, p)) {
                     free(at);
                     tpb_errf(err, "out of memory (split)");
                     goto out;
@@ -639,9 +665,10 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
                 for (int d = 0; d < op.ndeps; d++)
                     op.deps[d] = op.deps[d] >= 0 && op.deps[d] < o ? at[op.deps[d]] : -1;
                 int r = op.kind == TIR_CORE_BARRIER ? split_barrier(&e, &op, err)
-                      : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, o, err)
-                      : enc_is_collective(op.kind) ? split_collective(&e, &op, o, err)
+                      : op.kind == TIR_SENDRECV ? split_sendrecv(&e, &op, err)
+                      : enc_is_collective(op.kind) ? split_collective(&e, &op, err)
                       : add(&e, &op, err);
+                e.x += op.kind == TIR_SENDRECV || enc_is_collective(op.kind);
                 if (r) {
                     free(at);
                     goto out;
@@ -677,6 +704,9 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
 out:
     free(tm.slot_map);
     free(tm.coll_base);
+    free(tm.off);
+    free(tm.pmap);
+    free(xop);
     free(rd);
     free(wr);
     if (rc)

@@ -344,13 +344,14 @@ def _rotational_topk(lib, b, s, v, k, dtype, sort):
     """rotational_topk (core/topk): the k largest of each row of x
     [B*S, V] and their indices, as the library's test drives it
     (create_topk_config, create_rotational_topk_config,
-    prepare_rotational_constants, one core).  Values: NumPy's sort
+    prepare_rotational_constants; one core, or two with an _Lnc2 lib).  Values: NumPy's sort
     (descending; sorted=False: compared as sets, sorted here); indices:
     each must point at its value in x (the test's rule: ties may pick any)."""
     _scipy_circulant()
     m = lib.mod("core.topk.rotational_topk")
     x = np.random.default_rng(42).standard_normal((b * s, v)).astype(np.float32).astype(dtype)
-    tc = m.create_topk_config(inp_shape=(b, s, v), inp_dtype=dtype, k=k, sorted=sort, num_programs=1)
+    tc = m.create_topk_config(inp_shape=(b, s, v), inp_dtype=dtype, k=k, sorted=sort,
+                              num_programs=2 if isinstance(lib, _Lnc2) else 1)
     cfg = m.prepare_rotational_constants(m.create_rotational_topk_config(inp_shape=x.shape, topk_config=tc))
     try:
         vals, idx = m.rotational_topk(x, cfg)
@@ -499,7 +500,29 @@ def checks(lib):
         ("depthwise_conv1d lnc2 1x256x512 k64 s1 pad10+10 bfloat16",
          lambda: _depthwise_conv1d(l2, 1, 256, 512, 64, 1, (10, 10), nl.bfloat16)),
         ("depthwise_conv1d lnc2 2x256x512 k64 s2 pad5+5 bfloat16",
-         lambda: _depthwise_conv1d(l2, 2, 256, 512, 64, 2, (5, 5), nl.bfloat16))] + _checks1(lib)
+         lambda: _depthwise_conv1d(l2, 2, 256, 512, 64, 2, (5, 5), nl.bfloat16))] + _checks_pid(l2) + _checks1(lib)
+
+
+def _checks_pid(l2):
+    """Two-core runs of kernels whose Python control flow depends on
+    nl.program_id() (traced per program: docs/python.md "Control flow on
+    nl.program_id()")."""
+    return [
+        ("RoPE lnc2 64x8x8x16 interleaved", lambda: _rope(l2, 64, 8, 8, 16, False, False)),
+        ("RoPE lnc2 128x1x8x16 interleaved sbuf-relayout", lambda: _rope(l2, 128, 1, 8, 16, False, True))] + [
+        ("cascaded_max lnc2 %dx%dx%d" % a, lambda a=a: _cascaded_max(l2, *a))
+        for a in ((1, 1, 3168), (8, 5, 4058), (1, 7, 3999))] + [
+        ("rotational_topk lnc2 %dx%dx%d k%d %s%s" % (a[:4] + (np.dtype(a[4]).name, "" if a[5] else " unsorted")),
+         lambda a=a: _rotational_topk(l2, *a))
+        for a in ((4, 5, 8192, 256, np.float32, True), (8, 1, 4058, 64, np.float32, False),
+                  (16, 1, 2048, 8, nl.bfloat16, True))] + [
+        ("cross_entropy_forward lnc2 %dx%d pb%d cs%d %s" % (a[:4] + (np.dtype(a[4]).name,)),
+         lambda a=a: _cross_entropy(l2, *a))
+        for a in ((8, 1000, 4, 512, nl.bfloat16), (16, 3000, 8, 1024, np.float32))] + [
+        ("cross_entropy_backward lnc2 %dx%d pb%d cs%d %s %s%s" % (a[:4] + (np.dtype(a[4]).name, a[5],
+                                                                      "" if a[6] else " not-inplace")),
+         lambda a=a: _cross_entropy_bwd(l2, *a))
+        for a in ((8, 1000, 4, 512, nl.bfloat16, "mean", True), (4, 3000, 4, 1024, np.float32, "sum", True))]
 
 
 def _checks1(lib):

@@ -334,6 +334,9 @@ def _moe_block(lib, B, S, H, I, E, K, all_expert, dtype=np.float16):
 _MOE_BLOCK = [
     ("moe_block_tkg selective 1x1 H3072 I192 E8 K4 fp16", 1, 1, 3072, 192, 8, 4, False),
     ("moe_block_tkg all-expert 1x4 H3072 I384 E8 K4 fp16", 1, 4, 3072, 384, 8, 4, True),
+    # T > 1 selective: router_topk's shard_on_tokens branches on the program id
+    ("moe_block_tkg selective 1x4 H3072 I192 E8 K4 fp16", 1, 4, 3072, 192, 8, 4, False),
+    ("moe_block_tkg selective 2x2 H3072 I192 E8 K4 fp16", 2, 2, 3072, 192, 8, 4, False),
 ]
 
 

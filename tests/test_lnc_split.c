@@ -228,30 +228,83 @@ static void test_split_sendrecv(void **state)
     free_all(&ps);
 }
 
-static void test_divergence_rejected(void **state)
+static void test_divergence(void **state)
 {
     (void)state;
-    /* the front-end refuses control flow on pid ... */
+    /* programs may branch on pid: program 1 declares a tile program 0 does
+     * not; each core runs one program (slot 0), so the core kernels share
+     * one tensor list: the HBM tensors, program 0's tiles and the tiles of
+     * the others that program 0 has not (by name and shape) */
     const char *text =
         "{\"kernel\": \"d\", \"grid\": [\"nc(2)\"],"
         " \"inputs\": [{\"name\": \"a\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
         " \"outputs\": [{\"name\": \"out\", \"shape\": [256, 64], \"dtype\": \"float32\"}],"
         " \"body\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
-        "  {\"op\": \"if\", \"cond\": \"pid == 0\", \"body\": ["
-        "   {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[0:128, :]\"}]}]}";
+        "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[pid*128:(pid+1)*128, :]\"},"
+        "  {\"op\": \"if\", \"cond\": \"pid == 1\", \"body\": ["
+        "   {\"op\": \"tile\", \"name\": \"u\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+        "   {\"op\": \"tensor_copy\", \"dst\": \"u\", \"src\": \"t\"},"
+        "   {\"op\": \"store\", \"dst\": \"out[128:256, :]\", \"src\": \"u\"}],"
+        "   \"else\": [{\"op\": \"store\", \"dst\": \"out[0:128, :]\", \"src\": \"t\"}]}]}";
     progs_t ps;
     tpb_err_t err = {{0}};
-    assert_int_not_equal(parse_all(text, &ps, &err), 0);
-    assert_non_null(strstr(err.msg, "pid"));
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_equal(ps.p[0].nops, 2);
+    assert_int_equal(ps.p[1].nops, 3);
+    lnc_split_t s;
+    if (lnc_split(ps.p, ps.n, &s, &err))
+        fail_msg("%s", err.msg);
+    for (int c = 0; c < 2; c++) {
+        const tir_kernel_t *k = &s.core_k[c];
+        assert_int_equal(k->nops, c ? 3 : 2);
+        assert_true(find_tensor(k, "a") >= 0 && find_tensor(k, "out") >= 0);
+        assert_true(find_tensor(k, "t") >= 0 && find_tensor(k, "u") >= 0);
+        assert_int_equal(find_tensor(k, "t@p1"), -1);
+        assert_int_equal(k->ntensors, 4);   /* a, out, t, u */
+    }
+    /* core 1 runs program 1: its tiles, the shared HBM tensors */
+    const tir_kernel_t *k1 = &s.core_k[1];
+    assert_int_equal(k1->ops[0].dst->tensor, find_tensor(k1, "t"));
+    assert_int_equal(k1->ops[0].src[0]->tensor, find_tensor(k1, "a"));
+    assert_int_equal(k1->ops[1].dst->tensor, find_tensor(k1, "u"));
+    assert_int_equal(k1->ops[1].src[0]->tensor, find_tensor(k1, "t"));
+    assert_int_equal(k1->ops[2].dst->tensor, find_tensor(k1, "out"));
+    lnc_split_free(&s);
     free_all(&ps);
-    /* ... and the split refuses programs that still differ */
+    /* two programs per core (slots 0 and 1): program 1's tiles are slot
+     * copies, and a tile name with another shape gets an entry of its own */
+    const char *two =
+        "{\"kernel\": \"d2\", \"grid\": [\"nc(2)*2\"],"
+        " \"inputs\": [{\"name\": \"a\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+        " \"outputs\": [{\"name\": \"out\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+        " \"body\": [{\"op\": \"if\", \"cond\": \"pid == 3\", \"body\": ["
+        "   {\"op\": \"tile\", \"name\": \"t\", \"shape\": [64, 64], \"dtype\": \"float32\"},"
+        "   {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[384:448, :]\"},"
+        "   {\"op\": \"store\", \"dst\": \"out[384:448, :]\", \"src\": \"t\"}],"
+        "  \"else\": [{\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+        "   {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[pid*128:(pid+1)*128, :]\"},"
+        "   {\"op\": \"store\", \"dst\": \"out[pid*128:(pid+1)*128, :]\", \"src\": \"t\"}]}]}";
+    assert_int_equal(parse_all(two, &ps, &err), 0);
+    if (lnc_split(ps.p, ps.n, &s, &err))
+        fail_msg("%s", err.msg);
+    const tir_kernel_t *kc1 = &s.core_k[1];   /* programs 2 (slot 0) and 3 (slot 1) */
+    assert_int_equal(kc1->ops[0].dst->tensor, find_tensor(kc1, "t"));
+    /* program 1 (core 0, slot 1) made "t@p1" [128, 64]; program 3's t in
+     * slot 1 is [64, 64]: "t@q3" */
+    assert_int_equal(s.core_k[0].ops[2].dst->tensor, find_tensor(kc1, "t@p1"));
+    assert_int_equal(kc1->tensors[find_tensor(kc1, "t@p1")].shape[0], 128);
+    assert_int_equal(kc1->ops[2].dst->tensor, find_tensor(kc1, "t@q3"));
+    assert_int_equal(kc1->tensors[find_tensor(kc1, "t@q3")].shape[0], 64);
+    assert_int_equal(kc1->ntensors, 5);   /* a, out, t, t@p1, t@q3 */
+    lnc_split_free(&s);
+    free_all(&ps);
+    /* the split refuses programs that differ in their exchanges */
     char g[2048];
     assert_int_equal(parse_all(grid_kernel("blocked", g, sizeof g), &ps, &err), 0);
-    ps.p[3].nops = 1;
-    lnc_split_t s;
+    ps.p[3].ops[1].kind = TIR_CORE_BARRIER;
     assert_int_not_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
-    assert_non_null(strstr(err.msg, "control flow diverges on the program id"));
-    ps.p[3].nops = 2;
+    assert_non_null(strstr(err.msg, "control flow diverges on the program id: exchange 0"));
+    ps.p[3].ops[1].kind = ps.p[0].ops[1].kind;
     free_all(&ps);
 }
 
@@ -979,7 +1032,7 @@ int main(void)
         cmocka_unit_test(test_split_interleaved),
         cmocka_unit_test(test_split_exchange),
         cmocka_unit_test(test_split_sendrecv),
-        cmocka_unit_test(test_divergence_rejected),
+        cmocka_unit_test(test_divergence),
         cmocka_unit_test(test_two_cores_faster),
         cmocka_unit_test(test_out_dir_trailing_slash),
         cmocka_unit_test(test_collective_split),

@@ -16,7 +16,7 @@ import traceback
 
 import numpy as np
 
-from . import _alloc, _trace, compiler, isa, language
+from . import _alloc, _programs, _trace, compiler, isa, language
 from ._trace import NkiError, NkiTensor
 from ._trace import NkiTensor as tensor   # NKI's nki.tensor (annotations)
 from .language import dtype   # NKI's nki.dtype (annotations)
@@ -192,14 +192,14 @@ class Kernel:
         except NkiError:
             return res
 
-    def _trace_split(self, args, kwargs, split, target):
-        """split: PSUM block-dim tiles one tile per logical block."""
+    def _trace_split(self, args, kwargs, split, target, pid=None):
+        """split: PSUM block-dim tiles one tile per logical block; pid: _programs.py."""
         try:
-            return self._trace(args, kwargs, True, split, target)
-        except _trace.Retrace:
-            return self._trace(args, kwargs, False, split, target)
+            return _programs.retraced(self, args, kwargs, split, target, pid)
+        except _programs.PerProgram:   # traced once per program, merged
+            return _programs.per_program(self, args, kwargs, split, target)
 
-    def _trace(self, args, kwargs, symbolic, split=False, target=None):
+    def _trace(self, args, kwargs, symbolic, split=False, target=None, pid=None):
         sig = inspect.signature(self.fn)
         try:
             bound = sig.bind(*args, **kwargs)
@@ -207,7 +207,7 @@ class Kernel:
             raise NkiError("%s: %s" % (self.fn.__name__, e)) from None
         bound.apply_defaults()
         grid, launch = self.launch_grid(target)
-        tr = _trace.Trace(self.fn.__name__, grid, symbolic)
+        tr = _programs.new_trace(self.fn.__name__, grid, symbolic, pid)
         tr.lnc = launch == "lnc"
         tr.target = target   # nisa.get_nc_version()
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
@@ -234,8 +234,8 @@ class Kernel:
         except Exception as e:
             if tr.lnc and tr.beta1_forms:
                 raise _trace.Beta1Launch() from None
-            if tr.used_symbolic:   # per iteration it may work, or give the error
-                raise _trace.Retrace() from None
+            if tr.used_symbolic or _programs.retry(self, tr, launch):   # per iteration / program
+                raise (_trace.Retrace() if tr.used_symbolic else _programs.PerProgram()) from None
             if launch == "over" and not tr.beta1_forms:
                 raise self._too_many(target) from None
             self._error(e)
@@ -255,8 +255,8 @@ class Kernel:
                                "returns whole tensors or reshapes of them" % (
                                    self.fn.__name__, o.base.name, list(o.shape),
                                    list(o.base.shape)))
-        return _Traced(tr.to_json(outs, self.opts.get("schedule")), outs, arrays,
-                       isinstance(ret, (tuple, list)), tr)
+        return _programs.noted(self, launch, tr, outs, _Traced(tr.to_json(outs, self.opts.get(
+            "schedule")), outs, arrays, isinstance(ret, (tuple, list)), tr))
 
     @staticmethod
     def _error(e):

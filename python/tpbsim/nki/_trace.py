@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from . import _alloc, _groups, _sites
+from . import _alloc, _groups, _programs, _sites
 # re-exported: the rest of the package reaches these through _trace
 from ._state import (_LOCAL, Beta1Launch, NkiError, Retrace, beta1_form, current,  # noqa: F401
                      need_retrace, stack)
@@ -689,7 +689,7 @@ class Trace:
         else:
             if self.frames:   # one HBM tensor per iteration: not a `for` body
                 need_retrace()
-            nm = self.unique(name or "out")
+            nm = _programs.hbm_name(self, name or "out", shape, dtype, buffer)
             b = _Base(nm, shape, dtype, buffer, "hbm", loc)
             self.hbm.append(b)
         if nblk:   # the NKI view: block dims first, on the stored layout
@@ -748,3 +748,7 @@ class Trace:
 # select methods and the layout queries: _views.py
 from . import _views  # noqa: E402  (it needs NkiTensor defined)
 _views.install(NkiTensor)
+# per-program tracing (_programs.py; class defaults, set per trace by it):
+# pid the program traced alone (None: all, nl.program_id() a symbol),
+# hbm_plan program 0's HBM tensors, used_pid whether program_id gave a symbol
+Trace.pid, Trace.hbm_plan, Trace.used_pid = None, (), False

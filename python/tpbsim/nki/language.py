@@ -8,7 +8,7 @@ lists what each lowers to and what is refused."""
 import numpy as np
 
 from .. import _ndtypes
-from . import _trace
+from . import _programs, _trace
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -536,7 +536,7 @@ def program_id(axis=0):
         raise NkiError("nl.program_id(%d): the launch grid has %d axes" % (axis, len(tr.grid)))
     if tr.grid[axis] == 1 and len(tr.grid) == 1:
         return 0
-    return Lin(0, {("pid" if len(tr.grid) == 1 else "pid%d" % axis): 1})
+    return _programs.program_id(tr, axis)   # an int when traced per program, else a Lin
 
 
 def num_programs(axes=None):

@@ -1,0 +1,194 @@
+"""Python control flow on nl.program_id(): the kernel is traced once per
+program (docs/python.md "Control flow on nl.program_id()"); results
+checked against NumPy."""
+import json
+
+import numpy as np
+import pytest
+
+import tpbsim
+from tpbsim import NkiError, nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+RNG = np.random.default_rng(7)
+
+
+@nki.jit
+def branchy(a):
+    """Core 0: exp of its half; core 1: its half times (pid + 2) in a loop
+    whose trip count is the program id, through a tile only it declares."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    pid = nl.program_id(0)
+    rows = a.shape[0] // nl.num_programs()
+    t = nl.ndarray((rows, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[pid * rows:(pid + 1) * rows, :])
+    if pid == 0:
+        nisa.activation(dst=t, op=nl.exp, data=t)
+        nisa.dma_copy(dst=out[0:rows, :], src=t)
+    else:
+        acc = nl.ndarray((rows, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=acc, data1=t, data2=t, op=nl.add)
+        for _ in range(pid):   # a Python loop over the program id
+            nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+        nisa.dma_copy(dst=out[pid * rows:(pid + 1) * rows, :], src=acc)
+    return out
+
+
+def test_branch_on_program_id_two_cores():
+    a = RNG.uniform(-1, 1, (256, 64)).astype(np.float32)
+    want = np.concatenate([np.exp(a[:128]), a[128:] * 3])
+    np.testing.assert_allclose(branchy[2](a), want, rtol=1e-6, atol=1e-6)
+
+
+def test_per_program_kernel_file():
+    # one `if pid == p` body per program, each with its own ops; the HBM
+    # tensors declared once
+    a = np.zeros((256, 64), np.float32)
+    text = branchy[2].trace(a)[0]
+    doc = json.loads(text)
+    assert doc["grid"] == ["nc(2)"]
+    assert [op["op"] for op in doc["body"]] == ["if", "if"]
+    assert [op["cond"] for op in doc["body"]] == ["pid == 0", "pid == 1"]
+    ops = [[op["op"] for op in b["body"]] for b in doc["body"]]
+    assert "activation" in ops[0] and "tensor_tensor" not in ops[0]
+    assert ops[1].count("tensor_tensor") == 2 and "activation" not in ops[1]
+    assert len(doc["outputs"]) == 1 and len(doc["inputs"]) == 1
+    assert "pid" not in json.dumps(doc["body"][1]["body"])   # concrete ids only
+
+
+def test_uniform_kernel_traced_once():
+    # a kernel that only slices by the program id keeps its one symbolic trace
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        pid = nl.program_id(0)
+        t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[pid * 128:(pid + 1) * 128, :])
+        nisa.dma_copy(dst=out[pid * 128:(pid + 1) * 128, :], src=t)
+        return out
+    a = RNG.standard_normal((256, 32)).astype(np.float32)
+    doc = json.loads(k[2].trace(a)[0])
+    assert doc["body"][0]["op"] != "if" and "pid" in json.dumps(doc["body"])
+    np.testing.assert_array_equal(k[2](a), a)
+
+
+@nki.jit
+def grid_kernel(a):
+    """A [3, 2] grid on one core: program (i, j) handles block (i, j);
+    the list of per-row scales is indexed by program_id(0), and column 1
+    is negated only by an `if` on program_id(1)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i, j = nl.program_id(0), nl.program_id(1)
+    scale = [1.0, 0.5, 4.0][i]
+    t = nl.ndarray((32, 16), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[i * 32:(i + 1) * 32, j * 16:(j + 1) * 16])
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale)
+    if j == 1:
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=-1.0)
+    nisa.dma_copy(dst=out[i * 32:(i + 1) * 32, j * 16:(j + 1) * 16], src=t)
+    return out
+
+
+def test_grid_branch_on_program_ids():
+    a = RNG.standard_normal((96, 32)).astype(np.float32)
+    want = a.copy()
+    for i, s in enumerate([1.0, 0.5, 4.0]):
+        want[i * 32:(i + 1) * 32] *= s
+    want[:, 16:] *= -1
+    np.testing.assert_array_equal(grid_kernel[3, 2](a), want)
+
+
+def _own_block(a):
+    """In a kernel on 2 cores: its output, the program id and the
+    program's 128-row block of a [256, 32] input loaded into a tile."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    pid = nl.program_id(0)
+    t = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[pid * 128:(pid + 1) * 128, :])
+    return out, pid, t
+
+
+def test_grid_on_two_cores_with_barrier():
+    # per-core SBUF and a barrier still behave: each core writes its half of
+    # a shared scratch, meets the other at the barrier, then reads the other
+    # half (branching on which core it is)
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        scratch = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        pid = nl.program_id(0)
+        t = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[pid * 128:(pid + 1) * 128, :])
+        if pid == 0:
+            nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+        else:
+            nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=3.0)
+        nisa.dma_copy(dst=scratch[pid * 128:(pid + 1) * 128, :], src=t)
+        nisa.core_barrier(scratch, (0, 1))
+        other = 1 - pid
+        u = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=u, src=scratch[other * 128:(other + 1) * 128, :])
+        nisa.dma_copy(dst=out[pid * 128:(pid + 1) * 128, :], src=u)
+        return out
+    a = RNG.standard_normal((256, 32)).astype(np.float32)
+    want = np.concatenate([a[128:] * 3, a[:128] + 1])
+    np.testing.assert_allclose(k[2](a), want, rtol=1e-6)
+
+
+def test_diverging_barriers_rejected():
+    @nki.jit
+    def k(a):
+        out, pid, t = _own_block(a)
+        nisa.dma_copy(dst=out[pid * 128:(pid + 1) * 128, :], src=t)
+        if pid == 0:
+            nisa.core_barrier(out, (0, 1))
+        return out
+    with pytest.raises(tpbsim.TpbError, match="control flow diverges on the program id: "
+                                              "exchange 0"):
+        k[2](np.zeros((256, 32), np.float32))
+
+
+def test_beta1_grid_keeps_the_error():
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        if nl.program_id(0) == 1:
+            nisa.dma_copy(dst=out, src=a)
+        return out
+    with pytest.raises(NkiError, match="control flow may not depend on nl.program_id"):
+        nki.baremetal(k)[2](np.zeros((4, 4), np.float32))
+
+
+def test_private_hbm_is_per_program():
+    # nl.private_hbm (and nl.hbm) is every program's own (NKI): both cores
+    # stage their block through the same-named private scratch at offset 0;
+    # one tensor shared by the two cores would race
+    @nki.jit
+    def k(a):
+        out, pid, t = _own_block(a)
+        stage = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.private_hbm)
+        nisa.dma_copy(dst=stage, src=t)
+        u = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=u, src=stage)
+        nisa.tensor_scalar(dst=u, data=u, op0=nl.add, operand0=1.0)
+        nisa.dma_copy(dst=out[pid * 128:(pid + 1) * 128, :], src=u)
+        return out
+    a = RNG.standard_normal((256, 32)).astype(np.float32)
+    doc = json.loads(k[2].trace(a)[0])
+    assert len(doc["scratch"]) == 2   # one staging tensor per program
+    np.testing.assert_allclose(k[2](a), a + 1, rtol=1e-6)
+
+
+def test_program_error_names_the_program():
+    # an error only one program's trace meets names that program
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        pid = nl.program_id(0)
+        if pid == 1:
+            raise ValueError("no program 1 here")
+        nisa.dma_copy(dst=out, src=a)
+        return out
+    with pytest.raises(NkiError, match=r"no program 1 here \(traced for program 1 of 2, "
+                                       r"nl.program_id\(\) 1\)"):
+        k[2](np.zeros((4, 4), np.float32))
