@@ -9,7 +9,7 @@ import numpy as np
 
 from tpbsim.nki import language as nl
 
-from nkilib_refs import _close_max
+from nkilib_refs import _Lnc2, _close_max
 
 FP8_RANGE = 240.0   # float8_e4m3 (NKI's IEEE-style e4m3): its largest finite value
 
@@ -37,12 +37,13 @@ def _ref(x, gamma, dequant_in, lower_bound, quant_only, row, eps=1e-6):
     return q.astype(np.float32).astype(nl.float8_e4m3).astype(np.float32), deq
 
 
-def _rmsnorm_quant(lib, b, s, h, row, lower_bound, quant_only):
-    mod = lib.mod("core.rmsnorm.rmsnorm_quant")
+def _rmsnorm_quant(lib, b, s, h, row, lower_bound, quant_only, lnc=1):
+    mod = (_Lnc2(lib) if lnc == 2 else lib).mod("core.rmsnorm.rmsnorm_quant")
     ct = lib.mod("core.utils.common_types")
     rng = np.random.default_rng(0)
     x = rng.standard_normal((b, s, h)).astype(np.float32).astype(nl.bfloat16)
-    gamma = rng.standard_normal((h,)).astype(np.float32).astype(nl.bfloat16)
+    # the test's gamma: [H], [1, H] at LNC 2
+    gamma = rng.standard_normal((1, h) if lnc == 2 else (h,)).astype(np.float32).astype(nl.bfloat16)
     dequant_in = None
     if not row:   # the test's static scale: one value broadcast to (128, 1)
         dequant_in = np.full((128, 1), rng.normal(loc=0.5, scale=0.1), np.float32)
@@ -81,4 +82,11 @@ def checks(lib):
                 f"{' lower_bound ' + str(lb) if lb else ''}{' quant_only' if qo else ''}")
         out.append((name, lambda b=b, s=s, h=h, row=row, lb=lb, qo=qo:
                     _rmsnorm_quant(lib, b, s, h, row, lb, qo)))
+    # two cores (kernel[2], the library's LNC 2 launch: rows split over the cores)
+    for b, s, h, row, lb, qo in [(1, 2, 1024, True, 0.0, False), (1, 160, 1024, True, 0.5, False),
+                                 (1, 160, 1024, False, 0.0, False)]:
+        name = (f"rmsnorm_quant lnc2 {b}x{s}x{h} {'row' if row else 'static'}"
+                f"{' lower_bound ' + str(lb) if lb else ''}")
+        out.append((name, lambda b=b, s=s, h=h, row=row, lb=lb, qo=qo:
+                    _rmsnorm_quant(lib, b, s, h, row, lb, qo, lnc=2)))
     return out
