@@ -736,10 +736,34 @@ tir_ap_t enc_ap_full(enc_builder_t *b, int tensor)
 tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
                     const int64_t pairs[][2], const char *field)
 {
+    return enc_ap_raw_view(b, tensor, 0, offset, ndim, pairs, field);
+}
+
+tir_ap_t enc_ap_raw_view(enc_builder_t *b, int tensor, unsigned view, int64_t offset, int ndim,
+                         const int64_t pairs[][2], const char *field)
+{
     tir_ap_t a = enc_ap_none();
     if (!tensor_ok(b, tensor, field))
         return a;
+    tir_tensor_t vt;
+    char vname[TIR_NAME_LEN + 32];
     const tir_tensor_t *t = &b->k->tensors[tensor];
+    if (view) {   /* a dtype view: the pattern counts elements of that dtype */
+        int vnd;
+        int64_t vsh[TIR_MAX_DIMS];
+        if (!tir_view_shape(t, view - 1u, &vnd, vsh)) {
+            enc_fail(b, "%s%sfield '%s': '%s' (%s) viewed as %s: %s bytes are not a multiple of "
+                     "its %u-byte elements", PATHP(b), fld(field), t->name,
+                     isa_dtype_numpy_name(t->dtype), isa_dtype_numpy_name(view - 1u),
+                     is_tile(t->kind) ? "a partition's" : "its",
+                     isa_dtype_size(view - 1u));
+            return a;
+        }
+        a.view = (uint8_t)view;
+        t = tir_ap_tensor(t, &a, &vt);
+        snprintf(vname, sizeof vname, "%s' viewed as '%s", t->name, isa_dtype_numpy_name(view - 1u));
+        vt.name = vname;   /* the messages below: "'t' viewed as 'uint8'" */
+    }
     if (ndim < 1 || ndim > TIR_MAX_DIMS) {
         enc_fail(b, "%s%sfield '%s': access pattern has %d [step, count] pairs (1..%d)", PATHP(b), fld(field),
                  ndim, TIR_MAX_DIMS);
@@ -801,7 +825,7 @@ tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
     }
     a.tensor = tensor;
     a.offset = offset;
-    a.ndim = ndim;
+    a.ndim = (int16_t)ndim;
     return a;
 }
 

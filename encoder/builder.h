@@ -285,6 +285,11 @@ tir_ap_t enc_ap_view(enc_builder_t *b, int tensor, int ndim, const int64_t *shap
 /* NKI .ap(): raw [step, count] pairs, outermost first, in elements. */
 tir_ap_t enc_ap_raw(enc_builder_t *b, int tensor, int64_t offset, int ndim,
                     const int64_t pairs[][2], const char *field);
+/* enc_ap_raw where view (0 or isa_dtype_t + 1) reads the tensor's bytes as
+ * that dtype (NKI .ap(dtype=), tensor.view): the pattern then counts its
+ * elements (tir_ap_tensor). */
+tir_ap_t enc_ap_raw_view(enc_builder_t *b, int tensor, unsigned view, int64_t offset, int ndim,
+                         const int64_t pairs[][2], const char *field);
 tir_ap_t enc_ap_none(void);
 /* A scalar operand by value (the builder interns its AP into the kernel). */
 typedef struct {

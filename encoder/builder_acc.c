@@ -47,7 +47,7 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
     if (!is_matmul(op->kind) || (op->flags & TIR_F_TRANSPOSE))
         return 0;   /* a transpose never accumulates */
     int64_t lo, hi;
-    tir_ap_range(op->dst, &lo, &hi);
+    tir_ap_range(NULL, op->dst, &lo, &hi);   /* a matmul dst: no dtype view */
     for (int r = head_of(b, op->dst->tensor); r >= 0; r = b->acc[r].next) {
         const struct enc_acc_region *g = &b->acc[r];
         if (g->dead || g->hi < lo || g->lo > hi)
@@ -107,7 +107,7 @@ int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
         if (t < 0 || t >= b->k->ntensors || b->k->tensors[t].kind != TIR_T_PSUM)
             continue;
         int64_t lo, hi;
-        tir_ap_range(w[i], &lo, &hi);
+        tir_ap_range(&b->k->tensors[t], w[i], &lo, &hi);
         bool group = i == 0 && is_matmul(op->kind) && !(op->flags & TIR_F_TRANSPOSE);
         bool known = false;
         for (int r = head_of(b, t); r >= 0; r = b->acc[r].next) {

@@ -48,7 +48,8 @@ static bool same_ap(const tir_kernel_t *k, const tir_ap_t *a, const tir_ap_t *p)
         return false;
     /* the dims in use only, as validate.c reads them (loops of at most six:
      * cheaper than memcmp calls of the whole arrays, this runs per operand) */
-    if (a->ndim != p->ndim || a->offset != p->offset || a->ndim < 0 || a->ndim > TIR_MAX_DIMS)
+    if (a->ndim != p->ndim || a->offset != p->offset || a->view != p->view || a->ndim < 0 ||
+        a->ndim > TIR_MAX_DIMS)
         return false;
     for (int d = 0; d < a->ndim; d++)
         if (a->step[d] != p->step[d] || a->count[d] != p->count[d])

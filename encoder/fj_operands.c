@@ -252,7 +252,7 @@ int fj_parse_slice_ap(jx_t *j, const char *text, const char *path, const char *f
 int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fname,
                     tir_ap_t *out)
 {
-    static const char *const allowed[] = {"tensor", "offset", "ap", NULL};
+    static const char *const allowed[] = {"tensor", "offset", "ap", "dtype", NULL};
     char sub[ENC_PATH_MAX + 32];
     snprintf(sub, sizeof sub, "%s.%s", path, fname);
     if (fj_check_fields(j, it, sub, allowed))
@@ -281,7 +281,15 @@ int fj_parse_raw_ap(jx_t *j, const cJSON *it, const char *path, const char *fnam
             fj_get_int_item(j, c->child->next, sub, "ap", &pairs[i][1], NULL))
             return -1;
     }
-    *out = enc_ap_raw(&j->b, t, off, n, (const int64_t(*)[2])pairs, fname);
+    unsigned view = 0;
+    if (fj_field(it, "dtype")) {   /* a dtype view (NKI .ap(dtype=), tensor.view(dtype)) */
+        unsigned dt;
+        if (fj_get_dtype(j, it, sub, &dt))
+            return -1;
+        if (dt != j->b.k->tensors[t].dtype)
+            view = dt + 1;
+    }
+    *out = enc_ap_raw_view(&j->b, t, view, off, n, (const int64_t(*)[2])pairs, fname);
     return j->b.failed ? -1 : 0;
 }
 

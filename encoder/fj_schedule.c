@@ -93,9 +93,11 @@ static bool ap_overlap(const tir_ap_t *a, const tir_ap_t *b)
 {
     if (a->tensor < 0 || a->tensor != b->tensor)
         return false;
+    if (a->view != b->view)
+        return true;   /* elements of two dtypes: taken as overlapping */
     int64_t lo[2], hi[2];
-    tir_ap_range(a, &lo[0], &hi[0]);
-    tir_ap_range(b, &lo[1], &hi[1]);
+    tir_ap_range(NULL, a, &lo[0], &hi[0]);
+    tir_ap_range(NULL, b, &lo[1], &hi[1]);
     return lo[0] <= hi[1] && lo[1] <= hi[0];
 }
 

@@ -37,7 +37,8 @@ static unsigned space_of(const tir_tensor_t *t)
 static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool write,
                       dside_t *s)
 {
-    const tir_tensor_t *t = lw_tensor(c, a);
+    tir_tensor_t vt;   /* a dtype view: the tensor's bytes seen as that dtype */
+    const tir_tensor_t *t = tir_ap_tensor(lw_tensor(c, a), a, &vt);
     if (!t)
         return lw_err(c, "%s: missing operand", role);
     const bir_mloc_t *ml = &c->m->mlocs[a->tensor];

@@ -130,10 +130,11 @@ static bool side_placed(const lower_ctx_t *c, lw_dma_side_t *m, int64_t off, uin
  * -> dst, or -1 when the op is not memoised (a register offset, or a side
  * without a tensor: the full path's error). */
 static int dma_memo_set(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
-                        const tir_tensor_t **st, const tir_tensor_t **dt)
+                        const tir_tensor_t **st, const tir_tensor_t **dt, tir_tensor_t view[2])
 {
-    *st = lw_tensor(c, srcap);
-    *dt = lw_tensor(c, dstap);
+    /* a dtype view's side: the tensor seen as that dtype (its key) */
+    *st = tir_ap_tensor(lw_tensor(c, srcap), srcap, &view[0]);
+    *dt = tir_ap_tensor(lw_tensor(c, dstap), dstap, &view[1]);
     if (c->op->src_reg >= 0 || c->op->dst_reg >= 0 || !*st || !*dt ||
         srcap->tensor >= c->m->nmlocs || dstap->tensor >= c->m->nmlocs)
         return -1;
@@ -152,11 +153,12 @@ int lw_direct_sides_memo(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *
 {
     lw_dma_use_t *u = &c->dma_use;
     const tir_tensor_t *st, *dt;
+    tir_tensor_t view[2];
     int at = -1;
     if (u->rest > 0)
         u->rest--;
     else
-        at = dma_memo_set(c, srcap, dstap, &st, &dt);
+        at = dma_memo_set(c, srcap, dstap, &st, &dt, view);
     if (at < 0)
         return lw_direct_sides(c, srcap, dstap, s, d, j, nj);
     lw_memo_t *mm = &c->memo;

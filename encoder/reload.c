@@ -147,6 +147,9 @@ static bool reloadable(rl_ctx_t *c, int *slot_load)
                 snprintf(c->why, sizeof c->why,
                          "%s (load) reads '%s', which is not a read-only HBM tensor", op->path,
                          s >= 0 ? k->tensors[s].name : "?");
+            else if (op->dst->view || op->src[0]->view)
+                snprintf(c->why, sizeof c->why, "%s (load) writes it through a dtype view",
+                         op->path);
             else if (part_bytes(k, op->dst) > c->cap)
                 snprintf(c->why, sizeof c->why,
                          "%s (load) alone writes more than a partition holds", op->path);

@@ -205,7 +205,7 @@ static int scan_uses(sp_t *s, int f)
  * (row-major, from 0): the common full-tile write, known without a walk. */
 static bool dense_full(const tir_ap_t *ap, uint64_t elems)
 {
-    if (ap->offset != 0)
+    if (ap->offset != 0 || ap->view)   /* a dtype view: taken as a partial write */
         return false;
     int64_t want = 1;
     for (int d = ap->ndim - 1; d >= 0; d--) {
@@ -221,6 +221,8 @@ static bool dense_full(const tir_ap_t *ap, uint64_t elems)
 static void mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
 {
     int64_t idx[TIR_MAX_DIMS] = { 0 };
+    if (a->view)
+        return;   /* a dtype view's elements are not the tile's: marks nothing (partial) */
     for (int d = 0; d < a->ndim; d++)
         if (a->count[d] <= 0)
             return;

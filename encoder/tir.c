@@ -469,7 +469,8 @@ static uint64_t pool_hash_ap(const void *rec, size_t size)
     if (a->ndim < 0 || a->ndim > TIR_MAX_DIMS)
         return pool_hash_bytes(rec, size);
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    h = tpb_hash_word(h, (uint64_t)(uint32_t)a->tensor | (uint64_t)(uint32_t)a->ndim << 32);
+    h = tpb_hash_word(h, (uint64_t)(uint32_t)a->tensor | (uint64_t)(uint32_t)a->ndim << 32 |
+                          (uint64_t)a->view << 48);
     h = tpb_hash_word(h, (uint64_t)a->offset);
     for (int d = 0; d < a->ndim; d++) {
         h = tpb_hash_word(h, (uint64_t)a->step[d]);
@@ -692,7 +693,7 @@ int tir_op_copy_into(tir_kernel_t *k, tir_op_t *op)
     return (op->rare = tir_rare_intern(k, op->rare)) ? 0 : -1;
 }
 
-void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)
+void tir_ap_range(const tir_tensor_t *t, const tir_ap_t *ap, int64_t *lo, int64_t *hi)
 {
     int64_t a = ap->offset, z = ap->offset;
     for (int d = 0; d < ap->ndim; d++) {
@@ -702,13 +703,46 @@ void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi)
         else
             z += span;
     }
+    if (ap->view && t) {   /* view elements -> the tensor's elements their bytes touch */
+        int64_t vs = isa_dtype_size(ap->view - 1u), ts = isa_dtype_size(t->dtype);
+        a = a * vs / ts;
+        z = (z * vs + vs - 1) / ts;
+    }
     *lo = a;
     *hi = z;
 }
 
+bool tir_view_shape(const tir_tensor_t *t, unsigned dt, int *ndim, int64_t *shape)
+{
+    int64_t n = 1;
+    bool tile = t->kind == TIR_T_SBUF || t->kind == TIR_T_PSUM;
+    for (int d = tile ? 1 : 0; d < t->ndim; d++)
+        n *= t->shape[d];
+    int64_t bytes = n * (int64_t)isa_dtype_size(t->dtype), vs = isa_dtype_size(dt);
+    if (bytes % vs)
+        return false;
+    *ndim = tile ? 2 : 1;
+    if (tile)
+        shape[0] = t->shape[0];
+    shape[*ndim - 1] = bytes / vs;
+    return true;
+}
+
+const tir_tensor_t *tir_ap_tensor(const tir_tensor_t *t, const tir_ap_t *a, tir_tensor_t *tmp)
+{
+    if (!a->view || !t)
+        return t;
+    *tmp = *t;
+    tmp->dtype = a->view - 1u;
+    if (!tir_view_shape(t, tmp->dtype, &tmp->ndim, tmp->shape))
+        tmp->ndim = 0;   /* refused by the front-end; an empty tensor fails every bound */
+    return tmp;
+}
+
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)
 {
-    if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim)
+    if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim ||
+        a->view != b->view)
         return false;
     for (int d = 0; d < a->ndim; d++)
         if (a->step[d] != b->step[d] || a->count[d] != b->count[d])

@@ -67,8 +67,16 @@ typedef struct {
  * offset / row and the free offset is offset % row. */
 typedef struct {
     int tensor;                   /* index into tir_kernel_t.tensors, -1 = none */
-    int ndim;                     /* next to tensor: no padding (112 bytes, not 120;
+    int16_t ndim;                 /* next to tensor: no padding (112 bytes, not 120;
                                      ten of these sit in every tir_op_t) */
+    /* A dtype view (NKI tensor.view(dtype), .ap(dtype=)): 0 = none, else
+     * isa_dtype_t + 1.  The tensor's bytes read as that dtype: offset, steps
+     * and counts count elements of it, over the tensor seen as a C-ordered
+     * array of them (a tile: shape[0] partitions of row-bytes / size
+     * elements; tir_ap_tensor).  Only direct load / store / dma_copy
+     * operands carry one (the front-end refuses it elsewhere). */
+    uint8_t view;
+    uint8_t pad_;
     int64_t offset;               /* element offset of the first element */
     int64_t step[TIR_MAX_DIMS];   /* in elements */
     int64_t count[TIR_MAX_DIMS];
@@ -659,10 +667,19 @@ const char *tir_name_n(tir_kernel_t *k, const char *s, size_t n);
 tir_scalar_t tir_scalar_imm(double v);
 /* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
-/* Same tensor, offset, dimensions, steps and counts. */
+/* Same tensor, dtype view, offset, dimensions, steps and counts. */
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b);
 /* The flat element range [*lo, *hi] (inclusive, offset included) an AP
- * touches in its tensor. */
-void tir_ap_range(const tir_ap_t *ap, int64_t *lo, int64_t *hi);
+ * touches in its tensor t, in t's elements (a dtype view's range is
+ * widened to the whole elements of t its bytes touch). */
+void tir_ap_range(const tir_tensor_t *t, const tir_ap_t *ap, int64_t *lo, int64_t *hi);
+/* The tensor as operand a sees it: t itself, or for a dtype view (a->view)
+ * *tmp filled as t with that dtype and shape [total bytes / size] (HBM)
+ * or [shape[0], row bytes / size] (a tile).  The element size must divide
+ * those bytes (the front-end checks it: tir_view_shape). */
+const tir_tensor_t *tir_ap_tensor(const tir_tensor_t *t, const tir_ap_t *a, tir_tensor_t *tmp);
+/* The shape t has viewed as dtype dt (ndim 1 or 2, as tir_ap_tensor); false
+ * when dt's size does not divide t's bytes (a tile: one partition row's). */
+bool tir_view_shape(const tir_tensor_t *t, unsigned dt, int *ndim, int64_t *shape);
 
 #endif

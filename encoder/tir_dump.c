@@ -62,7 +62,8 @@ static void ap_str(sb_t *s, const tir_kernel_t *k, const char *label, const tir_
     if (a->tensor < 0)
         return;
     const char *name = a->tensor < k->ntensors ? k->tensors[a->tensor].name : "?";
-    sb_printf(s, " %s=%s{+%lld", label, name, (long long)a->offset);
+    sb_printf(s, " %s=%s%s%s{+%lld", label, name, a->view ? ":" : "",
+              a->view ? isa_dtype_numpy_name(a->view - 1u) : "", (long long)a->offset);
     for (int d = 0; d < a->ndim && d < TIR_MAX_DIMS; d++)
         sb_printf(s, "%s%lldx%lld", d ? " " : "; ", (long long)a->count[d], (long long)a->step[d]);
     sb_printf(s, "}");

@@ -219,6 +219,12 @@ static int check_operands(const vctx_t *v)
             continue;
         if ((all[i].slot == 100 && !op->s0.is_ap) || (all[i].slot == 101 && !op->s1.is_ap))
             continue;
+        if (a->view && (!enc_direct_dma(op) || op->src_reg >= 0 || op->dst_reg >= 0 ||
+                        op->dma_scaled || op->index->tensor >= 0))
+            return vfail(v, enc_operand_name(op->kind, all[i].slot),
+                         "a dtype view (%s) of '%s' is taken only by a direct load, store or "
+                         "dma_copy without a register offset", isa_dtype_numpy_name(a->view - 1u),
+                         v->k->tensors[a->tensor].name);
         bool indirect_side = op->index->tensor >= 0 &&
                              ((op->kind == TIR_INDIRECT_LOAD && all[i].slot == 0) ||
                               (op->kind == TIR_DMA_TRANSPOSE && all[i].slot == 0) ||

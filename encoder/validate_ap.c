@@ -15,7 +15,8 @@
 static int check_ap(const vctx_t *v, const tir_ap_t *a, int slot, int64_t indirect_bound,
                     bool *strided)
 {
-    const tir_tensor_t *t = tens(v, a);
+    tir_tensor_t vt;   /* a dtype view: the tensor seen as that dtype */
+    const tir_tensor_t *t = tir_ap_tensor(tens(v, a), a, &vt);
     *strided = false;
     if (a->ndim < 1 || a->ndim > TIR_MAX_DIMS)
         return vfail(v, AP_FIELD, "access pattern has %d dims (1..%d)", a->ndim, TIR_MAX_DIMS);

@@ -248,6 +248,8 @@ bool enc_dma_quick_pass(const vctx_t *v)
         return false;
     const tir_ap_t *d = op->dst, *s = op->src[0];
     int nt = v->k->ntensors;
+    if (d->view || s->view)   /* a dtype view: the full way (check_operands' view rule) */
+        return false;
     if (d->tensor < 0 || d->tensor >= nt || s->tensor < 0 || s->tensor >= nt ||
         !(dst_kinds & (1u << v->k->tensors[d->tensor].kind)) ||
         !(src_kinds & (1u << v->k->tensors[s->tensor].kind)))

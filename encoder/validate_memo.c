@@ -19,8 +19,9 @@ void enc_check_memo_alias(enc_check_memo_t *m, const tir_kernel_t *k, const tpb_
         return;
     const tir_tensor_t *a = &k->tensors[from->tensor], *b = &k->tensors[to->tensor];
     if (a->kind != b->kind || a->ndim != b->ndim || from->ndim != to->ndim ||
-        from->offset != to->offset || from->ndim < 1 || from->ndim > TIR_MAX_DIMS)
-        return;
+        from->offset != to->offset || from->ndim < 1 || from->ndim > TIR_MAX_DIMS ||
+        from->view != to->view || (from->view && a->dtype != b->dtype))
+        return;   /* (a dtype view's bounds depend on the tensor's dtype) */
     for (int d = 0; d < a->ndim; d++)
         if (a->shape[d] != b->shape[d])
             return;

@@ -303,15 +303,15 @@ TPB_EXPORT int tpb_v1_sim_run(tpb_ctx_t *c)
     return sim_run(c->sim, &c->err) ? -1 : 0;
 }
 
-TPB_EXPORT int tpb_v1_sim_fetch(tpb_ctx_t *c, const char *name, char descr[8], int *ndim,
-                                int64_t shape[8], size_t *nbytes)
+static int fetch(tpb_ctx_t *c, const char *name, bool bits, char descr[8], int *ndim,
+                 int64_t shape[8], size_t *nbytes)
 {
     if (!c || need_sim(c, true))
         return -1;
     drop_fetched(c);
     if (!name || !descr || !ndim || !shape || !nbytes)
         return fail(c, "fetch: missing argument");
-    if (sim_get_tensor(c->sim, name, &c->fetched, &c->err))
+    if (sim_get_tensor_as(c->sim, name, bits, &c->fetched, &c->err))
         return -1;
     c->have_fetched = true;
     const char *d = npy_descr(c->fetched.dtype);
@@ -321,6 +321,18 @@ TPB_EXPORT int tpb_v1_sim_fetch(tpb_ctx_t *c, const char *name, char descr[8], i
         shape[i] = c->fetched.shape[i];
     *nbytes = c->fetched.count * isa_dtype_size(c->fetched.dtype);
     return 0;
+}
+
+TPB_EXPORT int tpb_v1_sim_fetch(tpb_ctx_t *c, const char *name, char descr[8], int *ndim,
+                                int64_t shape[8], size_t *nbytes)
+{
+    return fetch(c, name, false, descr, ndim, shape, nbytes);
+}
+
+TPB_EXPORT int tpb_v1_sim_fetch_bits(tpb_ctx_t *c, const char *name, char descr[8], int *ndim,
+                                     int64_t shape[8], size_t *nbytes)
+{
+    return fetch(c, name, true, descr, ndim, shape, nbytes);
 }
 
 TPB_EXPORT int tpb_v1_sim_fetch_copy(tpb_ctx_t *c, void *buf, size_t nbytes)

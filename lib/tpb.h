@@ -97,6 +97,11 @@ int tpb_v1_sim_run(tpb_ctx_t *c);
  * with tpb_v1_sim_fetch_copy (nbytes must match). */
 int tpb_v1_sim_fetch(tpb_ctx_t *c, const char *name, char descr[8], int *ndim,
                      int64_t shape[8], size_t *nbytes);
+/* tpb_v1_sim_fetch, where bf16 / fp8 come back as their raw bits ("<u2" /
+ * "|u1"): every byte the kernel stored, NaN payloads included (a dtype
+ * reinterpretation may store any bytes in an fp8 tensor). */
+int tpb_v1_sim_fetch_bits(tpb_ctx_t *c, const char *name, char descr[8], int *ndim,
+                          int64_t shape[8], size_t *nbytes);
 int tpb_v1_sim_fetch_copy(tpb_ctx_t *c, void *buf, size_t nbytes);
 /* Total simulated cycles (reference clock) of the last run. */
 uint64_t tpb_v1_sim_cycles(const tpb_ctx_t *c);

@@ -673,14 +673,22 @@ static int load_constants(sim_t *s, const char *dir, tpb_err_t *err)
 
 int sim_get_tensor(const sim_t *s, const char *name, npy_array_t *out, tpb_err_t *err)
 {
+    return sim_get_tensor_as(s, name, false, out, err);
+}
+
+int sim_get_tensor_as(const sim_t *s, const char *name, bool bits, npy_array_t *out,
+                      tpb_err_t *err)
+{
     const sim_tensor_t *t = sim_find_tensor(s, name);
     if (!t)
         return tpb_errf(err, "no tensor '%s' in tensor-map.json", name);
-    unsigned dt = npy_descr(t->dtype) ? t->dtype : ISA_DT_FP32;
+    unsigned dt = npy_descr(t->dtype) ? t->dtype
+                  : !bits                       ? ISA_DT_FP32
+                  : isa_dtype_size(t->dtype) == 2 ? ISA_DT_UINT16 : ISA_DT_UINT8;
     if (npy_alloc(out, dt, t->ndim, t->shape, err) != 0)
         return -1;
     const uint8_t *src = s->hbm + t->addr;
-    if (dt == t->dtype) {
+    if (dt == t->dtype || bits) {
         memcpy(out->data, src, t->bytes);
     } else {
         num_load_f32_array(out->data, src, t->dtype, out->count);

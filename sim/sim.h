@@ -81,6 +81,11 @@ void sim_device_prints(const sim_t *s, FILE *f);
 int sim_stage_outputs(const sim_t *s, const char *outdir, tpb_txn_t *txn, tpb_err_t *err);
 /* Copy one output (or any tensor) into a new array (bf16/fp8 -> float32). */
 int sim_get_tensor(const sim_t *s, const char *name, npy_array_t *out, tpb_err_t *err);
+/* sim_get_tensor, where bits makes a bf16 / fp8 tensor come back as its raw
+ * bits (uint16 / uint8: NaN payloads kept, as a reinterpretation may store
+ * any bytes in them) instead of float32. */
+int sim_get_tensor_as(const sim_t *s, const char *name, bool bits, npy_array_t *out,
+                      tpb_err_t *err);
 
 /* ---- results ---- */
 typedef struct {

@@ -378,6 +378,44 @@ static void test_nesting_limit(void **state)
         fail_msg("message '%s' does not name the file, position and nesting limit", e.msg);
 }
 
+/* Dtype views (NKI .ap(dtype=) / tensor.view): the pattern counts elements
+ * of the view's dtype over the tensor's bytes; bounds, divisibility and the
+ * ops that take one. */
+static void test_dtype_view(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses(T("t", "[128, 64]", "float32")
+           "{'op': 'load', 'dst': {'tensor': 't', 'ap': [[256, 128], [1, 256]], 'dtype': 'uint8'}, "
+           "'src': {'tensor': 'a', 'offset': 8, 'ap': [[2048, 128], [1, 256]], 'dtype': 'uint8'}},"
+           "{'op': 'store', 'dst': 'out[0:128, 0:64]', 'src': {'tensor': 't', 'ap': [[64, 128], [1, 64]], "
+           "'dtype': 'float32'}}", &k);
+    assert_int_equal(k.ops[0].src[0]->view, ISA_DT_UINT8 + 1);
+    assert_int_equal(k.ops[0].src[0]->offset, 8);
+    assert_int_equal(k.ops[0].dst->view, ISA_DT_UINT8 + 1);
+    assert_int_equal(k.ops[1].src[0]->view, 0);   /* its own dtype: no view */
+    tir_kernel_free(&k);
+    /* 300 x 512 fp32 = 614400 bytes: past them, in uint8 elements */
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': {'tensor': 't', 'ap': [[256, 1], [1, 256]], 'dtype': 'uint8'}, "
+               "'src': {'tensor': 'a', 'offset': 614300, 'ap': [[1, 1], [1, 256]], 'dtype': 'uint8'}}",
+               "body[1]: field 'src': access pattern reaches elements 614300..614555 of 'a' viewed as "
+               "'uint8' which has 614400 elements", NULL);
+    fails_with(T("u", "[128, 3]", "uint8")
+               "{'op': 'store', 'dst': 'out[0:128, 0:1]', 'src': {'tensor': 'u', 'ap': [[1, 128], [1, 1]], "
+               "'dtype': 'float32'}}",
+               "field 'src': 'u' (uint8) viewed as float32: a partition's bytes are not a multiple of "
+               "its 4-byte elements", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'tensor_copy', 'dst': 't', 'src': {'tensor': 't', 'ap': [[64, 128], [1, 64]], "
+               "'dtype': 'int32'}}",
+               "(tensor_copy): field 'src': a dtype view (int32) of 't' is taken only by a direct load, "
+               "store or dma_copy", NULL);
+    fails_with(T("t", "[128, 64]", "float32")
+               "{'op': 'store', 'dst': 'out[0:128, 0:64]', 'src': {'tensor': 't', 'ap': [[64, 128], "
+               "[1, 64]], 'dtype': 'float64'}}", "field 'dtype': unknown dtype 'float64'", NULL);
+}
+
 static void test_bounds(void **state)
 {
     (void)state;
@@ -533,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_flat_dma_errors),
         cmocka_unit_test(test_nesting_limit),
         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_dtype_view),
         cmocka_unit_test(test_malformed_json),
         cmocka_unit_test(test_runaway_loops),
     };

@@ -129,8 +129,10 @@ def _run(k, args, kwargs, target, trace, keep, writeback):
             _index_error(e, traced.indirect)
             raise
         # a returned reshape of an output tensor (t.reshape(...)) has its shape
-        res = tuple(_ndtypes.from_exchange(ctx.sim_fetch(o.base.name).reshape(o.shape), o.dtype)
-                    for o in outs)
+        # bf16 / fp8 outputs as their bits: every stored byte (NaN payloads too)
+        res = tuple(_ndtypes.from_exchange(ctx.sim_fetch(
+            o.base.name, bits=_ndtypes.numpy_dtype(o.dtype) is not None).reshape(o.shape), o.dtype)
+            for o in outs)
         if traced.prints:
             _device_prints(ctx, art)
         if writeback:

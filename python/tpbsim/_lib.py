@@ -70,7 +70,11 @@ def _declare(lib):
         "tpb_v1_sim_write_outputs": (c.c_int, [vp, cp]),
         "tpb_v1_sim_write_stats": (c.c_int, [vp, cp]),
     }
+    # newer than some libtpb builds: used when present (sim_fetch(bits=True))
+    sig["tpb_v1_sim_fetch_bits"] = sig["tpb_v1_sim_fetch"]
     for name, (res, args) in sig.items():
+        if name == "tpb_v1_sim_fetch_bits" and not hasattr(lib, name):
+            continue
         f = getattr(lib, name)
         f.restype = res
         f.argtypes = args
@@ -150,13 +154,18 @@ class Context:
     def sim_run(self):
         self._check(self._lib.tpb_v1_sim_run(self._c))
 
-    def sim_fetch(self, name):
+    def sim_fetch(self, name, bits=False):
+        """Output `name` as NumPy; bits: a bf16 / fp8 tensor as its raw bits
+        (uint16 / uint8, every byte as stored), when the library has
+        tpb_v1_sim_fetch_bits, else as float32 (NaN payloads lost)."""
         descr = ctypes.create_string_buffer(8)
         nd = ctypes.c_int()
         shape = (ctypes.c_int64 * 8)()
         nbytes = ctypes.c_size_t()
-        self._check(self._lib.tpb_v1_sim_fetch(self._c, _b(name), descr, ctypes.byref(nd),
-                                               shape, ctypes.byref(nbytes)))
+        fn = self._lib.tpb_v1_sim_fetch
+        if bits and hasattr(self._lib, "tpb_v1_sim_fetch_bits"):
+            fn = self._lib.tpb_v1_sim_fetch_bits
+        self._check(fn(self._c, _b(name), descr, ctypes.byref(nd), shape, ctypes.byref(nbytes)))
         out = np.empty(tuple(shape[:nd.value]), dtype=np.dtype(descr.value.decode()))
         self._check(self._lib.tpb_v1_sim_fetch_copy(
             self._c, out.ctypes.data_as(ctypes.c_void_p), nbytes.value))

@@ -134,6 +134,11 @@ def to_exchange(a):
 def from_exchange(a, name):
     """A float32 array of kernel dtype `name` (bf16/fp8 values, exact) as an
     array of that NumPy dtype when the module is loaded, as NKI returns
-    such outputs; else a unchanged."""
+    such outputs; else a unchanged.  An unsigned array of the dtype's size
+    (libtpb's raw bits: Context.sim_fetch(bits=True)) is viewed as it, so
+    every stored byte is kept (NaN payloads: a dtype reinterpretation can
+    store any bytes in an fp8 tensor)."""
     nd = numpy_dtype(name)
+    if nd is not None and a.dtype.kind == "u" and a.dtype.itemsize == nd.itemsize:
+        return a.view(nd)
     return a.astype(nd) if nd is not None and a.dtype == np.float32 else a

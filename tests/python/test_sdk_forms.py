@@ -257,12 +257,15 @@ def test_double_row_beta1_fp8_numpy():
     assert np.allclose(got, np.einsum("kli,klj->ij", a, b), rtol=1e-6)
 
 
-def test_view_other_dtype_refused():
+def test_view_other_dtype_loads_the_bytes():
+    """nl.load of a float32 input viewed as int32: NumPy's .view() of it."""
     @nki.jit
     def k(a):
-        nl.load(a.view(nl.int32))
-    with pytest.raises(NkiError, match="reinterpreting as another dtype"):
-        k(np.zeros((4, 4), np.float32))
+        out = nl.ndarray((4, 4), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(out, nl.load(a.view(nl.int32)))
+        return out
+    a = np.arange(16, dtype=np.float32).reshape(4, 4) + 0.5
+    np.testing.assert_array_equal(k(a), a.view(np.int32))
 
 
 def test_nl_binary_broadcast_ranks_refused():

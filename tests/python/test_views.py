@@ -376,8 +376,9 @@ def test_queries():
     (lambda t: t.select(1, 4), r"select\(1, 4\).*index < 4"),
     (lambda t: t.select(1, t[:, 0:1, 0]), r"run-time index on an SBUF/PSUM tile"),
     (lambda t: t.vector_select(0, t[:, 0, 0:1]), r"only an HBM tensor"),
-    (lambda t: t.view(nl.int32), r"view\(int32\).*not supported by tpbsim"),
-    (lambda t: t.reinterpret_cast(nl.bfloat16), r"view\(bfloat16\)"),
+    (lambda t: t[:, :, 0:6:2].view(nl.int32), r"view\(int32\).*last dim must be contiguous"),
+    (lambda t: t.reinterpret_cast(nl.bfloat16)[:, :, 1:5].view(nl.float32),
+     r"view\(float32\).*starts at byte 2"),
     (lambda t: t.indirect(t[:, 0, 0:1]), r"indirect\(\).*not supported"),
 ])
 def test_refused_sbuf(fn, match):

@@ -267,6 +267,11 @@ class NkiTensor:
         (+ offset).  With vector_offset (an SBUF [P, 1] index tile) on an HBM
         tensor: a gather/scatter row access (the kernel format's indirect
         operand)."""
+        if dtype is not None:   # a reinterpretation of the storage (_reinterp.py)
+            from . import _reinterp
+            v = _reinterp.retype(self, dtype, scalar_offset, vector_offset)
+            if v is not self:
+                return v.ap(pattern, offset)
         static = getattr(scalar_offset, "static", None)   # ncc.rank_id(): known per program
         if static is not None and vector_offset is None:
             if not 0 <= indirect_dim < len(self._ap):
@@ -274,16 +279,6 @@ class NkiTensor:
                                (indirect_dim, self.base.name, len(self._ap)))
             offset = (0 if offset is None else offset) + static * self._ap[indirect_dim][0]
             scalar_offset, indirect_dim = None, 0
-        if dtype is not None:
-            from .language import _dtype
-            try:
-                same = _dtype(dtype) == self.dtype
-            except Exception:   # a dtype tpbsim has no NumPy type for (float8_e5m2_x4)
-                same = False
-            if not same:   # the same dtype (what nkilib's TensorView passes) is no reinterpret
-                raise NkiError(".ap(dtype=%s) on '%s' (%s): reinterpreting the storage as another "
-                               "dtype is not supported by tpbsim" % (
-                                   getattr(dtype, "name", dtype), self.base.name, self.dtype))
         if scalar_offset is not None:   # a run-time one is _views.ap_scalar's
             raise NkiError(".ap(scalar_offset=...) is not supported by tpbsim here")
         if self.base.nblk:
@@ -320,8 +315,10 @@ class NkiTensor:
             if self._sl is not None and len(self.base.shape) <= _MAX_DIMS:
                 t = self._txt = '"%s"' % _slice_text(self.base, self._sl)
             else:
-                t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s}' % (
-                    self.base.name, _num(self.offset), json.dumps(self._ap))
+                from ._reinterp import dtype_json
+                t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s%s}' % (
+                    self.base.name, _num(self.offset), json.dumps(self._ap),
+                    dtype_json(self.base))
         return t
 
     def __len__(self):

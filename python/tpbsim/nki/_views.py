@@ -408,15 +408,10 @@ def vector_select(self, dim, vector_offset):
 
 
 def view(self, dtype):
-    """NKI: the bytes read as dtype.  The same dtype gives the view itself
-    (the SDK's fp8 kernels view fp8 inputs as fp8); another dtype raises:
-    the kernel format gives every operand its tensor's dtype."""
-    from .language import _dtype
-    dt = _dtype(dtype)
-    if dt == self.dtype:
-        return self
-    raise NkiError("tensor.view(%s) of a %s tensor: reinterpreting as another dtype is not "
-                   "supported by tpbsim (docs/python.md)" % (dt, self.dtype))
+    """NKI: the bytes read as dtype (_reinterp.py); the same dtype gives the
+    view itself."""
+    from . import _reinterp
+    return _reinterp.view(self, dtype)
 
 
 def indirect(self, index, num_elem=None):
