@@ -8,6 +8,29 @@ from . import _trace
 from ._trace import NkiError, NkiTensor, _t
 
 
+def index_text(index):
+    """The index tile's operand text: a slice string, as the kernel
+    format's "index" field takes.  A raw pattern one column wide on a tile
+    (what nkilib's TensorView.get_view() makes of a column slice: .ap([[F,
+    n], [1, 1]], offset=p0 * F + c)) is written as the slice it is,
+    tile[p0:p0 + n, c] (c as coordinates of the tile's free dims)."""
+    t = index.text()
+    if t.startswith('"'):
+        return t
+    b, ap, off = index.base, index._ap, index.offset
+    free = [int(n) for n in b.shape[1:]]
+    f = int(np.prod(free))
+    if (len(ap) == 2 and ap[1][1] == 1 and ap[0][0] == f and isinstance(off, int) and
+            0 <= off and off // f + ap[0][1] <= b.shape[0]):
+        p0, c = divmod(off, f)
+        coord = [int(x) for x in np.unravel_index(c, free)] if free else []
+        parts = ["%d:%d" % (p0, p0 + ap[0][1])] + [str(x) for x in coord[:-1]]
+        parts.append("%d:%d" % (coord[-1], coord[-1] + 1))
+        return '"%s[%s]"' % (b.name, ", ".join(parts))
+    raise NkiError(".ap(vector_offset=...): the index '%s' is a pattern %s at offset %s: tpbsim "
+                   "takes one column of a tile ([P, 1])" % (b.name, ap, _t(off)))
+
+
 def view_rows(view, off, pat, index, indirect_dim):
     """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
     format's "name.reshape(r, c)" view)."""
@@ -16,6 +39,11 @@ def view_rows(view, off, pat, index, indirect_dim):
         return view_rows_dim(view, off, pat, index, indirect_dim)
     reshaped = (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
                 len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape))
+    if b.kind != "tile" and len(b.shape) != 2 and not reshaped:
+        from . import _gather_nd   # an N-D pattern of whole-row runs: the same rows
+        r = _gather_nd.rows_nd(view, off, pat, index, view_rows)
+        if r is not None:
+            return r
     if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
         raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
                        "tensor or 2-D reshape of one (indirect_dim=0)")
@@ -30,9 +58,9 @@ def view_rows(view, off, pat, index, indirect_dim):
     r0, c0 = divmod(off, cols)
     t = NkiTensor(b, off, pat)
     t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (name, r0, c0, c0 + pat[1][1],
-                                                           index.text())
+                                                           index_text(index))
     t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
-        b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
+        b.name, rows, cols, r0, c0, c0 + pat[1][1], index_text(index))
     t._ind = lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]],
                                            index[lo:hi], 0)
     return t
@@ -71,7 +99,7 @@ def view_rows_dim(view, off, pat, index, d):
     sl[e] = "%d:%d" % (coord[e], coord[e] + pat[1][1])
     t = NkiTensor(b, off, pat)
     t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
-        name, ", ".join(sl), index.text(), d)
+        name, ", ".join(sl), index_text(index), d)
     t._ind = lambda lo, hi: view_rows_dim(view, off, [[pat[0][0], hi - lo], pat[1]],
                                                index[lo:hi], d)
     return t

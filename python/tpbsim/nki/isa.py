@@ -278,6 +278,18 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                   oob_mode=oob_mode.error, name=None):
     loc = _trace.caller_loc()
+    from . import _gather_nd
+    if isinstance(src, _gather_nd.RowsND) and len(src.nd[2]) > 2:
+        # a 4-D gather source: one 2-D gather-transpose per (A, B) position
+        from ._indirect import view_rows
+        sub = [0]
+
+        def one(d, s, ax):
+            sub[0] += 1
+            dma_transpose(d, s, ax, priority, dge_mode, oob_mode,
+                          None if name is None else "%s_%d" % (name, sub[0]))
+        _trace.SKIP.update((_gather_nd.transpose_nd.__code__, one.__code__, dma_transpose.__code__))
+        return _gather_nd.transpose_nd(dst, src, axes, one, view_rows, loc)
     if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
             and src.shape[0] > 1):
         # NKI's direct DMA transpose takes an SBUF source (its SB->SB

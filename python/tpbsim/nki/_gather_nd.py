@@ -1,0 +1,77 @@
+"""Row gathers written as N-D patterns: NKI's .ap(pattern=[[R, n], ...],
+vector_offset=idx, indirect_dim=0) on an N-D view whose pattern after
+the index dim is a run inside one row (nkilib's attention_tkg reads each
+[block_len, d] cache block as [[R, 128], [1, 1], [d, block_len], [1, d]]
+of a [blocks, 1, block_len, d] reshape).  As a gather it is the 2-D row
+gather of the same rows; as the source of a dma_transpose with axes
+(3, 1, 2, 0) it is one 2-D gather-transpose per (A, B) position
+(docs/python.md "NKI Library kernels")."""
+from ._trace import NkiError, NkiTensor, _t
+
+
+class RowsND(NkiTensor):
+    """A 2-D row gather (what view_rows builds) that remembers the N-D
+    pattern it was written with: nd = (view, off, pat, index)."""
+    __slots__ = ("nd",)
+
+
+def rows_nd(view, off, pat, index, view_rows):
+    """The gather of pat (dim 0: one row per index) on view, an N-D
+    contiguous reshape of an HBM tensor, as a 2-D row gather; None when
+    pat after dim 0 is not one run of consecutive elements in one row."""
+    if (view.base.kind == "tile" or not isinstance(off, int) or not isinstance(view.offset, int)
+            or view.offset != 0 or not view._contig() or len(pat) < 2):
+        return None
+    shape = [int(n) for n in view.shape]
+    row = 1
+    for n in shape[1:]:
+        row *= n
+    if pat[0][0] != row:
+        return None
+    # the dims after the index dim, largest step first: one run when each
+    # step is the next's step times its count (dims of count 1 do not matter)
+    kept = [p for p in pat[1:] if p[1] != 1]
+    total = 1
+    for p in pat[1:]:
+        total *= p[1]
+    if kept and (kept[-1][0] != 1 or any(a[0] != b[0] * b[1] for a, b in zip(kept, kept[1:]))):
+        return None
+    if off % row + total > row:
+        return None
+    flat = view.reshape((_count(shape) // row, row))
+    t = view_rows(flat, off, [[row, pat[0][1]], [1, total]], index, 0)
+    r = RowsND(t.base, t.offset, t._ap)
+    r._txt, r._gt, r._ind = t._txt, t._gt, t._ind
+    r.nd = (flat, off, [list(p) for p in pat], index)
+    return r
+
+
+def _count(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def transpose_nd(dst, src, axes, transpose, view_rows, loc):
+    """dma_transpose of a 4-D row gather src [n, A, B, C] (pattern steps
+    [R, sA, sB, 1]) with axes (3, 1, 2, 0) into dst [C, A, B, n]: for each
+    (a, b), the rows' C elements at a * sA + b * sB, gathered and
+    transposed into dst[:, a, b, :] (NKI's one batched indirect transpose,
+    as A * B of the kernel format's 2-D gather-transposes)."""
+    flat, off, pat, index = src.nd
+    if axes is None or tuple(int(a) for a in axes) != (3, 1, 2, 0) or len(pat) != 4:
+        raise NkiError("%s: dma_transpose: a %d-D gather source takes axes (3, 1, 2, 0) only "
+                       "(got %s)" % (loc, len(pat), None if axes is None else tuple(axes)))
+    (r, n), (sa, na), (sb, nb), (sc, nc) = pat
+    if sc != 1:
+        raise NkiError("%s: dma_transpose: the last dim of a 4-D gather source must be "
+                       "contiguous, got pattern %s" % (loc, pat))
+    if not isinstance(dst, NkiTensor) or tuple(dst.shape) != (nc, na, nb, n):
+        raise NkiError("%s: dma_transpose: dst must be [%d, %d, %d, %d] for this source, got %s" %
+                       (loc, nc, na, nb, n, _t(dst, "dst", loc) if isinstance(dst, NkiTensor)
+                        else dst))
+    for a in range(na):
+        for b in range(nb):
+            part = view_rows(flat, off + a * sa + b * sb, [[r, n], [1, nc]], index, 0)
+            transpose(dst[:, a, b, :], part, (1, 0))

@@ -1,0 +1,120 @@
+"""Row gathers as the NKI Library's block-KV attention writes them, checked
+against NumPy (independent of the library): the index column given as a
+raw pattern of a wider tile (`tile.ap([[F, P], [1, 1]], offset=c)`), an
+N-D gather pattern of whole-row runs, and the 4-D gather-transpose with
+axes (3, 1, 2, 0)."""
+import numpy as np
+import pytest
+
+from tpbsim import NkiError, nki
+import tpbsim.nki.isa as nisa
+import tpbsim.nki.language as nl
+
+RNG = np.random.default_rng(21)
+NB, BL, D, P, W = 300, 4, 32, 128, 3     # cache [NB, BL, D]; W index columns
+
+
+def _inputs():
+    cache = RNG.standard_normal((NB, BL, D)).astype(np.float32)
+    idx = RNG.integers(0, NB, (P, W)).astype(np.uint32)
+    return cache, idx
+
+
+def test_gather_index_column_pattern_numpy():
+    """Column c of a [P, W] index tile, taken as a raw pattern, indexes
+    rows of the cache seen as [NB, BL * D]."""
+    @nki.jit
+    def k(cache, idx):
+        out = nl.ndarray((W, P, BL * D), dtype=cache.dtype, buffer=nl.shared_hbm)
+        ix = nl.ndarray((P, W), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx)
+        flat = cache.reshape((NB, BL * D))
+        for c in range(W):
+            col = ix.ap([[W, P], [1, 1]], offset=c)
+            t = nl.ndarray((P, BL * D), dtype=cache.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=flat.ap([[BL * D, P], [1, BL * D]], offset=0, vector_offset=col,
+                                             indirect_dim=0))
+            nisa.dma_copy(dst=out[c], src=t)
+        return out
+    cache, idx = _inputs()
+    got = k(cache, idx)
+    for c in range(W):
+        np.testing.assert_array_equal(got[c], cache[idx[:, c]].reshape(P, BL * D))
+
+
+def test_gather_nd_pattern_numpy():
+    """A 4-D pattern [[BL*D, P], [1, 1], [D, BL], [1, D]] on a [NB, 1, BL, D]
+    reshape gathers the same rows as the 2-D one."""
+    @nki.jit
+    def k(cache, idx):
+        out = nl.ndarray((P, BL * D), dtype=cache.dtype, buffer=nl.shared_hbm)
+        ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx[:, 0:1])
+        c4 = cache.reshape((NB, 1, BL, D))
+        t = nl.ndarray((P, BL * D), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=c4.ap([[BL * D, P], [1, 1], [D, BL], [1, D]], offset=0,
+                                       vector_offset=ix, indirect_dim=0))
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    cache, idx = _inputs()
+    np.testing.assert_array_equal(k(cache, idx), cache[idx[:, 0]].reshape(P, BL * D))
+
+
+def test_gather_transpose_4d_numpy():
+    """dma_transpose of that 4-D gather with axes (3, 1, 2, 0) into a
+    [D, 1, BL, P] view: dst[x, 0, j, p] = cache[idx[p], j, x]."""
+    @nki.jit
+    def k(cache, idx):
+        out = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.shared_hbm)
+        ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx[:, 0:1])
+        c4 = cache.reshape((NB, 1, BL, D))
+        t = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=t.ap([[BL * P, D], [BL * P, 1], [P, BL], [1, P]], offset=0),
+                           src=c4.ap([[BL * D, P], [1, 1], [D, BL], [1, D]], offset=0,
+                                     vector_offset=ix, indirect_dim=0),
+                           axes=(3, 1, 2, 0), dge_mode=nisa.dge_mode.swdge)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    cache, idx = _inputs()
+    want = np.transpose(cache[idx[:, 0]], (2, 1, 0)).reshape(D, BL * P)
+    np.testing.assert_array_equal(k(cache, idx), want)
+
+
+def test_gather_transpose_4d_other_axes_refused():
+    """Other axes for a 4-D gather source: a clear error."""
+    @nki.jit
+    def k(cache, idx):
+        ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx[:, 0:1])
+        c4 = cache.reshape((NB, 1, BL, D))
+        t = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=t.ap([[BL * P, D], [BL * P, 1], [P, BL], [1, P]], offset=0),
+                           src=c4.ap([[BL * D, P], [1, 1], [D, BL], [1, D]], offset=0,
+                                     vector_offset=ix, indirect_dim=0),
+                           axes=(3, 2, 1, 0))
+        out = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    cache, idx = _inputs()
+    with pytest.raises(NkiError, match=r"axes \(3, 1, 2, 0\) only"):
+        k(cache, idx)
+
+
+def test_gather_index_pattern_not_a_column_refused():
+    """An index pattern wider than one column: a clear error."""
+    @nki.jit
+    def k(cache, idx):
+        ix = nl.ndarray((P, W), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx)
+        flat = cache.reshape((NB, BL * D))
+        t = nl.ndarray((P, BL * D), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=flat.ap([[BL * D, P], [1, BL * D]], offset=0,
+                                         vector_offset=ix.ap([[W, P], [1, 2]], offset=0),
+                                         indirect_dim=0))
+        out = nl.ndarray((P, BL * D), dtype=cache.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    cache, idx = _inputs()
+    with pytest.raises(NkiError, match="one column of a tile"):
+        k(cache, idx)
