@@ -118,3 +118,32 @@ def test_gather_index_pattern_not_a_column_refused():
     cache, idx = _inputs()
     with pytest.raises(NkiError, match="one column of a tile"):
         k(cache, idx)
+
+
+def test_gather_and_scatter_converting_dtypes_numpy():
+    """A gather of float8_e4m3 rows into a bfloat16 tile, and a scatter
+    of that tile back into float8_e4m3 rows (NKI's DMA converts through
+    fp32; the values are fp8 values, so both directions are exact)."""
+    n, f = 40, 16
+
+    @nki.jit
+    def k(cache, idx):
+        out = nl.ndarray((P, f), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        back = nl.ndarray((n, f), dtype=cache.dtype, buffer=nl.shared_hbm)
+        z = nl.ndarray((n, f), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.memset(z, value=0.0)
+        nisa.dma_copy(dst=back, src=z)
+        ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx)
+        t = nl.ndarray((P, f), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=cache.ap([[f, P], [1, f]], offset=0, vector_offset=ix,
+                                          indirect_dim=0))
+        nisa.dma_copy(dst=out, src=t)
+        nisa.dma_copy(dst=back.ap([[f, P], [1, f]], offset=0, vector_offset=ix, indirect_dim=0),
+                      src=t)
+        return out, back
+    vals = RNG.uniform(-200, 200, (n, f)).astype(np.float32).astype(nl.float8_e4m3)
+    idx = np.concatenate([RNG.permutation(n)] * (P // n + 1))[:P].astype(np.uint32).reshape(P, 1)
+    got, back = k(vals, idx)
+    np.testing.assert_array_equal(np.asarray(got, np.float32), vals.astype(np.float32)[idx[:, 0]])
+    np.testing.assert_array_equal(np.asarray(back, np.float32), vals.astype(np.float32))

@@ -6,6 +6,7 @@ of a [blocks, 1, block_len, d] reshape).  As a gather it is the 2-D row
 gather of the same rows; as the source of a dma_transpose with axes
 (3, 1, 2, 0) it is one 2-D gather-transpose per (A, B) position
 (docs/python.md "NKI Library kernels")."""
+from . import _trace
 from ._trace import NkiError, NkiTensor, _t
 
 
@@ -53,12 +54,15 @@ def _count(shape):
     return n
 
 
-def transpose_nd(dst, src, axes, transpose, view_rows, loc):
+def transpose_nd(dst, src, axes, loc, kw, name):
     """dma_transpose of a 4-D row gather src [n, A, B, C] (pattern steps
     [R, sA, sB, 1]) with axes (3, 1, 2, 0) into dst [C, A, B, n]: for each
     (a, b), the rows' C elements at a * sA + b * sB, gathered and
     transposed into dst[:, a, b, :] (NKI's one batched indirect transpose,
-    as A * B of the kernel format's 2-D gather-transposes)."""
+    as A * B of the kernel format's 2-D gather-transposes; kw: the DMA's
+    other arguments)."""
+    from . import isa
+    from ._indirect import view_rows
     flat, off, pat, index = src.nd
     if axes is None or tuple(int(a) for a in axes) != (3, 1, 2, 0) or len(pat) != 4:
         raise NkiError("%s: dma_transpose: a %d-D gather source takes axes (3, 1, 2, 0) only "
@@ -71,7 +75,43 @@ def transpose_nd(dst, src, axes, transpose, view_rows, loc):
         raise NkiError("%s: dma_transpose: dst must be [%d, %d, %d, %d] for this source, got %s" %
                        (loc, nc, na, nb, n, _t(dst, "dst", loc) if isinstance(dst, NkiTensor)
                         else dst))
+    _trace.SKIP.update((transpose_nd.__code__, isa.dma_transpose.__code__))
     for a in range(na):
         for b in range(nb):
             part = view_rows(flat, off + a * sa + b * sb, [[r, n], [1, nc]], index, 0)
-            transpose(dst[:, a, b, :], part, (1, 0))
+            isa.dma_transpose(dst[:, a, b, :], part, (1, 0), name=None if name is None else
+                              "%s_%d_%d" % (name, a, b), **kw)
+
+
+def gather_cast(dst, src, kw):
+    """A gather (src indirect, dst an on-chip tile) or scatter (dst
+    indirect) between dtypes of different sizes (attention_tkg gathers fp8
+    KV blocks into bf16 tiles): NKI's DMA converts through fp32; the
+    kernel format's indirect DMA moves bytes, so the rows go through a
+    tile of the HBM side's dtype and a tensor_copy converts.  Returns
+    False when no conversion is needed (the caller emits the DMA; kw: its
+    other arguments)."""
+    from . import isa, language
+    hbm, tile = (src, dst) if src._ind is not None else (dst, src)
+    if not tile._onchip() or _size(hbm.dtype, language) == _size(tile.dtype, language):
+        return False
+    _trace.SKIP.update((gather_cast.__code__, isa.dma_copy.__code__, isa.tensor_copy.__code__))
+    stage = language.ndarray(tuple(tile.shape), dtype=hbm.dtype, buffer=language.sbuf,
+                             name="gather_cast")
+    if hbm is src:
+        isa.dma_copy(stage, src, **kw)
+        isa.tensor_copy(dst, stage)
+    else:
+        isa.tensor_copy(stage, src)
+        isa.dma_copy(dst, stage, **kw)
+    return True
+
+
+def _size(dtype, language):
+    """Bytes per element of a tile dtype (None when NumPy has no type for it:
+    then no conversion is staged and the back end decides)."""
+    import numpy as np
+    try:
+        return np.dtype(language._dtype(dtype)).itemsize
+    except TypeError:
+        return None

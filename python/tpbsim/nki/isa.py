@@ -263,6 +263,12 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if any(r.stop <= r.start for r in mask_bounds(dst, mask, "dma_copy", "dst", loc)):
             return
         dst, src = (mask_rect(x, mask, "dma_copy", w, loc) for x, w in ((dst, "dst"), (src, "src")))
+    if dst_rmw_op is None and any(isinstance(x, NkiTensor) and x._ind is not None
+                                  for x in (src, dst)):
+        from . import _gather_nd   # a gather / scatter converting dtypes: staged
+        if _gather_nd.gather_cast(dst, src, dict(priority=priority, oob_mode=oob_mode,
+                                                 dge_mode=dge_mode, engine=engine, name=name)):
+            return
     f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
     if dst_rmw_op is not None:
         rmw = _op_name(dst_rmw_op, "%s: dma_copy: dst_rmw_op" % loc)
@@ -281,15 +287,8 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     from . import _gather_nd
     if isinstance(src, _gather_nd.RowsND) and len(src.nd[2]) > 2:
         # a 4-D gather source: one 2-D gather-transpose per (A, B) position
-        from ._indirect import view_rows
-        sub = [0]
-
-        def one(d, s, ax):
-            sub[0] += 1
-            dma_transpose(d, s, ax, priority, dge_mode, oob_mode,
-                          None if name is None else "%s_%d" % (name, sub[0]))
-        _trace.SKIP.update((_gather_nd.transpose_nd.__code__, one.__code__, dma_transpose.__code__))
-        return _gather_nd.transpose_nd(dst, src, axes, one, view_rows, loc)
+        return _gather_nd.transpose_nd(dst, src, axes, loc, dict(
+            priority=priority, dge_mode=dge_mode, oob_mode=oob_mode), name)
     if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
             and src.shape[0] > 1):
         # NKI's direct DMA transpose takes an SBUF source (its SB->SB
