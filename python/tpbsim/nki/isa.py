@@ -462,7 +462,11 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
                          reverse1=False, name=None, mask=None):
     loc = _trace.caller_loc()
-    _no(loc, reverse0=(reverse0, False), reverse1=(reverse1, False))
+    if reverse0 or reverse1:   # the kernel format has no reverse fields
+        from . import _reversed
+        if _reversed.split(dst, data, op0, operand0, op1, operand1, reverse0, reverse1,
+                           _opn(op0, "op0", loc)[1:-1], _opn(op1, "op1", loc)[1:-1], mask):
+            return
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data, "data", loc)),
          ("op0", _opn(op0, "op0", loc)), ("scalar", _scalar(operand0, "operand0", loc)),
          ("op1", _opn(op1, "op1", loc)), ("in1", _t(operand1, "operand1", loc))]
