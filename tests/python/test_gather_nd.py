@@ -42,18 +42,36 @@ def test_gather_index_column_pattern_numpy():
         np.testing.assert_array_equal(got[c], cache[idx[:, c]].reshape(P, BL * D))
 
 
+def _gather4(cache, idx):
+    """(the [P, 1] index tile, the cache's 4-D gather pattern on its
+    [NB, 1, BL, D] reshape: [[BL*D, P], [1, 1], [D, BL], [1, D]])"""
+    ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ix, src=idx[:, 0:1])
+    c4 = cache.reshape((NB, 1, BL, D))
+    return c4.ap([[BL * D, P], [1, 1], [D, BL], [1, D]], offset=0, vector_offset=ix, indirect_dim=0)
+
+
+def _transposed(axes):
+    """A kernel: the 4-D gather transposed with axes into [D, 1, BL, P]."""
+    @nki.jit
+    def k(cache, idx):
+        t = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_transpose(dst=t.ap([[BL * P, D], [BL * P, 1], [P, BL], [1, P]], offset=0),
+                           src=_gather4(cache, idx), axes=axes, dge_mode=nisa.dge_mode.swdge)
+        out = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    return k
+
+
 def test_gather_nd_pattern_numpy():
     """A 4-D pattern [[BL*D, P], [1, 1], [D, BL], [1, D]] on a [NB, 1, BL, D]
     reshape gathers the same rows as the 2-D one."""
     @nki.jit
     def k(cache, idx):
         out = nl.ndarray((P, BL * D), dtype=cache.dtype, buffer=nl.shared_hbm)
-        ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
-        nisa.dma_copy(dst=ix, src=idx[:, 0:1])
-        c4 = cache.reshape((NB, 1, BL, D))
         t = nl.ndarray((P, BL * D), dtype=cache.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=c4.ap([[BL * D, P], [1, 1], [D, BL], [1, D]], offset=0,
-                                       vector_offset=ix, indirect_dim=0))
+        nisa.dma_copy(dst=t, src=_gather4(cache, idx))
         nisa.dma_copy(dst=out, src=t)
         return out
     cache, idx = _inputs()
@@ -63,42 +81,16 @@ def test_gather_nd_pattern_numpy():
 def test_gather_transpose_4d_numpy():
     """dma_transpose of that 4-D gather with axes (3, 1, 2, 0) into a
     [D, 1, BL, P] view: dst[x, 0, j, p] = cache[idx[p], j, x]."""
-    @nki.jit
-    def k(cache, idx):
-        out = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.shared_hbm)
-        ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
-        nisa.dma_copy(dst=ix, src=idx[:, 0:1])
-        c4 = cache.reshape((NB, 1, BL, D))
-        t = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.sbuf)
-        nisa.dma_transpose(dst=t.ap([[BL * P, D], [BL * P, 1], [P, BL], [1, P]], offset=0),
-                           src=c4.ap([[BL * D, P], [1, 1], [D, BL], [1, D]], offset=0,
-                                     vector_offset=ix, indirect_dim=0),
-                           axes=(3, 1, 2, 0), dge_mode=nisa.dge_mode.swdge)
-        nisa.dma_copy(dst=out, src=t)
-        return out
     cache, idx = _inputs()
     want = np.transpose(cache[idx[:, 0]], (2, 1, 0)).reshape(D, BL * P)
-    np.testing.assert_array_equal(k(cache, idx), want)
+    np.testing.assert_array_equal(_transposed((3, 1, 2, 0))(cache, idx), want)
 
 
 def test_gather_transpose_4d_other_axes_refused():
     """Other axes for a 4-D gather source: a clear error."""
-    @nki.jit
-    def k(cache, idx):
-        ix = nl.ndarray((P, 1), dtype=nl.uint32, buffer=nl.sbuf)
-        nisa.dma_copy(dst=ix, src=idx[:, 0:1])
-        c4 = cache.reshape((NB, 1, BL, D))
-        t = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.sbuf)
-        nisa.dma_transpose(dst=t.ap([[BL * P, D], [BL * P, 1], [P, BL], [1, P]], offset=0),
-                           src=c4.ap([[BL * D, P], [1, 1], [D, BL], [1, D]], offset=0,
-                                     vector_offset=ix, indirect_dim=0),
-                           axes=(3, 2, 1, 0))
-        out = nl.ndarray((D, BL * P), dtype=cache.dtype, buffer=nl.shared_hbm)
-        nisa.dma_copy(dst=out, src=t)
-        return out
     cache, idx = _inputs()
     with pytest.raises(NkiError, match=r"axes \(3, 1, 2, 0\) only"):
-        k(cache, idx)
+        _transposed((3, 2, 1, 0))(cache, idx)
 
 
 def test_gather_index_pattern_not_a_column_refused():
