@@ -404,7 +404,157 @@ def _bwd_name(b, hq, hkv, s, d, dtype, causal, seqlens=None, sw=None, n_sinks=0,
             f"{' scale%g' % scale if scale else ''}")
 
 
+# ------------------------------------------------------ attention_block_tkg
+
+def _block_module(lib):
+    """experimental.transformer.attention_block_tkg, loaded without its
+    package's __init__ (which imports the library's torch references,
+    and torch is not installed here)."""
+    import os
+    import sys
+    import types
+    name = "nkilib.experimental.transformer"
+    if name not in sys.modules:
+        lib.mod("experimental")
+        pkg = types.ModuleType(name)
+        pkg.__path__ = [os.path.join(lib.work, "nkilib", "experimental", "transformer")]
+        sys.modules[name] = pkg
+    return lib.mod("experimental.transformer.attention_block_tkg")
+
+
+def _rms(x, eps, gamma=None):
+    y = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    return y if gamma is None else y * gamma
+
+
+def _block_ref(X, W, bqkv, gamma, eps, cos, sin, Kc, Vc, mask, idx, Wo, bo, kt, post_gamma, rnd):
+    """attention_block_tkg_torch's outputs (X_out [B*S, H], K and V
+    caches updated at idx) for one kv head, contiguous RoPE, no
+    quantization: RMSNorm(X) @ W_qkv (+ bias) split into heads; RoPE on
+    q and k ([d/2, B, S] tables: (x1, x2) -> (x1 cos - x2 sin, x1 sin + x2
+    cos)); the optional post-RoPE per-head RMSNorm; attention over the
+    cache (its last S keys replaced by the new ones, q scaled by
+    1/sqrt(d)); the output projection (+ bias).  rnd rounds where the
+    kernel holds bf16 tiles (the projection and RoPE results, the
+    exponentials, the attention output)."""
+    b, s, h = X.shape
+    d = cos.shape[0] * 2
+    n = W.shape[1] // d - 2
+    x = X if gamma is None else _rms(X, eps, gamma)
+    qkv = x.reshape(b * s, h) @ W
+    if bqkv is not None:
+        qkv = qkv + bqkv
+    qkv = rnd(qkv).reshape(b, s, n + 2, d)
+    c = np.transpose(cos, (1, 2, 0))[:, :, None, :]                  # [B, S, 1, d/2]
+    sn = np.transpose(sin, (1, 2, 0))[:, :, None, :]
+    x1, x2 = qkv[..., :d // 2], qkv[..., d // 2:]
+    qk = rnd(np.concatenate([x1 * c - x2 * sn, x1 * sn + x2 * c], axis=-1)[:, :, :n + 1])
+    if post_gamma is not None:
+        qk = np.concatenate([rnd(_rms(qk[:, :, :n], eps, post_gamma[0])),
+                             rnd(_rms(qk[:, :, n:], eps, post_gamma[1]))], axis=2)
+    q, k, v = qk[:, :, :n], qk[:, :, n], qkv[:, :, n + 1]             # [B,S,N,d], [B,S,d], [B,S,d]
+    sc = s
+    kp = Kc[:, 0] if kt else np.transpose(Kc[:, 0], (0, 2, 1))        # [B, d, S_max]
+    s_ctx = mask.shape[0]
+    kp = kp[:, :, :s_ctx].copy()
+    vp = Vc[:, 0, :s_ctx].copy()
+    kp[:, :, -sc:] = np.transpose(k, (0, 2, 1))
+    vp[:, -sc:] = v
+    score = np.einsum("bdk,bsnd->bnks", kp, q / np.sqrt(d))           # [B, N, S_ctx, S]
+    score = np.where(np.transpose(mask, (1, 2, 0, 3)) == 0, -np.inf, score)
+    e = np.exp(score - score.max(axis=2, keepdims=True))
+    att = np.einsum("bnks,bkd->bsnd", rnd(e), vp) / np.transpose(e.sum(axis=2), (0, 2, 1))[..., None]
+    out = rnd(att).reshape(b * s, n * d) @ Wo
+    if bo is not None:
+        out = out + bo
+    kc, vc = Kc.copy(), Vc.copy()
+    for i in range(b):
+        p0 = int(idx[i, 0])
+        if kt:
+            kc[i, 0, :, p0:p0 + s] = k[i].T
+        else:
+            kc[i, 0, p0:p0 + s, :] = k[i]
+        vc[i, 0, p0:p0 + s, :] = v[i]
+    return out, kc, vc
+
+
+def _attention_block(lib, b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False, post_norm=False):
+    """attention_block_tkg on the test's generator's distributions (ours:
+    NumPy's generator), flat KV cache updated in place, LNC 1."""
+    m = _block_module(lib)
+    ct = lib.mod("core.utils.common_types")
+    rng = np.random.default_rng(0)
+    bf = nl.bfloat16
+
+    def uni(shape, lo=-1.0, hi=1.0):
+        return rng.uniform(lo, hi, shape).astype(np.float32).astype(bf)
+
+    def gauss(shape, std):
+        return rng.normal(0.0, std, shape).astype(np.float32).astype(bf)
+    eps = 1e-3
+    X = uni((b, s, h))
+    gamma = uni((1, h), 0.5, 1.5) if rms_x else None
+    W = gauss((h, (n + 2) * d), 1 / np.sqrt(h))
+    bqkv = uni((1, (n + 2) * d), -0.1, 0.1) if bias else None
+    post = (uni((1, d), 0.5, 1.5), uni((1, d), 0.5, 1.5)) if post_norm else None
+    cos, sin = uni((d // 2, b, s)), uni((d // 2, b, s))
+    Kc = uni((b, 1, d, s_ctx) if kt else (b, 1, s_ctx, d))
+    Vc = uni((b, 1, s_ctx, d))
+    lens = ((np.arange(b) * 3 + (s_ctx // 4 * 3)) % (s_ctx - s))[:, None]
+    mk = _mask_positions(np.repeat(lens[:, 0], s).astype(np.float32), None, b, n, s, s_ctx,
+                         _causal_active(b, n, s))                       # [B, N, S, S_ctx]
+    mask = np.ascontiguousarray(np.transpose(mk, (3, 0, 1, 2))).astype(np.uint8)
+    Wo = gauss((n * d, h), 0.5)
+    bo = uni((1, h), -0.1, 0.1) if bias else None
+    none = ct.QuantizationType.NONE
+    got = m.attention_block_tkg(
+        X=X, X_hidden_dim_actual=h, rmsnorm_X_enabled=rms_x, rmsnorm_X_eps=eps, rmsnorm_X_gamma=gamma,
+        W_qkv=W, bias_qkv=bqkv, quantization_type_qkv=none, weight_dequant_scale_qkv=None,
+        input_dequant_scale_qkv=None, rmsnorm_QK_pre_rope_enabled=False, rmsnorm_QK_pre_rope_eps=eps,
+        rmsnorm_QK_pre_rope_W_Q=None, rmsnorm_QK_pre_rope_W_K=None, cos=cos, sin=sin,
+        rope_contiguous_layout=True, rmsnorm_QK_post_rope_enabled=post_norm, rmsnorm_QK_post_rope_eps=eps,
+        rmsnorm_QK_post_rope_W_Q=post[0] if post else None, rmsnorm_QK_post_rope_W_K=post[1] if post else None,
+        K_cache_transposed=kt, active_blocks_table=None, K_cache=Kc, V_cache=Vc, attention_mask=mask, sink=None,
+        update_cache=True, kv_cache_update_idx=lens.astype(np.uint32), W_out=Wo, bias_out=bo,
+        quantization_type_out=none, weight_dequant_scale_out=None, input_dequant_scale_out=None,
+        transposed_out=False, out_in_sb=False)
+    f = np.float32
+    want = _block_ref(X.astype(f), W.astype(f), None if bqkv is None else bqkv.astype(f),
+                      None if gamma is None else gamma.astype(f), eps, cos.astype(f), sin.astype(f),
+                      Kc.astype(f), Vc.astype(f), mask, lens, Wo.astype(f), None if bo is None else bo.astype(f),
+                      kt, None if post is None else (post[0].astype(f), post[1].astype(f)), _bf)
+    for nm, g_, w_ in zip(("X_out", "K_cache", "V_cache"), got, want):
+        # the test's comparison: maxAllClose (rtol 0.015, atol 1e-5) and cosine >= 0.99
+        g32, w32 = np.asarray(g_, f), _bf(w_)
+        r = _close(g32, w32, 0.015, 1e-5)
+        if r is not True:
+            return f"{nm}: {r}"
+        cs = float(np.dot(g32.ravel(), w32.ravel()) / (np.linalg.norm(g32) * np.linalg.norm(w32) + 1e-12))
+        if cs < 0.99:
+            return f"{nm}: cosine similarity {cs:.4f} < 0.99"
+    return True
+
+
+BLOCK_CASES = [
+    # (B, q heads, d, H, S_ctx, S_tkg, options): the test's S_ctx 128 / 256 sets, at LNC 1
+    (1, 1, 64, 3072, 128, 1, dict(bias=True)),
+    (4, 1, 64, 3072, 128, 1, dict(bias=True)),
+    (32, 1, 64, 3072, 128, 1, dict(bias=True, kt=False)),
+    # fails: the K^T cache's per-batch column scatter addresses single elements of a
+    # 262144-element cache, past the 16-bit row count of the DMA descriptor
+    (32, 1, 64, 3072, 128, 1, dict(bias=True)),
+    (1, 1, 128, 7168, 256, 1, dict(rms_x=True, post_norm=True)),
+]
+
+
+def _block_name(b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False, post_norm=False):
+    return (f"attention_block_tkg b{b} qh{n} d{d} H{h} ctx{s_ctx} s{s}{' K^T' if kt else ''}"
+            f"{' rmsnorm' if rms_x else ''}{' bias' if bias else ''}{' qk-post-norm' if post_norm else ''}")
+
+
 def checks(lib):
     return ([(_name(*c[:6], **c[6]), lambda c=c: _attention_tkg(lib, *c[:6], **c[6])) for c in CASES] +
             [(_bwd_name(*c[:7], **c[7]), lambda c=c: _attention_bwd(lib, *c[:7], **c[7]))
-             for c in BWD_CASES])
+             for c in BWD_CASES] +
+            [(_block_name(*c[:6], **c[6]), lambda c=c: _attention_block(lib, *c[:6], **c[6]))
+             for c in BLOCK_CASES])

@@ -139,3 +139,67 @@ def test_gather_and_scatter_converting_dtypes_numpy():
     got, back = k(vals, idx)
     np.testing.assert_array_equal(np.asarray(got, np.float32), vals.astype(np.float32)[idx[:, 0]])
     np.testing.assert_array_equal(np.asarray(back, np.float32), vals.astype(np.float32))
+
+
+def test_scatter_rows_lead_step_ignored_numpy():
+    """NKI ignores the step of the pattern's index dim (the rows' stride is
+    the tensor's) and size-1 dims move nothing: attention_block_tkg
+    scatters its V cache rows with [[1, B], [d, 1], [1, d]]."""
+    n, f, b = 50, 16, 8
+
+    @nki.jit
+    def k(cache, rows, idx):
+        out = nl.ndarray((n, f), dtype=cache.dtype, buffer=nl.shared_hbm)
+        c = nl.ndarray((n, f), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=c, src=cache)
+        nisa.dma_copy(dst=out, src=c)
+        r = nl.ndarray((b, f), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=r, src=rows)
+        ix = nl.ndarray((b, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx)
+        nisa.dma_copy(dst=out.ap([[1, b], [f, 1], [1, f]], offset=0, vector_offset=ix, indirect_dim=0),
+                      src=r.ap([[f, b], [f, 1], [1, f]]))
+        return out
+    cache = RNG.standard_normal((n, f)).astype(np.float32)
+    rows = RNG.standard_normal((b, f)).astype(np.float32)
+    idx = RNG.permutation(n)[:b].astype(np.uint32).reshape(b, 1)
+    want = cache.copy()
+    want[idx[:, 0]] = rows
+    np.testing.assert_array_equal(k(cache, rows, idx), want)
+
+
+def test_strided_scatter_and_gather_flat_numpy():
+    """Per index p, d elements `step` apart from element idx[p] of a flat
+    view (attention_block_tkg's K^T cache column: [[1, B], [S, d], [1, 1]]
+    on a [B * d * S] reshape): written from, and read back into, a [B, d]
+    tile."""
+    bb, d, s = 4, 8, 16
+
+    @nki.jit
+    def k(cache, cols, idx):
+        out = nl.ndarray((bb, d, s), dtype=cache.dtype, buffer=nl.shared_hbm)
+        back = nl.ndarray((bb, d), dtype=cache.dtype, buffer=nl.shared_hbm)
+        c = nl.ndarray((bb * d, s), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=c, src=cache.reshape((bb * d, s)))
+        nisa.dma_copy(dst=out.reshape((bb * d, s)), src=c)
+        t = nl.ndarray((bb, d), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=cols)
+        ix = nl.ndarray((bb, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ix, src=idx)
+        flat = out.reshape((bb * d * s,))
+        nisa.dma_copy(dst=flat.ap([[1, bb], [s, d], [1, 1]], offset=0, vector_offset=ix, indirect_dim=0),
+                      src=t.ap([[d, bb], [1, d], [1, 1]]))
+        g = nl.ndarray((bb, d), dtype=cache.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=g, src=flat.ap([[1, bb], [s, d]], offset=0, vector_offset=ix, indirect_dim=0))
+        nisa.dma_copy(dst=back, src=g)
+        return out, back
+    cache = RNG.standard_normal((bb, d, s)).astype(np.float32)
+    cols = RNG.standard_normal((bb, d)).astype(np.float32)
+    pos = RNG.integers(0, s, bb)
+    idx = (np.arange(bb) * d * s + pos).astype(np.uint32).reshape(bb, 1)
+    want = cache.copy()
+    for i in range(bb):
+        want[i, :, pos[i]] = cols[i]
+    got, back = k(cache, cols, idx)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(back, cols)

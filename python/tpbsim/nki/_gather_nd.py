@@ -6,6 +6,8 @@ of a [blocks, 1, block_len, d] reshape).  As a gather it is the 2-D row
 gather of the same rows; as the source of a dma_transpose with axes
 (3, 1, 2, 0) it is one 2-D gather-transpose per (A, B) position
 (docs/python.md "NKI Library kernels")."""
+import numpy as np
+
 from . import _trace
 from ._trace import NkiError, NkiTensor, _t
 
@@ -27,8 +29,7 @@ def rows_nd(view, off, pat, index, view_rows):
     row = 1
     for n in shape[1:]:
         row *= n
-    if pat[0][0] != row:
-        return None
+    # (the index dim's step is not used: NKI takes the rows' stride from the tensor)
     # the dims after the index dim, largest step first: one run when each
     # step is the next's step times its count (dims of count 1 do not matter)
     kept = [p for p in pat[1:] if p[1] != 1]
@@ -83,6 +84,67 @@ def transpose_nd(dst, src, axes, loc, kw, name):
                               "%s_%d_%d" % (name, a, b), **kw)
 
 
+class RowsStrided(NkiTensor):
+    """Per index p, n elements step s apart from row idx[p] of a flat
+    tensor: nd = (flat [N, 1] view, off, step, n, index).  Only nisa.dma_copy
+    takes it (against an SBUF tile [P, n]): one single-element gather or
+    scatter per j < n, at offset off + j * step."""
+    __slots__ = ("nd",)
+
+    def text(self):
+        raise NkiError("'%s': a strided per-index access (.ap(vector_offset=) with pattern step "
+                       "%d) is taken only by nisa.dma_copy against an SBUF tile" % (
+                           self.base.name, self.nd[2]))
+
+
+def strided_rows(view, off, pat, index, view_rows):
+    """pat ([[1, P], [step, n]] after lead_rows) on a flat contiguous view:
+    a RowsStrided, or None when pat is another form."""
+    if (len(pat) != 2 or not isinstance(off, int) or not isinstance(view.offset, int)
+            or view.offset != 0 or not view._contig()):
+        return None
+    (_, p), (step, n) = pat
+    flat = view.reshape((int(view.shape[0]), 1))
+    if step == 1:
+        return view_rows(flat, off, [[1, p], [1, n]], index, 0) if n == 1 else None
+    r = RowsStrided(view.base, off, [[1, p], [step, n]])
+    r.nd = (flat, off, step, n, index)
+    r._ind = _no_split
+    return r
+
+
+def _no_split(lo, hi):
+    raise NkiError(".ap(vector_offset=...): a strided per-index access cannot be split by rows")
+
+
+def strided_dma(dst, src, kw):
+    """nisa.dma_copy with a RowsStrided side: n single-element gathers or
+    scatters (element j of every index's run against column j of the
+    tile)."""
+    from . import isa
+    from ._indirect import view_rows
+    ind, tile = (src, dst) if isinstance(src, RowsStrided) else (dst, src)
+    flat, off, step, n, index = ind.nd
+    if not tile._onchip() or int(tile.shape[0]) != ind._ap[0][1] or \
+            int(np.prod(tile.shape[1:])) != n:
+        raise NkiError("dma_copy: a strided per-index access [%d, %d] needs an SBUF/PSUM tile of "
+                       "that many elements per partition on the other side, got %s" % (
+                           ind._ap[0][1], n, list(tile.shape)))
+    free = [q for q in tile._ap[1:] if q[1] != 1]
+    if len(free) > 1:
+        raise NkiError("dma_copy: the tile side of a strided per-index access must have one free "
+                       "dim (pattern %s)" % tile._ap)
+    cstep = free[0][0] if free else 1
+    _trace.SKIP.update((strided_dma.__code__, isa.dma_copy.__code__))
+    for j in range(n):
+        part = view_rows(flat, off + j * step, [[1, ind._ap[0][1]], [1, 1]], index, 0)
+        col = NkiTensor(tile.base, tile.offset + j * cstep, [list(tile._ap[0]), [1, 1]])
+        if ind is src:
+            isa.dma_copy(col, part, **kw)
+        else:
+            isa.dma_copy(part, col, **kw)
+
+
 def gather_cast(dst, src, kw):
     """A gather (src indirect, dst an on-chip tile) or scatter (dst
     indirect) between dtypes of different sizes (attention_tkg gathers fp8
@@ -92,10 +154,13 @@ def gather_cast(dst, src, kw):
     False when no conversion is needed (the caller emits the DMA; kw: its
     other arguments)."""
     from . import isa, language
+    _trace.SKIP.update((gather_cast.__code__, isa.dma_copy.__code__, isa.tensor_copy.__code__))
+    if isinstance(src, RowsStrided) or isinstance(dst, RowsStrided):
+        strided_dma(dst, src, kw)
+        return True
     hbm, tile = (src, dst) if src._ind is not None else (dst, src)
     if not tile._onchip() or _size(hbm.dtype, language) == _size(tile.dtype, language):
         return False
-    _trace.SKIP.update((gather_cast.__code__, isa.dma_copy.__code__, isa.tensor_copy.__code__))
     stage = language.ndarray(tuple(tile.shape), dtype=hbm.dtype, buffer=language.sbuf,
                              name="gather_cast")
     if hbm is src:

@@ -31,12 +31,38 @@ def index_text(index):
                    "takes one column of a tile ([P, 1])" % (b.name, ap, _t(off)))
 
 
+def lead_rows(pat, row):
+    """pat with its index dim's step set to the tensor's row length and
+    its size-1 dims after it dropped, the rest merged when it is one run:
+    NKI ignores the step of the pattern's leading (index) dim -- the rows
+    are index x the base tensor's stride of indirect_dim 0 (its deep dive
+    on access patterns) -- and size-1 dims move nothing (attention_block_tkg
+    scatters its KV cache rows with [[1, B], [d, 1], [1, d]])."""
+    if len(pat) < 2:
+        return pat
+    tail = [list(p) for p in pat[1:] if p[1] != 1] or [[1, 1]]
+    total = 1
+    for p in tail:
+        total *= p[1]
+    if len(tail) > 1 and tail[-1][0] == 1 and all(
+            a[0] == b[0] * b[1] for a, b in zip(tail, tail[1:])):
+        tail = [[1, total]]
+    return [[row, pat[0][1]]] + tail
+
+
 def view_rows(view, off, pat, index, indirect_dim):
     """Rows of a 2-D HBM tensor, or of a 2-D reshape of one (the kernel
     format's "name.reshape(r, c)" view)."""
     b = view.base
     if indirect_dim != 0:
         return view_rows_dim(view, off, pat, index, indirect_dim)
+    if len(view.shape) == 1 and b.kind != "tile":
+        # a flat view: its rows are single elements; a strided run per index
+        # (attention_block_tkg's K^T cache column) is one DMA per element
+        from . import _gather_nd
+        r = _gather_nd.strided_rows(view, off, lead_rows(pat, 1), index, view_rows)
+        if r is not None:
+            return r
     reshaped = (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
                 len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape))
     if b.kind != "tile" and len(b.shape) != 2 and not reshaped:
@@ -51,6 +77,7 @@ def view_rows(view, off, pat, index, indirect_dim):
         raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
     rows, cols = view.shape if reshaped else b.shape
     name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
+    pat = lead_rows(pat, cols)
     if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
             or off % cols + pat[1][1] > cols):
         raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
