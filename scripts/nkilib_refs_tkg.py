@@ -427,7 +427,8 @@ def _rms(x, eps, gamma=None):
     return y if gamma is None else y * gamma
 
 
-def _block_ref(X, W, bqkv, gamma, eps, cos, sin, Kc, Vc, mask, idx, Wo, bo, kt, post_gamma, rnd):
+def _block_ref(X, W, bqkv, gamma, eps, cos, sin, Kc, Vc, mask, idx, Wo, bo, kt, post_gamma, rnd,
+               rope="contig", update=True, table=None, lin_mask=None):
     """attention_block_tkg_torch's outputs (X_out [B*S, H], K and V
     caches updated at idx) for one kv head, contiguous RoPE, no
     quantization: RMSNorm(X) @ W_qkv (+ bias) split into heads; RoPE on
@@ -440,6 +441,7 @@ def _block_ref(X, W, bqkv, gamma, eps, cos, sin, Kc, Vc, mask, idx, Wo, bo, kt, 
     b, s, h = X.shape
     d = cos.shape[0] * 2
     n = W.shape[1] // d - 2
+    lin_mask = mask if lin_mask is None else lin_mask
     x = X if gamma is None else _rms(X, eps, gamma)
     qkv = x.reshape(b * s, h) @ W
     if bqkv is not None:
@@ -447,27 +449,52 @@ def _block_ref(X, W, bqkv, gamma, eps, cos, sin, Kc, Vc, mask, idx, Wo, bo, kt, 
     qkv = rnd(qkv).reshape(b, s, n + 2, d)
     c = np.transpose(cos, (1, 2, 0))[:, :, None, :]                  # [B, S, 1, d/2]
     sn = np.transpose(sin, (1, 2, 0))[:, :, None, :]
-    x1, x2 = qkv[..., :d // 2], qkv[..., d // 2:]
-    qk = rnd(np.concatenate([x1 * c - x2 * sn, x1 * sn + x2 * c], axis=-1)[:, :, :n + 1])
+    if rope is None:
+        qk = qkv[:, :, :n + 1]
+    elif rope == "contig":
+        x1, x2 = qkv[..., :d // 2], qkv[..., d // 2:]
+        qk = rnd(np.concatenate([x1 * c - x2 * sn, x1 * sn + x2 * c], axis=-1)[:, :, :n + 1])
+    else:   # interleaved: pairs (x[2i], x[2i + 1])
+        x1, x2 = qkv[..., 0::2], qkv[..., 1::2]
+        qk = np.stack([x1 * c - x2 * sn, x1 * sn + x2 * c], axis=-1).reshape(qkv.shape)
+        qk = rnd(qk[:, :, :n + 1])
     if post_gamma is not None:
         qk = np.concatenate([rnd(_rms(qk[:, :, :n], eps, post_gamma[0])),
                              rnd(_rms(qk[:, :, n:], eps, post_gamma[1]))], axis=2)
     q, k, v = qk[:, :, :n], qk[:, :, n], qkv[:, :, n + 1]             # [B,S,N,d], [B,S,d], [B,S,d]
     sc = s
-    kp = Kc[:, 0] if kt else np.transpose(Kc[:, 0], (0, 2, 1))        # [B, d, S_max]
     s_ctx = mask.shape[0]
+    if table is not None:
+        # block KV: each row's blocks gathered into a flat cache, the mask un-shuffled
+        Kf = Kc[table.astype(np.int64)].reshape(b, 1, s_ctx, d)
+        Vf = Vc[table.astype(np.int64)].reshape(b, 1, s_ctx, d)
+        kp = np.transpose(Kf[:, 0], (0, 2, 1))
+        Vuse = Vf
+    else:
+        kp = Kc[:, 0] if kt else np.transpose(Kc[:, 0], (0, 2, 1))    # [B, d, S_max]
+        Vuse = Vc
     kp = kp[:, :, :s_ctx].copy()
-    vp = Vc[:, 0, :s_ctx].copy()
+    vp = Vuse[:, 0, :s_ctx].copy()
     kp[:, :, -sc:] = np.transpose(k, (0, 2, 1))
     vp[:, -sc:] = v
     score = np.einsum("bdk,bsnd->bnks", kp, q / np.sqrt(d))           # [B, N, S_ctx, S]
-    score = np.where(np.transpose(mask, (1, 2, 0, 3)) == 0, -np.inf, score)
+    score = np.where(np.transpose(lin_mask, (1, 2, 0, 3)) == 0, -np.inf, score)
     e = np.exp(score - score.max(axis=2, keepdims=True))
     att = np.einsum("bnks,bkd->bsnd", rnd(e), vp) / np.transpose(e.sum(axis=2), (0, 2, 1))[..., None]
     out = rnd(att).reshape(b * s, n * d) @ Wo
     if bo is not None:
         out = out + bo
+    if not update:   # the new K [d, B, S] and V [B, 1, S, d]
+        return out, np.transpose(k, (2, 0, 1)), v[:, None]
     kc, vc = Kc.copy(), Vc.copy()
+    if table is not None:   # idx: the slot (block * block_len + offset); 2^32 - 1 skips the row
+        bl = Kc.shape[1]
+        kf, vf = kc.reshape(-1, d), vc.reshape(-1, d)
+        for i in range(b):
+            p0 = int(idx[i, 0])
+            if p0 != 0xFFFFFFFF:
+                kf[p0:p0 + s], vf[p0:p0 + s] = k[i], v[i]
+        return out, kf.reshape(-1, bl, d), vf.reshape(-1, bl, d)
     for i in range(b):
         p0 = int(idx[i, 0])
         if kt:
@@ -478,7 +505,8 @@ def _block_ref(X, W, bqkv, gamma, eps, cos, sin, Kc, Vc, mask, idx, Wo, bo, kt, 
     return out, kc, vc
 
 
-def _attention_block(lib, b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False, post_norm=False):
+def _attention_block(lib, b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False, post_norm=False,
+                     rope="contig", update=True, tout=False, block_len=0):
     """attention_block_tkg on the test's generator's distributions (ours:
     NumPy's generator), flat KV cache updated in place, LNC 1."""
     m = _block_module(lib)
@@ -498,12 +526,30 @@ def _attention_block(lib, b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False
     bqkv = uni((1, (n + 2) * d), -0.1, 0.1) if bias else None
     post = (uni((1, d), 0.5, 1.5), uni((1, d), 0.5, 1.5)) if post_norm else None
     cos, sin = uni((d // 2, b, s)), uni((d // 2, b, s))
-    Kc = uni((b, 1, d, s_ctx) if kt else (b, 1, s_ctx, d))
-    Vc = uni((b, 1, s_ctx, d))
     lens = ((np.arange(b) * 3 + (s_ctx // 4 * 3)) % (s_ctx - s))[:, None]
+    table, upd_idx = None, lens.astype(np.uint32)
+    if block_len:
+        Kc = uni((b * s_ctx // block_len, block_len, d))
+        Vc = uni((b * s_ctx // block_len, block_len, d))
+        table = _block_table(rng, b, s_ctx, s, lens, block_len)
+        # the new tokens' slots (physical block * block_len + offset); the last row skipped
+        upd_idx = (table[np.arange(b), lens[:, 0] // block_len].astype(np.int64) * block_len
+                   + lens[:, 0] % block_len)[:, None]
+        if b > 1:
+            upd_idx[-1] = 0xFFFFFFFF
+        upd_idx = upd_idx.astype(np.uint32)
+    else:
+        Kc = uni((b, 1, d, s_ctx) if kt else (b, 1, s_ctx, d))
+        Vc = uni((b, 1, s_ctx, d))
     mk = _mask_positions(np.repeat(lens[:, 0], s).astype(np.float32), None, b, n, s, s_ctx,
                          _causal_active(b, n, s))                       # [B, N, S, S_ctx]
-    mask = np.ascontiguousarray(np.transpose(mk, (3, 0, 1, 2))).astype(np.uint8)
+    lin_mask = np.ascontiguousarray(np.transpose(mk, (3, 0, 1, 2))).astype(np.uint8)
+    mask = lin_mask
+    if block_len:   # the kernel's block-KV mask layout, as attention_tkg's checks make it
+        u = lib.mod("core.attention.attention_tkg_utils")
+        rbl = u.resize_cache_block_len_for_attention_tkg_kernel(s_ctx // block_len, block_len, 1, P, b, n, s)[0]
+        mk2 = mk.reshape(b, n, s, 1, -1, P, rbl).transpose(0, 1, 2, 3, 4, 6, 5).reshape(b, n, s, s_ctx)
+        mask = np.ascontiguousarray(np.transpose(mk2, (3, 0, 1, 2))).astype(np.uint8)
     Wo = gauss((n * d, h), 0.5)
     bo = uni((1, h), -0.1, 0.1) if bias else None
     none = ct.QuantizationType.NONE
@@ -511,18 +557,21 @@ def _attention_block(lib, b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False
         X=X, X_hidden_dim_actual=h, rmsnorm_X_enabled=rms_x, rmsnorm_X_eps=eps, rmsnorm_X_gamma=gamma,
         W_qkv=W, bias_qkv=bqkv, quantization_type_qkv=none, weight_dequant_scale_qkv=None,
         input_dequant_scale_qkv=None, rmsnorm_QK_pre_rope_enabled=False, rmsnorm_QK_pre_rope_eps=eps,
-        rmsnorm_QK_pre_rope_W_Q=None, rmsnorm_QK_pre_rope_W_K=None, cos=cos, sin=sin,
-        rope_contiguous_layout=True, rmsnorm_QK_post_rope_enabled=post_norm, rmsnorm_QK_post_rope_eps=eps,
+        rmsnorm_QK_pre_rope_W_Q=None, rmsnorm_QK_pre_rope_W_K=None, cos=cos if rope else None,
+        sin=sin if rope else None, rope_contiguous_layout=rope != "inter", rmsnorm_QK_post_rope_enabled=post_norm, rmsnorm_QK_post_rope_eps=eps,
         rmsnorm_QK_post_rope_W_Q=post[0] if post else None, rmsnorm_QK_post_rope_W_K=post[1] if post else None,
-        K_cache_transposed=kt, active_blocks_table=None, K_cache=Kc, V_cache=Vc, attention_mask=mask, sink=None,
-        update_cache=True, kv_cache_update_idx=lens.astype(np.uint32), W_out=Wo, bias_out=bo,
+        K_cache_transposed=kt, active_blocks_table=table, K_cache=Kc, V_cache=Vc, attention_mask=mask,
+        sink=None, update_cache=update, kv_cache_update_idx=upd_idx, W_out=Wo, bias_out=bo,
         quantization_type_out=none, weight_dequant_scale_out=None, input_dequant_scale_out=None,
-        transposed_out=False, out_in_sb=False)
+        transposed_out=tout, out_in_sb=False)
     f = np.float32
     want = _block_ref(X.astype(f), W.astype(f), None if bqkv is None else bqkv.astype(f),
                       None if gamma is None else gamma.astype(f), eps, cos.astype(f), sin.astype(f),
-                      Kc.astype(f), Vc.astype(f), mask, lens, Wo.astype(f), None if bo is None else bo.astype(f),
-                      kt, None if post is None else (post[0].astype(f), post[1].astype(f)), _bf)
+                      Kc.astype(f), Vc.astype(f), mask, upd_idx, Wo.astype(f), None if bo is None else bo.astype(f),
+                      kt, None if post is None else (post[0].astype(f), post[1].astype(f)), _bf, rope, update,
+                      table, lin_mask)
+    if tout:   # [128, 1, H / 128, B * S]: h = h1 * (H / 128) + h2 at [h1, 0, h2]
+        want = (np.transpose(want[0].reshape(b * s, 1, P, h // P), (2, 1, 3, 0)),) + want[1:]
     for nm, g_, w_ in zip(("X_out", "K_cache", "V_cache"), got, want):
         # the test's comparison: maxAllClose (rtol 0.015, atol 1e-5) and cosine >= 0.99
         g32, w32 = np.asarray(g_, f), _bf(w_)
@@ -544,12 +593,27 @@ BLOCK_CASES = [
     # 262144-element cache, past the 16-bit row count of the DMA descriptor
     (32, 1, 64, 3072, 128, 1, dict(bias=True)),
     (1, 1, 128, 7168, 256, 1, dict(rms_x=True, post_norm=True)),
+    # variations of the test's options on small caches (ours: S_ctx 128 - 2048)
+    (1, 1, 64, 3072, 128, 1, dict(bias=True, update=False)),
+    (1, 1, 64, 3072, 128, 1, dict(bias=True, rope=None)),
+    (1, 1, 64, 3072, 128, 1, dict(bias=True, rope="inter")),
+    (1, 1, 64, 3072, 128, 1, dict(bias=True, tout=True)),
+    (4, 8, 64, 3072, 256, 2, dict(bias=True)),
+    (2, 2, 64, 3072, 256, 5, dict(kt=False, rms_x=True, tout=True)),
+    (4, 1, 128, 8192, 2048, 5, dict(kt=False, block_len=16, update=False)),
+    (4, 8, 64, 3072, 1024, 3, dict(kt=False, block_len=16, update=False, bias=True)),
+    # fails: block KV's cache update stores at a run-time offset with oob_mode.skip
+    (4, 1, 128, 8192, 2048, 5, dict(kt=False, block_len=16)),
 ]
 
 
-def _block_name(b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False, post_norm=False):
-    return (f"attention_block_tkg b{b} qh{n} d{d} H{h} ctx{s_ctx} s{s}{' K^T' if kt else ''}"
-            f"{' rmsnorm' if rms_x else ''}{' bias' if bias else ''}{' qk-post-norm' if post_norm else ''}")
+def _block_name(b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False, post_norm=False, rope="contig",
+                update=True, tout=False, block_len=0):
+    return (f"attention_block_tkg b{b} qh{n} d{d} H{h} ctx{s_ctx} s{s}{' bl%d' % block_len if block_len else ''}"
+            f"{' K^T' if kt else ''}"
+            f"{' rmsnorm' if rms_x else ''}{' bias' if bias else ''}{' qk-post-norm' if post_norm else ''}"
+            f"{' no-rope' if rope is None else ' rope-interleaved' if rope == 'inter' else ''}"
+            f"{' no-update' if not update else ''}{' out^T' if tout else ''}")
 
 
 def checks(lib):
