@@ -616,9 +616,37 @@ def _block_name(b, n, d, h, s_ctx, s, kt=True, rms_x=False, bias=False, post_nor
             f"{' no-update' if not update else ''}{' out^T' if tout else ''}")
 
 
+# ------------------------------------------- find_nonzero_indices_with_count
+
+def _nonzero_with_count(lib, t, frac):
+    """experimental/benchmark find_nonzero_indices_with_count: [1, T + 1]
+    int32: the nonzero positions in order, -1 after them, the count last
+    (its test's golden); the input has frac * T nonzero values in [0, 1)
+    at random positions (the test's sparse generator)."""
+    m = lib.mod("experimental.benchmark.find_nonzero_indices_with_count")
+    rng = np.random.default_rng(0)
+    x = np.zeros((1, t), np.float32)
+    pos = rng.permutation(t)[:int(t * frac)]
+    x[0, pos] = rng.uniform(0.0, 1.0, len(pos)).astype(np.float32) + np.float32(1e-3)
+    got = m.find_nonzero_indices_with_count(x)
+    nz = np.nonzero(x[0])[0]
+    want = np.full((1, t + 1), -1, np.int32)
+    want[0, :len(nz)] = nz
+    want[0, -1] = len(nz)
+    return _close(got, want, 0, 0)
+
+
+NZ_CASES = [(32, 0.0), (128, 1 / 32), (512, 5 / 32), (2048, 5 / 32), (64, 1.0), (2048, 1.0)]
+
+
+def _nz_checks(lib):
+    return [(f"find_nonzero_indices_with_count T{t} nonzero{f:.3g}", lambda t=t, f=f: _nonzero_with_count(lib, t, f))
+            for t, f in NZ_CASES]
+
+
 def checks(lib):
     return ([(_name(*c[:6], **c[6]), lambda c=c: _attention_tkg(lib, *c[:6], **c[6])) for c in CASES] +
             [(_bwd_name(*c[:7], **c[7]), lambda c=c: _attention_bwd(lib, *c[:7], **c[7]))
              for c in BWD_CASES] +
             [(_block_name(*c[:6], **c[6]), lambda c=c: _attention_block(lib, *c[:6], **c[6]))
-             for c in BLOCK_CASES])
+             for c in BLOCK_CASES] + _nz_checks(lib))
