@@ -529,6 +529,10 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
     if rmw is not None or mask is not None:
         raise NkiError("%s: dma_copy: dst_rmw_op / mask with a run-time index are not "
                        "supported by tpbsim" % loc)
+    if isa._enum_of(isa.oob_mode, oob, "oob_mode", loc) == isa.oob_mode.skip:
+        from . import _dyn_skip   # skipped out-of-range rows: an indirect DMA
+        return _dyn_skip.skip_dma(dst, src, side, loc, dict(oob_mode=oob, dge_mode=dge,
+                                                              priority=priority, name=name))
     index, stride, _ = side.dyn
     if not (isinstance(index.offset, int) and index.offset == 0):
         # an element off partition 0 (cross_entropy's targets tile [P, 1],
