@@ -391,6 +391,11 @@ BWD_CASES = [
     (1, 3, 3, 2048, 128, nl.bfloat16, False, dict(n_sinks=2)),
     (1, 3, 3, 2048, 128, np.float32, True, dict(scale=1.0)),
     (1, 1, 1, 256, 128, nl.bfloat16, True, dict(seqlens=[128, 128], n_sinks=1)),
+    # the test's other head sizes and window + sink at S 1024 (ours; its sets are S 4096 - 8192)
+    (1, 2, 1, 1024, 96, nl.bfloat16, True, dict()),
+    (1, 2, 1, 1024, 256, nl.bfloat16, True, dict()),
+    (1, 2, 1, 1024, 256, np.float32, True, dict()),
+    (1, 1, 1, 1024, 64, nl.bfloat16, True, dict(sw=128, n_sinks=1)),
     # batch * kv heads even: the test runs these at LNC 2, which fails here
     # (attention_bwd.py:1143 loops over a range whose bounds depend on the program id)
     (2, 1, 1, 2048, 128, nl.bfloat16, True, dict(scale=1.0)),
