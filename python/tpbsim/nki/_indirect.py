@@ -8,26 +8,77 @@ from . import _trace
 from ._trace import NkiError, NkiTensor, _t
 
 
+def index_text(index):
+    """The index tile's operand text: a slice string, as the kernel
+    format's "index" field takes.  A raw pattern one column wide on a tile
+    (what nkilib's TensorView.get_view() makes of a column slice: .ap([[F,
+    n], [1, 1]], offset=p0 * F + c)) is written as the slice it is,
+    tile[p0:p0 + n, c] (c as coordinates of the tile's free dims)."""
+    t = index.text()
+    if t.startswith('"'):
+        return t
+    b, ap, off = index.base, index._ap, index.offset
+    free = [int(n) for n in b.shape[1:]]
+    f = int(np.prod(free))
+    if (len(ap) == 2 and ap[1][1] == 1 and ap[0][0] == f and isinstance(off, int) and
+            0 <= off and off // f + ap[0][1] <= b.shape[0]):
+        p0, c = divmod(off, f)
+        coord = [int(x) for x in np.unravel_index(c, free)] if free else []
+        parts = ["%d:%d" % (p0, p0 + ap[0][1])] + [str(x) for x in coord[:-1]]
+        parts.append("%d:%d" % (coord[-1], coord[-1] + 1))
+        return '"%s[%s]"' % (b.name, ", ".join(parts))
+    raise NkiError(".ap(vector_offset=...): the index '%s' is a pattern %s at offset %s: tpbsim "
+                   "takes one column of a tile ([P, 1])" % (b.name, ap, _t(off)))
+
+
+def lead_rows(pat, row):
+    """pat with its index dim's step set to the tensor's row length and
+    its size-1 dims after it dropped, the rest merged when it is one run:
+    NKI ignores the step of the pattern's leading (index) dim -- the rows
+    are index x the base tensor's stride of indirect_dim 0 (its deep dive
+    on access patterns) -- and size-1 dims move nothing (attention_block_tkg
+    scatters its KV cache rows with [[1, B], [d, 1], [1, d]])."""
+    if len(pat) < 2:
+        return pat
+    tail = [list(p) for p in pat[1:] if p[1] != 1] or [[1, 1]]
+    total = 1
+    for p in tail:
+        total *= p[1]
+    if len(tail) > 1 and tail[-1][0] == 1 and all(
+            a[0] == b[0] * b[1] for a, b in zip(tail, tail[1:])):
+        tail = [[1, total]]
+    return [[row, pat[0][1]]] + tail
+
+
 def view_rows(view, off, pat, index, indirect_dim):
     """Rows of a 2-D HBM tensor, of a 2-D reshape of one (the kernel
     format's "name.reshape(r, c)" view), or of a whole N-D one (read as its
-    [dim 0, the rest] reshape)."""
+    [dim 0, the rest] reshape: _gather_nd.rows_nd)."""
     b = view.base
     if indirect_dim != 0:
         return view_rows_dim(view, off, pat, index, indirect_dim)
-    whole = isinstance(view.offset, int) and view.offset == 0 and view._contig()
-    reshaped = whole and len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape)
-    rows, cols = view.shape if reshaped else (b.shape[0], int(np.prod(b.shape[1:])))
-    if whole and len(b.shape) > 2 and tuple(b.shape) == tuple(view.shape):
-        # a whole N-D tensor's rows along dim 0, each all of its other dims
-        # (moe_cte's [T, 2, H] output scattered by [[2 * H, P], [1, H]]): its 2-D reshape
-        reshaped = True
+    if len(view.shape) == 1 and b.kind != "tile":
+        # a flat view: its rows are single elements; a strided run per index
+        # (attention_block_tkg's K^T cache column) is one DMA per element
+        from . import _gather_nd
+        r = _gather_nd.strided_rows(view, off, lead_rows(pat, 1), index, view_rows)
+        if r is not None:
+            return r
+    reshaped = (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
+                len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape))
+    if b.kind != "tile" and len(b.shape) != 2 and not reshaped:
+        from . import _gather_nd   # an N-D pattern of whole-row runs: the same rows
+        r = _gather_nd.rows_nd(view, off, pat, index, view_rows)
+        if r is not None:
+            return r
     if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
         raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
                        "tensor, a 2-D reshape of one or a whole N-D one (indirect_dim=0)")
     if not isinstance(index, NkiTensor) or index.base.kind != "tile":
         raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
+    rows, cols = view.shape if reshaped else b.shape
     name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
+    pat = lead_rows(pat, cols)
     if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
             or off % cols + pat[1][1] > cols):
         raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
@@ -35,9 +86,9 @@ def view_rows(view, off, pat, index, indirect_dim):
     r0, c0 = divmod(off, cols)
     t = NkiTensor(b, off, pat)
     t._txt = '{"tensor": "%s[%d:, %d:%d]", "index": %s}' % (name, r0, c0, c0 + pat[1][1],
-                                                           index.text())
+                                                           index_text(index))
     t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
-        b.name, rows, cols, r0, c0, c0 + pat[1][1], index.text())
+        b.name, rows, cols, r0, c0, c0 + pat[1][1], index_text(index))
     t._ind = lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]],
                                            index[lo:hi], 0)
     return t
@@ -76,7 +127,7 @@ def view_rows_dim(view, off, pat, index, d):
     sl[e] = "%d:%d" % (coord[e], coord[e] + pat[1][1])
     t = NkiTensor(b, off, pat)
     t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
-        name, ", ".join(sl), index.text(), d)
+        name, ", ".join(sl), index_text(index), d)
     t._ind = lambda lo, hi: view_rows_dim(view, off, [[pat[0][0], hi - lo], pat[1]],
                                                index[lo:hi], d)
     return t

@@ -466,19 +466,23 @@ def _dyn_index(t, call, index, stride, count):
 
 def ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype, base_ap):
     """NKI .ap(scalar_offset=idx, indirect_dim=d): the pattern moved by
-    idx * prod(base shape after d) elements at run time."""
+    idx * (the stride of dim d of this tensor) elements at run time.  The
+    dim is one of self.shape, the tensor .ap is called on (as NKI
+    documents it): after a reshape that is the reshaped shape, not the
+    allocation's (a [s, b, h, q] mask reshaped to [1, s, 2, b*h*q / 2]
+    and indexed on dim 2 moves by b*h*q / 2 elements, not q)."""
     call = ".ap(scalar_offset=...)"
     if vector_offset is not None:
         _fail(self, call, "scalar_offset and vector_offset cannot be combined")
+    d = _dim(self, call, indirect_dim, len(self._ap), "indirect_dim")
+    stride, count = self._ap[d]
     kind = type(scalar_offset).__name__
     if kind == "Lin" or (isinstance(scalar_offset, (int, np.integer)) and
                          not isinstance(scalar_offset, bool)):
         # a dynamic_range / fori_loop index (in tpbsim a symbol that moves
-        # DMA addresses) or a number: a static offset
-        d = _dim(self, call, indirect_dim, len(self.base.shape), "indirect_dim")
+        # DMA addresses), a program id or a number: a static offset
         v = base_ap(self, pattern, offset=offset, dtype=dtype)
-        return NkiTensor(v.base, v.offset + scalar_offset * int(np.prod(self.base.shape[d + 1:])),
-                         v._ap)
+        return NkiTensor(v.base, v.offset + scalar_offset * stride, v._ap)
     if kind == "VirtualRegister":   # its value, through a tile (register_store)
         from . import isa, language
         t = language.ndarray((1, 1), dtype="int32", buffer="sbuf", name="dyn_index")
@@ -489,13 +493,9 @@ def ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim,
     if self._onchip():
         _fail(self, call, "a run-time offset on an SBUF/PSUM tile is not supported by tpbsim "
                           "(only on HBM, for nisa.dma_copy)")
-    shape = self.base.shape
-    if self.base.name in _trace.current().rank_bases:   # ncc.run_ranks: [ranks, *shape]
-        shape = shape[1:]
-    d = _dim(self, call, indirect_dim, len(shape), "indirect_dim")
+    # (under ncc.run_ranks self is the rank's part: its dims are the rank's)
     static = base_ap(self, pattern, offset=offset, dtype=dtype)
-    return _dyn(static, _dyn_index(self, call, scalar_offset, int(np.prod(shape[d + 1:])),
-                                   shape[d]))
+    return _dyn(static, _dyn_index(self, call, scalar_offset, stride, count))
 
 
 # the sequencer register run-time selects use: the lowest, away from
@@ -524,6 +524,10 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
     if rmw is not None or mask is not None:
         raise NkiError("%s: dma_copy: dst_rmw_op / mask with a run-time index are not "
                        "supported by tpbsim" % loc)
+    if isa._enum_of(isa.oob_mode, oob, "oob_mode", loc) == isa.oob_mode.skip:
+        from . import _dyn_skip   # skipped out-of-range rows: an indirect DMA
+        return _dyn_skip.skip_dma(dst, src, side, loc, dict(oob_mode=oob, dge_mode=dge,
+                                                              priority=priority, name=name))
     index, stride, _ = side.dyn
     if not (isinstance(index.offset, int) and index.offset == 0):
         # an element off partition 0 (cross_entropy's targets tile [P, 1],

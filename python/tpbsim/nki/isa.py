@@ -263,6 +263,12 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if any(r.stop <= r.start for r in mask_bounds(dst, mask, "dma_copy", "dst", loc)):
             return
         dst, src = (mask_rect(x, mask, "dma_copy", w, loc) for x, w in ((dst, "dst"), (src, "src")))
+    if dst_rmw_op is None and any(isinstance(x, NkiTensor) and x._ind is not None
+                                  for x in (src, dst)):
+        from . import _gather_nd   # a gather / scatter converting dtypes: staged
+        if _gather_nd.gather_cast(dst, src, dict(priority=priority, oob_mode=oob_mode,
+                                                 dge_mode=dge_mode, engine=engine, name=name)):
+            return
     f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
     if dst_rmw_op is not None:
         rmw = _op_name(dst_rmw_op, "%s: dma_copy: dst_rmw_op" % loc)
@@ -278,6 +284,11 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                   oob_mode=oob_mode.error, name=None):
     loc = _trace.caller_loc()
+    from . import _gather_nd
+    if isinstance(src, _gather_nd.RowsND) and len(src.nd[2]) > 2:
+        # a 4-D gather source: one 2-D gather-transpose per (A, B) position
+        return _gather_nd.transpose_nd(dst, src, axes, loc, dict(
+            priority=priority, dge_mode=dge_mode, oob_mode=oob_mode), name)
     if (type(src) is NkiTensor and src._gt is None and src._onchip() and len(src.shape) > 1
             and src.shape[0] > 1):
         # NKI's direct DMA transpose takes an SBUF source (its SB->SB
@@ -451,7 +462,11 @@ def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=N
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
                          reverse1=False, name=None, mask=None):
     loc = _trace.caller_loc()
-    _no(loc, reverse0=(reverse0, False), reverse1=(reverse1, False))
+    if reverse0 or reverse1:   # the kernel format has no reverse fields
+        from . import _reversed
+        if _reversed.split(dst, data, op0, operand0, op1, operand1, reverse0, reverse1,
+                           _opn(op0, "op0", loc)[1:-1], _opn(op1, "op1", loc)[1:-1], mask):
+            return
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data, "data", loc)),
          ("op0", _opn(op0, "op0", loc)), ("scalar", _scalar(operand0, "operand0", loc)),
          ("op1", _opn(op1, "op1", loc)), ("in1", _t(operand1, "operand1", loc))]
