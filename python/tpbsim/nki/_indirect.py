@@ -64,19 +64,24 @@ def view_rows(view, off, pat, index, indirect_dim):
         r = _gather_nd.strided_rows(view, off, lead_rows(pat, 1), index, view_rows)
         if r is not None:
             return r
-    reshaped = (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
-                len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape))
+    whole = isinstance(view.offset, int) and view.offset == 0 and view._contig()
+    reshaped = whole and len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape)
     if b.kind != "tile" and len(b.shape) != 2 and not reshaped:
         from . import _gather_nd   # an N-D pattern of whole-row runs: the same rows
         r = _gather_nd.rows_nd(view, off, pat, index, view_rows)
         if r is not None:
             return r
+    # a whole N-D tensor whose pattern rows_nd did not take: its [dim 0, rest]
+    # reshape, so the error below names the pattern against that row
+    nd_whole = whole and len(b.shape) > 2 and tuple(b.shape) == tuple(view.shape)
+    reshaped = reshaped or nd_whole
     if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
         raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
                        "tensor, a 2-D reshape of one or a whole N-D one (indirect_dim=0)")
     if not isinstance(index, NkiTensor) or index.base.kind != "tile":
         raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-    rows, cols = view.shape if reshaped else b.shape
+    rows, cols = ((b.shape[0], int(np.prod(b.shape[1:]))) if nd_whole else
+                  view.shape if reshaped else b.shape)
     name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
     pat = lead_rows(pat, cols)
     if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
