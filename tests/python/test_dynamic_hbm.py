@@ -100,3 +100,39 @@ def test_hbm_to_hbm_refused():
     with pytest.raises(tpbsim.TpbError, match=r"outside HBM .*moved by src_reg r\d+ = "
                                                 r"-8192000 elements"):
         nki.jit(k2)(a, np.array([[-1000]], np.int32))
+
+
+
+def test_hbm_to_hbm_in_dynamic_range():
+    """.ap(scalar_offset=row) in a dynamic_range body, HBM to HBM both ways:
+    the row offset tile advances 128 a trip, every trip the same
+    instructions.  out: a's first 128 rows written at each trip's row;
+    last: the 128 rows of a the last trip read."""
+    M, H = 512, 96
+
+    def k(a, trips):
+        out = nl.ndarray((M, H), dtype=a.dtype, buffer=nl.shared_hbm)
+        last = nl.ndarray((128, H), dtype=a.dtype, buffer=nl.shared_hbm)
+        z = nl.ndarray((128, H), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=-1.0)
+        for b in range(M // 128):
+            nisa.dma_copy(dst=out[b * 128:(b + 1) * 128, :], src=z)
+        r = nisa.register_alloc()
+        nisa.register_load(r, _index(trips))
+        row = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=row, value=0)
+        pat = [[H, 128], [1, H]]
+        for _ in nl.dynamic_range(0, r, 1):
+            nisa.dma_copy(dst=out.ap(pattern=pat, offset=0, scalar_offset=row, indirect_dim=0),
+                          src=a[0:128, :])
+            nisa.dma_copy(dst=last, src=a.ap(pattern=pat, offset=0, scalar_offset=row,
+                                             indirect_dim=0))
+            nisa.tensor_scalar(dst=row, data=row, op0=nl.add, operand0=128)
+        return out, last
+    a = _arange((M, H))
+    for trips in (1, 3):
+        got, last = nki.jit(k)(a, np.array([[trips]], np.int32))
+        want = np.full((M, H), -1.0, np.float32)
+        want[:trips * 128] = np.tile(a[:128], (trips, 1))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(last, a[(trips - 1) * 128:trips * 128])
