@@ -328,6 +328,12 @@ typedef struct {
 } enc_dma_operand_t;
 int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dma_operand_t *src,
                     int dge_mode, int oob_mode, int rmw_op, int qos);
+/* enc_dma_copy_ex with register offsets (docs/kernel-format.md "Register-offset
+ * (dynamic) DMA"): src_reg / dst_reg (0..63, -1 = none) move that side, which
+ * must be HBM, by the register's value in elements at run time; direct
+ * sides only. */
+int enc_dma_copy_reg(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dma_operand_t *src,
+                     int dge_mode, int oob_mode, int rmw_op, int qos, int src_reg, int dst_reg);
 int enc_dma_transpose(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int naxes, const int *axes);
 /* table: AP over the HBM table, dim 0 = the indirect dim (see tir.h). */
 int enc_indirect_load(enc_builder_t *b, tir_ap_t dst, tir_ap_t table, tir_ap_t index,

@@ -71,6 +71,12 @@ int enc_dma_copy(enc_builder_t *b, tir_ap_t dst, tir_ap_t src, int dge_mode, int
 int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dma_operand_t *src,
                     int dge_mode, int oob_mode, int rmw_op, int qos)
 {
+    return enc_dma_copy_reg(b, dst, src, dge_mode, oob_mode, rmw_op, qos, -1, -1);
+}
+
+int enc_dma_copy_reg(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dma_operand_t *src,
+                     int dge_mode, int oob_mode, int rmw_op, int qos, int src_reg, int dst_reg)
+{
     if (b->failed)
         return -1;
     const char *path = b->path[0] ? b->path : "op";
@@ -78,6 +84,10 @@ int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dm
     if (si && di)
         return enc_fail(b, "%s (dma_copy): ``src`` and ``dst`` operands cannot both be indirect "
                         "memory accesses", path);
+    if ((si || di) && (src_reg >= 0 || dst_reg >= 0))
+        return enc_fail(b, "%s (dma_copy): field '%s': a register offset takes a direct access "
+                        "on both sides (not a gather / scatter)", path,
+                        src_reg >= 0 ? "src_reg" : "dst_reg");
     tir_op_t op;
     tir_op_init(&op, si ? TIR_INDIRECT_LOAD : di ? TIR_INDIRECT_SAVE : TIR_DMA_COPY);
     op.dst = enc_in(b, dst->ap);
@@ -86,6 +96,8 @@ int enc_dma_copy_ex(enc_builder_t *b, const enc_dma_operand_t *dst, const enc_dm
     op.dge_mode = dge_mode;
     op.oob_mode = oob_mode;
     op.qos = qos;
+    op.src_reg = src_reg;
+    op.dst_reg = dst_reg;
     if (oob_mode == ISA_OOB_SKIP)
         op.flags |= TIR_F_OOB_SKIP;
     if (si) {

@@ -291,14 +291,26 @@ static int h_dma(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
     return rc;
 }
 
+/* register-offset (dynamic) DMA, docs/kernel-format.md: src_reg / dst_reg
+ * of a load, store or dma_copy into op (-1 when absent) */
+static int dma_regs(jx_t *j, const cJSON *o, const char *path, unsigned keys, tir_op_t *op)
+{
+    return (keys & DMA_K_SRC_REG && fj_field(o, "src_reg") &&
+            fj_get_int_range(j, o, path, "src_reg", &op->src_reg, -1, 0, ISA_NUM_REGS - 1)) ||
+                   (keys & DMA_K_DST_REG && fj_field(o, "dst_reg") &&
+                    fj_get_int_range(j, o, path, "dst_reg", &op->dst_reg, -1, 0, ISA_NUM_REGS - 1))
+               ? -1
+               : 0;
+}
+
 /* h_dma's full read, after dma_opts */
 static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int rmw,
                     unsigned keys)
 {
     if ((op->kind == TIR_STORE || op->kind == TIR_DMA_COPY) &&
         cJSON_IsNumber(fj_field(o, "src"))) {
-        if (rmw != ISA_ALU_BYPASS || fj_field(o, "dst_reg"))
-            return fj_jfail(j, path, "src", "a stored value takes no rmw_op or dst_reg");
+        if (rmw != ISA_ALU_BYPASS || fj_field(o, "dst_reg") || fj_field(o, "src_reg"))
+            return fj_jfail(j, path, "src", "a stored value takes no rmw_op, src_reg or dst_reg");
         return store_scalar(j, o, path, op);
     }
     fj_operand_t dst, src;
@@ -321,11 +333,7 @@ static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
             op->dst = enc_in(&j->b, dst.ap);
             op->src[0] = enc_in(&j->b, src.ap);
             op->nsrc = 1;
-            /* register-offset (dynamic) DMA: docs/kernel-format.md */
-            if ((keys & DMA_K_SRC_REG && fj_field(o, "src_reg") &&
-                 fj_get_int_range(j, o, path, "src_reg", &op->src_reg, -1, 0, ISA_NUM_REGS - 1)) ||
-                (keys & DMA_K_DST_REG && fj_field(o, "dst_reg") &&
-                 fj_get_int_range(j, o, path, "dst_reg", &op->dst_reg, -1, 0, ISA_NUM_REGS - 1)))
+            if (dma_regs(j, o, path, keys, op))
                 return -1;
             return dma_flags(j, path, op, rmw);   /* 1: emit op */
         }
@@ -336,8 +344,11 @@ static int dma_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op, int
     if (uniq && (dst.index.tensor < 0 || rmw != ISA_ALU_ADD))
         return fj_jfail(j, path, "unique_indices", "applies to a scatter-add (an indirect dst "
                         "with rmw_op add)");
+    if (op->kind == TIR_DMA_COPY && dma_regs(j, o, path, keys, op))
+        return -1;
     enc_dma_operand_t d = {dst.ap, dst.index, dst.bound}, s = {src.ap, src.index, src.bound};
-    int at = enc_dma_copy_ex(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos);
+    int at = enc_dma_copy_reg(&j->b, &d, &s, op->dge_mode, op->oob_mode, rmw, op->qos,
+                              op->src_reg, op->dst_reg);
     if (at < 0)
         return -1;
     if (uniq)
@@ -556,7 +567,7 @@ static int h_dma_compute(jx_t *j, const cJSON *o, const char *path, tir_op_t *op
 const fj_opdef_t fj_ops_dma[] = {
     {"load", TIR_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "src_reg", "other", NULL}},
     {"store", TIR_STORE, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "dst_reg", "unique_indices", NULL}},
-    {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "unique_indices", NULL}},
+    {"dma_copy", TIR_DMA_COPY, h_dma, {F_COMMON, "dst", "src", "rmw_op", "dge_mode", "oob_mode", "dma_qos", "src_reg", "dst_reg", "unique_indices", NULL}},
     {"dma_transpose", TIR_DMA_TRANSPOSE, h_dma_transpose, {F_COMMON, "dst", "src", "axes", "dge_mode", "oob_mode", "dma_qos", NULL}},
     {"indirect_load", TIR_INDIRECT_LOAD, h_dma, {F_COMMON, "dst", "src", "dge_mode", "oob_mode", "dma_qos", "other", NULL}},
     {"device_print", TIR_STORE, h_device_print, {F_COMMON, "prefix", "src", NULL}},

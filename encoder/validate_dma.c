@@ -175,6 +175,12 @@ int enc_validate_dma(const vctx_t *v)
     case TIR_DMA_COPY:
         if (need(v, op->dst, -1))
             return -1;
+        /* a register offset moves an HBM side (docs/kernel-format.md) */
+        if ((op->src_reg >= 0 &&
+             need_space(v, op->src[0], 0, HBM_KINDS, "an HBM tensor (it has src_reg)")) ||
+            (op->dst_reg >= 0 &&
+             need_space(v, op->dst, -1, HBM_KINDS, "an HBM tensor (it has dst_reg)")))
+            return -1;
         return check_oob_direct(v) ? -1 : check_dma_shapes(v);
     case TIR_DMA_TRANSPOSE:
         if (need(v, op->dst, -1))
@@ -241,6 +247,7 @@ bool enc_dma_quick_pass(const vctx_t *v)
     /* an unassigned engine: legal, and never the Pool engine's PSUM rule;
      * dge none and oob error: values enums.def names (the tests pass them) */
     if (op->remote_core >= 0 || op->nsrc != 1 || op->engine != ISA_ENG_UNASSIGNED ||
+        (op->kind == TIR_DMA_COPY && (op->src_reg >= 0 || op->dst_reg >= 0)) ||
         !only_dst_src(op) || op->qos < 0 || op->qos > 255 || op->oob_mode == ISA_OOB_SKIP ||
         (op->flags & TIR_F_OOB_SKIP) ||
         (op->dge_mode != ISA_DGE_NONE && !isa_enum_name(ISA_FT_DGE, (unsigned)op->dge_mode)) ||

@@ -152,6 +152,18 @@ static int reg_offset(sim_core_t *c, sim_engine_t *e, size_t idx, const char *wh
     return 0;
 }
 
+/* A register-offset side that left memory: the message names the register
+ * field and the offset it added (docs/kernel-format.md). Returns -1. */
+static int reg_note(tpb_err_t *err, const sim_engine_t *e, const char *what, uint32_t reg)
+{
+    if (!err || reg == ISA_REG_NONE || reg >= ISA_NUM_REGS)
+        return -1;
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n, " (moved by %s r%u = %d elements)", what, reg,
+             (int32_t)e->regs[reg]);
+    return -1;
+}
+
 static int check_queue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint32_t q,
                        tpb_err_t *err)
 {
@@ -189,10 +201,12 @@ static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, si
     /* PseudoDmaDirect3d: every plane k is the 2-D pattern at src_step2 /
      * dst_step2 bytes times k (D3DESC shares DDESC's leading fields) */
     plane_t pl = planes_of(&sd->d->inst);
-    for (uint32_t k = 0; k < pl.n; k++)
-        if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr + (int64_t)k * pl.sstep, err) ||
-            dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr + (int64_t)k * pl.dstep, err))
-            return -1;
+    for (uint32_t k = 0; k < pl.n; k++) {
+        if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr + (int64_t)k * pl.sstep, err))
+            return reg_note(err, e, "src_reg", f->src_reg);
+        if (dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr + (int64_t)k * pl.dstep, err))
+            return reg_note(err, e, "dst_reg", f->dst_reg);
+    }
     return f->queue;
 }
 

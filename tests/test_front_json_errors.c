@@ -557,6 +557,39 @@ static void test_runaway_loops(void **state)
     tir_kernel_free(&k);
 }
 
+/* Register-offset dma_copy (docs/kernel-format.md): src_reg / dst_reg
+ * reach the op; a non-HBM moved side, a gather and a number src are
+ * refused naming the field. */
+static void test_dma_copy_regs(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    parses("{'op': 'dma_copy', 'dst': 'out[0:64, :]', 'src': 'a[0:64, :]', 'src_reg': 3,"
+           " 'dst_reg': 5}", &k);
+    const tir_op_t *op = &k.ops[k.nops - 1];
+    assert_int_equal(op->kind, TIR_DMA_COPY);
+    assert_int_equal(op->src_reg, 3);
+    assert_int_equal(op->dst_reg, 5);
+    tir_kernel_free(&k);
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': 'out[0:128, 0:64]', 'src': 'g', 'src_reg': 3}",
+               "field 'src'", "must be an HBM tensor (it has src_reg)");
+    fails_with(T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': 'g', 'src': 'a[0:128, 0:64]', 'dst_reg': 3}",
+               "field 'dst'", "must be an HBM tensor (it has dst_reg)");
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'dma_copy', 'dst': 'g', 'src': {'tensor': 'tab', 'index': 'idx'},"
+               " 'src_reg': 3}",
+               "field 'src_reg'", "direct access on both sides");
+    fails_with("{'op': 'dma_copy', 'dst': 'out[0:1, 0:8]', 'src': 2.0, 'dst_reg': 3}",
+               "field 'src'", "no rmw_op, src_reg or dst_reg");
+    fails_with("{'op': 'dma_copy', 'dst': 'out[0:64, :]', 'src': 'a[0:64, :]', 'src_reg': 64}",
+               "field 'src_reg'", "out of range 0..63");
+    fails_with("{'op': 'dma_copy', 'dst': 'out[0:64, :]', 'src': 'a[0:64, :]', 'src_reg': 3,"
+               " 'oob_mode': 'skip'}",
+               "field 'oob_mode'", "not supported for direct memory access");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_dtype_view),
         cmocka_unit_test(test_malformed_json),
         cmocka_unit_test(test_runaway_loops),
+        cmocka_unit_test(test_dma_copy_regs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

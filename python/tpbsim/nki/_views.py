@@ -508,8 +508,9 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
     """nisa.dma_copy with a run-time-selected HBM side: the index scaled
     into an int32 tile (tensor_scalar multiply), loaded into register
     DYN_REG of every engine (load_tensor_to_register), and the kernel
-    format's register-offset DMA (load with src_reg, store with dst_reg);
-    the simulator bounds-checks the moved access against HBM."""
+    format's register-offset DMA (load with src_reg, store with dst_reg;
+    a dma_copy with one of them when the other side is HBM too); the
+    simulator bounds-checks the moved access against HBM."""
     from . import isa, language
     _trace.SKIP.update((dynamic_dma.__code__, isa.dma_copy.__code__))   # ops at the kernel line
     d_dyn, s_dyn = type(dst) is _Dyn, type(src) is _Dyn
@@ -518,13 +519,17 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
     if d_dyn and s_dyn:
         raise NkiError("%s: dma_copy: both sides selected at run time (not supported by tpbsim)"
                        % loc)
-    if not isinstance(other, NkiTensor) or not other._onchip():
-        raise NkiError("%s: dma_copy: a view with a run-time index needs an SBUF/PSUM tile on "
-                       "the other side in tpbsim (a register-offset load / store)" % loc)
+    if not isinstance(other, NkiTensor):
+        raise NkiError("%s: dma_copy: a view with a run-time index needs a tensor on the other "
+                       "side in tpbsim (a register-offset DMA), got %r" % (loc, other))
     if rmw is not None or mask is not None:
         raise NkiError("%s: dma_copy: dst_rmw_op / mask with a run-time index are not "
                        "supported by tpbsim" % loc)
     if isa._enum_of(isa.oob_mode, oob, "oob_mode", loc) == isa.oob_mode.skip:
+        if not other._onchip():
+            raise NkiError("%s: dma_copy: oob_mode=skip with a run-time index between two HBM "
+                           "tensors is not supported by tpbsim (it is written as an indirect "
+                           "DMA, whose other side is an SBUF/PSUM tile)" % loc)
         from . import _dyn_skip   # skipped out-of-range rows: an indirect DMA
         return _dyn_skip.skip_dma(dst, src, side, loc, dict(oob_mode=oob, dge_mode=dge,
                                                               priority=priority, name=name))
@@ -545,7 +550,7 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
     isa._emit("load_tensor_to_register", loc, [("src", isa._t(off, "src", loc)),
                                                ("reg", str(DYN_REG))])
     static = NkiTensor(side.base, side.offset, side._ap)
-    op = "load" if s_dyn else "store"
+    op = "dma_copy" if not other._onchip() else "load" if s_dyn else "store"
     f = isa._dma(op, static if d_dyn else dst, static if s_dyn else src, loc, oob, dge, priority)
     f.append(("src_reg" if s_dyn else "dst_reg", str(DYN_REG)))
     isa._emit(op, loc, isa._common(f, name, None, loc))
