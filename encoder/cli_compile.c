@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bir.h"
@@ -162,23 +161,15 @@ static void print_stats(const enc_stats_t *st, bool histogram, bool heap_reserve
         printf("peak memory %llu KiB\n", kib);
 }
 
-/* Kernel text from which the malloc heap reserve pays for itself.  A flat
- * body's names, tiles and operands take about 1.6 bytes of small heap
- * blocks per byte of text (compile-live: 0.9 MiB for 0.56 MB); the
- * reserve's first huge page costs about what ten 4 KiB page faults do, so
- * it pays from some 64 KiB of text on (docs/performance-log.md "The malloc
- * heap in huge pages").  A loop body is a short text, and its large arrays
- * are mappings of their own already. */
-#define HEAP_RESERVE_MIN_TEXT ((off_t)64 << 10)
-
-/* Take the heap reserve, before anything is malloc'ed, when the kernel
- * text is large; whether it was taken. */
-static bool reserve_heap(const char *in)
-{
-    struct stat sb;
-    return stat(in, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= HEAP_RESERVE_MIN_TEXT &&
-           tpb_heap_reserve(TPB_HEAP_RESERVE);
-}
+/* Take the malloc heap reserve (common/hugepage.h), before anything is
+ * malloc'ed; whether it was taken.  Every compile takes it: even a one-op
+ * kernel touches ~25 pages of small heap blocks (the target, the name and
+ * operand tables, the artifact writers), a 100-op flat body ~100, and a
+ * 4 KiB fault costs ~11 us here against ~0.14 ms for the reserve's first
+ * 2 MiB page (docs/performance-log.md "Start-up: the heap reserve for
+ * every compile").  Until the twenty-first session it was taken only for
+ * texts of 64 KiB and more. */
+static bool reserve_heap(void) { return tpb_heap_reserve(TPB_HEAP_RESERVE); }
 
 /* Memory budget (docs/reliability.md): a compile holds every unrolled op
  * (tir_op_t), about two backend instructions per op (bir_inst_t) and the
@@ -331,7 +322,7 @@ int tpb_cmd_compile(int argc, char **argv)
         return 2;
     }
 #ifdef HAVE_FRONTEND
-    bool heap_reserved = reserve_heap(in);
+    bool heap_reserved = reserve_heap();
     tpb_stack_prefault(TPB_STACK_PREFAULT);
     tir_kernel_t k;
     uint64_t limit = max_memory ? max_memory : default_memory_limit(), per_op = bytes_per_op();
