@@ -281,7 +281,7 @@ CASES = [
     (32, 8, 1, 128, 256, 64, dict(lnc=2, sink="heavy", tp_k_prior=True, **SB)),
     (128, 1, 1, 128, 256, 64, dict(lnc=2, sink=True, qk_in_sb=True)),
     (4, 8, 7, 128, 10240, 64, dict(lnc=2, sink=True, tp_k_prior=True, **SB)),
-    # LNC 2 sharded on s_prior: fails (Python control flow on nl.program_id(), below)
+    # LNC 2 sharded on s_prior (Python control flow on nl.program_id(): traced per program)
     (4, 2, 7, 256, 16384, 128, dict(lnc=2, **ROPE)),
 ]
 
@@ -396,8 +396,8 @@ BWD_CASES = [
     (1, 2, 1, 1024, 256, nl.bfloat16, True, dict()),
     (1, 2, 1, 1024, 256, np.float32, True, dict()),
     (1, 1, 1, 1024, 64, nl.bfloat16, True, dict(sw=128, n_sinks=1)),
-    # batch * kv heads even: the test runs these at LNC 2, which fails here
-    # (attention_bwd.py:1143 loops over a range whose bounds depend on the program id)
+    # batch * kv heads even: the test runs these at LNC 2 (attention_bwd.py:1143
+    # loops over a range whose bounds depend on the program id: traced per program)
     (2, 1, 1, 2048, 128, nl.bfloat16, True, dict(scale=1.0)),
 ]
 

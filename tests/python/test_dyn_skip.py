@@ -20,7 +20,7 @@ def _kernel():
         nisa.dma_copy(dst=out.reshape((NB * BL, D)), src=c)
         back = nl.ndarray((slots.shape[0] * S, D), dtype=cache.dtype, buffer=nl.shared_hbm)
         for b in range(slots.shape[0]):
-            slot = nl.ndarray((1, 1), dtype=nl.uint32, buffer=nl.sbuf)
+            slot = nl.ndarray((1, 1), dtype=slots.dtype, buffer=nl.sbuf)
             nisa.dma_copy(dst=slot, src=slots[b])
             t = nl.ndarray((S, D), dtype=cache.dtype, buffer=nl.sbuf)
             nisa.dma_copy(dst=t, src=new[b])
@@ -48,4 +48,22 @@ def test_runtime_offset_store_and_load_skip_numpy():
     np.testing.assert_array_equal(out.reshape(NB * BL, D), want)
     wb = np.zeros((3 * S, D), np.float32)
     wb[:2 * S] = new[:2].reshape(2 * S, D)
+    np.testing.assert_array_equal(back, wb)
+
+
+def test_negative_runtime_offset_skipped_numpy():
+    """An int32 start below 0 (the NKI Library's indexed_flatten marks an
+    unused slot -1000000 "to ensure all indices are OOB and skipped"): every
+    row before row 0 is skipped, the rows from row 0 on are written."""
+    cache = RNG.standard_normal((NB, BL, D)).astype(np.float32)
+    new = RNG.standard_normal((3, S, D)).astype(np.float32)
+    slots = np.array([[-1000000], [-2], [7]], np.int32)
+    out, back = _kernel()(cache, new, slots)
+    want = cache.reshape(NB * BL, D).copy()
+    want[0:S - 2] = new[1, 2:]          # start -2: rows 0 .. S - 3 land
+    want[7:7 + S] = new[2]
+    np.testing.assert_array_equal(out.reshape(NB * BL, D), want)
+    wb = np.zeros((3 * S, D), np.float32)
+    wb[S + 2:2 * S] = want[0:S - 2]
+    wb[2 * S:] = new[2]
     np.testing.assert_array_equal(back, wb)

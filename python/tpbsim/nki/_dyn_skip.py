@@ -6,9 +6,9 @@ register-offset DMA takes oob_mode.error only (a direct DMA, as NKI's own
 compiler rules for direct DMAs), so the access is written as the indirect
 (gather / scatter) DMA it is: rows of the tensor seen as [N / stride,
 stride], row p of the access at idx + p (the index tile built on the
-engines in float32 and clamped to N / stride, past the last row, so an
-index out of range is skipped however large), oob_mode.skip applied per
-row."""
+engines in float32, every row outside [0, N / stride) moved to N / stride,
+past the last row, so an index out of range is skipped however large or
+negative), oob_mode.skip applied per row."""
 from . import _trace
 from ._trace import NkiError, NkiTensor
 
@@ -61,7 +61,14 @@ def skip_dma(dst, src, side, loc, kw):
     at = language.ndarray((n, 1), dtype=f32, buffer=language.sbuf, name="skip_rows")
     isa.iota(at, [[0, 1]], offset=0, channel_multiplier=1)
     isa.tensor_tensor(dst=at, data1=at, data2=start, op=language.add)
-    isa.tensor_scalar(dst=at, data=at, op0=language.minimum, operand0=float(rows))
+    # rows outside [0, rows) go to row `rows` (skipped): a negative start
+    # (indexed_flatten's -1000000 for an unused slot) as well as a large one
+    isa.tensor_scalar(dst=at, data=at, op0=language.maximum, operand0=-1.0,
+                      op1=language.minimum, operand1=float(rows))
+    neg = language.ndarray((n, 1), dtype=f32, buffer=language.sbuf, name="skip_neg")
+    isa.tensor_scalar(dst=neg, data=at, op0=language.less, operand0=0.0,
+                      op1=language.multiply, operand1=float(rows + 1))
+    isa.tensor_tensor(dst=at, data1=at, data2=neg, op=language.add)
     idx = language.ndarray((n, 1), dtype=language.uint32, buffer=language.sbuf, name="skip_rows_u32")
     isa.tensor_copy(dst=idx, src=at)
     flat = NkiTensor(side.base, 0, [[stride, rows], [1, stride]])
