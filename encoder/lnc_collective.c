@@ -102,7 +102,10 @@ int enc_validate_collective(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t
         return cfail(err, op, "operator", "%s on HBM tensors supports add only in tpbsim (the "
                      "pulls accumulate with DMA add); reduce SBUF tiles for maximum/minimum",
                      tir_op_name(op->kind));
-    if ((op->kind == TIR_ALL_TO_ALL || op->kind == TIR_COLLECTIVE_PERMUTE) && dsb)
+    /* collective_permute takes SBUF tiles too: NKI's ring permute
+     * (collective_permute_implicit) moves SBUF, its explicit one only HBM
+     * (the Python front-end keeps that rule) */
+    if (op->kind == TIR_ALL_TO_ALL && dsb)
         return cfail(err, op, "dsts", "%s: tensors must reside on HBM",
                      tir_op_name(op->kind));
     if (dt->dtype != st->dtype)

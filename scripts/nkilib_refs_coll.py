@@ -186,13 +186,32 @@ def _sb2sb(lib, m, k, dtype, tp, tiled=False):
     return _all_close(outs, [want] * tp, rtol=0, atol=0)
 
 
-def _fg_allgather(lib, m, K, tp):
+def _fg_allgather(lib, m, K, tp, hbm=False):
     mod = lib.mod("experimental.collectives.fg_allgather")
     x = _ranks(1, (m * tp, K), nl.bfloat16)[0]
     outs = ncc.run_ranks(mod.fine_grained_allgather, tp, lambda r: {
         "lhs": x[r * m:(r + 1) * m], "tp_degree": tp, "num_groups": 1,
-        "force_hbm_cc": False}).outputs
-    return _all_close(outs, [x] * tp)
+        "force_hbm_cc": hbm}).outputs
+    # the result is [RANK_N, LNC, CHANNEL, local_M, K]: the test compares it with the
+    # gathered [M, K] element for element (the same row order)
+    return _all_close([np.asarray(o).reshape(x.shape) for o in outs], [x] * tp, rtol=0, atol=0)
+
+
+def _fgcc(lib, m, K, N, tp, hbm=False):
+    """allgather_compute_matmul: lhs row-sharded, rhs column-sharded; rank r
+    gets lhs_global @ rhs[:, its columns] in bf16 (the test's golden and
+    tolerance, rtol = atol = 1e-2)."""
+    mod = lib.mod("experimental.collectives.fgcc")
+    lhs = _ranks(1, (m * tp, K), nl.bfloat16)[0]
+    rhs = _ranks(1, (K, N), nl.bfloat16, seed=43)[0]
+    w = N // tp
+    outs = ncc.run_ranks(mod.allgather_compute_matmul, tp, lambda r: {
+        "lhs": lhs[r * m:(r + 1) * m], "rhs": rhs[:, r * w:(r + 1) * w], "tp_degree": tp,
+        "num_groups": 1, "force_hbm_cc": hbm}).outputs
+    full = (lhs.astype(np.float32) @ rhs.astype(np.float32)).astype(nl.bfloat16)
+    wants = [full[:, r * w:(r + 1) * w] for r in range(tp)]
+    return _all_close([np.asarray(o).reshape(wt.shape) for o, wt in zip(outs, wants)], wants,
+                      rtol=1e-2, atol=1e-2)
 
 
 def checks(lib):
@@ -217,5 +236,13 @@ def checks(lib):
         ("coll sb2sb_tiled m256 k512 bf16 tp8", lambda: _sb2sb(lib, 256, 512, bf16, 8, True)),
         ("coll sb2sb_tiled m256 k512 fp32 tp8", lambda: _sb2sb(lib, 256, 512, np.float32, 8,
                                                                 True)),
+        # the test's one enabled set is LNC 2 (each rank two cores: tpbsim runs a rank per
+        # core), whose SBUF buffers do not fit one core; LNC 1 at sizes that fit:
         ("coll fine_grained_allgather m1024 K4096 tp4", lambda: _fg_allgather(lib, 1024, 4096, 4)),
+        ("coll fine_grained_allgather m512 K2048 tp4", lambda: _fg_allgather(lib, 512, 2048, 4)),
+        ("coll fine_grained_allgather m256 K1024 tp8", lambda: _fg_allgather(lib, 256, 1024, 8)),
+        ("coll fgcc m256 K1024 N1024 tp4", lambda: _fgcc(lib, 256, 1024, 1024, 4)),
+        ("coll fgcc m256 K1024 N1024 tp4 hbm", lambda: _fgcc(lib, 256, 1024, 1024, 4, True)),
+        ("coll fine_grained_allgather m512 K2048 tp4 hbm", lambda: _fg_allgather(lib, 512, 2048, 4,
+                                                                                 True)),
     ]

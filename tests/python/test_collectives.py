@@ -205,13 +205,13 @@ def calls(x, what):
         ncc.all_gather_v(srcs=[t], dsts=[u], replica_group=rg, metadata_tensor=t)
     elif what == "all_to_all_v":
         ncc.all_to_all_v(srcs=[t], dsts=[u], replica_group=rg, metadata_tensor=t)
-    elif what == "implicit":
+    elif what == "permute_sbuf":
+        ncc.collective_permute(srcs=[t], dsts=[u], source_target_pairs=[[0, 1], [1, 0]])
+    elif what == "channels":
         ncc.collective_permute_implicit(srcs_by_channel=[[t]], dsts_by_channel=[[u]],
-                                        replica_group=rg)
-    elif what == "implicit_reduce":
-        ncc.collective_permute_implicit_reduce([[t]], [[t]], [[u]], rg, nl.add)
-    elif what == "implicit_rank":
-        ncc.collective_permute_implicit_current_processing_rank_id(0, rg)
+                                        replica_group=rg, channel_ids=[1])
+    elif what == "implicit_reduce_op":
+        ncc.collective_permute_implicit_reduce([[t]], [[t]], [[u]], rg, nl.subtract)
     elif what == "unsorted":
         ncc.all_reduce(srcs=[t], dsts=[u], replica_group=ReplicaGroup([[1, 0]]), op=nl.add)
     elif what == "priority":
@@ -226,9 +226,9 @@ def calls(x, what):
     ("coalesced", "coalesced collectives"),
     ("all_gather_v", "ncc.all_gather_v is not implemented by tpbsim"),
     ("all_to_all_v", "ncc.all_to_all_v is not implemented by tpbsim"),
-    ("implicit", "ncc.collective_permute_implicit is not implemented by tpbsim"),
-    ("implicit_reduce", "collective_permute_implicit_reduce is not implemented"),
-    ("implicit_rank", "current_processing_rank_id is not implemented"),
+    ("permute_sbuf", "NKI's collective_permute takes HBM tensors"),
+    ("channels", "consecutive channel ids from 0"),
+    ("implicit_reduce_op", "nl.add, nl.minimum or nl.maximum"),
     ("unsorted", "in increasing order"),
     ("priority", "priority"),
 ])

@@ -452,16 +452,28 @@ def _dyn(static, dyn):
 def _dyn_index(t, call, index, stride, count):
     """(index view, stride, count): the index must be one int32/uint32
     element of an SBUF/PSUM tile; the offset index * stride is computed
-    in fp32 on the Vector engine, exact while the tensor has < 2^24
-    elements."""
+    in fp32 on the Vector engine, so every product must be exact there
+    (_exact_in_fp32)."""
     if (not index._onchip() or type(index) is not NkiTensor or
             int(np.prod(index.shape)) != 1 or index.dtype not in ("int32", "uint32")):
         _fail(t, call, "the run-time index must be one int32/uint32 element of an SBUF tile "
                        "((1, 1)), got %r" % (index,))
-    if int(np.prod(t.base.shape)) >= 1 << 24 and stride != 1:
-        _fail(t, call, "tpbsim scales a run-time index in fp32: tensors of 2^24 elements "
-                       "or more are not supported")
+    if not _exact_in_fp32(stride, count):
+        _fail(t, call, "tpbsim scales a run-time index in fp32: index x stride %d for indices "
+                       "below %d needs more than fp32's 24 significant bits" % (stride, count))
     return index, stride, count
+
+
+def _exact_in_fp32(stride, count):
+    """Whether every index * stride (0 <= index < count) is exact in fp32:
+    stride's power of two costs no significant bits (fg_allgather moves a
+    [4, ..., 1024, 4096] tensor by whole 2^22-element ranks)."""
+    if stride == 1 or int(np.prod(count)) <= 1:
+        return True
+    odd = int(stride)
+    while odd and odd % 2 == 0:
+        odd //= 2
+    return (int(count) - 1) * odd < 1 << 24 and (int(count) - 1) * int(stride) < 1 << 31
 
 
 def ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype, base_ap):

@@ -9,9 +9,10 @@ it: a kernel run with run_ranks(kernel, n, inputs) (one core per rank,
 each rank with its own inputs and its own HBM tensors, as NKI's ranks
 have), or launched with kernel[nl.nc(n)] (rank = core = nl.program_id(0);
 the HBM tensors are shared, so each rank addresses its own part).  The
-forms the kernel format lacks (all_gather_v, all_to_all_v, the
-collective_permute_implicit family) raise NkiError."""
-from . import _ranks, _trace, language
+forms the kernel format lacks (all_gather_v, all_to_all_v) raise
+NkiError; the collective_permute_implicit family is a ring of
+collective_permutes (_ring.py)."""
+from . import _ranks, _ring, _trace, language
 from ._ranks import RankResult, run_ranks  # noqa: F401  (the rank launcher)
 from ._trace import NkiError, NkiTensor
 from .isa import _common, _emit, _opn, _t, register_alloc, register_load
@@ -169,6 +170,12 @@ def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None
     except (TypeError, ValueError):
         raise NkiError("%s: field 'source_target_pairs': expected (source, target) rank pairs, "
                        "got %r" % (loc, source_target_pairs)) from None
+    for what, xs in (("srcs", srcs), ("dsts", dsts)):
+        for t in (xs if isinstance(xs, (list, tuple)) else [xs]):
+            if isinstance(t, NkiTensor) and t._onchip():
+                raise NkiError("%s: ncc.collective_permute: field '%s': '%s' is on chip: NKI's "
+                               "collective_permute takes HBM tensors (SBUF is not supported; "
+                               "collective_permute_implicit takes SBUF)" % (loc, what, t.base.name))
     _coll("collective_permute", loc, srcs, dsts, [("source_target_pairs", str(pairs))],
           priority, name)
 
@@ -212,12 +219,26 @@ all_gather_v = _missing(
 all_to_all_v = _missing(
     "all_to_all_v", "the kernel format has no collective whose sizes come from a metadata "
     "tensor at run time")
-collective_permute_implicit = _missing(
-    "collective_permute_implicit", "the kernel format has no ring permute whose peers the "
-    "runtime picks (channels); use collective_permute with explicit pairs")
-collective_permute_implicit_reduce = _missing(
-    "collective_permute_implicit_reduce", "the kernel format has no ring permute whose peers "
-    "the runtime picks (channels)")
-collective_permute_implicit_current_processing_rank_id = _missing(
-    "collective_permute_implicit_current_processing_rank_id", "it belongs to the "
-    "collective_permute_implicit ring, which tpbsim does not have")
+def collective_permute_implicit(srcs_by_channel, dsts_by_channel, replica_group,
+                                channel_ids=[0], priority=None, name=None):  # noqa: B006 (NKI's default)
+    """Each rank's src to its ring successor's dst, per channel (_ring.py:
+    the ring is each replica group in its listed order)."""
+    _ring.permute_implicit(srcs_by_channel, dsts_by_channel, replica_group, channel_ids,
+                           priority, name, _trace.caller_loc())
+
+
+def collective_permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_by_channel,
+                                       replica_group, op, channel_ids=[0], priority=None,
+                                       name=None):  # noqa: B006
+    """op(src0, src1) of each rank to its ring successor's dst, per channel."""
+    _ring.permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_by_channel,
+                                  replica_group, op, channel_ids, priority, name,
+                                  _trace.caller_loc())
+
+
+def collective_permute_implicit_current_processing_rank_id(iteration_id, replica_group,
+                                                           channel_id=0, name=None):
+    """The rank whose data this rank holds after iteration_id ring steps
+    (its own at 0, then its predecessors'), in a register."""
+    return _ring.processing_rank_id(iteration_id, replica_group, channel_id, name,
+                                    _trace.caller_loc())
