@@ -5,6 +5,7 @@
 #include "rng.h"
 
 #include <math.h>
+#include <string.h>
 
 static int emit_rng(enc_builder_t *b, tir_opkind_t kind, tir_ap_t dst, tir_ap_t src, int engine)
 {
@@ -75,6 +76,32 @@ int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const 
     if (n < 1 || n > ENC_DMA_COMPUTE_MAX_SRCS)
         return enc_fail(b, "%s (dma_compute): field 'srcs': %d sources; 1 to %d", path, n,
                         ENC_DMA_COMPUTE_MAX_SRCS);
+    /* dst named again as a later source (NKI's srcs=[x, dst], the NKI
+     * Library's topk_reduce accumulator): that source goes first, before the
+     * first copy overwrites it -- the same sum */
+    tir_ap_t ord[ENC_DMA_COMPUTE_MAX_SRCS];
+    double sc[ENC_DMA_COMPUTE_MAX_SRCS];
+    memcpy(ord, srcs, (size_t)n * sizeof *ord);
+    memcpy(sc, scales, (size_t)n * sizeof *sc);
+    for (int i = 1; i < n; i++) {
+        if (ord[i].tensor != dst.tensor || dst.tensor < 0 || dst.tensor >= b->k->ntensors)
+            continue;
+        if (tir_ap_equal(&ord[i], &dst)) {
+            tir_ap_t a = ord[0];
+            double s = sc[0];
+            ord[0] = ord[i], sc[0] = sc[i];
+            ord[i] = a, sc[i] = s;
+            continue;
+        }
+        int64_t dlo, dhi, slo, shi;
+        tir_ap_range(&b->k->tensors[dst.tensor], &dst, &dlo, &dhi);
+        tir_ap_range(&b->k->tensors[dst.tensor], &ord[i], &slo, &shi);
+        if (slo <= dhi && dlo <= shi)
+            return enc_fail(b, "%s (dma_compute): field 'srcs': source %d overlaps dst without "
+                            "being the same access (it would be read after being written)",
+                            path, i);
+    }
+    srcs = ord, scales = sc;
     if (n > 1 && dst.tensor >= 0 && dst.tensor < b->k->ntensors &&
         b->k->tensors[dst.tensor].dtype != ISA_DT_FP32 && !one_rounding(b, dst, srcs, scales, n))
         return enc_fail(b, "%s (dma_compute): field 'dst': dtype %s with %d sources: the DMA "

@@ -214,6 +214,24 @@ def _fgcc(lib, m, K, N, tp, hbm=False):
                       rtol=1e-2, atol=1e-2)
 
 
+def _topk_reduce(lib, lnc, ranks, T, K, H):
+    """topk_reduce (experimental/collectives): the test's input (T * K rows of
+    randn bf16, each with its token id packed as an int32 in its last two bf16
+    columns, scattered into ranks * T rows padded with -1); out[t] = the sum
+    of token t's K rows, rtol = atol = 5e-2 as the test."""
+    mod = lib.mod("experimental.collectives.topk_reduce")
+    bf = nl.bfloat16
+    rng = np.random.RandomState(42)
+    n = ranks * T
+    buf = np.full((n, H + 2), -1, dtype=bf)
+    vals = rng.randn(T * K, H).astype(bf)
+    ids = np.arange(T, dtype=np.int32).repeat(K).reshape(T * K, 1).view(bf)
+    buf[rng.permutation(n)[:T * K]] = np.concatenate([vals, ids], axis=1)
+    want = vals.astype(np.float32).reshape(T, K, H).sum(1)
+    kern = mod.topk_reduce if lnc == 1 else mod.topk_reduce[lnc]
+    return _close(kern(buf, T, K), want, 5e-2, 5e-2)
+
+
 def checks(lib):
     bf16 = nl.bfloat16
     return [
@@ -241,6 +259,13 @@ def checks(lib):
         ("coll fine_grained_allgather m1024 K4096 tp4", lambda: _fg_allgather(lib, 1024, 4096, 4)),
         ("coll fine_grained_allgather m512 K2048 tp4", lambda: _fg_allgather(lib, 512, 2048, 4)),
         ("coll fine_grained_allgather m256 K1024 tp8", lambda: _fg_allgather(lib, 256, 1024, 8)),
+        # the test's sets (lnc, source ranks, T, K, H); 128 ranks x 128 tokens left out (size)
+        ("coll topk_reduce lnc1 r8 T4 K4 H2880", lambda: _topk_reduce(lib, 1, 8, 4, 4, 2880)),
+        ("coll topk_reduce lnc2 r8 T4 K4 H2880", lambda: _topk_reduce(lib, 2, 8, 4, 4, 2880)),
+        ("coll topk_reduce lnc2 r8 T4 K8 H4096", lambda: _topk_reduce(lib, 2, 8, 4, 8, 4096)),
+        ("coll topk_reduce lnc2 r8 T128 K4 H2880", lambda: _topk_reduce(lib, 2, 8, 128, 4, 2880)),
+        ("coll topk_reduce lnc2 r8 T128 K8 H4096", lambda: _topk_reduce(lib, 2, 8, 128, 8, 4096)),
+        ("coll topk_reduce lnc2 r128 T4 K8 H4096", lambda: _topk_reduce(lib, 2, 128, 4, 8, 4096)),
         ("coll fgcc m256 K1024 N1024 tp4", lambda: _fgcc(lib, 256, 1024, 1024, 4)),
         ("coll fgcc m256 K1024 N1024 tp4 hbm", lambda: _fgcc(lib, 256, 1024, 1024, 4, True)),
         ("coll fine_grained_allgather m512 K2048 tp4 hbm", lambda: _fg_allgather(lib, 512, 2048, 4,

@@ -70,11 +70,14 @@ done:
 }
 
 /* MaxIndex8 / MatchReplace8 / fused.  vals: 8 values per partition (first
- * TAP's partitions).  For MatchReplace the j-th value replaces the first
- * not-yet-replaced element equal to it; indices report those positions.
- * MaxIndex8 alone reports the first occurrence (duplicates share it). */
+ * TAP's partitions).  Each value takes the first element equal to it that
+ * no value before it took, so duplicate values take successive
+ * occurrences.  MaxIndex8 takes the values in slot order 0..7 (the NKI
+ * Library's topk_reduce finds a token's K rows in slots 0..K-1 from 8
+ * copies of its id); MatchReplace8 in reverse, 7..0, as NKI documents
+ * (the first occurrence goes to the highest slot among duplicates). */
 typedef struct {
-    bool want_idx_first; /* MaxIndex8: plain first occurrence */
+    bool reverse;        /* MatchReplace: slots 7..0 */
     bool replace;
     float imm;
 } m8_mode_t;
@@ -119,11 +122,12 @@ static int m8_run(sim_exec_ctx_t *ctx, const isa_tap_t *in, const isa_tap_t *out
             load_row(&o[0], p, row);
             memset(done_el, 0, o[0].nfree);
             int64_t idx[8];
-            for (unsigned j = 0; j < 8; j++) {
+            for (unsigned s = 0; s < 8; s++) {
+                unsigned j = m.reverse ? 7 - s : s;
                 float v = num_load_f32(sim_el(&o[2], p, j), o[2].dtype);
                 idx[j] = -1; /* all ones in the index dtype */
                 for (uint32_t i = 0; i < o[0].nfree; i++)
-                    if (row[i] == v && (m.want_idx_first || !done_el[i])) {
+                    if (row[i] == v && !done_el[i]) {
                         idx[j] = i;
                         done_el[i] = 1;
                         break;
@@ -153,19 +157,19 @@ done:
 static int exec_max_index8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_FIDX_t *f = &d->inst.f.FIDX;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ true, false, 0.0f });
+    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ false, false, 0.0f });
 }
 
 static int exec_match_replace8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_MR_t *f = &d->inst.f.MR;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ false, true, f->imm });
+    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ true, true, f->imm });
 }
 
 static int exec_mimr(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_MIMR_t *f = &d->inst.f.MIMR;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, &f->idx, (m8_mode_t){ false, true, f->imm });
+    return m8_run(ctx, &f->in, &f->out, &f->vals, &f->idx, (m8_mode_t){ true, true, f->imm });
 }
 
 static uint64_t cost_fidx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)

@@ -176,7 +176,8 @@ static void test_sendrecv_nki_names(void **state)
 #undef SR_TILES
 }
 
-/* dma_compute: one DMA_COPY per source, scaled, the later ones accumulating */
+/* dma_compute: one DMA_COPY per source, scaled, the later ones accumulating;
+ * dst named as a later source goes first (t = 0.5 a + 4 t, not 0.5 a + 4 (0.5 a)) */
 static void test_dma_compute(void **state)
 {
     (void)state;
@@ -188,9 +189,9 @@ static void test_dma_compute(void **state)
         fail_msg("%s", e.msg);
     assert_int_equal(k.nops, 2);
     assert_int_equal(k.ops[0].kind, TIR_DMA_COPY);
-    assert_true(k.ops[0].dma_scaled && k.ops[0].dma_scale == 0.5f);
+    assert_true(k.ops[0].dma_scaled && k.ops[0].dma_scale == 4.0f);   /* t *= 4 first */
     assert_false(k.ops[0].flags & TIR_F_RMW_ADD);
-    assert_true(k.ops[1].dma_scaled && k.ops[1].dma_scale == 4.0f);
+    assert_true(k.ops[1].dma_scaled && k.ops[1].dma_scale == 0.5f);   /* then += 0.5 a */
     assert_true(k.ops[1].flags & TIR_F_RMW_ADD);
     tir_kernel_free(&k);
 #define DC_TILES T("t", "[128, 64]", "float32") T("h", "[128, 64]", "bfloat16") \
@@ -209,6 +210,8 @@ static void test_dma_compute(void **state)
         "'unique_indices': false}", "field 'unique_indices'", NULL);
     bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': [{'tensor': 'a', 'index': "
         "'i'}, 't'], 'reduce_op': 'add'}", "field 'srcs'", "indirect");
+    bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't[0:64, :]', 'srcs': ['a[0:64, :]', "
+        "'t[32:96, :]'], 'reduce_op': 'add'}", "field 'srcs'", "overlaps dst");
     bad("trn2", DC_TILES "{'op': 'dma_compute', 'dst': 't', 'srcs': ['a[0:64, :]'], "
         "'reduce_op': 'add'}", "dst", NULL);
 #undef DC_TILES

@@ -233,7 +233,8 @@ static void test_max8_family(void **state)
     d.inst.f.COPY.in.count[0] = 7;
     FX_FAILS(fx, &d, ">= 8");
 
-    /* MaxIndex8: first occurrence; missing -> all ones */
+    /* MaxIndex8: slots 0..7 in order, each the first occurrence no slot
+     * before took (duplicates: successive occurrences); missing -> all ones */
     float vals[8] = { 9, 6, 5, 5, 4, 3, 3, 100 };
     fx_put(fx, SB, 0, 128, F32, vals, 8);
     d = mk(ISA_OP_MAX_INDEX8);
@@ -241,7 +242,7 @@ static void test_max8_family(void **state)
     d.inst.f.FIDX.out = tap1(SB, ISA_DT_UINT32, 192, 0, 1, 8);
     d.inst.f.FIDX.vals = ptr(SB, F32, 128);
     assert_int_equal(fx_run(fx, &d), 0);
-    const int64_t first[8] = { 5, 7, 4, 4, 2, 0, 0, 0xFFFFFFFFll };
+    const int64_t first[8] = { 5, 7, 4, 8, 2, 0, 9, 0xFFFFFFFFll };
     for (unsigned k = 0; k < 8; k++)
         assert_int_equal(fx_geti(fx, SB, 0, 192, ISA_DT_UINT32, k), first[k]);
 
@@ -265,11 +266,25 @@ static void test_max8_family(void **state)
     d.inst.f.MIMR.idx = ptr(SB, ISA_DT_UINT32, 320);
     d.inst.f.MIMR.imm = -1.0f;
     assert_int_equal(fx_run(fx, &d), 0);
-    const int64_t pos[8] = { 5, 7, 4, 8, 2, 0, 9, 6 };
+    /* slots 7..0 (NKI): among duplicates the first occurrence goes to the
+     * highest slot (5 at slots 2, 3; 3 at slots 5, 6) */
+    const int64_t pos[8] = { 5, 7, 8, 4, 2, 9, 0, 6 };
     for (unsigned k = 0; k < 8; k++)
         assert_int_equal(fx_geti(fx, SB, 0, 320, ISA_DT_UINT32, k), pos[k]);
     for (unsigned k = 0; k < 10; k++)
         assert_feq(fx_get(fx, SB, 0, 0, F32, k), rep[k]);
+    /* NKI's nc_match_replace8 example: data [1, 2, 3, 4, 8 x 7], vals
+     * [3, 8 x 7] -> dst_idx [2, 10, 9, 8, 7, 6, 5, 4] */
+    const float data[11] = { 1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8 };
+    const float v8[8] = { 3, 8, 8, 8, 8, 8, 8, 8 };
+    fx_put(fx, SB, 0, 0, F32, data, 11);
+    fx_put(fx, SB, 0, 128, F32, v8, 8);
+    d.inst.f.MIMR.in = tap1(SB, F32, 0, 0, 1, 11);
+    d.inst.f.MIMR.out = tap1(SB, F32, 0, 0, 1, 11);
+    assert_int_equal(fx_run(fx, &d), 0);
+    const int64_t nki_idx[8] = { 2, 10, 9, 8, 7, 6, 5, 4 };
+    for (unsigned k = 0; k < 8; k++)
+        assert_int_equal(fx_geti(fx, SB, 0, 320, ISA_DT_UINT32, k), nki_idx[k]);
     d.inst.f.MIMR.idx.dtype = F32;
     FX_FAILS(fx, &d, "idx", "integer");
     fx_free(fx);

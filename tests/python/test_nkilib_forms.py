@@ -88,8 +88,10 @@ def test_iota_pattern_regroups_dst_numpy():
 
 def test_find_index8_broadcast_vals_numpy():
     """nc_find_index8 with vals = one column broadcast to the 8 slots
-    (`v.ap([[1, P], [0, 8]])`, cascaded_max): every slot finds the index of
-    that value."""
+    (`v.ap([[1, P], [0, 8]])`, cascaded_max, which reads slot 0): slot 0
+    finds the value's first index, the other slots its later occurrences
+    (topk_reduce's rule, docs/semantics.md MaxIndex8) -- none here, so all
+    ones."""
     @nki.jit
     def k(x):
         t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
@@ -102,7 +104,9 @@ def test_find_index8_broadcast_vals_numpy():
         nisa.dma_copy(dst=out, src=idx)
         return out
     x = RNG.standard_normal((16, 64)).astype(np.float32)
-    np.testing.assert_array_equal(k(x), np.repeat(x.argmax(1)[:, None], 8, 1))
+    want = np.full((16, 8), 0xFFFFFFFF, np.uint32)
+    want[:, 0] = x.argmax(1)
+    np.testing.assert_array_equal(k(x), want)
 
 
 def test_ndarray_address_shares_storage_numpy():

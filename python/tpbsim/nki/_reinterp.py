@@ -159,3 +159,31 @@ def dtype_json(base):
     """The kernel format's "dtype" member of a raw operand of base ("" when
     it is no reinterpretation)."""
     return ', "dtype": "%s"' % base.dtype if isinstance(base, _ViewBase) else ""
+
+
+def vector_transpose(dst, src):
+    """(dst, src) as 2-D views of one copy, when dma_transpose moves a
+    vector: a dtype view on either side (which the compiler takes on direct
+    copies only) and at most one dim of more than one element on each, the
+    same count (topk_reduce transposes each row's int32 token index, a
+    [TK, 1, 1, 1] int32 view of its bf16 rows, into a [1, TK] tile).  Every
+    element keeps its place in the flat order, so the transpose is that
+    copy; None otherwise."""
+    if not all(type(t) is NkiTensor for t in (dst, src)):
+        return None
+    if not any(isinstance(t.base, _ViewBase) for t in (dst, src)):
+        return None
+    runs = []
+    for t in (dst, src):
+        big = [p for p in t._ap if p[1] != 1]
+        if len(big) > 1:
+            return None
+        runs.append(big[0] if big else [1, 1])
+    if runs[0][1] != runs[1][1]:
+        return None
+    lead = [p for p in dst._ap if p[1] != 1][:1] == dst._ap[:1] and dst._ap[0][1] != 1
+    out = []
+    for t, run in zip((dst, src), runs):
+        ap = [list(run), [1, 1]] if lead else [[run[0] * run[1], 1], list(run)]
+        out.append(NkiTensor(t.base, t.offset, ap))
+    return out

@@ -298,6 +298,11 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                                    name="transpose_src")
         _emit("dma_copy", loc, [("dst", scratch.text()), ("src", _t(src, "src", loc))])
         src = scratch
+    from ._reinterp import vector_transpose
+    moved = vector_transpose(dst, src)
+    if moved is not None:   # a dtype view's vector "transpose": the copy it is
+        return dma_copy(dst=moved[0], src=moved[1], oob_mode=oob_mode, dge_mode=dge_mode,
+                        priority=priority, name=name)
     f = _dma("dma_transpose", dst, src, loc, oob_mode, dge_mode, priority)
     if isinstance(src, NkiTensor) and src._gt is not None:
         # NKI's 2-D gather-transpose (src rows [n, P] by vector_offset, dst
@@ -871,6 +876,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     into dst -- the fp32 sum rounded once, which the kernel format cannot
     say in one dma_compute (it adds source by source in dst)."""
     loc = _trace.caller_loc()
+    if any(isinstance(x, NkiTensor) and x.is_indirect() for x in srcs):
+        srcs = [_staged(x, oob_mode) for x in srcs]
     if len(srcs) > 2 and isinstance(dst, NkiTensor) and language._dtype(dst.dtype) != "float32":
         acc = language._ndarray(dst.shape, "float32", language.hbm, "dma_compute_acc", loc)
         dma_compute(acc, srcs, reduce_op, scales=scales, unique_indices=unique_indices,
@@ -887,6 +894,22 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     if oob_mode != oob_mode.error:
         f.append(("oob_mode", '"%s"' % oob_mode.name))
     _emit("dma_compute", loc, _common(f, name, None, loc))
+
+
+def _staged(src, oob):
+    """A gathered / run-time-selected dma_compute source read into an SBUF
+    tile first (the kernel format's dma_compute takes direct operands; the
+    NKI Library's topk_reduce adds gathered rows into its accumulator with
+    srcs=[gather, acc]).  The sum is the same; under oob_mode.skip the tile
+    is zeroed first, so a skipped row adds nothing."""
+    if not (isinstance(src, NkiTensor) and src.is_indirect()):
+        return src
+    t = language.ndarray(tuple(src.shape), dtype=src.dtype, buffer=language.sbuf,
+                         name="dma_compute_src")
+    if oob == oob_mode.skip:
+        memset(dst=t, value=0)
+    dma_copy(dst=t, src=src, oob_mode=oob)
+    return t
 
 
 # ---- virtual registers (kernel-format register_*; docs/kernel-format.md) ----
