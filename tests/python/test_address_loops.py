@@ -143,40 +143,36 @@ def test_address_reused_by_every_iteration_stays_traced_once_numpy():
     np.testing.assert_array_equal(scoped_in_loop(x), x * np.float32(3.0))
 
 
+@nki.jit
+def pid_placed(x, beta1):
+    """Program p's rows through a tile at address 1024 + p * 4F, scaled by
+    2 + p; beta1: the activation in its beta-1 form (returns its tile)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    p = nl.program_id(0)
+    t = nl.ndarray((128, F), dtype=nl.float32, buffer=nl.sbuf, address=(0, 1024 + p * 4 * F))
+    nisa.dma_copy(dst=t, src=x[p * 128:(p + 1) * 128, :])
+    if beta1:
+        u = nisa.activation(op=nl.copy, data=t, scale=2.0)
+    else:
+        u = nl.ndarray((128, F), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=u, op=nl.copy, data=t, scale=2.0 + p)
+    nisa.dma_copy(dst=out[p * 128:(p + 1) * 128, :], src=u)
+    return out
+
+
 def test_address_in_a_program_id_per_program():
     """An address computed from nl.program_id(): the kernel is traced once per
     program (docs/python.md "Control flow on nl.program_id()"), each program
     its own tile at its own address, and each half comes out of its own program."""
-    @nki.jit
-    def k(x):
-        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-        p = nl.program_id(0)
-        t = nl.ndarray((128, F), dtype=nl.float32, buffer=nl.sbuf,
-                       address=(0, 1024 + p * 4 * F))
-        u = nl.ndarray((128, F), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=x[p * 128:(p + 1) * 128, :])
-        nisa.activation(dst=u, op=nl.copy, data=t, scale=2.0 + p)
-        nisa.dma_copy(dst=out[p * 128:(p + 1) * 128, :], src=u)
-        return out
     x = RNG.standard_normal((256, F)).astype(np.float32)
-    body = json.loads(tpbsim.kernel_json(k[2], x))["body"]
+    body = json.loads(tpbsim.kernel_json(pid_placed[2], x, False))["body"]
     assert [op["op"] for op in body] == ["if", "if"]     # one body per program
     want = np.concatenate([x[:128] * np.float32(2.0), x[128:] * np.float32(3.0)])
-    np.testing.assert_array_equal(k[2](x), want)
+    np.testing.assert_array_equal(pid_placed[2](x, False), want)
 
 
 def test_address_in_a_program_id_beta1_refused():
     """The same kernel in beta-1 forms (ops that return their tile) is traced
     once for all programs: its per-program address is refused by name."""
-    @nki.jit
-    def k(x):
-        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-        p = nl.program_id(0)
-        t = nl.ndarray((128, F), dtype=nl.float32, buffer=nl.sbuf,
-                       address=(0, 1024 + p * 4 * F))
-        nisa.dma_copy(dst=t, src=x[p * 128:(p + 1) * 128, :])
-        u = nisa.activation(op=nl.copy, data=t, scale=2.0)
-        nisa.dma_copy(dst=out[p * 128:(p + 1) * 128, :], src=u)
-        return out
     with pytest.raises(tpbsim.NkiError, match="an address that depends on nl.program_id"):
-        k[2](np.zeros((256, F), np.float32))
+        pid_placed[2](np.zeros((256, F), np.float32), True)
