@@ -192,3 +192,22 @@ def test_program_error_names_the_program():
     with pytest.raises(NkiError, match=r"no program 1 here \(traced for program 1 of 2, "
                                        r"nl.program_id\(\) 1\)"):
         k[2](np.zeros((4, 4), np.float32))
+
+
+def test_jit_mode_trace_is_an_lnc_launch():
+    """@nki.jit(mode="trace") (the NKI Library's moe_cte) on a kernel in NKI
+    0.x forms: kernel[2] is the LNC launch (two cores), and Python control
+    flow on the program id is traced per program."""
+    @nki.jit(mode="trace")
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        p = nl.program_id(0)
+        t = nl.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[p * 128:(p + 1) * 128, :])
+        if p == 0:                      # Python control flow on the program id
+            nisa.activation(dst=t, op=nl.copy, data=t, scale=-1.0)
+        nisa.dma_copy(dst=out[p * 128:(p + 1) * 128, :], src=t)
+        return out
+    x = np.random.default_rng(3).standard_normal((256, 32)).astype(np.float32)
+    assert '"grid": ["nc(2)"]' in tpbsim.kernel_json(k[2], x)
+    np.testing.assert_array_equal(k[2](x), np.concatenate([-x[:128], x[128:]]))

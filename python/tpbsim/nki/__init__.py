@@ -127,9 +127,15 @@ class Kernel:
 
     def beta1(self):
         """Whether the kernel came through an NKI beta-1 entry point: jit
-        options only beta-1 had (mode=, platform_target=), @nki.baremetal,
-        @nki.benchmark, @nki.trace or nki.simulate_kernel."""
-        return any(o in self.opts for o in ("mode", "platform_target", "tpbsim_beta1"))
+        options only beta-1 had (mode= a beta-1 runner: "simulation",
+        "baremetal", "benchmark", "auto"; platform_target=), @nki.baremetal,
+        @nki.benchmark, @nki.trace or nki.simulate_kernel.  mode="trace"
+        alone is not: the NKI Library's moe_cte kernels, written in NKI
+        0.x's forms and launched at LNC 2, carry it (a beta-1 kernel's own
+        forms still make it one: _trace.beta1_form)."""
+        mode = self.opts.get("mode")
+        return ((mode is not None and mode != "trace") or
+                any(o in self.opts for o in ("platform_target", "tpbsim_beta1")))
 
     def launch_grid(self, target):
         """(grid traced for target, how kernel[n] is read: None, "lnc" or
