@@ -175,3 +175,23 @@ def test_nc_grid_ring():
     got = k[nl.nc(4)](xs)
     for p in range(4):
         np.testing.assert_array_equal(got[p], xs.reshape(4 * ROWS, COLS))
+
+
+def test_rings_of_one_rank_copy_numpy():
+    """Groups of one rank: each rank is its own successor (dst = its src,
+    after the dst was filled with something else)."""
+    @nki.jit
+    def k(x):
+        rg = ReplicaGroup([[0], [1]])
+        a = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        b = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a, src=x)
+        nisa.memset(dst=b, value=7.0)
+        ncc.collective_permute_implicit([[a]], [[b]], rg)
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=b)
+        return out
+    xs = RNG.standard_normal((2, 8, 8)).astype(np.float32)
+    outs = ncc.run_ranks(k, 2, lambda r: dict(x=xs[r])).outputs
+    for r in range(2):
+        np.testing.assert_array_equal(outs[r], xs[r])

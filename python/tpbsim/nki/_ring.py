@@ -72,6 +72,9 @@ def permute_implicit(srcs_by_channel, dsts_by_channel, replica_group, channel_id
     n = _channels(srcs_by_channel, dsts_by_channel, channel_ids, fn, loc)
     pairs = ring_pairs(groups_of(replica_group, fn, loc))
     for c in range(n):
+        if not pairs:   # rings of one rank: each rank its own successor
+            _local_copy(srcs_by_channel[c], dsts_by_channel[c], fn, loc)
+            continue
         _coll("collective_permute", loc, srcs_by_channel[c], dsts_by_channel[c],
               [("source_target_pairs", str(pairs))], priority,
               None if name is None else "%s_ch%d" % (name, c))
@@ -103,8 +106,20 @@ def permute_implicit_reduce(srcs0, srcs1, dsts, replica_group, op, channel_ids, 
         red = language.ndarray(tuple(a.shape), dtype=dsts[c][0].dtype, buffer=language.sbuf,
                                name="ring_reduced")
         isa.tensor_tensor(dst=red, data1=a, data2=b, op=op)
+        if not pairs:
+            _local_copy([red], dsts[c], fn, loc)
+            continue
         _coll("collective_permute", loc, [red], dsts[c], [("source_target_pairs", str(pairs))],
               priority, None if name is None else "%s_ch%d" % (name, c))
+
+
+def _local_copy(srcs, dsts, fn, loc):
+    """A ring of one rank: its src is its own dst (one DMA)."""
+    from . import isa
+    from .collectives import _one
+    _one(srcs, "srcs_by_channel", fn, loc)
+    _one(dsts, "dsts_by_channel", fn, loc)
+    isa.dma_copy(dst=dsts[0], src=srcs[0])
 
 
 def _my_rank(tr, fn, loc):
