@@ -526,6 +526,25 @@ out:
     return rc;
 }
 
+
+/* Every pulled tile at one SBUF address on every core.  Uniform programs
+ * (the same tensors and op kinds) usually allocate alike, but their
+ * operands may differ with pid (moe_cte's exchanged tile came out at two
+ * offsets): then the pulled tiles are pinned as for diverging programs,
+ * and checked again. */
+static int coll_addresses_agree(lnc_split_t *s, const tpb_target_t *t,
+                                const enc_hbm_layout_t *hbm, tpb_err_t *err)
+{
+    tpb_err_t first;
+    memset(&first, 0, sizeof first);
+    if (!lnc_coll_check_addresses(s->core_k, s->ncores, t, hbm, &first))
+        return 0;
+    if (s->diverged)   /* pinned already */
+        return tpb_errf(err, "%s", first.msg);
+    return lnc_coll_pin_addresses(s->core_k, s->ncores, t, hbm, err) ||
+           lnc_coll_check_addresses(s->core_k, s->ncores, t, hbm, err);
+}
+
 int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats_t *stats,
                    tpb_err_t *err)
 {
@@ -570,7 +589,7 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     /* dry_run: the link's feasibility checks before any core is compiled */
     if (lnc_link_dry_run(s.core_m, s.ncores, err) ||
         (s.diverged && lnc_coll_pin_addresses(s.core_k, s.ncores, t, &hbm, err)) ||
-        lnc_coll_check_addresses(s.core_k, s.ncores, t, &hbm, err) ||
+        coll_addresses_agree(&s, t, &hbm, err) ||
         compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;
     if (o.mode == ENC_RUN_ISA_CHECKS) {

@@ -211,3 +211,32 @@ def test_jit_mode_trace_is_an_lnc_launch():
     x = np.random.default_rng(3).standard_normal((256, 32)).astype(np.float32)
     assert '"grid": ["nc(2)"]' in tpbsim.kernel_json(k[2], x)
     np.testing.assert_array_equal(k[2](x), np.concatenate([-x[:128], x[128:]]))
+
+
+def test_uniform_programs_exchange_tile_pinned():
+    """Programs with the same tensors and op kinds whose operands differ with
+    the program id (here which big tile stays live): their allocations differ,
+    so the tile sendrecv pulls is pinned to one address on both cores (the
+    NKI Library's moe_cte shard_on_I failed with "a direct pull needs one
+    address on every core")."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((2, 128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        p = nl.program_id(0)
+        a = nl.ndarray((128, 4096), dtype=nl.float32, buffer=nl.sbuf)
+        b = nl.ndarray((128, 4096), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=a, value=1.0)
+        nisa.memset(dst=b, value=2.0)
+        keep, drop = (a, b) if p == 0 else (b, a)
+        nisa.dma_copy(dst=out[p, :, 0:1], src=drop[:, 0:1])
+        t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[p])
+        r = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.sendrecv(src=t, dst=r, send_to_rank=1 - p, recv_from_rank=1 - p, pipe_id=0)
+        nisa.tensor_tensor(dst=r, data1=r, data2=keep[:, 0:64], op=nl.add)
+        nisa.dma_copy(dst=out[p], src=r)
+        return out
+    x = np.random.default_rng(4).standard_normal((2, 128, 64)).astype(np.float32)
+    got = k[2](x)
+    np.testing.assert_array_equal(got[0], x[1] + np.float32(1))
+    np.testing.assert_array_equal(got[1], x[0] + np.float32(2))
