@@ -17,8 +17,9 @@ from tpbsim.nki import language as nl
 from nkilib_refs import _close_max
 
 
-def _inputs(T, E, B, K, block_parallel):
-    """(token_experts [T, E] 0/1, token_position_to_id [N*B], block_to_expert [N])."""
+def _inputs(T, E, B, K, block_parallel, skip_token=False):
+    """(token_experts [T, E] 0/1, token_position_to_id [N*B], block_to_expert
+    [N]); an empty slot holds T, or -1 when the kernel skips token DMAs."""
     N = math.ceil((T * K - (E - 1)) / B) + E - 1
     if block_parallel:   # shard_on_block: blocks in pairs, one per core
         N = 2 * math.ceil(N / 2)
@@ -35,23 +36,32 @@ def _inputs(T, E, B, K, block_parallel):
     pos = np.cumsum(tok_exp, axis=0)
     pos[:, 1:] += (np.cumsum(per) * B)[:-1]
     pos = np.where(tok_exp, pos, 0).astype(np.int32)
-    t2id = np.full((N * B + 1,), T)
+    t2id = np.full((N * B + 1,), -1 if skip_token else T)
     t2id[pos] = np.arange(T)[:, None]
     return tok_exp, t2id[1:].astype(np.int32), b2e
 
 
-def _moe_cte(lib, impl, T, H, I, E, B, K, bias=False):
+def _moe_cte(lib, impl, T, H, I, E, B, K, bias=False, skip_token=False, swish=False,
+             clamps=(None, None, None, None)):
+    """clamps: (gate upper, gate lower, up upper, up lower) limits or None;
+    swish: NKI's ActFnType.Swish, x * sigmoid(1.702 x) (the tests'
+    gelu_apprx_sigmoid), else SiLU; skip_token: the kernel skips the DMAs of
+    empty slots (-1), hidden states and affinities without the zero row."""
     m = lib.mod("core.moe.moe_cte.moe_cte")
     u = lib.mod("core.moe.moe_cte.moe_cte_utils")
     ct = lib.mod("core.utils.common_types")
     dt = nl.bfloat16
-    tok_exp, t2id, b2e = _inputs(T, E, B, K, impl == "shard_on_block")
+    tok_exp, t2id, b2e = _inputs(T, E, B, K, impl == "shard_on_block", skip_token)
     np.random.seed(0)
-    aff = np.random.random_sample([T + 1, E]).astype(dt)
-    aff[:T] = aff[:T] * tok_exp
-    aff[T] = 0
-    x = np.random.random_sample([T + 1, H]).astype(dt)
-    x[T] = 0
+    if skip_token:
+        aff = (np.random.random_sample([T, E]) * tok_exp).astype(dt)
+        x = np.random.random_sample([T, H]).astype(dt)
+    else:
+        aff = np.random.random_sample([T + 1, E]).astype(dt)
+        aff[:T] = aff[:T] * tok_exp
+        aff[T] = 0
+        x = np.random.random_sample([T + 1, H]).astype(dt)
+        x[T] = 0
     ip = math.ceil(I / 16) * 16
     w_down = np.random.uniform(-0.1, 0.1, size=[E, ip, H]).astype(dt)
     w_gu = np.random.uniform(-0.1, 0.1, size=[E, H, 2, I]).astype(dt)
@@ -63,8 +73,14 @@ def _moe_cte(lib, impl, T, H, I, E, B, K, bias=False):
     spec = (m.MoECTESpec(implementation=kind, shard_on_block=m.ShardOnBlockConfig())
             if impl == "shard_on_block" else
             m.MoECTESpec(implementation=kind, shard_on_I=m.ShardOnIConfig()))
+    gcu, gcl, ucu, ucl = clamps
+    for name, v in (("gate_clamp_upper_limit", gcu), ("gate_clamp_lower_limit", gcl),
+                    ("up_clamp_upper_limit", ucu), ("up_clamp_lower_limit", ucl)):
+        if v is not None:
+            kw[name] = v
+    act = ct.ActFnType.Swish if swish else ct.ActFnType.SiLU
     got = m.moe_cte[2](x, aff.reshape(-1, 1), w_gu, w_down, t2id, b2e.reshape(-1, 1), B, spec,
-                       activation_function=ct.ActFnType.SiLU, skip_dma=u.SkipMode(False, False),
+                       activation_function=act, skip_dma=u.SkipMode(skip_token, False),
                        compute_dtype=dt, is_tensor_update_accumulating=K != 1,
                        expert_affinities_scaling_mode=ct.ExpertAffinityScaleMode.POST_SCALE, **kw)
     f = lambda a: np.asarray(a, np.float32)   # noqa: E731
@@ -79,7 +95,11 @@ def _moe_cte(lib, impl, T, H, I, E, B, K, bias=False):
             g = g + f(kw["gate_and_up_proj_bias"][e, 0])
             up = up + f(kw["gate_and_up_proj_bias"][e, 1])
             y_bias = f(kw["down_proj_bias"][e])
-        a = g / (1 + np.exp(-g)) * up
+        if gcu is not None or gcl is not None:
+            g = np.clip(g, gcl, gcu)
+        if ucu is not None or ucl is not None:
+            up = np.clip(up, ucl, ucu)
+        a = g / (1 + np.exp(-(1.702 if swish else 1.0) * g)) * up
         want[rows] += f(aff[rows, e])[:, None] * (a @ f(w_down[e, :I, :]) + y_bias)
     got = f(got)[:T]
     want = want[:T]
@@ -99,10 +119,15 @@ CASES = [
     ("shard_on_i", 1024, 3072, 2048, 8, 512, 4, True),
     ("shard_on_block", 512, 512, 256, 2, 256, 1, False),
     ("shard_on_block", 1024, 1024, 512, 4, 256, 2, True),
+    # the test's shard_on_block set: skipped token DMAs, Swish, gate / up clamps
+    ("shard_on_block", 1024, 3072, 384, 8, 512, 4, True, True, True, (7.0, None, 8.0, -9.0)),
 ]
 
 
+def _name(impl, T, H, I, E, B, K, bias, skip=False, swish=False, clamps=None):
+    return (f"moe_cte lnc2 {impl} T{T} H{H} I{I} E{E} B{B} k{K}{' bias' if bias else ''}"
+            f"{' skip_token' if skip else ''}{' swish' if swish else ''}{' clamps' if clamps else ''}")
+
+
 def checks(lib):
-    return [(f"moe_cte lnc2 {impl} T{T} H{H} I{I} E{E} B{B} k{K}{' bias' if bias else ''}",
-             lambda c=(impl, T, H, I, E, B, K, bias): _moe_cte(lib, *c))
-            for impl, T, H, I, E, B, K, bias in CASES]
+    return [(_name(*c), lambda c=c: _moe_cte(lib, *c)) for c in CASES]
