@@ -83,20 +83,15 @@ int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const 
     double sc[ENC_DMA_COMPUTE_MAX_SRCS];
     memcpy(ord, srcs, (size_t)n * sizeof *ord);
     memcpy(sc, scales, (size_t)n * sizeof *sc);
-    for (int i = 1; i < n; i++) {
-        if (ord[i].tensor != dst.tensor || dst.tensor < 0 || dst.tensor >= b->k->ntensors)
-            continue;
+    const tir_tensor_t *dt = dst.tensor >= 0 && dst.tensor < b->k->ntensors
+                                 ? &b->k->tensors[dst.tensor] : NULL;
+    for (int i = 1; dt && i < n; i++) {
         if (tir_ap_equal(&ord[i], &dst)) {
             tir_ap_t a = ord[0];
             double s = sc[0];
             ord[0] = ord[i], sc[0] = sc[i];
             ord[i] = a, sc[i] = s;
-            continue;
-        }
-        int64_t dlo, dhi, slo, shi;
-        tir_ap_range(&b->k->tensors[dst.tensor], &dst, &dlo, &dhi);
-        tir_ap_range(&b->k->tensors[dst.tensor], &ord[i], &slo, &shi);
-        if (slo <= dhi && dlo <= shi)
+        } else if (tir_ap_overlap(dt, &ord[i], &dst))
             return enc_fail(b, "%s (dma_compute): field 'srcs': source %d overlaps dst without "
                             "being the same access (it would be read after being written)",
                             path, i);

@@ -526,21 +526,21 @@ out:
     return rc;
 }
 
-
-/* Every pulled tile at one SBUF address on every core.  Uniform programs
- * (the same tensors and op kinds) usually allocate alike, but their
- * operands may differ with pid (moe_cte's exchanged tile came out at two
- * offsets): then the pulled tiles are pinned as for diverging programs,
- * and checked again. */
+/* Every pulled tile at one SBUF address on every core.  Diverging programs
+ * have their pulled tiles pinned first.  Uniform programs (the same tensors
+ * and op kinds) usually allocate alike, but their operands may differ with
+ * pid (moe_cte's exchanged tile came out at two offsets): only then are
+ * they pinned, so allocations that already agree stay as they are. */
 static int coll_addresses_agree(lnc_split_t *s, const tpb_target_t *t,
                                 const enc_hbm_layout_t *hbm, tpb_err_t *err)
 {
+    if (s->diverged)
+        return lnc_coll_pin_addresses(s->core_k, s->ncores, t, hbm, err) ||
+               lnc_coll_check_addresses(s->core_k, s->ncores, t, hbm, err);
     tpb_err_t first;
     memset(&first, 0, sizeof first);
     if (!lnc_coll_check_addresses(s->core_k, s->ncores, t, hbm, &first))
         return 0;
-    if (s->diverged)   /* pinned already */
-        return tpb_errf(err, "%s", first.msg);
     return lnc_coll_pin_addresses(s->core_k, s->ncores, t, hbm, err) ||
            lnc_coll_check_addresses(s->core_k, s->ncores, t, hbm, err);
 }
@@ -588,7 +588,6 @@ int enc_compile_mc(const char *kernel_path, const enc_options_t *opts, enc_stats
     }
     /* dry_run: the link's feasibility checks before any core is compiled */
     if (lnc_link_dry_run(s.core_m, s.ncores, err) ||
-        (s.diverged && lnc_coll_pin_addresses(s.core_k, s.ncores, t, &hbm, err)) ||
         coll_addresses_agree(&s, t, &hbm, err) ||
         compile_cores(&s, t, &hbm, &o, tmp, st, err))
         goto out;

@@ -89,18 +89,6 @@ static bool is_barrier(const tir_op_t *op)
     }
 }
 
-static bool ap_overlap(const tir_ap_t *a, const tir_ap_t *b)
-{
-    if (a->tensor < 0 || a->tensor != b->tensor)
-        return false;
-    if (a->view != b->view)
-        return true;   /* elements of two dtypes: taken as overlapping */
-    int64_t lo[2], hi[2];
-    tir_ap_range(NULL, a, &lo[0], &hi[0]);
-    tir_ap_range(NULL, b, &lo[1], &hi[1]);
-    return lo[0] <= hi[1] && lo[1] <= hi[0];
-}
-
 static bool conflict(tir_op_t *a, tir_op_t *b)
 {
     if (is_barrier(a) || is_barrier(b))
@@ -111,15 +99,15 @@ static bool conflict(tir_op_t *a, tir_op_t *b)
     int nra = tir_op_read_aps(a, ra), nrb = tir_op_read_aps(b, rb);
     for (int x = 0; x < nwa; x++) {
         for (int y = 0; y < nwb; y++)
-            if (ap_overlap(wa[x], wb[y]))
+            if (tir_ap_overlap(NULL, wa[x], wb[y]))
                 return true;
         for (int y = 0; y < nrb; y++)
-            if (ap_overlap(wa[x], rb[y]))
+            if (tir_ap_overlap(NULL, wa[x], rb[y]))
                 return true;
     }
     for (int x = 0; x < nwb; x++)
         for (int y = 0; y < nra; y++)
-            if (ap_overlap(wb[x], ra[y]))
+            if (tir_ap_overlap(NULL, wb[x], ra[y]))
                 return true;
     return false;
 }

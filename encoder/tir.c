@@ -739,6 +739,18 @@ const tir_tensor_t *tir_ap_tensor(const tir_tensor_t *t, const tir_ap_t *a, tir_
     return tmp;
 }
 
+bool tir_ap_overlap(const tir_tensor_t *t, const tir_ap_t *a, const tir_ap_t *b)
+{
+    if (a->tensor < 0 || a->tensor != b->tensor)
+        return false;
+    if (!t && a->view != b->view)
+        return true;   /* elements of two dtypes: taken as overlapping */
+    int64_t lo[2], hi[2];
+    tir_ap_range(t, a, &lo[0], &hi[0]);
+    tir_ap_range(t, b, &lo[1], &hi[1]);
+    return lo[0] <= hi[1] && lo[1] <= hi[0];
+}
+
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)
 {
     if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim ||

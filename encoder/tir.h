@@ -669,6 +669,11 @@ tir_scalar_t tir_scalar_imm(double v);
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, dtype view, offset, dimensions, steps and counts. */
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b);
+/* Whether a and b may touch a common element of one tensor: their flat
+ * ranges (tir_ap_range) intersect.  t: their tensor, so ranges of two dtype
+ * views compare in its elements; NULL: two different views are taken as
+ * overlapping. */
+bool tir_ap_overlap(const tir_tensor_t *t, const tir_ap_t *a, const tir_ap_t *b);
 /* The flat element range [*lo, *hi] (inclusive, offset included) an AP
  * touches in its tensor t, in t's elements (a dtype view's range is
  * widened to the whole elements of t its bytes touch). */

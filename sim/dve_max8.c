@@ -77,8 +77,7 @@ done:
  * copies of its id); MatchReplace8 in reverse, 7..0, as NKI documents
  * (the first occurrence goes to the highest slot among duplicates). */
 typedef struct {
-    bool reverse;        /* MatchReplace: slots 7..0 */
-    bool replace;
+    bool replace;        /* MatchReplace (slots 7..0), else MaxIndex8 (0..7) */
     float imm;
 } m8_mode_t;
 
@@ -123,7 +122,7 @@ static int m8_run(sim_exec_ctx_t *ctx, const isa_tap_t *in, const isa_tap_t *out
             memset(done_el, 0, o[0].nfree);
             int64_t idx[8];
             for (unsigned s = 0; s < 8; s++) {
-                unsigned j = m.reverse ? 7 - s : s;
+                unsigned j = m.replace ? 7 - s : s;
                 float v = num_load_f32(sim_el(&o[2], p, j), o[2].dtype);
                 idx[j] = -1; /* all ones in the index dtype */
                 for (uint32_t i = 0; i < o[0].nfree; i++)
@@ -157,19 +156,19 @@ done:
 static int exec_max_index8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_FIDX_t *f = &d->inst.f.FIDX;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ false, false, 0.0f });
+    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ false, 0.0f });
 }
 
 static int exec_match_replace8(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_MR_t *f = &d->inst.f.MR;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ true, true, f->imm });
+    return m8_run(ctx, &f->in, &f->out, &f->vals, NULL, (m8_mode_t){ true, f->imm });
 }
 
 static int exec_mimr(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
     const isa_fmt_MIMR_t *f = &d->inst.f.MIMR;
-    return m8_run(ctx, &f->in, &f->out, &f->vals, &f->idx, (m8_mode_t){ true, true, f->imm });
+    return m8_run(ctx, &f->in, &f->out, &f->vals, &f->idx, (m8_mode_t){ true, f->imm });
 }
 
 static uint64_t cost_fidx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
