@@ -181,7 +181,7 @@ def vector_transpose(dst, src):
         runs.append(big[0] if big else [1, 1])
     if runs[0][1] != runs[1][1]:
         return None
-    lead = [p for p in dst._ap if p[1] != 1][:1] == dst._ap[:1] and dst._ap[0][1] != 1
+    lead = dst._ap[0][1] != 1   # dst's run on its partitions, else along a free dim
     out = []
     for t, run in zip((dst, src), runs):
         ap = [list(run), [1, 1]] if lead else [[run[0] * run[1], 1], list(run)]

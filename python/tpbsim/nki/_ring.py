@@ -22,12 +22,8 @@ MAX_CHANNELS = 4   # NKI: 4 for groups of every device of a node, else 2
 
 def groups_of(rg, fn, loc):
     """The replica group's rank lists (a ReplicaGroup or a list of lists)."""
-    from .collectives import ReplicaGroup
-    if isinstance(rg, (list, tuple)):
-        rg = ReplicaGroup(rg if rg and isinstance(rg[0], (list, tuple)) else [rg])
-    if not isinstance(rg, ReplicaGroup):
-        raise NkiError("%s: ncc.%s: field 'replica_group': expected a ReplicaGroup, got %r"
-                       % (loc, fn, rg))
+    from .collectives import _replica_group
+    rg = _replica_group(rg, fn, loc)
     sizes = {len(g) for g in rg.replica_groups}
     if len(sizes) != 1:
         raise NkiError("%s: ncc.%s: field 'replica_group': groups of different sizes %s "
@@ -67,17 +63,11 @@ def _channels(srcs_by_channel, dsts_by_channel, channel_ids, fn, loc, extra=()):
 def permute_implicit(srcs_by_channel, dsts_by_channel, replica_group, channel_ids, priority,
                      name, loc):
     """ncc.collective_permute_implicit: per channel, dst of g[k + 1] = src of g[k]."""
-    from .collectives import _coll
     fn = "collective_permute_implicit"
     n = _channels(srcs_by_channel, dsts_by_channel, channel_ids, fn, loc)
     pairs = ring_pairs(groups_of(replica_group, fn, loc))
     for c in range(n):
-        if not pairs:   # rings of one rank: each rank its own successor
-            _local_copy(srcs_by_channel[c], dsts_by_channel[c], fn, loc)
-            continue
-        _coll("collective_permute", loc, srcs_by_channel[c], dsts_by_channel[c],
-              [("source_target_pairs", str(pairs))], priority,
-              None if name is None else "%s_ch%d" % (name, c))
+        _send(srcs_by_channel[c], dsts_by_channel[c], pairs, priority, name, c, fn, loc)
 
 
 def permute_implicit_reduce(srcs0, srcs1, dsts, replica_group, op, channel_ids, priority,
@@ -85,7 +75,7 @@ def permute_implicit_reduce(srcs0, srcs1, dsts, replica_group, op, channel_ids, 
     """ncc.collective_permute_implicit_reduce: per channel, op(src0, src1)
     into a tile of the rank's own, then permuted as permute_implicit."""
     from . import isa, language
-    from .collectives import _coll, _one
+    from .collectives import _one
     fn = "collective_permute_implicit_reduce"
     n = _channels(srcs0, dsts, channel_ids, fn, loc, [("srcs1_by_channel", srcs1)])
     if op not in (language.add, language.minimum, language.maximum):
@@ -106,17 +96,18 @@ def permute_implicit_reduce(srcs0, srcs1, dsts, replica_group, op, channel_ids, 
         red = language.ndarray(tuple(a.shape), dtype=dsts[c][0].dtype, buffer=language.sbuf,
                                name="ring_reduced")
         isa.tensor_tensor(dst=red, data1=a, data2=b, op=op)
-        if not pairs:
-            _local_copy([red], dsts[c], fn, loc)
-            continue
-        _coll("collective_permute", loc, [red], dsts[c], [("source_target_pairs", str(pairs))],
-              priority, None if name is None else "%s_ch%d" % (name, c))
+        _send([red], dsts[c], pairs, priority, name, c, fn, loc)
 
 
-def _local_copy(srcs, dsts, fn, loc):
-    """A ring of one rank: its src is its own dst (one DMA)."""
+def _send(srcs, dsts, pairs, priority, name, channel, fn, loc):
+    """One channel's ring step: a collective_permute over pairs, or for
+    rings of one rank (no pairs: each rank its own successor) one copy."""
     from . import isa
-    from .collectives import _one
+    from .collectives import _coll, _one
+    if pairs:
+        _coll("collective_permute", loc, srcs, dsts, [("source_target_pairs", str(pairs))],
+              priority, None if name is None else "%s_ch%d" % (name, channel))
+        return
     _one(srcs, "srcs_by_channel", fn, loc)
     _one(dsts, "dsts_by_channel", fn, loc)
     isa.dma_copy(dst=dsts[0], src=srcs[0])
@@ -124,11 +115,8 @@ def _local_copy(srcs, dsts, fn, loc):
 
 def _my_rank(tr, fn, loc):
     """(this rank: an int or a program-id expression, the number of ranks)."""
-    if tr.lnc:
-        raise NkiError("%s: ncc.%s in an LNC launch (kernel[%d]): NKI's ranks are logical cores; "
-                       "tpbsim runs a rank per core: launch the ranks with ncc.run_ranks(kernel, "
-                       "n, inputs) or kernel[nl.nc(n)] (docs/python.md \"Collectives\")" %
-                       (loc, fn, tr.grid[0]))
+    from .collectives import _refuse_lnc
+    _refuse_lnc(tr, fn, loc)
     if tr.ranks:
         return _ranks.rank_pid(), tr.ranks
     n = int(np.prod(tr.grid))
@@ -169,7 +157,7 @@ def processing_rank_id(iteration_id, replica_group, channel_id, name, loc):
     step = iteration_id % size if not isinstance(iteration_id, Lin) else iteration_id
     if isinstance(me, int) and not isinstance(step, Lin):
         reg = isa.register_alloc(int(table[step, me]))
-        reg.static = int(table[step, me])
+        reg.static = int(table[step, me])   # a static offset as .ap(scalar_offset=)
         return reg
     # a loop variable past one turn of the ring reads past the table: the
     # compiler's bounds check names the DMA

@@ -468,12 +468,11 @@ def _exact_in_fp32(stride, count):
     """Whether every index * stride (0 <= index < count) is exact in fp32:
     stride's power of two costs no significant bits (fg_allgather moves a
     [4, ..., 1024, 4096] tensor by whole 2^22-element ranks)."""
-    if stride == 1 or int(np.prod(count)) <= 1:
+    step, last = abs(int(stride)), int(count) - 1
+    if step <= 1 or last <= 0:
         return True
-    odd = int(stride)
-    while odd and odd % 2 == 0:
-        odd //= 2
-    return (int(count) - 1) * odd < 1 << 24 and (int(count) - 1) * int(stride) < 1 << 31
+    odd = step // (step & -step)   # the stride without its power of two
+    return last * odd < 1 << 24 and last * step < 1 << 31
 
 
 def ap_scalar(self, pattern, offset, scalar_offset, vector_offset, indirect_dim, dtype, base_ap):

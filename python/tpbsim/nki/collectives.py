@@ -71,17 +71,22 @@ def _rank(r):
     return r
 
 
-def _coll(kind, loc, srcs, dsts, fields, priority, name):
-    """Emit collective kind at loc (the kernel line): dsts, srcs, then
-    fields.  Refuses an LNC launch (kernel[2]), whose two cores are ONE NKI
-    rank while tpbsim's ranks are cores."""
-    tr = _trace.current()
+def _refuse_lnc(tr, fn, loc):
+    """An LNC launch (kernel[2]) is ONE NKI rank on its cores, while
+    tpbsim's ranks are cores: ncc.fn is refused there."""
     if tr.lnc:
         raise NkiError("%s: ncc.%s in an LNC launch (kernel[%d]): NKI's ranks are logical cores, "
                        "and this launch is one rank on %d cores; tpbsim runs a rank per core: "
                        "launch the ranks with ncc.run_ranks(kernel, n, inputs) or "
                        "kernel[nl.nc(n)] (docs/python.md \"Collectives\")" %
-                       (loc, kind, tr.grid[0], tr.grid[0]))
+                       (loc, fn, tr.grid[0], tr.grid[0]))
+
+
+def _coll(kind, loc, srcs, dsts, fields, priority, name):
+    """Emit collective kind at loc (the kernel line): dsts, srcs, then
+    fields.  Refuses an LNC launch (kernel[2]), whose two cores are ONE NKI
+    rank while tpbsim's ranks are cores."""
+    _refuse_lnc(_trace.current(), kind, loc)
     f = [("dsts", _one(dsts, "dsts", kind, loc)), ("srcs", _one(srcs, "srcs", kind, loc))]
     _emit(kind, loc, _tail(f + fields, priority, name, loc))
 
@@ -100,15 +105,20 @@ def _one(xs, what, fn, loc):
     return "[%s]" % _t(xs[0], what, loc)
 
 
+def _replica_group(rg, fn, loc):
+    """rg as a ReplicaGroup: one already, a list of rank lists, or one rank list."""
+    if isinstance(rg, ReplicaGroup):
+        return rg
+    if isinstance(rg, (list, tuple)):
+        return ReplicaGroup(rg if rg and isinstance(rg[0], (list, tuple)) else [rg])
+    raise NkiError("%s: ncc.%s: field 'replica_group': expected a ReplicaGroup, got %r"
+                   % (loc, fn, rg))
+
+
 def _group(rg, fn, loc):
     if rg is None:   # every rank of the launch: the kernel format's default
         return []
-    if not isinstance(rg, ReplicaGroup):
-        if isinstance(rg, (list, tuple)):
-            rg = ReplicaGroup(rg if rg and isinstance(rg[0], (list, tuple)) else [rg])
-        else:
-            raise NkiError("%s: ncc.%s: field 'replica_group': expected a ReplicaGroup, got %r"
-                           % (loc, fn, rg))
+    rg = _replica_group(rg, fn, loc)
     for g in rg.replica_groups:   # the kernel format orders a group by rank
         if g != sorted(g):
             raise NkiError("%s: ncc.%s: field 'replica_group': group %s: tpbsim takes the ranks "

@@ -876,8 +876,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     into dst -- the fp32 sum rounded once, which the kernel format cannot
     say in one dma_compute (it adds source by source in dst)."""
     loc = _trace.caller_loc()
-    if any(isinstance(x, NkiTensor) and x.is_indirect() for x in srcs):
-        srcs = [_staged(x, oob_mode) for x in srcs]
+    srcs = [_staged(x, oob_mode) for x in srcs]   # gathered sources: through a tile
     if len(srcs) > 2 and isinstance(dst, NkiTensor) and language._dtype(dst.dtype) != "float32":
         acc = language._ndarray(dst.shape, "float32", language.hbm, "dma_compute_acc", loc)
         dma_compute(acc, srcs, reduce_op, scales=scales, unique_indices=unique_indices,
