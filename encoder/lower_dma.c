@@ -535,9 +535,10 @@ static int indirect_dap(lower_ctx_t *c, const tir_ap_t *a, const char *role, boo
         total *= t->shape[d];
     /* rows reachable from the offset along the indirect dim */
     int64_t bound = a->step[0] > 0 ? (total - a->offset - (row_elems - 1) * inner_step + a->step[0] - 1) / a->step[0] : 1;
-    if (bound < 1 || bound > 65535 || row_elems > 65535)
-        return lw_err(c, "%s: %lld rows of %lld elements do not fit the 16-bit descriptor counts",
-                      role, (long long)bound, (long long)row_elems);
+    if (bound < 1 || bound > (int64_t)ISA_DIND_ROWS_MAX || row_elems > 65535)
+        return lw_err(c, "%s: %lld rows of %lld elements do not fit the descriptor counts (at "
+                         "most %u rows of 65535 elements)",
+                      role, (long long)bound, (long long)row_elems, ISA_DIND_ROWS_MAX);
     memset(p, 0, sizeof *p);
     p->addr = (uint32_t)(ml->addr + (uint64_t)a->offset * dsz);
     p->dtype = t->dtype;
@@ -545,7 +546,7 @@ static int indirect_dap(lower_ctx_t *c, const tir_ap_t *a, const char *role, boo
     p->step[0] = (int32_t)(inner_step * dsz);
     p->count[0] = (uint32_t)row_elems;
     p->step[1] = (int32_t)(a->step[0] * dsz);
-    p->count[1] = (uint32_t)bound;
+    p->count[1] = (uint32_t)bound & 0xFFFFu;   /* the rest in DIND rows_hi */
     *rows = (uint64_t)bound;
     /* any row may be touched: the whole reachable table region */
     *acc = (bir_access_t){.space = ISA_SPACE_HBM, .p0 = 0, .p1 = 1, .lo = p->addr,
@@ -626,7 +627,7 @@ static int lower_indirect(lower_ctx_t *c)
     lw_inst(c, &de, BIR_DMA_INDIRECT_DESC, ISA_OP_DMA_INDIRECT2D);
     isa_fmt_DIND_t *f = &de.isa.f->DIND;
     bir_access_t tacc;
-    uint64_t rows;
+    uint64_t rows = 0;
     const tir_ap_t *table = scatter ? op->dst : op->src[0];
     const tir_ap_t *tile = scatter ? op->src[0] : op->dst;
     if (indirect_dap(c, table, scatter ? "dst" : "src", scatter, scatter ? &f->dst : &f->src,
@@ -643,6 +644,7 @@ static int lower_indirect(lower_ctx_t *c)
     tp->dtype = ts.dtype;
     tp->space = ts.space;
     const isa_dap_t *rp = scatter ? &f->dst : &f->src;
+    f->rows_hi = (uint32_t)(rows >> 16);
     tp->count[0] = rp->count[0];
     if (gt) {
         if (gather_transpose_tile(c, tp))

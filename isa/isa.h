@@ -265,6 +265,18 @@ static inline bool isa_op_is_direct_dma(isa_op_t op)
     return op == ISA_OP_DMA_DIRECT2D || op == ISA_OP_DMA_DIRECT3D;
 }
 
+/* An indirect descriptor's indexed side (the table: src of a gather, dst of
+ * a scatter) with its whole row count in count[1]: the DAP's 16-bit count1
+ * plus rows_hi * 65536 (tables of up to ISA_DIND_ROWS_MAX rows, such as a
+ * large embedding vocabulary).  The encoded DAP holds the low 16 bits. */
+#define ISA_DIND_ROWS_MAX ((1u << 21) - 1u)
+static inline isa_dap_t isa_dind_table(const isa_fmt_DIND_t *f)
+{
+    isa_dap_t t = f->scatter ? f->dst : f->src;
+    t.count[1] |= f->rows_hi << 16;
+    return t;
+}
+
 /* [*lo, *hi) bytes of a descriptor side's 2-D pattern p placed at address
  * a (steps in bytes, either sign; an empty dim adds nothing). */
 static inline void isa_dap_span(const isa_dap_t *p, int64_t a, int64_t *lo, int64_t *hi)

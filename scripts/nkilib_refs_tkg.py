@@ -594,8 +594,8 @@ BLOCK_CASES = [
     (1, 1, 64, 3072, 128, 1, dict(bias=True)),
     (4, 1, 64, 3072, 128, 1, dict(bias=True)),
     (32, 1, 64, 3072, 128, 1, dict(bias=True, kt=False)),
-    # fails: the K^T cache's per-batch column scatter addresses single elements of a
-    # 262144-element cache, past the 16-bit row count of the DMA descriptor
+    # the K^T cache's per-batch column scatter addresses single elements of a
+    # 262144-element cache: a table past 65535 rows (DIND rows_hi)
     (32, 1, 64, 3072, 128, 1, dict(bias=True)),
     (1, 1, 128, 7168, 256, 1, dict(rms_x=True, post_norm=True)),
     # variations of the test's options on small caches (ours: S_ctx 128 - 2048)

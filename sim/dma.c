@@ -248,23 +248,23 @@ static int indirect_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, 
     if (idx_tap_check(s, c, e, idx, &f->idx, err))
         return -1;
     const isa_dap_t *plain = f->scatter ? &f->src : &f->dst;
-    const isa_dap_t *indexed = f->scatter ? &f->dst : &f->src;
+    const isa_dap_t indexed = isa_dind_table(f);   /* with its rows_hi */
     uint64_t nidx = (uint64_t)f->idx.nparts * isa_tap_free_elems(&f->idx);
     if (nidx != plain->count[1])
         return sim_inst_errf(err, c, e, idx,
                              "idx has %llu indices but the %s side has %u rows (count[1])",
                              (unsigned long long)nidx, f->scatter ? "src" : "dst",
                              plain->count[1]);
-    if (indexed->count[0] != plain->count[0])
+    if (indexed.count[0] != plain->count[0])
         return sim_inst_errf(err, c, e, idx,
                              "row lengths differ: src count[0] = %u, dst count[0] = %u",
                              f->src.count[0], f->dst.count[0]);
     sd->src_addr = f->src.addr;
     sd->dst_addr = f->dst.addr;
-    /* the indexed side's whole extent (count[1] rows) must be addressable, so
+    /* the indexed side's whole extent (all its rows) must be addressable, so
      * every in-range index is too */
-    if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr, err) ||
-        dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr, err))
+    if (dap_check(s, c, e, idx, "src", f->scatter ? &f->src : &indexed, sd->src_addr, err) ||
+        dap_check(s, c, e, idx, "dst", f->scatter ? &indexed : &f->dst, sd->dst_addr, err))
         return -1;
     return f->queue;
 }

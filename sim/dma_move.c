@@ -503,7 +503,7 @@ static int move_indirect(mover_t *m)
 {
     const isa_fmt_DIND_t *f = &m->sd->d->inst.f.DIND;
     const isa_dap_t *src = &f->src, *dst = &f->dst;
-    const isa_dap_t *indexed = f->scatter ? dst : src;
+    const isa_dap_t table = isa_dind_table(f), *indexed = &table;
     unsigned eb = elem_bytes(src, dst);
     uint32_t rows = f->scatter ? src->count[1] : dst->count[1], n0 = src->count[0];
     bool copy = !m->s->opt.timing_only;
@@ -591,7 +591,7 @@ static int check_unique(mover_t *m)
         for (uint32_t j = 0; j < f->src.count[1]; j++) {
             bool uninit = false;
             int64_t ix = read_index(m, &f->idx, j, &uninit);
-            if (uninit || ix < 0 || ix >= (int64_t)f->dst.count[1])
+            if (uninit || ix < 0 || ix >= (int64_t)isa_dind_table(f).count[1])
                 continue;   /* reported by the move itself */
             if (n == cap) {
                 cap = cap ? 2 * cap : 256;
