@@ -1,6 +1,7 @@
 /* target.c - per-target parameter tables.  Sources: ../shared/docs/hardware-facts.md
- * (ARCH2 = trainium_inferentia2_arch, ARCH3 = trainium2_arch, DMA/DMABW = DMA
- * overview and bandwidth guide, COST = per-instruction cost docstrings). */
+ * (ARCH2 = trainium_inferentia2_arch, ARCH3 = trainium2_arch, ARCH4 =
+ * trainium3_arch, DMA/DMABW = DMA overview and bandwidth guide, COST =
+ * per-instruction cost docstrings). */
 #include "target.h"
 
 #include <stddef.h>
@@ -57,6 +58,7 @@ static const tpb_target_t targets[] = {
         .dve_static_overhead = 100,
         .pool_static_overhead = 150,          /* COST: GpSimd ~150 + N */
         .dve_perf_mode_factor = 1,
+        .act_perf_mode_factor = 1,
         .seq_issue_cycles = 4,
         .sem_latency_cycles = 8,
     },
@@ -102,6 +104,58 @@ static const tpb_target_t targets[] = {
         .dve_static_overhead = 100,
         .pool_static_overhead = 150,
         .dve_perf_mode_factor = 2,            /* ARCH3: 2x/4x DVE perf mode */
+        .act_perf_mode_factor = 1,
+        .seq_issue_cycles = 4,
+        .sem_latency_cycles = 8,
+    },
+    {
+        /* What hardware-facts gives for v4 differs from trn2 in these
+         * fields; the rest (DMA row efficiency, DGE, transposes, cost
+         * envelopes) has no v4 figure and keeps the v3 value
+         * (docs/timing.md "Targets"). */
+        .name = "trn3",
+        .description = "Trainium3-like NeuronCore-v4",
+        .partitions = 128,
+        .sbuf_partition_bytes = 256 * 1024,   /* ARCH4: 32 MiB = 128 x 256 KiB */
+        .psum_partition_bytes = 16 * 1024,    /* ARCH4: PSUM as v2/v3 */
+        .psum_banks = 8,
+        .hbm_bytes = 1ull << 32,
+        .max_cores = 8,
+        .lnc_default = 2,                     /* LNC: Trn2/Trn3 LNC=2 */
+        .dma_engines = 16,                    /* DMA: 16 engines per NC (v4 too) */
+        .dma_queues = 64,
+        .dma_max_strides = 2,
+        .dma_max_descriptors = 16384,
+        .dma_desc_dims = 3,
+        .dma_bytes_per_ns_per_engine = 33.0,  /* DMA/DMABW table: 33 B/ns (v4) */
+        .dma_fixed_latency_ns = 1300.0,
+        .dma_transpose_hbm_permille = 900,    /* no v4 figure: ARCH3's */
+        .dma_transpose_sbuf_permille = 500,
+        .dma_partitions_per_engine = 8,
+        .dge_on_vector_indirect_dma = true,
+        .dge_hw_instances = 2,                /* no v4 figure: DGE (v3) */
+        .dge_hw_ns_per_dma = 600.0,
+        .dma_queue_depth = 8,
+        .hbm_bytes_per_ns_per_core = 587.5,   /* ARCH4: 4.7 TB/s per chip, 8 NCs */
+        .dma_row_eff_permille = dma_row_eff,
+        .sbuf_max_buffers = 4,
+        .psum_max_buffers = 8,
+        .dge_on_dst_reduce = true,
+        .clk_pe = 2.4, .clk_act = 1.2, .clk_pool = 1.2, .clk_dve = 1.2, .clk_sp = 1.2, /* ARCH4 */
+        .clk_ref = 1.2,
+        .pe_mm_init_latency = 64,
+        .pe_fp32_factor = 4,
+        .pe_ls_speedup = 4,
+        .pe_has_32_tiles = true,
+        .pe_double_row = true,
+        .pe_ocp_fp8 = true,                   /* NKI: OCP float8_e4m3fn matmul is v4 */
+        .min_ii = 64,
+        .act_static_overhead = 100,
+        .dve_static_overhead = 100,
+        .pool_static_overhead = 150,
+        .dve_perf_mode_factor = 2,            /* ARCH4: 512 bf16/fp16/fp8 else 256, as v3 */
+        .act_perf_mode_factor = 2,            /* ARCH4: ScalarE 256 bf16/fp16/fp8 else 128 */
+        .perf_mode_fp8 = true,                /* ARCH4: fp8 in both perf modes */
         .seq_issue_cycles = 4,
         .sem_latency_cycles = 8,
     },
@@ -117,7 +171,7 @@ const tpb_target_t *tpb_target_get(const char *name)
 
 const tpb_target_t *tpb_target_default(void) { return &targets[1]; }
 
-const char *tpb_target_names(void) { return "trn1, trn2"; }
+const char *tpb_target_names(void) { return "trn1, trn2, trn3"; }
 
 /* DMA efficiency (permille of peak) of a contiguous run of `run` bytes:
  * the table, linear between its points (docs/timing.md "DMA", rule 5). */

@@ -10,7 +10,7 @@
 #define TPB_DMA_EFF_POINTS 11   /* 32 B .. 32 KiB, powers of two */
 
 typedef struct {
-    const char *name;            /* "trn1", "trn2" */
+    const char *name;            /* "trn1", "trn2", "trn3" */
     const char *description;
 
     /* memories */
@@ -69,11 +69,15 @@ typedef struct {
     unsigned dve_static_overhead;
     unsigned pool_static_overhead;   /* GpSimd ~150 cycles startup */
     unsigned dve_perf_mode_factor;   /* v3: 2x/4x perf mode for bf16/fp16 (1 = off) */
+    /* v4: ScalarE runs 256 bf16/fp16/fp8 elements per cycle against 128
+     * for other dtypes (ARCH4): Activation work / this factor (1 = off) */
+    unsigned act_perf_mode_factor;
+    bool perf_mode_fp8;              /* v4: the perf modes also take fp8 (ARCH4) */
     unsigned seq_issue_cycles;       /* sequencer cost of control / descriptor bundles */
     unsigned sem_latency_cycles;     /* semaphore update -> visible to waiter */
 } tpb_target_t;
 
-/* Look up by name ("trn1", "trn2"); NULL if unknown. */
+/* Look up by name ("trn1", "trn2", "trn3"); NULL if unknown. */
 const tpb_target_t *tpb_target_get(const char *name);
 const tpb_target_t *tpb_target_default(void);      /* trn2 */
 /* Comma-separated list of known names, for --help and errors. */

@@ -75,7 +75,7 @@ static void print_usage(FILE *f)
         "options:\n"
         "  -o, --out DIR       output folder (default: tpb-run/<name>); receives the\n"
         "                      artifacts/, the output .npy files, stats.json, trace.json\n"
-        "  --target NAME       target (trn1, trn2); default: case.json, then the kernel\n"
+        "  --target NAME       target (trn1, trn2, trn3); default: case.json, then the kernel\n"
         "  --trace FILE        write the trace here instead of <out>/trace.json\n"
         "  --no-trace          do not write a trace\n"
         "  --stats-json FILE   write statistics here instead of <out>/stats.json\n"

@@ -421,29 +421,38 @@ static int exec_activate2(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     return act_run(ctx, &a);
 }
 
-/* COST: activation max(MIN_II, N); with a fused reduce + MIN_II. */
-static uint64_t act_cost(const tpb_target_t *t, uint64_t work, unsigned red_cmd)
+/* COST: activation max(MIN_II, N); with a fused reduce + MIN_II.  v4's
+ * ScalarE perf mode (ARCH4: 256 bf16/fp16/fp8 elements per cycle, else
+ * 128) divides the work when the input and output are such dtypes. */
+static uint64_t act_cost(const tpb_target_t *t, uint64_t work, const isa_tap_t *in,
+                         const isa_tap_t *out, unsigned red_cmd)
 {
+    unsigned f = t->act_perf_mode_factor;
+    if (f > 1 && sim_dt_is_perf(t, in->dtype) && sim_dt_is_perf(t, out->dtype))
+        work = (work + f - 1) / f;
     return sim_cost_act(t, work) + (red_cmd != ISA_REDCMD_IDLE ? t->min_ii : 0);
 }
 
 static uint64_t cost_activation(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
-    return act_cost(t, sim_tap_n(&d->inst.f.ACT.in), d->inst.f.ACT.red_cmd);
+    const isa_fmt_ACT_t *f = &d->inst.f.ACT;
+    return act_cost(t, sim_tap_n(&f->in), &f->in, &f->out, f->red_cmd);
 }
 
 /* ActivationAcc also reads out: two input streams, 2N. */
 static uint64_t cost_activation_acc(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
-    return act_cost(t, 2 * sim_tap_n(&d->inst.f.ACT.in), d->inst.f.ACT.red_cmd);
+    const isa_fmt_ACT_t *f = &d->inst.f.ACT;
+    return act_cost(t, 2 * sim_tap_n(&f->in), &f->in, &f->out, f->red_cmd);
 }
 
 static uint64_t cost_activate2(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
 {
     (void)e;
-    return act_cost(t, sim_tap_n(&d->inst.f.ACT2.in), d->inst.f.ACT2.red_cmd);
+    const isa_fmt_ACT2_t *f = &d->inst.f.ACT2;
+    return act_cost(t, sim_tap_n(&f->in), &f->in, &f->out, f->red_cmd);
 }
 
 static const sim_opimpl_t impl_act = { exec_activation, cost_activation };

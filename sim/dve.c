@@ -69,7 +69,7 @@ static int opnds_two_in(sim_exec_ctx_t *ctx, sim_opnd_t o[3], const isa_tap_t *a
 static uint64_t perf_div(const tpb_target_t *t, const isa_tap_t *in, const isa_tap_t *out)
 {
     unsigned f = t->dve_perf_mode_factor;
-    if (f <= 1 || !sim_dt_is_16f(in->dtype) || !sim_dt_is_16f(out->dtype))
+    if (f <= 1 || !sim_dt_is_perf(t, in->dtype) || !sim_dt_is_perf(t, out->dtype))
         return 1;
     bool contig = (in->ndims == 0 || in->step[0] == 1 || in->count[0] <= 1) &&
                   (out->ndims == 0 || out->step[0] == 1 || out->count[0] <= 1);
@@ -225,8 +225,8 @@ static uint64_t cost_tensor_tensor(const tpb_target_t *t, isa_engine_t e, const 
     if (e == ISA_ENG_POOL)
         return sim_cost_pool(t, 2 * n);
     bool psum_in = f->in0.space == ISA_SPACE_PSUM || f->in1.space == ISA_SPACE_PSUM;
-    bool all16 = sim_dt_is_16f(f->in0.dtype) && sim_dt_is_16f(f->in1.dtype) &&
-                 sim_dt_is_16f(f->out.dtype);
+    bool all16 = sim_dt_is_perf(t, f->in0.dtype) && sim_dt_is_perf(t, f->in1.dtype) &&
+                 sim_dt_is_perf(t, f->out.dtype);
     bool allbf16 = f->in0.dtype == ISA_DT_BF16 && f->in1.dtype == ISA_DT_BF16 &&
                    f->out.dtype == ISA_DT_BF16;
     bool simple = f->op == ISA_ALU_ADD || f->op == ISA_ALU_SUBTRACT || f->op == ISA_ALU_MULTIPLY;

@@ -395,6 +395,13 @@ static inline bool sim_dt_is_16f(unsigned dt)
     return dt == ISA_DT_BF16 || dt == ISA_DT_FP16;
 }
 
+/* A dtype the target's perf modes take: bf16/fp16, and fp8 on v4 (ARCH4). */
+static inline bool sim_dt_is_perf(const tpb_target_t *t, unsigned dt)
+{
+    return sim_dt_is_16f(dt) || (t->perf_mode_fp8 && (dt == ISA_DT_FP8E4M3 || dt == ISA_DT_FP8E5M2 ||
+                                                      dt == ISA_DT_FP8E4M3IEEE));
+}
+
 /* ARCH2: an innermost stride above 16 bytes halves the port bandwidth. */
 static inline bool sim_tap_strided(const isa_tap_t *t)
 {

@@ -196,6 +196,30 @@ static void test_act_costs(void **state)
     assert_int_equal(fx_cost("trn2", ISA_ENG_ACT, &d), 100 + 300 + 64);
 }
 
+/* trn3 (v4): ScalarE takes 256 bf16/fp16/fp8 elements per cycle, else 128
+ * (ARCH4): the work halves only when input and output are such dtypes. */
+static void test_act_costs_trn3(void **state)
+{
+    (void)state;
+    isa_decoded_t d = act(ISA_ACTFN_EXP, tap1(SB, ISA_DT_BF16, 0, 0, 128, 512),
+                          tap1(SB, ISA_DT_BF16, 0, 0, 128, 512), 1.0f);
+    assert_int_equal(fx_cost("trn3", ISA_ENG_ACT, &d), 100 + 256);
+    assert_int_equal(fx_cost("trn2", ISA_ENG_ACT, &d), 100 + 512);
+    d.inst.f.ACT.out.dtype = ISA_DT_FP8E4M3;   /* fp8 is a v4 perf dtype */
+    assert_int_equal(fx_cost("trn3", ISA_ENG_ACT, &d), 100 + 256);
+    d.inst.f.ACT.out.dtype = F32;              /* an fp32 side: 128 per cycle */
+    assert_int_equal(fx_cost("trn3", ISA_ENG_ACT, &d), 100 + 512);
+    d.inst.f.ACT.out.dtype = ISA_DT_BF16;
+    d.inst.f.ACT.in.count[0] = 101;            /* ceil(101 / 2), then the MIN_II floor */
+    assert_int_equal(fx_cost("trn3", ISA_ENG_ACT, &d), 100 + 64);
+    d.inst.f.ACT.in.count[0] = 301;
+    assert_int_equal(fx_cost("trn3", ISA_ENG_ACT, &d), 100 + 151);
+    d = mk(ISA_OP_ACTIVATE2);
+    d.inst.f.ACT2.in = tap1(SB, ISA_DT_FP16, 0, 0, 128, 300);
+    d.inst.f.ACT2.out = tap1(SB, ISA_DT_FP16, 0, 0, 128, 300);
+    assert_int_equal(fx_cost("trn3", ISA_ENG_ACT, &d), 100 + 150);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_fused_reduce),
         cmocka_unit_test(test_acc_and_activate2),
         cmocka_unit_test(test_act_costs),
+        cmocka_unit_test(test_act_costs_trn3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

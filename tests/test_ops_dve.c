@@ -468,9 +468,15 @@ static void test_costs(void **state)
     assert_int_equal(fx_cost("trn2", ISA_ENG_DVE, &d), 100 + 64); /* MIN_II floor */
 
     /* TensorScalar: N; DVE perf mode 4x (SBUF, contiguous, 16-bit) on trn2 */
+    d = ts(tap1(SB, ISA_DT_FP8E5M2, 0, 0, 128, 512), tap1(SB, ISA_DT_FP8E5M2, 0, 0, 128, 512),
+           ISA_ALU_MULTIPLY, 0, ISA_ALU_BYPASS, 0);
+    /* fp8 takes the perf mode on trn3 (v4, ARCH4), not on trn2 (v3: bf16/fp16) */
+    assert_int_equal(fx_cost("trn3", ISA_ENG_DVE, &d), 100 + 128);
+    assert_int_equal(fx_cost("trn2", ISA_ENG_DVE, &d), 100 + 512);
     d = ts(tap1(SB, ISA_DT_BF16, 0, 0, 128, 512), tap1(SB, ISA_DT_BF16, 0, 0, 128, 512),
            ISA_ALU_MULTIPLY, 0, ISA_ALU_BYPASS, 0);
     assert_int_equal(fx_cost("trn2", ISA_ENG_DVE, &d), 100 + 128);
+    assert_int_equal(fx_cost("trn3", ISA_ENG_DVE, &d), 100 + 128);
     assert_int_equal(fx_cost("trn1", ISA_ENG_DVE, &d), 100 + 512);
     d.inst.f.TS.out.space = PS; /* one side in PSUM: 2x */
     assert_int_equal(fx_cost("trn2", ISA_ENG_DVE, &d), 100 + 256);

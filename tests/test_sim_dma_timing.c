@@ -214,8 +214,8 @@ static unsigned eff_by_walk(const tpb_target_t *t, uint64_t run)
 static void test_eff_lookup_equals_walk(void **state)
 {
     (void)state;
-    const char *names[] = { "trn1", "trn2" };
-    for (unsigned n = 0; n < 2; n++) {
+    const char *names[] = { "trn1", "trn2", "trn3" };
+    for (unsigned n = 0; n < 3; n++) {
         const tpb_target_t *t = tpb_target_get(names[n]);
         assert_non_null(t);
         for (uint64_t run = 0; run <= (1u << 20); run++)

@@ -47,12 +47,14 @@ class Result:
         return "Result(cycles=%d)" % self.cycles
 
 
-_NEURON_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2"}
+_NEURON_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2",
+                   "trn3": "trn3", "gen4": "trn3"}
 
 
 def _target(target):
     """target=, else NKI's NEURON_PLATFORM_TARGET_OVERRIDE (trn1|inf2|gen2 ->
-    trn1, trn2|gen3 -> trn2), else the kernel's default (trn2).  NKI's
+    trn1, trn2|gen3 -> trn2, trn3|gen4 -> trn3), else the kernel's default
+    (trn2).  NKI's
     aliases in target= are mapped too; other names go to the compiler,
     which names the targets it knows."""
     if target:
@@ -62,7 +64,7 @@ def _target(target):
         return None
     if env not in _NEURON_TARGETS:
         raise TpbError("NEURON_PLATFORM_TARGET_OVERRIDE=%s: tpbsim models trn1 (trn1, inf2, "
-                       "gen2) and trn2 (trn2, gen3)" % env)
+                       "gen2), trn2 (trn2, gen3) and trn3 (trn3, gen4)" % env)
     return _NEURON_TARGETS[env]
 
 

@@ -29,7 +29,8 @@ A = RNG.random((128, 64), np.float32)
 
 
 @pytest.mark.parametrize("target, factor", [("trn1", 3.0), ("gen2", 3.0), ("inf2", 3.0),
-                                            ("trn2", 2.0), ("gen3", 2.0), (None, 2.0)])
+                                            ("trn2", 2.0), ("gen3", 2.0), (None, 2.0),
+                                            ("trn3", 2.0), ("gen4", 2.0)])
 def test_nc_version_follows_simulate_target_numpy(target, factor, monkeypatch):
     monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
     r = tpbsim.simulate(nki.jit(_by_version), A, target=target)
@@ -59,12 +60,26 @@ def test_nc_version_follows_environment_numpy(monkeypatch):
     assert nisa.get_nc_sub_version() == 0
 
 
+def test_nc_version_trn3_is_gen4(monkeypatch):
+    """trn3 (and NKI's alias gen4) is NeuronCore-v4."""
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "gen4")
+    assert nisa.get_nc_version() == nisa.nc_version.gen4
+    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE")
+    seen = []
+
+    def k(a):
+        seen.append(nisa.get_nc_version())
+        return _by_version(a)
+    np.testing.assert_allclose(nki.jit(k, platform_target="trn3")(A), A * 2.0, rtol=1e-6)
+    assert seen == [nisa.nc_version.gen4]
+
+
 def test_nc_version_unknown_target_refused(monkeypatch):
     """A target tpbsim does not model is an error, not gen3."""
     monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
-    with pytest.raises(NkiError, match="get_nc_version: target 'trn3' is not one tpbsim "
-                                       r"models \(trn1, trn2\)"):
-        tpbsim.simulate(nki.jit(_by_version), A, target="trn3")
+    with pytest.raises(NkiError, match="get_nc_version: target 'trn9' is not one tpbsim "
+                                       r"models \(trn1, trn2, trn3\)"):
+        tpbsim.simulate(nki.jit(_by_version), A, target="trn9")
 
 
 # ---- nl.load / nl.store masks that are not a rectangle (_masked.py) ----

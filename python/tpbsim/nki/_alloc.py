@@ -30,7 +30,7 @@ from . import _trace
 
 PSUM_BANKS, PSUM_BANK_BYTES = 8, 2048
 # SBUF bytes per partition of the targets (common/target.c)
-SBUF_PARTITION_BYTES = {"trn1": 192 * 1024, "trn2": 224 * 1024}
+SBUF_PARTITION_BYTES = {"trn1": 192 * 1024, "trn2": 224 * 1024, "trn3": 256 * 1024}
 _MAX_BLOCKS = 1 << 16
 _DT_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "tfloat32": 4, "float16": 2,
              "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1,

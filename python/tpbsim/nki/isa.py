@@ -60,7 +60,8 @@ _ENGINE = {engine.tensor: "pe", engine.scalar: "act", engine.gpsimd: "pool",
 _DGE = {dge_mode.swdge: "sw", dge_mode.hwdge: "hw", dge_mode.none: "none"}
 
 
-_NC_VERSION = {"trn1": nc_version.gen2, "trn2": nc_version.gen3, None: nc_version.gen3}
+_NC_VERSION = {"trn1": nc_version.gen2, "trn2": nc_version.gen3, "trn3": nc_version.gen4,
+               None: nc_version.gen3}
 
 
 def get_nc_version():
@@ -76,7 +77,7 @@ def get_nc_version():
         target = _target(None)
     if target not in _NC_VERSION:
         raise _trace.NkiError("get_nc_version: target '%s' is not one tpbsim models (trn1, "
-                              "trn2)" % target)
+                              "trn2, trn3)" % target)
     return _NC_VERSION[target]
 
 

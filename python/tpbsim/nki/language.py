@@ -628,7 +628,7 @@ class _TileSize:
     def total_available_sbuf_size(self):
         """Usable SBUF bytes per partition (NKI's deprecated name, which the
         NKI Library budgets its tiles with): the partition size of the
-        target traced for (trn1 192 KiB, trn2 224 KiB)."""
+        target traced for (trn1 192 KiB, trn2 224 KiB, trn3 256 KiB)."""
         from ._alloc import _sbuf_bytes
         return _sbuf_bytes()
 
