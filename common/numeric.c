@@ -155,8 +155,40 @@ float num_load_f32(const void *p, unsigned dt)
     case ISA_DT_FP8E4M3: return num_fp8e4m3_to_f32(b[0]);
     case ISA_DT_FP8E4M3IEEE: return num_fp8e4m3ieee_to_f32(b[0]);
     case ISA_DT_FP8E5M2: return num_fp8e5m2_to_f32(b[0]);
+    case ISA_DT_FP8E5M2X4: case ISA_DT_FP8E4M3X4: case ISA_DT_FP4E2M1X4:
+        return NAN;   /* a packed quad is no single number (num_load_x4 reads a lane) */
     default: return (float)num_load_i64(p, dt);
     }
+}
+
+/* fp4 e2m1fn (OCP MX): 1 sign, 2 exponent (bias 1), 1 mantissa bit; no
+ * inf or NaN, largest 6. */
+static float fp4e2m1_to_f32(unsigned nib)
+{
+    static const float mag[8] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f };
+    return nib & 8u ? -mag[nib & 7u] : mag[nib & 7u];
+}
+
+float num_load_x4(const void *p, unsigned dt, unsigned lane)
+{
+    const uint8_t *b = p;
+    lane &= 3u;
+    switch (dt) {
+    case ISA_DT_FP8E5M2X4: return num_fp8e5m2_to_f32(b[lane]);
+    case ISA_DT_FP8E4M3X4: return num_fp8e4m3_to_f32(b[lane]);
+    case ISA_DT_FP4E2M1X4: return fp4e2m1_to_f32((unsigned)(b[lane >> 1] >> (4 * (lane & 1u))) & 15u);
+    default: return NAN;
+    }
+}
+
+void num_store_x4(void *p, unsigned dt, unsigned lane, float v)
+{
+    uint8_t *b = p;
+    lane &= 3u;
+    if (dt == ISA_DT_FP8E5M2X4)
+        b[lane] = num_f32_to_fp8e5m2(v);
+    else if (dt == ISA_DT_FP8E4M3X4)
+        b[lane] = num_f32_to_fp8e4m3(v);
 }
 
 void num_store_f32(void *p, unsigned dt, float v)
@@ -175,7 +207,7 @@ void num_store_f32(void *p, unsigned dt, float v)
     case ISA_DT_UINT8: b[0] = (uint8_t)f32_to_int_sat(v, 0, UINT8_MAX); return;
     case ISA_DT_UINT16: { uint16_t x = (uint16_t)f32_to_int_sat(v, 0, UINT16_MAX); memcpy(b, &x, 2); return; }
     case ISA_DT_UINT32: { uint32_t x = (uint32_t)f32_to_int_sat(v, 0, UINT32_MAX); memcpy(b, &x, 4); return; }
-    default: return;
+    default: return;   /* packed quads: num_store_x4 */
     }
 }
 
@@ -275,6 +307,8 @@ int64_t num_load_i64(const void *p, unsigned dt)
     case ISA_DT_UINT8: return b[0];
     case ISA_DT_UINT16: { uint16_t x; memcpy(&x, b, 2); return x; }
     case ISA_DT_UINT32: { uint32_t x; memcpy(&x, b, 4); return x; }
+    case ISA_DT_FP8E5M2X4: case ISA_DT_FP8E4M3X4: case ISA_DT_FP4E2M1X4:
+        return 0;   /* no single number */
     default: /* float dtypes: the int32 conversion (RNE, saturate, NaN -> 0) */
         return f32_to_int_sat(num_load_f32(p, dt), INT32_MIN, INT32_MAX);
     }
@@ -288,6 +322,8 @@ void num_store_i64_wrap(void *p, unsigned dt, int64_t v)
     case ISA_DT_INT8: case ISA_DT_UINT8: b[0] = (uint8_t)u; return;
     case ISA_DT_INT16: case ISA_DT_UINT16: { uint16_t x = (uint16_t)u; memcpy(b, &x, 2); return; }
     case ISA_DT_INT32: case ISA_DT_UINT32: { uint32_t x = (uint32_t)u; memcpy(b, &x, 4); return; }
+    case ISA_DT_FP8E5M2X4: case ISA_DT_FP8E4M3X4: case ISA_DT_FP4E2M1X4:
+        return;
     default: /* float dtypes: the value, rounded (int64 -> float is RNE) */
         num_store_f32(p, dt, (float)v);
         return;

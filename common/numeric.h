@@ -38,6 +38,15 @@ void num_store_f32_array(void *dst, unsigned dt, const float *src, size_t n);
  * wrap-around to the dtype width (bit pattern semantics). */
 int64_t num_load_i64(const void *p, unsigned dt);
 void num_store_i64_wrap(void *p, unsigned dt, int64_t v);
+/* Packed MX quads (the *_x4 dtypes, isa/dtypes.def): lane 0..3 of the
+ * element at p as float (fp8 lanes byte by byte, fp4 lanes nibble by nibble
+ * from the low nibble of byte 0; fp4 e2m1fn has no inf or NaN, largest 6);
+ * num_store_x4 writes an fp8 lane with the fp8 rules above (fp4: nothing,
+ * no instruction writes it).  num_load_f32 of a quad is NaN,
+ * num_load_i64 0 and the stores write nothing: a quad is no one number,
+ * and the decoder refuses it outside the MX operands. */
+float num_load_x4(const void *p, unsigned dt, unsigned lane);
+void num_store_x4(void *p, unsigned dt, unsigned lane, float v);
 /* Round v to what dtype dt can hold and back (e.g. for golden comparisons). */
 float num_round_to(float v, unsigned dt);
 

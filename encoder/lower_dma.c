@@ -359,6 +359,9 @@ int lw_direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap
         return lw_err(c, "src has %llu elements but dst has %llu", (unsigned long long)s->elems,
                       (unsigned long long)d->elems);
     /* differing dtypes: the DMA converts element by element (docs/design.md) */
+    if (!isa_dma_dtypes_ok(s->dtype, d->dtype, (op->flags & TIR_F_RMW_ADD) != 0))
+        return lw_err(c, "a packed MX dtype is copied only into itself (src %s, dst %s)",
+                      isa_dtype_numpy_name(s->dtype), isa_dtype_numpy_name(d->dtype));
     if (lw_check_qos(c))
         return -1;
     bool load = is_load_direction(d);
@@ -663,7 +666,8 @@ static int lower_indirect(lower_ctx_t *c)
     if ((uint64_t)tp->count[1] * rp->count[0] != ts.elems)
         return lw_err(c, "tile side has %llu elements, not a multiple of the %u-element row",
                       (unsigned long long)ts.elems, rp->count[0]);
-    if (isa_dtype_size(ts.dtype) != isa_dtype_size(rp->dtype))
+    if (isa_dtype_size(ts.dtype) != isa_dtype_size(rp->dtype) ||
+        !isa_dma_dtypes_ok(ts.dtype, rp->dtype, rmw))
         return lw_err(c, "indirect DMA cannot convert between %s and %s",
                       isa_dtype_name(ts.dtype), isa_dtype_name(rp->dtype));
     if (lw_tap(c, &de, op->index, false, "index", &f->idx))

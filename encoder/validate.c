@@ -181,6 +181,10 @@ static bool is_mx_fp8(unsigned dt)
     return dt == ISA_DT_FP8E4M3 || dt == ISA_DT_FP8E5M2;
 }
 
+/* NeuronCore-v4's packed MX quads (float8_e5m2_x4, float8_e4m3fn_x4,
+ * float4_e2m1fn_x4): matmul_mx data, quantize_mx output (fp8 quads only). */
+static bool is_quad(unsigned dt) { return isa_dtype_kind(dt) == ISA_DK_X; }
+
 static bool is_bitwise(int alu)
 {
     return alu >= ISA_ALU_BITWISE_AND && alu <= ISA_ALU_RIGHT_SHIFT;
@@ -310,6 +314,8 @@ static int check_matmul(const vctx_t *v)
     const tir_tensor_t *dt = tens(v, d), *stt = tens(v, st), *mvt = tens(v, mv);
     for (int i = 0; i < 2; i++) {
         const tir_tensor_t *t = i ? mvt : stt;
+        if (op->kind == TIR_MATMUL_MX && is_quad(t->dtype))
+            continue;   /* checked below */
         if (!is_float(t->dtype))
             return vfail(v, enc_operand_name(op->kind, i), "dtype %s not allowed on the PE "
                          "(float32, bfloat16, float16, float8)", isa_dtype_numpy_name(t->dtype));
@@ -322,9 +328,16 @@ static int check_matmul(const vctx_t *v)
                      "float8_e4m3fn (OCP) cannot be mixed in one matmul",
                      isa_dtype_numpy_name(mvt->dtype), isa_dtype_numpy_name(stt->dtype));
     if (op->kind == TIR_MATMUL_MX) {
-        if (!is_mx_fp8(stt->dtype) || !is_mx_fp8(mvt->dtype))
+        bool quads = is_quad(stt->dtype) && is_quad(mvt->dtype);
+        if (!quads && (is_quad(stt->dtype) || is_quad(mvt->dtype)))
+            return vfail(v, is_quad(stt->dtype) ? "moving" : "stationary",
+                         "matmul_mx takes two packed quads (float8_e5m2_x4, float8_e4m3fn_x4, "
+                         "float4_e2m1fn_x4) or two OCP float8 operands, not %s with %s",
+                         isa_dtype_numpy_name(mvt->dtype), isa_dtype_numpy_name(stt->dtype));
+        if (!quads && (!is_mx_fp8(stt->dtype) || !is_mx_fp8(mvt->dtype)))
             return vfail(v, is_mx_fp8(stt->dtype) ? "moving" : "stationary",
-                         "matmul_mx takes OCP float8 operands (float8_e4m3fn, float8_e5m2)");
+                         "matmul_mx takes OCP float8 operands (float8_e4m3fn, float8_e5m2) or "
+                         "packed quads (float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4)");
         for (int i = 2; i < 4; i++) {
             if (need_space(v, op->src[i], i, K(SBUF), "an SBUF tile"))
                 return -1;
@@ -343,9 +356,13 @@ static int check_matmul(const vctx_t *v)
     bool tr = op->flags & TIR_F_TRANSPOSE;
     /* transpose mode (NKI is_transpose): stationary is the data, moving an
      * identity, dst = stationary.T copied bit-exactly in stationary's dtype */
-    if (tr ? dt->dtype != stt->dtype : dt->dtype != ISA_DT_FP32)
+    /* NKI nc_matmul_mx: dst float32 or bfloat16 (a bfloat16 dst holds each
+     * result rounded once, accumulation adds to the rounded value) */
+    bool mx_bf16 = op->kind == TIR_MATMUL_MX && dt->dtype == ISA_DT_BF16;
+    if (tr ? dt->dtype != stt->dtype : (dt->dtype != ISA_DT_FP32 && !mx_bf16))
         return vfail(v, "dst", "PSUM dtype %s; %s", isa_dtype_numpy_name(dt->dtype),
                      tr ? "transpose mode writes the stationary dtype" :
+                     op->kind == TIR_MATMUL_MX ? "matmul_mx writes float32 or bfloat16" :
                           "matmul accumulates in float32");
     if (tr && (op->flags & TIR_F_ACCUMULATE))
         return vfail(v, "accumulate", "a transpose (is_transpose) cannot accumulate");
@@ -749,14 +766,31 @@ static int check_misc(const vctx_t *v)
                per_partition_scalar(v, &op->s0, 100, op->src[0]);
     case TIR_QUANTIZE_MX: {
         unsigned sd = tens(v, op->src[0])->dtype, dd = tens(v, op->dst)->dtype;
-        if (sd != ISA_DT_BF16 && sd != ISA_DT_FP16 && sd != ISA_DT_FP32)
-            return vfail(v, "src", "dtype %s (bfloat16, float16 or float32)", isa_dtype_numpy_name(sd));
-        if (!is_mx_fp8(dd))
-            return vfail(v, "dst", "dtype %s (float8_e4m3fn or float8_e5m2)", isa_dtype_numpy_name(dd));
         if (need(v, op->dst2, -2))
             return -1;
         if (tens(v, op->dst2)->dtype != ISA_DT_UINT8)
             return vfail(v, "scale", "scales are uint8 (E8M0)");
+        if (is_quad(dd)) {   /* NKI v4: [P, 4F] bf16/fp16 -> [P, F] fp8 quads */
+            if (dd == ISA_DT_FP4E2M1X4)
+                return vfail(v, "dst", "quantize_mx writes float8_e5m2_x4 or float8_e4m3fn_x4, "
+                             "not float4_e2m1fn_x4");
+            if (sd != ISA_DT_BF16 && sd != ISA_DT_FP16)
+                return vfail(v, "src", "dtype %s (quantize_mx to %s reads bfloat16 or float16)",
+                             isa_dtype_numpy_name(sd), isa_dtype_numpy_name(dd));
+            if (ap_parts(op->dst) != ap_parts(op->src[0]) ||
+                4 * ap_free(op->dst) != ap_free(op->src[0]))
+                return vfail(v, "dst", "%lld x %lld quads hold %lld x %lld values; src has %lld x "
+                             "%lld (dst's free size is a quarter of src's)",
+                             (long long)ap_parts(op->dst), (long long)ap_free(op->dst),
+                             (long long)ap_parts(op->dst), 4 * (long long)ap_free(op->dst),
+                             (long long)ap_parts(op->src[0]), (long long)ap_free(op->src[0]));
+            return 0;
+        }
+        if (sd != ISA_DT_BF16 && sd != ISA_DT_FP16 && sd != ISA_DT_FP32)
+            return vfail(v, "src", "dtype %s (bfloat16, float16 or float32)", isa_dtype_numpy_name(sd));
+        if (!is_mx_fp8(dd))
+            return vfail(v, "dst", "dtype %s (float8_e4m3fn, float8_e5m2 or their _x4 quads)",
+                         isa_dtype_numpy_name(dd));
         return same_pf(v, op->dst, -1, op->src[0], 0);
     }
     case TIR_CORE_BARRIER: {

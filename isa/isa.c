@@ -333,6 +333,16 @@ static int32_t sign_extend(uint32_t v, unsigned width)
     return (int32_t)((v ^ m) - m);
 }
 
+/* The compute operands that take a packed MX quad dtype (ISA_DK_X): what
+ * QuantizeMX writes and the two PE MX instructions read.  Every other TAP
+ * and every PTR would read or write a quad as one number. */
+bool isa_packed_operand(isa_op_t op, const char *operand)
+{
+    return (op == ISA_OP_QUANTIZE_MX && !strcmp(operand, "out")) ||
+           (op == ISA_OP_LDWEIGHTS_MX && !strcmp(operand, "src")) ||
+           (op == ISA_OP_MATMUL_MX && !strcmp(operand, "moving"));
+}
+
 /* Structural checks of one operand after its subfields were decoded; f is
  * its ".addr" subfield. */
 isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_t offset,
@@ -361,6 +371,11 @@ isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_
         if (t->ndims > ISA_MAX_FREE_DIMS)
             return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "operand '%s': ndims %u > 4", f->operand, t->ndims);
+        if (isa_dtype_kind(t->dtype) == ISA_DK_X && !isa_packed_operand(in->op, f->operand))
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
+                        "operand '%s': packed MX dtype %s is taken only by QuantizeMX out, "
+                        "LdWeightsMX src and MatmulMX moving", f->operand,
+                        isa_dtype_name(t->dtype));
         for (unsigned d = 0; d < 2; d++) {
             if (d < t->ndims && t->count[d] == 0)
                 return isa_fail(err, ISA_E_RANGE, offset, f->operand,
@@ -377,6 +392,10 @@ isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_
         if (p->space == ISA_SPACE_HBM)
             return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "pointer '%s': compute engines cannot address hbm", f->operand);
+        if (p->space != ISA_SPACE_NONE && isa_dtype_kind(p->dtype) == ISA_DK_X)
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
+                        "pointer '%s': packed MX dtype %s is no scalar", f->operand,
+                        isa_dtype_name(p->dtype));
     }
     return ISA_OK;
 }

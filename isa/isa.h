@@ -51,7 +51,7 @@ typedef enum {
     ISA_DT_COUNT
 } isa_dtype_t;
 
-typedef enum { ISA_DK_F, ISA_DK_I, ISA_DK_U } isa_dtype_kind_t;
+typedef enum { ISA_DK_F, ISA_DK_I, ISA_DK_U, ISA_DK_X } isa_dtype_kind_t;
 const char *isa_dtype_name(unsigned dt);               /* asm name, "?" if invalid */
 const char *isa_dtype_numpy_name(unsigned dt);         /* "float32", "bfloat16", ... */
 int isa_dtype_by_name(const char *name);               /* accepts asm or numpy name; -1 */
@@ -68,6 +68,15 @@ static inline unsigned isa_dtype_size(unsigned dt)
 }
 isa_dtype_kind_t isa_dtype_kind(unsigned dt);
 bool isa_dtype_valid(unsigned dt);
+
+/* A DMA moves a packed MX quad (ISA_DK_X) only into the same dtype, byte
+ * for byte and without arithmetic (dst add, scale): a quad is no number to
+ * convert or add.  Other dtype pairs convert element by element. */
+static inline bool isa_dma_dtypes_ok(unsigned src, unsigned dst, bool arith)
+{
+    bool qs = isa_dtype_kind(src) == ISA_DK_X, qd = isa_dtype_kind(dst) == ISA_DK_X;
+    return !(qs || qd) || (src == dst && !arith);
+}
 
 /* ---- small enums (enums.def) ---- */
 typedef enum {
@@ -200,6 +209,10 @@ typedef struct {
 extern const isa_opinfo_t isa_ops[ISA_OP_COUNT];
 const isa_opinfo_t *isa_op_by_l2(uint8_t l2);          /* NULL if unknown */
 const isa_opinfo_t *isa_op_by_mnemonic(const char *mn);/* case-sensitive; NULL */
+/* Whether TAP operand `operand` of op takes a packed MX quad dtype
+ * (ISA_DK_X): QuantizeMX out, LdWeightsMX src, MatmulMX moving.  The
+ * decoder refuses a quad in any other TAP and in every PTR. */
+bool isa_packed_operand(isa_op_t op, const char *operand);
 
 /* ---- field descriptors (for asm, dis, docs, table checks) ---- */
 typedef enum { ISA_OPND_NONE, ISA_OPND_TAP, ISA_OPND_PTR, ISA_OPND_DAP } isa_opnd_kind_t;

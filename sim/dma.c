@@ -187,6 +187,11 @@ static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, si
                              (unsigned long long)dap_elems(&f->src), f->dst.count[1],
                              f->dst.count[0], (unsigned long long)dap_elems(&f->dst));
     unsigned ss = isa_dtype_size(f->src.dtype), ds = isa_dtype_size(f->dst.dtype);
+    if (!isa_dma_dtypes_ok(f->src.dtype, f->dst.dtype, f->compute == ISA_DMAOP_ADD || f->scaled))
+        return sim_inst_errf(err, c, e, idx,
+                             "a packed MX dtype moves only into itself, without compute or "
+                             "scale (src %s, dst %s)",
+                             isa_dtype_name(f->src.dtype), isa_dtype_name(f->dst.dtype));
     if (f->transpose && !((ss == 2 || ss == 4) && ss == ds))
         return sim_inst_errf(err, c, e, idx,
                              "DMA transpose needs 2- or 4-byte elements of one size (src %s, "
@@ -255,6 +260,11 @@ static int indirect_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, 
                              "idx has %llu indices but the %s side has %u rows (count[1])",
                              (unsigned long long)nidx, f->scatter ? "src" : "dst",
                              plain->count[1]);
+    if (!isa_dma_dtypes_ok(f->src.dtype, f->dst.dtype, f->compute == ISA_DMAOP_ADD))
+        return sim_inst_errf(err, c, e, idx,
+                             "a packed MX dtype moves only into itself, without compute (src %s, "
+                             "dst %s)",
+                             isa_dtype_name(f->src.dtype), isa_dtype_name(f->dst.dtype));
     if (indexed.count[0] != plain->count[0])
         return sim_inst_errf(err, c, e, idx,
                              "row lengths differ: src count[0] = %u, dst count[0] = %u",

@@ -792,88 +792,6 @@ static uint64_t cost_copy_predicated(const tpb_target_t *t, isa_engine_t e, cons
 }
 
 /* ------------------------------------------------------------------ */
-/* QuantizeMX                                                           */
-
-static int exec_quantize_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
-{
-    const isa_fmt_QMX_t *f = &d->inst.f.QMX;
-    sim_opnd_t o[3];
-    sim_opnds_none(o, sizeof o / sizeof o[0]);
-    int rc = -1;
-    if (sim_opnd_tap(ctx, &o[0], &f->in, "in", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->out, "out", SIM_WR) ||
-        sim_opnd_tap(ctx, &o[2], &f->scale, "scale", SIM_WR) || sim_same_shape(ctx, &o[1], &o[0]))
-        goto done;
-    if (o[1].dtype != ISA_DT_FP8E4M3 && o[1].dtype != ISA_DT_FP8E5M2) {
-        sim_fail(ctx, "out: QuantizeMX writes fp8e4m3 or fp8e5m2, not %s",
-                 isa_dtype_name(o[1].dtype));
-        goto done;
-    }
-    if (isa_dtype_kind(o[0].dtype) != ISA_DK_F || o[2].esize != 1 ||
-        isa_dtype_kind(o[2].dtype) == ISA_DK_F) {
-        sim_fail(ctx, "in/scale: QuantizeMX reads a float dtype and writes uint8 E8M0 scales "
-                 "(in %s, scale %s)", isa_dtype_name(o[0].dtype), isa_dtype_name(o[2].dtype));
-        goto done;
-    }
-    if (o[0].nfree % 32 || o[2].nparts != o[0].nparts || o[2].nfree != o[0].nfree / 32) {
-        sim_fail(ctx, "scale: expected %u partitions x %u scales (one per 32 elements of in, "
-                 "which has %u), got %u x %u", o[0].nparts, o[0].nfree / 32, o[0].nfree,
-                 o[2].nparts, o[2].nfree);
-        goto done;
-    }
-    if (!ctx->timing_only) {
-        bool e4 = o[1].dtype == ISA_DT_FP8E4M3;
-        int emax_elem = e4 ? 8 : 15;
-        float maxf = e4 ? 448.0f : 57344.0f;
-        for (unsigned p = 0; p < o[0].nparts; p++)
-            for (uint32_t b = 0; b < o[0].nfree / 32; b++) {
-                float x[32], amax = 0.0f;
-                bool bad = false;
-                for (unsigned k = 0; k < 32; k++) {
-                    x[k] = num_load_f32(sim_el(&o[0], p, b * 32 + k), o[0].dtype);
-                    if (!isfinite(x[k]))
-                        bad = true;
-                    else if (fabsf(x[k]) > amax)
-                        amax = fabsf(x[k]);
-                }
-                int s; /* biased E8M0 */
-                if (bad)
-                    s = 255;
-                else if (amax == 0.0f)
-                    s = 0;
-                else {
-                    int e;
-                    frexpf(amax, &e);
-                    s = (e - 1) - emax_elem + 127;
-                    s = s < 0 ? 0 : s > 254 ? 254 : s;
-                }
-                *sim_el(&o[2], p, b) = (uint8_t)s;
-                for (unsigned k = 0; k < 32; k++) {
-                    float q = s == 255 ? NAN : ldexpf(x[k], 127 - s);
-                    if (q > maxf) /* MX conversion saturates (OCP MX) */
-                        q = maxf;
-                    else if (q < -maxf)
-                        q = -maxf;
-                    num_store_f32(sim_el(&o[1], p, b * 32 + k), o[1].dtype, q);
-                }
-            }
-    }
-    sim_opnd_mark(&o[1]);
-    sim_opnd_mark(&o[2]);
-    rc = 0;
-done:
-    free_all(o, 3);
-    return rc;
-}
-
-static uint64_t cost_quantize_mx(const tpb_target_t *t, isa_engine_t e, const isa_decoded_t *d)
-{
-    (void)e;
-    /* ARCH4: 4 elements / partition / cycle */
-    return sim_cost_dve(t, ceil_div(sim_tap_n(&d->inst.f.QMX.in), 4));
-}
-
-/* ------------------------------------------------------------------ */
 
 static const sim_opimpl_t impl_copy = { exec_tensor_copy, cost_tensor_copy };
 static const sim_opimpl_t impl_tt = { exec_tensor_tensor, cost_tensor_tensor };
@@ -884,7 +802,6 @@ static const sim_opimpl_t impl_red = { exec_tensor_reduce, cost_tensor_reduce };
 static const sim_opimpl_t impl_scan = { exec_scan, cost_scan };
 static const sim_opimpl_t impl_memset = { exec_memset, cost_memset };
 static const sim_opimpl_t impl_cpred = { exec_copy_predicated, cost_copy_predicated };
-static const sim_opimpl_t impl_qmx = { exec_quantize_mx, cost_quantize_mx };
 
 const sim_opimpl_t *sim_dve_impl(isa_op_t op)
 {
@@ -898,9 +815,10 @@ const sim_opimpl_t *sim_dve_impl(isa_op_t op)
     case ISA_OP_TENSOR_TENSOR_SCAN: return &impl_scan;
     case ISA_OP_MEMSET: return &impl_memset;
     case ISA_OP_COPY_PREDICATED: return &impl_cpred;
-    case ISA_OP_QUANTIZE_MX: return &impl_qmx;
     default: break;
     }
     const sim_opimpl_t *impl = sim_dve_max8_impl(op);
+    if (!impl)
+        impl = sim_dve_mx_impl(op);
     return impl ? impl : sim_dve_move_impl(op);
 }

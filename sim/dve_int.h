@@ -1,5 +1,5 @@
 /* dve_int.h - pieces shared by the Vector engine files (dve.c, dve_max8.c,
- * dve_move.c): operand clean-up and the DVE cost shape. */
+ * dve_move.c, dve_mx.c): operand clean-up and the DVE cost shape. */
 #ifndef TPB_SIM_DVE_INT_H
 #define TPB_SIM_DVE_INT_H
 
@@ -35,5 +35,6 @@ static inline uint64_t cost_copy_n(const tpb_target_t *t, isa_engine_t e,
 /* opimpl lookups of the split-out DVE files (NULL when not theirs) */
 const sim_opimpl_t *sim_dve_max8_impl(isa_op_t op);   /* dve_max8.c */
 const sim_opimpl_t *sim_dve_move_impl(isa_op_t op);   /* dve_move.c */
+const sim_opimpl_t *sim_dve_mx_impl(isa_op_t op);     /* dve_mx.c */
 
 #endif

@@ -37,6 +37,11 @@ typedef struct {
      * calloc'ed; set by the loads that write them): plain LdWeights then
      * skips clearing them (pe.c tile_clear). */
     uint8_t aux_dirty;
+    /* MX on packed quads (NeuronCore-v4, pe_quad.c): four weights per cell,
+     * scaled, written by an LdWeightsMX of *_x4 data; quad = 1 while they
+     * are the loaded weights. */
+    uint8_t quad;
+    float w_quad[128][128][4];
 } sim_pe_state_t;
 
 /* Per-engine scratch for operand offset tables, so resolving an operand

@@ -530,6 +530,16 @@ static void shape_text(int nd, const int64_t *sh, char *buf, size_t len)
         snprintf(buf + off, len - off, nd == 1 ? ",)" : ")");
 }
 
+/* The unsigned integer dtype that holds a packed MX quad's bits (uint32
+ * for fp8 quads, uint16 for fp4 quads): how quads enter and leave the
+ * simulator (NumPy has no quad type); -1 for any other dtype. */
+static int quad_bits_dtype(unsigned dt)
+{
+    if (isa_dtype_kind(dt) != ISA_DK_X)
+        return -1;
+    return isa_dtype_size(dt) == 4 ? ISA_DT_UINT32 : ISA_DT_UINT16;
+}
+
 static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const char *what,
                        tpb_err_t *err)
 {
@@ -544,8 +554,8 @@ static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const ch
                         got, want);
     }
     uint8_t *dst = s->hbm + t->addr;
-    if (a->dtype == t->dtype) {
-        memcpy(dst, a->data, t->bytes);
+    if (a->dtype == t->dtype || (int)a->dtype == quad_bits_dtype(t->dtype)) {
+        memcpy(dst, a->data, t->bytes);   /* a packed MX quad: its bits as they are */
     } else if (a->dtype == ISA_DT_FP32 && isa_dtype_kind(t->dtype) == ISA_DK_F) {
         num_store_f32_array(dst, t->dtype, a->data, a->count);
     } else {
@@ -682,13 +692,15 @@ int sim_get_tensor_as(const sim_t *s, const char *name, bool bits, npy_array_t *
     const sim_tensor_t *t = sim_find_tensor(s, name);
     if (!t)
         return tpb_errf(err, "no tensor '%s' in tensor-map.json", name);
+    int quad = quad_bits_dtype(t->dtype);
     unsigned dt = npy_descr(t->dtype) ? t->dtype
+                  : quad >= 0                   ? (unsigned)quad
                   : !bits                       ? ISA_DT_FP32
                   : isa_dtype_size(t->dtype) == 2 ? ISA_DT_UINT16 : ISA_DT_UINT8;
     if (npy_alloc(out, dt, t->ndim, t->shape, err) != 0)
         return -1;
     const uint8_t *src = s->hbm + t->addr;
-    if (dt == t->dtype || bits) {
+    if (dt == t->dtype || bits || quad >= 0) {
         memcpy(out->data, src, t->bytes);
     } else {
         num_load_f32_array(out->data, src, t->dtype, out->count);

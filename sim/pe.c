@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mx_quad.h"
 #include "ops.h"
 #include "pe_mac.h"
+#include "pe_quad.h"
 
 #define PE_DIM 128
 #define MX_BLOCK 32
@@ -165,6 +167,7 @@ static int exec_ldweights(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     pe->w_dtype = s.dtype;
     pe->sparse_ratio = 0;
     pe->double_row = dr;
+    pe->quad = 0;
     pe->w_bits_ok = !dr;
     sim_opnd_free(&s);
     return 0;
@@ -205,8 +208,11 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (tile_check(ctx, t))
         return -1;
     if (sim_opnd_tap(ctx, &o[0], &f->src, "src", SIM_RD) ||
-        sim_opnd_tap(ctx, &o[1], &f->scale, "scale", SIM_RD) ||
-        mx_scale_shape(ctx, &o[0], &o[1]) || fits_tile(ctx, t, o[0].nparts, o[0].nfree, "src"))
+        sim_opnd_tap(ctx, &o[1], &f->scale, "scale", SIM_RD))
+        goto done;
+    bool quad = isa_dtype_kind(o[0].dtype) == ISA_DK_X;
+    if ((quad ? mx_quad_check(ctx, &o[0], &o[1]) : mx_scale_shape(ctx, &o[0], &o[1])) ||
+        fits_tile(ctx, t, o[0].nparts, o[0].nfree, "src"))
         goto done;
     if (t.row_pos % MX_BLOCK) {
         sim_fail(ctx, "row_pos: MX blocks need a 32-aligned row position (%u)", t.row_pos);
@@ -215,6 +221,16 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     sim_pe_state_t *pe = ctx->pe;
     tile_clear(pe, t, 0, 0);
     pe->aux_dirty = 1;
+    pe->sparse_ratio = 0;
+    pe->double_row = 0;
+    pe->w_bits_ok = 0;
+    pe->w_dtype = o[0].dtype;
+    if (quad) {
+        sim_pe_quad_load(ctx, t.row_pos, t.col_pos, &o[0], &o[1]);
+        rc = 0;
+        goto done;
+    }
+    pe->quad = 0;
     for (unsigned k = 0; k < o[0].nparts; k++)
         for (uint32_t m = 0; m < o[0].nfree; m++) {
             unsigned r = t.row_pos + k, c = t.col_pos + m;
@@ -226,10 +242,6 @@ static int exec_ldweights_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             if (k % MX_BLOCK == 0)
                 pe->mx_scale[r / MX_BLOCK][c] = (int8_t)(s == 255 ? -128 : (int)s - 127);
         }
-    pe->w_dtype = o[0].dtype;
-    pe->sparse_ratio = 0;
-    pe->double_row = 0;
-    pe->w_bits_ok = 0;
     rc = 0;
 done:
     free_all(o, 2);
@@ -299,6 +311,7 @@ static int exec_ldweights_sparse(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     pe->w_dtype = o[0].dtype;
     pe->sparse_ratio = r;
     pe->double_row = 0;
+    pe->quad = 0;
     pe->w_bits_ok = 0;
     rc = 0;
 done:
@@ -630,10 +643,18 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
         sim_opnd_tap(ctx, &o[1], dt, "dst", SIM_WR) ||
         /* accumulate reads PSUM inside the array's write path: allowed */
         (accumulate && sim_opnd_check_init(ctx, &o[1])) ||
-        (scale && sim_opnd_tap(ctx, &o[2], scale, "scale", SIM_RD)) ||
-        (scale && mx_scale_shape(ctx, &o[0], &o[2])) || dst_dtype_check(ctx, &o[1]) ||
-        psum_bank_check(ctx, &o[1]))
+        (scale && sim_opnd_tap(ctx, &o[2], scale, "scale", SIM_RD)))
         goto done;
+    bool quad = isa_dtype_kind(o[0].dtype) == ISA_DK_X;
+    if ((scale && (quad ? mx_quad_check(ctx, &o[0], &o[2]) : mx_scale_shape(ctx, &o[0], &o[2]))) ||
+        dst_dtype_check(ctx, &o[1]) || psum_bank_check(ctx, &o[1]))
+        goto done;
+    if (quad != (ctx->pe->quad != 0)) {
+        sim_fail(ctx, quad ? "moving: MX quads need weights loaded by LdWeightsMX from quads"
+                           : "weights: loaded by LdWeightsMX from packed quads; only a MatmulMX "
+                             "of quad moving data reads them");
+        goto done;
+    }
     if (dr != (ctx->pe->double_row != 0)) {
         sim_fail(ctx, dr ? "perf: double_row matmul needs weights loaded with perf=double_row"
                          : "perf: the weights were loaded with perf=double_row; the matmul "
@@ -650,7 +671,10 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
     }
     if (weights_check(ctx, t, k, m))
         goto done;
-    if (!ctx->timing_only && mm_compute(ctx, t, o, accumulate, dr, qoff, rscale))
+    if (!ctx->timing_only &&
+        (quad ? sim_pe_quad_matmul(ctx, t.row_pos, t.col_pos, &o[0], &o[2], &o[1], accumulate,
+                                   rscale)
+              : mm_compute(ctx, t, o, accumulate, dr, qoff, rscale)))
         goto done;
     sim_opnd_mark(&o[1]);
     rc = 0;

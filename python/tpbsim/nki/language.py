@@ -84,9 +84,11 @@ float8_e4m3fn = _ndtypes.float8_e4m3fn
 float8_e4m3 = _ndtypes.float8_e4m3
 float8_e5m2 = _ndtypes.float8_e5m2
 tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
-# NKI's packed MX dtypes (trn3: four fp8 / fp4 values per element, scaled in
-# [8, 4] groups): declared so kernels naming them load; a tile or view of
-# one is refused by the front-end (tpbsim's MX is the seeds' 32-row blocks)
+# NKI's packed MX quads (NeuronCore-v4: four fp8 or fp4 values per element,
+# scaled in [8 partitions, 4 lanes] groups): tiles and views of them feed
+# quantize_mx's dst and nc_matmul_mx's data, and DMA moves them as they
+# are; no other instruction takes one (docs/semantics.md "MX on
+# NeuronCore-v4").  Host arrays hold their bits (uint32 / uint16).
 float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4 = (
     "float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
 
