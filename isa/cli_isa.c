@@ -297,7 +297,8 @@ static void print_markdown(void)
     printf("\n");
 
     printf("## Data types\n\n| value | asm | numpy | bytes | kind |\n|---|---|---|---|---|\n");
-    static const char *const kinds[] = { "float", "signed int", "unsigned int" };
+    static const char *const kinds[] = { "float", "signed int", "unsigned int",
+                                         "packed MX quad (4 lanes)" };
     for (unsigned d = 0; d < ISA_DT_COUNT; d++)
         printf("| %u | `%s` | `%s` | %u | %s |\n", d, isa_dtype_name(d), isa_dtype_numpy_name(d),
                isa_dtype_size(d), kinds[isa_dtype_kind(d)]);

@@ -187,7 +187,9 @@ static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, si
                              (unsigned long long)dap_elems(&f->src), f->dst.count[1],
                              f->dst.count[0], (unsigned long long)dap_elems(&f->dst));
     unsigned ss = isa_dtype_size(f->src.dtype), ds = isa_dtype_size(f->dst.dtype);
-    if (!isa_dma_dtypes_ok(f->src.dtype, f->dst.dtype, f->compute == ISA_DMAOP_ADD || f->scaled))
+    /* scaled is DDESC's alone (D3DESC holds count2 in its bits) */
+    bool scaled = sd->d->inst.op == ISA_OP_DMA_DIRECT2D && f->scaled;
+    if (!isa_dma_dtypes_ok(f->src.dtype, f->dst.dtype, f->compute == ISA_DMAOP_ADD || scaled))
         return sim_inst_errf(err, c, e, idx,
                              "a packed MX dtype moves only into itself, without compute or "
                              "scale (src %s, dst %s)",

@@ -2,8 +2,12 @@
 float4_e2m1fn_x4) as NKI's nisa.quantize_mx and nisa.nc_matmul_mx define
 them: groups of 8 partitions x the 4 lanes of a quad, one E8M0 scale per
 group in the first four partitions of its 32-partition quadrant, a block
-scale twice OCP's.  Checked against a NumPy reference written here from
-those definitions (fp8 / fp4 decoded and encoded from their bit layouts)."""
+scale twice OCP's.  Checked against the NumPy reference of scripts/mx_ref.py,
+written from those definitions (fp8 / fp4 decoded and encoded from their
+bit layouts)."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -11,77 +15,10 @@ from tpbsim import TpbError, nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from mx_ref import FP4, bf16, fp8_table, matmul_ref, quantize_ref, scale_rows  # noqa: E402
+
 RNG = np.random.default_rng(404)
-
-
-# ---- the formats, from their bit layouts (OCP MX) ----
-
-def _fp8_table(e4m3):
-    """float value of every fp8 byte (NaN where the format has one)."""
-    out = np.empty(256, np.float64)
-    eb, mb, bias = (4, 3, 7) if e4m3 else (5, 2, 15)
-    for b in range(256):
-        s, e, m = b >> 7, (b >> mb) & ((1 << eb) - 1), b & ((1 << mb) - 1)
-        if e4m3 and e == 15 and m == 7:
-            v = np.nan
-        elif not e4m3 and e == 31:
-            v = np.inf if m == 0 else np.nan
-        elif e == 0:
-            v = m / (1 << mb) * 2.0 ** (1 - bias)
-        else:
-            v = (1 + m / (1 << mb)) * 2.0 ** (e - bias)
-        out[b] = -v if s else v
-    return out
-
-
-FP4 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
-
-
-def _encode_fp8(v, e4m3):
-    """Round each (finite, in-range) value to the nearest fp8 byte, ties to
-    the even mantissa."""
-    tab = _fp8_table(e4m3)
-    ok = np.isfinite(tab)
-    codes = np.arange(256)[ok]
-    vals = tab[ok]
-    out = np.empty(v.shape, np.uint8)
-    for i, x in enumerate(v.ravel()):
-        d = np.abs(vals - x)
-        best = codes[d == d.min()]
-        if len(best) > 1:   # a tie (or +-0): the even mantissa, then the sign of x
-            best = [c for c in best if c % 2 == 0] or list(best)
-            best = [c for c in best if (c >> 7) == (np.signbit(x))] or best
-        out.ravel()[i] = best[0]
-    return out
-
-
-def _bf16(x):
-    """x rounded to bfloat16 (RNE), as float64."""
-    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    u = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
-    return u.astype(np.uint32).view(np.float32).astype(np.float64)
-
-
-def _scale_rows(p):
-    return 32 * (p // 32) + (p % 32) // 8
-
-
-# ---- quantize_mx ----
-
-def _quantize_ref(x, e4m3):
-    """NKI quantize_mx of x [P, 4F] (bf16 values): (quad bytes [P, F, 4],
-    scales [P // 8, F])."""
-    P, F4 = x.shape
-    emax = 8 if e4m3 else 15
-    g = x.reshape(P // 8, 8, F4 // 4, 4)
-    amax = np.abs(g).max(axis=(1, 3))
-    s = np.zeros(amax.shape, np.int64)
-    nz = amax > 0
-    s[nz] = np.floor(np.log2(amax[nz])).astype(np.int64) - (emax - 1) + 127
-    s = np.clip(s, 0, 254)
-    q = g / (2.0 ** (s - 127))[:, None, :, None]
-    data = _encode_fp8(q.reshape(P, F4), e4m3).reshape(P, F4 // 4, 4)
-    return data, s.astype(np.uint8)
 
 
 def _quantize_kernel(dtype_x4, P, F):
@@ -110,13 +47,13 @@ def test_quantize_mx_quads_numpy(dtype_x4, e4m3):
     4c + l."""
     P, F = 128, 16
     mag = 2.0 ** RNG.integers(-20, 20, (P // 8, 1, F, 1))
-    x = _bf16((RNG.standard_normal((P // 8, 8, F, 4)) * mag).reshape(P, 4 * F))
+    x = bf16((RNG.standard_normal((P // 8, 8, F, 4)) * mag).reshape(P, 4 * F))
     x[8:16, 4:8] = 0.0
     q, s = _quantize_kernel(dtype_x4, P, F)(nki.typed(x.astype(np.float32), nl.bfloat16))
-    want_q, want_s = _quantize_ref(x, e4m3)
+    want_q, want_s = quantize_ref(x, e4m3)
     assert q.dtype == np.uint32 and q.shape == (P, F)
     np.testing.assert_array_equal(q.view(np.uint8).reshape(P, F, 4), want_q)
-    rows = _scale_rows(np.arange(0, P, 8))
+    rows = scale_rows(np.arange(0, P, 8))
     np.testing.assert_array_equal(s[rows], want_s)
     others = np.setdiff1d(np.arange(P), rows)
     assert (s[others] == 7).all()
@@ -133,30 +70,12 @@ def test_quantize_mx_scale_is_twice_ocp():
     q, s = _quantize_kernel(nl.float8_e4m3fn_x4, P, F)(nki.typed(x.astype(np.float32),
                                                                   nl.bfloat16))
     assert s[0, 0] == 127 + 1
-    tab = _fp8_table(True)
+    tab = fp8_table(True)
     assert tab[q.view(np.uint8).reshape(P, F, 4)[0, 0, 0]] == 224.0
     assert tab[q.view(np.uint8).reshape(P, F, 4)[0, 0, 1]] == 0.5
 
 
 # ---- nc_matmul_mx ----
-
-def _unpack(bits, kind):
-    """quad bits [P, n] -> values [P, n, 4]."""
-    if kind == "fp4":
-        b = np.asarray(bits, np.uint16)
-        nib = np.stack([(b >> (4 * l)) & 15 for l in range(4)], axis=-1)
-        return FP4[nib]
-    return _fp8_table(kind == "e4m3")[np.asarray(bits, np.uint32).view(np.uint8)
-                                      .reshape(bits.shape + (4,))]
-
-
-def _matmul_ref(st_bits, st_kind, st_scale, mv_bits, mv_kind, mv_scale):
-    """dst[m, n] = sum over p, l of st[p, m, l] * mv[p, n, l], each scaled
-    by its group's 2^(s - 127) (scales [P // 8, cols])."""
-    st = _unpack(st_bits, st_kind) * np.repeat(2.0 ** (st_scale - 127.0), 8, 0)[:, :, None]
-    mv = _unpack(mv_bits, mv_kind) * np.repeat(2.0 ** (mv_scale - 127.0), 8, 0)[:, :, None]
-    return np.einsum("pml,pnl->mn", st, mv)
-
 
 def _quads(shape, kind):
     if kind == "fp4":
@@ -215,7 +134,7 @@ def test_matmul_mx_quads_numpy(st_kind, mv_kind, P):
     sst = RNG.integers(118, 128, (P // 8, M)).astype(np.uint8)
     smv = RNG.integers(118, 128, (P // 8, N)).astype(np.uint8)
     got = _matmul_kernel(_DT[st_kind], _DT[mv_kind], P, M, N, nl.float32)(st, sst, mv, smv)
-    want = _matmul_ref(st, st_kind, sst, mv, mv_kind, smv)
+    want = matmul_ref(st, st_kind, sst, mv, mv_kind, smv)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30 + 1e-6 * np.abs(want).max())
 
 
@@ -229,8 +148,8 @@ def test_matmul_mx_bf16_dst_and_accumulate_numpy():
     smv = np.full((P // 8, N), 120, np.uint8)
     got = _matmul_kernel(_DT["e4m3"], _DT["e4m3"], P, M, N, nl.bfloat16, twice=True)(
         st, sst, mv, smv)
-    once = _bf16(_matmul_ref(st, "e4m3", sst, mv, "e4m3", smv).astype(np.float32))
-    np.testing.assert_allclose(got, _bf16((once + once).astype(np.float32)), rtol=1e-2)
+    once = bf16(matmul_ref(st, "e4m3", sst, mv, "e4m3", smv).astype(np.float32))
+    np.testing.assert_allclose(got, bf16((once + once).astype(np.float32)), rtol=1e-2)
 
 
 # ---- what is refused ----
@@ -270,3 +189,18 @@ def test_quad_is_no_number():
         nisa.quantize_mx(dst=q, src=s, dst_scale=sc)
     _refuses(to_fp4, "quantize_mx writes float8_e5m2_x4 or float8_e4m3fn_x4, not "
                      "float4_e2m1fn_x4")
+
+
+def test_quad_dma_bits_numpy():
+    """Quads move byte for byte, also through a 3-D descriptor with an odd
+    plane count ([3, 128, 8] in HBM to [128, 3, 8] in SBUF: three planes)."""
+    @nki.jit(platform_target="trn3")
+    def k(x):
+        t = nl.ndarray((128, 3, 8), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x.ap([[8, 128], [1024, 3], [1, 8]], offset=0,
+                                      dtype=nl.float8_e4m3fn_x4))
+        out = nl.ndarray((128, 24), dtype=nl.float8_e4m3fn_x4, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t.reshape((128, 24)))
+        return out
+    x = RNG.integers(0, 1 << 32, (3, 128, 8), dtype=np.uint32)
+    np.testing.assert_array_equal(k(x), x.transpose(1, 0, 2).reshape(128, 24))
