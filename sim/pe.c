@@ -646,6 +646,10 @@ static int mm_run(sim_exec_ctx_t *ctx, pe_tile_t t, const isa_tap_t *mv, const i
         (scale && sim_opnd_tap(ctx, &o[2], scale, "scale", SIM_RD)))
         goto done;
     bool quad = isa_dtype_kind(o[0].dtype) == ISA_DK_X;
+    if (quad && !scale) {   /* the decoder refuses this; instructions built in memory may not */
+        sim_fail(ctx, "moving: packed MX quads are read only by MatmulMX");
+        goto done;
+    }
     if ((scale && (quad ? mx_quad_check(ctx, &o[0], &o[2]) : mx_scale_shape(ctx, &o[0], &o[2]))) ||
         dst_dtype_check(ctx, &o[1]) || psum_bank_check(ctx, &o[1]))
         goto done;
