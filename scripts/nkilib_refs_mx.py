@@ -1,5 +1,5 @@
 """NumPy references for scripts/nki-library-check: the NKI Library's MX
-kernels on NeuronCore-v4 (trn3) quads.
+kernels on NeuronCore-v4 (trn3) quads (and mxfp_load below).
 
 rmsnorm_mx_quantize_tkg (core/subkernels): optional residual add, RMSNorm
 and MX quantization of the normalised tokens, at LNC 2 as its test runs it.
@@ -95,6 +95,38 @@ def _rmsnorm_mx(lib, b, s, h, hidden_actual, residual):
     return True
 
 
+def _mxfp_load(lib, K):
+    """experimental/mxfp_subkernels mxfp_load_performance_wrapper: a bf16
+    [128, K] tensor, per 512-column block swizzled to [128, 128 * 4] (row m,
+    column 4k + l of the block to partition k, element 4m + l) and
+    quantized; blocks side by side.  Quads and scales exact against NKI's
+    quantize_mx (the untouched scale partitions are not compared: the
+    kernel leaves them as the SBUF held them)."""
+    from mx_ref import bf16
+    fn = lib.mod("experimental.mxfp_subkernels.mxfp_load_utils").mxfp_load_performance_wrapper
+    rng = np.random.default_rng(42)
+    x = bf16(rng.standard_normal((128, K)))
+    old = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
+    os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn3"
+    try:
+        q, sc = fn(nki.typed(x.astype(np.float32), nl.bfloat16))
+    finally:
+        if old is None:
+            del os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"]
+        else:
+            os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = old
+    rows = scale_rows(np.arange(0, 128, 8))
+    for blk in range(K // 512):
+        sw = x[:, blk * 512:(blk + 1) * 512].reshape(128, 128, 4).transpose(1, 0, 2).reshape(128, 512)
+        wq, ws = quantize_ref(sw, True)
+        cols = slice(blk * 128, (blk + 1) * 128)
+        if not np.array_equal(q[:, cols].view(np.uint8).reshape(128, 128, 4), wq):
+            return "K block %d: quads differ" % blk
+        if not np.array_equal(sc[rows][:, cols], ws):
+            return "K block %d: scales differ" % blk
+    return True
+
+
 CASES = [
     # (B, S, H, hidden_actual, residual): the test's first sets and a residual one
     (32, 1, 512, None, False),
@@ -105,6 +137,7 @@ CASES = [
 
 
 def checks(lib):
-    return [(f"rmsnorm_mx_quantize_tkg lnc2 {b}x{s}x{h}{' ha%d' % ha if ha else ''}"
-             f"{' residual' if r else ''}", lambda c=(b, s, h, ha, r): _rmsnorm_mx(lib, *c))
-            for b, s, h, ha, r in CASES]
+    return ([(f"rmsnorm_mx_quantize_tkg lnc2 {b}x{s}x{h}{' ha%d' % ha if ha else ''}"
+              f"{' residual' if r else ''}", lambda c=(b, s, h, ha, r): _rmsnorm_mx(lib, *c))
+             for b, s, h, ha, r in CASES] +
+            [(f"mxfp_load 128x{K}", lambda K=K: _mxfp_load(lib, K)) for K in (1024, 2560, 4096)])

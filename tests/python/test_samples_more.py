@@ -372,3 +372,25 @@ def test_two_tile_promotion_numpy():
     np.testing.assert_array_equal(o2, c16.astype(np.float32) * bf)
     np.testing.assert_array_equal(o3, i8.astype(np.int16) + u8)
     np.testing.assert_array_equal(o4, (i32 - c16.astype(np.float32)).astype(np.float16))
+
+
+def test_nl_range_loops_in_order_numpy():
+    """nl.range (the NKI Library's mxfp_load_utils loops with it; NKI's API
+    reference does not list it): a loop in program order, as
+    sequential_range; outside a kernel a plain range."""
+    assert list(nl.range(2, 8, 3)) == [2, 5]
+
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        acc = nl.ndarray((128, 16), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=acc, value=0.0)
+        for i in nl.range(a.shape[1] // 16):
+            t = nl.ndarray((128, 16), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a[:, i * 16:(i + 1) * 16])
+            nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+            nisa.dma_copy(dst=out[:, i * 16:(i + 1) * 16], src=acc)
+        return out
+    a = RNG.random((128, 64), np.float32)
+    want = np.cumsum(a.reshape(128, 4, 16), axis=1).reshape(128, 64)
+    np.testing.assert_allclose(k(a), want, rtol=1e-6)

@@ -5,6 +5,8 @@ functions that are a few nki.isa ops each (nl.add(x, y) on tiles, nl.load,
 nl.mean, nl.matmul, nl.softmax, ...).  docs/python.md "Supported, and not"
 lists what each lowers to and what is refused."""
 
+import builtins
+
 import numpy as np
 
 from .. import _ndtypes
@@ -259,7 +261,7 @@ def _fill_hbm(t, v, loc):
     format's number tile is [<= 128 rows, rest], 2-D."""
     from . import isa
     d = t.reshape((t.shape[0], int(np.prod(t.shape[1:])))) if len(t.shape) > 2 else t
-    for r in range(0, t.shape[0], 128):
+    for r in builtins.range(0, t.shape[0], 128):
         isa._emit("dma_copy", loc, [("dst", (d[r:r + 128] if t.shape[0] > 128 else d).text()),
                                     ("src", v)])
 
@@ -364,7 +366,7 @@ def ds(start, size):
 def _range(start, stop=None, step=1):
     if stop is None:
         start, stop = 0, start
-    return range(start, stop, step)
+    return builtins.range(start, stop, step)
 
 
 static_range = _range
@@ -502,7 +504,7 @@ def dynamic_range(start, stop=None, step=1):
         raise NkiError("%s: nl.dynamic_range: step must be a positive compile-time integer, "
                        "got %r" % (loc, step))
     if not _is_vreg(stop):
-        return range(int(start), int(stop), step)
+        return builtins.range(int(start), int(stop), step)
     return _dynamic_loop(int(start), stop, step, loc)
 
 
@@ -938,3 +940,16 @@ from ._host import static_cast  # noqa: E402,F401
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
+
+
+def _nl_range(start, stop=None, step=1):
+    """nl.range: the NKI Library's experimental kernels loop with it
+    (mxfp_load_utils); NKI's API reference does not list it.  Read as a
+    loop in program order, sequential_range: every loop form gives the same
+    values here, so the choice only names the loop in the kernel file."""
+    r = _range(start, stop, step)
+    return _traced_loop("sequential_range", r, _trace.caller_loc()) if _trace.stack() else r
+
+
+# bound last: the module's own code uses builtins.range
+range = _nl_range   # noqa: A001  (NKI's name)
