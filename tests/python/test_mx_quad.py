@@ -204,3 +204,16 @@ def test_quad_dma_bits_numpy():
         return out
     x = RNG.integers(0, 1 << 32, (3, 128, 8), dtype=np.uint32)
     np.testing.assert_array_equal(k(x), x.transpose(1, 0, 2).reshape(128, 24))
+
+
+def test_quantize_mx_scale_tile_too_small_is_a_compile_error():
+    """Quads on 64 partitions need scale rows 0-3 and 32-35: a [4, F] scale
+    tile is refused when the kernel compiles, naming quantize_mx."""
+    def small_scale(x):
+        s = nl.ndarray((64, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.memset(dst=s, value=1.0)
+        q = nl.ndarray((64, 4), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+        sc = nl.ndarray((4, 4), dtype=nl.uint8, buffer=nl.sbuf)
+        nisa.quantize_mx(dst=q, src=s, dst_scale=sc)
+    _refuses(small_scale, r"quantize_mx scale: 64 partitions of quads need scales in the first "
+                          r"36 partitions \(four per quadrant\) x 4 columns, got 4 x 4")
