@@ -173,6 +173,10 @@ int lower_seq(lower_ctx_t *c);         /* tensor_scalar_cumulative/reduce, seque
 /* ---- shared helpers (lower.c) ---- */
 /* Error prefixed with the op: "op 3 'add_3' (tensor_tensor, body[2]): ..." */
 int lw_err(lower_ctx_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* NKI v4 MX quads: a data operand spans whole quadrants and its scale
+ * operand reaches each quadrant's scale rows (lower_matmul.c). */
+int lw_mx_quad_scales(lower_ctx_t *c, const isa_tap_t *data, const isa_tap_t *scale,
+                      const char *data_what, const char *scale_what);
 /* Start an instruction for the current op (name "<op>" / "<op>.<k>"). */
 void lw_inst(lower_ctx_t *c, bir_inst_t *in, bir_opcode_t opc, isa_op_t op);
 /* lw_inst in the main block's next slot (bir_block_next): lw_emit commits

@@ -207,20 +207,22 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
     return 0;
 }
 
-/* A quad data operand (P partitions, a multiple of 32) and its scales:
- * partitions through the last group's row (32 * (P/32 - 1) + 4, or P/8
- * within one quadrant), one scale per data column. */
-static int quad_scales(lower_ctx_t *c, const isa_tap_t *data, const isa_tap_t *scale,
-                       const char *what)
+/* A quad data operand (P partitions, a multiple of 32) and its scale
+ * operand: partitions through the last group's row (isa_mx_quad_scale_rows)
+ * and one scale per data column.  data_what / scale_what name them in the
+ * errors (quantize_mx's output and the matmul's two operands). */
+int lw_mx_quad_scales(lower_ctx_t *c, const isa_tap_t *data, const isa_tap_t *scale,
+                      const char *data_what, const char *scale_what)
 {
-    unsigned p = data->nparts, rows = 32 * ((p - 1) / 32) + ((p - 1) % 32) / 8 + 1;
+    unsigned p = data->nparts, rows = isa_mx_quad_scale_rows(p);
     if (p % 32)
-        return lw_err(c, "%s: MX quads span whole 32-partition quadrants (%u partitions)", what, p);
+        return lw_err(c, "%s: %u partitions; MX quads span whole 32-partition quadrants",
+                      data_what, p);
     if (scale->nparts < rows || isa_tap_free_elems(scale) != isa_tap_free_elems(data))
-        return lw_err(c, "%s_scale: %u data partitions need scales in the first %u partitions "
+        return lw_err(c, "%s: %u partitions of quads need scales in the first %u partitions "
                          "(four per quadrant) x %llu columns, got %u x %llu",
-                      what, p, rows, (unsigned long long)isa_tap_free_elems(data), scale->nparts,
-                      (unsigned long long)isa_tap_free_elems(scale));
+                      scale_what, p, rows, (unsigned long long)isa_tap_free_elems(data),
+                      scale->nparts, (unsigned long long)isa_tap_free_elems(scale));
     return 0;
 }
 
@@ -246,8 +248,8 @@ static int lower_matmul_mx(lower_ctx_t *c)
     if (isa_dtype_kind(f->src.dtype) == ISA_DK_X) {
         /* NeuronCore-v4 quads: scales of 8-partition groups, four per
          * 32-partition quadrant in its first partitions (NKI nc_matmul_mx) */
-        if (quad_scales(c, &f->src, &f->scale, "stationary") ||
-            quad_scales(c, &g->moving, &g->scale, "moving"))
+        if (lw_mx_quad_scales(c, &f->src, &f->scale, "stationary", "stationary_scale") ||
+            lw_mx_quad_scales(c, &g->moving, &g->scale, "moving", "moving_scale"))
             return -1;
     } else if (f->src.nparts % 32 || f->scale.nparts != f->src.nparts / 32 ||
                g->scale.nparts != g->moving.nparts / 32)

@@ -290,20 +290,9 @@ static int lower_quantize(lower_ctx_t *c)
         return -1;
     if (f->scale.dtype != ISA_DT_UINT8)
         return lw_err(c, "quantize_mx scale output must be uint8 (E8M0)");
-    if (isa_dtype_kind(f->out.dtype) == ISA_DK_X) {
-        /* NKI v4: one scale per 8 partitions x quad column, four per
-         * 32-partition quadrant in its first partitions */
-        unsigned p = f->out.nparts, rows = 32 * ((p - 1) / 32) + ((p - 1) % 32) / 8 + 1;
-        if (p % 32)
-            return lw_err(c, "quantize_mx to %s: %u partitions; MX quads span whole 32-partition "
-                             "quadrants", isa_dtype_numpy_name(f->out.dtype), p);
-        if (f->scale.nparts < rows ||
-            isa_tap_free_elems(&f->scale) != isa_tap_free_elems(&f->out))
-            return lw_err(c, "quantize_mx scale: %u partitions of quads need scales in the first "
-                             "%u partitions (four per quadrant) x %llu columns, got %u x %llu",
-                          p, rows, (unsigned long long)isa_tap_free_elems(&f->out),
-                          f->scale.nparts, (unsigned long long)isa_tap_free_elems(&f->scale));
-    }
+    if (isa_dtype_kind(f->out.dtype) == ISA_DK_X &&
+        lw_mx_quad_scales(c, &f->out, &f->scale, "quantize_mx dst", "quantize_mx scale"))
+        return -1;
     return lw_emit(c, in);
 }
 

@@ -278,6 +278,18 @@ static inline bool isa_op_is_direct_dma(isa_op_t op)
     return op == ISA_OP_DMA_DIRECT2D || op == ISA_OP_DMA_DIRECT3D;
 }
 
+/* NeuronCore-v4 MX on packed quads (NKI quantize_mx / nc_matmul_mx): a
+ * scaling group is 8 data partitions x the 4 lanes of a quad; the scales of
+ * the groups of 32-partition quadrant q sit in the first four partitions of
+ * the scale operand's quadrant q.  The scale row (relative to the scale
+ * operand's first partition) of data partition p (relative to the data's),
+ * and the scale partitions `nparts` data partitions need. */
+static inline unsigned isa_mx_quad_scale_row(unsigned p) { return 32 * (p / 32) + (p % 32) / 8; }
+static inline unsigned isa_mx_quad_scale_rows(unsigned nparts)
+{
+    return nparts ? isa_mx_quad_scale_row(nparts - 1) + 1 : 0;
+}
+
 /* An indirect descriptor's indexed side (the table: src of a gather, dst of
  * a scatter) with its whole row count in count[1]: the DAP's 16-bit count1
  * plus rows_hi * 65536 (tables of up to ISA_DIND_ROWS_MAX rows, such as a

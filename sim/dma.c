@@ -174,6 +174,18 @@ static int check_queue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uin
 }
 
 
+/* isa_dma_dtypes_ok for a descriptor: arith = dst add or a scale. */
+static int quad_check(sim_core_t *c, sim_engine_t *e, size_t idx, const isa_dap_t *src,
+                      const isa_dap_t *dst, bool arith, tpb_err_t *err)
+{
+    if (isa_dma_dtypes_ok(src->dtype, dst->dtype, arith))
+        return 0;
+    return sim_inst_errf(err, c, e, idx,
+                         "a packed MX dtype moves only into itself, without compute or scale "
+                         "(src %s, dst %s)",
+                         isa_dtype_name(src->dtype), isa_dtype_name(dst->dtype));
+}
+
 static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, sim_desc_t *sd,
                         tpb_err_t *err)
 {
@@ -189,11 +201,8 @@ static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, si
     unsigned ss = isa_dtype_size(f->src.dtype), ds = isa_dtype_size(f->dst.dtype);
     /* scaled is DDESC's alone (D3DESC holds count2 in its bits) */
     bool scaled = sd->d->inst.op == ISA_OP_DMA_DIRECT2D && f->scaled;
-    if (!isa_dma_dtypes_ok(f->src.dtype, f->dst.dtype, f->compute == ISA_DMAOP_ADD || scaled))
-        return sim_inst_errf(err, c, e, idx,
-                             "a packed MX dtype moves only into itself, without compute or "
-                             "scale (src %s, dst %s)",
-                             isa_dtype_name(f->src.dtype), isa_dtype_name(f->dst.dtype));
+    if (quad_check(c, e, idx, &f->src, &f->dst, f->compute == ISA_DMAOP_ADD || scaled, err))
+        return -1;
     if (f->transpose && !((ss == 2 || ss == 4) && ss == ds))
         return sim_inst_errf(err, c, e, idx,
                              "DMA transpose needs 2- or 4-byte elements of one size (src %s, "
@@ -262,11 +271,8 @@ static int indirect_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, 
                              "idx has %llu indices but the %s side has %u rows (count[1])",
                              (unsigned long long)nidx, f->scatter ? "src" : "dst",
                              plain->count[1]);
-    if (!isa_dma_dtypes_ok(f->src.dtype, f->dst.dtype, f->compute == ISA_DMAOP_ADD))
-        return sim_inst_errf(err, c, e, idx,
-                             "a packed MX dtype moves only into itself, without compute (src %s, "
-                             "dst %s)",
-                             isa_dtype_name(f->src.dtype), isa_dtype_name(f->dst.dtype));
+    if (quad_check(c, e, idx, &f->src, &f->dst, f->compute == ISA_DMAOP_ADD, err))
+        return -1;
     if (indexed.count[0] != plain->count[0])
         return sim_inst_errf(err, c, e, idx,
                              "row lengths differ: src count[0] = %u, dst count[0] = %u",

@@ -99,7 +99,7 @@ static int quantize_quad(sim_exec_ctx_t *ctx, const sim_opnd_t o[3])
                         amax = fabsf(v);
                 }
             int s = e8m0_of(amax, bad, emax, 1);
-            *sim_el(&o[2], mx_quad_scale_row(g * MX_QUAD_GROUP_ROWS), j) = (uint8_t)s;
+            *sim_el(&o[2], isa_mx_quad_scale_row(g * MX_QUAD_GROUP_ROWS), j) = (uint8_t)s;
             for (unsigned r = 0; r < MX_QUAD_GROUP_ROWS; r++)
                 for (unsigned l = 0; l < 4; l++)
                     num_store_x4(sim_el(&o[1], g * MX_QUAD_GROUP_ROWS + r, j), o[1].dtype, l,

@@ -1,10 +1,9 @@
 /* mx_quad.h - NeuronCore-v4 MX (the packed *_x4 dtypes): the layout rules
  * QuantizeMX (dve_mx.c) and the PE's MX load and matmul (pe_quad.c) share.
  * NKI (nki.isa.quantize_mx, nc_matmul_mx; trainium3_arch): a scaling group
- * is 8 partitions x the 4 lanes of one quad element; the scales of the
- * groups of partition quadrant q (32 partitions) sit in the first four
- * partitions of the scale operand's quadrant q, one uint8 (E8M0) per quad
- * column.  docs/semantics.md "MX on NeuronCore-v4". */
+ * is 8 partitions x the 4 lanes of one quad element, one uint8 (E8M0) scale
+ * per group and quad column, placed by isa_mx_quad_scale_row (isa.h).
+ * docs/semantics.md "MX on NeuronCore-v4". */
 #ifndef TPB_SIM_MX_QUAD_H
 #define TPB_SIM_MX_QUAD_H
 
@@ -13,13 +12,6 @@
 #include "ops.h"
 
 #define MX_QUAD_GROUP_ROWS 8
-
-/* The scale row (relative to the scale operand's first partition) of data
- * partition p (relative to the data operand's first partition). */
-static inline unsigned mx_quad_scale_row(unsigned p)
-{
-    return 32 * (p / 32) + (p % 32) / MX_QUAD_GROUP_ROWS;
-}
 
 /* Data of P partitions (a multiple of 32, at most 128) and n quad columns
  * with its scale operand: uint8 (E8M0), n columns, and partitions enough
@@ -35,7 +27,7 @@ static inline int mx_quad_check(sim_exec_ctx_t *ctx, const sim_opnd_t *data,
         isa_dtype_kind(scale->dtype) == ISA_DK_X)
         return sim_fail(ctx, "%s: E8M0 scales are uint8, not %s", scale->name,
                         isa_dtype_name(scale->dtype));
-    unsigned rows = mx_quad_scale_row(data->nparts - 1) + 1;
+    unsigned rows = isa_mx_quad_scale_rows(data->nparts);
     if (scale->nparts < rows || scale->nfree != data->nfree)
         return sim_fail(ctx, "%s: %u data partitions need scales in partitions [0, %u) of it "
                         "(four per 32-partition quadrant) x %u columns, got %u x %u",

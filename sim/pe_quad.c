@@ -22,7 +22,7 @@ void sim_pe_quad_load(sim_exec_ctx_t *ctx, unsigned row_pos, unsigned col_pos,
             pe->w_loaded[r][c] = 1;
             if (ctx->timing_only)
                 continue;
-            unsigned s = *sim_el(scale, mx_quad_scale_row(k), m);
+            unsigned s = *sim_el(scale, isa_mx_quad_scale_row(k), m);
             const uint8_t *q = sim_el(src, k, m);
             for (unsigned l = 0; l < 4; l++)
                 pe->w_quad[r][c][l] = mx_e8m0_apply(num_load_x4(q, src->dtype, l), s);
@@ -42,7 +42,7 @@ int sim_pe_quad_matmul(sim_exec_ctx_t *ctx, unsigned row_pos, unsigned col_pos,
         return sim_fail(ctx, "out of memory for the MX moving data (%u x %u quads)", k, n);
     for (unsigned p = 0; p < k; p++)
         for (uint32_t j = 0; j < n; j++) {
-            unsigned s = *sim_el(scale, mx_quad_scale_row(p), j);
+            unsigned s = *sim_el(scale, isa_mx_quad_scale_row(p), j);
             const uint8_t *q = sim_el(mv, p, j);
             for (unsigned l = 0; l < 4; l++)
                 x[((size_t)p * n + j) * 4 + l] = mx_e8m0_apply(num_load_x4(q, mv->dtype, l), s);
