@@ -12,6 +12,7 @@ tolerance), and the quads and scales exactly against NKI's quantize_mx
 lays its golden: lane a of quad (i, t) is hidden column a * H/512 + i of
 token t, the group scales in the first four partitions of each quadrant.
 Nothing of the library is stored."""
+import contextlib
 import os
 
 import numpy as np
@@ -22,6 +23,22 @@ from tpbsim.nki import language as nl
 
 from mx_ref import quantize_ref, scale_rows
 from nkilib_refs import _close_max, _rmsnorm, _tkg_layout
+
+
+@contextlib.contextmanager
+def _on_trn3():
+    """Run on trn3, as the library's tests do, through the environment:
+    NKI's platform_target= jit option would make an NKI 0.x kernel a beta-1
+    launch."""
+    old = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
+    os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn3"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"]
+        else:
+            os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = old
 
 
 def _wrapper(fn, residual_given):
@@ -56,17 +73,8 @@ def _rmsnorm_mx(lib, b, s, h, hidden_actual, residual):
     res = rng.standard_normal((b, s, h)).astype(np.float16) if residual else None
     k = nki.jit(_wrapper(fn, residual))
     args = (x, gamma, res) if residual else (x, gamma)
-    # trn3, as the test (NKI's platform_target= would make it a beta-1
-    # launch; the LNC 2 launch takes the target from the environment)
-    old = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
-    os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn3"
-    try:
+    with _on_trn3():
         got = k[2](*args, hidden_actual=hidden_actual)
-    finally:
-        if old is None:
-            del os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"]
-        else:
-            os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = old
     out, q, sc = got[0], got[1], got[2]
     hidden = x.astype(np.float64) + (res.astype(np.float64) if residual else 0.0)
     if residual:
@@ -106,15 +114,8 @@ def _mxfp_load(lib, K):
     fn = lib.mod("experimental.mxfp_subkernels.mxfp_load_utils").mxfp_load_performance_wrapper
     rng = np.random.default_rng(42)
     x = bf16(rng.standard_normal((128, K)))
-    old = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
-    os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn3"
-    try:
+    with _on_trn3():
         q, sc = fn(nki.typed(x.astype(np.float32), nl.bfloat16))
-    finally:
-        if old is None:
-            del os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"]
-        else:
-            os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = old
     rows = scale_rows(np.arange(0, 128, 8))
     for blk in range(K // 512):
         sw = x[:, blk * 512:(blk + 1) * 512].reshape(128, 128, 4).transpose(1, 0, 2).reshape(128, 512)

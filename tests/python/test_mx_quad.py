@@ -167,6 +167,16 @@ def _refuses(body, match):
         k(np.zeros((32, 4), np.uint32))
 
 
+def _quantize_ones(P, dtype_x4, scale_rows):
+    """quantize_mx of a [P, 16] bf16 tile of ones into [P, 4] quads and a
+    [scale_rows, 4] scale tile (inside a traced kernel)."""
+    s = nl.ndarray((P, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.memset(dst=s, value=1.0)
+    q = nl.ndarray((P, 4), dtype=dtype_x4, buffer=nl.sbuf)
+    sc = nl.ndarray((scale_rows, 4), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.quantize_mx(dst=q, src=s, dst_scale=sc)
+
+
 def test_quad_is_no_number():
     """An instruction other than the MX ones reading or writing a quad as a
     number, a DMA converting one, and quantize_mx to fp4 are refused."""
@@ -181,13 +191,7 @@ def test_quad_is_no_number():
     _refuses(convert, r"a packed MX dtype is copied only into itself \(src uint32, dst "
                       r"float8_e5m2_x4\)")
 
-    def to_fp4(x):
-        s = nl.ndarray((32, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
-        nisa.memset(dst=s, value=1.0)
-        q = nl.ndarray((32, 4), dtype=nl.float4_e2m1fn_x4, buffer=nl.sbuf)
-        sc = nl.ndarray((4, 4), dtype=nl.uint8, buffer=nl.sbuf)
-        nisa.quantize_mx(dst=q, src=s, dst_scale=sc)
-    _refuses(to_fp4, "quantize_mx writes float8_e5m2_x4 or float8_e4m3fn_x4, not "
+    _refuses(lambda x: _quantize_ones(32, nl.float4_e2m1fn_x4, 4), "quantize_mx writes float8_e5m2_x4 or float8_e4m3fn_x4, not "
                      "float4_e2m1fn_x4")
 
 
@@ -209,11 +213,5 @@ def test_quad_dma_bits_numpy():
 def test_quantize_mx_scale_tile_too_small_is_a_compile_error():
     """Quads on 64 partitions need scale rows 0-3 and 32-35: a [4, F] scale
     tile is refused when the kernel compiles, naming quantize_mx."""
-    def small_scale(x):
-        s = nl.ndarray((64, 16), dtype=nl.bfloat16, buffer=nl.sbuf)
-        nisa.memset(dst=s, value=1.0)
-        q = nl.ndarray((64, 4), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
-        sc = nl.ndarray((4, 4), dtype=nl.uint8, buffer=nl.sbuf)
-        nisa.quantize_mx(dst=q, src=s, dst_scale=sc)
-    _refuses(small_scale, r"quantize_mx scale: 64 partitions of quads need scales in the first "
+    _refuses(lambda x: _quantize_ones(64, nl.float8_e4m3fn_x4, 4), r"quantize_mx scale: 64 partitions of quads need scales in the first "
                           r"36 partitions \(four per quadrant\) x 4 columns, got 4 x 4")

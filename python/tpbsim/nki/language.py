@@ -942,14 +942,9 @@ from ._host import static_cast  # noqa: E402,F401
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
 
 
-def _nl_range(start, stop=None, step=1):
-    """nl.range: the NKI Library's experimental kernels loop with it
-    (mxfp_load_utils); NKI's API reference does not list it.  Read as a
-    loop in program order, sequential_range: every loop form gives the same
-    values here, so the choice only names the loop in the kernel file."""
-    r = _range(start, stop, step)
-    return _traced_loop("sequential_range", r, _trace.caller_loc()) if _trace.stack() else r
-
-
-# bound last: the module's own code uses builtins.range
-range = _nl_range   # noqa: A001  (NKI's name)
+# nl.range: the NKI Library's experimental kernels loop with it
+# (mxfp_load_utils); NKI's API reference does not list it.  Read as a loop
+# in program order, sequential_range: every loop form gives the same values
+# here, so the choice only names the loop in the kernel file.  Bound last:
+# the module's own code uses builtins.range.
+range = sequential_range   # noqa: A001  (NKI's name)
