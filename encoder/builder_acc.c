@@ -46,8 +46,12 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
     op->flags &= ~TIR_F_ACC_AUTO;
     if (!is_matmul(op->kind) || (op->flags & TIR_F_TRANSPOSE))
         return 0;   /* a transpose never accumulates */
+    int t = op->dst->tensor;
+    if (t < 0 || t >= b->k->ntensors)
+        return 0;   /* no dst: the op check names it */
     int64_t lo, hi;
-    tir_ap_range(NULL, op->dst, &lo, &hi);   /* a matmul dst: no dtype view */
+    tir_ap_range(&b->k->tensors[t], op->dst, &lo, &hi);   /* its tensor's elements, as the
+                                                             regions (a dtype view's too) */
     for (int r = head_of(b, op->dst->tensor); r >= 0; r = b->acc[r].next) {
         const struct enc_acc_region *g = &b->acc[r];
         if (g->dead || g->hi < lo || g->lo > hi)

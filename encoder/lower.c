@@ -365,7 +365,9 @@ static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigne
 int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const char *role,
                 unsigned axes, isa_tap_t *out, unsigned *mapped)
 {
-    const tir_tensor_t *t = lw_tensor(c, a);
+    tir_tensor_t vt;
+    /* a dtype view is the tile in its dtype: the memo's row and dtype are the view's */
+    const tir_tensor_t *t = tir_ap_tensor(lw_tensor(c, a), a, &vt);
     lw_memo_t *mm = &c->memo;
     if (!t || a->tensor >= c->m->nmlocs) {   /* not a memo key: the full path's error */
         bir_access_t acc;
@@ -404,7 +406,10 @@ void lw_tap_memo_clear(lower_ctx_t *c)
 static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigned axes,
                     isa_tap_t *out, unsigned *mapped, bir_access_t *acc)
 {
-    const tir_tensor_t *t = lw_tensor(c, a);
+    tir_tensor_t vt;
+    /* a dtype view (tir_ap_t.view): the tile as [partitions, row bytes /
+     * size] of that dtype, the pattern counting its elements */
+    const tir_tensor_t *t = tir_ap_tensor(lw_tensor(c, a), a, &vt);
     if (!t)
         return lw_err(c, "%s: missing operand", role);
     if (t->kind != TIR_T_SBUF && t->kind != TIR_T_PSUM)

@@ -287,6 +287,13 @@ static inline const tir_tensor_t *lw_tensor(lower_ctx_t *c, const tir_ap_t *a)
     return &c->k->tensors[a->tensor];
 }
 
+/* The dtype operand a reads or writes (its dtype view's, else its
+ * tensor's); a must name a tensor. */
+static inline unsigned lw_dtype(lower_ctx_t *c, const tir_ap_t *a)
+{
+    return tir_ap_dtype(&c->k->tensors[a->tensor], a);
+}
+
 /* The shared tensor-scalar emitter (lower_tensor.c): TensorScalar, or
  * TensorScalarPtr when predicates are given (PredExt prefix, fill value). */
 typedef struct {

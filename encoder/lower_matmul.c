@@ -326,9 +326,9 @@ static int transpose_pe(lower_ctx_t *c)
     id.ndim = 2;
     id.step[0] = 128, id.count[0] = k;
     id.step[1] = 1, id.count[1] = k;
-    const tir_tensor_t *dst = lw_tensor(c, op->dst);
     return lower_matmul_plain(c, op->src[0], &id, op->dst, false,
-                              dst && dst->dtype == src->dtype);
+                              lw_tensor(c, op->dst) &&
+                                  lw_dtype(c, op->dst) == lw_dtype(c, op->src[0]));
 }
 
 static int transpose_dve(lower_ctx_t *c)

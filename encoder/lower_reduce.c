@@ -139,8 +139,7 @@ static int reduce_multistep(lower_ctx_t *c)
         return lw_err(c, "internal: multi-step reduce without a scratch partial");
     /* partial tile: [P, n_o, kept...] fp32 (int32 for integer data), addressed
      * as a raw AP over a pseudo tensor: emit TAPs directly */
-    const tir_tensor_t *dt = lw_tensor(c, op->dst);
-    unsigned pdt = isa_dtype_kind(dt->dtype) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
+    unsigned pdt = isa_dtype_kind(lw_dtype(c, op->dst)) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
     uint64_t kept = dst_free_elems(op->dst);
     int64_t n_o = src->count[o];
     for (int64_t j = 0; j < n_o; j++) {
@@ -239,8 +238,7 @@ static int reduce_per_axis(lower_ctx_t *c)
     if (!c->m->op_scratch)   /* the allocator gave no op a partial */
         return lw_err(c, "internal: multi-step reduce without a scratch partial");
     const bir_mloc_t *sc = &c->m->op_scratch[c->opi];
-    const tir_tensor_t *dt = lw_tensor(c, op->dst);
-    unsigned pdt = isa_dtype_kind(dt->dtype) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
+    unsigned pdt = isa_dtype_kind(lw_dtype(c, op->dst)) == ISA_DK_F ? ISA_DT_FP32 : ISA_DT_INT32;
     uint64_t half = sc->bytes / 2;
     for (int k = 0; k < nred; k++) {
         int i = 31 - __builtin_clz(mapped);   /* outermost reduced TAP dim */

@@ -272,7 +272,7 @@ static int lower_select_op(lower_ctx_t *c)
     f->rev_pred = (op->flags & TIR_F_REV0) != 0;
     f->in_is_imm = imm;
     if (imm)
-        f->imm = (float)lw_clip_scalar(op->value, lw_tensor(c, op->dst)->dtype);
+        f->imm = (float)lw_clip_scalar(op->value, lw_dtype(c, op->dst));
     return lw_emit(c, &in);
 }
 

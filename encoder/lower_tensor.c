@@ -79,7 +79,8 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         /* TensorScalarGEP (seed 001): the scalar is fetched at the pointer
          * plus a register-held element offset, so any element of the
          * operand's rows may be read: record them all */
-        const tir_tensor_t *t = lw_tensor(c, a->s0->ap);
+        tir_tensor_t vt;   /* a dtype view: rows of its elements */
+        const tir_tensor_t *t = tir_ap_tensor(lw_tensor(c, a->s0->ap), a->s0->ap, &vt);
         tir_ap_t rows = *a->s0->ap;
         int64_t row = 1;
         for (int d = 1; d < t->ndim; d++)
@@ -190,10 +191,9 @@ static bool is_float_dtype(unsigned dt)
 static int lower_copy_act(lower_ctx_t *c, bool *done)
 {
     const tir_op_t *op = c->op;
-    const tir_tensor_t *st = lw_tensor(c, op->src[0]), *dt = lw_tensor(c, op->dst);
     *done = false;
-    if (op->engine != ISA_ENG_ACT || !st || !dt || !is_float_dtype(st->dtype) ||
-        !is_float_dtype(dt->dtype))
+    if (op->engine != ISA_ENG_ACT || !lw_tensor(c, op->src[0]) || !lw_tensor(c, op->dst) ||
+        !is_float_dtype(lw_dtype(c, op->src[0])) || !is_float_dtype(lw_dtype(c, op->dst)))
         return 0;
     *done = true;
     bir_inst_t *in = lw_inst_new(c, BIR_ACTIVATION, ISA_OP_ACTIVATION);

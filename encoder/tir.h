@@ -683,6 +683,12 @@ void tir_ap_range(const tir_tensor_t *t, const tir_ap_t *ap, int64_t *lo, int64_
  * or [shape[0], row bytes / size] (a tile).  The element size must divide
  * those bytes (the front-end checks it: tir_view_shape). */
 const tir_tensor_t *tir_ap_tensor(const tir_tensor_t *t, const tir_ap_t *a, tir_tensor_t *tmp);
+/* The dtype operand a over tensor t reads or writes: its dtype view's,
+ * else t's (the engines and descriptors see that one). */
+static inline unsigned tir_ap_dtype(const tir_tensor_t *t, const tir_ap_t *a)
+{
+    return a->view ? a->view - 1u : t->dtype;
+}
 /* The shape t has viewed as dtype dt (ndim 1 or 2, as tir_ap_tensor); false
  * when dt's size does not divide t's bytes (a tile: one partition row's). */
 bool tir_view_shape(const tir_tensor_t *t, unsigned dt, int *ndim, int64_t *shape);

@@ -162,6 +162,25 @@ static bool is_dma(tir_opkind_t k)
     return k <= TIR_INDIRECT_SAVE || k == TIR_SENDRECV;
 }
 
+/* Whether op's operands may carry a dtype view: any compute op (the
+ * engine's access pattern carries the dtype); of the DMAs only the direct
+ * ones, whose descriptors carry it (indirect, scaled and register-offset
+ * DMAs compute addresses in the tensor's own elements); no collective
+ * (their pulls are laid out in the tensor's dtype). */
+static bool view_ok(const tir_op_t *op)
+{
+    if (is_dma(op->kind))
+        return enc_direct_dma(op) && op->src_reg < 0 && op->dst_reg < 0 && !op->dma_scaled &&
+               op->index->tensor < 0;
+    switch (op->kind) {
+    case TIR_ALL_REDUCE: case TIR_ALL_GATHER: case TIR_REDUCE_SCATTER: case TIR_ALL_TO_ALL:
+    case TIR_COLLECTIVE_PERMUTE: case TIR_COLL_SYNC: case TIR_CORE_BARRIER:
+        return false;
+    default:
+        return true;
+    }
+}
+
 static bool is_float(unsigned dt)
 {
     return isa_dtype_kind(dt) == ISA_DK_F;
@@ -223,12 +242,12 @@ static int check_operands(const vctx_t *v)
             continue;
         if ((all[i].slot == 100 && !op->s0.is_ap) || (all[i].slot == 101 && !op->s1.is_ap))
             continue;
-        if (a->view && (!enc_direct_dma(op) || op->src_reg >= 0 || op->dst_reg >= 0 ||
-                        op->dma_scaled || op->index->tensor >= 0))
+        if (a->view && !view_ok(op))
             return vfail(v, enc_operand_name(op->kind, all[i].slot),
-                         "a dtype view (%s) of '%s' is taken only by a direct load, store or "
-                         "dma_copy without a register offset", isa_dtype_numpy_name(a->view - 1u),
-                         v->k->tensors[a->tensor].name);
+                         "a dtype view (%s) of '%s' is taken by compute ops and by a direct "
+                         "load, store or dma_copy without a register offset, not by %s",
+                         isa_dtype_numpy_name(a->view - 1u), v->k->tensors[a->tensor].name,
+                         is_dma(op->kind) ? "this DMA" : "a collective");
         bool indirect_side = op->index->tensor >= 0 &&
                              ((op->kind == TIR_INDIRECT_LOAD && all[i].slot == 0) ||
                               (op->kind == TIR_DMA_TRANSPOSE && all[i].slot == 0) ||
@@ -311,44 +330,44 @@ static int check_matmul(const vctx_t *v)
         need_space(v, st, 0, K(SBUF), "an SBUF tile") ||
         need_space(v, mv, 1, K(SBUF), "an SBUF tile"))
         return -1;
-    const tir_tensor_t *dt = tens(v, d), *stt = tens(v, st), *mvt = tens(v, mv);
+    unsigned ddt = odt(v, d), sdt = odt(v, st), mdt = odt(v, mv);
     for (int i = 0; i < 2; i++) {
-        const tir_tensor_t *t = i ? mvt : stt;
-        if (op->kind == TIR_MATMUL_MX && is_quad(t->dtype))
+        unsigned t = i ? mdt : sdt;
+        if (op->kind == TIR_MATMUL_MX && is_quad(t))
             continue;   /* checked below */
-        if (!is_float(t->dtype))
+        if (!is_float(t))
             return vfail(v, enc_operand_name(op->kind, i), "dtype %s not allowed on the PE "
-                         "(float32, bfloat16, float16, float8)", isa_dtype_numpy_name(t->dtype));
+                         "(float32, bfloat16, float16, float8)", isa_dtype_numpy_name(t));
     }
     /* NKI nc_matmul: legacy float8_e4m3 and OCP float8_e4m3fn cannot be
      * mixed in one matmul (either operand order) */
-    if ((stt->dtype == ISA_DT_FP8E4M3IEEE && mvt->dtype == ISA_DT_FP8E4M3) ||
-        (stt->dtype == ISA_DT_FP8E4M3 && mvt->dtype == ISA_DT_FP8E4M3IEEE))
+    if ((sdt == ISA_DT_FP8E4M3IEEE && mdt == ISA_DT_FP8E4M3) ||
+        (sdt == ISA_DT_FP8E4M3 && mdt == ISA_DT_FP8E4M3IEEE))
         return vfail(v, "moving", "dtype %s with stationary %s: float8_e4m3 (legacy) and "
                      "float8_e4m3fn (OCP) cannot be mixed in one matmul",
-                     isa_dtype_numpy_name(mvt->dtype), isa_dtype_numpy_name(stt->dtype));
+                     isa_dtype_numpy_name(mdt), isa_dtype_numpy_name(sdt));
     if (op->kind == TIR_MATMUL_MX) {
-        bool quads = is_quad(stt->dtype) && is_quad(mvt->dtype);
-        if (!quads && (is_quad(stt->dtype) || is_quad(mvt->dtype)))
-            return vfail(v, is_quad(stt->dtype) ? "moving" : "stationary",
+        bool quads = is_quad(sdt) && is_quad(mdt);
+        if (!quads && (is_quad(sdt) || is_quad(mdt)))
+            return vfail(v, is_quad(sdt) ? "moving" : "stationary",
                          "matmul_mx takes two packed quads (float8_e5m2_x4, float8_e4m3fn_x4, "
                          "float4_e2m1fn_x4) or two OCP float8 operands, not %s with %s",
-                         isa_dtype_numpy_name(mvt->dtype), isa_dtype_numpy_name(stt->dtype));
-        if (!quads && (!is_mx_fp8(stt->dtype) || !is_mx_fp8(mvt->dtype)))
-            return vfail(v, is_mx_fp8(stt->dtype) ? "moving" : "stationary",
+                         isa_dtype_numpy_name(mdt), isa_dtype_numpy_name(sdt));
+        if (!quads && (!is_mx_fp8(sdt) || !is_mx_fp8(mdt)))
+            return vfail(v, is_mx_fp8(sdt) ? "moving" : "stationary",
                          "matmul_mx takes OCP float8 operands (float8_e4m3fn, float8_e5m2) or "
                          "packed quads (float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4)");
         for (int i = 2; i < 4; i++) {
             if (need_space(v, op->src[i], i, K(SBUF), "an SBUF tile"))
                 return -1;
-            if (tens(v, op->src[i])->dtype != ISA_DT_UINT8)
+            if (odt(v, op->src[i]) != ISA_DT_UINT8)
                 return vfail(v, enc_operand_name(op->kind, i), "scales are uint8 (E8M0)");
         }
     }
     if (op->kind == TIR_MATMUL_SPARSE) {
         if (need_space(v, op->src[2], 2, K(SBUF), "an SBUF tile"))
             return -1;
-        if (tens(v, op->src[2])->dtype != ISA_DT_UINT8)
+        if (odt(v, op->src[2]) != ISA_DT_UINT8)
             return vfail(v, "tags", "tags are uint8");
         if (op->rare->compress_ratio != 2 && op->rare->compress_ratio != 4)
             return vfail(v, "compress_ratio", "%u (2 or 4)", op->rare->compress_ratio);
@@ -358,9 +377,9 @@ static int check_matmul(const vctx_t *v)
      * identity, dst = stationary.T copied bit-exactly in stationary's dtype */
     /* NKI nc_matmul_mx: dst float32 or bfloat16 (a bfloat16 dst holds each
      * result rounded once, accumulation adds to the rounded value) */
-    bool mx_bf16 = op->kind == TIR_MATMUL_MX && dt->dtype == ISA_DT_BF16;
-    if (tr ? dt->dtype != stt->dtype : (dt->dtype != ISA_DT_FP32 && !mx_bf16))
-        return vfail(v, "dst", "PSUM dtype %s; %s", isa_dtype_numpy_name(dt->dtype),
+    bool mx_bf16 = op->kind == TIR_MATMUL_MX && ddt == ISA_DT_BF16;
+    if (tr ? ddt != sdt : (ddt != ISA_DT_FP32 && !mx_bf16))
+        return vfail(v, "dst", "PSUM dtype %s; %s", isa_dtype_numpy_name(ddt),
                      tr ? "transpose mode writes the stationary dtype" :
                      op->kind == TIR_MATMUL_MX ? "matmul_mx writes float32 or bfloat16" :
                           "matmul accumulates in float32");
@@ -371,9 +390,9 @@ static int check_matmul(const vctx_t *v)
     if (op->flags & TIR_F_DOUBLE_ROW) {
         /* two contraction rows per partition: stationary [K, 2, M], moving
          * [K, 2, N] (rows k and 128 + k of a K = 256 matmul; semantics.md) */
-        if (!is_fp8(stt->dtype) || !is_fp8(mvt->dtype))
+        if (!is_fp8(sdt) || !is_fp8(mdt))
             return vfail(v, "perf_mode", "double_row is a float8 mode (stationary %s, moving %s)",
-                         isa_dtype_numpy_name(stt->dtype), isa_dtype_numpy_name(mvt->dtype));
+                         isa_dtype_numpy_name(sdt), isa_dtype_numpy_name(mdt));
         if (tr)
             return vfail(v, "perf_mode", "double_row cannot be combined with transpose");
         if (op->rare->tile_pos[0] || op->rare->tile_pos[1] || (op->rare->tile_size[0] && op->rare->tile_size[0] != 128) ||
@@ -465,9 +484,9 @@ static int check_activation(const vctx_t *v)
             return -1;
         if (op->src[1]->tensor >= 0 &&
             (pp_ap(v, op->src[1], 1, op->src[0]) ||
-             (tens(v, op->src[1])->dtype != ISA_DT_FP32 &&
+             (odt(v, op->src[1]) != ISA_DT_FP32 &&
               vfail(v, "relu_param", "dtype %s (a tile relu_param is float32)",
-                    isa_dtype_numpy_name(tens(v, op->src[1])->dtype)))))
+                    isa_dtype_numpy_name(odt(v, op->src[1]))))))
             return -1;
         if (op->src[1]->tensor < 0 && !isfinite(op->value))
             return vfail(v, "relu_param", "%g is not finite", op->value);
@@ -495,16 +514,16 @@ static int check_transpose(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
     const tir_ap_t *d = op->dst, *s = op->src[0];
-    const tir_tensor_t *dt = tens(v, d), *st = tens(v, s);
+    unsigned ddt = odt(v, d), sdt = odt(v, s);
     if (ap_parts(d) != ap_free(s) || ap_free(d) != ap_parts(s))
         return vfail(v, "dst", "shape %lld x %lld is not the transpose of src %lld x %lld",
                      (long long)ap_parts(d), (long long)ap_free(d), (long long)ap_parts(s),
                      (long long)ap_free(s));
     /* a PE transpose may change the dtype (bf16 -> fp32 PSUM): the back-end
      * multiplies by the lazily loaded identity (get_identity_tensor) */
-    if (dt->dtype != st->dtype && op->engine == ISA_ENG_DVE)
+    if (ddt != sdt && op->engine == ISA_ENG_DVE)
         return vfail(v, "dst", "dtype %s differs from src dtype %s",
-                     isa_dtype_numpy_name(dt->dtype), isa_dtype_numpy_name(st->dtype));
+                     isa_dtype_numpy_name(ddt), isa_dtype_numpy_name(sdt));
     if (op->engine == ISA_ENG_DVE) {
         if (ap_parts(s) > 32 || ap_free(s) > 32)
             return vfail(v, "src", "the Vector engine transposes at most 32x32 (got %lld x %lld)",
@@ -513,8 +532,8 @@ static int check_transpose(const vctx_t *v)
         if (need_space(v, d, -1, K(PSUM), "a PSUM tile (PE transpose)") ||
             need_space(v, s, 0, K(SBUF), "an SBUF tile (PE transpose)"))
             return -1;
-        if (!is_float(st->dtype))
-            return vfail(v, "src", "dtype %s not allowed on the PE", isa_dtype_numpy_name(st->dtype));
+        if (!is_float(sdt))
+            return vfail(v, "src", "dtype %s not allowed on the PE", isa_dtype_numpy_name(sdt));
     }
     return 0;
 }
@@ -524,9 +543,9 @@ static int check_local_gather(const vctx_t *v)
     const tir_op_t *op = v->op;
     if (need(v, op->index, -3) || need(v, op->dst, -1))
         return -1;
-    const tir_tensor_t *it = tens(v, op->index);
-    if (it->dtype != ISA_DT_UINT16)
-        return vfail(v, "index", "dtype %s not allowed (uint16)", isa_dtype_numpy_name(it->dtype));
+    unsigned it = odt(v, op->index);
+    if (it != ISA_DT_UINT16)
+        return vfail(v, "index", "dtype %s not allowed (uint16)", isa_dtype_numpy_name(it));
     /* each GpSimd core serves 16 partitions; its indices are those of its
      * partitions' rows */
     int64_t parts = ap_parts(op->index);
@@ -548,7 +567,7 @@ static int check_local_gather(const vctx_t *v)
         return vfail(v, "dst", "shape must be [%lld, %lld, %d] (P, num_valid_indices, "
                      "num_elem_per_idx): %lld elements per partition, not %lld", (long long)parts,
                      (long long)nvalid, e, (long long)(nvalid * e), (long long)ap_free(op->dst));
-    if (tens(v, op->dst)->dtype != tens(v, op->src[0])->dtype)
+    if (odt(v, op->dst) != odt(v, op->src[0]))
         return vfail(v, "dst", "dtype differs from src_buffer dtype");
     return 0;
 }
@@ -558,15 +577,15 @@ static int check_gather_flattened(const vctx_t *v)
     const tir_op_t *op = v->op;
     if (need(v, op->index, -3) || need(v, op->dst, -1))
         return -1;
-    const tir_tensor_t *it = tens(v, op->index);
-    if (it->dtype != ISA_DT_UINT32)
-        return vfail(v, "indices", "dtype %s not allowed (uint32)", isa_dtype_numpy_name(it->dtype));
+    unsigned it = odt(v, op->index);
+    if (it != ISA_DT_UINT32)
+        return vfail(v, "indices", "dtype %s not allowed (uint32)", isa_dtype_numpy_name(it));
     if (ap_parts(op->src[0]) != ap_parts(op->index))
         return vfail(v, "indices", "partition size %lld differs from data's %lld",
                      (long long)ap_parts(op->index), (long long)ap_parts(op->src[0]));
     if (same_pf(v, op->index, -3, op->dst, -1))
         return -1;
-    if (tens(v, op->dst)->dtype != tens(v, op->src[0])->dtype)
+    if (odt(v, op->dst) != odt(v, op->src[0]))
         return vfail(v, "dst", "dtype differs from data dtype");
     return 0;
 }
@@ -595,9 +614,9 @@ static int check_bn(const vctx_t *v)
     if (ap_parts(d) != ap_parts(s) || ap_free(d) != want)
         return vfail(v, "dst", "must be [%lld, %lld] (got %lld x %lld)", (long long)ap_parts(s),
                      (long long)want, (long long)ap_parts(d), (long long)ap_free(d));
-    if (!is_float(tens(v, d)->dtype))
+    if (!is_float(odt(v, d)))
         return vfail(v, "dst", "dtype %s (the statistics are float)",
-                     isa_dtype_numpy_name(tens(v, d)->dtype));
+                     isa_dtype_numpy_name(odt(v, d)));
     if (st && ap_free(s) > 512)
         return vfail(v, "data", "free size %lld > 512 (bn_stats_fmax; split the tile and "
                      "aggregate with bn_aggr)", (long long)ap_free(s));
@@ -629,15 +648,15 @@ static int check_range_select(const vctx_t *v)
     const tir_op_t *op = v->op;
     if (same_pf(v, op->dst, -1, op->src[0], 0))
         return -1;
-    if (!is_float(tens(v, op->src[0])->dtype))
+    if (!is_float(odt(v, op->src[0])))
         return vfail(v, "on_true_tile", "dtype %s (range_select selects float data)",
-                     isa_dtype_numpy_name(tens(v, op->src[0])->dtype));
+                     isa_dtype_numpy_name(odt(v, op->src[0])));
     for (int k = 1; k <= 2; k++) {
         if (need(v, op->src[k], k) || pp_ap(v, op->src[k], k, op->src[0]))
             return -1;
-        if (tens(v, op->src[k])->dtype != ISA_DT_FP32)
+        if (odt(v, op->src[k]) != ISA_DT_FP32)
             return vfail(v, enc_operand_name(op->kind, k), "dtype %s (the bounds are float32)",
-                         isa_dtype_numpy_name(tens(v, op->src[k])->dtype));
+                         isa_dtype_numpy_name(odt(v, op->src[k])));
     }
     return check_max_reduce(v, op->src[0]);
 }
@@ -649,7 +668,7 @@ static int check_select_reduce(const vctx_t *v)
     const tir_op_t *op = v->op;
     if (same_pf(v, op->dst, -1, op->src[0], 0) || same_pf(v, op->dst, -1, op->src[1], 1))
         return -1;
-    unsigned pd = tens(v, op->src[0])->dtype, td = tens(v, op->src[1])->dtype;
+    unsigned pd = odt(v, op->src[0]), td = odt(v, op->src[1]);
     if (is_float(pd) || isa_dtype_size(pd) > 2)
         return vfail(v, "predicate", "dtype %s (int8, uint8, int16 or uint16)",
                      isa_dtype_numpy_name(pd));
@@ -660,12 +679,12 @@ static int check_select_reduce(const vctx_t *v)
         return vfail(v, "on_true", "on_true and predicate cannot both be in psum");
     if (per_partition_scalar(v, &op->s0, 100, op->src[1]))
         return -1;
-    if (op->s0.is_ap && tens(v, op->s0.ap)->dtype != ISA_DT_FP32)
+    if (op->s0.is_ap && odt(v, op->s0.ap) != ISA_DT_FP32)
         return vfail(v, "on_false", "dtype %s (a tile on_false is float32)",
-                     isa_dtype_numpy_name(tens(v, op->s0.ap)->dtype));
-    if (op->dst2->tensor >= 0 && !is_float(tens(v, op->dst2)->dtype))
+                     isa_dtype_numpy_name(odt(v, op->s0.ap)));
+    if (op->dst2->tensor >= 0 && !is_float(odt(v, op->dst2)))
         return vfail(v, "reduce_res", "dtype %s (a float dtype)",
-                     isa_dtype_numpy_name(tens(v, op->dst2)->dtype));
+                     isa_dtype_numpy_name(odt(v, op->dst2)));
     return check_max_reduce(v, op->src[1]);
 }
 
@@ -681,7 +700,7 @@ static int check_8(const vctx_t *v)
             return vfail(v, "src", "free size %lld (8..16384)", (long long)ap_free(s));
     }
     if (op->kind == TIR_FIND_INDEX8) {
-        unsigned dt = tens(v, d)->dtype;
+        unsigned dt = odt(v, d);
         if (dt != ISA_DT_UINT32 && dt != ISA_DT_INT32)
             return vfail(v, "dst", "dtype %s (indices are uint32)", isa_dtype_numpy_name(dt));
     }
@@ -693,7 +712,7 @@ static int check_8(const vctx_t *v)
         if (same_pf(v, s, 0, d, -1))
             return -1;
         if (op->dst2->tensor >= 0) {
-            unsigned dt = tens(v, op->dst2)->dtype;
+            unsigned dt = odt(v, op->dst2);
             if (ap_free(op->dst2) != 8 || ap_parts(op->dst2) != ap_parts(s))
                 return vfail(v, "dst_idx", "must be [%lld, 8]", (long long)ap_parts(s));
             if (dt != ISA_DT_UINT32 && dt != ISA_DT_INT32)
@@ -711,7 +730,7 @@ static int check_misc(const vctx_t *v)
     case TIR_MEMSET:
         return need(v, op->dst, -1);
     case TIR_STREAM_SHUFFLE:
-        if (tens(v, op->dst)->dtype != tens(v, op->src[0])->dtype)
+        if (odt(v, op->dst) != odt(v, op->src[0]))
             return vfail(v, "dst", "src and dst must have the same dtype");
         /* NKI: the mask applies to each 32-partition quadrant of dst alike
          * (dst partition 32g+i reads src partition 32g+mask[i]); src and dst
@@ -733,9 +752,9 @@ static int check_misc(const vctx_t *v)
             return vfail(v, "src", "must be one element (got %lld)", (long long)ap_elems(op->src[0]));
         if (op->reg < 0 || op->reg >= ISA_NUM_REGS)
             return vfail(v, "reg", "%d out of range 0..%d", op->reg, ISA_NUM_REGS - 1);
-        if (isa_dtype_size(tens(v, op->src[0])->dtype) != 4)
+        if (isa_dtype_size(odt(v, op->src[0])) != 4)
             return vfail(v, "src", "registers are 32-bit (dtype %s)",
-                         isa_dtype_numpy_name(tens(v, op->src[0])->dtype));
+                         isa_dtype_numpy_name(odt(v, op->src[0])));
         return 0;
     case TIR_BROADCAST_PARTITION:
         if (ap_parts(op->src[0]) != 1)
@@ -765,10 +784,10 @@ static int check_misc(const vctx_t *v)
         return same_pf(v, op->dst, -1, op->src[0], 0) ||
                per_partition_scalar(v, &op->s0, 100, op->src[0]);
     case TIR_QUANTIZE_MX: {
-        unsigned sd = tens(v, op->src[0])->dtype, dd = tens(v, op->dst)->dtype;
+        unsigned sd = odt(v, op->src[0]), dd = odt(v, op->dst);
         if (need(v, op->dst2, -2))
             return -1;
-        if (tens(v, op->dst2)->dtype != ISA_DT_UINT8)
+        if (odt(v, op->dst2) != ISA_DT_UINT8)
             return vfail(v, "scale", "scales are uint8 (E8M0)");
         if (is_quad(dd)) {   /* NKI v4: [P, 4F] bf16/fp16 -> [P, F] fp8 quads */
             if (dd == ISA_DT_FP4E2M1X4)

@@ -45,6 +45,14 @@ static inline const tir_tensor_t *tens(const vctx_t *v, const tir_ap_t *a)
     return a->tensor >= 0 ? &v->k->tensors[a->tensor] : NULL;
 }
 
+/* The dtype operand a reads or writes: its dtype view's (NKI
+ * tensor.view(dtype)), else its tensor's.  Every dtype rule of an op is
+ * about what the engine sees, so the rules read this, not the tensor. */
+static inline unsigned odt(const vctx_t *v, const tir_ap_t *a)
+{
+    return tir_ap_dtype(&v->k->tensors[a->tensor], a);
+}
+
 /* tile APs: partitions = count[0], free = the rest */
 static inline int64_t ap_parts(const tir_ap_t *a)
 {

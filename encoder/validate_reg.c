@@ -37,7 +37,7 @@ int enc_validate_register(const tir_kernel_t *k, const tir_op_t *op, tpb_err_t *
     int64_t n = 1;
     for (int i = 0; i < d->ndim; i++)
         n *= d->count[i];
-    unsigned dt = k->tensors[d->tensor].dtype;
+    unsigned dt = tir_ap_dtype(&k->tensors[d->tensor], d);
     if (n != 1)
         return tpb_errf(err, "%s (register_store): field 'dst': %lld elements; a register "
                         "store writes exactly one", op->path, (long long)n);

@@ -47,7 +47,7 @@ static int pool_not_psum(const vctx_t *c, int engine, const tir_ap_t *a, const c
 
 static int state_shape(const vctx_t *c, int engine, const tir_ap_t *a, const char *field)
 {
-    unsigned dt = tens(c, a)->dtype;
+    unsigned dt = odt(c, a);
     if (dt != ISA_DT_UINT32)
         return vfail(c, field, "dtype %s: the PRNG state is uint32", isa_dtype_numpy_name(dt));
     int w = enc_rng_state_words(engine);
@@ -73,14 +73,14 @@ static int rand2_bound(const vctx_t *c, const tir_scalar_t *s, const char *field
             return vfail(c, field, "%g is not a finite number", s->imm);
         return 0;
     }
-    const tir_tensor_t *bt = tens(c, s->ap);
+    unsigned bt = odt(c, s->ap);
     if (ap_free(s->ap) != 1 || ap_parts(s->ap) != ap_parts(c->op->dst))
         return vfail(c, field, "a per-partition value must be a [%lld, 1] tile access (got %lld "
                      "x %lld)", (long long)ap_parts(c->op->dst), (long long)ap_parts(s->ap),
                      (long long)ap_free(s->ap));
-    if (bt->dtype != ISA_DT_FP32)
+    if (bt != ISA_DT_FP32)
         return vfail(c, field, "dtype %s: a tile bound is float32",
-                     isa_dtype_numpy_name(bt->dtype));
+                     isa_dtype_numpy_name(bt));
     return 0;
 }
 
@@ -93,7 +93,7 @@ int enc_validate_rng(const tir_kernel_t *k, const tpb_target_t *t, const tir_op_
     case TIR_RNG: {
         if (need_tile(&c, op->dst, "dst") || pool_not_psum(&c, eng, op->dst, "dst"))
             return -1;
-        unsigned dt = tens(&c, op->dst)->dtype;
+        unsigned dt = odt(&c, op->dst);
         if (isa_dtype_kind(dt) == ISA_DK_F)
             return vfail(&c, "dst", "dtype %s: rng writes an integer dtype (int8, int16, int32, "
                          "uint8, uint16, uint32)", isa_dtype_numpy_name(dt));
@@ -123,7 +123,7 @@ int enc_validate_rng(const tir_kernel_t *k, const tpb_target_t *t, const tir_op_
         if (need_tile(&c, op->src[0], "src_seeds"))
             return -1;
         const tir_ap_t *s = op->src[0];
-        unsigned dt = tens(&c, s)->dtype;
+        unsigned dt = odt(&c, s);
         if (ap_parts(s) != 1 || ap_free(s) != 1)
             return vfail(&c, "src_seeds", "must be a [1, 1] tile access (got %lld x %lld)",
                          (long long)ap_parts(s), (long long)ap_free(s));

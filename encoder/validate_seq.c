@@ -9,7 +9,7 @@
 
 static unsigned dt(const vctx_t *s, const tir_ap_t *a)
 {
-    return tens(s, a)->dtype;
+    return odt(s, a);
 }
 
 static const char *enum_nm(isa_ftype_t t, int v)

@@ -406,11 +406,20 @@ static void test_dtype_view(void **state)
                "'dtype': 'float32'}}",
                "field 'src': 'u' (uint8) viewed as float32: a partition's bytes are not a multiple of "
                "its 4-byte elements", NULL);
-    fails_with(T("t", "[128, 64]", "float32")
-               "{'op': 'tensor_copy', 'dst': 't', 'src': {'tensor': 't', 'ap': [[64, 128], [1, 64]], "
-               "'dtype': 'int32'}}",
-               "(tensor_copy): field 'src': a dtype view (int32) of 't' is taken only by a direct load, "
-               "store or dma_copy", NULL);
+    /* a compute operand takes a view (the engine's access pattern carries
+     * the dtype); an indirect DMA does not (its addresses count the
+     * tensor's own elements) */
+    parses(T("t", "[128, 64]", "float32") T("u", "[128, 128]", "bfloat16")
+           "{'op': 'tensor_copy', 'dst': 'u', 'src': {'tensor': 't', 'ap': [[128, 128], [1, 128]], "
+           "'dtype': 'bfloat16'}}", &k);
+    assert_int_equal(k.ops[k.nops - 1].src[0]->view, ISA_DT_BF16 + 1);
+    assert_int_equal(k.ops[k.nops - 1].src[0]->count[1], 128);
+    tir_kernel_free(&k);
+    fails_with(T("idx", "[128, 1]", "int32") T("g", "[128, 64]", "float32")
+               "{'op': 'load', 'dst': {'tensor': 'g', 'ap': [[64, 128], [1, 64]], 'dtype': 'int32'}, "
+               "'src': {'tensor': 'tab', 'index': 'idx'}}",
+               "(indirect_load): field 'dst': a dtype view (int32) of 'g' is taken by compute ops and "
+               "by a direct load, store or dma_copy without a register offset, not by this DMA", NULL);
     fails_with(T("t", "[128, 64]", "float32")
                "{'op': 'store', 'dst': 'out[0:128, 0:64]', 'src': {'tensor': 't', 'ap': [[64, 128], "
                "[1, 64]], 'dtype': 'float64'}}", "field 'dtype': unknown dtype 'float64'", NULL);

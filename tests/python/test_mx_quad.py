@@ -95,13 +95,24 @@ def _spread(t_sbuf_rows, scale_hbm, P, n):
                       src=scale_hbm.ap([[n, 4], [1, n]], offset=4 * q * n))
 
 
-def _matmul_kernel(st_dt, mv_dt, P, M, N, dst_dt, twice=False):
+def _load_quads(src, dt, P, n, viewed):
+    """src [P, n] (the quads' bits) into an SBUF tile of quads: through an
+    HBM dtype view, or (viewed) loaded as the bits and the tile viewed as
+    the quads, as the NKI Library's MX kernels do (`weight_sb.view(...)`)."""
+    if not viewed:
+        t = nl.ndarray((P, n), dtype=dt, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=src.ap([[n, P], [1, n]], offset=0, dtype=dt))
+        return t
+    t = nl.ndarray((P, n), dtype=src.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=src)
+    return t.view(dt)
+
+
+def _matmul_kernel(st_dt, mv_dt, P, M, N, dst_dt, twice=False, viewed=False):
     @nki.jit(platform_target="trn3")
     def k(st, sst, mv, smv):
-        a = nl.ndarray((P, M), dtype=st_dt, buffer=nl.sbuf)
-        b = nl.ndarray((P, N), dtype=mv_dt, buffer=nl.sbuf)
-        nisa.dma_copy(dst=a, src=st.ap([[M, P], [1, M]], offset=0, dtype=st_dt))
-        nisa.dma_copy(dst=b, src=mv.ap([[N, P], [1, N]], offset=0, dtype=mv_dt))
+        a = _load_quads(st, st_dt, P, M, viewed)
+        b = _load_quads(mv, mv_dt, P, N, viewed)
         sa = nl.ndarray((P, M), dtype=nl.uint8, buffer=nl.sbuf)
         sb = nl.ndarray((P, N), dtype=nl.uint8, buffer=nl.sbuf)
         nisa.memset(dst=sa, value=0)
@@ -124,16 +135,19 @@ def _matmul_kernel(st_dt, mv_dt, P, M, N, dst_dt, twice=False):
 _DT = {"e4m3": nl.float8_e4m3fn_x4, "e5m2": nl.float8_e5m2_x4, "fp4": nl.float4_e2m1fn_x4}
 
 
-@pytest.mark.parametrize("st_kind, mv_kind, P", [("e4m3", "e4m3", 128), ("e5m2", "fp4", 64),
-                                                 ("fp4", "fp4", 32)])
-def test_matmul_mx_quads_numpy(st_kind, mv_kind, P):
+@pytest.mark.parametrize("st_kind, mv_kind, P, viewed", [
+    ("e4m3", "e4m3", 128, False), ("e5m2", "fp4", 64, False), ("fp4", "fp4", 32, False),
+    ("e4m3", "fp4", 128, True)])
+def test_matmul_mx_quads_numpy(st_kind, mv_kind, P, viewed):
     """K = 4 x P contraction values per output, scales per group (MXFP8
-    times MXFP4 is allowed); fp32 PSUM."""
+    times MXFP4 is allowed); fp32 PSUM.  viewed: the operands are uint32 /
+    uint16 tiles viewed as quads on the PE."""
     M, N = 64, 256
     st, mv = _quads((P, M), st_kind), _quads((P, N), mv_kind)
     sst = RNG.integers(118, 128, (P // 8, M)).astype(np.uint8)
     smv = RNG.integers(118, 128, (P // 8, N)).astype(np.uint8)
-    got = _matmul_kernel(_DT[st_kind], _DT[mv_kind], P, M, N, nl.float32)(st, sst, mv, smv)
+    got = _matmul_kernel(_DT[st_kind], _DT[mv_kind], P, M, N, nl.float32, viewed=viewed)(
+        st, sst, mv, smv)
     want = matmul_ref(st, st_kind, sst, mv, mv_kind, smv)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30 + 1e-6 * np.abs(want).max())
 

@@ -1,7 +1,8 @@
 """Dtype reinterpretation (NKI tensor.view(dtype) / reinterpret_cast and
 .ap(pattern, dtype=)): the same bytes read as another dtype, through real
 kernels on HBM and SBUF operands, checked against NumPy's own .view() of
-the same data; the refusals (docs/python.md "NKI 0.x tensor views")."""
+the same data, on DMA and compute operands; the refusals (docs/python.md
+"NKI 0.x tensor views")."""
 import numpy as np
 import pytest
 
@@ -142,20 +143,45 @@ def test_refused(fn, match):
         k(np.zeros((128, 8), np.float32))
 
 
-def test_compute_operand_refused():
-    """The compiler takes a dtype view on direct DMAs only: a compute op's
-    view is a compile error naming the op and the field."""
+def test_compute_operands_numpy():
+    """Compute engines read and write through dtype views: an fp32 tile's
+    bits as int32 (a copy and a bitwise and that clears the sign, written
+    through an int32 view of an fp32 tile), and fp32 tiles holding bf16
+    pairs as the [128, 128] bf16 operands of a matmul (values k / 8, so
+    the fp32 PSUM sums are exact)."""
+    x = RNG.standard_normal((128, 8)).astype(np.float32)
+    pairs = [(RNG.integers(-16, 17, (128, 128)) / 8.0).astype(nl.bfloat16) for _ in range(2)]
+    st, mv = (p.view(np.uint16).view(np.float32) for p in pairs)
+
     @nki.jit
-    def k(a):
+    def k(a, st, mv):
         t = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
-        u = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=a)
+        u = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.sbuf)
         nisa.tensor_copy(dst=u, src=t.view(nl.int32))
-        o = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.shared_hbm)
-        nisa.dma_copy(dst=o, src=u)
-        return o
-    with pytest.raises(Exception, match=r"tensor_copy.*field 'src': a dtype view \(int32\)"):
-        k(np.zeros((128, 8), np.float32))
+        w = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=w.view(nl.int32), data=t.view(nl.int32), op0=nl.bitwise_and,
+                           operand0=0x7FFFFFFF)
+        s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        m = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=s, src=st)
+        nisa.dma_copy(dst=m, src=mv)
+        ps = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=ps, stationary=s.view(nl.bfloat16), moving=m.view(nl.bfloat16))
+        r = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=r, src=ps)
+        ou = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+        ow = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        om = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=ou, src=u)
+        nisa.dma_copy(dst=ow, src=w)
+        nisa.dma_copy(dst=om, src=r)
+        return ou, ow, om
+    ou, ow, om = k(x, st, mv)
+    np.testing.assert_array_equal(ou, x.view(np.int32))
+    np.testing.assert_array_equal(ow, np.abs(x))
+    a, b = (p.astype(np.float64) for p in pairs)
+    np.testing.assert_array_equal(om, a.T @ b)
 
 
 def test_view_past_the_tensor_refused():
