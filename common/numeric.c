@@ -145,6 +145,35 @@ static int64_t f32_to_int_sat(float f, int64_t lo, int64_t hi)
     return (int64_t)r;
 }
 
+uint8_t num_f32_to_fp8e8m0(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (u >> 31)   /* negative (-0 included: no sign to keep it) */
+        return (u & 0x7FFFFFFFu) ? 0xFF : 0x00;
+    uint32_t e = u >> 23, m = u & 0x7FFFFFu;
+    if (e == 0xFF)
+        return 0xFF;
+    if (e == 0)   /* 0 and fp32 subnormals: 2^-127, or 2^-126 past their midpoint
+                     1.5 * 2^-127 (m 0x600000; the tie to the even field 0) */
+        return m > 0x600000u ? 1 : 0;
+    /* the power of two nearest 1.m * 2^(e-127): up past the midpoint 1.5,
+     * at it to the even field */
+    if (m > 0x400000u || (m == 0x400000u && (e & 1u)))
+        e++;
+    return e >= 0xFF ? 0xFF : (uint8_t)e;
+}
+
+float num_fp8e8m0_to_f32(uint8_t v)
+{
+    if (v == 0xFF)
+        return NAN;
+    uint32_t u = v ? (uint32_t)v << 23 : 0x00400000u;   /* 2^-127: an fp32 subnormal */
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 float num_load_f32(const void *p, unsigned dt)
 {
     const uint8_t *b = p;
@@ -157,6 +186,7 @@ float num_load_f32(const void *p, unsigned dt)
     case ISA_DT_FP8E5M2: return num_fp8e5m2_to_f32(b[0]);
     case ISA_DT_FP8E5M2X4: case ISA_DT_FP8E4M3X4: case ISA_DT_FP4E2M1X4:
         return NAN;   /* a packed quad is no single number (num_load_x4 reads a lane) */
+    case ISA_DT_FP8E8M0: return num_fp8e8m0_to_f32(b[0]);
     default: return (float)num_load_i64(p, dt);
     }
 }
@@ -201,6 +231,7 @@ void num_store_f32(void *p, unsigned dt, float v)
     case ISA_DT_FP8E4M3: b[0] = num_f32_to_fp8e4m3(v); return;
     case ISA_DT_FP8E4M3IEEE: b[0] = num_f32_to_fp8e4m3ieee(v); return;
     case ISA_DT_FP8E5M2: b[0] = num_f32_to_fp8e5m2(v); return;
+    case ISA_DT_FP8E8M0: b[0] = num_f32_to_fp8e8m0(v); return;
     case ISA_DT_INT8: { int8_t x = (int8_t)f32_to_int_sat(v, INT8_MIN, INT8_MAX); memcpy(b, &x, 1); return; }
     case ISA_DT_INT16: { int16_t x = (int16_t)f32_to_int_sat(v, INT16_MIN, INT16_MAX); memcpy(b, &x, 2); return; }
     case ISA_DT_INT32: { int32_t x = (int32_t)f32_to_int_sat(v, INT32_MIN, INT32_MAX); memcpy(b, &x, 4); return; }

@@ -24,6 +24,12 @@ uint8_t num_f32_to_fp8e4m3ieee(float f);
 float num_fp8e4m3ieee_to_f32(uint8_t v);
 uint8_t num_f32_to_fp8e5m2(float f);
 float num_fp8e5m2_to_f32(uint8_t v);
+/* E8M0 (OCP MX block scale, NKI float8_e8m0fnu): byte b is 2^(b - 127),
+ * 0xFF NaN; no sign, no zero.  To E8M0: the nearest power of two (ties --
+ * 1.5 * 2^e -- to the even exponent field); 0 and magnitudes below 2^-127
+ * give 0x00, past 2^127 (rounded) or negative, NaN or inf give 0xFF. */
+uint8_t num_f32_to_fp8e8m0(float f);
+float num_fp8e8m0_to_f32(uint8_t v);
 
 /* Read one element of isa dtype `dt` at p, as float (integers converted). */
 float num_load_f32(const void *p, unsigned dt);

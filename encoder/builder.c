@@ -420,7 +420,8 @@ static void store_one(void *p, unsigned dtype)
     case ISA_DT_FP8E5M2: *(uint8_t *)p = 0x3C; break;
     case ISA_DT_INT8: case ISA_DT_UINT8: *(uint8_t *)p = 1; break;
     case ISA_DT_INT16: case ISA_DT_UINT16: { uint16_t v = 1; memcpy(p, &v, 2); break; }
-    default: { uint32_t v = 1; memcpy(p, &v, 4); break; }
+    case ISA_DT_INT32: case ISA_DT_UINT32: { uint32_t v = 1; memcpy(p, &v, 4); break; }
+    default: break;   /* the MX-only dtypes: refused by enc_shared_identity_matrix */
     }
 }
 
@@ -431,6 +432,9 @@ int enc_shared_identity_matrix(enc_builder_t *b, const char *name, int64_t n, un
     if (n < 1 || n > 4096)
         return tfail(b, "identity '%s': size %lld (must be 1..4096)", name ? name : "?",
                         (long long)n);
+    if (isa_dtype_mx_only(dtype))   /* a quad or an E8M0 scale has no 1 and 0 */
+        return tfail(b, "identity '%s': field 'dtype': %s is an MX-only dtype, not a number "
+                        "type", name ? name : "?", isa_dtype_numpy_name(dtype));
     int64_t shape[2] = {n, n};
     int id = enc_shared_constant(b, name, dtype, 2, shape, NULL);
     if (id < 0)

@@ -58,7 +58,7 @@ static int store_value(jx_t *j, const char *path, void *p, unsigned dt, double v
     case ISA_DT_FP32: case ISA_DT_BF16: case ISA_DT_FP16:
         num_store_f32(p, dt, (float)v);
         return 0;
-    case ISA_DT_FP8E4M3: case ISA_DT_FP8E4M3IEEE: case ISA_DT_FP8E5M2:
+    case ISA_DT_FP8E4M3: case ISA_DT_FP8E4M3IEEE: case ISA_DT_FP8E5M2: case ISA_DT_FP8E8M0:
         return fj_jfail(j, path, "value", "inline float8 constants are not supported; give a .npy "
                      "`file` instead");
     default: break;

@@ -360,7 +360,8 @@ int lw_direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap
                       (unsigned long long)d->elems);
     /* differing dtypes: the DMA converts element by element (docs/design.md) */
     if (!isa_dma_dtypes_ok(s->dtype, d->dtype, (op->flags & TIR_F_RMW_ADD) != 0))
-        return lw_err(c, "a packed MX dtype is copied only into itself (src %s, dst %s)",
+        return lw_err(c, "a packed MX dtype or an MX scale is copied only into itself (src %s, "
+                         "dst %s)",
                       isa_dtype_numpy_name(s->dtype), isa_dtype_numpy_name(d->dtype));
     if (lw_check_qos(c))
         return -1;

@@ -243,8 +243,8 @@ static int lower_matmul_mx(lower_ctx_t *c)
         mm_tap(c, &mm, op->src[3], false, "moving_scale", &g->scale) ||
         mm_tap(c, &mm, op->dst, true, "dst", &g->dst))
         return -1;
-    if (f->scale.dtype != ISA_DT_UINT8 || g->scale.dtype != ISA_DT_UINT8)
-        return lw_err(c, "MX scales must be uint8 (E8M0) tiles");
+    if (!isa_mx_scale_dtype(f->scale.dtype) || !isa_mx_scale_dtype(g->scale.dtype))
+        return lw_err(c, "MX scales must be float8_e8m0fnu or uint8 (E8M0) tiles");
     if (isa_dtype_kind(f->src.dtype) == ISA_DK_X) {
         /* NeuronCore-v4 quads: scales of 8-partition groups, four per
          * 32-partition quadrant in its first partitions (NKI nc_matmul_mx) */

@@ -288,8 +288,8 @@ static int lower_quantize(lower_ctx_t *c)
         lw_tap(c, in, op->dst, true, "dst", &f->out) ||
         lw_tap(c, in, op->dst2, true, "scale", &f->scale))
         return -1;
-    if (f->scale.dtype != ISA_DT_UINT8)
-        return lw_err(c, "quantize_mx scale output must be uint8 (E8M0)");
+    if (!isa_mx_scale_dtype(f->scale.dtype))
+        return lw_err(c, "quantize_mx scale output must be float8_e8m0fnu or uint8 (E8M0)");
     if (isa_dtype_kind(f->out.dtype) == ISA_DK_X &&
         lw_mx_quad_scales(c, &f->out, &f->scale, "quantize_mx dst", "quantize_mx scale"))
         return -1;

@@ -360,8 +360,10 @@ static int check_matmul(const vctx_t *v)
         for (int i = 2; i < 4; i++) {
             if (need_space(v, op->src[i], i, K(SBUF), "an SBUF tile"))
                 return -1;
-            if (odt(v, op->src[i]) != ISA_DT_UINT8)
-                return vfail(v, enc_operand_name(op->kind, i), "scales are uint8 (E8M0)");
+            if (!isa_mx_scale_dtype(odt(v, op->src[i])))
+                return vfail(v, enc_operand_name(op->kind, i),
+                             "dtype %s: scales are float8_e8m0fnu or uint8 (E8M0)",
+                             isa_dtype_numpy_name(odt(v, op->src[i])));
         }
     }
     if (op->kind == TIR_MATMUL_SPARSE) {
@@ -787,8 +789,9 @@ static int check_misc(const vctx_t *v)
         unsigned sd = odt(v, op->src[0]), dd = odt(v, op->dst);
         if (need(v, op->dst2, -2))
             return -1;
-        if (odt(v, op->dst2) != ISA_DT_UINT8)
-            return vfail(v, "scale", "scales are uint8 (E8M0)");
+        if (!isa_mx_scale_dtype(odt(v, op->dst2)))
+            return vfail(v, "scale", "dtype %s: scales are float8_e8m0fnu or uint8 (E8M0)",
+                         isa_dtype_numpy_name(odt(v, op->dst2)));
         if (is_quad(dd)) {   /* NKI v4: [P, 4F] bf16/fp16 -> [P, F] fp8 quads */
             if (dd == ISA_DT_FP4E2M1X4)
                 return vfail(v, "dst", "quantize_mx writes float8_e5m2_x4 or float8_e4m3fn_x4, "

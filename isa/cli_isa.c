@@ -298,11 +298,14 @@ static void print_markdown(void)
 
     printf("## Data types\n\n| value | asm | numpy | bytes | kind |\n|---|---|---|---|---|\n");
     static const char *const kinds[] = { "float", "signed int", "unsigned int",
-                                         "packed MX quad (4 lanes)" };
+                                         "packed MX quad (4 lanes)",
+                                         "MX block scale (E8M0)" };
+    _Static_assert(sizeof kinds / sizeof kinds[0] == ISA_DK_S + 1, "a name per dtype kind");
     for (unsigned d = 0; d < ISA_DT_COUNT; d++)
         printf("| %u | `%s` | `%s` | %u | %s |\n", d, isa_dtype_name(d), isa_dtype_numpy_name(d),
                isa_dtype_size(d), kinds[isa_dtype_kind(d)]);
-    printf("\nValues %u..15 of the 4-bit dtype fields are invalid.\n\n", ISA_DT_COUNT);
+    _Static_assert(ISA_DT_COUNT == 16, "the docs line below");
+    printf("\nEvery value of the 4-bit dtype fields names a dtype.\n\n");
 
     printf("## Opcodes\n\n| L2 | mnemonic | format | class | engines |\n|---|---|---|---|---|\n");
     for (unsigned i = 0; i < ISA_OP_COUNT; i++) {

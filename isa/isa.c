@@ -343,6 +343,12 @@ bool isa_packed_operand(isa_op_t op, const char *operand)
            (op == ISA_OP_MATMUL_MX && !strcmp(operand, "moving"));
 }
 
+bool isa_scale_operand(isa_op_t op, const char *operand)
+{
+    return (op == ISA_OP_QUANTIZE_MX || op == ISA_OP_LDWEIGHTS_MX || op == ISA_OP_MATMUL_MX) &&
+           !strcmp(operand, "scale");
+}
+
 /* Structural checks of one operand after its subfields were decoded; f is
  * its ".addr" subfield. */
 isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_t offset,
@@ -376,6 +382,11 @@ isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_
                         "operand '%s': packed MX dtype %s is taken only by QuantizeMX out, "
                         "LdWeightsMX src and MatmulMX moving", f->operand,
                         isa_dtype_name(t->dtype));
+        if (isa_dtype_kind(t->dtype) == ISA_DK_S && !isa_scale_operand(in->op, f->operand))
+            return isa_fail(err, ISA_E_RANGE, offset, f->operand,
+                        "operand '%s': MX scale dtype %s is taken only by the scale of "
+                        "QuantizeMX, LdWeightsMX and MatmulMX", f->operand,
+                        isa_dtype_name(t->dtype));
         for (unsigned d = 0; d < 2; d++) {
             if (d < t->ndims && t->count[d] == 0)
                 return isa_fail(err, ISA_E_RANGE, offset, f->operand,
@@ -392,9 +403,10 @@ isa_status_t isa_check_operand(const isa_inst_t *in, const isa_field_t *f, size_
         if (p->space == ISA_SPACE_HBM)
             return isa_fail(err, ISA_E_RANGE, offset, f->operand,
                         "pointer '%s': compute engines cannot address hbm", f->operand);
-        if (p->space != ISA_SPACE_NONE && isa_dtype_kind(p->dtype) == ISA_DK_X)
+        if (p->space != ISA_SPACE_NONE && isa_dtype_mx_only(p->dtype))
             return isa_fail(err, ISA_E_RANGE, offset, f->operand,
-                        "pointer '%s': packed MX dtype %s is no scalar", f->operand,
+                        "pointer '%s': %s dtype %s is no scalar", f->operand,
+                        isa_dtype_kind(p->dtype) == ISA_DK_X ? "packed MX" : "MX scale",
                         isa_dtype_name(p->dtype));
     }
     return ISA_OK;

@@ -51,7 +51,7 @@ typedef enum {
     ISA_DT_COUNT
 } isa_dtype_t;
 
-typedef enum { ISA_DK_F, ISA_DK_I, ISA_DK_U, ISA_DK_X } isa_dtype_kind_t;
+typedef enum { ISA_DK_F, ISA_DK_I, ISA_DK_U, ISA_DK_X, ISA_DK_S } isa_dtype_kind_t;
 const char *isa_dtype_name(unsigned dt);               /* asm name, "?" if invalid */
 const char *isa_dtype_numpy_name(unsigned dt);         /* "float32", "bfloat16", ... */
 int isa_dtype_by_name(const char *name);               /* accepts asm or numpy name; -1 */
@@ -69,13 +69,28 @@ static inline unsigned isa_dtype_size(unsigned dt)
 isa_dtype_kind_t isa_dtype_kind(unsigned dt);
 bool isa_dtype_valid(unsigned dt);
 
-/* A DMA moves a packed MX quad (ISA_DK_X) only into the same dtype, byte
- * for byte and without arithmetic (dst add, scale): a quad is no number to
- * convert or add.  Other dtype pairs convert element by element. */
+/* Whether dt is one of the MX-only dtypes: a packed quad (ISA_DK_X) or an
+ * E8M0 block scale (ISA_DK_S). */
+static inline bool isa_dtype_mx_only(unsigned dt)
+{
+    isa_dtype_kind_t k = isa_dtype_kind(dt);
+    return k == ISA_DK_X || k == ISA_DK_S;
+}
+
+/* The dtypes an MX block scale operand takes: fp8e8m0 (NKI
+ * float8_e8m0fnu) or uint8 holding the same E8M0 bits (NKI's older form). */
+static inline bool isa_mx_scale_dtype(unsigned dt)
+{
+    return dt == ISA_DT_FP8E8M0 || dt == ISA_DT_UINT8;
+}
+
+/* A DMA moves a packed MX quad or an E8M0 scale only into the same dtype,
+ * byte for byte and without arithmetic (dst add, scale): a quad is no
+ * number, and a scale is read as one only by the MX instructions.  Other
+ * dtype pairs convert element by element. */
 static inline bool isa_dma_dtypes_ok(unsigned src, unsigned dst, bool arith)
 {
-    bool qs = isa_dtype_kind(src) == ISA_DK_X, qd = isa_dtype_kind(dst) == ISA_DK_X;
-    return !(qs || qd) || (src == dst && !arith);
+    return !(isa_dtype_mx_only(src) || isa_dtype_mx_only(dst)) || (src == dst && !arith);
 }
 
 /* ---- small enums (enums.def) ---- */
@@ -213,6 +228,9 @@ const isa_opinfo_t *isa_op_by_mnemonic(const char *mn);/* case-sensitive; NULL *
  * (ISA_DK_X): QuantizeMX out, LdWeightsMX src, MatmulMX moving.  The
  * decoder refuses a quad in any other TAP and in every PTR. */
 bool isa_packed_operand(isa_op_t op, const char *operand);
+/* Whether TAP operand `operand` of op takes an E8M0 block scale dtype
+ * (ISA_DK_S): the `scale` of QuantizeMX, LdWeightsMX and MatmulMX. */
+bool isa_scale_operand(isa_op_t op, const char *operand);
 
 /* ---- field descriptors (for asm, dis, docs, table checks) ---- */
 typedef enum { ISA_OPND_NONE, ISA_OPND_TAP, ISA_OPND_PTR, ISA_OPND_DAP } isa_opnd_kind_t;

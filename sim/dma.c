@@ -181,8 +181,8 @@ static int quad_check(sim_core_t *c, sim_engine_t *e, size_t idx, const isa_dap_
     if (isa_dma_dtypes_ok(src->dtype, dst->dtype, arith))
         return 0;
     return sim_inst_errf(err, c, e, idx,
-                         "a packed MX dtype moves only into itself, without compute or scale "
-                         "(src %s, dst %s)",
+                         "a packed MX dtype or an MX scale moves only into itself, without "
+                         "compute or scale (src %s, dst %s)",
                          isa_dtype_name(src->dtype), isa_dtype_name(dst->dtype));
 }
 

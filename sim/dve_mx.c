@@ -124,9 +124,9 @@ static int exec_quantize_mx(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                  "fp8e5m2x4), not %s", isa_dtype_name(o[1].dtype));
         goto done;
     }
-    if (isa_dtype_kind(o[0].dtype) != ISA_DK_F || o[2].esize != 1 ||
-        isa_dtype_kind(o[2].dtype) == ISA_DK_F) {
-        sim_fail(ctx, "in/scale: QuantizeMX reads a float dtype and writes uint8 E8M0 scales "
+    if (isa_dtype_kind(o[0].dtype) != ISA_DK_F || !isa_mx_scale_dtype(o[2].dtype)) {
+        sim_fail(ctx, "in/scale: QuantizeMX reads a float dtype and writes E8M0 scales (fp8e8m0 "
+                 "or uint8) "
                  "(in %s, scale %s)", isa_dtype_name(o[0].dtype), isa_dtype_name(o[2].dtype));
         goto done;
     }

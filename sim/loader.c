@@ -530,14 +530,16 @@ static void shape_text(int nd, const int64_t *sh, char *buf, size_t len)
         snprintf(buf + off, len - off, nd == 1 ? ",)" : ")");
 }
 
-/* The unsigned integer dtype that holds a packed MX quad's bits (uint32
- * for fp8 quads, uint16 for fp4 quads): how quads enter and leave the
- * simulator (NumPy has no quad type); -1 for any other dtype. */
-static int quad_bits_dtype(unsigned dt)
+/* The unsigned integer dtype that holds an MX-only dtype's bits (uint32
+ * for fp8 quads, uint16 for fp4 quads, uint8 for E8M0 scales): how they
+ * enter and leave the simulator (NumPy has no such types); -1 for any
+ * other dtype. */
+static int mx_bits_dtype(unsigned dt)
 {
-    if (isa_dtype_kind(dt) != ISA_DK_X)
+    if (!isa_dtype_mx_only(dt))
         return -1;
-    return isa_dtype_size(dt) == 4 ? ISA_DT_UINT32 : ISA_DT_UINT16;
+    unsigned n = isa_dtype_size(dt);
+    return n == 4 ? ISA_DT_UINT32 : n == 2 ? ISA_DT_UINT16 : ISA_DT_UINT8;
 }
 
 static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const char *what,
@@ -554,8 +556,8 @@ static int store_array(sim_t *s, sim_tensor_t *t, const npy_array_t *a, const ch
                         got, want);
     }
     uint8_t *dst = s->hbm + t->addr;
-    if (a->dtype == t->dtype || (int)a->dtype == quad_bits_dtype(t->dtype)) {
-        memcpy(dst, a->data, t->bytes);   /* a packed MX quad: its bits as they are */
+    if (a->dtype == t->dtype || (int)a->dtype == mx_bits_dtype(t->dtype)) {
+        memcpy(dst, a->data, t->bytes);   /* an MX quad or scale: its bits as they are */
     } else if (a->dtype == ISA_DT_FP32 && isa_dtype_kind(t->dtype) == ISA_DK_F) {
         num_store_f32_array(dst, t->dtype, a->data, a->count);
     } else {
@@ -692,15 +694,15 @@ int sim_get_tensor_as(const sim_t *s, const char *name, bool bits, npy_array_t *
     const sim_tensor_t *t = sim_find_tensor(s, name);
     if (!t)
         return tpb_errf(err, "no tensor '%s' in tensor-map.json", name);
-    int quad = quad_bits_dtype(t->dtype);
+    int mxb = mx_bits_dtype(t->dtype);
     unsigned dt = npy_descr(t->dtype) ? t->dtype
-                  : quad >= 0                   ? (unsigned)quad
+                  : mxb >= 0                    ? (unsigned)mxb
                   : !bits                       ? ISA_DT_FP32
                   : isa_dtype_size(t->dtype) == 2 ? ISA_DT_UINT16 : ISA_DT_UINT8;
     if (npy_alloc(out, dt, t->ndim, t->shape, err) != 0)
         return -1;
     const uint8_t *src = s->hbm + t->addr;
-    if (dt == t->dtype || bits || quad >= 0) {
+    if (dt == t->dtype || bits || mxb >= 0) {
         memcpy(out->data, src, t->bytes);
     } else {
         num_load_f32_array(out->data, src, t->dtype, out->count);

@@ -23,9 +23,8 @@ static inline int mx_quad_check(sim_exec_ctx_t *ctx, const sim_opnd_t *data,
         return sim_fail(ctx, "%s: MX data of %s span whole 32-partition quadrants: %u "
                         "partitions is not a multiple of 32", data->name,
                         isa_dtype_name(data->dtype), data->nparts);
-    if (scale->esize != 1 || isa_dtype_kind(scale->dtype) == ISA_DK_F ||
-        isa_dtype_kind(scale->dtype) == ISA_DK_X)
-        return sim_fail(ctx, "%s: E8M0 scales are uint8, not %s", scale->name,
+    if (!isa_mx_scale_dtype(scale->dtype))
+        return sim_fail(ctx, "%s: E8M0 scales are fp8e8m0 or uint8, not %s", scale->name,
                         isa_dtype_name(scale->dtype));
     unsigned rows = isa_mx_quad_scale_rows(data->nparts);
     if (scale->nparts < rows || scale->nfree != data->nfree)

@@ -188,8 +188,8 @@ static int mx_scale_shape(sim_exec_ctx_t *ctx, const sim_opnd_t *data, const sim
     if (data->nparts % MX_BLOCK)
         return sim_fail(ctx, "%s: MX K (%u partitions) must be a multiple of 32", data->name,
                         data->nparts);
-    if (sc->esize != 1 || isa_dtype_kind(sc->dtype) == ISA_DK_F)
-        return sim_fail(ctx, "%s: E8M0 scales are uint8, not %s", sc->name,
+    if (!isa_mx_scale_dtype(sc->dtype))
+        return sim_fail(ctx, "%s: E8M0 scales are fp8e8m0 or uint8, not %s", sc->name,
                         isa_dtype_name(sc->dtype));
     if (sc->nparts != data->nparts / MX_BLOCK || sc->nfree != data->nfree)
         return sim_fail(ctx, "%s: expected %u partitions (one per 32 rows) x %u elements, got "

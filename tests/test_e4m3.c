@@ -114,7 +114,9 @@ static void test_isa_names_and_asm_round_trip(void **state)
     assert_string_equal(isa_dtype_numpy_name(ISA_DT_FP8E4M3IEEE), "float8_e4m3");
     assert_int_equal(isa_dtype_size(ISA_DT_FP8E4M3IEEE), 1);
     assert_true(isa_dtype_valid(ISA_DT_FP8E4M3IEEE) && isa_dtype_valid(ISA_DT_FP4E2M1X4) &&
-                !isa_dtype_valid(15));
+                isa_dtype_valid(ISA_DT_FP8E8M0) && !isa_dtype_valid(16));
+    assert_int_equal(ISA_DT_FP8E8M0, 15);   /* the last value of the 4-bit field */
+    assert_int_equal(isa_dtype_by_name("float8_e8m0fnu"), ISA_DT_FP8E8M0);
     const char *line = "LdWeights src=sbuf[0:128]@0x0:fp8e4m3ieee<1x128> row_pos=0 col_pos=0 "
                        "row_size=128 col_size=128 perf=normal onezero=0";
     isa_inst_t in;

@@ -53,19 +53,29 @@ static uint32_t rnd_enum(rng_t *r, isa_ftype_t t)
     }
 }
 
-/* A named dtype: a packed MX quad only where the operand takes one
- * (isa_packed_operand), half the time there. */
-static uint32_t rnd_dtype(rng_t *r, bool packed_ok)
+/* Whether TAP operand `operand` of op takes dtype v: a packed MX quad or
+ * an E8M0 scale only where the decoder takes one. */
+static bool dtype_fits(isa_op_t op, const char *operand, uint32_t v)
 {
+    isa_dtype_kind_t k = isa_dtype_kind(v);
+    return (k != ISA_DK_X || isa_packed_operand(op, operand)) &&
+           (k != ISA_DK_S || isa_scale_operand(op, operand));
+}
+
+/* A named dtype that the operand takes; an MX-only one half the time
+ * where it takes one. */
+static uint32_t rnd_dtype(rng_t *r, isa_op_t op, const char *operand)
+{
+    bool mx_ok = isa_packed_operand(op, operand) || isa_scale_operand(op, operand);
     for (;;) {
         uint32_t v = rnd_enum(r, ISA_FT_DTYPE);
-        bool quad = isa_dtype_kind(v) == ISA_DK_X;
-        if (packed_ok ? quad == (rnd_below(r, 2) == 0) : !quad)
+        if (dtype_fits(op, operand, v) &&
+            (!mx_ok || isa_dtype_mx_only(v) == (rnd_below(r, 2) == 0)))
             return v;
     }
 }
 
-static void rnd_tap(rng_t *r, isa_tap_t *t, bool allow_absent, bool packed_ok)
+static void rnd_tap(rng_t *r, isa_tap_t *t, bool allow_absent, isa_op_t op, const char *operand)
 {
     memset(t, 0, sizeof *t);
     if (allow_absent && rnd_below(r, 5) == 0)
@@ -74,7 +84,7 @@ static void rnd_tap(rng_t *r, isa_tap_t *t, bool allow_absent, bool packed_ok)
     t->start = rnd_below(r, ISA_NUM_PARTITIONS);
     t->nparts = 1 + rnd_below(r, ISA_NUM_PARTITIONS - t->start);
     t->addr = rnd_bits(r, 24);
-    t->dtype = rnd_dtype(r, packed_ok);
+    t->dtype = rnd_dtype(r, op, operand);
     t->ndims = rnd_below(r, ISA_MAX_FREE_DIMS + 1);
     for (unsigned d = 0; d < t->ndims; d++) {
         t->step[d] = rnd_signed(r, 16);
@@ -89,7 +99,9 @@ static void rnd_ptr(rng_t *r, isa_ptr_t *p)
         return;
     p->space = rnd_below(r, 2) ? ISA_SPACE_SBUF : ISA_SPACE_PSUM;
     p->addr = rnd_bits(r, 24);
-    p->dtype = rnd_dtype(r, false);
+    do   /* a pointer reads one number: no MX-only dtype */
+        p->dtype = rnd_enum(r, ISA_FT_DTYPE);
+    while (isa_dtype_mx_only(p->dtype));
 }
 
 static void rnd_dap(rng_t *r, isa_dap_t *d)
@@ -159,8 +171,7 @@ static void rnd_inst(rng_t *r, isa_op_t op, isa_inst_t *in)
         if (!strstr(f->name, ".addr"))
             continue;
         if (f->opnd_kind == ISA_OPND_TAP)
-            rnd_tap(r, (isa_tap_t *)(body + f->offset), !first_tap,
-                    isa_packed_operand(op, f->operand));
+            rnd_tap(r, (isa_tap_t *)(body + f->offset), !first_tap, op, f->operand);
         else if (f->opnd_kind == ISA_OPND_PTR)
             rnd_ptr(r, (isa_ptr_t *)(body + f->offset));
         else
@@ -258,7 +269,7 @@ static void make_present(rng_t *r, isa_inst_t *in, const isa_field_t *f)
     const isa_field_t *start = isa_field_by_name(fmt, name);
     uint8_t *p = (uint8_t *)isa_inst_body(in) + start->offset;
     if (f->opnd_kind == ISA_OPND_TAP && ((isa_tap_t *)p)->space == ISA_SPACE_NONE)
-        rnd_tap(r, (isa_tap_t *)p, false, isa_packed_operand(in->op, f->operand));
+        rnd_tap(r, (isa_tap_t *)p, false, in->op, f->operand);
     else if (f->opnd_kind == ISA_OPND_PTR && ((isa_ptr_t *)p)->space == ISA_SPACE_NONE)
         ((isa_ptr_t *)p)->space = ISA_SPACE_SBUF;
 }
@@ -292,15 +303,16 @@ static void test_enum_fields_exhaustive(void **state)
                     isa_err_t err;
                     memset(&err, 0, sizeof err);
                     isa_status_t st = isa_encode_with_prefixes(&in, b, &nb, &err);
-                    bool misplaced_quad = f->type == ISA_FT_DTYPE && f->operand &&
-                                          isa_dtype_kind(v) == ISA_DK_X &&
-                                          (f->opnd_kind == ISA_OPND_PTR ||
-                                           (f->opnd_kind == ISA_OPND_TAP &&
-                                            !isa_packed_operand((isa_op_t)op, f->operand)));
-                    if (misplaced_quad) {
-                        /* a packed MX quad outside the MX operands: refused */
-                        if (st == ISA_OK || !strstr(err.msg, "packed MX dtype"))
-                            report_failure("misplaced packed dtype accepted", f->name, err.msg);
+                    bool misplaced_mx = f->type == ISA_FT_DTYPE && f->operand &&
+                                        isa_dtype_mx_only(v) &&
+                                        (f->opnd_kind == ISA_OPND_PTR ||
+                                         (f->opnd_kind == ISA_OPND_TAP &&
+                                          !dtype_fits((isa_op_t)op, f->operand, v)));
+                    if (misplaced_mx) {
+                        /* a packed MX quad or an E8M0 scale outside its MX operands: refused */
+                        if (st == ISA_OK || !strstr(err.msg, isa_dtype_kind(v) == ISA_DK_X ?
+                                                                 "packed MX dtype" : "MX scale dtype"))
+                            report_failure("misplaced MX dtype accepted", f->name, err.msg);
                     } else if (isa_enum_name(f->type, v)) {
                         if (st != ISA_OK)
                             report_failure("valid enum value rejected", f->name, err.msg);
@@ -479,8 +491,9 @@ static void test_invalid_bundles_are_reported(void **state)
     expect_dis_problem(b, len, "field 'op' has invalid ALU value 200");
 
     encode_ok(TT_LINE, b, &len);
-    set_field(b, ISA_FMT_TT, "in1.dtype", 15);
-    expect_dis_problem(b, len, "field 'in1.dtype' has invalid DTYPE value 15");
+    set_field(b, ISA_FMT_TT, "in1.dtype", ISA_DT_FP8E8M0);   /* an E8M0 scale read as a number */
+    expect_dis_problem(b, len, "operand 'in1': MX scale dtype fp8e8m0 is taken only by the scale "
+                               "of QuantizeMX, LdWeightsMX and MatmulMX");
 
     encode_ok(TT_LINE, b, &len);   /* a packed MX quad where a number is read */
     set_field(b, ISA_FMT_TT, "in1.dtype", ISA_DT_FP8E4M3X4);

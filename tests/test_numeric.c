@@ -115,6 +115,34 @@ static void test_fp8_e5m2(void **state)
     assert_true(num_fp8e5m2_to_f32(0x01) == 0x1p-16f);
 }
 
+/* E8M0 (NKI float8_e8m0fnu): 2^(b - 127), 0xFF NaN; to it the nearest
+ * power of two, ties (1.5 * 2^e) to the even exponent field. */
+static void test_fp8_e8m0(void **state)
+{
+    (void)state;
+    assert_true(num_fp8e8m0_to_f32(127) == 1.0f);
+    assert_true(num_fp8e8m0_to_f32(0) == 0x1p-127f);   /* an fp32 subnormal */
+    assert_true(num_fp8e8m0_to_f32(254) == 0x1p127f);
+    assert_true(isnan(num_fp8e8m0_to_f32(255)));
+    for (unsigned b = 0; b < 255; b++)   /* every value round-trips */
+        assert_int_equal(num_f32_to_fp8e8m0(num_fp8e8m0_to_f32((uint8_t)b)), b);
+    assert_int_equal(num_f32_to_fp8e8m0(1.49f), 127);
+    assert_int_equal(num_f32_to_fp8e8m0(1.51f), 128);
+    assert_int_equal(num_f32_to_fp8e8m0(1.5f), 128);    /* tie: 127 is odd -> 128 */
+    assert_int_equal(num_f32_to_fp8e8m0(3.0f), 128);    /* tie: 128 is even, stays */
+    assert_int_equal(num_f32_to_fp8e8m0(0.0f), 0);
+    assert_int_equal(num_f32_to_fp8e8m0(0x1.8p-127f), 0);     /* subnormal tie -> even 0 */
+    assert_int_equal(num_f32_to_fp8e8m0(0x1.9p-127f), 1);
+    assert_int_equal(num_f32_to_fp8e8m0(0x1.fp127f), 0xFF);  /* rounds past 2^127 */
+    assert_int_equal(num_f32_to_fp8e8m0(-1.0f), 0xFF);       /* no sign */
+    assert_int_equal(num_f32_to_fp8e8m0(INFINITY), 0xFF);
+    assert_int_equal(num_f32_to_fp8e8m0(NAN), 0xFF);
+    uint8_t b = 0;
+    num_store_f32(&b, ISA_DT_FP8E8M0, 0.25f);
+    assert_int_equal(b, 125);
+    assert_true(num_load_f32(&b, ISA_DT_FP8E8M0) == 0.25f);
+}
+
 static int64_t store_load_int(float v, unsigned dt)
 {
     uint8_t b[4] = { 0 };
@@ -404,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_f16),
         cmocka_unit_test(test_fp8_e4m3fn),
         cmocka_unit_test(test_fp8_e5m2),
+        cmocka_unit_test(test_fp8_e8m0),
         cmocka_unit_test(test_float_to_int),
         cmocka_unit_test(test_int_views),
         cmocka_unit_test(test_reference_table),

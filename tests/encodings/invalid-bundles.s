@@ -18,9 +18,9 @@
 # TensorTensor op (byte 54) = 64: not an ALU op
 .bundle 41100000000000000000000000000000 00000000000000000000000000000000 00000000000000000000000000000000 00000000000040000000000000000000
 # invalid: field 'op' has invalid ALU value 64
-# TensorCopy in: sbuf, dtype 15 (byte 15 = 0x1f; 15 is unassigned), 1 partition
+# TensorCopy in: sbuf, dtype 15 (fp8e8m0, an E8M0 block scale: byte 15 = 0x1f), 1 partition
 .bundle 401000000000000000000000 0000001f 20000000 00000000 00000000 0000 00000000000000000000000000000000 00000000000000000000000000000000 0000
-# invalid: field 'in.dtype' has invalid DTYPE value 15
+# invalid: operand 'in': MX scale dtype fp8e8m0 is taken only by the scale of QuantizeMX, LdWeightsMX and MatmulMX
 # TensorCopy in: sbuf, dtype 12 (fp8e5m2x4, a packed MX quad: byte 15 = 0x1c), 1 partition
 .bundle 401000000000000000000000 0000001c 20000000 00000000 00000000 0000 00000000000000000000000000000000 00000000000000000000000000000000 0000
 # invalid: operand 'in': packed MX dtype fp8e5m2x4 is taken only by QuantizeMX out, LdWeightsMX src and MatmulMX moving

@@ -21,35 +21,39 @@ from mx_ref import FP4, bf16, fp8_table, matmul_ref, quantize_ref, scale_rows  #
 RNG = np.random.default_rng(404)
 
 
-def _quantize_kernel(dtype_x4, P, F):
+def _quantize_kernel(dtype_x4, P, F, scale_dt=nl.uint8):
     @nki.jit(platform_target="trn3")
     def k(x):
         t = nl.ndarray((P, 4 * F), dtype=nl.bfloat16, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=x)
         q = nl.ndarray((P, F), dtype=dtype_x4, buffer=nl.sbuf)
-        s = nl.ndarray((P, F), dtype=nl.uint8, buffer=nl.sbuf)
-        nisa.memset(dst=s, value=7)
+        s = nl.ndarray((P, F), dtype=scale_dt, buffer=nl.sbuf)
+        nisa.memset(dst=s.view(nl.uint8), value=7)   # an E8M0 tile takes no memset
         nisa.quantize_mx(dst=q, src=t, dst_scale=s)
         oq = nl.ndarray((P, F), dtype=dtype_x4, buffer=nl.shared_hbm)
-        osc = nl.ndarray((P, F), dtype=nl.uint8, buffer=nl.shared_hbm)
+        osc = nl.ndarray((P, F), dtype=scale_dt, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=oq, src=q)
         nisa.dma_copy(dst=osc, src=s)
         return oq, osc
     return k
 
 
-@pytest.mark.parametrize("dtype_x4, e4m3", [(nl.float8_e4m3fn_x4, True),
-                                            (nl.float8_e5m2_x4, False)])
-def test_quantize_mx_quads_numpy(dtype_x4, e4m3):
+@pytest.mark.parametrize("dtype_x4, e4m3, scale_dt", [
+    (nl.float8_e4m3fn_x4, True, nl.uint8), (nl.float8_e5m2_x4, False, nl.uint8),
+    (nl.float8_e4m3fn_x4, True, nl.float8_e8m0fnu)])
+def test_quantize_mx_quads_numpy(dtype_x4, e4m3, scale_dt):
     """Groups of very different magnitudes, an all-zero group; the scale of
     group (quadrant q, j) lands in partition 32q + j, the other scale
     partitions keep what they held; lane l of quad column c is element
-    4c + l."""
+    4c + l.  Scales in uint8 or NKI 0.5's float8_e8m0fnu (the same E8M0
+    bits; a host array holds them as uint8)."""
     P, F = 128, 16
     mag = 2.0 ** RNG.integers(-20, 20, (P // 8, 1, F, 1))
     x = bf16((RNG.standard_normal((P // 8, 8, F, 4)) * mag).reshape(P, 4 * F))
     x[8:16, 4:8] = 0.0
-    q, s = _quantize_kernel(dtype_x4, P, F)(nki.typed(x.astype(np.float32), nl.bfloat16))
+    q, s = _quantize_kernel(dtype_x4, P, F, scale_dt)(nki.typed(x.astype(np.float32),
+                                                               nl.bfloat16))
+    assert s.dtype == np.uint8
     want_q, want_s = quantize_ref(x, e4m3)
     assert q.dtype == np.uint32 and q.shape == (P, F)
     np.testing.assert_array_equal(q.view(np.uint8).reshape(P, F, 4), want_q)
@@ -108,17 +112,21 @@ def _load_quads(src, dt, P, n, viewed):
     return t.view(dt)
 
 
-def _matmul_kernel(st_dt, mv_dt, P, M, N, dst_dt, twice=False, viewed=False):
+def _matmul_kernel(st_dt, mv_dt, P, M, N, dst_dt, twice=False, viewed=False, e8m0=False):
+    """e8m0: the scale tiles are float8_e8m0fnu, filled through uint8 views
+    of themselves."""
     @nki.jit(platform_target="trn3")
     def k(st, sst, mv, smv):
         a = _load_quads(st, st_dt, P, M, viewed)
         b = _load_quads(mv, mv_dt, P, N, viewed)
-        sa = nl.ndarray((P, M), dtype=nl.uint8, buffer=nl.sbuf)
-        sb = nl.ndarray((P, N), dtype=nl.uint8, buffer=nl.sbuf)
-        nisa.memset(dst=sa, value=0)
-        nisa.memset(dst=sb, value=0)
-        _spread(sa, sst, P, M)
-        _spread(sb, smv, P, N)
+        sdt = nl.float8_e8m0fnu if e8m0 else nl.uint8
+        sa = nl.ndarray((P, M), dtype=sdt, buffer=nl.sbuf)
+        sb = nl.ndarray((P, N), dtype=sdt, buffer=nl.sbuf)
+        sa8, sb8 = (sa.view(nl.uint8), sb.view(nl.uint8)) if e8m0 else (sa, sb)
+        nisa.memset(dst=sa8, value=0)
+        nisa.memset(dst=sb8, value=0)
+        _spread(sa8, sst, P, M)
+        _spread(sb8, smv, P, N)
         ps = nl.ndarray((M, N), dtype=dst_dt, buffer=nl.psum)
         nisa.nc_matmul_mx(dst=ps, stationary=a, moving=b, stationary_scale=sa, moving_scale=sb)
         if twice:
@@ -135,19 +143,21 @@ def _matmul_kernel(st_dt, mv_dt, P, M, N, dst_dt, twice=False, viewed=False):
 _DT = {"e4m3": nl.float8_e4m3fn_x4, "e5m2": nl.float8_e5m2_x4, "fp4": nl.float4_e2m1fn_x4}
 
 
-@pytest.mark.parametrize("st_kind, mv_kind, P, viewed", [
-    ("e4m3", "e4m3", 128, False), ("e5m2", "fp4", 64, False), ("fp4", "fp4", 32, False),
-    ("e4m3", "fp4", 128, True)])
-def test_matmul_mx_quads_numpy(st_kind, mv_kind, P, viewed):
+@pytest.mark.parametrize("st_kind, mv_kind, P, viewed, e8m0", [
+    ("e4m3", "e4m3", 128, False, False), ("e5m2", "fp4", 64, False, False),
+    ("fp4", "fp4", 32, False, False), ("e4m3", "fp4", 128, True, False),
+    ("e5m2", "e4m3", 64, False, True)])
+def test_matmul_mx_quads_numpy(st_kind, mv_kind, P, viewed, e8m0):
     """K = 4 x P contraction values per output, scales per group (MXFP8
     times MXFP4 is allowed); fp32 PSUM.  viewed: the operands are uint32 /
-    uint16 tiles viewed as quads on the PE."""
+    uint16 tiles viewed as quads on the PE; e8m0: float8_e8m0fnu scale
+    tiles."""
     M, N = 64, 256
     st, mv = _quads((P, M), st_kind), _quads((P, N), mv_kind)
     sst = RNG.integers(118, 128, (P // 8, M)).astype(np.uint8)
     smv = RNG.integers(118, 128, (P // 8, N)).astype(np.uint8)
-    got = _matmul_kernel(_DT[st_kind], _DT[mv_kind], P, M, N, nl.float32, viewed=viewed)(
-        st, sst, mv, smv)
+    got = _matmul_kernel(_DT[st_kind], _DT[mv_kind], P, M, N, nl.float32, viewed=viewed,
+                         e8m0=e8m0)(st, sst, mv, smv)
     want = matmul_ref(st, st_kind, sst, mv, mv_kind, smv)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-30 + 1e-6 * np.abs(want).max())
 
@@ -202,11 +212,34 @@ def test_quad_is_no_number():
     def convert(x):
         t = nl.ndarray((32, 4), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=x)
-    _refuses(convert, r"a packed MX dtype is copied only into itself \(src uint32, dst "
+    _refuses(convert, r"a packed MX dtype or an MX scale is copied only into itself \(src uint32, "
+                      r"dst "
                       r"float8_e5m2_x4\)")
 
     _refuses(lambda x: _quantize_ones(32, nl.float4_e2m1fn_x4, 4), "quantize_mx writes float8_e5m2_x4 or float8_e4m3fn_x4, not "
                      "float4_e2m1fn_x4")
+
+
+def test_e8m0_is_a_scale_only():
+    """float8_e8m0fnu is NKI's MX scale dtype: a memset or an arithmetic
+    op on it, and a DMA converting uint8 into it, are refused naming what
+    takes one (a uint8 view of the tile does the memset)."""
+    def memset(x):
+        t = nl.ndarray((32, 4), dtype=nl.float8_e8m0fnu, buffer=nl.sbuf)
+        nisa.memset(dst=t, value=1.0)
+    _refuses(memset, "MX scale dtype fp8e8m0 is taken only by the scale of QuantizeMX")
+
+    def add(x):
+        t = nl.ndarray((32, 4), dtype=nl.float8_e8m0fnu, buffer=nl.sbuf)
+        nisa.memset(dst=t.view(nl.uint8), value=127)
+        u = nl.ndarray((32, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=u, data=t, op0=nl.add, operand0=1.0)
+    _refuses(add, "MX scale dtype fp8e8m0 is taken only by the scale of QuantizeMX")
+
+    def convert(x):
+        t = nl.ndarray((32, 4), dtype=nl.float8_e8m0fnu, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x.view(nl.uint8)[0:32, 0:4])
+    _refuses(convert, r"an MX scale is copied only into itself \(src uint8, dst float8_e8m0fnu\)")
 
 
 def test_quad_dma_bits_numpy():

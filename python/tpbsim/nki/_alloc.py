@@ -36,7 +36,8 @@ _DT_BYTES = {"float32": 4, "int32": 4, "uint32": 4, "tfloat32": 4, "float16": 2,
              "bfloat16": 2, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1,
              "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3": 1,
              # NeuronCore-v4's packed MX quads: four fp8 (4 bytes) or fp4 (2 bytes)
-             "float8_e5m2_x4": 4, "float8_e4m3fn_x4": 4, "float4_e2m1fn_x4": 2}
+             "float8_e5m2_x4": 4, "float8_e4m3fn_x4": 4, "float4_e2m1fn_x4": 2,
+             "float8_e8m0fnu": 1}   # NKI's E8M0 MX block scale
 
 
 def _err(loc, what, msg):

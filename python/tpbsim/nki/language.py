@@ -93,6 +93,11 @@ tfloat32 = "tfloat32"   # declared by NKI; rejected by the front-end
 # NeuronCore-v4").  Host arrays hold their bits (uint32 / uint16).
 float8_e5m2_x4, float8_e4m3fn_x4, float4_e2m1fn_x4 = (
     "float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
+# NKI 0.5's MX block scale (OCP E8M0: 2^(b - 127), 0xFF NaN): the dtype of
+# quantize_mx's dst_scale and nc_matmul_mx's scales, which also take uint8
+# holding the same bits; DMA moves it as it is, no other instruction takes
+# one.  Host arrays hold its bits (uint8).
+float8_e8m0fnu = "float8_e8m0fnu"
 
 
 class _ShortDtype(_ndtypes.DtypeName):
