@@ -3,7 +3,7 @@ NKI's definitions (nki.isa.quantize_mx, nc_matmul_mx; the Trainium3
 architecture guide) and the OCP MX bit layouts, independent of tpbsim's
 implementation: fp8 / fp4 decoded from their fields, fp8 encoded by
 nearest value with ties to the even mantissa.  Used by
-tests/python/test_mx_quad.py and scripts/nkilib_refs_mx.py."""
+tests/python/test_mx_quad.py and scripts/nkilib_refs_mx.py, nkilib_refs_mx2.py."""
 import numpy as np
 
 def fp8_table(e4m3):
