@@ -12,9 +12,12 @@
  *   - any other write to the tile (tensor_copy, memset, a transpose, ...)
  *     forgets the regions it overlaps, so the next matmul starts a group.
  *
- * Regions are compared by their flat element range [lo, hi] in the tile
- * (overlap) and by the exact access pattern (match).  Resolution happens in
- * enc_emit(), so JSON, C and every later front-end get the same rule. */
+ * "Overlap" is NKI's "this PSUM location": two regions overlap when they
+ * write a common byte (regions_touch: exact for the partition-major access
+ * patterns matmul outputs have, so interleaved slices psum[:, q, :] of one
+ * tile are separate groups); a match is the same access pattern.
+ * Resolution happens in enc_emit(), so JSON, C and every later front-end
+ * get the same rule. */
 #include "builder.h"
 
 #include <stdlib.h>
@@ -30,6 +33,76 @@ struct enc_acc_region {
 static bool is_matmul(tir_opkind_t kind)
 {
     return kind == TIR_MATMUL || kind == TIR_MATMUL_MX || kind == TIR_MATMUL_SPARSE;
+}
+
+/* The largest partition row regions_touch compares byte by byte: a whole
+ * PSUM partition (8 banks of 2 KiB). */
+#define ACC_ROW_MAX 16384
+
+/* Mark (set) or look up (!set) in bits the bytes of one partition row that
+ * the free dims of tile-form AP a touch; its elements are esize bytes and
+ * its free start is f0 (in elements).  Returns whether a looked-up byte was
+ * marked. */
+static bool row_bytes(const tir_ap_t *a, int64_t f0, unsigned esize, uint64_t *bits, bool set)
+{
+    int64_t idx[TIR_MAX_DIMS] = {0};
+    for (;;) {
+        int64_t f = f0;
+        for (int d = 1; d < a->ndim; d++)
+            f += idx[d] * a->step[d];
+        for (int64_t byte = f * esize; byte < (f + 1) * esize; byte++) {
+            if (byte < 0 || byte >= ACC_ROW_MAX)
+                return !set;   /* outside the row (the op check names it): assume a touch */
+            uint64_t m = 1ull << (byte & 63);
+            if (set)
+                bits[byte >> 6] |= m;
+            else if (bits[byte >> 6] & m)
+                return true;
+        }
+        int d = a->ndim - 1;
+        while (d >= 1 && ++idx[d] == a->count[d])
+            idx[d--] = 0;
+        if (d < 1)
+            return false;
+    }
+}
+
+/* Partitions [*p0, *p0 + *np) and free start *f0 of tile-form AP a over t
+ * (dim 0 steps over partitions), in a's elements of *esize bytes; false for
+ * any other form. */
+static bool tile_form(const tir_tensor_t *t, const tir_ap_t *a, int64_t *p0, int64_t *np,
+                      int64_t *f0, unsigned *esize)
+{
+    tir_tensor_t vt;
+    const tir_tensor_t *v = tir_ap_tensor(t, a, &vt);   /* a dtype view: its elements */
+    if (!v || v->ndim < 1 || a->ndim < 1)
+        return false;
+    int64_t row = 1;
+    for (int d = 1; d < v->ndim; d++)
+        row *= v->shape[d];
+    *esize = isa_dtype_size(v->dtype);
+    if (row < 1 || row * *esize > ACC_ROW_MAX || (a->count[0] > 1 && a->step[0] != row))
+        return false;
+    *p0 = a->offset / row;
+    *np = a->count[0];
+    *f0 = a->offset % row;
+    return true;
+}
+
+/* Whether APs a and b of PSUM tile t write a common byte (their flat
+ * ranges already overlap): exactly for two tile-form APs -- a common
+ * partition and a common byte of the row -- else assumed. */
+static bool regions_touch(const tir_tensor_t *t, const tir_ap_t *a, const tir_ap_t *b)
+{
+    int64_t ap0, anp, af0, bp0, bnp, bf0;
+    unsigned aes, bes;
+    if (!tile_form(t, a, &ap0, &anp, &af0, &aes) || !tile_form(t, b, &bp0, &bnp, &bf0, &bes))
+        return true;
+    if (ap0 + anp <= bp0 || bp0 + bnp <= ap0)
+        return false;
+    uint64_t bits[ACC_ROW_MAX / 64] = {0};
+    row_bytes(a, af0, aes, bits, true);
+    return row_bytes(b, bf0, bes, bits, false);
 }
 
 static int head_of(enc_builder_t *b, int t)
@@ -60,6 +133,8 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
             op->flags |= TIR_F_ACCUMULATE;
             return 0;
         }
+        if (!regions_touch(&b->k->tensors[t], &g->ap, op->dst))
+            continue;   /* interleaved, not overlapping: another location */
         return enc_fail(b, "%s (%s): field 'accumulate': dst overlaps the output of an earlier "
                         "matmul without matching it, so accumulate=None has no single meaning; "
                         "give accumulate (true/false or an expression)",
@@ -120,7 +195,7 @@ int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
                 continue;
             if (group && tir_ap_equal(&g->ap, w[i]))
                 known = true;
-            else
+            else if (regions_touch(&b->k->tensors[t], &g->ap, w[i]))
                 g->dead = true;
         }
         if (group && !known && add_region(b, w[i], lo, hi))

@@ -2,7 +2,9 @@
  * memset / stream_shuffle.
  *
  *   memset          -> Memset Const (fill bit pattern = value reinterpreted
- *                      to the dst dtype) or Memset Random
+ *                      to the dst dtype; a packed MX quad dst only with
+ *                      value 0, as NKI's memset: zero bits of the
+ *                      same-size unsigned dtype) or Memset Random
  *   iota            -> Iota on Pool
  *   affine_select   -> AffineSelect on Pool; on DVE, a predicated
  *                      TensorScalarPtr (PredExt prefix + fill) through the
@@ -27,6 +29,14 @@ static int lower_memset_to(lower_ctx_t *c, const tir_ap_t *dst, double value, bo
     isa_fmt_MEMSET_t *f = &in.isa.f->MEMSET;
     if (lw_tap(c, &in, dst, true, "dst", &f->out))
         return -1;
+    if (isa_dtype_kind(f->out.dtype) == ISA_DK_X) {
+        /* NKI memset: x4 packed types take only value=0; a quad of zeros
+         * is the zero bits, which the unsigned dtype of its size writes */
+        if (random || value != 0.0)
+            return lw_err(c, "memset of packed MX dtype %s: only value 0 is supported (NKI)",
+                          isa_dtype_numpy_name(f->out.dtype));
+        f->out.dtype = isa_dtype_size(f->out.dtype) == 4 ? ISA_DT_UINT32 : ISA_DT_UINT16;
+    }
     f->mode = random ? ISA_MEMSET_RANDOM : ISA_MEMSET_CONST;
     f->value = random ? 0 : lw_fill_bits(value, f->out.dtype);
     return lw_emit(c, &in);

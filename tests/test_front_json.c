@@ -26,6 +26,26 @@ static void test_matmul_nki_defaults(void **state)
     for (int i = 0; i < 8; i++)
         assert_int_equal(k.ops[i].flags & (TIR_F_ACCUMULATE | TIR_F_ACC_AUTO), want[i]);
     tir_kernel_free(&k);
+    /* interleaved slices of one PSUM tile (the NKI Library's MX projections
+     * write psum[:, q, :] for q = 0..3): separate locations, so separate
+     * groups; a write to one slice restarts only that one */
+    parses(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
+           TP("pi", "[128, 4, 128]", "float32") T("o", "[128, 128]", "float32")
+           "{'op': 'for', 'var': 'i', 'range': [2], 'body': ["
+           "  {'op': 'nc_matmul', 'dst': 'pi[:, 0, :]', 'stationary': 'st', 'moving': 'mv[:, 0:128]'},"
+           "  {'op': 'nc_matmul', 'dst': 'pi[:, 1, :]', 'stationary': 'st', 'moving': 'mv[:, 0:128]'},"
+           "  {'op': 'nc_matmul', 'dst': 'pi[:, 2, :]', 'stationary': 'st', 'moving': 'mv[:, 0:128]'},"
+           "  {'op': 'nc_matmul', 'dst': 'pi[:, 3, :]', 'stationary': 'st', 'moving': 'mv[:, 0:128]'}]},"
+           "{'op': 'tensor_copy', 'dst': 'pi[:, 1, :]', 'src': 'o'},"
+           "{'op': 'nc_matmul', 'dst': 'pi[:, 1, :]', 'stationary': 'st', 'moving': 'mv[:, 0:128]'},"
+           "{'op': 'nc_matmul', 'dst': 'pi[:, 2, :]', 'stationary': 'st', 'moving': 'mv[:, 0:128]'}",
+           &k);
+    unsigned want_i[] = {0, 0, 0, 0, TIR_F_ACCUMULATE, TIR_F_ACCUMULATE, TIR_F_ACCUMULATE,
+                         TIR_F_ACCUMULATE, 0, 0, TIR_F_ACCUMULATE};
+    assert_int_equal(k.nops, 11);
+    for (int i = 0; i < 11; i++)
+        assert_int_equal(k.ops[i].flags & (TIR_F_ACCUMULATE | TIR_F_ACC_AUTO), want_i[i]);
+    tir_kernel_free(&k);
     /* a region overlapping an earlier group without matching it */
     fails_with(T("st", "[128, 128]", "bfloat16") T("mv", "[128, 512]", "bfloat16")
                TP("ps", "[128, 512]", "float32")

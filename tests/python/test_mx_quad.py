@@ -206,8 +206,15 @@ def test_quad_is_no_number():
     number, a DMA converting one, and quantize_mx to fp4 are refused."""
     def memset(x):
         t = nl.ndarray((32, 4), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
+        nisa.memset(dst=t, value=1.0)
+    _refuses(memset, r"memset of packed MX dtype float8_e5m2_x4: only value 0 is supported")
+
+    def act(x):
+        t = nl.ndarray((32, 4), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
         nisa.memset(dst=t, value=0)
-    _refuses(memset, "packed MX dtype fp8e5m2x4 is taken only by QuantizeMX out")
+        u = nl.ndarray((32, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=u, op=nl.exp, data=t)
+    _refuses(act, "packed MX dtype fp8e5m2x4 is taken only by QuantizeMX out")
 
     def convert(x):
         t = nl.ndarray((32, 4), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
@@ -240,6 +247,26 @@ def test_e8m0_is_a_scale_only():
         t = nl.ndarray((32, 4), dtype=nl.float8_e8m0fnu, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=x.view(nl.uint8)[0:32, 0:4])
     _refuses(convert, r"an MX scale is copied only into itself \(src uint8, dst float8_e8m0fnu\)")
+
+
+@pytest.mark.parametrize("dt, bits", [(nl.float4_e2m1fn_x4, np.uint16),
+                                       (nl.float8_e4m3fn_x4, np.uint32)])
+def test_memset_quads_to_zero_numpy(dt, bits):
+    """NKI's memset takes packed x4 tiles with value=0 (the NKI Library's
+    MXFP4 down projection pads its weight tile so): the quads' bytes become
+    zero, the rest of the tile keeps what was loaded."""
+    @nki.jit(platform_target="trn3")
+    def k(x):
+        t = nl.ndarray((64, 16), dtype=dt, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x.ap([[16, 64], [1, 16]], offset=0, dtype=dt))
+        nisa.memset(dst=t[0:32, 4:12], value=0)
+        out = nl.ndarray((64, 16), dtype=dt, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+    x = RNG.integers(1, np.iinfo(bits).max, (64, 16), dtype=bits)
+    want = x.copy()
+    want[0:32, 4:12] = 0
+    np.testing.assert_array_equal(k(x), want)
 
 
 def test_quad_dma_bits_numpy():

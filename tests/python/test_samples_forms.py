@@ -222,16 +222,20 @@ def test_pipelined_attention_forms_numpy():
 
 
 def test_mx_x4_dtype_refused():
-    """A tile of a trn3 packed MX dtype is no number: a memset of one is
-    refused (only the MX instructions and DMA take quads: test_mx_quad.py)."""
+    """A tile of a trn3 packed MX dtype is no number: a memset of one to
+    anything but 0 (NKI's only value for x4 types) is refused, and so is an
+    engine reading one as numbers (only the MX instructions and DMA take
+    quads: test_mx_quad.py)."""
     @nki.jit
     def k(x):
         out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
         t = nl.ndarray((128, 4), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
         nisa.memset(dst=t, value=0)
+        u = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=u, src=t)
         nl.store(out, nl.load(x))
         return out
-    with pytest.raises(Exception, match="operand 'out': packed MX dtype fp8e5m2x4 is taken "
+    with pytest.raises(Exception, match="operand 'in': packed MX dtype fp8e5m2x4 is taken "
                                         "only by QuantizeMX out"):
         k(RNG.random((128, 4), np.float32))
 
