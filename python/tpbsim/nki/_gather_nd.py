@@ -172,6 +172,91 @@ def gather_cast(dst, src, kw):
     return True
 
 
+class RowsRuns(NkiTensor):
+    """A gather / scatter whose rows are several runs of each index's row
+    (bwmm_shard_on_I_mx's [[R, P], [S, 2], [I, n], [1, I / 2]]: half of
+    every I): its _ind (an _indirect.IndRows) lists them.  Only
+    nisa.dma_copy takes it, as one gather / scatter per run
+    (split_dma)."""
+    __slots__ = ()
+
+    def text(self):
+        raise NkiError("'%s': a gather / scatter of several runs per index (.ap(vector_offset=) "
+                       "with pattern %s) is taken only by nisa.dma_copy" % (self.base.name,
+                                                                           self._ap))
+
+
+def _squeezed(shape):
+    return [int(n) for n in shape if n != 1]
+
+
+def split_dma(dst, src, kw):
+    """nisa.dma_copy with a gather / scatter side whose shape is not the
+    other side's (NKI takes equal element counts: the rows' elements in C
+    order against the other side's, moe_cte_mx's [P, 384] rows into a [P,
+    1, 3, 128] tile) or whose rows are several runs (RowsRuns): one DMA per
+    piece that is one run on both sides, [P, n] against [P, n].  False
+    when the access needs no split (the caller emits it; kw: the DMA's
+    other arguments)."""
+    from . import isa
+    from ._indirect import IndRows
+    ind, other = (src, dst) if getattr(src, "_ind", None) is not None else (dst, src)
+    rows = ind._ind
+    if (not isinstance(rows, IndRows) or not isinstance(other, NkiTensor) or
+            other._ind is not None):
+        return False
+    if len(rows.runs) == 1 and _squeezed(ind.shape) == _squeezed(other.shape):
+        return False
+    _trace.SKIP.update((split_dma.__code__, isa.dma_copy.__code__))
+    loc = _trace.caller_loc()
+    p = int(ind._ap[0][1])
+    n = sum(r[2] for r in rows.runs)
+    total = int(np.prod(other.shape)) if other._ap else 1
+    if other._oob is not None:
+        raise other._oob[0]
+    if other._pd or not other._ap or int(other._ap[0][1]) != p or total != p * n:
+        raise NkiError("%s: dma_copy: a gather / scatter of %d indices x %d elements against %s "
+                       "%s: tpbsim takes %d x %d elements on the other side (its dim 0 one per "
+                       "index)" % (loc, p, n, other.base.name, list(other.shape), p, n))
+    # the other side's free dims as runs [step, count] in C order
+    free = [list(q) for q in other._ap[1:] if q[1] != 1] or [[1, 1]]
+    merged = [free[0]]
+    for q in free[1:]:
+        if merged[-1][0] == q[0] * q[1]:
+            merged[-1] = [q[0], merged[-1][1] * q[1]]
+        else:
+            merged.append(q)
+    ostep, olen = merged[-1]
+    starts = [0]
+    for s, c in merged[:-1]:
+        starts = [a + i * s for a in starts for i in range(c)]
+    pieces = [(other.offset + a, ostep, olen) for a in starts]
+    parts = []
+    ri, rj, pi, pj = 0, 0, 0, 0   # (run, element in it), (piece, element in it)
+    while ri < len(rows.runs):
+        delta, step, rn = rows.runs[ri]
+        base, ps, pn = pieces[pi]
+        m = min(rn - rj, pn - pj)
+        parts.append(((delta + rj * step, step, m), (base + pj * ps, ps, m)))
+        rj += m
+        pj += m
+        if rj == rn:
+            ri, rj = ri + 1, 0
+        if pj == pn:
+            pi, pj = pi + 1, 0
+    name = kw.pop("name", None)
+    for i, ((delta, step, m), (o, ps, _)) in enumerate(parts):
+        a = rows.part(0, p, delta, step, m)
+        b = NkiTensor(other.base, o, [list(other._ap[0]), [ps, m]])
+        b._lb = other._lb
+        kw["name"] = name if name is None or len(parts) == 1 else "%s_%d" % (name, i)
+        if ind is src:
+            isa.dma_copy(dst=b, src=a, **kw)
+        else:
+            isa.dma_copy(dst=a, src=b, **kw)
+    return True
+
+
 def _size(dtype, language):
     """Bytes per element of a tile dtype (None when NumPy has no type for it:
     then no conversion is staged and the back end decides)."""

@@ -50,10 +50,44 @@ def lead_rows(pat, row):
     return [[row, pat[0][1]]] + tail
 
 
+class IndRows:
+    """The _ind of a gather / scatter view: called with (lo, hi), the same
+    access with index rows lo:hi.  runs: each index's elements in C order
+    as (offset delta, step, count) runs; part(lo, hi, delta, step, n) is
+    the one-run access of index rows lo:hi at offset + delta (what
+    _gather_nd.split_dma moves a piece of a run with)."""
+    __slots__ = ("part", "runs", "whole")
+
+    def __init__(self, part, runs, whole):
+        self.part, self.runs, self.whole = part, runs, whole
+
+    def __call__(self, lo, hi):
+        return self.whole(lo, hi)
+
+
+def _row_of(view):
+    """(rows, cols, name) of a gather's table when view is all of its HBM
+    tensor in C order (the tensor or a reshape of it, N-D: its [dim 0,
+    the rest] reshape), else None."""
+    b = view.base
+    if not (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
+            len(view.shape) >= 2):
+        return None
+    rows, cols = int(view.shape[0]), int(np.prod(view.shape[1:]))
+    if (rows, cols) == tuple(int(n) for n in b.shape):
+        return rows, cols, b.name
+    return rows, cols, "%s.reshape(%d, %d)" % (b.name, rows, cols)
+
+
 def view_rows(view, off, pat, index, indirect_dim):
-    """Rows of a 2-D HBM tensor, of a 2-D reshape of one (the kernel
-    format's "name.reshape(r, c)" view), or of a whole N-D one (read as its
-    [dim 0, the rest] reshape: _gather_nd.rows_nd)."""
+    """Rows of a 2-D HBM tensor, of a reshape of one (the kernel format's
+    "name.reshape(r, c)" view; an N-D one read as its [dim 0, the rest]
+    reshape: _gather_nd.rows_nd), or of a whole N-D one.  As NKI, row
+    idx[p] starts idx[p] x the viewed tensor's stride of dim 0: a reshape's
+    row (hidden_states.reshape((T * 4, H // 512, 128)) steps by H / 4, not
+    the tensor's H), its slices' too.  A pattern whose dims after the index
+    dim are several runs inside one row is kept as such (IndRows.runs):
+    nisa.dma_copy moves it run by run (_gather_nd.split_dma)."""
     b = view.base
     if indirect_dim != 0:
         return view_rows_dim(view, off, pat, index, indirect_dim)
@@ -64,26 +98,41 @@ def view_rows(view, off, pat, index, indirect_dim):
         r = _gather_nd.strided_rows(view, off, lead_rows(pat, 1), index, view_rows)
         if r is not None:
             return r
-    whole = isinstance(view.offset, int) and view.offset == 0 and view._contig()
-    reshaped = whole and len(view.shape) == 2 and tuple(b.shape) != tuple(view.shape)
-    if b.kind != "tile" and len(b.shape) != 2 and not reshaped:
+    if b.kind == "tile":
+        raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
+                       "tensor, a 2-D reshape of one or a whole N-D one (indirect_dim=0)")
+    whole = _row_of(view)
+    if len(view.shape) > 2 or (len(b.shape) != 2 and whole is None):
         from . import _gather_nd   # an N-D pattern of whole-row runs: the same rows
         r = _gather_nd.rows_nd(view, off, pat, index, view_rows)
         if r is not None:
             return r
-    # a whole N-D tensor whose pattern rows_nd did not take: its [dim 0, rest]
-    # reshape, so the error below names the pattern against that row
-    nd_whole = whole and len(b.shape) > 2 and tuple(b.shape) == tuple(view.shape)
-    reshaped = reshaped or nd_whole
-    if b.kind == "tile" or (len(b.shape) != 2 and not reshaped):
+    if whole is None and len(b.shape) == 2:
+        # a part of a 2-D tensor or of a reshape of one: its rows are the
+        # viewed tensor's (stride of dim 0), which a reshape changes (a
+        # NumPy slice of the tensor keeps its rows, as NKI's base tensor)
+        row = (int(view._ap[0][0]) if len(view._ap) >= 2 and view._sl is None else
+               int(b.shape[1]))
+        n = int(np.prod(b.shape))
+        if row != int(b.shape[1]):
+            if row <= 0 or n % row:
+                raise NkiError(".ap(vector_offset=...): '%s' viewed with stride %d on dim 0 "
+                               "(pattern %s): tpbsim gathers/scatters rows of the tensor or of "
+                               "a reshape of it" % (b.name, row, view._ap))
+            return view_rows(NkiTensor(b, 0, [[row, n // row], [1, row]]), off, pat, index, 0)
+        whole = (int(b.shape[0]), int(b.shape[1]), b.name)
+    if whole is None:
         raise NkiError(".ap(vector_offset=...): tpbsim gathers/scatters rows of a 2-D HBM "
                        "tensor, a 2-D reshape of one or a whole N-D one (indirect_dim=0)")
     if not isinstance(index, NkiTensor) or index.base.kind != "tile":
         raise NkiError(".ap(vector_offset=...): the index must be an SBUF [P, 1] tile")
-    rows, cols = ((b.shape[0], int(np.prod(b.shape[1:]))) if nd_whole else
-                  view.shape if reshaped else b.shape)
-    name = "%s.reshape(%d, %d)" % (b.name, rows, cols) if reshaped else b.name
+    rows, cols, name = whole
     pat = lead_rows(pat, cols)
+    runs = _runs(pat, off, cols)
+    if runs is not None and len(runs) > 1:
+        return _multi_run(view, off, pat, index, runs, cols)
+    if runs is not None:
+        pat = [pat[0], [1, runs[0][2]]]
     if (len(pat) != 2 or pat[0][0] != cols or pat[1][0] != 1 or not isinstance(off, int)
             or off % cols + pat[1][1] > cols):
         raise NkiError(".ap(vector_offset=...): pattern %s at offset %s is not [[%d, P], "
@@ -94,9 +143,48 @@ def view_rows(view, off, pat, index, indirect_dim):
                                                            index_text(index))
     t._gt = '{"tensor": "%s.reshape(%d, 1, %d)[%d:, :, %d:%d]", "index": %s}' % (
         b.name, rows, cols, r0, c0, c0 + pat[1][1], index_text(index))
-    t._ind = lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]],
-                                           index[lo:hi], 0)
+    t._ind = IndRows(
+        lambda lo, hi, delta, step, n: view_rows(view, off + delta, [[cols, hi - lo], [1, n]],
+                                                 index[lo:hi], 0),
+        [(0, 1, pat[1][1])],
+        lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo], pat[1]], index[lo:hi], 0))
     return t
+
+
+def _runs(pat, off, cols):
+    """The runs (offset delta, 1, n) of each index's elements when pat
+    (after lead_rows) has several dims after the index dim, the last one
+    step 1, all inside one row of cols elements from off; else None."""
+    tail = pat[1:]
+    if (len(tail) < 2 or not isinstance(off, int) or tail[-1][0] != 1 or
+            any(s <= 0 for s, _ in tail[:-1]) or
+            off % cols + sum(s * (n - 1) for s, n in tail) + 1 > cols):
+        return None
+    deltas = [0]
+    for s, n in tail[:-1]:
+        deltas = [d + i * s for d in deltas for i in range(n)]
+    runs = []
+    for d in deltas:   # runs that follow each other are one
+        if runs and runs[-1][0] + runs[-1][2] == d:
+            runs[-1] = (runs[-1][0], 1, runs[-1][2] + tail[-1][1])
+        else:
+            runs.append((d, 1, tail[-1][1]))
+    return runs
+
+
+def _multi_run(view, off, pat, index, runs, cols):
+    """A gather / scatter whose rows are several runs: a view of the
+    pattern's shape that only nisa.dma_copy takes (one DMA per run,
+    _gather_nd.split_dma)."""
+    from ._gather_nd import RowsRuns
+    t = RowsRuns(view.base, off, [list(p) for p in pat])
+    t._ind = IndRows(
+        lambda lo, hi, delta, step, n: view_rows(view, off + delta, [[cols, hi - lo], [1, n]],
+                                                 index[lo:hi], 0),
+        runs,
+        lambda lo, hi: view_rows(view, off, [[pat[0][0], hi - lo]] + pat[1:], index[lo:hi], 0))
+    return t
+
 
 def view_rows_dim(view, off, pat, index, d):
     """NKI's .ap(vector_offset=idx, indirect_dim=d) on an HBM tensor:
@@ -133,8 +221,12 @@ def view_rows_dim(view, off, pat, index, d):
     t = NkiTensor(b, off, pat)
     t._txt = '{"tensor": "%s[%s]", "index": %s, "indirect_dim": %d}' % (
         name, ", ".join(sl), index_text(index), d)
-    t._ind = lambda lo, hi: view_rows_dim(view, off, [[pat[0][0], hi - lo], pat[1]],
-                                               index[lo:hi], d)
+    t._ind = IndRows(
+        lambda lo, hi, delta, step, n: view_rows_dim(view, off + delta, [[pat[0][0], hi - lo],
+                                                                         [step, n]],
+                                                     index[lo:hi], d),
+        [(0, pat[1][0], pat[1][1])],
+        lambda lo, hi: view_rows_dim(view, off, [[pat[0][0], hi - lo], pat[1]], index[lo:hi], d))
     return t
 
 

@@ -264,12 +264,14 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         if any(r.stop <= r.start for r in mask_bounds(dst, mask, "dma_copy", "dst", loc)):
             return
         dst, src = (mask_rect(x, mask, "dma_copy", w, loc) for x, w in ((dst, "dst"), (src, "src")))
-    if dst_rmw_op is None and any(isinstance(x, NkiTensor) and x._ind is not None
-                                  for x in (src, dst)):
-        from . import _gather_nd   # a gather / scatter converting dtypes: staged
-        if _gather_nd.gather_cast(dst, src, dict(priority=priority, oob_mode=oob_mode,
-                                                 dge_mode=dge_mode, engine=engine, name=name)):
-            return
+    if any(isinstance(x, NkiTensor) and x._ind is not None for x in (src, dst)):
+        from . import _gather_nd
+        kw = dict(priority=priority, oob_mode=oob_mode, dge_mode=dge_mode, engine=engine,
+                  name=name)
+        if dst_rmw_op is None and _gather_nd.gather_cast(dst, src, kw):
+            return   # a gather / scatter converting dtypes: staged
+        if _gather_nd.split_dma(dst, src, dict(kw, dst_rmw_op=dst_rmw_op)):
+            return   # shapes of equal element counts, several runs per index: split
     f = _dma("dma_copy", dst, src, loc, oob_mode, dge_mode, priority)
     if dst_rmw_op is not None:
         rmw = _op_name(dst_rmw_op, "%s: dma_copy: dst_rmw_op" % loc)
