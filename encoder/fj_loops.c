@@ -136,6 +136,20 @@ static void add_loop_note(jx_t *j)
     }
 }
 
+/* The iterations a dynamic loop (what: "a dynamic_range") is unrolled to
+ * ("guess", 2..64, default 6); it may not sit in another loop. */
+static int dynamic_guess(jx_t *j, const cJSON *o, const char *path, const char *what,
+                         int64_t *guess)
+{
+    if (fj_get_int(j, o, path, "guess", guess, 6, false))
+        return -1;
+    if (*guess < 2 || *guess > 64)
+        return fj_jfail(j, path, "guess", "expected 2..64 iterations, got %lld", (long long)*guess);
+    if (j->cur_loop >= 0)
+        return fj_jfail(j, path, NULL, "%s loop cannot be nested in another loop", what);
+    return 0;
+}
+
 /* dynamic_range / fori_loop (docs/compiler.md "Dynamic loops"): "range"
  * [stop], [start, stop] or [start, stop, step] whose stop names a register.
  * *reg = its physical register, or -1 when stop is not a register name (a
@@ -169,15 +183,29 @@ static int dynamic_range_of(jx_t *j, const cJSON *o, const char *path, int64_t r
                         "integer, got %lld", (long long)v[2]);
     if ((*reg = fj_vreg(j, path, "range", stop->valuestring)) < 0)
         return -1;
-    int64_t guess = 6;
-    if (fj_get_int(j, o, path, "guess", &guess, 6, false))
+    int64_t guess;
+    if (dynamic_guess(j, o, path, "a dynamic_range", &guess))
         return -1;
-    if (guess < 2 || guess > 64)
-        return fj_jfail(j, path, "guess", "expected 2..64 iterations, got %lld", (long long)guess);
-    if (j->cur_loop >= 0)
-        return fj_jfail(j, path, NULL, "a dynamic_range loop cannot be nested in another loop");
     r[0] = v[0], r[2] = v[2];
     r[1] = r[0] + guess * r[2];
+    return 0;
+}
+
+/* while_loop (NKI 0.6; docs/compiler.md "Dynamic loops"): "cond" names the
+ * register the loop tests before each iteration; r = [0, guess, 1], the
+ * iterations the front-end unrolls. */
+static int while_of(jx_t *j, const cJSON *o, const char *path, int64_t r[3], int *reg)
+{
+    const cJSON *c = fj_field(o, "cond");
+    if (!cJSON_IsString(c))
+        return fj_jfail(j, path, "cond", "expected the name of a register (register_alloc), "
+                        "got %s", fj_type_name(c));
+    if ((*reg = fj_vreg(j, path, "cond", c->valuestring)) < 0)
+        return -1;
+    int64_t guess;
+    if (dynamic_guess(j, o, path, "a while_loop", &guess))
+        return -1;
+    r[0] = 0, r[1] = guess, r[2] = 1;
     return 0;
 }
 
@@ -260,20 +288,22 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
 {
     static const char *const allowed[] = {"op", "var", "range", "body", "roll", NULL};
     static const char *const allowed_dyn[] = {"op", "var", "range", "body", "guess", NULL};
+    static const char *const allowed_while[] = {"op", "cond", "body", "guess", NULL};
     bool sequential = kind > 0;
-    if (cJSON_IsArray(fj_field(o, "iterations")))
+    if (kind != 3 && cJSON_IsArray(fj_field(o, "iterations")))
         return exec_iterations(j, o, path, kind);
-    if (fj_check_fields(j, o, path, kind == 2 ? allowed_dyn : allowed))
+    if (fj_check_fields(j, o, path, kind == 3 ? allowed_while : kind == 2 ? allowed_dyn : allowed))
         return -1;
-    const char *var;
-    if (fj_get_var(j, o, path, &var))
+    const char *var = NULL;   /* a while_loop has none */
+    if (kind != 3 && fj_get_var(j, o, path, &var))
         return -1;
     const cJSON *body = fj_field(o, "body");
     if (!cJSON_IsArray(body))
         return fj_jfail(j, path, "body", "expected an array of ops, got %s", fj_type_name(body));
     int64_t r[3] = {0, 0, 1};   /* set by range_of or dynamic_range_of */
     bool dep = false;
-    int dreg = -1, drc = kind == 2 ? dynamic_range_of(j, o, path, r, &dreg) : 1;
+    int dreg = -1, drc = kind == 3 ? while_of(j, o, path, r, &dreg)
+                         : kind == 2 ? dynamic_range_of(j, o, path, r, &dreg) : 1;
     if (drc < 0 || (drc > 0 && range_of(j, o, path, r, &dep, false)))
         return -1;
     if (r[2] == 0)
@@ -295,7 +325,8 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
     if (trips > 1)   /* the unrolled ops' and tiles' arrays sized up front */
         enc_builder_reserve(&j->b, est, sat_mul(trips, fj_count_tiles(body, NULL)));
     tir_loop_t rec = {.sequential = sequential, .trips = trips, .dynamic = dreg >= 0,
-                      .dyn_reg = dreg, .dyn_start = r[0], .dyn_step = r[2]};
+                      .dyn_reg = dreg, .dyn_start = r[0], .dyn_step = r[2],
+                      .dyn_while = kind == 3};
     int li = add_loop_record(j, o, path, &rec), outer = j->cur_loop;
     if (li < 0)
         return -1;
@@ -308,7 +339,7 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
     for (int64_t it = 0; it < trips; it++) {
         tir_loop_mark(j->b.k, li, it);
         j->cur_loop = li;
-        if (enc_env_push(&j->env, var, r[0] + it * r[2], false))
+        if (var && enc_env_push(&j->env, var, r[0] + it * r[2], false))
             return fj_jfail(j, path, NULL, "out of memory");
         enc_scope_begin(&j->b);
         int rc = fj_exec_block(j, body, sub, &bp);

@@ -391,7 +391,8 @@ static bool name_kind(const char *name, fj_stmt_t *st)
 {
     const char *nn = fj_strip_prefix(name);
     int kind = !strcmp(nn, "sequential_range") ? 1
-               : !strcmp(nn, "dynamic_range") || !strcmp(nn, "fori_loop") ? 2 : 0;
+               : !strcmp(nn, "dynamic_range") || !strcmp(nn, "fori_loop") ? 2
+               : !strcmp(nn, "while_loop") ? 3 : 0;
     if (!strcmp(name, "tile") || !strcmp(name, "let") || !strcmp(nn, "no_reorder")) {
         st->what = !strcmp(name, "tile") ? ST_TILE : !strcmp(name, "let") ? ST_LET
                    : ST_NO_REORDER;

@@ -201,6 +201,12 @@ static const char *congruent(const bir_block_t *b, const int *sb, int R, roll_pl
     return NULL;
 }
 
+/* A dynamic loop's statement, for messages. */
+static const char *dyn_name(const tir_loop_t *l)
+{
+    return l->dyn_while ? "while_loop" : "dynamic_range";
+}
+
 /* How far an attempt got: the reason of the furthest one is reported. */
 static int rank(const char *why)
 {
@@ -315,7 +321,7 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
     int ndyn = 0;
     for (int i = 0; i < k->nloops; i++)
         if (k->loops[i].dynamic && ++ndyn > 1) {
-            tpb_errf(err, "%s: only one dynamic_range / fori_loop loop per kernel",
+            tpb_errf(err, "%s: only one dynamic_range / fori_loop / while_loop loop per kernel",
                      k->loops[i].path);
             goto out;
         }
@@ -361,8 +367,8 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
                 why = "it overlaps a rolled loop";
         if (why && l->dynamic) {
             roll_plan_free(&pl);
-            tpb_errf(err, "%s: dynamic_range: the loop body cannot be emitted as one loop: %s",
-                     l->path, why);
+            tpb_errf(err, "%s: %s: the loop body cannot be emitted as one loop: %s",
+                     l->path, dyn_name(l), why);
             goto out;
         }
         if (why) {
@@ -409,8 +415,8 @@ int roll_loops(bir_module_t *m, const tir_kernel_t *k, const unsigned char *cand
             goto out;
         for (int q = 0; erc > 0 && q < np; q++)
             if (P[q].dyn) {
-                tpb_errf(err, "%s: dynamic_range: the loop body cannot be emitted as one loop: %s",
-                         k->loops[P[q].loop].path, why);
+                tpb_errf(err, "%s: %s: the loop body cannot be emitted as one loop: %s",
+                         k->loops[P[q].loop].path, dyn_name(&k->loops[P[q].loop]), why);
                 goto out;
             }
         if (erc > 0) {

@@ -489,13 +489,15 @@ static bool writes_reg(const bir_inst_t *in, int r)
     return op == ISA_OP_REG_MOVE && (int)f->REGMV.reg == r;
 }
 
-/* Every engine that runs the loop control reads the trip count from its
- * own copy of the register: each must have written it before the loop. */
-static bool trip_reg_everywhere(const remit_t *R, int q, uint32_t engines)
+/* Every engine that runs the loop control reads the trip count (a
+ * while_loop's condition) from its own copy of the register: each must
+ * have written it in instructions [a, z) (before the loop; a while_loop's
+ * rolled body too, or an engine would test a stale value). */
+static bool trip_reg_everywhere(const remit_t *R, int q, uint32_t engines, int a, int z)
 {
     int r = R->k->loops[R->P[q].loop].dyn_reg;
     uint32_t set = 0;
-    for (int x = 0; x < R->P[q].pst[0]; x++) {
+    for (int x = a; x < z; x++) {
         const bir_inst_t *in = &R->b->insts[x];
         if (in->engine >= 0 && in->engine < ISA_ENG_COUNT && writes_reg(in, r))
             set |= 1u << in->engine;
@@ -548,8 +550,16 @@ static int dyn_count(remit_t *R, int q)
         if (e >= 0 && e < ISA_ENG_COUNT)
             D->engines |= 1u << e;
     }
-    if (ok && !trip_reg_everywhere(R, q, D->engines)) {
-        R->why = "the trip-count register is not set on every engine before the loop "
+    bool wh = R->k->loops[p->loop].dyn_while;
+    if (ok && !trip_reg_everywhere(R, q, D->engines, 0, p->pst[0])) {
+        R->why = wh ? "the condition register is not set on every engine before the loop "
+                      "(register_load / load_tensor_to_register without an engine set it on all)"
+                    : "the trip-count register is not set on every engine before the loop "
+                      "(register_load / load_tensor_to_register without an engine set it on all)";
+        ok = false;
+    }
+    if (ok && wh && !trip_reg_everywhere(R, q, D->engines, p->s0, p->s1)) {
+        R->why = "the body does not set the condition register on every engine "
                  "(register_load / load_tensor_to_register without an engine set it on all)";
         ok = false;
     }
@@ -601,7 +611,8 @@ static bir_inst_t *dyn_ctl(remit_t *R, isa_op_t op, int e, int reg, int32_t imm,
 }
 
 /* The accumulator adds of iteration j (j = p: a rolled iteration) and the
- * trip counter's step down. */
+ * trip counter's step down (a while_loop has none: the body sets its
+ * condition register). */
 static int dyn_tail(remit_t *R, int q, int e, int j)
 {
     const rdyn_t *D = &R->dyn;
@@ -614,6 +625,8 @@ static int dyn_tail(remit_t *R, int q, int e, int j)
         } else if (D->inc[k][j] &&
                    !dyn_ctl(R, ISA_OP_REG_ADD, e, D->acc[e][k], (int32_t)D->inc[k][j], q, "count", 0, 0))
             return -1;
+    if (tl->dyn_while)
+        return 0;
     return dyn_ctl(R, ISA_OP_REG_ADD, e, R->counter[q][e], (int32_t)-tl->dyn_step, q, "next", 0, 0)
                ? 0 : -1;
 }
@@ -632,10 +645,17 @@ static int emit_dyn(remit_t *R, int q)
         R->why = "the range start or step passes 32 bits";
         return 1;
     }
+    /* the loop control: a counter of the remaining distance to the stop,
+     * tested > 0 (dynamic_range), or the condition register itself, tested
+     * != 0 (while_loop) */
+    bool wh = tl->dyn_while;
+    int skip_cmp = wh ? ISA_CMP_EQ : ISA_CMP_LE, back_cmp = wh ? ISA_CMP_NE : ISA_CMP_GT;
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         if (!(D->engines >> e & 1u))
             continue;
-        if (!(R->engines[q] >> e & 1u) && (R->counter[q][e] = free_reg(R, e, false)) < 0)
+        if (wh)
+            R->counter[q][e] = tl->dyn_reg;
+        else if (!(R->engines[q] >> e & 1u) && (R->counter[q][e] = free_reg(R, e, false)) < 0)
             return 1;
         for (int k = 0; k < D->nprof; k++)
             if ((D->acc[e][k] = free_reg(R, e, true)) < 0)
@@ -647,9 +667,10 @@ static int emit_dyn(remit_t *R, int q)
     for (int e = 0; e < ISA_ENG_COUNT; e++) {
         if (!(D->engines >> e & 1u))
             continue;
-        if (!dyn_ctl(R, ISA_OP_REG_MOVE, e, R->counter[q][e], tl->dyn_reg, q, "trips", 0, 0) ||
-            (tl->dyn_start && !dyn_ctl(R, ISA_OP_REG_ADD, e, R->counter[q][e],
-                                       (int32_t)-tl->dyn_start, q, "trips", 0, 0)))
+        if (!wh &&
+            (!dyn_ctl(R, ISA_OP_REG_MOVE, e, R->counter[q][e], tl->dyn_reg, q, "trips", 0, 0) ||
+             (tl->dyn_start && !dyn_ctl(R, ISA_OP_REG_ADD, e, R->counter[q][e],
+                                        (int32_t)-tl->dyn_start, q, "trips", 0, 0))))
             return -1;
         for (int k = 0; k < D->nprof; k++)
             if (!dyn_ctl(R, ISA_OP_REG_SET, e, D->acc[e][k], 0, q, "count", 0, 0))
@@ -661,7 +682,7 @@ static int emit_dyn(remit_t *R, int q)
     for (int j = 0; j <= p->p; j++) {   /* guarded peeled iterations, then the body */
         for (int e = 0; e < ISA_ENG_COUNT; e++)
             if ((D->engines >> e & 1u) &&
-                !dyn_ctl(R, ISA_OP_BRANCH_CMP, e, R->counter[q][e], 0, q, "skip", ISA_CMP_LE,
+                !dyn_ctl(R, ISA_OP_BRANCH_CMP, e, R->counter[q][e], 0, q, "skip", skip_cmp,
                          j == p->p ? BIR_LOOP_GUARD : BIR_LOOP_SKIP))
                 return -1;
         if ((rc = emit_range(R, j < p->p ? p->pst[j] : p->s0, j < p->p ? p->pst[j + 1] : p->s1, 1)))
@@ -683,7 +704,7 @@ static int emit_dyn(remit_t *R, int q)
             if ((rc = dyn_tail(R, q, e, j)))
                 return rc;
             if (j == p->p && !dyn_ctl(R, ISA_OP_BRANCH_CMP, e, R->counter[q][e], 0, q, "back",
-                                      ISA_CMP_GT, BIR_LOOP_BACK))
+                                      back_cmp, BIR_LOOP_BACK))
                 return -1;
         }
     }

@@ -511,6 +511,10 @@ typedef struct {
     bool dynamic;
     int dyn_reg;
     int64_t dyn_start, dyn_step;
+    /* while_loop (NKI 0.6): a dynamic loop that runs while register
+     * dyn_reg is non-zero, tested before each iteration (no count; the
+     * body updates the register on every engine) */
+    bool dyn_while;
 } tir_loop_t;
 
 /* A set of interned fixed-size records (tir_ap_intern, tir_rare_intern):

@@ -219,7 +219,7 @@ def main():
     refused(tpb, work, "nested", nested, "cannot be nested in another loop")
     two = json.loads(json.dumps(k))
     two["body"].insert(-1, json.loads(json.dumps(inner)))
-    refused(tpb, work, "two", two, "only one dynamic_range / fori_loop loop per kernel")
+    refused(tpb, work, "two", two, "only one dynamic_range / fori_loop / while_loop loop per kernel")
     step0 = json.loads(json.dumps(k))
     step0["body"][-2]["range"] = [0, "cnt", 0]
     refused(tpb, work, "step0", step0, "step must be a positive compile-time integer")
@@ -240,6 +240,16 @@ def main():
     grid = json.loads(json.dumps(k))
     grid["grid"] = [2]
     refused(tpb, work, "grid", grid, "supported in single-core kernels only")
+    # while_loop: the condition must be a register, and the body must set it
+    # on every engine (each engine tests its own copy)
+    wl = json.loads(json.dumps(k))
+    wl["body"][-2] = {"op": "while_loop", "cond": "cnt", "body": [
+        {"op": "tensor_tensor", "dst": "acc", "in0": "acc", "in1": "acc", "operator": "add"},
+        {"op": "load_tensor_to_register", "src": "tn", "reg": "cnt", "engine": "sp"}]}
+    refused(tpb, work, "while_oneeng", wl, "while_loop: the loop body cannot be emitted as one "
+            "loop: the body does not set the condition register on every engine")
+    wl["body"][-2]["cond"] = "nope"
+    refused(tpb, work, "while_cond", wl, "field 'cond'")
     print("dynamic loops: ok")
 
 

@@ -89,3 +89,82 @@ def test_dynamic_range_int_bounds_and_errors():
         return n
     with pytest.raises(tpbsim.NkiError, match="register start is not supported"):
         bad(np.zeros((1, 1), np.int32))
+
+
+# ---- nl.while_loop (NKI 0.6): a register condition tested before each iteration ----
+
+def _while_kernel(other_reg):
+    """NKI's while_loop example: acc += val while the count (from an input)
+    is non-zero, counting down in SBUF and loading the condition back; each
+    iteration also stores val at row `count` of out (the register
+    materialized with register_store as a run-time row select).
+    other_reg: the body loads the next condition into a register of its own
+    and returns that one."""
+    @nki.jit
+    def k(data, count_input):
+        out = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        tot = nl.ndarray((1, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        z = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=0.0)
+        nisa.dma_copy(dst=out, src=z)
+        val = nl.ndarray((1, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=val, src=data)
+        acc = nl.ndarray((1, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=acc, value=0.0)
+        count_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=count_sb, src=count_input)
+        one_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=one_sb, value=1)
+        row_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        reg = nisa.register_alloc()
+        nisa.register_load(reg, count_sb)
+        nxt = nisa.register_alloc() if other_reg else reg
+
+        def body(r):
+            nisa.tensor_tensor(dst=acc, data1=acc, data2=val, op=nl.add)
+            nisa.register_store(row_sb, r)
+            nisa.dma_copy(dst=out.ap([[8, 1], [1, 8]], offset=0, scalar_offset=row_sb,
+                                     indirect_dim=0), src=val)
+            nisa.tensor_tensor(dst=count_sb, data1=count_sb, data2=one_sb, op=nl.subtract)
+            nisa.register_load(nxt, count_sb)
+            return nxt
+
+        nl.while_loop(reg, body)
+        nisa.dma_copy(dst=tot, src=acc)
+        return out, tot
+    return k
+
+
+@pytest.mark.parametrize("other_reg", [False, True])
+def test_while_loop_numpy(other_reg):
+    """n = 0 (the body never runs), 1, below and above the compile-time
+    guess (6 unrolled iterations): acc = n * val, rows 1..n of out (the
+    conditions the iterations ran with) hold val, the others stay 0."""
+    val = np.random.default_rng(5).standard_normal((1, 8)).astype(np.float32)
+    k = _while_kernel(other_reg)
+    for n in (0, 1, 4, 11):
+        out, tot = k(val, np.array([[n]], np.int32))
+        want = np.zeros((16, 8), np.float32)
+        acc = np.zeros((1, 8), np.float32)
+        for r in range(n, 0, -1):
+            acc = acc + val
+            want[r] = val[0]
+        np.testing.assert_array_equal(tot, acc)
+        np.testing.assert_array_equal(out, want)
+
+
+def test_while_loop_traced_once_and_errors():
+    val = np.zeros((1, 8), np.float32)
+    text = tpbsim.kernel_json(_while_kernel(True), val, np.zeros((1, 1), np.int32))
+    loops = [op for op in json.loads(text)["body"] if op["op"] == "while_loop"]
+    assert len(loops) == 1 and loops[0]["cond"].startswith("vreg")
+    assert loops[0]["body"][-1]["op"] == "register_move"   # the returned register -> cond
+
+    @nki.jit
+    def bad(n):
+        r = nisa.register_alloc()
+        nisa.register_load(r, n)
+        nl.while_loop(r, lambda r: None)
+        return n
+    with pytest.raises(tpbsim.NkiError, match="must return the register of the next condition"):
+        bad(np.zeros((1, 1), np.int32))

@@ -598,17 +598,17 @@ def test_in_traced_once_loop_numpy():
     np.testing.assert_allclose(m, want, rtol=1e-4, atol=1e-4)
 
 
-# ---- still unsupported ----
+# ---- refused forms ----
 
 @nki.jit
 def loop_it(a):
-    nl.while_loop(nl.load(a))
+    nl.while_loop(nl.load(a), lambda r: r)
 
 
-def test_still_unsupported():
-    # (nl.device_print is supported now: test_sdk_forms.py)
+def test_while_loop_needs_a_register():
+    # (nl.while_loop itself runs: test_dynamic_loops.py)
     refused(loop_it, np.zeros((4, 4), np.float32),
-            match="nl.while_loop is not supported by tpbsim")
+            match="nl.while_loop: init must be a register")
 
 
 def test_nki_object_and_type_names():

@@ -537,6 +537,39 @@ def fori_loop(lower, upper, body_fun, step=1):
         body_fun(i)
 
 
+def while_loop(init, body_fun):
+    """NKI 0.6's while_loop: `r = init; while r != 0: r = body_fun(r)`, the
+    condition tested before each iteration at run time.  The body is traced
+    once into one kernel-format while_loop op on the register init
+    (docs/compiler.md "Dynamic loops"); when body_fun returns another
+    register, a register_move copies it into init at the end of the body,
+    so the next test reads it.  The body's register_load (without an
+    engine) sets the condition on every engine, as the loop control needs."""
+    loc = _trace.caller_loc()
+    if not _is_vreg(init):
+        raise NkiError("%s: nl.while_loop: init must be a register (nisa.register_alloc), got %r"
+                       % (loc, init))
+    tr = _trace.current()
+    if tr.frames:   # not nested in a loop: trace the kernel per iteration
+        _trace.need_retrace()
+    mark = len(tr.body)
+    tr.dyn_depth += 1
+    try:
+        nxt = body_fun(init)
+        if not _is_vreg(nxt):
+            raise NkiError("%s: nl.while_loop: the body must return the register of the next "
+                           "condition, got %r" % (loc, nxt))
+        if nxt.name != init.name:
+            from . import isa as _isa
+            _isa.register_move(init, nxt)
+    finally:
+        tr.dyn_depth -= 1
+    body = tr.body[mark:]
+    del tr.body[mark:]
+    tr.body.append('{"op": "while_loop", "cond": "%s", "loc": "%s", "body": [\n%s\n]}'
+                   % (init.name, loc, ",\n".join(body)))
+
+
 def program_id(axis=0):
     tr = _trace.current()
     if tr.ranks:   # ncc.run_ranks: every rank is an LNC=1 launch
@@ -926,13 +959,6 @@ def _op_name(f, what):
     raise NkiError("%s: %r is not an operator name (use nl.add, nl.exp, ...)" % (what, f))
 
 
-def _unsupported(name):
-    def f(*a, **k):
-        raise NkiError("nl.%s is not supported by tpbsim (docs/python.md)" % name)
-    f.__name__ = name
-    return f
-
-
 # the composite functions live in _composite.py (imported here, after the
 # names they use are defined)
 from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: E402,F401,A004
@@ -940,7 +966,6 @@ from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: 
                          random_seed, rms_norm, shared_constant, shared_identity_matrix,
                          softmax, transpose, var)
 
-while_loop = _unsupported("while_loop")
 from ._host import static_cast  # noqa: E402,F401
 
 
