@@ -151,6 +151,24 @@ static int joint_dims(const dside_t *s, const dside_t *d, jdim_t *out, int max)
     return (i < 0 && j < 0) ? n : -1;
 }
 
+/* s with each dim merged into the one outside it where that one steps over
+ * it exactly (a contiguous run of dims becomes one dim). */
+static dside_t merged_runs(const dside_t *s)
+{
+    dside_t m = *s;
+    int k = 0;
+    for (int i = 0; i < s->nd; i++) {
+        if (k > 0 && m.d[k - 1].step == s->d[i].step * s->d[i].count) {
+            m.d[k - 1].step = s->d[i].step;
+            m.d[k - 1].count *= s->d[i].count;
+            continue;
+        }
+        m.d[k++] = s->d[i];
+    }
+    m.nd = k;
+    return m;
+}
+
 /* Collapse contiguous runs (on both sides), then factor counts > 65535. */
 static int legalize_joint(jdim_t *j, int n, int max)
 {
@@ -367,6 +385,13 @@ int lw_direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap
         return -1;
     bool load = is_load_direction(d);
     int n = s->elems == 1 ? 0 : joint_dims(s, d, j, MAX_BDIMS * 2);
+    if (n < 0) {
+        /* shapes whose dims as written share no structure (NKI pairs the
+         * elements in C order whatever the shapes: [3, 5] into [5, 3]):
+         * each side's contiguous runs merged first */
+        dside_t ms = merged_runs(s), md = merged_runs(d);
+        n = joint_dims(&ms, &md, j, MAX_BDIMS * 2);
+    }
     if (n >= 0)
         n = legalize_joint(j, n, MAX_BDIMS * 2);
     if (n < 0)

@@ -59,14 +59,21 @@ static int check_dma_common(const vctx_t *v)
     return 0;
 }
 
+/* NKI dma_copy: "the total number of data elements in src must match that
+ * of dst"; the shapes may differ (elements pair in C order: the lowering's
+ * joint dims, or the seed's "Cannot legalize strided ..." when the two
+ * patterns have no common dim structure). */
 static int check_dma_shapes(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
-    if (!squeezed_equal(op->dst, op->src[0])) {
+    int64_t nd = ap_elems(op->dst), ns = ap_elems(op->src[0]);
+    if (nd != ns) {
         char x[96], y[96];
         shape_str(op->dst, x, sizeof x);
         shape_str(op->src[0], y, sizeof y);
-        return vfail(v, "src", "shape %s does not match 'dst' shape %s", y, x);
+        return vfail(v, "src", "shape %s does not match 'dst' shape %s (%lld elements against "
+                     "%lld: a DMA moves equal element counts)", y, x, (long long)ns,
+                     (long long)nd);
     }
     return 0;
 }
