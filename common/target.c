@@ -149,6 +149,7 @@ static const tpb_target_t targets[] = {
         .pe_has_32_tiles = true,
         .pe_double_row = true,
         .pe_ocp_fp8 = true,                   /* NKI: OCP float8_e4m3fn matmul is v4 */
+        .pe_v4_matmul = true,                 /* NKI nc_matmul: bf16 dst, moving up to 8x PSUM banks */
         .min_ii = 64,
         .act_static_overhead = 100,
         .dve_static_overhead = 100,

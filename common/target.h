@@ -64,6 +64,12 @@ typedef struct {
     /* nc_matmul takes OCP float8_e4m3fn (NKI: NeuronCore-v4).  trn2 says
      * yes: it also runs the v4 forms tpbsim models (MX); trn1 (v2) no */
     bool pe_ocp_fp8;
+    /* NKI nc_matmul from NeuronCore-v4: dst float32 or bfloat16 and a
+     * moving free size up to the whole PSUM (4096 float32 / 8192 bfloat16
+     * columns; v2/v3: float32 and 512), lowered as one Matmul per <= 512
+     * columns inside one PSUM bank (encoder/lower_matmul.c).  nc_matmul_mx
+     * (a v4 instruction) takes these limits on every target */
+    bool pe_v4_matmul;
     unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
     unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
     unsigned dve_static_overhead;

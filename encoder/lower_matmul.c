@@ -9,7 +9,12 @@
  *                     (dst = src.T @ I; identity loaded once, front of kernel)
  *   matmul transpose (NKI is_transpose) -> the same pair: stationary = data,
  *                     moving = the caller's identity, dst = data.T
- *   transpose DVE  -> one Transpose32 per 32x32 block */
+ *   transpose DVE  -> one Transpose32 per 32x32 block
+ *
+ *   A NeuronCore-v4 matmul wider than one Matmul (nc_matmul_mx, and
+ *   nc_matmul on pe_v4_matmul targets: up to the whole PSUM) -> one
+ *   LdWeights(MX) + one Matmul(MX) per chunk of <= 512 columns inside one
+ *   PSUM bank ("wide matmuls" below) */
 #include "lower.h"
 
 #include <stdio.h>
@@ -129,6 +134,244 @@ static int check_double_row_step(lower_ctx_t *c, const tir_ap_t *a, const char *
     return 0;
 }
 
+/* ---- wide matmuls ----
+ * NKI: on NeuronCore-v2/-v3 nc_matmul's moving free size is at most 512,
+ * the float32 of one PSUM bank; from v4 nc_matmul and nc_matmul_mx take up
+ * to 4096 float32 or 8192 bfloat16 columns, "8x PSUM banks (the entire
+ * PSUM)".  One Matmul writes one PSUM bank (docs/semantics.md §6, checked by
+ * the simulator), so such a matmul becomes one LdWeights(MX) of the
+ * stationary followed by one Matmul(MX) per chunk of at most MM_COLS moving
+ * columns whose dst lies inside one bank, each with its slices of moving
+ * (and moving_scale) and dst and the op's accumulate flag.  The chunks
+ * write disjoint dst columns with the same weights, so together they are
+ * the one matmul NKI describes; each is a PE instruction of its own for
+ * the timing (docs/compiler.md).  A matmul that fits one Matmul is lowered
+ * as before. */
+#define MM_COLS 512   /* ARCH2: nc_matmul N <= 512, one PSUM bank of float32 */
+
+static bool mm_may_split(const lower_ctx_t *c, bool transpose)
+{
+    const tir_op_t *op = c->op;
+    return op->kind == TIR_MATMUL_MX ||
+           (op->kind == TIR_MATMUL && !transpose && c->t->pe_v4_matmul);
+}
+
+static int64_t ap_elems_from(const tir_ap_t *a, int first)
+{
+    int64_t n = 1;
+    for (int d = first; d < a->ndim; d++)
+        n *= a->count[d];
+    return n;
+}
+
+/* The bytes [*lo, *hi) per partition that PSUM access a covers; false when
+ * a is no tile access the lowering knows (its tap then names the error). */
+static bool psum_span(lower_ctx_t *c, const tir_ap_t *a, uint64_t *lo, uint64_t *hi)
+{
+    tir_tensor_t vt;
+    const tir_tensor_t *t = tir_ap_tensor(lw_tensor(c, a), a, &vt);
+    if (!t || t->kind != TIR_T_PSUM || a->tensor >= c->m->nmlocs || a->offset < 0)
+        return false;
+    int64_t row = 1;
+    for (int d = 1; d < t->ndim; d++)
+        row *= t->shape[d];
+    if (row <= 0)
+        return false;
+    int64_t l = a->offset % row, h = l;
+    for (int d = 1; d < a->ndim; d++) {
+        int64_t span = (a->count[d] - 1) * a->step[d];
+        if (span < 0)
+            l += span;
+        else
+            h += span;
+    }
+    if (l < 0)
+        return false;
+    unsigned dsz = isa_dtype_size(t->dtype);
+    uint64_t base = c->m->mlocs[a->tensor].addr;
+    *lo = base + (uint64_t)l * dsz;
+    *hi = base + (uint64_t)(h + 1) * dsz;
+    return true;
+}
+
+static bool one_bank(uint64_t lo, uint64_t hi)
+{
+    return lo / PSUM_BANK_BYTES == (hi - 1) / PSUM_BANK_BYTES;
+}
+
+/* double_row's moving [K, 2, N] as a pattern whose dims from *first on are
+ * the n columns (a dim of 2n that merged the two rows split in two); -1
+ * when its free dims do not read as [2, n]. */
+static int dr_cols(const tir_ap_t *a, int64_t n, tir_ap_t *out, int *first)
+{
+    *out = *a;
+    int64_t in = 1;   /* elements of the dims inside dim d */
+    for (int d = a->ndim - 1; d >= 1; d--) {
+        if (in == n) {
+            *first = d + 1;
+            return 0;
+        }
+        if (in < n && in * a->count[d] > n) {
+            if (n % in || in * a->count[d] != 2 * n || a->ndim >= TIR_MAX_DIMS)
+                return -1;
+            for (int e = a->ndim; e > d + 1; e--)
+                out->step[e] = a->step[e - 1], out->count[e] = a->count[e - 1];
+            out->count[d] = 2, out->step[d] = a->step[d] * (n / in);
+            out->count[d + 1] = n / in, out->step[d + 1] = a->step[d];
+            out->ndim = (int16_t)(a->ndim + 1);
+            *first = d + 1;
+            return 0;
+        }
+        in *= a->count[d];
+    }
+    return -1;
+}
+
+/* Columns [c0, c0 + *n) of a, its dims from `first` on read row-major as
+ * one run of columns (the dims before it kept whole: the partitions, and
+ * double_row's [2]).  One pattern holds whole runs of the inner dims within
+ * one index of the outer ones: *n shrinks to the longest such run from c0
+ * (one column at least). */
+static void ap_cols(const tir_ap_t *a, int first, int64_t c0, int64_t *n, tir_ap_t *out)
+{
+    *out = *a;
+    if (first >= a->ndim) {
+        *n = 1;
+        return;
+    }
+    int best = a->ndim - 1;
+    int64_t best_len = 0, best_in = 1, in = 1;
+    for (int d = a->ndim - 1; d >= first && c0 % in == 0; d--) {
+        int64_t left = (a->count[d] - c0 / in % a->count[d]) * in;
+        int64_t len = *n / in * in < left ? *n / in * in : left;
+        if (len > best_len)
+            best = d, best_len = len, best_in = in;
+        in *= a->count[d];
+    }
+    *n = best_len;
+    /* dims first..best-1 fixed at their index (dropped), best from its
+     * index, the inner ones whole */
+    int64_t inner = best_in;
+    for (int d = best; d >= first; d--) {
+        out->offset += c0 / inner % a->count[d] * a->step[d];
+        inner *= a->count[d];
+    }
+    int k = first;
+    out->step[k] = a->step[best];
+    out->count[k++] = best_len / best_in;
+    for (int d = best + 1; d < a->ndim; d++, k++)
+        out->step[k] = a->step[d], out->count[k] = a->count[d];
+    for (int d = k; d < a->ndim; d++)
+        out->step[d] = 0, out->count[d] = 0;
+    out->ndim = (int16_t)k;
+}
+
+typedef struct {
+    tir_ap_t mov, scale, dst;
+    int mfirst;          /* moving's first column dim */
+    int64_t cols;        /* N */
+} mm_wide_t;
+
+/* Whether the op's matmul needs more than one Matmul, and if so its
+ * columns (w: moving with its columns from w->mfirst, double_row's [2, N]
+ * read apart).  No: it is lowered as one (its errors as before). */
+static int mm_wide(lower_ctx_t *c, bool transpose, const tir_ap_t *mov, const tir_ap_t *scale,
+                   const tir_ap_t *dst, mm_wide_t *w, bool *wide)
+{
+    *wide = false;
+    if (!mm_may_split(c, transpose))
+        return 0;
+    bool dr = c->op->flags & TIR_F_DOUBLE_ROW;
+    int64_t n = ap_elems_from(mov, 1);
+    uint64_t lo, hi;
+    if (n < 1 || (dr && n % 2) || !psum_span(c, dst, &lo, &hi))
+        return 0;
+    n = dr ? n / 2 : n;
+    if (n <= MM_COLS && one_bank(lo, hi))
+        return 0;
+    *wide = true;
+    w->cols = n;
+    w->mfirst = 1;
+    w->mov = *mov;
+    if (dr && dr_cols(mov, n, &w->mov, &w->mfirst))
+        return lw_err(c, "perf_mode double_row: moving's free dims must read as [2, N] to be cut "
+                         "into Matmuls of at most %d columns (N = %lld)",
+                      MM_COLS, (long long)n);
+    if (ap_elems_from(dst, 1) != n)
+        return lw_err(c, "dst is [%lld,%lld] but stationary.T @ moving has %lld columns",
+                      (long long)(dst->ndim ? dst->count[0] : 1), (long long)ap_elems_from(dst, 1),
+                      (long long)n);
+    if (scale && ap_elems_from(scale, 1) != ap_elems_from(mov, 1))
+        return lw_err(c, "MX scales need one E8M0 value per column of their data");
+    w->dst = *dst;
+    if (scale)
+        w->scale = *scale;
+    return 0;
+}
+
+/* The next chunk of w from column c0 into ch (mov, scale, dst): at most
+ * MM_COLS columns, each operand's slice one pattern, dst inside one PSUM
+ * bank.  Returns its width. */
+static int64_t mm_chunk(lower_ctx_t *c, const mm_wide_t *w, bool scale, int64_t c0,
+                        mm_wide_t *ch)
+{
+    int64_t n = w->cols - c0 < MM_COLS ? w->cols - c0 : MM_COLS;
+    for (;;) {
+        int64_t was = n;
+        ap_cols(&w->mov, w->mfirst, c0, &n, &ch->mov);
+        if (scale)
+            ap_cols(&w->scale, 1, c0, &n, &ch->scale);
+        ap_cols(&w->dst, 1, c0, &n, &ch->dst);
+        if (n != was)
+            continue;
+        uint64_t lo, hi;
+        if (n == 1 || !psum_span(c, &ch->dst, &lo, &hi) || one_bank(lo, hi))
+            return n;
+        n--;
+    }
+}
+
+/* The Matmul of a plain, sparse or transpose matmul: mov -> dstap with the
+ * weights ldw loaded (stationary st); mm made by lw_inst. */
+static int plain_mm(lower_ctx_t *c, bir_inst_t *mm, const bir_inst_t *ldw, const isa_tap_t *st,
+                    const tir_ap_t *mov, const tir_ap_t *dstap, bool accumulate, bool transpose,
+                    const pe_tile_t *pt, uint32_t perf)
+{
+    const tir_op_t *op = c->op;
+    isa_fmt_MM_t *g = &mm->isa.f->MM;
+    if (mm_tap(c, mm, mov, false, "moving", &g->moving) ||
+        mm_tap(c, mm, dstap, true, "dst", &g->dst))
+        return -1;
+    if (check_mm_shapes(c, st, &g->moving, &g->dst))
+        return -1;
+    if (!c->t->pe_ocp_fp8 && (st->dtype == ISA_DT_FP8E4M3 || g->moving.dtype == ISA_DT_FP8E4M3))
+        return lw_err(c, "%s dtype float8_e4m3fn (OCP FP8) needs NeuronCore-v4 (NKI nc_matmul); "
+                         "target %s takes float8_e4m3 and float8_e5m2",
+                      st->dtype == ISA_DT_FP8E4M3 ? "stationary" : "moving", c->t->name);
+    g->row_pos = pt->row_pos, g->col_pos = pt->col_pos;
+    g->row_size = pt->row_size, g->col_size = pt->col_size;
+    g->perf = perf;
+    g->accumulate = accumulate;
+    g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
+    g->transpose = transpose;
+    g->ifmap_quant_offset = (uint32_t)op->rare->quant_offset;
+    /* seed 001 setnum_active_channels(num_active_partitions): the PE rows
+     * the moving data drives, i.e. its partitions (K) */
+    g->num_active_partitions = g->moving.nparts;
+    if (op->rare->quant_offset && transpose)
+        return lw_err(c, "ifmap_quant_offset: a transpose copies the moving identity; no offset");
+    if (transpose && g->dst.dtype != st->dtype)
+        return lw_err(c, "transpose mode copies stationary bit-exactly: dst must be %s, not %s",
+                      isa_dtype_name(st->dtype), isa_dtype_name(g->dst.dtype));
+    if (transpose && accumulate)
+        return lw_err(c, "a transpose cannot accumulate");
+    /* the Matmul reads the weights its LdWeights loaded: keep them together
+     * on PE by also charging the stationary read to the Matmul */
+    for (int i = 0; i < ldw->nacc; i++)
+        bir_inst_access(c->m, mm, &ldw->acc[i]);
+    return 0;
+}
+
 static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap_t *mov,
                               const tir_ap_t *dstap, bool accumulate, bool transpose)
 {
@@ -171,39 +414,23 @@ static int lower_matmul_plain(lower_ctx_t *c, const tir_ap_t *stat, const tir_ap
         f->onezero = !!(op->flags & TIR_F_ONEZERO_W);
         st = f->src;
     }
-    isa_fmt_MM_t *g = &mm.isa.f->MM;
-    if (mm_tap(c, &mm, mov, false, "moving", &g->moving) ||
-        mm_tap(c, &mm, dstap, true, "dst", &g->dst))
+    mm_wide_t w, ch;
+    bool wide;
+    if (mm_wide(c, transpose, mov, NULL, dstap, &w, &wide))
         return -1;
-    if (check_mm_shapes(c, &st, &g->moving, &g->dst))
-        return -1;
-    if (!c->t->pe_ocp_fp8 && (st.dtype == ISA_DT_FP8E4M3 || g->moving.dtype == ISA_DT_FP8E4M3))
-        return lw_err(c, "%s dtype float8_e4m3fn (OCP FP8) needs NeuronCore-v4 (NKI nc_matmul); "
-                         "target %s takes float8_e4m3 and float8_e5m2",
-                      st.dtype == ISA_DT_FP8E4M3 ? "stationary" : "moving", c->t->name);
-    g->row_pos = pt.row_pos, g->col_pos = pt.col_pos;
-    g->row_size = pt.row_size, g->col_size = pt.col_size;
-    g->perf = perf;
-    g->accumulate = accumulate;
-    g->onezero = !!(op->flags & TIR_F_ONEZERO_M);
-    g->transpose = transpose;
-    g->ifmap_quant_offset = (uint32_t)op->rare->quant_offset;
-    /* seed 001 setnum_active_channels(num_active_partitions): the PE rows
-     * the moving data drives, i.e. its partitions (K) */
-    g->num_active_partitions = g->moving.nparts;
-    if (op->rare->quant_offset && transpose)
-        return lw_err(c, "ifmap_quant_offset: a transpose copies the moving identity; no offset");
-    if (transpose && g->dst.dtype != st.dtype)
-        return lw_err(c, "transpose mode copies stationary bit-exactly: dst must be %s, not %s",
-                      isa_dtype_name(st.dtype), isa_dtype_name(g->dst.dtype));
-    if (transpose && accumulate)
-        return lw_err(c, "a transpose cannot accumulate");
-    /* the Matmul reads the weights its LdWeights loaded: keep them together
-     * on PE by also charging the stationary read to the Matmul */
-    for (int i = 0; i < ldw.nacc; i++)
-        bir_inst_access(c->m, &mm, &ldw.acc[i]);
-    if (lw_emit(c, &ldw) || lw_emit(c, &mm))
-        return -1;
+    if (!wide)
+        return plain_mm(c, &mm, &ldw, &st, mov, dstap, accumulate, transpose, &pt, perf) ||
+                       lw_emit(c, &ldw) || lw_emit(c, &mm) ? -1 : 0;
+    /* one LdWeights, then a Matmul per chunk (the first made above) */
+    for (int64_t c0 = 0, k = 0; c0 < w.cols; k++) {
+        int64_t n = mm_chunk(c, &w, false, c0, &ch);
+        if (k)
+            lw_inst(c, &mm, BIR_MATMULT, ISA_OP_MATMUL);
+        if (plain_mm(c, &mm, &ldw, &st, &ch.mov, &ch.dst, accumulate, transpose, &pt, perf) ||
+            (!k && lw_emit(c, &ldw)) || lw_emit(c, &mm))
+            return -1;
+        c0 += n;
+    }
     return 0;
 }
 
@@ -226,22 +453,17 @@ int lw_mx_quad_scales(lower_ctx_t *c, const isa_tap_t *data, const isa_tap_t *sc
     return 0;
 }
 
-static int lower_matmul_mx(lower_ctx_t *c)
+/* The MatmulMX of nc_matmul_mx: mov (scales mscale) -> dst with the
+ * weights ldw loaded; mm made by lw_inst. */
+static int mx_mm(lower_ctx_t *c, bir_inst_t *mm, const bir_inst_t *ldw, const tir_ap_t *mov,
+                 const tir_ap_t *mscale, const tir_ap_t *dst, const pe_tile_t *pt)
 {
     const tir_op_t *op = c->op;
-    pe_tile_t pt;
-    if (pe_tile(c, &pt))
-        return -1;
-    bir_inst_t ldw, mm;
-    lw_inst(c, &ldw, BIR_LOAD_WEIGHTS_MX, ISA_OP_LDWEIGHTS_MX);
-    lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
-    isa_fmt_LDWMX_t *f = &ldw.isa.f->LDWMX;
-    isa_fmt_MMMX_t *g = &mm.isa.f->MMMX;
-    if (mm_tap(c, &ldw, op->src[0], false, "stationary", &f->src) ||
-        mm_tap(c, &ldw, op->src[2], false, "stationary_scale", &f->scale) ||
-        mm_tap(c, &mm, op->src[1], false, "moving", &g->moving) ||
-        mm_tap(c, &mm, op->src[3], false, "moving_scale", &g->scale) ||
-        mm_tap(c, &mm, op->dst, true, "dst", &g->dst))
+    const isa_fmt_LDWMX_t *f = &ldw->isa.f->LDWMX;
+    isa_fmt_MMMX_t *g = &mm->isa.f->MMMX;
+    if (mm_tap(c, mm, mov, false, "moving", &g->moving) ||
+        mm_tap(c, mm, mscale, false, "moving_scale", &g->scale) ||
+        mm_tap(c, mm, dst, true, "dst", &g->dst))
         return -1;
     if (!isa_mx_scale_dtype(f->scale.dtype) || !isa_mx_scale_dtype(g->scale.dtype))
         return lw_err(c, "MX scales must be float8_e8m0fnu or uint8 (E8M0) tiles");
@@ -261,31 +483,68 @@ static int lower_matmul_mx(lower_ctx_t *c)
         return lw_err(c, "MX scales need one E8M0 value per column of their data");
     if (check_mm_shapes(c, &f->src, &g->moving, &g->dst))
         return -1;
-    f->row_pos = g->row_pos = pt.row_pos;
-    f->col_pos = g->col_pos = pt.col_pos;
-    f->row_size = g->row_size = pt.row_size;
-    f->col_size = g->col_size = pt.col_size;
+    g->row_pos = pt->row_pos;
+    g->col_pos = pt->col_pos;
+    g->row_size = pt->row_size;
+    g->col_size = pt->col_size;
     g->accumulate = !!(op->flags & TIR_F_ACCUMULATE);
     if (op->flags & TIR_F_MX_SCALE) {
         /* output scale: immediate fp32, or a pointer read per dst partition */
         if (op->s0.is_ap) {
             isa_tap_t sp;
-            if (lw_tap(c, &mm, op->s0.ap, false, "scale_ptr", &sp))
+            if (lw_tap(c, mm, op->s0.ap, false, "scale_ptr", &sp))
                 return -1;
             if (sp.start != g->dst.start || sp.nparts != g->dst.nparts || sp.dtype != ISA_DT_FP32)
                 return lw_err(c, "scale_ptr must be an fp32 [M,1] access on dst's partitions "
                                  "(%u..%u)", g->dst.start, g->dst.start + g->dst.nparts - 1);
         }
         uint32_t bits, is_ptr;
-        if (lw_scalar(c, &mm, &op->s0, "scale_ptr", &bits, &is_ptr))
+        if (lw_scalar(c, mm, &op->s0, "scale_ptr", &bits, &is_ptr))
             return -1;
         g->out_scale_en = 1;
         g->out_scale_is_ptr = is_ptr;
         g->out_scale = bits;
     }
-    for (int i = 0; i < ldw.nacc; i++)
-        bir_inst_access(c->m, &mm, &ldw.acc[i]);
-    return lw_emit(c, &ldw) || lw_emit(c, &mm) ? -1 : 0;
+    for (int i = 0; i < ldw->nacc; i++)
+        bir_inst_access(c->m, mm, &ldw->acc[i]);
+    return 0;
+}
+
+static int lower_matmul_mx(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    pe_tile_t pt;
+    if (pe_tile(c, &pt))
+        return -1;
+    bir_inst_t ldw, mm;
+    lw_inst(c, &ldw, BIR_LOAD_WEIGHTS_MX, ISA_OP_LDWEIGHTS_MX);
+    lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
+    isa_fmt_LDWMX_t *f = &ldw.isa.f->LDWMX;
+    if (mm_tap(c, &ldw, op->src[0], false, "stationary", &f->src) ||
+        mm_tap(c, &ldw, op->src[2], false, "stationary_scale", &f->scale))
+        return -1;
+    f->row_pos = pt.row_pos;
+    f->col_pos = pt.col_pos;
+    f->row_size = pt.row_size;
+    f->col_size = pt.col_size;
+    mm_wide_t w, ch;
+    bool wide;
+    if (mm_wide(c, false, op->src[1], op->src[3], op->dst, &w, &wide))
+        return -1;
+    if (!wide)
+        return mx_mm(c, &mm, &ldw, op->src[1], op->src[3], op->dst, &pt) || lw_emit(c, &ldw) ||
+                       lw_emit(c, &mm) ? -1 : 0;
+    /* one LdWeightsMX, then a MatmulMX per chunk (the first made above) */
+    for (int64_t c0 = 0, k = 0; c0 < w.cols; k++) {
+        int64_t n = mm_chunk(c, &w, true, c0, &ch);
+        if (k)
+            lw_inst(c, &mm, BIR_MATMULT_MX, ISA_OP_MATMUL_MX);
+        if (mx_mm(c, &mm, &ldw, &ch.mov, &ch.scale, &ch.dst, &pt) || (!k && lw_emit(c, &ldw)) ||
+            lw_emit(c, &mm))
+            return -1;
+        c0 += n;
+    }
+    return 0;
 }
 
 int lower_matmul(lower_ctx_t *c)

@@ -379,11 +379,16 @@ static int check_matmul(const vctx_t *v)
      * identity, dst = stationary.T copied bit-exactly in stationary's dtype */
     /* NKI nc_matmul_mx: dst float32 or bfloat16 (a bfloat16 dst holds each
      * result rounded once, accumulation adds to the rounded value) */
-    bool mx_bf16 = op->kind == TIR_MATMUL_MX && ddt == ISA_DT_BF16;
-    if (tr ? ddt != sdt : (ddt != ISA_DT_FP32 && !mx_bf16))
+    /* NKI nc_matmul from NeuronCore-v4 (pe_v4_matmul) and nc_matmul_mx:
+     * dst float32 or bfloat16, and a moving free size up to the whole PSUM
+     * (below) */
+    bool v4 = op->kind == TIR_MATMUL_MX || (op->kind == TIR_MATMUL && v->tg->pe_v4_matmul && !tr);
+    bool v4_bf16 = v4 && ddt == ISA_DT_BF16;
+    if (tr ? ddt != sdt : (ddt != ISA_DT_FP32 && !v4_bf16))
         return vfail(v, "dst", "PSUM dtype %s; %s", isa_dtype_numpy_name(ddt),
                      tr ? "transpose mode writes the stationary dtype" :
                      op->kind == TIR_MATMUL_MX ? "matmul_mx writes float32 or bfloat16" :
+                     v4 ? "matmul writes float32 or bfloat16" :
                           "matmul accumulates in float32");
     if (tr && (op->flags & TIR_F_ACCUMULATE))
         return vfail(v, "accumulate", "a transpose (is_transpose) cannot accumulate");
@@ -415,7 +420,18 @@ static int check_matmul(const vctx_t *v)
                      (long long)kmax);
     if (M_ > 128)
         return vfail(v, "stationary", "free size %lld > 128 (M)", (long long)M_);
-    if (N_ > 512)
+    /* NKI: on NeuronCore-v2/-v3 N <= 512, one PSUM bank of float32; from
+     * v4 N up to 8x PSUM banks (the entire PSUM): 4096 float32, 8192
+     * bfloat16.  One Matmul writes one bank: lower_matmul.c splits a wider
+     * one into Matmuls of <= 512 columns */
+    if (v4) {
+        int64_t most = (int64_t)(v->tg->psum_partition_bytes / isa_dtype_size(ddt));
+        if (N_ > most)
+            return vfail(v, "moving", "free size %lld > %lld (N: dst %s fills at most the "
+                         "whole %u-byte PSUM partition, %u banks)", (long long)N_,
+                         (long long)most, isa_dtype_numpy_name(ddt),
+                         v->tg->psum_partition_bytes, v->tg->psum_banks);
+    } else if (N_ > 512)
         return vfail(v, "moving", "free size %lld > 512 (N, one PSUM bank of float32)",
                      (long long)N_);
     if (ap_parts(d) != M_ || ap_free(d) != N_)

@@ -379,5 +379,9 @@ def checks(lib):
              for b, h, i in ((4, 3072, 192), (4, 3072, 1536), (256, 3072, 384))] +
             [(f"mlp down_proj_mxfp4 lnc2 bs{b} H{h} I{i}{' ssb' if s else ''}",
               lambda c=(b, h, i, s): _down(lib, *c))
-             for b, h, i, s in ((4, 3072, 768, True), (4, 3072, 1536, False), (256, 3072, 384, False))] +
+             # the test's sweep (H 3072: 512-column H tiles per program), and ours with H a
+             # multiple of 2048, whose 1024-column H tiles give nc_matmul_mx a [BxS, 1024]
+             # bfloat16 dst (NKI: moving up to 8192 columns into bfloat16)
+             for b, h, i, s in ((4, 3072, 768, True), (4, 3072, 1536, False), (256, 3072, 384, False),
+                                (4, 4096, 768, False), (4, 2048, 1536, True))] +
             [(_moe_name(*c), lambda c=c: _moe_mx(lib, *c)) for c in MOE_CASES])

@@ -116,6 +116,161 @@ static void test_matmul_errors(void **state)
     tir_kernel_free(&k);
 }
 
+/* NeuronCore-v4 wide matmuls (NKI: moving free size up to the whole
+ * PSUM, 4096 float32 / 8192 bfloat16): one LdWeights(MX), then one
+ * Matmul(MX) per chunk of <= 512 columns inside one 2 KiB PSUM bank, each
+ * with its slices of moving, moving_scale and dst and the op's flags. */
+static void test_matmul_wide(void **state)
+{
+    (void)state;
+    const tpb_target_t *trn3 = tpb_target_get("trn3");
+    /* plain, bf16 dst, N = 2048: four Matmuls of 512 (1 KiB each) */
+    {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, 2048);
+        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_BF16, 64, 2048);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MATMUL);
+        op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
+        op.nsrc = 2;
+        op.flags = TIR_F_ACCUMULATE;
+        bu_op(&k, &op, "mm");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn3, true), 0);
+        assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), 1);
+        assert_int_equal(bu_count(&r, ISA_OP_MATMUL), 4);
+        assert_true(bu_find(&r, ISA_OP_LDWEIGHTS, 0) < bu_find(&r, ISA_OP_MATMUL, 0));
+        for (int i = 0; i < 4; i++) {
+            const isa_fmt_MM_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_MATMUL, i)].isa.f->MM;
+            assert_int_equal(isa_tap_free_elems(&g->moving), 512);
+            assert_int_equal(g->moving.addr, r.m.mlocs[x].addr + 1024u * i);
+            assert_int_equal(g->dst.nparts, 64);
+            assert_int_equal(isa_tap_free_elems(&g->dst), 512);
+            assert_int_equal(g->dst.addr, r.m.mlocs[p].addr + 1024u * i);
+            assert_int_equal(g->dst.addr / 2048, (g->dst.addr + 1023) / 2048);
+            assert_int_equal(g->accumulate, 1);
+        }
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+    /* plain, fp32 dst starting mid-bank (columns 256..1279 of a 2048-wide
+     * tile): chunks end at the bank boundaries, 256 + 512 + 256 */
+    {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, 1024);
+        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 64, 2048);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MATMUL);
+        op.dst = bu_in(&k, bu_ap(p, 256, 2, (int64_t)2048, (int64_t)64, (int64_t)1, (int64_t)1024));
+        op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
+        op.nsrc = 2;
+        bu_op(&k, &op, "mm");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn3, true), 0);
+        assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), 1);
+        assert_int_equal(bu_count(&r, ISA_OP_MATMUL), 3);
+        static const unsigned cols[3] = {256, 512, 256}, at[3] = {256, 512, 1024};
+        for (int i = 0; i < 3; i++) {
+            const isa_fmt_MM_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_MATMUL, i)].isa.f->MM;
+            assert_int_equal(isa_tap_free_elems(&g->moving), cols[i]);
+            assert_int_equal(g->moving.addr, r.m.mlocs[x].addr + 2u * (at[i] - 256));
+            assert_int_equal(g->dst.addr, r.m.mlocs[p].addr + 4u * at[i]);
+            assert_int_equal(g->accumulate, 0);
+        }
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+    /* double_row on trn3: moving [K, 2, 1024], also merged as [K, 2048]:
+     * two Matmuls, each [K, 2, 512] (the second row 1024 elements on) */
+    for (int merged = 0; merged < 2; merged++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_FP8E5M2, 128, 2, 64);
+        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_FP8E5M2, 128, 2, 1024);
+        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 64, 1024);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MATMUL);
+        op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, w);
+        op.src[1] = merged ? bu_in(&k, bu_ap(x, 0, 2, (int64_t)2048, (int64_t)128, (int64_t)1,
+                                             (int64_t)2048))
+                           : bu_whole(&k, x);
+        op.nsrc = 2;
+        op.flags = TIR_F_DOUBLE_ROW;
+        bu_op(&k, &op, "mm");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn3, true), 0);
+        assert_int_equal(bu_count(&r, ISA_OP_MATMUL), 2);
+        for (int i = 0; i < 2; i++) {
+            const isa_fmt_MM_t *g = &bu_block(&r)->insts[bu_find(&r, ISA_OP_MATMUL, i)].isa.f->MM;
+            assert_int_equal(g->perf, ISA_PERF_DOUBLE_ROW);
+            assert_int_equal(g->moving.addr, r.m.mlocs[x].addr + 512u * i);
+            assert_int_equal(g->moving.ndims, 2);
+            assert_int_equal(g->moving.count[0], 512);   /* innermost first */
+            assert_int_equal(g->moving.count[1], 2);
+            assert_int_equal(g->moving.step[1], 1024);
+            assert_int_equal(g->dst.addr, r.m.mlocs[p].addr + 2048u * i);
+        }
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+    /* MX (fp8, K/32 scales), fp32 dst of 1024 columns, moving read as
+     * [K, 4, 256]: two MatmulMX with the matching moving and scale halves */
+    {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 128);
+        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_FP8E4M3, 128, 4, 256);
+        int ws = BU_T(&k, "ws", TIR_T_SBUF, ISA_DT_UINT8, 4, 128);
+        int xs = BU_T(&k, "xs", TIR_T_SBUF, ISA_DT_UINT8, 4, 1024);
+        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 1024);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MATMUL_MX);
+        op.dst = bu_whole(&k, p);
+        op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
+        op.src[2] = bu_whole(&k, ws), op.src[3] = bu_whole(&k, xs);
+        op.nsrc = 4;
+        bu_op(&k, &op, "mmx");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, trn3, true), 0);
+        assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS_MX), 1);
+        assert_int_equal(bu_count(&r, ISA_OP_MATMUL_MX), 2);
+        for (int i = 0; i < 2; i++) {
+            const isa_fmt_MMMX_t *g =
+                &bu_block(&r)->insts[bu_find(&r, ISA_OP_MATMUL_MX, i)].isa.f->MMMX;
+            assert_int_equal(isa_tap_free_elems(&g->moving), 512);
+            assert_int_equal(g->moving.addr, r.m.mlocs[x].addr + 512u * i);
+            assert_int_equal(g->scale.nparts, 4);
+            assert_int_equal(g->scale.addr, r.m.mlocs[xs].addr + 512u * i);
+            assert_int_equal(isa_tap_free_elems(&g->scale), 512);
+            assert_int_equal(g->dst.addr, r.m.mlocs[p].addr + 2048u * i);
+        }
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+    /* trn2 (NeuronCore-v3): nc_matmul stays one Matmul inside one bank */
+    {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, 1024);
+        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 64, 1024);
+        tir_op_t op;
+        tir_op_init(&op, TIR_MATMUL);
+        op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
+        op.nsrc = 2;
+        bu_op(&k, &op, "mm");
+        bu_run_t r;
+        assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+        assert_non_null(strstr(r.err.msg, "inside one 2 KiB PSUM bank"));
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
 /* ---- activation ---- */
 static void test_activation(void **state)
 {
@@ -821,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_matmul_plain),
         cmocka_unit_test(test_matmul_mx_sparse),
         cmocka_unit_test(test_matmul_errors),
+        cmocka_unit_test(test_matmul_wide),
         cmocka_unit_test(test_activation),
         cmocka_unit_test(test_tensor_scalar),
         cmocka_unit_test(test_reverse_pred_keep_rate),

@@ -176,6 +176,77 @@ def test_matmul_mx_bf16_dst_and_accumulate_numpy():
     np.testing.assert_allclose(got, bf16((once + once).astype(np.float32)), rtol=1e-2)
 
 
+def _wide_kernel(P, M, N, dst_dt, st_dt, mv_dts):
+    """One nc_matmul_mx per moving dtype into one [M, N] PSUM tile
+    (accumulate=None: the first overwrites, the later ones, with their own
+    moving data and scales, accumulate)."""
+    @nki.jit(platform_target="trn3")
+    def k(st, sst, mv1, smv1, mv2, smv2):
+        a = _load_quads(st, st_dt, P, M, False)
+        sa = nl.ndarray((P, M), dtype=nl.uint8, buffer=nl.sbuf)
+        nisa.memset(dst=sa, value=0)
+        _spread(sa, sst, P, M)
+        ps = nl.ndarray((M, N), dtype=dst_dt, buffer=nl.psum)
+        for mv, smv, dt in zip((mv1, mv2), (smv1, smv2), mv_dts):
+            b = _load_quads(mv, dt, P, N, False)
+            sb = nl.ndarray((P, N), dtype=nl.uint8, buffer=nl.sbuf)
+            nisa.memset(dst=sb, value=0)
+            _spread(sb, smv, P, N)
+            nisa.nc_matmul_mx(dst=ps, stationary=a, moving=b, stationary_scale=sa,
+                              moving_scale=sb)
+        r = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=r, src=ps)
+        out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=r)
+        return out
+    return k
+
+
+@pytest.mark.parametrize("N, dst_dt", [(1024, nl.float32), (2048, nl.float32),
+                                       (1024, nl.bfloat16), (2048, nl.bfloat16)])
+def test_matmul_mx_wide_numpy(N, dst_dt):
+    """NKI nc_matmul_mx: the moving free size may reach 4096 for a float32
+    dst and 8192 for a bfloat16 one, "8x PSUM banks (the entire PSUM)"
+    (the NKI Library's down projections use [128, 1024] bfloat16); it runs
+    as one MatmulMX per <= 512 columns inside one bank.  Two such matmuls
+    (fp4 then fp8 moving data) accumulate column for column; a bfloat16 dst
+    holds the first result rounded to bf16, then the sum rounded again."""
+    P, M = 128, 96
+    st = _quads((P, M), "e4m3")
+    mv1, mv2 = _quads((P, N), "fp4"), _quads((P, N), "e5m2")
+    sst = RNG.integers(118, 128, (P // 8, M)).astype(np.uint8)
+    smv1 = RNG.integers(118, 128, (P // 8, N)).astype(np.uint8)
+    smv2 = RNG.integers(110, 120, (P // 8, N)).astype(np.uint8)
+    got = _wide_kernel(P, M, N, dst_dt, _DT["e4m3"], (_DT["fp4"], _DT["e5m2"]))(
+        st, sst, mv1, smv1, mv2, smv2)
+    r1 = matmul_ref(st, "e4m3", sst, mv1, "fp4", smv1)
+    r2 = matmul_ref(st, "e4m3", sst, mv2, "e5m2", smv2)
+    big = max(np.abs(r1).max(), np.abs(r2).max())
+    if dst_dt == nl.float32:
+        want = r1 + r2
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * big)
+    else:
+        want = bf16((bf16(r1.astype(np.float32)) + r2).astype(np.float32))
+        np.testing.assert_allclose(got, want, rtol=8e-3, atol=8e-3 * big)
+    assert np.abs(want).min() < np.abs(want).max() / 4   # not one value throughout
+
+
+@pytest.mark.parametrize("N, dst_dt", [(4096, nl.float32), (8192, nl.bfloat16)])
+def test_matmul_mx_whole_psum_numpy(N, dst_dt):
+    """NKI's largest nc_matmul_mx: a dst filling the whole 16 KiB PSUM
+    partition (all 8 banks; 8 or 16 MatmulMX)."""
+    P, M = 32, 32
+    st, mv = _quads((P, M), "e5m2"), _quads((P, N), "e4m3")
+    sst = RNG.integers(120, 128, (P // 8, M)).astype(np.uint8)
+    smv = RNG.integers(120, 128, (P // 8, N)).astype(np.uint8)
+    got = _matmul_kernel(_DT["e5m2"], _DT["e4m3"], P, M, N, dst_dt)(st, sst, mv, smv)
+    want = matmul_ref(st, "e5m2", sst, mv, "e4m3", smv)
+    if dst_dt == nl.bfloat16:
+        want = bf16(want.astype(np.float32))
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dst_dt == nl.float32 else 8e-3,
+                               atol=1e-6 * np.abs(want).max())
+
+
 # ---- what is refused ----
 
 def _refuses(body, match):
