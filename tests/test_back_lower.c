@@ -54,6 +54,18 @@ static void test_matmul_plain(void **state)
     tir_kernel_free(&k);
 }
 
+/* An MX matmul "mmx" of whole tiles: p = w.T @ x with scales ws, xs. */
+static void mx_op(tir_kernel_t *k, int w, int x, int ws, int xs, int p)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATMUL_MX);
+    op.dst = bu_whole(k, p);
+    op.src[0] = bu_whole(k, w), op.src[1] = bu_whole(k, x);
+    op.src[2] = bu_whole(k, ws), op.src[3] = bu_whole(k, xs);
+    op.nsrc = 4;
+    bu_op(k, &op, "mmx");
+}
+
 static void test_matmul_mx_sparse(void **state)
 {
     (void)state;
@@ -65,13 +77,8 @@ static void test_matmul_mx_sparse(void **state)
     int xs = BU_T(&k, "xs", TIR_T_SBUF, ISA_DT_UINT8, 4, 256);
     int tg = BU_T(&k, "tags", TIR_T_SBUF, ISA_DT_UINT8, 128, 128);
     int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 256);
+    mx_op(&k, w, x, ws, xs, p);
     tir_op_t op;
-    tir_op_init(&op, TIR_MATMUL_MX);
-    op.dst = bu_whole(&k, p);
-    op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
-    op.src[2] = bu_whole(&k, ws), op.src[3] = bu_whole(&k, xs);
-    op.nsrc = 4;
-    bu_op(&k, &op, "mmx");
     tir_op_init(&op, TIR_MATMUL_SPARSE);
     op.dst = bu_whole(&k, p);
     op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x), op.src[2] = bu_whole(&k, tg);
@@ -120,6 +127,27 @@ static void test_matmul_errors(void **state)
  * PSUM, 4096 float32 / 8192 bfloat16): one LdWeights(MX), then one
  * Matmul(MX) per chunk of <= 512 columns inside one 2 KiB PSUM bank, each
  * with its slices of moving, moving_scale and dst and the op's flags. */
+/* A kernel of one plain matmul lowered for target tg: stationary w [128,
+ * 64] bf16, moving x [128, n] bf16, dst columns [off, off + n) of a PSUM
+ * tile p [64, pcols] of dtype pdt, with the op's flags; *x, *p the tiles.
+ * bu_lower's answer (r and k to free). */
+static int wide_plain(tir_kernel_t *k, bu_run_t *r, const tpb_target_t *tg, unsigned pdt,
+                      int64_t n, int64_t pcols, int64_t off, unsigned flags, int *x, int *p)
+{
+    tir_kernel_init(k);
+    int w = BU_T(k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+    *x = BU_T(k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, n);
+    *p = BU_T(k, "p", TIR_T_PSUM, pdt, 64, pcols);
+    tir_op_t op;
+    tir_op_init(&op, TIR_MATMUL);
+    op.dst = bu_in(k, bu_ap(*p, off, 2, pcols, (int64_t)64, (int64_t)1, n));
+    op.src[0] = bu_whole(k, w), op.src[1] = bu_whole(k, *x);
+    op.nsrc = 2;
+    op.flags = flags;
+    bu_op(k, &op, "mm");
+    return bu_lower(r, k, tg, true);
+}
+
 static void test_matmul_wide(void **state)
 {
     (void)state;
@@ -127,18 +155,10 @@ static void test_matmul_wide(void **state)
     /* plain, bf16 dst, N = 2048: four Matmuls of 512 (1 KiB each) */
     {
         tir_kernel_t k;
-        tir_kernel_init(&k);
-        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
-        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, 2048);
-        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_BF16, 64, 2048);
-        tir_op_t op;
-        tir_op_init(&op, TIR_MATMUL);
-        op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
-        op.nsrc = 2;
-        op.flags = TIR_F_ACCUMULATE;
-        bu_op(&k, &op, "mm");
         bu_run_t r;
-        assert_int_equal(bu_lower(&r, &k, trn3, true), 0);
+        int x, p;
+        assert_int_equal(wide_plain(&k, &r, trn3, ISA_DT_BF16, 2048, 2048, 0, TIR_F_ACCUMULATE,
+                                    &x, &p), 0);
         assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), 1);
         assert_int_equal(bu_count(&r, ISA_OP_MATMUL), 4);
         assert_true(bu_find(&r, ISA_OP_LDWEIGHTS, 0) < bu_find(&r, ISA_OP_MATMUL, 0));
@@ -159,18 +179,9 @@ static void test_matmul_wide(void **state)
      * tile): chunks end at the bank boundaries, 256 + 512 + 256 */
     {
         tir_kernel_t k;
-        tir_kernel_init(&k);
-        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
-        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, 1024);
-        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 64, 2048);
-        tir_op_t op;
-        tir_op_init(&op, TIR_MATMUL);
-        op.dst = bu_in(&k, bu_ap(p, 256, 2, (int64_t)2048, (int64_t)64, (int64_t)1, (int64_t)1024));
-        op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
-        op.nsrc = 2;
-        bu_op(&k, &op, "mm");
         bu_run_t r;
-        assert_int_equal(bu_lower(&r, &k, trn3, true), 0);
+        int x, p;
+        assert_int_equal(wide_plain(&k, &r, trn3, ISA_DT_FP32, 1024, 2048, 256, 0, &x, &p), 0);
         assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS), 1);
         assert_int_equal(bu_count(&r, ISA_OP_MATMUL), 3);
         static const unsigned cols[3] = {256, 512, 256}, at[3] = {256, 512, 1024};
@@ -227,13 +238,7 @@ static void test_matmul_wide(void **state)
         int ws = BU_T(&k, "ws", TIR_T_SBUF, ISA_DT_UINT8, 4, 128);
         int xs = BU_T(&k, "xs", TIR_T_SBUF, ISA_DT_UINT8, 4, 1024);
         int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 128, 1024);
-        tir_op_t op;
-        tir_op_init(&op, TIR_MATMUL_MX);
-        op.dst = bu_whole(&k, p);
-        op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
-        op.src[2] = bu_whole(&k, ws), op.src[3] = bu_whole(&k, xs);
-        op.nsrc = 4;
-        bu_op(&k, &op, "mmx");
+        mx_op(&k, w, x, ws, xs, p);
         bu_run_t r;
         assert_int_equal(bu_lower(&r, &k, trn3, true), 0);
         assert_int_equal(bu_count(&r, ISA_OP_LDWEIGHTS_MX), 1);
@@ -254,17 +259,9 @@ static void test_matmul_wide(void **state)
     /* trn2 (NeuronCore-v3): nc_matmul stays one Matmul inside one bank */
     {
         tir_kernel_t k;
-        tir_kernel_init(&k);
-        int w = BU_T(&k, "w", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
-        int x = BU_T(&k, "x", TIR_T_SBUF, ISA_DT_BF16, 128, 1024);
-        int p = BU_T(&k, "p", TIR_T_PSUM, ISA_DT_FP32, 64, 1024);
-        tir_op_t op;
-        tir_op_init(&op, TIR_MATMUL);
-        op.dst = bu_whole(&k, p), op.src[0] = bu_whole(&k, w), op.src[1] = bu_whole(&k, x);
-        op.nsrc = 2;
-        bu_op(&k, &op, "mm");
         bu_run_t r;
-        assert_int_not_equal(bu_lower(&r, &k, trn2(), false), 0);
+        int x, p;
+        assert_int_not_equal(wide_plain(&k, &r, trn2(), ISA_DT_FP32, 1024, 1024, 0, 0, &x, &p), 0);
         assert_non_null(strstr(r.err.msg, "inside one 2 KiB PSUM bank"));
         bu_free(&r);
         tir_kernel_free(&k);

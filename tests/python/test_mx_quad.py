@@ -99,6 +99,15 @@ def _spread(t_sbuf_rows, scale_hbm, P, n):
                       src=scale_hbm.ap([[n, 4], [1, n]], offset=4 * q * n))
 
 
+def _psum_out(ps, M, N):
+    """The [M, N] PSUM result as a float32 HBM output (through SBUF)."""
+    r = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=r, src=ps)
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=r)
+    return out
+
+
 def _load_quads(src, dt, P, n, viewed):
     """src [P, n] (the quads' bits) into an SBUF tile of quads: through an
     HBM dtype view, or (viewed) loaded as the bits and the tile viewed as
@@ -132,11 +141,7 @@ def _matmul_kernel(st_dt, mv_dt, P, M, N, dst_dt, twice=False, viewed=False, e8m
         if twice:
             nisa.nc_matmul_mx(dst=ps, stationary=a, moving=b, stationary_scale=sa,
                               moving_scale=sb, accumulate=True)
-        r = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_copy(dst=r, src=ps)
-        out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
-        nisa.dma_copy(dst=out, src=r)
-        return out
+        return _psum_out(ps, M, N)
     return k
 
 
@@ -194,11 +199,7 @@ def _wide_kernel(P, M, N, dst_dt, st_dt, mv_dts):
             _spread(sb, smv, P, N)
             nisa.nc_matmul_mx(dst=ps, stationary=a, moving=b, stationary_scale=sa,
                               moving_scale=sb)
-        r = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_copy(dst=r, src=ps)
-        out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
-        nisa.dma_copy(dst=out, src=r)
-        return out
+        return _psum_out(ps, M, N)
     return k
 
 
