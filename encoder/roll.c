@@ -229,14 +229,17 @@ static const char *plan_loop(const bir_block_t *b, const tir_kernel_t *k, int i,
     for (int it = 0; it <= n; it++)
         st[it] = first_at(b, k->loop_marks[l->first + it]);
     /* a dynamic loop's trip count is known at run time only: one source
-     * iteration per rolled one, guarded peeled iterations in front only */
+     * iteration per rolled one, guarded peeled iterations in front; the
+     * front-end's last guess iteration may differ from the others (it has
+     * no successor to wait for) and is then dropped: it is a template, the
+     * rolled body runs every iteration after the peeled ones */
     int umax = l->dynamic ? 1 : ROLL_MAX_UNROLL;
     for (int u = 1; u <= umax && 2 * u <= n; u++) {
         for (int tp = 0; tp <= ROLL_MAX_PEEL * ROLL_MAX_PEEL + ROLL_MAX_PEEL; tp++) {
             /* p peeled in front, q after: small totals first */
             int p = (n - tp / (ROLL_MAX_PEEL + 1)) % u + tp % (ROLL_MAX_PEEL + 1) * u;
             int q = tp / (ROLL_MAX_PEEL + 1);
-            if (p + q + 2 * u > n || (n - p - q) % u || (l->dynamic && (q || p > ROLL_DYN_MAX_PEEL)))
+            if (p + q + 2 * u > n || (n - p - q) % u || (l->dynamic && (q > 1 || p > ROLL_DYN_MAX_PEEL)))
                 continue;
             int R = (n - p - q) / u;
             roll_plan_free(pl);
@@ -253,6 +256,8 @@ static const char *plan_loop(const bir_block_t *b, const tir_kernel_t *k, int i,
             if (!w) {
                 pl->loop = i, pl->p = p, pl->n = n, pl->u = u, pl->R = R;
                 pl->s0 = pl->sb[0], pl->s1 = pl->sb[1], pl->end = pl->sb[R];
+                if (l->dynamic)
+                    pl->end = st[n];   /* a dropped last template iteration with it */
                 pl->dyn = l->dynamic;
                 for (int j = 0; l->dynamic && j <= p; j++)
                     pl->pst[j] = st[j];

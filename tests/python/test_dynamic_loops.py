@@ -96,8 +96,11 @@ def test_dynamic_range_int_bounds_and_errors():
 def _while_kernel(other_reg):
     """NKI's while_loop example: acc += val while the count (from an input)
     is non-zero, counting down in SBUF and loading the condition back; each
-    iteration also stores val at row `count` of out (the register
-    materialized with register_store as a run-time row select).
+    iteration also stores acc at row `count` of out (the register
+    materialized with register_store as a run-time row select).  (Before
+    the dynamic loops dropped a differing last template iteration, this
+    body could not be rolled: the front-end's last guess iteration has no
+    successor to wait for.)
     other_reg: the body loads the next condition into a register of its own
     and returns that one."""
     @nki.jit
@@ -124,7 +127,7 @@ def _while_kernel(other_reg):
             nisa.tensor_tensor(dst=acc, data1=acc, data2=val, op=nl.add)
             nisa.register_store(row_sb, r)
             nisa.dma_copy(dst=out.ap([[8, 1], [1, 8]], offset=0, scalar_offset=row_sb,
-                                     indirect_dim=0), src=val)
+                                     indirect_dim=0), src=acc)
             nisa.tensor_tensor(dst=count_sb, data1=count_sb, data2=one_sb, op=nl.subtract)
             nisa.register_load(nxt, count_sb)
             return nxt
@@ -138,8 +141,8 @@ def _while_kernel(other_reg):
 @pytest.mark.parametrize("other_reg", [False, True])
 def test_while_loop_numpy(other_reg):
     """n = 0 (the body never runs), 1, below and above the compile-time
-    guess (6 unrolled iterations): acc = n * val, rows 1..n of out (the
-    conditions the iterations ran with) hold val, the others stay 0."""
+    guess (6 unrolled iterations): acc = n * val, row r of out holds acc
+    after the iteration that ran with condition r, the others stay 0."""
     val = np.random.default_rng(5).standard_normal((1, 8)).astype(np.float32)
     k = _while_kernel(other_reg)
     for n in (0, 1, 4, 11):
@@ -148,7 +151,7 @@ def test_while_loop_numpy(other_reg):
         acc = np.zeros((1, 8), np.float32)
         for r in range(n, 0, -1):
             acc = acc + val
-            want[r] = val[0]
+            want[r] = acc[0]
         np.testing.assert_array_equal(tot, acc)
         np.testing.assert_array_equal(out, want)
 
