@@ -53,6 +53,30 @@ static inline unsigned odt(const vctx_t *v, const tir_ap_t *a)
     return tir_ap_dtype(&v->k->tensors[a->tensor], a);
 }
 
+/* dtype classes of the op rules */
+static inline bool is_float(unsigned dt)
+{
+    return isa_dtype_kind(dt) == ISA_DK_F;
+}
+
+/* Any of the 8-bit floats (the def's 1-byte F dtypes: e4m3fn, NKI's legacy
+ * e4m3, e5m2). */
+static inline bool is_fp8(unsigned dt)
+{
+    return isa_dtype_kind(dt) == ISA_DK_F && isa_dtype_size(dt) == 1;
+}
+
+/* The OCP MX element formats (matmul_mx data, quantize_mx output): e4m3fn
+ * and e5m2, not NKI's legacy (IEEE-style) float8_e4m3. */
+static inline bool is_mx_fp8(unsigned dt)
+{
+    return dt == ISA_DT_FP8E4M3 || dt == ISA_DT_FP8E5M2;
+}
+
+/* NeuronCore-v4's packed MX quads (float8_e5m2_x4, float8_e4m3fn_x4,
+ * float4_e2m1fn_x4): matmul_mx data, quantize_mx output (fp8 quads only). */
+static inline bool is_quad(unsigned dt) { return isa_dtype_kind(dt) == ISA_DK_X; }
+
 /* tile APs: partitions = count[0], free = the rest */
 static inline int64_t ap_parts(const tir_ap_t *a)
 {
@@ -157,5 +181,9 @@ static inline int enc_check_ap_memo(const vctx_t *v, const tir_ap_t *a, int slot
  * two) */
 int enc_validate_op_full(const tir_kernel_t *k, const tpb_target_t *target, const tir_op_t *op,
                          enc_check_memo_t *m, tpb_err_t *err);
+
+/* validate_pe.c: the Tensor-engine ops (matmul family, transposes). */
+int enc_check_matmul(const vctx_t *v);
+int enc_check_transpose(const vctx_t *v);
 
 #endif
