@@ -6,6 +6,7 @@ nl.mean, nl.matmul, nl.softmax, ...).  docs/python.md "Supported, and not"
 lists what each lowers to and what is refused."""
 
 import builtins
+import contextlib
 
 import numpy as np
 
@@ -513,19 +514,30 @@ def dynamic_range(start, stop=None, step=1):
     return _dynamic_loop(int(start), stop, step, loc)
 
 
-def _dynamic_loop(start, reg, step, loc):
+@contextlib.contextmanager
+def _dynamic_body():
+    """Trace a run-time loop's body once (dynamic_range, while_loop): the ops
+    traced inside the block are cut from the kernel body into the yielded
+    list when it ends without an error.  Inside a Python loop the kernel is
+    traced per iteration instead (a retrace)."""
     tr = _trace.current()
     if tr.frames:   # not nested in a loop: trace the kernel per iteration
         _trace.need_retrace()
-    var = tr.unique("dyn_i")
-    mark = len(tr.body)
+    mark, ops = len(tr.body), []
     tr.dyn_depth += 1
     try:
-        yield Lin(0, {var: 1})
+        yield ops
     finally:
         tr.dyn_depth -= 1
-    body = tr.body[mark:]
+    ops.extend(tr.body[mark:])
     del tr.body[mark:]
+
+
+def _dynamic_loop(start, reg, step, loc):
+    tr = _trace.current()
+    with _dynamic_body() as body:
+        var = tr.unique("dyn_i")
+        yield Lin(0, {var: 1})
     tr.body.append('{"op": "dynamic_range", "var": "%s", "range": [%d, "%s", %d], '
                    '"loc": "%s", "body": [\n%s\n]}' % (var, start, reg.name, step, loc,
                                                        ",\n".join(body)))
@@ -549,12 +561,7 @@ def while_loop(init, body_fun):
     if not _is_vreg(init):
         raise NkiError("%s: nl.while_loop: init must be a register (nisa.register_alloc), got %r"
                        % (loc, init))
-    tr = _trace.current()
-    if tr.frames:   # not nested in a loop: trace the kernel per iteration
-        _trace.need_retrace()
-    mark = len(tr.body)
-    tr.dyn_depth += 1
-    try:
+    with _dynamic_body() as body:
         nxt = body_fun(init)
         if not _is_vreg(nxt):
             raise NkiError("%s: nl.while_loop: the body must return the register of the next "
@@ -562,12 +569,8 @@ def while_loop(init, body_fun):
         if nxt.name != init.name:
             from . import isa as _isa
             _isa.register_move(init, nxt)
-    finally:
-        tr.dyn_depth -= 1
-    body = tr.body[mark:]
-    del tr.body[mark:]
-    tr.body.append('{"op": "while_loop", "cond": "%s", "loc": "%s", "body": [\n%s\n]}'
-                   % (init.name, loc, ",\n".join(body)))
+    _trace.current().body.append('{"op": "while_loop", "cond": "%s", "loc": "%s", "body": '
+                                 '[\n%s\n]}' % (init.name, loc, ",\n".join(body)))
 
 
 def program_id(axis=0):
