@@ -77,9 +77,7 @@ static bool tile_form(const tir_tensor_t *t, const tir_ap_t *a, int64_t *p0, int
     const tir_tensor_t *v = tir_ap_tensor(t, a, &vt);   /* a dtype view: its elements */
     if (!v || v->ndim < 1 || a->ndim < 1)
         return false;
-    int64_t row = 1;
-    for (int d = 1; d < v->ndim; d++)
-        row *= v->shape[d];
+    int64_t row = tir_tile_row(v);
     *esize = isa_dtype_size(v->dtype);
     if (row < 1 || row * *esize > ACC_ROW_MAX || (a->count[0] > 1 && a->step[0] != row))
         return false;
@@ -125,7 +123,7 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
     int64_t lo, hi;
     tir_ap_range(&b->k->tensors[t], op->dst, &lo, &hi);   /* its tensor's elements, as the
                                                              regions (a dtype view's too) */
-    for (int r = head_of(b, op->dst->tensor); r >= 0; r = b->acc[r].next) {
+    for (int r = head_of(b, t); r >= 0; r = b->acc[r].next) {
         const struct enc_acc_region *g = &b->acc[r];
         if (g->dead || g->hi < lo || g->lo > hi)
             continue;

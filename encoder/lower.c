@@ -291,14 +291,6 @@ int lw_emit(lower_ctx_t *c, bir_inst_t *in)
 
 bool lw_has(const tir_ap_t *a) { return a->tensor >= 0; }
 
-static int64_t tile_row(const tir_tensor_t *t)
-{
-    int64_t row = 1;
-    for (int d = 1; d < t->ndim; d++)
-        row *= t->shape[d];
-    return row;
-}
-
 typedef struct {
     int64_t step, count;
 } dim_t;
@@ -375,7 +367,7 @@ int lw_tap_axes(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, c
             return -1;
         return record_access(c, in, acc, write, role);
     }
-    int64_t row = tile_row(t);
+    int64_t row = tir_tile_row(t);
     uint64_t addr = c->m->mlocs[a->tensor].addr;
     unsigned slot = tap_memo_slot(a, axes, addr);
     lw_tap_memo_t *e = &mm->tap[slot];
@@ -416,7 +408,7 @@ static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigne
         return lw_err(c, "%s: '%s' must be an SBUF or PSUM tile (compute engines cannot read HBM)",
                       role, t->name);
     const bir_mloc_t *ml = &c->m->mlocs[a->tensor];
-    int64_t row = tile_row(t);
+    int64_t row = tir_tile_row(t);
     unsigned dsz = isa_dtype_size(t->dtype);
     if (a->offset < 0 || row <= 0)
         return lw_err(c, "%s: negative offset %lld into '%s'", role, (long long)a->offset, t->name);

@@ -69,9 +69,7 @@ static int build_side(lower_ctx_t *c, const tir_ap_t *a, const char *role, bool 
                                 .hi = s->base + (uint64_t)(hi + 1) * s->dsz, .write = write};
         s->total = total;
     } else {
-        int64_t row = 1;
-        for (int d = 1; d < t->ndim; d++)
-            row *= t->shape[d];
+        int64_t row = tir_tile_row(t);
         tile_row = row;
         int64_t start = a->offset / row, foff = a->offset % row;
         int64_t np = a->ndim >= 1 ? a->count[0] : 1;

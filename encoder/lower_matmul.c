@@ -172,9 +172,7 @@ static bool psum_span(lower_ctx_t *c, const tir_ap_t *a, uint64_t *lo, uint64_t 
     const tir_tensor_t *t = tir_ap_tensor(lw_tensor(c, a), a, &vt);
     if (!t || t->kind != TIR_T_PSUM || a->tensor >= c->m->nmlocs || a->offset < 0)
         return false;
-    int64_t row = 1;
-    for (int d = 1; d < t->ndim; d++)
-        row *= t->shape[d];
+    int64_t row = tir_tile_row(t);
     if (row <= 0)
         return false;
     int64_t l = a->offset % row, h = l;

@@ -82,9 +82,7 @@ int lw_tensor_scalar(lower_ctx_t *c, const lw_ts_args_t *a)
         tir_tensor_t vt;   /* a dtype view: rows of its elements */
         const tir_tensor_t *t = tir_ap_tensor(lw_tensor(c, a->s0->ap), a->s0->ap, &vt);
         tir_ap_t rows = *a->s0->ap;
-        int64_t row = 1;
-        for (int d = 1; d < t->ndim; d++)
-            row *= t->shape[d];
+        int64_t row = tir_tile_row(t);
         rows.offset -= rows.offset % row;
         rows.ndim = 2;
         rows.step[0] = row, rows.count[0] = a->s0->ap->count[0];

@@ -687,6 +687,15 @@ void tir_ap_range(const tir_tensor_t *t, const tir_ap_t *ap, int64_t *lo, int64_
  * or [shape[0], row bytes / size] (a tile).  The element size must divide
  * those bytes (the front-end checks it: tir_view_shape). */
 const tir_tensor_t *tir_ap_tensor(const tir_tensor_t *t, const tir_ap_t *a, tir_tensor_t *tmp);
+/* A tile's row: the elements of one partition (the product of its free
+ * dims, shape[1..]); the whole tensor for an HBM one of one dim. */
+static inline int64_t tir_tile_row(const tir_tensor_t *t)
+{
+    int64_t row = 1;
+    for (int d = 1; d < t->ndim; d++)
+        row *= t->shape[d];
+    return row;
+}
 /* The dtype operand a over tensor t reads or writes: its dtype view's,
  * else t's (the engines and descriptors see that one). */
 static inline unsigned tir_ap_dtype(const tir_tensor_t *t, const tir_ap_t *a)

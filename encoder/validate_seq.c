@@ -7,11 +7,6 @@
  * the NKI docstrings' (docs/semantics.md). */
 #include "validate_int.h"
 
-static unsigned dt(const vctx_t *s, const tir_ap_t *a)
-{
-    return odt(s, a);
-}
-
 static const char *enum_nm(isa_ftype_t t, int v)
 {
     const char *n = isa_enum_name(t, (unsigned)v);
@@ -44,7 +39,7 @@ static int in_sbuf(const vctx_t *s, const tir_ap_t *a, const char *field)
 /* BF16, FP16, FP32, FP8, UINT8, UINT16, INT8, INT16 (no 32-bit integers) */
 static int acc_dtype(const vctx_t *s, const tir_ap_t *a, const char *field)
 {
-    unsigned d = dt(s, a);
+    unsigned d = odt(s, a);
     if (d == ISA_DT_INT32 || d == ISA_DT_UINT32)
         return vfail(s, field, "dtype %s (32-bit integers are not supported; bf16, fp16, "
                      "fp32, fp8, (u)int8, (u)int16)", dname(d));
@@ -73,8 +68,8 @@ static int scalar_ok(const vctx_t *s, const tir_scalar_t *sc, const char *field,
     if (ap_free(sc->ap) != 1 || ap_parts(sc->ap) != ap_parts(ref))
         return vfail(s, field, "a tile must be [%lld, 1] (got %lld x %lld)",
                      (long long)ap_parts(ref), (long long)ap_parts(sc->ap), (long long)ap_free(sc->ap));
-    if (dt(s, sc->ap) != ISA_DT_FP32)
-        return vfail(s, field, "dtype %s (a tile is float32)", dname(dt(s, sc->ap)));
+    if (odt(s, sc->ap) != ISA_DT_FP32)
+        return vfail(s, field, "dtype %s (a tile is float32)", dname(odt(s, sc->ap)));
     return 0;
 }
 
@@ -95,8 +90,8 @@ static int reduce_res_ok(const vctx_t *s)
         return 0;
     if (shape_is(s, op->dst2, "reduce_res", op->src[0], 1))
         return -1;
-    if (isa_dtype_kind(dt(s, op->dst2)) != ISA_DK_F)
-        return vfail(s, "reduce_res", "dtype %s (a float dtype)", dname(dt(s, op->dst2)));
+    if (isa_dtype_kind(odt(s, op->dst2)) != ISA_DK_F)
+        return vfail(s, "reduce_res", "dtype %s (a float dtype)", dname(odt(s, op->dst2)));
     return 0;
 }
 
@@ -151,8 +146,8 @@ static int check_sequence_bounds(const vctx_t *s)
     for (int k = 0; k < 2; k++) {
         const tir_ap_t *a = k ? op->dst : op->src[0];
         const char *f = k ? "dst" : "segment_ids";
-        if (dt(s, a) != ISA_DT_FP32 && dt(s, a) != ISA_DT_INT32)
-            return vfail(s, f, "dtype %s (float32 or int32)", dname(dt(s, a)));
+        if (odt(s, a) != ISA_DT_FP32 && odt(s, a) != ISA_DT_INT32)
+            return vfail(s, f, "dtype %s (float32 or int32)", dname(odt(s, a)));
         if (in_sbuf(s, a, f))
             return -1;
     }
@@ -162,11 +157,11 @@ static int check_sequence_bounds(const vctx_t *s)
 static int check_nonzero(const vctx_t *s)
 {
     const tir_op_t *op = s->op;
-    unsigned sd = dt(s, op->src[0]);
+    unsigned sd = odt(s, op->src[0]);
     if (sd != ISA_DT_FP32 && sd != ISA_DT_INT32)
         return vfail(s, "src", "dtype %s (float32 or int32)", dname(sd));
-    if (dt(s, op->dst) != ISA_DT_INT32)
-        return vfail(s, "dst", "dtype %s (int32)", dname(dt(s, op->dst)));
+    if (odt(s, op->dst) != ISA_DT_INT32)
+        return vfail(s, "dst", "dtype %s (int32)", dname(odt(s, op->dst)));
     if (in_sbuf(s, op->src[0], "src") || in_sbuf(s, op->dst, "dst"))
         return -1;
     return shape_is(s, op->dst, "dst", op->src[0], ap_free(op->src[0]) + 1);
@@ -177,14 +172,14 @@ static int check_topk(const vctx_t *s)
     const tir_op_t *op = s->op;
     const tir_ap_t *src = op->src[0];
     int64_t k = ap_free(op->dst), n = op->rare->num_valid;
-    if (dt(s, src) != ISA_DT_BF16)
-        return vfail(s, "src", "dtype %s (bfloat16)", dname(dt(s, src)));
-    if (dt(s, op->dst) != ISA_DT_BF16)
-        return vfail(s, "val_dst", "dtype %s (bfloat16)", dname(dt(s, op->dst)));
+    if (odt(s, src) != ISA_DT_BF16)
+        return vfail(s, "src", "dtype %s (bfloat16)", dname(odt(s, src)));
+    if (odt(s, op->dst) != ISA_DT_BF16)
+        return vfail(s, "val_dst", "dtype %s (bfloat16)", dname(odt(s, op->dst)));
     if (op->dst2->tensor < 0)
         return vfail(s, "idx_dst", "operand missing");
-    if (dt(s, op->dst2) != ISA_DT_UINT32)
-        return vfail(s, "idx_dst", "dtype %s (uint32)", dname(dt(s, op->dst2)));
+    if (odt(s, op->dst2) != ISA_DT_UINT32)
+        return vfail(s, "idx_dst", "dtype %s (uint32)", dname(odt(s, op->dst2)));
     if (in_sbuf(s, src, "src") || in_sbuf(s, op->dst, "val_dst") ||
         in_sbuf(s, op->dst2, "idx_dst"))
         return -1;
@@ -213,7 +208,7 @@ static int check_exponential(const vctx_t *s)
         scalar_ok(s, &op->s0, "max_value", op->src[0]) ||
         scalar_ok(s, &op->s1, "reduce_init", op->src[0]))
         return -1;
-    if (dt(s, op->dst) == ISA_DT_UINT32)
+    if (odt(s, op->dst) == ISA_DT_UINT32)
         return vfail(s, "dst", "dtype uint32 is not an exponential output");
     return reduce_res_ok(s);
 }
