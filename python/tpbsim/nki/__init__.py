@@ -16,12 +16,14 @@ import traceback
 
 import numpy as np
 
-from . import _alloc, _programs, _trace, compiler, isa, language
+from . import _alloc, _bench, _programs, _trace, compiler, isa, language
+from ._bench import benchmark, profile  # noqa: F401  (NKI beta-2's, simulated)
 from ._trace import NkiError, NkiTensor
 from ._trace import NkiTensor as tensor   # NKI's nki.tensor (annotations)
 from .language import dtype   # NKI's nki.dtype (annotations)
 
-__all__ = ["jit", "trace", "simulate", "simulate_kernel", "isa", "language", "Kernel", "NkiError", "typed"]
+__all__ = ["jit", "trace", "simulate", "simulate_kernel", "benchmark", "profile", "isa", "language",
+           "Kernel", "NkiError", "typed"]
 
 
 class typed:
@@ -227,6 +229,9 @@ class Kernel:
             elif isinstance(v, np.ndarray):
                 arrays[name] = v
                 call[name] = tr.add_input(name, v.shape, language._dtype(v.dtype))
+            elif isinstance(v, _bench.TensorSpec):   # nki.typing.tensor[shape, dtype]
+                arrays[name] = v.zeros()
+                call[name] = tr.add_input(name, v.shape, v.dtype)
             else:
                 call[name] = v
         _trace.stack().append(tr)
@@ -281,9 +286,26 @@ class Kernel:
             where = "%s:%d: " % (os.path.basename(fs.filename), fs.lineno) if fs else ""
             raise NkiError("%s%s: %s" % (where, type(e).__name__, e)) from e
 
+    @property
+    def benchmark_result(self):
+        """An nki.benchmark kernel's result, once called (_bench.py)."""
+        rec = self.opts.get("tpbsim_bench")
+        if rec is None or self.opts.get("tpbsim_timed") != "benchmark":
+            raise AttributeError("%s: benchmark_result belongs to kernels made with "
+                                 "nki.benchmark" % self.fn.__name__)
+        if rec.result is None:
+            raise AttributeError("%s: benchmark_result is set when the kernel is called"
+                                 % self.fn.__name__)
+        return rec.result
+
     def __call__(self, *args, **kwargs):
         if _trace.stack():   # called from a kernel being traced: inlined, as NKI does
             return self.fn(*args, **kwargs)
+        timed = self.opts.get("tpbsim_timed")
+        if timed == "benchmark":
+            return _bench.bench_call(self, args, kwargs)
+        if timed == "profile":
+            return _bench.profile_call(self, args, kwargs)
         from .. import simulate as _simulate
         return _simulate(self, *args, **kwargs).outputs
 
@@ -318,7 +340,11 @@ def _sbuf_returns(ret):
 
 
 def jit(fn=None, **kwargs):
-    """@nki.jit / @nki.jit(...): wrap a kernel function."""
+    """@nki.jit / @nki.jit(...): wrap a kernel function (mode="benchmark":
+    as @nki.benchmark)."""
+    if kwargs.get("mode") == "benchmark":
+        opts = {k: v for k, v in kwargs.items() if k != "mode"}
+        return benchmark(fn, **opts) if fn is not None else lambda f: benchmark(f, **opts)
     if fn is None:
         return lambda f: Kernel(f, **kwargs)
     return Kernel(fn, **kwargs)
@@ -337,14 +363,6 @@ def baremetal(fn=None, **kwargs):
     """NKI beta-1's @nki.baremetal / @nki.baremetal(...): as @nki.jit (the
     options -- save_neff_name, additional_compile_opt, ... -- are NKI's
     compiler's); kernel[n] is beta-1's launch grid (Kernel.launch_grid)."""
-    kwargs["tpbsim_beta1"] = True
-    return jit(fn, **kwargs)
-
-
-def benchmark(fn=None, **kwargs):
-    """NKI beta-1's @nki.benchmark(warmup=, iters=, ...): as @nki.jit;
-    calling the kernel runs it once (tpbsim's result has the cycle count:
-    tpbsim.simulate); kernel[n] is beta-1's launch grid."""
     kwargs["tpbsim_beta1"] = True
     return jit(fn, **kwargs)
 

@@ -88,6 +88,12 @@ class NkiTensor:
         # partitions), else None
         self._ind = None
 
+    def __class_getitem__(cls, item):
+        """nki.typing.tensor[shape, dtype]: an input given by shape and
+        dtype (for nki.benchmark / nki.profile; _bench.TensorSpec)."""
+        from ._bench import tensor_spec
+        return tensor_spec(item)
+
     # NKI attributes
     @property
     def shape(self):
