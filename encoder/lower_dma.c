@@ -403,8 +403,24 @@ int lw_direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap
 }
 
 /* Direct DMA src -> dst through the gate. */
+/* The engine that issues a store nobody pinned (docs/compiler.md "Engines
+ * and queues"): Pool, as the production compiler's profiles show (loads on
+ * qSyncIO, the store on qGpSimdIO), so that a store waiting for its data
+ * does not hold up the loads SP issues after it in program order.  Spill
+ * transfers and the collectives' transfers keep their issuers. */
+static int store_issuer(const lower_ctx_t *c, const dside_t *s, const dside_t *d, int engine)
+{
+    const tir_op_t *op = c->op;
+    bool on_chip = s->space == ISA_SPACE_SBUF || s->space == ISA_SPACE_PSUM;
+    if (engine != ISA_ENG_UNASSIGNED || d->space != ISA_SPACE_HBM || !on_chip ||
+        (op->flags & (TIR_F_SPILL_SAVE | TIR_F_SPILL_RELOAD)) || op->remote_core >= 0 ||
+        op->sync_core >= 0 || op->local_reduce || op->rare != &tir_rare_default)
+        return engine;
+    return ISA_ENG_POOL;
+}
+
 static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
-                        const dma_opts_t *o)
+                        const dma_opts_t *opts)
 {
     const tir_op_t *op = c->op;
     dside_t s, d;
@@ -412,6 +428,9 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
     int nj;
     if (lw_direct_sides_memo(c, srcap, dstap, &s, &d, j, &nj))
         return -1;
+    dma_opts_t oo = *opts;
+    oo.engine = store_issuer(c, &s, &d, oo.engine);
+    const dma_opts_t *o = &oo;
     bool load = is_load_direction(&d);
     unsigned per = c->t->dma_max_strides < 2 ? c->t->dma_max_strides : 2;
     if (per == 0)

@@ -232,7 +232,8 @@ def check_trace(r, work, name):
 
 def check_dis(tpb, art):
     txt = "".join(run([tpb, "dis", os.path.join(art, "nc0", "sg0", e + ".bin")]).stdout
-                  for e in ("SP", "DVE"))
+                  for e in ("SP", "Pool", "DVE")
+                  if os.path.exists(os.path.join(art, "nc0", "sg0", e + ".bin")))
     assert re.search(r"BranchCmp reg=\d+ cmp=lt imm=\d+ target=\d+", txt), "no back branch"
     assert re.search(r"wait_reg=\d+", txt), "no register-relative wait"
     assert re.search(r"src_reg=(?!255)\d+", txt) and re.search(r"dst_reg=(?!255)\d+", txt), \
@@ -284,7 +285,10 @@ def check_tutorial(tpb, work, kernel):
         with open(sj) as f:
             res[name] = (bundles, json.load(f)["total_cycles"])
     (ub, uc), (rb, rc) = res["unrolled"], res["rolled"]
-    assert rb < 5000, rb
+    # trn1: the outer loop's first iteration differs from the others (its
+    # stores, issued by Pool, have no earlier store behind them) and is
+    # peeled, so one unrolled iteration stays in front: ~9 500 bundles
+    assert rb < 10000 and rb * 6 < ub, (rb, ub)
     assert abs(rc - uc) / uc <= CYCLE_TOL, (rc, uc)
     print("tutorial: %d -> %d bundles, cycles %d vs %d (%+.4f %%)"
           % (ub, rb, rc, uc, 100.0 * (rc - uc) / uc))

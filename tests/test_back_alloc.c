@@ -201,25 +201,35 @@ static void test_rotation_single_between_groups(void **state)
     tir_kernel_free(&k);
 }
 
-/* SP spreads transfers round-robin over 16 queues (rings) in program
- * order: the 17th transfer is back on qSyncIO0. */
+/* SP spreads its transfers (the loads) round-robin over 16 queues (rings)
+ * in program order: the 17th load is back on qSyncIO0; the stores are
+ * Pool's (docs/compiler.md "Engines and queues"), alternating over
+ * qGpSimdIO0/1.  Queue ids count in order of first use. */
 static void test_queue_spreading(void **state)
 {
     (void)state;
     tir_kernel_t k;
-    int t[9];
-    build_loop(&k, 9, 16, t);
+    int t[18];
+    build_loop(&k, 18, 16, t);
     bu_run_t r;
     assert_int_equal(bu_lower(&r, &k, trn2(), true), 0);
-    assert_int_equal(r.m.nqueues, 16);
-    assert_string_equal(r.m.queues[0].name, "qSyncIO0");
-    assert_string_equal(r.m.queues[15].name, "qSyncIO15");
+    assert_int_equal(r.m.nqueues, 18);
     bir_block_t *b = bu_block(&r);
-    int ntrig = 0;
-    for (int i = 0; i < b->ninsts; i++)
-        if (b->insts[i].isa.op == ISA_OP_DMA_TRIGGER)
-            assert_int_equal(b->insts[i].queue, ntrig++ % 16);
-    assert_int_equal(ntrig, 18);
+    int nload = 0, nstore = 0;
+    for (int i = 0; i < b->ninsts; i++) {
+        const bir_inst_t *in = &b->insts[i];
+        if (in->isa.op != ISA_OP_DMA_TRIGGER)
+            continue;
+        char want[32];
+        if (in->engine == ISA_ENG_SP)
+            snprintf(want, sizeof want, "qSyncIO%d", nload++ % 16);
+        else
+            snprintf(want, sizeof want, "qGpSimdIO%d", nstore++ % 2);
+        assert_true(in->engine == ISA_ENG_SP || in->engine == ISA_ENG_POOL);
+        assert_string_equal(r.m.queues[in->queue].name, want);
+    }
+    assert_int_equal(nload, 18);
+    assert_int_equal(nstore, 18);
     bu_free(&r);
     tir_kernel_free(&k);
 }

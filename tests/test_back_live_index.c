@@ -345,6 +345,9 @@ static void build_rotating(tir_kernel_t *k, int iters)
                                 (int64_t)4));
         op.src[0] = bu_whole(k, t[s][3]);
         op.nsrc = 1;
+        /* issued by SP, beside the loads (a store's default issuer is
+         * Pool, which this body also computes on) */
+        op.engine = ISA_ENG_SP;
         bu_op(k, &op, "st");
     }
 }

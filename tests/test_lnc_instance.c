@@ -212,9 +212,11 @@ static bool same_but_local_core(const uint8_t *x, const uint8_t *y)
 
 /* golden/mc_tensor_add end to end: both cores compile to one body, one
  * definition with two instances whose funcArgs are the six HBM addresses
- * (rows pid*256: 256 KiB apart).  With --dma-desc-reuse the two SP
- * streams differ only in the call site's RegSet (and the core number of
- * each core's own SBUF); without it, in the descriptors' addresses too. */
+ * (rows pid*256: 256 KiB apart).  With --dma-desc-reuse the two cores'
+ * streams of DMA issuers (SP: the loads, Pool: the store) differ only in
+ * the call sites' RegSets (and the core number of each core's own SBUF);
+ * without it, in the descriptors' addresses too.  Returns the first
+ * differing SP bundle (-1: none). */
 static int compile_tensor_add(const char *dir, bool reuse, int *differ)
 {
     enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, reuse, false, 0};
@@ -222,19 +224,25 @@ static int compile_tensor_add(const char *dir, bool reuse, int *differ)
     art_rmtree(dir);
     if (enc_compile_mc(TPB_SOURCE_DIR "/golden/mc_tensor_add/kernel.json", &o, NULL, &err))
         fail_msg("%s", err.msg);
-    uint8_t *a, *b;
-    size_t na = read_bin(dir, "nc0/sg0/SP.bin", &a), nb = read_bin(dir, "nc1/sg0/SP.bin", &b);
-    assert_int_equal(na, nb);
     *differ = 0;
     int first = -1;
-    for (size_t i = 0; i < na; i++)
-        if (!same_but_local_core(a + i * ISA_BUNDLE_BYTES, b + i * ISA_BUNDLE_BYTES)) {
-            (*differ)++;
-            if (first < 0)
-                first = (int)i;
-        }
-    free(a);
-    free(b);
+    const char *engines[] = {"SP", "Pool"};
+    for (int e = 0; e < 2; e++) {
+        char r0[64], r1[64];
+        snprintf(r0, sizeof r0, "nc0/sg0/%s.bin", engines[e]);
+        snprintf(r1, sizeof r1, "nc1/sg0/%s.bin", engines[e]);
+        uint8_t *a, *b;
+        size_t na = read_bin(dir, r0, &a), nb = read_bin(dir, r1, &b);
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++)
+            if (!same_but_local_core(a + i * ISA_BUNDLE_BYTES, b + i * ISA_BUNDLE_BYTES)) {
+                (*differ)++;
+                if (first < 0 && e == 0)
+                    first = (int)i;
+            }
+        free(a);
+        free(b);
+    }
     return first;
 }
 
@@ -271,7 +279,7 @@ static void test_tensor_add_end_to_end(void **state)
     cJSON_Delete(root);
 
     assert_int_equal(compile_tensor_add(dir, true, &differ), 0);
-    assert_int_equal(differ, 1);   /* RegSet r63 = 0 / 65536 elements */
+    assert_int_equal(differ, 2);   /* each issuer's call site: RegSet r63 = 0 / 65536 elements */
     art_rmtree(dir);
 }
 

@@ -77,16 +77,16 @@ def test_benchmark_latency_is_the_simulated_time(capsys):
 
 
 def test_benchmark_latency_grows_with_the_work():
-    """Four times the bytes through the same DMA-bound kernel take more
-    than twice as long (its fixed DMA latency is paid once per tile in
-    both)."""
+    """Four 128-row tiles take longer than one, and less than four times
+    as long: the loop's loads, exps and stores overlap (loads issued by SP,
+    stores by Pool, rotating buffers)."""
     small = nki.benchmark(exp_rows)
     small(nt.tensor[[128, 512], nl.float32])
     big = nki.benchmark(exp_rows)
     big(nt.tensor[[512, 512], nl.float32])
     t_small = small.benchmark_result.nc_latency.get_latency_percentile(50)
     t_big = big.benchmark_result.nc_latency.get_latency_percentile(50)
-    assert t_big > 2 * t_small
+    assert t_small < t_big < 3 * t_small, (t_small, t_big)
 
 
 def test_benchmark_result_needs_a_benchmarked_call():
