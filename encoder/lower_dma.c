@@ -402,7 +402,6 @@ int lw_direct_sides(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap
     return 0;
 }
 
-/* Direct DMA src -> dst through the gate. */
 /* The engine that issues a store nobody pinned (docs/compiler.md "Engines
  * and queues"): Pool, as the production compiler's profiles show (loads on
  * qSyncIO, the store on qGpSimdIO), so that a store waiting for its data
@@ -419,6 +418,7 @@ static int store_issuer(const lower_ctx_t *c, const dside_t *s, const dside_t *d
     return ISA_ENG_POOL;
 }
 
+/* Direct DMA src -> dst through the gate. */
 static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *dstap,
                         const dma_opts_t *opts)
 {
