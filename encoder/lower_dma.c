@@ -411,7 +411,7 @@ static int store_issuer(const lower_ctx_t *c, const dside_t *s, const dside_t *d
 {
     const tir_op_t *op = c->op;
     bool on_chip = s->space == ISA_SPACE_SBUF || s->space == ISA_SPACE_PSUM;
-    if (engine != ISA_ENG_UNASSIGNED || d->space != ISA_SPACE_HBM || !on_chip ||
+    if (engine != ISA_ENG_UNASSIGNED || is_load_direction(d) || !on_chip ||
         (op->flags & (TIR_F_SPILL_SAVE | TIR_F_SPILL_RELOAD)) || op->remote_core >= 0 ||
         op->sync_core >= 0 || op->local_reduce || op->rare != &tir_rare_default)
         return engine;
