@@ -102,9 +102,13 @@ class Kernel:
                 raise NkiError("%s.with_schedule: instruction names are strings, got %r" %
                                (self.fn.__name__, e))
             pairs.append([a, b])
-        k = Kernel(self.fn, self.grid, **self.opts)
+        return self.with_opts(schedule=self.opts.get("schedule", []) + pairs)
+
+    def with_opts(self, **opts):
+        """A copy of the kernel (same function, grid and launch form) with
+        opts added to its options."""
+        k = Kernel(self.fn, self.grid, **dict(self.opts, **opts))
         k.lnc = self.lnc
-        k.opts["schedule"] = self.opts.get("schedule", []) + pairs
         return k
 
     def __getitem__(self, g):
@@ -353,9 +357,7 @@ def jit(fn=None, **kwargs):
 def _beta1_kernel(k):
     """k marked as coming through a beta-1 entry point (Kernel.beta1)."""
     if isinstance(k, Kernel):
-        c = Kernel(k.fn, k.grid, **dict(k.opts, tpbsim_beta1=True))
-        c.lnc = k.lnc
-        return c
+        return k.with_opts(tpbsim_beta1=True)
     return Kernel(k, tpbsim_beta1=True)
 
 

@@ -140,7 +140,8 @@ def _publish(tmp, pairs, overwrite, who):
 
 def _timed_run(kernel, args, kwargs, neff, ntff, overwrite, who):
     """Simulate kernel once; write the artifacts named (NKI names, mapped by
-    _artifact_names) all together; return (outputs, stats)."""
+    _artifact_names) all together; return (tpbsim.Result, the paths
+    written)."""
     import json
     from .. import _run
     art, trace, summary = _artifact_names(neff, ntff)
@@ -196,8 +197,6 @@ def profile_call(kernel, args, kwargs):
     o = kernel.opts
     wd = o["working_directory"]
     who = "nki.profile(%s)" % kernel.fn.__name__
-    if not os.path.isdir(wd):
-        raise NkiError("%s: working_directory %s does not exist" % (who, wd))
     _, written = _timed_run(kernel, args, kwargs,
                             os.path.join(wd, o.get("save_neff_name") or "file.neff"),
                             os.path.join(wd, o.get("save_trace_name") or "profile.ntff"),
@@ -209,14 +208,10 @@ def profile_call(kernel, args, kwargs):
 def _wrap(fn, kind, opts):
     """The kernel object of nki.benchmark / nki.profile (kind)."""
     from . import Kernel
+    timed = dict(opts, tpbsim_timed=kind, tpbsim_bench=_Record())
     if isinstance(fn, Kernel):   # benchmark(...)(a @nki.jit kernel)
-        k = Kernel(fn.fn, fn.grid, **dict(fn.opts, **opts))
-        k.lnc = fn.lnc
-    else:
-        k = Kernel(fn, **opts)
-    k.opts["tpbsim_timed"] = kind
-    k.opts["tpbsim_bench"] = _Record()
-    return k
+        return fn.with_opts(**timed)
+    return Kernel(fn, **timed)
 
 
 def benchmark(kernel=None, warmup=10, iters=100, save_neff_name=None, save_trace_name=None,
