@@ -185,6 +185,22 @@ static int cmp_first_use(const void *x, const void *y)
     return a->ml->tensor < b->ml->tensor ? -1 : a->ml->tensor > b->ml->tensor;
 }
 
+/* One integer key per element whose order is a comparator's: (a, b) with
+ * a, b >= -1 in the high and low 32 bits; false when one is out of range. */
+static bool pair_key(uint64_t *key, int64_t a, int64_t b)
+{
+    if (a < -1 || b < -1 || a >= INT32_MAX || b >= INT32_MAX)
+        return false;
+    *key = (uint64_t)(a + 1) << 32 | (uint64_t)(b + 1);
+    return true;
+}
+
+static bool first_use_key(uint64_t *key, const void *x)
+{
+    const req_t *r = x;
+    return pair_key(key, r->ml->first_use, r->ml->tensor);
+}
+
 static void live_names(const req_t *r, bir_mloc_t **placed, int nplaced, const tir_kernel_t *k,
                        char *out, size_t len)
 {
@@ -295,15 +311,46 @@ static void rot_free(rot_t *r)
 
 /* A tile declared in a dynamic_range body (its instances are first used
  * inside the loop's ops) is not rotated: the body is emitted once for any
- * trip count (docs/compiler.md "Dynamic loops"). */
-static bool in_dynamic_loop(const tir_kernel_t *k, int first_use)
+ * trip count (docs/compiler.md "Dynamic loops").  The op ranges of the
+ * dynamic loops, gathered once per placement: testing every tile against
+ * every loop record cost tiles x loops (an unrolled tutorial has tens of
+ * thousands of both, and spilling places the kernel once per victim). */
+typedef struct {
+    int *lo, *hi;   /* [lo, hi) op ranges */
+    int n;
+} dyn_ranges_t;
+
+static int dyn_ranges(dyn_ranges_t *d, const tir_kernel_t *k)
 {
+    d->n = 0;
+    d->lo = d->hi = NULL;
+    int n = 0;
+    for (int i = 0; i < k->nloops; i++)
+        n += k->loops[i].dynamic;
+    if (!n)
+        return 0;
+    d->lo = malloc((size_t)n * sizeof *d->lo);
+    d->hi = malloc((size_t)n * sizeof *d->hi);
+    if (!d->lo || !d->hi) {
+        free(d->lo);
+        free(d->hi);
+        return -1;
+    }
     for (int i = 0; i < k->nloops; i++) {
         const tir_loop_t *l = &k->loops[i];
-        if (l->dynamic && first_use >= k->loop_marks[l->first] &&
-            first_use < k->loop_marks[l->first + l->trips])
-            return true;
+        if (l->dynamic) {
+            d->lo[d->n] = k->loop_marks[l->first];
+            d->hi[d->n++] = k->loop_marks[l->first + l->trips];
+        }
     }
+    return 0;
+}
+
+static bool in_dynamic_loop(const dyn_ranges_t *d, int first_use)
+{
+    for (int i = 0; i < d->n; i++)
+        if (first_use >= d->lo[i] && first_use < d->hi[i])
+            return true;
     return false;
 }
 
@@ -385,13 +432,18 @@ static int rot_init(rot_t *r, const tir_kernel_t *k, const unsigned char *cand, 
     r->work = r->block;
     r->by = (req_t **)(r->work + n1);
     r->orig = (int *)(r->by + n1);
+    dyn_ranges_t dyn;
+    if (dyn_ranges(&dyn, k))
+        return -1;
     int n = 0;
     for (int i = 0; i < nr; i++) {
         r->orig[i] = reqs[i].ml->last_use;
         if (max > 1 && reqs[i].ml->tensor >= 0 && reqs[i].path && reqs[i].path[0] &&
-            !in_dynamic_loop(k, reqs[i].ml->first_use))
+            !in_dynamic_loop(&dyn, reqs[i].ml->first_use))
             r->by[n++] = &reqs[i];
     }
+    free(dyn.lo);
+    free(dyn.hi);
     /* work is not used before rot_apply: its pages serve the sort */
     bool distinct;
     if (group_by_path(r->by, n, r->work, &distinct))
@@ -508,7 +560,7 @@ static int rot_apply(rot_t *r, req_t *reqs, int nr)
             r->work[n++] = (req_t){&r->buf[r->start[g] + b], q->name, q->path};
         }
     /* in order already unless a modulo group added buffers (a total order) */
-    enc_sort_unless_sorted(r->work, (size_t)n, sizeof *r->work, cmp_first_use);
+    enc_sort_unless_sorted(r->work, (size_t)n, sizeof *r->work, cmp_first_use, first_use_key);
     return n;
 }
 
@@ -617,6 +669,12 @@ static int cmp_end(const void *x, const void *y)
     return (a->i > b->i) - (a->i < b->i);
 }
 
+static bool end_key(uint64_t *key, const void *x)
+{
+    const end_t *e = x;
+    return pair_key(key, e->last, e->i);
+}
+
 /* fit_applies' case of place_pass: the live tiles are kept as used 64-byte
  * granules in a free-run tree (alloc_fit.h) instead of a list swept per
  * request; a tile's granules are freed once a request starts after its
@@ -634,7 +692,7 @@ static int place_fit(const tir_kernel_t *k, req_t *reqs, int nr, bir_mloc_t **pl
     }
     for (int i = 0; i < nr; i++)
         ends[i] = (end_t){reqs[i].ml->last_use, i};
-    enc_sort_unless_sorted(ends, (size_t)nr, sizeof *ends, cmp_end);   /* often in order */
+    enc_sort_unless_sorted(ends, (size_t)nr, sizeof *ends, cmp_end, end_key);   /* often in order */
     *peak = 0;
     for (int i = 0, e = 0; i < nr; i++) {
         bir_mloc_t *ml = reqs[i].ml;
@@ -785,7 +843,7 @@ static int place_space(const tir_kernel_t *k, const tpb_target_t *t, bir_module_
     /* tiles are mostly declared in the order they are first used: sort
      * only when they are not (the order is total, so the result is the
      * same either way) */
-    enc_sort_unless_sorted(reqs, (size_t)nr, sizeof *reqs, cmp_first_use);
+    enc_sort_unless_sorted(reqs, (size_t)nr, sizeof *reqs, cmp_first_use, first_use_key);
     if (rot_init(&rot, k, cand, reqs, nr, max)) {
         rc = tpb_errf(err, "out of memory in the allocator");
         goto out;

@@ -170,14 +170,104 @@ int enc_group_by_str(const char *const *s, int n, int *perm, int *scratch)
     return order_by_str(s, n, perm, true, scratch);
 }
 
-bool enc_sort_unless_sorted(void *base, size_t n, size_t size,
-                            int (*cmp)(const void *, const void *))
+#define RADIX_BITS 11
+#define RADIX (1u << RADIX_BITS)
+
+int enc_sort_by_u64(void *base, size_t n, size_t size, uint64_t *keys)
 {
-    const char *b = base;
-    for (size_t i = 1; i < n; i++)
-        if (cmp(b + (i - 1) * size, b + i * size) > 0) {
-            qsort(base, n, size, cmp);
-            return true;
+    if (n < 2)
+        return 0;
+    if (n > UINT32_MAX)
+        return -1;
+    uint64_t all = 0;
+    for (size_t i = 0; i < n; i++)
+        all |= keys[i];
+    int bits = 0;
+    while (bits < 64 && (all >> bits))
+        bits++;
+    uint64_t *k2 = malloc(n * sizeof *k2);
+    uint32_t *idx = malloc(n * sizeof *idx), *idx2 = malloc(n * sizeof *idx2);
+    char *tmp = malloc(n * size);
+    size_t *count = malloc(RADIX * sizeof *count);
+    if (!k2 || !idx || !idx2 || !tmp || !count) {
+        free(k2), free(idx), free(idx2), free(tmp), free(count);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (uint32_t)i;
+    uint64_t *kin = keys, *kout = k2;
+    for (int shift = 0; shift < bits; shift += RADIX_BITS) {
+        memset(count, 0, RADIX * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[kin[i] >> shift & (RADIX - 1)]++;
+        size_t sum = 0;
+        for (unsigned d = 0; d < RADIX; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
         }
-    return false;
+        for (size_t i = 0; i < n; i++) {
+            size_t to = count[kin[i] >> shift & (RADIX - 1)]++;
+            kout[to] = kin[i];
+            idx2[to] = idx[i];
+        }
+        uint64_t *kt = kin;
+        kin = kout, kout = kt;
+        uint32_t *it = idx;
+        idx = idx2, idx2 = it;
+    }
+    if (kin != keys)
+        memcpy(keys, kin, n * sizeof *keys);
+    for (size_t i = 0; i < n; i++)
+        memcpy(tmp + i * size, (const char *)base + (size_t)idx[i] * size, size);
+    memcpy(base, tmp, n * size);
+    free(k2), free(idx), free(idx2), free(tmp), free(count);
+    return 0;
+}
+
+/* Sort base[0, n) in place, stably: by keys when keyof gives them all,
+ * else qsort (glibc's merges stably). */
+static void sort_all(char *base, size_t n, size_t size, int (*cmp)(const void *, const void *),
+                     bool (*keyof)(uint64_t *key, const void *elem))
+{
+    uint64_t *keys = keyof ? malloc(n * sizeof *keys) : NULL;
+    bool ok = keys != NULL;
+    for (size_t j = 0; ok && j < n; j++)
+        ok = keyof(&keys[j], base + j * size);
+    if (!ok || enc_sort_by_u64(base, n, size, keys))
+        qsort(base, n, size, cmp);
+    free(keys);
+}
+
+bool enc_sort_unless_sorted(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *),
+                            bool (*keyof)(uint64_t *key, const void *elem))
+{
+    char *b = base;
+    size_t i = 1;
+    while (i < n && cmp(b + (i - 1) * size, b + i * size) <= 0)
+        i++;
+    if (i >= n)
+        return false;
+    /* b[0, i) is in order: sort the rest and merge the two (the common
+     * case is a few elements appended out of order -- rotating buffers,
+     * spill reload tiles -- to a long sorted run).  On ties the run's
+     * element goes first, as a stable sort of the whole would put it. */
+    char *tmp = malloc(i * size);
+    if (!tmp) {
+        sort_all(b, n, size, cmp, keyof);
+        return true;
+    }
+    sort_all(b + i * size, n - i, size, cmp, keyof);
+    memcpy(tmp, b, i * size);
+    size_t x = 0, y = i, o = 0;
+    while (x < i && y < n) {
+        if (cmp(b + y * size, tmp + x * size) < 0)
+            memmove(b + o++ * size, b + y++ * size, size);
+        else
+            memcpy(b + o++ * size, tmp + x++ * size, size);
+    }
+    memcpy(b + o * size, tmp + x * size, (i - x) * size);   /* the rest of the suffix is in place */
+    free(tmp);
+    return true;
 }

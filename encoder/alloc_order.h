@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* perm[0..n) := the indices 0..n-1 ordered by strcmp of s[i], equal strings
  * in index order (a stable sort by string).  The distinct strings are ranked
@@ -24,8 +25,22 @@ int enc_group_by_str(const char *const *s, int n, int *perm, int *scratch);
 /* qsort(base, n, size, cmp) unless base is already in cmp's order (one
  * pass of n - 1 compares); true when it sorted.  Gives qsort's result
  * whenever cmp is a total order on the elements (no two compare equal
- * unless interchangeable). */
+ * unless interchangeable).  keyof, when not NULL, gives each element an
+ * integer key whose order is cmp's (false: out of range): the sort is then
+ * enc_sort_by_u64's, stable like glibc's merging qsort, so the order is
+ * the same, and qsort remains the fallback for a key out of range or
+ * short memory. */
 bool enc_sort_unless_sorted(void *base, size_t n, size_t size,
-                            int (*cmp)(const void *, const void *));
+                            int (*cmp)(const void *, const void *),
+                            bool (*keyof)(uint64_t *key, const void *elem));
+
+/* Sort base (n elements of `size` bytes) by keys[i], element i's key,
+ * keeping equal keys in their order (stable): a least-significant-digit
+ * radix sort over the keys' significant bits, O(n) per 11 bits, against
+ * qsort's n log n calls of a comparator (the allocator's orders by first
+ * and last use are integer keys; spilling re-sorts them once per victim).
+ * keys is left in the sorted order.  Returns 0, or -1 when out of memory
+ * (base and keys unchanged). */
+int enc_sort_by_u64(void *base, size_t n, size_t size, uint64_t *keys);
 
 #endif

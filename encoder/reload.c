@@ -41,28 +41,6 @@ typedef struct {
     char why[300];
 } rl_ctx_t;
 
-/* Mark the elements of `a` in the bitmap; false if one was already set. */
-static bool mark_disjoint(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
-{
-    int64_t idx[TIR_MAX_DIMS] = { 0 };
-    for (int d = 0; d < a->ndim; d++)
-        if (a->count[d] <= 0)
-            return true;
-    for (;;) {
-        int64_t off = a->offset;
-        for (int d = 0; d < a->ndim; d++)
-            off += idx[d] * a->step[d];
-        if (off < 0 || (uint64_t)off >= nbits || (bits[off >> 3] >> (off & 7) & 1))
-            return false;
-        bits[off >> 3] |= (uint8_t)(1u << (off & 7));
-        int d = a->ndim - 1;
-        while (d >= 0 && ++idx[d] == a->count[d])
-            idx[d--] = 0;
-        if (d < 0)
-            return true;
-    }
-}
-
 /* Bytes per partition of a tile AP (dim 0 = partitions). */
 static uint64_t part_bytes(const tir_kernel_t *k, const tir_ap_t *a)
 {
@@ -153,7 +131,7 @@ static bool reloadable(rl_ctx_t *c, int *slot_load)
             else if (part_bytes(k, op->dst) > c->cap)
                 snprintf(c->why, sizeof c->why,
                          "%s (load) alone writes more than a partition holds", op->path);
-            else if (!mark_disjoint(op->dst, bits, nbits))
+            else if (!tir_ap_mark_bits(op->dst, bits, nbits, true))
                 snprintf(c->why, sizeof c->why, "%s (load) writes a part already loaded",
                          op->path);
             else

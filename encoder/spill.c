@@ -218,26 +218,11 @@ static bool dense_full(const tir_ap_t *ap, uint64_t elems)
     return (uint64_t)want == elems;
 }
 
+/* a dtype view's elements are not the tile's: it marks nothing (partial) */
 static void mark(const tir_ap_t *a, uint8_t *bits, uint64_t nbits)
 {
-    int64_t idx[TIR_MAX_DIMS] = { 0 };
-    if (a->view)
-        return;   /* a dtype view's elements are not the tile's: marks nothing (partial) */
-    for (int d = 0; d < a->ndim; d++)
-        if (a->count[d] <= 0)
-            return;
-    for (;;) {
-        int64_t off = a->offset;
-        for (int d = 0; d < a->ndim; d++)
-            off += idx[d] * a->step[d];
-        if (off >= 0 && (uint64_t)off < nbits)
-            bits[off >> 3] |= (uint8_t)(1u << (off & 7));
-        int d = a->ndim - 1;
-        while (d >= 0 && ++idx[d] == a->count[d])
-            idx[d--] = 0;
-        if (d < 0)
-            return;
-    }
+    if (!a->view)
+        tir_ap_mark_bits(a, bits, nbits, false);
 }
 
 /* Whether the ops before f write every element of tile v (-1: out of memory). */
@@ -261,7 +246,9 @@ static int written_whole(const tir_kernel_t *k, int v, int f)
             mark(op->dst2, bits, n);
     }
     int all = 1;
-    for (uint64_t e = 0; e < n && all; e++)
+    for (uint64_t b = 0; b < n / 8 && all; b++)   /* whole bytes, then the tail's bits */
+        all = bits[b] == 0xff;
+    for (uint64_t e = n & ~(uint64_t)7; e < n && all; e++)
         all = bits[e >> 3] >> (e & 7) & 1;
     free(bits);
     return all;
@@ -278,12 +265,30 @@ static bool clean(const sp_t *s, int v)
            s->k->ops[w].dst->tensor == v;
 }
 
+/* Whether v is last written by its own spill reload and only spill
+ * reloads come between that and its next use: the reloads placed right
+ * before one op are all for that op's operands, so spilling v again would
+ * only put its reload after the others', and that op still needs them all
+ * at once (without this rule such a kernel swapped two reloads 20 000
+ * times before giving up). */
+static bool reloaded_for_next(const sp_t *s, int v)
+{
+    const tir_kernel_t *k = s->k;
+    int r = s->lastw[v];
+    if (r < 0 || !(k->ops[r].flags & TIR_F_SPILL_RELOAD) || k->ops[r].dst->tensor != v)
+        return false;
+    for (int j = r + 1; j < s->next[v]; j++)
+        if (!(k->ops[j].flags & TIR_F_SPILL_RELOAD))
+            return false;
+    return true;
+}
+
 /* The victim at f, or -1 with why[] saying why there is none (-2: out of
  * memory). */
 static int choose(sp_t *s, int f, char *why, size_t len)
 {
     tir_kernel_t *k = s->k;
-    int at_f = 0, partial = -1;
+    int at_f = 0, partial = -1, pinned = -1, pinned_use = -1;
     for (;;) {
         int best = -1;
         for (int v = 0; v < k->ntensors; v++) {
@@ -303,6 +308,13 @@ static int choose(sp_t *s, int f, char *why, size_t len)
         }
         if (best < 0)
             break;
+        if (reloaded_for_next(s, best)) {
+            pinned = best;
+            pinned_use = s->next[best];
+            s->lastw[best] = -3;   /* refused: the next best */
+            at_f = 0;
+            continue;
+        }
         int whole = s->lastw[best] < 0 ? 0 : clean(s, best) ? 1 : written_whole(k, best, f);
         if (whole)
             return whole > 0 ? best : -2;
@@ -315,6 +327,12 @@ static int choose(sp_t *s, int f, char *why, size_t len)
         snprintf(why, len, "the SBUF tiles live at %s (%s) that it does not access are not "
                            "wholly written before it (storing '%s' would read bytes nothing "
                            "wrote)", op->path, tir_op_name(op->kind), k->tensors[partial].name);
+    else if (pinned >= 0)
+        snprintf(why, len, "the SBUF tiles live at %s (%s) that it does not access are "
+                           "reloaded right before %s (%s), which reads them (spilling '%s' again "
+                           "would only reorder those reloads)", op->path, tir_op_name(op->kind),
+                 k->ops[pinned_use].path, tir_op_name(k->ops[pinned_use].kind),
+                 k->tensors[pinned].name);
     else if (at_f)
         snprintf(why, len, "every SBUF tile live at %s (%s) is accessed by it", op->path,
                  tir_op_name(op->kind));
@@ -452,37 +470,43 @@ static int spill_one(sp_t *s, int v)
     if ((save && spill_op(s, &st, TIR_STORE, &hb, &a1, vt->path, TIR_F_SPILL_SAVE)) ||
         spill_op(s, &ld, TIR_LOAD, &a2, &hb, k->tensors[v2].path, TIR_F_SPILL_RELOAD))
         return -1;
-    int cap = k->nops + 3;
-    tir_op_t *ops = tir_ops_new(cap);
-    int *newpos = malloc(sizeof *newpos * ((size_t)k->nops + 1));
-    if (!ops || !newpos) {
-        tir_array_free(ops, cap, sizeof *ops);
-        free(newpos);
+    /* in place: ops [0, w] stay, the store goes after op w, ops (w, n)
+     * move up by one, the reload and ops [n, nops) by one more (copying the
+     * whole op array into a new one per victim cost more than the
+     * placement on kernels of 10^5 ops) */
+    int old_n = k->nops, up = save ? 1 : 0;
+    tir_op_t *ops = tir_array_reserve(k->ops, &k->cap_ops, old_n + 2, sizeof *ops, 64, false);
+    if (!ops)
         return -1;
+    k->ops = ops;
+    memmove(&ops[n + up + 1], &ops[n], (size_t)(old_n - n) * sizeof *ops);
+    if (save) {
+        memmove(&ops[w + 2], &ops[w + 1], (size_t)(n - w - 1) * sizeof *ops);
+        ops[w + 1] = st;
     }
-    int m = 0;
-    for (int i = 0; i < k->nops; i++) {
-        if (i == n)
-            ops[m++] = ld;
-        newpos[i] = m;
-        tir_op_t op = k->ops[i];
-        if (i >= n && rename_op(k, &op, v, v2)) {
-            tir_array_free(ops, cap, sizeof *ops);
-            free(newpos);
+    ops[n + up] = ld;
+    k->nops = old_n + up + 1;
+    for (int i = n + up + 1; i < k->nops; i++)
+        if (rename_op(k, &ops[i], v, v2))
             return -1;
-        }
-        ops[m++] = op;
-        if (save && i == w)
-            ops[m++] = st;
+    /* what names old op indices: op i is now at i (i <= w), i + up (w < i
+     * < n), i + up + 1 (i >= n); a loop boundary at n stays before op n,
+     * after the reload, as does the end (old_n) */
+#define NEWPOS(i) ((i) <= w ? (i) : (i) < n ? (i) + up : (i) + up + 1)
+    for (int i = 0; i < k->nops; i++) {
+        tir_op_t *op = &ops[i];
+        for (int d = 0; d < op->ndeps; d++)
+            if (op->deps[d] >= 0 && op->deps[d] < old_n)
+                op->deps[d] = NEWPOS(op->deps[d]);
     }
-    newpos[k->nops] = m;
+    for (int i = 0; i < k->nmarks; i++)
+        k->loop_marks[i] = NEWPOS(k->loop_marks[i]);
     for (int i = 0; i < s->nslots; i++)
         if (s->slots[i].last_reload >= 0)
-            s->slots[i].last_reload = newpos[s->slots[i].last_reload];
-    tir_ops_replace(k, ops, m, cap, newpos, NULL);
+            s->slots[i].last_reload = NEWPOS(s->slots[i].last_reload);
+#undef NEWPOS
     s->slots[sl].holder = v2;
-    s->slots[sl].last_reload = newpos[n] - 1;   /* the reload, right before op n */
-    free(newpos);
+    s->slots[sl].last_reload = n + up;   /* the reload, right before op n */
     s->slot_of[v2] = sl;
     s->st->victims++;
     s->st->reloads++;

@@ -751,6 +751,72 @@ bool tir_ap_overlap(const tir_tensor_t *t, const tir_ap_t *a, const tir_ap_t *b)
     return lo[0] <= hi[1] && lo[1] <= hi[0];
 }
 
+/* Whether any bit of [lo, lo + n) is set. */
+static bool bits_any(const uint8_t *bits, uint64_t lo, uint64_t n)
+{
+    uint64_t e = lo + n;
+    for (; lo < e && (lo & 7); lo++)
+        if (bits[lo >> 3] >> (lo & 7) & 1)
+            return true;
+    for (; lo + 8 <= e; lo += 8)
+        if (bits[lo >> 3])
+            return true;
+    for (; lo < e; lo++)
+        if (bits[lo >> 3] >> (lo & 7) & 1)
+            return true;
+    return false;
+}
+
+static void bits_set(uint8_t *bits, uint64_t lo, uint64_t n)
+{
+    uint64_t e = lo + n;
+    for (; lo < e && (lo & 7); lo++)
+        bits[lo >> 3] |= (uint8_t)(1u << (lo & 7));
+    if (lo + 8 <= e) {
+        memset(&bits[lo >> 3], 0xff, (size_t)((e - lo) >> 3));
+        lo += (e - lo) & ~(uint64_t)7;
+    }
+    for (; lo < e; lo++)
+        bits[lo >> 3] |= (uint8_t)(1u << (lo & 7));
+}
+
+bool tir_ap_mark_bits(const tir_ap_t *a, uint8_t *bits, uint64_t nbits, bool disjoint)
+{
+    int nd = a->ndim;
+    for (int d = 0; d < nd; d++)
+        if (a->count[d] <= 0)
+            return true;
+    while (nd > 0 && a->count[nd - 1] == 1)   /* trailing single elements */
+        nd--;
+    int64_t run = 1;   /* the innermost dimension as one run when its step is 1 */
+    int outer = nd;
+    if (nd > 0 && a->step[nd - 1] == 1) {
+        run = a->count[nd - 1];
+        outer = nd - 1;
+    }
+    int64_t idx[TIR_MAX_DIMS] = { 0 };
+    for (;;) {
+        int64_t lo = a->offset, hi;
+        for (int d = 0; d < outer; d++)
+            lo += idx[d] * a->step[d];
+        hi = lo + run;   /* exclusive */
+        if (disjoint) {
+            if (lo < 0 || (uint64_t)hi > nbits || bits_any(bits, (uint64_t)lo, (uint64_t)run))
+                return false;
+            bits_set(bits, (uint64_t)lo, (uint64_t)run);
+        } else {
+            int64_t l = lo < 0 ? 0 : lo, h = (uint64_t)hi > nbits ? (int64_t)nbits : hi;
+            if (hi > 0 && l < h)
+                bits_set(bits, (uint64_t)l, (uint64_t)(h - l));
+        }
+        int d = outer - 1;
+        while (d >= 0 && ++idx[d] == a->count[d])
+            idx[d--] = 0;
+        if (d < 0)
+            return true;
+    }
+}
+
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b)
 {
     if (a->tensor != b->tensor || a->offset != b->offset || a->ndim != b->ndim ||

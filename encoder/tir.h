@@ -673,6 +673,14 @@ tir_scalar_t tir_scalar_imm(double v);
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, dtype view, offset, dimensions, steps and counts. */
 bool tir_ap_equal(const tir_ap_t *a, const tir_ap_t *b);
+/* Set the bits of a's elements (flat offsets a->offset + sum idx*step) in
+ * the bitmap bits[0, nbits).  disjoint: stop with false at the first
+ * element already set or outside [0, nbits) (what was marked before it
+ * stays); otherwise elements outside are skipped, set ones set again, and
+ * the result is true.  A unit-step innermost dimension is marked a run at
+ * a time (an oversize tile's loads cover 10^7 elements).  An AP with a
+ * zero count marks nothing. */
+bool tir_ap_mark_bits(const tir_ap_t *a, uint8_t *bits, uint64_t nbits, bool disjoint);
 /* Whether a and b may touch a common element of one tensor: their flat
  * ranges (tir_ap_range) intersect.  t: their tensor, so ranges of two dtype
  * views compare in its elements; NULL: two different views are taken as

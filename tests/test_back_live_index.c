@@ -569,10 +569,10 @@ static void test_sort_unless_sorted(void **state)
 {
     (void)state;
     int in_order[] = {1, 2, 2, 5, 9};
-    assert_false(enc_sort_unless_sorted(in_order, 5, sizeof *in_order, cmp_int));
+    assert_false(enc_sort_unless_sorted(in_order, 5, sizeof *in_order, cmp_int, NULL));
     int one[] = {3};
-    assert_false(enc_sort_unless_sorted(one, 1, sizeof *one, cmp_int));
-    assert_false(enc_sort_unless_sorted(NULL, 0, sizeof *one, cmp_int));
+    assert_false(enc_sort_unless_sorted(one, 1, sizeof *one, cmp_int, NULL));
+    assert_false(enc_sort_unless_sorted(NULL, 0, sizeof *one, cmp_int, NULL));
     uint32_t st = 5;
     for (int t = 0; t < 50; t++) {
         int v[40], w[40];
@@ -580,8 +580,87 @@ static void test_sort_unless_sorted(void **state)
             v[i] = w[i] = (int)(lcg(&st) % 30);
         qsort(w, 40, sizeof *w, cmp_int);
         bool was_sorted = !memcmp(v, w, sizeof v);
-        assert_int_equal(enc_sort_unless_sorted(v, 40, sizeof *v, cmp_int), !was_sorted);
+        assert_int_equal(enc_sort_unless_sorted(v, 40, sizeof *v, cmp_int, NULL), !was_sorted);
         assert_memory_equal(v, w, sizeof v);
+    }
+}
+
+/* enc_sort_by_u64 orders by key and keeps equal keys in their order:
+ * against an insertion sort on random elements whose keys repeat and span
+ * from a few bits to all 64 (one radix pass to six); and
+ * enc_sort_unless_sorted with keys gives its comparator's order. */
+typedef struct {
+    uint64_t key;
+    int orig;
+    char pad[5];   /* an element size that is not a word */
+} keyed_t;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+    const keyed_t *a = x, *b = y;
+    return (a->key > b->key) - (a->key < b->key);
+}
+
+static bool keyed_key(uint64_t *key, const void *x)
+{
+    *key = ((const keyed_t *)x)->key;
+    return true;
+}
+
+static void test_sort_by_u64_stable(void **state)
+{
+    (void)state;
+    uint32_t st = 11;
+    for (int t = 0; t < 200; t++) {
+        int n = 1 + (int)(lcg(&st) % 300), bits = 1 + (int)(lcg(&st) % 64);
+        keyed_t v[300], w[300];
+        uint64_t keys[300];
+        for (int i = 0; i < n; i++) {
+            uint64_t k = (uint64_t)lcg(&st) << 40 ^ (uint64_t)lcg(&st) << 20 ^ lcg(&st);
+            if (t % 3 == 0)
+                k %= 7;   /* many equal keys */
+            v[i].key = bits == 64 ? k : k & ((1ull << bits) - 1);
+            v[i].orig = i;
+            memset(v[i].pad, i & 0xff, sizeof v[i].pad);
+            keys[i] = v[i].key;
+        }
+        memcpy(w, v, sizeof v);
+        for (int i = 1; i < n; i++)   /* stable insertion sort */
+            for (int j = i; j > 0 && w[j - 1].key > w[j].key; j--) {
+                keyed_t x = w[j];
+                w[j] = w[j - 1];
+                w[j - 1] = x;
+            }
+        assert_int_equal(enc_sort_by_u64(v, (size_t)n, sizeof *v, keys), 0);
+        assert_memory_equal(v, w, (size_t)n * sizeof *v);
+        for (int i = 0; i < n; i++)
+            assert_true(keys[i] == w[i].key);
+        /* unique keys (a total order), reversed, through the
+         * comparator's entry: qsort's order */
+        for (int i = 0; i < n; i++)
+            w[i].key = (w[i].key & ((1ull << 40) - 1)) << 20 | (uint64_t)w[i].orig;
+        qsort(w, (size_t)n, sizeof *w, cmp_keyed);
+        for (int i = 0; i < n; i++)
+            v[i] = w[n - 1 - i];
+        assert_int_equal(enc_sort_unless_sorted(v, (size_t)n, sizeof *v, cmp_keyed, keyed_key), n > 1);
+        assert_memory_equal(v, w, (size_t)n * sizeof *v);
+        /* a sorted run with equal keys, then elements appended out of
+         * order (the allocator's common case): the same as a stable sort
+         * of the whole, run elements first among equals */
+        int run = n / 2 + (int)(lcg(&st) % (uint32_t)(n / 2 + 1));
+        for (int i = 0; i < n; i++) {
+            v[i].key = i < run ? (uint64_t)i / 3 : lcg(&st) % (uint64_t)(n / 3 + 2);
+            v[i].orig = i;
+        }
+        memcpy(w, v, (size_t)n * sizeof *v);
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && w[j - 1].key > w[j].key; j--) {
+                keyed_t x = w[j];
+                w[j] = w[j - 1];
+                w[j - 1] = x;
+            }
+        enc_sort_unless_sorted(v, (size_t)n, sizeof *v, cmp_keyed, t % 2 ? keyed_key : NULL);
+        assert_memory_equal(v, w, (size_t)n * sizeof *v);
     }
 }
 
@@ -724,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_group_by_str_distinct),
         cmocka_unit_test(test_group_by_str_growth),
         cmocka_unit_test(test_sort_unless_sorted),
+        cmocka_unit_test(test_sort_by_u64_stable),
         cmocka_unit_test(test_alloc_many_live_lowest_address),
         cmocka_unit_test(test_assign_one_walk_matches_passes),
     };

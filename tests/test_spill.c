@@ -60,20 +60,29 @@ static int find_tensor(const tir_kernel_t *k, const char *name)
     return -1;
 }
 
+/* Parse text into *k0, copy it into *k and spill k for a target with
+ * `sbuf` bytes per partition and `buffers` rotating buffers (0: the
+ * target's); the spill's statistics in *st. */
+static void spill_text(const char *text, uint64_t sbuf, int buffers, tir_kernel_t *k0,
+                       tir_kernel_t *k, enc_spill_stats_t *st)
+{
+    parse(k0, text);
+    tpb_err_t err;
+    assert_int_equal(enc_spill_copy(k, k0, &err), 0);
+    tpb_target_t t = *tpb_target_get("trn2");
+    t.sbuf_partition_bytes = sbuf;
+    if (enc_spill(k, &t, buffers, false, st, &err))
+        fail_msg("spill: %s", err.msg);
+}
+
 /* The victim rule on the tile IR: a is stored right after its load and
  * reloaded into a.s0 right before its next use; g, used sooner, stays. */
 static void test_spill_victim_rule(void **state)
 {
     (void)state;
     tir_kernel_t k0, k;
-    parse(&k0, K);
-    tpb_err_t err;
-    assert_int_equal(enc_spill_copy(&k, &k0, &err), 0);
-    tpb_target_t t = *tpb_target_get("trn2");
-    t.sbuf_partition_bytes = 3 * 1024;
     enc_spill_stats_t st;
-    if (enc_spill(&k, &t, 0, false, &st, &err))
-        fail_msg("spill: %s", err.msg);
+    spill_text(K, 3 * 1024, 0, &k0, &k, &st);
     assert_int_equal(st.victims, 1);
     assert_int_equal(st.saves, 1);
     assert_int_equal(st.reloads, 1);
@@ -330,6 +339,160 @@ static void test_spill_cannot_help(void **state)
     tir_kernel_free(&k);
 }
 
+/* The rewrite renumbers what names op indices: every explicit dependency
+ * and every loop boundary names the same op after the spill ops went in
+ * (the boundary of an iteration whose first op is reloaded for stays in
+ * front of that op, after its reload). */
+static const char *KD =
+    "{\"kernel\": \"spill_deps\", \"target\": \"trn2\","
+    " \"inputs\": [{\"name\": \"x\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "            {\"name\": \"y\", \"shape\": [512, 256], \"dtype\": \"float32\"}],"
+    " \"outputs\": [{\"name\": \"out\", \"shape\": [512, 256], \"dtype\": \"float32\"}],"
+    " \"body\": ["
+    "  {\"op\": \"tile\", \"name\": \"a\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "  {\"op\": \"load\", \"name\": \"la\", \"dst\": \"a\", \"src\": \"x\"},"
+    "  {\"op\": \"for\", \"var\": \"s\", \"range\": [4], \"body\": ["
+    "   {\"op\": \"tile\", \"name\": \"t1\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "   {\"op\": \"load\", \"name\": \"l1\", \"dst\": \"t1\", \"src\": \"y[s*128:(s+1)*128, :]\","
+    "    \"deps\": [\"la\"]},"
+    "   {\"op\": \"tile\", \"name\": \"t2\", \"shape\": [128, 256], \"dtype\": \"float32\"},"
+    "   {\"op\": \"tensor_tensor\", \"dst\": \"t2\", \"in0\": \"t1\", \"in1\": \"t1\", \"operator\": \"multiply\"},"
+    "   {\"op\": \"tensor_tensor\", \"name\": \"acc\", \"dst\": \"t2\", \"in0\": \"t2\", \"in1\": \"a\","
+    "    \"operator\": \"add\", \"deps\": [\"l1\"]},"
+    "   {\"op\": \"store\", \"dst\": \"out[s*128:(s+1)*128, :]\", \"src\": \"t2\", \"deps\": [\"acc\", \"la\"]}]}]}";
+
+static bool is_spill_op(const tir_op_t *op)
+{
+    return (op->flags & (TIR_F_SPILL_SAVE | TIR_F_SPILL_RELOAD)) != 0;
+}
+
+static void test_spill_renumbers_deps_and_loops(void **state)
+{
+    (void)state;
+    tir_kernel_t k0, k;
+    enc_spill_stats_t st;
+    spill_text(KD, 2 * 1024, 1, &k0, &k, &st);
+    assert_true(st.victims >= 2);
+    assert_int_equal(k.nops, k0.nops + (int)st.saves + (int)st.reloads);
+    /* orig[i]: the op of k0 that op i of k is (-1: a spill op); the
+     * rewrite only inserts, so the others keep their order */
+    int *orig = malloc(sizeof *orig * ((size_t)k.nops + 1));
+    assert_non_null(orig);
+    int j = 0, explicit = 0;
+    for (int i = 0; i < k.nops; i++) {
+        orig[i] = is_spill_op(&k.ops[i]) ? -1 : j++;
+        if (orig[i] >= 0)
+            assert_string_equal(k.ops[i].name, k0.ops[orig[i]].name);
+    }
+    orig[k.nops] = k0.nops;   /* the end */
+    assert_int_equal(j, k0.nops);
+    for (int i = 0; i < k.nops; i++) {
+        if (orig[i] < 0) {
+            assert_int_equal(k.ops[i].ndeps, 0);
+            continue;
+        }
+        const tir_op_t *a = &k.ops[i], *b = &k0.ops[orig[i]];
+        assert_int_equal(a->ndeps, b->ndeps);
+        for (int d = 0; d < a->ndeps; d++) {
+            assert_true(a->deps[d] >= 0 && a->deps[d] < i);
+            assert_int_equal(orig[a->deps[d]], b->deps[d]);
+            explicit++;
+        }
+    }
+    assert_true(explicit >= 4 * 4);   /* l1, acc, store (2) in each iteration */
+    assert_int_equal(k.nmarks, k0.nmarks);
+    bool moved = false;
+    for (int m = 0; m < k.nmarks; m++) {
+        assert_int_equal(orig[k.loop_marks[m]], k0.loop_marks[m]);
+        moved |= k.loop_marks[m] != k0.loop_marks[m];
+    }
+    assert_true(moved);   /* spill ops went in before some boundary */
+    free(orig);
+    enc_spill_free(&k);
+    tir_kernel_free(&k0);
+}
+
+/* K with a's load replaced by `loads` (JSON statements): the first spill
+ * store's source tensor after spilling with room for three tiles. */
+static const char *spilled_tile(const char *loads, char *name, size_t len)
+{
+    const char *from = "  {\"op\": \"load\", \"dst\": \"a\", \"src\": \"x\"},";
+    const char *at = strstr(K, from);
+    assert_non_null(at);
+    size_t n = strlen(K) + strlen(loads) + 1;
+    char *text = malloc(n);
+    assert_non_null(text);
+    snprintf(text, n, "%.*s%s%s", (int)(at - K), K, loads, at + strlen(from));
+    tir_kernel_t k0, k;
+    enc_spill_stats_t st;
+    spill_text(text, 3 * 1024, 0, &k0, &k, &st);
+    free(text);
+    name[0] = 0;
+    for (int i = 0; i < k.nops; i++)
+        if (k.ops[i].flags & TIR_F_SPILL_SAVE) {
+            snprintf(name, len, "%s", k.tensors[k.ops[i].src[0]->tensor].name);
+            break;
+        }
+    enc_spill_free(&k);
+    tir_kernel_free(&k0);
+    return name;
+}
+
+/* "Wholly written" by the union of partial writes: a loaded in two halves
+ * is still the Belady victim; a with only its first half written is not
+ * (storing it would read bytes nothing wrote), so g goes instead. */
+static void test_spill_partial_writes(void **state)
+{
+    (void)state;
+    char name[64];
+    assert_string_equal(spilled_tile(
+        "  {\"op\": \"load\", \"dst\": \"a[0:64, :]\", \"src\": \"x[0:64, :]\"},"
+        "  {\"op\": \"load\", \"dst\": \"a[64:128, 0:100]\", \"src\": \"x[64:128, 0:100]\"},"
+        "  {\"op\": \"load\", \"dst\": \"a[64:128, 100:256]\", \"src\": \"x[64:128, 100:256]\"},",
+        name, sizeof name), "a");
+    assert_string_equal(spilled_tile(
+        "  {\"op\": \"load\", \"dst\": \"a[0:64, :]\", \"src\": \"x[0:64, :]\"},"
+        "  {\"op\": \"load\", \"dst\": \"a[64:128, 0:255]\", \"src\": \"x[64:128, 0:255]\"},",
+        name, sizeof name), "g");
+}
+
+/* An op whose operands cannot be in SBUF together, found at a reload: the
+ * first spills put t's and ct's reloads right before the activate2 that
+ * reads both, and spilling either reload again would only swap the two
+ * (it did so 20 000 times before the rule): refused with the reason at
+ * once. */
+static void test_spill_reorder_refused(void **state)
+{
+    (void)state;
+    static const char *KA =
+        "{\"kernel\": \"spill_pair\", \"target\": \"trn2\","
+        " \"inputs\": [{\"name\": \"x\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+        "            {\"name\": \"c\", \"shape\": [128, 1], \"dtype\": \"float32\"}],"
+        " \"outputs\": [{\"name\": \"out\", \"shape\": [128, 64], \"dtype\": \"float32\"}],"
+        " \"body\": ["
+        "  {\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+        "  {\"op\": \"tile\", \"name\": \"ct\", \"shape\": [128, 1], \"dtype\": \"float32\"},"
+        "  {\"op\": \"tile\", \"name\": \"o\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+        "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"x\"},"
+        "  {\"op\": \"load\", \"dst\": \"ct\", \"src\": \"c\"},"
+        "  {\"op\": \"activate2\", \"dst\": \"o\", \"src\": \"t\", \"op0\": \"multiply\", \"imm0\": \"ct\","
+        "   \"op1\": \"add\", \"imm1\": 0.5, \"func\": \"tanh\"},"
+        "  {\"op\": \"store\", \"dst\": \"out\", \"src\": \"o\"}]}";
+    tir_kernel_t k;
+    parse(&k, KA);
+    enc_options_t o = {.target = "trn2", .mode = ENC_GENERATE_ISACODE, .sbuf_limit = 256};
+    tpb_err_t err;
+    assert_int_not_equal(enc_compile(&k, &o, NULL, &err), 0);
+    assert_string_equal(err.msg,
+                        "SBUF allocation failed: tile 'ct' (body[1]) needs 4 bytes per partition "
+                        "while live over ops 1..2, but only 0 of 256 bytes are free (live: "
+                        "t(256)); spilling could not help: after 2 spills, the SBUF tiles live at "
+                        "body[1].spill (load) that it does not access are reloaded right before "
+                        "body[5] (activate2), which reads them (spilling 't.s0' again would only "
+                        "reorder those reloads)");
+    tir_kernel_free(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +500,9 @@ int main(void)
         cmocka_unit_test(test_spill_values_queues_stats),
         cmocka_unit_test(test_spill_clean_reloads),
         cmocka_unit_test(test_spill_cannot_help),
+        cmocka_unit_test(test_spill_renumbers_deps_and_loops),
+        cmocka_unit_test(test_spill_partial_writes),
+        cmocka_unit_test(test_spill_reorder_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
