@@ -553,7 +553,8 @@ int enc_spill(tir_kernel_t *k, const tpb_target_t *t, int buffers, bool loops,
         if (!first[0])   /* the error of the kernel as given (its op numbers) */
             su_copy(first, sizeof first, err->msg);
         if (!why[0] && round >= SPILL_MAX_ROUNDS)
-            snprintf(why, sizeof why, "%d spills did not make it fit", SPILL_MAX_ROUNDS);
+            snprintf(why, sizeof why, "it still did not fit (spilling stops at %d rounds)",
+                     SPILL_MAX_ROUNDS);
         if (!why[0] && scan_uses(&s, f) == 0) {
             int v = spill_at(&s, f, why, sizeof why);
             if (v == -2) {
