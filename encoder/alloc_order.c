@@ -267,7 +267,9 @@ bool enc_sort_unless_sorted(void *base, size_t n, size_t size,
         else
             memcpy(b + o++ * size, tmp + x++ * size, size);
     }
-    memcpy(b + o * size, tmp + x * size, (i - x) * size);   /* the rest of the suffix is in place */
+    /* what is left of the run (when the rest ran out first; a remainder of
+     * the rest is already in its place) */
+    memcpy(b + o * size, tmp + x * size, (i - x) * size);
     free(tmp);
     return true;
 }

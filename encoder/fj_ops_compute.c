@@ -385,6 +385,10 @@ static int h_partition_reduce(jx_t *j, const cJSON *o, const char *path, tir_op_
 
 static int h_scan(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
+    bool r0, r1;
+    if (fj_get_bool(j, o, path, "reverse0", &r0) || fj_get_bool(j, o, path, "reverse1", &r1))
+        return -1;
+    op->flags |= (r0 ? TIR_F_REV0 : 0) | (r1 ? TIR_F_REV1 : 0);
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "in0", true, &op->src[0]) ||
         fj_get_ap(j, o, path, "in1", true, &op->src[1]) || fj_get_scalar(j, o, path, "initial", &op->s0, 0) ||
         fj_get_enum(j, o, path, "op0", ISA_FT_ALU, fj_alu_aliases, &op->op0, -1) ||
@@ -844,7 +848,7 @@ const fj_opdef_t fj_ops_compute[] = {
     {"tensor_reduce", TIR_TENSOR_REDUCE, h_tensor_reduce, {F_COMMON, "dst", "src", "operator", "axis", "negate", "keepdims", "per_axis", NULL}},
     {"tensor_partition_reduce", TIR_TENSOR_PARTITION_REDUCE, h_partition_reduce, {F_COMMON, "dst", "src", "operator", NULL}},
     {"tensor_copy", TIR_TENSOR_COPY, h_tensor_copy, {F_COMMON, "dst", "src", "mask", NULL}},
-    {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", NULL}},
+    {"tensor_tensor_scan", TIR_TENSOR_TENSOR_SCAN, h_scan, {F_COMMON, "dst", "in0", "in1", "initial", "op0", "op1", "reverse0", "reverse1", NULL}},
     {"iota", TIR_IOTA, h_iota, {F_COMMON, "dst", "pattern", "offset", "channel_multiplier", "lnc_multiplier", NULL}},
     {"affine_select", TIR_AFFINE_SELECT, h_affine_select, {F_COMMON, "dst", "on_true", "pattern", "offset", "channel_multiplier", "cmp_op", "on_false_value", "reverse_pred", NULL}},
     {"max8", TIR_MAX8, fj_h_dst_src, {F_COMMON, "dst", "src", NULL}},

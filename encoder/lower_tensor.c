@@ -270,6 +270,8 @@ static int lower_scan(lower_ctx_t *c)
         return -1;
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
+    f->rev0 = (op->flags & TIR_F_REV0) != 0;
+    f->rev1 = (op->flags & TIR_F_REV1) != 0;
     if (lw_scalar(c, in, &op->s0, "initial", &f->init, &f->init_is_ptr))
         return -1;
     return lw_emit(c, in);

@@ -649,7 +649,8 @@ static uint64_t cost_tensor_reduce(const tpb_target_t *t, isa_engine_t e, const 
 }
 
 /* ------------------------------------------------------------------ */
-/* TensorTensorScan: r[i] = (in0[i] op0 r[i-1]) op1 in1[i]              */
+/* TensorTensorScan: r[i] = (in0[i] op0 r[i-1]) op1 in1[i]; rev0 makes   */
+/* op0's r[i-1] op0 in0[i], rev1 makes op1's in1[i] op1 (...)           */
 
 static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
 {
@@ -672,7 +673,8 @@ static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             for (uint32_t i = 0; i < o[2].nfree; i++) {
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
                 sim_val_t y = sim_val_load(sim_el(&o[1], p, i), o[1].dtype);
-                r = sim_alu(f->op1, sim_alu(f->op0, x, r), y);
+                sim_val_t t = f->rev0 ? sim_alu(f->op0, r, x) : sim_alu(f->op0, x, r);
+                r = f->rev1 ? sim_alu(f->op1, y, t) : sim_alu(f->op1, t, y);
                 sim_val_store(sim_el(&o[2], p, i), o[2].dtype, r);
             }
         }

@@ -535,10 +535,13 @@ def tensor_partition_reduce(dst, op, data, name=None, mask=None):
 def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
                        name=None):
     loc = _trace.caller_loc()
-    _no(loc, reverse0=(reverse0, False), reverse1=(reverse1, False))
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data0, "data0", loc)),
          ("in1", _t(data1, "data1", loc)), ("initial", _scalar(initial, "initial", loc)),
          ("op0", _opn(op0, "op0", loc)), ("op1", _opn(op1, "op1", loc))]
+    if reverse0:
+        f.append(("reverse0", "true"))
+    if reverse1:
+        f.append(("reverse1", "true"))
     _emit("tensor_tensor_scan", loc, _common(f, name, None, loc))
 
 
