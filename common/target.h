@@ -70,6 +70,9 @@ typedef struct {
      * columns inside one PSUM bank (encoder/lower_matmul.c).  nc_matmul_mx
      * (a v4 instruction) takes these limits on every target */
     bool pe_v4_matmul;
+    /* NKI activation: bias a compile-time scalar (NeuronCore-v3 on; v2
+     * takes only a [P, 1] vector) -- the ACT instruction's immediate bias */
+    bool act_imm_bias;
     unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
     unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
     unsigned dve_static_overhead;

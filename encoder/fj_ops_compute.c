@@ -168,9 +168,16 @@ static int consts_apply(jx_t *j, const cJSON *o, const char *path, const op_cons
 static int activation_read(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
 {
     bool acc;
+    /* bias: a [P,1] tile, or a number (NKI: a compile-time scalar from
+     * NeuronCore-v3 on; the lowering checks the target), kept in s1 */
+    const cJSON *bias = fj_field(o, "bias");
+    if (bias && cJSON_IsNumber(bias))
+        op->s1 = tir_scalar_imm(bias->valuedouble);
+    else if (fj_get_ap(j, o, path, "bias", false, &op->bias))
+        return -1;
     if (fj_get_ap(j, o, path, "dst", true, &op->dst) || fj_get_ap(j, o, path, "src", true, &op->src[0]) ||
         fj_get_enum(j, o, path, "func", ISA_FT_ACTFN, fj_act_aliases, &op->func, -1) ||
-        fj_get_scalar(j, o, path, "scale", &op->s0, 1.0) || fj_get_ap(j, o, path, "bias", false, &op->bias) ||
+        fj_get_scalar(j, o, path, "scale", &op->s0, 1.0) ||
         reduce_opts(j, o, path, op) || fj_get_bool(j, o, path, "accumulate", &acc))
         return -1;
     if (op->func < 0)

@@ -105,6 +105,13 @@ static int lower_activation1(lower_ctx_t *c)
     } else {
         f->scale = (float)op->s0.imm;
     }
+    if (op->s1.imm != 0.0) {   /* a number bias (the front-end keeps a tile's in bias) */
+        if (!c->t->act_imm_bias)
+            return lw_err(c, "bias: a number bias needs NeuronCore-v3 or newer (target trn2, "
+                             "trn3); on %s bias must be a [P, 1] tile", c->t->name);
+        f->bias_is_imm = 1;
+        f->bias_imm = (float)op->s1.imm;
+    }
     return act_finish(c, in);
 }
 

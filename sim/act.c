@@ -125,6 +125,8 @@ typedef struct {
     float relu;            /* Activate2: prelu's parameter (this partition's) */
     bool relu_is_ptr;
     uint32_t relu_bits;    /* the 24-bit field */
+    bool bias_is_imm;      /* Activation: bias_imm instead of the bias pointer */
+    float bias_imm;
 } act_args_t;
 
 /* f(z) with Activate2's prelu parameter */
@@ -247,7 +249,8 @@ static void act_partition(const act_job_t *j, unsigned p)
     const act_args_t *a = &pa;
     float scale = a->scale_is_ptr ? num_load_f32(sim_el(&o[3], p, 0), o[3].dtype)
                                   : sim_f32_from_bits(a->scale_bits);
-    float bias = o[2].mem ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
+    float bias = a->bias_is_imm ? a->bias_imm
+                 : o[2].mem ? num_load_f32(sim_el(&o[2], p, 0), o[2].dtype) : 0.0f;
     if (a->imm_is_ptr[0])
         pa.imm0 = num_load_f32(sim_el(&o[5], p, 0), o[5].dtype);
     if (a->imm_is_ptr[1])
@@ -341,6 +344,10 @@ static int act_run(sim_exec_ctx_t *ctx, const act_args_t *a)
      * lanes): an input moved across quadrants/halves does not move them
      * (docs/semantics.md "PTR operand") */
     unsigned st = o[1].start, np = o[1].nparts;
+    if (a->bias_is_imm && a->bias->space != ISA_SPACE_NONE) {
+        rc = sim_fail(ctx, "bias: both an immediate (bias_is_imm) and a pointer");
+        goto done;
+    }
     if (a->bias->space != ISA_SPACE_NONE &&
         sim_opnd_ptr(ctx, &o[2], a->bias, st, np, 1, "bias", SIM_RD))
         goto done;
@@ -393,7 +400,8 @@ static act_args_t act_args(const isa_fmt_ACT_t *f, bool acc_out)
 {
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
                      acc_out, false, 0, 0, 0.0f, 0.0f, f->scale_is_ptr != 0, f32_bits(f->scale),
-                     {false, false}, false, false, 0.0f, false, 0 };
+                     {false, false}, false, false, 0.0f, false, 0, f->bias_is_imm != 0,
+                     f->bias_imm };
     return a;
 }
 
@@ -415,7 +423,7 @@ static int exec_activate2(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     act_args_t a = { &f->in, &f->out, &f->bias, &f->red_out, f->func, f->red_op, f->red_cmd,
                      false, true, f->op0, f->op1, f->imm0, f->imm1, false, f32_bits(1.0f),
                      {f->imm0_is_ptr != 0, f->imm1_is_ptr != 0}, f->rev0 != 0, f->rev1 != 0,
-                     sim_f32_from_bits(f->relu << 8), f->relu_is_ptr != 0, f->relu };
+                     sim_f32_from_bits(f->relu << 8), f->relu_is_ptr != 0, f->relu, false, 0.0f };
     if ((a.rev0 && a.op0 == ISA_ALU_BYPASS) || (a.rev1 && a.op1 == ISA_ALU_BYPASS))
         return sim_fail(ctx, "rev0/rev1: a reversed operand needs its op (not bypass)");
     return act_run(ctx, &a);

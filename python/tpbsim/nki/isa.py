@@ -548,9 +548,16 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
 def _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd_):
     if isinstance(bias, NkiTensor):
         f.append(("bias", bias.text()))
-    elif bias not in (None, 0, 0.0):
-        raise NkiError("%s: field 'bias': a number bias is not supported by tpbsim (use a "
-                       "[P,1] tile)" % loc)
+    elif isinstance(bias, _trace.Lin):
+        raise NkiError("%s: field 'bias': a program_id expression is not supported as a bias "
+                       "(a number or a [P,1] tile)" % loc)
+    elif bias is not None:
+        # a compile-time scalar (NKI: NeuronCore-v3 on; trn1 refuses it when lowered)
+        v = _scalar(bias, "bias", loc)
+        if v.startswith('"'):   # "inf": the kernel format's bias is a number or a tile
+            raise NkiError("%s: field 'bias': an infinite bias is not supported" % loc)
+        if float(v) != 0.0:
+            f.append(("bias", v))
     if isinstance(scale, NkiTensor) or scale != 1.0:
         f.append(("scale", _scalar(scale, "scale", loc)))
     if reduce_op is not None:
