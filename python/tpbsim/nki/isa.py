@@ -208,13 +208,6 @@ def _opn(x, what, loc):
     return '"%s"' % n
 
 
-def _no(loc, **kw):
-    for k, (v, dflt) in kw.items():
-        if v != dflt:
-            raise NkiError("%s: field '%s': value %r is not supported by tpbsim "
-                           "(docs/python.md)" % (loc, k, v))
-
-
 def _enum_of(cls, v, what, loc):
     """An enum field given as its integer value (the NKI Library passes
     `dge_mode=3`, NKI's value of dge_mode.none) as the member."""
