@@ -13,14 +13,15 @@ from tpbsim._lib import Context, TpbError
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
 
+from conftest import sbuf_copy
+
 RNG = np.random.default_rng(9)
 
 
 def make(bias, scale, func, reduce=False, target="trn2"):
     @nki.jit(platform_target=target)
     def k(x):
-        tx = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=tx, src=x)
+        tx = sbuf_copy(x)
         o = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
         out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
         if reduce:

@@ -12,6 +12,8 @@ from tpbsim._lib import Context
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
 
+from conftest import sbuf_copy
+
 RNG = np.random.default_rng(5)
 NP = {nl.multiply: np.multiply, nl.subtract: np.subtract, nl.divide: np.divide, nl.add: np.add}
 
@@ -40,11 +42,7 @@ CASES = [
 def test_scan_reverse_numpy(r0, r1, op0, op1):
     @nki.jit
     def k(a, b, c):
-        ta = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
-        tb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
-        tc = nl.ndarray(c.shape, dtype=c.dtype, buffer=nl.sbuf)
-        for t, x in ((ta, a), (tb, b), (tc, c)):
-            nisa.dma_copy(dst=t, src=x)
+        ta, tb, tc = sbuf_copy(a), sbuf_copy(b), sbuf_copy(c)
         o = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
         nisa.tensor_tensor_scan(dst=o, data0=ta, data1=tb, initial=tc, op0=op0, op1=op1,
                                 reverse0=r0, reverse1=r1)

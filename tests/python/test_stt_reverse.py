@@ -8,6 +8,8 @@ from tpbsim import nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
 
+from conftest import sbuf_copy
+
 RNG = np.random.default_rng(3)
 
 
@@ -20,11 +22,7 @@ RNG = np.random.default_rng(3)
 def test_scalar_tensor_tensor_reverse_numpy(r0, r1, op0, op1):
     @nki.jit
     def k(x, s, y):
-        tx = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-        ts = nl.ndarray(s.shape, dtype=s.dtype, buffer=nl.sbuf)
-        ty = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf)
-        for t, a in ((tx, x), (ts, s), (ty, y)):
-            nisa.dma_copy(dst=t, src=a)
+        tx, ts, ty = sbuf_copy(x), sbuf_copy(s), sbuf_copy(y)
         o = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
         nisa.scalar_tensor_tensor(dst=o, data=tx, op0=op0, operand0=ts, op1=op1, operand1=ty,
                                   reverse0=r0, reverse1=r1)
