@@ -81,3 +81,9 @@ def test_number_bias_json(tmp_path):
     ctx.sim_run()
     got = ctx.sim_fetch("out").reshape(16, 24)
     np.testing.assert_allclose(got, np.exp(-x + np.float32(0.5)), rtol=2e-6)
+
+
+def test_infinite_bias_refused():
+    x = RNG.uniform(-1.0, 1.0, (16, 8)).astype(np.float32)
+    with pytest.raises(Exception, match="field 'bias': \"inf\" is not supported as a bias"):
+        make(float("inf"), 1.0, nl.tanh)(x)

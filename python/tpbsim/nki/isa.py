@@ -539,18 +539,15 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
 
 
 def _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd_):
-    if isinstance(bias, NkiTensor):
-        f.append(("bias", bias.text()))
-    elif isinstance(bias, _trace.Lin):
-        raise NkiError("%s: field 'bias': a program_id expression is not supported as a bias "
-                       "(a number or a [P,1] tile)" % loc)
-    elif bias is not None:
-        # a compile-time scalar (NKI: NeuronCore-v3 on; trn1 refuses it when lowered)
-        v = _scalar(bias, "bias", loc)
-        if v.startswith('"'):   # "inf": the kernel format's bias is a number or a tile
-            raise NkiError("%s: field 'bias': an infinite bias is not supported" % loc)
-        if float(v) != 0.0:
-            f.append(("bias", v))
+    # a [P,1] tile, or a compile-time number (NKI: NeuronCore-v3 on; the
+    # lowering refuses it on trn1); the kernel format has no "inf" or
+    # program-id expression there
+    v = None if bias is None else _scalar(bias, "bias", loc)
+    if v is not None and not isinstance(bias, NkiTensor) and v.startswith('"'):
+        raise NkiError("%s: field 'bias': %s is not supported as a bias (a number or a [P,1] "
+                       "tile)" % (loc, v))
+    if v is not None and (isinstance(bias, NkiTensor) or float(v) != 0.0):
+        f.append(("bias", v))
     if isinstance(scale, NkiTensor) or scale != 1.0:
         f.append(("scale", _scalar(scale, "scale", loc)))
     if reduce_op is not None:
