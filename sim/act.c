@@ -141,8 +141,7 @@ static float act_fn(const act_args_t *a, float z)
  * pair swapped by rev0/rev1 */
 static float act2_pre(const act_args_t *a, float x)
 {
-    float t = a->rev0 ? sim_alu_f(a->op0, a->imm0, x) : sim_alu_f(a->op0, x, a->imm0);
-    return a->rev1 ? sim_alu_f(a->op1, a->imm1, t) : sim_alu_f(a->op1, t, a->imm1);
+    return sim_alu_f_rev(a->op1, sim_alu_f_rev(a->op0, x, a->imm0, a->rev0), a->imm1, a->rev1);
 }
 
 static int check_reduce(sim_exec_ctx_t *ctx, const act_args_t *a)

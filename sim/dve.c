@@ -377,8 +377,8 @@ static int exec_ts_common(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
                 if (via_f32) /* the Activation datapath is fp32 throughout */
                     x = sim_val_f(sim_val_as_f(x));
-                sim_val_t r = f->rev0 ? sim_alu(f->op0, a0, x) : sim_alu(f->op0, x, a0);
-                r = f->rev1 ? sim_alu(f->op1, a1, r) : sim_alu(f->op1, r, a1);
+                sim_val_t r = sim_alu_rev(f->op0, x, a0, f->rev0);
+                r = sim_alu_rev(f->op1, r, a1, f->rev1);
                 sim_val_store(dst, o[1].dtype, r);
             }
         }
@@ -466,7 +466,7 @@ static int exec_stt(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             for (uint32_t i = 0; i < o[2].nfree; i++) {
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
                 sim_val_t y = sim_val_load(sim_el(&o[1], p, i), o[1].dtype);
-                sim_val_t r = f->rev0 ? sim_alu(f->op0, a0, x) : sim_alu(f->op0, x, a0);
+                sim_val_t r = sim_alu_rev(f->op0, x, a0, f->rev0);
                 sim_val_store(sim_el(&o[2], p, i), o[2].dtype, sim_alu(f->op1, r, y));
             }
         }
@@ -673,8 +673,7 @@ static int exec_scan(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
             for (uint32_t i = 0; i < o[2].nfree; i++) {
                 sim_val_t x = sim_val_load(sim_el(&o[0], p, i), o[0].dtype);
                 sim_val_t y = sim_val_load(sim_el(&o[1], p, i), o[1].dtype);
-                sim_val_t t = f->rev0 ? sim_alu(f->op0, r, x) : sim_alu(f->op0, x, r);
-                r = f->rev1 ? sim_alu(f->op1, y, t) : sim_alu(f->op1, t, y);
+                r = sim_alu_rev(f->op1, sim_alu_rev(f->op0, x, r, f->rev0), y, f->rev1);
                 sim_val_store(sim_el(&o[2], p, i), o[2].dtype, r);
             }
         }

@@ -53,7 +53,7 @@ static float scal(uint32_t bits, uint32_t is_ptr, const sim_opnd_t *o, unsigned 
 /* x op0 s0, or s0 op0 x when rev0 */
 static float op0_of(const isa_fmt_TSACC_t *f, float x, float s)
 {
-    return f->rev0 ? sim_alu_f(f->op0, s, x) : sim_alu_f(f->op0, x, s);
+    return sim_alu_f_rev(f->op0, x, s, f->rev0);
 }
 
 /* Exponential: out = exp(in - s0); unless idle, the accumulator (reset: 0,

@@ -225,6 +225,16 @@ void sim_val_store(uint8_t *p, unsigned dt, sim_val_t v);
 float sim_val_as_f(sim_val_t v);
 sim_val_t sim_alu(unsigned op, sim_val_t a, sim_val_t b);
 float sim_alu_f(unsigned op, float a, float b);
+/* x op s, or s op x when rev: an instruction's reverse0/reverse1 (the
+ * operand swap of TensorScalar, ScalarTensorTensor, Activate2, the scan) */
+static inline sim_val_t sim_alu_rev(unsigned op, sim_val_t x, sim_val_t s, bool rev)
+{
+    return rev ? sim_alu(op, s, x) : sim_alu(op, x, s);
+}
+static inline float sim_alu_f_rev(unsigned op, float x, float s, bool rev)
+{
+    return rev ? sim_alu_f(op, s, x) : sim_alu_f(op, x, s);
+}
 /* Identity of a reduction op (value of an empty reduction / reset). */
 sim_val_t sim_alu_identity(unsigned op);
 
