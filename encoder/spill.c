@@ -479,6 +479,9 @@ static int spill_one(sp_t *s, int v)
     if (!ops)
         return -1;
     k->ops = ops;
+    int *newpos = malloc(sizeof *newpos * ((size_t)old_n + 1));
+    if (!newpos)
+        return -1;
     memmove(&ops[n + up + 1], &ops[n], (size_t)(old_n - n) * sizeof *ops);
     if (save) {
         memmove(&ops[w + 2], &ops[w + 1], (size_t)(n - w - 1) * sizeof *ops);
@@ -486,25 +489,21 @@ static int spill_one(sp_t *s, int v)
     }
     ops[n + up] = ld;
     k->nops = old_n + up + 1;
-    for (int i = n + up + 1; i < k->nops; i++)
-        if (rename_op(k, &ops[i], v, v2))
-            return -1;
-    /* what names old op indices: op i is now at i (i <= w), i + up (w < i
-     * < n), i + up + 1 (i >= n); a loop boundary at n stays before op n,
-     * after the reload, as does the end (old_n) */
-#define NEWPOS(i) ((i) <= w ? (i) : (i) < n ? (i) + up : (i) + up + 1)
-    for (int i = 0; i < k->nops; i++) {
-        tir_op_t *op = &ops[i];
-        for (int d = 0; d < op->ndeps; d++)
-            if (op->deps[d] >= 0 && op->deps[d] < old_n)
-                op->deps[d] = NEWPOS(op->deps[d]);
-    }
-    for (int i = 0; i < k->nmarks; i++)
-        k->loop_marks[i] = NEWPOS(k->loop_marks[i]);
+    /* old op i is now at i (i <= w), i + up (w < i < n), i + up + 1 (i >=
+     * n); a loop boundary at n stays before op n, after the reload, as does
+     * the end (old_n) */
+    for (int i = 0; i <= old_n; i++)
+        newpos[i] = i <= w ? i : i < n ? i + up : i + up + 1;
+    int rc = 0;
+    for (int i = n + up + 1; i < k->nops && !rc; i++)
+        rc = rename_op(k, &ops[i], v, v2);
+    tir_ops_renumber(k, ops, k->nops, old_n, newpos, NULL);
     for (int i = 0; i < s->nslots; i++)
         if (s->slots[i].last_reload >= 0)
-            s->slots[i].last_reload = NEWPOS(s->slots[i].last_reload);
-#undef NEWPOS
+            s->slots[i].last_reload = newpos[s->slots[i].last_reload];
+    free(newpos);
+    if (rc)
+        return -1;
     s->slots[sl].holder = v2;
     s->slots[sl].last_reload = n + up;   /* the reload, right before op n */
     s->slot_of[v2] = sl;

@@ -233,8 +233,8 @@ void tir_loop_mark(tir_kernel_t *k, int loop, int64_t i)
         k->loop_marks[k->loops[loop].first + i] = k->nops;
 }
 
-void tir_ops_replace(tir_kernel_t *k, tir_op_t *ops, int n, int cap, const int *newpos,
-                     const int *at)
+void tir_ops_renumber(tir_kernel_t *k, tir_op_t *ops, int n, int old_nops, const int *newpos,
+                      const int *at)
 {
     if (!at)
         at = newpos;
@@ -242,7 +242,7 @@ void tir_ops_replace(tir_kernel_t *k, tir_op_t *ops, int n, int cap, const int *
         tir_op_t *op = &ops[i];
         int kept = 0;
         for (int d = 0; d < op->ndeps; d++) {
-            int o = op->deps[d], to = o >= 0 && o < k->nops ? at[o] : o;
+            int o = op->deps[d], to = o >= 0 && o < old_nops ? at[o] : o;
             if (to >= 0)
                 op->deps[kept++] = to;
         }
@@ -250,6 +250,12 @@ void tir_ops_replace(tir_kernel_t *k, tir_op_t *ops, int n, int cap, const int *
     }
     for (int i = 0; i < k->nmarks; i++)
         k->loop_marks[i] = newpos[k->loop_marks[i]];
+}
+
+void tir_ops_replace(tir_kernel_t *k, tir_op_t *ops, int n, int cap, const int *newpos,
+                     const int *at)
+{
+    tir_ops_renumber(k, ops, n, k->nops, newpos, at);
     tir_ops_set(k, ops, n, cap);
 }
 

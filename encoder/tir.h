@@ -625,6 +625,11 @@ void tir_loop_mark(tir_kernel_t *k, int loop, int64_t i);
  * ops is an old op or a copy of one, so its deps are old indices. */
 void tir_ops_replace(tir_kernel_t *k, tir_op_t *ops, int n, int cap, const int *newpos,
                      const int *at);
+/* tir_ops_replace's renumbering alone, for a pass that rebuilt the ops in
+ * place: ops[0, n) (deps still naming the old_nops old ops) and k's loop
+ * boundaries, by newpos and at as there. */
+void tir_ops_renumber(tir_kernel_t *k, tir_op_t *ops, int n, int old_nops, const int *newpos,
+                      const int *at);
 /* A zeroed inline-assembly record (asm_opnd -1) owned by k; NULL on
  * out-of-memory. */
 tir_asm_t *tir_new_asm(tir_kernel_t *k);
