@@ -208,6 +208,12 @@ def _opn(x, what, loc):
     return '"%s"' % n
 
 
+def _flags(f, **flags):
+    """Append each true boolean field, in order, as "true" (the kernel
+    format's booleans default to false)."""
+    f.extend((k, "true") for k, v in flags.items() if v)
+
+
 def _enum_of(cls, v, what, loc):
     """An enum field given as its integer value (the NKI Library passes
     `dge_mode=3`, NKI's value of dge_mode.none) as the member."""
@@ -404,12 +410,8 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         accumulate = _infer_accumulate(dst)
     f.append(("accumulate", '"%s"' % accumulate if isinstance(accumulate, str) else
               "true" if accumulate else "false"))
-    if is_transpose:
-        f.append(("transpose", "true"))
-    if is_stationary_onezero:
-        f.append(("is_stationary_onezero", "true"))
-    if is_moving_onezero:
-        f.append(("is_moving_onezero", "true"))
+    _flags(f, transpose=is_transpose, is_stationary_onezero=is_stationary_onezero,
+           is_moving_onezero=is_moving_onezero)
     _pe_tiling(f, tile_position, tile_size)
     pm = _perf_mode(perf_mode)
     if pm not in (None, "none"):
@@ -509,12 +511,7 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
         return
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc)), ("axis", _axis(axis))]
-    if negate:
-        f.append(("negate", "true"))
-    if keepdims:
-        f.append(("keepdims", "true"))
-    if per_axis:
-        f.append(("per_axis", "true"))
+    _flags(f, negate=negate, keepdims=keepdims, per_axis=per_axis)
     _emit("tensor_reduce", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
@@ -531,23 +528,22 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
     f = [("dst", _t(dst, "dst", loc)), ("in0", _t(data0, "data0", loc)),
          ("in1", _t(data1, "data1", loc)), ("initial", _scalar(initial, "initial", loc)),
          ("op0", _opn(op0, "op0", loc)), ("op1", _opn(op1, "op1", loc))]
-    if reverse0:
-        f.append(("reverse0", "true"))
-    if reverse1:
-        f.append(("reverse1", "true"))
+    _flags(f, reverse0=reverse0, reverse1=reverse1)
     _emit("tensor_tensor_scan", loc, _common(f, name, None, loc))
 
 
 def _act_fields(f, loc, bias, scale, reduce_op, reduce_res, reduce_cmd_):
-    # a [P,1] tile, or a compile-time number (NKI: NeuronCore-v3 on; the
-    # lowering refuses it on trn1); the kernel format has no "inf" or
-    # program-id expression there
-    v = None if bias is None else _scalar(bias, "bias", loc)
-    if v is not None and not isinstance(bias, NkiTensor) and v.startswith('"'):
-        raise NkiError("%s: field 'bias': %s is not supported as a bias (a number or a [P,1] "
-                       "tile)" % (loc, v))
-    if v is not None and (isinstance(bias, NkiTensor) or float(v) != 0.0):
-        f.append(("bias", v))
+    if isinstance(bias, NkiTensor):
+        f.append(("bias", bias.text()))
+    elif bias is not None:
+        # a compile-time number (NKI: NeuronCore-v3 on; the lowering refuses
+        # it on trn1); the kernel format has no "inf" or program-id expression there
+        v = _scalar(bias, "bias", loc)
+        if v.startswith('"'):
+            raise NkiError("%s: field 'bias': %s is not supported as a bias (a number or a "
+                           "[P,1] tile)" % (loc, v))
+        if float(v) != 0.0:
+            f.append(("bias", v))
     if isinstance(scale, NkiTensor) or scale != 1.0:
         f.append(("scale", _scalar(scale, "scale", loc)))
     if reduce_op is not None:
@@ -583,10 +579,7 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
          ("op0", _opn(op0, "op0", loc)), ("imm0", _scalar(imm0, "imm0", loc)),
          ("op1", _opn(op1, "op1", loc)), ("imm1", _scalar(imm1, "imm1", loc)),
          ("func", _opn(op, "op", loc))]
-    if reverse0:
-        f.append(("reverse0", "true"))
-    if reverse1:
-        f.append(("reverse1", "true"))
+    _flags(f, reverse0=reverse0, reverse1=reverse1)
     if isinstance(relu_param, NkiTensor) or relu_param != 0.0:
         f.append(("relu_param", _scalar(relu_param, "relu_param", loc)))
     _act_fields(f, loc, None, 1.0, reduce_op, reduce_res, reduce_cmd)
