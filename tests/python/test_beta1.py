@@ -257,6 +257,38 @@ def test_iadd_tiles_numpy():
     np.testing.assert_allclose(k(x, y), 3 * want, rtol=1e-6)
 
 
+def test_iadd_reduction_column_and_broadcast_numpy():
+    """tile += value as NKI reads it: a [P] reduction adds into a [P, 1]
+    tile (as `=` assigns it); a [P, 1] column and a [1, F] row broadcast
+    over a [P, F] tile (NumPy's rule, as nl.add); a value whose sum is not
+    the target's shape is refused."""
+    @nki.jit
+    def k(x, row):
+        o1 = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        o2 = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        acc = nl.zeros((128, 1), dtype=nl.float32)
+        for _ in nl.sequential_range(2):
+            acc += nl.sum(t, axis=[1])
+        u = nl.load(x)
+        u += acc
+        u += nl.load(row)
+        nl.store(o1, acc)
+        nl.store(o2, u)
+        return o1, o2
+    x = RNG.uniform(-1, 1, (128, 64)).astype(np.float32)
+    row = RNG.uniform(-1, 1, (1, 64)).astype(np.float32)
+    o1, o2 = k(x, row)
+    want = 2 * x.sum(axis=1, keepdims=True, dtype=np.float64)
+    np.testing.assert_allclose(o1, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(o2, x + o1 + row, rtol=1e-6, atol=1e-6)
+
+    def grows(x):
+        t = nl.load(x[:, 0:1])
+        t += nl.load(x)   # [128, 1] += [128, 64]: the sum is [128, 64]
+    _refused(grows, "does not match the target", x)
+
+
 def test_matmul_accumulate_loop_numpy():
     @nki.jit
     def k(a, b):

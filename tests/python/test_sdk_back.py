@@ -202,3 +202,22 @@ def test_beta1_max8_match_replace_masked():
     np.testing.assert_array_equal(o[:8, :20], want)
     np.testing.assert_array_equal(oi[:8], top)
     np.testing.assert_array_equal(oi[8:], 0)    # dst_idx rows outside the mask keep their 0
+
+
+def test_beta1_find_index8_masked():
+    """Beta-1 mask= on nc_find_index8 bounds its data as on max8 (NKI:
+    "mask applies to data"): the masked rows' indices, read from the
+    columns inside the mask only."""
+    @nki.jit
+    def k(x):
+        n, m = x.shape
+        ix, iy = nl.mgrid[0:128, 0:m]
+        out = nl.ndarray((n, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        t = nl.load(x[ix, iy], mask=(ix < n))
+        top = nisa.max8(src=t, mask=(ix < n) & (iy < m - 8))
+        pos = nisa.nc_find_index8(data=t, vals=top, mask=(ix < n) & (iy < m - 8))
+        jx, jy = nl.mgrid[0:128, 0:8]
+        nl.store(out[jx, jy], value=pos, mask=(jx < n))
+        return out
+    x = np.random.default_rng(6).permutation(100 * 64).reshape(100, 64).astype(np.float32)
+    np.testing.assert_array_equal(k(x), np.argsort(-x[:, :56], axis=1)[:, :8])

@@ -310,7 +310,8 @@ def _make(name, fn2, result, args, dtype, *, fixed=None):
 
 # ops whose beta-1 mask= bounds their data operand (NKI: "mask applies to
 # data"): the operand, and whether dst has data's shape (else [P, 8])
-_MASK_DATA = {"max8": ("src", False), "nc_match_replace8": ("data", True)}
+_MASK_DATA = {"max8": ("src", False), "nc_find_index8": ("data", False),
+              "nc_match_replace8": ("data", True)}
 
 
 @_skip
@@ -820,8 +821,13 @@ def iadd(target, value):
                                          ("operand0", isa._scalar(value, "value", loc))])
         return target
     if tuple(value.shape) != tuple(target.shape):
-        raise NkiError("%s: '%s' += value: value shape %s does not match %s" %
-                       (loc, target.base.name, list(value.shape), list(target.shape)))
+        if _free(value.shape) != _free(target.shape):
+            # NumPy's rule, as nl.add broadcasts: the sum, then assigned
+            # (which refuses a sum that is not target's shape)
+            from . import language
+            assign(target, language.add(target, value))
+            return target
+        value = _with_ones(value, target.shape)   # [P] into [P, 1], as assign
     i = _fresh(tr, value, target)
     if (i is not None and target.buffer == "psum" and
             tr.body[i].startswith('{"op": "matmul", ') and
