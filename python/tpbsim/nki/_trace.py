@@ -322,9 +322,11 @@ class NkiTensor:
                 t = self._txt = '"%s"' % _slice_text(self.base, self._sl)
             else:
                 from ._reinterp import dtype_json
+                ap = self._ap
+                if len(ap) > _MAX_DIMS:   # size-1 dims address nothing: within the 5
+                    ap = ap[:1] + [p for p in ap[1:] if p[1] != 1]
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s%s}' % (
-                    self.base.name, _num(self.offset), json.dumps(self._ap),
-                    dtype_json(self.base))
+                    self.base.name, _num(self.offset), json.dumps(ap), dtype_json(self.base))
         return t
 
     def __len__(self):

@@ -40,3 +40,33 @@ def emit(op, loc, fields, views):
                 off = off + st * i
             sub[name] = NkiTensor(v.base, off, v._ap[:1] + v._ap[1 + k:]).text()
         isa._emit(op, loc, [(f, sub.get(f, t)) for f, t in fields])
+
+
+def _squeeze(v):
+    """v without its free dims of size 1: the same elements in fewer
+    access-pattern pairs."""
+    return NkiTensor(v.base, v.offset, v._ap[:1] + [p for p in v._ap[1:] if p[1] != 1])
+
+
+def reduce_views(dst, data, axis):
+    """tensor_reduce's dst, data and axes, with the size-1 free dims of an
+    operand over 5 dims dropped (a reduced one too: it adds nothing) and the
+    axes renumbered, so a pooling view such as (P, n, R/k, k, W/k, k) fits the
+    format's 4 free dims.  Operands of at most 5 dims come back unchanged.
+    The last value: whether every reduced axis was dropped (a copy)."""
+    big = [isinstance(v, NkiTensor) and len(v._ap) > _trace._MAX_DIMS for v in (dst, data)]
+    if not any(big):
+        return dst, data, axis, False
+    if big[0]:
+        dst = _squeeze(dst)
+    if big[1]:
+        n = len(data._ap)
+        try:
+            axes = [int(a) % n for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
+        except (TypeError, ValueError):
+            return dst, data, axis, False   # the op's own check names the bad axis
+        units = [d for d in range(1, n) if data._ap[d][1] == 1]
+        axes = [a - sum(u < a for u in units) for a in axes if a not in units]
+        data = _squeeze(data)
+        return dst, data, axes, not axes
+    return dst, data, axis, False

@@ -499,7 +499,9 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
     """per_axis (a tpbsim extension, seed 001 NeuronReduceMacro): one
     TensorReduce per reduced axis instead of one for all."""
     loc = _trace.caller_loc()
-    if not per_axis and _unit_axes(data, axis):
+    from . import _wide
+    dst, data, axis, copy = _wide.reduce_views(dst, data, axis)
+    if not per_axis and (copy or _unit_axes(data, axis)):
         # a reduction over 1 element is a copy, negated: x * -1 (the
         # back-end's TensorReduce drops unit dims and needs an axis left)
         _opn(op, "op", loc)
