@@ -36,13 +36,17 @@ class typed:
 
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NUMPY = os.path.dirname(os.path.abspath(np.__file__))
 
 
 def _kernel_frame(tb):
-    """The innermost traceback frame outside the tpbsim package."""
+    """The innermost traceback frame outside the tpbsim package and NumPy
+    (np.mean(tile) fails inside NumPy: the kernel's line called it)."""
     best = None
     for fs in traceback.extract_tb(tb):
-        if not os.path.abspath(fs.filename).startswith(_PKG + os.sep):
+        path = os.path.abspath(fs.filename)
+        if not (path.startswith(_PKG + os.sep) or path.startswith(_NUMPY + os.sep) or
+                fs.filename.startswith("<")):
             best = fs
     return best
 

@@ -57,6 +57,16 @@ class NkiTensor:
     pairs (outermost first), as NKI's access patterns."""
     __slots__ = ("base", "offset", "_ap", "_txt", "_sl", "_gt", "_views", "_pd", "_lb", "_oob",
                  "_ind")
+    # NumPy defers to the tile's own operators (np.float32(2) * t is
+    # t.__rmul__, as 2 * t), instead of reading it as a sequence of rows
+    __array_ufunc__ = None
+
+    def __array__(self, *args, **kwargs):
+        """A NumPy function given a tile (np.mean(t), np.exp(t)): it has no
+        values at trace time; NKI's nl functions compute on tiles."""
+        raise NkiError("NumPy cannot read '%s' (a tensor of the kernel, no values while it is "
+                       "traced): use the nki.language function (nl.mean, nl.exp, ...)"
+                       % self.base.name)
 
     def __init__(self, base, offset, ap, sl=None, pd=0):
         self.base = base
