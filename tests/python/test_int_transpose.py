@@ -85,3 +85,28 @@ def test_int_transpose_forms_numpy():
     np.testing.assert_array_equal(o2, a[:, ::2].T)
     np.testing.assert_array_equal(o3, b.T.astype(np.float32))
     np.testing.assert_array_equal(o4, a.T.astype(np.float32))
+
+
+@nki.jit
+def int_copies(a):
+    """nl.copy of an int32 tile, of its nl.transpose, and into int16."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    out2 = nl.ndarray((a.shape[1], a.shape[0]), dtype=a.dtype, buffer=nl.shared_hbm)
+    out3 = nl.ndarray(a.shape, dtype=nl.int16, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, nl.copy(t))
+    nl.store(out2, nl.copy(nl.transpose(t)))
+    nl.store(out3, nl.copy(t, dtype=nl.int16))
+    return out, out2, out3
+
+
+def test_nl_copy_of_integers_exact_numpy():
+    # NKI: only a dtype other than x's may lose precision; the Activation
+    # engine's copy goes through fp32 (2^31 - 8 -> 2^31 - 1, 123456789 ->
+    # 123456792), so integers are copied by tensor_copy
+    a = RNG.integers(-(1 << 31), 1 << 31, (64, 16)).astype(np.int32)
+    a[0, :4] = [(1 << 31) - 8, 123456789, -(1 << 31), 16777217]
+    o1, o2, o3 = int_copies(a)
+    np.testing.assert_array_equal(o1, a)
+    np.testing.assert_array_equal(o2, a.T)
+    np.testing.assert_array_equal(o3, np.clip(a, -(1 << 15), (1 << 15) - 1).astype(np.int16))

@@ -731,9 +731,12 @@ class _Fn:
                 from . import isa
                 t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
                                                 sbuf, "", loc)
-                _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text()),
-                                               (field, '"%s"' % self.name)], mask, loc, t),
-                           {"dst": t, "src": x})
+                f = [(field, '"%s"' % self.name)]
+                if self.name == "copy" and {x.dtype, t.dtype} <= _INT_DTYPES:
+                    # exact (the Vector engine's; Activation computes in fp32)
+                    op, f = "tensor_copy", []
+                _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text())] + f, mask,
+                                              loc, t), {"dst": t, "src": x})
                 return t
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
