@@ -156,3 +156,7 @@ def test_broadcast_to_refusals():
     def shrinks(a):
         return nl.broadcast_to(nl.load(a), (64, 1))
     _refused(shrinks, r"%s:\d+: nl.broadcast_to: \[128, 1\] cannot be broadcast" % HERE, a)
+
+    def hbm(b):   # NKI: the source tile in SBUF or PSUM
+        return nl.broadcast_to(b[0:1, :], (128, 8))
+    _refused(hbm, r"%s:\d+: nl.broadcast_to: x must be an SBUF/PSUM tile" % HERE, b)

@@ -345,9 +345,9 @@ def broadcast_to(x, shape, dtype=None):
 
 def _broadcast_to(x, shape, dtype, loc):
     shape = tuple(shape)
-    if not isinstance(x, NkiTensor) or x._pd:
-        raise NkiError("%s: nl.broadcast_to: x must be a tile (not a view keeping block dims), "
-                       "got %r" % (loc, x))
+    if not isinstance(x, NkiTensor) or not x._onchip() or x._pd:
+        raise NkiError("%s: nl.broadcast_to: x must be an SBUF/PSUM tile (not a view keeping "
+                       "block dims), got %r" % (loc, x))
     if len(x.shape) == 1 and len(shape) > 1:   # a [P] column
         x = NkiTensor(x.base, x.offset, x._ap + [[0, 1] for _ in shape[1:]])
     if len(x.shape) != len(shape) or [1 for a, b in zip(x.shape, shape) if a not in (1, b)]:
@@ -358,8 +358,7 @@ def _broadcast_to(x, shape, dtype, loc):
         x = _copied("broadcast_partition", x, (shape[0],) + x.shape[1:],
                     dt if x.shape[1:] == shape[1:] else x.dtype, loc)
     if x.shape != shape or x.dtype != dt:
-        x = _copied("tensor_copy" if x._onchip() else "dma_copy", _step0(x, shape), shape, dt,
-                    loc)
+        x = _copied("tensor_copy", _step0(x, shape), shape, dt, loc)
     return x
 
 
