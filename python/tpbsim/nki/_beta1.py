@@ -359,9 +359,13 @@ def _memset1(fn2, shape, value, dtype, mask=None, engine=None, name=None):
 @_skip
 def _iota1(fn2, expr, dtype, mask=None, name=None):
     """beta-1 iota(expr, dtype): expr an affine nl.arange / nl.mgrid
-    expression, the axes it spans the result's shape."""
+    expression, the axes it spans the result's shape; its constant may hold
+    program ids (per-program numbers: the offset an expression in them).
+    A constant alone (vLLM's `iota(nl.program_id(1))`) is a [1, 1] tile."""
     from .language import IndexExpr
     loc = _trace.caller_loc()
+    if type(expr) in (int, _trace.Lin):
+        expr = IndexExpr(expr, {}, 2)
     if not isinstance(expr, IndexExpr) or expr.ndim is None or None in expr.coef:
         raise NkiError("%s: nisa.iota: argument 'expr': expected an affine expression of "
                        "nl.arange indices placed on axes ([:, None]), got %r" % (loc, expr))

@@ -8,7 +8,8 @@ import numpy as np
 
 from . import _trace
 from ._trace import NkiError, NkiTensor
-from .language import (_dtype, _ndarray, _reduce, float32, float16, hbm, int8,
+from ._alloc import _DT_BYTES
+from .language import (_INT_DTYPES, _dtype, _ndarray, _reduce, float32, float16, hbm, int8,
                        int16, int32, is_on_chip, private_hbm, psum, sbuf, shared_hbm, uint8,
                        uint16, uint32)
 
@@ -197,13 +198,53 @@ def _pe_transpose(x, dtype, loc):
     return t
 
 
+def _copy(x, dtype, loc, buffer=sbuf):
+    """A new tile holding x in dtype (one tensor_copy)."""
+    t = _new(x.shape, dtype, loc, buffer)
+    _emit("tensor_copy", loc, [("dst", t.text()), ("src", x.text())])
+    return t
+
+
 def transpose(x, dtype=None):
     """NKI: a 2-D SBUF tile [P, F] (at most [128, 128]) transposed on the
-    Tensor engine into a new PSUM tile [F, P] (an isa transpose, engine pe)."""
+    Tensor engine into a new PSUM tile [F, P] (an isa transpose, engine pe;
+    an integer tile by _int_transpose, then copied into dtype if another)."""
     loc = _trace.caller_loc()
     x = _tile(x, "transpose", "x", loc, (sbuf,))
     _pe_limit("transpose", "x", x, 128, 128, loc)
-    return _pe_transpose(x, _out_dtype(dtype, x), loc)
+    dt = _out_dtype(dtype, x)
+    if x.dtype not in _INT_DTYPES:
+        return _pe_transpose(x, dt, loc)
+    t = _int_transpose(x, loc)
+    return t if t.dtype == dt else _copy(t, dt, loc, psum)
+
+
+# the float of an integer's size that PSUM holds: the PE's transpose mode
+# (one dtype in and out) moves its bits as they are, NaN payloads,
+# subnormals and -0.0 included
+_BITS_AS = {4: float32, 2: "bfloat16"}
+
+
+def _int_transpose(x, loc):
+    """An integer tile transposed exactly (the PE takes no integers): a 2-
+    or 4-byte one as its bits viewed as the float of its size, the PSUM
+    result viewed back as x's dtype; a 1-byte one copied into float32
+    (its values exact there), transposed, and copied back into x's dtype
+    (PSUM)."""
+    f = _BITS_AS.get(_DT_BYTES[x.dtype])
+    if f is None:
+        return _copy(_pe_transpose(_copy(x, float32, loc), float32, loc), x.dtype, loc, psum)
+    return _pe_transpose(_bits(x, f, loc), f, loc).view(x.dtype)
+
+
+def _bits(x, f, loc):
+    """x's bits as the dtype f of x's size: a view, or when x has none
+    (block dims, a strided last dim) a view of a copy of x (a tensor_copy
+    of one dtype, the Vector engine's: exact)."""
+    try:
+        return x.view(f)
+    except NkiError:
+        return _copy(x, x.dtype, loc).view(f)
 
 
 def matmul(x, y, transpose_x=False):
@@ -236,9 +277,7 @@ def _sbuf_operand(x, loc):
     result) copied to a new SBUF tile first, as NKI's compiler does."""
     if x.buffer != psum:
         return x
-    t = _new(x.shape, x.dtype, loc)
-    _emit("tensor_copy", loc, [("dst", t.text()), ("src", x.text())])
-    return t
+    return _copy(x, x.dtype, loc)
 
 
 def load_transpose2d(src, dtype=None):

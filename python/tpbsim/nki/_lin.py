@@ -84,17 +84,17 @@ class Lin:
             return next(iter(self.t))
         return "(%s)" % self.text()
 
-    def _divmod_bounds(self, o):
+    def _divmod_bounds(self, o, op):
         tr = self.loop_trace()
         if tr is None:
-            self._ctl()
+            self._arith(op, o)
         b = self.bounds(tr) if type(o) is int and o > 0 else None
         if b is None:
             need_retrace()
         return tr, b
 
     def __floordiv__(self, o):
-        tr, (lo, hi) = self._divmod_bounds(o)
+        tr, (lo, hi) = self._divmod_bounds(o, "//")
         if self.c % o == 0 and all(v % o == 0 for v in self.t.values()):
             return Lin(self.c // o, {k: v // o for k, v in self.t.items()})._norm()
         if lo // o == hi // o:
@@ -102,7 +102,7 @@ class Lin:
         return tr.atom("(%s//%d)" % (self._atom_text(), o), lo // o, hi // o, self)
 
     def __mod__(self, o):
-        tr, (lo, hi) = self._divmod_bounds(o)
+        tr, (lo, hi) = self._divmod_bounds(o, "%")
         if all(v % o == 0 for v in self.t.values()):
             return self.c % o
         if lo // o == hi // o:
@@ -115,7 +115,25 @@ class Lin:
         raise NkiError("control flow may not depend on nl.program_id() (every program must "
                        "unroll to the same ops); use it in slices only")
 
-    __index__ = __int__ = __rfloordiv__ = __rmod__ = _ctl
+    __index__ = __int__ = _ctl
+
+    def _arith(self, op, o, rev=False):
+        """Arithmetic the symbolic form cannot hold: on a loop variable a
+        Retrace; on program ids alone an error that says so (a kernel
+        traced per program never gets here: its ids are ints)."""
+        if self.loop_trace() is not None:
+            need_retrace()
+        a, b = (o, self) if rev else (self, o)
+        raise NkiError("%s %s %s: nl.program_id() takes + - and * by integers only in a kernel "
+                       "traced once for all programs (NKI beta-1 forms, more than 256 programs; "
+                       "docs/python.md \"Control flow on nl.program_id()\")"
+                       % (_arg_text(a), op, _arg_text(b)))
+
+    def __rfloordiv__(self, o):
+        self._arith("//", o, True)
+
+    def __rmod__(self, o):
+        self._arith("%", o, True)
 
     def _decide(self, o, test):
         """A comparison with a loop variable that has the same outcome in
@@ -197,6 +215,11 @@ class Lin:
 
     def __repr__(self):
         return "Lin(%s)" % self.text()
+
+
+def _arg_text(x):
+    """An operand of a refused expression as the kernel wrote it."""
+    return "(%s)" % x.text() if isinstance(x, Lin) else repr(x)
 
 
 def _num(x):

@@ -134,8 +134,9 @@ def _scalar(x, what, loc):
 
 def _intf(x):
     """An integer field: an int, or an expression in the variables of
-    traced-once loops (docs/python.md "Loops")."""
-    if isinstance(x, _trace.Lin) and x.loop_trace() is not None:
+    traced-once loops (docs/python.md "Loops") and program ids (each
+    program's number: the compiler's front-end binds `pid` per program)."""
+    if isinstance(x, _trace.Lin):
         return '"%s"' % x.text()
     return str(int(x))
 

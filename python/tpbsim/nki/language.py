@@ -334,26 +334,39 @@ def expand_dims(x, axis):
 
 
 def broadcast_to(x, shape, dtype=None):
-    """A [1, F] tile broadcast to [P, F]: a new tile filled by
-    broadcast_partition; a [P] or [P, 1] tile broadcast to [P, F...]: a new
-    tile filled by a tensor_copy reading each partition's one value with
-    free steps 0."""
-    loc = _trace.caller_loc()
+    """NKI / numpy.broadcast_to of an SBUF/PSUM tile: the same rank, each
+    dim of x equal to shape's or 1 (a 1-D [P] tile is a [P, 1, ...]
+    column, the SDK's `(1.0 / sum).broadcast_to((P, F))`).  x itself when
+    nothing changes; else a new SBUF tile: a partition dim of 1 grown by
+    one broadcast_partition, free dims of 1 by one tensor_copy reading them
+    with step 0."""
+    return _broadcast_to(x, shape, dtype, _trace.caller_loc())
+
+
+def _broadcast_to(x, shape, dtype, loc):
     shape = tuple(shape)
-    if (isinstance(x, NkiTensor) and x._onchip() and not x._pd and len(shape) > 1 and
-            x.shape[0] == shape[0] and not any(n != 1 for n in x.shape[1:])):
-        from . import isa
-        t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else x.dtype, sbuf, "",
-                                         loc)
-        src = NkiTensor(x.base, x.offset, x._ap[:1] + [[0, n] for n in shape[1:]])
-        isa._emit("tensor_copy", loc, [("dst", t.text()), ("src", src.text())])
-        return t
-    if not isinstance(x, NkiTensor) or x.shape[0] != 1 or tuple(x.shape[1:]) != shape[1:]:
-        raise NkiError("%s: nl.broadcast_to: only a [1, ...] tile to [P, ...] is supported"
-                       % loc)
-    t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
+    if not isinstance(x, NkiTensor) or not x._onchip() or x._pd:
+        raise NkiError("%s: nl.broadcast_to: x must be an SBUF/PSUM tile (not a view keeping "
+                       "block dims), got %r" % (loc, x))
+    if len(x.shape) == 1 and len(shape) > 1:   # a [P] column
+        x = NkiTensor(x.base, x.offset, x._ap + [[0, 1] for _ in shape[1:]])
+    if len(x.shape) != len(shape) or [1 for a, b in zip(x.shape, shape) if a not in (1, b)]:
+        raise NkiError("%s: nl.broadcast_to: %s cannot be broadcast to %s (NKI: the same rank, "
+                       "each dim equal or 1)" % (loc, list(x.shape), list(shape)))
+    dt = _dtype(dtype) if dtype else x.dtype
+    if x.shape[0] != shape[0]:   # x's one partition read by every partition
+        x = _copied("broadcast_partition", x, (shape[0],) + x.shape[1:],
+                    dt if x.shape[1:] == shape[1:] else x.dtype, loc)
+    if x.shape != shape or x.dtype != dt:
+        x = _copied("tensor_copy", _step0(x, shape), shape, dt, loc)
+    return x
+
+
+def _copied(op, src, shape, dtype, loc):
+    """A new SBUF tile of shape and dtype written by op (dst, src)."""
     from . import isa
-    isa._emit("broadcast_partition", loc, [("dst", t.text()), ("src", x.text())])
+    t = _trace.current().new_tensor(shape, dtype, sbuf, "", loc)
+    isa._emit(op, loc, [("dst", t.text()), ("src", src.text())])
     return t
 
 
@@ -717,9 +730,12 @@ class _Fn:
                 from . import isa
                 t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
                                                 sbuf, "", loc)
-                _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text()),
-                                               (field, '"%s"' % self.name)], mask, loc, t),
-                           {"dst": t, "src": x})
+                f = [(field, '"%s"' % self.name)]
+                if self.name == "copy" and {x.dtype, t.dtype} <= _INT_DTYPES:
+                    # exact (the Vector engine's; Activation computes in fp32)
+                    op, f = "tensor_copy", []
+                _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text())] + f, mask,
+                                              loc, t), {"dst": t, "src": x})
                 return t
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
@@ -745,37 +761,51 @@ def _is_col(t, other):
             other.shape != t.shape)
 
 
+def _broadcast_shape(name, tiles, loc):
+    """The shape tiles of one rank broadcast to, as NumPy's (NKI's rule for
+    the nl element-wise functions); else NkiError naming the shapes."""
+    shapes = [tuple(t.shape) for t in tiles]
+    try:
+        if len(set(map(len, shapes))) > 1:   # NumPy would put a partition dim on a free dim
+            raise ValueError
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise NkiError("%s: nl.%s: shapes %s do not broadcast (tpbsim: tiles of one rank, "
+                       "each dim equal or 1)" % (loc, name, " and ".join(str(list(s))
+                                                                       for s in shapes))) from None
+
+
+def _partitions(name, t, out, loc):
+    """t with a partition dim of 1 broadcast to out's (broadcast_to: one
+    broadcast_partition into a new tile), else t."""
+    if t._pd:
+        raise NkiError("%s: nl.%s: broadcasting a tile that keeps block dims (%s) is not "
+                       "supported" % (loc, name, list(t.shape)))
+    if t.shape[0] == 1 and out[0] != 1:
+        return _broadcast_to(t, (out[0],) + t.shape[1:], None, loc)
+    return t
+
+
+def _step0(t, out):
+    """t read as shape out (the same partitions): its free dims of 1 with
+    step 0."""
+    if t.shape == out:
+        return t
+    return NkiTensor(t.base, t.offset, t._ap[:1] + [
+        [0, m] if c == 1 and m != 1 else a for a, c, m in zip(t._ap[1:], t.shape[1:], out[1:])])
+
+
 def _broadcast(name, x, y, loc):
     """x and y (tiles of other shapes, the same rank) broadcast as NumPy
-    does (NKI's rule for the nl element-wise functions): a partition dim of
-    1 against P is a broadcast_to (one broadcast_partition op into a new
-    tile); a free dim of 1 against n a view with step 0 on that dim --
-    except a [P, 1] operand against a tile, which stays the per-partition
-    scalar of a tensor_scalar."""
-    xs, ys = tuple(x.shape), tuple(y.shape)
-    try:
-        if len(xs) != len(ys):   # NumPy would put a tile's partition dim on a free dim
-            raise ValueError
-        out = np.broadcast_shapes(xs, ys)
-    except ValueError:
-        raise NkiError("%s: nl.%s: shapes %s and %s do not broadcast (tpbsim: tiles of one "
-                       "rank, each dim equal or 1)" % (loc, name, list(xs), list(ys))) from None
-    res = []
-    for t in (x, y):
-        if t._pd:
-            raise NkiError("%s: nl.%s: broadcasting a tile that keeps block dims (%s) is not "
-                           "supported" % (loc, name, list(t.shape)))
-        if t.shape[0] == 1 and out[0] != 1:
-            t = broadcast_to(t, (out[0],) + tuple(t.shape[1:]))
-        res.append(t)
-    x, y = res
-    if x.shape == out and (_is_col(y, x) or y.shape == out):
+    does: a partition dim of 1 against P is a broadcast_to (_partitions);
+    a free dim of 1 against n a view with step 0 on that dim -- except a
+    [P, 1] operand against a tile, which stays the per-partition scalar of
+    a tensor_scalar."""
+    out = _broadcast_shape(name, (x, y), loc)
+    x, y = (_partitions(name, t, out, loc) for t in (x, y))
+    if x.shape == out and _is_col(y, x) or y.shape == out and _is_col(x, y):
         return x, y
-    if y.shape == out and _is_col(x, y):
-        return x, y
-    return tuple(NkiTensor(t.base, t.offset, t._ap[:1] + [
-        [0, m] if c == 1 and m != 1 else a for a, c, m in zip(t._ap[1:], t.shape[1:], out[1:])])
-        for t in (x, y))
+    return _step0(x, out), _step0(y, out)
 
 
 _INT_DTYPES = frozenset("int8 int16 int32 uint8 uint16 uint32 bool".split())
@@ -792,7 +822,12 @@ def _divide_dtype(x, y):
     tiles = [_dtype(t.dtype) for t in (x, y) if isinstance(t, NkiTensor)]
     if not [d for d in tiles if d not in _INT_DTYPES]:   # (nl.all shadows all())
         return float32
-    return promote(*tiles) if len(tiles) == 2 else tiles[0]
+    return _promoted(tiles)
+
+
+def _promoted(dtypes):
+    """The dtype of one tile, or NKI's promotion of two (_promote.py)."""
+    return promote(*dtypes) if len(dtypes) == 2 else dtypes[0]
 
 
 def _binary(name, x, y, dtype, loc, mask=None):
@@ -829,13 +864,26 @@ def _binary(name, x, y, dtype, loc, mask=None):
 
 
 def where(condition, x, y, dtype=None):
-    """nl.where: a new SBUF tile, x where condition != 0 else y (one select
-    op; y may be a number)."""
+    """nl.where (NumPy's): a new SBUF tile, x where condition != 0 else y
+    (one select), the tiles broadcast as the nl element-wise functions'
+    (_partitions, _step0).  x or y may be a number: y is select's
+    immediate, x a memset [P, 1] column read with step 0 (select's on_true
+    is a tile).  The dtype is x's and y's (promoted when both are tiles)."""
     loc = _trace.caller_loc()
     from . import isa
-    if not isinstance(condition, NkiTensor) or not isinstance(x, NkiTensor):
-        raise NkiError("%s: nl.where: condition and x must be tiles (y may be a number)" % loc)
-    t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
+    vals = [v for v in (x, y) if isinstance(v, NkiTensor)]
+    if not isinstance(condition, NkiTensor) or not vals and dtype is None:
+        raise NkiError("%s: nl.where: condition must be a tile, and x or y a tile (or give "
+                       "dtype=)" % loc)
+    out = _broadcast_shape("where", [condition] + vals, loc)
+    condition, x, y = (_step0(_partitions("where", v, out, loc), out)
+                       if isinstance(v, NkiTensor) else v for v in (condition, x, y))
+    dt = _dtype(dtype) if dtype else _promoted([_dtype(v.dtype) for v in vals])
+    if not isinstance(x, NkiTensor):   # a [P, 1] column of x, read with step 0
+        col = _trace.current().new_tensor((out[0],) + (1,) * (len(out) - 1), dt, sbuf, "", loc)
+        isa._emit("memset", loc, [("dst", col.text()), ("value", isa._scalar(x, "x", loc))])
+        x = _step0(col, out)
+    t = _trace.current().new_tensor(out, dt, sbuf, "", loc)
     isa._emit("select", loc, [("dst", t.text()), ("pred", condition.text()),
                               ("on_true", x.text()), ("on_false", isa._scalar(y, "y", loc))])
     return t
