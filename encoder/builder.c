@@ -960,7 +960,7 @@ int enc_emit(enc_builder_t *b, tir_op_t *op)
     int id = tir_add_op(b->k, op);
     if (id < 0)
         return enc_fail(b, "out of memory appending op %d", b->k->nops);
-    if (enc_acc_note(b, op))
-        return -1;
-    return id;
+    int rc = enc_acc_note(b, op);
+    b->acc_dst = NULL;   /* one-shot (enc_set_acc_dst) */
+    return rc ? -1 : id;
 }

@@ -81,6 +81,8 @@ typedef struct {
     int *scope_start;
     int depth, cap_scope;
     /* matmul outputs per PSUM tile, for accumulate=None (builder_acc.c) */
+    const tir_ap_t *acc_dst;      /* enc_set_acc_dst: the dst the next emitted op's
+                                     accumulate=None bookkeeping sees, NULL = its own */
     struct enc_acc_region *acc;
     int acc_n, acc_cap;
     int *acc_head;                /* per tensor: newest region, -1 */
@@ -434,6 +436,12 @@ int enc_dma_compute(enc_builder_t *b, tir_ap_t dst, const tir_ap_t *srcs, const 
 int enc_acc_resolve(enc_builder_t *b, tir_op_t *op);
 int enc_acc_note(enc_builder_t *b, const tir_op_t *op);
 void enc_acc_free(enc_builder_t *b);
+/* The next emitted op is a masked matmul that writes part of `declared`
+ * (an interned AP of the same tensor): resolve its accumulate=None and
+ * record its region as `declared`, the dst the kernel names, so masked and
+ * unmasked members of one accumulation group meet (fj_mask_mm.c).  One-shot:
+ * enc_emit clears it; NULL clears it too. */
+void enc_set_acc_dst(enc_builder_t *b, const tir_ap_t *declared);
 
 /* ---- validation (encoder/validate.c) ---- */
 /* Check one op against the kernel's tensors and the target.  Message:

@@ -17,7 +17,9 @@
  * patterns matmul outputs have, so interleaved slices psum[:, q, :] of one
  * tile are separate groups); a match is the same access pattern.
  * Resolution happens in enc_emit(), so JSON, C and every later front-end
- * get the same rule. */
+ * get the same rule.  A masked matmul lowered on a slice of its dst
+ * (fj_mask_mm.c) is looked up and recorded by the dst the kernel names
+ * (enc_set_acc_dst), so it joins the group of that region. */
 #include "builder.h"
 
 #include <stdlib.h>
@@ -110,6 +112,17 @@ static int head_of(enc_builder_t *b, int t)
     return b->acc_head[t];
 }
 
+void enc_set_acc_dst(enc_builder_t *b, const tir_ap_t *declared)
+{
+    b->acc_dst = declared;
+}
+
+/* The dst op's bookkeeping sees: enc_set_acc_dst's, else its own. */
+static const tir_ap_t *acc_dst(const enc_builder_t *b, const tir_op_t *op)
+{
+    return b->acc_dst ? b->acc_dst : op->dst;
+}
+
 int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
 {
     if (!(op->flags & TIR_F_ACC_AUTO))
@@ -117,21 +130,22 @@ int enc_acc_resolve(enc_builder_t *b, tir_op_t *op)
     op->flags &= ~TIR_F_ACC_AUTO;
     if (!is_matmul(op->kind) || (op->flags & TIR_F_TRANSPOSE))
         return 0;   /* a transpose never accumulates */
-    int t = op->dst->tensor;
+    const tir_ap_t *dst = acc_dst(b, op);
+    int t = dst->tensor;
     if (t < 0 || t >= b->k->ntensors)
         return 0;   /* no dst: the op check names it */
     int64_t lo, hi;
-    tir_ap_range(&b->k->tensors[t], op->dst, &lo, &hi);   /* its tensor's elements, as the
-                                                             regions (a dtype view's too) */
+    tir_ap_range(&b->k->tensors[t], dst, &lo, &hi);   /* its tensor's elements, as the
+                                                         regions (a dtype view's too) */
     for (int r = head_of(b, t); r >= 0; r = b->acc[r].next) {
         const struct enc_acc_region *g = &b->acc[r];
         if (g->dead || g->hi < lo || g->lo > hi)
             continue;
-        if (tir_ap_equal(&g->ap, op->dst)) {
+        if (tir_ap_equal(&g->ap, dst)) {
             op->flags |= TIR_F_ACCUMULATE;
             return 0;
         }
-        if (!regions_touch(&b->k->tensors[t], &g->ap, op->dst))
+        if (!regions_touch(&b->k->tensors[t], &g->ap, dst))
             continue;   /* interleaved, not overlapping: another location */
         return enc_fail(b, "%s (%s): field 'accumulate': dst overlaps the output of an earlier "
                         "matmul without matching it, so accumulate=None has no single meaning; "
@@ -178,7 +192,7 @@ int enc_acc_note(enc_builder_t *b, const tir_op_t *op)
 {
     if (!b->acc_n && !is_matmul(op->kind))
         return 0;   /* no region to retire, none to add (a kernel before its first matmul) */
-    const tir_ap_t *w[2] = {op->dst, op->dst2};
+    const tir_ap_t *w[2] = {acc_dst(b, op), op->dst2};
     for (int i = 0; i < 2; i++) {
         int t = w[i]->tensor;
         if (t < 0 || t >= b->k->ntensors || b->k->tensors[t].kind != TIR_T_PSUM)

@@ -101,6 +101,7 @@ typedef struct {
     struct fj_stmt *stmt;        /* the running compute statement, decoded once
                                     (frontend_json.c), NULL = none */
     tir_ap_t mask_dst;
+    struct fj_mask_mm *mask_mm;  /* fj_mask_mm.c: the masked matmul h_matmul reads, NULL */
     int once_depth;              /* depth of the innermost "iterations" loop body: its
                                     objects are visited once (no memo there) */
     fj_sched_t sched;            /* fj_schedule.c */
@@ -185,9 +186,29 @@ extern const fj_opdef_t fj_ops_compute[];
 /* NKI mask= (fj_ops_compute.c): parse o's "mask" into op (TIR_F_MASK) */
 int fj_get_mask(jx_t *j, const cJSON *o, const char *path, tir_op_t *op);
 /* NKI mask= on an op without its own predicate (fj_mask.c): `run` computes
- * the op into a compiler tile shaped like dst, then a masked tensor_copy. */
+ * the op into a compiler tile shaped like dst, then a masked tensor_copy;
+ * a matmul on the mask's rectangle of its operands when it keeps one. */
 typedef int (*fj_run_fn)(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d);
 int fj_masked_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d, fj_run_fn run);
+/* A masked matmul (fj_mask_mm.c), between fj_masked_op and h_matmul: */
+typedef struct fj_mask_mm {
+    tir_op_t *copy;              /* the masked tensor_copy: its dst the declared dst, its
+                                    predicates the mask */
+    const char *name;            /* the op's name, NULL */
+    const char *dname;           /* the op table entry's name */
+    bool scratch;                /* computed into a compiler tile: the copy follows */
+    bool note;                   /* then record the declared dst as a matmul group region */
+} fj_mask_mm_t;
+/* The compiler tile a masked op is computed into (fj_mask.c): rows from
+ * dst's start partition; j->mask_dst and copy->src[0] are its access. */
+int fj_mask_scratch(jx_t *j, tir_op_t *copy, const char *name, const char *dname);
+/* h_matmul's op under j->mask_mm: on the kept rectangle of its operands
+ * (1: emit op), nothing (a noop was emitted: 0), into the compiler tile
+ * (1, j->mask_mm->scratch), or -1 after the error naming `mask`. */
+int fj_mask_matmul(jx_t *j, const char *path, tir_op_t *op);
+/* After the masked copy (mask_mm.note): the declared dst (copy's) as the
+ * region of an accumulation group the matmul starts. */
+int fj_mask_matmul_note(jx_t *j, const tir_op_t *copy);
 extern const fj_opdef_t fj_ops_collective[];
 extern const fj_opdef_t fj_ops_rng[];        /* fj_ops_rng.c */
 extern const fj_opdef_t fj_ops_reg[];        /* fj_ops_reg.c */

@@ -5,7 +5,9 @@
  * buffer (from dst's start partition), then a masked tensor_copy moves it into dst, so masked-out dst
  * elements keep their value.  That is NKI's meaning exactly when every dst
  * element comes from its own point of the iteration space and the op has no
- * other effect; the ops where it is not are refused with the reason. */
+ * other effect; the ops where it is not are refused with the reason.  A
+ * matmul runs on the mask's rectangle of dst when it keeps one, which also
+ * lets it accumulate (fj_mask_mm.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -54,11 +56,46 @@ static int refuse(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d
     if (!strcmp(d->name, "activation") && cJSON_IsTrue(fj_field(o, "accumulate")))
         return fj_jfail(j, path, "mask", "a masked activation cannot accumulate: the "
                         "masked-out elements would still reach the accumulator");
-    if (!strcmp(d->name, "matmul") && !cJSON_IsFalse(fj_field(o, "accumulate")))
-        return fj_jfail(j, path, "mask", "a masked matmul must overwrite (\"accumulate\": "
-                        "false): PSUM accumulation through the masked copy would replace the "
-                        "masked-in partial sums instead of adding to them");
     return 0;
+}
+
+int fj_mask_scratch(jx_t *j, tir_op_t *copy, const char *name, const char *dname)
+{
+    const tir_tensor_t *t = &j->b.k->tensors[copy->dst->tensor];
+    /* the scratch starts at dst's partition (engines keep partitions) */
+    int64_t row = 1, shape[TIR_MAX_DIMS];
+    for (int i = 1; i < t->ndim; i++)
+        row *= t->shape[i];
+    int64_t p0 = copy->dst->offset / row;
+    memcpy(shape, copy->dst->count, sizeof shape);
+    shape[0] = p0 + copy->dst->count[0];
+    char nm[64];
+    snprintf(nm, sizeof nm, "%.36s_unmasked%d", name ? name : dname, j->b.k->ntensors % 100000);
+    int tile = enc_tile(&j->b, nm, t->kind, t->dtype, copy->dst->ndim, shape);
+    if (tile < 0)
+        return -1;
+    j->mask_dst = enc_ap(&j->b, tile, 1, (enc_slice_t[]){ENC_RANGE(p0, shape[0])}, "dst");
+    copy->src[0] = enc_in(&j->b, j->mask_dst);   /* the op's "dst" is the scratch tile */
+    return j->b.failed ? -1 : 0;
+}
+
+/* Run the op: a matmul through fj_mask_matmul (mm, from h_matmul), any
+ * other into the scratch tile (mm->scratch). */
+static int run_masked(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d,
+                      fj_run_fn run, fj_mask_mm_t *mm)
+{
+    bool matmul = !strcmp(d->name, "matmul");
+    if (matmul)
+        j->mask_mm = mm;
+    else if (fj_mask_scratch(j, mm->copy, mm->name, d->name))
+        return -1;
+    mm->scratch = !matmul;
+    j->mask_redirect = !matmul;
+    int rc = run(j, o, path, d);
+    j->mask_redirect = false;
+    j->mask_mm = NULL;
+    enc_set_acc_dst(&j->b, NULL);   /* consumed by the emit, unless it failed first */
+    return rc;
 }
 
 int fj_masked_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d, fj_run_fn run)
@@ -84,33 +121,20 @@ int fj_masked_op(jx_t *j, const cJSON *o, const char *path, const fj_opdef_t *d,
     if (t->kind != TIR_T_SBUF && t->kind != TIR_T_PSUM)
         return fj_jfail(j, path, "mask", "a masked %s writes a tile (SBUF or PSUM), not "
                         "tensor '%s'", d->name, t->name);
-    /* the scratch starts at dst's partition (engines keep partitions) */
-    int64_t row = 1, shape[TIR_MAX_DIMS];
-    for (int i = 1; i < t->ndim; i++)
-        row *= t->shape[i];
-    int64_t p0 = cp.dst->offset / row;
-    memcpy(shape, cp.dst->count, sizeof shape);
-    shape[0] = p0 + cp.dst->count[0];
-    char name[64];
-    snprintf(name, sizeof name, "%.36s_unmasked%d", nm ? nm : d->name, j->b.k->ntensors % 100000);
-    int tile = enc_tile(&j->b, name, t->kind, t->dtype, cp.dst->ndim, shape);
-    if (tile < 0)
-        return -1;
-    j->mask_dst = enc_ap(&j->b, tile, 1, (enc_slice_t[]){ENC_RANGE(p0, shape[0])}, "dst");
-    cp.src[0] = enc_in(&j->b, j->mask_dst);   /* the op's "dst" is the scratch tile */
-    j->mask_redirect = true;
-    int rc = run(j, o, path, d);
-    j->mask_redirect = false;
-    if (rc < 0)
-        return -1;
     cp.nsrc = 1;
     cp.engine = eng == ISA_ENG_DVE || eng == ISA_ENG_POOL ? eng : ISA_ENG_UNASSIGNED;
-    if (fj_get_mask(j, o, path, &cp))
+    fj_mask_mm_t mm = {&cp, nm, d->name, false, false};
+    if (fj_get_mask(j, o, path, &cp) || run_masked(j, o, path, d, run, &mm) < 0)
         return -1;
+    if (!mm.scratch)
+        return 0;   /* a matmul on the mask's rectangle, or nothing (fj_mask_mm.c) */
     enc_set_path(&j->b, path);
     if (nm) {
+        char name[64];
         snprintf(name, sizeof name, "%.50s_mask", nm);
         enc_set_name(&j->b, name);
     }
-    return enc_emit(&j->b, &cp) < 0 ? -1 : 0;
+    if (enc_emit(&j->b, &cp) < 0)
+        return -1;
+    return mm.note ? fj_mask_matmul_note(j, &cp) : 0;
 }

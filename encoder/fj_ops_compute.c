@@ -85,7 +85,7 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         op->nsrc = 3;
     }
     op->rare = enc_rare_in(&j->b, &r);
-    return 1;
+    return j->mask_mm ? fj_mask_matmul(j, path, op) : 1;   /* NKI mask= (fj_mask_mm.c) */
 }
 
 static int reduce_opts(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)

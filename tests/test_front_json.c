@@ -82,6 +82,114 @@ static void test_matmul_nki_defaults(void **state)
                "field 'dst'", "[64, 128]");
 }
 
+/* The op's accumulate flags, or -1 for another kind. */
+static int acc_flags(const tir_kernel_t *k, int i, tir_opkind_t kind)
+{
+    if (k->ops[i].kind != kind)
+        return -1;
+    return (int)(k->ops[i].flags & (TIR_F_ACCUMULATE | TIR_F_ACC_AUTO));
+}
+
+/* NKI mask= on a matmul (fj_mask_mm.c): a mask that keeps a rectangle of
+ * dst runs the matmul on that rectangle (dst, moving's columns and
+ * stationary's columns cut, accumulate kept), so it may accumulate; the
+ * accumulate=None groups are those of the declared dst, masked member
+ * first or not; a mask keeping nothing is a noop; one that keeps no
+ * rectangle is computed into a compiler tile and copied under the mask
+ * when it overwrites, refused when it accumulates. */
+#define MM_TILES T("st", "[128, 128]", "float32") T("mv", "[128, 512]", "float32") \
+    TP("ps", "[128, 512]", "float32")
+#define COLS_LT(n) "{'pattern': [[1, 512]], 'offset': -" #n ", 'cmp_op': 'less'}"
+#define ROWS_LT(n) "{'pattern': [[0, 512]], 'channel_multiplier': 1, 'offset': -" #n ", " \
+    "'cmp_op': 'less'}"
+static void test_matmul_masked(void **state)
+{
+    (void)state;
+    tir_kernel_t k;
+    /* K loop on the edge tile: accumulate = (i > 0), columns < 400 */
+    parses(MM_TILES
+           "{'op': 'for', 'var': 'i', 'range': [2], 'body': ["
+           "  {'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           "   'accumulate': 'i > 0', 'mask': " COLS_LT(400) "}]}", &k);
+    assert_int_equal(k.nops, 2);
+    for (int i = 0; i < 2; i++) {
+        const tir_op_t *op = &k.ops[i];
+        assert_int_equal(acc_flags(&k, i, TIR_MATMUL), i ? TIR_F_ACCUMULATE : 0);
+        assert_false(op->flags & TIR_F_MASK);
+        assert_int_equal(op->dst->offset, 0);
+        assert_int_equal(op->dst->count[0], 128);
+        assert_int_equal(op->dst->count[1], 400);
+        assert_int_equal(op->src[1]->count[1], 400);
+        assert_int_equal(op->src[0]->count[1], 128);
+    }
+    tir_kernel_free(&k);
+    /* rows 0..63 x columns 100..399: stationary's columns cut to the rows */
+    parses(MM_TILES
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           " 'accumulate': false, 'mask': [" ROWS_LT(64) ", " COLS_LT(400) ", "
+           " {'pattern': [[1, 512]], 'offset': -100}]}", &k);
+    assert_int_equal(k.nops, 1);
+    assert_int_equal(k.ops[0].dst->offset, 100);
+    assert_int_equal(k.ops[0].dst->count[0], 64);
+    assert_int_equal(k.ops[0].dst->count[1], 300);
+    assert_int_equal(k.ops[0].src[0]->count[0], 128);
+    assert_int_equal(k.ops[0].src[0]->count[1], 64);
+    assert_int_equal(k.ops[0].src[1]->offset, 100);
+    assert_int_equal(k.ops[0].src[1]->count[1], 300);
+    tir_kernel_free(&k);
+    /* accumulate=None: the group is the declared dst's, masked first or
+     * last; then a mask keeping nothing (a noop, the group goes on) */
+    parses(MM_TILES
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           " 'mask': " COLS_LT(400) "},"
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'},"
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           " 'mask': " ROWS_LT(32) "},"
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           " 'mask': " COLS_LT(0) ", 'name': 'none'},"
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'}", &k);
+    int want[] = {0, TIR_F_ACCUMULATE, TIR_F_ACCUMULATE, -1, TIR_F_ACCUMULATE};
+    assert_int_equal(k.nops, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(acc_flags(&k, i, TIR_MATMUL), want[i]);
+    assert_int_equal(k.ops[3].kind, TIR_NOOP);
+    assert_string_equal(k.ops[3].name, "none");
+    tir_kernel_free(&k);
+    /* no rectangle (causal): an overwriting first member through a compiler
+     * tile and a masked copy, still the start of the declared dst's group */
+    parses(MM_TILES
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+           " 'mask': {'pattern': [[-1, 512]], 'channel_multiplier': 1}},"
+           "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'}", &k);
+    assert_int_equal(k.nops, 3);
+    assert_int_equal(acc_flags(&k, 0, TIR_MATMUL), 0);
+    assert_int_not_equal(k.ops[0].dst->tensor, k.ops[2].dst->tensor);
+    assert_int_equal(k.ops[1].kind, TIR_TENSOR_COPY);
+    assert_true(k.ops[1].flags & TIR_F_MASK);
+    assert_int_equal(acc_flags(&k, 2, TIR_MATMUL), TIR_F_ACCUMULATE);
+    tir_kernel_free(&k);
+    /* ... but an accumulating one is refused, explicit or inferred */
+    fails_with(MM_TILES
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+               " 'accumulate': true, 'mask': {'pattern': [[-1, 512]], 'channel_multiplier': 1}}",
+               "field 'mask'", "keeps no rectangle of dst");
+    fails_with(MM_TILES
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv'},"
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+               " 'mask': [" COLS_LT(400) ", {'pattern': [[1, 512]], 'offset': -7, "
+               "'cmp_op': 'not_equal'}]}",
+               "field 'mask'", "not_equal inside the range");
+    /* a rectangle the engines cannot start (rows 16..79) */
+    fails_with(MM_TILES
+               "{'op': 'nc_matmul', 'dst': 'ps', 'stationary': 'st', 'moving': 'mv', "
+               " 'accumulate': true, 'mask': [" ROWS_LT(80) ", {'pattern': [[0, 512]], "
+               "'channel_multiplier': 1, 'offset': -16}]}",
+               "field 'mask'", "kept partitions start");
+}
+#undef ROWS_LT
+#undef COLS_LT
+#undef MM_TILES
+
 /* dma_copy keeps its NKI name= (it is built by enc_dma_copy_ex); unary ALU
  * ops need no operand */
 static void test_names_and_unary(void **state)
@@ -780,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_constants),
         cmocka_unit_test(test_multicore_pid),
         cmocka_unit_test(test_matmul_nki_defaults),
+        cmocka_unit_test(test_matmul_masked),
         cmocka_unit_test(test_names_and_unary),
         cmocka_unit_test(test_flat_dtypes),
     };

@@ -127,8 +127,9 @@ static const bad_t bad[] = {
     {"{'op': 'activation', 'dst': 'y', 'src': 'x', 'func': 'exp', 'reduce_op': 'add', "
      "'reduce_res': 'c', 'mask': {'pattern': [[1, 32]]}}", "field 'mask'",
      "cannot also write reduce_res"},
-    {"{'op': 'matmul', 'dst': 'y', 'stationary': 'x', 'moving': 'x', "
-     "'mask': {'pattern': [[1, 32]]}}", "field 'mask'", "must overwrite"},
+    {"{'op': 'matmul', 'dst': 'y', 'stationary': 'x', 'moving': 'x', 'accumulate': true, "
+     "'mask': {'pattern': [[1, 32]], 'channel_multiplier': -1}}", "field 'mask'",
+     "an accumulating matmul is masked on a rectangle of dst"},
     {"{'op': 'tensor_tensor', 'dst': 'y', 'in0': 'x', 'in1': 'x', 'operator': 'add', "
      "'mask': {'pattern': [[1, 16]]}}", "field 'pattern'", "does not match dst"},
     {"{'op': 'tensor_tensor', 'dst': 'y', 'in0': 'x', 'in1': 'x', 'operator': 'add', "
