@@ -240,3 +240,26 @@ def test_uniform_programs_exchange_tile_pinned():
     got = k[2](x)
     np.testing.assert_array_equal(got[0], x[1] + np.float32(1))
     np.testing.assert_array_equal(got[1], x[0] + np.float32(2))
+
+
+@nki.jit
+def head_of_pid(x):
+    """pid // 2 and pid % 2 pick the row: arithmetic only a concrete program
+    id answers."""
+    h = nl.program_id(1) // 2 + nl.program_id(1) % 2
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((1, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[h:h + 1, :])
+    nisa.activation(dst=t, op=nl.exp, data=t)
+    nisa.dma_copy(dst=out[h:h + 1, :], src=t)
+    return out
+
+
+def test_one_program_grid_takes_program_id_arithmetic():
+    """A k[1, 1] grid is one program, program id 0: `pid // n` and `pid % n`
+    are traced with that number, as for k[1, 2] (they raised, blaming
+    beta-1 forms)."""
+    x = RNG.uniform(-1, 1, (4, 8)).astype(np.float32)
+    np.testing.assert_allclose(head_of_pid[1, 1](x)[0], np.exp(x[0]), rtol=1e-6)
+    both = head_of_pid[1, 2](x)
+    np.testing.assert_allclose(both[0:2], np.exp(x[0:2]), rtol=1e-6)

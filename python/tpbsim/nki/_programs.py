@@ -65,10 +65,11 @@ def retraced(kernel, args, kwargs, split, target, pid):
 def allowed(kernel, tr, launch):
     """Whether a symbolic trace may be traced again per program: it is
     one, of an NKI 0.x / beta-2 kernel (NKI beta-1 traced a kernel once for
-    all programs: its entry points and forms keep the error) of 2 to
-    MAX_PROGRAMS programs."""
+    all programs: its entry points and forms keep the error) of at most
+    MAX_PROGRAMS programs (one too: a k[1, 1] grid's program id is 0, and
+    `pid // n` needs that number)."""
     return (tr.pid is None and not tr.ranks and not kernel.beta1() and not tr.beta1_forms and
-            launch != "over" and 1 < int(np.prod(tr.grid)) <= MAX_PROGRAMS)
+            launch != "over" and int(np.prod(tr.grid)) <= MAX_PROGRAMS)
 
 
 def retry(kernel, tr, launch):
