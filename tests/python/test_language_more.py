@@ -526,6 +526,18 @@ def test_gather_flattened_numpy():
     refused(gather_axis, d, i, match="nl.gather_flattened: axis=1 is not supported")
 
 
+def test_gather_flattened_int32_indices_numpy():
+    """NKI 0.x takes integer indices: int32 ones gather as uint32 do, and a
+    negative one stops the run naming the index (past data's end)."""
+    d = RNG.standard_normal((32, 64)).astype(np.float32)
+    i = RNG.integers(0, 64, (32, 10)).astype(np.int32)
+    g, _ = gather(d, i)
+    np.testing.assert_array_equal(g, np.take_along_axis(d, i.astype(np.int64), axis=-1))
+    i[3, 4] = -1
+    with pytest.raises(Exception, match="outside data's 64 elements"):
+        gather(d, i)
+
+
 @nki.jit
 def rand_seeded(s, s2):
     o = [nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(4)]

@@ -316,7 +316,7 @@ def shared_identity_matrix(n, dtype=uint8, dst=None):
 
 def gather_flattened(data, indices, axis=0, dtype=None):
     """NKI: per partition, data's (flattened) free elements at the positions
-    in indices (uint32), shaped as indices: one gather_flattened (Pool), and
+    in indices (uint32 or int32), shaped as indices: one gather_flattened (Pool), and
     a tensor_copy when dtype differs from data's.  Only NKI's default axis=0
     (the stub's example: numpy.take_along_axis(data, indices, axis=-1))."""
     loc = _trace.caller_loc()
@@ -325,6 +325,11 @@ def gather_flattened(data, indices, axis=0, dtype=None):
     if axis != 0:
         raise NkiError("%s: nl.gather_flattened: axis=%r is not supported by tpbsim (only the "
                        "default axis=0)" % (loc, axis))
+    if indices.dtype == int32:
+        # NKI 0.x takes "integer indices" (beta-1 asked for uint32): the
+        # instruction reads uint32, which holds the same bits for indices
+        # >= 0 (a negative one is then past data's end: a run-time error)
+        indices = _bits(indices, uint32, loc)
     t = _new(indices.shape, data.dtype, loc)
     _emit("gather_flattened", loc, [("dst", t.text()), ("data", data.text()),
                                     ("indices", indices.text())])
