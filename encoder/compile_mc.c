@@ -328,8 +328,10 @@ static int parse_programs(const char *path, const char *target, tir_kernel_t **o
     }
     for (int i = 0; i < first.nloops; i++)
         if (first.loops[i].dynamic) {   /* the split drops loop records */
-            tpb_errf(err, "%s: dynamic_range / fori_loop is supported in single-core "
-                     "kernels only (docs/compiler.md \"Dynamic loops\")", first.loops[i].path);
+            tpb_errf(err, "%s: dynamic_range / fori_loop is supported in kernels of one "
+                     "program on one core only (this launch has %d programs; the split per "
+                     "program drops the loop: docs/compiler.md \"Dynamic loops\")",
+                     first.loops[i].path, first.num_programs > 0 ? first.num_programs : 1);
             tir_kernel_free(&first);
             return -1;
         }

@@ -239,7 +239,7 @@ def main():
     refused(tpb, work, "oneeng", oneeng, "the trip-count register is not set on every engine")
     grid = json.loads(json.dumps(k))
     grid["grid"] = [2]
-    refused(tpb, work, "grid", grid, "supported in single-core kernels only")
+    refused(tpb, work, "grid", grid, "supported in kernels of one program on one core only")
     # while_loop: the condition must be a register, and the body must set it
     # on every engine (each engine tests its own copy)
     wl = json.loads(json.dumps(k))

@@ -263,3 +263,25 @@ def test_one_program_grid_takes_program_id_arithmetic():
     np.testing.assert_allclose(head_of_pid[1, 1](x)[0], np.exp(x[0]), rtol=1e-6)
     both = head_of_pid[1, 2](x)
     np.testing.assert_allclose(both[0:2], np.exp(x[0:2]), rtol=1e-6)
+
+
+def test_dynamic_loop_on_a_grid_refused_at_the_kernel_line():
+    """A run-time loop in a launch of several programs is refused (the split
+    per program drops it: docs/compiler.md "Dynamic loops"), naming the
+    kernel's fori_loop line and the program count, not tpbsim's own line."""
+    @nki.jit
+    def k(x, n):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((1, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[0:1, :])
+        r = nisa.register_alloc()
+        nisa.register_load(r, n)
+        nl.fori_loop(0, r, lambda i: nisa.activation(dst=t, op=nl.exp, data=t))
+        nisa.dma_copy(dst=out[0:1, :], src=t)
+        return out
+    line = k.fn.__code__.co_firstlineno + 7   # the decorator's line + 7: nl.fori_loop
+    x = np.zeros((2, 8), np.float32)
+    with pytest.raises(tpbsim.TpbError, match=r"test_per_program.py:%d: dynamic_range / "
+                       r"fori_loop is supported in kernels of one program on one core only "
+                       r"\(this launch has 2 programs" % line):
+        k[2](x, np.array([[3]], np.int32))

@@ -562,6 +562,9 @@ def fori_loop(lower, upper, body_fun, step=1):
         body_fun(i)
 
 
+_trace.SKIP.add(fori_loop.__code__)   # its loop is the kernel line's
+
+
 def while_loop(init, body_fun):
     """NKI 0.6's while_loop: `r = init; while r != 0: r = body_fun(r)`, the
     condition tested before each iteration at run time.  The body is traced
