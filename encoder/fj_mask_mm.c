@@ -30,18 +30,6 @@ typedef struct {
 
 enum { BOX_EMPTY, BOX_RECT, BOX_OTHER };
 
-static bool cmp0(int cmp, int64_t v)
-{
-    switch (cmp) {
-    case ISA_CMP_EQ: return v == 0;
-    case ISA_CMP_NE: return v != 0;
-    case ISA_CMP_GE: return v >= 0;
-    case ISA_CMP_GT: return v > 0;
-    case ISA_CMP_LE: return v <= 0;
-    default: return v < 0;
-    }
-}
-
 /* The mask's predicates (m's own, then mask_more); their number. */
 static int preds_of(const tir_op_t *m, tir_pred_t *out)
 {
@@ -82,7 +70,7 @@ static bool narrow(const tir_pred_t *p, int a, box_t *bx)
 {
     int64_t c = coef(p, a), first = -1, last = -1;
     for (int64_t i = bx->lo[a]; i < bx->hi[a]; i++) {
-        if (!cmp0(p->cmp, p->offset + c * i))
+        if (!isa_cmp_holds((unsigned)p->cmp, p->offset + c * i, 0))
             continue;
         if (last >= 0 && last != i - 1)
             return false;
@@ -109,7 +97,7 @@ static int mask_box(const tir_op_t *m, const tir_ap_t *dst, box_t *bx)
             return BOX_OTHER;
     for (int i = 0; i < n; i++) {
         int a = pred_axis(&p[i], dst);
-        if (a < 0 && !cmp0(p[i].cmp, p[i].offset))
+        if (a < 0 && !isa_cmp_holds((unsigned)p[i].cmp, p[i].offset, 0))
             return BOX_EMPTY;   /* false at every index */
         if (a < 0)
             continue;

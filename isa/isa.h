@@ -113,6 +113,21 @@ typedef enum {
 const char *isa_enum_name(isa_ftype_t t, unsigned v);
 /* Value of name for an enum field type; -1 when unknown. */
 int isa_enum_by_name(isa_ftype_t t, const char *name);
+/* a CMP b (enums.def CMP: BranchCmp, AffineSelect and mask predicates;
+ * an unknown cmp is false). */
+static inline bool isa_cmp_holds(unsigned cmp, int64_t a, int64_t b)
+{
+    switch (cmp) {
+    case ISA_CMP_EQ: return a == b;
+    case ISA_CMP_NE: return a != b;
+    case ISA_CMP_GE: return a >= b;
+    case ISA_CMP_GT: return a > b;
+    case ISA_CMP_LE: return a <= b;
+    case ISA_CMP_LT: return a < b;
+    default: return false;
+    }
+}
+
 /* ALU ops that read only their first operand (abs, rsqrt, reciprocal,
  * bitwise_not): the second operand is ignored, so NKI callers omit it. */
 bool isa_alu_is_unary(unsigned op);

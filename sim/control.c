@@ -26,19 +26,6 @@ static int check_reg(sim_core_t *c, sim_engine_t *e, uint32_t reg, tpb_err_t *er
     return 0;
 }
 
-static bool compare(int32_t a, unsigned cmp, int32_t b)
-{
-    switch (cmp) {
-    case ISA_CMP_EQ: return a == b;
-    case ISA_CMP_NE: return a != b;
-    case ISA_CMP_GE: return a >= b;
-    case ISA_CMP_GT: return a > b;
-    case ISA_CMP_LE: return a <= b;
-    case ISA_CMP_LT: return a < b;
-    default: return false;
-    }
-}
-
 int sim_control_exec(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded_t *d,
                      size_t *next, tpb_err_t *err)
 {
@@ -65,7 +52,7 @@ int sim_control_exec(sim_t *s, sim_core_t *c, sim_engine_t *e, const isa_decoded
     case ISA_OP_BRANCH_CMP:
         if (check_reg(c, e, in->f.BR.reg, err) != 0)
             return -1;
-        if (compare((int32_t)e->regs[in->f.BR.reg], in->f.BR.cmp, in->f.BR.imm))
+        if (isa_cmp_holds(in->f.BR.cmp, (int32_t)e->regs[in->f.BR.reg], (int32_t)in->f.BR.imm))
             return target_index(c, e, in->f.BR.target, next, err);
         return 0;
     case ISA_OP_REG_SET:

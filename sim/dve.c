@@ -268,8 +268,8 @@ static bool preds_hold(const preds_t *ps, unsigned p, const isa_tap_t *out, uint
 {
     for (unsigned q = 0; q < ps->n; q++) {
         const isa_fmt_PREDEXT_t *pq = ps->p[q];
-        if (sim_cmp0(pq->cmp, sim_affine_value(pq->offset, pq->cm, ps->steps[q], p, out, i)) ==
-            (bool)pq->rev_pred)
+        int64_t a = sim_affine_value(pq->offset, pq->cm, ps->steps[q], p, out, i);
+        if (isa_cmp_holds(pq->cmp, a, 0) == (bool)pq->rev_pred)
             return false;
     }
     return true;

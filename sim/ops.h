@@ -387,10 +387,10 @@ unsigned sim_rng_gens(isa_engine_t e);
 uint32_t sim_rng_u32(sim_rng_t *r, unsigned lane, unsigned gen);
 float sim_rng_unit(sim_rng_t *r, unsigned lane, unsigned gen);
 
-/* ---- affine predicate (pool.c): offset + cm*p + sum(step_i*idx_i) ---- */
+/* ---- affine predicate (pool.c): offset + cm*p + sum(step_i*idx_i), tested
+ * against 0 with isa_cmp_holds ---- */
 int64_t sim_affine_value(int32_t offset, int32_t cm, const int32_t step[4],
                          unsigned p, const isa_tap_t *t, uint32_t flat);
-bool sim_cmp0(unsigned cmp, int64_t v);
 
 /* ---- cost helpers (inline: every compute instruction calls them) ---- */
 /* free elements per partition */

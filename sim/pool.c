@@ -24,18 +24,6 @@ int64_t sim_affine_value(int32_t offset, int32_t cm, const int32_t step[4], unsi
     return (int32_t)(uint32_t)(uint64_t)v;
 }
 
-bool sim_cmp0(unsigned cmp, int64_t v)
-{
-    switch (cmp) {
-    case ISA_CMP_EQ: return v == 0;
-    case ISA_CMP_NE: return v != 0;
-    case ISA_CMP_GE: return v >= 0;
-    case ISA_CMP_GT: return v > 0;
-    case ISA_CMP_LE: return v <= 0;
-    default: return v < 0;
-    }
-}
-
 static void free_all(sim_opnd_t *o, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
@@ -150,8 +138,8 @@ static int exec_affine_select(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     if (!ctx->timing_only)
         for (unsigned p = 0; p < o[1].nparts; p++)
             for (uint32_t i = 0; i < o[1].nfree; i++) {
-                bool keep = sim_cmp0(f->cmp, sim_affine_value(f->offset, f->cm, steps, p,
-                                                              &o[1].tap, i)) != (bool)f->rev_pred;
+                int64_t a = sim_affine_value(f->offset, f->cm, steps, p, &o[1].tap, i);
+                bool keep = isa_cmp_holds(f->cmp, a, 0) != (bool)f->rev_pred;
                 sim_val_t v = keep ? sim_val_load(sim_el(&o[0], p, i), o[0].dtype)
                                    : sim_val_f(f->fill);
                 sim_val_store(sim_el(&o[1], p, i), o[1].dtype, v);
