@@ -276,8 +276,7 @@ static int lower_select_op(lower_ctx_t *c)
     keep.write = false;
     bir_inst_access(c->m, &in, &keep);
     if (lw_same_partitions(c, "select", &f->pred, &f->out) ||
-        (!imm && (lw_same_partitions(c, "select", &f->in, &f->out) ||
-                  lw_same_inputs(c, "select", &f->pred, &f->in))))
+        (!imm && lw_same_partitions(c, "select", &f->in, &f->out)))
         return -1;
     f->rev_pred = (op->flags & TIR_F_REV0) != 0;
     f->in_is_imm = imm;

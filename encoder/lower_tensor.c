@@ -130,8 +130,7 @@ static int lower_tt(lower_ctx_t *c)
         lw_tap(c, in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "tensor_tensor", &f->in0, &f->out) ||
-        same_shape(c, "tensor_tensor", &f->in1, &f->out) ||
-        lw_same_inputs(c, "tensor_tensor", &f->in0, &f->in1))
+        same_shape(c, "tensor_tensor", &f->in1, &f->out))
         return -1;
     f->op = (uint32_t)op->op0;
     bool intdata = isa_dtype_kind(f->in0.dtype) != ISA_DK_F && isa_dtype_kind(f->in1.dtype) != ISA_DK_F;
@@ -158,8 +157,7 @@ static int lower_stt(lower_ctx_t *c)
         lw_tap(c, in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "scalar_tensor_tensor", &f->in0, &f->out) ||
-        same_shape(c, "scalar_tensor_tensor", &f->in1, &f->out) ||
-        lw_same_inputs(c, "scalar_tensor_tensor", &f->in0, &f->in1))
+        same_shape(c, "scalar_tensor_tensor", &f->in1, &f->out))
         return -1;
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;
@@ -265,8 +263,7 @@ static int lower_scan(lower_ctx_t *c)
         lw_tap(c, in, op->dst, true, "dst", &f->out))
         return -1;
     if (same_shape(c, "tensor_tensor_scan", &f->in0, &f->out) ||
-        same_shape(c, "tensor_tensor_scan", &f->in1, &f->out) ||
-        lw_same_inputs(c, "tensor_tensor_scan", &f->in0, &f->in1))
+        same_shape(c, "tensor_tensor_scan", &f->in1, &f->out))
         return -1;
     f->op0 = (uint32_t)op->op0;
     f->op1 = (uint32_t)op->op1;

@@ -32,20 +32,28 @@ def test_cross_quadrant_copy_and_tensor_tensor_numpy():
         np.testing.assert_array_equal(k(x), np.concatenate([x[h:], x[:h] - x[h:]]))
 
 
-def test_tensor_tensor_inputs_on_other_partitions_refused():
-    """The two inputs of tensor_tensor must start on the same partition
-    (only dst may move): a clear error naming both starts."""
+def test_tensor_tensor_inputs_on_other_partitions_numpy():
+    """The two inputs of tensor_tensor may start on different partitions,
+    each by the cross-half / cross-quadrant rule (autocomp's RoPE
+    reference, run on trn1 hardware, adds rows 64..127 to 0..63; this was
+    refused until the twenty-seventh session)."""
     @nki.jit
     def k(x):
-        t = nl.ndarray((64, 16), dtype=x.dtype, buffer=nl.sbuf)
+        t = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.sbuf)
         nisa.dma_copy(dst=t, src=x)
         o = nl.ndarray((32, 16), dtype=x.dtype, buffer=nl.sbuf)
         nisa.tensor_tensor(dst=o, data1=t[0:32, :], data2=t[32:64, :], op=nl.add)
+        h = nl.ndarray((64, 16), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=h, data1=t[64:128, :], data2=t[0:64, :], op=nl.subtract)
         out = nl.ndarray((32, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((64, 16), dtype=x.dtype, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=out, src=o)
-        return out
-    with pytest.raises(Exception, match="in0 starts at partition 0 and in1 at partition 32"):
-        k(np.zeros((64, 16), np.float32))
+        nisa.dma_copy(dst=out2, src=h)
+        return out, out2
+    x = np.random.default_rng(9).random((128, 16), dtype=np.float32)
+    o, h = k(x)
+    np.testing.assert_array_equal(o, x[0:32] + x[32:64])
+    np.testing.assert_array_equal(h, x[64:] - x[:64])
 
 
 def test_ap_dtype_same_as_tensor_numpy():
