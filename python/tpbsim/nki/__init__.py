@@ -229,22 +229,32 @@ class Kernel:
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
         tr.split_psum = bool(split)
-        call, arrays = {}, {}
-        for name, v in bound.arguments.items():
+        arrays = {}
+
+        def arg(name, v):
+            """The kernel's argument for v: an input tensor for an array."""
             if isinstance(v, typed):
                 arrays[name] = v.array
-                call[name] = tr.add_input(name, v.array.shape, v.dtype)
-            elif isinstance(v, np.ndarray):
+                return tr.add_input(name, v.array.shape, v.dtype)
+            if isinstance(v, np.ndarray):
                 arrays[name] = v
-                call[name] = tr.add_input(name, v.shape, language._dtype(v.dtype))
-            elif isinstance(v, _bench.TensorSpec):   # nki.typing.tensor[shape, dtype]
+                return tr.add_input(name, v.shape, language._dtype(v.dtype))
+            if isinstance(v, _bench.TensorSpec):   # nki.typing.tensor[shape, dtype]
                 arrays[name] = v.zeros()
-                call[name] = tr.add_input(name, v.shape, v.dtype)
+                return tr.add_input(name, v.shape, v.dtype)
+            return v
+
+        for name, v in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:   # *args: inputs args_0, args_1, ...
+                bound.arguments[name] = tuple(arg("%s_%d" % (name, i), x) for i, x in enumerate(v))
+            elif kind == inspect.Parameter.VAR_KEYWORD:    # **kwargs: inputs by their keys
+                bound.arguments[name] = {k: arg(k, x) for k, x in v.items()}
             else:
-                call[name] = v
+                bound.arguments[name] = arg(name, v)
         _trace.stack().append(tr)
         try:
-            ret = _sbuf_returns(self.fn(**call))
+            ret = _sbuf_returns(self.fn(*bound.args, **bound.kwargs))
             if tr.retrace:   # a loop closed early, or a kernel caught a Retrace
                 raise _trace.Retrace()
             _alloc.note_trace(tr)   # for split_wanted

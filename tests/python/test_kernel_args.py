@@ -1,0 +1,46 @@
+"""A kernel's *args and **kwargs receive the call's extra arguments (arrays
+become input tensors named args_0, ... and by their keys; other values pass
+as they are), against NumPy."""
+import json
+
+import numpy as np
+
+import tpbsim
+from tpbsim import nki
+import tpbsim.nki.language as nl
+
+
+@nki.jit
+def scaled(x, **kwargs):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.multiply(nl.load(x), kwargs["scale"])
+    if "bias" in kwargs:
+        t = nl.add(t, nl.load(kwargs["bias"]))
+    nl.store(out, t)
+    return out
+
+
+@nki.jit
+def summed(x, *ys, scale=1.0):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    for y in ys:
+        t = nl.add(t, nl.load(y))
+    nl.store(out, nl.multiply(t, scale))
+    return out
+
+
+def test_var_keyword_arguments_numpy():
+    rng = np.random.default_rng(10)
+    x, b = (rng.random((128, 8), dtype=np.float32) for _ in range(2))
+    np.testing.assert_array_equal(scaled(x, scale=2.0), 2 * x)
+    np.testing.assert_allclose(scaled(x, scale=2.0, bias=b), 2 * x + b, rtol=1e-6)
+
+
+def test_var_positional_arguments_numpy():
+    rng = np.random.default_rng(11)
+    x, y, z = (rng.random((128, 8), dtype=np.float32) for _ in range(3))
+    np.testing.assert_allclose(summed(x, y, z, scale=0.5), (x + y + z) * 0.5, rtol=1e-6)
+    np.testing.assert_array_equal(summed(x), x)
+    names = [i["name"] for i in json.loads(tpbsim.kernel_json(summed, x, y, z))["inputs"]]
+    assert names == ["x", "ys_0", "ys_1"]
