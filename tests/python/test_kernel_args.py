@@ -1,6 +1,7 @@
-"""A kernel's *args and **kwargs receive the call's extra arguments (arrays
-become input tensors named args_0, ... and by their keys; other values pass
-as they are), against NumPy."""
+"""Ported call and import forms: a kernel's *args and **kwargs receive the
+call's extra arguments (arrays become input tensors named args_0, ... and
+by their keys; other values pass as they are), against NumPy; beta-1's
+nki.language.constants module."""
 import json
 
 import numpy as np
@@ -44,3 +45,12 @@ def test_var_positional_arguments_numpy():
     np.testing.assert_array_equal(summed(x), x)
     names = [i["name"] for i in json.loads(tpbsim.kernel_json(summed, x, y, z))["inputs"]]
     assert names == ["x", "ys_0", "ys_1"]
+
+
+def test_language_constants_sizeinbytes():
+    """beta-1's `neuronxcc.nki.language.constants` ports as
+    tpbsim.nki.language.constants: sizeinbytes of nl and NumPy dtypes."""
+    from tpbsim.nki.language.constants import sizeinbytes
+    assert [sizeinbytes(d) for d in (nl.bfloat16, nl.float32, np.float16, nl.float8_e4m3,
+                                     nl.int32, "uint16", np.int8)] == [2, 4, 2, 1, 4, 2, 1]
+    assert nl.constants.sizeinbytes is sizeinbytes

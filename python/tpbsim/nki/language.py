@@ -1021,6 +1021,8 @@ from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: 
                          softmax, transpose, var)
 
 from ._host import static_cast  # noqa: E402,F401
+from . import _lconst  # noqa: E402
+_lconst.install(__name__, globals())
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
