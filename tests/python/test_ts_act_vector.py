@@ -238,3 +238,30 @@ def test_vector_engine_unchanged_numpy():
     _, dve = _run(_ts_kernel(nl.multiply, "col0", nl.add, "col1", engine=nisa.vector_engine),
                   x, col0, col1)
     assert np.array_equal(_bits(act), _bits(dve))
+
+
+def test_nkilib_moe_affinity_form_numpy():
+    """The NKI Library's moe_tkg down_projection_mx affinity scaling: in
+    place on the first T rows, operand0 a column slice of a wider fp32 tile,
+    dst a [T, 1, H] slice of a 3-D tile."""
+    T, E, H = 40, 3, 64
+    x = RNG.standard_normal((P, H)).astype(F32)
+    aff = RNG.standard_normal((P, E)).astype(F32)
+
+    def k(x, aff):
+        tx, ta = sbuf_copy(x), sbuf_copy(aff)
+        o = nl.ndarray((P, E, H), dtype=nl.float32, buffer=nl.sbuf)
+        for e in range(E):
+            nisa.tensor_scalar(dst=tx[:T, :], data=tx[:T, :], op0=nl.multiply,
+                               operand0=ta[:T, e:e + 1], engine=nisa.scalar_engine)
+            nisa.tensor_scalar(dst=o[:T, e:e + 1, :], data=tx[:T, :], op0=nl.multiply,
+                               operand0=ta[:T, e:e + 1], engine=nisa.scalar_engine)
+        out = nl.ndarray((T, E, H), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=o[:T])
+        return out
+    got = np.asarray(nki.jit(k)(x, aff), F32)
+    cur, want = x[:T].copy(), np.empty((T, E, H), F32)
+    for e in range(E):
+        cur = cur * aff[:T, e:e + 1]
+        want[:, e, :] = cur * aff[:T, e:e + 1]
+    assert np.array_equal(_bits(got), _bits(want))
