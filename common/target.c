@@ -100,6 +100,7 @@ static const tpb_target_t targets[] = {
         .pe_has_32_tiles = true,
         .pe_double_row = true,                /* ARCH3: perf_mode=double_row */
         .act_imm_bias = true,                 /* NKI: a scalar bias from NeuronCore-v3 */
+        .act_ts_affine_only = true,           /* NKI tensor_scalar: "the Scalar Engine on trn2" */
         .pe_ocp_fp8 = true,
         .min_ii = 64,
         .act_static_overhead = 100,

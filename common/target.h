@@ -73,6 +73,11 @@ typedef struct {
     /* NKI activation: bias a compile-time scalar (NeuronCore-v3 on; v2
      * takes only a [P, 1] vector) -- the ACT instruction's immediate bias */
     bool act_imm_bias;
+    /* NKI tensor_scalar on the Scalar engine: "on trn2 only" op0=multiply
+     * with op1=add, op0=multiply alone, op0=add alone (the Activation's
+     * scale and bias); other targets also run the other arithmetic ops with
+     * immediates there (a TensorScalar on ACT) */
+    bool act_ts_affine_only;
     unsigned min_ii;                 /* MIN_II ~ 64 cycles floor for DVE/ACT */
     unsigned act_static_overhead;    /* ACT fixed overhead per instruction */
     unsigned dve_static_overhead;

@@ -160,6 +160,20 @@ int lower_kernel(lower_ctx_t *c);
 int lower_matmul(lower_ctx_t *c);      /* matmul, matmul_mx, matmul_sparse */
 int lower_transpose(lower_ctx_t *c);   /* transpose on PE (identity matmul) or DVE (Transpose32) */
 int lower_activation(lower_ctx_t *c);  /* activation, activate2 */
+/* An identity Activation of the op's src into dst (func copy, no reduce):
+ * fl32(fl32(src * scale) + bias).  scale: an immediate or [P,1] operand;
+ * bias: NULL (none), a [P,1] operand, or an immediate (NeuronCore-v3 on).
+ * The roles name them in errors.  tensor_copy on the Activation engine. */
+typedef struct {
+    const tir_scalar_t *scale;
+    const char *scale_role;
+    const tir_scalar_t *bias;
+    const char *bias_role;
+} lw_act_affine_t;
+int lw_act_identity(lower_ctx_t *c, const lw_act_affine_t *a);
+/* tensor_scalar on the Activation engine with a [P,1] operand (one of the
+ * tir_ts_act_affine combinations): lw_act_identity (lower_act.c). */
+int lw_act_tensor_scalar(lower_ctx_t *c);
 int lower_tensor(lower_ctx_t *c);      /* tensor_tensor/scalar, stt, copy, scan, quantize */
 int lower_reduce(lower_ctx_t *c);      /* tensor_reduce, tensor_partition_reduce */
 int lower_select(lower_ctx_t *c);      /* iota, affine_select, max8 family, select, dropout, memset, shuffle */

@@ -6,7 +6,11 @@
  *                   its reduce command (red_op/red_cmd/red_out)
  *   activate2    -> the same BIR Activation with is_activate2 set (the
  *                   notes' setIsActivate2); codegen emits ISA Activate2:
- *                   func((in op0 imm0) op1 imm1 + bias) */
+ *                   func((in op0 imm0) op1 imm1 + bias)
+ *
+ * and the identity Activation (func copy, no reduce) of tensor_copy and of
+ * tensor_scalar with a [P,1] operand on the Activation engine
+ * (lw_act_identity, lw_act_tensor_scalar). */
 #include "lower.h"
 
 #include <string.h>
@@ -46,8 +50,9 @@ static int bind_bias(lower_ctx_t *c, bir_inst_t *in, isa_ptr_t *bias)
 static int act_begin(lower_ctx_t *c, bir_inst_t **pin)
 {
     const tir_op_t *op = c->op;
+    const char *what = tir_op_name(op->kind);
     bool act2 = op->kind == TIR_ACTIVATE2;
-    bool acc = !act2 && (op->flags & TIR_F_ACCUMULATE);
+    bool acc = op->kind == TIR_ACTIVATION && (op->flags & TIR_F_ACCUMULATE);
     bir_inst_t *in = *pin = lw_inst_new(c, acc ? BIR_ACTIVATION_ACC : BIR_ACTIVATION,
                                         acc ? ISA_OP_ACTIVATION_ACC : ISA_OP_ACTIVATION);
     if (!in)
@@ -59,10 +64,12 @@ static int act_begin(lower_ctx_t *c, bir_inst_t **pin)
     if (lw_tap(c, in, op->src[0], false, "src", src) ||
         lw_tap(c, in, op->dst, true, "dst", dst))
         return -1;
-    if (lw_same_partitions(c, act2 ? "activate2" : "activation", src, dst))
+    if (lw_same_partitions(c, what, src, dst))
         return -1;
     if (!act2 && isa_tap_free_elems(src) != isa_tap_free_elems(dst))
-        return lw_err(c, "src and dst have different element counts");
+        return lw_err(c, "%s: src and dst have different element counts (%llu and %llu)", what,
+                      (unsigned long long)isa_tap_free_elems(src),
+                      (unsigned long long)isa_tap_free_elems(dst));
     if (acc) {  /* ActivationAcc reads the accumulator it adds into */
         bir_access_t r = in->acc[1];
         r.write = false;
@@ -85,6 +92,29 @@ static int act_finish(lower_ctx_t *c, bir_inst_t *in)
     return lw_emit(c, in);
 }
 
+/* ACT.scale: the fp32 immediate, or a [P,1] pointer riding in its 32 bits */
+static int act_scale(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,
+                     isa_fmt_ACT_t *f)
+{
+    uint32_t bits, is_ptr;
+    if (lw_scalar(c, in, s, role, &bits, &is_ptr))
+        return -1;
+    f->scale_is_ptr = is_ptr;
+    memcpy(&f->scale, &bits, 4);
+    return 0;
+}
+
+/* ACT's immediate bias (NKI: a compile-time scalar bias, NeuronCore-v3 on) */
+static int act_imm_bias(lower_ctx_t *c, const char *role, double v, isa_fmt_ACT_t *f)
+{
+    if (!c->t->act_imm_bias)
+        return lw_err(c, "%s: a number bias needs NeuronCore-v3 or newer (target trn2, trn3); "
+                         "on %s %s must be a [P, 1] tile", role, c->t->name, role);
+    f->bias_is_imm = 1;
+    f->bias_imm = (float)v;
+    return 0;
+}
+
 static int lower_activation1(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
@@ -92,27 +122,57 @@ static int lower_activation1(lower_ctx_t *c)
     if (act_begin(c, &in))
         return -1;
     isa_fmt_ACT_t *f = &in->isa.f->ACT;
-    uint32_t bits, is_ptr;
-    if (lw_scalar(c, in, &op->s0, "scale", &bits, &is_ptr))
+    if (act_scale(c, in, &op->s0, "scale", f))
         return -1;
-    if (is_ptr) {
-        f->scale_is_ptr = 1;
-        f->scale = 0;
-        /* the pointer rides in the 32-bit scale slot */
-        float fb;
-        memcpy(&fb, &bits, 4);
-        f->scale = fb;
-    } else {
-        f->scale = (float)op->s0.imm;
-    }
-    if (op->s1.imm != 0.0) {   /* a number bias (the front-end keeps a tile's in bias) */
-        if (!c->t->act_imm_bias)
-            return lw_err(c, "bias: a number bias needs NeuronCore-v3 or newer (target trn2, "
-                             "trn3); on %s bias must be a [P, 1] tile", c->t->name);
-        f->bias_is_imm = 1;
-        f->bias_imm = (float)op->s1.imm;
-    }
+    /* a number bias (the front-end keeps a tile's in bias) */
+    if (op->s1.imm != 0.0 && act_imm_bias(c, "bias", op->s1.imm, f))
+        return -1;
     return act_finish(c, in);
+}
+
+int lw_act_identity(lower_ctx_t *c, const lw_act_affine_t *a)
+{
+    bir_inst_t *in;
+    if (act_begin(c, &in))
+        return -1;
+    isa_fmt_ACT_t *f = &in->isa.f->ACT;
+    f->func = ISA_ACTFN_COPY;
+    f->bias.space = ISA_SPACE_NONE;
+    f->red_out.space = ISA_SPACE_NONE;
+    f->red_op = ISA_ALU_BYPASS;
+    f->red_cmd = ISA_REDCMD_IDLE;
+    if (act_scale(c, in, a->scale, a->scale_role, f))
+        return -1;
+    if (a->bias && (a->bias->is_ap ? lw_ptr(c, in, a->bias->ap, false, a->bias_role, &f->bias)
+                                   : act_imm_bias(c, a->bias_role, a->bias->imm, f)))
+        return -1;
+    return lw_emit(c, in);
+}
+
+/* NKI tensor_scalar on the Scalar engine with a [P,1] operand: the
+ * identity Activation's fl32(fl32(in * scale) + bias), two fp32 roundings
+ * as NKI's (in op0 operand0) op1 operand1, for the combinations the
+ * validator lets through (tir_ts_act_affine; multiply and add commute, so
+ * reverse0/reverse1 change nothing):
+ *   multiply, add   scale operand0, bias operand1
+ *   add             scale 1 (exact), bias operand0
+ *   multiply        scale operand0, the immediate bias -0.0: x + -0 = x for
+ *                   every x, so a -0 product stays -0 (trn1, without an
+ *                   immediate bias, adds the absent bias's +0: -0 -> +0) */
+int lw_act_tensor_scalar(lower_ctx_t *c)
+{
+    const tir_op_t *op = c->op;
+    bool mul = op->op0 == ISA_ALU_MULTIPLY;
+    tir_scalar_t one = tir_scalar_imm(1.0), neg0 = tir_scalar_imm(-0.0);
+    const tir_scalar_t *bias = !mul ? &op->s0
+                               : op->op1 == ISA_ALU_ADD ? &op->s1
+                               : c->t->act_imm_bias ? &neg0 : NULL;
+    lw_act_affine_t a = {mul ? &op->s0 : &one, "operand0", bias, mul ? "operand1" : "operand0"};
+    if (!tir_ts_act_affine(op->op0, op->op1))
+        return lw_err(c, "LOGIC FAULT: tensor_scalar %s/%s is no Activation affine step",
+                      isa_enum_name(ISA_FT_ALU, (unsigned)op->op0),
+                      isa_enum_name(ISA_FT_ALU, (unsigned)op->op1));
+    return lw_act_identity(c, &a);
 }
 
 /* prelu's relu_param in the 24-bit field: a [P,1] pointer packed as addr 18b

@@ -2,7 +2,10 @@
  *
  *   tensor_tensor         -> TensorTensor (TensorTensorBitVec for bitwise
  *                            ops on integer data, DVE only)
- *   tensor_scalar         -> the shared tensor-scalar emitter
+ *   tensor_scalar         -> the shared tensor-scalar emitter; on the
+ *                            Activation engine with a [P,1] operand the
+ *                            identity Activation's scale / bias
+ *                            (lw_act_tensor_scalar, lower_act.c)
  *   scalar_tensor_tensor  -> BIR TensorScalarPtr with is_stt set (the
  *                            notes' set_is_scalar_tensor_tensor); codegen
  *                            emits ISA ScalarTensorTensor
@@ -192,19 +195,9 @@ static int lower_copy_act(lower_ctx_t *c, bool *done)
         !is_float_dtype(lw_dtype(c, op->src[0])) || !is_float_dtype(lw_dtype(c, op->dst)))
         return 0;
     *done = true;
-    bir_inst_t *in = lw_inst_new(c, BIR_ACTIVATION, ISA_OP_ACTIVATION);
-    if (!in)
-        return -1;
-    isa_fmt_ACT_t *f = &in->isa.f->ACT;
-    if (copy_operands(c, in, &f->in, &f->out))
-        return -1;
-    f->func = ISA_ACTFN_COPY;
-    f->scale = 1.0f;
-    f->bias.space = ISA_SPACE_NONE;
-    f->red_out.space = ISA_SPACE_NONE;
-    f->red_op = ISA_ALU_BYPASS;
-    f->red_cmd = ISA_REDCMD_IDLE;
-    return lw_emit(c, in);
+    tir_scalar_t one = tir_scalar_imm(1.0);
+    lw_act_affine_t a = {&one, "scale", NULL, NULL};
+    return lw_act_identity(c, &a);
 }
 
 /* NKI mask= as PredExts (one per predicate, ANDed) that keep dst where the
@@ -299,6 +292,10 @@ int lower_tensor(lower_ctx_t *c)
     switch (op->kind) {
     case TIR_TENSOR_TENSOR: return lower_tt(c);
     case TIR_TENSOR_SCALAR: {
+        /* the Activation engine takes a [P,1] operand as its scale / bias */
+        if (op->engine == ISA_ENG_ACT && (op->s0.is_ap || (op->op1 != ISA_ALU_BYPASS &&
+                                                           op->s1.is_ap)))
+            return lw_act_tensor_scalar(c);
         isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS];
         int n = (op->flags & TIR_F_MASK) ? lw_mask_preds(c, p) : 0;
         if (n < 0)

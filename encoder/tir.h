@@ -674,6 +674,14 @@ const char *tir_name(tir_kernel_t *k, const char *s);
 const char *tir_name_n(tir_kernel_t *k, const char *s, size_t n);
 /* An immediate scalar operand (ap = &tir_ap_none). */
 tir_scalar_t tir_scalar_imm(double v);
+/* Whether TENSOR_SCALAR's (op0, op1) is the Activation engine's affine
+ * step in * scale + bias: multiply then add, multiply alone, add alone (NKI
+ * tensor_scalar on the Scalar engine; validate.c, lower_act.c). */
+static inline bool tir_ts_act_affine(int op0, int op1)
+{
+    return (op0 == ISA_ALU_MULTIPLY && (op1 == ISA_ALU_BYPASS || op1 == ISA_ALU_ADD)) ||
+           (op0 == ISA_ALU_ADD && op1 == ISA_ALU_BYPASS);
+}
 /* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, dtype view, offset, dimensions, steps and counts. */

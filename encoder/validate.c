@@ -329,6 +329,47 @@ static int check_reduce_alu(const vctx_t *v, int alu, const char *field)
     }
 }
 
+static const char *alu_name(int alu)
+{
+    const char *n = isa_enum_name(ISA_FT_ALU, (unsigned)alu);
+    return alu == ISA_ALU_BYPASS ? "None" : n ? n : "?";
+}
+
+/* tensor_scalar on the Scalar (Activation) engine.  NKI: on trn2 it runs
+ * op0=multiply with op1=add, op0=multiply alone and op0=add alone only;
+ * those are the Activation's affine step, whose scale and bias are also
+ * where a [P, 1] operand goes (lower_act.c), on every target.  The other
+ * arithmetic ops take immediates only (a TensorScalar on ACT, trn1/trn3). */
+static int check_ts_act(const vctx_t *v)
+{
+    const tir_op_t *op = v->op;
+    static const char combos[] = "op0=multiply with op1=add, op0=multiply alone (op1=None) or "
+                                 "op0=add alone";
+    bool mul_add = op->op0 == ISA_ALU_MULTIPLY || op->op0 == ISA_ALU_ADD;
+    bool ptr1 = op->op1 != ISA_ALU_BYPASS && op->s1.is_ap;
+    if (op->s0_reg >= 0)
+        return vfail(v, "operand0_reg", "a register-offset operand0 (TensorScalarGEP) runs on "
+                     "the Vector or GpSimd engine, not the Scalar engine");
+    if (tir_ts_act_affine(op->op0, op->op1)) {
+        if (op->s0.is_ap && op->op1 == ISA_ALU_ADD && !op->s1.is_ap && !v->tg->act_imm_bias)
+            return vfail(v, "operand1", "with a [P, 1] operand0 the Scalar engine adds operand1 "
+                         "as the Activation's bias, and a number bias needs NeuronCore-v3 or "
+                         "newer (target trn2, trn3); on %s give operand1 as a [P, 1] tile or "
+                         "use engine=vector", v->tg->name);
+        return 0;
+    }
+    if (v->tg->act_ts_affine_only)
+        return vfail(v, mul_add ? "op1" : "op0", "the Scalar engine on %s runs tensor_scalar "
+                     "only as %s (got op0=%s, op1=%s); use engine=vector or engine=gpsimd",
+                     v->tg->name, combos, alu_name(op->op0), alu_name(op->op1));
+    if (op->s0.is_ap || ptr1)
+        return vfail(v, op->s0.is_ap ? "operand0" : "operand1", "a [P, 1] operand on the "
+                     "Scalar engine is the Activation's scale or bias, so it takes one only "
+                     "with %s (got op0=%s, op1=%s); use a number or engine=vector",
+                     combos, alu_name(op->op0), alu_name(op->op1));
+    return 0;
+}
+
 static int check_activation(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
@@ -678,7 +719,8 @@ static int check_compute(const vctx_t *v)
             return -1;
         return same_pf(v, op->dst, -1, op->src[0], 0) ||
                per_partition_scalar(v, &op->s0, 100, op->src[0]) ||
-               per_partition_scalar(v, &op->s1, 101, op->src[0]);
+               per_partition_scalar(v, &op->s1, 101, op->src[0]) ||
+               (op->engine == ISA_ENG_ACT && check_ts_act(v));
     case TIR_SCALAR_TENSOR_TENSOR:
         if (check_alu(v, op->op0, "op0", false) || check_alu(v, op->op1, "op1", false))
             return -1;

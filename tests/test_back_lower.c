@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "back_util.h"
+#include "builder.h"
 
 static const tpb_target_t *trn2(void) { return tpb_target_get("trn2"); }
 
@@ -762,6 +763,123 @@ static void test_copy_on_act_is_identity_activation(void **state)
     tir_kernel_free(&k);
 }
 
+/* NKI tensor_scalar on the Scalar engine with a [P,1] operand: the
+ * identity Activation's scale / bias (multiply+add, multiply alone with the
+ * immediate bias -0.0 -- none on trn1, add alone with scale 1). */
+static void ts_act_op(tir_kernel_t *k, int dst, int src, int op0, const tir_scalar_t *s0, int op1,
+                      const tir_scalar_t *s1, const char *name)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_TENSOR_SCALAR);
+    op.dst = bu_whole(k, dst), op.src[0] = bu_whole(k, src), op.nsrc = 1;
+    op.engine = ISA_ENG_ACT;
+    op.op0 = op0, op.s0 = *s0, op.op1 = op1, op.s1 = *s1;
+    bu_op(k, &op, name);
+}
+
+static const isa_fmt_ACT_t *ts_act_lowered(bu_run_t *r, int n)
+{
+    bir_inst_t *in = &bu_block(r)->insts[bu_find(r, ISA_OP_ACTIVATION, n)];
+    assert_int_equal(in->engine, ISA_ENG_ACT);
+    assert_int_equal(in->isa.f->ACT.func, ISA_ACTFN_COPY);
+    assert_int_equal(in->isa.f->ACT.red_cmd, ISA_REDCMD_IDLE);
+    return &in->isa.f->ACT;
+}
+
+static void test_tensor_scalar_ptr_on_act(void **state)
+{
+    (void)state;
+    const tpb_target_t *tg[2] = {trn2(), tpb_target_get("trn1")};
+    for (int t = 0; t < 2; t++) {
+        tir_kernel_t k;
+        tir_kernel_init(&k);
+        int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+        int b = BU_T(&k, "b", TIR_T_SBUF, ISA_DT_BF16, 128, 64);
+        int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
+        int u = BU_T(&k, "u", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
+        tir_scalar_t ps = {.is_ap = true, .ap = bu_whole(&k, s)};
+        tir_scalar_t pu = {.is_ap = true, .ap = bu_whole(&k, u)};
+        tir_scalar_t two = tir_scalar_imm(2.0), none = tir_scalar_imm(0.0);
+        ts_act_op(&k, b, a, ISA_ALU_MULTIPLY, &ps, ISA_ALU_ADD, &pu, "mul_add");
+        ts_act_op(&k, b, a, ISA_ALU_MULTIPLY, &two, ISA_ALU_ADD, &pu, "imm_mul_add");
+        ts_act_op(&k, b, a, ISA_ALU_MULTIPLY, &ps, ISA_ALU_BYPASS, &none, "mul");
+        ts_act_op(&k, b, a, ISA_ALU_ADD, &pu, ISA_ALU_BYPASS, &none, "add");
+        ts_act_op(&k, b, a, ISA_ALU_SUBTRACT, &two, ISA_ALU_BYPASS, &none, "sub_imm");
+        bu_run_t r;
+        assert_int_equal(bu_lower(&r, &k, tg[t], true), 0);
+        assert_int_equal(bu_count(&r, ISA_OP_ACTIVATION), 4);
+        assert_int_equal(bu_count(&r, ISA_OP_TENSOR_SCALAR_PTR), 0);
+        /* immediates alone: a TensorScalar on ACT, as before */
+        assert_int_equal(bu_block(&r)->insts[bu_find(&r, ISA_OP_TENSOR_SCALAR, 0)].engine,
+                         ISA_ENG_ACT);
+        const isa_fmt_ACT_t *f = ts_act_lowered(&r, 0);
+        assert_int_equal(f->scale_is_ptr, 1);
+        assert_int_equal(f->bias.space, ISA_SPACE_SBUF);
+        assert_int_equal(f->bias_is_imm, 0);
+        assert_int_equal(f->out.dtype, ISA_DT_BF16);
+        f = ts_act_lowered(&r, 1);
+        assert_int_equal(f->scale_is_ptr, 0);
+        assert_true(f->scale == 2.0f);
+        assert_int_equal(f->bias.space, ISA_SPACE_SBUF);
+        f = ts_act_lowered(&r, 2);   /* x * s + -0.0: -0 products stay -0 (v3 on) */
+        assert_int_equal(f->scale_is_ptr, 1);
+        assert_int_equal(f->bias.space, ISA_SPACE_NONE);
+        assert_int_equal(f->bias_is_imm, t == 0);
+        if (t == 0)
+            assert_true(f->bias_imm == 0.0f && signbit(f->bias_imm));
+        f = ts_act_lowered(&r, 3);   /* x * 1 + u */
+        assert_int_equal(f->scale_is_ptr, 0);
+        assert_true(f->scale == 1.0f);
+        assert_int_equal(f->bias.space, ISA_SPACE_SBUF);
+        bu_free(&r);
+        tir_kernel_free(&k);
+    }
+}
+
+/* The validator: on trn2 the Scalar engine's tensor_scalar is multiply+add,
+ * multiply or add only (NKI), naming the field; elsewhere a [P,1] operand
+ * needs one of those; trn1 has no immediate bias for a [P,1] operand0. */
+static void ts_act_refused(const char *target, int op0, bool p0, int op1, bool p1,
+                           const char *want)
+{
+    tir_kernel_t k;
+    tir_kernel_init(&k);
+    int a = BU_T(&k, "a", TIR_T_SBUF, ISA_DT_FP32, 128, 64);
+    int s = BU_T(&k, "s", TIR_T_SBUF, ISA_DT_FP32, 128, 1);
+    tir_scalar_t ps = {.is_ap = true, .ap = bu_whole(&k, s)}, one = tir_scalar_imm(1.0);
+    ts_act_op(&k, a, a, op0, p0 ? &ps : &one, op1, p1 ? &ps : &one, "ts");
+    tpb_err_t err = {0};
+    int rc = enc_validate_op(&k, tpb_target_get(target), &k.ops[0], &err);
+    if (!want)
+        assert_int_equal(rc, 0);
+    else if (rc == 0 || !strstr(err.msg, want))
+        fail_msg("%s: '%s' lacks '%s'", target, err.msg, want);
+    tir_kernel_free(&k);
+}
+
+static void test_tensor_scalar_act_combinations(void **state)
+{
+    (void)state;
+    const char *trn2_only = "the Scalar engine on trn2 runs tensor_scalar only as op0=multiply "
+                            "with op1=add, op0=multiply alone (op1=None) or op0=add alone";
+    ts_act_refused("trn2", ISA_ALU_SUBTRACT, false, ISA_ALU_BYPASS, false, "field 'op0'");
+    ts_act_refused("trn2", ISA_ALU_SUBTRACT, true, ISA_ALU_BYPASS, false, trn2_only);
+    ts_act_refused("trn2", ISA_ALU_MULTIPLY, true, ISA_ALU_SUBTRACT, false, "field 'op1'");
+    ts_act_refused("trn2", ISA_ALU_ADD, false, ISA_ALU_ADD, false, "field 'op1'");
+    ts_act_refused("trn2", ISA_ALU_MULTIPLY, true, ISA_ALU_ADD, false, NULL);
+    ts_act_refused("trn2", ISA_ALU_ADD, true, ISA_ALU_BYPASS, false, NULL);
+    for (int t = 0; t < 2; t++) {
+        const char *tg = t ? "trn3" : "trn1";
+        ts_act_refused(tg, ISA_ALU_SUBTRACT, false, ISA_ALU_MAX, false, NULL);
+        ts_act_refused(tg, ISA_ALU_SUBTRACT, true, ISA_ALU_BYPASS, false, "field 'operand0'");
+        ts_act_refused(tg, ISA_ALU_MULTIPLY, false, ISA_ALU_SUBTRACT, true, "field 'operand1'");
+        ts_act_refused(tg, ISA_ALU_MULTIPLY, true, ISA_ALU_ADD, true, NULL);
+    }
+    ts_act_refused("trn1", ISA_ALU_MULTIPLY, true, ISA_ALU_ADD, false,
+                   "field 'operand1': with a [P, 1] operand0");
+    ts_act_refused("trn3", ISA_ALU_MULTIPLY, true, ISA_ALU_ADD, false, NULL);
+}
+
 /* load_tensor_to_register without an engine is EngineType.ALL: one
  * TensorLoad (L1 75) per TPB engine, same register and source; with an
  * engine, only that one. */
@@ -998,6 +1116,8 @@ int main(void)
         cmocka_unit_test(test_noop_emits_nothing),
         cmocka_unit_test(test_tload_all_engines),
         cmocka_unit_test(test_copy_on_act_is_identity_activation),
+        cmocka_unit_test(test_tensor_scalar_ptr_on_act),
+        cmocka_unit_test(test_tensor_scalar_act_combinations),
         cmocka_unit_test(test_match_replace_imm_clipped),
         cmocka_unit_test(test_tap_limits),
         cmocka_unit_test(test_dve_transpose_blocks),
