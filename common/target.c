@@ -99,6 +99,7 @@ static const tpb_target_t targets[] = {
         .pe_ls_speedup = 4,
         .pe_has_32_tiles = true,
         .pe_double_row = true,                /* ARCH3: perf_mode=double_row */
+        .pe_transpose_mode = true,            /* NKI nc_matmul: is_transpose from NeuronCore-v3 */
         .act_imm_bias = true,                 /* NKI: a scalar bias from NeuronCore-v3 */
         .act_ts_affine_only = true,           /* NKI tensor_scalar: "the Scalar Engine on trn2" */
         .pe_ocp_fp8 = true,
@@ -151,6 +152,7 @@ static const tpb_target_t targets[] = {
         .pe_ls_speedup = 4,
         .pe_has_32_tiles = true,
         .pe_double_row = true,
+        .pe_transpose_mode = true,
         .act_imm_bias = true,
         .pe_ocp_fp8 = true,                   /* NKI: OCP float8_e4m3fn matmul is v4 */
         .pe_v4_matmul = true,                 /* NKI nc_matmul: bf16 dst, moving up to 8x PSUM banks */

@@ -70,6 +70,10 @@ typedef struct {
      * columns inside one PSUM bank (encoder/lower_matmul.c).  nc_matmul_mx
      * (a v4 instruction) takes these limits on every target */
     bool pe_v4_matmul;
+    /* NKI nc_matmul is_transpose: the PE's transpose mode from
+     * NeuronCore-v3; on v2 the flag only tags the instruction for the
+     * profiler, so the matmul is a plain one (stationary.T @ moving) */
+    bool pe_transpose_mode;
     /* NKI activation: bias a compile-time scalar (NeuronCore-v3 on; v2
      * takes only a [P, 1] vector) -- the ACT instruction's immediate bias */
     bool act_imm_bias;

@@ -357,6 +357,10 @@ int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg);
  * dst = stationary.T bit-exact) | TIR_F_ONEZERO_* | TIR_F_DOUBLE_ROW */
 int enc_matmul(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
                unsigned flags);
+/* flags as the target takes them: NKI's is_transpose is the PE's transpose
+ * mode from NeuronCore-v3; on trn1 (v2) it only tags the instruction for
+ * the profiler, so TIR_F_TRANSPOSE is dropped there (a plain matmul) */
+unsigned enc_matmul_flags(const enc_builder_t *b, unsigned flags);
 int enc_matmul_mx(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,
                   tir_ap_t stationary_scale, tir_ap_t moving_scale, unsigned flags);
 int enc_matmul_sparse(enc_builder_t *b, tir_ap_t dst, tir_ap_t stationary, tir_ap_t moving,

@@ -224,11 +224,18 @@ int enc_load_tensor_to_register(enc_builder_t *b, tir_ap_t src, int reg)
     return enc_emit(b, &op);
 }
 
+unsigned enc_matmul_flags(const enc_builder_t *b, unsigned flags)
+{
+    if (b->target && !b->target->pe_transpose_mode)
+        flags &= ~(unsigned)TIR_F_TRANSPOSE;
+    return flags;
+}
+
 static void matmul_common(enc_builder_t *b, tir_op_t *op, tir_opkind_t kind, tir_ap_t dst,
                           tir_ap_t st, tir_ap_t mv, unsigned flags)
 {
     op_init2(b, op, kind, dst, st, mv);
-    op->flags = flags;
+    op->flags = enc_matmul_flags(b, flags);
     op->engine = ISA_ENG_PE;
 }
 

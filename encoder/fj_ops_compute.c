@@ -48,9 +48,9 @@ static int h_matmul(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
         fj_get_int_range(j, o, path, "ifmap_quant_offset", &r.quant_offset, 0, -32768, 32767))
         return -1;
     op->nsrc = 2;
-    op->flags |= (acc ? TIR_F_ACCUMULATE : 0) | (acc_given ? 0 : TIR_F_ACC_AUTO) |
-                 (tr ? TIR_F_TRANSPOSE : 0) |
-                 (oz_w ? TIR_F_ONEZERO_W : 0) | (oz_m ? TIR_F_ONEZERO_M : 0);
+    op->flags |= enc_matmul_flags(&j->b, (acc ? TIR_F_ACCUMULATE : 0) |
+                                  (acc_given ? 0 : TIR_F_ACC_AUTO) | (tr ? TIR_F_TRANSPOSE : 0) |
+                                  (oz_w ? TIR_F_ONEZERO_W : 0) | (oz_m ? TIR_F_ONEZERO_M : 0));
     if (perf) {
         int pm = isa_enum_by_name(ISA_FT_PERF, fj_strip_prefix(perf));
         if (pm < 0)

@@ -8,7 +8,8 @@
  *                     copy; else a plain matmul that rounds to dst's dtype)
  *                     (dst = src.T @ I; identity loaded once, front of kernel)
  *   matmul transpose (NKI is_transpose) -> the same pair: stationary = data,
- *                     moving = the caller's identity, dst = data.T
+ *                     moving = the caller's identity, dst = data.T (trn1 has
+ *                     no transpose mode: enc_matmul_flags drops the flag)
  *   transpose DVE  -> one Transpose32 per 32x32 block
  *
  *   A NeuronCore-v4 matmul wider than one Matmul (nc_matmul_mx, and

@@ -67,13 +67,15 @@ def _from_psum(args, key):
 def _matmul(args, loc, op):
     st, mv = _tensor(args, "stationary", loc, op), _tensor(args, "moving", loc, op)
     staged = dict(_from_psum(args, "stationary"), **_from_psum(args, "moving"))
-    if args.get("is_transpose"):   # the PE's transpose mode: stationary's dtype
+    from .isa import _perf_mode, get_nc_version, nc_version
+    if args.get("is_transpose") and get_nc_version() != nc_version.gen2:
+        # the PE's transpose mode (v3 on): stationary's dtype; on v2 the flag
+        # only tags a plain matmul (NKI), float32 as any other
         if args.get("accumulate"):
             raise NkiError("%s: nisa.nc_matmul: is_transpose=True cannot accumulate" % loc)
         return ((st.shape[-1],) + tuple(mv.shape[1:]), st.dtype, "psum",
                 dict(staged, accumulate=False))
     extra = dict(staged) if args.get("accumulate") is not None else dict(staged, accumulate=False)
-    from .isa import _perf_mode
     if _perf_mode(args.get("perf_mode")) == "double_row":   # [K, 2, M] x [K, 2, N]
         return (st.shape[-1], mv.shape[-1]), "float32", "psum", extra
     return (st.shape[-1],) + tuple(mv.shape[1:]), "float32", "psum", extra
