@@ -556,6 +556,9 @@ typedef struct {
      * tensor in every program's kernel.  Tiles declared inside a loop get one
      * tensor per iteration, named "t", "t#1", "t#2", ... */
     int program_id;               /* 0 .. num_programs-1 */
+    int core;                     /* the physical core program_id runs on (every op's
+                                     core; the one record of it when the program
+                                     has no op) */
     int num_programs;             /* SPMD grid size (>= 1) */
     int grid_ndim;                /* NKI launch-grid axes (1..4); ids are row-major */
     int64_t grid_dims[4];         /* instances per axis (product = num_programs) */
