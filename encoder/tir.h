@@ -365,7 +365,8 @@ extern const tir_op_rare_t tir_rare_default;
  *
  * Sequencer registers (NKI register_*; physical numbers from regalloc.h;
  * engine UNASSIGNED = every TPB engine keeps its own copy):
- *  REGISTER_MOVE reg = reg_src (a register) or reg_imm.        nsrc=0, no dst
+ *  REGISTER_MOVE reg = reg_src (a register) or reg_imm; TIR_F_ACCUMULATE:
+ *                reg += reg_imm (a dynamic_range's loop variable). nsrc=0, no dst
  *  REGISTER_STORE dst (one 32-bit element of a tile) = register reg.  nsrc=0
  *  (register_load is LOAD_TENSOR_TO_REGISTER.)
  *
