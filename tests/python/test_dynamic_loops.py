@@ -91,6 +91,109 @@ def test_dynamic_range_int_bounds_and_errors():
         bad(np.zeros((1, 1), np.int32))
 
 
+# ---- the loop variable as a register (NKI: the body's i is a VirtualRegister) ----
+
+def _index_kernel(lower, upper_int=None):
+    """Per iteration i of fori_loop(lower, n, step=2) (n from an input, or
+    upper_int): col 0 of row i of out is i, through register_store of the
+    loop variable and a run-time row select; col 1 the same through a
+    register_move copy of it; row i of rows is row i of x (i as a DMA
+    address, as before)."""
+    @nki.jit
+    def k(x, n):
+        out = nl.ndarray((24, 2), dtype=nl.int32, buffer=nl.shared_hbm)
+        rows = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        m1 = nl.ndarray((24, 2), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=m1, value=-1)
+        nisa.dma_copy(dst=out, src=m1)
+        z = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=0.0)
+        nisa.dma_copy(dst=rows, src=z)
+        cnt = nisa.register_alloc()
+        nisa.register_load(cnt, n)
+        copy = nisa.register_alloc()
+
+        def body(i):
+            t = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.register_store(dst=t[0:1, 0:1], src=i)
+            nisa.register_move(dst=copy, src=i)
+            nisa.register_store(dst=t[0:1, 1:2], src=copy)
+            at = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.register_store(dst=at, src=i)
+            nisa.dma_copy(dst=out.ap([[2, 1], [1, 2]], offset=0, scalar_offset=at,
+                                     indirect_dim=0), src=t)
+            r = nl.ndarray((1, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=r, src=x[i:i + 1, :])
+            nisa.dma_copy(dst=rows[i:i + 1, :], src=r)
+        nl.fori_loop(lower, cnt if upper_int is None else upper_int, body, step=2)
+        return out, rows
+    return k
+
+
+def _index_ref(x, idx):
+    out = np.full((24, 2), -1, np.int32)
+    rows = np.zeros_like(x)
+    for i in idx:
+        out[i] = i
+        rows[i] = x[i]
+    return out, rows
+
+
+def test_loop_variable_as_register_numpy():
+    x = np.random.default_rng(9).standard_normal((24, 8)).astype(np.float32)
+    k = _index_kernel(1)
+    for n in (0, 1, 2, 8, 23):   # 23: 11 iterations, past the guess of 6
+        out, rows = k(x, np.array([[n]], np.int32))
+        want_out, want_rows = _index_ref(x, range(1, n, 2))
+        np.testing.assert_array_equal(out, want_out)
+        np.testing.assert_array_equal(rows, want_rows)
+
+
+def test_loop_variable_as_register_int_bounds():
+    # integer bounds: tpbsim unrolls the loop and i is an integer, which
+    # register_store writes as NKI's register would hold it
+    x = np.random.default_rng(10).standard_normal((24, 8)).astype(np.float32)
+    out, rows = _index_kernel(3, 14)(x, np.zeros((1, 1), np.int32))
+    want_out, want_rows = _index_ref(x, range(3, 14, 2))
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(rows, want_rows)
+
+
+def test_loop_variable_register_in_kernel_file_and_errors():
+    # the kernel file keeps the variable in a register ("reg") only when the
+    # body reads it as one
+    x = np.zeros((24, 8), np.float32)
+    text = tpbsim.kernel_json(_index_kernel(1), x, np.zeros((1, 1), np.int32))
+    loop, = [op for op in json.loads(text)["body"] if op["op"] == "dynamic_range"]
+    assert loop["reg"] == loop["var"] + "_reg"
+    text = tpbsim.kernel_json(_kernel(False), *(np.zeros((768, 32), np.float32),) * 2,
+                              np.zeros((1, 1), np.int32))
+    loop, = [op for op in json.loads(text)["body"] if op["op"] == "dynamic_range"]
+    assert "reg" not in loop
+
+    def kernel(write):
+        @nki.jit
+        def k(n):
+            cnt = nisa.register_alloc()
+            nisa.register_load(cnt, n)
+
+            def body(i):
+                if write:
+                    nisa.register_move(dst=i, src=0)
+                else:
+                    nisa.register_store(dst=nl.ndarray((1, 1), dtype=nl.int32,
+                                                       buffer=nl.sbuf), src=i * 2)
+            nl.fori_loop(0, cnt, body)
+            return n
+        return k
+    with pytest.raises(tpbsim.NkiError, match="field 'dst': the variable of a nl.fori_loop / "
+                                              "nl.dynamic_range loop is read-only"):
+        kernel(True)(np.zeros((1, 1), np.int32))
+    with pytest.raises(tpbsim.NkiError, match="field 'src': expected a register from "
+                                              "register_alloc, got Lin"):
+        kernel(False)(np.zeros((1, 1), np.int32))
+
+
 # ---- nl.while_loop (NKI 0.6): a register condition tested before each iteration ----
 
 def _while_kernel(other_reg):

@@ -511,8 +511,8 @@ def dynamic_range(start, stop=None, step=1):
     the body is traced once into one kernel-format dynamic_range op whose
     trip count is read from the register at run time (docs/python.md,
     docs/compiler.md "Dynamic loops"); the loop variable is a symbol that
-    may move DMA addresses (slices).  With integer bounds it is a
-    sequential_range."""
+    may move DMA addresses (slices), and reads as a register holding the
+    iteration's value.  With integer bounds it is a sequential_range."""
     loc = _trace.caller_loc()
     if stop is None:
         start, stop = 0, start
@@ -547,13 +547,33 @@ def _dynamic_body():
 
 
 def _dynamic_loop(start, reg, step, loc):
+    """The loop's variable: a symbol that also reads as a register."""
     tr = _trace.current()
     with _dynamic_body() as body:
         var = tr.unique("dyn_i")
+        used = tr.loop_regs[var] = [var + "_reg", False]
         yield Lin(0, {var: 1})
-    tr.body.append('{"op": "dynamic_range", "var": "%s", "range": [%d, "%s", %d], '
-                   '"loc": "%s", "body": [\n%s\n]}' % (var, start, reg.name, step, loc,
+    # read as a register (nisa.register_store / register_move): the kernel
+    # format keeps the value in one ("reg", docs/kernel-format.md)
+    vreg = ', "reg": "%s"' % used[0] if used[1] else ""
+    tr.body.append('{"op": "dynamic_range", "var": "%s"%s, "range": [%d, "%s", %d], '
+                   '"loc": "%s", "body": [\n%s\n]}' % (var, vreg, start, reg.name, step, loc,
                                                        ",\n".join(body)))
+
+
+def _loop_register(x):
+    """The register of x when x is the variable of a dynamic_range /
+    fori_loop (NKI hands the body a VirtualRegister holding the current
+    iteration's value; in tpbsim it is a symbol that also moves DMA
+    addresses), marked as read; else None."""
+    if not isinstance(x, Lin) or x.c != 0 or len(x.t) != 1:
+        return None
+    (var, coeff), = x.t.items()
+    used = _trace.current().loop_regs.get(var) if coeff == 1 else None
+    if used is None:
+        return None
+    used[1] = True
+    return used[0]
 
 
 def fori_loop(lower, upper, body_fun, step=1):
