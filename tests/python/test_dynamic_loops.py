@@ -80,15 +80,8 @@ def test_dynamic_range_traced_once():
 def test_dynamic_range_int_bounds_and_errors():
     assert list(nl.dynamic_range(2, 7, 2)) == [2, 4, 6]
 
-    @nki.jit
-    def bad(n):
-        r = nisa.register_alloc()
-        nisa.register_load(r, n)
-        for _ in nl.dynamic_range(r, 8):
-            pass
-        return n
-    with pytest.raises(tpbsim.NkiError, match="register start is not supported"):
-        bad(np.zeros((1, 1), np.int32))
+    with pytest.raises(tpbsim.NkiError, match="step must be a positive compile-time integer"):
+        nl.dynamic_range(0, 8, 0)
 
 
 # ---- the loop variable as a register (NKI: the body's i is a VirtualRegister) ----
@@ -192,6 +185,84 @@ def test_loop_variable_register_in_kernel_file_and_errors():
     with pytest.raises(tpbsim.NkiError, match="field 'src': expected a register from "
                                               "register_alloc, got Lin"):
         kernel(False)(np.zeros((1, 1), np.int32))
+
+
+# ---- a register lower bound (NKI: lower and upper are ints or registers) ----
+
+def _from_register_kernel(upper_int, step):
+    """fori_loop(lo, hi, step) with lo (and hi, unless upper_int) read from
+    an input: row i of out is 2 * row i of x and idx[i] = i, both through
+    run-time row selects by the loop variable (a register: its value is
+    known only at run time)."""
+    @nki.jit
+    def k(x, bounds):
+        w = x.shape[1]
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        idx = nl.ndarray((x.shape[0], 1), dtype=nl.int32, buffer=nl.shared_hbm)
+        z = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=0.0)
+        nisa.dma_copy(dst=out, src=z)
+        m1 = nl.ndarray((x.shape[0], 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=m1, value=-1)
+        nisa.dma_copy(dst=idx, src=m1)
+        b = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=b, src=bounds)
+        lo, hi = nisa.register_alloc(), nisa.register_alloc()
+        nisa.register_load(lo, b[0:1, 0:1])
+        nisa.register_load(hi, b[0:1, 1:2])
+
+        def body(i):
+            row = nl.ndarray((1, w), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=row, src=x.ap([[w, 1], [1, w]], offset=0, scalar_offset=i,
+                                            indirect_dim=0))
+            nisa.tensor_scalar(dst=row, data=row, op0=nl.multiply, operand0=2.0)
+            nisa.dma_copy(dst=out.ap([[w, 1], [1, w]], offset=0, scalar_offset=i,
+                                     indirect_dim=0), src=row)
+            t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.register_store(dst=t, src=i)
+            nisa.dma_copy(dst=idx.ap([[1, 1], [1, 1]], offset=0, scalar_offset=t,
+                                     indirect_dim=0), src=t)
+        nl.fori_loop(lo, hi if upper_int is None else upper_int, body, step=step)
+        return out, idx
+    return k
+
+
+@pytest.mark.parametrize("upper_int, step", [(None, 1), (None, 3), (13, 2)])
+def test_fori_loop_register_lower_bound_numpy(upper_int, step):
+    x = np.random.default_rng(11).standard_normal((24, 8)).astype(np.float32)
+    k = _from_register_kernel(upper_int, step)
+    # empty, one, a few, more than the guess of 6, an upper bound below the
+    # lower one
+    for lo, hi in ((5, 5), (4, 5), (3, 9), (2, 23), (9, 3)):
+        out, idx = k(x, np.array([[lo, hi]], np.int32))
+        want_out, want_idx = np.zeros_like(x), np.full((24, 1), -1, np.int32)
+        for i in range(lo, hi if upper_int is None else upper_int, step):
+            want_out[i], want_idx[i] = 2 * x[i], i
+        np.testing.assert_array_equal(out, want_out)
+        np.testing.assert_array_equal(idx, want_idx)
+
+
+def test_fori_loop_register_lower_bound_kernel_file():
+    # the loop counts hi - lo (computed in SBUF, loaded into a register) from
+    # 0, and its variable's register starts at lo ("reg_start")
+    text = tpbsim.kernel_json(_from_register_kernel(None, 1), np.zeros((24, 8), np.float32),
+                              np.zeros((1, 2), np.int32))
+    body = json.loads(text)["body"]
+    loop, = [op for op in body if op["op"] == "dynamic_range"]
+    assert loop["range"][0] == 0 and loop["reg"] == loop["var"] + "_reg"
+    assert loop["reg_start"] == "vreg0"
+    ops = [op["op"] for op in body[body.index(loop) - 5:body.index(loop)]]
+    assert ops == ["register_store", "register_store", "tensor_tensor", "register_alloc",
+                   "register_load"]
+
+    @nki.jit
+    def sliced(x, n):
+        lo = nisa.register_alloc()
+        nisa.register_load(lo, n)
+        nl.fori_loop(lo, 8, lambda i: nisa.dma_copy(dst=x[i:i + 1, :], src=x[0:1, :]))
+        return x
+    with pytest.raises(tpbsim.NkiError, match="holds a value known at run time only"):
+        sliced(np.zeros((8, 8), np.float32), np.zeros((1, 1), np.int32))
 
 
 # ---- nl.while_loop (NKI 0.6): a register condition tested before each iteration ----

@@ -920,6 +920,15 @@ class VirtualRegister:
     def __repr__(self):
         return "VirtualRegister(%s)" % self.name
 
+    def _no_value(self, *_):
+        raise NkiError("%r holds a value known at run time only (a register from "
+                       "register_alloc, or the variable of a nl.fori_loop / nl.dynamic_range "
+                       "from a register start): no arithmetic or slicing at trace time; index "
+                       "with .ap(scalar_offset=reg) or store it with register_store" % self)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_value
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_value
+
 
 def _vreg(x, what, loc, write=False):
     """A register field: a register_alloc register, or (read only) the

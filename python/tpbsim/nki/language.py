@@ -512,19 +512,35 @@ def dynamic_range(start, stop=None, step=1):
     trip count is read from the register at run time (docs/python.md,
     docs/compiler.md "Dynamic loops"); the loop variable is a symbol that
     may move DMA addresses (slices), and reads as a register holding the
-    iteration's value.  With integer bounds it is a sequential_range."""
+    iteration's value.  With a register start the loop counts stop - start
+    (_register_distance) and the variable is that register only.  With
+    integer bounds it is a sequential_range."""
     loc = _trace.caller_loc()
     if stop is None:
         start, stop = 0, start
-    if _is_vreg(start):
-        raise NkiError("%s: nl.dynamic_range: a register start is not supported (give the "
-                       "start as an integer and the stop as the register)" % loc)
     if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
         raise NkiError("%s: nl.dynamic_range: step must be a positive compile-time integer, "
                        "got %r" % (loc, step))
+    if _is_vreg(start):
+        return _dynamic_loop(0, _register_distance(start, stop), step, loc, first=start)
     if not _is_vreg(stop):
         return builtins.range(int(start), int(stop), step)
     return _dynamic_loop(int(start), stop, step, loc)
+
+
+def _register_distance(start, stop):
+    """A new register holding stop - start, for a loop from register start
+    (the sequencers add immediates to registers only): both bounds stored
+    to an int32 tile (an integer stop as a memset), subtracted there and
+    loaded back on every engine, as the loop control needs."""
+    from . import isa
+    t = ndarray((1, 2), dtype="int32", buffer=sbuf, name="dyn_bounds")
+    isa.register_store(dst=t[0:1, 0:1], src=start)
+    isa.register_store(dst=t[0:1, 1:2], src=stop if _is_vreg(stop) else int(stop))
+    isa.tensor_tensor(dst=t[0:1, 0:1], data1=t[0:1, 1:2], data2=t[0:1, 0:1], op=subtract)
+    n = isa.register_alloc()
+    isa.register_load(dst=n, src=t[0:1, 0:1])
+    return n
 
 
 @contextlib.contextmanager
@@ -546,16 +562,21 @@ def _dynamic_body():
     del tr.body[mark:]
 
 
-def _dynamic_loop(start, reg, step, loc):
-    """The loop's variable: a symbol that also reads as a register."""
+def _dynamic_loop(start, reg, step, loc, first=None):
+    """The loop's variable: a symbol that also reads as a register, or with
+    a register start (first, the range then counting from 0) that register
+    only: its value is known at run time only."""
+    from . import isa
     tr = _trace.current()
     with _dynamic_body() as body:
         var = tr.unique("dyn_i")
-        used = tr.loop_regs[var] = [var + "_reg", False]
-        yield Lin(0, {var: 1})
+        used = tr.loop_regs[var] = [var + "_reg", first is not None]
+        yield isa.VirtualRegister(used[0]) if first is not None else Lin(0, {var: 1})
     # read as a register (nisa.register_store / register_move): the kernel
     # format keeps the value in one ("reg", docs/kernel-format.md)
     vreg = ', "reg": "%s"' % used[0] if used[1] else ""
+    if first is not None:
+        vreg += ', "reg_start": "%s"' % first.name
     tr.body.append('{"op": "dynamic_range", "var": "%s"%s, "range": [%d, "%s", %d], '
                    '"loc": "%s", "body": [\n%s\n]}' % (var, vreg, start, reg.name, step, loc,
                                                        ",\n".join(body)))
