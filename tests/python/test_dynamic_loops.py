@@ -251,9 +251,12 @@ def test_fori_loop_register_lower_bound_kernel_file():
     loop, = [op for op in body if op["op"] == "dynamic_range"]
     assert loop["range"][0] == 0 and loop["reg"] == loop["var"] + "_reg"
     assert loop["reg_start"] == "vreg0"
-    ops = [op["op"] for op in body[body.index(loop) - 5:body.index(loop)]]
-    assert ops == ["register_store", "register_store", "tensor_tensor", "register_alloc",
-                   "register_load"]
+    pre = body[body.index(loop) - 5:body.index(loop)]
+    assert [op["op"] for op in pre] == ["register_store", "register_store", "tensor_tensor",
+                                        "register_alloc", "register_load"]
+    # located at the kernel's fori_loop line, not in tpbsim's language.py
+    assert {op["loc"] for op in pre + [loop]} == {loop["loc"]}
+    assert loop["loc"].startswith("test_dynamic_loops.py:")
 
     @nki.jit
     def sliced(x, n):

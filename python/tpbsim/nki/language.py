@@ -603,6 +603,10 @@ def fori_loop(lower, upper, body_fun, step=1):
         body_fun(i)
 
 
+# messages and op locations name the kernel's line, not these helpers'
+_trace.SKIP.update((fori_loop.__code__, dynamic_range.__code__, _register_distance.__code__))
+
+
 def while_loop(init, body_fun):
     """NKI 0.6's while_loop: `r = init; while r != 0: r = body_fun(r)`, the
     condition tested before each iteration at run time.  The body is traced
