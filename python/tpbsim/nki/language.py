@@ -532,7 +532,9 @@ def _register_distance(start, stop):
     """A new register holding stop - start, for a loop from register start
     (the sequencers add immediates to registers only): both bounds stored
     to an int32 tile (an integer stop as a memset), subtracted there and
-    loaded back on every engine, as the loop control needs."""
+    loaded back on every engine, as the loop control needs.  The Vector
+    engine subtracts in fp32 (docs/semantics.md): exact for bounds below
+    2^24 in magnitude."""
     from . import isa
     t = ndarray((1, 2), dtype="int32", buffer=sbuf, name="dyn_bounds")
     isa.register_store(dst=t[0:1, 0:1], src=start)
