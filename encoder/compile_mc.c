@@ -486,7 +486,8 @@ static int pass_codegen(void *ctx, int core, tpb_err_t *err)
         if (enc_core_postlink(&f->body, p->o, write ? dir : NULL, &p->cs[f->core], &ce))
             return tpb_errf(err, "core %d: %s", f->core, ce.msg);
         add_stats(p->st, &p->cs[f->core]);
-        if (write && lnc_load_core_artifacts(&p->s->core_m[f->core], dir, err))
+        if (write && lnc_load_core_artifacts(&p->s->core_m[f->core], dir,
+                                              p->s->core_k[f->core].nops == 0, err))
             return -1;
     }
     return 0;

@@ -218,6 +218,15 @@ int fj_h_inline_asm_bytes(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
 extern const fj_opdef_t fj_ops_seq[];      /* fj_ops_seq.c */
 /* a register name's physical register, -1 after the error (fj_ops_reg.c) */
 int fj_vreg(jx_t *j, const char *path, const char *field, const char *name);
+/* o's "reg": a new register of that name (register_alloc's; kept by a
+ * statement visited again), bound for the rest of the body; its physical
+ * register, -1 after the error */
+int fj_reg_named(jx_t *j, const cJSON *o, const char *path);
+/* Emit reg = register src (src >= 0) or imm, or reg += imm (add), on
+ * every TPB engine: an op the front-end makes itself (a dynamic_range's
+ * loop variable); -1 or 0 */
+int fj_reg_set(jx_t *j, const char *path, const char *name, int reg, int src, int64_t imm,
+               bool add);
 
 /* scheduling hints (fj_schedule.c, docs/kernel-format.md "Scheduling"):
  * record the "schedule" field and the open no_reorder block for the ops a

@@ -209,6 +209,33 @@ static int while_of(jx_t *j, const cJSON *o, const char *path, int64_t r[3], int
     return 0;
 }
 
+/* A dynamic_range's "reg" (NKI hands a fori_loop / dynamic_range body its
+ * variable as a VirtualRegister): a register the body may read holding
+ * the current iteration's value -- set before the loop to the start, or to
+ * register "reg_start" (NKI's register lower bound), and stepped at the
+ * end of every iteration ("<var>.next"), so the iterations stay alike for
+ * the rolled loop.  Its register, -2 when the loop has none, -1 after the
+ * error. */
+static int loop_var_reg(jx_t *j, const cJSON *o, const char *path, int kind, const char *var,
+                        int64_t start)
+{
+    const cJSON *from = fj_field(o, "reg_start");
+    if (kind != 2 || (!from && !fj_field(o, "reg")))
+        return -2;
+    if (!fj_field(o, "reg"))
+        return fj_jfail(j, path, "reg_start", "needs \"reg\", the loop variable's register");
+    if (from && !cJSON_IsString(from))
+        return fj_jfail(j, path, "reg_start", "expected a register name, got %s",
+                        fj_type_name(from));
+    int src = from ? fj_vreg(j, path, "reg_start", from->valuestring) : -1;
+    if (from && src < 0)
+        return -1;
+    char name[ENC_VAR_NAME + 8];
+    snprintf(name, sizeof name, "%s.start", var);
+    int reg = fj_reg_named(j, o, path);
+    return reg < 0 || fj_reg_set(j, path, name, reg, src, start, false) ? -1 : reg;
+}
+
 /* Record a loop about to run (rec: kind, trips, dynamic fields) with its
  * "roll" field: true / false roll this loop or never (docs/compiler.md
  * "Rolled loops"); the record lets the back-end find each iteration.  The
@@ -287,7 +314,8 @@ static int exec_iterations(jx_t *j, const cJSON *o, const char *path, int kind)
 int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
 {
     static const char *const allowed[] = {"op", "var", "range", "body", "roll", NULL};
-    static const char *const allowed_dyn[] = {"op", "var", "range", "body", "guess", NULL};
+    static const char *const allowed_dyn[] = {"op", "var", "range", "body", "guess", "reg",
+                                              "reg_start", NULL};
     static const char *const allowed_while[] = {"op", "cond", "body", "guess", NULL};
     bool sequential = kind > 0;
     if (kind != 3 && cJSON_IsArray(fj_field(o, "iterations")))
@@ -324,6 +352,11 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
     j->iterations += trips;
     if (trips > 1)   /* the unrolled ops' and tiles' arrays sized up front */
         enc_builder_reserve(&j->b, est, sat_mul(trips, fj_count_tiles(body, NULL)));
+    int vreg = loop_var_reg(j, o, path, kind, var, r[0]);
+    if (vreg == -1)
+        return -1;
+    char next[ENC_VAR_NAME + 8];
+    snprintf(next, sizeof next, "%s.next", var ? var : "");
     tir_loop_t rec = {.sequential = sequential, .trips = trips, .dynamic = dreg >= 0,
                       .dyn_reg = dreg, .dyn_start = r[0], .dyn_step = r[2],
                       .dyn_while = kind == 3};
@@ -343,6 +376,8 @@ int fj_exec_for(jx_t *j, const cJSON *o, const char *path, int kind)
             return fj_jfail(j, path, NULL, "out of memory");
         enc_scope_begin(&j->b);
         int rc = fj_exec_block(j, body, sub, &bp);
+        if (!rc && vreg >= 0)
+            rc = fj_reg_set(j, sub, next, vreg, -1, r[2], true);
         if (rc)
             add_loop_note(j);
         enc_scope_end(&j->b);

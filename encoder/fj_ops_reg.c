@@ -51,8 +51,7 @@ static int bind(jx_t *j, const char *path, const char *name, int phys)
     return 0;
 }
 
-/* register_alloc(x=None): {"reg": name, "x": int (optional)} */
-static int h_alloc(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+int fj_reg_named(jx_t *j, const cJSON *o, const char *path)
 {
     const char *name;
     if (fj_get_str(j, o, path, "reg", &name, true))
@@ -66,7 +65,30 @@ static int h_alloc(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
                         ISA_NUM_REGS);
     if (!m)
         fj_memo_put(j, o, &memo_key, (const void *)(uintptr_t)(phys + 1));
-    if (bind(j, path, name, phys))
+    return bind(j, path, name, phys) ? -1 : phys;
+}
+
+int fj_reg_set(jx_t *j, const char *path, const char *name, int reg, int src, int64_t imm,
+               bool add)
+{
+    tir_op_t op;
+    tir_op_init(&op, TIR_REGISTER_MOVE);
+    op.reg = reg;
+    op.reg_src = src;
+    op.flags |= add ? TIR_F_ACCUMULATE : 0;
+    tir_op_rare_t r = *op.rare;
+    r.reg_imm = imm;
+    op.rare = enc_rare_in(&j->b, &r);
+    enc_set_path(&j->b, path);
+    enc_set_name(&j->b, name);
+    return enc_emit(&j->b, &op) < 0 ? -1 : 0;
+}
+
+/* register_alloc(x=None): {"reg": name, "x": int (optional)} */
+static int h_alloc(jx_t *j, const cJSON *o, const char *path, tir_op_t *op)
+{
+    int phys = fj_reg_named(j, o, path);
+    if (phys < 0)
         return -1;
     if (!fj_field(o, "x") || cJSON_IsNull(fj_field(o, "x")))
         return 0;   /* uninitialised: nothing to emit */

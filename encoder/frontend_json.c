@@ -555,6 +555,7 @@ static int run(jx_t *j, const cJSON *root, const enc_front_opts_t *opts)
     if (fj_parse_grid(j, root, opts->program_id, &nprog, &ncores, &core))
         return -1;
     j->b.k->program_id = opts->program_id;
+    j->b.k->core = core;
     j->b.k->num_programs = nprog;
     j->b.k->num_cores = ncores;
     j->b.k->grid_ndim = j->grid_ndim;

@@ -231,7 +231,9 @@ void lnc_split_free(lnc_split_t *s);
 /* The programs the split receives (lnc_programs.c): *uniform when every
  * program declares the same tensors and runs the same op kinds; programs
  * that diverge on the program id must still declare the same HBM tensors
- * and run the same core barriers, sendrecvs and collectives in order. */
+ * and run the same core barriers, sendrecvs and collectives in order.  A
+ * program may run no op (a core whose programs all do is idle); the
+ * kernel must run one. */
 int lnc_check_programs(const tir_kernel_t *p, int n, bool *uniform, tpb_err_t *err);
 /* *out[i * *nx + j]: op index of program i's j-th sendrecv or collective
  * (malloc'ed; *nx per program). */
@@ -254,8 +256,10 @@ int lnc_color_dram_shared(const lnc_split_t *s, enc_hbm_layout_t *hbm, tpb_err_t
 
 /* Fill core module m's functions, queues and semaphores from a compiled
  * core directory (<dir>/<Engine>.bin, .json sidecars, def.json).  The
- * trailing Halt of each stream is dropped (the linked function returns). */
-int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, tpb_err_t *err);
+ * trailing Halt of each stream is dropped (the linked function returns).
+ * An idle core (its programs run no op) has no stream: its function gets
+ * one empty SP block, which the link ends as any other. */
+int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, bool idle, tpb_err_t *err);
 
 /* verifyTensorMap: the tensor map at `path` binds every HBM location of
  * the linked module to its region; regions disjoint, inside HBM. */

@@ -118,27 +118,27 @@ int lnc_check_programs(const tir_kernel_t *p, int n, bool *uniform, tpb_err_t *e
     if (k0->num_cores < 1 || k0->num_cores > LNC_MAX_CORES)
         return tpb_errf(err, "kernel '%s': %d cores (the multi-core link supports 1..%d)",
                         k0->name, k0->num_cores, LNC_MAX_CORES);
-    if (k0->nops == 0)
-        return tpb_errf(err, "kernel '%s' has no ops", k0->name);
+    int busy = 0;   /* programs with ops: the others leave their core idle */
     for (int i = 0; i < n; i++) {
         const tir_kernel_t *k = &p[i];
         if (k->program_id != i || k->num_cores != k0->num_cores)
             return tpb_errf(err, "kernel '%s': program %d was parsed as program %d of %d cores",
                             k0->name, i, k->program_id, k->num_cores);
-        if (k->nops == 0)
-            return tpb_errf(err, "kernel '%s': program %d has no ops (its control flow on the "
-                                 "program id skips every op)", k0->name, i);
+        busy += k->nops > 0;
         for (int o = 0; o < k->nops; o++)
             if (k->ops[o].core != k->ops[0].core)
                 return tpb_errf(err, "kernel '%s': program %d: op %d is on core %d, op 0 on "
                                      "core %d",
                                 k0->name, i, o, k->ops[o].core, k->ops[0].core);
-        if (k->ops[0].core < 0 || k->ops[0].core >= k0->num_cores)
+        int c = lnc_core_of(p, i);
+        if (c < 0 || c >= k0->num_cores)
             return tpb_errf(err, "kernel '%s': program %d is mapped to core %d of %d", k0->name,
-                            i, k->ops[0].core, k0->num_cores);
+                            i, c, k0->num_cores);
         if (!same_tensors(k0, k) || !same_ops(k0, k))
             *uniform = false;
     }
+    if (!busy)
+        return tpb_errf(err, "kernel '%s' has no ops", k0->name);
     for (int i = 1; i < n && !*uniform; i++)
         if (check_shared(k0, &p[i], i, err) || check_exchanges(k0, &p[i], i, err))
             return -1;

@@ -142,7 +142,9 @@ void lnc_inst_init(lnc_inst_t *in, int opc, const char *name)
 
 int lnc_core_of(const tir_kernel_t *progs, int pid)
 {
-    return progs[pid].nops > 0 ? progs[pid].ops[0].core : 0;
+    /* ops made by C callers carry the core; a program without ops (an idle
+     * core's) has the front-end's record only */
+    return progs[pid].nops > 0 ? progs[pid].ops[0].core : progs[pid].core;
 }
 
 static bool is_local(const tir_tensor_t *t)
@@ -298,9 +300,21 @@ static int build_tensors(const tir_kernel_t *progs, int nprog, bool uniform, int
     return build_coll_temps(k0, out, tm, err);
 }
 
-static int load_identity(tir_kernel_t *k, const tmap_t *tm, int core, tpb_err_t *err)
+/* Core c runs no op: every program placed on it is empty (its control
+ * flow on the program id skipped every op), so the core stays idle. */
+static bool core_idle(const tir_kernel_t *progs, int n, int c)
 {
-    if (tm->ident_c < 0)
+    for (int p = 0; p < n; p++)
+        if (progs[p].nops > 0 && lnc_core_of(progs, p) == c)
+            return false;
+    return true;
+}
+
+/* The identity for the core's PE transposes (none on an idle core). */
+static int load_identity(tir_kernel_t *k, const tmap_t *tm, const tir_kernel_t *progs, int n,
+                         int core, tpb_err_t *err)
+{
+    if (tm->ident_c < 0 || core_idle(progs, n, core))
         return 0;
     tir_op_t ld;
     if (enc_identity_load(k, tm->ident_c, tm->ident_sb, &ld))
@@ -637,7 +651,7 @@ int lnc_split(const tir_kernel_t *progs, int nprog, lnc_split_t *s, tpb_err_t *e
         free(tm.pmap);
         tm.off = tm.pmap = NULL;
         if (build_tensors(progs, nprog, uniform, s->per_core, k, &tm, err) ||
-            add_identity(kid, s->ident_data, k, &tm, err) || load_identity(k, &tm, c, err))
+            add_identity(kid, s->ident_data, k, &tm, err) || load_identity(k, &tm, progs, nprog, c, err))
             goto out;
         emit_ctx_t e = {k, c, s->ncores, 0, 0, 0, &tm, progs, nprog, {{0}, 0}, xop, nx, 0};
         int slot = 0;
@@ -929,7 +943,7 @@ static int load_def(lnc_module_t *m, const char *dir, tpb_err_t *err)
     return rc;
 }
 
-int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, tpb_err_t *err)
+int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, bool idle, tpb_err_t *err)
 {
     int fi = lnc_add_func(m, "main", m->core, err);
     if (fi < 0)
@@ -937,7 +951,13 @@ int lnc_load_core_artifacts(lnc_module_t *m, const char *dir, tpb_err_t *err)
     for (int i = 0; i < 5; i++)
         if (load_stream(m, fi, dir, isa_tpb_engines[i], err))
             return -1;
-    if (m->funcs[fi].nblocks == 0)
+    if (m->funcs[fi].nblocks == 0 && !idle)
         return tpb_errf(err, "%s: no engine stream (<Engine>.bin)", dir);
+    if (m->funcs[fi].nblocks == 0) {   /* the link ends it: Return, completion barrier */
+        char bname[LNC_NAME_LEN];
+        snprintf(bname, sizeof bname, "nc%d.%s", m->core, isa_engine_name(ISA_ENG_SP));
+        if (!lnc_func_block(m, fi, ISA_ENG_SP, bname, err))
+            return -1;
+    }
     return load_def(m, dir, err);
 }

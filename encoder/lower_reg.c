@@ -3,7 +3,8 @@
  *   register_move   -> RegSet (immediate) or RegMove (register), on the
  *                      op's engine, or one on every TPB engine when none is
  *                      given (each sequencer keeps its own copy, as the
- *                      notes' TensorLoad on EngineType.ALL)
+ *                      notes' TensorLoad on EngineType.ALL); RegAdd for
+ *                      the accumulating form (a loop variable's step)
  *   register_store  -> TensorStore on the op's engine (default SP; every
  *                      engine holds the same value)
  * (register_load is load_tensor_to_register: lower_misc.c.) */
@@ -12,13 +13,17 @@
 static int lower_move(lower_ctx_t *c)
 {
     const tir_op_t *op = c->op;
-    bool imm = op->reg_src < 0;
+    bool imm = op->reg_src < 0, add = imm && (op->flags & TIR_F_ACCUMULATE);
     for (unsigned k = 0; k < 5; k++) {   /* isa_tpb_engines */
         int eng = isa_tpb_engines[k];
         if (op->engine != ISA_ENG_UNASSIGNED && op->engine != eng)
             continue;
         bir_inst_t in;
-        lw_inst(c, &in, imm ? BIR_REG_SET : BIR_REG_MOVE, imm ? ISA_OP_REG_SET : ISA_OP_REG_MOVE);
+        if (add)
+            lw_inst(c, &in, BIR_REG_ADD, ISA_OP_REG_ADD);
+        else
+            lw_inst(c, &in, imm ? BIR_REG_SET : BIR_REG_MOVE,
+                    imm ? ISA_OP_REG_SET : ISA_OP_REG_MOVE);
         if (imm) {
             in.isa.f->REG.reg = (uint32_t)op->reg;
             in.isa.f->REG.imm = (uint32_t)op->rare->reg_imm;

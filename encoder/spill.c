@@ -72,6 +72,7 @@ int enc_spill_copy(tir_kernel_t *d, const tir_kernel_t *k, tpb_err_t *err)
     memcpy(d->source, k->source, sizeof d->source);
     d->num_cores = k->num_cores;
     d->program_id = k->program_id;
+    d->core = k->core;
     d->num_programs = k->num_programs;
     d->grid_ndim = k->grid_ndim;
     memcpy(d->grid_dims, k->grid_dims, sizeof d->grid_dims);

@@ -365,7 +365,8 @@ extern const tir_op_rare_t tir_rare_default;
  *
  * Sequencer registers (NKI register_*; physical numbers from regalloc.h;
  * engine UNASSIGNED = every TPB engine keeps its own copy):
- *  REGISTER_MOVE reg = reg_src (a register) or reg_imm.        nsrc=0, no dst
+ *  REGISTER_MOVE reg = reg_src (a register) or reg_imm; TIR_F_ACCUMULATE:
+ *                reg += reg_imm (a dynamic_range's loop variable). nsrc=0, no dst
  *  REGISTER_STORE dst (one 32-bit element of a tile) = register reg.  nsrc=0
  *  (register_load is LOAD_TENSOR_TO_REGISTER.)
  *
@@ -556,6 +557,9 @@ typedef struct {
      * tensor in every program's kernel.  Tiles declared inside a loop get one
      * tensor per iteration, named "t", "t#1", "t#2", ... */
     int program_id;               /* 0 .. num_programs-1 */
+    int core;                     /* the physical core program_id runs on (every op's
+                                     core; the one record of it when the program
+                                     has no op) */
     int num_programs;             /* SPMD grid size (>= 1) */
     int grid_ndim;                /* NKI launch-grid axes (1..4); ids are row-major */
     int64_t grid_dims[4];         /* instances per axis (product = num_programs) */

@@ -7,7 +7,8 @@ the front-end's compile-time guess.  Every run must match an independent
 NumPy reference (rows the loop does not reach stay unwritten: NaN), and
 equal the same kernel written as an unrolled sequential_range of that
 count; the emitted program must not grow with the trip count.  Also: the
-refusals (nested dynamic loop, two dynamic loops, step <= 0, a launch grid).
+refusals (nested dynamic loop, two dynamic loops, step <= 0, a launch grid,
+"reg_start" without "reg" or naming no register).
 usage: check_dynamic_loops.py <tpb> <workdir>
 """
 import json
@@ -226,6 +227,14 @@ def main():
     regstart = json.loads(json.dumps(k))
     regstart["body"][-2]["range"] = ["cnt", "cnt"]
     refused(tpb, work, "regstart", regstart, "only the stop of a dynamic_range may be a register")
+    # a register start is the loop variable's ("reg_start", with "reg"; the
+    # Python front-end counts stop - start from 0)
+    regfrom = json.loads(json.dumps(k))
+    regfrom["body"][-2]["reg_start"] = "cnt"
+    refused(tpb, work, "reg_start", regfrom, "field 'reg_start': needs \"reg\"")
+    regfrom["body"][-2]["reg"] = "ri"
+    regfrom["body"][-2]["reg_start"] = "nope"
+    refused(tpb, work, "reg_start_name", regfrom, "field 'reg_start': 'nope' is not a register")
     moving = json.loads(json.dumps(k))   # a compute operand that moves with i
     moving["body"][-3] = tile("acc", [ROWS, 640])
     moving["body"][-2]["body"][5]["dst"] = moving["body"][-2]["body"][5]["in0"] = \

@@ -612,6 +612,49 @@ static void test_skipped_barrier_deadlocks(void **state)
     lnc_module_free(&c[1]);
 }
 
+/* An idle core (its programs run no op) read back from its stream-less
+ * directory skips core 0's barrier: the split refuses such a kernel, and
+ * were it run anyway the simulator reports the hang instead of waiting:
+ * core 1's completion barrier meets core 0's barrier_0, core 0 waits at
+ * its own forever. */
+static void test_idle_core_skipping_barrier_deadlocks(void **state)
+{
+    (void)state;
+    lnc_module_t c[2], l;
+    core_init(&c[0], 0, 2);
+    add_isa(&c[0], ISA_ENG_SP, ISA_OP_NOP, "work");
+    add_barrier(&c[0], ISA_ENG_SP, 0x3);
+    char dir[] = "/tmp/tpb-idle-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/def.json", dir);
+    write_text(path, "{\"core\": 1, \"semaphores\": [], \"queues\": []}");
+    tpb_err_t err = {{0}};
+    lnc_module_init(&c[1], "k", 1);
+    c[1].ncores = 2;
+    assert_int_not_equal(lnc_load_core_artifacts(&c[1], dir, false, &err), 0);
+    assert_non_null(strstr(err.msg, "no engine stream"));
+    lnc_module_free(&c[1]);
+    lnc_module_init(&c[1], "k", 1);
+    c[1].ncores = 2;
+    if (lnc_load_core_artifacts(&c[1], dir, true, &err))
+        fail_msg("%s", err.msg);
+    unlink(path);
+    rmdir(dir);
+    assert_int_equal(c[1].funcs[0].nblocks, 1);
+    assert_int_equal(c[1].funcs[0].blocks[0].engine, ISA_ENG_SP);
+    assert_int_equal(c[1].funcs[0].blocks[0].n, 0);
+    assert_int_equal(lnc_link(c, 2, NULL, 0, &l, &err), 0);
+    emit_and_fail(&l, &err);
+    assert_non_null(strstr(err.msg, "deadlock"));
+    assert_non_null(strstr(err.msg, "core 0 SP instruction 1 (pc 1) CoreBarrier [cb_return_0]: "
+                                    "waits at CoreBarrier 1 (cores 0x3): arrived core(s) 0; "
+                                    "not arrived: 1"));
+    assert_non_null(strstr(err.msg, "core 1: finished"));
+    lnc_module_free(&l);
+    lnc_module_free(&c[0]);
+    lnc_module_free(&c[1]);
+}
+
 /* Without its completion barrier core 1 simply finishes; the deadlock
  * report still names it. */
 static void test_finished_core_named(void **state)
@@ -703,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_premerge_renumber),
         cmocka_unit_test(test_deps_and_wait_check),
         cmocka_unit_test(test_skipped_barrier_deadlocks),
+        cmocka_unit_test(test_idle_core_skipping_barrier_deadlocks),
         cmocka_unit_test(test_finished_core_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /* Multi-core split (encoder/lnc_split.c) on real kernel files, and the whole
  * driver end to end: blocked / interleaved program placement, per-program
  * tile copies, core-local barrier ids, remote-local targets, sendrecv as
- * a direct pull, divergence and pairing errors, the linked stream layout, and a
- * 2-core run that is faster than the 1-core run of the same work. */
+ * a direct pull, divergence and pairing errors, idle programs and cores, the
+ * linked stream layout, and a 2-core run that is faster than the 1-core run
+ * of the same work. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -308,6 +309,71 @@ static void test_divergence(void **state)
     free_all(&ps);
 }
 
+/* A program whose control flow on pid skips every op leaves its core idle
+ * (NKI): `cond` picks the programs that copy a's block `pid` to out. */
+static void idle_kernel(char *buf, size_t len, const char *grid, const char *cond,
+                        const char *extra)
+{
+    snprintf(buf, len,
+             "{\"kernel\": \"idle\", \"grid\": [\"%s\"],"
+             " \"inputs\": [{\"name\": \"a\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+             " \"outputs\": [{\"name\": \"out\", \"shape\": [512, 64], \"dtype\": \"float32\"}],"
+             " \"body\": [{\"op\": \"if\", \"cond\": \"%s\", \"body\": ["
+             "  {\"op\": \"tile\", \"name\": \"t\", \"shape\": [128, 64], \"dtype\": \"float32\"},"
+             "  {\"op\": \"load\", \"dst\": \"t\", \"src\": \"a[pid*128:(pid+1)*128, :]\"},%s"
+             "  {\"op\": \"store\", \"dst\": \"out[pid*128:(pid+1)*128, :]\", \"src\": \"t\"}]}]}",
+             grid, cond, extra);
+}
+
+static void test_idle_program(void **state)
+{
+    (void)state;
+    char text[2048];
+    progs_t ps;
+    lnc_split_t s;
+    tpb_err_t err = {{0}};
+    /* program 0 is the idle one: core 0's kernel has no op, core 1 runs
+     * program 1 */
+    idle_kernel(text, sizeof text, "nc(2)", "pid == 1", "");
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_equal(ps.p[0].nops, 0);
+    assert_int_equal(lnc_core_of(ps.p, 0), 0);
+    assert_int_equal(lnc_core_of(ps.p, 1), 1);
+    if (lnc_split(ps.p, ps.n, &s, &err))
+        fail_msg("%s", err.msg);
+    assert_true(s.diverged);
+    assert_int_equal(s.core_k[0].nops, 0);
+    assert_int_equal(s.core_k[1].nops, 2);
+    assert_int_equal(s.core_k[1].program_id, 1);
+    lnc_split_free(&s);
+    free_all(&ps);
+    /* two programs per core: program 3 idle, core 1 still runs program 2 */
+    idle_kernel(text, sizeof text, "nc(2)*2", "pid < 3", "");
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_equal(lnc_core_of(ps.p, 3), 1);
+    if (lnc_split(ps.p, ps.n, &s, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(s.core_k[0].nops, 4);
+    assert_int_equal(s.core_k[1].nops, 2);
+    lnc_split_free(&s);
+    free_all(&ps);
+    /* no program runs an op: nothing to compile */
+    idle_kernel(text, sizeof text, "nc(2)", "pid > 1", "");
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_not_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    assert_non_null(strstr(err.msg, "kernel 'idle' has no ops"));
+    free_all(&ps);
+    /* an idle program skips the barrier program 0 waits at: refused (it
+     * would hang core 0), as any program missing an exchange */
+    idle_kernel(text, sizeof text, "nc(2)", "pid == 0",
+                " {\"op\": \"core_barrier\", \"cores\": [0, 1]},");
+    assert_int_equal(parse_all(text, &ps, &err), 0);
+    assert_int_not_equal(lnc_split(ps.p, ps.n, &s, &err), 0);
+    assert_non_null(strstr(err.msg, "exchange 0 (core barrier, sendrecv or collective) is "
+                                    "missing in program 1 but core_barrier in program 0"));
+    free_all(&ps);
+}
+
 /* ---- end to end ---- */
 
 static const char *copy_kernel =
@@ -444,6 +510,65 @@ static void test_out_dir_trailing_slash(void **state)
         snprintf(p2, sizeof p2, "%s/out/nc1/sg0/SP.bin", root);
         assert_true(fio_exists(p2));
     }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* An idle core end to end: core 0 (program 0 skips every op) has only its
+ * SP stream, the dispatcher's Call, the completion barrier it meets core 1
+ * at, Halt, and the function's Return; core 1 computes the output. */
+static void test_idle_core_runs(void **state)
+{
+    (void)state;
+    char root[512], path[600], dir[600], p2[700], text[2048], cmd[600];
+    tpb_err_t err = {{0}};
+    snprintf(root, sizeof root, "%s/test_lnc_split_idle.%ld", TPB_BINARY_DIR, (long)getpid());
+    assert_int_equal(fio_mkdirs(root, &err), 0);
+    idle_kernel(text, sizeof text, "nc(2)", "pid == 1", "");
+    snprintf(path, sizeof path, "%s/idle.json", root);
+    assert_int_equal(fio_write_atomic(path, text, strlen(text), &err), 0);
+    snprintf(dir, sizeof dir, "%s/out", root);
+    enc_options_t o = {dir, NULL, ENC_RUN_ISA_CHECKS, false, 0, false, false, false, false, 0};
+    if (enc_compile_mc(path, &o, NULL, &err))
+        fail_msg("compile: %s", err.msg);
+    for (int e = 0; e < 5; e++) {   /* the idle core's one stream */
+        snprintf(p2, sizeof p2, "%s/nc0/sg0/%s.bin", dir, isa_engine_name(isa_tpb_engines[e]));
+        assert_int_equal(fio_exists(p2), isa_tpb_engines[e] == ISA_ENG_SP);
+    }
+    snprintf(p2, sizeof p2, "%s/nc0/sg0/SP.bin", dir);
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(fio_read_all(p2, &buf, &len, &err), 0);
+    isa_stream_t st;
+    isa_err_t ie;
+    assert_int_equal(isa_stream_decode(buf, len, ISA_ENG_SP, &st, &ie), ISA_OK);
+    static const int want[] = {ISA_OP_CALL, ISA_OP_CORE_BARRIER, ISA_OP_HALT, ISA_OP_RETURN};
+    assert_int_equal(st.count, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(st.insts[i].inst.op, want[i]);
+    isa_stream_free(&st);
+    free(buf);
+    sim_options_t so;
+    sim_options_default(&so);
+    sim_t *sm = NULL;
+    if (sim_load(dir, &so, &sm, &err))
+        fail_msg("load: %s", err.msg);
+    npy_array_t a, out;
+    int64_t shape[2] = {512, 64};
+    assert_int_equal(npy_alloc(&a, ISA_DT_FP32, 2, shape, &err), 0);
+    float *f = a.data;
+    for (size_t i = 0; i < a.count; i++)
+        f[i] = (float)i;
+    assert_int_equal(sim_set_input(sm, "a", &a, &err), 0);
+    if (sim_run(sm, &err))
+        fail_msg("run: %s", err.msg);
+    assert_int_equal(sim_get_tensor(sm, "out", &out, &err), 0);
+    /* program 1's block copied; program 0's (rows 0..127) never written */
+    const float *g = out.data;
+    assert_memory_equal(g + 128 * 64, f + 128 * 64, 128 * 64 * sizeof(float));
+    npy_free(&out);
+    npy_free(&a);
+    sim_free(sm);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     assert_int_equal(system(cmd), 0);
 }
@@ -1033,6 +1158,8 @@ int main(void)
         cmocka_unit_test(test_split_exchange),
         cmocka_unit_test(test_split_sendrecv),
         cmocka_unit_test(test_divergence),
+        cmocka_unit_test(test_idle_program),
+        cmocka_unit_test(test_idle_core_runs),
         cmocka_unit_test(test_two_cores_faster),
         cmocka_unit_test(test_out_dir_trailing_slash),
         cmocka_unit_test(test_collective_split),

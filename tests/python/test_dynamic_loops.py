@@ -80,15 +80,192 @@ def test_dynamic_range_traced_once():
 def test_dynamic_range_int_bounds_and_errors():
     assert list(nl.dynamic_range(2, 7, 2)) == [2, 4, 6]
 
+    with pytest.raises(tpbsim.NkiError, match="step must be a positive compile-time integer"):
+        nl.dynamic_range(0, 8, 0)
+
+
+# ---- the loop variable as a register (NKI: the body's i is a VirtualRegister) ----
+
+def _index_kernel(lower, upper_int=None):
+    """Per iteration i of fori_loop(lower, n, step=2) (n from an input, or
+    upper_int): col 0 of row i of out is i, through register_store of the
+    loop variable and a run-time row select; col 1 the same through a
+    register_move copy of it; row i of rows is row i of x (i as a DMA
+    address, as before)."""
     @nki.jit
-    def bad(n):
-        r = nisa.register_alloc()
-        nisa.register_load(r, n)
-        for _ in nl.dynamic_range(r, 8):
-            pass
-        return n
-    with pytest.raises(tpbsim.NkiError, match="register start is not supported"):
-        bad(np.zeros((1, 1), np.int32))
+    def k(x, n):
+        out = nl.ndarray((24, 2), dtype=nl.int32, buffer=nl.shared_hbm)
+        rows = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        m1 = nl.ndarray((24, 2), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=m1, value=-1)
+        nisa.dma_copy(dst=out, src=m1)
+        z = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=0.0)
+        nisa.dma_copy(dst=rows, src=z)
+        cnt = nisa.register_alloc()
+        nisa.register_load(cnt, n)
+        copy = nisa.register_alloc()
+
+        def body(i):
+            t = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.register_store(dst=t[0:1, 0:1], src=i)
+            nisa.register_move(dst=copy, src=i)
+            nisa.register_store(dst=t[0:1, 1:2], src=copy)
+            at = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.register_store(dst=at, src=i)
+            nisa.dma_copy(dst=out.ap([[2, 1], [1, 2]], offset=0, scalar_offset=at,
+                                     indirect_dim=0), src=t)
+            r = nl.ndarray((1, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=r, src=x[i:i + 1, :])
+            nisa.dma_copy(dst=rows[i:i + 1, :], src=r)
+        nl.fori_loop(lower, cnt if upper_int is None else upper_int, body, step=2)
+        return out, rows
+    return k
+
+
+def _index_ref(x, idx):
+    out = np.full((24, 2), -1, np.int32)
+    rows = np.zeros_like(x)
+    for i in idx:
+        out[i] = i
+        rows[i] = x[i]
+    return out, rows
+
+
+def test_loop_variable_as_register_numpy():
+    x = np.random.default_rng(9).standard_normal((24, 8)).astype(np.float32)
+    k = _index_kernel(1)
+    for n in (0, 1, 2, 8, 23):   # 23: 11 iterations, past the guess of 6
+        out, rows = k(x, np.array([[n]], np.int32))
+        want_out, want_rows = _index_ref(x, range(1, n, 2))
+        np.testing.assert_array_equal(out, want_out)
+        np.testing.assert_array_equal(rows, want_rows)
+
+
+def test_loop_variable_as_register_int_bounds():
+    # integer bounds: tpbsim unrolls the loop and i is an integer, which
+    # register_store writes as NKI's register would hold it
+    x = np.random.default_rng(10).standard_normal((24, 8)).astype(np.float32)
+    out, rows = _index_kernel(3, 14)(x, np.zeros((1, 1), np.int32))
+    want_out, want_rows = _index_ref(x, range(3, 14, 2))
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(rows, want_rows)
+
+
+def test_loop_variable_register_in_kernel_file_and_errors():
+    # the kernel file keeps the variable in a register ("reg") only when the
+    # body reads it as one
+    x = np.zeros((24, 8), np.float32)
+    text = tpbsim.kernel_json(_index_kernel(1), x, np.zeros((1, 1), np.int32))
+    loop, = [op for op in json.loads(text)["body"] if op["op"] == "dynamic_range"]
+    assert loop["reg"] == loop["var"] + "_reg"
+    text = tpbsim.kernel_json(_kernel(False), *(np.zeros((768, 32), np.float32),) * 2,
+                              np.zeros((1, 1), np.int32))
+    loop, = [op for op in json.loads(text)["body"] if op["op"] == "dynamic_range"]
+    assert "reg" not in loop
+
+    def kernel(write):
+        @nki.jit
+        def k(n):
+            cnt = nisa.register_alloc()
+            nisa.register_load(cnt, n)
+
+            def body(i):
+                if write:
+                    nisa.register_move(dst=i, src=0)
+                else:
+                    nisa.register_store(dst=nl.ndarray((1, 1), dtype=nl.int32,
+                                                       buffer=nl.sbuf), src=i * 2)
+            nl.fori_loop(0, cnt, body)
+            return n
+        return k
+    with pytest.raises(tpbsim.NkiError, match="field 'dst': the variable of a nl.fori_loop / "
+                                              "nl.dynamic_range loop is read-only"):
+        kernel(True)(np.zeros((1, 1), np.int32))
+    with pytest.raises(tpbsim.NkiError, match="field 'src': expected a register from "
+                                              "register_alloc, got Lin"):
+        kernel(False)(np.zeros((1, 1), np.int32))
+
+
+# ---- a register lower bound (NKI: lower and upper are ints or registers) ----
+
+def _from_register_kernel(upper_int, step):
+    """fori_loop(lo, hi, step) with lo (and hi, unless upper_int) read from
+    an input: row i of out is 2 * row i of x and idx[i] = i, both through
+    run-time row selects by the loop variable (a register: its value is
+    known only at run time)."""
+    @nki.jit
+    def k(x, bounds):
+        w = x.shape[1]
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        idx = nl.ndarray((x.shape[0], 1), dtype=nl.int32, buffer=nl.shared_hbm)
+        z = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=0.0)
+        nisa.dma_copy(dst=out, src=z)
+        m1 = nl.ndarray((x.shape[0], 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.memset(dst=m1, value=-1)
+        nisa.dma_copy(dst=idx, src=m1)
+        b = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=b, src=bounds)
+        lo, hi = nisa.register_alloc(), nisa.register_alloc()
+        nisa.register_load(lo, b[0:1, 0:1])
+        nisa.register_load(hi, b[0:1, 1:2])
+
+        def body(i):
+            row = nl.ndarray((1, w), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=row, src=x.ap([[w, 1], [1, w]], offset=0, scalar_offset=i,
+                                            indirect_dim=0))
+            nisa.tensor_scalar(dst=row, data=row, op0=nl.multiply, operand0=2.0)
+            nisa.dma_copy(dst=out.ap([[w, 1], [1, w]], offset=0, scalar_offset=i,
+                                     indirect_dim=0), src=row)
+            t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.register_store(dst=t, src=i)
+            nisa.dma_copy(dst=idx.ap([[1, 1], [1, 1]], offset=0, scalar_offset=t,
+                                     indirect_dim=0), src=t)
+        nl.fori_loop(lo, hi if upper_int is None else upper_int, body, step=step)
+        return out, idx
+    return k
+
+
+@pytest.mark.parametrize("upper_int, step", [(None, 1), (None, 3), (13, 2)])
+def test_fori_loop_register_lower_bound_numpy(upper_int, step):
+    x = np.random.default_rng(11).standard_normal((24, 8)).astype(np.float32)
+    k = _from_register_kernel(upper_int, step)
+    # empty, one, a few, more than the guess of 6, an upper bound below the
+    # lower one
+    for lo, hi in ((5, 5), (4, 5), (3, 9), (2, 23), (9, 3)):
+        out, idx = k(x, np.array([[lo, hi]], np.int32))
+        want_out, want_idx = np.zeros_like(x), np.full((24, 1), -1, np.int32)
+        for i in range(lo, hi if upper_int is None else upper_int, step):
+            want_out[i], want_idx[i] = 2 * x[i], i
+        np.testing.assert_array_equal(out, want_out)
+        np.testing.assert_array_equal(idx, want_idx)
+
+
+def test_fori_loop_register_lower_bound_kernel_file():
+    # the loop counts hi - lo (computed in SBUF, loaded into a register) from
+    # 0, and its variable's register starts at lo ("reg_start")
+    text = tpbsim.kernel_json(_from_register_kernel(None, 1), np.zeros((24, 8), np.float32),
+                              np.zeros((1, 2), np.int32))
+    body = json.loads(text)["body"]
+    loop, = [op for op in body if op["op"] == "dynamic_range"]
+    assert loop["range"][0] == 0 and loop["reg"] == loop["var"] + "_reg"
+    assert loop["reg_start"] == "vreg0"
+    pre = body[body.index(loop) - 5:body.index(loop)]
+    assert [op["op"] for op in pre] == ["register_store", "register_store", "tensor_tensor",
+                                        "register_alloc", "register_load"]
+    # located at the kernel's fori_loop line, not in tpbsim's language.py
+    assert {op["loc"] for op in pre + [loop]} == {loop["loc"]}
+    assert loop["loc"].startswith("test_dynamic_loops.py:")
+
+    @nki.jit
+    def sliced(x, n):
+        lo = nisa.register_alloc()
+        nisa.register_load(lo, n)
+        nl.fori_loop(lo, 8, lambda i: nisa.dma_copy(dst=x[i:i + 1, :], src=x[0:1, :]))
+        return x
+    with pytest.raises(tpbsim.NkiError, match="holds a value known at run time only"):
+        sliced(np.zeros((8, 8), np.float32), np.zeros((1, 1), np.int32))
 
 
 # ---- nl.while_loop (NKI 0.6): a register condition tested before each iteration ----

@@ -149,6 +149,48 @@ def test_diverging_barriers_rejected():
         k[2](np.zeros((256, 32), np.float32))
 
 
+@nki.jit
+def tiles_by_program(x):
+    """Each program takes its share of x's 128-row tiles (exp of each); with
+    fewer tiles than programs the last programs get none, and NKI leaves
+    their cores idle."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    tiles = (x.shape[0] + 127) // 128
+    share = (tiles + nl.num_programs() - 1) // nl.num_programs()
+    first = min(tiles, nl.program_id(0) * share)
+    for i in range(first, min(tiles, first + share)):
+        rows = min(128, x.shape[0] - i * 128)
+        t = nl.ndarray((rows, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[i * 128:i * 128 + rows, :])
+        nisa.activation(dst=t, op=nl.exp, data=t)
+        nisa.dma_copy(dst=out[i * 128:i * 128 + rows, :], src=t)
+    return out
+
+
+@pytest.mark.parametrize("rows", [100, 128, 300])
+def test_idle_program_on_two_cores(rows):
+    # 100 and 128 rows: one tile, program 1 (core 1) runs no op
+    x = RNG.uniform(-1, 1, (rows, 48)).astype(np.float32)
+    np.testing.assert_allclose(tiles_by_program[2](x), np.exp(x), rtol=1e-6, atol=1e-6)
+
+
+def test_idle_program_skipping_a_barrier_rejected():
+    # program 1 runs nothing, so it never meets program 0 at the barrier:
+    # refused at compile time (it would leave core 0 waiting)
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        if nl.program_id(0) == 0:
+            nisa.dma_copy(dst=out, src=a)
+            nisa.core_barrier(out, (0, 1))
+        return out
+    a = np.zeros((128, 32), np.float32)
+    assert json.loads(k[2].trace(a)[0])["body"][1]["body"] == []   # program 1: no op
+    with pytest.raises(tpbsim.TpbError, match="exchange 0 .* is missing in program 1 but "
+                                              "core_barrier in program 0"):
+        k[2](a)
+
+
 def test_beta1_grid_keeps_the_error():
     def k(a):
         out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)

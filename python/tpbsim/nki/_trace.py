@@ -537,6 +537,7 @@ class Trace:
         self.frames = []             # the traced-once loops open, innermost last
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
+        self.loop_regs = {}          # dynamic loop variable -> [its register, read as one]
         self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
         self.target = None           # the target traced for (None: trn2), Kernel.target

@@ -511,20 +511,38 @@ def dynamic_range(start, stop=None, step=1):
     the body is traced once into one kernel-format dynamic_range op whose
     trip count is read from the register at run time (docs/python.md,
     docs/compiler.md "Dynamic loops"); the loop variable is a symbol that
-    may move DMA addresses (slices).  With integer bounds it is a
-    sequential_range."""
+    may move DMA addresses (slices), and reads as a register holding the
+    iteration's value.  With a register start the loop counts stop - start
+    (_register_distance) and the variable is that register only.  With
+    integer bounds it is a sequential_range."""
     loc = _trace.caller_loc()
     if stop is None:
         start, stop = 0, start
-    if _is_vreg(start):
-        raise NkiError("%s: nl.dynamic_range: a register start is not supported (give the "
-                       "start as an integer and the stop as the register)" % loc)
     if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
         raise NkiError("%s: nl.dynamic_range: step must be a positive compile-time integer, "
                        "got %r" % (loc, step))
+    if _is_vreg(start):
+        return _dynamic_loop(0, _register_distance(start, stop), step, loc, first=start)
     if not _is_vreg(stop):
         return builtins.range(int(start), int(stop), step)
     return _dynamic_loop(int(start), stop, step, loc)
+
+
+def _register_distance(start, stop):
+    """A new register holding stop - start, for a loop from register start
+    (the sequencers add immediates to registers only): both bounds stored
+    to an int32 tile (an integer stop as a memset), subtracted there and
+    loaded back on every engine, as the loop control needs.  The Vector
+    engine subtracts in fp32 (docs/semantics.md): exact for bounds below
+    2^24 in magnitude."""
+    from . import isa
+    t = ndarray((1, 2), dtype="int32", buffer=sbuf, name="dyn_bounds")
+    isa.register_store(dst=t[0:1, 0:1], src=start)
+    isa.register_store(dst=t[0:1, 1:2], src=stop if _is_vreg(stop) else int(stop))
+    isa.tensor_tensor(dst=t[0:1, 0:1], data1=t[0:1, 1:2], data2=t[0:1, 0:1], op=subtract)
+    n = isa.register_alloc()
+    isa.register_load(dst=n, src=t[0:1, 0:1])
+    return n
 
 
 @contextlib.contextmanager
@@ -546,14 +564,39 @@ def _dynamic_body():
     del tr.body[mark:]
 
 
-def _dynamic_loop(start, reg, step, loc):
+def _dynamic_loop(start, reg, step, loc, first=None):
+    """The loop's variable: a symbol that also reads as a register, or with
+    a register start (first, the range then counting from 0) that register
+    only: its value is known at run time only."""
+    from . import isa
     tr = _trace.current()
     with _dynamic_body() as body:
         var = tr.unique("dyn_i")
-        yield Lin(0, {var: 1})
-    tr.body.append('{"op": "dynamic_range", "var": "%s", "range": [%d, "%s", %d], '
-                   '"loc": "%s", "body": [\n%s\n]}' % (var, start, reg.name, step, loc,
+        used = tr.loop_regs[var] = [var + "_reg", first is not None]
+        yield isa.VirtualRegister(used[0]) if first is not None else Lin(0, {var: 1})
+    # read as a register (nisa.register_store / register_move): the kernel
+    # format keeps the value in one ("reg", docs/kernel-format.md)
+    vreg = ', "reg": "%s"' % used[0] if used[1] else ""
+    if first is not None:
+        vreg += ', "reg_start": "%s"' % first.name
+    tr.body.append('{"op": "dynamic_range", "var": "%s"%s, "range": [%d, "%s", %d], '
+                   '"loc": "%s", "body": [\n%s\n]}' % (var, vreg, start, reg.name, step, loc,
                                                        ",\n".join(body)))
+
+
+def _loop_register(x):
+    """The register of x when x is the variable of a dynamic_range /
+    fori_loop (NKI hands the body a VirtualRegister holding the current
+    iteration's value; in tpbsim it is a symbol that also moves DMA
+    addresses), marked as read; else None."""
+    if not isinstance(x, Lin) or x.c != 0 or len(x.t) != 1:
+        return None
+    (var, coeff), = x.t.items()
+    used = _trace.current().loop_regs.get(var) if coeff == 1 else None
+    if used is None:
+        return None
+    used[1] = True
+    return used[0]
 
 
 def fori_loop(lower, upper, body_fun, step=1):
@@ -562,7 +605,8 @@ def fori_loop(lower, upper, body_fun, step=1):
         body_fun(i)
 
 
-_trace.SKIP.add(fori_loop.__code__)   # its loop is the kernel line's
+# messages and op locations name the kernel's line, not these helpers'
+_trace.SKIP.update((fori_loop.__code__, dynamic_range.__code__, _register_distance.__code__))
 
 
 def while_loop(init, body_fun):
