@@ -421,6 +421,26 @@ def whole_mask(mask):
     return mask, False
 
 
+def input_mask(mask, data, to, nd_out, fn, loc):
+    """NKI's index-expression mask= of an op whose dst axes are not its
+    input's in order (a transpose, a reduction): its comparisons bound the
+    input's indices (_index.to_dst; to maps input axes to dst axes, None for
+    a reduced one).  (the mask over dst's indices, data): bounds on reduced
+    axes cut data to their rectangle (data None when it is empty: the op
+    writes nothing); any other comparison on a reduced axis raises.  A
+    kernel-format mask (dicts) is over dst's indices already: as given."""
+    from ._index import IndexMask, IndexPredicate, to_dst
+    if not isinstance(mask, (IndexPredicate, IndexMask)):
+        return mask, data
+    m, dropped = to_dst(mask, to, nd_out, fn, loc)
+    if dropped:
+        rect = mask_bounds(data, IndexMask(dropped), fn, "data (on a reduced axis)", loc)
+        if any(r.stop <= r.start for r in rect):
+            return m, None
+        data = mask_restrict(data, rect)
+    return m, data
+
+
 def _always(mask):
     """Whether an index mask holds at every index of its grid (each of its
     comparisons bounds the indices beyond their range)."""
@@ -773,7 +793,10 @@ def assign(target, value):
             raise NkiError("%s: assignment: value shape %s does not match the target %s" %
                            (loc, list(value.shape), list(target.shape)))
         i = _fresh(tr, value, target) if target._onchip() else None
-        if i is not None and _retarget(tr, i, value, target, False):
+        # the op writes target viewed in its result's shape ([P] into
+        # [P, 1]: its mask's pattern is over that shape)
+        if i is not None and _retarget(tr, i, value, _with_ones(target, value.shape)
+                                       if ones else target, False):
             return
         if ones:   # [P] into [P, 1]: value viewed in target's shape
             value = _with_ones(value, target.shape)

@@ -280,16 +280,22 @@ def _sbuf_operand(x, loc):
     return _copy(x, x.dtype, loc)
 
 
-def load_transpose2d(src, dtype=None):
+def load_transpose2d(src, dtype=None, mask=None):
     """NKI: a 2-D HBM tensor [N, M] into a new SBUF tile [M, N] (one
     dma_transpose; another dtype casts, as the kernel format's
-    dma_transpose does)."""
+    dma_transpose does).  mask= (NKI beta-1): bounds on single indices of
+    src, as nisa.dma_transpose's (the rest of the tile is left unwritten)."""
+    from .isa import dma_transpose_rect
     loc = _trace.caller_loc()
     src = _tile(src, "load_transpose2d", "src", loc, (hbm, private_hbm, shared_hbm))
     if len(src.shape) != 2:
         raise NkiError("%s: nl.load_transpose2d: src %s must be 2-D" % (loc, list(src.shape)))
     t = _new((src.shape[1], src.shape[0]), _out_dtype(dtype, src), loc)
-    _emit("dma_transpose", loc, [("dst", t.text()), ("src", src.text())])
+    sides = dma_transpose_rect(t, src, None, mask, "nl.load_transpose2d", loc)
+    if sides is None:
+        t.base.off = True   # nothing loaded: assigning it writes nothing
+        return t
+    _emit("dma_transpose", loc, [("dst", sides[0].text()), ("src", sides[1].text())])
     return t
 
 

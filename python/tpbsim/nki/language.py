@@ -487,7 +487,7 @@ from ._promote import promote   # noqa: E402  (the dtype of an op on two tiles)
 
 # index expressions (nl.arange, nl.mgrid, masks): _index.py
 from ._index import (_CMP_OPS, IndexExpr, IndexMask, IndexPredicate, _Grid,  # noqa: E402,F401
-                     _MGrid, _mask_truth, _reduce_mask, arange, mgrid)
+                     _MGrid, _mask_truth, arange, mgrid)
 
 
 def affine_range(start, stop=None, step=1, directives=None, precise_schedule=False):
@@ -968,12 +968,24 @@ class _Reduce(_Fn):
         axes = [a % len(x.shape) if isinstance(a, int) and -len(x.shape) <= a < 0 else a
                 for a in axes]   # NumPy's negative axes
         return _reduce(x, axes, self.name, _dtype(dtype) if dtype else x.dtype, keepdims, loc,
-                       mask)
+                       mask, "nl." + self.nl_name)
 
 
-def _reduce(x, axes, op, dtype, keepdims, loc, mask=None):
-    """A tensor_reduce of x over axes into a new SBUF tile of dtype."""
+def _reduce(x, axes, op, dtype, keepdims, loc, mask=None, fn="nl.sum", cut=False):
+    """A tensor_reduce of x over axes into a new SBUF tile of dtype.  mask=
+    (NKI beta-1) is over x's indices: True is no mask, False writes nothing;
+    a comparison on a kept axis masks the result, bounds on a reduced axis
+    reduce over the indices they keep (_beta1.input_mask).  cut: return
+    (the tile, the part of x reduced, None when nothing is)."""
     shape = [1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes]
+    from ._beta1 import input_mask, skipped, whole_mask
+    from ._index import reduce_axes
+    mask, off = whole_mask(mask)
+    mask, x = input_mask(mask, x, reduce_axes(len(x.shape), axes, len(shape)), len(shape),
+                         fn, loc)
+    if off or x is None:
+        t = skipped(shape, dtype, sbuf)
+        return (t, None) if cut else t
     t = _trace.current().new_tensor(shape, dtype, sbuf, "", loc)
     from . import isa
     if not [d for d in axes if x.shape[d] != 1]:
@@ -984,10 +996,8 @@ def _reduce(x, axes, op, dtype, keepdims, loc, mask=None):
         kind = "tensor_reduce"
         f = [("dst", t.text()), ("src", x.text()), ("operator", '"%s"' % op),
              ("axis", str(axes))] + ([("keepdims", "true")] if keepdims else [])
-    if mask is not None:
-        f = isa._mask(f, _reduce_mask(mask, axes, keepdims, len(x.shape), loc), loc, t)
-    isa._emit(kind, loc, f)
-    return t
+    isa._emit(kind, loc, isa._mask(f, mask, loc, t))
+    return (t, x) if cut else t
 
 
 max = _Reduce("max", "maximum")   # noqa: A001 (NKI's names)
