@@ -866,14 +866,17 @@ def _binary(name, x, y, dtype, loc, mask=None):
     return t
 
 
-def where(condition, x, y, dtype=None):
+def where(condition, x, y, dtype=None, mask=None):
     """nl.where (NumPy's): a new SBUF tile, x where condition != 0 else y
     (one select), the tiles broadcast as the nl element-wise functions'
     (_partitions, _step0).  x or y may be a number: y is select's
     immediate, x a memset [P, 1] column read with step 0 (select's on_true
-    is a tile).  The dtype is x's and y's (promoted when both are tiles)."""
+    is a tile).  The dtype is x's and y's (promoted when both are tiles).
+    mask= (NKI beta-1) over the result, as the element-wise functions'."""
     loc = _trace.caller_loc()
     from . import isa
+    from ._beta1 import skipped, whole_mask
+    mask, off = whole_mask(mask)
     vals = [v for v in (x, y) if isinstance(v, NkiTensor)]
     if not isinstance(condition, NkiTensor) or not vals and dtype is None:
         raise NkiError("%s: nl.where: condition must be a tile, and x or y a tile (or give "
@@ -882,13 +885,16 @@ def where(condition, x, y, dtype=None):
     condition, x, y = (_step0(_partitions("where", v, out, loc), out)
                        if isinstance(v, NkiTensor) else v for v in (condition, x, y))
     dt = _dtype(dtype) if dtype else _promoted([_dtype(v.dtype) for v in vals])
+    if off:
+        return skipped(out, dt, sbuf)
     if not isinstance(x, NkiTensor):   # a [P, 1] column of x, read with step 0
         col = _trace.current().new_tensor((out[0],) + (1,) * (len(out) - 1), dt, sbuf, "", loc)
         isa._emit("memset", loc, [("dst", col.text()), ("value", isa._scalar(x, "x", loc))])
         x = _step0(col, out)
     t = _trace.current().new_tensor(out, dt, sbuf, "", loc)
-    isa._emit("select", loc, [("dst", t.text()), ("pred", condition.text()),
-                              ("on_true", x.text()), ("on_false", isa._scalar(y, "y", loc))])
+    isa._emit("select", loc, isa._mask([("dst", t.text()), ("pred", condition.text()),
+                                        ("on_true", x.text()),
+                                        ("on_false", isa._scalar(y, "y", loc))], mask, loc, t))
     return t
 
 
