@@ -715,9 +715,10 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
 
 
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None,
-                  offset=0, name=None, reverse_pred=False):
+                  offset=0, name=None, reverse_pred=False, mask=None):
     """reverse_pred (a tpbsim extension, seed 001 set_reverse_pred): select
-    on_true_tile where the predicate fails."""
+    on_true_tile where the predicate fails.  mask= (NKI beta-1) over dst's
+    indices, which are on_true_tile's."""
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
          ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
@@ -726,7 +727,7 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
          ("on_false_value", _scalar(on_false_value, "on_false_value", loc))]
     if reverse_pred:
         f.append(("reverse_pred", "true"))
-    _emit("affine_select", loc, _common(f, name, None, loc))
+    _emit("affine_select", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,
