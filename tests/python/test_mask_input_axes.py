@@ -158,3 +158,25 @@ def test_reduce_mask_keeping_no_column_writes_nothing_numpy():
         nl.store(out, r)
         return out
     np.testing.assert_array_equal(k(_x()), np.full((B, 1), -1.0, np.float32))
+
+
+@pytest.mark.parametrize("mask", sorted(MASKS))
+def test_nl_mean_prod_mask_over_input_numpy(mask):
+    """nl.mean divides by the reduced elements the mask keeps; nl.prod
+    multiplies them."""
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((B, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        i, j = nl.mgrid[0:B, 0:N]
+        a = nl.load(x)
+        r = nl.full((B, 2), -1.0, dtype=nl.float32, buffer=nl.sbuf)
+        r[:, 0:1] = nl.mean(a, axis=1, keepdims=True, mask=MASKS[mask](i, j))
+        r[:, 1:2] = nl.prod(a, axis=1, keepdims=True, mask=MASKS[mask](i, j))
+        nl.store(out, r)
+        return out
+    x = RNG.uniform(0.9, 1.1, (B, N)).astype(np.float32)
+    keep = _keep(MASKS[mask])
+    rows, cols = keep.any(1), keep.any(0)
+    sel = x[:, cols].astype(np.float64)
+    want = np.where(rows[:, None], np.stack([sel.mean(1), sel.prod(1)], 1), -1.0)
+    np.testing.assert_allclose(k(x), want, rtol=1e-5)

@@ -74,15 +74,16 @@ def _count(x, axes):
     return int(np.prod([x.shape[a] for a in axes]))
 
 
-def _ts(src, op0, operand0, dtype, loc, op1=None, operand1=None):
-    """A new tile = (src op0 operand0) [op1 operand1] (one tensor_scalar)."""
+def _ts(src, op0, operand0, dtype, loc, op1=None, operand1=None, mask=None):
+    """A new tile = (src op0 operand0) [op1 operand1] (one tensor_scalar;
+    mask: over its indices)."""
     from . import isa
     t = _new(src.shape, dtype, loc)
     f = [("dst", t.text()), ("src", src.text()), ("op0", '"%s"' % op0),
          ("operand0", isa._scalar(operand0, "operand0", loc))]
     if op1:
         f += [("op1", '"%s"' % op1), ("operand1", isa._scalar(operand1, "operand1", loc))]
-    _emit("tensor_scalar", loc, f)
+    _emit("tensor_scalar", loc, isa._mask(f, mask, loc, t))
     return t
 
 
@@ -102,10 +103,10 @@ def mean(x, axis, dtype=None, keepdims=False, mask=None):
     loc = _trace.caller_loc()
     x = _tile(x, "mean", "x", loc)
     axes = _free_axes(x, axis, "mean", loc)
-    s, cut = _reduce(x, axes, "add", float32, keepdims, loc, mask, "nl.mean", cut=True)
+    s, cut, m = _reduce(x, axes, "add", float32, keepdims, loc, mask, "nl.mean", cut=True)
     if cut is None:
         return s   # masked off: nothing written
-    return _ts(s, "divide", float(_count(cut, axes)), _out_dtype(dtype, x), loc)
+    return _ts(s, "divide", float(_count(cut, axes)), _out_dtype(dtype, x), loc, mask=m)
 
 
 def prod(x, axis, dtype=None, keepdims=False, mask=None):

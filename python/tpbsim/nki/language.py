@@ -982,7 +982,8 @@ def _reduce(x, axes, op, dtype, keepdims, loc, mask=None, fn="nl.sum", cut=False
     (NKI beta-1) is over x's indices: True is no mask, False writes nothing;
     a comparison on a kept axis masks the result, bounds on a reduced axis
     reduce over the indices they keep (_beta1.input_mask).  cut: return
-    (the tile, the part of x reduced, None when nothing is)."""
+    (the tile, the part of x reduced -- None when nothing is --, the mask
+    over the tile's indices)."""
     shape = [1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes]
     from ._beta1 import input_mask, skipped, whole_mask
     from ._index import reduce_axes
@@ -991,7 +992,7 @@ def _reduce(x, axes, op, dtype, keepdims, loc, mask=None, fn="nl.sum", cut=False
                          fn, loc)
     if off or x is None:
         t = skipped(shape, dtype, sbuf)
-        return (t, None) if cut else t
+        return (t, None, None) if cut else t
     t = _trace.current().new_tensor(shape, dtype, sbuf, "", loc)
     from . import isa
     if not [d for d in axes if x.shape[d] != 1]:
@@ -1003,7 +1004,7 @@ def _reduce(x, axes, op, dtype, keepdims, loc, mask=None, fn="nl.sum", cut=False
         f = [("dst", t.text()), ("src", x.text()), ("operator", '"%s"' % op),
              ("axis", str(axes))] + ([("keepdims", "true")] if keepdims else [])
     isa._emit(kind, loc, isa._mask(f, mask, loc, t))
-    return (t, x) if cut else t
+    return (t, x, mask) if cut else t
 
 
 max = _Reduce("max", "maximum")   # noqa: A001 (NKI's names)
