@@ -249,8 +249,9 @@ def transpose(x, dtype=None, mask=None):
     """NKI: a 2-D SBUF tile [P, F] (at most [128, 128]) transposed on the
     Tensor engine into a new PSUM tile [F, P] (an isa transpose, engine pe;
     an integer tile by _int_transpose, then copied into dtype if another;
-    a PSUM x is copied to SBUF first, as nl.matmul's operands).  mask= (NKI beta-1) is over x's indices, as nisa.nc_transpose's: the
-    result gets the transposed rectangle, the rest is left unwritten."""
+    a PSUM x is copied to SBUF first, as nl.matmul's operands).  mask=
+    (NKI beta-1) is over x's indices, as nisa.nc_transpose's: the result
+    gets the transposed rectangle, the rest is left unwritten."""
     from ._beta1 import input_mask, whole_mask
     from .isa import _SWAP
     loc = _trace.caller_loc()
