@@ -17,8 +17,7 @@
 static const char *const general[] = {
     "activation", "activate2", "tensor_tensor", "scalar_tensor_tensor", "tensor_reduce",
     "tensor_partition_reduce", "iota", "memset", "affine_select", "select",
-    "tensor_copy_predicated", "reciprocal", "transpose", "matmul", "range_select",
-    "select_reduce", NULL};
+    "reciprocal", "transpose", "matmul", "range_select", "select_reduce", NULL};
 
 static const struct { const char *op, *why; } refused[] = {
     {"tensor_tensor_scan", "each element carries the scan into the next, so a masked-out "
@@ -31,6 +30,8 @@ static const struct { const char *op, *why; } refused[] = {
     {"bn_stats", "dst holds statistics over the whole row, not one element per masked index"},
     {"bn_aggr", "dst holds statistics over the whole row, not one element per masked index"},
     {"quantize_mx", "dst and its scales are computed per block, not per masked index"},
+    {"tensor_copy_predicated", "dst keeps its value where the predicate fails, and the "
+                               "compiler tile the op would be computed into does not hold it"},
     {NULL, NULL}};
 
 static bool in_list(const char *const *l, const char *s)

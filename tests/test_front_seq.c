@@ -122,6 +122,9 @@ static const bad_t bad[] = {
      "tensor_tensor_scan cannot take a mask: each element carries the scan"},
     {"{'op': 'max8', 'dst': 'v', 'src': 'v', 'mask': {'pattern': [[1, 8]]}}", "field 'mask'",
      "max8 cannot take a mask"},
+    {"{'op': 'tensor_copy_predicated', 'dst': 'y', 'src': 'x', 'predicate': 'xi', "
+     "'mask': {'pattern': [[1, 32]]}}", "field 'mask'",
+     "tensor_copy_predicated cannot take a mask: dst keeps its value where the predicate fails"},
     {"{'op': 'dma_copy', 'dst': 'y', 'src': 'x', 'mask': {'pattern': [[1, 32]]}}",
      "field 'mask'", "dma_copy cannot take a mask"},
     {"{'op': 'activation', 'dst': 'y', 'src': 'x', 'func': 'exp', 'reduce_op': 'add', "

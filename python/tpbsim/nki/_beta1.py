@@ -236,17 +236,14 @@ def _dual(name, fn2, result, own=None):
     @functools.wraps(fn2)
     def op(*a, **k):
         if "dst" in k:
-            if "dtype" in k and "dtype" not in sig2.parameters:
-                k = dict(k)
-                _dst_dtype(name, k["dst"], k.pop("dtype"))
-            return fn2(*a, **k)
+            return _with_dst(name, fn2, sig2, a, k)
         if a and type(a[0]) is NkiTensor:
             key = (len(a), tuple(k))
             ok = binds2.get(key)
             if ok is None:
                 ok = binds2[key] = _bind(sig2, a, k)[0] is not None
             if ok and (tensors2 is None or tensors2(a, k)):   # dst is a[0], a tensor
-                return fn2(*a, **k)
+                return _with_dst(name, fn2, sig2, a, k)
         e2 = _bind(sig2, a, k)[1]
         b1, e1 = _bind(sig1, a, k)
         _trace.beta1_form()
@@ -262,19 +259,11 @@ def _dual(name, fn2, result, own=None):
         dtype = args.pop("dtype")
         mask = args.pop("mask") if "mask" not in sig2.parameters else None
         mask, off = whole_mask(mask)
-        if "mask" in args:   # the beta-2 op's own mask=
-            args["mask"], off = whole_mask(args["mask"])
-        if off:
-            shape, dt, buf, _ = result(args, _trace.caller_loc(), name)
-            return skipped(shape, dtype if dtype is not None else dt, buf)
         if mask is not None and _always(mask):
             mask = None   # true at every index: the op unmasked (LayerNorm v2's bn_stats)
-        if mask is not None and name not in _MASK_DATA:
-            raise NkiError("%s: nisa.%s: argument 'mask' is not supported by this op" %
-                           (_trace.caller_loc(), name))
         if mask is not None:
-            return _make_masked(name, fn2, result, args, dtype, mask)
-        return _make(name, fn2, result, args, dtype)
+            _refuse_mask(name)
+        return _make(name, fn2, result, args, dtype, mask=mask, off=off)
     _SKIP.add(op.__code__)
     op.__signature__ = sig2
     return op
@@ -293,8 +282,11 @@ def _dst_dtype(name, dst, dtype):
 
 
 @_skip
-def _make(name, fn2, result, args, dtype, *, fixed=None):
-    """Allocate the result tile, emit fn2(dst=tile, **args), return it."""
+def _make(name, fn2, result, args, dtype, *, fixed=None, mask=None, off=False):
+    """Allocate the result tile, emit fn2(dst=tile, **args), return it;
+    with mask (beta-1's, on an op without one), fn2 on the mask's rectangle
+    (_on_rect).  A mask= that is False (off, or fn2's own mask=) writes
+    nothing: the tile is returned unwritten (skipped)."""
     from .language import _dtype
     loc = _trace.caller_loc()
     tr = _trace.current()
@@ -303,46 +295,142 @@ def _make(name, fn2, result, args, dtype, *, fixed=None):
         args.update(extra)
     else:
         shape, dt, buf = fixed
+    if "mask" in args:   # fn2's own mask=
+        args["mask"], off2 = whole_mask(args["mask"])
+        off = off or off2
+    if off:
+        return skipped(shape, dtype if dtype is not None else dt, buf)
     t = tr.new_tensor(shape, _dtype(dtype) if dtype is not None else dt, buf, "", loc)
-    fn2(t, **args)
+    if mask is None:
+        fn2(t, **args)
+    else:
+        _on_rect(name, fn2, args, t, mask)
     # a fresh result: `x[idx] = ` may write the op into x instead (assign)
     tr.b1_fresh = (t.base, dtype is None)
     return t
 
 
-# ops whose beta-1 mask= bounds their data operand (NKI: "mask applies to
-# data"): the operand, and whether dst has data's shape (else [P, 8])
-_MASK_DATA = {"max8": ("src", False), "nc_find_index8": ("data", False),
-              "nc_match_replace8": ("data", True)}
+# ops that run on the rectangle a beta-1 mask= keeps (bounds on single
+# indices of their data, NKI: "mask applies to data").  The kernel format's
+# mask, an element predicate on dst, does not fit them: dst is not one
+# element per input element, the elements masked out would still feed a
+# reduction, the scan's carry or the random draws, or dst keeps elements
+# the op does not write.  (the operands cut to the rectangle, the first
+# giving its grid; the per-partition operands cut to its rows; whether dst
+# takes the rectangle, else its rows)
+_MASK_RECT = {
+    "max8": (("src",), (), False),
+    "nc_find_index8": (("data",), ("vals",), False),
+    "nc_match_replace8": (("data",), ("vals", "dst_idx"), True),
+    "tensor_tensor_scan": (("data0", "data1"), ("initial",), True),
+    "activation_reduce": (("data",), ("bias", "scale", "reduce_res"), True),
+    "tensor_scalar_reduce": (("data",), ("operand0", "reduce_res"), True),
+    "bn_stats": (("data",), (), False),
+    "bn_aggr": (("data",), (), False),
+    "dropout": (("data",), ("prob",), True),
+    "range_select": (("on_true_tile",), ("bound0", "bound1", "reduce_res"), True),
+    "select_reduce": (("predicate", "on_true"), ("on_false", "reduce_res"), True),
+    "tensor_copy_predicated": (("predicate", "src"), (), True),
+}
 
 
 @_skip
-def _make_masked(name, fn2, result, args, dtype, mask):
-    """_make for an op of _MASK_DATA under mask=: the result tile has the
-    unmasked shape; the op reads the rectangle of data the mask bounds and
-    writes the matching part of the result (vals and dst_idx: the masked
-    rows); the rest of the result is left unwritten, as NKI leaves it."""
-    from .language import _dtype
+def _on_rect(name, fn2, args, dst, mask):
+    """fn2(dst, **args) on the rectangle mask keeps (_MASK_RECT[name]): the
+    data operands and dst cut to it (or dst to its rows), the per-partition
+    operands to its rows; the rest of dst is left unwritten, as NKI leaves
+    it.  Nothing when the rectangle is empty.  Other masks raise."""
+    from . import _masked
     loc = _trace.caller_loc()
-    key, same = _MASK_DATA[name]
-    shape, dt, buf, extra = result(args, loc, name)
-    args.update(extra)
-    sl = mask_bounds(args[key], mask, "nisa." + name, key, loc)
-    t = _trace.current().new_tensor(shape, _dtype(dtype) if dtype is not None else dt, buf,
-                                    "", loc)
-    args[key] = args[key][sl]
-    for k in ("vals", "dst_idx"):   # per-partition operands: the masked rows
+    data, rows, whole = _MASK_RECT[name]
+    key = data[0]
+    grid = _tensor(args, key, loc, name)
+    _masked._need_dims(_mask_preds(grid, mask, "nisa." + name, loc), grid.shape,
+                       "nisa." + name, loc)
+    sl = mask_bounds(grid, mask, "nisa." + name, key, loc)
+    if any(r.stop <= r.start for r in sl):
+        return
+    for k in data:
+        if isinstance(args.get(k), NkiTensor):
+            args[k] = mask_restrict(args[k], sl)
+    for k in rows:
         if isinstance(args.get(k), NkiTensor):
             args[k] = args[k][sl[0]]
-    fn2(t[sl] if same else t[sl[0]], **args)
-    _trace.current().b1_fresh = (t.base, dtype is None)
-    return t
+    if name == "range_select":
+        _range_start(args, sl, loc)
+    part = sl if whole else sl[:1]
+    fn2(dst[part], **args)
+    # `x[...] = op(..., mask=)` writes that part of x (_retarget)
+    _trace.current().b1_part = (dst.base, dst[part].text(), part)
+
+
+def _range_start(args, sl, loc):
+    """range_select compares each element's free index (+ range_start): on
+    a rectangle starting at column c the elements keep their index when
+    range_start grows by c (the last free dim of a 2-D tile only)."""
+    c = sl[-1].start
+    if any(r.start for r in sl[1:-1]) or c and len(sl) != 2:
+        raise NkiError("%s: nisa.range_select: argument 'mask': a rectangle that starts past "
+                       "column 0 is supported on a 2-D tile only" % loc)
+    args["range_start"] = args.get("range_start", 0) + c
+
+
+@_skip
+def _with_dst(name, fn2, sig2, a, k):
+    """A call that names its dst (beta-2, or an op whose beta-1 form takes
+    dst=, as select_reduce), with beta-1's keywords: dtype= (_dst_dtype)
+    and mask=, a condition on loop variables only (True: no mask, False:
+    nothing written) or, on an op that has none, the rectangle of
+    _on_rect; any other raises."""
+    if "dtype" in k and "dtype" not in sig2.parameters and "dst" in k:
+        k = dict(k)
+        _dst_dtype(name, k["dst"], k.pop("dtype"))
+    if "mask" not in k:
+        return fn2(*a, **k)
+    k = dict(k)
+    mask, off = whole_mask(k.pop("mask"))
+    if off:
+        return None
+    if mask is not None and "mask" in sig2.parameters:
+        k["mask"] = mask
+    elif mask is not None and not _always(mask):
+        b, e = _bind(sig2, a, k)
+        if b is None:
+            raise NkiError("%s: nisa.%s: %s" % (_trace.caller_loc(), name, e))
+        _refuse_mask(name)
+        args = dict(b.arguments)
+        return _on_rect(name, fn2, args, args.pop("dst"), mask)
+    return fn2(*a, **k)
+
+
+@_skip
+def _refuse_mask(name):
+    """An index-expression mask= on an op without one, nor a _MASK_RECT op."""
+    if name not in _MASK_RECT:
+        raise NkiError("%s: nisa.%s: argument 'mask': an index-expression mask is not supported "
+                       "by tpbsim for this op (a condition on loop variables only is)" %
+                       (_trace.caller_loc(), name))
+
+
+def _dst_only(name, fn2):
+    """The public nisa.<name> of an op whose beta-1 form names its dst too
+    (dst=): fn2, taking beta-1's mask= (_with_dst)."""
+    sig2 = inspect.signature(fn2)
+
+    @functools.wraps(fn2)
+    def op(*a, **k):
+        return _with_dst(name, fn2, sig2, a, k)
+    _SKIP.add(op.__code__)
+    op.__signature__ = sig2
+    return op
 
 
 def install(ns):
     """Replace the ops of the isa module namespace ns by their dual forms."""
     for name, spec in _SPECS.items():
         ns[name] = _dual(name, ns[name], spec)
+    for name in ("select_reduce", "tensor_copy_predicated", "nc_stream_shuffle"):
+        ns[name] = _dst_only(name, ns[name])
     ns["memset"] = _dual("memset", ns["memset"], None, _memset1)
     ns["iota"] = _dual("iota", ns["iota"], None, _iota1)
     ns["affine_select"] = _dual("affine_select", ns["affine_select"], None, _affine_select1)
@@ -389,9 +477,6 @@ def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=No
     from .language import IndexPredicate
     loc = _trace.caller_loc()
     mask, off = whole_mask(mask)
-    if mask is not None:
-        raise NkiError("%s: nisa.affine_select: argument 'mask' is not supported by this op "
-                       "(except a condition on loop variables only)" % loc)
     if not isinstance(pred, IndexPredicate):
         raise NkiError("%s: nisa.affine_select: argument 'pred': expected one comparison of "
                        "affine nl.arange / nl.mgrid expressions (iy < ix), got %r" % (loc, pred))
@@ -405,7 +490,7 @@ def _affine_select1(fn2, pred, on_true_tile, on_false_value, dtype=None, mask=No
         raise NkiError("%s: nisa.affine_select: argument 'pred': %s" % (loc, e)) from None
     args = {"pattern": m["pattern"], "channel_multiplier": m["channel_multiplier"],
             "on_true_tile": on_true_tile, "on_false_value": on_false_value,
-            "cmp_op": m["cmp_op"], "offset": m["offset"], "name": name}
+            "cmp_op": m["cmp_op"], "offset": m["offset"], "name": name, "mask": mask}
     return _make("affine_select", fn2, None, args, dtype, fixed=(x.shape, x.dtype, "sbuf"))
 
 
@@ -421,6 +506,26 @@ def whole_mask(mask):
     if isinstance(mask, (bool, np.bool_)):
         return None, not mask
     return mask, False
+
+
+def input_mask(mask, data, to, nd_out, fn, loc):
+    """NKI's index-expression mask= of an op whose dst axes are not its
+    input's in order (a transpose, a reduction): its comparisons bound the
+    input's indices (_index.to_dst; to maps input axes to dst axes, None for
+    a reduced one).  (the mask over dst's indices, data): bounds on reduced
+    axes cut data to their rectangle (data None when it is empty: the op
+    writes nothing); any other comparison on a reduced axis raises.  A
+    kernel-format mask (dicts) is over dst's indices already: as given."""
+    from ._index import IndexMask, IndexPredicate, to_dst
+    if not isinstance(mask, (IndexPredicate, IndexMask)):
+        return mask, data
+    m, dropped = to_dst(mask, to, nd_out, fn, loc)
+    if dropped:
+        rect = mask_bounds(data, IndexMask(dropped), fn, "data (on a reduced axis)", loc)
+        if any(r.stop <= r.start for r in rect):
+            return m, None
+        data = mask_restrict(data, rect)
+    return m, data
 
 
 def _always(mask):
@@ -775,7 +880,10 @@ def assign(target, value):
             raise NkiError("%s: assignment: value shape %s does not match the target %s" %
                            (loc, list(value.shape), list(target.shape)))
         i = _fresh(tr, value, target) if target._onchip() else None
-        if i is not None and _retarget(tr, i, value, target, False):
+        # the op writes target viewed in its result's shape ([P] into
+        # [P, 1]: its mask's pattern is over that shape)
+        if i is not None and _retarget(tr, i, value, _with_ones(target, value.shape)
+                                       if ones else target, False):
             return
         if ones:   # [P] into [P, 1]: value viewed in target's shape
             value = _with_ones(value, target.shape)

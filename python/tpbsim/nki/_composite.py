@@ -51,19 +51,39 @@ def _free_axes(x, axis, fn, loc, every=False):
     return ax
 
 
+def _whole(mask, fn, loc):
+    """NKI beta-1's mask= of an nl function that takes no index-expression
+    mask: a condition on loop variables only (_beta1.whole_mask), True
+    (or None) or False; whether it is False (the function then writes
+    nothing).  An index-expression mask raises naming fn and the argument."""
+    from ._beta1 import whole_mask
+    mask, off = whole_mask(mask)
+    if mask is not None:
+        raise NkiError("%s: nl.%s: argument 'mask': an index-expression mask is not supported "
+                       "by tpbsim for nl.%s (a condition on loop variables only is)" %
+                       (loc, fn, fn))
+    return off
+
+
+def _skipped(shape, dtype, buffer=sbuf):
+    from ._beta1 import skipped
+    return skipped(shape, dtype, buffer)
+
+
 def _count(x, axes):
     return int(np.prod([x.shape[a] for a in axes]))
 
 
-def _ts(src, op0, operand0, dtype, loc, op1=None, operand1=None):
-    """A new tile = (src op0 operand0) [op1 operand1] (one tensor_scalar)."""
+def _ts(src, op0, operand0, dtype, loc, op1=None, operand1=None, mask=None):
+    """A new tile = (src op0 operand0) [op1 operand1] (one tensor_scalar;
+    mask: over its indices)."""
     from . import isa
     t = _new(src.shape, dtype, loc)
     f = [("dst", t.text()), ("src", src.text()), ("op0", '"%s"' % op0),
          ("operand0", isa._scalar(operand0, "operand0", loc))]
     if op1:
         f += [("op1", '"%s"' % op1), ("operand1", isa._scalar(operand1, "operand1", loc))]
-    _emit("tensor_scalar", loc, f)
+    _emit("tensor_scalar", loc, isa._mask(f, mask, loc, t))
     return t
 
 
@@ -76,31 +96,39 @@ def _out_dtype(dtype, x):
     return _dtype(dtype) if dtype is not None else x.dtype
 
 
-def mean(x, axis, dtype=None, keepdims=False):
+def mean(x, axis, dtype=None, keepdims=False, mask=None):
     """NKI: the mean over free axes, in float32 (a tensor_reduce add into a
-    float32 tile, then a tensor_scalar divide by the count into dtype)."""
+    float32 tile, then a tensor_scalar divide by the count into dtype).
+    mask= as nl.sum's; the count is the reduced elements it keeps."""
     loc = _trace.caller_loc()
     x = _tile(x, "mean", "x", loc)
     axes = _free_axes(x, axis, "mean", loc)
-    s = _reduce(x, axes, "add", float32, keepdims, loc)
-    return _ts(s, "divide", float(_count(x, axes)), _out_dtype(dtype, x), loc)
+    s, cut, m = _reduce(x, axes, "add", float32, keepdims, loc, mask, "nl.mean", cut=True)
+    if cut is None:
+        return s   # masked off: nothing written
+    return _ts(s, "divide", float(_count(cut, axes)), _out_dtype(dtype, x), loc, mask=m)
 
 
-def prod(x, axis, dtype=None, keepdims=False):
-    """NKI: the product over free axes (one tensor_reduce multiply, as nl.sum)."""
+def prod(x, axis, dtype=None, keepdims=False, mask=None):
+    """NKI: the product over free axes (one tensor_reduce multiply, as nl.sum,
+    mask= too)."""
     loc = _trace.caller_loc()
     x = _tile(x, "prod", "x", loc)
     return _reduce(x, _free_axes(x, axis, "prod", loc), "multiply", _out_dtype(dtype, x),
-                   keepdims, loc)
+                   keepdims, loc, mask, "nl.prod")
 
 
-def var(x, axis, dtype=None, keepdims=False):
+def var(x, axis, dtype=None, keepdims=False, mask=None):
     """NKI: the population variance over all free axes, in float32; the
     result keeps the reduced axes (NKI ignores keepdims): mean, x - mean
-    (tensor_scalar), its square (tensor_tensor), sum, divide by the count."""
+    (tensor_scalar), its square (tensor_tensor), sum, divide by the count.
+    mask=: a condition on loop variables only (_whole)."""
     loc = _trace.caller_loc()
     x = _tile(x, "var", "x", loc)
     axes = _free_axes(x, axis, "var", loc, every=True)
+    if _whole(mask, "var", loc):
+        return _skipped([1 if d in axes else n for d, n in enumerate(x.shape)],
+                        _out_dtype(dtype, x))
     n = float(_count(x, axes))
     m = _ts(_reduce(x, axes, "add", float32, True, loc), "divide", n, float32, loc)
     d = _ts(x, "subtract", _col(m), float32, loc)
@@ -111,24 +139,27 @@ def var(x, axis, dtype=None, keepdims=False):
                _out_dtype(dtype, x), loc)
 
 
-def all(x, axis, dtype=None):   # noqa: A001 (NKI's name)
+def all(x, axis, dtype=None, mask=None):   # noqa: A001 (NKI's name)
     """NKI: 1 where every element along the free axes is nonzero, else 0
     (x != 0 as a float32 tile, then a tensor_reduce minimum into dtype,
-    default x's dtype)."""
+    default x's dtype; mask= as nl.sum's)."""
     loc = _trace.caller_loc()
     x = _tile(x, "all", "x", loc)
     axes = _free_axes(x, axis, "all", loc)
     nz = _ts(x, "not_equal", 0.0, float32, loc)
-    return _reduce(nz, axes, "minimum", _out_dtype(dtype, x), False, loc)
+    return _reduce(nz, axes, "minimum", _out_dtype(dtype, x), False, loc, mask, "nl.all")
 
 
-def softmax(x, axis=-1, dtype=None):
+def softmax(x, axis=-1, dtype=None, mask=None):
     """NKI: exp(x - max) / sum(exp(x - max)) over all free axes: a
     tensor_reduce max, its negation, an exp activation with that bias
-    summing each row into a [P, 1] tile, and a tensor_scalar divide."""
+    summing each row into a [P, 1] tile, and a tensor_scalar divide.
+    mask=: a condition on loop variables only (_whole)."""
     loc = _trace.caller_loc()
     x = _tile(x, "softmax", "x", loc)
     _free_axes(x, axis, "softmax", loc, every=True)
+    if _whole(mask, "softmax", loc):
+        return _skipped(x.shape, _out_dtype(dtype, x))
     mx = _reduce(x, list(range(1, len(x.shape))), "maximum", float32, True, loc)
     neg = _ts(_col(mx), "multiply", -1.0, float32, loc)
     e, s = _new(x.shape, float32, loc), _new((x.shape[0], 1), float32, loc)
@@ -138,7 +169,7 @@ def softmax(x, axis=-1, dtype=None):
     return _ts(e, "divide", s, _out_dtype(dtype, x), loc)
 
 
-def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
+def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None, mask=None):
     """NKI: x / sqrt(sum(x * x) / n + epsilon) * w over all free axes, in
     float32: a square activation summing each row, a tensor_scalar (/ n,
     + epsilon), a sqrt activation, a tensor_scalar divide and a
@@ -148,6 +179,8 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
     x = _tile(x, "rms_norm", "x", loc)
     w = _tile(w, "rms_norm", "w", loc)
     _free_axes(x, axis, "rms_norm", loc, every=True)
+    if _whole(mask, "rms_norm", loc):   # mask=: a condition on loop variables only
+        return _skipped(x.shape, _out_dtype(dtype, x))
     if compute_dtype is not None and _dtype(compute_dtype) != float32:
         raise NkiError("%s: nl.rms_norm: compute_dtype=%r is not supported by tpbsim (it "
                        "computes in float32)" % (loc, _dtype(compute_dtype)))
@@ -174,11 +207,14 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, dtype=None, compute_dtype=None):
     return t
 
 
-def dropout(x, rate, dtype=None):
+def dropout(x, rate, dtype=None, mask=None):
     """NKI: x with each element zeroed with probability rate (a number or a
-    [P, 1] tile, one rate per partition): one isa dropout into a new tile."""
+    [P, 1] tile, one rate per partition): one isa dropout into a new tile.
+    mask=: a condition on loop variables only (_whole)."""
     loc = _trace.caller_loc()
     x = _tile(x, "dropout", "x", loc)
+    if _whole(mask, "dropout", loc):
+        return _skipped(x.shape, _out_dtype(dtype, x))
     from . import isa
     t = _new(x.shape, _out_dtype(dtype, x), loc)
     _emit("dropout", loc, [("dst", t.text()), ("src", x.text()),
@@ -192,31 +228,44 @@ def _pe_limit(fn, what, x, pmax, fmax, loc):
                        (loc, fn, what, list(x.shape), pmax, fmax))
 
 
-def _pe_transpose(x, dtype, loc):
+def _pe_transpose(x, dtype, loc, mask=None):
+    """x transposed on the PE into a new PSUM tile (mask: over its indices)."""
+    from . import isa
     t = _new((x.shape[1], x.shape[0]), dtype, loc, psum)
-    _emit("transpose", loc, [("dst", t.text()), ("src", x.text()), ("engine", '"pe"')])
+    _emit("transpose", loc, isa._mask([("dst", t.text()), ("src", x.text()),
+                                       ("engine", '"pe"')], mask, loc, t))
     return t
 
 
-def _copy(x, dtype, loc, buffer=sbuf):
-    """A new tile holding x in dtype (one tensor_copy)."""
+def _copy(x, dtype, loc, buffer=sbuf, mask=None):
+    """A new tile holding x in dtype (one tensor_copy; mask: over its indices)."""
+    from . import isa
     t = _new(x.shape, dtype, loc, buffer)
-    _emit("tensor_copy", loc, [("dst", t.text()), ("src", x.text())])
+    _emit("tensor_copy", loc, isa._mask([("dst", t.text()), ("src", x.text())], mask, loc, t))
     return t
 
 
-def transpose(x, dtype=None):
+def transpose(x, dtype=None, mask=None):
     """NKI: a 2-D SBUF tile [P, F] (at most [128, 128]) transposed on the
     Tensor engine into a new PSUM tile [F, P] (an isa transpose, engine pe;
-    an integer tile by _int_transpose, then copied into dtype if another)."""
+    an integer tile by _int_transpose, then copied into dtype if another;
+    a PSUM x is copied to SBUF first, as nl.matmul's operands).  mask=
+    (NKI beta-1) is over x's indices, as nisa.nc_transpose's: the result
+    gets the transposed rectangle, the rest is left unwritten."""
+    from ._beta1 import input_mask, whole_mask
+    from .isa import _SWAP
     loc = _trace.caller_loc()
-    x = _tile(x, "transpose", "x", loc, (sbuf,))
+    x = _sbuf_operand(_tile(x, "transpose", "x", loc), loc)
     _pe_limit("transpose", "x", x, 128, 128, loc)
     dt = _out_dtype(dtype, x)
+    mask, off = whole_mask(mask)
+    if off:
+        return _skipped((x.shape[1], x.shape[0]), dt, psum)
+    mask, _ = input_mask(mask, x, _SWAP, 2, "nl.transpose", loc)
     if x.dtype not in _INT_DTYPES:
-        return _pe_transpose(x, dt, loc)
-    t = _int_transpose(x, loc)
-    return t if t.dtype == dt else _copy(t, dt, loc, psum)
+        return _pe_transpose(x, dt, loc, mask)
+    t = _int_transpose(x, loc, mask)
+    return t if t.dtype == dt else _copy(t, dt, loc, psum, mask)
 
 
 # the float of an integer's size that PSUM holds: the PE's transpose mode
@@ -225,16 +274,17 @@ def transpose(x, dtype=None):
 _BITS_AS = {4: float32, 2: "bfloat16"}
 
 
-def _int_transpose(x, loc):
+def _int_transpose(x, loc, mask=None):
     """An integer tile transposed exactly (the PE takes no integers): a 2-
     or 4-byte one as its bits viewed as the float of its size, the PSUM
     result viewed back as x's dtype; a 1-byte one copied into float32
     (its values exact there), transposed, and copied back into x's dtype
-    (PSUM)."""
+    (PSUM).  mask: over the result's indices."""
     f = _BITS_AS.get(_DT_BYTES[x.dtype])
     if f is None:
-        return _copy(_pe_transpose(_copy(x, float32, loc), float32, loc), x.dtype, loc, psum)
-    return _pe_transpose(_bits(x, f, loc), f, loc).view(x.dtype)
+        return _copy(_pe_transpose(_copy(x, float32, loc), float32, loc, mask), x.dtype, loc,
+                     psum, mask)
+    return _pe_transpose(_bits(x, f, loc), f, loc, mask).view(x.dtype)
 
 
 def _bits(x, f, loc):
@@ -247,12 +297,16 @@ def _bits(x, f, loc):
         return _copy(x, x.dtype, loc).view(f)
 
 
-def matmul(x, y, transpose_x=False):
+def matmul(x, y, transpose_x=False, mask=None):
     """NKI: x @ y (x.T @ y with transpose_x) into a new float32 PSUM tile:
     one isa matmul with x as the stationary and y as the moving operand;
     without transpose_x, x is first transposed on the Tensor engine (PSUM)
-    and copied back to SBUF, as NKI's stub describes."""
+    and copied back to SBUF, as NKI's stub describes.  mask= (NKI beta-1)
+    is over the result's indices [M, N], as nisa.nc_matmul's."""
+    from . import isa
+    from ._beta1 import whole_mask
     loc = _trace.caller_loc()
+    mask, off = whole_mask(mask)
     x = _sbuf_operand(_tile(x, "matmul", "x", loc), loc)
     y = _sbuf_operand(_tile(y, "matmul", "y", loc), loc)
     _pe_limit("matmul", "x", x, 128, 128, loc)
@@ -261,14 +315,16 @@ def matmul(x, y, transpose_x=False):
         raise NkiError("%s: nl.matmul: the contraction sizes differ: x %s (%s) and y %s [K, N]"
                        % (loc, list(x.shape), "[K, M], transpose_x=True" if transpose_x else
                           "[M, K]", list(y.shape)))
+    if off:
+        return _skipped((x.shape[1 if transpose_x else 0], y.shape[1]), float32, psum)
     if not transpose_x:
         xt = _new((x.shape[1], x.shape[0]), x.dtype, loc)
         _emit("tensor_copy", loc, [("dst", xt.text()),
                                    ("src", _pe_transpose(x, x.dtype, loc).text())])
         x = xt
     t = _new((x.shape[1], y.shape[1]), float32, loc, psum)
-    _emit("matmul", loc, [("dst", t.text()), ("stationary", x.text()), ("moving", y.text()),
-                          ("accumulate", "false")])
+    _emit("matmul", loc, isa._mask([("dst", t.text()), ("stationary", x.text()),
+                                    ("moving", y.text()), ("accumulate", "false")], mask, loc, t))
     return t
 
 
@@ -280,16 +336,22 @@ def _sbuf_operand(x, loc):
     return _copy(x, x.dtype, loc)
 
 
-def load_transpose2d(src, dtype=None):
+def load_transpose2d(src, dtype=None, mask=None):
     """NKI: a 2-D HBM tensor [N, M] into a new SBUF tile [M, N] (one
     dma_transpose; another dtype casts, as the kernel format's
-    dma_transpose does)."""
+    dma_transpose does).  mask= (NKI beta-1): bounds on single indices of
+    src, as nisa.dma_transpose's (the rest of the tile is left unwritten)."""
+    from .isa import dma_transpose_rect
     loc = _trace.caller_loc()
     src = _tile(src, "load_transpose2d", "src", loc, (hbm, private_hbm, shared_hbm))
     if len(src.shape) != 2:
         raise NkiError("%s: nl.load_transpose2d: src %s must be 2-D" % (loc, list(src.shape)))
     t = _new((src.shape[1], src.shape[0]), _out_dtype(dtype, src), loc)
-    _emit("dma_transpose", loc, [("dst", t.text()), ("src", src.text())])
+    sides = dma_transpose_rect(t, src, None, mask, "nl.load_transpose2d", loc)
+    if sides is None:
+        t.base.off = True   # nothing loaded: assigning it writes nothing
+        return t
+    _emit("dma_transpose", loc, [("dst", sides[0].text()), ("src", sides[1].text())])
     return t
 
 
@@ -314,7 +376,7 @@ def shared_identity_matrix(n, dtype=uint8, dst=None):
     return dst
 
 
-def gather_flattened(data, indices, axis=0, dtype=None):
+def gather_flattened(data, indices, axis=0, dtype=None, mask=None):
     """NKI: per partition, data's (flattened) free elements at the positions
     in indices (uint32 or int32), shaped as indices: one gather_flattened (Pool), and
     a tensor_copy when dtype differs from data's.  Only NKI's default axis=0
@@ -322,6 +384,8 @@ def gather_flattened(data, indices, axis=0, dtype=None):
     loc = _trace.caller_loc()
     data = _tile(data, "gather_flattened", "data", loc)
     indices = _tile(indices, "gather_flattened", "indices", loc)
+    if _whole(mask, "gather_flattened", loc):   # mask=: a condition on loop variables only
+        return _skipped(indices.shape, _out_dtype(dtype, data))
     if axis != 0:
         raise NkiError("%s: nl.gather_flattened: axis=%r is not supported by tpbsim (only the "
                        "default axis=0)" % (loc, axis))
@@ -354,11 +418,14 @@ def rand(shape, dtype=float32, buffer=sbuf, name=""):
     return t
 
 
-def random_seed(seed):
+def random_seed(seed, mask=None):
     """NKI: seed the generator nl.rand draws from with a [1, 1] 32-bit
-    SBUF/PSUM tensor (one set_rng_seed of the Vector engine)."""
+    SBUF/PSUM tensor (one set_rng_seed of the Vector engine).  mask=: a
+    condition on loop variables only (_whole)."""
     loc = _trace.caller_loc()
     seed = _tile(seed, "random_seed", "seed", loc)
+    if _whole(mask, "random_seed", loc):
+        return
     _emit("set_rng_seed", loc, [("src_seeds", seed.text())])
 
 
@@ -421,13 +488,10 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, name=None, **kwar
     (`name=`, the instruction's name for NKI's scheduler, is not kept)."""
     loc = _trace.caller_loc()
     _tile(x, "loop_reduce", "x", loc)
-    from ._beta1 import skipped, whole_mask
-    mask, off = whole_mask(mask)
-    if off:   # masked off whole: the assignment writes nothing
-        return skipped(x.shape, dtype or x.dtype, "sbuf")
-    if mask is not None or kwargs:
-        raise NkiError("%s: nl.loop_reduce: %s not supported by tpbsim" %
-                       (loc, "mask=" if mask is not None else sorted(kwargs)))
+    if _whole(mask, "loop_reduce", loc):   # masked off whole: the assignment writes nothing
+        return _skipped(x.shape, dtype or x.dtype)
+    if kwargs:
+        raise NkiError("%s: nl.loop_reduce: %s not supported by tpbsim" % (loc, sorted(kwargs)))
     return LoopReduce(x, op, loc)
 
 
@@ -438,8 +502,8 @@ def device_print(prefix, x, mask=None):
     (docs/python.md "Use").  In a loop the loop is traced per
     iteration, so each iteration prints."""
     loc = _trace.caller_loc()
-    if mask is not None:
-        raise NkiError("%s: nl.device_print: mask= is not supported by tpbsim" % loc)
+    if _whole(mask, "device_print", loc):   # mask=: a condition on loop variables only
+        return
     if not isinstance(prefix, str):
         raise NkiError("%s: nl.device_print: the prefix must be a string, got %r" % (loc, prefix))
     if not isinstance(x, NkiTensor):

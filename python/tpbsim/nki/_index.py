@@ -247,25 +247,41 @@ class _Grid(tuple):
 mgrid = _MGrid()
 
 
-def _reduce_mask(mask, axes, keepdims, nd, loc):
-    """mask= of a reduction (NKI beta-1): comparisons over the input's
-    indices, as dst's.  One that holds over the whole grid is dropped;
-    the others must not use a reduced axis, and index dst's axes."""
+def reduce_axes(nd, reduced, nd_out):
+    """The input axis -> dst axis map (to_dst) of a reduction of an nd-D
+    input over the axes `reduced` into an nd_out-D dst: a dst that keeps
+    the reduced axes (keepdims, or NKI's [P, 1] for [P]) keeps every axis
+    where it is, else the kept axes close up; the reduced ones map to None."""
+    kept = [d for d in range(nd) if d not in reduced]
+    return {d: None if d in reduced else d if nd_out == nd else kept.index(d)
+            for d in range(nd)}
+
+
+def to_dst(mask, to, nd_out, fn, loc):
+    """An index mask of an op whose dst axes are not its input's in order
+    (a transpose, a reduction) over dst's axes.  NKI's mask= bounds the
+    indices "along one of the input tile axes": to[a] is the dst axis of
+    input axis a, None for one the op drops (reduced).  A comparison that
+    holds over the whole grid is dropped.  (the comparisons on kept axes
+    renumbered to dst's, as an IndexMask or None; those on a dropped axis)."""
     preds = mask.preds if isinstance(mask, IndexMask) else [mask]
     if [p for p in preds if not isinstance(p, IndexPredicate)]:
-        raise NkiError("%s: field 'mask': expected comparisons of nl.arange / nl.mgrid "
-                       "indices, got %r" % (loc, mask))
-    keep = [d for d in range(nd) if keepdims or d not in axes]
-    out = []
+        raise NkiError("%s: %s: argument 'mask': expected comparisons of nl.arange / nl.mgrid "
+                       "indices, got %r" % (loc, fn, mask))
+    kept, dropped = [], []
     for p in preds:
+        e = p.e
         if p.always():
             continue
-        e = p.e
-        if e.ndim != nd or any(a in axes for a, v in e.coef.items() if v):
-            raise NkiError("%s: field 'mask': a reduction's mask may bound its kept axes "
-                           "only (or hold everywhere); %r bounds a reduced one" % (loc, mask))
-        m = {a: keep.index(a) for a, v in e.coef.items() if v}
-        out.append(IndexPredicate(IndexExpr(e.c, {m[a]: v for a, v in e.coef.items() if v},
-                                            len(keep), {m[a]: n for a, n in e.sizes.items()
-                                                        if a in m}), p.op))
-    return IndexMask(out) if out else None
+        if e.ndim is not None and e.ndim != len(to):
+            raise NkiError("%s: %s: argument 'mask': the mask indexes %d axes but the input "
+                           "has %d" % (loc, fn, e.ndim, len(to)))
+        axes = [a for a, v in e.coef.items() if v]
+        if any(a is not None and to[a] is None for a in axes if a in to):
+            dropped.append(p)
+            continue
+        m = {a: to.get(a, a) if a is not None else None for a in axes}
+        kept.append(IndexPredicate(IndexExpr(e.c, {m[a]: e.coef[a] for a in axes}, nd_out,
+                                             {m[a]: e.sizes[a] for a in axes if a in e.sizes}),
+                                   p.op))
+    return (IndexMask(kept) if kept else None), dropped

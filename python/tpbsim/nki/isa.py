@@ -284,9 +284,34 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     _emit("dma_copy", loc, _common(f, name, None, loc))
 
 
+def dma_transpose_rect(dst, src, axes, mask, fn, loc):
+    """mask= (NKI beta-1) of a DMA transpose: bounds on single indices of
+    src (a DMA has no per-element predicate), as dma_copy's; src cut to
+    their rectangle, dst to its transpose.  (dst, src), or None when the
+    mask keeps nothing (a condition on loop variables only that is false,
+    or an empty rectangle)."""
+    mask, off = _beta1.whole_mask(mask)
+    if off or mask is None:
+        return None if off else (dst, src)
+    from ._beta1 import mask_bounds, mask_restrict
+    rect = mask_bounds(src, mask, fn, "src", loc)
+    if any(r.stop <= r.start for r in rect):
+        return None
+    axes = range(len(rect))[::-1] if axes is None else [int(a) for a in axes]
+    part = tuple(rect[a] for a in axes)
+    # `x[...] = nisa.dma_transpose(..., mask=)` writes that part of x (_beta1._retarget)
+    _trace.current().b1_part = (dst.base, dst[part].text(), part)
+    return dst[part], mask_restrict(src, rect)
+
+
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
-                  oob_mode=oob_mode.error, name=None):
+                  oob_mode=oob_mode.error, name=None, mask=None):
+    """mask= (NKI beta-1): dma_transpose_rect."""
     loc = _trace.caller_loc()
+    sides = dma_transpose_rect(dst, src, axes, mask, "nisa.dma_transpose", loc)
+    if sides is None:
+        return
+    dst, src = sides
     from . import _gather_nd
     if isinstance(src, _gather_nd.RowsND) and len(src.nd[2]) > 2:
         # a 4-D gather source: one 2-D gather-transpose per (A, B) position
@@ -401,10 +426,18 @@ def _perf_mode(perf_mode):
     return "double_row" if pm == "double_row_gen3" else pm
 
 
+_SWAP = {0: 1, 1: 0}   # a 2-D transpose's input axis -> dst axis
+
+
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
               perf_mode=matmul_perf_mode.none, name=None, mask=None):
+    """mask= is over dst's indices [M, N] (NKI's docs: a mask cannot tell
+    the two operands' free axes apart); with is_transpose, dst =
+    stationary.T, over stationary's indices, as nc_transpose's."""
     loc = _trace.caller_loc()
+    if is_transpose and len(getattr(stationary, "shape", ())) == 2:
+        mask, _ = _beta1.input_mask(mask, stationary, _SWAP, 2, "nisa.nc_matmul", loc)
     f = [("dst", _t(dst, "dst", loc)), ("stationary", _t(stationary, "stationary", loc)),
          ("moving", _t(moving, "moving", loc))]
     if accumulate is None:
@@ -434,7 +467,10 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
 
 
 def nc_transpose(dst, data, engine=engine.unknown, name=None, mask=None):
+    """An index-expression mask= bounds data's indices (NKI: the input tile's
+    axes), so dst gets the transposed rectangle (_beta1.input_mask)."""
     loc = _trace.caller_loc()
+    mask, _ = _beta1.input_mask(mask, data, _SWAP, 2, "nisa.nc_transpose", loc)
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc))]
     _emit("transpose", loc, _mask(_common(f, name, engine, loc), mask, loc, dst))
 
@@ -495,11 +531,29 @@ def _axis(axis):
     return str(int(axis))
 
 
+def _reduce_mask(mask, data, axis, dst, fn, loc):
+    """A reduction's index-expression mask, over data's indices (NKI), as
+    (the mask over dst's, data cut along the reduced axes it bounds)."""
+    if not isinstance(mask, (language.IndexPredicate, language.IndexMask)):
+        return mask, data
+    nd = len(data.shape)
+    try:
+        red = {int(a) % nd for a in (axis if isinstance(axis, (tuple, list)) else [axis])}
+    except (TypeError, ValueError):
+        return mask, data   # the op names its bad axis
+    from ._index import reduce_axes
+    to = reduce_axes(nd, red, len(dst.shape))
+    return _beta1.input_mask(mask, data, to, len(dst.shape), fn, loc)
+
+
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, mask=None,
                   per_axis=False):
     """per_axis (a tpbsim extension, seed 001 NeuronReduceMacro): one
     TensorReduce per reduced axis instead of one for all."""
     loc = _trace.caller_loc()
+    mask, data = _reduce_mask(mask, data, axis, dst, "nisa.tensor_reduce", loc)
+    if data is None:
+        return   # the mask keeps no index of a reduced axis: nothing written
     from . import _wide
     dst, data, axis, copy = _wide.reduce_views(dst, data, axis)
     if not per_axis and (copy or _unit_axes(data, axis)):
@@ -520,6 +574,9 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None, 
 
 def tensor_partition_reduce(dst, op, data, name=None, mask=None):
     loc = _trace.caller_loc()
+    mask, data = _reduce_mask(mask, data, 0, dst, "nisa.tensor_partition_reduce", loc)
+    if data is None:
+        return   # the mask keeps no partition: nothing written
     f = [("dst", _t(dst, "dst", loc)), ("src", _t(data, "data", loc)),
          ("operator", _opn(op, "op", loc))]
     _emit("tensor_partition_reduce", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
@@ -658,9 +715,10 @@ def iota(dst, pattern, offset=0, channel_multiplier=0, name=None, mask=None):
 
 
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=None,
-                  offset=0, name=None, reverse_pred=False):
+                  offset=0, name=None, reverse_pred=False, mask=None):
     """reverse_pred (a tpbsim extension, seed 001 set_reverse_pred): select
-    on_true_tile where the predicate fails."""
+    on_true_tile where the predicate fails.  mask= (NKI beta-1) over dst's
+    indices, which are on_true_tile's."""
     loc = _trace.caller_loc()
     f = [("dst", _t(dst, "dst", loc)), ("on_true", _t(on_true_tile, "on_true_tile", loc)),
          ("pattern", json.dumps([[int(a), int(b)] for a, b in pattern])),
@@ -669,7 +727,7 @@ def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value
          ("on_false_value", _scalar(on_false_value, "on_false_value", loc))]
     if reverse_pred:
         f.append(("reverse_pred", "true"))
-    _emit("affine_select", loc, _common(f, name, None, loc))
+    _emit("affine_select", loc, _mask(_common(f, name, None, loc), mask, loc, dst))
 
 
 def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1,

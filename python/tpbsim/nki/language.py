@@ -487,7 +487,7 @@ from ._promote import promote   # noqa: E402  (the dtype of an op on two tiles)
 
 # index expressions (nl.arange, nl.mgrid, masks): _index.py
 from ._index import (_CMP_OPS, IndexExpr, IndexMask, IndexPredicate, _Grid,  # noqa: E402,F401
-                     _MGrid, _mask_truth, _reduce_mask, arange, mgrid)
+                     _MGrid, _mask_truth, arange, mgrid)
 
 
 def affine_range(start, stop=None, step=1, directives=None, precise_schedule=False):
@@ -910,14 +910,17 @@ def _binary(name, x, y, dtype, loc, mask=None):
     return t
 
 
-def where(condition, x, y, dtype=None):
+def where(condition, x, y, dtype=None, mask=None):
     """nl.where (NumPy's): a new SBUF tile, x where condition != 0 else y
     (one select), the tiles broadcast as the nl element-wise functions'
     (_partitions, _step0).  x or y may be a number: y is select's
     immediate, x a memset [P, 1] column read with step 0 (select's on_true
-    is a tile).  The dtype is x's and y's (promoted when both are tiles)."""
+    is a tile).  The dtype is x's and y's (promoted when both are tiles).
+    mask= (NKI beta-1) over the result, as the element-wise functions'."""
     loc = _trace.caller_loc()
     from . import isa
+    from ._beta1 import skipped, whole_mask
+    mask, off = whole_mask(mask)
     vals = [v for v in (x, y) if isinstance(v, NkiTensor)]
     if not isinstance(condition, NkiTensor) or not vals and dtype is None:
         raise NkiError("%s: nl.where: condition must be a tile, and x or y a tile (or give "
@@ -926,13 +929,16 @@ def where(condition, x, y, dtype=None):
     condition, x, y = (_step0(_partitions("where", v, out, loc), out)
                        if isinstance(v, NkiTensor) else v for v in (condition, x, y))
     dt = _dtype(dtype) if dtype else _promoted([_dtype(v.dtype) for v in vals])
+    if off:
+        return skipped(out, dt, sbuf)
     if not isinstance(x, NkiTensor):   # a [P, 1] column of x, read with step 0
         col = _trace.current().new_tensor((out[0],) + (1,) * (len(out) - 1), dt, sbuf, "", loc)
         isa._emit("memset", loc, [("dst", col.text()), ("value", isa._scalar(x, "x", loc))])
         x = _step0(col, out)
     t = _trace.current().new_tensor(out, dt, sbuf, "", loc)
-    isa._emit("select", loc, [("dst", t.text()), ("pred", condition.text()),
-                              ("on_true", x.text()), ("on_false", isa._scalar(y, "y", loc))])
+    isa._emit("select", loc, isa._mask([("dst", t.text()), ("pred", condition.text()),
+                                        ("on_true", x.text()),
+                                        ("on_false", isa._scalar(y, "y", loc))], mask, loc, t))
     return t
 
 
@@ -1012,12 +1018,25 @@ class _Reduce(_Fn):
         axes = [a % len(x.shape) if isinstance(a, int) and -len(x.shape) <= a < 0 else a
                 for a in axes]   # NumPy's negative axes
         return _reduce(x, axes, self.name, _dtype(dtype) if dtype else x.dtype, keepdims, loc,
-                       mask)
+                       mask, "nl." + self.nl_name)
 
 
-def _reduce(x, axes, op, dtype, keepdims, loc, mask=None):
-    """A tensor_reduce of x over axes into a new SBUF tile of dtype."""
+def _reduce(x, axes, op, dtype, keepdims, loc, mask=None, fn="nl.sum", cut=False):
+    """A tensor_reduce of x over axes into a new SBUF tile of dtype.  mask=
+    (NKI beta-1) is over x's indices: True is no mask, False writes nothing;
+    a comparison on a kept axis masks the result, bounds on a reduced axis
+    reduce over the indices they keep (_beta1.input_mask).  cut: return
+    (the tile, the part of x reduced -- None when nothing is --, the mask
+    over the tile's indices)."""
     shape = [1 if d in axes else n for d, n in enumerate(x.shape) if keepdims or d not in axes]
+    from ._beta1 import input_mask, skipped, whole_mask
+    from ._index import reduce_axes
+    mask, off = whole_mask(mask)
+    mask, x = input_mask(mask, x, reduce_axes(len(x.shape), axes, len(shape)), len(shape),
+                         fn, loc)
+    if off or x is None:
+        t = skipped(shape, dtype, sbuf)
+        return (t, None, None) if cut else t
     t = _trace.current().new_tensor(shape, dtype, sbuf, "", loc)
     from . import isa
     if not [d for d in axes if x.shape[d] != 1]:
@@ -1028,10 +1047,8 @@ def _reduce(x, axes, op, dtype, keepdims, loc, mask=None):
         kind = "tensor_reduce"
         f = [("dst", t.text()), ("src", x.text()), ("operator", '"%s"' % op),
              ("axis", str(axes))] + ([("keepdims", "true")] if keepdims else [])
-    if mask is not None:
-        f = isa._mask(f, _reduce_mask(mask, axes, keepdims, len(x.shape), loc), loc, t)
-    isa._emit(kind, loc, f)
-    return t
+    isa._emit(kind, loc, isa._mask(f, mask, loc, t))
+    return (t, x, mask) if cut else t
 
 
 max = _Reduce("max", "maximum")   # noqa: A001 (NKI's names)
