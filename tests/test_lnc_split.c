@@ -517,6 +517,23 @@ static void test_out_dir_trailing_slash(void **state)
 /* An idle core end to end: core 0 (program 0 skips every op) has only its
  * SP stream, the dispatcher's Call, the completion barrier it meets core 1
  * at, Halt, and the function's Return; core 1 computes the output. */
+
+/* Load the artifacts in dir, run them with input "a" and read "out". */
+static void run_artifacts(const char *dir, const npy_array_t *a, npy_array_t *out)
+{
+    tpb_err_t err = {{0}};
+    sim_options_t so;
+    sim_options_default(&so);
+    sim_t *s = NULL;
+    if (sim_load(dir, &so, &s, &err))
+        fail_msg("load: %s", err.msg);
+    assert_int_equal(sim_set_input(s, "a", a, &err), 0);
+    if (sim_run(s, &err))
+        fail_msg("run: %s", err.msg);
+    assert_int_equal(sim_get_tensor(s, "out", out, &err), 0);
+    sim_free(s);
+}
+
 static void test_idle_core_runs(void **state)
 {
     (void)state;
@@ -548,27 +565,18 @@ static void test_idle_core_runs(void **state)
         assert_int_equal(st.insts[i].inst.op, want[i]);
     isa_stream_free(&st);
     free(buf);
-    sim_options_t so;
-    sim_options_default(&so);
-    sim_t *sm = NULL;
-    if (sim_load(dir, &so, &sm, &err))
-        fail_msg("load: %s", err.msg);
     npy_array_t a, out;
     int64_t shape[2] = {512, 64};
     assert_int_equal(npy_alloc(&a, ISA_DT_FP32, 2, shape, &err), 0);
     float *f = a.data;
     for (size_t i = 0; i < a.count; i++)
         f[i] = (float)i;
-    assert_int_equal(sim_set_input(sm, "a", &a, &err), 0);
-    if (sim_run(sm, &err))
-        fail_msg("run: %s", err.msg);
-    assert_int_equal(sim_get_tensor(sm, "out", &out, &err), 0);
+    run_artifacts(dir, &a, &out);
     /* program 1's block copied; program 0's (rows 0..127) never written */
     const float *g = out.data;
     assert_memory_equal(g + 128 * 64, f + 128 * 64, 128 * 64 * sizeof(float));
     npy_free(&out);
     npy_free(&a);
-    sim_free(sm);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     assert_int_equal(system(cmd), 0);
 }
@@ -1122,21 +1130,13 @@ static void test_bir_link_driver(void **state)
     assert_non_null(strstr((char *)txt, "\"module\":\t\"kr/sgLnk\""));
     assert_non_null(strstr((char *)txt, "coloring_allocator_reg (post-link)"));
     free(txt);
-    sim_options_t so;
-    sim_options_default(&so);
-    sim_t *s = NULL;
-    if (sim_load(dir, &so, &s, &err))
-        fail_msg("load: %s", err.msg);
     npy_array_t a, out;
     int64_t shape[2] = {2, 4};
     assert_int_equal(npy_alloc(&a, ISA_DT_INT32, 2, shape, &err), 0);
     int32_t *av = a.data;
     for (int i = 0; i < 8; i++)
         av[i] = 100 + i;
-    assert_int_equal(sim_set_input(s, "a", &a, &err), 0);
-    if (sim_run(s, &err))
-        fail_msg("run: %s", err.msg);
-    assert_int_equal(sim_get_tensor(s, "out", &out, &err), 0);
+    run_artifacts(dir, &a, &out);
     const int32_t *ov = out.data;
     for (int c = 0; c < 2; c++) {
         assert_int_equal(ov[c * 4], c * 10 + 7);   /* r63 of core c */
@@ -1145,7 +1145,6 @@ static void test_bir_link_driver(void **state)
     }
     npy_free(&out);
     npy_free(&a);
-    sim_free(s);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     assert_int_equal(system(cmd), 0);
 }
