@@ -39,3 +39,17 @@ def test_numpy_function_on_tile_refused():
     line = k.__code__.co_firstlineno + 2
     with pytest.raises(NkiError, match=r"test_numpy_interop.py:%d: NumPy cannot read" % line):
         tpbsim.kernel_json(nki.jit(k), a)
+
+
+def test_tile_indexed_by_a_predicate_refused():
+    """t[i < n] (an undocumented beta-1 form) is refused naming the form and
+    the mask= to use, at the kernel line (it was a raw TypeError)."""
+    def k(a):
+        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        i = nl.arange(64)[None, :]
+        t = nl.load(a)
+        nl.store(out, nl.copy(t[i < 32]))
+        return out
+    with pytest.raises(NkiError, match=r"test_numpy_interop.py:\d+: 't'\[<predicate>\]: "
+                       r"indexing a tile with a predicate"):
+        tpbsim.kernel_json(nki.jit(k), np.ones((128, 64), np.float32))

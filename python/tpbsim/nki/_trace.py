@@ -135,6 +135,11 @@ class NkiTensor:
     def __getitem__(self, key):
         ck = _view_key(key)
         if ck is None:
+            from ._index import IndexMask, IndexPredicate
+            if isinstance(key, (IndexPredicate, IndexMask)):   # not in NKI's documented API
+                raise NkiError("'%s'[<predicate>]: indexing a tile with a predicate "
+                               "(t[i < n]) is not supported by tpbsim: give the op that reads "
+                               "it mask=(i < n)" % self.base.name)
             return self._index(key)
         views = self._views
         if views is None:
