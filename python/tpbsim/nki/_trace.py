@@ -382,8 +382,33 @@ def dma_sides(dst, src):
             pd = t._pd
             if t is dst and t.base.buffer == "psum":   # every block written
                 _groups.mark_whole(current(), t.base)
-            return dst._front(pd), src._front(pd)
+            d, s = dst._front(pd), src._front(pd)
+            if len(d._ap) > _MAX_DIMS:   # more than 4 block and free dims
+                d._ap, s._ap = _fold_free(d._ap, s._ap)
+            return d, s
     return dst, src
+
+
+def _fold_free(a, b):
+    """Two access patterns of the same counts, partition dim first, with
+    their dims of size 1 after it dropped and adjacent dims merged where
+    both are one strided run: the sides of a DMA of every block of a tile
+    with more than 4 block and free dims (dims the kernel format's tiles
+    do not have)."""
+    oa, ob = [a[0]], [b[0]]
+    for pa, pb in zip(a[1:], b[1:]):
+        if pa[1] == 1:
+            continue
+        if len(oa) > 1 and oa[-1][0] == pa[0] * pa[1] and ob[-1][0] == pb[0] * pb[1]:
+            oa[-1] = [pa[0], oa[-1][1] * pa[1]]
+            ob[-1] = [pb[0], ob[-1][1] * pb[1]]
+        else:
+            oa.append(list(pa))
+            ob.append(list(pb))
+    if len(oa) == 1:
+        oa.append([1, 1])
+        ob.append([1, 1])
+    return oa, ob
 
 
 def _view_key(key):
@@ -685,7 +710,7 @@ class Trace:
             if place is not None:
                 buf += ', "addr": %d' % place[0]
             decl = sh[0]
-            if len(shape) > _MAX_DIMS and not nblk:   # declared [P, F], viewed in NKI's dims
+            if len(shape) > _MAX_DIMS:   # declared [P, F], viewed in NKI's dims
                 decl = str([shape[0], int(np.prod(shape[1:]))])
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
                              '"loc": "%s"}' % (nm, decl, dtype, buf, loc))
