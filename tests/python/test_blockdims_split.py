@@ -1,11 +1,15 @@
-"""Block-dim tiles beyond one stored tile (docs/python.md "Block dims"):
-tiles with more than 5 dims in all (neuronx-cc's generated kernels
-declare 4 to 7 block dims).  Golden values from NumPy."""
+"""Block-dim tiles beyond one stored tile (docs/python.md "Block dims",
+"SBUF blocks past a partition"): tiles with more than 5 dims in all
+(neuronx-cc's generated kernels declare 4 to 7 block dims), SBUF tiles
+whose blocks together exceed a partition (one tile per logical block,
+allocated by liveness as NKI does).  Golden values from NumPy."""
 import json
 
 import numpy as np
+import pytest
+
 import tpbsim
-from tpbsim import nki
+from tpbsim import NkiError, nki
 import tpbsim.nki.isa as nisa
 import tpbsim.nki.language as nl
 
@@ -89,3 +93,102 @@ def whole_dma_four_blocks(x):
 def test_whole_dma_four_block_dims_numpy():
     x = _rand(2, 2, 2, 2, 128, 16)
     np.testing.assert_array_equal(whole_dma_four_blocks(x), x)
+
+
+NB = 64   # 64 blocks of 1024 fp32: 256 KiB per partition, past trn2's 224 KiB
+
+
+@nki.jit
+def blocks_past_partition(x):
+    """A (64, par_dim(128), 1024) fp32 tile, each block written by a compute
+    op and read in its own iteration: one tile per logical block."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((NB, nl.par_dim(128), 1024), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(NB):
+        t[i] = nl.multiply(nl.load(x[i]), 2.0)
+        nl.store(out[i], value=t[i])
+    return out
+
+
+def test_sbuf_blocks_past_partition_numpy():
+    x = _rand(NB, 128, 1024)
+    np.testing.assert_array_equal(blocks_past_partition(x), 2 * x)
+    tiles = _tiles(tpbsim.kernel_json(blocks_past_partition, x))
+    assert [128, NB, 1024] not in tiles.values()
+    assert tiles["t_0"] == [128, 1024] and tiles["t_63"] == [128, 1024]
+
+
+@nki.jit
+def filled_blocks_past_partition(x):
+    """nl.zeros of an oversize block-dim tile: each block is zero from its
+    first use (filled when its tile is declared), some blocks accumulated
+    into over two block dims and a program of loads; every block stored."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.zeros((8, 8, nl.par_dim(128), 1024), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(8):
+        for j in nl.affine_range(4):   # blocks (i, j), j < 4: x; the others stay 0
+            t[i, j] = nl.add(t[i, j], nl.load(x[i, j]))
+        for j in nl.affine_range(8):
+            nl.store(out[i, j], value=t[i, j])
+    return out
+
+
+def test_sbuf_blocks_filled_numpy():
+    x = _rand(8, 8, 128, 1024)
+    want = x.copy()
+    want[:, 4:] = 0
+    np.testing.assert_array_equal(filled_blocks_past_partition(x), want)
+
+
+def _two_block_tiles(n):
+    @nki.jit
+    def k(x):
+        """Two (n, par_dim(128), 1024) fp32 tiles, each past half a
+        partition: they fit alone, not together, and each is live from its
+        first block's write to its last block's read."""
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        a = nl.ndarray((n, nl.par_dim(128), 1024), dtype=nl.float32, buffer=nl.sbuf)
+        b = nl.ndarray((n, nl.par_dim(128), 1024), dtype=nl.float32, buffer=nl.sbuf)
+        for i in nl.affine_range(n):
+            a[i] = nl.load(x[i])
+            b[i] = nl.multiply(a[i], 3.0)
+            nl.store(out[i], value=b[i])
+        return out
+    return k
+
+
+def test_sbuf_blocks_split_when_the_compiler_cannot_fit_numpy():
+    """30 + 30 blocks of 4 KiB (240 KiB): traced again one tile per block
+    (the compiler cannot fit them, nor spill a half-written tile); 8 + 8
+    fit: stored whole, as before."""
+    x = _rand(30, 128, 1024)
+    k = _two_block_tiles(30)
+    np.testing.assert_array_equal(k(x), 3 * x)
+    assert [128, 30, 1024] not in _tiles(tpbsim.kernel_json(k, x)).values()
+    small = _tiles(tpbsim.kernel_json(_two_block_tiles(8), x[:8]))
+    assert small["t"] == [128, 8, 1024]
+
+
+def test_sbuf_split_blocks_refused():
+    """A split tile's blocks are separate tiles: a DMA of every block, an
+    op on a view keeping block dims and a program-id block index raise."""
+    x = np.zeros((NB, 128, 1024), np.float32)
+
+    def whole_store(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((NB, nl.par_dim(128), 1024), dtype=nl.float32, buffer=nl.sbuf)
+        for i in nl.affine_range(NB):
+            t[i] = nl.load(x[i])
+        nl.store(out, t)
+        return out
+    with pytest.raises(NkiError, match="access the blocks one at a time"):
+        tpbsim.kernel_json(nki.jit(whole_store), x)
+
+    def pid_block(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((NB, nl.par_dim(128), 1024), dtype=nl.float32, buffer=nl.sbuf)
+        t[nl.program_id(0)] = nl.load(x[0])
+        nl.store(out[0], t[nl.program_id(0)])
+        return out
+    with pytest.raises(NkiError, match="depends on nl.program_id"):
+        tpbsim.kernel_json(nki.jit(pid_block)[2, 1], x)

@@ -32,7 +32,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot", "blocks", "addrs", "groups", "off")
+                 "rot", "blocks", "addrs", "groups", "off", "fill")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -46,9 +46,13 @@ class _Base:
         self.nblk = 0
         # _alloc.py: per block dim the k physical blocks logical block i % k
         # is stored in (direct allocation), or None; kind "split": the tile
-        # of each logical block by index (PSUM reuse).  _groups.py: writes
+        # of each logical block by index (PSUM reuse, SBUF blocks past a
+        # partition).  _groups.py: writes
         self.rot = self.blocks = self.groups = None
         self.addrs = None   # kind "split" of a direct allocation: each block's address
+        # kind "split" made by nl.zeros / nl.full: (memset value
+        # text, loc), each block filled when its tile is declared
+        self.fill = None
         self.off = False   # the result of an op masked off whole (_beta1.whole_mask)
 
 
@@ -540,6 +544,9 @@ class Trace:
         # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
         self.split_psum = False
         self.psum_blocks = False     # a PSUM block-dim tile of more than one block
+        # every SBUF block-dim tile one tile per logical block (_alloc.py)
+        self.split_sbuf = False
+        self.sbuf_blocks = False     # an SBUF block-dim tile of more than one block, whole
         # per shape: its JSON text, C-order access pattern and whole-tensor
         # slice (shared by the tensors of that shape: never changed in place)
         self.shapes = {}
@@ -672,6 +679,25 @@ class Trace:
         t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
         return t
 
+    def _split_blocks(self, nki, nblk, dtype, buffer):
+        """Whether a block-dim tile of NKI shape nki, of more than one
+        block and without direct allocation, is stored one tile per logical
+        block (_alloc.split_tensor): in PSUM when the trace is the one with
+        split_psum (docs/python.md "PSUM reuse"), in SBUF when its blocks
+        together exceed an SBUF partition, or in the trace with split_sbuf
+        ("SBUF blocks past a partition")."""
+        if int(np.prod(nki[:nblk])) == 1:
+            return False
+        if buffer == "psum":
+            self.psum_blocks = True
+            return self.split_psum
+        if buffer != "sbuf":
+            return False
+        if self.split_sbuf or _alloc.past_sbuf(nki, nblk, dtype):
+            return True
+        self.sbuf_blocks = True
+        return False
+
     def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0, rot=None, place=None):
         """nblk > 0: an on-chip tile of NKI shape (B..., P, F...) with
         nblk block dims, stored as [P, B..., F...] (docs/python.md); with
@@ -685,6 +711,8 @@ class Trace:
                                        addrs=place[1])
         if nblk:
             nki = tuple(map(int, shape))
+            if rot is None and place is None and self._split_blocks(nki, nblk, dtype, buffer):
+                return _alloc.split_tensor(self, nki, nblk, dtype, name, loc, buffer=buffer)
             blk = nki[:nblk] if rot is None else tuple(rot)
             free = nki[nblk + 1:]
             if place is not None and free and place[1] != free[0]:
@@ -692,11 +720,6 @@ class Trace:
             shape = nki[nblk:nblk + 1] + blk + free
         shape = tuple(map(int, shape))
         sh = self._shape(shape)
-        if (buffer == "psum" and nblk and rot is None and place is None and
-                int(np.prod(nki[:nblk])) > 1):
-            self.psum_blocks = True
-            if self.split_psum:
-                return _alloc.split_tensor(self, nki, nblk, dtype, name, loc)
         if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
