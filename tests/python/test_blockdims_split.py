@@ -2,7 +2,9 @@
 "SBUF blocks past a partition"): tiles with more than 5 dims in all
 (neuronx-cc's generated kernels declare 4 to 7 block dims), SBUF tiles
 whose blocks together exceed a partition (one tile per logical block,
-allocated by liveness as NKI does).  Golden values from NumPy."""
+allocated by liveness as NKI does), and an oversize tile written by
+nl.load, reloaded from HBM at each use (docs/compiler.md "Oversize
+tiles").  Golden values from NumPy."""
 import json
 
 import numpy as np
@@ -192,3 +194,23 @@ def test_sbuf_split_blocks_refused():
         return out
     with pytest.raises(NkiError, match="depends on nl.program_id"):
         tpbsim.kernel_json(nki.jit(pid_block)[2, 1], x)
+
+
+@nki.jit
+def loaded_oversize(x):
+    """A 2-D SBUF tile of 60 KiB columns x 4 (240 KiB per partition), each
+    part written by nl.load (a dma_copy) and stored twice: reloaded from
+    HBM at each read (docs/compiler.md "Oversize tiles")."""
+    out = nl.ndarray((128, 8 * 15360), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((nl.par_dim(128), 4 * 15360), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(4):
+        t[:, nl.ds(i * 15360, 15360)] = nl.load(x[:, nl.ds(i * 15360, 15360)])
+    for r in nl.affine_range(2):
+        for i in nl.affine_range(4):
+            nl.store(out[:, nl.ds((r * 4 + i) * 15360, 15360)], t[:, nl.ds(i * 15360, 15360)])
+    return out
+
+
+def test_oversize_tile_written_by_nl_load_reloaded_numpy():
+    x = _rand(128, 4 * 15360)
+    np.testing.assert_array_equal(loaded_oversize(x), np.concatenate([x, x], axis=1))
