@@ -142,6 +142,26 @@ def test_sbuf_blocks_filled_numpy():
     np.testing.assert_array_equal(filled_blocks_past_partition(x), want)
 
 
+@nki.jit
+def block_first_used_in_a_loop(x):
+    """Block 5 of a split tile first used inside a traced-once loop and
+    read after it: declared in the tensor's scope (the kernel traced per
+    iteration), so the loop accumulates into one tile."""
+    out = nl.ndarray(x.shape[1:], dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.zeros((NB, nl.par_dim(128), 1024), dtype=nl.float32, buffer=nl.sbuf)
+    for k in nl.affine_range(x.shape[0]):
+        blk = t[5, :, nl.ds(0, 1024)]
+        blk[...] = nl.add(blk, nl.load(x[k]))
+    nl.store(out, value=t[5])
+    return out
+
+
+def test_split_block_first_used_in_a_loop_numpy():
+    x = _rand(4, 128, 1024)
+    np.testing.assert_allclose(block_first_used_in_a_loop(x), x.sum(axis=0), rtol=1e-6,
+                               atol=1e-6)
+
+
 def _two_block_tiles(n):
     @nki.jit
     def k(x):
