@@ -5,8 +5,10 @@
  * the compiler rematerialises it (docs/compiler.md, "Oversize tiles").  The
  * rewrite is exact and is made only when all of these hold:
  *
- *   - every op that writes the tile is a direct `load` from an input or
- *     constant HBM tensor that no op of the kernel writes;
+ *   - every op that writes the tile is a plain copy from an input or
+ *     constant HBM tensor that no op of the kernel writes: a direct `load`,
+ *     or a `dma_copy` (what Python's nl.load emits) that does nothing a
+ *     second run would do differently (plain_copy);
  *   - the loads write disjoint parts of the tile;
  *   - every op that reads the tile reads exactly the part one earlier load
  *     wrote (the same access pattern).
@@ -89,6 +91,19 @@ static int find_load(const rl_ctx_t *c, const tir_ap_t *ap, int before)
 
 #define RL_SLOTS 8
 
+/* A load or dma_copy that moves data only: direct on both sides, no
+ * second output, no register offset (the register may hold another value
+ * at the reload), no accumulate into its destination, no scale, no remote
+ * core and no semaphore it signals.  Run again later on the same HBM
+ * bytes, it writes the same values (the source's kind is checked apart). */
+static bool plain_copy(const tir_op_t *op)
+{
+    return (op->kind == TIR_LOAD || op->kind == TIR_DMA_COPY) && op->nsrc == 1 &&
+           op->index->tensor < 0 && op->dst2->tensor < 0 && op->src_reg < 0 &&
+           op->dst_reg < 0 && !(op->flags & TIR_F_RMW_ADD) && !op->dma_scaled &&
+           op->remote_core < 0 && op->sync_core < 0;
+}
+
 /* Check the conditions; fill slot_load[i * RL_SLOTS + a] for each read AP
  * a of op i over the tile: the index of the load it reads from. */
 static bool reloadable(rl_ctx_t *c, int *slot_load)
@@ -109,7 +124,7 @@ static bool reloadable(rl_ctx_t *c, int *slot_load)
     }
     c->nloads = 0;
     for (int i = 0; i < k->nops; i++)
-        if (k->ops[i].kind == TIR_LOAD && k->ops[i].dst->tensor == t)
+        if (k->ops[i].dst->tensor == t && plain_copy(&k->ops[i]))
             c->loads[c->nloads++] = (rl_load_t){ k->ops[i].dst->offset, i };
     qsort(c->loads, c->nloads, sizeof *c->loads, cmp_ld);
     bool ok = true;
@@ -118,22 +133,24 @@ static bool reloadable(rl_ctx_t *c, int *slot_load)
         if (op->dst->tensor == t || op->dst2->tensor == t) {
             int s = op->src[0]->tensor;
             tir_tensor_kind_t sk = s >= 0 ? k->tensors[s].kind : TIR_T_SBUF;
-            if (op->kind != TIR_LOAD || op->dst2->tensor == t || op->index->tensor >= 0)
-                snprintf(c->why, sizeof c->why, "%s (%s) writes it (only loads can be reloaded)",
+            if (!plain_copy(op))
+                snprintf(c->why, sizeof c->why,
+                         "%s (%s) writes it (only plain loads and dma_copy can be reloaded)",
                          op->path, tir_op_name(op->kind));
             else if ((sk != TIR_T_INPUT && sk != TIR_T_CONSTANT) || c->written[s])
                 snprintf(c->why, sizeof c->why,
-                         "%s (load) reads '%s', which is not a read-only HBM tensor", op->path,
-                         s >= 0 ? k->tensors[s].name : "?");
+                         "%s (%s) reads '%s', which is not a read-only HBM tensor", op->path,
+                         tir_op_name(op->kind), s >= 0 ? k->tensors[s].name : "?");
             else if (op->dst->view || op->src[0]->view)
-                snprintf(c->why, sizeof c->why, "%s (load) writes it through a dtype view",
-                         op->path);
+                snprintf(c->why, sizeof c->why, "%s (%s) writes it through a dtype view",
+                         op->path, tir_op_name(op->kind));
             else if (part_bytes(k, op->dst) > c->cap)
                 snprintf(c->why, sizeof c->why,
-                         "%s (load) alone writes more than a partition holds", op->path);
+                         "%s (%s) alone writes more than a partition holds", op->path,
+                         tir_op_name(op->kind));
             else if (!tir_ap_mark_bits(op->dst, bits, nbits, true))
-                snprintf(c->why, sizeof c->why, "%s (load) writes a part already loaded",
-                         op->path);
+                snprintf(c->why, sizeof c->why, "%s (%s) writes a part already loaded",
+                         op->path, tir_op_name(op->kind));
             else
                 continue;
             ok = false;
@@ -210,8 +227,9 @@ static int rewrite(tir_kernel_t *k, const unsigned char *reload, const int *slot
         newpos[i] = n;
         tir_op_t op = k->ops[i];
         at[i] = -1;
-        if (op.kind == TIR_LOAD && op.dst->tensor >= 0 && reload[op.dst->tensor])
-            continue;   /* reloaded at each use, which a dep on it is met by: dropped */
+        if (op.dst->tensor >= 0 && reload[op.dst->tensor])
+            continue;   /* a load (plain_copy), reloaded at each use, which a dep on it
+                           is met by: dropped */
         const tir_ap_t **aps[RL_SLOTS];
         int na = tir_op_read_slots(&op, aps);
         for (int a = 0; a < na; a++) {

@@ -422,10 +422,27 @@ static void test_pool_psum(void **state)
     expect_msg(f, "op[0] (tensor_copy): field 'src': the Pool (GpSimd) engine cannot access PSUM");
 }
 
+/* How oversize_kernel writes the parts of its tile: load, dma_copy (what
+ * Python's nl.load emits), dma_copy accumulating (rmw_op add), dma_copy
+ * moved by a register. */
+enum { W_LOAD, W_COPY, W_COPY_ADD, W_COPY_REG };
+
+static void write_part(enc_builder_t *b, int how, tir_ap_t dst, tir_ap_t src)
+{
+    enc_dma_operand_t d = {.ap = dst, .index = enc_ap_none()};
+    enc_dma_operand_t s = {.ap = src, .index = enc_ap_none()};
+    if (how == W_LOAD)
+        enc_load(b, dst, src);
+    else if (how == W_COPY_REG)
+        enc_dma_copy_reg(b, &d, &s, ISA_DGE_NONE, ISA_OOB_ERROR, ISA_ALU_BYPASS, 0, 3, -1);
+    else
+        enc_dma_copy(b, dst, src, ISA_DGE_NONE, ISA_OOB_ERROR, how == W_COPY_ADD);
+}
+
 /* An SBUF tile past the partition size (trn2: 229376 bytes), written only
  * by loads from an input and read part by part, is reloaded at each use
  * (encoder/reload.c, docs/compiler.md "Oversize tiles"). */
-static int oversize_kernel(fx_t *f, int extra)
+static int oversize_kernel_by(fx_t *f, int extra, int how)
 {
     enc_builder_t *b = &f->b;
     int big = enc_input(b, "big", ISA_DT_FP32, 2, (int64_t[]){60 * 128, 1024});
@@ -435,7 +452,7 @@ static int oversize_kernel(fx_t *f, int extra)
     for (int i = 0; i < 60; i++) {
         enc_slice_t ts[] = {ENC_ALL, ENC_INDEX(i), ENC_ALL};
         enc_slice_t hs[] = {ENC_RANGE(i * 128, (i + 1) * 128), ENC_ALL};
-        enc_load(b, enc_ap(b, T, 3, ts, "dst"), enc_ap(b, big, 2, hs, "src"));
+        write_part(b, how, enc_ap(b, T, 3, ts, "dst"), enc_ap(b, big, 2, hs, "src"));
     }
     if (extra == 1)
         enc_memset(b, enc_ap_full(b, T), 0, ISA_ENG_DVE);
@@ -454,18 +471,23 @@ static int oversize_kernel(fx_t *f, int extra)
     return T;
 }
 
-static void test_reload_oversize(void **state)
+static int oversize_kernel(fx_t *f, int extra)
 {
-    fx_t *f = *state;
-    int T = oversize_kernel(f, 0);
+    return oversize_kernel_by(f, extra, W_LOAD);
+}
+
+/* The 60 loads (of kind `kind`) are gone; each of the 61 stores has its own
+ * load of that kind before it. */
+static void check_reloaded(fx_t *f, int how, tir_opkind_t kind)
+{
+    int T = oversize_kernel_by(f, 0, how);
     int n0 = f->k.nops - 121;   /* ops before the kernel's loads */
     assert_int_equal(n0, 0);
     assert_int_equal(enc_builder_complete(&f->b), 0);
-    /* the 60 loads are gone; each of the 61 stores has its own load before it */
     assert_int_equal(f->k.nops, 122);
     for (int i = 0; i < 61; i++) {
         const tir_op_t *ld = &f->k.ops[2 * i], *st = &f->k.ops[2 * i + 1];
-        assert_int_equal(ld->kind, TIR_LOAD);
+        assert_int_equal(ld->kind, kind);
         assert_int_equal(st->kind, TIR_STORE);
         assert_int_not_equal(ld->dst->tensor, T);
         assert_int_equal(st->src[0]->tensor, ld->dst->tensor);
@@ -478,6 +500,38 @@ static void test_reload_oversize(void **state)
         assert_string_equal(p->name, name);
     }
     assert_int_equal(enc_builder_finish(&f->b), 0);
+}
+
+static void test_reload_oversize(void **state)
+{
+    check_reloaded(*state, W_LOAD, TIR_LOAD);
+}
+
+/* A dma_copy from the input is the same data movement as a load: reloaded
+ * the same way, each reload a copy of that dma_copy. */
+static void test_reload_oversize_dma_copy(void **state)
+{
+    check_reloaded(*state, W_COPY, TIR_DMA_COPY);
+}
+
+/* A dma_copy adding into the tile reads what it writes, and one moved by a
+ * register reads wherever the register points when it runs: neither is
+ * reloaded. */
+static void test_reload_oversize_dma_copy_refused(void **state)
+{
+    fx_t *f = *state;
+    oversize_kernel_by(f, 0, W_COPY_ADD);
+    assert_int_equal(enc_builder_complete(&f->b), -1);
+    expect_msg(f, "cannot be reloaded from HBM: ");
+    expect_msg(f, "(dma_copy) writes it (only plain loads and dma_copy can be reloaded)");
+}
+
+static void test_reload_oversize_register_refused(void **state)
+{
+    fx_t *f = *state;
+    oversize_kernel_by(f, 0, W_COPY_REG);
+    assert_int_equal(enc_builder_complete(&f->b), -1);
+    expect_msg(f, "(dma_copy) writes it (only plain loads and dma_copy can be reloaded)");
 }
 
 /* Explicit deps name op indices: after the rewrite a dep names the same op
@@ -508,7 +562,7 @@ static void test_reload_oversize_refused(void **state)
     assert_int_equal(enc_builder_complete(&f->b), -1);
     expect_msg(f, "sbuf tile 'T': field 'shape': 245760 bytes per partition exceed the SBUF "
                   "partition size (229376 bytes), and it cannot be reloaded from HBM: ");
-    expect_msg(f, "(memset) writes it (only loads can be reloaded)");
+    expect_msg(f, "(memset) writes it (only plain loads and dma_copy can be reloaded)");
 }
 
 static void test_reload_oversize_refused_span(void **state)
@@ -860,6 +914,8 @@ int main(void)
         FX(test_pool_psum), FX(test_hand_built_op_overflow), FX(test_null_args),
         FX(test_reload_oversize), FX(test_reload_oversize_deps_follow),
         FX(test_reload_oversize_refused), FX(test_reload_oversize_refused_span),
+        FX(test_reload_oversize_dma_copy), FX(test_reload_oversize_dma_copy_refused),
+        FX(test_reload_oversize_register_refused),
         cmocka_unit_test(test_op_init_defaults), FX(test_path_slot), FX(test_op_names_owned),
         cmocka_unit_test(test_ap_memo), FX(test_reserve_names), FX(test_op_names_generated),
         FX(test_find_tensor_at),

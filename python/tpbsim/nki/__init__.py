@@ -194,28 +194,33 @@ class Kernel:
         kernel is traced again from scratch with every loop run per
         iteration, so its Python side effects happen twice (docs/python.md
         "Loops").  When it has PSUM block-dim tiles and the compiler cannot
-        fit its PSUM tiles, it is traced again with those stored one tile
-        per logical block (docs/python.md "PSUM reuse"), unless that trace
-        fails."""
+        fit its PSUM (or SBUF) tiles, it is traced again with those stored
+        one tile per logical block (docs/python.md "PSUM reuse", "SBUF
+        blocks past a partition"), unless that trace fails."""
         try:
-            res = self._trace_split(args, kwargs, False, target)
+            res = self._trace_split(args, kwargs, (), target)
         except _trace.Beta1Launch:   # beta-1 forms under kernel[n]: beta-1's grid
             return _beta1_kernel(self).trace_for(target, args, kwargs)
-        if not _alloc.split_wanted(res[0], self.fn.__name__):
-            return res
-        try:
-            return self._trace_split(args, kwargs, True, target)
-        except NkiError:
-            return res
+        split = ()
+        while True:   # at most once per buffer
+            want = _alloc.split_wanted(res[0], self.fn.__name__, target, split)
+            if not want:
+                return res
+            try:
+                res = self._trace_split(args, kwargs, split + want, target)
+            except NkiError:
+                return res
+            split += want
 
     def _trace_split(self, args, kwargs, split, target, pid=None):
-        """split: PSUM block-dim tiles one tile per logical block; pid: _programs.py."""
+        """split: the buffers ("psum", "sbuf") whose block-dim tiles are
+        stored one tile per logical block; pid: _programs.py."""
         try:
             return _programs.retraced(self, args, kwargs, split, target, pid)
         except _programs.PerProgram:   # traced once per program, merged
             return _programs.per_program(self, args, kwargs, split, target)
 
-    def _trace(self, args, kwargs, symbolic, split=False, target=None, pid=None):
+    def _trace(self, args, kwargs, symbolic, split=(), target=None, pid=None):
         sig = inspect.signature(self.fn)
         try:
             bound = sig.bind(*args, **kwargs)
@@ -228,7 +233,7 @@ class Kernel:
         tr.target = target   # nisa.get_nc_version()
         # @nki.compiler.force_auto_alloc: direct allocations are ignored
         tr.force_auto_alloc = getattr(self.fn, "tpbsim_force_auto_alloc", False)
-        tr.split_psum = bool(split)
+        tr.split_psum, tr.split_sbuf = "psum" in split, "sbuf" in split
         arrays = {}
 
         def arg(name, v):

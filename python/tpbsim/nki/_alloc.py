@@ -262,74 +262,134 @@ def no_block_slice(view, d, s, kept):
 def no_whole(view, what):
     b = view.base
     how = ("whose logical blocks share %s physical blocks (direct allocation)" % list(b.rot)
-           if b.rot is not None else "stored one tile per logical block (PSUM reuse)")
+           if b.rot is not None else "stored one tile per logical block (its blocks exceed "
+           "%s together)" % b.buffer.upper())
     raise _trace.NkiError("'%s': %s of a tile %s is not supported by tpbsim: access the blocks "
                           "one at a time" % (b.name, what, how))
 
 
-# ---- PSUM reuse: one tile per logical block (docs/python.md) ----
+# ---- one tile per logical block (docs/python.md "PSUM reuse", "SBUF blocks
+# past a partition") ----
 
-_PSUM_TILE = re.compile(r'\{"op": "tile", "name": "[^"]+", "shape": \[([0-9, ]+)\], '
-                        r'"dtype": "(\w+)", "buffer": "psum", "loc": "([^"]*)"')
+_TILE = re.compile(r'\{"op": "tile", "name": "[^"]+", "shape": \[([0-9, ]+)\], '
+                   r'"dtype": "(\w+)"(, "buffer": "psum")?, "loc": "([^"]*)"')
+# per buffer: the trial compile's errors that splitting its block-dim tiles
+# may cure
+_NO_FIT = {"psum": ("PSUM allocation failed", "exceed the PSUM partition size"),
+           "sbuf": ("SBUF allocation failed",)}
 
 
 def note_trace(tr):
-    """Remember (per thread) whether the trace just made is one whose PSUM
-    might need splitting (psum_oversubscribed)."""
-    _trace._LOCAL.psum_over = psum_oversubscribed(tr)
+    """Remember (per thread) the buffers whose block-dim tiles the trace
+    just made might need splitting (oversubscribed)."""
+    _trace._LOCAL.over = tuple(buf for buf in ("psum", "sbuf") if oversubscribed(tr, buf))
 
 
-def split_wanted(text, name):
-    """After a trace without split_psum: whether it has PSUM block-dim
-    tiles, declares more PSUM than there is (a quick filter) and the
-    compiler fails to fit its PSUM tiles (a trial compile)."""
-    if not getattr(_trace._LOCAL, "psum_over", False):
-        return False
+def split_wanted(text, name, target, done):
+    """After a trace: the buffers, not in done, whose block-dim tiles are
+    to be stored one tile per logical block: those of the trace's
+    oversubscribed ones whose tiles the compiler fails to fit (a trial
+    compile; it reports one failure, so at most one buffer)."""
+    over = [b for b in getattr(_trace._LOCAL, "over", ()) if b not in done]
+    if not over:
+        return ()
     from .._lib import Context, TpbError
-    ctx, tmp = Context(), tempfile.mkdtemp(prefix="tpbsim-psum-")
+    ctx, tmp = Context(), tempfile.mkdtemp(prefix="tpbsim-split-")
     try:
-        ctx.compile_json(text, name, os.path.join(tmp, "art"))
-        return False
+        ctx.compile_json(text, name, os.path.join(tmp, "art"), target)
+        return ()
     except TpbError as e:
-        return "PSUM allocation failed" in str(e) or "exceed the PSUM partition size" in str(e)
+        return tuple(b for b in over if any(m in str(e) for m in _NO_FIT[b]))
     finally:
         ctx.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def psum_oversubscribed(tr):
-    """Whether the PSUM tiles the trace declares, each source line counted
-    once at its largest tile, need more than PSUM's 16 KiB per partition,
-    with a PSUM block-dim tile among them."""
-    if not tr.psum_blocks or tr.split_psum:
+def oversubscribed(tr, buf):
+    """Whether the trace has a block-dim tile of more than one block in
+    buf ("psum" or "sbuf") stored whole, and the tiles it declares there,
+    each source line counted once at its largest tile, need more than a
+    partition of buf holds (a quick filter before the trial compile)."""
+    whole, split = ((tr.psum_blocks, tr.split_psum) if buf == "psum" else
+                    (tr.sbuf_blocks, tr.split_sbuf))
+    if not whole or split:
         return False
     by_loc = {}
     for op in tr.body:
-        for m in _PSUM_TILE.finditer(op):
+        for m in _TILE.finditer(op):
+            if (m.group(3) is not None) != (buf == "psum"):
+                continue
             shape = [int(v) for v in m.group(1).split(",")]
             n = int(np.prod(shape[1:], dtype=np.int64)) * _DT_BYTES.get(m.group(2), 4)
-            by_loc[m.group(3)] = max(by_loc.get(m.group(3), 0), n)
-    return sum(by_loc.values()) > PSUM_BANKS * PSUM_BANK_BYTES
+            by_loc[m.group(4)] = max(by_loc.get(m.group(4), 0), n)
+    cap = PSUM_BANKS * PSUM_BANK_BYTES if buf == "psum" else _sbuf_bytes()
+    return sum(by_loc.values()) > cap
 
 
-def split_tensor(tr, nki, nblk, dtype, name, loc, addrs=None):
-    """A PSUM tile of NKI shape (B..., P, F...) as one tile per logical
+def past_sbuf(nki, nblk, dtype):
+    """Whether an SBUF tile of NKI shape (B..., P, F...) needs more bytes
+    per partition than an SBUF partition of the target holds (its blocks
+    together: it is then stored one tile per logical block, docs/python.md
+    "SBUF blocks past a partition")."""
+    n = int(np.prod(nki[:nblk] + nki[nblk + 1:], dtype=np.int64))
+    return n * _DT_BYTES.get(dtype, 4) > _sbuf_bytes()
+
+
+def split_tensor(tr, nki, nblk, dtype, name, loc, addrs=None, buffer="psum"):
+    """An on-chip tile of NKI shape (B..., P, F...) as one tile per logical
     block, each declared at its first use: the compiler's allocator then
     reuses the storage of blocks whose lifetimes do not overlap.  addrs:
     per logical block index, the byte address a direct allocation gave it
     (the block's tile then has that "addr")."""
-    b = _trace._Base(tr.unique(name or "t"), nki, dtype, "psum", "split", loc)
+    b = _trace._Base(tr.unique(name or "t"), nki, dtype, buffer, "split", loc)
     b.nblk, b.blocks, b.addrs = nblk, {}, addrs
     for idx, a in sorted((addrs or {}).items()):
         # at fixed addresses: declared here, where the kernel declares the
         # tensor (no storage to share by declaring later), so a block's
         # first use is a plain index and `t[i] = op(...)` writes it in place
-        b.blocks[idx] = tr.new_tensor(nki[nblk:], dtype, "psum", "%s_%s" % (
+        b.blocks[idx] = tr.new_tensor(nki[nblk:], dtype, buffer, "%s_%s" % (
             b.name, "_".join(map(str, idx))), loc, place=(a, None))
     if tr.frames:
         tr.frames[-1].bases.append(b)
         b.depth = len(tr.frames)
     return _trace.NkiTensor(b, 0, _trace._c_ap(nki), None, nblk)
+
+
+def _block_index(b, idx):
+    """The logical block idx (the block indexes of a split tile's key) as
+    a tuple of ints.  A loop variable makes the kernel traced per
+    iteration (Retrace); a program id is refused."""
+    out = []
+    for d, i in enumerate(idx):
+        if type(i) is _trace.Lin:
+            if i.loop_trace() is not None:
+                _trace.need_retrace()
+            raise _trace.NkiError("'%s': a block index that depends on nl.program_id() on a "
+                                  "%s tile stored one tile per block" %
+                                  (b.name, b.buffer.upper()))
+        if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < b.shape[d]:
+            raise _trace.NkiError("'%s': block index %r of dim %d (size %d)" %
+                                  (b.name, i, d, b.shape[d]))
+        out.append(int(i))
+    return tuple(out)
+
+
+def _block_tile(b, idx):
+    """Declare the tile of logical block idx of split tile b, filled when
+    b was made by nl.zeros / nl.full (fill_blocks).  Declared in b's scope: a
+    first use inside a traced-once loop b is not in makes the kernel be
+    traced per iteration (in the loop's body the tile would be a fresh
+    one per iteration)."""
+    tr = _trace.current()
+    if len(tr.frames) > b.depth:
+        _trace.need_retrace()
+    place = None if b.addrs is None else (b.addrs[idx], None)
+    t = tr.new_tensor(b.shape[b.nblk:], b.dtype, b.buffer,
+                      "%s_%s" % (b.name, "_".join(map(str, idx))), b.loc, place=place)
+    if b.fill is not None:
+        from . import isa
+        isa._emit("memset", b.fill[1], [("dst", t.text()), ("value", b.fill[0])])
+    return t
 
 
 def split_index(view, key):
@@ -342,39 +402,31 @@ def split_index(view, key):
     nb = b.nblk
     idx = key[:nb]
     if view._pd != nb or view.offset != 0 or len(idx) < nb:
-        raise _trace.NkiError("'%s': a PSUM tile of %s blocks stored one tile per block (its "
-                              "blocks exceed PSUM together): index all its block dims at once, "
-                              "t[%s]" % (b.name, list(b.shape[:nb]), ", ".join("i" * nb)))
-    out = []
-    for d, i in enumerate(idx):
-        if type(i) is _trace.Lin:
-            if i.loop_trace() is not None:
-                _trace.need_retrace()
-            raise _trace.NkiError("'%s': a block index that depends on nl.program_id() on a "
-                                  "PSUM tile stored one tile per block" % b.name)
-        if not isinstance(i, (int, np.integer)) or not 0 <= int(i) < b.shape[d]:
-            raise _trace.NkiError("'%s': block index %r of dim %d (size %d)" %
-                                  (b.name, i, d, b.shape[d]))
-        out.append(int(i))
-    out = tuple(out)
-    t = b.blocks.get(out)
+        raise _trace.NkiError("'%s': a %s tile of %s blocks stored one tile per block (its "
+                              "blocks exceed %s together): index all its block dims at once, "
+                              "t[%s]" % (b.name, b.buffer.upper(), list(b.shape[:nb]),
+                                         b.buffer.upper(), ", ".join("i" * nb)))
+    idx = _block_index(b, idx)
+    t = b.blocks.get(idx)
     if t is None or t.base.dead:
-        tr = _trace.current()
-        place = None if b.addrs is None else (b.addrs[out], None)
-        t = b.blocks[out] = tr.new_tensor(b.shape[nb:], b.dtype, "psum",
-                                          "%s_%s" % (b.name, "_".join(map(str, out))), b.loc,
-                                          place=place)
+        t = b.blocks[idx] = _block_tile(b, idx)
     rest = key[nb:]
     return t[rest] if rest else t
 
 
 def fill_blocks(t, v, loc, fn):
-    """nl.zeros / nl.full of a split tile: a memset of every block's tile.
-    Refused for a tile whose blocks share storage (direct allocation)."""
+    """nl.zeros / nl.full of a split tile: a memset of each block's tile
+    when it is declared, at the block's first use, so that the blocks need
+    not all be live from the fill on (the values are the same); of every
+    block's tile at once when they are at fixed addresses.  Refused for a
+    tile whose blocks share storage (direct allocation)."""
     from . import isa
     b = t.base
     if b.rot is not None:
         no_whole(t, "nl.%s" % fn)
+    if b.addrs is None:
+        b.fill = (v, loc)
+        return t
     for idx in itertools.product(*(range(n) for n in b.shape[:b.nblk])):
         isa._emit("memset", loc, [("dst", t[idx].text()), ("value", v)])
     return t

@@ -32,7 +32,7 @@ _DT_NP = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16"
 
 class _Base:
     __slots__ = ("name", "shape", "dtype", "buffer", "kind", "loc", "dead", "depth", "nblk",
-                 "rot", "blocks", "addrs", "groups", "off")
+                 "rot", "blocks", "addrs", "groups", "off", "fill")
 
     def __init__(self, name, shape, dtype, buffer, kind, loc):
         self.name, self.shape, self.dtype = name, shape, dtype
@@ -46,9 +46,13 @@ class _Base:
         self.nblk = 0
         # _alloc.py: per block dim the k physical blocks logical block i % k
         # is stored in (direct allocation), or None; kind "split": the tile
-        # of each logical block by index (PSUM reuse).  _groups.py: writes
+        # of each logical block by index (PSUM reuse, SBUF blocks past a
+        # partition).  _groups.py: writes
         self.rot = self.blocks = self.groups = None
         self.addrs = None   # kind "split" of a direct allocation: each block's address
+        # kind "split" made by nl.zeros / nl.full: (memset value
+        # text, loc), each block filled when its tile is declared
+        self.fill = None
         self.off = False   # the result of an op masked off whole (_beta1.whole_mask)
 
 
@@ -399,8 +403,33 @@ def dma_sides(dst, src):
             pd = t._pd
             if t is dst and t.base.buffer == "psum":   # every block written
                 _groups.mark_whole(current(), t.base)
-            return dst._front(pd), src._front(pd)
+            d, s = dst._front(pd), src._front(pd)
+            if len(d._ap) > _MAX_DIMS:   # more than 4 block and free dims
+                d._ap, s._ap = _fold_free(d._ap, s._ap)
+            return d, s
     return dst, src
+
+
+def _fold_free(a, b):
+    """Two access patterns of the same counts, partition dim first, with
+    their dims of size 1 after it dropped and adjacent dims merged where
+    both are one strided run: the sides of a DMA of every block of a tile
+    with more than 4 block and free dims (dims the kernel format's tiles
+    do not have)."""
+    oa, ob = [a[0]], [b[0]]
+    for pa, pb in zip(a[1:], b[1:]):
+        if pa[1] == 1:
+            continue
+        if len(oa) > 1 and oa[-1][0] == pa[0] * pa[1] and ob[-1][0] == pb[0] * pb[1]:
+            oa[-1] = [pa[0], oa[-1][1] * pa[1]]
+            ob[-1] = [pb[0], ob[-1][1] * pb[1]]
+        else:
+            oa.append(list(pa))
+            ob.append(list(pb))
+    if len(oa) == 1:
+        oa.append([1, 1])
+        ob.append([1, 1])
+    return oa, ob
 
 
 def _view_key(key):
@@ -532,6 +561,9 @@ class Trace:
         # PSUM block-dim tiles stored one tile per logical block (_alloc.py)
         self.split_psum = False
         self.psum_blocks = False     # a PSUM block-dim tile of more than one block
+        # every SBUF block-dim tile one tile per logical block (_alloc.py)
+        self.split_sbuf = False
+        self.sbuf_blocks = False     # an SBUF block-dim tile of more than one block, whole
         # per shape: its JSON text, C-order access pattern and whole-tensor
         # slice (shared by the tensors of that shape: never changed in place)
         self.shapes = {}
@@ -665,6 +697,25 @@ class Trace:
         t._txt = '"%s"' % b.name   # what _slice_text gives for a whole tensor
         return t
 
+    def _split_blocks(self, nki, nblk, dtype, buffer):
+        """Whether a block-dim tile of NKI shape nki, of more than one
+        block and without direct allocation, is stored one tile per logical
+        block (_alloc.split_tensor): in PSUM when the trace is the one with
+        split_psum (docs/python.md "PSUM reuse"), in SBUF when its blocks
+        together exceed an SBUF partition, or in the trace with split_sbuf
+        ("SBUF blocks past a partition")."""
+        if int(np.prod(nki[:nblk])) == 1:
+            return False
+        if buffer == "psum":
+            self.psum_blocks = True
+            return self.split_psum
+        if buffer != "sbuf":
+            return False
+        if self.split_sbuf or _alloc.past_sbuf(nki, nblk, dtype):
+            return True
+        self.sbuf_blocks = True
+        return False
+
     def new_tensor(self, shape, dtype, buffer, name, loc, nblk=0, rot=None, place=None):
         """nblk > 0: an on-chip tile of NKI shape (B..., P, F...) with
         nblk block dims, stored as [P, B..., F...] (docs/python.md); with
@@ -678,6 +729,8 @@ class Trace:
                                        addrs=place[1])
         if nblk:
             nki = tuple(map(int, shape))
+            if rot is None and place is None and self._split_blocks(nki, nblk, dtype, buffer):
+                return _alloc.split_tensor(self, nki, nblk, dtype, name, loc, buffer=buffer)
             blk = nki[:nblk] if rot is None else tuple(rot)
             free = nki[nblk + 1:]
             if place is not None and free and place[1] != free[0]:
@@ -685,11 +738,6 @@ class Trace:
             shape = nki[nblk:nblk + 1] + blk + free
         shape = tuple(map(int, shape))
         sh = self._shape(shape)
-        if (buffer == "psum" and nblk and rot is None and place is None and
-                int(np.prod(nki[:nblk])) > 1):
-            self.psum_blocks = True
-            if self.split_psum:
-                return _alloc.split_tensor(self, nki, nblk, dtype, name, loc)
         if buffer == "sbuf" or buffer == "psum":
             nm = self.unique(name or "t")
             b = _Base(nm, shape, dtype, buffer, "tile", loc)
@@ -703,7 +751,7 @@ class Trace:
             if place is not None:
                 buf += ', "addr": %d' % place[0]
             decl = sh[0]
-            if len(shape) > _MAX_DIMS and not nblk:   # declared [P, F], viewed in NKI's dims
+            if len(shape) > _MAX_DIMS:   # declared [P, F], viewed in NKI's dims
                 decl = str([shape[0], int(np.prod(shape[1:]))])
             self.body.append('{"op": "tile", "name": "%s", "shape": %s, "dtype": "%s"%s, '
                              '"loc": "%s"}' % (nm, decl, dtype, buf, loc))

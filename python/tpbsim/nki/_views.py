@@ -35,7 +35,7 @@ def _plain(t, call):
         _fail(t, call, "the view keeps block dims before its partition dim (index the blocks "
                        "first: t[i]); not supported by tpbsim")
     if t.base.kind == "split":
-        _fail(t, call, "a PSUM tile with block dims stored one tile per block is not "
+        _fail(t, call, "a tile with block dims stored one tile per block is not "
                        "supported by tpbsim (index the blocks first)")
     if is_indirect(t) and type(t) is not _Dyn:
         _fail(t, call, "an indirect (gather / scatter) view cannot be viewed again in tpbsim "
