@@ -968,76 +968,6 @@ def _staged(src, oob):
     return t
 
 
-# ---- virtual registers (kernel-format register_*; docs/kernel-format.md) ----
-class VirtualRegister:
-    """A register from register_alloc; its kernel-format name."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "VirtualRegister(%s)" % self.name
-
-    def _no_value(self, *_):
-        raise NkiError("%r holds a value known at run time only (a register from "
-                       "register_alloc, or the variable of a nl.fori_loop / nl.dynamic_range "
-                       "from a register start): no arithmetic or slicing at trace time; index "
-                       "with .ap(scalar_offset=reg) or store it with register_store" % self)
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_value
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _no_value
-
-
-def _vreg(x, what, loc, write=False):
-    """A register field: a register_alloc register, or (read only) the
-    variable of a nl.fori_loop / nl.dynamic_range loop."""
-    if isinstance(x, VirtualRegister):
-        return '"%s"' % x.name
-    name = language._loop_register(x)
-    if name is not None and not write:
-        return '"%s"' % name
-    if name is not None:
-        raise NkiError("%s: field '%s': the variable of a nl.fori_loop / nl.dynamic_range loop "
-                       "is read-only in tpbsim (write a register from register_alloc)" %
-                       (loc, what))
-    raise NkiError("%s: field '%s': expected a register from register_alloc, got %r" %
-                   (loc, what, x))
-
-
-def register_alloc(x=None):
-    loc = _trace.caller_loc()
-    tr = _trace.current()
-    n = getattr(tr, "_nki_nregs", 0)
-    tr._nki_nregs = n + 1
-    r = VirtualRegister("vreg%d" % n)
-    f = [("reg", '"%s"' % r.name)]
-    if x is not None:
-        f.append(("x", str(int(x))))
-    _emit("register_alloc", loc, f)
-    return r
-
-
-def register_move(dst, src):
-    loc = _trace.caller_loc()
-    s = _vreg(src, "src", loc) if isinstance(src, (VirtualRegister, Lin)) else str(int(src))
-    _emit("register_move", loc, [("dst", _vreg(dst, "dst", loc, True)), ("src", s)])
-
-
-def register_load(dst, src):
-    loc = _trace.caller_loc()
-    _emit("register_load", loc, [("dst", _vreg(dst, "dst", loc, True)),
-                                 ("src", _t(src, "src", loc))])
-
-
-def register_store(dst, src):
-    loc = _trace.caller_loc()
-    if isinstance(src, int) and not isinstance(src, bool):
-        # the variable of a fori_loop / dynamic_range tpbsim unrolls (integer
-        # bounds): NKI's register holds that value
-        return memset(dst=dst, value=src)
-    _emit("register_store", loc, [("dst", _t(dst, "dst", loc)), ("src", _vreg(src, "src", loc))])
-
-
 # ---- random numbers (docs/semantics.md "Random numbers") ----
 def rng(dst, engine=engine.vector, name=None):
     loc = _trace.caller_loc()
@@ -1074,3 +1004,8 @@ unknown_engine, tensor_engine, scalar_engine = engine.unknown, engine.tensor, en
 gpsimd_engine, vector_engine = engine.gpsimd, engine.vector
 _beta1.install(globals())
 
+
+# the virtual registers live in _registers.py (imported here, after the
+# names they use are defined)
+from ._registers import (VirtualRegister, register_alloc, register_load,  # noqa: E402,F401
+                         register_move, register_store)
