@@ -193,10 +193,10 @@ class Kernel:
         flow on its variable, ...), or the kernel fails after one was, the
         kernel is traced again from scratch with every loop run per
         iteration, so its Python side effects happen twice (docs/python.md
-        "Loops").  When it has PSUM block-dim tiles and the compiler cannot
-        fit its PSUM (or SBUF) tiles, it is traced again with those stored
-        one tile per logical block (docs/python.md "PSUM reuse", "SBUF
-        blocks past a partition"), unless that trace fails."""
+        "Loops").  When it has PSUM (or SBUF) block-dim tiles and the
+        compiler cannot fit its PSUM (SBUF) tiles, it is traced again with
+        those stored one tile per logical block (docs/python.md "PSUM
+        reuse", "SBUF blocks past a partition"), unless that trace fails."""
         try:
             res = self._trace_split(args, kwargs, (), target)
         except _trace.Beta1Launch:   # beta-1 forms under kernel[n]: beta-1's grid
