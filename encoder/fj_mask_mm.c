@@ -114,8 +114,8 @@ static bool cut_at(const box_t *bx, const tir_ap_t *dst, int d)
     return bx->lo[d] > 0 || bx->hi[d] < dst->count[d];
 }
 
-/* Whether the kept partitions of dst start where the engines allow (the
- * start-partition rule lower.c checks). */
+/* Whether the kept partitions of dst start where the engines allow
+ * (isa_start_align, which the lowering checks). */
 static bool start_ok(jx_t *j, const tir_ap_t *dst, const box_t *bx)
 {
     tir_tensor_t vt;
@@ -124,7 +124,7 @@ static bool start_ok(jx_t *j, const tir_ap_t *dst, const box_t *bx)
     if (row < 1)
         return false;
     int64_t start = dst->offset / row + bx->lo[0], n = bx->hi[0] - bx->lo[0];
-    return start % (n > 64 ? 128 : n > 32 ? 64 : 32) == 0;
+    return start % (int64_t)isa_start_align((uint64_t)n) == 0;
 }
 
 /* Why op cannot run on rectangle bx of dst; NULL when it can. */

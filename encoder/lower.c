@@ -431,8 +431,7 @@ static int tap_full(lower_ctx_t *c, const tir_ap_t *a, const char *role, unsigne
      * TAP check): more than 64 partitions start at 0, 33-64 at 0 or 64, up
      * to 32 at a quadrant (0/32/64/96).  The notes name no legalisation of
      * other starts, so they are refused here, naming the op */
-    int64_t align = nparts > 64 ? 128 : nparts > 32 ? 64 : 32;
-    if (start % align)
+    if (start % (int64_t)isa_start_align((uint64_t)nparts))
         return lw_err(c, "%s: access to '%s' starts at partition %lld, which is not allowed for "
                          "%lld partitions (the engines start more than 64 partitions at 0, "
                          "33-64 at 0 or 64, up to 32 at 0, 32, 64 or 96)",

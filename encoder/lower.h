@@ -270,8 +270,6 @@ int lw_ptr(lower_ctx_t *c, bir_inst_t *in, const tir_ap_t *a, bool write, const 
  * partitions; their starts may differ (cross-half / cross-quadrant). */
 int lw_same_partitions(lower_ctx_t *c, const char *what, const isa_tap_t *src,
                        const isa_tap_t *dst);
-/* The two inputs of a two-input engine op start on the same partition when
- * they are in the same memory (SBUF or PSUM). */
 /* Scalar operand -> 32-bit field value (immediate as fp32 bits, or a pointer
  * address) plus the is_ptr flag. */
 int lw_scalar(lower_ctx_t *c, bir_inst_t *in, const tir_scalar_t *s, const char *role,

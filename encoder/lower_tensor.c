@@ -293,8 +293,7 @@ int lower_tensor(lower_ctx_t *c)
     case TIR_TENSOR_TENSOR: return lower_tt(c);
     case TIR_TENSOR_SCALAR: {
         /* the Activation engine takes a [P,1] operand as its scale / bias */
-        if (op->engine == ISA_ENG_ACT && (op->s0.is_ap || (op->op1 != ISA_ALU_BYPASS &&
-                                                           op->s1.is_ap)))
+        if (op->engine == ISA_ENG_ACT && tir_ts_has_ptr(op))
             return lw_act_tensor_scalar(c);
         isa_fmt_PREDEXT_t p[TIR_MAX_MASK_PREDS];
         int n = (op->flags & TIR_F_MASK) ? lw_mask_preds(c, p) : 0;

@@ -686,6 +686,12 @@ static inline bool tir_ts_act_affine(int op0, int op1)
     return (op0 == ISA_ALU_MULTIPLY && (op1 == ISA_ALU_BYPASS || op1 == ISA_ALU_ADD)) ||
            (op0 == ISA_ALU_ADD && op1 == ISA_ALU_BYPASS);
 }
+/* Whether TENSOR_SCALAR op has a [P,1] tile operand (operand1 counted
+ * only when op1 is used). */
+static inline bool tir_ts_has_ptr(const tir_op_t *op)
+{
+    return op->s0.is_ap || (op->op1 != ISA_ALU_BYPASS && op->s1.is_ap);
+}
 /* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, dtype view, offset, dimensions, steps and counts. */

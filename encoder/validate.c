@@ -346,7 +346,6 @@ static int check_ts_act(const vctx_t *v)
     static const char combos[] = "op0=multiply with op1=add, op0=multiply alone (op1=None) or "
                                  "op0=add alone";
     bool mul_add = op->op0 == ISA_ALU_MULTIPLY || op->op0 == ISA_ALU_ADD;
-    bool ptr1 = op->op1 != ISA_ALU_BYPASS && op->s1.is_ap;
     if (op->s0_reg >= 0)
         return vfail(v, "operand0_reg", "a register-offset operand0 (TensorScalarGEP) runs on "
                      "the Vector or GpSimd engine, not the Scalar engine");
@@ -362,7 +361,7 @@ static int check_ts_act(const vctx_t *v)
         return vfail(v, mul_add ? "op1" : "op0", "the Scalar engine on %s runs tensor_scalar "
                      "only as %s (got op0=%s, op1=%s); use engine=vector or engine=gpsimd",
                      v->tg->name, combos, alu_name(op->op0), alu_name(op->op1));
-    if (op->s0.is_ap || ptr1)
+    if (tir_ts_has_ptr(op))
         return vfail(v, op->s0.is_ap ? "operand0" : "operand1", "a [P, 1] operand on the "
                      "Scalar engine is the Activation's scale or bias, so it takes one only "
                      "with %s (got op0=%s, op1=%s); use a number or engine=vector",

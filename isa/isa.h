@@ -113,6 +113,14 @@ typedef enum {
 const char *isa_enum_name(isa_ftype_t t, unsigned v);
 /* Value of name for an enum field type; -1 when unknown. */
 int isa_enum_by_name(isa_ftype_t t, const char *name);
+/* The start-partition rule of the engines (ARCH2): an access of more than
+ * 64 partitions starts at 0, of 33-64 at 0 or 64, of up to 32 at a
+ * quadrant (0/32/64/96): its start must be a multiple of this. */
+static inline uint64_t isa_start_align(uint64_t nparts)
+{
+    return nparts > 64 ? 128 : nparts > 32 ? 64 : 32;
+}
+
 /* a CMP b (enums.def CMP: BranchCmp, AffineSelect and mask predicates;
  * an unknown cmp is false). */
 static inline bool isa_cmp_holds(unsigned cmp, int64_t a, int64_t b)

@@ -110,7 +110,7 @@ static int exec_stream_shuffle(sim_exec_ctx_t *ctx, const isa_decoded_t *d)
     /* NKI: both starts follow the start-partition rule of the active
      * partitions, max(in, out) rounded up to whole quadrants */
     unsigned na = o[0].nparts > o[1].nparts ? o[0].nparts : o[1].nparts;
-    unsigned align = na > 64 ? 128 : na > 32 ? 64 : 32;
+    uint64_t align = isa_start_align(na);
     if (o[0].start % align || o[1].start % align) {
         sim_fail(ctx, "in/out: start partitions %u, %u are not allowed for %u active partitions "
                  "(more than 64 start at 0, 33-64 at 0 or 64)", o[0].start, o[1].start, na);

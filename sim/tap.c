@@ -102,10 +102,7 @@ static int tap_check_ext(sim_exec_ctx_t *ctx, const isa_tap_t *t, const char *op
     if (n > SIM_MAX_FREE_ELEMS)
         return sim_fail(ctx, "%s: %llu elements per partition exceed the limit %u",
                         operand, (unsigned long long)n, SIM_MAX_FREE_ELEMS);
-    /* ARCH2 start-partition rule: a tensor of more than 64 partitions starts
-     * at 0, of 33-64 at 0 or 64, of up to 32 at a quadrant (0/32/64/96). */
-    unsigned align = t->nparts > 64 ? 128 : t->nparts > 32 ? 64 : 32;
-    if (t->start % align)
+    if (t->start % isa_start_align(t->nparts))   /* ARCH2's start-partition rule */
         return sim_fail(ctx, "%s: start partition %u is not allowed for %u partitions (a "
                         "tensor of more than 64 partitions starts at 0, of 33-64 at 0 or 64, "
                         "of up to 32 at 0, 32, 64 or 96)", operand, t->start, t->nparts);
