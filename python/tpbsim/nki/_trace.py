@@ -343,7 +343,7 @@ class NkiTensor:
                 from ._reinterp import dtype_json
                 ap = self._ap
                 if len(ap) > _MAX_DIMS:   # size-1 dims address nothing: within the 5
-                    ap = ap[:1] + [p for p in ap[1:] if p[1] != 1]
+                    ap = drop_unit_dims(ap)
                 t = self._txt = '{"tensor": "%s", "offset": %s, "ap": %s%s}' % (
                     self.base.name, _num(self.offset), json.dumps(ap), dtype_json(self.base))
         return t
@@ -408,6 +408,12 @@ def dma_sides(dst, src):
                 d._ap, s._ap = _fold_free(d._ap, s._ap)
             return d, s
     return dst, src
+
+
+def drop_unit_dims(ap):
+    """ap without its free dims of size 1 (the partition pair kept): the
+    same elements in fewer pairs."""
+    return ap[:1] + [p for p in ap[1:] if p[1] != 1]
 
 
 def _fold_free(a, b):

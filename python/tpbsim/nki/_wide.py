@@ -43,9 +43,8 @@ def emit(op, loc, fields, views):
 
 
 def _squeeze(v):
-    """v without its free dims of size 1: the same elements in fewer
-    access-pattern pairs."""
-    return NkiTensor(v.base, v.offset, v._ap[:1] + [p for p in v._ap[1:] if p[1] != 1])
+    """v without its free dims of size 1 (_trace.drop_unit_dims)."""
+    return NkiTensor(v.base, v.offset, _trace.drop_unit_dims(v._ap))
 
 
 def reduce_views(dst, data, axis):
