@@ -93,8 +93,11 @@ bool tpb_heap_reserve(size_t bytes)
     uintptr_t bound = ((uintptr_t)brk0 + page + huge - 1) & ~(huge - 1);
     if (sbrk((intptr_t)(bound - page - (uintptr_t)brk0)) == (void *)-1)
         return false;
-    /* Grow in steps of the reserve, and do not give it back on free(). */
-    if (!mallopt(M_TOP_PAD, (int)bytes) || !mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes)))
+    /* Grow in steps of the reserve, do not give it back on free(), and
+     * keep blocks below TPB_ARRAY_MAP_MIN in the heap (glibc would map
+     * those from 128 KiB on, in 4 KiB pages). */
+    if (!mallopt(M_TOP_PAD, (int)bytes) || !mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes)) ||
+        !mallopt(M_MMAP_THRESHOLD, (int)TPB_ARRAY_MAP_MIN))
         return false;
     void *volatile first = malloc(1);   /* volatile: the pair must not be elided */
     free(first);

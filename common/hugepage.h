@@ -24,15 +24,19 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
 
 /* A growing array of 10^5+ elements (tile-IR ops and tensors, BIR blocks) in
  * its own 2 MiB-aligned mapping once it reaches TPB_ARRAY_MAP_MIN bytes,
- * smaller ones in malloc'ed memory.  The threshold is 128 KiB: on a VM
- * whose page faults exit to the hypervisor (12-18 us each, docs/performance-log.md
- * "Page faults on a virtual machine") a 2 MiB page's fault (120-200 us)
- * costs about ten small ones, so from 32 of them on one huge page is
- * cheaper (512 KiB until the twelfth session: growing arrays, sets and
- * arena chunks of 128-512 KiB then cost 32-128 faults each); an owner that
- * sizes its block with tpb_array_room wastes nothing.  Growing it moves no bytes: the mapping
- * is extended in place where the address space after it is free, else its
- * pages are moved (mremap) to a new 2 MiB-aligned mapping, which keeps the
+ * smaller ones in malloc'ed memory.  The threshold is 1 MiB: every
+ * mapping of its own costs at least one 2 MiB page fault, however little
+ * of it is used, while in a process that made the heap reserve
+ * (tpb_heap_reserve: `tpb compile`) malloc keeps blocks below the
+ * threshold in that huge-paged heap, where mid-size arrays share pages.
+ * 128 KiB from the twelfth to the twenty-seventh session, when every
+ * array, arena chunk and stream buffer past it took a page of its own:
+ * 14 fresh 2 MiB pages for a 6 000-op compile, 10 now (performance-log.md
+ * "Mid-size blocks in the heap"); in a process without the reserve a block
+ * of 128 KiB-1 MiB is glibc's own mapping in 4 KiB pages.  An owner that
+ * sizes its block with tpb_array_room wastes nothing.  Growing it moves
+ * no bytes: the mapping is extended in place where the address space
+ * after it is free, else its pages are moved (mremap) to a new 2 MiB-aligned mapping, which keeps the
  * huge pages whole -- realloc's move shifted the offset within 2 MiB, split
  * them, and they had to be rebuilt by copying (MADV_COLLAPSE, no longer
  * used).
@@ -42,7 +46,7 @@ void tpb_advise_huge_pages_array(void *p, size_t len);
  * block or NULL when out of memory (p then stays valid).  Free it with
  * tpb_array_free(p, its capacity in bytes), never free(): which allocator
  * holds a block follows from its capacity alone. */
-#define TPB_ARRAY_MAP_MIN ((size_t)128 << 10)
+#define TPB_ARRAY_MAP_MIN ((size_t)1 << 20)
 void *tpb_array_grow(void *p, size_t old_bytes, size_t new_bytes);
 void tpb_array_free(void *p, size_t bytes);
 /* A new zero-filled block of `bytes` (at least 1) for an array whose size is
@@ -87,8 +91,9 @@ void tpb_heap_trim(void);
  * huge pages, for a process about to make many small blocks: glibc's heap
  * otherwise takes a page fault per 4 KiB it touches (~12 us each on a VM,
  * docs/performance-log.md "Page faults on a virtual machine"), one 2 MiB page
- * takes one.  The heap then grows in steps of `bytes` and free() keeps
- * them (M_TOP_PAD, M_TRIM_THRESHOLD).  Only before malloc has made its heap
+ * takes one.  The heap then grows in steps of `bytes`, free() keeps
+ * them (M_TOP_PAD, M_TRIM_THRESHOLD), and it holds the blocks below
+ * TPB_ARRAY_MAP_MIN (M_MMAP_THRESHOLD).  Only before malloc has made its heap
  * (glibc on Linux): call it first thing.  Returns whether the reserve was
  * made; a process where it was not runs as before. */
 bool tpb_heap_reserve(size_t bytes);

@@ -52,10 +52,8 @@ static int log_grow(sclk_log_t *l, size_t per, uint32_t hint, sched_pool_t *pool
     /* not cleared: entries are written before they are read */
     size_t bytes = log_bytes(nc, per);
     uint32_t *val = sched_pool_take(pool, bytes);
-    if (!val) {
-        bytes = sched_block_bytes(bytes);
+    if (!val)
         val = tpb_array_grow(NULL, 0, bytes);
-    }
     if (!val)
         return -1;
     uint32_t *ck = val + nc;

@@ -178,10 +178,8 @@ static int *slab_take(pindex_t *x)
         if (x->nslabs && x->hint > blocks)
             blocks = x->hint;
         int *slab = sched_pool_take(x->pool, slab_bytes((int)blocks));
-        if (!slab) {
-            blocks = sched_block_bytes(slab_bytes((int)blocks)) / slab_bytes(1);
+        if (!slab)
             slab = tpb_array_grow(NULL, 0, slab_bytes((int)blocks));
-        }
         if (!slab)
             return NULL;
         x->slabs[x->nslabs++] = (pix_slab_t){slab, (int)blocks};

@@ -50,10 +50,10 @@ void *sched_array_move(sched_pool_t *p, void *old, size_t old_bytes, size_t keep
     if (q) {
         *bytes = new_bytes;
     } else if (!pooled) {
-        *bytes = sched_block_bytes(new_bytes);
+        *bytes = new_bytes;
         return tpb_array_grow(old, old_bytes, *bytes);   /* keeps every byte */
     } else {
-        *bytes = sched_block_bytes(new_bytes);
+        *bytes = new_bytes;
         q = tpb_array_grow(NULL, 0, *bytes);
         if (!q)
             return NULL;

@@ -20,16 +20,11 @@
 
 #include "hugepage.h"
 
-/* The bytes to ask for a block of the pass that its walk fills as it goes
- * (tpb_array_grow) when it is not pooled: from 64 KiB on at least
- * TPB_ARRAY_MAP_MIN, so that it is a 2 MiB page -- one fault, about the
- * cost of ten 4 KiB ones on a VM (docs/performance-log.md) -- rather than 16
- * or more 4 KiB ones.  Blocks from SCHED_MAP_FROM on come from the pool. */
+/* Blocks of the pass from SCHED_MAP_FROM bytes on come from the pool;
+ * the rest, and those the pool has no room for, from tpb_array_grow (in
+ * a compile, below TPB_ARRAY_MAP_MIN that is the huge-paged heap, where
+ * they share pages; common/hugepage.h). */
 #define SCHED_MAP_FROM ((size_t)64 << 10)
-static inline size_t sched_block_bytes(size_t bytes)
-{
-    return bytes >= SCHED_MAP_FROM && bytes < TPB_ARRAY_MAP_MIN ? TPB_ARRAY_MAP_MIN : bytes;
-}
 
 typedef struct {
     char *base;      /* NULL: no pool (every take fails) */
@@ -49,7 +44,7 @@ void *sched_pool_take(sched_pool_t *p, size_t bytes);
 bool sched_pool_has(const sched_pool_t *p, const void *q);
 /* A block of new_bytes for an array now in block old (old_bytes, NULL
  * and 0 for none) whose first `keep` bytes are copied: from the pool when
- * it fits, else its own (sched_block_bytes(new_bytes), grown in place
+ * it fits, else its own (tpb_array_grow of new_bytes, grown in place
  * where old is not pooled); old is given back unless pooled.  *bytes: the
  * new block's size, to free it with.  NULL when out of memory (old is
  * then unchanged). */

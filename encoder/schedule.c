@@ -262,7 +262,7 @@ static void walk_pool(sync_walk_t *w, size_t prods, unsigned engines, size_t np,
 
 /* The producer records and by_val in one block sized by a count of the
  * producers per semaphore (a pass over the block): about 20 bytes per
- * producer, pooled (else in huge pages from 64 KiB, sched_block_bytes),
+ * producer, pooled (else its own block, tpb_array_grow),
  * where a by_val of n entries per semaphore was a separate block each.
  * Not cleared: entries are written before they are read (prods[p] when
  * producer p is filed, by_val[s][v] when s reaches v >= 1), so only the
@@ -290,7 +290,7 @@ static int walk_alloc_producers(sync_walk_t *w, const bir_module_t *m, const bir
     w->prods_bytes = want;
     w->prods = sched_pool_take(&w->pool, want);
     if (!w->prods) {
-        w->prods_bytes = sched_block_bytes(want);
+        w->prods_bytes = want;
         w->prods = tpb_array_grow(NULL, 0, w->prods_bytes);
     }
     if (!w->prods)

@@ -229,41 +229,43 @@ static void test_pool(void **state)
     assert_null(none.base);
     assert_null(sched_pool_take(&none, SCHED_MAP_FROM));
     assert_null(sched_pool_take(NULL, SCHED_MAP_FROM));
+    /* a pool exists from TPB_ARRAY_MAP_MIN on; blocks of a quarter of it */
     sched_pool_t p;
-    size_t room = 4 * SCHED_MAP_FROM;
+    size_t room = TPB_ARRAY_MAP_MIN, q = room / 4;
+    assert_true(q >= SCHED_MAP_FROM);
     sched_pool_init(&p, room);
     assert_true(p.bytes == room || p.base == NULL);
     if (!p.base)
         skip();   /* no mappings here: nothing is pooled */
     assert_null(sched_pool_take(&p, SCHED_MAP_FROM - 1));   /* small: malloc */
-    char *a = sched_pool_take(&p, SCHED_MAP_FROM + 1);
-    char *b = sched_pool_take(&p, SCHED_MAP_FROM);
+    char *a = sched_pool_take(&p, q + 1);
+    char *b = sched_pool_take(&p, q);
     assert_non_null(a);
     assert_non_null(b);
-    assert_true(b >= a + SCHED_MAP_FROM + 1 && (uintptr_t)b % 64 == 0);
-    for (size_t i = 0; i < SCHED_MAP_FROM; i += 4096)
+    assert_true(b >= a + q + 1 && (uintptr_t)b % 64 == 0);
+    for (size_t i = 0; i < q; i += 4096)
         assert_int_equal(b[i], 0);
-    assert_true(sched_pool_has(&p, a) && sched_pool_has(&p, b + SCHED_MAP_FROM - 1));
-    assert_null(sched_pool_take(&p, 2 * SCHED_MAP_FROM));   /* does not fit */
+    assert_true(sched_pool_has(&p, a) && sched_pool_has(&p, b + q - 1));
+    assert_null(sched_pool_take(&p, 2 * q));   /* does not fit */
     /* a malloc'ed array moves into the pool: its kept bytes come along */
     size_t bytes = 0;
     char *small = malloc(100);
     assert_non_null(small);
     memset(small, 7, 100);
-    char *moved = sched_array_move(&p, small, 100, 60, SCHED_MAP_FROM, &bytes);
+    char *moved = sched_array_move(&p, small, 100, 60, q, &bytes);
     assert_true(sched_pool_has(&p, moved));
-    assert_int_equal(bytes, SCHED_MAP_FROM);
+    assert_int_equal(bytes, q);
     assert_int_equal(moved[59], 7);
     assert_int_equal(moved[60], 0);
     /* the pool is full: a pooled array moves to a block of its own */
-    char *own = sched_array_move(&p, moved, bytes, 60, 2 * SCHED_MAP_FROM, &bytes);
+    char *own = sched_array_move(&p, moved, bytes, 60, 2 * q, &bytes);
     assert_non_null(own);
     assert_false(sched_pool_has(&p, own));
-    assert_int_equal(bytes, sched_block_bytes(2 * SCHED_MAP_FROM));
+    assert_int_equal(bytes, 2 * q);
     assert_int_equal(own[59], 7);
     assert_int_equal(moved[0], 7);   /* left in the pool, not freed */
     sched_array_free(&p, own, bytes);
-    sched_array_free(&p, a, SCHED_MAP_FROM + 1);   /* pooled: nothing */
+    sched_array_free(&p, a, q + 1);   /* pooled: nothing */
     sched_pool_free(&p);
     assert_null(p.base);
 }
@@ -277,10 +279,13 @@ static void test_pooled_logs(void **state)
         sched_pool_t p;
         uint32_t hint = 12000;   /* a log of 132 KiB: pooled (from SCHED_MAP_FROM) */
         assert_true(sclk_pool_bytes(hint, BIR_MAX_SEMS) >= SCHED_MAP_FROM);
-        /* room for two of the four engines' logs: the others get their own */
-        sched_pool_init(&p, 2 * sclk_pool_bytes(hint, BIR_MAX_SEMS) + 64);
+        /* room for two of the four engines' logs (the others get their
+         * own) after a block that fills the rest: a pool exists from
+         * TPB_ARRAY_MAP_MIN on */
+        sched_pool_init(&p, TPB_ARRAY_MAP_MIN + 2 * sclk_pool_bytes(hint, BIR_MAX_SEMS) + 64);
         if (!p.base)
             skip();
+        assert_non_null(sched_pool_take(&p, TPB_ARRAY_MAP_MIN));
         int pooled = 0, own = 0;
         run_random_pool(seed, BIR_MAX_SEMS, 30000, hint, &p, &pooled, &own);
         assert_int_equal(pooled, 2);

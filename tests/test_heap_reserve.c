@@ -159,6 +159,46 @@ static void test_small_blocks_on_huge_pages(void **state)
 #endif
 }
 
+/* Once the reserve is made, a growing array below TPB_ARRAY_MAP_MIN
+ * (tpb_array_grow: realloc) lies in the heap, where its pages are the
+ * heap's huge ones, even past glibc's own 128 KiB mmap threshold; from
+ * TPB_ARRAY_MAP_MIN on it is a mapping of its own, outside the heap. */
+static void test_mid_blocks_in_heap(void **state)
+{
+    const heap_state_t *hs = *state;
+#ifdef RESERVE_EXPECTED
+    if (!hs->reserved)
+        skip();
+    /* more than the reserve and whatever the earlier tests freed: the heap
+     * has to grow for some (where glibc would map a block past its own
+     * mmap threshold instead) */
+    enum { N = 40 };
+    size_t mid = TPB_ARRAY_MAP_MIN / 2 + 4096;
+    assert_true(mid > ((size_t)128 << 10) && N * mid > 2 * TPB_HEAP_RESERVE);
+    char *a[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = tpb_array_grow(NULL, 0, mid);
+        assert_non_null(a[i]);
+        memset(a[i], i, mid);
+    }
+    char *lo = hs->brk_after - 2 * TPB_HEAP_RESERVE, *top = sbrk(0);   /* about where the heap starts */
+    for (int i = 0; i < N; i++)
+        assert_true(a[i] >= lo && a[i] + mid <= top);
+    char *big = tpb_array_grow(a[0], mid, TPB_ARRAY_MAP_MIN);   /* becomes a mapping */
+    assert_non_null(big);
+    assert_true(big + TPB_ARRAY_MAP_MIN <= lo || big >= (char *)sbrk(0));
+    assert_int_equal(big[mid - 1], 0);
+    tpb_array_free(big, TPB_ARRAY_MAP_MIN);
+    for (int i = 1; i < N; i++) {
+        assert_int_equal(a[i][mid - 1], i);
+        tpb_array_free(a[i], mid);
+    }
+#else
+    (void)hs;
+    skip();
+#endif
+}
+
 /* tpb_heap_trim leaves the reserve alone, and when it does give freed
  * blocks back it keeps the free block at the heap's top. */
 static void test_trim_keeps_reserve(void **state)
@@ -256,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_stack_prefault),
         cmocka_unit_test_prestate(test_reserve_taken_once, &hs),
         cmocka_unit_test_prestate(test_small_blocks_on_huge_pages, &hs),
+        cmocka_unit_test_prestate(test_mid_blocks_in_heap, &hs),
         cmocka_unit_test_prestate(test_trim_keeps_reserve, &hs),
         cmocka_unit_test(test_compile_takes_reserve),
     };

@@ -102,7 +102,7 @@ static void test_read_kernel_text(void **state)
     (void)state;
     char path[64];
     snprintf(path, sizeof path, "/tmp/tpb_read_text_%ld.json", (long)getpid());
-    size_t sizes[] = {((size_t)700 << 10) + 3, 100, TPB_ARRAY_MAP_MIN - 1};
+    size_t sizes[] = {TPB_ARRAY_MAP_MIN + ((size_t)700 << 10) + 3, 100, TPB_ARRAY_MAP_MIN - 1};
     for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
         size_t n = sizes[z];
         char *s = malloc(n);
@@ -141,7 +141,7 @@ static void test_read_kernel_text_in_tree(void **state)
     char path[64];
     snprintf(path, sizeof path, "/tmp/tpb_read_tree_%ld.json", (long)getpid());
     for (int big = 0; big < 2; big++) {
-        size_t n = big ? (size_t)300 << 10 : 40;   /* a JSON array of 0s */
+        size_t n = big ? TPB_ARRAY_MAP_MIN + ((size_t)300 << 10) : 40;   /* a JSON array of 0s */
         char *s = malloc(n);
         assert_non_null(s);
         s[0] = '[';
