@@ -885,6 +885,8 @@ def assign(target, value):
         if i is not None and _retarget(tr, i, value, _with_ones(target, value.shape)
                                        if ones else target, False):
             return
+        from ._loadmode import check_copy
+        check_copy(tr, target, value, loc)
         if ones:   # [P] into [P, 1]: value viewed in target's shape
             value = _with_ones(value, target.shape)
         if target._onchip() and value._onchip():

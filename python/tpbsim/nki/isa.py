@@ -1003,6 +1003,9 @@ def set_rng_seed(src_seeds, name=None):
 unknown_engine, tensor_engine, scalar_engine = engine.unknown, engine.tensor, engine.scalar
 gpsimd_engine, vector_engine = engine.gpsimd, engine.vector
 _beta1.install(globals())
+# nki.isa.constants (the enums' module in NKI): tpbsim.nki.isa.constants
+from . import _lconst  # noqa: E402
+_lconst.install(__name__, globals(), {n: globals()[n] for n in _lconst.ISA})
 
 
 # the virtual registers live in _registers.py (imported here, after the

@@ -11,7 +11,7 @@ import contextlib
 import numpy as np
 
 from .. import _ndtypes
-from . import _programs, _trace
+from . import _loadmode, _programs, _trace
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -811,13 +811,15 @@ def where(condition, x, y, dtype=None, mask=None):
     return t
 
 
-def load(src, dtype=None, mask=None):
+def load(src, dtype=None, mask=None, mode=None):
     """nl.load: a new SBUF tile holding src (one dma_copy); mask= (NKI
     beta-1) bounds on single indices, as nl.store's: only that rectangle is
     loaded (_beta1.masked_load); a condition on loop variables only that is
-    false loads nothing (_beta1.whole_mask)."""
+    false loads nothing (_beta1.whole_mask).  mode= (beta-1): the DMA's
+    nisa.oob_mode (_loadmode.py)."""
     loc = _trace.caller_loc()
     from ._beta1 import skipped, whole_mask
+    skip = _loadmode.skips(mode, "nl.load", loc)
     mask, off = whole_mask(mask)
     if not isinstance(src, NkiTensor):
         raise NkiError("%s: nl.load: expected a tensor" % loc)
@@ -825,6 +827,8 @@ def load(src, dtype=None, mask=None):
         src = NkiTensor(src.base, src.offset, [[1, 1], [1, 1]])
     if off:   # nothing accessed: src may index past the tensor (its _oob unraised)
         return skipped(src.shape, dtype or src.dtype, sbuf)
+    if skip:
+        return _loadmode.load_skip(src, dtype, mask, loc)
     if mask is not None:
         from ._beta1 import masked_load
         return masked_load(src, dtype, mask, loc)
@@ -835,16 +839,19 @@ def load(src, dtype=None, mask=None):
     return t
 
 
-def store(dst, value, mask=None):
+def store(dst, value, mask=None, mode=None):
     """nl.store: dst <- value (one dma_copy); mask= (NKI beta-1) bounds on
     single indices, `(i_p < 64) & (i_f < 256)`: both sides cut to that
-    rectangle (docs/python.md "Beta-1 call forms")."""
+    rectangle (docs/python.md "Beta-1 call forms"); mode=, as nl.load's."""
     loc = _trace.caller_loc()
     from . import isa
     from ._beta1 import whole_mask
+    skip = _loadmode.skips(mode, "nl.store", loc)
     mask, off = whole_mask(mask)
     if off:   # a condition on loop variables only, false: nothing stored
         return
+    if skip:
+        return _loadmode.store_skip(dst, value, mask, loc)
     if mask is not None:
         from . import _masked
         if not _masked.rectangle(dst, mask, "nl.store", "dst", loc):
@@ -956,7 +963,7 @@ from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: 
 
 from ._host import static_cast  # noqa: E402,F401
 from . import _lconst  # noqa: E402
-_lconst.install(__name__, globals())
+_lconst.install(__name__, globals(), {"sizeinbytes": _lconst.sizeinbytes})
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
