@@ -11,7 +11,7 @@ import contextlib
 import numpy as np
 
 from .. import _ndtypes
-from . import _programs, _trace
+from . import _programs, _runindex, _trace, _views
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -817,6 +817,8 @@ def load(src, dtype=None, mask=None):
     loaded (_beta1.masked_load); a condition on loop variables only that is
     false loads nothing (_beta1.whole_mask)."""
     loc = _trace.caller_loc()
+    if type(src) is _views._Dyn:   # an index read at run time (_runindex.py)
+        return _runindex.load(src, dtype, mask, loc)
     from ._beta1 import skipped, whole_mask
     mask, off = whole_mask(mask)
     if not isinstance(src, NkiTensor):
@@ -840,6 +842,8 @@ def store(dst, value, mask=None):
     single indices, `(i_p < 64) & (i_f < 256)`: both sides cut to that
     rectangle (docs/python.md "Beta-1 call forms")."""
     loc = _trace.caller_loc()
+    if type(dst) is _views._Dyn:   # an index read at run time (_runindex.py)
+        return _runindex.store(dst, value, mask, loc)
     from . import isa
     from ._beta1 import whole_mask
     mask, off = whole_mask(mask)
@@ -957,6 +961,9 @@ from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: 
 from ._host import static_cast  # noqa: E402,F401
 from . import _lconst  # noqa: E402
 _lconst.install(__name__, globals())
+# the ops a run-time select's DMA adds inside nl.load / nl.store
+# (_views.dynamic_dma) are the kernel line's
+_trace.SKIP.update((load.__code__, store.__code__))
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
