@@ -159,16 +159,17 @@ def _index_error(e, indirect):
     """An indirect DMA's out-of-bounds index with oob_mode error is NKI's
     IndexError: raised as a plain IndexError (from e, our message), saying
     what NumPy says for the flat element index when one a[idx_tile, cols]
-    access of that many rows explains it, else our message."""
+    access of that many rows explains it (or one run-time index t[:, q] of
+    a dim that size: (rows, 1, 0, its axis)), else our message."""
     m = _OOB.search(str(e))
     if not m:
         return
     ix, rows = int(m.group(1)), int(m.group(2))
-    cand = {(c, c0) for r, c, c0 in indirect if r == rows}
+    cand = {tuple(x[1:]) for x in indirect if x[0] == rows}
     if len(cand) == 1:
-        (cols, c0), = cand
-        raise IndexError("index %d is out of bounds for axis 0 with size %d" %
-                         (ix * cols + c0, rows * cols)) from e
+        (cols, c0, *axis), = cand
+        raise IndexError("index %d is out of bounds for axis %d with size %d" %
+                         (ix * cols + c0, axis[0] if axis else 0, rows * cols)) from e
     raise IndexError(str(e)) from e
 
 

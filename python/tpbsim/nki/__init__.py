@@ -55,7 +55,8 @@ class _Traced(tuple):
     """Kernel.trace's (kernel JSON text, output tensors, input arrays by
     name, several outputs?), with .written (the inputs an op writes),
     .prints (whether the kernel has nl.device_print ops) and .indirect (the
-    (rows, cols, first col) of its a[idx_tile, cols] accesses)."""
+    (rows, cols, first col) of its a[idx_tile, cols] accesses, (size, 1,
+    0, axis) of its run-time indices)."""
 
     def __new__(cls, text, outs, arrays, many, tr):
         t = tuple.__new__(cls, (text, outs, arrays, many))

@@ -71,8 +71,8 @@ def _row_of(view):
     the rest] reshape), else None."""
     b = view.base
     if not (isinstance(view.offset, int) and view.offset == 0 and view._contig() and
-            len(view.shape) >= 2):
-        return None
+            len(view.shape) >= 2 and int(np.prod(view.shape)) == int(np.prod(b.shape))):
+        return None   # (a[0:64] of a [128, n] tensor is C-order too, but not all of it)
     rows, cols = int(view.shape[0]), int(np.prod(view.shape[1:]))
     if (rows, cols) == tuple(int(n) for n in b.shape):
         return rows, cols, b.name
@@ -232,14 +232,17 @@ def view_rows_dim(view, off, pat, index, d):
 
 def tile_index(t, key):
     """NKI's indirect row access a[idx_tile, cols] (cols a slice, an integer
-    or an nl.arange index) on a whole 2-D HBM tensor: the gather / scatter
-    .ap(pattern=[[C, P], [1, n]], offset=c0, vector_offset=idx_tile)."""
+    or an nl.arange index) on a whole 2-D HBM tensor or a 2-D .reshape() of
+    all of one (paged attention's key_cache (blocks, heads, bs, d) as
+    (blocks * heads, bs * d): its rows step by the reshape's row length):
+    the gather / scatter .ap(pattern=[[C, P], [1, n]], offset=c0,
+    vector_offset=idx_tile)."""
     idx = key[0]
-    if (len(key) != 2 or t.base.kind == "tile" or len(t.base.shape) != 2 or
-            t.offset != 0 or tuple(t.shape) != tuple(t.base.shape)):
+    if (len(key) != 2 or t.base.kind == "tile" or len(t.shape) != 2 or
+            _row_of(t) is None):
         raise NkiError("indexing '%s' with a tensor: tpbsim supports a[idx_tile, cols] on a "
-                       "whole 2-D HBM tensor only (NKI's indirect DMA; or use .ap("
-                       "vector_offset=))" % t.base.name)
+                       "whole 2-D HBM tensor or a 2-D .reshape() of all of one (NKI's "
+                       "indirect DMA; or use .ap(vector_offset=))" % t.base.name)
     rows, cols = t.shape
     k = key[1]
     if type(k) is int:

@@ -163,6 +163,10 @@ class NkiTensor:
                 all(type(k) in (int, Lin) for k in key[:-2])):
             from . import _indirect   # data[b, idx_tile, cols]
             return _indirect.tile_index_nd(self, key)
+        if any(_runindex.tensor_key(k) for k in key):
+            v = _runindex.index(self, key)   # m_buffer[:, q]: q read at run time
+            if v is not None:
+                return v
         if self.base.kind == "split":   # one tile per logical block (_alloc.py)
             return _alloc.split_index(self, key)
         if any(hasattr(k, "_nki_index") for k in key):   # nl.arange / nl.mgrid indices
@@ -581,7 +585,9 @@ class Trace:
         self.closed = set()          # variables of the traced-once loops done
         self.dyn_depth = 0           # inside a dynamic_range body
         self.loop_regs = {}          # dynamic loop variable -> [its register, read as one]
-        self.indirect = set()        # (rows, cols, first col) of a[idx_tile, cols] accesses
+        # (rows, cols, first col) of a[idx_tile, cols] accesses, (size, 1, 0,
+        # axis) of run-time indices t[:, q] (_runindex): for NumPy's IndexError
+        self.indirect = set()
         self.sites = _sites.Sites()  # direct allocations once per site, as NKI traces
         self.target = None           # the target traced for (None: trn2), Kernel.target
         self.ranks = 0               # ncc.run_ranks: the number of ranks (_ranks.py)
@@ -788,12 +794,16 @@ class Trace:
         self.inputs.append(b)
         return self._whole_view(b)
 
-    def add_const(self, shape, dtype, values_json, loc):
+    def add_const(self, shape, dtype, values_json, loc, name=None):
         """An HBM constant (the kernel format's "constants" entry with
-        "value"): nl.shared_constant."""
-        if self.frames:   # one declaration per call: not a `for` body
-            need_retrace()
-        b = _Base(self.unique("const"), tuple(shape), dtype, "shared_hbm", "const", loc)
+        "value"): nl.shared_constant.  name: an internal constant's own name
+        (_runindex's tables, one per kernel), kept out of names so a traced-
+        once loop body making it numbers its tiles alike in both passes."""
+        if name is None:
+            if self.frames:   # one declaration per call: not a `for` body
+                need_retrace()
+            name = self.unique("const")
+        b = _Base(name, tuple(shape), dtype, "shared_hbm", "const", loc)
         self.consts.append((b, values_json))
         return self._whole_view(b)
 
@@ -822,6 +832,7 @@ class Trace:
 # NKI 0.x view methods (permute, reshape_dim, ...), the reshape / slice /
 # select methods and the layout queries: _views.py
 from . import _views  # noqa: E402  (it needs NkiTensor defined)
+from . import _runindex  # noqa: E402  (run-time indices: t[:, q])
 _views.install(NkiTensor)
 # per-program tracing (_programs.py; class defaults, set per trace by it):
 # pid the program traced alone (None: all, nl.program_id() a symbol),

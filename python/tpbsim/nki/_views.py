@@ -430,9 +430,9 @@ class _Dyn(NkiTensor):
 
     def text(self):
         raise NkiError("'%s' %s selected with a run-time index (select(dim, tensor) / "
-                       ".ap(scalar_offset=)): tpbsim takes it only as the HBM side of "
-                       "nisa.dma_copy to or from an SBUF/PSUM tile" % (self.base.name,
-                                                                       list(self.shape)))
+                       ".ap(scalar_offset=) / t[:, idx_sbuf[0, i]]): tpbsim takes it only as "
+                       "the HBM side of nisa.dma_copy, nl.load or nl.store" % (
+                           self.base.name, list(self.shape)))
 
     def __getitem__(self, key):
         v = NkiTensor.__getitem__(self, key)
@@ -545,6 +545,8 @@ def dynamic_dma(dst, src, loc, oob, dge, priority, name, rmw, mask):
         return _dyn_skip.skip_dma(dst, src, side, loc, dict(oob_mode=oob, dge_mode=dge,
                                                               priority=priority, name=name))
     index, stride, _ = side.dyn
+    if hasattr(side.dyn, "offset_tile"):   # a beta-1 run-time index, bounds-checked (_runindex)
+        index, stride = side.dyn.offset_tile(loc), 1
     if not (isinstance(index.offset, int) and index.offset == 0):
         # an element off partition 0 (cross_entropy's targets tile [P, 1],
         # element p): to a tile of its own, as a register load or the

@@ -11,7 +11,7 @@ import contextlib
 import numpy as np
 
 from .. import _ndtypes
-from . import _loadmode, _programs, _trace
+from . import _loadmode, _programs, _runindex, _trace, _views
 from ._trace import DynSlice, Lin, NkiError, NkiTensor
 
 class NKIObject:
@@ -818,8 +818,11 @@ def load(src, dtype=None, mask=None, mode=None):
     false loads nothing (_beta1.whole_mask).  mode= (beta-1): the DMA's
     nisa.oob_mode (_loadmode.py)."""
     loc = _trace.caller_loc()
-    from ._beta1 import skipped, whole_mask
     skip = _loadmode.skips(mode, "nl.load", loc)
+    if type(src) is _views._Dyn:   # an index read at run time (_runindex.py)
+        _runindex.no_skip(skip, "nl.load", loc)
+        return _runindex.load(src, dtype, mask, loc)
+    from ._beta1 import skipped, whole_mask
     mask, off = whole_mask(mask)
     if not isinstance(src, NkiTensor):
         raise NkiError("%s: nl.load: expected a tensor" % loc)
@@ -844,9 +847,12 @@ def store(dst, value, mask=None, mode=None):
     single indices, `(i_p < 64) & (i_f < 256)`: both sides cut to that
     rectangle (docs/python.md "Beta-1 call forms"); mode=, as nl.load's."""
     loc = _trace.caller_loc()
+    skip = _loadmode.skips(mode, "nl.store", loc)
+    if type(dst) is _views._Dyn:   # an index read at run time (_runindex.py)
+        _runindex.no_skip(skip, "nl.store", loc)
+        return _runindex.store(dst, value, mask, loc)
     from . import isa
     from ._beta1 import whole_mask
-    skip = _loadmode.skips(mode, "nl.store", loc)
     mask, off = whole_mask(mask)
     if off:   # a condition on loop variables only, false: nothing stored
         return
@@ -964,6 +970,9 @@ from ._composite import (all, device_print, dropout, gather_flattened,  # noqa: 
 from ._host import static_cast  # noqa: E402,F401
 from . import _lconst  # noqa: E402
 _lconst.install(__name__, globals(), {"sizeinbytes": _lconst.sizeinbytes})
+# the ops a run-time select's DMA adds inside nl.load / nl.store
+# (_views.dynamic_dma) are the kernel line's
+_trace.SKIP.update((load.__code__, store.__code__))
 
 
 __all__ = [n for n in dir() if not n.startswith("_")] + ["NkiTensor"]
