@@ -308,6 +308,34 @@ static bir_opcode_t trigger_l1(const tir_op_t *op)
     }
 }
 
+/* The register offsets (elements) that keep a register-moved HBM side
+ * inside its tensor (reg_side made s->acc the tensor's bytes): its
+ * trigger's bounds, checked by the simulator before anything moves --
+ * NKI's out-of-bound check of a dynamic address, oob_mode error stopping
+ * the run and skip moving nothing (docs/semantics-dma.md). */
+static void reg_bounds(const dside_t *s, int32_t *lo, int32_t *hi)
+{
+    int64_t off = (int64_t)(s->base - s->acc.lo) / (int64_t)s->dsz;
+    int64_t a = -(off + s->lo), b = s->total - 1 - (off + s->hi);
+    *lo = a < INT32_MIN ? INT32_MIN : (int32_t)a;
+    *hi = b > INT32_MAX ? INT32_MAX : (int32_t)b;
+}
+
+static void set_reg_bounds(const tir_op_t *op, isa_fmt_DTRIG_t *t, const dside_t *src,
+                           const dside_t *dst)
+{
+    if (op->src_reg < 0 && op->dst_reg < 0)
+        return;
+    t->oob = (op->flags & TIR_F_OOB_SKIP) || op->oob_mode == ISA_OOB_SKIP ? ISA_OOB_SKIP
+                                                                          : ISA_OOB_ERROR;
+    t->src_bound = op->src_reg >= 0;
+    t->dst_bound = op->dst_reg >= 0;
+    if (t->src_bound)
+        reg_bounds(src, &t->src_lo, &t->src_hi);
+    if (t->dst_bound)
+        reg_bounds(dst, &t->dst_lo, &t->dst_hi);
+}
+
 static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t *src,
                         const dside_t *dst, const dma_opts_t *o)
 {
@@ -318,6 +346,7 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
     tr->isa.f->DTRIG.unique = !!(c->op->flags & TIR_F_UNIQUE_IDX);
     /* setTransposeOp: the fixed XZYW code on every transpose (seed 002 s.3) */
     tr->isa.f->DTRIG.transpose_op = o->transpose ? ISA_XPOSE_XZYW : ISA_XPOSE_NONE;
+    set_reg_bounds(c->op, &tr->isa.f->DTRIG, src, dst);
     tr->dma_group = group;
     tr->engine = o->engine;
     if (set_replica_groups(c, tr))
@@ -346,8 +375,8 @@ static int emit_trigger(lower_ctx_t *c, int group, unsigned ndesc, const dside_t
 /* Register-offset (dynamic) DMA: the side's address moves by the register's
  * value (an element offset) when the trigger issues, so the compiler cannot
  * know which bytes it touches: the side's access becomes the whole HBM
- * tensor (dependencies stay conservative; the simulator bounds-checks the
- * resolved address at issue). Only HBM sides take a register. */
+ * tensor (dependencies stay conservative; the trigger's bounds keep the
+ * moved access inside it, set_reg_bounds). Only HBM sides take a register. */
 static int reg_side(lower_ctx_t *c, const tir_ap_t *a, int reg, const char *role, dside_t *s)
 {
     if (reg < 0)
@@ -488,6 +517,7 @@ static int lower_direct(lower_ctx_t *c, const tir_ap_t *srcap, const tir_ap_t *d
         f->qos = (uint32_t)op->qos;
         f->src_reg = op->src_reg >= 0 ? (uint32_t)op->src_reg : ISA_REG_NONE;
         f->dst_reg = op->dst_reg >= 0 ? (uint32_t)op->dst_reg : ISA_REG_NONE;
+        f->bounded = op->src_reg >= 0 || op->dst_reg >= 0;   /* its trigger's bounds */
         de->is_dma_desc = true;
         de->dma_group = group;
         de->engine = o->engine;

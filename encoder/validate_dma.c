@@ -36,17 +36,6 @@ static int check_oob_direct(const vctx_t *v)
     return 0;
 }
 
-/* A direct load / store / dma_copy: oob_mode.skip on a static access is a
- * no-op (its bounds are checked when it compiles, nothing is out of bounds
- * when it runs; the NKI Library's MX MoE passes it so), and NKI's docs
- * refuse it only on dma_transpose (the seed's message, check_oob_direct).
- * A register offset moves the access at run time, and tpbsim does not
- * skip such a DMA: refused with the seed's message. */
-static int check_oob_copy(const vctx_t *v)
-{
-    return v->op->src_reg >= 0 || v->op->dst_reg >= 0 ? check_oob_direct(v) : 0;
-}
-
 static int check_dma_common(const vctx_t *v)
 {
     const tir_op_t *op = v->op;
@@ -179,17 +168,23 @@ int enc_validate_dma(const vctx_t *v)
     const tir_op_t *op = v->op;
     if (check_dma_common(v))
         return -1;
+    /* oob_mode on a direct load / store / dma_copy: skip on a static access
+     * is a no-op (its bounds are checked when it compiles, nothing is out of
+     * bounds when it runs; the NKI Library's MX MoE passes it so); with a
+     * register offset it is the dynamic-address check (the trigger's bounds,
+     * lower_dma.c).  NKI's docs refuse it only on dma_transpose (the seed's
+     * message, check_oob_direct). */
     switch (op->kind) {
     case TIR_LOAD:
         if (need_space(v, op->src[0], 0, HBM_KINDS, "an HBM tensor") ||
             need_space(v, op->dst, -1, K(SBUF), "an SBUF tile"))
             return -1;
-        return check_oob_copy(v) ? -1 : check_dma_shapes(v);
+        return check_dma_shapes(v);
     case TIR_STORE:
         if (need_space(v, op->dst, -1, HBM_KINDS, "an HBM tensor") ||
             need_space(v, op->src[0], 0, K(SBUF) | K(PSUM), "an SBUF or PSUM tile"))
             return -1;
-        return check_oob_copy(v) ? -1 : check_dma_shapes(v);
+        return check_dma_shapes(v);
     case TIR_DMA_COPY:
         if (need(v, op->dst, -1))
             return -1;
@@ -199,7 +194,7 @@ int enc_validate_dma(const vctx_t *v)
             (op->dst_reg >= 0 &&
              need_space(v, op->dst, -1, HBM_KINDS, "an HBM tensor (it has dst_reg)")))
             return -1;
-        return check_oob_copy(v) ? -1 : check_dma_shapes(v);
+        return check_dma_shapes(v);
     case TIR_DMA_TRANSPOSE:
         if (need(v, op->dst, -1))
             return -1;

@@ -91,6 +91,7 @@ ISA_SAME_OFF(compute);
 ISA_SAME_OFF(qos);
 ISA_SAME_OFF(src_reg);
 ISA_SAME_OFF(dst_reg);
+ISA_SAME_OFF(bounded);
 #undef ISA_SAME_OFF
 static const char *const enum_names[ISA_FT_COUNT][ISA_ENUM_MAX] = {
 #define ENUMV(E, ID, value, name) [ISA_FT_##E][value] = name,

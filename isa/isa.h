@@ -310,7 +310,7 @@ typedef struct {
 
 /* The direct DMA descriptors: PseudoDmaDirect2d and PseudoDmaDirect3d.
  * D3DESC begins with DDESC's members (dst, src, queue, transpose, dge,
- * compute, qos, src_reg, dst_reg) in the same order and bytes, a common
+ * compute, qos, src_reg, dst_reg, bounded) in the same order and bytes, a common
  * initial sequence of the union `f` (asserted in isa.c): code reading or
  * setting those fields may use `f.DDESC` for either opcode.  Only DDESC has
  * scaled/scale; only D3DESC has count2/src_step2/dst_step2. */

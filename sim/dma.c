@@ -1,8 +1,10 @@
 /* dma.c - DMA queues and descriptor execution.
  *
  * PseudoDmaDirect2d / PseudoDmaIndirect2d queue a descriptor on their
- * queue (registers resolved and both sides bounds-checked at issue);
- * DmaTrigger submits the last `ndesc` queued descriptors of its queue as one
+ * queue (registers resolved and both sides bounds-checked at issue, a
+ * bounded descriptor's register-moved sides at its trigger); DmaTrigger
+ * checks its register bounds (oob skip: the transfer moves nothing) and
+ * submits the last `ndesc` queued descriptors of its queue as one
  * transfer.  Transfers of one queue run in order; queues run concurrently
  * and share the core's DMA engines.  Data moves when a transfer starts;
  * the trigger's "at complete" semaphore update fires when it ends, and so
@@ -186,6 +188,25 @@ static int quad_check(sim_core_t *c, sim_engine_t *e, size_t idx, const isa_dap_
                          isa_dtype_name(src->dtype), isa_dtype_name(dst->dtype));
 }
 
+/* The bounds of a direct descriptor's sides (src and/or dst) at their
+ * resolved addresses: PseudoDmaDirect3d's plane k is the 2-D pattern at
+ * src_step2 / dst_step2 bytes times k (D3DESC shares DDESC's leading
+ * fields).  e / idx: the descriptor's engine and index. */
+static int planes_check(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx,
+                        const sim_desc_t *sd, bool src, bool dst, tpb_err_t *err)
+{
+    const isa_fmt_DDESC_t *f = &sd->d->inst.f.DDESC;
+    plane_t pl = planes_of(&sd->d->inst);
+    for (uint32_t k = 0; k < pl.n; k++) {
+        int64_t sa = sd->src_addr + (int64_t)k * pl.sstep, da = sd->dst_addr + (int64_t)k * pl.dstep;
+        if (src && dap_check(s, c, e, idx, "src", &f->src, sa, err))
+            return reg_note(err, e, "src_reg", f->src_reg);
+        if (dst && dap_check(s, c, e, idx, "dst", &f->dst, da, err))
+            return reg_note(err, e, "dst_reg", f->dst_reg);
+    }
+    return 0;
+}
+
 static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, sim_desc_t *sd,
                         tpb_err_t *err)
 {
@@ -214,16 +235,12 @@ static int direct_issue(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, si
         return -1;
     sd->src_addr = (int64_t)f->src.addr + so;
     sd->dst_addr = (int64_t)f->dst.addr + dof;
-    /* PseudoDmaDirect3d: every plane k is the 2-D pattern at src_step2 /
-     * dst_step2 bytes times k (D3DESC shares DDESC's leading fields) */
-    plane_t pl = planes_of(&sd->d->inst);
-    for (uint32_t k = 0; k < pl.n; k++) {
-        if (dap_check(s, c, e, idx, "src", &f->src, sd->src_addr + (int64_t)k * pl.sstep, err))
-            return reg_note(err, e, "src_reg", f->src_reg);
-        if (dap_check(s, c, e, idx, "dst", &f->dst, sd->dst_addr + (int64_t)k * pl.dstep, err))
-            return reg_note(err, e, "dst_reg", f->dst_reg);
-    }
-    return f->queue;
+    /* bounded: a register-moved side is checked at the trigger, after its
+     * bounds (under oob skip an out-of-bounds offset may point anywhere) */
+    bool src_later = f->bounded && f->src_reg != ISA_REG_NONE;
+    bool dst_later = f->bounded && f->dst_reg != ISA_REG_NONE;
+    sd->deferred = src_later || dst_later;
+    return planes_check(s, c, e, idx, sd, !src_later, !dst_later, err) ? -1 : (int)f->queue;
 }
 
 static int idx_tap_check(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, const isa_tap_t *t,
@@ -336,6 +353,66 @@ static int check_transpose_op(const sim_core_t *c, const sim_engine_t *e, size_t
     return 0;
 }
 
+/* One side's register offset against the trigger's bounds: true inside
+ * (or not bounded), else *v holds the offset in elements. */
+static bool reg_in_bounds(const isa_dap_t *p, int64_t addr, uint32_t reg, bool bound, int32_t lo,
+                          int32_t hi, int64_t *v)
+{
+    if (!bound || reg == ISA_REG_NONE)
+        return true;
+    *v = (addr - (int64_t)p->addr) / (int64_t)isa_dtype_size(p->dtype);
+    return *v >= lo && *v <= hi;
+}
+
+/* The trigger's register bounds (src_bound / dst_bound: the dynamic-address
+ * check of NKI's oob_mode, docs/semantics-dma.md), before anything moves:
+ * 0 when every descriptor's register offsets are inside them, 1 when one is
+ * outside under oob skip (the transfer moves nothing), -1 under oob error. */
+static int bounds_check(const sim_core_t *c, const sim_engine_t *e, size_t idx,
+                        const isa_fmt_DTRIG_t *t, const sim_desc_t *ds, uint32_t n,
+                        tpb_err_t *err)
+{
+    if (!t->src_bound && !t->dst_bound)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!isa_op_is_direct_dma(ds[i].d->inst.op))
+            continue;   /* an indirect descriptor has no register offset */
+        const isa_fmt_DDESC_t *f = &ds[i].d->inst.f.DDESC;
+        int64_t v = 0;
+        bool src = !reg_in_bounds(&f->src, ds[i].src_addr, f->src_reg, t->src_bound, t->src_lo,
+                                  t->src_hi, &v);
+        if (!src && reg_in_bounds(&f->dst, ds[i].dst_addr, f->dst_reg, t->dst_bound, t->dst_lo,
+                                  t->dst_hi, &v))
+            continue;
+        if (t->oob == ISA_OOB_SKIP)
+            return 1;
+        return sim_inst_errf(err, c, e, idx,
+                             "descriptor %u (pc %u) operand %s: register offset %s r%u = %lld "
+                             "elements is outside the transfer's bounds [%d, %d] (oob=error)",
+                             i, ds[i].pc, src ? "src" : "dst", src ? "src_reg" : "dst_reg",
+                             src ? f->src_reg : f->dst_reg, (long long)v,
+                             src ? t->src_lo : t->dst_lo, src ? t->src_hi : t->dst_hi);
+    }
+    return 0;
+}
+
+/* The HBM checks bounded descriptors left to their trigger (direct_issue),
+ * as their own issue would have made them. */
+static int deferred_check(sim_t *s, sim_core_t *c, const sim_desc_t *ds, uint32_t n,
+                          tpb_err_t *err)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!ds[i].deferred)
+            continue;
+        sim_engine_t *de = &c->eng[ds[i].engine_slot];
+        const isa_fmt_DDESC_t *f = &ds[i].d->inst.f.DDESC;
+        if (planes_check(s, c, de, (size_t)(ds[i].d - de->stream.insts), &ds[i],
+                         f->src_reg != ISA_REG_NONE, f->dst_reg != ISA_REG_NONE, err))
+            return -1;
+    }
+    return 0;
+}
+
 int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64_t t,
                     tpb_err_t *err)
 {
@@ -350,8 +427,11 @@ int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64
         return sim_inst_errf(err, c, e, idx,
                              "ndesc %u but only %u descriptor(s) are queued on queue %u", n,
                              Q->npending, q);
-    if (check_transpose_op(c, e, idx, d->inst.f.DTRIG.transpose_op,
-                           Q->pending + (Q->npending - n), n, err))
+    const sim_desc_t *ds = Q->pending + (Q->npending - n);
+    if (check_transpose_op(c, e, idx, d->inst.f.DTRIG.transpose_op, ds, n, err))
+        return -1;
+    int out = bounds_check(c, e, idx, &d->inst.f.DTRIG, ds, n, err);
+    if (out < 0 || (!out && deferred_check(s, c, ds, n, err)))
         return -1;
     sim_xfer_t *x = calloc(1, sizeof *x);
     if (!x || !(x->descs = malloc(n * sizeof *x->descs))) {
@@ -361,6 +441,7 @@ int sim_dma_trigger(sim_t *s, sim_core_t *c, sim_engine_t *e, size_t idx, uint64
     memcpy(x->descs, Q->pending + (Q->npending - n), n * sizeof *x->descs);
     Q->npending -= n;
     x->ndesc = n;
+    x->skipped = out == 1;
     x->queue = q;
     x->trigger = d;
     x->trigger_idx = idx;
@@ -482,10 +563,12 @@ int sim_dma_start(sim_t *s, sim_core_t *c, unsigned q, tpb_err_t *err)
     if (!ne)
         ne = 1;
     uint64_t eng[SIM_DMA_MAX_ENGINES] = { 0 }, cost[SIM_DMA_MAX_ENGINES] = { 0 }, hbm = 0;
-    if (x->trigger->inst.f.DTRIG.unique && !s->opt.timing_only &&
+    if (x->trigger->inst.f.DTRIG.unique && !s->opt.timing_only && !x->skipped &&
         sim_dma_check_unique(s, c, x, err))
         return -1;
-    for (unsigned i = 0; i < x->ndesc; i++)
+    /* a skipped transfer (out of bounds, oob skip) moves and costs no bytes:
+     * it completes after the fixed latency */
+    for (unsigned i = 0; i < x->ndesc && !x->skipped; i++)
         if (sim_dma_move_desc(s, c, x, &x->descs[i], eng, cost, ne, &hbm, err))
             return -1;
     uint64_t now = s->now, lat = (uint64_t)(s->t->dma_fixed_latency_ns * 1000.0 + 0.5);

@@ -112,6 +112,8 @@ typedef struct {
     uint32_t pc;
     uint8_t engine_slot;
     int64_t src_addr, dst_addr;  /* after register offsets */
+    bool deferred;               /* bounded: its register-moved sides are checked
+                                    against HBM at the trigger (dma.c) */
 } sim_desc_t;
 
 typedef struct sim_xfer {
@@ -124,6 +126,7 @@ typedef struct sim_xfer {
     size_t trigger_idx;
     uint64_t submit_ps, start_ps, end_ps;
     uint64_t bytes;
+    bool skipped;                /* out of its trigger's bounds with oob skip: moves nothing */
     unsigned slot;               /* lowest slot free among its queue's transfers in flight */
     struct sim_xfer *next;
 } sim_xfer_t;

@@ -40,7 +40,7 @@ add_test(NAME seed_deps_multicore
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_multicore.json
                  ${PROJECT_BINARY_DIR}/seed_deps_multicore)
 set_tests_properties(seed_deps_multicore PROPERTIES LABELS "quick;back;multicore"
-  PASS_REGULAR_EXPRESSION "DmaTrigger queue=0 ndesc=1 unique=0 transpose_op=none wait=S3>=1")
+  PASS_REGULAR_EXPRESSION "DmaTrigger queue=0 ndesc=1 unique=0 transpose_op=none oob=error src_bound=0 dst_bound=0 src_lo=0 src_hi=0 dst_lo=0 dst_hi=0 wait=S3>=1")
 
 # enableLDWOpt end to end: with --enable-ldw-opt the repeated stationary is
 # loaded once, and the simulated output is bit-identical to the plain compile.
@@ -68,7 +68,7 @@ add_test(NAME seed_deps_identity_shift
                  $<TARGET_FILE:tpb> ${PROJECT_SOURCE_DIR}/tests/seed-kernels/deps_identity.json
                  ${PROJECT_BINARY_DIR}/seed_deps_identity)
 set_tests_properties(seed_deps_identity_shift PROPERTIES LABELS "quick;back"
-  PASS_REGULAR_EXPRESSION "load_1  body\\[5\\]\n +3  0000c0:  DmaTrigger queue=1 ndesc=1 unique=0 transpose_op=none wait=S2>=1")
+  PASS_REGULAR_EXPRESSION "load_1  body\\[5\\]\n +3  0000c0:  DmaTrigger queue=1 ndesc=1 unique=0 transpose_op=none oob=error src_bound=0 dst_bound=0 src_lo=0 src_hi=0 dst_lo=0 dst_hi=0 wait=S2>=1")
 
 # unique_indices on a scatter-add (seed 002): the promise rides on the
 # DmaTrigger (unique=1) and the simulator refuses a transfer whose indices

@@ -81,27 +81,22 @@ def test_hbm_to_hbm_cast():
     np.testing.assert_array_equal(got, a[2].astype(np.float16))
 
 
-def test_hbm_to_hbm_refused():
-    """oob_mode=skip with a run-time offset between two HBM tensors is
-    refused (it is written as an indirect DMA, whose other side is an
-    SBUF/PSUM tile: test_dyn_skip.py); an index
-    that leaves HBM is the simulator's error naming the register field."""
-    def k(a, idx):
-        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
-        nisa.dma_copy(dst=out, src=a.select(0, _index(idx)), oob_mode=nisa.oob_mode.skip)
-        return out
-    a = _arange((4, 128, 64))
-    with pytest.raises(tpbsim.NkiError, match=r"oob_mode=skip with a run-time index between two HBM"):
-        nki.jit(k)(a, np.array([[1]], np.int32))
-
+def test_hbm_to_hbm_out_of_range_error():
+    """An index whose moved access leaves the tensor stops the run under
+    oob_mode error (the default), checked before anything moves: far out
+    (-1000) and just past the end (4: the next tensor's bytes, inside HBM),
+    the message naming the register field, its offset and the bounds
+    (oob_mode skip: tests/python/test_dyn_hbm_skip.py)."""
     def k2(a, idx):
         out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=out, src=a.select(0, _index(idx)))
         return out
-    with pytest.raises(tpbsim.TpbError, match=r"outside HBM .*moved by src_reg r\d+ = "
-                                                r"-8192000 elements"):
-        nki.jit(k2)(a, np.array([[-1000]], np.int32))
-
+    a = _arange((4, 128, 64))
+    for v in (-1000, 4):
+        with pytest.raises(tpbsim.TpbError, match=r"register offset src_reg r\d+ = %d elements "
+                                                    r"is outside the transfer's bounds "
+                                                    r"\[0, 24576\] \(oob=error\)" % (v * 8192)):
+            nki.jit(k2)(a, np.array([[v]], np.int32))
 
 
 def test_hbm_to_hbm_in_dynamic_range():

@@ -1,14 +1,16 @@
 """nisa.dma_copy of a run-time select (`.ap(scalar_offset=idx,
-indirect_dim=d)`) with oob_mode.skip: the NKI Library's attention_block_tkg
-stores each row's new KV tokens at a run-time cache slot and passes
-2^32 - 1 for a padding row, whose write NKI skips.  The kernel format's
-register-offset DMA takes oob_mode.error only (a direct DMA, as NKI's own
-compiler rules for direct DMAs), so the access is written as the indirect
-(gather / scatter) DMA it is: rows of the tensor seen as [N / stride,
-stride], row p of the access at idx + p (the index tile built on the
-engines in float32, every row outside [0, N / stride) moved to N / stride,
-past the last row, so an index out of range is skipped however large or
-negative), oob_mode.skip applied per row."""
+indirect_dim=d)`) with oob_mode.skip whose other side is an SBUF/PSUM
+tile: the NKI Library's attention_block_tkg stores each row's new KV
+tokens at a run-time cache slot and passes 2^32 - 1 for a padding row,
+whose write NKI skips.  The access is written as the indirect (gather /
+scatter) DMA it is: rows of the tensor seen as [N / stride, stride], row p
+of the access at idx + p (the index tile built on the engines in float32,
+every row outside [0, N / stride) moved to N / stride, past the last row,
+so an index out of range is skipped however large or negative),
+oob_mode.skip applied per row.  (Between two HBM tensors the kernel
+format's register-offset dma_copy takes skip itself and skips the whole
+copy, _views.dynamic_dma; the two agree unless the access is partly out
+of range: docs/python.md "Run-time selects".)"""
 from . import _trace
 from ._trace import NkiError, NkiTensor
 
