@@ -27,10 +27,14 @@ static inline bool enc_is_ident_tile(const tir_tensor_t *t)
 bool enc_needs_identity(const tir_kernel_t *k, unsigned *dtype);
 /* compile.c, shared with the multi-core split (lnc_split.c): the 128x128
  * identity in dtype (malloc'd, caller frees; NULL when out of memory), its
- * HBM constant over data and SBUF tile (both named by ENC_IDENT_PATH), and
- * the load of constant ci into tile si. */
+ * HBM constant over data and SBUF tile (both with the path ENC_IDENT_PATH,
+ * which is how the passes know them) for kernel k, and the load of
+ * constant ci into tile si.  The two are named "identity" and
+ * "identity_sb", or identity_<n> / identity_sb_<n> where k has a tensor of
+ * that name (tir_free_name), written into names. */
 void *enc_identity_data(unsigned dtype);
-void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb);
+void enc_identity_tensors(const tir_kernel_t *k, unsigned dtype, void *data, tir_tensor_t *c,
+                          tir_tensor_t *sb, char names[2][TIR_NAME_LEN]);
 int enc_identity_load(tir_kernel_t *k, int ci, int si, tir_op_t *ld);   /* APs interned in k */
 
 /* alloc.c: elements and bytes of a whole tensor (shapes are bounded by the

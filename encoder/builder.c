@@ -241,8 +241,11 @@ static const char *inst_name_owned(enc_builder_t *b, const struct enc_name_entry
     return s;
 }
 
+/* own: a tensor the compiler adds on its own (enc_own_tile, enc_own_output):
+ * counted among its name's declarations ("name#N" naming) but never the
+ * one the name finds, and a tile of an HBM tensor's name is let be. */
 static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind,
-                      unsigned dtype, int ndim, const int64_t *shape, int *eslot)
+                      unsigned dtype, int ndim, const int64_t *shape, int *eslot, bool own)
 {
     if (b->failed)
         return -1;
@@ -281,7 +284,7 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     int existing = b->names[entry].head;
     if (b->names[entry].count > 0 && !is_tile(kind))
         return tfail(b, "%s '%s' is declared twice", what, name);
-    if (existing >= 0 && !is_tile(b->k->tensors[existing].kind))
+    if (existing >= 0 && !own && !is_tile(b->k->tensors[existing].kind))
         return tfail(b, "tile '%s' has the name of an HBM tensor", name);
     if (is_tile(kind)) {
         unsigned parts = b->target->partitions;
@@ -339,8 +342,9 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
     if (slot && !interned && b->path[0])
         *slot = b->k->tensors[id].path;
     b->tinfo[id].entry1 = entry + 1;
-    b->tinfo[id].prev_same = b->names[entry].head;
-    b->names[entry].head = id;
+    b->tinfo[id].prev_same = b->names[entry].head;   /* own: the head kept (scope end) */
+    if (!own)
+        b->names[entry].head = id;
     b->names[entry].count++;
     /* the next instance's name bumps this one's (an uncut "name#N" only) */
     bool next_bumps = inst > 0 && nl < sizeof tname - 1;
@@ -351,18 +355,18 @@ static int add_tensor(enc_builder_t *b, const char *name, tir_tensor_kind_t kind
 
 int enc_input(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_INPUT, dtype, ndim, shape, NULL);
+    return add_tensor(b, name, TIR_T_INPUT, dtype, ndim, shape, NULL, false);
 }
 
 int enc_output(enc_builder_t *b, const char *name, unsigned dtype, int ndim, const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape, NULL);
+    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape, NULL, false);
 }
 
 int enc_scratch(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                 const int64_t *shape)
 {
-    return add_tensor(b, name, TIR_T_SCRATCH, dtype, ndim, shape, NULL);
+    return add_tensor(b, name, TIR_T_SCRATCH, dtype, ndim, shape, NULL, false);
 }
 
 static int64_t tensor_elems(const tir_tensor_t *t)
@@ -376,7 +380,7 @@ static int64_t tensor_elems(const tir_tensor_t *t)
 int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                         const int64_t *shape, const void *data)
 {
-    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL);
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL, false);
     if (id < 0)
         return -1;
     tir_tensor_t *t = &b->k->tensors[id];
@@ -396,7 +400,7 @@ int enc_shared_constant(enc_builder_t *b, const char *name, unsigned dtype, int 
 int enc_shared_constant_file(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
                              const int64_t *shape, const char *file)
 {
-    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL);
+    int id = add_tensor(b, name, TIR_T_CONSTANT, dtype, ndim, shape, NULL, false);
     if (id < 0)
         return -1;
     if (!file || strlen(file) >= TIR_CONST_PATH_MAX)
@@ -459,7 +463,19 @@ int enc_tile_at(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, un
         return -1;
     if (!is_tile(buffer))
         return tfail(b, "tile '%s': field 'buffer': must be sbuf or psum", name ? name : "?");
-    return add_tensor(b, name, buffer, dtype, ndim, shape, slot);
+    return add_tensor(b, name, buffer, dtype, ndim, shape, slot, false);
+}
+
+int enc_own_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+                 int ndim, const int64_t *shape)
+{
+    return add_tensor(b, name, buffer, dtype, ndim, shape, NULL, true);
+}
+
+int enc_own_output(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
+                   const int64_t *shape)
+{
+    return add_tensor(b, name, TIR_T_OUTPUT, dtype, ndim, shape, NULL, true);
 }
 
 void enc_scope_begin(enc_builder_t *b)

@@ -191,6 +191,19 @@ int enc_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsig
 /* enc_tile through the caller's slot for name (0 at first: a tile
  * statement declared every iteration finds its name's entry once; one
  * slot per name and builder, as enc_find_tensor_at) */
+/* A tile the compiler adds on its own (a front-end op's scratch tile):
+ * enc_tile, but the kernel's names stay the kernel's.  A kernel may name
+ * its tensors anything (NKI reserves no name), so `name` may be one of
+ * them: the tile is then its further instance "name#N" (an HBM tensor's
+ * name too), and `name` in a later operand still finds the kernel's
+ * tensor, never this tile (reached by its id only). */
+int enc_own_tile(enc_builder_t *b, const char *name, tir_tensor_kind_t buffer, unsigned dtype,
+                 int ndim, const int64_t *shape);
+/* An output the compiler adds on its own (device_print's buffer), under
+ * a name no declaration has used (enc_name_declared): found by its id
+ * only, and a later tile of the kernel's may take the name ("name#1"). */
+int enc_own_output(enc_builder_t *b, const char *name, unsigned dtype, int ndim,
+                   const int64_t *shape);
 /* Tile id (just declared) at the fixed byte offset addr in each partition
  * (the kernel format's "addr"): checked against the tile's dtype, bank and
  * memory size; errors name the tile and the field (builder_place.c). */
@@ -207,6 +220,9 @@ int enc_name_entry(enc_builder_t *b, const char *name);
 /* Room for `more` new names at once (a flat body's tile statements); none
  * when out of memory. */
 void enc_reserve_names(enc_builder_t *b, int64_t more);
+/* Whether a tensor was ever declared under name (live, out of scope, or
+ * the compiler's own). */
+bool enc_name_declared(const enc_builder_t *b, const char *name);
 /* Tensor by name (innermost live declaration), -1 if none. */
 int enc_find_tensor(const enc_builder_t *b, const char *name);
 /* The same, with *slot a caller's cache of the name's entry (0: not yet

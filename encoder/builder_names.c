@@ -113,6 +113,12 @@ int enc_name_entry(enc_builder_t *b, const char *name)
     return e;
 }
 
+bool enc_name_declared(const enc_builder_t *b, const char *name)
+{
+    int e = name_lookup(b, name);
+    return e >= 0 && b->names[e].count > 0;
+}
+
 int enc_find_tensor(const enc_builder_t *b, const char *name)
 {
     int e = name_lookup(b, name);

@@ -82,10 +82,13 @@ void *enc_identity_data(unsigned dtype)
     return d;
 }
 
-void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tensor_t *sb)
+void enc_identity_tensors(const tir_kernel_t *k, unsigned dtype, void *data, tir_tensor_t *c,
+                          tir_tensor_t *sb, char names[2][TIR_NAME_LEN])
 {
     memset(c, 0, sizeof *c);
-    c->name = "identity";   /* literals: tir_add_tensor copies them */
+    /* tir_add_tensor copies the names: "identity" and "identity_sb" but
+     * where the kernel names a tensor so (tir_free_name) */
+    c->name = tir_free_name(k, "identity", names[0]);
     c->kind = TIR_T_CONSTANT;
     c->dtype = ISA_DT_INT8;
     c->ndim = 2;
@@ -94,7 +97,7 @@ void enc_identity_tensors(unsigned dtype, void *data, tir_tensor_t *c, tir_tenso
     c->const_data = data;
     c->shared_with = -1;
     *sb = *c;
-    sb->name = "identity_sb";
+    sb->name = tir_free_name(k, "identity_sb", names[1]);
     sb->kind = TIR_T_SBUF;
     sb->dtype = dtype;   /* the first dtype-changing transpose's source dtype */
     sb->const_data = NULL;
@@ -121,7 +124,8 @@ static int add_identity(work_t *w, unsigned dtype, tpb_err_t *err)
     if (!w->ident_data)
         return tpb_errf(err, "out of memory building the identity");
     tir_tensor_t c, s;
-    enc_identity_tensors(dtype, w->ident_data, &c, &s);
+    char names[2][TIR_NAME_LEN];
+    enc_identity_tensors(&w->k, dtype, w->ident_data, &c, &s, names);
     int ci = tir_add_tensor(&w->k, &c), si = tir_add_tensor(&w->k, &s);
     if (ci < 0 || si < 0)
         return tpb_errf(err, "out of memory building the identity");

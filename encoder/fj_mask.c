@@ -72,7 +72,7 @@ int fj_mask_scratch(jx_t *j, tir_op_t *copy, const char *name, const char *dname
     shape[0] = p0 + copy->dst->count[0];
     char nm[64];
     snprintf(nm, sizeof nm, "%.36s_unmasked%d", name ? name : dname, j->b.k->ntensors % 100000);
-    int tile = enc_tile(&j->b, nm, t->kind, t->dtype, copy->dst->ndim, shape);
+    int tile = enc_own_tile(&j->b, nm, t->kind, t->dtype, copy->dst->ndim, shape);
     if (tile < 0)
         return -1;
     j->mask_dst = enc_ap(&j->b, tile, 1, (enc_slice_t[]){ENC_RANGE(p0, shape[0])}, "dst");

@@ -564,9 +564,8 @@ static int broadcast_vals(jx_t *j, tir_op_t *op)
     int64_t shape[2] = {s->count[0], 1};
     for (int d = 1; d < v->ndim; d++)
         shape[1] *= v->count[d];
-    int t = enc_tile(&j->b, "find_index8_vals", TIR_T_SBUF,
-                     tir_ap_dtype(&j->b.k->tensors[v->tensor], v), 2,
-                     shape);
+    int t = enc_own_tile(&j->b, "find_index8_vals", TIR_T_SBUF,
+                         tir_ap_dtype(&j->b.k->tensors[v->tensor], v), 2, shape);
     if (t < 0 || enc_broadcast_partition(&j->b, enc_ap_full(&j->b, t), *v) < 0)
         return -1;
     op->src[1] = enc_in(&j->b, enc_ap_full(&j->b, t));

@@ -94,7 +94,7 @@ int fj_num_tile(jx_t *j, const char *base, const char *what, unsigned dtype, int
 {
     char name[64];
     snprintf(name, sizeof name, "%.36s_%.8s%d", base, what, j->b.k->ntensors % 100000);
-    int tile = enc_tile(&j->b, name, TIR_T_SBUF, dtype, ndim, shape);
+    int tile = enc_own_tile(&j->b, name, TIR_T_SBUF, dtype, ndim, shape);
     if (tile < 0)
         return -1;
     *out = enc_ap_full(&j->b, tile);
@@ -176,7 +176,7 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
         base[n++] = isalnum((unsigned char)*p) || *p == '_' ? *p : '_';
     base[n] = 0;
     snprintf(name, sizeof name, "print_%s", base);
-    for (int k = 1; enc_find_tensor(&j->b, name) >= 0 && k < 100000; k++)
+    for (int k = 1; enc_name_declared(&j->b, name) && k < 100000; k++)
         snprintf(name, sizeof name, "print_%s_%d", base, k);
     int64_t shape[TIR_MAX_DIMS];
     for (int d = 0; d < src.ndim; d++)
@@ -184,7 +184,7 @@ static int h_device_print(jx_t *j, const cJSON *o, const char *path, tir_op_t *o
     const tir_tensor_t *st = src.tensor >= 0 ? &j->b.k->tensors[src.tensor] : NULL;
     if (!st || (st->kind != TIR_T_SBUF && st->kind != TIR_T_PSUM))
         return fj_jfail(j, path, "src", "device_print prints an SBUF or PSUM tile");
-    int t = enc_output(&j->b, name, st->dtype, src.ndim, shape);
+    int t = enc_own_output(&j->b, name, st->dtype, src.ndim, shape);
     if (t < 0)
         return -1;
     if (!(j->b.k->tensors[t].print_prefix = tir_intern(j->b.k, prefix)))
@@ -368,8 +368,8 @@ static int transpose_cast(jx_t *j, tir_op_t *op)
         k->tensors[d].kind != TIR_T_SBUF)
         return 1;
     tir_ap_t final = *op->dst;
-    int t = enc_tile(&j->b, "dma_transpose_cast", TIR_T_SBUF, k->tensors[s].dtype, final.ndim,
-                     final.count);
+    int t = enc_own_tile(&j->b, "dma_transpose_cast", TIR_T_SBUF, k->tensors[s].dtype,
+                         final.ndim, final.count);
     if (t < 0)
         return -1;
     op->dst = enc_in(&j->b, enc_ap_full(&j->b, t));

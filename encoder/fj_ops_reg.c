@@ -139,7 +139,8 @@ static int bounce_tile(jx_t *j, const tir_ap_t *hbm, const char *what, tir_ap_t 
     char name[64];
     snprintf(name, sizeof name, "register_%s%d", what, j->b.k->ntensors % 100000);
     int64_t shape[2] = {1, 1};
-    int tile = enc_tile(&j->b, name, TIR_T_SBUF, j->b.k->tensors[hbm->tensor].dtype, 2, shape);
+    int tile =
+        enc_own_tile(&j->b, name, TIR_T_SBUF, j->b.k->tensors[hbm->tensor].dtype, 2, shape);
     if (tile < 0)
         return -1;
     *full = enc_ap_full(&j->b, tile);

@@ -246,6 +246,13 @@ int lnc_program_maps(const tir_kernel_t *p, int n, tir_kernel_t *out, int **off,
                      tpb_err_t *err);
 /* Physical core of program pid. */
 int lnc_core_of(const tir_kernel_t *progs, int pid);
+/* The name of a tile's copy for program slot n (tag 'p') or program n
+ * (tag 'q') into out (TIR_NAME_LEN bytes): "<name>@<tag><n>" when name
+ * has at most `keep` characters, else "<cut>~<id>@<tag><n>", name cut so
+ * that it fits, id the tensor index the copy gets (distinct cut names: no
+ * two tiles' copies share a name, whatever the kernel's names).  keep 50
+ * for 'p', 44 for 'q' (the names such copies always had). */
+void lnc_copy_name(char *out, const char *name, int keep, char tag, int n, int id);
 
 /* coloring_allocator_dram_shared (lnc_color.c): re-place the kernel's HBM
  * scratch tensors so that tensors live in disjoint rendezvous epochs (all-

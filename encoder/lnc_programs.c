@@ -163,11 +163,20 @@ int lnc_exchange_index(const tir_kernel_t *p, int n, int **out, int *nx, tpb_err
     return 0;
 }
 
-/* Tile entries of the core kernels by (program slot, name): an open-
- * addressing table of out's tensor indices (-1: empty). */
+void lnc_copy_name(char *out, const char *name, int keep, char tag, int n, int id)
+{
+    if (strlen(name) <= (size_t)keep)
+        snprintf(out, TIR_NAME_LEN, "%s@%c%d", name, tag, n);
+    else   /* "~": in no kernel name nor other copy name */
+        snprintf(out, TIR_NAME_LEN, "%.*s~%d@%c%d", keep - 12, name, id, tag, n);
+}
+
+/* Tile entries of the core kernels by (program slot, the program's tile
+ * name): an open-addressing table of out's tensor indices (-1: empty). */
 typedef struct {
     int *slot_of;        /* [cap]: the slot each entry serves */
     int *ent;
+    const char **key;    /* [cap]: the tile's name in its program */
     size_t cap;          /* a power of two, > 2 x the entries */
 } tiles_t;
 
@@ -178,12 +187,11 @@ static size_t tile_hash(const tiles_t *tb, int slot, const char *name)
 }
 
 /* The entry of (slot, name) in out, or -1. */
-static int tile_find(const tiles_t *tb, const tir_kernel_t *out, int slot, const char *name,
-                     size_t *at)
+static int tile_find(const tiles_t *tb, int slot, const char *name, size_t *at)
 {
     size_t i = tile_hash(tb, slot, name);
     for (; tb->ent[i] >= 0; i = (i + 1) & (tb->cap - 1))
-        if (tb->slot_of[i] == slot && !strcmp(out->tensors[tb->ent[i]].name, name))
+        if (tb->slot_of[i] == slot && !strcmp(tb->key[i], name))
             break;
     *at = i;
     return tb->ent[i];
@@ -193,26 +201,27 @@ static int tile_find(const tiles_t *tb, const tir_kernel_t *out, int slot, const
  * slot already has when it is the same tile (kind, dtype, shape, fixed
  * address), else a new one: "<name>" in slot 0, "<name>@p<slot>" in the
  * others (as uniform programs' slot copies), "<name>@q<i>" when the name is
- * taken by another tile. */
+ * taken by another tile (lnc_copy_name). */
 static int tile_entry(tiles_t *tb, tir_kernel_t *out, int slot, int i, const tir_tensor_t *tt)
 {
     char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
-    if (slot)
-        snprintf(name, sizeof name, "%.50s@p%d", tt->name, slot);
-    else
-        snprintf(name, sizeof name, "%s", tt->name);
     size_t at;
-    int e = tile_find(tb, out, slot, name, &at);
+    int e = tile_find(tb, slot, tt->name, &at);
     if (e >= 0 && same_tile(&out->tensors[e], tt))
         return e;
     tir_tensor_t c = *tt;
     if (e >= 0)
-        snprintf(name, sizeof name, "%.44s@q%d", tt->name, i);
+        lnc_copy_name(name, tt->name, 44, 'q', i, out->ntensors);
+    else if (slot)
+        lnc_copy_name(name, tt->name, 50, 'p', slot, out->ntensors);
+    else
+        snprintf(name, sizeof name, "%s", tt->name);
     c.name = name;
     int k = tir_add_tensor(out, &c);
     if (k >= 0 && e < 0) {
         tb->ent[at] = k;
         tb->slot_of[at] = slot;
+        tb->key[at] = tt->name;
     }
     return k;
 }
@@ -228,7 +237,7 @@ int lnc_program_maps(const tir_kernel_t *p, int n, tir_kernel_t *out, int **off,
         (*off)[i] = (int)total;
         total += (size_t)p[i].ntensors;
     }
-    tiles_t tb = {NULL, NULL, 16};
+    tiles_t tb = {NULL, NULL, NULL, 16};
     while (tb.cap <= 2 * total)
         tb.cap *= 2;
     int slots[LNC_MAX_CORES] = {0};   /* programs seen per core: the next slot */
@@ -236,7 +245,8 @@ int lnc_program_maps(const tir_kernel_t *p, int n, tir_kernel_t *out, int **off,
     *map = malloc((total + 1) * sizeof **map);
     tb.ent = malloc(tb.cap * sizeof *tb.ent);
     tb.slot_of = malloc(tb.cap * sizeof *tb.slot_of);
-    if (!*map || !tb.ent || !tb.slot_of) {
+    tb.key = malloc(tb.cap * sizeof *tb.key);
+    if (!*map || !tb.ent || !tb.slot_of || !tb.key) {
         tpb_errf(err, "out of memory (split)");
         goto out;
     }
@@ -260,5 +270,6 @@ int lnc_program_maps(const tir_kernel_t *p, int n, tir_kernel_t *out, int **off,
 out:
     free(tb.ent);
     free(tb.slot_of);
+    free(tb.key);
     return rc;
 }

@@ -197,7 +197,8 @@ static int add_identity(const tir_kernel_t *k0, void *data, tir_kernel_t *out, t
     if (!data || !enc_needs_identity(k0, &dt))
         return 0;
     tir_tensor_t c, sb;
-    enc_identity_tensors(dt, data, &c, &sb);
+    char names[2][TIR_NAME_LEN];   /* free in out: every core's list is the same */
+    enc_identity_tensors(out, dt, data, &c, &sb, names);
     tm->ident_c = tir_add_tensor(out, &c);
     tm->ident_sb = tir_add_tensor(out, &sb);
     if (tm->ident_c < 0 || tm->ident_sb < 0)
@@ -290,7 +291,7 @@ static int build_tensors(const tir_kernel_t *progs, int nprog, bool uniform, int
                 continue;
             tir_tensor_t c = k0->tensors[t];
             char name[TIR_NAME_LEN];   /* tir_add_tensor copies it */
-            snprintf(name, sizeof name, "%.50s@p%d", k0->tensors[t].name, s);
+            lnc_copy_name(name, k0->tensors[t].name, 50, 'p', s, out->ntensors);
             c.name = name;
             int i = tir_add_tensor(out, &c);
             if (i < 0)

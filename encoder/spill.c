@@ -57,6 +57,9 @@ typedef struct {
     int nslots, cap_slots;
     int *slot_of;        /* per tensor: the slot it was reloaded from, -1 */
     int cap_slot_of;
+    /* a tensor of the kernel as given is named spill_slot...: each slot
+     * name is checked (tir_free_name); found with the first slot */
+    bool slot_names_used;
     /* per tensor, recomputed each round around the pressure op f */
     int *prev, *next, *lastw;   /* last access before f, first after f, last write before f */
     int cap_t;
@@ -371,11 +374,13 @@ static int get_slot(sp_t *s, int v, int pos)
         s->slots = ns;
         s->cap_slots = nc;
     }
-    char name[TIR_NAME_LEN];
+    char name[TIR_NAME_LEN], free_name[TIR_NAME_LEN];
     snprintf(name, sizeof name, "spill_slot%d", s->nslots);
+    if (s->nslots == 0)   /* a kernel may name a tensor so: one pass, a check per name if so */
+        s->slot_names_used = tir_name_prefix_used(k, "spill_slot");
     tir_tensor_t nt;
     memset(&nt, 0, sizeof nt);
-    nt.name = name;
+    nt.name = s->slot_names_used ? tir_free_name(k, name, free_name) : name;
     nt.path = "(compiler: spill slot)";
     nt.kind = TIR_T_SCRATCH;
     nt.dtype = vt->dtype;

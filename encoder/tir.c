@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +176,31 @@ const char *tir_name_n(tir_kernel_t *k, const char *s, size_t n)
     if (n >= TIR_NAME_LEN)
         return tir_name(k, s);
     return n ? tpb_arena_strndup(&k->names, s, n) : "";
+}
+
+static bool name_taken(const tir_kernel_t *k, const char *name)
+{
+    for (int i = 0; i < k->ntensors; i++)
+        if (k->tensors[i].name[0] == name[0] && !strcmp(k->tensors[i].name, name))
+            return true;
+    return false;
+}
+
+const char *tir_free_name(const tir_kernel_t *k, const char *want, char *out)
+{
+    snprintf(out, TIR_NAME_LEN, "%s", want);
+    for (int n = 1; name_taken(k, out) && n < INT_MAX; n++)
+        snprintf(out, TIR_NAME_LEN, "%s_%d", want, n);
+    return out;
+}
+
+bool tir_name_prefix_used(const tir_kernel_t *k, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (int i = 0; i < k->ntensors; i++)
+        if (!strncmp(k->tensors[i].name, prefix, n))
+            return true;
+    return false;
 }
 
 int tir_add_tensor(tir_kernel_t *k, const tir_tensor_t *t)

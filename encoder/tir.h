@@ -676,6 +676,17 @@ const char *tir_intern(tir_kernel_t *k, const char *s);
 const char *tir_name(tir_kernel_t *k, const char *s);
 /* tir_name of s whose length n is known (n < TIR_NAME_LEN: no strnlen). */
 const char *tir_name_n(tir_kernel_t *k, const char *s, size_t n);
+/* A name no tensor of k has, for a tensor the compiler adds on its own
+ * (the shared identity, a spill slot): `want` when free, else want_<n>
+ * for the least n >= 1 free.  A kernel may name its tensors anything (NKI
+ * reserves no argument name), so a fixed name could be one of them.  One
+ * pass over the tensors per candidate; out has TIR_NAME_LEN bytes and want
+ * is shorter than TIR_NAME_LEN - 12.  Returns out. */
+const char *tir_free_name(const tir_kernel_t *k, const char *want, char *out);
+/* Whether a tensor of k has a name that starts with prefix: a family of
+ * compiler names (spill_slot<n>) checked in one pass, tir_free_name per
+ * name only when one does. */
+bool tir_name_prefix_used(const tir_kernel_t *k, const char *prefix);
 /* An immediate scalar operand (ap = &tir_ap_none). */
 tir_scalar_t tir_scalar_imm(double v);
 /* Whether TENSOR_SCALAR's (op0, op1) is the Activation engine's affine

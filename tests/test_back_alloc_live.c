@@ -42,7 +42,8 @@ static void build(tir_kernel_t *k, bool front)
     int ci = -1, si = -1;
     if (front) {
         tir_tensor_t c, s;
-        enc_identity_tensors(ISA_DT_FP32, NULL, &c, &s);
+        char names[2][TIR_NAME_LEN];
+        enc_identity_tensors(k, ISA_DT_FP32, NULL, &c, &s, names);
         ci = tir_add_tensor(k, &c);
         si = tir_add_tensor(k, &s);
         tir_op_t ld;

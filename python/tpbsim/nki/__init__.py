@@ -238,26 +238,37 @@ class Kernel:
         arrays = {}
 
         def arg(name, v):
-            """The kernel's argument for v: an input tensor for an array."""
+            """The kernel's argument for v: an input tensor for an array
+            (the array kept under the input's name, Trace.input_name)."""
             if isinstance(v, typed):
-                arrays[name] = v.array
-                return tr.add_input(name, v.array.shape, v.dtype)
-            if isinstance(v, np.ndarray):
-                arrays[name] = v
-                return tr.add_input(name, v.shape, language._dtype(v.dtype))
-            if isinstance(v, _bench.TensorSpec):   # nki.typing.tensor[shape, dtype]
-                arrays[name] = v.zeros()
-                return tr.add_input(name, v.shape, v.dtype)
-            return v
+                t, arr = tr.add_input(name, v.array.shape, v.dtype), v.array
+            elif isinstance(v, np.ndarray):
+                t, arr = tr.add_input(name, v.shape, language._dtype(v.dtype)), v
+            elif isinstance(v, _bench.TensorSpec):   # nki.typing.tensor[shape, dtype]
+                t, arr = tr.add_input(name, v.shape, v.dtype), v.zeros()
+            else:
+                return v
+            arrays[t.base.name] = arr
+            return t
 
-        for name, v in bound.arguments.items():
+        def args_of(name, v):
+            """(input name, value) of each value argument `name` holds."""
             kind = sig.parameters[name].kind
             if kind == inspect.Parameter.VAR_POSITIONAL:   # *args: inputs args_0, args_1, ...
-                bound.arguments[name] = tuple(arg("%s_%d" % (name, i), x) for i, x in enumerate(v))
-            elif kind == inspect.Parameter.VAR_KEYWORD:    # **kwargs: inputs by their keys
-                bound.arguments[name] = {k: arg(k, x) for k, x in v.items()}
-            else:
-                bound.arguments[name] = arg(name, v)
+                return [("%s_%d" % (name, i), x) for i, x in enumerate(v)]
+            if kind == inspect.Parameter.VAR_KEYWORD:      # **kwargs: inputs by their keys
+                return list(v.items())
+            return [(name, v)]
+
+        # the inputs' names all taken before the first is named (input_name)
+        tr.names.update(n for name, v in bound.arguments.items() for n, x in args_of(name, v)
+                        if isinstance(x, (typed, np.ndarray, _bench.TensorSpec)))
+        for name, v in bound.arguments.items():
+            vals = [arg(n, x) for n, x in args_of(name, v)]
+            kind = sig.parameters[name].kind
+            bound.arguments[name] = (tuple(vals) if kind == inspect.Parameter.VAR_POSITIONAL else
+                                     dict(zip(v, vals)) if kind == inspect.Parameter.VAR_KEYWORD
+                                     else vals[0])
         _trace.stack().append(tr)
         try:
             ret = _sbuf_returns(self.fn(*bound.args, **bound.kwargs))

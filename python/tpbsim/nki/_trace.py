@@ -552,6 +552,7 @@ class LoopFrame:
 
 
 NAME_MAX = 55   # the kernel format's longest tensor name (docs/kernel-format.md)
+RESERVED = ("pid", "num_programs")   # the kernel format's expression names
 
 
 class Trace:
@@ -684,7 +685,7 @@ class Trace:
         n = want if want and want.isidentifier() else "t"
         # past NAME_MAX: cut, and numbered to stay distinct (only a label)
         long = len(n) > NAME_MAX
-        if long or n in self.names or n in ("pid", "num_programs"):
+        if long or n in self.names or n in RESERVED:
             n = n[:NAME_MAX - 8] if len(n) > NAME_MAX - 8 else n
             i = len(self.names)
             while "%s_%d" % (n, i) in self.names:
@@ -788,7 +789,25 @@ class Trace:
             return NkiTensor(b, 0, sh[1])
         return self._whole_view(b, sh)
 
+    def input_name(self, want):
+        """The kernel file's name of the input for argument `want`: want
+        itself, or, when the kernel format cannot take it (NKI reserves no
+        argument name; the format reserves pid and num_programs and takes
+        each name once, an identifier of at most NAME_MAX characters),
+        want_<n> (cut; "arg" for a non-identifier **kwargs key) for the
+        least n >= 1 that no argument of the kernel or earlier input has
+        (the kernel's arguments are in self.names: Kernel._trace)."""
+        if (want.isidentifier() and len(want) <= NAME_MAX and want not in RESERVED and
+                all(b.name != want for b in self.inputs)):
+            return want
+        base = (want if want.isidentifier() else "arg")[:NAME_MAX - 8]
+        n = 1
+        while "%s_%d" % (base, n) in self.names:
+            n += 1
+        return "%s_%d" % (base, n)
+
     def add_input(self, name, shape, dtype):
+        name = self.input_name(name)
         self.names.add(name)
         b = _Base(name, tuple(shape), dtype, "shared_hbm", "input", None)
         self.inputs.append(b)
