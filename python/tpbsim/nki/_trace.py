@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from . import _alloc, _groups, _programs, _sites
+from . import _alloc, _groups, _programs, _sites, _tileops
 # re-exported: the rest of the package reaches these through _trace
 from ._state import (_LOCAL, Beta1Launch, NkiError, Retrace, beta1_form, current,  # noqa: F401
                      need_retrace, stack)
@@ -392,6 +392,7 @@ for _n, _op in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
     setattr(NkiTensor, "__%s__" % _n, _arith(_op))
     setattr(NkiTensor, "__r%s__" % _n, _arith(_op, True))
 del _n, _op
+_tileops.install(NkiTensor)   # comparisons, shifts, bitwise, ** %, unary ops, bool()
 
 SKIP = {NkiTensor.__setitem__.__code__, NkiTensor.__iadd__.__code__,
         NkiTensor.broadcast_to.__code__}

@@ -640,19 +640,9 @@ class _Fn:
             return skipped(y.shape, dtype or y.dtype, sbuf)
         if self.name in _BINARY and len(a) == 1 and not k:
             return _binary(self.name, x, a[0], dtype, loc, mask)
-        unary = [(_UNARY_ALU, "tensor_scalar", "op0"), (_UNARY, "activation", "func")]
-        for names, op, field in unary:
-            if self.name in names and not a and not k and isinstance(x, NkiTensor):
-                from . import isa
-                t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype,
-                                                sbuf, "", loc)
-                f = [(field, '"%s"' % self.name)]
-                if self.name == "copy" and {x.dtype, t.dtype} <= _INT_DTYPES:
-                    # exact (the Vector engine's; Activation computes in fp32)
-                    op, f = "tensor_copy", []
-                _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text())] + f, mask,
-                                              loc, t), {"dst": t, "src": x})
-                return t
+        if (self.name in _UNARY_ALU or self.name in _UNARY) and not a and not k and \
+                isinstance(x, NkiTensor):
+            return _unary(self.name, x, loc, dtype, mask)
         raise NkiError("%s: nl.%s(...) with these arguments is not supported by tpbsim; use "
                        "the nki.isa ops (pass nl.%s as their op)" % (loc, self.name, self.name))
 
@@ -664,10 +654,26 @@ _BINARY = set("""add subtract multiply divide maximum minimum abs_max abs_min po
 not_equal less less_equal greater greater_equal logical_and logical_or logical_xor bitwise_and
 bitwise_or bitwise_xor left_shift right_shift mod fmod""".split())
 # unary ALU ops (tensor_scalar without an operand): the rounding family
-_UNARY_ALU = set("floor ceil trunc negative".split())
+# (invert: the ALU's bitwise_not, NKI's "XOR with all-ones")
+_UNARY_ALU = set("floor ceil trunc negative invert".split())
 _UNARY = set("""exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid silu
 silu_dx softplus mish erf erf_dx sqrt rsqrt square reciprocal sin arctan sign copy abs
 identity""".split())
+
+
+def _unary(name, x, loc, dtype=None, mask=None):
+    """nl.<name>(x) of a unary function: one nki.isa op into a new SBUF tile
+    (tensor_scalar for the ALU's, activation for the others)."""
+    from . import isa
+    op, field = ("tensor_scalar", "op0") if name in _UNARY_ALU else ("activation", "func")
+    t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf, "", loc)
+    f = [(field, '"%s"' % name)]
+    if name == "copy" and {x.dtype, t.dtype} <= _INT_DTYPES:
+        # exact (the Vector engine's; Activation computes in fp32)
+        op, f = "tensor_copy", []
+    _wide.emit(op, loc, isa._mask([("dst", t.text()), ("src", x.text())] + f, mask, loc, t),
+               {"dst": t, "src": x})
+    return t
 
 
 def _is_col(t, other):
