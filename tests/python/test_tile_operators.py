@@ -153,6 +153,25 @@ def test_bool_of_tile_refused():
             tpbsim.kernel_json(nki.jit(fn), a)
 
 
+def test_hbm_tensors_keep_identity_and_truth():
+    """Kernel arguments and HBM tensors are not tiles: `==` / `!=` / `in`
+    stay Python's identity tests and `if bias:` is true (an optional
+    argument), so only on-chip tiles compare element-wise."""
+    seen = {}
+
+    @nki.jit
+    def k(a, b):
+        seen["eq"] = (a == a, a == b, a != b, a in (b, a), a in [b])
+        seen["bool"] = bool(a) and bool(b)
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        seen["out"] = out == out and out != a
+        nl.store(out, nl.add(nl.load(a), nl.load(b)))
+        return out
+    a, b = np.ones((128, 4), np.float32), np.full((128, 4), 2.0, np.float32)
+    np.testing.assert_array_equal(k(a, b), a + b)
+    assert seen == {"eq": (True, False, True, True, False), "bool": True, "out": True}
+
+
 def test_floordiv_refused():
     """NKI has no floor division of tiles: `//` names the line and the
     nl.floor(nl.divide(...)) spelling (was a TypeError)."""

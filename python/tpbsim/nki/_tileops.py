@@ -17,9 +17,14 @@ def _operand(o):
     return isinstance(o, (NkiTensor, Lin, numbers.Number))
 
 
-def _binary(name, reverse=False):
+def _binary(name, reverse=False, onchip_only=False):
     def f(self, o):
         if not _operand(o):
+            return NotImplemented
+        if onchip_only and not (self._onchip() and (not hasattr(o, "_onchip") or o._onchip())):
+            # == / != of HBM tensors (kernel arguments, nl.ndarray in HBM):
+            # Python's identity test, as before tiles compared element-wise
+            # (`a in (x, y)`, aliasing checks); NKI computes on tiles only
             return NotImplemented
         from . import language
         from ._trace import caller_loc
@@ -44,6 +49,10 @@ def _floordiv(self, o):
 
 
 def _bool(self):
+    """On-chip tiles: an error.  HBM tensors stay true (Python's default for
+    an object; `if bias:` on an optional kernel argument)."""
+    if not self._onchip():
+        return True
     from ._trace import caller_loc
     raise NkiError("%s: the truth value of a tile ('%s') is not known while the kernel is "
                    "traced (its values exist at run time only): compute on it with nl.where / "
@@ -60,7 +69,7 @@ _REFLECTED = (("lshift", "left_shift"), ("rshift", "right_shift"), ("and", "bitw
 
 def install(cls):
     for op, fn in _OPS:
-        setattr(cls, "__%s__" % op, _binary(fn))
+        setattr(cls, "__%s__" % op, _binary(fn, onchip_only=op in ("eq", "ne")))
     for op, fn in _REFLECTED:
         setattr(cls, "__%s__" % op, _binary(fn))
         setattr(cls, "__r%s__" % op, _binary(fn, True))
