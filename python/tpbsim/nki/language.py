@@ -791,15 +791,23 @@ def where(condition, x, y, dtype=None, mask=None):
     (_partitions, _step0).  x or y may be a number: y is select's
     immediate, x a memset [P, 1] column read with step 0 (select's on_true
     is a tile).  The dtype is x's and y's (promoted when both are tiles).
-    mask= (NKI beta-1) over the result, as the element-wise functions'."""
+    mask= (NKI beta-1) over the result, as the element-wise functions'.
+    A condition of nl.arange / nl.mgrid comparisons: _where_index.py."""
     loc = _trace.caller_loc()
-    from . import isa
-    from ._beta1 import skipped, whole_mask
+    from ._beta1 import whole_mask
     mask, off = whole_mask(mask)
+    if not isinstance(condition, NkiTensor):   # an index predicate, or a bool
+        from . import _where_index
+        return _where_index.where(condition, x, y, dtype, mask, off, loc)
+    return _where_tile(condition, x, y, dtype, mask, off, loc)
+
+
+def _where_tile(condition, x, y, dtype, mask, off, loc):
+    from . import isa
+    from ._beta1 import skipped
     vals = [v for v in (x, y) if isinstance(v, NkiTensor)]
-    if not isinstance(condition, NkiTensor) or not vals and dtype is None:
-        raise NkiError("%s: nl.where: condition must be a tile, and x or y a tile (or give "
-                       "dtype=)" % loc)
+    if not vals and dtype is None:
+        raise NkiError("%s: nl.where: x or y must be a tile (or give dtype=)" % loc)
     out = _broadcast_shape("where", [condition] + vals, loc)
     condition, x, y = (_step0(_partitions("where", v, out, loc), out)
                        if isinstance(v, NkiTensor) else v for v in (condition, x, y))
