@@ -35,6 +35,8 @@ class typed:
         self.dtype = language._dtype(dtype)
 
 
+# what becomes a kernel input (Kernel._trace's arg)
+_ARRAYS = (typed, np.ndarray, _bench.TensorSpec)
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY = os.path.dirname(os.path.abspath(np.__file__))
 
@@ -251,6 +253,14 @@ class Kernel:
             arrays[t.base.name] = arr
             return t
 
+        def nested(name, v):
+            """arg() of v, and of each array inside v when v is a list or
+            tuple (nested ones too): the input name_<i>[_<j>...], the
+            container rebuilt around the inputs."""
+            if type(v) in (list, tuple) and _holds_array(v):
+                return type(v)(nested("%s_%d" % (name, i), x) for i, x in enumerate(v))
+            return arg(name, v)
+
         def args_of(name, v):
             """(input name, value) of each value argument `name` holds."""
             kind = sig.parameters[name].kind
@@ -261,10 +271,10 @@ class Kernel:
             return [(name, v)]
 
         # the inputs' names all taken before the first is named (input_name)
-        tr.names.update(n for name, v in bound.arguments.items() for n, x in args_of(name, v)
-                        if isinstance(x, (typed, np.ndarray, _bench.TensorSpec)))
+        tr.names.update(n for name, v in bound.arguments.items() for n0, x0 in args_of(name, v)
+                        for n, x in _leaves(n0, x0) if isinstance(x, _ARRAYS))
         for name, v in bound.arguments.items():
-            vals = [arg(n, x) for n, x in args_of(name, v)]
+            vals = [nested(n, x) for n, x in args_of(name, v)]
             kind = sig.parameters[name].kind
             bound.arguments[name] = (tuple(vals) if kind == inspect.Parameter.VAR_POSITIONAL else
                                      dict(zip(v, vals)) if kind == inspect.Parameter.VAR_KEYWORD
@@ -343,6 +353,20 @@ class Kernel:
             return _bench.profile_call(self, args, kwargs)
         from .. import simulate as _simulate
         return _simulate(self, *args, **kwargs).outputs
+
+
+def _leaves(name, v):
+    """(input name, value) of v, or of everything inside v when v is a list
+    or tuple holding an array (Kernel._trace's nested)."""
+    if type(v) in (list, tuple) and _holds_array(v):
+        return [p for i, x in enumerate(v) for p in _leaves("%s_%d" % (name, i), x)]
+    return [(name, v)]
+
+
+def _holds_array(v):
+    """Whether the list / tuple v has an array inside (at any depth)."""
+    return any(isinstance(x, _ARRAYS) or type(x) in (list, tuple) and _holds_array(x)
+               for x in v)
 
 
 def _sbuf_returns(ret):

@@ -903,7 +903,8 @@ def assign(target, value):
             raise NkiError("%s: assignment of nl.loop_reduce: shape %s into %s" %
                            (loc, list(value.x.shape), list(target.shape)))
         x = value.x if value.x.shape == target.shape else _with_ones(value.x, target.shape)
-        isa.tensor_tensor(target, target, x, value.op)
+        from ._psum_pair import off_psum
+        isa.tensor_tensor(target, target, off_psum(target, x, loc), value.op)
         return
     if target._onchip() and isinstance(value, (int, float)) and not isinstance(value, bool):
         from ._partition import memset_fields   # t[i, j] = v at any partition i
@@ -952,6 +953,8 @@ def iadd(target, value):
     if target.buffer == "psum":
         _groups.mark(tr, target)
     from . import _wide
+    from ._psum_pair import off_psum
+    value = off_psum(target, value, loc)   # not both in PSUM
     _wide.emit("tensor_tensor", loc, [("dst", target.text()), ("in0", target.text()),
                                       ("in1", value.text()), ("operator", '"add"')],
                {"dst": target, "in0": target, "in1": value})

@@ -264,8 +264,10 @@ def _filled(shape, value, dtype, buffer, name, loc, fn):
 
 def _fill_hbm(t, v, loc):
     """dma_copy the immediate text v into the HBM view t: the kernel
-    format's number tile is [<= 128 rows, rest], 2-D."""
+    format's number tile is [<= 128 rows, rest], 2-D (one element: [1, 1])."""
     from . import isa
+    if not t.shape:
+        t = NkiTensor(t.base, t.offset, [[1, 1], [1, 1]])
     d = t.reshape((t.shape[0], int(np.prod(t.shape[1:])))) if len(t.shape) > 2 else t
     for r in builtins.range(0, t.shape[0], 128):
         isa._emit("dma_copy", loc, [("dst", (d[r:r + 128] if t.shape[0] > 128 else d).text()),
@@ -483,6 +485,7 @@ class no_reorder:
 
 
 from . import _wide   # noqa: E402  (ops over more than 5 dims)
+from ._psum_pair import off_psum   # noqa: E402
 from ._promote import promote   # noqa: E402  (the dtype of an op on two tiles)
 
 # index expressions (nl.arange, nl.mgrid, masks): _index.py
@@ -762,6 +765,7 @@ def _binary(name, x, y, dtype, loc, mask=None):
     elif dtype is None and tx and ty:   # two tiles: NKI's type promotion
         dtype = promote(_dtype(x.dtype), _dtype(y.dtype))
     if tx and ty and x.shape == y.shape:
+        y = off_psum(x, y, loc)   # not both in PSUM (_psum_pair.py)
         t = _trace.current().new_tensor(x.shape, _dtype(dtype) if dtype else x.dtype, sbuf,
                                         "", loc)
         _wide.emit("tensor_tensor", loc, isa._mask([("dst", t.text()), ("in0", x.text()),
@@ -818,6 +822,7 @@ def _where_tile(condition, x, y, dtype, mask, off, loc):
         col = _trace.current().new_tensor((out[0],) + (1,) * (len(out) - 1), dt, sbuf, "", loc)
         isa._emit("memset", loc, [("dst", col.text()), ("value", isa._scalar(x, "x", loc))])
         x = _step0(col, out)
+    x = off_psum(condition, x, loc)   # on_true, pred: not both in PSUM
     t = _trace.current().new_tensor(out, dt, sbuf, "", loc)
     isa._emit("select", loc, isa._mask([("dst", t.text()), ("pred", condition.text()),
                                         ("on_true", x.text()),
@@ -839,7 +844,8 @@ def load(src, dtype=None, mask=None, mode=None):
     from ._beta1 import skipped, whole_mask
     mask, off = whole_mask(mask)
     if not isinstance(src, NkiTensor):
-        raise NkiError("%s: nl.load: expected a tensor" % loc)
+        from .isa import not_tensor
+        raise NkiError("%s: nl.load: expected a tensor, got %s" % (loc, not_tensor(src)))
     if not src.shape:   # one element (sinks[b, h]): a [1, 1] tile
         src = NkiTensor(src.base, src.offset, [[1, 1], [1, 1]])
     if off:   # nothing accessed: src may index past the tensor (its _oob unraised)
