@@ -3,6 +3,8 @@ traces in progress on this thread (one per kernel being traced; nested
 calls such as a kernel calling a helper see the innermost)."""
 import threading
 
+import numpy as np
+
 from .._lib import TpbError
 
 
@@ -59,3 +61,13 @@ def current():
         raise NkiError("nki.isa / nl.ndarray called outside a kernel being traced "
                        "(call the @nki.jit kernel instead)")
     return s[-1]
+
+
+def not_tensor(x):
+    """How an error names x, a value that is no tensor: a NumPy array says
+    why it is not one (it was held by an argument that is no input)."""
+    if isinstance(x, np.ndarray):
+        return ("a NumPy array %s %s: only arrays passed as kernel arguments, or inside list "
+                "/ tuple arguments, become kernel inputs (pass it as an argument)" %
+                (list(x.shape), x.dtype))
+    return repr(x)

@@ -4,6 +4,7 @@ function of the same meaning (docs/python.md "Tile arithmetic").  NKI's
 functions take a number on either side, so every binary operator has its
 reflected form (`0 < t` is Python's t.__gt__(0) already)."""
 import numbers
+import warnings
 
 from ._lin import Lin
 from ._state import NkiError
@@ -27,9 +28,12 @@ def _binary(name, reverse=False, onchip_only=False):
             # (`a in (x, y)`, aliasing checks); NKI computes on tiles only
             return NotImplemented
         from . import language
-        from ._trace import caller_loc
+        from ._trace import caller_loc, current
         x, y = (o, self) if reverse else (self, o)
-        return language._binary(name, x, y, None, caller_loc())
+        r = language._binary(name, x, y, None, caller_loc())
+        if name in _CMP:
+            current().cmp_bases.add(id(r.base))
+        return r
     return f
 
 
@@ -49,20 +53,23 @@ def _floordiv(self, o):
 
 
 def _bool(self):
-    """On-chip tiles: an error.  HBM tensors stay true (Python's default for
-    an object; `if bias:` on an optional kernel argument)."""
-    if not self._onchip():
-        return True
-    from ._trace import caller_loc
-    raise NkiError("%s: the truth value of a tile ('%s') is not known while the kernel is "
-                   "traced (its values exist at run time only): compute on it with nl.where / "
-                   "nl.greater / ..., or branch with a run-time loop" % (caller_loc(), self.name))
+    """A tile is true, as any object in NKI (the NKI Library tests an
+    optional tile argument with `if params.expert_index:`); a comparison's
+    tile used so (`if t == 0:`) warns, since it is true whatever the
+    values (they exist at run time only)."""
+    from ._trace import current, stack
+    if self._onchip() and stack() and id(self.base) in current().cmp_bases:
+        warnings.warn("a tile comparison used as a truth value is true, as any tile in NKI "
+                      "(its values exist at run time only): use nl.where / nl.greater / ... "
+                      "on it, or a run-time loop", stacklevel=2)
+    return True
 
 
 # (operator, nl function): the comparisons give 1 / 0 in the tile's dtype
 # (NKI's default for nl.greater & co.: the input tile's dtype)
 _OPS = (("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
         ("eq", "equal"), ("ne", "not_equal"))
+_CMP = {fn for _, fn in _OPS}
 _REFLECTED = (("lshift", "left_shift"), ("rshift", "right_shift"), ("and", "bitwise_and"),
               ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("pow", "power"), ("mod", "mod"))
 

@@ -11,7 +11,7 @@ tiles (docs/python.md "Tile arithmetic").
   the comparison fails take y).
 - Otherwise a uint8 predicate tile of the result's shape: memset 1, then
   one affine_select per comparison clearing where it fails; then the
-  select of a tile condition (language._where_tile)."""
+  select of a tile condition (where_tile below)."""
 import json
 
 import numpy as np
@@ -98,7 +98,7 @@ def where(condition, x, y, dtype, mask, off, loc):
     isa._emit("memset", loc, [("dst", c.text()), ("value", "1")])
     for m in kp:
         _affine_select(c, c, m, 0, loc)
-    return language._where_tile(c, x, y, dtype, mask, False, loc)
+    return where_tile(c, x, y, dtype, mask, False, loc)
 
 
 def _affine_select(dst, on_true, m, on_false, loc):
@@ -123,4 +123,32 @@ def _whole(v, out, dt, mask, loc):
     else:
         f = [("dst", t.text()), ("value", isa._scalar(v, "x", loc))]
         isa._emit("memset", loc, isa._mask(f, mask, loc, t))
+    return t
+
+
+def where_tile(condition, x, y, dtype, mask, off, loc):
+    """nl.where of a tile condition: one select (language.where's body)."""
+    from . import isa, language
+    from ._beta1 import skipped
+    from ._psum_pair import off_psum
+    L = language
+    vals = [v for v in (x, y) if isinstance(v, NkiTensor)]
+    if not vals and dtype is None:
+        raise NkiError("%s: nl.where: x or y must be a tile (or give dtype=)" % loc)
+    out = L._broadcast_shape("where", [condition] + vals, loc)
+    condition, x, y = (L._step0(L._partitions("where", v, out, loc), out)
+                       if isinstance(v, NkiTensor) else v for v in (condition, x, y))
+    dt = L._dtype(dtype) if dtype else L._promoted([L._dtype(v.dtype) for v in vals])
+    if off:
+        return skipped(out, dt, L.sbuf)
+    if not isinstance(x, NkiTensor):   # a [P, 1] column of x, read with step 0
+        col = _trace.current().new_tensor((out[0],) + (1,) * (len(out) - 1), dt, L.sbuf, "",
+                                          loc)
+        isa._emit("memset", loc, [("dst", col.text()), ("value", isa._scalar(x, "x", loc))])
+        x = L._step0(col, out)
+    x = off_psum(condition, x, loc)   # on_true, pred: not both in PSUM
+    t = _trace.current().new_tensor(out, dt, L.sbuf, "", loc)
+    isa._emit("select", loc, isa._mask([("dst", t.text()), ("pred", condition.text()),
+                                        ("on_true", x.text()),
+                                        ("on_false", isa._scalar(y, "y", loc))], mask, loc, t))
     return t

@@ -9,9 +9,7 @@ import json
 import math
 from enum import Enum, IntEnum
 
-import numpy as np
-
-from . import _beta1, _groups, _trace, _views, language
+from . import _beta1, _groups, _state, _trace, _views, language
 from ._trace import Lin, NkiError, NkiTensor, _num
 from .language import _op_name
 
@@ -104,21 +102,12 @@ def _t(x, what, loc):
             _groups.mark(_trace.current(), x)   # for a later `+=` (_groups.status)
         return x._txt   # the text is made once
     if not isinstance(x, NkiTensor):
-        raise NkiError("%s: field '%s': expected a tensor, got %s" % (loc, what, not_tensor(x)))
+        raise NkiError("%s: field '%s': expected a tensor, got %s" %
+                       (loc, what, _state.not_tensor(x)))
     t = x.text()
     if what in _OUTS and x.base.buffer == "psum":
         _groups.mark(_trace.current(), x)
     return t
-
-
-def not_tensor(x):
-    """How an error names x, a value that is no tensor: a NumPy array says
-    why it is not one (it was held by an argument that is no input)."""
-    if isinstance(x, np.ndarray):
-        return ("a NumPy array %s %s: only arrays passed as kernel arguments, or inside list "
-                "/ tuple arguments, become kernel inputs (pass it as an argument)" %
-                (list(x.shape), x.dtype))
-    return repr(x)
 
 
 def _scalar(x, what, loc):

@@ -6,7 +6,6 @@ nl.mean, nl.matmul, nl.softmax, ...).  docs/python.md "Supported, and not"
 lists what each lowers to and what is refused."""
 
 import builtins
-import contextlib
 
 import numpy as np
 
@@ -800,34 +799,10 @@ def where(condition, x, y, dtype=None, mask=None):
     loc = _trace.caller_loc()
     from ._beta1 import whole_mask
     mask, off = whole_mask(mask)
+    from . import _where_index
     if not isinstance(condition, NkiTensor):   # an index predicate, or a bool
-        from . import _where_index
         return _where_index.where(condition, x, y, dtype, mask, off, loc)
-    return _where_tile(condition, x, y, dtype, mask, off, loc)
-
-
-def _where_tile(condition, x, y, dtype, mask, off, loc):
-    from . import isa
-    from ._beta1 import skipped
-    vals = [v for v in (x, y) if isinstance(v, NkiTensor)]
-    if not vals and dtype is None:
-        raise NkiError("%s: nl.where: x or y must be a tile (or give dtype=)" % loc)
-    out = _broadcast_shape("where", [condition] + vals, loc)
-    condition, x, y = (_step0(_partitions("where", v, out, loc), out)
-                       if isinstance(v, NkiTensor) else v for v in (condition, x, y))
-    dt = _dtype(dtype) if dtype else _promoted([_dtype(v.dtype) for v in vals])
-    if off:
-        return skipped(out, dt, sbuf)
-    if not isinstance(x, NkiTensor):   # a [P, 1] column of x, read with step 0
-        col = _trace.current().new_tensor((out[0],) + (1,) * (len(out) - 1), dt, sbuf, "", loc)
-        isa._emit("memset", loc, [("dst", col.text()), ("value", isa._scalar(x, "x", loc))])
-        x = _step0(col, out)
-    x = off_psum(condition, x, loc)   # on_true, pred: not both in PSUM
-    t = _trace.current().new_tensor(out, dt, sbuf, "", loc)
-    isa._emit("select", loc, isa._mask([("dst", t.text()), ("pred", condition.text()),
-                                        ("on_true", x.text()),
-                                        ("on_false", isa._scalar(y, "y", loc))], mask, loc, t))
-    return t
+    return _where_index.where_tile(condition, x, y, dtype, mask, off, loc)
 
 
 def load(src, dtype=None, mask=None, mode=None):
@@ -844,7 +819,7 @@ def load(src, dtype=None, mask=None, mode=None):
     from ._beta1 import skipped, whole_mask
     mask, off = whole_mask(mask)
     if not isinstance(src, NkiTensor):
-        from .isa import not_tensor
+        from ._state import not_tensor
         raise NkiError("%s: nl.load: expected a tensor, got %s" % (loc, not_tensor(src)))
     if not src.shape:   # one element (sinks[b, h]): a [1, 1] tile
         src = NkiTensor(src.base, src.offset, [[1, 1], [1, 1]])
