@@ -176,7 +176,8 @@ def test_runtime_index_store_and_ds_out_of_range():
     (lambda a, s, t: nl.load(a[:, nl.ds(s[0, 0], 8), 0]), r"nl\.ds\(<run-time start>, 8\)"),
     (lambda a, s, t: nl.load(a[s[0, 0]:s[0, 0] + 2]), r"write nl\.ds\(q, n\)"),
     (lambda a, s, t: nl.load(a[:, t[0:1, 0:1]]), r"is float32"),
-    (lambda a, s, t: nl.load(a[0, s[0:2, 0:1]]), r"index tile of shape \[2, 1\]"),
+    (lambda a, s, t: nl.load(a[0, s[0:2, 0:2]]), r"the index must be an SBUF \[P, 1\] tile"),
+    (lambda a, s, t: nl.load(a[s[0:2, 0:1], 0]), r"a\[idx_tile, cols\] on a whole 2-D"),
     (lambda a, s, t: nl.exp(a[:, s[0, 0]]), r"only as the HBM side of nisa\.dma_copy, nl\.load"),
 ])
 def test_runtime_index_refused(fn, match):
@@ -303,3 +304,53 @@ def test_skip_mode_on_runtime_index_refused():
     buf = np.zeros((4, 3, 8), np.float32)
     with pytest.raises(NkiError, match="oob_mode.skip with an index read at run time"):
         _skip_on_runtime_index(buf, np.array([[1]], np.int32))
+
+
+@nki.jit
+def _last_dim_gather(state, idx, flat):
+    """state[1, y] / state[0, y] = ... / flat[y]: an index tile on the last
+    dim, one element per index row (biquando's quantum-simulator kernel)."""
+    out = nl.ndarray((idx.shape[0], 1), dtype=state.dtype, buffer=nl.shared_hbm)
+    out_flat = nl.ndarray((idx.shape[0], 1), dtype=flat.dtype, buffer=nl.shared_hbm)
+    y = nl.load(idx)
+    a = nl.load(state[1, y])
+    nl.store(out, a)
+    nl.store(state[0, y], value=nl.multiply(a, 2.0))
+    nl.store(out_flat, nl.load(flat[y]))
+    return out, out_flat, state
+
+
+def test_index_tile_on_last_dim_numpy():
+    """a[i, idx_tile] gathers / scatters one element per index row, NumPy's
+    [P, 1] (it was refused as a run-time index of more than one element)."""
+    st = _f32((2, 512))
+    flat = _f32((300,))
+    ix = RNG.permutation(300)[:128].astype(np.int32).reshape(128, 1)
+    o, of, s2 = _last_dim_gather(st.copy(), ix, flat)
+    np.testing.assert_array_equal(o, st[1, ix])
+    np.testing.assert_array_equal(of, flat[ix])
+    want = st.copy()
+    want[0, ix[:, 0]] = 2 * st[1, ix[:, 0]]
+    np.testing.assert_array_equal(s2, want)
+
+
+@nki.jit
+def _row_gather_no_cols(state, idx):
+    """state[0, y] on [2, N, 1]: the index tile before the last dim, whole
+    rows (a[i, idx_tile, :]); read, doubled, written back in place."""
+    out = nl.ndarray((idx.shape[0], 1), dtype=state.dtype, buffer=nl.shared_hbm)
+    y = nl.load(idx)
+    a = nl.load(state[0, y])
+    nl.store(out, a)
+    nl.store(state[1, y], value=nl.add(a, nl.load(state[1, y])))
+    return out, state
+
+
+def test_index_tile_before_last_dim_without_cols_numpy():
+    st = _f32((2, 400, 1))
+    ix = RNG.permutation(400)[:128].astype(np.int32).reshape(128, 1)
+    o, s2 = _row_gather_no_cols(st.copy(), ix)
+    np.testing.assert_array_equal(o, st[0, ix[:, 0]])
+    want = st.copy()
+    want[1, ix[:, 0]] += st[0, ix[:, 0]]
+    np.testing.assert_array_equal(s2, want)

@@ -209,7 +209,10 @@ def view_rows_dim(view, off, pat, index, d):
     for st in strides:
         coord.append(rem // st)
         rem %= st
-    e = strides.index(pat[1][0]) if len(pat) == 2 and pat[1][0] in strides else -1
+    # the free pair's dim: the one other than d with its stride (a size-1
+    # dim shares its stride with the dim before it: a[i, idx_tile])
+    e = next((k for k, st in enumerate(strides) if st == pat[1][0] and k != d),
+             -1) if len(pat) == 2 else -1
     if (len(pat) != 2 or pat[0][0] != strides[d] or e < 0 or e == d or
             coord[e] + pat[1][1] > shape[e]):
         raise NkiError(".ap(indirect_dim=%d): pattern %s at offset %s is not [[%d, P], "

@@ -163,6 +163,16 @@ class NkiTensor:
                 all(type(k) in (int, Lin) for k in key[:-2])):
             from . import _indirect   # data[b, idx_tile, cols]
             return _indirect.tile_index_nd(self, key)
+        if (not self._pd and not self._onchip() and type(key[-1]) is NkiTensor and
+                len(key) in (len(self.shape), len(self.shape) - 1) and
+                int(np.prod(key[-1].shape)) > 1 and all(type(k) in (int, Lin) for k in key[:-1])):
+            # a[i, ..., idx_tile] (biquando's quantum simulator): on the last dim,
+            # one element per index row -- the gather a[i, ..., idx_tile, 0:1] of
+            # the view with a trailing size-1 dim; on the one before, the gather
+            # a[i, ..., idx_tile, :] of whole rows
+            if len(key) == len(self.shape) - 1:
+                return self[key + (slice(None),)]
+            return self.reshape(tuple(self.shape) + (1,))[key + (slice(0, 1),)]
         if any(_runindex.tensor_key(k) for k in key):
             v = _runindex.index(self, key)   # m_buffer[:, q]: q read at run time
             if v is not None:
