@@ -326,8 +326,7 @@ static void set_reg_bounds(const tir_op_t *op, isa_fmt_DTRIG_t *t, const dside_t
 {
     if (op->src_reg < 0 && op->dst_reg < 0)
         return;
-    t->oob = (op->flags & TIR_F_OOB_SKIP) || op->oob_mode == ISA_OOB_SKIP ? ISA_OOB_SKIP
-                                                                          : ISA_OOB_ERROR;
+    t->oob = tir_oob_skip(op) ? ISA_OOB_SKIP : ISA_OOB_ERROR;
     t->src_bound = op->src_reg >= 0;
     t->dst_bound = op->dst_reg >= 0;
     if (t->src_bound)
@@ -675,8 +674,7 @@ static int lower_indirect(lower_ctx_t *c)
     if (dge_of(c))
         return -1;
     unsigned dge = (unsigned)op->dge_mode;
-    unsigned oob = (op->flags & TIR_F_OOB_SKIP) || op->oob_mode == ISA_OOB_SKIP ? ISA_OOB_SKIP
-                                                                               : ISA_OOB_ERROR;
+    unsigned oob = tir_oob_skip(op) ? ISA_OOB_SKIP : ISA_OOB_ERROR;
     if (gt) {
         /* codegenDMAIndirectTranspose: software DGE, OOB indices skipped */
         if (dge == ISA_DGE_HW)

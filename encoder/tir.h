@@ -703,6 +703,13 @@ static inline bool tir_ts_has_ptr(const tir_op_t *op)
 {
     return op->s0.is_ap || (op->op1 != ISA_ALU_BYPASS && op->s1.is_ap);
 }
+/* Whether a DMA op skips out-of-bound indices / dynamic addresses: its
+ * oob_mode, or TIR_F_OOB_SKIP (the form the builders and kernel format
+ * set). */
+static inline bool tir_oob_skip(const tir_op_t *op)
+{
+    return op->oob_mode == ISA_OOB_SKIP || (op->flags & TIR_F_OOB_SKIP);
+}
 /* An op with every AP's tensor = -1 and defaults set (path ""). */
 void tir_op_init(tir_op_t *op, tir_opkind_t kind);
 /* Same tensor, dtype view, offset, dimensions, steps and counts. */

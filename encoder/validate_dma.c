@@ -30,7 +30,7 @@ static bool squeezed_equal(const tir_ap_t *a, const tir_ap_t *b)
 
 static int check_oob_direct(const vctx_t *v)
 {
-    if (v->op->oob_mode == ISA_OOB_SKIP || (v->op->flags & TIR_F_OOB_SKIP))
+    if (tir_oob_skip(v->op))
         return vfail(v, "oob_mode", "oob_mode.skip is not supported for direct memory access. "
                      "Only oob_mode.error is allowed (got oob_mode.skip)");
     return 0;
@@ -261,8 +261,7 @@ bool enc_dma_quick_pass(const vctx_t *v)
      * dge none and oob error: values enums.def names (the tests pass them) */
     if (op->remote_core >= 0 || op->nsrc != 1 || op->engine != ISA_ENG_UNASSIGNED ||
         (op->kind == TIR_DMA_COPY && (op->src_reg >= 0 || op->dst_reg >= 0)) ||
-        !only_dst_src(op) || op->qos < 0 || op->qos > 255 || op->oob_mode == ISA_OOB_SKIP ||
-        (op->flags & TIR_F_OOB_SKIP) ||
+        !only_dst_src(op) || op->qos < 0 || op->qos > 255 || tir_oob_skip(op) ||
         (op->dge_mode != ISA_DGE_NONE && !isa_enum_name(ISA_FT_DGE, (unsigned)op->dge_mode)) ||
         (op->oob_mode != ISA_OOB_ERROR && !isa_enum_name(ISA_FT_OOB, (unsigned)op->oob_mode)))
         return false;
